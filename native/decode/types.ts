@@ -1,0 +1,165 @@
+// The shapes every layer agrees on: what the kernel side hands the decoder (ring copies plus the
+// attrs that describe them) and what the decoder hands the CLI, perf.data writer and webview
+// (typed-array columns, one row per record, oldest first, plus details decoded on demand).
+// Pure types: nothing here imports node, koffi or vscode.
+
+import type { PerfEventAttr } from '../perf/attr';
+
+/** One event as the decoder needs to know it. */
+export interface EventDescription {
+  /** Index of this event in the snapshot's `events` table; `RecordColumns.event` refers to it. */
+  readonly index: number;
+  /** The spec as the user gave it (`syscalls:sys_enter_getpid`, `mem:counter:w`, ...). Used as the JSON `event`. */
+  readonly name: string;
+  readonly attr: PerfEventAttr;
+  /** Kernel-assigned sample ids (PERF_EVENT_IOC_ID) of every fd opened for this event, to map ID/IDENTIFIER back. */
+  readonly ids: readonly bigint[];
+  /** Tracepoint format (from tracefs) when attr.type is PERF_TYPE_TRACEPOINT. */
+  readonly tracepoint?: TracepointFormat;
+}
+
+export interface TracepointField {
+  readonly name: string;
+  /** C declaration as tracefs prints it, e.g. `const char * filename`, `__data_loc char[] name`. */
+  readonly declaration: string;
+  readonly offset: number;
+  readonly size: number;
+  readonly signed: boolean;
+  /** Element count for fixed arrays (`char comm[16]` -> 16), 0 otherwise. */
+  readonly arrayLength: number;
+  /** `__data_loc` (u32: len<<16 | offset) or `__rel_loc` (offset relative to the field's end). */
+  readonly location: 'inline' | 'data_loc' | 'rel_loc';
+  /** True for char arrays and data_loc char[]: decode as a NUL-terminated string. */
+  readonly isString: boolean;
+}
+
+export interface TracepointFormat {
+  readonly system: string;
+  readonly name: string;
+  readonly id: number;
+  /** Common fields (common_type, common_pid, ...) first, then the event's own. */
+  readonly fields: readonly TracepointField[];
+  readonly printFormat: string;
+}
+
+/** Which snapshot path produced a ring copy (see coverage). */
+export type SnapshotPath = 'paused' | 'gap-free' | 'peek';
+
+/**
+ * One ring's data area as copied during the pause. The bytes are linearised: bytes[0] is the
+ * record at data_head (the newest, for a backward ring), and the ring's wrap point has been
+ * removed by copying the two halves in order, so no record straddles the end of `bytes`.
+ */
+export interface RingCopy {
+  readonly ringId: number;
+  /** Human label: `cpu0`, `tid 1234`. */
+  readonly label: string;
+  readonly cpu: number;
+  readonly tid: number;
+  readonly direction: 'backward' | 'forward';
+  /** Event index whose attr describes records in this ring when they carry no ID. */
+  readonly defaultEvent: number;
+  readonly bytes: Uint8Array;
+  /** Bytes of valid data at the start of `bytes` (< data size while the ring has not wrapped yet). */
+  readonly validBytes: number;
+  readonly dataSize: number;
+  /** Total bytes the kernel has written into this ring since it was opened (|data_head| for backward). */
+  readonly bytesWritten: bigint;
+  readonly path: SnapshotPath;
+  /** Wall-clock ns (performance.now based, host side) when the copy was taken: for the timeline's snapshot marks. */
+  readonly copiedAtNs?: number;
+}
+
+/** A counted oddity found while walking; the walk stops or skips, never throws. */
+export interface DecodeAnomaly {
+  readonly ringId: number;
+  readonly offset: number;
+  readonly kind: 'size-too-small' | 'size-past-end' | 'truncated-oldest' | 'unknown-event-id' | 'field-past-end' | 'bad-misc';
+  readonly detail: string;
+}
+
+/** Per-ring facts reported with every snapshot. */
+export interface RingCoverage {
+  readonly ringId: number;
+  readonly label: string;
+  readonly path: SnapshotPath;
+  readonly dataSize: number;
+  readonly bytesWritten: bigint;
+  /** bytesWritten - bytes retained: what the flight recorder overwrote. */
+  readonly bytesOverwritten: bigint;
+  readonly recordsRetained: number;
+  /** Absolute ns of the oldest / newest retained record with a time, or null when none. */
+  readonly oldestTimeNs: bigint | null;
+  readonly newestTimeNs: bigint | null;
+  /** Sum of PERF_RECORD_LOST.lost and LOST_SAMPLES seen in this ring (e.g. records lost while paused). */
+  readonly lostRecords: bigint;
+  readonly anomalies: number;
+}
+
+/**
+ * Decoded records as columns (struct-of-arrays), oldest first. `time` is relative to
+ * `timeOriginNs` so a Float64 holds it exactly (any span under 104 days); absent time is NaN.
+ */
+export interface RecordColumns {
+  readonly length: number;
+  readonly timeOriginNs: bigint;
+  readonly time: Float64Array;
+  /** PERF_RECORD_* type; 255 for any type above 254. */
+  readonly kind: Uint8Array;
+  /** perf_event_header.misc (cpumode, exact-ip, switch-out...). */
+  readonly misc: Uint16Array;
+  readonly event: Uint16Array;
+  readonly pid: Int32Array;
+  readonly tid: Int32Array;
+  readonly cpu: Int32Array;
+  /** Sample IP split in two u32 halves (kernel addresses do not fit a double exactly); 0 when absent. */
+  readonly ipHi: Uint32Array;
+  readonly ipLo: Uint32Array;
+  /** Where the record's bytes are: ring copy index and byte offset, for details on demand. */
+  readonly ring: Uint16Array;
+  readonly offset: Uint32Array;
+}
+
+/** The full decoded form of one record (on demand, for details panes and JSON output). */
+export interface DecodedRecord {
+  readonly type: string;
+  readonly event?: string;
+  readonly misc: number;
+  readonly timeNs?: bigint;
+  readonly pid?: number;
+  readonly tid?: number;
+  readonly cpu?: number;
+  readonly fields: Readonly<Record<string, unknown>>;
+}
+
+/** An event spec turned into what perf_event_open needs (native/specs produces it, native/perf opens it). */
+export interface ResolvedEvent {
+  /** The spec as the user gave it. */
+  readonly name: string;
+  readonly attr: PerfEventAttr;
+  readonly tracepoint?: TracepointFormat;
+  /** Breakpoints: at most 4 debug registers, so no gap-free standby ring set. */
+  readonly isBreakpoint: boolean;
+  /** For breakpoints resolved from a symbol or source line: what the address means, for messages and lanes. */
+  readonly location?: { readonly symbol?: string; readonly file?: string; readonly line?: number; readonly address: bigint; readonly length: number };
+}
+
+/** What one snapshot of a recording yields before decoding. */
+export interface RawSnapshot {
+  readonly events: readonly EventDescription[];
+  /** Flight-recorder (backward) ring copies and the side-band (forward) ring copies, together. */
+  readonly rings: readonly RingCopy[];
+  /** Wall-clock ms since the epoch when the snapshot was requested. */
+  readonly takenAtMs: number;
+  /** Pause window of each ring (pause ioctl -> resume ioctl returned), ns. */
+  readonly pauseWindowNs: readonly number[];
+}
+
+/** What decodeSnapshot returns. */
+export interface DecodedSnapshot {
+  readonly events: readonly EventDescription[];
+  readonly rings: readonly RingCopy[];
+  readonly columns: RecordColumns;
+  readonly coverage: readonly RingCoverage[];
+  readonly anomalies: readonly DecodeAnomaly[];
+}

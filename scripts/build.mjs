@@ -1,0 +1,31 @@
+// Bundles the three programs Ringside ships: the extension host entry, the CLI and the webview page.
+// Type checking is tsc's job (npm run typecheck); esbuild only bundles, so builds stay fast.
+import { build } from 'esbuild';
+import { mkdirSync, copyFileSync, existsSync } from 'node:fs';
+
+const watch = process.argv.includes('--watch');
+const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022' };
+
+mkdirSync('dist/webview', { recursive: true });
+const jobs = [];
+if (existsSync('native/cli/main.ts')) {
+  jobs.push(build({
+    ...common, platform: 'node', format: 'cjs', entryPoints: ['native/cli/main.ts'], outfile: 'dist/cli.js',
+    // koffi loads its prebuilt .node files relative to its own package: keep it external.
+    external: ['koffi'], banner: { js: '#!/usr/bin/env node' },
+  }));
+}
+if (existsSync('extension/extension.ts')) {
+  jobs.push(build({
+    ...common, platform: 'node', format: 'cjs', entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js',
+    external: ['vscode', 'koffi'],
+  }));
+}
+if (existsSync('webview/main.ts')) {
+  jobs.push(build({
+    ...common, platform: 'browser', format: 'iife', entryPoints: ['webview/main.ts'], outfile: 'dist/webview/timeline.js',
+  }));
+  if (existsSync('webview/timeline.css')) copyFileSync('webview/timeline.css', 'dist/webview/timeline.css');
+}
+await Promise.all(jobs);
+if (watch) console.log('watch mode is not supported; re-run npm run build');
