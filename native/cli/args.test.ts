@@ -1,0 +1,41 @@
+import * as assert from 'node:assert/strict';
+import { parseArgs, UsageError } from './args';
+
+describe('cli args', () => {
+  it('parses a launch capture with several events and perf-style options', () => {
+    const options = parseArgs(['capture', '-e', 'mem:counter:w', '-e', 'syscalls:sys_enter_getpid', '--pages', '8', '-c', '10', '-g', '-o', 'x.data', '--', './fixture', '100']);
+    assert.equal(options.command, 'capture');
+    if (options.command !== 'capture') return;
+    assert.deepEqual(options.events, ['mem:counter:w', 'syscalls:sys_enter_getpid']);
+    assert.deepEqual(options.target, { kind: 'launch', argv: ['./fixture', '100'] });
+    assert.equal(options.pages, 8);
+    assert.equal(options.period, 10n);
+    assert.equal(options.callchain, true);
+    assert.equal(options.format, 'perf.data');
+  });
+
+  it('keeps arguments after -- for the launched command, even ones that look like options', () => {
+    const options = parseArgs(['capture', '--', 'prog', '-e', '-p']);
+    assert.deepEqual(options.command === 'capture' && options.target, { kind: 'launch', argv: ['prog', '-e', '-p'] });
+  });
+
+  it('refuses a capture without exactly one target', () => {
+    assert.throws(() => parseArgs(['capture', '-e', 'cpu-clock']), /exactly one target/);
+    assert.throws(() => parseArgs(['capture', '-a', '-p', '12']), /exactly one target/);
+  });
+
+  it('names the bad value', () => {
+    assert.throws(() => parseArgs(['capture', '-a', '--pages', '3']), /power of two/);
+    assert.throws(() => parseArgs(['capture', '-a', '-c', '0']), /-c 0/);
+    assert.throws(() => parseArgs(['capture', '-a', '-c', '5', '-F', '9']), /mutually exclusive/);
+    assert.throws(() => parseArgs(['capture', '-a', '-o', 'x.txt']), /unknown output format/);
+    assert.throws(() => parseArgs(['capture', '-a', '--frobnicate']), UsageError);
+    assert.throws(() => parseArgs(['bogus']), /unknown command 'bogus'/);
+  });
+
+  it('parses events and decode', () => {
+    assert.deepEqual(parseArgs(['events', '--json']), { command: 'events', json: true });
+    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']), { command: 'decode', input: 'in.data', output: 'o.jsonl', keepGoing: true });
+    assert.throws(() => parseArgs(['decode']), /needs a perf.data file/);
+  });
+});

@@ -1,0 +1,182 @@
+// Command-line parsing for `ringside`. Pure: no process access, so every error message is unit tested.
+// The grammar follows perf where perf has one (-e, -p, -a, -c, -F, -g, --) so muscle memory carries over.
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export type CaptureTarget =
+  | { readonly kind: 'launch'; readonly argv: readonly string[] }
+  | { readonly kind: 'pid'; readonly pid: number }
+  | { readonly kind: 'cpus' };
+
+export type OutputFormat = 'jsonl' | 'perf.data' | 'html';
+
+export interface CaptureOptions {
+  readonly command: 'capture' | 'keep';
+  readonly events: readonly string[];
+  readonly target: CaptureTarget;
+  /** Data pages per ring (power of two). */
+  readonly pages: number;
+  readonly period?: bigint;
+  readonly freq?: number;
+  readonly callchain: boolean;
+  readonly durationSec?: number;
+  readonly output?: string;
+  readonly format: OutputFormat;
+  readonly gapFree: boolean;
+  readonly sideband: boolean;
+  readonly quiet: boolean;
+}
+
+export interface EventsOptions {
+  readonly command: 'events';
+  readonly json: boolean;
+}
+
+export interface DecodeOptions {
+  readonly command: 'decode';
+  readonly input: string;
+  readonly output?: string;
+  readonly keepGoing: boolean;
+}
+
+export interface HelpOptions {
+  readonly command: 'help';
+}
+
+export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOptions;
+
+export const USAGE = `usage:
+  ringside events [--json]
+  ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
+                   [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband] [-q]
+  ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
+  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
+
+SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
+mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
+-o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page).
+capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), after --duration, or on Ctrl-C.`;
+
+function formatOf(file: string | undefined): OutputFormat {
+  if (!file) return 'jsonl';
+  if (/\.data$/i.test(file)) return 'perf.data';
+  if (/\.html?$/i.test(file)) return 'html';
+  if (/\.jsonl?$/i.test(file) || file === '-') return 'jsonl';
+  throw new UsageError(`-o ${file}: unknown output format; use a .jsonl, .data or .html file name`);
+}
+
+function positiveInteger(flag: string, text: string | undefined): number {
+  if (text === undefined) throw new UsageError(`${flag} needs a value`);
+  if (!/^\d+$/.test(text) || Number(text) <= 0 || !Number.isSafeInteger(Number(text))) {
+    throw new UsageError(`${flag} ${text}: expected a positive integer`);
+  }
+  return Number(text);
+}
+
+export function parseArgs(argv: readonly string[]): CliOptions {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+    case 'help':
+    case '-h':
+    case '--help':
+      return { command: 'help' };
+    case 'events': {
+      let json = false;
+      for (const arg of rest) {
+        if (arg === '--json') json = true;
+        else throw new UsageError(`events: unknown option ${arg}`);
+      }
+      return { command: 'events', json };
+    }
+    case 'decode':
+      return parseDecode(rest);
+    case 'capture':
+    case 'keep':
+      return parseCapture(command, rest);
+    default:
+      throw new UsageError(`unknown command '${command}' (expected events, capture, decode or keep)`);
+  }
+}
+
+function parseDecode(args: readonly string[]): DecodeOptions {
+  let input: string | undefined;
+  let output: string | undefined;
+  let keepGoing = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '-o') {
+      output = args[++i];
+      if (output === undefined) throw new UsageError('-o needs a file name');
+    } else if (arg === '--keep-going') keepGoing = true;
+    else if (arg.startsWith('-') && arg !== '-') throw new UsageError(`decode: unknown option ${arg}`);
+    else if (input === undefined) input = arg;
+    else throw new UsageError(`decode: unexpected argument ${arg}`);
+  }
+  if (!input) throw new UsageError('decode needs a perf.data file');
+  if (output !== undefined && formatOf(output) !== 'jsonl') throw new UsageError(`decode writes JSON Lines; -o ${output} should end in .jsonl`);
+  return { command: 'decode', input, output, keepGoing };
+}
+
+function parseCapture(command: 'capture' | 'keep', args: readonly string[]): CaptureOptions {
+  const events: string[] = [];
+  let pid: number | undefined;
+  let allCpus = false;
+  let launch: string[] | undefined;
+  let pages = 64;
+  let period: bigint | undefined;
+  let freq: number | undefined;
+  let callchain = false;
+  let durationSec: number | undefined;
+  let output: string | undefined;
+  let gapFree = true;
+  let sideband = true;
+  let quiet = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    const value = () => {
+      const next = args[++i];
+      if (next === undefined) throw new UsageError(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === '--') {
+      launch = args.slice(i + 1);
+      if (launch.length === 0) throw new UsageError('-- must be followed by a command to launch');
+      break;
+    }
+    if (arg === '-e' || arg === '--event') events.push(value());
+    else if (arg.startsWith('--event=')) events.push(arg.slice('--event='.length));
+    else if (arg === '-p' || arg === '--pid') pid = positiveInteger(arg, value());
+    else if (arg === '-a' || arg === '--all-cpus') allCpus = true;
+    else if (arg === '--pages' || arg === '-m') {
+      pages = positiveInteger(arg, value());
+      if ((pages & (pages - 1)) !== 0) throw new UsageError(`${arg} ${pages}: the number of data pages must be a power of two`);
+    } else if (arg === '-c' || arg === '--count') {
+      const text = value();
+      if (!/^\d+$/.test(text) || BigInt(text) === 0n) throw new UsageError(`${arg} ${text}: expected a positive integer period`);
+      period = BigInt(text);
+    } else if (arg === '-F' || arg === '--freq') freq = positiveInteger(arg, value());
+    else if (arg === '-g' || arg === '--call-graph') callchain = true;
+    else if (arg === '--duration') {
+      const text = value();
+      const seconds = Number(text);
+      if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--duration ${text}: expected a positive number of seconds`);
+      durationSec = seconds;
+    } else if (arg === '-o' || arg === '--output') output = value();
+    else if (arg === '--no-gap-free') gapFree = false;
+    else if (arg === '--no-sideband') sideband = false;
+    else if (arg === '-q' || arg === '--quiet') quiet = true;
+    else throw new UsageError(`${command}: unknown option ${arg}`);
+  }
+  if (period !== undefined && freq !== undefined) throw new UsageError('-c and -F are mutually exclusive');
+  const targets = [pid !== undefined, allCpus, launch !== undefined].filter(Boolean).length;
+  if (targets !== 1) throw new UsageError(`${command} needs exactly one target: -p PID, -a, or -- COMMAND`);
+  const target: CaptureTarget = launch ? { kind: 'launch', argv: launch } : pid !== undefined ? { kind: 'pid', pid } : { kind: 'cpus' };
+  if (command === 'keep' && output !== undefined) throw new UsageError('keep holds rings for later attachment; it writes no output (-o)');
+  return {
+    command, events, target, pages, period, freq, callchain, durationSec, output,
+    format: formatOf(output), gapFree, sideband, quiet,
+  };
+}
