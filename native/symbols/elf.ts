@@ -1,0 +1,356 @@
+// Pure ELF reader: ELF32/ELF64, little and big endian. Headers, program headers, section headers,
+// symbol tables, build-id note and .gnu_debuglink. Works on bytes only (no node imports) so it can
+// run anywhere; decompressing SHF_COMPRESSED sections needs an inflate function from the caller
+// (the node reading layer passes zlib's inflateSync).
+
+export class ElfFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ElfFormatError';
+  }
+}
+
+export const ET_EXEC = 2;
+export const ET_DYN = 3;
+export const PT_LOAD = 1;
+export const PT_INTERP = 3;
+export const PT_NOTE = 4;
+export const SHT_SYMTAB = 2;
+export const SHT_NOTE = 7;
+export const SHT_NOBITS = 8;
+export const SHT_DYNSYM = 11;
+export const SHF_COMPRESSED = 0x800;
+const ELFCOMPRESS_ZLIB = 1;
+const STT_OBJECT = 1;
+const STT_FUNC = 2;
+const STT_GNU_IFUNC = 10;
+const NT_GNU_BUILD_ID = 3;
+
+/** Bounds-checked little/big endian reads over a byte array; every read past the end is an ElfFormatError. */
+export class ByteReader {
+  readonly view: DataView;
+  constructor(readonly bytes: Uint8Array, readonly littleEndian: boolean) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+  private check(offset: number, size: number): void {
+    if (offset < 0 || offset + size > this.bytes.length) {
+      throw new ElfFormatError(`read of ${size} bytes at offset ${offset} is past the end (${this.bytes.length} bytes)`);
+    }
+  }
+  u8(offset: number): number { this.check(offset, 1); return this.bytes[offset]; }
+  u16(offset: number): number { this.check(offset, 2); return this.view.getUint16(offset, this.littleEndian); }
+  u32(offset: number): number { this.check(offset, 4); return this.view.getUint32(offset, this.littleEndian); }
+  u64(offset: number): bigint { this.check(offset, 8); return this.view.getBigUint64(offset, this.littleEndian); }
+  /** A 32- or 64-bit word depending on the ELF class. */
+  word(offset: number, is64: boolean): bigint { return is64 ? this.u64(offset) : BigInt(this.u32(offset)); }
+  cstring(offset: number): string {
+    this.check(offset, 0);
+    let end = offset;
+    while (end < this.bytes.length && this.bytes[end] !== 0) end++;
+    return utf8.decode(this.bytes.subarray(offset, end));
+  }
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+export interface ElfHeader {
+  readonly is64: boolean;
+  readonly littleEndian: boolean;
+  readonly type: number;
+  readonly machine: number;
+  readonly entry: bigint;
+}
+
+export interface ProgramHeader {
+  readonly type: number;
+  readonly flags: number;
+  readonly offset: bigint;
+  readonly vaddr: bigint;
+  readonly fileSize: bigint;
+  readonly memSize: bigint;
+  readonly align: bigint;
+}
+
+export interface SectionHeader {
+  readonly index: number;
+  readonly name: string;
+  readonly type: number;
+  readonly flags: bigint;
+  readonly addr: bigint;
+  readonly offset: number;
+  readonly size: number;
+  readonly link: number;
+  readonly entSize: number;
+}
+
+export interface ElfSymbol {
+  readonly name: string;
+  readonly value: bigint;
+  readonly size: number;
+  readonly kind: 'function' | 'object';
+  readonly binding: 'local' | 'global' | 'weak';
+  readonly table: 'symtab' | 'dynsym';
+}
+
+export type Inflate = (compressed: Uint8Array) => Uint8Array;
+
+export class ElfFile {
+  readonly header: ElfHeader;
+  readonly programHeaders: readonly ProgramHeader[];
+  readonly sections: readonly SectionHeader[];
+  private readonly reader: ByteReader;
+  private readonly sectionCache = new Map<string, Uint8Array | undefined>();
+  private symbolCache: readonly ElfSymbol[] | undefined;
+
+  constructor(readonly bytes: Uint8Array, private readonly inflate?: Inflate) {
+    if (bytes.length < 16 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
+      throw new ElfFormatError('not an ELF file (bad magic)');
+    }
+    const elfClass = bytes[4];
+    const dataEncoding = bytes[5];
+    if (elfClass !== 1 && elfClass !== 2) throw new ElfFormatError(`unknown ELF class ${elfClass}`);
+    if (dataEncoding !== 1 && dataEncoding !== 2) throw new ElfFormatError(`unknown ELF data encoding ${dataEncoding}`);
+    const is64 = elfClass === 2;
+    const littleEndian = dataEncoding === 1;
+    const r = new ByteReader(bytes, littleEndian);
+    this.reader = r;
+    const type = r.u16(16);
+    const machine = r.u16(18);
+    const entry = r.word(24, is64);
+    const phoff = Number(is64 ? r.u64(32) : BigInt(r.u32(28)));
+    const shoff = Number(is64 ? r.u64(40) : BigInt(r.u32(32)));
+    const base = is64 ? 52 : 40;
+    const phentsize = r.u16(base + 2);
+    let phnum = r.u16(base + 4);
+    const shentsize = r.u16(base + 6);
+    let shnum = r.u16(base + 8);
+    let shstrndx = r.u16(base + 10);
+    this.header = { is64, littleEndian, type, machine, entry };
+
+    // Extended numbering: counts that do not fit 16 bits live in section header 0.
+    if (shoff !== 0 && (shnum === 0 || shstrndx === 0xffff || phnum === 0xffff)) {
+      const s0 = shoff;
+      if (shnum === 0) shnum = Number(is64 ? r.u64(s0 + 32) : BigInt(r.u32(s0 + 20)));
+      if (shstrndx === 0xffff) shstrndx = r.u32(s0 + (is64 ? 40 : 24));
+      if (phnum === 0xffff) phnum = r.u32(s0 + (is64 ? 44 : 28));
+    }
+
+    const programHeaders: ProgramHeader[] = [];
+    for (let i = 0; i < phnum; i++) {
+      const o = phoff + i * phentsize;
+      if (is64) {
+        programHeaders.push({
+          type: r.u32(o), flags: r.u32(o + 4), offset: r.u64(o + 8), vaddr: r.u64(o + 16),
+          fileSize: r.u64(o + 32), memSize: r.u64(o + 40), align: r.u64(o + 48),
+        });
+      } else {
+        programHeaders.push({
+          type: r.u32(o), offset: BigInt(r.u32(o + 4)), vaddr: BigInt(r.u32(o + 8)),
+          fileSize: BigInt(r.u32(o + 16)), memSize: BigInt(r.u32(o + 20)), flags: r.u32(o + 24), align: BigInt(r.u32(o + 28)),
+        });
+      }
+    }
+    this.programHeaders = programHeaders;
+
+    const raw: Omit<SectionHeader, 'name'>[] = [];
+    const nameOffsets: number[] = [];
+    for (let i = 0; i < (shoff === 0 ? 0 : shnum); i++) {
+      const o = shoff + i * shentsize;
+      nameOffsets.push(r.u32(o));
+      if (is64) {
+        raw.push({
+          index: i, type: r.u32(o + 4), flags: r.u64(o + 8), addr: r.u64(o + 16), offset: Number(r.u64(o + 24)),
+          size: Number(r.u64(o + 32)), link: r.u32(o + 40), entSize: Number(r.u64(o + 56)),
+        });
+      } else {
+        raw.push({
+          index: i, type: r.u32(o + 4), flags: BigInt(r.u32(o + 8)), addr: BigInt(r.u32(o + 12)), offset: r.u32(o + 16),
+          size: r.u32(o + 20), link: r.u32(o + 24), entSize: r.u32(o + 36),
+        });
+      }
+    }
+    const names = raw[shstrndx];
+    this.sections = raw.map((s, i) => ({
+      ...s,
+      name: names && names.type !== SHT_NOBITS ? r.cstring(names.offset + nameOffsets[i]) : '',
+    }));
+  }
+
+  get isPositionIndependent(): boolean { return this.header.type === ET_DYN; }
+
+  /** Lowest PT_LOAD p_vaddr, page-truncated by its alignment: what a load bias is measured against. */
+  get firstLoadVaddr(): bigint {
+    const loads = this.programHeaders.filter((p) => p.type === PT_LOAD);
+    if (loads.length === 0) return 0n;
+    return loads.reduce((min, p) => (p.vaddr < min ? p.vaddr : min), loads[0].vaddr);
+  }
+
+  section(name: string): SectionHeader | undefined {
+    return this.sections.find((s) => s.name === name);
+  }
+
+  /** Section contents, decompressed when SHF_COMPRESSED (or the legacy `.zdebug_*` form). Undefined when absent or NOBITS. */
+  sectionData(name: string): Uint8Array | undefined {
+    if (this.sectionCache.has(name)) return this.sectionCache.get(name);
+    let data: Uint8Array | undefined;
+    const header = this.section(name);
+    if (header) {
+      data = this.sectionBytes(header);
+    } else if (name.startsWith('.debug_')) {
+      const legacy = this.section('.z' + name.slice(1));
+      if (legacy) data = this.legacyZdebug(legacy);
+    }
+    this.sectionCache.set(name, data);
+    return data;
+  }
+
+  sectionBytes(header: SectionHeader): Uint8Array | undefined {
+    if (header.type === SHT_NOBITS) return undefined;
+    if (header.offset + header.size > this.bytes.length) {
+      throw new ElfFormatError(`section ${header.name} (${header.size} bytes at ${header.offset}) is past the end of the file`);
+    }
+    const raw = this.bytes.subarray(header.offset, header.offset + header.size);
+    if ((header.flags & BigInt(SHF_COMPRESSED)) === 0n) return raw;
+    // Elf{32,64}_Chdr: ch_type, (ch_reserved), ch_size, ch_addralign, then the zlib stream.
+    const r = new ByteReader(raw, this.header.littleEndian);
+    const compressionType = r.u32(0);
+    const size = Number(this.header.is64 ? r.u64(8) : BigInt(r.u32(4)));
+    const headerSize = this.header.is64 ? 24 : 12;
+    if (compressionType !== ELFCOMPRESS_ZLIB) {
+      throw new ElfFormatError(`section ${header.name} uses compression type ${compressionType}; only zlib (1) is supported`);
+    }
+    return this.decompress(header.name, raw.subarray(headerSize), size);
+  }
+
+  private legacyZdebug(header: SectionHeader): Uint8Array | undefined {
+    const raw = this.sectionBytes(header);
+    if (!raw) return undefined;
+    // "ZLIB" then a big-endian u64 uncompressed size.
+    if (raw.length < 12 || utf8.decode(raw.subarray(0, 4)) !== 'ZLIB') return raw;
+    const size = Number(new DataView(raw.buffer, raw.byteOffset + 4, 8).getBigUint64(0, false));
+    return this.decompress(header.name, raw.subarray(12), size);
+  }
+
+  private decompress(name: string, stream: Uint8Array, expectedSize: number): Uint8Array {
+    if (!this.inflate) throw new ElfFormatError(`section ${name} is compressed and no inflate function was provided`);
+    let out: Uint8Array;
+    try {
+      out = this.inflate(stream);
+    } catch (error) {
+      throw new ElfFormatError(`section ${name}: zlib data is corrupt (${(error as Error).message})`);
+    }
+    if (out.length !== expectedSize) {
+      throw new ElfFormatError(`section ${name}: decompressed to ${out.length} bytes, header says ${expectedSize}`);
+    }
+    return out;
+  }
+
+  /** Function and object symbols from .symtab and .dynsym (undefined and section symbols left out). */
+  symbols(): readonly ElfSymbol[] {
+    if (this.symbolCache) return this.symbolCache;
+    const out: ElfSymbol[] = [];
+    for (const table of this.sections.filter((s) => s.type === SHT_SYMTAB || s.type === SHT_DYNSYM)) {
+      const data = this.sectionBytes(table);
+      const strings = this.sections[table.link];
+      if (!data || !strings) continue;
+      const strData = this.sectionBytes(strings);
+      if (!strData) continue;
+      const r = new ByteReader(data, this.header.littleEndian);
+      const sr = new ByteReader(strData, this.header.littleEndian);
+      const entSize = table.entSize || (this.header.is64 ? 24 : 16);
+      for (let o = entSize; o + entSize <= data.length; o += entSize) {
+        let nameOffset: number; let value: bigint; let size: number; let info: number; let shndx: number;
+        if (this.header.is64) {
+          nameOffset = r.u32(o); info = r.u8(o + 4); shndx = r.u16(o + 6); value = r.u64(o + 8); size = Number(r.u64(o + 16));
+        } else {
+          nameOffset = r.u32(o); value = BigInt(r.u32(o + 4)); size = r.u32(o + 8); info = r.u8(o + 12); shndx = r.u16(o + 14);
+        }
+        const symType = info & 0xf;
+        const bind = info >> 4;
+        if (shndx === 0) continue; // undefined: lives in another object
+        if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) continue;
+        out.push({
+          name: sr.cstring(nameOffset), value, size,
+          kind: symType === STT_OBJECT ? 'object' : 'function',
+          binding: bind === 0 ? 'local' : bind === 2 ? 'weak' : 'global',
+          table: table.type === SHT_SYMTAB ? 'symtab' : 'dynsym',
+        });
+      }
+    }
+    this.symbolCache = out;
+    return out;
+  }
+
+  /** Contents of the GNU build-id note as lowercase hex, or undefined. */
+  buildId(): string | undefined {
+    const noteBlobs: Uint8Array[] = [];
+    for (const s of this.sections) if (s.type === SHT_NOTE) { const d = this.sectionBytes(s); if (d) noteBlobs.push(d); }
+    if (noteBlobs.length === 0) {
+      for (const p of this.programHeaders) {
+        if (p.type !== PT_NOTE) continue;
+        const start = Number(p.offset);
+        noteBlobs.push(this.bytes.subarray(start, Math.min(this.bytes.length, start + Number(p.fileSize))));
+      }
+    }
+    for (const blob of noteBlobs) {
+      const r = new ByteReader(blob, this.header.littleEndian);
+      let o = 0;
+      while (o + 12 <= blob.length) {
+        const nameSize = r.u32(o); const descSize = r.u32(o + 4); const type = r.u32(o + 8);
+        const nameStart = o + 12;
+        const descStart = nameStart + align4(nameSize);
+        if (descStart + descSize > blob.length) break;
+        const name = utf8.decode(blob.subarray(nameStart, nameStart + Math.max(0, nameSize - 1)));
+        if (name === 'GNU' && type === NT_GNU_BUILD_ID) return toHex(blob.subarray(descStart, descStart + descSize));
+        o = descStart + align4(descSize);
+      }
+    }
+    return undefined;
+  }
+
+  /** `.gnu_debuglink`: the separate debug file's name and its CRC32. */
+  debugLink(): { file: string; crc: number } | undefined {
+    const data = this.sectionData('.gnu_debuglink');
+    if (!data) return undefined;
+    const r = new ByteReader(data, this.header.littleEndian);
+    const file = r.cstring(0);
+    const crcOffset = align4(utf8Encoder.encode(file).length + 1);
+    return { file, crc: r.u32(crcOffset) };
+  }
+
+  /** True when the file carries DWARF line or info (possibly compressed). */
+  hasDwarf(): boolean {
+    return ['.debug_info', '.debug_line', '.zdebug_info', '.zdebug_line'].some((n) => {
+      const s = this.section(n);
+      return s !== undefined && s.type !== SHT_NOBITS;
+    });
+  }
+
+  /** File offset → link-time virtual address through the PT_LOAD covering it. */
+  fileOffsetToVaddr(offset: bigint): bigint | undefined {
+    for (const p of this.programHeaders) {
+      if (p.type === PT_LOAD && offset >= p.offset && offset < p.offset + p.fileSize) return offset - p.offset + p.vaddr;
+    }
+    return undefined;
+  }
+}
+
+const utf8Encoder = new TextEncoder();
+
+function align4(n: number): number { return (n + 3) & ~3; }
+
+export function toHex(bytes: Uint8Array): string {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+/** CRC32 (IEEE, as .gnu_debuglink uses) of a byte array. */
+export function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) {
+    crc ^= bytes[i];
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
