@@ -1,0 +1,340 @@
+// The keeper's published state: what a `ringside keep` process holds (its perf fds, their attrs and
+// ring sizes), written as JSON to a file only its owner can read. The keeper writes it with
+// writeKeeperState; the extension (after a reload, in a new window, over Remote) reads it with
+// listKeeperStates and borrows the fds with pidfd_getfd. Same code on both sides so the schema
+// cannot drift. Pure node: no vscode, no koffi.
+
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
+import path from 'node:path';
+import type { TracepointFormat, EventDescription } from '../decode/types';
+import { decodeAttr, encodeAttr, type PerfEventAttr } from '../perf/attr';
+
+export const KEEPER_STATE_VERSION = 1;
+
+export type KeeperTarget =
+  | { readonly kind: 'pid'; readonly pid: number }
+  | { readonly kind: 'cpus'; readonly cpus?: readonly number[] }
+  | { readonly kind: 'launch'; readonly argv: readonly string[]; readonly childPid?: number };
+
+export interface KeeperEventState {
+  readonly name: string;
+  /** encodeAttr(attr) as lowercase hex: the exact attr the keeper opened, byte for byte. */
+  readonly attrHex: string;
+  /** PERF_EVENT_IOC_ID of every fd of this event, as decimal strings (u64 does not fit JSON numbers). */
+  readonly ids: readonly string[];
+  readonly tracepoint?: TracepointFormat;
+}
+
+export interface KeeperRingState {
+  /** The fd number in the keeper process (for pidfd_getfd). */
+  readonly fd: number;
+  readonly ringId: number;
+  readonly label: string;
+  readonly cpu: number;
+  readonly tid: number;
+  readonly direction: 'backward' | 'forward';
+  /** Data pages (a power of two); the mapping is pages + 1 (the header page). */
+  readonly pages: number;
+  readonly defaultEvent: number;
+}
+
+export interface KeeperState {
+  readonly version: typeof KEEPER_STATE_VERSION;
+  readonly pid: number;
+  readonly uid: number;
+  /** ISO time the keeper started. */
+  readonly startedAt: string;
+  /**
+   * Field 22 of /proc/PID/stat (start time in clock ticks since boot) when the keeper started:
+   * together with pid it tells a live keeper from an unrelated process that reused its pid.
+   */
+  readonly procStartTicks?: string;
+  readonly target: KeeperTarget;
+  readonly events: readonly KeeperEventState[];
+  readonly rings: readonly KeeperRingState[];
+}
+
+export class KeeperStateError extends Error {
+  constructor(message: string, readonly file?: string) {
+    super(file ? `${file}: ${message}` : message);
+    this.name = 'KeeperStateError';
+  }
+}
+
+/** `${XDG_RUNTIME_DIR:-/tmp}/ringside-<uid>`: per-user, so one user's keepers are invisible to another. */
+export function keeperStateDir(env: NodeJS.ProcessEnv = process.env, uid: number = currentUid()): string {
+  const base = env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? env.XDG_RUNTIME_DIR : '/tmp';
+  return path.join(base, `ringside-${uid}`);
+}
+
+export function keeperStatePath(pid: number, dir: string = keeperStateDir()): string {
+  return path.join(dir, `keeper-${pid}.json`);
+}
+
+function currentUid(): number {
+  return typeof process.getuid === 'function' ? process.getuid() : 0;
+}
+
+/** Start time of a process in clock ticks since boot, or undefined when it does not exist. */
+export function processStartTicks(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // comm (field 2) may contain spaces and parentheses: fields after it start past the LAST ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state), so field 22 is rest[19].
+  return rest[19];
+}
+
+/** True when `pid` exists (and, if known, is the same process: same start time). */
+export function isKeeperAlive(state: Pick<KeeperState, 'pid' | 'procStartTicks'>): boolean {
+  const ticks = processStartTicks(state.pid);
+  if (ticks === undefined) return false;
+  if (state.procStartTicks !== undefined && state.procStartTicks !== ticks) return false;
+  // Zombies still have a /proc entry but hold no fds any more.
+  try {
+    const status = readFileSync(`/proc/${state.pid}/stat`, 'utf8');
+    const stateLetter = status.slice(status.lastIndexOf(')') + 2, status.lastIndexOf(')') + 3);
+    return stateLetter !== 'Z' && stateLetter !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+export function attrToHex(attr: PerfEventAttr): string {
+  return Buffer.from(encodeAttr(attr)).toString('hex');
+}
+
+export function attrFromHex(hex: string): PerfEventAttr {
+  if (!/^(?:[0-9a-f]{2})+$/i.test(hex)) throw new KeeperStateError(`attrHex is not hex bytes`);
+  return decodeAttr(new Uint8Array(Buffer.from(hex, 'hex')));
+}
+
+/** The keeper's events as the decoder wants them (EventDescription with bigint ids). */
+export function keeperEventDescriptions(state: KeeperState): EventDescription[] {
+  return state.events.map((event, index) => ({
+    index,
+    name: event.name,
+    attr: attrFromHex(event.attrHex),
+    ids: event.ids.map((id) => BigInt(id)),
+    ...(event.tracepoint ? { tracepoint: event.tracepoint } : {}),
+  }));
+}
+
+/** Builds the state a keeper publishes from what its Recorder opened. */
+export function buildKeeperState(input: {
+  pid?: number;
+  target: KeeperTarget;
+  events: readonly { name: string; attr: PerfEventAttr; ids: readonly bigint[]; tracepoint?: TracepointFormat }[];
+  rings: readonly KeeperRingState[];
+  startedAt?: Date;
+}): KeeperState {
+  const pid = input.pid ?? process.pid;
+  const ticks = processStartTicks(pid);
+  return {
+    version: KEEPER_STATE_VERSION,
+    pid,
+    uid: currentUid(),
+    startedAt: (input.startedAt ?? new Date()).toISOString(),
+    ...(ticks !== undefined ? { procStartTicks: ticks } : {}),
+    target: input.target,
+    events: input.events.map((event) => ({
+      name: event.name,
+      attrHex: attrToHex(event.attr),
+      ids: event.ids.map((id) => id.toString()),
+      ...(event.tracepoint ? { tracepoint: event.tracepoint } : {}),
+    })),
+    rings: input.rings,
+  };
+}
+
+/**
+ * Writes the state atomically (temp file + rename) with mode 0600 in a 0700 directory, so a reader
+ * never sees half a file and no other user can read fd numbers or attrs. Returns the path.
+ */
+export function writeKeeperState(state: KeeperState, dir: string = keeperStateDir()): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const dirStat = statSync(dir);
+  if (dirStat.uid !== currentUid()) {
+    throw new KeeperStateError(`state directory is owned by uid ${dirStat.uid}, not by us (uid ${currentUid()}); refusing to publish there`, dir);
+  }
+  if ((dirStat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  const finalPath = keeperStatePath(state.pid, dir);
+  const tempPath = `${finalPath}.${process.pid}.tmp`;
+  const fd = openSync(tempPath, 'w', 0o600);
+  try {
+    writeSync(fd, JSON.stringify(state, null, 2) + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tempPath, finalPath);
+  return finalPath;
+}
+
+export function removeKeeperState(pid: number, dir: string = keeperStateDir()): void {
+  try {
+    unlinkSync(keeperStatePath(pid, dir));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/** Reads and validates one state file; every malformed field is a KeeperStateError naming it. */
+export function readKeeperState(file: string): KeeperState {
+  let text: string;
+  try {
+    const stat = statSync(file);
+    if ((stat.mode & 0o077) !== 0) throw new KeeperStateError(`mode ${(stat.mode & 0o777).toString(8)} lets other users read it; expected 0600`, file);
+    if (stat.uid !== currentUid()) throw new KeeperStateError(`owned by uid ${stat.uid}, not by us (uid ${currentUid()})`, file);
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof KeeperStateError) throw error;
+    throw new KeeperStateError(`cannot read: ${(error as Error).message}`, file);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new KeeperStateError(`not JSON: ${(error as Error).message}`, file);
+  }
+  return validateKeeperState(parsed, file);
+}
+
+export function validateKeeperState(value: unknown, file?: string): KeeperState {
+  const fail = (what: string): never => {
+    throw new KeeperStateError(what, file);
+  };
+  const obj = asObject(value) ?? fail('state is not an object');
+  if (obj.version !== KEEPER_STATE_VERSION) fail(`unsupported version ${String(obj.version)} (this Ringside reads version ${KEEPER_STATE_VERSION})`);
+  const pid = positiveInt(obj.pid) ?? fail('pid must be a positive integer');
+  const uid = nonNegativeInt(obj.uid) ?? fail('uid must be a non-negative integer');
+  if (typeof obj.startedAt !== 'string' || Number.isNaN(Date.parse(obj.startedAt))) fail('startedAt must be an ISO date');
+  if (obj.procStartTicks !== undefined && (typeof obj.procStartTicks !== 'string' || !/^\d+$/.test(obj.procStartTicks))) fail('procStartTicks must be a decimal string');
+  const target = validateTarget(obj.target) ?? fail('target must be {kind:"pid",pid} | {kind:"cpus",cpus?} | {kind:"launch",argv}');
+  if (!Array.isArray(obj.events) || obj.events.length === 0) fail('events must be a non-empty array');
+  const events = (obj.events as unknown[]).map((raw, i): KeeperEventState => {
+    const event = asObject(raw) ?? fail(`events[${i}] is not an object`);
+    if (typeof event.name !== 'string' || !event.name) fail(`events[${i}].name must be a string`);
+    if (typeof event.attrHex !== 'string') fail(`events[${i}].attrHex must be a hex string`);
+    try {
+      attrFromHex(event.attrHex as string);
+    } catch (error) {
+      fail(`events[${i}].attrHex: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(event.ids) || !event.ids.every((id) => typeof id === 'string' && /^\d+$/.test(id))) fail(`events[${i}].ids must be decimal strings`);
+    if (event.tracepoint !== undefined && asObject(event.tracepoint) === undefined) fail(`events[${i}].tracepoint must be an object`);
+    return {
+      name: event.name as string,
+      attrHex: (event.attrHex as string).toLowerCase(),
+      ids: event.ids as string[],
+      ...(event.tracepoint !== undefined ? { tracepoint: event.tracepoint as TracepointFormat } : {}),
+    };
+  });
+  if (!Array.isArray(obj.rings) || obj.rings.length === 0) fail('rings must be a non-empty array');
+  const rings = (obj.rings as unknown[]).map((raw, i): KeeperRingState => {
+    const ring = asObject(raw) ?? fail(`rings[${i}] is not an object`);
+    const fd = nonNegativeInt(ring.fd) ?? fail(`rings[${i}].fd must be a non-negative integer`);
+    const ringId = nonNegativeInt(ring.ringId) ?? fail(`rings[${i}].ringId must be a non-negative integer`);
+    const pages = positiveInt(ring.pages) ?? fail(`rings[${i}].pages must be a positive integer`);
+    if ((pages & (pages - 1)) !== 0) fail(`rings[${i}].pages must be a power of two, got ${pages}`);
+    if (ring.direction !== 'backward' && ring.direction !== 'forward') fail(`rings[${i}].direction must be "backward" or "forward"`);
+    if (typeof ring.label !== 'string') fail(`rings[${i}].label must be a string`);
+    if (!Number.isInteger(ring.cpu) || !Number.isInteger(ring.tid)) fail(`rings[${i}].cpu and .tid must be integers (-1 for any)`);
+    const defaultEvent = nonNegativeInt(ring.defaultEvent) ?? fail(`rings[${i}].defaultEvent must be an event index`);
+    if (defaultEvent >= events.length) fail(`rings[${i}].defaultEvent ${defaultEvent} is past the ${events.length} events`);
+    return {
+      fd, ringId, pages, defaultEvent,
+      label: ring.label as string,
+      cpu: ring.cpu as number,
+      tid: ring.tid as number,
+      direction: ring.direction as 'backward' | 'forward',
+    };
+  });
+  return {
+    version: KEEPER_STATE_VERSION,
+    pid, uid,
+    startedAt: obj.startedAt as string,
+    ...(obj.procStartTicks !== undefined ? { procStartTicks: obj.procStartTicks as string } : {}),
+    target, events, rings,
+  };
+}
+
+function validateTarget(value: unknown): KeeperTarget | undefined {
+  const target = asObject(value);
+  if (!target) return undefined;
+  switch (target.kind) {
+    case 'pid': {
+      const pid = positiveInt(target.pid);
+      return pid === undefined ? undefined : { kind: 'pid', pid };
+    }
+    case 'cpus': {
+      if (target.cpus === undefined) return { kind: 'cpus' };
+      if (!Array.isArray(target.cpus) || !target.cpus.every((cpu) => nonNegativeInt(cpu) !== undefined)) return undefined;
+      return { kind: 'cpus', cpus: target.cpus as number[] };
+    }
+    case 'launch': {
+      if (!Array.isArray(target.argv) || target.argv.length === 0 || !target.argv.every((arg) => typeof arg === 'string')) return undefined;
+      const childPid = target.childPid === undefined ? undefined : positiveInt(target.childPid);
+      if (target.childPid !== undefined && childPid === undefined) return undefined;
+      return { kind: 'launch', argv: target.argv as string[], ...(childPid !== undefined ? { childPid } : {}) };
+    }
+    default:
+      return undefined;
+  }
+}
+
+export interface ListedKeeper {
+  readonly file: string;
+  readonly state?: KeeperState;
+  /** Why the file could not be used (malformed, wrong owner/mode). */
+  readonly error?: KeeperStateError;
+  readonly alive: boolean;
+}
+
+/**
+ * Every keeper state file in the directory. Dead keepers' files are removed when `pruneDead` is set
+ * (a keeper killed with SIGKILL cannot clean up after itself).
+ */
+export function listKeeperStates(options: { dir?: string; pruneDead?: boolean } = {}): ListedKeeper[] {
+  const dir = options.dir ?? keeperStateDir();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const listed: ListedKeeper[] = [];
+  for (const name of names.sort()) {
+    if (!/^keeper-\d+\.json$/.test(name)) continue;
+    const file = path.join(dir, name);
+    try {
+      const state = readKeeperState(file);
+      const alive = isKeeperAlive(state);
+      if (!alive && options.pruneDead) {
+        removeKeeperState(state.pid, dir);
+        continue;
+      }
+      listed.push({ file, state, alive });
+    } catch (error) {
+      listed.push({ file, error: error instanceof KeeperStateError ? error : new KeeperStateError(String(error), file), alive: false });
+    }
+  }
+  return listed;
+}
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function positiveInt(value: unknown): number | undefined {
+  return Number.isSafeInteger(value) && (value as number) > 0 ? (value as number) : undefined;
+}
+
+function nonNegativeInt(value: unknown): number | undefined {
+  return Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined;
+}
