@@ -1,0 +1,293 @@
+// code-server (VS Code for the web) as the real VS Code that `npm start` and the end-to-end tests drive.
+//
+// Installs a pinned code-server into .cache/code-server/ (gitignored) so it works offline on these machines, starts it
+// in its own process group with throw-away state, and installs .vsix files into an extensions folder.
+// Facts this relies on are recorded in issue 7: 4.100.3 is the newest release that runs on Node 20; its install
+// needs chromium/ripgrep/libkrb5-dev, npm_config_yes (a postinstall uses npx), npm_config_nodedir=/usr (node-gyp
+// headers), --unsafe-perm (its postinstall refuses root otherwise), and a seeded ripgrep tarball (offline).
+//
+// Usable as a module (ensureCodeServer, startCodeServer, installVsix) and as a CLI:
+//   node scripts/code-server.mjs install     install if missing, print the entry path
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const CODE_SERVER_VERSION = '4.100.3';
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const installDir = path.join(repoRoot, '.cache', 'code-server');
+export const codeServerEntry = path.join(installDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const installedMarker = path.join(installDir, `.installed-${CODE_SERVER_VERSION}`);
+
+// @vscode/ripgrep 1.15.11 (what code-server 4.100.3's VS Code pins) looks in $TMPDIR/vscode-ripgrep-cache-<its version>/
+// for this asset before downloading it from GitHub; it runs `tar xvf` on it and expects `rg` at the top level.
+const RIPGREP_PACKAGE_VERSION = '1.15.11';
+const RIPGREP_ASSET = 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz';
+
+export class CodeServerError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'CodeServerError';
+  }
+}
+
+function log(message) {
+  process.stderr.write(`[code-server] ${message}\n`);
+}
+
+function isRoot() {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** The Debian packages the install and the tests need, with the file that proves each is present. */
+const systemPackages = [
+  { pkg: 'chromium', present: () => existsSync('/usr/bin/chromium') },
+  { pkg: 'ripgrep', present: () => existsSync('/usr/bin/rg') },
+  // kerberos (a VS Code dependency) compiles against these headers.
+  { pkg: 'libkrb5-dev', present: () => existsSync('/usr/include/krb5.h') && existsSync('/usr/include/gssapi/gssapi.h') },
+];
+
+function ensureSystemPackages() {
+  const missing = systemPackages.filter((p) => !p.present()).map((p) => p.pkg);
+  if (missing.length === 0) return;
+  if (!isRoot()) {
+    throw new CodeServerError(`missing system packages: ${missing.join(' ')}. Install them with: sudo apt-get install -y ${missing.join(' ')}`);
+  }
+  log(`apt-get install ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  let result = spawnSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env });
+  if (result.status !== 0) {
+    // A fresh container often has no package lists yet.
+    spawnSync('apt-get', ['update', '-q'], { stdio: 'inherit', env });
+    result = spawnSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env });
+  }
+  if (result.status !== 0) throw new CodeServerError(`apt-get install ${missing.join(' ')} failed (exit ${result.status})`);
+}
+
+/** Packs Debian's rg into the tarball @vscode/ripgrep would otherwise download, so its postinstall stays offline. */
+function seedRipgrepCache(tmpDir) {
+  const cacheDir = path.join(tmpDir, `vscode-ripgrep-cache-${RIPGREP_PACKAGE_VERSION}`);
+  mkdirSync(cacheDir, { recursive: true });
+  const staging = mkdtempSync(path.join(tmpDir, 'rg-staging-'));
+  copyFileSync('/usr/bin/rg', path.join(staging, 'rg'));
+  chmodSync(path.join(staging, 'rg'), 0o755);
+  execFileSync('tar', ['czf', path.join(cacheDir, RIPGREP_ASSET), '-C', staging, 'rg']);
+  rmSync(staging, { recursive: true, force: true });
+}
+
+/** True when the installed code-server actually starts far enough to print its version. */
+function codeServerRuns() {
+  if (!existsSync(codeServerEntry)) return false;
+  // The postinstall (which installs VS Code's own dependencies) must have run, or the server cannot serve a workbench.
+  const vscodeModules = path.join(installDir, 'node_modules', 'code-server', 'lib', 'vscode', 'node_modules');
+  if (!existsSync(path.join(vscodeModules, '@vscode', 'ripgrep', 'bin', 'rg'))) return false;
+  const result = spawnSync(process.execPath, [codeServerEntry, '--version'], { encoding: 'utf8', timeout: 60_000 });
+  return result.status === 0 && result.stdout.includes(CODE_SERVER_VERSION);
+}
+
+/**
+ * Installs code-server into .cache/code-server/ unless a working install is already there.
+ * Returns the path of its entry script (run it with `node`).
+ */
+export function ensureCodeServer() {
+  if (existsSync(installedMarker) && existsSync(codeServerEntry)) return codeServerEntry;
+  if (codeServerRuns()) {
+    writeFileSync(installedMarker, `${new Date().toISOString()}\n`);
+    return codeServerEntry;
+  }
+  ensureSystemPackages();
+  const started = Date.now();
+  mkdirSync(installDir, { recursive: true });
+  // A private project so the install neither touches the repo's package.json nor inherits its policies.
+  writeFileSync(path.join(installDir, 'package.json'), JSON.stringify({
+    name: 'ringside-code-server', private: true, description: 'code-server for Ringside e2e tests and npm start (generated)',
+    dependencies: { 'code-server': CODE_SERVER_VERSION },
+  }, null, 2) + '\n');
+  const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'ringside-cs-install-'));
+  try {
+    seedRipgrepCache(tmpDir);
+    const env = {
+      ...process.env,
+      TMPDIR: tmpDir,
+      npm_config_yes: 'true',
+      npm_config_nodedir: '/usr',
+      npm_config_unsafe_perm: 'true',
+      // npm 11 skips dependency install scripts unless a project's allowScripts approves them. code-server's
+      // postinstall runs nested `npm install`s inside its own lib/vscode and lib/vscode/extensions, whose native
+      // modules (kerberos, node-pty, @parcel/watcher, spdlog, ripgrep...) need their scripts; there is no
+      // package.json of ours to approve them in. The version is pinned, so allow the scripts of this install only
+      // (the variable reaches the nested npm runs through the environment).
+      npm_config_dangerously_allow_all_scripts: 'true',
+      npm_config_fund: 'false',
+      npm_config_audit: 'false',
+      npm_config_update_notifier: 'false',
+    };
+    log(`installing code-server@${CODE_SERVER_VERSION} into ${path.relative(repoRoot, installDir)} (about a minute)`);
+    const result = spawnSync('npm', ['install', '--unsafe-perm', '--omit=dev', '--no-package-lock'], {
+      cwd: installDir, env, stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (result.status !== 0) throw new CodeServerError(`npm install code-server@${CODE_SERVER_VERSION} failed (exit ${result.status}); see the output above`);
+  } finally {
+    rmSync(tmpDir, { recursive: true, force: true });
+  }
+  if (!codeServerRuns()) {
+    throw new CodeServerError(`code-server@${CODE_SERVER_VERSION} installed but does not run (did its postinstall run? look for lib/vscode/node_modules)`);
+  }
+  writeFileSync(installedMarker, `${new Date().toISOString()} install took ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return codeServerEntry;
+}
+
+/** Asks the kernel for a free TCP port on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealthz(url, child, timeoutMs, output) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new CodeServerError(`code-server exited (${child.exitCode ?? child.signalCode}) before answering /healthz:\n${output()}`);
+    }
+    try {
+      const response = await fetch(new URL('healthz', url), { signal: AbortSignal.timeout(2000) });
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new CodeServerError(`code-server did not answer ${url}healthz within ${timeoutMs / 1000} s:\n${output()}`);
+}
+
+function killGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+/**
+ * Starts code-server on 127.0.0.1 with `workspace` open. Each server gets its own process group (so extension hosts,
+ * which outlive the browser, die with it), its own TMPDIR (it leaves sockets there) and a --config with `auth: none`
+ * (without --config it writes a password config into the home folder).
+ * @param {{ workspace: string, port?: number, extensionsDir: string, userDataDir: string, timeoutMs?: number,
+ *           env?: Record<string, string>, stdio?: 'pipe' | 'inherit' }} options
+ * @returns {Promise<{ url: string, port: number, pid: number, startMs: number, output: () => string, stop: () => Promise<void> }>}
+ */
+export async function startCodeServer({ workspace, port, extensionsDir, userDataDir, timeoutMs = 60_000, env = {}, stdio = 'pipe' }) {
+  const entry = ensureCodeServer();
+  const chosenPort = port ?? await freePort();
+  mkdirSync(extensionsDir, { recursive: true });
+  mkdirSync(userDataDir, { recursive: true });
+  const runDir = mkdtempSync(path.join(os.tmpdir(), 'ringside-cs-run-'));
+  const configFile = path.join(runDir, 'config.yaml');
+  writeFileSync(configFile, `bind-addr: 127.0.0.1:${chosenPort}\nauth: none\ncert: false\n`);
+  const args = [
+    entry,
+    '--config', configFile,
+    '--bind-addr', `127.0.0.1:${chosenPort}`,
+    '--auth', 'none',
+    '--user-data-dir', userDataDir,
+    '--extensions-dir', extensionsDir,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    workspace,
+  ];
+  const started = Date.now();
+  const child = spawn(process.execPath, args, {
+    detached: true, // own process group: stop() kills the server and every extension host it forked
+    env: { ...process.env, TMPDIR: runDir, ...env },
+    stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
+  });
+  let captured = '';
+  const keep = (chunk) => {
+    captured += chunk.toString();
+    if (captured.length > 200_000) captured = captured.slice(-100_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const url = `http://127.0.0.1:${chosenPort}/`;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      killGroup(child, 'SIGTERM');
+      const timedOut = await Promise.race([exited.then(() => false), new Promise((r) => setTimeout(() => r(true), 5000))]);
+      if (timedOut) killGroup(child, 'SIGKILL');
+    }
+    // Children of the group may outlive the leader by a moment; make sure none are left.
+    killGroup(child, 'SIGKILL');
+    rmSync(runDir, { recursive: true, force: true });
+  };
+  try {
+    await waitForHealthz(url, child, timeoutMs, () => captured);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, port: chosenPort, pid: child.pid, startMs: Date.now() - started, output: () => captured, stop };
+}
+
+/**
+ * Installs a .vsix into an extensions folder with code-server's own --install-extension (a folder path is refused;
+ * a running server does not re-read an installed extension's package.json, so install before starting).
+ */
+export function installVsix(vsixPath, extensionsDir) {
+  const entry = ensureCodeServer();
+  if (!existsSync(vsixPath)) throw new CodeServerError(`no such .vsix: ${vsixPath}`);
+  mkdirSync(extensionsDir, { recursive: true });
+  const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'ringside-cs-vsix-'));
+  const configFile = path.join(tmpDir, 'config.yaml');
+  writeFileSync(configFile, 'auth: none\n');
+  try {
+    const result = spawnSync(process.execPath, [
+      entry, '--config', configFile, '--user-data-dir', path.join(tmpDir, 'user-data'), '--extensions-dir', extensionsDir,
+      '--install-extension', path.resolve(vsixPath), '--force',
+    ], { encoding: 'utf8', env: { ...process.env, TMPDIR: tmpDir }, timeout: 120_000 });
+    const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+    if (result.status !== 0 || /failed|error/i.test(output) && !/successfully installed/i.test(output)) {
+      throw new CodeServerError(`installing ${vsixPath} failed (exit ${result.status}):\n${output}`);
+    }
+    return output.trim();
+  } finally {
+    rmSync(tmpDir, { recursive: true, force: true });
+  }
+}
+
+/** The manifest of code-server's VS Code, for reporting which VS Code version tests ran against. */
+export function vscodeVersion() {
+  const product = path.join(installDir, 'node_modules', 'code-server', 'lib', 'vscode', 'package.json');
+  return existsSync(product) ? JSON.parse(readFileSync(product, 'utf8')).version : undefined;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const command = process.argv[2] ?? 'install';
+  try {
+    if (command === 'install') {
+      const started = Date.now();
+      const entry = ensureCodeServer();
+      console.log(`${entry} (VS Code ${vscodeVersion()}; ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    } else {
+      throw new CodeServerError(`unknown command ${command}; usage: node scripts/code-server.mjs install`);
+    }
+  } catch (error) {
+    console.error(error instanceof CodeServerError ? `code-server: ${error.message}` : error);
+    process.exit(1);
+  }
+}
