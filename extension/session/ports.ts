@@ -1,0 +1,70 @@
+// What the session logic needs from the kernel side and the pure core, as narrow interfaces.
+// backend.ts binds them to native/ (Recorder, decoder, specs, perf.data); the session manager only
+// sees these shapes, so it runs in plain node (tests, CLI) exactly as in the extension host.
+
+import type { DecodedSnapshot, EventDescription, RawSnapshot, ResolvedEvent } from '../../native/decode/types';
+import type { KeeperState } from '../../native/keeper/state';
+
+export type RecordTarget =
+  | { readonly kind: 'pid'; readonly pid: number }
+  | { readonly kind: 'cpus'; readonly cpus?: readonly number[] }
+  | { readonly kind: 'launch'; readonly argv: readonly string[]; readonly cwd?: string; readonly env?: Readonly<Record<string, string>> };
+
+export interface RecordOptions {
+  readonly events: readonly ResolvedEvent[];
+  readonly target: RecordTarget;
+  /** Data pages per ring (power of two). */
+  readonly pages?: number;
+  readonly gapFree?: boolean;
+  readonly sideband?: boolean;
+}
+
+/** Live facts about one ring, read from its header page without pausing it. */
+export interface RingStatus {
+  readonly ringId: number;
+  readonly label: string;
+  readonly cpu: number;
+  readonly tid: number;
+  readonly direction: 'backward' | 'forward';
+  readonly dataSize: number;
+  readonly bytesWritten: bigint;
+  readonly paused: boolean;
+}
+
+/** Anything that holds rings and can snapshot them: our own recording, a keeper's rings, a borrowed fd. */
+export interface RingSource {
+  readonly events: readonly EventDescription[];
+  /** Pause → copy → resume every ring (the kernel-side work); decoding happens later, outside the window. */
+  snapshot(): RawSnapshot | Promise<RawSnapshot>;
+  pause(): void;
+  resume(): void;
+  ringStats(): readonly RingStatus[];
+  /** Launched target's pid, when we launched it. */
+  readonly childPid?: number;
+  /** Settles when the launched target exits (its rings stay readable). */
+  readonly exited?: Promise<unknown>;
+  /** Enable/disable/modify one event in place (watch controls). */
+  setEventEnabled?(eventIndex: number, enabled: boolean): void;
+  modifyEvent?(eventIndex: number, attr: EventDescription['attr']): void;
+  dispose(): void;
+}
+
+export interface ForeignFdHint {
+  /** Data pages of the owner's mapping when known (else probed). */
+  readonly pages?: number;
+  /** The event's attr when known (from the owner's perf.data header or the user's answer). */
+  readonly event?: { readonly name: string; readonly attr: EventDescription['attr'] };
+}
+
+export interface Backend {
+  resolveEvents(specs: readonly string[], context: { readonly pid?: number; readonly executable?: string }): Promise<ResolvedEvent[]>;
+  record(options: RecordOptions): Promise<RingSource>;
+  attachKeeper(state: KeeperState): Promise<RingSource>;
+  borrowForeign(pid: number, fd: number, hint: ForeignFdHint): Promise<RingSource>;
+  decode(raw: RawSnapshot): DecodedSnapshot;
+  /** One record as a JSON object line (JSON Lines export). */
+  recordJson(snapshot: DecodedSnapshot, row: number): string;
+  writePerfData(snapshot: DecodedSnapshot, file: string): Promise<void>;
+  readPerfData(file: string): Promise<DecodedSnapshot>;
+  standaloneHtml(snapshot: DecodedSnapshot, title: string): Promise<string>;
+}

@@ -1,0 +1,379 @@
+// Recording sessions and their snapshots, independent of the VS Code API so the same logic runs in
+// node tests against the real kernel. A session wraps one RingSource (our own Recorder, a keeper's
+// rings, or a borrowed fd); a snapshot is pause → copy → resume in the source, then decoding here,
+// after the rings are running again, so the pause window stays as short as the copy.
+
+import { writeFile } from 'node:fs/promises';
+import type { DecodedSnapshot, RawSnapshot } from '../../native/decode/types';
+import type { KeeperState } from '../../native/keeper/state';
+import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus } from './ports';
+
+export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
+export type SessionState = 'running' | 'paused' | 'stopped';
+
+export interface SnapshotEntry {
+  readonly id: string;
+  /** Named by time: `14:03:22.125`, unique within the session. */
+  readonly name: string;
+  readonly sessionId: string;
+  readonly takenAtMs: number;
+  readonly decoded: DecodedSnapshot;
+  /** Bytes copied out of the rings. */
+  readonly sizeBytes: number;
+  readonly recordCount: number;
+  /** Longest pause of any ring, ns (what the target saw). */
+  readonly maxPauseNs: number;
+  /** Time spent decoding after the rings resumed, ms. */
+  readonly decodeMs: number;
+}
+
+export interface SessionInfo {
+  readonly id: string;
+  readonly kind: SessionKind;
+  readonly label: string;
+  readonly state: SessionState;
+  readonly startedAtMs: number;
+  readonly targetExited: boolean;
+  readonly childPid?: number;
+  readonly snapshots: readonly SnapshotEntry[];
+}
+
+export interface SessionChange {
+  readonly sessionId: string;
+  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited';
+}
+
+export type ExportFormat = 'perf.data' | 'jsonl' | 'html';
+
+export class SessionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SessionError';
+  }
+}
+
+interface Session {
+  readonly id: string;
+  readonly kind: SessionKind;
+  readonly label: string;
+  readonly startedAtMs: number;
+  source?: RingSource;
+  state: SessionState;
+  targetExited: boolean;
+  readonly childPid?: number;
+  snapshots: SnapshotEntry[];
+  snapshotInFlight?: Promise<SnapshotEntry>;
+}
+
+export interface SessionManagerOptions {
+  readonly backend: Backend;
+  /** Snapshots kept per session; the oldest are dropped beyond it. */
+  retention?: number;
+  readonly now?: () => number;
+}
+
+export class SessionManager {
+  private readonly sessions = new Map<string, Session>();
+  private readonly listeners = new Set<(change: SessionChange) => void>();
+  private nextSessionNumber = 1;
+  private disposed = false;
+  retention: number;
+
+  constructor(private readonly options: SessionManagerOptions) {
+    this.retention = Math.max(1, options.retention ?? 10);
+  }
+
+  get backend(): Backend {
+    return this.options.backend;
+  }
+
+  onDidChange(listener: (change: SessionChange) => void): { dispose(): void } {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  list(): SessionInfo[] {
+    return [...this.sessions.values()].map((session) => this.info(session));
+  }
+
+  get(sessionId: string): SessionInfo {
+    return this.info(this.session(sessionId));
+  }
+
+  /** The session a command without an explicit target acts on: the newest running one. */
+  active(): SessionInfo | undefined {
+    const running = [...this.sessions.values()].filter((s) => s.state !== 'stopped');
+    const newest = running[running.length - 1];
+    return newest ? this.info(newest) : undefined;
+  }
+
+  /** Live ring facts (no pause); empty once stopped. */
+  ringStats(sessionId: string): readonly RingStatus[] {
+    const session = this.session(sessionId);
+    return session.source && session.state !== 'stopped' ? session.source.ringStats() : [];
+  }
+
+  events(sessionId: string) {
+    const session = this.session(sessionId);
+    return session.source?.events ?? session.snapshots[session.snapshots.length - 1]?.decoded.events ?? [];
+  }
+
+  async startRecording(options: RecordOptions & { readonly label?: string }): Promise<SessionInfo> {
+    this.assertLive();
+    const source = await this.backend.record(options);
+    const label = options.label ?? describeTarget(options);
+    return this.adopt('recording', label, source);
+  }
+
+  async attachKeeper(state: KeeperState): Promise<SessionInfo> {
+    this.assertLive();
+    const source = await this.backend.attachKeeper(state);
+    return this.adopt('keeper', `keeper ${state.pid}: ${state.events.map((e) => e.name).join(', ')}`, source);
+  }
+
+  async borrow(pid: number, fd: number, hint: ForeignFdHint = {}, label?: string): Promise<SessionInfo> {
+    this.assertLive();
+    const source = await this.backend.borrowForeign(pid, fd, hint);
+    return this.adopt('borrowed', label ?? `pid ${pid} fd ${fd}`, source);
+  }
+
+  /** A perf.data file as a session with one snapshot and no rings. */
+  async openPerfData(file: string): Promise<SessionInfo> {
+    this.assertLive();
+    const started = Date.now();
+    const decoded = await this.backend.readPerfData(file);
+    const session = this.create('file', file.split('/').pop() ?? file);
+    session.state = 'stopped';
+    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started);
+    return this.info(session);
+  }
+
+  /** Adds an already-open source (used by the tests and the keeper client). */
+  adopt(kind: SessionKind, label: string, source: RingSource): SessionInfo {
+    const session = this.create(kind, label, source);
+    if (source.exited) {
+      // The target's exit does not close its rings: keep them readable until the user stops.
+      source.exited.then(
+        () => this.markExited(session),
+        () => this.markExited(session),
+      );
+    }
+    return this.info(session);
+  }
+
+  async snapshot(sessionId: string, progress?: (message: string, fraction: number) => void): Promise<SnapshotEntry> {
+    const session = this.session(sessionId);
+    if (!session.source || session.state === 'stopped') throw new SessionError(`session "${session.label}" is stopped: nothing to snapshot`);
+    // Two clicks while a big copy is running must not pause the rings twice.
+    if (session.snapshotInFlight) return session.snapshotInFlight;
+    const source = session.source;
+    const work = (async () => {
+      progress?.('copying rings', 0);
+      const raw: RawSnapshot = await source.snapshot();
+      const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
+      progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
+      const decodeStart = performance.now();
+      const decoded = this.backend.decode(raw);
+      const decodeMs = performance.now() - decodeStart;
+      progress?.(`${decoded.columns.length} records`, 1);
+      const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs);
+    })();
+    session.snapshotInFlight = work;
+    try {
+      return await work;
+    } finally {
+      session.snapshotInFlight = undefined;
+    }
+  }
+
+  pause(sessionId: string): void {
+    const session = this.session(sessionId);
+    if (session.state !== 'running' || !session.source) return;
+    session.source.pause();
+    session.state = 'paused';
+    this.emit(session, 'state');
+  }
+
+  resume(sessionId: string): void {
+    const session = this.session(sessionId);
+    if (session.state !== 'paused' || !session.source) return;
+    session.source.resume();
+    session.state = 'running';
+    this.emit(session, 'state');
+  }
+
+  /** Closes the rings (fds, mappings); snapshots stay browsable until the session is removed. */
+  async stop(sessionId: string): Promise<void> {
+    const session = this.session(sessionId);
+    if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => undefined);
+    if (session.source) {
+      const source = session.source;
+      session.source = undefined;
+      source.dispose();
+    }
+    if (session.state !== 'stopped') {
+      session.state = 'stopped';
+      this.emit(session, 'stopped');
+    }
+  }
+
+  async remove(sessionId: string): Promise<void> {
+    await this.stop(sessionId);
+    this.sessions.delete(sessionId);
+    this.emitId(sessionId, 'removed');
+  }
+
+  snapshotById(snapshotId: string): SnapshotEntry {
+    for (const session of this.sessions.values()) {
+      const found = session.snapshots.find((s) => s.id === snapshotId);
+      if (found) return found;
+    }
+    throw new SessionError(`no snapshot ${snapshotId} (deleted, or dropped by the retention setting)`);
+  }
+
+  allSnapshots(): SnapshotEntry[] {
+    return [...this.sessions.values()].flatMap((s) => s.snapshots);
+  }
+
+  deleteSnapshot(snapshotId: string): void {
+    const entry = this.snapshotById(snapshotId);
+    const session = this.session(entry.sessionId);
+    session.snapshots = session.snapshots.filter((s) => s.id !== snapshotId);
+    this.emit(session, 'snapshot-deleted');
+  }
+
+  async exportSnapshot(snapshotId: string, format: ExportFormat, file: string): Promise<void> {
+    const entry = this.snapshotById(snapshotId);
+    switch (format) {
+      case 'perf.data':
+        await this.backend.writePerfData(entry.decoded, file);
+        return;
+      case 'jsonl': {
+        const lines: string[] = [];
+        for (let row = 0; row < entry.decoded.columns.length; row++) lines.push(this.backend.recordJson(entry.decoded, row));
+        await writeFile(file, lines.length ? lines.join('\n') + '\n' : '');
+        return;
+      }
+      case 'html':
+        await writeFile(file, await this.backend.standaloneHtml(entry.decoded, `Ringside snapshot ${entry.name}`));
+        return;
+    }
+  }
+
+  setRetention(retention: number): void {
+    this.retention = Math.max(1, Math.floor(retention));
+    for (const session of this.sessions.values()) this.trim(session);
+  }
+
+  /** Stops every session: all fds, mappings and timers are released. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => undefined);
+    this.sessions.clear();
+    this.listeners.clear();
+  }
+
+  private create(kind: SessionKind, label: string, source?: RingSource): Session {
+    const id = `s${this.nextSessionNumber++}`;
+    const session: Session = {
+      id, kind, label, source,
+      startedAtMs: this.now(),
+      state: 'running',
+      targetExited: false,
+      ...(source?.childPid !== undefined ? { childPid: source.childPid } : {}),
+      snapshots: [],
+    };
+    this.sessions.set(id, session);
+    this.emit(session, 'started');
+    return session;
+  }
+
+  private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number): SnapshotEntry {
+    let name = formatClock(takenAtMs);
+    // Two snapshots in the same millisecond still need distinct names.
+    for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
+    const entry: SnapshotEntry = {
+      id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
+      name, sessionId: session.id, takenAtMs, decoded, sizeBytes,
+      recordCount: decoded.columns.length, maxPauseNs, decodeMs,
+    };
+    session.snapshots.push(entry);
+    this.trim(session);
+    this.emit(session, 'snapshot');
+    return entry;
+  }
+
+  private trim(session: Session): void {
+    if (session.snapshots.length > this.retention) session.snapshots.splice(0, session.snapshots.length - this.retention);
+  }
+
+  private markExited(session: Session): void {
+    if (session.targetExited) return;
+    session.targetExited = true;
+    this.emit(session, 'target-exited');
+  }
+
+  private session(sessionId: string): Session {
+    const session = this.sessions.get(sessionId);
+    if (!session) throw new SessionError(`no session ${sessionId}`);
+    return session;
+  }
+
+  private info(session: Session): SessionInfo {
+    return {
+      id: session.id, kind: session.kind, label: session.label, state: session.state,
+      startedAtMs: session.startedAtMs, targetExited: session.targetExited,
+      ...(session.childPid !== undefined ? { childPid: session.childPid } : {}),
+      snapshots: [...session.snapshots],
+    };
+  }
+
+  private emit(session: Session, what: SessionChange['what']): void {
+    this.emitId(session.id, what);
+  }
+
+  private emitId(sessionId: string, what: SessionChange['what']): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener({ sessionId, what });
+      } catch {
+        // A broken view must not break recording.
+      }
+    }
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new SessionError('Ringside is shutting down');
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+}
+
+export function describeTarget(options: RecordOptions): string {
+  const events = options.events.map((e) => e.name).join(', ');
+  switch (options.target.kind) {
+    case 'pid': return `pid ${options.target.pid}: ${events}`;
+    case 'cpus': return `${options.target.cpus ? `cpus ${options.target.cpus.join(',')}` : 'all CPUs'}: ${events}`;
+    case 'launch': return `${options.target.argv.join(' ')}: ${events}`;
+  }
+}
+
+function sizeOfRings(decoded: DecodedSnapshot): number {
+  return decoded.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
+}
+
+export function formatClock(ms: number): string {
+  const date = new Date(ms);
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
