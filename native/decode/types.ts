@@ -74,7 +74,7 @@ export interface RingCopy {
 export interface DecodeAnomaly {
   readonly ringId: number;
   readonly offset: number;
-  readonly kind: 'size-too-small' | 'size-past-end' | 'truncated-oldest' | 'unknown-event-id' | 'field-past-end' | 'bad-misc';
+  readonly kind: 'size-too-small' | 'size-past-end' | 'truncated-oldest' | 'unknown-event-id' | 'field-past-end' | 'bad-misc' | 'size-misaligned';
   readonly detail: string;
 }
 

@@ -1,0 +1,513 @@
+// Full, on-demand decode of ONE record: every PERF_RECORD_* type of the current uapi and every
+// sample_type field. Not the hot path, so u64 values are BigInt here. Every read is bounded by the
+// record's own end; bad bytes throw DecodeError (the only exception this module raises).
+
+import { CallchainContext, Misc, ReadFormat, RECORD_TYPE_NAMES, RecordType, Sample } from '../perf/uapi';
+import { parseInfoFor } from './columns';
+import { DecodeError } from './errors';
+import type { ParseInfo } from './parse-info';
+import { decodeTracepoint, type TracepointValues } from './tracepoint';
+import type { DecodedRecord, DecodedSnapshot, EventDescription, RingCopy } from './types';
+
+const utf8 = new TextDecoder('utf-8');
+
+/** A bounded little-endian reader over [position, end) of a buffer. */
+export class RecordCursor {
+  private readonly view: DataView;
+  position: number;
+
+  constructor(
+    readonly bytes: Uint8Array,
+    start: number,
+    public end: number,
+    private readonly context: string,
+  ) {
+    if (start < 0 || end > bytes.length || start > end) throw new DecodeError(start, context, `range ${start}..${end} outside a ${bytes.length}-byte buffer`);
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    this.position = start;
+  }
+
+  get remaining(): number {
+    return this.end - this.position;
+  }
+
+  private need(count: number, what: string): number {
+    const at = this.position;
+    if (count < 0 || at + count > this.end) {
+      throw new DecodeError(at, `${this.context}.${what}`, `needs ${count} bytes, ${this.end - at} left in the record`);
+    }
+    this.position = at + count;
+    return at;
+  }
+
+  u8(what: string): number {
+    return this.view.getUint8(this.need(1, what));
+  }
+  u16(what: string): number {
+    return this.view.getUint16(this.need(2, what), true);
+  }
+  u32(what: string): number {
+    return this.view.getUint32(this.need(4, what), true);
+  }
+  i32(what: string): number {
+    return this.view.getInt32(this.need(4, what), true);
+  }
+  u64(what: string): bigint {
+    return this.view.getBigUint64(this.need(8, what), true);
+  }
+  /** A u64 count that must fit what is left (each item `itemSize` bytes). */
+  count(what: string, itemSize: number): number {
+    const at = this.position;
+    const value = this.u64(what);
+    if (value > BigInt(Math.floor(this.remaining / itemSize))) {
+      throw new DecodeError(at, `${this.context}.${what}`, `count ${value} does not fit the ${this.remaining} bytes left`);
+    }
+    return Number(value);
+  }
+  /** A copy of the next `count` bytes. */
+  take(count: number, what: string): Uint8Array {
+    const at = this.need(count, what);
+    return this.bytes.slice(at, at + count);
+  }
+  /** A NUL-terminated string filling (at most) the rest of the range; the padding after the NUL is skipped. */
+  cstring(what: string, limit: number = this.remaining): string {
+    const at = this.need(Math.min(limit, this.remaining), what);
+    const stop = at + Math.min(limit, this.end - at);
+    let nul = at;
+    while (nul < stop && this.bytes[nul] !== 0) nul++;
+    return utf8.decode(this.bytes.subarray(at, nul));
+  }
+}
+
+export type CallchainContextName = 'hv' | 'kernel' | 'user' | 'guest' | 'guest-kernel' | 'guest-user' | 'user-deferred' | 'unknown';
+
+/** One callchain entry; PERF_CONTEXT_* markers are kept (isMarker) and set the context of the entries after them. */
+export interface CallchainFrame {
+  readonly ip: bigint;
+  readonly context: CallchainContextName;
+  readonly isMarker: boolean;
+}
+
+/** PERF_CONTEXT_USER_DEFERRED = (u64)-640 (Linux 6.18). */
+const CONTEXT_USER_DEFERRED_LOW = 0xfffffd80;
+
+const CONTEXT_BY_LOW: ReadonlyMap<number, CallchainContextName> = new Map([
+  [CallchainContext.HV, 'hv'],
+  [CallchainContext.KERNEL, 'kernel'],
+  [CallchainContext.USER, 'user'],
+  [CallchainContext.GUEST, 'guest'],
+  [CallchainContext.GUEST_KERNEL, 'guest-kernel'],
+  [CallchainContext.GUEST_USER, 'guest-user'],
+  [CONTEXT_USER_DEFERRED_LOW, 'user-deferred'],
+]);
+
+const PERF_CONTEXT_MAX = BigInt.asUintN(64, -4095n);
+
+function decodeCallchain(cursor: RecordCursor, what: string): CallchainFrame[] {
+  const nr = cursor.count(`${what}.nr`, 8);
+  const frames: CallchainFrame[] = [];
+  let context: CallchainContextName = 'unknown';
+  for (let i = 0; i < nr; i++) {
+    const ip = cursor.u64(`${what}[${i}]`);
+    if (ip >= PERF_CONTEXT_MAX) {
+      context = CONTEXT_BY_LOW.get(Number(ip & 0xffffffffn)) ?? 'unknown';
+      frames.push({ ip, context, isMarker: true });
+    } else {
+      frames.push({ ip, context, isMarker: false });
+    }
+  }
+  return frames;
+}
+
+export interface ReadValue {
+  readonly value: bigint;
+  readonly id?: bigint;
+  readonly lost?: bigint;
+}
+export interface ReadBlock {
+  readonly timeEnabled?: bigint;
+  readonly timeRunning?: bigint;
+  /** One entry, or one per group member with PERF_FORMAT_GROUP. */
+  readonly values: readonly ReadValue[];
+}
+
+function decodeRead(cursor: RecordCursor, readFormat: number): ReadBlock {
+  const withId = (readFormat & ReadFormat.ID) !== 0;
+  const withLost = (readFormat & ReadFormat.LOST) !== 0;
+  const entry = (i: number): ReadValue => {
+    const value = cursor.u64(`read.values[${i}].value`);
+    const id = withId ? cursor.u64(`read.values[${i}].id`) : undefined;
+    const lost = withLost ? cursor.u64(`read.values[${i}].lost`) : undefined;
+    return { value, ...(id !== undefined ? { id } : {}), ...(lost !== undefined ? { lost } : {}) };
+  };
+  if (readFormat & ReadFormat.GROUP) {
+    const nrAt = cursor.position;
+    const nrValue = cursor.u64('read.nr');
+    const timeEnabled = readFormat & ReadFormat.TOTAL_TIME_ENABLED ? cursor.u64('read.timeEnabled') : undefined;
+    const timeRunning = readFormat & ReadFormat.TOTAL_TIME_RUNNING ? cursor.u64('read.timeRunning') : undefined;
+    const entrySize = 8 + (withId ? 8 : 0) + (withLost ? 8 : 0);
+    if (nrValue > BigInt(Math.floor(cursor.remaining / entrySize))) {
+      throw new DecodeError(nrAt, 'read.nr', `group of ${nrValue} does not fit the ${cursor.remaining} bytes left`);
+    }
+    const values: ReadValue[] = [];
+    for (let i = 0; i < Number(nrValue); i++) values.push(entry(i));
+    return { ...(timeEnabled !== undefined ? { timeEnabled } : {}), ...(timeRunning !== undefined ? { timeRunning } : {}), values };
+  }
+  const value = cursor.u64('read.value');
+  const timeEnabled = readFormat & ReadFormat.TOTAL_TIME_ENABLED ? cursor.u64('read.timeEnabled') : undefined;
+  const timeRunning = readFormat & ReadFormat.TOTAL_TIME_RUNNING ? cursor.u64('read.timeRunning') : undefined;
+  const id = withId ? cursor.u64('read.id') : undefined;
+  const lost = withLost ? cursor.u64('read.lost') : undefined;
+  return {
+    ...(timeEnabled !== undefined ? { timeEnabled } : {}),
+    ...(timeRunning !== undefined ? { timeRunning } : {}),
+    values: [{ value, ...(id !== undefined ? { id } : {}), ...(lost !== undefined ? { lost } : {}) }],
+  };
+}
+
+export interface BranchEntry {
+  readonly from: bigint;
+  readonly to: bigint;
+  /** The raw flags word; the named fields below are decoded from it (struct perf_branch_entry bitfields). */
+  readonly flags: bigint;
+  readonly mispred: boolean;
+  readonly predicted: boolean;
+  readonly inTx: boolean;
+  readonly abort: boolean;
+  readonly cycles: number;
+  readonly branchType: number;
+}
+
+function decodeBranchStack(cursor: RecordCursor, info: ParseInfo): { hwIndex?: bigint; entries: BranchEntry[]; counters?: bigint[] } {
+  const nrAt = cursor.position;
+  const nrValue = cursor.u64('branchStack.nr');
+  const hwIndex = info.branchHwIndex ? cursor.u64('branchStack.hwIndex') : undefined;
+  const perEntry = 24 + (info.branchCounters ? 8 : 0);
+  if (nrValue > BigInt(Math.floor(cursor.remaining / perEntry))) {
+    throw new DecodeError(nrAt, 'SAMPLE.branchStack.nr', `${nrValue} entries do not fit the ${cursor.remaining} bytes left`);
+  }
+  const nr = Number(nrValue);
+  const entries: BranchEntry[] = [];
+  for (let i = 0; i < nr; i++) {
+    const from = cursor.u64(`branchStack[${i}].from`);
+    const to = cursor.u64(`branchStack[${i}].to`);
+    const flags = cursor.u64(`branchStack[${i}].flags`);
+    const low = Number(flags & 0xffffffffn);
+    entries.push({
+      from,
+      to,
+      flags,
+      mispred: (low & 1) !== 0,
+      predicted: (low & 2) !== 0,
+      inTx: (low & 4) !== 0,
+      abort: (low & 8) !== 0,
+      cycles: (low >>> 4) & 0xffff,
+      branchType: (low >>> 20) & 0xf,
+    });
+  }
+  const counters = info.branchCounters ? Array.from({ length: nr }, (_, i) => cursor.u64(`branchStack.counters[${i}]`)) : undefined;
+  return { ...(hwIndex !== undefined ? { hwIndex } : {}), entries, ...(counters ? { counters } : {}) };
+}
+
+export interface RegsBlock {
+  /** PERF_SAMPLE_REGS_ABI_*: 0 none (no registers follow), 1 = 32-bit, 2 = 64-bit. */
+  readonly abi: bigint;
+  /** Register values keyed by their bit number in the sample_regs mask (perf_regs.h order). */
+  readonly regs: Readonly<Record<number, bigint>>;
+}
+
+function decodeRegs(cursor: RecordCursor, mask: bigint, what: string): RegsBlock {
+  const abi = cursor.u64(`${what}.abi`);
+  const regs: Record<number, bigint> = {};
+  if (abi !== 0n) {
+    for (let bit = 0; bit < 64; bit++) {
+      if ((mask >> BigInt(bit)) & 1n) regs[bit] = cursor.u64(`${what}.r${bit}`);
+    }
+  }
+  return { abi, regs };
+}
+
+function hex(bytes: Uint8Array): string {
+  let out = '';
+  for (const byte of bytes) out += byte.toString(16).padStart(2, '0');
+  return out;
+}
+
+/** Decodes the body of a PERF_RECORD_SAMPLE ([start, end) excludes the header). */
+function decodeSample(cursor: RecordCursor, info: ParseInfo, event: EventDescription | undefined): Record<string, unknown> {
+  const st = info.sampleType;
+  const fields: Record<string, unknown> = {};
+  if (st & Sample.IDENTIFIER) fields.identifier = cursor.u64('identifier');
+  if (st & Sample.IP) fields.ip = cursor.u64('ip');
+  if (st & Sample.TID) {
+    fields.pid = cursor.i32('pid');
+    fields.tid = cursor.i32('tid');
+  }
+  if (st & Sample.TIME) fields.time = cursor.u64('time');
+  if (st & Sample.ADDR) fields.addr = cursor.u64('addr');
+  if (st & Sample.ID) fields.id = cursor.u64('id');
+  if (st & Sample.STREAM_ID) fields.streamId = cursor.u64('streamId');
+  if (st & Sample.CPU) {
+    fields.cpu = cursor.i32('cpu');
+    cursor.u32('cpu.reserved');
+  }
+  if (st & Sample.PERIOD) fields.period = cursor.u64('period');
+  if (st & Sample.READ) fields.read = decodeRead(cursor, info.readFormat);
+  if (st & Sample.CALLCHAIN) fields.callchain = decodeCallchain(cursor, 'callchain');
+  if (st & Sample.RAW) {
+    const size = cursor.u32('raw.size');
+    const raw = cursor.take(size, 'raw.data');
+    fields.raw = raw;
+    if (event?.tracepoint) {
+      try {
+        fields.tracepoint = decodeTracepoint(event.tracepoint, raw) satisfies TracepointValues;
+      } catch (error) {
+        if (!(error instanceof DecodeError)) throw error;
+        fields.tracepointError = error.message;
+      }
+    }
+  }
+  if (st & Sample.BRANCH_STACK) fields.branchStack = decodeBranchStack(cursor, info);
+  if (st & Sample.REGS_USER) fields.regsUser = decodeRegs(cursor, info.regsUserMask, 'regsUser');
+  if (st & Sample.STACK_USER) {
+    const sizeAt = cursor.position;
+    const size = cursor.u64('stackUser.size');
+    if (size > BigInt(cursor.remaining)) throw new DecodeError(sizeAt, 'SAMPLE.stackUser.size', `${size} bytes do not fit the ${cursor.remaining} left`);
+    if (size === 0n) {
+      fields.stackUser = { size: 0n, data: new Uint8Array(0), dynSize: 0n };
+    } else {
+      const data = cursor.take(Number(size), 'stackUser.data');
+      const dynSize = cursor.u64('stackUser.dynSize');
+      fields.stackUser = { size, data, dynSize };
+    }
+  }
+  if (st & Sample.WEIGHT_STRUCT) {
+    const var1Dw = cursor.u32('weight.var1');
+    const var2W = cursor.u16('weight.var2');
+    const var3W = cursor.u16('weight.var3');
+    fields.weight = { var1Dw, var2W, var3W };
+  } else if (st & Sample.WEIGHT) {
+    fields.weight = cursor.u64('weight');
+  }
+  if (st & Sample.DATA_SRC) fields.dataSrc = cursor.u64('dataSrc');
+  if (st & Sample.TRANSACTION) fields.transaction = cursor.u64('transaction');
+  if (st & Sample.REGS_INTR) fields.regsIntr = decodeRegs(cursor, info.regsIntrMask, 'regsIntr');
+  if (st & Sample.PHYS_ADDR) fields.physAddr = cursor.u64('physAddr');
+  if (st & Sample.CGROUP) fields.cgroup = cursor.u64('cgroup');
+  if (st & Sample.DATA_PAGE_SIZE) fields.dataPageSize = cursor.u64('dataPageSize');
+  if (st & Sample.CODE_PAGE_SIZE) fields.codePageSize = cursor.u64('codePageSize');
+  if (st & Sample.AUX) {
+    const sizeAt = cursor.position;
+    const size = cursor.u64('aux.size');
+    if (size > BigInt(cursor.remaining)) throw new DecodeError(sizeAt, 'SAMPLE.aux.size', `${size} bytes do not fit the ${cursor.remaining} left`);
+    fields.aux = cursor.take(Number(size), 'aux.data');
+  }
+  if (cursor.remaining > 0) fields.trailingBytes = cursor.remaining;
+  return fields;
+}
+
+export interface SampleIdTrailer {
+  pid?: number;
+  tid?: number;
+  time?: bigint;
+  id?: bigint;
+  streamId?: bigint;
+  cpu?: number;
+  identifier?: bigint;
+}
+
+function decodeTrailer(cursor: RecordCursor, info: ParseInfo): SampleIdTrailer {
+  const st = info.sampleType;
+  const trailer: SampleIdTrailer = {};
+  if (st & Sample.TID) {
+    trailer.pid = cursor.i32('sampleId.pid');
+    trailer.tid = cursor.i32('sampleId.tid');
+  }
+  if (st & Sample.TIME) trailer.time = cursor.u64('sampleId.time');
+  if (st & Sample.ID) trailer.id = cursor.u64('sampleId.id');
+  if (st & Sample.STREAM_ID) trailer.streamId = cursor.u64('sampleId.streamId');
+  if (st & Sample.CPU) {
+    trailer.cpu = cursor.i32('sampleId.cpu');
+    cursor.u32('sampleId.reserved');
+  }
+  if (st & Sample.IDENTIFIER) trailer.identifier = cursor.u64('sampleId.identifier');
+  return trailer;
+}
+
+/** Decodes the body of a non-sample record of a known type. */
+function decodeOther(type: number, misc: number, c: RecordCursor, info: ParseInfo): Record<string, unknown> {
+  switch (type) {
+    case RecordType.MMAP:
+      return {
+        pid: c.i32('pid'),
+        tid: c.i32('tid'),
+        addr: c.u64('addr'),
+        len: c.u64('len'),
+        pgoff: c.u64('pgoff'),
+        filename: c.cstring('filename'),
+        data: (misc & Misc.MMAP_DATA) !== 0,
+      };
+    case RecordType.LOST:
+      return { id: c.u64('id'), lost: c.u64('lost') };
+    case RecordType.COMM:
+      return { pid: c.i32('pid'), tid: c.i32('tid'), comm: c.cstring('comm'), exec: (misc & Misc.COMM_EXEC) !== 0 };
+    case RecordType.EXIT:
+    case RecordType.FORK:
+      return { pid: c.i32('pid'), ppid: c.i32('ppid'), tid: c.i32('tid'), ptid: c.i32('ptid'), time: c.u64('time') };
+    case RecordType.THROTTLE:
+    case RecordType.UNTHROTTLE:
+      return { time: c.u64('time'), id: c.u64('id'), streamId: c.u64('streamId') };
+    case RecordType.READ:
+      return { pid: c.i32('pid'), tid: c.i32('tid'), read: decodeRead(c, info.readFormat) };
+    case RecordType.MMAP2: {
+      const head = { pid: c.i32('pid'), tid: c.i32('tid'), addr: c.u64('addr'), len: c.u64('len'), pgoff: c.u64('pgoff') };
+      let identity: Record<string, unknown>;
+      if (misc & Misc.MMAP_BUILD_ID) {
+        const buildIdSize = c.u8('buildIdSize');
+        c.u8('reserved1');
+        c.u16('reserved2');
+        const buildId = c.take(20, 'buildId');
+        if (buildIdSize > 20) throw new DecodeError(c.position - 24, 'MMAP2.buildIdSize', `${buildIdSize} exceeds 20`);
+        identity = { buildId: hex(buildId.subarray(0, buildIdSize)) };
+      } else {
+        identity = { maj: c.u32('maj'), min: c.u32('min'), ino: c.u64('ino'), inoGeneration: c.u64('inoGeneration') };
+      }
+      return { ...head, ...identity, prot: c.u32('prot'), flags: c.u32('flags'), filename: c.cstring('filename'), data: (misc & Misc.MMAP_DATA) !== 0 };
+    }
+    case RecordType.AUX:
+      return { auxOffset: c.u64('auxOffset'), auxSize: c.u64('auxSize'), flags: c.u64('flags') };
+    case RecordType.ITRACE_START:
+      return { pid: c.i32('pid'), tid: c.i32('tid') };
+    case RecordType.LOST_SAMPLES:
+      return { lost: c.u64('lost') };
+    case RecordType.SWITCH:
+      return { out: (misc & Misc.SWITCH_OUT) !== 0, preempt: (misc & Misc.SWITCH_OUT_PREEMPT) !== 0 };
+    case RecordType.SWITCH_CPU_WIDE:
+      return {
+        nextPrevPid: c.i32('nextPrevPid'),
+        nextPrevTid: c.i32('nextPrevTid'),
+        out: (misc & Misc.SWITCH_OUT) !== 0,
+        preempt: (misc & Misc.SWITCH_OUT_PREEMPT) !== 0,
+      };
+    case RecordType.NAMESPACES: {
+      const pid = c.i32('pid');
+      const tid = c.i32('tid');
+      const nr = c.count('nrNamespaces', 16);
+      const namespaces: { dev: bigint; inode: bigint }[] = [];
+      for (let i = 0; i < nr; i++) namespaces.push({ dev: c.u64(`namespaces[${i}].dev`), inode: c.u64(`namespaces[${i}].inode`) });
+      return { pid, tid, namespaces };
+    }
+    case RecordType.KSYMBOL:
+      return { addr: c.u64('addr'), len: c.u32('len'), ksymType: c.u16('ksymType'), flags: c.u16('flags'), name: c.cstring('name') };
+    case RecordType.BPF_EVENT:
+      return { bpfType: c.u16('type'), flags: c.u16('flags'), id: c.u32('id'), tag: hex(c.take(8, 'tag')) };
+    case RecordType.CGROUP:
+      return { id: c.u64('id'), path: c.cstring('path') };
+    case RecordType.TEXT_POKE: {
+      const addr = c.u64('addr');
+      const oldLen = c.u16('oldLen');
+      const newLen = c.u16('newLen');
+      return { addr, oldBytes: c.take(oldLen, 'oldBytes'), newBytes: c.take(newLen, 'newBytes') };
+    }
+    case RecordType.AUX_OUTPUT_HW_ID:
+      return { hwId: c.u64('hwId') };
+    case RecordType.CALLCHAIN_DEFERRED: {
+      const cookie = c.u64('cookie');
+      return { cookie, callchain: decodeCallchain(c, 'callchain') };
+    }
+    default:
+      throw new DecodeError(c.position, `record type ${type}`, 'unknown type');
+  }
+}
+
+/**
+ * Decodes the record at `offset` of `bytes`. `event` describes it (its attr gives the layout);
+ * without one, only the header and an unknown-type body can be decoded.
+ */
+export function decodeRecordBytes(bytes: Uint8Array, offset: number, event: EventDescription | undefined): DecodedRecord {
+  if (offset < 0 || offset + 8 > bytes.length) throw new DecodeError(offset, 'header', `no 8-byte header inside a ${bytes.length}-byte buffer`);
+  const header = new RecordCursor(bytes, offset, offset + 8, 'header');
+  const type = header.u32('type');
+  const misc = header.u16('misc');
+  const size = header.u16('size');
+  if (size < 8) throw new DecodeError(offset, 'header.size', `size ${size} is smaller than the header`);
+  if (offset + size > bytes.length) throw new DecodeError(offset, 'header.size', `size ${size} runs past the ${bytes.length}-byte buffer`);
+  const typeName = RECORD_TYPE_NAMES[type];
+  const eventName = event?.name;
+  if (typeName === undefined) {
+    return { type: `RAW_${type}`, ...(eventName !== undefined ? { event: eventName } : {}), misc, fields: { bytes: hex(bytes.subarray(offset + 8, offset + size)) } };
+  }
+  const info = event ? parseInfoFor(event) : undefined;
+  const name = typeName;
+  if (type === RecordType.SAMPLE) {
+    if (!info) throw new DecodeError(offset, 'SAMPLE', 'no event describes this sample');
+    const fields = decodeSample(new RecordCursor(bytes, offset + 8, offset + size, 'SAMPLE'), info, event);
+    return {
+      type: name,
+      ...(eventName !== undefined ? { event: eventName } : {}),
+      misc,
+      ...(typeof fields.time === 'bigint' ? { timeNs: fields.time } : {}),
+      ...(typeof fields.pid === 'number' ? { pid: fields.pid, tid: fields.tid as number } : {}),
+      ...(typeof fields.cpu === 'number' ? { cpu: fields.cpu } : {}),
+      fields,
+    };
+  }
+  const trailerSize = info?.trailer.size ?? 0;
+  if (size < 8 + trailerSize) throw new DecodeError(offset, `${name}.sampleId`, `record of ${size} bytes cannot hold a ${trailerSize}-byte sample_id trailer`);
+  const bodyEnd = offset + size - trailerSize;
+  const body = decodeOther(type, misc, new RecordCursor(bytes, offset + 8, bodyEnd, name), info ?? NO_INFO);
+  const trailer = info && trailerSize > 0 ? decodeTrailer(new RecordCursor(bytes, bodyEnd, offset + size, name), info) : undefined;
+  const fields: Record<string, unknown> = { ...body };
+  if (trailer) fields.sampleId = trailer;
+  const bodyPid = typeof body.pid === 'number' ? body.pid : undefined;
+  const bodyTid = typeof body.tid === 'number' ? body.tid : undefined;
+  const timeNs = trailer?.time ?? (typeof body.time === 'bigint' ? body.time : undefined);
+  const pid = bodyPid ?? trailer?.pid;
+  const tid = bodyTid ?? trailer?.tid;
+  return {
+    type: name,
+    ...(eventName !== undefined ? { event: eventName } : {}),
+    misc,
+    ...(timeNs !== undefined ? { timeNs } : {}),
+    ...(pid !== undefined ? { pid } : {}),
+    ...(tid !== undefined ? { tid } : {}),
+    ...(trailer?.cpu !== undefined ? { cpu: trailer.cpu } : {}),
+    fields,
+  };
+}
+
+/** Layout used for side-band records that no event describes: no trailer, plain read format. */
+const NO_INFO: ParseInfo = {
+  sampleType: 0,
+  readFormat: 0,
+  sampleIdAll: false,
+  sample: { identifier: -1, ip: -1, pidTid: -1, time: -1, addr: -1, id: -1, streamId: -1, cpu: -1, period: -1, fixedEnd: 8 },
+  trailer: { size: 0, pidTidFromEnd: -1, timeFromEnd: -1, idFromEnd: -1, streamIdFromEnd: -1, cpuFromEnd: -1, identifierFromEnd: -1 },
+  readSizeSingle: 8,
+  readGroupEntrySize: 8,
+  regsUserCount: 0,
+  regsIntrCount: 0,
+  regsUserMask: 0n,
+  regsIntrMask: 0n,
+  branchHwIndex: false,
+  branchCounters: false,
+  fixedSampleSize: true,
+};
+
+/** The ring copy and event of a row of a decoded snapshot. */
+export function rowSource(snapshot: DecodedSnapshot, row: number): { ring: RingCopy; offset: number; event: EventDescription | undefined } {
+  const columns = snapshot.columns;
+  if (!Number.isInteger(row) || row < 0 || row >= columns.length) throw new DecodeError(0, 'row', `row ${row} is outside 0..${columns.length - 1}`);
+  const ring = snapshot.rings[columns.ring[row]];
+  const eventIndex = columns.event[row];
+  const event = snapshot.events.find((candidate) => candidate.index === eventIndex);
+  return { ring, offset: columns.offset[row], event };
+}
+
+/** Full decode of one row of a decoded snapshot (details pane, JSON output). */
+export function decodeRecordAt(snapshot: DecodedSnapshot, row: number): DecodedRecord {
+  const { ring, offset, event } = rowSource(snapshot, row);
+  const decoded = decodeRecordBytes(ring.bytes, offset, event);
+  if (decoded.cpu === undefined && ring.cpu >= 0) return { ...decoded, cpu: ring.cpu };
+  return decoded;
+}
