@@ -1,0 +1,110 @@
+// The search/filter box: space-separated terms, all of which must match (AND).
+//   event:NAME  comm:NAME  sym:NAME  kind:NAME   substring, case-insensitive
+//   pid:N  tid:N  cpu:N  misc:N                  exact number
+//   ip:0xADDR                                    exact address (hex or decimal)
+//   WORD                                          substring of event, comm or symbol
+// A leading '-' negates a term; "quoted values" may contain spaces.
+
+export type FilterKey = 'event' | 'comm' | 'sym' | 'kind' | 'pid' | 'tid' | 'cpu' | 'misc' | 'ip' | 'any';
+
+export interface FilterTerm {
+  readonly key: FilterKey;
+  readonly negate: boolean;
+  /** Lower-cased text for substring keys; decimal digits for numbers; hex digits (no 0x) for ip. */
+  readonly value: string;
+}
+
+export type ParsedFilter = { readonly ok: true; readonly terms: readonly FilterTerm[] } | { readonly ok: false; readonly error: string };
+
+const TEXT_KEYS: ReadonlySet<string> = new Set(['event', 'comm', 'sym', 'symbol', 'kind']);
+const NUMBER_KEYS: ReadonlySet<string> = new Set(['pid', 'tid', 'cpu', 'misc']);
+
+function tokenize(text: string): string[] | string {
+  const tokens: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && /\s/.test(text[i])) i++;
+    if (i >= text.length) break;
+    let token = '';
+    while (i < text.length && !/\s/.test(text[i])) {
+      if (text[i] === '"') {
+        const close = text.indexOf('"', i + 1);
+        if (close < 0) return `unterminated quote at column ${i + 1}`;
+        token += text.slice(i + 1, close);
+        i = close + 1;
+      } else {
+        token += text[i++];
+      }
+    }
+    tokens.push(token);
+  }
+  return tokens;
+}
+
+export function parseFilter(text: string): ParsedFilter {
+  const tokens = tokenize(text);
+  if (typeof tokens === 'string') return { ok: false, error: tokens };
+  const terms: FilterTerm[] = [];
+  for (const raw of tokens) {
+    const negate = raw.startsWith('-') && raw.length > 1;
+    const token = negate ? raw.slice(1) : raw;
+    const colon = token.indexOf(':');
+    const maybeKey = colon > 0 ? token.slice(0, colon).toLowerCase() : '';
+    if (colon > 0 && (TEXT_KEYS.has(maybeKey) || NUMBER_KEYS.has(maybeKey) || maybeKey === 'ip')) {
+      const value = token.slice(colon + 1);
+      if (value === '') return { ok: false, error: `${maybeKey}: needs a value` };
+      if (NUMBER_KEYS.has(maybeKey)) {
+        if (!/^-?\d+$/.test(value)) return { ok: false, error: `${maybeKey}: expects a number, got "${value}"` };
+        terms.push({ key: maybeKey as FilterKey, negate, value: String(Number(value)) });
+      } else if (maybeKey === 'ip') {
+        let hex: string;
+        if (/^0x[0-9a-f]+$/i.test(value)) hex = BigInt(value).toString(16);
+        else if (/^\d+$/.test(value)) hex = BigInt(value).toString(16);
+        else return { ok: false, error: `ip: expects 0xHEX or a decimal address, got "${value}"` };
+        terms.push({ key: 'ip', negate, value: hex });
+      } else {
+        terms.push({ key: maybeKey === 'symbol' ? 'sym' : maybeKey as FilterKey, negate, value: value.toLowerCase() });
+      }
+    } else {
+      terms.push({ key: 'any', negate, value: token.toLowerCase() });
+    }
+  }
+  return { ok: true, terms };
+}
+
+/** What a predicate needs to know about a row. */
+export interface FilterSubject {
+  eventName(row: number): string;
+  comm(row: number): string;
+  symbol(row: number): string | null;
+  kindName(row: number): string;
+  pid(row: number): number;
+  tid(row: number): number;
+  cpu(row: number): number;
+  misc(row: number): number;
+  /** Address as lower-case hex without 0x. */
+  ipHex(row: number): string;
+}
+
+function matches(term: FilterTerm, s: FilterSubject, row: number): boolean {
+  switch (term.key) {
+    case 'event': return s.eventName(row).toLowerCase().includes(term.value);
+    case 'comm': return s.comm(row).toLowerCase().includes(term.value);
+    case 'sym': return (s.symbol(row) ?? '').toLowerCase().includes(term.value);
+    case 'kind': return s.kindName(row).toLowerCase().includes(term.value);
+    case 'pid': return String(s.pid(row)) === term.value;
+    case 'tid': return String(s.tid(row)) === term.value;
+    case 'cpu': return String(s.cpu(row)) === term.value;
+    case 'misc': return String(s.misc(row)) === term.value;
+    case 'ip': return s.ipHex(row) === term.value;
+    case 'any':
+      return s.eventName(row).toLowerCase().includes(term.value) || s.comm(row).toLowerCase().includes(term.value)
+        || (s.symbol(row) ?? '').toLowerCase().includes(term.value);
+  }
+}
+
+/** A row predicate for parsed terms (every term must hold). */
+export function compileFilter(terms: readonly FilterTerm[], subject: FilterSubject): (row: number) => boolean {
+  if (terms.length === 0) return () => true;
+  return (row) => terms.every((t) => matches(t, subject, row) !== t.negate);
+}

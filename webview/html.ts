@@ -1,0 +1,64 @@
+// The HTML shell of the timeline panel inside VS Code. Pure string building (the host calls it
+// with webview URIs); everything visible is built by the bundle with DOM APIs, never from HTML
+// strings, so names from the system cannot inject markup.
+
+export interface WebviewHtmlOptions {
+  readonly scriptUri: string;
+  readonly styleUri: string;
+  /** `webview.cspSource` */
+  readonly cspSource: string;
+  /** A fresh random nonce per render (see makeNonce). */
+  readonly nonce: string;
+  /** Serialised into a JSON data block the page reads at start (e.g. a restored view state). */
+  readonly initialState?: unknown;
+  readonly title?: string;
+}
+
+/** Escape text for an HTML attribute value or text node. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** JSON safe inside a <script> data block: no "</script", no HTML comment openers, no line separators. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value ?? null)
+    .replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+/** 32 random bytes as base64url, from the platform's crypto (node 20 and browsers both have it). */
+export function makeNonce(): string {
+  const bytes = new Uint8Array(32);
+  globalThis.crypto.getRandomValues(bytes);
+  let s = '';
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+const NONCE_RE = /^[A-Za-z0-9+/_=-]{16,}$/;
+
+export function contentSecurityPolicy(cspSource: string, nonce: string): string {
+  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource}; font-src ${cspSource}; img-src ${cspSource} data:`;
+}
+
+export function renderWebviewHtml(options: WebviewHtmlOptions): string {
+  if (!NONCE_RE.test(options.nonce)) throw new RangeError('nonce must be at least 16 base64 characters');
+  if (/[;'"<>]/.test(options.cspSource)) throw new RangeError('cspSource must not contain ; quotes or angle brackets');
+  const csp = contentSecurityPolicy(options.cspSource, options.nonce);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(options.title ?? 'Ringside timeline')}</title>
+<link rel="stylesheet" href="${escapeHtml(options.styleUri)}">
+</head>
+<body>
+<div id="ringside-root"></div>
+<script type="application/json" id="ringside-initial-state">${jsonForScript(options.initialState)}</script>
+<script nonce="${escapeHtml(options.nonce)}" src="${escapeHtml(options.scriptUri)}"></script>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,185 @@
+// The webview's record store: every snapshot's batches appended into one set of growable typed
+// columns, times rebased onto the first snapshot's origin so all snapshots share one axis.
+// Pure (no DOM): the renderer reads the columns directly.
+
+import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from './protocol';
+import { COLUMN_TYPES } from './protocol';
+
+export interface SnapshotEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly index: number;
+  readonly originNs: bigint;
+  /** originNs - store origin, in ns (added to every time of this snapshot). */
+  readonly offsetNs: number;
+  readonly totalRows: number;
+  readonly batchCount: number;
+  readonly takenAtMs: number;
+  readonly coverage: readonly CoverageFact[];
+  /** Snapshot-local event index → store event index. */
+  readonly eventMap: Map<number, number>;
+  firstGlobalRow: number;
+  receivedRows: number;
+  batchesReceived: number;
+  /** Min/max rebased time of the snapshot's rows. */
+  minTime: number;
+  maxTime: number;
+}
+
+export interface StoreEvent { readonly name: string; readonly kind: EventKind }
+
+type Growable = Float64Array | Uint8Array | Uint16Array | Int32Array | Uint32Array;
+
+export class BatchRejected extends Error {}
+
+export class RecordStore {
+  originNs: bigint | null = null;
+  length = 0;
+  time = new Float64Array(0);
+  kind = new Uint8Array(0);
+  misc = new Uint16Array(0);
+  event = new Uint16Array(0);
+  pid = new Int32Array(0);
+  tid = new Int32Array(0);
+  cpu = new Int32Array(0);
+  ipHi = new Uint32Array(0);
+  ipLo = new Uint32Array(0);
+  snapshot = new Uint16Array(0);
+  localRow = new Uint32Array(0);
+  symbol = new Int32Array(0);
+  readonly symbols: string[] = [];
+  private readonly symbolIds = new Map<string, number>();
+  readonly events: StoreEvent[] = [];
+  private readonly eventIds = new Map<string, number>();
+  readonly snapshots: SnapshotEntry[] = [];
+  private readonly snapshotById = new Map<string, SnapshotEntry>();
+  readonly commByTid = new Map<number, string>();
+  readonly commByPid = new Map<number, string>();
+  /** Bumped on every change, so views know when to rebuild derived data. */
+  version = 0;
+
+  getSnapshot(id: string): SnapshotEntry | undefined { return this.snapshotById.get(id); }
+
+  beginSnapshot(msg: SnapshotStart): SnapshotEntry {
+    const existing = this.snapshotById.get(msg.snapshotId);
+    if (existing) return existing; // a resend after resync: keep what we have
+    const originNs = BigInt(msg.timeOriginNs);
+    if (this.originNs === null) this.originNs = originNs;
+    const eventMap = new Map<number, number>();
+    for (const e of msg.events) eventMap.set(e.index, this.internEvent(e));
+    for (const t of msg.threads) {
+      if (t.comm !== '') {
+        this.commByTid.set(t.tid, t.comm);
+        if (t.pid === t.tid || !this.commByPid.has(t.pid)) this.commByPid.set(t.pid, t.comm);
+      }
+    }
+    const entry: SnapshotEntry = {
+      id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
+      offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
+      takenAtMs: msg.takenAtMs, coverage: msg.coverage, eventMap, firstGlobalRow: this.length,
+      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity,
+    };
+    this.snapshots.push(entry);
+    this.snapshotById.set(entry.id, entry);
+    this.version++;
+    return entry;
+  }
+
+  /** Append one batch. Batches of a snapshot must arrive in row order (flow control guarantees it). */
+  addBatch(msg: RecordBatch): SnapshotEntry {
+    const snap = this.snapshotById.get(msg.snapshotId);
+    if (!snap) throw new BatchRejected(`batch for unknown snapshot ${JSON.stringify(msg.snapshotId)}`);
+    if (msg.firstRow !== snap.receivedRows) {
+      throw new BatchRejected(`batch ${msg.batchIndex} of ${snap.id} starts at row ${msg.firstRow}, expected ${snap.receivedRows}`);
+    }
+    if (snap.receivedRows + msg.rowCount > snap.totalRows) throw new BatchRejected(`batch overflows snapshot ${snap.id}`);
+    const n = msg.rowCount;
+    this.reserve(this.length + n);
+    const base = this.length;
+    const c = msg.columns;
+    const time = new COLUMN_TYPES.time(c.time);
+    const event = new COLUMN_TYPES.event(c.event);
+    for (let i = 0; i < n; i++) {
+      const t = time[i] + snap.offsetNs;
+      this.time[base + i] = t;
+      if (t < snap.minTime) snap.minTime = t;
+      if (t > snap.maxTime) snap.maxTime = t;
+      this.event[base + i] = snap.eventMap.get(event[i]) ?? this.internEvent({ index: event[i], name: `event ${event[i]}`, kind: 'other' });
+      this.snapshot[base + i] = snap.index;
+      this.localRow[base + i] = msg.firstRow + i;
+    }
+    this.kind.set(new COLUMN_TYPES.kind(c.kind), base);
+    this.misc.set(new COLUMN_TYPES.misc(c.misc), base);
+    this.pid.set(new COLUMN_TYPES.pid(c.pid), base);
+    this.tid.set(new COLUMN_TYPES.tid(c.tid), base);
+    this.cpu.set(new COLUMN_TYPES.cpu(c.cpu), base);
+    this.ipHi.set(new COLUMN_TYPES.ipHi(c.ipHi), base);
+    this.ipLo.set(new COLUMN_TYPES.ipLo(c.ipLo), base);
+    if (msg.symbolIndex && msg.symbolTable) {
+      const local = new Int32Array(msg.symbolIndex);
+      const map = msg.symbolTable.map((s) => this.internSymbol(s));
+      for (let i = 0; i < n; i++) this.symbol[base + i] = local[i] >= 0 ? map[local[i]] : -1;
+    } else {
+      this.symbol.fill(-1, base, base + n);
+    }
+    this.length += n;
+    snap.receivedRows += n;
+    snap.batchesReceived++;
+    this.version++;
+    return snap;
+  }
+
+  isComplete(snap: SnapshotEntry): boolean { return snap.receivedRows >= snap.totalRows; }
+
+  commOf(row: number): string {
+    return this.commByTid.get(this.tid[row]) ?? this.commByPid.get(this.pid[row]) ?? '';
+  }
+
+  symbolOf(row: number): string | null {
+    const s = this.symbol[row];
+    return s >= 0 ? this.symbols[s] : null;
+  }
+
+  /** Rebased time range of all rows with a time, or null. */
+  timeExtent(): [number, number] | null {
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const s of this.snapshots) { if (s.minTime < lo) lo = s.minTime; if (s.maxTime > hi) hi = s.maxTime; }
+    return lo <= hi ? [lo, hi] : null;
+  }
+
+  private internEvent(e: EventInfo): number {
+    const key = `${e.kind}\u0000${e.name}`;
+    let id = this.eventIds.get(key);
+    if (id === undefined) {
+      id = this.events.length;
+      this.events.push({ name: e.name, kind: e.kind });
+      this.eventIds.set(key, id);
+    }
+    return id;
+  }
+
+  private internSymbol(s: string): number {
+    let id = this.symbolIds.get(s);
+    if (id === undefined) { id = this.symbols.length; this.symbols.push(s); this.symbolIds.set(s, id); }
+    return id;
+  }
+
+  private reserve(capacity: number): void {
+    if (capacity <= this.time.length) return;
+    const next = Math.max(capacity, Math.ceil(this.time.length * 1.5), 1024);
+    const grow = <T extends Growable>(a: T, make: (n: number) => T): T => { const b = make(next); b.set(a as never); return b; };
+    this.time = grow(this.time, (n) => new Float64Array(n));
+    this.kind = grow(this.kind, (n) => new Uint8Array(n));
+    this.misc = grow(this.misc, (n) => new Uint16Array(n));
+    this.event = grow(this.event, (n) => new Uint16Array(n));
+    this.pid = grow(this.pid, (n) => new Int32Array(n));
+    this.tid = grow(this.tid, (n) => new Int32Array(n));
+    this.cpu = grow(this.cpu, (n) => new Int32Array(n));
+    this.ipHi = grow(this.ipHi, (n) => new Uint32Array(n));
+    this.ipLo = grow(this.ipLo, (n) => new Uint32Array(n));
+    this.snapshot = grow(this.snapshot, (n) => new Uint16Array(n));
+    this.localRow = grow(this.localRow, (n) => new Uint32Array(n));
+    this.symbol = grow(this.symbol, (n) => new Int32Array(n));
+  }
+}
