@@ -1,0 +1,293 @@
+// End-to-end harness: Ringside inside a real VS Code (code-server 4.100.3 = VS Code 1.100.3 for the web), driven through
+// the real UI by Debian's Chromium via playwright-core. Every scenario gets a fresh server (fresh user data, extensions
+// folder, TMPDIR, demo workspace), because extension hosts linger after the browser leaves. See issue 7.
+import { chromium, type BrowserContext, type FrameLocator, type Locator, type Page } from 'playwright-core';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Default for every wait: the machine is shared and sometimes slow. */
+export const E2E_TIMEOUT_MS = 60_000;
+
+export const chromiumPath = '/usr/bin/chromium';
+export const chromiumArgs = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+];
+
+export class E2eError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'E2eError';
+  }
+}
+
+/** The repository root, found from wherever this file was compiled to (out/test/e2e or test/e2e). */
+/** The repository root: above this compiled file (out/test/e2e), else above the working directory (tests compiled elsewhere). */
+export const repoRoot: string = (() => {
+  for (const start of [__dirname, process.cwd()]) {
+    for (let dir = start; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      const manifest = path.join(dir, 'package.json');
+      if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'ringside') return dir;
+    }
+  }
+  throw new E2eError(`cannot find the ringside repository above ${__dirname} or ${process.cwd()}`);
+})();
+
+export const artifactsRoot = path.join(repoRoot, 'test-artifacts', 'e2e');
+
+// The scripts are plain ES modules shared with `npm start`; Node 20.19+ can require() them. Their shapes:
+interface RunningCodeServer {
+  url: string;
+  port: number;
+  pid: number;
+  startMs: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+interface CodeServerScript {
+  ensureCodeServer(): string;
+  startCodeServer(options: { workspace: string; port?: number; extensionsDir: string; userDataDir: string; timeoutMs?: number }): Promise<RunningCodeServer>;
+  installVsix(vsixPath: string, extensionsDir: string): string;
+}
+interface PackageVsixScript {
+  packageVsix(options?: { out?: string; build?: boolean }): { vsixPath: string; bytes: number; files: number };
+}
+export interface DemoWorkspace {
+  folder: string;
+  program: string;
+  source: string;
+  /** 1-based line of `demo_counter++` in demo.c. */
+  counterLine: number;
+}
+interface DemoScript {
+  createDemoWorkspace(target: string, options?: { launchArgs?: string[] }): DemoWorkspace;
+  demoIncrements(rounds: number): number;
+}
+
+function script<T>(relative: string): T {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(path.join(repoRoot, relative)) as T;
+}
+export const codeServer = (): CodeServerScript => script<CodeServerScript>('scripts/code-server.mjs');
+export const demo = (): DemoScript => script<DemoScript>('scripts/demo/create.mjs');
+
+let packagedVsix: string | undefined;
+/**
+ * The .vsix under test: the repo's extension, built and packaged once per test process. RINGSIDE_E2E_VSIX overrides it
+ * (for developing the harness against another extension).
+ */
+export function extensionVsix(): string {
+  if (packagedVsix) return packagedVsix;
+  const override = process.env.RINGSIDE_E2E_VSIX;
+  if (override) {
+    if (!existsSync(override)) throw new E2eError(`RINGSIDE_E2E_VSIX=${override} does not exist`);
+    packagedVsix = override;
+  } else {
+    const packaged = script<PackageVsixScript>('scripts/package-vsix.mjs').packageVsix({
+      out: path.join(repoRoot, '.cache', 'e2e', 'ringside-under-test.vsix'),
+      build: process.env.RINGSIDE_E2E_NO_BUILD !== '1',
+    });
+    packagedVsix = packaged.vsixPath;
+  }
+  return packagedVsix;
+}
+
+/** User settings that keep the workbench quiet and deterministic (no welcome page, tips or trust prompts). */
+const quietUserSettings = {
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'security.workspace.trust.enabled': false,
+  'telemetry.telemetryLevel': 'off',
+  'extensions.ignoreRecommendations': true,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'update.mode': 'none',
+  'window.restoreWindows': 'none',
+  'chat.commandCenter.enabled': false,
+};
+
+export interface Scenario {
+  readonly name: string;
+  readonly page: Page;
+  readonly context: BrowserContext;
+  readonly server: RunningCodeServer;
+  readonly workspace: DemoWorkspace;
+  readonly artifactsDir: string;
+  /** Milliseconds from spawning code-server to /healthz answering. */
+  readonly serverStartMs: number;
+  /** Saves a full-page screenshot as test-artifacts/e2e/<scenario>/<NN>-<label>.png and returns its path. */
+  screenshot(label: string): Promise<string>;
+  /** Closes the browser, kills the server's process group and removes the temp folders. Safe to call twice. */
+  close(options?: { failed?: boolean }): Promise<void>;
+}
+
+export interface ScenarioOptions {
+  /** `ringside.launch.args` for the demo (e.g. a round count so hit counts are known). */
+  launchArgs?: string[];
+  /** Extra user settings. */
+  userSettings?: Record<string, unknown>;
+}
+
+function safeName(text: string): string {
+  return text.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'step';
+}
+
+/**
+ * A fresh code-server with the extension installed and the demo workspace open in headless Chromium, the workbench
+ * loaded. Always call close() (in `finally`/`after`), also when this throws: it cleans up what it started itself.
+ */
+export async function openScenario(name: string, options: ScenarioOptions = {}): Promise<Scenario> {
+  const base = mkdtempSync(path.join(os.tmpdir(), `ringside-e2e-${safeName(name)}-`));
+  const artifactsDir = path.join(artifactsRoot, safeName(name));
+  rmSync(artifactsDir, { recursive: true, force: true });
+  mkdirSync(artifactsDir, { recursive: true });
+  const cleanups: Array<() => Promise<void> | void> = [() => rmSync(base, { recursive: true, force: true })];
+  const runCleanups = async (): Promise<void> => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        process.stderr.write(`e2e cleanup of ${name}: ${String(error)}\n`);
+      }
+    }
+  };
+  try {
+    const vsix = extensionVsix();
+    const workspace = demo().createDemoWorkspace(path.join(base, 'workspace'), { launchArgs: options.launchArgs });
+    const extensionsDir = path.join(base, 'extensions');
+    const userDataDir = path.join(base, 'user-data');
+    mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
+    writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...quietUserSettings, ...options.userSettings }, null, 2));
+    codeServer().installVsix(vsix, extensionsDir);
+
+    const server = await codeServer().startCodeServer({ workspace: workspace.folder, extensionsDir, userDataDir, timeoutMs: E2E_TIMEOUT_MS });
+    cleanups.push(async () => {
+      writeFileSync(path.join(artifactsDir, 'code-server.log'), server.output());
+      await server.stop();
+    });
+
+    const context = await chromium.launchPersistentContext(path.join(base, 'chromium-profile'), {
+      executablePath: chromiumPath,
+      headless: true,
+      args: chromiumArgs,
+      viewport: { width: 1600, height: 1000 },
+      timeout: E2E_TIMEOUT_MS,
+    });
+    cleanups.push(() => context.close());
+    context.setDefaultTimeout(E2E_TIMEOUT_MS);
+    const page = context.pages()[0] ?? await context.newPage();
+    const consoleLines: string[] = [];
+    page.on('console', (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
+    page.on('pageerror', (error) => consoleLines.push(`[pageerror] ${error.message}`));
+    cleanups.push(() => writeFileSync(path.join(artifactsDir, 'browser-console.log'), consoleLines.join('\n')));
+
+    await page.goto(`${server.url}?folder=${encodeURIComponent(workspace.folder)}`, { timeout: E2E_TIMEOUT_MS });
+    await waitForWorkbench(page);
+
+    let step = 0;
+    let closed = false;
+    const scenario: Scenario = {
+      name, page, context, server, workspace, artifactsDir, serverStartMs: server.startMs,
+      async screenshot(label: string): Promise<string> {
+        step += 1;
+        const file = path.join(artifactsDir, `${String(step).padStart(2, '0')}-${safeName(label)}.png`);
+        await page.screenshot({ path: file, timeout: E2E_TIMEOUT_MS });
+        return file;
+      },
+      async close({ failed = false } = {}): Promise<void> {
+        if (closed) return;
+        closed = true;
+        if (failed) {
+          try {
+            await page.screenshot({ path: path.join(artifactsDir, 'failure.png'), timeout: 10_000 });
+          } catch {
+            // the page may be gone; the logs below still get written
+          }
+        }
+        await runCleanups();
+      },
+    };
+    return scenario;
+  } catch (error) {
+    await runCleanups();
+    throw error;
+  }
+}
+
+/** Waits until the workbench shows the explorer with the demo folder, i.e. VS Code finished loading the window. */
+export async function waitForWorkbench(page: Page, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: timeoutMs });
+  await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout: timeoutMs });
+}
+
+/**
+ * Runs a command through the command palette like a user: F1, type the title, wait for its row, Enter.
+ * Extension commands only appear a few seconds after the workbench looks ready, so the palette is closed and reopened
+ * until the row shows.
+ */
+export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const input = page.locator('.quick-input-widget input[type="text"], .quick-input-widget input').first();
+  while (Date.now() < deadline) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible', timeout: Math.max(1000, deadline - Date.now()) });
+    await input.fill(`>${title}`);
+    const row = commandRow(page, title);
+    try {
+      await row.waitFor({ state: 'visible', timeout: Math.min(4000, Math.max(500, deadline - Date.now())) });
+    } catch {
+      continue; // not registered yet: reopen the palette
+    }
+    await row.click();
+    await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+    return;
+  }
+  await page.keyboard.press('Escape');
+  throw new E2eError(`command "${title}" never appeared in the command palette within ${timeoutMs / 1000} s`);
+}
+
+/** The palette row whose label is exactly the title (not merely containing it). */
+function commandRow(page: Page, title: string): Locator {
+  return page.locator('.quick-input-list .monaco-list-row').filter({
+    has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`) }),
+  }).first();
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * The content of the visible webview panel: VS Code hosts it in two nested iframes, `iframe.webview.ready` (the host)
+ * and `iframe#active-frame` (the page). Waits until the inner frame's body exists.
+ */
+export async function webviewFrame(page: Page, timeoutMs = E2E_TIMEOUT_MS): Promise<FrameLocator> {
+  const host = page.locator('iframe.webview.ready').last();
+  await host.waitFor({ state: 'attached', timeout: timeoutMs });
+  const outer = page.frameLocator('iframe.webview.ready').last();
+  await outer.locator('iframe#active-frame').waitFor({ state: 'attached', timeout: timeoutMs });
+  const inner = outer.frameLocator('iframe#active-frame');
+  await inner.locator('body').waitFor({ state: 'attached', timeout: timeoutMs });
+  return inner;
+}
+
+/** Texts of the notification toasts currently shown (errors from the extension surface here). */
+export async function notificationTexts(page: Page): Promise<string[]> {
+  return page.locator('.notifications-toasts .notification-list-item-message').allInnerTexts();
+}
+
+/** Opens a workspace file through Quick Open (Ctrl+P), like a user, and waits for its editor tab. */
+export async function openFile(page: Page, relativePath: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(relativePath);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(relativePath) }).first();
+  await row.waitFor({ state: 'visible', timeout: timeoutMs });
+  await page.keyboard.press('Enter');
+  await page.locator(`.tabs-container .tab[aria-label^="${path.basename(relativePath)}"]`).first().waitFor({ state: 'visible', timeout: timeoutMs });
+}
