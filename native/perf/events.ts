@@ -1,0 +1,164 @@
+// Opening perf events and the ioctls on them. An event is a file descriptor; PerfEventFd owns it
+// and closes it exactly once. Attr size is negotiated like perf does: when the kernel is older than
+// our attr layout and we set a field it does not know, it answers E2BIG and writes the size it
+// accepts back into the attr, and we retry at that size (recording what had to be dropped).
+
+import { encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from './attr';
+import { Ioctl, PerfFlag, PerfType, Sample } from './uapi';
+import * as libc from '../sys/libc';
+import { PerfError, type ErrorContext } from '../sys/errors';
+
+const E2BIG = 7;
+const EINVAL = 22;
+
+export interface OpenOptions {
+  /** Human name for errors (`mem:counter:w`). */
+  readonly name?: string;
+  /** Encode the attr at this size instead of PERF_ATTR_SIZE_LATEST (tests, older layouts). */
+  readonly attrSize?: number;
+  /** Bytes appended after the encoded attr, as a newer uapi would (tests of the E2BIG path). */
+  readonly trailingBytes?: Uint8Array;
+  /** Retry at the kernel's size on E2BIG (default true). */
+  readonly negotiateSize?: boolean;
+}
+
+export class PerfEventFd {
+  private open = true;
+
+  constructor(
+    readonly fd: number,
+    readonly attr: PerfEventAttr,
+    readonly pid: number,
+    readonly cpu: number,
+    readonly name: string,
+    /** Size of the attr the kernel finally accepted. */
+    readonly attrSize: number,
+    /** Non-zero attr bytes beyond the kernel's size that had to be dropped (E2BIG negotiation). */
+    readonly droppedNonZeroBytes: number = 0,
+  ) {}
+
+  get disposed(): boolean {
+    return !this.open;
+  }
+
+  private context(request: string): ErrorContext {
+    return { eventName: this.name, request, pid: this.pid, cpu: this.cpu, attrType: this.attr.type };
+  }
+
+  private liveFd(): number {
+    if (!this.open) throw new Error(`perf event ${this.name} used after dispose`);
+    return this.fd;
+  }
+
+  enable(): void {
+    libc.ioctlValue(this.liveFd(), Ioctl.ENABLE, 0, this.context('ENABLE'));
+  }
+
+  disable(): void {
+    libc.ioctlValue(this.liveFd(), Ioctl.DISABLE, 0, this.context('DISABLE'));
+  }
+
+  reset(): void {
+    libc.ioctlValue(this.liveFd(), Ioctl.RESET, 0, this.context('RESET'));
+  }
+
+  /** The kernel's sample id (what PERF_SAMPLE_ID/IDENTIFIER carry for this fd). */
+  id(): bigint {
+    const out = new Uint8Array(8);
+    libc.ioctlBuffer(this.liveFd(), Ioctl.ID, out, this.context('ID'));
+    return new DataView(out.buffer).getBigUint64(0, true);
+  }
+
+  /** PERF_EVENT_IOC_PAUSE_OUTPUT: stop (true) or restart (false) writes into this event's ring. */
+  pauseOutput(paused: boolean): void {
+    libc.ioctlValue(this.liveFd(), Ioctl.PAUSE_OUTPUT, paused ? 1 : 0, this.context('PAUSE_OUTPUT'));
+  }
+
+  /** PERF_EVENT_IOC_MODIFY_ATTRIBUTES: the kernel supports it for breakpoints (move bp_addr/bp_len/bp_type). */
+  modifyAttributes(attr: PerfEventAttr): void {
+    const bytes = encodeAttr(attr, this.attrSize);
+    libc.ioctlBuffer(this.liveFd(), Ioctl.MODIFY_ATTRIBUTES, bytes, this.context('MODIFY_ATTRIBUTES'));
+  }
+
+  /** PERF_EVENT_IOC_SET_OUTPUT: send this event's records into `target`'s ring (null: undo). */
+  setOutput(target: PerfEventFd | null): void {
+    libc.ioctlValue(this.liveFd(), Ioctl.SET_OUTPUT, target ? target.liveFd() : -1, this.context('SET_OUTPUT'));
+  }
+
+  /** Idempotent close. */
+  dispose(): void {
+    if (!this.open) return;
+    this.open = false;
+    libc.close(this.fd);
+  }
+}
+
+/** Attr fields worth naming when the kernel answers EINVAL. */
+function suspiciousFields(attr: PerfEventAttr): string[] {
+  const fields: string[] = [];
+  if (attr.flags.writeBackward) fields.push('write_backward (needs Linux 4.7)');
+  if (attr.flags.inherit && (attr.readFormat & 8 /* GROUP */)) fields.push('inherit with read_format GROUP');
+  if (attr.flags.sigtrap && !attr.flags.removeOnExec) fields.push('sigtrap without remove_on_exec');
+  if (attr.flags.freq && attr.samplePeriod === 0n) fields.push('freq with sample_freq 0');
+  if (attr.sampleType & ~((Sample.WEIGHT_STRUCT << 1) - 1)) fields.push('sample_type has unknown bits');
+  if (attr.type === PerfType.BREAKPOINT) {
+    if (![1, 2, 4, 8].includes(Number(attr.config2 ?? 0n)) && attr.bpType !== 4) fields.push(`bp_len ${attr.config2} (1, 2, 4 or 8)`);
+    if ((attr.config1 ?? 0n) % BigInt(Number(attr.config2 ?? 1n) || 1) !== 0n) fields.push('bp_addr not aligned to bp_len');
+    if (attr.samplePeriod === 0n) fields.push('sample_period 0 on a breakpoint');
+  }
+  if (attr.auxAction && Object.values(attr.auxAction).some(Boolean)) fields.push('aux_action bits (need a group led by an AUX event, e.g. Intel PT)');
+  if (attr.flags.useClockid) fields.push(`clockid ${attr.clockid ?? 0}`);
+  return fields;
+}
+
+/**
+ * perf_event_open with size negotiation. pid/cpu follow perf_event_open(2): (pid, -1) one task on
+ * any CPU, (-1, cpu) every task on one CPU, (0, -1) the calling thread.
+ */
+export function openEvent(attr: PerfEventAttr, pid: number, cpu: number, groupFd: number = -1,
+  flags: number = PerfFlag.FD_CLOEXEC, options: OpenOptions = {}): PerfEventFd {
+  const name = options.name ?? `type ${attr.type} config ${attr.config}`;
+  const context: ErrorContext = {
+    eventName: name, pid, cpu, attrType: attr.type, attrConfig: attr.config,
+    excludeKernel: attr.flags.excludeKernel ?? false,
+  };
+  const size = options.attrSize ?? PERF_ATTR_SIZE_LATEST;
+  const trailing = options.trailingBytes ?? new Uint8Array(0);
+  const encoded = encodeAttr(attr, size);
+  const bytes = new Uint8Array(encoded.length + trailing.length);
+  bytes.set(encoded);
+  bytes.set(trailing, encoded.length);
+  new DataView(bytes.buffer).setUint32(4, bytes.length, true);
+  try {
+    const fd = libc.perfEventOpen(bytes, pid, cpu, groupFd, flags, context);
+    return new PerfEventFd(fd, attr, pid, cpu, name, bytes.length);
+  } catch (error) {
+    if (!(error instanceof PerfError)) throw error;
+    if (error.errno === EINVAL) throw new PerfError('perf_event_open', EINVAL, { ...context, suspiciousFields: suspiciousFields(attr) });
+    if (error.errno !== E2BIG || options.negotiateSize === false) throw error;
+    // The kernel wrote the size it accepts into attr.size; anything non-zero beyond it is a feature it lacks.
+    const kernelSize = new DataView(bytes.buffer).getUint32(4, true);
+    if (kernelSize < 64 || kernelSize >= bytes.length) throw error;
+    const dropped = bytes.subarray(kernelSize).reduce((count, byte) => count + (byte !== 0 ? 1 : 0), 0);
+    return openAtSize(attr, kernelSize, pid, cpu, groupFd, flags, name, context, dropped);
+  }
+}
+
+function openAtSize(attr: PerfEventAttr, size: number, pid: number, cpu: number, groupFd: number, flags: number,
+  name: string, context: ErrorContext, dropped: number): PerfEventFd {
+  const bytes = encodeAttr(attr, size);
+  try {
+    const fd = libc.perfEventOpen(bytes, pid, cpu, groupFd, flags, context);
+    return new PerfEventFd(fd, attr, pid, cpu, name, size, dropped);
+  } catch (error) {
+    if (error instanceof PerfError && error.errno === EINVAL) {
+      throw new PerfError('perf_event_open', EINVAL, { ...context, suspiciousFields: suspiciousFields(attr) });
+    }
+    throw error;
+  }
+}
+
+/** Wraps an fd we did not open (borrowed with pidfd_getfd) so it gets the same ioctls and disposal. */
+export function adoptEventFd(fd: number, attr: PerfEventAttr, name: string = `adopted fd ${fd}`): PerfEventFd {
+  return new PerfEventFd(fd, attr, -1, -1, name, attr.size ?? PERF_ATTR_SIZE_LATEST);
+}

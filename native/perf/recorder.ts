@@ -1,0 +1,472 @@
+// A Recorder is one flight-recording session: the events of a capture opened on every thread or
+// CPU of the target, each with a backward (overwrite) ring, plus a forward side-band ring per
+// thread/CPU for COMM/EXIT/FORK/MMAP2. Snapshots pause, copy and resume each ring (or swap a
+// gap-free pair) and return raw copies for the decoder. The CLI and the extension both use it.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import type { PerfEventAttr } from './attr';
+import { PerfType, Sample, SoftwareConfig } from './uapi';
+import { openEvent, type PerfEventFd } from './events';
+import { BackwardRing, ForwardRing, GapFreeRingPair, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
+import { onlineCpus, threadsOf, readMaps, synthesizeSideband, allPids } from './procfs';
+import type { ProcessSideband } from './sideband-types';
+import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../decode/types';
+import * as libc from '../sys/libc';
+import { PerfError } from '../sys/errors';
+
+export type RecorderTarget =
+  | { kind: 'pid'; pid: number }
+  | { kind: 'cpus'; cpus?: number[] }
+  | { kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: 'inherit' | 'ignore' | 'pipe' };
+
+export interface RecorderOptions {
+  readonly events: readonly ResolvedEvent[];
+  readonly target: RecorderTarget;
+  /** Data pages per flight-recorder ring, a power of two (default 64). */
+  readonly pages?: number;
+  /** Two rings per target for software events and tracepoints, swapped instead of paused (default false). */
+  readonly gapFree?: boolean;
+  /** Side-band ring per thread/CPU (default true). */
+  readonly sideband?: boolean;
+  /** Also record context switches in the side-band (default false). */
+  readonly contextSwitch?: boolean;
+  /** Data pages of each side-band ring (default 16). */
+  readonly sidebandPages?: number;
+  /** Zero-copy reads (koffi.view) when the runtime allows; false forces memcpy (default: allowed where supported). */
+  readonly useZeroCopy?: boolean;
+  /** Synthesize COMM/MMAP2 equivalents from /proc at snapshot time (default true). */
+  readonly synthesize?: boolean;
+}
+
+export interface RecorderSnapshot extends RawSnapshot {
+  /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
+  readonly processes: readonly ProcessSideband[];
+}
+
+export class LoadBaseMismatchError extends Error {
+  constructor(message: string, readonly pid: number, readonly exePath: string, readonly expected: bigint, readonly actual: bigint | null) {
+    super(message);
+    this.name = 'LoadBaseMismatchError';
+  }
+}
+
+/**
+ * Checks that `exePath` is mapped at `expectedBase` (its file-offset-0 mapping) in process `pid`.
+ * Throws LoadBaseMismatchError with both addresses when it is not (e.g. ASLR was not disabled).
+ */
+export function verifyLoadBase(pid: number, exePath: string, expectedBase: bigint): void {
+  let wanted = exePath;
+  try {
+    wanted = realpathSync(exePath);
+  } catch {
+    // compare with the path as given
+  }
+  let maps;
+  try {
+    maps = readMaps(pid);
+  } catch {
+    throw new LoadBaseMismatchError(`cannot verify the load address of ${exePath}: process ${pid} has exited`, pid, exePath, expectedBase, null);
+  }
+  const mapping = maps.find((m) => (m.path === wanted || m.path === exePath) && m.pgoff === 0n);
+  if (!mapping) {
+    throw new LoadBaseMismatchError(`${exePath} is not mapped in process ${pid}; symbol addresses cannot be trusted`, pid, exePath, expectedBase, null);
+  }
+  if (mapping.start !== expectedBase) {
+    throw new LoadBaseMismatchError(
+      `${exePath} is loaded at 0x${mapping.start.toString(16)} in process ${pid}, not at the expected 0x${expectedBase.toString(16)}: ` +
+      'address-space randomisation was not disabled (or the binary changed), so breakpoints on its symbols point elsewhere',
+      pid, exePath, expectedBase, mapping.start);
+  }
+}
+
+/** Borrows fd `fd` of process `pid` (pidfd_open + pidfd_getfd): a new fd in this process for the same perf event. */
+export function borrowPerfFd(pid: number, fd: number): number {
+  const pidfd = libc.pidfdOpen(pid);
+  try {
+    return libc.pidfdGetfd(pidfd, fd);
+  } finally {
+    libc.close(pidfd);
+  }
+}
+
+/** Sample fields every flight-recorder record carries, so the decoder can place and attribute it. */
+const REQUIRED_SAMPLE = Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.IDENTIFIER;
+const SIDEBAND_SAMPLE = Sample.TID | Sample.TIME | Sample.CPU | Sample.IDENTIFIER;
+/** perf's default sampling frequency when an event comes without -c/-F. */
+const DEFAULT_FREQ = 4000n;
+/** The launch wrapper: wait for the go byte on fd 3, drop fd 3, become the command (same pid). */
+const LAUNCH_WRAPPER = 'read _ <&3 || exit 125; exec 3<&-; exec "$@"';
+const WRAPPER_MARKER = 'read _ <&3';
+
+type RingUnit =
+  | { readonly kind: 'single'; readonly eventIndex: number; readonly ring: BackwardRing }
+  | { readonly kind: 'pair'; readonly eventIndex: number; readonly pair: GapFreeRingPair }
+  | { readonly kind: 'forward'; readonly eventIndex: number; readonly ring: ForwardRing };
+
+interface Slot {
+  readonly pid: number;
+  readonly cpu: number;
+  readonly label: string;
+}
+
+function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfEventAttr {
+  const attr = event.attr;
+  let samplePeriod = attr.samplePeriod;
+  let freq = attr.flags.freq ?? false;
+  if (samplePeriod === 0n) {
+    // Counting-only attrs never write records; give them perf's defaults.
+    if (attr.type === PerfType.BREAKPOINT || attr.type === PerfType.TRACEPOINT) {
+      samplePeriod = 1n;
+      freq = false;
+    } else {
+      samplePeriod = DEFAULT_FREQ;
+      freq = true;
+    }
+  }
+  const launch = target.kind === 'launch';
+  return {
+    ...attr,
+    samplePeriod,
+    sampleType: attr.sampleType | REQUIRED_SAMPLE,
+    flags: {
+      ...attr.flags,
+      freq,
+      writeBackward: true,
+      sampleIdAll: true,
+      inherit: target.kind !== 'cpus',
+      disabled: launch,
+      enableOnExec: launch,
+    },
+  };
+}
+
+function sidebandAttr(target: RecorderTarget, contextSwitch: boolean): PerfEventAttr {
+  const launch = target.kind === 'launch';
+  return {
+    type: PerfType.SOFTWARE,
+    config: BigInt(SoftwareConfig.DUMMY),
+    samplePeriod: 1n,
+    sampleType: SIDEBAND_SAMPLE,
+    readFormat: 0,
+    flags: {
+      comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
+      sampleIdAll: true, inherit: target.kind !== 'cpus', disabled: launch, enableOnExec: launch,
+    },
+  };
+}
+
+/** The standby ring of a gap-free pair: same event, idle until the first swap. */
+function standbyAttr(attr: PerfEventAttr): PerfEventAttr {
+  return { ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } };
+}
+
+export class Recorder {
+  private readonly units: RingUnit[] = [];
+  private readonly fdsByEvent: PerfEventFd[][] = [];
+  private readonly attrs: PerfEventAttr[] = [];
+  private child: ChildProcess | null = null;
+  private released = false;
+  private disposed = false;
+  private childPidValue: number | undefined;
+  private exitedPromise: Promise<number | null> | undefined;
+  private exitCode: number | null | undefined;
+
+  private constructor(private readonly options: RecorderOptions, private readonly mode: CopyMode) {}
+
+  /** Pid of the launched command (launch targets). */
+  get childPid(): number | undefined {
+    return this.childPidValue;
+  }
+
+  /** Resolves with the launched command's exit code (null when killed by a signal). */
+  get exited(): Promise<number | null> | undefined {
+    return this.exitedPromise;
+  }
+
+  get events(): readonly ResolvedEvent[] {
+    return this.options.events;
+  }
+
+  static async open(options: RecorderOptions): Promise<Recorder> {
+    const pages = options.pages ?? 64;
+    if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0) throw new RangeError(`--pages must be a power of two, got ${pages}`);
+    if (options.events.length === 0) throw new Error('a recording needs at least one event');
+    const mode: CopyMode = options.useZeroCopy === false ? 'memcpy' : defaultCopyMode();
+    const recorder = new Recorder(options, mode);
+    try {
+      if (options.target.kind === 'launch') {
+        await recorder.launch(options.target);
+      } else {
+        recorder.openAll(recorder.slotsFor(options.target));
+      }
+    } catch (error) {
+      recorder.dispose();
+      throw error;
+    }
+    return recorder;
+  }
+
+  private slotsFor(target: RecorderTarget): Slot[] {
+    switch (target.kind) {
+      case 'cpus': {
+        const online = onlineCpus();
+        const cpus = target.cpus ?? online;
+        for (const cpu of cpus) if (!online.includes(cpu)) throw new Error(`CPU ${cpu} is not online (online: ${online.join(',')})`);
+        return cpus.map((cpu) => ({ pid: -1, cpu, label: `cpu${cpu}` }));
+      }
+      case 'pid':
+        return threadsOf(target.pid).map((tid) => ({ pid: tid, cpu: -1, label: `tid ${tid}` }));
+      case 'launch':
+        return [{ pid: this.childPidValue ?? -1, cpu: -1, label: `pid ${this.childPidValue}` }];
+    }
+  }
+
+  private openAll(slots: Slot[]): void {
+    const { events, target } = this.options;
+    const pages = this.options.pages ?? 64;
+    const multipleEvents = events.length > 1;
+    events.forEach((event, index) => {
+      const attr = flightRecorderAttr(event, target);
+      this.attrs[index] = attr;
+      this.fdsByEvent[index] = [];
+    });
+    const sidebandIndex = events.length;
+    let opened = 0;
+    for (const slot of slots) {
+      let slotOpened = false;
+      for (let index = 0; index < events.length; index++) {
+        const event = events[index];
+        const attr = this.attrs[index];
+        const meta: RingMeta = { ringId: this.units.length, label: multipleEvents ? `${slot.label} ${event.name}` : slot.label, cpu: slot.cpu, tid: slot.pid, defaultEvent: index };
+        const first = this.tryOpen(attr, slot, event.name, target.kind === 'pid');
+        if (!first) continue;
+        slotOpened = true;
+        const firstRing = this.ring(first, pages, meta, index);
+        if (this.options.gapFree && !event.isBreakpoint) {
+          let secondRing: BackwardRing;
+          try {
+            secondRing = this.ring(openEvent(standbyAttr(attr), slot.pid, slot.cpu, -1, undefined, { name: event.name }), pages, meta, index);
+          } catch (error) {
+            firstRing.dispose();
+            throw error;
+          }
+          this.units.push({ kind: 'pair', eventIndex: index, pair: new GapFreeRingPair(firstRing, secondRing) });
+        } else {
+          this.units.push({ kind: 'single', eventIndex: index, ring: firstRing });
+        }
+      }
+      if (slotOpened) opened++;
+      if (slotOpened && this.options.sideband !== false) {
+        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false);
+        this.fdsByEvent[sidebandIndex] ??= [];
+        const fd = this.tryOpen(this.attrs[sidebandIndex], slot, 'sideband', target.kind === 'pid');
+        if (fd) {
+          const meta: RingMeta = { ringId: this.units.length, label: `${slot.label} sideband`, cpu: slot.cpu, tid: slot.pid, defaultEvent: sidebandIndex };
+          this.fdsByEvent[sidebandIndex].push(fd);
+          let ring: ForwardRing;
+          try {
+            ring = new ForwardRing(fd, this.options.sidebandPages ?? 16, meta, this.mode);
+          } catch (error) {
+            fd.dispose();
+            throw error;
+          }
+          this.units.push({ kind: 'forward', eventIndex: sidebandIndex, ring });
+        }
+      }
+    }
+    if (opened === 0) throw new Error('no thread of the target could be traced (all exited?)');
+  }
+
+  /** Opens one fd; a thread that exited between listing and opening (ESRCH) is skipped for -p. */
+  private tryOpen(attr: PerfEventAttr, slot: Slot, name: string, skipGoneThreads: boolean): PerfEventFd | null {
+    try {
+      return openEvent(attr, slot.pid, slot.cpu, -1, undefined, { name });
+    } catch (error) {
+      if (skipGoneThreads && error instanceof PerfError && error.code === 'ESRCH') return null;
+      throw error;
+    }
+  }
+
+  private ring(event: PerfEventFd, pages: number, meta: RingMeta, eventIndex: number): BackwardRing {
+    this.fdsByEvent[eventIndex].push(event);
+    try {
+      return new BackwardRing(event, pages, meta, this.mode);
+    } catch (error) {
+      event.dispose();
+      throw error;
+    }
+  }
+
+  private async launch(target: Extract<RecorderTarget, { kind: 'launch' }>): Promise<void> {
+    if (target.argv.length === 0) throw new Error('nothing to launch: empty command');
+    // Like GDB: no address-space randomisation for the inferior, so symbol addresses are known in
+    // advance. personality() is per task and inherited across fork and exec: set it around spawn only.
+    const previous = libc.personality(0xffffffff);
+    libc.personality(previous | libc.ADDR_NO_RANDOMIZE);
+    let child: ChildProcess;
+    try {
+      const stdio = target.stdio ?? 'inherit';
+      child = spawn('/bin/sh', ['-c', LAUNCH_WRAPPER, 'ringside-launch', ...target.argv], {
+        cwd: target.cwd,
+        env: target.env ? { ...target.env } : process.env,
+        stdio: [stdio, stdio, stdio, 'pipe'],
+      });
+    } finally {
+      libc.personality(previous);
+    }
+    this.child = child;
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (error) => reject(new Error(`cannot launch ${target.argv[0]}: ${error.message}`)));
+    });
+    const pid = child.pid!;
+    this.childPidValue = pid;
+    this.exitedPromise = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+      child.once('exit', (code) => {
+        this.exitCode = code;
+        resolve(code);
+      });
+    });
+    // The shell sits in `read` until released; events armed now fire from the command's first instruction (enable_on_exec).
+    this.openAll(this.slotsFor(target));
+    this.release();
+    await this.waitForExec(pid);
+  }
+
+  private release(): void {
+    if (this.released || !this.child) return;
+    this.released = true;
+    const go = this.child.stdio[3];
+    if (go && 'end' in go) {
+      (go as NodeJS.WritableStream).end('\n');
+    }
+  }
+
+  /** Waits until the wrapper has exec'd COMMAND (its cmdline changes) or exited, so maps are those of COMMAND. */
+  private async waitForExec(pid: number): Promise<void> {
+    const { readFileSync } = await import('node:fs');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && this.exitCode === undefined) {
+      let cmdline: string;
+      try {
+        cmdline = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+      } catch {
+        return;
+      }
+      if (cmdline.length > 0 && !cmdline.includes(WRAPPER_MARKER)) {
+        // exec has replaced the image; the ELF loader maps the executable in the same syscall, and
+        // the cmdline is only readable from the new stack once that is done.
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
+  /** Method form for the launched command. */
+  verifyLoadBase(exePath: string, expectedBase: bigint): void {
+    if (this.childPidValue === undefined) throw new Error('verifyLoadBase needs a launched command');
+    verifyLoadBase(this.childPidValue, exePath, expectedBase);
+  }
+
+  /** Event table for the decoder: user events first, the side-band dummy last. */
+  eventDescriptions(): EventDescription[] {
+    const descriptions: EventDescription[] = this.options.events.map((event, index) => ({
+      index,
+      name: event.name,
+      attr: this.attrs[index],
+      ids: (this.fdsByEvent[index] ?? []).map((fd) => fd.id()),
+      tracepoint: event.tracepoint,
+    }));
+    const sidebandIndex = this.options.events.length;
+    if (this.attrs[sidebandIndex]) {
+      descriptions.push({ index: sidebandIndex, name: 'sideband', attr: this.attrs[sidebandIndex], ids: (this.fdsByEvent[sidebandIndex] ?? []).map((fd) => fd.id()) });
+    }
+    return descriptions;
+  }
+
+  private checkOpen(): void {
+    if (this.disposed) throw new Error('recorder used after dispose');
+  }
+
+  /** Pauses, copies and resumes every flight-recorder ring (or swaps gap-free pairs), and drains the side-band rings. */
+  snapshot(): RecorderSnapshot {
+    this.checkOpen();
+    const takenAtMs = Date.now();
+    const rings: RingCopy[] = [];
+    const pauseWindowNs: number[] = [];
+    for (const unit of this.units) {
+      let result: RingSnapshot;
+      if (unit.kind === 'single') result = unit.ring.snapshot();
+      else if (unit.kind === 'pair') result = unit.pair.snapshot();
+      else result = unit.ring.read();
+      rings.push(result.copy);
+      pauseWindowNs.push(result.pauseWindowNs);
+    }
+    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize() };
+  }
+
+  private synthesize(): ProcessSideband[] {
+    if (this.options.synthesize === false) return [];
+    const target = this.options.target;
+    if (target.kind === 'launch') return this.childPidValue ? synthesizeSideband([this.childPidValue]) : [];
+    if (target.kind === 'pid') return synthesizeSideband([target.pid]);
+    return synthesizeSideband(allPids());
+  }
+
+  /** Stops writes into every flight-recorder ring (records arriving meanwhile are counted as lost). */
+  pause(): void {
+    this.checkOpen();
+    for (const unit of this.units) {
+      if (unit.kind === 'single') unit.ring.event.pauseOutput(true);
+      else if (unit.kind === 'pair') unit.pair.pauseOutput(true);
+    }
+  }
+
+  resume(): void {
+    this.checkOpen();
+    for (const unit of this.units) {
+      if (unit.kind === 'single') unit.ring.event.pauseOutput(false);
+      else if (unit.kind === 'pair') unit.pair.pauseOutput(false);
+    }
+  }
+
+  ringStats(): RingStats[] {
+    this.checkOpen();
+    return this.units.map((unit) => unit.kind === 'pair' ? unit.pair.stats() : unit.ring.stats());
+  }
+
+  /** The rings themselves, for tests and the keeper (borrowing fds). */
+  get backwardRings(): readonly BackwardRing[] {
+    return this.units.flatMap((unit) => unit.kind === 'single' ? [unit.ring] : unit.kind === 'pair' ? unit.pair.rings : []);
+  }
+
+  get forwardRings(): readonly ForwardRing[] {
+    return this.units.flatMap((unit) => unit.kind === 'forward' ? [unit.ring] : []);
+  }
+
+  /** Closes every fd and mapping. Idempotent. A launched command that was never released is killed. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const errors: unknown[] = [];
+    for (const unit of this.units) {
+      try {
+        if (unit.kind === 'pair') unit.pair.dispose();
+        else unit.ring.dispose();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    // fds opened but never wrapped in a ring (failure mid-open) are closed here too; dispose is idempotent.
+    for (const fds of this.fdsByEvent) for (const fd of fds ?? []) fd.dispose();
+    this.units.length = 0;
+    if (this.child) {
+      if (!this.released && this.child.exitCode === null) this.child.kill('SIGKILL');
+      const go = this.child.stdio[3];
+      if (go && 'destroy' in go) (go as { destroy(): void }).destroy();
+    }
+    if (errors.length) throw errors[0];
+  }
+}

@@ -1,0 +1,352 @@
+// perf ring buffers as seen from user space: a header page (struct perf_event_mmap_page) followed
+// by 2^n data pages. Two kinds here:
+//  - BackwardRing: the flight recorder. Mapped read-only, so the kernel overwrites unconditionally;
+//    with write_backward it writes from the end, so data_head is always the start of the NEWEST
+//    record and walking forward in memory goes newest -> oldest. A snapshot pauses output, copies
+//    the data area linearised (head..end, then 0..head) and resumes: bytes[0] is the newest record
+//    and no record straddles the end of the copy.
+//  - ForwardRing: the side-band stream. Mapped writable, so the kernel never overwrites unread
+//    data; we copy [data_tail, data_head) and then publish data_tail = data_head.
+// A GapFreeRingPair keeps two backward rings for one event and swaps them instead of pausing.
+
+import { Mapping, pageSize, PROT_READ, PROT_WRITE, zeroCopySupported } from '../sys/libc';
+import { MmapPage } from './uapi';
+import { adoptEventFd, type PerfEventFd } from './events';
+import type { PerfEventAttr } from './attr';
+import type { RingCopy, SnapshotPath } from '../decode/types';
+
+export type CopyMode = 'zero-copy' | 'memcpy';
+
+const U64_RANGE = 1n << 64n;
+
+/** Where a ring's records come from, carried into every RingCopy. */
+export interface RingMeta {
+  readonly ringId: number;
+  readonly label: string;
+  readonly cpu: number;
+  readonly tid: number;
+  readonly defaultEvent: number;
+}
+
+export interface RingSnapshot {
+  readonly copy: RingCopy;
+  /** Nanoseconds between issuing the pause ioctl and the resume ioctl returning (0 for forward rings). */
+  readonly pauseWindowNs: number;
+}
+
+export interface RingStats {
+  readonly ringId: number;
+  readonly label: string;
+  readonly direction: 'backward' | 'forward';
+  readonly head: bigint;
+  readonly dataSize: number;
+  readonly bytesWritten: bigint;
+  /** Share of the data area holding valid records, 0..100. */
+  readonly fillPercent: number;
+  readonly path: SnapshotPath;
+}
+
+export function defaultCopyMode(): CopyMode {
+  return zeroCopySupported() ? 'zero-copy' : 'memcpy';
+}
+
+function checkDataPages(dataPages: number): void {
+  if (!Number.isInteger(dataPages) || dataPages < 1 || (dataPages & (dataPages - 1)) !== 0) {
+    throw new RangeError(`ring data pages must be a power of two >= 1, got ${dataPages}`);
+  }
+}
+
+/** For a backward ring the head counts down from 0 as a u64: bytes written = 2^64 - head. */
+export function backwardBytesWritten(head: bigint): bigint {
+  return head === 0n ? 0n : U64_RANGE - head;
+}
+
+/** The mmap of one perf fd and the raw reads on it, shared by both ring kinds. */
+class RingMapping {
+  readonly mapping: Mapping;
+  readonly dataOffset: number;
+  readonly dataSize: number;
+  private zeroCopyBytes: Uint8Array | null = null;
+  private headerView: DataView | null = null;
+
+  constructor(fd: number, readonly dataPages: number, writable: boolean, eventName: string) {
+    checkDataPages(dataPages);
+    const page = pageSize();
+    this.mapping = Mapping.map(fd, (dataPages + 1) * page, writable ? PROT_READ | PROT_WRITE : PROT_READ, { eventName });
+    // data_offset/data_size are filled by every kernel since 4.1; fall back to the classic layout.
+    const offset = Number(this.mapping.readU64(MmapPage.DATA_OFFSET));
+    const size = Number(this.mapping.readU64(MmapPage.DATA_SIZE));
+    this.dataOffset = offset || page;
+    this.dataSize = size || dataPages * page;
+  }
+
+  private zeroCopy(): { bytes: Uint8Array; header: DataView } {
+    if (!this.zeroCopyBytes || !this.headerView) {
+      const buffer = this.mapping.view();
+      this.zeroCopyBytes = new Uint8Array(buffer, this.dataOffset, this.dataSize);
+      this.headerView = new DataView(buffer, 0, this.dataOffset);
+    }
+    return { bytes: this.zeroCopyBytes, header: this.headerView };
+  }
+
+  readU64(offset: number, mode: CopyMode): bigint {
+    return mode === 'zero-copy' ? this.zeroCopy().header.getBigUint64(offset, true) : this.mapping.readU64(offset);
+  }
+
+  /** Copies `length` bytes of the data area starting at ring offset `start` (wrapping) into `into`. */
+  copyLinear(start: number, length: number, into: Uint8Array, mode: CopyMode): void {
+    const first = Math.min(length, this.dataSize - start);
+    const second = length - first;
+    if (mode === 'zero-copy') {
+      const bytes = this.zeroCopy().bytes;
+      into.set(bytes.subarray(start, start + first), 0);
+      if (second > 0) into.set(bytes.subarray(0, second), first);
+    } else {
+      this.mapping.copyOut(this.dataOffset + start, into, 0, first);
+      if (second > 0) this.mapping.copyOut(this.dataOffset, into, first, second);
+    }
+  }
+
+  unmap(): void {
+    this.zeroCopyBytes = null;
+    this.headerView = null;
+    this.mapping.unmap();
+  }
+}
+
+/**
+ * A flight-recorder ring: write_backward event, read-only mapping. Owns its event fd and mapping.
+ */
+export class BackwardRing {
+  private readonly ring: RingMapping;
+  private disposed = false;
+
+  constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
+    if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
+    this.ring = new RingMapping(event.fd, dataPages, false, event.name);
+  }
+
+  get dataSize(): number {
+    return this.ring.dataSize;
+  }
+
+  get mapping(): Mapping {
+    return this.ring.mapping;
+  }
+
+  head(mode: CopyMode = this.mode): bigint {
+    return this.ring.readU64(MmapPage.DATA_HEAD, mode);
+  }
+
+  bytesWritten(): bigint {
+    return backwardBytesWritten(this.head());
+  }
+
+  /**
+   * Copies the data area linearised from data_head. Call only while nothing writes the ring
+   * (output paused, or the event disabled). `writtenSince` limits validBytes to what was written
+   * after a given head (the gap-free pair uses the head at activation).
+   */
+  copyQuiescent(mode: CopyMode = this.mode, writtenSince: bigint = 0n): { bytes: Uint8Array; head: bigint; validBytes: number; written: bigint } {
+    const bytes = new Uint8Array(this.ring.dataSize);
+    return this.copyInto(bytes, mode, writtenSince);
+  }
+
+  private copyInto(bytes: Uint8Array, mode: CopyMode, writtenSince: bigint): { bytes: Uint8Array; head: bigint; validBytes: number; written: bigint } {
+    const head = this.head(mode);
+    const written = BigInt.asUintN(64, writtenSince - head);
+    const size = this.ring.dataSize;
+    const validBytes = written >= BigInt(size) ? size : Number(written);
+    const start = Number(head & BigInt(size - 1));
+    // Copying the whole area keeps the pause window one fixed-size memcpy; validBytes says what counts.
+    this.ring.copyLinear(start, size, bytes, mode);
+    return { bytes, head, validBytes, written };
+  }
+
+  /** Pause output -> read head -> copy -> resume. The buffer is allocated before the pause. */
+  snapshot(mode: CopyMode = this.mode): RingSnapshot {
+    const bytes = new Uint8Array(this.ring.dataSize);
+    const started = process.hrtime.bigint();
+    this.event.pauseOutput(true);
+    let result;
+    try {
+      result = this.copyInto(bytes, mode, 0n);
+    } finally {
+      this.event.pauseOutput(false);
+    }
+    const pauseWindowNs = Number(process.hrtime.bigint() - started);
+    return { copy: this.toCopy(result.bytes, result.validBytes, result.written, 'paused'), pauseWindowNs };
+  }
+
+  toCopy(bytes: Uint8Array, validBytes: number, bytesWritten: bigint, path: SnapshotPath): RingCopy {
+    return {
+      ...this.meta,
+      direction: 'backward',
+      bytes,
+      validBytes,
+      dataSize: this.ring.dataSize,
+      bytesWritten,
+      path,
+      copiedAtNs: performance.now() * 1e6,
+    };
+  }
+
+  stats(path: SnapshotPath = 'paused'): RingStats {
+    const head = this.head();
+    const written = backwardBytesWritten(head);
+    const valid = written >= BigInt(this.dataSize) ? this.dataSize : Number(written);
+    return { ringId: this.meta.ringId, label: this.meta.label, direction: 'backward', head, dataSize: this.dataSize, bytesWritten: written, fillPercent: (valid / this.dataSize) * 100, path };
+  }
+
+  /** Unmaps and closes the event. Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.ring.unmap();
+    } finally {
+      this.event.dispose();
+    }
+  }
+}
+
+/** The side-band ring: writable mapping, consumed through data_tail, never paused. Owns its event. */
+export class ForwardRing {
+  private readonly ring: RingMapping;
+  private disposed = false;
+  private consumed = 0n;
+
+  constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
+    if (event.attr.flags.writeBackward) throw new Error(`ForwardRing needs an event without writeBackward (${event.name})`);
+    this.ring = new RingMapping(event.fd, dataPages, true, event.name);
+  }
+
+  get dataSize(): number {
+    return this.ring.dataSize;
+  }
+
+  head(): bigint {
+    return this.ring.readU64(MmapPage.DATA_HEAD, this.mode);
+  }
+
+  /** Copies everything not yet consumed (oldest first, linearised) and hands the space back to the kernel. */
+  read(mode: CopyMode = this.mode): RingSnapshot {
+    // Reading data_head before the copy is the acquire: the kernel publishes head after the data
+    // (and the call boundary into koffi keeps the loads ordered on x86/arm64 for our purposes).
+    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
+    const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
+    const size = this.ring.dataSize;
+    const available = Number(head - tail);
+    const length = Math.min(available, size);
+    const bytes = new Uint8Array(size);
+    this.ring.copyLinear(Number(tail & BigInt(size - 1)), length, bytes, mode);
+    this.ring.mapping.writeU64(MmapPage.DATA_TAIL, head);
+    this.consumed = head;
+    const copy: RingCopy = {
+      ...this.meta,
+      direction: 'forward',
+      bytes,
+      validBytes: length,
+      dataSize: size,
+      bytesWritten: head,
+      path: 'paused',
+      copiedAtNs: performance.now() * 1e6,
+    };
+    return { copy, pauseWindowNs: 0 };
+  }
+
+  stats(): RingStats {
+    const head = this.head();
+    const pending = Number(head - this.consumed);
+    return { ringId: this.meta.ringId, label: this.meta.label, direction: 'forward', head, dataSize: this.dataSize, bytesWritten: head, fillPercent: (Math.min(pending, this.dataSize) / this.dataSize) * 100, path: 'paused' };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.ring.unmap();
+    } finally {
+      this.event.dispose();
+    }
+  }
+}
+
+/**
+ * Two backward rings for the same event and target. One is live, the other's event is disabled.
+ * A snapshot enables the standby BEFORE disabling the live one (so there is an overlap of a few
+ * microseconds instead of a gap), then copies the now idle ring at leisure and makes it the
+ * standby. DISABLE is synchronous in the kernel (it runs on the event's CPU), so once it returns
+ * nothing writes the retired ring. The copy covers only what was written since that ring became
+ * live, so consecutive snapshots tile time without repeating the retired ring's older contents.
+ * Records in the overlap window can appear in both copies.
+ */
+export class GapFreeRingPair {
+  private live: BackwardRing;
+  private standby: BackwardRing;
+  private liveSinceHead: bigint;
+
+  /** `first` must be enabled (or enable-on-exec), `second` opened disabled. */
+  constructor(first: BackwardRing, second: BackwardRing) {
+    this.live = first;
+    this.standby = second;
+    this.liveSinceHead = first.head();
+  }
+
+  get rings(): readonly BackwardRing[] {
+    return [this.live, this.standby];
+  }
+
+  get active(): BackwardRing {
+    return this.live;
+  }
+
+  snapshot(mode?: CopyMode): RingSnapshot {
+    const standbyHead = this.standby.head();
+    const started = process.hrtime.bigint();
+    this.standby.event.enable();
+    this.live.event.disable();
+    const switchNs = Number(process.hrtime.bigint() - started);
+    const retired = this.live;
+    const result = retired.copyQuiescent(mode ?? retired.mode, this.liveSinceHead);
+    this.live = this.standby;
+    this.liveSinceHead = standbyHead;
+    this.standby = retired;
+    // The retired ring keeps its meta (ringId/label) so the decoder sees one logical ring per target.
+    return { copy: retired.toCopy(result.bytes, result.validBytes, result.written, 'gap-free'), pauseWindowNs: switchNs };
+  }
+
+  pauseOutput(paused: boolean): void {
+    this.live.event.pauseOutput(paused);
+  }
+
+  stats(): RingStats {
+    return this.live.stats('gap-free');
+  }
+
+  dispose(): void {
+    try {
+      this.live.dispose();
+    } finally {
+      this.standby.dispose();
+    }
+  }
+}
+
+/**
+ * Maps an existing perf fd's ring (e.g. one borrowed with pidfd_getfd): backward rings read-only,
+ * forward rings writable. The kernel reuses the fd's ring when one exists, which is only allowed
+ * with the same number of data pages. The returned ring owns `fd` (dispose closes it).
+ */
+export function mapExistingRing(fd: number, dataPages: number, direction: 'backward' | 'forward',
+  options: { meta?: Partial<RingMeta>; attr?: PerfEventAttr; mode?: CopyMode } = {}): BackwardRing | ForwardRing {
+  const attr: PerfEventAttr = options.attr ?? { type: 1, config: 0n, samplePeriod: 0n, sampleType: 0, readFormat: 0, flags: { writeBackward: direction === 'backward' } };
+  const event = adoptEventFd(fd, attr, `fd ${fd}`);
+  const meta: RingMeta = { ringId: 0, label: `fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0, ...options.meta };
+  try {
+    return direction === 'backward' ? new BackwardRing(event, dataPages, meta, options.mode) : new ForwardRing(event, dataPages, meta, options.mode);
+  } catch (error) {
+    event.dispose();
+    throw error;
+  }
+}

@@ -1,0 +1,153 @@
+// Typed errors for failed system calls, with a hint that tells a person what to change. The perf
+// interface answers almost every mistake with a bare errno; the hint turns it back into the reason
+// (paranoid level, locked-memory limit, debug registers, tracefs...) using what the call was about.
+
+import { readFileSync } from 'node:fs';
+
+/** Linux errno numbers (asm-generic/errno-base.h + errno.h; identical on x86_64 and aarch64). */
+export const ERRNO_NAMES: Readonly<Record<number, string>> = {
+  1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 4: 'EINTR', 5: 'EIO', 6: 'ENXIO', 7: 'E2BIG', 8: 'ENOEXEC',
+  9: 'EBADF', 10: 'ECHILD', 11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 15: 'ENOTBLK',
+  16: 'EBUSY', 17: 'EEXIST', 18: 'EXDEV', 19: 'ENODEV', 20: 'ENOTDIR', 21: 'EISDIR', 22: 'EINVAL',
+  23: 'ENFILE', 24: 'EMFILE', 25: 'ENOTTY', 26: 'ETXTBSY', 27: 'EFBIG', 28: 'ENOSPC', 29: 'ESPIPE',
+  30: 'EROFS', 31: 'EMLINK', 32: 'EPIPE', 33: 'EDOM', 34: 'ERANGE', 35: 'EDEADLK', 36: 'ENAMETOOLONG',
+  37: 'ENOLCK', 38: 'ENOSYS', 39: 'ENOTEMPTY', 40: 'ELOOP', 42: 'ENOMSG', 43: 'EIDRM', 61: 'ENODATA',
+  62: 'ETIME', 71: 'EPROTO', 75: 'EOVERFLOW', 84: 'EILSEQ', 95: 'EOPNOTSUPP', 110: 'ETIMEDOUT',
+  114: 'EALREADY', 115: 'EINPROGRESS', 125: 'ECANCELED', 524: 'ENOTSUPP',
+};
+
+export function errnoName(errno: number): string {
+  return ERRNO_NAMES[errno] ?? `E${errno}`;
+}
+
+/** What the failing call was about; every field optional, used only to sharpen the hint. */
+export interface ErrorContext {
+  /** perf_event_attr.type / config of the event being opened. */
+  readonly attrType?: number;
+  readonly attrConfig?: bigint;
+  readonly eventName?: string;
+  readonly pid?: number;
+  readonly cpu?: number;
+  readonly excludeKernel?: boolean;
+  /** Bytes asked of mmap. */
+  readonly mmapBytes?: number;
+  /** ioctl request name (PAUSE_OUTPUT...). */
+  readonly request?: string;
+  /** Extra sentence appended verbatim. */
+  readonly note?: string;
+  /** Attr fields worth naming when the kernel says EINVAL. */
+  readonly suspiciousFields?: readonly string[];
+}
+
+const PERF_TYPE_TRACEPOINT = 2;
+const PERF_TYPE_BREAKPOINT = 5;
+
+function readProcValue(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+function paranoidHint(context: ErrorContext): string {
+  const value = readProcValue('/proc/sys/kernel/perf_event_paranoid');
+  const level = value === null ? NaN : Number(value);
+  const cpuWide = context.pid === -1;
+  const tracepoint = context.attrType === PERF_TYPE_TRACEPOINT;
+  const needsKernel = context.excludeKernel === false;
+  // Documented levels: >=2 no kernel profiling, >=1 no CPU-wide events, >=0 no raw tracepoint
+  // data; -1 no restriction. Ask for the highest level that still allows this event.
+  const needed = tracepoint ? -1 : cpuWide ? 0 : needsKernel ? 1 : 2;
+  const what = tracepoint ? 'tracepoint samples with raw data' : cpuWide ? 'CPU-wide events (-a)' : needsKernel ? 'events that include kernel samples' : 'per-task user-space events';
+  const levelText = value === null ? 'kernel.perf_event_paranoid could not be read' : `kernel.perf_event_paranoid is ${value}`;
+  const fix = Number.isFinite(level) && level > needed
+    ? `run \`sudo sysctl kernel.perf_event_paranoid=${needed}\` (allows ${what} for unprivileged users), or grant CAP_PERFMON (\`sudo setcap cap_perfmon+ep $(readlink -f $(which node))\`), or run as root`
+    : 'grant CAP_PERFMON (or CAP_SYS_ADMIN), or run as root; a Linux Security Module (SELinux/AppArmor/lockdown) may also be denying perf_event_open';
+  return `${levelText}; ${fix}.`;
+}
+
+function mlockHint(context: ErrorContext): string {
+  const mlockKb = readProcValue('/proc/sys/kernel/perf_event_mlock_kb');
+  const asked = context.mmapBytes !== undefined ? ` (this ring asked for ${Math.ceil(context.mmapBytes / 1024)} KiB)` : '';
+  return `ring buffers are charged to locked memory${asked}: kernel.perf_event_mlock_kb is ${mlockKb ?? 'unknown'} KiB per user; ` +
+    'use fewer --pages, raise it with `sudo sysctl kernel.perf_event_mlock_kb=N`, raise `ulimit -l`, or grant CAP_IPC_LOCK.';
+}
+
+function hintFor(syscall: string, code: string, context: ErrorContext): string {
+  const name = context.eventName ? `event ${context.eventName}` : 'the event';
+  if (syscall === 'perf_event_open') {
+    switch (code) {
+      case 'EACCES':
+      case 'EPERM':
+        return `permission denied opening ${name}: ${paranoidHint(context)}`;
+      case 'ENOSPC':
+        if (context.attrType === PERF_TYPE_BREAKPOINT) {
+          return 'no free hardware debug register: x86 has 4 (DR0-DR3) per CPU, shared by every pinned and flexible breakpoint of the task and CPU ' +
+            '(including debuggers and other perf sessions); remove a breakpoint/watchpoint or close other tools using them.';
+        }
+        return `the kernel has no room for ${name} (ENOSPC).`;
+      case 'ENOENT':
+        if (context.attrType === PERF_TYPE_TRACEPOINT) {
+          const mounted = readProcValue('/sys/kernel/tracing/events/header_page') !== null;
+          return mounted
+            ? `no tracepoint with id ${context.attrConfig ?? '?'}: check the event exists under /sys/kernel/tracing/events/<system>/<name>/id (ids change across boots).`
+            : 'tracefs is not mounted at /sys/kernel/tracing: run `sudo mount -t tracefs nodev /sys/kernel/tracing`.';
+        }
+        return `this machine has no such event (type ${context.attrType ?? '?'}, config ${context.attrConfig ?? '?'}); \`ringside events\` lists what it offers (no hardware counters in most VMs).`;
+      case 'E2BIG':
+        return 'perf_event_attr size negotiation failed: the attr sets fields this kernel does not know (non-zero bytes beyond the size it accepts); drop the newer feature or upgrade the kernel.';
+      case 'EINVAL': {
+        const fields = context.suspiciousFields?.length ? ` Suspicious fields: ${context.suspiciousFields.join(', ')}.` : '';
+        return `the kernel rejected the attr of ${name} as invalid (unsupported flag combination, sample_type bit, period 0 with sampling, bad bp_addr/bp_len, or a PMU that lacks the feature).${fields}`;
+      }
+      case 'ESRCH':
+        return `process/thread ${context.pid ?? '?'} does not exist (it may have exited).`;
+      case 'EMFILE':
+      case 'ENFILE':
+        return 'too many open files: raise `ulimit -n` or use fewer CPUs/threads/events.';
+      case 'ENODEV':
+      case 'EOPNOTSUPP':
+        return `the PMU does not support this for ${name} (e.g. sampling or exclude bits on a counting-only PMU).`;
+      case 'EBUSY':
+        return 'the PMU is exclusively used by another event (exclusive/pinned).';
+      default:
+        return `perf_event_open failed for ${name}.`;
+    }
+  }
+  if (syscall === 'mmap') {
+    if (code === 'EPERM' || code === 'ENOMEM') return mlockHint(context);
+    if (code === 'EINVAL') return 'the ring size must be 1 + 2^n pages, and an event that already has a ring can only be mapped with the same size.';
+    return 'mapping the perf ring buffer failed.';
+  }
+  if (syscall === 'ioctl') {
+    if (code === 'ENOTTY') return `this kernel does not know ioctl ${context.request ?? ''} (too old?).`;
+    if (code === 'EINVAL') return `ioctl ${context.request ?? ''} was rejected (PAUSE_OUTPUT needs a mapped ring; SET_OUTPUT needs the same CPU/task and the same ring direction).`;
+    return `ioctl ${context.request ?? ''} failed.`;
+  }
+  if (syscall === 'pidfd_getfd' || syscall === 'pidfd_open') {
+    if (code === 'EPERM') return 'borrowing another process\'s fd needs ptrace access to it (same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE).';
+    if (code === 'ESRCH') return `process ${context.pid ?? '?'} has exited.`;
+    if (code === 'EBADF') return 'the target process has no such fd.';
+  }
+  return `${syscall} failed.`;
+}
+
+/** A failed system call: syscall name, errno, its symbolic code and a human hint. */
+export class PerfError extends Error {
+  readonly syscall: string;
+  readonly errno: number;
+  readonly code: string;
+  readonly hint: string;
+
+  constructor(syscall: string, errno: number, context: ErrorContext = {}) {
+    const code = errnoName(errno);
+    const hint = [hintFor(syscall, code, context), context.note].filter(Boolean).join(' ');
+    super(`${syscall}${context.eventName ? ` (${context.eventName})` : ''}: ${code} (errno ${errno}): ${hint}`);
+    this.name = 'PerfError';
+    this.syscall = syscall;
+    this.errno = errno;
+    this.code = code;
+    this.hint = hint;
+  }
+}
