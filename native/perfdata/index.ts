@@ -1,0 +1,170 @@
+// perf.data import/export for the CLI and the extension: the pure reader/writer plus the host
+// facts (hostname, kallsyms, /proc maps, ELF build ids, tracefs headers) only node can gather.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
+import { ElfFile } from '../symbols/elf';
+import { PerfDataError } from './format';
+import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
+import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
+
+export { PerfDataError } from './format';
+export { readPerfData, RecordLocator } from './reader';
+export type { BuildIdEntry, PerfDataFeatures, PerfDataImport, ReadOptions } from './reader';
+export { writePerfData } from './writer';
+export type { SynthesizedMap, SynthesizedProcess, WriteOptions } from './writer';
+export { parseTracingData, buildTracingData, formatToText } from './tracing';
+export type { TracingData } from './tracing';
+
+export interface ExportOptions extends Partial<Omit<WriteOptions, 'synthesized'>> {
+  /** Processes to synthesize COMM/MMAP2 for; pids seen in the snapshot but missing here are read from /proc. */
+  readonly processes?: readonly SynthesizedProcess[];
+}
+
+/** Writes `snapshot` to `file` as perf.data, filling host facts perf wants from this machine. */
+export async function exportSnapshot(file: string, snapshot: DecodedSnapshot, options: ExportOptions = {}): Promise<void> {
+  writeFileSync(file, buildExport(snapshot, options));
+}
+
+/** The bytes exportSnapshot writes (separate so tests and the extension can keep them in memory). */
+export function buildExport(snapshot: DecodedSnapshot, options: ExportOptions = {}): Uint8Array {
+  const given = new Map<number, SynthesizedProcess>();
+  for (const process of options.processes ?? []) given.set(process.pid, process);
+  const seen = new Set<number>();
+  const { pid } = snapshot.columns;
+  for (let row = 0; row < snapshot.columns.length; row++) if (pid[row] > 0) seen.add(pid[row]);
+  for (const p of seen) {
+    if (!given.has(p)) {
+      const fromProc = processFromProc(p);
+      if (fromProc) given.set(p, fromProc);
+    }
+  }
+  const buildIdCache = new Map<string, string | undefined>();
+  const synthesized = [...given.values()].map((process) => ({
+    ...process,
+    maps: process.maps.map((map) => (map.buildId ? map : withBuildId(map, buildIdCache))),
+  }));
+  const cpus = os.cpus();
+  return writePerfData(snapshot, {
+    synthesized,
+    cmdline: options.cmdline ?? process.argv.slice(1),
+    hostname: options.hostname ?? os.hostname(),
+    osrelease: options.osrelease ?? os.release(),
+    arch: options.arch ?? unameMachine(),
+    nrcpus: options.nrcpus ?? cpus.length,
+    nrcpusAvailable: options.nrcpusAvailable,
+    cpudesc: options.cpudesc ?? (cpus[0]?.model.trim() || 'unknown'),
+    version: options.version,
+    kernel: options.kernel ?? kernelFacts(),
+    tracing: options.tracing ?? tracefsHeaders(),
+  });
+}
+
+/** Reads a perf.data file; damage becomes a PerfDataError naming the file and offset. */
+export function importPerfDataFile(file: string, options: ReadOptions = {}): PerfDataImport & { raw: RawSnapshot } {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+    throw new PerfDataError(file, 0, `cannot read the file (${code})`);
+  }
+  const imported = readPerfData(bytes, file, options);
+  return { ...imported, raw: { events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] } };
+}
+
+function unameMachine(): string {
+  switch (process.arch) {
+    case 'x64':
+      return 'x86_64';
+    case 'arm64':
+      return 'aarch64';
+    case 'ia32':
+      return 'i686';
+    default:
+      return process.arch;
+  }
+}
+
+function withBuildId(map: SynthesizedMap, cache: Map<string, string | undefined>): SynthesizedMap {
+  if (!map.path.startsWith('/')) return map;
+  if (!cache.has(map.path)) {
+    let id: string | undefined;
+    try {
+      id = new ElfFile(readFileSync(map.path)).buildId();
+    } catch {
+      id = undefined; // unreadable or not ELF: perf then uses the path alone
+    }
+    cache.set(map.path, id);
+  }
+  const buildId = cache.get(map.path);
+  return buildId ? { ...map, buildId } : map;
+}
+
+/** comm and executable mappings of a live process, as perf synthesizes them at record start. */
+export function processFromProc(pid: number): SynthesizedProcess | undefined {
+  try {
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    const maps: SynthesizedMap[] = [];
+    for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
+      const match = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.*)$/.exec(line);
+      if (!match || match[3][2] !== 'x') continue;
+      const path = match[5];
+      if (!path.startsWith('/') && path !== '[vdso]') continue;
+      maps.push({ start: BigInt('0x' + match[1]), end: BigInt('0x' + match[2]), pgoff: BigInt('0x' + match[4]), path });
+    }
+    return { pid, tid: pid, comm, maps };
+  } catch {
+    return undefined; // exited: its side-band records are all there is
+  }
+}
+
+/** `_text` from /proc/kallsyms and the kernel's build id from /sys/kernel/notes, when readable. */
+function kernelFacts(): WriteOptions['kernel'] {
+  try {
+    const match = /^([0-9a-f]+) [Tt] _text$/m.exec(readFileSync('/proc/kallsyms', 'utf8'));
+    if (!match) return undefined;
+    const textStart = BigInt('0x' + match[1]);
+    if (textStart === 0n) return undefined; // kptr_restrict hides addresses
+    return { textStart, buildId: kernelBuildId() };
+  } catch {
+    return undefined;
+  }
+}
+
+function kernelBuildId(): string | undefined {
+  try {
+    const notes = readFileSync('/sys/kernel/notes');
+    const view = new DataView(notes.buffer, notes.byteOffset, notes.byteLength);
+    let at = 0;
+    while (at + 12 <= notes.length) {
+      const nameSize = view.getUint32(at, true);
+      const descSize = view.getUint32(at + 4, true);
+      const type = view.getUint32(at + 8, true);
+      const nameStart = at + 12;
+      const descStart = nameStart + Math.ceil(nameSize / 4) * 4;
+      const name = notes.subarray(nameStart, nameStart + nameSize).toString('latin1').replace(/\0+$/, '');
+      if (type === 3 && name === 'GNU' && descStart + descSize <= notes.length) return notes.subarray(descStart, descStart + descSize).toString('hex');
+      at = descStart + Math.ceil(descSize / 4) * 4;
+    }
+  } catch {
+    // no notes file: perf falls back to kallsyms without a build id
+  }
+  return undefined;
+}
+
+function tracefsHeaders(): WriteOptions['tracing'] {
+  for (const root of ['/sys/kernel/tracing', '/sys/kernel/debug/tracing']) {
+    try {
+      return {
+        pageSize: 4096,
+        headerPage: readFileSync(`${root}/events/header_page`, 'utf8'),
+        headerEvent: readFileSync(`${root}/events/header_event`, 'utf8'),
+      };
+    } catch {
+      // try the next mount point; the writer has defaults
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,539 @@
+// Reads perf.data files (file mode and pipe mode) into what the decoder already understands:
+// EventDescription[] built from the attrs (with their sample ids, EVENT_DESC names and tracepoint
+// formats from TRACING_DATA) and one forward RingCopy holding the data section's kernel records.
+//
+// The data section is not in time order (perf writes each CPU's buffer per round, and
+// --overwrite rounds come newest first), and it interleaves records that only exist in files
+// (HEADER_ATTR, FINISHED_ROUND, ID_INDEX, ...). So the reader interprets and strips the file-only
+// records, then stably sorts the kernel records by their timestamp (perf's ordered-events rule:
+// a record without time keeps its place after its predecessor) and copies them into one linear
+// buffer. The decoder then walks that buffer like any forward ring.
+
+import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../perf/attr';
+import { PerfType, RecordType, RECORD_TYPE_NAMES, Sample } from '../perf/uapi';
+import type { EventDescription, RingCopy, TracepointFormat } from '../decode/types';
+import {
+  alignUp,
+  BUILD_ID_MISC_SIZE,
+  Cursor,
+  EventUpdateType,
+  Feature,
+  FEATURE_BITMAP_OFFSET,
+  FEATURE_BITS,
+  FILE_HEADER_SIZE,
+  PerfDataError,
+  PERF_MAGIC1_TEXT,
+  PERF_MAGIC2,
+  PERF_MAGIC2_SWAPPED,
+  PIPE_HEADER_SIZE,
+  toHex,
+  UserRecord,
+  USER_RECORD_NAMES,
+  USER_TYPE_START,
+} from './format';
+import { parseTracingData, type TracingData } from './tracing';
+import { parseTracepointFormat } from '../specs/tracepoint-format';
+
+export interface BuildIdEntry {
+  readonly pid: number;
+  /** perf_event_header.misc cpumode of the entry (1 kernel, 2 user). */
+  readonly cpumode: number;
+  /** Lowercase hex. */
+  readonly buildId: string;
+  readonly path: string;
+}
+
+export interface PerfDataFeatures {
+  hostname?: string;
+  osrelease?: string;
+  /** perf's own version string. */
+  version?: string;
+  arch?: string;
+  /** CPUs online when recorded. */
+  nrcpus?: number;
+  nrcpusAvailable?: number;
+  cpudesc?: string;
+  cpuid?: string;
+  totalMemKb?: number;
+  cmdline?: string[];
+  buildIds: BuildIdEntry[];
+  sampleTime?: { readonly firstNs: bigint; readonly lastNs: bigint };
+  /** Feature bits set in the header (or HEADER_FEATURE records in a pipe), by number. */
+  present: number[];
+}
+
+export interface PerfDataImport {
+  readonly mode: 'file' | 'pipe';
+  readonly events: EventDescription[];
+  /** One forward ring holding every kernel record of the data section, in time order. */
+  readonly rings: RingCopy[];
+  readonly features: PerfDataFeatures;
+  readonly tracing?: TracingData;
+  /** Every record type met in the data section, by PERF_RECORD_ name (kernel and file-only), with counts. */
+  readonly recordCounts: Readonly<Record<string, number>>;
+  /** Non-fatal findings, and with keepGoing the damage that ended the read. */
+  readonly warnings: string[];
+}
+
+export interface ReadOptions {
+  /** On damage, return what was read before it (plus a warning) instead of throwing. */
+  readonly keepGoing?: boolean;
+}
+
+interface MutableEvent {
+  attr: PerfEventAttr;
+  ids: bigint[];
+  name?: string;
+}
+
+interface KernelRecord {
+  readonly offset: number;
+  readonly size: number;
+}
+
+const MAX_ATTR_SIZE = 4096;
+
+export function readPerfData(bytes: Uint8Array, name: string, options: ReadOptions = {}): PerfDataImport {
+  return new PerfDataReader(bytes, name, options).read();
+}
+
+class PerfDataReader {
+  private readonly warnings: string[] = [];
+  private readonly events: MutableEvent[] = [];
+  private readonly namesById = new Map<bigint, string>();
+  private readonly features: PerfDataFeatures = { buildIds: [], present: [] };
+  private tracing?: TracingData;
+  private readonly counts: Record<string, number> = {};
+  private readonly kernelRecords: KernelRecord[] = [];
+  private littleEndian = true;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly file: string,
+    private readonly options: ReadOptions,
+  ) {}
+
+  read(): PerfDataImport {
+    const mode = this.readMagic();
+    if (mode === 'pipe') {
+      this.guarded(() => this.walkData(PIPE_HEADER_SIZE, this.bytes.length, true));
+    } else {
+      const header = this.cursor(0, FILE_HEADER_SIZE, 'file header');
+      header.skip(8, 'magic');
+      const headerSize = header.u64Number('header size');
+      if (headerSize !== FILE_HEADER_SIZE) header.fail(`header size is ${headerSize}, expected ${FILE_HEADER_SIZE}`, 8);
+      const attrSize = header.u64Number('attr size');
+      if (attrSize < PERF_ATTR_SIZE_VER0 + 16 || attrSize > MAX_ATTR_SIZE) header.fail(`attr entry size ${attrSize} is not plausible`, 16);
+      const attrs = this.section(header, 'attrs');
+      const data = this.section(header, 'data', true);
+      this.section(header, 'event_types', true);
+      this.readAttrs(attrs, attrSize);
+      this.guarded(() => this.readFeatures(data.offset + data.size));
+      this.guarded(() => this.walkData(data.offset, data.offset + data.size, false));
+    }
+    return this.finish(mode);
+  }
+
+  /** Runs a step that may hit damage; with keepGoing, damage becomes a warning and reading stops there. */
+  private guarded(step: () => void): void {
+    try {
+      step();
+    } catch (error) {
+      if (!(error instanceof PerfDataError) || !this.options.keepGoing) throw error;
+      this.warnings.push(error.message);
+    }
+  }
+
+  private fail(offset: number, what: string): never {
+    throw new PerfDataError(this.file, offset, what);
+  }
+
+  private cursor(offset: number, size: number, context: string): Cursor {
+    if (offset < 0 || size < 0 || offset + size > this.bytes.length) {
+      this.fail(Math.min(offset, this.bytes.length), `${context} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`);
+    }
+    return new Cursor(this.bytes.subarray(offset, offset + size), this.littleEndian, this.file, offset, context);
+  }
+
+  private readMagic(): 'file' | 'pipe' {
+    if (this.bytes.length < 16) this.fail(0, `too short for a perf.data header (${this.bytes.length} bytes)`);
+    const view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    const magic = view.getBigUint64(0, true);
+    if (magic === PERF_MAGIC2_SWAPPED) this.fail(0, 'big-endian perf.data files are not supported');
+    if (magic !== PERF_MAGIC2) {
+      const text = String.fromCharCode(...this.bytes.subarray(0, 8));
+      if (text === PERF_MAGIC1_TEXT) this.fail(0, 'this is an old version-1 perf.data file ("PERFFILE"), which is not supported');
+      const printable = /^[\x20-\x7e]*$/.test(text) ? `"${text}"` : toHex(this.bytes.subarray(0, 8));
+      this.fail(0, `not a perf.data file: magic is ${printable}, expected "PERFILE2"`);
+    }
+    const headerSize = view.getBigUint64(8, true);
+    if (headerSize === BigInt(PIPE_HEADER_SIZE)) return 'pipe';
+    if (this.bytes.length < FILE_HEADER_SIZE) this.fail(this.bytes.length, `file ends inside the ${FILE_HEADER_SIZE}-byte header`);
+    return 'file';
+  }
+
+  private section(header: Cursor, what: string, mayBeTruncated = false): { offset: number; size: number } {
+    const at = header.absolute;
+    const offset = header.u64Number(`${what} section offset`);
+    const size = header.u64Number(`${what} section size`);
+    if (offset + size > this.bytes.length) {
+      const message = `${what} section (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`;
+      if (!mayBeTruncated || !this.options.keepGoing || offset > this.bytes.length) this.fail(at, message);
+      this.warnings.push(`${this.file}: ${message}, at offset ${at}; reading what is there`);
+      return { offset, size: this.bytes.length - offset };
+    }
+    return { offset, size };
+  }
+
+  private readAttrs(attrs: { offset: number; size: number }, entrySize: number): void {
+    if (attrs.size % entrySize !== 0) this.fail(40, `attrs section size ${attrs.size} is not a multiple of the attr entry size ${entrySize}`);
+    const count = attrs.size / entrySize;
+    if (count === 0) this.fail(40, 'the file has no events (empty attrs section)');
+    for (let i = 0; i < count; i++) {
+      const entryOffset = attrs.offset + i * entrySize;
+      const attr = this.decodeAttrAt(entryOffset, entrySize - 16, `attr ${i}`);
+      const ids = this.cursor(entryOffset + entrySize - 16, 16, `attr ${i} ids section`);
+      const idsOffset = ids.u64Number('ids offset');
+      const idsSize = ids.u64Number('ids size');
+      if (idsSize % 8 !== 0) ids.fail(`ids size ${idsSize} is not a multiple of 8`, ids.base + 8);
+      const idCursor = this.cursor(idsOffset, idsSize, `attr ${i} ids`);
+      const list: bigint[] = [];
+      while (idCursor.remaining > 0) list.push(idCursor.u64('id'));
+      this.events.push({ attr, ids: list });
+    }
+  }
+
+  private decodeAttrAt(offset: number, size: number, what: string): PerfEventAttr {
+    const cursor = this.cursor(offset, size, what);
+    const bytes = cursor.take(size, what);
+    const declared = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, this.littleEndian);
+    // attr.size 0 means the oldest ABI; otherwise it must fit the space perf reserved for it.
+    if (declared !== 0 && (declared < PERF_ATTR_SIZE_VER0 || declared > size)) this.fail(offset + 4, `${what}: attr.size ${declared} does not fit its ${size}-byte slot`);
+    const attr = decodeAttr(bytes.subarray(0, declared || PERF_ATTR_SIZE_VER0), this.littleEndian);
+    if (attr.type > 0xffff && attr.type !== 0xffffffff) this.fail(offset, `${what}: event type ${attr.type} is not plausible`);
+    return attr;
+  }
+
+  private readFeatures(tableOffset: number): void {
+    const bitmap = this.cursor(FEATURE_BITMAP_OFFSET, FEATURE_BITS / 8, 'feature bitmap');
+    const bits: number[] = [];
+    for (let i = 0; i < FEATURE_BITS; i++) {
+      if (bitmap.bytes[i >> 3] & (1 << (i & 7))) bits.push(i);
+    }
+    if (bits.length === 0) return;
+    const table = this.cursor(tableOffset, bits.length * 16, 'feature section table');
+    for (const bit of bits) {
+      const at = table.absolute;
+      const offset = table.u64Number(`feature ${bit} offset`);
+      const size = table.u64Number(`feature ${bit} size`);
+      this.guarded(() => {
+        if (offset + size > this.bytes.length) this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file`);
+        this.readFeature(bit, this.cursor(offset, size, `feature ${featureName(bit)}`));
+      });
+    }
+  }
+
+  private readFeature(bit: number, c: Cursor): void {
+    this.features.present.push(bit);
+    const f = this.features;
+    switch (bit) {
+      case Feature.TRACING_DATA:
+        this.tracing = parseTracingData(c);
+        break;
+      case Feature.BUILD_ID:
+        while (c.remaining >= 8) f.buildIds.push(this.readBuildId(c, c.pos + c.remaining));
+        break;
+      case Feature.HOSTNAME:
+        f.hostname = c.headerString('hostname');
+        break;
+      case Feature.OSRELEASE:
+        f.osrelease = c.headerString('os release');
+        break;
+      case Feature.VERSION:
+        f.version = c.headerString('perf version');
+        break;
+      case Feature.ARCH:
+        f.arch = c.headerString('arch');
+        break;
+      case Feature.CPUDESC:
+        f.cpudesc = c.headerString('cpu description');
+        break;
+      case Feature.CPUID:
+        f.cpuid = c.headerString('cpuid');
+        break;
+      case Feature.NRCPUS:
+        f.nrcpusAvailable = c.u32('nr cpus available');
+        f.nrcpus = c.u32('nr cpus online');
+        break;
+      case Feature.TOTAL_MEM:
+        f.totalMemKb = c.u64Number('total memory');
+        break;
+      case Feature.CMDLINE: {
+        const count = c.u32('cmdline argument count');
+        if (count * 4 > c.remaining) c.fail(`cmdline claims ${count} arguments`);
+        f.cmdline = [];
+        for (let i = 0; i < count; i++) f.cmdline.push(c.headerString(`cmdline argument ${i}`));
+        break;
+      }
+      case Feature.EVENT_DESC:
+        this.readEventDesc(c);
+        break;
+      case Feature.SAMPLE_TIME:
+        f.sampleTime = { firstNs: c.u64('first sample time'), lastNs: c.u64('last sample time') };
+        break;
+      default:
+        // Topology, PMU mappings, caches...: nothing the decoder needs.
+        break;
+    }
+  }
+
+  /** One struct perf_record_header_build_id: header, pid, build_id[24] (20 + size byte + padding), filename. */
+  private readBuildId(c: Cursor, end: number): BuildIdEntry {
+    const at = c.absolute;
+    c.u32('build id entry type');
+    const misc = c.u16('build id entry misc');
+    const size = c.u16('build id entry size');
+    if (size < 36 || at - c.base + size > end) c.fail(`build id entry size ${size} is not plausible`, at);
+    const pid = c.i32('build id pid');
+    const area = c.take(24, 'build id');
+    const length = misc & BUILD_ID_MISC_SIZE ? Math.min(area[20], 20) : 20;
+    const nameBytes = c.take(size - 36, 'build id file name');
+    const nul = nameBytes.indexOf(0);
+    const path = new TextDecoder().decode(nul < 0 ? nameBytes : nameBytes.subarray(0, nul));
+    return { pid, cpumode: misc & 7, buildId: toHex(area.subarray(0, length)), path };
+  }
+
+  private readEventDesc(c: Cursor): void {
+    const count = c.u32('event count');
+    const attrSize = c.u32('attr size');
+    if (attrSize < PERF_ATTR_SIZE_VER0 || attrSize > MAX_ATTR_SIZE) c.fail(`attr size ${attrSize} is not plausible`, c.absolute - 4);
+    for (let i = 0; i < count; i++) {
+      c.skip(attrSize, `event ${i} attr`);
+      const idCount = c.u32(`event ${i} id count`);
+      const eventName = c.headerString(`event ${i} name`);
+      if (idCount * 8 > c.remaining) c.fail(`event ${i} claims ${idCount} ids`);
+      const ids: bigint[] = [];
+      for (let k = 0; k < idCount; k++) ids.push(c.u64(`event ${i} id`));
+      for (const id of ids) this.namesById.set(id, eventName);
+      // Events without ids (a single event recorded without IDs) are matched by position.
+      if (ids.length === 0 && this.events[i] && this.events[i].name === undefined) this.events[i].name = eventName;
+    }
+  }
+
+  /** Walks records from `start` to `end`, keeping kernel records and interpreting file-only ones. */
+  private walkData(start: number, end: number, pipe: boolean): void {
+    const view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    let pos = start;
+    while (pos < end) {
+      if (end - pos < 8) this.fail(pos, `data section ends inside a record header (${end - pos} bytes left)`);
+      const type = view.getUint32(pos, true);
+      const size = view.getUint16(pos + 6, true);
+      if (size < 8) this.fail(pos, `record of type ${type} has size ${size}, smaller than its header`);
+      if (pos + size > end) this.fail(pos, `record of type ${type} (${size} bytes) runs past the end of the data section`);
+      const typeName = type < USER_TYPE_START ? RECORD_TYPE_NAMES[type] ?? `TYPE_${type}` : USER_RECORD_NAMES[type] ?? `USER_TYPE_${type}`;
+      this.counts[typeName] = (this.counts[typeName] ?? 0) + 1;
+      let next = pos + size;
+      if (type < USER_TYPE_START) {
+        if (size % 8 !== 0) this.fail(pos, `record of type ${type} has size ${size}, not a multiple of 8`);
+        this.kernelRecords.push({ offset: pos, size });
+      } else {
+        next += this.userRecord(type, pos, size, end, pipe);
+      }
+      pos = next;
+    }
+  }
+
+  /** Interprets one file-only record; returns how many payload bytes follow it beyond header.size. */
+  private userRecord(type: number, pos: number, size: number, end: number, pipe: boolean): number {
+    const body = this.cursor(pos, size, `${USER_RECORD_NAMES[type] ?? `record type ${type}`} record`);
+    body.skip(8, 'header');
+    switch (type) {
+      case UserRecord.HEADER_ATTR: {
+        const attrSizeAt = pos + 8 + 4;
+        const declared = body.remaining >= 8 ? new DataView(this.bytes.buffer, this.bytes.byteOffset).getUint32(attrSizeAt, true) : 0;
+        const attrSize = declared || PERF_ATTR_SIZE_VER0;
+        if (attrSize > size - 8) this.fail(attrSizeAt, `HEADER_ATTR: attr.size ${attrSize} does not fit the ${size}-byte record`);
+        const attr = this.decodeAttrAt(pos + 8, attrSize, 'HEADER_ATTR attr');
+        body.skip(attrSize, 'attr');
+        if (body.remaining % 8 !== 0) body.fail('ids are not a whole number of u64');
+        const ids: bigint[] = [];
+        while (body.remaining > 0) ids.push(body.u64('id'));
+        // In file mode the attrs section already has these; add only events not known yet.
+        const known = ids.length > 0 && this.events.some((event) => event.ids.some((id) => ids.includes(id)));
+        if (!known && (pipe || ids.length > 0)) this.events.push({ attr, ids });
+        return 0;
+      }
+      case UserRecord.HEADER_TRACING_DATA: {
+        const blobSize = body.u32('tracing data size');
+        const blob = this.cursor(pos + size, Math.min(blobSize, end - pos - size), 'tracing data');
+        if (blobSize > end - pos - size) blob.fail(`tracing data claims ${blobSize} bytes`);
+        this.tracing = parseTracingData(blob);
+        return alignUp(blobSize, 8);
+      }
+      case UserRecord.HEADER_BUILD_ID:
+        body.pos = 0;
+        this.features.buildIds.push(this.readBuildId(body, size));
+        return 0;
+      case UserRecord.HEADER_FEATURE: {
+        const bit = body.u64Number('feature id', FEATURE_BITS - 1);
+        this.readFeature(bit, this.cursor(pos + 16, size - 16, `feature ${featureName(bit)}`));
+        return 0;
+      }
+      case UserRecord.EVENT_UPDATE: {
+        const updateType = body.u64Number('event update type');
+        const id = body.u64('event update id');
+        if (updateType === EventUpdateType.NAME) this.namesById.set(id, body.cString('event name'));
+        return 0;
+      }
+      case UserRecord.AUXTRACE: {
+        // The AUX area data follows the record, outside header.size.
+        const auxSize = body.u64Number('auxtrace size', end - pos - size);
+        return auxSize;
+      }
+      case UserRecord.COMPRESSED:
+      case UserRecord.COMPRESSED2:
+        if (!this.warnings.some((w) => w.includes('compressed'))) {
+          this.warnings.push(`${this.file}: the data section has zstd-compressed records (perf record -z), which are not supported; they are skipped, at offset ${pos}`);
+        }
+        return 0;
+      default:
+        // FINISHED_ROUND, ID_INDEX, THREAD_MAP, CPU_MAP, TIME_CONV, FINISHED_INIT, STAT*, ...:
+        // ordering hints and metadata the decoder does not need.
+        return 0;
+    }
+  }
+
+  private finish(mode: 'file' | 'pipe'): PerfDataImport {
+    if (this.events.length === 0) this.fail(0, 'the file describes no events');
+    const formats = new Map<number, TracepointFormat>();
+    for (const { system, formats: texts } of this.tracing?.systems ?? []) {
+      for (const text of texts) {
+        try {
+          const format = parseTracepointFormat(text, system);
+          formats.set(format.id, format);
+        } catch (error) {
+          this.warnings.push(`${this.file}: a tracepoint format of system ${system} could not be parsed (${(error as Error).message})`);
+        }
+      }
+    }
+    const events: EventDescription[] = this.events.map((event, index) => {
+      const named = event.ids.map((id) => this.namesById.get(id)).find((n) => n !== undefined) ?? event.name;
+      const tracepoint = event.attr.type === PerfType.TRACEPOINT ? formats.get(Number(event.attr.config)) : undefined;
+      const fallback = tracepoint ? `${tracepoint.system}:${tracepoint.name}` : `type${event.attr.type}/config${event.attr.config}`;
+      return { index, name: named ?? fallback, attr: event.attr, ids: event.ids, ...(tracepoint ? { tracepoint } : {}) };
+    });
+    for (const event of events) {
+      if (event.attr.type === PerfType.TRACEPOINT && !event.tracepoint) {
+        this.warnings.push(`${this.file}: no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
+      }
+    }
+    const bytes = this.linearise(events);
+    const ring: RingCopy = {
+      ringId: 0,
+      label: this.file,
+      cpu: -1,
+      tid: -1,
+      direction: 'forward',
+      defaultEvent: 0,
+      bytes,
+      validBytes: bytes.length,
+      dataSize: bytes.length,
+      bytesWritten: BigInt(bytes.length),
+      path: 'paused',
+    };
+    return { mode, events, rings: [ring], features: this.features, tracing: this.tracing, recordCounts: this.counts, warnings: this.warnings };
+  }
+
+  /** Copies the kernel records into one buffer in time order (stable; untimed records follow their predecessor). */
+  private linearise(events: readonly EventDescription[]): Uint8Array {
+    const records = this.kernelRecords;
+    const locate = new RecordLocator(events, this.bytes);
+    const hi = new Uint32Array(records.length);
+    const lo = new Uint32Array(records.length);
+    let prevHi = 0;
+    let prevLo = 0;
+    let total = 0;
+    for (let i = 0; i < records.length; i++) {
+      const time = locate.time(records[i].offset, records[i].size);
+      if (time) {
+        prevHi = time[0];
+        prevLo = time[1];
+      }
+      hi[i] = prevHi;
+      lo[i] = prevLo;
+      total += records[i].size;
+    }
+    const order = Array.from(records.keys());
+    order.sort((a, b) => hi[a] - hi[b] || lo[a] - lo[b] || a - b);
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (const index of order) {
+      const { offset, size } = records[index];
+      out.set(this.bytes.subarray(offset, offset + size), at);
+      at += size;
+    }
+    return out;
+  }
+}
+
+/**
+ * Finds the event and timestamp of a raw record the way perf does: the sample id sits at a
+ * position fixed for the whole file (first after the header with IDENTIFIER, else after
+ * IP/TID/TIME/ADDR), and in a sample_id_all trailer it is counted from the end.
+ */
+export class RecordLocator {
+  private readonly view: DataView;
+  private readonly byId = new Map<bigint, number>();
+  /** u64 index (after the header) of the id in a SAMPLE; -1 when there is none. */
+  private readonly idPos: number;
+  /** u64 index counted back from the end of a non-sample record's trailer; -1 when none. */
+  private readonly isPos: number;
+
+  constructor(
+    private readonly events: readonly EventDescription[],
+    bytes: Uint8Array,
+  ) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (const event of events) for (const id of event.ids) this.byId.set(id, event.index);
+    const first = events[0].attr.sampleType;
+    const has = (bit: number) => (first & bit ? 1 : 0);
+    this.idPos = first & Sample.IDENTIFIER ? 0 : first & Sample.ID ? has(Sample.IP) + has(Sample.TID) + has(Sample.TIME) + has(Sample.ADDR) : -1;
+    this.isPos = first & Sample.IDENTIFIER ? 1 : first & Sample.ID ? 1 + has(Sample.CPU) + has(Sample.STREAM_ID) : -1;
+  }
+
+  eventOf(offset: number, size: number): number {
+    if (this.events.length === 1) return 0;
+    const type = this.view.getUint32(offset, true);
+    let at = -1;
+    if (type === RecordType.SAMPLE) {
+      if (this.idPos >= 0) at = offset + 8 + this.idPos * 8;
+    } else if (this.events[0].attr.flags.sampleIdAll && this.isPos > 0) {
+      at = offset + size - this.isPos * 8;
+    }
+    if (at < offset + 8 || at + 8 > offset + size) return 0;
+    return this.byId.get(this.view.getBigUint64(at, true)) ?? 0;
+  }
+
+  /** [hi, lo] u32 halves of the record's time, or null when it carries none. */
+  time(offset: number, size: number): [number, number] | null {
+    const event = this.events[this.eventOf(offset, size)];
+    const sampleType = event.attr.sampleType;
+    if (!(sampleType & Sample.TIME)) return null;
+    const bit = (mask: number) => (sampleType & mask ? 8 : 0);
+    const type = this.view.getUint32(offset, true);
+    let at: number;
+    if (type === RecordType.SAMPLE) {
+      at = offset + 8 + bit(Sample.IDENTIFIER) + bit(Sample.IP) + bit(Sample.TID);
+    } else {
+      if (!event.attr.flags.sampleIdAll) return null;
+      const trailer = bit(Sample.TID) + bit(Sample.TIME) + bit(Sample.ID) + bit(Sample.STREAM_ID) + bit(Sample.CPU) + bit(Sample.IDENTIFIER);
+      at = offset + size - trailer + bit(Sample.TID);
+    }
+    if (at < offset + 8 || at + 8 > offset + size) return null;
+    return [this.view.getUint32(at + 4, true), this.view.getUint32(at, true)];
+  }
+}
+
+function featureName(bit: number): string {
+  return Object.entries(Feature).find(([, value]) => value === bit)?.[0] ?? `#${bit}`;
+}
