@@ -98,7 +98,6 @@ export class ElfFile {
   readonly header: ElfHeader;
   readonly programHeaders: readonly ProgramHeader[];
   readonly sections: readonly SectionHeader[];
-  private readonly reader: ByteReader;
   private readonly sectionCache = new Map<string, Uint8Array | undefined>();
   private symbolCache: readonly ElfSymbol[] | undefined;
 
@@ -113,7 +112,6 @@ export class ElfFile {
     const is64 = elfClass === 2;
     const littleEndian = dataEncoding === 1;
     const r = new ByteReader(bytes, littleEndian);
-    this.reader = r;
     const type = r.u16(16);
     const machine = r.u16(18);
     const entry = r.word(24, is64);

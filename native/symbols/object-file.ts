@@ -1,0 +1,180 @@
+// The reading layer: loads an ELF file from disk (node:fs), inflates compressed sections (node:zlib),
+// finds its separate debug file (build-id directory, then .gnu_debuglink next to it, in .debug/, and
+// under /usr/lib/debug), and builds the DWARF line table and variable list lazily from whichever file
+// has the DWARF. The byte parsers it drives (elf.ts, dwarf-*.ts) stay free of node imports.
+
+import { readFileSync, existsSync, statSync } from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import * as path from 'node:path';
+import { ElfFile, ElfSymbol, crc32 } from './elf';
+import { compareAliases } from './best-symbol';
+import { DwarfInfo, DwarfVariable } from './dwarf-info';
+import { LineTable } from './dwarf-line';
+
+export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
+
+const inflate = (data: Uint8Array): Uint8Array => inflateSync(data);
+
+export function readElf(filePath: string): ElfFile {
+  return new ElfFile(readFileSync(filePath), inflate);
+}
+
+/** Where a separate debug file was found and why it was accepted. */
+export interface DebugFileMatch {
+  readonly path: string;
+  readonly via: 'build-id' | 'debuglink';
+}
+
+/**
+ * Looks for the separate debug file of `elf` (read from `filePath`), in gdb's order: the build-id tree
+ * `<root>/.build-id/ab/cdef....debug`, then the .gnu_debuglink name in the file's directory, its `.debug/`
+ * subdirectory and `<root>/<directory>/`. A debuglink candidate must match the link's CRC32.
+ */
+export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAULT_DEBUG_ROOT): DebugFileMatch | undefined {
+  const buildId = elf.buildId();
+  if (buildId && buildId.length > 2) {
+    const candidate = path.join(debugRoot, '.build-id', buildId.slice(0, 2), `${buildId.slice(2)}.debug`);
+    if (isFile(candidate)) {
+      try {
+        if (readElf(candidate).buildId() === buildId) return { path: candidate, via: 'build-id' };
+      } catch { /* not a readable ELF: keep looking */ }
+    }
+  }
+  const link = elf.debugLink();
+  if (link) {
+    const dir = path.dirname(path.resolve(filePath));
+    for (const candidate of [path.join(dir, link.file), path.join(dir, '.debug', link.file), path.join(debugRoot, dir, link.file)]) {
+      if (candidate === path.resolve(filePath) || !isFile(candidate)) continue;
+      if (crc32(readFileSync(candidate)) === link.crc) return { path: candidate, via: 'debuglink' };
+    }
+  }
+  return undefined;
+}
+
+function isFile(p: string): boolean {
+  try { return existsSync(p) && statSync(p).isFile(); } catch { return false; }
+}
+
+export interface FunctionSymbol {
+  readonly name: string;
+  readonly start: bigint;
+  /** Exclusive end: start+size, or the next symbol's start for zero-size symbols (as perf does). */
+  readonly end: bigint;
+}
+
+/** One executable or shared object with everything symbols need, parsed on first use. */
+export class ObjectFile {
+  readonly elf: ElfFile;
+  /** The file holding the DWARF: a separate debug file when found, else the object itself (if it has DWARF). */
+  readonly dwarfElf: ElfFile | undefined;
+  readonly debugFile: DebugFileMatch | undefined;
+  private lines: LineTable | undefined;
+  private info: DwarfInfo | undefined;
+  private functions: FunctionSymbol[] | undefined;
+
+  constructor(readonly path: string, debugRoot = DEFAULT_DEBUG_ROOT) {
+    this.elf = readElf(path);
+    if (this.elf.hasDwarf()) {
+      this.dwarfElf = this.elf;
+    } else {
+      this.debugFile = findDebugFile(path, this.elf, debugRoot);
+      if (this.debugFile) {
+        const debugElf = readElf(this.debugFile.path);
+        if (debugElf.hasDwarf()) this.dwarfElf = debugElf;
+      }
+    }
+  }
+
+  get buildId(): string | undefined { return this.elf.buildId(); }
+
+  dwarfInfo(): DwarfInfo | undefined {
+    if (this.info || !this.dwarfElf) return this.info;
+    const e = this.dwarfElf;
+    const info = e.sectionData('.debug_info');
+    const abbrev = e.sectionData('.debug_abbrev');
+    if (!info || !abbrev) return undefined;
+    this.info = new DwarfInfo({
+      info, abbrev, str: e.sectionData('.debug_str'), lineStr: e.sectionData('.debug_line_str'),
+      strOffsets: e.sectionData('.debug_str_offsets'), addr: e.sectionData('.debug_addr'), littleEndian: e.header.littleEndian,
+    });
+    return this.info;
+  }
+
+  lineTable(): LineTable | undefined {
+    if (this.lines || !this.dwarfElf) return this.lines;
+    const e = this.dwarfElf;
+    const line = e.sectionData('.debug_line');
+    if (!line) return undefined;
+    const info = this.dwarfInfo();
+    const units = info
+      ? info.units.filter((u) => u.stmtList !== undefined).map((u) => ({ stmtList: u.stmtList as number, compDir: u.compDir, name: u.name, addressSize: u.addressSize }))
+      : [];
+    this.lines = new LineTable({ line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian }, units);
+    return this.lines;
+  }
+
+  variables(): readonly DwarfVariable[] {
+    return this.dwarfInfo()?.variables() ?? [];
+  }
+
+  /** Source file path of a variable's DW_AT_decl_file, through its unit's line program file list. */
+  declFilePath(variable: DwarfVariable): string | undefined {
+    if (variable.declFile === undefined || variable.unit.stmtList === undefined) return undefined;
+    const program = this.lineTable()?.programs.find((p) => p.offset === variable.unit.stmtList);
+    return program?.fileNames[variable.declFile]?.path;
+  }
+
+  /** ELF symbols of the object, with the debug file's symtab added when the object itself was stripped of it. */
+  symbols(): readonly ElfSymbol[] {
+    const own = this.elf.symbols();
+    if (this.dwarfElf && this.dwarfElf !== this.elf && !own.some((s) => s.table === 'symtab')) {
+      return [...own, ...this.dwarfElf.symbols().filter((s) => s.table === 'symtab')];
+    }
+    return own;
+  }
+
+  /** Function symbols sorted by address, with perf's rule for zero-size symbols (they run to the next one). */
+  functionSymbols(): readonly FunctionSymbol[] {
+    if (this.functions) return this.functions;
+    const byStart = new Map<bigint, ElfSymbol>();
+    for (const s of this.symbols()) {
+      if (s.kind !== 'function' || s.value === 0n) continue;
+      const existing = byStart.get(s.value);
+      // Aliases at one address: keep the name perf would show. Symbols come symtab first, so ties keep symtab's.
+      if (!existing || compareAliases(s, existing) > 0) byStart.set(s.value, s);
+    }
+    const sorted = [...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+    this.functions = sorted.map((s, i) => ({
+      name: s.name,
+      start: s.value,
+      end: s.size > 0 ? s.value + BigInt(s.size) : i + 1 < sorted.length ? sorted[i + 1].value : s.value + 1n,
+    }));
+    return this.functions;
+  }
+
+  /** Function containing link-time address `vaddr`. */
+  functionAt(vaddr: bigint): FunctionSymbol | undefined {
+    const fns = this.functionSymbols();
+    let lo = 0; let hi = fns.length - 1; let best: FunctionSymbol | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (fns[mid].start <= vaddr) { best = fns[mid]; lo = mid + 1; } else hi = mid - 1;
+    }
+    return best && vaddr < best.end ? best : undefined;
+  }
+}
+
+
+/** Shared cache: one ObjectFile per (path, size, mtime), so a rebuilt binary is re-read. */
+const cache = new Map<string, ObjectFile>();
+
+export function openObjectFile(filePath: string, debugRoot = DEFAULT_DEBUG_ROOT): ObjectFile {
+  const st = statSync(filePath);
+  const key = `${path.resolve(filePath)}\0${st.size}\0${st.mtimeMs}\0${debugRoot}`;
+  let obj = cache.get(key);
+  if (!obj) {
+    obj = new ObjectFile(filePath, debugRoot);
+    cache.set(key, obj);
+  }
+  return obj;
+}

@@ -1,0 +1,130 @@
+// IP -> `function+0xoff` (what `perf script -F ip,sym,symoff` prints) and IP -> source file:line, for
+// user-space IPs through each process's mappings (/proc/PID/maps or MMAP2 records) and for kernel IPs
+// through /proc/kallsyms. ELF/DWARF files are parsed once per path (+size+mtime) and shared.
+
+import { Kallsyms } from './kallsyms';
+import { MapEntry, parseProcMaps } from './procmaps';
+import { ObjectFile, openObjectFile } from './object-file';
+
+export interface SymbolizerOptions {
+  /** Load /proc/kallsyms (lazily, on the first kernel IP). */
+  readonly kallsyms?: boolean;
+  /** Use this kallsyms text instead of reading /proc/kallsyms (tests, saved snapshots). */
+  readonly kallsymsText?: string;
+  /** Root of separate debug files (default /usr/lib/debug). */
+  readonly debugRoot?: string;
+}
+
+interface Mapping {
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly pgoff: bigint;
+  readonly path: string;
+}
+
+export interface SourcePosition {
+  readonly file: string;
+  readonly line: number;
+}
+
+export class Symbolizer {
+  private readonly processes = new Map<number, Mapping[]>();
+  private kernel: Kallsyms | undefined | null;
+  /** Files that failed to open or parse: not retried for every IP. */
+  private readonly unreadable = new Set<string>();
+
+  constructor(private readonly options: SymbolizerOptions = {}) {}
+
+  /** Replaces what is known of `pid`'s address space with its /proc/PID/maps (text or parsed). */
+  addProcessMaps(pid: number, maps: string | readonly MapEntry[]): void {
+    const entries = typeof maps === 'string' ? parseProcMaps(maps) : maps;
+    const list: Mapping[] = [];
+    for (const m of entries) if (m.path.startsWith('/')) list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path });
+    list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+    this.processes.set(pid, list);
+  }
+
+  /** One mapping learnt from a PERF_RECORD_MMAP/MMAP2 record; it replaces whatever overlapped it. */
+  addMmap(pid: number, start: bigint, length: bigint, pgoff: bigint, path: string): void {
+    const end = start + length;
+    const old = this.processes.get(pid) ?? [];
+    const list: Mapping[] = [];
+    for (const m of old) {
+      if (m.end <= start || m.start >= end) { list.push(m); continue; }
+      if (m.start < start) list.push({ ...m, end: start });
+      if (m.end > end) list.push({ ...m, start: end, pgoff: m.pgoff + (end - m.start) });
+    }
+    if (path.startsWith('/')) list.push({ start, end, pgoff, path });
+    list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+    this.processes.set(pid, list);
+  }
+
+  /** A forked child starts with its parent's mappings (PERF_RECORD_FORK). */
+  forkProcess(parentPid: number, childPid: number): void {
+    const parent = this.processes.get(parentPid);
+    if (parent) this.processes.set(childPid, [...parent]);
+  }
+
+  forgetProcess(pid: number): void {
+    this.processes.delete(pid);
+  }
+
+  /** `name+0xoff` like perf script's sym+symoff, or undefined where perf would print [unknown]. */
+  symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {
+    if (kernel) {
+      const k = this.kallsyms();
+      const hit = k?.lookup(ip);
+      return hit ? `${hit.symbol.name}+0x${hit.offset.toString(16)}` : undefined;
+    }
+    const located = this.locate(pid, ip);
+    if (!located) return undefined;
+    const fn = located.object.functionAt(located.vaddr);
+    return fn ? `${fn.name}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
+  }
+
+  /** Source file and line of a user-space IP from the DWARF line table. */
+  sourceLine(pid: number, ip: bigint): SourcePosition | undefined {
+    const located = this.locate(pid, ip);
+    if (!located) return undefined;
+    try {
+      const hit = located.object.lineTable()?.lineForAddress(located.vaddr);
+      return hit ? { file: hit.file, line: hit.line } : undefined;
+    } catch {
+      this.unreadable.add(located.object.path);
+      return undefined;
+    }
+  }
+
+  /** The mapped file, parsed, and the link-time address of `ip` in it. */
+  private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
+    const maps = this.processes.get(pid);
+    if (!maps) return undefined;
+    let lo = 0; let hi = maps.length - 1; let found: Mapping | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (maps[mid].start <= ip) { found = maps[mid]; lo = mid + 1; } else hi = mid - 1;
+    }
+    if (!found || ip >= found.end || this.unreadable.has(found.path)) return undefined;
+    let object: ObjectFile;
+    try {
+      object = openObjectFile(found.path, this.options.debugRoot);
+    } catch {
+      this.unreadable.add(found.path);
+      return undefined;
+    }
+    const fileOffset = ip - found.start + found.pgoff;
+    const vaddr = object.elf.fileOffsetToVaddr(fileOffset);
+    return vaddr === undefined ? undefined : { object, vaddr };
+  }
+
+  private kallsyms(): Kallsyms | undefined {
+    if (this.kernel === undefined) {
+      if (this.options.kallsymsText !== undefined) this.kernel = new Kallsyms(this.options.kallsymsText);
+      else if (this.options.kallsyms) {
+        try { this.kernel = Kallsyms.read(); } catch { this.kernel = null; }
+      } else this.kernel = null;
+      if (this.kernel && !this.kernel.usable) this.kernel = null;
+    }
+    return this.kernel ?? undefined;
+  }
+}
