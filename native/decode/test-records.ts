@@ -1,0 +1,184 @@
+// A small record ENCODER for the decoder's tests: writes perf records byte by byte the way the
+// kernel lays them out (perf_event.h), and simulates the kernel writing them into backward and
+// forward rings, wrap included. Test support only; nothing in the product imports it.
+
+import type { PerfEventAttr } from '../perf/attr';
+import { ReadFormat, RecordType, Sample } from '../perf/uapi';
+import { linearizeRing } from './walk';
+import type { EventDescription, RingCopy } from './types';
+
+export class ByteWriter {
+  private readonly bytes: number[] = [];
+
+  get length(): number {
+    return this.bytes.length;
+  }
+  u8(value: number): this {
+    this.bytes.push(value & 0xff);
+    return this;
+  }
+  u16(value: number): this {
+    return this.u8(value).u8(value >>> 8);
+  }
+  u32(value: number): this {
+    return this.u16(value & 0xffff).u16(value >>> 16);
+  }
+  u64(value: bigint | number): this {
+    const v = BigInt.asUintN(64, BigInt(value));
+    return this.u32(Number(v & 0xffffffffn)).u32(Number(v >> 32n));
+  }
+  raw(bytes: ArrayLike<number>): this {
+    for (let i = 0; i < bytes.length; i++) this.bytes.push(bytes[i] & 0xff);
+    return this;
+  }
+  /** NUL-terminated, padded with NULs to a multiple of 8 (as the kernel does for comm/filename). */
+  cstring(text: string): this {
+    const encoded = new TextEncoder().encode(text);
+    this.raw(encoded).u8(0);
+    while (this.bytes.length % 8 !== 0) this.u8(0);
+    return this;
+  }
+  pad8(): this {
+    while (this.bytes.length % 8 !== 0) this.u8(0);
+    return this;
+  }
+  toBytes(): Uint8Array {
+    return Uint8Array.from(this.bytes);
+  }
+}
+
+/** Values of the sample_id trailer / sample fixed fields; only those selected by sample_type are written. */
+export interface IdValues {
+  pid?: number;
+  tid?: number;
+  time?: bigint;
+  id?: bigint;
+  streamId?: bigint;
+  cpu?: number;
+}
+
+export interface SampleValues extends IdValues {
+  ip?: bigint;
+  addr?: bigint;
+  period?: bigint;
+  /** Pre-encoded variable part (READ, CALLCHAIN, RAW...), appended after PERIOD. */
+  tail?: Uint8Array;
+}
+
+export function header(type: number, misc: number, size: number): ByteWriter {
+  return new ByteWriter().u32(type).u16(misc).u16(size);
+}
+
+/** A PERF_RECORD_SAMPLE for `sampleType` (fixed prefix written from `values`, then `tail`). */
+export function sampleRecord(sampleType: number, values: SampleValues, misc = 2): Uint8Array {
+  const body = new ByteWriter();
+  if (sampleType & Sample.IDENTIFIER) body.u64(values.id ?? 0n);
+  if (sampleType & Sample.IP) body.u64(values.ip ?? 0n);
+  if (sampleType & Sample.TID) body.u32(values.pid ?? 0).u32(values.tid ?? 0);
+  if (sampleType & Sample.TIME) body.u64(values.time ?? 0n);
+  if (sampleType & Sample.ADDR) body.u64(values.addr ?? 0n);
+  if (sampleType & Sample.ID) body.u64(values.id ?? 0n);
+  if (sampleType & Sample.STREAM_ID) body.u64(values.streamId ?? 0n);
+  if (sampleType & Sample.CPU) body.u32(values.cpu ?? 0).u32(0);
+  if (sampleType & Sample.PERIOD) body.u64(values.period ?? 0n);
+  if (values.tail) body.raw(values.tail);
+  const bodyBytes = body.toBytes();
+  return header(RecordType.SAMPLE, misc, 8 + bodyBytes.length).raw(bodyBytes).toBytes();
+}
+
+/** struct sample_id trailer bytes for `sampleType`. */
+export function trailer(sampleType: number, values: IdValues): Uint8Array {
+  const w = new ByteWriter();
+  if (sampleType & Sample.TID) w.u32(values.pid ?? 0).u32(values.tid ?? 0);
+  if (sampleType & Sample.TIME) w.u64(values.time ?? 0n);
+  if (sampleType & Sample.ID) w.u64(values.id ?? 0n);
+  if (sampleType & Sample.STREAM_ID) w.u64(values.streamId ?? 0n);
+  if (sampleType & Sample.CPU) w.u32(values.cpu ?? 0).u32(0);
+  if (sampleType & Sample.IDENTIFIER) w.u64(values.id ?? 0n);
+  return w.toBytes();
+}
+
+/** A non-sample record: body (already 8-aligned) then the sample_id trailer when `sampleIdAll`. */
+export function otherRecord(type: number, misc: number, body: Uint8Array, sampleType = 0, sampleIdAll = false, ids: IdValues = {}): Uint8Array {
+  const tail = sampleIdAll ? trailer(sampleType, ids) : new Uint8Array(0);
+  return header(type, misc, 8 + body.length + tail.length).raw(body).raw(tail).toBytes();
+}
+
+export function readBlock(readFormat: number, values: { value: bigint; id?: bigint; lost?: bigint }[], timeEnabled = 0n, timeRunning = 0n): Uint8Array {
+  const w = new ByteWriter();
+  if (readFormat & ReadFormat.GROUP) {
+    w.u64(values.length);
+    if (readFormat & ReadFormat.TOTAL_TIME_ENABLED) w.u64(timeEnabled);
+    if (readFormat & ReadFormat.TOTAL_TIME_RUNNING) w.u64(timeRunning);
+    for (const v of values) {
+      w.u64(v.value);
+      if (readFormat & ReadFormat.ID) w.u64(v.id ?? 0n);
+      if (readFormat & ReadFormat.LOST) w.u64(v.lost ?? 0n);
+    }
+  } else {
+    w.u64(values[0].value);
+    if (readFormat & ReadFormat.TOTAL_TIME_ENABLED) w.u64(timeEnabled);
+    if (readFormat & ReadFormat.TOTAL_TIME_RUNNING) w.u64(timeRunning);
+    if (readFormat & ReadFormat.ID) w.u64(values[0].id ?? 0n);
+    if (readFormat & ReadFormat.LOST) w.u64(values[0].lost ?? 0n);
+  }
+  return w.toBytes();
+}
+
+export function attrOf(sampleType: number, extra: Partial<PerfEventAttr> = {}): PerfEventAttr {
+  return { type: 1, config: 0n, samplePeriod: 1n, sampleType, readFormat: 0, flags: {}, ...extra };
+}
+
+export function eventOf(index: number, attr: PerfEventAttr, ids: bigint[] = [], name = `event${index}`): EventDescription {
+  return { index, name, attr, ids };
+}
+
+/**
+ * Simulates the kernel writing `records` (oldest first) into a ring of `dataSize` bytes and returns
+ * the linearised copy. Backward: data_head counts down from 0; forward: up from 0 (tail = head - what fits).
+ */
+export function ringFromRecords(
+  records: readonly Uint8Array[],
+  dataSize: number,
+  direction: 'backward' | 'forward',
+  options: { ringId?: number; cpu?: number; defaultEvent?: number; tail?: bigint } = {},
+): RingCopy {
+  const area = new Uint8Array(dataSize);
+  let head = 0n;
+  const size = BigInt(dataSize);
+  for (const record of records) {
+    if (direction === 'backward') head -= BigInt(record.length);
+    const start = Number(((head % size) + size) % size);
+    for (let i = 0; i < record.length; i++) area[(start + i) % dataSize] = record[i];
+    if (direction === 'forward') head += BigInt(record.length);
+  }
+  const linear = linearizeRing(area, head, direction, options.tail);
+  return {
+    ringId: options.ringId ?? 0,
+    label: `ring${options.ringId ?? 0}`,
+    cpu: options.cpu ?? -1,
+    tid: -1,
+    direction,
+    defaultEvent: options.defaultEvent ?? 0,
+    bytes: linear.bytes,
+    validBytes: linear.validBytes,
+    dataSize,
+    bytesWritten: linear.bytesWritten,
+    path: 'paused',
+  };
+}
+
+/** A RingCopy straight from linearised bytes (for walk edge cases). */
+export function ringFromLinear(bytes: Uint8Array, direction: 'backward' | 'forward', validBytes = bytes.length, dataSize = bytes.length): RingCopy {
+  return { ringId: 0, label: 'ring0', cpu: -1, tid: -1, direction, defaultEvent: 0, bytes, validBytes, dataSize, bytesWritten: BigInt(validBytes), path: 'paused' };
+}
+
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
