@@ -170,6 +170,13 @@ async function waitForHealthz(url, child, timeoutMs, output) {
   throw new CodeServerError(`code-server did not answer ${url}healthz within ${timeoutMs / 1000} s:\n${output()}`);
 }
 
+// Servers started by this process. If the process exits without stopping them (a test runner killed mid-run, an
+// uncaught error), their process groups are killed on the way out so no server or extension host is left behind.
+const liveServers = new Set();
+process.on('exit', () => {
+  for (const child of liveServers) killGroup(child, 'SIGKILL');
+});
+
 function killGroup(child, signal) {
   try {
     process.kill(-child.pid, signal);
@@ -213,6 +220,8 @@ export async function startCodeServer({ workspace, port, extensionsDir, userData
     env: { ...process.env, TMPDIR: runDir, ...env },
     stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
   });
+  liveServers.add(child);
+  child.once('exit', () => liveServers.delete(child));
   let captured = '';
   const keep = (chunk) => {
     captured += chunk.toString();
@@ -233,6 +242,7 @@ export async function startCodeServer({ workspace, port, extensionsDir, userData
     }
     // Children of the group may outlive the leader by a moment; make sure none are left.
     killGroup(child, 'SIGKILL');
+    liveServers.delete(child);
     rmSync(runDir, { recursive: true, force: true });
   };
   try {
