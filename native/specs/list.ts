@@ -57,9 +57,9 @@ export function listEvents(options: ListOptions = {}): EventList {
 
 const COLUMN = 50;
 
+/** perf list's `printf("  %-50s [%s]\n")`. */
 function row(left: string, right: string): string {
-  const padded = left.length >= COLUMN ? `${left} ` : left.padEnd(COLUMN);
-  return `  ${padded}[${right}]`;
+  return `  ${left.padEnd(COLUMN)} [${right}]`;
 }
 
 /** The human form, laid out like `perf list`. */

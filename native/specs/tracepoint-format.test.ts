@@ -18,6 +18,7 @@ const SAMPLE = [
   '\tfield:unsigned long caller[4];\toffset:48;\tsize:32;\tsigned:0;',
   '\tfield:char old_comm[TASK_COMM_LEN];\toffset:80;\tsize:16;\tsigned:1;',
   '\tfield:__data_loc u64[] addrs;\toffset:96;\tsize:4;\tsigned:0;',
+  '\tfield:__data_loc cpumask_t cpumask;\toffset:100;\tsize:4;\tsigned:0;',
   '\tfield:long delta;\toffset:104;\tsize:8;\tsigned:1;',
   '',
   'print fmt: "comm=%s name=%s", REC->comm, __get_str(name)',
@@ -34,7 +35,7 @@ describe('specs/tracepoint-format', () => {
     const byName = Object.fromEntries(format.fields.map((field) => [field.name, field]));
     assert.deepEqual(format.fields.map((field) => field.name), [
       'common_type', 'common_flags', 'common_preempt_count', 'common_pid',
-      'comm', 'name', 'rel', 'filename', 'saddr', 'caller', 'old_comm', 'addrs', 'delta',
+      'comm', 'name', 'rel', 'filename', 'saddr', 'caller', 'old_comm', 'addrs', 'cpumask', 'delta',
     ]);
     assert.deepEqual(byName.common_pid, { name: 'common_pid', declaration: 'int common_pid', offset: 4, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false });
     assert.deepEqual(byName.comm, { name: 'comm', declaration: 'char comm[16]', offset: 8, size: 16, signed: false, arrayLength: 16, location: 'inline', isString: true });
@@ -51,6 +52,7 @@ describe('specs/tracepoint-format', () => {
     assert.equal(byName.old_comm.isString, true);
     assert.equal(byName.addrs.location, 'data_loc');
     assert.equal(byName.addrs.isString, false);
+    assert.deepEqual([byName.cpumask.location, byName.cpumask.isString, byName.cpumask.declaration], ['data_loc', false, '__data_loc cpumask_t cpumask']);
     assert.equal(byName.delta.signed, true);
   });
 
@@ -66,7 +68,7 @@ describe('specs/tracepoint-format', () => {
       ['name: x\nformat:\n', /no "ID:" line/],
       ['name: x\nID: abc\n', /line 2: ID 'abc' is not a number/],
       ['name: x\nID: 1\nformat:\n\tfield:int a;\toffset:x;\tsize:4;\tsigned:0;\n', /line 4: malformed field line/],
-      ['name: x\nID: 1\nformat:\n\tfield:__data_loc char name;\toffset:8;\tsize:4;\tsigned:0;\n', /line 4: malformed __data_loc field/],
+      ['name: x\nID: 1\nformat:\n\tfield:__data_loc name;\toffset:8;\tsize:4;\tsigned:0;\n', /line 4: malformed __data_loc field/],
       ['name: x\nID: 1\nformat:\n\tfield:__data_loc char[] name;\toffset:8;\tsize:8;\tsigned:0;\n', /is a u32, size 8/],
       ['name: x\nID: 1\nbogus line\n', /line 3: unexpected line 'bogus line'/],
     ];

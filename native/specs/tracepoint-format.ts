@@ -73,7 +73,8 @@ function parseFieldLine(line: string, lineNumber: number): TracepointField {
 
   if (location !== 'inline') {
     // `__data_loc char[] name`: the element type carries the empty brackets, the name comes last.
-    const dynamic = /^(.*?)\s*\[\s*\]\s*([A-Za-z_][A-Za-z0-9_]*)$/.exec(rest);
+    // `__data_loc cpumask_t cpumask` (ipi:ipi_send_cpumask): a dynamic bitmask, no brackets.
+    const dynamic = /^(.*?)\s*(?:\[\s*\]\s*|\s)([A-Za-z_][A-Za-z0-9_]*)$/.exec(rest);
     if (!dynamic) throw new TracepointFormatError(`malformed ${location === 'data_loc' ? '__data_loc' : '__rel_loc'} field '${declaration}'`, lineNumber);
     if (size !== 4) throw new TracepointFormatError(`${dynamic[2]}: a dynamic-location field is a u32, size ${size}`, lineNumber);
     return { name: dynamic[2], declaration, offset, size, signed, arrayLength: 0, location, isString: isCharType(dynamic[1]) };
