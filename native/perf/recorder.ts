@@ -134,7 +134,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfE
       freq,
       writeBackward: true,
       sampleIdAll: true,
-      inherit: target.kind !== 'cpus',
+      inherit: launch,
       disabled: launch,
       enableOnExec: launch,
     },
@@ -151,7 +151,7 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean): PerfEvent
     readFormat: 0,
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
-      sampleIdAll: true, inherit: target.kind !== 'cpus', disabled: launch, enableOnExec: launch,
+      sampleIdAll: true, inherit: launch, disabled: launch, enableOnExec: launch,
     },
   };
 }
@@ -216,9 +216,12 @@ export class Recorder {
         return cpus.map((cpu) => ({ pid: -1, cpu, label: `cpu${cpu}` }));
       }
       case 'pid':
+        // perf --per-thread: one fd per existing thread on any CPU (threads created later are not followed).
         return threadsOf(target.pid).map((tid) => ({ pid: tid, cpu: -1, label: `tid ${tid}` }));
       case 'launch':
-        return [{ pid: this.childPidValue ?? -1, cpu: -1, label: `pid ${this.childPidValue}` }];
+        // The kernel refuses to mmap an inherited per-task (cpu -1) event, so a launched command
+        // (which needs inherit to follow its children) gets one fd per CPU, like `perf record -- cmd`.
+        return onlineCpus().map((cpu) => ({ pid: this.childPidValue ?? -1, cpu, label: `cpu${cpu} pid ${this.childPidValue}` }));
     }
   }
 

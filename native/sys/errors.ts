@@ -117,7 +117,7 @@ function hintFor(syscall: string, code: string, context: ErrorContext): string {
   }
   if (syscall === 'mmap') {
     if (code === 'EPERM' || code === 'ENOMEM') return mlockHint(context);
-    if (code === 'EINVAL') return 'the ring size must be 1 + 2^n pages, and an event that already has a ring can only be mapped with the same size.';
+    if (code === 'EINVAL') return 'the ring size must be 1 + 2^n pages, an event that already has a ring can only be mapped with the same size, and an inherited per-task event (inherit with cpu -1) cannot be mapped at all (open it per CPU).';
     return 'mapping the perf ring buffer failed.';
   }
   if (syscall === 'ioctl') {
