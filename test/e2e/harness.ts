@@ -291,3 +291,57 @@ export async function openFile(page: Page, relativePath: string, timeoutMs = E2E
   await page.keyboard.press('Enter');
   await page.locator(`.tabs-container .tab[aria-label^="${path.basename(relativePath)}"]`).first().waitFor({ state: 'visible', timeout: timeoutMs });
 }
+
+/** Moves the cursor of the active editor to a 1-based line with Go to Line (Ctrl+G), which also scrolls it into view. */
+export async function goToLine(page: Page, line: number, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  await page.locator('.editor-instance .monaco-editor').first().click({ position: { x: 200, y: 10 } });
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input').first();
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(`:${line}`);
+  await page.keyboard.press('Enter');
+  await input.waitFor({ state: 'hidden', timeout: timeoutMs });
+}
+
+/**
+ * Right-clicks the line number of a 1-based line in the active editor and picks `item` from the gutter context menu
+ * (the `editor/lineNumber/context` menu, where "Record Hits on This Line" lives).
+ */
+export async function lineNumberMenu(page: Page, line: number, item: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  await goToLine(page, line, timeoutMs);
+  const lineNumber = page.locator('.editor-instance .margin-view-overlays .line-numbers', {
+    hasText: new RegExp(`^\\s*${line}\\s*$`),
+  }).first();
+  await lineNumber.waitFor({ state: 'visible', timeout: timeoutMs });
+  await lineNumber.click({ button: 'right' });
+  await clickContextMenuItem(page, item, timeoutMs);
+}
+
+/** Picks an item of the open context menu (VS Code renders it inside a shadow root; Playwright's CSS pierces it). */
+export async function clickContextMenuItem(page: Page, item: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  const entry = page.locator('.monaco-menu .action-item .action-label', { hasText: new RegExp(`^\\s*${escapeRegExp(item)}\\s*$`) }).first();
+  try {
+    await entry.waitFor({ state: 'visible', timeout: timeoutMs });
+  } catch {
+    const offered = await page.locator('.monaco-menu .action-item .action-label').allInnerTexts();
+    await page.keyboard.press('Escape');
+    throw new E2eError(`context menu has no "${item}"; it offers: ${offered.filter(Boolean).join(' | ')}`);
+  }
+  await entry.click();
+}
+
+/** Opens a view container from the activity bar (e.g. "Ringside") and returns the pane of the named view. */
+export async function openViewPane(page: Page, container: string, view: string, timeoutMs = E2E_TIMEOUT_MS): Promise<Locator> {
+  const item = page.locator('.activitybar .action-item', { has: page.locator(`a.action-label[aria-label^="${container}"]`) }).first();
+  await item.waitFor({ state: 'visible', timeout: timeoutMs });
+  // Clicking the selected container would collapse the side bar.
+  if (!(await item.getAttribute('class'))?.split(/\s+/).includes('checked')) await item.click();
+  const pane = page.locator('.pane', { has: page.locator(`.pane-header[aria-label^="${view}"]`) }).first();
+  await pane.waitFor({ state: 'visible', timeout: timeoutMs });
+  return pane;
+}
+
+/** Visible row texts of a tree view pane (e.g. the Sessions view). */
+export async function treeRowTexts(pane: Locator): Promise<string[]> {
+  return pane.locator('.monaco-list-row').allInnerTexts();
+}
