@@ -1,0 +1,428 @@
+// Rings we did not open: a keeper's (described by its state file) or any process's perf fd (e.g. a
+// running `perf record --overwrite`). We borrow the fd with pidfd_open + pidfd_getfd and map the
+// SAME ring (the kernel only allows the owner's page count), read-only. Backward rings are
+// snapshotted like our own (pause → copy → resume on the shared ring). A forward ring belongs to
+// its owner's reader: we only peek at [data_tail, data_head) and never move data_tail.
+
+import { readdirSync, readFileSync, readlinkSync, openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import type { EventDescription, RawSnapshot, RingCopy } from '../../native/decode/types';
+import { decodeAttr, type PerfEventAttr } from '../../native/perf/attr';
+import { adoptEventFd } from '../../native/perf/events';
+import { BackwardRing, mapExistingRing, type RingMeta } from '../../native/perf/ring';
+import { MmapPage } from '../../native/perf/uapi';
+import * as libc from '../../native/sys/libc';
+import { PerfError } from '../../native/sys/errors';
+import { keeperEventDescriptions, type KeeperState, isKeeperAlive } from '../../native/keeper/state';
+import type { ForeignFdHint, RingSource, RingStatus } from './ports';
+
+export class AttachError extends Error {
+  constructor(message: string, readonly hint?: string) {
+    super(message);
+    this.name = 'AttachError';
+  }
+}
+
+/** pidfd_open + pidfd_getfd: our own fd for the same open file (same event, same ring). */
+export function borrowPerfFd(pid: number, targetFd: number): number {
+  const pidfd = libc.pidfdOpen(pid);
+  try {
+    return libc.pidfdGetfd(pidfd, targetFd);
+  } catch (error) {
+    if (error instanceof PerfError) throw new PerfError('pidfd_getfd', error.errno, { pid, note: `(fd ${targetFd} of pid ${pid})` });
+    throw error;
+  } finally {
+    libc.close(pidfd);
+  }
+}
+
+/** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
+export class PeekRing {
+  private readonly mapping: libc.Mapping;
+  readonly dataSize: number;
+  private readonly dataOffset: number;
+  private disposed = false;
+
+  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta) {
+    const page = libc.pageSize();
+    try {
+      this.mapping = libc.Mapping.map(fd, (dataPages + 1) * page, libc.PROT_READ, { eventName: meta.label });
+    } catch (error) {
+      libc.close(fd);
+      throw error;
+    }
+    this.dataOffset = Number(this.mapping.readU64(MmapPage.DATA_OFFSET)) || page;
+    this.dataSize = Number(this.mapping.readU64(MmapPage.DATA_SIZE)) || dataPages * page;
+  }
+
+  head(): bigint {
+    return this.mapping.readU64(MmapPage.DATA_HEAD);
+  }
+
+  peek(): RingCopy {
+    const head = this.mapping.readU64(MmapPage.DATA_HEAD);
+    const tail = this.mapping.readU64(MmapPage.DATA_TAIL);
+    const length = Number(head - tail > BigInt(this.dataSize) ? BigInt(this.dataSize) : head - tail);
+    const start = Number((head - BigInt(length)) & BigInt(this.dataSize - 1));
+    const bytes = new Uint8Array(this.dataSize);
+    const first = Math.min(length, this.dataSize - start);
+    this.mapping.copyOut(this.dataOffset + start, bytes, 0, first);
+    if (length > first) this.mapping.copyOut(this.dataOffset, bytes, first, length - first);
+    return {
+      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: this.dataSize,
+      bytesWritten: head, path: 'peek', copiedAtNs: performance.now() * 1e6,
+    };
+  }
+
+  status(): RingStatus {
+    const head = this.head();
+    return { ringId: this.meta.ringId, label: this.meta.label, cpu: this.meta.cpu, tid: this.meta.tid, direction: 'forward', dataSize: this.dataSize, bytesWritten: head, paused: false };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.mapping.unmap();
+    } finally {
+      libc.close(this.fd);
+    }
+  }
+}
+
+type AttachedRing = { kind: 'backward'; ring: BackwardRing } | { kind: 'peek'; ring: PeekRing };
+
+/** A RingSource over borrowed rings. Disposing closes our fds and mappings, never the owner's. */
+export class AttachedRingSource implements RingSource {
+  private paused = false;
+  private disposed = false;
+
+  constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly ownerPid: number) {}
+
+  snapshot(): RawSnapshot {
+    this.assertLive();
+    const takenAtMs = Date.now();
+    const copies: RingCopy[] = [];
+    const pauseWindowNs: number[] = [];
+    for (const attached of this.rings) {
+      if (attached.kind === 'backward') {
+        if (this.paused) {
+          // Already paused by the user: copy as is, and leave it paused.
+          const result = attached.ring.copyQuiescent();
+          copies.push(attached.ring.toCopy(result.bytes, result.validBytes, result.written, 'paused'));
+          pauseWindowNs.push(0);
+        } else {
+          const { copy, pauseWindowNs: window } = attached.ring.snapshot();
+          copies.push(copy);
+          pauseWindowNs.push(window);
+        }
+      } else {
+        copies.push(attached.ring.peek());
+        pauseWindowNs.push(0);
+      }
+    }
+    return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
+  }
+
+  pause(): void {
+    this.assertLive();
+    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(true);
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.assertLive();
+    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(false);
+    this.paused = false;
+  }
+
+  ringStats(): RingStatus[] {
+    if (this.disposed) return [];
+    return this.rings.map((attached) => {
+      if (attached.kind === 'peek') return attached.ring.status();
+      const stats = attached.ring.stats();
+      return {
+        ringId: stats.ringId, label: stats.label, cpu: attached.ring.meta.cpu, tid: attached.ring.meta.tid,
+        direction: 'backward', dataSize: stats.dataSize, bytesWritten: stats.bytesWritten, paused: this.paused,
+      };
+    });
+  }
+
+  /** True while the process that owns the rings is alive (the rings survive it only while we hold them). */
+  get ownerAlive(): boolean {
+    return isKeeperAlive({ pid: this.ownerPid });
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    // A ring we paused must not stay paused for its owner after we leave.
+    if (this.paused) {
+      for (const attached of this.rings) {
+        if (attached.kind === 'backward') {
+          try { attached.ring.event.pauseOutput(false); } catch { /* the owner may have closed it */ }
+        }
+      }
+    }
+    const errors: unknown[] = [];
+    for (const attached of this.rings) {
+      try { attached.ring.dispose(); } catch (error) { errors.push(error); }
+    }
+    if (errors.length) throw errors[0];
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new AttachError('rings were detached');
+  }
+}
+
+/** Borrows every ring a keeper publishes. */
+export function attachKeeperRings(state: KeeperState): AttachedRingSource {
+  if (!isKeeperAlive(state)) throw new AttachError(`keeper ${state.pid} is not running any more`, 'start a new kept recording; its rings died with it');
+  const events = keeperEventDescriptions(state);
+  const rings: AttachedRing[] = [];
+  try {
+    for (const ring of state.rings) {
+      const fd = borrowPerfFd(state.pid, ring.fd);
+      const meta: RingMeta = { ringId: ring.ringId, label: ring.label, cpu: ring.cpu, tid: ring.tid, defaultEvent: ring.defaultEvent };
+      if (ring.direction === 'backward') {
+        const attr = events[ring.defaultEvent]?.attr;
+        rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
+      } else {
+        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta) });
+      }
+    }
+  } catch (error) {
+    for (const attached of rings) attached.ring.dispose();
+    throw error;
+  }
+  return new AttachedRingSource(events, rings, state.pid);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Other processes' perf fds
+
+export interface ForeignPerfFd {
+  readonly pid: number;
+  readonly fd: number;
+  readonly comm: string;
+  readonly cmdline: string;
+  /** Data-page counts of the process's perf mappings (candidates for this fd's ring). */
+  readonly mappedPages: readonly number[];
+}
+
+/** Every `anon_inode:[perf_event]` fd of every process we can see (ours excluded). */
+export function scanPerfFds(options: { excludePids?: readonly number[] } = {}): ForeignPerfFd[] {
+  const exclude = new Set([process.pid, ...(options.excludePids ?? [])]);
+  const found: ForeignPerfFd[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const pidText of pids) {
+    const pid = Number(pidText);
+    if (exclude.has(pid)) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // not ours to look at, or gone
+    }
+    const perfFds: number[] = [];
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:[perf_event]') perfFds.push(Number(fd));
+      } catch {
+        // closed while we looked
+      }
+    }
+    if (perfFds.length === 0) continue;
+    const comm = readText(`/proc/${pid}/comm`).trim();
+    const cmdline = readText(`/proc/${pid}/cmdline`).split('\0').filter(Boolean).join(' ');
+    const pages = perfMappingPages(pid);
+    for (const fd of perfFds.sort((a, b) => a - b)) found.push({ pid, fd, comm, cmdline, mappedPages: pages });
+  }
+  return found;
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Distinct data-page counts of a process's perf ring mappings, from /proc/PID/maps. */
+export function perfMappingPages(pid: number): number[] {
+  const page = libc.pageSize();
+  const counts = new Set<number>();
+  for (const line of readText(`/proc/${pid}/maps`).split('\n')) {
+    if (!line.includes('anon_inode:[perf_event]')) continue;
+    const match = /^([0-9a-f]+)-([0-9a-f]+)/.exec(line);
+    if (!match) continue;
+    const pages = Number((BigInt('0x' + match[2]) - BigInt('0x' + match[1])) / BigInt(page)) - 1;
+    if (pages >= 1 && (pages & (pages - 1)) === 0) counts.add(pages);
+  }
+  return [...counts].sort((a, b) => b - a);
+}
+
+/**
+ * The attr of a borrowed fd, from the owner's perf.data header when it writes one (perf record
+ * writes the attr section, with every fd's sample id, before it starts recording).
+ */
+export function attrFromOwnerPerfData(pid: number, sampleId: bigint): { attr: PerfEventAttr; file: string } | undefined {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return undefined;
+  }
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    if (!target.startsWith('/')) continue;
+    const found = findAttrInPerfDataHeader(`/proc/${pid}/fd/${fd}`, sampleId);
+    if (found) return { attr: found, file: target.replace(/ \(deleted\)$/, '') };
+  }
+  return undefined;
+}
+
+/** Reads just the attrs section of a perf.data file and returns the attr whose ids include `sampleId`. */
+export function findAttrInPerfDataHeader(file: string, sampleId: bigint): PerfEventAttr | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    const read = (offset: number, length: number): Uint8Array | undefined => {
+      if (length < 0 || length > 1 << 24) return undefined;
+      const bytes = new Uint8Array(length);
+      return readSync(fd, bytes, 0, length, offset) === length ? bytes : undefined;
+    };
+    const header = read(0, 104);
+    if (!header) return undefined;
+    const view = new DataView(header.buffer);
+    if (view.getBigUint64(0, true) !== 0x32454c4946524550n) return undefined; // "PERFILE2", little-endian
+    const attrSize = Number(view.getBigUint64(16, true));
+    const attrsOffset = Number(view.getBigUint64(24, true));
+    const attrsSize = Number(view.getBigUint64(32, true));
+    const entrySize = attrSize; // attr_size covers the attr plus its ids file_section (16 bytes)
+    if (entrySize <= 16 || attrsSize % entrySize !== 0) return undefined;
+    const attrs = read(attrsOffset, attrsSize);
+    if (!attrs) return undefined;
+    for (let at = 0; at < attrsSize; at += entrySize) {
+      const entry = attrs.subarray(at, at + entrySize);
+      const entryView = new DataView(entry.buffer, entry.byteOffset, entry.byteLength);
+      const idsOffset = Number(entryView.getBigUint64(entrySize - 16, true));
+      const idsSize = Number(entryView.getBigUint64(entrySize - 8, true));
+      const ids = read(idsOffset, idsSize);
+      if (!ids) continue;
+      const idsView = new DataView(ids.buffer);
+      for (let i = 0; i + 8 <= idsSize; i += 8) {
+        if (idsView.getBigUint64(i, true) === sampleId) return decodeAttr(entry.subarray(0, entrySize - 16));
+      }
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const EINVAL = 22;
+
+export interface BorrowedRingInfo {
+  readonly source: AttachedRingSource;
+  readonly pages: number;
+  readonly direction: 'backward' | 'forward';
+  readonly sampleId: bigint;
+  /** Where the attr came from: the hint, the owner's perf.data header, or a guess from the head. */
+  readonly attrOrigin: 'hint' | 'perf.data' | 'unknown';
+  readonly explanation: string;
+}
+
+/**
+ * Borrows fd `fd` of `pid` and maps its ring. Page count: the hint, else each of the owner's
+ * perf mapping sizes in turn (the kernel answers EINVAL to any other size). Direction: from the
+ * attr when known, else from data_head (a backward ring's head counts down from 2^64).
+ */
+export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint = {}): BorrowedRingInfo {
+  let link: string;
+  try {
+    link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+  } catch (error) {
+    throw new AttachError(`pid ${pid} has no fd ${fd} we can see (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'the process may have exited or closed it; borrowing needs the same user or CAP_SYS_PTRACE');
+  }
+  if (link !== 'anon_inode:[perf_event]') throw new AttachError(`fd ${fd} of pid ${pid} is ${link}, not a perf event`, 'pick an fd listed as anon_inode:[perf_event]');
+  const candidates = hint.pages !== undefined ? [hint.pages] : perfMappingPages(pid);
+  if (candidates.length === 0) {
+    throw new AttachError(`pid ${pid} fd ${fd} has no ring mapped`, 'the owner never mmapped it (a counting event, or its output goes into another fd\'s ring via SET_OUTPUT: pick that fd)');
+  }
+  // Ask the kernel for the sample id first: it names the event in the owner's perf.data header.
+  const probeFd = borrowPerfFd(pid, fd);
+  let sampleId: bigint;
+  try {
+    sampleId = adoptEventFd(probeFd, { type: 0, config: 0n, samplePeriod: 0n, sampleType: 0, readFormat: 0, flags: {} }).id();
+  } finally {
+    libc.close(probeFd);
+  }
+  let attr: PerfEventAttr | undefined = hint.event?.attr;
+  let name = hint.event?.name;
+  let attrOrigin: BorrowedRingInfo['attrOrigin'] = attr ? 'hint' : 'unknown';
+  let fromFile: string | undefined;
+  if (!attr) {
+    const found = attrFromOwnerPerfData(pid, sampleId);
+    if (found) {
+      attr = found.attr;
+      attrOrigin = 'perf.data';
+      fromFile = found.file;
+    }
+  }
+  let lastError: unknown;
+  for (const pages of candidates) {
+    const borrowed = borrowPerfFd(pid, fd);
+    const meta: RingMeta = { ringId: 0, label: `pid ${pid} fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0 };
+    let ring: BackwardRing;
+    try {
+      ring = mapExistingRing(borrowed, pages, 'backward', { meta, attr: { ...(attr ?? unknownAttr()), flags: { ...(attr?.flags ?? {}), writeBackward: true } } }) as BackwardRing;
+    } catch (error) {
+      lastError = error;
+      if (error instanceof PerfError && error.errno === EINVAL) continue;
+      throw error;
+    }
+    const head = ring.head();
+    const backward = attr ? attr.flags.writeBackward === true : head > (1n << 63n);
+    const eventAttr = attr ?? { ...unknownAttr(), flags: { writeBackward: backward } };
+    const events: EventDescription[] = [{ index: 0, name: name ?? `pid ${pid} fd ${fd}`, attr: eventAttr, ids: [sampleId] }];
+    let attached: AttachedRing;
+    if (backward) {
+      attached = { kind: 'backward', ring };
+    } else {
+      ring.dispose();
+      attached = { kind: 'peek', ring: new PeekRing(borrowPerfFd(pid, fd), pages, meta) };
+    }
+    name ??= attr ? `pid ${pid} fd ${fd}` : `pid ${pid} fd ${fd} (unknown event)`;
+    const explanation = [
+      `Borrowed fd ${fd} of pid ${pid} with pidfd_getfd: the same event and the same ring as its owner.`,
+      `Inherited from the owner: ${pages} data pages and ${backward ? 'an overwrite (backward) ring' : 'a forward ring'}; Ringside cannot change either.`,
+      backward ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).' : 'A forward ring belongs to its owner\'s reader: Ringside only peeks at the unread part and never consumes it.',
+      attrOrigin === 'perf.data' ? `The event's attr was read from the owner's perf.data header (${fromFile}).`
+        : attrOrigin === 'hint' ? 'The event\'s attr was given by you.'
+        : 'The event\'s attr is unknown (the owner writes no perf.data header Ringside can read): records are shown by type, sample fields cannot be decoded until you say which event it is.',
+    ].join(' ');
+    return { source: new AttachedRingSource(events, [attached], pid), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin, explanation };
+  }
+  throw lastError instanceof Error ? lastError : new AttachError(`pid ${pid} fd ${fd}: no candidate ring size was accepted`);
+}
+
+function unknownAttr(): PerfEventAttr {
+  return { type: 1, config: 0n, samplePeriod: 0n, sampleType: 0, readFormat: 0, flags: {} };
+}

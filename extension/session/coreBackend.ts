@@ -1,0 +1,43 @@
+// The pure-core half of the Backend: decoding, JSON Lines, perf.data import, and attaching to rings
+// we did not open. backend.ts adds recording (our own Recorder) on top.
+
+import { readFile } from 'node:fs/promises';
+import { decodeSnapshot } from '../../native/decode/columns';
+import { formatRecordJson } from '../../native/decode/jsonl';
+import { readPerfData } from '../../native/perfdata/reader';
+import type { DecodedSnapshot } from '../../native/decode/types';
+import { attachKeeperRings, borrowForeignRing } from './attachedSource';
+import type { Backend } from './ports';
+
+export class NotAvailableError extends Error {
+  constructor(what: string) {
+    super(`${what} is not available in this build of Ringside`);
+    this.name = 'NotAvailableError';
+  }
+}
+
+export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
+
+export function createCoreBackend(): CoreBackend {
+  return {
+    decode: (raw) => decodeSnapshot(raw),
+    recordJson: (snapshot, row) => formatRecordJson(snapshot, row),
+    async readPerfData(file: string): Promise<DecodedSnapshot> {
+      const bytes = new Uint8Array(await readFile(file));
+      const imported = readPerfData(bytes, file, { keepGoing: true });
+      return decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
+    },
+    async writePerfData(): Promise<void> {
+      throw new NotAvailableError('perf.data export');
+    },
+    async standaloneHtml(): Promise<string> {
+      throw new NotAvailableError('HTML export');
+    },
+    async attachKeeper(state) {
+      return attachKeeperRings(state);
+    },
+    async borrowForeign(pid, fd, hint) {
+      return borrowForeignRing(pid, fd, hint).source;
+    },
+  };
+}

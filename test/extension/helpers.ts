@@ -1,0 +1,60 @@
+// Shared by the extension's integration tests: fixture paths, leak probes on /proc/self, waiting.
+
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+
+/** The checkout: three levels above this compiled file (out/test/extension), or the cwd when compiled elsewhere. */
+export const repoRoot = [path.resolve(__dirname, '../../..'), process.cwd()].find((dir) => existsSync(path.join(dir, 'test/setup/prepare.mjs'))) ?? process.cwd();
+export const fixturesBin = path.join(repoRoot, 'fixtures-bin');
+
+export function fixture(name: string): string {
+  const file = path.join(fixturesBin, name);
+  if (!existsSync(file)) throw new Error(`${file} missing: run \`node test/setup/prepare.mjs\``);
+  return file;
+}
+
+/** Open perf fds of this process. */
+export function ownPerfFds(): number[] {
+  const fds: number[] = [];
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === 'anon_inode:[perf_event]') fds.push(Number(fd));
+    } catch {
+      // the fd used by readdir itself is gone by now
+    }
+  }
+  return fds;
+}
+
+/** perf ring mappings of this process. */
+export function ownPerfMappings(): number {
+  return readFileSync('/proc/self/maps', 'utf8').split('\n').filter((line) => line.includes('anon_inode:[perf_event]')).length;
+}
+
+export function openFdCount(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** Children of a process (from /proc/PID/task/TID/children). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (text) children.push(...text.split(/\s+/).map(Number));
+    }
+  } catch {
+    // exited
+  }
+  return children;
+}
