@@ -172,9 +172,12 @@ async function waitForHealthz(url, child, timeoutMs, output) {
 
 // Servers started by this process. If the process exits without stopping them (a test runner killed mid-run, an
 // uncaught error), their process groups are killed on the way out so no server or extension host is left behind.
-const liveServers = new Set();
+const liveServers = new Map(); // child process → its private TMPDIR
 process.on('exit', () => {
-  for (const child of liveServers) killGroup(child, 'SIGKILL');
+  for (const [child, runDir] of liveServers) {
+    killGroup(child, 'SIGKILL');
+    rmSync(runDir, { recursive: true, force: true });
+  }
 });
 
 function killGroup(child, signal) {
@@ -220,7 +223,7 @@ export async function startCodeServer({ workspace, port, extensionsDir, userData
     env: { ...process.env, TMPDIR: runDir, ...env },
     stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],
   });
-  liveServers.add(child);
+  liveServers.set(child, runDir);
   child.once('exit', () => liveServers.delete(child));
   let captured = '';
   const keep = (chunk) => {

@@ -84,8 +84,11 @@ export function extensionVsix(): string {
     if (!existsSync(override)) throw new E2eError(`RINGSIDE_E2E_VSIX=${override} does not exist`);
     packagedVsix = override;
   } else {
+    // A private folder per test process: several test runs may share the checkout.
+    const folder = mkdtempSync(path.join(os.tmpdir(), 'ringside-e2e-vsix-'));
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
     const packaged = script<PackageVsixScript>('scripts/package-vsix.mjs').packageVsix({
-      out: path.join(repoRoot, '.cache', 'e2e', 'ringside-under-test.vsix'),
+      out: path.join(folder, 'ringside-under-test.vsix'),
       build: process.env.RINGSIDE_E2E_NO_BUILD !== '1',
     });
     packagedVsix = packaged.vsixPath;
