@@ -1,0 +1,203 @@
+// Backward and forward rings on the real kernel: tracepoint counts, per-CPU software sampling,
+// records lost while paused, side-band COMM/MMAP2/EXIT, gap-free swaps, both copy paths, and
+// borrowing a ring through pidfd_getfd.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { Recorder, borrowPerfFd } from '../../native/perf/recorder';
+import { mapExistingRing, BackwardRing } from '../../native/perf/ring';
+import { onlineCpus, parseCpuList, parseMaps, synthesizeSideband } from '../../native/perf/procfs';
+import * as libc from '../../native/sys/libc';
+import type { RingCopy } from '../../native/decode/types';
+import { fixture, samplesOf, softwareEvent, tracepointEvent, walk, perfResources, RecordType, SoftwareConfig, TEST_SAMPLE_SIZE } from './helpers';
+
+function callGetpid(times: number): void {
+  for (let i = 0; i < times; i++) libc.getpid();
+}
+
+function cString(bytes: Uint8Array, offset: number, max: number): string {
+  let end = offset;
+  while (end < offset + max && bytes[end] !== 0) end++;
+  return Buffer.from(bytes.subarray(offset, end)).toString('utf8');
+}
+
+function mainThreadRing(rings: readonly RingCopy[]): RingCopy {
+  const ring = rings.find((r) => r.direction === 'backward' && r.tid === process.pid);
+  assert.ok(ring, 'ring of the main thread');
+  return ring;
+}
+
+describe('kernel: rings', function () {
+  this.timeout(30000);
+
+  it('counts exactly N syscalls:sys_enter_getpid samples of a launched fixture', async () => {
+    const N = 500;
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' } });
+    try {
+      assert.equal(await recorder.exited, 0);
+      const snapshot = recorder.snapshot();
+      const samples = snapshot.rings.filter((r) => r.direction === 'backward').flatMap(samplesOf);
+      assert.equal(samples.length, N);
+      assert.ok(samples.every((s) => s.pid === recorder.childPid));
+      assert.equal(snapshot.pauseWindowNs.length, snapshot.rings.length);
+      assert.ok(snapshot.rings.every((r) => r.direction === 'forward' || r.path === 'paused'));
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('samples cpu-clock on every online CPU (-a) into per-CPU rings', async () => {
+    const cpus = onlineCpus();
+    const recorder = await Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 100_000n, 'cpu-clock')], target: { kind: 'cpus' }, pages: 64 });
+    try {
+      const busy = spawnSync(fixture('kernel_busy'), ['150']);
+      assert.equal(busy.status, 0);
+      const snapshot = recorder.snapshot();
+      const backward = snapshot.rings.filter((r) => r.direction === 'backward');
+      assert.deepEqual(backward.map((r) => r.cpu), cpus);
+      let busySamples = 0;
+      for (const ring of backward) {
+        const samples = samplesOf(ring);
+        assert.ok(samples.every((s) => s.cpu === ring.cpu), `ring ${ring.label} holds only its CPU's samples`);
+        busySamples += samples.filter((s) => s.pid === busy.pid).length;
+      }
+      // 150 ms at one sample per 100 us of CPU is 1500 at most; the kernel's hrtimer and sample-rate
+      // limits cut that (about 500 here), so only demand clearly more than background noise.
+      assert.ok(busySamples > 100, `busy fixture sampled ${busySamples} times`);
+      assert.equal(snapshot.rings.filter((r) => r.direction === 'forward').length, cpus.length);
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('counts records written while paused as a PERF_RECORD_LOST after resume', async () => {
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 8 });
+    try {
+      callGetpid(10);
+      recorder.pause();
+      callGetpid(100);
+      recorder.resume();
+      callGetpid(1);
+      const ring = mainThreadRing(recorder.snapshot().rings);
+      const records = walk(ring).records;
+      // The kernel emits the LOST record in the same output as the next sample, LOST first: in a
+      // backward ring both sit at data_head, LOST at the lower address.
+      assert.deepEqual(records.slice(0, 2).map((r) => r.type), [RecordType.LOST, RecordType.SAMPLE]);
+      const lost = new DataView(ring.bytes.buffer, ring.bytes.byteOffset + records[0].offset + 8).getBigUint64(8, true);
+      assert.equal(lost, 100n);
+      assert.equal(records.filter((r) => r.type === RecordType.SAMPLE).length, 11);
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('gives identical bytes through the zero-copy view and the memcpy path', async () => {
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
+    try {
+      callGetpid(400); // 400 * 56 bytes wraps a 16 KiB ring: exercises both halves of the copy
+      const ring = recorder.backwardRings.find((r) => r.meta.tid === process.pid)!;
+      ring.event.pauseOutput(true);
+      const viaView = ring.copyQuiescent('zero-copy');
+      const viaMemcpy = ring.copyQuiescent('memcpy');
+      ring.event.pauseOutput(false);
+      assert.equal(viaView.head, viaMemcpy.head);
+      assert.equal(viaView.validBytes, ring.dataSize);
+      assert.equal(Buffer.compare(viaView.bytes, viaMemcpy.bytes), 0);
+      assert.notEqual(viaView.head & BigInt(ring.dataSize - 1), 0n, 'head is mid-buffer, so the copy really wrapped');
+      assert.equal(walk({ ...ring.toCopy(viaMemcpy.bytes, viaMemcpy.validBytes, viaMemcpy.written, 'paused') }).records.length, Math.floor(ring.dataSize / TEST_SAMPLE_SIZE));
+    } finally {
+      recorder.dispose();
+    }
+    // The whole Recorder on the memcpy path (what Electron uses) sees the same samples.
+    const memcpyRecorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, useZeroCopy: false });
+    try {
+      assert.ok(memcpyRecorder.backwardRings.every((r) => r.mode === 'memcpy'));
+      callGetpid(7);
+      assert.equal(samplesOf(mainThreadRing(memcpyRecorder.snapshot().rings)).length, 7);
+    } finally {
+      memcpyRecorder.dispose();
+    }
+  });
+
+  it('sees COMM (exec), MMAP2 of the executable and EXIT of a launched fixture in the forward side-band ring', async () => {
+    const exe = fixture('kernel_getpid');
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [exe, '3'], stdio: 'ignore' } });
+    try {
+      await recorder.exited;
+      const forward = recorder.snapshot().rings.filter((r) => r.direction === 'forward');
+      const comms: string[] = [];
+      const mmaps: string[] = [];
+      let exits = 0;
+      for (const ring of forward) {
+        for (const record of walk(ring).records) {
+          const view = new DataView(ring.bytes.buffer, ring.bytes.byteOffset + record.offset);
+          if (record.type === RecordType.COMM && (record.misc & (1 << 13)) && view.getUint32(8, true) === recorder.childPid) comms.push(cString(ring.bytes, record.offset + 16, 16));
+          if (record.type === RecordType.MMAP2 && view.getUint32(8, true) === recorder.childPid) mmaps.push(cString(ring.bytes, record.offset + 72, record.size - 72));
+          if (record.type === RecordType.EXIT && view.getUint32(8, true) === recorder.childPid) exits++;
+        }
+      }
+      assert.deepEqual(comms, ['kernel_getpid']);
+      assert.ok(mmaps.includes(exe), `MMAP2 filenames: ${mmaps.join(', ')}`);
+      assert.ok(mmaps.some((name) => /libc\.so/.test(name)), 'the dynamic loader mapping libc is seen too');
+      assert.equal(exits, 1);
+      // Consumed: a second read returns nothing new.
+      assert.ok(recorder.snapshot().rings.filter((r) => r.direction === 'forward').every((r) => r.validBytes === 0));
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('gap-free pairs hand over without pausing and each copy holds exactly what happened since the previous one', async () => {
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, gapFree: true, pages: 8 });
+    try {
+      const counts: number[] = [];
+      for (const calls of [50, 30, 20, 5]) {
+        callGetpid(calls);
+        const ring = mainThreadRing(recorder.snapshot().rings);
+        assert.equal(ring.path, 'gap-free');
+        counts.push(samplesOf(ring).length);
+        assert.equal(walk(ring).records.length, samplesOf(ring).length, 'no LOST records: the standby never pauses');
+      }
+      assert.deepEqual(counts, [50, 30, 20, 5]);
+      const snapshot = recorder.snapshot();
+      assert.equal(new Set(snapshot.events[0].ids).size, recorder.backwardRings.length, 'both rings of every pair report their distinct ids');
+      assert.equal(recorder.backwardRings.length % 2, 0);
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('maps a perf fd borrowed with pidfd_getfd read-only and reads the same ring', async () => {
+    const before = perfResources();
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
+    try {
+      callGetpid(25);
+      const owner = recorder.backwardRings.find((r) => r.meta.tid === process.pid)!;
+      const borrowedFd = borrowPerfFd(process.pid, owner.event.fd);
+      assert.notEqual(borrowedFd, owner.event.fd);
+      const borrowed = mapExistingRing(borrowedFd, 4, 'backward') as BackwardRing;
+      try {
+        assert.ok(borrowed instanceof BackwardRing);
+        const mine = owner.snapshot();
+        const theirs = borrowed.snapshot();
+        assert.equal(Buffer.compare(mine.copy.bytes, theirs.copy.bytes), 0);
+        assert.equal(samplesOf(theirs.copy).length, 25);
+        assert.throws(() => mapExistingRing(borrowPerfFd(process.pid, owner.event.fd), 8, 'backward'), /EINVAL/);
+      } finally {
+        borrowed.dispose();
+      }
+    } finally {
+      recorder.dispose();
+    }
+    assert.deepEqual(perfResources(), before);
+  });
+
+  it('reads CPUs, maps and synthesises side-band from /proc', () => {
+    assert.deepEqual(parseCpuList('0-2,4,6-7\n'), [0, 1, 2, 4, 6, 7]);
+    assert.throws(() => parseCpuList('0-x'), /bad CPU list/);
+    const maps = parseMaps('00400000-00401000 r-xp 00000000 08:01 1234    /tmp/a b/prog\n7ffd0000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n');
+    assert.deepEqual(maps.map((m) => [m.start, m.perms, m.path]), [[0x400000n, 'r-xp', '/tmp/a b/prog'], [0x7ffd0000n, 'rw-p', '[stack]']]);
+    const self = synthesizeSideband([process.pid]);
+    assert.ok(self.some((p) => p.tid === process.pid && p.maps.some((m) => m.path === process.execPath)));
+    assert.deepEqual(synthesizeSideband([2 ** 22 + 7]), [], 'a pid that does not exist is skipped');
+  });
+});
