@@ -165,12 +165,14 @@ describe('specs/parse', () => {
   describe('modifiers follow perf get_event_modifier', () => {
     const cases: [string, Partial<ReturnType<typeof modifierEffect>>][] = [
       ['', { excludeUser: false, excludeKernel: false, excludeHv: false, excludeGuest: true, excludeHost: false }],
-      ['u', { excludeUser: false, excludeKernel: true, excludeHv: true }],
-      ['k', { excludeUser: true, excludeKernel: false, excludeHv: true }],
+      ['u', { excludeUser: false, excludeKernel: true, excludeHv: true, excludeGuest: true }],
+      ['k', { excludeUser: true, excludeKernel: false, excludeHv: true, excludeGuest: false }],
       ['h', { excludeUser: true, excludeKernel: true, excludeHv: false }],
       ['uk', { excludeUser: false, excludeKernel: false, excludeHv: true }],
       ['ukh', { excludeUser: false, excludeKernel: false, excludeHv: false }],
       ['G', { excludeGuest: false, excludeHost: true }],
+      ['uG', { excludeGuest: false, excludeHost: true }],
+      ['Gu', { excludeGuest: false, excludeHost: true }],
       ['H', { excludeGuest: true, excludeHost: false }],
       ['GH', { excludeGuest: false, excludeHost: false }],
       ['uI', { excludeIdle: true, excludeKernel: true }],

@@ -302,19 +302,23 @@ export interface ModifierEffect {
 }
 
 /**
- * perf's rules: the first of u/k/h excludes all three, then each letter re-includes its level,
- * so `:u` = user only, `:uk` = user + kernel. Likewise G/H. Without G/H, perf (not running as a
- * guest monitor) excludes guest samples, and does so for every event, modifiers or not.
+ * perf's rules (get_event_modifier): the first of u/k/h excludes all three, then each letter
+ * re-includes its level, so `:u` = user only, `:uk` = user + kernel. Likewise G/H. Guest samples:
+ * an event without modifiers excludes them; with modifiers only `u` and `p` do (unless G/H are given),
+ * which is exactly what perf 6.1 writes into its attrs (checked against `perf stat -vv` in tests).
  */
 export function modifierEffect(modifiers: SpecModifiers | undefined): ModifierEffect {
   let excludeUser = false, excludeKernel = false, excludeHv = false, excludeAny = false;
-  let excludeGuest = true, excludeHost = false, excludeGuestHostGiven = false;
+  let excludeGuest = modifiers === undefined, excludeHost = false, excludeGuestHostGiven = false;
   let excludeIdle = false, preciseIp = 0, pinned = false, exclusive = false;
   for (const letter of modifiers?.text ?? '') {
     switch (letter) {
       case 'u': case 'k': case 'h':
         if (!excludeAny) { excludeAny = excludeUser = excludeKernel = excludeHv = true; }
-        if (letter === 'u') excludeUser = false;
+        if (letter === 'u') {
+          excludeUser = false;
+          if (!excludeGuestHostGiven) excludeGuest = true;
+        }
         if (letter === 'k') excludeKernel = false;
         if (letter === 'h') excludeHv = false;
         break;
@@ -324,7 +328,10 @@ export function modifierEffect(modifiers: SpecModifiers | undefined): ModifierEf
         if (letter === 'H') excludeHost = false;
         break;
       case 'I': excludeIdle = true; break;
-      case 'p': preciseIp++; break;
+      case 'p':
+        preciseIp++;
+        if (!excludeGuestHostGiven) excludeGuest = true; // perf: precise sampling requires exclude_guest
+        break;
       case 'D': pinned = true; break;
       case 'e': exclusive = true; break;
       default: break;
