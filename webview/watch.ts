@@ -1,0 +1,248 @@
+// The hardware breakpoint/watchpoint section: the list the host pushes, the debug-register
+// budget, and add / remove / enable / disable / modify controls that post typed requests. The
+// host's answer is shown inline; an ENOSPC is explained with the kernel's pinned/flexible rule.
+
+import type { ErrorInfo, WatchBudget, WatchInfo, WatchLength, WatchLocation, WatchRequest, WatchSpec, WatchTarget, WatchType } from './protocol';
+import { explainEnospc } from './budget';
+import { createButton, createCheckbox, createDropdown, createTextField, type CheckControl, type ValueControl } from './toolkit';
+
+/** Parse the location box: `0x…`/decimal address, `file.c:42`, or a symbol. */
+export function parseWatchLocation(text: string): WatchLocation | string {
+  const t = text.trim();
+  if (t === '') return 'Enter an address (0x…), a symbol, or file:line.';
+  if (/^0x[0-9a-f]{1,16}$/i.test(t)) return { kind: 'address', address: t.toLowerCase() };
+  const line = /^(.+):(\d+)$/.exec(t);
+  if (line) {
+    const n = Number(line[2]);
+    if (n < 1) return 'Line numbers start at 1.';
+    return { kind: 'line', file: line[1], line: n };
+  }
+  if (/^\d+$/.test(t)) return { kind: 'address', address: t };
+  if (/\s/.test(t)) return `"${t}" is not an address, a symbol or file:line.`;
+  return { kind: 'symbol', symbol: t };
+}
+
+export function parseWatchTarget(kind: string, value: string): WatchTarget | string {
+  if (kind === 'all-cpus') return { kind: 'all-cpus' };
+  if (!/^\d+$/.test(value.trim())) return kind === 'process' ? 'Enter the pid to watch.' : 'Enter the CPU number.';
+  const n = Number(value.trim());
+  if (kind === 'process') return n >= 1 ? { kind: 'process', pid: n } : 'A pid is at least 1.';
+  return { kind: 'cpu', cpu: n };
+}
+
+export function describeLocation(l: WatchLocation): string {
+  switch (l.kind) {
+    case 'address': return l.address;
+    case 'symbol': return l.symbol;
+    case 'line': return `${l.file}:${l.line}`;
+  }
+}
+
+function describeTarget(t: WatchTarget): string {
+  switch (t.kind) {
+    case 'process': return `pid ${t.pid}`;
+    case 'cpu': return `cpu ${t.cpu}`;
+    case 'all-cpus': return 'all CPUs';
+  }
+}
+
+export class WatchPanel {
+  private watches: readonly WatchInfo[] = [];
+  private budget: WatchBudget = { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 };
+  private readonly list: HTMLTableSectionElement;
+  private readonly budgetText: HTMLElement;
+  private readonly meter: HTMLMeterElement;
+  private readonly status: HTMLElement;
+  private readonly location: ValueControl;
+  private readonly type: ValueControl;
+  private readonly length: ValueControl;
+  private readonly targetKind: ValueControl;
+  private readonly targetValue: ValueControl;
+  private readonly pinned: CheckControl;
+  private readonly submit: HTMLElement;
+  private readonly cancel: HTMLElement;
+  private editing: string | null = null;
+  /** requestId → what it was, to phrase the reply. */
+  private readonly pending = new Map<number, { what: string; pinned: boolean }>();
+
+  constructor(host: HTMLElement, private readonly post: (request: WatchRequest) => number) {
+    const section = document.createElement('section');
+    section.className = 'rs-watch';
+    section.setAttribute('aria-labelledby', 'rs-watch-title');
+    host.appendChild(section);
+    const title = document.createElement('h2');
+    title.id = 'rs-watch-title';
+    title.textContent = 'Hardware breakpoints';
+    section.appendChild(title);
+
+    const budgetRow = document.createElement('div');
+    budgetRow.className = 'rs-budget';
+    this.meter = document.createElement('meter');
+    this.meter.min = 0;
+    this.meter.max = 4;
+    this.meter.setAttribute('aria-label', 'Debug registers in use');
+    this.budgetText = document.createElement('span');
+    this.budgetText.className = 'rs-budget-text';
+    budgetRow.append(this.meter, this.budgetText);
+    section.appendChild(budgetRow);
+
+    const table = document.createElement('table');
+    table.className = 'rs-watch-table';
+    const head = table.createTHead().insertRow();
+    for (const h of ['Location', 'Type', 'Len', 'Target', 'Enabled', 'Hits', '']) {
+      const th = document.createElement('th');
+      th.textContent = h;
+      th.scope = 'col';
+      head.appendChild(th);
+    }
+    this.list = table.createTBody();
+    section.appendChild(table);
+
+    const form = document.createElement('div');
+    form.className = 'rs-watch-form';
+    form.setAttribute('role', 'group');
+    form.setAttribute('aria-label', 'Add or change a breakpoint');
+    this.location = createTextField('Breakpoint location', { placeholder: '0xADDR, symbol or file.c:LINE', id: 'rs-watch-location' });
+    this.type = createDropdown('Access type', [
+      { value: 'w', label: 'write (w)' }, { value: 'rw', label: 'read/write (rw)' }, { value: 'r', label: 'read (r)' },
+      { value: 'x', label: 'execute (x)' },
+    ], { id: 'rs-watch-type', value: 'w' });
+    this.length = createDropdown('Length in bytes', [1, 2, 4, 8].map((n) => ({ value: String(n), label: `${n} byte${n > 1 ? 's' : ''}` })),
+      { id: 'rs-watch-length', value: '4' });
+    this.targetKind = createDropdown('Target', [
+      { value: 'process', label: 'process' }, { value: 'cpu', label: 'cpu' }, { value: 'all-cpus', label: 'all CPUs' },
+    ], { id: 'rs-watch-target-kind', value: 'process' });
+    this.targetValue = createTextField('Target pid or CPU', { placeholder: 'pid', id: 'rs-watch-target' });
+    this.pinned = createCheckbox('pinned', { id: 'rs-watch-pinned' });
+    this.submit = createButton('Add', 'Add breakpoint', { appearance: 'primary', id: 'rs-watch-submit' });
+    this.cancel = createButton('Cancel', 'Cancel editing', { appearance: 'secondary', id: 'rs-watch-cancel' });
+    this.cancel.hidden = true;
+    this.submit.addEventListener('click', () => this.onSubmit());
+    this.cancel.addEventListener('click', () => this.stopEditing());
+    form.append(this.location, this.type, this.length, this.targetKind, this.targetValue, this.pinned, this.submit, this.cancel);
+    section.appendChild(form);
+
+    this.status = document.createElement('div');
+    this.status.className = 'rs-watch-status';
+    this.status.id = 'rs-watch-status';
+    this.status.setAttribute('role', 'status');
+    this.status.setAttribute('aria-live', 'polite');
+    section.appendChild(this.status);
+    this.renderBudget();
+  }
+
+  setList(watches: readonly WatchInfo[], budget: WatchBudget): void {
+    this.watches = watches;
+    this.budget = budget;
+    this.renderBudget();
+    this.list.replaceChildren();
+    for (const w of watches) {
+      const tr = this.list.insertRow();
+      tr.dataset.watchId = w.id;
+      const cell = (text: string) => { const td = tr.insertCell(); td.textContent = text; return td; };
+      const loc = cell(describeLocation(w.location));
+      if (w.resolvedAddress && w.location.kind !== 'address') loc.title = w.resolvedAddress;
+      cell(w.type);
+      cell(String(w.length));
+      cell(describeTarget(w.target) + (w.pinned ? ' · pinned' : ''));
+      const enabledCell = tr.insertCell();
+      const toggle = createCheckbox('', { checked: w.enabled });
+      toggle.setAttribute('aria-label', `${w.enabled ? 'Disable' : 'Enable'} breakpoint at ${describeLocation(w.location)}`);
+      toggle.classList.add('rs-watch-enable');
+      toggle.addEventListener('change', () => {
+        this.send({ op: toggle.checked ? 'enable' : 'disable', id: w.id }, `${toggle.checked ? 'Enable' : 'Disable'} ${describeLocation(w.location)}`, w.pinned);
+      });
+      enabledCell.appendChild(toggle);
+      cell(w.hits.toLocaleString('en-US'));
+      const actions = tr.insertCell();
+      const edit = createButton('Edit', `Change breakpoint at ${describeLocation(w.location)}`, { appearance: 'secondary' });
+      edit.classList.add('rs-watch-edit');
+      edit.addEventListener('click', () => this.startEditing(w));
+      const remove = createButton('Remove', `Remove breakpoint at ${describeLocation(w.location)}`, { appearance: 'secondary' });
+      remove.classList.add('rs-watch-remove');
+      remove.addEventListener('click', () => this.send({ op: 'remove', id: w.id }, `Remove ${describeLocation(w.location)}`, w.pinned));
+      actions.append(edit, remove);
+    }
+  }
+
+  /** The host's answer to one of our requests. */
+  reply(replyTo: number, ok: boolean, error?: ErrorInfo): boolean {
+    const request = this.pending.get(replyTo);
+    if (!request) return false;
+    this.pending.delete(replyTo);
+    this.status.replaceChildren();
+    this.status.classList.toggle('rs-error', !ok);
+    const line = document.createElement('div');
+    line.textContent = ok ? `${request.what}: done.` : `${request.what} failed: ${error?.code ?? 'error'}: ${error?.message ?? ''}`;
+    this.status.appendChild(line);
+    if (!ok && error?.hint) {
+      const hint = document.createElement('div');
+      hint.className = 'rs-hint';
+      hint.textContent = error.hint;
+      this.status.appendChild(hint);
+    }
+    if (!ok && error?.code === 'ENOSPC') {
+      const why = document.createElement('div');
+      why.className = 'rs-hint rs-enospc';
+      why.textContent = explainEnospc(this.budget, request.pinned);
+      this.status.appendChild(why);
+    }
+    if (ok && this.editing) this.stopEditing();
+    return true;
+  }
+
+  private renderBudget(): void {
+    this.meter.max = this.budget.total;
+    this.meter.value = this.budget.used;
+    this.budgetText.textContent = `Debug registers: ${this.budget.used}/${this.budget.total} used `
+      + `(${this.budget.cpuPinned} pinned per-CPU, ${this.budget.maxTaskPinned} pinned by the busiest task, ${this.budget.flexible} flexible)`;
+  }
+
+  private startEditing(w: WatchInfo): void {
+    this.editing = w.id;
+    this.location.value = describeLocation(w.location);
+    this.type.value = w.type;
+    this.length.value = String(w.length);
+    this.targetKind.value = w.target.kind;
+    this.targetValue.value = w.target.kind === 'process' ? String(w.target.pid) : w.target.kind === 'cpu' ? String(w.target.cpu) : '';
+    this.pinned.checked = w.pinned;
+    this.submit.textContent = 'Apply change';
+    this.submit.setAttribute('aria-label', `Apply change to breakpoint at ${describeLocation(w.location)}`);
+    this.cancel.hidden = false;
+  }
+
+  private stopEditing(): void {
+    this.editing = null;
+    this.submit.textContent = 'Add';
+    this.submit.setAttribute('aria-label', 'Add breakpoint');
+    this.cancel.hidden = true;
+  }
+
+  private showProblem(text: string): void {
+    this.status.classList.add('rs-error');
+    this.status.textContent = text;
+  }
+
+  private onSubmit(): void {
+    const location = parseWatchLocation(this.location.value ?? '');
+    if (typeof location === 'string') { this.showProblem(location); return; }
+    const target = parseWatchTarget(this.targetKind.value, this.targetValue.value ?? '');
+    if (typeof target === 'string') { this.showProblem(target); return; }
+    const type = this.type.value as WatchType;
+    const length = Number(this.length.value) as WatchLength;
+    if (!['r', 'w', 'rw', 'x'].includes(type)) { this.showProblem('Choose r, w, rw or x.'); return; }
+    if (![1, 2, 4, 8].includes(length)) { this.showProblem('Choose a length of 1, 2, 4 or 8 bytes.'); return; }
+    const spec: WatchSpec = { location, type, length, target, pinned: this.pinned.checked };
+    if (this.editing) this.send({ op: 'modify', id: this.editing, spec }, `Change ${describeLocation(location)}`, spec.pinned);
+    else this.send({ op: 'add', spec }, `Add ${describeLocation(location)}`, spec.pinned);
+  }
+
+  private send(request: WatchRequest, what: string, pinned: boolean): void {
+    const id = this.post(request);
+    this.pending.set(id, { what, pinned });
+    this.status.classList.remove('rs-error');
+    this.status.textContent = `${what}…`;
+  }
+
+  get count(): number { return this.watches.length; }
+}
