@@ -17,6 +17,8 @@ export interface EventList {
     readonly events: readonly { readonly name: string; readonly terms: string }[];
     readonly persistent?: boolean;
   }[];
+  /** PMUs left out because their sysfs files are malformed (path: problem). */
+  readonly pmuErrors?: readonly string[];
 }
 
 export interface ListOptions {
@@ -39,7 +41,8 @@ export function listEvents(options: ListOptions = {}): EventList {
     if (!(error instanceof TracefsError)) throw error;
     tracepointsError = error.message;
   }
-  const pmus = listPmus(options.sysfsRoot ?? DEFAULT_SYSFS_ROOT).map((pmu) => ({
+  const pmuErrors: string[] = [];
+  const pmus = listPmus(options.sysfsRoot ?? DEFAULT_SYSFS_ROOT, (error) => pmuErrors.push(error.message)).map((pmu) => ({
     name: pmu.name,
     type: pmu.type,
     formats: pmu.formats.map((format) => ({ name: format.name, format: format.text })),
@@ -52,6 +55,7 @@ export function listEvents(options: ListOptions = {}): EventList {
     ...(tracepointsError ? { tracepointsError } : {}),
     breakpoints: BREAKPOINT_SYNTAX,
     pmus,
+    ...(pmuErrors.length > 0 ? { pmuErrors } : {}),
   };
 }
 
@@ -82,6 +86,7 @@ export function formatEventList(list: EventList): string {
     const formats = pmu.formats.map((format) => `${format.name}=${format.format}`).join(', ');
     lines.push(`  ${pmu.name} (type ${pmu.type}${pmu.persistent ? ', persistent' : ''})${formats ? `: ${formats}` : ''}`);
   }
+  for (const problem of list.pmuErrors ?? []) lines.push(`  (skipped a PMU: ${problem})`);
   lines.push('', 'Modifiers: EVENT:u (user), :k (kernel), :h (hypervisor), :G/:H (guest/host), :I (no idle), :p/:pp/:ppp (precise), :D (pinned), :e (exclusive)');
   return `${lines.join('\n')}\n`;
 }

@@ -217,12 +217,20 @@ export function readPmu(name: string, sysfsRoot: string = DEFAULT_SYSFS_ROOT): P
   return { name, type: Number(typeText), formats, events, persistent: formats.some((format) => format.target.kind === 'attr') };
 }
 
-/** Every PMU under sysfs. */
-export function listPmus(sysfsRoot: string = DEFAULT_SYSFS_ROOT): PmuInfo[] {
+/**
+ * Every PMU under sysfs. A PMU with malformed files is left out and reported to `onError`
+ * (default: ignored), so one odd driver does not hide the rest from `ringside events`.
+ */
+export function listPmus(sysfsRoot: string = DEFAULT_SYSFS_ROOT, onError?: (error: PmuError) => void): PmuInfo[] {
   const result: PmuInfo[] = [];
   for (const name of listPmuNames(sysfsRoot)) {
-    const pmu = readPmu(name, sysfsRoot);
-    if (pmu) result.push(pmu);
+    try {
+      const pmu = readPmu(name, sysfsRoot);
+      if (pmu) result.push(pmu);
+    } catch (error) {
+      if (!(error instanceof PmuError)) throw error;
+      onError?.(error);
+    }
   }
   return result;
 }

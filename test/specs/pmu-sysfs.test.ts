@@ -1,0 +1,161 @@
+// PMUs from the real sysfs of this machine (software=1, tracepoint=2, breakpoint=5, uprobe, msr)
+// and from a fake sysfs tree with a persistent-events PMU (seed 000's `attr5:23` syntax).
+
+import { strict as assert } from 'node:assert';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeAttr, encodeAttr } from '../../native/perf/attr';
+import { PerfType } from '../../native/perf/uapi';
+import { SpecError } from '../../native/specs/parse';
+import { listPmuNames, listPmus, PmuError, readPmu } from '../../native/specs/pmu';
+import { resolveEventSpec } from '../../native/specs/resolve';
+import { formatEventList, listEvents } from '../../native/specs/list';
+
+const DEVICES = '/sys/bus/event_source/devices';
+
+function specError(spec: string, sysfsRoot: string, position: number, pattern: RegExp, term?: string): void {
+  assert.throws(() => resolveEventSpec(spec, { sysfsRoot }), (error: unknown) => {
+    assert.ok(error instanceof SpecError, `expected SpecError, got ${String(error)}`);
+    assert.equal(error.position, position, error.message);
+    assert.match(error.message, pattern);
+    if (term !== undefined) assert.equal(error.term, term);
+    return true;
+  }, spec);
+}
+
+function writeTree(root: string, files: Record<string, string>): void {
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+}
+
+describe('specs/pmu on the real sysfs', () => {
+  it('reads the core PMU types', () => {
+    assert.equal(readPmu('software')?.type, PerfType.SOFTWARE);
+    assert.equal(readPmu('tracepoint')?.type, PerfType.TRACEPOINT);
+    assert.equal(readPmu('breakpoint')?.type, PerfType.BREAKPOINT);
+    assert.equal(readPmu('no-such-pmu'), undefined);
+    assert.equal(readPmu('../devices'), undefined);
+    for (const name of listPmuNames()) {
+      assert.equal(readPmu(name)?.type, Number(readFileSync(join(DEVICES, name, 'type'), 'utf8')), name);
+    }
+  });
+
+  it('reads format terms and event aliases exactly as sysfs has them', () => {
+    for (const pmu of listPmus()) {
+      for (const format of pmu.formats) {
+        assert.equal(format.text, readFileSync(join(DEVICES, pmu.name, 'format', format.name), 'utf8').trim());
+      }
+      for (const event of pmu.events) {
+        assert.equal(event.text, readFileSync(join(DEVICES, pmu.name, 'events', event.name), 'utf8').trim());
+      }
+      assert.equal(pmu.persistent, false, `${pmu.name}: no attrN formats on a stock kernel`);
+    }
+    const uprobe = readPmu('uprobe');
+    assert.ok(uprobe, 'this machine has the uprobe PMU');
+    const byName = Object.fromEntries(uprobe.formats.map((format) => [format.name, format]));
+    assert.deepEqual(byName.retprobe.ranges, [{ lo: 0, hi: 0 }]);
+    assert.deepEqual(byName.ref_ctr_offset.ranges, [{ lo: 32, hi: 63 }]);
+  });
+
+  it('resolves PMU specs through sysfs types and formats', () => {
+    const uprobe = resolveEventSpec('uprobe/retprobe,ref_ctr_offset=0x10,config1=0x1234,config2=0x40/').attr;
+    assert.deepEqual([uprobe.type, uprobe.config, uprobe.config1, uprobe.config2], [readPmu('uprobe')?.type, (0x10n << 32n) | 1n, 0x1234n, 0x40n]);
+    specError('uprobe/ref_ctr_offset=0x100000000/', '/sys', 7, /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/, 'ref_ctr_offset');
+    const breakpoint = resolveEventSpec('breakpoint/config1=0x1000,config2=4/');
+    assert.deepEqual([breakpoint.attr.type, breakpoint.isBreakpoint], [5, true]);
+    assert.equal(resolveEventSpec('software/config=3/').attr.config, 3n);
+  });
+
+  it('expands the msr PMU event aliases', () => {
+    const msr = readPmu('msr');
+    assert.ok(msr, 'this machine has the msr PMU (CONFIG_X86 perf msr driver)');
+    const tsc = resolveEventSpec('msr/tsc/');
+    assert.deepEqual([tsc.attr.type, tsc.attr.config], [msr.type, 0n]);
+    const smi = resolveEventSpec('msr/smi,name=smi_count/k');
+    assert.deepEqual([smi.attr.config, smi.name, smi.attr.flags.excludeUser], [BigInt(readFileSync(join(DEVICES, 'msr/events/smi'), 'utf8').trim().split('=')[1]), 'smi_count', true]);
+    specError('msr/tcs/', '/sys', 4, /unknown term 'tcs' for PMU msr \(did you mean 'tsc'\?\).*events: .*tsc/, 'tcs');
+    specError('msr/event=x/', '/sys', 4, /term 'event' needs a number, got 'x'/, 'event');
+  });
+
+  it('names an unknown PMU and lists the ones here', () => {
+    specError('softwar/config=1/', '/sys', 0, /no PMU 'softwar' on this machine \(did you mean 'software'\?\); PMUs here: .*breakpoint/, 'softwar');
+  });
+});
+
+describe('specs/pmu on a fake sysfs tree (persistent events)', () => {
+  let root: string;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'ringside-sysfs-'));
+    const pmu = 'bus/event_source/devices/persistent';
+    writeTree(root, {
+      [`${pmu}/type`]: '11\n',
+      [`${pmu}/format/persistent`]: 'attr5:23\n',
+      [`${pmu}/format/event`]: 'config:0-7,32-35\n',
+      [`${pmu}/format/umask`]: 'config1:0-3\n',
+      [`${pmu}/format/edge`]: 'config2:18\n',
+      [`${pmu}/format/ext`]: 'config3:0-15\n',
+      [`${pmu}/events/mce_record`]: 'event=0x12,persistent\n',
+      [`${pmu}/events/mce_record.unit`]: 'records\n',
+      [`${pmu}/events/needs_umask`]: 'event=0x3c,umask=?\n',
+      [`${pmu}/events/raw_alias`]: 'config=0x77\n',
+      'bus/event_source/devices/broken/type': 'abc\n',
+      'bus/event_source/devices/badformat/type': '12\n',
+      'bus/event_source/devices/badformat/format/x': 'config9:1\n',
+    });
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('reads the PMU and marks it persistent', () => {
+    const pmu = readPmu('persistent', root);
+    assert.ok(pmu);
+    assert.equal(pmu.type, 11);
+    assert.equal(pmu.persistent, true);
+    assert.deepEqual(pmu.events.map((event) => event.name), ['mce_record', 'needs_umask', 'raw_alias'], '.unit files are metadata');
+    assert.throws(() => readPmu('broken', root), (error: unknown) => error instanceof PmuError && /type 'abc' is not a number/.test(error.message));
+    assert.throws(() => readPmu('badformat', root), (error: unknown) => error instanceof PmuError && /format\/x: format 'config9:1'/.test(error.message));
+  });
+
+  it('persistent/mce_record/ expands the alias: config from event=, mmap2 (attr5:23) from persistent', () => {
+    const event = resolveEventSpec('persistent/mce_record/', { sysfsRoot: root });
+    assert.equal(event.attr.type, 11);
+    assert.equal(event.attr.config, 0x12n);
+    assert.equal(event.attr.flags.mmap2, true);
+    assert.equal(event.attr.flags.writeBackward, true, 'the resolver flags survive the attrN round trip');
+    assert.equal(event.attr.flags.sampleIdAll, true);
+    const bytes = encodeAttr(event.attr);
+    const flagWord = new DataView(bytes.buffer).getBigUint64(40, true);
+    assert.equal((flagWord >> 23n) & 1n, 1n);
+    assert.deepEqual(decodeAttr(bytes).flags, event.attr.flags);
+  });
+
+  it('applies multi-range formats, configN formats, overrides alias terms and rejects oversize values', () => {
+    const attr = resolveEventSpec('persistent/event=0xabc,umask=5,edge,ext=0xbeef/', { sysfsRoot: root }).attr;
+    assert.deepEqual([attr.config, attr.config1, attr.config2, attr.config3], [0xa_0000_00bcn, 5n, 1n << 18n, 0xbeefn]);
+    assert.equal(attr.flags.mmap2, undefined);
+    assert.equal(resolveEventSpec('persistent/mce_record,event=0x13/', { sysfsRoot: root }).attr.config, 0x13n, 'user terms win over the alias');
+    assert.equal(resolveEventSpec('persistent/event=0x13,mce_record/', { sysfsRoot: root }).attr.config, 0x13n, 'whatever the order');
+    assert.equal(resolveEventSpec('persistent/raw_alias/', { sysfsRoot: root }).attr.config, 0x77n);
+    assert.equal(resolveEventSpec('persistent/needs_umask,umask=3/', { sysfsRoot: root }).attr.config1, 3n);
+    specError('persistent/event=0x1000/', root, 11, /does not fit format 'event' \(config:0-7,32-35, 12 bits, max 0xfff\)/, 'event');
+    specError('persistent/needs_umask/', root, 11, /event 'needs_umask' of PMU persistent needs umask=VALUE/, 'needs_umask');
+    specError('persistent/umask=1,bogus=2/', root, 19, /unknown term 'bogus' for PMU persistent; formats: edge, event, ext, persistent, umask; events: mce_record, needs_umask, raw_alias/, 'bogus');
+  });
+
+  it('lists the fake PMU as persistent, in JSON and text', () => {
+    const list = listEvents({ sysfsRoot: root });
+    const persistent = list.pmus.find((pmu) => pmu.name === 'persistent');
+    assert.deepEqual(persistent?.formats.find((format) => format.name === 'persistent'), { name: 'persistent', format: 'attr5:23' });
+    assert.equal(persistent?.persistent, true);
+    assert.deepEqual(JSON.parse(JSON.stringify(list)).pmus.find((pmu: { name: string }) => pmu.name === 'persistent').events[0], { name: 'mce_record', terms: 'event=0x12,persistent' });
+    assert.deepEqual(list.pmus.map((pmu) => pmu.name), ['persistent']);
+    assert.equal(list.pmuErrors?.length, 2);
+    assert.match(list.pmuErrors?.join('\n') ?? '', /badformat\/format\/x: format 'config9:1'[\s\S]*broken\/type: type 'abc'/);
+    const text = formatEventList(list);
+    assert.match(text, /\(skipped a PMU: .*badformat/);
+    assert.match(text, /^ {2}persistent\/mce_record\/ {29}\[Persistent PMU event\]$/m);
+    assert.match(text, /^ {2}persistent \(type 11, persistent\): edge=config2:18, event=config:0-7,32-35/m);
+  });
+});
