@@ -74,6 +74,13 @@ function mlockHint(context: ErrorContext): string {
     'use fewer --pages, raise it with `sudo sysctl kernel.perf_event_mlock_kb=N`, raise `ulimit -l`, or grant CAP_IPC_LOCK.';
 }
 
+function tracepointHint(context: ErrorContext): string {
+  const mounted = readProcValue('/sys/kernel/tracing/events/header_page') !== null;
+  return mounted
+    ? `no tracepoint with id ${context.attrConfig ?? '?'}: check the event exists under /sys/kernel/tracing/events/<system>/<name>/id (ids change across boots).`
+    : 'tracefs is not mounted at /sys/kernel/tracing: run `sudo mount -t tracefs nodev /sys/kernel/tracing`.';
+}
+
 function hintFor(syscall: string, code: string, context: ErrorContext): string {
   const name = context.eventName ? `event ${context.eventName}` : 'the event';
   if (syscall === 'perf_event_open') {
@@ -88,16 +95,15 @@ function hintFor(syscall: string, code: string, context: ErrorContext): string {
         }
         return `the kernel has no room for ${name} (ENOSPC).`;
       case 'ENOENT':
-        if (context.attrType === PERF_TYPE_TRACEPOINT) {
-          const mounted = readProcValue('/sys/kernel/tracing/events/header_page') !== null;
-          return mounted
-            ? `no tracepoint with id ${context.attrConfig ?? '?'}: check the event exists under /sys/kernel/tracing/events/<system>/<name>/id (ids change across boots).`
-            : 'tracefs is not mounted at /sys/kernel/tracing: run `sudo mount -t tracefs nodev /sys/kernel/tracing`.';
-        }
+        if (context.attrType === PERF_TYPE_TRACEPOINT) return tracepointHint(context);
         return `this machine has no such event (type ${context.attrType ?? '?'}, config ${context.attrConfig ?? '?'}); \`ringside events\` lists what it offers (no hardware counters in most VMs).`;
       case 'E2BIG':
         return 'perf_event_attr size negotiation failed: the attr sets fields this kernel does not know (non-zero bytes beyond the size it accepts); drop the newer feature or upgrade the kernel.';
       case 'EINVAL': {
+        // Linux answers an unknown tracepoint id with EINVAL (older kernels: ENOENT).
+        if (context.attrType === PERF_TYPE_TRACEPOINT) {
+          return `${tracepointHint(context)} If it does exist, the attr itself is invalid for a tracepoint (sample_type, exclude bits).`;
+        }
         const fields = context.suspiciousFields?.length ? ` Suspicious fields: ${context.suspiciousFields.join(', ')}.` : '';
         return `the kernel rejected the attr of ${name} as invalid (unsupported flag combination, sample_type bit, period 0 with sampling, bad bp_addr/bp_len, or a PMU that lacks the feature).${fields}`;
       }

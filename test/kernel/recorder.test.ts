@@ -1,0 +1,83 @@
+// Recorder lifecycle: ASLR-free launches whose load address is verified, ring statistics, clean
+// disposal (no perf fd or mapping left, 200 times over), and clear errors for bad options.
+import assert from 'node:assert/strict';
+import { Recorder, verifyLoadBase, LoadBaseMismatchError } from '../../native/perf/recorder';
+import { fixture, perfResources, softwareEvent, tracepointEvent, breakpointEvent, nmSymbol, SoftwareConfig } from './helpers';
+
+describe('kernel: Recorder', function () {
+  this.timeout(30000);
+
+  it('launches without address-space randomisation and verifies load bases (PIE and non-PIE)', async () => {
+    for (const [name, base] of [['kernel_writer_pie', 0x555555554000n], ['kernel_writer', 0x400000n]] as const) {
+      const exe = fixture(name);
+      const recorder = await Recorder.open({ events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv: [exe, '1', '300'], stdio: 'ignore' } });
+      try {
+        const pid = recorder.childPid!;
+        verifyLoadBase(pid, exe, base);
+        recorder.verifyLoadBase(exe, base);
+        assert.throws(() => verifyLoadBase(pid, exe, base + 0x1000n), (error: unknown) => {
+          assert.ok(error instanceof LoadBaseMismatchError);
+          assert.match(error.message, new RegExp(`0x${base.toString(16)}.*0x${(base + 0x1000n).toString(16)}`));
+          return true;
+        });
+        assert.throws(() => verifyLoadBase(pid, '/nonexistent/binary', base), /not mapped/);
+        assert.equal(await recorder.exited, 0);
+      } finally {
+        recorder.dispose();
+      }
+    }
+    // Our own process keeps randomisation: personality was restored after the spawn.
+    const { personality } = await import('../../native/sys/libc');
+    assert.equal(personality(0xffffffff) & 0x0040000, 0);
+  });
+
+  it('reports ring statistics and the side-band synthesis of the launched process', async () => {
+    const exe = fixture('kernel_writer');
+    const counter = nmSymbol(exe, 'counter');
+    const recorder = await Recorder.open({ events: [breakpointEvent(counter.address, 8)], target: { kind: 'launch', argv: [exe, '1000', '200'], stdio: 'ignore' }, pages: 2 });
+    try {
+      const running = recorder.snapshot();
+      assert.ok(running.processes.some((p) => p.pid === recorder.childPid && p.comm === 'kernel_writer' && p.maps.some((m) => m.path === exe && m.start === 0x401000n)));
+      await recorder.exited;
+      const stats = recorder.ringStats();
+      const backward = stats.filter((s) => s.direction === 'backward');
+      const written = backward.reduce((sum, s) => sum + s.bytesWritten, 0n);
+      assert.equal(written, 1000n * 56n);
+      assert.ok(backward.some((s) => s.fillPercent === 100), 'a 2-page ring is full after 56000 bytes');
+      assert.ok(backward.every((s) => s.dataSize === 8192 && s.head === (s.bytesWritten === 0n ? 0n : (1n << 64n) - s.bytesWritten)));
+      assert.ok(stats.some((s) => s.direction === 'forward' && s.bytesWritten > 0n));
+    } finally {
+      recorder.dispose();
+    }
+    assert.throws(() => recorder.snapshot(), /after dispose/);
+    recorder.dispose();
+  });
+
+  it('leaves no perf fd or mapping behind after 200 open/dispose cycles', async () => {
+    const before = perfResources();
+    for (let i = 0; i < 200; i++) {
+      const recorder = await Recorder.open({
+        events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock'), tracepointEvent('syscalls', 'sys_enter_getpid')],
+        target: i % 2 === 0 ? { kind: 'cpus' } : { kind: 'pid', pid: process.pid },
+        pages: 1, gapFree: i % 4 < 2, sidebandPages: 1,
+      });
+      if (i % 10 === 0) recorder.snapshot();
+      recorder.dispose();
+    }
+    assert.deepEqual(perfResources(), before);
+  });
+
+  it('cleans up after a failed open and rejects bad options clearly', async () => {
+    const before = perfResources();
+    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus' }, pages: 3 }), /power of two/);
+    await assert.rejects(Recorder.open({ events: [], target: { kind: 'cpus' } }), /at least one event/);
+    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus', cpus: [999] } }), /not online/);
+    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'pid', pid: 2 ** 22 + 7 } }), /does not exist/);
+    // The second event fails to open after the first one's rings exist: everything is closed again.
+    const bogus = { ...tracepointEvent('syscalls', 'sys_enter_getpid'), name: 'bogus', attr: { ...tracepointEvent('syscalls', 'sys_enter_getpid').attr, config: 0x7ffffffn } };
+    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock'), bogus], target: { kind: 'cpus' } }), /PerfError|perf_event_open/);
+    // A launch whose events cannot open kills the held child instead of leaving it blocked.
+    await assert.rejects(Recorder.open({ events: [bogus], target: { kind: 'launch', argv: [fixture('kernel_busy'), '10'], stdio: 'ignore' } }), /perf_event_open/);
+    assert.deepEqual(perfResources(), before);
+  });
+});
