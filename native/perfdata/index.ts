@@ -9,7 +9,7 @@ import { PerfDataError } from './format';
 import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
 
-export { PerfDataError } from './format';
+export { PerfDataError, Feature, UserRecord } from './format';
 export { readPerfData, RecordLocator } from './reader';
 export type { BuildIdEntry, PerfDataFeatures, PerfDataImport, ReadOptions } from './reader';
 export { writePerfData } from './writer';

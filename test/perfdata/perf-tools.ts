@@ -1,0 +1,186 @@
+// The installed `perf` as referee: record fixtures with it, and turn `perf script` output and
+// Ringside's decode of the same file into comparable lines.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeRecordAt, decodeSnapshot, type DecodedSnapshot } from '../../native/decode';
+import { RecordType } from '../../native/perf/uapi';
+import { readPerfData, type PerfDataImport } from '../../native/perfdata';
+import { Symbolizer } from '../../native/symbols/symbolizer';
+
+export const repoRoot = path.resolve(__dirname, '../../..');
+export const fixture = (name: string) => {
+  const candidates = [path.join(repoRoot, 'fixtures-bin', name), path.join(process.cwd(), 'fixtures-bin', name)];
+  const found = candidates.find((file) => existsSync(file));
+  if (!found) throw new Error(`fixture ${name} is not built: run node test/setup/prepare.mjs`);
+  return found;
+};
+
+/** The perf binary; tests fail (not skip) without it, since CI installs it. */
+export function perfBinary(): string {
+  for (const candidate of ['/usr/bin/perf', '/usr/local/bin/perf']) if (existsSync(candidate)) return candidate;
+  throw new Error('perf is not installed (apt-get install linux-perf); the perf.data tests need it as the referee');
+}
+
+export function tempDir(): string {
+  return mkdtempSync(path.join(os.tmpdir(), 'ringside-perfdata-'));
+}
+
+/** `perf record -o OUT ARGS -- COMMAND...`; throws with perf's stderr on failure. */
+export function perfRecord(out: string, args: readonly string[], command: readonly string[]): void {
+  const result = spawnSync(perfBinary(), ['record', '-q', '-o', out, ...args, '--', ...command], { encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0 || !existsSync(out)) throw new Error(`perf record ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
+}
+
+/** stdout lines of `perf script -i FILE ARGS` (stderr is returned separately). */
+export function perfScript(file: string, args: readonly string[]): { lines: string[]; stderr: string } {
+  const result = spawnSync(perfBinary(), ['script', '-i', file, ...args], { encoding: 'utf8', timeout: 60_000, maxBuffer: 256 << 20 });
+  if (result.status !== 0) throw new Error(`perf script -i ${file} ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
+  return { lines: result.stdout.split('\n').filter((line) => line.trim() !== ''), stderr: result.stderr };
+}
+
+export function perfOutput(args: readonly string[]): { stdout: string; stderr: string; status: number | null } {
+  const result = spawnSync(perfBinary(), args, { encoding: 'utf8', timeout: 60_000, maxBuffer: 256 << 20 });
+  return { stdout: result.stdout, stderr: result.stderr, status: result.status };
+}
+
+/** Address of a symbol in a non-PIE fixture, from binutils' nm. */
+export function nmAddress(binary: string, symbol: string): string {
+  const line = execFileSync('nm', [binary], { encoding: 'utf8' })
+    .split('\n')
+    .find((l) => l.endsWith(` ${symbol}`));
+  if (!line) throw new Error(`${symbol} not found in ${binary}`);
+  return '0x' + line.split(' ')[0].replace(/^0+/, '');
+}
+
+export interface ComparableSample {
+  pid: number;
+  tid: number;
+  cpu: number;
+  /** "sec.nsec" as perf prints it with --ns. */
+  time: string;
+  period: string;
+  event: string;
+  ip: string;
+  /** Tracepoint fields, values normalised to decimal strings (numbers) or text. */
+  fields?: Record<string, string>;
+}
+
+/**
+ * Parses `perf script --ns -F pid,tid,cpu,time,period,event,ip[,trace]` output lines:
+ * `16785/16785 [000]  3162.173355771:          1  syscalls:sys_enter_write: fd: 0x3, ... 7fec5cb09350`.
+ */
+export function parsePerfScriptLine(line: string, withTrace: boolean): ComparableSample {
+  const match = /^\s*(-?\d+)\/(-?\d+)\s+\[(\d+)\]\s+(\d+\.\d{9}):\s+(\d+)\s+(\S+):\s?(.*?)\s*$/.exec(line);
+  if (!match) throw new Error(`unexpected perf script line: ${line}`);
+  const [, pid, tid, cpu, time, period, event, rest] = match;
+  let ip = rest;
+  let fields: Record<string, string> | undefined;
+  if (withTrace) {
+    const ipMatch = /(?:^|\s+)([0-9a-f]+)$/.exec(rest);
+    ip = ipMatch ? ipMatch[1] : '';
+    const trace = ipMatch ? rest.slice(0, ipMatch.index) : rest;
+    fields = {};
+    // libtraceevent prints the print fmt: "fd: 0x00000003, buf: ..." or "comm=pd_work pid=12".
+    for (const pair of trace.matchAll(/(\w+)(?:: |=)(\S+?)(?:,|\s|$)/g)) fields[pair[1]] = normaliseValue(pair[2]);
+    if (Object.keys(fields).length === 0) fields = undefined;
+  }
+  return { pid: Number(pid), tid: Number(tid), cpu: Number(cpu), time, period, event, ip: ip.trim(), ...(fields ? { fields } : {}) };
+}
+
+function normaliseValue(text: string): string {
+  if (/^0x[0-9a-f]+$/i.test(text)) return BigInt(text).toString();
+  if (/^-?\d+$/.test(text)) return BigInt(text).toString();
+  return text;
+}
+
+export function formatNs(ns: bigint): string {
+  return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}`;
+}
+
+export function importFile(file: string): { imported: PerfDataImport; decoded: DecodedSnapshot } {
+  const imported = readPerfData(readFileSync(file), file);
+  return { imported, decoded: decodeSnapshot({ events: imported.events, rings: imported.rings }) };
+}
+
+/** Ringside's samples of a decoded file in the same shape as parsePerfScriptLine's. */
+export function ourSamples(decoded: DecodedSnapshot): ComparableSample[] {
+  const out: ComparableSample[] = [];
+  for (let row = 0; row < decoded.columns.length; row++) {
+    if (decoded.columns.kind[row] !== RecordType.SAMPLE) continue;
+    const record = decodeRecordAt(decoded, row);
+    const event = decoded.events[decoded.columns.event[row]];
+    const f = record.fields;
+    // perf prints the attr's fixed period when the sample does not carry one.
+    const period = typeof f.period === 'bigint' ? f.period : event.attr.flags.freq ? 0n : event.attr.samplePeriod;
+    let fields: Record<string, string> | undefined;
+    if (f.tracepoint && typeof f.tracepoint === 'object') {
+      fields = {};
+      const labels = event.tracepoint ? printLabels(event.tracepoint.printFormat) : new Map<string, string>();
+      for (const [name, value] of Object.entries(f.tracepoint as Record<string, unknown>)) fields[labels.get(name) ?? name] = normaliseValue(String(value));
+    }
+    out.push({
+      pid: record.pid ?? -1,
+      tid: record.tid ?? -1,
+      cpu: record.cpu ?? -1,
+      time: formatNs(record.timeNs ?? 0n),
+      period: period.toString(),
+      event: record.event ?? '',
+      ip: typeof f.ip === 'bigint' ? f.ip.toString(16) : '',
+      ...(fields ? { fields } : {}),
+    });
+  }
+  return out;
+}
+
+/** A symbolizer fed with the file's own MMAP/MMAP2/FORK records, like perf script builds its maps. */
+export function symbolizerFor(decoded: DecodedSnapshot): Symbolizer {
+  const symbolizer = new Symbolizer({ kallsyms: true });
+  for (let row = 0; row < decoded.columns.length; row++) {
+    const kind = decoded.columns.kind[row];
+    if (kind !== RecordType.MMAP && kind !== RecordType.MMAP2 && kind !== RecordType.FORK) continue;
+    const f = decodeRecordAt(decoded, row).fields;
+    if (kind === RecordType.FORK) {
+      if (typeof f.ppid === 'number' && typeof f.pid === 'number' && f.pid !== f.ppid) symbolizer.forkProcess(f.ppid, f.pid);
+      continue;
+    }
+    const start = f.addr ?? f.start;
+    const length = f.len ?? f.length;
+    if (typeof f.pid === 'number' && typeof start === 'bigint' && typeof length === 'bigint' && typeof f.pgoff === 'bigint' && typeof f.filename === 'string') {
+      symbolizer.addMmap(f.pid, start, length, f.pgoff, f.filename);
+    }
+  }
+  return symbolizer;
+}
+
+/**
+ * perf prints tracepoint fields through the print fmt, whose labels need not be the field names
+ * ("comm=%s", __get_str(parent_comm)). Pairs each label with the field its argument reads.
+ */
+export function printLabels(printFormat: string): Map<string, string> {
+  const labels = new Map<string, string>();
+  const quoted = /^"((?:[^"\\]|\\.)*)"\s*,?(.*)$/s.exec(printFormat.trim());
+  if (!quoted) return labels;
+  const names = [...quoted[1].matchAll(/(\w+)(?:: |=)%/g)].map((m) => m[1]);
+  const args: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of quoted[2]) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      args.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (current.trim()) args.push(current);
+  if (args.length !== names.length) return labels;
+  args.forEach((arg, i) => {
+    const field = /REC->(\w+)|__get_str\((\w+)\)/.exec(arg);
+    const name = field?.[1] ?? field?.[2];
+    if (name) labels.set(name, names[i]);
+  });
+  return labels;
+}
