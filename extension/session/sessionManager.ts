@@ -187,6 +187,20 @@ export class SessionManager {
     }
   }
 
+  /** Resolves when the session's launched target has exited (at once if it already has). */
+  whenTargetExited(sessionId: string): Promise<void> {
+    const session = this.session(sessionId);
+    if (session.targetExited) return Promise.resolve();
+    return new Promise((resolve) => {
+      const subscription = this.onDidChange((change) => {
+        if (change.sessionId === sessionId && (change.what === 'target-exited' || change.what === 'removed')) {
+          subscription.dispose();
+          resolve();
+        }
+      });
+    });
+  }
+
   pause(sessionId: string): void {
     const session = this.session(sessionId);
     if (session.state !== 'running' || !session.source) return;

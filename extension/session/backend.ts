@@ -1,0 +1,122 @@
+// Binds the session ports to the real kernel side: event specs resolved against the target's
+// symbols (so `mem:file.c:42:x` and `mem:counter:w` work from the editor too), recordings through
+// native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
+
+import { accessSync, constants as fsConstants, readFileSync, readlinkSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { ResolvedEvent } from '../../native/decode/types';
+import { Recorder } from '../../native/perf/recorder';
+import type { BackwardRing } from '../../native/perf/ring';
+import { resolveEventSpec } from '../../native/specs/resolve';
+import { openTargetSymbols, predictedLoadBase, type TargetSymbols } from '../../native/symbols/resolve';
+import { createCoreBackend } from './coreBackend';
+import type { Backend, RecordOptions, RingSource, RingStatus } from './ports';
+
+export interface RecordingSettings {
+  /** -c: sample every N events (sampling events without their own period). */
+  period?: bigint;
+  /** -F: samples per second. */
+  freq?: number;
+  callchain?: boolean;
+}
+
+/** Finds a program the way execvp would, so symbols come from the binary that will really run. */
+export function resolveExecutable(command: string, cwd: string = process.cwd()): string {
+  const candidates = command.includes('/') ? [path.resolve(cwd, command)] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((dir) => path.join(dir || '.', command));
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // keep looking along PATH
+    }
+  }
+  throw new Error(`${command}: not found or not executable`);
+}
+
+/** Where `exe` is loaded in a running process (its file-offset-0 mapping). */
+export function runningLoadBase(pid: number, exe: string): bigint {
+  for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
+    const match = /^([0-9a-f]+)-[0-9a-f]+ \S+ ([0-9a-f]+) \S+ \d+\s+(.*)$/.exec(line);
+    if (match && match[3] === exe && BigInt('0x' + match[2]) === 0n) return BigInt('0x' + match[1]);
+  }
+  throw new Error(`pid ${pid}: ${exe} is not mapped; cannot place its symbols`);
+}
+
+/** The target's symbols, opened only when a spec needs them. */
+export function lazyTargetSymbols(context: { pid?: number; executable?: string }): TargetSymbols | undefined {
+  if (context.executable === undefined && context.pid === undefined) return undefined;
+  let opened: TargetSymbols | undefined;
+  const get = (): TargetSymbols => {
+    if (!opened) {
+      if (context.pid !== undefined) {
+        const exe = context.executable ?? readlinkSync(`/proc/${context.pid}/exe`);
+        opened = openTargetSymbols(exe, runningLoadBase(context.pid, exe));
+      } else {
+        const exe = context.executable!;
+        // Launched targets run without ASLR, so the load base is the kernel's fixed ET_DYN base.
+        opened = openTargetSymbols(exe, predictedLoadBase(exe));
+      }
+    }
+    return opened;
+  };
+  return { resolveSymbol: (name) => get().resolveSymbol(name), resolveLine: (file, line) => get().resolveLine(file, line) };
+}
+
+export function createBackend(settings: () => RecordingSettings = () => ({})): Backend {
+  return {
+    ...createCoreBackend(),
+    async resolveEvents(specs, context): Promise<ResolvedEvent[]> {
+      const symbols = lazyTargetSymbols(context);
+      const { period, freq, callchain } = settings();
+      return specs.map((spec) => resolveEventSpec(spec, { symbols, period, freq, callchain }));
+    },
+    async record(options: RecordOptions): Promise<RingSource> {
+      const target = options.target.kind === 'launch'
+        ? { kind: 'launch' as const, argv: [...options.target.argv], ...(options.target.cwd ? { cwd: options.target.cwd } : {}), ...(options.target.env ? { env: { ...options.target.env } } : {}), stdio: 'ignore' as const }
+        : options.target.kind === 'pid' ? { kind: 'pid' as const, pid: options.target.pid }
+        : { kind: 'cpus' as const, ...(options.target.cpus ? { cpus: [...options.target.cpus] } : {}) };
+      const recorder = await Recorder.open({
+        events: options.events, target,
+        ...(options.pages !== undefined ? { pages: options.pages } : {}),
+        ...(options.gapFree !== undefined ? { gapFree: options.gapFree } : {}),
+        ...(options.sideband !== undefined ? { sideband: options.sideband } : {}),
+      });
+      return recorderSource(recorder);
+    },
+  };
+}
+
+/** A Recorder seen as a RingSource (plus per-event enable/disable/modify for the watch controls). */
+export function recorderSource(recorder: Recorder): RingSource {
+  const events = recorder.eventDescriptions();
+  const ringsOf = (eventIndex: number): BackwardRing[] => recorder.backwardRings.filter((ring) => ring.meta.defaultEvent === eventIndex);
+  let paused = false;
+  return {
+    events,
+    snapshot: () => recorder.snapshot(),
+    pause: () => { recorder.pause(); paused = true; },
+    resume: () => { recorder.resume(); paused = false; },
+    ringStats: (): RingStatus[] => {
+      const metas = new Map([...recorder.backwardRings, ...recorder.forwardRings].map((ring) => [ring.meta.ringId, ring.meta]));
+      return recorder.ringStats().map((stats) => ({
+        ringId: stats.ringId, label: stats.label,
+        cpu: metas.get(stats.ringId)?.cpu ?? -1, tid: metas.get(stats.ringId)?.tid ?? -1,
+        direction: stats.direction, dataSize: stats.dataSize, bytesWritten: stats.bytesWritten,
+        paused: paused && stats.direction === 'backward',
+      }));
+    },
+    ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}),
+    ...(recorder.exited ? { exited: recorder.exited } : {}),
+    setEventEnabled(eventIndex, enabled) {
+      for (const ring of ringsOf(eventIndex)) {
+        if (enabled) ring.event.enable();
+        else ring.event.disable();
+      }
+    },
+    modifyEvent(eventIndex, attr) {
+      for (const ring of ringsOf(eventIndex)) ring.event.modifyAttributes({ ...attr, flags: { ...ring.event.attr.flags, ...attr.flags, writeBackward: true } });
+    },
+    dispose: () => recorder.dispose(),
+  };
+}
