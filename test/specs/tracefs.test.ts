@@ -152,8 +152,7 @@ describe('specs/tracefs (real kernel)', () => {
     const ours = new Set(listTracepoints(root).map((entry) => `${entry.system}:${entry.name}`));
     const missing = [...fromPerf].filter((name) => !ours.has(name));
     assert.deepEqual(missing, [], 'every tracepoint perf lists is ours too');
-    // perf hides the ftrace-internal events (events/ftrace/*, which cannot be opened via perf); nothing else.
-    const extra = [...ours].filter((name) => !fromPerf.has(name) && !name.startsWith('ftrace:'));
+    const extra = [...ours].filter((name) => !fromPerf.has(name));
     assert.deepEqual(extra, []);
   });
 

@@ -1,0 +1,56 @@
+// `ringside events` data and text on this machine, compared with `perf list`.
+
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { formatEventList, listEvents } from '../../native/specs/list';
+import { resolveEventSpec } from '../../native/specs/resolve';
+
+function perfList(kind: string): string[] {
+  const run = spawnSync('perf', ['list', kind], { encoding: 'utf8' });
+  assert.equal(run.error, undefined, `perf (the reference) must be installed: ${String(run.error)}`);
+  return run.stdout.split('\n');
+}
+
+describe('specs/list (this machine)', () => {
+  const list = listEvents();
+
+  it('offers every kind of event, and each listed one resolves', () => {
+    assert.equal(list.software.length, 12);
+    assert.ok(list.tracepoints.length > 1000);
+    assert.equal(list.tracepointsError, undefined);
+    assert.equal(list.pmuErrors, undefined);
+    const types = Object.fromEntries(list.pmus.map((pmu) => [pmu.name, pmu.type]));
+    assert.deepEqual([types.software, types.tracepoint, types.breakpoint], [1, 2, 5]);
+    for (const event of list.software) assert.equal(resolveEventSpec(event.name).attr.config, BigInt(event.config));
+    const sched = list.tracepoints.find((entry) => entry.system === 'sched' && entry.name === 'sched_switch');
+    assert.equal(sched?.id, Number(readFileSync('/sys/kernel/tracing/events/sched/sched_switch/id', 'utf8')));
+    for (const pmu of list.pmus) {
+      for (const event of pmu.events) assert.equal(resolveEventSpec(`${pmu.name}/${event.name}/`).attr.type, pmu.type);
+    }
+    assert.ok(list.breakpoints.some((entry) => entry.syntax.startsWith('mem:FILE:LINE')));
+    const json = JSON.parse(JSON.stringify(list)) as typeof list;
+    assert.deepEqual(json.software, list.software);
+  });
+
+  it('prints software events exactly like `perf list sw`', () => {
+    const ours = formatEventList(list).split('\n').filter((line) => line.endsWith('[Software event]')).sort();
+    const perfs = perfList('sw').filter((line) => line.endsWith('[Software event]')).sort();
+    assert.deepEqual(ours, perfs);
+  });
+
+  it('prints tracepoints exactly like `perf list tracepoint`', () => {
+    const ours = formatEventList(list).split('\n').filter((line) => line.endsWith('[Tracepoint event]'));
+    const perfs = perfList('tracepoint').filter((line) => line.endsWith('[Tracepoint event]'));
+    assert.deepEqual(ours.sort(), perfs.sort());
+  });
+
+  it('prints PMU event aliases like perf', () => {
+    const text = formatEventList(list);
+    for (const pmu of list.pmus) {
+      for (const event of pmu.events) assert.ok(text.includes(`  ${`${pmu.name}/${event.name}/`.padEnd(50)} [Kernel PMU event]`), `${pmu.name}/${event.name}/`);
+    }
+    assert.match(text, /^ {2}breakpoint \(type 5\)$/m);
+    assert.match(text, /^ {2}uprobe \(type \d+\): ref_ctr_offset=config:32-63, retprobe=config:0$/m);
+  });
+});
