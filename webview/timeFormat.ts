@@ -25,7 +25,7 @@ export function formatDuration(ns: number): string {
  */
 export function axisTickFormatter(step: number): (ns: number) => string {
   const s = Math.abs(step) || 1;
-  const unit = UNITS.find((u) => s >= u.ns) ?? UNITS[UNITS.length - 1];
+  const unit = UNITS.find((u) => s * 100 >= u.ns) ?? UNITS[UNITS.length - 1];
   const decimals = Math.max(0, Math.min(9, Math.ceil(-Math.log10(s / unit.ns) - 1e-9)));
   return (ns: number) => `${(ns / unit.ns).toFixed(decimals)} ${unit.suffix}`;
 }

@@ -2,49 +2,10 @@
 // budget, and add / remove / enable / disable / modify controls that post typed requests. The
 // host's answer is shown inline; an ENOSPC is explained with the kernel's pinned/flexible rule.
 
-import type { ErrorInfo, WatchBudget, WatchInfo, WatchLength, WatchLocation, WatchRequest, WatchSpec, WatchTarget, WatchType } from './protocol';
+import type { ErrorInfo, WatchBudget, WatchInfo, WatchLength, WatchRequest, WatchSpec, WatchType } from './protocol';
+import { describeLocation, describeTarget, parseWatchLocation, parseWatchTarget } from './watchSpec';
 import { explainEnospc } from './budget';
 import { createButton, createCheckbox, createDropdown, createTextField, type CheckControl, type ValueControl } from './toolkit';
-
-/** Parse the location box: `0x…`/decimal address, `file.c:42`, or a symbol. */
-export function parseWatchLocation(text: string): WatchLocation | string {
-  const t = text.trim();
-  if (t === '') return 'Enter an address (0x…), a symbol, or file:line.';
-  if (/^0x[0-9a-f]{1,16}$/i.test(t)) return { kind: 'address', address: t.toLowerCase() };
-  const line = /^(.+):(\d+)$/.exec(t);
-  if (line) {
-    const n = Number(line[2]);
-    if (n < 1) return 'Line numbers start at 1.';
-    return { kind: 'line', file: line[1], line: n };
-  }
-  if (/^\d+$/.test(t)) return { kind: 'address', address: t };
-  if (/\s/.test(t)) return `"${t}" is not an address, a symbol or file:line.`;
-  return { kind: 'symbol', symbol: t };
-}
-
-export function parseWatchTarget(kind: string, value: string): WatchTarget | string {
-  if (kind === 'all-cpus') return { kind: 'all-cpus' };
-  if (!/^\d+$/.test(value.trim())) return kind === 'process' ? 'Enter the pid to watch.' : 'Enter the CPU number.';
-  const n = Number(value.trim());
-  if (kind === 'process') return n >= 1 ? { kind: 'process', pid: n } : 'A pid is at least 1.';
-  return { kind: 'cpu', cpu: n };
-}
-
-export function describeLocation(l: WatchLocation): string {
-  switch (l.kind) {
-    case 'address': return l.address;
-    case 'symbol': return l.symbol;
-    case 'line': return `${l.file}:${l.line}`;
-  }
-}
-
-function describeTarget(t: WatchTarget): string {
-  switch (t.kind) {
-    case 'process': return `pid ${t.pid}`;
-    case 'cpu': return `cpu ${t.cpu}`;
-    case 'all-cpus': return 'all CPUs';
-  }
-}
 
 export class WatchPanel {
   private watches: readonly WatchInfo[] = [];

@@ -1,0 +1,131 @@
+import * as assert from 'node:assert/strict';
+import {
+  COLUMN_NAMES, batchesToColumns, columnsToBatches, transferablesOf, validateHostToWebview, validateWebviewToHost,
+  type SnapshotStart,
+} from './protocol';
+import type { RecordColumns } from '../native/decode/types';
+
+function makeColumns(n: number): RecordColumns {
+  const c = {
+    length: n, timeOriginNs: 1_000_000_000_000n,
+    time: new Float64Array(n), kind: new Uint8Array(n), misc: new Uint16Array(n), event: new Uint16Array(n),
+    pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n), ipLo: new Uint32Array(n),
+    ring: new Uint16Array(n), offset: new Uint32Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    c.time[i] = i * 1000.5; c.kind[i] = 9; c.misc[i] = i & 0xffff; c.event[i] = i % 3; c.pid[i] = 100 + (i % 7);
+    c.tid[i] = -1 + i; c.cpu[i] = i % 2; c.ipHi[i] = 0xffffffff; c.ipLo[i] = i * 16; c.ring[i] = i % 4; c.offset[i] = i * 32;
+  }
+  return c;
+}
+
+const start: SnapshotStart = {
+  type: 'snapshotStart', snapshotId: 's1', name: 'snap 1', timeOriginNs: '1000000000000', totalRows: 10, batchCount: 3,
+  takenAtMs: 1700000000000, events: [{ index: 0, name: 'sched:sched_switch', kind: 'tracepoint' }],
+  threads: [{ pid: 1, tid: 1, comm: '<b>init</b>' }],
+  coverage: [{ ringId: 0, label: 'cpu0', path: 'paused', dataSize: 65536, bytesWritten: '18446744073709551615',
+    bytesOverwritten: '100', recordsRetained: 10, oldestTimeNs: '1000000000000', newestTimeNs: null, lost: '0' }],
+};
+
+describe('webview protocol', () => {
+  it('splits columns into exact-length batches and reassembles them bit for bit', () => {
+    const cols = makeColumns(1000);
+    const symbols = Array.from({ length: 1000 }, (_, i) => (i % 5 === 0 ? null : `fn${i % 3}`));
+    const batches = columnsToBatches(cols, { snapshotId: 's', batchRows: 300, symbols });
+    assert.deepEqual(batches.map((b) => [b.firstRow, b.rowCount, b.batchIndex, b.batchCount]),
+      [[0, 300, 0, 4], [300, 300, 1, 4], [600, 300, 2, 4], [900, 100, 3, 4]]);
+    for (const b of batches) {
+      assert.equal(b.columns.time.byteLength, b.rowCount * 8);
+      assert.equal(b.columns.kind.byteLength, b.rowCount);
+      assert.equal(transferablesOf(b).length, COLUMN_NAMES.length + 1);
+      assert.equal(b.symbolTable!.length <= 3, true, 'symbols are interned per batch');
+      const v = validateHostToWebview(b);
+      assert.ok(v.ok, v.ok ? '' : v.reason);
+    }
+    const back = batchesToColumns([...batches].reverse(), cols.timeOriginNs);
+    assert.equal(back.columns.length, 1000);
+    for (const name of COLUMN_NAMES) assert.deepEqual(Array.from(back.columns[name]), Array.from(cols[name]), name);
+    assert.deepEqual(back.symbols, symbols);
+  });
+
+  it('sends one empty batch for an empty snapshot and rejects a gap on reassembly', () => {
+    const empty = columnsToBatches(makeColumns(0), { snapshotId: 'e' });
+    assert.equal(empty.length, 1);
+    assert.equal(empty[0].rowCount, 0);
+    const batches = columnsToBatches(makeColumns(10), { snapshotId: 's', batchRows: 4 });
+    assert.throws(() => batchesToColumns([batches[0], batches[2]], 0n), /starts at row 8, expected 4/);
+  });
+
+  it('works on columns that are views into a larger buffer', () => {
+    const big = makeColumns(20);
+    const view = { ...big, length: 5 } as RecordColumns;
+    for (const name of COLUMN_NAMES) (view as unknown as Record<string, unknown>)[name] = (big[name] as Uint8Array).subarray(10, 15);
+    const [b] = columnsToBatches(view, { snapshotId: 'v' });
+    assert.deepEqual(Array.from(new Float64Array(b.columns.time)), Array.from(big.time.subarray(10, 15)));
+    assert.equal(b.columns.time.byteLength, 40);
+  });
+
+  it('accepts well-formed host messages', () => {
+    for (const m of [
+      start,
+      { type: 'init', protocolVersion: 1 },
+      { type: 'detailsReply', replyTo: 3, snapshotId: 's1', row: 2, details: { type: 'SAMPLE', misc: 2, timeNs: '123', fields: { a: [1, 'x', null] },
+        callchain: [{ ip: '0xffff', symbol: 'main', file: 'a.c', line: 3 }], source: { file: 'a.c', line: 3 } } },
+      { type: 'watchReply', replyTo: 1, ok: false, error: { code: 'ENOSPC', message: 'no slot', hint: 'remove one' } },
+      { type: 'watchList', watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8,
+        target: { kind: 'process', pid: 42 }, pinned: true, enabled: true, hits: 3 }],
+        budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 } },
+    ]) {
+      const v = validateHostToWebview(m);
+      assert.ok(v.ok, v.ok ? '' : v.reason);
+    }
+  });
+
+  it('rejects malformed host messages with a reason naming the field', () => {
+    const [batch] = columnsToBatches(makeColumns(4), { snapshotId: 's' });
+    const cases: [unknown, RegExp][] = [
+      [null, /message: expected an object/],
+      [{ type: 'nope' }, /known host message type.*"nope"/],
+      [{ ...start, timeOriginNs: '12a' }, /timeOriginNs: expected a decimal/],
+      [{ ...start, totalRows: -1 }, /totalRows/],
+      [{ ...start, events: [{ index: 0, name: 'x', kind: 'weird' }] }, /events\[0\]\.kind/],
+      [{ ...start, coverage: [{ ...start.coverage[0], lost: 1 }] }, /coverage\[0\]\.lost/],
+      [{ ...batch, columns: { ...batch.columns, time: new ArrayBuffer(31) } }, /columns\.time: expected exactly 32 bytes/],
+      [{ ...batch, columns: { ...batch.columns, pid: new Int32Array(4) } }, /columns\.pid: expected an ArrayBuffer/],
+      [{ ...batch, batchIndex: 1 }, /batchIndex: expected < batchCount/],
+      [{ ...batch, symbolIndex: new Int32Array([0, 0, 0, 5]).buffer, symbolTable: ['a'] }, /symbolIndex\[3\]/],
+      [{ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 0 }, /details or error/],
+      [{ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 0, details: { type: 'x', misc: 0, fields: { n: Infinity } } }, /fields\.n/],
+      [{ type: 'watchReply', replyTo: 1, ok: false }, /error when ok is false/],
+    ];
+    for (const [m, re] of cases) {
+      const v = validateHostToWebview(m);
+      assert.equal(v.ok, false, JSON.stringify(m, (_, x) => (x instanceof ArrayBuffer ? `AB${x.byteLength}` : x)));
+      if (!v.ok) assert.match(v.reason, re);
+    }
+  });
+
+  it('validates webview requests, including watch specs', () => {
+    const add = { type: 'watchRequest', requestId: 7, op: 'add', spec: { location: { kind: 'line', file: 'main.c', line: 12 },
+      type: 'w', length: 4, target: { kind: 'all-cpus' }, pinned: false } };
+    assert.ok(validateWebviewToHost(add).ok);
+    assert.ok(validateWebviewToHost({ type: 'ready', protocolVersion: 1 }).ok);
+    assert.ok(validateWebviewToHost({ type: 'resync', have: [{ snapshotId: 's', rows: 10 }] }).ok);
+    assert.ok(validateWebviewToHost({ type: 'watchRequest', requestId: 1, op: 'disable', id: 'w1' }).ok);
+    const bad: [unknown, RegExp][] = [
+      [{ ...add, spec: { ...add.spec, length: 3 } }, /spec\.length: expected 1, 2, 4 or 8/],
+      [{ ...add, spec: { ...add.spec, type: 'rx' } }, /spec\.type/],
+      [{ ...add, spec: { ...add.spec, location: { kind: 'address', address: '0xzz' } } }, /location\.address/],
+      [{ ...add, spec: { ...add.spec, location: { kind: 'line', file: 'a.c', line: 0 } } }, /location\.line/],
+      [{ ...add, spec: { ...add.spec, target: { kind: 'process', pid: 0 } } }, /target\.pid/],
+      [{ type: 'watchRequest', requestId: 1, op: 'remove' }, /watchRequest\.id/],
+      [{ type: 'revealRequest', requestId: 1, file: 'a.c' }, /revealRequest\.line/],
+      [{ type: 'batchAck', snapshotId: 's' }, /batchIndex/],
+    ];
+    for (const [m, re] of bad) {
+      const v = validateWebviewToHost(m);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, re);
+    }
+  });
+});

@@ -1,0 +1,262 @@
+import * as assert from 'node:assert/strict';
+import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration } from './timeFormat';
+import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hitTest';
+import { binDensity, densityAlpha } from './density';
+import { buildLanes, sortRowsByTime, type LaneSource } from './lanes';
+import { pairSpans, SpanType, type SpanSource } from './spans';
+import { compileFilter, parseFilter, type FilterSubject } from './filter';
+import { breakpointFits, explainEnospc } from './budget';
+import { RenderScheduler } from './scheduler';
+import { parseWatchLocation, parseWatchTarget } from './watchSpec';
+import type { WatchBudget } from './protocol';
+
+const rowsOf = (n: number) => Uint32Array.from({ length: n }, (_, i) => i);
+
+describe('time formatting', () => {
+  it('formats durations with a unit and 4 significant digits', () => {
+    assert.equal(formatDuration(0), '0 ns');
+    assert.equal(formatDuration(999), '999 ns');
+    assert.equal(formatDuration(1234567), '1.235 ms');
+    assert.equal(formatDuration(2.5e9), '2.500 s');
+    assert.equal(formatDuration(-1500), '-1.500 µs');
+    assert.equal(formatDuration(NaN), '—');
+  });
+  it('picks one unit and enough decimals for the tick step', () => {
+    assert.equal(axisTickFormatter(200_000)(1_400_000), '1.4 ms');
+    assert.equal(axisTickFormatter(1e9)(3e9), '3 s');
+    assert.equal(axisTickFormatter(5)(120), '120 ns');
+    assert.equal(axisTickFormatter(20_000)(1_020_000), '1.02 ms');
+  });
+  it('formats absolute perf timestamps exactly from a bigint origin', () => {
+    assert.equal(formatAbsolute(123_456_789_012_345_678n, 22), '123456789.012345700');
+    assert.equal(formatAbsolute(5n, 0), '0.000000005');
+  });
+  it('formats bytes and split addresses', () => {
+    assert.equal(formatBytes(1536), '1.5 KiB');
+    assert.equal(formatBytes(12n), '12 B');
+    assert.equal(formatAddress(0xffffffff, 0x81000010), '0xffffffff81000010');
+    assert.equal(formatAddress(0, 0x401000), '0x401000');
+  });
+});
+
+describe('bisection hit-testing', () => {
+  const time = Float64Array.from([10, 20, 20, 30, 50]);
+  const rows = rowsOf(5);
+  it('finds left/right bounds and visible ranges', () => {
+    assert.equal(bisectLeft(time, rows, 20), 1);
+    assert.equal(bisectRight(time, rows, 20), 3);
+    assert.deepEqual(visibleRange(time, rows, 15, 30), [1, 4]);
+    assert.deepEqual(visibleRange(time, rows, 60, 70), [5, 5]);
+  });
+  it('returns the nearest record within a radius, earlier on ties', () => {
+    assert.equal(nearestPosition(time, rows, 24, 5), 2);
+    assert.equal(nearestPosition(time, rows, 25, 5), 2, 'tie between 20 and 30 goes to the earlier');
+    assert.equal(nearestPosition(time, rows, 40, 5), -1);
+    assert.equal(nearestPosition(time, rows, 49, 5), 4);
+    assert.equal(nearestPosition(time, new Uint32Array(0), 1, 5), -1);
+  });
+  it('searches through an indirection (lane row ids)', () => {
+    const t = Float64Array.from([100, 1, 50, 7]);
+    const laneRows = Uint32Array.from([1, 3, 2, 0]);
+    assert.equal(bisectLeft(t, laneRows, 50), 2);
+    assert.equal(nearestPosition(t, laneRows, 60, 20), 2);
+  });
+});
+
+describe('density binning', () => {
+  it('counts records per pixel column, clamping the right edge', () => {
+    const time = Float64Array.from([0, 1, 2, 50, 99.9, 100, 150]);
+    const { counts, max, total } = binDensity(time, rowsOf(7), 0, 100, 10);
+    assert.deepEqual(Array.from(counts), [3, 0, 0, 0, 0, 1, 0, 0, 0, 2]);
+    assert.equal(max, 3);
+    assert.equal(total, 6);
+  });
+  it('handles a million records with one pass and a reusable buffer', () => {
+    const n = 1_000_000;
+    const time = new Float64Array(n);
+    for (let i = 0; i < n; i++) time[i] = i;
+    const buf = new Uint32Array(2000);
+    const r = binDensity(time, rowsOf(n), 0, n, 1000, buf);
+    assert.equal(r.total, n);
+    assert.equal(r.counts.reduce((a, b) => a + b, 0), n);
+    assert.equal(r.counts.buffer, buf.buffer);
+    assert.equal(r.max, 1000);
+  });
+  it('keeps a single record visible next to dense columns', () => {
+    assert.equal(densityAlpha(0, 10), 0);
+    assert.ok(densityAlpha(1, 1000) >= 0.25);
+    assert.equal(densityAlpha(1000, 1000), 1);
+  });
+});
+
+function source(rows: { t: number; ev: number; pid: number; tid: number; cpu: number; kind?: number; misc?: number }[],
+  events: { name: string; kind: 'tracepoint' | 'breakpoint' | 'software' | 'other' }[], comms: Record<number, string>): SpanSource {
+  return {
+    length: rows.length,
+    time: Float64Array.from(rows.map((r) => r.t)),
+    event: Uint16Array.from(rows.map((r) => r.ev)),
+    pid: Int32Array.from(rows.map((r) => r.pid)),
+    tid: Int32Array.from(rows.map((r) => r.tid)),
+    cpu: Int32Array.from(rows.map((r) => r.cpu)),
+    kind: Uint8Array.from(rows.map((r) => r.kind ?? 9)),
+    misc: Uint16Array.from(rows.map((r) => r.misc ?? 0)),
+    events,
+    commOf: (row: number) => comms[rows[row].tid] ?? '',
+  };
+}
+
+describe('lane grouping', () => {
+  const events = [{ name: 'sched:sched_switch', kind: 'tracepoint' as const }, { name: 'mem:0x1000:w', kind: 'breakpoint' as const }];
+  const src: LaneSource = source([
+    { t: 30, ev: 0, pid: 5, tid: 6, cpu: 1 },
+    { t: 10, ev: 0, pid: 5, tid: 5, cpu: 0 },
+    { t: 20, ev: 1, pid: 9, tid: 9, cpu: 1 },
+    { t: NaN, ev: 0, pid: 9, tid: 9, cpu: 1 },
+    { t: 5, ev: 0, pid: 9, tid: 9, cpu: 0 },
+  ], events, { 5: 'app', 6: 'app-worker', 9: 'x<y>' });
+
+  it('groups by CPU with a watchpoint lane first and rows sorted by time', () => {
+    const lanes = buildLanes(src, 'cpu', () => true, new Set(['cpu:1']));
+    assert.deepEqual(lanes.map((l) => [l.key, l.label, l.kind, Array.from(l.rows), l.collapsed]), [
+      ['watch:mem:0x1000:w', '⌖ mem:0x1000:w', 'watch', [2], false],
+      ['cpu:0', 'CPU 0', 'group', [4, 1], false],
+      ['cpu:1', 'CPU 1', 'group', [2, 0], true],
+    ]);
+  });
+  it('groups by thread with comm, tid and pid, and by event', () => {
+    const threads = buildLanes(src, 'thread', () => true, new Set());
+    assert.deepEqual(threads.map((l) => l.label), ['⌖ mem:0x1000:w', 'app 5', 'app-worker 6 (pid 5)', 'x<y> 9']);
+    const byEvent = buildLanes(src, 'event', () => true, new Set());
+    assert.deepEqual(byEvent.map((l) => [l.key, l.kind, l.rows.length]), [['watch:mem:0x1000:w', 'watch', 1], ['event:sched:sched_switch', 'group', 3]]);
+  });
+  it('applies the filter predicate', () => {
+    const lanes = buildLanes(src, 'cpu', (r) => src.tid[r] === 9, new Set());
+    assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), [['watch:mem:0x1000:w', [2]], ['cpu:0', [4]], ['cpu:1', [2]]]);
+  });
+  it('sorts only when needed', () => {
+    const t = Float64Array.from([1, 2, 3]);
+    const already = rowsOf(3);
+    assert.equal(sortRowsByTime(t, already), already);
+    assert.deepEqual(Array.from(sortRowsByTime(Float64Array.from([3, 1, 2]), rowsOf(3))), [1, 2, 0]);
+  });
+});
+
+describe('span pairing', () => {
+  it('pairs sched_switch per CPU, PERF_RECORD_SWITCH in→out, and sys_enter/sys_exit per thread (nested)', () => {
+    const events = [
+      { name: 'sched:sched_switch', kind: 'tracepoint' as const },
+      { name: 'syscalls:sys_enter_read', kind: 'tracepoint' as const },
+      { name: 'syscalls:sys_exit_read', kind: 'tracepoint' as const },
+      { name: 'raw_syscalls:sys_enter', kind: 'tracepoint' as const },
+      { name: 'raw_syscalls:sys_exit', kind: 'tracepoint' as const },
+    ];
+    const src = source([
+      { t: 0, ev: 0, pid: 1, tid: 1, cpu: 0 }, // 0: cpu0 switch (1 out)
+      { t: 10, ev: 1, pid: 2, tid: 2, cpu: 0 }, // 1: tid2 enter read
+      { t: 12, ev: 1, pid: 3, tid: 3, cpu: 1 }, // 2: tid3 enter read (never exits)
+      { t: 15, ev: 1, pid: 2, tid: 2, cpu: 0 }, // 3: tid2 nested enter read
+      { t: 18, ev: 2, pid: 2, tid: 2, cpu: 0 }, // 4: exit pairs with 3
+      { t: 20, ev: 2, pid: 2, tid: 2, cpu: 0 }, // 5: exit pairs with 1
+      { t: 30, ev: 0, pid: 2, tid: 2, cpu: 0 }, // 6: cpu0 switch: tid2 ran 0..30
+      { t: 31, ev: 3, pid: 2, tid: 2, cpu: 1 }, // 7: raw enter
+      { t: 33, ev: 4, pid: 2, tid: 2, cpu: 1 }, // 8: raw exit
+      { t: 40, ev: 0, pid: 4, tid: 4, cpu: 1, kind: 14, misc: 0 }, // 9: switch in tid4
+      { t: 45, ev: 0, pid: 4, tid: 4, cpu: 1, kind: 14, misc: 1 << 13 }, // 10: switch out tid4
+      { t: 50, ev: 2, pid: 9, tid: 9, cpu: 1 }, // 11: unmatched exit
+    ], events, {});
+    const spans = pairSpans(src);
+    const got = Array.from({ length: spans.count }, (_, i) => [spans.openRow[i], spans.closeRow[i], spans.tid[i], spans.cpu[i], spans.type[i], spans.start[i], spans.end[i]]);
+    assert.deepEqual(got, [
+      [3, 4, 2, 0, SpanType.SYSCALL, 15, 18],
+      [1, 5, 2, 0, SpanType.SYSCALL, 10, 20],
+      [0, 6, 2, 0, SpanType.RUN, 0, 30],
+      [7, 8, 2, 1, SpanType.SYSCALL, 31, 33],
+      [9, 10, 4, 1, SpanType.RUN, 40, 45],
+    ]);
+  });
+});
+
+describe('filter parsing', () => {
+  const rows = [
+    { ev: 'sched:sched_switch', comm: 'bash', sym: null, kind: 'SAMPLE', pid: 10, tid: 11, cpu: 0, misc: 1, ip: 'ffffffff81000000' },
+    { ev: 'syscalls:sys_enter_read', comm: 'my app', sym: 'do_read', kind: 'SAMPLE', pid: 20, tid: 20, cpu: 1, misc: 2, ip: '401000' },
+    { ev: 'mem:counter:w', comm: 'bash', sym: 'counter_loop', kind: 'SAMPLE', pid: 10, tid: 10, cpu: 1, misc: 2, ip: '401234' },
+  ];
+  const subject: FilterSubject = {
+    eventName: (r) => rows[r].ev, comm: (r) => rows[r].comm, symbol: (r) => rows[r].sym, kindName: (r) => rows[r].kind,
+    pid: (r) => rows[r].pid, tid: (r) => rows[r].tid, cpu: (r) => rows[r].cpu, misc: (r) => rows[r].misc, ipHex: (r) => rows[r].ip,
+  };
+  const matching = (text: string) => {
+    const p = parseFilter(text);
+    assert.ok(p.ok, p.ok ? '' : p.error);
+    const f = compileFilter(p.ok ? p.terms : [], subject);
+    return rows.map((_, i) => i).filter(f);
+  };
+  it('matches by key, bare words, negation and quotes', () => {
+    assert.deepEqual(matching(''), [0, 1, 2]);
+    assert.deepEqual(matching('event:sched'), [0]);
+    assert.deepEqual(matching('pid:10'), [0, 2]);
+    assert.deepEqual(matching('pid:10 -tid:11'), [2]);
+    assert.deepEqual(matching('comm:"my app"'), [1]);
+    assert.deepEqual(matching('sym:counter'), [2]);
+    assert.deepEqual(matching('counter'), [2]);
+    assert.deepEqual(matching('cpu:1 misc:2'), [1, 2]);
+    assert.deepEqual(matching('ip:0x401000'), [1]);
+    assert.deepEqual(matching('ip:4198964'), [2]);
+    assert.deepEqual(matching('BASH'), [0, 2]);
+  });
+  it('reports malformed terms', () => {
+    assert.deepEqual(parseFilter('pid:abc'), { ok: false, error: 'pid: expects a number, got "abc"' });
+    assert.deepEqual(parseFilter('comm:"open'), { ok: false, error: 'unterminated quote at column 6' });
+    assert.deepEqual(parseFilter('ip:xyz'), { ok: false, error: 'ip: expects 0xHEX or a decimal address, got "xyz"' });
+    assert.deepEqual(parseFilter('tid:'), { ok: false, error: 'tid: needs a value' });
+  });
+});
+
+describe('debug-register budget (seed 003 rule)', () => {
+  const b = (cpuPinned: number, maxTaskPinned: number, flexible: number): WatchBudget =>
+    ({ used: cpuPinned + maxTaskPinned + Math.min(flexible, 1), total: 4, cpuPinned, maxTaskPinned, flexible });
+  it('admits flexible breakpoints when one already exists or pinned use leaves a register', () => {
+    assert.equal(breakpointFits(b(3, 0, 0), false), true);
+    assert.equal(breakpointFits(b(2, 2, 0), false), false);
+    assert.equal(breakpointFits(b(2, 2, 1), false), true);
+  });
+  it('keeps one register for flexible breakpoints when admitting a pinned one', () => {
+    assert.equal(breakpointFits(b(3, 0, 0), true), true);
+    assert.equal(breakpointFits(b(3, 0, 1), true), false);
+    assert.equal(breakpointFits(b(2, 1, 1), true), false);
+    assert.equal(breakpointFits(b(1, 1, 1), true), true);
+  });
+  it('explains the refusal in words', () => {
+    assert.match(explainEnospc(b(3, 0, 1), true), /ENOSPC.*3 pinned per-CPU \+ 0 pinned by the busiest task, plus 1 register kept for the flexible/);
+    assert.match(explainEnospc(b(2, 2, 0), false), /already use all 4 debug registers/);
+    assert.match(explainEnospc(b(0, 0, 0), true), /^Fits/);
+  });
+});
+
+describe('watch form parsing', () => {
+  it('recognises addresses, file:line and symbols', () => {
+    assert.deepEqual(parseWatchLocation('0x7FFF1000'), { kind: 'address', address: '0x7fff1000' });
+    assert.deepEqual(parseWatchLocation('src/main.c:42'), { kind: 'line', file: 'src/main.c', line: 42 });
+    assert.deepEqual(parseWatchLocation('counter'), { kind: 'symbol', symbol: 'counter' });
+    assert.match(parseWatchLocation('') as string, /Enter an address/);
+    assert.match(parseWatchLocation('a.c:0') as string, /start at 1/);
+    assert.deepEqual(parseWatchTarget('process', '1234'), { kind: 'process', pid: 1234 });
+    assert.deepEqual(parseWatchTarget('all-cpus', ''), { kind: 'all-cpus' });
+    assert.match(parseWatchTarget('cpu', 'x') as string, /CPU number/);
+  });
+});
+
+describe('render scheduler', () => {
+  it('collapses many requests into one frame', () => {
+    const frames: (() => void)[] = [];
+    let renders = 0;
+    const s = new RenderScheduler(() => renders++, (cb) => frames.push(cb));
+    assert.equal(s.schedule(), true);
+    assert.equal(s.schedule(), false);
+    assert.equal(frames.length, 1);
+    frames.shift()!();
+    assert.equal(renders, 1);
+    assert.equal(s.schedule(), true);
+  });
+});
