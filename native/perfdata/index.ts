@@ -3,7 +3,9 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
+import { RecordType } from '../perf/uapi';
 import { ElfFile } from '../symbols/elf';
 import { PerfDataError } from './format';
 import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
@@ -46,7 +48,9 @@ export function buildExport(snapshot: DecodedSnapshot, options: ExportOptions = 
     maps: process.maps.map((map) => (map.buildId ? map : withBuildId(map, buildIdCache))),
   }));
   const cpus = os.cpus();
+  const buildIds = mappedFileBuildIds(snapshot, buildIdCache);
   return writePerfData(snapshot, {
+    buildIds,
     synthesized,
     cmdline: options.cmdline ?? process.argv.slice(1),
     hostname: options.hostname ?? os.hostname(),
@@ -72,6 +76,27 @@ export function importPerfDataFile(file: string, options: ReadOptions = {}): Per
   }
   const imported = readPerfData(bytes, file, options);
   return { ...imported, raw: { events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] } };
+}
+
+/** Build ids of the executable files the snapshot's own MMAP/MMAP2 records map, as perf record collects them. */
+function mappedFileBuildIds(snapshot: DecodedSnapshot, cache: Map<string, string | undefined>): { path: string; buildId: string }[] {
+  const out = new Map<string, string>();
+  const { kind } = snapshot.columns;
+  for (let row = 0; row < snapshot.columns.length; row++) {
+    if (kind[row] !== RecordType.MMAP2 && kind[row] !== RecordType.MMAP) continue;
+    let fields: Readonly<Record<string, unknown>>;
+    try {
+      fields = decodeRecordAt(snapshot, row).fields;
+    } catch {
+      continue; // a damaged record: its file simply gets no build id
+    }
+    const path = fields.filename;
+    if (typeof path !== 'string' || out.has(path) || fields.data === true) continue;
+    if (typeof fields.prot === 'number' && (fields.prot & 4) === 0) continue;
+    const withId = typeof fields.buildId === 'string' && fields.buildId ? { path, buildId: fields.buildId.replace(/^0x/, '') } : withBuildId({ start: 0n, end: 0n, pgoff: 0n, path }, cache);
+    if (withId.buildId) out.set(path, withId.buildId);
+  }
+  return [...out].map(([path, buildId]) => ({ path, buildId }));
 }
 
 function unameMachine(): string {

@@ -46,6 +46,8 @@ export interface WriteOptions {
   readonly version?: string;
   /** Synthesizes the [kernel.kallsyms] map perf needs to name kernel IPs (address of `_text`). */
   readonly kernel?: { readonly textStart: bigint; readonly buildId?: string };
+  /** More BUILD_ID entries (files mapped by the snapshot's own MMAP/MMAP2 records). */
+  readonly buildIds?: readonly { readonly path: string; readonly buildId: string }[];
   /** tracefs header_page/header_event and page size for TRACING_DATA; defaults are x86_64's. */
   readonly tracing?: { readonly pageSize: number; readonly headerPage: string; readonly headerEvent: string };
 }
@@ -436,6 +438,9 @@ function collectBuildIds(options: WriteOptions): { path: string; buildId: string
         byPath.set(map.path, { path: map.path, buildId: map.buildId, cpumode: Misc.USER });
       }
     }
+  }
+  for (const entry of options.buildIds ?? []) {
+    if (/^([0-9a-f]{2}){1,20}$/.test(entry.buildId) && !byPath.has(entry.path)) byPath.set(entry.path, { path: entry.path, buildId: entry.buildId, cpumode: Misc.USER });
   }
   return [...byPath.values()];
 }
