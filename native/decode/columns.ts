@@ -99,242 +99,290 @@ export function parseInfoFor(event: EventDescription): ParseInfo {
   return info;
 }
 
-/** Decodes every ring of a snapshot into columns (oldest first), coverage facts and anomalies. */
-export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapshot {
-  const events = raw.events;
-  const rings = raw.rings;
-  const infos = events.map(parseInfoFor);
-  const layouts = infos.map(hotLayout);
-  const ids = new IdTable(events);
-  const anomalies: DecodeAnomaly[] = [];
-  // Events are referred to by their index field; keep a position lookup in case the table is not in index order.
-  const eventByIndex = new Map<number, number>();
-  events.forEach((event, position) => eventByIndex.set(event.index, position));
+/** Scratch columns, one slot per walked record, in ring order (ring after ring, oldest first in each). */
+class Scratch {
+  readonly timeHi: Uint32Array;
+  readonly timeLo: Uint32Array;
+  readonly hasTime: Uint8Array;
+  readonly kind: Uint8Array;
+  readonly misc: Uint16Array;
+  readonly event: Uint16Array;
+  readonly pid: Int32Array;
+  readonly tid: Int32Array;
+  readonly cpu: Int32Array;
+  readonly ipHi: Uint32Array;
+  readonly ipLo: Uint32Array;
+  readonly ring: Uint16Array;
+  readonly offset: Uint32Array;
 
-  const walks = rings.map(walkRing);
-  let capacity = 0;
-  for (const walk of walks) capacity += walk.offsets.length;
+  constructor(capacity: number) {
+    this.timeHi = new Uint32Array(capacity);
+    this.timeLo = new Uint32Array(capacity);
+    this.hasTime = new Uint8Array(capacity);
+    this.kind = new Uint8Array(capacity);
+    this.misc = new Uint16Array(capacity);
+    this.event = new Uint16Array(capacity);
+    this.pid = new Int32Array(capacity);
+    this.tid = new Int32Array(capacity);
+    this.cpu = new Int32Array(capacity);
+    this.ipHi = new Uint32Array(capacity);
+    this.ipLo = new Uint32Array(capacity);
+    this.ring = new Uint16Array(capacity);
+    this.offset = new Uint32Array(capacity);
+  }
+}
 
-  const timeHi = new Uint32Array(capacity);
-  const timeLo = new Uint32Array(capacity);
-  const hasTime = new Uint8Array(capacity);
-  const kind = new Uint8Array(capacity);
-  const misc = new Uint16Array(capacity);
-  const eventCol = new Uint16Array(capacity);
-  const pid = new Int32Array(capacity);
-  const tid = new Int32Array(capacity);
-  const cpu = new Int32Array(capacity);
-  const ipHi = new Uint32Array(capacity);
-  const ipLo = new Uint32Array(capacity);
-  const ringCol = new Uint16Array(capacity);
-  const offsetCol = new Uint32Array(capacity);
+/** What decoding the events of one snapshot needs, computed once. */
+interface EventTables {
+  readonly layouts: readonly HotLayout[];
+  readonly infos: readonly ParseInfo[];
+  /** events[position].index, by position. */
+  readonly indexOf: Uint16Array;
+  readonly ids: IdTable;
+  readonly positionOf: ReadonlyMap<number, number>;
+}
 
-  const ringStart = new Int32Array(rings.length + 1);
-  const lostPerRing: number[] = [];
-  const anomaliesPerRing: number[] = [];
+interface RingResult {
+  lost: number;
+  anomalies: number;
+  /** Smallest and largest time of the ring's timed records as u32 halves; timed = false when none. */
+  timed: boolean;
+  minHi: number;
+  minLo: number;
+  maxHi: number;
+  maxLo: number;
+}
 
-  let row = 0;
-  for (let r = 0; r < rings.length; r++) {
-    const ring = rings[r];
-    const walk = walks[r];
-    for (const anomaly of walk.anomalies) anomalies.push(anomaly);
-    ringStart[r] = row;
-    let lost = 0;
-    let ringAnomalies = 0;
-    for (const anomaly of walk.anomalies) if (anomaly.kind !== 'truncated-oldest') ringAnomalies++;
-    const offsets = walk.offsets;
-    const n = offsets.length;
-    if (n === 0) {
-      lostPerRing.push(0);
-      anomaliesPerRing.push(ringAnomalies);
-      continue;
-    }
-    const u32 = u32View(ring.bytes);
-    const defaultPosition = eventByIndex.get(ring.defaultEvent) ?? 0;
-    const defaultInfo = infos[defaultPosition];
-    const locator = defaultInfo ? idLocator(defaultInfo) : { sampleIdOffset: -1, otherIdFromEnd: -1 };
-    const sampleIdOffset = ids.size > 0 ? locator.sampleIdOffset : -1;
-    const otherIdFromEnd = ids.size > 0 ? locator.otherIdFromEnd : -1;
-    const ringCpu = ring.cpu;
-    let lastIdHi = -1;
-    let lastIdLo = -1;
-    let lastPosition = defaultPosition;
+/**
+ * The hot loop: fills scratch rows [rowStart, rowStart + offsets.length) from one ring.
+ * Kept in its own function so V8 optimises it in isolation.
+ */
+function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, out: Scratch, rowStart: number, tables: EventTables, anomalies: DecodeAnomaly[]): RingResult {
+  const u32 = u32View(ring.bytes);
+  const { layouts, indexOf, ids, positionOf } = tables;
+  const defaultPosition = positionOf.get(ring.defaultEvent) ?? 0;
+  const defaultInfo = tables.infos[defaultPosition];
+  const locator = defaultInfo ? idLocator(defaultInfo) : { sampleIdOffset: -1, otherIdFromEnd: -1 };
+  const sampleIdOffset = ids.size > 0 ? locator.sampleIdOffset : -1;
+  const otherIdFromEnd = ids.size > 0 ? locator.otherIdFromEnd : -1;
+  const ringCpu = ring.cpu;
+  const haveEvents = layouts.length > 0;
+  const { timeHi, timeLo, hasTime, kind, misc, event, pid, tid, cpu, ipHi, ipLo } = out;
+  out.ring.fill(ringNumber, rowStart, rowStart + offsets.length);
+  out.offset.set(offsets, rowStart);
+  let lastIdHi = -1;
+  let lastIdLo = -1;
+  let lastPosition = defaultPosition;
+  let lost = 0;
+  let anomalyCount = 0;
+  let timed = false;
+  let minHi = 0;
+  let minLo = 0;
+  let maxHi = 0;
+  let maxLo = 0;
+  const n = offsets.length;
 
-    for (let i = 0; i < n; i++) {
-      const o = offsets[i];
-      const w = o >>> 2;
-      const type = u32[w];
-      const sizeMisc = u32[w + 1];
-      const size = sizeMisc >>> 16;
-      const end = o + size;
-      let position = defaultPosition;
-      let t = -1;
-      let ptOffset = -1;
-      let cpuOffset = -1;
-      let ipOffset = -1;
+  for (let i = 0; i < n; i++) {
+    const row = rowStart + i;
+    const o = offsets[i];
+    const w = o >>> 2;
+    const type = u32[w];
+    const sizeMisc = u32[w + 1];
+    const size = sizeMisc >>> 16;
+    const end = o + size;
+    let position = defaultPosition;
+    let t = -1;
+    let ptOffset = -1;
+    let cpuOffset = -1;
+    let ipOffset = -1;
 
-      if (type === RecordType.SAMPLE) {
-        if (sampleIdOffset >= 0 && sampleIdOffset + 8 <= size) {
-          const idw = (o + sampleIdOffset) >>> 2;
-          const lo = u32[idw];
-          const hi = u32[idw + 1];
-          if (lo === lastIdLo && hi === lastIdHi) {
-            position = lastPosition;
+    if (type === RecordType.SAMPLE) {
+      if (sampleIdOffset >= 0 && sampleIdOffset + 8 <= size) {
+        const idw = (o + sampleIdOffset) >>> 2;
+        const lo = u32[idw];
+        const hi = u32[idw + 1];
+        if (lo === lastIdLo && hi === lastIdHi) {
+          position = lastPosition;
+        } else {
+          const found = ids.lookup(hi, lo);
+          if (found >= 0) {
+            position = positionOf.get(found) ?? defaultPosition;
+            lastIdHi = hi;
+            lastIdLo = lo;
+            lastPosition = position;
           } else {
-            const found = ids.lookup(hi, lo);
-            if (found >= 0) {
-              position = eventByIndex.get(found) ?? defaultPosition;
-              lastIdHi = hi;
-              lastIdLo = lo;
-              lastPosition = position;
-            } else {
-              anomalies.push({ ringId: ring.ringId, offset: o, kind: 'unknown-event-id', detail: `sample id ${hi * TWO_32 + lo} matches no event` });
-              ringAnomalies++;
-            }
+            anomalies.push({ ringId: ring.ringId, offset: o, kind: 'unknown-event-id', detail: `sample id ${hi * TWO_32 + lo} matches no event` });
+            anomalyCount++;
           }
         }
-        const layout = layouts[position];
-        if (layout === undefined || size < layout.sampleMin) {
-          anomalies.push({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `sample of ${size} bytes is shorter than its fixed fields` });
-          ringAnomalies++;
-        } else {
-          t = layout.time >= 0 ? o + layout.time : -1;
-          ptOffset = layout.pidTid >= 0 ? o + layout.pidTid : -1;
-          cpuOffset = layout.cpu >= 0 ? o + layout.cpu : -1;
-          ipOffset = layout.ip >= 0 ? o + layout.ip : -1;
-        }
+      }
+      if (!haveEvents || size < layouts[position].sampleMin) {
+        anomalies.push({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `sample of ${size} bytes is shorter than its fixed fields` });
+        anomalyCount++;
       } else {
-        if (otherIdFromEnd >= 0 && size >= 8 + otherIdFromEnd) {
-          const idw = (end - otherIdFromEnd) >>> 2;
-          const found = ids.lookup(u32[idw + 1], u32[idw]);
-          if (found >= 0) position = eventByIndex.get(found) ?? defaultPosition;
-        }
         const layout = layouts[position];
-        if (layout !== undefined && layout.trailerSize > 0) {
+        if (layout.time >= 0) t = o + layout.time;
+        if (layout.pidTid >= 0) ptOffset = o + layout.pidTid;
+        if (layout.cpu >= 0) cpuOffset = o + layout.cpu;
+        if (layout.ip >= 0) ipOffset = o + layout.ip;
+      }
+    } else {
+      if (otherIdFromEnd >= 0 && size >= 8 + otherIdFromEnd) {
+        const idw = (end - otherIdFromEnd) >>> 2;
+        const found = ids.lookup(u32[idw + 1], u32[idw]);
+        if (found >= 0) position = positionOf.get(found) ?? defaultPosition;
+      }
+      if (haveEvents) {
+        const layout = layouts[position];
+        if (layout.trailerSize > 0) {
           if (size >= 8 + layout.trailerSize) {
             if (layout.trTime >= 0) t = end - layout.trTime;
             if (layout.trPidTid >= 0) ptOffset = end - layout.trPidTid;
             if (layout.trCpu >= 0) cpuOffset = end - layout.trCpu;
           } else if (type <= RecordType.CALLCHAIN_DEFERRED) {
             anomalies.push({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `record type ${type} of ${size} bytes is too short for its sample_id trailer` });
-            ringAnomalies++;
+            anomalyCount++;
           }
         }
-        // Records about a task carry its pid/tid in the body: more meaningful than the trailer's.
-        switch (type) {
-          case RecordType.MMAP:
-          case RecordType.COMM:
-          case RecordType.MMAP2:
-          case RecordType.ITRACE_START:
-          case RecordType.READ:
-          case RecordType.NAMESPACES:
-            if (size >= 16) ptOffset = o + 8;
-            break;
-          case RecordType.FORK:
-          case RecordType.EXIT:
-            if (size >= 32) {
-              pid[row] = u32[w + 2] | 0;
-              tid[row] = u32[w + 4] | 0;
-              ptOffset = -2;
-              if (t < 0) t = o + 24;
-            }
-            break;
-          case RecordType.THROTTLE:
-          case RecordType.UNTHROTTLE:
-            if (t < 0 && size >= 16) t = o + 8;
-            break;
-          case RecordType.LOST:
-            if (size >= 24) lost += u32[w + 5] * TWO_32 + u32[w + 4];
-            break;
-          case RecordType.LOST_SAMPLES:
-            if (size >= 16) lost += u32[w + 3] * TWO_32 + u32[w + 2];
-            break;
-          default:
-            break;
+      }
+      // Records about a task carry its pid/tid in the body: more meaningful than the trailer's.
+      switch (type) {
+        case RecordType.MMAP:
+        case RecordType.COMM:
+        case RecordType.MMAP2:
+        case RecordType.ITRACE_START:
+        case RecordType.READ:
+        case RecordType.NAMESPACES:
+          if (size >= 16) ptOffset = o + 8;
+          break;
+        case RecordType.FORK:
+        case RecordType.EXIT:
+          if (size >= 32) {
+            ptOffset = -2;
+            pid[row] = u32[w + 2] | 0;
+            tid[row] = u32[w + 4] | 0;
+            if (t < 0) t = o + 24;
+          }
+          break;
+        case RecordType.THROTTLE:
+        case RecordType.UNTHROTTLE:
+          if (t < 0 && size >= 16) t = o + 8;
+          break;
+        case RecordType.LOST:
+          if (size >= 24) lost += u32[w + 5] * TWO_32 + u32[w + 4];
+          break;
+        case RecordType.LOST_SAMPLES:
+          if (size >= 16) lost += u32[w + 3] * TWO_32 + u32[w + 2];
+          break;
+        default:
+          break;
+      }
+    }
+
+    kind[row] = type > 254 ? 255 : type;
+    misc[row] = sizeMisc & 0xffff;
+    event[row] = haveEvents ? indexOf[position] : 0;
+    if (t >= 0) {
+      const tw = t >>> 2;
+      const lo = u32[tw];
+      const hi = u32[tw + 1];
+      timeLo[row] = lo;
+      timeHi[row] = hi;
+      hasTime[row] = 1;
+      if (!timed) {
+        timed = true;
+        minHi = maxHi = hi;
+        minLo = maxLo = lo;
+      } else {
+        if (hi < minHi || (hi === minHi && lo < minLo)) {
+          minHi = hi;
+          minLo = lo;
+        }
+        if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
+          maxHi = hi;
+          maxLo = lo;
         }
       }
-
-      kind[row] = type > 254 ? 255 : type;
-      misc[row] = sizeMisc & 0xffff;
-      eventCol[row] = events.length > 0 ? events[position].index : 0;
-      ringCol[row] = r;
-      offsetCol[row] = o;
-      if (t >= 0) {
-        const tw = t >>> 2;
-        timeLo[row] = u32[tw];
-        timeHi[row] = u32[tw + 1];
-        hasTime[row] = 1;
-      }
-      if (ptOffset >= 0) {
-        const pw = ptOffset >>> 2;
-        pid[row] = u32[pw] | 0;
-        tid[row] = u32[pw + 1] | 0;
-      } else if (ptOffset === -1) {
-        pid[row] = -1;
-        tid[row] = -1;
-      }
-      cpu[row] = cpuOffset >= 0 ? u32[cpuOffset >>> 2] | 0 : ringCpu;
-      if (ipOffset >= 0) {
-        const iw = ipOffset >>> 2;
-        ipLo[row] = u32[iw];
-        ipHi[row] = u32[iw + 1];
-      }
-      row++;
     }
-    lostPerRing.push(lost);
-    anomaliesPerRing.push(ringAnomalies);
+    if (ptOffset >= 0) {
+      const pw = ptOffset >>> 2;
+      pid[row] = u32[pw] | 0;
+      tid[row] = u32[pw + 1] | 0;
+    } else if (ptOffset === -1) {
+      pid[row] = -1;
+      tid[row] = -1;
+    }
+    cpu[row] = cpuOffset >= 0 ? u32[cpuOffset >>> 2] | 0 : ringCpu;
+    if (ipOffset >= 0) {
+      const iw = ipOffset >>> 2;
+      ipLo[row] = u32[iw];
+      ipHi[row] = u32[iw + 1];
+    }
   }
-  ringStart[rings.length] = row;
-  const total = row;
+  return { lost, anomalies: anomalyCount, timed, minHi, minLo, maxHi, maxLo };
+}
 
-  // Time origin: the smallest time seen.
-  let originHi = 0xffffffff;
-  let originLo = 0xffffffff;
+/** Decodes every ring of a snapshot into columns (oldest first), coverage facts and anomalies. */
+export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapshot {
+  const events = raw.events;
+  const rings = raw.rings;
+  const infos = events.map(parseInfoFor);
+  const positionOf = new Map<number, number>();
+  events.forEach((event, position) => positionOf.set(event.index, position));
+  const tables: EventTables = {
+    layouts: infos.map(hotLayout),
+    infos,
+    indexOf: Uint16Array.from(events, (event) => event.index),
+    ids: new IdTable(events),
+    positionOf,
+  };
+  const anomalies: DecodeAnomaly[] = [];
+
+  const walks = rings.map(walkRing);
+  const ringStart = new Int32Array(rings.length + 1);
+  let total = 0;
+  for (let r = 0; r < rings.length; r++) {
+    ringStart[r] = total;
+    total += walks[r].offsets.length;
+  }
+  ringStart[rings.length] = total;
+  const scratch = new Scratch(total);
+
+  const results: RingResult[] = [];
+  let originHi = 0;
+  let originLo = 0;
   let anyTime = false;
-  for (let i = 0; i < total; i++) {
-    if (hasTime[i] === 0) continue;
-    const hi = timeHi[i];
-    if (!anyTime || hi < originHi || (hi === originHi && timeLo[i] < originLo)) {
-      originHi = hi;
-      originLo = timeLo[i];
+  for (let r = 0; r < rings.length; r++) {
+    const walk = walks[r];
+    let walkAnomalies = 0;
+    for (const anomaly of walk.anomalies) {
+      anomalies.push(anomaly);
+      // A cut oldest record is what a full flight recorder always has: listed, not counted as a problem.
+      if (anomaly.kind !== 'truncated-oldest') walkAnomalies++;
+    }
+    const result = decodeRing(rings[r], r, walk.offsets, scratch, ringStart[r], tables, anomalies);
+    result.anomalies += walkAnomalies;
+    results.push(result);
+    // Time origin: the smallest time seen.
+    if (result.timed && (!anyTime || result.minHi < originHi || (result.minHi === originHi && result.minLo < originLo))) {
+      originHi = result.minHi;
+      originLo = result.minLo;
       anyTime = true;
     }
   }
-  if (!anyTime) {
-    originHi = 0;
-    originLo = 0;
-  }
+
+  const { timeHi, timeLo, hasTime } = scratch;
   const relative = new Float64Array(total);
   for (let i = 0; i < total; i++) {
     relative[i] = hasTime[i] === 0 ? NaN : (timeHi[i] - originHi) * TWO_32 + (timeLo[i] - originLo);
   }
 
   const order = mergeOrder(relative, ringStart, rings.length, total);
-
-  const columns: RecordColumns = {
-    length: total,
-    timeOriginNs: (BigInt(originHi) << 32n) | BigInt(originLo),
-    time: gather(Float64Array, relative, order),
-    kind: gather(Uint8Array, kind, order),
-    misc: gather(Uint16Array, misc, order),
-    event: gather(Uint16Array, eventCol, order),
-    pid: gather(Int32Array, pid, order),
-    tid: gather(Int32Array, tid, order),
-    cpu: gather(Int32Array, cpu, order),
-    ipHi: gather(Uint32Array, ipHi, order),
-    ipLo: gather(Uint32Array, ipLo, order),
-    ring: gather(Uint16Array, ringCol, order),
-    offset: gather(Uint32Array, offsetCol, order),
-  };
+  const timeOriginNs = (BigInt(originHi) << 32n) | BigInt(originLo);
+  const columns = order === null ? asColumns(scratch, relative, timeOriginNs) : permuted(scratch, relative, order, timeOriginNs);
 
   const coverage: RingCoverage[] = rings.map((ring, r) => {
-    let oldest = Infinity;
-    let newest = -Infinity;
-    for (let i = ringStart[r]; i < ringStart[r + 1]; i++) {
-      const value = relative[i];
-      if (value < oldest) oldest = value;
-      if (value > newest) newest = value;
-    }
+    const result = results[r];
     const retained = BigInt(walks[r].retainedBytes);
     const overwritten = ring.bytesWritten - retained;
     return {
@@ -345,31 +393,69 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
       bytesWritten: ring.bytesWritten,
       bytesOverwritten: overwritten > 0n ? overwritten : 0n,
       recordsRetained: ringStart[r + 1] - ringStart[r],
-      oldestTimeNs: oldest === Infinity ? null : columns.timeOriginNs + BigInt(oldest),
-      newestTimeNs: newest === -Infinity ? null : columns.timeOriginNs + BigInt(newest),
-      lostRecords: BigInt(lostPerRing[r]),
-      anomalies: anomaliesPerRing[r],
+      oldestTimeNs: result.timed ? (BigInt(result.minHi) << 32n) | BigInt(result.minLo) : null,
+      newestTimeNs: result.timed ? (BigInt(result.maxHi) << 32n) | BigInt(result.maxLo) : null,
+      lostRecords: BigInt(result.lost),
+      anomalies: result.anomalies,
     };
   });
 
   return { events, rings, columns, coverage, anomalies };
 }
 
-type TypedArrayCtor<T> = new (length: number) => T;
+/** Scratch rows already in order (one ring): the scratch arrays are exactly `total` long, use them as they are. */
+function asColumns(s: Scratch, time: Float64Array, timeOriginNs: bigint): RecordColumns {
+  return {
+    length: time.length,
+    timeOriginNs,
+    time,
+    kind: s.kind,
+    misc: s.misc,
+    event: s.event,
+    pid: s.pid,
+    tid: s.tid,
+    cpu: s.cpu,
+    ipHi: s.ipHi,
+    ipLo: s.ipLo,
+    ring: s.ring,
+    offset: s.offset,
+  };
+}
 
-function gather<T extends { [index: number]: number; readonly length: number }>(ctor: TypedArrayCtor<T>, source: T, order: Uint32Array | null): T {
-  const out = new ctor(order ? order.length : source.length);
-  if (order === null) {
-    for (let i = 0; i < out.length; i++) out[i] = source[i];
-    return out;
+/** Applies the merge permutation to every column in one pass (each access site sees one array type). */
+function permuted(s: Scratch, relative: Float64Array, order: Uint32Array, timeOriginNs: bigint): RecordColumns {
+  const n = order.length;
+  const time = new Float64Array(n);
+  const kind = new Uint8Array(n);
+  const misc = new Uint16Array(n);
+  const event = new Uint16Array(n);
+  const pid = new Int32Array(n);
+  const tid = new Int32Array(n);
+  const cpu = new Int32Array(n);
+  const ipHi = new Uint32Array(n);
+  const ipLo = new Uint32Array(n);
+  const ring = new Uint16Array(n);
+  const offset = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const from = order[i];
+    time[i] = relative[from];
+    kind[i] = s.kind[from];
+    misc[i] = s.misc[from];
+    event[i] = s.event[from];
+    pid[i] = s.pid[from];
+    tid[i] = s.tid[from];
+    cpu[i] = s.cpu[from];
+    ipHi[i] = s.ipHi[from];
+    ipLo[i] = s.ipLo[from];
+    ring[i] = s.ring[from];
+    offset[i] = s.offset[from];
   }
-  for (let i = 0; i < order.length; i++) out[i] = source[order[i]];
-  return out;
+  return { length: n, timeOriginNs, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset };
 }
 
 /**
  * K-way merge of the per-ring row ranges [ringStart[r], ringStart[r+1]) by merge key; returns the
- * row permutation, or null when rows are already in order (a single non-empty ring).
+ * row permutation, or null when rows are already in order (at most one non-empty ring).
  */
 function mergeOrder(relative: Float64Array, ringStart: Int32Array, ringCount: number, total: number): Uint32Array | null {
   const key = new Float64Array(total);

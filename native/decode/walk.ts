@@ -16,10 +16,6 @@ export interface RingWalk {
   readonly anomalies: DecodeAnomaly[];
 }
 
-/** Reads perf_event_header.size (u16 at +6, little endian) without alignment assumptions. */
-function headerSize(bytes: Uint8Array, offset: number): number {
-  return bytes[offset + 6] | (bytes[offset + 7] << 8);
-}
 
 /**
  * Finds every whole record of a ring copy. Never throws: a zero size ends the walk quietly (a ring
@@ -36,8 +32,11 @@ export function walkRing(ring: RingCopy): RingWalk {
   let retainedBytes = 0;
   // A backward ring whose valid region is the whole data area has wrapped: its last record may be cut.
   const wrapped = ring.direction === 'backward' && end >= ring.dataSize;
+  // perf_event_header.size is the u16 at +6: read it as the high half of the second u32 when the
+  // copy is 4-byte aligned (the usual case), byte by byte otherwise.
+  const words = (bytes.byteOffset & 3) === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2) : null;
   while (offset + 8 <= end) {
-    const size = headerSize(bytes, offset);
+    const size = words !== null ? words[(offset >>> 2) + 1] >>> 16 : bytes[offset + 6] | (bytes[offset + 7] << 8);
     if (size === 0) break;
     if (size < 8) {
       anomalies.push({ ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size ${size} is smaller than its 8-byte header` });
