@@ -4,13 +4,13 @@
 // gap-free pair) and return raw copies for the decoder. The CLI and the extension both use it.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import type { PerfEventAttr } from './attr';
-import { PerfType, Sample, SoftwareConfig } from './uapi';
+import { PerfType, RecordType, Sample, SoftwareConfig } from './uapi';
 import { openEvent, type PerfEventFd } from './events';
 import { BackwardRing, ForwardRing, GapFreeRingPair, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
 import { onlineCpus, threadsOf, readMaps, synthesizeSideband, allPids } from './procfs';
-import type { ProcessSideband } from './sideband-types';
+import type { ProcessMapping, ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../decode/types';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
@@ -18,7 +18,10 @@ import { PerfError } from '../sys/errors';
 export type RecorderTarget =
   | { kind: 'pid'; pid: number }
   | { kind: 'cpus'; cpus?: number[] }
-  | { kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: 'inherit' | 'ignore' | 'pipe' };
+  | { kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: LaunchStdio };
+
+/** How the launched command's stdin/stdout/stderr are wired: one choice for all three, or one each (an fd number reuses ours). */
+export type LaunchStdio = 'inherit' | 'ignore' | 'pipe' | readonly ['inherit' | 'ignore' | 'pipe' | number, 'inherit' | 'ignore' | 'pipe' | number, 'inherit' | 'ignore' | 'pipe' | number];
 
 export interface RecorderOptions {
   readonly events: readonly ResolvedEvent[];
@@ -51,33 +54,73 @@ export class LoadBaseMismatchError extends Error {
   }
 }
 
+function realPath(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
+function checkBase(pid: number, exePath: string, expectedBase: bigint, actual: bigint, source: string): void {
+  if (actual !== expectedBase) {
+    throw new LoadBaseMismatchError(
+      `${exePath} is loaded at 0x${actual.toString(16)} in process ${pid} (${source}), not at the expected 0x${expectedBase.toString(16)}: ` +
+      'address-space randomisation was not disabled (or the binary changed), so breakpoints on its symbols point elsewhere',
+      pid, exePath, expectedBase, actual);
+  }
+}
+
 /**
  * Checks that `exePath` is mapped at `expectedBase` (its file-offset-0 mapping) in process `pid`.
- * Throws LoadBaseMismatchError with both addresses when it is not (e.g. ASLR was not disabled).
+ * Throws LoadBaseMismatchError with both addresses when it is not (e.g. ASLR was not disabled),
+ * or when the process is gone and nothing can be checked.
  */
 export function verifyLoadBase(pid: number, exePath: string, expectedBase: bigint): void {
-  let wanted = exePath;
-  try {
-    wanted = realpathSync(exePath);
-  } catch {
-    // compare with the path as given
-  }
-  let maps;
+  const wanted = realPath(exePath);
+  let maps: ProcessMapping[];
   try {
     maps = readMaps(pid);
   } catch {
-    throw new LoadBaseMismatchError(`cannot verify the load address of ${exePath}: process ${pid} has exited`, pid, exePath, expectedBase, null);
+    maps = [];
   }
+  // A process that exited (or a zombie) has no maps left to check.
+  if (maps.length === 0) throw new LoadBaseMismatchError(`cannot verify the load address of ${exePath}: process ${pid} has exited`, pid, exePath, expectedBase, null);
   const mapping = maps.find((m) => (m.path === wanted || m.path === exePath) && m.pgoff === 0n);
   if (!mapping) {
     throw new LoadBaseMismatchError(`${exePath} is not mapped in process ${pid}; symbol addresses cannot be trusted`, pid, exePath, expectedBase, null);
   }
-  if (mapping.start !== expectedBase) {
-    throw new LoadBaseMismatchError(
-      `${exePath} is loaded at 0x${mapping.start.toString(16)} in process ${pid}, not at the expected 0x${expectedBase.toString(16)}: ` +
-      'address-space randomisation was not disabled (or the binary changed), so breakpoints on its symbols point elsewhere',
-      pid, exePath, expectedBase, mapping.start);
+  checkBase(pid, exePath, expectedBase, mapping.start, '/proc/PID/maps');
+}
+
+/**
+ * Load base of `exePath` in `pid` from PERF_RECORD_MMAP2 records of side-band ring copies: the
+ * executable segment's start minus its file offset (what the linker lays out for gcc/ld output).
+ * Null when no such record is present.
+ */
+export function loadBaseFromSideband(copies: readonly RingCopy[], pid: number, exePath: string): bigint | null {
+  const wanted = realPath(exePath);
+  let best: { pgoff: bigint; base: bigint } | null = null;
+  for (const copy of copies) {
+    const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength);
+    for (let offset = 0; offset + 8 <= copy.validBytes;) {
+      const size = view.getUint16(offset + 6, true);
+      if (size < 8 || offset + size > copy.validBytes) break;
+      // MMAP2: header, pid, tid, addr, len, pgoff, 24 bytes of dev/inode or build id, prot, flags, filename.
+      if (view.getUint32(offset, true) === RecordType.MMAP2 && size > 72 && view.getUint32(offset + 8, true) === pid) {
+        const nameBytes = copy.bytes.subarray(offset + 72, offset + size);
+        const end = nameBytes.indexOf(0);
+        const name = Buffer.from(end < 0 ? nameBytes : nameBytes.subarray(0, end)).toString('utf8');
+        if (name === wanted || name === exePath) {
+          const addr = view.getBigUint64(offset + 16, true);
+          const pgoff = view.getBigUint64(offset + 32, true);
+          if (!best || pgoff < best.pgoff) best = { pgoff, base: addr - pgoff };
+        }
+      }
+      offset += size;
+    }
   }
+  return best?.base ?? null;
 }
 
 /** Borrows fd `fd` of process `pid` (pidfd_open + pidfd_getfd): a new fd in this process for the same perf event. */
@@ -310,10 +353,11 @@ export class Recorder {
     let child: ChildProcess;
     try {
       const stdio = target.stdio ?? 'inherit';
+      const [stdin, stdout, stderr] = typeof stdio === 'string' ? [stdio, stdio, stdio] : stdio;
       child = spawn('/bin/sh', ['-c', LAUNCH_WRAPPER, 'ringside-launch', ...target.argv], {
         cwd: target.cwd,
         env: target.env ? { ...target.env } : process.env,
-        stdio: [stdio, stdio, stdio, 'pipe'],
+        stdio: [stdin, stdout, stderr, 'pipe'],
       });
     } finally {
       libc.personality(previous);
@@ -349,7 +393,6 @@ export class Recorder {
 
   /** Waits until the wrapper has exec'd COMMAND (its cmdline changes) or exited, so maps are those of COMMAND. */
   private async waitForExec(pid: number): Promise<void> {
-    const { readFileSync } = await import('node:fs');
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && this.exitCode === undefined) {
       let cmdline: string;
@@ -367,10 +410,21 @@ export class Recorder {
     }
   }
 
-  /** Method form for the launched command. */
+  /**
+   * Method form for the launched command. A command that already exited is checked against the
+   * MMAP2 records of the side-band rings instead (peeked, not consumed).
+   */
   verifyLoadBase(exePath: string, expectedBase: bigint): void {
-    if (this.childPidValue === undefined) throw new Error('verifyLoadBase needs a launched command');
-    verifyLoadBase(this.childPidValue, exePath, expectedBase);
+    const pid = this.childPidValue;
+    if (pid === undefined) throw new Error('verifyLoadBase needs a launched command');
+    try {
+      verifyLoadBase(pid, exePath, expectedBase);
+    } catch (error) {
+      if (!(error instanceof LoadBaseMismatchError) || error.actual !== null) throw error;
+      const fromSideband = loadBaseFromSideband(this.forwardRings.map((ring) => ring.peek()), pid, exePath);
+      if (fromSideband === null) throw error;
+      checkBase(pid, exePath, expectedBase, fromSideband, 'side-band MMAP2');
+    }
   }
 
   /** Event table for the decoder: user events first, the side-band dummy last. */

@@ -229,8 +229,17 @@ export class ForwardRing {
     return this.ring.readU64(MmapPage.DATA_HEAD, this.mode);
   }
 
+  /** Copies everything not yet consumed without consuming it (the next read() returns it again). */
+  peek(mode: CopyMode = this.mode): RingCopy {
+    return this.copyPending(mode, false).copy;
+  }
+
   /** Copies everything not yet consumed (oldest first, linearised) and hands the space back to the kernel. */
   read(mode: CopyMode = this.mode): RingSnapshot {
+    return this.copyPending(mode, true);
+  }
+
+  private copyPending(mode: CopyMode, consume: boolean): RingSnapshot {
     // Reading data_head before the copy is the acquire: the kernel publishes head after the data
     // (and the call boundary into koffi keeps the loads ordered on x86/arm64 for our purposes).
     const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
@@ -240,8 +249,10 @@ export class ForwardRing {
     const length = Math.min(available, size);
     const bytes = new Uint8Array(size);
     this.ring.copyLinear(Number(tail & BigInt(size - 1)), length, bytes, mode);
-    this.ring.mapping.writeU64(MmapPage.DATA_TAIL, head);
-    this.consumed = head;
+    if (consume) {
+      this.ring.mapping.writeU64(MmapPage.DATA_TAIL, head);
+      this.consumed = head;
+    }
     const copy: RingCopy = {
       ...this.meta,
       direction: 'forward',

@@ -31,6 +31,24 @@ describe('kernel: Recorder', function () {
     assert.equal(personality(0xffffffff) & 0x0040000, 0);
   });
 
+  it('verifies the load base of a command that already exited from the side-band MMAP2 records', async () => {
+    for (const [name, base] of [['kernel_writer_pie', 0x555555554000n], ['kernel_writer', 0x400000n]] as const) {
+      const exe = fixture(name);
+      const recorder = await Recorder.open({ events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv: [exe, '5'], stdio: 'ignore' } });
+      try {
+        assert.equal(await recorder.exited, 0);
+        assert.throws(() => verifyLoadBase(recorder.childPid!, exe, base), /has exited/);
+        recorder.verifyLoadBase(exe, base);
+        assert.throws(() => recorder.verifyLoadBase(exe, base + 0x2000n), /side-band MMAP2/);
+        // Peeking did not consume: the snapshot still carries the MMAP2 records.
+        const forward = recorder.snapshot().rings.filter((r) => r.direction === 'forward');
+        assert.ok(forward.some((r) => r.validBytes > 0));
+      } finally {
+        recorder.dispose();
+      }
+    }
+  });
+
   it('reports ring statistics and the side-band synthesis of the launched process', async () => {
     const exe = fixture('kernel_writer');
     const counter = nmSymbol(exe, 'counter');
