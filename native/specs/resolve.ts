@@ -8,7 +8,7 @@ import { BreakpointType, PerfType, Sample } from '../perf/uapi';
 import { modifierEffect, nearest, parseEventSpec, SpecError, type EventSpecAst, type SpecTerm } from './parse';
 import { applyFormatTerm, listPmuNames, readPmu, DEFAULT_SYSFS_ROOT, PmuError, type PmuInfo } from './pmu';
 import { findTracefs, listSystemEvents, listSystems, readTracepointFormat, TracefsError, tracepointExists } from './tracefs';
-import type { TargetSymbols } from './symbols-port';
+import type { TargetSymbols } from '../symbols/resolve';
 
 export interface ResolveContext {
   symbols?: TargetSymbols;

@@ -11,7 +11,7 @@ import { BreakpointType, PerfType, Sample } from '../../native/perf/uapi';
 import { BASE_SAMPLE_TYPE, resolveEventSpec, type ResolveContext } from '../../native/specs/resolve';
 import { SpecError } from '../../native/specs/parse';
 import { findTracefs, readTracepointId } from '../../native/specs/tracefs';
-import type { TargetSymbols } from '../../native/specs/symbols-port';
+import { openTargetSymbols, type TargetSymbols } from '../../native/symbols/resolve';
 
 function specError(spec: string, ctx: ResolveContext, position: number, pattern: RegExp, term?: string): void {
   assert.throws(() => resolveEventSpec(spec, ctx), (error: unknown) => {
@@ -204,6 +204,14 @@ describe('specs/resolve (this machine)', () => {
       assert.match(blank.notes[0], /target.c:7 has no code; breaking at line 8/);
       specError('mem:target.c:6:w', { symbols }, 15, /source line breakpoint executes: use :x/, 'w');
       specError('mem:target.c:900', { symbols }, 4, /cannot resolve target.c:900: no code at or after/, 'target.c:900');
+    });
+
+    it('the product symbol resolver (native/symbols) gives the same attrs as binutils does', () => {
+      const real = openTargetSymbols(join(dir, 'target'), 0n);
+      for (const spec of ['mem:counter:w', 'mem:flag', 'mem:big_array:w', 'mem:work', 'mem:target.c:6']) {
+        assert.deepEqual(resolveEventSpec(spec, { symbols: real }).attr, resolveEventSpec(spec, { symbols }).attr, spec);
+      }
+      specError('mem:nosuch:w', { symbols: real }, 4, /cannot resolve symbol 'nosuch'/, 'nosuch');
     });
 
     it('unknown symbols and missing targets are spec errors at the address', () => {
