@@ -68,6 +68,7 @@ class RingMapping {
   readonly dataSize: number;
   private zeroCopyBytes: Uint8Array | null = null;
   private headerView: DataView | null = null;
+  private zeroCopyRefused = false;
 
   constructor(fd: number, readonly dataPages: number, writable: boolean, eventName: string) {
     checkDataPages(dataPages);
@@ -89,15 +90,30 @@ class RingMapping {
     return { bytes: this.zeroCopyBytes, header: this.headerView };
   }
 
+  /**
+   * The mode that will actually be used: a runtime that refuses external ArrayBuffers (Electron's
+   * V8 sandbox) makes koffi.view throw, and then this mapping silently falls back to memcpy.
+   */
+  effectiveMode(mode: CopyMode): CopyMode {
+    if (mode === 'memcpy' || this.zeroCopyRefused) return 'memcpy';
+    try {
+      this.zeroCopy();
+      return 'zero-copy';
+    } catch {
+      this.zeroCopyRefused = true;
+      return 'memcpy';
+    }
+  }
+
   readU64(offset: number, mode: CopyMode): bigint {
-    return mode === 'zero-copy' ? this.zeroCopy().header.getBigUint64(offset, true) : this.mapping.readU64(offset);
+    return this.effectiveMode(mode) === 'zero-copy' ? this.zeroCopy().header.getBigUint64(offset, true) : this.mapping.readU64(offset);
   }
 
   /** Copies `length` bytes of the data area starting at ring offset `start` (wrapping) into `into`. */
   copyLinear(start: number, length: number, into: Uint8Array, mode: CopyMode): void {
     const first = Math.min(length, this.dataSize - start);
     const second = length - first;
-    if (mode === 'zero-copy') {
+    if (this.effectiveMode(mode) === 'zero-copy') {
       const bytes = this.zeroCopy().bytes;
       into.set(bytes.subarray(start, start + first), 0);
       if (second > 0) into.set(bytes.subarray(0, second), first);

@@ -1,0 +1,65 @@
+// Synthetic unit tests of the pure parts of the ring and procfs code (the real-kernel tests are
+// in test/kernel/): backward head arithmetic, /proc parsing, and load bases from MMAP2 bytes.
+import assert from 'node:assert/strict';
+import { backwardBytesWritten } from './ring';
+import { parseCpuList, parseMaps } from './procfs';
+import { loadBaseFromSideband } from './recorder';
+import { RecordType } from './uapi';
+import type { RingCopy } from '../decode/types';
+
+function mmap2Record(pid: number, addr: bigint, pgoff: bigint, name: string): Uint8Array {
+  const nameBytes = Buffer.from(`${name}\0`);
+  const size = 72 + Math.ceil(nameBytes.length / 8) * 8;
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, RecordType.MMAP2, true);
+  view.setUint16(6, size, true);
+  view.setUint32(8, pid, true);
+  view.setUint32(12, pid, true);
+  view.setBigUint64(16, addr, true);
+  view.setBigUint64(24, 0x1000n, true);
+  view.setBigUint64(32, pgoff, true);
+  bytes.set(nameBytes, 72);
+  return bytes;
+}
+
+function copyOf(records: Uint8Array[], extra = 0): RingCopy {
+  const length = records.reduce((sum, r) => sum + r.length, 0);
+  const bytes = new Uint8Array(length + extra);
+  let offset = 0;
+  for (const record of records) {
+    bytes.set(record, offset);
+    offset += record.length;
+  }
+  return { ringId: 0, label: 't', cpu: 0, tid: 1, direction: 'forward', defaultEvent: 0, bytes, validBytes: length + extra, dataSize: bytes.length, bytesWritten: BigInt(length), path: 'paused' };
+}
+
+describe('ring arithmetic and procfs parsing (synthetic)', () => {
+  it('turns a backward head into bytes written', () => {
+    assert.equal(backwardBytesWritten(0n), 0n);
+    assert.equal(backwardBytesWritten((1n << 64n) - 56n), 56n);
+    assert.equal(backwardBytesWritten(1n), (1n << 64n) - 1n);
+  });
+
+  it('parses CPU lists and maps lines', () => {
+    assert.deepEqual(parseCpuList('0'), [0]);
+    assert.deepEqual(parseCpuList('0-1,3'), [0, 1, 3]);
+    const [mapping] = parseMaps('555555554000-555555555000 r--p 00001000 fd:00 42 /usr/bin/x y\n');
+    assert.deepEqual(mapping, { start: 0x555555554000n, end: 0x555555555000n, perms: 'r--p', pgoff: 0x1000n, inode: 42, path: '/usr/bin/x y' });
+    assert.deepEqual(parseMaps('garbage\n\n'), []);
+  });
+
+  it('finds the load base in MMAP2 records, lowest file offset first, and stops at a bad size', () => {
+    const copy = copyOf([
+      mmap2Record(7, 0x555555556000n, 0x2000n, '/bin/prog'),
+      mmap2Record(7, 0x555555555000n, 0x1000n, '/bin/prog'),
+      mmap2Record(8, 0x400000n, 0n, '/bin/prog'),
+      mmap2Record(7, 0x7ffff7000000n, 0n, '/lib/libc.so.6'),
+    ]);
+    assert.equal(loadBaseFromSideband([copy], 7, '/bin/prog'), 0x555555554000n);
+    assert.equal(loadBaseFromSideband([copy], 9, '/bin/prog'), null);
+    const truncated = copyOf([mmap2Record(7, 0x401000n, 0x1000n, '/bin/prog')]);
+    new DataView(truncated.bytes.buffer).setUint16(6, 4, true);
+    assert.equal(loadBaseFromSideband([truncated], 7, '/bin/prog'), null);
+  });
+});
