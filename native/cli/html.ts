@@ -1,0 +1,37 @@
+// `-o FILE.html`: a self-contained timeline page (the same webview bundle, data embedded) that
+// opens offline in any browser, for attaching a snapshot to a bug report.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { DecodedSnapshot } from '../decode/types';
+import { renderStandaloneHtml } from '../../webview/standalone';
+import { snapshotToWire, recordDetailsOf, type SymbolizeFn, type SourceLineFn } from '../../webview/wire';
+import type { RecordDetails } from '../../webview/protocol';
+
+/** Details embedded per row up to this many rows; past it the page shows the columns only. */
+const MAX_EMBEDDED_DETAILS = 20000;
+
+function webviewAssets(): { script: string; css: string } {
+  // dist/cli.js sits beside dist/webview; compiled tests run from out/native/cli.
+  const candidates = [path.join(__dirname, 'webview'), path.resolve(__dirname, '../../../dist/webview')];
+  for (const dir of candidates) {
+    const script = path.join(dir, 'timeline.js');
+    if (existsSync(script)) return { script: readFileSync(script, 'utf8'), css: readFileSync(path.join(dir, 'timeline.css'), 'utf8') };
+  }
+  throw new Error(`the timeline page is not built (looked in ${candidates.join(', ')}); run npm run build`);
+}
+
+export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn): void {
+  const takenAtMs = Date.now();
+  const { start, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbolize });
+  const details: Record<number, RecordDetails> = {};
+  const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
+  for (let row = 0; row < rows; row++) {
+    try {
+      details[row] = recordDetailsOf(snapshot, row, symbolize, sourceLine);
+    } catch {
+      // a record that does not decode is still on the timeline; its pane says it has no details
+    }
+  }
+  const { script, css } = webviewAssets();
+  writeFileSync(file, renderStandaloneHtml({ script, css, data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, batches, details }] } }));
+}

@@ -1,0 +1,33 @@
+// `ringside`: the command-line front end on the same core the extension uses.
+// Contract (issue 2): JSON Lines on stdout or -o, a human summary on stderr, exit 0 on success and
+// exit 1 with one `ringside: <message>` line on any user or system error, never a stack trace.
+
+import { parseArgs, USAGE, UsageError } from './args';
+import { describeError } from './errors';
+
+async function run(argv: readonly string[]): Promise<number> {
+  const options = parseArgs(argv);
+  switch (options.command) {
+    case 'help':
+      process.stdout.write(USAGE + '\n');
+      return 0;
+    case 'events':
+      return (await import('./events')).runEvents(options);
+    case 'decode':
+      return (await import('./decode')).runDecode(options);
+    case 'capture':
+      return (await import('./capture')).runCapture(options);
+    case 'keep':
+      return (await import('./keep')).runKeep(options);
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (error: unknown) => {
+    process.stderr.write(`ringside: ${describeError(error)}\n`);
+    if (error instanceof UsageError) process.stderr.write(`(see ringside --help)\n`);
+    if (process.env.RINGSIDE_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+    process.exitCode = 1;
+  },
+);

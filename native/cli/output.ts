@@ -1,0 +1,110 @@
+// Where capture output goes: JSON Lines (stdout or a file, appended snapshot after snapshot,
+// each record emitted once), perf.data, or a self-contained HTML timeline. Also the stderr summary.
+
+import { createWriteStream, type WriteStream } from 'node:fs';
+import path from 'node:path';
+import type { CaptureOptions } from './args';
+import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
+import type { ProcessSideband } from '../perf/sideband-types';
+import { formatRecordJson } from '../decode/jsonl';
+import { SnapshotSymbols } from './symbols';
+
+/** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
+function numberedPath(file: string, index: number): string {
+  if (index === 1) return file;
+  const ext = path.extname(file);
+  return `${file.slice(0, file.length - ext.length)}.${index}${ext}`;
+}
+
+export class SnapshotWriter {
+  private readonly stream: WriteStream | NodeJS.WriteStream;
+  private readonly ownsStream: boolean;
+  /** Newest time emitted per ring label, so repeated snapshots of the same flight recorder never print a record twice. */
+  private readonly newestEmitted = new Map<string, number>();
+  private readonly symbols = new SnapshotSymbols();
+  private snapshotIndex = 0;
+
+  constructor(private readonly options: Pick<CaptureOptions, 'format' | 'output'>) {
+    if (options.format === 'jsonl' && options.output && options.output !== '-') {
+      this.stream = createWriteStream(options.output);
+      this.ownsStream = true;
+    } else {
+      this.stream = process.stdout;
+      this.ownsStream = false;
+    }
+  }
+
+  /** Writes one snapshot; `procState` is the /proc synthesis taken with it (absent for files). */
+  async write(decoded: DecodedSnapshot, procState: readonly ProcessSideband[] = []): Promise<void> {
+    this.snapshotIndex++;
+    this.symbols.learn(decoded, procState);
+    if (this.options.format === 'jsonl') {
+      await this.writeJsonLines(decoded);
+      return;
+    }
+    const file = numberedPath(this.options.output!, this.snapshotIndex);
+    if (this.options.format === 'perf.data') {
+      const { exportSnapshot } = await import('../perfdata/index');
+      await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1) });
+    } else {
+      const { writeStandaloneHtml } = await import('./html');
+      writeStandaloneHtml(file, decoded, (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel), (pid: number, ip: bigint) => this.symbols.sourceLine(pid, ip));
+    }
+  }
+
+  private async writeJsonLines(decoded: DecodedSnapshot): Promise<void> {
+    const { columns, rings } = decoded;
+    const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel);
+    const snapshotNewest = new Map<string, number>();
+    let chunk = '';
+    for (let row = 0; row < columns.length; row++) {
+      const label = rings[columns.ring[row]]?.label ?? '';
+      const time = columns.time[row];
+      const absolute = Number.isNaN(time) ? NaN : Number(decoded.columns.timeOriginNs) + time;
+      const previous = this.newestEmitted.get(label);
+      if (previous !== undefined && !(absolute > previous)) continue;
+      if (!Number.isNaN(absolute) && !(absolute <= (snapshotNewest.get(label) ?? -Infinity))) snapshotNewest.set(label, absolute);
+      chunk += formatRecordJson(decoded, row, symbolize) + '\n';
+      if (chunk.length > 1 << 20) {
+        await this.flush(chunk);
+        chunk = '';
+      }
+    }
+    for (const [label, newest] of snapshotNewest) this.newestEmitted.set(label, newest);
+    if (chunk) await this.flush(chunk);
+  }
+
+  private flush(text: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.stream.write(text)) resolve();
+      else this.stream.once('drain', resolve);
+      this.stream.once('error', reject);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsStream) await new Promise<void>((resolve) => (this.stream as WriteStream).end(resolve));
+  }
+}
+
+function formatBytes(bytes: bigint | number): string {
+  const value = Number(bytes);
+  if (value >= 1 << 20) return `${(value / (1 << 20)).toFixed(1)} MiB`;
+  if (value >= 1 << 10) return `${(value / (1 << 10)).toFixed(1)} KiB`;
+  return `${value} B`;
+}
+
+export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot): string {
+  const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)`];
+  const worstPause = raw.pauseWindowNs.length ? Math.max(...raw.pauseWindowNs) : 0;
+  if (worstPause) lines.push(`  longest pause window ${(worstPause / 1e3).toFixed(1)} us`);
+  for (const ring of decoded.coverage) {
+    const oldest = ring.oldestTimeNs === null ? '-' : ring.oldestTimeNs.toString();
+    lines.push(
+      `  ${ring.label.padEnd(10)} ${ring.path.padEnd(8)} ${String(ring.recordsRetained).padStart(8)} records  ` +
+      `written ${formatBytes(ring.bytesWritten)}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
+      `oldest ${oldest}, lost ${ring.lostRecords}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}

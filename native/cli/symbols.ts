@@ -1,0 +1,88 @@
+// Symbol knowledge accumulated across the snapshots of one capture: /proc state synthesized at
+// snapshot time (processes that are still alive) plus the side-band ring's COMM/FORK/MMAP/MMAP2
+// records (processes that mapped code, or exited, while the flight recorder was overwriting).
+
+import type { DecodedSnapshot } from '../decode/types';
+import { decodeRecordAt } from '../decode/record';
+import { RecordType } from '../perf/uapi';
+import type { ProcessSideband } from '../perf/sideband-types';
+import { Symbolizer } from '../symbols/symbolizer';
+import type { SynthesizedProcess } from '../perfdata/index';
+
+interface KnownProcess {
+  pid: number;
+  tid: number;
+  comm: string;
+  maps: Map<string, { start: bigint; end: bigint; pgoff: bigint; path: string }>;
+}
+
+export class SnapshotSymbols {
+  private readonly symbolizer = new Symbolizer({ kallsyms: true });
+  private readonly known = new Map<number, KnownProcess>();
+
+  private process(pid: number, tid = pid): KnownProcess {
+    let entry = this.known.get(pid);
+    if (!entry) {
+      entry = { pid, tid, comm: '', maps: new Map() };
+      this.known.set(pid, entry);
+    }
+    return entry;
+  }
+
+  /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
+  learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
+    for (const proc of procState) {
+      const entry = this.process(proc.pid, proc.tid);
+      if (proc.comm) entry.comm = proc.comm;
+      for (const map of proc.maps) {
+        if (!map.path.startsWith('/') || !map.perms.includes('x')) continue;
+        this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
+        entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path });
+      }
+    }
+    const { kind } = snapshot.columns;
+    for (let row = 0; row < snapshot.columns.length; row++) {
+      const type = kind[row];
+      if (type !== RecordType.MMAP && type !== RecordType.MMAP2 && type !== RecordType.COMM && type !== RecordType.FORK) continue;
+      let record;
+      try {
+        record = decodeRecordAt(snapshot, row);
+      } catch {
+        continue; // a damaged side-band record only costs symbols, the walk already counted it
+      }
+      const f = record.fields as Record<string, unknown>;
+      const pid = Number(f.pid);
+      if (type === RecordType.COMM) {
+        this.process(pid, Number(f.tid)).comm = String(f.comm ?? '');
+      } else if (type === RecordType.FORK) {
+        const parent = Number(f.ppid);
+        if (parent !== pid) this.symbolizer.forkProcess(parent, pid);
+        const child = this.process(pid, Number(f.tid));
+        const from = this.known.get(parent);
+        if (from) for (const [key, map] of from.maps) child.maps.set(key, map);
+        if (!child.comm && from) child.comm = from.comm;
+      } else if (!f.data && typeof f.filename === 'string') {
+        const start = BigInt(f.addr as bigint);
+        const length = BigInt(f.len as bigint);
+        const pgoff = BigInt(f.pgoff as bigint);
+        this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
+        if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename });
+      }
+    }
+  }
+
+  symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {
+    return this.symbolizer.symbolize(pid, ip, kernel);
+  }
+
+  sourceLine(pid: number, ip: bigint) {
+    return this.symbolizer.sourceLine(pid, ip);
+  }
+
+  /** What perf.data export synthesizes COMM/MMAP2 records from. */
+  processes(): SynthesizedProcess[] {
+    return [...this.known.values()]
+      .filter((p) => p.pid > 0)
+      .map((p) => ({ pid: p.pid, tid: p.tid, comm: p.comm || String(p.pid), maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path })) }));
+  }
+}
