@@ -1,0 +1,110 @@
+// The extension's side of "events that outlive the editor": start a detached `ringside keep`
+// process, list the keepers of this user (their state files), re-attach to one after a reload or
+// from another window, and stop one cleanly (SIGTERM; the keeper removes its state file).
+
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { isKeeperAlive, keeperStateDir, keeperStatePath, listKeeperStates, readKeeperState, removeKeeperState, type KeeperState, type ListedKeeper } from '../../native/keeper/state';
+
+export class KeeperError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeeperError';
+  }
+}
+
+export interface KeeperLaunch {
+  /** Path of the built CLI (dist/cli.js). */
+  readonly cliPath: string;
+  /** Event specs (-e). */
+  readonly events: readonly string[];
+  readonly target: { readonly kind: 'pid'; readonly pid: number } | { readonly kind: 'cpus' } | { readonly kind: 'launch'; readonly argv: readonly string[] };
+  readonly pages?: number;
+  readonly cwd?: string;
+  /** Node binary to run the CLI with (default: this process's, with ELECTRON_RUN_AS_NODE for VS Code). */
+  readonly nodePath?: string;
+}
+
+export function keeperArguments(launch: KeeperLaunch): string[] {
+  const args = [launch.cliPath, 'keep'];
+  for (const spec of launch.events) args.push('-e', spec);
+  if (launch.pages !== undefined) args.push('--pages', String(launch.pages));
+  switch (launch.target.kind) {
+    case 'pid': args.push('-p', String(launch.target.pid)); break;
+    case 'cpus': args.push('-a'); break;
+    case 'launch': args.push('--', ...launch.target.argv); break;
+  }
+  return args;
+}
+
+export class KeeperClient {
+  constructor(private readonly dir: string = keeperStateDir()) {}
+
+  /** Live keepers of this user; stale state files (keeper killed with SIGKILL) are pruned. */
+  list(): ListedKeeper[] {
+    return listKeeperStates({ dir: this.dir, pruneDead: true });
+  }
+
+  /**
+   * Spawns a detached keeper (its own session, no stdio tied to the editor) and waits until it
+   * has published its state file.
+   */
+  async start(launch: KeeperLaunch, timeoutMs = 15000): Promise<KeeperState> {
+    if (!existsSync(launch.cliPath)) throw new KeeperError(`the Ringside CLI is missing at ${launch.cliPath} (build with npm run build)`);
+    const child = spawn(launch.nodePath ?? process.execPath, keeperArguments(launch), {
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: launch.cwd,
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    let exitCode: number | null | undefined;
+    child.once('exit', (code, signal) => { exitCode = code ?? (signal ? -1 : null); });
+    const pid = child.pid;
+    if (pid === undefined) throw new KeeperError('could not start the keeper process');
+    const file = keeperStatePath(pid, this.dir);
+    const deadline = Date.now() + timeoutMs;
+    try {
+      for (;;) {
+        if (existsSync(file)) {
+          try {
+            return readKeeperState(file);
+          } catch {
+            // being renamed into place; retry
+          }
+        }
+        if (exitCode !== undefined) throw new KeeperError(`the keeper exited (${exitCode}) before publishing its state: ${stderr.trim() || 'no message'}`);
+        if (Date.now() > deadline) {
+          child.kill('SIGTERM');
+          throw new KeeperError(`the keeper did not publish ${file} within ${timeoutMs} ms: ${stderr.trim() || 'no message'}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      // Let it outlive us: no pipe or handle keeps the editor tied to it.
+      child.stderr!.removeAllListeners('data');
+      child.stderr!.destroy();
+      child.unref();
+    }
+  }
+
+  /** SIGTERM, then wait for it to go away; removes its state file if it could not. */
+  async stop(state: Pick<KeeperState, 'pid' | 'procStartTicks'>, timeoutMs = 5000): Promise<void> {
+    if (!isKeeperAlive(state)) {
+      removeKeeperState(state.pid, this.dir);
+      return;
+    }
+    try {
+      process.kill(state.pid, 'SIGTERM');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw new KeeperError(`cannot signal keeper ${state.pid}: ${(error as Error).message}`);
+    }
+    const deadline = Date.now() + timeoutMs;
+    while (isKeeperAlive(state)) {
+      if (Date.now() > deadline) throw new KeeperError(`keeper ${state.pid} did not exit within ${timeoutMs} ms of SIGTERM`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    removeKeeperState(state.pid, this.dir);
+  }
+}

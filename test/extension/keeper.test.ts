@@ -1,0 +1,114 @@
+// Events that outlive the editor: a detached keeper process holds the rings; the extension's
+// session logic lists it from its state file, borrows its fds with pidfd_getfd, snapshots, "reloads"
+// (a new session manager, as after a window reload) and re-attaches to the SAME rings, then stops
+// the keeper cleanly.
+
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SessionManager } from '../../extension/session/sessionManager';
+import { createBackend } from '../../extension/session/backend';
+import { KeeperClient, keeperArguments } from '../../extension/session/keeperClient';
+import { keeperStatePath } from '../../native/keeper/state';
+import { RecordType } from '../../native/perf/uapi';
+import { fixture, ownPerfFds, ownPerfMappings, waitFor } from './helpers';
+
+/** A keeper in its own process, run from the compiled native/keeper module (what `ringside keep` runs). */
+function spawnKeeper(runtimeDir: string, argv: string[]): ChildProcess {
+  const keeperModule = path.resolve(__dirname, '../../native/keeper/keeper.js');
+  const resolveModule = path.resolve(__dirname, '../../native/specs/resolve.js');
+  const script = `
+    const { runKeeperUntilSignal } = require(${JSON.stringify(keeperModule)});
+    const { resolveEventSpec } = require(${JSON.stringify(resolveModule)});
+    runKeeperUntilSignal({ events: [resolveEventSpec('task-clock')], target: { kind: 'launch', argv: ${JSON.stringify(argv)} }, pages: 16 })
+      .then((code) => process.exit(code), (error) => { console.error(error); process.exit(2); });`;
+  return spawn(process.execPath, ['-e', script], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+}
+
+function workloadSamples(manager: SessionManager, snapshotId: string, pid: number): number {
+  const { columns } = manager.snapshotById(snapshotId).decoded;
+  let count = 0;
+  for (let row = 0; row < columns.length; row++) if (columns.kind[row] === RecordType.SAMPLE && columns.pid[row] === pid) count++;
+  return count;
+}
+
+describe('extension: keeper re-attach through pidfd_getfd', function () {
+  this.timeout(60000);
+  let runtimeDir: string;
+  let keeper: ChildProcess | undefined;
+  let workload: number | undefined;
+
+  beforeEach(() => { runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-keeper-')); });
+  afterEach(async () => {
+    if (keeper && keeper.exitCode === null && keeper.signalCode === null) {
+      const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+      keeper.kill('SIGKILL');
+      await exited;
+    }
+    keeper = undefined;
+    if (workload) {
+      try { process.kill(workload, 'SIGKILL'); } catch { /* already gone */ }
+    }
+    workload = undefined;
+    rmSync(runtimeDir, { recursive: true, force: true });
+  });
+
+  it('lists a live keeper, snapshots its rings, re-attaches after a "reload", and stops it cleanly', async () => {
+    keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '30000']);
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const client = new KeeperClient(dir);
+    const listed = await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper!.pid && k.alive));
+    const state = listed.state!;
+    assert.equal(state.target.kind, 'launch');
+    const workloadPid = state.target.kind === 'launch' ? state.target.childPid! : -1;
+    assert.ok(workloadPid > 0);
+    workload = workloadPid;
+    assert.ok(state.rings.some((ring) => ring.direction === 'backward' && ring.pages === 16));
+
+    const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const backend = createBackend();
+    const firstWindow = new SessionManager({ backend });
+    const attached = await firstWindow.attachKeeper(state);
+    assert.equal(ownPerfFds().length, before.fds + state.rings.length, 'one borrowed fd per ring');
+    const first = await firstWindow.snapshot(attached.id);
+    assert.ok(workloadSamples(firstWindow, first.id, workloadPid) > 5, `samples of the kept workload: ${workloadSamples(firstWindow, first.id, workloadPid)}`);
+    await firstWindow.dispose(); // the window reloads: our fds go, the keeper's rings stay
+    assert.equal(ownPerfFds().length, before.fds);
+    assert.equal(ownPerfMappings(), before.maps);
+
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const secondWindow = new SessionManager({ backend });
+    const again = await secondWindow.attachKeeper(client.list().find((k) => k.state?.pid === keeper!.pid)!.state!);
+    const second = await secondWindow.snapshot(again.id);
+    assert.ok(workloadSamples(secondWindow, second.id, workloadPid) > 5);
+    const written = (snap: typeof first) => snap.decoded.coverage.reduce((sum, ring) => sum + ring.bytesWritten, 0n);
+    assert.ok(written(second) > written(first), 'the same rings kept recording while no window was attached');
+    const firstTimes = first.decoded.columns.time;
+    const secondOrigin = second.decoded.columns.timeOriginNs;
+    assert.ok(Number(secondOrigin) + second.decoded.columns.time[second.decoded.columns.length - 1] > Number(first.decoded.columns.timeOriginNs) + firstTimes[firstTimes.length - 1], 'newer records after re-attach');
+
+    const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+    await client.stop(state);
+    assert.equal(await exited, 0, `keeper exit code (${stderr})`);
+    assert.ok(!existsSync(keeperStatePath(state.pid, dir)), 'state file removed by the keeper');
+    assert.equal(client.list().length, 0);
+
+    // Our borrowed fds keep the rings readable after the keeper is gone, until we stop.
+    const afterKeeper = await secondWindow.snapshot(again.id);
+    assert.ok(afterKeeper.recordCount > 0);
+    await secondWindow.dispose();
+    assert.equal(ownPerfFds().length, before.fds);
+    assert.equal(ownPerfMappings(), before.maps);
+  });
+
+  it('builds the `ringside keep` command line the CLI expects', () => {
+    assert.deepEqual(keeperArguments({ cliPath: '/x/cli.js', events: ['task-clock', 'mem:counter:w'], target: { kind: 'launch', argv: ['./a.out', '-v'] }, pages: 32 }),
+      ['/x/cli.js', 'keep', '-e', 'task-clock', '-e', 'mem:counter:w', '--pages', '32', '--', './a.out', '-v']);
+    assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'pid', pid: 7 } }), ['c', 'keep', '-p', '7']);
+  });
+});
