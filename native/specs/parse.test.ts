@@ -162,6 +162,26 @@ describe('specs/parse', () => {
     });
   });
 
+  it('never throws anything but SpecError on random input (seeded fuzz)', () => {
+    let state = 12345;
+    const random = () => { state = (Math.imul(state, 1103515245) + 12345) >>> 0; return state / 4294967296; };
+    const pieces = ['mem:', 'cs', 'cpu-clock', 'sched:', 'sched_switch', 'msr', '/', ':', ',', '=', '0x', '1f', '42', 'u', 'k', 'p', 'x', 'rw', 'a.c', 'name', 'é', ' ', '', '::', 'config=', '?'];
+    let parsed = 0;
+    for (let i = 0; i < 5000; i++) {
+      let spec = '';
+      const count = 1 + Math.floor(random() * 8);
+      for (let j = 0; j < count; j++) spec += pieces[Math.floor(random() * pieces.length)];
+      try {
+        parseEventSpec(spec);
+        parsed++;
+      } catch (error) {
+        assert.ok(error instanceof SpecError, `'${spec}' threw ${String(error)}`);
+        assert.ok(error.position >= 0 && error.position <= spec.length, `'${spec}': position ${error.position}`);
+      }
+    }
+    assert.ok(parsed > 100, `some random specs are valid (${parsed})`);
+  });
+
   describe('modifiers follow perf get_event_modifier', () => {
     const cases: [string, Partial<ReturnType<typeof modifierEffect>>][] = [
       ['', { excludeUser: false, excludeKernel: false, excludeHv: false, excludeGuest: true, excludeHost: false }],

@@ -220,6 +220,26 @@ describe('specs/resolve (this machine)', () => {
     });
   });
 
+  it('random specs resolve or fail with a SpecError, never anything else (seeded fuzz)', () => {
+    let state = 777;
+    const random = () => { state = (Math.imul(state, 1103515245) + 12345) >>> 0; return state / 4294967296; };
+    const pieces = ['mem:', 'cs', 'cpu-clock', 'sched:', 'sched_switch', 'msr', 'uprobe', 'tsc', '/', ':', ',', '=', '0x', '10', 'u', 'k', 'p', 'x', 'w',
+      'period=', 'freq=', 'aux-action=', 'pause', 'retprobe', 'ref_ctr_offset=', 'event=', 'config1=', '999999999', 'name='];
+    let resolved = 0;
+    for (let i = 0; i < 3000; i++) {
+      let spec = '';
+      const count = 1 + Math.floor(random() * 7);
+      for (let j = 0; j < count; j++) spec += pieces[Math.floor(random() * pieces.length)];
+      try {
+        resolveEventSpec(spec);
+        resolved++;
+      } catch (error) {
+        assert.ok(error instanceof SpecError, `'${spec}' threw ${String(error)}`);
+      }
+    }
+    assert.ok(resolved > 20, `some random specs resolve (${resolved})`);
+  });
+
   it('modifiers give the same exclude_* flags as perf 6.1 puts in its attr', () => {
     const specs = ['cpu-clock', 'cpu-clock:u', 'cs:k', 'page-faults:uk', 'task-clock:h', 'cs:G', 'cs:H', 'cs:uG',
       'cs:Gu', 'cs:GH', 'cs:ukh', 'cs:p', 'cs:kp', 'cs:Gp', 'sched:sched_switch:u', 'sched:sched_switch:k', 'mem:0x1000/8:w', 'mem:0x1000/8:w:k',
