@@ -1,0 +1,272 @@
+// The kernel-side cases, on real rings filled by a real tracepoint: pause window against memcpy,
+// decoder against the C walker over the same bytes, and "capture requested -> columns" against
+// `perf script` over a perf.data holding the same records.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Recorder } from '../native/perf/recorder';
+import { MmapPage, RecordType, Sample } from '../native/perf/uapi';
+import { decodeSnapshot } from '../native/decode/columns';
+import type { DecodedSnapshot, RecordColumns, ResolvedEvent, RingCopy } from '../native/decode/types';
+import { resolveEventSpec } from '../native/specs/resolve';
+import { exportSnapshot } from '../native/perfdata';
+import { BenchUnavailableError, median, nowNs, repeat } from './stats';
+
+export const TRACEPOINT = 'syscalls:sys_enter_getpid';
+
+export type LayoutName = 'basic' | 'callchain+raw';
+
+export interface Layout {
+  readonly name: LayoutName;
+  /** What the records carry, for the table. */
+  readonly description: string;
+  readonly event: ResolvedEvent;
+}
+
+/** IDENTIFIER|IP|TID|TIME|CPU|PERIOD (the recorder always adds IDENTIFIER), and the same plus CALLCHAIN|RAW. */
+export function layouts(): Layout[] {
+  const plain = resolveEventSpec(TRACEPOINT);
+  const basic: ResolvedEvent = { ...plain, attr: { ...plain.attr, sampleType: plain.attr.sampleType & ~Sample.RAW } };
+  const full = resolveEventSpec(TRACEPOINT, { callchain: true });
+  return [
+    { name: 'basic', description: 'IDENTIFIER|IP|TID|TIME|CPU|PERIOD', event: basic },
+    { name: 'callchain+raw', description: 'IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN|RAW', event: full },
+  ];
+}
+
+export interface Tools {
+  readonly perf: string;
+  readonly walker: string;
+  readonly workload: string;
+  readonly tempDir: string;
+}
+
+export interface KernelCaseResult {
+  readonly layout: LayoutName;
+  readonly ringBytes: number;
+  readonly records: number;
+  readonly sampleRecords: number;
+  readonly recordBytes: number;
+  /** Median pause window (pause ioctl -> copy -> resume returned), default copy mode of this runtime. */
+  readonly pauseNs: number;
+  readonly pauseMemcpyModeNs: number;
+  /** Median libc memcpy of the data-area size from the same mapping into a freshly allocated buffer. */
+  readonly memcpyNs: number;
+  /** The same memcpy into a buffer already written once (no page faults). */
+  readonly memcpyWarmNs: number;
+  readonly copyMode: string;
+  readonly decodeNs: number;
+  readonly cWalkerNs: number;
+  readonly snapshotToColumnsNs: number;
+  readonly perfScriptNs: number;
+  readonly perfScriptRecords: number;
+  readonly perfDataSource: string;
+  readonly decoded: DecodedSnapshot;
+  /** The backward ring's decoded columns alone (what transport and render move). */
+  readonly ringColumns: RecordColumns;
+}
+
+/** Starts the getpid loop; it keeps the tracepoint firing until killed. */
+function startWorkload(workload: string): ChildProcess {
+  const child = spawn(workload, [], { stdio: 'ignore' });
+  return child;
+}
+
+async function stopWorkload(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+async function waitForSpawn(child: ChildProcess): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (error) => reject(new BenchUnavailableError(`cannot start the workload: ${error.message}`)));
+  });
+  return child.pid!;
+}
+
+/** Waits until the kernel has written the ring over at least twice: every byte of the copy is a real record. */
+async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const stats = recorder.ringStats().find((s) => s.direction === 'backward');
+    if (!stats) throw new Error('the recorder opened no backward ring');
+    if (stats.bytesWritten >= BigInt(ringBytes * 2)) return;
+    if (Date.now() > deadline) {
+      throw new BenchUnavailableError(`the ring was written ${stats.bytesWritten} bytes in 30 s, not 2 x ${ringBytes}: is ${TRACEPOINT} firing?`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Sums over the decoder's columns, computed exactly as the C walker computes its own. */
+export function columnChecksum(columns: RecordColumns): Record<string, number> {
+  let tid = 0, cpu = 0, event = 0, kind = 0, ipLo = 0, ipHi = 0, offset = 0, time = 0;
+  for (let i = 0; i < columns.length; i++) {
+    tid += columns.tid[i] >>> 0;
+    cpu += columns.cpu[i] >>> 0;
+    event += columns.event[i];
+    kind += columns.kind[i];
+    ipLo += columns.ipLo[i];
+    ipHi += columns.ipHi[i];
+    offset += columns.offset[i];
+    const t = columns.time[i];
+    if (t === t) time += t;
+  }
+  return { tid, cpu, event, kind, ipLo, ipHi, offset, time };
+}
+
+interface WalkerOutput {
+  readonly records: number;
+  readonly median_ns: number;
+  readonly runs_ns: number[];
+  readonly checksum: Record<string, number>;
+}
+
+function runWalker(tools: Tools, copy: RingCopy, decoded: DecodedSnapshot, runs: number, warmup: number): WalkerOutput {
+  const file = join(tools.tempDir, `ring-${copy.ringId}.bin`);
+  writeFileSync(file, copy.bytes.subarray(0, copy.validBytes));
+  const event = decoded.events[copy.defaultEvent];
+  const ids = decoded.events.flatMap((e) => e.ids.map((id) => `${id}:${e.index}`));
+  const result = spawnSync(tools.walker, [file, String(event.attr.sampleType), String(copy.cpu), String(runs), String(warmup), ...ids], { encoding: 'utf8' });
+  if (result.status !== 0) throw new BenchUnavailableError(`the C walker failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as WalkerOutput;
+}
+
+/** Times `perf script` over `file` (output discarded), and counts the samples it prints once. */
+function runPerfScript(perf: string, file: string, runs: number, warmup: number): { ns: number; records: number } {
+  const once = (): number => {
+    const started = nowNs();
+    const result = spawnSync(perf, ['script', '-i', file], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+    const elapsed = nowNs() - started;
+    if (result.status !== 0) throw new BenchUnavailableError(`perf script failed on ${file}: ${result.stderr.toString().slice(0, 2000)}`);
+    return elapsed;
+  };
+  for (let i = 0; i < warmup; i++) once();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) times.push(once());
+  // One line per sample: ask only for the time field (callchains would add lines).
+  const counted = spawnSync('sh', ['-c', `"$0" script -i "$1" -F time 2>/dev/null | wc -l`, perf, file], { encoding: 'utf8' });
+  if (counted.status !== 0) throw new BenchUnavailableError(`perf script -F time failed on ${file}`);
+  return { ns: median(times), records: Number(counted.stdout.trim()) };
+}
+
+export interface KernelCaseOptions {
+  readonly runs: number;
+  readonly warmup: number;
+  readonly perfScriptRuns: number;
+  readonly log: (line: string) => void;
+}
+
+/** One ring size and layout: fill a real ring, then measure every kernel-side case on it. */
+export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: number, options: KernelCaseOptions): Promise<KernelCaseResult> {
+  const { runs, warmup, log } = options;
+  const pages = ringBytes / 4096;
+  const child = startWorkload(tools.workload);
+  let recorder: Recorder | undefined;
+  try {
+    const pid = await waitForSpawn(child);
+    recorder = await Recorder.open({ events: [layout.event], target: { kind: 'pid', pid }, pages });
+    await waitUntilWrapped(recorder, ringBytes);
+    const ring = recorder.backwardRings[0];
+    const mapping = ring.mapping;
+    const dataOffset = Number(mapping.readU64(MmapPage.DATA_OFFSET));
+    const dataSize = ring.dataSize;
+
+    // Pause window vs memcpy, interleaved so both see the same machine state.
+    log(`  ${layout.name} ${ringBytes >> 20} MiB: pause window vs memcpy`);
+    const pause: number[] = [];
+    const pauseMemcpyMode: number[] = [];
+    const memcpyFresh: number[] = [];
+    const memcpyWarm: number[] = [];
+    const warmBuffer = new Uint8Array(dataSize);
+    mapping.copyOut(dataOffset, warmBuffer, 0, dataSize);
+    for (let i = -warmup; i < runs; i++) {
+      const snap = ring.snapshot();
+      const snapMemcpy = ring.snapshot('memcpy');
+      const fresh = new Uint8Array(dataSize);
+      let started = nowNs();
+      mapping.copyOut(dataOffset, fresh, 0, dataSize);
+      const freshNs = nowNs() - started;
+      started = nowNs();
+      mapping.copyOut(dataOffset, warmBuffer, 0, dataSize);
+      const warmNs = nowNs() - started;
+      if (i < 0) continue;
+      pause.push(snap.pauseWindowNs);
+      pauseMemcpyMode.push(snapMemcpy.pauseWindowNs);
+      memcpyFresh.push(freshNs);
+      memcpyWarm.push(warmNs);
+    }
+
+    // Capture requested -> decoded columns (the whole snapshot: flight-recorder ring and side-band).
+    log(`  ${layout.name} ${ringBytes >> 20} MiB: snapshot -> columns`);
+    let last: DecodedSnapshot | undefined;
+    const endToEnd = await repeat(warmup, runs, () => {
+      const started = nowNs();
+      const decoded = decodeSnapshot(recorder!.snapshot());
+      const elapsed = nowNs() - started;
+      last = decoded;
+      return elapsed;
+    });
+    const decoded = last!;
+    const copy = decoded.rings.find((r) => r.direction === 'backward')!;
+
+    // Decoder alone over the ring copy, then the C walker over the same bytes.
+    log(`  ${layout.name} ${ringBytes >> 20} MiB: decoder vs C walker`);
+    const ringOnly = { events: decoded.events, rings: [copy] };
+    let ringDecoded: DecodedSnapshot | undefined;
+    const decodeTimes = await repeat(warmup, runs, () => {
+      const started = nowNs();
+      ringDecoded = decodeSnapshot(ringOnly);
+      return nowNs() - started;
+    });
+    const walker = runWalker(tools, copy, decoded, runs, warmup);
+    const ringColumns = ringDecoded!.columns;
+    const ours = columnChecksum(ringColumns);
+    if (walker.records !== ringColumns.length) {
+      throw new Error(`the C walker found ${walker.records} records where the decoder found ${ringColumns.length}`);
+    }
+    for (const [key, value] of Object.entries(ours)) {
+      if (walker.checksum[key] !== value) throw new Error(`C walker and decoder disagree on ${key}: ${walker.checksum[key]} vs ${value}`);
+    }
+
+    // perf script over a perf.data holding the same records (Ringside's own export of this snapshot).
+    log(`  ${layout.name} ${ringBytes >> 20} MiB: perf script`);
+    await stopWorkload(child);
+    const perfData = join(tools.tempDir, `snapshot-${layout.name.replace(/\W/g, '-')}-${ringBytes >> 20}.data`);
+    await exportSnapshot(perfData, decoded);
+    const script = runPerfScript(tools.perf, perfData, options.perfScriptRuns, 1);
+    let samples = 0;
+    for (let i = 0; i < decoded.columns.length; i++) if (decoded.columns.kind[i] === RecordType.SAMPLE) samples++;
+    if (script.records !== samples) {
+      throw new Error(`perf script printed ${script.records} samples, the snapshot holds ${samples}`);
+    }
+
+    return {
+      layout: layout.name,
+      ringBytes: dataSize,
+      records: ringColumns.length,
+      sampleRecords: samples,
+      recordBytes: copy.validBytes / Math.max(1, ringColumns.length),
+      pauseNs: median(pause),
+      pauseMemcpyModeNs: median(pauseMemcpyMode),
+      memcpyNs: median(memcpyFresh),
+      memcpyWarmNs: median(memcpyWarm),
+      copyMode: ring.mode,
+      decodeNs: median(decodeTimes),
+      cWalkerNs: walker.median_ns,
+      snapshotToColumnsNs: median(endToEnd),
+      perfScriptNs: script.ns,
+      perfScriptRecords: script.records,
+      perfDataSource: 'Ringside export (exportSnapshot) of the same snapshot',
+      decoded,
+      ringColumns,
+    };
+  } finally {
+    recorder?.dispose();
+    await stopWorkload(child);
+  }
+}

@@ -1,0 +1,199 @@
+// The C baseline for decode_vs_c: walks a linearised backward-ring copy (the bytes Ringside's
+// decoder gets, read from a file) and extracts the same per-record columns the decoder produces:
+// kind, misc, event (sample id -> event index), pid, tid, cpu, ip (two u32 halves), ring, offset
+// and time relative to the oldest time (as a double), oldest record first. It computes the field
+// offsets from sample_type itself, like perf does, and times itself with clock_gettime.
+//
+// usage: walker FILE SAMPLE_TYPE RING_CPU RUNS WARMUP ID:EVENT...
+// prints one JSON line: records, per-run ns, and checksums the bench compares with the decoder's.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+  S_IP = 1 << 0, S_TID = 1 << 1, S_TIME = 1 << 2, S_ADDR = 1 << 3, S_ID = 1 << 6, S_CPU = 1 << 7,
+  S_PERIOD = 1 << 8, S_STREAM_ID = 1 << 9, S_IDENTIFIER = 1 << 16,
+};
+enum { R_MMAP = 1, R_LOST = 2, R_COMM = 3, R_EXIT = 4, R_THROTTLE = 5, R_UNTHROTTLE = 6, R_FORK = 7,
+  R_READ = 8, R_SAMPLE = 9, R_MMAP2 = 10, R_ITRACE_START = 12, R_NAMESPACES = 16 };
+
+struct columns {
+  uint8_t *kind; uint16_t *misc; uint16_t *event; int32_t *pid, *tid, *cpu;
+  uint32_t *ip_hi, *ip_lo, *time_hi, *time_lo, *offset; uint16_t *ring; uint8_t *has_time; double *time;
+};
+
+static uint64_t ids[64];
+static int id_events[64];
+static int id_count;
+
+static int lookup(uint64_t id) {
+  for (int i = 0; i < id_count; i++) if (ids[i] == id) return id_events[i];
+  return -1;
+}
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) { fprintf(stderr, "usage: walker FILE SAMPLE_TYPE RING_CPU RUNS WARMUP ID:EVENT...\n"); return 2; }
+  const char *file = argv[1];
+  uint64_t sample_type = strtoull(argv[2], NULL, 0);
+  int ring_cpu = atoi(argv[3]);
+  int runs = atoi(argv[4]), warmup = atoi(argv[5]);
+  for (int i = 6; i < argc && id_count < 64; i++) {
+    char *colon = strchr(argv[i], ':');
+    if (!colon) { fprintf(stderr, "bad id %s\n", argv[i]); return 2; }
+    ids[id_count] = strtoull(argv[i], NULL, 0);
+    id_events[id_count++] = atoi(colon + 1);
+  }
+
+  int fd = open(file, O_RDONLY);
+  if (fd < 0) { perror(file); return 1; }
+  struct stat st;
+  fstat(fd, &st);
+  size_t end = (size_t)st.st_size;
+  uint8_t *bytes = aligned_alloc(64, (end + 63) & ~(size_t)63);
+  for (size_t got = 0; got < end;) {
+    ssize_t n = read(fd, bytes + got, end - got);
+    if (n <= 0) { perror("read"); return 1; }
+    got += (size_t)n;
+  }
+  close(fd);
+
+  // Fixed-prefix offsets of a SAMPLE (the fields that come before any variable-length block).
+  int off = 8, o_ident = -1, o_ip = -1, o_pidtid = -1, o_time = -1, o_cpu = -1;
+  if (sample_type & S_IDENTIFIER) { o_ident = off; off += 8; }
+  if (sample_type & S_IP) { o_ip = off; off += 8; }
+  if (sample_type & S_TID) { o_pidtid = off; off += 8; }
+  if (sample_type & S_TIME) { o_time = off; off += 8; }
+  if (sample_type & S_ADDR) off += 8;
+  if (sample_type & S_ID) { if (o_ident < 0) o_ident = off; off += 8; }
+  if (sample_type & S_STREAM_ID) off += 8;
+  if (sample_type & S_CPU) { o_cpu = off; off += 8; }
+  if (sample_type & S_PERIOD) off += 8;
+  int sample_min = off;
+  // sample_id_all trailer, distances from the record's end: TID TIME ID STREAM_ID CPU IDENTIFIER.
+  int trailer = 0, t_pidtid = -1, t_time = -1, t_cpu = -1, t_ident = -1;
+  {
+    int fields[6] = { S_TID, S_TIME, S_ID, S_STREAM_ID, S_CPU, S_IDENTIFIER };
+    int pos[6] = { -1, -1, -1, -1, -1, -1 };
+    for (int i = 0; i < 6; i++) if (sample_type & fields[i]) { pos[i] = trailer; trailer += 8; }
+    if (pos[0] >= 0) t_pidtid = trailer - pos[0];
+    if (pos[1] >= 0) t_time = trailer - pos[1];
+    if (pos[4] >= 0) t_cpu = trailer - pos[4];
+    if (pos[5] >= 0) t_ident = trailer - pos[5]; else if (pos[2] >= 0) t_ident = trailer - pos[2];
+  }
+
+  double *run_ns = calloc((size_t)runs, sizeof(double));
+  size_t records = 0;
+  uint64_t sum_tid = 0, sum_cpu = 0, sum_event = 0, sum_ip_lo = 0, sum_ip_hi = 0, sum_kind = 0, sum_offset = 0;
+  double sum_time = 0;
+  for (int run = -warmup; run < runs; run++) {
+    double started = now_ns();
+    uint32_t *found = malloc(((end >> 3) + 1) * sizeof(uint32_t));
+    size_t n = 0;
+    for (size_t o = 0; o + 8 <= end;) {
+      uint16_t size = *(uint16_t *)(bytes + o + 6);
+      if (size == 0 || size < 8 || (size & 7) || o + size > end) break;
+      found[n++] = (uint32_t)o;
+      o += size;
+    }
+    struct columns c = {
+      malloc(n), malloc(n * 2), malloc(n * 2), malloc(n * 4), malloc(n * 4), malloc(n * 4),
+      malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 2), malloc(n), malloc(n * 8),
+    };
+    uint64_t last_id = 0; int last_event = -1;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t o = found[n - 1 - i];  // backward ring: the copy starts with the newest record
+      const uint8_t *r = bytes + o;
+      uint32_t type = *(const uint32_t *)r;
+      uint16_t misc = *(const uint16_t *)(r + 4);
+      uint16_t size = *(const uint16_t *)(r + 6);
+      int event = 0, t = -1, pt = -1, cp = -1, ipo = -1;
+      c.pid[i] = -1; c.tid[i] = -1; c.ip_hi[i] = 0; c.ip_lo[i] = 0; c.has_time[i] = 0;
+      if (type == R_SAMPLE) {
+        if (o_ident >= 0 && o_ident + 8 <= size) {
+          uint64_t id = *(const uint64_t *)(r + o_ident);
+          if (id == last_id && last_event >= 0) event = last_event;
+          else { int e = lookup(id); if (e >= 0) { event = e; last_id = id; last_event = e; } }
+        }
+        if (size >= sample_min) { t = o_time; pt = o_pidtid; cp = o_cpu; ipo = o_ip; }
+      } else {
+        if (t_ident >= 0 && size >= 8 + t_ident) { int e = lookup(*(const uint64_t *)(r + size - t_ident)); if (e >= 0) event = e; }
+        if (trailer > 0 && size >= 8 + trailer) {
+          if (t_time >= 0) t = size - t_time;
+          if (t_pidtid >= 0) pt = size - t_pidtid;
+          if (t_cpu >= 0) cp = size - t_cpu;
+        }
+        switch (type) {
+          case R_MMAP: case R_COMM: case R_MMAP2: case R_ITRACE_START: case R_READ: case R_NAMESPACES:
+            if (size >= 16) pt = 8;
+            break;
+          case R_FORK: case R_EXIT:
+            if (size >= 32) { c.pid[i] = *(const int32_t *)(r + 8); c.tid[i] = *(const int32_t *)(r + 16); pt = -2; if (t < 0) t = 24; }
+            break;
+          case R_THROTTLE: case R_UNTHROTTLE:
+            if (t < 0 && size >= 16) t = 8;
+            break;
+        }
+      }
+      c.kind[i] = type > 254 ? 255 : (uint8_t)type;
+      c.misc[i] = misc;
+      c.event[i] = (uint16_t)event;
+      c.ring[i] = 0;
+      c.offset[i] = o;
+      if (t >= 0) { c.time_lo[i] = *(const uint32_t *)(r + t); c.time_hi[i] = *(const uint32_t *)(r + t + 4); c.has_time[i] = 1; }
+      if (pt >= 0) { c.pid[i] = *(const int32_t *)(r + pt); c.tid[i] = *(const int32_t *)(r + pt + 4); }
+      c.cpu[i] = cp >= 0 ? *(const int32_t *)(r + cp) : ring_cpu;
+      if (ipo >= 0) { c.ip_lo[i] = *(const uint32_t *)(r + ipo); c.ip_hi[i] = *(const uint32_t *)(r + ipo + 4); }
+    }
+    uint64_t origin = UINT64_MAX; int any = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (!c.has_time[i]) continue;
+      uint64_t v = ((uint64_t)c.time_hi[i] << 32) | c.time_lo[i];
+      if (v < origin) origin = v;
+      any = 1;
+    }
+    if (!any) origin = 0;
+    for (size_t i = 0; i < n; i++) {
+      c.time[i] = c.has_time[i] ? (double)((((uint64_t)c.time_hi[i] << 32) | c.time_lo[i]) - origin) : __builtin_nan("");
+    }
+    double elapsed = now_ns() - started;
+    if (run >= 0) run_ns[run] = elapsed;
+    records = n;
+    sum_tid = sum_cpu = sum_event = sum_ip_lo = sum_ip_hi = sum_kind = sum_offset = 0; sum_time = 0;
+    for (size_t i = 0; i < n; i++) {
+      sum_tid += (uint32_t)c.tid[i]; sum_cpu += (uint32_t)c.cpu[i]; sum_event += c.event[i]; sum_kind += c.kind[i];
+      sum_ip_lo += c.ip_lo[i]; sum_ip_hi += c.ip_hi[i]; sum_offset += c.offset[i];
+      if (c.time[i] == c.time[i]) sum_time += c.time[i];
+    }
+    free(found);
+    void *parts[] = { c.kind, c.misc, c.event, c.pid, c.tid, c.cpu, c.ip_hi, c.ip_lo, c.time_hi, c.time_lo, c.offset, c.ring, c.has_time, c.time };
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) free(parts[k]);
+  }
+  double *sorted = calloc((size_t)runs, sizeof(double));
+  memcpy(sorted, run_ns, (size_t)runs * sizeof(double));
+  qsort(sorted, (size_t)runs, sizeof(double), compare_double);
+  double median = runs % 2 ? sorted[runs / 2] : (sorted[runs / 2 - 1] + sorted[runs / 2]) / 2;
+  printf("{\"records\":%zu,\"median_ns\":%.0f,\"runs_ns\":[", records, median);
+  for (int i = 0; i < runs; i++) printf("%s%.0f", i ? "," : "", run_ns[i]);
+  printf("],\"checksum\":{\"tid\":%" PRIu64 ",\"cpu\":%" PRIu64 ",\"event\":%" PRIu64 ",\"kind\":%" PRIu64
+    ",\"ipLo\":%" PRIu64 ",\"ipHi\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"time\":%.17g}}\n",
+    sum_tid, sum_cpu, sum_event, sum_kind, sum_ip_lo, sum_ip_hi, sum_offset, sum_time);
+  return 0;
+}
