@@ -5,16 +5,11 @@ import { readFile } from 'node:fs/promises';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { formatRecordJson } from '../../native/decode/jsonl';
 import { readPerfData } from '../../native/perfdata/reader';
+import { exportSnapshot } from '../../native/perfdata/index';
+import { writeStandaloneHtml } from '../../native/cli/html';
 import type { DecodedSnapshot } from '../../native/decode/types';
 import { attachKeeperRings, borrowForeignRing } from './attachedSource';
 import type { Backend } from './ports';
-
-export class NotAvailableError extends Error {
-  constructor(what: string) {
-    super(`${what} is not available in this build of Ringside`);
-    this.name = 'NotAvailableError';
-  }
-}
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
 
@@ -27,11 +22,11 @@ export function createCoreBackend(): CoreBackend {
       const imported = readPerfData(bytes, file, { keepGoing: true });
       return decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
     },
-    async writePerfData(): Promise<void> {
-      throw new NotAvailableError('perf.data export');
+    async writePerfData(snapshot, file): Promise<void> {
+      await exportSnapshot(file, snapshot);
     },
-    async standaloneHtml(): Promise<string> {
-      throw new NotAvailableError('HTML export');
+    async writeHtml(snapshot, file): Promise<void> {
+      writeStandaloneHtml(file, snapshot);
     },
     async attachKeeper(state) {
       return attachKeeperRings(state);

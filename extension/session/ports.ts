@@ -66,5 +66,6 @@ export interface Backend {
   recordJson(snapshot: DecodedSnapshot, row: number): string;
   writePerfData(snapshot: DecodedSnapshot, file: string): Promise<void>;
   readPerfData(file: string): Promise<DecodedSnapshot>;
-  standaloneHtml(snapshot: DecodedSnapshot, title: string): Promise<string>;
+  /** A self-contained HTML timeline page (same webview bundle, data embedded). */
+  writeHtml(snapshot: DecodedSnapshot, file: string): Promise<void>;
 }

@@ -270,7 +270,7 @@ export class SessionManager {
         return;
       }
       case 'html':
-        await writeFile(file, await this.backend.standaloneHtml(entry.decoded, `Ringside snapshot ${entry.name}`));
+        await this.backend.writeHtml(entry.decoded, file);
         return;
     }
   }

@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionManager } from '../../extension/session/sessionManager';
@@ -64,6 +65,12 @@ describe('extension: session manager on the real kernel', function () {
       const lines = readFileSync(file, 'utf8').trim().split('\n');
       assert.equal(lines.length, fourth.recordCount);
       assert.ok(lines.some((line) => JSON.parse(line).type === 'SAMPLE'));
+      // perf.data export: perf itself reads it back with the same sample count.
+      const data = path.join(dir, 'snap.data');
+      await manager.exportSnapshot(fourth.id, 'perf.data', data);
+      const script = execFileSync('perf', ['script', '-i', data, '-F', 'pid,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const perfSamples = script.split('\n').filter((line) => /task-clock/.test(line)).length;
+      assert.equal(perfSamples, sampleCount(manager, fourth.id, 0), 'perf script sees every task-clock sample');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
