@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../perf/uapi';
-import { decodeSnapshot } from './columns';
+import { decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING } from './columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
@@ -130,6 +130,15 @@ describe('decode/columns', () => {
     assert.deepEqual(snapshot.anomalies.map((a) => a.kind).sort(), ['field-past-end', 'unknown-event-id']);
     assert.equal(snapshot.coverage[0].anomalies, 2);
     assert.equal(snapshot.columns.event[2], 0, 'an unknown id falls back to the ring default event');
+  });
+
+  it('counts every anomaly but keeps only a bounded number of anomaly objects per ring', () => {
+    const st = Sample.IDENTIFIER | Sample.TIME;
+    const records = Array.from({ length: 100 }, (_, i) => sampleRecord(st, { id: 999n, time: BigInt(i) }));
+    const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st), [1n])], rings: [ringFromRecords(records, 4096, 'backward')] });
+    assert.equal(snapshot.columns.length, 100);
+    assert.equal(snapshot.coverage[0].anomalies, 100);
+    assert.equal(snapshot.anomalies.length, MAX_ANOMALIES_KEPT_PER_RING);
   });
 
   it('decodes an empty snapshot', () => {

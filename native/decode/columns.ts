@@ -10,6 +10,9 @@
 // everything when it is the first), so it stays next to its ring neighbours. The merge key never
 // decreases inside one ring (running maximum), so each ring's own order is always preserved: the
 // kernel's write order wins over tiny cross-CPU clock skews.
+//
+// Byte order: rings are in the kernel's (= this host's) byte order and the u32 views read host
+// order; every platform Ringside runs on (x86_64, aarch64) is little endian, as record.ts assumes.
 
 import { RecordType } from '../perf/uapi';
 import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
@@ -17,6 +20,8 @@ import type { DecodeAnomaly, DecodedSnapshot, EventDescription, RawSnapshot, Rec
 import { walkRing } from './walk';
 
 const TWO_32 = 4294967296;
+/** Anomaly objects kept per ring (all are counted in the ring's coverage). */
+export const MAX_ANOMALIES_KEPT_PER_RING = 64;
 
 /** Per-event offsets flattened for the hot loop (all byte offsets; -1 = absent). */
 interface HotLayout {
@@ -46,7 +51,7 @@ function hotLayout(info: ParseInfo): HotLayout {
   };
 }
 
-/** Maps kernel sample ids (as u32 halves) to event indexes without BigInt. */
+/** Maps kernel sample ids (as u32 halves) to positions in the events array, without BigInt. */
 class IdTable {
   private readonly small = new Map<number, number>();
   private readonly large = new Map<string, number>();
@@ -54,13 +59,14 @@ class IdTable {
 
   constructor(events: readonly EventDescription[]) {
     let size = 0;
-    for (const event of events) {
+    for (let position = 0; position < events.length; position++) {
+      const event = events[position];
       for (const id of event.ids) {
         const u = BigInt.asUintN(64, id);
         const hi = Number(u >> 32n);
         const lo = Number(u & 0xffffffffn);
-        if (hi < 0x200000) this.small.set(hi * TWO_32 + lo, event.index);
-        else this.large.set(`${hi}:${lo}`, event.index);
+        if (hi < 0x200000) this.small.set(hi * TWO_32 + lo, position);
+        else this.large.set(`${hi}:${lo}`, position);
         size++;
       }
     }
@@ -175,6 +181,12 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
   let lastPosition = defaultPosition;
   let lost = 0;
   let anomalyCount = 0;
+  // Every anomaly is counted, but only the first few per ring are kept as objects: a ring full of
+  // unknown ids must not turn into one object per record.
+  const note = (anomaly: DecodeAnomaly) => {
+    if (anomalyCount < MAX_ANOMALIES_KEPT_PER_RING) anomalies.push(anomaly);
+    anomalyCount++;
+  };
   let timed = false;
   let minHi = 0;
   let minLo = 0;
@@ -206,19 +218,17 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
         } else {
           const found = ids.lookup(hi, lo);
           if (found >= 0) {
-            position = positionOf.get(found) ?? defaultPosition;
+            position = found;
             lastIdHi = hi;
             lastIdLo = lo;
             lastPosition = position;
           } else {
-            anomalies.push({ ringId: ring.ringId, offset: o, kind: 'unknown-event-id', detail: `sample id ${hi * TWO_32 + lo} matches no event` });
-            anomalyCount++;
+            note({ ringId: ring.ringId, offset: o, kind: 'unknown-event-id', detail: `sample id ${hi * TWO_32 + lo} matches no event` });
           }
         }
       }
       if (!haveEvents || size < layouts[position].sampleMin) {
-        anomalies.push({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `sample of ${size} bytes is shorter than its fixed fields` });
-        anomalyCount++;
+        note({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `sample of ${size} bytes is shorter than its fixed fields` });
       } else {
         const layout = layouts[position];
         if (layout.time >= 0) t = o + layout.time;
@@ -230,7 +240,7 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
       if (otherIdFromEnd >= 0 && size >= 8 + otherIdFromEnd) {
         const idw = (end - otherIdFromEnd) >>> 2;
         const found = ids.lookup(u32[idw + 1], u32[idw]);
-        if (found >= 0) position = positionOf.get(found) ?? defaultPosition;
+        if (found >= 0) position = found;
       }
       if (haveEvents) {
         const layout = layouts[position];
@@ -240,8 +250,7 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
             if (layout.trPidTid >= 0) ptOffset = end - layout.trPidTid;
             if (layout.trCpu >= 0) cpuOffset = end - layout.trCpu;
           } else if (type <= RecordType.CALLCHAIN_DEFERRED) {
-            anomalies.push({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `record type ${type} of ${size} bytes is too short for its sample_id trailer` });
-            anomalyCount++;
+            note({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `record type ${type} of ${size} bytes is too short for its sample_id trailer` });
           }
         }
       }
