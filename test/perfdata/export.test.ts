@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeSnapshot, type DecodedSnapshot, type EventDescription, type RingCopy } from '../../native/decode';
+import { decodeRecordAt, decodeSnapshot, type DecodedSnapshot, type EventDescription, type RingCopy } from '../../native/decode';
 import { PerfType, RecordType, Sample } from '../../native/perf/uapi';
-import { buildExport, readPerfData, writePerfData } from '../../native/perfdata';
+import { buildExport, readPerfData, writePerfData, type SynthesizedProcess } from '../../native/perfdata';
 import { fixture, importFile, nmAddress, ourSamples, perfOutput, perfRecord, perfScript, tempDir } from './perf-tools';
 
 const FULL_FIELDS = ['--ns', '-F', 'comm,pid,tid,cpu,time,period,event,trace,ip,sym,symoff,dso'];
@@ -74,6 +74,45 @@ describe('perf.data export (perf script reads our files like its own)', function
     assert.ok(exeBuildId, `pd_work build id listed: ${ids}`);
     const readelf = perfOutput(['buildid-list', '-i', file('tp.data')]).stdout;
     assert.ok(readelf.includes(exeBuildId[1]), 'same build id perf recorded');
+  });
+
+  it('samples without any side-band: synthesized COMM/MMAP2 (and the kernel map) let perf name the same symbols', () => {
+    const { decoded: source } = importFile(file('sw.data'));
+    const processes = new Map<number, SynthesizedProcess>();
+    const samples: Uint8Array[] = [];
+    for (let row = 0; row < source.columns.length; row++) {
+      const kind = source.columns.kind[row];
+      const record = decodeRecordAt(source, row);
+      const f = record.fields;
+      if (kind === RecordType.MMAP2 && typeof f.pid === 'number' && typeof f.filename === 'string' && f.filename.startsWith('/')) {
+        const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
+        processes.set(f.pid, { ...entry, maps: [...entry.maps, { start: f.addr as bigint, end: (f.addr as bigint) + (f.len as bigint), pgoff: f.pgoff as bigint, path: f.filename }] });
+      } else if (kind === RecordType.COMM && typeof f.pid === 'number' && typeof f.comm === 'string') {
+        const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
+        processes.set(f.pid, { ...entry, comm: f.comm });
+      } else if (kind === RecordType.SAMPLE) {
+        const ring = source.rings[source.columns.ring[row]];
+        const offset = source.columns.offset[row];
+        samples.push(ring.bytes.subarray(offset, offset + new DataView(ring.bytes.buffer, ring.bytes.byteOffset).getUint16(offset + 6, true)));
+      }
+    }
+    assert.ok(processes.size > 0 && samples.length > 10);
+    const bytes = new Uint8Array(samples.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const chunk of samples) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
+    const ring: RingCopy = { ringId: 0, label: 'samples', cpu: -1, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length, bytesWritten: BigInt(bytes.length), path: 'paused' };
+    const onlySamples = decodeSnapshot({ events: source.events, rings: [ring] });
+    const out = file('synth.data');
+    writeFileSync(out, buildExport(onlySamples, { processes: [...processes.values()], cmdline: ['ringside', 'capture'] }));
+    const fields = ['--ns', '-F', 'comm,pid,tid,time,ip,sym,symoff,dso'];
+    const ours = perfScript(out, fields).lines;
+    assert.deepEqual(ours, perfScript(file('sw.data'), fields).lines);
+    assert.ok(ours.some((line) => line.includes('pd_inner+0x')), 'user symbols of the fixture resolved');
+    assert.ok(ours.some((line) => line.includes('[kernel.kallsyms]')), 'kernel samples resolved through the synthesized kernel map');
+    assert.deepEqual(reportComplaints(out), []);
   });
 
   it('several events without sample ids and without sample_id_all still come apart in perf script', () => {
