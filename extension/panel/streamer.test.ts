@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { decodeSnapshot } from '../../native/decode/columns';
+import type { EventDescription, RingCopy } from '../../native/decode/types';
+import { PerfType, RecordType, Sample, SoftwareConfig } from '../../native/perf/uapi';
+import type { HostToWebview, RecordBatch } from '../../webview/protocol';
+import { batchesToColumns } from '../../webview/protocol';
+import { SnapshotStreamer } from './streamer';
+
+/** A forward ring of `count` SAMPLE records (ip, tid, time) with increasing times. */
+function syntheticSnapshot(count: number) {
+  const event: EventDescription = {
+    index: 0, name: 'cpu-clock', ids: [],
+    attr: { type: PerfType.SOFTWARE, config: BigInt(SoftwareConfig.CPU_CLOCK), samplePeriod: 1n, sampleType: Sample.IP | Sample.TID | Sample.TIME, readFormat: 0, flags: {} },
+  };
+  const size = 8 + 8 + 8 + 8;
+  const bytes = new Uint8Array(size * count);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < count; i++) {
+    const at = i * size;
+    view.setUint32(at, RecordType.SAMPLE, true);
+    view.setUint16(at + 4, 2, true);
+    view.setUint16(at + 6, size, true);
+    view.setBigUint64(at + 8, 0x401000n + BigInt(i), true);
+    view.setUint32(at + 16, 100, true);
+    view.setUint32(at + 20, 100 + (i % 3), true);
+    view.setBigUint64(at + 24, 1_000_000n + BigInt(i) * 1000n, true);
+  }
+  const ring: RingCopy = { ringId: 0, label: 'cpu0', cpu: 0, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length, bytesWritten: BigInt(bytes.length), path: 'paused' };
+  return decodeSnapshot({ events: [event], rings: [ring], takenAtMs: 0, pauseWindowNs: [0] });
+}
+
+describe('extension: timeline panel flow control', () => {
+  it('sends a start then at most `window` unacknowledged batches, and the page reassembles the exact columns', () => {
+    const decoded = syntheticSnapshot(1000);
+    assert.equal(decoded.columns.length, 1000);
+    const sent: HostToWebview[] = [];
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 2, 100);
+    streamer.add('a', 'first', 1, decoded);
+    assert.equal(sent.length, 0, 'nothing before ready');
+    streamer.onReady();
+    assert.deepEqual(sent.map((m) => m.type), ['snapshotStart', 'batch', 'batch']);
+    const batches: RecordBatch[] = [];
+    while (!streamer.idle) {
+      const batch = sent.find((m) => m.type === 'batch' && !batches.includes(m as RecordBatch));
+      assert.ok(batch && batch.type === 'batch');
+      batches.push(batch);
+      const outstanding = sent.filter((m) => m.type === 'batch').length - batches.length;
+      assert.ok(outstanding <= 2, `outstanding ${outstanding}`);
+      streamer.onAck('a', batch.batchIndex);
+    }
+    assert.equal(batches.length, 10);
+    const { columns } = batchesToColumns(batches, decoded.columns.timeOriginNs);
+    assert.deepEqual(Array.from(columns.ipLo), Array.from(decoded.columns.ipLo));
+    assert.deepEqual(Array.from(columns.tid), Array.from(decoded.columns.tid));
+  });
+
+  it('sends nothing while hidden and resumes from the rows the page reports on resync', () => {
+    const decoded = syntheticSnapshot(500);
+    const sent: HostToWebview[] = [];
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 1, 100);
+    streamer.onReady();
+    streamer.setVisible(false);
+    streamer.add('b', 'hidden', 1, decoded);
+    assert.equal(sent.length, 0, 'hidden: nothing sent');
+    streamer.setVisible(true);
+    streamer.onResync([{ snapshotId: 'b', rows: 250 }, { snapshotId: 'gone', rows: 3 }]);
+    const types = sent.map((m) => m.type);
+    assert.deepEqual(types, ['removeSnapshot', 'batch'], 'the page knows b already: no new start; continues at the batch holding row 250');
+    const first = sent[1];
+    assert.ok(first.type === 'batch' && first.firstRow === 200);
+  });
+});
