@@ -2,7 +2,6 @@
 // the next symbol's address (kallsyms has no sizes), which is what perf does for kernel maps too.
 
 import { readFileSync } from 'node:fs';
-import { compareAliases } from './best-symbol';
 
 export interface KernelSymbol {
   readonly address: bigint;
@@ -42,7 +41,7 @@ export class Kallsyms {
   /** True when addresses were readable (not all hidden by kptr_restrict). */
   get usable(): boolean { return this.symbols.length > 0; }
 
-  /** The symbol containing `address`: the last one starting at or below it (first name at that address). */
+  /** The symbol containing `address`: the last one starting at or below it. */
   lookup(address: bigint): { symbol: KernelSymbol; offset: bigint } | undefined {
     const s = this.symbols;
     let lo = 0; let hi = s.length - 1; let best = -1;
@@ -51,11 +50,10 @@ export class Kallsyms {
       if (s[mid].address <= address) { best = mid; lo = mid + 1; } else hi = mid - 1;
     }
     if (best < 0) return undefined;
-    // Several names can share an address (aliases): pick the one perf would show.
-    let chosen = s[best];
-    for (let i = best - 1; i >= 0 && s[i].address === chosen.address; i--) {
-      if (compareAliases(asCandidate(s[i]), asCandidate(chosen)) >= 0) chosen = s[i]; // walking back: earlier wins ties
-    }
+    // Several names can share an address (memcpy, __memcpy, __pi_memcpy). perf gives each kallsyms symbol
+    // the extent up to the next one, so all but the last alias in file order get zero length and lose to it
+    // (symbols__fixup_end, then choose_best_symbol). The sort is stable and bisection lands on that last one.
+    const chosen = s[best];
     return { symbol: chosen, offset: address - chosen.address };
   }
 
@@ -64,7 +62,3 @@ export class Kallsyms {
   }
 }
 
-function asCandidate(s: KernelSymbol): { name: string; size: number; binding: 'local' | 'global' | 'weak' } {
-  // kallsyms has no sizes: treat every symbol as sized so only binding and name decide.
-  return { name: s.name, size: 1, binding: s.type === 'W' || s.type === 'w' ? 'weak' : s.type === 'T' ? 'global' : 'local' };
-}

@@ -5,6 +5,7 @@
 import { Kallsyms } from './kallsyms';
 import { MapEntry, parseProcMaps } from './procmaps';
 import { ObjectFile, openObjectFile } from './object-file';
+import { demangle } from './demangle';
 
 export interface SymbolizerOptions {
   /** Load /proc/kallsyms (lazily, on the first kernel IP). */
@@ -32,6 +33,7 @@ export class Symbolizer {
   private kernel: Kallsyms | undefined | null;
   /** Files that failed to open or parse: not retried for every IP. */
   private readonly unreadable = new Set<string>();
+  private readonly demangled = new Map<string, string>();
 
   constructor(private readonly options: SymbolizerOptions = {}) {}
 
@@ -39,7 +41,7 @@ export class Symbolizer {
   addProcessMaps(pid: number, maps: string | readonly MapEntry[]): void {
     const entries = typeof maps === 'string' ? parseProcMaps(maps) : maps;
     const list: Mapping[] = [];
-    for (const m of entries) if (m.path.startsWith('/')) list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path });
+    for (const m of entries) if (isFilePath(m.path)) list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path });
     list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     this.processes.set(pid, list);
   }
@@ -54,7 +56,7 @@ export class Symbolizer {
       if (m.start < start) list.push({ ...m, end: start });
       if (m.end > end) list.push({ ...m, start: end, pgoff: m.pgoff + (end - m.start) });
     }
-    if (path.startsWith('/')) list.push({ start, end, pgoff, path });
+    if (isFilePath(path)) list.push({ start, end, pgoff, path });
     list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     this.processes.set(pid, list);
   }
@@ -79,7 +81,17 @@ export class Symbolizer {
     const located = this.locate(pid, ip);
     if (!located) return undefined;
     const fn = located.object.functionAt(located.vaddr);
-    return fn ? `${fn.name}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
+    return fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
+  }
+
+  /** C++ names demangled without parameters, as perf shows them (`ns::Class::method`). */
+  private displayName(name: string): string {
+    let shown = this.demangled.get(name);
+    if (shown === undefined) {
+      shown = demangle(name) ?? name;
+      this.demangled.set(name, shown);
+    }
+    return shown;
   }
 
   /** Source file and line of a user-space IP from the DWARF line table. */
@@ -127,4 +139,9 @@ export class Symbolizer {
     }
     return this.kernel ?? undefined;
   }
+}
+
+/** Real files only: not `[vdso]`/`[heap]`, not perf's `//anon` or anonymous memory. */
+function isFilePath(path: string): boolean {
+  return path.startsWith('/') && !path.startsWith('//');
 }

@@ -1,0 +1,50 @@
+// The name demangler against c++filt -p (no parameters) on every C++ symbol of libstdc++ and the fixtures,
+// plus the non-verbose forms perf prints.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { demangle } from '../../native/symbols/demangle';
+import { fixture, nm } from './binutils';
+
+function cxxfilt(names: readonly string[]): string[] {
+  return execFileSync('c++filt', ['-p'], { input: names.join('\n') + '\n', encoding: 'utf8', maxBuffer: 64 << 20 }).trimEnd().split('\n');
+}
+
+describe('symbols: C++ demangling', () => {
+  it('every fixture symbol demangles exactly as c++filt -p', () => {
+    const names = [...new Set(['sym_cpp', 'sym_cpp_o2'].flatMap((f) => nm(fixture(f)).map((s) => s.name)).filter((n) => n.startsWith('_Z')))];
+    assert.ok(names.length >= 6);
+    const expected = cxxfilt(names);
+    names.forEach((n, i) => assert.equal(demangle(n, { verbose: true }), expected[i], n));
+  });
+
+  it('libstdc++ exports: anything demangled equals c++filt -p, and nearly all are covered', () => {
+    const lib = ['/usr/lib/x86_64-linux-gnu/libstdc++.so.6', '/lib/x86_64-linux-gnu/libstdc++.so.6'].find(existsSync);
+    assert.ok(lib, 'libstdc++.so.6 not found');
+    const names = [...new Set(nm(lib, ['-D']).map((s) => s.name.replace(/@.*$/, '')).filter((n) => n.startsWith('_Z')))];
+    assert.ok(names.length > 3000, `only ${names.length} names`);
+    const expected = cxxfilt(names);
+    let covered = 0;
+    const wrong: string[] = [];
+    names.forEach((n, i) => {
+      const ours = demangle(n, { verbose: true });
+      if (ours === undefined) return;
+      covered++;
+      if (ours !== expected[i]) wrong.push(`${n}: ours ${ours}, c++filt ${expected[i]}`);
+    });
+    assert.deepEqual(wrong.slice(0, 10), []);
+    assert.ok(covered / names.length > 0.95, `covered ${covered} of ${names.length}`);
+  });
+
+  it('perf style: short standard abbreviations, full before constructors, clones without suffix', () => {
+    assert.equal(demangle('_ZNKSs4sizeEv'), 'std::string::size');
+    assert.equal(demangle('_ZNSsC1Ev'), 'std::basic_string<char, std::char_traits<char>, std::allocator<char> >::basic_string');
+    assert.equal(demangle('_ZN8ringside5Meter6recordEi.isra.0'), 'ringside::Meter::record');
+    assert.equal(demangle('_ZN8ringside5twiceIiEET_S1_'), 'ringside::twice<int>');
+    assert.equal(demangle('_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc'), 'std::operator<< <std::char_traits<char> >');
+    assert.equal(demangle('main'), undefined);
+    assert.equal(demangle('_Z'), undefined);
+    assert.equal(demangle('_ZN3foo'), undefined, 'truncated');
+  });
+});
