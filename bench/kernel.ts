@@ -55,9 +55,13 @@ export interface KernelCaseResult {
   readonly memcpyNs: number;
   /** The same memcpy into a buffer already written once (no page faults). */
   readonly memcpyWarmNs: number;
+  /** Median over interleaved pairs of pause window / fresh-buffer memcpy. */
+  readonly pauseVsMemcpy: number;
   readonly copyMode: string;
   readonly decodeNs: number;
   readonly cWalkerNs: number;
+  /** Median over alternating rounds of (decoder rec/s) / (C walker rec/s). */
+  readonly decodeVsC: number;
   readonly snapshotToColumnsNs: number;
   readonly perfScriptNs: number;
   readonly perfScriptRecords: number;
@@ -182,6 +186,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const pauseMemcpyMode: number[] = [];
     const memcpyFresh: number[] = [];
     const memcpyWarm: number[] = [];
+    const pauseRatios: number[] = [];
     const warmBuffer = new Uint8Array(dataSize);
     mapping.copyOut(dataOffset, warmBuffer, 0, dataSize);
     for (let i = -warmup; i < runs; i++) {
@@ -199,6 +204,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       pauseMemcpyMode.push(snapMemcpy.pauseWindowNs);
       memcpyFresh.push(freshNs);
       memcpyWarm.push(warmNs);
+      pauseRatios.push(snap.pauseWindowNs / freshNs);
     }
 
     // Capture requested -> decoded columns (the whole snapshot: flight-recorder ring and side-band).
@@ -214,28 +220,44 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const decoded = last!;
     const copy = decoded.rings.find((r) => r.direction === 'backward')!;
 
-    // Decoder alone over the ring copy, then the C walker over the same bytes.
+    // Decoder alone over the ring copy, then the C walker over the same bytes, in alternating
+    // rounds (the ratio is taken per round, so load from elsewhere hits both sides alike). The
+    // workload is stopped first: both sides work on a copy.
+    await stopWorkload(child);
     log(`  ${layout.name} ${ringBytes >> 20} MiB: decoder vs C walker`);
     const ringOnly = { events: decoded.events, rings: [copy] };
     let ringDecoded: DecodedSnapshot | undefined;
-    const decodeTimes = await repeat(warmup, runs, () => {
+    const decodeOnce = () => {
       const started = nowNs();
       ringDecoded = decodeSnapshot(ringOnly);
       return nowNs() - started;
-    });
-    const walker = runWalker(tools, copy, decoded, runs, warmup);
+    };
+    // Warm the JIT on at least ~2M records, as a live session would after a few snapshots.
+    const warmRuns = Math.max(warmup, Math.ceil(2_000_000 / Math.max(1, copy.validBytes / 56)));
+    for (let i = 0; i < warmRuns; i++) decodeOnce();
+    const decodeTimes: number[] = [];
+    const walkerTimes: number[] = [];
+    const ratios: number[] = [];
+    let walker: WalkerOutput | undefined;
+    for (let round = 0; round < runs; round++) {
+      walker = runWalker(tools, copy, decoded, 3, Math.min(warmRuns, 5));
+      const ns = [decodeOnce(), decodeOnce(), decodeOnce()];
+      const decodeNs = median(ns);
+      decodeTimes.push(decodeNs);
+      walkerTimes.push(walker.median_ns);
+      ratios.push(walker.median_ns / decodeNs);
+    }
     const ringColumns = ringDecoded!.columns;
     const ours = columnChecksum(ringColumns);
-    if (walker.records !== ringColumns.length) {
-      throw new Error(`the C walker found ${walker.records} records where the decoder found ${ringColumns.length}`);
+    if (walker!.records !== ringColumns.length) {
+      throw new Error(`the C walker found ${walker!.records} records where the decoder found ${ringColumns.length}`);
     }
     for (const [key, value] of Object.entries(ours)) {
-      if (walker.checksum[key] !== value) throw new Error(`C walker and decoder disagree on ${key}: ${walker.checksum[key]} vs ${value}`);
+      if (walker!.checksum[key] !== value) throw new Error(`C walker and decoder disagree on ${key}: ${walker!.checksum[key]} vs ${value}`);
     }
 
     // perf script over a perf.data holding the same records (Ringside's own export of this snapshot).
     log(`  ${layout.name} ${ringBytes >> 20} MiB: perf script`);
-    await stopWorkload(child);
     const perfData = join(tools.tempDir, `snapshot-${layout.name.replace(/\W/g, '-')}-${ringBytes >> 20}.data`);
     await exportSnapshot(perfData, decoded);
     const script = runPerfScript(tools.perf, perfData, options.perfScriptRuns, 1);
@@ -255,9 +277,11 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       pauseMemcpyModeNs: median(pauseMemcpyMode),
       memcpyNs: median(memcpyFresh),
       memcpyWarmNs: median(memcpyWarm),
+      pauseVsMemcpy: median(pauseRatios),
       copyMode: ring.mode,
       decodeNs: median(decodeTimes),
-      cWalkerNs: walker.median_ns,
+      cWalkerNs: median(walkerTimes),
+      decodeVsC: median(ratios),
       snapshotToColumnsNs: median(endToEnd),
       perfScriptNs: script.ns,
       perfScriptRecords: script.records,

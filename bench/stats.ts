@@ -44,7 +44,7 @@ export class Table {
   constructor(private readonly header: readonly string[]) {}
 
   add(...cells: (string | number)[]): void {
-    this.rows.push(cells.map((cell) => typeof cell === 'number' ? String(round(cell)) : cell));
+    this.rows.push(cells.map((cell) => typeof cell === 'number' ? String(Number.isInteger(cell) ? cell : round(cell)) : cell));
   }
 
   toString(): string {

@@ -1,0 +1,164 @@
+// render_first_paint and render_zoom_frame: the real timeline bundle (dist/webview/timeline.js)
+// in headless Debian Chromium, fed decoded records through App.receive exactly as the host's
+// messages arrive. First paint: from handing the page the snapshotStart and every batch to the end
+// of the first timeline render (the rAF frame that draws them). Zoom frame: Timeline.lastRenderMs
+// of the frame each zoom step schedules (the renderer's own timing hook; compositing excluded).
+
+import { createServer, type Server } from 'node:http';
+import { readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Page } from 'playwright-core';
+import { COLUMN_NAMES, DEFAULT_BATCH_ROWS, type SnapshotStart } from '../webview/protocol';
+import type { RecordColumns } from '../native/decode/types';
+import { BenchUnavailableError, median } from './stats';
+import { CHROMIUM, CHROMIUM_FLAGS } from './tools';
+
+const PAGE = `<!doctype html>
+<html><head><meta charset="utf-8"><title>Ringside bench</title>
+<link rel="stylesheet" href="/timeline.css">
+<style>:root { --vscode-foreground: #ccc; --vscode-editor-background: #1e1e1e; --vscode-charts-blue: #3794ff;
+  --vscode-charts-green: #89d185; --vscode-charts-yellow: #cca700; --vscode-charts-red: #f14c4c; --vscode-charts-orange: #d18616;
+  --vscode-charts-purple: #b180d7; --vscode-focusBorder: #007fd4; --vscode-descriptionForeground: #999;
+  --vscode-list-hoverBackground: #2a2d2e; --vscode-font-family: sans-serif; --vscode-font-size: 13px; }</style>
+</head><body><div id="ringside-root"></div><script src="/timeline.js"></script></body></html>`;
+
+export interface RenderResult {
+  readonly rows: number;
+  readonly firstPaintMs: number;
+  /** Part of first paint spent in App.receive (validation + store append) before the frame. */
+  readonly receiveMs: number;
+  readonly firstRenderMs: number;
+  readonly zoomFrameMs: number;
+  readonly zoomFrameMaxMs: number;
+}
+
+function serve(distDir: string, columns: RecordColumns, start: SnapshotStart): Promise<Server> {
+  const parts = COLUMN_NAMES.map((name) => {
+    const column = columns[name];
+    return Buffer.from(column.buffer, column.byteOffset, column.byteLength);
+  });
+  const body = Buffer.concat(parts);
+  const meta = JSON.stringify({ start, rows: columns.length, batchRows: DEFAULT_BATCH_ROWS, columns: COLUMN_NAMES });
+  const files: Record<string, [string, Buffer | string]> = {
+    '/': ['text/html', PAGE],
+    '/timeline.js': ['text/javascript', readFileSync(join(distDir, 'timeline.js'))],
+    '/timeline.css': ['text/css', readFileSync(join(distDir, 'timeline.css'))],
+    '/meta.json': ['application/json', meta],
+    '/columns.bin': ['application/octet-stream', body],
+  };
+  const server = createServer((request, response) => {
+    const file = files[request.url ?? ''];
+    if (!file) { response.writeHead(404).end(); return; }
+    response.writeHead(200, { 'content-type': file[0] }).end(file[1]);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/** Loads the page and builds the messages in it (untimed): snapshotStart and exact-length batches. */
+async function prepare(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => (window as unknown as { ringside?: unknown }).ringside !== undefined);
+  await page.evaluate(async () => {
+    const meta = await (await fetch('/meta.json')).json() as { start: { totalRows: number } & Record<string, unknown>; rows: number; batchRows: number; columns: string[] };
+    const body = await (await fetch('/columns.bin')).arrayBuffer();
+    const sizes: Record<string, number> = { time: 8, kind: 1, misc: 2, event: 2, pid: 4, tid: 4, cpu: 4, ipHi: 4, ipLo: 4, ring: 2, offset: 4 };
+    const rows = meta.rows;
+    const offsets: Record<string, number> = {};
+    let at = 0;
+    for (const name of meta.columns) { offsets[name] = at; at += rows * sizes[name]; }
+    const batchCount = Math.max(1, Math.ceil(rows / meta.batchRows));
+    const batches: unknown[] = [];
+    for (let b = 0; b < batchCount; b++) {
+      const first = b * meta.batchRows;
+      const last = Math.min(rows, first + meta.batchRows);
+      const columns: Record<string, ArrayBuffer> = {};
+      for (const name of meta.columns) columns[name] = body.slice(offsets[name] + first * sizes[name], offsets[name] + last * sizes[name]);
+      batches.push({ type: 'batch', snapshotId: meta.start.snapshotId, batchIndex: b, batchCount, firstRow: first, rowCount: last - first, columns });
+    }
+    (window as unknown as { benchMessages: unknown[] }).benchMessages = [{ ...meta.start, batchCount }, ...batches];
+  });
+}
+
+interface PaintTiming { firstPaintMs: number; receiveMs: number; renderMs: number; rows: number; rejected: number }
+
+async function firstPaint(page: Page): Promise<PaintTiming> {
+  return page.evaluate(async () => {
+    type Timeline = { renderCount: number; lastRenderMs: number };
+    const w = window as unknown as { ringside: { receive(m: unknown): void; timeline: Timeline; store: { length: number }; rejected: number }; benchMessages: unknown[] };
+    const app = w.ringside;
+    const before = app.timeline.renderCount;
+    const started = performance.now();
+    for (const message of w.benchMessages) app.receive(message);
+    const received = performance.now();
+    await new Promise<void>((resolve) => {
+      const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
+      requestAnimationFrame(check);
+    });
+    return { firstPaintMs: performance.now() - started, receiveMs: received - started, renderMs: app.timeline.lastRenderMs, rows: app.store.length, rejected: app.rejected };
+  });
+}
+
+async function zoomFrames(page: Page, steps: number): Promise<number[]> {
+  return page.evaluate(async (count) => {
+    type Timeline = { renderCount: number; lastRenderMs: number; zoomBy(factor: number, center?: number): void; window(): [number, number] };
+    const app = (window as unknown as { ringside: { timeline: Timeline } }).ringside;
+    const frames: number[] = [];
+    const [a, b] = app.timeline.window();
+    const center = a + (b - a) * 0.37;
+    for (let i = 0; i < count; i++) {
+      const before = app.timeline.renderCount;
+      app.timeline.zoomBy(i < count / 2 ? 2 : 0.5, center);
+      await new Promise<void>((resolve) => {
+        const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
+        requestAnimationFrame(check);
+      });
+      frames.push(app.timeline.lastRenderMs);
+    }
+    return frames;
+  }, steps);
+}
+
+export async function runRender(distDir: string, columns: RecordColumns, start: SnapshotStart, runs: number, warmup: number,
+  screenshot?: string): Promise<RenderResult> {
+  if (!existsSync(join(distDir, 'timeline.js'))) throw new BenchUnavailableError(`${distDir}/timeline.js is missing: run npm run build`);
+  const server = await serve(distDir, columns, start);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  let browser;
+  try {
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+  } catch (error) {
+    server.close();
+    throw new BenchUnavailableError(`Chromium did not start: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const paints: PaintTiming[] = [];
+    const zooms: number[] = [];
+    for (let i = -warmup; i < runs; i++) {
+      await prepare(page, url);
+      const paint = await firstPaint(page);
+      if (paint.rejected > 0) throw new Error(`the webview rejected ${paint.rejected} bench messages`);
+      if (paint.rows !== columns.length) throw new Error(`the webview holds ${paint.rows} rows, sent ${columns.length}`);
+      const frames = await zoomFrames(page, 12);
+      if (i < 0) continue;
+      paints.push(paint);
+      zooms.push(...frames);
+      if (screenshot && i === runs - 1) await page.screenshot({ path: screenshot });
+    }
+    return {
+      rows: columns.length,
+      firstPaintMs: median(paints.map((p) => p.firstPaintMs)),
+      receiveMs: median(paints.map((p) => p.receiveMs)),
+      firstRenderMs: median(paints.map((p) => p.renderMs)),
+      zoomFrameMs: median(zooms),
+      zoomFrameMaxMs: Math.max(...zooms),
+    };
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}

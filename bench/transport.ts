@@ -1,0 +1,102 @@
+// transport_1m_ms: moving decoded records to the webview side as columnar buffers. A worker
+// thread stands in for the webview (postMessage over a MessagePort, with the ArrayBuffers
+// transferred, or structured-cloned); the clock runs from the decoded columns to the worker
+// having validated and appended every batch to the webview's RecordStore.
+
+import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import { columnsToBatches, transferablesOf, type SnapshotStart } from '../webview/protocol';
+import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
+import { median, nowNs } from './stats';
+
+/** The first `rows` rows of `columns` (views, no copy). */
+export function firstRows(columns: RecordColumns, rows: number): RecordColumns {
+  const n = Math.min(rows, columns.length);
+  return {
+    length: n,
+    timeOriginNs: columns.timeOriginNs,
+    time: columns.time.subarray(0, n),
+    kind: columns.kind.subarray(0, n),
+    misc: columns.misc.subarray(0, n),
+    event: columns.event.subarray(0, n),
+    pid: columns.pid.subarray(0, n),
+    tid: columns.tid.subarray(0, n),
+    cpu: columns.cpu.subarray(0, n),
+    ipHi: columns.ipHi.subarray(0, n),
+    ipLo: columns.ipLo.subarray(0, n),
+    ring: columns.ring.subarray(0, n),
+    offset: columns.offset.subarray(0, n),
+  };
+}
+
+/** The snapshotStart message the host sends before the batches. */
+export function snapshotStartFor(snapshot: DecodedSnapshot, columns: RecordColumns, snapshotId: string, batchCount: number): SnapshotStart {
+  return {
+    type: 'snapshotStart',
+    snapshotId,
+    name: snapshotId,
+    timeOriginNs: columns.timeOriginNs.toString(),
+    totalRows: columns.length,
+    batchCount,
+    takenAtMs: Date.now(),
+    events: snapshot.events.map((e) => ({ index: e.index, name: e.name, kind: e.tracepoint ? 'tracepoint' : 'software' })),
+    threads: [],
+    coverage: snapshot.coverage.map((c) => ({
+      ringId: c.ringId, label: c.label, path: c.path, dataSize: c.dataSize,
+      bytesWritten: c.bytesWritten.toString(), bytesOverwritten: c.bytesOverwritten.toString(),
+      recordsRetained: c.recordsRetained,
+      oldestTimeNs: c.oldestTimeNs === null ? null : c.oldestTimeNs.toString(),
+      newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(),
+      lost: c.lostRecords.toString(),
+    })),
+  };
+}
+
+export interface TransportResult {
+  readonly rows: number;
+  readonly transferMs: number;
+  readonly cloneMs: number;
+}
+
+export async function runTransport(snapshot: DecodedSnapshot, columns: RecordColumns, runs: number, warmup: number): Promise<TransportResult> {
+  const worker = new Worker(join(__dirname, 'transport-worker.js'));
+  type Reply = { type: string; rows?: number; reason?: string };
+  let pending: { resolve: (reply: Reply) => void; reject: (error: unknown) => void } | null = null;
+  worker.on('message', (reply: Reply) => { pending?.resolve(reply); pending = null; });
+  worker.on('error', (error) => { pending?.reject(error); pending = null; });
+  const next = () => new Promise<Reply>((resolve, reject) => { pending = { resolve, reject }; });
+  let counter = 0;
+  const once = async (transfer: boolean): Promise<number> => {
+    worker.postMessage('reset');
+    await next();
+    const snapshotId = `bench-${counter++}`;
+    const started = nowNs();
+    const batches = columnsToBatches(columns, { snapshotId });
+    const done = next();
+    worker.postMessage(snapshotStartFor(snapshot, columns, snapshotId, batches.length));
+    for (const batch of batches) {
+      if (transfer) worker.postMessage(batch, transferablesOf(batch));
+      else worker.postMessage(batch);
+    }
+    const reply = await done;
+    const elapsed = nowNs() - started;
+    if (reply.type !== 'done') throw new Error(`the webview stand-in rejected a message: ${reply.reason}`);
+    if (reply.rows !== columns.length) throw new Error(`the webview stand-in holds ${reply.rows} rows, sent ${columns.length}`);
+    return elapsed / 1e6;
+  };
+  try {
+    const transfer: number[] = [];
+    const clone: number[] = [];
+    for (let i = -warmup; i < runs; i++) {
+      const t = await once(true);
+      const c = await once(false);
+      if (i >= 0) {
+        transfer.push(t);
+        clone.push(c);
+      }
+    }
+    return { rows: columns.length, transferMs: median(transfer), cloneMs: median(clone) };
+  } finally {
+    await worker.terminate();
+  }
+}
