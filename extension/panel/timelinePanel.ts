@@ -1,0 +1,189 @@
+// The timeline WebviewPanel: renders the page (CSP with a fresh crypto nonce, resources only from
+// dist/webview), streams snapshots through SnapshotStreamer, answers details/reveal/watch/export
+// requests, validates every incoming message, and restores itself after a reload (serializer).
+
+import { randomBytes } from 'node:crypto';
+import * as vscode from 'vscode';
+import { renderWebviewHtml } from '../../webview/html';
+import { PROTOCOL_VERSION, validateWebviewToHost, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../webview/protocol';
+import { recordDetailsOf, type SourceLineFn, type SymbolizeFn } from '../../webview/wire';
+import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
+import { SnapshotStreamer } from './streamer';
+
+export const TIMELINE_VIEW_TYPE = 'ringside.timeline';
+
+export interface WatchHandler {
+  handle(request: WatchRequest): Promise<void>;
+  /** Current list + budget, posted after every change. */
+  listMessage(): HostToWebview;
+}
+
+export interface TimelineHost {
+  readonly extensionUri: vscode.Uri;
+  readonly manager: SessionManager;
+  readonly log: (line: string) => void;
+  readonly watches?: WatchHandler;
+  readonly symbolize?: SymbolizeFn;
+  readonly sourceLine?: SourceLineFn;
+}
+
+export class TimelinePanel implements vscode.Disposable {
+  private static current: TimelinePanel | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly streamer: SnapshotStreamer;
+  private disposed = false;
+
+  static show(host: TimelineHost, snapshots: readonly SnapshotEntry[] = []): TimelinePanel {
+    if (!TimelinePanel.current) {
+      const panel = vscode.window.createWebviewPanel(TIMELINE_VIEW_TYPE, 'Ringside Timeline', vscode.ViewColumn.Active, TimelinePanel.options(host.extensionUri));
+      TimelinePanel.current = new TimelinePanel(panel, host, undefined);
+    } else {
+      TimelinePanel.current.panel.reveal(undefined, true);
+    }
+    for (const snapshot of snapshots) TimelinePanel.current.addSnapshot(snapshot);
+    return TimelinePanel.current;
+  }
+
+  static get instance(): TimelinePanel | undefined {
+    return TimelinePanel.current;
+  }
+
+  static registerSerializer(host: TimelineHost): vscode.Disposable {
+    return vscode.window.registerWebviewPanelSerializer(TIMELINE_VIEW_TYPE, {
+      async deserializeWebviewPanel(panel: vscode.WebviewPanel, state: unknown) {
+        panel.webview.options = TimelinePanel.options(host.extensionUri);
+        TimelinePanel.current?.dispose();
+        TimelinePanel.current = new TimelinePanel(panel, host, state);
+        // Snapshots live in memory: after a reload the page comes back with its view state and whatever the sessions still hold.
+        for (const snapshot of host.manager.allSnapshots()) TimelinePanel.current.addSnapshot(snapshot);
+      },
+    });
+  }
+
+  private static options(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return {
+      enableScripts: true,
+      retainContextWhenHidden: false,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')],
+    };
+  }
+
+  private constructor(private readonly panel: vscode.WebviewPanel, private readonly host: TimelineHost, restoredState: unknown) {
+    this.streamer = new SnapshotStreamer((message) => this.post(message));
+    const webview = panel.webview;
+    const root = vscode.Uri.joinPath(host.extensionUri, 'dist', 'webview');
+    webview.html = renderWebviewHtml({
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(root, 'timeline.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(root, 'timeline.css')).toString(),
+      cspSource: webview.cspSource,
+      nonce: randomBytes(32).toString('base64url'),
+      initialState: restoredState ?? null,
+    });
+    this.disposables.push(
+      webview.onDidReceiveMessage((raw: unknown) => this.receive(raw)),
+      panel.onDidChangeViewState(() => this.streamer.setVisible(panel.visible)),
+      panel.onDidDispose(() => this.dispose()),
+      host.manager.onDidChange((change) => {
+        if (change.what === 'snapshot-deleted' || change.what === 'removed') this.dropMissingSnapshots();
+      }),
+    );
+  }
+
+  addSnapshot(entry: SnapshotEntry): void {
+    if (this.disposed || this.streamer.has(entry.id)) return;
+    this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, this.host.symbolize);
+  }
+
+  private dropMissingSnapshots(): void {
+    const alive = new Set(this.host.manager.allSnapshots().map((s) => s.id));
+    for (const snapshot of this.known) if (!alive.has(snapshot)) this.streamer.remove(snapshot);
+    this.known = [...alive];
+  }
+
+  private known: string[] = [];
+
+  private post(message: HostToWebview): void {
+    if (this.disposed) return;
+    if (message.type === 'snapshotStart') this.known.push(message.snapshotId);
+    // postMessage serialises ArrayBuffers natively (no JSON), so the columnar batches stay binary.
+    void this.panel.webview.postMessage(message);
+  }
+
+  private receive(raw: unknown): void {
+    const validated = validateWebviewToHost(raw);
+    if (!validated.ok) {
+      this.host.log(`timeline: ignored an invalid message from the page: ${validated.reason}`);
+      return;
+    }
+    void this.handle(validated.message).catch((error: unknown) => this.host.log(`timeline: ${(error as Error).stack ?? String(error)}`));
+  }
+
+  private async handle(message: WebviewToHost): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        if (message.protocolVersion !== PROTOCOL_VERSION) this.host.log(`timeline: page speaks protocol ${message.protocolVersion}, host ${PROTOCOL_VERSION}`);
+        this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside' });
+        this.streamer.onReady();
+        if (this.host.watches) this.post(this.host.watches.listMessage());
+        return;
+      case 'batchAck':
+        this.streamer.onAck(message.snapshotId, message.batchIndex);
+        return;
+      case 'resync':
+        this.streamer.setVisible(true);
+        this.streamer.onResync(message.have);
+        return;
+      case 'detailsRequest': {
+        try {
+          const entry = this.host.manager.snapshotById(message.snapshotId);
+          if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
+          const details = recordDetailsOf(entry.decoded, message.row, this.host.symbolize, this.host.sourceLine);
+          this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
+        } catch (error) {
+          this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, error: { code: 'DETAILS', message: (error as Error).message } });
+        }
+        return;
+      }
+      case 'revealRequest': {
+        try {
+          const document = await vscode.workspace.openTextDocument(vscode.Uri.file(message.file));
+          const line = Math.max(0, Math.min(document.lineCount - 1, message.line - 1));
+          await vscode.window.showTextDocument(document, { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+          this.post({ type: 'revealReply', replyTo: message.requestId, ok: true });
+        } catch (error) {
+          this.post({ type: 'revealReply', replyTo: message.requestId, ok: false, error: { code: 'REVEAL', message: `cannot open ${message.file}:${message.line}: ${(error as Error).message}` } });
+        }
+        return;
+      }
+      case 'watchRequest': {
+        if (!this.host.watches) {
+          this.post({ type: 'watchReply', replyTo: message.requestId, ok: false, error: { code: 'NO_SESSION', message: 'start a recording with a launched or attached process to arm breakpoints' } });
+          return;
+        }
+        try {
+          await this.host.watches.handle(message);
+          this.post({ type: 'watchReply', replyTo: message.requestId, ok: true });
+        } catch (error) {
+          const hint = (error as { hint?: unknown }).hint;
+          this.post({ type: 'watchReply', replyTo: message.requestId, ok: false, error: { code: (error as { code?: string }).code ?? 'WATCH', message: (error as Error).message, ...(typeof hint === 'string' ? { hint } : {}) } });
+        }
+        this.post(this.host.watches.listMessage());
+        return;
+      }
+      case 'exportRequest':
+        await vscode.commands.executeCommand('ringside.exportSnapshot', message.snapshotId);
+        return;
+      case 'webviewError':
+        this.host.log(`timeline page error: ${message.message}`);
+        return;
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (TimelinePanel.current === this) TimelinePanel.current = undefined;
+    for (const disposable of this.disposables.splice(0)) disposable.dispose();
+    this.panel.dispose();
+  }
+}
