@@ -153,7 +153,8 @@ async function waitForTriggers(
     void recorder.exited?.then((code) => push({ kind: 'done', reason: `command exited (${code ?? 'signal'})` }));
     // Symbol addresses were computed before exec from the predicted load base: if the kernel put the
     // binary elsewhere the breakpoints watch the wrong bytes, so say it loudly and stop.
-    if (prepared.expectedLoadBase !== undefined && prepared.executable) {
+    // A non-PIE executable (load bias 0) cannot move; only a PIE's base depends on ASLR being off.
+    if (prepared.expectedLoadBase !== undefined && prepared.expectedLoadBase !== 0n && prepared.executable) {
       try {
         recorder.verifyLoadBase(prepared.executable, prepared.expectedLoadBase);
       } catch (error) {

@@ -374,6 +374,13 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
   attr.config1 = bpAddress; // bp_addr
   attr.config2 = BigInt(length); // bp_len
   if (access !== 'x') attr.sampleType |= Sample.ADDR;
+  // A symbol or line of the target is a question about the program: its own accesses. Without this
+  // the kernel's exec-time zeroing of .bss (elf_load) shows up as writes before main() runs. An
+  // explicit modifier (:k, :uk) keeps whatever the user asked for.
+  if (location && ast.modifiers === undefined) {
+    attr.flags.excludeKernel = true;
+    notes.push(`user-space accesses only (add :uk to include the kernel's accesses, e.g. exec zeroing .bss or copy_to_user)`);
+  }
   if (location) location = { ...location, length };
   return { name: ast.spec, attr, isBreakpoint: true, location, notes };
 }

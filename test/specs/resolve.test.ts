@@ -64,6 +64,9 @@ function perfAttr(spec: string): Map<string, string> {
   return fields;
 }
 
+/** Notes other than the user-space-only one every symbol breakpoint carries. */
+const ownNotes = (notes: readonly string[]) => notes.filter((note) => !/user-space accesses only/.test(note));
+
 describe('specs/resolve (this machine)', () => {
   it('software: type 1, the config, period 1, base sample type, backward ring, sample_id_all', () => {
     const event = resolveEventSpec('page-faults');
@@ -169,22 +172,25 @@ describe('specs/resolve (this machine)', () => {
       const event = resolveEventSpec('mem:counter:w', { symbols });
       assert.deepEqual([event.attr.config1, event.attr.config2, event.attr.bpType], [counter.address, 4n, BreakpointType.W]);
       assert.deepEqual(event.location, { symbol: 'counter', file: undefined, line: undefined, address: counter.address, length: 4 });
-      assert.deepEqual(event.notes, []);
+      assert.deepEqual(ownNotes(event.notes), []);
+      // A target's symbol asks about the program's own accesses; :uk asks for the kernel's too.
+      assert.equal(event.attr.flags.excludeKernel, true);
+      assert.equal(resolveEventSpec('mem:counter:w:uk', { symbols }).attr.flags.excludeKernel, undefined);
       assert.equal(resolveEventSpec('mem:flag', { symbols }).attr.config2, 1n);
       assert.equal(resolveEventSpec('mem:flag', { symbols }).attr.bpType, BreakpointType.RW);
       // short pair[2]: 4 bytes, but only 2-aligned unless the linker happened to 4-align it.
       const pair = symbols.resolveSymbol('pair');
       const pairEvent = resolveEventSpec('mem:pair', { symbols });
       assert.equal(pairEvent.attr.config2, pair.address % 4n === 0n ? 4n : 2n);
-      assert.equal(pairEvent.notes.length, pair.address % 4n === 0n ? 0 : 1);
+      assert.equal(ownNotes(pairEvent.notes).length, pair.address % 4n === 0n ? 0 : 1);
     });
 
     it('a large variable is clamped to 8 bytes with a note; an explicit length wins', () => {
       const event = resolveEventSpec('mem:big_array:w', { symbols });
       assert.equal(event.attr.config2, 8n);
       assert.equal(event.attr.config1, symbols.resolveSymbol('big_array').address);
-      assert.equal(event.notes.length, 1);
-      assert.match(event.notes[0], /'big_array' is 32 bytes.*only its first 8 bytes are watched/);
+      assert.equal(ownNotes(event.notes).length, 1);
+      assert.match(ownNotes(event.notes)[0], /'big_array' is 32 bytes.*only its first 8 bytes are watched/);
       assert.equal(resolveEventSpec('mem:big_array/2:w', { symbols }).attr.config2, 2n);
     });
 

@@ -1,0 +1,215 @@
+// The CLI contract on the real kernel: `ringside capture` launched, attached and per-CPU, compared
+// with what the installed perf records for the same workloads. Runs the bundled dist/cli.js the way a
+// user does (npm test builds it first).
+import * as assert from 'node:assert/strict';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '../../..');
+const cli = path.join(root, 'dist/cli.js');
+const fixture = (name: string) => path.join(root, 'fixtures-bin', name);
+
+interface JsonRecord { type: string; event?: string; time?: number | bigint; pid?: number; tid?: number; cpu?: number; ip?: string; sym?: string; addr?: string; fields?: Record<string, unknown>; lost?: number }
+
+/** Parses JSON Lines keeping `time` exact (integers above 2^53 must not be rounded). */
+function parseLines(text: string): JsonRecord[] {
+  return text.split('\n').filter(Boolean).map((line) => {
+    const exact = line.replace(/"time":(\d+)/, '"time":"$1"');
+    const record = JSON.parse(exact) as JsonRecord & { time?: string };
+    return { ...record, time: record.time === undefined ? undefined : BigInt(record.time) };
+  });
+}
+
+function ringside(args: string[], options: { input?: string } = {}) {
+  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, input: options.input ?? '' });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const samples = (records: JsonRecord[], event?: string) => records.filter((r) => r.type === 'SAMPLE' && (event === undefined || r.event === event));
+const isUserIp = (ip: string | undefined) => ip !== undefined && BigInt(ip) < 0x800000000000n;
+
+function perfScriptCount(args: string[], event: string): number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
+  try {
+    const data = path.join(dir, 'perf.data');
+    execFileSync('perf', ['record', '-q', '-o', data, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const script = execFileSync('perf', ['script', '-i', data, '-F', 'event,ip'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return script.split('\n').filter((line) => line.includes(event)).length;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('ringside capture (real kernel)', function () {
+  this.timeout(120000);
+
+  before(() => {
+    assert.ok(existsSync(cli), 'dist/cli.js is built by npm test (npm run build)');
+    assert.ok(existsSync(fixture('kernel_writer')), 'fixtures are built by test/setup/prepare.mjs');
+  });
+
+  it('a write watchpoint on a launched command sees every write, from the writing function, in time order', () => {
+    const n = 1000;
+    const { code, stdout, stderr } = ringside(['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), String(n)]);
+    assert.equal(code, 0, stderr);
+    const records = parseLines(stdout);
+    const hits = samples(records, 'mem:counter:w').filter((r) => isUserIp(r.ip));
+    assert.equal(hits.length, n);
+    const comm = records.find((r) => r.type === 'COMM' && (r as { comm?: string }).comm === 'kernel_writer');
+    assert.ok(comm, 'side-band COMM of the launched command');
+    for (const hit of hits) {
+      assert.equal(hit.tid, comm!.tid);
+      assert.match(hit.sym ?? '', /^writer\+0x[0-9a-f]+$/);
+      assert.equal(hit.addr, '0x' + execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0].replace(/^0+/, ''));
+    }
+    for (let i = 1; i < records.length; i++) assert.ok((records[i].time as bigint) >= (records[i - 1].time as bigint), 'oldest first');
+    // perf, recording the same program, sees the same number of user-space writes.
+    const nm = execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0];
+    const perfUser = (() => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
+      try {
+        execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', `mem:0x${nm}/8:w`, '--', fixture('kernel_writer'), String(n)], { stdio: 'ignore' });
+        return execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'ip,sym'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => / writer$/.test(l.trim())).length;
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    })();
+    assert.equal(perfUser, n);
+  });
+
+  it('a small flight recorder keeps only the newest writes, contiguous, ending with the last one', () => {
+    const n = 200000;
+    const { code, stdout, stderr } = ringside(['capture', '-e', 'mem:counter:w', '--pages', '1', '--', fixture('kernel_writer'), String(n)]);
+    assert.equal(code, 0, stderr);
+    const hits = samples(parseLines(stdout)).filter((r) => isUserIp(r.ip));
+    assert.ok(hits.length > 10 && hits.length < n / 10, `kept ${hits.length} of ${n}`);
+    // A launched command gets one 4 KiB ring per CPU (inherited events are per CPU); a sample is at least 40 bytes.
+    const cpus = readFileSync('/proc/cpuinfo', 'utf8').split('\n').filter((l) => l.startsWith('processor')).length;
+    assert.ok(hits.length <= (cpus * 4096) / 40, `${hits.length} samples cannot fit ${cpus} one-page rings`);
+    const last = hits[hits.length - 1];
+    assert.match(last.sym ?? '', /^writer\+/, 'the newest record is the last write');
+    assert.match(stderr, /overwritten [1-9]/, 'the summary reports overwritten bytes');
+    // Contiguous within each CPU's ring (the writer may migrate, and each CPU keeps its own newest):
+    // the loop takes about the same time per write, so no gap is much larger than the median.
+    for (const cpu of new Set(hits.map((h) => h.cpu))) {
+      const mine = hits.filter((h) => h.cpu === cpu);
+      if (mine.length < 3) continue;
+      const gaps = mine.slice(1).map((h, i) => Number((h.time as bigint) - (mine[i].time as bigint))).sort((a, b) => a - b);
+      const median = gaps[gaps.length >> 1];
+      assert.ok(gaps[gaps.length - 1] < median * 50 + 100000, `cpu ${cpu}: largest gap ${gaps[gaps.length - 1]} ns vs median ${median} ns`);
+    }
+  });
+
+  it('a tracepoint on a launched command counts exactly its syscalls, as perf does, with decoded fields', () => {
+    const n = 777;
+    const { code, stdout, stderr } = ringside(['capture', '-e', 'syscalls:sys_enter_getpid', '--', fixture('kernel_getpid'), String(n)]);
+    assert.equal(code, 0, stderr);
+    const hits = samples(parseLines(stdout), 'syscalls:sys_enter_getpid');
+    assert.equal(hits.length, n);
+    assert.equal(hits[0].fields?.__syscall_nr, 39);
+    assert.equal(perfScriptCount(['-e', 'syscalls:sys_enter_getpid', '--', fixture('kernel_getpid'), String(n)], 'sys_enter_getpid'), n);
+  });
+
+  it('attaches to a running process and snapshots on SIGUSR2 and at its exit, printing each record once', async () => {
+    const target = spawn(fixture('kernel_busy'), ['3000'], { stdio: 'ignore' });
+    try {
+      const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-F', '500', '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      capture.stdout.on('data', (d) => (stdout += d));
+      capture.stderr.on('data', (d) => (stderr += d));
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      capture.kill('SIGUSR2');
+      const code = await new Promise<number | null>((resolve) => capture.on('exit', resolve));
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /snapshot 1 \(SIGUSR2\)/);
+      assert.match(stderr, /snapshot 2 \(pid \d+ exited\)/);
+      const hits = samples(parseLines(stdout), 'task-clock');
+      assert.ok(hits.length > 100, `${hits.length} task-clock samples`);
+      const keys = new Set(hits.map((h) => `${h.cpu}:${h.time}`));
+      assert.equal(keys.size, hits.length, 'no record printed twice across snapshots');
+      assert.ok(hits.every((h) => h.pid === target.pid));
+    } finally {
+      target.kill('SIGKILL');
+    }
+  });
+
+  it('records every CPU with -a for --duration', () => {
+    const { code, stdout, stderr } = ringside(['capture', '-a', '-e', 'cpu-clock', '-F', '200', '--duration', '1']);
+    assert.equal(code, 0, stderr);
+    const cpus = new Set(samples(parseLines(stdout)).map((r) => r.cpu));
+    const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim();
+    assert.ok(cpus.size >= Math.min(2, online.includes('-') || online.includes(',') ? 2 : 1), `cpus seen: ${[...cpus]}`);
+  });
+
+  it('writes perf.data that perf script reads with the same samples, and a self-contained HTML page', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-out-'));
+    try {
+      const n = 300;
+      const data = path.join(dir, 'snap.data');
+      const exported = ringside(['capture', '-e', 'syscalls:sys_enter_getpid', '-o', data, '--', fixture('kernel_getpid'), String(n)]);
+      assert.equal(exported.code, 0, exported.stderr);
+      const script = execFileSync('perf', ['script', '-i', data, '-F', 'event,tid,ip,sym'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      assert.equal(script.split('\n').filter((l) => l.includes('sys_enter_getpid')).length, n);
+      const html = path.join(dir, 'snap.html');
+      const page = ringside(['capture', '-e', 'syscalls:sys_enter_getpid', '-o', html, '--', fixture('kernel_getpid'), '50']);
+      assert.equal(page.code, 0, page.stderr);
+      const text = readFileSync(html, 'utf8');
+      assert.match(text, /Content-Security-Policy/);
+      assert.ok(!/<script[^>]+src=/.test(text), 'no external scripts');
+      assert.ok(statSync(html).size > 100000, 'the timeline bundle is inlined');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('decodes a perf.data written by perf record into the same JSON Lines', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-dec-'));
+    try {
+      const data = path.join(dir, 'perf.data');
+      execFileSync('perf', ['record', '-q', '-o', data, '-e', 'syscalls:sys_enter_getpid', '--', fixture('kernel_getpid'), '123'], { stdio: 'ignore' });
+      const { code, stdout, stderr } = ringside(['decode', data]);
+      assert.equal(code, 0, stderr);
+      const hits = samples(parseLines(stdout), 'syscalls:sys_enter_getpid');
+      assert.equal(hits.length, 123);
+      assert.equal(hits[0].fields?.__syscall_nr, 39);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails with one clear line and exit 1, never a stack trace', () => {
+    const cases: [string[], RegExp][] = [
+      [['capture', '-e', 'nosuch:event', '-a'], /^ringside: bad event 'nosuch:event'.*no tracepoint system 'nosuch'/],
+      [['capture', '-e', 'mem:no_such_symbol:w', '--', fixture('kernel_writer'), '1'], /cannot resolve symbol 'no_such_symbol'/],
+      [['capture', '-e', 'cpu-clock'], /needs exactly one target/],
+      [['capture', '-p', '999999999', '-e', 'cpu-clock'], /no such process/],
+      [['capture', '--', '/no/such/program'], /command not found/],
+      [['decode', '/etc/hostname'], /^ringside: .*hostname/],
+    ];
+    for (const [args, pattern] of cases) {
+      const { code, stderr } = ringside(args);
+      assert.equal(code, 1, `${args.join(' ')}: ${stderr}`);
+      assert.match(stderr, pattern);
+      assert.ok(!/\n\s+at /.test(stderr), `no stack trace for ${args.join(' ')}: ${stderr}`);
+    }
+  });
+
+  it('explains EACCES for an unprivileged user with the paranoid setting and how to change it', () => {
+    const paranoidFile = '/proc/sys/kernel/perf_event_paranoid';
+    const saved = readFileSync(paranoidFile, 'utf8').trim();
+    try {
+      execFileSync('sh', ['-c', `echo 3 > ${paranoidFile}`]);
+      // setpriv drops to nobody with no capabilities; node can still read the world-readable bundle.
+      const result = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', process.execPath, cli, 'capture', '-e', 'task-clock', '--', '/bin/true'], { encoding: 'utf8' });
+      assert.equal(result.status, 1, result.stderr);
+      assert.match(result.stderr, /^ringside: .*(EACCES|EPERM)/);
+      assert.match(result.stderr, /perf_event_paranoid/);
+      assert.match(result.stderr, /sysctl|CAP_PERFMON/);
+    } finally {
+      execFileSync('sh', ['-c', `echo ${saved} > ${paranoidFile}`]);
+    }
+  });
+});
