@@ -10,7 +10,10 @@ import { SHF_COMPRESSED } from '../../native/symbols/elf';
 import { basename } from '../../native/symbols/dwarf-reader';
 import { addr2line, fixture, nm, objdumpDecodedLine, readelfBuildId } from './binutils';
 
-const VARIANTS = ['sym_o0_pie', 'sym_o0_nopie', 'sym_o2_pie', 'sym_o2_nopie', 'sym_dwarf4', 'sym_dwarf4_o2', 'sym_gz', 'sym_stripped', 'sym_cpp', 'sym_cpp_o2'];
+const VARIANTS = [
+  'sym_o0_pie', 'sym_o0_nopie', 'sym_o2_pie', 'sym_o2_nopie', 'sym_dwarf4', 'sym_dwarf4_o2', 'sym_dwarf2', 'sym_dwarf3_o2',
+  'sym_dwarf64', 'sym_gz', 'sym_stripped', 'sym_cpp', 'sym_cpp_o2', 'sym_elf32',
+];
 
 function hex(a: bigint): string { return '0x' + a.toString(16); }
 
@@ -29,7 +32,7 @@ describe('symbols: ELF and DWARF against binutils', function () {
           basename: basename(table.files[r.file].path), line: r.endSequence ? undefined : r.line, address: r.address, isStmt: r.isStmt && !r.endSequence,
         })));
         const theirs = objdumpDecodedLine(file).map(({ basename: b, line, address, isStmt }) => ({ basename: b, line, address, isStmt }));
-        assert.ok(theirs.length > 20, `objdump printed only ${theirs.length} rows`);
+        assert.ok(theirs.length >= 10, `objdump printed only ${theirs.length} rows`);
         assert.deepEqual(ours, theirs);
       });
 
@@ -62,7 +65,7 @@ describe('symbols: ELF and DWARF against binutils', function () {
           if (theirs.length > 1) severalAddresses++;
           checked++;
         }
-        assert.ok(checked > 10, `only ${checked} lines checked`);
+        assert.ok(checked >= 5, `only ${checked} lines checked`);
         if (name.includes('o2')) assert.ok(severalAddresses >= 1, `an -O2 build should have a line at several is_stmt addresses (found ${severalAddresses})`);
       });
 
@@ -76,11 +79,33 @@ describe('symbols: ELF and DWARF against binutils', function () {
             if (seq.rows[i + 1].address > seq.rows[i].address + 1n) addresses.push(seq.rows[i].address + 1n);
           }
         }
-        const theirs = addr2line(file, addresses);
-        const ours = addresses.map((a) => {
-          const hit = table.lineForAddress(a);
-          return hit ? `${hit.file}:${hit.line}` : '??:0';
-        });
+        let theirs: string[];
+        let ours: string[];
+        if (name === 'sym_dwarf64') {
+          // binutils 2.40 addr2line misreads 64-bit DW_FORM_line_strp offsets ("offset ... greater than
+          // .debug_line_str size"), so for DWARF64 the reference is objdump's decoded rows: the last row at or
+          // below the address within its sequence, compared as basename:line.
+          const rows = objdumpDecodedLine(file);
+          theirs = addresses.map((a) => {
+            let best: (typeof rows)[number] | undefined;
+            for (let i = 0; i < rows.length; i++) {
+              if (rows[i].line === undefined) continue;
+              const seqEnd = rows.slice(i).find((r) => r.line === undefined)!.address;
+              if (rows[i].address <= a && a < seqEnd) best = rows[i];
+            }
+            return best ? `${best.basename}:${best.line}` : '??:0';
+          });
+          ours = addresses.map((a) => {
+            const hit = table.lineForAddress(a);
+            return hit ? `${basename(hit.file)}:${hit.line}` : '??:0';
+          });
+        } else {
+          theirs = addr2line(file, addresses);
+          ours = addresses.map((a) => {
+            const hit = table.lineForAddress(a);
+            return hit ? `${hit.file}:${hit.line}` : '??:0';
+          });
+        }
         assert.equal(ours.length, theirs.length);
         for (let i = 0; i < ours.length; i++) assert.equal(ours[i], theirs[i], `at ${hex(addresses[i])}`);
         assert.equal(table.lineForAddress(0x7fffffffn), undefined);
@@ -91,7 +116,7 @@ describe('symbols: ELF and DWARF against binutils', function () {
         const variables = object.variables();
         const expected = name.startsWith('sym_cpp')
           ? ['ringside::ticks', 'ringside::ratios', 'ringside::Meter::readings', 'ringside::Meter::level', 'meter']
-          : ['hits', 'total_writes', 'greeting', 'origin', 'samples', 'matrix', 'flag_byte', 'port_id', 'calls'];
+          : name === 'sym_elf32' ? ['counter32', 'small32', 'pair32_value'] : ['hits', 'total_writes', 'greeting', 'origin', 'samples', 'matrix', 'flag_byte', 'port_id', 'calls'];
         for (const wanted of expected) {
           const v = variables.find((x) => x.qualifiedName === wanted);
           // -O2 may drop an unused static; only the -O0 builds must have all of them.
@@ -116,7 +141,7 @@ describe('symbols: ELF and DWARF against binutils', function () {
         for (const s of theirs) assert.ok(ourKeys.has(key(s.name, s.address, s.size)), `missing function ${s.name}`);
         const theirNames = new Set(nm(file).filter((s) => /[tTwWi]/.test(s.type)).map((s) => `${s.name}@${hex(s.address)}`));
         for (const s of ours) assert.ok(theirNames.has(`${s.name}@${hex(s.value)}`), `nm does not list ${s.name}`);
-        assert.ok(ours.some((s) => s.name === 'main'));
+        assert.ok(ours.some((s) => s.name === (name === 'sym_elf32' ? 'bump32' : 'main')));
       });
 
       it('build id equals readelf -n', () => {
