@@ -4,7 +4,7 @@
 // after the rings are running again, so the pause window stays as short as the copy.
 
 import { writeFile } from 'node:fs/promises';
-import type { DecodedSnapshot, RawSnapshot } from '../../native/decode/types';
+import type { DecodedSnapshot, EventDescription, RawSnapshot } from '../../native/decode/types';
 import type { KeeperState } from '../../native/keeper/state';
 import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus } from './ports';
 
@@ -215,6 +215,28 @@ export class SessionManager {
     session.source.resume();
     session.state = 'running';
     this.emit(session, 'state');
+  }
+
+  /** ioctl ENABLE/DISABLE on every fd of one event (watch controls). */
+  setEventEnabled(sessionId: string, eventIndex: number, enabled: boolean): void {
+    const source = this.liveSource(sessionId);
+    if (!source.setEventEnabled) throw new SessionError('this session\'s rings were borrowed: their owner decides what is enabled');
+    source.setEventEnabled(eventIndex, enabled);
+    this.emit(this.session(sessionId), 'state');
+  }
+
+  /** PERF_EVENT_IOC_MODIFY_ATTRIBUTES on every fd of one event (move a breakpoint without reopening). */
+  modifyEvent(sessionId: string, eventIndex: number, attr: EventDescription['attr']): void {
+    const source = this.liveSource(sessionId);
+    if (!source.modifyEvent) throw new SessionError('this session\'s rings were borrowed: their owner decides their attributes');
+    source.modifyEvent(eventIndex, attr);
+    this.emit(this.session(sessionId), 'state');
+  }
+
+  private liveSource(sessionId: string): RingSource {
+    const session = this.session(sessionId);
+    if (!session.source || session.state === 'stopped') throw new SessionError(`session "${session.label}" is stopped`);
+    return session.source;
   }
 
   /** Closes the rings (fds, mappings); snapshots stay browsable until the session is removed. */

@@ -1,0 +1,330 @@
+// Issue 6 in the editor: gutter "Record Hits on This Line", "Watch Writes/Reads and Writes to
+// <name>" (symbols, or any expression through the paused debug adapter), "Convert Breakpoints to
+// Hardware Breakpoints", and the hits shown back: gutter decorations on armed lines, inline hit
+// counts, CodeLens on watched variables, hovers with the last hits. Each armed set is a recording
+// session of its own on the chosen target; its events are breakpoints (at most 4 debug registers).
+
+import { readlinkSync } from 'node:fs';
+import path from 'node:path';
+import * as vscode from 'vscode';
+import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../webview/protocol';
+import { PerfType, BreakpointType } from '../../native/perf/uapi';
+import { predictedLoadBase } from '../../native/symbols/resolve';
+import { runningLoadBase } from '../session/backend';
+import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
+import type { RecordTarget } from '../session/ports';
+import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardwareBreakpoints';
+
+interface Armed {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly eventIndex: number;
+  readonly spec: string;
+  readonly kind: 'line' | 'watch';
+  readonly file?: string;
+  readonly line?: number;
+  readonly name?: string;
+  readonly access: 'x' | WatchAccess;
+  readonly length: 1 | 2 | 4 | 8;
+  readonly address?: bigint;
+  readonly pid?: number;
+  enabled: boolean;
+  hits?: HitSummary;
+  readonly locate?: (ip: bigint) => SourcePlace | undefined;
+}
+
+export interface TargetChooser {
+  (): Promise<{ target: RecordTarget; executable?: string } | undefined>;
+}
+
+export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensProvider, vscode.HoverProvider {
+  private readonly armed: Armed[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  private readonly gutter = vscode.window.createTextEditorDecorationType({
+    gutterIconPath: undefined,
+    overviewRulerColor: new vscode.ThemeColor('debugIcon.breakpointForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+    before: { contentText: '◆', color: new vscode.ThemeColor('debugIcon.breakpointForeground'), margin: '0 0.3em 0 0' },
+  });
+  private readonly hitCount = vscode.window.createTextEditorDecorationType({
+    after: { color: new vscode.ThemeColor('editorCodeLens.foreground'), margin: '0 0 0 2em' },
+  });
+  private nextId = 1;
+
+  constructor(private readonly manager: SessionManager, private readonly chooseTarget: TargetChooser, private readonly log: (line: string) => void, private readonly onArmed: () => void) {
+    this.disposables.push(
+      manager.onDidChange((change) => {
+        if (change.what === 'snapshot') this.updateHits(change.sessionId);
+        if (change.what === 'removed') this.forgetSession(change.sessionId);
+      }),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+      vscode.languages.registerCodeLensProvider([{ language: 'c' }, { language: 'cpp' }], this),
+      vscode.languages.registerHoverProvider([{ language: 'c' }, { language: 'cpp' }], this),
+    );
+  }
+
+  /** Debug registers held by Ringside's live breakpoints. */
+  get slotsInUse(): number {
+    return this.armed.filter((a) => a.enabled && this.manager.get(a.sessionId).state !== 'stopped').length;
+  }
+
+  async recordHitsOnLine(uri: vscode.Uri, line: number): Promise<void> {
+    const file = path.basename(uri.fsPath);
+    await this.arm([{ spec: lineBreakpointSpec(file, line), kind: 'line', file: uri.fsPath, line, access: 'x', length: 8 }]);
+  }
+
+  /** The identifier under the cursor, as a global via symbols or any expression via the paused debugger. */
+  async watch(editor: vscode.TextEditor, access: WatchAccess): Promise<void> {
+    const range = editor.selection.isEmpty ? editor.document.getWordRangeAtPosition(editor.selection.active, /[A-Za-z_][\w.>\-[\]]*/) : editor.selection;
+    const expression = range ? editor.document.getText(range).trim() : '';
+    if (!expression) throw new Error('put the cursor on a variable to watch');
+    const debug = vscode.debug.activeDebugSession;
+    const frameId = vscode.debug.activeStackItem instanceof vscode.DebugStackFrame ? vscode.debug.activeStackItem.frameId : undefined;
+    if (debug && frameId !== undefined) {
+      const evaluate = async (text: string) => (await debug.customRequest('evaluate', { expression: text, frameId, context: 'watch' })) as { result: string };
+      const addressText = (await evaluate(`(unsigned long)&(${expression})`)).result;
+      const sizeText = (await evaluate(`sizeof(${expression})`)).result;
+      const addressMatch = /0x[0-9a-f]+|\d+/i.exec(addressText)?.[0];
+      const size = Number(/\d+/.exec(sizeText)?.[0] ?? NaN);
+      if (!addressMatch || !Number.isInteger(size) || size <= 0) throw new Error(`the debugger could not give an address and size for "${expression}" (&: ${addressText}; sizeof: ${sizeText})`);
+      const address = BigInt(addressMatch);
+      const { spec, length, note } = watchAddressSpec(address, size, access);
+      if (note) void vscode.window.showInformationMessage(`Ringside: ${expression}: ${note}`);
+      // A paused debuggee is ptrace-stopped; perf events on it work like on any other process.
+      const pid = await this.debuggeePid(debug);
+      await this.arm([{ spec, kind: 'watch', name: expression, access, length, address, file: editor.document.uri.fsPath, line: (range?.start.line ?? 0) + 1 }], pid);
+      return;
+    }
+    if (!/^[A-Za-z_]\w*$/.test(expression)) throw new Error(`"${expression}" is not a global or static variable name; pause in the debugger to watch any expression (locals, heap objects)`);
+    await this.arm([{ spec: watchSpec(expression, access), kind: 'watch', name: expression, access, length: 8, file: editor.document.uri.fsPath, line: (range?.start.line ?? 0) + 1 }]);
+  }
+
+  async convertDebuggerBreakpoints(scope: 'file' | 'workspace', disableOriginals: boolean): Promise<{ armed: number; skipped: readonly { request: BreakpointRequest; reason: string }[] }> {
+    const active = vscode.window.activeTextEditor?.document.uri.fsPath;
+    const sources = vscode.debug.breakpoints.filter((bp): bp is vscode.SourceBreakpoint => bp instanceof vscode.SourceBreakpoint)
+      .filter((bp) => scope === 'workspace' || bp.location.uri.fsPath === active);
+    const requests: BreakpointRequest[] = sources.map((bp) => ({
+      file: path.basename(bp.location.uri.fsPath), line: bp.location.range.start.line + 1, enabled: bp.enabled,
+      ...(bp.condition ? { condition: bp.condition } : {}), ...(bp.logMessage ? { logMessage: bp.logMessage } : {}),
+    }));
+    const plan = planConversion(requests, this.slotsInUse, DEBUG_REGISTERS);
+    if (plan.armed.length) {
+      await this.arm(plan.armed.map(({ request, spec }) => {
+        const original = sources[requests.indexOf(request)];
+        return { spec, kind: 'line' as const, file: original.location.uri.fsPath, line: request.line, access: 'x' as const, length: 8 as const };
+      }));
+      if (disableOriginals) {
+        const armedOriginals = plan.armed.map(({ request }) => sources[requests.indexOf(request)]);
+        vscode.debug.removeBreakpoints(armedOriginals);
+        vscode.debug.addBreakpoints(armedOriginals.map((bp) => new vscode.SourceBreakpoint(bp.location, false, bp.condition, bp.hitCondition, bp.logMessage)));
+      }
+    }
+    return { armed: plan.armed.length, skipped: plan.skipped };
+  }
+
+  /** Opens one recording session holding the given breakpoints on the chosen target. */
+  private async arm(items: Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate'>[], pid?: number): Promise<void> {
+    const free = DEBUG_REGISTERS - this.slotsInUse;
+    if (items.length > free) {
+      throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free; held by: ${this.armed.filter((a) => a.enabled).map((a) => a.spec).join(', ') || 'other tools'}`), { code: 'ENOSPC' });
+    }
+    const chosen = pid !== undefined ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) } : await this.targetFromActiveSession() ?? await this.chooseTarget();
+    if (!chosen) return;
+    const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
+    const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
+    const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context);
+    const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}` });
+    let locate: ((ip: bigint) => SourcePlace | undefined) | undefined;
+    if (executable) {
+      try {
+        const base = chosen.target.kind === 'pid' ? runningLoadBase(chosen.target.pid, executable) : predictedLoadBase(executable);
+        locate = executableLocator(executable, base);
+      } catch (error) {
+        this.log(`breakpoints: hits will not be placed in the source: ${(error as Error).message}`);
+      }
+    }
+    items.forEach((item, eventIndex) => {
+      const resolved = events[eventIndex];
+      this.armed.push({
+        ...item, id: `w${this.nextId++}`, sessionId: session.id, eventIndex, enabled: true,
+        ...(resolved.location ? { address: resolved.location.address } : {}),
+        ...(locate ? { locate } : {}),
+        ...(session.childPid ? { pid: session.childPid } : chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}),
+      });
+    });
+    this.decorate();
+    this.onArmed();
+  }
+
+  private async targetFromActiveSession(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
+    const active = this.manager.active();
+    const pid = active?.childPid;
+    if (!pid || active.targetExited) return undefined;
+    try {
+      return { target: { kind: 'pid', pid }, executable: readlinkSync(`/proc/${pid}/exe`) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async debuggeePid(debug: vscode.DebugSession): Promise<number> {
+    const text = ((await debug.customRequest('evaluate', { expression: '(int)getpid()', context: 'watch' })) as { result: string }).result;
+    const pid = Number(/\d+/.exec(text)?.[0]);
+    if (!Number.isInteger(pid) || pid <= 0) throw new Error(`could not learn the debuggee's pid (getpid() gave ${text})`);
+    return pid;
+  }
+
+  private updateHits(sessionId: string): void {
+    const snapshot: SnapshotEntry | undefined = this.manager.get(sessionId).snapshots.slice(-1)[0];
+    if (!snapshot) return;
+    for (const armed of this.armed.filter((a) => a.sessionId === sessionId)) {
+      armed.hits = summarizeHits(snapshot.decoded, armed.eventIndex, armed.locate ? (_pid, ip) => armed.locate!(ip) : undefined);
+    }
+    this.decorate();
+    this.lensesChanged.fire();
+  }
+
+  private forgetSession(sessionId: string): void {
+    for (let i = this.armed.length - 1; i >= 0; i--) if (this.armed[i].sessionId === sessionId) this.armed.splice(i, 1);
+    this.decorate();
+    this.lensesChanged.fire();
+    this.onArmed();
+  }
+
+  private decorate(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const file = editor.document.uri.fsPath;
+      const lines = this.armed.filter((a) => a.kind === 'line' && a.file === file && a.line !== undefined);
+      this.editorDecorations(editor, lines);
+    }
+  }
+
+  private editorDecorations(editor: vscode.TextEditor, lines: Armed[]): void {
+    const at = (line: number) => new vscode.Range(line - 1, 0, line - 1, 0);
+    editor.setDecorations(this.gutter, lines.map((a) => ({ range: at(a.line!), hoverMessage: `Ringside hardware breakpoint ${a.spec}${a.enabled ? '' : ' (disabled)'}` })));
+    editor.setDecorations(this.hitCount, lines.filter((a) => a.hits).map((a) => ({
+      range: new vscode.Range(a.line! - 1, Number.MAX_SAFE_INTEGER, a.line! - 1, Number.MAX_SAFE_INTEGER),
+      renderOptions: { after: { contentText: `${a.hits!.count.toLocaleString('en-US')} hits in the last snapshot` } },
+    })));
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const lenses: vscode.CodeLens[] = [];
+    for (const armed of this.armed.filter((a) => a.kind === 'watch' && a.name)) {
+      const text = document.getText();
+      const match = new RegExp(`\\b${armed.name!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).exec(text);
+      if (!match) continue;
+      const position = document.positionAt(match.index);
+      const title = armed.hits ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access) : `watched (${armed.access}) — capture a snapshot to count`;
+      lenses.push(new vscode.CodeLens(new vscode.Range(position, position), { title, command: 'ringside.showTimeline', arguments: [] }));
+    }
+    return lenses;
+  }
+
+  provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
+    const line = position.line + 1;
+    const armed = this.armed.find((a) => a.kind === 'line' && a.file === document.uri.fsPath && a.line === line && a.hits);
+    if (!armed?.hits) return undefined;
+    const markdown = new vscode.MarkdownString(`**Ringside** ${armed.spec}: ${armed.hits.count.toLocaleString('en-US')} hits in the last snapshot\n\n`);
+    markdown.isTrusted = false;
+    for (const hit of armed.hits.last.slice(-5).reverse()) {
+      markdown.appendText(`tid ${hit.tid} · ${hit.timeNs ?? '?'} ns · ip 0x${hit.ip.toString(16)}${hit.place?.function ? ` in ${hit.place.function}()` : ''}\n`);
+    }
+    return new vscode.Hover(markdown);
+  }
+
+  /** The watch controls of the timeline. */
+  readonly watchHandler = {
+    handle: async (request: WatchRequest): Promise<void> => {
+      switch (request.op) {
+        case 'add':
+          await this.arm([this.fromWatchSpec(request.spec)]);
+          return;
+        case 'remove': {
+          const armed = this.find(request.id);
+          const siblings = this.armed.filter((a) => a.sessionId === armed.sessionId);
+          if (siblings.length === 1) await this.manager.remove(armed.sessionId);
+          else {
+            this.manager.setEventEnabled(armed.sessionId, armed.eventIndex, false);
+            this.armed.splice(this.armed.indexOf(armed), 1);
+          }
+          this.decorate();
+          return;
+        }
+        case 'enable':
+        case 'disable': {
+          const armed = this.find(request.id);
+          this.manager.setEventEnabled(armed.sessionId, armed.eventIndex, request.op === 'enable');
+          armed.enabled = request.op === 'enable';
+          this.decorate();
+          return;
+        }
+        case 'modify': {
+          const armed = this.find(request.id);
+          if (request.spec.location.kind !== 'address') throw new Error('modify in place takes an address (symbols and lines: remove and add)');
+          const events = this.manager.events(armed.sessionId);
+          const attr = events[armed.eventIndex].attr;
+          this.manager.modifyEvent(armed.sessionId, armed.eventIndex, {
+            ...attr, type: PerfType.BREAKPOINT, bpType: bpTypeOf(request.spec.type),
+            config1: BigInt(request.spec.location.address), config2: BigInt(request.spec.type === 'x' ? 8 : request.spec.length),
+          });
+          return;
+        }
+      }
+    },
+    listMessage: (): HostToWebview => {
+      const watches: WatchInfo[] = this.armed.map((a) => ({
+        id: a.id,
+        location: a.kind === 'line' ? { kind: 'line', file: a.file ?? '', line: a.line ?? 0 } : a.name ? { kind: 'symbol', symbol: a.name } : { kind: 'address', address: `0x${(a.address ?? 0n).toString(16)}` },
+        type: a.access, length: a.length,
+        target: a.pid !== undefined ? { kind: 'process', pid: a.pid } : { kind: 'all-cpus' },
+        pinned: false, enabled: a.enabled, hits: a.hits?.count ?? 0,
+        ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
+      }));
+      const used = this.slotsInUse;
+      return { type: 'watchList', watches, budget: { used, total: DEBUG_REGISTERS, cpuPinned: 0, maxTaskPinned: 0, flexible: used } };
+    },
+  };
+
+  private fromWatchSpec(spec: WatchSpec): Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate'> {
+    const access = spec.type;
+    switch (spec.location.kind) {
+      case 'line':
+        return { spec: lineBreakpointSpec(path.basename(spec.location.file), spec.location.line), kind: 'line', file: spec.location.file, line: spec.location.line, access: 'x', length: 8 };
+      case 'symbol':
+        if (access === 'x') return { spec: `mem:${spec.location.symbol}:x`, kind: 'line', access: 'x', length: 8 };
+        if (access === 'r') throw new Error('x86 debug registers cannot watch reads alone: use rw');
+        return { spec: watchSpec(spec.location.symbol, access, { length: spec.length }), kind: 'watch', name: spec.location.symbol, access, length: spec.length };
+      case 'address': {
+        const address = BigInt(spec.location.address);
+        if (access === 'x') return { spec: `mem:0x${address.toString(16)}:x`, kind: 'line', access: 'x', length: 8, address };
+        if (access === 'r') throw new Error('x86 debug registers cannot watch reads alone: use rw');
+        return { spec: `mem:0x${address.toString(16)}/${spec.length}:${access}:u`, kind: 'watch', access, length: spec.length, address };
+      }
+    }
+  }
+
+  private find(id: string): Armed {
+    const armed = this.armed.find((a) => a.id === id);
+    if (!armed) throw new Error(`no breakpoint ${id}`);
+    return armed;
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables.splice(0)) disposable.dispose();
+    this.gutter.dispose();
+    this.hitCount.dispose();
+    this.lensesChanged.dispose();
+  }
+}
+
+function bpTypeOf(type: WatchSpec['type']): number {
+  switch (type) {
+    case 'r': return BreakpointType.R;
+    case 'w': return BreakpointType.W;
+    case 'rw': return BreakpointType.RW;
+    case 'x': return BreakpointType.X;
+  }
+}

@@ -1,0 +1,132 @@
+// Quick picks of Start Recording and Attach to Event: events grouped by kind (software,
+// tracepoints with fuzzy search over all of tracefs, breakpoints, PMUs incl. persistent),
+// multi-select remembered per workspace; targets (launch, running process, whole system).
+
+import { readdirSync, readFileSync } from 'node:fs';
+import * as vscode from 'vscode';
+import { listEvents } from '../../native/specs/list';
+import type { RecordTarget } from '../session/ports';
+
+const REMEMBERED_EVENTS = 'ringside.lastEvents';
+
+interface EventPick extends vscode.QuickPickItem {
+  readonly spec?: string;
+}
+
+export async function pickEvents(state: vscode.Memento, defaults: readonly string[]): Promise<string[] | undefined> {
+  const list = listEvents();
+  const remembered = new Set(state.get<string[]>(REMEMBERED_EVENTS) ?? defaults);
+  const items: EventPick[] = [];
+  const section = (label: string) => items.push({ label, kind: vscode.QuickPickItemKind.Separator });
+  section('Software');
+  for (const event of list.software) items.push({ label: event.name, description: event.aliases.join(', '), spec: event.name, picked: remembered.has(event.name) });
+  section(list.tracepointsError ? `Tracepoints (unavailable: ${list.tracepointsError})` : `Tracepoints (${list.tracepoints.length})`);
+  for (const tp of list.tracepoints) {
+    const spec = `${tp.system}:${tp.name}`;
+    items.push({ label: spec, description: `id ${tp.id}`, spec, picked: remembered.has(spec) });
+  }
+  section('Hardware breakpoints (type a spec in the box)');
+  for (const bp of list.breakpoints) items.push({ label: bp.syntax, detail: bp.description, alwaysShow: false });
+  section('PMUs');
+  for (const pmu of list.pmus) {
+    for (const event of pmu.events) {
+      const spec = `${pmu.name}/${event.name}/`;
+      items.push({ label: spec, description: `${pmu.persistent ? 'persistent · ' : ''}${event.terms}`, spec, picked: remembered.has(spec) });
+    }
+  }
+  // Specs remembered but not in the lists (breakpoints, custom PMU terms) stay selectable.
+  for (const spec of remembered) if (!items.some((item) => item.spec === spec)) items.unshift({ label: spec, description: 'custom', spec, picked: true });
+
+  const pick = vscode.window.createQuickPick<EventPick>();
+  pick.title = 'Ringside: events to record';
+  pick.placeholder = 'Fuzzy search software events, every tracefs tracepoint, PMUs; type a spec such as mem:counter:w and press Enter';
+  pick.canSelectMany = true;
+  pick.matchOnDescription = true;
+  pick.items = items;
+  pick.selectedItems = items.filter((item) => item.picked && item.spec);
+  const chosen = await new Promise<string[] | undefined>((resolve) => {
+    pick.onDidAccept(() => {
+      const specs = pick.selectedItems.map((item) => item.spec).filter((spec): spec is string => !!spec);
+      // A typed spec that matches nothing is taken as is (breakpoints, raw PMU terms).
+      if (specs.length === 0 && pick.value.trim()) specs.push(...pick.value.trim().split(/\s*,\s*/));
+      resolve(specs.length ? specs : undefined);
+      pick.hide();
+    });
+    pick.onDidHide(() => resolve(undefined));
+    pick.show();
+  });
+  pick.dispose();
+  if (chosen) await state.update(REMEMBERED_EVENTS, chosen);
+  return chosen;
+}
+
+export interface ProcessEntry {
+  readonly pid: number;
+  readonly comm: string;
+  readonly cmdline: string;
+}
+
+export function listProcesses(): ProcessEntry[] {
+  const entries: ProcessEntry[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const comm = readFileSync(`/proc/${name}/comm`, 'utf8').trim();
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+      entries.push({ pid: Number(name), comm, cmdline });
+    } catch {
+      // exited while listing
+    }
+  }
+  return entries.sort((a, b) => b.pid - a.pid);
+}
+
+export interface LaunchDefaults {
+  readonly program?: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+}
+
+/** ringside.launch.* settings, else the first launch configuration with a program. */
+export function launchDefaults(): LaunchDefaults {
+  const config = vscode.workspace.getConfiguration('ringside');
+  const program = config.get<string>('launch.program');
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const substitute = (text: string) => folder ? text.replace(/\$\{workspaceFolder\}/g, folder.uri.fsPath) : text;
+  if (program) return { program: substitute(program), args: (config.get<string[]>('launch.args') ?? []).map(substitute), ...(folder ? { cwd: folder.uri.fsPath } : {}) };
+  const launch = vscode.workspace.getConfiguration('launch', folder?.uri).get<{ program?: string; args?: string[]; cwd?: string }[]>('configurations') ?? [];
+  const first = launch.find((c) => typeof c.program === 'string');
+  if (first?.program) return { program: substitute(first.program), args: (first.args ?? []).map(substitute), cwd: first.cwd ? substitute(first.cwd) : folder?.uri.fsPath };
+  return { args: [], ...(folder ? { cwd: folder.uri.fsPath } : {}) };
+}
+
+/** Splits a command line on spaces, honouring simple quotes. */
+export function splitCommandLine(text: string): string[] {
+  const words: string[] = [];
+  for (const match of text.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(match[1] ?? match[2] ?? match[3]);
+  return words;
+}
+
+export async function pickTarget(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
+  const defaults = launchDefaults();
+  const choice = await vscode.window.showQuickPick([
+    { label: '$(play) Launch a program', detail: defaults.program ? `${defaults.program} ${defaults.args.join(' ')}` : 'set ringside.launch.program or a launch configuration to skip typing', id: 'launch' as const },
+    { label: '$(debug-alt) A running process', detail: 'pick from every process: pid, comm and command line', id: 'pid' as const },
+    { label: '$(server) Whole system, per CPU', detail: 'one ring per CPU (needs perf_event_paranoid <= 0 or CAP_PERFMON)', id: 'cpus' as const },
+  ], { title: 'Ringside: record what?' });
+  if (!choice) return undefined;
+  if (choice.id === 'cpus') return { target: { kind: 'cpus' } };
+  if (choice.id === 'pid') {
+    const processes = listProcesses().filter((p) => p.pid !== process.pid);
+    const picked = await vscode.window.showQuickPick(processes.map((p) => ({ label: `${p.pid}  ${p.comm}`, detail: p.cmdline, pid: p.pid })), { title: 'Ringside: process to record', matchOnDetail: true });
+    return picked ? { target: { kind: 'pid', pid: picked.pid } } : undefined;
+  }
+  const commandLine = await vscode.window.showInputBox({
+    title: 'Ringside: program and arguments',
+    value: defaults.program ? [defaults.program, ...defaults.args].map((w) => (/\s/.test(w) ? `"${w}"` : w)).join(' ') : '',
+    prompt: 'The program starts with the rings already recording (and ASLR off, so breakpoints land at predicted addresses)',
+  });
+  if (!commandLine?.trim()) return undefined;
+  const argv = splitCommandLine(commandLine.trim());
+  return { target: { kind: 'launch', argv, ...(defaults.cwd ? { cwd: defaults.cwd } : {}) }, executable: argv[0] };
+}
