@@ -140,7 +140,8 @@ class PerfDataReader {
       step();
     } catch (error) {
       if (!(error instanceof PerfDataError) || !this.options.keepGoing) throw error;
-      this.warnings.push(error.message);
+      // Callers prefix warnings with the file name, as they do for errors.
+      this.warnings.push(`${error.what}, at offset ${error.offset}`);
     }
   }
 
@@ -179,7 +180,7 @@ class PerfDataReader {
     if (offset + size > this.bytes.length) {
       const message = `${what} section (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`;
       if (!mayBeTruncated || !this.options.keepGoing || offset > this.bytes.length) this.fail(at, message);
-      this.warnings.push(`${this.file}: ${message}, at offset ${at}; reading what is there`);
+      this.warnings.push(`${message}, at offset ${at}; reading what is there`);
       return { offset, size: this.bytes.length - offset };
     }
     return { offset, size };
@@ -222,14 +223,23 @@ class PerfDataReader {
     }
     if (bits.length === 0) return;
     const table = this.cursor(tableOffset, bits.length * 16, 'feature section table');
+    // Sections past the end (a truncated file) are reported once, naming all of them.
+    const cutOff: { name: string; at: number; offset: number; size: number }[] = [];
     for (const bit of bits) {
       const at = table.absolute;
       const offset = table.u64Number(`feature ${bit} offset`);
       const size = table.u64Number(`feature ${bit} size`);
-      this.guarded(() => {
-        if (offset + size > this.bytes.length) this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file`);
-        this.readFeature(bit, this.cursor(offset, size, `feature ${featureName(bit)}`));
-      });
+      if (offset + size > this.bytes.length) {
+        if (!this.options.keepGoing) this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`);
+        cutOff.push({ name: featureName(bit), at, offset, size });
+        continue;
+      }
+      this.guarded(() => this.readFeature(bit, this.cursor(offset, size, `feature ${featureName(bit)}`)));
+    }
+    if (cutOff.length > 0) {
+      const first = cutOff[0];
+      const names = cutOff.map((c) => c.name).join(', ');
+      this.warnings.push(`feature sections ${names} extend past the end of the file (${this.bytes.length} bytes) and are not read, at offset ${first.at}`);
     }
   }
 
@@ -393,7 +403,7 @@ class PerfDataReader {
       case UserRecord.COMPRESSED:
       case UserRecord.COMPRESSED2:
         if (!this.warnings.some((w) => w.includes('compressed'))) {
-          this.warnings.push(`${this.file}: the data section has zstd-compressed records (perf record -z), which are not supported; they are skipped, at offset ${pos}`);
+          this.warnings.push(`the data section has zstd-compressed records (perf record -z), which are not supported; they are skipped, at offset ${pos}`);
         }
         return 0;
       default:
@@ -412,7 +422,7 @@ class PerfDataReader {
           const format = parseTracepointFormat(text, system);
           formats.set(format.id, format);
         } catch (error) {
-          this.warnings.push(`${this.file}: a tracepoint format of system ${system} could not be parsed (${(error as Error).message})`);
+          this.warnings.push(`a tracepoint format of system ${system} could not be parsed (${(error as Error).message})`);
         }
       }
     }
@@ -424,7 +434,7 @@ class PerfDataReader {
     });
     for (const event of events) {
       if (event.attr.type === PerfType.TRACEPOINT && !event.tracepoint) {
-        this.warnings.push(`${this.file}: no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
+        this.warnings.push(`no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
       }
     }
     const bytes = this.linearise(events);

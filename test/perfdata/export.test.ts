@@ -90,6 +90,10 @@ describe('perf.data export (perf script reads our files like its own)', function
       } else if (kind === RecordType.COMM && typeof f.pid === 'number' && typeof f.comm === 'string') {
         const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
         processes.set(f.pid, { ...entry, comm: f.comm });
+      } else if (kind === RecordType.FORK && typeof f.pid === 'number' && typeof f.ppid === 'number' && f.pid !== f.ppid) {
+        // The fixture forks a child; a forked process starts with its parent's comm and maps.
+        const parent = processes.get(f.ppid);
+        if (parent) processes.set(f.pid, { ...parent, pid: f.pid, tid: f.pid });
       } else if (kind === RecordType.SAMPLE) {
         const ring = source.rings[source.columns.ring[row]];
         const offset = source.columns.offset[row];
