@@ -71,7 +71,9 @@ export class LineTable {
   private readonly fileIndex = new Map<string, number>();
   private sortedSequences: LineSequence[] | undefined;
 
+  /** `units` from .debug_info; when empty (no or unreadable .debug_info), every program in the section is run in order. */
   constructor(private readonly sections: LineSections, units: readonly LineUnit[]) {
+    if (units.length === 0) units = allPrograms(sections);
     const seen = new Set<number>();
     for (const unit of units) {
       if (seen.has(unit.stmtList)) continue;
@@ -300,4 +302,18 @@ export class LineTable {
     for (const seq of this.sequences) for (const row of seq.rows) used.add(row.file);
     return [...used].map((i) => this.files[i].path);
   }
+}
+
+/** Offsets of every line program in .debug_line, by walking unit lengths. */
+function allPrograms(sections: LineSections): LineUnit[] {
+  const out: LineUnit[] = [];
+  const c = new DwarfCursor(sections.line, 0, sections.littleEndian);
+  while (c.offset + 4 <= sections.line.length) {
+    const start = c.offset;
+    const { end } = c.initialLength();
+    if (end > sections.line.length || end <= start) break;
+    out.push({ stmtList: start });
+    c.offset = end;
+  }
+  return out;
 }

@@ -105,7 +105,13 @@ export class ObjectFile {
     const e = this.dwarfElf;
     const line = e.sectionData('.debug_line');
     if (!line) return undefined;
-    const info = this.dwarfInfo();
+    let info: DwarfInfo | undefined;
+    try {
+      info = this.dwarfInfo();
+    } catch {
+      // .debug_info this reader cannot follow: the line programs still work, only without comp_dir for v2-4.
+      info = undefined;
+    }
     const units = info
       ? info.units.filter((u) => u.stmtList !== undefined).map((u) => ({ stmtList: u.stmtList as number, compDir: u.compDir, name: u.name, addressSize: u.addressSize }))
       : [];

@@ -80,8 +80,13 @@ export class Symbolizer {
     }
     const located = this.locate(pid, ip);
     if (!located) return undefined;
-    const fn = located.object.functionAt(located.vaddr);
-    return fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
+    try {
+      const fn = located.object.functionAt(located.vaddr);
+      return fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
+    } catch {
+      this.unreadable.add(located.object.path); // malformed symbol table: [unknown] from now on
+      return undefined;
+    }
   }
 
   /** C++ names demangled without parameters, as perf shows them (`ns::Class::method`). */
