@@ -89,6 +89,11 @@ export class TimelinePanel implements vscode.Disposable {
     );
   }
 
+  /** Re-sends the watch list (after a breakpoint was armed or removed from the editor). */
+  postWatches(): void {
+    if (this.host.watches) this.post(this.host.watches.listMessage());
+  }
+
   addSnapshot(entry: SnapshotEntry): void {
     if (this.disposed || this.streamer.has(entry.id)) return;
     this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, this.host.symbolize);
