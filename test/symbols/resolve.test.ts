@@ -127,6 +127,19 @@ describe('symbols: resolve (TargetSymbols)', function () {
     });
   }
 
+  it('strip --strip-all + debuglink: functions and variables come from the debug file\'s symtab and DWARF', () => {
+    const exe = fixture('sym_stripped_all');
+    assert.equal(nm(exe, ['-D']).some((s) => s.name === 'writer'), false, 'writer should not be exported');
+    const symbols = openTargetSymbols(exe, 0x10000n);
+    const reference = nm(fixture('sym_stripped_all.debug'));
+    const writer = symbols.resolveSymbol('writer');
+    assert.equal(writer.kind, 'function');
+    assert.equal(writer.address, reference.find((s) => s.name === 'writer')!.address + 0x10000n);
+    assert.equal(symbols.resolveSymbol('hits').address, reference.find((s) => s.name === 'hits')!.address + 0x10000n);
+    const line = sourceLineOf('sym_basic.c', 'total_writes += (counter_t)i;');
+    assert.equal(symbols.resolveLine('sym_basic.c', line).line, line);
+  });
+
   it('C++: qualified names, class statics, and linkage names resolve to nm addresses', () => {
     const exe = fixture('sym_cpp');
     const symbols = openTargetSymbols(exe, 0x1000000n);
