@@ -1,0 +1,109 @@
+// The composition root under a small stand-in for the `vscode` module (the only place one is
+// unavoidable): every command the manifest contributes is registered and vice versa, activation
+// events cover exactly the extension's commands/views/panel, failures become notifications, and
+// deactivate leaves no perf fd or mapping in the process.
+
+import assert from 'node:assert/strict';
+import Module from 'node:module';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ownPerfFds, ownPerfMappings, repoRoot } from './helpers';
+
+interface Registered { commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[] }
+
+/** Just enough of the vscode API for activate(): unknown members are no-op functions returning disposables. */
+function fakeVscode(registered: Registered, config: Record<string, unknown>) {
+  const disposable = { dispose() { /* nothing held */ } };
+  const anything: unknown = new Proxy(function () { return disposable; }, {
+    get: (_target, key) => (key === 'then' ? undefined : anything),
+    apply: () => disposable,
+    construct: () => anything as object,
+  });
+  class EventEmitter<T> {
+    private listeners: ((value: T) => void)[] = [];
+    event = (listener: (value: T) => void) => { this.listeners.push(listener); return disposable; };
+    fire(value: T) { for (const l of this.listeners) l(value); }
+    dispose() { this.listeners = []; }
+  }
+  const statusItem = () => ({ show() {}, hide() {}, dispose() {}, text: '', tooltip: '', command: '', name: '' });
+  return {
+    EventEmitter,
+    ThemeColor: class { constructor(readonly id: string) {} },
+    ThemeIcon: class { constructor(readonly id: string) {} },
+    TreeItem: class { constructor(readonly label: string, readonly collapsibleState: number) {} },
+    TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
+    StatusBarAlignment: { Left: 1, Right: 2 },
+    OverviewRulerLane: { Left: 1 },
+    ViewColumn: { Active: -1, Beside: -2 },
+    ProgressLocation: { Notification: 15 },
+    QuickPickItemKind: { Separator: -1 },
+    Uri: { joinPath: (base: { fsPath: string }, ...parts: string[]) => ({ fsPath: path.join(base.fsPath, ...parts) }), file: (fsPath: string) => ({ fsPath }) },
+    window: {
+      createOutputChannel: () => ({ appendLine() {}, show() {}, dispose() {} }),
+      createStatusBarItem: statusItem,
+      createTextEditorDecorationType: () => disposable,
+      registerTreeDataProvider: (id: string) => { registered.trees.push(id); return disposable; },
+      registerWebviewPanelSerializer: (id: string) => { registered.serializers.push(id); return disposable; },
+      onDidChangeVisibleTextEditors: () => disposable,
+      visibleTextEditors: [],
+      showErrorMessage: async (message: string) => { registered.errors.push(message); return undefined; },
+      showInformationMessage: async () => undefined,
+    },
+    commands: {
+      registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => { registered.commands.set(id, handler); return disposable; },
+      executeCommand: async () => undefined,
+    },
+    workspace: {
+      getConfiguration: () => ({ get: (key: string) => config[key] }),
+      onDidChangeConfiguration: () => disposable,
+      workspaceFolders: undefined,
+    },
+    languages: { registerCodeLensProvider: () => disposable, registerHoverProvider: () => disposable },
+    debug: { breakpoints: [], activeDebugSession: undefined },
+    env: { clipboard: { writeText: async () => undefined } },
+    other: anything,
+  };
+}
+
+describe('extension: activation with a stand-in vscode module', function () {
+  this.timeout(60000);
+  const moduleWithResolver = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
+  const originalResolve = moduleWithResolver._resolveFilename;
+  const stubId = path.join(repoRoot, '__vscode_stub__.js');
+  const registered: Registered = { commands: new Map(), trees: [], serializers: [], errors: [] };
+
+  before(() => {
+    moduleWithResolver._resolveFilename = function (request: string, ...rest: unknown[]) {
+      return request === 'vscode' ? stubId : originalResolve.call(this, request, ...rest);
+    };
+    require.cache[stubId] = { id: stubId, filename: stubId, loaded: true, exports: fakeVscode(registered, { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] }) } as unknown as NodeJS.Module;
+  });
+  after(() => {
+    moduleWithResolver._resolveFilename = originalResolve;
+    delete require.cache[stubId];
+  });
+
+  it('registers exactly the manifest commands, views and panel, and activates only on them', async () => {
+    const extension = await import('../../extension/extension');
+    const context = { subscriptions: [] as { dispose(): unknown }[], extensionPath: repoRoot, extensionUri: { fsPath: repoRoot }, workspaceState: { get: () => undefined, update: async () => undefined } };
+    extension.activate(context as never);
+    const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+    const contributed = (manifest.contributes.commands as { command: string }[]).map((c) => c.command).sort();
+    assert.deepEqual([...registered.commands.keys()].sort(), contributed);
+    assert.deepEqual(registered.trees, ['ringside.sessions']);
+    assert.deepEqual(registered.serializers, ['ringside.timeline']);
+    const activation = new Set(manifest.activationEvents as string[]);
+    for (const command of contributed) assert.ok(activation.has(`onCommand:${command}`), command);
+    assert.ok(activation.has('onView:ringside.sessions') && activation.has('onWebviewPanel:ringside.timeline'));
+    assert.ok([...activation].every((event) => /^(onCommand:ringside\.|onView:ringside\.|onWebviewPanel:ringside\.)/.test(event)), 'no activation on anything else');
+
+    // A command failing (no session yet) becomes a notification, not an exception.
+    await registered.commands.get('ringside.captureSnapshot')!();
+    assert.match(registered.errors.pop() ?? '', /no recording is running/);
+
+    for (const disposable of context.subscriptions) disposable.dispose();
+    await extension.deactivate();
+    assert.equal(ownPerfFds().length, 0);
+    assert.equal(ownPerfMappings(), 0);
+  });
+});
