@@ -220,6 +220,18 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const decoded = last!;
     const copy = decoded.rings.find((r) => r.direction === 'backward')!;
 
+    // perf script over a perf.data holding the same records (Ringside's own export of this
+    // snapshot), while the workload still runs, as the capture above did.
+    log(`  ${layout.name} ${ringBytes >> 20} MiB: perf script`);
+    const perfData = join(tools.tempDir, `snapshot-${layout.name.replace(/\W/g, '-')}-${ringBytes >> 20}.data`);
+    await exportSnapshot(perfData, decoded);
+    const script = runPerfScript(tools.perf, perfData, options.perfScriptRuns, 1);
+    let samples = 0;
+    for (let i = 0; i < decoded.columns.length; i++) if (decoded.columns.kind[i] === RecordType.SAMPLE) samples++;
+    if (script.records !== samples) {
+      throw new Error(`perf script printed ${script.records} samples, the snapshot holds ${samples}`);
+    }
+
     // Decoder alone over the ring copy, then the C walker over the same bytes, in alternating
     // rounds (the ratio is taken per round, so load from elsewhere hits both sides alike). The
     // workload is stopped first: both sides work on a copy.
@@ -254,17 +266,6 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     }
     for (const [key, value] of Object.entries(ours)) {
       if (walker!.checksum[key] !== value) throw new Error(`C walker and decoder disagree on ${key}: ${walker!.checksum[key]} vs ${value}`);
-    }
-
-    // perf script over a perf.data holding the same records (Ringside's own export of this snapshot).
-    log(`  ${layout.name} ${ringBytes >> 20} MiB: perf script`);
-    const perfData = join(tools.tempDir, `snapshot-${layout.name.replace(/\W/g, '-')}-${ringBytes >> 20}.data`);
-    await exportSnapshot(perfData, decoded);
-    const script = runPerfScript(tools.perf, perfData, options.perfScriptRuns, 1);
-    let samples = 0;
-    for (let i = 0; i < decoded.columns.length; i++) if (decoded.columns.kind[i] === RecordType.SAMPLE) samples++;
-    if (script.records !== samples) {
-      throw new Error(`perf script printed ${script.records} samples, the snapshot holds ${samples}`);
     }
 
     return {

@@ -99,7 +99,7 @@ async function main(): Promise<number> {
     }
 
     const kernelTable = new Table(['layout', 'ring', 'records', 'B/rec', 'pause ms', 'memcpy ms', 'pause/memcpy', 'decode Mrec/s', 'C Mrec/s', 'decode/C', 'snap->cols Mrec/s', 'perf script Mrec/s', 'vs perf']);
-    const webTable = new Table(['ring', 'records', 'transfer ms', 'clone ms', 'first paint ms', 'of which receive ms', 'first render ms', 'zoom frame ms', 'zoom max ms']);
+    const webTable = new Table(['ring', 'records', 'transfer ms', 'clone ms', 'transfer+store ms', 'first paint ms', 'of which receive ms', 'first render ms', 'zoom frame ms', 'zoom max ms']);
     const json: Record<string, unknown> = {};
     const byRing: Record<string, unknown> = {};
     for (const [size, figures] of bySize) {
@@ -112,10 +112,10 @@ async function main(): Promise<number> {
       }
       const t = figures.transport;
       const v = figures.render;
-      webTable.add(mib(size), t.rows, t.transferMs, t.cloneMs, v.firstPaintMs, v.receiveMs, v.firstRenderMs, v.zoomFrameMs, v.zoomFrameMaxMs);
+      webTable.add(mib(size), t.rows, t.transferMs, t.cloneMs, t.transferAndStoreMs, v.firstPaintMs, v.receiveMs, v.firstRenderMs, v.zoomFrameMs, v.zoomFrameMaxMs);
       byRing[`${size / MIB}MiB`] = {
         ...perLayout,
-        transport: { records: t.rows, transfer_ms: round(t.transferMs), structured_clone_ms: round(t.cloneMs) },
+        transport: { records: t.rows, transfer_ms: round(t.transferMs), structured_clone_ms: round(t.cloneMs), transfer_and_store_ms: round(t.transferAndStoreMs) },
         render: { records: v.rows, first_paint_ms: round(v.firstPaintMs), receive_ms: round(v.receiveMs), first_render_ms: round(v.firstRenderMs), zoom_frame_ms: round(v.zoomFrameMs), zoom_frame_max_ms: round(v.zoomFrameMaxMs) },
       };
     }

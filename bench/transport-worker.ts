@@ -1,5 +1,6 @@
-// The webview side of the transport case, in a worker thread: every message is validated and
-// appended to the webview's real RecordStore, as App.receive does before it renders.
+// The webview side of the transport case, in a worker thread. Mode 'move': every message is
+// validated (as App.receive does first) and the batch buffers are held: the records have arrived.
+// Mode 'store': each batch is also appended to the webview's real RecordStore, as App does next.
 
 import { parentPort } from 'node:worker_threads';
 import { validateHostToWebview } from '../webview/protocol';
@@ -8,12 +9,17 @@ import { RecordStore } from '../webview/store';
 if (!parentPort) throw new Error('transport-worker must run as a worker thread');
 const port = parentPort;
 let store = new RecordStore();
+let mode: 'move' | 'store' = 'move';
 let expected = 0;
 let received = 0;
+let rows = 0;
+let held: unknown[] = [];
 
 port.on('message', (data: unknown) => {
-  if (data === 'reset') {
+  if (data === 'move' || data === 'store') {
     store = new RecordStore();
+    mode = data;
+    held = [];
     port.postMessage({ type: 'reset' });
     return;
   }
@@ -24,11 +30,14 @@ port.on('message', (data: unknown) => {
   }
   const message = checked.message;
   if (message.type === 'snapshotStart') {
-    store.beginSnapshot(message);
+    if (mode === 'store') store.beginSnapshot(message);
     expected = message.batchCount;
     received = 0;
+    rows = 0;
   } else if (message.type === 'batch') {
-    store.addBatch(message);
-    if (++received === expected) port.postMessage({ type: 'done', rows: store.length });
+    if (mode === 'store') store.addBatch(message);
+    else held.push(message);
+    rows += message.rowCount;
+    if (++received === expected) port.postMessage({ type: 'done', rows: mode === 'store' ? store.length : rows });
   }
 });

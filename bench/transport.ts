@@ -1,7 +1,8 @@
 // transport_1m_ms: moving decoded records to the webview side as columnar buffers. A worker
 // thread stands in for the webview (postMessage over a MessagePort, with the ArrayBuffers
-// transferred, or structured-cloned); the clock runs from the decoded columns to the worker
-// having validated and appended every batch to the webview's RecordStore.
+// transferred, or structured-cloned); the clock runs from the decoded columns (split into the
+// protocol's exact-length batches) to the worker having received and validated every batch.
+// Also timed: the same plus appending every batch to the webview's real RecordStore.
 
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
@@ -56,6 +57,8 @@ export interface TransportResult {
   readonly rows: number;
   readonly transferMs: number;
   readonly cloneMs: number;
+  /** Transfer plus RecordStore.addBatch of every batch on the receiving side. */
+  readonly transferAndStoreMs: number;
 }
 
 export async function runTransport(snapshot: DecodedSnapshot, columns: RecordColumns, runs: number, warmup: number): Promise<TransportResult> {
@@ -66,8 +69,8 @@ export async function runTransport(snapshot: DecodedSnapshot, columns: RecordCol
   worker.on('error', (error) => { pending?.reject(error); pending = null; });
   const next = () => new Promise<Reply>((resolve, reject) => { pending = { resolve, reject }; });
   let counter = 0;
-  const once = async (transfer: boolean): Promise<number> => {
-    worker.postMessage('reset');
+  const once = async (transfer: boolean, mode: 'move' | 'store' = 'move'): Promise<number> => {
+    worker.postMessage(mode);
     await next();
     const snapshotId = `bench-${counter++}`;
     const started = nowNs();
@@ -87,15 +90,18 @@ export async function runTransport(snapshot: DecodedSnapshot, columns: RecordCol
   try {
     const transfer: number[] = [];
     const clone: number[] = [];
+    const stored: number[] = [];
     for (let i = -warmup; i < runs; i++) {
       const t = await once(true);
       const c = await once(false);
+      const s = await once(true, 'store');
       if (i >= 0) {
         transfer.push(t);
         clone.push(c);
+        stored.push(s);
       }
     }
-    return { rows: columns.length, transferMs: median(transfer), cloneMs: median(clone) };
+    return { rows: columns.length, transferMs: median(transfer), cloneMs: median(clone), transferAndStoreMs: median(stored) };
   } finally {
     await worker.terminate();
   }

@@ -1,0 +1,52 @@
+// Profiling aid for the decoder (not part of `npm run bench`): fills a real 64 MiB flight-recorder
+// ring with the bench workload, takes one snapshot and decodes it repeatedly, so that
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof out/bench/profile-decode.js [basic|callchain+raw] [MiB] [decodes] [e2e]
+// shows where decodeSnapshot spends its time (open the .cpuprofile in Chrome DevTools or VS Code).
+// With `e2e` each iteration is a whole capture (Recorder.snapshot + decodeSnapshot, workload running);
+// with `live` the same copy is decoded while the workload keeps running (to see its interference).
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Recorder } from '../native/perf/recorder';
+import { decodeSnapshot } from '../native/decode/columns';
+import { layouts } from './kernel';
+import { checkPrerequisites, compileC } from './tools';
+import { median, nowNs } from './stats';
+
+async function main(): Promise<void> {
+  const [layoutName = 'basic', sizeMib = '64', decodes = '30', mode = 'decode'] = process.argv.slice(2);
+  const endToEnd = mode === 'e2e';
+  const layout = layouts().find((l) => l.name === layoutName);
+  if (!layout) throw new Error(`unknown layout ${layoutName} (basic, callchain+raw)`);
+  const { gcc } = checkPrerequisites();
+  const tempDir = mkdtempSync(join(tmpdir(), 'ringside-profile-'));
+  const workload = compileC(gcc, join(__dirname, '..', '..', 'bench', 'getpid_loop.c'), tempDir, 'getpid_loop', ['-O1', '-g', '-fno-omit-frame-pointer']);
+  const child = spawn(workload, [], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('spawn', resolve));
+  const bytes = Number(sizeMib) * 1024 * 1024;
+  const recorder = await Recorder.open({ events: [layout.event], target: { kind: 'pid', pid: child.pid! }, pages: bytes / 4096, sideband: false });
+  try {
+    while (recorder.ringStats()[0].bytesWritten < BigInt(bytes * 2)) await new Promise((resolve) => setTimeout(resolve, 20));
+    const snapshot = recorder.snapshot();
+    if (!endToEnd && mode !== 'live') child.kill('SIGKILL');
+    const times: number[] = [];
+    let rows = 0;
+    for (let i = 0; i < Number(decodes); i++) {
+      const started = nowNs();
+      rows = decodeSnapshot(endToEnd ? recorder.snapshot() : snapshot).columns.length;
+      times.push(nowNs() - started);
+    }
+    console.log(`${layout.name} ${sizeMib} MiB: ${rows} records, median ${endToEnd ? 'snapshot + decode' : 'decode'} ${(median(times) / 1e6).toFixed(2)} ms = ${(rows / median(times) * 1e3).toFixed(2)} Mrec/s`);
+  } finally {
+    recorder.dispose();
+    child.kill('SIGKILL');
+    rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});
