@@ -42,8 +42,8 @@ export interface TracepointFormat {
   readonly printFormat: string;
 }
 
-/** Which snapshot path produced a ring copy (see coverage). */
-export type SnapshotPath = 'paused' | 'gap-free' | 'peek';
+/** Which path produced a ring copy (reported in coverage). paused: pause → copy → resume; gap-free: a standby ring took over first; peek: read without pausing (a borrowed forward ring); file: records read from a perf.data file. */
+export type SnapshotPath = 'paused' | 'gap-free' | 'peek' | 'file';
 
 /**
  * One ring's data area as copied during the pause. The bytes are linearised: bytes[0] is the

@@ -449,7 +449,7 @@ class PerfDataReader {
       validBytes: bytes.length,
       dataSize: bytes.length,
       bytesWritten: BigInt(bytes.length),
-      path: 'paused',
+      path: 'file',
     };
     return { mode, events, rings: [ring], features: this.features, tracing: this.tracing, recordCounts: this.counts, warnings: this.warnings };
   }
