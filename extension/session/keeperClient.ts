@@ -23,6 +23,8 @@ export interface KeeperLaunch {
   readonly cwd?: string;
   /** Node binary to run the CLI with (default: this process's, with ELECTRON_RUN_AS_NODE for VS Code). */
   readonly nodePath?: string;
+  /** Extra environment (e.g. XDG_RUNTIME_DIR, which decides where the state file goes). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export function keeperArguments(launch: KeeperLaunch): string[] {
@@ -55,7 +57,7 @@ export class KeeperClient {
       detached: true,
       stdio: ['ignore', 'ignore', 'pipe'],
       cwd: launch.cwd,
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ...launch.env },
     });
     let stderr = '';
     child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
@@ -89,22 +91,37 @@ export class KeeperClient {
     }
   }
 
-  /** SIGTERM, then wait for it to go away; removes its state file if it could not. */
-  async stop(state: Pick<KeeperState, 'pid' | 'procStartTicks'>, timeoutMs = 5000): Promise<void> {
+  /**
+   * SIGTERM, then wait for it to go away. A keeper that ignores SIGTERM past the timeout is killed
+   * (its rings die with it, which is what stopping means); `forced` says so.
+   */
+  async stop(state: Pick<KeeperState, 'pid' | 'procStartTicks'>, timeoutMs = 5000): Promise<{ forced: boolean }> {
     if (!isKeeperAlive(state)) {
       removeKeeperState(state.pid, this.dir);
-      return;
+      return { forced: false };
     }
-    try {
-      process.kill(state.pid, 'SIGTERM');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw new KeeperError(`cannot signal keeper ${state.pid}: ${(error as Error).message}`);
-    }
-    const deadline = Date.now() + timeoutMs;
-    while (isKeeperAlive(state)) {
-      if (Date.now() > deadline) throw new KeeperError(`keeper ${state.pid} did not exit within ${timeoutMs} ms of SIGTERM`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(state.pid, name);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw new KeeperError(`cannot signal keeper ${state.pid}: ${(error as Error).message}`);
+      }
+    };
+    const gone = async (deadline: number) => {
+      while (isKeeperAlive(state)) {
+        if (Date.now() > deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return true;
+    };
+    signal('SIGTERM');
+    let forced = false;
+    if (!(await gone(Date.now() + timeoutMs))) {
+      forced = true;
+      signal('SIGKILL');
+      if (!(await gone(Date.now() + 2000))) throw new KeeperError(`keeper ${state.pid} survived SIGKILL`);
     }
     removeKeeperState(state.pid, this.dir);
+    return { forced };
   }
 }

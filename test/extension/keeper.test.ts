@@ -13,7 +13,7 @@ import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeperClient';
 import { keeperStatePath } from '../../native/keeper/state';
 import { RecordType } from '../../native/perf/uapi';
-import { fixture, ownPerfFds, ownPerfMappings, waitFor } from './helpers';
+import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
 
 /** A keeper in its own process, run from the compiled native/keeper module (what `ringside keep` runs). */
 function spawnKeeper(runtimeDir: string, argv: string[]): ChildProcess {
@@ -104,6 +104,28 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     await secondWindow.dispose();
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);
+  });
+
+  it('starts `ringside keep` (dist/cli.js) detached through the keeper client and attaches to it', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    assert.ok(existsSync(cliPath), 'dist/cli.js is built by npm test (npm run build)');
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const client = new KeeperClient(dir);
+    const state = await client.start({ cliPath, events: ['task-clock'], target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '30000'] }, pages: 8, env: { XDG_RUNTIME_DIR: runtimeDir } });
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    try {
+      assert.ok(state.rings.some((ring) => ring.direction === 'backward' && ring.pages === 8));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const manager = new SessionManager({ backend: createBackend() });
+      const session = await manager.attachKeeper(state);
+      const snapshot = await manager.snapshot(session.id);
+      assert.ok(workload && workloadSamples(manager, snapshot.id, workload) > 5, 'samples of the workload the CLI keeper launched');
+      await manager.dispose();
+    } finally {
+      const { forced } = await client.stop(state);
+      assert.equal(forced, false, 'the CLI keeper exits on SIGTERM by itself (it must not wait for its launched command)');
+    }
+    assert.equal(client.list().length, 0, 'the CLI keeper removed its state file on SIGTERM');
   });
 
   it('builds the `ringside keep` command line the CLI expects', () => {
