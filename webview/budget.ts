@@ -20,7 +20,9 @@ export function explainEnospc(budget: WatchBudget, pinned: boolean): string {
   const registers = `${budget.total} debug registers per CPU`;
   const taken = `${budget.cpuPinned} pinned per-CPU + ${budget.maxTaskPinned} pinned by the busiest task`;
   if (breakpointFits(budget, pinned)) {
-    return `Fits by the kernel's rule: ${taken} (and ${budget.flexible} flexible) of ${registers}.`;
+    return `The counts shown leave a register free on this CPU (${taken}, ${budget.flexible} flexible, of ${registers}), `
+      + 'so the refusal came from elsewhere: for a breakpoint on every CPU the kernel checks the busiest CPU, and for a task '
+      + 'it counts the pinned breakpoints that task already has.';
   }
   if (pinned) {
     const reserved = budget.flexible > 0 ? ', plus 1 register kept for the flexible breakpoints' : '';

@@ -70,7 +70,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: (ro
         const e = src.event[row];
         const isBreakpoint = src.events[e]?.kind === 'breakpoint';
         const name = src.events[e]?.name ?? `event ${e}`;
-        g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `⌖ ${name}` : name,
+        g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name,
           isBreakpoint ? -1e18 + e : e, isBreakpoint);
         break;
       }
@@ -79,7 +79,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: (ro
     groups[g].count++;
     const ev = src.events[src.event[row]];
     if (ev && ev.kind === 'breakpoint' && grouping !== 'event') {
-      const w = intern(`watch:${ev.name}`, `⌖ ${ev.name}`, -1e18 + src.event[row], true);
+      const w = intern(`watch:${ev.name}`, `◆ ${ev.name}`, -1e18 + src.event[row], true);
       watchOf[row] = w;
       groups[w].count++;
     }

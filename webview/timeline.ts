@@ -70,6 +70,8 @@ export class Timeline {
   private brushed: [number, number] | null = null;
   private pendingWindow: [number, number] | null = null;
   private hasData = false;
+  /** Until the user zooms or pans, new data widens the view to show everything. */
+  private userAdjusted = false;
 
   selectedLane = -1;
   selectedPos = -1;
@@ -146,7 +148,7 @@ export class Timeline {
       })
       .on('zoom', (event: d3.D3ZoomEvent<SVGSVGElement, unknown>) => {
         this.transform = event.transform;
-        if (event.sourceEvent) this.followLatest = false;
+        if (event.sourceEvent) { this.followLatest = false; this.userAdjusted = true; }
         this.syncBrush();
         this.hideTooltip();
         this.scheduler.schedule();
@@ -211,6 +213,8 @@ export class Timeline {
     if (this.pendingWindow && this.pendingWindowFits(extent)) {
       this.setWindow(this.pendingWindow[0], this.pendingWindow[1]);
       this.pendingWindow = null;
+    } else if (previousWindow && !this.userAdjusted) {
+      this.setWindow(this.base.domain()[0], this.base.domain()[1]);
     } else if (previousWindow && this.followLatest) {
       const width = previousWindow[1] - previousWindow[0];
       const end = this.base.domain()[1];
@@ -225,6 +229,7 @@ export class Timeline {
 
   /** Restore a window once data arrives (persisted view state). */
   restoreWindow(start: number, end: number): void {
+    this.userAdjusted = true;
     if (this.hasData) this.setWindow(start, end); else this.pendingWindow = [start, end];
   }
 
@@ -253,6 +258,7 @@ export class Timeline {
   }
 
   zoomBy(factor: number, centerTime?: number): void {
+    this.userAdjusted = true;
     const [a, b] = this.window();
     const c = centerTime ?? (a + b) / 2;
     const na = c - (c - a) / factor;
@@ -262,6 +268,7 @@ export class Timeline {
   }
 
   resetZoom(): void {
+    this.userAdjusted = true;
     const [a, b] = this.base.domain();
     this.setWindow(a, b);
   }
@@ -308,6 +315,8 @@ export class Timeline {
       .scaleExtent([0.5, Math.max(1, (b1 - b0) / MIN_WINDOW_NS)])
       .translateExtent([[-width * 0.5, 0], [width * 1.5, height]]);
     this.brush.extent([[0, 0], [width, height]]);
+    // The brush sizes its overlay when applied, so re-apply it for the new extent.
+    d3.select(this.brushLayer).call(this.brush);
   }
 
   private ensureDerived(): void {
@@ -563,7 +572,9 @@ export class Timeline {
       const lane = this.lanes[li];
       const y = Math.round(top * dpr);
       const hp = Math.round(h * dpr);
-      if (li % 2 === 1) { ctx.fillStyle = colors.laneAlt; ctx.fillRect(0, y, W, hp); }
+      // A hairline under each lane; no background fill, so every painted pixel is a mark.
+      ctx.fillStyle = colors.laneAlt;
+      ctx.fillRect(0, y + hp, W, 1);
       const [s, e] = visibleRange(time, lane.rows, t0, t1);
       const n = e - s;
       if (n === 0) continue;
@@ -599,7 +610,7 @@ export class Timeline {
         ctx.globalAlpha = 1;
       }
       let lastPx = -1;
-      const tickW = Math.max(1, Math.round(dpr * 1.5));
+      const tickW = Math.max(1, Math.round(dpr));
       for (let i = s; i < e; i++) {
         const row = lane.rows[i];
         const px = Math.floor((time[row] - t0) * pxPerNs);

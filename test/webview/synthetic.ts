@@ -1,0 +1,139 @@
+// Synthetic snapshots for the browser tests, bundled into the test page (IIFE global
+// `RingsideSynthetic`). It plays the extension host: columns built like the decoder's, split with
+// the real columnsToBatches, streamed one batch per acknowledgement.
+
+import { columnsToBatches, type EventInfo, type RecordBatch, type SnapshotStart, type ThreadInfo, type CoverageFact } from '../../webview/protocol';
+import type { RecordColumns } from '../../native/decode/types';
+
+export interface SyntheticRow {
+  t: number; event: number; pid: number; tid: number; cpu: number; kind?: number; misc?: number; ip?: number; symbol?: string | null;
+}
+
+export interface SyntheticSnapshot { start: SnapshotStart; batches: RecordBatch[] }
+
+export const SMALL_ORIGIN = 5_000_000_000_000n;
+export const US = 1000;
+
+export const SMALL_EVENTS: EventInfo[] = [
+  { index: 0, name: 'sched:sched_switch', kind: 'tracepoint' },
+  { index: 1, name: 'syscalls:sys_enter_read', kind: 'tracepoint' },
+  { index: 2, name: 'syscalls:sys_exit_read', kind: 'tracepoint' },
+  { index: 3, name: 'mem:counter:w', kind: 'breakpoint' },
+  { index: 4, name: 'cpu-clock', kind: 'software' },
+];
+
+export const SMALL_THREADS: ThreadInfo[] = [
+  { pid: 100, tid: 100, comm: 'worker' },
+  { pid: 100, tid: 101, comm: 'worker' },
+  { pid: 200, tid: 200, comm: '<img src=x onerror="window.__pwned=1">' },
+];
+
+function toColumns(rows: SyntheticRow[], origin: bigint): { columns: RecordColumns; symbols: (string | null)[] } {
+  const n = rows.length;
+  const c = {
+    length: n, timeOriginNs: origin, time: new Float64Array(n), kind: new Uint8Array(n), misc: new Uint16Array(n),
+    event: new Uint16Array(n), pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+  };
+  rows.forEach((r, i) => {
+    c.time[i] = r.t; c.kind[i] = r.kind ?? 9; c.misc[i] = r.misc ?? 2; c.event[i] = r.event; c.pid[i] = r.pid; c.tid[i] = r.tid;
+    c.cpu[i] = r.cpu; c.ipHi[i] = 0; c.ipLo[i] = r.ip ?? 0; c.ring[i] = r.cpu; c.offset[i] = i * 64;
+  });
+  return { columns: c, symbols: rows.map((r) => r.symbol ?? null) };
+}
+
+/** The small, fully known snapshot the assertions are written against (116 records over 1 ms). */
+export function smallRows(): SyntheticRow[] {
+  const rows: SyntheticRow[] = [];
+  for (let i = 0; i <= 10; i++) rows.push({ t: i * 100 * US, event: 0, pid: 100, tid: i % 2 === 0 ? 100 : 101, cpu: 0 });
+  for (let i = 0; i <= 100; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 200, cpu: 1, ip: 0x401000 + i * 4, symbol: 'busy_loop' });
+  rows.push({ t: 300 * US + 50, event: 1, pid: 100, tid: 100, cpu: 0 });
+  rows.push({ t: 350 * US + 50, event: 2, pid: 100, tid: 100, cpu: 0 });
+  rows.push({ t: 500 * US + 1, event: 3, pid: 200, tid: 200, cpu: 1, ip: 0x401100, symbol: 'bump_counter' });
+  rows.push({ t: 510 * US + 1, event: 3, pid: 200, tid: 200, cpu: 1, ip: 0x401100, symbol: 'bump_counter' });
+  return rows.sort((a, b) => a.t - b.t);
+}
+
+function coverage(origin: bigint, oldest: number, newest: number, lost: string, overwritten: string): CoverageFact[] {
+  return [0, 1].map((cpu) => ({
+    ringId: cpu, label: `cpu${cpu}`, path: 'paused', dataSize: 65536, bytesWritten: '1048576', bytesOverwritten: overwritten,
+    recordsRetained: 50, oldestTimeNs: (origin + BigInt(oldest)).toString(), newestTimeNs: (origin + BigInt(newest)).toString(),
+    lost: cpu === 1 ? lost : '0',
+  }));
+}
+
+export function snapshot(id: string, name: string, rows: SyntheticRow[], origin: bigint, batchRows: number,
+  events = SMALL_EVENTS, threads = SMALL_THREADS): SyntheticSnapshot {
+  const { columns, symbols } = toColumns(rows, origin);
+  const batches = columnsToBatches(columns, { snapshotId: id, batchRows, symbols });
+  const times = rows.map((r) => r.t);
+  const start: SnapshotStart = {
+    type: 'snapshotStart', snapshotId: id, name, timeOriginNs: origin.toString(), totalRows: rows.length,
+    batchCount: batches.length, takenAtMs: 1_700_000_000_000, events, threads,
+    coverage: coverage(origin, Math.min(...times.slice(0, 1)), times[times.length - 1] ?? 0, '7', '4096'),
+  };
+  return { start, batches };
+}
+
+export function small(): SyntheticSnapshot {
+  return snapshot('snap-1', 'snapshot 1', smallRows(), SMALL_ORIGIN, 50);
+}
+
+/** A later snapshot of the same recording: 2.0–2.5 ms, with its own origin. */
+export function second(): SyntheticSnapshot {
+  const origin = SMALL_ORIGIN + 2_000_000n;
+  const rows: SyntheticRow[] = [];
+  for (let i = 0; i <= 50; i++) rows.push({ t: i * 10 * US, event: 4, pid: 200, tid: 200, cpu: 1, ip: 0x401000, symbol: 'busy_loop' });
+  return snapshot('snap-2', 'snapshot 2', rows, origin, 20);
+}
+
+/** n samples over one second on two CPUs and four threads. */
+export function big(n: number): SyntheticSnapshot {
+  const origin = 9_000_000_000_000n;
+  const { columns } = toColumns([], origin);
+  const c = {
+    ...columns, length: n, time: new Float64Array(n), kind: new Uint8Array(n).fill(9), misc: new Uint16Array(n).fill(2),
+    event: new Uint16Array(n).fill(4), pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+  };
+  for (let i = 0; i < n; i++) {
+    c.time[i] = Math.floor((i * 1e9) / n);
+    c.cpu[i] = i & 1;
+    c.tid[i] = 300 + (i % 4);
+    c.pid[i] = 300;
+    c.ipLo[i] = 0x401000 + (i % 64);
+  }
+  const batches = columnsToBatches(c, { snapshotId: 'big', batchRows: 65536 });
+  const start: SnapshotStart = {
+    type: 'snapshotStart', snapshotId: 'big', name: `${n} records`, timeOriginNs: origin.toString(), totalRows: n,
+    batchCount: batches.length, takenAtMs: 1_700_000_000_000, events: SMALL_EVENTS,
+    threads: [0, 1, 2, 3].map((i) => ({ pid: 300, tid: 300 + i, comm: `load-${i}` })), coverage: coverage(origin, 0, 1e9, '0', '0'),
+  };
+  return { start, batches };
+}
+
+type Send = (message: unknown) => void;
+
+/**
+ * Stream snapshots like the host does: snapshotStart, then one batch per batchAck. Resolves when
+ * the last batch has been acknowledged.
+ */
+export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (hook: (m: { type: string; snapshotId?: string; batchIndex?: number }) => void) => void): Promise<number> {
+  return new Promise((resolve) => {
+    let s = 0;
+    let acks = 0;
+    const begin = () => {
+      if (s >= snapshots.length) { resolve(acks); return; }
+      send(snapshots[s].start);
+      send(snapshots[s].batches[0]);
+    };
+    onPost((m) => {
+      if (m.type !== 'batchAck' || s >= snapshots.length || m.snapshotId !== snapshots[s].start.snapshotId) return;
+      acks++;
+      const next = (m.batchIndex ?? 0) + 1;
+      if (next < snapshots[s].batches.length) send(snapshots[s].batches[next]);
+      else { s++; begin(); }
+    });
+    begin();
+  });
+}

@@ -1,0 +1,499 @@
+// Browser tests of the timeline panel: the built bundle served from 127.0.0.1 inside the real
+// HTML shell (renderWebviewHtml, CSP header and meta), a test page standing in for the VS Code
+// webview API, driven through Debian Chromium with playwright-core.
+
+import * as assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../webview/html';
+import { renderStandaloneHtml } from '../../webview/standalone';
+import { small, smallRows, US } from './synthetic';
+
+/** The repository root: the nearest folder above this file with a package.json and scripts/build.mjs. */
+function findRoot(from: string): string {
+  for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'scripts/build.mjs'))) return dir;
+  }
+  throw new Error(`no repository root above ${from}`);
+}
+const ROOT = findRoot(__dirname);
+const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+const HELPER_DIR = path.join(ARTIFACTS, 'webview-test');
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Test-page stand-in for acquireVsCodeApi plus probes that read what the canvas drew. */
+const STAND_IN = `
+window.__posted = [];
+window.__hooks = [];
+document.addEventListener('securitypolicyviolation', function (e) {
+  console.error('CSP violation: ' + e.violatedDirective + ' at ' + e.sourceFile + ':' + e.lineNumber + ':' + e.columnNumber + ' ' + e.sample);
+});
+window.__onPost = function (fn) { window.__hooks.push(fn); };
+var __state;
+window.acquireVsCodeApi = function () {
+  return {
+    postMessage: function (m) { window.__posted.push(m); window.__hooks.forEach(function (h) { h(m); }); },
+    getState: function () { return __state; },
+    setState: function (s) { __state = s; return s; },
+  };
+};
+window.__send = function (m) { setTimeout(function () { window.dispatchEvent(new MessageEvent('message', { data: m })); }, 0); };
+window.__domain = function () {
+  var a = document.querySelector('.rs-axis');
+  return [Number(a.dataset.domainStart), Number(a.dataset.domainEnd)];
+};
+window.__lane = function (key) {
+  var l = document.querySelector('.rs-lane-label[data-lane="' + CSS.escape(key) + '"]');
+  return l ? { top: parseFloat(l.style.top), height: parseFloat(l.style.height) } : null;
+};
+/* Painted pixels of a lane between two times, within a vertical band (fractions of lane height). */
+window.__ink = function (key, t0, t1, yFrom, yTo) {
+  var lane = window.__lane(key); if (!lane) return -1;
+  var canvas = document.querySelector('.rs-canvas');
+  var dpr = canvas.width / parseFloat(canvas.style.width);
+  var d = window.__domain();
+  var scroll = document.querySelector('.rs-scroll').scrollTop;
+  var x0 = Math.max(0, Math.floor((t0 - d[0]) / (d[1] - d[0]) * canvas.width));
+  var x1 = Math.min(canvas.width, Math.ceil((t1 - d[0]) / (d[1] - d[0]) * canvas.width));
+  var y0 = Math.round((lane.top - scroll + lane.height * (yFrom == null ? 0.15 : yFrom)) * dpr);
+  var y1 = Math.round((lane.top - scroll + lane.height * (yTo == null ? 0.85 : yTo)) * dpr);
+  if (x1 <= x0 || y1 <= y0) return 0;
+  var data = canvas.getContext('2d').getImageData(x0, y0, x1 - x0, y1 - y0).data, n = 0;
+  for (var i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+  return n;
+};
+/* Columns (device px) of a lane with any paint, over the whole width. */
+window.__inkColumns = function (key) {
+  var lane = window.__lane(key);
+  var canvas = document.querySelector('.rs-canvas');
+  var dpr = canvas.width / parseFloat(canvas.style.width);
+  var scroll = document.querySelector('.rs-scroll').scrollTop;
+  var y = Math.round((lane.top - scroll + lane.height / 2) * dpr);
+  var data = canvas.getContext('2d').getImageData(0, y, canvas.width, 1).data, n = 0;
+  for (var i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+  return { painted: n, width: canvas.width };
+};
+/* Client coordinates of time t in the middle of a lane. */
+window.__point = function (key, t) {
+  var lane = window.__lane(key);
+  var r = document.querySelector('.rs-overlay').getBoundingClientRect();
+  var d = window.__domain();
+  var scroll = document.querySelector('.rs-scroll').scrollTop;
+  return { x: r.left + (t - d[0]) / (d[1] - d[0]) * r.width, y: r.top + lane.top - scroll + lane.height / 2 };
+};
+window.__stream = function (which, n) {
+  var snaps = which === 'small' ? [RingsideSynthetic.small()] : which === 'second' ? [RingsideSynthetic.second()] : [RingsideSynthetic.big(n)];
+  window.__streamStarted = performance.now();
+  return RingsideSynthetic.stream(window.__send, snaps, window.__onPost);
+};
+`;
+
+interface Served { url: string; close(): Promise<void>; csp: string }
+
+function serve(dir: string, helperDir: string, extraPages: Record<string, string>): Promise<Served> {
+  const nonce = makeNonce();
+  let origin = '';
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const csp = contentSecurityPolicy(origin, nonce);
+    if (url.pathname === '/') {
+      const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce })
+        .replace(`<script nonce="${nonce}" src=`, `<script nonce="${nonce}">${STAND_IN}</script>\n<script nonce="${nonce}" src="${origin}/synthetic.js"></script>\n<script nonce="${nonce}" src=`);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
+      res.end(html);
+      return;
+    }
+    if (url.pathname === '/favicon.ico') { res.writeHead(204); res.end(); return; }
+    if (extraPages[url.pathname]) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(extraPages[url.pathname]);
+      return;
+    }
+    const file = url.pathname === '/synthetic.js' ? path.join(helperDir, 'synthetic.js') : path.join(dir, path.basename(url.pathname));
+    if (!fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
+    res.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/javascript' });
+    res.end(fs.readFileSync(file));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    resolve({ url: origin, csp: contentSecurityPolicy(origin, nonce), close: () => new Promise((r) => server.close(() => r())) });
+  }));
+}
+
+interface Posted { type: string; [k: string]: unknown }
+
+async function posted(page: Page, type: string): Promise<Posted[]> {
+  return page.evaluate((t) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t), type);
+}
+
+async function waitPosted(page: Page, type: string, count: number): Promise<Posted[]> {
+  await page.waitForFunction(([t, c]) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t).length >= (c as number), [type, count] as const);
+  return posted(page, type);
+}
+
+/**
+ * Console errors, minus one known one: the webview-ui-toolkit (FAST) probes :focus-visible support
+ * by appending a <style> element, which the mandated CSP (style-src = cspSource only) blocks; the
+ * toolkit catches that and falls back. Every other violation (inline style attributes included,
+ * reported as style-src-attr) still fails the tests.
+ */
+function unexpected(errors: string[]): string[] {
+  return errors.filter((e) => !/^CSP violation: style-src-elem at \S+\/timeline\.js:\d+:\d+ $/.test(e)
+    && !(e.startsWith('Applying inline style violates') && errors.some((x) => x.startsWith('CSP violation: style-src-elem'))
+      && !errors.some((x) => x.startsWith('CSP violation: style-src-attr'))));
+}
+
+const text = async (page: Page, selector: string) => (await page.locator(selector).first().textContent()) ?? '';
+const inner = (page: Page, selector: string) => page.locator(selector).first().innerText();
+
+describe('timeline webview in Chromium', function () {
+  this.timeout(60000);
+  let browser: Browser;
+  let served: Served;
+  let page: Page;
+  const consoleErrors: string[] = [];
+  let smallRowTimes: number[];
+
+  before(async () => {
+    fs.mkdirSync(HELPER_DIR, { recursive: true });
+    const started = Date.now();
+    // The product build; other programs in the tree may fail to bundle while they are being written,
+    // so only the webview output is checked (fresh and present).
+    const run = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
+    const bundle = path.join(ROOT, 'dist/webview/timeline.js');
+    if (!fs.existsSync(bundle) || fs.statSync(bundle).mtimeMs < started - 1000 || !fs.existsSync(path.join(ROOT, 'dist/webview/timeline.css'))) {
+      throw new Error(`webview bundle not built: ${run.stderr}`);
+    }
+    await build({
+      entryPoints: [path.join(ROOT, 'test/webview/synthetic.ts')], bundle: true, format: 'iife', globalName: 'RingsideSynthetic',
+      platform: 'browser', target: 'es2022', outfile: path.join(HELPER_DIR, 'synthetic.js'), logLevel: 'error',
+    });
+    const rows = smallRows();
+    smallRowTimes = rows.map((r) => r.t);
+    const snap = small();
+    const sampleRow = rows.findIndex((r) => r.t === 505 * US);
+    const standalone = renderStandaloneHtml({
+      script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(path.join(ROOT, 'dist/webview/timeline.css'), 'utf8'),
+      data: { title: 'Ringside export test', snapshots: [{ ...snap, details: { [sampleRow]: { type: 'SAMPLE', event: 'cpu-clock', misc: 2,
+        fields: { period: 10000, note: 'embedded detail' } } } }] },
+    });
+    fs.writeFileSync(path.join(ARTIFACTS, 'standalone-export.html'), standalone);
+    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/standalone.html': standalone });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM, headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--disable-dev-shm-usage'],
+    });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+  });
+
+  after(async () => {
+    await browser?.close();
+    await served?.close();
+  });
+
+  it('loads under the CSP, says ready, and acknowledges each batch (flow control)', async () => {
+    const response = await page.goto(served.url + '/');
+    assert.equal(response?.headers()['content-security-policy'], served.csp);
+    const meta = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+    assert.equal(meta, served.csp);
+    const ready = await waitPosted(page, 'ready', 1);
+    assert.deepEqual(ready, [{ type: 'ready', protocolVersion: 1 }]);
+    const acks = await page.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
+    assert.equal(acks, 3);
+    assert.deepEqual((await posted(page, 'batchAck')).map((m) => m.batchIndex), [0, 1, 2]);
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+  });
+
+  it('draws lanes by CPU with names, counts and a watchpoint lane', async () => {
+    const labels = await page.$$eval('.rs-lane-label', (els) => els.map((e) => [
+      (e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-name')!.textContent, e.querySelector('.rs-lane-count')!.textContent]));
+    assert.deepEqual(labels, [['watch:mem:counter:w', '◆ mem:counter:w', '2'], ['cpu:0', 'CPU 0', '13'], ['cpu:1', 'CPU 1', '103']]);
+  });
+
+  it('paints ticks where records are, bars for spans, and nothing elsewhere', async () => {
+    const ink = (key: string, a: number, b: number, y0?: number, y1?: number) =>
+      page.evaluate(([k, t0, t1, f0, f1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1, f0, f1),
+        [key, a, b, y0, y1] as const);
+    assert.ok(await ink('cpu:1', 503 * US, 507 * US) > 0, 'the sample at 505 µs is drawn');
+    assert.equal(await ink('cpu:1', 506.2 * US, 507.8 * US), 0, 'no sample between 505 and 510 µs');
+    assert.ok(await ink('watch:mem:counter:w', 499 * US, 502 * US) > 0, 'breakpoint hit drawn in its lane');
+    assert.equal(await ink('watch:mem:counter:w', 520 * US, 900 * US), 0);
+    // CPU 0: sched_switch every 100 µs → ticks at 100, 200; between them only the run-span bar (lower half).
+    assert.equal(await ink('cpu:0', 120 * US, 180 * US, 0.12, 0.45), 0, 'no tick between switches');
+    assert.ok(await ink('cpu:0', 120 * US, 180 * US, 0.55, 0.9) > 0, 'run span bar between switches');
+    assert.ok(await ink('cpu:0', 199 * US, 201 * US, 0.12, 0.45) > 0, 'switch tick at 200 µs');
+  });
+
+  it('shows a tooltip on hover, with system names as text only', async () => {
+    const p = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 505000));
+    await page.mouse.move(p.x, p.y);
+    await page.waitForSelector('.rs-tooltip:not([hidden])');
+    const tip = await inner(page, '.rs-tooltip');
+    assert.match(tip, /cpu-clock · SAMPLE/);
+    assert.match(tip, /<img src=x onerror="window.__pwned=1"> pid 200 tid 200 · cpu 1/);
+    assert.match(tip, /ip 0x4010c8 busy_loop/);
+    assert.match(tip, /time 5000\.000505000/);
+    assert.equal(await page.$('.rs-tooltip img'), null);
+    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+  });
+
+  it('selects on click, requests details, shows fields, callchain and Reveal in editor', async () => {
+    const p = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 505000));
+    await page.mouse.click(p.x, p.y);
+    const [request] = await waitPosted(page, 'detailsRequest', 1);
+    const expectedRow = smallRowTimes.indexOf(505 * US);
+    assert.deepEqual({ ...request, requestId: 0 }, { type: 'detailsRequest', requestId: 0, snapshotId: 'snap-1', row: expectedRow });
+    assert.equal(await text(page, '#rs-details h2'), 'cpu-clock');
+    const local = await inner(page, '#rs-details .rs-fields');
+    assert.match(local, /ip\s+0x4010c8/);
+    assert.match(local, /symbol\s+busy_loop/);
+    await page.evaluate((id) => (window as unknown as { __send(m: unknown): void }).__send({
+      type: 'detailsReply', replyTo: id, snapshotId: 'snap-1', row: 0,
+      details: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, timeNs: '5000000505000', fields: { period: 10000, ip: '0x4010c8' },
+        callchain: [{ ip: '0x4010c8', symbol: 'busy_loop', file: '/src/loop.c', line: 12 }, { ip: '0x401200', symbol: '<b>main</b>' }],
+        source: { file: '/src/loop.c', line: 12 } },
+    }), request.requestId as number);
+    await page.waitForSelector('#rs-details .rs-callchain');
+    const callchain = await page.$$eval('#rs-details .rs-callchain li', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(callchain, ['0x4010c8 busy_loop (/src/loop.c:12)', '0x401200 <b>main</b>']);
+    assert.match(await inner(page, '#rs-details .rs-remote-details'), /period\s+10000/);
+    await page.click('#rs-reveal');
+    const [reveal] = await waitPosted(page, 'revealRequest', 1);
+    assert.equal(reveal.file, '/src/loop.c');
+    assert.equal(reveal.line, 12);
+  });
+
+  it('moves between records with the keyboard', async () => {
+    const title = () => text(page, '#rs-details h2');
+    const lastRow = async () => (await posted(page, 'detailsRequest')).at(-1)!.row;
+    await page.focus('.rs-scroll'); // the Reveal button had focus
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await title(), 'mem:counter:w', 'next record in the CPU 1 lane is the breakpoint hit at 510 µs');
+    assert.equal(await lastRow(), smallRowTimes.indexOf(510 * US + 1));
+    await page.keyboard.press('ArrowLeft');
+    assert.equal(await title(), 'cpu-clock');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await title(), 'sched:sched_switch', 'CPU 0 lane, nearest record in time');
+    await page.keyboard.press('Home');
+    assert.equal(await lastRow(), 0);
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('End');
+    assert.equal(await lastRow(), smallRowTimes.lastIndexOf(1005 * US));
+  });
+
+  it('zooms with +/-, the wheel and Fit, changing the axis domain', async () => {
+    const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
+    await page.click('#rs-zoom-reset');
+    const full = await domain();
+    await page.focus('.rs-scroll');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('+');
+    await page.waitForFunction((w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.6; }, full[1] - full[0]);
+    const zoomed = await domain();
+    assert.ok(Math.abs((zoomed[1] - zoomed[0]) * 2 - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
+    assert.notEqual(await text(page, '.rs-axis .tick text'), '');
+    await page.keyboard.press('-');
+    const back = await domain();
+    assert.ok(Math.abs((back[1] - back[0]) - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
+    const box = (await page.locator('.rs-overlay').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + 30);
+    await page.mouse.wheel(0, -400);
+    await page.waitForFunction((w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.9; }, full[1] - full[0]);
+    await page.click('#rs-zoom-reset');
+    const fitted = await domain();
+    assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
+  });
+
+  it('brushes a range and counts records per event and thread', async () => {
+    const a = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 252000));
+    const b = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 448000));
+    await page.keyboard.down('Shift');
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move((a.x + b.x) / 2, a.y, { steps: 4 });
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await page.waitForSelector('#rs-range .rs-range-span');
+    assert.match(await text(page, '#rs-range .rs-range-span'), /^19\d\.\d µs · 24 records$/);
+    const perEvent = await page.$$eval('#rs-range .rs-counts-event tr', (rows) => rows.map((r) => r.textContent));
+    assert.deepEqual(perEvent, ['cpu-clock20', 'sched:sched_switch2', 'syscalls:sys_enter_read1', 'syscalls:sys_exit_read1']);
+    const perThread = await page.$$eval('#rs-range .rs-counts-thread tr', (rows) => rows.map((r) => r.textContent));
+    assert.deepEqual(perThread, ['<img src=x onerror="window.__pwned=1"> 20020', 'worker 1003', 'worker 1011']);
+  });
+
+  it('regroups by thread and filters', async () => {
+    await page.click('#rs-grouping');
+    await page.click('vscode-option[value="thread"]');
+    await page.waitForSelector('.rs-lane-label[data-lane="thread:101"]');
+    const names = await page.$$eval('.rs-lane-name', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(names, ['◆ mem:counter:w', 'worker 100', 'worker 101 (pid 100)', '<img src=x onerror="window.__pwned=1"> 200']);
+    await page.fill('#rs-filter input', 'tid:101');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    assert.equal(await text(page, '.rs-lane-count'), '5');
+    await page.fill('#rs-filter input', 'pid:x');
+    assert.equal(await text(page, '.rs-filter-error'), 'pid: expects a number, got "x"');
+    await page.fill('#rs-filter input', 'sym:bump');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+    await page.fill('#rs-filter input', '');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    const state = await page.evaluate(() => (window as unknown as { ringside: { viewState(): { grouping: string; filter: string } } }).ringside.viewState());
+    assert.equal(state.grouping, 'thread');
+    assert.equal(state.filter, '');
+  });
+
+  it('collapses a lane from its label', async () => {
+    await page.click('.rs-lane-label[data-lane="thread:100"] .rs-lane-toggle');
+    await page.waitForSelector('.rs-lane-label[data-lane="thread:100"].rs-collapsed');
+    assert.equal(await page.getAttribute('.rs-lane-label[data-lane="thread:100"] .rs-lane-toggle', 'aria-expanded'), 'false');
+    assert.equal((await page.evaluate(() => (window as unknown as { __lane(k: string): { height: number } }).__lane('thread:100')))!.height, 8);
+  });
+
+  it('lists breakpoints, posts typed watch requests, and explains ENOSPC inline', async () => {
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+      type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1 },
+      watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8, target: { kind: 'process', pid: 200 },
+        pinned: false, enabled: true, hits: 3, resolvedAddress: '0x404028' }],
+    }));
+    await page.waitForSelector('tr[data-watch-id="w1"]');
+    assert.deepEqual(await page.$$eval('tr[data-watch-id="w1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
+      ['counter', 'rw', '8', 'pid 200', '', '3']);
+    assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 4\/4 used/);
+    await page.fill('#rs-watch-location input', 'src/counter.c:42');
+    await page.fill('#rs-watch-target input', '200');
+    await page.click('#rs-watch-pinned');
+    await page.click('#rs-watch-submit');
+    const [add] = await waitPosted(page, 'watchRequest', 1);
+    assert.deepEqual({ ...add, requestId: 0 }, { type: 'watchRequest', requestId: 0, op: 'add', spec: {
+      location: { kind: 'line', file: 'src/counter.c', line: 42 }, type: 'w', length: 4, target: { kind: 'process', pid: 200 }, pinned: true } });
+    await page.evaluate((id) => (window as unknown as { __send(m: unknown): void }).__send({ type: 'watchReply', replyTo: id, ok: false,
+      error: { code: 'ENOSPC', message: 'No space left on device', hint: 'All debug registers are taken.' } }), add.requestId as number);
+    await page.waitForSelector('.rs-watch-status .rs-enospc');
+    const status = await inner(page, '#rs-watch-status');
+    assert.match(status, /Add src\/counter\.c:42 failed: ENOSPC: No space left on device/);
+    assert.match(status, /All debug registers are taken\./);
+    assert.match(status, /3 pinned per-CPU \+ 0 pinned by the busiest task, plus 1 register kept for the flexible breakpoints/);
+
+    await page.click('tr[data-watch-id="w1"] .rs-watch-enable');
+    await page.click('tr[data-watch-id="w1"] .rs-watch-edit');
+    await page.fill('#rs-watch-location input', '0x404030');
+    await page.click('#rs-watch-submit');
+    await page.click('tr[data-watch-id="w1"] .rs-watch-remove');
+    const requests = (await waitPosted(page, 'watchRequest', 4)).slice(1).map((m) => ({ ...m, requestId: 0 }));
+    assert.deepEqual(requests, [
+      { type: 'watchRequest', requestId: 0, op: 'disable', id: 'w1' },
+      { type: 'watchRequest', requestId: 0, op: 'modify', id: 'w1', spec: { location: { kind: 'address', address: '0x404030' }, type: 'rw',
+        length: 8, target: { kind: 'process', pid: 200 }, pinned: false } },
+      { type: 'watchRequest', requestId: 0, op: 'remove', id: 'w1' },
+    ]);
+  });
+
+  it('shows coverage: retained, hatched overwritten part, lost records', async () => {
+    const coverage = await page.evaluate(() => {
+      const c = document.querySelector('.rs-coverage') as HTMLCanvasElement;
+      const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+      const d = (window as unknown as { __domain(): number[] }).__domain();
+      const oldestX = Math.floor((0 - d[0]) / (d[1] - d[0]) * c.width);
+      let left = 0; let right = 0;
+      for (let y = 0; y < c.height; y++) {
+        for (let x = 0; x < c.width; x++) {
+          if (data[(y * c.width + x) * 4 + 3] === 0) continue;
+          if (x < oldestX) left++; else right++;
+        }
+      }
+      return { left, right };
+    });
+    assert.ok(coverage.left > 0, 'hatched overwritten region before the oldest record');
+    assert.ok(coverage.right > 0, 'retained range');
+    const lostRows = await page.$$eval('.rs-coverage-table tr.rs-lost td', (tds) => tds.map((t) => t.textContent));
+    assert.deepEqual(lostRows, ['snapshot 1', 'cpu1', 'paused', '64 KiB', '1.0 MiB', '4.0 KiB', '7']);
+  });
+
+  it('appends a live snapshot without moving the view, and follows it when asked', async () => {
+    const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
+    const before = await domain();
+    await page.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('second'));
+    await page.waitForFunction(() => document.querySelectorAll('.rs-snapshot').length === 2);
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('167 records'));
+    const after = await domain();
+    assert.ok(Math.abs(after[0] - before[0]) < 1 && Math.abs(after[1] - before[1]) < 1, `view stayed put: ${before} → ${after}`);
+    assert.equal(await page.locator('.rs-marks line.rs-boundary').count(), 2);
+    await page.click('#rs-follow');
+    await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] >= 2_500_000);
+    await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
+    await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] < 1_100_000);
+    const shown = await domain();
+    assert.ok(shown[0] < 0 && shown[1] > 1_005_000, `snapshot list shows all of snapshot 1: ${shown}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'webview-timeline.png') });
+  });
+
+  it('rejects malformed messages with a reason and keeps working', async () => {
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({ type: 'batch', snapshotId: 'snap-1', batchIndex: 0 }));
+    const [err] = await waitPosted(page, 'webviewError', 1);
+    assert.match(String(err.message), /rejected message: batch\.batchCount/);
+    assert.deepEqual(unexpected(consoleErrors), []);
+  });
+
+  it('paints a million records (first paint) as density and stays responsive', async () => {
+    const big = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    big.on('pageerror', (e) => errors.push(String(e)));
+    big.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await big.goto(served.url + '/');
+    await waitPosted(big, 'ready', 1);
+    const acks = await big.evaluate(() => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('big', 1_000_000));
+    assert.equal(acks, 16);
+    await big.waitForFunction(() => document.querySelector('.rs-lane-label[data-lane="cpu:0"] .rs-lane-count')?.textContent === '500,000');
+    const firstPaintMs = await big.evaluate(() => performance.now() - (window as unknown as { __streamStarted: number }).__streamStarted);
+    const cols = await big.evaluate(() => (window as unknown as { __inkColumns(k: string): { painted: number; width: number } }).__inkColumns('cpu:0'));
+    assert.ok(cols.painted > cols.width * 0.9, `density fills the lane: ${cols.painted}/${cols.width}`);
+    const frame = await big.evaluate(async () => {
+      const tl = (window as unknown as { ringside: { timeline: { zoomBy(f: number): void; lastRenderMs: number; render(): void } } }).ringside.timeline;
+      const times: number[] = [];
+      for (let i = 0; i < 5; i++) { tl.zoomBy(1.5); tl.render(); times.push(tl.lastRenderMs); }
+      return Math.max(...times);
+    });
+    fs.writeFileSync(path.join(ARTIFACTS, 'webview-1m.json'), JSON.stringify({ firstPaintMs, maxZoomFrameMs: frame }, null, 2));
+    assert.ok(frame < 1000, `zoom frame ${frame} ms`);
+    await big.screenshot({ path: path.join(ARTIFACTS, 'webview-1m.png') });
+    assert.deepEqual(unexpected(errors), []);
+    await big.close();
+  });
+
+  it('standalone export opens offline and answers details from embedded data', async () => {
+    const page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page2.on('pageerror', (e) => errors.push(String(e)));
+    page2.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    const requested: string[] = [];
+    await page2.route('**/*', (route) => {
+      requested.push(route.request().url());
+      if (route.request().url() === served.url + '/standalone.html') return route.continue();
+      return route.abort();
+    });
+    await page2.goto(served.url + '/standalone.html');
+    await page2.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    assert.deepEqual(requested, [served.url + '/standalone.html'], 'nothing else is fetched');
+    assert.equal(await page2.title(), 'Ringside export test');
+    const p = await page2.evaluate(() => {
+      const lane = document.querySelector('.rs-lane-label[data-lane="cpu:1"]') as HTMLElement;
+      const r = document.querySelector('.rs-overlay')!.getBoundingClientRect();
+      const a = document.querySelector('.rs-axis') as SVGElement;
+      const d0 = Number(a.dataset.domainStart); const d1 = Number(a.dataset.domainEnd);
+      return { x: r.left + (505000 - d0) / (d1 - d0) * r.width, y: r.top + parseFloat(lane.style.top) + parseFloat(lane.style.height) / 2 };
+    });
+    await page2.mouse.click(p.x, p.y);
+    await page2.waitForFunction(() => document.querySelector('#rs-details .rs-remote-details')?.textContent?.includes('embedded detail'));
+    assert.deepEqual(unexpected(errors), []);
+    await page2.screenshot({ path: path.join(ARTIFACTS, 'webview-standalone.png') });
+    await page2.close();
+  });
+});
