@@ -23,7 +23,9 @@ async function run(argv: readonly string[]): Promise<number> {
 }
 
 run(process.argv.slice(2)).then(
-  (code) => { process.exitCode = code; },
+  // Exit explicitly: a launched command that outlives us (keep stopped by SIGTERM) must not keep
+  // this process alive through its child handle. stdout/stderr are synchronous for files and pipes.
+  (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`ringside: ${describeError(error)}\n`);
     if (error instanceof UsageError) process.stderr.write(`(see ringside --help)\n`);
