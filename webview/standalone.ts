@@ -151,7 +151,7 @@ function inlineScript(source: string): string {
 }
 
 /** Default (dark) --vscode-* values: outside VS Code nobody defines them. */
-const DEFAULT_THEME = `:root{--vscode-font-family:system-ui,sans-serif;--vscode-font-size:13px;--vscode-editor-font-family:monospace;
+export const DEFAULT_THEME_CSS = `:root{--vscode-font-family:system-ui,sans-serif;--vscode-font-size:13px;--vscode-editor-font-family:monospace;
 --vscode-foreground:#cccccc;--vscode-editor-background:#1e1e1e;--vscode-sideBar-background:#252526;--vscode-panel-border:#3c3c3c;
 --vscode-focusBorder:#007fd4;--vscode-descriptionForeground:#9d9d9d;--vscode-errorForeground:#f48771;--vscode-charts-blue:#3794ff;
 --vscode-charts-red:#f14c4c;--vscode-charts-green:#89d185;--vscode-charts-yellow:#cca700;--vscode-charts-orange:#d18616;
@@ -177,7 +177,7 @@ export function renderStandaloneHtml(options: StandaloneOptions): string {
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-<style>${DEFAULT_THEME}
+<style>${DEFAULT_THEME_CSS}
 ${options.css.replace(/<\/(style)/gi, '<\\/$1')}</style>
 </head>
 <body class="vscode-dark ringside-standalone">

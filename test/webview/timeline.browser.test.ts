@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../webview/html';
-import { renderStandaloneHtml } from '../../webview/standalone';
+import { DEFAULT_THEME_CSS, renderStandaloneHtml } from '../../webview/standalone';
 import { small, smallRows, US } from './synthetic';
 
 /** The repository root: the nearest folder above this file with a package.json and scripts/build.mjs. */
@@ -101,8 +101,18 @@ function serve(dir: string, helperDir: string, extraPages: Record<string, string
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const csp = contentSecurityPolicy(origin, nonce);
-    if (url.pathname === '/') {
-      const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce })
+    if (url.pathname === '/theme.css') {
+      // What VS Code's own page provides: the --vscode-* theme variables.
+      res.writeHead(200, { 'content-type': 'text/css' });
+      res.end(DEFAULT_THEME_CSS);
+      return;
+    }
+    if (url.pathname === '/' || url.pathname === '/restored') {
+      const initialState = url.pathname === '/restored'
+        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false } : undefined;
+      const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce, initialState })
+        .replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`)
+        .replace('<body>', '<body class="vscode-dark">')
         .replace(`<script nonce="${nonce}" src=`, `<script nonce="${nonce}">${STAND_IN}</script>\n<script nonce="${nonce}" src="${origin}/synthetic.js"></script>\n<script nonce="${nonce}" src=`);
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
       res.end(html);
@@ -147,6 +157,9 @@ function unexpected(errors: string[]): string[] {
     && !(e.startsWith('Applying inline style violates') && errors.some((x) => x.startsWith('CSP violation: style-src-elem'))
       && !errors.some((x) => x.startsWith('CSP violation: style-src-attr'))));
 }
+
+/** Let the single rAF scheduler render whatever the last action changed. */
+const frames = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
 
 const text = async (page: Page, selector: string) => (await page.locator(selector).first().textContent()) ?? '';
 const inner = (page: Page, selector: string) => page.locator(selector).first().innerText();
@@ -292,6 +305,7 @@ describe('timeline webview in Chromium', function () {
   it('zooms with +/-, the wheel and Fit, changing the axis domain', async () => {
     const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
     await page.click('#rs-zoom-reset');
+    await frames(page);
     const full = await domain();
     await page.focus('.rs-scroll');
     await page.keyboard.press('Escape');
@@ -301,6 +315,7 @@ describe('timeline webview in Chromium', function () {
     assert.ok(Math.abs((zoomed[1] - zoomed[0]) * 2 - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     assert.notEqual(await text(page, '.rs-axis .tick text'), '');
     await page.keyboard.press('-');
+    await frames(page);
     const back = await domain();
     assert.ok(Math.abs((back[1] - back[0]) - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     const box = (await page.locator('.rs-overlay').boundingBox())!;
@@ -308,6 +323,7 @@ describe('timeline webview in Chromium', function () {
     await page.mouse.wheel(0, -400);
     await page.waitForFunction((w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.9; }, full[1] - full[0]);
     await page.click('#rs-zoom-reset');
+    await frames(page);
     const fitted = await domain();
     assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
   });
@@ -433,6 +449,50 @@ describe('timeline webview in Chromium', function () {
     const shown = await domain();
     assert.ok(shown[0] < 0 && shown[1] > 1_005_000, `snapshot list shows all of snapshot 1: ${shown}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'webview-timeline.png') });
+  });
+
+  it('re-requests what it lacks when it becomes visible again', async () => {
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    const [resync] = await waitPosted(page, 'resync', 1);
+    assert.deepEqual(resync, { type: 'resync', have: [{ snapshotId: 'snap-1', rows: 116 }, { snapshotId: 'snap-2', rows: 51 }] });
+  });
+
+  it('takes its colours from the --vscode-* theme variables, live', async () => {
+    await page.click('#rs-zoom-reset');
+    const tickColour = () => page.evaluate(() => {
+      const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
+      const lane = w.__lane('thread:200');
+      const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+      const d = w.__domain();
+      const scroll = document.querySelector('.rs-scroll')!.scrollTop;
+      const x = Math.floor((505000 - d[0]) / (d[1] - d[0]) * canvas.width);
+      const px = canvas.getContext('2d')!.getImageData(x, Math.round(lane.top - scroll + lane.height / 2), 1, 1).data;
+      return Array.from(px);
+    });
+    await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] > 2_500_000);
+    assert.deepEqual(await tickColour(), [0xcc, 0xa7, 0x00, 255], 'cpu-clock ticks use --vscode-charts-yellow');
+    await page.evaluate(() => {
+      document.documentElement.style.setProperty('--vscode-charts-yellow', '#ff0000');
+      document.body.className = 'vscode-light';
+    });
+    await frames(page);
+    assert.deepEqual(await tickColour(), [255, 0, 0, 255]);
+  });
+
+  it('restores grouping, collapsed lanes and filter from the initial state', async () => {
+    const restored = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await restored.goto(served.url + '/restored');
+    await waitPosted(restored, 'ready', 1);
+    await restored.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
+    await restored.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    const lanes = await restored.$$eval('.rs-lane-label', (els) => els.map((e) => [(e as HTMLElement).dataset.lane, e.classList.contains('rs-collapsed')]));
+    assert.deepEqual(lanes, [['watch:mem:counter:w', false], ['event:syscalls:sys_enter_read', false], ['event:syscalls:sys_exit_read', false],
+      ['event:cpu-clock', true]]);
+    assert.equal(await restored.inputValue('#rs-filter input'), '-event:sched');
+    await restored.close();
   });
 
   it('rejects malformed messages with a reason and keeps working', async () => {
