@@ -67,7 +67,8 @@ describe('perf.data import (perf record is the referee)', function () {
     perfRecord(file('bp.data'), ['-e', `mem:${nmAddress(work, 'pd_counter')}:w`, '--sample-cpu'], [work, '9', '0']);
     perfRecord(file('g.data'), ['-g', '-e', 'task-clock', '-c', '200000', '--sample-cpu'], [work, '1', '4000000']);
     perfRecord(file('ow.data'), ['--overwrite', '-m', '2', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], [work, '1', '6000000']);
-    perfRecord(file('all.data'), ['-a', '-e', 'cpu-clock', '-c', '500000'], [work, '2', '3000000']);
+    // Two copies of the workload at once, so a system-wide recording certainly holds several processes.
+    perfRecord(file('all.data'), ['-a', '-e', 'cpu-clock', '-c', '500000'], ['/bin/sh', '-c', `${work} 2 3000000 & ${work} 2 3000000; wait`]);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
