@@ -180,6 +180,18 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 
+  it('lists what this machine offers, as JSON and like perf list', () => {
+    const json = ringside(['events', '--json']);
+    assert.equal(json.code, 0, json.stderr);
+    const list = JSON.parse(json.stdout) as { software: { name: string }[]; tracepoints: { system: string; name: string; id: number }[]; pmus: { name: string; type: number }[] };
+    assert.ok(list.software.some((e) => e.name === 'cpu-clock'));
+    const getpid = list.tracepoints.find((t) => t.system === 'syscalls' && t.name === 'sys_enter_getpid');
+    assert.equal(getpid?.id, Number(readFileSync('/sys/kernel/tracing/events/syscalls/sys_enter_getpid/id', 'utf8')));
+    assert.equal(list.pmus.find((p) => p.name === 'breakpoint')?.type, 5);
+    const human = ringside(['events']);
+    assert.match(human.stdout, /^\s+syscalls:sys_enter_getpid\s+\[Tracepoint event\]$/m);
+  });
+
   it('fails with one clear line and exit 1, never a stack trace', () => {
     const cases: [string[], RegExp][] = [
       [['capture', '-e', 'nosuch:event', '-a'], /^ringside: bad event 'nosuch:event'.*no tracepoint system 'nosuch'/],
