@@ -43,7 +43,9 @@ export function contentSecurityPolicy(cspSource: string, nonce: string): string 
 
 export function renderWebviewHtml(options: WebviewHtmlOptions): string {
   if (!NONCE_RE.test(options.nonce)) throw new RangeError('nonce must be at least 16 base64 characters');
-  if (/[;'"<>]/.test(options.cspSource)) throw new RangeError('cspSource must not contain ; quotes or angle brackets');
+  // VS Code's own value quotes a keyword (`'self' https://*.vscode-cdn.net`), so single quotes must pass; a `;` would
+  // start a new directive and `"`/`<>` would leave the attribute.
+  if (/[;"<>]/.test(options.cspSource)) throw new RangeError('cspSource must not contain ; double quotes or angle brackets');
   const csp = contentSecurityPolicy(options.cspSource, options.nonce);
   return `<!DOCTYPE html>
 <html lang="en">
