@@ -3,137 +3,12 @@
 // webview API, driven through Debian Chromium with playwright-core.
 
 import * as assert from 'node:assert/strict';
-import * as http from 'node:http';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../webview/html';
-import { DEFAULT_THEME_CSS, renderStandaloneHtml } from '../../webview/standalone';
+import type { Browser, Page } from 'playwright-core';
+import { renderStandaloneHtml } from '../../webview/standalone';
+import { ARTIFACTS, HELPER_DIR, ROOT, buildWebview, launchChromium, serve, type Served } from './harness';
 import { small, smallRows, US } from './synthetic';
-
-/** The repository root: the nearest folder above this file with a package.json and scripts/build.mjs. */
-function findRoot(from: string): string {
-  for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'scripts/build.mjs'))) return dir;
-  }
-  throw new Error(`no repository root above ${from}`);
-}
-const ROOT = findRoot(__dirname);
-const ARTIFACTS = path.join(ROOT, 'test-artifacts');
-const HELPER_DIR = path.join(ARTIFACTS, 'webview-test');
-const CHROMIUM = '/usr/bin/chromium';
-
-/** Test-page stand-in for acquireVsCodeApi plus probes that read what the canvas drew. */
-const STAND_IN = `
-window.__posted = [];
-window.__hooks = [];
-document.addEventListener('securitypolicyviolation', function (e) {
-  console.error('CSP violation: ' + e.violatedDirective + ' at ' + e.sourceFile + ':' + e.lineNumber + ':' + e.columnNumber + ' ' + e.sample);
-});
-window.__onPost = function (fn) { window.__hooks.push(fn); };
-var __state;
-window.acquireVsCodeApi = function () {
-  return {
-    postMessage: function (m) { window.__posted.push(m); window.__hooks.forEach(function (h) { h(m); }); },
-    getState: function () { return __state; },
-    setState: function (s) { __state = s; return s; },
-  };
-};
-window.__send = function (m) { setTimeout(function () { window.dispatchEvent(new MessageEvent('message', { data: m })); }, 0); };
-window.__domain = function () {
-  var a = document.querySelector('.rs-axis');
-  return [Number(a.dataset.domainStart), Number(a.dataset.domainEnd)];
-};
-window.__lane = function (key) {
-  var l = document.querySelector('.rs-lane-label[data-lane="' + CSS.escape(key) + '"]');
-  return l ? { top: parseFloat(l.style.top), height: parseFloat(l.style.height) } : null;
-};
-/* Painted pixels of a lane between two times, within a vertical band (fractions of lane height). */
-window.__ink = function (key, t0, t1, yFrom, yTo) {
-  var lane = window.__lane(key); if (!lane) return -1;
-  var canvas = document.querySelector('.rs-canvas');
-  var dpr = canvas.width / parseFloat(canvas.style.width);
-  var d = window.__domain();
-  var scroll = document.querySelector('.rs-scroll').scrollTop;
-  var x0 = Math.max(0, Math.floor((t0 - d[0]) / (d[1] - d[0]) * canvas.width));
-  var x1 = Math.min(canvas.width, Math.ceil((t1 - d[0]) / (d[1] - d[0]) * canvas.width));
-  var y0 = Math.round((lane.top - scroll + lane.height * (yFrom == null ? 0.15 : yFrom)) * dpr);
-  var y1 = Math.round((lane.top - scroll + lane.height * (yTo == null ? 0.85 : yTo)) * dpr);
-  if (x1 <= x0 || y1 <= y0) return 0;
-  var data = canvas.getContext('2d').getImageData(x0, y0, x1 - x0, y1 - y0).data, n = 0;
-  for (var i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
-  return n;
-};
-/* Columns (device px) of a lane with any paint, over the whole width. */
-window.__inkColumns = function (key) {
-  var lane = window.__lane(key);
-  var canvas = document.querySelector('.rs-canvas');
-  var dpr = canvas.width / parseFloat(canvas.style.width);
-  var scroll = document.querySelector('.rs-scroll').scrollTop;
-  var y = Math.round((lane.top - scroll + lane.height / 2) * dpr);
-  var data = canvas.getContext('2d').getImageData(0, y, canvas.width, 1).data, n = 0;
-  for (var i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
-  return { painted: n, width: canvas.width };
-};
-/* Client coordinates of time t in the middle of a lane. */
-window.__point = function (key, t) {
-  var lane = window.__lane(key);
-  var r = document.querySelector('.rs-overlay').getBoundingClientRect();
-  var d = window.__domain();
-  var scroll = document.querySelector('.rs-scroll').scrollTop;
-  return { x: r.left + (t - d[0]) / (d[1] - d[0]) * r.width, y: r.top + lane.top - scroll + lane.height / 2 };
-};
-window.__stream = function (which, n) {
-  var snaps = which === 'small' ? [RingsideSynthetic.small()] : which === 'second' ? [RingsideSynthetic.second()] : [RingsideSynthetic.big(n)];
-  window.__streamStarted = performance.now();
-  return RingsideSynthetic.stream(window.__send, snaps, window.__onPost);
-};
-`;
-
-interface Served { url: string; close(): Promise<void>; csp: string }
-
-function serve(dir: string, helperDir: string, extraPages: Record<string, string>): Promise<Served> {
-  const nonce = makeNonce();
-  let origin = '';
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const csp = contentSecurityPolicy(origin, nonce);
-    if (url.pathname === '/theme.css') {
-      // What VS Code's own page provides: the --vscode-* theme variables.
-      res.writeHead(200, { 'content-type': 'text/css' });
-      res.end(DEFAULT_THEME_CSS);
-      return;
-    }
-    if (url.pathname === '/' || url.pathname === '/restored') {
-      const initialState = url.pathname === '/restored'
-        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false } : undefined;
-      const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce, initialState })
-        .replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`)
-        .replace('<body>', '<body class="vscode-dark">')
-        .replace(`<script nonce="${nonce}" src=`, `<script nonce="${nonce}">${STAND_IN}</script>\n<script nonce="${nonce}" src="${origin}/synthetic.js"></script>\n<script nonce="${nonce}" src=`);
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
-      res.end(html);
-      return;
-    }
-    if (url.pathname === '/favicon.ico') { res.writeHead(204); res.end(); return; }
-    if (extraPages[url.pathname]) {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(extraPages[url.pathname]);
-      return;
-    }
-    const file = url.pathname === '/synthetic.js' ? path.join(helperDir, 'synthetic.js') : path.join(dir, path.basename(url.pathname));
-    if (!fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
-    res.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/javascript' });
-    res.end(fs.readFileSync(file));
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    resolve({ url: origin, csp: contentSecurityPolicy(origin, nonce), close: () => new Promise((r) => server.close(() => r())) });
-  }));
-}
 
 interface Posted { type: string; [k: string]: unknown }
 
@@ -173,19 +48,7 @@ describe('timeline webview in Chromium', function () {
   let smallRowTimes: number[];
 
   before(async () => {
-    fs.mkdirSync(HELPER_DIR, { recursive: true });
-    const started = Date.now();
-    // The product build; other programs in the tree may fail to bundle while they are being written,
-    // so only the webview output is checked (fresh and present).
-    const run = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
-    const bundle = path.join(ROOT, 'dist/webview/timeline.js');
-    if (!fs.existsSync(bundle) || fs.statSync(bundle).mtimeMs < started - 1000 || !fs.existsSync(path.join(ROOT, 'dist/webview/timeline.css'))) {
-      throw new Error(`webview bundle not built: ${run.stderr}`);
-    }
-    await build({
-      entryPoints: [path.join(ROOT, 'test/webview/synthetic.ts')], bundle: true, format: 'iife', globalName: 'RingsideSynthetic',
-      platform: 'browser', target: 'es2022', outfile: path.join(HELPER_DIR, 'synthetic.js'), logLevel: 'error',
-    });
+    const { bundle } = await buildWebview();
     const rows = smallRows();
     smallRowTimes = rows.map((r) => r.t);
     const snap = small();
@@ -197,11 +60,7 @@ describe('timeline webview in Chromium', function () {
     });
     fs.writeFileSync(path.join(ARTIFACTS, 'standalone-export.html'), standalone);
     served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/standalone.html': standalone });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM, headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-        '--disable-sync', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
@@ -361,9 +220,11 @@ describe('timeline webview in Chromium', function () {
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
     await page.fill('#rs-filter input', '');
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
-    const state = await page.evaluate(() => (window as unknown as { ringside: { viewState(): { grouping: string; filter: string } } }).ringside.viewState());
-    assert.equal(state.grouping, 'thread');
-    assert.equal(state.filter, '');
+    // Persisted through the webview API's setState (debounced).
+    await page.waitForFunction(() => {
+      const s = (window as unknown as { __getState(): { grouping?: string; filter?: string } | undefined }).__getState();
+      return s?.grouping === 'thread' && s.filter === '';
+    });
   });
 
   it('collapses a lane from its label', async () => {

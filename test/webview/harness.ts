@@ -1,0 +1,163 @@
+// A harness for driving the built timeline webview in Debian Chromium: a local server on
+// 127.0.0.1 serving the real HTML shell (renderWebviewHtml + CSP header), VS Code's theme
+// variables, and a test page that stands in for the VS Code webview API and can probe what the
+// canvas drew. Used by the browser tests; the benchmarks can use it too.
+
+import * as http from 'node:http';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
+import { chromium, type Browser } from 'playwright-core';
+import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../webview/html';
+import { DEFAULT_THEME_CSS } from '../../webview/standalone';
+
+/** The repository root: the nearest folder above this file with a package.json and scripts/build.mjs. */
+export function findRoot(from: string): string {
+  for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'scripts/build.mjs'))) return dir;
+  }
+  throw new Error(`no repository root above ${from}`);
+}
+export const ROOT = findRoot(__dirname);
+export const ARTIFACTS = path.join(ROOT, 'test-artifacts');
+export const HELPER_DIR = path.join(ARTIFACTS, 'webview-test');
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Test-page stand-in for acquireVsCodeApi plus probes that read what the canvas drew. */
+export const STAND_IN = `
+window.__posted = [];
+window.__hooks = [];
+document.addEventListener('securitypolicyviolation', function (e) {
+  console.error('CSP violation: ' + e.violatedDirective + ' at ' + e.sourceFile + ':' + e.lineNumber + ':' + e.columnNumber + ' ' + e.sample);
+});
+window.__onPost = function (fn) { window.__hooks.push(fn); };
+var __state;
+window.acquireVsCodeApi = function () {
+  return {
+    postMessage: function (m) { window.__posted.push(m); window.__hooks.forEach(function (h) { h(m); }); },
+    getState: function () { return __state; },
+    setState: function (s) { __state = s; return s; },
+  };
+};
+window.__getState = function () { return __state; };
+window.__send = function (m) { setTimeout(function () { window.dispatchEvent(new MessageEvent('message', { data: m })); }, 0); };
+window.__domain = function () {
+  var a = document.querySelector('.rs-axis');
+  return [Number(a.dataset.domainStart), Number(a.dataset.domainEnd)];
+};
+window.__lane = function (key) {
+  var l = document.querySelector('.rs-lane-label[data-lane="' + CSS.escape(key) + '"]');
+  return l ? { top: parseFloat(l.style.top), height: parseFloat(l.style.height) } : null;
+};
+/* Painted pixels of a lane between two times, within a vertical band (fractions of lane height). */
+window.__ink = function (key, t0, t1, yFrom, yTo) {
+  var lane = window.__lane(key); if (!lane) return -1;
+  var canvas = document.querySelector('.rs-canvas');
+  var dpr = canvas.width / parseFloat(canvas.style.width);
+  var d = window.__domain();
+  var scroll = document.querySelector('.rs-scroll').scrollTop;
+  var x0 = Math.max(0, Math.floor((t0 - d[0]) / (d[1] - d[0]) * canvas.width));
+  var x1 = Math.min(canvas.width, Math.ceil((t1 - d[0]) / (d[1] - d[0]) * canvas.width));
+  var y0 = Math.round((lane.top - scroll + lane.height * (yFrom == null ? 0.15 : yFrom)) * dpr);
+  var y1 = Math.round((lane.top - scroll + lane.height * (yTo == null ? 0.85 : yTo)) * dpr);
+  if (x1 <= x0 || y1 <= y0) return 0;
+  var data = canvas.getContext('2d').getImageData(x0, y0, x1 - x0, y1 - y0).data, n = 0;
+  for (var i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+  return n;
+};
+/* Columns (device px) of a lane with any paint, over the whole width. */
+window.__inkColumns = function (key) {
+  var lane = window.__lane(key);
+  var canvas = document.querySelector('.rs-canvas');
+  var dpr = canvas.width / parseFloat(canvas.style.width);
+  var scroll = document.querySelector('.rs-scroll').scrollTop;
+  var y = Math.round((lane.top - scroll + lane.height / 2) * dpr);
+  var data = canvas.getContext('2d').getImageData(0, y, canvas.width, 1).data, n = 0;
+  for (var i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+  return { painted: n, width: canvas.width };
+};
+/* Client coordinates of time t in the middle of a lane. */
+window.__point = function (key, t) {
+  var lane = window.__lane(key);
+  var r = document.querySelector('.rs-overlay').getBoundingClientRect();
+  var d = window.__domain();
+  var scroll = document.querySelector('.rs-scroll').scrollTop;
+  return { x: r.left + (t - d[0]) / (d[1] - d[0]) * r.width, y: r.top + lane.top - scroll + lane.height / 2 };
+};
+window.__stream = function (which, n) {
+  var snaps = which === 'small' ? [RingsideSynthetic.small()] : which === 'second' ? [RingsideSynthetic.second()] : [RingsideSynthetic.big(n)];
+  window.__streamStarted = performance.now();
+  return RingsideSynthetic.stream(window.__send, snaps, window.__onPost);
+};
+`;
+
+export interface Served { url: string; close(): Promise<void>; csp: string }
+
+export function serve(dir: string, helperDir: string, extraPages: Record<string, string>): Promise<Served> {
+  const nonce = makeNonce();
+  let origin = '';
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const csp = contentSecurityPolicy(origin, nonce);
+    if (url.pathname === '/theme.css') {
+      // What VS Code's own page provides: the --vscode-* theme variables.
+      res.writeHead(200, { 'content-type': 'text/css' });
+      res.end(DEFAULT_THEME_CSS);
+      return;
+    }
+    if (url.pathname === '/' || url.pathname === '/restored') {
+      const initialState = url.pathname === '/restored'
+        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false } : undefined;
+      const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce, initialState })
+        .replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`)
+        .replace('<body>', '<body class="vscode-dark">')
+        .replace(`<script nonce="${nonce}" src=`, `<script nonce="${nonce}">${STAND_IN}</script>\n<script nonce="${nonce}" src="${origin}/synthetic.js"></script>\n<script nonce="${nonce}" src=`);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
+      res.end(html);
+      return;
+    }
+    if (url.pathname === '/favicon.ico') { res.writeHead(204); res.end(); return; }
+    if (extraPages[url.pathname]) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(extraPages[url.pathname]);
+      return;
+    }
+    const file = url.pathname === '/synthetic.js' ? path.join(helperDir, 'synthetic.js') : path.join(dir, path.basename(url.pathname));
+    if (!fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
+    res.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/javascript' });
+    res.end(fs.readFileSync(file));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    resolve({ url: origin, csp: contentSecurityPolicy(origin, nonce), close: () => new Promise((r) => server.close(() => r())) });
+  }));
+}
+
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/**
+ * Build the product bundle (scripts/build.mjs) and the synthetic-data helper. Other programs in
+ * the tree may fail to bundle while being written, so only the webview output is checked.
+ */
+export async function buildWebview(): Promise<{ bundle: string; css: string }> {
+  fs.mkdirSync(HELPER_DIR, { recursive: true });
+  const started = Date.now();
+  const run = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
+  const bundle = path.join(ROOT, 'dist/webview/timeline.js');
+  const css = path.join(ROOT, 'dist/webview/timeline.css');
+  if (!fs.existsSync(bundle) || fs.statSync(bundle).mtimeMs < started - 1000 || !fs.existsSync(css)) {
+    throw new Error(`webview bundle not built: ${run.stderr}`);
+  }
+  await build({
+    entryPoints: [path.join(ROOT, 'test/webview/synthetic.ts')], bundle: true, format: 'iife', globalName: 'RingsideSynthetic',
+    platform: 'browser', target: 'es2022', outfile: path.join(HELPER_DIR, 'synthetic.js'), logLevel: 'error',
+  });
+  return { bundle, css };
+}

@@ -1,0 +1,55 @@
+import * as assert from 'node:assert/strict';
+import { BatchRejected, RecordStore } from './store';
+import { columnsToBatches, type SnapshotStart } from './protocol';
+import type { RecordColumns } from '../native/decode/types';
+
+function columns(times: number[], tids: number[], events: number[]): RecordColumns {
+  const n = times.length;
+  return {
+    length: n, timeOriginNs: 0n, time: Float64Array.from(times), kind: new Uint8Array(n).fill(9), misc: new Uint16Array(n),
+    event: Uint16Array.from(events), pid: Int32Array.from(tids), tid: Int32Array.from(tids), cpu: new Int32Array(n),
+    ipHi: new Uint32Array(n), ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+  };
+}
+
+function start(id: string, origin: string, rows: number, batches: number, eventName: string): SnapshotStart {
+  return {
+    type: 'snapshotStart', snapshotId: id, name: id, timeOriginNs: origin, totalRows: rows, batchCount: batches, takenAtMs: 0,
+    events: [{ index: 0, name: eventName, kind: 'tracepoint' }, { index: 1, name: 'mem:x:w', kind: 'breakpoint' }],
+    threads: [{ pid: 7, tid: 7, comm: 'seven' }, { pid: 7, tid: 8, comm: 'eight' }], coverage: [],
+  };
+}
+
+describe('record store', () => {
+  it('appends snapshots on one axis, rebasing later origins exactly, and maps events by name', () => {
+    const store = new RecordStore();
+    const a = columns([0, 10, 20], [7, 8, 7], [0, 1, 0]);
+    store.beginSnapshot(start('a', '1000000000000000000', 3, 2, 'sched:sched_switch'));
+    for (const b of columnsToBatches(a, { snapshotId: 'a', batchRows: 2, symbols: ['f', null, 'g'] })) store.addBatch(b);
+    const b = columns([5, 6], [8, 8], [1, 0]);
+    store.beginSnapshot({ ...start('b', '1000000000000000500', 2, 1, 'cpu-clock'),
+      events: [{ index: 0, name: 'cpu-clock', kind: 'software' }, { index: 1, name: 'mem:x:w', kind: 'breakpoint' }] });
+    for (const batch of columnsToBatches(b, { snapshotId: 'b' })) store.addBatch(batch);
+    assert.equal(store.length, 5);
+    assert.deepEqual(Array.from(store.time.subarray(0, 5)), [0, 10, 20, 505, 506]);
+    assert.deepEqual(store.events.map((e) => e.name), ['sched:sched_switch', 'mem:x:w', 'cpu-clock']);
+    assert.deepEqual(Array.from(store.event.subarray(0, 5)), [0, 1, 0, 1, 2]);
+    assert.deepEqual([0, 1, 2, 3].map((r) => store.symbolOf(r)), ['f', null, 'g', null]);
+    assert.deepEqual(Array.from(store.localRow.subarray(0, 5)), [0, 1, 2, 0, 1]);
+    assert.deepEqual(Array.from(store.snapshot.subarray(0, 5)), [0, 0, 0, 1, 1]);
+    assert.equal(store.commOf(1), 'eight');
+    assert.deepEqual(store.timeExtent(), [0, 506]);
+    assert.ok(store.isComplete(store.getSnapshot('a')!));
+  });
+
+  it('rejects batches out of order, for unknown snapshots, or past the announced size', () => {
+    const store = new RecordStore();
+    const batches = columnsToBatches(columns([1, 2, 3, 4], [7, 7, 7, 7], [0, 0, 0, 0]), { snapshotId: 'a', batchRows: 2 });
+    assert.throws(() => store.addBatch(batches[0]), BatchRejected);
+    store.beginSnapshot(start('a', '0', 3, 2, 'e'));
+    assert.throws(() => store.addBatch(batches[1]), /starts at row 2, expected 0/);
+    store.addBatch(batches[0]);
+    assert.throws(() => store.addBatch(batches[1]), /overflows/);
+    assert.equal(store.length, 2);
+  });
+});
