@@ -161,3 +161,40 @@ export async function buildWebview(): Promise<{ bundle: string; css: string }> {
   });
   return { bundle, css };
 }
+
+export interface PaintMeasurement {
+  readonly records: number;
+  /** From the first message sent to the lanes showing all records (streaming, ingest, lanes, first paint). */
+  readonly firstPaintMs: number;
+  /** Slowest of several synchronous zoom renders. */
+  readonly maxZoomFrameMs: number;
+  /** Fraction of device-pixel columns painted in the first lane (density at full zoom). */
+  readonly paintedFraction: number;
+}
+
+/** Stream n synthetic records into a fresh page of the harness and time first paint and zoom frames. */
+export async function measurePaint(browser: Browser, url: string, n: number): Promise<PaintMeasurement> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  try {
+    await page.goto(url + '/');
+    await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
+    await page.evaluate((count) => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('big', count), n);
+    const half = (n / 2).toLocaleString('en-US');
+    await page.waitForFunction((h) => document.querySelector('.rs-lane-label[data-lane="cpu:0"] .rs-lane-count')?.textContent === h, half);
+    return await page.evaluate(async (records) => {
+      const w = window as unknown as {
+        __streamStarted: number;
+        __inkColumns(k: string): { painted: number; width: number };
+        ringside: { timeline: { zoomBy(f: number): void; lastRenderMs: number; render(): void } };
+      };
+      await new Promise<void>((r) => requestAnimationFrame(() => r()));
+      const firstPaintMs = performance.now() - w.__streamStarted;
+      const ink = w.__inkColumns('cpu:0');
+      const times: number[] = [];
+      for (let i = 0; i < 6; i++) { w.ringside.timeline.zoomBy(i < 3 ? 2 : 0.5); w.ringside.timeline.render(); times.push(w.ringside.timeline.lastRenderMs); }
+      return { records, firstPaintMs, maxZoomFrameMs: Math.max(...times), paintedFraction: ink.painted / ink.width };
+    }, n);
+  } finally {
+    await page.close();
+  }
+}
