@@ -77,9 +77,15 @@ export class App {
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
     this.followBox = createCheckbox('Follow latest', { id: 'rs-follow', checked: restored?.followLatest ?? false });
+    const exportButton = createButton('Export HTML', 'Export the latest snapshot as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
+    exportButton.addEventListener('click', () => {
+      const latest = this.store.snapshots.at(-1);
+      if (!latest) { this.status.textContent = 'Nothing to export yet.'; return; }
+      this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: latest.id });
+    });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
-    toolbar.append(this.groupingBox, filter, this.filterError, zoomIn, zoomOut, reset, this.followBox, this.status);
+    toolbar.append(this.groupingBox, filter, this.filterError, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
 
     const body = el('div', 'rs-body', root);
     const nav = el('nav', 'rs-snapshots', body);

@@ -90,6 +90,7 @@ export class WatchPanel {
     this.status.setAttribute('aria-live', 'polite');
     section.appendChild(this.status);
     this.renderBudget();
+    this.setList([], this.budget);
   }
 
   setList(watches: readonly WatchInfo[], budget: WatchBudget): void {
@@ -97,6 +98,12 @@ export class WatchPanel {
     this.budget = budget;
     this.renderBudget();
     this.list.replaceChildren();
+    if (watches.length === 0) {
+      const empty = this.list.insertRow().insertCell();
+      empty.colSpan = 7;
+      empty.className = 'rs-hint';
+      empty.textContent = 'No hardware breakpoints. Add one below, or from the editor gutter.';
+    }
     for (const w of watches) {
       const tr = this.list.insertRow();
       tr.dataset.watchId = w.id;

@@ -356,6 +356,12 @@ describe('timeline webview in Chromium', function () {
     await restored.close();
   });
 
+  it('asks the host to export the latest snapshot', async () => {
+    await page.click('#rs-export');
+    const [request] = await waitPosted(page, 'exportRequest', 1);
+    assert.equal(request.snapshotId, 'snap-2');
+  });
+
   it('rejects malformed messages with a reason and keeps working', async () => {
     await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({ type: 'batch', snapshotId: 'snap-1', batchIndex: 0 }));
     const [err] = await waitPosted(page, 'webviewError', 1);
