@@ -129,3 +129,32 @@ describe('webview protocol', () => {
     }
   });
 });
+
+describe('host-side conversions', () => {
+  it('turns a decoded snapshot into a valid snapshotStart and batches', async () => {
+    const { snapshotMessages, recordDetailsOf, validateHostToWebview: validate } = await import('./protocol');
+    const cols = makeColumns(5);
+    const attr = (type: number) => ({ type }) as unknown as import('../native/perf/attr').PerfEventAttr;
+    const decoded = {
+      events: [{ index: 0, name: 'sched:sched_switch', attr: attr(2), ids: [] }, { index: 1, name: 'mem:x:w', attr: attr(5), ids: [] },
+        { index: 2, name: 'cpu-clock', attr: attr(1), ids: [] }],
+      rings: [], anomalies: [], columns: cols,
+      coverage: [{ ringId: 0, label: 'cpu0', path: 'paused' as const, dataSize: 4096, bytesWritten: 10n ** 19n, bytesOverwritten: 5n,
+        recordsRetained: 5, oldestTimeNs: 1_000_000_000_000n, newestTimeNs: null, lostRecords: 3n, anomalies: 0 }],
+    };
+    const { start, batches } = snapshotMessages(decoded, { snapshotId: 'x', name: 'X', takenAtMs: 1, threads: [], batchRows: 2 });
+    assert.deepEqual(start.events.map((e) => e.kind), ['tracepoint', 'breakpoint', 'software']);
+    assert.equal(start.coverage[0].bytesWritten, '10000000000000000000');
+    assert.equal(start.coverage[0].lost, '3');
+    assert.equal(start.batchCount, 3);
+    assert.equal(batches.length, 3);
+    const v = validate(start);
+    assert.ok(v.ok, v.ok ? '' : v.reason);
+    const details = recordDetailsOf({ type: 'SAMPLE', misc: 2, timeNs: 123n, pid: 1, fields: { ip: 0xffffffff81000000n, raw: new Uint8Array([1, 171]), n: [1n, 2] } },
+      { callchain: [{ ip: '0x1', symbol: 'f' }] });
+    assert.deepEqual(details, { type: 'SAMPLE', misc: 2, timeNs: '123', pid: 1, fields: { ip: '18446744071578845184', raw: '01ab', n: ['1', 2] },
+      callchain: [{ ip: '0x1', symbol: 'f' }] });
+    const r = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details });
+    assert.ok(r.ok, r.ok ? '' : r.reason);
+  });
+});
