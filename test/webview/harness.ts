@@ -153,7 +153,14 @@ export async function buildWebview(): Promise<{ bundle: string; css: string }> {
   const bundle = path.join(ROOT, 'dist/webview/timeline.js');
   const css = path.join(ROOT, 'dist/webview/timeline.css');
   if (!fs.existsSync(bundle) || fs.statSync(bundle).mtimeMs < started - 1000 || !fs.existsSync(css)) {
-    throw new Error(`webview bundle not built: ${run.stderr}`);
+    // The product build stopped on another program first: bundle the webview alone, with the
+    // options scripts/build.mjs uses for it, so these tests still test the current webview.
+    console.warn(`scripts/build.mjs did not produce the webview bundle (${run.stderr.split('\n').find((l) => l.includes('ERROR')) ?? run.status}); bundling webview/main.ts alone`);
+    await build({
+      bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', platform: 'browser', format: 'iife',
+      entryPoints: [path.join(ROOT, 'webview/main.ts')], outfile: bundle,
+    });
+    fs.copyFileSync(path.join(ROOT, 'webview/timeline.css'), css);
   }
   await build({
     entryPoints: [path.join(ROOT, 'test/webview/synthetic.ts')], bundle: true, format: 'iife', globalName: 'RingsideSynthetic',
