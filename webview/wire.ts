@@ -1,16 +1,12 @@
-// Host side of the protocol: turns a DecodedSnapshot into what the panel receives (a SnapshotStart,
-// columnar batches, and record details on demand). Shared by the extension's panel host and the
-// CLI's self-contained HTML export so both show exactly the same thing. Pure: symbols and comms come
-// in as callbacks, so this imports nothing from node, koffi or vscode.
+// Host side of the protocol: turns a DecodedSnapshot into what the panel receives, adding what only
+// the host knows (symbols, comms, source lines) to the protocol's own builders (snapshotMessages,
+// recordDetailsOf). Shared by the extension's panel host and the CLI's HTML export so both show the
+// same thing. Pure: symbols and comms come in as callbacks; no node, koffi or vscode imports.
 
-import type { DecodedSnapshot, DecodedRecord } from '../native/decode/types';
+import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
-import { PerfType, RecordType, Misc } from '../native/perf/uapi';
-import {
-  columnsToBatches,
-  type CallchainEntry, type CoverageFact, type EventInfo, type EventKind, type JsonValue,
-  type RecordBatch, type RecordDetails, type SnapshotStart, type ThreadInfo,
-} from './protocol';
+import { RecordType, Misc } from '../native/perf/uapi';
+import { recordDetailsOf, snapshotMessages, type CallchainEntry, type RecordBatch, type RecordDetails, type SnapshotStart, type ThreadInfo } from './protocol';
 
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
@@ -23,15 +19,6 @@ export interface WireOptions {
   /** comm of a thread, when the side-band or /proc knew it. */
   readonly comm?: (pid: number, tid: number) => string | undefined;
   readonly batchRows?: number;
-}
-
-function eventKind(type: number): EventKind {
-  switch (type) {
-    case PerfType.TRACEPOINT: return 'tracepoint';
-    case PerfType.BREAKPOINT: return 'breakpoint';
-    case PerfType.SOFTWARE: return 'software';
-    default: return 'other';
-  }
 }
 
 /** The comm of every thread: COMM records of the snapshot win over the caller's knowledge. */
@@ -51,21 +38,6 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): Thread
     names.set(key, { pid: pid[row], tid: tid[row], comm: comm?.(pid[row], tid[row]) ?? processComm ?? '' });
   }
   return [...names.values()];
-}
-
-function coverageOf(snapshot: DecodedSnapshot): CoverageFact[] {
-  return snapshot.coverage.map((ring) => ({
-    ringId: ring.ringId,
-    label: ring.label,
-    path: ring.path,
-    dataSize: ring.dataSize,
-    bytesWritten: ring.bytesWritten.toString(),
-    bytesOverwritten: ring.bytesOverwritten.toString(),
-    recordsRetained: ring.recordsRetained,
-    oldestTimeNs: ring.oldestTimeNs === null ? null : ring.oldestTimeNs.toString(),
-    newestTimeNs: ring.newestTimeNs === null ? null : ring.newestTimeNs.toString(),
-    lost: ring.lostRecords.toString(),
-  }));
 }
 
 /** Symbol per SAMPLE row, cached per (pid, ip): hot loops repeat the same few IPs millions of times. */
@@ -89,48 +61,22 @@ function rowSymbols(snapshot: DecodedSnapshot, symbolize: SymbolizeFn): (string 
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
-  const events: EventInfo[] = snapshot.events.map((event) => ({ index: event.index, name: event.name, kind: eventKind(event.attr.type) }));
-  const batches = columnsToBatches(snapshot.columns, {
-    snapshotId: options.snapshotId,
-    batchRows: options.batchRows,
-    symbols: options.symbolize ? rowSymbols(snapshot, options.symbolize) : undefined,
-  });
-  const start: SnapshotStart = {
-    type: 'snapshotStart',
+  return snapshotMessages(snapshot, {
     snapshotId: options.snapshotId,
     name: options.name,
-    timeOriginNs: snapshot.columns.timeOriginNs.toString(),
-    totalRows: snapshot.columns.length,
-    batchCount: batches.length,
     takenAtMs: options.takenAtMs,
-    events,
     threads: threadsOf(snapshot, options.comm),
-    coverage: coverageOf(snapshot),
-  };
-  return { start, batches };
-}
-
-function toJsonValue(value: unknown): JsonValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
-  if (value instanceof Uint8Array) return Array.from(value, (b) => b.toString(16).padStart(2, '0')).join('');
-  if (Array.isArray(value)) return value.map(toJsonValue);
-  if (typeof value === 'object') {
-    const out: Record<string, JsonValue> = {};
-    for (const [key, inner] of Object.entries(value as Record<string, unknown>)) out[key] = toJsonValue(inner);
-    return out;
-  }
-  return String(value);
+    ...(options.batchRows ? { batchRows: options.batchRows } : {}),
+    ...(options.symbolize ? { symbols: rowSymbols(snapshot, options.symbolize) } : {}),
+  });
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);
 
 /** Every decoded field of one row, with the callchain symbolized and the source line when known. */
-export function recordDetailsOf(snapshot: DecodedSnapshot, row: number, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn): RecordDetails {
-  const record: DecodedRecord = decodeRecordAt(snapshot, row);
-  const { raw, callchain, tracepoint, ...fields } = record.fields as Record<string, unknown> & { raw?: unknown; callchain?: unknown; tracepoint?: unknown };
+export function rowDetails(snapshot: DecodedSnapshot, row: number, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn): RecordDetails {
+  const record = decodeRecordAt(snapshot, row);
+  const { callchain, tracepoint, ...fields } = record.fields as Record<string, unknown> & { callchain?: unknown; tracepoint?: Record<string, unknown> };
   const pid = record.pid ?? -1;
   let chain: CallchainEntry[] | undefined;
   if (Array.isArray(callchain)) {
@@ -147,18 +93,10 @@ export function recordDetailsOf(snapshot: DecodedSnapshot, row: number, symboliz
   const kernelIp = (record.misc & Misc.CPUMODE_MASK) === Misc.KERNEL;
   const source = ip !== undefined && !kernelIp ? sourceLine?.(pid, ip) : undefined;
   const symbol = ip !== undefined ? symbolize?.(pid, ip, kernelIp) : undefined;
-  const tracepointFields = tracepoint !== undefined ? toJsonValue(tracepoint) : undefined;
-  return {
-    type: record.type,
-    ...(record.event !== undefined ? { event: record.event } : {}),
-    misc: record.misc,
-    ...(record.timeNs !== undefined ? { timeNs: record.timeNs.toString() } : {}),
-    ...(record.pid !== undefined ? { pid: record.pid } : {}),
-    ...(record.tid !== undefined ? { tid: record.tid } : {}),
-    ...(record.cpu !== undefined ? { cpu: record.cpu } : {}),
-    fields: { ...(toJsonValue(fields) as Record<string, JsonValue>), ...(raw instanceof Uint8Array ? { rawSize: raw.length } : {}), ...(ip !== undefined ? { ip: hex(ip) } : {}), ...(symbol ? { sym: symbol } : {}) },
-    ...(tracepointFields && typeof tracepointFields === 'object' && !Array.isArray(tracepointFields) ? { tracepointFields: tracepointFields as Record<string, JsonValue> } : {}),
+  const shown = { ...fields, ...(ip !== undefined ? { ip: hex(ip) } : {}), ...(symbol ? { sym: symbol } : {}) };
+  return recordDetailsOf({ ...record, fields: shown }, {
+    ...(tracepoint ? { tracepointFields: tracepoint } : {}),
     ...(chain ? { callchain: chain } : {}),
     ...(source ? { source } : {}),
-  };
+  });
 }

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { renderWebviewHtml } from '../../webview/html';
 import { PROTOCOL_VERSION, validateWebviewToHost, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../webview/protocol';
-import { recordDetailsOf, type SourceLineFn, type SymbolizeFn } from '../../webview/wire';
+import { rowDetails, type SourceLineFn, type SymbolizeFn } from '../../webview/wire';
 import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
 import { SnapshotStreamer } from './streamer';
 
@@ -142,7 +142,7 @@ export class TimelinePanel implements vscode.Disposable {
         try {
           const entry = this.host.manager.snapshotById(message.snapshotId);
           if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
-          const details = recordDetailsOf(entry.decoded, message.row, this.host.symbolize, this.host.sourceLine);
+          const details = rowDetails(entry.decoded, message.row, this.host.symbolize, this.host.sourceLine);
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
         } catch (error) {
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, error: { code: 'DETAILS', message: (error as Error).message } });

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DecodedSnapshot } from '../decode/types';
 import { renderStandaloneHtml } from '../../webview/standalone';
-import { snapshotToWire, recordDetailsOf, type SymbolizeFn, type SourceLineFn } from '../../webview/wire';
+import { snapshotToWire, rowDetails, type SymbolizeFn, type SourceLineFn } from '../../webview/wire';
 import type { RecordDetails } from '../../webview/protocol';
 
 /** Details embedded per row up to this many rows; past it the page shows the columns only. */
@@ -27,7 +27,7 @@ export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, sym
   const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
   for (let row = 0; row < rows; row++) {
     try {
-      details[row] = recordDetailsOf(snapshot, row, symbolize, sourceLine);
+      details[row] = rowDetails(snapshot, row, symbolize, sourceLine);
     } catch {
       // a record that does not decode is still on the timeline; its pane says it has no details
     }
