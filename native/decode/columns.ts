@@ -17,7 +17,7 @@
 import { RecordType } from '../perf/uapi';
 import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly, DecodedSnapshot, EventDescription, RawSnapshot, RecordColumns, RingCopy, RingCoverage } from './types';
-import { walkRing } from './walk';
+import { scanRing, u32View } from './walk';
 
 const TWO_32 = 4294967296;
 /** Anomaly objects kept per ring (all are counted in the ring's coverage). */
@@ -79,14 +79,6 @@ class IdTable {
   }
 }
 
-/** A 4-byte aligned u32 view of a ring copy (copies only when the copy is oddly aligned). */
-function u32View(bytes: Uint8Array): Uint32Array {
-  if ((bytes.byteOffset & 3) === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
-  const aligned = new Uint8Array(bytes.length);
-  aligned.set(bytes);
-  return new Uint32Array(aligned.buffer, 0, bytes.length >>> 2);
-}
-
 /** Everything decodeSnapshot needs; a RawSnapshot is accepted as is. */
 export interface SnapshotInput {
   readonly events: readonly EventDescription[];
@@ -105,11 +97,10 @@ export function parseInfoFor(event: EventDescription): ParseInfo {
   return info;
 }
 
-/** Scratch columns, one slot per walked record, in ring order (ring after ring, oldest first in each). */
-class Scratch {
-  readonly timeHi: Uint32Array;
-  readonly timeLo: Uint32Array;
-  readonly hasTime: Uint8Array;
+
+/** One typed array per column; `time` is relative to the owning ring's time base until merged. */
+class ColumnSet {
+  readonly time: Float64Array;
   readonly kind: Uint8Array;
   readonly misc: Uint16Array;
   readonly event: Uint16Array;
@@ -121,20 +112,23 @@ class Scratch {
   readonly ring: Uint16Array;
   readonly offset: Uint32Array;
 
-  constructor(capacity: number) {
-    this.timeHi = new Uint32Array(capacity);
-    this.timeLo = new Uint32Array(capacity);
-    this.hasTime = new Uint8Array(capacity);
-    this.kind = new Uint8Array(capacity);
-    this.misc = new Uint16Array(capacity);
-    this.event = new Uint16Array(capacity);
-    this.pid = new Int32Array(capacity);
-    this.tid = new Int32Array(capacity);
-    this.cpu = new Int32Array(capacity);
-    this.ipHi = new Uint32Array(capacity);
-    this.ipLo = new Uint32Array(capacity);
-    this.ring = new Uint16Array(capacity);
-    this.offset = new Uint32Array(capacity);
+  constructor(readonly length: number) {
+    this.time = new Float64Array(length);
+    this.kind = new Uint8Array(length);
+    this.misc = new Uint16Array(length);
+    this.event = new Uint16Array(length);
+    this.pid = new Int32Array(length);
+    this.tid = new Int32Array(length);
+    this.cpu = new Int32Array(length);
+    this.ipHi = new Uint32Array(length);
+    this.ipLo = new Uint32Array(length);
+    this.ring = new Uint16Array(length);
+    this.offset = new Uint32Array(length);
+  }
+
+  toColumns(timeOriginNs: bigint): RecordColumns {
+    const { length, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset } = this;
+    return { length, timeOriginNs, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset };
   }
 }
 
@@ -151,20 +145,32 @@ interface EventTables {
 interface RingResult {
   lost: number;
   anomalies: number;
-  /** Smallest and largest time of the ring's timed records as u32 halves; timed = false when none. */
-  timed: boolean;
+  /** The time every `time` of this ring is relative to, as u32 halves; baseHi = -1 when the ring has no timed record. */
+  baseHi: number;
+  baseLo: number;
+  /** Smallest and largest time as u32 halves (read back from the records, so exact whatever the span). */
   minHi: number;
   minLo: number;
   maxHi: number;
   maxLo: number;
+  /** False when some time lies 2^53 ns or more from the base (a damaged time): relative times may be rounded. */
+  exact: boolean;
 }
 
+/** Largest integer a double holds exactly: relative times up to this (104 days) are exact. */
+const MAX_EXACT = 2 ** 53;
+
 /**
- * The hot loop: fills scratch rows [rowStart, rowStart + offsets.length) from one ring.
- * Kept in its own function so V8 optimises it in isolation.
+ * The hot loop: decodes `count` consecutive records starting at byte `startOffset` of one ring
+ * (memory order), writing the i-th into row firstRow + i * step, so a backward ring (newest first
+ * in memory) lands oldest first with step -1 in the same single pass. Times are written relative
+ * to (baseHi, baseLo); with baseHi = -1 the first timed record becomes the base. The records were
+ * bounds-checked by scanRing. Kept in its own function so V8 optimises it in isolation.
  */
-function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, out: Scratch, rowStart: number, tables: EventTables, anomalies: DecodeAnomaly[]): RingResult {
-  const u32 = u32View(ring.bytes);
+function decodeRing(
+  u32: Uint32Array, ring: RingCopy, startOffset: number, count: number, out: ColumnSet, firstRow: number, step: number,
+  baseHiIn: number, baseLoIn: number, tables: EventTables, anomalies: DecodeAnomaly[],
+): RingResult {
   const { layouts, indexOf, ids, positionOf } = tables;
   const defaultPosition = positionOf.get(ring.defaultEvent) ?? 0;
   const defaultInfo = tables.infos[defaultPosition];
@@ -173,12 +179,19 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
   const otherIdFromEnd = ids.size > 0 ? locator.otherIdFromEnd : -1;
   const ringCpu = ring.cpu;
   const haveEvents = layouts.length > 0;
-  const { timeHi, timeLo, hasTime, kind, misc, event, pid, tid, cpu, ipHi, ipLo } = out;
-  out.ring.fill(ringNumber, rowStart, rowStart + offsets.length);
-  out.offset.set(offsets, rowStart);
+  const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
+  let baseHi = baseHiIn;
+  let baseLo = baseLoIn;
   let lastIdHi = -1;
   let lastIdLo = -1;
   let lastPosition = defaultPosition;
+  // The sample layout of `layoutPosition`, in locals: samples of one event reuse them record after record.
+  let layoutPosition = -1;
+  let sTime = -1;
+  let sPidTid = -1;
+  let sCpu = -1;
+  let sIp = -1;
+  let sMin = 0;
   let lost = 0;
   let anomalyCount = 0;
   // Every anomaly is counted, but only the first few per ring are kept as objects: a ring full of
@@ -187,16 +200,14 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
     if (anomalyCount < MAX_ANOMALIES_KEPT_PER_RING) anomalies.push(anomaly);
     anomalyCount++;
   };
-  let timed = false;
-  let minHi = 0;
-  let minLo = 0;
-  let maxHi = 0;
-  let maxLo = 0;
-  const n = offsets.length;
+  let minRel = Infinity;
+  let maxRel = -Infinity;
+  let minAt = 0;
+  let maxAt = 0;
+  let o = startOffset;
+  let row = firstRow;
 
-  for (let i = 0; i < n; i++) {
-    const row = rowStart + i;
-    const o = offsets[i];
+  for (let i = 0; i < count; i++, row += step) {
     const w = o >>> 2;
     const type = u32[w];
     const sizeMisc = u32[w + 1];
@@ -227,14 +238,22 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
           }
         }
       }
-      if (!haveEvents || size < layouts[position].sampleMin) {
+      if (position !== layoutPosition && haveEvents) {
+        const layout = layouts[position];
+        layoutPosition = position;
+        sTime = layout.time;
+        sPidTid = layout.pidTid;
+        sCpu = layout.cpu;
+        sIp = layout.ip;
+        sMin = layout.sampleMin;
+      }
+      if (!haveEvents || size < sMin) {
         note({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `sample of ${size} bytes is shorter than its fixed fields` });
       } else {
-        const layout = layouts[position];
-        if (layout.time >= 0) t = o + layout.time;
-        if (layout.pidTid >= 0) ptOffset = o + layout.pidTid;
-        if (layout.cpu >= 0) cpuOffset = o + layout.cpu;
-        if (layout.ip >= 0) ipOffset = o + layout.ip;
+        if (sTime >= 0) t = o + sTime;
+        if (sPidTid >= 0) ptOffset = o + sPidTid;
+        if (sCpu >= 0) cpuOffset = o + sCpu;
+        if (sIp >= 0) ipOffset = o + sIp;
       }
     } else {
       if (otherIdFromEnd >= 0 && size >= 8 + otherIdFromEnd) {
@@ -291,27 +310,28 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
     kind[row] = type > 254 ? 255 : type;
     misc[row] = sizeMisc & 0xffff;
     event[row] = haveEvents ? indexOf[position] : 0;
+    offset[row] = o;
     if (t >= 0) {
       const tw = t >>> 2;
       const lo = u32[tw];
       const hi = u32[tw + 1];
-      timeLo[row] = lo;
-      timeHi[row] = hi;
-      hasTime[row] = 1;
-      if (!timed) {
-        timed = true;
-        minHi = maxHi = hi;
-        minLo = maxLo = lo;
-      } else {
-        if (hi < minHi || (hi === minHi && lo < minLo)) {
-          minHi = hi;
-          minLo = lo;
-        }
-        if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
-          maxHi = hi;
-          maxLo = lo;
-        }
+      if (baseHi < 0) {
+        baseHi = hi;
+        baseLo = lo;
       }
+      // Exact: both halves' differences are small integers, and the result is below 2^53 for any span under 104 days.
+      const rel = (hi - baseHi) * TWO_32 + (lo - baseLo);
+      time[row] = rel;
+      if (rel < minRel) {
+        minRel = rel;
+        minAt = tw;
+      }
+      if (rel > maxRel) {
+        maxRel = rel;
+        maxAt = tw;
+      }
+    } else {
+      time[row] = NaN;
     }
     if (ptOffset >= 0) {
       const pw = ptOffset >>> 2;
@@ -327,8 +347,17 @@ function decodeRing(ring: RingCopy, ringNumber: number, offsets: Uint32Array, ou
       ipLo[row] = u32[iw];
       ipHi[row] = u32[iw + 1];
     }
+    o = end;
   }
-  return { lost, anomalies: anomalyCount, timed, minHi, minLo, maxHi, maxLo };
+  return {
+    lost, anomalies: anomalyCount, baseHi, baseLo, minHi: u32[minAt + 1], minLo: u32[minAt], maxHi: u32[maxAt + 1], maxLo: u32[maxAt],
+    exact: minRel >= -MAX_EXACT && maxRel <= MAX_EXACT,
+  };
+}
+
+/** A u64 time from its u32 halves. */
+function timeNs(hi: number, lo: number): bigint {
+  return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
 /** Decodes every ring of a snapshot into columns (oldest first), coverage facts and anomalies. */
@@ -347,53 +376,85 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
   };
   const anomalies: DecodeAnomaly[] = [];
 
-  const walks = rings.map(walkRing);
-  const ringStart = new Int32Array(rings.length + 1);
+  // First pass: record counts only (headers), so every column is allocated once at its exact size.
+  const ringCount = rings.length;
+  const words = rings.map((ring) => u32View(ring.bytes));
+  const scans = rings.map((ring, r) => scanRing(ring, words[r]));
+  const ringStart = new Int32Array(ringCount + 1);
   let total = 0;
-  for (let r = 0; r < rings.length; r++) {
+  let nonEmpty = 0;
+  for (let r = 0; r < ringCount; r++) {
     ringStart[r] = total;
-    total += walks[r].offsets.length;
+    total += scans[r].count;
+    if (scans[r].count > 0) nonEmpty++;
   }
-  ringStart[rings.length] = total;
-  const scratch = new Scratch(total);
+  ringStart[ringCount] = total;
+  // With one non-empty ring these are the result; with more they are merged into fresh columns.
+  const decoded = new ColumnSet(total);
 
+  // Second pass: decode each ring in memory order straight into its rows, oldest first.
   const results: RingResult[] = [];
-  let originHi = 0;
-  let originLo = 0;
-  let anyTime = false;
-  for (let r = 0; r < rings.length; r++) {
-    const walk = walks[r];
+  for (let r = 0; r < ringCount; r++) {
+    const ring = rings[r];
+    const scan = scans[r];
     let walkAnomalies = 0;
-    for (const anomaly of walk.anomalies) {
+    for (const anomaly of scan.anomalies) {
       anomalies.push(anomaly);
       // A cut oldest record is what a full flight recorder always has: listed, not counted as a problem.
       if (anomaly.kind !== 'truncated-oldest') walkAnomalies++;
     }
-    const result = decodeRing(rings[r], r, walk.offsets, scratch, ringStart[r], tables, anomalies);
+    const count = scan.count;
+    const backward = ring.direction === 'backward';
+    let baseHi = -1;
+    let baseLo = 0;
+    if (count > 0) {
+      decoded.ring.fill(r, ringStart[r], ringStart[r + 1]);
+      // Base the ring's relative times on its oldest record (usually its smallest time, so no
+      // fix-up pass): decode that one record first; the full pass below rewrites its row.
+      const probe = decodeRing(words[r], ring, backward ? scan.lastOffset : 0, 1, decoded, ringStart[r], 1, -1, 0, tables, []);
+      baseHi = probe.baseHi;
+      baseLo = probe.baseLo;
+    }
+    const firstRow = backward ? ringStart[r] + count - 1 : ringStart[r];
+    let result = decodeRing(words[r], ring, 0, count, decoded, firstRow, backward ? -1 : 1, baseHi, baseLo, tables, anomalies);
+    if (!result.exact) {
+      // The oldest record's time is far from the others (damaged): decode again against the ring's
+      // smallest time, so every record within 104 days of it stays exact.
+      const kept = anomalies.length;
+      result = decodeRing(words[r], ring, 0, count, decoded, firstRow, backward ? -1 : 1, result.minHi, result.minLo, tables, anomalies);
+      anomalies.length = kept;
+    }
     result.anomalies += walkAnomalies;
     results.push(result);
-    // Time origin: the smallest time seen.
-    if (result.timed && (!anyTime || result.minHi < originHi || (result.minHi === originHi && result.minLo < originLo))) {
-      originHi = result.minHi;
-      originLo = result.minLo;
-      anyTime = true;
-    }
   }
 
-  const { timeHi, timeLo, hasTime } = scratch;
-  const relative = new Float64Array(total);
-  for (let i = 0; i < total; i++) {
-    relative[i] = hasTime[i] === 0 ? NaN : (timeHi[i] - originHi) * TWO_32 + (timeLo[i] - originLo);
+  // Time origin: the smallest time seen; each ring's shift moves its relative times onto it.
+  let origin: bigint | null = null;
+  for (const result of results) {
+    if (result.baseHi < 0) continue;
+    const oldest = timeNs(result.minHi, result.minLo);
+    if (origin === null || oldest < origin) origin = oldest;
+  }
+  const timeOriginNs = origin ?? 0n;
+  const shift = new Float64Array(ringCount);
+  for (let r = 0; r < ringCount; r++) {
+    const result = results[r];
+    if (result.baseHi >= 0) shift[r] = Number(timeNs(result.baseHi, result.baseLo) - timeOriginNs);
   }
 
-  const order = mergeOrder(relative, ringStart, rings.length, total);
-  const timeOriginNs = (BigInt(originHi) << 32n) | BigInt(originLo);
-  const columns = order === null ? asColumns(scratch, relative, timeOriginNs) : permuted(scratch, relative, order, timeOriginNs);
+  let columns: RecordColumns;
+  if (nonEmpty <= 1) {
+    for (let r = 0; r < ringCount; r++) if (shift[r] !== 0) addToRange(decoded.time, ringStart[r], ringStart[r + 1], shift[r]);
+    columns = decoded.toColumns(timeOriginNs);
+  } else {
+    columns = merged(decoded, ringStart, ringCount, shift).toColumns(timeOriginNs);
+  }
 
   const coverage: RingCoverage[] = rings.map((ring, r) => {
     const result = results[r];
-    const retained = BigInt(walks[r].retainedBytes);
+    const retained = BigInt(scans[r].retainedBytes);
     const overwritten = ring.bytesWritten - retained;
+    const timed = result.baseHi >= 0;
     return {
       ringId: ring.ringId,
       label: ring.label,
@@ -401,9 +462,9 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
       dataSize: ring.dataSize,
       bytesWritten: ring.bytesWritten,
       bytesOverwritten: overwritten > 0n ? overwritten : 0n,
-      recordsRetained: ringStart[r + 1] - ringStart[r],
-      oldestTimeNs: result.timed ? (BigInt(result.minHi) << 32n) | BigInt(result.minLo) : null,
-      newestTimeNs: result.timed ? (BigInt(result.maxHi) << 32n) | BigInt(result.maxLo) : null,
+      recordsRetained: scans[r].count,
+      oldestTimeNs: timed ? timeNs(result.minHi, result.minLo) : null,
+      newestTimeNs: timed ? timeNs(result.maxHi, result.maxLo) : null,
       lostRecords: BigInt(result.lost),
       anomalies: result.anomalies,
     };
@@ -412,85 +473,32 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
   return { events, rings, columns, coverage, anomalies };
 }
 
-/** Scratch rows already in order (one ring): the scratch arrays are exactly `total` long, use them as they are. */
-function asColumns(s: Scratch, time: Float64Array, timeOriginNs: bigint): RecordColumns {
-  return {
-    length: time.length,
-    timeOriginNs,
-    time,
-    kind: s.kind,
-    misc: s.misc,
-    event: s.event,
-    pid: s.pid,
-    tid: s.tid,
-    cpu: s.cpu,
-    ipHi: s.ipHi,
-    ipLo: s.ipLo,
-    ring: s.ring,
-    offset: s.offset,
-  };
+/** time[start, stop) += amount (NaN, i.e. no time, stays NaN). */
+function addToRange(time: Float64Array, start: number, stop: number, amount: number): void {
+  for (let i = start; i < stop; i++) time[i] += amount;
 }
 
-/** Applies the merge permutation to every column in one pass (each access site sees one array type). */
-function permuted(s: Scratch, relative: Float64Array, order: Uint32Array, timeOriginNs: bigint): RecordColumns {
-  const n = order.length;
-  const time = new Float64Array(n);
-  const kind = new Uint8Array(n);
-  const misc = new Uint16Array(n);
-  const event = new Uint16Array(n);
-  const pid = new Int32Array(n);
-  const tid = new Int32Array(n);
-  const cpu = new Int32Array(n);
-  const ipHi = new Uint32Array(n);
-  const ipLo = new Uint32Array(n);
-  const ring = new Uint16Array(n);
-  const offset = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const from = order[i];
-    time[i] = relative[from];
-    kind[i] = s.kind[from];
-    misc[i] = s.misc[from];
-    event[i] = s.event[from];
-    pid[i] = s.pid[from];
-    tid[i] = s.tid[from];
-    cpu[i] = s.cpu[from];
-    ipHi[i] = s.ipHi[from];
-    ipLo[i] = s.ipLo[from];
-    ring[i] = s.ring[from];
-    offset[i] = s.offset[from];
-  }
-  return { length: n, timeOriginNs, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset };
+/** Runs of consecutive rows of one ring that the merge emits together. */
+interface MergeRuns {
+  readonly from: Uint32Array;
+  readonly length: Uint32Array;
+  readonly count: number;
 }
 
 /**
- * K-way merge of the per-ring row ranges [ringStart[r], ringStart[r+1]) by merge key; returns the
- * row permutation, or null when rows are already in order (at most one non-empty ring).
+ * K-way merge of the per-ring row ranges [ringStart[r], ringStart[r+1]) by merge key (the running
+ * maximum of time + shift[r] inside each ring; no time keeps the previous key, -Infinity at first),
+ * ties to the lower ring number. A binary heap picks the ring; it then keeps emitting from that ring
+ * while it still beats the best other ring, so a large ring interleaved with a small side-band ring
+ * costs a few heap operations, not one per row.
  */
-function mergeOrder(relative: Float64Array, ringStart: Int32Array, ringCount: number, total: number): Uint32Array | null {
-  const key = new Float64Array(total);
-  let nonEmpty = 0;
-  for (let r = 0; r < ringCount; r++) {
-    let carried = -Infinity;
-    const start = ringStart[r];
-    const stop = ringStart[r + 1];
-    if (stop > start) nonEmpty++;
-    for (let i = start; i < stop; i++) {
-      const value = relative[i];
-      if (value === value && value > carried) carried = value; // NaN (no time) keeps the carried key
-      key[i] = carried;
-    }
-  }
-  if (nonEmpty <= 1) return null;
-
-  // Binary min-heap of ring numbers ordered by (key of the ring's next row, ring number).
-  const heap = new Int32Array(nonEmpty);
+export function mergeRuns(time: Float64Array, ringStart: Int32Array, ringCount: number, shift: Float64Array): MergeRuns {
+  const total = ringStart[ringCount];
+  const key = new Float64Array(ringCount);
   const next = new Int32Array(ringCount);
+  const heap = new Int32Array(ringCount);
   let heapSize = 0;
-  const less = (a: number, b: number): boolean => {
-    const ka = key[next[a]];
-    const kb = key[next[b]];
-    return ka < kb || (ka === kb && a < b);
-  };
+  const less = (a: number, b: number): boolean => key[a] < key[b] || (key[a] === key[b] && a < b);
   const siftDown = (start: number) => {
     let i = start;
     for (;;) {
@@ -506,20 +514,90 @@ function mergeOrder(relative: Float64Array, ringStart: Int32Array, ringCount: nu
     }
   };
   for (let r = 0; r < ringCount; r++) {
-    next[r] = ringStart[r];
-    if (ringStart[r + 1] > ringStart[r]) heap[heapSize++] = r;
+    const start = ringStart[r];
+    if (ringStart[r + 1] <= start) continue;
+    next[r] = start;
+    const value = time[start] + shift[r];
+    key[r] = value === value ? value : -Infinity;
+    heap[heapSize++] = r;
   }
   for (let i = (heapSize >> 1) - 1; i >= 0; i--) siftDown(i);
 
-  const order = new Uint32Array(total);
-  let out = 0;
+  // At most one run per row; untouched pages of these cost nothing.
+  const from = new Uint32Array(total);
+  const length = new Uint32Array(total);
+  let runs = 0;
   while (heapSize > 0) {
     const r = heap[0];
-    order[out++] = next[r]++;
-    if (next[r] >= ringStart[r + 1]) {
+    let rival = -1;
+    if (heapSize > 1) rival = heapSize > 2 && less(heap[2], heap[1]) ? heap[2] : heap[1];
+    const rivalKey = rival >= 0 ? key[rival] : Infinity;
+    const stop = ringStart[r + 1];
+    const amount = shift[r];
+    const start = next[r];
+    let i = start;
+    let k = key[r];
+    for (;;) {
+      i++; // row i - 1 (key k) is emitted
+      if (i >= stop) break;
+      const value = time[i] + amount;
+      if (value === value && value > k) k = value; // NaN (no time) keeps the carried key
+      if (rival >= 0 && !(k < rivalKey || (k === rivalKey && r < rival))) break;
+    }
+    from[runs] = start;
+    length[runs] = i - start;
+    runs++;
+    next[r] = i;
+    if (i >= stop) {
       heap[0] = heap[--heapSize];
+    } else {
+      key[r] = k;
     }
     siftDown(0);
   }
-  return order;
+  return { from, length, count: runs };
+}
+
+/** The rows of `source` in merge order, in fresh columns, times moved onto the global origin. */
+function merged(source: ColumnSet, ringStart: Int32Array, ringCount: number, shift: Float64Array): ColumnSet {
+  const runs = mergeRuns(source.time, ringStart, ringCount, shift);
+  const out = new ColumnSet(source.length);
+  let to = 0;
+  for (let run = 0; run < runs.count; run++) {
+    const from = runs.from[run];
+    const length = runs.length[run];
+    const amount = shift[source.ring[from]];
+    for (let j = 0; j < length; j++) out.time[to + j] = source.time[from + j] + amount;
+    if (length >= 32) {
+      // Long runs: one native copy per column.
+      const stop = from + length;
+      out.kind.set(source.kind.subarray(from, stop), to);
+      out.misc.set(source.misc.subarray(from, stop), to);
+      out.event.set(source.event.subarray(from, stop), to);
+      out.pid.set(source.pid.subarray(from, stop), to);
+      out.tid.set(source.tid.subarray(from, stop), to);
+      out.cpu.set(source.cpu.subarray(from, stop), to);
+      out.ipHi.set(source.ipHi.subarray(from, stop), to);
+      out.ipLo.set(source.ipLo.subarray(from, stop), to);
+      out.ring.set(source.ring.subarray(from, stop), to);
+      out.offset.set(source.offset.subarray(from, stop), to);
+    } else {
+      for (let j = 0; j < length; j++) {
+        const a = from + j;
+        const b = to + j;
+        out.kind[b] = source.kind[a];
+        out.misc[b] = source.misc[a];
+        out.event[b] = source.event[a];
+        out.pid[b] = source.pid[a];
+        out.tid[b] = source.tid[a];
+        out.cpu[b] = source.cpu[a];
+        out.ipHi[b] = source.ipHi[a];
+        out.ipLo[b] = source.ipLo[a];
+        out.ring[b] = source.ring[a];
+        out.offset[b] = source.offset[a];
+      }
+    }
+    to += length;
+  }
+  return out;
 }

@@ -17,54 +17,77 @@ export interface RingWalk {
 }
 
 
+/** What one pass over a ring's record headers finds, without storing any per-record offset. */
+export interface RingScan {
+  /** Number of whole records (the walk's length). */
+  readonly count: number;
+  /** Sum of their sizes: they are contiguous from byte 0, so also where the walk stopped. */
+  readonly retainedBytes: number;
+  /** Byte offset of the last whole record in memory (the OLDEST of a backward ring), -1 when none. */
+  readonly lastOffset: number;
+  readonly anomalies: DecodeAnomaly[];
+}
+
+/** A 4-byte aligned u32 view of a ring copy (copies only when the copy is oddly aligned). */
+export function u32View(bytes: Uint8Array): Uint32Array {
+  if ((bytes.byteOffset & 3) === 0) return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2);
+  const aligned = new Uint8Array(bytes.length);
+  aligned.set(bytes);
+  return new Uint32Array(aligned.buffer, 0, bytes.length >>> 2);
+}
+
 /**
- * Finds every whole record of a ring copy. Never throws: a zero size ends the walk quietly (a ring
- * that has not filled up yet is zero beyond its data), a size below the header, not a multiple of
- * 8, or running past the valid bytes ends it with a counted anomaly.
+ * Counts the whole records of a ring copy from byte 0 on (memory order: newest first for a backward
+ * ring). Never throws: a zero size ends the walk quietly (a ring that has not filled up yet is zero
+ * beyond its data), a size below the header, not a multiple of 8, or running past the valid bytes
+ * ends it with a counted anomaly. `words` is u32View(ring.bytes) when the caller already has it.
  */
-export function walkRing(ring: RingCopy): RingWalk {
-  const bytes = ring.bytes;
-  const end = Math.max(0, Math.min(ring.validBytes, bytes.length));
+export function scanRing(ring: RingCopy, words: Uint32Array = u32View(ring.bytes)): RingScan {
+  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
   const anomalies: DecodeAnomaly[] = [];
-  const found = new Uint32Array((end >>> 3) + 1);
-  let count = 0;
-  let offset = 0;
-  let retainedBytes = 0;
   // A backward ring whose valid region is the whole data area has wrapped: its last record may be cut.
   const wrapped = ring.direction === 'backward' && end >= ring.dataSize;
-  // perf_event_header.size is the u16 at +6: read it as the high half of the second u32 when the
-  // copy is 4-byte aligned (the usual case), byte by byte otherwise.
-  const words = (bytes.byteOffset & 3) === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2) : null;
+  let count = 0;
+  let offset = 0;
+  let lastOffset = -1;
   while (offset + 8 <= end) {
-    const size = words !== null ? words[(offset >>> 2) + 1] >>> 16 : bytes[offset + 6] | (bytes[offset + 7] << 8);
+    // perf_event_header.size is the u16 at +6: the high half of the record's second u32.
+    const size = words[(offset >>> 2) + 1] >>> 16;
+    if (size >= 8 && (size & 7) === 0 && offset + size <= end) {
+      lastOffset = offset;
+      count++;
+      offset += size;
+      continue;
+    }
     if (size === 0) break;
     if (size < 8) {
       anomalies.push({ ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size ${size} is smaller than its 8-byte header` });
-      break;
-    }
-    if ((size & 7) !== 0) {
+    } else if ((size & 7) !== 0) {
       anomalies.push({ ringId: ring.ringId, offset, kind: 'size-misaligned', detail: `record size ${size} is not a multiple of 8` });
-      break;
+    } else if (wrapped) {
+      anomalies.push({ ringId: ring.ringId, offset, kind: 'truncated-oldest', detail: `oldest record (${size} bytes) partly overwritten; dropped` });
+    } else {
+      anomalies.push({ ringId: ring.ringId, offset, kind: 'size-past-end', detail: `record size ${size} runs ${offset + size - end} bytes past the valid data` });
     }
-    if (offset + size > end) {
-      if (wrapped) {
-        anomalies.push({ ringId: ring.ringId, offset, kind: 'truncated-oldest', detail: `oldest record (${size} bytes) partly overwritten; dropped` });
-      } else {
-        anomalies.push({ ringId: ring.ringId, offset, kind: 'size-past-end', detail: `record size ${size} runs ${offset + size - end} bytes past the valid data` });
-      }
-      break;
-    }
-    found[count++] = offset;
-    retainedBytes += size;
-    offset += size;
+    break;
   }
+  return { count, retainedBytes: offset, lastOffset, anomalies };
+}
+
+/** Finds every whole record of a ring copy (see scanRing), offsets OLDEST first whatever the direction. */
+export function walkRing(ring: RingCopy): RingWalk {
+  const words = u32View(ring.bytes);
+  const scan = scanRing(ring, words);
+  const count = scan.count;
+  // Second header pass straight into place (a backward ring fills from the end): no scratch list to reverse.
   const offsets = new Uint32Array(count);
-  if (ring.direction === 'backward') {
-    for (let i = 0; i < count; i++) offsets[i] = found[count - 1 - i];
-  } else {
-    offsets.set(found.subarray(0, count));
+  const backward = ring.direction === 'backward';
+  let offset = 0;
+  for (let i = 0; i < count; i++) {
+    offsets[backward ? count - 1 - i : i] = offset;
+    offset += words[(offset >>> 2) + 1] >>> 16;
   }
-  return { offsets, retainedBytes, anomalies };
+  return { offsets, retainedBytes: scan.retainedBytes, anomalies: scan.anomalies };
 }
 
 export interface LinearizedRing {
