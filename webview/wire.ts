@@ -93,7 +93,13 @@ export function rowDetails(snapshot: DecodedSnapshot, row: number, symbolize?: S
   const kernelIp = (record.misc & Misc.CPUMODE_MASK) === Misc.KERNEL;
   const source = ip !== undefined && !kernelIp ? sourceLine?.(pid, ip) : undefined;
   const symbol = ip !== undefined ? symbolize?.(pid, ip, kernelIp) : undefined;
-  const shown = { ...fields, ...(ip !== undefined ? { ip: hex(ip) } : {}), ...(symbol ? { sym: symbol } : {}) };
+  // Addresses read as hex, as in perf script; everything else keeps its decimal form.
+  const shown = {
+    ...fields,
+    ...(ip !== undefined ? { ip: hex(ip) } : {}),
+    ...(typeof fields.addr === 'bigint' ? { addr: hex(fields.addr) } : {}),
+    ...(symbol ? { sym: symbol } : {}),
+  };
   return recordDetailsOf({ ...record, fields: shown }, {
     ...(tracepoint ? { tracepointFields: tracepoint } : {}),
     ...(chain ? { callchain: chain } : {}),

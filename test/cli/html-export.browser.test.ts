@@ -1,0 +1,67 @@
+// A real capture, shown by the real timeline in a real browser: `ringside capture -o FILE.html` on
+// a fixture with a known number of writes, opened offline in Debian's Chromium. Checks what a user
+// would see: a lane per event with the right count, pixels drawn in it, and details on click.
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { ARTIFACTS, launchChromium } from '../webview/harness';
+
+const root = path.resolve(__dirname, '../../..');
+
+describe('ringside capture -o FILE.html in Chromium (real capture)', function () {
+  this.timeout(120000);
+  let browser: Browser;
+  let dir: string;
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-html-'));
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the watchpoint lane with every write, draws it, and opens a record', async () => {
+    const n = 400;
+    const file = path.join(dir, 'snap.html');
+    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), String(n)], { encoding: 'utf8' });
+    assert.equal(capture.status, 0, capture.stderr);
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(String(error)));
+    page.on('request', (request) => { if (!request.url().startsWith('file:') && !request.url().startsWith('data:')) problems.push(`network: ${request.url()}`); });
+    await page.goto('file://' + file);
+    const lane = page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: 'mem:counter:w' }) });
+    await lane.first().waitFor({ timeout: 30000 });
+    assert.equal(await lane.first().locator('.rs-lane-count').textContent(), String(n));
+
+    // Pixels: the canvas row of that lane is not empty.
+    const box = await lane.first().boundingBox();
+    assert.ok(box);
+    const painted = await page.evaluate((y) => {
+      const canvas = document.querySelector('canvas.rs-canvas') as HTMLCanvasElement;
+      const rect = canvas.getBoundingClientRect();
+      const scale = canvas.width / rect.width;
+      const ctx = canvas.getContext('2d')!;
+      const row = ctx.getImageData(0, Math.round((y - rect.top) * scale), canvas.width, 1).data;
+      const bg = [row[0], row[1], row[2]];
+      let different = 0;
+      for (let i = 0; i < row.length; i += 4) if (Math.abs(row[i] - bg[0]) + Math.abs(row[i + 1] - bg[1]) + Math.abs(row[i + 2] - bg[2]) > 60) different++;
+      return different;
+    }, box.y + box.height / 2);
+    assert.ok(painted > 5, `${painted} painted pixels in the lane`);
+
+    // Keyboard: Home selects the first record and the details pane shows its decoded fields.
+    await page.locator('svg.rs-overlay').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('End');
+    await page.waitForFunction(() => /writer\+0x/.test(document.body.innerText), undefined, { timeout: 15000 });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'cli-html-export.png') });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
