@@ -2,7 +2,7 @@
 // the real UI by Debian's Chromium via playwright-core. Every scenario gets a fresh server (fresh user data, extensions
 // folder, TMPDIR, demo workspace), because extension hosts linger after the browser leaves. See issue 7.
 import { chromium, type BrowserContext, type FrameLocator, type Locator, type Page } from 'playwright-core';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -347,4 +347,152 @@ export async function openViewPane(page: Page, container: string, view: string, 
 /** Visible row texts of a tree view pane (e.g. the Sessions view). */
 export async function treeRowTexts(pane: Locator): Promise<string[]> {
   return pane.locator('.monaco-list-row').allInnerTexts();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Quick inputs (quick picks and input boxes the extension opens) and the Ringside surfaces the scenarios read.
+
+/** Waits until the quick input widget shows a prompt whose title contains `title`. */
+export async function waitForQuickInput(page: Page, title: string | RegExp, timeoutMs = E2E_TIMEOUT_MS): Promise<Locator> {
+  const widget = page.locator('.quick-input-widget').filter({ has: page.locator('.quick-input-title', { hasText: title }) }).first();
+  await widget.waitFor({ state: 'visible', timeout: timeoutMs });
+  return widget;
+}
+
+/**
+ * Answers the quick pick titled `title` like a user: types `typed` (narrowing the list), waits for a row containing
+ * `row` (default: the typed text) and presses Enter, which accepts the first (highlighted) row.
+ */
+export async function answerQuickPick(page: Page, title: string | RegExp, typed: string, row: string | RegExp = typed, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  const widget = await waitForQuickInput(page, title, timeoutMs);
+  const input = widget.locator('.quick-input-box input').first();
+  await input.fill(typed);
+  await widget.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.press('Enter');
+  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => undefined);
+}
+
+/** Accepts the input box or multi-select quick pick titled `title` as it is (its defaults) with Enter; returns the value it showed. */
+export async function acceptQuickInput(page: Page, title: string | RegExp, timeoutMs = E2E_TIMEOUT_MS): Promise<string> {
+  const widget = await waitForQuickInput(page, title, timeoutMs);
+  const input = widget.locator('.quick-input-box input').first();
+  const value = await input.inputValue();
+  await input.press('Enter');
+  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => undefined);
+  return value;
+}
+
+/** Waits for a notification toast whose message matches, and returns its text. */
+export async function waitForNotification(page: Page, text: RegExp, timeoutMs = E2E_TIMEOUT_MS): Promise<string> {
+  const toast = page.locator('.notifications-toasts .notification-list-item-message', { hasText: text }).first();
+  await toast.waitFor({ state: 'visible', timeout: timeoutMs });
+  return toast.innerText();
+}
+
+/** Error toasts from Ringside, to fail a step with the extension's own explanation instead of a timeout. */
+export async function ringsideErrors(page: Page): Promise<string[]> {
+  return (await notificationTexts(page)).filter((text) => /^Ringside:/.test(text) && /error|failed|cannot|not |no /i.test(text));
+}
+
+export interface TimelineLane {
+  readonly label: string;
+  readonly count: number;
+  readonly watch: boolean;
+  /** Device pixels with a visible mark (alpha ≥ 48) in the lane's band of the canvas. */
+  readonly inkPixels: number;
+}
+
+export interface TimelineFacts {
+  /** The toolbar's "N records · M snapshots" line. */
+  readonly status: string;
+  readonly records: number;
+  readonly snapshots: number;
+  readonly loading: boolean;
+  readonly lanes: readonly TimelineLane[];
+  /** The canvas's accessible summary ("Timeline: N records in L lanes"). */
+  readonly canvasLabel: string;
+}
+
+/**
+ * What the timeline page shows: the status line, every lane label with its count, and, read back from the rendered
+ * canvas, how many pixels each lane's band actually has painted.
+ */
+export async function timelineFacts(frame: FrameLocator): Promise<TimelineFacts> {
+  const status = (await frame.locator('.rs-status').first().innerText()).trim();
+  const match = /^([\d,]+) records · (\d+) snapshots?/.exec(status);
+  const lanes = await frame.locator('canvas.rs-canvas').first().evaluate((canvas: HTMLCanvasElement) => {
+    const ratio = canvas.height / Math.max(1, canvas.clientHeight);
+    const context = canvas.getContext('2d');
+    const pixels = context ? context.getImageData(0, 0, canvas.width, canvas.height).data : new Uint8ClampedArray();
+    const labels = [...document.querySelectorAll<HTMLElement>('.rs-lane-label')];
+    return labels.map((label) => {
+      const top = Math.max(0, Math.round(parseFloat(label.style.top) * ratio));
+      const bottom = Math.min(canvas.height, Math.round((parseFloat(label.style.top) + parseFloat(label.style.height)) * ratio));
+      let ink = 0;
+      // The hairline under each lane sits at its bottom edge: stop one row short of it.
+      for (let y = top; y < bottom - 1; y++) {
+        for (let x = 0; x < canvas.width; x++) if (pixels[(y * canvas.width + x) * 4 + 3] >= 48) ink++;
+      }
+      return {
+        label: label.querySelector('.rs-lane-name')?.textContent ?? '',
+        count: Number((label.querySelector('.rs-lane-count')?.textContent ?? '').replace(/,/g, '')),
+        watch: label.classList.contains('rs-watch-lane'),
+        inkPixels: ink,
+      };
+    });
+  });
+  return {
+    status,
+    records: match ? Number(match[1].replace(/,/g, '')) : NaN,
+    snapshots: match ? Number(match[2]) : NaN,
+    loading: /loading/.test(status),
+    lanes,
+    canvasLabel: (await frame.locator('canvas.rs-canvas').first().getAttribute('aria-label')) ?? '',
+  };
+}
+
+/** Waits until the timeline has received `snapshots` snapshots completely and drawn lanes, then returns its facts. */
+export async function waitForTimeline(page: Page, snapshots: number, timeoutMs = E2E_TIMEOUT_MS): Promise<{ frame: FrameLocator; facts: TimelineFacts }> {
+  const deadline = Date.now() + timeoutMs;
+  let last: TimelineFacts | undefined;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const frame = await webviewFrame(page, Math.max(1000, deadline - Date.now()));
+      last = await timelineFacts(frame);
+      if (last.snapshots >= snapshots && !last.loading && last.records > 0 && last.lanes.length > 0) {
+        await page.waitForTimeout(300); // one more frame so the canvas holds the final render
+        return { frame, facts: await timelineFacts(frame) };
+      }
+    } catch (error) {
+      lastError = error;
+    }
+    const errors = await ringsideErrors(page);
+    if (errors.length) throw new E2eError(`the extension reported: ${errors.join(' | ')}`);
+    await page.waitForTimeout(250);
+  }
+  throw new E2eError(`the timeline never showed ${snapshots} complete snapshot(s): last status ${JSON.stringify(last?.status)}${lastError ? `; ${String(lastError)}` : ''}`);
+}
+
+/** Changes the lane grouping of the timeline page like a user: opens the dropdown and clicks the option. */
+export async function groupLanesBy(frame: FrameLocator, grouping: 'cpu' | 'thread' | 'event'): Promise<void> {
+  const label = { cpu: 'By CPU', thread: 'By thread', event: 'By event' }[grouping];
+  const dropdown = frame.locator('#rs-grouping').first();
+  await dropdown.click();
+  await dropdown.locator('vscode-option', { hasText: label }).first().click();
+  await frame.locator('.rs-lane-label').first().waitFor({ state: 'attached' });
+}
+
+/** The pids of running processes whose executable is `program` (a launched demo), read from /proc. */
+export function pidsRunning(program: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readlinkSync(`/proc/${name}/exe`) === program) pids.push(Number(name));
+    } catch {
+      // gone, or a kernel thread
+    }
+  }
+  return pids;
 }

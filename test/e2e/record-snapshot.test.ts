@@ -1,0 +1,106 @@
+// Issue 7, scenario 1: the whole product in two palette commands. "Ringside: Start Recording…" on the demo (events and
+// target chosen in the quick picks by typing and Enter), then "Ringside: Capture Snapshot": the timeline shows lanes
+// with records (read back from the rendered canvas and the counts the page prints) and the Sessions view lists the
+// rings with their coverage facts. The timeline screenshot of this scenario is the README's (docs/timeline.png).
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, openScenario, openViewPane, repoRoot, ringsideErrors, runCommand,
+  timelineFacts, treeRowTexts, waitForQuickInput, waitForTimeline, type Scenario,
+} from './harness';
+
+/** A tracepoint the demo hits 100 times a second: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round. */
+const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
+
+describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timeline', function () {
+  this.timeout(5 * E2E_TIMEOUT_MS);
+  let scenario: Scenario | undefined;
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  after(async () => {
+    await scenario?.close({ failed });
+  });
+
+  it('records the demo from the palette and shows lanes with records and ring coverage', async () => {
+    scenario = await openScenario('1-record-snapshot');
+    const { page } = scenario;
+
+    await runCommand(page, 'Ringside: Start Recording…');
+    // Events: keep the preselected default (task-clock) and tick the nanosleep tracepoint found by typing.
+    const events = await waitForQuickInput(page, 'Ringside: events to record');
+    await events.locator('.quick-input-box input').first().fill(SYSCALL_EVENT);
+    const tracepointRow = events.locator('.quick-input-list .monaco-list-row', { hasText: SYSCALL_EVENT }).first();
+    await tracepointRow.waitFor({ state: 'visible' });
+    await tracepointRow.locator('input[type="checkbox"], .quick-input-list-checkbox, .monaco-custom-toggle').first().click();
+    await scenario.screenshot('events-picked');
+    await acceptQuickInput(page, 'Ringside: events to record');
+    await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
+    const commandLine = await acceptQuickInput(page, 'Ringside: program and arguments');
+    assert.equal(commandLine, scenario.workspace.program, 'the launch box is prefilled from ringside.launch.program');
+
+    // The status bar turns to "recording" once the session runs.
+    await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
+    await scenario.screenshot('recording');
+    await page.waitForTimeout(1500); // let the demo run ~150 rounds
+    await runCommand(page, 'Ringside: Capture Snapshot');
+    const { frame, facts } = await waitForTimeline(page, 1);
+    await scenario.screenshot('timeline');
+    assert.deepEqual(await ringsideErrors(page), []);
+
+    // The page's counts add up: every lane's count is printed, lanes with records have ink on the canvas.
+    assert.ok(facts.records > 0, facts.status);
+    assert.equal(facts.snapshots, 1);
+    assert.match(facts.canvasLabel, new RegExp(`^Timeline: ${facts.records.toLocaleString('en-US')} records in ${facts.lanes.length} lanes$`));
+    const groupLanes = facts.lanes.filter((lane) => !lane.watch);
+    assert.ok(groupLanes.length >= 1, JSON.stringify(facts.lanes));
+    assert.ok(groupLanes.every((lane) => lane.count > 0 && /^CPU (\d+|\?)$/.test(lane.label)), JSON.stringify(groupLanes));
+    assert.ok(groupLanes.reduce((sum, lane) => sum + lane.count, 0) <= facts.records, 'lanes never hold more than the snapshot');
+    for (const lane of groupLanes) assert.ok(lane.inkPixels > 0, `lane ${lane.label} has ${lane.count} records but nothing drawn`);
+    // ~150 nanosleeps at least: the tracepoint alone gives the snapshot this many records.
+    assert.ok(facts.records >= 100, `only ${facts.records} records after 1.5 s of the demo`);
+
+    // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of the demo.
+    await groupLanesBy(frame, 'event');
+    await frame.locator('.rs-lane-label', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
+    await page.waitForTimeout(300);
+    const byEvent = await timelineFacts(frame);
+    const byEventScreenshot = await scenario.screenshot('timeline-by-event');
+    const syscallLane = byEvent.lanes.find((lane) => lane.label === SYSCALL_EVENT);
+    assert.ok(syscallLane, JSON.stringify(byEvent.lanes));
+    assert.ok(syscallLane.count >= 100 && syscallLane.inkPixels > 0, JSON.stringify(syscallLane));
+    assert.equal(byEvent.records, facts.records, 'regrouping keeps every record');
+    // The README's screenshot: lanes named by event read best.
+    mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
+    copyFileSync(byEventScreenshot, path.join(repoRoot, 'docs', 'timeline.png'));
+
+    await frame.locator('.rs-coverage-table tbody tr').first().waitFor({ state: 'attached' });
+    const coverageRows = await frame.locator('.rs-coverage-table tbody tr').allInnerTexts();
+    assert.ok(coverageRows.length >= 1, 'the page lists ring coverage');
+
+    // The Sessions view: the session, its events, and under each event the rings with their coverage facts.
+    const pane = await openViewPane(page, 'Ringside', 'Sessions');
+    await pane.locator('.monaco-list-row', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
+    for (const eventName of ['task-clock', SYSCALL_EVENT]) {
+      // Event rows sit at level 2, under the session row (whose label also names the events).
+      const row = pane.locator('.monaco-list-row[aria-level="2"]', { hasText: new RegExp(`^\\s*${eventName}\\s*$`) }).first();
+      if ((await row.getAttribute('aria-expanded')) !== 'true') await row.locator('.monaco-tl-twistie').first().click();
+      await pane.locator('.monaco-list-row[aria-level="2"][aria-expanded="true"]', { hasText: eventName }).first().waitFor({ state: 'visible' });
+    }
+    const ringRow = pane.locator('.monaco-list-row', { hasText: /% full/ }).first();
+    await ringRow.waitFor({ state: 'visible' });
+    const rows = await treeRowTexts(pane);
+    await scenario.screenshot('sessions-view');
+    const flat = rows.map((row) => row.replace(/\s+/g, ' ').trim());
+    assert.ok(flat.some((row) => row.includes(scenario!.workspace.program) || /demo/.test(row)), `no session row for the demo: ${flat.join(' | ')}`);
+    assert.ok(flat.some((row) => /records · .* · pause \d+ µs/.test(row)), `no snapshot row: ${flat.join(' | ')}`);
+    const ringFacts = flat.filter((row) => /% full/.test(row));
+    assert.ok(ringFacts.length >= 1, flat.join(' | '));
+    for (const row of ringFacts) {
+      assert.match(row, /(running|paused) · [\d.]+ [KM]iB · \d+% full · [\d.]+ (B|KiB|MiB) overwritten/, row);
+    }
+    assert.ok(ringFacts.some((row) => /oldest [\d.]+ ms before newest/.test(row)), `no ring tells its retained time span: ${ringFacts.join(' | ')}`);
+  });
+});
