@@ -237,6 +237,7 @@ export class App {
     if (!parsed.ok) { this.filterError.textContent = parsed.error; return; }
     this.filterError.textContent = '';
     const s = this.store;
+    if (parsed.terms.length === 0) { this.timeline.setFilter(null); this.saveStateSoon(); return; }
     this.timeline.setFilter(compileFilter(parsed.terms, {
       eventName: (r) => s.events[s.event[r]]?.name ?? '',
       comm: (r) => s.commOf(r),

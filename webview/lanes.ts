@@ -35,14 +35,18 @@ export function sortRowsByTime(time: Float64Array, rows: Uint32Array): Uint32Arr
 interface Group { key: string; label: string; order: number; watch: boolean; count: number; rows?: Uint32Array; fill: number }
 
 /**
- * Group rows into lanes. `include(row)` is the active filter; rows without a time are left out
- * (they cannot be placed). Lanes are ordered: watchpoints first, then by CPU number / pid,tid /
- * event index.
+ * Group rows into lanes. `include(row)` is the active filter (null: every row); rows without a
+ * time are left out (they cannot be placed). Lanes are ordered: watchpoints first, then by CPU
+ * number / pid,tid / event index.
+ *
+ * One typed pass over the columns: the group of a row is found from a number (cpu, tid or event
+ * index) through the previous row's answer or a numeric map, so the per-row cost is a few array
+ * reads; keys and labels are built once per group, not per row.
  */
-export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: (row: number) => boolean,
+export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((row: number) => boolean) | null,
   collapsed: ReadonlySet<string>): Lane[] {
-  const groupOf = new Int32Array(src.length).fill(-1);
-  const watchOf = new Int32Array(src.length).fill(-1);
+  const n = src.length;
+  const groupOf = new Int32Array(n);
   const groups: Group[] = [];
   const byKey = new Map<string, number>();
   const intern = (key: string, label: string, order: number, watch = false): number => {
@@ -50,46 +54,80 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: (ro
     if (g === undefined) { g = groups.length; groups.push({ key, label, order, watch, count: 0, fill: 0 }); byKey.set(key, g); }
     return g;
   };
-  for (let row = 0; row < src.length; row++) {
-    if (Number.isNaN(src.time[row]) || !include(row)) continue;
-    let g: number;
+  const eventCount = src.events.length;
+  // Per event: its watch lane when it is a breakpoint and the grouping is not by event (-1 otherwise).
+  const watchLaneOfEvent = new Int32Array(eventCount).fill(-1);
+  let anyWatch = false;
+  if (grouping !== 'event') {
+    for (let e = 0; e < eventCount; e++) if (src.events[e].kind === 'breakpoint') anyWatch = true;
+  }
+  const groupByNumber = new Map<number, number>();
+  const groupOfNumber = (value: number, row: number): number => {
+    let g = groupByNumber.get(value);
+    if (g !== undefined) return g;
     switch (grouping) {
-      case 'cpu': {
-        const cpu = src.cpu[row];
-        g = intern(`cpu:${cpu}`, cpu < 0 ? 'CPU ?' : `CPU ${cpu}`, cpu);
+      case 'cpu':
+        g = intern(`cpu:${value}`, value < 0 ? 'CPU ?' : `CPU ${value}`, value);
         break;
-      }
       case 'thread': {
-        const tid = src.tid[row];
         const comm = src.commOf(row);
-        g = intern(`thread:${tid}`, `${comm === '' ? '?' : comm} ${tid}` + (src.pid[row] !== tid ? ` (pid ${src.pid[row]})` : ''),
-          src.pid[row] * 4294967296 + tid);
+        const pid = src.pid[row];
+        g = intern(`thread:${value}`, `${comm === '' ? '?' : comm} ${value}` + (pid !== value ? ` (pid ${pid})` : ''), pid * 4294967296 + value);
         break;
       }
       case 'event': {
-        const e = src.event[row];
-        const isBreakpoint = src.events[e]?.kind === 'breakpoint';
-        const name = src.events[e]?.name ?? `event ${e}`;
-        g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name,
-          isBreakpoint ? -1e18 + e : e, isBreakpoint);
+        const ev = src.events[value];
+        const isBreakpoint = ev?.kind === 'breakpoint';
+        const name = ev?.name ?? `event ${value}`;
+        g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name, isBreakpoint ? -1e18 + value : value, isBreakpoint);
         break;
       }
     }
-    groupOf[row] = g;
-    groups[g].count++;
-    const ev = src.events[src.event[row]];
-    if (ev && ev.kind === 'breakpoint' && grouping !== 'event') {
-      const w = intern(`watch:${ev.name}`, `◆ ${ev.name}`, -1e18 + src.event[row], true);
-      watchOf[row] = w;
-      groups[w].count++;
+    groupByNumber.set(value, g);
+    return g;
+  };
+  const column = grouping === 'cpu' ? src.cpu : grouping === 'thread' ? src.tid : src.event;
+  const time = src.time;
+  const event = src.event;
+  let lastValue = NaN;
+  let lastGroup = -1;
+  let watchRows = 0;
+  let counts = new Int32Array(64);
+  const countSlot = (g: number): void => {
+    if (g >= counts.length) { const grown = new Int32Array(Math.max(g + 1, counts.length * 2)); grown.set(counts); counts = grown; }
+  };
+  for (let row = 0; row < n; row++) {
+    if (time[row] !== time[row] || (include !== null && !include(row))) { groupOf[row] = -1; continue; }
+    const value = column[row];
+    if (value !== lastValue) { lastValue = value; lastGroup = groupOfNumber(value, row); countSlot(lastGroup); }
+    groupOf[row] = lastGroup;
+    counts[lastGroup]++;
+    if (anyWatch) {
+      const e = event[row];
+      if (e < eventCount && src.events[e].kind === 'breakpoint') {
+        let w = watchLaneOfEvent[e];
+        if (w < 0) {
+          const name = src.events[e].name;
+          w = watchLaneOfEvent[e] = intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, true);
+          countSlot(w);
+        }
+        counts[w]++;
+        watchRows++;
+      }
     }
   }
-  for (const g of groups) g.rows = new Uint32Array(g.count);
-  for (let row = 0; row < src.length; row++) {
+  for (let g = 0; g < groups.length; g++) { groups[g].count = counts[g]; groups[g].rows = new Uint32Array(groups[g].count); }
+  const rowsOf = groups.map((g) => g.rows!);
+  const fill = new Int32Array(groups.length);
+  for (let row = 0; row < n; row++) {
     const g = groupOf[row];
-    if (g >= 0) { const group = groups[g]; group.rows![group.fill++] = row; }
-    const w = watchOf[row];
-    if (w >= 0) { const group = groups[w]; group.rows![group.fill++] = row; }
+    if (g < 0) continue;
+    rowsOf[g][fill[g]++] = row;
+    if (watchRows > 0) {
+      const e = event[row];
+      const w = e < eventCount ? watchLaneOfEvent[e] : -1;
+      if (w >= 0) rowsOf[w][fill[w]++] = row;
+    }
   }
   return groups
     .sort((a, b) => a.order - b.order || a.key.localeCompare(b.key))

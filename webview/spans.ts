@@ -41,11 +41,19 @@ function syscallKey(name: string): { open: boolean; key: string } | null {
 
 /** Pair opening and closing records over rows ordered by time. */
 export function pairSpans(src: SpanSource): Spans {
-  const all = new Uint32Array(src.length);
-  for (let i = 0; i < all.length; i++) all[i] = i;
-  const order = sortRowsByTime(src.time, all);
   const eventSyscall = src.events.map((e) => syscallKey(e.name));
   const eventIsSchedSwitch = src.events.map((e) => /(^|:)sched_switch$/.test(e.name));
+  // Only rows that can open or close a span are ordered and walked: one typed pass picks them.
+  const candidateEvent = Uint8Array.from(src.events, (_, i) => (eventSyscall[i] || eventIsSchedSwitch[i] ? 1 : 0));
+  const eventCount = candidateEvent.length;
+  const picked = new Uint32Array(src.length);
+  let candidates = 0;
+  for (let row = 0; row < src.length; row++) {
+    const kind = src.kind[row];
+    const ev = src.event[row];
+    if (kind === PERF_RECORD_SWITCH || kind === PERF_RECORD_SWITCH_CPU_WIDE || (ev < eventCount && candidateEvent[ev] === 1)) picked[candidates++] = row;
+  }
+  const order = sortRowsByTime(src.time, picked.subarray(0, candidates));
 
   const open: number[] = [];
   const close: number[] = [];

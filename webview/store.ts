@@ -18,6 +18,8 @@ export interface SnapshotEntry {
   readonly coverage: readonly CoverageFact[];
   /** Snapshot-local event index → store event index. */
   readonly eventMap: Map<number, number>;
+  /** The same mapping as a typed table indexed by the local event index (-1: not announced), read per row. */
+  eventTable: Int32Array;
   firstGlobalRow: number;
   receivedRows: number;
   batchesReceived: number;
@@ -57,6 +59,9 @@ export class RecordStore {
   readonly commByPid = new Map<number, string>();
   /** Bumped on every change, so views know when to rebuild derived data. */
   version = 0;
+  /** True while every row's time is >= the previous row's (NaN rows excepted): the whole time column can be bisected. */
+  timeSorted = true;
+  private lastTime = -Infinity;
 
   getSnapshot(id: string): SnapshotEntry | undefined { return this.snapshotById.get(id); }
 
@@ -67,6 +72,10 @@ export class RecordStore {
     if (this.originNs === null) this.originNs = originNs;
     const eventMap = new Map<number, number>();
     for (const e of msg.events) eventMap.set(e.index, this.internEvent(e));
+    let eventTableSize = 0;
+    for (const local of eventMap.keys()) eventTableSize = Math.max(eventTableSize, local + 1);
+    const eventTable = new Int32Array(eventTableSize).fill(-1);
+    for (const [local, id] of eventMap) eventTable[local] = id;
     for (const t of msg.threads) {
       if (t.comm !== '') {
         this.commByTid.set(t.tid, t.comm);
@@ -76,11 +85,13 @@ export class RecordStore {
     const entry: SnapshotEntry = {
       id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
       offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
-      takenAtMs: msg.takenAtMs, coverage: msg.coverage, eventMap, firstGlobalRow: this.length,
+      takenAtMs: msg.takenAtMs, coverage: msg.coverage, eventMap, eventTable, firstGlobalRow: this.length,
       receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity,
     };
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
+    // Room for every announced row now, so the batches are appended without regrowing the columns.
+    this.reserve(this.length + this.pendingRows());
     this.version++;
     return entry;
   }
@@ -97,17 +108,33 @@ export class RecordStore {
     this.reserve(this.length + n);
     const base = this.length;
     const c = msg.columns;
-    const time = new COLUMN_TYPES.time(c.time);
-    const event = new COLUMN_TYPES.event(c.event);
+    const localTime = new COLUMN_TYPES.time(c.time);
+    const localEvent = new COLUMN_TYPES.event(c.event);
+    // Simple loops and block copies (the page's code is cold when a big snapshot arrives: tight
+    // typed loops get optimized early, calls per row do not).
+    const time = this.time;
+    const offsetNs = snap.offsetNs;
+    if (offsetNs === 0) time.set(localTime, base);
+    else for (let i = 0; i < n; i++) time[base + i] = localTime[i] + offsetNs;
+    let minTime = snap.minTime;
+    let maxTime = snap.maxTime;
+    let lastTime = this.lastTime;
+    let sorted = this.timeSorted;
     for (let i = 0; i < n; i++) {
-      const t = time[i] + snap.offsetNs;
-      this.time[base + i] = t;
-      if (t < snap.minTime) snap.minTime = t;
-      if (t > snap.maxTime) snap.maxTime = t;
-      this.event[base + i] = snap.eventMap.get(event[i]) ?? this.internEvent({ index: event[i], name: `event ${event[i]}`, kind: 'other' });
-      this.snapshot[base + i] = snap.index;
-      this.localRow[base + i] = msg.firstRow + i;
+      const t = time[base + i];
+      if (t < minTime) minTime = t;
+      if (t > maxTime) maxTime = t;
+      if (t < lastTime) sorted = false;
+      else if (t === t) lastTime = t; // NaN (no time) neither breaks nor advances the order
     }
+    snap.minTime = minTime;
+    snap.maxTime = maxTime;
+    this.lastTime = lastTime;
+    this.timeSorted = sorted;
+    this.mapEvents(snap, localEvent, base);
+    const localRow = this.localRow;
+    for (let i = 0; i < n; i++) localRow[base + i] = msg.firstRow + i;
+    this.snapshot.fill(snap.index, base, base + n);
     this.kind.set(new COLUMN_TYPES.kind(c.kind), base);
     this.misc.set(new COLUMN_TYPES.misc(c.misc), base);
     this.pid.set(new COLUMN_TYPES.pid(c.pid), base);
@@ -117,8 +144,9 @@ export class RecordStore {
     this.ipLo.set(new COLUMN_TYPES.ipLo(c.ipLo), base);
     if (msg.symbolIndex && msg.symbolTable) {
       const local = new Int32Array(msg.symbolIndex);
-      const map = msg.symbolTable.map((s) => this.internSymbol(s));
-      for (let i = 0; i < n; i++) this.symbol[base + i] = local[i] >= 0 ? map[local[i]] : -1;
+      const map = Int32Array.from(msg.symbolTable, (s) => this.internSymbol(s));
+      const symbol = this.symbol;
+      for (let i = 0; i < n; i++) { const s = local[i]; symbol[base + i] = s >= 0 ? map[s] : -1; }
     } else {
       this.symbol.fill(-1, base, base + n);
     }
@@ -127,6 +155,33 @@ export class RecordStore {
     snap.batchesReceived++;
     this.version++;
     return snap;
+  }
+
+  /** Snapshot-local event indexes → store event indexes (a block copy when they are the same numbers). */
+  private mapEvents(snap: SnapshotEntry, localEvent: Uint16Array, base: number): void {
+    const n = localEvent.length;
+    let table = snap.eventTable;
+    let maxLocal = 0;
+    for (let i = 0; i < n; i++) if (localEvent[i] > maxLocal) maxLocal = localEvent[i];
+    let identity = maxLocal < table.length;
+    for (let e = 0; identity && e <= maxLocal; e++) if (table[e] !== e) identity = false;
+    if (identity) { this.event.set(localEvent, base); return; }
+    if (maxLocal >= table.length) {
+      const grown = new Int32Array(maxLocal + 1).fill(-1);
+      grown.set(table);
+      table = snap.eventTable = grown;
+    }
+    const event = this.event;
+    for (let i = 0; i < n; i++) {
+      const local = localEvent[i];
+      let id = table[local];
+      if (id < 0) {
+        // An event the snapshot did not announce: intern a placeholder name once and remember it.
+        id = table[local] = this.internEvent({ index: local, name: `event ${local}`, kind: 'other' });
+        snap.eventMap.set(local, id);
+      }
+      event[base + i] = id;
+    }
   }
 
   isComplete(snap: SnapshotEntry): boolean { return snap.receivedRows >= snap.totalRows; }
@@ -165,9 +220,17 @@ export class RecordStore {
     return id;
   }
 
+  /** Rows announced by snapshotStart messages and not received yet. */
+  private pendingRows(): number {
+    let rows = 0;
+    for (const s of this.snapshots) rows += Math.max(0, s.totalRows - s.receivedRows);
+    return rows;
+  }
+
   private reserve(capacity: number): void {
     if (capacity <= this.time.length) return;
-    const next = Math.max(capacity, Math.ceil(this.time.length * 1.5), 1024);
+    // Announced rows are reserved exactly; growth beyond them (never expected) stays geometric.
+    const next = Math.max(capacity, this.time.length === 0 ? 0 : Math.ceil(this.time.length * 1.5), 1024);
     const grow = <T extends Growable>(a: T, make: (n: number) => T): T => { const b = make(next); b.set(a as never); return b; };
     this.time = grow(this.time, (n) => new Float64Array(n));
     this.kind = grow(this.kind, (n) => new Uint8Array(n));

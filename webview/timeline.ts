@@ -53,7 +53,8 @@ export class Timeline {
   readonly collapsed = new Set<string>();
   followLatest = false;
   lanes: Lane[] = [];
-  private include: (row: number) => boolean = () => true;
+  /** The active filter; null when every row is shown (the common case skips a call per row). */
+  private include: ((row: number) => boolean) | null = null;
   private filterVersion = 0;
   private laneTop: number[] = [];
   private laneHeight: number[] = [];
@@ -62,6 +63,9 @@ export class Timeline {
   private spans: Spans | null = null;
   private builtKey = '';
   private spansVersion = -1;
+  /** builtKey the per-lane spans were built for. */
+  private laneSpansKey = '';
+  private idleSpansPending = false;
 
   private base = d3.scaleLinear().domain([0, 1]);
   private transform: d3.ZoomTransform = d3.zoomIdentity;
@@ -172,7 +176,7 @@ export class Timeline {
     this.overlay.addEventListener('click', (e) => this.onClick(e));
     this.scroll.addEventListener('scroll', () => this.scheduler.schedule());
     this.scroll.addEventListener('keydown', (e) => this.onKey(e));
-    new ResizeObserver(() => this.scheduler.schedule()).observe(this.scroll);
+    new ResizeObserver(() => { this.scrollWidth = -1; this.scheduler.schedule(); }).observe(this.scroll);
     new MutationObserver(() => { this.colors = null; this.scheduler.schedule(); })
       .observe(document.body, { attributes: true, attributeFilter: ['class'] });
   }
@@ -187,7 +191,8 @@ export class Timeline {
     this.scheduler.schedule();
   }
 
-  setFilter(include: (row: number) => boolean): void {
+  /** `include` null shows every row. */
+  setFilter(include: ((row: number) => boolean) | null): void {
     this.include = include;
     this.filterVersion++;
     this.clearSelection();
@@ -298,8 +303,15 @@ export class Timeline {
   // ---------------------------------------------------------------------------------------------
   // Derived data
 
+  /**
+   * The scroll area's clientWidth, cached: reading it forces a layout, and it is asked for on every
+   * batch (dataChanged → setWindow). The ResizeObserver drops the cache when the size changes.
+   */
+  private scrollWidth = -1;
+
   private plotWidth(): number {
-    return Math.max(50, this.scroll.clientWidth - LABEL_WIDTH);
+    if (this.scrollWidth < 0) this.scrollWidth = this.scroll.clientWidth;
+    return Math.max(50, this.scrollWidth - LABEL_WIDTH);
   }
 
   private x(): d3.ScaleLinear<number, number> {
@@ -319,12 +331,11 @@ export class Timeline {
     d3.select(this.brushLayer).call(this.brush);
   }
 
+  /**
+   * Lanes (what the first frame needs: rows per lane, sorted by time). Span pairing is not part of
+   * it: see ensureSpans.
+   */
   private ensureDerived(): void {
-    if (this.spansVersion !== this.store.version) {
-      this.spans = pairSpans({ ...this.storeSource(), kind: this.store.kind, misc: this.store.misc });
-      this.spansVersion = this.store.version;
-      this.builtKey = '';
-    }
     const key = `${this.store.version}|${this.grouping}|${this.filterVersion}|${[...this.collapsed].join(',')}`;
     if (key === this.builtKey) return;
     const previousKey = this.lanes[this.selectedLane]?.key;
@@ -340,7 +351,8 @@ export class Timeline {
       y += h + 1;
     }
     this.totalHeight = y;
-    this.buildLaneSpans();
+    this.laneSpans = [];
+    this.laneSpansKey = '';
     this.selectedLane = -1;
     this.selectedPos = -1;
     if (previousRow !== null) {
@@ -364,6 +376,33 @@ export class Timeline {
     };
   }
 
+  /**
+   * Paired spans per lane, only drawn zoomed in: built on demand by the first zoomed-in frame, or
+   * ahead of it in idle time after a frame (so the first paint of a big snapshot never waits for it).
+   */
+  private ensureSpans(): void {
+    if (this.spansVersion !== this.store.version) {
+      this.spans = pairSpans({ ...this.storeSource(), kind: this.store.kind, misc: this.store.misc });
+      this.spansVersion = this.store.version;
+      this.laneSpansKey = '';
+    }
+    if (this.laneSpansKey !== this.builtKey) {
+      this.buildLaneSpans();
+      this.laneSpansKey = this.builtKey;
+    }
+  }
+
+  private ensureSpansWhenIdle(): void {
+    if (this.idleSpansPending || (this.spansVersion === this.store.version && this.laneSpansKey === this.builtKey)) return;
+    this.idleSpansPending = true;
+    const run = () => {
+      this.idleSpansPending = false;
+      // Lanes may have changed since: build spans for what the next frame will show.
+      if (!this.scheduler.isPending) { this.ensureDerived(); this.ensureSpans(); }
+    };
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 1000 }); else setTimeout(run, 50);
+  }
+
   private buildLaneSpans(): void {
     this.laneSpans = this.lanes.map(() => undefined);
     const spans = this.spans;
@@ -372,7 +411,7 @@ export class Timeline {
     const perLane = new Map<number, number[]>();
     for (let i = 0; i < spans.count; i++) {
       const open = spans.openRow[i];
-      if (!this.include(open)) continue;
+      if (this.include !== null && !this.include(open)) continue;
       let key: string;
       switch (this.grouping) {
         case 'cpu': key = `cpu:${spans.cpu[i]}`; break;
@@ -468,6 +507,7 @@ export class Timeline {
     this.lastRenderMs = performance.now() - started;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);
+    this.ensureSpansWhenIdle();
   }
 
   private sizeCanvas(canvas: HTMLCanvasElement, width: number, height: number): void {
@@ -592,6 +632,7 @@ export class Timeline {
         continue;
       }
       // Zoomed in: spans as bars on the lower half, records as ticks; same-pixel marks skipped.
+      this.ensureSpans();
       const spans = this.laneSpans[li];
       if (spans) {
         const first = bisectLeft(spans.prefixMaxEnd, identity(spans.prefixMaxEnd.length), t0);
