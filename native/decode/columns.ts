@@ -17,7 +17,7 @@
 import { RecordType } from '../perf/uapi';
 import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly, DecodedSnapshot, EventDescription, RawSnapshot, RecordColumns, RingCopy, RingCoverage } from './types';
-import { scanRing, u32View } from './walk';
+import { isWholeRecord, scanRing, u32View, walkEndAnomaly } from './walk';
 
 const TWO_32 = 4294967296;
 /** Anomaly objects kept per ring (all are counted in the ring's coverage). */
@@ -126,10 +126,52 @@ class ColumnSet {
     this.offset = new Uint32Array(length);
   }
 
-  toColumns(timeOriginNs: bigint): RecordColumns {
-    const { length, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset } = this;
-    return { length, timeOriginNs, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset };
+  /** Rows [first, first + count) as columns: the arrays themselves when that is all of them, views otherwise. */
+  toColumns(timeOriginNs: bigint, first = 0, count = this.length): RecordColumns {
+    if (first === 0 && count === this.length) {
+      const { length, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset } = this;
+      return { length, timeOriginNs, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset };
+    }
+    const stop = first + count;
+    return {
+      length: count,
+      timeOriginNs,
+      time: this.time.subarray(first, stop),
+      kind: this.kind.subarray(first, stop),
+      misc: this.misc.subarray(first, stop),
+      event: this.event.subarray(first, stop),
+      pid: this.pid.subarray(first, stop),
+      tid: this.tid.subarray(first, stop),
+      cpu: this.cpu.subarray(first, stop),
+      ipHi: this.ipHi.subarray(first, stop),
+      ipLo: this.ipLo.subarray(first, stop),
+      ring: this.ring.subarray(first, stop),
+      offset: this.offset.subarray(first, stop),
+    };
   }
+
+  /** Copies rows [from, from + count) of `source` to rows [to, to + count) of this set (native copies). */
+  copyRows(source: ColumnSet, from: number, count: number, to: number): void {
+    const stop = from + count;
+    this.time.set(source.time.subarray(from, stop), to);
+    this.kind.set(source.kind.subarray(from, stop), to);
+    this.misc.set(source.misc.subarray(from, stop), to);
+    this.event.set(source.event.subarray(from, stop), to);
+    this.pid.set(source.pid.subarray(from, stop), to);
+    this.tid.set(source.tid.subarray(from, stop), to);
+    this.cpu.set(source.cpu.subarray(from, stop), to);
+    this.ipHi.set(source.ipHi.subarray(from, stop), to);
+    this.ipLo.set(source.ipLo.subarray(from, stop), to);
+    this.ring.set(source.ring.subarray(from, stop), to);
+    this.offset.set(source.offset.subarray(from, stop), to);
+  }
+}
+
+/** One ring's decoded rows: rows [first, first + count) of `set`, oldest first. */
+interface RingRows {
+  readonly set: ColumnSet;
+  readonly first: number;
+  readonly count: number;
 }
 
 /** What decoding the events of one snapshot needs, computed once. */
@@ -142,35 +184,46 @@ interface EventTables {
   readonly positionOf: ReadonlyMap<number, number>;
 }
 
-interface RingResult {
+/** What decoding one ring accumulates; decodeRing picks it up and hands it back, so a pass can resume. */
+interface RingState {
+  /** Byte offset of the next record to decode. */
+  offset: number;
   lost: number;
   anomalies: number;
-  /** The time every `time` of this ring is relative to, as u32 halves; baseHi = -1 when the ring has no timed record. */
+  /** The time every `time` of this ring is relative to, as u32 halves; baseHi = -1 until the first timed record. */
   baseHi: number;
   baseLo: number;
-  /** Smallest and largest time as u32 halves (read back from the records, so exact whatever the span). */
-  minHi: number;
-  minLo: number;
-  maxHi: number;
-  maxLo: number;
-  /** False when some time lies 2^53 ns or more from the base (a damaged time): relative times may be rounded. */
-  exact: boolean;
+  /** Smallest / largest relative time (Infinity / -Infinity when none) and the u32 index of that time in the ring. */
+  minRel: number;
+  maxRel: number;
+  minAt: number;
+  maxAt: number;
+}
+
+function freshState(baseHi: number, baseLo: number): RingState {
+  return { offset: 0, lost: 0, anomalies: 0, baseHi, baseLo, minRel: Infinity, maxRel: -Infinity, minAt: 0, maxAt: 0 };
 }
 
 /** Largest integer a double holds exactly: relative times up to this (104 days) are exact. */
 const MAX_EXACT = 2 ** 53;
 
+/** False when some time lies 2^53 ns or more from the base (a damaged time): relative times may be rounded. */
+function isExact(state: RingState): boolean {
+  return state.minRel >= -MAX_EXACT && state.maxRel <= MAX_EXACT;
+}
+
 /**
- * The hot loop: decodes `count` consecutive records starting at byte `startOffset` of one ring
- * (memory order), writing the i-th into row firstRow + i * step, so a backward ring (newest first
- * in memory) lands oldest first with step -1 in the same single pass. Times are written relative
- * to (baseHi, baseLo); with baseHi = -1 the first timed record becomes the base. The records were
- * bounds-checked by scanRing. Kept in its own function so V8 optimises it in isolation.
+ * The hot loop: decodes at most `maxCount` consecutive whole records of one ring from byte
+ * state.offset up to `end` (memory order), writing the i-th into row firstRow + i * step, so a
+ * backward ring (newest first in memory) lands oldest first with step -1 in a single pass. Stops
+ * early at a header that is not a whole record (walkEndAnomaly names why). Times are written
+ * relative to (state.baseHi, state.baseLo); with baseHi = -1 the first timed record becomes the base.
+ * Returns the number of records decoded. Kept in its own function so V8 optimises it in isolation.
  */
 function decodeRing(
-  u32: Uint32Array, ring: RingCopy, startOffset: number, count: number, out: ColumnSet, firstRow: number, step: number,
-  baseHiIn: number, baseLoIn: number, tables: EventTables, anomalies: DecodeAnomaly[],
-): RingResult {
+  u32: Uint32Array, ring: RingCopy, end: number, maxCount: number, out: ColumnSet, firstRow: number, step: number,
+  state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
+): number {
   const { layouts, indexOf, ids, positionOf } = tables;
   const defaultPosition = positionOf.get(ring.defaultEvent) ?? 0;
   const defaultInfo = tables.infos[defaultPosition];
@@ -180,8 +233,8 @@ function decodeRing(
   const ringCpu = ring.cpu;
   const haveEvents = layouts.length > 0;
   const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
-  let baseHi = baseHiIn;
-  let baseLo = baseLoIn;
+  let baseHi = state.baseHi;
+  let baseLo = state.baseLo;
   let lastIdHi = -1;
   let lastIdLo = -1;
   let lastPosition = defaultPosition;
@@ -192,27 +245,29 @@ function decodeRing(
   let sCpu = -1;
   let sIp = -1;
   let sMin = 0;
-  let lost = 0;
-  let anomalyCount = 0;
+  let lost = state.lost;
+  let anomalyCount = state.anomalies;
   // Every anomaly is counted, but only the first few per ring are kept as objects: a ring full of
   // unknown ids must not turn into one object per record.
   const note = (anomaly: DecodeAnomaly) => {
     if (anomalyCount < MAX_ANOMALIES_KEPT_PER_RING) anomalies.push(anomaly);
     anomalyCount++;
   };
-  let minRel = Infinity;
-  let maxRel = -Infinity;
-  let minAt = 0;
-  let maxAt = 0;
-  let o = startOffset;
+  let minRel = state.minRel;
+  let maxRel = state.maxRel;
+  let minAt = state.minAt;
+  let maxAt = state.maxAt;
+  let o = state.offset;
   let row = firstRow;
+  let decoded = 0;
 
-  for (let i = 0; i < count; i++, row += step) {
+  for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
     const w = o >>> 2;
     const type = u32[w];
     const sizeMisc = u32[w + 1];
     const size = sizeMisc >>> 16;
-    const end = o + size;
+    if (size < 8 || (size & 7) !== 0 || o + size > end) break; // not a whole record: the walk ends here
+    const recordEnd = o + size;
     let position = defaultPosition;
     let t = -1;
     let ptOffset = -1;
@@ -257,7 +312,7 @@ function decodeRing(
       }
     } else {
       if (otherIdFromEnd >= 0 && size >= 8 + otherIdFromEnd) {
-        const idw = (end - otherIdFromEnd) >>> 2;
+        const idw = (recordEnd - otherIdFromEnd) >>> 2;
         const found = ids.lookup(u32[idw + 1], u32[idw]);
         if (found >= 0) position = found;
       }
@@ -265,9 +320,9 @@ function decodeRing(
         const layout = layouts[position];
         if (layout.trailerSize > 0) {
           if (size >= 8 + layout.trailerSize) {
-            if (layout.trTime >= 0) t = end - layout.trTime;
-            if (layout.trPidTid >= 0) ptOffset = end - layout.trPidTid;
-            if (layout.trCpu >= 0) cpuOffset = end - layout.trCpu;
+            if (layout.trTime >= 0) t = recordEnd - layout.trTime;
+            if (layout.trPidTid >= 0) ptOffset = recordEnd - layout.trPidTid;
+            if (layout.trCpu >= 0) cpuOffset = recordEnd - layout.trCpu;
           } else if (type <= RecordType.CALLCHAIN_DEFERRED) {
             note({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail: `record type ${type} of ${size} bytes is too short for its sample_id trailer` });
           }
@@ -347,17 +402,98 @@ function decodeRing(
       ipLo[row] = u32[iw];
       ipHi[row] = u32[iw + 1];
     }
-    o = end;
+    o = recordEnd;
   }
-  return {
-    lost, anomalies: anomalyCount, baseHi, baseLo, minHi: u32[minAt + 1], minLo: u32[minAt], maxHi: u32[maxAt + 1], maxLo: u32[maxAt],
-    exact: minRel >= -MAX_EXACT && maxRel <= MAX_EXACT,
-  };
+  state.offset = o;
+  state.lost = lost;
+  state.anomalies = anomalyCount;
+  state.baseHi = baseHi;
+  state.baseLo = baseLo;
+  state.minRel = minRel;
+  state.maxRel = maxRel;
+  state.minAt = minAt;
+  state.maxAt = maxAt;
+  return decoded;
 }
 
 /** A u64 time from its u32 halves. */
 function timeNs(hi: number, lo: number): bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
+}
+
+/** Some room over an estimated row count, so that slightly smaller records than estimated need no regrowth. */
+function withSlack(rows: number): number {
+  return Math.ceil(rows * 1.0625) + 16;
+}
+
+/**
+ * A backward ring in ONE pass over its bytes: records come newest first in memory and are written
+ * from the top of the arrays down, so they end oldest first without a counting pass or a reversal.
+ * The arrays are sized from the newest record's size (flight-recorder records are mostly alike) and
+ * grown from the average size so far when records turn out smaller. Rows below `first` are never
+ * touched, so their pages are never faulted in.
+ */
+function decodeBackward(u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[]): RingRows {
+  const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
+  if (state.baseHi < 0 && newestSize >= 8) guessOldestBase(u32, ring, end, newestSize, state, tables);
+  let capacity = newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
+  let set = new ColumnSet(capacity);
+  let rows = 0;
+  for (;;) {
+    rows += decodeRing(u32, ring, end, capacity - rows, set, capacity - 1 - rows, -1, state, tables, anomalies);
+    if (rows < capacity || !isWholeRecord(u32, state.offset, end)) break;
+    // Out of room with records left: grow, keeping the rows decoded so far at the top.
+    const grown = rows + withSlack(Math.ceil((end - state.offset) / (state.offset / rows)));
+    const bigger = new ColumnSet(grown);
+    bigger.copyRows(set, 0, capacity, grown - capacity);
+    set = bigger;
+    capacity = grown;
+  }
+  const first = capacity - rows;
+  set.ring.fill(ringNumber, first, capacity);
+  if (first > (rows >> 2) + 1024) {
+    // Records were much larger than the newest: exact arrays rather than views pinning unused room.
+    const exact = new ColumnSet(rows);
+    exact.copyRows(set, first, rows, 0);
+    return { set: exact, first: 0, count: rows };
+  }
+  return { set, first, count: rows };
+}
+
+/** Time (u32 halves) of the one record at `offset`, decoded on the side; baseHi = -1 when it has none. */
+function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number, tables: EventTables): RingState {
+  const probe = freshState(-1, 0);
+  probe.offset = offset;
+  if (isWholeRecord(u32, offset, end)) decodeRing(u32, ring, end, 1, new ColumnSet(1), 0, 1, probe, tables, []);
+  return probe;
+}
+
+/**
+ * Bases a backward ring's relative times on its probable OLDEST record, so that they need no
+ * fix-up pass afterwards: where that record would start if every record had the newest one's
+ * size. Any base gives the same exact result (the final shift corrects it); a wrong guess only
+ * costs that pass, and an implausible one (not within 2^52 ns before the newest) is not used.
+ */
+function guessOldestBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables): void {
+  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
+  if (guessed <= 0) return;
+  const newest = probeTime(u32, ring, end, 0, tables);
+  const oldest = probeTime(u32, ring, end, guessed, tables);
+  if (newest.baseHi < 0 || oldest.baseHi < 0) return;
+  const span = (newest.baseHi - oldest.baseHi) * TWO_32 + (newest.baseLo - oldest.baseLo);
+  if (span >= 0 && span < 2 ** 52) {
+    state.baseHi = oldest.baseHi;
+    state.baseLo = oldest.baseLo;
+  }
+}
+
+/** A forward ring (oldest first in memory): a header pass for the exact count, then one decode pass. */
+function decodeForward(u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[]): RingRows {
+  const count = scanRing(ring, u32).count;
+  const set = new ColumnSet(count);
+  const decoded = decodeRing(u32, ring, end, count, set, 0, 1, state, tables, anomalies);
+  set.ring.fill(ringNumber);
+  return { set, first: 0, count: decoded };
 }
 
 /** Decodes every ring of a snapshot into columns (oldest first), coverage facts and anomalies. */
@@ -376,85 +512,77 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
   };
   const anomalies: DecodeAnomaly[] = [];
 
-  // First pass: record counts only (headers), so every column is allocated once at its exact size.
   const ringCount = rings.length;
-  const words = rings.map((ring) => u32View(ring.bytes));
-  const scans = rings.map((ring, r) => scanRing(ring, words[r]));
-  const ringStart = new Int32Array(ringCount + 1);
+  const sources: RingRows[] = [];
+  const states: RingState[] = [];
+  const words: Uint32Array[] = [];
   let total = 0;
   let nonEmpty = 0;
   for (let r = 0; r < ringCount; r++) {
-    ringStart[r] = total;
-    total += scans[r].count;
-    if (scans[r].count > 0) nonEmpty++;
-  }
-  ringStart[ringCount] = total;
-  // With one non-empty ring these are the result; with more they are merged into fresh columns.
-  const decoded = new ColumnSet(total);
-
-  // Second pass: decode each ring in memory order straight into its rows, oldest first.
-  const results: RingResult[] = [];
-  for (let r = 0; r < ringCount; r++) {
     const ring = rings[r];
-    const scan = scans[r];
-    let walkAnomalies = 0;
-    for (const anomaly of scan.anomalies) {
-      anomalies.push(anomaly);
+    const u32 = u32View(ring.bytes);
+    const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+    const decode = ring.direction === 'backward' ? decodeBackward : decodeForward;
+    const ringAnomalies: DecodeAnomaly[] = [];
+    let state = freshState(-1, 0);
+    let rows = decode(u32, ring, r, end, state, tables, ringAnomalies);
+    if (!isExact(state)) {
+      // Some time lies 2^53 ns or more from the ring's first time (a damaged record): decode again
+      // against the ring's smallest time, so every record within 104 days of it stays exact.
+      const minAt = state.minAt;
+      state = freshState(u32[minAt + 1], u32[minAt]);
+      ringAnomalies.length = 0;
+      rows = decode(u32, ring, r, end, state, tables, ringAnomalies);
+    }
+    // The record where the walk stopped, if it stopped early, is listed first (as a walk would).
+    const stop = walkEndAnomaly(ring, u32, state.offset, end);
+    if (stop) {
+      anomalies.push(stop);
       // A cut oldest record is what a full flight recorder always has: listed, not counted as a problem.
-      if (anomaly.kind !== 'truncated-oldest') walkAnomalies++;
+      if (stop.kind !== 'truncated-oldest') state.anomalies++;
     }
-    const count = scan.count;
-    const backward = ring.direction === 'backward';
-    let baseHi = -1;
-    let baseLo = 0;
-    if (count > 0) {
-      decoded.ring.fill(r, ringStart[r], ringStart[r + 1]);
-      // Base the ring's relative times on its oldest record (usually its smallest time, so no
-      // fix-up pass): decode that one record first; the full pass below rewrites its row.
-      const probe = decodeRing(words[r], ring, backward ? scan.lastOffset : 0, 1, decoded, ringStart[r], 1, -1, 0, tables, []);
-      baseHi = probe.baseHi;
-      baseLo = probe.baseLo;
-    }
-    const firstRow = backward ? ringStart[r] + count - 1 : ringStart[r];
-    let result = decodeRing(words[r], ring, 0, count, decoded, firstRow, backward ? -1 : 1, baseHi, baseLo, tables, anomalies);
-    if (!result.exact) {
-      // The oldest record's time is far from the others (damaged): decode again against the ring's
-      // smallest time, so every record within 104 days of it stays exact.
-      const kept = anomalies.length;
-      result = decodeRing(words[r], ring, 0, count, decoded, firstRow, backward ? -1 : 1, result.minHi, result.minLo, tables, anomalies);
-      anomalies.length = kept;
-    }
-    result.anomalies += walkAnomalies;
-    results.push(result);
+    for (const anomaly of ringAnomalies) anomalies.push(anomaly);
+    sources.push(rows);
+    states.push(state);
+    words.push(u32);
+    total += rows.count;
+    if (rows.count > 0) nonEmpty++;
   }
 
   // Time origin: the smallest time seen; each ring's shift moves its relative times onto it.
+  const smallest = (r: number): bigint => timeNs(words[r][states[r].minAt + 1], words[r][states[r].minAt]);
+  const largest = (r: number): bigint => timeNs(words[r][states[r].maxAt + 1], words[r][states[r].maxAt]);
   let origin: bigint | null = null;
-  for (const result of results) {
-    if (result.baseHi < 0) continue;
-    const oldest = timeNs(result.minHi, result.minLo);
+  for (let r = 0; r < ringCount; r++) {
+    if (states[r].baseHi < 0) continue;
+    const oldest = smallest(r);
     if (origin === null || oldest < origin) origin = oldest;
   }
   const timeOriginNs = origin ?? 0n;
   const shift = new Float64Array(ringCount);
   for (let r = 0; r < ringCount; r++) {
-    const result = results[r];
-    if (result.baseHi >= 0) shift[r] = Number(timeNs(result.baseHi, result.baseLo) - timeOriginNs);
+    const state = states[r];
+    if (state.baseHi >= 0) shift[r] = Number(timeNs(state.baseHi, state.baseLo) - timeOriginNs);
   }
 
   let columns: RecordColumns;
   if (nonEmpty <= 1) {
-    for (let r = 0; r < ringCount; r++) if (shift[r] !== 0) addToRange(decoded.time, ringStart[r], ringStart[r + 1], shift[r]);
-    columns = decoded.toColumns(timeOriginNs);
+    const r = sources.findIndex((rows) => rows.count > 0);
+    if (r < 0) {
+      columns = new ColumnSet(0).toColumns(timeOriginNs);
+    } else {
+      const { set, first, count } = sources[r];
+      if (shift[r] !== 0) addToRange(set.time, first, first + count, shift[r]);
+      columns = set.toColumns(timeOriginNs, first, count);
+    }
   } else {
-    columns = merged(decoded, ringStart, ringCount, shift).toColumns(timeOriginNs);
+    columns = merged(sources, shift, total).toColumns(timeOriginNs);
   }
 
   const coverage: RingCoverage[] = rings.map((ring, r) => {
-    const result = results[r];
-    const retained = BigInt(scans[r].retainedBytes);
-    const overwritten = ring.bytesWritten - retained;
-    const timed = result.baseHi >= 0;
+    const state = states[r];
+    const overwritten = ring.bytesWritten - BigInt(state.offset);
+    const timed = state.baseHi >= 0;
     return {
       ringId: ring.ringId,
       label: ring.label,
@@ -462,11 +590,11 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
       dataSize: ring.dataSize,
       bytesWritten: ring.bytesWritten,
       bytesOverwritten: overwritten > 0n ? overwritten : 0n,
-      recordsRetained: scans[r].count,
-      oldestTimeNs: timed ? timeNs(result.minHi, result.minLo) : null,
-      newestTimeNs: timed ? timeNs(result.maxHi, result.maxLo) : null,
-      lostRecords: BigInt(result.lost),
-      anomalies: result.anomalies,
+      recordsRetained: sources[r].count,
+      oldestTimeNs: timed ? smallest(r) : null,
+      newestTimeNs: timed ? largest(r) : null,
+      lostRecords: BigInt(state.lost),
+      anomalies: state.anomalies,
     };
   });
 
@@ -478,22 +606,26 @@ function addToRange(time: Float64Array, start: number, stop: number, amount: num
   for (let i = start; i < stop; i++) time[i] += amount;
 }
 
-/** Runs of consecutive rows of one ring that the merge emits together. */
-interface MergeRuns {
+/** Runs of consecutive rows of one ring that the merge emits together, in output order. */
+export interface MergeRuns {
+  readonly ring: Uint32Array;
+  /** Index of the run's first row among its ring's rows (0 = the ring's oldest). */
   readonly from: Uint32Array;
   readonly length: Uint32Array;
   readonly count: number;
 }
 
 /**
- * K-way merge of the per-ring row ranges [ringStart[r], ringStart[r+1]) by merge key (the running
- * maximum of time + shift[r] inside each ring; no time keeps the previous key, -Infinity at first),
- * ties to the lower ring number. A binary heap picks the ring; it then keeps emitting from that ring
- * while it still beats the best other ring, so a large ring interleaved with a small side-band ring
- * costs a few heap operations, not one per row.
+ * K-way merge of the rings' rows by merge key: the running maximum of time + shift[r] inside each
+ * ring (no time keeps the previous key, -Infinity at first), ties to the lower ring number, so
+ * each ring's own order is always kept. A binary heap picks the ring; it then keeps emitting from
+ * that ring while it still beats the best other ring, so a large ring interleaved with a small
+ * side-band ring costs a few heap operations, not one per row.
  */
-export function mergeRuns(time: Float64Array, ringStart: Int32Array, ringCount: number, shift: Float64Array): MergeRuns {
-  const total = ringStart[ringCount];
+export function mergeRuns(times: readonly Float64Array[], counts: readonly number[], shift: Float64Array): MergeRuns {
+  const ringCount = times.length;
+  let total = 0;
+  for (const count of counts) total += count;
   const key = new Float64Array(ringCount);
   const next = new Int32Array(ringCount);
   const heap = new Int32Array(ringCount);
@@ -514,16 +646,15 @@ export function mergeRuns(time: Float64Array, ringStart: Int32Array, ringCount: 
     }
   };
   for (let r = 0; r < ringCount; r++) {
-    const start = ringStart[r];
-    if (ringStart[r + 1] <= start) continue;
-    next[r] = start;
-    const value = time[start] + shift[r];
+    if (counts[r] <= 0) continue;
+    const value = times[r][0] + shift[r];
     key[r] = value === value ? value : -Infinity;
     heap[heapSize++] = r;
   }
   for (let i = (heapSize >> 1) - 1; i >= 0; i--) siftDown(i);
 
-  // At most one run per row; untouched pages of these cost nothing.
+  // At most one run per row; pages of these arrays that are never written cost nothing.
+  const ring = new Uint32Array(total);
   const from = new Uint32Array(total);
   const length = new Uint32Array(total);
   let runs = 0;
@@ -532,59 +663,55 @@ export function mergeRuns(time: Float64Array, ringStart: Int32Array, ringCount: 
     let rival = -1;
     if (heapSize > 1) rival = heapSize > 2 && less(heap[2], heap[1]) ? heap[2] : heap[1];
     const rivalKey = rival >= 0 ? key[rival] : Infinity;
-    const stop = ringStart[r + 1];
+    const time = times[r];
+    const stop = counts[r];
     const amount = shift[r];
     const start = next[r];
     let i = start;
     let k = key[r];
     for (;;) {
-      i++; // row i - 1 (key k) is emitted
+      i++; // row i - 1, of key k, is emitted
       if (i >= stop) break;
       const value = time[i] + amount;
       if (value === value && value > k) k = value; // NaN (no time) keeps the carried key
       if (rival >= 0 && !(k < rivalKey || (k === rivalKey && r < rival))) break;
     }
+    ring[runs] = r;
     from[runs] = start;
     length[runs] = i - start;
     runs++;
     next[r] = i;
-    if (i >= stop) {
-      heap[0] = heap[--heapSize];
-    } else {
-      key[r] = k;
-    }
+    if (i >= stop) heap[0] = heap[--heapSize];
+    else key[r] = k;
     siftDown(0);
   }
-  return { from, length, count: runs };
+  return { ring, from, length, count: runs };
 }
 
-/** The rows of `source` in merge order, in fresh columns, times moved onto the global origin. */
-function merged(source: ColumnSet, ringStart: Int32Array, ringCount: number, shift: Float64Array): ColumnSet {
-  const runs = mergeRuns(source.time, ringStart, ringCount, shift);
-  const out = new ColumnSet(source.length);
+/** The rings' rows in merge order, in fresh columns, times moved onto the global origin. */
+function merged(sources: readonly RingRows[], shift: Float64Array, total: number): ColumnSet {
+  const runs = mergeRuns(
+    sources.map((rows) => rows.set.time.subarray(rows.first, rows.first + rows.count)),
+    sources.map((rows) => rows.count),
+    shift,
+  );
+  const out = new ColumnSet(total);
   let to = 0;
   for (let run = 0; run < runs.count; run++) {
-    const from = runs.from[run];
+    const r = runs.ring[run];
+    const source = sources[r].set;
+    const from = sources[r].first + runs.from[run];
     const length = runs.length[run];
-    const amount = shift[source.ring[from]];
-    for (let j = 0; j < length; j++) out.time[to + j] = source.time[from + j] + amount;
     if (length >= 32) {
-      // Long runs: one native copy per column.
-      const stop = from + length;
-      out.kind.set(source.kind.subarray(from, stop), to);
-      out.misc.set(source.misc.subarray(from, stop), to);
-      out.event.set(source.event.subarray(from, stop), to);
-      out.pid.set(source.pid.subarray(from, stop), to);
-      out.tid.set(source.tid.subarray(from, stop), to);
-      out.cpu.set(source.cpu.subarray(from, stop), to);
-      out.ipHi.set(source.ipHi.subarray(from, stop), to);
-      out.ipLo.set(source.ipLo.subarray(from, stop), to);
-      out.ring.set(source.ring.subarray(from, stop), to);
-      out.offset.set(source.offset.subarray(from, stop), to);
+      // Long runs: one native copy per column, then the time moved onto the origin.
+      out.copyRows(source, from, length, to);
+      if (shift[r] !== 0) addToRange(out.time, to, to + length, shift[r]);
     } else {
+      const amount = shift[r];
       for (let j = 0; j < length; j++) {
         const a = from + j;
         const b = to + j;
+        out.time[b] = source.time[a] + amount;
         out.kind[b] = source.kind[a];
         out.misc[b] = source.misc[a];
         out.event[b] = source.event[a];

@@ -23,8 +23,6 @@ export interface RingScan {
   readonly count: number;
   /** Sum of their sizes: they are contiguous from byte 0, so also where the walk stopped. */
   readonly retainedBytes: number;
-  /** Byte offset of the last whole record in memory (the OLDEST of a backward ring), -1 when none. */
-  readonly lastOffset: number;
   readonly anomalies: DecodeAnomaly[];
 }
 
@@ -36,42 +34,49 @@ export function u32View(bytes: Uint8Array): Uint32Array {
   return new Uint32Array(aligned.buffer, 0, bytes.length >>> 2);
 }
 
+/** True when a whole record starts at `offset`: a header fits, its size is a multiple of 8 (at least 8) and it ends by `end`. */
+export function isWholeRecord(words: Uint32Array, offset: number, end: number): boolean {
+  if (offset + 8 > end) return false;
+  // perf_event_header.size is the u16 at +6: the high half of the record's second u32.
+  const size = words[(offset >>> 2) + 1] >>> 16;
+  return size >= 8 && (size & 7) === 0 && offset + size <= end;
+}
+
+/**
+ * Why a walk that stopped at `offset` stopped there: null when it ended quietly (the valid bytes
+ * ran out, or a zero size: a ring that has not filled up yet is zero beyond its data), otherwise
+ * the anomaly (a size below the header, not a multiple of 8, or running past the valid bytes:
+ * 'truncated-oldest' when a wrapped backward ring's oldest record was partly overwritten).
+ */
+export function walkEndAnomaly(ring: RingCopy, words: Uint32Array, offset: number, end: number): DecodeAnomaly | null {
+  if (offset + 8 > end) return null;
+  const size = words[(offset >>> 2) + 1] >>> 16;
+  if (size === 0) return null;
+  if (size < 8) return { ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size ${size} is smaller than its 8-byte header` };
+  if ((size & 7) !== 0) return { ringId: ring.ringId, offset, kind: 'size-misaligned', detail: `record size ${size} is not a multiple of 8` };
+  if (offset + size <= end) return null; // a whole record: the walk did not stop because of it
+  // A backward ring whose valid region is the whole data area has wrapped: its last record may be cut.
+  if (ring.direction === 'backward' && end >= ring.dataSize) {
+    return { ringId: ring.ringId, offset, kind: 'truncated-oldest', detail: `oldest record (${size} bytes) partly overwritten; dropped` };
+  }
+  return { ringId: ring.ringId, offset, kind: 'size-past-end', detail: `record size ${size} runs ${offset + size - end} bytes past the valid data` };
+}
+
 /**
  * Counts the whole records of a ring copy from byte 0 on (memory order: newest first for a backward
- * ring). Never throws: a zero size ends the walk quietly (a ring that has not filled up yet is zero
- * beyond its data), a size below the header, not a multiple of 8, or running past the valid bytes
- * ends it with a counted anomaly. `words` is u32View(ring.bytes) when the caller already has it.
+ * ring). Never throws: the walk ends at the first header that is not a whole record, with the
+ * anomaly walkEndAnomaly names. `words` is u32View(ring.bytes) when the caller already has it.
  */
 export function scanRing(ring: RingCopy, words: Uint32Array = u32View(ring.bytes)): RingScan {
   const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
-  const anomalies: DecodeAnomaly[] = [];
-  // A backward ring whose valid region is the whole data area has wrapped: its last record may be cut.
-  const wrapped = ring.direction === 'backward' && end >= ring.dataSize;
   let count = 0;
   let offset = 0;
-  let lastOffset = -1;
-  while (offset + 8 <= end) {
-    // perf_event_header.size is the u16 at +6: the high half of the record's second u32.
-    const size = words[(offset >>> 2) + 1] >>> 16;
-    if (size >= 8 && (size & 7) === 0 && offset + size <= end) {
-      lastOffset = offset;
-      count++;
-      offset += size;
-      continue;
-    }
-    if (size === 0) break;
-    if (size < 8) {
-      anomalies.push({ ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size ${size} is smaller than its 8-byte header` });
-    } else if ((size & 7) !== 0) {
-      anomalies.push({ ringId: ring.ringId, offset, kind: 'size-misaligned', detail: `record size ${size} is not a multiple of 8` });
-    } else if (wrapped) {
-      anomalies.push({ ringId: ring.ringId, offset, kind: 'truncated-oldest', detail: `oldest record (${size} bytes) partly overwritten; dropped` });
-    } else {
-      anomalies.push({ ringId: ring.ringId, offset, kind: 'size-past-end', detail: `record size ${size} runs ${offset + size - end} bytes past the valid data` });
-    }
-    break;
+  while (isWholeRecord(words, offset, end)) {
+    count++;
+    offset += words[(offset >>> 2) + 1] >>> 16;
   }
-  return { count, retainedBytes: offset, lastOffset, anomalies };
+  const stop = walkEndAnomaly(ring, words, offset, end);
+  return { count, retainedBytes: offset, anomalies: stop ? [stop] : [] };
 }
 
 /** Finds every whole record of a ring copy (see scanRing), offsets OLDEST first whatever the direction. */
