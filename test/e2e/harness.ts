@@ -331,6 +331,15 @@ export async function clickContextMenuItem(page: Page, item: string, timeoutMs =
     throw new E2eError(`context menu has no "${item}"; it offers: ${offered.filter(Boolean).join(' | ')}`);
   }
   await entry.click();
+  // A click that lands while the menu is still settling only highlights the item; the menu then stays open with the
+  // item focused, and Enter runs it (what a user would do next).
+  const menu = page.locator('.monaco-menu').first();
+  const closed = await menu.waitFor({ state: 'hidden', timeout: 1500 }).then(() => true, () => false);
+  if (!closed) {
+    await entry.hover();
+    await page.keyboard.press('Enter');
+    await menu.waitFor({ state: 'hidden', timeout: timeoutMs });
+  }
 }
 
 /** Opens a view container from the activity bar (e.g. "Ringside") and returns the pane of the named view. */

@@ -1,0 +1,89 @@
+// Issue 7, scenario 2: right-click the gutter on the demo's counter-increment line → "Record Hits on This Line", run
+// the demo for a known number of rounds, snapshot: the hit count the editor shows next to the line and the timeline's
+// breakpoint lane both equal the demo's loop count (demoIncrements(rounds)), exactly.
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import {
+  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, lineNumberMenu, openFile, openScenario, ringsideErrors, runCommand,
+  waitForTimeline, type Scenario,
+} from './harness';
+
+const ROUNDS = 3;
+
+/**
+ * Generated texts (decoration `before`/`after` content, which VS Code paints as CSS generated content) on one 1-based
+ * line of the active editor: the view line at the same height as that line's number in the gutter.
+ */
+async function textsPaintedOnLine(page: Page, line: number): Promise<string[]> {
+  return page.locator('.editor-instance .monaco-editor').first().evaluate((editor: HTMLElement, wanted: number) => {
+    const number = Array.from(editor.querySelectorAll<HTMLElement>('.margin-view-overlays .line-numbers'))
+      .find((element) => element.textContent?.trim() === String(wanted));
+    if (!number) return [];
+    const top = number.getBoundingClientRect().top;
+    const view = Array.from(editor.querySelectorAll<HTMLElement>('.view-lines .view-line'))
+      .find((element) => Math.abs(element.getBoundingClientRect().top - top) < 2);
+    if (!view) return [];
+    const found: string[] = [];
+    for (const span of Array.from(view.querySelectorAll<HTMLElement>('span'))) {
+      for (const pseudo of ['::before', '::after']) {
+        const content = getComputedStyle(span, pseudo).content;
+        if (content && content !== 'none' && content !== 'normal') found.push(content.replace(/^"|"$/g, ''));
+      }
+    }
+    return found;
+  }, line);
+}
+
+describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exactly', function () {
+  this.timeout(5 * E2E_TIMEOUT_MS);
+  let scenario: Scenario | undefined;
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  after(async () => {
+    await scenario?.close({ failed });
+  });
+
+  it('gutter menu → launch → snapshot: editor hit count and timeline lane equal the loop count', async () => {
+    // Every hit is one record: give the rings room for all of them so the count is exact, not the newest that fit.
+    scenario = await openScenario('2-line-hits', { launchArgs: [String(ROUNDS)], userSettings: { 'ringside.bufferPages': 256 } });
+    const { page, workspace } = scenario;
+    const expected = demo().demoIncrements(ROUNDS);
+
+    await openFile(page, 'demo.c');
+    await lineNumberMenu(page, workspace.counterLine, 'Record Hits on This Line');
+    await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
+    const commandLine = await acceptQuickInput(page, 'Ringside: program and arguments');
+    assert.equal(commandLine, `${workspace.program} ${ROUNDS}`);
+    await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
+    await scenario.screenshot('armed');
+    // The demo runs ROUNDS × 10 ms; give it time to finish before the snapshot.
+    await page.waitForTimeout(1000);
+    await runCommand(page, 'Ringside: Capture Snapshot');
+    const { facts } = await waitForTimeline(page, 1);
+    await scenario.screenshot('timeline');
+    assert.deepEqual(await ringsideErrors(page), []);
+    const breakpointLanes = facts.lanes.filter((lane) => lane.watch);
+    assert.equal(breakpointLanes.length, 1, JSON.stringify(facts.lanes));
+    assert.match(breakpointLanes[0].label, new RegExp(`demo\\.c:${workspace.counterLine}`));
+    assert.equal(breakpointLanes[0].count, expected, `timeline lane ${breakpointLanes[0].label}`);
+    assert.ok(breakpointLanes[0].inkPixels > 0);
+
+    // Back in the editor, the line says how often it ran.
+    await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
+    const hitText = `${expected.toLocaleString('en-US')} hits in the last snapshot`;
+    let painted: string[] = [];
+    const deadline = Date.now() + E2E_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      painted = await textsPaintedOnLine(page, workspace.counterLine);
+      if (painted.some((text) => text.includes('hits in the last snapshot'))) break;
+      await page.waitForTimeout(250);
+    }
+    await scenario.screenshot('editor-hit-count');
+    const shown = painted.filter((text) => text.includes('hits in the last snapshot'));
+    assert.equal(shown.length, 1, `editor decorations: ${painted.join(' | ')}`);
+    assert.equal(shown[0], hitText, `editor shows "${shown[0]}"`);
+    assert.ok(painted.includes('◆'), `the armed line has its gutter mark: ${painted.join(' | ')}`);
+  });
+});
