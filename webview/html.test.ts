@@ -11,13 +11,16 @@ describe('webview HTML', () => {
     const html = renderWebviewHtml({ scriptUri: 'https://x/timeline.js', styleUri: 'https://x/timeline.css', cspSource: 'https://x', nonce,
       initialState: { filter: '</script><script>alert(1)</script>' } });
     // Attribute-escaped quotes: the browser decodes &#39; back to ' when it reads the policy.
-    assert.ok(html.includes(`content="default-src &#39;none&#39;; script-src &#39;nonce-${nonce}&#39;; style-src https://x; font-src https://x; img-src https://x data:"`));
+    assert.ok(html.includes(`content="default-src &#39;none&#39;; script-src &#39;nonce-${nonce}&#39;; style-src https://x &#39;nonce-${nonce}&#39;; font-src https://x; img-src https://x data:"`));
+    // The toolkit (FAST) reads the nonce for its <style> probe from this meta, which must come before the bundle.
+    assert.ok(html.indexOf(`<meta property="csp-nonce" content="${nonce}">`) > 0);
+    assert.ok(html.indexOf('csp-nonce') < html.indexOf('<script nonce'));
     assert.ok(html.includes(`<script nonce="${nonce}" src="https://x/timeline.js"></script>`));
     assert.ok(!html.includes('</script><script>alert'), 'state cannot close the data block');
     assert.ok(html.includes('\\u003c/script\\u003e'));
     assert.throws(() => renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "x; script-src 'unsafe-inline'", nonce }), /cspSource/);
     // What webview.cspSource really is in VS Code 1.100 (desktop and code-server).
-    assert.match(renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce }), /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net;/);
+    assert.match(renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce }), /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net &#39;nonce-/);
     assert.throws(() => renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: 'x', nonce: 'short' }), /nonce/);
   });
 
@@ -41,7 +44,11 @@ describe('webview HTML', () => {
     assert.equal(html.match(/<script nonce="abcdefghijklmnopqrstuvwxyz012345">/g)?.length, 2);
     assert.ok(html.includes('var s = "<\\/script>";'));
     assert.ok(!html.includes('</script><img'));
-    assert.ok(html.includes('script-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; style-src &#39;unsafe-inline&#39;'));
+    assert.ok(html.includes('script-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; style-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; img-src data:'));
+    assert.ok(!html.includes('unsafe-inline'));
+    assert.ok(html.includes('<style nonce="abcdefghijklmnopqrstuvwxyz012345">'));
+    assert.ok(html.includes('<meta property="csp-nonce" content="abcdefghijklmnopqrstuvwxyz012345">'));
+    assert.throws(() => renderStandaloneHtml({ script: '', css: '', nonce: '"><script>', data: { snapshots: [] } }), /nonce/);
     assert.ok(html.includes('--vscode-charts-blue'), 'defines the theme variables VS Code would');
   });
 });

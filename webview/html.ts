@@ -37,12 +37,28 @@ export function makeNonce(): string {
 
 const NONCE_RE = /^[A-Za-z0-9+/_=-]{16,}$/;
 
+/** A nonce goes into attributes and the policy unescaped by the browser: only long base64(url) text is accepted. */
+export function assertNonce(nonce: string): void {
+  if (!NONCE_RE.test(nonce)) throw new RangeError('nonce must be at least 16 base64 characters');
+}
+
+/**
+ * The panel's policy. Styles: the stylesheet from cspSource, plus <style> elements carrying the
+ * nonce: the webview-ui-toolkit (FAST) feature-tests `:focus-visible` by appending a <style>, and
+ * it puts the nonce from `<meta property="csp-nonce">` on it (see cspNonceMeta). Inline style
+ * attributes stay blocked (a nonce never allows them).
+ */
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
-  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource}; font-src ${cspSource}; img-src ${cspSource} data:`;
+  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource} 'nonce-${nonce}'; font-src ${cspSource}; img-src ${cspSource} data:`;
+}
+
+/** Where FAST (fast-web-utilities getNonce) looks for the nonce of the <style> elements it creates. */
+export function cspNonceMeta(nonce: string): string {
+  return `<meta property="csp-nonce" content="${escapeHtml(nonce)}">`;
 }
 
 export function renderWebviewHtml(options: WebviewHtmlOptions): string {
-  if (!NONCE_RE.test(options.nonce)) throw new RangeError('nonce must be at least 16 base64 characters');
+  assertNonce(options.nonce);
   // VS Code's own value quotes a keyword (`'self' https://*.vscode-cdn.net`), so single quotes must pass; a `;` would
   // start a new directive and `"`/`<>` would leave the attribute.
   if (/[;"<>]/.test(options.cspSource)) throw new RangeError('cspSource must not contain ; double quotes or angle brackets');
@@ -52,6 +68,7 @@ export function renderWebviewHtml(options: WebviewHtmlOptions): string {
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+${cspNonceMeta(options.nonce)}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(options.title ?? 'Ringside timeline')}</title>
 <link rel="stylesheet" href="${escapeHtml(options.styleUri)}">

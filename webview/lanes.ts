@@ -12,6 +12,8 @@ export interface LaneSource {
   readonly tid: Int32Array;
   readonly cpu: Int32Array;
   readonly events: readonly { readonly name: string; readonly kind: EventKind }[];
+  /** True when time is non-decreasing by row (NaN rows aside): rows in row order are then already sorted. */
+  readonly timeSorted?: boolean;
   commOf(row: number): string;
 }
 
@@ -135,7 +137,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       key: g.key,
       label: g.label,
       kind: g.watch ? 'watch' as const : 'group' as const,
-      rows: sortRowsByTime(src.time, g.rows!),
+      rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows!),
       collapsed: collapsed.has(g.key),
     }));
 }

@@ -6,7 +6,7 @@
 
 import type { RecordBatch, RecordDetails, SnapshotStart, WatchBudget, WatchInfo } from './protocol';
 import { COLUMN_NAMES } from './protocol';
-import { escapeHtml, jsonForScript, makeNonce } from './html';
+import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce } from './html';
 
 export interface StandaloneSnapshot {
   readonly start: SnapshotStart;
@@ -162,22 +162,26 @@ export const DEFAULT_THEME_CSS = `:root{--vscode-font-family:system-ui,sans-seri
 
 export function renderStandaloneHtml(options: StandaloneOptions): string {
   const nonce = options.nonce ?? makeNonce();
+  assertNonce(nonce);
   const embedded = {
     title: options.data.title,
     watches: options.data.watches,
     initialState: options.data.initialState,
     snapshots: options.data.snapshots.map((s) => ({ start: s.start, batches: s.batches.map(encodeBatch), details: s.details })),
   };
-  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src data:`;
+  // Everything is inline, so both scripts and styles go by the nonce ('unsafe-inline' would also
+  // allow injected style attributes); the toolkit reads it from the csp-nonce meta for its probe.
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:`;
   const title = options.data.title ?? 'Ringside export';
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">
+${cspNonceMeta(nonce)}
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-<style>${DEFAULT_THEME_CSS}
+<style nonce="${nonce}">${DEFAULT_THEME_CSS}
 ${options.css.replace(/<\/(style)/gi, '<\\/$1')}</style>
 </head>
 <body class="vscode-dark ringside-standalone">

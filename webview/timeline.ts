@@ -371,7 +371,7 @@ export class Timeline {
   private storeSource() {
     const s = this.store;
     return {
-      length: s.length, time: s.time, event: s.event, pid: s.pid, tid: s.tid, cpu: s.cpu, events: s.events,
+      length: s.length, time: s.time, event: s.event, pid: s.pid, tid: s.tid, cpu: s.cpu, events: s.events, timeSorted: s.timeSorted,
       commOf: (row: number) => s.commOf(row),
     };
   }
