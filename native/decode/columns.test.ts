@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../perf/uapi';
-import { decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING } from './columns';
+import { decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING, mergeRuns } from './columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
+import type { RecordColumns } from './types';
+import { walkRing } from './walk';
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
 const BASE = 0x1fffffff0n; // crosses a u32 boundary 16 ns later
@@ -145,5 +147,123 @@ describe('decode/columns', () => {
     const snapshot = decodeSnapshot({ events: [], rings: [] });
     assert.equal(snapshot.columns.length, 0);
     assert.equal(snapshot.columns.timeOriginNs, 0n);
+  });
+
+  describe('single pass over backward rings', () => {
+    const st = Sample.IP | Sample.TIME; // 24-byte records without a tail
+    const sized = (size: number, time: bigint) => sampleRecord(st, { ip: 0x1000n + time, time, tail: new Uint8Array(size - 24) });
+    const columnsOf = (c: RecordColumns) => [c.time, c.kind, c.misc, c.event, c.pid, c.tid, c.cpu, c.ipHi, c.ipLo, c.ring, c.offset];
+    /** Every row matches the walk (offsets oldest first) and times run 1 ns apart: nothing lost, nothing reordered. */
+    const assertConsecutive = (c: RecordColumns, ring: ReturnType<typeof ringFromRecords>, firstTime: bigint) => {
+      const walk = walkRing(ring);
+      assert.equal(c.length, walk.offsets.length);
+      for (const column of columnsOf(c)) assert.equal(column.length, c.length);
+      assert.deepEqual(Array.from(c.offset), Array.from(walk.offsets));
+      assert.equal(c.timeOriginNs, firstTime);
+      assert.deepEqual(Array.from(c.time), Array.from({ length: c.length }, (_, i) => i));
+      assert.deepEqual(Array.from(c.ipLo), Array.from({ length: c.length }, (_, i) => 0x1000 + Number(firstTime) + i));
+    };
+
+    it('grows its columns when older records are smaller than the newest (the size estimate is crossed several times)', () => {
+      // The newest record is 264 bytes, every older one 24: the first estimate holds 16 KiB / 264 records, about 80 rows of 672.
+      const records = Array.from({ length: 2000 }, (_, i) => sized(i === 1999 ? 264 : 24, 5000n + BigInt(i)));
+      const ring = ringFromRecords(records, 16384, 'backward');
+      const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] });
+      const c = snapshot.columns;
+      const kept = 1 + Math.floor((16384 - 264) / 24);
+      assert.equal(c.length, kept);
+      assertConsecutive(c, ring, 5000n + BigInt(2000 - kept));
+      assert.equal(snapshot.coverage[0].recordsRetained, kept);
+      assert.equal(snapshot.coverage[0].newestTimeNs, 5000n + 1999n);
+      assert.deepEqual(snapshot.anomalies.map((a) => a.kind), ['truncated-oldest']);
+    });
+
+    it('hands exact-size arrays over when older records are much larger than the newest (no pinned room)', () => {
+      const records = Array.from({ length: 2200 }, (_, i) => sized(i === 2199 ? 24 : 512, 10n + BigInt(i)));
+      const ring = ringFromRecords(records, 1 << 20, 'backward');
+      const c = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] }).columns;
+      const kept = 1 + Math.floor(((1 << 20) - 24) / 512);
+      assert.equal(c.length, kept);
+      assertConsecutive(c, ring, 10n + BigInt(2200 - kept));
+      for (const column of columnsOf(c)) {
+        assert.equal(column.byteOffset, 0);
+        assert.equal(column.buffer.byteLength, column.byteLength, 'the estimate (1 MiB / 24 B rows) was not kept alive');
+      }
+    });
+
+    it('keeps room over the rows bounded for alike records (columns are views of at most 1/16 more)', () => {
+      const records = Array.from({ length: 3000 }, (_, i) => sized(24, 7n + BigInt(i)));
+      const ring = ringFromRecords(records, 32768, 'backward');
+      const c = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] }).columns;
+      assertConsecutive(c, ring, 7n + BigInt(3000 - Math.floor(32768 / 24)));
+      assert.ok(c.time.buffer.byteLength <= (Math.ceil(c.length * 1.0625) + 16) * 8);
+    });
+
+    it('is exact whatever record the time base falls on: mixed sizes, a clock step back, an empty ring', () => {
+      // Sizes cycle 24/40/56 so the oldest-record guess lands inside a record; time 3 comes after time 4 (skew).
+      const times = [1n, 2n, 4n, 3n, 5n, 6n, 7n, 8n, 9n, 10n, 11n];
+      const records = times.map((t, i) => sized([24, 40, 56][i % 3], 0x2_0000_0000n + t));
+      const ring = ringFromRecords(records, 4096, 'backward');
+      const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ringFromRecords([], 4096, 'backward', { ringId: 1 }), ring] });
+      const c = snapshot.columns;
+      assert.equal(c.timeOriginNs, 0x2_0000_0001n);
+      assert.deepEqual(Array.from(c.time), times.map((t) => Number(t - 1n)));
+      assert.deepEqual(Array.from(c.ring), Array(times.length).fill(1), 'rows name their ring even when an empty ring comes first');
+      assert.equal(snapshot.coverage[1].oldestTimeNs, 0x2_0000_0001n);
+      assert.equal(snapshot.coverage[1].newestTimeNs, 0x2_0000_000bn);
+      assert.equal(snapshot.coverage[0].recordsRetained, 0);
+      assert.equal(snapshot.coverage[0].oldestTimeNs, null);
+    });
+
+    it('keeps every other time exact when one record carries a damaged time 2^60 ns away', () => {
+      const times = [100n, 101n, 1n << 60n, 102n, 103n];
+      const records = times.map((t) => sized(24, t));
+      const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ringFromRecords(records, 4096, 'backward')] });
+      const c = snapshot.columns;
+      assert.equal(c.timeOriginNs, 100n);
+      assert.deepEqual([c.time[0], c.time[1], c.time[3], c.time[4]], [0, 1, 2, 3]);
+      assert.equal(snapshot.coverage[0].newestTimeNs, 1n << 60n, 'coverage reads the extreme time back from the record: exact');
+    });
+  });
+
+  it('merges rings with different time bases onto the smallest time, exactly, in time order', () => {
+    const st = Sample.TIME | Sample.CPU;
+    const far = 1n << 40n; // ring 1 starts 2^40 ns (about 18 minutes) after ring 0
+    const at = (cpu: number, time: bigint) => sampleRecord(st, { time, cpu });
+    const ring0 = [0n, 10n, 20n, far + 5n].map((t) => at(0, 0x3_0000_0000n + t));
+    const ring1 = [far, far + 1n, far + 2n, far + 10n].map((t) => at(1, 0x3_0000_0000n + t));
+    const lost = otherRecord(RecordType.LOST, 0, new ByteWriter().u64(1n).u64(4n).toBytes());
+    const side = [lost, at(2, 0x3_0000_0000n + 15n)];
+    const snapshot = decodeSnapshot({
+      events: [eventOf(0, attrOf(st))],
+      rings: [
+        ringFromRecords(ring0, 1024, 'backward', { ringId: 0, cpu: 0 }),
+        ringFromRecords(ring1, 1024, 'backward', { ringId: 1, cpu: 1 }),
+        ringFromRecords(side, 1024, 'forward', { ringId: 2, cpu: 2 }),
+      ],
+    });
+    const c = snapshot.columns;
+    const f = Number(far);
+    assert.equal(c.timeOriginNs, 0x3_0000_0000n);
+    assert.deepEqual(Array.from(c.time, (t) => (Number.isNaN(t) ? -1 : t)), [-1, 0, 10, 15, 20, f, f + 1, f + 2, f + 5, f + 10]);
+    assert.deepEqual(Array.from(c.ring), [2, 0, 0, 2, 0, 1, 1, 1, 0, 1]);
+    assert.deepEqual(Array.from(c.kind), [RecordType.LOST, ...Array(9).fill(RecordType.SAMPLE)]);
+    assert.equal(snapshot.coverage[2].lostRecords, 4n);
+    assert.equal(snapshot.coverage[1].oldestTimeNs, 0x3_0000_0000n + far);
+  });
+
+  it('merges in runs: a large ring around a small one costs a few runs, ties go to the lower ring', () => {
+    const big = Float64Array.from({ length: 1000 }, (_, i) => 2 * i);
+    const small = Float64Array.from([501, 1001]);
+    const runs = mergeRuns([big, small], [1000, 2], new Float64Array(2));
+    assert.equal(runs.count, 5);
+    assert.deepEqual(Array.from(runs.ring.subarray(0, 5)), [0, 1, 0, 1, 0]);
+    assert.deepEqual(Array.from(runs.from.subarray(0, 5)), [0, 0, 251, 1, 501]);
+    assert.deepEqual(Array.from(runs.length.subarray(0, 5)), [251, 1, 250, 1, 499]);
+    // Shifts move a ring's times before comparing; NaN (no time) follows the row before it.
+    const shifted = mergeRuns([Float64Array.from([5, 13]), Float64Array.from([0, NaN, 7])], [2, 3], Float64Array.from([0, 5]));
+    assert.equal(shifted.count, 3);
+    assert.deepEqual(Array.from(shifted.ring.subarray(0, 3)), [0, 1, 0]);
+    assert.deepEqual(Array.from(shifted.length.subarray(0, 3)), [1, 3, 1]);
   });
 });
