@@ -240,7 +240,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     handle: async (request: WatchRequest): Promise<void> => {
       switch (request.op) {
         case 'add':
-          await this.arm([this.fromWatchSpec(request.spec)]);
+          // The panel names its target: a process pid is armed on that process, not on whatever session is newest.
+          await this.arm([this.fromWatchSpec(request.spec)], request.spec.target.kind === 'process' ? request.spec.target.pid : undefined);
           return;
         case 'remove': {
           const armed = this.find(request.id);
