@@ -1,0 +1,115 @@
+// Issue 7, scenario 3: the watch controls of the timeline panel. With the demo recording, add a write watchpoint on its
+// global demo_counter from the panel, snapshot and see its hits, disable it and see the debug-register count drop,
+// then fill all four debug registers and try a fifth: the panel explains the ENOSPC.
+import assert from 'node:assert/strict';
+import type { FrameLocator, Page } from 'playwright-core';
+import {
+  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, openScenario, pidsRunning, ringsideErrors, runCommand, timelineFacts,
+  waitForTimeline, type Scenario,
+} from './harness';
+
+/** Picks an option of one of the panel's toolkit dropdowns by clicking, like a user. */
+async function choose(frame: FrameLocator, dropdownId: string, option: string): Promise<void> {
+  const dropdown = frame.locator(`#${dropdownId}`).first();
+  await dropdown.click();
+  await dropdown.locator('vscode-option', { hasText: option }).first().click();
+}
+
+/** Fills the panel's breakpoint form and presses Add; returns the status line once the host answered. */
+async function addBreakpoint(frame: FrameLocator, location: string, type: string, length: string, pid: number): Promise<string> {
+  await frame.locator('#rs-watch-location input').first().fill(location);
+  await choose(frame, 'rs-watch-type', type);
+  await choose(frame, 'rs-watch-length', length);
+  await choose(frame, 'rs-watch-target-kind', 'process');
+  await frame.locator('#rs-watch-target input').first().fill(String(pid));
+  await frame.locator('#rs-watch-submit').first().click();
+  return waitForWatchStatus(frame, new RegExp(`^Add ${location.replace(/[.]/g, '\\.')}(: done\\.| failed)`));
+}
+
+async function waitForWatchStatus(frame: FrameLocator, text: RegExp): Promise<string> {
+  const status = frame.locator('#rs-watch-status').first();
+  await status.locator('div', { hasText: text }).first().waitFor({ state: 'visible' });
+  return (await status.innerText()).trim();
+}
+
+async function budgetUsed(frame: FrameLocator, used: number): Promise<string> {
+  const budget = frame.locator('.rs-budget-text', { hasText: `Debug registers: ${used}/4 used` }).first();
+  await budget.waitFor({ state: 'visible' });
+  return budget.innerText();
+}
+
+async function snapshot(page: Page, snapshots: number): Promise<FrameLocator> {
+  await runCommand(page, 'Ringside: Capture Snapshot');
+  return (await waitForTimeline(page, snapshots)).frame;
+}
+
+describe('e2e scenario 3: watch controls in the timeline panel', function () {
+  this.timeout(6 * E2E_TIMEOUT_MS);
+  let scenario: Scenario | undefined;
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  after(async () => {
+    await scenario?.close({ failed });
+  });
+
+  it('adds a write watchpoint on demo_counter, shows its hits, disables it, and explains ENOSPC for a fifth', async () => {
+    scenario = await openScenario('3-watch-controls');
+    const { page, workspace } = scenario;
+
+    await runCommand(page, 'Ringside: Start Recording…');
+    await acceptQuickInput(page, 'Ringside: events to record');
+    await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
+    await acceptQuickInput(page, 'Ringside: program and arguments');
+    await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
+    let frame = await snapshot(page, 1);
+    const pids = pidsRunning(workspace.program);
+    assert.equal(pids.length, 1, `demo processes: ${pids.join(', ')}`);
+    const demoPid = pids[0];
+    assert.match(await budgetUsed(frame, 0), /0\/4 used/);
+
+    // 1. A write watchpoint on the demo's global, from the panel.
+    const added = await addBreakpoint(frame, 'demo_counter', 'write (w)', '8 bytes', demoPid);
+    assert.match(added, /^Add demo_counter: done\./, added);
+    await budgetUsed(frame, 1);
+    const row = frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first();
+    assert.match((await row.innerText()).replace(/\s+/g, ' '), new RegExp(`demo_counter w 8 pid ${demoPid}`));
+    await scenario.screenshot('watch-added');
+
+    // 2. Its hits: the demo writes demo_counter 1000 times per 10 ms round.
+    await page.waitForTimeout(500);
+    frame = await snapshot(page, 2);
+    const facts = await timelineFacts(frame);
+    const watchLane = facts.lanes.find((lane) => lane.watch);
+    assert.ok(watchLane && /demo_counter/.test(watchLane.label), JSON.stringify(facts.lanes));
+    assert.ok(watchLane.count >= 1000 && watchLane.inkPixels > 0, JSON.stringify(watchLane));
+    await scenario.screenshot('watch-hits');
+
+    // 3. Disable it: the debug-register count drops, and the list reports the hits of the last snapshot.
+    await row.locator('vscode-checkbox.rs-watch-enable').first().click();
+    await waitForWatchStatus(frame, /^Disable demo_counter: done\./);
+    await budgetUsed(frame, 0);
+    const cells = await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('td').allInnerTexts();
+    assert.equal(Number(cells[5].replace(/,/g, '')), watchLane.count, `Hits column ${cells[5]} vs the timeline lane ${watchLane.count}`);
+    await scenario.screenshot('watch-disabled');
+    await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().click();
+    await waitForWatchStatus(frame, /^Enable demo_counter: done\./);
+    await budgetUsed(frame, 1);
+
+    // 4. Three more fill the four debug registers; the fifth is refused with the kernel's rule explained.
+    for (const [location, type] of [['demo_rounds', 'write (w)'], ['demo_counter', 'read/write (rw)'], ['demo_rounds', 'read/write (rw)']] as const) {
+      const status = await addBreakpoint(frame, location, type, '8 bytes', demoPid);
+      assert.match(status, /: done\./, status);
+    }
+    await budgetUsed(frame, 4);
+    const refused = await addBreakpoint(frame, 'demo_counter', 'write (w)', '8 bytes', demoPid);
+    await scenario.screenshot('fifth-refused');
+    assert.match(refused, /^Add demo_counter failed: ENOSPC: /, refused);
+    const explanation = await frame.locator('#rs-watch-status .rs-enospc').first().innerText();
+    assert.ok(explanation.length > 20, explanation);
+    assert.match(explanation, /4/, explanation);
+    await budgetUsed(frame, 4);
+    assert.deepEqual(await ringsideErrors(page), []);
+  });
+});
