@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
-  COLUMN_NAMES, batchesToColumns, columnsToBatches, transferablesOf, validateHostToWebview, validateWebviewToHost,
+  COLUMN_NAMES, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf, validateHostToWebview, validateWebviewToHost,
   type SnapshotStart,
 } from './protocol';
 import type { RecordColumns } from '../native/decode/types';
@@ -54,6 +54,21 @@ describe('webview protocol', () => {
     assert.equal(empty[0].rowCount, 0);
     const batches = columnsToBatches(makeColumns(10), { snapshotId: 's', batchRows: 4 });
     assert.throws(() => batchesToColumns([batches[0], batches[2]], 0n), /starts at row 8, expected 4/);
+  });
+
+  it('takes symbols as a typed column and sends each batch only the names its rows use', () => {
+    const cols = makeColumns(10);
+    const strings = Array.from({ length: 10 }, (_, i) => (i % 4 === 3 ? null : `fn${i % 3}`));
+    const column = symbolColumnOf(strings);
+    assert.deepEqual(column.table, ['fn0', 'fn1', 'fn2']);
+    const fromColumn = columnsToBatches(cols, { snapshotId: 's', batchRows: 4, symbols: column });
+    const fromStrings = columnsToBatches(cols, { snapshotId: 's', batchRows: 4, symbols: strings });
+    assert.deepEqual(fromColumn.map((b) => [b.symbolTable, Array.from(new Int32Array(b.symbolIndex!))]),
+      fromStrings.map((b) => [b.symbolTable, Array.from(new Int32Array(b.symbolIndex!))]));
+    assert.deepEqual(fromColumn.map((b) => b.symbolTable), [['fn0', 'fn1', 'fn2'], ['fn1', 'fn2', 'fn0'], ['fn2', 'fn0']]);
+    assert.deepEqual(batchesToColumns(fromColumn, 0n).symbols, strings);
+    assert.throws(() => columnsToBatches(cols, { snapshotId: 's', symbols: { index: new Int32Array(10).fill(3), table: ['a'] } }), /past the table/);
+    assert.throws(() => columnsToBatches(cols, { snapshotId: 's', symbols: { index: new Int32Array(9), table: ['a'] } }), /9 entries for 10 rows/);
   });
 
   it('works on columns that are views into a larger buffer', () => {

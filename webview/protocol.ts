@@ -488,11 +488,39 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
 // ---------------------------------------------------------------------------------------------
 // Columns ⇄ batches (pure; the host splits, the webview reassembles).
 
+/** A symbol per row as a column: `index[row]` is a position in `table`, or -1 for none. */
+export interface SymbolColumn {
+  readonly index: Int32Array;
+  readonly table: readonly string[];
+}
+
 export interface BatchOptions {
   readonly snapshotId: string;
   readonly batchRows?: number;
-  /** Optional symbol per row (same length as the columns), null for none. */
-  readonly symbols?: readonly (string | null)[];
+  /**
+   * Optional symbol per row (same length as the columns): a SymbolColumn (built in one typed pass,
+   * see wire.ts), or one string per row, null for none.
+   */
+  readonly symbols?: SymbolColumn | readonly (string | null)[];
+}
+
+function isSymbolColumn(symbols: BatchOptions['symbols']): symbols is SymbolColumn {
+  return symbols !== undefined && !Array.isArray(symbols) && (symbols as SymbolColumn).index instanceof Int32Array;
+}
+
+/** Per-row strings → SymbolColumn (one Map lookup per row; callers with many rows should build the column directly). */
+export function symbolColumnOf(symbols: readonly (string | null)[]): SymbolColumn {
+  const index = new Int32Array(symbols.length);
+  const table: string[] = [];
+  const seen = new Map<string, number>();
+  for (let r = 0; r < symbols.length; r++) {
+    const s = symbols[r];
+    if (s === null || s === undefined) { index[r] = -1; continue; }
+    let id = seen.get(s);
+    if (id === undefined) { id = table.length; table.push(s); seen.set(s, id); }
+    index[r] = id;
+  }
+  return { index, table };
 }
 
 function sliceColumn(column: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; BYTES_PER_ELEMENT: number },
@@ -506,9 +534,13 @@ function sliceColumn(column: ArrayLike<number> & { buffer: ArrayBufferLike; byte
 export function columnsToBatches(columns: RecordColumns, options: BatchOptions): RecordBatch[] {
   const batchRows = Math.max(1, Math.floor(options.batchRows ?? DEFAULT_BATCH_ROWS));
   const batchCount = Math.max(1, Math.ceil(columns.length / batchRows));
-  if (options.symbols && options.symbols.length !== columns.length) {
-    throw new RangeError(`symbols has ${options.symbols.length} entries for ${columns.length} rows`);
+  const symbolCount = options.symbols === undefined ? 0 : isSymbolColumn(options.symbols) ? options.symbols.index.length : options.symbols.length;
+  if (options.symbols && symbolCount !== columns.length) {
+    throw new RangeError(`symbols has ${symbolCount} entries for ${columns.length} rows`);
   }
+  const symbols = options.symbols === undefined ? undefined : isSymbolColumn(options.symbols) ? options.symbols : symbolColumnOf(options.symbols);
+  // Global symbol id → id in the current batch's table (-1: not in it yet); reset per batch.
+  const localId = symbols ? new Int32Array(symbols.table.length).fill(-1) : null;
   const batches: RecordBatch[] = [];
   for (let b = 0; b < batchCount; b++) {
     const start = b * batchRows;
@@ -517,19 +549,22 @@ export function columnsToBatches(columns: RecordColumns, options: BatchOptions):
     for (const name of COLUMN_NAMES) buffers[name] = sliceColumn(columns[name], start, end);
     let symbolIndex: ArrayBuffer | undefined;
     let symbolTable: string[] | undefined;
-    if (options.symbols) {
+    if (symbols && localId) {
+      // Each batch carries only the symbols its rows use, renumbered from 0.
       const index = new Int32Array(end - start);
-      const table: string[] = [];
-      const seen = new Map<string, number>();
+      const used: number[] = [];
+      const global = symbols.index;
       for (let r = start; r < end; r++) {
-        const s = options.symbols[r];
-        if (s === null || s === undefined) { index[r - start] = -1; continue; }
-        let id = seen.get(s);
-        if (id === undefined) { id = table.length; table.push(s); seen.set(s, id); }
+        const g = global[r];
+        if (g < 0) { index[r - start] = -1; continue; }
+        if (g >= localId.length) throw new RangeError(`symbols.index[${r}] = ${g} is past the table (${localId.length} entries)`);
+        let id = localId[g];
+        if (id < 0) { id = localId[g] = used.length; used.push(g); }
         index[r - start] = id;
       }
+      symbolTable = used.map((g) => symbols.table[g]);
+      for (const g of used) localId[g] = -1;
       symbolIndex = index.buffer;
-      symbolTable = table;
     }
     batches.push({
       type: 'batch', snapshotId: options.snapshotId, batchIndex: b, batchCount, firstRow: start, rowCount: end - start,

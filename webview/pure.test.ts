@@ -129,6 +129,16 @@ describe('lane grouping', () => {
     const byEvent = buildLanes(src, 'event', () => true, new Set());
     assert.deepEqual(byEvent.map((l) => [l.key, l.kind, l.rows.length]), [['watch:mem:0x1000:w', 'watch', 1], ['event:sched:sched_switch', 'group', 3]]);
   });
+  it('trusts a time-sorted source (no sort pass) and gives the same lanes, with or without a filter function', () => {
+    const rows = [0, 1, 2, 3, 4, 5].map((i) => ({ t: i * 10, ev: i % 2, pid: 5, tid: 5 + (i % 3), cpu: i % 2 }));
+    const plain = source(rows, events, {});
+    const sorted = { ...plain, timeSorted: true };
+    for (const grouping of ['cpu', 'thread', 'event'] as const) {
+      const a = buildLanes(plain, grouping, () => true, new Set());
+      const b = buildLanes(sorted, grouping, null, new Set());
+      assert.deepEqual(b.map((l) => [l.key, l.label, Array.from(l.rows)]), a.map((l) => [l.key, l.label, Array.from(l.rows)]), grouping);
+    }
+  });
   it('applies the filter predicate', () => {
     const lanes = buildLanes(src, 'cpu', (r) => src.tid[r] === 9, new Set());
     assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), [['watch:mem:0x1000:w', [2]], ['cpu:0', [4]], ['cpu:1', [2]]]);

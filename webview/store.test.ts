@@ -52,4 +52,26 @@ describe('record store', () => {
     assert.throws(() => store.addBatch(batches[1]), /overflows/);
     assert.equal(store.length, 2);
   });
+
+  it('reserves the announced rows once, maps unannounced events through its table, and tracks time order', () => {
+    const store = new RecordStore();
+    store.beginSnapshot(start('a', '0', 6, 3, 'e'));
+    const reserved = store.time;
+    assert.ok(reserved.length >= 6);
+    // Event 5 was never announced: interned once as a placeholder, then read from the table.
+    const a = columns([1, 2, 2, 3, NaN, 4], [7, 7, 7, 7, 7, 7], [0, 5, 1, 5, 0, 5]);
+    for (const b of columnsToBatches(a, { snapshotId: 'a', batchRows: 2 })) store.addBatch(b);
+    assert.equal(store.time, reserved, 'no regrowth while the batches arrive');
+    assert.deepEqual(store.events.map((e) => e.name), ['e', 'mem:x:w', 'event 5']);
+    assert.deepEqual(Array.from(store.event.subarray(0, 6)), [0, 2, 1, 2, 0, 2]);
+    assert.equal(store.getSnapshot('a')!.eventMap.get(5), 2);
+    assert.equal(store.timeSorted, true, 'equal times and a NaN keep the order');
+    assert.deepEqual(store.timeExtent(), [1, 4]);
+    store.beginSnapshot(start('b', '0', 1, 1, 'e'));
+    for (const b of columnsToBatches(columns([3.5], [7], [0]), { snapshotId: 'b' })) store.addBatch(b);
+    assert.equal(store.timeSorted, false, 'a row older than the previous one');
+    store.beginSnapshot(start('c', '0', 100_000, 2, 'e'));
+    assert.equal(store.time.length, 7 + 100_000, 'a big snapshot reserves exactly its announced rows');
+    assert.equal(store.symbol.length, 7 + 100_000);
+  });
 });

@@ -6,7 +6,7 @@
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc } from '../native/perf/uapi';
-import { recordDetailsOf, snapshotMessages, type CallchainEntry, type RecordBatch, type RecordDetails, type SnapshotStart, type ThreadInfo } from './protocol';
+import { recordDetailsOf, snapshotMessages, type SymbolColumn, type CallchainEntry, type RecordBatch, type RecordDetails, type SnapshotStart, type ThreadInfo } from './protocol';
 
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
@@ -40,24 +40,44 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): Thread
   return [...names.values()];
 }
 
-/** Symbol per SAMPLE row, cached per (pid, ip): hot loops repeat the same few IPs millions of times. */
-function rowSymbols(snapshot: DecodedSnapshot, symbolize: SymbolizeFn): (string | null)[] {
+/**
+ * Symbol per SAMPLE row as a column (index into a table of distinct names), in one typed pass.
+ * Symbolization is cached per (pid, ip) in numeric maps (no per-row strings or BigInts): hot loops
+ * repeat the same few IPs millions of times.
+ */
+function rowSymbols(snapshot: DecodedSnapshot, symbolize: SymbolizeFn): SymbolColumn {
   const { kind, pid, ipHi, ipLo, misc, length } = snapshot.columns;
-  const cache = new Map<string, string | null>();
-  const out = new Array<string | null>(length);
+  // (kernel ? -1 : pid) → ipHi → ipLo → table position (-1: no symbol).
+  const cache = new Map<number, Map<number, Map<number, number>>>();
+  const table: string[] = [];
+  const positionOf = new Map<string, number>();
+  const index = new Int32Array(length);
+  let lastOwner = NaN, lastHi = NaN, lastLo = NaN, lastId = -1;
   for (let row = 0; row < length; row++) {
-    if (kind[row] !== RecordType.SAMPLE || (ipHi[row] === 0 && ipLo[row] === 0)) { out[row] = null; continue; }
+    const hi = ipHi[row];
+    const lo = ipLo[row];
+    if (kind[row] !== RecordType.SAMPLE || (hi === 0 && lo === 0)) { index[row] = -1; continue; }
     const kernel = (misc[row] & Misc.CPUMODE_MASK) === Misc.KERNEL;
-    const key = `${kernel ? -1 : pid[row]}:${ipHi[row]}:${ipLo[row]}`;
-    let symbol = cache.get(key);
-    if (symbol === undefined) {
-      const ip = (BigInt(ipHi[row]) << 32n) | BigInt(ipLo[row]);
-      symbol = symbolize(pid[row], ip, kernel) ?? null;
-      cache.set(key, symbol);
+    const owner = kernel ? -1 : pid[row];
+    if (owner === lastOwner && hi === lastHi && lo === lastLo) { index[row] = lastId; continue; }
+    let byHi = cache.get(owner);
+    if (!byHi) { byHi = new Map(); cache.set(owner, byHi); }
+    let byLo = byHi.get(hi);
+    if (!byLo) { byLo = new Map(); byHi.set(hi, byLo); }
+    let id = byLo.get(lo);
+    if (id === undefined) {
+      const symbol = symbolize(pid[row], (BigInt(hi) << 32n) | BigInt(lo), kernel);
+      if (symbol === undefined) id = -1;
+      else {
+        id = positionOf.get(symbol);
+        if (id === undefined) { id = table.length; table.push(symbol); positionOf.set(symbol, id); }
+      }
+      byLo.set(lo, id);
     }
-    out[row] = symbol;
+    lastOwner = owner; lastHi = hi; lastLo = lo; lastId = id;
+    index[row] = id;
   }
-  return out;
+  return { index, table };
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
