@@ -505,3 +505,22 @@ export function pidsRunning(program: string): number[] {
   }
   return pids;
 }
+
+/**
+ * "Ringside: Start Recording…" (or "Start Kept Recording…") on the demo through its quick picks: the preselected
+ * default event plus `tracepoints` ticked after typing each, target "Launch a program", the prefilled command line.
+ */
+export async function startRecordingDemo(page: Page, options: { tracepoints?: readonly string[]; kept?: boolean } = {}): Promise<void> {
+  await runCommand(page, options.kept ? 'Ringside: Start Kept Recording…' : 'Ringside: Start Recording…');
+  const events = await waitForQuickInput(page, 'Ringside: events to record');
+  for (const tracepoint of options.tracepoints ?? []) {
+    await events.locator('.quick-input-box input').first().fill(tracepoint);
+    const row = events.locator('.quick-input-list .monaco-list-row', { hasText: tracepoint }).first();
+    await row.waitFor({ state: 'visible' });
+    await row.locator('input[type="checkbox"], .quick-input-list-checkbox, .monaco-custom-toggle').first().click();
+  }
+  await acceptQuickInput(page, 'Ringside: events to record');
+  await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
+  await acceptQuickInput(page, 'Ringside: program and arguments');
+  await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
+}
