@@ -262,6 +262,65 @@ function decodeRing(
   let decoded = 0;
 
   for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
+    // Fast path: a run of samples of the event the previous sample belonged to (a flight recorder
+    // is mostly that). No calls in this loop, so V8 keeps the columns' pointers in registers.
+    // Any other record falls through to the general code below, which handles it completely.
+    if (layoutPosition >= 0 && (sampleIdOffset >= 0 ? lastPosition === layoutPosition : layoutPosition === defaultPosition)) {
+      const fastEvent = indexOf[layoutPosition];
+      for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
+        const w = o >>> 2;
+        const sizeMisc = u32[w + 1];
+        const size = sizeMisc >>> 16;
+        if (u32[w] !== RecordType.SAMPLE || size < sMin || (size & 7) !== 0 || o + size > end) break;
+        if (sampleIdOffset >= 0) {
+          if (sampleIdOffset + 8 > size) break;
+          const idw = (o + sampleIdOffset) >>> 2;
+          if (u32[idw] !== lastIdLo || u32[idw + 1] !== lastIdHi) break;
+        }
+        kind[row] = RecordType.SAMPLE;
+        misc[row] = sizeMisc & 0xffff;
+        event[row] = fastEvent;
+        offset[row] = o;
+        if (sTime >= 0) {
+          const tw = (o + sTime) >>> 2;
+          const lo = u32[tw];
+          const hi = u32[tw + 1];
+          if (baseHi < 0) {
+            baseHi = hi;
+            baseLo = lo;
+          }
+          const rel = (hi - baseHi) * TWO_32 + (lo - baseLo);
+          time[row] = rel;
+          if (rel < minRel) {
+            minRel = rel;
+            minAt = tw;
+          }
+          if (rel > maxRel) {
+            maxRel = rel;
+            maxAt = tw;
+          }
+        } else {
+          time[row] = NaN;
+        }
+        if (sPidTid >= 0) {
+          const pw = (o + sPidTid) >>> 2;
+          pid[row] = u32[pw] | 0;
+          tid[row] = u32[pw + 1] | 0;
+        } else {
+          pid[row] = -1;
+          tid[row] = -1;
+        }
+        cpu[row] = sCpu >= 0 ? u32[(o + sCpu) >>> 2] | 0 : ringCpu;
+        if (sIp >= 0) {
+          const iw = (o + sIp) >>> 2;
+          ipLo[row] = u32[iw];
+          ipHi[row] = u32[iw + 1];
+        }
+        o += size;
+      }
+      if (decoded >= maxCount || o + 8 > end) break;
+    }
+
     const w = o >>> 2;
     const type = u32[w];
     const sizeMisc = u32[w + 1];
