@@ -252,6 +252,29 @@ describe('decode/columns', () => {
     assert.equal(snapshot.coverage[1].oldestTimeNs, 0x3_0000_0000n + far);
   });
 
+  it('merges a side-band ring into a flight-recorder ring whose rows must move (before, between and after its samples)', () => {
+    const st = Sample.TIME | Sample.CPU | Sample.IDENTIFIER;
+    const sampler = eventOf(0, attrOf(st | Sample.IP), [100n], 'sampler');
+    const side = eventOf(1, attrOf(st, { flags: { sampleIdAll: true } }), [900n], 'side');
+    const samples = Array.from({ length: 300 }, (_, i) => sampleRecord(st | Sample.IP, { id: 100n, time: 1000n + 2n * BigInt(i), cpu: 0, ip: BigInt(i) }));
+    const comm = (time: bigint) => otherRecord(RecordType.COMM, 0, new ByteWriter().u32(5).u32(5).cstring('x').toBytes(), st, true, { time, cpu: 1, id: 900n });
+    const sideTimes = [10n, 1001n, 1301n, 5000n];
+    const snapshot = decodeSnapshot({
+      events: [sampler, side],
+      rings: [ringFromRecords(sideTimes.map(comm), 1024, 'forward', { ringId: 0, defaultEvent: 1 }), ringFromRecords(samples, 32768, 'backward', { ringId: 1, cpu: 0 })],
+    });
+    const c = snapshot.columns;
+    const expected = [...sideTimes.map((t) => ({ t, ring: 0 })), ...samples.map((_, i) => ({ t: 1000n + 2n * BigInt(i), ring: 1 }))].sort((a, b) => Number(a.t - b.t));
+    assert.equal(c.length, 304);
+    assert.equal(c.timeOriginNs, 10n);
+    assert.deepEqual(Array.from(c.time), expected.map((e) => Number(e.t - 10n)));
+    assert.deepEqual(Array.from(c.ring), expected.map((e) => e.ring));
+    const sampleRows = Array.from(c.kind).flatMap((kind, row) => (kind === RecordType.SAMPLE ? [row] : []));
+    assert.deepEqual(sampleRows.map((row) => c.ipLo[row]), samples.map((_, i) => i), 'every sample once, oldest first');
+    assert.deepEqual(sampleRows.map((row) => c.event[row]), Array(300).fill(0));
+    assert.deepEqual(Array.from(c.cpu).filter((_, row) => c.ring[row] === 0), [1, 1, 1, 1]);
+  });
+
   it('merges in runs: a large ring around a small one costs a few runs, ties go to the lower ring', () => {
     const big = Float64Array.from({ length: 1000 }, (_, i) => 2 * i);
     const small = Float64Array.from([501, 1001]);

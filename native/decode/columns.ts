@@ -150,6 +150,22 @@ class ColumnSet {
     };
   }
 
+  /** Moves rows [from, from + count) of this set to rows [to, to + count) (native, overlap-safe). */
+  moveRows(from: number, count: number, to: number): void {
+    const stop = from + count;
+    this.time.copyWithin(to, from, stop);
+    this.kind.copyWithin(to, from, stop);
+    this.misc.copyWithin(to, from, stop);
+    this.event.copyWithin(to, from, stop);
+    this.pid.copyWithin(to, from, stop);
+    this.tid.copyWithin(to, from, stop);
+    this.cpu.copyWithin(to, from, stop);
+    this.ipHi.copyWithin(to, from, stop);
+    this.ipLo.copyWithin(to, from, stop);
+    this.ring.copyWithin(to, from, stop);
+    this.offset.copyWithin(to, from, stop);
+  }
+
   /** Copies rows [from, from + count) of `source` to rows [to, to + count) of this set (native copies). */
   copyRows(source: ColumnSet, from: number, count: number, to: number): void {
     const stop = from + count;
@@ -492,9 +508,11 @@ function withSlack(rows: number): number {
  * grown from the average size so far when records turn out smaller. Rows below `first` are never
  * touched, so their pages are never faulted in.
  */
-function decodeBackward(u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[]): RingRows {
+function decodeBackward(
+  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[], known: TimeMark,
+): RingRows {
   const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
-  if (state.baseHi < 0 && newestSize >= 8) guessOldestBase(u32, ring, end, newestSize, state, tables);
+  if (state.baseHi < 0 && newestSize >= 8) chooseBase(u32, ring, end, newestSize, state, tables, known);
   let capacity = newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
   let set = new ColumnSet(capacity);
   let rows = 0;
@@ -528,22 +546,38 @@ function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number
 }
 
 /**
- * Bases a backward ring's relative times on its probable OLDEST record, so that they need no
- * fix-up pass afterwards: where that record would start if every record had the newest one's
- * size. Any base gives the same exact result (the final shift corrects it); a wrong guess only
- * costs that pass, and an implausible one (not within 2^52 ns before the newest) is not used.
+ * Bases a backward ring's relative times where they need no fix-up pass afterwards: on the
+ * snapshot's smallest time known so far (`known`, from rings decoded before: then the ring's shift
+ * is 0), else on its probable OLDEST record: where that record would start if every record had the
+ * newest one's size. Any base gives the same exact result (the final shift corrects it); a wrong
+ * guess only costs that pass. A base not within 2^52 ns before the newest record is not used.
  */
-function guessOldestBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables): void {
-  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
-  if (guessed <= 0) return;
+function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables, known: TimeMark): void {
   const newest = probeTime(u32, ring, end, 0, tables);
-  const oldest = probeTime(u32, ring, end, guessed, tables);
-  if (newest.baseHi < 0 || oldest.baseHi < 0) return;
-  const span = (newest.baseHi - oldest.baseHi) * TWO_32 + (newest.baseLo - oldest.baseLo);
-  if (span >= 0 && span < 2 ** 52) {
+  if (newest.baseHi < 0) return;
+  const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
+  const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
+  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
+  const oldest = guessed > 0 ? probeTime(u32, ring, end, guessed, tables) : null;
+  const oldestSpan = oldest && oldest.baseHi >= 0 ? before(oldest.baseHi, oldest.baseLo) : -1;
+  if (known.hi >= 0) {
+    const knownSpan = before(known.hi, known.lo);
+    if (plausible(knownSpan) && (!plausible(oldestSpan) || knownSpan >= oldestSpan)) {
+      state.baseHi = known.hi;
+      state.baseLo = known.lo;
+      return;
+    }
+  }
+  if (oldest && plausible(oldestSpan)) {
     state.baseHi = oldest.baseHi;
     state.baseLo = oldest.baseLo;
   }
+}
+
+/** A time as u32 halves; hi = -1: none. */
+interface TimeMark {
+  hi: number;
+  lo: number;
 }
 
 /** A forward ring (oldest first in memory): a header pass for the exact count, then one decode pass. */
@@ -572,41 +606,55 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
   const anomalies: DecodeAnomaly[] = [];
 
   const ringCount = rings.length;
-  const sources: RingRows[] = [];
-  const states: RingState[] = [];
-  const words: Uint32Array[] = [];
+  const sources: RingRows[] = new Array<RingRows>(ringCount);
+  const states: RingState[] = new Array<RingState>(ringCount);
+  const words: Uint32Array[] = new Array<Uint32Array>(ringCount);
+  const ringAnomalies: DecodeAnomaly[][] = new Array<DecodeAnomaly[]>(ringCount);
+  // The smallest time decoded so far: flight-recorder rings base their times on it when they can.
+  const known: TimeMark = { hi: -1, lo: 0 };
+  // Side-band (forward) rings first: they are small and usually hold the snapshot's oldest time.
+  const decodeOrder = rings.map((_, r) => r).sort((a, b) => Number(rings[a].direction === 'backward') - Number(rings[b].direction === 'backward') || a - b);
   let total = 0;
   let nonEmpty = 0;
-  for (let r = 0; r < ringCount; r++) {
+  for (const r of decodeOrder) {
     const ring = rings[r];
     const u32 = u32View(ring.bytes);
     const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
-    const decode = ring.direction === 'backward' ? decodeBackward : decodeForward;
-    const ringAnomalies: DecodeAnomaly[] = [];
+    const backward = ring.direction === 'backward';
+    const listed: DecodeAnomaly[] = [];
     let state = freshState(-1, 0);
-    let rows = decode(u32, ring, r, end, state, tables, ringAnomalies);
+    let rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known) : decodeForward(u32, ring, r, end, state, tables, listed);
     if (!isExact(state)) {
-      // Some time lies 2^53 ns or more from the ring's first time (a damaged record): decode again
+      // Some time lies 2^53 ns or more from the ring's base (a damaged record): decode again
       // against the ring's smallest time, so every record within 104 days of it stays exact.
       const minAt = state.minAt;
       state = freshState(u32[minAt + 1], u32[minAt]);
-      ringAnomalies.length = 0;
-      rows = decode(u32, ring, r, end, state, tables, ringAnomalies);
+      listed.length = 0;
+      rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known) : decodeForward(u32, ring, r, end, state, tables, listed);
     }
     // The record where the walk stopped, if it stopped early, is listed first (as a walk would).
     const stop = walkEndAnomaly(ring, u32, state.offset, end);
     if (stop) {
-      anomalies.push(stop);
+      listed.unshift(stop);
       // A cut oldest record is what a full flight recorder always has: listed, not counted as a problem.
       if (stop.kind !== 'truncated-oldest') state.anomalies++;
     }
-    for (const anomaly of ringAnomalies) anomalies.push(anomaly);
-    sources.push(rows);
-    states.push(state);
-    words.push(u32);
+    if (state.baseHi >= 0) {
+      const hi = u32[state.minAt + 1];
+      const lo = u32[state.minAt];
+      if (known.hi < 0 || hi < known.hi || (hi === known.hi && lo < known.lo)) {
+        known.hi = hi;
+        known.lo = lo;
+      }
+    }
+    ringAnomalies[r] = listed;
+    sources[r] = rows;
+    states[r] = state;
+    words[r] = u32;
     total += rows.count;
     if (rows.count > 0) nonEmpty++;
   }
+  for (const listed of ringAnomalies) for (const anomaly of listed) anomalies.push(anomaly);
 
   // Time origin: the smallest time seen; each ring's shift moves its relative times onto it.
   const smallest = (r: number): bigint => timeNs(words[r][states[r].minAt + 1], words[r][states[r].minAt]);
@@ -635,7 +683,8 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
       columns = set.toColumns(timeOriginNs, first, count);
     }
   } else {
-    columns = merged(sources, shift, total).toColumns(timeOriginNs);
+    const inPlace = mergedInPlace(sources, shift, total);
+    columns = inPlace ? inPlace.set.toColumns(timeOriginNs, inPlace.first, inPlace.count) : merged(sources, shift, total).toColumns(timeOriginNs);
   }
 
   const coverage: RingCoverage[] = rings.map((ring, r) => {
@@ -747,43 +796,79 @@ export function mergeRuns(times: readonly Float64Array[], counts: readonly numbe
   return { ring, from, length, count: runs };
 }
 
-/** The rings' rows in merge order, in fresh columns, times moved onto the global origin. */
-function merged(sources: readonly RingRows[], shift: Float64Array, total: number): ColumnSet {
-  const runs = mergeRuns(
+/** Copies `length` rows of `source` from row `from` to row `to` of `out`, adding `amount` to their times. */
+function copyShifted(out: ColumnSet, to: number, source: ColumnSet, from: number, length: number, amount: number): void {
+  if (length >= 32) {
+    // Long runs: one native copy per column, then the time moved onto the origin.
+    out.copyRows(source, from, length, to);
+    if (amount !== 0) addToRange(out.time, to, to + length, amount);
+    return;
+  }
+  for (let j = 0; j < length; j++) {
+    const a = from + j;
+    const b = to + j;
+    out.time[b] = source.time[a] + amount;
+    out.kind[b] = source.kind[a];
+    out.misc[b] = source.misc[a];
+    out.event[b] = source.event[a];
+    out.pid[b] = source.pid[a];
+    out.tid[b] = source.tid[a];
+    out.cpu[b] = source.cpu[a];
+    out.ipHi[b] = source.ipHi[a];
+    out.ipLo[b] = source.ipLo[a];
+    out.ring[b] = source.ring[a];
+    out.offset[b] = source.offset[a];
+  }
+}
+
+function runsOf(sources: readonly RingRows[], shift: Float64Array): MergeRuns {
+  return mergeRuns(
     sources.map((rows) => rows.set.time.subarray(rows.first, rows.first + rows.count)),
     sources.map((rows) => rows.count),
     shift,
   );
+}
+
+/** The rings' rows in merge order, in fresh columns, times moved onto the global origin. */
+function merged(sources: readonly RingRows[], shift: Float64Array, total: number): ColumnSet {
+  const runs = runsOf(sources, shift);
   const out = new ColumnSet(total);
   let to = 0;
   for (let run = 0; run < runs.count; run++) {
     const r = runs.ring[run];
-    const source = sources[r].set;
-    const from = sources[r].first + runs.from[run];
+    copyShifted(out, to, sources[r].set, sources[r].first + runs.from[run], runs.length[run], shift[r]);
+    to += runs.length[run];
+  }
+  return out;
+}
+
+/**
+ * The merge written into the largest ring's own arrays, when the room left below its rows (a
+ * backward ring's estimate slack) holds every other ring's rows: no fresh columns. The output
+ * rows start that many rows below the host's; writing never overtakes reading, since the output
+ * position is at most the host's read position. When the side-band comes first (the usual case)
+ * the host's rows stay where they are. Null when there is not enough room.
+ */
+function mergedInPlace(sources: readonly RingRows[], shift: Float64Array, total: number): RingRows | null {
+  let host = 0;
+  for (let r = 1; r < sources.length; r++) if (sources[r].count > sources[host].count) host = r;
+  const { set, first } = sources[host];
+  const others = total - sources[host].count;
+  if (first < others) return null;
+  const runs = runsOf(sources, shift);
+  const start = first - others;
+  let to = start;
+  for (let run = 0; run < runs.count; run++) {
+    const r = runs.ring[run];
     const length = runs.length[run];
-    if (length >= 32) {
-      // Long runs: one native copy per column, then the time moved onto the origin.
-      out.copyRows(source, from, length, to);
-      if (shift[r] !== 0) addToRange(out.time, to, to + length, shift[r]);
+    if (r === host) {
+      const from = first + runs.from[run];
+      if (from !== to) set.moveRows(from, length, to);
+      if (shift[r] !== 0) addToRange(set.time, to, to + length, shift[r]);
     } else {
-      const amount = shift[r];
-      for (let j = 0; j < length; j++) {
-        const a = from + j;
-        const b = to + j;
-        out.time[b] = source.time[a] + amount;
-        out.kind[b] = source.kind[a];
-        out.misc[b] = source.misc[a];
-        out.event[b] = source.event[a];
-        out.pid[b] = source.pid[a];
-        out.tid[b] = source.tid[a];
-        out.cpu[b] = source.cpu[a];
-        out.ipHi[b] = source.ipHi[a];
-        out.ipLo[b] = source.ipLo[a];
-        out.ring[b] = source.ring[a];
-        out.offset[b] = source.offset[a];
-      }
+      copyShifted(set, to, sources[r].set, sources[r].first + runs.from[run], length, shift[r]);
     }
     to += length;
   }
-  return out;
+  return { set, first: start, count: total };
 }
