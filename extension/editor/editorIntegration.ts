@@ -285,7 +285,15 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
         ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
       }));
       const used = this.slotsInUse;
-      return { type: 'watchList', watches, budget: { used, total: DEBUG_REGISTERS, cpuPinned: 0, maxTaskPinned: 0, flexible: used } };
+      // Current kernels hold a debug register for every breakpoint (no flexible sharing): a task-bound one counts for
+      // its task, a CPU-wide one for the CPUs. Reporting them as flexible made the page explain a refusal with "a
+      // register is free".
+      const live = this.armed.filter((a) => a.enabled && this.manager.get(a.sessionId).state !== 'stopped');
+      const perTask = new Map<number, number>();
+      for (const a of live) if (a.pid !== undefined) perTask.set(a.pid, (perTask.get(a.pid) ?? 0) + 1);
+      const cpuPinned = live.filter((a) => a.pid === undefined).length;
+      const maxTaskPinned = Math.max(0, ...perTask.values());
+      return { type: 'watchList', watches, budget: { used, total: DEBUG_REGISTERS, cpuPinned, maxTaskPinned, flexible: 0 } };
     },
   };
 
