@@ -72,9 +72,12 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     assert.ok(syscallLane, JSON.stringify(byEvent.lanes));
     assert.ok(syscallLane.count >= 100 && syscallLane.inkPixels > 0, JSON.stringify(syscallLane));
     assert.equal(byEvent.records, facts.records, 'regrouping keeps every record');
-    // The README's screenshot: lanes named by event read best.
-    mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
-    copyFileSync(byEventScreenshot, path.join(repoRoot, 'docs', 'timeline.png'));
+    // The README's screenshot (docs/timeline.png): lanes named by event read best. Refreshed on request only, so an
+    // ordinary test run leaves the tracked file alone: RINGSIDE_E2E_UPDATE_DOCS=1 npm run test:e2e.
+    if (process.env.RINGSIDE_E2E_UPDATE_DOCS === '1') {
+      mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
+      copyFileSync(byEventScreenshot, path.join(repoRoot, 'docs', 'timeline.png'));
+    }
 
     await frame.locator('.rs-coverage-table tbody tr').first().waitFor({ state: 'attached' });
     const coverageRows = await frame.locator('.rs-coverage-table tbody tr').allInnerTexts();
