@@ -179,11 +179,14 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
   private updateHits(sessionId: string): void {
     const snapshot: SnapshotEntry | undefined = this.manager.get(sessionId).snapshots.slice(-1)[0];
     if (!snapshot) return;
-    for (const armed of this.armed.filter((a) => a.sessionId === sessionId)) {
+    const mine = this.armed.filter((a) => a.sessionId === sessionId);
+    for (const armed of mine) {
       armed.hits = summarizeHits(snapshot.decoded, armed.eventIndex, armed.locate ? (_pid, ip) => armed.locate!(ip) : undefined);
     }
     this.decorate();
     this.lensesChanged.fire();
+    // The panel's Hits column shows these counts too: re-post the list, or it keeps 0 until some other change.
+    if (mine.length) this.onArmed();
   }
 
   private forgetSession(sessionId: string): void {
