@@ -84,6 +84,10 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     const watchLane = facts.lanes.find((lane) => lane.watch);
     assert.ok(watchLane && /demo_counter/.test(watchLane.label), JSON.stringify(facts.lanes));
     assert.ok(watchLane.count >= 1000 && watchLane.inkPixels > 0, JSON.stringify(watchLane));
+    // The list's Hits column says the same as the lane, as soon as the snapshot is in.
+    const hitsCell = row.locator('td').nth(5);
+    await hitsCell.filter({ hasText: watchLane.count.toLocaleString('en-US') }).waitFor({ state: 'visible' })
+      .catch(async () => assert.fail(`Hits column shows ${await hitsCell.innerText()}, the timeline lane ${watchLane.count}`));
     await scenario.screenshot('watch-hits');
 
     // 3. Disable it: the debug-register count drops, and the list reports the hits of the last snapshot.
