@@ -99,6 +99,8 @@ export interface RingCoverage {
 /**
  * Decoded records as columns (struct-of-arrays), oldest first. `time` is relative to
  * `timeOriginNs` so a Float64 holds it exactly (any span under 104 days); absent time is NaN.
+ * Each array has exactly `length` elements but may be a view (byteOffset > 0, a slightly larger
+ * buffer): use the typed array, never its `.buffer` whole, and copy before transferring it.
  */
 export interface RecordColumns {
   readonly length: number;
