@@ -98,7 +98,11 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     await scenario.screenshot('sessions-view');
     const flat = rows.map((row) => row.replace(/\s+/g, ' ').trim());
     assert.ok(flat.some((row) => row.includes(scenario!.workspace.program) || /demo/.test(row)), `no session row for the demo: ${flat.join(' | ')}`);
-    assert.ok(flat.some((row) => /records · .* · pause \d+ µs/.test(row)), `no snapshot row: ${flat.join(' | ')}`);
+    const snapshotRow = flat.find((row) => /records · .* · pause \d+ µs/.test(row));
+    assert.ok(snapshotRow, `no snapshot row: ${flat.join(' | ')}`);
+    // The view and the page count the same snapshot.
+    const snapshotDescription = await pane.locator('.monaco-list-row .label-description', { hasText: / records · / }).first().innerText();
+    assert.equal(Number(/^([\d,]+) records/.exec(snapshotDescription.trim())?.[1].replace(/,/g, '')), facts.records, snapshotDescription);
     const ringFacts = flat.filter((row) => /% full/.test(row));
     assert.ok(ringFacts.length >= 1, flat.join(' | '));
     for (const row of ringFacts) {
