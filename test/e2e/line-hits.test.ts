@@ -85,5 +85,15 @@ describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exact
     assert.equal(shown.length, 1, `editor decorations: ${painted.join(' | ')}`);
     assert.equal(shown[0], hitText, `editor shows "${shown[0]}"`);
     assert.ok(painted.includes('◆'), `the armed line has its gutter mark: ${painted.join(' | ')}`);
+
+    // Hovering the line gives the same count, with the last hits.
+    await page.locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' }).first()
+      .locator('span', { hasText: 'demo_counter' }).first().hover();
+    const hover = page.locator('.monaco-hover', { hasText: 'hits in the last snapshot' }).first();
+    await hover.waitFor({ state: 'visible' });
+    const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
+    await scenario.screenshot('editor-hover');
+    assert.ok(hoverText.includes(`${expected.toLocaleString('en-US')} hits in the last snapshot`), hoverText);
+    assert.match(hoverText, /in hot_loop\(\)/, hoverText);
   });
 });
