@@ -7,11 +7,11 @@ import * as vscode from 'vscode';
 import { createBackend } from './session/backend';
 import { SessionManager, type SnapshotEntry, formatBytes } from './session/sessionManager';
 import { KeeperClient } from './session/keeperClient';
-import { borrowForeignRing, scanPerfFds } from './session/attachedSource';
+import { borrowForeignRingAsking, scanPerfFds } from './session/attachedSource';
 import { TimelinePanel, type TimelineHost } from './panel/timelinePanel';
 import { SessionsTreeProvider, RecordingStatusBar, type SessionNode } from './ui/sessionsView';
 import { describeError } from './ui/errors';
-import { pickEvents, pickTarget } from './ui/pickers';
+import { askWhichEvent, pickEvents, pickTarget } from './ui/pickers';
 import { HardwareBreakpoints } from './editor/editorIntegration';
 import type { RecordTarget } from './session/ports';
 
@@ -176,7 +176,11 @@ export function activate(context: vscode.ExtensionContext): void {
         return;
       }
       if ('foreign' in picked && picked.foreign) {
-        const info = borrowForeignRing(picked.foreign.pid, picked.foreign.fd);
+        // Without the owner's perf.data header Ringside cannot know the event: it asks (raw records is one answer).
+        const info = await borrowForeignRingAsking(picked.foreign.pid, picked.foreign.fd, {
+          ask: askWhichEvent,
+          resolveSpec: async (spec) => (await backend.resolveEvents([spec], { pid: picked.foreign.pid }))[0],
+        });
         sessions.adopt('borrowed', `${picked.foreign.comm} ${picked.foreign.pid} fd ${picked.foreign.fd}`, info.source);
         log(info.explanation);
         void vscode.window.showInformationMessage(`Ringside: ${info.explanation}`);

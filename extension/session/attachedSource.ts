@@ -5,7 +5,8 @@
 // its owner's reader: we only peek at [data_tail, data_head) and never move data_tail.
 
 import { readdirSync, readFileSync, readlinkSync, openSync, readSync, closeSync, fstatSync } from 'node:fs';
-import type { EventDescription, RawSnapshot, RingCopy } from '../../native/decode/types';
+import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../../native/decode/types';
+import { listEvents, type EventList } from '../../native/specs/list';
 import { decodeAttr, type PerfEventAttr } from '../../native/perf/attr';
 import { adoptEventFd } from '../../native/perf/events';
 import { BackwardRing, mapExistingRing, type RingMeta } from '../../native/perf/ring';
@@ -339,22 +340,35 @@ export function findAttrInPerfDataHeader(file: string, sampleId: bigint): PerfEv
 
 const EINVAL = 22;
 
+/** Where a borrowed event's attr came from. */
+export type AttrOrigin = 'hint' | 'perf.data' | 'answer' | 'raw' | 'unknown';
+
 export interface BorrowedRingInfo {
   readonly source: AttachedRingSource;
   readonly pages: number;
   readonly direction: 'backward' | 'forward';
   readonly sampleId: bigint;
-  /** Where the attr came from: the hint, the owner's perf.data header, or a guess from the head. */
-  readonly attrOrigin: 'hint' | 'perf.data' | 'unknown';
+  /**
+   * Where the attr came from: the hint, the owner's perf.data header, the user's answer to "which
+   * event is it?", the user's choice to decode raw records, or nothing (shown by record type).
+   */
+  readonly attrOrigin: AttrOrigin;
   readonly explanation: string;
 }
 
-/**
- * Borrows fd `fd` of `pid` and maps its ring. Page count: the hint, else each of the owner's
- * perf mapping sizes in turn (the kernel answers EINVAL to any other size). Direction: from the
- * attr when known, else from data_head (a backward ring's head counts down from 2^64).
- */
-export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint = {}): BorrowedRingInfo {
+/** What the kernel and the owner's files tell about a foreign fd before we map its ring. */
+export interface ForeignFdProbe {
+  readonly pid: number;
+  readonly fd: number;
+  readonly sampleId: bigint;
+  /** Candidate data-page counts (the hint, else the owner's perf mapping sizes). */
+  readonly pages: readonly number[];
+  /** The attr from the owner's perf.data header, when it writes one. */
+  readonly ownerAttr?: { readonly attr: PerfEventAttr; readonly file: string };
+}
+
+/** Checks that `fd` of `pid` is a mapped perf event and learns its sample id (and attr, when the owner writes perf.data). */
+export function probeForeignFd(pid: number, fd: number, pagesHint?: number): ForeignFdProbe {
   let link: string;
   try {
     link = readlinkSync(`/proc/${pid}/fd/${fd}`);
@@ -362,8 +376,8 @@ export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint =
     throw new AttachError(`pid ${pid} has no fd ${fd} we can see (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'the process may have exited or closed it; borrowing needs the same user or CAP_SYS_PTRACE');
   }
   if (link !== 'anon_inode:[perf_event]') throw new AttachError(`fd ${fd} of pid ${pid} is ${link}, not a perf event`, 'pick an fd listed as anon_inode:[perf_event]');
-  const candidates = hint.pages !== undefined ? [hint.pages] : perfMappingPages(pid);
-  if (candidates.length === 0) {
+  const pages = pagesHint !== undefined ? [pagesHint] : perfMappingPages(pid);
+  if (pages.length === 0) {
     throw new AttachError(`pid ${pid} fd ${fd} has no ring mapped`, 'the owner never mmapped it (a counting event, or its output goes into another fd\'s ring via SET_OUTPUT: pick that fd)');
   }
   // Ask the kernel for the sample id first: it names the event in the owner's perf.data header.
@@ -374,20 +388,123 @@ export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint =
   } finally {
     libc.close(probeFd);
   }
-  let attr: PerfEventAttr | undefined = hint.event?.attr;
-  let name = hint.event?.name;
-  let attrOrigin: BorrowedRingInfo['attrOrigin'] = attr ? 'hint' : 'unknown';
-  let fromFile: string | undefined;
-  if (!attr) {
-    const found = attrFromOwnerPerfData(pid, sampleId);
-    if (found) {
-      attr = found.attr;
-      attrOrigin = 'perf.data';
-      fromFile = found.file;
+  const ownerAttr = attrFromOwnerPerfData(pid, sampleId);
+  return { pid, fd, sampleId, pages, ...(ownerAttr ? { ownerAttr } : {}) };
+}
+
+/** The event Ringside decodes a borrowed ring as, and why. */
+interface EventIdentity {
+  readonly attr?: PerfEventAttr;
+  readonly name?: string;
+  readonly origin: AttrOrigin;
+  readonly file?: string;
+}
+
+/**
+ * Borrows fd `fd` of `pid` and maps its ring. Page count: the hint, else each of the owner's
+ * perf mapping sizes in turn (the kernel answers EINVAL to any other size). Direction: from the
+ * attr when known, else from data_head (a backward ring's head counts down from 2^64).
+ */
+export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint = {}): BorrowedRingInfo {
+  const probe = probeForeignFd(pid, fd, hint.pages);
+  const identity: EventIdentity = hint.event ? { attr: hint.event.attr, name: hint.event.name, origin: 'hint' }
+    : probe.ownerAttr ? { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file }
+    : { origin: 'unknown' };
+  return mapForeignRing(probe, identity);
+}
+
+// ------------------------------------------------------------------------------------------------
+// "Which event is it?" — asked when the attr is nowhere to be read
+
+/** The user's answer: an event spec (decoded with that spec's sample layout) or raw records. */
+export type EventAnswer =
+  | { readonly kind: 'spec'; readonly spec: string }
+  | { readonly kind: 'raw' };
+
+export interface EventChoice {
+  readonly label: string;
+  readonly detail: string;
+  /** Section of the pick list (software, PMU, tracepoints, raw). */
+  readonly group: string;
+  readonly answer: EventAnswer;
+}
+
+export interface UnknownEventQuestion {
+  readonly pid: number;
+  readonly fd: number;
+  readonly comm: string;
+  readonly sampleId: bigint;
+  readonly pages: readonly number[];
+  /** Why we ask (shown above the choices). */
+  readonly why: string;
+  readonly choices: readonly EventChoice[];
+}
+
+/** The port the UI fills (a QuickPick in the extension); undefined = the user cancelled. */
+export type AskWhichEvent = (question: UnknownEventQuestion) => Promise<EventAnswer | undefined>;
+
+export const RAW_RECORDS_CHOICE: EventChoice = {
+  label: 'Decode as raw records',
+  detail: 'no sample layout: records are shown by type and size; sample fields stay undecoded',
+  group: 'Layout',
+  answer: { kind: 'raw' },
+};
+
+/** Likely events for an unknown fd: raw records first, then what `ringside events` lists. */
+export function eventChoices(list: EventList): EventChoice[] {
+  const choices: EventChoice[] = [RAW_RECORDS_CHOICE];
+  for (const event of list.software) {
+    choices.push({ label: event.name, detail: `software event, Ringside's sample layout (ip tid time cpu period id)${event.aliases.length ? ` · ${event.aliases.join(', ')}` : ''}`, group: 'Software', answer: { kind: 'spec', spec: event.name } });
+  }
+  for (const pmu of list.pmus) {
+    for (const event of pmu.events) {
+      const spec = `${pmu.name}/${event.name}/`;
+      choices.push({ label: spec, detail: `${pmu.persistent ? 'persistent ' : ''}PMU event ${event.terms}`, group: 'PMU', answer: { kind: 'spec', spec } });
     }
   }
+  for (const tp of list.tracepoints) {
+    const spec = `${tp.system}:${tp.name}`;
+    choices.push({ label: spec, detail: `tracepoint id ${tp.id} (raw field layout from tracefs)`, group: 'Tracepoints', answer: { kind: 'spec', spec } });
+  }
+  return choices;
+}
+
+export interface AskingBorrowOptions {
+  readonly ask: AskWhichEvent;
+  /** Turns the answered spec into an attr (the normal spec path). */
+  readonly resolveSpec: (spec: string) => ResolvedEvent | Promise<ResolvedEvent>;
+  /** The choices offered; default: eventChoices(listEvents()). */
+  readonly choices?: () => readonly EventChoice[];
+  readonly pages?: number;
+}
+
+/**
+ * Like borrowForeignRing, but when the event's attr cannot be read anywhere (no perf.data header
+ * with its sample id), asks the user which event it is. The answer supplies the sample layout the
+ * records are decoded with; the ring's direction and size still come from the kernel.
+ */
+export async function borrowForeignRingAsking(pid: number, fd: number, options: AskingBorrowOptions): Promise<BorrowedRingInfo> {
+  const probe = probeForeignFd(pid, fd, options.pages);
+  if (probe.ownerAttr) return mapForeignRing(probe, { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file });
+  const question: UnknownEventQuestion = {
+    pid, fd, comm: readText(`/proc/${pid}/comm`).trim(), sampleId: probe.sampleId, pages: probe.pages,
+    why: `pid ${pid} writes no perf.data header with sample id ${probe.sampleId}: which event is fd ${fd}? Its records are decoded with that event's sample layout.`,
+    choices: options.choices ? options.choices() : eventChoices(listEvents()),
+  };
+  const answer = await options.ask(question);
+  if (!answer) throw new AttachError(`attaching to pid ${pid} fd ${fd} was cancelled`, 'pick an event, or "Decode as raw records"');
+  if (answer.kind === 'raw') return mapForeignRing(probe, { origin: 'raw' });
+  const resolved = await options.resolveSpec(answer.spec);
+  return mapForeignRing(probe, { attr: resolved.attr, name: resolved.name, origin: 'answer' });
+}
+
+function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity): BorrowedRingInfo {
+  const { pid, fd, sampleId } = probe;
+  const attr = identity.attr;
+  // Only the owner's own attr knows the ring's direction; a hint or an answer gives the layout only.
+  const attrKnowsDirection = identity.origin === 'perf.data' || identity.origin === 'hint';
   let lastError: unknown;
-  for (const pages of candidates) {
+  for (const pages of probe.pages) {
     const borrowed = borrowPerfFd(pid, fd);
     const meta: RingMeta = { ringId: 0, label: `pid ${pid} fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0 };
     let ring: BackwardRing;
@@ -399,9 +516,10 @@ export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint =
       throw error;
     }
     const head = ring.head();
-    const backward = attr ? attr.flags.writeBackward === true : head > (1n << 63n);
-    const eventAttr = attr ?? { ...unknownAttr(), flags: { writeBackward: backward } };
-    const events: EventDescription[] = [{ index: 0, name: name ?? `pid ${pid} fd ${fd}`, attr: eventAttr, ids: [sampleId] }];
+    const backward = attr && attrKnowsDirection ? attr.flags.writeBackward === true : head > (1n << 63n);
+    const eventAttr = attr ? { ...attr, flags: { ...attr.flags, writeBackward: backward } } : { ...unknownAttr(), flags: { writeBackward: backward } };
+    const name = identity.name ?? (attr ? `pid ${pid} fd ${fd}` : `pid ${pid} fd ${fd} (${identity.origin === 'raw' ? 'raw records' : 'unknown event'})`);
+    const events: EventDescription[] = [{ index: 0, name, attr: eventAttr, ids: [sampleId] }];
     let attached: AttachedRing;
     if (backward) {
       attached = { kind: 'backward', ring };
@@ -409,16 +527,20 @@ export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint =
       ring.dispose();
       attached = { kind: 'peek', ring: new PeekRing(borrowPerfFd(pid, fd), pages, meta) };
     }
-    name ??= attr ? `pid ${pid} fd ${fd}` : `pid ${pid} fd ${fd} (unknown event)`;
+    const attrSentence: Record<AttrOrigin, string> = {
+      'perf.data': `The event's attr was read from the owner's perf.data header (${identity.file}).`,
+      hint: 'The event\'s attr was given by you.',
+      answer: `You said it is ${name}: records are decoded with that event's sample layout (if the owner asked for other sample fields, decoding reports anomalies: pick again or decode raw).`,
+      raw: 'You chose raw records: records are shown by type and size, sample fields are not decoded.',
+      unknown: 'The event\'s attr is unknown (the owner writes no perf.data header Ringside can read): records are shown by type, sample fields cannot be decoded until you say which event it is.',
+    };
     const explanation = [
       `Borrowed fd ${fd} of pid ${pid} with pidfd_getfd: the same event and the same ring as its owner.`,
       `Inherited from the owner: ${pages} data pages and ${backward ? 'an overwrite (backward) ring' : 'a forward ring'}; Ringside cannot change either.`,
       backward ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).' : 'A forward ring belongs to its owner\'s reader: Ringside only peeks at the unread part and never consumes it.',
-      attrOrigin === 'perf.data' ? `The event's attr was read from the owner's perf.data header (${fromFile}).`
-        : attrOrigin === 'hint' ? 'The event\'s attr was given by you.'
-        : 'The event\'s attr is unknown (the owner writes no perf.data header Ringside can read): records are shown by type, sample fields cannot be decoded until you say which event it is.',
+      attrSentence[identity.origin],
     ].join(' ');
-    return { source: new AttachedRingSource(events, [attached], pid), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin, explanation };
+    return { source: new AttachedRingSource(events, [attached], pid), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin: identity.origin, explanation };
   }
   throw lastError instanceof Error ? lastError : new AttachError(`pid ${pid} fd ${fd}: no candidate ring size was accepted`);
 }

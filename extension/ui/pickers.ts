@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { listEvents } from '../../native/specs/list';
 import type { RecordTarget } from '../session/ports';
+import type { EventAnswer, UnknownEventQuestion } from '../session/attachedSource';
 
 const REMEMBERED_EVENTS = 'ringside.lastEvents';
 
@@ -129,4 +130,27 @@ export async function pickTarget(): Promise<{ target: RecordTarget; executable?:
   if (!commandLine?.trim()) return undefined;
   const argv = splitCommandLine(commandLine.trim());
   return { target: { kind: 'launch', argv, ...(defaults.cwd ? { cwd: defaults.cwd } : {}) }, executable: argv[0] };
+}
+
+/**
+ * The "which event is it?" question for a borrowed fd whose attr cannot be read anywhere: raw
+ * records first, then software events, PMU events and every tracepoint, grouped and fuzzy-searchable.
+ */
+export async function askWhichEvent(question: UnknownEventQuestion): Promise<EventAnswer | undefined> {
+  const items: (vscode.QuickPickItem & { answer?: EventAnswer })[] = [];
+  let group: string | undefined;
+  for (const choice of question.choices) {
+    if (choice.group !== group) {
+      group = choice.group;
+      items.push({ label: group, kind: vscode.QuickPickItemKind.Separator });
+    }
+    items.push({ label: choice.label, detail: choice.detail, answer: choice.answer });
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    title: `Ringside: which event is fd ${question.fd} of ${question.comm || 'pid'} (${question.pid})?`,
+    placeHolder: question.why,
+    matchOnDetail: true,
+    ignoreFocusOut: true,
+  });
+  return picked?.answer;
 }
