@@ -7,7 +7,9 @@ import * as vscode from 'vscode';
 import { createBackend } from './session/backend';
 import { SessionManager, type SnapshotEntry, formatBytes } from './session/sessionManager';
 import { KeeperClient } from './session/keeperClient';
-import { borrowForeignRingAsking, scanPerfFds } from './session/attachedSource';
+import { borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from './session/attachedSource';
+import type { KeeperState } from '../native/keeper/state';
+import { attachPersistentEvent, listPersistentEvents } from './session/persistentEvents';
 import { TimelinePanel, type TimelineHost } from './panel/timelinePanel';
 import { SessionsTreeProvider, RecordingStatusBar, type SessionNode } from './ui/sessionsView';
 import { describeError } from './ui/errors';
@@ -164,24 +166,36 @@ export function activate(context: vscode.ExtensionContext): void {
     run('ringside.attachToEvent', async () => {
       const kept = keepers.list().filter((k) => k.state && k.alive);
       const foreign = scanPerfFds().filter((fd) => !kept.some((k) => k.state?.pid === fd.pid));
-      const items = [
+      const persistent = listPersistentEvents();
+      type AttachItem = vscode.QuickPickItem & { keeper?: KeeperState; foreign?: ForeignPerfFd; persistentSpec?: string; unavailable?: boolean };
+      const items: AttachItem[] = [
         ...kept.map((k) => ({ label: `$(lock) keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), detail: `started ${k.state!.startedAt} · ${k.state!.rings.length} ring(s)`, keeper: k.state! })),
         ...foreign.map((fd) => ({ label: `$(plug) ${fd.comm} (pid ${fd.pid}) fd ${fd.fd}`, description: fd.mappedPages.length ? `rings of ${fd.mappedPages.join('/')} pages` : 'no ring mapped', detail: fd.cmdline, foreign: fd })),
+        ...persistent.events.map((event) => ({ label: `$(database) ${event.spec}`, description: `persistent PMU event · ${event.terms}`, detail: 'the kernel keeps its buffer; Ringside maps it read-only on every CPU', persistentSpec: event.spec })),
       ];
-      if (items.length === 0) throw new Error('no keeper and no process with perf event fds is visible (start a kept recording, or run e.g. perf record --overwrite)');
+      if (items.length === 0) throw new Error(`no keeper, no process with perf event fds and no persistent PMU event is visible (start a kept recording, or run e.g. perf record --overwrite). Persistent events: ${persistent.none ?? 'none'}`);
+      // Say plainly when this kernel has no persistent events, instead of just leaving them out.
+      if (persistent.none) items.push({ label: '$(info) No persistent PMU events here', description: '', detail: persistent.none, unavailable: true });
       const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true });
-      if (!picked) return;
-      if ('keeper' in picked && picked.keeper) {
+      if (!picked || picked.unavailable) return;
+      if (picked.persistentSpec) {
+        const source = attachPersistentEvent(picked.persistentSpec, { pages: settings().pages });
+        sessions.adopt('borrowed', picked.persistentSpec, source);
+        log(`attached to persistent event ${picked.persistentSpec} on ${source.ringStats().length} CPU(s), read-only`);
+        return;
+      }
+      if (picked.keeper) {
         await sessions.attachKeeper(picked.keeper);
         return;
       }
-      if ('foreign' in picked && picked.foreign) {
+      const owner = picked.foreign;
+      if (owner) {
         // Without the owner's perf.data header Ringside cannot know the event: it asks (raw records is one answer).
-        const info = await borrowForeignRingAsking(picked.foreign.pid, picked.foreign.fd, {
+        const info = await borrowForeignRingAsking(owner.pid, owner.fd, {
           ask: askWhichEvent,
-          resolveSpec: async (spec) => (await backend.resolveEvents([spec], { pid: picked.foreign.pid }))[0],
+          resolveSpec: async (spec) => (await backend.resolveEvents([spec], { pid: owner.pid }))[0],
         });
-        sessions.adopt('borrowed', `${picked.foreign.comm} ${picked.foreign.pid} fd ${picked.foreign.fd}`, info.source);
+        sessions.adopt('borrowed', `${owner.comm} ${owner.pid} fd ${owner.fd}`, info.source);
         log(info.explanation);
         void vscode.window.showInformationMessage(`Ringside: ${info.explanation}`);
       }

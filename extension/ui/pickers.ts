@@ -28,7 +28,7 @@ export async function pickEvents(state: vscode.Memento, defaults: readonly strin
   }
   section('Hardware breakpoints (type a spec in the box)');
   for (const bp of list.breakpoints) items.push({ label: bp.syntax, detail: bp.description, alwaysShow: false });
-  section('PMUs');
+  section(list.pmus.some((pmu) => pmu.persistent) ? 'PMUs (persistent ones marked)' : 'PMUs (this kernel has no persistent PMU: use a kept recording for events that outlive the editor)');
   for (const pmu of list.pmus) {
     for (const event of pmu.events) {
       const spec = `${pmu.name}/${event.name}/`;
