@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { createBackend } from './session/backend';
 import { SessionManager, type SnapshotEntry, formatBytes } from './session/sessionManager';
 import { KeeperClient } from './session/keeperClient';
-import { borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from './session/attachedSource';
+import { AttachCancelledError, borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from './session/attachedSource';
 import type { KeeperState } from '../native/keeper/state';
 import { attachPersistentEvent, listPersistentEvents } from './session/persistentEvents';
 import { TimelinePanel, type TimelineHost } from './panel/timelinePanel';
@@ -191,10 +191,16 @@ export function activate(context: vscode.ExtensionContext): void {
       const owner = picked.foreign;
       if (owner) {
         // Without the owner's perf.data header Ringside cannot know the event: it asks (raw records is one answer).
-        const info = await borrowForeignRingAsking(owner.pid, owner.fd, {
-          ask: askWhichEvent,
-          resolveSpec: async (spec) => (await backend.resolveEvents([spec], { pid: owner.pid }))[0],
-        });
+        let info: Awaited<ReturnType<typeof borrowForeignRingAsking>>;
+        try {
+          info = await borrowForeignRingAsking(owner.pid, owner.fd, {
+            ask: askWhichEvent,
+            resolveSpec: async (spec) => (await backend.resolveEvents([spec], { pid: owner.pid }))[0],
+          });
+        } catch (error) {
+          if (error instanceof AttachCancelledError) return log(error.message);
+          throw error;
+        }
         sessions.adopt('borrowed', `${owner.comm} ${owner.pid} fd ${owner.fd}`, info.source);
         log(info.explanation);
         void vscode.window.showInformationMessage(`Ringside: ${info.explanation}`);

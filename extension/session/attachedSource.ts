@@ -23,6 +23,14 @@ export class AttachError extends Error {
   }
 }
 
+/** The user dismissed a question attaching needed (the UI stays quiet; callers may still log it). */
+export class AttachCancelledError extends AttachError {
+  constructor(message: string, hint?: string) {
+    super(message, hint);
+    this.name = 'AttachCancelledError';
+  }
+}
+
 /** pidfd_open + pidfd_getfd: our own fd for the same open file (same event, same ring). */
 export function borrowPerfFd(pid: number, targetFd: number): number {
   const pidfd = libc.pidfdOpen(pid);
@@ -492,7 +500,7 @@ export async function borrowForeignRingAsking(pid: number, fd: number, options: 
     choices: options.choices ? options.choices() : eventChoices(listEvents()),
   };
   const answer = await options.ask(question);
-  if (!answer) throw new AttachError(`attaching to pid ${pid} fd ${fd} was cancelled`, 'pick an event, or "Decode as raw records"');
+  if (!answer) throw new AttachCancelledError(`attaching to pid ${pid} fd ${fd} was cancelled`, 'pick an event, or "Decode as raw records"');
   if (answer.kind === 'raw') return mapForeignRing(probe, { origin: 'raw' });
   const resolved = await options.resolveSpec(answer.spec);
   return mapForeignRing(probe, { attr: resolved.attr, name: resolved.name, origin: 'answer' });

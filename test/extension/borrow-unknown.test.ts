@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { SessionManager } from '../../extension/session/sessionManager';
 import { createCoreBackend } from '../../extension/session/coreBackend';
-import { AttachError, borrowForeignRingAsking, RAW_RECORDS_CHOICE, type UnknownEventQuestion } from '../../extension/session/attachedSource';
+import { AttachCancelledError, AttachError, borrowForeignRingAsking, RAW_RECORDS_CHOICE, type UnknownEventQuestion } from '../../extension/session/attachedSource';
 import type { Backend } from '../../extension/session/ports';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { RecordType } from '../../native/perf/uapi';
@@ -116,7 +116,7 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
     const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
     await assert.rejects(
       borrowForeignRingAsking(owner!.pid!, ownerFd, { ask: async () => undefined, resolveSpec: (spec) => resolveEventSpec(spec), choices: () => [RAW_RECORDS_CHOICE] }),
-      (error: unknown) => error instanceof AttachError && /cancelled/.test(error.message));
+      (error: unknown) => error instanceof AttachCancelledError && error instanceof AttachError && /cancelled/.test(error.message));
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);
   });

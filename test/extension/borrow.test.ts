@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionManager } from '../../extension/session/sessionManager';
 import { createCoreBackend } from '../../extension/session/coreBackend';
-import { borrowForeignRing, scanPerfFds, AttachError } from '../../extension/session/attachedSource';
+import { borrowForeignRing, borrowForeignRingAsking, scanPerfFds, AttachError } from '../../extension/session/attachedSource';
 import type { Backend } from '../../extension/session/ports';
 import { RecordType } from '../../native/perf/uapi';
 import { childrenOf, fixture, ownPerfFds, ownPerfMappings, waitFor } from './helpers';
@@ -62,6 +62,7 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
     const manager = new SessionManager({ backend: coreOnly() });
     // perf has one flight recorder per CPU (plus a forward side-band ring): keep the busiest backward one.
     let borrowed: ReturnType<typeof borrowForeignRing> | undefined;
+    let borrowedFrom: (typeof fds)[number] | undefined;
     let refused = 0;
     for (const candidate of fds) {
       let attempt: ReturnType<typeof borrowForeignRing>;
@@ -75,6 +76,7 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
       if (attempt.direction === 'backward' && (!borrowed || written(attempt) > written(borrowed))) {
         borrowed?.source.dispose();
         borrowed = attempt;
+        borrowedFrom = candidate;
       } else {
         attempt.source.dispose();
       }
@@ -85,6 +87,10 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
     assert.equal(borrowed.attrOrigin, 'perf.data', borrowed.explanation);
     assert.equal(borrowed.source.events[0].attr.flags.writeBackward, true);
     assert.match(borrowed.explanation, /16 data pages/);
+    // With the owner's perf.data header at hand, the asking variant must not ask.
+    const notAsked = await borrowForeignRingAsking(borrowedFrom!.pid, borrowedFrom!.fd, { ask: async () => { throw new Error('asked although perf.data names the event'); }, resolveSpec: () => { throw new Error('no spec expected'); } });
+    assert.equal(notAsked.attrOrigin, 'perf.data');
+    notAsked.source.dispose();
 
     const session = manager.adopt('borrowed', `perf ${perfPid}`, borrowed.source);
     assert.equal(ownPerfFds().length, before.fds + 1);
