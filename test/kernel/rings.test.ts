@@ -150,14 +150,23 @@ describe('kernel: rings', function () {
     const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, gapFree: true, pages: 8 });
     try {
       const counts: number[] = [];
+      let previousNewest = -1n;
       for (const calls of [50, 30, 20, 5]) {
         callGetpid(calls);
         const ring = mainThreadRing(recorder.snapshot().rings);
         assert.equal(ring.path, 'gap-free');
-        counts.push(samplesOf(ring).length);
-        assert.equal(walk(ring).records.length, samplesOf(ring).length, 'no LOST records: the standby never pauses');
+        const samples = samplesOf(ring);
+        counts.push(samples.length);
+        assert.equal(walk(ring).records.length, samples.length, 'no LOST records: the standby never pauses');
+        // Copies tile time: nothing seen twice, nothing older than what the previous copy already held.
+        assert.ok(samples.every((sample) => sample.time > previousNewest), 'each copy starts after the previous one ends');
+        previousNewest = samples.reduce((newest, sample) => (sample.time > newest ? sample.time : newest), previousNewest);
       }
-      assert.deepEqual(counts, [50, 30, 20, 5]);
+      // Node's own runtime may call getpid() on the main thread now and then (seen once in CI): allow
+      // that one extra call per interval, never fewer than ours.
+      for (const [index, calls] of [50, 30, 20, 5].entries()) {
+        assert.ok(counts[index] >= calls && counts[index] <= calls + 1, `interval ${index}: ${counts[index]} samples for ${calls} calls (${counts.join(', ')})`);
+      }
       const snapshot = recorder.snapshot();
       assert.equal(new Set(snapshot.events[0].ids).size, recorder.backwardRings.length, 'both rings of every pair report their distinct ids');
       assert.equal(recorder.backwardRings.length % 2, 0);
