@@ -27,8 +27,10 @@ export function explainEnospc(budget: WatchBudget, pinned: boolean): string {
   if (pinned) {
     const reserved = budget.flexible > 0 ? ', plus 1 register kept for the flexible breakpoints' : '';
     return `No debug register free (ENOSPC): a pinned breakpoint needs ${taken}${reserved} to stay below the ${registers}. `
-      + 'Remove or disable one, or make this one flexible (not pinned): flexible breakpoints take turns on one register.';
+      + 'Remove one (a disabled breakpoint keeps its register: the kernel reserves it when the breakpoint is opened), '
+      + 'or make this one flexible (not pinned): flexible breakpoints take turns on one register.';
   }
   return `No debug register free (ENOSPC): ${taken} already use all ${registers}, and no flexible breakpoint holds a `
-    + 'register to share. Remove or disable a pinned breakpoint.';
+    + 'register to share. Remove a pinned breakpoint: disabling one does not free its register, the kernel reserves it '
+    + 'for as long as the breakpoint is open.';
 }

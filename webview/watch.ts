@@ -116,6 +116,8 @@ export class WatchPanel {
       const enabledCell = tr.insertCell();
       const toggle = createCheckbox('', { checked: w.enabled });
       toggle.setAttribute('aria-label', `${w.enabled ? 'Disable' : 'Enable'} breakpoint at ${describeLocation(w.location)}`);
+      // The kernel reserves a debug register when a breakpoint is opened, not when it is enabled.
+      if (!w.enabled) toggle.title = 'Disabled: records nothing, but still holds its debug register until removed';
       toggle.classList.add('rs-watch-enable');
       toggle.addEventListener('change', () => {
         this.send({ op: toggle.checked ? 'enable' : 'disable', id: w.id }, `${toggle.checked ? 'Enable' : 'Disable'} ${describeLocation(w.location)}`, w.pinned);

@@ -67,7 +67,10 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
 
   /** Debug registers held by Ringside's live breakpoints. */
   get slotsInUse(): number {
-    return this.armed.filter((a) => a.enabled && this.manager.get(a.sessionId).state !== 'stopped').length;
+    // The kernel reserves a debug register when a breakpoint is OPENED (seed 003: slots are taken at
+    // registration and released at close); PERF_EVENT_IOC_DISABLE does not give it back, so a disabled
+    // breakpoint still counts. Checked on this kernel: 4 open, 1 disabled, a 5th is still ENOSPC.
+    return this.armed.filter((a) => this.manager.get(a.sessionId).state !== 'stopped').length;
   }
 
   async recordHitsOnLine(uri: vscode.Uri, line: number): Promise<void> {
@@ -291,7 +294,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       // Current kernels hold a debug register for every breakpoint (no flexible sharing): a task-bound one counts for
       // its task, a CPU-wide one for the CPUs. Reporting them as flexible made the page explain a refusal with "a
       // register is free".
-      const live = this.armed.filter((a) => a.enabled && this.manager.get(a.sessionId).state !== 'stopped');
+      const live = this.armed.filter((a) => this.manager.get(a.sessionId).state !== 'stopped');
       const perTask = new Map<number, number>();
       for (const a of live) if (a.pid !== undefined) perTask.set(a.pid, (perTask.get(a.pid) ?? 0) + 1);
       const cpuPinned = live.filter((a) => a.pid === undefined).length;

@@ -1,5 +1,5 @@
 // Issue 7, scenario 3: the watch controls of the timeline panel. With the demo recording, add a write watchpoint on its
-// global demo_counter from the panel, snapshot and see its hits, disable it and see the debug-register count drop,
+// global demo_counter from the panel, snapshot and see its hits, disable it (its register stays reserved, as the kernel does), remove one and see the debug-register count drop,
 // then fill all four debug registers and try a fifth: the panel explains the ENOSPC.
 import assert from 'node:assert/strict';
 import type { FrameLocator, Page } from 'playwright-core';
@@ -90,10 +90,13 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
       .catch(async () => assert.fail(`Hits column shows ${await hitsCell.innerText()}, the timeline lane ${watchLane.count}`));
     await scenario.screenshot('watch-hits');
 
-    // 3. Disable it: the debug-register count drops, and the list reports the hits of the last snapshot.
+    // 3. Disable it: it records nothing more, but the kernel keeps its debug register reserved until
+    // the breakpoint is closed (registers are taken at open), so the count stays and the row says why.
     await row.locator('vscode-checkbox.rs-watch-enable').first().click();
     await waitForWatchStatus(frame, /^Disable demo_counter: done\./);
-    await budgetUsed(frame, 0);
+    await budgetUsed(frame, 1);
+    assert.match(await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().getAttribute('title') ?? '',
+      /still holds its debug register until removed/);
     const cells = await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('td').allInnerTexts();
     assert.equal(Number(cells[5].replace(/,/g, '')), watchLane.count, `Hits column ${cells[5]} vs the timeline lane ${watchLane.count}`);
     await scenario.screenshot('watch-disabled');
@@ -113,6 +116,14 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     const explanation = await frame.locator('#rs-watch-status .rs-enospc').first().innerText();
     // All four are on the demo's task: the page says so, and that none is left, not that one would be free.
     assert.match(explanation, /^No debug register free \(ENOSPC\): 0 pinned per-CPU \+ 4 pinned by the busiest task already use all 4 debug registers/, explanation);
+    await budgetUsed(frame, 4);
+
+    // 5. Removing one closes it and frees its register: the count drops and the fifth now fits.
+    await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_rounds' }).first().locator('vscode-button.rs-watch-remove').first().click();
+    await waitForWatchStatus(frame, /^Remove demo_rounds: done\./);
+    await budgetUsed(frame, 3);
+    const fifth = await addBreakpoint(frame, 'demo_counter', 'write (w)', '8 bytes', demoPid);
+    assert.match(fifth, /: done\./, fifth);
     await budgetUsed(frame, 4);
     assert.deepEqual(await ringsideErrors(page), []);
   });
