@@ -9,7 +9,7 @@ import {
 import { BatchRejected, RecordStore } from './store';
 import { Timeline, kindName } from './timeline';
 import { WatchPanel } from './watch';
-import { compileFilter, parseFilter } from './filter';
+import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAbsolute, formatAddress, formatBytes, formatDuration } from './timeFormat';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
 
@@ -56,6 +56,12 @@ export class App {
   private readonly groupingBox: ReturnType<typeof createDropdown>;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private filterText = '';
+  /** Host answers for field terms: term key → snapshot id → a 0/1 mask by snapshot-local row, or the host's error. */
+  private readonly fieldMatches = new Map<string, Map<string, Uint8Array | ErrorInfo>>();
+  /** Field requests in flight: request id → which term and snapshot it answers. */
+  private readonly pendingField = new Map<number, { readonly key: string; readonly snapshotId: string }>();
+  private fieldRequestTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly filterStatus: HTMLElement;
   rejected = 0;
 
   constructor(root: HTMLElement, private readonly api: VsCodeApi, initialState: unknown) {
@@ -69,10 +75,12 @@ export class App {
       { value: 'cpu', label: 'By CPU' }, { value: 'thread', label: 'By thread' }, { value: 'event', label: 'By event' },
     ], { id: 'rs-grouping', value: restored?.grouping ?? 'cpu' });
     const filter = createTextField('Filter records', {
-      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… cpu:… ip:0x…', value: restored?.filter ?? '',
+      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… cpu:… ip:0x… field.NAME=… field.NAME~…', value: restored?.filter ?? '',
     });
     this.filterError = el('span', 'rs-filter-error', undefined);
     this.filterError.setAttribute('role', 'alert');
+    this.filterStatus = el('span', 'rs-filter-status', undefined);
+    this.filterStatus.setAttribute('aria-live', 'polite');
     const zoomIn = createButton('+', 'Zoom in', { appearance: 'icon', id: 'rs-zoom-in' });
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
@@ -85,7 +93,7 @@ export class App {
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
-    toolbar.append(this.groupingBox, filter, this.filterError, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
+    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
 
     const body = el('div', 'rs-body', root);
     const nav = el('nav', 'rs-snapshots', body);
@@ -176,6 +184,7 @@ export class App {
         return;
       case 'snapshotStart': {
         this.store.beginSnapshot(m);
+        if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
         this.renderCoverage();
         this.timeline.dataChanged();
@@ -224,6 +233,23 @@ export class App {
         if (out) out.textContent = m.ok ? '' : `${m.error?.code}: ${m.error?.message}${m.error?.hint ? ` — ${m.error.hint}` : ''}`;
         return;
       }
+      case 'fieldFilterReply': {
+        const pending = this.pendingField.get(m.replyTo);
+        if (!pending) return;
+        this.pendingField.delete(m.replyTo);
+        const bySnapshot = this.fieldMatches.get(pending.key);
+        if (!bySnapshot) return; // the term left the filter meanwhile
+        const snap = this.store.getSnapshot(pending.snapshotId);
+        if (m.rows) {
+          const mask = new Uint8Array(snap?.totalRows ?? 0);
+          for (const row of new Uint32Array(m.rows)) if (row < mask.length) mask[row] = 1;
+          bySnapshot.set(pending.snapshotId, mask);
+        } else if (m.error) {
+          bySnapshot.set(pending.snapshotId, m.error);
+        }
+        this.applyFilter(this.filterText);
+        return;
+      }
       case 'removeSnapshot':
         // Rows stay in the store (the axis would jump); the list marks the snapshot as removed.
         this.snapshotList.querySelector(`[data-snapshot="${CSS.escape(m.snapshotId)}"]`)?.classList.add('rs-removed');
@@ -237,7 +263,9 @@ export class App {
     if (!parsed.ok) { this.filterError.textContent = parsed.error; return; }
     this.filterError.textContent = '';
     const s = this.store;
+    if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
     if (parsed.terms.length === 0) { this.timeline.setFilter(null); this.saveStateSoon(); return; }
+    const fieldMatches = this.fieldMatches;
     this.timeline.setFilter(compileFilter(parsed.terms, {
       eventName: (r) => s.events[s.event[r]]?.name ?? '',
       comm: (r) => s.commOf(r),
@@ -245,8 +273,55 @@ export class App {
       kindName: (r) => kindName(s.kind[r]),
       pid: (r) => s.pid[r], tid: (r) => s.tid[r], cpu: (r) => s.cpu[r], misc: (r) => s.misc[r],
       ipHex: (r) => formatAddress(s.ipHi[r], s.ipLo[r]).slice(2),
+      fieldMatches: (term, r) => {
+        const snap = s.snapshots[s.snapshot[r]];
+        const answer = snap ? fieldMatches.get(fieldTermKey(term))?.get(snap.id) : undefined;
+        return answer instanceof Uint8Array && answer[s.localRow[r]] === 1;
+      },
     }));
     this.saveStateSoon();
+  }
+
+  /**
+   * Field terms need the host (only it decodes records). True when every field term has an answer
+   * for every snapshot; otherwise asks for what is missing (debounced while typing), says
+   * "filtering…" and returns false — the reply re-applies the filter.
+   */
+  private resolveFieldTerms(terms: readonly FilterTerm[]): boolean {
+    const fieldTerms = terms.filter((t) => t.key === 'field');
+    const keys = new Set(fieldTerms.map(fieldTermKey));
+    for (const key of [...this.fieldMatches.keys()]) if (!keys.has(key)) this.fieldMatches.delete(key);
+    const missing: { term: FilterTerm; key: string; snapshotId: string }[] = [];
+    const errors: string[] = [];
+    let waiting = false;
+    for (const term of fieldTerms) {
+      const key = fieldTermKey(term);
+      let bySnapshot = this.fieldMatches.get(key);
+      if (!bySnapshot) { bySnapshot = new Map(); this.fieldMatches.set(key, bySnapshot); }
+      for (const snap of this.store.snapshots) {
+        const answer = bySnapshot.get(snap.id);
+        if (answer === undefined) {
+          waiting = true;
+          if (![...this.pendingField.values()].some((p) => p.key === key && p.snapshotId === snap.id)) missing.push({ term, key, snapshotId: snap.id });
+        } else if (!(answer instanceof Uint8Array)) {
+          errors.push(`field.${term.field}: ${answer.message}`);
+        }
+      }
+    }
+    if (errors.length) this.filterError.textContent = [...new Set(errors)].join('; ');
+    clearTimeout(this.fieldRequestTimer);
+    if (missing.length) {
+      this.fieldRequestTimer = setTimeout(() => {
+        for (const { term, key, snapshotId } of missing) {
+          if (!this.fieldMatches.has(key)) continue; // edited away before the timer fired
+          const requestId = this.nextRequestId++;
+          this.pendingField.set(requestId, { key, snapshotId });
+          this.post({ type: 'fieldFilterRequest', requestId, snapshotId, name: term.field ?? '', op: term.op ?? '=', value: term.value });
+        }
+      }, 200);
+    }
+    this.filterStatus.textContent = waiting ? 'filtering…' : '';
+    return !waiting;
   }
 
   private saveStateSoon(): void {

@@ -2,16 +2,29 @@
 //   event:NAME  comm:NAME  sym:NAME  kind:NAME   substring, case-insensitive
 //   pid:N  tid:N  cpu:N  misc:N                  exact number
 //   ip:0xADDR                                    exact address (hex or decimal)
+//   field.NAME=VALUE                              decoded field equals (numbers numerically, 0x-hex too)
+//   field.NAME~TEXT                               decoded field contains, case-insensitive
 //   WORD                                          substring of event, comm or symbol
+// Field terms are answered by the host (only it decodes records); see App.
 // A leading '-' negates a term; "quoted values" may contain spaces.
 
-export type FilterKey = 'event' | 'comm' | 'sym' | 'kind' | 'pid' | 'tid' | 'cpu' | 'misc' | 'ip' | 'any';
+import type { FieldFilterOp } from './protocol';
+
+export type FilterKey = 'event' | 'comm' | 'sym' | 'kind' | 'pid' | 'tid' | 'cpu' | 'misc' | 'ip' | 'field' | 'any';
 
 export interface FilterTerm {
   readonly key: FilterKey;
   readonly negate: boolean;
   /** Lower-cased text for substring keys; decimal digits for numbers; hex digits (no 0x) for ip. */
   readonly value: string;
+  /** For key 'field': the decoded field's name and comparison; `value` is then kept as typed. */
+  readonly field?: string;
+  readonly op?: FieldFilterOp;
+}
+
+/** A field term's identity (name, op, value), e.g. to cache the host's answer per snapshot. */
+export function fieldTermKey(term: FilterTerm): string {
+  return `${term.field ?? ''}${term.op ?? ''}${term.value}`;
 }
 
 export type ParsedFilter = { readonly ok: true; readonly terms: readonly FilterTerm[] } | { readonly ok: false; readonly error: string };
@@ -48,6 +61,13 @@ export function parseFilter(text: string): ParsedFilter {
   for (const raw of tokens) {
     const negate = raw.startsWith('-') && raw.length > 1;
     const token = negate ? raw.slice(1) : raw;
+    if (/^field\./i.test(token)) {
+      const m = /^field\.([A-Za-z_][A-Za-z0-9_]*)([=~])([\s\S]*)$/i.exec(token);
+      if (!m) return { ok: false, error: `field.NAME=VALUE or field.NAME~TEXT expected, got "${token}"` };
+      if (m[3] === '') return { ok: false, error: `field.${m[1]}${m[2]} needs a value` };
+      terms.push({ key: 'field', negate, value: m[3], field: m[1], op: m[2] as FieldFilterOp });
+      continue;
+    }
     const colon = token.indexOf(':');
     const maybeKey = colon > 0 ? token.slice(0, colon).toLowerCase() : '';
     if (colon > 0 && (TEXT_KEYS.has(maybeKey) || NUMBER_KEYS.has(maybeKey) || maybeKey === 'ip')) {
@@ -84,6 +104,8 @@ export interface FilterSubject {
   misc(row: number): number;
   /** Address as lower-case hex without 0x. */
   ipHex(row: number): string;
+  /** Whether the row matches a field term (the host's answer); absent: field terms match nothing. */
+  fieldMatches?(term: FilterTerm, row: number): boolean;
 }
 
 function matches(term: FilterTerm, s: FilterSubject, row: number): boolean {
@@ -97,6 +119,7 @@ function matches(term: FilterTerm, s: FilterSubject, row: number): boolean {
     case 'cpu': return String(s.cpu(row)) === term.value;
     case 'misc': return String(s.misc(row)) === term.value;
     case 'ip': return s.ipHex(row) === term.value;
+    case 'field': return s.fieldMatches?.(term, row) ?? false;
     case 'any':
       return s.eventName(row).toLowerCase().includes(term.value) || s.comm(row).toLowerCase().includes(term.value)
         || (s.symbol(row) ?? '').toLowerCase().includes(term.value);

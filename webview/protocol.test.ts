@@ -143,6 +143,38 @@ describe('webview protocol', () => {
       if (!v.ok) assert.match(v.reason, re);
     }
   });
+
+  it('validates field-filter requests and replies (rows as exact Uint32 buffers, or an error)', () => {
+    const request = { type: 'fieldFilterRequest', requestId: 3, snapshotId: 's1', name: 'filename', op: '~', value: 'passwd' };
+    assert.ok(validateWebviewToHost(request).ok);
+    assert.ok(validateWebviewToHost({ ...request, op: '=', value: '0x10' }).ok);
+    const badRequests: [unknown, RegExp][] = [
+      [{ ...request, op: '>' }, /fieldFilterRequest\.op: expected =\|~/],
+      [{ ...request, name: '' }, /fieldFilterRequest\.name/],
+      [{ ...request, value: 5 }, /fieldFilterRequest\.value/],
+      [{ ...request, requestId: -1 }, /fieldFilterRequest\.requestId/],
+    ];
+    for (const [m, re] of badRequests) {
+      const v = validateWebviewToHost(m);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, re);
+    }
+    const rows = Uint32Array.from([1, 5, 9]).buffer;
+    assert.ok(validateHostToWebview({ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1', rows }).ok);
+    assert.ok(validateHostToWebview({ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1', error: { code: 'E', message: 'needs the live panel' } }).ok);
+    const badReplies: [unknown, RegExp][] = [
+      [{ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1' }, /exactly one of rows or error/],
+      [{ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1', rows, error: { code: 'E', message: 'm' } }, /exactly one of rows or error/],
+      [{ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1', rows: new ArrayBuffer(6) }, /rows: expected an ArrayBuffer of Uint32/],
+      [{ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1', rows: [1, 2] }, /rows: expected an ArrayBuffer of Uint32/],
+      [{ type: 'fieldFilterReply', replyTo: 3, snapshotId: 's1', error: { code: 'E' } }, /error\.message/],
+    ];
+    for (const [m, re] of badReplies) {
+      const v = validateHostToWebview(m);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, re);
+    }
+  });
 });
 
 describe('host-side conversions', () => {

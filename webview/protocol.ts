@@ -190,7 +190,23 @@ export type HostToWebview =
   | { readonly type: 'watchReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
   | { readonly type: 'watchList'; readonly watches: readonly WatchInfo[]; readonly budget: WatchBudget }
   | { readonly type: 'revealReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
-  | { readonly type: 'removeSnapshot'; readonly snapshotId: string };
+  | { readonly type: 'removeSnapshot'; readonly snapshotId: string }
+  | FieldFilterReply;
+
+/**
+ * Rows of one snapshot whose decoded field matches (answer to `fieldFilterRequest`): `rows` holds
+ * snapshot-local row indexes as Uint32 (exact length, ascending), or `error` says why there are none.
+ */
+export interface FieldFilterReply {
+  readonly type: 'fieldFilterReply';
+  readonly replyTo: number;
+  readonly snapshotId: string;
+  readonly rows?: ArrayBuffer;
+  readonly error?: ErrorInfo;
+}
+
+/** `=`: exact (numbers numerically, 0x-hex or decimal; strings exactly). `~`: case-insensitive substring. */
+export type FieldFilterOp = '=' | '~';
 
 // ---------------------------------------------------------------------------------------------
 // Webview → host
@@ -210,6 +226,8 @@ export type WebviewToHost =
   | ({ readonly type: 'watchRequest'; readonly requestId: number } & WatchRequest)
   | { readonly type: 'revealRequest'; readonly requestId: number; readonly file: string; readonly line: number }
   | { readonly type: 'exportRequest'; readonly requestId: number; readonly snapshotId: string }
+  | { readonly type: 'fieldFilterRequest'; readonly requestId: number; readonly snapshotId: string; readonly name: string;
+      readonly op: FieldFilterOp; readonly value: string }
   | { readonly type: 'webviewError'; readonly message: string };
 
 // ---------------------------------------------------------------------------------------------
@@ -450,6 +468,15 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
         return;
       }
       case 'removeSnapshot': str(o, 'snapshotId', type, 256); return;
+      case 'fieldFilterReply': {
+        int(o, 'replyTo', type); str(o, 'snapshotId', type, 256);
+        if ((o.rows === undefined) === (o.error === undefined)) fail(type, 'exactly one of rows or error');
+        if (o.rows !== undefined) {
+          if (!isArrayBuffer(o.rows) || o.rows.byteLength % 4 !== 0) fail(`${type}.rows`, 'an ArrayBuffer of Uint32 row indexes');
+        }
+        if (o.error !== undefined) error(o.error, `${type}.error`);
+        return;
+      }
       default: fail('message.type', `a known host message type (got ${JSON.stringify(type)})`);
     }
   }, v);
@@ -479,6 +506,12 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
       }
       case 'revealRequest': int(o, 'requestId', type); str(o, 'file', type, 4096); int(o, 'line', type, 1); return;
       case 'exportRequest': int(o, 'requestId', type); str(o, 'snapshotId', type, 256); return;
+      case 'fieldFilterRequest':
+        int(o, 'requestId', type); str(o, 'snapshotId', type, 256);
+        if (str(o, 'name', type, 256) === '') fail(`${type}.name`, 'a non-empty field name');
+        oneOf(o, 'op', type, ['=', '~'] as const);
+        str(o, 'value', type, 4096);
+        return;
       case 'webviewError': str(o, 'message', type); return;
       default: fail('message.type', `a known webview message type (got ${JSON.stringify(type)})`);
     }

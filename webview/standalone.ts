@@ -1,7 +1,9 @@
 // A self-contained HTML export of snapshots: the same webview bundle inlined (nonce'd script),
 // the records embedded as base64 columnar batches, and a stand-in for acquireVsCodeApi that plays
 // the host: it answers `ready`, streams the batches with the same ack flow control, and answers
-// detail requests from embedded details when the export has them. Opens offline in any browser.
+// detail requests from embedded details when the export has them (and field-filter requests too,
+// when every row's details are embedded; else it says the filter needs the live panel). Opens
+// offline in any browser.
 // Pure string building, no node imports (the CLI and the extension both call it).
 
 import type { RecordBatch, RecordDetails, SnapshotStart, WatchBudget, WatchInfo } from './protocol';
@@ -101,6 +103,40 @@ const STAND_IN = String.raw`(function () {
     return m;
   }
   var state = data.initialState || undefined;
+  function integer(text) {
+    var t = String(text).trim();
+    if (/^-?\d+$/.test(t) || /^0x[0-9a-f]+$/i.test(t)) return BigInt(t);
+    return null;
+  }
+  /* The same comparison as rowsMatchingField (wire.ts), over the details' JSON (bigints are decimal strings, ip/addr hex). */
+  function fieldMatches(v, op, value) {
+    if (v === undefined || v === null) return false;
+    if (op === '~') return (typeof v === 'string' ? v : JSON.stringify(v)).toLowerCase().indexOf(value.toLowerCase()) >= 0;
+    var want = integer(value);
+    var have = typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : typeof v === 'string' ? integer(v) : null;
+    if (want !== null && have !== null) return want === have;
+    return typeof v === 'string' ? v === value : JSON.stringify(v) === value;
+  }
+  function fieldFilter(m) {
+    var snap = null;
+    data.snapshots.forEach(function (x) { if (x.start.snapshotId === m.snapshotId) snap = x; });
+    var total = snap ? snap.start.totalRows : 0;
+    if (!snap || !snap.details || Object.keys(snap.details).length < total) {
+      send({ type: 'fieldFilterReply', replyTo: m.requestId, snapshotId: m.snapshotId, error: { code: 'ENEEDSLIVE',
+        message: 'filtering by field value needs the live panel: this export does not embed every record\'s details',
+        hint: 'Open the capture in VS Code, or filter by event, pid, tid, comm or sym.' } });
+      return;
+    }
+    var rows = [];
+    for (var r = 0; r < total; r++) {
+      var d = snap.details[r];
+      if (!d || d.type !== 'SAMPLE') continue;
+      var v = d.tracepointFields && Object.prototype.hasOwnProperty.call(d.tracepointFields, m.name) ? d.tracepointFields[m.name]
+        : Object.prototype.hasOwnProperty.call(d.fields, m.name) ? d.fields[m.name] : undefined;
+      if (fieldMatches(v, m.op, m.value)) rows.push(r);
+    }
+    send({ type: 'fieldFilterReply', replyTo: m.requestId, snapshotId: m.snapshotId, rows: new Uint32Array(rows).buffer });
+  }
   function startSnapshot(s) {
     if (s >= data.snapshots.length) return;
     send(data.snapshots[s].start);
@@ -137,6 +173,7 @@ const STAND_IN = String.raw`(function () {
             else send({ type: 'detailsReply', replyTo: m.requestId, snapshotId: m.snapshotId, row: m.row,
               error: { code: 'ENODETAILS', message: 'Full record details were not embedded in this export.' } });
             break;
+          case 'fieldFilterRequest': fieldFilter(m); break;
           case 'watchRequest': error(m.requestId, 'watchReply', 'EREADONLY', 'Breakpoints cannot be changed in an exported page.'); break;
           case 'revealRequest': error(m.requestId, 'revealReply', 'EREADONLY', 'There is no editor to reveal ' + m.file + ':' + m.line + ' in.'); break;
         }

@@ -3,7 +3,8 @@ import { decodeSnapshot } from '../native/decode/columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from '../native/decode/test-records';
 import { RecordType, Sample } from '../native/perf/uapi';
 import { validateHostToWebview } from './protocol';
-import { rowDetails, snapshotToWire } from './wire';
+import { rowDetails, rowsMatchingField, snapshotToWire } from './wire';
+import type { TracepointFormat } from '../native/decode/types';
 
 const sampleType = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
 
@@ -46,5 +47,72 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     assert.equal(details.fields.sym, 'f_401000');
     assert.equal(details.fields.ip, '0x401000');
     assert.ok(validateHostToWebview({ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 1, details }).ok);
+  });
+});
+
+describe('host-side wire: rows matching a decoded field', () => {
+  const tracepointType = Sample.IDENTIFIER | Sample.TID | Sample.TIME | Sample.RAW;
+  const softwareType = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.PERIOD;
+  const format: TracepointFormat = {
+    system: 'syscalls', name: 'sys_enter_openat', id: 600, printFormat: '',
+    fields: [
+      { name: 'common_type', declaration: 'unsigned short common_type', offset: 0, size: 2, signed: false, arrayLength: 0, location: 'inline', isString: false },
+      { name: 'common_pid', declaration: 'int common_pid', offset: 4, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
+      { name: '__syscall_nr', declaration: 'int __syscall_nr', offset: 8, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
+      { name: 'filename', declaration: '__data_loc char[] filename', offset: 12, size: 4, signed: false, arrayLength: 0, location: 'data_loc', isString: true },
+    ],
+  };
+  /** RAW payload of sys_enter_openat: fixed part (16 bytes), then the filename the data_loc points at. */
+  function openat(nr: number, filename: string): Uint8Array {
+    const name = new TextEncoder().encode(filename + '\0');
+    const body = new ByteWriter().u16(600).u16(0).u32(7).u32(nr).u32((name.length << 16) | 16).raw(name);
+    while ((body.length + 4) % 8 !== 0) body.u8(0);
+    return new ByteWriter().u32(body.length).raw(body.toBytes()).toBytes();
+  }
+  function snapshotWithFields() {
+    const events = [
+      { ...eventOf(0, attrOf(tracepointType, { type: 2, flags: { sampleIdAll: true } }), [3n], 'syscalls:sys_enter_openat'), tracepoint: format },
+      eventOf(1, attrOf(softwareType, { flags: { sampleIdAll: true } }), [4n], 'page-faults'),
+    ];
+    const comm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(), tracepointType, true, { pid: 7, tid: 7, time: 5n, id: 3n });
+    const records = [
+      comm,                                                                                                    // row 0: not a sample
+      sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 10n, tail: openat(257, '/etc/passwd') }), // row 1
+      sampleRecord(softwareType, { id: 4n, ip: 0x401000n, pid: 7, tid: 7, time: 15n, addr: 0x7ffd1000n, period: 16n }), // row 2
+      sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 20n, tail: openat(257, '/tmp/Passwd.bak') }), // row 3
+      sampleRecord(softwareType, { id: 4n, ip: 0x401010n, pid: 7, tid: 7, time: 25n, addr: 0x10n, period: 1n }), // row 4
+      sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 30n, tail: openat(56, 'passwd') }),        // row 5
+    ];
+    return decodeSnapshot({ events, rings: [ringFromRecords(records, 4096, 'backward', { cpu: 0 })] });
+  }
+
+  it('matches tracepoint strings exactly or by case-insensitive substring', () => {
+    const s = snapshotWithFields();
+    assert.equal(rowDetails(s, 1).tracepointFields?.filename, '/etc/passwd', 'the fixture decodes as intended');
+    assert.deepEqual([...rowsMatchingField(s, 'filename', '=', '/etc/passwd')], [1]);
+    assert.deepEqual([...rowsMatchingField(s, 'filename', '~', 'PASSWD')], [1, 3, 5]);
+    assert.deepEqual([...rowsMatchingField(s, 'filename', '=', 'passwd')], [5]);
+    assert.deepEqual([...rowsMatchingField(s, 'filename', '~', 'shadow')], []);
+  });
+
+  it('compares numbers numerically, in decimal or hex, for tracepoint and sample fields', () => {
+    const s = snapshotWithFields();
+    assert.deepEqual([...rowsMatchingField(s, '__syscall_nr', '=', '257')], [1, 3]);
+    assert.deepEqual([...rowsMatchingField(s, '__syscall_nr', '=', '0x38')], [5]);
+    assert.deepEqual([...rowsMatchingField(s, 'period', '=', '0x10')], [2]);
+    assert.deepEqual([...rowsMatchingField(s, 'addr', '=', '16')], [4]);
+    assert.deepEqual([...rowsMatchingField(s, 'addr', '~', '7FFD')], [2], 'addresses are matched as the pane shows them, in hex');
+    assert.deepEqual([...rowsMatchingField(s, 'period', '=', 'sixteen')], [], 'a non-number never equals a number');
+    // pid is a sample field of both events (TID): every SAMPLE row, never the COMM record.
+    assert.deepEqual([...rowsMatchingField(s, 'pid', '=', '7')], [1, 2, 3, 4, 5]);
+  });
+
+  it('decodes only rows of events that have the field, and answers exact-length row lists', () => {
+    const s = snapshotWithFields();
+    assert.deepEqual([...rowsMatchingField(s, 'nosuchfield', '~', 'x')], []);
+    assert.deepEqual([...rowsMatchingField(s, 'addr', '~', '0x')], [2, 4], 'the tracepoint event has no addr');
+    const rows = rowsMatchingField(s, 'filename', '~', 'passwd');
+    assert.equal(rows.buffer.byteLength, 3 * 4, 'exact-length buffer, transferable as is');
+    assert.ok(validateHostToWebview({ type: 'fieldFilterReply', replyTo: 1, snapshotId: 's', rows: rows.buffer }).ok);
   });
 });

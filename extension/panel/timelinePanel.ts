@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { renderWebviewHtml } from '../../webview/html';
 import { PROTOCOL_VERSION, validateWebviewToHost, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../webview/protocol';
-import { rowDetails, type SourceLineFn, type SymbolizeFn } from '../../webview/wire';
+import { rowDetails, rowsMatchingField, type SourceLineFn, type SymbolizeFn } from '../../webview/wire';
 import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
 import { SnapshotStreamer } from './streamer';
 
@@ -146,6 +146,16 @@ export class TimelinePanel implements vscode.Disposable {
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
         } catch (error) {
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, error: { code: 'DETAILS', message: (error as Error).message } });
+        }
+        return;
+      }
+      case 'fieldFilterRequest': {
+        try {
+          const entry = this.host.manager.snapshotById(message.snapshotId);
+          const rows = rowsMatchingField(entry.decoded, message.name, message.op, message.value);
+          this.post({ type: 'fieldFilterReply', replyTo: message.requestId, snapshotId: message.snapshotId, rows: rows.buffer as ArrayBuffer });
+        } catch (error) {
+          this.post({ type: 'fieldFilterReply', replyTo: message.requestId, snapshotId: message.snapshotId, error: { code: 'FIELD_FILTER', message: (error as Error).message } });
         }
         return;
       }

@@ -55,7 +55,13 @@ describe('timeline webview in Chromium', function () {
         fields: { period: 10000, note: 'embedded detail' } } } }] },
     });
     fs.writeFileSync(path.join(ARTIFACTS, 'standalone-export.html'), standalone);
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/standalone.html': standalone });
+    // An export with every row's details embedded: its stand-in host can answer field filters itself.
+    const everyRow = Object.fromEntries(rows.map((r, i) => [i, { type: 'SAMPLE', misc: 2, fields: { tid: r.tid, addr: `0x${(0x1000 + i).toString(16)}` } }]));
+    const complete = renderStandaloneHtml({
+      script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(path.join(ROOT, 'dist/webview/timeline.css'), 'utf8'),
+      data: { title: 'Ringside complete export', snapshots: [{ ...snap, details: everyRow }] },
+    });
+    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/standalone.html': standalone, '/standalone-complete.html': complete });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
@@ -244,6 +250,43 @@ describe('timeline webview in Chromium', function () {
       const s = (window as unknown as { __getState(): { grouping?: string; filter?: string } | undefined }).__getState();
       return s?.grouping === 'thread' && s.filter === '';
     });
+  });
+
+  it('filters by a decoded field value: asks the host, says filtering…, then applies its rows with the other terms', async () => {
+    const rows = smallRows();
+    const answer = (requestId: number, snapshotId: string, body: { rows: number[] } | { error: { code: string; message: string } }) =>
+      page.evaluate(([id, snap, b]) => {
+        const reply = 'rows' in b
+          ? { type: 'fieldFilterReply', replyTo: id, snapshotId: snap, rows: Uint32Array.from(b.rows).buffer }
+          : { type: 'fieldFilterReply', replyTo: id, snapshotId: snap, error: b.error };
+        (window as unknown as { __send(m: unknown): void }).__send(reply);
+      }, [requestId, snapshotId, body] as const);
+    const before = (await posted(page, 'fieldFilterRequest')).length;
+    await page.fill('#rs-filter input', 'field.prev_pid=101');
+    const [request] = (await waitPosted(page, 'fieldFilterRequest', before + 1)).slice(before);
+    assert.deepEqual({ ...request, requestId: 0 }, { type: 'fieldFilterRequest', requestId: 0, snapshotId: 'snap-1', name: 'prev_pid', op: '=', value: '101' });
+    assert.equal(await text(page, '.rs-filter-status'), 'filtering…');
+    assert.equal(await page.locator('.rs-lane-label').count(), 4, 'nothing is hidden before the host answers');
+    // The stand-in host: sched_switch records of thread 101 (snapshot-local rows).
+    const matching = rows.flatMap((r, i) => (r.event === 0 && r.tid === 101 ? [i] : []));
+    await answer(request.requestId as number, 'snap-1', { rows: matching });
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(matching.length));
+    assert.equal(await text(page, '.rs-filter-status'), '');
+    // Negated and combined with a column term: the cached answer is reused, no new request.
+    await page.fill('#rs-filter input', 'event:sched -field.prev_pid=101');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1
+      && document.querySelector('.rs-lane-label')?.getAttribute('data-lane') === 'thread:100');
+    assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.event === 0 && r.tid !== 101).length));
+    assert.equal((await posted(page, 'fieldFilterRequest')).length, before + 1);
+    // The host's error is shown, and the term matches nothing.
+    await page.fill('#rs-filter input', 'field.nosuch~x');
+    const [failing] = (await waitPosted(page, 'fieldFilterRequest', before + 2)).slice(before + 1);
+    await answer(failing.requestId as number, 'snap-1', { error: { code: 'FIELD_FILTER', message: 'no event has that field' } });
+    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent === 'field.nosuch: no event has that field');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 0);
+    await page.fill('#rs-filter input', '');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
   });
 
   it('collapses a lane from its label', async () => {
@@ -435,8 +478,32 @@ describe('timeline webview in Chromium', function () {
     });
     await page2.mouse.click(p.x, p.y);
     await page2.waitForFunction(() => document.querySelector('#rs-details .rs-remote-details')?.textContent?.includes('embedded detail'));
+    // Only one row's details are embedded: the field filter says it needs the live panel.
+    await page2.fill('#rs-filter input', 'field.period=10000');
+    await page2.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent?.includes('needs the live panel'));
     assert.deepEqual(unexpected(errors), []);
     await page2.screenshot({ path: path.join(ARTIFACTS, 'webview-standalone.png') });
     await page2.close();
+  });
+
+  it('standalone export with every row\'s details answers field filters offline', async () => {
+    const page3 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const errors: string[] = [];
+    page3.on('pageerror', (e) => errors.push(String(e)));
+    page3.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    await page3.goto(served.url + '/standalone-complete.html');
+    await page3.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    await page3.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
+    const rows = smallRows();
+    await page3.fill('#rs-filter input', 'field.tid=0x65'); // 101, numerically
+    await page3.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    assert.equal(await text(page3, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.tid === 101).length));
+    await page3.fill('#rs-filter input', 'field.addr~0X100');
+    // Rows 0..15 (addresses 0x1000..0x100f), case-insensitively, across whichever lanes they fall in.
+    await page3.waitForFunction(() => [...document.querySelectorAll('.rs-lane-label .rs-lane-count')]
+      .reduce((sum, e) => sum + Number(e.textContent), 0) === 16);
+    assert.equal(await text(page3, '.rs-filter-error'), '');
+    assert.deepEqual(unexpected(errors), []);
+    await page3.close();
   });
 });

@@ -1,0 +1,43 @@
+import * as assert from 'node:assert/strict';
+import { compileFilter, fieldTermKey, parseFilter, type FilterSubject, type FilterTerm } from './filter';
+
+describe('filter: field.NAME terms', () => {
+  it('parses = and ~, keeps the value as typed, negates with -, and accepts quoted values', () => {
+    const parsed = parseFilter('field.filename~PassWD -field.__syscall_nr=0x101 field.filename="/a b/c" pid:7');
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.terms, [
+      { key: 'field', negate: false, value: 'PassWD', field: 'filename', op: '~' },
+      { key: 'field', negate: true, value: '0x101', field: '__syscall_nr', op: '=' },
+      { key: 'field', negate: false, value: '/a b/c', field: 'filename', op: '=' },
+      { key: 'pid', negate: false, value: '7' },
+    ]);
+    assert.equal(fieldTermKey(parsed.terms[0]), 'filename~PassWD');
+  });
+
+  it('rejects malformed field terms with a reason', () => {
+    for (const bad of ['field.', 'field.name', 'field.=3', 'field.9x=1', 'field.a-b=1']) {
+      const parsed = parseFilter(bad);
+      assert.equal(parsed.ok, false, bad);
+      assert.match((parsed as { error: string }).error, /field\.NAME=VALUE/, bad);
+    }
+    const empty = parseFilter('field.addr=');
+    assert.deepEqual(empty, { ok: false, error: 'field.addr= needs a value' });
+  });
+
+  it('asks the subject for field terms and ANDs them with the others', () => {
+    const parsed = parseFilter('field.period=1 -comm:idle');
+    assert.ok(parsed.ok);
+    const matchingRows = new Set([0, 2]);
+    const asked: FilterTerm[] = [];
+    const subject: FilterSubject = {
+      eventName: () => 'e', comm: (r) => (r === 2 ? 'idle' : 'app'), symbol: () => null, kindName: () => 'SAMPLE',
+      pid: () => 1, tid: () => 1, cpu: () => 0, misc: () => 0, ipHex: () => '0',
+      fieldMatches: (term, row) => { asked.push(term); return matchingRows.has(row); },
+    };
+    const keep = compileFilter(parsed.terms, subject);
+    assert.deepEqual([0, 1, 2, 3].filter(keep), [0]);
+    assert.equal(asked[0].field, 'period');
+    const { fieldMatches: _dropped, ...withoutHost } = subject;
+    assert.deepEqual([0, 1].filter(compileFilter(parsed.terms, withoutHost)), [], 'no host answer: field terms match nothing');
+  });
+});
