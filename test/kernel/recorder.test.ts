@@ -54,6 +54,10 @@ describe('kernel: Recorder', function () {
     const counter = nmSymbol(exe, 'counter');
     const recorder = await Recorder.open({ events: [breakpointEvent(counter.address, 8)], target: { kind: 'launch', argv: [exe, '1000', '200'], stdio: 'ignore' }, pages: 2 });
     try {
+      // Snapshot while the command sleeps after its writes: a pause in the middle of them would rightly
+      // turn a write into a LOST record and break the exact byte count below (seen once in CI).
+      const backwardWritten = () => recorder.ringStats().filter((s) => s.direction === 'backward').reduce((sum, s) => sum + s.bytesWritten, 0n);
+      for (const deadline = Date.now() + 5000; backwardWritten() < 1000n * 56n && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));
       const running = recorder.snapshot();
       assert.ok(running.processes.some((p) => p.pid === recorder.childPid && p.comm === 'kernel_writer' && p.maps.some((m) => m.path === exe && m.start === 0x401000n)));
       await recorder.exited;
