@@ -20,6 +20,11 @@ export const SHT_NOTE = 7;
 export const SHT_NOBITS = 8;
 export const SHT_DYNSYM = 11;
 export const SHF_COMPRESSED = 0x800;
+export const SHT_RELA = 4;
+export const SHT_REL = 9;
+/** e_machine of x86_64: the only PLT layout synthesized (16-byte entries, 16-byte header). */
+const EM_X86_64_MACHINE = 62;
+const PLT_ENTRY_SIZE = 16;
 const ELFCOMPRESS_ZLIB = 1;
 const STT_OBJECT = 1;
 const STT_FUNC = 2;
@@ -276,6 +281,53 @@ export class ElfFile {
       }
     }
     this.symbolCache = out;
+    return out;
+  }
+
+  /**
+   * `name@plt` entries for the PLT stubs, which have no symbols of their own (perf and objdump name
+   * them the same way). Each 16-byte stub jumps through a GOT slot, `jmp *disp32(%rip)` (`ff 25`,
+   * maybe after endbr64/bnd prefixes with IBT's `.plt.sec`); the `.rela.plt` relocation of that slot
+   * names the function. Matching by GOT slot rather than by position keeps libc right, where
+   * IRELATIVE relocations are interleaved. x86_64 only; IRELATIVE slots (no symbol) stay unnamed.
+   */
+  pltSymbols(): readonly ElfSymbol[] {
+    const relocations = this.sections.find((s) => (s.name === '.rela.plt' && s.type === SHT_RELA) || (s.name === '.rel.plt' && s.type === SHT_REL));
+    const secondary = this.sections.find((s) => s.name === '.plt.sec');
+    const plt = secondary ?? this.sections.find((s) => s.name === '.plt');
+    if (!relocations || !plt || this.header.machine !== EM_X86_64_MACHINE || !this.header.is64) return [];
+    const dynsym = this.sections[relocations.link];
+    const strings = dynsym ? this.sections[dynsym.link] : undefined;
+    const relData = this.sectionBytes(relocations);
+    const symData = dynsym ? this.sectionBytes(dynsym) : undefined;
+    const strData = strings ? this.sectionBytes(strings) : undefined;
+    const code = this.sectionBytes(plt);
+    if (!relData || !symData || !strData || !code) return [];
+    const le = this.header.littleEndian;
+    const r = new ByteReader(relData, le);
+    const symbols = new ByteReader(symData, le);
+    const names = new ByteReader(strData, le);
+    const symEntSize = dynsym.entSize || 24;
+    const relEntSize = relocations.entSize || (relocations.type === SHT_RELA ? 24 : 16);
+    const nameBySlot = new Map<bigint, string>();
+    for (let o = 0; o + relEntSize <= relData.length; o += relEntSize) {
+      const symIndex = Number(r.u64(o + 8) >> 32n);
+      if (symIndex === 0 || (symIndex + 1) * symEntSize > symData.length) continue;
+      const name = names.cstring(symbols.u32(symIndex * symEntSize));
+      if (name) nameBySlot.set(r.u64(o), name);
+    }
+    const c = new ByteReader(code, le);
+    const out: ElfSymbol[] = [];
+    // .plt starts with a 16-byte header (push/jmp into the resolver); .plt.sec has none.
+    for (let entry = secondary ? 0 : PLT_ENTRY_SIZE; entry + PLT_ENTRY_SIZE <= code.length; entry += PLT_ENTRY_SIZE) {
+      for (let i = entry; i + 6 <= entry + PLT_ENTRY_SIZE; i++) {
+        if (code[i] !== 0xff || code[i + 1] !== 0x25) continue;
+        const displacement = BigInt(c.u32(i + 2) | 0);
+        const name = nameBySlot.get(plt.addr + BigInt(i + 6) + displacement);
+        if (name) out.push({ name: `${name}@plt`, value: plt.addr + BigInt(entry), size: PLT_ENTRY_SIZE, kind: 'function', binding: 'global', table: 'dynsym' });
+        break;
+      }
+    }
     return out;
   }
 

@@ -143,8 +143,10 @@ export class ObjectFile {
   functionSymbols(): readonly FunctionSymbol[] {
     if (this.functions) return this.functions;
     const byStart = new Map<bigint, ElfSymbol>();
-    for (const s of this.symbols()) {
+    // PLT stubs last: a real symbol at the same address (rare) keeps its name.
+    for (const s of [...this.symbols(), ...this.elf.pltSymbols()]) {
       if (s.kind !== 'function' || s.value === 0n) continue;
+      if (s.name.endsWith('@plt') && byStart.has(s.value)) continue;
       const existing = byStart.get(s.value);
       // Aliases at one address: keep the name perf would show. Symbols come symtab first, so ties keep symtab's.
       if (!existing || compareAliases(s, existing) > 0) byStart.set(s.value, s);
