@@ -6,25 +6,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
-  answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, openScenario, openViewPane, ringsideErrors, runCommand, startRecordingDemo,
-  timelineFacts, waitForNotification, waitForTimeline, type Scenario,
+  answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, scenarioLifecycle, openViewPane, ringsideErrors, runCommand, startRecordingDemo,
+  timelineFacts, waitForNotification, waitForTimeline,
 } from './harness';
 
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
 
 describe('e2e scenario 4: export the snapshot as perf.data from the UI', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
-  let scenario: Scenario | undefined;
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-  after(async () => {
-    await scenario?.close({ failed });
-  });
+  const lifecycle = scenarioLifecycle();
 
   it('Sessions view → Export Snapshot… → perf.data; perf script reads the same samples per event', async () => {
-    scenario = await openScenario('4-export-perfdata');
+    const scenario = await lifecycle.open('4-export-perfdata');
     const { page, workspace } = scenario;
     await startRecordingDemo(page, { tracepoints: [SYSCALL_EVENT] });
     await page.waitForTimeout(1000);

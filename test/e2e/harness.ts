@@ -149,6 +149,22 @@ function safeName(text: string): string {
  * A fresh code-server with the extension installed and the demo workspace open in headless Chromium, the workbench
  * loaded. Always call close() (in `finally`/`after`), also when this throws: it cleans up what it started itself.
  */
+/**
+ * Registers the hooks every scenario needs (call inside `describe`): remember whether a test failed,
+ * and close the scenario afterwards, saving its logs and a failure screenshot. `open` starts it.
+ */
+export function scenarioLifecycle(): { open(name: string, options?: ScenarioOptions): Promise<Scenario> } {
+  let scenario: Scenario | undefined;
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  after(async () => {
+    await scenario?.close({ failed });
+  });
+  return { open: async (name, options) => (scenario = await openScenario(name, options)) };
+}
+
 export async function openScenario(name: string, options: ScenarioOptions = {}): Promise<Scenario> {
   const base = mkdtempSync(path.join(os.tmpdir(), `ringside-e2e-${safeName(name)}-`));
   const artifactsDir = path.join(artifactsRoot, safeName(name));

@@ -4,8 +4,8 @@
 // the demo produced after the reload, from the same rings.
 import assert from 'node:assert/strict';
 import {
-  answerQuickPick, E2E_TIMEOUT_MS, openViewPane, openScenario, pidsRunning, ringsideErrors, runCommand,
-  startRecordingDemo, timelineFacts, waitForTimeline, type Scenario,
+  answerQuickPick, E2E_TIMEOUT_MS, openViewPane, scenarioLifecycle, pidsRunning, ringsideErrors, runCommand,
+  startRecordingDemo, timelineFacts, waitForTimeline,
 } from './harness';
 
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
@@ -21,15 +21,10 @@ function alive(pid: number): boolean {
 
 describe('e2e scenario 5: reload the window with a kept recording running, re-attach, snapshot again', function () {
   this.timeout(6 * E2E_TIMEOUT_MS);
-  let scenario: Scenario | undefined;
-  let failed = false;
+  const lifecycle = scenarioLifecycle();
   /** Processes this test caused outside code-server's process group (the keeper is detached): killed by pid at the end. */
   const strays: number[] = [];
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-  after(async () => {
-    await scenario?.close({ failed });
+  after(() => {
     for (const pid of strays) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -40,7 +35,7 @@ describe('e2e scenario 5: reload the window with a kept recording running, re-at
   });
 
   it('keeps recording through "Developer: Reload Window" and re-attaches through "Attach to Event…"', async () => {
-    scenario = await openScenario('5-kept-reload');
+    const scenario = await lifecycle.open('5-kept-reload');
     const { page, workspace } = scenario;
     await startRecordingDemo(page, { tracepoints: [SYSCALL_EVENT], kept: true });
 

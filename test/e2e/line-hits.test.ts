@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import {
-  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, lineNumberMenu, openFile, openScenario, ringsideErrors, runCommand,
-  waitForTimeline, type Scenario,
+  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, lineNumberMenu, openFile, scenarioLifecycle, ringsideErrors, runCommand,
+  waitForTimeline,
 } from './harness';
 
 const ROUNDS = 3;
@@ -36,18 +36,11 @@ async function textsPaintedOnLine(page: Page, line: number): Promise<string[]> {
 
 describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exactly', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
-  let scenario: Scenario | undefined;
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-  after(async () => {
-    await scenario?.close({ failed });
-  });
+  const lifecycle = scenarioLifecycle();
 
   it('gutter menu → launch → snapshot: editor hit count and timeline lane equal the loop count', async () => {
     // Every hit is one record: give the rings room for all of them so the count is exact, not the newest that fit.
-    scenario = await openScenario('2-line-hits', { launchArgs: [String(ROUNDS)], userSettings: { 'ringside.bufferPages': 256 } });
+    const scenario = await lifecycle.open('2-line-hits', { launchArgs: [String(ROUNDS)], userSettings: { 'ringside.bufferPages': 256 } });
     const { page, workspace } = scenario;
     const expected = demo().demoIncrements(ROUNDS);
 

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
-  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, openScenario, openViewPane, repoRoot, ringsideErrors, runCommand,
-  timelineFacts, treeRowTexts, waitForQuickInput, waitForTimeline, type Scenario,
+  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, scenarioLifecycle, openViewPane, repoRoot, ringsideErrors, runCommand,
+  timelineFacts, treeRowTexts, waitForQuickInput, waitForTimeline,
 } from './harness';
 
 /** A tracepoint the demo hits 100 times a second: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round. */
@@ -15,17 +15,10 @@ const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
 
 describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timeline', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
-  let scenario: Scenario | undefined;
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-  after(async () => {
-    await scenario?.close({ failed });
-  });
+  const lifecycle = scenarioLifecycle();
 
   it('records the demo from the palette and shows lanes with records and ring coverage', async () => {
-    scenario = await openScenario('1-record-snapshot');
+    const scenario = await lifecycle.open('1-record-snapshot');
     const { page } = scenario;
 
     await runCommand(page, 'Ringside: Start Recording…');
@@ -97,7 +90,7 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     const rows = await treeRowTexts(pane);
     await scenario.screenshot('sessions-view');
     const flat = rows.map((row) => row.replace(/\s+/g, ' ').trim());
-    assert.ok(flat.some((row) => row.includes(scenario!.workspace.program) || /demo/.test(row)), `no session row for the demo: ${flat.join(' | ')}`);
+    assert.ok(flat.some((row) => row.includes(scenario.workspace.program) || /demo/.test(row)), `no session row for the demo: ${flat.join(' | ')}`);
     const snapshotRow = flat.find((row) => /records · .* · pause \d+ µs/.test(row));
     assert.ok(snapshotRow, `no snapshot row: ${flat.join(' | ')}`);
     // The view and the page count the same snapshot.

@@ -2,22 +2,14 @@
 // panel from the command palette. Proves install, activation, command registration and the webview round trip.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { E2E_TIMEOUT_MS, notificationTexts, openScenario, runCommand, webviewFrame, type Scenario } from './harness';
+import { E2E_TIMEOUT_MS, notificationTexts, scenarioLifecycle, runCommand, webviewFrame } from './harness';
 
 describe('e2e: Ringside in code-server (smoke)', function () {
   this.timeout(4 * E2E_TIMEOUT_MS);
-  let scenario: Scenario | undefined;
-  let failed = false;
-
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-  after(async () => {
-    await scenario?.close({ failed });
-  });
+  const lifecycle = scenarioLifecycle();
 
   it('"Ringside: Show Timeline" from the palette opens the timeline webview', async () => {
-    scenario = await openScenario('smoke');
+    const scenario = await lifecycle.open('smoke');
     const { page } = scenario;
     console.log(`      code-server answered /healthz ${scenario.serverStartMs} ms after spawn`);
     await scenario.screenshot('workbench-with-demo');

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import type { FrameLocator, Page } from 'playwright-core';
 import {
-  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, openScenario, pidsRunning, ringsideErrors, runCommand, timelineFacts,
-  waitForTimeline, type Scenario,
+  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, scenarioLifecycle, pidsRunning, ringsideErrors, runCommand, timelineFacts,
+  waitForTimeline,
 } from './harness';
 
 /** Picks an option of one of the panel's toolkit dropdowns by clicking, like a user. */
@@ -45,17 +45,10 @@ async function snapshot(page: Page, snapshots: number): Promise<FrameLocator> {
 
 describe('e2e scenario 3: watch controls in the timeline panel', function () {
   this.timeout(6 * E2E_TIMEOUT_MS);
-  let scenario: Scenario | undefined;
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-  after(async () => {
-    await scenario?.close({ failed });
-  });
+  const lifecycle = scenarioLifecycle();
 
   it('adds a write watchpoint on demo_counter, shows its hits, disables it, and explains ENOSPC for a fifth', async () => {
-    scenario = await openScenario('3-watch-controls');
+    const scenario = await lifecycle.open('3-watch-controls');
     const { page, workspace } = scenario;
 
     await runCommand(page, 'Ringside: Start Recording…');
