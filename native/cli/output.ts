@@ -19,8 +19,8 @@ function numberedPath(file: string, index: number): string {
 export class SnapshotWriter {
   private readonly stream: WriteStream | NodeJS.WriteStream;
   private readonly ownsStream: boolean;
-  /** Newest time emitted per ring label, so repeated snapshots of the same flight recorder never print a record twice. */
-  private readonly newestEmitted = new Map<string, number>();
+  /** Newest absolute time (ns) emitted per ring label, so repeated snapshots of the same flight recorder never print a record twice. */
+  private readonly newestEmitted = new Map<string, bigint>();
   private readonly symbols = new SnapshotSymbols();
   private snapshotIndex = 0;
 
@@ -54,23 +54,32 @@ export class SnapshotWriter {
 
   private async writeJsonLines(decoded: DecodedSnapshot): Promise<void> {
     const { columns, rings } = decoded;
+    const origin = columns.timeOriginNs;
     const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel);
-    const snapshotNewest = new Map<string, number>();
+    // Per label: what an earlier snapshot already printed, relative to this snapshot's origin (exact as
+    // a double: both are recent perf clock values), and the newest relative time printed now.
+    const printedBefore = new Map<string, number | undefined>();
+    const newestNow = new Map<string, number>();
     let chunk = '';
     for (let row = 0; row < columns.length; row++) {
       const label = rings[columns.ring[row]]?.label ?? '';
+      let threshold = printedBefore.get(label);
+      if (!printedBefore.has(label)) {
+        const previous = this.newestEmitted.get(label);
+        threshold = previous === undefined ? undefined : Number(previous - origin);
+        printedBefore.set(label, threshold);
+      }
       const time = columns.time[row];
-      const absolute = Number.isNaN(time) ? NaN : Number(decoded.columns.timeOriginNs) + time;
-      const previous = this.newestEmitted.get(label);
-      if (previous !== undefined && !(absolute > previous)) continue;
-      if (!Number.isNaN(absolute) && !(absolute <= (snapshotNewest.get(label) ?? -Infinity))) snapshotNewest.set(label, absolute);
+      // A record at or before what was printed (or without a time, once the label was printed) is a repeat.
+      if (threshold !== undefined && !(time > threshold)) continue;
+      if (time > (newestNow.get(label) ?? -Infinity)) newestNow.set(label, time);
       chunk += formatRecordJson(decoded, row, symbolize) + '\n';
       if (chunk.length > 1 << 20) {
         await this.flush(chunk);
         chunk = '';
       }
     }
-    for (const [label, newest] of snapshotNewest) this.newestEmitted.set(label, newest);
+    for (const [label, newest] of newestNow) this.newestEmitted.set(label, origin + BigInt(newest));
     if (chunk) await this.flush(chunk);
   }
 

@@ -136,12 +136,31 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 
-  it('records every CPU with -a for --duration', () => {
-    const { code, stdout, stderr } = ringside(['capture', '-a', '-e', 'cpu-clock', '-F', '200', '--duration', '1']);
-    assert.equal(code, 0, stderr);
-    const cpus = new Set(samples(parseLines(stdout)).map((r) => r.cpu));
-    const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim();
-    assert.ok(cpus.size >= Math.min(2, online.includes('-') || online.includes(',') ? 2 : 1), `cpus seen: ${[...cpus]}`);
+  it('records every CPU with -a for --duration, each sample on the CPU its ring belongs to', async () => {
+    // A spinning process pinned to each online CPU, so every CPU has something to sample (an idle CPU
+    // in NOHZ gives cpu-clock almost nothing) and we know which process each CPU ran.
+    const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim().split(',').flatMap((part) => {
+      const [from, to] = part.split('-').map(Number);
+      return Array.from({ length: (to ?? from) - from + 1 }, (_, i) => from + i);
+    });
+    const spinners = online.map((cpu) => spawn('taskset', ['-c', String(cpu), fixture('kernel_busy'), '2500'], { stdio: 'ignore' }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const capture = spawn(process.execPath, [cli, 'capture', '-a', '-e', 'cpu-clock', '-c', '1000000', '--duration', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      capture.stdout.on('data', (d) => (stdout += d));
+      capture.stderr.on('data', (d) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => capture.on('exit', resolve));
+      assert.equal(code, 0, stderr);
+      const hits = samples(parseLines(stdout), 'cpu-clock');
+      for (const [index, cpu] of online.entries()) {
+        const mine = hits.filter((h) => h.cpu === cpu && h.pid === spinners[index].pid);
+        assert.ok(mine.length >= 100, `cpu ${cpu}: ${mine.length} samples of its pinned spinner (1 ms period over 1 s)`);
+      }
+    } finally {
+      for (const spinner of spinners) spinner.kill('SIGKILL');
+    }
   });
 
   it('writes perf.data that perf script reads with the same samples, and a self-contained HTML page', () => {

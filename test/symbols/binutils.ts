@@ -72,3 +72,16 @@ export function nm(file: string, extra: string[] = []): NmSymbol[] {
 export function readelfBuildId(file: string): string | undefined {
   return /Build ID: ([0-9a-f]+)/.exec(run('readelf', ['-n', file]))?.[1];
 }
+
+/**
+ * objdump's `<name@plt>` labels in `.plt` / `.plt.sec` (not `.plt.got`, which perf 6.1 does not name),
+ * without the IRELATIVE ones (`*ABS*+0x…@plt`) that have no symbol.
+ */
+export function objdumpPlt(file: string): Map<bigint, string> {
+  const section = execFileSync('readelf', ['-SW', file], { encoding: 'utf8' }).includes(' .plt.sec ') ? '.plt.sec' : '.plt';
+  const out = execFileSync('objdump', ['-d', '--no-show-raw-insn', '-j', section, file], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const labels = new Map<bigint, string>();
+  for (const match of out.matchAll(/^([0-9a-f]+) <([^>]+@plt)>:$/gm)) if (!match[2].startsWith('*ABS*')) labels.set(BigInt('0x' + match[1]), match[2]);
+  return labels;
+}
+
