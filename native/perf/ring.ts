@@ -128,6 +128,15 @@ class RingMapping {
     this.headerView = null;
     this.mapping.unmap();
   }
+
+  /** Unmaps, then closes the event that owns the ring, even if unmapping failed. Both steps are idempotent. */
+  release(event: PerfEventFd): void {
+    try {
+      this.unmap();
+    } finally {
+      event.dispose();
+    }
+  }
 }
 
 /**
@@ -135,7 +144,6 @@ class RingMapping {
  */
 export class BackwardRing {
   private readonly ring: RingMapping;
-  private disposed = false;
 
   constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
     if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
@@ -216,20 +224,13 @@ export class BackwardRing {
 
   /** Unmaps and closes the event. Idempotent. */
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    try {
-      this.ring.unmap();
-    } finally {
-      this.event.dispose();
-    }
+    this.ring.release(this.event);
   }
 }
 
 /** The side-band ring: writable mapping, consumed through data_tail, never paused. Owns its event. */
 export class ForwardRing {
   private readonly ring: RingMapping;
-  private disposed = false;
   private consumed = 0n;
 
   constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
@@ -288,14 +289,9 @@ export class ForwardRing {
     return { ringId: this.meta.ringId, label: this.meta.label, direction: 'forward', head, dataSize: this.dataSize, bytesWritten: head, fillPercent: (Math.min(pending, this.dataSize) / this.dataSize) * 100, path: 'paused' };
   }
 
+  /** Unmaps and closes the event. Idempotent. */
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    try {
-      this.ring.unmap();
-    } finally {
-      this.event.dispose();
-    }
+    this.ring.release(this.event);
   }
 }
 
