@@ -8,21 +8,9 @@ import { decodeSnapshot } from './columns';
 import { DecodeError } from './errors';
 import { formatRecordJson } from './jsonl';
 import { decodeRecordAt, decodeRecordBytes, rowSource } from './record';
-import { attrOf, ByteWriter, eventOf, otherRecord, readBlock, ringFromRecords, sampleRecord } from './test-records';
+import { attrOf, ByteWriter, eventOf, otherRecord, prng, readBlock, ringFromRecords, sampleRecord } from './test-records';
 import type { EventDescription, RingCopy, TracepointFormat } from './types';
 
-/** xorshift32: small, deterministic, seedable. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 4294967296;
-  };
-}
 
 const ST =
   Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.READ | Sample.CALLCHAIN | Sample.RAW | Sample.BRANCH_STACK | Sample.REGS_USER | Sample.STACK_USER | Sample.WEIGHT;

@@ -182,3 +182,16 @@ export function concat(parts: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/** xorshift32: a tiny deterministic PRNG for seeded fuzz tests, so every failure reproduces from its seed. Returns [0, 1). */
+export function prng(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state / 0x100000000;
+  };
+}

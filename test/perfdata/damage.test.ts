@@ -9,19 +9,8 @@ import { decodeSnapshot, DecodeError } from '../../native/decode';
 import { RecordType } from '../../native/perf/uapi';
 import { PerfDataError, readPerfData, type PerfDataImport } from '../../native/perfdata';
 import { fixture, perfRecord, tempDir } from './perf-tools';
+import { prng } from '../../native/decode/test-records';
 
-/** xorshift32: a tiny deterministic PRNG so every failure reproduces from its seed. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 0x100000000;
-  };
-}
 
 const NAME = 'fuzz.data';
 
