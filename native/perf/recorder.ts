@@ -40,7 +40,15 @@ export interface RecorderOptions {
   readonly useZeroCopy?: boolean;
   /** Synthesize COMM/MMAP2 equivalents from /proc at snapshot time (default true). */
   readonly synthesize?: boolean;
+  /**
+   * Keep one pre-faulted copy buffer per flight-recorder ring, warmed while idle, so a snapshot's
+   * pause window is a warm memcpy (default true; costs one data area of memory per ring).
+   */
+  readonly warmCopyBuffers?: boolean;
 }
+
+/** Bytes of spare copy buffer faulted in per event-loop turn: a few ms, so the loop stays responsive. */
+const WARM_SLICE_BYTES = 8 << 20;
 
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
@@ -214,6 +222,8 @@ export class Recorder {
   private childPidValue: number | undefined;
   private exitedPromise: Promise<number | null> | undefined;
   private exitCode: number | null | undefined;
+  private warmTick: NodeJS.Immediate | null = null;
+  private warmWaiters: (() => void)[] = [];
 
   private constructor(private readonly options: RecorderOptions, private readonly mode: CopyMode) {}
 
@@ -247,7 +257,44 @@ export class Recorder {
       recorder.dispose();
       throw error;
     }
+    recorder.warmCopyBuffers();
     return recorder;
+  }
+
+  /**
+   * Faults in every flight-recorder ring's spare copy buffer, one slice per event-loop turn, so the
+   * next snapshot's pause window does not pay page faults (see SpareCopyBuffer). Started after open
+   * and after each snapshot; a no-op when warmCopyBuffers is false.
+   */
+  private warmCopyBuffers(): void {
+    if (this.options.warmCopyBuffers === false || this.disposed || this.warmTick) return;
+    const step = () => {
+      this.warmTick = null;
+      if (this.disposed) return;
+      const cold = this.backwardRings.find((ring) => !ring.spare.ready);
+      if (!cold) {
+        this.settleWarmWaiters();
+        return;
+      }
+      cold.spare.warm(WARM_SLICE_BYTES);
+      // Not unref'd: an unref'd immediate lets the loop block in poll between slices. Warming ends
+      // on its own within a few turns per ring, and dispose cancels it.
+      this.warmTick = setImmediate(step);
+    };
+    this.warmTick = setImmediate(step);
+  }
+
+  /** Resolves once every spare copy buffer is warm (at once when warming is off or the recorder is disposed). */
+  copyBuffersWarm(): Promise<void> {
+    if (this.options.warmCopyBuffers === false || this.disposed || this.backwardRings.every((ring) => ring.spare.ready)) return Promise.resolve();
+    this.warmCopyBuffers();
+    return new Promise((resolve) => this.warmWaiters.push(resolve));
+  }
+
+  private settleWarmWaiters(): void {
+    const waiters = this.warmWaiters;
+    this.warmWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private slotsFor(target: RecorderTarget): Slot[] {
@@ -461,6 +508,7 @@ export class Recorder {
       rings.push(result.copy);
       pauseWindowNs.push(result.pauseWindowNs);
     }
+    this.warmCopyBuffers();
     return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize() };
   }
 
@@ -507,6 +555,9 @@ export class Recorder {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    if (this.warmTick) clearImmediate(this.warmTick);
+    this.warmTick = null;
+    this.settleWarmWaiters();
     const errors: unknown[] = [];
     for (const unit of this.units) {
       try {

@@ -1,7 +1,8 @@
 // Synthetic unit tests of the pure parts of the ring and procfs code (the real-kernel tests are
-// in test/kernel/): backward head arithmetic, /proc parsing, and load bases from MMAP2 bytes.
+// in test/kernel/): backward head arithmetic, the spare copy buffer's hand-over, /proc parsing, and
+// load bases from MMAP2 bytes.
 import assert from 'node:assert/strict';
-import { backwardBytesWritten } from './ring';
+import { backwardBytesWritten, SpareCopyBuffer } from './ring';
 import { parseCpuList, parseMaps } from './procfs';
 import { loadBaseFromSideband } from './recorder';
 import { RecordType } from './uapi';
@@ -39,6 +40,26 @@ describe('ring arithmetic and procfs parsing (synthetic)', () => {
     assert.equal(backwardBytesWritten(0n), 0n);
     assert.equal(backwardBytesWritten((1n << 64n) - 56n), 56n);
     assert.equal(backwardBytesWritten(1n), (1n << 64n) - 1n);
+  });
+
+  it('warms the spare copy buffer in slices and hands each buffer out once', () => {
+    const spare = new SpareCopyBuffer(10 * 4096);
+    assert.equal(spare.ready, false);
+    assert.equal(spare.warm(4 * 4096), false);
+    assert.equal(spare.warm(4 * 4096), false);
+    assert.equal(spare.warm(4 * 4096), true, 'three slices of 4 pages cover 10 pages');
+    const first = spare.take();
+    assert.equal(first.length, 10 * 4096);
+    assert.equal(spare.ready, false, 'taking empties the spare');
+    first.fill(7);
+    const second = spare.take();
+    assert.notEqual(second.buffer, first.buffer, 'a taken buffer is never handed out again');
+    assert.equal(second[0], 0);
+    spare.warm();
+    assert.equal(spare.ready, true);
+    spare.release();
+    assert.equal(spare.ready, false);
+    assert.ok(first.every((b) => b === 7), 'the first snapshot\'s bytes were never touched again');
   });
 
   it('parses CPU lists and maps lines', () => {

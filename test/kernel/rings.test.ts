@@ -90,6 +90,42 @@ describe('kernel: rings', function () {
     }
   });
 
+  it('copies snapshots into warmed spare buffers without ever reusing one a snapshot holds', async () => {
+    // A launched fixture, not our own getpid calls: Node's event loop makes stray getpid calls of its own.
+    const N = 300;
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' }, sideband: false, pages: 16 });
+    try {
+      await recorder.copyBuffersWarm();
+      assert.ok(recorder.backwardRings.every((r) => r.spare.ready), 'every ring has a warm spare after open');
+      assert.equal(await recorder.exited, 0);
+      const first = recorder.snapshot().rings.filter((r) => r.direction === 'backward');
+      const firstBytes = first.map((r) => Buffer.from(r.bytes.subarray(0, r.validBytes)));
+      assert.equal(first.flatMap(samplesOf).length, N);
+      assert.ok(recorder.backwardRings.every((r) => !r.spare.ready), 'each snapshot took its ring\'s spare');
+      await recorder.copyBuffersWarm();
+      assert.ok(recorder.backwardRings.every((r) => r.spare.ready), 'and new ones were warmed after it');
+      const second = recorder.snapshot().rings.filter((r) => r.direction === 'backward');
+      assert.equal(second.flatMap(samplesOf).length, N);
+      second.forEach((ring, i) => {
+        assert.notEqual(ring.bytes.buffer, first[i].bytes.buffer, 'a fresh buffer per snapshot');
+        assert.equal(Buffer.compare(ring.bytes.subarray(0, ring.validBytes), firstBytes[i]), 0);
+        assert.equal(Buffer.compare(first[i].bytes.subarray(0, first[i].validBytes), firstBytes[i]), 0, 'the first copy is unchanged');
+      });
+    } finally {
+      recorder.dispose();
+    }
+    // Warming off: no spare is ever allocated, and snapshots still copy everything.
+    const cold = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' }, sideband: false, warmCopyBuffers: false });
+    try {
+      assert.equal(await cold.exited, 0);
+      assert.equal(cold.snapshot().rings.filter((r) => r.direction === 'backward').flatMap(samplesOf).length, N);
+      await cold.copyBuffersWarm(); // resolves at once: nothing to wait for
+      assert.ok(cold.backwardRings.every((r) => !r.spare.ready));
+    } finally {
+      cold.dispose();
+    }
+  });
+
   it('gives identical bytes through the zero-copy view and the memcpy path', async () => {
     const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
     try {
