@@ -4,6 +4,13 @@
 import { visibleRange } from './hitTest';
 
 /**
+ * Above this many visible records per pixel column, each column's records are counted as one
+ * index range found by bisection (about log2(n) steps per column) instead of visiting every record:
+ * at a million records and 1,280 columns that is ~25k steps instead of 1M.
+ */
+const BISECT_ABOVE_RECORDS_PER_COLUMN = 64;
+
+/**
  * Count the lane's records per pixel column over the window [t0, t1] mapped onto `width`
  * columns. Returns the counts and the largest count (for normalising intensity).
  */
@@ -16,12 +23,33 @@ export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t
   if (!(span > 0)) return { counts, max: 0, total: 0 };
   const [start, end] = visibleRange(times, rows, t0, t1);
   const scale = columns / span;
+  // The one mapping from time to column both paths use, so they give identical counts.
+  const columnAt = (i: number): number => {
+    const x = Math.floor((times[rows[i]] - t0) * scale);
+    return x >= columns ? columns - 1 : x; // t == t1 lands on the last column
+  };
   let max = 0;
-  for (let i = start; i < end; i++) {
-    let x = Math.floor((times[rows[i]] - t0) * scale);
-    if (x >= columns) x = columns - 1; // t == t1 lands on the last column
-    const c = ++counts[x];
-    if (c > max) max = c;
+  if (end - start > columns * BISECT_ABOVE_RECORDS_PER_COLUMN) {
+    // Rows are sorted by time and columnAt never decreases along them, so each column's records
+    // are one contiguous range: find where it ends by bisection.
+    for (let i = start; i < end;) {
+      const x = columnAt(i);
+      let lo = i + 1;
+      let hi = end;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (columnAt(mid) > x) hi = mid;
+        else lo = mid + 1;
+      }
+      const c = (counts[x] += lo - i);
+      if (c > max) max = c;
+      i = lo;
+    }
+  } else {
+    for (let i = start; i < end; i++) {
+      const c = ++counts[columnAt(i)];
+      if (c > max) max = c;
+    }
   }
   return { counts, max, total: end - start };
 }

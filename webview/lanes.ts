@@ -48,7 +48,6 @@ interface Group { key: string; label: string; order: number; watch: boolean; cou
 export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((row: number) => boolean) | null,
   collapsed: ReadonlySet<string>): Lane[] {
   const n = src.length;
-  const groupOf = new Int32Array(n);
   const groups: Group[] = [];
   const byKey = new Map<string, number>();
   const intern = (key: string, label: string, order: number, watch = false): number => {
@@ -91,20 +90,52 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   const column = grouping === 'cpu' ? src.cpu : grouping === 'thread' ? src.tid : src.event;
   const time = src.time;
   const event = src.event;
-  let lastValue = NaN;
-  let lastGroup = -1;
-  let watchRows = 0;
   let counts = new Int32Array(64);
   const countSlot = (g: number): void => {
     if (g >= counts.length) { const grown = new Int32Array(Math.max(g + 1, counts.length * 2)); grown.set(counts); counts = grown; }
   };
+
+  // Pass 1: the size of every group, and the group of every row (-1: left out). Rows of one group
+  // come in runs (one thread's or CPU's records are mostly consecutive), so the hot path is a
+  // compare and a store; counts are added per run, not per row. While every row so far is in one
+  // group, nothing is stored per row: `groupOf` is only allocated (and back-filled) when a second
+  // group or a left-out row shows up, so a single-lane million-row store skips 8 MB of traffic.
+  // Until then every row so far is in group 0 (the first one interned), which is exactly what a
+  // fresh Int32Array holds: allocating the table is the back-fill.
+  let groupOf: Int32Array | null = null;
+  let firstGroup = -1;
+  const perRowFrom = (): Int32Array => new Int32Array(n);
+  let lastValue = NaN;
+  let lastGroup = -1;
+  let run = 0;
   for (let row = 0; row < n; row++) {
-    if (time[row] !== time[row] || (include !== null && !include(row))) { groupOf[row] = -1; continue; }
+    const t = time[row];
+    if (t !== t || (include !== null && !include(row))) {
+      if (groupOf === null) groupOf = perRowFrom();
+      groupOf[row] = -1;
+      continue;
+    }
     const value = column[row];
-    if (value !== lastValue) { lastValue = value; lastGroup = groupOfNumber(value, row); countSlot(lastGroup); }
-    groupOf[row] = lastGroup;
-    counts[lastGroup]++;
-    if (anyWatch) {
+    if (value !== lastValue) {
+      if (lastGroup >= 0) counts[lastGroup] += run;
+      run = 0;
+      lastValue = value;
+      lastGroup = groupOfNumber(value, row);
+      countSlot(lastGroup);
+      if (firstGroup < 0) firstGroup = lastGroup;
+      else if (groupOf === null && lastGroup !== firstGroup) groupOf = perRowFrom();
+    }
+    if (groupOf !== null) groupOf[row] = lastGroup;
+    run++;
+  }
+  if (lastGroup >= 0) counts[lastGroup] += run;
+  // groupOf === null: every row 0..n-1 is in firstGroup.
+
+  // Watch lanes: a breakpoint event's rows also go to its own lane (only when such events exist).
+  let watchRows = 0;
+  if (anyWatch) {
+    for (let row = 0; row < n; row++) {
+      if (groupOf !== null && groupOf[row] < 0) continue;
       const e = event[row];
       if (e < eventCount && src.events[e].kind === 'breakpoint') {
         let w = watchLaneOfEvent[e];
@@ -118,17 +149,27 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       }
     }
   }
+
+  // Pass 2: each group's rows, in row order.
   for (let g = 0; g < groups.length; g++) { groups[g].count = counts[g]; groups[g].rows = new Uint32Array(groups[g].count); }
   const rowsOf = groups.map((g) => g.rows!);
   const fill = new Int32Array(groups.length);
-  for (let row = 0; row < n; row++) {
-    const g = groupOf[row];
-    if (g < 0) continue;
-    rowsOf[g][fill[g]++] = row;
-    if (watchRows > 0) {
-      const e = event[row];
-      const w = e < eventCount ? watchLaneOfEvent[e] : -1;
-      if (w >= 0) rowsOf[w][fill[w]++] = row;
+  if (groupOf === null && firstGroup >= 0) {
+    const only = rowsOf[firstGroup];
+    for (let row = 0; row < n; row++) only[row] = row;
+  }
+  if (groupOf !== null || watchRows > 0) {
+    for (let row = 0; row < n; row++) {
+      if (groupOf !== null) {
+        const g = groupOf[row];
+        if (g < 0) continue;
+        rowsOf[g][fill[g]++] = row;
+      }
+      if (watchRows > 0) {
+        const e = event[row];
+        const w = e < eventCount ? watchLaneOfEvent[e] : -1;
+        if (w >= 0) rowsOf[w][fill[w]++] = row;
+      }
     }
   }
   return groups

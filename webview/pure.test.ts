@@ -9,6 +9,7 @@ import { breakpointFits, explainEnospc } from './budget';
 import { RenderScheduler } from './scheduler';
 import { parseWatchLocation, parseWatchTarget } from './watchSpec';
 import type { WatchBudget } from './protocol';
+import { prng } from '../native/decode/test-records';
 
 const rowsOf = (n: number) => Uint32Array.from({ length: n }, (_, i) => i);
 
@@ -82,6 +83,39 @@ describe('density binning', () => {
     assert.equal(r.counts.buffer, buf.buffer);
     assert.equal(r.max, 1000);
   });
+  it('counts dense windows by bisection exactly as visiting every record would', () => {
+    // Reference: one floor() per record, the definition of the binning.
+    const naive = (time: Float64Array, rows: Uint32Array, t0: number, t1: number, width: number): number[] => {
+      const counts = new Array<number>(width).fill(0);
+      for (const row of rows) {
+        const t = time[row];
+        if (!(t >= t0 && t <= t1)) continue;
+        counts[Math.min(width - 1, Math.floor((t - t0) * (width / (t1 - t0))))]++;
+      }
+      return counts;
+    };
+    for (let seed = 1; seed <= 40; seed++) {
+      const random = prng(seed);
+      const n = 20_000 + Math.floor(random() * 20_000);
+      // Bursts and gaps, repeated times, fractional steps: the column edges fall anywhere.
+      const time = new Float64Array(n);
+      let t = random() * 1000;
+      for (let i = 0; i < n; i++) {
+        const r = random();
+        t += r < 0.3 ? 0 : r < 0.95 ? random() * 3.7 : random() * 5000;
+        time[i] = t;
+      }
+      const rows = rowsOf(n);
+      const width = 8 + Math.floor(random() * 200);
+      const t0 = time[Math.floor(random() * n * 0.2)] - random() * 10;
+      const t1 = time[n - 1 - Math.floor(random() * n * 0.2)] + random() * 10;
+      const r = binDensity(time, rows, t0, t1, width);
+      const expected = naive(time, rows, t0, t1, width);
+      assert.deepEqual(Array.from(r.counts), expected, `seed ${seed}`);
+      assert.equal(r.max, Math.max(...expected), `seed ${seed}`);
+      assert.equal(r.total, expected.reduce((a, b) => a + b, 0), `seed ${seed}`);
+    }
+  });
   it('keeps a single record visible next to dense columns', () => {
     assert.equal(densityAlpha(0, 10), 0);
     assert.ok(densityAlpha(1, 1000) >= 0.25);
@@ -142,6 +176,52 @@ describe('lane grouping', () => {
   it('applies the filter predicate', () => {
     const lanes = buildLanes(src, 'cpu', (r) => src.tid[r] === 9, new Set());
     assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), [['watch:mem:0x1000:w', [2]], ['cpu:0', [4]], ['cpu:1', [2]]]);
+  });
+  it('gives what a naive per-row grouping gives, whatever the mix of groups, gaps and filters', () => {
+    const events = [
+      { name: 'sched:sched_switch', kind: 'tracepoint' as const },
+      { name: 'mem:0x1000:w', kind: 'breakpoint' as const },
+      { name: 'syscalls:sys_enter_read', kind: 'tracepoint' as const },
+    ];
+    // Reference: every lane's rows by a plain filter over all rows.
+    const naive = (lanes: readonly { key: string; rows: Uint32Array }[], src: LaneSource, grouping: 'cpu' | 'thread' | 'event',
+      include: ((row: number) => boolean) | null) => lanes.map((lane) => {
+      const rows: number[] = [];
+      for (let row = 0; row < src.length; row++) {
+        if (Number.isNaN(src.time[row]) || (include && !include(row))) continue;
+        const ev = src.events[src.event[row]];
+        const watch = `watch:${ev.name}`;
+        const key = grouping === 'cpu' ? `cpu:${src.cpu[row]}` : grouping === 'thread' ? `thread:${src.tid[row]}` : ev.kind === 'breakpoint' ? watch : `event:${ev.name}`;
+        if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint')) rows.push(row);
+      }
+      return [lane.key, rows];
+    });
+    for (let seed = 1; seed <= 60; seed++) {
+      const random = prng(seed);
+      const n = 1 + Math.floor(random() * 300);
+      // Long single-group prefixes (the lazy per-row table), then other groups, NaN times and filters at random points.
+      const switchAt = Math.floor(random() * n);
+      const rows = Array.from({ length: n }, (_, i) => {
+        const late = i >= switchAt;
+        return {
+          t: random() < 0.05 ? NaN : i * 10,
+          ev: late && random() < 0.3 ? Math.floor(random() * 3) : 0,
+          pid: 7,
+          tid: late ? 7 + Math.floor(random() * 3) : 7,
+          cpu: late ? Math.floor(random() * 3) : 1,
+        };
+      });
+      const src = { ...source(rows, events, {}), timeSorted: true };
+      const cut = Math.floor(random() * n);
+      const include = random() < 0.5 ? null : (row: number) => row !== cut;
+      for (const grouping of ['cpu', 'thread', 'event'] as const) {
+        const lanes = buildLanes(src, grouping, include, new Set());
+        assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), naive(lanes, src, grouping, include), `seed ${seed} ${grouping}`);
+        // By event, a breakpoint's rows are its watch lane; otherwise watch lanes repeat rows of group lanes.
+        const total = lanes.filter((l) => grouping === 'event' || l.kind === 'group').reduce((sum, l) => sum + l.rows.length, 0);
+        assert.equal(total, rows.filter((r, i) => !Number.isNaN(r.t) && (!include || include(i))).length, `seed ${seed} ${grouping}: every placeable row in exactly one lane`);
+      }
+    }
   });
   it('sorts only when needed', () => {
     const t = Float64Array.from([1, 2, 3]);
