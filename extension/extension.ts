@@ -31,6 +31,7 @@ function settings() {
     retention: config.get<number>('snapshotRetention') ?? 10,
     keeper: config.get<boolean>('keeper.enabled') ?? false,
     bigSnapshotBytes: config.get<number>('bigSnapshotBytes') ?? 4 << 20,
+    warmCopyBuffers: config.get<boolean>('warmCopyBuffers') ?? true,
   };
 }
 
@@ -39,7 +40,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = (line: string) => output.appendLine(`[${new Date().toISOString()}] ${line}`);
   const backend = createBackend(() => {
     const s = settings();
-    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains };
+    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains, warmCopyBuffers: s.warmCopyBuffers };
   });
   const sessions = new SessionManager({ backend, retention: settings().retention });
   manager = sessions;

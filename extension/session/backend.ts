@@ -18,6 +18,8 @@ export interface RecordingSettings {
   /** -F: samples per second. */
   freq?: number;
   callchain?: boolean;
+  /** Keep a pre-faulted copy buffer per flight-recorder ring (RecorderOptions.warmCopyBuffers). */
+  warmCopyBuffers?: boolean;
 }
 
 /** Finds a program the way execvp would, so symbols come from the binary that will really run. */
@@ -81,6 +83,7 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
         ...(options.pages !== undefined ? { pages: options.pages } : {}),
         ...(options.gapFree !== undefined ? { gapFree: options.gapFree } : {}),
         ...(options.sideband !== undefined ? { sideband: options.sideband } : {}),
+        warmCopyBuffers: settings().warmCopyBuffers ?? true,
       });
       return recorderSource(recorder);
     },
