@@ -274,9 +274,9 @@ export class App {
       pid: (r) => s.pid[r], tid: (r) => s.tid[r], cpu: (r) => s.cpu[r], misc: (r) => s.misc[r],
       ipHex: (r) => formatAddress(s.ipHi[r], s.ipLo[r]).slice(2),
       fieldMatches: (term, r) => {
-        const snap = s.snapshots[s.snapshot[r]];
+        const snap = s.snapshots[s.snapshotIndexOf(r)];
         const answer = snap ? fieldMatches.get(fieldTermKey(term))?.get(snap.id) : undefined;
-        return answer instanceof Uint8Array && answer[s.localRow[r]] === 1;
+        return answer instanceof Uint8Array && answer[s.localRowOf(r)] === 1;
       },
     }));
     this.saveStateSoon();
@@ -406,14 +406,14 @@ export class App {
     if (s.ipHi[row] !== 0 || s.ipLo[row] !== 0) add('ip', formatAddress(s.ipHi[row], s.ipLo[row]));
     const sym = s.symbolOf(row);
     if (sym) add('symbol', sym);
-    const snap = s.snapshots[s.snapshot[row]];
-    add('snapshot', `${snap?.name ?? '?'} · row ${s.localRow[row]}`);
+    const snap = s.snapshots[s.snapshotIndexOf(row)];
+    add('snapshot', `${snap?.name ?? '?'} · row ${s.localRowOf(row)}`);
     const remote = el('div', 'rs-remote-details', this.details);
     el('p', 'rs-hint', remote, 'Loading details…');
     if (snap) {
       const requestId = this.nextRequestId++;
       this.pendingDetails.set(requestId, row);
-      this.post({ type: 'detailsRequest', requestId, snapshotId: snap.id, row: s.localRow[row] });
+      this.post({ type: 'detailsRequest', requestId, snapshotId: snap.id, row: s.localRowOf(row) });
     }
   }
 

@@ -35,8 +35,8 @@ describe('record store', () => {
     assert.deepEqual(store.events.map((e) => e.name), ['sched:sched_switch', 'mem:x:w', 'cpu-clock']);
     assert.deepEqual(Array.from(store.event.subarray(0, 5)), [0, 1, 0, 1, 2]);
     assert.deepEqual([0, 1, 2, 3].map((r) => store.symbolOf(r)), ['f', null, 'g', null]);
-    assert.deepEqual(Array.from(store.localRow.subarray(0, 5)), [0, 1, 2, 0, 1]);
-    assert.deepEqual(Array.from(store.snapshot.subarray(0, 5)), [0, 0, 0, 1, 1]);
+    assert.deepEqual([0, 1, 2, 3, 4].map((r) => store.localRowOf(r)), [0, 1, 2, 0, 1]);
+    assert.deepEqual([0, 1, 2, 3, 4].map((r) => store.snapshotIndexOf(r)), [0, 0, 0, 1, 1]);
     assert.equal(store.commOf(1), 'eight');
     assert.deepEqual(store.timeExtent(), [0, 506]);
     assert.ok(store.isComplete(store.getSnapshot('a')!));
@@ -72,6 +72,22 @@ describe('record store', () => {
     assert.equal(store.timeSorted, false, 'a row older than the previous one');
     store.beginSnapshot(start('c', '0', 100_000, 2, 'e'));
     assert.equal(store.time.length, 7 + 100_000, 'a big snapshot reserves exactly its announced rows');
-    assert.equal(store.symbol.length, 7 + 100_000);
+    assert.equal(store.symbol.length, 0, 'no symbol column until a batch carries symbols');
+  });
+
+  it('answers snapshot and local row from interleaved batches, and starts the symbol column late', () => {
+    const store = new RecordStore();
+    store.beginSnapshot(start('a', '0', 5, 3, 'e'));
+    store.beginSnapshot(start('b', '0', 4, 2, 'e'));
+    const a = columnsToBatches(columns([1, 2, 3, 4, 5], [7, 7, 7, 7, 7], [0, 0, 0, 0, 0]), { snapshotId: 'a', batchRows: 2 });
+    const b = columnsToBatches(columns([1, 2, 3, 4], [8, 8, 8, 8], [0, 0, 0, 0]), { snapshotId: 'b', batchRows: 2, symbols: ['f', 'g', null, 'f'] });
+    // The host's flow control interleaves the streams of two snapshots: a0 b0 a1 b1 a2.
+    for (const batch of [a[0], b[0], a[1], b[1], a[2]]) store.addBatch(batch);
+    const expected: [number, number][] = [[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [0, 3], [1, 2], [1, 3], [0, 4]];
+    const at = (r: number): [number, number] => [store.snapshotIndexOf(r), store.localRowOf(r)];
+    assert.deepEqual(expected.map((_, r) => at(r)), expected, 'in order');
+    for (const r of [8, 0, 5, 3, 7, 1, 6, 2, 4, 4, 0]) assert.deepEqual(at(r), expected[r], `row ${r}, out of order`);
+    assert.deepEqual(expected.map((_, r) => store.symbolOf(r)), [null, null, 'f', 'g', null, null, null, 'f', null]);
+    assert.ok(store.symbol.length >= 9);
   });
 });

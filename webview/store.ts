@@ -1,6 +1,11 @@
 // The webview's record store: every snapshot's batches appended into one set of growable typed
 // columns, times rebased onto the first snapshot's origin so all snapshots share one axis.
 // Pure (no DOM): the renderer reads the columns directly.
+//
+// Receiving a big snapshot is bound by writing fresh memory (page faults), so the store keeps per
+// row only what is read per row: which snapshot a row came from and its row number there are
+// answered from the list of appended batches (a batch is a run of consecutive rows of one
+// snapshot), and the symbol column exists only once some batch carried symbols.
 
 import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from './protocol';
 import { COLUMN_TYPES } from './protocol';
@@ -46,9 +51,15 @@ export class RecordStore {
   cpu = new Int32Array(0);
   ipHi = new Uint32Array(0);
   ipLo = new Uint32Array(0);
-  snapshot = new Uint16Array(0);
-  localRow = new Uint32Array(0);
+  /** Symbol id per row (-1: none); empty until a batch carries symbols (symbolOf answers null before). */
   symbol = new Int32Array(0);
+  /** The appended batches, in store order: rows [runStart[k], runStart[k+1]) came from snapshot runSnapshot[k], starting at its row runLocal[k]. */
+  private runStart = new Uint32Array(16);
+  private runLocal = new Uint32Array(16);
+  private runSnapshot = new Uint16Array(16);
+  private runCount = 0;
+  /** The run the last lookup landed in: filters walk rows in order, so the next lookup usually lands there too. */
+  private lastRun = 0;
   readonly symbols: string[] = [];
   private readonly symbolIds = new Map<string, number>();
   readonly events: StoreEvent[] = [];
@@ -132,9 +143,7 @@ export class RecordStore {
     this.lastTime = lastTime;
     this.timeSorted = sorted;
     this.mapEvents(snap, localEvent, base);
-    const localRow = this.localRow;
-    for (let i = 0; i < n; i++) localRow[base + i] = msg.firstRow + i;
-    this.snapshot.fill(snap.index, base, base + n);
+    this.addRun(base, msg.firstRow, snap.index);
     this.kind.set(new COLUMN_TYPES.kind(c.kind), base);
     this.misc.set(new COLUMN_TYPES.misc(c.misc), base);
     this.pid.set(new COLUMN_TYPES.pid(c.pid), base);
@@ -145,9 +154,9 @@ export class RecordStore {
     if (msg.symbolIndex && msg.symbolTable) {
       const local = new Int32Array(msg.symbolIndex);
       const map = Int32Array.from(msg.symbolTable, (s) => this.internSymbol(s));
-      const symbol = this.symbol;
+      const symbol = this.symbolColumn(base + n);
       for (let i = 0; i < n; i++) { const s = local[i]; symbol[base + i] = s >= 0 ? map[s] : -1; }
-    } else {
+    } else if (this.symbol.length > 0) {
       this.symbol.fill(-1, base, base + n);
     }
     this.length += n;
@@ -191,8 +200,62 @@ export class RecordStore {
   }
 
   symbolOf(row: number): string | null {
+    if (row >= this.symbol.length) return null;
     const s = this.symbol[row];
     return s >= 0 ? this.symbols[s] : null;
+  }
+
+  /** Index in `snapshots` of the snapshot row `row` came from. */
+  snapshotIndexOf(row: number): number {
+    return this.runSnapshot[this.runOf(row)];
+  }
+
+  /** The row's number within its own snapshot (what the host calls it). */
+  localRowOf(row: number): number {
+    const run = this.runOf(row);
+    return this.runLocal[run] + (row - this.runStart[run]);
+  }
+
+  /** The run holding `row` (0 <= row < length): the cached one, its successor, or bisection. */
+  private runOf(row: number): number {
+    const starts = this.runStart;
+    const count = this.runCount;
+    let run = this.lastRun;
+    if (run < count && starts[run] <= row && (run + 1 >= count || row < starts[run + 1])) return run;
+    if (run + 1 < count && starts[run + 1] <= row && (run + 2 >= count || row < starts[run + 2])) return (this.lastRun = run + 1);
+    let lo = 0;
+    let hi = count - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (starts[mid] <= row) lo = mid;
+      else hi = mid - 1;
+    }
+    run = lo;
+    this.lastRun = run;
+    return run;
+  }
+
+  private addRun(globalStart: number, localStart: number, snapshotIndex: number): void {
+    if (this.runCount === this.runStart.length) {
+      const size = this.runCount * 2;
+      const start = new Uint32Array(size); start.set(this.runStart); this.runStart = start;
+      const local = new Uint32Array(size); local.set(this.runLocal); this.runLocal = local;
+      const snapshot = new Uint16Array(size); snapshot.set(this.runSnapshot); this.runSnapshot = snapshot;
+    }
+    this.runStart[this.runCount] = globalStart;
+    this.runLocal[this.runCount] = localStart;
+    this.runSnapshot[this.runCount] = snapshotIndex;
+    this.runCount++;
+  }
+
+  /** The symbol column with room for `rows` rows, created (every earlier row: no symbol) on first use. */
+  private symbolColumn(rows: number): Int32Array {
+    if (this.symbol.length < rows) {
+      const grown = new Int32Array(Math.max(rows, this.time.length)).fill(-1);
+      grown.set(this.symbol);
+      this.symbol = grown;
+    }
+    return this.symbol;
   }
 
   /** Rebased time range of all rows with a time, or null. */
@@ -241,8 +304,10 @@ export class RecordStore {
     this.cpu = grow(this.cpu, (n) => new Int32Array(n));
     this.ipHi = grow(this.ipHi, (n) => new Uint32Array(n));
     this.ipLo = grow(this.ipLo, (n) => new Uint32Array(n));
-    this.snapshot = grow(this.snapshot, (n) => new Uint16Array(n));
-    this.localRow = grow(this.localRow, (n) => new Uint32Array(n));
-    this.symbol = grow(this.symbol, (n) => new Int32Array(n));
+    if (this.symbol.length > 0) {
+      const symbol = new Int32Array(next).fill(-1);
+      symbol.set(this.symbol);
+      this.symbol = symbol;
+    }
   }
 }
