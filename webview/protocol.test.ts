@@ -38,6 +38,7 @@ describe('webview protocol', () => {
       assert.equal(b.columns.time.byteLength, b.rowCount * 8);
       assert.equal(b.columns.kind.byteLength, b.rowCount);
       assert.equal(transferablesOf(b).length, COLUMN_NAMES.length + 1);
+      assert.deepEqual(Object.keys(b.columns), ['time', 'kind', 'misc', 'event', 'pid', 'tid', 'cpu', 'ipHi', 'ipLo'], 'ring and offset stay on the host');
       assert.equal(b.symbolTable!.length <= 3, true, 'symbols are interned per batch');
       const v = validateHostToWebview(b);
       assert.ok(v.ok, v.ok ? '' : v.reason);
