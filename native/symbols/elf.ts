@@ -26,10 +26,14 @@ export const SHT_REL = 9;
 const EM_X86_64_MACHINE = 62;
 const PLT_ENTRY_SIZE = 16;
 const ELFCOMPRESS_ZLIB = 1;
+const STT_NOTYPE = 0;
 const STT_OBJECT = 1;
 const STT_FUNC = 2;
 const STT_GNU_IFUNC = 10;
 const NT_GNU_BUILD_ID = 3;
+const SHN_LORESERVE = 0xff00;
+const STV_INTERNAL = 1;
+const STV_HIDDEN = 2;
 
 /** Bounds-checked little/big endian reads over a byte array; every read past the end is an ElfFormatError. */
 export class ByteReader {
@@ -248,7 +252,12 @@ export class ElfFile {
     return out;
   }
 
-  /** Function and object symbols from .symtab and .dynsym (undefined and section symbols left out). */
+  /**
+   * Function and object symbols from .symtab and .dynsym (undefined and section symbols left out).
+   * Untyped labels count as functions where perf counts them (symbol-elf.c, elf_sym__is_label):
+   * named, defined in a text section, not absolute, not hidden or internal. Hand-written assembly
+   * has such labels (ld.so's `_start`), and perf names the samples that land under them.
+   */
   symbols(): readonly ElfSymbol[] {
     if (this.symbolCache) return this.symbolCache;
     const out: ElfSymbol[] = [];
@@ -262,16 +271,22 @@ export class ElfFile {
       const sr = new ByteReader(strData, this.header.littleEndian);
       const entSize = table.entSize || (this.header.is64 ? 24 : 16);
       for (let o = entSize; o + entSize <= data.length; o += entSize) {
-        let nameOffset: number; let value: bigint; let size: number; let info: number; let shndx: number;
+        let nameOffset: number; let value: bigint; let size: number; let info: number; let other: number; let shndx: number;
         if (this.header.is64) {
-          nameOffset = r.u32(o); info = r.u8(o + 4); shndx = r.u16(o + 6); value = r.u64(o + 8); size = Number(r.u64(o + 16));
+          nameOffset = r.u32(o); info = r.u8(o + 4); other = r.u8(o + 5); shndx = r.u16(o + 6); value = r.u64(o + 8); size = Number(r.u64(o + 16));
         } else {
-          nameOffset = r.u32(o); value = BigInt(r.u32(o + 4)); size = r.u32(o + 8); info = r.u8(o + 12); shndx = r.u16(o + 14);
+          nameOffset = r.u32(o); value = BigInt(r.u32(o + 4)); size = r.u32(o + 8); info = r.u8(o + 12); other = r.u8(o + 13); shndx = r.u16(o + 14);
         }
         const symType = info & 0xf;
         const bind = info >> 4;
         if (shndx === 0) continue; // undefined: lives in another object
-        if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) continue;
+        if (symType === STT_NOTYPE) {
+          const visibility = other & 3;
+          const inText = shndx < SHN_LORESERVE && (this.sections[shndx]?.name.includes('text') ?? false);
+          if (nameOffset === 0 || !inText || visibility === STV_HIDDEN || visibility === STV_INTERNAL) continue;
+        } else if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) {
+          continue;
+        }
         out.push({
           name: sr.cstring(nameOffset), value, size,
           kind: symType === STT_OBJECT ? 'object' : 'function',

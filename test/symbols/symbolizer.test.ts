@@ -60,7 +60,7 @@ describe('symbols: Symbolizer', function () {
       const exe = fixture(name);
       const { events } = perfRecord([exe, '3000000']);
       const symbolizer = new Symbolizer({ kallsyms: true });
-      let compared = 0; let inFixture = 0;
+      let compared = 0; let inFixture = 0; let labelled = 0;
       const mismatches: string[] = [];
       for (const e of events) {
         if (e.kind === 'mmap') {
@@ -73,10 +73,12 @@ describe('symbols: Symbolizer', function () {
         const ours = symbolizer.symbolize(e.pid, e.ip, isKernel);
         compared++;
         if (e.dso === exe) inFixture++;
+        if (e.sym.startsWith('ringside_text_label+')) labelled++;
         if (ours !== e.sym && !samePltStub(e.dso, e.sym, ours)) mismatches.push(`${e.ip.toString(16)} (${e.dso}): perf ${e.sym}, ours ${ours}`);
       }
       assert.deepEqual(mismatches.slice(0, 20), [], `${mismatches.length} of ${compared} differ`);
       assert.ok(inFixture >= 10, `only ${inFixture} samples landed in the fixture`);
+      if (name !== 'sym_cpp') assert.ok(labelled >= 5, `only ${labelled} samples under the untyped label ringside_text_label`);
       assert.ok(compared > inFixture, 'expected samples outside the fixture too (ld.so, libc or kernel)');
     });
   }
