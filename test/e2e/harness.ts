@@ -267,7 +267,9 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
       await page.locator('.command-center .command-center-center, .command-center').first().click({ timeout: 5000 }).catch(() => undefined);
       if (!await input.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) continue;
     }
-    await input.fill(`>${title}`);
+    // The palette can close again right after opening when a webview restored after a reload takes
+    // the focus (seen under load): then open it again rather than wait on a hidden input.
+    if (!await input.fill(`>${title}`, { timeout: 3000 }).then(() => true, () => false)) continue;
     const row = commandRow(page, title);
     try {
       await row.waitFor({ state: 'visible', timeout: Math.min(4000, Math.max(500, deadline - Date.now())) });
