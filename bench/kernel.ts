@@ -132,14 +132,54 @@ interface WalkerOutput {
   readonly checksum: Record<string, number>;
 }
 
-function runWalker(tools: Tools, copy: RingCopy, decoded: DecodedSnapshot, runs: number, warmup: number): WalkerOutput {
-  const file = join(tools.tempDir, `ring-${copy.ringId}.bin`);
-  writeFileSync(file, copy.bytes.subarray(0, copy.validBytes));
-  const event = decoded.events[copy.defaultEvent];
-  const ids = decoded.events.flatMap((e) => e.ids.map((id) => `${id}:${e.index}`));
-  const result = spawnSync(tools.walker, [file, String(event.attr.sampleType), String(copy.cpu), String(runs), String(warmup), ...ids], { encoding: 'utf8' });
-  if (result.status !== 0) throw new BenchUnavailableError(`the C walker failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as WalkerOutput;
+/**
+ * The C walker as one long-lived process per case, asked for one measurement per round over a
+ * pipe. Spawning it per round would fork the bench right before the decoder's timed passes, and a
+ * fork write-protects every page of the bench: the decoder's first writes after it fault (measured
+ * here: 1 MiB decodes 40% slower right after a spawnSync).
+ */
+class WalkerProcess {
+  private readonly child: ChildProcess;
+  private readonly lines: string[] = [];
+  private waiting: ((line: string) => void) | null = null;
+  private buffered = '';
+  private stderr = '';
+  private exited: string | null = null;
+
+  constructor(tools: Tools, copy: RingCopy, decoded: DecodedSnapshot) {
+    const file = join(tools.tempDir, `ring-${copy.ringId}.bin`);
+    writeFileSync(file, copy.bytes.subarray(0, copy.validBytes));
+    const event = decoded.events[copy.defaultEvent];
+    const ids = decoded.events.flatMap((e) => e.ids.map((id) => `${id}:${e.index}`));
+    this.child = spawn(tools.walker, [file, String(event.attr.sampleType), String(copy.cpu), 'serve', '0', ...ids], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.buffered += chunk;
+      for (let at = this.buffered.indexOf('\n'); at >= 0; at = this.buffered.indexOf('\n')) {
+        const line = this.buffered.slice(0, at);
+        this.buffered = this.buffered.slice(at + 1);
+        if (this.waiting) { const resolve = this.waiting; this.waiting = null; resolve(line); } else this.lines.push(line);
+      }
+    });
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { this.stderr += chunk; });
+    this.child.on('exit', (code, signal) => {
+      this.exited = `the C walker exited (${signal ?? code}): ${this.stderr}`;
+      if (this.waiting) { const resolve = this.waiting; this.waiting = null; resolve(''); }
+    });
+  }
+
+  async measure(runs: number, warmup: number): Promise<WalkerOutput> {
+    this.child.stdin!.write(`${runs} ${warmup}\n`);
+    const line = this.lines.shift() ?? await new Promise<string>((resolve) => { this.waiting = resolve; });
+    if (!line) throw new BenchUnavailableError(this.exited ?? 'the C walker gave no answer');
+    return JSON.parse(line) as WalkerOutput;
+  }
+
+  async close(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.stdin!.end();
+    await gone;
+  }
 }
 
 /** Times `perf script` over `file` (output discarded), and counts the samples it prints once. */
@@ -263,18 +303,28 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     };
     // Warm the JIT on at least ~2M records, as a live session would after a few snapshots.
     const warmRuns = Math.max(warmup, Math.ceil(2_000_000 / Math.max(1, copy.validBytes / 56)));
-    for (let i = 0; i < warmRuns; i++) decodeOnce();
     const decodeTimes: number[] = [];
     const walkerTimes: number[] = [];
     const ratios: number[] = [];
     let walker: WalkerOutput | undefined;
-    for (let round = 0; round < runs; round++) {
-      walker = runWalker(tools, copy, decoded, 3, Math.min(warmRuns, 5));
-      const ns = [decodeOnce(), decodeOnce(), decodeOnce()];
-      const decodeNs = median(ns);
-      decodeTimes.push(decodeNs);
-      walkerTimes.push(walker.median_ns);
-      ratios.push(walker.median_ns / decodeNs);
+    // Both sides warm up the same way inside each round (the walker in its own process): a few
+    // untimed passes over the same bytes, then three timed ones.
+    const warmInRound = Math.min(warmRuns, 5);
+    const walkerProcess = new WalkerProcess(tools, copy, decoded);
+    try {
+      await walkerProcess.measure(1, 0); // the walker's fork is behind us before the decoder warms up
+      for (let i = 0; i < warmRuns; i++) decodeOnce();
+      for (let round = 0; round < runs; round++) {
+        walker = await walkerProcess.measure(3, warmInRound);
+        for (let i = 0; i < warmInRound; i++) decodeOnce();
+        const ns = [decodeOnce(), decodeOnce(), decodeOnce()];
+        const decodeNs = median(ns);
+        decodeTimes.push(decodeNs);
+        walkerTimes.push(walker.median_ns);
+        ratios.push(walker.median_ns / decodeNs);
+      }
+    } finally {
+      await walkerProcess.close();
     }
     const ringColumns = ringDecoded!.columns;
     const ours = columnChecksum(ringColumns);

@@ -6,6 +6,9 @@
 //
 // usage: walker FILE SAMPLE_TYPE RING_CPU RUNS WARMUP ID:EVENT...
 // prints one JSON line: records, per-run ns, and checksums the bench compares with the decoder's.
+// With RUNS = serve (WARMUP ignored) it reads "RUNS WARMUP" lines from stdin and answers each with
+// such a line: the bench starts it once per case, because spawning a process from the bench
+// (fork) write-protects the bench's own pages and would slow the decoder it alternates with.
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
@@ -54,7 +57,8 @@ int main(int argc, char **argv) {
   const char *file = argv[1];
   uint64_t sample_type = strtoull(argv[2], NULL, 0);
   int ring_cpu = atoi(argv[3]);
-  int runs = atoi(argv[4]), warmup = atoi(argv[5]);
+  int serve = strcmp(argv[4], "serve") == 0;
+  int runs = serve ? 0 : atoi(argv[4]), warmup = serve ? 0 : atoi(argv[5]);
   for (int i = 6; i < argc && id_count < 64; i++) {
     char *colon = strchr(argv[i], ':');
     if (!colon) { fprintf(stderr, "bad id %s\n", argv[i]); return 2; }
@@ -99,101 +103,109 @@ int main(int argc, char **argv) {
     if (pos[5] >= 0) t_ident = trailer - pos[5]; else if (pos[2] >= 0) t_ident = trailer - pos[2];
   }
 
-  double *run_ns = calloc((size_t)runs, sizeof(double));
-  size_t records = 0;
-  uint64_t sum_tid = 0, sum_cpu = 0, sum_event = 0, sum_ip_lo = 0, sum_ip_hi = 0, sum_kind = 0, sum_offset = 0;
-  double sum_time = 0;
-  for (int run = -warmup; run < runs; run++) {
-    double started = now_ns();
-    uint32_t *found = malloc(((end >> 3) + 1) * sizeof(uint32_t));
-    size_t n = 0;
-    for (size_t o = 0; o + 8 <= end;) {
-      uint16_t size = *(uint16_t *)(bytes + o + 6);
-      if (size == 0 || size < 8 || (size & 7) || o + size > end) break;
-      found[n++] = (uint32_t)o;
-      o += size;
-    }
-    struct columns c = {
-      malloc(n), malloc(n * 2), malloc(n * 2), malloc(n * 4), malloc(n * 4), malloc(n * 4),
-      malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 2), malloc(n), malloc(n * 8),
-    };
-    uint64_t last_id = 0; int last_event = -1;
-    for (size_t i = 0; i < n; i++) {
-      uint32_t o = found[n - 1 - i];  // backward ring: the copy starts with the newest record
-      const uint8_t *r = bytes + o;
-      uint32_t type = *(const uint32_t *)r;
-      uint16_t misc = *(const uint16_t *)(r + 4);
-      uint16_t size = *(const uint16_t *)(r + 6);
-      int event = 0, t = -1, pt = -1, cp = -1, ipo = -1;
-      c.pid[i] = -1; c.tid[i] = -1; c.ip_hi[i] = 0; c.ip_lo[i] = 0; c.has_time[i] = 0;
-      if (type == R_SAMPLE) {
-        if (o_ident >= 0 && o_ident + 8 <= size) {
-          uint64_t id = *(const uint64_t *)(r + o_ident);
-          if (id == last_id && last_event >= 0) event = last_event;
-          else { int e = lookup(id); if (e >= 0) { event = e; last_id = id; last_event = e; } }
-        }
-        if (size >= sample_min) { t = o_time; pt = o_pidtid; cp = o_cpu; ipo = o_ip; }
-      } else {
-        if (t_ident >= 0 && size >= 8 + t_ident) { int e = lookup(*(const uint64_t *)(r + size - t_ident)); if (e >= 0) event = e; }
-        if (trailer > 0 && size >= 8 + trailer) {
-          if (t_time >= 0) t = size - t_time;
-          if (t_pidtid >= 0) pt = size - t_pidtid;
-          if (t_cpu >= 0) cp = size - t_cpu;
-        }
-        switch (type) {
-          case R_MMAP: case R_COMM: case R_MMAP2: case R_ITRACE_START: case R_READ: case R_NAMESPACES:
-            if (size >= 16) pt = 8;
-            break;
-          case R_FORK: case R_EXIT:
-            if (size >= 32) { c.pid[i] = *(const int32_t *)(r + 8); c.tid[i] = *(const int32_t *)(r + 16); pt = -2; if (t < 0) t = 24; }
-            break;
-          case R_THROTTLE: case R_UNTHROTTLE:
-            if (t < 0 && size >= 16) t = 8;
-            break;
-        }
+  for (;;) {
+    if (serve && scanf("%d %d", &runs, &warmup) != 2) break;
+    if (runs < 1) { fprintf(stderr, "walker: RUNS must be >= 1\n"); return 2; }
+    double *run_ns = calloc((size_t)runs, sizeof(double));
+    size_t records = 0;
+    uint64_t sum_tid = 0, sum_cpu = 0, sum_event = 0, sum_ip_lo = 0, sum_ip_hi = 0, sum_kind = 0, sum_offset = 0;
+    double sum_time = 0;
+    for (int run = -warmup; run < runs; run++) {
+      double started = now_ns();
+      uint32_t *found = malloc(((end >> 3) + 1) * sizeof(uint32_t));
+      size_t n = 0;
+      for (size_t o = 0; o + 8 <= end;) {
+        uint16_t size = *(uint16_t *)(bytes + o + 6);
+        if (size == 0 || size < 8 || (size & 7) || o + size > end) break;
+        found[n++] = (uint32_t)o;
+        o += size;
       }
-      c.kind[i] = type > 254 ? 255 : (uint8_t)type;
-      c.misc[i] = misc;
-      c.event[i] = (uint16_t)event;
-      c.ring[i] = 0;
-      c.offset[i] = o;
-      if (t >= 0) { c.time_lo[i] = *(const uint32_t *)(r + t); c.time_hi[i] = *(const uint32_t *)(r + t + 4); c.has_time[i] = 1; }
-      if (pt >= 0) { c.pid[i] = *(const int32_t *)(r + pt); c.tid[i] = *(const int32_t *)(r + pt + 4); }
-      c.cpu[i] = cp >= 0 ? *(const int32_t *)(r + cp) : ring_cpu;
-      if (ipo >= 0) { c.ip_lo[i] = *(const uint32_t *)(r + ipo); c.ip_hi[i] = *(const uint32_t *)(r + ipo + 4); }
+      struct columns c = {
+        malloc(n), malloc(n * 2), malloc(n * 2), malloc(n * 4), malloc(n * 4), malloc(n * 4),
+        malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 2), malloc(n), malloc(n * 8),
+      };
+      uint64_t last_id = 0; int last_event = -1;
+      for (size_t i = 0; i < n; i++) {
+        uint32_t o = found[n - 1 - i];  // backward ring: the copy starts with the newest record
+        const uint8_t *r = bytes + o;
+        uint32_t type = *(const uint32_t *)r;
+        uint16_t misc = *(const uint16_t *)(r + 4);
+        uint16_t size = *(const uint16_t *)(r + 6);
+        int event = 0, t = -1, pt = -1, cp = -1, ipo = -1;
+        c.pid[i] = -1; c.tid[i] = -1; c.ip_hi[i] = 0; c.ip_lo[i] = 0; c.has_time[i] = 0;
+        if (type == R_SAMPLE) {
+          if (o_ident >= 0 && o_ident + 8 <= size) {
+            uint64_t id = *(const uint64_t *)(r + o_ident);
+            if (id == last_id && last_event >= 0) event = last_event;
+            else { int e = lookup(id); if (e >= 0) { event = e; last_id = id; last_event = e; } }
+          }
+          if (size >= sample_min) { t = o_time; pt = o_pidtid; cp = o_cpu; ipo = o_ip; }
+        } else {
+          if (t_ident >= 0 && size >= 8 + t_ident) { int e = lookup(*(const uint64_t *)(r + size - t_ident)); if (e >= 0) event = e; }
+          if (trailer > 0 && size >= 8 + trailer) {
+            if (t_time >= 0) t = size - t_time;
+            if (t_pidtid >= 0) pt = size - t_pidtid;
+            if (t_cpu >= 0) cp = size - t_cpu;
+          }
+          switch (type) {
+            case R_MMAP: case R_COMM: case R_MMAP2: case R_ITRACE_START: case R_READ: case R_NAMESPACES:
+              if (size >= 16) pt = 8;
+              break;
+            case R_FORK: case R_EXIT:
+              if (size >= 32) { c.pid[i] = *(const int32_t *)(r + 8); c.tid[i] = *(const int32_t *)(r + 16); pt = -2; if (t < 0) t = 24; }
+              break;
+            case R_THROTTLE: case R_UNTHROTTLE:
+              if (t < 0 && size >= 16) t = 8;
+              break;
+          }
+        }
+        c.kind[i] = type > 254 ? 255 : (uint8_t)type;
+        c.misc[i] = misc;
+        c.event[i] = (uint16_t)event;
+        c.ring[i] = 0;
+        c.offset[i] = o;
+        if (t >= 0) { c.time_lo[i] = *(const uint32_t *)(r + t); c.time_hi[i] = *(const uint32_t *)(r + t + 4); c.has_time[i] = 1; }
+        if (pt >= 0) { c.pid[i] = *(const int32_t *)(r + pt); c.tid[i] = *(const int32_t *)(r + pt + 4); }
+        c.cpu[i] = cp >= 0 ? *(const int32_t *)(r + cp) : ring_cpu;
+        if (ipo >= 0) { c.ip_lo[i] = *(const uint32_t *)(r + ipo); c.ip_hi[i] = *(const uint32_t *)(r + ipo + 4); }
+      }
+      uint64_t origin = UINT64_MAX; int any = 0;
+      for (size_t i = 0; i < n; i++) {
+        if (!c.has_time[i]) continue;
+        uint64_t v = ((uint64_t)c.time_hi[i] << 32) | c.time_lo[i];
+        if (v < origin) origin = v;
+        any = 1;
+      }
+      if (!any) origin = 0;
+      for (size_t i = 0; i < n; i++) {
+        c.time[i] = c.has_time[i] ? (double)((((uint64_t)c.time_hi[i] << 32) | c.time_lo[i]) - origin) : __builtin_nan("");
+      }
+      double elapsed = now_ns() - started;
+      if (run >= 0) run_ns[run] = elapsed;
+      records = n;
+      sum_tid = sum_cpu = sum_event = sum_ip_lo = sum_ip_hi = sum_kind = sum_offset = 0; sum_time = 0;
+      for (size_t i = 0; i < n; i++) {
+        sum_tid += (uint32_t)c.tid[i]; sum_cpu += (uint32_t)c.cpu[i]; sum_event += c.event[i]; sum_kind += c.kind[i];
+        sum_ip_lo += c.ip_lo[i]; sum_ip_hi += c.ip_hi[i]; sum_offset += c.offset[i];
+        if (c.time[i] == c.time[i]) sum_time += c.time[i];
+      }
+      free(found);
+      void *parts[] = { c.kind, c.misc, c.event, c.pid, c.tid, c.cpu, c.ip_hi, c.ip_lo, c.time_hi, c.time_lo, c.offset, c.ring, c.has_time, c.time };
+      for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) free(parts[k]);
     }
-    uint64_t origin = UINT64_MAX; int any = 0;
-    for (size_t i = 0; i < n; i++) {
-      if (!c.has_time[i]) continue;
-      uint64_t v = ((uint64_t)c.time_hi[i] << 32) | c.time_lo[i];
-      if (v < origin) origin = v;
-      any = 1;
-    }
-    if (!any) origin = 0;
-    for (size_t i = 0; i < n; i++) {
-      c.time[i] = c.has_time[i] ? (double)((((uint64_t)c.time_hi[i] << 32) | c.time_lo[i]) - origin) : __builtin_nan("");
-    }
-    double elapsed = now_ns() - started;
-    if (run >= 0) run_ns[run] = elapsed;
-    records = n;
-    sum_tid = sum_cpu = sum_event = sum_ip_lo = sum_ip_hi = sum_kind = sum_offset = 0; sum_time = 0;
-    for (size_t i = 0; i < n; i++) {
-      sum_tid += (uint32_t)c.tid[i]; sum_cpu += (uint32_t)c.cpu[i]; sum_event += c.event[i]; sum_kind += c.kind[i];
-      sum_ip_lo += c.ip_lo[i]; sum_ip_hi += c.ip_hi[i]; sum_offset += c.offset[i];
-      if (c.time[i] == c.time[i]) sum_time += c.time[i];
-    }
-    free(found);
-    void *parts[] = { c.kind, c.misc, c.event, c.pid, c.tid, c.cpu, c.ip_hi, c.ip_lo, c.time_hi, c.time_lo, c.offset, c.ring, c.has_time, c.time };
-    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) free(parts[k]);
+    double *sorted = calloc((size_t)runs, sizeof(double));
+    memcpy(sorted, run_ns, (size_t)runs * sizeof(double));
+    qsort(sorted, (size_t)runs, sizeof(double), compare_double);
+    double median = runs % 2 ? sorted[runs / 2] : (sorted[runs / 2 - 1] + sorted[runs / 2]) / 2;
+    printf("{\"records\":%zu,\"median_ns\":%.0f,\"runs_ns\":[", records, median);
+    for (int i = 0; i < runs; i++) printf("%s%.0f", i ? "," : "", run_ns[i]);
+    printf("],\"checksum\":{\"tid\":%" PRIu64 ",\"cpu\":%" PRIu64 ",\"event\":%" PRIu64 ",\"kind\":%" PRIu64
+      ",\"ipLo\":%" PRIu64 ",\"ipHi\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"time\":%.17g}}\n",
+      sum_tid, sum_cpu, sum_event, sum_kind, sum_ip_lo, sum_ip_hi, sum_offset, sum_time);
+    fflush(stdout);
+    free(run_ns);
+    free(sorted);
+    if (!serve) break;
   }
-  double *sorted = calloc((size_t)runs, sizeof(double));
-  memcpy(sorted, run_ns, (size_t)runs * sizeof(double));
-  qsort(sorted, (size_t)runs, sizeof(double), compare_double);
-  double median = runs % 2 ? sorted[runs / 2] : (sorted[runs / 2 - 1] + sorted[runs / 2]) / 2;
-  printf("{\"records\":%zu,\"median_ns\":%.0f,\"runs_ns\":[", records, median);
-  for (int i = 0; i < runs; i++) printf("%s%.0f", i ? "," : "", run_ns[i]);
-  printf("],\"checksum\":{\"tid\":%" PRIu64 ",\"cpu\":%" PRIu64 ",\"event\":%" PRIu64 ",\"kind\":%" PRIu64
-    ",\"ipLo\":%" PRIu64 ",\"ipHi\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"time\":%.17g}}\n",
-    sum_tid, sum_cpu, sum_event, sum_kind, sum_ip_lo, sum_ip_hi, sum_offset, sum_time);
   return 0;
 }
