@@ -262,10 +262,11 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     // Capture requested -> decoded columns (the whole snapshot: flight-recorder ring and side-band).
     log(`  ${layout.name} ${ringBytes >> 20} MiB: snapshot -> columns`);
     let last: DecodedSnapshot | undefined;
-    // Warm the JIT on ~2M records first, as the decoder case below does: a live session has
-    // taken a few snapshots before the one that matters (1 MiB rings would otherwise time V8's tiers).
+    // Warm up on ~2M records and at least 4 snapshots first, as the decoder case below does: a live
+    // session has taken a few snapshots before the one that matters (1 MiB rings would otherwise
+    // time V8's tiers, 64 MiB ones the first faults of the process's column memory).
     const perSnapshot = decodeSnapshot(recorder.snapshot()).columns.length;
-    const endToEndWarmup = Math.max(warmup, Math.ceil(2_000_000 / Math.max(1, perSnapshot)));
+    const endToEndWarmup = Math.max(warmup, 4, Math.ceil(2_000_000 / Math.max(1, perSnapshot)));
     const endToEnd = await repeat(endToEndWarmup, runs, async () => {
       await recorder!.copyBuffersWarm(); // untimed: the recorder idles between captures
       const started = nowNs();
