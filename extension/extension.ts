@@ -180,7 +180,7 @@ export function activate(context: vscode.ExtensionContext): void {
       const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true });
       if (!picked || picked.unavailable) return;
       if (picked.persistentSpec) {
-        const source = attachPersistentEvent(picked.persistentSpec, { pages: settings().pages });
+        const source = attachPersistentEvent(picked.persistentSpec, { pages: settings().pages, warmCopyBuffers: settings().warmCopyBuffers });
         sessions.adopt('borrowed', picked.persistentSpec, source);
         log(`attached to persistent event ${picked.persistentSpec} on ${source.ringStats().length} CPU(s), read-only`);
         return;
@@ -197,6 +197,7 @@ export function activate(context: vscode.ExtensionContext): void {
           info = await borrowForeignRingAsking(owner.pid, owner.fd, {
             ask: askWhichEvent,
             resolveSpec: async (spec) => (await backend.resolveEvents([spec], { pid: owner.pid }))[0],
+            warmCopyBuffers: settings().warmCopyBuffers,
           });
         } catch (error) {
           if (error instanceof AttachCancelledError) return log(error.message);

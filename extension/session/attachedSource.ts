@@ -9,7 +9,7 @@ import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../
 import { listEvents, type EventList } from '../../native/specs/list';
 import { decodeAttr, type PerfEventAttr } from '../../native/perf/attr';
 import { adoptEventFd } from '../../native/perf/events';
-import { BackwardRing, mapExistingRing, type RingMeta } from '../../native/perf/ring';
+import { BackwardRing, SpareBufferWarmer, mapExistingRing, type RingMeta } from '../../native/perf/ring';
 import { MmapPage } from '../../native/perf/uapi';
 import * as libc from '../../native/sys/libc';
 import { PerfError } from '../../native/sys/errors';
@@ -100,12 +100,33 @@ export class PeekRing {
 
 type AttachedRing = { kind: 'backward'; ring: BackwardRing } | { kind: 'peek'; ring: PeekRing };
 
+/** The ringside.warmCopyBuffers setting, for sources over borrowed rings (default true). */
+export interface CopyBufferOptions {
+  readonly warmCopyBuffers?: boolean;
+}
+
 /** A RingSource over borrowed rings. Disposing closes our fds and mappings, never the owner's. */
 export class AttachedRingSource implements RingSource {
   private paused = false;
   private disposed = false;
+  /** Spare copy buffers of the borrowed backward rings, faulted in while idle, as a Recorder keeps them. */
+  private readonly warmer: SpareBufferWarmer;
 
-  constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly ownerPid: number) {}
+  constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly ownerPid: number,
+    warmCopyBuffers = true) {
+    this.warmer = new SpareBufferWarmer(() => this.rings.flatMap((attached) => attached.kind === 'backward' ? [attached.ring] : []), warmCopyBuffers);
+    this.warmer.schedule();
+  }
+
+  /** Resolves once every borrowed backward ring's spare copy buffer is warm. */
+  copyBuffersWarm(): Promise<void> {
+    return this.warmer.whenWarm();
+  }
+
+  /** True when every borrowed backward ring has a warm spare for its next snapshot. */
+  get copyBuffersReady(): boolean {
+    return this.rings.every((attached) => attached.kind !== 'backward' || attached.ring.spare.ready);
+  }
 
   snapshot(): RawSnapshot {
     this.assertLive();
@@ -129,6 +150,7 @@ export class AttachedRingSource implements RingSource {
         pauseWindowNs.push(0);
       }
     }
+    this.warmer.schedule();
     return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
   }
 
@@ -164,6 +186,7 @@ export class AttachedRingSource implements RingSource {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.warmer.dispose();
     // A ring we paused must not stay paused for its owner after we leave.
     if (this.paused) {
       for (const attached of this.rings) {
@@ -185,7 +208,7 @@ export class AttachedRingSource implements RingSource {
 }
 
 /** Borrows every ring a keeper publishes. */
-export function attachKeeperRings(state: KeeperState): AttachedRingSource {
+export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): AttachedRingSource {
   if (!isKeeperAlive(state)) throw new AttachError(`keeper ${state.pid} is not running any more`, 'start a new kept recording; its rings died with it');
   const events = keeperEventDescriptions(state);
   const rings: AttachedRing[] = [];
@@ -204,7 +227,7 @@ export function attachKeeperRings(state: KeeperState): AttachedRingSource {
     for (const attached of rings) attached.ring.dispose();
     throw error;
   }
-  return new AttachedRingSource(events, rings, state.pid);
+  return new AttachedRingSource(events, rings, state.pid, options.warmCopyBuffers);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -413,12 +436,12 @@ interface EventIdentity {
  * perf mapping sizes in turn (the kernel answers EINVAL to any other size). Direction: from the
  * attr when known, else from data_head (a backward ring's head counts down from 2^64).
  */
-export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint = {}): BorrowedRingInfo {
+export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint = {}, options: CopyBufferOptions = {}): BorrowedRingInfo {
   const probe = probeForeignFd(pid, fd, hint.pages);
   const identity: EventIdentity = hint.event ? { attr: hint.event.attr, name: hint.event.name, origin: 'hint' }
     : probe.ownerAttr ? { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file }
     : { origin: 'unknown' };
-  return mapForeignRing(probe, identity);
+  return mapForeignRing(probe, identity, options);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -477,7 +500,7 @@ export function eventChoices(list: EventList): EventChoice[] {
   return choices;
 }
 
-export interface AskingBorrowOptions {
+export interface AskingBorrowOptions extends CopyBufferOptions {
   readonly ask: AskWhichEvent;
   /** Turns the answered spec into an attr (the normal spec path). */
   readonly resolveSpec: (spec: string) => ResolvedEvent | Promise<ResolvedEvent>;
@@ -493,7 +516,7 @@ export interface AskingBorrowOptions {
  */
 export async function borrowForeignRingAsking(pid: number, fd: number, options: AskingBorrowOptions): Promise<BorrowedRingInfo> {
   const probe = probeForeignFd(pid, fd, options.pages);
-  if (probe.ownerAttr) return mapForeignRing(probe, { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file });
+  if (probe.ownerAttr) return mapForeignRing(probe, { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file }, options);
   const question: UnknownEventQuestion = {
     pid, fd, comm: readText(`/proc/${pid}/comm`).trim(), sampleId: probe.sampleId, pages: probe.pages,
     why: `pid ${pid} writes no perf.data header with sample id ${probe.sampleId}: which event is fd ${fd}? Its records are decoded with that event's sample layout.`,
@@ -501,12 +524,12 @@ export async function borrowForeignRingAsking(pid: number, fd: number, options: 
   };
   const answer = await options.ask(question);
   if (!answer) throw new AttachCancelledError(`attaching to pid ${pid} fd ${fd} was cancelled`, 'pick an event, or "Decode as raw records"');
-  if (answer.kind === 'raw') return mapForeignRing(probe, { origin: 'raw' });
+  if (answer.kind === 'raw') return mapForeignRing(probe, { origin: 'raw' }, options);
   const resolved = await options.resolveSpec(answer.spec);
-  return mapForeignRing(probe, { attr: resolved.attr, name: resolved.name, origin: 'answer' });
+  return mapForeignRing(probe, { attr: resolved.attr, name: resolved.name, origin: 'answer' }, options);
 }
 
-function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity): BorrowedRingInfo {
+function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity, options: CopyBufferOptions): BorrowedRingInfo {
   const { pid, fd, sampleId } = probe;
   const attr = identity.attr;
   // Only the owner's own attr knows the ring's direction; a hint or an answer gives the layout only.
@@ -548,7 +571,7 @@ function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity): Borrowe
       backward ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).' : 'A forward ring belongs to its owner\'s reader: Ringside only peeks at the unread part and never consumes it.',
       attrSentence[identity.origin],
     ].join(' ');
-    return { source: new AttachedRingSource(events, [attached], pid), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin: identity.origin, explanation };
+    return { source: new AttachedRingSource(events, [attached], pid, options.warmCopyBuffers), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin: identity.origin, explanation };
   }
   throw lastError instanceof Error ? lastError : new AttachError(`pid ${pid} fd ${fd}: no candidate ring size was accepted`);
 }

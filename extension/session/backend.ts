@@ -67,7 +67,7 @@ export function lazyTargetSymbols(context: { pid?: number; executable?: string }
 
 export function createBackend(settings: () => RecordingSettings = () => ({})): Backend {
   return {
-    ...createCoreBackend(),
+    ...createCoreBackend(() => ({ warmCopyBuffers: settings().warmCopyBuffers ?? true })),
     async resolveEvents(specs, context): Promise<ResolvedEvent[]> {
       const symbols = lazyTargetSymbols(context);
       const { period, freq, callchain } = settings();

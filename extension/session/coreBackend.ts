@@ -8,12 +8,13 @@ import { readPerfData } from '../../native/perfdata/reader';
 import { exportSnapshot } from '../../native/perfdata/index';
 import { writeStandaloneHtml } from '../../native/cli/html';
 import type { DecodedSnapshot } from '../../native/decode/types';
-import { attachKeeperRings, borrowForeignRing } from './attachedSource';
+import { attachKeeperRings, borrowForeignRing, type CopyBufferOptions } from './attachedSource';
 import type { Backend } from './ports';
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
 
-export function createCoreBackend(): CoreBackend {
+/** `copyBuffers` is read at every attach, so a changed setting applies to the next one. */
+export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => ({})): CoreBackend {
   return {
     decode: (raw) => decodeSnapshot(raw),
     recordJson: (snapshot, row) => formatRecordJson(snapshot, row),
@@ -29,10 +30,10 @@ export function createCoreBackend(): CoreBackend {
       writeStandaloneHtml(file, snapshot);
     },
     async attachKeeper(state) {
-      return attachKeeperRings(state);
+      return attachKeeperRings(state, copyBuffers());
     },
     async borrowForeign(pid, fd, hint) {
-      return borrowForeignRing(pid, fd, hint).source;
+      return borrowForeignRing(pid, fd, hint, copyBuffers()).source;
     },
   };
 }

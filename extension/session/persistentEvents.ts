@@ -11,7 +11,7 @@ import { openEvent, type PerfEventFd } from '../../native/perf/events';
 import { BackwardRing, type RingMeta } from '../../native/perf/ring';
 import { onlineCpus } from '../../native/perf/procfs';
 import type { EventDescription } from '../../native/decode/types';
-import { AttachedRingSource, AttachError } from './attachedSource';
+import { AttachedRingSource, AttachError, type CopyBufferOptions } from './attachedSource';
 
 export interface PersistentEventEntry {
   readonly pmu: string;
@@ -42,7 +42,7 @@ export function listPersistentEvents(sysfsRoot: string = DEFAULT_SYSFS_ROOT): Pe
   return { events: [], pmus: pmus.map((pmu) => pmu.name), none };
 }
 
-export interface PersistentAttachOptions {
+export interface PersistentAttachOptions extends CopyBufferOptions {
   readonly sysfsRoot?: string;
   /** Data pages of the kernel's buffer (a persistent event's buffer size is the kernel's choice). */
   readonly pages: number;
@@ -81,5 +81,5 @@ export function attachPersistentEvent(spec: string, options: PersistentAttachOpt
     throw error;
   }
   const events: EventDescription[] = [{ index: 0, name: resolved.name, attr, ids: rings.map((ring) => ring.event.id()), ...(resolved.tracepoint ? { tracepoint: resolved.tracepoint } : {}) }];
-  return new AttachedRingSource(events, rings.map((ring) => ({ kind: 'backward' as const, ring })), process.pid);
+  return new AttachedRingSource(events, rings.map((ring) => ({ kind: 'backward' as const, ring })), process.pid, options.warmCopyBuffers);
 }

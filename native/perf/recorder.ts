@@ -8,7 +8,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import type { PerfEventAttr } from './attr';
 import { PerfType, RecordType, Sample, SoftwareConfig } from './uapi';
 import { openEvent, type PerfEventFd } from './events';
-import { BackwardRing, ForwardRing, GapFreeRingPair, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
+import { BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
 import { onlineCpus, threadsOf, readMaps, synthesizeSideband, allPids } from './procfs';
 import type { ProcessMapping, ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../decode/types';
@@ -47,8 +47,6 @@ export interface RecorderOptions {
   readonly warmCopyBuffers?: boolean;
 }
 
-/** Bytes of spare copy buffer faulted in per event-loop turn: a few ms, so the loop stays responsive. */
-const WARM_SLICE_BYTES = 8 << 20;
 
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
@@ -222,10 +220,12 @@ export class Recorder {
   private childPidValue: number | undefined;
   private exitedPromise: Promise<number | null> | undefined;
   private exitCode: number | null | undefined;
-  private warmTick: NodeJS.Immediate | null = null;
-  private warmWaiters: (() => void)[] = [];
+  /** Faults in every flight-recorder ring's spare copy buffer while idle (see SpareCopyBuffer). */
+  private readonly warmer: SpareBufferWarmer;
 
-  private constructor(private readonly options: RecorderOptions, private readonly mode: CopyMode) {}
+  private constructor(private readonly options: RecorderOptions, private readonly mode: CopyMode) {
+    this.warmer = new SpareBufferWarmer(() => this.backwardRings, options.warmCopyBuffers !== false);
+  }
 
   /** Pid of the launched command (launch targets). */
   get childPid(): number | undefined {
@@ -257,44 +257,13 @@ export class Recorder {
       recorder.dispose();
       throw error;
     }
-    recorder.warmCopyBuffers();
+    recorder.warmer.schedule();
     return recorder;
-  }
-
-  /**
-   * Faults in every flight-recorder ring's spare copy buffer, one slice per event-loop turn, so the
-   * next snapshot's pause window does not pay page faults (see SpareCopyBuffer). Started after open
-   * and after each snapshot; a no-op when warmCopyBuffers is false.
-   */
-  private warmCopyBuffers(): void {
-    if (this.options.warmCopyBuffers === false || this.disposed || this.warmTick) return;
-    const step = () => {
-      this.warmTick = null;
-      if (this.disposed) return;
-      const cold = this.backwardRings.find((ring) => !ring.spare.ready);
-      if (!cold) {
-        this.settleWarmWaiters();
-        return;
-      }
-      cold.spare.warm(WARM_SLICE_BYTES);
-      // Not unref'd: an unref'd immediate lets the loop block in poll between slices. Warming ends
-      // on its own within a few turns per ring, and dispose cancels it.
-      this.warmTick = setImmediate(step);
-    };
-    this.warmTick = setImmediate(step);
   }
 
   /** Resolves once every spare copy buffer is warm (at once when warming is off or the recorder is disposed). */
   copyBuffersWarm(): Promise<void> {
-    if (this.options.warmCopyBuffers === false || this.disposed || this.backwardRings.every((ring) => ring.spare.ready)) return Promise.resolve();
-    this.warmCopyBuffers();
-    return new Promise((resolve) => this.warmWaiters.push(resolve));
-  }
-
-  private settleWarmWaiters(): void {
-    const waiters = this.warmWaiters;
-    this.warmWaiters = [];
-    for (const resolve of waiters) resolve();
+    return this.warmer.whenWarm();
   }
 
   private slotsFor(target: RecorderTarget): Slot[] {
@@ -508,7 +477,7 @@ export class Recorder {
       rings.push(result.copy);
       pauseWindowNs.push(result.pauseWindowNs);
     }
-    this.warmCopyBuffers();
+    this.warmer.schedule();
     return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize() };
   }
 
@@ -555,9 +524,7 @@ export class Recorder {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
-    if (this.warmTick) clearImmediate(this.warmTick);
-    this.warmTick = null;
-    this.settleWarmWaiters();
+    this.warmer.dispose();
     const errors: unknown[] = [];
     for (const unit of this.units) {
       try {

@@ -101,6 +101,61 @@ export class SpareCopyBuffer {
   }
 }
 
+/** Bytes of spare copy buffer faulted in per event-loop turn: a few ms, so the loop stays responsive. */
+const WARM_SLICE_BYTES = 8 << 20;
+
+/**
+ * Warms the spare copy buffers of a set of backward rings in the background, one slice per
+ * event-loop turn. Whoever owns the rings calls `schedule()` after opening them and after each
+ * snapshot (which takes the spares), and `dispose()` when it closes them.
+ */
+export class SpareBufferWarmer {
+  private tick: NodeJS.Immediate | null = null;
+  private waiters: (() => void)[] = [];
+  private disposed = false;
+
+  /** `rings` is asked anew at every turn, so rings added or swapped later are warmed too. */
+  constructor(private readonly rings: () => readonly BackwardRing[], private readonly enabled = true) {}
+
+  schedule(): void {
+    if (!this.enabled || this.disposed || this.tick) return;
+    const step = () => {
+      this.tick = null;
+      if (this.disposed) return;
+      const cold = this.rings().find((ring) => !ring.spare.ready);
+      if (!cold) {
+        this.settle();
+        return;
+      }
+      cold.spare.warm(WARM_SLICE_BYTES);
+      // Not unref'd: an unref'd immediate lets the loop block in poll between slices. Warming ends
+      // on its own within a few turns per ring, and dispose cancels it.
+      this.tick = setImmediate(step);
+    };
+    this.tick = setImmediate(step);
+  }
+
+  /** Resolves once every spare is warm (at once when warming is off or disposed). */
+  whenWarm(): Promise<void> {
+    if (!this.enabled || this.disposed || this.rings().every((ring) => ring.spare.ready)) return Promise.resolve();
+    this.schedule();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    if (this.tick) clearImmediate(this.tick);
+    this.tick = null;
+    this.settle();
+  }
+
+  private settle(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
 function checkDataPages(dataPages: number): void {
   if (!Number.isInteger(dataPages) || dataPages < 1 || (dataPages & (dataPages - 1)) !== 0) {
     throw new RangeError(`ring data pages must be a power of two >= 1, got ${dataPages}`);

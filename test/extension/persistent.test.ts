@@ -78,6 +78,8 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
     assert.equal(perms.length, cpus);
     for (const perm of perms) assert.equal(perm, 'r--s', 'the kernel\'s buffer is mapped read-only');
     assert.equal(source.events[0].attr.flags.mmap2, true);
+    await source.copyBuffersWarm();
+    assert.ok(source.copyBuffersReady, 'each CPU ring has a warm spare copy buffer, as a Recorder keeps');
 
     const manager = new SessionManager({ backend: coreOnly() });
     const session = manager.adopt('borrowed', 'persistent/context_switches/', source);
@@ -88,6 +90,9 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
     for (let row = 0; row < columns.length; row++) if (columns.kind[row] === RecordType.SAMPLE) samples++;
     assert.ok(samples >= 20, `context switches recorded through the persistent spec: ${samples}`);
     assert.equal(snapshot.decoded.anomalies.filter((a) => a.kind !== 'truncated-oldest').length, 0, JSON.stringify(snapshot.decoded.anomalies.slice(0, 3)));
+    assert.equal(source.copyBuffersReady, false, 'the snapshot took the spares');
+    await source.copyBuffersWarm();
+    assert.ok(source.copyBuffersReady, 'and new ones were warmed');
 
     await manager.stop(session.id);
     assert.equal(ownPerfFds().length, before.fds);

@@ -323,6 +323,9 @@ describe('timeline webview in Chromium', function () {
 
     await page.click('tr[data-watch-id="w1"] .rs-watch-enable');
     await page.click('tr[data-watch-id="w1"] .rs-watch-edit');
+    // Edit fills the form with the breakpoint; the toolkit field shows it one update later (typing
+    // before that once gave 'counter0x404030'), so wait until the user would see it.
+    await page.waitForFunction(() => (document.querySelector('#rs-watch-location')?.shadowRoot?.querySelector('input') as HTMLInputElement | null)?.value === 'counter');
     await page.fill('#rs-watch-location input', '0x404030');
     await page.click('#rs-watch-submit');
     await page.click('tr[data-watch-id="w1"] .rs-watch-remove');
