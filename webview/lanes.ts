@@ -98,20 +98,19 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   // Pass 1: the size of every group, and the group of every row (-1: left out). Rows of one group
   // come in runs (one thread's or CPU's records are mostly consecutive), so the hot path is a
   // compare and a store; counts are added per run, not per row. While every row so far is in one
-  // group, nothing is stored per row: `groupOf` is only allocated (and back-filled) when a second
-  // group or a left-out row shows up, so a single-lane million-row store skips 8 MB of traffic.
-  // Until then every row so far is in group 0 (the first one interned), which is exactly what a
-  // fresh Int32Array holds: allocating the table is the back-fill.
+  // group, nothing is stored per row: `groupOf` is only allocated when a second group or a
+  // left-out row shows up, so a single-lane million-row store skips 8 MB of traffic. The rows
+  // before that point are all in group 0 (the first one interned), which is what a fresh
+  // Int32Array holds: allocating the table is the back-fill.
   let groupOf: Int32Array | null = null;
   let firstGroup = -1;
-  const perRowFrom = (): Int32Array => new Int32Array(n);
   let lastValue = NaN;
   let lastGroup = -1;
   let run = 0;
   for (let row = 0; row < n; row++) {
     const t = time[row];
     if (t !== t || (include !== null && !include(row))) {
-      if (groupOf === null) groupOf = perRowFrom();
+      if (groupOf === null) groupOf = new Int32Array(n);
       groupOf[row] = -1;
       continue;
     }
@@ -123,7 +122,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       lastGroup = groupOfNumber(value, row);
       countSlot(lastGroup);
       if (firstGroup < 0) firstGroup = lastGroup;
-      else if (groupOf === null && lastGroup !== firstGroup) groupOf = perRowFrom();
+      else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
     }
     if (groupOf !== null) groupOf[row] = lastGroup;
     run++;

@@ -47,7 +47,6 @@ export interface RecorderOptions {
   readonly warmCopyBuffers?: boolean;
 }
 
-
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
   readonly processes: readonly ProcessSideband[];
