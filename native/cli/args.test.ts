@@ -12,6 +12,9 @@ describe('cli args', () => {
     assert.equal(options.period, 10n);
     assert.equal(options.callchain, true);
     assert.equal(options.format, 'perf.data');
+    assert.equal(options.warmCopy, true, 'spare copy buffers by default');
+    const cold = parseArgs(['capture', '-a', '--no-warm-copy', '--no-sideband']);
+    assert.ok(cold.command === 'capture' && !cold.warmCopy && !cold.sideband);
   });
 
   it('keeps arguments after -- for the launched command, even ones that look like options', () => {

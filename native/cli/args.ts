@@ -26,6 +26,8 @@ export interface CaptureOptions {
   readonly format: OutputFormat;
   readonly gapFree: boolean;
   readonly sideband: boolean;
+  /** Keep a pre-faulted spare copy buffer per ring (RecorderOptions.warmCopyBuffers). */
+  readonly warmCopy: boolean;
   readonly quiet: boolean;
 }
 
@@ -50,7 +52,8 @@ export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOp
 export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
-                   [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband] [-q]
+                   [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
+                   [--no-warm-copy] [-q]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
 
@@ -133,6 +136,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let output: string | undefined;
   let gapFree = true;
   let sideband = true;
+  let warmCopy = true;
   let quiet = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -167,6 +171,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     } else if (arg === '-o' || arg === '--output') output = value();
     else if (arg === '--no-gap-free') gapFree = false;
     else if (arg === '--no-sideband') sideband = false;
+    else if (arg === '--no-warm-copy') warmCopy = false;
     else if (arg === '-q' || arg === '--quiet') quiet = true;
     else throw new UsageError(`${command}: unknown option ${arg}`);
   }
@@ -177,6 +182,6 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (command === 'keep' && output !== undefined) throw new UsageError('keep holds rings for later attachment; it writes no output (-o)');
   return {
     command, events, target, pages, period, freq, callchain, durationSec, output,
-    format: formatOf(output), gapFree, sideband, quiet,
+    format: formatOf(output), gapFree, sideband, warmCopy, quiet,
   };
 }

@@ -93,6 +93,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     pages: options.pages,
     gapFree: options.gapFree,
     sideband: options.sideband,
+    warmCopyBuffers: options.warmCopy,
   });
   const writer = new SnapshotWriter(options);
   let snapshots = 0;

@@ -26,7 +26,8 @@ export interface RunningKeeper {
 /** Opens the recording and publishes the state file. */
 export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper> {
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
-  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false });
+  // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
+  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false });
   const dir = options.dir ?? keeperStateDir();
   try {
     const page = pageSize();
