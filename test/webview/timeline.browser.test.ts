@@ -110,6 +110,8 @@ describe('timeline webview in Chromium', function () {
   });
 
   it('draws lanes by CPU with names, counts and a watchpoint lane', async () => {
+    // The status line changes as the last batch arrives; the lanes are drawn on the next frame.
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
     const labels = await page.$$eval('.rs-lane-label', (els) => els.map((e) => [
       (e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-name')!.textContent, e.querySelector('.rs-lane-count')!.textContent]));
     assert.deepEqual(labels, [['watch:mem:counter:w', '◆ mem:counter:w', '2'], ['cpu:0', 'CPU 0', '13'], ['cpu:1', 'CPU 1', '103']]);
@@ -473,6 +475,7 @@ describe('timeline webview in Chromium', function () {
     await page2.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
     assert.deepEqual(requested, [served.url + '/standalone.html'], 'nothing else is fetched');
     assert.equal(await page2.title(), 'Ringside export test');
+    await page2.waitForSelector('.rs-lane-label[data-lane="cpu:1"]');
     const p = await page2.evaluate(() => {
       const lane = document.querySelector('.rs-lane-label[data-lane="cpu:1"]') as HTMLElement;
       const r = document.querySelector('.rs-overlay')!.getBoundingClientRect();
