@@ -63,14 +63,14 @@ async function prepare(page: Page, url: string): Promise<void> {
   await page.goto(url);
   await page.waitForFunction(() => (window as unknown as { ringside?: unknown }).ringside !== undefined);
   await page.evaluate(async () => {
-    const meta = await (await fetch('/meta.json')).json() as { start: { totalRows: number } & Record<string, unknown>; rows: number; batchRows: number; columns: string[] };
+    const meta = await (await fetch('/meta.json')).json() as { start: { totalRows: number; batchCount: number } & Record<string, unknown>; rows: number; batchRows: number; columns: string[] };
     const body = await (await fetch('/columns.bin')).arrayBuffer();
     const sizes: Record<string, number> = { time: 8, kind: 1, misc: 2, event: 2, pid: 4, tid: 4, cpu: 4, ipHi: 4, ipLo: 4, ring: 2, offset: 4 };
     const rows = meta.rows;
     const offsets: Record<string, number> = {};
     let at = 0;
     for (const name of meta.columns) { offsets[name] = at; at += rows * sizes[name]; }
-    const batchCount = Math.max(1, Math.ceil(rows / meta.batchRows));
+    const batchCount = meta.start.batchCount;
     const batches: unknown[] = [];
     for (let b = 0; b < batchCount; b++) {
       const first = b * meta.batchRows;
@@ -79,7 +79,7 @@ async function prepare(page: Page, url: string): Promise<void> {
       for (const name of meta.columns) columns[name] = body.slice(offsets[name] + first * sizes[name], offsets[name] + last * sizes[name]);
       batches.push({ type: 'batch', snapshotId: meta.start.snapshotId, batchIndex: b, batchCount, firstRow: first, rowCount: last - first, columns });
     }
-    (window as unknown as { benchMessages: unknown[] }).benchMessages = [{ ...meta.start, batchCount }, ...batches];
+    (window as unknown as { benchMessages: unknown[] }).benchMessages = [meta.start, ...batches];
   });
 }
 

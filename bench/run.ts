@@ -13,7 +13,7 @@ import { checkPrerequisites, compileC } from './tools';
 import { layouts, runKernelCase, type KernelCaseResult, type Tools } from './kernel';
 import { firstRows, runTransport, snapshotStartFor, type TransportResult } from './transport';
 import { runRender, type RenderResult } from './render';
-import { columnsToBatches } from '../webview/protocol';
+import { batchCountOf } from '../webview/protocol';
 import { BenchUnavailableError, mib, round, Table } from './stats';
 
 const ROOT = join(__dirname, '..', '..');
@@ -112,7 +112,7 @@ async function main(): Promise<number> {
       log(`ring ${mib(size)}: transport of ${columns.length} records`);
       const transport = await runTransport(basic.decoded, columns, runs, warmup);
       log(`ring ${mib(size)}: render of ${columns.length} records in Chromium`);
-      const start = snapshotStartFor(basic.decoded, columns, `bench-${size}`, columnsToBatches(firstRows(columns, 0), { snapshotId: 'x' }).length);
+      const start = snapshotStartFor(basic.decoded, columns, `bench-${size}`, batchCountOf(columns.length));
       const render = await runRender(DIST_WEBVIEW, columns, start, quick ? 2 : 5, 1, size === 64 * MIB ? screenshot : undefined);
       bySize.set(size, { kernel, transport, render });
       // Free the decoded snapshots before the next (bigger) size.

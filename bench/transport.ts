@@ -8,26 +8,12 @@ import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
 import { columnsToBatches, transferablesOf, type SnapshotStart } from '../webview/protocol';
 import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
+import { columnRows } from '../native/decode/columns';
 import { median, nowNs } from './stats';
 
 /** The first `rows` rows of `columns` (views, no copy). */
 export function firstRows(columns: RecordColumns, rows: number): RecordColumns {
-  const n = Math.min(rows, columns.length);
-  return {
-    length: n,
-    timeOriginNs: columns.timeOriginNs,
-    time: columns.time.subarray(0, n),
-    kind: columns.kind.subarray(0, n),
-    misc: columns.misc.subarray(0, n),
-    event: columns.event.subarray(0, n),
-    pid: columns.pid.subarray(0, n),
-    tid: columns.tid.subarray(0, n),
-    cpu: columns.cpu.subarray(0, n),
-    ipHi: columns.ipHi.subarray(0, n),
-    ipLo: columns.ipLo.subarray(0, n),
-    ring: columns.ring.subarray(0, n),
-    offset: columns.offset.subarray(0, n),
-  };
+  return columnRows(columns, columns.timeOriginNs, 0, Math.min(rows, columns.length));
 }
 
 /** The snapshotStart message the host sends before the batches. */

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
-  COLUMN_NAMES, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf, validateHostToWebview, validateWebviewToHost,
+  COLUMN_NAMES, batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf, validateHostToWebview, validateWebviewToHost,
   type SnapshotStart,
 } from './protocol';
 import type { RecordColumns } from '../native/decode/types';
@@ -34,6 +34,8 @@ describe('webview protocol', () => {
     const batches = columnsToBatches(cols, { snapshotId: 's', batchRows: 300, symbols });
     assert.deepEqual(batches.map((b) => [b.firstRow, b.rowCount, b.batchIndex, b.batchCount]),
       [[0, 300, 0, 4], [300, 300, 1, 4], [600, 300, 2, 4], [900, 100, 3, 4]]);
+    assert.equal(batchCountOf(1000, 300), batches.length);
+    assert.equal(batchCountOf(0), 1, 'an empty snapshot still sends one batch');
     for (const b of batches) {
       assert.equal(b.columns.time.byteLength, b.rowCount * 8);
       assert.equal(b.columns.kind.byteLength, b.rowCount);

@@ -569,10 +569,19 @@ function sliceColumn(column: ArrayLike<number> & { buffer: ArrayBufferLike; byte
   return (column.buffer as ArrayBuffer).slice(column.byteOffset + start * size, column.byteOffset + end * size);
 }
 
+function batchRowsOf(batchRows: number | undefined): number {
+  return Math.max(1, Math.floor(batchRows ?? DEFAULT_BATCH_ROWS));
+}
+
+/** How many batches columnsToBatches makes of `rows` rows (at least one, even for none). */
+export function batchCountOf(rows: number, batchRows?: number): number {
+  return Math.max(1, Math.ceil(rows / batchRowsOf(batchRows)));
+}
+
 /** Split decoded columns into exact-length batches for postMessage (transfer `transferablesOf(batch)`). */
 export function columnsToBatches(columns: WireColumns, options: BatchOptions): RecordBatch[] {
-  const batchRows = Math.max(1, Math.floor(options.batchRows ?? DEFAULT_BATCH_ROWS));
-  const batchCount = Math.max(1, Math.ceil(columns.length / batchRows));
+  const batchRows = batchRowsOf(options.batchRows);
+  const batchCount = batchCountOf(columns.length, batchRows);
   const symbolCount = options.symbols === undefined ? 0 : isSymbolColumn(options.symbols) ? options.symbols.index.length : options.symbols.length;
   if (options.symbols && symbolCount !== columns.length) {
     throw new RangeError(`symbols has ${symbolCount} entries for ${columns.length} rows`);

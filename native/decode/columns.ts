@@ -103,6 +103,26 @@ export function parseInfoFor(event: EventDescription): ParseInfo {
 }
 
 
+/** Rows [first, first + count) of `columns` as subarray views (no copy). */
+export function columnRows(columns: Omit<RecordColumns, 'length' | 'timeOriginNs'>, timeOriginNs: bigint, first: number, count: number): RecordColumns {
+  const stop = first + count;
+  return {
+    length: count,
+    timeOriginNs,
+    time: columns.time.subarray(first, stop),
+    kind: columns.kind.subarray(first, stop),
+    misc: columns.misc.subarray(first, stop),
+    event: columns.event.subarray(first, stop),
+    pid: columns.pid.subarray(first, stop),
+    tid: columns.tid.subarray(first, stop),
+    cpu: columns.cpu.subarray(first, stop),
+    ipHi: columns.ipHi.subarray(first, stop),
+    ipLo: columns.ipLo.subarray(first, stop),
+    ring: columns.ring.subarray(first, stop),
+    offset: columns.offset.subarray(first, stop),
+  };
+}
+
 /** One typed array per column; `time` is relative to the owning ring's time base until merged. */
 class ColumnSet {
   readonly time: Float64Array;
@@ -137,22 +157,7 @@ class ColumnSet {
       const { length, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset } = this;
       return { length, timeOriginNs, time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset };
     }
-    const stop = first + count;
-    return {
-      length: count,
-      timeOriginNs,
-      time: this.time.subarray(first, stop),
-      kind: this.kind.subarray(first, stop),
-      misc: this.misc.subarray(first, stop),
-      event: this.event.subarray(first, stop),
-      pid: this.pid.subarray(first, stop),
-      tid: this.tid.subarray(first, stop),
-      cpu: this.cpu.subarray(first, stop),
-      ipHi: this.ipHi.subarray(first, stop),
-      ipLo: this.ipLo.subarray(first, stop),
-      ring: this.ring.subarray(first, stop),
-      offset: this.offset.subarray(first, stop),
-    };
+    return columnRows(this, timeOriginNs, first, count);
   }
 
   /** Moves rows [from, from + count) of this set to rows [to, to + count) (native, overlap-safe). */
