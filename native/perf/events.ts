@@ -24,6 +24,7 @@ export interface OpenOptions {
 
 export class PerfEventFd {
   private open = true;
+  private sampleId: bigint | undefined;
 
   constructor(
     readonly fd: number,
@@ -62,11 +63,18 @@ export class PerfEventFd {
     libc.ioctlValue(this.liveFd(), Ioctl.RESET, 0, this.context('RESET'));
   }
 
-  /** The kernel's sample id (what PERF_SAMPLE_ID/IDENTIFIER carry for this fd). */
+  /**
+   * The kernel's sample id (what PERF_SAMPLE_ID/IDENTIFIER carry for this fd). It is fixed for the
+   * event's life, so it is asked once: every snapshot lists the ids of every fd.
+   */
   id(): bigint {
-    const out = new Uint8Array(8);
-    libc.ioctlBuffer(this.liveFd(), Ioctl.ID, out, this.context('ID'));
-    return new DataView(out.buffer).getBigUint64(0, true);
+    const fd = this.liveFd();
+    if (this.sampleId === undefined) {
+      const out = new Uint8Array(8);
+      libc.ioctlBuffer(fd, Ioctl.ID, out, this.context('ID'));
+      this.sampleId = new DataView(out.buffer).getBigUint64(0, true);
+    }
+    return this.sampleId;
   }
 
   /** PERF_EVENT_IOC_PAUSE_OUTPUT: stop (true) or restart (false) writes into this event's ring. */
