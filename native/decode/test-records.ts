@@ -5,6 +5,7 @@
 import type { PerfEventAttr } from '../perf/attr';
 import { ReadFormat, RecordType, Sample } from '../perf/uapi';
 import { linearizeRing } from './walk';
+import type { SampleIdTrailer } from './record';
 import type { EventDescription, RingCopy } from './types';
 
 export class ByteWriter {
@@ -47,15 +48,11 @@ export class ByteWriter {
   }
 }
 
-/** Values of the sample_id trailer / sample fixed fields; only those selected by sample_type are written. */
-export interface IdValues {
-  pid?: number;
-  tid?: number;
-  time?: bigint;
-  id?: bigint;
-  streamId?: bigint;
-  cpu?: number;
-}
+/**
+ * Values of the sample_id trailer / sample fixed fields, as the decoder reads them back; only those
+ * selected by sample_type are written, and IDENTIFIER repeats `id`.
+ */
+export type IdValues = Omit<SampleIdTrailer, 'identifier'>;
 
 export interface SampleValues extends IdValues {
   ip?: bigint;

@@ -7,22 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeAttr, encodeAttr } from '../../native/perf/attr';
 import { PerfType } from '../../native/perf/uapi';
-import { SpecError } from '../../native/specs/parse';
+import { expectSpecError } from './spec-error';
 import { listPmuNames, listPmus, PmuError, readPmu } from '../../native/specs/pmu';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { formatEventList, listEvents } from '../../native/specs/list';
 
 const DEVICES = '/sys/bus/event_source/devices';
 
-function specError(spec: string, sysfsRoot: string, position: number, pattern: RegExp, term?: string): void {
-  assert.throws(() => resolveEventSpec(spec, { sysfsRoot }), (error: unknown) => {
-    assert.ok(error instanceof SpecError, `expected SpecError, got ${String(error)}`);
-    assert.equal(error.position, position, error.message);
-    assert.match(error.message, pattern);
-    if (term !== undefined) assert.equal(error.term, term);
-    return true;
-  }, spec);
-}
 
 function writeTree(root: string, files: Record<string, string>): void {
   for (const [path, text] of Object.entries(files)) {
@@ -63,7 +54,7 @@ describe('specs/pmu on the real sysfs', () => {
   it('resolves PMU specs through sysfs types and formats', () => {
     const uprobe = resolveEventSpec('uprobe/retprobe,ref_ctr_offset=0x10,config1=0x1234,config2=0x40/').attr;
     assert.deepEqual([uprobe.type, uprobe.config, uprobe.config1, uprobe.config2], [readPmu('uprobe')?.type, (0x10n << 32n) | 1n, 0x1234n, 0x40n]);
-    specError('uprobe/ref_ctr_offset=0x100000000/', '/sys', 7, /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/, 'ref_ctr_offset');
+    expectSpecError('uprobe/ref_ctr_offset=0x100000000/', { sysfsRoot: '/sys' }, 7, /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/, 'ref_ctr_offset');
     const breakpoint = resolveEventSpec('breakpoint/config1=0x1000,config2=4/');
     assert.deepEqual([breakpoint.attr.type, breakpoint.isBreakpoint], [5, true]);
     assert.equal(resolveEventSpec('software/config=3/').attr.config, 3n);
@@ -76,12 +67,12 @@ describe('specs/pmu on the real sysfs', () => {
     assert.deepEqual([tsc.attr.type, tsc.attr.config], [msr.type, 0n]);
     const smi = resolveEventSpec('msr/smi,name=smi_count/k');
     assert.deepEqual([smi.attr.config, smi.name, smi.attr.flags.excludeUser], [BigInt(readFileSync(join(DEVICES, 'msr/events/smi'), 'utf8').trim().split('=')[1]), 'smi_count', true]);
-    specError('msr/tcs/', '/sys', 4, /unknown term 'tcs' for PMU msr \(did you mean 'tsc'\?\).*events: .*tsc/, 'tcs');
-    specError('msr/event=x/', '/sys', 4, /term 'event' needs a number, got 'x'/, 'event');
+    expectSpecError('msr/tcs/', { sysfsRoot: '/sys' }, 4, /unknown term 'tcs' for PMU msr \(did you mean 'tsc'\?\).*events: .*tsc/, 'tcs');
+    expectSpecError('msr/event=x/', { sysfsRoot: '/sys' }, 4, /term 'event' needs a number, got 'x'/, 'event');
   });
 
   it('names an unknown PMU and lists the ones here', () => {
-    specError('softwar/config=1/', '/sys', 0, /no PMU 'softwar' on this machine \(did you mean 'software'\?\); PMUs here: .*breakpoint/, 'softwar');
+    expectSpecError('softwar/config=1/', { sysfsRoot: '/sys' }, 0, /no PMU 'softwar' on this machine \(did you mean 'software'\?\); PMUs here: .*breakpoint/, 'softwar');
   });
 });
 
@@ -139,9 +130,9 @@ describe('specs/pmu on a fake sysfs tree (persistent events)', () => {
     assert.equal(resolveEventSpec('persistent/event=0x13,mce_record/', { sysfsRoot: root }).attr.config, 0x13n, 'whatever the order');
     assert.equal(resolveEventSpec('persistent/raw_alias/', { sysfsRoot: root }).attr.config, 0x77n);
     assert.equal(resolveEventSpec('persistent/needs_umask,umask=3/', { sysfsRoot: root }).attr.config1, 3n);
-    specError('persistent/event=0x1000/', root, 11, /does not fit format 'event' \(config:0-7,32-35, 12 bits, max 0xfff\)/, 'event');
-    specError('persistent/needs_umask/', root, 11, /event 'needs_umask' of PMU persistent needs umask=VALUE/, 'needs_umask');
-    specError('persistent/umask=1,bogus=2/', root, 19, /unknown term 'bogus' for PMU persistent; formats: edge, event, ext, persistent, umask; events: mce_record, needs_umask, raw_alias/, 'bogus');
+    expectSpecError('persistent/event=0x1000/', { sysfsRoot: root }, 11, /does not fit format 'event' \(config:0-7,32-35, 12 bits, max 0xfff\)/, 'event');
+    expectSpecError('persistent/needs_umask/', { sysfsRoot: root }, 11, /event 'needs_umask' of PMU persistent needs umask=VALUE/, 'needs_umask');
+    expectSpecError('persistent/umask=1,bogus=2/', { sysfsRoot: root }, 19, /unknown term 'bogus' for PMU persistent; formats: edge, event, ext, persistent, umask; events: mce_record, needs_umask, raw_alias/, 'bogus');
   });
 
   it('lists the fake PMU as persistent, in JSON and text', () => {

@@ -8,20 +8,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BreakpointType, PerfType, Sample } from '../../native/perf/uapi';
-import { BASE_SAMPLE_TYPE, resolveEventSpec, type ResolveContext } from '../../native/specs/resolve';
+import { BASE_SAMPLE_TYPE, resolveEventSpec } from '../../native/specs/resolve';
 import { SpecError } from '../../native/specs/parse';
+import { expectSpecError } from './spec-error';
 import { findTracefs, readTracepointId } from '../../native/specs/tracefs';
 import { openTargetSymbols, type TargetSymbols } from '../../native/symbols/resolve';
 
-function specError(spec: string, ctx: ResolveContext, position: number, pattern: RegExp, term?: string): void {
-  assert.throws(() => resolveEventSpec(spec, ctx), (error: unknown) => {
-    assert.ok(error instanceof SpecError, `expected SpecError, got ${String(error)}`);
-    assert.equal(error.position, position, error.message);
-    assert.match(error.message, pattern);
-    if (term !== undefined) assert.equal(error.term, term);
-    return true;
-  }, spec);
-}
 
 /** A TargetSymbols over a real ELF, read with binutils (nm for symbols, objdump for the DWARF line table). */
 function binutilsSymbols(executable: string): TargetSymbols {
@@ -99,11 +91,11 @@ describe('specs/resolve (this machine)', () => {
   it('rejects a frequency above kernel.perf_event_max_sample_rate, naming the limit', () => {
     const max = Number(readFileSync('/proc/sys/kernel/perf_event_max_sample_rate', 'utf8'));
     assert.equal(resolveEventSpec('cpu-clock', { freq: max }).attr.samplePeriod, BigInt(max));
-    specError('cpu-clock', { freq: max + 1 }, 0, new RegExp(`-F ${max + 1} Hz exceeds kernel.perf_event_max_sample_rate \\(${max}\\)`), '-F');
-    specError(`task-clock/freq=${max + 1}/`, {}, 11, /exceeds kernel.perf_event_max_sample_rate/, 'freq');
-    specError('cpu-clock', { freq: 0 }, 0, /at least 1 Hz/);
-    specError('cpu-clock', { period: 0n }, 0, /at least 1/);
-    specError('cpu-clock', { period: 10n, freq: 10 }, 0, /cannot be used together/);
+    expectSpecError('cpu-clock', { freq: max + 1 }, 0, new RegExp(`-F ${max + 1} Hz exceeds kernel.perf_event_max_sample_rate \\(${max}\\)`), '-F');
+    expectSpecError(`task-clock/freq=${max + 1}/`, {}, 11, /exceeds kernel.perf_event_max_sample_rate/, 'freq');
+    expectSpecError('cpu-clock', { freq: 0 }, 0, /at least 1 Hz/);
+    expectSpecError('cpu-clock', { period: 0n }, 0, /at least 1/);
+    expectSpecError('cpu-clock', { period: 10n, freq: 10 }, 0, /cannot be used together/);
   });
 
   it('-g adds CALLCHAIN', () => {
@@ -124,17 +116,17 @@ describe('specs/resolve (this machine)', () => {
   });
 
   it('tracepoint errors name the system or the event, with a suggestion', () => {
-    specError('schedd:sched_switch', {}, 0, /no tracepoint system 'schedd'.*did you mean 'sched'/, 'schedd');
-    specError('sched:sched_swtch', {}, 6, /no tracepoint 'sched:sched_swtch' \(did you mean 'sched:sched_switch'\?\)/, 'sched_swtch');
-    specError('sched:sched_switch/config=1/', {}, 19, /unknown term 'config'/, 'config');
+    expectSpecError('schedd:sched_switch', {}, 0, /no tracepoint system 'schedd'.*did you mean 'sched'/, 'schedd');
+    expectSpecError('sched:sched_swtch', {}, 6, /no tracepoint 'sched:sched_swtch' \(did you mean 'sched:sched_switch'\?\)/, 'sched_swtch');
+    expectSpecError('sched:sched_switch/config=1/', {}, 19, /unknown term 'config'/, 'config');
   });
 
   it('aux-action terms set the aux_action bits (perf syntax), and pause+resume together is refused', () => {
     assert.deepEqual(resolveEventSpec('syscalls:sys_enter_newuname/aux-action=resume/').attr.auxAction, { auxResume: true });
     assert.deepEqual(resolveEventSpec('syscalls:sys_exit_newuname/aux-action=pause/').attr.auxAction, { auxPause: true });
     assert.deepEqual(resolveEventSpec('msr/tsc,aux-action=start-paused/').attr.auxAction, { auxStartPaused: true });
-    specError('cs/aux-action=pause,aux-action=resume/', {}, 20, /cannot both be set/, 'aux-action');
-    specError('cs/aux-action=stop/', {}, 3, /must be start-paused, pause or resume, got 'stop'/, 'aux-action');
+    expectSpecError('cs/aux-action=pause,aux-action=resume/', {}, 20, /cannot both be set/, 'aux-action');
+    expectSpecError('cs/aux-action=stop/', {}, 3, /must be start-paused, pause or resume, got 'stop'/, 'aux-action');
     const output = resolveEventSpec('cs/aux-output,aux-sample-size=4096/').attr;
     assert.deepEqual([output.flags.auxOutput, output.auxSampleSize], [true, 4096]);
   });
@@ -148,8 +140,8 @@ describe('specs/resolve (this machine)', () => {
     const x = resolveEventSpec('mem:0x1001:x').attr;
     assert.deepEqual([x.bpType, x.config2, x.sampleType], [BreakpointType.X, 8n, BASE_SAMPLE_TYPE]);
     assert.equal(resolveEventSpec('mem:0x1000:x').isBreakpoint, true);
-    specError('mem:0x1002/4:w', {}, 11, /not aligned to the watch length 4/);
-    specError('mem:0x1000/4:x', {}, 11, /execute breakpoint has length 8/);
+    expectSpecError('mem:0x1002/4:w', {}, 11, /not aligned to the watch length 4/);
+    expectSpecError('mem:0x1000/4:x', {}, 11, /execute breakpoint has length 8/);
   });
 
   describe('symbols and source lines from a real gcc binary', () => {
@@ -208,8 +200,8 @@ describe('specs/resolve (this machine)', () => {
       const blank = resolveEventSpec('mem:target.c:7:x', { symbols });
       assert.equal(blank.location?.line, 8);
       assert.match(blank.notes[0], /target.c:7 has no code; breaking at line 8/);
-      specError('mem:target.c:6:w', { symbols }, 15, /source line breakpoint executes: use :x/, 'w');
-      specError('mem:target.c:900', { symbols }, 4, /cannot resolve target.c:900: no code at or after/, 'target.c:900');
+      expectSpecError('mem:target.c:6:w', { symbols }, 15, /source line breakpoint executes: use :x/, 'w');
+      expectSpecError('mem:target.c:900', { symbols }, 4, /cannot resolve target.c:900: no code at or after/, 'target.c:900');
     });
 
     it('the product symbol resolver (native/symbols) gives the same attrs as binutils does', () => {
@@ -217,12 +209,12 @@ describe('specs/resolve (this machine)', () => {
       for (const spec of ['mem:counter:w', 'mem:flag', 'mem:big_array:w', 'mem:work', 'mem:target.c:6']) {
         assert.deepEqual(resolveEventSpec(spec, { symbols: real }).attr, resolveEventSpec(spec, { symbols }).attr, spec);
       }
-      specError('mem:nosuch:w', { symbols: real }, 4, /cannot resolve symbol 'nosuch'/, 'nosuch');
+      expectSpecError('mem:nosuch:w', { symbols: real }, 4, /cannot resolve symbol 'nosuch'/, 'nosuch');
     });
 
     it('unknown symbols and missing targets are spec errors at the address', () => {
-      specError('mem:nosuch:w', { symbols }, 4, /cannot resolve symbol 'nosuch': no symbol 'nosuch'/, 'nosuch');
-      specError('mem:counter:w', {}, 4, /needs a target executable/, 'counter');
+      expectSpecError('mem:nosuch:w', { symbols }, 4, /cannot resolve symbol 'nosuch': no symbol 'nosuch'/, 'nosuch');
+      expectSpecError('mem:counter:w', {}, 4, /needs a target executable/, 'counter');
     });
   });
 
