@@ -1,5 +1,6 @@
-// PMUs from the real sysfs of this machine (software=1, tracepoint=2, breakpoint=5, uprobe, msr)
-// and from a fake sysfs tree with a persistent-events PMU (seed 000's `attr5:23` syntax).
+// PMUs from the real sysfs of this machine (whatever it has beyond software=1, tracepoint=2,
+// breakpoint=5) and from fake sysfs trees: x86's msr and uprobe PMUs, and a persistent-events PMU
+// with the `attrN:BIT` format syntax.
 
 import { strict as assert } from 'node:assert';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,35 +45,80 @@ describe('specs/pmu on the real sysfs', () => {
       }
       assert.equal(pmu.persistent, false, `${pmu.name}: no attrN formats on a stock kernel`);
     }
-    const uprobe = readPmu('uprobe');
-    assert.ok(uprobe, 'this machine has the uprobe PMU');
-    const byName = Object.fromEntries(uprobe.formats.map((format) => [format.name, format]));
-    assert.deepEqual(byName.retprobe.ranges, [{ lo: 0, hi: 0 }]);
-    assert.deepEqual(byName.ref_ctr_offset.ranges, [{ lo: 32, hi: 63 }]);
   });
 
-  it('resolves PMU specs through sysfs types and formats', () => {
-    const uprobe = resolveEventSpec('uprobe/retprobe,ref_ctr_offset=0x10,config1=0x1234,config2=0x40/').attr;
-    assert.deepEqual([uprobe.type, uprobe.config, uprobe.config1, uprobe.config2], [readPmu('uprobe')?.type, (0x10n << 32n) | 1n, 0x1234n, 0x40n]);
-    expectSpecError('uprobe/ref_ctr_offset=0x100000000/', { sysfsRoot: '/sys' }, 7, /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/, 'ref_ctr_offset');
+  it('resolves the core PMUs through their sysfs types', () => {
     const breakpoint = resolveEventSpec('breakpoint/config1=0x1000,config2=4/');
     assert.deepEqual([breakpoint.attr.type, breakpoint.isBreakpoint], [5, true]);
     assert.equal(resolveEventSpec('software/config=3/').attr.config, 3n);
   });
 
-  it('expands the msr PMU event aliases', () => {
-    const msr = readPmu('msr');
-    assert.ok(msr, 'this machine has the msr PMU (CONFIG_X86 perf msr driver)');
-    const tsc = resolveEventSpec('msr/tsc/');
-    assert.deepEqual([tsc.attr.type, tsc.attr.config], [msr.type, 0n]);
-    const smi = resolveEventSpec('msr/smi,name=smi_count/k');
-    assert.deepEqual([smi.attr.config, smi.name, smi.attr.flags.excludeUser], [BigInt(readFileSync(join(DEVICES, 'msr/events/smi'), 'utf8').trim().split('=')[1]), 'smi_count', true]);
-    expectSpecError('msr/tcs/', { sysfsRoot: '/sys' }, 4, /unknown term 'tcs' for PMU msr \(did you mean 'tsc'\?\).*events: .*tsc/, 'tcs');
-    expectSpecError('msr/event=x/', { sysfsRoot: '/sys' }, 4, /term 'event' needs a number, got 'x'/, 'event');
+  // Which PMUs beyond the core three a machine has, and which events they list, differs between
+  // machines of the same kind (one msr PMU lists smi, another only tsc): whatever this host lists
+  // must resolve to what its sysfs files say.
+  it('expands every event alias this host lists to the config its sysfs file gives', () => {
+    for (const pmu of listPmus()) {
+      for (const event of pmu.events) {
+        const resolved = resolveEventSpec(`${pmu.name}/${event.name}/`);
+        assert.equal(resolved.attr.type, pmu.type, `${pmu.name}/${event.name}/`);
+        const terms = Object.fromEntries(event.text.split(',').map((term) => term.split('=')));
+        if (terms.event !== undefined && pmu.formats.some((format) => format.name === 'event' && format.text === 'config:0-63')) {
+          assert.equal(resolved.attr.config, BigInt(terms.event), `${pmu.name}/${event.name}/`);
+        }
+      }
+    }
   });
 
   it('names an unknown PMU and lists the ones here', () => {
     expectSpecError('softwar/config=1/', { sysfsRoot: '/sys' }, 0, /no PMU 'softwar' on this machine \(did you mean 'software'\?\); PMUs here: .*breakpoint/, 'softwar');
+  });
+});
+
+describe('specs/pmu on a fake sysfs tree (x86 msr and uprobe PMUs as Linux 6.x lays them out)', () => {
+  let root: string;
+  before(() => {
+    root = mkdtempSync(join(tmpdir(), 'ringside-sysfs-'));
+    const devices = 'bus/event_source/devices';
+    writeTree(root, {
+      [`${devices}/msr/type`]: '9\n',
+      [`${devices}/msr/format/event`]: 'config:0-63\n',
+      [`${devices}/msr/events/tsc`]: 'event=0x00\n',
+      [`${devices}/msr/events/smi`]: 'event=0x04\n',
+      [`${devices}/msr/events/aperf`]: 'event=0x01\n',
+      [`${devices}/uprobe/type`]: '8\n',
+      [`${devices}/uprobe/format/retprobe`]: 'config:0\n',
+      [`${devices}/uprobe/format/ref_ctr_offset`]: 'config:32-63\n',
+    });
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('reads uprobe formats: one-bit and range terms', () => {
+    const uprobe = readPmu('uprobe', root);
+    assert.ok(uprobe);
+    const byName = Object.fromEntries(uprobe.formats.map((format) => [format.name, format]));
+    assert.deepEqual(byName.retprobe.ranges, [{ lo: 0, hi: 0 }]);
+    assert.deepEqual(byName.ref_ctr_offset.ranges, [{ lo: 32, hi: 63 }]);
+  });
+
+  it('resolves uprobe specs through the tree\'s type and formats, and rejects oversize values', () => {
+    const uprobe = resolveEventSpec('uprobe/retprobe,ref_ctr_offset=0x10,config1=0x1234,config2=0x40/', { sysfsRoot: root }).attr;
+    assert.deepEqual([uprobe.type, uprobe.config, uprobe.config1, uprobe.config2], [8, (0x10n << 32n) | 1n, 0x1234n, 0x40n]);
+    expectSpecError('uprobe/ref_ctr_offset=0x100000000/', { sysfsRoot: root }, 7, /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/, 'ref_ctr_offset');
+  });
+
+  it('expands the msr PMU event aliases, with name= and modifiers', () => {
+    const tsc = resolveEventSpec('msr/tsc/', { sysfsRoot: root });
+    assert.deepEqual([tsc.attr.type, tsc.attr.config], [9, 0n]);
+    const smi = resolveEventSpec('msr/smi,name=smi_count/k', { sysfsRoot: root });
+    assert.deepEqual([smi.attr.config, smi.name, smi.attr.flags.excludeUser], [4n, 'smi_count', true]);
+    expectSpecError('msr/tcs/', { sysfsRoot: root }, 4, /unknown term 'tcs' for PMU msr \(did you mean 'tsc'\?\).*events: .*tsc/, 'tcs');
+    expectSpecError('msr/event=x/', { sysfsRoot: root }, 4, /term 'event' needs a number, got 'x'/, 'event');
+  });
+
+  it('lists the tree\'s PMUs and their aliases as `perf list` prints them', () => {
+    const text = formatEventList(listEvents({ sysfsRoot: root }));
+    assert.match(text, /^ {2}uprobe \(type 8\): ref_ctr_offset=config:32-63, retprobe=config:0$/m);
+    for (const name of ['aperf', 'smi', 'tsc']) assert.ok(text.includes(`  ${`msr/${name}/`.padEnd(50)} [Kernel PMU event]`), name);
   });
 });
 
