@@ -3,7 +3,7 @@
 // under /usr/lib/debug), and builds the DWARF line table and variable list lazily from whichever file
 // has the DWARF. The byte parsers it drives (elf.ts, dwarf-*.ts) stay free of node imports.
 
-import { readFileSync, existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
 import { ElfFile, ElfSymbol, crc32 } from './elf';
@@ -72,9 +72,10 @@ export class ObjectFile {
   private info: DwarfInfo | undefined;
   private functions: FunctionSymbol[] | undefined;
 
-  constructor(readonly path: string, debugRoot = DEFAULT_DEBUG_ROOT) {
-    this.elf = readElf(path);
-    if (this.elf.hasDwarf()) {
+  /** `image`: the object's bytes when it is not a file (the vDSO), else read from `path`. */
+  constructor(readonly path: string, debugRoot = DEFAULT_DEBUG_ROOT, image?: Uint8Array) {
+    this.elf = image ? new ElfFile(image, inflate) : readElf(path);
+    if (this.elf.hasDwarf() || image) {
       this.dwarfElf = this.elf;
     } else {
       this.debugFile = findDebugFile(path, this.elf, debugRoot);
@@ -172,6 +173,37 @@ export class ObjectFile {
   }
 }
 
+
+/**
+ * The vDSO the kernel maps into every process, read from this process's own mapping: one kernel
+ * maps the same image into all of its processes, so it names the vDSO frames (clock_gettime,
+ * gettimeofday) of any process recorded on this machine, as perf does with its own copy. Null when
+ * this process has no vDSO or /proc/self/mem cannot be read.
+ */
+let vdso: ObjectFile | null | undefined;
+
+export function openVdsoObject(): ObjectFile | null {
+  if (vdso !== undefined) return vdso;
+  vdso = null;
+  try {
+    const line = readFileSync('/proc/self/maps', 'utf8').split('\n').find((entry) => entry.endsWith(' [vdso]'));
+    const match = line && /^([0-9a-f]+)-([0-9a-f]+)/.exec(line);
+    if (match) {
+      const start = Number.parseInt(match[1], 16);
+      const image = Buffer.alloc(Number.parseInt(match[2], 16) - start);
+      const fd = openSync('/proc/self/mem', 'r');
+      try {
+        readSync(fd, image, 0, image.length, start);
+      } finally {
+        closeSync(fd);
+      }
+      vdso = new ObjectFile('[vdso]', DEFAULT_DEBUG_ROOT, image);
+    }
+  } catch {
+    vdso = null;
+  }
+  return vdso;
+}
 
 /** Shared cache: one ObjectFile per (path, size, mtime), so a rebuilt binary is re-read. */
 const cache = new Map<string, ObjectFile>();

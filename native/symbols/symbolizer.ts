@@ -4,7 +4,7 @@
 
 import { Kallsyms } from './kallsyms';
 import { MapEntry, parseProcMaps } from './procmaps';
-import { ObjectFile, openObjectFile } from './object-file';
+import { ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
 
 export interface SymbolizerOptions {
@@ -41,7 +41,7 @@ export class Symbolizer {
   addProcessMaps(pid: number, maps: string | readonly MapEntry[]): void {
     const entries = typeof maps === 'string' ? parseProcMaps(maps) : maps;
     const list: Mapping[] = [];
-    for (const m of entries) if (isFilePath(m.path)) list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path });
+    for (const m of entries) if (hasSymbols(m.path)) list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path });
     list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     this.processes.set(pid, list);
   }
@@ -56,7 +56,7 @@ export class Symbolizer {
       if (m.start < start) list.push({ ...m, end: start });
       if (m.end > end) list.push({ ...m, start: end, pgoff: m.pgoff + (end - m.start) });
     }
-    if (isFilePath(path)) list.push({ start, end, pgoff, path });
+    if (hasSymbols(path)) list.push({ start, end, pgoff, path });
     list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     this.processes.set(pid, list);
   }
@@ -124,7 +124,12 @@ export class Symbolizer {
     if (!found || ip >= found.end || this.unreadable.has(found.path)) return undefined;
     let object: ObjectFile;
     try {
-      object = openObjectFile(found.path, this.options.debugRoot);
+      const vdso = found.path === VDSO ? openVdsoObject() : undefined;
+      if (vdso === null) {
+        this.unreadable.add(found.path);
+        return undefined;
+      }
+      object = vdso ?? openObjectFile(found.path, this.options.debugRoot);
     } catch {
       this.unreadable.add(found.path);
       return undefined;
@@ -146,7 +151,9 @@ export class Symbolizer {
   }
 }
 
-/** Real files only: not `[vdso]`/`[heap]`, not perf's `//anon` or anonymous memory. */
-function isFilePath(path: string): boolean {
-  return path.startsWith('/') && !path.startsWith('//');
+const VDSO = '[vdso]';
+
+/** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */
+function hasSymbols(path: string): boolean {
+  return path === VDSO || (path.startsWith('/') && !path.startsWith('//'));
 }
