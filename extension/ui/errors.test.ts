@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { PerfError } from '../../native/sys/errors';
+import { AccessError, perfAccessFrom, readAccessFacts } from '../../native/sys/access';
+import { planForAccess } from '../../native/perf/access-plan';
+import { resolveEventSpec } from '../../native/specs/resolve';
 import { describeError, fixCommandOf } from './errors';
 
 describe('extension: user-facing errors', () => {
@@ -9,9 +11,20 @@ describe('extension: user-facing errors', () => {
     const described = describeError(error, 'Start Recording');
     assert.match(described.message, /^Start Recording: EACCES from perf_event_open/);
     assert.match(described.detail, /PerfError/);
-    // CPU-wide events need paranoid <= 0: above that the fix is the sysctl, at or below it there is no command to offer.
-    const level = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8'));
-    assert.equal(described.command, level > 0 ? 'sudo sysctl kernel.perf_event_paranoid=0' : undefined);
+    // As an ordinary user at level 2, -a is refused before any fd is opened, with the sysctl to copy.
+    const nobody = perfAccessFrom({ ...readAccessFacts(), euid: 65534, effectiveCaps: 0n, paranoid: 2 });
+    const refused = (() => {
+      try {
+        planForAccess([resolveEventSpec('cpu-clock')], 'cpus', nobody);
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+    assert.ok(refused instanceof AccessError);
+    const access = describeError(refused, 'Start Recording');
+    assert.match(access.message, /^Start Recording: -a records every process on every CPU, which needs kernel\.perf_event_paranoid <= 0/);
+    assert.equal(access.command, 'sudo sysctl kernel.perf_event_paranoid=0');
   });
 
   it('finds fix commands in backticks and ignores other code spans', () => {

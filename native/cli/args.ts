@@ -16,8 +16,8 @@ export interface CaptureOptions {
   readonly command: 'capture' | 'keep';
   readonly events: readonly string[];
   readonly target: CaptureTarget;
-  /** Data pages per ring (power of two). */
-  readonly pages: number;
+  /** Data pages per ring (power of two); undefined: the recorder's default, fitted to the locked-memory budget. */
+  readonly pages?: number;
   readonly period?: bigint;
   readonly freq?: number;
   readonly callchain: boolean;
@@ -128,7 +128,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let pid: number | undefined;
   let allCpus = false;
   let launch: string[] | undefined;
-  let pages = 64;
+  let pages: number | undefined;
   let period: bigint | undefined;
   let freq: number | undefined;
   let callchain = false;
@@ -155,8 +155,9 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '-p' || arg === '--pid') pid = positiveInteger(arg, value());
     else if (arg === '-a' || arg === '--all-cpus') allCpus = true;
     else if (arg === '--pages' || arg === '-m') {
-      pages = positiveInteger(arg, value());
-      if ((pages & (pages - 1)) !== 0) throw new UsageError(`${arg} ${pages}: the number of data pages must be a power of two`);
+      const given = positiveInteger(arg, value());
+      pages = given;
+      if ((given & (given - 1)) !== 0) throw new UsageError(`${arg} ${pages}: the number of data pages must be a power of two`);
     } else if (arg === '-c' || arg === '--count') {
       const text = value();
       if (!/^\d+$/.test(text) || BigInt(text) === 0n) throw new UsageError(`${arg} ${text}: expected a positive integer period`);

@@ -105,6 +105,7 @@ function formatBytes(bytes: bigint | number): string {
 
 export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot): string {
   const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)`];
+  for (const limitation of raw.limitations ?? []) lines.push(`  ${limitation}`);
   const worstPause = raw.pauseWindowNs.length ? Math.max(...raw.pauseWindowNs) : 0;
   if (worstPause) lines.push(`  longest pause window ${(worstPause / 1e3).toFixed(1)} us`);
   for (const ring of decoded.coverage) {

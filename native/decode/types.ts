@@ -144,6 +144,11 @@ export interface ResolvedEvent {
   readonly isBreakpoint: boolean;
   /** For breakpoints resolved from a symbol or source line: what the address means, for messages and lanes. */
   readonly location?: { readonly symbol?: string; readonly file?: string; readonly line?: number; readonly address: bigint; readonly length: number };
+  /**
+   * The spec carried a privilege modifier (:u, :k, :h...): its exclude bits are what the user asked
+   * for, so a recorder that may not see the kernel refuses it instead of narrowing it to user space.
+   */
+  readonly explicitModifiers?: boolean;
 }
 
 /** What one snapshot of a recording yields before decoding. */
@@ -155,6 +160,8 @@ export interface RawSnapshot {
   readonly takenAtMs: number;
   /** Pause window of each ring (pause ioctl -> resume ioctl returned), ns. */
   readonly pauseWindowNs: readonly number[];
+  /** What the recording could not see and why (user space only, rings shrunk to the locked-memory budget). */
+  readonly limitations?: readonly string[];
 }
 
 /** What decodeSnapshot returns. */

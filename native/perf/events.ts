@@ -4,7 +4,8 @@
 // accepts back into the attr, and we retry at that size (recording what had to be dropped).
 
 import { encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from './attr';
-import { Ioctl, PerfFlag, PerfType, Sample } from './uapi';
+import { arch, release } from 'node:os';
+import { BreakpointType, Ioctl, PerfFlag, PerfType, Sample } from './uapi';
 import * as libc from '../sys/libc';
 import { PerfError, type ErrorContext } from '../sys/errors';
 
@@ -101,15 +102,22 @@ export class PerfEventFd {
   }
 }
 
+function kernelOlderThan(major: number, minor: number): boolean {
+  const [have, haveMinor] = release().split('.').map((part) => Number.parseInt(part, 10));
+  return have < major || (have === major && haveMinor < minor);
+}
+
 /** Attr fields worth naming when the kernel answers EINVAL. */
 function suspiciousFields(attr: PerfEventAttr): string[] {
   const fields: string[] = [];
-  if (attr.flags.writeBackward) fields.push('write_backward (needs Linux 4.7)');
+  if (attr.flags.writeBackward && kernelOlderThan(4, 7)) fields.push(`write_backward (needs Linux 4.7; this is ${release()})`);
   if (attr.flags.inherit && (attr.readFormat & 8 /* GROUP */)) fields.push('inherit with read_format GROUP');
   if (attr.flags.sigtrap && !attr.flags.removeOnExec) fields.push('sigtrap without remove_on_exec');
   if (attr.flags.freq && attr.samplePeriod === 0n) fields.push('freq with sample_freq 0');
   if (attr.sampleType & ~((Sample.WEIGHT_STRUCT << 1) - 1)) fields.push('sample_type has unknown bits');
   if (attr.type === PerfType.BREAKPOINT) {
+    // arch/x86/kernel/hw_breakpoint.c: the debug registers trigger on execute, write, or read+write.
+    if (attr.bpType === BreakpointType.R && arch() === 'x64') fields.push('bp_type R: x86 debug registers cannot watch reads alone (use :rw for reads and writes, or :w)');
     if (![1, 2, 4, 8].includes(Number(attr.config2 ?? 0n)) && attr.bpType !== 4) fields.push(`bp_len ${attr.config2} (1, 2, 4 or 8)`);
     if ((attr.config1 ?? 0n) % BigInt(Number(attr.config2 ?? 1n) || 1) !== 0n) fields.push('bp_addr not aligned to bp_len');
     if (attr.samplePeriod === 0n) fields.push('sample_period 0 on a breakpoint');

@@ -14,6 +14,8 @@ import type { ProcessMapping, ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../decode/types';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
+import { AccessError, MLOCK_SYSCTL, readPerfAccess, type PerfAccess } from '../sys/access';
+import { planForAccess, type AccessPlan } from './access-plan';
 
 export type RecorderTarget =
   | { kind: 'pid'; pid: number }
@@ -26,7 +28,11 @@ export type LaunchStdio = 'inherit' | 'ignore' | 'pipe' | readonly ['inherit' | 
 export interface RecorderOptions {
   readonly events: readonly ResolvedEvent[];
   readonly target: RecorderTarget;
-  /** Data pages per flight-recorder ring, a power of two (default 64). */
+  /**
+   * Data pages per flight-recorder ring, a power of two. Given: exactly that, or an AccessError with
+   * the locked-memory numbers when the rings do not fit. Omitted: DEFAULT_RING_PAGES, halved until
+   * the rings fit this user's locked-memory budget (noted in `limitations`).
+   */
   readonly pages?: number;
   /** Two rings per target for software events and tracepoints, swapped instead of paused (default false). */
   readonly gapFree?: boolean;
@@ -45,7 +51,12 @@ export interface RecorderOptions {
    * pause window is a warm memcpy (default true; costs one data area of memory per ring).
    */
   readonly warmCopyBuffers?: boolean;
+  /** What this process may record (default: read from /proc and /sys when the recorder opens). */
+  readonly access?: PerfAccess;
 }
+
+export const DEFAULT_RING_PAGES = 64;
+const DEFAULT_SIDEBAND_PAGES = 16;
 
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
@@ -189,7 +200,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfE
   };
 }
 
-function sidebandAttr(target: RecorderTarget, contextSwitch: boolean): PerfEventAttr {
+function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean): PerfEventAttr {
   const launch = target.kind === 'launch';
   return {
     type: PerfType.SOFTWARE,
@@ -200,6 +211,9 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean): PerfEvent
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
       sampleIdAll: true, inherit: launch, disabled: launch, enableOnExec: launch,
+      // Side-band records are not samples, so excluding the kernel loses none of them; without it a
+      // user who may not profile the kernel is refused this event alone (perf does the same).
+      ...(excludeKernel ? { excludeKernel: true, excludeHv: true } : {}),
     },
   };
 }
@@ -207,6 +221,56 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean): PerfEvent
 /** The standby ring of a gap-free pair: same event, idle until the first swap. */
 function standbyAttr(attr: PerfEventAttr): PerfEventAttr {
   return { ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } };
+}
+
+interface RingSizes {
+  readonly pages: number;
+  readonly sidebandPages: number;
+  /** Set when the rings were shrunk to fit the locked-memory budget. */
+  readonly note: string | null;
+}
+
+function kib(pages: number, access: PerfAccess): string {
+  return `${(pages * access.pageSize) / 1024} KiB`;
+}
+
+/**
+ * Ring sizes that fit the locked memory perf_mmap() lets this user pin: every ring costs its data
+ * pages plus one header page. The count of rings is known before any is mapped (one per event per
+ * thread or CPU, two for a gap-free pair, plus one side-band ring), so a ring set that cannot fit
+ * is refused or shrunk up front instead of failing halfway through with a bare EPERM.
+ */
+function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess): RingSizes {
+  const asked = options.pages ?? DEFAULT_RING_PAGES;
+  const askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
+  const budget = access.lockedPagesBudget;
+  if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
+  const target = options.target;
+  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length : target.kind === 'pid' ? threadsOf(target.pid).length : onlineCpus().length;
+  const flightRings = events.reduce((count, event) => count + (options.gapFree && !event.isBreakpoint ? 2 : 1), 0);
+  const sidebandRings = options.sideband === false ? 0 : 1;
+  const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
+  if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
+  const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
+    `plus RLIMIT_MEMLOCK (ulimit -l) = ${(access.memlockLimitBytes ?? 0) / 1024} KiB for this process`;
+  const fix = `raise it with \`sudo sysctl ${MLOCK_SYSCTL}=${Math.ceil((cost(asked, askedSideband) * access.pageSize) / 1024 / access.onlineCpus)}\` or \`ulimit -l\`, or grant CAP_IPC_LOCK`;
+  let pages = asked;
+  let sidebandPages = askedSideband;
+  while (cost(pages, sidebandPages) > budget && (pages > 1 || sidebandPages > 1)) {
+    if (pages >= sidebandPages && pages > 1) pages /= 2;
+    else sidebandPages /= 2;
+  }
+  const rings = `${slots * flightRings} flight-recorder ring(s) of ${asked} pages and ${slots * sidebandRings} side-band ring(s) of ${askedSideband} pages`;
+  if (options.pages !== undefined || cost(pages, sidebandPages) > budget) {
+    const fits = cost(pages, sidebandPages) <= budget ? `; --pages ${pages} fits` : '';
+    throw new AccessError(
+      `${rings} need ${kib(cost(asked, askedSideband), access)} of locked memory, more than the ${kib(budget, access)} perf lets this user lock (${limits})`,
+      `${fix}${fits}`);
+  }
+  return {
+    pages, sidebandPages,
+    note: `rings are ${pages} pages (asked ${asked}) to fit the ${kib(budget, access)} of locked memory perf lets this user lock (${limits}); ${fix}`,
+  };
 }
 
 export class Recorder {
@@ -222,7 +286,13 @@ export class Recorder {
   /** Faults in every flight-recorder ring's spare copy buffer while idle (see SpareCopyBuffer). */
   private readonly warmer: SpareBufferWarmer;
 
-  private constructor(private readonly options: RecorderOptions, private readonly mode: CopyMode) {
+  private constructor(
+    private readonly options: RecorderOptions,
+    private readonly mode: CopyMode,
+    private readonly plan: AccessPlan,
+    private readonly sizes: RingSizes,
+    private readonly limitationList: readonly string[],
+  ) {
     this.warmer = new SpareBufferWarmer(() => this.backwardRings, options.warmCopyBuffers !== false);
   }
 
@@ -236,16 +306,25 @@ export class Recorder {
     return this.exitedPromise;
   }
 
+  /** The events as opened: narrowed to user space where this process may not see the kernel. */
   get events(): readonly ResolvedEvent[] {
-    return this.options.events;
+    return this.plan.events;
+  }
+
+  /** What this recording cannot see and why (user space only, rings shrunk to the budget); empty when nothing. */
+  get limitations(): readonly string[] {
+    return this.limitationList;
   }
 
   static async open(options: RecorderOptions): Promise<Recorder> {
-    const pages = options.pages ?? 64;
+    const pages = options.pages ?? DEFAULT_RING_PAGES;
     if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0) throw new RangeError(`--pages must be a power of two, got ${pages}`);
     if (options.events.length === 0) throw new Error('a recording needs at least one event');
     const mode: CopyMode = options.useZeroCopy === false ? 'memcpy' : defaultCopyMode();
-    const recorder = new Recorder(options, mode);
+    const access = options.access ?? readPerfAccess();
+    const plan = planForAccess(options.events, options.target.kind, access);
+    const sizes = ringSizesFor(options, plan.events, access);
+    const recorder = new Recorder(options, mode, plan, sizes, [plan.limitation, sizes.note].filter((line): line is string => line !== null));
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);
@@ -284,8 +363,9 @@ export class Recorder {
   }
 
   private openAll(slots: Slot[]): void {
-    const { events, target } = this.options;
-    const pages = this.options.pages ?? 64;
+    const { target } = this.options;
+    const { events } = this.plan;
+    const { pages, sidebandPages } = this.sizes;
     const multipleEvents = events.length > 1;
     events.forEach((event, index) => {
       const attr = flightRecorderAttr(event, target);
@@ -319,7 +399,7 @@ export class Recorder {
       }
       if (slotOpened) opened++;
       if (slotOpened && this.options.sideband !== false) {
-        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false);
+        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel);
         this.fdsByEvent[sidebandIndex] ??= [];
         const fd = this.tryOpen(this.attrs[sidebandIndex], slot, 'sideband', target.kind === 'pid');
         if (fd) {
@@ -327,7 +407,7 @@ export class Recorder {
           this.fdsByEvent[sidebandIndex].push(fd);
           let ring: ForwardRing;
           try {
-            ring = new ForwardRing(fd, this.options.sidebandPages ?? 16, meta, this.mode);
+            ring = new ForwardRing(fd, sidebandPages, meta, this.mode);
           } catch (error) {
             fd.dispose();
             throw error;
@@ -444,14 +524,14 @@ export class Recorder {
 
   /** Event table for the decoder: user events first, the side-band dummy last. */
   eventDescriptions(): EventDescription[] {
-    const descriptions: EventDescription[] = this.options.events.map((event, index) => ({
+    const descriptions: EventDescription[] = this.plan.events.map((event, index) => ({
       index,
       name: event.name,
       attr: this.attrs[index],
       ids: (this.fdsByEvent[index] ?? []).map((fd) => fd.id()),
       tracepoint: event.tracepoint,
     }));
-    const sidebandIndex = this.options.events.length;
+    const sidebandIndex = this.plan.events.length;
     if (this.attrs[sidebandIndex]) {
       descriptions.push({ index: sidebandIndex, name: 'sideband', attr: this.attrs[sidebandIndex], ids: (this.fdsByEvent[sidebandIndex] ?? []).map((fd) => fd.id()) });
     }
@@ -477,7 +557,7 @@ export class Recorder {
       pauseWindowNs.push(result.pauseWindowNs);
     }
     this.warmer.schedule();
-    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize() };
+    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize(), limitations: this.limitationList };
   }
 
   private synthesize(): ProcessSideband[] {

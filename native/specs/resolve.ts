@@ -44,6 +44,11 @@ export function resolveEventSpec(spec: string, ctx: ResolveContext = {}): Resolv
 }
 
 export function resolveEventAst(ast: EventSpecAst, ctx: ResolveContext = {}): ResolvedSpec {
+  const resolved = resolveByKind(ast, ctx);
+  return ast.modifiers === undefined ? resolved : { ...resolved, explicitModifiers: true };
+}
+
+function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
   const notes: string[] = [];
   const effect = modifierEffect(ast.modifiers);
   const flags: AttrFlags = {

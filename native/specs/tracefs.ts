@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TracepointFormat } from '../decode/types';
 import { parseTracepointFormat } from './tracepoint-format';
+import { describeUid, PARANOID_SYSCTL, paranoidText, probeTracefs, readPerfAccess, type TracefsAccess } from '../sys/access';
 
 export const TRACEFS_PRIMARY = '/sys/kernel/tracing';
 export const TRACEFS_DEBUGFS = '/sys/kernel/debug/tracing';
@@ -41,6 +42,19 @@ export interface FindTracefsOptions {
   readonly mount?: boolean;
 }
 
+/** tracefs is mounted, but this user may not read it (it is often mounted with mode 0700). */
+export function tracefsDeniedError(tracefs: TracefsAccess): TracefsError {
+  const access = readPerfAccess();
+  // Readable tracefs alone is not enough where the kernel refuses kernel events to this user.
+  const paranoid = access.mayRecordKernel ? '' :
+    `; recording tracepoints then also needs ${PARANOID_SYSCTL} <= 1 (syscall tracepoints of your own programs) or -1 (any, or -a), ` +
+    `or CAP_PERFMON (${paranoidText(access)})`;
+  return new TracefsError(
+    `tracefs is mounted at ${tracefs.path} but ${describeUid(access.euid)} may not read it${tracefs.modeText ? ` (${tracefs.modeText})` : ''}, ` +
+    'so tracepoint ids and formats cannot be read',
+    `let this user in with \`sudo mount -o remount,mode=755 ${tracefs.path}\` (or gid=GROUP,mode=750 for one group), or run as root${paranoid}`);
+}
+
 /** Returns the tracefs directory, mounting it at /sys/kernel/tracing if needed and allowed. */
 export function findTracefs(options: FindTracefsOptions = {}): string {
   if (options.root !== undefined) {
@@ -51,6 +65,8 @@ export function findTracefs(options: FindTracefsOptions = {}): string {
   try { mounts = readFileSync('/proc/mounts', 'utf8'); } catch { /* no /proc: fall through to the path checks */ }
   const chosen = chooseTracefsRoot(mounts, isDirectory(join(TRACEFS_DEBUGFS, 'events')));
   if (chosen !== undefined && isDirectory(join(chosen, 'events'))) return chosen;
+  const probed = probeTracefs(mounts);
+  if (probed.state === 'denied') throw tracefsDeniedError(probed);
 
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || options.mount === false) {

@@ -3,6 +3,7 @@
 // (paranoid level, locked-memory limit, debug registers, tracefs...) using what the call was about.
 
 import { readFileSync } from 'node:fs';
+import { describeUid, grantAdvice, MLOCK_SYSCTL, PARANOID_SYSCTL, paranoidText, readPerfAccess } from './access';
 
 /** Linux errno numbers (asm-generic/errno-base.h + errno.h; identical on x86_64 and aarch64). */
 export const ERRNO_NAMES: Readonly<Record<number, string>> = {
@@ -50,28 +51,53 @@ function readProcValue(path: string): string | null {
   }
 }
 
-function paranoidHint(context: ErrorContext): string {
-  const value = readProcValue('/proc/sys/kernel/perf_event_paranoid');
-  const level = value === null ? NaN : Number(value);
+/** Real uid of a process (what ptrace_may_access() compares), or null when it cannot be read. */
+function processOwner(pid: number): number | null {
+  const uid = /^Uid:\s*(\d+)/m.exec(readProcValue(`/proc/${pid}/status`) ?? '')?.[1];
+  return uid === undefined ? null : Number(uid);
+}
+
+function paranoidHint(code: string, context: ErrorContext): string {
+  const access = readPerfAccess();
+  // Another user's process is refused by ptrace_may_access(), whatever the paranoid level.
+  if (context.pid !== undefined && context.pid > 0) {
+    const owner = processOwner(context.pid);
+    if (owner !== null && owner !== access.euid && !access.perfmonCapable) {
+      return `process ${context.pid} belongs to ${describeUid(owner)}, and you are ${describeUid(access.euid)}: perf may watch another user's process ` +
+        `only with CAP_SYS_PTRACE (or as root), whatever ${PARANOID_SYSCTL} is; run Ringside as ${describeUid(owner)}, or with sudo.`;
+    }
+  }
+  // paranoid and capability checks answer EACCES; a seccomp filter (Docker's default profile
+  // blocks perf_event_open) answers EPERM before the kernel looks at the attr at all.
+  if (code === 'EPERM' && access.seccompMode === 2) {
+    return 'perf_event_open was refused with EPERM and this process runs under a seccomp filter (Seccomp: 2 in /proc/self/status), ' +
+      'as containers do by default (Docker\'s profile blocks perf_event_open): run the container with `--security-opt seccomp=unconfined` ' +
+      'or a profile that allows perf_event_open (plus `--cap-add PERFMON` for kernel samples).';
+  }
+  const level = access.paranoid;
   const cpuWide = context.pid === -1;
   const tracepoint = context.attrType === PERF_TYPE_TRACEPOINT;
   const needsKernel = context.excludeKernel === false;
   // Documented levels: >=2 no kernel profiling, >=1 no CPU-wide events, >=0 no raw tracepoint
   // data; -1 no restriction. Ask for the highest level that still allows this event.
   const needed = tracepoint ? -1 : cpuWide ? 0 : needsKernel ? 1 : 2;
-  const what = tracepoint ? 'tracepoint samples with raw data' : cpuWide ? 'CPU-wide events (-a)' : needsKernel ? 'events that include kernel samples' : 'per-task user-space events';
-  const levelText = value === null ? 'kernel.perf_event_paranoid could not be read' : `kernel.perf_event_paranoid is ${value}`;
-  const fix = Number.isFinite(level) && level > needed
-    ? `run \`sudo sysctl kernel.perf_event_paranoid=${needed}\` (allows ${what} for unprivileged users), or grant CAP_PERFMON (\`sudo setcap cap_perfmon+ep $(readlink -f $(which node))\`), or run as root`
-    : 'grant CAP_PERFMON (or CAP_SYS_ADMIN), or run as root; a Linux Security Module (SELinux/AppArmor/lockdown) may also be denying perf_event_open';
-  return `${levelText}; ${fix}.`;
+  const lsm = 'a Linux Security Module (SELinux, AppArmor, lockdown) may be denying perf_event_open: see the audit log (`journalctl -k | grep -i denied`)';
+  if (access.perfmonCapable) return `${describeUid(access.euid)} has CAP_PERFMON, so ${PARANOID_SYSCTL} does not apply; ${lsm}.`;
+  const fix = level === null || level > needed ? grantAdvice(needed) : `that level allows this event, so ${lsm}`;
+  return `${paranoidText(access)} and ${describeUid(access.euid)} has no CAP_PERFMON; ${fix}.`;
 }
 
-function mlockHint(context: ErrorContext): string {
-  const mlockKb = readProcValue('/proc/sys/kernel/perf_event_mlock_kb');
+function mlockHint(code: string, context: ErrorContext): string {
+  const access = readPerfAccess();
   const asked = context.mmapBytes !== undefined ? ` (this ring asked for ${Math.ceil(context.mmapBytes / 1024)} KiB)` : '';
-  return `ring buffers are charged to locked memory${asked}: kernel.perf_event_mlock_kb is ${mlockKb ?? 'unknown'} KiB per user; ` +
-    'use fewer --pages, raise it with `sudo sysctl kernel.perf_event_mlock_kb=N`, raise `ulimit -l`, or grant CAP_IPC_LOCK.';
+  if (code === 'ENOMEM' && access.lockedPagesBudget === null) {
+    // No locked-memory limit applies to this process (CAP_IPC_LOCK or paranoid -1): the kernel
+    // could not allocate the ring itself.
+    return `the kernel could not allocate the ring buffer${asked}: use fewer --pages (free memory or vmalloc space ran out).`;
+  }
+  return `ring buffers are charged to locked memory${asked}: ${MLOCK_SYSCTL} is ${access.perfMlockKb ?? 'unknown'} KiB per CPU for your user ` +
+    `and RLIMIT_MEMLOCK (ulimit -l) is ${access.memlockLimitBytes === null ? 'unlimited' : `${access.memlockLimitBytes / 1024} KiB`}; ` +
+    `use fewer --pages, raise it with \`sudo sysctl ${MLOCK_SYSCTL}=N\` or \`ulimit -l\`, or grant CAP_IPC_LOCK.`;
 }
 
 function tracepointHint(context: ErrorContext): string {
@@ -87,7 +113,7 @@ function hintFor(syscall: string, code: string, context: ErrorContext): string {
     switch (code) {
       case 'EACCES':
       case 'EPERM':
-        return `permission denied opening ${name}: ${paranoidHint(context)}`;
+        return `permission denied opening ${name}: ${paranoidHint(code, context)}`;
       case 'ENOSPC':
         if (context.attrType === PERF_TYPE_BREAKPOINT) {
           return 'no free hardware debug register: x86 has 4 (DR0-DR3) per CPU, shared by every pinned and flexible breakpoint of the task and CPU ' +
@@ -122,7 +148,7 @@ function hintFor(syscall: string, code: string, context: ErrorContext): string {
     }
   }
   if (syscall === 'mmap') {
-    if (code === 'EPERM' || code === 'ENOMEM') return mlockHint(context);
+    if (code === 'EPERM' || code === 'ENOMEM') return mlockHint(code, context);
     if (code === 'EINVAL') return 'the ring size must be 1 + 2^n pages, an event that already has a ring can only be mapped with the same size, and an inherited per-task event (inherit with cpu -1) cannot be mapped at all (open it per CPU).';
     return 'mapping the perf ring buffer failed.';
   }

@@ -228,17 +228,24 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 
-  it('explains EACCES for an unprivileged user with the paranoid setting and how to change it', () => {
+  it('at perf_event_paranoid 3 an ordinary user gets what perf gets: user space, or one message naming the level', () => {
     const paranoidFile = '/proc/sys/kernel/perf_event_paranoid';
     const saved = readFileSync(paranoidFile, 'utf8').trim();
+    const asNobody = (argv: string[]) => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv], { encoding: 'utf8', cwd: '/tmp', env: { PATH: process.env.PATH, HOME: '/tmp' } });
     try {
       execFileSync('sh', ['-c', `echo 3 > ${paranoidFile}`]);
+      // Upstream kernels treat every level >= 2 alike; Debian's and Android's kernels refuse every
+      // unprivileged perf_event_open at 3. perf, as the same user, says which this kernel is.
+      const perf = asNobody(['perf', 'stat', '-e', 'task-clock', '--', '/bin/true']);
       // setpriv drops to nobody with no capabilities; node can still read the world-readable bundle.
-      const result = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', process.execPath, cli, 'capture', '-e', 'task-clock', '--', '/bin/true'], { encoding: 'utf8' });
-      assert.equal(result.status, 1, result.stderr);
-      assert.match(result.stderr, /^ringside: .*(EACCES|EPERM)/);
-      assert.match(result.stderr, /perf_event_paranoid/);
-      assert.match(result.stderr, /sysctl|CAP_PERFMON/);
+      const result = asNobody([process.execPath, cli, 'capture', '-e', 'task-clock', '-o', '/tmp/ringside-paranoid3.jsonl', '--', '/bin/true']);
+      if (perf.status === 0) {
+        assert.equal(result.status, 0, result.stderr);
+        assert.match(result.stderr, /user space only: kernel\.perf_event_paranoid = 3 \(uid 65534/);
+      } else {
+        assert.equal(result.status, 1, result.stderr);
+        assert.match(result.stderr, /^ringside: .*(EACCES|EPERM).*kernel\.perf_event_paranoid = 3.*sudo sysctl kernel\.perf_event_paranoid=2/);
+      }
     } finally {
       execFileSync('sh', ['-c', `echo ${saved} > ${paranoidFile}`]);
     }

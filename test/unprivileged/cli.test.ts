@@ -1,0 +1,151 @@
+// The CLI's core flows as an ordinary user (uid 65534, no capabilities), with perf run as that same
+// user as the referee. At kernel.perf_event_paranoid >= 2 such a user may record only user space of
+// its own processes: perf falls back to exactly that, and so must Ringside, saying so; what it may
+// not record at all (-a, tracepoints, another user's process, more locked memory than allowed) gets
+// one message naming the real cause, checked here against what this host really has.
+
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { perfAccessFrom, readAccessFacts } from '../../native/sys/access';
+import { kernelParanoid, NOBODY_UID, parseJsonLines, perfRecordAsNobody, perfScriptAsNobody, prepareNobodyDir, type NobodyDir } from './nobody';
+
+const isUserIp = (ip: string | undefined) => ip !== undefined && BigInt(ip) < 0x800000000000n;
+
+describe('ringside capture as an ordinary user (uid 65534), perf as referee', function () {
+  this.timeout(180_000);
+  let nobody: NobodyDir;
+  const paranoid = kernelParanoid();
+  // An ordinary user may see the kernel only at paranoid <= 1 (perf_allow_kernel()).
+  const userSpaceOnly = paranoid >= 2;
+
+  before(() => { nobody = prepareNobodyDir(); });
+  after(() => nobody?.dispose());
+
+  it('a write watchpoint on a global of its own program records every write, as many as perf records as that user', () => {
+    const n = 1000;
+    const run = nobody.ringside(['capture', '-e', 'mem:counter:w', '-o', 'w.jsonl', '--', nobody.fixture('kernel_writer'), String(n)]);
+    assert.equal(run.status, 0, run.stderr);
+    const hits = parseJsonLines(readFileSync(path.join(nobody.dir, 'w.jsonl'), 'utf8')).filter((r) => r.type === 'SAMPLE');
+    assert.equal(hits.length, n);
+    for (const hit of hits) assert.match(hit.sym ?? '', /^writer\+0x[0-9a-f]+$/);
+    if (userSpaceOnly) assert.match(run.stderr, new RegExp(`user space only: kernel\\.perf_event_paranoid = ${paranoid} \\(uid ${NOBODY_UID}`));
+    const nm = execFileSync('nm', [nobody.fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0];
+    perfRecordAsNobody(nobody, 'w.data', ['-e', `mem:0x${nm}/8:w`, '--', nobody.fixture('kernel_writer'), String(n)]);
+    const perfHits = perfScriptAsNobody(nobody, 'w.data', 'ip,sym').filter((line) => / writer$/.test(line.trim()));
+    assert.equal(perfHits.length, n, 'perf as the same user records the same writes');
+  });
+
+  it('hits on a source line equal the loop count, and perf counts the same at that address', () => {
+    const loops = 321;
+    const source = readFileSync(path.join(nobody.dir, 'fixtures-src/ext_loops.c'), 'utf8').split('\n');
+    const line = source.findIndex((text) => text.includes('EXT_WRITE_LINE')) + 1;
+    const run = nobody.ringside(['capture', '-e', `mem:ext_loops.c:${line}:x`, '-o', 'l.jsonl', '--', nobody.fixture('ext_loops_nopie'), String(loops)]);
+    assert.equal(run.status, 0, run.stderr);
+    const hits = parseJsonLines(readFileSync(path.join(nobody.dir, 'l.jsonl'), 'utf8')).filter((r) => r.type === 'SAMPLE');
+    assert.equal(hits.length, loops);
+    const ips = new Set(hits.map((hit) => hit.ip));
+    assert.equal(ips.size, 1, 'one address for this line at -O0');
+    const ip = [...ips][0]!;
+    const where = execFileSync('addr2line', ['-e', nobody.fixture('ext_loops_nopie'), ip], { encoding: 'utf8' }).trim();
+    assert.match(where, new RegExp(`ext_loops\\.c:${line}\\b`), 'binutils puts the armed address on that line');
+    perfRecordAsNobody(nobody, 'l.data', ['-e', `mem:${ip}:x`, '--', nobody.fixture('ext_loops_nopie'), String(loops)]);
+    assert.equal(perfScriptAsNobody(nobody, 'l.data', 'ip').length, loops);
+  });
+
+  it('task-clock samples its own program in user space, like perf as that user', () => {
+    const run = nobody.ringside(['capture', '-e', 'task-clock', '-F', '1000', '-o', 't.jsonl', '--', nobody.fixture('kernel_busy'), '300']);
+    assert.equal(run.status, 0, run.stderr);
+    const samples = parseJsonLines(readFileSync(path.join(nobody.dir, 't.jsonl'), 'utf8')).filter((r) => r.type === 'SAMPLE');
+    // 300 ms at 1 kHz: perf's own rate limiting and start-up leave well over 100.
+    assert.ok(samples.length > 100, `${samples.length} samples`);
+    if (userSpaceOnly) assert.ok(samples.every((s) => isUserIp(s.ip)), 'user space only');
+    // Every sample is named, the vDSO's clock_gettime included, and the hottest function is perf's.
+    assert.deepEqual(samples.filter((s) => s.sym === undefined).map((s) => s.ip), []);
+    perfRecordAsNobody(nobody, 't.data', ['-e', 'task-clock', '-F', '1000', '--', nobody.fixture('kernel_busy'), '300']);
+    const perfLines = perfScriptAsNobody(nobody, 't.data', 'ip,sym').map((line) => line.trim().split(/\s+/));
+    assert.ok(perfLines.length > 100, `perf: ${perfLines.length} samples`);
+    if (userSpaceOnly) assert.ok(perfLines.every(([ip]) => isUserIp(`0x${ip}`)), 'perf fell back to user space only too');
+    const hottest = (names: string[]) => [...names.reduce((counts, name) => counts.set(name, (counts.get(name) ?? 0) + 1), new Map<string, number>())]
+      .sort((a, b) => b[1] - a[1])[0][0];
+    assert.equal(hottest(samples.map((s) => s.sym!.replace(/\+0x[0-9a-f]+$/, ''))), hottest(perfLines.map(([, sym]) => sym)));
+  });
+
+  it('software events: page-faults of its own program, close to what perf counts as that user', () => {
+    const run = nobody.ringside(['capture', '-e', 'page-faults', '-c', '1', '-o', 'pf.jsonl', '--', nobody.fixture('kernel_writer'), '10']);
+    assert.equal(run.status, 0, run.stderr);
+    const ours = parseJsonLines(readFileSync(path.join(nobody.dir, 'pf.jsonl'), 'utf8')).filter((r) => r.type === 'SAMPLE').length;
+    perfRecordAsNobody(nobody, 'pf.data', ['-e', 'page-faults', '-c', '1', '--', nobody.fixture('kernel_writer'), '10']);
+    const perfs = perfScriptAsNobody(nobody, 'pf.data', 'ip').length;
+    // The same static binary faults in the same pages; the dynamic loader's layout (ASLR for perf,
+    // none for Ringside) moves a few faults either way.
+    assert.ok(ours > 10 && perfs > 10, `ringside ${ours}, perf ${perfs}`);
+    assert.ok(Math.abs(ours - perfs) <= Math.max(5, perfs * 0.2), `ringside ${ours} vs perf ${perfs}`);
+  });
+
+  it('writes a perf.data that perf script reads as that user, with every watchpoint hit', () => {
+    const n = 250;
+    const run = nobody.ringside(['capture', '-e', 'mem:counter:w', '-o', 'export.data', '--', nobody.fixture('kernel_writer'), String(n)]);
+    assert.equal(run.status, 0, run.stderr);
+    const lines = perfScriptAsNobody(nobody, 'export.data', 'comm,ip,sym');
+    assert.equal(lines.filter((line) => /kernel_writer .* writer\+?/.test(line) || / writer$/.test(line.trim())).length, n, lines.slice(0, 5).join('\n'));
+  });
+
+  it('-a and tracepoints get one true message naming the sysctl value or the tracefs permission, and the fix', () => {
+    const access = perfAccessFrom({ ...readAccessFacts(), euid: NOBODY_UID, effectiveCaps: 0n });
+    const cpuWide = nobody.ringside(['capture', '-a', '--duration', '0.2', '-o', 'a.jsonl']);
+    if (access.mayRecordCpuWide) {
+      assert.equal(cpuWide.status, 0, cpuWide.stderr);
+    } else {
+      assert.equal(cpuWide.status, 1);
+      assert.match(cpuWide.stderr, new RegExp(`^ringside: -a records every process on every CPU, which needs kernel\\.perf_event_paranoid <= 0 or CAP_PERFMON, but uid ${NOBODY_UID} .*kernel\\.perf_event_paranoid = ${paranoid}; run \`sudo sysctl kernel\\.perf_event_paranoid=0\``));
+    }
+    const tracepoint = nobody.ringside(['capture', '-a', '-e', 'syscalls:sys_enter_getppid', '--duration', '0.2', '-o', 'tp.jsonl']);
+    assert.equal(tracepoint.status, 1, 'CPU-wide raw tracepoint data needs paranoid -1 or CAP_PERFMON');
+    const tracefsReadable = nobody.run(['test', '-r', `${access.tracefs.path}/events`, '-a', '-x', `${access.tracefs.path}/events`]).status === 0;
+    if (!tracefsReadable) {
+      assert.match(tracepoint.stderr, new RegExp(`tracefs is mounted at ${access.tracefs.path} but uid ${NOBODY_UID} \\(nobody\\) may not read it \\(mode 0*${execFileSync('stat', ['-c', '%a', access.tracefs.path], { encoding: 'utf8' }).trim()} `));
+      assert.match(tracepoint.stderr, /sudo mount -o remount,mode=755/);
+      assert.doesNotMatch(tracepoint.stderr, /not mounted/);
+    } else {
+      assert.match(tracepoint.stderr, new RegExp(`tracepoint syscalls:sys_enter_getppid .*needs kernel\\.perf_event_paranoid <= -1 or CAP_PERFMON.*= ${paranoid}`));
+    }
+  });
+
+  it('another user\'s process: names its owner, not the paranoid level', async () => {
+    const rootsProcess = spawn(path.join(nobody.dir, 'fixtures-bin/kernel_busy'), ['3000'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => rootsProcess.once('spawn', resolve));
+      const run = nobody.ringside(['capture', '-p', String(rootsProcess.pid), '--duration', '0.2']);
+      assert.equal(run.status, 1);
+      assert.match(run.stderr, new RegExp(`process ${rootsProcess.pid} belongs to uid 0 \\(root\\), and you are uid ${NOBODY_UID} \\(nobody\\): perf may watch another user's process only with CAP_SYS_PTRACE`));
+    } finally {
+      rootsProcess.kill('SIGKILL');
+    }
+  });
+
+  it('rings larger than the locked-memory budget: explicit --pages is refused with the numbers, the default shrinks with a note', () => {
+    const access = perfAccessFrom({ ...readAccessFacts(), euid: NOBODY_UID, effectiveCaps: 0n });
+    const budget = access.lockedPagesBudget;
+    assert.notEqual(budget, null, 'an ordinary user has a locked-memory budget at paranoid > -1');
+    // One flight-recorder ring per CPU (gap-free doubles it) plus one side-band ring per CPU.
+    let pages = 1;
+    while (access.onlineCpus * (2 * (pages + 1) + 17) <= budget!) pages *= 2;
+    const refused = nobody.ringside(['capture', '--pages', String(pages), '-o', 'big.jsonl', '--', '/bin/true']);
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, new RegExp(`of locked memory, more than the ${(budget! * 4096) / 1024} KiB perf lets this user lock \\(kernel\\.perf_event_mlock_kb = ${access.perfMlockKb} KiB per CPU x ${access.onlineCpus} CPUs`));
+    assert.match(refused.stderr, new RegExp(`--pages ${pages / 2} fits`));
+    const fits = nobody.ringside(['capture', '--pages', String(pages / 2), '-o', 'fits.jsonl', '--', '/bin/true']);
+    assert.equal(fits.status, 0, fits.stderr);
+    // Without RLIMIT_MEMLOCK only perf_event_mlock_kb per CPU is left: the default 64-page rings
+    // shrink until they fit, and the summary says so.
+    const userPages = ((access.perfMlockKb ?? 516) * 1024 / 4096) * access.onlineCpus;
+    let fitted = 64;
+    while (fitted > 1 && access.onlineCpus * (2 * (fitted + 1) + 17) > userPages) fitted /= 2;
+    const small = nobody.run(['prlimit', '--memlock=0:0', process.execPath, nobody.cli, 'capture', '-o', 'small.jsonl', '--', '/bin/true']);
+    assert.equal(small.status, 0, small.stderr);
+    if (fitted < 64) assert.match(small.stderr, new RegExp(`rings are ${fitted} pages \\(asked 64\\) to fit the ${userPages * 4} KiB of locked memory`));
+    else assert.doesNotMatch(small.stderr, /rings are \d+ pages/);
+  });
+});
