@@ -91,6 +91,42 @@ export function activate(context: vscode.ExtensionContext): void {
     return entry;
   };
 
+  /**
+   * Capture Snapshot is always offered: with one recording it snapshots it; with several it asks
+   * which (or all); with none it offers the kept recorders it can see, attaching to another ring, or
+   * starting a recording, so the command never answers "no matching commands".
+   */
+  const captureFromPalette = async (): Promise<void> => {
+    const live = sessions.list().filter((s) => s.state !== 'stopped');
+    if (live.length === 1) {
+      await capture(live[0].id);
+      return;
+    }
+    if (live.length > 1) {
+      const picked = await vscode.window.showQuickPick([
+        ...live.map((s) => ({ label: s.label, description: `${s.kind} · ${s.snapshots.length} snapshot(s)`, ids: [s.id] })),
+        { label: '$(files) All of them', description: `${live.length} recordings`, ids: live.map((s) => s.id) },
+      ], { title: 'Ringside: capture a snapshot of which recording?' });
+      for (const id of picked?.ids ?? []) await capture(id);
+      return;
+    }
+    type Choice = vscode.QuickPickItem & { keeper?: KeeperState; then?: string };
+    const kept = keepers.list().filter((k) => k.state && k.alive);
+    const choices: Choice[] = [
+      ...kept.map((k) => ({ label: `$(lock) keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), detail: 'attach to this kept recorder and capture', keeper: k.state! })),
+      { label: '$(plug) Attach to Event…', detail: 'a ring another process owns (perf record --overwrite), or a persistent event', then: 'ringside.attachToEvent' },
+      { label: '$(record) Start Recording…', detail: 'open events now; capture once something happened', then: 'ringside.startRecording' },
+    ];
+    const picked = await vscode.window.showQuickPick(choices, { title: 'Ringside: nothing is recording yet. Capture from…' });
+    if (!picked) return;
+    if (picked.keeper) {
+      const session = await sessions.attachKeeper(picked.keeper);
+      await capture(session.id);
+      return;
+    }
+    if (picked.then) await vscode.commands.executeCommand(picked.then);
+  };
+
   const startRecording = async (kept: boolean) => {
     const s = settings();
     const specs = await pickEvents(context.workspaceState, s.defaultEvents);
@@ -122,7 +158,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
     run('ringside.startRecording', () => startRecording(false)),
     run('ringside.startKeptRecording', () => startRecording(true)),
-    run('ringside.captureSnapshot', () => capture(sessionIdOf())),
+    run('ringside.captureSnapshot', () => captureFromPalette()),
     run('ringside.snapshotSession', (node: SessionNode) => capture(sessionIdOf(node))),
     run('ringside.stopRecording', async () => {
       const live = sessions.list().filter((s) => s.state !== 'stopped');

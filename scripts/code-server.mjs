@@ -196,8 +196,24 @@ function killGroup(child, signal) {
  *           env?: Record<string, string>, stdio?: 'pipe' | 'inherit' }} options
  * @returns {Promise<{ url: string, port: number, pid: number, startMs: number, output: () => string, stop: () => Promise<void> }>}
  */
-export async function startCodeServer({ workspace, port, extensionsDir, userDataDir, timeoutMs = 60_000, env = {}, stdio = 'pipe' }) {
-  const entry = ensureCodeServer();
+/**
+ * A copy of the installed code-server in `dir`, owned by `uid`, for running it as an ordinary user: the checkout (and
+ * so .cache/) may live in a directory that user cannot read. Returns the copy's entry point.
+ */
+export function copyCodeServerFor(uid, dir) {
+  ensureCodeServer();
+  mkdirSync(dir, { recursive: true });
+  execFileSync('cp', ['-a', path.join(installDir, 'node_modules'), dir]);
+  execFileSync('chown', ['-R', `${uid}:${uid}`, dir]);
+  return path.join(dir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+}
+
+/**
+ * `runAsUid`: start it as that user (uid = gid, no supplementary groups, no capabilities) with `entry` from
+ * copyCodeServerFor; the run directory is handed to that user too. Needs root.
+ */
+export async function startCodeServer({ workspace, port, extensionsDir, userDataDir, timeoutMs = 60_000, env = {}, stdio = 'pipe', runAsUid, entry: givenEntry }) {
+  const entry = givenEntry ?? ensureCodeServer();
   const chosenPort = port ?? await freePort();
   mkdirSync(extensionsDir, { recursive: true });
   mkdirSync(userDataDir, { recursive: true });
@@ -218,7 +234,10 @@ export async function startCodeServer({ workspace, port, extensionsDir, userData
     workspace,
   ];
   const started = Date.now();
-  const child = spawn(process.execPath, args, {
+  const asUser = runAsUid === undefined ? [] : ['setpriv', `--reuid=${runAsUid}`, `--regid=${runAsUid}`, '--clear-groups'];
+  if (runAsUid !== undefined) execFileSync('chown', ['-R', `${runAsUid}:${runAsUid}`, runDir]);
+  const [command, ...commandArgs] = [...asUser, process.execPath, ...args];
+  const child = spawn(command, commandArgs, {
     detached: true, // own process group: stop() kills the server and every extension host it forked
     env: { ...process.env, TMPDIR: runDir, ...env },
     stdio: stdio === 'inherit' ? ['ignore', 'inherit', 'inherit'] : ['ignore', 'pipe', 'pipe'],

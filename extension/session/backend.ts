@@ -110,6 +110,7 @@ export function recorderSource(recorder: Recorder): RingSource {
       }));
     },
     ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}),
+    ...(recorder.limitations.length ? { limitations: recorder.limitations } : {}),
     ...(recorder.exited ? { exited: recorder.exited } : {}),
     setEventEnabled(eventIndex, enabled) {
       for (const ring of ringsOf(eventIndex)) {

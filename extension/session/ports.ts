@@ -41,6 +41,8 @@ export interface RingSource {
   ringStats(): readonly RingStatus[];
   /** Launched target's pid, when we launched it. */
   readonly childPid?: number;
+  /** What this recording cannot see and why (user space only, rings shrunk to the locked-memory budget). */
+  readonly limitations?: readonly string[];
   /** Settles when the launched target exits (its rings stay readable). */
   readonly exited?: Promise<unknown>;
   /** Enable/disable/modify one event in place (watch controls). */

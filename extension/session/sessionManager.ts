@@ -35,6 +35,8 @@ export interface SessionInfo {
   readonly startedAtMs: number;
   readonly targetExited: boolean;
   readonly childPid?: number;
+  /** What the recording cannot see and why (user space only, rings shrunk to the locked-memory budget). */
+  readonly limitations: readonly string[];
   readonly snapshots: readonly SnapshotEntry[];
 }
 
@@ -362,6 +364,7 @@ export class SessionManager {
       id: session.id, kind: session.kind, label: session.label, state: session.state,
       startedAtMs: session.startedAtMs, targetExited: session.targetExited,
       ...(session.childPid !== undefined ? { childPid: session.childPid } : {}),
+      limitations: session.source?.limitations ?? [],
       snapshots: [...session.snapshots],
     };
   }

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { listEvents } from '../../native/specs/list';
+import { PARANOID_SYSCTL, paranoidText, readPerfAccess } from '../../native/sys/access';
 import type { RecordTarget } from '../session/ports';
 import type { EventAnswer, UnknownEventQuestion } from '../session/attachedSource';
 
@@ -16,12 +17,15 @@ interface EventPick extends vscode.QuickPickItem {
 
 export async function pickEvents(state: vscode.Memento, defaults: readonly string[]): Promise<string[] | undefined> {
   const list = listEvents();
+  const access = readPerfAccess();
   const remembered = new Set(state.get<string[]>(REMEMBERED_EVENTS) ?? defaults);
   const items: EventPick[] = [];
   const section = (label: string) => items.push({ label, kind: vscode.QuickPickItemKind.Separator });
-  section('Software');
+  section(access.mayRecordKernel ? 'Software' : `Software (user space only: ${paranoidText(access)})`);
   for (const event of list.software) items.push({ label: event.name, description: event.aliases.join(', '), spec: event.name, picked: remembered.has(event.name) });
-  section(list.tracepointsError ? `Tracepoints (unavailable: ${list.tracepointsError})` : `Tracepoints (${list.tracepoints.length})`);
+  section(list.tracepointsError ? `Tracepoints (unavailable: ${list.tracepointsError})`
+    : access.mayRecordKernel ? `Tracepoints (${list.tracepoints.length})`
+    : `Tracepoints (${list.tracepoints.length}; not recordable as you: they fire in the kernel, which needs ${PARANOID_SYSCTL} <= 1 or CAP_PERFMON, and it is ${access.paranoid ?? 'unreadable'})`);
   for (const tp of list.tracepoints) {
     const spec = `${tp.system}:${tp.name}`;
     items.push({ label: spec, description: `id ${tp.id}`, spec, picked: remembered.has(spec) });
@@ -110,10 +114,16 @@ export function splitCommandLine(text: string): string[] {
 
 export async function pickTarget(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
   const defaults = launchDefaults();
+  const access = readPerfAccess();
   const choice = await vscode.window.showQuickPick([
     { label: '$(play) Launch a program', detail: defaults.program ? `${defaults.program} ${defaults.args.join(' ')}` : 'set ringside.launch.program or a launch configuration to skip typing', id: 'launch' as const },
     { label: '$(debug-alt) A running process', detail: 'pick from every process: pid, comm and command line', id: 'pid' as const },
-    { label: '$(server) Whole system, per CPU', detail: 'one ring per CPU (needs perf_event_paranoid <= 0 or CAP_PERFMON)', id: 'cpus' as const },
+    {
+      label: '$(server) Whole system, per CPU',
+      detail: access.mayRecordCpuWide ? 'one ring per CPU'
+        : `not as you: needs ${PARANOID_SYSCTL} <= 0 or CAP_PERFMON (${paranoidText(access)}); your own programs and processes work`,
+      id: 'cpus' as const,
+    },
   ], { title: 'Ringside: record what?' });
   if (!choice) return undefined;
   if (choice.id === 'cpus') return { target: { kind: 'cpus' } };

@@ -165,8 +165,11 @@ export class RecordingStatusBar implements vscode.Disposable {
       return;
     }
     const recording = live.length ? `$(record) recording${live.length > 1 ? ` (${live.length})` : ''}` : '$(circle-outline) stopped';
-    this.state.text = `${recording}${last ? ` · last ${formatBytes(last.sizeBytes)}` : ''}`;
-    this.state.tooltip = last ? `Last snapshot ${last.name}: ${last.recordCount} records, ${formatBytes(last.sizeBytes)}` : 'No snapshot yet';
+    // An ordinary user records user space only: say so where the recording is shown, not only in a log.
+    const limitations = [...new Set(live.flatMap((s) => s.limitations))];
+    const userSpaceOnly = limitations.some((line) => line.startsWith('user space only'));
+    this.state.text = `${recording}${userSpaceOnly ? ' · user space only' : ''}${last ? ` · last ${formatBytes(last.sizeBytes)}` : ''}`;
+    this.state.tooltip = [last ? `Last snapshot ${last.name}: ${last.recordCount} records, ${formatBytes(last.sizeBytes)}` : 'No snapshot yet', ...limitations].join('\n');
     this.state.show();
     if (live.length) this.snapshotButton.show();
     else this.snapshotButton.hide();

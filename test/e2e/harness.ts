@@ -10,7 +10,8 @@
 //   RINGSIDE_E2E_UPDATE_DOCS=1   scenario 1 refreshes the README screenshot docs/timeline.png
 // Tests compiled outside out/ (tsc --outDir /tmp/x) need NODE_PATH=<repo>/node_modules to find playwright-core.
 import { chromium, type BrowserContext, type FrameLocator, type Locator, type Page } from 'playwright-core';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -55,7 +56,8 @@ interface RunningCodeServer {
 }
 interface CodeServerScript {
   ensureCodeServer(): string;
-  startCodeServer(options: { workspace: string; port?: number; extensionsDir: string; userDataDir: string; timeoutMs?: number }): Promise<RunningCodeServer>;
+  startCodeServer(options: { workspace: string; port?: number; extensionsDir: string; userDataDir: string; timeoutMs?: number; runAsUid?: number; entry?: string; env?: Record<string, string> }): Promise<RunningCodeServer>;
+  copyCodeServerFor(uid: number, dir: string): string;
   installVsix(vsixPath: string, extensionsDir: string): string;
 }
 interface PackageVsixScript {
@@ -139,6 +141,11 @@ export interface ScenarioOptions {
   launchArgs?: string[];
   /** Extra user settings. */
   userSettings?: Record<string, unknown>;
+  /**
+   * Run code-server (and so the extension host and everything Ringside launches) as this uid instead of root, from
+   * copies that uid can read: the way desktop VS Code runs, as an ordinary user.
+   */
+  asUid?: number;
 }
 
 function safeName(text: string): string {
@@ -188,8 +195,17 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
     mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
     writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...quietUserSettings, ...options.userSettings }, null, 2));
     codeServer().installVsix(vsix, extensionsDir);
+    const asUser = options.asUid === undefined ? {} : {
+      runAsUid: options.asUid,
+      entry: codeServer().copyCodeServerFor(options.asUid, path.join(base, 'code-server')),
+      env: { HOME: base, USER: 'nobody', LOGNAME: 'nobody' },
+    };
+    if (options.asUid !== undefined) {
+      execFileSync('chown', ['-R', `${options.asUid}:${options.asUid}`, base]);
+      chmodSync(base, 0o755);
+    }
 
-    const server = await codeServer().startCodeServer({ workspace: workspace.folder, extensionsDir, userDataDir, timeoutMs: E2E_TIMEOUT_MS });
+    const server = await codeServer().startCodeServer({ workspace: workspace.folder, extensionsDir, userDataDir, timeoutMs: E2E_TIMEOUT_MS, ...asUser });
     cleanups.push(async () => {
       writeFileSync(path.join(artifactsDir, 'code-server.log'), server.output());
       await server.stop();

@@ -125,6 +125,13 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     }
   });
 
+  it('a container\'s seccomp filter (EPERM) is told apart from the paranoid level, with the fix', () => {
+    const run = nobody.run([nobody.fixture('seccomp_deny_perf'), process.execPath, nobody.cli, 'capture', '-e', 'task-clock', '-o', 'sc.jsonl', '--', '/bin/true']);
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stderr, /^ringside: perf_event_open \(task-clock\): EPERM .*runs under a seccomp filter \(Seccomp: 2 in \/proc\/self\/status\).*--security-opt seccomp=unconfined/);
+    assert.doesNotMatch(run.stderr, /sysctl/);
+  });
+
   it('rings larger than the locked-memory budget: explicit --pages is refused with the numbers, the default shrinks with a note', () => {
     const access = perfAccessFrom({ ...readAccessFacts(), euid: NOBODY_UID, effectiveCaps: 0n });
     const budget = access.lockedPagesBudget;
