@@ -45,6 +45,7 @@ export interface FindTracefsOptions {
 /** tracefs is mounted, but this user may not read it (it is often mounted with mode 0700). */
 export function tracefsDeniedError(tracefs: TracefsAccess): TracefsError {
   const access = readPerfAccess();
+  const gid = typeof process.getegid === 'function' ? process.getegid() : 0;
   // Readable tracefs alone is not enough where the kernel refuses kernel events to this user.
   const paranoid = access.mayRecordKernel ? '' :
     `; recording tracepoints then also needs ${PARANOID_SYSCTL} <= 1 (syscall tracepoints of your own programs) or -1 (any, or -a), ` +
@@ -52,7 +53,8 @@ export function tracefsDeniedError(tracefs: TracefsAccess): TracefsError {
   return new TracefsError(
     `tracefs is mounted at ${tracefs.path} but ${describeUid(access.euid)} may not read it${tracefs.modeText ? ` (${tracefs.modeText})` : ''}, ` +
     'so tracepoint ids and formats cannot be read',
-    `let this user in with \`sudo mount -o remount,mode=755 ${tracefs.path}\` (or gid=GROUP,mode=750 for one group), or run as root${paranoid}`);
+    `let this user's group in with \`sudo mount -o remount,gid=${gid},mode=750 ${tracefs.path}\` (its files are readable by their group only, ` +
+    `so a wider mode alone is not enough), or run as root${paranoid}`);
 }
 
 /** Returns the tracefs directory, mounting it at /sys/kernel/tracing if needed and allowed. */

@@ -106,7 +106,7 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     const tracefsReadable = nobody.run(['test', '-r', `${access.tracefs.path}/events`, '-a', '-x', `${access.tracefs.path}/events`]).status === 0;
     if (!tracefsReadable) {
       assert.match(tracepoint.stderr, new RegExp(`tracefs is mounted at ${access.tracefs.path} but uid ${NOBODY_UID} \\(nobody\\) may not read it \\(mode 0*${execFileSync('stat', ['-c', '%a', access.tracefs.path], { encoding: 'utf8' }).trim()} `));
-      assert.match(tracepoint.stderr, /sudo mount -o remount,mode=755/);
+      assert.match(tracepoint.stderr, new RegExp(`sudo mount -o remount,gid=${NOBODY_UID},mode=750 ${access.tracefs.path}`));
       assert.doesNotMatch(tracepoint.stderr, /not mounted/);
     } else {
       assert.match(tracepoint.stderr, new RegExp(`tracepoint syscalls:sys_enter_getppid .*needs kernel\\.perf_event_paranoid <= -1 or CAP_PERFMON.*= ${paranoid}`));
