@@ -9,7 +9,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ownPerfFds, ownPerfMappings, repoRoot } from './helpers';
 
-interface Registered { commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[] }
+interface Registered {
+  commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[];
+  /** Titles and item labels of every quick pick shown; `pickLabel` chooses the item whose label contains it (none: dismissed). */
+  quickPicks: { title: string; labels: string[] }[]; pickLabel?: string; executed: string[];
+}
 
 /** Just enough of the vscode API for activate(): unknown members are no-op functions returning disposables. */
 function fakeVscode(registered: Registered, config: Record<string, unknown>) {
@@ -48,10 +52,14 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
       visibleTextEditors: [],
       showErrorMessage: async (message: string) => { registered.errors.push(message); return undefined; },
       showInformationMessage: async () => undefined,
+      showQuickPick: async (items: { label: string }[], options: { title?: string } = {}) => {
+        registered.quickPicks.push({ title: options.title ?? '', labels: items.map((item) => item.label) });
+        return registered.pickLabel === undefined ? undefined : items.find((item) => item.label.includes(registered.pickLabel!));
+      },
     },
     commands: {
       registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => { registered.commands.set(id, handler); return disposable; },
-      executeCommand: async () => undefined,
+      executeCommand: async (id: string) => { registered.executed.push(id); return undefined; },
     },
     workspace: {
       getConfiguration: () => ({ get: (key: string) => config[key] }),
@@ -70,7 +78,7 @@ describe('extension: activation with a stand-in vscode module', function () {
   const moduleWithResolver = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
   const originalResolve = moduleWithResolver._resolveFilename;
   const stubId = path.join(repoRoot, '__vscode_stub__.js');
-  const registered: Registered = { commands: new Map(), trees: [], serializers: [], errors: [] };
+  const registered: Registered = { commands: new Map(), trees: [], serializers: [], errors: [], quickPicks: [], executed: [] };
 
   before(() => {
     moduleWithResolver._resolveFilename = function (request: string, ...rest: unknown[]) {
@@ -97,8 +105,17 @@ describe('extension: activation with a stand-in vscode module', function () {
     assert.ok(activation.has('onView:ringside.sessions') && activation.has('onWebviewPanel:ringside.timeline'));
     assert.ok([...activation].every((event) => /^(onCommand:ringside\.|onView:ringside\.|onWebviewPanel:ringside\.)/.test(event)), 'no activation on anything else');
 
-    // A command failing (no session yet) becomes a notification, not an exception.
+    // Capture Snapshot with nothing recording offers the ways to get a recording, and starts one when asked.
     await registered.commands.get('ringside.captureSnapshot')!();
+    assert.deepEqual(registered.errors, []);
+    const offered = registered.quickPicks.pop();
+    assert.match(offered?.title ?? '', /nothing is recording yet/);
+    assert.deepEqual(offered?.labels.filter((label) => !label.includes('keeper')), ['$(plug) Attach to Event…', '$(record) Start Recording…']);
+    registered.pickLabel = 'Start Recording';
+    await registered.commands.get('ringside.captureSnapshot')!();
+    assert.ok(registered.executed.includes('ringside.startRecording'), registered.executed.join(', '));
+    // A command failing (no session yet) becomes a notification, not an exception.
+    await registered.commands.get('ringside.stopRecording')!();
     assert.match(registered.errors.pop() ?? '', /no recording is running/);
 
     for (const disposable of context.subscriptions) disposable.dispose();
