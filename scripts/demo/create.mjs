@@ -1,4 +1,4 @@
-// Creates the Ringside demo workspace from scripts/demo/template: copies it, compiles demo.c with `gcc -g -O0`
+// Creates the Ringside demo workspace from scripts/demo/template: copies it, compiles demo.c with `gcc -g -O0 -pthread`
 // and points `ringside.launch.program` at the binary by absolute path (so it does not depend on variable expansion).
 //   node scripts/demo/create.mjs TARGET_FOLDER
 import { execFileSync } from 'node:child_process';
@@ -37,7 +37,7 @@ export function createDemoWorkspace(target, { launchArgs } = {}) {
   const program = path.join(folder, 'demo');
   if (!existsSync(program) || statSync(program).mtimeMs < statSync(source).mtimeMs) {
     try {
-      execFileSync('gcc', ['-g', '-O0', '-o', program, source], { stdio: ['ignore', 'pipe', 'pipe'] });
+      execFileSync('gcc', ['-g', '-O0', '-pthread', '-o', program, source], { stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (error) {
       throw new DemoWorkspaceError(`gcc could not build the demo: ${error.stderr?.toString() ?? error.message}`);
     }
