@@ -172,7 +172,9 @@ export function writePerfData(snapshot: DecodedSnapshot, options: WriteOptions):
   const attrsSize = out.length - attrsOffset;
 
   const dataOffset = out.length;
-  writeSynthesized(out, events[0], options);
+  // Synthesized COMM/MMAP2 belong to the side-band event when the file has one (the dummy event that
+  // asked for comm/mmap records), so a reader files them under it, not under the first sampled event.
+  writeSynthesized(out, events.find((event) => event.original.flags.comm || event.original.flags.mmap2) ?? events[0], options);
   writeRecords(out, snapshot, events);
   out.u32(UserRecord.FINISHED_ROUND);
   out.u16(0);
@@ -252,12 +254,12 @@ function trailerSize(sampleType: number): number {
 }
 
 /** COMM and MMAP2 for every process (and the kernel map), time 0, so perf knows them before any sample. */
-function writeSynthesized(out: ByteSink, first: WrittenEvent, options: WriteOptions): void {
-  const sampleType = first.attr.sampleType;
+function writeSynthesized(out: ByteSink, owner: WrittenEvent, options: WriteOptions): void {
+  const sampleType = owner.attr.sampleType;
   const trailer = trailerSize(sampleType);
   const begin = () => out.length;
   const finish = (start: number, pid: number, tid: number) => {
-    writeTrailer(out, sampleType, { pid, tid, time: 0n, id: first.id, cpu: 0 });
+    writeTrailer(out, sampleType, { pid, tid, time: 0n, id: owner.id, cpu: 0 });
     out.setU16(start + 6, out.length - start);
   };
   if (options.kernel) {

@@ -184,6 +184,24 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 
+  it('an exported perf.data files its synthesized COMM/MMAP2 under the side-band event, not the first sampled event', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-export-'));
+    try {
+      const data = path.join(dir, 'e.data');
+      const captured = ringside(['capture', '-q', '-e', 'mem:counter:w', '-o', data, '--', fixture('kernel_writer'), '5']);
+      assert.equal(captured.code, 0, captured.stderr);
+      const decoded = ringside(['decode', data]);
+      assert.equal(decoded.code, 0, decoded.stderr);
+      const records = parseLines(decoded.stdout);
+      const synthesized = records.filter((r) => r.type !== 'SAMPLE' && r.time === 0n);
+      assert.ok(synthesized.some((r) => r.type === 'COMM'), 'the file carries synthesized COMM records');
+      assert.deepEqual([...new Set(synthesized.map((r) => r.event))], ['sideband']);
+      assert.deepEqual([...new Set(samples(records).map((r) => r.event))], ['mem:counter:w']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('decodes a perf.data written by perf record into the same JSON Lines', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-dec-'));
     try {
