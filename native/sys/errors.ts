@@ -93,7 +93,7 @@ function mlockHint(code: string, context: ErrorContext): string {
   if (code === 'ENOMEM' && access.lockedPagesBudget === null) {
     // No locked-memory limit applies to this process (CAP_IPC_LOCK or paranoid -1): the kernel
     // could not allocate the ring itself.
-    return `the kernel could not allocate the ring buffer${asked}: use fewer --pages (free memory or vmalloc space ran out).`;
+    return `the kernel could not allocate the ring buffer${asked}: no locked-memory limit applies to this process, so this is the kernel running out of memory for one ring; use fewer --pages.`;
   }
   return `ring buffers are charged to locked memory${asked}: ${MLOCK_SYSCTL} is ${access.perfMlockKb ?? 'unknown'} KiB per CPU for your user ` +
     `and RLIMIT_MEMLOCK (ulimit -l) is ${access.memlockLimitBytes === null ? 'unlimited' : `${access.memlockLimitBytes / 1024} KiB`}; ` +

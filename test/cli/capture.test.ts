@@ -202,6 +202,18 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 
+  it('names the real cause: x86 has no read-only watchpoints; a ring too large for the kernel is not a permission problem', () => {
+    const read = ringside(['capture', '-q', '-e', 'mem:counter:r', '--', fixture('kernel_writer'), '3']);
+    assert.equal(read.code, 1);
+    assert.match(read.stderr, /EINVAL.*x86 debug registers cannot watch reads alone \(use :rw for reads and writes, or :w\)/);
+    assert.doesNotMatch(read.stderr, /write_backward/, 'this kernel has write_backward; it is not the suspect');
+    // As root no locked-memory limit applies: a 16 GiB ring fails in the kernel's allocation, not on a permission.
+    const huge = ringside(['capture', '-q', '--pages', '4194304', '-e', 'task-clock', '--', '/bin/true']);
+    assert.equal(huge.code, 1);
+    assert.match(huge.stderr, /^ringside: mmap \(task-clock\): ENOMEM .*no locked-memory limit applies to this process.*use fewer --pages/);
+    assert.doesNotMatch(huge.stderr, /CAP_IPC_LOCK|ulimit/);
+  });
+
   it('decodes a perf.data written by perf record into the same JSON Lines', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-dec-'));
     try {
