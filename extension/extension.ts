@@ -16,15 +16,19 @@ import { describeError } from './ui/errors';
 import { askWhichEvent, pickEvents, pickTarget } from './ui/pickers';
 import { HardwareBreakpoints } from './editor/editorIntegration';
 import type { RecordTarget } from './session/ports';
+import { DEFAULT_RING_PAGES } from '../native/perf/recorder';
 
 let manager: SessionManager | undefined;
 
 function settings() {
   const config = vscode.workspace.getConfiguration('ringside');
-  const pages = Math.max(1, config.get<number>('bufferPages') ?? 64);
+  // Only a size the user chose is passed on: otherwise the recorder fits its default to this user's
+  // locked-memory budget instead of refusing it.
+  const inspected = config.inspect<number>('bufferPages');
+  const chosen = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
   return {
     defaultEvents: config.get<string[]>('defaultEvents') ?? ['task-clock'],
-    pages: 2 ** Math.ceil(Math.log2(pages)),
+    pages: chosen === undefined ? undefined : 2 ** Math.ceil(Math.log2(Math.max(1, chosen))),
     period: config.get<number | null>('samplePeriod') ?? undefined,
     freq: config.get<number | null>('sampleFrequency') ?? undefined,
     callchains: config.get<boolean>('callchains') ?? false,
@@ -49,7 +53,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   const tree = new SessionsTreeProvider(sessions);
   const statusBar = new RecordingStatusBar(sessions);
-  const breakpoints = new HardwareBreakpoints(sessions, pickTarget, log, () => TimelinePanel.instance?.postWatches());
+  const breakpoints = new HardwareBreakpoints(sessions, pickTarget, log, () => TimelinePanel.instance?.postWatches(), () => settings().pages);
   const timelineHost: TimelineHost = { extensionUri: context.extensionUri, manager: sessions, log, watches: breakpoints.watchHandler };
 
   /** Runs a command body; failures become a notification (with Copy Command when there is a fix) and full detail in the output channel. */
@@ -216,7 +220,7 @@ export function activate(context: vscode.ExtensionContext): void {
       const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true });
       if (!picked || picked.unavailable) return;
       if (picked.persistentSpec) {
-        const source = attachPersistentEvent(picked.persistentSpec, { pages: settings().pages, warmCopyBuffers: settings().warmCopyBuffers });
+        const source = attachPersistentEvent(picked.persistentSpec, { pages: settings().pages ?? DEFAULT_RING_PAGES, warmCopyBuffers: settings().warmCopyBuffers });
         sessions.adopt('borrowed', picked.persistentSpec, source);
         log(`attached to persistent event ${picked.persistentSpec} on ${source.ringStats().length} CPU(s), read-only`);
         return;

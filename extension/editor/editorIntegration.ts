@@ -53,7 +53,14 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
   });
   private nextId = 1;
 
-  constructor(private readonly manager: SessionManager, private readonly chooseTarget: TargetChooser, private readonly log: (line: string) => void, private readonly onArmed: () => void) {
+  constructor(
+    private readonly manager: SessionManager,
+    private readonly chooseTarget: TargetChooser,
+    private readonly log: (line: string) => void,
+    private readonly onArmed: () => void,
+    /** Data pages per ring (the ringside.bufferPages setting), read when a recording starts. */
+    private readonly ringPages: () => number | undefined = () => undefined,
+  ) {
     this.disposables.push(
       manager.onDidChange((change) => {
         if (change.what === 'snapshot') this.updateHits(change.sessionId);
@@ -138,7 +145,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
     const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context);
-    const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}` });
+    const pages = this.ringPages();
+    const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}`, ...(pages ? { pages } : {}) });
     let locate: ((ip: bigint) => SourcePlace | undefined) | undefined;
     if (executable) {
       try {

@@ -38,8 +38,10 @@ async function budgetUsed(frame: FrameLocator, used: number): Promise<string> {
   return budget.innerText();
 }
 
-async function snapshot(page: Page, snapshots: number): Promise<FrameLocator> {
+/** Capture Snapshot; with more than one recording running it asks which, and `recording` answers (typed, then picked). */
+async function snapshot(page: Page, snapshots: number, recording?: string): Promise<FrameLocator> {
   await runCommand(page, 'Ringside: Capture Snapshot');
+  if (recording) await answerQuickPick(page, 'Ringside: capture a snapshot of which recording?', recording, new RegExp(`^\\s*${recording}`));
   return (await waitForTimeline(page, snapshots)).frame;
 }
 
@@ -72,7 +74,8 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
 
     // 2. Its hits: the demo writes demo_counter 1000 times per 10 ms round.
     await page.waitForTimeout(500);
-    frame = await snapshot(page, 2);
+    // The panel's watchpoints are a recording of their own beside the demo's: take theirs.
+    frame = await snapshot(page, 2, 'breakpoints');
     const facts = await timelineFacts(frame);
     const watchLane = facts.lanes.find((lane) => lane.watch);
     assert.ok(watchLane && /demo_counter/.test(watchLane.label), JSON.stringify(facts.lanes));

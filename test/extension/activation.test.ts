@@ -62,7 +62,7 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
       executeCommand: async (id: string) => { registered.executed.push(id); return undefined; },
     },
     workspace: {
-      getConfiguration: () => ({ get: (key: string) => config[key] }),
+      getConfiguration: () => ({ get: (key: string) => config[key], inspect: (key: string) => ({ globalValue: config[key] }) }),
       onDidChangeConfiguration: () => disposable,
       workspaceFolders: undefined,
     },
