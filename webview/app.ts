@@ -51,6 +51,8 @@ export class App {
   private readonly rangeSummary: HTMLElement;
   private readonly coverageList: HTMLElement;
   private readonly status: HTMLElement;
+  /** Per snapshot: what its recording could not see and why (from snapshotStart). */
+  private readonly limitations = new Map<string, readonly string[]>();
   private readonly filterError: HTMLElement;
   private readonly followBox: ReturnType<typeof createCheckbox>;
   private readonly groupingBox: ReturnType<typeof createDropdown>;
@@ -184,6 +186,7 @@ export class App {
         return;
       case 'snapshotStart': {
         this.store.beginSnapshot(m);
+        if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
         this.renderCoverage();
@@ -343,7 +346,9 @@ export class App {
   private updateStatus(): void {
     const snaps = this.store.snapshots;
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
+    const userSpaceOnly = snaps.some((s) => this.limitations.get(s.id)?.some((line) => line.startsWith('user space only')));
     this.status.textContent = `${this.store.length.toLocaleString('en-US')} records · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
+      + (userSpaceOnly ? ' · user space only' : '')
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
 
@@ -359,6 +364,12 @@ export class App {
       el('span', 'rs-snapshot-meta', button,
         `${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records · `
         + new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
+      const limitations = this.limitations.get(s.id) ?? [];
+      if (limitations.length) {
+        // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.
+        const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
+        note.title = limitations.join('\n');
+      }
       button.addEventListener('click', () => {
         if (Number.isFinite(s.minTime)) {
           const pad = Math.max(100, (s.maxTime - s.minTime) * 0.02);

@@ -86,6 +86,7 @@ describe('webview protocol', () => {
   it('accepts well-formed host messages', () => {
     for (const m of [
       start,
+      { ...start, limitations: ['user space only: kernel.perf_event_paranoid = 2 (uid 1000 (me), no CAP_PERFMON): kernel samples ...'] },
       { type: 'init', protocolVersion: 1 },
       { type: 'detailsReply', replyTo: 3, snapshotId: 's1', row: 2, details: { type: 'SAMPLE', misc: 2, timeNs: '123', fields: { a: [1, 'x', null] },
         callchain: [{ ip: '0xffff', symbol: 'main', file: 'a.c', line: 3 }], source: { file: 'a.c', line: 3 } } },
@@ -108,6 +109,8 @@ describe('webview protocol', () => {
       [{ ...start, totalRows: -1 }, /totalRows/],
       [{ ...start, events: [{ index: 0, name: 'x', kind: 'weird' }] }, /events\[0\]\.kind/],
       [{ ...start, coverage: [{ ...start.coverage[0], lost: 1 }] }, /coverage\[0\]\.lost/],
+      [{ ...start, limitations: 'user space only' }, /limitations: expected an array/],
+      [{ ...start, limitations: [7] }, /limitations\.0: expected a string/],
       [{ ...batch, columns: { ...batch.columns, time: new ArrayBuffer(31) } }, /columns\.time: expected exactly 32 bytes/],
       [{ ...batch, columns: { ...batch.columns, pid: new Int32Array(4) } }, /columns\.pid: expected an ArrayBuffer/],
       [{ ...batch, batchIndex: 1 }, /batchIndex: expected < batchCount/],

@@ -87,6 +87,8 @@ export interface SnapshotStart {
   readonly events: readonly EventInfo[];
   readonly threads: readonly ThreadInfo[];
   readonly coverage: readonly CoverageFact[];
+  /** What the recording could not see and why (user space only, rings shrunk to the lock budget); absent when nothing. */
+  readonly limitations?: readonly string[];
 }
 
 export interface RecordBatch {
@@ -342,6 +344,7 @@ function validateSnapshotStart(o: Obj): void {
     for (const k of ['oldestTimeNs', 'newestTimeNs']) if (co[k] !== null) decimal(co, k, p);
     decimal(co, 'lost', p);
   });
+  if (o.limitations !== undefined) arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
 }
 
 function validateBatch(o: Obj): void {
@@ -682,13 +685,14 @@ export function coverageFactOf(c: RingCoverage): CoverageFact {
 
 /** The snapshotStart message for a decoded snapshot plus its batches (send start, then batch 0, then one per ack). */
 export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions & {
-  readonly name: string; readonly takenAtMs: number; readonly threads: readonly ThreadInfo[];
+  readonly name: string; readonly takenAtMs: number; readonly threads: readonly ThreadInfo[]; readonly limitations?: readonly string[];
 }): { start: SnapshotStart; batches: RecordBatch[] } {
   const batches = columnsToBatches(decoded.columns, options);
   const start: SnapshotStart = {
     type: 'snapshotStart', snapshotId: options.snapshotId, name: options.name, timeOriginNs: decoded.columns.timeOriginNs.toString(),
     totalRows: decoded.columns.length, batchCount: batches.length, takenAtMs: options.takenAtMs,
     events: decoded.events.map(eventInfoOf), threads: options.threads, coverage: decoded.coverage.map(coverageFactOf),
+    ...(options.limitations?.length ? { limitations: [...options.limitations] } : {}),
   };
   return { start, batches };
 }

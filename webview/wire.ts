@@ -19,6 +19,8 @@ export interface WireOptions {
   /** comm of a thread, when the side-band or /proc knew it. */
   readonly comm?: (pid: number, tid: number) => string | undefined;
   readonly batchRows?: number;
+  /** What the recording could not see and why, shown with the snapshot. */
+  readonly limitations?: readonly string[];
 }
 
 /** The comm of every thread: COMM records of the snapshot win over the caller's knowledge. */
@@ -86,6 +88,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     name: options.name,
     takenAtMs: options.takenAtMs,
     threads: threadsOf(snapshot, options.comm),
+    ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
     ...(options.symbolize ? { symbols: rowSymbols(snapshot, options.symbolize) } : {}),
   });

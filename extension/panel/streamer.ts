@@ -26,8 +26,8 @@ export class SnapshotStreamer {
   constructor(private readonly post: Post, private readonly window = 2, private readonly batchRows?: number) {}
 
   /** Queues a snapshot (replacing one with the same id). */
-  add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbolize?: SymbolizeFn): void {
-    const { start, batches } = snapshotToWire(decoded, { snapshotId, name, takenAtMs, symbolize, ...(this.batchRows ? { batchRows: this.batchRows } : {}) });
+  add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbolize?: SymbolizeFn, limitations: readonly string[] = []): void {
+    const { start, batches } = snapshotToWire(decoded, { snapshotId, name, takenAtMs, symbolize, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) });
     this.streams.set(snapshotId, { start, batches, next: 0, startSent: false, inFlight: new Set() });
     this.pump();
   }

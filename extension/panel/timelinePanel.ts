@@ -96,7 +96,7 @@ export class TimelinePanel implements vscode.Disposable {
 
   addSnapshot(entry: SnapshotEntry): void {
     if (this.disposed || this.streamer.has(entry.id)) return;
-    this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, this.host.symbolize);
+    this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, this.host.symbolize, entry.limitations);
   }
 
   private dropMissingSnapshots(): void {

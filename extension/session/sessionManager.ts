@@ -25,6 +25,8 @@ export interface SnapshotEntry {
   readonly maxPauseNs: number;
   /** Time spent decoding after the rings resumed, ms. */
   readonly decodeMs: number;
+  /** What the recording could not see and why (user space only, rings shrunk to the lock budget). */
+  readonly limitations: readonly string[];
 }
 
 export interface SessionInfo {
@@ -179,7 +181,7 @@ export class SessionManager {
       const decodeMs = performance.now() - decodeStart;
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? []);
     })();
     session.snapshotInFlight = work;
     try {
@@ -328,14 +330,15 @@ export class SessionManager {
     return session;
   }
 
-  private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number): SnapshotEntry {
+  private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number,
+    limitations: readonly string[] = []): SnapshotEntry {
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
       name, sessionId: session.id, takenAtMs, decoded, sizeBytes,
-      recordCount: decoded.columns.length, maxPauseNs, decodeMs,
+      recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations,
     };
     session.snapshots.push(entry);
     this.trim(session);

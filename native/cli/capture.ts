@@ -102,7 +102,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       const raw = recorder.snapshot();
       const decoded: DecodedSnapshot = decodeSnapshot(raw);
       snapshots++;
-      await writer.write(decoded, raw.processes);
+      await writer.write(decoded, raw.processes, raw.limitations);
       if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded));
     };
     await waitForTriggers(options, recorder, take, prepared);

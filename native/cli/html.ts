@@ -20,9 +20,10 @@ function webviewAssets(): { script: string; css: string } {
   throw new Error(`the timeline page is not built (looked in ${candidates.join(', ')}); run npm run build`);
 }
 
-export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn): void {
+export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn,
+  limitations: readonly string[] = []): void {
   const takenAtMs = Date.now();
-  const { start, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbolize });
+  const { start, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbolize, limitations });
   const details: Record<number, RecordDetails> = {};
   const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
   for (let row = 0; row < rows; row++) {

@@ -34,8 +34,11 @@ export class SnapshotWriter {
     }
   }
 
-  /** Writes one snapshot; `procState` is the /proc synthesis taken with it (absent for files). */
-  async write(decoded: DecodedSnapshot, procState: readonly ProcessSideband[] = []): Promise<void> {
+  /**
+   * Writes one snapshot; `procState` is the /proc synthesis taken with it (absent for files), `limitations` what its
+   * recording could not see (the timeline page shows them).
+   */
+  async write(decoded: DecodedSnapshot, procState: readonly ProcessSideband[] = [], limitations: readonly string[] = []): Promise<void> {
     this.snapshotIndex++;
     this.symbols.learn(decoded, procState);
     if (this.options.format === 'jsonl') {
@@ -48,7 +51,7 @@ export class SnapshotWriter {
       await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1) });
     } else {
       const { writeStandaloneHtml } = await import('./html');
-      writeStandaloneHtml(file, decoded, (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel), (pid: number, ip: bigint) => this.symbols.sourceLine(pid, ip));
+      writeStandaloneHtml(file, decoded, (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel), (pid: number, ip: bigint) => this.symbols.sourceLine(pid, ip), limitations);
     }
   }
 

@@ -92,6 +92,14 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     assert.equal(lines.filter((line) => /kernel_writer .* writer\+?/.test(line) || / writer$/.test(line.trim())).length, n, lines.slice(0, 5).join('\n'));
   });
 
+  it('the offline timeline page carries what the recording could not see', () => {
+    const run = nobody.ringside(['capture', '-q', '-e', 'mem:counter:w', '-o', 'page.html', '--', nobody.fixture('kernel_writer'), '20']);
+    assert.equal(run.status, 0, run.stderr);
+    const page = readFileSync(path.join(nobody.dir, 'page.html'), 'utf8');
+    if (userSpaceOnly) assert.match(page, /user space only: kernel\.perf_event_paranoid = \d+ \(uid 65534/);
+    else assert.doesNotMatch(page, /user space only/);
+  });
+
   it('-a and tracepoints get one true message naming the sysctl value or the tracefs permission, and the fix', () => {
     const access = perfAccessFrom({ ...readAccessFacts(), euid: NOBODY_UID, effectiveCaps: 0n });
     const cpuWide = nobody.ringside(['capture', '-a', '--duration', '0.2', '-o', 'a.jsonl']);
