@@ -2,7 +2,7 @@
 // VS Code runs. A checkout may live in a directory that uid cannot read (/root, a private home), so
 // what runs is copied into a fresh directory under /tmp that it can read and write.
 
-import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,8 +22,12 @@ export interface NobodyDir {
   readonly cli: string;
   fixture(name: string): string;
   /** Runs argv as uid 65534 in `dir`, with HOME there (perf keeps its build-id cache under HOME). */
-  run(argv: readonly string[], options?: { timeoutMs?: number }): SpawnSyncReturns<string>;
+  run(argv: readonly string[], options?: { timeoutMs?: number; env?: Record<string, string> }): SpawnSyncReturns<string>;
   ringside(args: readonly string[], options?: { timeoutMs?: number }): SpawnSyncReturns<string>;
+  /** Starts argv as uid 65534 in `dir` without waiting for it (its own process group). */
+  start(argv: readonly string[], env?: Record<string, string>): ChildProcess;
+  /** Copies the compiled modules (out/) in too, for scripts that use the core without the bundle. */
+  withCompiledModules(): void;
   dispose(): void;
 }
 
@@ -38,12 +42,13 @@ export function prepareNobodyDir(): NobodyDir {
   cpSync(path.join(repoRoot, 'test/fixtures'), path.join(dir, 'fixtures-src'), { recursive: true });
   execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, dir]);
   chmodSync(dir, 0o755);
-  const run = (argv: readonly string[], options: { timeoutMs?: number } = {}) => spawnSync(SETPRIV[0], [...SETPRIV.slice(1), ...argv], {
+  const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C' };
+  const run = (argv: readonly string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}) => spawnSync(SETPRIV[0], [...SETPRIV.slice(1), ...argv], {
     cwd: dir,
     encoding: 'utf8',
     maxBuffer: 1 << 28,
     timeout: options.timeoutMs ?? 120_000,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C' },
+    env: { ...baseEnv, ...options.env },
   });
   return {
     dir,
@@ -51,6 +56,11 @@ export function prepareNobodyDir(): NobodyDir {
     fixture: (name) => path.join(dir, 'fixtures-bin', name),
     run,
     ringside: (args, options) => run([process.execPath, path.join(dir, 'dist/cli.js'), ...args], options),
+    start: (argv, env = {}) => spawn(SETPRIV[0], [...SETPRIV.slice(1), ...argv], { cwd: dir, env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true }),
+    withCompiledModules: () => {
+      cpSync(path.join(repoRoot, 'out'), path.join(dir, 'out'), { recursive: true });
+      execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, path.join(dir, 'out')]);
+    },
     dispose: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
