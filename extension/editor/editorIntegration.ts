@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../webview/protocol';
 import { PerfType, BreakpointType } from '../../native/perf/uapi';
 import { predictedLoadBase } from '../../native/symbols/resolve';
-import { runningLoadBase } from '../session/backend';
+import { runningLoadBase } from '../../native/symbols/target';
 import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
 import type { RecordTarget } from '../session/ports';
 import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardwareBreakpoints';

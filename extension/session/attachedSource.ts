@@ -12,6 +12,7 @@ import { adoptEventFd } from '../../native/perf/events';
 import { BackwardRing, SpareBufferWarmer, mapExistingRing, type RingMeta } from '../../native/perf/ring';
 import { MmapPage } from '../../native/perf/uapi';
 import * as libc from '../../native/sys/libc';
+import { readProcMapsIfAlive } from '../../native/sys/procmaps';
 import { PerfError } from '../../native/sys/errors';
 import { keeperEventDescriptions, type KeeperState, isKeeperAlive } from '../../native/keeper/state';
 import type { ForeignFdHint, RingSource, RingStatus } from './ports';
@@ -290,11 +291,9 @@ function readText(file: string): string {
 export function perfMappingPages(pid: number): number[] {
   const page = libc.pageSize();
   const counts = new Set<number>();
-  for (const line of readText(`/proc/${pid}/maps`).split('\n')) {
-    if (!line.includes('anon_inode:[perf_event]')) continue;
-    const match = /^([0-9a-f]+)-([0-9a-f]+)/.exec(line);
-    if (!match) continue;
-    const pages = Number((BigInt('0x' + match[2]) - BigInt('0x' + match[1])) / BigInt(page)) - 1;
+  for (const map of readProcMapsIfAlive(pid)) {
+    if (map.path !== 'anon_inode:[perf_event]') continue;
+    const pages = Number((map.end - map.start) / BigInt(page)) - 1;
     if (pages >= 1 && (pages & (pages - 1)) === 0) counts.add(pages);
   }
   return [...counts].sort((a, b) => b - a);

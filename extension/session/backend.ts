@@ -2,13 +2,11 @@
 // symbols (so `mem:file.c:42:x` and `mem:counter:w` work from the editor too), recordings through
 // native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
 
-import { accessSync, constants as fsConstants, readFileSync, readlinkSync, statSync } from 'node:fs';
-import path from 'node:path';
 import type { ResolvedEvent } from '../../native/decode/types';
 import { Recorder } from '../../native/perf/recorder';
 import type { BackwardRing } from '../../native/perf/ring';
 import { resolveEventSpec } from '../../native/specs/resolve';
-import { openTargetSymbols, predictedLoadBase, type TargetSymbols } from '../../native/symbols/resolve';
+import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './coreBackend';
 import type { Backend, RecordOptions, RingSource, RingStatus } from './ports';
 
@@ -22,54 +20,11 @@ export interface RecordingSettings {
   warmCopyBuffers?: boolean;
 }
 
-/** Finds a program the way execvp would, so symbols come from the binary that will really run. */
-export function resolveExecutable(command: string, cwd: string = process.cwd()): string {
-  const candidates = command.includes('/') ? [path.resolve(cwd, command)] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((dir) => path.join(dir || '.', command));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // keep looking along PATH
-    }
-  }
-  throw new Error(`${command}: not found or not executable`);
-}
-
-/** Where `exe` is loaded in a running process (its file-offset-0 mapping). */
-export function runningLoadBase(pid: number, exe: string): bigint {
-  for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
-    const match = /^([0-9a-f]+)-[0-9a-f]+ \S+ ([0-9a-f]+) \S+ \d+\s+(.*)$/.exec(line);
-    if (match && match[3] === exe && BigInt('0x' + match[2]) === 0n) return BigInt('0x' + match[1]);
-  }
-  throw new Error(`pid ${pid}: ${exe} is not mapped; cannot place its symbols`);
-}
-
-/** The target's symbols, opened only when a spec needs them. */
-export function lazyTargetSymbols(context: { pid?: number; executable?: string }): TargetSymbols | undefined {
-  if (context.executable === undefined && context.pid === undefined) return undefined;
-  let opened: TargetSymbols | undefined;
-  const get = (): TargetSymbols => {
-    if (!opened) {
-      if (context.pid !== undefined) {
-        const exe = context.executable ?? readlinkSync(`/proc/${context.pid}/exe`);
-        opened = openTargetSymbols(exe, runningLoadBase(context.pid, exe));
-      } else {
-        const exe = context.executable!;
-        // Launched targets run without ASLR, so the load base is the kernel's fixed ET_DYN base.
-        opened = openTargetSymbols(exe, predictedLoadBase(exe));
-      }
-    }
-    return opened;
-  };
-  return { resolveSymbol: (name) => get().resolveSymbol(name), resolveLine: (file, line) => get().resolveLine(file, line) };
-}
-
 export function createBackend(settings: () => RecordingSettings = () => ({})): Backend {
   return {
     ...createCoreBackend(() => ({ warmCopyBuffers: settings().warmCopyBuffers ?? true })),
     async resolveEvents(specs, context): Promise<ResolvedEvent[]> {
-      const symbols = lazyTargetSymbols(context);
+      const symbols = lazyTargetSymbols(context)?.symbols;
       const { period, freq, callchain } = settings();
       return specs.map((spec) => resolveEventSpec(spec, { symbols, period, freq, callchain }));
     },

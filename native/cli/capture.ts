@@ -2,57 +2,15 @@
 // exits (before its events are closed), on SIGUSR2 (repeatable), after --duration, on Ctrl-C, or
 // when an attached pid exits, so a target that dies mid-capture loses nothing.
 
-import { readFileSync, readlinkSync, existsSync, statSync, accessSync, constants as fsConstants } from 'node:fs';
-import path from 'node:path';
+import { readFileSync, existsSync } from 'node:fs';
 import type { CaptureOptions } from './args';
 import { UsageError } from './args';
 import type { ResolvedEvent, DecodedSnapshot } from '../decode/types';
 import { resolveEventSpec } from '../specs/resolve';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { decodeSnapshot } from '../decode/columns';
-import { openTargetSymbols, predictedLoadBase } from '../symbols/resolve';
-import type { TargetSymbols } from '../symbols/resolve';
+import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
-
-/** Finds COMMAND the way execvp would, so symbols come from the binary that will really run. */
-export function resolveExecutable(command: string): string {
-  const candidates = command.includes('/') ? [command] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((dir) => path.join(dir || '.', command));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      if (statSync(candidate).isFile()) return path.resolve(candidate);
-    } catch {
-      // not here; keep looking along PATH
-    }
-  }
-  throw new UsageError(`${command}: command not found or not executable`);
-}
-
-/** Load address of `exe` in a running process: start of its mapping at file offset 0. */
-function runningLoadBase(pid: number, exe: string): bigint {
-  const maps = readFileSync(`/proc/${pid}/maps`, 'utf8');
-  for (const line of maps.split('\n')) {
-    const match = /^([0-9a-f]+)-[0-9a-f]+ \S+ ([0-9a-f]+) \S+ \d+\s+(.*)$/.exec(line);
-    if (match && match[3] === exe && BigInt('0x' + match[2]) === 0n) return BigInt('0x' + match[1]);
-  }
-  throw new UsageError(`pid ${pid}: ${exe} is not mapped; cannot place symbols`);
-}
-
-/** Opens the target's symbols only when a spec needs them (most captures never do). */
-function lazySymbols(locate: () => { exe: string; base: bigint }): TargetSymbols {
-  let opened: TargetSymbols | undefined;
-  const get = () => {
-    if (!opened) {
-      const { exe, base } = locate();
-      opened = openTargetSymbols(exe, base);
-    }
-    return opened;
-  };
-  return {
-    resolveSymbol: (name) => get().resolveSymbol(name),
-    resolveLine: (file, line) => get().resolveLine(file, line),
-  };
-}
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];
@@ -62,26 +20,13 @@ export interface PreparedCapture {
 
 export function prepareEvents(options: CaptureOptions): PreparedCapture {
   const target = options.target;
-  let executable: string | undefined;
-  let expectedLoadBase: bigint | undefined;
-  let symbols: TargetSymbols | undefined;
-  if (target.kind === 'launch') {
-    executable = resolveExecutable(target.argv[0]);
-    const exe = executable;
-    symbols = lazySymbols(() => {
-      expectedLoadBase = predictedLoadBase(exe);
-      return { exe, base: expectedLoadBase };
-    });
-  } else if (target.kind === 'pid') {
-    if (!existsSync(`/proc/${target.pid}`)) throw new UsageError(`-p ${target.pid}: no such process`);
-    const pid = target.pid;
-    symbols = lazySymbols(() => {
-      const exe = readlinkSync(`/proc/${pid}/exe`);
-      return { exe, base: runningLoadBase(pid, exe) };
-    });
-  }
+  if (target.kind === 'pid' && !existsSync(`/proc/${target.pid}`)) throw new UsageError(`-p ${target.pid}: no such process`);
+  const executable = target.kind === 'launch' ? resolveExecutable(target.argv[0]) : undefined;
+  const lazy = target.kind === 'launch' ? lazyTargetSymbols({ executable }) : target.kind === 'pid' ? lazyTargetSymbols({ pid: target.pid }) : undefined;
   const specs = options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock'];
-  const events = specs.map((spec) => resolveEventSpec(spec, { symbols, period: options.period, freq: options.freq, callchain: options.callchain }));
+  const events = specs.map((spec) => resolveEventSpec(spec, { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callchain }));
+  // Set only when a spec placed symbols at the predicted base: then the launch must verify it.
+  const expectedLoadBase = target.kind === 'launch' ? lazy?.loadBase() : undefined;
   return { events, executable, expectedLoadBase };
 }
 

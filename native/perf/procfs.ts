@@ -5,6 +5,7 @@
 
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import type { ProcessSideband, ProcessMapping } from './sideband-types';
+import { readProcMaps, type MapEntry } from '../sys/procmaps';
 
 export type { ProcessSideband, ProcessMapping };
 
@@ -51,29 +52,13 @@ export function exeOf(pid: number): string | null {
   }
 }
 
-/**
- * Parses /proc/PID/maps. Lines: `start-end perms offset dev inode [path]`. Paths may contain
- * spaces, so the path is everything after the inode column.
- */
-export function parseMaps(text: string): ProcessMapping[] {
-  const maps: ProcessMapping[] = [];
-  for (const line of text.split('\n')) {
-    const match = /^([0-9a-f]+)-([0-9a-f]+)\s+(\S{4})\s+([0-9a-f]+)\s+(\S+)\s+(\d+)\s*(.*)$/.exec(line);
-    if (!match) continue;
-    maps.push({
-      start: BigInt(`0x${match[1]}`),
-      end: BigInt(`0x${match[2]}`),
-      perms: match[3],
-      pgoff: BigInt(`0x${match[4]}`),
-      inode: Number(match[6]),
-      path: match[7],
-    });
-  }
-  return maps;
+/** A /proc/PID/maps entry as the side-band carries it (the file offset named as MMAP2 names it). */
+export function toProcessMapping(entry: MapEntry): ProcessMapping {
+  return { start: entry.start, end: entry.end, perms: entry.perms, pgoff: entry.offset, inode: entry.inode, path: entry.path };
 }
 
 export function readMaps(pid: number): ProcessMapping[] {
-  return parseMaps(readFileSync(`/proc/${pid}/maps`, 'utf8'));
+  return readProcMaps(pid).map(toProcessMapping);
 }
 
 /** Synthesised COMM/MMAP2 equivalents for each pid still alive (dead ones are skipped). */

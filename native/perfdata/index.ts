@@ -7,6 +7,7 @@ import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
 import { RecordType } from '../perf/uapi';
 import { ElfFile } from '../symbols/elf';
+import { readProcMaps } from '../sys/procmaps';
 import { PerfDataError } from './format';
 import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
@@ -131,14 +132,9 @@ function withBuildId(map: SynthesizedMap, cache: Map<string, string | undefined>
 export function processFromProc(pid: number): SynthesizedProcess | undefined {
   try {
     const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-    const maps: SynthesizedMap[] = [];
-    for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
-      const match = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.*)$/.exec(line);
-      if (!match || match[3][2] !== 'x') continue;
-      const path = match[5];
-      if (!path.startsWith('/') && path !== '[vdso]') continue;
-      maps.push({ start: BigInt('0x' + match[1]), end: BigInt('0x' + match[2]), pgoff: BigInt('0x' + match[4]), path });
-    }
+    const maps: SynthesizedMap[] = readProcMaps(pid)
+      .filter((map) => map.perms[2] === 'x' && (map.path.startsWith('/') || map.path === '[vdso]'))
+      .map((map) => ({ start: map.start, end: map.end, pgoff: map.offset, path: map.path }));
     return { pid, tid: pid, comm, maps };
   } catch {
     return undefined; // exited: its side-band records are all there is

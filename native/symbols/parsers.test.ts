@@ -6,7 +6,7 @@ import { deflateSync } from 'node:zlib';
 import { ElfFile, ElfFormatError, crc32 } from './elf';
 import { DwarfCursor, DwarfFormatError, DW_FORM } from './dwarf-reader';
 import { LineTable } from './dwarf-line';
-import { parseProcMaps } from './procmaps';
+import { parseProcMaps } from '../sys/procmaps';
 import { DwarfInfo } from './dwarf-info';
 
 /** A minimal ELF64 with one section (plus null and shstrtab): `name` holding `data` with `flags`. */

@@ -3,7 +3,7 @@
 // through /proc/kallsyms. ELF/DWARF files are parsed once per path (+size+mtime) and shared.
 
 import { Kallsyms } from './kallsyms';
-import { MapEntry, parseProcMaps } from './procmaps';
+import { MapEntry, parseProcMaps } from '../sys/procmaps';
 import { ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
 

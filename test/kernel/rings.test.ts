@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { Recorder, borrowPerfFd } from '../../native/perf/recorder';
 import { mapExistingRing, BackwardRing } from '../../native/perf/ring';
-import { onlineCpus, parseCpuList, parseMaps, synthesizeSideband } from '../../native/perf/procfs';
+import { onlineCpus, parseCpuList, synthesizeSideband } from '../../native/perf/procfs';
+import { parseProcMaps } from '../../native/sys/procmaps';
 import * as libc from '../../native/sys/libc';
 import type { RingCopy } from '../../native/decode/types';
 import { fixture, samplesOf, softwareEvent, tracepointEvent, walk, perfResources, RecordType, SoftwareConfig, TEST_SAMPLE_SIZE } from './helpers';
@@ -239,7 +240,7 @@ describe('kernel: rings', function () {
   it('reads CPUs, maps and synthesises side-band from /proc', () => {
     assert.deepEqual(parseCpuList('0-2,4,6-7\n'), [0, 1, 2, 4, 6, 7]);
     assert.throws(() => parseCpuList('0-x'), /bad CPU list/);
-    const maps = parseMaps('00400000-00401000 r-xp 00000000 08:01 1234    /tmp/a b/prog\n7ffd0000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n');
+    const maps = parseProcMaps('00400000-00401000 r-xp 00000000 08:01 1234    /tmp/a b/prog\n7ffd0000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n');
     assert.deepEqual(maps.map((m) => [m.start, m.perms, m.path]), [[0x400000n, 'r-xp', '/tmp/a b/prog'], [0x7ffd0000n, 'rw-p', '[stack]']]);
     const self = synthesizeSideband([process.pid]);
     assert.ok(self.some((p) => p.tid === process.pid && p.maps.some((m) => m.path === process.execPath)));

@@ -8,7 +8,7 @@ import { openSync, readSync, closeSync, readFileSync, writeFileSync, mkdtempSync
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { openTargetSymbols, predictedLoadBase, SymbolError } from '../../native/symbols/resolve';
-import { readProcMaps, mappedBase } from '../../native/symbols/procmaps';
+import { readProcMaps, mappedBase } from '../../native/sys/procmaps';
 import { fixture, objdumpDecodedLine, nm, SOURCES } from './binutils';
 
 /** Starts `argv` in the fixtures' `wait` mode and resolves once it printed "ready" (loaded, blocked on stdin). */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Symbolizer } from '../../native/symbols/symbolizer';
 import { Kallsyms } from '../../native/symbols/kallsyms';
-import { parseProcMaps } from '../../native/symbols/procmaps';
+import { parseProcMaps } from '../../native/sys/procmaps';
 import { addr2line, fixture, objdumpPlt } from './binutils';
 
 interface PerfSample { readonly pid: number; readonly ip: bigint; readonly sym: string; readonly dso: string }

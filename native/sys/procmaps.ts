@@ -1,4 +1,4 @@
-// /proc/PID/maps parsing. Pure parser plus a small reader; paths may contain spaces and the
+// /proc/PID/maps: the one parser of it (pure) and a small reader. Paths may contain spaces and the
 // " (deleted)" suffix the kernel appends for unlinked files.
 
 import { readFileSync } from 'node:fs';
@@ -36,6 +36,15 @@ export function parseProcMaps(text: string): MapEntry[] {
 
 export function readProcMaps(pid: number): MapEntry[] {
   return parseProcMaps(readFileSync(`/proc/${pid}/maps`, 'utf8'));
+}
+
+/** The mappings of `pid`, or [] when the process is gone (or its maps cannot be read). */
+export function readProcMapsIfAlive(pid: number): MapEntry[] {
+  try {
+    return readProcMaps(pid);
+  } catch {
+    return [];
+  }
 }
 
 /** Runtime address of the mapping of `path` at file offset 0 (the load base of a PIE), if mapped. */
