@@ -76,6 +76,11 @@ export function recorderSource(recorder: Recorder): RingSource {
     modifyEvent(eventIndex, attr) {
       for (const ring of ringsOf(eventIndex)) ring.event.modifyAttributes({ ...attr, flags: { ...ring.event.attr.flags, ...attr.flags, writeBackward: true } });
     },
-    dispose: () => recorder.dispose(),
+    // Stopping a recording ends the program it launched (SIGTERM, then SIGKILL), as the CLI does:
+    // nothing Ringside started outlives the session.
+    dispose: () => {
+      void recorder.endLaunched();
+      recorder.dispose();
+    },
   };
 }

@@ -29,6 +29,8 @@ export interface CaptureOptions {
   /** Keep a pre-faulted spare copy buffer per ring (RecorderOptions.warmCopyBuffers). */
   readonly warmCopy: boolean;
   readonly quiet: boolean;
+  /** When the capture ends before the launched command (a signal, --duration), leave the command running. */
+  readonly leaveRunning: boolean;
 }
 
 export interface EventsOptions {
@@ -53,14 +55,16 @@ export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [-q]
+                   [--no-warm-copy] [--leave-running] [-q]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
 
 SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
 mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
 -o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page).
-capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), after --duration, or on Ctrl-C.`;
+capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
+SIGINT/SIGTERM/SIGHUP, which also end COMMAND (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
+Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.`;
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
@@ -138,6 +142,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let sideband = true;
   let warmCopy = true;
   let quiet = false;
+  let leaveRunning = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = () => {
@@ -174,6 +179,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '--no-sideband') sideband = false;
     else if (arg === '--no-warm-copy') warmCopy = false;
     else if (arg === '-q' || arg === '--quiet') quiet = true;
+    else if (arg === '--leave-running') leaveRunning = true;
     else throw new UsageError(`${command}: unknown option ${arg}`);
   }
   if (period !== undefined && freq !== undefined) throw new UsageError('-c and -F are mutually exclusive');
@@ -183,6 +189,6 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (command === 'keep' && output !== undefined) throw new UsageError('keep holds rings for later attachment; it writes no output (-o)');
   return {
     command, events, target, pages, period, freq, callchain, durationSec, output,
-    format: formatOf(output), gapFree, sideband, warmCopy, quiet,
+    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning,
   };
 }

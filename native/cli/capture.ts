@@ -7,7 +7,8 @@ import type { CaptureOptions } from './args';
 import { UsageError } from './args';
 import type { ResolvedEvent, DecodedSnapshot } from '../decode/types';
 import { resolveEventSpec } from '../specs/resolve';
-import { Recorder, type RecorderTarget } from '../perf/recorder';
+import { constants as osConstants } from 'node:os';
+import { describeExit, Recorder, shellStatus, type RecorderTarget } from '../perf/recorder';
 import { decodeSnapshot } from '../decode/columns';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
@@ -50,12 +51,11 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       await writer.write(decoded, raw.processes, raw.limitations);
       if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded));
     };
-    await waitForTriggers(options, recorder, take, prepared);
+    return await waitForTriggers(options, recorder, take, prepared);
   } finally {
     recorder.dispose();
     await writer.close();
   }
-  return 0;
 }
 
 /** JSON Lines on stdout must stay parseable: a launched command's stdout then goes to our stderr. */
@@ -71,32 +71,44 @@ export function recorderTarget(options: CaptureOptions, prepared: PreparedCaptur
   };
 }
 
-type Trigger = { kind: 'done'; reason: string } | { kind: 'snapshot'; reason: string };
+/** Signals that end a capture: each takes a final snapshot first. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+/** How long a launched command gets between SIGTERM and SIGKILL when the capture ends before it does. */
+const LAUNCHED_GRACE_MS = 2000;
 
+type Trigger =
+  | { kind: 'snapshot'; reason: string }
+  /** `status`: the exit status of the capture; `endLaunched`: the launched command still runs and is ended. */
+  | { kind: 'done'; reason: string; status: number; endLaunched: boolean };
+
+/**
+ * Takes snapshots as triggers arrive and returns the capture's exit status: the launched command's
+ * own status (128 + N when signal N killed it, as shells report), 128 + N when signal N stopped the
+ * capture, else 0. A capture that ends before its launched command ends that command (SIGTERM, then
+ * SIGKILL after a grace period) unless --leave-running, so nothing Ringside started outlives it.
+ */
 async function waitForTriggers(
   options: CaptureOptions,
   recorder: Recorder,
   take: (reason: string) => Promise<void>,
   prepared: PreparedCapture,
-): Promise<void> {
+): Promise<number> {
   const queue: Trigger[] = [];
   let wake: (() => void) | undefined;
   const push = (trigger: Trigger) => { queue.push(trigger); wake?.(); };
   const onUsr2 = () => push({ kind: 'snapshot', reason: 'SIGUSR2' });
-  const onInt = () => push({ kind: 'done', reason: 'interrupted' });
+  // A launched command in the terminal's process group gets Ctrl-C as well; whichever ends first,
+  // the snapshot is taken once and the command does not outlive the capture.
+  const onStop = (signal: NodeJS.Signals) => push({ kind: 'done', reason: signal, status: 128 + (osConstants.signals[signal] ?? 0), endLaunched: true });
   process.on('SIGUSR2', onUsr2);
+  for (const signal of STOP_SIGNALS) process.on(signal, onStop);
   const target = options.target;
-  // A launched command gets Ctrl-C from the terminal itself; we snapshot when it exits.
-  if (target.kind !== 'launch') {
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onInt);
-  } else {
-    process.on('SIGINT', () => undefined);
-  }
   const timers: NodeJS.Timeout[] = [];
-  if (options.durationSec !== undefined) timers.push(setTimeout(() => push({ kind: 'done', reason: `${options.durationSec}s elapsed` }), options.durationSec * 1000));
+  if (options.durationSec !== undefined) {
+    timers.push(setTimeout(() => push({ kind: 'done', reason: `${options.durationSec}s elapsed`, status: 0, endLaunched: true }), options.durationSec * 1000));
+  }
   if (target.kind === 'launch') {
-    void recorder.exited?.then((code) => push({ kind: 'done', reason: `command exited (${code ?? 'signal'})` }));
+    void recorder.exitStatus?.then((exit) => push({ kind: 'done', reason: `command ${describeExit(exit)}`, status: shellStatus(exit), endLaunched: false }));
     // Symbol addresses were computed before exec from the predicted load base: if the kernel put the
     // binary elsewhere the breakpoints watch the wrong bytes, so say it loudly and stop.
     // A non-PIE executable (load bias 0) cannot move; only a PIE's base depends on ASLR being off.
@@ -113,19 +125,23 @@ async function waitForTriggers(
     // Poll rather than wait on a pidfd: the rings stay readable after the target exits, so a late
     // detection only delays the snapshot, it never loses records.
     const pid = target.pid;
-    timers.push(setInterval(() => { if (!existsSync(`/proc/${pid}`)) push({ kind: 'done', reason: `pid ${pid} exited` }); }, 200));
+    timers.push(setInterval(() => { if (!existsSync(`/proc/${pid}`)) push({ kind: 'done', reason: `pid ${pid} exited`, status: 0, endLaunched: false }); }, 200));
   }
   try {
     for (;;) {
       while (queue.length === 0) await new Promise<void>((resolve) => { wake = resolve; });
       const trigger = queue.shift()!;
       await take(trigger.reason);
-      if (trigger.kind === 'done') return;
+      if (trigger.kind === 'snapshot') continue;
+      if (trigger.endLaunched && target.kind === 'launch' && !options.leaveRunning) {
+        const exit = await recorder.endLaunched(LAUNCHED_GRACE_MS);
+        if (exit && !options.quiet) process.stderr.write(`ringside: ended the launched command (pid ${recorder.childPid}): ${describeExit(exit)}\n`);
+      }
+      return trigger.status;
     }
   } finally {
     for (const timer of timers) clearTimeout(timer);
     process.off('SIGUSR2', onUsr2);
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onInt);
+    for (const signal of STOP_SIGNALS) process.off(signal, onStop);
   }
 }

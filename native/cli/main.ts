@@ -1,6 +1,6 @@
 // `ringside`: the command-line front end on the same core the extension uses.
-// Contract (issue 2): JSON Lines on stdout or -o, a human summary on stderr, exit 0 on success and
-// exit 1 with one `ringside: <message>` line on any user or system error, never a stack trace.
+// Contract: JSON Lines on stdout or -o, a human summary on stderr, the exit status runCapture reports
+// (see USAGE), and exit 1 with one `ringside: <message>` line on any user or system error, never a stack trace.
 
 import { parseArgs, USAGE, UsageError } from './args';
 import { describeError } from './errors';

@@ -82,6 +82,8 @@ export async function runKeeperUntilSignal(options: KeeperOptions, log: (line: s
     process.on('SIGTERM', done);
     process.on('SIGINT', done);
   });
+  // A keeper that launched its program ends it too (SIGTERM, then SIGKILL): nothing it started outlives it.
+  await keeper.recorder.endLaunched();
   keeper.stop();
   return 0;
 }

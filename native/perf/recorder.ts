@@ -5,6 +5,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import type { PerfEventAttr } from './attr';
 import { PerfType, RecordType, Sample, SoftwareConfig } from './uapi';
 import { openEvent, type PerfEventFd } from './events';
@@ -56,6 +57,22 @@ export interface RecorderOptions {
 }
 
 export const DEFAULT_RING_PAGES = 64;
+
+/** How a launched command ended: its exit code, or the signal that killed it. */
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** What a shell reports for a command that ended this way: its exit code, or 128 + the signal number. */
+export function shellStatus(exit: ChildExit): number {
+  if (exit.signal) return 128 + (osConstants.signals[exit.signal] ?? 0);
+  return exit.code ?? 0;
+}
+
+export function describeExit(exit: ChildExit): string {
+  return exit.signal ? `killed by ${exit.signal}` : `exited with status ${exit.code}`;
+}
 const DEFAULT_SIDEBAND_PAGES = 16;
 
 export interface RecorderSnapshot extends RawSnapshot {
@@ -282,6 +299,7 @@ export class Recorder {
   private disposed = false;
   private childPidValue: number | undefined;
   private exitedPromise: Promise<number | null> | undefined;
+  private exitStatusPromise: Promise<ChildExit> | undefined;
   private exitCode: number | null | undefined;
   /** Faults in every flight-recorder ring's spare copy buffer while idle (see SpareCopyBuffer). */
   private readonly warmer: SpareBufferWarmer;
@@ -304,6 +322,33 @@ export class Recorder {
   /** Resolves with the launched command's exit code (null when killed by a signal). */
   get exited(): Promise<number | null> | undefined {
     return this.exitedPromise;
+  }
+
+  /** Resolves with how the launched command ended. */
+  get exitStatus(): Promise<ChildExit> | undefined {
+    return this.exitStatusPromise;
+  }
+
+  /**
+   * Ends the launched command if it still runs: SIGTERM, then SIGKILL once `graceMs` has passed,
+   * and resolves when it has exited. Its events stay open (the rings keep what it did).
+   */
+  async endLaunched(graceMs = 2000): Promise<ChildExit | undefined> {
+    const child = this.child;
+    const status = this.exitStatusPromise;
+    if (!child || !status) return undefined;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); }, graceMs);
+      // The child's own handle keeps a waiting caller's process alive; this timer need not.
+      timer.unref();
+      try {
+        return await status;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return status;
   }
 
   /** The events as opened: narrowed to user space where this process may not see the kernel. */
@@ -464,13 +509,14 @@ export class Recorder {
     });
     const pid = child.pid!;
     this.childPidValue = pid;
-    this.exitedPromise = new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-      child.once('exit', (code) => {
+    this.exitStatusPromise = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
+      child.once('exit', (code, signal) => {
         this.exitCode = code;
-        resolve(code);
+        resolve({ code, signal });
       });
     });
+    this.exitedPromise = this.exitStatusPromise.then((exit) => exit.code);
     // The shell sits in `read` until released; events armed now fire from the command's first instruction (enable_on_exec).
     this.openAll(this.slotsFor(target));
     this.release();

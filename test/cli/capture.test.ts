@@ -281,3 +281,77 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 });
+
+describe('ringside capture ends cleanly (signals, --duration, the launched command)', function () {
+  this.timeout(60000);
+  const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+
+  /** Starts a capture of a 30 s spinner into a .jsonl, waits until it records, and returns it with the output path. */
+  async function startLong(extra: string[] = []) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-signal-'));
+    const out = path.join(dir, 'out.jsonl');
+    const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-o', out, ...extra, '--', fixture('kernel_busy'), '30000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => capture.once('exit', (code, signal) => resolve({ code, signal })));
+    // The spinner is the capture's only child: wait until it runs.
+    let child = 0;
+    for (const deadline = Date.now() + 10000; !child && Date.now() < deadline;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // pgrep exits 1 while there is no match yet.
+      child = Number(spawnSync('pgrep', ['-P', String(capture.pid), '-f', 'kernel_busy'], { encoding: 'utf8' }).stdout.trim().split('\n')[0] || 0);
+    }
+    assert.ok(child > 0, 'the launched command runs');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    return { capture, exited, out, dir, child, stderr: () => stderr };
+  }
+
+  for (const [signal, status] of [['SIGTERM', 143], ['SIGHUP', 129], ['SIGINT', 130]] as const) {
+    it(`${signal}: a final snapshot is written, the launched command is ended, exit status ${status}`, async () => {
+      const run = await startLong();
+      try {
+        run.capture.kill(signal);
+        assert.deepEqual(await run.exited, { code: status, signal: null }, run.stderr());
+        assert.ok(samples(parseLines(readFileSync(run.out, 'utf8'))).length > 0, 'the snapshot holds the spinner\'s samples');
+        assert.match(run.stderr(), new RegExp(`snapshot 1 \\(${signal}\\)`));
+        assert.match(run.stderr(), new RegExp(`ended the launched command \\(pid ${run.child}\\): killed by SIGTERM`));
+        assert.equal(alive(run.child), false, 'no launched command outlives the capture');
+      } finally {
+        if (alive(run.child)) process.kill(run.child, 'SIGKILL');
+        rmSync(run.dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  it('--duration ends the launched command too, with status 0; --leave-running leaves it running', async () => {
+    const timed = ringside(['capture', '-e', 'task-clock', '--duration', '0.5', '-o', '/tmp/ringside-duration.jsonl', '--', fixture('kernel_busy'), '30000']);
+    try {
+      assert.equal(timed.code, 0, timed.stderr);
+      const pid = Number(/ended the launched command \(pid (\d+)\): killed by SIGTERM/.exec(timed.stderr)?.[1]);
+      assert.ok(pid > 0, timed.stderr);
+      assert.equal(alive(pid), false);
+    } finally {
+      rmSync('/tmp/ringside-duration.jsonl', { force: true });
+    }
+    const run = await startLong(['--leave-running']);
+    try {
+      run.capture.kill('SIGTERM');
+      assert.equal((await run.exited).code, 143);
+      assert.doesNotMatch(run.stderr(), /ended the launched command/);
+      assert.equal(alive(run.child), true, '--leave-running');
+    } finally {
+      if (alive(run.child)) process.kill(run.child, 'SIGKILL');
+      rmSync(run.dir, { recursive: true, force: true });
+    }
+  });
+
+  it('passes the launched command\'s status through: its exit code, or 128+N and the signal\'s name', () => {
+    const three = ringside(['capture', '-e', 'task-clock', '-o', '/tmp/ringside-status.jsonl', '--', '/bin/sh', '-c', 'exit 3']);
+    assert.equal(three.code, 3, three.stderr);
+    assert.match(three.stderr, /snapshot 1 \(command exited with status 3\)/);
+    const segv = ringside(['capture', '-e', 'task-clock', '-o', '/tmp/ringside-status.jsonl', '--', '/bin/sh', '-c', 'kill -SEGV $$']);
+    assert.equal(segv.code, 139, segv.stderr);
+    assert.match(segv.stderr, /snapshot 1 \(command killed by SIGSEGV\)/);
+    rmSync('/tmp/ringside-status.jsonl', { force: true });
+  });
+});

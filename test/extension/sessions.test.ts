@@ -3,7 +3,7 @@
 // hardware breakpoints (a gutter line and a watched variable) on a launched -g fixture.
 
 import assert from 'node:assert/strict';
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -116,6 +116,20 @@ describe('extension: session manager on the real kernel', function () {
     assert.equal(ownPerfFds().length, before.perfFds, 'perf fds');
     assert.equal(ownPerfMappings(), before.maps, 'perf mappings');
     assert.equal(openFdCount(), before.fds, 'all fds');
+    await manager.dispose();
+  });
+
+  it('Stop ends the program the recording launched', async () => {
+    const manager = new SessionManager({ backend, retention: 3 });
+    const events = await backend.resolveEvents(['task-clock'], {});
+    const session = await manager.startRecording({ events, target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '60000'] }, pages: 16 });
+    const pid = session.childPid!;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(existsSync(`/proc/${pid}`), 'the launched program runs');
+    await manager.stop(session.id);
+    const gone = () => !existsSync(`/proc/${pid}`) || /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    for (const deadline = Date.now() + 10000; !gone() && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(gone(), `pid ${pid} still runs after Stop`);
     await manager.dispose();
   });
 
