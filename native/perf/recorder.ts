@@ -184,6 +184,11 @@ interface Slot {
   readonly pid: number;
   readonly cpu: number;
   readonly label: string;
+  /**
+   * Attached processes: every thread there was at attach time, first the one whose fd owns the
+   * slot's ring. The others' fds write into that ring (PERF_EVENT_IOC_SET_OUTPUT, same CPU).
+   */
+  readonly tids?: readonly number[];
 }
 
 function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfEventAttr {
@@ -201,6 +206,9 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfE
     }
   }
   const launch = target.kind === 'launch';
+  // Launched commands and attached processes follow the threads and children created later, as
+  // perf record does; CPU-wide events see everything anyway.
+  const follow = target.kind !== 'cpus';
   return {
     ...attr,
     samplePeriod,
@@ -210,7 +218,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfE
       freq,
       writeBackward: true,
       sampleIdAll: true,
-      inherit: launch,
+      inherit: follow,
       disabled: launch,
       enableOnExec: launch,
     },
@@ -227,7 +235,7 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKer
     readFormat: 0,
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
-      sampleIdAll: true, inherit: launch, disabled: launch, enableOnExec: launch,
+      sampleIdAll: true, inherit: target.kind !== 'cpus', disabled: launch, enableOnExec: launch,
       // Side-band records are not samples, so excluding the kernel loses none of them; without it a
       // user who may not profile the kernel is refused this event alone (perf does the same).
       ...(excludeKernel ? { excludeKernel: true, excludeHv: true } : {}),
@@ -263,7 +271,8 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   const budget = access.lockedPagesBudget;
   if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
   const target = options.target;
-  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length : target.kind === 'pid' ? threadsOf(target.pid).length : onlineCpus().length;
+  // One ring per event per CPU (an attached process's threads share them), plus a side-band ring.
+  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length : onlineCpus().length;
   const flightRings = events.reduce((count, event) => count + (options.gapFree && !event.isBreakpoint ? 2 : 1), 0);
   const sidebandRings = options.sideband === false ? 0 : 1;
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
@@ -397,9 +406,14 @@ export class Recorder {
         for (const cpu of cpus) if (!online.includes(cpu)) throw new Error(`CPU ${cpu} is not online (online: ${online.join(',')})`);
         return cpus.map((cpu) => ({ pid: -1, cpu, label: `cpu${cpu}` }));
       }
-      case 'pid':
-        // perf --per-thread: one fd per existing thread on any CPU (threads created later are not followed).
-        return threadsOf(target.pid).map((tid) => ({ pid: tid, cpu: -1, label: `tid ${tid}` }));
+      case 'pid': {
+        // Like `perf record -p`: one inherited fd per thread per CPU, so threads created after the
+        // attach are followed too (the kernel refuses to mmap an inherited cpu -1 event). Per CPU
+        // one ring per event; the other threads' fds write into it.
+        const tids = threadsOf(target.pid);
+        if (tids.length === 0) throw new Error(`process ${target.pid} has no threads left to trace (it exited)`);
+        return onlineCpus().map((cpu) => ({ pid: tids[0], cpu, label: `cpu${cpu} pid ${target.pid}`, tids }));
+      }
       case 'launch':
         // The kernel refuses to mmap an inherited per-task (cpu -1) event, so a launched command
         // (which needs inherit to follow its children) gets one fd per CPU, like `perf record -- cmd`.
@@ -424,20 +438,26 @@ export class Recorder {
       for (let index = 0; index < events.length; index++) {
         const event = events[index];
         const attr = this.attrs[index];
-        const meta: RingMeta = { ringId: this.units.length, label: multipleEvents ? `${slot.label} ${event.name}` : slot.label, cpu: slot.cpu, tid: slot.pid, defaultEvent: index };
-        const first = this.tryOpen(attr, slot, event.name, target.kind === 'pid');
-        if (!first) continue;
+        const ringId = this.units.length;
+        const metaFor = (fd: PerfEventFd): RingMeta => ({ ringId, label: multipleEvents ? `${slot.label} ${event.name}` : slot.label, cpu: slot.cpu, tid: fd.pid, defaultEvent: index });
+        const opened = this.openOnSlot(attr, slot, event.name, index, (fd) => this.ring(fd, pages, metaFor(fd), index));
+        if (!opened) continue;
+        const firstRing = opened.ring;
+        const first = firstRing.event;
+        const meta = firstRing.meta;
         slotOpened = true;
-        const firstRing = this.ring(first, pages, meta, index);
         if (this.options.gapFree && !event.isBreakpoint) {
-          let secondRing: BackwardRing;
+          // The standby ring gets the same threads: its owner and its followers, opened disabled.
+          const standbySlot: Slot = { ...slot, pid: first.pid, tids: slot.tids ? [first.pid, ...opened.followers.map((fd) => fd.pid)] : undefined };
+          let standby: { ring: BackwardRing; followers: PerfEventFd[] } | null;
           try {
-            secondRing = this.ring(openEvent(standbyAttr(attr), slot.pid, slot.cpu, -1, undefined, { name: event.name }), pages, meta, index);
+            standby = this.openOnSlot(standbyAttr(attr), standbySlot, event.name, index, (fd) => this.ring(fd, pages, meta, index));
+            if (!standby) throw new Error(`the threads of ${slot.label} exited while Ringside opened their standby ring`);
           } catch (error) {
             firstRing.dispose();
             throw error;
           }
-          this.units.push({ kind: 'pair', eventIndex: index, pair: new GapFreeRingPair(firstRing, secondRing) });
+          this.units.push({ kind: 'pair', eventIndex: index, pair: new GapFreeRingPair(firstRing, standby.ring, { first: opened.followers, second: standby.followers }) });
         } else {
           this.units.push({ kind: 'single', eventIndex: index, ring: firstRing });
         }
@@ -446,22 +466,56 @@ export class Recorder {
       if (slotOpened && this.options.sideband !== false) {
         this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel);
         this.fdsByEvent[sidebandIndex] ??= [];
-        const fd = this.tryOpen(this.attrs[sidebandIndex], slot, 'sideband', target.kind === 'pid');
-        if (fd) {
-          const meta: RingMeta = { ringId: this.units.length, label: `${slot.label} sideband`, cpu: slot.cpu, tid: slot.pid, defaultEvent: sidebandIndex };
+        const ringId = this.units.length;
+        const opened = this.openOnSlot(this.attrs[sidebandIndex], slot, 'sideband', sidebandIndex, (fd) => {
           this.fdsByEvent[sidebandIndex].push(fd);
-          let ring: ForwardRing;
+          const meta: RingMeta = { ringId, label: `${slot.label} sideband`, cpu: slot.cpu, tid: fd.pid, defaultEvent: sidebandIndex };
           try {
-            ring = new ForwardRing(fd, sidebandPages, meta, this.mode);
+            return new ForwardRing(fd, sidebandPages, meta, this.mode);
           } catch (error) {
             fd.dispose();
             throw error;
           }
-          this.units.push({ kind: 'forward', eventIndex: sidebandIndex, ring });
-        }
+        });
+        if (opened) this.units.push({ kind: 'forward', eventIndex: sidebandIndex, ring: opened.ring });
       }
     }
     if (opened === 0) throw new Error('no thread of the target could be traced (all exited?)');
+  }
+
+  /**
+   * Opens `attr` on a slot and maps the ring with `map` on the owner fd (the first of the slot's
+   * threads still alive); then, for an attached process, opens one fd per other thread and
+   * redirects it into that ring (the kernel takes SET_OUTPUT only towards a mapped ring). Followers
+   * go into fdsByEvent[eventIndex] (their ids identify records; dispose closes them). Null when
+   * every thread has exited.
+   */
+  private openOnSlot<R extends { dispose(): void }>(attr: PerfEventAttr, slot: Slot, name: string, eventIndex: number,
+    map: (owner: PerfEventFd) => R): { ring: R; followers: PerfEventFd[] } | null {
+    const tids = slot.tids ?? [slot.pid];
+    const attached = slot.tids !== undefined;
+    let ring: R | undefined;
+    let owner: PerfEventFd | undefined;
+    const followers: PerfEventFd[] = [];
+    try {
+      for (const tid of tids) {
+        const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
+        if (!fd) continue;
+        if (!owner) {
+          owner = fd;
+          ring = map(fd);
+          continue;
+        }
+        this.fdsByEvent[eventIndex] ??= [];
+        this.fdsByEvent[eventIndex].push(fd);
+        fd.setOutput(owner);
+        followers.push(fd);
+      }
+    } catch (error) {
+      ring?.dispose();
+      throw error;
+    }
+    return ring ? { ring, followers } : null;
   }
 
   /** Opens one fd; a thread that exited between listing and opening (ESRCH) is skipped for -p. */

@@ -417,12 +417,15 @@ export class GapFreeRingPair {
   private live: BackwardRing;
   private standby: BackwardRing;
   private liveSinceHead: bigint;
+  /** Per ring, the other fds that write into it (an attached process's other threads): enabled and disabled with it. */
+  private readonly followersOf: Map<BackwardRing, readonly PerfEventFd[]>;
 
-  /** `first` must be enabled (or enable-on-exec), `second` opened disabled. */
-  constructor(first: BackwardRing, second: BackwardRing) {
+  /** `first` must be enabled (or enable-on-exec), `second` opened disabled, and each ring's followers likewise. */
+  constructor(first: BackwardRing, second: BackwardRing, followers: { first?: readonly PerfEventFd[]; second?: readonly PerfEventFd[] } = {}) {
     this.live = first;
     this.standby = second;
     this.liveSinceHead = first.head();
+    this.followersOf = new Map([[first, followers.first ?? []], [second, followers.second ?? []]]);
   }
 
   get rings(): readonly BackwardRing[] {
@@ -437,7 +440,9 @@ export class GapFreeRingPair {
     const standbyHead = this.standby.head();
     const started = process.hrtime.bigint();
     this.standby.event.enable();
+    for (const fd of this.followersOf.get(this.standby) ?? []) fd.enable();
     this.live.event.disable();
+    for (const fd of this.followersOf.get(this.live) ?? []) fd.disable();
     const switchNs = Number(process.hrtime.bigint() - started);
     const retired = this.live;
     const result = retired.copyQuiescent(mode ?? retired.mode, this.liveSinceHead);

@@ -112,6 +112,45 @@ describe('ringside capture (real kernel)', function () {
     assert.equal(perfScriptCount(['-e', 'syscalls:sys_enter_getpid', '--', fixture('kernel_getpid'), String(n)], 'sys_enter_getpid'), n);
   });
 
+  it('-p follows threads the process creates after the attach, as perf record -p does: every hit of every thread', async () => {
+    const threads = 4;
+    const iterations = 1000;
+    const perThread = (records: { event?: string; tid?: number }[], event: string) => {
+      const counts = new Map<number, number>();
+      for (const r of records) if (r.event === event) counts.set(r.tid!, (counts.get(r.tid!) ?? 0) + 1);
+      return [...counts.values()].sort((a, b) => a - b);
+    };
+    // The fixture sleeps 1.5 s before it starts its threads: time to attach first.
+    const target = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const capture = spawn(process.execPath, [cli, 'capture', '-e', 'mem:work:x', '-e', 'mem:late_counter:w', '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+      capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+      capture.once('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+    assert.equal(result.code, 0, result.stderr);
+    const hits = samples(parseLines(result.stdout));
+    assert.deepEqual(perThread(hits, 'mem:work:x'), Array(threads).fill(iterations), 'execute breakpoint hits per thread');
+    assert.deepEqual(perThread(hits, 'mem:late_counter:w'), Array(threads).fill(iterations), 'write watchpoint hits per thread');
+    assert.ok(hits.every((hit) => hit.tid !== target.pid), 'every hit is in a thread born after the attach');
+
+    // perf record -p on the same program counts the same per thread.
+    const nm = (symbol: string) => execFileSync('nm', [fixture('threads_late')], { encoding: 'utf8' }).split('\n').find((l) => new RegExp(` ${symbol}$`).test(l))!.split(' ')[0];
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
+    try {
+      const again = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
+      execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', `mem:0x${nm('work')}:x`, '-p', String(again.pid)], { stdio: 'ignore' });
+      const lines = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => l.trim());
+      const byTid = new Map<string, number>();
+      for (const tid of lines) byTid.set(tid.trim(), (byTid.get(tid.trim()) ?? 0) + 1);
+      assert.deepEqual([...byTid.values()].sort((a, b) => a - b), Array(threads).fill(iterations), 'perf record -p');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('attaches to a running process and snapshots on SIGUSR2 and at its exit, printing each record once', async () => {
     const target = spawn(fixture('kernel_busy'), ['3000'], { stdio: 'ignore' });
     try {
