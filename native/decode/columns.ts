@@ -702,7 +702,9 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
 
   const coverage: RingCoverage[] = rings.map((ring, r) => {
     const state = states[r];
-    const overwritten = ring.bytesWritten - BigInt(state.offset);
+    // A backward ring overwrites its oldest records; a forward (side-band) ring never does: the
+    // kernel stops and reports LOST instead, and what earlier snapshots consumed is not overwritten.
+    const overwritten = ring.direction === 'forward' ? ring.droppedBytes ?? 0n : ring.bytesWritten - BigInt(state.offset);
     const timed = state.baseHi >= 0;
     return {
       ringId: ring.ringId,

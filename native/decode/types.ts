@@ -66,6 +66,11 @@ export interface RingCopy {
   /** Total bytes the kernel has written into this ring since it was opened (|data_head| for backward). */
   readonly bytesWritten: bigint;
   readonly path: SnapshotPath;
+  /**
+   * Forward rings: side-band bytes the host drained but then dropped, oldest first, because its
+   * bounded store was full. The kernel never overwrites a forward ring; this is the only overwrite.
+   */
+  readonly droppedBytes?: bigint;
   /** Wall-clock ns (performance.now based, host side) when the copy was taken: for the timeline's snapshot marks. */
   readonly copiedAtNs?: number;
 }

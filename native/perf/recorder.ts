@@ -74,6 +74,12 @@ export function describeExit(exit: ChildExit): string {
   return exit.signal ? `killed by ${exit.signal}` : `exited with status ${exit.code}`;
 }
 const DEFAULT_SIDEBAND_PAGES = 16;
+/**
+ * How often the side-band rings are emptied into their held store. A 16-page ring holds about 600
+ * COMM/MMAP2/FORK/EXIT records: at 20 ms, a target would need 30,000 such records a second to fill
+ * it between two drains.
+ */
+const SIDEBAND_DRAIN_MS = 20;
 
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
@@ -312,6 +318,8 @@ export class Recorder {
   private exitCode: number | null | undefined;
   /** Faults in every flight-recorder ring's spare copy buffer while idle (see SpareCopyBuffer). */
   private readonly warmer: SpareBufferWarmer;
+  /** Empties the side-band rings between snapshots, so a full ring never drops COMM/MMAP2/EXIT. */
+  private drainTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     private readonly options: RecorderOptions,
@@ -390,7 +398,18 @@ export class Recorder {
       throw error;
     }
     recorder.warmer.schedule();
+    if (recorder.forwardRings.length > 0) {
+      recorder.drainTimer = setInterval(() => recorder.drainSideband(), SIDEBAND_DRAIN_MS);
+      // Draining serves whoever keeps the process alive for its own reasons; it must not be one.
+      recorder.drainTimer.unref();
+    }
     return recorder;
+  }
+
+  /** Moves what the kernel wrote into each side-band ring to its held store (see ForwardRing.drain). */
+  drainSideband(): void {
+    if (this.disposed) return;
+    for (const ring of this.forwardRings) ring.drain();
   }
 
   /** Resolves once every spare copy buffer is warm (at once when warming is off or the recorder is disposed). */
@@ -704,6 +723,7 @@ export class Recorder {
     if (this.disposed) return;
     this.disposed = true;
     this.warmer.dispose();
+    if (this.drainTimer) clearInterval(this.drainTimer);
     const errors: unknown[] = [];
     for (const unit of this.units) {
       try {

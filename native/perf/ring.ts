@@ -337,10 +337,24 @@ export class BackwardRing {
   }
 }
 
-/** The side-band ring: writable mapping, consumed through data_tail, never paused. Owns its event. */
+/**
+ * The side-band ring: writable mapping, consumed through data_tail, never paused. Owns its event.
+ *
+ * A forward ring that nobody empties stops taking records once it is full, and the kernel reports
+ * the loss only after space is freed: COMM/MMAP2/FORK/EXIT of busy targets would vanish between
+ * snapshots. So whoever owns the ring calls drain() often (the Recorder does, on a short timer);
+ * drained records are held here, oldest first, until the next read() hands them to a snapshot.
+ * The held bytes are bounded: past MAX_HELD_BYTES the oldest chunks are dropped and counted.
+ */
 export class ForwardRing {
+  /** Upper bound of drained-but-unread bytes kept per ring. */
+  static readonly MAX_HELD_BYTES = 64 << 20;
   private readonly ring: RingMapping;
   private consumed = 0n;
+  private held: Uint8Array[] = [];
+  private heldBytes = 0;
+  /** Bytes dropped from `held` (oldest first) because the bound was reached, since the last read(). */
+  private dropped = 0n;
 
   constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
     if (event.attr.flags.writeBackward) throw new Error(`ForwardRing needs an event without writeBackward (${event.name})`);
@@ -355,41 +369,71 @@ export class ForwardRing {
     return this.ring.readU64(MmapPage.DATA_HEAD, this.mode);
   }
 
-  /** Copies everything not yet consumed without consuming it (the next read() returns it again). */
+  /** Moves what the kernel wrote since the last drain into the held store and frees that ring space. Returns the bytes moved. */
+  drain(mode: CopyMode = this.mode): number {
+    const pending = this.pending(mode, true);
+    if (pending.byteLength === 0) return 0;
+    this.held.push(pending);
+    this.heldBytes += pending.byteLength;
+    while (this.heldBytes > ForwardRing.MAX_HELD_BYTES && this.held.length > 1) {
+      const oldest = this.held.shift()!;
+      this.heldBytes -= oldest.byteLength;
+      this.dropped += BigInt(oldest.byteLength);
+    }
+    return pending.byteLength;
+  }
+
+  /** Everything held and not yet consumed, without consuming it (the next read() returns it again). */
   peek(mode: CopyMode = this.mode): RingCopy {
-    return this.copyPending(mode, false).copy;
+    return this.toCopy([...this.held, this.pending(mode, false)], this.dropped);
   }
 
-  /** Copies everything not yet consumed (oldest first, linearised) and hands the space back to the kernel. */
+  /** Everything drained since the last read plus what is pending now (oldest first), handing the space back to the kernel. */
   read(mode: CopyMode = this.mode): RingSnapshot {
-    return this.copyPending(mode, true);
+    this.drain(mode);
+    const copy = this.toCopy(this.held, this.dropped);
+    this.held = [];
+    this.heldBytes = 0;
+    this.dropped = 0n;
+    return { copy, pauseWindowNs: 0 };
   }
 
-  private copyPending(mode: CopyMode, consume: boolean): RingSnapshot {
+  /** The records between data_tail and data_head, linearised; with `consume`, data_tail moves to data_head. */
+  private pending(mode: CopyMode, consume: boolean): Uint8Array {
     // Reading data_head before the copy is the acquire: the kernel publishes head after the data
     // (and the call boundary into koffi keeps the loads ordered on x86/arm64 for our purposes).
     const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
     const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
     const size = this.ring.dataSize;
-    const available = Number(head - tail);
-    const length = Math.min(available, size);
-    const bytes = new Uint8Array(size);
-    this.ring.copyLinear(Number(tail & BigInt(size - 1)), length, bytes, mode);
+    const length = Math.min(Number(head - tail), size);
+    const bytes = new Uint8Array(length);
+    if (length > 0) this.ring.copyLinear(Number(tail & BigInt(size - 1)), length, bytes, mode);
     if (consume) {
       this.ring.mapping.writeU64(MmapPage.DATA_TAIL, head);
       this.consumed = head;
     }
-    const copy: RingCopy = {
+    return bytes;
+  }
+
+  private toCopy(chunks: readonly Uint8Array[], droppedBytes: bigint): RingCopy {
+    const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
+    const bytes = new Uint8Array(length);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return {
       ...this.meta,
       direction: 'forward',
       bytes,
       validBytes: length,
-      dataSize: size,
-      bytesWritten: head,
+      dataSize: this.ring.dataSize,
+      bytesWritten: this.ring.readU64(MmapPage.DATA_HEAD, this.mode),
+      ...(droppedBytes > 0n ? { droppedBytes } : {}),
       path: 'paused',
       copiedAtNs: performance.now() * 1e6,
     };
-    return { copy, pauseWindowNs: 0 };
   }
 
   stats(): RingStats {

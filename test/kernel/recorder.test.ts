@@ -2,7 +2,9 @@
 // disposal (no perf fd or mapping left, 200 times over), and clear errors for bad options.
 import assert from 'node:assert/strict';
 import { Recorder, verifyLoadBase, LoadBaseMismatchError } from '../../native/perf/recorder';
-import { fixture, perfResources, softwareEvent, tracepointEvent, breakpointEvent, nmSymbol, SoftwareConfig } from './helpers';
+import { fixture, perfResources, softwareEvent, tracepointEvent, breakpointEvent, nmSymbol, SoftwareConfig, RecordType } from './helpers';
+import { decodeSnapshot } from '../../native/decode/columns';
+import { decodeRecordAt } from '../../native/decode/record';
 
 describe('kernel: Recorder', function () {
   this.timeout(30000);
@@ -101,5 +103,33 @@ describe('kernel: Recorder', function () {
     // A launch whose events cannot open kills the held child instead of leaving it blocked.
     await assert.rejects(Recorder.open({ events: [bogus], target: { kind: 'launch', argv: [fixture('kernel_busy'), '10'], stdio: 'ignore' } }), /perf_event_open/);
     assert.deepEqual(perfResources(), before);
+  });
+
+  it('drains the side-band while recording: 2000 execs of /bin/true keep all 2000 COMM records', async () => {
+    const execs = 2000;
+    const recorder = await Recorder.open({
+      events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
+      target: { kind: 'launch', argv: ['/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done`], stdio: 'ignore' },
+    });
+    try {
+      assert.equal(await recorder.exited, 0);
+      const { events, rings } = recorder.snapshot();
+      const decoded = decodeSnapshot({ events, rings });
+      let comms = 0;
+      let lost = 0n;
+      for (let row = 0; row < decoded.columns.length; row++) {
+        const kind = decoded.columns.kind[row];
+        if (kind !== RecordType.COMM && kind !== RecordType.LOST) continue;
+        const record = decodeRecordAt(decoded, row);
+        if (kind === RecordType.COMM && record.fields.comm === 'true') comms++;
+        if (kind === RecordType.LOST) lost += BigInt(record.fields.lost as bigint | number);
+      }
+      assert.equal(lost, 0n, 'nothing lost in the side-band');
+      assert.equal(comms, execs, 'one COMM (exec) record per /bin/true');
+      // Forward rings are never overwritten, and what the drains moved is not counted as if it were.
+      for (const ring of decoded.coverage.filter((c) => rings.find((r) => r.ringId === c.ringId)?.direction === 'forward')) assert.equal(ring.bytesOverwritten, 0n);
+    } finally {
+      recorder.dispose();
+    }
   });
 });

@@ -234,7 +234,9 @@ describe('kernel: rings', function () {
     const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
     try {
       callGetpid(25);
-      const owner = recorder.backwardRings.find((r) => r.meta.tid === process.pid)!;
+      assert.equal(mainThreadSamples(recorder.snapshot().rings).length, 25);
+      // The ring of the CPU this thread ran on (the process's threads share one ring per CPU).
+      const owner = recorder.backwardRings.reduce((most, r) => (r.bytesWritten() > most.bytesWritten() ? r : most));
       const borrowedFd = borrowPerfFd(process.pid, owner.event.fd);
       assert.notEqual(borrowedFd, owner.event.fd);
       const borrowed = mapExistingRing(borrowedFd, 4, 'backward') as BackwardRing;
@@ -243,7 +245,8 @@ describe('kernel: rings', function () {
         const mine = owner.snapshot();
         const theirs = borrowed.snapshot();
         assert.equal(Buffer.compare(mine.copy.bytes, theirs.copy.bytes), 0);
-        assert.equal(samplesOf(theirs.copy).length, 25);
+        assert.ok(samplesOf(theirs.copy).length > 0);
+        assert.equal(samplesOf(theirs.copy).length, samplesOf(mine.copy).length);
         assert.throws(() => mapExistingRing(borrowPerfFd(process.pid, owner.event.fd), 8, 'backward'), /EINVAL/);
       } finally {
         borrowed.dispose();
