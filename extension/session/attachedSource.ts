@@ -9,7 +9,7 @@ import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../
 import { listEvents, type EventList } from '../../native/specs/list';
 import { decodeAttr, type PerfEventAttr } from '../../native/perf/attr';
 import { adoptEventFd } from '../../native/perf/events';
-import { BackwardRing, SpareBufferWarmer, mapExistingRing, type RingMeta } from '../../native/perf/ring';
+import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, mapExistingRing, type RingMeta } from '../../native/perf/ring';
 import { MmapPage } from '../../native/perf/uapi';
 import * as libc from '../../native/sys/libc';
 import { readProcMapsIfAlive } from '../../native/sys/procmaps';
@@ -47,38 +47,36 @@ export function borrowPerfFd(pid: number, targetFd: number): number {
 
 /** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
 export class PeekRing {
-  private readonly mapping: libc.Mapping;
-  readonly dataSize: number;
-  private readonly dataOffset: number;
+  private readonly ring: RingMapping;
   private disposed = false;
 
   constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta) {
-    const page = libc.pageSize();
     try {
-      this.mapping = libc.Mapping.map(fd, (dataPages + 1) * page, libc.PROT_READ, { eventName: meta.label });
+      this.ring = new RingMapping(fd, dataPages, false, meta.label);
     } catch (error) {
       libc.close(fd);
       throw error;
     }
-    this.dataOffset = Number(this.mapping.readU64(MmapPage.DATA_OFFSET)) || page;
-    this.dataSize = Number(this.mapping.readU64(MmapPage.DATA_SIZE)) || dataPages * page;
+  }
+
+  get dataSize(): number {
+    return this.ring.dataSize;
   }
 
   head(): bigint {
-    return this.mapping.readU64(MmapPage.DATA_HEAD);
+    return this.ring.readU64(MmapPage.DATA_HEAD, defaultCopyMode());
   }
 
   peek(): RingCopy {
-    const head = this.mapping.readU64(MmapPage.DATA_HEAD);
-    const tail = this.mapping.readU64(MmapPage.DATA_TAIL);
-    const length = Number(head - tail > BigInt(this.dataSize) ? BigInt(this.dataSize) : head - tail);
-    const start = Number((head - BigInt(length)) & BigInt(this.dataSize - 1));
-    const bytes = new Uint8Array(this.dataSize);
-    const first = Math.min(length, this.dataSize - start);
-    this.mapping.copyOut(this.dataOffset + start, bytes, 0, first);
-    if (length > first) this.mapping.copyOut(this.dataOffset, bytes, first, length - first);
+    const mode = defaultCopyMode();
+    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
+    const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
+    const size = this.ring.dataSize;
+    const length = Number(head - tail > BigInt(size) ? BigInt(size) : head - tail);
+    const bytes = new Uint8Array(size);
+    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, bytes, mode);
     return {
-      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: this.dataSize,
+      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: size,
       bytesWritten: head, path: 'peek', copiedAtNs: performance.now() * 1e6,
     };
   }
@@ -92,7 +90,7 @@ export class PeekRing {
     if (this.disposed) return;
     this.disposed = true;
     try {
-      this.mapping.unmap();
+      this.ring.unmap();
     } finally {
       libc.close(this.fd);
     }

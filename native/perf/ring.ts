@@ -167,13 +167,14 @@ export function backwardBytesWritten(head: bigint): bigint {
   return head === 0n ? 0n : U64_RANGE - head;
 }
 
-/** The mmap of one perf fd and the raw reads on it, shared by both ring kinds. */
-class RingMapping {
+/** The mmap of one perf fd and the raw reads on it, shared by both ring kinds and by rings mapped from borrowed fds. */
+export class RingMapping {
   readonly mapping: Mapping;
   readonly dataOffset: number;
   readonly dataSize: number;
   private zeroCopyBytes: Uint8Array | null = null;
-  private headerView: DataView | null = null;
+  /** The header page as 64-bit words: data_head and data_tail are read and written whole through it. */
+  private headerWords: BigUint64Array | null = null;
   private zeroCopyRefused = false;
 
   constructor(fd: number, readonly dataPages: number, writable: boolean, eventName: string) {
@@ -187,13 +188,13 @@ class RingMapping {
     this.dataSize = size || dataPages * page;
   }
 
-  private zeroCopy(): { bytes: Uint8Array; header: DataView } {
-    if (!this.zeroCopyBytes || !this.headerView) {
+  private zeroCopy(): { bytes: Uint8Array; header: BigUint64Array } {
+    if (!this.zeroCopyBytes || !this.headerWords) {
       const buffer = this.mapping.view();
       this.zeroCopyBytes = new Uint8Array(buffer, this.dataOffset, this.dataSize);
-      this.headerView = new DataView(buffer, 0, this.dataOffset);
+      this.headerWords = new BigUint64Array(buffer, 0, this.dataOffset / 8);
     }
-    return { bytes: this.zeroCopyBytes, header: this.headerView };
+    return { bytes: this.zeroCopyBytes, header: this.headerWords };
   }
 
   /**
@@ -211,8 +212,24 @@ class RingMapping {
     }
   }
 
+  /**
+   * One header word, read whole. The kernel updates data_head with a single 64-bit store while it
+   * writes; a byte-wise read (DataView) can mix two values. Atomics.load is one 64-bit load with
+   * sequentially consistent ordering, which gives the acquire the uapi asks for after loading
+   * data_head (a read barrier on arm64). Without a view over the mapping (runtimes that refuse
+   * external buffers), an 8-byte memcpy is re-read until two reads agree.
+   */
   readU64(offset: number, mode: CopyMode): bigint {
-    return this.effectiveMode(mode) === 'zero-copy' ? this.zeroCopy().header.getBigUint64(offset, true) : this.mapping.readU64(offset);
+    if (this.effectiveMode(mode) === 'zero-copy') return Atomics.load(this.zeroCopy().header, offset / 8);
+    let value = this.mapping.readU64(offset);
+    for (let again = this.mapping.readU64(offset); again !== value; again = this.mapping.readU64(offset)) value = again;
+    return value;
+  }
+
+  /** Publishes data_tail whole, after every read of the data it frees (a release store; a full barrier on arm64). */
+  writeU64(offset: number, value: bigint, mode: CopyMode): void {
+    if (this.effectiveMode(mode) === 'zero-copy') Atomics.store(this.zeroCopy().header, offset / 8, value);
+    else this.mapping.writeU64(offset, value);
   }
 
   /** Copies `length` bytes of the data area starting at ring offset `start` (wrapping) into `into`. */
@@ -231,7 +248,7 @@ class RingMapping {
 
   unmap(): void {
     this.zeroCopyBytes = null;
-    this.headerView = null;
+    this.headerWords = null;
     this.mapping.unmap();
   }
 
@@ -409,7 +426,7 @@ export class ForwardRing {
     const bytes = new Uint8Array(length);
     if (length > 0) this.ring.copyLinear(Number(tail & BigInt(size - 1)), length, bytes, mode);
     if (consume) {
-      this.ring.mapping.writeU64(MmapPage.DATA_TAIL, head);
+      this.ring.writeU64(MmapPage.DATA_TAIL, head, mode);
       this.consumed = head;
     }
     return bytes;

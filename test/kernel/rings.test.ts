@@ -257,6 +257,35 @@ describe('kernel: rings', function () {
     assert.deepEqual(perfResources(), before);
   });
 
+  it('reads data_head whole while the kernel writes: never torn, on both copy paths', async () => {
+    // Another process makes a stream of getpid calls into a small backward ring; data_head counts
+    // down from 2^64 by whole 8-byte-aligned records. A torn read (two halves or bytes of different
+    // values) shows as a head that moves up, or is not 8-aligned.
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), '3000000'], stdio: 'ignore' }, sideband: false, gapFree: false, pages: 1 });
+    try {
+      const rings = recorder.backwardRings;
+      let reads = 0;
+      let moves = 0;
+      for (const mode of ['zero-copy', 'memcpy'] as const) {
+        const last = rings.map((ring) => ring.head(mode));
+        for (let round = 0; round < 500_000 && recorder.childPid !== undefined; round++) {
+          for (let r = 0; r < rings.length; r++) {
+            const head = rings[r].head(mode);
+            reads++;
+            assert.equal(head % 8n, 0n, `head 0x${head.toString(16)} is not record-aligned (${mode})`);
+            if (head === last[r]) continue;
+            assert.ok(last[r] === 0n || head < last[r], `head moved up from 0x${last[r].toString(16)} to 0x${head.toString(16)} (${mode})`);
+            moves++;
+            last[r] = head;
+          }
+        }
+      }
+      assert.ok(moves > 1000, `the kernel wrote while we read (${moves} head moves in ${reads} reads)`);
+    } finally {
+      recorder.dispose();
+    }
+  });
+
   it('reads CPUs, maps and synthesises side-band from /proc', () => {
     assert.deepEqual(parseCpuList('0-2,4,6-7\n'), [0, 1, 2, 4, 6, 7]);
     assert.throws(() => parseCpuList('0-x'), /bad CPU list/);
