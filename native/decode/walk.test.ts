@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { Sample } from '../perf/uapi';
 import { concat, header, ringFromLinear, ringFromRecords, sampleRecord } from './test-records';
 import { linearizeRing, walkRing } from './walk';
+import { decodeSnapshot } from './columns';
 
 const ST = Sample.IP | Sample.TID | Sample.TIME;
 const rec = (time: number, extra = 0) => sampleRecord(ST | (extra ? Sample.PERIOD : 0), { ip: 0x1000n + BigInt(time), pid: 1, tid: 2, time: BigInt(time), period: 1n });
@@ -17,11 +18,16 @@ describe('decode/walk', () => {
     assert.deepEqual(walk.anomalies, []);
   });
 
-  it('stops quietly at a zero-size header inside the valid region', () => {
+  it('reports a zero-size header inside the valid region as damage, naming what the walk drops', () => {
     const bytes = concat([rec(1), new Uint8Array(32), rec(2)]);
     const walk = walkRing(ringFromLinear(bytes, 'backward'));
     assert.deepEqual(Array.from(walk.offsets), [0]);
-    assert.deepEqual(walk.anomalies, []);
+    assert.equal(walk.anomalies.length, 1);
+    assert.equal(walk.anomalies[0].kind, 'size-too-small');
+    assert.equal(walk.anomalies[0].offset, 32);
+    assert.match(walk.anomalies[0].detail, new RegExp(`record size 0 inside the valid data; the ${bytes.length - 32} bytes from here on are dropped`));
+    // The decoder reports the same anomaly for the snapshot.
+    assert.equal(decodeSnapshot({ events: [], rings: [ringFromLinear(bytes, 'backward')] }).anomalies.filter((a) => a.kind === 'size-too-small').length, 1);
   });
 
   it('counts a size below the header and a size not a multiple of 8 as anomalies, without throwing', () => {

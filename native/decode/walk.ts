@@ -44,14 +44,15 @@ export function isWholeRecord(words: Uint32Array, offset: number, end: number): 
 
 /**
  * Why a walk that stopped at `offset` stopped there: null when it ended quietly (the valid bytes
- * ran out, or a zero size: a ring that has not filled up yet is zero beyond its data), otherwise
- * the anomaly (a size below the header, not a multiple of 8, or running past the valid bytes:
- * 'truncated-oldest' when a wrapped backward ring's oldest record was partly overwritten).
+ * ran out), otherwise the anomaly: a size of zero or below the header, not a multiple of 8, or
+ * running past the valid bytes ('truncated-oldest' when a wrapped backward ring's oldest record
+ * was partly overwritten). The valid region holds only what the kernel wrote, and it never writes
+ * a zero-size record, so a zero there is damage, and the rest of the ring is reported as dropped.
  */
 export function walkEndAnomaly(ring: RingCopy, words: Uint32Array, offset: number, end: number): DecodeAnomaly | null {
   if (offset + 8 > end) return null;
   const size = words[(offset >>> 2) + 1] >>> 16;
-  if (size === 0) return null;
+  if (size === 0) return { ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size 0 inside the valid data; the ${end - offset} bytes from here on are dropped` };
   if (size < 8) return { ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size ${size} is smaller than its 8-byte header` };
   if ((size & 7) !== 0) return { ringId: ring.ringId, offset, kind: 'size-misaligned', detail: `record size ${size} is not a multiple of 8` };
   if (offset + size <= end) return null; // a whole record: the walk did not stop because of it
