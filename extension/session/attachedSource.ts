@@ -14,7 +14,7 @@ import { MmapPage } from '../../native/perf/uapi';
 import * as libc from '../../native/sys/libc';
 import { readProcMapsIfAlive } from '../../native/sys/procmaps';
 import { PerfError } from '../../native/sys/errors';
-import { keeperEventDescriptions, type KeeperState, isKeeperAlive } from '../../native/keeper/state';
+import { keeperEventDescriptions, keeperStateDir, releasePauseLease, takePauseLease, type KeeperState, isKeeperAlive } from '../../native/keeper/state';
 import type { ForeignFdHint, RingSource, RingStatus } from './ports';
 
 export class AttachError extends Error {
@@ -111,8 +111,12 @@ export class AttachedRingSource implements RingSource {
   /** Spare copy buffers of the borrowed backward rings, faulted in while idle, as a Recorder keeps them. */
   private readonly warmer: SpareBufferWarmer;
 
+  /**
+   * `keeperStateDir`: the owner is a keeper whose state lives there, so pauses are announced with a
+   * lease it can see (it resumes the rings if this process dies with them paused).
+   */
   constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly ownerPid: number,
-    warmCopyBuffers = true) {
+    warmCopyBuffers = true, private readonly keeperStateDir?: string) {
     this.warmer = new SpareBufferWarmer(() => this.rings.flatMap((attached) => attached.kind === 'backward' ? [attached.ring] : []), warmCopyBuffers);
     this.warmer.schedule();
   }
@@ -132,6 +136,7 @@ export class AttachedRingSource implements RingSource {
     const takenAtMs = Date.now();
     const copies: RingCopy[] = [];
     const pauseWindowNs: number[] = [];
+    if (!this.paused) this.takeLease();
     for (const attached of this.rings) {
       if (attached.kind === 'backward') {
         if (this.paused) {
@@ -149,12 +154,14 @@ export class AttachedRingSource implements RingSource {
         pauseWindowNs.push(0);
       }
     }
+    if (!this.paused) this.releaseLease();
     this.warmer.schedule();
     return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
   }
 
   pause(): void {
     this.assertLive();
+    this.takeLease();
     for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(true);
     this.paused = true;
   }
@@ -163,6 +170,15 @@ export class AttachedRingSource implements RingSource {
     this.assertLive();
     for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(false);
     this.paused = false;
+    this.releaseLease();
+  }
+
+  private takeLease(): void {
+    if (this.keeperStateDir !== undefined) takePauseLease(this.ownerPid, process.pid, this.keeperStateDir);
+  }
+
+  private releaseLease(): void {
+    if (this.keeperStateDir !== undefined) releasePauseLease(this.ownerPid, process.pid, this.keeperStateDir);
   }
 
   ringStats(): RingStatus[] {
@@ -193,6 +209,7 @@ export class AttachedRingSource implements RingSource {
           try { attached.ring.event.pauseOutput(false); } catch { /* the owner may have closed it */ }
         }
       }
+      this.releaseLease();
     }
     const errors: unknown[] = [];
     for (const attached of this.rings) {
@@ -226,7 +243,7 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
     for (const attached of rings) attached.ring.dispose();
     throw error;
   }
-  return new AttachedRingSource(events, rings, state.pid, options.warmCopyBuffers);
+  return new AttachedRingSource(events, rings, state.pid, options.warmCopyBuffers, keeperStateDir());
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -5,7 +5,10 @@
 import type { ResolvedEvent } from '../decode/types';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { pageSize } from '../sys/libc';
-import { buildKeeperState, removeKeeperState, writeKeeperState, keeperStateDir, type KeeperRingState, type KeeperState, type KeeperTarget } from './state';
+import { buildKeeperState, collectPauseLeases, removeKeeperState, writeKeeperState, keeperStateDir, type KeeperRingState, type KeeperState, type KeeperTarget } from './state';
+
+/** How soon a keeper notices that a client died with its rings paused. */
+const LEASE_CHECK_MS = 250;
 
 export interface KeeperOptions {
   readonly events: readonly ResolvedEvent[];
@@ -50,12 +53,20 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
     const state = buildKeeperState({ target, events: recorder.eventDescriptions(), rings });
     const statePath = writeKeeperState(state, dir);
+    // Rings a client left paused when it died are resumed here (see collectPauseLeases). This
+    // timer is not unref'd on purpose: holding rings is the keeper's whole job, and it is what keeps
+    // `keep -a` and `keep -p` (no child to wait for) alive until a signal stops them.
+    const leaseWatch = setInterval(() => {
+      const leases = collectPauseLeases(state.pid, dir);
+      if (leases.gone.length > 0 && leases.alive.length === 0) recorder.resume();
+    }, LEASE_CHECK_MS);
     let stopped = false;
     return {
       recorder, state, statePath,
       stop() {
         if (stopped) return;
         stopped = true;
+        clearInterval(leaseWatch);
         try {
           recorder.dispose();
         } finally {

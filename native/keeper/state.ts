@@ -4,7 +4,7 @@
 // listKeeperStates and borrows the fds with pidfd_getfd. Same code on both sides so the schema
 // cannot drift. Pure node: no vscode, no koffi.
 
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import type { TracepointFormat, EventDescription } from '../decode/types';
 import { decodeAttr, encodeAttr, type PerfEventAttr } from '../perf/attr';
@@ -181,6 +181,60 @@ export function removeKeeperState(pid: number, dir: string = keeperStateDir()): 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Pause leases. PAUSE_OUTPUT is a property of the ring buffer, not of the fd: a client that dies
+// while it has a keeper's rings paused (killed inside a snapshot's pause window, or while the user
+// paused the session) leaves them paused for everyone. So a client first leaves a lease file
+// naming itself, and removes it when it resumes; the keeper resumes its rings when it finds a
+// lease whose client is gone and no live client's lease beside it.
+
+/** The lease file of one client of one keeper. */
+export function pauseLeasePath(keeperPid: number, clientPid: number, dir: string = keeperStateDir()): string {
+  return path.join(dir, `keeper-${keeperPid}.paused-by-${clientPid}`);
+}
+
+/** Says "client `clientPid` is about to pause keeper `keeperPid`'s rings". Idempotent. */
+export function takePauseLease(keeperPid: number, clientPid: number = process.pid, dir: string = keeperStateDir()): void {
+  writeFileSync(pauseLeasePath(keeperPid, clientPid, dir), `${clientPid}\n`, { mode: 0o600 });
+}
+
+/** Says "client `clientPid` has resumed them". Idempotent. */
+export function releasePauseLease(keeperPid: number, clientPid: number = process.pid, dir: string = keeperStateDir()): void {
+  try {
+    unlinkSync(pauseLeasePath(keeperPid, clientPid, dir));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+/**
+ * For the keeper: the leases on its rings, split into clients still alive and clients gone (whose
+ * lease files this removes). The rings should be resumed when `gone` is non-empty and `alive` empty.
+ */
+export function collectPauseLeases(keeperPid: number, dir: string = keeperStateDir()): { alive: number[]; gone: number[] } {
+  const prefix = `keeper-${keeperPid}.paused-by-`;
+  const alive: number[] = [];
+  const gone: number[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return { alive, gone };
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const client = Number(name.slice(prefix.length));
+    if (!Number.isInteger(client) || client <= 0) continue;
+    if (processStartTicks(client) !== undefined && isKeeperAlive({ pid: client })) {
+      alive.push(client);
+    } else {
+      gone.push(client);
+      releasePauseLease(keeperPid, client, dir);
+    }
+  }
+  return { alive, gone };
 }
 
 /** Reads and validates one state file; every malformed field is a KeeperStateError naming it. */

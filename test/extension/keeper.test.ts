@@ -5,12 +5,13 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionManager } from '../../extension/session/sessionManager';
 import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeperClient';
+import { attachKeeperRings } from '../../extension/session/attachedSource';
 import { keeperStatePath } from '../../native/keeper/state';
 import { RecordType } from '../../native/perf/uapi';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
@@ -132,5 +133,54 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.deepEqual(keeperArguments({ cliPath: '/x/cli.js', events: ['task-clock', 'mem:counter:w'], target: { kind: 'launch', argv: ['./a.out', '-v'] }, pages: 32 }),
       ['/x/cli.js', 'keep', '-e', 'task-clock', '-e', 'mem:counter:w', '--pages', '32', '--', './a.out', '-v']);
     assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'pid', pid: 7 } }), ['c', 'keep', '-p', '7']);
+  });
+
+  it('resumes rings a client left paused when it died (PAUSE_OUTPUT belongs to the ring, not the fd)', async () => {
+    keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '30000']);
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const keepers = new KeeperClient(dir);
+    const state = (await waitFor(`the keeper's state file (${stderr})`, () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive))).state!;
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+
+    // Another process (an editor window) attaches, pauses the rings, and is killed while they are paused.
+    const backendModule = path.resolve(__dirname, '../../extension/session/backend.js');
+    const script = `
+      const { createBackend } = require(${JSON.stringify(backendModule)});
+      createBackend().attachKeeper(${JSON.stringify(state)}).then((source) => { source.pause(); console.log('paused'); setInterval(() => {}, 1000); });`;
+    const client = spawn(process.execPath, ['-e', script], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve) => client.stdout!.on('data', (chunk) => { if (String(chunk).includes('paused')) resolve(); }));
+
+    const watcher = attachKeeperRings(state, { warmCopyBuffers: false });
+    try {
+      const written = () => watcher.ringStats().filter((ring) => ring.direction === 'backward').reduce((sum, ring) => sum + ring.bytesWritten, 0n);
+      const whilePaused = written();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(written(), whilePaused, 'the rings are paused while the client lives');
+      const clientExited = new Promise((resolve) => client.once('exit', resolve));
+      client.kill('SIGKILL');
+      await clientExited;
+      const killedAt = written();
+      await waitFor('the keeper to resume its rings within a second', () => (written() > killedAt ? true : undefined), 1000);
+      assert.deepEqual(readdirSync(dir).filter((name) => name.includes('.paused-by-')), [], 'the dead client\'s lease is gone');
+    } finally {
+      watcher.dispose();
+    }
+  });
+
+  it('`ringside keep -a` stays up until SIGTERM (nothing else keeps it alive), then removes its state', async () => {
+    keeper = spawn(process.execPath, [path.join(repoRoot, 'dist/cli.js'), 'keep', '-a', '-e', 'cpu-clock'], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const keepers = new KeeperClient(dir);
+    await waitFor(`the keeper's state file (${stderr})`, () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(keeper.exitCode, null, `keep -a exited by itself: ${stderr}`);
+    const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+    keeper.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.equal(keepers.list().length, 0, 'state file removed');
   });
 });
