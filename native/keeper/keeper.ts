@@ -30,7 +30,8 @@ export interface RunningKeeper {
 export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper> {
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
   // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
-  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false });
+  // Its clients peek at the side-band rings themselves, so the keeper must not drain them.
+  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false });
   const dir = options.dir ?? keeperStateDir();
   try {
     const page = pageSize();

@@ -54,6 +54,12 @@ export interface RecorderOptions {
   readonly warmCopyBuffers?: boolean;
   /** What this process may record (default: read from /proc and /sys when the recorder opens). */
   readonly access?: PerfAccess;
+  /**
+   * Empty the side-band rings into this process's memory every SIDEBAND_DRAIN_MS (default true).
+   * A keeper turns it off: its clients read the side-band from the ring itself, which draining
+   * here would empty behind their backs.
+   */
+  readonly drainSideband?: boolean;
 }
 
 export const DEFAULT_RING_PAGES = 64;
@@ -398,7 +404,7 @@ export class Recorder {
       throw error;
     }
     recorder.warmer.schedule();
-    if (recorder.forwardRings.length > 0) {
+    if (recorder.forwardRings.length > 0 && options.drainSideband !== false) {
       recorder.drainTimer = setInterval(() => recorder.drainSideband(), SIDEBAND_DRAIN_MS);
       // Draining serves whoever keeps the process alive for its own reasons; it must not be one.
       recorder.drainTimer.unref();
