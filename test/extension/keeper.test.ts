@@ -78,6 +78,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.equal(ownPerfFds().length, before.fds + state.rings.length, 'one borrowed fd per ring');
     const first = await firstWindow.snapshot(attached.id);
     assert.ok(workloadSamples(firstWindow, first.id, workloadPid) > 5, `samples of the kept workload: ${workloadSamples(firstWindow, first.id, workloadPid)}`);
+    // The side-band the keeper holds is read in place: the workload's exec COMM is still there for the window.
+    const { columns } = first.decoded;
+    assert.ok(Array.from({ length: columns.length }, (_, row) => row).some((row) => columns.kind[row] === RecordType.COMM && columns.pid[row] === workloadPid), 'COMM of the kept workload');
     await firstWindow.dispose(); // the window reloads: our fds go, the keeper's rings stay
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);
