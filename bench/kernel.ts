@@ -61,7 +61,10 @@ export interface KernelCaseResult {
   readonly pauseVsMemcpy: number;
   readonly copyMode: string;
   readonly decodeNs: number;
+  /** The C walker over columns reused warm across runs (the baseline of decode_vs_c). */
   readonly cWalkerNs: number;
+  /** The C walker allocating and first-touching its columns inside the timed run: its page-fault cost. */
+  readonly cWalkerFreshNs: number;
   /** Median over alternating rounds of (decoder rec/s) / (C walker rec/s). */
   readonly decodeVsC: number;
   readonly snapshotToColumnsNs: number;
@@ -167,8 +170,9 @@ class WalkerProcess {
     });
   }
 
-  async measure(runs: number, warmup: number): Promise<WalkerOutput> {
-    this.child.stdin!.write(`${runs} ${warmup}\n`);
+  /** `fresh`: allocate and first-touch the columns inside each timed run (the page-fault cost), instead of reusing warm ones. */
+  async measure(runs: number, warmup: number, fresh = false): Promise<WalkerOutput> {
+    this.child.stdin!.write(`${runs} ${warmup} ${fresh ? 1 : 0}\n`);
     const line = this.lines.shift() ?? await new Promise<string>((resolve) => { this.waiting = resolve; });
     if (!line) throw new BenchUnavailableError(this.exited ?? 'the C walker gave no answer');
     return JSON.parse(line) as WalkerOutput;
@@ -306,6 +310,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const warmRuns = Math.max(warmup, Math.ceil(2_000_000 / Math.max(1, copy.validBytes / 56)));
     const decodeTimes: number[] = [];
     const walkerTimes: number[] = [];
+    const walkerFreshTimes: number[] = [];
     const ratios: number[] = [];
     let walker: WalkerOutput | undefined;
     // Both sides warm up the same way inside each round (the walker in its own process): a few
@@ -323,6 +328,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
         decodeTimes.push(decodeNs);
         walkerTimes.push(walker.median_ns);
         ratios.push(walker.median_ns / decodeNs);
+        walkerFreshTimes.push((await walkerProcess.measure(3, 1, true)).median_ns);
       }
     } finally {
       await walkerProcess.close();
@@ -351,6 +357,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       copyMode: ring.mode,
       decodeNs: median(decodeTimes),
       cWalkerNs: median(walkerTimes),
+      cWalkerFreshNs: median(walkerFreshTimes),
       decodeVsC: median(ratios),
       snapshotToColumnsNs: median(endToEnd),
       perfScriptNs: script.ns,
