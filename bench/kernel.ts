@@ -6,6 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Recorder } from '../native/perf/recorder';
+import { onlineCpus } from '../native/perf/procfs';
 import { MmapPage, RecordType, Sample } from '../native/perf/uapi';
 import { decodeSnapshot } from '../native/decode/columns';
 import type { DecodedSnapshot, RecordColumns, ResolvedEvent, RingCopy } from '../native/decode/types';
@@ -77,8 +78,15 @@ export interface KernelCaseResult {
 }
 
 /** Starts the getpid loop; it keeps the tracepoint firing until killed. */
+/**
+ * The CPU the workload is pinned to. Each case records that one CPU, so it fills exactly one
+ * flight-recorder ring (an attached process would get a ring per CPU, and the workload could move).
+ */
+const WORKLOAD_CPU = onlineCpus()[onlineCpus().length - 1];
+
 function startWorkload(workload: string): ChildProcess {
-  const child = spawn(workload, [], { stdio: 'ignore' });
+  // taskset execs the workload in the same process, pinned.
+  const child = spawn('taskset', ['-c', String(WORKLOAD_CPU), workload], { stdio: 'ignore' });
   return child;
 }
 
@@ -218,8 +226,8 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
   const child = startWorkload(tools.workload);
   let recorder: Recorder | undefined;
   try {
-    const pid = await waitForSpawn(child);
-    recorder = await Recorder.open({ events: [layout.event], target: { kind: 'pid', pid }, pages });
+    await waitForSpawn(child);
+    recorder = await Recorder.open({ events: [layout.event], target: { kind: 'cpus', cpus: [WORKLOAD_CPU] }, pages });
     await waitUntilWrapped(recorder, ringBytes);
     const ring = recorder.backwardRings[0];
     const mapping = ring.mapping;
