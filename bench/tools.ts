@@ -28,6 +28,7 @@ export function checkPrerequisites(): { gcc: string; perf: string } {
     const version = spawnSync(perf, ['--version'], { encoding: 'utf8' });
     if (version.status !== 0) missing.push(`perf does not run: ${(version.stderr || version.stdout).trim()}`);
   }
+  if (!which('taskset')) missing.push('taskset is not installed (pins the workload to the CPU the bench records): apt-get install util-linux');
   try {
     accessSync(CHROMIUM, constants.X_OK);
   } catch {
