@@ -1,250 +1,21 @@
-// Rings we did not open: a keeper's (described by its state file) or any process's perf fd (e.g. a
-// running `perf record --overwrite`). We borrow the fd with pidfd_open + pidfd_getfd and map the
-// SAME ring (the kernel only allows the owner's page count), read-only. Backward rings are
-// snapshotted like our own (pause → copy → resume on the shared ring). A forward ring belongs to
-// its owner's reader: we only peek at [data_tail, data_head) and never move data_tail.
+// Other processes' perf fds, seen from the editor: finding them (/proc), learning which event each
+// one is (the owner's perf.data header, or the user's answer), and borrowing its ring through
+// native/perf/borrowed. Keepers are attached through native/keeper/attach.
 
 import { readdirSync, readFileSync, readlinkSync, openSync, readSync, closeSync, fstatSync } from 'node:fs';
-import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../../native/decode/types';
+import type { EventDescription, ResolvedEvent } from '../../native/decode/types';
 import { listEvents, type EventList } from '../../native/specs/list';
 import { decodeAttr, type PerfEventAttr } from '../../native/perf/attr';
 import { adoptEventFd } from '../../native/perf/events';
-import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, mapExistingRing, type RingMeta } from '../../native/perf/ring';
-import { MmapPage } from '../../native/perf/uapi';
+import { BackwardRing, mapExistingRing, type RingMeta } from '../../native/perf/ring';
 import * as libc from '../../native/sys/libc';
 import { readProcMapsIfAlive } from '../../native/sys/procmaps';
 import { PerfError } from '../../native/sys/errors';
-import { keeperEventDescriptions, keeperStateDir, releasePauseLease, takePauseLease, type KeeperState, isKeeperAlive } from '../../native/keeper/state';
-import type { ForeignFdHint, RingSource, RingStatus } from './ports';
+import type { ForeignFdHint } from './ports';
+import { AttachCancelledError, AttachError, AttachedRingSource, PeekRing, borrowPerfFd, processAlive, type AttachedRing, type CopyBufferOptions } from '../../native/perf/borrowed';
 
-export class AttachError extends Error {
-  constructor(message: string, readonly hint?: string) {
-    super(message);
-    this.name = 'AttachError';
-  }
-}
-
-/** The user dismissed a question attaching needed (the UI stays quiet; callers may still log it). */
-export class AttachCancelledError extends AttachError {
-  constructor(message: string, hint?: string) {
-    super(message, hint);
-    this.name = 'AttachCancelledError';
-  }
-}
-
-/** pidfd_open + pidfd_getfd: our own fd for the same open file (same event, same ring). */
-export function borrowPerfFd(pid: number, targetFd: number): number {
-  const pidfd = libc.pidfdOpen(pid);
-  try {
-    return libc.pidfdGetfd(pidfd, targetFd);
-  } catch (error) {
-    if (error instanceof PerfError) throw new PerfError('pidfd_getfd', error.errno, { pid, note: `(fd ${targetFd} of pid ${pid})` });
-    throw error;
-  } finally {
-    libc.close(pidfd);
-  }
-}
-
-/** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
-export class PeekRing {
-  private readonly ring: RingMapping;
-  private disposed = false;
-
-  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta) {
-    try {
-      this.ring = new RingMapping(fd, dataPages, false, meta.label);
-    } catch (error) {
-      libc.close(fd);
-      throw error;
-    }
-  }
-
-  get dataSize(): number {
-    return this.ring.dataSize;
-  }
-
-  head(): bigint {
-    return this.ring.readU64(MmapPage.DATA_HEAD, defaultCopyMode());
-  }
-
-  peek(): RingCopy {
-    const mode = defaultCopyMode();
-    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
-    const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
-    const size = this.ring.dataSize;
-    const length = Number(head - tail > BigInt(size) ? BigInt(size) : head - tail);
-    const bytes = new Uint8Array(size);
-    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, bytes, mode);
-    return {
-      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: size,
-      bytesWritten: head, path: 'peek', copiedAtNs: performance.now() * 1e6,
-    };
-  }
-
-  status(): RingStatus {
-    const head = this.head();
-    return { ringId: this.meta.ringId, label: this.meta.label, cpu: this.meta.cpu, tid: this.meta.tid, direction: 'forward', dataSize: this.dataSize, bytesWritten: head, paused: false };
-  }
-
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    try {
-      this.ring.unmap();
-    } finally {
-      libc.close(this.fd);
-    }
-  }
-}
-
-type AttachedRing = { kind: 'backward'; ring: BackwardRing } | { kind: 'peek'; ring: PeekRing };
-
-/** The ringside.warmCopyBuffers setting, for sources over borrowed rings (default true). */
-export interface CopyBufferOptions {
-  readonly warmCopyBuffers?: boolean;
-}
-
-/** A RingSource over borrowed rings. Disposing closes our fds and mappings, never the owner's. */
-export class AttachedRingSource implements RingSource {
-  private paused = false;
-  private disposed = false;
-  /** Spare copy buffers of the borrowed backward rings, faulted in while idle, as a Recorder keeps them. */
-  private readonly warmer: SpareBufferWarmer;
-
-  /**
-   * `keeperStateDir`: the owner is a keeper whose state lives there, so pauses are announced with a
-   * lease it can see (it resumes the rings if this process dies with them paused).
-   */
-  constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly ownerPid: number,
-    warmCopyBuffers = true, private readonly keeperStateDir?: string) {
-    this.warmer = new SpareBufferWarmer(() => this.rings.flatMap((attached) => attached.kind === 'backward' ? [attached.ring] : []), warmCopyBuffers);
-    this.warmer.schedule();
-  }
-
-  /** Resolves once every borrowed backward ring's spare copy buffer is warm. */
-  copyBuffersWarm(): Promise<void> {
-    return this.warmer.whenWarm();
-  }
-
-  /** True when every borrowed backward ring has a warm spare for its next snapshot. */
-  get copyBuffersReady(): boolean {
-    return this.rings.every((attached) => attached.kind !== 'backward' || attached.ring.spare.ready);
-  }
-
-  snapshot(): RawSnapshot {
-    this.assertLive();
-    const takenAtMs = Date.now();
-    const copies: RingCopy[] = [];
-    const pauseWindowNs: number[] = [];
-    if (!this.paused) this.takeLease();
-    for (const attached of this.rings) {
-      if (attached.kind === 'backward') {
-        if (this.paused) {
-          // Already paused by the user: copy as is, and leave it paused.
-          const result = attached.ring.copyQuiescent();
-          copies.push(attached.ring.toCopy(result.bytes, result.validBytes, result.written, 'paused'));
-          pauseWindowNs.push(0);
-        } else {
-          const { copy, pauseWindowNs: window } = attached.ring.snapshot();
-          copies.push(copy);
-          pauseWindowNs.push(window);
-        }
-      } else {
-        copies.push(attached.ring.peek());
-        pauseWindowNs.push(0);
-      }
-    }
-    if (!this.paused) this.releaseLease();
-    this.warmer.schedule();
-    return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
-  }
-
-  pause(): void {
-    this.assertLive();
-    this.takeLease();
-    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(true);
-    this.paused = true;
-  }
-
-  resume(): void {
-    this.assertLive();
-    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(false);
-    this.paused = false;
-    this.releaseLease();
-  }
-
-  private takeLease(): void {
-    if (this.keeperStateDir !== undefined) takePauseLease(this.ownerPid, process.pid, this.keeperStateDir);
-  }
-
-  private releaseLease(): void {
-    if (this.keeperStateDir !== undefined) releasePauseLease(this.ownerPid, process.pid, this.keeperStateDir);
-  }
-
-  ringStats(): RingStatus[] {
-    if (this.disposed) return [];
-    return this.rings.map((attached) => {
-      if (attached.kind === 'peek') return attached.ring.status();
-      const stats = attached.ring.stats();
-      return {
-        ringId: stats.ringId, label: stats.label, cpu: attached.ring.meta.cpu, tid: attached.ring.meta.tid,
-        direction: 'backward', dataSize: stats.dataSize, bytesWritten: stats.bytesWritten, paused: this.paused,
-      };
-    });
-  }
-
-  /** True while the process that owns the rings is alive (the rings survive it only while we hold them). */
-  get ownerAlive(): boolean {
-    return isKeeperAlive({ pid: this.ownerPid });
-  }
-
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.warmer.dispose();
-    // A ring we paused must not stay paused for its owner after we leave.
-    if (this.paused) {
-      for (const attached of this.rings) {
-        if (attached.kind === 'backward') {
-          try { attached.ring.event.pauseOutput(false); } catch { /* the owner may have closed it */ }
-        }
-      }
-      this.releaseLease();
-    }
-    const errors: unknown[] = [];
-    for (const attached of this.rings) {
-      try { attached.ring.dispose(); } catch (error) { errors.push(error); }
-    }
-    if (errors.length) throw errors[0];
-  }
-
-  private assertLive(): void {
-    if (this.disposed) throw new AttachError('rings were detached');
-  }
-}
-
-/** Borrows every ring a keeper publishes. */
-export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): AttachedRingSource {
-  if (!isKeeperAlive(state)) throw new AttachError(`keeper ${state.pid} is not running any more`, 'start a new kept recording; its rings died with it');
-  const events = keeperEventDescriptions(state);
-  const rings: AttachedRing[] = [];
-  try {
-    for (const ring of state.rings) {
-      const fd = borrowPerfFd(state.pid, ring.fd);
-      const meta: RingMeta = { ringId: ring.ringId, label: ring.label, cpu: ring.cpu, tid: ring.tid, defaultEvent: ring.defaultEvent };
-      if (ring.direction === 'backward') {
-        const attr = events[ring.defaultEvent]?.attr;
-        rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
-      } else {
-        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta) });
-      }
-    }
-  } catch (error) {
-    for (const attached of rings) attached.ring.dispose();
-    throw error;
-  }
-  return new AttachedRingSource(events, rings, state.pid, options.warmCopyBuffers, keeperStateDir());
-}
+export { AttachCancelledError, AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type CopyBufferOptions };
+export { attachKeeperRings } from '../../native/keeper/attach';
 
 // ------------------------------------------------------------------------------------------------
 // Other processes' perf fds
@@ -585,7 +356,7 @@ function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity, options:
       backward ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).' : 'A forward ring belongs to its owner\'s reader: Ringside only peeks at the unread part and never consumes it.',
       attrSentence[identity.origin],
     ].join(' ');
-    return { source: new AttachedRingSource(events, [attached], pid, options.warmCopyBuffers), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin: identity.origin, explanation };
+    return { source: new AttachedRingSource(events, [attached], { pid, alive: () => processAlive(pid) }, options.warmCopyBuffers), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin: identity.origin, explanation };
   }
   throw lastError instanceof Error ? lastError : new AttachError(`pid ${pid} fd ${fd}: no candidate ring size was accepted`);
 }

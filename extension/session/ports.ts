@@ -19,17 +19,8 @@ export interface RecordOptions {
   readonly sideband?: boolean;
 }
 
-/** Live facts about one ring, read from its header page without pausing it. */
-export interface RingStatus {
-  readonly ringId: number;
-  readonly label: string;
-  readonly cpu: number;
-  readonly tid: number;
-  readonly direction: 'backward' | 'forward';
-  readonly dataSize: number;
-  readonly bytesWritten: bigint;
-  readonly paused: boolean;
-}
+export type { RingStatus } from '../../native/perf/borrowed';
+import type { RingStatus } from '../../native/perf/borrowed';
 
 /** Anything that holds rings and can snapshot them: our own recording, a keeper's rings, a borrowed fd. */
 export interface RingSource {

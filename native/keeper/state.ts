@@ -8,6 +8,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, r
 import path from 'node:path';
 import type { TracepointFormat, EventDescription } from '../decode/types';
 import { decodeAttr, encodeAttr, type PerfEventAttr } from '../perf/attr';
+import { processAlive } from '../perf/borrowed';
 
 export const KEEPER_STATE_VERSION = 1;
 
@@ -95,13 +96,7 @@ export function isKeeperAlive(state: Pick<KeeperState, 'pid' | 'procStartTicks'>
   if (ticks === undefined) return false;
   if (state.procStartTicks !== undefined && state.procStartTicks !== ticks) return false;
   // Zombies still have a /proc entry but hold no fds any more.
-  try {
-    const status = readFileSync(`/proc/${state.pid}/stat`, 'utf8');
-    const stateLetter = status.slice(status.lastIndexOf(')') + 2, status.lastIndexOf(')') + 3);
-    return stateLetter !== 'Z' && stateLetter !== 'X';
-  } catch {
-    return false;
-  }
+  return processAlive(state.pid);
 }
 
 export function attrToHex(attr: PerfEventAttr): string {
@@ -227,7 +222,7 @@ export function collectPauseLeases(keeperPid: number, dir: string = keeperStateD
     if (!name.startsWith(prefix)) continue;
     const client = Number(name.slice(prefix.length));
     if (!Number.isInteger(client) || client <= 0) continue;
-    if (processStartTicks(client) !== undefined && isKeeperAlive({ pid: client })) {
+    if (processAlive(client)) {
       alive.push(client);
     } else {
       gone.push(client);

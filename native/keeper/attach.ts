@@ -1,0 +1,36 @@
+// Attaching to a keeper: every ring its state file publishes, borrowed from the keeper process.
+
+import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
+import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
+import { isKeeperAlive, keeperEventDescriptions, keeperStateDir, releasePauseLease, takePauseLease, type KeeperState } from './state';
+
+/** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
+export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): AttachedRingSource {
+  if (!isKeeperAlive(state)) throw new AttachError(`keeper ${state.pid} is not running any more`, 'start a new kept recording; its rings died with it');
+  const events = keeperEventDescriptions(state);
+  const rings: AttachedRing[] = [];
+  try {
+    for (const ring of state.rings) {
+      const fd = borrowPerfFd(state.pid, ring.fd);
+      const meta: RingMeta = { ringId: ring.ringId, label: ring.label, cpu: ring.cpu, tid: ring.tid, defaultEvent: ring.defaultEvent };
+      if (ring.direction === 'backward') {
+        const attr = events[ring.defaultEvent]?.attr;
+        rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
+      } else {
+        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta) });
+      }
+    }
+  } catch (error) {
+    for (const attached of rings) attached.ring.dispose();
+    throw error;
+  }
+  const dir = keeperStateDir();
+  return new AttachedRingSource(events, rings, {
+    pid: state.pid,
+    alive: () => isKeeperAlive(state),
+    // A lease the keeper can see: it resumes the rings if this process dies with them paused.
+    pausing: () => takePauseLease(state.pid, process.pid, dir),
+    resumed: () => releasePauseLease(state.pid, process.pid, dir),
+  }, options.warmCopyBuffers);
+}
+

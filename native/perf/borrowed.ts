@@ -1,0 +1,252 @@
+// Rings this process did not open: a keeper's, a persistent event's, or any process's perf fd (a
+// running `perf record --overwrite`). The fd is borrowed with pidfd_open + pidfd_getfd and the SAME
+// ring is mapped (the kernel only allows the owner's page count), read-only. Backward rings are
+// snapshotted like our own (pause -> copy -> resume on the shared ring). A forward ring belongs to
+// its owner's reader: it is only peeked at, [data_tail, data_head), and data_tail never moves.
+
+import { readFileSync } from 'node:fs';
+import type { EventDescription, RawSnapshot, RingCopy } from '../decode/types';
+import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, type RingMeta } from './ring';
+import { MmapPage } from './uapi';
+import * as libc from '../sys/libc';
+import { PerfError } from '../sys/errors';
+
+/**
+ * What the owner of borrowed rings needs to know about us: that we are about to pause its rings
+ * and that we resumed them (a keeper resumes rings a dead client left paused), and whether it is
+ * still alive.
+ */
+export interface RingOwner {
+  readonly pid: number;
+  alive(): boolean;
+  pausing?(): void;
+  resumed?(): void;
+}
+
+/** Whether a process is alive (not exited, not a zombie). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Live facts about one ring, read from its header page without pausing it. */
+export interface RingStatus {
+  readonly ringId: number;
+  readonly label: string;
+  readonly cpu: number;
+  readonly tid: number;
+  readonly direction: 'backward' | 'forward';
+  readonly dataSize: number;
+  readonly bytesWritten: bigint;
+  readonly paused: boolean;
+}
+
+export class AttachError extends Error {
+  constructor(message: string, readonly hint?: string) {
+    super(message);
+    this.name = 'AttachError';
+  }
+}
+
+/** The user dismissed a question attaching needed (the UI stays quiet; callers may still log it). */
+export class AttachCancelledError extends AttachError {
+  constructor(message: string, hint?: string) {
+    super(message, hint);
+    this.name = 'AttachCancelledError';
+  }
+}
+
+/** pidfd_open + pidfd_getfd: our own fd for the same open file (same event, same ring). */
+export function borrowPerfFd(pid: number, targetFd: number): number {
+  const pidfd = libc.pidfdOpen(pid);
+  try {
+    return libc.pidfdGetfd(pidfd, targetFd);
+  } catch (error) {
+    if (error instanceof PerfError) throw new PerfError('pidfd_getfd', error.errno, { pid, note: `(fd ${targetFd} of pid ${pid})` });
+    throw error;
+  } finally {
+    libc.close(pidfd);
+  }
+}
+
+/** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
+export class PeekRing {
+  private readonly ring: RingMapping;
+  private disposed = false;
+
+  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta) {
+    try {
+      this.ring = new RingMapping(fd, dataPages, false, meta.label);
+    } catch (error) {
+      libc.close(fd);
+      throw error;
+    }
+  }
+
+  get dataSize(): number {
+    return this.ring.dataSize;
+  }
+
+  head(): bigint {
+    return this.ring.readU64(MmapPage.DATA_HEAD, defaultCopyMode());
+  }
+
+  peek(): RingCopy {
+    const mode = defaultCopyMode();
+    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
+    const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
+    const size = this.ring.dataSize;
+    const length = Number(head - tail > BigInt(size) ? BigInt(size) : head - tail);
+    const bytes = new Uint8Array(size);
+    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, bytes, mode);
+    return {
+      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: size,
+      bytesWritten: head, path: 'peek', copiedAtNs: performance.now() * 1e6,
+    };
+  }
+
+  status(): RingStatus {
+    const head = this.head();
+    return { ringId: this.meta.ringId, label: this.meta.label, cpu: this.meta.cpu, tid: this.meta.tid, direction: 'forward', dataSize: this.dataSize, bytesWritten: head, paused: false };
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.ring.unmap();
+    } finally {
+      libc.close(this.fd);
+    }
+  }
+}
+
+export type AttachedRing = { kind: 'backward'; ring: BackwardRing } | { kind: 'peek'; ring: PeekRing };
+
+/** The ringside.warmCopyBuffers setting, for sources over borrowed rings (default true). */
+export interface CopyBufferOptions {
+  readonly warmCopyBuffers?: boolean;
+}
+
+/** A RingSource over borrowed rings. Disposing closes our fds and mappings, never the owner's. */
+/** A recording source over borrowed rings (what the extension calls a RingSource). */
+export class AttachedRingSource {
+  private paused = false;
+  private disposed = false;
+  /** Spare copy buffers of the borrowed backward rings, faulted in while idle, as a Recorder keeps them. */
+  private readonly warmer: SpareBufferWarmer;
+
+  /** `owner` is told before rings are paused and after they are resumed (see RingOwner). */
+  constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly owner: RingOwner,
+    warmCopyBuffers = true) {
+    this.warmer = new SpareBufferWarmer(() => this.rings.flatMap((attached) => attached.kind === 'backward' ? [attached.ring] : []), warmCopyBuffers);
+    this.warmer.schedule();
+  }
+
+  /** Resolves once every borrowed backward ring's spare copy buffer is warm. */
+  copyBuffersWarm(): Promise<void> {
+    return this.warmer.whenWarm();
+  }
+
+  /** True when every borrowed backward ring has a warm spare for its next snapshot. */
+  get copyBuffersReady(): boolean {
+    return this.rings.every((attached) => attached.kind !== 'backward' || attached.ring.spare.ready);
+  }
+
+  snapshot(): RawSnapshot {
+    this.assertLive();
+    const takenAtMs = Date.now();
+    const copies: RingCopy[] = [];
+    const pauseWindowNs: number[] = [];
+    if (!this.paused) this.takeLease();
+    for (const attached of this.rings) {
+      if (attached.kind === 'backward') {
+        if (this.paused) {
+          // Already paused by the user: copy as is, and leave it paused.
+          const result = attached.ring.copyQuiescent();
+          copies.push(attached.ring.toCopy(result.bytes, result.validBytes, result.written, 'paused'));
+          pauseWindowNs.push(0);
+        } else {
+          const { copy, pauseWindowNs: window } = attached.ring.snapshot();
+          copies.push(copy);
+          pauseWindowNs.push(window);
+        }
+      } else {
+        copies.push(attached.ring.peek());
+        pauseWindowNs.push(0);
+      }
+    }
+    if (!this.paused) this.releaseLease();
+    this.warmer.schedule();
+    return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
+  }
+
+  pause(): void {
+    this.assertLive();
+    this.takeLease();
+    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(true);
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.assertLive();
+    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(false);
+    this.paused = false;
+    this.releaseLease();
+  }
+
+  private takeLease(): void {
+    this.owner.pausing?.();
+  }
+
+  private releaseLease(): void {
+    this.owner.resumed?.();
+  }
+
+  ringStats(): RingStatus[] {
+    if (this.disposed) return [];
+    return this.rings.map((attached) => {
+      if (attached.kind === 'peek') return attached.ring.status();
+      const stats = attached.ring.stats();
+      return {
+        ringId: stats.ringId, label: stats.label, cpu: attached.ring.meta.cpu, tid: attached.ring.meta.tid,
+        direction: 'backward', dataSize: stats.dataSize, bytesWritten: stats.bytesWritten, paused: this.paused,
+      };
+    });
+  }
+
+  /** True while the process that owns the rings is alive (the rings survive it only while we hold them). */
+  get ownerAlive(): boolean {
+    return this.owner.alive();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.warmer.dispose();
+    // A ring we paused must not stay paused for its owner after we leave.
+    if (this.paused) {
+      for (const attached of this.rings) {
+        if (attached.kind === 'backward') {
+          try { attached.ring.event.pauseOutput(false); } catch { /* the owner may have closed it */ }
+        }
+      }
+      this.releaseLease();
+    }
+    const errors: unknown[] = [];
+    for (const attached of this.rings) {
+      try { attached.ring.dispose(); } catch (error) { errors.push(error); }
+    }
+    if (errors.length) throw errors[0];
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new AttachError('rings were detached');
+  }
+}
+
