@@ -49,7 +49,22 @@ export interface HelpOptions {
   readonly command: 'help';
 }
 
-export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOptions;
+/** `snapshot KEEPER_PID`: one snapshot of a running keeper's rings, without VS Code. */
+export interface SnapshotOptions {
+  readonly command: 'snapshot';
+  readonly keeperPid: number;
+  readonly output?: string;
+  readonly format: OutputFormat;
+  readonly quiet: boolean;
+}
+
+/** `list`: the keepers this user runs, with their rings. */
+export interface ListOptions {
+  readonly command: 'list';
+  readonly json: boolean;
+}
+
+export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOptions | SnapshotOptions | ListOptions;
 
 export const USAGE = `usage:
   ringside events [--json]
@@ -58,6 +73,8 @@ export const USAGE = `usage:
                    [--no-warm-copy] [--leave-running] [-q]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
+  ringside snapshot KEEPER_PID [-o FILE] [-q]
+  ringside list [--json]
 
 SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
 mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
@@ -103,9 +120,37 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     case 'capture':
     case 'keep':
       return parseCapture(command, rest);
+    case 'snapshot':
+      return parseSnapshot(rest);
+    case 'list': {
+      let json = false;
+      for (const arg of rest) {
+        if (arg === '--json') json = true;
+        else throw new UsageError(`list: unknown option ${arg}`);
+      }
+      return { command: 'list', json };
+    }
     default:
-      throw new UsageError(`unknown command '${command}' (expected events, capture, decode or keep)`);
+      throw new UsageError(`unknown command '${command}' (expected events, capture, decode, keep, snapshot or list)`);
   }
+}
+
+function parseSnapshot(args: readonly string[]): SnapshotOptions {
+  let keeperPid: number | undefined;
+  let output: string | undefined;
+  let quiet = false;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '-o' || arg === '--output') {
+      output = args[++i];
+      if (output === undefined) throw new UsageError(`${arg} needs a file name`);
+    } else if (arg === '-q' || arg === '--quiet') quiet = true;
+    else if (arg.startsWith('-')) throw new UsageError(`snapshot: unknown option ${arg}`);
+    else if (keeperPid === undefined) keeperPid = positiveInteger('KEEPER_PID', arg);
+    else throw new UsageError(`snapshot: unexpected argument ${arg}`);
+  }
+  if (keeperPid === undefined) throw new UsageError('snapshot needs the pid of a running `ringside keep` (see `ringside list`)');
+  return { command: 'snapshot', keeperPid, output, format: formatOf(output), quiet };
 }
 
 function parseDecode(args: readonly string[]): DecodeOptions {

@@ -1,12 +1,74 @@
 // `ringside keep`: events that outlive the editor. Opens the flight recorder like `capture`, then
-// holds the rings and publishes what it holds (native/keeper) until SIGTERM/SIGINT; the extension
-// re-attaches with pidfd_getfd and maps the SAME rings.
+// holds the rings and publishes what it holds (native/keeper) until SIGTERM/SIGINT; the extension,
+// `ringside snapshot` and `ringside list` attach with pidfd_getfd and map the SAME rings.
 
-import type { CaptureOptions } from './args';
+import type { CaptureOptions, ListOptions, SnapshotOptions } from './args';
 import { prepareEvents, recorderTarget } from './capture';
 import { runKeeperUntilSignal } from '../keeper/keeper';
+import { attachKeeperRings } from '../keeper/attach';
+import { keeperStateDir, listKeeperStates, type KeeperState } from '../keeper/state';
+import { decodeSnapshot } from '../decode/columns';
+import { SnapshotWriter, summarizeSnapshot } from './output';
+import { synthesizeSideband } from '../perf/procfs';
 
 export async function runKeep(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
   return runKeeperUntilSignal({ events: prepared.events, target: recorderTarget(options, prepared), pages: options.pages });
+}
+
+function liveKeepers(): KeeperState[] {
+  return listKeeperStates().flatMap((listed) => (listed.state && listed.alive ? [listed.state] : []));
+}
+
+/** One snapshot of a running keeper's rings, written like a capture's (-o .jsonl, .data or .html). */
+export async function runSnapshot(options: SnapshotOptions): Promise<number> {
+  const keepers = liveKeepers();
+  const state = keepers.find((keeper) => keeper.pid === options.keeperPid);
+  if (!state) {
+    const running = keepers.map((keeper) => keeper.pid).join(', ');
+    throw new Error(`no running keeper with pid ${options.keeperPid} in ${keeperStateDir()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`);
+  }
+  const source = attachKeeperRings(state, { warmCopyBuffers: false });
+  const writer = new SnapshotWriter({ format: options.format, output: options.output });
+  try {
+    const raw = source.snapshot();
+    const decoded = decodeSnapshot(raw);
+    const target = state.target;
+    const pids = target.kind === 'launch' && target.childPid !== undefined ? [target.childPid] : target.kind === 'pid' ? [target.pid] : [];
+    await writer.write(decoded, synthesizeSideband(pids));
+    if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded));
+  } finally {
+    source.dispose();
+    await writer.close();
+  }
+  return 0;
+}
+
+/** The keepers this user runs: pid, target, events and each ring's fill, read live from the rings. */
+export async function runList(options: ListOptions): Promise<number> {
+  const listed = liveKeepers().map((state) => {
+    const source = attachKeeperRings(state, { warmCopyBuffers: false });
+    try {
+      return { state, rings: source.ringStats() };
+    } finally {
+      source.dispose();
+    }
+  });
+  if (options.json) {
+    process.stdout.write(JSON.stringify(listed.map(({ state, rings }) => ({
+      pid: state.pid, startedAt: state.startedAt, target: state.target, events: state.events.map((event) => event.name),
+      rings: rings.map((ring) => ({ label: ring.label, direction: ring.direction, dataSize: ring.dataSize, bytesWritten: ring.bytesWritten.toString() })),
+    }))) + '\n');
+    return 0;
+  }
+  if (listed.length === 0) process.stdout.write(`no keeper is running (state files in ${keeperStateDir()})\n`);
+  for (const { state, rings } of listed) {
+    const target = state.target.kind === 'launch' ? state.target.argv.join(' ') : state.target.kind === 'pid' ? `pid ${state.target.pid}` : 'every CPU';
+    process.stdout.write(`keeper ${state.pid}: ${state.events.map((event) => event.name).join(', ')} on ${target}, since ${state.startedAt}\n`);
+    for (const ring of rings) {
+      const written = ring.direction === 'backward' ? `${ring.bytesWritten} bytes written${ring.bytesWritten > BigInt(ring.dataSize) ? ' (wrapped: holds the newest)' : ''}` : `${ring.bytesWritten} bytes of side-band`;
+      process.stdout.write(`  ${ring.label.padEnd(24)} ${ring.direction.padEnd(8)} ${ring.dataSize / 1024} KiB, ${written}\n`);
+    }
+  }
+  return 0;
 }

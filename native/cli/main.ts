@@ -19,6 +19,10 @@ async function run(argv: readonly string[]): Promise<number> {
       return (await import('./capture')).runCapture(options);
     case 'keep':
       return (await import('./keep')).runKeep(options);
+    case 'snapshot':
+      return (await import('./keep')).runSnapshot(options);
+    case 'list':
+      return (await import('./keep')).runList(options);
   }
 }
 

@@ -1,0 +1,69 @@
+// `ringside keep` read without VS Code: `ringside list` shows a running keeper and its rings, and
+// `ringside snapshot PID -o FILE.data` writes a perf.data of its rings that perf script reads, with
+// every event it holds.
+import * as assert from 'node:assert/strict';
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { onlineCpus } from '../../native/perf/procfs';
+
+const root = path.resolve(__dirname, '../../..');
+const cli = path.join(root, 'dist/cli.js');
+
+describe('ringside keep, list and snapshot (real kernel, perf script as referee)', function () {
+  this.timeout(60000);
+  let dir: string;
+  let keeper: ChildProcess | undefined;
+  const env = () => ({ ...process.env, XDG_RUNTIME_DIR: dir });
+  const ringside = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: env() });
+
+  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-keep-')); });
+  afterEach(() => {
+    if (keeper && keeper.exitCode === null) keeper.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keep -a holds three events; list shows them; snapshot -o .data holds all three for perf script', async () => {
+    keeper = spawn(process.execPath, [cli, 'keep', '-a', '-e', 'cpu-clock', '-e', 'syscalls:sys_enter_getppid', '-e', 'page-faults'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const listed = async () => {
+      for (const deadline = Date.now() + 20000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        const run = ringside(['list', '--json']);
+        const keepers = run.status === 0 ? JSON.parse(run.stdout) as { pid: number; events: string[]; rings: { direction: string }[] }[] : [];
+        const mine = keepers.find((k) => k.pid === keeper!.pid);
+        if (mine) return mine;
+      }
+      throw new Error(`the keeper never listed itself: ${stderr}`);
+    };
+    const mine = await listed();
+    assert.deepEqual(mine.events, ['cpu-clock', 'syscalls:sys_enter_getppid', 'page-faults', 'sideband']);
+    const cpus = onlineCpus().length;
+    assert.equal(mine.rings.filter((ring) => ring.direction === 'backward').length, 3 * cpus, 'one ring per event per CPU');
+    assert.equal(mine.rings.filter((ring) => ring.direction === 'forward').length, cpus, 'one side-band ring per CPU');
+    assert.match(ringside(['list']).stdout, new RegExp(`keeper ${keeper.pid}: cpu-clock, syscalls:sys_enter_getppid, page-faults, sideband on every CPU`));
+
+    // 7 getppid calls by a process the keeper never heard of, then a snapshot from the CLI.
+    const calls = 7;
+    const perl = spawnSync('perl', ['-e', `getppid() for 1..${calls}`]);
+    assert.equal(perl.status, 0);
+    const data = path.join(dir, 's.data');
+    const snap = ringside(['snapshot', String(keeper.pid), '-o', data]);
+    assert.equal(snap.status, 0, snap.stderr);
+    assert.match(snap.stderr, new RegExp(`snapshot 1 \\(keeper ${keeper.pid}\\)`));
+    const script = execFileSync('perf', ['script', '-i', data, '-F', 'comm,pid,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const lines = script.split('\n').filter((line) => line.trim());
+    assert.equal(lines.filter((line) => line.includes(` ${perl.pid} `) && line.includes('sys_enter_getppid')).length, calls, 'every getppid of that process');
+    for (const event of ['cpu-clock', 'page-faults']) assert.ok(lines.some((line) => line.includes(event)), `${event} in the snapshot`);
+
+    const unknown = ringside(['snapshot', '1', '-o', path.join(dir, 'x.data')]);
+    assert.equal(unknown.status, 1);
+    assert.match(unknown.stderr, new RegExp(`no running keeper with pid 1 .*running: ${keeper.pid}`));
+
+    const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+    keeper.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.match(ringside(['list']).stdout, /no keeper is running/);
+  });
+});
