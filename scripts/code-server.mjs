@@ -2,7 +2,7 @@
 //
 // Installs a pinned code-server into .cache/code-server/ (gitignored) so it works offline on these machines, starts it
 // in its own process group with throw-away state, and installs .vsix files into an extensions folder.
-// Facts this relies on are recorded in issue 7: 4.100.3 is the newest release that runs on Node 20; its install
+// Facts this relies on: 4.100.3 is the newest release that runs on Node 20; its install
 // needs chromium/ripgrep/libkrb5-dev, npm_config_yes (a postinstall uses npx), npm_config_nodedir=/usr (node-gyp
 // headers), --unsafe-perm (its postinstall refuses root otherwise), and a seeded ripgrep tarball (offline).
 //

@@ -1,4 +1,4 @@
-// The debug-register budget and the kernel's admission rule for breakpoints (seed 003,
+// The debug-register budget and the kernel's admission rule for breakpoints (kernel/events/hw_breakpoint.c,
 // "hw-breakpoints: rewrite on top of perf events"), used to explain an ENOSPC in plain words.
 //
 // With HBP_NUM registers per CPU, per CPU (or the worst CPU for a breakpoint on every CPU):

@@ -145,7 +145,7 @@ export interface WatchSpec {
   readonly type: WatchType;
   readonly length: WatchLength;
   readonly target: WatchTarget;
-  /** Pinned breakpoints must always be on the CPU; flexible ones are multiplexed (seed 003). */
+  /** Pinned breakpoints must always be on the CPU; flexible ones are multiplexed (kernel/events/hw_breakpoint.c). */
   readonly pinned: boolean;
 }
 
@@ -158,7 +158,7 @@ export interface WatchInfo extends WatchSpec {
 }
 
 /**
- * The debug-register budget. `total` is HBP_NUM (4 on x86). The kernel's rule (seed 003) uses
+ * The debug-register budget. `total` is HBP_NUM (4 on x86). The kernel's rule (kernel/events/hw_breakpoint.c) uses
  * the per-CPU pinned count, the largest per-task pinned count and the flexible count.
  */
 export interface WatchBudget {

@@ -303,7 +303,7 @@ describe('filter parsing', () => {
   });
 });
 
-describe('debug-register budget (seed 003 rule)', () => {
+describe('debug-register budget (the kernel\'s hw_breakpoint admission rule)', () => {
   const b = (cpuPinned: number, maxTaskPinned: number, flexible: number): WatchBudget =>
     ({ used: cpuPinned + maxTaskPinned + Math.min(flexible, 1), total: 4, cpuPinned, maxTaskPinned, flexible });
   it('admits flexible breakpoints when one already exists or pinned use leaves a register', () => {

@@ -1,4 +1,4 @@
-// Issue 6 in the editor: gutter "Record Hits on This Line", "Watch Writes/Reads and Writes to
+// Hardware breakpoints in the editor: gutter "Record Hits on This Line", "Watch Writes/Reads and Writes to
 // <name>" (symbols, or any expression through the paused debug adapter), "Convert Breakpoints to
 // Hardware Breakpoints", and the hits shown back: gutter decorations on armed lines, inline hit
 // counts, CodeLens on watched variables, hovers with the last hits. Each armed set is a recording
@@ -74,7 +74,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
 
   /** Debug registers held by Ringside's live breakpoints. */
   get slotsInUse(): number {
-    // The kernel reserves a debug register when a breakpoint is OPENED (seed 003: slots are taken at
+    // The kernel reserves a debug register when a breakpoint is OPENED (kernel/events/hw_breakpoint.c: slots are taken at
     // registration and released at close); PERF_EVENT_IOC_DISABLE does not give it back, so a disabled
     // breakpoint still counts. Checked on this kernel: 4 open, 1 disabled, a 5th is still ENOSPC.
     return this.armed.filter((a) => this.manager.get(a.sessionId).state !== 'stopped').length;

@@ -1,4 +1,4 @@
-// The editor half of issue 6 as plain logic (no vscode values): which event spec a gutter line or
+// The editor's hardware breakpoints as plain logic (no vscode values): which event spec a gutter line or
 // an identifier becomes, how many debug registers that leaves, and what the recorded hits say about
 // each source line (counts, last hits, the function and line that wrote a watched variable).
 

@@ -1,4 +1,4 @@
-// Persistent PMU events (seed 000): where the kernel exposes a PMU whose format uses the `attrN:bit`
+// Persistent PMU events (the 2013 PERF_TYPE_PERSISTENT proposal): where the kernel exposes a PMU whose format uses the `attrN:bit`
 // syntax (e.g. /sys/bus/event_source/devices/persistent), its events already run with a buffer the
 // kernel keeps. Attaching opens the event through the normal spec path (`pmu/event/` → attr via
 // sysfs) on every online CPU and maps each ring READ-ONLY: we look at the kernel's buffer, we never

@@ -1,7 +1,7 @@
 // Bulk decode of every ring of a snapshot into typed-array columns, oldest first, merged across
 // rings by time. Hot path: u32 reads at precomputed offsets, no object and no BigInt per record.
 //
-// Speed (issue 8, decode_vs_c): each ring's bytes are read ONCE. A backward ring is newest first in
+// Speed (bench: decode_vs_c): each ring's bytes are read ONCE. A backward ring is newest first in
 // memory, so its rows are written from the top of the columns down (no counting pass, no offsets
 // list, no reversal); the columns are sized from the newest record and grown when records turn out
 // smaller. Times are written straight as doubles relative to a base time (u32 halves subtracted

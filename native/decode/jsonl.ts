@@ -1,4 +1,4 @@
-// The CLI's JSON Lines contract (issue 2, CLI section): one record per line. Samples:
+// The CLI's JSON Lines contract (README, Output): one record per line. Samples:
 //   {"type":"SAMPLE","event":..,"time":<exact integer ns>,"pid","tid","cpu","ip":"0x..","sym":..,
 //    "period":..,"addr":"0x.." (when sampled),"callchain":["0x..",..] (when sampled),"fields":{..} (tracepoints)}
 // then any other sampled field by name. Other records: "type" is the PERF_RECORD_ name without its

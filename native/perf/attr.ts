@@ -49,7 +49,7 @@ export const ATTR_FLAG_BITS = {
 export type AttrFlagName = keyof typeof ATTR_FLAG_BITS;
 export type AttrFlags = Partial<Record<AttrFlagName, boolean>>;
 
-/** aux_action bits (Linux 6.13, seed 002): only meaningful in a group led by an AUX event. */
+/** aux_action bits (aux_pause/aux_resume/aux_start_paused, Linux 6.13): only meaningful in a group led by an AUX event. */
 export const AUX_ACTION_BITS = { auxStartPaused: 0, auxPause: 1, auxResume: 2 } as const;
 export type AuxActionName = keyof typeof AUX_ACTION_BITS;
 

@@ -3,7 +3,7 @@
 // format/<term> files say where a term's value goes in perf_event_attr:
 //   config:0-7,32-35   bits of attr.config (value bits fill the ranges low to high, like perf)
 //   config1:0          one bit of attr.config1 (also config2, config3)
-//   attr5:23           the persistent-events syntax (seed 000): bits of the N-th u64 of the attr
+//   attr5:23           the persistent-events syntax proposed for Linux in 2013 (PERF_TYPE_PERSISTENT): bits of the N-th u64 of the attr
 //                      as the kernel lays it out, N counted from 0:
 //     attr0  = type (bits 0-31) | size (32-63)      attr9  = branch_sample_type
 //     attr1  = config                               attr10 = sample_regs_user

@@ -1,11 +1,12 @@
-// The design card's layering rules, checked on every import of every source file, so a shortcut
+// The layering rules (README, How it works), checked on every import of every source file, so a shortcut
 // that breaks them fails the build instead of waiting for a reviewer:
 // - only native/sys/libc.ts imports koffi;
 // - nothing outside extension/ imports vscode, and extension/session (the logic tested in node)
 //   imports only types from it;
 // - native/decode is pure (no node:, koffi or vscode): it also runs in the browser;
 // - the webview imports neither koffi, vscode nor node built-ins;
-// - @vscode/webview-ui-toolkit (deprecated upstream) is imported by exactly one module.
+// - @vscode/webview-ui-toolkit (deprecated upstream) is imported by exactly one module;
+// - native/ never imports extension/, and native/perf never imports native/keeper.
 import * as assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -82,5 +83,13 @@ describe('architecture: who may import what', () => {
   it('@vscode/webview-ui-toolkit is imported by exactly one module, so it can be swapped', () => {
     const users = new Set(all.filter((i) => i.specifier.startsWith('@vscode/webview-ui-toolkit') && !i.file.endsWith('.test.ts')).map((i) => i.file));
     assert.equal(users.size, 1, [...users].join(', '));
+  });
+
+  it('native/ never imports extension/, and native/perf never imports native/keeper (arrows point down)', () => {
+    const resolved = (i: Import) => path.normalize(path.join(path.dirname(i.file), i.specifier));
+    const upward = product.filter((i) => i.specifier.startsWith('.') && i.file.startsWith('native/') && resolved(i).startsWith('extension'));
+    assert.deepEqual(upward.map((i) => `${i.file} -> ${i.specifier}`), []);
+    const perfToKeeper = product.filter((i) => i.specifier.startsWith('.') && i.file.startsWith('native/perf/') && resolved(i).startsWith('native/keeper'));
+    assert.deepEqual(perfToKeeper.map((i) => `${i.file} -> ${i.specifier}`), []);
   });
 });

@@ -1,4 +1,4 @@
-// Issue 7, scenario 4: export a snapshot as perf.data from the UI (the Sessions view's snapshot row → "Export
+// Scenario 4: export a snapshot as perf.data from the UI (the Sessions view's snapshot row → "Export
 // Snapshot…" → perf.data → the save dialog) and check that `perf script -i` reads it back with the same samples, event
 // by event, as the timeline shows.
 import assert from 'node:assert/strict';

@@ -1,8 +1,8 @@
 // End-to-end harness: Ringside inside a real VS Code (code-server 4.100.3 = VS Code 1.100.3 for the web), driven through
 // the real UI by Debian's Chromium via playwright-core. Every scenario gets a fresh server (fresh user data, extensions
-// folder, TMPDIR, demo workspace), because extension hosts linger after the browser leaves. See issue 7.
+// folder, TMPDIR, demo workspace), because extension hosts linger after the browser leaves.
 //
-// Scenarios (one file each, issue 7's list): record-snapshot (1), line-hits (2), watch-controls (3), export-perfdata (4),
+// Scenarios (one file each): record-snapshot (1), line-hits (2), watch-controls (3), export-perfdata (4),
 // kept-reload (5); plus smoke and package. Screenshots of every step and the server/browser logs land in
 // test-artifacts/e2e/<scenario>/. Environment knobs:
 //   RINGSIDE_E2E_NO_BUILD=1      package what dist/ holds instead of rebuilding first

@@ -1,4 +1,4 @@
-// Issue 7, scenario 5: a kept (persistent) recording survives a window reload. "Ringside: Start Kept Recording…" on
+// Scenario 5: a kept (persistent) recording survives a window reload. "Ringside: Start Kept Recording…" on
 // the demo hands the rings to a detached keeper; snapshot; "Developer: Reload Window" (the extension host restarts and
 // forgets every session); "Ringside: Attach to Event…" → the keeper; snapshot again: the timeline shows records that
 // the demo produced after the reload, from the same rings.

@@ -1,4 +1,4 @@
-// Issue 7, scenario 2: right-click the gutter on the demo's counter-increment line → "Record Hits on This Line", run
+// Scenario 2: right-click the gutter on the demo's counter-increment line → "Record Hits on This Line", run
 // the demo for a known number of rounds, snapshot: the hit count the editor shows next to the line and the timeline's
 // breakpoint lane both equal the demo's loop count (demoIncrements(rounds)), exactly.
 import assert from 'node:assert/strict';

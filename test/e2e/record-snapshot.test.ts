@@ -1,4 +1,4 @@
-// Issue 7, scenario 1: the whole product in two palette commands. "Ringside: Start Recording…" on the demo (events and
+// Scenario 1: the whole product in two palette commands. "Ringside: Start Recording…" on the demo (events and
 // target chosen in the quick picks by typing and Enter), then "Ringside: Capture Snapshot": the timeline shows lanes
 // with records (read back from the rendered canvas and the counts the page prints) and the Sessions view lists the
 // rings with their coverage facts. The timeline screenshot of this scenario is the README's (docs/timeline.png).
