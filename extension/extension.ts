@@ -158,6 +158,12 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((event) => { if (event.affectsConfiguration('ringside.snapshotRetention')) sessions.setRetention(settings().retention); }),
     sessions.onDidChange((change) => {
       if (change.what === 'target-exited') log(`session ${change.sessionId}: target exited; its rings stay readable until you stop the session`);
+      if (change.what === 'owner-exited') {
+        const session = sessions.get(change.sessionId);
+        const message = `${session.label}: the process that held these rings exited. They stay readable (and recording) through this session until you stop it; nothing else can attach to them any more.`;
+        log(message);
+        void vscode.window.showWarningMessage(`Ringside: ${message}`);
+      }
     }),
 
     run('ringside.startRecording', () => startRecording(false)),

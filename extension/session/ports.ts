@@ -36,6 +36,10 @@ export interface RingSource {
   readonly limitations?: readonly string[];
   /** Settles when the launched target exits (its rings stay readable). */
   readonly exited?: Promise<unknown>;
+  /** Borrowed rings: whether the process that owns them is alive (our fds keep the rings alive after it dies). */
+  readonly ownerAlive?: boolean;
+  /** Borrowed rings: cleans up after an owner that died (a keeper's state file). */
+  ownerGone?(): void;
   /** Enable/disable/modify one event in place (watch controls). */
   setEventEnabled?(eventIndex: number, enabled: boolean): void;
   modifyEvent?(eventIndex: number, attr: EventDescription['attr']): void;

@@ -39,12 +39,14 @@ export interface SessionInfo {
   readonly childPid?: number;
   /** What the recording cannot see and why (user space only, rings shrunk to the locked-memory budget). */
   readonly limitations: readonly string[];
+  /** Borrowed rings whose owner (a keeper) died: still readable through this session's fds, by no one else. */
+  readonly ownerExited: boolean;
   readonly snapshots: readonly SnapshotEntry[];
 }
 
 export interface SessionChange {
   readonly sessionId: string;
-  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited';
+  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited';
 }
 
 export type ExportFormat = 'perf.data' | 'jsonl' | 'html';
@@ -67,7 +69,13 @@ interface Session {
   readonly childPid?: number;
   snapshots: SnapshotEntry[];
   snapshotInFlight?: Promise<SnapshotEntry>;
+  ownerExited: boolean;
+  /** Polls a borrowed source's owner until it dies or the session stops. */
+  ownerWatch?: NodeJS.Timeout;
 }
+
+/** How soon a session notices that the process owning its borrowed rings (a keeper) died. */
+const OWNER_CHECK_MS = 1000;
 
 export interface SessionManagerOptions {
   readonly backend: Backend;
@@ -162,6 +170,17 @@ export class SessionManager {
         () => this.markExited(session),
       );
     }
+    if (source.ownerAlive !== undefined) {
+      session.ownerWatch = setInterval(() => {
+        if (session.source !== source || source.ownerAlive !== false) return;
+        clearInterval(session.ownerWatch);
+        session.ownerWatch = undefined;
+        session.ownerExited = true;
+        source.ownerGone?.();
+        this.emit(session, 'owner-exited');
+      }, OWNER_CHECK_MS);
+      session.ownerWatch.unref();
+    }
     return this.info(session);
   }
 
@@ -246,6 +265,7 @@ export class SessionManager {
   /** Closes the rings (fds, mappings); snapshots stay browsable until the session is removed. */
   async stop(sessionId: string): Promise<void> {
     const session = this.session(sessionId);
+    if (session.ownerWatch) clearInterval(session.ownerWatch);
     if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => undefined);
     if (session.source) {
       const source = session.source;
@@ -322,6 +342,7 @@ export class SessionManager {
       startedAtMs: this.now(),
       state: 'running',
       targetExited: false,
+      ownerExited: false,
       ...(source?.childPid !== undefined ? { childPid: source.childPid } : {}),
       snapshots: [],
     };
@@ -368,6 +389,7 @@ export class SessionManager {
       startedAtMs: session.startedAtMs, targetExited: session.targetExited,
       ...(session.childPid !== undefined ? { childPid: session.childPid } : {}),
       limitations: session.source?.limitations ?? [],
+      ownerExited: session.ownerExited,
       snapshots: [...session.snapshots],
     };
   }

@@ -2,7 +2,7 @@
 
 import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
 import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
-import { isKeeperAlive, keeperEventDescriptions, keeperStateDir, releasePauseLease, takePauseLease, type KeeperState } from './state';
+import { isKeeperAlive, keeperEventDescriptions, keeperStateDir, releasePauseLease, removeKeeperState, takePauseLease, type KeeperState } from './state';
 
 /** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
 export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): AttachedRingSource {
@@ -31,6 +31,8 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
     // A lease the keeper can see: it resumes the rings if this process dies with them paused.
     pausing: () => takePauseLease(state.pid, process.pid, dir),
     resumed: () => releasePauseLease(state.pid, process.pid, dir),
+    // A keeper killed by SIGKILL leaves its state file; nobody can attach to it any more.
+    gone: () => removeKeeperState(state.pid, dir),
   }, options.warmCopyBuffers);
 }
 

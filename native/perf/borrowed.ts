@@ -21,6 +21,8 @@ export interface RingOwner {
   alive(): boolean;
   pausing?(): void;
   resumed?(): void;
+  /** Cleans up what an owner that died could not (a keeper's state file). */
+  gone?(): void;
 }
 
 /** Whether a process is alive (not exited, not a zombie). */
@@ -223,6 +225,11 @@ export class AttachedRingSource {
   /** True while the process that owns the rings is alive (the rings survive it only while we hold them). */
   get ownerAlive(): boolean {
     return this.owner.alive();
+  }
+
+  /** Called once the owner is found dead: cleans up after it (see RingOwner.gone). */
+  ownerGone(): void {
+    this.owner.gone?.();
   }
 
   dispose(): void {

@@ -186,4 +186,33 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.equal(await exited, 0, stderr);
     assert.equal(keepers.list().length, 0, 'state file removed');
   });
+
+  it('notices a keeper that died: the session is marked, its state file removed, its rings still readable', async () => {
+    keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '30000']);
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const keepers = new KeeperClient(dir);
+    const state = (await waitFor('the keeper\'s state file', () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive))).state!;
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    const previous = process.env.XDG_RUNTIME_DIR;
+    process.env.XDG_RUNTIME_DIR = runtimeDir; // where attach finds the keeper's state directory
+    const manager = new SessionManager({ backend: createBackend() });
+    try {
+      const session = await manager.attachKeeper(state);
+      const changes: string[] = [];
+      manager.onDidChange((change) => { if (change.sessionId === session.id) changes.push(change.what); });
+      const died = new Promise((resolve) => keeper!.once('exit', resolve));
+      keeper.kill('SIGKILL');
+      await died;
+      await waitFor('the session to notice its keeper died', () => changes.includes('owner-exited') || undefined, 5000);
+      assert.equal(manager.get(session.id).ownerExited, true);
+      assert.ok(!existsSync(keeperStatePath(state.pid, dir)), 'the dead keeper\'s state file is removed');
+      // Our borrowed fds keep the rings (and their events) alive.
+      const snapshot = await manager.snapshot(session.id);
+      assert.ok(snapshot.recordCount > 0);
+    } finally {
+      await manager.dispose();
+      if (previous === undefined) delete process.env.XDG_RUNTIME_DIR;
+      else process.env.XDG_RUNTIME_DIR = previous;
+    }
+  });
 });
