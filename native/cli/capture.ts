@@ -15,6 +15,8 @@ import { SnapshotWriter, summarizeSnapshot } from './output';
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];
+  /** What resolving the specs decided for the user (watch lengths, user space only, lines in several places). */
+  readonly notes: readonly string[];
   readonly executable?: string;
   readonly expectedLoadBase?: bigint;
 }
@@ -25,14 +27,17 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
   const executable = target.kind === 'launch' ? resolveExecutable(target.argv[0]) : undefined;
   const lazy = target.kind === 'launch' ? lazyTargetSymbols({ executable }) : target.kind === 'pid' ? lazyTargetSymbols({ pid: target.pid }) : undefined;
   const specs = options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock'];
-  const events = specs.map((spec) => resolveEventSpec(spec, { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callchain }));
+  const resolved = specs.map((spec) => resolveEventSpec(spec, { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callchain }));
+  const notes = resolved.flatMap((event) => event.notes.map((note) => `${event.name}: ${note}`));
+  const events: ResolvedEvent[] = resolved;
   // Set only when a spec placed symbols at the predicted base: then the launch must verify it.
   const expectedLoadBase = target.kind === 'launch' ? lazy?.loadBase() : undefined;
-  return { events, executable, expectedLoadBase };
+  return { events, notes, executable, expectedLoadBase };
 }
 
 export async function runCapture(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
+  if (!options.quiet) for (const note of prepared.notes) process.stderr.write(`ringside: ${note}\n`);
   const recorder = await Recorder.open({
     events: prepared.events,
     target: recorderTarget(options, prepared),

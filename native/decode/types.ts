@@ -154,6 +154,11 @@ export interface ResolvedEvent {
    * for, so a recorder that may not see the kernel refuses it instead of narrowing it to user space.
    */
   readonly explicitModifiers?: boolean;
+  /**
+   * Execute breakpoints on a source line the compiler placed in several functions: the other sites'
+   * addresses (attr.config1 is the first), armed together as one event.
+   */
+  readonly extraSites?: readonly { readonly address: bigint; readonly function?: string }[];
 }
 
 /** What one snapshot of a recording yields before decoding. */

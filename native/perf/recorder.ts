@@ -326,6 +326,8 @@ export class Recorder {
   private readonly warmer: SpareBufferWarmer;
   /** Empties the side-band rings between snapshots, so a full ring never drops COMM/MMAP2/EXIT. */
   private drainTimer: NodeJS.Timeout | undefined;
+  /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
+  private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
   private constructor(
     private readonly options: RecorderOptions,
@@ -379,9 +381,14 @@ export class Recorder {
     return this.plan.events;
   }
 
-  /** What this recording cannot see and why (user space only, rings shrunk to the budget); empty when nothing. */
+  /** What this recording cannot see and why (user space only, rings shrunk to the budget, unarmed sites); empty when nothing. */
   get limitations(): readonly string[] {
-    return this.limitationList;
+    const unarmed = [...this.unarmedSites].map(([index, sites]) => {
+      const event = this.plan.events[index];
+      const total = (event.extraSites?.length ?? 0) + 1;
+      return `${event.name}: ${total - sites.size} of ${total} places armed; no debug register left for ${[...sites.values()].join(', ')} (x86 has 4 per task and CPU)`;
+    });
+    return [...this.limitationList, ...unarmed];
   }
 
   static async open(options: RecorderOptions): Promise<Recorder> {
@@ -519,9 +526,17 @@ export class Recorder {
     map: (owner: PerfEventFd) => R): { ring: R; followers: PerfEventFd[] } | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
+    // A source line in several functions: one execute breakpoint per site, all writing into this ring.
+    const sites = this.plan.events[eventIndex]?.extraSites ?? [];
     let ring: R | undefined;
     let owner: PerfEventFd | undefined;
     const followers: PerfEventFd[] = [];
+    const follow = (fd: PerfEventFd) => {
+      this.fdsByEvent[eventIndex] ??= [];
+      this.fdsByEvent[eventIndex].push(fd);
+      fd.setOutput(owner!);
+      followers.push(fd);
+    };
     try {
       for (const tid of tids) {
         const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
@@ -529,12 +544,24 @@ export class Recorder {
         if (!owner) {
           owner = fd;
           ring = map(fd);
-          continue;
+        } else {
+          follow(fd);
         }
-        this.fdsByEvent[eventIndex] ??= [];
-        this.fdsByEvent[eventIndex].push(fd);
-        fd.setOutput(owner);
-        followers.push(fd);
+        for (const site of sites) {
+          if (this.unarmedSites.get(eventIndex)?.has(site.address)) continue;
+          let siteFd: PerfEventFd | null;
+          try {
+            siteFd = this.tryOpen({ ...attr, config1: site.address }, { ...slot, pid: tid }, name, attached);
+          } catch (error) {
+            // More sites than free debug registers: the first sites stay armed, the rest are named.
+            if (!(error instanceof PerfError) || error.code !== 'ENOSPC') throw error;
+            const unarmed = this.unarmedSites.get(eventIndex) ?? new Map<bigint, string>();
+            unarmed.set(site.address, site.function ?? `0x${site.address.toString(16)}`);
+            this.unarmedSites.set(eventIndex, unarmed);
+            continue;
+          }
+          if (siteFd) follow(siteFd);
+        }
       }
     } catch (error) {
       ring?.dispose();
@@ -682,7 +709,7 @@ export class Recorder {
       pauseWindowNs.push(result.pauseWindowNs);
     }
     this.warmer.schedule();
-    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize(), limitations: this.limitationList };
+    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize(), limitations: this.limitations };
   }
 
   private synthesize(): ProcessSideband[] {

@@ -2,6 +2,7 @@
 // The recorder still decides disabled / enable_on_exec / inherit; everything the spec says is here.
 
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { ResolvedEvent } from '../decode/types';
 import type { AttrFlags, PerfEventAttr } from '../perf/attr';
 import { BreakpointType, PerfType, Sample } from '../perf/uapi';
@@ -308,6 +309,7 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
   let knownSize: number | undefined;
   let defaultAccess: 'rw' | 'x' = 'rw';
   let location: ResolvedEvent['location'];
+  let extraSites: ResolvedEvent['extraSites'];
   const needSymbols = (what: string): TargetSymbols => {
     if (!ctx.symbols) throw new SpecError(`${what} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`, ast.spec, address.position, address.text);
     return ctx.symbols;
@@ -346,6 +348,10 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
       bpAddress = line.address;
       defaultAccess = 'x';
       location = { file: line.file, line: line.line, address: bpAddress, length: 0 };
+      if (line.sites.length > 1) {
+        extraSites = line.sites.slice(1);
+        notes.push(`${basename(line.file)}:${line.line} is in ${line.sites.length} places (${line.sites.map((site) => site.function ?? `0x${site.address.toString(16)}`).join(', ')}): all are armed, one debug register each`);
+      }
       if (line.line !== address.line) notes.push(`${address.file}:${address.line} has no code; breaking at line ${line.line}, the next line that does`);
       break;
     }
@@ -387,7 +393,7 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
     notes.push(`user-space accesses only (add :uk to include the kernel's accesses, e.g. exec zeroing .bss or copy_to_user)`);
   }
   if (location) location = { ...location, length };
-  return { name: ast.spec, attr, isBreakpoint: true, location, notes };
+  return { name: ast.spec, attr, isBreakpoint: true, location, notes, ...(extraSites ? { extraSites } : {}) };
 }
 
 export { SpecError, TracefsError, PmuError };

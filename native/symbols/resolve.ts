@@ -28,9 +28,16 @@ export interface ResolvedTargetSymbol {
 }
 
 export interface ResolvedTargetLine {
+  /** The first site: the lowest is_stmt address of the line. */
   readonly address: bigint;
   readonly file: string;
   readonly line: number;
+  /**
+   * Every place the compiler put the line, lowest first (`address` is the first): one per function
+   * holding its code, such as each function a static function was inlined into, or a function's
+   * split-off cold part. Each is that function's lowest is_stmt address of the line.
+   */
+  readonly sites: readonly { readonly address: bigint; readonly function?: string }[];
 }
 
 export interface TargetSymbols {
@@ -169,7 +176,16 @@ class ObjectTargetSymbols implements TargetSymbols {
       const candidates = nearest.map((l) => `${basename(path)}:${l}`);
       throw new SymbolError('NO_CODE_AT_LINE', `${basename(path)}:${line} has no code${nearest.length ? `; nearest lines with code: ${nearest.join(' and ')}` : ''}`, candidates);
     }
-    return { address: first + this.bias, file: path, line };
+    // One site per function holding the line's code: its first is_stmt row there. Rows of one
+    // function (a loop's condition and increment at -O0) stay one site, as debuggers do.
+    const byFunction = new Map<string, { address: bigint; function?: string }>();
+    for (const range of table.addressesForLine(path, line)) {
+      const fn = this.object.functionAt(range.start);
+      const key = fn ? `${fn.name}@${fn.start}` : `@${range.start}`;
+      if (!byFunction.has(key)) byFunction.set(key, { address: range.start + this.bias, ...(fn ? { function: fn.name } : {}) });
+    }
+    const sites = [...byFunction.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+    return { address: first + this.bias, file: path, line, sites };
   }
 }
 

@@ -151,6 +151,36 @@ describe('ringside capture (real kernel)', function () {
     }
   });
 
+  it('a source line inlined into two functions is armed in both: hits are the sum over its places, as perf counts them', () => {
+    const [a, b] = [300, 500];
+    const source = readFileSync(path.join(root, 'test/fixtures/inline_sites.c'), 'utf8').split('\n');
+    const line = source.findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
+    const { code, stdout, stderr } = ringside(['capture', '-e', `mem:inline_sites.c:${line}:x`, '--', fixture('inline_sites'), String(a), String(b)]);
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, new RegExp(`inline_sites\\.c:${line} is in 2 places \\(from_a, from_b\\): all are armed`));
+    const hits = samples(parseLines(stdout));
+    assert.equal(hits.length, a + b);
+    const byFunction = (name: string) => hits.filter((hit) => hit.sym?.startsWith(`${name}+`)).length;
+    assert.deepEqual([byFunction('from_a'), byFunction('from_b')], [a, b]);
+    // perf, with one execute breakpoint per place, counts the same; binutils puts both on the line.
+    const sites = [...new Set(hits.map((hit) => hit.ip!))];
+    assert.equal(sites.length, 2);
+    for (const ip of sites) assert.match(execFileSync('addr2line', ['-e', fixture('inline_sites'), ip], { encoding: 'utf8' }), new RegExp(`inline_sites\\.c:${line}\\b`));
+    const perfArgs = sites.flatMap((ip) => ['-e', `mem:${ip}:x`]);
+    assert.equal(perfScriptCount([...perfArgs, '--', fixture('inline_sites'), String(a), String(b)], 'mem:'), a + b);
+  });
+
+  it('a line in more places than there are debug registers: the first four are armed, the rest named in the summary', () => {
+    const source = readFileSync(path.join(root, 'test/fixtures/inline_sites.c'), 'utf8').split('\n');
+    const line = source.findIndex((text) => text.includes('/* FIVE_LINE */')) + 1;
+    const { code, stdout, stderr } = ringside(['capture', '-e', `mem:inline_sites.c:${line}:x`, '--', fixture('inline_sites'), '1', '1']);
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, new RegExp(`is in 5 places \\(t1, t2, t3, t4, t5\\)`));
+    assert.match(stderr, new RegExp(`mem:inline_sites\\.c:${line}:x: 4 of 5 places armed; no debug register left for t5`));
+    const hits = samples(parseLines(stdout));
+    assert.deepEqual(hits.map((hit) => hit.sym?.replace(/\+0x[0-9a-f]+$/, '')).sort(), ['t1', 't2', 't3', 't4']);
+  });
+
   it('attaches to a running process and snapshots on SIGUSR2 and at its exit, printing each record once', async () => {
     const target = spawn(fixture('kernel_busy'), ['3000'], { stdio: 'ignore' });
     try {
