@@ -145,6 +145,13 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
     const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context);
+    // A line the compiler put in several functions takes one debug register per place: say so.
+    const places = events.filter((event) => event.extraSites?.length);
+    for (const event of places) {
+      const message = `${event.name}: the line is in ${event.extraSites!.length + 1} places; each is armed with its own debug register and the hit count is their sum`;
+      this.log(message);
+      void vscode.window.showInformationMessage(`Ringside: ${message}`);
+    }
     const pages = this.ringPages();
     const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}`, ...(pages ? { pages } : {}) });
     let locate: ((ip: bigint) => SourcePlace | undefined) | undefined;
