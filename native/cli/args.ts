@@ -107,14 +107,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
     case '-h':
     case '--help':
       return { command: 'help' };
-    case 'events': {
-      let json = false;
-      for (const arg of rest) {
-        if (arg === '--json') json = true;
-        else throw new UsageError(`events: unknown option ${arg}`);
-      }
-      return { command: 'events', json };
-    }
+    case 'events':
+      return { command: 'events', json: parseJsonOnly(command, rest) };
     case 'decode':
       return parseDecode(rest);
     case 'capture':
@@ -122,17 +116,21 @@ export function parseArgs(argv: readonly string[]): CliOptions {
       return parseCapture(command, rest);
     case 'snapshot':
       return parseSnapshot(rest);
-    case 'list': {
-      let json = false;
-      for (const arg of rest) {
-        if (arg === '--json') json = true;
-        else throw new UsageError(`list: unknown option ${arg}`);
-      }
-      return { command: 'list', json };
-    }
+    case 'list':
+      return { command: 'list', json: parseJsonOnly(command, rest) };
     default:
       throw new UsageError(`unknown command '${command}' (expected events, capture, decode, keep, snapshot or list)`);
   }
+}
+
+/** Commands whose only option is --json. */
+function parseJsonOnly(command: string, args: readonly string[]): boolean {
+  let json = false;
+  for (const arg of args) {
+    if (arg === '--json') json = true;
+    else throw new UsageError(`${command}: unknown option ${arg}`);
+  }
+  return json;
 }
 
 function parseSnapshot(args: readonly string[]): SnapshotOptions {
