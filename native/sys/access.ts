@@ -169,13 +169,11 @@ export function readPerfAccess(): PerfAccess {
 
 /** `uid 65534 (nobody)` */
 export function describeUid(uid: number): string {
+  // /etc/passwd names local users; userInfo() (getpwuid) also knows directory-service users.
   let name: string | undefined;
   try {
-    if (uid === (typeof process.geteuid === 'function' ? process.geteuid() : -2)) name = userInfo().username;
-    else {
-      const passwd = readFileSync('/etc/passwd', 'utf8');
-      name = passwd.split('\n').map((line) => line.split(':')).find((fields) => Number(fields[2]) === uid)?.[0];
-    }
+    name = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => Number(fields[2]) === uid)?.[0];
+    if (name === undefined && typeof process.geteuid === 'function' && uid === process.geteuid()) name = userInfo().username;
   } catch {
     name = undefined;
   }
