@@ -41,4 +41,16 @@ describe('cli args', () => {
     assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']), { command: 'decode', input: 'in.data', output: 'o.jsonl', keepGoing: true });
     assert.throws(() => parseArgs(['decode']), /needs a perf.data file/);
   });
+
+  it('parses triggers and refuses half of them', () => {
+    const options = parseArgs(['capture', '--snapshot-on', 'syscalls:sys_enter_getppid', '--snapshot-dir', 'out', '--post', '0.5', '--', 'x']);
+    assert.ok(options.command === 'capture');
+    assert.deepEqual([options.snapshotOn, options.snapshotDir, options.postSec, options.minIntervalSec], [['syscalls:sys_enter_getppid'], 'out', 0.5, 1]);
+    assert.throws(() => parseArgs(['capture', '--snapshot-on', 'x:y', '--', 'x']), /--snapshot-on needs --snapshot-dir DIR/);
+    assert.throws(() => parseArgs(['capture', '--snapshot-dir', 'd', '--', 'x']), /give at least one --snapshot-on SPEC/);
+    assert.throws(() => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']), /--post -1: expected a number of seconds >= 0/);
+    assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']), { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false });
+    assert.throws(() => parseArgs(['snapshot']), /snapshot needs the pid of a running `ringside keep`/);
+    assert.deepEqual(parseArgs(['list', '--json']), { command: 'list', json: true });
+  });
 });

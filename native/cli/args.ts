@@ -31,6 +31,14 @@ export interface CaptureOptions {
   readonly quiet: boolean;
   /** When the capture ends before the launched command (a signal, --duration), leave the command running. */
   readonly leaveRunning: boolean;
+  /** Event specs whose every record triggers a snapshot into `snapshotDir` (the recorder re-arms). */
+  readonly snapshotOn: readonly string[];
+  /** Where triggered snapshots go, as numbered, timestamped perf.data files. */
+  readonly snapshotDir?: string;
+  /** Keep recording this long after a trigger before the snapshot (seconds). */
+  readonly postSec: number;
+  /** At least this long between two triggered snapshots (seconds). */
+  readonly minIntervalSec: number;
 }
 
 export interface EventsOptions {
@@ -71,6 +79,7 @@ export const USAGE = `usage:
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
                    [--no-warm-copy] [--leave-running] [-q]
+                   [--snapshot-on SPEC]... [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
@@ -81,7 +90,9 @@ mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value
 -o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page).
 capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
 SIGINT/SIGTERM/SIGHUP, which also end COMMAND (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
-Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.`;
+Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
+--snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
+to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).`;
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
@@ -186,6 +197,15 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let warmCopy = true;
   let quiet = false;
   let leaveRunning = false;
+  const snapshotOn: string[] = [];
+  let snapshotDir: string | undefined;
+  let postSec = 0;
+  let minIntervalSec = 1;
+  const seconds = (arg: string, text: string, allowZero: boolean) => {
+    const value = Number(text);
+    if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) throw new UsageError(`${arg} ${text}: expected ${allowZero ? 'a number of seconds >= 0' : 'a positive number of seconds'}`);
+    return value;
+  };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const value = () => {
@@ -223,6 +243,10 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '--no-warm-copy') warmCopy = false;
     else if (arg === '-q' || arg === '--quiet') quiet = true;
     else if (arg === '--leave-running') leaveRunning = true;
+    else if (arg === '--snapshot-on') snapshotOn.push(value());
+    else if (arg === '--snapshot-dir') snapshotDir = value();
+    else if (arg === '--post') postSec = seconds(arg, value(), true);
+    else if (arg === '--min-interval') minIntervalSec = seconds(arg, value(), true);
     else throw new UsageError(`${command}: unknown option ${arg}`);
   }
   if (period !== undefined && freq !== undefined) throw new UsageError('-c and -F are mutually exclusive');
@@ -230,8 +254,11 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (targets !== 1) throw new UsageError(`${command} needs exactly one target: -p PID, -a, or -- COMMAND`);
   const target: CaptureTarget = launch ? { kind: 'launch', argv: launch } : pid !== undefined ? { kind: 'pid', pid } : { kind: 'cpus' };
   if (command === 'keep' && output !== undefined) throw new UsageError('keep holds rings for later attachment; it writes no output (-o)');
+  if (snapshotOn.length > 0 && snapshotDir === undefined) throw new UsageError('--snapshot-on needs --snapshot-dir DIR: each trigger writes a numbered perf.data there');
+  if (snapshotDir !== undefined && snapshotOn.length === 0) throw new UsageError('--snapshot-dir is where --snapshot-on triggers write; give at least one --snapshot-on SPEC');
+  if (command === 'keep' && snapshotOn.length > 0) throw new UsageError('keep does not take triggers yet: use capture --snapshot-on');
   return {
     command, events, target, pages, period, freq, callchain, durationSec, output,
-    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning,
+    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotDir, postSec, minIntervalSec,
   };
 }

@@ -12,11 +12,14 @@ import { describeExit, Recorder, shellStatus, type RecorderTarget } from '../per
 import { decodeSnapshot } from '../decode/columns';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
+import { TriggerWatcher, triggeredSnapshotPath } from './triggers';
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];
   /** What resolving the specs decided for the user (watch lengths, user space only, lines in several places). */
   readonly notes: readonly string[];
+  /** Indices in `events` of the --snapshot-on events. */
+  readonly triggerIndices: readonly number[];
   readonly executable?: string;
   readonly expectedLoadBase?: bigint;
 }
@@ -26,13 +29,16 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
   if (target.kind === 'pid' && !existsSync(`/proc/${target.pid}`)) throw new UsageError(`-p ${target.pid}: no such process`);
   const executable = target.kind === 'launch' ? resolveExecutable(target.argv[0]) : undefined;
   const lazy = target.kind === 'launch' ? lazyTargetSymbols({ executable }) : target.kind === 'pid' ? lazyTargetSymbols({ pid: target.pid }) : undefined;
-  const specs = options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock'];
+  const recorded = options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock'];
+  // A trigger is recorded like any event (its record belongs in the snapshot), once even if also given with -e.
+  const specs = [...recorded, ...options.snapshotOn.filter((spec) => !recorded.includes(spec))];
+  const triggerIndices = options.snapshotOn.map((spec) => specs.indexOf(spec));
   const resolved = specs.map((spec) => resolveEventSpec(spec, { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callchain }));
   const notes = resolved.flatMap((event) => event.notes.map((note) => `${event.name}: ${note}`));
   const events: ResolvedEvent[] = resolved;
   // Set only when a spec placed symbols at the predicted base: then the launch must verify it.
   const expectedLoadBase = target.kind === 'launch' ? lazy?.loadBase() : undefined;
-  return { events, notes, executable, expectedLoadBase };
+  return { events, notes, triggerIndices, executable, expectedLoadBase };
 }
 
 export async function runCapture(options: CaptureOptions): Promise<number> {
@@ -56,7 +62,20 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       await writer.write(decoded, raw.processes, raw.limitations);
       if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded));
     };
-    return await waitForTriggers(options, recorder, take, prepared);
+    let triggered = 0;
+    const takeTriggered = async (reason: string) => {
+      const raw = recorder.snapshot();
+      const decoded = decodeSnapshot(raw);
+      const file = triggeredSnapshotPath(options.snapshotDir!, ++triggered);
+      const perTrigger = new SnapshotWriter({ format: 'perf.data', output: file });
+      try {
+        await perTrigger.write(decoded, raw.processes, raw.limitations);
+      } finally {
+        await perTrigger.close();
+      }
+      if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${decoded.columns.length} records)\n`);
+    };
+    return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
   } finally {
     recorder.dispose();
     await writer.close();
@@ -83,6 +102,8 @@ const LAUNCHED_GRACE_MS = 2000;
 
 type Trigger =
   | { kind: 'snapshot'; reason: string }
+  /** A --snapshot-on event fired: the snapshot goes to a new file in --snapshot-dir. */
+  | { kind: 'triggered'; reason: string }
   /** `status`: the exit status of the capture; `endLaunched`: the launched command still runs and is ended. */
   | { kind: 'done'; reason: string; status: number; endLaunched: boolean };
 
@@ -97,6 +118,7 @@ async function waitForTriggers(
   recorder: Recorder,
   take: (reason: string) => Promise<void>,
   prepared: PreparedCapture,
+  takeTriggered: (reason: string) => Promise<void> = take,
 ): Promise<number> {
   const queue: Trigger[] = [];
   let wake: (() => void) | undefined;
@@ -107,6 +129,11 @@ async function waitForTriggers(
   const onStop = (signal: NodeJS.Signals) => push({ kind: 'done', reason: signal, status: 128 + (osConstants.signals[signal] ?? 0), endLaunched: true });
   process.on('SIGUSR2', onUsr2);
   for (const signal of STOP_SIGNALS) process.on(signal, onStop);
+  const watcher = prepared.triggerIndices.length > 0
+    ? new TriggerWatcher(() => recorder.backwardRings, { eventIndices: prepared.triggerIndices, postSec: options.postSec, minIntervalSec: options.minIntervalSec },
+      () => push({ kind: 'triggered', reason: `trigger ${options.snapshotOn.join(', ')}` }))
+    : undefined;
+  watcher?.start();
   const target = options.target;
   const timers: NodeJS.Timeout[] = [];
   if (options.durationSec !== undefined) {
@@ -136,6 +163,11 @@ async function waitForTriggers(
     for (;;) {
       while (queue.length === 0) await new Promise<void>((resolve) => { wake = resolve; });
       const trigger = queue.shift()!;
+      if (trigger.kind === 'triggered') {
+        await takeTriggered(trigger.reason);
+        watcher?.rearm();
+        continue;
+      }
       await take(trigger.reason);
       if (trigger.kind === 'snapshot') continue;
       if (trigger.endLaunched && target.kind === 'launch' && !options.leaveRunning) {
@@ -145,6 +177,7 @@ async function waitForTriggers(
       return trigger.status;
     }
   } finally {
+    watcher?.stop();
     for (const timer of timers) clearTimeout(timer);
     process.off('SIGUSR2', onUsr2);
     for (const signal of STOP_SIGNALS) process.off(signal, onStop);

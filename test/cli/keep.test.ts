@@ -3,7 +3,7 @@
 // every event it holds.
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { onlineCpus } from '../../native/perf/procfs';
@@ -65,5 +65,26 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     keeper.kill('SIGTERM');
     assert.equal(await exited, 0, stderr);
     assert.match(ringside(['list']).stdout, /no keeper is running/);
+  });
+
+  it('--snapshot-on: a tracepoint trigger writes a perf.data holding the trigger record and the records before it, then re-arms', () => {
+    const snapshots = path.join(dir, 'snapshots');
+    // getpid 40 times, getppid once, sleep; then getpid 10 times and getppid again: two triggers.
+    const program = 'syscall(39) for 1..40; getppid(); select(undef, undef, undef, 1.5); syscall(39) for 1..10; getppid(); select(undef, undef, undef, 0.5)';
+    const run = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'syscalls:sys_enter_getpid', '--snapshot-on', 'syscalls:sys_enter_getppid',
+      '--snapshot-dir', snapshots, '--min-interval', '0.5', '-o', path.join(dir, 'final.jsonl'), '--', 'perl', '-e', program], { encoding: 'utf8', env: env() });
+    assert.equal(run.status, 0, run.stderr);
+    const files = readdirSync(snapshots).sort();
+    assert.equal(files.length, 2, files.join(', '));
+    assert.match(files[0], /^ringside-001-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.data$/);
+    const events = (file: string) => execFileSync('perf', ['script', '-i', path.join(snapshots, file), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n').filter((line) => line.includes('perl'));
+    const first = events(files[0]);
+    assert.equal(first.filter((line) => line.includes('sys_enter_getppid')).length, 1, 'the trigger record is in the snapshot');
+    assert.equal(first.filter((line) => line.includes('sys_enter_getpid')).length, 40, 'and the records before it');
+    // Re-armed: the second file holds the second trigger; its rings still hold the first records too.
+    const second = events(files[1]);
+    assert.ok(second.filter((line) => line.includes('sys_enter_getppid')).length >= 1);
+    assert.ok(second.filter((line) => line.includes('sys_enter_getpid')).length >= 10);
   });
 });
