@@ -157,7 +157,10 @@ export function activate(context: vscode.ExtensionContext): void {
     TimelinePanel.registerSerializer(timelineHost),
     vscode.workspace.onDidChangeConfiguration((event) => { if (event.affectsConfiguration('ringside.snapshotRetention')) sessions.setRetention(settings().retention); }),
     sessions.onDidChange((change) => {
-      if (change.what === 'target-exited') log(`session ${change.sessionId}: target exited; its rings stay readable until you stop the session`);
+      if (change.what === 'target-exited') {
+        const how = sessions.get(change.sessionId).targetExit;
+        log(`session ${change.sessionId}: target ${how ?? 'exited'}; its rings stay readable until you stop the session`);
+      }
       if (change.what === 'owner-exited') {
         const session = sessions.get(change.sessionId);
         const message = `${session.label}: the process that held these rings exited. They stay readable (and recording) through this session until you stop it; nothing else can attach to them any more.`;

@@ -3,7 +3,7 @@
 // native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
 
 import type { ResolvedEvent } from '../../native/decode/types';
-import { Recorder } from '../../native/perf/recorder';
+import { describeExit, Recorder } from '../../native/perf/recorder';
 import type { BackwardRing } from '../../native/perf/ring';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
@@ -66,7 +66,8 @@ export function recorderSource(recorder: Recorder): RingSource {
     },
     ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}),
     ...(recorder.limitations.length ? { limitations: recorder.limitations } : {}),
-    ...(recorder.exited ? { exited: recorder.exited } : {}),
+    // Settles with how the program ended (its exit code or the signal that killed it).
+    ...(recorder.exitStatus ? { exited: recorder.exitStatus.then((exit) => describeExit(exit)) } : {}),
     setEventEnabled(eventIndex, enabled) {
       for (const ring of ringsOf(eventIndex)) {
         if (enabled) ring.event.enable();

@@ -34,7 +34,7 @@ export interface RingSource {
   readonly childPid?: number;
   /** What this recording cannot see and why (user space only, rings shrunk to the locked-memory budget). */
   readonly limitations?: readonly string[];
-  /** Settles when the launched target exits (its rings stay readable). */
+  /** Settles when the launched target exits (its rings stay readable), with how it ended when known ("killed by SIGSEGV"). */
   readonly exited?: Promise<unknown>;
   /** Borrowed rings: whether the process that owns them is alive (our fds keep the rings alive after it dies). */
   readonly ownerAlive?: boolean;

@@ -36,6 +36,8 @@ export interface SessionInfo {
   readonly state: SessionState;
   readonly startedAtMs: number;
   readonly targetExited: boolean;
+  /** How the launched target ended ("exited with status 0", "killed by SIGSEGV"), once it has. */
+  readonly targetExit?: string;
   readonly childPid?: number;
   /** What the recording cannot see and why (user space only, rings shrunk to the locked-memory budget). */
   readonly limitations: readonly string[];
@@ -70,6 +72,7 @@ interface Session {
   snapshots: SnapshotEntry[];
   snapshotInFlight?: Promise<SnapshotEntry>;
   ownerExited: boolean;
+  targetExit?: string;
   /** Polls a borrowed source's owner until it dies or the session stops. */
   ownerWatch?: NodeJS.Timeout;
 }
@@ -166,7 +169,7 @@ export class SessionManager {
     if (source.exited) {
       // The target's exit does not close its rings: keep them readable until the user stops.
       source.exited.then(
-        () => this.markExited(session),
+        (how) => this.markExited(session, typeof how === 'string' ? how : undefined),
         () => this.markExited(session),
       );
     }
@@ -371,9 +374,10 @@ export class SessionManager {
     if (session.snapshots.length > this.retention) session.snapshots.splice(0, session.snapshots.length - this.retention);
   }
 
-  private markExited(session: Session): void {
+  private markExited(session: Session, how?: string): void {
     if (session.targetExited) return;
     session.targetExited = true;
+    if (how) session.targetExit = how;
     this.emit(session, 'target-exited');
   }
 
@@ -390,6 +394,7 @@ export class SessionManager {
       ...(session.childPid !== undefined ? { childPid: session.childPid } : {}),
       limitations: session.source?.limitations ?? [],
       ownerExited: session.ownerExited,
+      ...(session.targetExit ? { targetExit: session.targetExit } : {}),
       snapshots: [...session.snapshots],
     };
   }

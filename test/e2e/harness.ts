@@ -210,6 +210,15 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       writeFileSync(path.join(artifactsDir, 'code-server.log'), server.output());
       await server.stop();
     });
+    // The Ringside output channel (what the extension logged: sessions, targets and how they ended).
+    cleanups.push(() => {
+      const found = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+        const full = path.join(dir, entry.name);
+        return entry.isDirectory() ? found(full) : /Ringside\.log$/.test(entry.name) ? [full] : [];
+      });
+      const logs = existsSync(path.join(userDataDir, 'logs')) ? found(path.join(userDataDir, 'logs')) : [];
+      writeFileSync(path.join(artifactsDir, 'ringside-output.log'), logs.map((file) => readFileSync(file, 'utf8')).join('\n'));
+    });
 
     const context = await chromium.launchPersistentContext(path.join(base, 'chromium-profile'), {
       executablePath: chromiumPath,
