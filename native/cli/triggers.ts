@@ -32,8 +32,12 @@ export class TriggerWatcher {
     return this.rings().filter((ring) => triggers.has(ring.meta.defaultEvent)).reduce((sum, ring) => sum + ring.bytesWritten(), 0n);
   }
 
+  /**
+   * The rings are new when the capture starts, so anything in them is a trigger: a launched program
+   * can fire one before the first poll (a baseline read here would swallow it).
+   */
   start(): void {
-    this.armedAt = this.written();
+    this.armedAt = 0n;
     this.timer = setInterval(() => this.poll(), TRIGGER_POLL_MS);
   }
 
