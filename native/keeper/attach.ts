@@ -24,7 +24,8 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
     for (const attached of rings) attached.ring.dispose();
     throw error;
   }
-  const dir = keeperStateDir();
+  // Where the keeper looks for leases; a state file from before keepers published it: the default.
+  const dir = state.stateDir ?? keeperStateDir();
   return new AttachedRingSource(events, rings, {
     pid: state.pid,
     alive: () => isKeeperAlive(state),

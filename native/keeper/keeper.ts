@@ -52,7 +52,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }
       : options.target.kind === 'pid' ? { kind: 'pid', pid: options.target.pid }
       : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
-    const state = buildKeeperState({ target, events: recorder.eventDescriptions(), rings });
+    const state = buildKeeperState({ target, events: recorder.eventDescriptions(), rings, stateDir: dir });
     const statePath = writeKeeperState(state, dir);
     // Rings a client left paused when it died are resumed here (see collectPauseLeases). This
     // timer is not unref'd on purpose: holding rings is the keeper's whole job, and it is what keeps

@@ -29,6 +29,7 @@ describe('keeper state file', () => {
       target: { kind: 'pid', pid: 1 },
       events: [{ name: 'cpu-clock', attr, ids: [18446744073709551615n, 42n] }],
       rings: [{ fd: 7, ringId: 0, label: 'cpu0', cpu: 0, tid: -1, direction: 'backward', pages: 8, defaultEvent: 0 }],
+      stateDir: dir,
     });
   }
 
@@ -38,6 +39,7 @@ describe('keeper state file', () => {
     assert.equal(statSync(dir).mode & 0o777, 0o700);
     const state = readKeeperState(file);
     assert.equal(state.pid, process.pid);
+    assert.equal(state.stateDir, dir, 'clients learn where the keeper watches for pause leases');
     const [event] = keeperEventDescriptions(state);
     assert.deepEqual(event.ids, [18446744073709551615n, 42n]);
     assert.equal(event.attr.samplePeriod, 100000n);

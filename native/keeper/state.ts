@@ -50,6 +50,12 @@ export interface KeeperState {
    * together with pid it tells a live keeper from an unrelated process that reused its pid.
    */
   readonly procStartTicks?: string;
+  /**
+   * The directory the keeper keeps its state file and watches for pause leases in. A client writes
+   * its lease there, not in its own default directory: the two differ whenever the client's
+   * XDG_RUNTIME_DIR differs from the keeper's (another shell, a test, a service manager).
+   */
+  readonly stateDir?: string;
   readonly target: KeeperTarget;
   readonly events: readonly KeeperEventState[];
   readonly rings: readonly KeeperRingState[];
@@ -126,6 +132,7 @@ export function buildKeeperState(input: {
   events: readonly { name: string; attr: PerfEventAttr; ids: readonly bigint[]; tracepoint?: TracepointFormat }[];
   rings: readonly KeeperRingState[];
   startedAt?: Date;
+  stateDir?: string;
 }): KeeperState {
   const pid = input.pid ?? process.pid;
   const ticks = processStartTicks(pid);
@@ -135,6 +142,7 @@ export function buildKeeperState(input: {
     uid: currentUid(),
     startedAt: (input.startedAt ?? new Date()).toISOString(),
     ...(ticks !== undefined ? { procStartTicks: ticks } : {}),
+    ...(input.stateDir !== undefined ? { stateDir: input.stateDir } : {}),
     target: input.target,
     events: input.events.map((event) => ({
       name: event.name,
@@ -263,6 +271,7 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
   const uid = nonNegativeInt(obj.uid) ?? fail('uid must be a non-negative integer');
   if (typeof obj.startedAt !== 'string' || Number.isNaN(Date.parse(obj.startedAt))) fail('startedAt must be an ISO date');
   if (obj.procStartTicks !== undefined && (typeof obj.procStartTicks !== 'string' || !/^\d+$/.test(obj.procStartTicks))) fail('procStartTicks must be a decimal string');
+  if (obj.stateDir !== undefined && (typeof obj.stateDir !== 'string' || !path.isAbsolute(obj.stateDir))) fail('stateDir must be an absolute path');
   const target = validateTarget(obj.target) ?? fail('target must be {kind:"pid",pid} | {kind:"cpus",cpus?} | {kind:"launch",argv}');
   if (!Array.isArray(obj.events) || obj.events.length === 0) fail('events must be a non-empty array');
   const events = (obj.events as unknown[]).map((raw, i): KeeperEventState => {
@@ -308,6 +317,7 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     pid, uid,
     startedAt: obj.startedAt as string,
     ...(obj.procStartTicks !== undefined ? { procStartTicks: obj.procStartTicks as string } : {}),
+    ...(obj.stateDir !== undefined ? { stateDir: obj.stateDir as string } : {}),
     target, events, rings,
   };
 }
