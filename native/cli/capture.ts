@@ -52,6 +52,8 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     sideband: options.sideband,
     warmCopyBuffers: options.warmCopy,
   });
+  // What the recording cannot see is said before it runs (as perf warns when it falls back), and again in each summary.
+  if (!options.quiet) for (const limitation of recorder.limitations) process.stderr.write(`ringside: ${limitation}\n`);
   const writer = new SnapshotWriter(options);
   let snapshots = 0;
   try {

@@ -78,6 +78,13 @@ export class PerfEventFd {
     return this.sampleId;
   }
 
+  /** The event's count (read(2) with read_format 0: one u64). */
+  readCount(): bigint {
+    const out = new Uint8Array(8);
+    libc.read(this.liveFd(), out);
+    return new DataView(out.buffer).getBigUint64(0, true);
+  }
+
   /** PERF_EVENT_IOC_PAUSE_OUTPUT: stop (true) or restart (false) writes into this event's ring. */
   pauseOutput(paused: boolean): void {
     libc.ioctlValue(this.liveFd(), Ioctl.PAUSE_OUTPUT, paused ? 1 : 0, this.context('PAUSE_OUTPUT'));

@@ -17,6 +17,7 @@ import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
 import { AccessError, MLOCK_SYSCTL, readPerfAccess, type PerfAccess } from '../sys/access';
 import { planForAccess, type AccessPlan } from './access-plan';
+import { breakpointDelivery } from './breakpoint-delivery';
 
 export type RecorderTarget =
   | { kind: 'pid'; pid: number }
@@ -413,7 +414,10 @@ export class Recorder {
     const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
       ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; threads it creates later are not watched`
       : null;
-    const recorder = new Recorder(options, mode, plan, sizes, [plan.limitation, sizes.note, perThread].filter((line): line is string => line !== null));
+    const delivery = plan.events.some((event) => event.isBreakpoint) ? breakpointDelivery() : null;
+    const silentBreakpoints = delivery?.state === 'silent' ? delivery.message : null;
+    const recorder = new Recorder(options, mode, plan, sizes,
+      [plan.limitation, sizes.note, perThread, silentBreakpoints].filter((line): line is string => line !== null));
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);

@@ -30,6 +30,8 @@ const personalityRaw = lib.func('int personality(unsigned long persona)') as (pe
 const sysconfRaw = lib.func('long sysconf(int name)') as (name: number) => number;
 const getpidRaw = lib.func('int getpid(void)') as () => number;
 const gettidRaw = lib.func('int gettid(void)') as () => number;
+const getppidRaw = lib.func('int getppid(void)') as () => number;
+const dlsymRaw = lib.func('void *dlsym(void *handle, const char *symbol)') as (handle: null, symbol: string) => NativePointer | null;
 
 const SC_PAGESIZE = 30;
 const MAP_SHARED = 0x01;
@@ -115,6 +117,17 @@ export function getpid(): number {
 
 export function gettid(): number {
   return gettidRaw();
+}
+
+/** getppid(2) through libc's own entry point, the code `functionAddress('getppid')` names. */
+export function getppid(): number {
+  return getppidRaw();
+}
+
+/** Where libc's function `name` starts in this process (dlsym with RTLD_DEFAULT); null when it has none. */
+export function functionAddress(name: string): bigint | null {
+  const pointer = dlsymRaw(null, name);
+  return pointer === null ? null : BigInt(koffi.address(pointer));
 }
 
 /** True when this runtime can hand out ArrayBuffers over foreign memory (Electron's sandbox cannot). */
