@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
+import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 import { ARTIFACTS, launchChromium } from '../webview/harness';
 
 const root = path.resolve(__dirname, '../../..');
@@ -24,10 +25,17 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows the watchpoint lane with every write, draws it, and opens a record', async () => {
+  // A watchpoint on a global where this host delivers breakpoint hits; elsewhere a tracepoint, and the
+  // page must say that watchpoints record nothing here (that case has its own test below).
+  const fire = () => hostBreakpoints().fire;
+  it('shows every record in its lanes, draws them, and opens a record', async () => {
     const n = 400;
     const file = path.join(dir, 'snap.html');
-    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), String(n)], { encoding: 'utf8' });
+    // A watchpoint has a lane of its own; a tracepoint's records share the per-CPU lanes with the side-band.
+    const [event, workload, detail] = fire()
+      ? ['mem:counter:w', 'kernel_writer', /writer\+0x/]
+      : ['syscalls:sys_enter_getpid', 'kernel_getpid', /kernel_getpid/];
+    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)], { encoding: 'utf8' });
     assert.equal(capture.status, 0, capture.stderr);
 
     const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
@@ -35,9 +43,18 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     page.on('pageerror', (error) => problems.push(String(error)));
     page.on('request', (request) => { if (!request.url().startsWith('file:') && !request.url().startsWith('data:')) problems.push(`network: ${request.url()}`); });
     await page.goto('file://' + file);
-    const lane = page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: 'mem:counter:w' }) });
+    const lane = fire()
+      ? page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: event }) })
+      : page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: /^CPU \d+$/ }) });
     await lane.first().waitFor({ timeout: 30000 });
-    assert.equal(await lane.first().locator('.rs-lane-count').textContent(), String(n));
+    if (fire()) {
+      assert.equal(await lane.first().locator('.rs-lane-count').textContent(), String(n));
+    } else {
+      const total = Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1]);
+      assert.ok(total > n, capture.stderr);
+      const counts = await lane.locator('.rs-lane-count').allTextContents();
+      assert.equal(counts.reduce((sum, count) => sum + Number(count), 0), total, `lanes ${counts.join(' + ')}`);
+    }
 
     // Pixels: the canvas row of that lane is not empty.
     const box = await lane.first().boundingBox();
@@ -58,10 +75,27 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     // Keyboard: Home selects the first record and the details pane shows its decoded fields.
     await page.locator('svg.rs-overlay').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('End');
-    await page.waitForFunction(() => /writer\+0x/.test(document.body.innerText), undefined, { timeout: 15000 });
+    await page.waitForFunction((pattern) => new RegExp(pattern).test(document.body.innerText), detail.source, { timeout: 15000 });
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, 'cli-html-export.png') });
     assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('a watchpoint page says what the recording could not see when this host delivers no breakpoint hits', async () => {
+    const file = path.join(dir, 'watch.html');
+    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '50'], { encoding: 'utf8' });
+    assert.equal(capture.status, 0, capture.stderr);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+    await page.goto('file://' + file);
+    // The snapshot list shows each limitation's first clause; its tooltip holds the whole text.
+    await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
+    const notes = await page.locator('.rs-snapshot-limit').evaluateAll((nodes) => nodes.map((node) => ({ shown: node.textContent ?? '', title: (node as HTMLElement).title })));
+    if (fire()) {
+      assert.ok(notes.every((note) => !SILENT_BREAKPOINTS.test(note.title)), JSON.stringify(notes));
+    } else {
+      assert.ok(notes.some((note) => note.shown.includes('hardware breakpoints do not fire on this machine') && SILENT_BREAKPOINTS.test(note.title)), JSON.stringify(notes));
+    }
     await page.close();
   });
 });
