@@ -65,7 +65,7 @@ export function prepareNobodyDir(): NobodyDir {
   };
 }
 
-interface JsonRecord { type: string; event?: string; ip?: string; sym?: string; addr?: string; tid?: number; comm?: string }
+interface JsonRecord { type: string; event?: string; ip?: string; sym?: string; addr?: string; tid?: number; comm?: string; filename?: string; len?: number }
 
 export function parseJsonLines(text: string): JsonRecord[] {
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonRecord);
