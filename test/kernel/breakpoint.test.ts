@@ -2,6 +2,7 @@
 // first instruction, exactly one sample per write, and a small ring keeps only the newest.
 import assert from 'node:assert/strict';
 import { Recorder } from '../../native/perf/recorder';
+import { assertSilentBreakpoints, hostBreakpoints } from '../host/breakpoints';
 import { breakpointEvent, fixture, nmSymbol, samplesOf, walk, TEST_SAMPLE_SIZE, RecordType } from './helpers';
 
 describe('kernel: hardware watchpoint flight recorder', function () {
@@ -18,6 +19,7 @@ describe('kernel: hardware watchpoint flight recorder', function () {
       const snapshot = recorder.snapshot();
       const rings = snapshot.rings.filter((r) => r.direction === 'backward');
       assert.ok(rings.length >= 1);
+      if (!hostBreakpoints().fire) return assertSilentBreakpoints(recorder.limitations, rings.reduce((sum, ring) => sum + samplesOf(ring).length, 0));
       let total = 0;
       for (const ring of rings) {
         const all = walk(ring).records;
@@ -48,6 +50,7 @@ describe('kernel: hardware watchpoint flight recorder', function () {
       assert.equal(await recorder.exited, 0);
       const rings = recorder.snapshot().rings;
       const written = rings.reduce((sum, ring) => sum + ring.bytesWritten, 0n);
+      if (!hostBreakpoints().fire) return assertSilentBreakpoints(recorder.limitations, Number(written));
       assert.equal(written, BigInt(N * TEST_SAMPLE_SIZE), 'every write produced one sample, written somewhere');
       const full = rings.filter((ring) => ring.bytesWritten > BigInt(ring.dataSize));
       assert.ok(full.length >= 1, 'at least one ring wrapped');

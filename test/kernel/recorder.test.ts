@@ -1,8 +1,9 @@
 // Recorder lifecycle: ASLR-free launches whose load address is verified, ring statistics, clean
 // disposal (no perf fd or mapping left, 200 times over), and clear errors for bad options.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Recorder, verifyLoadBase, LoadBaseMismatchError } from '../../native/perf/recorder';
-import { fixture, perfResources, softwareEvent, tracepointEvent, breakpointEvent, nmSymbol, SoftwareConfig, RecordType } from './helpers';
+import { fixture, perfResources, softwareEvent, tracepointEvent, SoftwareConfig, RecordType } from './helpers';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { decodeRecordAt } from '../../native/decode/record';
 
@@ -52,16 +53,18 @@ describe('kernel: Recorder', function () {
   });
 
   it('reports ring statistics and the side-band synthesis of the launched process', async () => {
-    const exe = fixture('kernel_writer');
-    const counter = nmSymbol(exe, 'counter');
-    const recorder = await Recorder.open({ events: [breakpointEvent(counter.address, 8)], target: { kind: 'launch', argv: [exe, '1000', '200'], stdio: 'ignore' }, pages: 2 });
+    // 1000 getpid() syscalls, each one 56-byte sample of the tracepoint, then 200 ms asleep.
+    const exe = fixture('kernel_getpid');
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [exe, '1000', '200'], stdio: 'ignore' }, pages: 2 });
     try {
       // Snapshot while the command sleeps after its writes: a pause in the middle of them would rightly
       // turn a write into a LOST record and break the exact byte count below (seen once in CI).
       const backwardWritten = () => recorder.ringStats().filter((s) => s.direction === 'backward').reduce((sum, s) => sum + s.bytesWritten, 0n);
       for (const deadline = Date.now() + 5000; backwardWritten() < 1000n * 56n && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));
       const running = recorder.snapshot();
-      assert.ok(running.processes.some((p) => p.pid === recorder.childPid && p.comm === 'kernel_writer' && p.maps.some((m) => m.path === exe && m.start === 0x401000n)));
+      // The synthesized maps are the executable mappings, as /proc/PID/maps has them now.
+      const loadedAt = BigInt(`0x${readFileSync(`/proc/${recorder.childPid}/maps`, 'utf8').split('\n').find((line) => line.includes(' r-xp ') && line.endsWith(exe))!.split('-')[0]}`);
+      assert.ok(running.processes.some((p) => p.pid === recorder.childPid && p.comm === 'kernel_getpid' && p.maps.some((m) => m.path === exe && m.start === loadedAt)));
       await recorder.exited;
       const stats = recorder.ringStats();
       const backward = stats.filter((s) => s.direction === 'backward');
