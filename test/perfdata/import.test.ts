@@ -22,6 +22,7 @@ import {
   tempDir,
   type ComparableSample,
 } from './perf-tools';
+import { hostBreakpoints } from '../host/breakpoints';
 
 const SCRIPT_FIELDS = ['--ns', '-F', 'pid,tid,cpu,time,period,event,ip'];
 
@@ -148,6 +149,8 @@ describe('perf.data import (perf record is the referee)', function () {
     const { decoded } = importFile(file('bp.data'));
     const ours = ourSamples(decoded);
     assertSameSamples(ours, perfSamples(file('bp.data')), 'bp.data');
+    // perf recorded no hit where this host delivers none: the same (empty) samples is all there is to compare.
+    if (!hostBreakpoints().fire) return assert.equal(ours.length, 0);
     // The kernel's ELF loader clears .bss during exec (kernel-mode hits); then the 9 user writes.
     const user = ours.filter((s) => !BigInt('0x' + s.ip).toString(16).startsWith('ffff'));
     assert.equal(user.length, 9);
