@@ -14,6 +14,7 @@ import { runningLoadBase } from '../../native/symbols/target';
 import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
 import type { RecordTarget } from '../session/ports';
 import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardwareBreakpoints';
+import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
 
 interface Armed {
   readonly id: string;
@@ -151,6 +152,12 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       const message = `${event.name}: the line is in ${event.extraSites!.length + 1} places; each is armed with its own debug register and the hit count is their sum`;
       this.log(message);
       void vscode.window.showInformationMessage(`Ringside: ${message}`);
+    }
+    // A machine whose hypervisor swallows debug exceptions accepts the breakpoints and records nothing: say so now.
+    const delivery = breakpointDelivery();
+    if (delivery.state === 'silent') {
+      this.log(delivery.message);
+      void vscode.window.showWarningMessage(`Ringside: ${delivery.message}`);
     }
     const pages = this.ringPages();
     const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}`, ...(pages ? { pages } : {}) });
