@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import type { FrameLocator, Page } from 'playwright-core';
 import {
   acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, scenarioLifecycle, pidsRunning, ringsideErrors, runCommand, timelineFacts,
-  waitForTimeline,
+  waitForNotification, waitForTimeline,
 } from './harness';
+import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
 /** Picks an option of one of the panel's toolkit dropdowns by clicking, like a user. */
 async function choose(frame: FrameLocator, dropdownId: string, option: string): Promise<void> {
@@ -72,18 +73,29 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     assert.match((await row.innerText()).replace(/\s+/g, ' '), new RegExp(`demo_counter w 8 pid ${demoPid}`));
     await scenario.screenshot('watch-added');
 
-    // 2. Its hits: the demo writes demo_counter 1000 times per 10 ms round.
+    // 2. Its hits: the demo writes demo_counter 1000 times per 10 ms round. Where this host delivers
+    // no breakpoint hits (perf counts none), the user was told so when it was armed, the snapshot says
+    // why it is empty, and the Hits column says 0; everything below (registers held, ENOSPC) is the same.
+    const fire = hostBreakpoints().fire;
+    if (!fire) await waitForNotification(page, SILENT_BREAKPOINTS);
     await page.waitForTimeout(500);
     // The panel's watchpoints are a recording of their own beside the demo's: take theirs.
     frame = await snapshot(page, 2, 'breakpoints');
     const facts = await timelineFacts(frame);
     const watchLane = facts.lanes.find((lane) => lane.watch);
-    assert.ok(watchLane && /demo_counter/.test(watchLane.label), JSON.stringify(facts.lanes));
-    assert.ok(watchLane.count >= 1000 && watchLane.inkPixels > 0, JSON.stringify(watchLane));
+    let hits = 0;
+    if (fire) {
+      assert.ok(watchLane && /demo_counter/.test(watchLane.label), JSON.stringify(facts.lanes));
+      assert.ok(watchLane.count >= 1000 && watchLane.inkPixels > 0, JSON.stringify(watchLane));
+      hits = watchLane.count;
+    } else {
+      assert.ok(!watchLane || watchLane.count === 0, JSON.stringify(facts.lanes));
+      await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
+    }
     // The list's Hits column says the same as the lane, as soon as the snapshot is in.
     const hitsCell = row.locator('td').nth(5);
-    await hitsCell.filter({ hasText: watchLane.count.toLocaleString('en-US') }).waitFor({ state: 'visible' })
-      .catch(async () => assert.fail(`Hits column shows ${await hitsCell.innerText()}, the timeline lane ${watchLane.count}`));
+    await hitsCell.filter({ hasText: hits.toLocaleString('en-US') }).waitFor({ state: 'visible' })
+      .catch(async () => assert.fail(`Hits column shows ${await hitsCell.innerText()}, the timeline lane ${hits}`));
     await scenario.screenshot('watch-hits');
 
     // 3. Disable it: it records nothing more, but the kernel keeps its debug register reserved until
@@ -94,7 +106,7 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     assert.match(await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().getAttribute('title') ?? '',
       /still holds its debug register until removed/);
     const cells = await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('td').allInnerTexts();
-    assert.equal(Number(cells[5].replace(/,/g, '')), watchLane.count, `Hits column ${cells[5]} vs the timeline lane ${watchLane.count}`);
+    assert.equal(Number(cells[5].replace(/,/g, '')), hits, `Hits column ${cells[5]} vs the timeline lane ${hits}`);
     await scenario.screenshot('watch-disabled');
     await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().click();
     await waitForWatchStatus(frame, /^Enable demo_counter: done\./);
