@@ -2,10 +2,9 @@
 // list and breakpoint controls, wired to the host through the typed protocol. Every incoming
 // message is validated before use; every name from the system is set with textContent.
 
-import {
-  PROTOCOL_VERSION, validateHostToWebview, type ErrorInfo, type HostToWebview, type LaneGrouping, type PersistedViewState,
-  type RecordDetails, type WatchRequest, type WebviewToHost, type JsonValue,
-} from './protocol';
+import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type RecordDetails, type WatchRequest, type WebviewToHost, type JsonValue } from '../shared/protocol';
+import { validateHostToWebview } from '../shared/validate';
+import { isViewState, type LaneGrouping, type PersistedViewState } from './viewState';
 import { BatchRejected, RecordStore } from './store';
 import { Timeline, kindName } from './timeline';
 import { WatchPanel } from './watch';
@@ -25,13 +24,6 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, pa
   if (text !== undefined) e.textContent = text;
   parent?.appendChild(e);
   return e;
-}
-
-function isViewState(v: unknown): v is PersistedViewState {
-  if (typeof v !== 'object' || v === null) return false;
-  const s = v as Record<string, unknown>;
-  return (s.grouping === 'cpu' || s.grouping === 'thread' || s.grouping === 'event') && Array.isArray(s.collapsed)
-    && s.collapsed.every((k) => typeof k === 'string') && typeof s.filter === 'string' && typeof s.followLatest === 'boolean';
 }
 
 function jsonText(v: JsonValue | undefined): string {

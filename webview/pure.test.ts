@@ -8,7 +8,7 @@ import { compileFilter, parseFilter, type FilterSubject } from './filter';
 import { breakpointFits, explainEnospc } from './budget';
 import { RenderScheduler } from './scheduler';
 import { parseWatchLocation, parseWatchTarget } from './watchSpec';
-import type { WatchBudget } from './protocol';
+import type { WatchBudget } from '../shared/protocol';
 import { prng } from '../native/decode/test-records';
 
 const rowsOf = (n: number) => Uint32Array.from({ length: n }, (_, i) => i);

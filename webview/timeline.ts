@@ -4,7 +4,7 @@
 // tick and paired records as bars. SVG is only used for the axis and overlays.
 
 import * as d3 from 'd3';
-import type { LaneGrouping } from './protocol';
+import type { LaneGrouping } from './viewState';
 import type { RecordStore } from './store';
 import { buildLanes, type Lane } from './lanes';
 import { pairSpans, SpanType, type Spans } from './spans';

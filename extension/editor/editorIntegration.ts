@@ -7,7 +7,7 @@
 import { readlinkSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../webview/protocol';
+import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../shared/protocol';
 import { PerfType, BreakpointType } from '../../native/perf/uapi';
 import { predictedLoadBase } from '../../native/symbols/resolve';
 import { runningLoadBase } from '../../native/symbols/target';

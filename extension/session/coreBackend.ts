@@ -6,7 +6,7 @@ import { decodeSnapshot } from '../../native/decode/columns';
 import { formatRecordJson } from '../../native/decode/jsonl';
 import { readPerfData } from '../../native/perfdata/reader';
 import { exportSnapshot } from '../../native/perfdata/index';
-import { writeStandaloneHtml } from '../../native/cli/html';
+import { writeStandaloneHtml } from '../../host/htmlFile';
 import type { DecodedSnapshot } from '../../native/decode/types';
 import { attachKeeperRings, borrowForeignRing, type CopyBufferOptions } from './attachedSource';
 import type { Backend } from './ports';
