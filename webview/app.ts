@@ -6,7 +6,8 @@ import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type RecordDetail
 import { validateHostToWebview } from '../shared/validate';
 import { isViewState, type LaneGrouping, type PersistedViewState } from './viewState';
 import { BatchRejected, RecordStore } from './store';
-import { Timeline, kindName } from './timeline';
+import { Timeline } from './timeline';
+import { kindName } from './interaction';
 import { WatchPanel } from './watch';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAbsolute, formatAddress, formatBytes, formatDuration } from './timeFormat';
