@@ -12,6 +12,7 @@ import { Viewport } from './viewport';
 import { TimelineLayout } from './layout';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
 import { describeRow, handleKey, hitTest, Tooltip } from './interaction';
+import { el } from './dom';
 
 export const LABEL_WIDTH = 190;
 
@@ -19,13 +20,6 @@ export interface TimelineCallbacks {
   onSelect(row: number | null): void;
   onBrush(range: [number, number] | null): void;
   onViewChange(): void;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, parent?: Element): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  e.className = className;
-  parent?.appendChild(e);
-  return e;
 }
 
 export class Timeline {
