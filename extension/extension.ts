@@ -3,7 +3,7 @@
 // (vscode-free, tested on the real kernel), editor/, panel/, ui/ and the command modules in commands/.
 
 import type * as vscode from 'vscode';
-import type { SessionManager } from './session/sessionManager';
+import type { SessionManager } from './session/session-manager';
 import { createServices } from './services';
 import { registerViews } from './ui/views';
 import { registerRecordingCommands } from './commands/recording';

@@ -5,13 +5,13 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { createBackend } from './session/backend';
-import { SessionManager } from './session/sessionManager';
-import { KeeperClient } from './session/keeperClient';
+import { SessionManager } from './session/session-manager';
+import { KeeperClient } from './session/keeper-client';
 import type { Backend } from './session/ports';
-import { TimelinePanel, type TimelineHost } from './panel/timelinePanel';
+import { TimelinePanel, type TimelineHost } from './panel/timeline-panel';
 import { describeError } from './ui/errors';
 import { pickTarget } from './ui/pickers';
-import { HardwareBreakpoints } from './editor/editorIntegration';
+import { HardwareBreakpoints } from './editor/editor-integration';
 
 export interface Settings {
   readonly defaultEvents: string[];

@@ -4,7 +4,7 @@ import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord
 import { RecordType, Sample } from '../native/perf/uapi';
 import { validateHostToWebview } from '../shared/validate';
 import { rowDetails, snapshotToWire } from './wire';
-import { rowsMatchingField } from './fieldFilter';
+import { rowsMatchingField } from './field-filter';
 import type { TracepointFormat } from '../native/decode/types';
 
 const sampleType = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;

@@ -4,7 +4,7 @@
 
 import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type WatchRequest, type WebviewToHost } from '../shared/protocol';
 import { validateHostToWebview } from '../shared/validate';
-import { isViewState, type LaneGrouping, type PersistedViewState } from './viewState';
+import { isViewState, type LaneGrouping, type PersistedViewState } from './view-state';
 import { BatchRejected, RecordStore } from './store';
 import { Timeline } from './timeline';
 import { kindName } from './interaction';
@@ -13,7 +13,7 @@ import { DetailsPane } from './details';
 import { renderCoverageTable, renderRangeSummary } from './summaries';
 import { el } from './dom';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
-import { formatAddress } from './timeFormat';
+import { formatAddress } from './time-format';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
 
 export interface VsCodeApi {

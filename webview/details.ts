@@ -5,7 +5,7 @@
 import type { ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { kindName } from './interaction';
-import { formatAbsolute, formatAddress } from './timeFormat';
+import { formatAbsolute, formatAddress } from './time-format';
 import { createButton } from './toolkit';
 import { el } from './dom';
 

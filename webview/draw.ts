@@ -7,8 +7,8 @@ import type { FrameLane, LaneSpans } from './layout';
 import type { Lane } from './lanes';
 import { SpanType } from './spans';
 import { binDensity, densityAlpha } from './density';
-import { bisectLeft, bisectRight } from './hitTest';
-import { axisTickFormatter, formatDuration } from './timeFormat';
+import { bisectLeft, bisectRight } from './hit-test';
+import { axisTickFormatter, formatDuration } from './time-format';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;

@@ -3,8 +3,8 @@
 
 import type { RecordStore } from './store';
 import type { Lane } from './lanes';
-import { bisectLeft, nearestPosition } from './hitTest';
-import { formatAbsolute, formatAddress, formatDuration } from './timeFormat';
+import { bisectLeft, nearestPosition } from './hit-test';
+import { formatAbsolute, formatAddress, formatDuration } from './time-format';
 
 const HIT_RADIUS_PX = 5;
 

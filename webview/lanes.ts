@@ -3,7 +3,7 @@
 // row ids sorted by time so the renderer can cull and hit-test by bisection.
 
 import type { EventKind } from '../shared/protocol';
-import type { LaneGrouping } from './viewState';
+import type { LaneGrouping } from './view-state';
 
 export interface LaneSource {
   readonly length: number;

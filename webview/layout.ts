@@ -3,10 +3,10 @@
 // Rebuilt only when its inputs change (store version, grouping, filter, collapsed lanes); drawing never builds.
 
 import type { RecordStore } from './store';
-import type { LaneGrouping } from './viewState';
+import type { LaneGrouping } from './view-state';
 import { buildLanes, type Lane, type LaneSource } from './lanes';
 import { pairSpans, type Spans } from './spans';
-import { visibleRange } from './hitTest';
+import { visibleRange } from './hit-test';
 
 export const LANE_HEIGHT = 22;
 export const COLLAPSED_HEIGHT = 8;

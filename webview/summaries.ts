@@ -4,7 +4,7 @@
 import type { CoverageFact } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { el } from './dom';
-import { formatBytes, formatDuration } from './timeFormat';
+import { formatBytes, formatDuration } from './time-format';
 import { createButton } from './toolkit';
 
 /** The brushed range in `target`, or the hint when there is none; `zoomTo` backs its Zoom to range button. */

@@ -3,10 +3,10 @@
 // layout built before each frame (lanes and spans; layout.ts), the draw functions (draw.ts) and interaction
 // (hit-testing, tooltip, keys; interaction.ts). Every redraw goes through the one rAF scheduler.
 
-import type { LaneGrouping } from './viewState';
+import type { LaneGrouping } from './view-state';
 import type { RecordStore } from './store';
 import type { Lane } from './lanes';
-import { bisectLeft, visibleRange } from './hitTest';
+import { bisectLeft, visibleRange } from './hit-test';
 import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
 import { TimelineLayout } from './layout';

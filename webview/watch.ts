@@ -3,7 +3,7 @@
 // host's answer is shown inline; an ENOSPC is explained with the kernel's pinned/flexible rule.
 
 import type { ErrorInfo, WatchBudget, WatchInfo, WatchLength, WatchRequest, WatchSpec, WatchType } from '../shared/protocol';
-import { describeLocation, describeTarget, parseWatchLocation, parseWatchTarget } from './watchSpec';
+import { describeLocation, describeTarget, parseWatchLocation, parseWatchTarget } from './watch-spec';
 import { explainEnospc } from './budget';
 import { createButton, createCheckbox, createDropdown, createTextField, type CheckControl, type ValueControl } from './toolkit';
 

@@ -4,8 +4,8 @@
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
 import { DEFAULT_RING_PAGES } from '../../native/perf/recorder';
-import { AttachCancelledError, borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from '../session/attachedSource';
-import { attachPersistentEvent, listPersistentEvents } from '../session/persistentEvents';
+import { AttachCancelledError, borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from '../session/attached-source';
+import { attachPersistentEvent, listPersistentEvents } from '../session/persistent-events';
 import { askWhichEvent } from '../ui/pickers';
 import { registerCommand, settings, type Services } from '../services';
 

@@ -3,10 +3,10 @@
 
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
-import { formatBytes, type SnapshotEntry } from '../session/sessionManager';
+import { formatBytes, type SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
-import { TimelinePanel } from '../panel/timelinePanel';
-import type { SessionNode } from '../ui/sessionsView';
+import { TimelinePanel } from '../panel/timeline-panel';
+import type { SessionNode } from '../ui/sessions-view';
 import { pickEvents, pickTarget } from '../ui/pickers';
 import { registerCommand, settings, type Services } from '../services';
 

@@ -2,8 +2,8 @@
 // Export Snapshot… (perf.data, JSON Lines, HTML) and Open perf.data….
 
 import * as vscode from 'vscode';
-import { TimelinePanel } from '../panel/timelinePanel';
-import type { SessionNode } from '../ui/sessionsView';
+import { TimelinePanel } from '../panel/timeline-panel';
+import type { SessionNode } from '../ui/sessions-view';
 import { registerCommand, type Services } from '../services';
 
 export function registerSnapshotCommands(context: vscode.ExtensionContext, services: Services): void {

@@ -2,8 +2,8 @@
 // after a reload, and notices when a recorded target or a ring's owner exits.
 
 import * as vscode from 'vscode';
-import { TimelinePanel } from '../panel/timelinePanel';
-import { SessionsTreeProvider, RecordingStatusBar } from './sessionsView';
+import { TimelinePanel } from '../panel/timeline-panel';
+import { SessionsTreeProvider, RecordingStatusBar } from './sessions-view';
 import { registerCommand, settings, type Services } from '../services';
 
 export function registerViews(context: vscode.ExtensionContext, services: Services): void {

@@ -11,9 +11,9 @@ import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../sh
 import { PerfType, BreakpointType } from '../../native/perf/uapi';
 import { predictedLoadBase } from '../../native/symbols/resolve';
 import { runningLoadBase } from '../../native/symbols/target';
-import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
+import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
-import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardwareBreakpoints';
+import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardware-breakpoints';
 
 interface Armed {
   readonly id: string;

@@ -8,8 +8,8 @@ import { renderWebviewHtml } from '../../host/html';
 import { PROTOCOL_VERSION, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../shared/protocol';
 import { validateWebviewToHost } from '../../shared/validate';
 import { rowDetails, type SourceLineFn, type SymbolizeFn } from '../../host/wire';
-import { rowsMatchingField } from '../../host/fieldFilter';
-import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
+import { rowsMatchingField } from '../../host/field-filter';
+import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import { SnapshotStreamer } from './streamer';
 
 export const TIMELINE_VIEW_TYPE = 'ringside.timeline';
