@@ -81,7 +81,8 @@ export class TimelineLayout {
       this.laneSpansKey = '';
     }
     if (this.laneSpansKey !== this.builtKey) {
-      this.laneSpans = this.spans ? laneSpansOf(this.spans, this.lanes, grouping, include, (row) => this.store.events[this.store.event[row]]?.name) : this.lanes.map(() => undefined);
+      const eventNameOf = (row: number) => this.store.events[this.store.event[row]]?.name;
+      this.laneSpans = this.spans ? laneSpansOf(this.spans, this.lanes, grouping, include, eventNameOf) : this.lanes.map(() => undefined);
       this.laneSpansKey = this.builtKey;
     }
   }
