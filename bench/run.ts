@@ -13,7 +13,7 @@ import { checkPrerequisites, compileC } from './tools';
 import { layouts, runKernelCase, type KernelCaseResult, type Tools } from './kernel';
 import { firstRows, runTransport, snapshotStartFor, type TransportResult } from './transport';
 import { runRender, type RenderResult } from './render';
-import { batchCountOf } from '../webview/protocol';
+import { batchCountOf } from '../shared/batches';
 import { BenchUnavailableError, mib, round, Table } from './stats';
 
 const ROOT = join(__dirname, '..', '..');

@@ -3,7 +3,7 @@
 // Mode 'store': each batch is also appended to the webview's real RecordStore, as App does next.
 
 import { parentPort } from 'node:worker_threads';
-import { validateHostToWebview } from '../webview/protocol';
+import { validateHostToWebview } from '../shared/validate';
 import { RecordStore } from '../webview/store';
 
 if (!parentPort) throw new Error('transport-worker must run as a worker thread');

@@ -6,7 +6,8 @@
 
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import { columnsToBatches, transferablesOf, type SnapshotStart } from '../webview/protocol';
+import { columnsToBatches, transferablesOf } from '../shared/batches';
+import type { SnapshotStart } from '../shared/protocol';
 import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
 import { columnRows } from '../native/decode/columns';
 import { median, nowNs } from './stats';

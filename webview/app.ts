@@ -1,16 +1,19 @@
-// The page controller: toolbar, snapshot list, timeline, details pane, range summary, coverage
-// list and breakpoint controls, wired to the host through the typed protocol. Every incoming
-// message is validated before use; every name from the system is set with textContent.
+// The page controller: the toolbar, the snapshot list and the filter, and the wiring of the timeline, the
+// details pane, the summaries and the breakpoint controls to the host through the typed protocol. Every
+// incoming message is validated before use; every name from the system is set with textContent.
 
-import {
-  PROTOCOL_VERSION, validateHostToWebview, type ErrorInfo, type HostToWebview, type LaneGrouping, type PersistedViewState,
-  type RecordDetails, type WatchRequest, type WebviewToHost, type JsonValue,
-} from './protocol';
+import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type WatchRequest, type WebviewToHost } from '../shared/protocol';
+import { validateHostToWebview } from '../shared/validate';
+import { isViewState, type LaneGrouping, type PersistedViewState } from './view-state';
 import { BatchRejected, RecordStore } from './store';
-import { Timeline, kindName } from './timeline';
+import { Timeline } from './timeline';
+import { kindName } from './interaction';
 import { WatchPanel } from './watch';
+import { DetailsPane } from './details';
+import { renderCoverageTable, renderRangeSummary } from './summaries';
+import { el } from './dom';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
-import { formatAbsolute, formatAddress, formatBytes, formatDuration } from './timeFormat';
+import { formatAddress } from './time-format';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
 
 export interface VsCodeApi {
@@ -19,35 +22,13 @@ export interface VsCodeApi {
   setState(state: unknown): unknown;
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, parent?: Element, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  parent?.appendChild(e);
-  return e;
-}
-
-function isViewState(v: unknown): v is PersistedViewState {
-  if (typeof v !== 'object' || v === null) return false;
-  const s = v as Record<string, unknown>;
-  return (s.grouping === 'cpu' || s.grouping === 'thread' || s.grouping === 'event') && Array.isArray(s.collapsed)
-    && s.collapsed.every((k) => typeof k === 'string') && typeof s.filter === 'string' && typeof s.followLatest === 'boolean';
-}
-
-function jsonText(v: JsonValue | undefined): string {
-  if (v === undefined) return '';
-  return typeof v === 'string' ? v : JSON.stringify(v);
-}
-
 export class App {
   readonly store = new RecordStore();
   readonly timeline: Timeline;
   private readonly watch: WatchPanel;
   private nextRequestId = 1;
-  private readonly pendingDetails = new Map<number, number>();
-  private readonly pendingReveal = new Set<number>();
   private readonly snapshotList: HTMLOListElement;
-  private readonly details: HTMLElement;
+  private readonly details: DetailsPane;
   private readonly rangeSummary: HTMLElement;
   private readonly coverageList: HTMLElement;
   private readonly status: HTMLElement;
@@ -104,16 +85,13 @@ export class App {
     this.snapshotList = el('ol', 'rs-snapshot-list', nav);
     const center = el('main', 'rs-center', body);
     this.timeline = new Timeline(center, this.store, {
-      onSelect: (row) => this.showDetails(row),
-      onBrush: (range) => this.showRange(range),
+      onSelect: (row) => this.details.show(row),
+      onBrush: (range) => renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
+        (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); }),
       onViewChange: () => this.saveStateSoon(),
     });
     const side = el('aside', 'rs-side', body);
-    this.details = el('section', 'rs-details', side);
-    this.details.id = 'rs-details';
-    this.details.setAttribute('aria-label', 'Record details');
-    this.details.setAttribute('aria-live', 'polite');
-    el('p', 'rs-hint', this.details, 'Click a record to see its details.');
+    this.details = new DetailsPane(side, this.store, { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) }, () => this.timeline.selectedRow());
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');
@@ -189,7 +167,7 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
-        this.renderCoverage();
+        renderCoverageTable(this.coverageList, this.store.snapshots);
         this.timeline.dataChanged();
         this.updateStatus();
         return;
@@ -212,30 +190,18 @@ export class App {
         this.updateStatus();
         return;
       }
-      case 'detailsReply': {
-        const row = this.pendingDetails.get(m.replyTo);
-        if (row === undefined) return;
-        this.pendingDetails.delete(m.replyTo);
-        if (this.timeline.selectedRow() !== row) return; // the user moved on
-        const target = this.details.querySelector('.rs-remote-details');
-        if (!target) return;
-        target.replaceChildren();
-        if (m.details) this.renderRemoteDetails(target as HTMLElement, m.details);
-        else this.renderError(target as HTMLElement, m.error);
+      case 'detailsReply':
+        this.details.detailsReply(m);
         return;
-      }
       case 'watchReply':
         this.watch.reply(m.replyTo, m.ok, m.error);
         return;
       case 'watchList':
         this.watch.setList(m.watches, m.budget);
         return;
-      case 'revealReply': {
-        if (!this.pendingReveal.delete(m.replyTo)) return;
-        const out = this.details.querySelector('.rs-reveal-status');
-        if (out) out.textContent = m.ok ? '' : `${m.error?.code}: ${m.error?.message}${m.error?.hint ? ` — ${m.error.hint}` : ''}`;
+      case 'revealReply':
+        this.details.revealReply(m);
         return;
-      }
       case 'fieldFilterReply': {
         const pending = this.pendingField.get(m.replyTo);
         if (!pending) return;
@@ -381,122 +347,7 @@ export class App {
     }
   }
 
-  private renderCoverage(): void {
-    this.coverageList.replaceChildren();
-    el('h2', '', this.coverageList, 'Coverage');
-    const table = el('table', 'rs-coverage-table', this.coverageList);
-    const head = table.createTHead().insertRow();
-    for (const h of ['Snapshot', 'Ring', 'Path', 'Size', 'Written', 'Overwritten', 'Lost']) {
-      const th = el('th', '', head, h);
-      th.scope = 'col';
-    }
-    const tbody = table.createTBody();
-    for (const s of this.store.snapshots) {
-      for (const c of s.coverage) {
-        const tr = tbody.insertRow();
-        for (const text of [s.name, c.label, c.path, formatBytes(c.dataSize), formatBytes(BigInt(c.bytesWritten)),
-          formatBytes(BigInt(c.bytesOverwritten)), c.lost]) el('td', '', tr, text);
-        if (BigInt(c.lost) > 0n) tr.classList.add('rs-lost');
-      }
-    }
-  }
 
-  private showDetails(row: number | null): void {
-    this.details.replaceChildren();
-    if (row === null) { el('p', 'rs-hint', this.details, 'Click a record to see its details.'); return; }
-    const s = this.store;
-    el('h2', '', this.details, s.events[s.event[row]]?.name ?? 'record');
-    const table = el('table', 'rs-fields', this.details);
-    const add = (k: string, v: string) => { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); };
-    add('type', kindName(s.kind[row]));
-    add('time', formatAbsolute(s.originNs ?? 0n, s.time[row]));
-    add('comm', s.commOf(row) || '?');
-    add('pid / tid', `${s.pid[row]} / ${s.tid[row]}`);
-    add('cpu', String(s.cpu[row]));
-    add('misc', `0x${s.misc[row].toString(16)}`);
-    if (s.ipHi[row] !== 0 || s.ipLo[row] !== 0) add('ip', formatAddress(s.ipHi[row], s.ipLo[row]));
-    const sym = s.symbolOf(row);
-    if (sym) add('symbol', sym);
-    const snap = s.snapshots[s.snapshotIndexOf(row)];
-    add('snapshot', `${snap?.name ?? '?'} · row ${s.localRowOf(row)}`);
-    const remote = el('div', 'rs-remote-details', this.details);
-    el('p', 'rs-hint', remote, 'Loading details…');
-    if (snap) {
-      const requestId = this.nextRequestId++;
-      this.pendingDetails.set(requestId, row);
-      this.post({ type: 'detailsRequest', requestId, snapshotId: snap.id, row: s.localRowOf(row) });
-    }
-  }
 
-  private renderRemoteDetails(target: HTMLElement, d: RecordDetails): void {
-    const section = (title: string, entries: readonly [string, string][]) => {
-      if (entries.length === 0) return;
-      el('h3', '', target, title);
-      const table = el('table', 'rs-fields', target);
-      for (const [k, v] of entries) { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); }
-    };
-    const base: [string, string][] = [['record', d.type]];
-    if (d.timeNs !== undefined) base.push(['time (ns)', d.timeNs]);
-    section('Record', base);
-    section('Fields', Object.entries(d.fields).map(([k, v]) => [k, jsonText(v)]));
-    if (d.tracepointFields) section('Tracepoint fields', Object.entries(d.tracepointFields).map(([k, v]) => [k, jsonText(v)]));
-    if (d.callchain && d.callchain.length > 0) {
-      el('h3', '', target, 'Callchain');
-      const list = el('ol', 'rs-callchain', target);
-      for (const f of d.callchain) {
-        el('li', '', list, `${f.ip} ${f.symbol ?? '?'}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}`);
-      }
-    }
-    if (d.source) {
-      const src = d.source;
-      el('h3', '', target, 'Source');
-      const row = el('div', 'rs-source', target);
-      el('code', '', row, `${src.file}:${src.line}`);
-      const reveal = createButton('Reveal in editor', `Reveal ${src.file}:${src.line} in the editor`, { appearance: 'secondary', id: 'rs-reveal' });
-      reveal.addEventListener('click', () => {
-        const requestId = this.nextRequestId++;
-        this.pendingReveal.add(requestId);
-        this.post({ type: 'revealRequest', requestId, file: src.file, line: src.line });
-      });
-      row.appendChild(reveal);
-      el('div', 'rs-reveal-status rs-hint', target);
-    }
-  }
 
-  private renderError(target: HTMLElement, error: ErrorInfo | undefined): void {
-    const p = el('p', 'rs-hint', target, `${error?.code ?? 'error'}: ${error?.message ?? 'no details'}`);
-    if (error?.hint) p.title = error.hint;
-  }
-
-  private showRange(range: [number, number] | null): void {
-    this.rangeSummary.replaceChildren();
-    if (!range) { el('p', 'rs-hint', this.rangeSummary, 'Shift+drag on the timeline to count records in a range.'); return; }
-    const [t0, t1] = range;
-    const rows = this.timeline.rowsInRange(t0, t1);
-    const s = this.store;
-    el('h2', '', this.rangeSummary, 'Selected range');
-    el('p', 'rs-range-span', this.rangeSummary, `${formatDuration(t1 - t0)} · ${rows.length.toLocaleString('en-US')} records`);
-    const perEvent = new Map<string, number>();
-    const perThread = new Map<string, number>();
-    for (const r of rows) {
-      const e = s.events[s.event[r]]?.name ?? '?';
-      perEvent.set(e, (perEvent.get(e) ?? 0) + 1);
-      const t = `${s.commOf(r) || '?'} ${s.tid[r]}`;
-      perThread.set(t, (perThread.get(t) ?? 0) + 1);
-    }
-    const table = (title: string, counts: Map<string, number>, cls: string) => {
-      el('h3', '', this.rangeSummary, title);
-      const t = el('table', `rs-counts ${cls}`, this.rangeSummary);
-      for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
-        const tr = t.insertRow();
-        el('th', '', tr, k).scope = 'row';
-        el('td', '', tr, v.toLocaleString('en-US'));
-      }
-    };
-    table('Per event', perEvent, 'rs-counts-event');
-    table('Per thread', perThread, 'rs-counts-thread');
-    const zoom = createButton('Zoom to range', 'Zoom to the selected range', { appearance: 'secondary', id: 'rs-zoom-range' });
-    zoom.addEventListener('click', () => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
-    this.rangeSummary.appendChild(zoom);
-  }
 }

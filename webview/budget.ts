@@ -7,7 +7,7 @@
 //   pinned:                (nr_flexible > 0 ? 1 : 0) + cpu_pinned + max_task_pinned < HBP_NUM
 //       (when flexible breakpoints exist, one register stays reserved for them)
 
-import type { WatchBudget } from './protocol';
+import type { WatchBudget } from '../shared/protocol';
 
 export function breakpointFits(budget: WatchBudget, pinned: boolean): boolean {
   const pinnedUse = budget.cpuPinned + budget.maxTaskPinned;

@@ -1,7 +1,7 @@
 // Per-pixel density binning: at wide zoom a lane is drawn as one fill per pixel column, so a
 // million records cost at most `width` fills instead of a million.
 
-import { visibleRange } from './hitTest';
+import { visibleRange } from './hit-test';
 
 /**
  * Above this many visible records per pixel column, each column's records are counted as one

@@ -8,7 +8,7 @@
 // Field terms are answered by the host (only it decodes records); see App.
 // A leading '-' negates a term; "quoted values" may contain spaces.
 
-import type { FieldFilterOp } from './protocol';
+import type { FieldFilterOp } from '../shared/protocol';
 
 export type FilterKey = 'event' | 'comm' | 'sym' | 'kind' | 'pid' | 'tid' | 'cpu' | 'misc' | 'ip' | 'field' | 'any';
 

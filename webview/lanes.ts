@@ -2,7 +2,8 @@
 // extra lane per hardware watchpoint/breakpoint event whatever the grouping. Each lane holds its
 // row ids sorted by time so the renderer can cull and hit-test by bisection.
 
-import type { EventKind, LaneGrouping } from './protocol';
+import type { EventKind } from '../shared/protocol';
+import type { LaneGrouping } from './view-state';
 
 export interface LaneSource {
   readonly length: number;

@@ -1,14 +1,14 @@
 import * as assert from 'node:assert/strict';
-import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration } from './timeFormat';
-import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hitTest';
+import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration } from './time-format';
+import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
 import { binDensity, densityAlpha } from './density';
 import { buildLanes, sortRowsByTime, type LaneSource } from './lanes';
 import { pairSpans, SpanType, type SpanSource } from './spans';
 import { compileFilter, parseFilter, type FilterSubject } from './filter';
 import { breakpointFits, explainEnospc } from './budget';
 import { RenderScheduler } from './scheduler';
-import { parseWatchLocation, parseWatchTarget } from './watchSpec';
-import type { WatchBudget } from './protocol';
+import { parseWatchLocation, parseWatchTarget } from './watch-spec';
+import type { WatchBudget } from '../shared/protocol';
 import { prng } from '../native/decode/test-records';
 
 const rowsOf = (n: number) => Uint32Array.from({ length: n }, (_, i) => i);

@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { BatchRejected, RecordStore } from './store';
-import { columnsToBatches, type SnapshotStart } from './protocol';
+import { columnsToBatches } from '../shared/batches';
+import type { SnapshotStart } from '../shared/protocol';
 import type { RecordColumns } from '../native/decode/types';
 
 function columns(times: number[], tids: number[], events: number[]): RecordColumns {

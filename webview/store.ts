@@ -7,8 +7,8 @@
 // answered from the list of appended batches (a batch is a run of consecutive rows of one
 // snapshot), and the symbol column exists only once some batch carried symbols.
 
-import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from './protocol';
-import { COLUMN_TYPES } from './protocol';
+import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from '../shared/protocol';
+import { COLUMN_TYPES } from '../shared/columns';
 
 export interface SnapshotEntry {
   readonly id: string;

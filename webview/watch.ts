@@ -2,8 +2,8 @@
 // budget, and add / remove / enable / disable / modify controls that post typed requests. The
 // host's answer is shown inline; an ENOSPC is explained with the kernel's pinned/flexible rule.
 
-import type { ErrorInfo, WatchBudget, WatchInfo, WatchLength, WatchRequest, WatchSpec, WatchType } from './protocol';
-import { describeLocation, describeTarget, parseWatchLocation, parseWatchTarget } from './watchSpec';
+import type { ErrorInfo, WatchBudget, WatchInfo, WatchLength, WatchRequest, WatchSpec, WatchType } from '../shared/protocol';
+import { describeLocation, describeTarget, parseWatchLocation, parseWatchTarget } from './watch-spec';
 import { explainEnospc } from './budget';
 import { createButton, createCheckbox, createDropdown, createTextField, type CheckControl, type ValueControl } from './toolkit';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { decodeSnapshot } from '../../native/decode/columns';
 import type { EventDescription, RingCopy } from '../../native/decode/types';
 import { PerfType, RecordType, Sample, SoftwareConfig } from '../../native/perf/uapi';
-import type { HostToWebview, RecordBatch } from '../../webview/protocol';
-import { batchesToColumns } from '../../webview/protocol';
+import type { HostToWebview, RecordBatch } from '../../shared/protocol';
+import { batchesToColumns } from '../../shared/batches';
 import { SnapshotStreamer } from './streamer';
 
 /** A forward ring of `count` SAMPLE records (ip, tid, time) with increasing times. */

@@ -4,8 +4,8 @@
 // each snapshot restarts from the batch holding the first row the page does not have.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
-import type { HostToWebview, RecordBatch, SnapshotStart } from '../../webview/protocol';
-import { snapshotToWire, type SymbolizeFn } from '../../webview/wire';
+import type { HostToWebview, RecordBatch, SnapshotStart } from '../../shared/protocol';
+import { snapshotToWire, type SymbolizeFn } from '../../host/wire';
 
 export type Post = (message: HostToWebview) => void;
 

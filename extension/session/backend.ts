@@ -7,7 +7,7 @@ import { describeExit, Recorder } from '../../native/perf/recorder';
 import type { BackwardRing } from '../../native/perf/ring';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
-import { createCoreBackend } from './coreBackend';
+import { createCoreBackend } from './core-backend';
 import type { Backend, RecordOptions, RingSource, RingStatus } from './ports';
 
 export interface RecordingSettings {

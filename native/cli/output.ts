@@ -50,7 +50,7 @@ export class SnapshotWriter {
       const { exportSnapshot } = await import('../perfdata/index');
       await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1) });
     } else {
-      const { writeStandaloneHtml } = await import('./html');
+      const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel), (pid: number, ip: bigint) => this.symbols.sourceLine(pid, ip), limitations);
     }
   }

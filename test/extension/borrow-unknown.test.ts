@@ -5,9 +5,9 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { SessionManager } from '../../extension/session/sessionManager';
-import { createCoreBackend } from '../../extension/session/coreBackend';
-import { AttachCancelledError, AttachError, borrowForeignRingAsking, RAW_RECORDS_CHOICE, type UnknownEventQuestion } from '../../extension/session/attachedSource';
+import { SessionManager } from '../../extension/session/session-manager';
+import { createCoreBackend } from '../../extension/session/core-backend';
+import { AttachCancelledError, AttachError, borrowForeignRingAsking, RAW_RECORDS_CHOICE, type UnknownEventQuestion } from '../../extension/session/attached-source';
 import type { Backend } from '../../extension/session/ports';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { RecordType } from '../../native/perf/uapi';

@@ -11,7 +11,7 @@ import { kernelParanoid, NOBODY_UID, prepareNobodyDir, type NobodyDir } from './
 
 /** Attaches to the only keeper, snapshots, and prints what it found (run as uid 65534 from out/). */
 const ATTACH_SCRIPT = `
-  const { SessionManager } = require('./out/extension/session/sessionManager');
+  const { SessionManager } = require('./out/extension/session/session-manager');
   const { createBackend } = require('./out/extension/session/backend');
   const { listKeeperStates } = require('./out/native/keeper/state');
   const { RecordType } = require('./out/native/perf/uapi');

@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { chromium, type Browser } from 'playwright-core';
-import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../webview/html';
-import { DEFAULT_THEME_CSS } from '../../webview/standalone';
+import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../host/html';
+import { DEFAULT_THEME_CSS } from '../../host/standalone';
 
 /** The repository root: the nearest folder above this file with a package.json and scripts/build.mjs. */
 export function findRoot(from: string): string {

@@ -2,7 +2,8 @@
 // `RingsideSynthetic`). It plays the extension host: columns built like the decoder's, split with
 // the real columnsToBatches, streamed one batch per acknowledgement.
 
-import { columnsToBatches, type EventInfo, type RecordBatch, type SnapshotStart, type ThreadInfo, type CoverageFact } from '../../webview/protocol';
+import { columnsToBatches } from '../../shared/batches';
+import type { EventInfo, RecordBatch, SnapshotStart, ThreadInfo, CoverageFact } from '../../shared/protocol';
 import type { RecordColumns } from '../../native/decode/types';
 
 export interface SyntheticRow {

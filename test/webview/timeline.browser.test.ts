@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { renderStandaloneHtml } from '../../webview/standalone';
+import { renderStandaloneHtml } from '../../host/standalone';
 import { ARTIFACTS, HELPER_DIR, ROOT, buildWebview, launchChromium, measurePaint, serve, type Served } from './harness';
 import { small, smallRows, US } from './synthetic';
 

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { makeNonce, renderWebviewHtml } from './html';
 import { base64Decode, base64Encode, renderStandaloneHtml } from './standalone';
-import { columnsToBatches, type SnapshotStart } from './protocol';
+import { columnsToBatches } from '../shared/batches';
+import type { SnapshotStart } from '../shared/protocol';
 
 describe('webview HTML', () => {
   it('renders a CSP with the nonce, cspSource and no inline script other than data', () => {

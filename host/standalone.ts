@@ -6,8 +6,8 @@
 // offline in any browser.
 // Pure string building, no node imports (the CLI and the extension both call it).
 
-import type { RecordBatch, RecordDetails, SnapshotStart, WatchBudget, WatchInfo } from './protocol';
-import { COLUMN_NAMES } from './protocol';
+import type { RecordBatch, RecordDetails, SnapshotStart, WatchBudget, WatchInfo } from '../shared/protocol';
+import { COLUMN_NAMES } from '../shared/columns';
 import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce } from './html';
 
 export interface StandaloneSnapshot {

@@ -7,13 +7,13 @@
 import { readlinkSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../webview/protocol';
+import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../shared/protocol';
 import { PerfType, BreakpointType } from '../../native/perf/uapi';
 import { predictedLoadBase } from '../../native/symbols/resolve';
 import { runningLoadBase } from '../../native/symbols/target';
-import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
+import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
-import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardwareBreakpoints';
+import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardware-breakpoints';
 import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
 
 interface Armed {

@@ -2,8 +2,8 @@
 // read the SessionManager; a timer refreshes live ring facts while something records.
 
 import * as vscode from 'vscode';
-import type { SessionInfo, SessionManager, SnapshotEntry } from '../session/sessionManager';
-import { formatBytes } from '../session/sessionManager';
+import type { SessionInfo, SessionManager, SnapshotEntry } from '../session/session-manager';
+import { formatBytes } from '../session/session-manager';
 import type { RingStatus } from '../session/ports';
 
 export type SessionNode =

@@ -6,9 +6,9 @@ import { decodeSnapshot } from '../../native/decode/columns';
 import { formatRecordJson } from '../../native/decode/jsonl';
 import { readPerfData } from '../../native/perfdata/reader';
 import { exportSnapshot } from '../../native/perfdata/index';
-import { writeStandaloneHtml } from '../../native/cli/html';
+import { writeStandaloneHtml } from '../../host/html-file';
 import type { DecodedSnapshot } from '../../native/decode/types';
-import { attachKeeperRings, borrowForeignRing, type CopyBufferOptions } from './attachedSource';
+import { attachKeeperRings, borrowForeignRing, type CopyBufferOptions } from './attached-source';
 import type { Backend } from './ports';
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;

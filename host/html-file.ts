@@ -2,17 +2,17 @@
 // opens offline in any browser, for attaching a snapshot to a bug report.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DecodedSnapshot } from '../decode/types';
-import { renderStandaloneHtml } from '../../webview/standalone';
-import { snapshotToWire, rowDetails, type SymbolizeFn, type SourceLineFn } from '../../webview/wire';
-import type { RecordDetails } from '../../webview/protocol';
+import type { DecodedSnapshot } from '../native/decode/types';
+import type { RecordDetails } from '../shared/protocol';
+import { renderStandaloneHtml } from './standalone';
+import { snapshotToWire, rowDetails, type SymbolizeFn, type SourceLineFn } from './wire';
 
 /** Details embedded per row up to this many rows; past it the page shows the columns only. */
 const MAX_EMBEDDED_DETAILS = 20000;
 
 function webviewAssets(): { script: string; css: string } {
-  // dist/cli.js sits beside dist/webview; compiled tests run from out/native/cli.
-  const candidates = [path.join(__dirname, 'webview'), path.resolve(__dirname, '../../../dist/webview')];
+  // dist/cli.js sits beside dist/webview; compiled tests run from out/host.
+  const candidates = [path.join(__dirname, 'webview'), path.resolve(__dirname, '../../dist/webview')];
   for (const dir of candidates) {
     const script = path.join(dir, 'timeline.js');
     if (existsSync(script)) return { script: readFileSync(script, 'utf8'), css: readFileSync(path.join(dir, 'timeline.css'), 'utf8') };

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
-import {
-  COLUMN_NAMES, batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf, validateHostToWebview, validateWebviewToHost,
-  type SnapshotStart,
-} from './protocol';
+import { COLUMN_NAMES } from './columns';
+import { batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf } from './batches';
+import { validateHostToWebview, validateWebviewToHost } from './validate';
+import type { SnapshotStart } from './protocol';
 import type { RecordColumns } from '../native/decode/types';
 
 function makeColumns(n: number): RecordColumns {
@@ -185,7 +185,8 @@ describe('webview protocol', () => {
 
 describe('host-side conversions', () => {
   it('turns a decoded snapshot into a valid snapshotStart and batches', async () => {
-    const { snapshotMessages, recordDetailsOf, validateHostToWebview: validate } = await import('./protocol');
+    const { snapshotMessages, recordDetailsOf } = await import('../host/messages');
+    const { validateHostToWebview: validate } = await import('./validate');
     const cols = makeColumns(5);
     const attr = (type: number) => ({ type }) as unknown as import('../native/perf/attr').PerfEventAttr;
     const decoded = {

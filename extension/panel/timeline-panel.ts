@@ -4,10 +4,12 @@
 
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { renderWebviewHtml } from '../../webview/html';
-import { PROTOCOL_VERSION, validateWebviewToHost, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../webview/protocol';
-import { rowDetails, rowsMatchingField, type SourceLineFn, type SymbolizeFn } from '../../webview/wire';
-import type { SessionManager, SnapshotEntry } from '../session/sessionManager';
+import { renderWebviewHtml } from '../../host/html';
+import { PROTOCOL_VERSION, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../shared/protocol';
+import { validateWebviewToHost } from '../../shared/validate';
+import { rowDetails, type SourceLineFn, type SymbolizeFn } from '../../host/wire';
+import { rowsMatchingField } from '../../host/field-filter';
+import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import { SnapshotStreamer } from './streamer';
 
 export const TIMELINE_VIEW_TYPE = 'ringside.timeline';

@@ -1,6 +1,6 @@
 // Pure parsing of the breakpoint form (kept apart from the DOM so node tests can load it).
 
-import type { WatchLocation, WatchTarget } from './protocol';
+import type { WatchLocation, WatchTarget } from '../shared/protocol';
 
 /** Parse the location box: `0x…`/decimal address, `file.c:42`, or a symbol. */
 export function parseWatchLocation(text: string): WatchLocation | string {

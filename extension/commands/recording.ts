@@ -1,0 +1,113 @@
+// Recording and capturing: Start Recording…, Start Kept Recording…, Capture Snapshot (from the palette or a
+// session), Stop Recording, and pause/resume/stop/remove of a session in the Sessions view.
+
+import * as vscode from 'vscode';
+import type { KeeperState } from '../../native/keeper/state';
+import { formatBytes, type SnapshotEntry } from '../session/session-manager';
+import type { RecordTarget } from '../session/ports';
+import { TimelinePanel } from '../panel/timeline-panel';
+import type { SessionNode } from '../ui/sessions-view';
+import { pickEvents, pickTarget } from '../ui/pickers';
+import { registerCommand, settings, type Services } from '../services';
+
+export function registerRecordingCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { sessions, keepers, backend, log, timelineHost, cliPath } = services;
+
+  const sessionIdOf = (node?: SessionNode): string => {
+    if (node?.kind === 'session') return node.session.id;
+    const active = sessions.active();
+    if (!active) throw new Error('no recording is running: use Ringside: Start Recording…');
+    return active.id;
+  };
+
+  const capture = async (sessionId: string): Promise<SnapshotEntry> => {
+    const stats = sessions.ringStats(sessionId);
+    const bytes = stats.reduce((sum, ring) => sum + Math.min(ring.dataSize, Number(ring.bytesWritten)), 0);
+    const take = (progress?: vscode.Progress<{ message?: string; increment?: number }>) => {
+      let reported = 0;
+      return sessions.snapshot(sessionId, (message, fraction) => {
+        progress?.report({ message, increment: (fraction - reported) * 100 });
+        reported = fraction;
+      });
+    };
+    const entry = bytes >= settings().bigSnapshotBytes
+      ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ringside: snapshot of ${formatBytes(bytes)}` }, take)
+      : await take();
+    TimelinePanel.show(timelineHost, [entry]);
+    log(`snapshot ${entry.name}: ${entry.recordCount} records, ${formatBytes(entry.sizeBytes)}, longest pause ${(entry.maxPauseNs / 1e3).toFixed(1)} µs, decoded in ${entry.decodeMs.toFixed(1)} ms`);
+    return entry;
+  };
+
+  /**
+   * Capture Snapshot is always offered: with one recording it snapshots it; with several it asks
+   * which (or all); with none it offers the kept recorders it can see, attaching to another ring, or
+   * starting a recording, so the command never answers "no matching commands".
+   */
+  const captureFromPalette = async (): Promise<void> => {
+    const live = sessions.list().filter((s) => s.state !== 'stopped');
+    if (live.length === 1) {
+      await capture(live[0].id);
+      return;
+    }
+    if (live.length > 1) {
+      const picked = await vscode.window.showQuickPick([
+        ...live.map((s) => ({ label: s.label, description: `${s.kind} · ${s.snapshots.length} snapshot(s)`, ids: [s.id] })),
+        { label: '$(files) All of them', description: `${live.length} recordings`, ids: live.map((s) => s.id) },
+      ], { title: 'Ringside: capture a snapshot of which recording?' });
+      for (const id of picked?.ids ?? []) await capture(id);
+      return;
+    }
+    type Choice = vscode.QuickPickItem & { keeper?: KeeperState; then?: string };
+    const kept = keepers.list().filter((k) => k.state && k.alive);
+    const choices: Choice[] = [
+      ...kept.map((k) => ({ label: `$(lock) keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), detail: 'attach to this kept recorder and capture', keeper: k.state! })),
+      { label: '$(plug) Attach to Event…', detail: 'a ring another process owns (perf record --overwrite), or a persistent event', then: 'ringside.attachToEvent' },
+      { label: '$(record) Start Recording…', detail: 'open events now; capture once something happened', then: 'ringside.startRecording' },
+    ];
+    const picked = await vscode.window.showQuickPick(choices, { title: 'Ringside: nothing is recording yet. Capture from…' });
+    if (!picked) return;
+    if (picked.keeper) {
+      const session = await sessions.attachKeeper(picked.keeper);
+      await capture(session.id);
+      return;
+    }
+    if (picked.then) await vscode.commands.executeCommand(picked.then);
+  };
+
+  const startRecording = async (kept: boolean) => {
+    const s = settings();
+    const specs = await pickEvents(context.workspaceState, s.defaultEvents);
+    if (!specs) return;
+    const chosen = await pickTarget();
+    if (!chosen) return;
+    if (kept || s.keeper) {
+      const target = chosen.target.kind === 'launch' ? { kind: 'launch' as const, argv: chosen.target.argv } : chosen.target.kind === 'pid' ? chosen.target : { kind: 'cpus' as const };
+      const state = await keepers.start({ cliPath, events: specs, target, pages: s.pages, ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}) });
+      log(`keeper ${state.pid} holds ${state.rings.length} ring(s); attaching`);
+      await sessions.attachKeeper(state);
+      return;
+    }
+    const target: RecordTarget = chosen.target;
+    const context_ = { ...(target.kind === 'pid' ? { pid: target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) };
+    const events = await backend.resolveEvents(specs, context_);
+    const session = await sessions.startRecording({ events, target, pages: s.pages });
+    log(`recording ${session.label} (${session.id})`);
+  };
+
+  context.subscriptions.push(
+    registerCommand(services, 'ringside.startRecording', () => startRecording(false)),
+    registerCommand(services, 'ringside.startKeptRecording', () => startRecording(true)),
+    registerCommand(services, 'ringside.captureSnapshot', () => captureFromPalette()),
+    registerCommand(services, 'ringside.snapshotSession', (node: SessionNode) => capture(sessionIdOf(node))),
+    registerCommand(services, 'ringside.stopRecording', async () => {
+      const live = sessions.list().filter((s) => s.state !== 'stopped');
+      if (live.length === 0) throw new Error('no recording is running');
+      const pick = live.length === 1 ? live[0] : await vscode.window.showQuickPick(live.map((s) => ({ label: s.label, description: s.state, id: s.id })), { title: 'Stop which recording?' }).then((p) => p && sessions.get(p.id));
+      if (pick) await sessions.stop(pick.id);
+    }),
+    registerCommand(services, 'ringside.pauseSession', (node: SessionNode) => sessions.pause(sessionIdOf(node))),
+    registerCommand(services, 'ringside.resumeSession', (node: SessionNode) => sessions.resume(sessionIdOf(node))),
+    registerCommand(services, 'ringside.stopSession', (node: SessionNode) => sessions.stop(sessionIdOf(node))),
+    registerCommand(services, 'ringside.removeSession', (node: SessionNode) => sessions.remove(sessionIdOf(node))),
+  );
+}

@@ -1,0 +1,43 @@
+// Snapshots on the timeline and in files: Show Timeline, Open Snapshot in Timeline, Delete Snapshot,
+// Export Snapshot… (perf.data, JSON Lines, HTML) and Open perf.data….
+
+import * as vscode from 'vscode';
+import { TimelinePanel } from '../panel/timeline-panel';
+import type { SessionNode } from '../ui/sessions-view';
+import { registerCommand, type Services } from '../services';
+
+export function registerSnapshotCommands(context: vscode.ExtensionContext, services: Services): void {
+  const { sessions, timelineHost } = services;
+  context.subscriptions.push(
+    registerCommand(services, 'ringside.showTimeline', () => TimelinePanel.show(timelineHost, sessions.allSnapshots())),
+    registerCommand(services, 'ringside.openSnapshot', (node: SessionNode) => {
+      if (node?.kind !== 'snapshot') throw new Error('pick a snapshot in the Sessions view');
+      TimelinePanel.show(timelineHost, [node.snapshot]);
+    }),
+    registerCommand(services, 'ringside.deleteSnapshot', (node: SessionNode) => {
+      if (node?.kind !== 'snapshot') throw new Error('pick a snapshot in the Sessions view');
+      sessions.deleteSnapshot(node.snapshot.id);
+    }),
+    registerCommand(services, 'ringside.exportSnapshot', async (arg: SessionNode | string) => {
+      const snapshot = typeof arg === 'string' ? sessions.snapshotById(arg) : arg?.kind === 'snapshot' ? arg.snapshot : sessions.allSnapshots().slice(-1)[0];
+      if (!snapshot) throw new Error('no snapshot to export yet');
+      const format = await vscode.window.showQuickPick([
+        { label: 'perf.data', description: 'perf report / perf script read it', format: 'perf.data' as const, ext: 'data' },
+        { label: 'JSON Lines', description: 'one record per line', format: 'jsonl' as const, ext: 'jsonl' },
+        { label: 'HTML', description: 'self-contained timeline page for a bug report', format: 'html' as const, ext: 'html' },
+      ], { title: `Export snapshot ${snapshot.name}` });
+      if (!format) return;
+      const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(process.cwd());
+      const uri = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, `ringside-${snapshot.name.replace(/[^\d]/g, '')}.${format.ext}`) });
+      if (!uri) return;
+      await sessions.exportSnapshot(snapshot.id, format.format, uri.fsPath);
+      void vscode.window.showInformationMessage(`Ringside: exported ${snapshot.recordCount} records to ${uri.fsPath}`);
+    }),
+    registerCommand(services, 'ringside.openPerfData', async () => {
+      const uris = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'perf.data': ['data', '*'] }, title: 'Open perf.data' });
+      if (!uris?.[0]) return;
+      const session = await sessions.openPerfData(uris[0].fsPath);
+      TimelinePanel.show(timelineHost, session.snapshots);
+    }),
+  );
+}

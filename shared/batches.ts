@@ -1,0 +1,139 @@
+// Columns ⇄ batches: the host splits decoded columns into exact-length transferable batches, the webview
+// (and tests) reassemble them. Pure.
+
+import type { RecordBatch } from './protocol';
+import { COLUMN_NAMES, COLUMN_TYPES, DEFAULT_BATCH_ROWS, type ColumnName, type WireColumns } from './columns';
+
+/** A symbol per row as a column: `index[row]` is a position in `table`, or -1 for none. */
+export interface SymbolColumn {
+  readonly index: Int32Array;
+  readonly table: readonly string[];
+}
+
+export interface BatchOptions {
+  readonly snapshotId: string;
+  readonly batchRows?: number;
+  /**
+   * Optional symbol per row (same length as the columns): a SymbolColumn (built in one typed pass,
+   * see wire.ts), or one string per row, null for none.
+   */
+  readonly symbols?: SymbolColumn | readonly (string | null)[];
+}
+
+function isSymbolColumn(symbols: BatchOptions['symbols']): symbols is SymbolColumn {
+  return symbols !== undefined && !Array.isArray(symbols) && (symbols as SymbolColumn).index instanceof Int32Array;
+}
+
+/** Per-row strings → SymbolColumn (one Map lookup per row; callers with many rows should build the column directly). */
+export function symbolColumnOf(symbols: readonly (string | null)[]): SymbolColumn {
+  const index = new Int32Array(symbols.length);
+  const table: string[] = [];
+  const seen = new Map<string, number>();
+  for (let r = 0; r < symbols.length; r++) {
+    const s = symbols[r];
+    if (s === null || s === undefined) { index[r] = -1; continue; }
+    let id = seen.get(s);
+    if (id === undefined) { id = table.length; table.push(s); seen.set(s, id); }
+    index[r] = id;
+  }
+  return { index, table };
+}
+
+function sliceColumn(column: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; BYTES_PER_ELEMENT: number },
+  start: number, end: number): ArrayBuffer {
+  const size = column.BYTES_PER_ELEMENT;
+  // slice() copies into a fresh exact-length buffer, which is what makes it transferable.
+  return (column.buffer as ArrayBuffer).slice(column.byteOffset + start * size, column.byteOffset + end * size);
+}
+
+function batchRowsOf(batchRows: number | undefined): number {
+  return Math.max(1, Math.floor(batchRows ?? DEFAULT_BATCH_ROWS));
+}
+
+/** How many batches columnsToBatches makes of `rows` rows (at least one, even for none). */
+export function batchCountOf(rows: number, batchRows?: number): number {
+  return Math.max(1, Math.ceil(rows / batchRowsOf(batchRows)));
+}
+
+/** Split decoded columns into exact-length batches for postMessage (transfer `transferablesOf(batch)`). */
+export function columnsToBatches(columns: WireColumns, options: BatchOptions): RecordBatch[] {
+  const batchRows = batchRowsOf(options.batchRows);
+  const batchCount = batchCountOf(columns.length, batchRows);
+  const symbolCount = options.symbols === undefined ? 0 : isSymbolColumn(options.symbols) ? options.symbols.index.length : options.symbols.length;
+  if (options.symbols && symbolCount !== columns.length) {
+    throw new RangeError(`symbols has ${symbolCount} entries for ${columns.length} rows`);
+  }
+  const symbols = options.symbols === undefined ? undefined : isSymbolColumn(options.symbols) ? options.symbols : symbolColumnOf(options.symbols);
+  // Global symbol id → id in the current batch's table (-1: not in it yet); reset per batch.
+  const localId = symbols ? new Int32Array(symbols.table.length).fill(-1) : null;
+  const batches: RecordBatch[] = [];
+  for (let b = 0; b < batchCount; b++) {
+    const start = b * batchRows;
+    const end = Math.min(columns.length, start + batchRows);
+    const buffers = {} as Record<ColumnName, ArrayBuffer>;
+    for (const name of COLUMN_NAMES) buffers[name] = sliceColumn(columns[name], start, end);
+    let symbolIndex: ArrayBuffer | undefined;
+    let symbolTable: string[] | undefined;
+    if (symbols && localId) {
+      // Each batch carries only the symbols its rows use, renumbered from 0.
+      const index = new Int32Array(end - start);
+      const used: number[] = [];
+      const global = symbols.index;
+      for (let r = start; r < end; r++) {
+        const g = global[r];
+        if (g < 0) { index[r - start] = -1; continue; }
+        if (g >= localId.length) throw new RangeError(`symbols.index[${r}] = ${g} is past the table (${localId.length} entries)`);
+        let id = localId[g];
+        if (id < 0) { id = localId[g] = used.length; used.push(g); }
+        index[r - start] = id;
+      }
+      symbolTable = used.map((g) => symbols.table[g]);
+      for (const g of used) localId[g] = -1;
+      symbolIndex = index.buffer;
+    }
+    batches.push({
+      type: 'batch', snapshotId: options.snapshotId, batchIndex: b, batchCount, firstRow: start, rowCount: end - start,
+      columns: buffers, ...(symbolIndex ? { symbolIndex, symbolTable } : {}),
+    });
+  }
+  return batches;
+}
+
+/** The buffers of a batch, for postMessage's transfer list. */
+export function transferablesOf(batch: RecordBatch): ArrayBuffer[] {
+  const list = COLUMN_NAMES.map((n) => batch.columns[n]);
+  if (batch.symbolIndex) list.push(batch.symbolIndex);
+  return list;
+}
+
+export interface ReassembledColumns {
+  readonly columns: WireColumns;
+  /** Symbol per row, or undefined when no batch carried symbols. */
+  readonly symbols?: (string | null)[];
+}
+
+/**
+ * Reassemble batches (any order, all present) into one set of columns. Throws a RangeError
+ * when batches are missing, overlap or do not cover `totalRows`.
+ */
+export function batchesToColumns(batches: readonly RecordBatch[], timeOriginNs: bigint): ReassembledColumns {
+  const sorted = [...batches].sort((a, b) => a.firstRow - b.firstRow);
+  let total = 0;
+  for (const b of sorted) {
+    if (b.firstRow !== total) throw new RangeError(`batch ${b.batchIndex} starts at row ${b.firstRow}, expected ${total}`);
+    total += b.rowCount;
+  }
+  const out = {} as Record<ColumnName, ArrayLike<number> & { set(a: ArrayLike<number>, offset: number): void }>;
+  for (const name of COLUMN_NAMES) out[name] = new COLUMN_TYPES[name](total);
+  const anySymbols = sorted.some((b) => b.symbolIndex);
+  const symbols: (string | null)[] | undefined = anySymbols ? new Array<string | null>(total).fill(null) : undefined;
+  for (const b of sorted) {
+    for (const name of COLUMN_NAMES) out[name].set(new COLUMN_TYPES[name](b.columns[name]), b.firstRow);
+    if (symbols && b.symbolIndex && b.symbolTable) {
+      const index = new Int32Array(b.symbolIndex);
+      for (let i = 0; i < index.length; i++) symbols[b.firstRow + i] = index[i] >= 0 ? b.symbolTable[index[i]] : null;
+    }
+  }
+  const columns = { length: total, timeOriginNs, ...out } as unknown as WireColumns;
+  return symbols ? { columns, symbols } : { columns };
+}

@@ -1,0 +1,199 @@
+// The messages between the extension host (or the CLI's offline page) and the timeline webview, and
+// nothing else: both sides import this module, so it holds only types and the protocol version.
+// Validation is in validate.ts, the columnar batch codec in batches.ts, the column schema in columns.ts.
+//
+// Shape: one union per direction. Requests from the webview carry a `requestId`; the host answers
+// with the same number in `replyTo`. The webview starts with `ready`; the host answers `init` and
+// only then streams snapshots. Bulk records travel as columnar batches of exact-length
+// ArrayBuffers (transferable, never arrays of objects); each batch is acknowledged before the host
+// sends the next one, and the host sends nothing while the panel is hidden (the webview sends
+// `resync` when it becomes visible again, saying how many rows of each snapshot it already has).
+
+import type { BatchBuffers } from './columns';
+
+export const PROTOCOL_VERSION = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Shared payload shapes
+
+export type EventKind = 'tracepoint' | 'breakpoint' | 'software' | 'other';
+
+export interface EventInfo {
+  readonly index: number;
+  readonly name: string;
+  readonly kind: EventKind;
+}
+
+export interface ThreadInfo {
+  readonly pid: number;
+  readonly tid: number;
+  readonly comm: string;
+}
+
+/** Per-ring coverage facts; 64-bit counters and absolute times as decimal strings. */
+export interface CoverageFact {
+  readonly ringId: number;
+  readonly label: string;
+  readonly path: string;
+  readonly dataSize: number;
+  readonly bytesWritten: string;
+  readonly bytesOverwritten: string;
+  readonly recordsRetained: number;
+  /** Absolute ns (decimal) of the oldest / newest retained record, or null. */
+  readonly oldestTimeNs: string | null;
+  readonly newestTimeNs: string | null;
+  /** Records the kernel reported lost (e.g. while the ring was paused), decimal. */
+  readonly lost: string;
+}
+
+export interface SnapshotStart {
+  readonly type: 'snapshotStart';
+  readonly snapshotId: string;
+  readonly name: string;
+  /** Decimal absolute ns that every batch's `time` column is relative to. */
+  readonly timeOriginNs: string;
+  readonly totalRows: number;
+  readonly batchCount: number;
+  readonly takenAtMs: number;
+  readonly events: readonly EventInfo[];
+  readonly threads: readonly ThreadInfo[];
+  readonly coverage: readonly CoverageFact[];
+  /** What the recording could not see and why (user space only, rings shrunk to the lock budget); absent when nothing. */
+  readonly limitations?: readonly string[];
+}
+
+export interface RecordBatch {
+  readonly type: 'batch';
+  readonly snapshotId: string;
+  readonly batchIndex: number;
+  readonly batchCount: number;
+  /** Row index (within the snapshot) of this batch's first row. */
+  readonly firstRow: number;
+  readonly rowCount: number;
+  readonly columns: BatchBuffers;
+  /** Optional symbol per row: Int32 index into `symbolTable`, -1 for none. */
+  readonly symbolIndex?: ArrayBuffer;
+  readonly symbolTable?: readonly string[];
+}
+
+export interface CallchainEntry {
+  readonly ip: string;
+  readonly symbol?: string;
+  readonly file?: string;
+  readonly line?: number;
+}
+
+export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
+
+/** The DecodedRecord of one row as JSON (bigints as decimal strings). */
+export interface RecordDetails {
+  readonly type: string;
+  readonly event?: string;
+  readonly misc: number;
+  readonly timeNs?: string;
+  readonly pid?: number;
+  readonly tid?: number;
+  readonly cpu?: number;
+  readonly fields: { readonly [name: string]: JsonValue };
+  readonly tracepointFields?: { readonly [name: string]: JsonValue };
+  readonly callchain?: readonly CallchainEntry[];
+  readonly source?: { readonly file: string; readonly line: number };
+}
+
+export type WatchType = 'r' | 'w' | 'rw' | 'x';
+export type WatchLength = 1 | 2 | 4 | 8;
+export type WatchLocation =
+  | { readonly kind: 'address'; readonly address: string }
+  | { readonly kind: 'symbol'; readonly symbol: string }
+  | { readonly kind: 'line'; readonly file: string; readonly line: number };
+export type WatchTarget =
+  | { readonly kind: 'process'; readonly pid: number }
+  | { readonly kind: 'cpu'; readonly cpu: number }
+  | { readonly kind: 'all-cpus' };
+
+export interface WatchSpec {
+  readonly location: WatchLocation;
+  readonly type: WatchType;
+  readonly length: WatchLength;
+  readonly target: WatchTarget;
+  /** Pinned breakpoints must always be on the CPU; flexible ones are multiplexed (kernel/events/hw_breakpoint.c). */
+  readonly pinned: boolean;
+}
+
+export interface WatchInfo extends WatchSpec {
+  readonly id: string;
+  readonly enabled: boolean;
+  readonly hits: number;
+  /** Resolved address (hex) when the location was a symbol or a line. */
+  readonly resolvedAddress?: string;
+}
+
+/**
+ * The debug-register budget. `total` is HBP_NUM (4 on x86). The kernel's rule (kernel/events/hw_breakpoint.c) uses
+ * the per-CPU pinned count, the largest per-task pinned count and the flexible count.
+ */
+export interface WatchBudget {
+  readonly used: number;
+  readonly total: number;
+  readonly cpuPinned: number;
+  readonly maxTaskPinned: number;
+  readonly flexible: number;
+}
+
+export interface ErrorInfo {
+  readonly code: string;
+  readonly message: string;
+  readonly hint?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host → webview
+
+export type HostToWebview =
+  | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string }
+  | SnapshotStart
+  | RecordBatch
+  | { readonly type: 'detailsReply'; readonly replyTo: number; readonly snapshotId: string; readonly row: number;
+      readonly details?: RecordDetails; readonly error?: ErrorInfo }
+  | { readonly type: 'watchReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
+  | { readonly type: 'watchList'; readonly watches: readonly WatchInfo[]; readonly budget: WatchBudget }
+  | { readonly type: 'revealReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
+  | { readonly type: 'removeSnapshot'; readonly snapshotId: string }
+  | FieldFilterReply;
+
+/**
+ * Rows of one snapshot whose decoded field matches (answer to `fieldFilterRequest`): `rows` holds
+ * snapshot-local row indexes as Uint32 (exact length, ascending), or `error` says why there are none.
+ */
+export interface FieldFilterReply {
+  readonly type: 'fieldFilterReply';
+  readonly replyTo: number;
+  readonly snapshotId: string;
+  readonly rows?: ArrayBuffer;
+  readonly error?: ErrorInfo;
+}
+
+/** `=`: exact (numbers numerically, 0x-hex or decimal; strings exactly). `~`: case-insensitive substring. */
+export type FieldFilterOp = '=' | '~';
+
+// ---------------------------------------------------------------------------------------------
+// Webview → host
+
+export type WatchRequest =
+  | { readonly op: 'add'; readonly spec: WatchSpec }
+  | { readonly op: 'remove'; readonly id: string }
+  | { readonly op: 'enable'; readonly id: string }
+  | { readonly op: 'disable'; readonly id: string }
+  | { readonly op: 'modify'; readonly id: string; readonly spec: WatchSpec };
+
+export type WebviewToHost =
+  | { readonly type: 'ready'; readonly protocolVersion: number }
+  | { readonly type: 'batchAck'; readonly snapshotId: string; readonly batchIndex: number }
+  | { readonly type: 'resync'; readonly have: readonly { readonly snapshotId: string; readonly rows: number }[] }
+  | { readonly type: 'detailsRequest'; readonly requestId: number; readonly snapshotId: string; readonly row: number }
+  | ({ readonly type: 'watchRequest'; readonly requestId: number } & WatchRequest)
+  | { readonly type: 'revealRequest'; readonly requestId: number; readonly file: string; readonly line: number }
+  | { readonly type: 'exportRequest'; readonly requestId: number; readonly snapshotId: string }
+  | { readonly type: 'fieldFilterRequest'; readonly requestId: number; readonly snapshotId: string; readonly name: string;
+      readonly op: FieldFilterOp; readonly value: string }
+  | { readonly type: 'webviewError'; readonly message: string };

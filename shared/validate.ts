@@ -1,0 +1,291 @@
+// Validation of every message either side receives, field by field, before it is used: a malformed or
+// unknown message is rejected with a reason naming the field. Pure.
+
+import type { HostToWebview, WebviewToHost } from './protocol';
+import { COLUMN_NAMES, COLUMN_TYPES } from './columns';
+
+export type Validated<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly reason: string };
+
+class Invalid extends Error {}
+
+type Obj = Record<string, unknown>;
+
+function fail(path: string, expected: string): never {
+  throw new Invalid(`${path}: expected ${expected}`);
+}
+function obj(v: unknown, path: string): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(path, 'an object');
+  return v as Obj;
+}
+function str(o: Obj, k: string, path: string, maxLength = 1 << 16): string {
+  const v = o[k];
+  if (typeof v !== 'string' || v.length > maxLength) fail(`${path}.${k}`, 'a string');
+  return v;
+}
+function optStr(o: Obj, k: string, path: string): void {
+  if (o[k] !== undefined) str(o, k, path);
+}
+function int(o: Obj, k: string, path: string, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const v = o[k];
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(`${path}.${k}`, `an integer in [${min}, ${max}]`);
+  return v;
+}
+function num(o: Obj, k: string, path: string): number {
+  const v = o[k];
+  if (typeof v !== 'number' || Number.isNaN(v)) fail(`${path}.${k}`, 'a number');
+  return v;
+}
+function bool(o: Obj, k: string, path: string): boolean {
+  if (typeof o[k] !== 'boolean') fail(`${path}.${k}`, 'a boolean');
+  return o[k] as boolean;
+}
+function arr(o: Obj, k: string, path: string): unknown[] {
+  const v = o[k];
+  if (!Array.isArray(v)) fail(`${path}.${k}`, 'an array');
+  return v;
+}
+function oneOf<T extends string>(o: Obj, k: string, path: string, values: readonly T[]): T {
+  const v = o[k];
+  if (typeof v !== 'string' || !(values as readonly string[]).includes(v)) fail(`${path}.${k}`, values.join('|'));
+  return v as T;
+}
+const DECIMAL = /^-?\d{1,20}$/;
+function decimal(o: Obj, k: string, path: string): string {
+  const v = str(o, k, path, 24);
+  if (!DECIMAL.test(v)) fail(`${path}.${k}`, 'a decimal integer string');
+  return v;
+}
+/** Works across realms (a buffer from another frame is not `instanceof` this realm's ArrayBuffer). */
+export function isArrayBuffer(v: unknown): v is ArrayBuffer {
+  return v instanceof ArrayBuffer || Object.prototype.toString.call(v) === '[object ArrayBuffer]';
+}
+function buffer(o: Obj, k: string, path: string, byteLength: number): ArrayBuffer {
+  const v = o[k];
+  if (!isArrayBuffer(v)) fail(`${path}.${k}`, 'an ArrayBuffer');
+  if (v.byteLength !== byteLength) fail(`${path}.${k}`, `exactly ${byteLength} bytes (got ${v.byteLength})`);
+  return v;
+}
+function error(v: unknown, path: string): void {
+  const e = obj(v, path);
+  str(e, 'code', path);
+  str(e, 'message', path);
+  optStr(e, 'hint', path);
+}
+
+function validateSnapshotStart(o: Obj): void {
+  str(o, 'snapshotId', 'snapshotStart', 256);
+  str(o, 'name', 'snapshotStart', 1024);
+  decimal(o, 'timeOriginNs', 'snapshotStart');
+  int(o, 'totalRows', 'snapshotStart', 0, 2 ** 32 - 1);
+  const batches = int(o, 'batchCount', 'snapshotStart');
+  if (batches === 0 && (o.totalRows as number) > 0) fail('snapshotStart.batchCount', 'at least 1 when rows exist');
+  num(o, 'takenAtMs', 'snapshotStart');
+  arr(o, 'events', 'snapshotStart').forEach((e, i) => {
+    const p = `snapshotStart.events[${i}]`;
+    const eo = obj(e, p);
+    int(eo, 'index', p, 0, 65535);
+    str(eo, 'name', p, 4096);
+    oneOf(eo, 'kind', p, ['tracepoint', 'breakpoint', 'software', 'other'] as const);
+  });
+  arr(o, 'threads', 'snapshotStart').forEach((t, i) => {
+    const p = `snapshotStart.threads[${i}]`;
+    const to = obj(t, p);
+    int(to, 'pid', p, -1, 2 ** 31 - 1);
+    int(to, 'tid', p, -1, 2 ** 31 - 1);
+    str(to, 'comm', p, 4096);
+  });
+  arr(o, 'coverage', 'snapshotStart').forEach((c, i) => {
+    const p = `snapshotStart.coverage[${i}]`;
+    const co = obj(c, p);
+    int(co, 'ringId', p);
+    str(co, 'label', p, 4096);
+    str(co, 'path', p, 64);
+    int(co, 'dataSize', p);
+    decimal(co, 'bytesWritten', p);
+    decimal(co, 'bytesOverwritten', p);
+    int(co, 'recordsRetained', p);
+    for (const k of ['oldestTimeNs', 'newestTimeNs']) if (co[k] !== null) decimal(co, k, p);
+    decimal(co, 'lost', p);
+  });
+  if (o.limitations !== undefined) arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
+}
+
+function validateBatch(o: Obj): void {
+  const p = 'batch';
+  str(o, 'snapshotId', p, 256);
+  const batchCount = int(o, 'batchCount', p, 1);
+  const batchIndex = int(o, 'batchIndex', p);
+  if (batchIndex >= batchCount) fail(`${p}.batchIndex`, `< batchCount (${batchCount})`);
+  int(o, 'firstRow', p, 0, 2 ** 32 - 1);
+  const rows = int(o, 'rowCount', p, 0, 2 ** 32 - 1);
+  const columns = obj(o.columns, `${p}.columns`);
+  for (const name of COLUMN_NAMES) buffer(columns, name, `${p}.columns`, rows * COLUMN_TYPES[name].BYTES_PER_ELEMENT);
+  if (o.symbolIndex !== undefined || o.symbolTable !== undefined) {
+    buffer(o, 'symbolIndex', p, rows * 4);
+    const table = arr(o, 'symbolTable', p);
+    table.forEach((s, i) => { if (typeof s !== 'string') fail(`${p}.symbolTable[${i}]`, 'a string'); });
+    const index = new Int32Array(o.symbolIndex as ArrayBuffer);
+    for (let i = 0; i < index.length; i++) {
+      if (index[i] < -1 || index[i] >= table.length) fail(`${p}.symbolIndex[${i}]`, `-1..${table.length - 1}`);
+    }
+  }
+}
+
+function validateJson(v: unknown, path: string, depth = 0): void {
+  if (depth > 32) fail(path, 'JSON nested at most 32 deep');
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
+  if (typeof v === 'number') { if (!Number.isFinite(v)) fail(path, 'a finite number'); return; }
+  if (Array.isArray(v)) { v.forEach((x, i) => validateJson(x, `${path}[${i}]`, depth + 1)); return; }
+  const o = obj(v, path);
+  for (const k of Object.keys(o)) validateJson(o[k], `${path}.${k}`, depth + 1);
+}
+
+function validateDetails(v: unknown, path: string): void {
+  const d = obj(v, path);
+  str(d, 'type', path);
+  optStr(d, 'event', path);
+  int(d, 'misc', path, 0, 65535);
+  if (d.timeNs !== undefined) decimal(d, 'timeNs', path);
+  for (const k of ['pid', 'tid', 'cpu']) if (d[k] !== undefined) int(d, k, path, -1, 2 ** 32);
+  validateJson(obj(d.fields, `${path}.fields`), `${path}.fields`);
+  if (d.tracepointFields !== undefined) validateJson(obj(d.tracepointFields, `${path}.tracepointFields`), `${path}.tracepointFields`);
+  if (d.callchain !== undefined) {
+    arr(d, 'callchain', path).forEach((c, i) => {
+      const p = `${path}.callchain[${i}]`;
+      const co = obj(c, p);
+      str(co, 'ip', p, 32);
+      optStr(co, 'symbol', p);
+      optStr(co, 'file', p);
+      if (co.line !== undefined) int(co, 'line', p);
+    });
+  }
+  if (d.source !== undefined) {
+    const s = obj(d.source, `${path}.source`);
+    str(s, 'file', `${path}.source`);
+    int(s, 'line', `${path}.source`);
+  }
+}
+
+function validateWatchSpec(v: unknown, path: string): void {
+  const s = obj(v, path);
+  const loc = obj(s.location, `${path}.location`);
+  const lp = `${path}.location`;
+  switch (oneOf(loc, 'kind', lp, ['address', 'symbol', 'line'] as const)) {
+    case 'address':
+      if (!/^(0x[0-9a-fA-F]{1,16}|\d{1,20})$/.test(str(loc, 'address', lp, 24))) fail(`${lp}.address`, 'hex (0x...) or decimal');
+      break;
+    case 'symbol':
+      if (str(loc, 'symbol', lp, 4096).trim() === '') fail(`${lp}.symbol`, 'a non-empty symbol');
+      break;
+    case 'line':
+      if (str(loc, 'file', lp, 4096).trim() === '') fail(`${lp}.file`, 'a non-empty file');
+      int(loc, 'line', lp, 1);
+      break;
+  }
+  oneOf(s, 'type', path, ['r', 'w', 'rw', 'x'] as const);
+  const len = s.length;
+  if (len !== 1 && len !== 2 && len !== 4 && len !== 8) fail(`${path}.length`, '1, 2, 4 or 8');
+  const tgt = obj(s.target, `${path}.target`);
+  switch (oneOf(tgt, 'kind', `${path}.target`, ['process', 'cpu', 'all-cpus'] as const)) {
+    case 'process': int(tgt, 'pid', `${path}.target`, 1, 2 ** 31 - 1); break;
+    case 'cpu': int(tgt, 'cpu', `${path}.target`, 0, 65535); break;
+    case 'all-cpus': break;
+  }
+  bool(s, 'pinned', path);
+}
+
+function validateWatchInfo(v: unknown, path: string): void {
+  validateWatchSpec(v, path);
+  const w = v as Obj;
+  str(w, 'id', path, 256);
+  bool(w, 'enabled', path);
+  int(w, 'hits', path);
+  optStr(w, 'resolvedAddress', path);
+}
+
+function guard<T>(check: (o: Obj) => void, v: unknown): Validated<T> {
+  try {
+    check(obj(v, 'message'));
+    return { ok: true, message: v as T };
+  } catch (e) {
+    if (e instanceof Invalid) return { ok: false, reason: e.message };
+    throw e;
+  }
+}
+
+/** Validate a message the webview received. Unknown types and malformed fields are rejected with a reason. */
+export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
+  return guard<HostToWebview>((o) => {
+    const type = str(o, 'type', 'message', 64);
+    switch (type) {
+      case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); return;
+      case 'snapshotStart': validateSnapshotStart(o); return;
+      case 'batch': validateBatch(o); return;
+      case 'detailsReply':
+        int(o, 'replyTo', type); str(o, 'snapshotId', type, 256); int(o, 'row', type);
+        if (o.details === undefined && o.error === undefined) fail(type, 'details or error');
+        if (o.details !== undefined) validateDetails(o.details, `${type}.details`);
+        if (o.error !== undefined) error(o.error, `${type}.error`);
+        return;
+      case 'watchReply':
+      case 'revealReply':
+        int(o, 'replyTo', type);
+        if (!bool(o, 'ok', type) && o.error === undefined) fail(`${type}.error`, 'an error when ok is false');
+        if (o.error !== undefined) error(o.error, `${type}.error`);
+        return;
+      case 'watchList': {
+        arr(o, 'watches', type).forEach((w, i) => validateWatchInfo(w, `${type}.watches[${i}]`));
+        const b = obj(o.budget, `${type}.budget`);
+        for (const k of ['used', 'total', 'cpuPinned', 'maxTaskPinned', 'flexible']) int(b, k, `${type}.budget`, 0, 64);
+        return;
+      }
+      case 'removeSnapshot': str(o, 'snapshotId', type, 256); return;
+      case 'fieldFilterReply': {
+        int(o, 'replyTo', type); str(o, 'snapshotId', type, 256);
+        if ((o.rows === undefined) === (o.error === undefined)) fail(type, 'exactly one of rows or error');
+        if (o.rows !== undefined) {
+          if (!isArrayBuffer(o.rows) || o.rows.byteLength % 4 !== 0) fail(`${type}.rows`, 'an ArrayBuffer of Uint32 row indexes');
+        }
+        if (o.error !== undefined) error(o.error, `${type}.error`);
+        return;
+      }
+      default: fail('message.type', `a known host message type (got ${JSON.stringify(type)})`);
+    }
+  }, v);
+}
+
+/** Validate a message the host received from the webview. */
+export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
+  return guard<WebviewToHost>((o) => {
+    const type = str(o, 'type', 'message', 64);
+    switch (type) {
+      case 'ready': int(o, 'protocolVersion', type); return;
+      case 'batchAck': str(o, 'snapshotId', type, 256); int(o, 'batchIndex', type); return;
+      case 'resync':
+        arr(o, 'have', type).forEach((h, i) => {
+          const ho = obj(h, `${type}.have[${i}]`);
+          str(ho, 'snapshotId', `${type}.have[${i}]`, 256);
+          int(ho, 'rows', `${type}.have[${i}]`);
+        });
+        return;
+      case 'detailsRequest': int(o, 'requestId', type); str(o, 'snapshotId', type, 256); int(o, 'row', type); return;
+      case 'watchRequest': {
+        int(o, 'requestId', type);
+        const op = oneOf(o, 'op', type, ['add', 'remove', 'enable', 'disable', 'modify'] as const);
+        if (op !== 'add') str(o, 'id', type, 256);
+        if (op === 'add' || op === 'modify') validateWatchSpec(o.spec, `${type}.spec`);
+        return;
+      }
+      case 'revealRequest': int(o, 'requestId', type); str(o, 'file', type, 4096); int(o, 'line', type, 1); return;
+      case 'exportRequest': int(o, 'requestId', type); str(o, 'snapshotId', type, 256); return;
+      case 'fieldFilterRequest':
+        int(o, 'requestId', type); str(o, 'snapshotId', type, 256);
+        if (str(o, 'name', type, 256) === '') fail(`${type}.name`, 'a non-empty field name');
+        oneOf(o, 'op', type, ['=', '~'] as const);
+        str(o, 'value', type, 4096);
+        return;
+      case 'webviewError': str(o, 'message', type); return;
+      default: fail('message.type', `a known webview message type (got ${JSON.stringify(type)})`);
+    }
+  }, v);
+}

@@ -1,0 +1,126 @@
+// The details pane: what the page knows of the selected record at once (from the store's columns), then
+// everything the host decodes for it (fields, tracepoint fields, callchain, source line with "Reveal in
+// editor"), asked for by request and shown when the answer is still about the selected record.
+
+import type { ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
+import type { RecordStore } from './store';
+import { kindName } from './interaction';
+import { formatAbsolute, formatAddress } from './time-format';
+import { createButton } from './toolkit';
+import { el } from './dom';
+
+type DetailsReply = Extract<HostToWebview, { type: 'detailsReply' }>;
+type RevealReply = Extract<HostToWebview, { type: 'revealReply' }>;
+
+/** How the pane asks the host: the page's one request counter and its one way to post. */
+export interface HostRequests {
+  nextRequestId(): number;
+  post(message: WebviewToHost): void;
+}
+
+
+function jsonText(v: JsonValue | undefined): string {
+  if (v === undefined) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+export class DetailsPane {
+  private readonly details: HTMLElement;
+  private readonly pendingDetails = new Map<number, number>();
+  private readonly pendingReveal = new Set<number>();
+
+  constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly host: HostRequests,
+    private readonly selectedRow: () => number | null) {
+    this.details = el('section', 'rs-details', parent);
+    this.details.id = 'rs-details';
+    this.details.setAttribute('aria-label', 'Record details');
+    this.details.setAttribute('aria-live', 'polite');
+    el('p', 'rs-hint', this.details, 'Click a record to see its details.');
+  }
+
+  /** The host's decoded details, if they answer the record still selected. */
+  detailsReply(m: DetailsReply): void {
+    const row = this.pendingDetails.get(m.replyTo);
+    if (row === undefined) return;
+    this.pendingDetails.delete(m.replyTo);
+    if (this.selectedRow() !== row) return; // the user moved on
+    const target = this.details.querySelector('.rs-remote-details');
+    if (!target) return;
+    target.replaceChildren();
+    if (m.details) this.renderRemoteDetails(target as HTMLElement, m.details);
+    else this.renderError(target as HTMLElement, m.error);
+  }
+
+  revealReply(m: RevealReply): void {
+    if (!this.pendingReveal.delete(m.replyTo)) return;
+    const out = this.details.querySelector('.rs-reveal-status');
+    if (out) out.textContent = m.ok ? '' : `${m.error?.code}: ${m.error?.message}${m.error?.hint ? ` — ${m.error.hint}` : ''}`;
+  }
+
+  show(row: number | null): void {
+    this.details.replaceChildren();
+    if (row === null) { el('p', 'rs-hint', this.details, 'Click a record to see its details.'); return; }
+    const s = this.store;
+    el('h2', '', this.details, s.events[s.event[row]]?.name ?? 'record');
+    const table = el('table', 'rs-fields', this.details);
+    const add = (k: string, v: string) => { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); };
+    add('type', kindName(s.kind[row]));
+    add('time', formatAbsolute(s.originNs ?? 0n, s.time[row]));
+    add('comm', s.commOf(row) || '?');
+    add('pid / tid', `${s.pid[row]} / ${s.tid[row]}`);
+    add('cpu', String(s.cpu[row]));
+    add('misc', `0x${s.misc[row].toString(16)}`);
+    if (s.ipHi[row] !== 0 || s.ipLo[row] !== 0) add('ip', formatAddress(s.ipHi[row], s.ipLo[row]));
+    const sym = s.symbolOf(row);
+    if (sym) add('symbol', sym);
+    const snap = s.snapshots[s.snapshotIndexOf(row)];
+    add('snapshot', `${snap?.name ?? '?'} · row ${s.localRowOf(row)}`);
+    const remote = el('div', 'rs-remote-details', this.details);
+    el('p', 'rs-hint', remote, 'Loading details…');
+    if (snap) {
+      const requestId = this.host.nextRequestId();
+      this.pendingDetails.set(requestId, row);
+      this.host.post({ type: 'detailsRequest', requestId, snapshotId: snap.id, row: s.localRowOf(row) });
+    }
+  }
+
+  private renderRemoteDetails(target: HTMLElement, d: RecordDetails): void {
+    const section = (title: string, entries: readonly [string, string][]) => {
+      if (entries.length === 0) return;
+      el('h3', '', target, title);
+      const table = el('table', 'rs-fields', target);
+      for (const [k, v] of entries) { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); }
+    };
+    const base: [string, string][] = [['record', d.type]];
+    if (d.timeNs !== undefined) base.push(['time (ns)', d.timeNs]);
+    section('Record', base);
+    section('Fields', Object.entries(d.fields).map(([k, v]) => [k, jsonText(v)]));
+    if (d.tracepointFields) section('Tracepoint fields', Object.entries(d.tracepointFields).map(([k, v]) => [k, jsonText(v)]));
+    if (d.callchain && d.callchain.length > 0) {
+      el('h3', '', target, 'Callchain');
+      const list = el('ol', 'rs-callchain', target);
+      for (const f of d.callchain) {
+        el('li', '', list, `${f.ip} ${f.symbol ?? '?'}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}`);
+      }
+    }
+    if (d.source) {
+      const src = d.source;
+      el('h3', '', target, 'Source');
+      const row = el('div', 'rs-source', target);
+      el('code', '', row, `${src.file}:${src.line}`);
+      const reveal = createButton('Reveal in editor', `Reveal ${src.file}:${src.line} in the editor`, { appearance: 'secondary', id: 'rs-reveal' });
+      reveal.addEventListener('click', () => {
+        const requestId = this.host.nextRequestId();
+        this.pendingReveal.add(requestId);
+        this.host.post({ type: 'revealRequest', requestId, file: src.file, line: src.line });
+      });
+      row.appendChild(reveal);
+      el('div', 'rs-reveal-status rs-hint', target);
+    }
+  }
+
+  private renderError(target: HTMLElement, error: ErrorInfo | undefined): void {
+    const p = el('p', 'rs-hint', target, `${error?.code ?? 'error'}: ${error?.message ?? 'no details'}`);
+    if (error?.hint) p.title = error.hint;
+  }
+}

@@ -1,0 +1,252 @@
+// The timeline's draw functions: each paints one part (axis, coverage strip, lanes, overlay marks) from what
+// it is given, synchronously, keeping no state between frames. What to draw is decided before (layout.ts).
+
+import * as d3 from 'd3';
+import type { CoverageFact } from '../shared/protocol';
+import type { FrameLane, LaneSpans } from './layout';
+import type { Lane } from './lanes';
+import { SpanType } from './spans';
+import { binDensity, densityAlpha } from './density';
+import { bisectLeft, bisectRight } from './hit-test';
+import { axisTickFormatter, formatDuration } from './time-format';
+
+export const AXIS_HEIGHT = 24;
+const COVERAGE_ROW = 7;
+
+export interface Colors {
+  mark: string; laneAlt: string; hatch: string; lost: string; span: string; syscall: string; selection: string;
+  boundary: string; foreground: string; palette: string[];
+}
+
+type TimeScale = d3.ScaleLinear<number, number>;
+
+/** The theme's colours, from the --rs-* custom properties (which follow the --vscode-* theme variables). */
+export function readColors(element: Element): Colors {
+  const style = getComputedStyle(element);
+  const v = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+  const mark = v('--rs-mark', '#3794ff');
+  return {
+    mark, laneAlt: v('--rs-lane-alt', 'rgba(128,128,128,0.08)'), hatch: v('--rs-hatch', '#888'), lost: v('--rs-lost', '#f14c4c'),
+    span: v('--rs-span', mark), syscall: v('--rs-syscall', '#cca700'), selection: v('--rs-selection', '#ffffff'),
+    boundary: v('--rs-boundary', '#888'), foreground: v('--rs-foreground', '#ccc'),
+    palette: [0, 1, 2, 3, 4, 5].map((i) => v(`--rs-palette-${i}`, mark)),
+  };
+}
+
+/** A canvas of `width` × `height` CSS pixels backed by device pixels. */
+export function sizeCanvas(canvas: HTMLCanvasElement, width: number, height: number, dpr: number): void {
+  const w = Math.round(width * dpr);
+  const h = Math.round(height * dpr);
+  if (canvas.width !== w) canvas.width = w;
+  if (canvas.height !== h) canvas.height = h;
+  canvas.style.width = `${width}px`;
+  canvas.style.height = `${height}px`;
+}
+
+export function drawAxis(axisSvg: SVGSVGElement, x: TimeScale, width: number): void {
+  const svg = d3.select(axisSvg).attr('width', width).attr('height', AXIS_HEIGHT);
+  const ticks = x.ticks(Math.max(2, Math.floor(width / 110)));
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : (x.domain()[1] - x.domain()[0]);
+  const axis = d3.axisBottom(x).tickValues(ticks).tickFormat((d) => axisTickFormatter(step)(+d)).tickSizeOuter(0);
+  let g = svg.select<SVGGElement>('g.rs-axis-g');
+  if (g.empty()) g = svg.append('g').attr('class', 'rs-axis-g');
+  g.attr('transform', 'translate(0,2)').call(axis);
+  const [d0, d1] = x.domain();
+  axisSvg.dataset.domainStart = String(d0);
+  axisSvg.dataset.domainEnd = String(d1);
+  axisSvg.setAttribute('aria-label', `Time axis from ${formatDuration(d0)} to ${formatDuration(d1)} (${formatDuration(d1 - d0)} visible)`);
+}
+
+function hatchPattern(ctx: CanvasRenderingContext2D, color: string): CanvasPattern | string {
+  const tile = document.createElement('canvas');
+  tile.width = tile.height = 6;
+  const t = tile.getContext('2d');
+  if (!t) return color;
+  t.strokeStyle = color;
+  t.lineWidth = 1.5;
+  t.beginPath(); t.moveTo(0, 6); t.lineTo(6, 0); t.moveTo(-1, 1); t.lineTo(1, -1); t.moveTo(5, 7); t.lineTo(7, 5); t.stroke();
+  return ctx.createPattern(tile, 'repeat') ?? color;
+}
+
+export interface CoverageInput {
+  readonly snapshots: readonly { readonly coverage: readonly CoverageFact[]; readonly maxTime: number }[];
+  /** Absolute ns of the store's time 0, or null before any snapshot. */
+  readonly origin: bigint | null;
+  /** Where the view's data range starts (the overwritten part of the first snapshot hatches back to it). */
+  readonly viewStart: number;
+  readonly width: number;
+  readonly dpr: number;
+  readonly colors: Colors;
+}
+
+/** One row per ring: retained range (solid), overwritten part (hatched), records lost while paused (red). */
+export function drawCoverage(canvas: HTMLCanvasElement, x: TimeScale, input: CoverageInput): void {
+  const { colors, origin, width, dpr } = input;
+  const labels: string[] = [];
+  for (const s of input.snapshots) for (const c of s.coverage) if (!labels.includes(c.label)) labels.push(c.label);
+  const height = Math.max(1, labels.length * COVERAGE_ROW + 2);
+  sizeCanvas(canvas, width, height, dpr);
+  const ctx = canvas.getContext('2d');
+  if (!ctx || origin === null) return;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  const hatch = hatchPattern(ctx, colors.hatch);
+  const lostHatch = hatchPattern(ctx, colors.lost);
+  let previousEnd = input.viewStart;
+  for (const snap of input.snapshots) {
+    for (const c of snap.coverage) {
+      const y = 1 + labels.indexOf(c.label) * COVERAGE_ROW;
+      const h = COVERAGE_ROW - 2;
+      const oldest = c.oldestTimeNs === null ? null : Number(BigInt(c.oldestTimeNs) - origin);
+      const newest = c.newestTimeNs === null ? null : Number(BigInt(c.newestTimeNs) - origin);
+      if (oldest !== null && newest !== null) {
+        const x0 = x(oldest);
+        const x1 = Math.max(x(newest), x0 + 1);
+        ctx.globalAlpha = 0.55;
+        ctx.fillStyle = colors.mark;
+        ctx.fillRect(x0, y, x1 - x0, h);
+        ctx.globalAlpha = 1;
+        if (BigInt(c.bytesOverwritten) > 0n) {
+          // What the ring overwrote happened before its oldest retained record: hatch back to the
+          // previous snapshot (or the start of the view), at least a few pixels so it shows.
+          const hx0 = Math.min(x(previousEnd), x0 - 6);
+          ctx.fillStyle = hatch;
+          ctx.fillRect(hx0, y, x0 - hx0, h);
+        }
+      }
+      if (BigInt(c.lost) > 0n) {
+        const at = x(newest ?? snap.maxTime);
+        ctx.fillStyle = lostHatch;
+        ctx.fillRect(at, y - 1, 6, h + 2);
+      }
+    }
+    if (Number.isFinite(snap.maxTime)) previousEnd = snap.maxTime;
+  }
+}
+
+export interface LanesInput {
+  readonly frame: readonly FrameLane[];
+  readonly lanes: readonly Lane[];
+  readonly laneSpans: readonly (LaneSpans | undefined)[];
+  /** Per row: time (ns from the origin) and event index, the store's columns. */
+  readonly time: Float64Array;
+  readonly event: ArrayLike<number>;
+  readonly t0: number;
+  readonly t1: number;
+  readonly dpr: number;
+  readonly colors: Colors;
+  /** Scratch space for the per-pixel counts, at least the canvas width long. */
+  readonly densityBuffer: Uint32Array;
+}
+
+/**
+ * The lanes on a canvas in device pixels. Wide zoom: per-pixel density, intensity by log(count). Zoomed in:
+ * spans as bars on the lower half, records as ticks coloured by event; same-pixel marks are skipped.
+ */
+export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
+  const ctx = canvas.getContext('2d', { alpha: true });
+  if (!ctx) return;
+  const { colors, dpr, time, event, t0, t1 } = input;
+  const W = canvas.width;
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
+  ctx.clearRect(0, 0, W, canvas.height);
+  const pxPerNs = W / (t1 - t0);
+  for (const f of input.frame) {
+    const lane = input.lanes[f.lane];
+    const y = Math.round(f.top * dpr);
+    const hp = Math.round(f.height * dpr);
+    // A hairline under each lane; no background fill, so every painted pixel is a mark.
+    ctx.fillStyle = colors.laneAlt;
+    ctx.fillRect(0, y + hp, W, 1);
+    const s = f.first;
+    const e = f.end;
+    if (e - s === 0) continue;
+    if (f.dense) {
+      const { counts, max } = binDensity(time, lane.rows, t0, t1, W, input.densityBuffer);
+      ctx.fillStyle = lane.kind === 'watch' ? colors.palette[3] : colors.mark;
+      for (let px = 0; px < counts.length; px++) {
+        const c = counts[px];
+        if (c === 0) continue;
+        ctx.globalAlpha = densityAlpha(c, max);
+        ctx.fillRect(px, y + 1, 1, hp - 2);
+      }
+      ctx.globalAlpha = 1;
+      continue;
+    }
+    const spans = input.laneSpans[f.lane];
+    if (spans) {
+      const first = bisectLeft(spans.prefixMaxEnd, identity(spans.prefixMaxEnd.length), t0);
+      const last = bisectRight(spans.start, identity(spans.start.length), t1);
+      let lastX1 = -1;
+      for (let i = first; i < last; i++) {
+        if (spans.end[i] < t0) continue;
+        const x0 = Math.max(0, Math.floor((spans.start[i] - t0) * pxPerNs));
+        const x1 = Math.min(W, Math.ceil((spans.end[i] - t0) * pxPerNs));
+        if (x1 <= lastX1 && x1 - x0 <= 1) continue;
+        ctx.fillStyle = spans.type[i] === SpanType.SYSCALL ? colors.syscall : colors.span;
+        ctx.globalAlpha = 0.45;
+        ctx.fillRect(x0, y + Math.round(hp / 2), Math.max(1, x1 - x0), Math.round(hp / 2) - 1);
+        lastX1 = x1;
+      }
+      ctx.globalAlpha = 1;
+    }
+    let lastPx = -1;
+    const tickW = Math.max(1, Math.round(dpr));
+    for (let i = s; i < e; i++) {
+      const row = lane.rows[i];
+      const px = Math.floor((time[row] - t0) * pxPerNs);
+      if (px === lastPx) continue;
+      lastPx = px;
+      ctx.fillStyle = colors.palette[event[row] % colors.palette.length];
+      ctx.fillRect(px, y + 2, tickW, hp - 4);
+    }
+  }
+}
+
+export interface OverlayInput {
+  /** Snapshots with records: a boundary line and name at the end of each. */
+  readonly boundaries: readonly { readonly id: string; readonly name: string; readonly maxTime: number }[];
+  readonly viewportHeight: number;
+  /** The selected record: its time and the vertical centre of its lane (plot pixels), or null. */
+  readonly selected: { readonly time: number; readonly y: number } | null;
+  /** The hovered record's x (plot pixels), or null. */
+  readonly hoverX: number | null;
+  readonly colors: Colors;
+}
+
+/** Snapshot boundaries, the selected record and the hover line, as SVG on the overlay. */
+export function drawOverlay(marksGroup: SVGGElement, x: TimeScale, input: OverlayInput): void {
+  const { colors } = input;
+  const marks = d3.select(marksGroup);
+  marks.selectAll<SVGLineElement, unknown>('line.rs-boundary')
+    .data(input.boundaries, (d) => (d as { id: string }).id)
+    .join('line').attr('class', 'rs-boundary')
+    .attr('x1', (d) => x(d.maxTime)).attr('x2', (d) => x(d.maxTime))
+    .attr('y1', 0).attr('y2', input.viewportHeight)
+    .attr('stroke', colors.boundary);
+  marks.selectAll<SVGTextElement, unknown>('text.rs-boundary-label')
+    .data(input.boundaries, (d) => (d as { id: string }).id)
+    .join('text').attr('class', 'rs-boundary-label')
+    .attr('x', (d) => x(d.maxTime) - 4).attr('y', 10).attr('text-anchor', 'end')
+    .text((d) => d.name);
+  const sel = input.selected === null ? [] : [input.selected];
+  marks.selectAll<SVGCircleElement, { time: number; y: number }>('circle.rs-selected')
+    .data(sel).join('circle').attr('class', 'rs-selected')
+    .attr('cx', (s) => x(s.time))
+    .attr('cy', (s) => s.y)
+    .attr('r', 5).attr('stroke', colors.selection);
+  const hover = input.hoverX === null ? [] : [input.hoverX];
+  marks.selectAll<SVGLineElement, number>('line.rs-hover')
+    .data(hover).join('line').attr('class', 'rs-hover')
+    .attr('x1', (h) => h).attr('x2', (h) => h).attr('y1', 0).attr('y2', input.viewportHeight);
+}
+
+let identityCache = new Uint32Array(0);
+/** 0..n-1, so the row-indexed bisection helpers can search a plain sorted array. */
+function identity(n: number): Uint32Array {
+  if (identityCache.length < n) {
+    identityCache = new Uint32Array(Math.max(n, identityCache.length * 2));
+    for (let i = 0; i < identityCache.length; i++) identityCache[i] = i;
+  }
+  return identityCache.subarray(0, n);
+}

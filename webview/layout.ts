@@ -1,0 +1,160 @@
+// What a frame draws, built before it is drawn: the lanes (rows per lane, sorted by time), where each lane
+// sits, the paired spans of each lane, and for one frame which lanes are visible and how each is drawn.
+// Rebuilt only when its inputs change (store version, grouping, filter, collapsed lanes); drawing never builds.
+
+import type { RecordStore } from './store';
+import type { LaneGrouping } from './view-state';
+import { buildLanes, type Lane, type LaneSource } from './lanes';
+import { pairSpans, type Spans } from './spans';
+import { visibleRange } from './hit-test';
+
+export const LANE_HEIGHT = 22;
+export const COLLAPSED_HEIGHT = 8;
+
+/** The spans of one lane sorted by start, with the running maximum of their ends (for bisection). */
+export interface LaneSpans { start: Float64Array; end: Float64Array; prefixMaxEnd: Float64Array; type: Uint8Array }
+
+/** One visible lane of a frame: its position on screen and the rows [first, end) inside the window. */
+export interface FrameLane {
+  readonly lane: number;
+  /** Top in CSS pixels from the top of the plot (after scrolling) and height. */
+  readonly top: number;
+  readonly height: number;
+  readonly first: number;
+  readonly end: number;
+  /** Too many records for ticks (or collapsed): drawn as per-pixel density. */
+  readonly dense: boolean;
+}
+
+export class TimelineLayout {
+  lanes: Lane[] = [];
+  laneTop: number[] = [];
+  laneHeight: number[] = [];
+  totalHeight = 0;
+  laneSpans: (LaneSpans | undefined)[] = [];
+  private builtKey = '';
+  private spans: Spans | null = null;
+  private spansVersion = -1;
+  /** builtKey the per-lane spans were built for. */
+  private laneSpansKey = '';
+  private idleSpansPending = false;
+
+  constructor(private readonly store: RecordStore) {}
+
+  /** Forget the lanes, so the next update rebuilds them (a lane was collapsed or expanded). */
+  invalidate(): void {
+    this.builtKey = '';
+  }
+
+  /**
+   * Lanes (what the first frame needs: rows per lane, sorted by time), rebuilt when an input changed; true when
+   * they were. Span pairing is not part of it: see ensureSpans.
+   */
+  update(grouping: LaneGrouping, include: ((row: number) => boolean) | null, filterVersion: number, collapsed: ReadonlySet<string>): boolean {
+    const key = `${this.store.version}|${grouping}|${filterVersion}|${[...collapsed].join(',')}`;
+    if (key === this.builtKey) return false;
+    this.lanes = buildLanes(this.source(), grouping, include, collapsed);
+    this.laneTop = [];
+    this.laneHeight = [];
+    let y = 0;
+    for (const lane of this.lanes) {
+      this.laneTop.push(y);
+      const h = lane.collapsed ? COLLAPSED_HEIGHT : LANE_HEIGHT;
+      this.laneHeight.push(h);
+      y += h + 1;
+    }
+    this.totalHeight = y;
+    this.laneSpans = [];
+    this.laneSpansKey = '';
+    this.builtKey = key;
+    return true;
+  }
+
+  /**
+   * Paired spans per lane, only drawn zoomed in: built by the first frame that draws a lane zoomed in, or ahead
+   * of it in idle time after a frame (so the first paint of a big snapshot never waits for it).
+   */
+  ensureSpans(grouping: LaneGrouping, include: ((row: number) => boolean) | null): void {
+    if (this.spansVersion !== this.store.version) {
+      this.spans = pairSpans({ ...this.source(), kind: this.store.kind, misc: this.store.misc });
+      this.spansVersion = this.store.version;
+      this.laneSpansKey = '';
+    }
+    if (this.laneSpansKey !== this.builtKey) {
+      const eventNameOf = (row: number) => this.store.events[this.store.event[row]]?.name;
+      this.laneSpans = this.spans ? laneSpansOf(this.spans, this.lanes, grouping, include, eventNameOf) : this.lanes.map(() => undefined);
+      this.laneSpansKey = this.builtKey;
+    }
+  }
+
+  /** After a frame: build the spans in idle time, unless a frame is due (`build` then rebuilds what it will show). */
+  ensureSpansWhenIdle(build: () => void): void {
+    if (this.idleSpansPending || (this.spansVersion === this.store.version && this.laneSpansKey === this.builtKey)) return;
+    this.idleSpansPending = true;
+    const run = () => {
+      this.idleSpansPending = false;
+      build();
+    };
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 1000 }); else setTimeout(run, 50);
+  }
+
+  /** The lanes a frame shows: visible in the scrolled viewport, with the rows inside [t0, t1]. */
+  frame(t0: number, t1: number, deviceWidth: number, scrollTop: number, viewportHeight: number): FrameLane[] {
+    const out: FrameLane[] = [];
+    for (let li = 0; li < this.lanes.length; li++) {
+      const top = this.laneTop[li] - scrollTop;
+      const height = this.laneHeight[li];
+      if (top + height < 0) continue;
+      if (top > viewportHeight) break;
+      const lane = this.lanes[li];
+      const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
+      out.push({ lane: li, top, height, first, end, dense: lane.collapsed || end - first > deviceWidth / 3 });
+    }
+    return out;
+  }
+
+  private source(): LaneSource {
+    const s = this.store;
+    return {
+      length: s.length, time: s.time, event: s.event, pid: s.pid, tid: s.tid, cpu: s.cpu, events: s.events, timeSorted: s.timeSorted,
+      commOf: (row: number) => s.commOf(row),
+    };
+  }
+}
+
+/** The spans that open on a shown row, per lane of `lanes`, each sorted by start. */
+export function laneSpansOf(spans: Spans, lanes: readonly Lane[], grouping: LaneGrouping, include: ((row: number) => boolean) | null,
+  eventNameOf: (row: number) => string | undefined): (LaneSpans | undefined)[] {
+  const out: (LaneSpans | undefined)[] = lanes.map(() => undefined);
+  if (spans.count === 0) return out;
+  const laneOfKey = new Map(lanes.map((l, i) => [l.key, i]));
+  const perLane = new Map<number, number[]>();
+  for (let i = 0; i < spans.count; i++) {
+    const open = spans.openRow[i];
+    if (include !== null && !include(open)) continue;
+    let key: string;
+    switch (grouping) {
+      case 'cpu': key = `cpu:${spans.cpu[i]}`; break;
+      case 'thread': key = `thread:${spans.tid[i]}`; break;
+      case 'event': key = `event:${eventNameOf(open)}`; break;
+    }
+    const li = laneOfKey.get(key);
+    if (li === undefined) continue;
+    let list = perLane.get(li);
+    if (!list) { list = []; perLane.set(li, list); }
+    list.push(i);
+  }
+  for (const [li, list] of perLane) {
+    list.sort((a, b) => spans.start[a] - spans.start[b]);
+    const n = list.length;
+    const ls: LaneSpans = { start: new Float64Array(n), end: new Float64Array(n), prefixMaxEnd: new Float64Array(n), type: new Uint8Array(n) };
+    let maxEnd = -Infinity;
+    list.forEach((s, j) => {
+      ls.start[j] = spans.start[s]; ls.end[j] = spans.end[s]; ls.type[j] = spans.type[s];
+      maxEnd = Math.max(maxEnd, spans.end[s]);
+      ls.prefixMaxEnd[j] = maxEnd;
+    });
+    out[li] = ls;
+  }
+  return out;
+}

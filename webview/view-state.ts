@@ -1,0 +1,21 @@
+// What the page remembers across reloads (vscode.setState, or the initial state a host embeds): the
+// visible window, lane grouping, collapsed lanes, filter and follow mode. Page-only: the host passes it
+// through as opaque JSON.
+
+export type LaneGrouping = 'cpu' | 'thread' | 'event';
+
+export interface PersistedViewState {
+  /** Visible window in ns relative to `originNs`. */
+  readonly window?: { readonly originNs: string; readonly start: number; readonly end: number };
+  readonly grouping: LaneGrouping;
+  readonly collapsed: readonly string[];
+  readonly filter: string;
+  readonly followLatest: boolean;
+}
+
+export function isViewState(v: unknown): v is PersistedViewState {
+  if (typeof v !== 'object' || v === null) return false;
+  const s = v as Record<string, unknown>;
+  return (s.grouping === 'cpu' || s.grouping === 'thread' || s.grouping === 'event') && Array.isArray(s.collapsed)
+    && s.collapsed.every((k) => typeof k === 'string') && typeof s.filter === 'string' && typeof s.followLatest === 'boolean';
+}
