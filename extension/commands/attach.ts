@@ -4,7 +4,8 @@
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
 import { DEFAULT_RING_PAGES } from '../../native/perf/recorder';
-import { AttachCancelledError, borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from '../session/attached-source';
+import { borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from '../../native/attach/foreign';
+import { AttachCancelledError } from '../../native/perf/borrowed';
 import { attachPersistentEvent, listPersistentEvents } from '../session/persistent-events';
 import { askWhichEvent } from '../ui/pickers';
 import { registerCommand, settings, type Services } from '../services';

@@ -8,7 +8,9 @@ import { readPerfData } from '../../native/perfdata/reader';
 import { exportSnapshot } from '../../native/perfdata/index';
 import { writeStandaloneHtml } from '../../host/html-file';
 import type { DecodedSnapshot } from '../../native/decode/types';
-import { attachKeeperRings, borrowForeignRing, type CopyBufferOptions } from './attached-source';
+import { borrowForeignRing } from '../../native/attach/foreign';
+import { attachKeeperRings } from '../../native/keeper/attach';
+import type { CopyBufferOptions } from '../../native/perf/borrowed';
 import type { Backend } from './ports';
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;

@@ -11,7 +11,7 @@ import { openEvent, type PerfEventFd } from '../../native/perf/events';
 import { BackwardRing, type RingMeta } from '../../native/perf/ring';
 import { onlineCpus } from '../../native/perf/procfs';
 import type { EventDescription } from '../../native/decode/types';
-import { AttachedRingSource, AttachError, type CopyBufferOptions } from './attached-source';
+import { AttachedRingSource, AttachError, type CopyBufferOptions } from '../../native/perf/borrowed';
 
 export interface PersistentEventEntry {
   readonly pmu: string;

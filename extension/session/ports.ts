@@ -4,6 +4,9 @@
 
 import type { DecodedSnapshot, EventDescription, RawSnapshot, ResolvedEvent } from '../../native/decode/types';
 import type { KeeperState } from '../../native/keeper/state';
+import type { ForeignFdHint } from '../../native/attach/foreign';
+
+export type { ForeignFdHint };
 
 export type RecordTarget =
   | { readonly kind: 'pid'; readonly pid: number }
@@ -44,13 +47,6 @@ export interface RingSource {
   setEventEnabled?(eventIndex: number, enabled: boolean): void;
   modifyEvent?(eventIndex: number, attr: EventDescription['attr']): void;
   dispose(): void;
-}
-
-export interface ForeignFdHint {
-  /** Data pages of the owner's mapping when known (else probed). */
-  readonly pages?: number;
-  /** The event's attr when known (from the owner's perf.data header or the user's answer). */
-  readonly event?: { readonly name: string; readonly attr: EventDescription['attr'] };
 }
 
 export interface Backend {

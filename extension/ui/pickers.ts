@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { listEvents } from '../../native/specs/list';
 import { PARANOID_SYSCTL, paranoidText, readPerfAccess } from '../../native/sys/access';
 import type { RecordTarget } from '../session/ports';
-import type { EventAnswer, UnknownEventQuestion } from '../session/attached-source';
+import type { EventAnswer, UnknownEventQuestion } from '../../native/attach/foreign';
 
 const REMEMBERED_EVENTS = 'ringside.lastEvents';
 

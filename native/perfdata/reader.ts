@@ -91,7 +91,8 @@ interface KernelRecord {
   readonly size: number;
 }
 
-const MAX_ATTR_SIZE = 4096;
+/** Largest attr entry (attr plus ids section) a file may declare: the reader's bound on a damaged header. */
+export const MAX_ATTR_SIZE = 4096;
 
 export function readPerfData(bytes: Uint8Array, name: string, options: ReadOptions = {}): PerfDataImport {
   return new PerfDataReader(bytes, name, options).read();

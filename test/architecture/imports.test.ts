@@ -24,6 +24,7 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'native/specs': ['node', 'native/sys', 'native/perf', 'native/decode', 'native/symbols'],
   'native/perfdata': ['node', 'native/sys', 'native/perf', 'native/decode', 'native/specs', 'native/symbols'],
   'native/keeper': ['node', 'native/sys', 'native/perf', 'native/decode'],
+  'native/attach': ['node', 'native/sys', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
   shared: ['type:native/decode/types'],

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeper-client';
-import { attachKeeperRings } from '../../extension/session/attached-source';
+import { attachKeeperRings } from '../../native/keeper/attach';
 import { keeperStatePath } from '../../native/keeper/state';
 import { RecordType } from '../../native/perf/uapi';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';

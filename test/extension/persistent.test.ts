@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { attachPersistentEvent, listPersistentEvents, resolvePersistentEvent } from '../../extension/session/persistent-events';
-import { AttachError } from '../../extension/session/attached-source';
+import { AttachError } from '../../native/perf/borrowed';
 import { SessionManager } from '../../extension/session/session-manager';
 import { createCoreBackend } from '../../extension/session/core-backend';
 import type { Backend } from '../../extension/session/ports';

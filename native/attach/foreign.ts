@@ -1,21 +1,25 @@
-// Other processes' perf fds, seen from the editor: finding them (/proc), learning which event each
-// one is (the owner's perf.data header, or the user's answer), and borrowing its ring through
-// native/perf/borrowed. Keepers are attached through native/keeper/attach.
+// Rings other processes own: finding their perf fds (/proc), learning which event each one is (the
+// owner's perf.data header, or the user's answer), and borrowing the ring through native/perf/borrowed.
+// Keepers, whose state files say all of this, are attached through native/keeper/attach.
 
-import { readdirSync, readFileSync, readlinkSync, openSync, readSync, closeSync, fstatSync } from 'node:fs';
-import type { EventDescription, ResolvedEvent } from '../../native/decode/types';
-import { listEvents, type EventList } from '../../native/specs/list';
-import { decodeAttr, type PerfEventAttr } from '../../native/perf/attr';
-import { adoptEventFd } from '../../native/perf/events';
-import { BackwardRing, mapExistingRing, type RingMeta } from '../../native/perf/ring';
-import * as libc from '../../native/sys/libc';
-import { readProcMapsIfAlive } from '../../native/sys/procmaps';
-import { PerfError } from '../../native/sys/errors';
-import type { ForeignFdHint } from './ports';
-import { AttachCancelledError, AttachError, AttachedRingSource, PeekRing, borrowPerfFd, processAlive, type AttachedRing, type CopyBufferOptions } from '../../native/perf/borrowed';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { EventDescription, ResolvedEvent } from '../decode/types';
+import { listEvents, type EventList } from '../specs/list';
+import type { PerfEventAttr } from '../perf/attr';
+import { findAttrBySampleId } from '../perfdata/attr-lookup';
+import { adoptEventFd } from '../perf/events';
+import { BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring';
+import * as libc from '../sys/libc';
+import { readProcMapsIfAlive } from '../sys/procmaps';
+import { PerfError } from '../sys/errors';
+import { AttachCancelledError, AttachError, AttachedRingSource, PeekRing, borrowPerfFd, processAlive, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
 
-export { AttachCancelledError, AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type CopyBufferOptions };
-export { attachKeeperRings } from '../../native/keeper/attach';
+export interface ForeignFdHint {
+  /** Data pages of the owner's mapping when known (else probed). */
+  readonly pages?: number;
+  /** The event's attr when known (from the owner's perf.data header or the user's answer). */
+  readonly event?: { readonly name: string; readonly attr: EventDescription['attr'] };
+}
 
 // ------------------------------------------------------------------------------------------------
 // Other processes' perf fds
@@ -104,54 +108,10 @@ export function attrFromOwnerPerfData(pid: number, sampleId: bigint): { attr: Pe
       continue;
     }
     if (!target.startsWith('/')) continue;
-    const found = findAttrInPerfDataHeader(`/proc/${pid}/fd/${fd}`, sampleId);
+    const found = findAttrBySampleId(`/proc/${pid}/fd/${fd}`, sampleId);
     if (found) return { attr: found, file: target.replace(/ \(deleted\)$/, '') };
   }
   return undefined;
-}
-
-/** Reads just the attrs section of a perf.data file and returns the attr whose ids include `sampleId`. */
-export function findAttrInPerfDataHeader(file: string, sampleId: bigint): PerfEventAttr | undefined {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return undefined;
-    const read = (offset: number, length: number): Uint8Array | undefined => {
-      if (length < 0 || length > 1 << 24) return undefined;
-      const bytes = new Uint8Array(length);
-      return readSync(fd, bytes, 0, length, offset) === length ? bytes : undefined;
-    };
-    const header = read(0, 104);
-    if (!header) return undefined;
-    const view = new DataView(header.buffer);
-    if (view.getBigUint64(0, true) !== 0x32454c4946524550n) return undefined; // "PERFILE2", little-endian
-    const attrSize = Number(view.getBigUint64(16, true));
-    const attrsOffset = Number(view.getBigUint64(24, true));
-    const attrsSize = Number(view.getBigUint64(32, true));
-    const entrySize = attrSize; // attr_size covers the attr plus its ids file_section (16 bytes)
-    if (entrySize <= 16 || attrsSize % entrySize !== 0) return undefined;
-    const attrs = read(attrsOffset, attrsSize);
-    if (!attrs) return undefined;
-    for (let at = 0; at < attrsSize; at += entrySize) {
-      const entry = attrs.subarray(at, at + entrySize);
-      const entryView = new DataView(entry.buffer, entry.byteOffset, entry.byteLength);
-      const idsOffset = Number(entryView.getBigUint64(entrySize - 16, true));
-      const idsSize = Number(entryView.getBigUint64(entrySize - 8, true));
-      const ids = read(idsOffset, idsSize);
-      if (!ids) continue;
-      const idsView = new DataView(ids.buffer);
-      for (let i = 0; i + 8 <= idsSize; i += 8) {
-        if (idsView.getBigUint64(i, true) === sampleId) return decodeAttr(entry.subarray(0, entrySize - 16));
-      }
-    }
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 const EINVAL = 22;
