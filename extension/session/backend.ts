@@ -4,7 +4,6 @@
 
 import type { ResolvedEvent } from '../../native/decode/types';
 import { describeExit, Recorder } from '../../native/perf/recorder';
-import type { BackwardRing } from '../../native/perf/ring';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './coreBackend';
@@ -48,7 +47,6 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
 /** A Recorder seen as a RingSource (plus per-event enable/disable/modify for the watch controls). */
 export function recorderSource(recorder: Recorder): RingSource {
   const events = recorder.eventDescriptions();
-  const ringsOf = (eventIndex: number): BackwardRing[] => recorder.backwardRings.filter((ring) => ring.meta.defaultEvent === eventIndex);
   let paused = false;
   return {
     events,
@@ -69,13 +67,13 @@ export function recorderSource(recorder: Recorder): RingSource {
     // Settles with how the program ended (its exit code or the signal that killed it).
     ...(recorder.exitStatus ? { exited: recorder.exitStatus.then((exit) => describeExit(exit)) } : {}),
     setEventEnabled(eventIndex, enabled) {
-      for (const ring of ringsOf(eventIndex)) {
-        if (enabled) ring.event.enable();
-        else ring.event.disable();
+      for (const fd of recorder.primaryFds(eventIndex)) {
+        if (enabled) fd.enable();
+        else fd.disable();
       }
     },
     modifyEvent(eventIndex, attr) {
-      for (const ring of ringsOf(eventIndex)) ring.event.modifyAttributes({ ...attr, flags: { ...ring.event.attr.flags, ...attr.flags, writeBackward: true } });
+      for (const fd of recorder.primaryFds(eventIndex)) fd.modifyAttributes({ ...attr, flags: { ...fd.attr.flags, ...attr.flags, writeBackward: true } });
     },
     // Stopping a recording ends the program it launched (SIGTERM, then SIGKILL), as the CLI does:
     // nothing Ringside started outlives the session.

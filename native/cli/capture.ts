@@ -51,6 +51,8 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     gapFree: options.gapFree,
     sideband: options.sideband,
     warmCopyBuffers: options.warmCopy,
+    // A trigger's ring holds only its own records, so a moving data_head means it fired.
+    ownRing: prepared.triggerIndices,
   });
   const writer = new SnapshotWriter(options);
   let snapshots = 0;

@@ -60,6 +60,11 @@ export interface RecorderOptions {
    * here would empty behind their backs.
    */
   readonly drainSideband?: boolean;
+  /**
+   * Indices of events that get a ring of their own instead of sharing their slot's ring with the
+   * other events (trigger events: a moving data_head there means the trigger fired).
+   */
+  readonly ownRing?: readonly number[];
 }
 
 export const DEFAULT_RING_PAGES = 64;
@@ -187,10 +192,55 @@ const DEFAULT_FREQ = 4000n;
 const LAUNCH_WRAPPER = 'read _ <&3 || exit 125; exec 3<&-; exec "$@"';
 const WRAPPER_MARKER = 'read _ <&3';
 
+/**
+ * Events that write into one ring per slot. The first event's fd on the slot's first thread owns the
+ * ring; every other fd of the group (other events, other threads, extra breakpoint sites) is
+ * redirected into it with PERF_EVENT_IOC_SET_OUTPUT, and records are told apart by their sample id
+ * (PERF_SAMPLE_IDENTIFIER, which every flight-recorder attr carries). One ring per CPU for all
+ * events is what an always-on recorder wants: one pause, one copy, one mapping per CPU.
+ */
+interface RingGroup {
+  readonly eventIndices: readonly number[];
+  /** Two rings swapped instead of paused (GapFreeRingPair). */
+  readonly gapFree: boolean;
+}
+
+/**
+ * The ring groups of a recording: every event that may share a ring shares one. Breakpoints never
+ * take part in a gap-free pair (a standby set would need debug registers of its own), so with
+ * gap-free on they share a plain ring of their own. Events in `ownRing` (trigger events, whose
+ * moving data_head must mean "this event fired") get one ring each.
+ */
+function ringGroupsFor(events: readonly ResolvedEvent[], gapFree: boolean, ownRing: ReadonlySet<number>): RingGroup[] {
+  const pairs: number[] = [];
+  const singles: number[] = [];
+  const own: RingGroup[] = [];
+  events.forEach((event, index) => {
+    const pair = gapFree && !event.isBreakpoint;
+    if (ownRing.has(index)) own.push({ eventIndices: [index], gapFree: pair });
+    else (pair ? pairs : singles).push(index);
+  });
+  return [
+    ...(pairs.length > 0 ? [{ eventIndices: pairs, gapFree: true }] : []),
+    ...(singles.length > 0 ? [{ eventIndices: singles, gapFree: false }] : []),
+    ...own,
+  ];
+}
+
+/** Per event of a group, its fd on the slot's first thread (not its other threads or extra sites). */
+type PrimaryFds = ReadonlyMap<number, PerfEventFd>;
+
 type RingUnit =
-  | { readonly kind: 'single'; readonly eventIndex: number; readonly ring: BackwardRing }
-  | { readonly kind: 'pair'; readonly eventIndex: number; readonly pair: GapFreeRingPair }
-  | { readonly kind: 'forward'; readonly eventIndex: number; readonly ring: ForwardRing };
+  | { readonly kind: 'single'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds }
+  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds> }
+  | { readonly kind: 'forward'; readonly ring: ForwardRing };
+
+/** What openOnSlot opened: the ring, the fds redirected into it, and each event's first fd. */
+interface OpenedGroup<R> {
+  readonly ring: R;
+  readonly followers: PerfEventFd[];
+  readonly primaries: Map<number, PerfEventFd>;
+}
 
 interface Slot {
   readonly pid: number;
@@ -293,10 +343,10 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   const budget = access.lockedPagesBudget;
   if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
   const target = options.target;
-  // One ring per event per CPU (an attached process's threads share them), plus a side-band ring.
+  // One ring per ring group per CPU (events and an attached process's threads share them), plus a side-band ring.
   const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
     : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
-  const flightRings = events.reduce((count, event) => count + (options.gapFree && !event.isBreakpoint ? 2 : 1), 0);
+  const flightRings = ringGroupsFor(events, options.gapFree ?? false, new Set(options.ownRing)).reduce((count, group) => count + (group.gapFree ? 2 : 1), 0);
   const sidebandRings = options.sideband === false ? 0 : 1;
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
@@ -473,41 +523,41 @@ export class Recorder {
     const { target } = this.options;
     const { events } = this.plan;
     const { pages, sidebandPages } = this.sizes;
-    const multipleEvents = events.length > 1;
     events.forEach((event, index) => {
-      const attr = flightRecorderAttr(event, target, followsNewThreads(target, events));
-      this.attrs[index] = attr;
+      this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
       this.fdsByEvent[index] = [];
     });
+    const groups = ringGroupsFor(events, this.options.gapFree ?? false, new Set(this.options.ownRing));
     const sidebandIndex = events.length;
     let opened = 0;
     for (const slot of slots) {
       let slotOpened = false;
-      for (let index = 0; index < events.length; index++) {
-        const event = events[index];
-        const attr = this.attrs[index];
+      for (const group of groups) {
+        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: this.attrs[eventIndex] }));
+        const names = group.eventIndices.map((index) => events[index].name);
         const ringId = this.units.length;
-        const metaFor = (fd: PerfEventFd): RingMeta => ({ ringId, label: multipleEvents ? `${slot.label} ${event.name}` : slot.label, cpu: slot.cpu, tid: fd.pid, defaultEvent: index });
-        const opened = this.openOnSlot(attr, slot, event.name, index, (fd) => this.ring(fd, pages, metaFor(fd), index));
-        if (!opened) continue;
-        const firstRing = opened.ring;
-        const first = firstRing.event;
-        const meta = firstRing.meta;
+        const label = groups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
+        const metaFor = (fd: PerfEventFd): RingMeta => ({ ringId, label, cpu: slot.cpu, tid: fd.pid, defaultEvent: group.eventIndices[0] });
+        const first = this.openOnSlot(members, slot, (fd) => this.ring(fd, pages, metaFor(fd)));
+        if (!first) continue;
         slotOpened = true;
-        if (this.options.gapFree && !event.isBreakpoint) {
-          // The standby ring gets the same threads: its owner and its followers, opened disabled.
-          const standbySlot: Slot = { ...slot, pid: first.pid, tids: slot.tids ? [first.pid, ...opened.followers.map((fd) => fd.pid)] : undefined };
-          let standby: { ring: BackwardRing; followers: PerfEventFd[] } | null;
+        if (group.gapFree) {
+          // The standby ring gets the same events on the same threads, opened disabled.
+          const tids = [...new Set([first.ring.event.pid, ...first.followers.map((fd) => fd.pid)])];
+          const standbySlot: Slot = { ...slot, pid: first.ring.event.pid, tids: slot.tids ? tids : undefined };
+          const standbyMembers = members.map((member) => ({ ...member, attr: standbyAttr(member.attr) }));
+          let standby: OpenedGroup<BackwardRing> | null;
           try {
-            standby = this.openOnSlot(standbyAttr(attr), standbySlot, event.name, index, (fd) => this.ring(fd, pages, meta, index));
+            standby = this.openOnSlot(standbyMembers, standbySlot, (fd) => this.ring(fd, pages, first.ring.meta));
             if (!standby) throw new Error(`the threads of ${slot.label} exited while Ringside opened their standby ring`);
           } catch (error) {
-            firstRing.dispose();
+            first.ring.dispose();
             throw error;
           }
-          this.units.push({ kind: 'pair', eventIndex: index, pair: new GapFreeRingPair(firstRing, standby.ring, { first: opened.followers, second: standby.followers }) });
+          const pair = new GapFreeRingPair(first.ring, standby.ring, { first: first.followers, second: standby.followers });
+          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]) });
         } else {
-          this.units.push({ kind: 'single', eventIndex: index, ring: firstRing });
+          this.units.push({ kind: 'single', group, ring: first.ring, primaries: first.primaries });
         }
       }
       if (slotOpened) opened++;
@@ -515,8 +565,7 @@ export class Recorder {
         this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events));
         this.fdsByEvent[sidebandIndex] ??= [];
         const ringId = this.units.length;
-        const opened = this.openOnSlot(this.attrs[sidebandIndex], slot, 'sideband', sidebandIndex, (fd) => {
-          this.fdsByEvent[sidebandIndex].push(fd);
+        const sideband = this.openOnSlot([{ eventIndex: sidebandIndex, attr: this.attrs[sidebandIndex] }], slot, (fd) => {
           const meta: RingMeta = { ringId, label: `${slot.label} sideband`, cpu: slot.cpu, tid: fd.pid, defaultEvent: sidebandIndex };
           try {
             return new ForwardRing(fd, sidebandPages, meta, this.mode);
@@ -525,65 +574,79 @@ export class Recorder {
             throw error;
           }
         });
-        if (opened) this.units.push({ kind: 'forward', eventIndex: sidebandIndex, ring: opened.ring });
+        if (sideband) this.units.push({ kind: 'forward', ring: sideband.ring });
       }
     }
     if (opened === 0) throw new Error('no thread of the target could be traced (all exited?)');
   }
 
   /**
-   * Opens `attr` on a slot and maps the ring with `map` on the owner fd (the first of the slot's
-   * threads still alive); then, for an attached process, opens one fd per other thread and
-   * redirects it into that ring (the kernel takes SET_OUTPUT only towards a mapped ring). Followers
-   * go into fdsByEvent[eventIndex] (their ids identify records; dispose closes them). Null when
+   * Opens a ring group's events on a slot and maps the ring with `map` on the owner fd (the first
+   * event on the first of the slot's threads still alive); every other fd (the other events, the
+   * other threads of an attached process, extra breakpoint sites) is redirected into that ring with
+   * SET_OUTPUT. The kernel takes that only towards a mapped ring on the same CPU (or, for cpu -1,
+   * the same task) with the same write direction and clock, which every member here shares.
+   * Every fd goes into fdsByEvent (their ids identify records; dispose closes them). Null when
    * every thread has exited.
    */
-  private openOnSlot<R extends { dispose(): void }>(attr: PerfEventAttr, slot: Slot, name: string, eventIndex: number,
-    map: (owner: PerfEventFd) => R): { ring: R; followers: PerfEventFd[] } | null {
+  private openOnSlot<R extends { dispose(): void }>(members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
+    map: (owner: PerfEventFd) => R): OpenedGroup<R> | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
-    // A source line in several functions: one execute breakpoint per site, all writing into this ring.
-    const sites = this.plan.events[eventIndex]?.extraSites ?? [];
     let ring: R | undefined;
     let owner: PerfEventFd | undefined;
     const followers: PerfEventFd[] = [];
-    const follow = (fd: PerfEventFd) => {
+    const primaries = new Map<number, PerfEventFd>();
+    const keep = (fd: PerfEventFd, eventIndex: number) => {
       this.fdsByEvent[eventIndex] ??= [];
       this.fdsByEvent[eventIndex].push(fd);
+    };
+    const follow = (fd: PerfEventFd, eventIndex: number) => {
+      keep(fd, eventIndex);
       fd.setOutput(owner!);
       followers.push(fd);
     };
     try {
       for (const tid of tids) {
-        const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
-        if (!fd) continue;
-        if (!owner) {
-          owner = fd;
-          ring = map(fd);
-        } else {
-          follow(fd);
-        }
-        for (const site of sites) {
-          if (this.unarmedSites.get(eventIndex)?.has(site.address)) continue;
-          let siteFd: PerfEventFd | null;
-          try {
-            siteFd = this.tryOpen({ ...attr, config1: site.address }, { ...slot, pid: tid }, name, attached);
-          } catch (error) {
-            // More sites than free debug registers: the first sites stay armed, the rest are named.
-            if (!(error instanceof PerfError) || error.code !== 'ENOSPC') throw error;
-            const unarmed = this.unarmedSites.get(eventIndex) ?? new Map<bigint, string>();
-            unarmed.set(site.address, site.function ?? `0x${site.address.toString(16)}`);
-            this.unarmedSites.set(eventIndex, unarmed);
-            continue;
+        for (const { eventIndex, attr } of members) {
+          const name = this.eventName(eventIndex);
+          const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
+          if (!fd) continue;
+          if (!primaries.has(eventIndex)) primaries.set(eventIndex, fd);
+          if (!owner) {
+            owner = fd;
+            keep(fd, eventIndex);
+            ring = map(fd);
+          } else {
+            follow(fd, eventIndex);
           }
-          if (siteFd) follow(siteFd);
+          // A source line in several functions: one execute breakpoint per site, all writing into this ring.
+          for (const site of this.plan.events[eventIndex]?.extraSites ?? []) {
+            if (this.unarmedSites.get(eventIndex)?.has(site.address)) continue;
+            let siteFd: PerfEventFd | null;
+            try {
+              siteFd = this.tryOpen({ ...attr, config1: site.address }, { ...slot, pid: tid }, name, attached);
+            } catch (error) {
+              // More sites than free debug registers: the first sites stay armed, the rest are named.
+              if (!(error instanceof PerfError) || error.code !== 'ENOSPC') throw error;
+              const unarmed = this.unarmedSites.get(eventIndex) ?? new Map<bigint, string>();
+              unarmed.set(site.address, site.function ?? `0x${site.address.toString(16)}`);
+              this.unarmedSites.set(eventIndex, unarmed);
+              continue;
+            }
+            if (siteFd) follow(siteFd, eventIndex);
+          }
         }
       }
     } catch (error) {
       ring?.dispose();
       throw error;
     }
-    return ring ? { ring, followers } : null;
+    return ring ? { ring, followers, primaries } : null;
+  }
+
+  private eventName(eventIndex: number): string {
+    return this.plan.events[eventIndex]?.name ?? 'sideband';
   }
 
   /** Opens one fd; a thread that exited between listing and opening (ESRCH) is skipped for -p. */
@@ -596,8 +659,8 @@ export class Recorder {
     }
   }
 
-  private ring(event: PerfEventFd, pages: number, meta: RingMeta, eventIndex: number): BackwardRing {
-    this.fdsByEvent[eventIndex].push(event);
+  /** Maps a backward ring on `event` (already in fdsByEvent); closes the fd when mapping fails. */
+  private ring(event: PerfEventFd, pages: number, meta: RingMeta): BackwardRing {
     try {
       return new BackwardRing(event, pages, meta, this.mode);
     } catch (error) {
@@ -761,6 +824,20 @@ export class Recorder {
   /** The rings themselves, for tests and the keeper (borrowing fds). */
   get backwardRings(): readonly BackwardRing[] {
     return this.units.flatMap((unit) => unit.kind === 'single' ? [unit.ring] : unit.kind === 'pair' ? unit.pair.rings : []);
+  }
+
+  /**
+   * Per slot, the fd of event `eventIndex` on the slot's first thread in the ring that records now
+   * (the live ring of a gap-free pair): what per-event controls (enable, disable, move a breakpoint)
+   * act on. With events sharing a ring this is no longer the ring's owner fd.
+   */
+  primaryFds(eventIndex: number): PerfEventFd[] {
+    this.checkOpen();
+    return this.units.flatMap((unit) => {
+      const primaries = unit.kind === 'single' ? unit.primaries : unit.kind === 'pair' ? unit.primaries.get(unit.pair.active) : undefined;
+      const fd = primaries?.get(eventIndex);
+      return fd ? [fd] : [];
+    });
   }
 
   get forwardRings(): readonly ForwardRing[] {
