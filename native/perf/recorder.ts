@@ -31,7 +31,8 @@ export interface RecorderOptions {
   readonly target: RecorderTarget;
   /**
    * Data pages per flight-recorder ring, a power of two. Given: exactly that, or an AccessError with
-   * the locked-memory numbers when the rings do not fit. Omitted: DEFAULT_RING_PAGES, halved until
+   * the locked-memory numbers when the rings do not fit. Omitted: DEFAULT_RING_PAGES per event of
+   * the largest ring group (rounded up to a power of two, see defaultRingPages), halved until
    * the rings fit this user's locked-memory budget (noted in `limitations`).
    */
   readonly pages?: number;
@@ -68,6 +69,17 @@ export interface RecorderOptions {
 }
 
 export const DEFAULT_RING_PAGES = 64;
+
+/**
+ * Pages of a ring that `events` share when no size is given: DEFAULT_RING_PAGES for each of them,
+ * so sharing one ring costs the memory one ring per event did and a quiet event's records are not
+ * evicted sooner than they were (a busy event can still take the whole ring).
+ */
+export function defaultRingPages(eventCount: number): number {
+  let pages = DEFAULT_RING_PAGES;
+  while (pages < DEFAULT_RING_PAGES * eventCount) pages *= 2;
+  return pages;
+}
 
 /** How a launched command ended: its exit code, or the signal that killed it. */
 export interface ChildExit {
@@ -333,12 +345,13 @@ function kib(pages: number, access: PerfAccess): string {
 
 /**
  * Ring sizes that fit the locked memory perf_mmap() lets this user pin: every ring costs its data
- * pages plus one header page. The count of rings is known before any is mapped (one per event per
+ * pages plus one header page. The count of rings is known before any is mapped (one per ring group per
  * thread or CPU, two for a gap-free pair, plus one side-band ring), so a ring set that cannot fit
  * is refused or shrunk up front instead of failing halfway through with a bare EPERM.
  */
 function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess): RingSizes {
-  const asked = options.pages ?? DEFAULT_RING_PAGES;
+  const groups = ringGroupsFor(events, options.gapFree ?? false, new Set(options.ownRing));
+  const asked = options.pages ?? defaultRingPages(Math.max(...groups.map((group) => group.eventIndices.length)));
   const askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
   const budget = access.lockedPagesBudget;
   if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
@@ -346,7 +359,7 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   // One ring per ring group per CPU (events and an attached process's threads share them), plus a side-band ring.
   const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
     : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
-  const flightRings = ringGroupsFor(events, options.gapFree ?? false, new Set(options.ownRing)).reduce((count, group) => count + (group.gapFree ? 2 : 1), 0);
+  const flightRings = groups.reduce((count, group) => count + (group.gapFree ? 2 : 1), 0);
   const sidebandRings = options.sideband === false ? 0 : 1;
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
