@@ -41,6 +41,8 @@ export interface CaptureOptions {
   readonly postSec: number;
   /** At least this long between two triggered snapshots (seconds). */
   readonly minIntervalSec: number;
+  /** History wanted (seconds): rings grow until they keep this much (RecorderOptions.windowSec). */
+  readonly windowSec?: number;
 }
 
 export interface EventsOptions {
@@ -80,7 +82,7 @@ export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [--leave-running] [-q]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
@@ -95,7 +97,8 @@ SIGINT/SIGTERM/SIGHUP, which also end COMMAND (SIGTERM, then SIGKILL after 2 s) 
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
 --snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
 to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
---snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.`;
+--snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
+--window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).`;
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
@@ -205,6 +208,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let snapshotDir: string | undefined;
   let postSec = 0;
   let minIntervalSec = 1;
+  let windowSec: number | undefined;
   const seconds = (arg: string, text: string, allowZero: boolean) => {
     const value = Number(text);
     if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) throw new UsageError(`${arg} ${text}: expected ${allowZero ? 'a number of seconds >= 0' : 'a positive number of seconds'}`);
@@ -252,6 +256,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '--snapshot-dir') snapshotDir = value();
     else if (arg === '--post') postSec = seconds(arg, value(), true);
     else if (arg === '--min-interval') minIntervalSec = seconds(arg, value(), true);
+    else if (arg === '--window') windowSec = seconds(arg, value(), false);
     else throw new UsageError(`${command}: unknown option ${arg}`);
   }
   if (period !== undefined && freq !== undefined) throw new UsageError('-c and -F are mutually exclusive');
@@ -263,9 +268,10 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (snapshotOnExitSignal && snapshotDir === undefined) throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
   if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
   if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
+  if (command === 'keep' && windowSec !== undefined) throw new UsageError('keep publishes its rings for others to map, so they cannot be swapped for larger ones: give keep a larger --pages instead of --window');
   if (command === 'keep' && (snapshotOn.length > 0 || snapshotOnExitSignal)) throw new UsageError('keep does not take triggers yet: use capture --snapshot-on / --snapshot-on-exit-signal');
   return {
     command, events, target, pages, period, freq, callchain, durationSec, output,
-    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec,
+    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,
   };
 }

@@ -53,6 +53,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     warmCopyBuffers: options.warmCopy,
     // A trigger's ring holds only its own records, so a moving data_head means it fired.
     ownRing: prepared.triggerIndices,
+    ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
   });
   const writer = new SnapshotWriter(options);
   let snapshots = 0;

@@ -66,6 +66,13 @@ export interface RecorderOptions {
    * other events (trigger events: a moving data_head there means the trigger fired).
    */
   readonly ownRing?: readonly number[];
+  /**
+   * Seconds of history wanted. While a ring's coverage (its size over the rate it is written at)
+   * falls below this, the recorder opens the same events with rings sized for it, makes sure they
+   * record, then retires the old rings (their last contents stay in the snapshots), within the
+   * locked-memory budget. Omitted: the rings keep their size.
+   */
+  readonly windowSec?: number;
 }
 
 export const DEFAULT_RING_PAGES = 64;
@@ -103,6 +110,8 @@ const DEFAULT_SIDEBAND_PAGES = 16;
  * it between two drains.
  */
 const SIDEBAND_DRAIN_MS = 20;
+/** How often --window compares each ring's coverage with the window. */
+const GROWTH_CHECK_MS = 250;
 
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
@@ -242,9 +251,10 @@ function ringGroupsFor(events: readonly ResolvedEvent[], gapFree: boolean, ownRi
 /** Per event of a group, its fd on the slot's first thread (not its other threads or extra sites). */
 type PrimaryFds = ReadonlyMap<number, PerfEventFd>;
 
+/** `fds`: every fd that writes into the unit's ring(s), owners included (a resize disables and closes them). */
 type RingUnit =
-  | { readonly kind: 'single'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds }
-  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds> }
+  | { readonly kind: 'single'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds; readonly fds: readonly PerfEventFd[] }
+  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>; readonly fds: readonly PerfEventFd[] }
   | { readonly kind: 'forward'; readonly ring: ForwardRing };
 
 /** What openOnSlot opened: the ring, the fds redirected into it, and each event's first fd. */
@@ -344,6 +354,40 @@ function kib(pages: number, access: PerfAccess): string {
 }
 
 /**
+ * How many rings a recording maps: slots (CPUs, or threads for per-thread breakpoints), flight-recorder
+ * rings per slot (one per ring group, two for a gap-free pair), of which `growableRings` are reopened
+ * when the rings grow (all but the trigger events' own rings), and side-band rings per slot.
+ */
+function ringCounts(options: RecorderOptions, events: readonly ResolvedEvent[]): { slots: number; flightRings: number; growableRings: number; sidebandRings: number } {
+  const ownRing = new Set(options.ownRing);
+  const groups = ringGroupsFor(events, options.gapFree ?? false, ownRing);
+  const target = options.target;
+  // One ring per ring group per CPU (events and an attached process's threads share them), plus a side-band ring.
+  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
+    : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
+  const ringsOf = (group: RingGroup) => (group.gapFree ? 2 : 1);
+  const flightRings = groups.reduce((count, group) => count + ringsOf(group), 0);
+  const growableRings = groups.filter((group) => isGrowable(group, ownRing)).reduce((count, group) => count + ringsOf(group), 0);
+  return { slots, flightRings, growableRings, sidebandRings: options.sideband === false ? 0 : 1 };
+}
+
+/** Trigger events' own rings keep their size: their data_head is what the trigger watcher follows. */
+function isGrowable(group: RingGroup, ownRing: ReadonlySet<number>): boolean {
+  return !group.eventIndices.some((index) => ownRing.has(index));
+}
+
+/**
+ * Data pages (a power of two) a ring needs to keep `windowSec` of history at `bytesPerSec`, with a
+ * quarter more for bursts. At least `minimum` (growth never shrinks).
+ */
+export function pagesForWindow(bytesPerSec: number, windowSec: number, pageBytes: number, minimum = 1): number {
+  const wanted = Math.ceil((bytesPerSec * windowSec * 1.25) / pageBytes);
+  let pages = Math.max(1, minimum);
+  while (pages < wanted) pages *= 2;
+  return pages;
+}
+
+/**
  * Ring sizes that fit the locked memory perf_mmap() lets this user pin: every ring costs its data
  * pages plus one header page. The count of rings is known before any is mapped (one per ring group per
  * thread or CPU, two for a gap-free pair, plus one side-band ring), so a ring set that cannot fit
@@ -355,12 +399,7 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   const askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
   const budget = access.lockedPagesBudget;
   if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
-  const target = options.target;
-  // One ring per ring group per CPU (events and an attached process's threads share them), plus a side-band ring.
-  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
-    : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
-  const flightRings = groups.reduce((count, group) => count + (group.gapFree ? 2 : 1), 0);
-  const sidebandRings = options.sideband === false ? 0 : 1;
+  const { slots, flightRings, sidebandRings } = ringCounts(options, events);
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
   const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
@@ -385,6 +424,66 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   };
 }
 
+function liveRing(unit: Exclude<RingUnit, { kind: 'forward' }>): BackwardRing {
+  return unit.kind === 'single' ? unit.ring : unit.pair.active;
+}
+
+/**
+ * A copy of a ring that is being written but has not wrapped: the kernel writes new records in
+ * front of data_head, so everything from the head read here to the end of what was written stays
+ * as it is while it is copied. Null when the ring wrapped (then nothing is stable without a pause).
+ */
+function peekUnwrapped(ring: BackwardRing): RingCopy | null {
+  const result = ring.copyQuiescent();
+  if (result.written >= BigInt(ring.dataSize)) return null;
+  return ring.toCopy(result.bytes, result.validBytes, result.written, 'peek');
+}
+
+/**
+ * Where a flight-recorder sample keeps its time: every flight-recorder attr carries IDENTIFIER, IP
+ * and TID (REQUIRED_SAMPLE), which come first in a sample, so TIME is the fourth u64 of the body.
+ */
+const SAMPLE_TIME_OFFSET = 8 + 3 * 8;
+
+/** Time of the oldest sample of a backward ring copy (the last one in memory order), or null. */
+function oldestSampleTime(copy: RingCopy | null): bigint | null {
+  if (!copy) return null;
+  const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength);
+  let oldest: bigint | null = null;
+  for (let offset = 0; offset + 8 <= copy.validBytes;) {
+    const size = view.getUint16(offset + 6, true);
+    if (size < 8 || offset + size > copy.validBytes) break;
+    if (view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8) oldest = view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true);
+    offset += size;
+  }
+  return oldest;
+}
+
+/**
+ * A backward ring copy without its newest records from time `since` on (what the successor ring
+ * also holds). The copy's data size shrinks with it, so a cut oldest record still reads as the
+ * ordinary cut end of a full flight recorder.
+ */
+function dropFrom(copy: RingCopy, since: bigint): RingCopy {
+  const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength);
+  let offset = 0;
+  while (offset + 8 <= copy.validBytes) {
+    const size = view.getUint16(offset + 6, true);
+    if (size < 8 || offset + size > copy.validBytes) break;
+    const isSample = view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8;
+    if (isSample && view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true) < since) break;
+    offset += size;
+  }
+  if (offset === 0) return copy;
+  return {
+    ...copy,
+    bytes: copy.bytes.subarray(offset),
+    validBytes: copy.validBytes - offset,
+    dataSize: copy.dataSize - offset,
+    bytesWritten: copy.bytesWritten - BigInt(offset),
+  };
+}
+
 export class Recorder {
   private readonly units: RingUnit[] = [];
   private readonly fdsByEvent: PerfEventFd[][] = [];
@@ -403,13 +502,30 @@ export class Recorder {
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
   private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
+  /** Ring ids are never reused, so a retired ring's copies keep an id of their own. */
+  private nextRingId = 0;
+  /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
+  private retired: RingCopy[] = [];
+  /** Sample ids of closed fds whose records are still in `retired`, per event. */
+  private readonly retiredIds: bigint[][] = [];
+  /** When and why the rings were resized, or why they stopped growing. */
+  private readonly resizeNotes: string[] = [];
+  private growthTimer: NodeJS.Timeout | undefined;
+  private growthStopped = false;
+  /** bytesWritten of each growable ring at the previous growth check. */
+  private readonly lastWritten = new Map<BackwardRing, { written: bigint; atMs: number }>();
+  /** Pages of the rings a resize leaves alone (trigger events' own rings). */
+  private readonly fixedPages: number;
+
   private constructor(
     private readonly options: RecorderOptions,
     private readonly mode: CopyMode,
     private readonly plan: AccessPlan,
-    private readonly sizes: RingSizes,
+    private sizes: RingSizes,
     private readonly limitationList: readonly string[],
+    private readonly access: PerfAccess,
   ) {
+    this.fixedPages = sizes.pages;
     this.warmer = new SpareBufferWarmer(() => this.backwardRings, options.warmCopyBuffers !== false);
   }
 
@@ -462,7 +578,7 @@ export class Recorder {
       const total = (event.extraSites?.length ?? 0) + 1;
       return `${event.name}: ${total - sites.size} of ${total} places armed; no debug register left for ${[...sites.values()].join(', ')} (x86 has 4 per task and CPU)`;
     });
-    return [...this.limitationList, ...unarmed];
+    return [...this.limitationList, ...unarmed, ...this.resizeNotes];
   }
 
   static async open(options: RecorderOptions): Promise<Recorder> {
@@ -476,7 +592,8 @@ export class Recorder {
     const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
       ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; threads it creates later are not watched`
       : null;
-    const recorder = new Recorder(options, mode, plan, sizes, [plan.limitation, sizes.note, perThread].filter((line): line is string => line !== null));
+    if (options.windowSec !== undefined && !(options.windowSec > 0)) throw new RangeError(`--window must be a positive number of seconds, got ${options.windowSec}`);
+    const recorder = new Recorder(options, mode, plan, sizes, [plan.limitation, sizes.note, perThread].filter((line): line is string => line !== null), access);
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);
@@ -488,6 +605,11 @@ export class Recorder {
       throw error;
     }
     recorder.warmer.schedule();
+    if (options.windowSec !== undefined) {
+      recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
+      // Growth serves a recording someone keeps open; it must not keep the process alive itself.
+      recorder.growthTimer.unref();
+    }
     if (recorder.forwardRings.length > 0 && options.drainSideband !== false) {
       recorder.drainTimer = setInterval(() => recorder.drainSideband(), SIDEBAND_DRAIN_MS);
       // Draining serves whoever keeps the process alive for its own reasons; it must not be one.
@@ -532,24 +654,33 @@ export class Recorder {
     }
   }
 
-  private openAll(slots: Slot[]): void {
+  /**
+   * Opens every ring group (or `only` these, without side-band: a resize) on every slot. A resize
+   * opens its events enabled: the launched command exec'd long ago.
+   */
+  private openAll(slots: Slot[], only?: { groups: readonly RingGroup[]; pages: number }): void {
     const { target } = this.options;
     const { events } = this.plan;
-    const { pages, sidebandPages } = this.sizes;
-    events.forEach((event, index) => {
-      this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
-      this.fdsByEvent[index] = [];
-    });
-    const groups = ringGroupsFor(events, this.options.gapFree ?? false, new Set(this.options.ownRing));
+    const { sidebandPages } = this.sizes;
+    const pages = only?.pages ?? this.sizes.pages;
+    const enabledNow = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: false, enableOnExec: false } });
+    if (!only) {
+      events.forEach((event, index) => {
+        this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
+        this.fdsByEvent[index] = [];
+      });
+    }
+    const groups = only?.groups ?? ringGroupsFor(events, this.options.gapFree ?? false, new Set(this.options.ownRing));
+    const allGroups = ringGroupsFor(events, this.options.gapFree ?? false, new Set(this.options.ownRing));
     const sidebandIndex = events.length;
     let opened = 0;
     for (const slot of slots) {
       let slotOpened = false;
       for (const group of groups) {
-        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: this.attrs[eventIndex] }));
+        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: only ? enabledNow(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
         const names = group.eventIndices.map((index) => events[index].name);
-        const ringId = this.units.length;
-        const label = groups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
+        const ringId = this.nextRingId++;
+        const label = allGroups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
         const metaFor = (fd: PerfEventFd): RingMeta => ({ ringId, label, cpu: slot.cpu, tid: fd.pid, defaultEvent: group.eventIndices[0] });
         const first = this.openOnSlot(members, slot, (fd) => this.ring(fd, pages, metaFor(fd)));
         if (!first) continue;
@@ -568,16 +699,17 @@ export class Recorder {
             throw error;
           }
           const pair = new GapFreeRingPair(first.ring, standby.ring, { first: first.followers, second: standby.followers });
-          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]) });
+          const fds = [first.ring.event, ...first.followers, standby.ring.event, ...standby.followers];
+          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]), fds });
         } else {
-          this.units.push({ kind: 'single', group, ring: first.ring, primaries: first.primaries });
+          this.units.push({ kind: 'single', group, ring: first.ring, primaries: first.primaries, fds: [first.ring.event, ...first.followers] });
         }
       }
       if (slotOpened) opened++;
-      if (slotOpened && this.options.sideband !== false) {
+      if (slotOpened && !only && this.options.sideband !== false) {
         this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events));
         this.fdsByEvent[sidebandIndex] ??= [];
-        const ringId = this.units.length;
+        const ringId = this.nextRingId++;
         const sideband = this.openOnSlot([{ eventIndex: sidebandIndex, attr: this.attrs[sidebandIndex] }], slot, (fd) => {
           const meta: RingMeta = { ringId, label: `${slot.label} sideband`, cpu: slot.cpu, tid: fd.pid, defaultEvent: sidebandIndex };
           try {
@@ -766,13 +898,145 @@ export class Recorder {
     }
   }
 
+  /**
+   * The growth check (every GROWTH_CHECK_MS with --window): a ring's coverage is its size over the
+   * rate it was written at since the previous check. The slowest-covering ring decides: below the
+   * window, the growable rings are reopened at pagesForWindow of its rate, capped by what the
+   * locked-memory budget leaves while old and new rings are both mapped.
+   */
+  private checkGrowth(): void {
+    const windowSec = this.options.windowSec;
+    if (this.disposed || this.growthStopped || windowSec === undefined) return;
+    const ownRing = new Set(this.options.ownRing);
+    const now = performance.now();
+    let worst: { coverageSec: number; bytesPerSec: number; label: string } | null = null;
+    let allWrapped = true;
+    const seen = new Set<BackwardRing>();
+    for (const unit of this.units) {
+      if (unit.kind === 'forward' || !isGrowable(unit.group, ownRing)) continue;
+      const ring = unit.kind === 'single' ? unit.ring : unit.pair.active;
+      seen.add(ring);
+      const written = ring.bytesWritten();
+      if (written < BigInt(ring.dataSize)) allWrapped = false;
+      const last = this.lastWritten.get(ring);
+      this.lastWritten.set(ring, { written, atMs: now });
+      if (!last || written <= last.written || now <= last.atMs) continue;
+      const bytesPerSec = Number(written - last.written) / ((now - last.atMs) / 1000);
+      const coverageSec = ring.dataSize / bytesPerSec;
+      if (coverageSec < windowSec && (!worst || coverageSec < worst.coverageSec)) worst = { coverageSec, bytesPerSec, label: ring.meta.label };
+    }
+    for (const ring of this.lastWritten.keys()) if (!seen.has(ring)) this.lastWritten.delete(ring);
+    if (!this.options.gapFree && allWrapped && this.retired.length > 0) this.retired = [];
+    if (!worst) return;
+    const current = this.sizes.pages;
+    const wanted = pagesForWindow(worst.bytesPerSec, windowSec, this.access.pageSize, current * 2);
+    const ceiling = this.growthCeiling();
+    const why = `${worst.label} kept ${worst.coverageSec.toFixed(3)} s of history (written at ${Math.round(worst.bytesPerSec / 1024)} KiB/s), less than the ${windowSec} s window`;
+    const at = new Date().toISOString();
+    if (ceiling <= current) {
+      this.growthStopped = true;
+      this.resizeNotes.push(`${at}: rings stay at ${current} pages: ${why}, and the locked-memory budget (${kib(this.access.lockedPagesBudget ?? 0, this.access)}) leaves no room for larger ones while both sets are mapped`);
+      return;
+    }
+    const pages = Math.min(wanted, ceiling);
+    const capped = pages < wanted ? `; the locked-memory budget stopped growth at ${pages} pages (the window needs ${wanted})` : '';
+    const started = performance.now();
+    try {
+      this.grow(pages);
+    } catch (error) {
+      this.growthStopped = true;
+      this.resizeNotes.push(`${at}: rings stay at ${current} pages: ${why}, but opening ${pages}-page rings failed: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    this.resizeNotes.push(`${at}: rings resized from ${current} to ${pages} pages in ${(performance.now() - started).toFixed(1)} ms: ${why}${capped}`);
+    if (pages < wanted) this.growthStopped = true;
+  }
+
+  /** The largest power-of-two page count the growable rings may have while the current set is still mapped. */
+  private growthCeiling(): number {
+    const budget = this.access.lockedPagesBudget;
+    if (budget === null) return Number.MAX_SAFE_INTEGER;
+    const { slots, flightRings, growableRings, sidebandRings } = ringCounts(this.options, this.plan.events);
+    const mapped = slots * ((flightRings - growableRings) * (this.fixedPages + 1) + growableRings * (this.sizes.pages + 1) + sidebandRings * (this.sizes.sidebandPages + 1));
+    const free = budget - mapped;
+    let pages = 0;
+    while (growableRings > 0 && slots * growableRings * (pages * 2 + 1) <= free) pages = pages === 0 ? 1 : pages * 2;
+    return pages;
+  }
+
+  /**
+   * Reopens the growable ring groups with `pages`-page rings. Order, so that no moment is missing:
+   * the new set is opened enabled (recording from that instant), then every fd of the old set is
+   * disabled (DISABLE is synchronous: nothing writes the old rings once it returns), then the old
+   * rings are copied. Records of the few microseconds both sets ran are dropped from the old copy:
+   * on each CPU (or thread), those at or after the new ring's oldest record are in the new ring too.
+   */
+  private grow(pages: number): void {
+    const ownRing = new Set(this.options.ownRing);
+    const groups = ringGroupsFor(this.plan.events, this.options.gapFree ?? false, ownRing).filter((group) => isGrowable(group, ownRing));
+    const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> => unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
+    const firstNew = this.units.length;
+    try {
+      this.openAll(this.resizeSlots(), { groups, pages });
+    } catch (error) {
+      for (const unit of this.units.splice(firstNew)) this.closeUnit(unit);
+      throw error;
+    }
+    const fresh = this.units.slice(firstNew) as Exclude<RingUnit, { kind: 'forward' }>[];
+    for (const unit of old) for (const fd of unit.fds) fd.disable();
+    for (const unit of old) {
+      const copy = unit.kind === 'single'
+        ? (() => { const r = unit.ring.copyQuiescent(); return unit.ring.toCopy(r.bytes, r.validBytes, r.written, 'paused'); })()
+        : unit.pair.finalCopy();
+      const successor = fresh.find((candidate) => candidate.group.eventIndices[0] === unit.group.eventIndices[0] &&
+        (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid));
+      const since = successor ? oldestSampleTime(peekUnwrapped(liveRing(successor))) : null;
+      const kept = since === null ? copy : dropFrom(copy, since);
+      this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
+    }
+    for (const unit of old) {
+      for (const fd of unit.fds) {
+        const eventIndex = this.eventOfFd(fd);
+        if (eventIndex >= 0) {
+          (this.retiredIds[eventIndex] ??= []).push(fd.id());
+          this.fdsByEvent[eventIndex] = this.fdsByEvent[eventIndex].filter((kept) => kept !== fd);
+        }
+      }
+      this.units.splice(this.units.indexOf(unit), 1);
+      this.closeUnit(unit);
+    }
+    this.sizes = { ...this.sizes, pages };
+    this.warmer.schedule();
+  }
+
+  /** The slots a resize opens on: as at the start, but a launched command's threads are listed now (it exec'd). */
+  private resizeSlots(): Slot[] {
+    const target = this.options.target;
+    const slots = this.slotsFor(target);
+    if (target.kind !== 'launch' || this.childPidValue === undefined) return slots;
+    // Threads and children the command made before the resize are followed from their own fds;
+    // inherit only reaches what is created after an event is opened.
+    const tids = threadsOf(this.childPidValue);
+    return tids.length > 0 ? slots.map((slot) => ({ ...slot, tids })) : slots;
+  }
+
+  private eventOfFd(fd: PerfEventFd): number {
+    return this.fdsByEvent.findIndex((fds) => fds?.includes(fd));
+  }
+
+  private closeUnit(unit: RingUnit): void {
+    if (unit.kind === 'pair') unit.pair.dispose();
+    else unit.ring.dispose();
+    if (unit.kind !== 'forward') for (const fd of unit.fds) fd.dispose();
+  }
+
   /** Event table for the decoder: user events first, the side-band dummy last. */
   eventDescriptions(): EventDescription[] {
     const descriptions: EventDescription[] = this.plan.events.map((event, index) => ({
       index,
       name: event.name,
       attr: this.attrs[index],
-      ids: (this.fdsByEvent[index] ?? []).map((fd) => fd.id()),
+      ids: [...(this.fdsByEvent[index] ?? []).map((fd) => fd.id()), ...(this.retiredIds[index] ?? [])],
       tracepoint: event.tracepoint,
     }));
     const sidebandIndex = this.plan.events.length;
@@ -800,6 +1064,14 @@ export class Recorder {
       rings.push(result.copy);
       pauseWindowNs.push(result.pauseWindowNs);
     }
+    for (const copy of this.retired) {
+      rings.push(copy);
+      pauseWindowNs.push(0);
+    }
+    // Gap-free copies tile time: each snapshot holds what happened since the previous one, so the
+    // retired rings' last records are handed out once. Paused copies repeat the whole ring each
+    // time, and keep the retired records until the grown rings hold the window by themselves.
+    if (this.options.gapFree) this.retired = [];
     this.warmer.schedule();
     return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize(), limitations: this.limitations };
   }
@@ -863,6 +1135,8 @@ export class Recorder {
     this.disposed = true;
     this.warmer.dispose();
     if (this.drainTimer) clearInterval(this.drainTimer);
+    if (this.growthTimer) clearInterval(this.growthTimer);
+    this.retired = [];
     const errors: unknown[] = [];
     for (const unit of this.units) {
       try {
