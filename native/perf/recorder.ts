@@ -251,10 +251,13 @@ function ringGroupsFor(events: readonly ResolvedEvent[], gapFree: boolean, ownRi
 /** Per event of a group, its fd on the slot's first thread (not its other threads or extra sites). */
 type PrimaryFds = ReadonlyMap<number, PerfEventFd>;
 
-/** `fds`: every fd that writes into the unit's ring(s), owners included (a resize disables and closes them). */
+/**
+ * `fds`: every fd that writes into the unit's ring(s), owners included (a resize disables and closes
+ * them); `firstLive`: those of the ring that records first (a resize enables them).
+ */
 type RingUnit =
-  | { readonly kind: 'single'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds; readonly fds: readonly PerfEventFd[] }
-  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>; readonly fds: readonly PerfEventFd[] }
+  | { readonly kind: 'single'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds; readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[] }
+  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>; readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[] }
   | { readonly kind: 'forward'; readonly ring: ForwardRing };
 
 /** What openOnSlot opened: the ring, the fds redirected into it, and each event's first fd. */
@@ -656,14 +659,14 @@ export class Recorder {
 
   /**
    * Opens every ring group (or `only` these, without side-band: a resize) on every slot. A resize
-   * opens its events enabled: the launched command exec'd long ago.
+   * opens its events disabled and enables them all at once when every ring is mapped.
    */
   private openAll(slots: Slot[], only?: { groups: readonly RingGroup[]; pages: number }): void {
     const { target } = this.options;
     const { events } = this.plan;
     const { sidebandPages } = this.sizes;
     const pages = only?.pages ?? this.sizes.pages;
-    const enabledNow = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: false, enableOnExec: false } });
+    const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
     if (!only) {
       events.forEach((event, index) => {
         this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
@@ -677,7 +680,7 @@ export class Recorder {
     for (const slot of slots) {
       let slotOpened = false;
       for (const group of groups) {
-        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: only ? enabledNow(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
+        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: only ? disabledUntilSwap(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
         const names = group.eventIndices.map((index) => events[index].name);
         const ringId = this.nextRingId++;
         const label = allGroups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
@@ -699,10 +702,12 @@ export class Recorder {
             throw error;
           }
           const pair = new GapFreeRingPair(first.ring, standby.ring, { first: first.followers, second: standby.followers });
-          const fds = [first.ring.event, ...first.followers, standby.ring.event, ...standby.followers];
-          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]), fds });
+          const firstLive = [first.ring.event, ...first.followers];
+          const fds = [...firstLive, standby.ring.event, ...standby.followers];
+          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]), fds, firstLive });
         } else {
-          this.units.push({ kind: 'single', group, ring: first.ring, primaries: first.primaries, fds: [first.ring.event, ...first.followers] });
+          const fds = [first.ring.event, ...first.followers];
+          this.units.push({ kind: 'single', group, ring: first.ring, primaries: first.primaries, fds, firstLive: fds });
         }
       }
       if (slotOpened) opened++;
@@ -966,10 +971,12 @@ export class Recorder {
 
   /**
    * Reopens the growable ring groups with `pages`-page rings. Order, so that no moment is missing:
-   * the new set is opened enabled (recording from that instant), then every fd of the old set is
-   * disabled (DISABLE is synchronous: nothing writes the old rings once it returns), then the old
-   * rings are copied. Records of the few microseconds both sets ran are dropped from the old copy:
-   * on each CPU (or thread), those at or after the new ring's oldest record are in the new ring too.
+   * the new set is opened disabled and mapped (opening and mapping take tens of ms), then every fd
+   * of it is enabled, then every fd of the old set is disabled (ENABLE and DISABLE are synchronous:
+   * the new rings record once the first returns, nothing writes the old ones once the second does),
+   * then the old rings are copied. Records of the microseconds both sets ran are dropped from the
+   * old copy: on each CPU (or thread), those at or after the new ring's oldest record are in the new
+   * ring too.
    */
   private grow(pages: number): void {
     const ownRing = new Set(this.options.ownRing);
@@ -983,6 +990,12 @@ export class Recorder {
       throw error;
     }
     const fresh = this.units.slice(firstNew) as Exclude<RingUnit, { kind: 'forward' }>[];
+    try {
+      for (const unit of fresh) for (const fd of unit.firstLive) fd.enable();
+    } catch (error) {
+      for (const unit of this.units.splice(firstNew)) this.closeUnit(unit);
+      throw error;
+    }
     for (const unit of old) for (const fd of unit.fds) fd.disable();
     for (const unit of old) {
       const copy = unit.kind === 'single'
