@@ -39,7 +39,7 @@ describe('ringside capture --window (real kernel, perf script as referee)', func
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stderr, /rings resized from 1 to \d+ pages in [\d.]+ ms: cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/);
       // The old ring's last records are in the snapshot: the sequence checked below runs across the swap.
-      const retired = /cpu0 \S+ \(1 pages, retired\)\s+\S+\s+(\d+) records/.exec(run.stderr);
+      const retired = /cpu0 pid \d+ \(1 pages, retired\)\s+\S+\s+(\d+) records/.exec(run.stderr);
       assert.ok(retired && Number(retired[1]) > 0, `the retired 1-page ring of cpu0 kept records: ${run.stderr}`);
       const records = numberedRecords(data);
       const seqs = records.map((record) => record.seq).sort((a, b) => a - b);
