@@ -36,6 +36,7 @@ function settings() {
     keeper: config.get<boolean>('keeper.enabled') ?? false,
     bigSnapshotBytes: config.get<number>('bigSnapshotBytes') ?? 4 << 20,
     warmCopyBuffers: config.get<boolean>('warmCopyBuffers') ?? true,
+    windowSec: config.get<number | null>('window') ?? undefined,
   };
 }
 
@@ -44,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = (line: string) => output.appendLine(`[${new Date().toISOString()}] ${line}`);
   const backend = createBackend(() => {
     const s = settings();
-    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains, warmCopyBuffers: s.warmCopyBuffers };
+    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains, warmCopyBuffers: s.warmCopyBuffers, ...(s.windowSec ? { windowSec: s.windowSec } : {}) };
   });
   const sessions = new SessionManager({ backend, retention: settings().retention });
   manager = sessions;

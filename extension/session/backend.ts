@@ -17,6 +17,8 @@ export interface RecordingSettings {
   callchain?: boolean;
   /** Keep a pre-faulted copy buffer per flight-recorder ring (RecorderOptions.warmCopyBuffers). */
   warmCopyBuffers?: boolean;
+  /** Seconds of history wanted: rings grow until they keep it (RecorderOptions.windowSec). */
+  windowSec?: number;
 }
 
 export function createBackend(settings: () => RecordingSettings = () => ({})): Backend {
@@ -38,6 +40,7 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
         ...(options.gapFree !== undefined ? { gapFree: options.gapFree } : {}),
         ...(options.sideband !== undefined ? { sideband: options.sideband } : {}),
         warmCopyBuffers: settings().warmCopyBuffers ?? true,
+        ...(settings().windowSec !== undefined ? { windowSec: settings().windowSec } : {}),
       });
       return recorderSource(recorder);
     },
