@@ -220,7 +220,7 @@ const WRAPPER_MARKER = 'read _ <&3';
  * (PERF_SAMPLE_IDENTIFIER, which every flight-recorder attr carries). One ring per CPU for all
  * events is what an always-on recorder wants: one pause, one copy, one mapping per CPU.
  */
-interface RingGroup {
+export interface RingGroup {
   readonly eventIndices: readonly number[];
   /** Two rings swapped instead of paused (GapFreeRingPair). */
   readonly gapFree: boolean;
@@ -229,23 +229,29 @@ interface RingGroup {
 /**
  * The ring groups of a recording: every event that may share a ring shares one. Breakpoints never
  * take part in a gap-free pair (a standby set would need debug registers of its own), so with
- * gap-free on they share a plain ring of their own. Events in `ownRing` (trigger events, whose
- * moving data_head must mean "this event fired") get one ring each.
+ * gap-free on they share a plain ring of their own. The kernel refuses SET_OUTPUT between events of
+ * different clocks, so an event with its own clockid (a PMU spec's attr11 term) shares only with
+ * events of that clock. Events in `ownRing` (trigger events, whose moving data_head must mean "this
+ * event fired") get one ring each.
  */
-function ringGroupsFor(events: readonly ResolvedEvent[], gapFree: boolean, ownRing: ReadonlySet<number>): RingGroup[] {
-  const pairs: number[] = [];
-  const singles: number[] = [];
+export function ringGroupsFor(events: readonly ResolvedEvent[], gapFree: boolean, ownRing: ReadonlySet<number>): RingGroup[] {
+  const shared = new Map<string, { eventIndices: number[]; gapFree: boolean }>();
   const own: RingGroup[] = [];
   events.forEach((event, index) => {
     const pair = gapFree && !event.isBreakpoint;
-    if (ownRing.has(index)) own.push({ eventIndices: [index], gapFree: pair });
-    else (pair ? pairs : singles).push(index);
+    if (ownRing.has(index)) {
+      own.push({ eventIndices: [index], gapFree: pair });
+      return;
+    }
+    const clock = event.attr.flags.useClockid ? `clock ${event.attr.clockid ?? 0}` : 'perf clock';
+    const key = `${pair ? 'pair' : 'single'} ${clock}`;
+    const group = shared.get(key) ?? { eventIndices: [], gapFree: pair };
+    group.eventIndices.push(index);
+    shared.set(key, group);
   });
-  return [
-    ...(pairs.length > 0 ? [{ eventIndices: pairs, gapFree: true }] : []),
-    ...(singles.length > 0 ? [{ eventIndices: singles, gapFree: false }] : []),
-    ...own,
-  ];
+  // Gap-free groups first, as the events come: the first event of the first group names the ring.
+  const groups = [...shared.values()].sort((a, b) => Number(b.gapFree) - Number(a.gapFree) || a.eventIndices[0] - b.eventIndices[0]);
+  return [...groups, ...own];
 }
 
 /** Per event of a group, its fd on the slot's first thread (not its other threads or extra sites). */
