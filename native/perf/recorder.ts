@@ -989,17 +989,25 @@ export class Recorder {
     const groups = ringGroupsFor(this.plan.events, this.options.gapFree ?? false, ownRing).filter((group) => isGrowable(group, ownRing));
     const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> => unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
     const firstNew = this.units.length;
+    // New fds are appended to each event's list: a failed resize closes exactly those.
+    const fdCounts = this.fdsByEvent.map((fds) => fds?.length ?? 0);
+    const abandon = () => {
+      for (const unit of this.units.splice(firstNew)) this.closeUnit(unit);
+      this.fdsByEvent.forEach((fds, index) => {
+        for (const fd of fds?.splice(fdCounts[index] ?? 0) ?? []) fd.dispose();
+      });
+    };
     try {
       this.openAll(this.resizeSlots(), { groups, pages });
     } catch (error) {
-      for (const unit of this.units.splice(firstNew)) this.closeUnit(unit);
+      abandon();
       throw error;
     }
     const fresh = this.units.slice(firstNew) as Exclude<RingUnit, { kind: 'forward' }>[];
     try {
       for (const unit of fresh) for (const fd of unit.firstLive) fd.enable();
     } catch (error) {
-      for (const unit of this.units.splice(firstNew)) this.closeUnit(unit);
+      abandon();
       throw error;
     }
     for (const unit of old) for (const fd of unit.fds) fd.disable();

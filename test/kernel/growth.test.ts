@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Recorder, pagesForWindow } from '../../native/perf/recorder';
 import { readPerfAccess } from '../../native/sys/access';
 import { onlineCpus } from '../../native/perf/procfs';
-import { fixture, tracepointEvent } from './helpers';
+import { fixture, perfResources, tracepointEvent } from './helpers';
 
 describe('kernel: Recorder growth (--window)', function () {
   this.timeout(30000);
@@ -21,6 +21,7 @@ describe('kernel: Recorder growth (--window)', function () {
     // page). The budget leaves room for 16-page rings beside them, not for the 256 the window needs.
     const mapped = cpus * (2 + 17);
     const access = { ...readPerfAccess(), lockedPagesBudget: mapped + cpus * 17 };
+    const before = perfResources();
     const recorder = await Recorder.open({
       events: [tracepointEvent('syscalls', 'sys_enter_close')], access, pages: 1, windowSec: 2, gapFree: false,
       target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '6000', '1500'], stdio: 'ignore' },
@@ -31,8 +32,11 @@ describe('kernel: Recorder growth (--window)', function () {
       assert.match(notes, /rings resized from 1 to 16 pages .*the locked-memory budget stopped growth at 16 pages \(the window needs \d+\)/);
       assert.equal(recorder.backwardRings[0].dataSize, 16 * access.pageSize);
       assert.equal(notes.match(/resized/g)?.length, 1, 'no further attempt once the budget is reached');
+      // The retired rings are closed at the swap: one backward and one side-band mapping per CPU remain.
+      assert.deepEqual(perfResources(), { fds: before.fds + 2 * cpus, mappings: before.mappings + 2 * cpus });
     } finally {
       recorder.dispose();
     }
+    assert.deepEqual(perfResources(), before, 'nothing left after dispose');
   });
 });
