@@ -24,6 +24,8 @@ export interface Settings {
   readonly keeper: boolean;
   readonly bigSnapshotBytes: number;
   readonly warmCopyBuffers: boolean;
+  /** Seconds of history to keep: rings whose coverage falls below it grow (ringside.window). */
+  readonly windowSec: number | undefined;
 }
 
 export function settings(): Settings {
@@ -42,6 +44,7 @@ export function settings(): Settings {
     keeper: config.get<boolean>('keeper.enabled') ?? false,
     bigSnapshotBytes: config.get<number>('bigSnapshotBytes') ?? 4 << 20,
     warmCopyBuffers: config.get<boolean>('warmCopyBuffers') ?? true,
+    windowSec: config.get<number | null>('window') ?? undefined,
   };
 }
 
@@ -63,7 +66,7 @@ export function createServices(context: vscode.ExtensionContext): Services {
   const log = (line: string) => output.appendLine(`[${new Date().toISOString()}] ${line}`);
   const backend = createBackend(() => {
     const s = settings();
-    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains, warmCopyBuffers: s.warmCopyBuffers };
+    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains, warmCopyBuffers: s.warmCopyBuffers, ...(s.windowSec ? { windowSec: s.windowSec } : {}) };
   });
   const sessions = new SessionManager({ backend, retention: settings().retention });
   const keepers = new KeeperClient();

@@ -4,7 +4,6 @@
 
 import type { ResolvedEvent } from '../../native/decode/types';
 import { describeExit, Recorder } from '../../native/perf/recorder';
-import type { BackwardRing } from '../../native/perf/ring';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './core-backend';
@@ -18,6 +17,8 @@ export interface RecordingSettings {
   callchain?: boolean;
   /** Keep a pre-faulted copy buffer per flight-recorder ring (RecorderOptions.warmCopyBuffers). */
   warmCopyBuffers?: boolean;
+  /** Seconds of history wanted: rings grow until they keep it (RecorderOptions.windowSec). */
+  windowSec?: number;
 }
 
 export function createBackend(settings: () => RecordingSettings = () => ({})): Backend {
@@ -39,6 +40,7 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
         ...(options.gapFree !== undefined ? { gapFree: options.gapFree } : {}),
         ...(options.sideband !== undefined ? { sideband: options.sideband } : {}),
         warmCopyBuffers: settings().warmCopyBuffers ?? true,
+        ...(settings().windowSec !== undefined ? { windowSec: settings().windowSec } : {}),
       });
       return recorderSource(recorder);
     },
@@ -48,7 +50,6 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
 /** A Recorder seen as a RingSource (plus per-event enable/disable/modify for the watch controls). */
 export function recorderSource(recorder: Recorder): RingSource {
   const events = recorder.eventDescriptions();
-  const ringsOf = (eventIndex: number): BackwardRing[] => recorder.backwardRings.filter((ring) => ring.meta.defaultEvent === eventIndex);
   let paused = false;
   return {
     events,
@@ -69,13 +70,13 @@ export function recorderSource(recorder: Recorder): RingSource {
     // Settles with how the program ended (its exit code or the signal that killed it).
     ...(recorder.exitStatus ? { exited: recorder.exitStatus.then((exit) => describeExit(exit)) } : {}),
     setEventEnabled(eventIndex, enabled) {
-      for (const ring of ringsOf(eventIndex)) {
-        if (enabled) ring.event.enable();
-        else ring.event.disable();
+      for (const fd of recorder.primaryFds(eventIndex)) {
+        if (enabled) fd.enable();
+        else fd.disable();
       }
     },
     modifyEvent(eventIndex, attr) {
-      for (const ring of ringsOf(eventIndex)) ring.event.modifyAttributes({ ...attr, flags: { ...ring.event.attr.flags, ...attr.flags, writeBackward: true } });
+      for (const fd of recorder.primaryFds(eventIndex)) fd.modifyAttributes({ ...attr, flags: { ...fd.attr.flags, ...attr.flags, writeBackward: true } });
     },
     // Stopping a recording ends the program it launched (SIGTERM, then SIGKILL), as the CLI does:
     // nothing Ringside started outlives the session.

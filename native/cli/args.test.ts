@@ -47,7 +47,11 @@ describe('cli args', () => {
     assert.ok(options.command === 'capture');
     assert.deepEqual([options.snapshotOn, options.snapshotDir, options.postSec, options.minIntervalSec], [['syscalls:sys_enter_getppid'], 'out', 0.5, 1]);
     assert.throws(() => parseArgs(['capture', '--snapshot-on', 'x:y', '--', 'x']), /--snapshot-on needs --snapshot-dir DIR/);
-    assert.throws(() => parseArgs(['capture', '--snapshot-dir', 'd', '--', 'x']), /give at least one --snapshot-on SPEC/);
+    assert.throws(() => parseArgs(['capture', '--snapshot-dir', 'd', '--', 'x']), /give at least one --snapshot-on SPEC or --snapshot-on-exit-signal/);
+    const crash = parseArgs(['capture', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '--', 'x']);
+    assert.ok(crash.command === 'capture' && crash.snapshotOnExitSignal && crash.snapshotOn.length === 0);
+    assert.throws(() => parseArgs(['capture', '--snapshot-on-exit-signal', '--', 'x']), /--snapshot-on-exit-signal needs --snapshot-dir DIR/);
+    assert.throws(() => parseArgs(['capture', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '-a']), /watches a launched command/);
     assert.throws(() => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']), /--post -1: expected a number of seconds >= 0/);
     assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']), { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false });
     assert.throws(() => parseArgs(['snapshot']), /snapshot needs the pid of a running `ringside keep`/);

@@ -33,12 +33,16 @@ export interface CaptureOptions {
   readonly leaveRunning: boolean;
   /** Event specs whose every record triggers a snapshot into `snapshotDir` (the recorder re-arms). */
   readonly snapshotOn: readonly string[];
+  /** A launched command killed by a signal (SIGSEGV, SIGABRT...) writes a snapshot into `snapshotDir`. */
+  readonly snapshotOnExitSignal: boolean;
   /** Where triggered snapshots go, as numbered, timestamped perf.data files. */
   readonly snapshotDir?: string;
   /** Keep recording this long after a trigger before the snapshot (seconds). */
   readonly postSec: number;
   /** At least this long between two triggered snapshots (seconds). */
   readonly minIntervalSec: number;
+  /** History wanted (seconds): rings grow until they keep this much (RecorderOptions.windowSec). */
+  readonly windowSec?: number;
 }
 
 export interface EventsOptions {
@@ -78,8 +82,8 @@ export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [--leave-running] [-q]
-                   [--snapshot-on SPEC]... [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [-q]
+                   [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
@@ -92,7 +96,9 @@ capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: a
 SIGINT/SIGTERM/SIGHUP, which also end COMMAND (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
 --snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
-to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).`;
+to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
+--snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
+--window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).`;
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
@@ -198,9 +204,11 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let quiet = false;
   let leaveRunning = false;
   const snapshotOn: string[] = [];
+  let snapshotOnExitSignal = false;
   let snapshotDir: string | undefined;
   let postSec = 0;
   let minIntervalSec = 1;
+  let windowSec: number | undefined;
   const seconds = (arg: string, text: string, allowZero: boolean) => {
     const value = Number(text);
     if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) throw new UsageError(`${arg} ${text}: expected ${allowZero ? 'a number of seconds >= 0' : 'a positive number of seconds'}`);
@@ -244,9 +252,11 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '-q' || arg === '--quiet') quiet = true;
     else if (arg === '--leave-running') leaveRunning = true;
     else if (arg === '--snapshot-on') snapshotOn.push(value());
+    else if (arg === '--snapshot-on-exit-signal') snapshotOnExitSignal = true;
     else if (arg === '--snapshot-dir') snapshotDir = value();
     else if (arg === '--post') postSec = seconds(arg, value(), true);
     else if (arg === '--min-interval') minIntervalSec = seconds(arg, value(), true);
+    else if (arg === '--window') windowSec = seconds(arg, value(), false);
     else throw new UsageError(`${command}: unknown option ${arg}`);
   }
   if (period !== undefined && freq !== undefined) throw new UsageError('-c and -F are mutually exclusive');
@@ -255,10 +265,13 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   const target: CaptureTarget = launch ? { kind: 'launch', argv: launch } : pid !== undefined ? { kind: 'pid', pid } : { kind: 'cpus' };
   if (command === 'keep' && output !== undefined) throw new UsageError('keep holds rings for later attachment; it writes no output (-o)');
   if (snapshotOn.length > 0 && snapshotDir === undefined) throw new UsageError('--snapshot-on needs --snapshot-dir DIR: each trigger writes a numbered perf.data there');
-  if (snapshotDir !== undefined && snapshotOn.length === 0) throw new UsageError('--snapshot-dir is where --snapshot-on triggers write; give at least one --snapshot-on SPEC');
-  if (command === 'keep' && snapshotOn.length > 0) throw new UsageError('keep does not take triggers yet: use capture --snapshot-on');
+  if (snapshotOnExitSignal && snapshotDir === undefined) throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
+  if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
+  if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
+  if (command === 'keep' && windowSec !== undefined) throw new UsageError('keep publishes its rings for others to map, so they cannot be swapped for larger ones: give keep a larger --pages instead of --window');
+  if (command === 'keep' && (snapshotOn.length > 0 || snapshotOnExitSignal)) throw new UsageError('keep does not take triggers yet: use capture --snapshot-on / --snapshot-on-exit-signal');
   return {
     command, events, target, pages, period, freq, callchain, durationSec, output,
-    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotDir, postSec, minIntervalSec,
+    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,
   };
 }

@@ -51,6 +51,9 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     gapFree: options.gapFree,
     sideband: options.sideband,
     warmCopyBuffers: options.warmCopy,
+    // A trigger's ring holds only its own records, so a moving data_head means it fired.
+    ownRing: prepared.triggerIndices,
+    ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
   });
   // What the recording cannot see is said before it runs (as perf warns when it falls back), and again in each summary.
   if (!options.quiet) for (const limitation of recorder.limitations) process.stderr.write(`ringside: ${limitation}\n`);
@@ -142,7 +145,11 @@ async function waitForTriggers(
     timers.push(setTimeout(() => push({ kind: 'done', reason: `${options.durationSec}s elapsed`, status: 0, endLaunched: true }), options.durationSec * 1000));
   }
   if (target.kind === 'launch') {
-    void recorder.exitStatus?.then((exit) => push({ kind: 'done', reason: `command ${describeExit(exit)}`, status: shellStatus(exit), endLaunched: false }));
+    void recorder.exitStatus?.then((exit) => {
+      // The rings still hold the moments before the crash: the command's events stay open until the end.
+      if (exit.signal && options.snapshotOnExitSignal) push({ kind: 'triggered', reason: `command ${describeExit(exit)}` });
+      push({ kind: 'done', reason: `command ${describeExit(exit)}`, status: shellStatus(exit), endLaunched: false });
+    });
     // Symbol addresses were computed before exec from the predicted load base: if the kernel put the
     // binary elsewhere the breakpoints watch the wrong bytes, so say it loudly and stop.
     // A non-PIE executable (load bias 0) cannot move; only a PIE's base depends on ASLR being off.

@@ -8,6 +8,7 @@ import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { formatRecordJson } from '../decode/jsonl';
 import { SnapshotSymbols } from './symbols';
+import { RecordType } from '../perf/uapi';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -106,17 +107,37 @@ function formatBytes(bytes: bigint | number): string {
   return `${value} B`;
 }
 
+/**
+ * Samples per event in each ring copy, for rings that several events share: a shared ring's
+ * coverage line alone cannot say which event filled it.
+ */
+export function samplesPerEventByRing(decoded: DecodedSnapshot): Map<number, Map<number, number>> {
+  const { kind, event, ring, length } = decoded.columns;
+  const byRing = new Map<number, Map<number, number>>();
+  for (let row = 0; row < length; row++) {
+    if (kind[row] !== RecordType.SAMPLE) continue;
+    let counts = byRing.get(ring[row]);
+    if (!counts) byRing.set(ring[row], (counts = new Map()));
+    counts.set(event[row], (counts.get(event[row]) ?? 0) + 1);
+  }
+  return byRing;
+}
+
 export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot): string {
   const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)`];
   for (const limitation of raw.limitations ?? []) lines.push(`  ${limitation}`);
   const worstPause = raw.pauseWindowNs.length ? Math.max(...raw.pauseWindowNs) : 0;
   if (worstPause) lines.push(`  longest pause window ${(worstPause / 1e3).toFixed(1)} us`);
-  for (const ring of decoded.coverage) {
+  const perEvent = samplesPerEventByRing(decoded);
+  const nameOf = new Map(decoded.events.map((event) => [event.index, event.name]));
+  for (const [r, ring] of decoded.coverage.entries()) {
+    const counts = perEvent.get(r);
+    const shared = counts && counts.size > 1 ? `; samples ${[...counts].map(([event, count]) => `${nameOf.get(event) ?? event} ${count}`).join(', ')}` : '';
     const oldest = ring.oldestTimeNs === null ? '-' : ring.oldestTimeNs.toString();
     lines.push(
       `  ${ring.label.padEnd(10)} ${ring.path.padEnd(8)} ${String(ring.recordsRetained).padStart(8)} records  ` +
       `written ${formatBytes(ring.bytesWritten)}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
-      `oldest ${oldest}, lost ${ring.lostRecords}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}`,
+      `oldest ${oldest}, lost ${ring.lostRecords}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}${shared}`,
     );
   }
   return lines.join('\n') + '\n';

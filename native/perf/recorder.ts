@@ -32,7 +32,8 @@ export interface RecorderOptions {
   readonly target: RecorderTarget;
   /**
    * Data pages per flight-recorder ring, a power of two. Given: exactly that, or an AccessError with
-   * the locked-memory numbers when the rings do not fit. Omitted: DEFAULT_RING_PAGES, halved until
+   * the locked-memory numbers when the rings do not fit. Omitted: DEFAULT_RING_PAGES per event of
+   * the largest ring group (rounded up to a power of two, see defaultRingPages), halved until
    * the rings fit this user's locked-memory budget (noted in `limitations`).
    */
   readonly pages?: number;
@@ -61,9 +62,32 @@ export interface RecorderOptions {
    * here would empty behind their backs.
    */
   readonly drainSideband?: boolean;
+  /**
+   * Indices of events that get a ring of their own instead of sharing their slot's ring with the
+   * other events (trigger events: a moving data_head there means the trigger fired).
+   */
+  readonly ownRing?: readonly number[];
+  /**
+   * Seconds of history wanted. While a ring's coverage (its size over the rate it is written at)
+   * falls below this, the recorder opens the same events with rings sized for it, makes sure they
+   * record, then retires the old rings (their last contents stay in the snapshots), within the
+   * locked-memory budget. Omitted: the rings keep their size.
+   */
+  readonly windowSec?: number;
 }
 
 export const DEFAULT_RING_PAGES = 64;
+
+/**
+ * Pages of a ring that `events` share when no size is given: DEFAULT_RING_PAGES for each of them,
+ * so sharing one ring costs the memory one ring per event did and a quiet event's records are not
+ * evicted sooner than they were (a busy event can still take the whole ring).
+ */
+export function defaultRingPages(eventCount: number): number {
+  let pages = DEFAULT_RING_PAGES;
+  while (pages < DEFAULT_RING_PAGES * eventCount) pages *= 2;
+  return pages;
+}
 
 /** How a launched command ended: its exit code, or the signal that killed it. */
 export interface ChildExit {
@@ -87,6 +111,8 @@ const DEFAULT_SIDEBAND_PAGES = 16;
  * it between two drains.
  */
 const SIDEBAND_DRAIN_MS = 20;
+/** How often --window compares each ring's coverage with the window. */
+const GROWTH_CHECK_MS = 250;
 
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
@@ -188,10 +214,65 @@ const DEFAULT_FREQ = 4000n;
 const LAUNCH_WRAPPER = 'read _ <&3 || exit 125; exec 3<&-; exec "$@"';
 const WRAPPER_MARKER = 'read _ <&3';
 
+/**
+ * Events that write into one ring per slot. The first event's fd on the slot's first thread owns the
+ * ring; every other fd of the group (other events, other threads, extra breakpoint sites) is
+ * redirected into it with PERF_EVENT_IOC_SET_OUTPUT, and records are told apart by their sample id
+ * (PERF_SAMPLE_IDENTIFIER, which every flight-recorder attr carries). One ring per CPU for all
+ * events is what an always-on recorder wants: one pause, one copy, one mapping per CPU.
+ */
+export interface RingGroup {
+  readonly eventIndices: readonly number[];
+  /** Two rings swapped instead of paused (GapFreeRingPair). */
+  readonly gapFree: boolean;
+}
+
+/**
+ * The ring groups of a recording: every event that may share a ring shares one. Breakpoints never
+ * take part in a gap-free pair (a standby set would need debug registers of its own), so with
+ * gap-free on they share a plain ring of their own. The kernel refuses SET_OUTPUT between events of
+ * different clocks, so an event with its own clockid (a PMU spec's attr11 term) shares only with
+ * events of that clock. Events in `ownRing` (trigger events, whose moving data_head must mean "this
+ * event fired") get one ring each.
+ */
+export function ringGroupsFor(events: readonly ResolvedEvent[], gapFree: boolean, ownRing: ReadonlySet<number>): RingGroup[] {
+  const shared = new Map<string, { eventIndices: number[]; gapFree: boolean }>();
+  const own: RingGroup[] = [];
+  events.forEach((event, index) => {
+    const pair = gapFree && !event.isBreakpoint;
+    if (ownRing.has(index)) {
+      own.push({ eventIndices: [index], gapFree: pair });
+      return;
+    }
+    const clock = event.attr.flags.useClockid ? `clock ${event.attr.clockid ?? 0}` : 'perf clock';
+    const key = `${pair ? 'pair' : 'single'} ${clock}`;
+    const group = shared.get(key) ?? { eventIndices: [], gapFree: pair };
+    group.eventIndices.push(index);
+    shared.set(key, group);
+  });
+  // Gap-free groups first, as the events come: the first event of the first group names the ring.
+  const groups = [...shared.values()].sort((a, b) => Number(b.gapFree) - Number(a.gapFree) || a.eventIndices[0] - b.eventIndices[0]);
+  return [...groups, ...own];
+}
+
+/** Per event of a group, its fd on the slot's first thread (not its other threads or extra sites). */
+type PrimaryFds = ReadonlyMap<number, PerfEventFd>;
+
+/**
+ * `fds`: every fd that writes into the unit's ring(s), owners included (a resize disables and closes
+ * them); `firstLive`: those of the ring that records first (a resize enables them).
+ */
 type RingUnit =
-  | { readonly kind: 'single'; readonly eventIndex: number; readonly ring: BackwardRing }
-  | { readonly kind: 'pair'; readonly eventIndex: number; readonly pair: GapFreeRingPair }
-  | { readonly kind: 'forward'; readonly eventIndex: number; readonly ring: ForwardRing };
+  | { readonly kind: 'single'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds; readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[] }
+  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>; readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[] }
+  | { readonly kind: 'forward'; readonly ring: ForwardRing };
+
+/** What openOnSlot opened: the ring, the fds redirected into it, and each event's first fd. */
+interface OpenedGroup<R> {
+  readonly ring: R;
+  readonly followers: PerfEventFd[];
+  readonly primaries: Map<number, PerfEventFd>;
+}
 
 interface Slot {
   readonly pid: number;
@@ -283,22 +364,52 @@ function kib(pages: number, access: PerfAccess): string {
 }
 
 /**
+ * How many rings a recording maps: slots (CPUs, or threads for per-thread breakpoints), flight-recorder
+ * rings per slot (one per ring group, two for a gap-free pair), of which `growableRings` are reopened
+ * when the rings grow (all but the trigger events' own rings), and side-band rings per slot.
+ */
+function ringCounts(options: RecorderOptions, events: readonly ResolvedEvent[]): { slots: number; flightRings: number; growableRings: number; sidebandRings: number } {
+  const ownRing = new Set(options.ownRing);
+  const groups = ringGroupsFor(events, options.gapFree ?? false, ownRing);
+  const target = options.target;
+  // One ring per ring group per CPU (events and an attached process's threads share them), plus a side-band ring.
+  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
+    : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
+  const ringsOf = (group: RingGroup) => (group.gapFree ? 2 : 1);
+  const flightRings = groups.reduce((count, group) => count + ringsOf(group), 0);
+  const growableRings = groups.filter((group) => isGrowable(group, ownRing)).reduce((count, group) => count + ringsOf(group), 0);
+  return { slots, flightRings, growableRings, sidebandRings: options.sideband === false ? 0 : 1 };
+}
+
+/** Trigger events' own rings keep their size: their data_head is what the trigger watcher follows. */
+function isGrowable(group: RingGroup, ownRing: ReadonlySet<number>): boolean {
+  return !group.eventIndices.some((index) => ownRing.has(index));
+}
+
+/**
+ * Data pages (a power of two) a ring needs to keep `windowSec` of history at `bytesPerSec`, with a
+ * quarter more for bursts. At least `minimum` (growth never shrinks).
+ */
+export function pagesForWindow(bytesPerSec: number, windowSec: number, pageBytes: number, minimum = 1): number {
+  const wanted = Math.ceil((bytesPerSec * windowSec * 1.25) / pageBytes);
+  let pages = Math.max(1, minimum);
+  while (pages < wanted) pages *= 2;
+  return pages;
+}
+
+/**
  * Ring sizes that fit the locked memory perf_mmap() lets this user pin: every ring costs its data
- * pages plus one header page. The count of rings is known before any is mapped (one per event per
+ * pages plus one header page. The count of rings is known before any is mapped (one per ring group per
  * thread or CPU, two for a gap-free pair, plus one side-band ring), so a ring set that cannot fit
  * is refused or shrunk up front instead of failing halfway through with a bare EPERM.
  */
 function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess): RingSizes {
-  const asked = options.pages ?? DEFAULT_RING_PAGES;
+  const groups = ringGroupsFor(events, options.gapFree ?? false, new Set(options.ownRing));
+  const asked = options.pages ?? defaultRingPages(Math.max(...groups.map((group) => group.eventIndices.length)));
   const askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
   const budget = access.lockedPagesBudget;
   if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
-  const target = options.target;
-  // One ring per event per CPU (an attached process's threads share them), plus a side-band ring.
-  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
-    : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
-  const flightRings = events.reduce((count, event) => count + (options.gapFree && !event.isBreakpoint ? 2 : 1), 0);
-  const sidebandRings = options.sideband === false ? 0 : 1;
+  const { slots, flightRings, sidebandRings } = ringCounts(options, events);
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
   const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
@@ -323,6 +434,66 @@ function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[]
   };
 }
 
+function liveRing(unit: Exclude<RingUnit, { kind: 'forward' }>): BackwardRing {
+  return unit.kind === 'single' ? unit.ring : unit.pair.active;
+}
+
+/**
+ * A copy of a ring that is being written but has not wrapped: the kernel writes new records in
+ * front of data_head, so everything from the head read here to the end of what was written stays
+ * as it is while it is copied. Null when the ring wrapped (then nothing is stable without a pause).
+ */
+function peekUnwrapped(ring: BackwardRing): RingCopy | null {
+  const result = ring.copyQuiescent();
+  if (result.written >= BigInt(ring.dataSize)) return null;
+  return ring.toCopy(result.bytes, result.validBytes, result.written, 'peek');
+}
+
+/**
+ * Where a flight-recorder sample keeps its time: every flight-recorder attr carries IDENTIFIER, IP
+ * and TID (REQUIRED_SAMPLE), which come first in a sample, so TIME is the fourth u64 of the body.
+ */
+const SAMPLE_TIME_OFFSET = 8 + 3 * 8;
+
+/** Time of the oldest sample of a backward ring copy (the last one in memory order), or null. */
+function oldestSampleTime(copy: RingCopy | null): bigint | null {
+  if (!copy) return null;
+  const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength);
+  let oldest: bigint | null = null;
+  for (let offset = 0; offset + 8 <= copy.validBytes;) {
+    const size = view.getUint16(offset + 6, true);
+    if (size < 8 || offset + size > copy.validBytes) break;
+    if (view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8) oldest = view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true);
+    offset += size;
+  }
+  return oldest;
+}
+
+/**
+ * A backward ring copy without its newest records from time `since` on (what the successor ring
+ * also holds). The copy's data size shrinks with it, so a cut oldest record still reads as the
+ * ordinary cut end of a full flight recorder.
+ */
+function dropFrom(copy: RingCopy, since: bigint): RingCopy {
+  const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength);
+  let offset = 0;
+  while (offset + 8 <= copy.validBytes) {
+    const size = view.getUint16(offset + 6, true);
+    if (size < 8 || offset + size > copy.validBytes) break;
+    const isSample = view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8;
+    if (isSample && view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true) < since) break;
+    offset += size;
+  }
+  if (offset === 0) return copy;
+  return {
+    ...copy,
+    bytes: copy.bytes.subarray(offset),
+    validBytes: copy.validBytes - offset,
+    dataSize: copy.dataSize - offset,
+    bytesWritten: copy.bytesWritten - BigInt(offset),
+  };
+}
+
 export class Recorder {
   private readonly units: RingUnit[] = [];
   private readonly fdsByEvent: PerfEventFd[][] = [];
@@ -341,13 +512,30 @@ export class Recorder {
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
   private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
+  /** Ring ids are never reused, so a retired ring's copies keep an id of their own. */
+  private nextRingId = 0;
+  /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
+  private retired: RingCopy[] = [];
+  /** Sample ids of closed fds whose records are still in `retired`, per event. */
+  private readonly retiredIds: bigint[][] = [];
+  /** When and why the rings were resized, or why they stopped growing. */
+  private readonly resizeNotes: string[] = [];
+  private growthTimer: NodeJS.Timeout | undefined;
+  private growthStopped = false;
+  /** bytesWritten of each growable ring at the previous growth check. */
+  private readonly lastWritten = new Map<BackwardRing, { written: bigint; atMs: number }>();
+  /** Pages of the rings a resize leaves alone (trigger events' own rings). */
+  private readonly fixedPages: number;
+
   private constructor(
     private readonly options: RecorderOptions,
     private readonly mode: CopyMode,
     private readonly plan: AccessPlan,
-    private readonly sizes: RingSizes,
+    private sizes: RingSizes,
     private readonly limitationList: readonly string[],
+    private readonly access: PerfAccess,
   ) {
+    this.fixedPages = sizes.pages;
     this.warmer = new SpareBufferWarmer(() => this.backwardRings, options.warmCopyBuffers !== false);
   }
 
@@ -400,7 +588,7 @@ export class Recorder {
       const total = (event.extraSites?.length ?? 0) + 1;
       return `${event.name}: ${total - sites.size} of ${total} places armed; no debug register left for ${[...sites.values()].join(', ')} (x86 has 4 per task and CPU)`;
     });
-    return [...this.limitationList, ...unarmed];
+    return [...this.limitationList, ...unarmed, ...this.resizeNotes];
   }
 
   static async open(options: RecorderOptions): Promise<Recorder> {
@@ -416,8 +604,9 @@ export class Recorder {
       : null;
     const delivery = plan.events.some((event) => event.isBreakpoint) ? breakpointDelivery() : null;
     const silentBreakpoints = delivery?.state === 'silent' ? delivery.message : null;
+    if (options.windowSec !== undefined && !(options.windowSec > 0)) throw new RangeError(`--window must be a positive number of seconds, got ${options.windowSec}`);
     const recorder = new Recorder(options, mode, plan, sizes,
-      [plan.limitation, sizes.note, perThread, silentBreakpoints].filter((line): line is string => line !== null));
+      [plan.limitation, sizes.note, perThread, silentBreakpoints].filter((line): line is string => line !== null), access);
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);
@@ -429,6 +618,11 @@ export class Recorder {
       throw error;
     }
     recorder.warmer.schedule();
+    if (options.windowSec !== undefined) {
+      recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
+      // Growth serves a recording someone keeps open; it must not keep the process alive itself.
+      recorder.growthTimer.unref();
+    }
     if (recorder.forwardRings.length > 0 && options.drainSideband !== false) {
       recorder.drainTimer = setInterval(() => recorder.drainSideband(), SIDEBAND_DRAIN_MS);
       // Draining serves whoever keeps the process alive for its own reasons; it must not be one.
@@ -473,54 +667,65 @@ export class Recorder {
     }
   }
 
-  private openAll(slots: Slot[]): void {
+  /**
+   * Opens every ring group (or `only` these, without side-band: a resize) on every slot. A resize
+   * opens its events disabled and enables them all at once when every ring is mapped.
+   */
+  private openAll(slots: Slot[], only?: { groups: readonly RingGroup[]; pages: number }): void {
     const { target } = this.options;
     const { events } = this.plan;
-    const { pages, sidebandPages } = this.sizes;
-    const multipleEvents = events.length > 1;
-    events.forEach((event, index) => {
-      const attr = flightRecorderAttr(event, target, followsNewThreads(target, events));
-      this.attrs[index] = attr;
-      this.fdsByEvent[index] = [];
-    });
+    const { sidebandPages } = this.sizes;
+    const pages = only?.pages ?? this.sizes.pages;
+    const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
+    if (!only) {
+      events.forEach((event, index) => {
+        this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
+        this.fdsByEvent[index] = [];
+      });
+    }
+    const groups = only?.groups ?? ringGroupsFor(events, this.options.gapFree ?? false, new Set(this.options.ownRing));
+    const allGroups = ringGroupsFor(events, this.options.gapFree ?? false, new Set(this.options.ownRing));
     const sidebandIndex = events.length;
     let opened = 0;
     for (const slot of slots) {
       let slotOpened = false;
-      for (let index = 0; index < events.length; index++) {
-        const event = events[index];
-        const attr = this.attrs[index];
-        const ringId = this.units.length;
-        const metaFor = (fd: PerfEventFd): RingMeta => ({ ringId, label: multipleEvents ? `${slot.label} ${event.name}` : slot.label, cpu: slot.cpu, tid: fd.pid, defaultEvent: index });
-        const opened = this.openOnSlot(attr, slot, event.name, index, (fd) => this.ring(fd, pages, metaFor(fd), index));
-        if (!opened) continue;
-        const firstRing = opened.ring;
-        const first = firstRing.event;
-        const meta = firstRing.meta;
+      for (const group of groups) {
+        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: only ? disabledUntilSwap(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
+        const names = group.eventIndices.map((index) => events[index].name);
+        const ringId = this.nextRingId++;
+        const label = allGroups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
+        const metaFor = (fd: PerfEventFd): RingMeta => ({ ringId, label, cpu: slot.cpu, tid: fd.pid, defaultEvent: group.eventIndices[0] });
+        const first = this.openOnSlot(members, slot, (fd) => this.ring(fd, pages, metaFor(fd)));
+        if (!first) continue;
         slotOpened = true;
-        if (this.options.gapFree && !event.isBreakpoint) {
-          // The standby ring gets the same threads: its owner and its followers, opened disabled.
-          const standbySlot: Slot = { ...slot, pid: first.pid, tids: slot.tids ? [first.pid, ...opened.followers.map((fd) => fd.pid)] : undefined };
-          let standby: { ring: BackwardRing; followers: PerfEventFd[] } | null;
+        if (group.gapFree) {
+          // The standby ring gets the same events on the same threads, opened disabled.
+          const tids = [...new Set([first.ring.event.pid, ...first.followers.map((fd) => fd.pid)])];
+          const standbySlot: Slot = { ...slot, pid: first.ring.event.pid, tids: slot.tids ? tids : undefined };
+          const standbyMembers = members.map((member) => ({ ...member, attr: standbyAttr(member.attr) }));
+          let standby: OpenedGroup<BackwardRing> | null;
           try {
-            standby = this.openOnSlot(standbyAttr(attr), standbySlot, event.name, index, (fd) => this.ring(fd, pages, meta, index));
+            standby = this.openOnSlot(standbyMembers, standbySlot, (fd) => this.ring(fd, pages, first.ring.meta));
             if (!standby) throw new Error(`the threads of ${slot.label} exited while Ringside opened their standby ring`);
           } catch (error) {
-            firstRing.dispose();
+            first.ring.dispose();
             throw error;
           }
-          this.units.push({ kind: 'pair', eventIndex: index, pair: new GapFreeRingPair(firstRing, standby.ring, { first: opened.followers, second: standby.followers }) });
+          const pair = new GapFreeRingPair(first.ring, standby.ring, { first: first.followers, second: standby.followers });
+          const firstLive = [first.ring.event, ...first.followers];
+          const fds = [...firstLive, standby.ring.event, ...standby.followers];
+          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]), fds, firstLive });
         } else {
-          this.units.push({ kind: 'single', eventIndex: index, ring: firstRing });
+          const fds = [first.ring.event, ...first.followers];
+          this.units.push({ kind: 'single', group, ring: first.ring, primaries: first.primaries, fds, firstLive: fds });
         }
       }
       if (slotOpened) opened++;
-      if (slotOpened && this.options.sideband !== false) {
+      if (slotOpened && !only && this.options.sideband !== false) {
         this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events));
         this.fdsByEvent[sidebandIndex] ??= [];
-        const ringId = this.units.length;
-        const opened = this.openOnSlot(this.attrs[sidebandIndex], slot, 'sideband', sidebandIndex, (fd) => {
-          this.fdsByEvent[sidebandIndex].push(fd);
+        const ringId = this.nextRingId++;
+        const sideband = this.openOnSlot([{ eventIndex: sidebandIndex, attr: this.attrs[sidebandIndex] }], slot, (fd) => {
           const meta: RingMeta = { ringId, label: `${slot.label} sideband`, cpu: slot.cpu, tid: fd.pid, defaultEvent: sidebandIndex };
           try {
             return new ForwardRing(fd, sidebandPages, meta, this.mode);
@@ -529,65 +734,79 @@ export class Recorder {
             throw error;
           }
         });
-        if (opened) this.units.push({ kind: 'forward', eventIndex: sidebandIndex, ring: opened.ring });
+        if (sideband) this.units.push({ kind: 'forward', ring: sideband.ring });
       }
     }
     if (opened === 0) throw new Error('no thread of the target could be traced (all exited?)');
   }
 
   /**
-   * Opens `attr` on a slot and maps the ring with `map` on the owner fd (the first of the slot's
-   * threads still alive); then, for an attached process, opens one fd per other thread and
-   * redirects it into that ring (the kernel takes SET_OUTPUT only towards a mapped ring). Followers
-   * go into fdsByEvent[eventIndex] (their ids identify records; dispose closes them). Null when
+   * Opens a ring group's events on a slot and maps the ring with `map` on the owner fd (the first
+   * event on the first of the slot's threads still alive); every other fd (the other events, the
+   * other threads of an attached process, extra breakpoint sites) is redirected into that ring with
+   * SET_OUTPUT. The kernel takes that only towards a mapped ring on the same CPU (or, for cpu -1,
+   * the same task) with the same write direction and clock, which every member here shares.
+   * Every fd goes into fdsByEvent (their ids identify records; dispose closes them). Null when
    * every thread has exited.
    */
-  private openOnSlot<R extends { dispose(): void }>(attr: PerfEventAttr, slot: Slot, name: string, eventIndex: number,
-    map: (owner: PerfEventFd) => R): { ring: R; followers: PerfEventFd[] } | null {
+  private openOnSlot<R extends { dispose(): void }>(members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
+    map: (owner: PerfEventFd) => R): OpenedGroup<R> | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
-    // A source line in several functions: one execute breakpoint per site, all writing into this ring.
-    const sites = this.plan.events[eventIndex]?.extraSites ?? [];
     let ring: R | undefined;
     let owner: PerfEventFd | undefined;
     const followers: PerfEventFd[] = [];
-    const follow = (fd: PerfEventFd) => {
+    const primaries = new Map<number, PerfEventFd>();
+    const keep = (fd: PerfEventFd, eventIndex: number) => {
       this.fdsByEvent[eventIndex] ??= [];
       this.fdsByEvent[eventIndex].push(fd);
+    };
+    const follow = (fd: PerfEventFd, eventIndex: number) => {
+      keep(fd, eventIndex);
       fd.setOutput(owner!);
       followers.push(fd);
     };
     try {
       for (const tid of tids) {
-        const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
-        if (!fd) continue;
-        if (!owner) {
-          owner = fd;
-          ring = map(fd);
-        } else {
-          follow(fd);
-        }
-        for (const site of sites) {
-          if (this.unarmedSites.get(eventIndex)?.has(site.address)) continue;
-          let siteFd: PerfEventFd | null;
-          try {
-            siteFd = this.tryOpen({ ...attr, config1: site.address }, { ...slot, pid: tid }, name, attached);
-          } catch (error) {
-            // More sites than free debug registers: the first sites stay armed, the rest are named.
-            if (!(error instanceof PerfError) || error.code !== 'ENOSPC') throw error;
-            const unarmed = this.unarmedSites.get(eventIndex) ?? new Map<bigint, string>();
-            unarmed.set(site.address, site.function ?? `0x${site.address.toString(16)}`);
-            this.unarmedSites.set(eventIndex, unarmed);
-            continue;
+        for (const { eventIndex, attr } of members) {
+          const name = this.eventName(eventIndex);
+          const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
+          if (!fd) continue;
+          if (!primaries.has(eventIndex)) primaries.set(eventIndex, fd);
+          if (!owner) {
+            owner = fd;
+            keep(fd, eventIndex);
+            ring = map(fd);
+          } else {
+            follow(fd, eventIndex);
           }
-          if (siteFd) follow(siteFd);
+          // A source line in several functions: one execute breakpoint per site, all writing into this ring.
+          for (const site of this.plan.events[eventIndex]?.extraSites ?? []) {
+            if (this.unarmedSites.get(eventIndex)?.has(site.address)) continue;
+            let siteFd: PerfEventFd | null;
+            try {
+              siteFd = this.tryOpen({ ...attr, config1: site.address }, { ...slot, pid: tid }, name, attached);
+            } catch (error) {
+              // More sites than free debug registers: the first sites stay armed, the rest are named.
+              if (!(error instanceof PerfError) || error.code !== 'ENOSPC') throw error;
+              const unarmed = this.unarmedSites.get(eventIndex) ?? new Map<bigint, string>();
+              unarmed.set(site.address, site.function ?? `0x${site.address.toString(16)}`);
+              this.unarmedSites.set(eventIndex, unarmed);
+              continue;
+            }
+            if (siteFd) follow(siteFd, eventIndex);
+          }
         }
       }
     } catch (error) {
       ring?.dispose();
       throw error;
     }
-    return ring ? { ring, followers } : null;
+    return ring ? { ring, followers, primaries } : null;
+  }
+
+  private eventName(eventIndex: number): string {
+    return this.plan.events[eventIndex]?.name ?? 'sideband';
   }
 
   /** Opens one fd; a thread that exited between listing and opening (ESRCH) is skipped for -p. */
@@ -600,8 +819,8 @@ export class Recorder {
     }
   }
 
-  private ring(event: PerfEventFd, pages: number, meta: RingMeta, eventIndex: number): BackwardRing {
-    this.fdsByEvent[eventIndex].push(event);
+  /** Maps a backward ring on `event` (already in fdsByEvent); closes the fd when mapping fails. */
+  private ring(event: PerfEventFd, pages: number, meta: RingMeta): BackwardRing {
     try {
       return new BackwardRing(event, pages, meta, this.mode);
     } catch (error) {
@@ -694,13 +913,161 @@ export class Recorder {
     }
   }
 
+  /**
+   * The growth check (every GROWTH_CHECK_MS with --window): a ring's coverage is its size over the
+   * rate it was written at since the previous check. The slowest-covering ring decides: below the
+   * window, the growable rings are reopened at pagesForWindow of its rate, capped by what the
+   * locked-memory budget leaves while old and new rings are both mapped.
+   */
+  private checkGrowth(): void {
+    const windowSec = this.options.windowSec;
+    if (this.disposed || this.growthStopped || windowSec === undefined) return;
+    const ownRing = new Set(this.options.ownRing);
+    const now = performance.now();
+    let worst: { coverageSec: number; bytesPerSec: number; label: string } | null = null;
+    let allWrapped = true;
+    const seen = new Set<BackwardRing>();
+    for (const unit of this.units) {
+      if (unit.kind === 'forward' || !isGrowable(unit.group, ownRing)) continue;
+      const ring = unit.kind === 'single' ? unit.ring : unit.pair.active;
+      seen.add(ring);
+      const written = ring.bytesWritten();
+      if (written < BigInt(ring.dataSize)) allWrapped = false;
+      const last = this.lastWritten.get(ring);
+      this.lastWritten.set(ring, { written, atMs: now });
+      if (!last || written <= last.written || now <= last.atMs) continue;
+      const bytesPerSec = Number(written - last.written) / ((now - last.atMs) / 1000);
+      const coverageSec = ring.dataSize / bytesPerSec;
+      if (coverageSec < windowSec && (!worst || coverageSec < worst.coverageSec)) worst = { coverageSec, bytesPerSec, label: ring.meta.label };
+    }
+    for (const ring of this.lastWritten.keys()) if (!seen.has(ring)) this.lastWritten.delete(ring);
+    if (!this.options.gapFree && allWrapped && this.retired.length > 0) this.retired = [];
+    if (!worst) return;
+    const current = this.sizes.pages;
+    const wanted = pagesForWindow(worst.bytesPerSec, windowSec, this.access.pageSize, current * 2);
+    const ceiling = this.growthCeiling();
+    const why = `${worst.label} kept ${worst.coverageSec.toFixed(3)} s of history (written at ${Math.round(worst.bytesPerSec / 1024)} KiB/s), less than the ${windowSec} s window`;
+    const at = new Date().toISOString();
+    if (ceiling <= current) {
+      this.growthStopped = true;
+      this.resizeNotes.push(`${at}: rings stay at ${current} pages: ${why}, and the locked-memory budget (${kib(this.access.lockedPagesBudget ?? 0, this.access)}) leaves no room for larger ones while both sets are mapped`);
+      return;
+    }
+    const pages = Math.min(wanted, ceiling);
+    const capped = pages < wanted ? `; the locked-memory budget stopped growth at ${pages} pages (the window needs ${wanted})` : '';
+    const started = performance.now();
+    try {
+      this.grow(pages);
+    } catch (error) {
+      this.growthStopped = true;
+      this.resizeNotes.push(`${at}: rings stay at ${current} pages: ${why}, but opening ${pages}-page rings failed: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    this.resizeNotes.push(`${at}: rings resized from ${current} to ${pages} pages in ${(performance.now() - started).toFixed(1)} ms: ${why}${capped}`);
+    if (pages < wanted) this.growthStopped = true;
+  }
+
+  /** The largest power-of-two page count the growable rings may have while the current set is still mapped. */
+  private growthCeiling(): number {
+    const budget = this.access.lockedPagesBudget;
+    if (budget === null) return Number.MAX_SAFE_INTEGER;
+    const { slots, flightRings, growableRings, sidebandRings } = ringCounts(this.options, this.plan.events);
+    const mapped = slots * ((flightRings - growableRings) * (this.fixedPages + 1) + growableRings * (this.sizes.pages + 1) + sidebandRings * (this.sizes.sidebandPages + 1));
+    const free = budget - mapped;
+    let pages = 0;
+    while (growableRings > 0 && slots * growableRings * (pages * 2 + 1) <= free) pages = pages === 0 ? 1 : pages * 2;
+    return pages;
+  }
+
+  /**
+   * Reopens the growable ring groups with `pages`-page rings. Order, so that no moment is missing:
+   * the new set is opened disabled and mapped (opening and mapping take tens of ms), then every fd
+   * of it is enabled, then every fd of the old set is disabled (ENABLE and DISABLE are synchronous:
+   * the new rings record once the first returns, nothing writes the old ones once the second does),
+   * then the old rings are copied. Records of the microseconds both sets ran are dropped from the
+   * old copy: on each CPU (or thread), those at or after the new ring's oldest record are in the new
+   * ring too.
+   */
+  private grow(pages: number): void {
+    const ownRing = new Set(this.options.ownRing);
+    const groups = ringGroupsFor(this.plan.events, this.options.gapFree ?? false, ownRing).filter((group) => isGrowable(group, ownRing));
+    const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> => unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
+    const firstNew = this.units.length;
+    // New fds are appended to each event's list: a failed resize closes exactly those.
+    const fdCounts = this.fdsByEvent.map((fds) => fds?.length ?? 0);
+    const abandon = () => {
+      for (const unit of this.units.splice(firstNew)) this.closeUnit(unit);
+      this.fdsByEvent.forEach((fds, index) => {
+        for (const fd of fds?.splice(fdCounts[index] ?? 0) ?? []) fd.dispose();
+      });
+    };
+    try {
+      this.openAll(this.resizeSlots(), { groups, pages });
+    } catch (error) {
+      abandon();
+      throw error;
+    }
+    const fresh = this.units.slice(firstNew) as Exclude<RingUnit, { kind: 'forward' }>[];
+    try {
+      for (const unit of fresh) for (const fd of unit.firstLive) fd.enable();
+    } catch (error) {
+      abandon();
+      throw error;
+    }
+    for (const unit of old) for (const fd of unit.fds) fd.disable();
+    for (const unit of old) {
+      const copy = unit.kind === 'single'
+        ? (() => { const r = unit.ring.copyQuiescent(); return unit.ring.toCopy(r.bytes, r.validBytes, r.written, 'paused'); })()
+        : unit.pair.finalCopy();
+      const successor = fresh.find((candidate) => candidate.group.eventIndices[0] === unit.group.eventIndices[0] &&
+        (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid));
+      const since = successor ? oldestSampleTime(peekUnwrapped(liveRing(successor))) : null;
+      const kept = since === null ? copy : dropFrom(copy, since);
+      this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
+    }
+    for (const unit of old) {
+      for (const fd of unit.fds) {
+        const eventIndex = this.eventOfFd(fd);
+        if (eventIndex >= 0) {
+          (this.retiredIds[eventIndex] ??= []).push(fd.id());
+          this.fdsByEvent[eventIndex] = this.fdsByEvent[eventIndex].filter((kept) => kept !== fd);
+        }
+      }
+      this.units.splice(this.units.indexOf(unit), 1);
+      this.closeUnit(unit);
+    }
+    this.sizes = { ...this.sizes, pages };
+    this.warmer.schedule();
+  }
+
+  /** The slots a resize opens on: as at the start, but a launched command's threads are listed now (it exec'd). */
+  private resizeSlots(): Slot[] {
+    const target = this.options.target;
+    const slots = this.slotsFor(target);
+    if (target.kind !== 'launch' || this.childPidValue === undefined) return slots;
+    // Threads and children the command made before the resize are followed from their own fds;
+    // inherit only reaches what is created after an event is opened.
+    const tids = threadsOf(this.childPidValue);
+    return tids.length > 0 ? slots.map((slot) => ({ ...slot, tids })) : slots;
+  }
+
+  private eventOfFd(fd: PerfEventFd): number {
+    return this.fdsByEvent.findIndex((fds) => fds?.includes(fd));
+  }
+
+  private closeUnit(unit: RingUnit): void {
+    if (unit.kind === 'pair') unit.pair.dispose();
+    else unit.ring.dispose();
+    if (unit.kind !== 'forward') for (const fd of unit.fds) fd.dispose();
+  }
+
   /** Event table for the decoder: user events first, the side-band dummy last. */
   eventDescriptions(): EventDescription[] {
     const descriptions: EventDescription[] = this.plan.events.map((event, index) => ({
       index,
       name: event.name,
       attr: this.attrs[index],
-      ids: (this.fdsByEvent[index] ?? []).map((fd) => fd.id()),
+      ids: [...(this.fdsByEvent[index] ?? []).map((fd) => fd.id()), ...(this.retiredIds[index] ?? [])],
       tracepoint: event.tracepoint,
     }));
     const sidebandIndex = this.plan.events.length;
@@ -728,6 +1095,14 @@ export class Recorder {
       rings.push(result.copy);
       pauseWindowNs.push(result.pauseWindowNs);
     }
+    for (const copy of this.retired) {
+      rings.push(copy);
+      pauseWindowNs.push(0);
+    }
+    // Gap-free copies tile time: each snapshot holds what happened since the previous one, so the
+    // retired rings' last records are handed out once. Paused copies repeat the whole ring each
+    // time, and keep the retired records until the grown rings hold the window by themselves.
+    if (this.options.gapFree) this.retired = [];
     this.warmer.schedule();
     return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize(), limitations: this.limitations };
   }
@@ -767,6 +1142,20 @@ export class Recorder {
     return this.units.flatMap((unit) => unit.kind === 'single' ? [unit.ring] : unit.kind === 'pair' ? unit.pair.rings : []);
   }
 
+  /**
+   * Per slot, the fd of event `eventIndex` on the slot's first thread in the ring that records now
+   * (the live ring of a gap-free pair): what per-event controls (enable, disable, move a breakpoint)
+   * act on. With events sharing a ring this is no longer the ring's owner fd.
+   */
+  primaryFds(eventIndex: number): PerfEventFd[] {
+    this.checkOpen();
+    return this.units.flatMap((unit) => {
+      const primaries = unit.kind === 'single' ? unit.primaries : unit.kind === 'pair' ? unit.primaries.get(unit.pair.active) : undefined;
+      const fd = primaries?.get(eventIndex);
+      return fd ? [fd] : [];
+    });
+  }
+
   get forwardRings(): readonly ForwardRing[] {
     return this.units.flatMap((unit) => unit.kind === 'forward' ? [unit.ring] : []);
   }
@@ -777,6 +1166,8 @@ export class Recorder {
     this.disposed = true;
     this.warmer.dispose();
     if (this.drainTimer) clearInterval(this.drainTimer);
+    if (this.growthTimer) clearInterval(this.growthTimer);
+    this.retired = [];
     const errors: unknown[] = [];
     for (const unit of this.units) {
       try {

@@ -3,10 +3,11 @@
 // every event it holds.
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { onlineCpus } from '../../native/perf/procfs';
+import { fixture } from '../kernel/helpers';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
@@ -40,8 +41,11 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const mine = await listed();
     assert.deepEqual(mine.events, ['cpu-clock', 'syscalls:sys_enter_getppid', 'page-faults', 'sideband']);
     const cpus = onlineCpus().length;
-    assert.equal(mine.rings.filter((ring) => ring.direction === 'backward').length, 3 * cpus, 'one ring per event per CPU');
+    assert.equal(mine.rings.filter((ring) => ring.direction === 'backward').length, cpus, 'the three events share one ring per CPU');
     assert.equal(mine.rings.filter((ring) => ring.direction === 'forward').length, cpus, 'one side-band ring per CPU');
+    // What the keeper really maps: one backward and one side-band ring per CPU, nothing per event.
+    const perfMappings = readFileSync(`/proc/${keeper.pid}/maps`, 'utf8').split('\n').filter((line) => line.includes('[perf_event]'));
+    assert.equal(perfMappings.length, 2 * cpus, perfMappings.join('\n'));
     assert.match(ringside(['list']).stdout, new RegExp(`keeper ${keeper.pid}: cpu-clock, syscalls:sys_enter_getppid, page-faults, sideband on every CPU`));
 
     // 7 getppid calls by a process the keeper never heard of, then a snapshot from the CLI.
@@ -52,10 +56,12 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const snap = ringside(['snapshot', String(keeper.pid), '-o', data]);
     assert.equal(snap.status, 0, snap.stderr);
     assert.match(snap.stderr, new RegExp(`snapshot 1 \\(keeper ${keeper.pid}\\)`));
-    const script = execFileSync('perf', ['script', '-i', data, '-F', 'comm,pid,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const script = execFileSync('perf', ['script', '-i', data, '-F', 'comm,pid,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
     const lines = script.split('\n').filter((line) => line.trim());
     assert.equal(lines.filter((line) => line.includes(` ${perl.pid} `) && line.includes('sys_enter_getppid')).length, calls, 'every getppid of that process');
     for (const event of ['cpu-clock', 'page-faults']) assert.ok(lines.some((line) => line.includes(event)), `${event} in the snapshot`);
+    // The summary tells the events of a shared ring apart.
+    assert.match(snap.stderr, /samples .*cpu-clock \d+/);
 
     const unknown = ringside(['snapshot', '1', '-o', path.join(dir, 'x.data')]);
     assert.equal(unknown.status, 1);
@@ -65,6 +71,27 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     keeper.kill('SIGTERM');
     assert.equal(await exited, 0, stderr);
     assert.match(ringside(['list']).stdout, /no keeper is running/);
+  });
+
+  it('--snapshot-on-exit-signal: a command that dies of SIGSEGV leaves a perf.data of the moments before, with every getpid it made', () => {
+    const snapshots = path.join(dir, 'crashes');
+    const calls = 300;
+    const crasher = fixture('kernel_crash');
+    const run = spawnSync(process.execPath, [cli, 'capture', '-e', 'syscalls:sys_enter_getpid', '-e', 'page-faults', '--snapshot-on-exit-signal',
+      '--snapshot-dir', snapshots, '-o', path.join(dir, 'final.jsonl'), '--', crasher, String(calls)], { encoding: 'utf8', env: env() });
+    assert.equal(run.status, 128 + 11, `the capture reports the command's SIGSEGV as a shell would: ${run.stderr}`);
+    assert.match(run.stderr, /command killed by SIGSEGV: wrote .*ringside-001-.*\.data/);
+    const files = readdirSync(snapshots);
+    assert.equal(files.length, 1, files.join(', '));
+    const lines = execFileSync('perf', ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 })
+      .split('\n').filter((line) => line.includes('kernel_crash'));
+    assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, calls, 'every getpid before the crash');
+    assert.ok(lines.some((line) => line.includes('page-faults')), 'and the crashing fault itself is among the page faults');
+    // A command that exits normally writes no crash snapshot.
+    const clean = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'syscalls:sys_enter_getpid', '--snapshot-on-exit-signal', '--snapshot-dir', snapshots,
+      '-o', path.join(dir, 'clean.jsonl'), '--', fixture('kernel_getpid'), '5'], { encoding: 'utf8', env: env() });
+    assert.equal(clean.status, 0, clean.stderr);
+    assert.equal(readdirSync(snapshots).length, 1);
   });
 
   it('--snapshot-on: a tracepoint trigger writes a perf.data holding the trigger record and the records before it, then re-arms', () => {

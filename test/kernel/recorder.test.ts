@@ -6,6 +6,7 @@ import { Recorder, verifyLoadBase, LoadBaseMismatchError } from '../../native/pe
 import { fixture, perfResources, softwareEvent, tracepointEvent, SoftwareConfig, RecordType } from './helpers';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { decodeRecordAt } from '../../native/decode/record';
+import { onlineCpus } from '../../native/perf/procfs';
 
 describe('kernel: Recorder', function () {
   this.timeout(30000);
@@ -135,4 +136,34 @@ describe('kernel: Recorder', function () {
       recorder.dispose();
     }
   });
+
+  for (const gapFree of [false, true]) {
+    it(`three events share one ring per CPU (SET_OUTPUT) and decode apart by sample id${gapFree ? ' (gap-free pairs)' : ''}`, async () => {
+      const calls = 500;
+      const recorder = await Recorder.open({
+        events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 100_000n, 'task-clock'), tracepointEvent('syscalls', 'sys_enter_getpid'), softwareEvent(SoftwareConfig.PAGE_FAULTS, 1n, 'page-faults')],
+        target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(calls)], stdio: 'ignore' }, gapFree,
+      });
+      try {
+        assert.equal(await recorder.exited, 0);
+        const cpus = onlineCpus().length;
+        assert.equal(recorder.backwardRings.length, cpus * (gapFree ? 2 : 1), 'one ring (or pair) per CPU for all three events');
+        const snapshot = recorder.snapshot();
+        const decoded = decodeSnapshot(snapshot);
+        const perEvent = [0, 0, 0];
+        for (let row = 0; row < decoded.columns.length; row++) {
+          if (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.pid[row] === recorder.childPid) perEvent[decoded.columns.event[row]]++;
+        }
+        assert.equal(perEvent[1], calls, `every getpid, told apart from the others: ${perEvent.join(', ')}`);
+        assert.ok(perEvent[0] > 0 && perEvent[2] > 0, `task-clock and page-faults samples too: ${perEvent.join(', ')}`);
+        assert.equal(decoded.anomalies.filter((anomaly) => anomaly.kind !== 'truncated-oldest').length, 0, 'every record belongs to a known id');
+        // Each event lists the ids of its fds on every CPU, all distinct.
+        const ids = snapshot.events.slice(0, 3).flatMap((event) => event.ids);
+        assert.equal(new Set(ids).size, ids.length);
+        assert.ok(snapshot.events.slice(0, 3).every((event) => event.ids.length >= cpus));
+      } finally {
+        recorder.dispose();
+      }
+    });
+  }
 });
