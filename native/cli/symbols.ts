@@ -75,6 +75,11 @@ export class SnapshotSymbols {
     return this.symbolizer.symbolize(pid, ip, kernel);
   }
 
+  /** The user frames of a sample with user registers and stack (see Symbolizer.unwindUserStack). */
+  unwindUserStack(pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array): readonly bigint[] {
+    return this.symbolizer.unwindUserStack(pid, registers, stack);
+  }
+
   sourceLine(pid: number, ip: bigint) {
     return this.symbolizer.sourceLine(pid, ip);
   }
