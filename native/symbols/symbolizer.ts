@@ -6,7 +6,7 @@ import { Kallsyms } from './kallsyms';
 import { MapEntry, parseProcMaps } from '../sys/procmaps';
 import { ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
-import { AARCH64, X86_64, unwindArchOf, unwindStack, type UnwindArch } from './unwind';
+import { AARCH64, X86_64, unwindArchOf, unwindArchOfNode, unwindStack } from './unwind';
 
 export interface SymbolizerOptions {
   /** Load /proc/kallsyms (lazily, on the first kernel IP). */
@@ -136,7 +136,7 @@ export class Symbolizer {
         },
       }).frames;
     }
-    const pc = registers[hostArch().pcPerf];
+    const pc = registers[(unwindArchOfNode(process.arch) ?? X86_64).pcPerf];
     return pc === undefined ? [] : [pc];
   }
 
@@ -183,10 +183,6 @@ export class Symbolizer {
 }
 
 const VDSO = '[vdso]';
-
-function hostArch(): UnwindArch {
-  return process.arch === 'arm64' ? AARCH64 : X86_64;
-}
 
 /** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */
 function hasSymbols(path: string): boolean {

@@ -50,6 +50,11 @@ export const AARCH64: UnwindArch = {
 const EM_X86_64 = 62;
 const EM_AARCH64 = 183;
 
+/** The unwinding description of a Node `process.arch` (`x64`, `arm64`), or undefined for the ones not implemented. */
+export function unwindArchOfNode(nodeArch: string): UnwindArch | undefined {
+  return nodeArch === 'x64' ? X86_64 : nodeArch === 'arm64' ? AARCH64 : undefined;
+}
+
 /** The unwinding description of an ELF e_machine, or undefined for the ones not implemented. */
 export function unwindArchOf(machine: number): UnwindArch | undefined {
   return machine === EM_X86_64 ? X86_64 : machine === EM_AARCH64 ? AARCH64 : undefined;
