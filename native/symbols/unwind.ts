@@ -302,7 +302,7 @@ export function evaluateExpression(expression: Uint8Array, registers: ReadonlyMa
         push(truth ? 1n : 0n);
         break;
       }
-      case OP.skip: at += Number(fixed(2, true)); break;
+      case OP.skip: { const offset = Number(fixed(2, true)); at += offset; break; }
       case OP.bra: { const offset = Number(fixed(2, true)); if (pop() !== 0n) at += offset; break; }
       case OP.regx: push(register(Number(uleb()))); break;
       case OP.bregx: { const r = Number(uleb()); push(register(r) + sleb()); break; }
