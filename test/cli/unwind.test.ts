@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -66,5 +66,19 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
     const theirs = perfChains(command);
     const unknown = samples.filter((sample) => !theirs.has(userChain(sample)));
     assert.ok(unknown.length <= samples.length / 20, `${unknown.length} of ${samples.length} chains perf never unwinds:\n${unknown.slice(0, 5).map(userChain).join('\n')}`);
+  });
+
+  it('puts the unwound callers in the timeline page\'s record details', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-unwind-html-'));
+    try {
+      const page = path.join(dir, 'timeline.html');
+      const result = spawnSync(process.execPath, [cli, 'capture', '-q', '-g', 'dwarf', '-e', 'task-clock', '-o', page, '--', fixture, '300', '0'], { encoding: 'utf8' });
+      assert.equal(result.status, 0, result.stderr);
+      const text = readFileSync(page, 'utf8');
+      // Each sample's details list its callchain entries with their symbols: the callers exist only through unwinding.
+      for (const caller of ['level_b', 'level_a', 'phase_spin', 'main']) assert.match(text, new RegExp(`"symbol":"${caller}\\+0x[0-9a-f]+"`), caller);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
