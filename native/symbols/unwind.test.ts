@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { CallFrameInfo, type UnwindRow } from './cfi';
-import { evaluateExpression, unwindStack, X86_64 } from './unwind';
+import { AARCH64, evaluateExpression, unwindStack, X86_64 } from './unwind';
 
 /** Little-endian byte assembler. */
 class Bytes {
@@ -40,12 +40,15 @@ const undefinedRule = (reg: number) => [0x07, reg];
 const PLT_CFA_EXPRESSION = [0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22];
 
 interface FdeSpec { start: number; size: number; program: number[] }
+interface CieSpec { codeAlignment: number; dataAlignment: number; returnAddress: number; initial: number[] }
+/** What gcc emits on x86_64: CFA = rsp+8 at entry, the return address at CFA-8. */
+const X86_64_CIE: CieSpec = { codeAlignment: 1, dataAlignment: -8, returnAddress: R.ra, initial: [...defCfa(R.rsp, 8), ...offset(R.ra, 1)] };
 
 /** A .eh_frame at link address `address`: one zR CIE (pcrel|sdata4 FDE pointers, x86_64 entry rules), then the FDEs, then the terminator. */
-function ehFrame(address: number, fdes: readonly FdeSpec[], augmentation = 'zR'): { bytes: Uint8Array; fdeOffsets: number[] } {
+function ehFrame(address: number, fdes: readonly FdeSpec[], augmentation = 'zR', cie: CieSpec = X86_64_CIE): { bytes: Uint8Array; fdeOffsets: number[] } {
   const b = new Bytes();
-  const cieBody = new Bytes().u32(0).u8(1).cstring(augmentation).uleb(1).sleb(-8).u8(R.ra).uleb(1).u8(0x1b)
-    .u8(...defCfa(R.rsp, 8), ...offset(R.ra, 1));
+  const cieBody = new Bytes().u32(0).u8(1).cstring(augmentation).uleb(cie.codeAlignment).sleb(cie.dataAlignment).u8(cie.returnAddress).uleb(1).u8(0x1b)
+    .u8(...cie.initial);
   while ((cieBody.length + 4) % 8) cieBody.u8(0);
   b.u32(cieBody.length).u8(...cieBody.out);
   const fdeOffsets: number[] = [];
@@ -219,5 +222,29 @@ describe('unwinder (synthetic stack)', () => {
     assert.deepEqual(unknown.frames, [0x1234n]);
     assert.equal(unknown.end, 'no-cfi');
     assert.equal(unwindStack({ arch: X86_64, registers, stack, findCfi, maxFrames: 2 }).frames.length, 2);
+  });
+});
+
+describe('unwinder (synthetic aarch64 stack)', () => {
+  // aarch64: CFA = sp at entry, the return address in x30 (link register) until a frame saves it.
+  const SP_A64 = 31;
+  const LR = 30;
+  const cie: CieSpec = { codeAlignment: 4, dataAlignment: -8, returnAddress: LR, initial: defCfa(SP_A64, 0) };
+  const fdes: FdeSpec[] = [
+    { start: 0x1000, size: 0x20, program: [] }, // a leaf: never touches sp or x30
+    { start: 0x2000, size: 0x40, program: [...advance(1), ...defCfaOffset(16), ...offset(29, 2), ...offset(LR, 1)] }, // stp x29, x30, [sp, #-16]!
+    { start: 0x3000, size: 0x10, program: undefinedRule(LR) },
+  ];
+  const frame = ehFrame(FRAME_ADDRESS, fdes, 'zR', cie);
+  const cfi = new CallFrameInfo({ littleEndian: true, addressSize: 8, ehFrame: { bytes: frame.bytes, address: BigInt(FRAME_ADDRESS) } });
+
+  it('follows the link register out of a leaf, then the saved one, to the outermost frame', () => {
+    const sp = 0x7ffff000n;
+    const stack = new Uint8Array(16);
+    new DataView(stack.buffer).setBigUint64(8, 0x3008n, true); // G saved x30 at CFA-8
+    const registers: Record<number, bigint> = { 32: 0x1008n, 31: sp, 30: 0x2010n, 29: 0n };
+    const result = unwindStack({ arch: AARCH64, registers, stack, findCfi: () => ({ cfi, bias: 0n }) });
+    assert.deepEqual(result.frames, [0x1008n, 0x200fn, 0x3007n], "callers one byte before the return address, as perf lists them on every architecture");
+    assert.equal(result.end, 'outermost');
   });
 });
