@@ -176,7 +176,7 @@ export interface RawSnapshot {
 
 /**
  * Unwinds a user stack sampled with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER: the sampled pc
- * first, then each caller's return address. `registers` are keyed by perf_regs bit, `stack` holds the
+ * first, then each caller's call site (return address - 1, as perf lists them). `registers` are keyed by perf_regs bit, `stack` holds the
  * valid (dyn_size) bytes copied from the stack pointer up.
  */
 export type UserStackUnwinder = (pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array) => readonly bigint[];

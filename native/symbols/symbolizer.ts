@@ -117,8 +117,8 @@ export class Symbolizer {
 
   /**
    * The user-space frames of a sample recorded with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER:
-   * the sampled pc, then each caller's return address, unwound with the CFI of the object mapped at
-   * each pc. `registers` are keyed by perf_regs bit; `stack` holds the dyn_size bytes copied from the
+   * the sampled pc, then each caller's call site (return address - 1, as perf lists them), unwound
+   * with the CFI of the object mapped at each pc. `registers` are keyed by perf_regs bit; `stack` holds the dyn_size bytes copied from the
    * stack pointer up. The architecture is the one of the object at the sampled pc. Just the pc when
    * no known object is mapped there; the frames found before the first one without CFI otherwise.
    */
