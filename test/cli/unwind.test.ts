@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ourUserFrames, perfUserFrames, type JsonCallchainSample } from '../perfdata/perf-tools';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
@@ -77,6 +78,41 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
       const text = readFileSync(page, 'utf8');
       // Each sample's details list its callchain entries with their symbols: the callers exist only through unwinding.
       for (const caller of ['level_b', 'level_a', 'phase_spin', 'main']) assert.match(text, new RegExp(`"symbol":"${caller}\\+0x[0-9a-f]+"`), caller);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes a perf.data that perf unwinds to the same callers as Ringside', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-unwind-export-'));
+    try {
+      const data = path.join(dir, 'dwarf.data');
+      const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-g', 'dwarf', '--pages', '512', '-e', 'task-clock', '-o', data, '--', fixture, '600', '100'], { encoding: 'utf8' });
+      assert.equal(captured.status, 0, captured.stderr);
+      const decoded = spawnSync(process.execPath, [cli, 'decode', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
+      assert.equal(decoded.status, 0, decoded.stderr);
+      const ours = decoded.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonCallchainSample & { type: string })
+        .filter((record) => record.type === 'SAMPLE');
+      const perf = perfUserFrames(data);
+      assert.equal(ours.length, perf.size, 'the same samples');
+      let deep = 0;
+      const differ: string[] = [];
+      let compared = 0;
+      for (const sample of ours) {
+        const theirs = perf.get(sample.time);
+        assert.ok(theirs, `perf has the sample at ${sample.time}`);
+        // No user frames in perf: a sample in the launcher's execve, before the program's own mappings.
+        if (theirs.length === 0) continue;
+        compared++;
+        const mine = ourUserFrames(sample).join(' <- ');
+        if (mine !== theirs.join(' <- ')) differ.push(`ours: ${mine}\nperf: ${theirs.join(' <- ')}`);
+        if (/ <- main\+/.test(mine)) deep++;
+      }
+      // perf unwinds with the side-band's data mappings (mmap_data): without them it stops at the first frame.
+      assert.ok(compared >= 100, `${compared} samples with user frames in a 2 MiB ring`);
+      assert.ok(deep >= compared / 2, `${deep} of ${compared} samples unwound to main`);
+      // Same stack copies, same CFI: every sample agrees here; 1% tolerance as for perf's own files.
+      assert.ok(differ.length <= compared / 100, `${differ.length} of ${compared} samples differ:\n${differ.slice(0, 3).join('\n')}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

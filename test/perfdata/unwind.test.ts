@@ -6,49 +6,17 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fixture, perfRecord, perfScript, repoRoot, tempDir } from './perf-tools';
+import { fixture, ourUserFrames, perfRecord, perfUserFrames, repoRoot, tempDir, type JsonCallchainSample } from './perf-tools';
 
 const cli = path.join(repoRoot, 'dist/cli.js');
 
-interface JsonSample { type: string; tid?: number; time: string; callchain?: string[]; callchainSyms?: (string | null)[] }
+type JsonSample = JsonCallchainSample & { type: string };
 
 /** JSON Lines of `ringside ARGS` on stdout, `time` kept as its exact digits. */
 function ringsideJson(args: readonly string[]): JsonSample[] {
   const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
   assert.equal(result.status, 0, result.stderr);
   return result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonSample);
-}
-
-const isKernelAddress = (ip: string) => BigInt(ip) >= 0xffff800000000000n;
-
-/** Our user frames of one sample as `sym+0xoff` (perf's `[unknown]` where we have no symbol). */
-function ourUserFrames(sample: JsonSample): string[] {
-  const ips = sample.callchain ?? [];
-  const syms = sample.callchainSyms ?? [];
-  return ips.flatMap((ip, i) => (isKernelAddress(ip) ? [] : [syms[i] ?? '[unknown]']));
-}
-
-/**
- * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by exact time), the
- * user frames as `sym+0xoff`. --no-inline: perf otherwise adds the functions inlined at each address
- * (from DWARF) as extra frames, which are not machine frames and not in a callchain of addresses.
- */
-function perfUserFrames(file: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  let current: string[] | undefined;
-  for (const line of perfScript(file, ['--no-inline', '--ns', '-F', 'tid,time,ip,sym,symoff,dso']).lines) {
-    const header = /^\s*\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
-    if (header) {
-      current = [];
-      out.set((BigInt(header[1]) * 1_000_000_000n + BigInt(header[2])).toString(), current);
-      continue;
-    }
-    const frame = /^\s+([0-9a-f]+) (.+) \((.*)\)$/.exec(line);
-    if (!frame || !current) throw new Error(`unexpected perf script line: ${line}`);
-    if (frame[3] === '[kernel.kallsyms]' || frame[3].startsWith('[kernel')) continue;
-    current.push(frame[2]);
-  }
-  return out;
 }
 
 describe('DWARF unwinding of perf.data recorded with --call-graph dwarf (perf script is the referee)', function () {
