@@ -6,7 +6,7 @@ import { Kallsyms } from './kallsyms';
 import { MapEntry, parseProcMaps } from '../sys/procmaps';
 import { ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
-import { AARCH64, X86_64, unwindArchOf, unwindArchOfNode, unwindStack } from './unwind';
+import { AARCH64, X86_64, unwindArchOf, unwindStack } from './unwind';
 
 export interface SymbolizerOptions {
   /** Load /proc/kallsyms (lazily, on the first kernel IP). */
@@ -119,8 +119,9 @@ export class Symbolizer {
    * The user-space frames of a sample recorded with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER:
    * the sampled pc, then each caller's call site (return address - 1, as perf lists them), unwound
    * with the CFI of the object mapped at each pc. `registers` are keyed by perf_regs bit; `stack` holds the dyn_size bytes copied from the
-   * stack pointer up. The architecture is the one of the object at the sampled pc. Just the pc when
-   * no known object is mapped there; the frames found before the first one without CFI otherwise.
+   * stack pointer up. The architecture is the one of the object at the sampled pc. Empty when no known
+   * object is mapped there (as perf shows no user frames then); the frames found before the first one
+   * without CFI otherwise.
    */
   unwindUserStack(pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array): readonly bigint[] {
     for (const arch of [X86_64, AARCH64]) {
@@ -136,8 +137,7 @@ export class Symbolizer {
         },
       }).frames;
     }
-    const pc = registers[(unwindArchOfNode(process.arch) ?? X86_64).pcPerf];
-    return pc === undefined ? [] : [pc];
+    return [];
   }
 
   /** The mapped file, parsed, and the link-time address of `ip` in it. */
