@@ -84,7 +84,7 @@ export const USAGE = `usage:
                    [--no-warm-copy] [--leave-running] [-q]
                    [--snapshot-on SPEC]... [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
-  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
+  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
   ringside list [--json]
 
