@@ -222,6 +222,9 @@ describe('unwinder (synthetic stack)', () => {
     assert.deepEqual(unknown.frames, [0x1234n]);
     assert.equal(unknown.end, 'no-cfi');
     assert.equal(unwindStack({ arch: X86_64, registers, stack, findCfi, maxFrames: 2 }).frames.length, 2);
+    const damaged = unwindStack({ arch: X86_64, registers, stack, findCfi: () => { throw new Error('bad .eh_frame_hdr'); } });
+    assert.deepEqual(damaged.frames, [BIAS + 0x2010n]);
+    assert.equal(damaged.end, 'bad-cfi');
   });
 });
 

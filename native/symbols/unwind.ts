@@ -122,10 +122,12 @@ export function unwindStack(input: UnwindInput): UnwindResult {
   let previousCfa: bigint | undefined;
   while (frames.length < maxFrames) {
     const lookup = frames[frames.length - 1];
-    const location = input.findCfi(lookup);
-    if (!location) return { frames, end: 'no-cfi' };
+    let location: CfiLocation | undefined;
     let row: UnwindRow | undefined;
     try {
+      // Malformed CFI (a damaged .eh_frame_hdr, an unknown opcode) ends the walk, never the caller's output.
+      location = input.findCfi(lookup);
+      if (!location) return { frames, end: 'no-cfi' };
       row = location.cfi.rowAt(lookup - location.bias);
     } catch {
       return { frames, end: 'bad-cfi' };
