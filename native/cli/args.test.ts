@@ -10,11 +10,30 @@ describe('cli args', () => {
     assert.deepEqual(options.target, { kind: 'launch', argv: ['./fixture', '100'] });
     assert.equal(options.pages, 8);
     assert.equal(options.period, 10n);
-    assert.equal(options.callchain, true);
+    assert.deepEqual(options.callGraph, { mode: 'fp' });
     assert.equal(options.format, 'perf.data');
     assert.equal(options.warmCopy, true, 'spare copy buffers by default');
     const cold = parseArgs(['capture', '-a', '--no-warm-copy', '--no-sideband']);
     assert.ok(cold.command === 'capture' && !cold.warmCopy && !cold.sideband);
+  });
+
+  it('takes perf\'s call-graph modes: -g alone is frame pointers, dwarf copies 8192 bytes of stack unless told', () => {
+    const graph = (...args: string[]) => {
+      const options = parseArgs(['capture', '-e', 'task-clock', ...args, '--', 'prog']);
+      return options.command === 'capture' ? options.callGraph : 'not a capture';
+    };
+    assert.equal(graph(), undefined);
+    assert.deepEqual(graph('-g'), { mode: 'fp' });
+    assert.deepEqual(graph('--call-graph'), { mode: 'fp' });
+    assert.deepEqual(graph('-g', 'fp'), { mode: 'fp' });
+    assert.deepEqual(graph('-g', 'dwarf'), { mode: 'dwarf', stackBytes: 8192 });
+    assert.deepEqual(graph('--call-graph', 'dwarf,4000'), { mode: 'dwarf', stackBytes: 4000 });
+    assert.deepEqual(graph('--call-graph=dwarf,4001'), { mode: 'dwarf', stackBytes: 4008 }, 'rounded up to 8, as perf does');
+    assert.deepEqual(graph('-g', '-e', 'cpu-clock'), { mode: 'fp' }, 'an option after -g is not its mode');
+    assert.throws(() => graph('-g', 'lbr'), /-g lbr: expected fp, dwarf or dwarf,BYTES/);
+    assert.throws(() => graph('--call-graph', 'dwarf,0'), /1 to 65528 bytes/);
+    assert.throws(() => graph('--call-graph', 'dwarf,70000'), /1 to 65528 bytes/);
+    assert.throws(() => graph('-g', 'fp,8'), /expected fp, dwarf/);
   });
 
   it('keeps arguments after -- for the launched command, even ones that look like options', () => {

@@ -1,6 +1,8 @@
 // Command-line parsing for `ringside`. Pure: no process access, so every error message is unit tested.
 // The grammar follows perf where perf has one (-e, -p, -a, -c, -F, -g, --) so muscle memory carries over.
 
+import { DEFAULT_DWARF_STACK_BYTES, MAX_DWARF_STACK_BYTES, type CallGraph } from '../specs/resolve';
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -20,7 +22,8 @@ export interface CaptureOptions {
   readonly pages?: number;
   readonly period?: bigint;
   readonly freq?: number;
-  readonly callchain: boolean;
+  /** -g / --call-graph: frame pointers, or DWARF unwinding of a copied user stack; undefined: no callchains. */
+  readonly callGraph?: CallGraph;
   readonly durationSec?: number;
   readonly output?: string;
   readonly format: OutputFormat;
@@ -81,16 +84,18 @@ export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOp
 export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
-                   [--pages N] [-c PERIOD | -F FREQ] [-g] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
+                   [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
                    [--no-warm-copy] [--leave-running] [--window SEC] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
-  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g]
+  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
   ringside list [--json]
 
 SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
 mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
+-g: callers by frame pointers; -g dwarf[,BYTES] (--call-graph dwarf): copies BYTES (8192) of user stack per sample
+and unwinds it with the binaries' DWARF CFI, for code built without frame pointers.
 -o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page).
 capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
 SIGINT/SIGTERM/SIGHUP, which also end COMMAND (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
@@ -187,6 +192,18 @@ function parseDecode(args: readonly string[]): DecodeOptions {
   return { command: 'decode', input, output, keepGoing };
 }
 
+/** `fp`, `dwarf` or `dwarf,BYTES` (perf's --call-graph syntax; BYTES rounded up to 8 as perf does). */
+function parseCallGraph(arg: string, text: string): CallGraph {
+  const [mode, size, ...rest] = text.split(',');
+  if (mode === 'fp' && size === undefined) return { mode: 'fp' };
+  if (mode !== 'dwarf' || rest.length > 0) throw new UsageError(`${arg} ${text}: expected fp, dwarf or dwarf,BYTES`);
+  if (size === undefined) return { mode: 'dwarf', stackBytes: DEFAULT_DWARF_STACK_BYTES };
+  if (!/^\d+$/.test(size) || Number(size) === 0 || Number(size) > MAX_DWARF_STACK_BYTES) {
+    throw new UsageError(`${arg} ${text}: the stack copy is 1 to ${MAX_DWARF_STACK_BYTES} bytes`);
+  }
+  return { mode: 'dwarf', stackBytes: Math.ceil(Number(size) / 8) * 8 };
+}
+
 function parseCapture(command: 'capture' | 'keep', args: readonly string[]): CaptureOptions {
   const events: string[] = [];
   let pid: number | undefined;
@@ -195,7 +212,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let pages: number | undefined;
   let period: bigint | undefined;
   let freq: number | undefined;
-  let callchain = false;
+  let callGraph: CallGraph | undefined;
   let durationSec: number | undefined;
   let output: string | undefined;
   let gapFree = true;
@@ -239,7 +256,11 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
       if (!/^\d+$/.test(text) || BigInt(text) === 0n) throw new UsageError(`${arg} ${text}: expected a positive integer period`);
       period = BigInt(text);
     } else if (arg === '-F' || arg === '--freq') freq = positiveInteger(arg, value());
-    else if (arg === '-g' || arg === '--call-graph') callchain = true;
+    else if (arg === '-g' || arg === '--call-graph') {
+      // The mode is optional (`-g` alone is frame pointers); nothing else before -- is a bare word.
+      const next = args[i + 1];
+      callGraph = next !== undefined && !next.startsWith('-') ? parseCallGraph(arg, args[++i]) : { mode: 'fp' };
+    } else if (arg.startsWith('--call-graph=')) callGraph = parseCallGraph('--call-graph', arg.slice('--call-graph='.length));
     else if (arg === '--duration') {
       const text = value();
       const seconds = Number(text);
@@ -271,7 +292,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (command === 'keep' && windowSec !== undefined) throw new UsageError('keep publishes its rings for others to map, so they cannot be swapped for larger ones: give keep a larger --pages instead of --window');
   if (command === 'keep' && (snapshotOn.length > 0 || snapshotOnExitSignal)) throw new UsageError('keep does not take triggers yet: use capture --snapshot-on / --snapshot-on-exit-signal');
   return {
-    command, events, target, pages, period, freq, callchain, durationSec, output,
+    command, events, target, pages, period, freq, callGraph, durationSec, output,
     format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,
   };
 }

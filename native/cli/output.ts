@@ -39,9 +39,11 @@ export class SnapshotWriter {
    * Writes one snapshot; `procState` is the /proc synthesis taken with it (absent for files), `limitations` what its
    * recording could not see (the timeline page shows them).
    */
-  async write(decoded: DecodedSnapshot, procState: readonly ProcessSideband[] = [], limitations: readonly string[] = []): Promise<void> {
+  async write(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = [], limitations: readonly string[] = []): Promise<void> {
     this.snapshotIndex++;
-    this.symbols.learn(decoded, procState);
+    this.symbols.learn(snapshot, procState);
+    // Samples with user registers and stack (-g dwarf) show their unwound callers in JSON Lines and on the timeline.
+    const decoded: DecodedSnapshot = { ...snapshot, unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack) };
     if (this.options.format === 'jsonl') {
       await this.writeJsonLines(decoded);
       return;

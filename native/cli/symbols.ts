@@ -13,7 +13,7 @@ interface KnownProcess {
   pid: number;
   tid: number;
   comm: string;
-  maps: Map<string, { start: bigint; end: bigint; pgoff: bigint; path: string }>;
+  maps: Map<string, { start: bigint; end: bigint; pgoff: bigint; path: string; executable: boolean }>;
 }
 
 export class SnapshotSymbols {
@@ -37,7 +37,7 @@ export class SnapshotSymbols {
       for (const map of proc.maps) {
         if (!map.path.startsWith('/') || !map.perms.includes('x')) continue;
         this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
-        entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path });
+        entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path, executable: true });
       }
     }
     const { kind } = snapshot.columns;
@@ -61,18 +61,25 @@ export class SnapshotSymbols {
         const from = this.known.get(parent);
         if (from) for (const [key, map] of from.maps) child.maps.set(key, map);
         if (!child.comm && from) child.comm = from.comm;
-      } else if (!f.data && typeof f.filename === 'string') {
+      } else if (typeof f.filename === 'string') {
         const start = BigInt(f.addr as bigint);
         const length = BigInt(f.len as bigint);
         const pgoff = BigInt(f.pgoff as bigint);
-        this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
-        if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename });
+        // Data mappings (side-band with mmap_data, for -g dwarf) hold no code to name, but an exported
+        // perf.data needs them: perf's unwinder reads .eh_frame_hdr through them.
+        if (!f.data) this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
+        if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });
       }
     }
   }
 
   symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {
     return this.symbolizer.symbolize(pid, ip, kernel);
+  }
+
+  /** The user frames of a sample with user registers and stack (see Symbolizer.unwindUserStack). */
+  unwindUserStack(pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array): readonly bigint[] {
+    return this.symbolizer.unwindUserStack(pid, registers, stack);
   }
 
   sourceLine(pid: number, ip: bigint) {
@@ -83,6 +90,6 @@ export class SnapshotSymbols {
   processes(): SynthesizedProcess[] {
     return [...this.known.values()]
       .filter((p) => p.pid > 0)
-      .map((p) => ({ pid: p.pid, tid: p.tid, comm: p.comm || String(p.pid), maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path })) }));
+      .map((p) => ({ pid: p.pid, tid: p.tid, comm: p.comm || String(p.pid), maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path, ...(m.executable ? {} : { executable: false }) })) }));
   }
 }

@@ -7,7 +7,7 @@ import { parseInfoFor } from './columns';
 import { DecodeError } from './errors';
 import type { ParseInfo } from './parse-info';
 import { decodeTracepoint, type TracepointValues } from './tracepoint';
-import type { DecodedRecord, DecodedSnapshot, EventDescription, RingCopy } from './types';
+import type { DecodedRecord, DecodedSnapshot, EventDescription, RingCopy, UserStackUnwinder } from './types';
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -507,7 +507,28 @@ export function rowSource(snapshot: DecodedSnapshot, row: number): { ring: RingC
 /** Full decode of one row of a decoded snapshot (details pane, JSON output). */
 export function decodeRecordAt(snapshot: DecodedSnapshot, row: number): DecodedRecord {
   const { ring, offset, event } = rowSource(snapshot, row);
-  const decoded = decodeRecordBytes(ring.bytes, offset, event);
+  let decoded = decodeRecordBytes(ring.bytes, offset, event);
+  if (snapshot.unwindUserStack) decoded = withUnwoundUserStack(decoded, snapshot.unwindUserStack);
   if (decoded.cpu === undefined && ring.cpu >= 0) return { ...decoded, cpu: ring.cpu };
   return decoded;
+}
+
+const PERF_CONTEXT_USER = 0xffffffff00000000n | BigInt(CallchainContext.USER);
+
+/**
+ * A sample with user registers and stack (`perf record --call-graph dwarf`, `-g dwarf`) gets the
+ * unwound user frames appended to its callchain after a PERF_CONTEXT_USER marker, as perf shows them:
+ * the kernel recorded only the kernel part (exclude_callchain_user). A callchain that already has
+ * user frames (frame pointers) is left as the kernel gave it.
+ */
+function withUnwoundUserStack(record: DecodedRecord, unwind: UserStackUnwinder): DecodedRecord {
+  const fields = record.fields as { regsUser?: RegsBlock; stackUser?: { data: Uint8Array; dynSize: bigint }; callchain?: CallchainFrame[] };
+  const { regsUser, stackUser, callchain } = fields;
+  if (record.type !== 'SAMPLE' || record.pid === undefined || !regsUser || regsUser.abi === 0n || !stackUser) return record;
+  if (callchain?.some((frame) => !frame.isMarker && (frame.context === 'user' || frame.context === 'guest-user'))) return record;
+  const valid = stackUser.data.subarray(0, Number(stackUser.dynSize < BigInt(stackUser.data.length) ? stackUser.dynSize : BigInt(stackUser.data.length)));
+  const frames = unwind(record.pid, regsUser.regs, valid);
+  if (frames.length === 0) return record;
+  const user: CallchainFrame[] = [{ ip: PERF_CONTEXT_USER, context: 'user', isMarker: true }, ...frames.map((ip) => ({ ip, context: 'user' as const, isMarker: false }))];
+  return { ...record, fields: { ...record.fields, callchain: [...(callchain ?? []), ...user] } };
 }

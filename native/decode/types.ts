@@ -174,6 +174,13 @@ export interface RawSnapshot {
   readonly limitations?: readonly string[];
 }
 
+/**
+ * Unwinds a user stack sampled with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER: the sampled pc
+ * first, then each caller's call site (return address - 1, as perf lists them). `registers` are keyed by perf_regs bit, `stack` holds the
+ * valid (dyn_size) bytes copied from the stack pointer up.
+ */
+export type UserStackUnwinder = (pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array) => readonly bigint[];
+
 /** What decodeSnapshot returns. */
 export interface DecodedSnapshot {
   readonly events: readonly EventDescription[];
@@ -181,4 +188,9 @@ export interface DecodedSnapshot {
   readonly columns: RecordColumns;
   readonly coverage: readonly RingCoverage[];
   readonly anomalies: readonly DecodeAnomaly[];
+  /**
+   * Set by a host that can read the sampled processes' mapped objects (the decoder cannot): with it,
+   * decodeRecordAt gives a sample that carries user registers and stack its unwound user callchain.
+   */
+  readonly unwindUserStack?: UserStackUnwinder;
 }

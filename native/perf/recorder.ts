@@ -329,7 +329,13 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget, follow
   };
 }
 
-function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean): PerfEventAttr {
+/**
+ * `userStacks`: some event copies user stacks for DWARF unwinding. The side-band then also records
+ * the non-executable file mappings (mmap_data, as perf record --call-graph dwarf does): perf's
+ * unwinder reads .eh_frame_hdr through the read-only segment that maps it, so an exported perf.data
+ * needs those mappings for perf to unwind it.
+ */
+function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean, userStacks: boolean): PerfEventAttr {
   const launch = target.kind === 'launch';
   return {
     type: PerfType.SOFTWARE,
@@ -339,6 +345,7 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKer
     readFormat: 0,
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
+      ...(userStacks ? { mmapData: true } : {}),
       sampleIdAll: true, inherit: follow, disabled: launch, enableOnExec: launch,
       // Side-band records are not samples, so excluding the kernel loses none of them; without it a
       // user who may not profile the kernel is refused this event alone (perf does the same).
@@ -722,7 +729,8 @@ export class Recorder {
       }
       if (slotOpened) opened++;
       if (slotOpened && !only && this.options.sideband !== false) {
-        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events));
+        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events),
+          events.some((event) => (event.attr.sampleType & Sample.STACK_USER) !== 0));
         this.fdsByEvent[sidebandIndex] ??= [];
         const ringId = this.nextRingId++;
         const sideband = this.openOnSlot([{ eventIndex: sidebandIndex, attr: this.attrs[sidebandIndex] }], slot, (fd) => {

@@ -22,13 +22,18 @@ export interface SynthesizedMap {
   readonly path: string;
   /** Lowercase hex GNU build id of the mapped file, when known. */
   readonly buildId?: string;
+  /**
+   * false: a non-executable segment of the file (recorded with mmap_data for DWARF unwinding), written
+   * as perf record writes it: PERF_RECORD_MISC_MMAP_DATA, PROT_READ. Executable when absent.
+   */
+  readonly executable?: boolean;
 }
 
 export interface SynthesizedProcess {
   readonly pid: number;
   readonly tid: number;
   readonly comm: string;
-  /** Executable mappings (from MMAP2 side-band or /proc/PID/maps). */
+  /** File mappings (from MMAP2 side-band or /proc/PID/maps): the executable ones, and the data ones when recorded. */
   readonly maps: readonly SynthesizedMap[];
 }
 
@@ -288,8 +293,9 @@ function writeSynthesized(out: ByteSink, owner: WrittenEvent, options: WriteOpti
     for (const map of process.maps) {
       if (40 + 24 + 8 + alignUp(encodeText(map.path).length + 1, 8) + trailer > MAX_RECORD_SIZE) continue;
       const start = begin();
+      const data = map.executable === false;
       out.u32(RecordType.MMAP2);
-      out.u16(Misc.USER);
+      out.u16(Misc.USER | (data ? Misc.MMAP_DATA : 0));
       out.u16(0);
       out.i32(process.pid);
       out.i32(process.tid);
@@ -300,7 +306,7 @@ function writeSynthesized(out: ByteSink, owner: WrittenEvent, options: WriteOpti
       out.u32(0); // min
       out.u64(0); // ino
       out.u64(0); // ino_generation
-      out.u32(5); // PROT_READ | PROT_EXEC
+      out.u32(data ? 1 : 5); // PROT_READ, or PROT_READ | PROT_EXEC
       out.u32(2); // MAP_PRIVATE
       out.paddedString(map.path);
       finish(start, process.pid, process.tid);

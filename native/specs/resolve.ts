@@ -10,6 +10,20 @@ import { modifierEffect, nearest, parseEventSpec, SpecError, type EventSpecAst, 
 import { applyFormatTerm, listPmuNames, readPmu, DEFAULT_SYSFS_ROOT, PmuError, type PmuInfo } from './pmu';
 import { findTracefs, listSystemEvents, listSystems, readTracepointFormat, TracefsError, tracepointExists } from './tracefs';
 import type { TargetSymbols } from '../symbols/resolve';
+import { unwindArchOfNode } from '../symbols/unwind';
+
+/**
+ * How callers are recorded. `fp`: the kernel walks frame pointers (`-g`). `dwarf`: the kernel records
+ * the kernel callers and copies the user registers and `stackBytes` of user stack from the stack
+ * pointer up, which are unwound afterwards with the objects' DWARF CFI (perf's `--call-graph dwarf`):
+ * callers of code built without frame pointers.
+ */
+export type CallGraph = { readonly mode: 'fp' } | { readonly mode: 'dwarf'; readonly stackBytes: number };
+
+/** perf's default stack copy for --call-graph dwarf. */
+export const DEFAULT_DWARF_STACK_BYTES = 8192;
+/** sample_stack_user is a u16 in the sample record's size and must be a multiple of 8 (perf's limit too). */
+export const MAX_DWARF_STACK_BYTES = 65528;
 
 export interface ResolveContext {
   symbols?: TargetSymbols;
@@ -17,8 +31,8 @@ export interface ResolveContext {
   period?: bigint;
   /** -F FREQ: samples per second, validated against kernel.perf_event_max_sample_rate. */
   freq?: number;
-  /** -g: record callchains. */
-  callchain?: boolean;
+  /** -g: record callchains; `true` is frame pointers. */
+  callchain?: boolean | CallGraph;
   /** Root of sysfs (default `/sys`); PMUs are read from ROOT/bus/event_source/devices. */
   sysfsRoot?: string;
   /** tracefs directory (default: found in /proc/mounts, mounted if missing and root). */
@@ -73,6 +87,7 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
     readFormat: 0,
     flags,
   };
+  if (typeof ctx.callchain === 'object' && ctx.callchain.mode === 'dwarf') applyDwarfCallGraph(attr, ctx.callchain.stackBytes, ast.spec);
   if (effect.preciseIp > 0) attr.preciseIp = effect.preciseIp;
   applySamplingDefaults(attr, ast, ctx);
 
@@ -110,6 +125,23 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
       return { name: applied.name ?? ast.spec, attr, isBreakpoint: pmu.type === PerfType.BREAKPOINT, notes };
     }
   }
+}
+
+/**
+ * What perf record --call-graph dwarf asks of the kernel: the user registers the unwinder needs
+ * (perf's PERF_REGS_MASK), the user stack copy, and no frame-pointer walk of user space, which the
+ * DWARF unwind replaces (exclude_callchain_user). Kernel callers still come from the kernel.
+ */
+function applyDwarfCallGraph(attr: PerfEventAttr, stackBytes: number, spec: string): void {
+  const arch = unwindArchOfNode(process.arch);
+  if (!arch) throw new SpecError(`-g dwarf: DWARF unwinding is implemented for x86_64 and aarch64, not ${process.arch}; use -g (frame pointers)`, spec, 0, '-g');
+  if (!Number.isInteger(stackBytes) || stackBytes <= 0 || stackBytes % 8 !== 0 || stackBytes > MAX_DWARF_STACK_BYTES) {
+    throw new SpecError(`-g dwarf,${stackBytes}: the stack copy must be a multiple of 8 bytes up to ${MAX_DWARF_STACK_BYTES}`, spec, 0, '-g');
+  }
+  attr.sampleType |= Sample.REGS_USER | Sample.STACK_USER;
+  attr.sampleRegsUser = arch.sampleRegsMask;
+  attr.sampleStackUser = stackBytes;
+  attr.flags.excludeCallchainUser = true;
 }
 
 /** period 1 (every event) by default; the timer events at DEFAULT_CLOCK_FREQ; -c / -F override. */

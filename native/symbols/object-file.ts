@@ -10,6 +10,7 @@ import { ElfFile, ElfSymbol, crc32 } from './elf';
 import { compareAliases } from './best-symbol';
 import { DwarfInfo, DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
+import { CallFrameInfo, type CfiSection } from './cfi';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
 
@@ -71,6 +72,7 @@ export class ObjectFile {
   private lines: LineTable | undefined;
   private info: DwarfInfo | undefined;
   private functions: FunctionSymbol[] | undefined;
+  private frames: CallFrameInfo | null | undefined;
 
   /** `image`: the object's bytes when it is not a file (the vDSO), else read from `path`. */
   constructor(readonly path: string, debugRoot = DEFAULT_DEBUG_ROOT, image?: Uint8Array) {
@@ -129,6 +131,28 @@ export class ObjectFile {
     if (variable.declFile === undefined || variable.unit.stmtList === undefined) return undefined;
     const program = this.lineTable()?.programs.find((p) => p.offset === variable.unit.stmtList);
     return program?.fileNames[variable.declFile]?.path;
+  }
+
+  /**
+   * Call frame information for unwinding: the object's own `.eh_frame` (with its `.eh_frame_hdr`
+   * search table) and `.debug_frame` from the object or its debug file. Null when it has neither.
+   */
+  callFrameInfo(): CallFrameInfo | null {
+    if (this.frames !== undefined) return this.frames;
+    const section = (elf: ElfFile | undefined, name: string): CfiSection | undefined => {
+      const header = elf?.section(name);
+      const bytes = header ? elf?.sectionData(name) : undefined;
+      return header && bytes && bytes.length > 0 ? { bytes, address: header.addr } : undefined;
+    };
+    const ehFrame = section(this.elf, '.eh_frame');
+    const debugFrame = section(this.elf, '.debug_frame') ?? section(this.dwarfElf, '.debug_frame');
+    this.frames = ehFrame || debugFrame
+      ? new CallFrameInfo({
+        ehFrame, ehFrameHdr: ehFrame ? section(this.elf, '.eh_frame_hdr') : undefined, debugFrame,
+        littleEndian: this.elf.header.littleEndian, addressSize: this.elf.header.is64 ? 8 : 4,
+      })
+      : null;
+    return this.frames;
   }
 
   /** ELF symbols of the object, with the debug file's symtab added when the object itself was stripped of it. */

@@ -6,6 +6,7 @@ import { Kallsyms } from './kallsyms';
 import { MapEntry, parseProcMaps } from '../sys/procmaps';
 import { ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
+import { AARCH64, X86_64, unwindArchOf, unwindStack } from './unwind';
 
 export interface SymbolizerOptions {
   /** Load /proc/kallsyms (lazily, on the first kernel IP). */
@@ -34,6 +35,8 @@ export class Symbolizer {
   /** Files that failed to open or parse: not retried for every IP. */
   private readonly unreadable = new Set<string>();
   private readonly demangled = new Map<string, string>();
+  /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
+  private readonly opened = new WeakMap<Mapping, ObjectFile>();
 
   constructor(private readonly options: SymbolizerOptions = {}) {}
 
@@ -112,6 +115,31 @@ export class Symbolizer {
     }
   }
 
+  /**
+   * The user-space frames of a sample recorded with PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER:
+   * the sampled pc, then each caller's call site (return address - 1, as perf lists them), unwound
+   * with the CFI of the object mapped at each pc. `registers` are keyed by perf_regs bit; `stack` holds the dyn_size bytes copied from the
+   * stack pointer up. The architecture is the one of the object at the sampled pc. Empty when no known
+   * object is mapped there (as perf shows no user frames then); the frames found before the first one
+   * without CFI otherwise.
+   */
+  unwindUserStack(pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array): readonly bigint[] {
+    for (const arch of [X86_64, AARCH64]) {
+      const pc = registers[arch.pcPerf];
+      const located = pc === undefined ? undefined : this.locate(pid, pc);
+      if (!located || unwindArchOf(located.object.elf.header.machine) !== arch) continue;
+      return unwindStack({
+        arch, registers, stack,
+        findCfi: (address) => {
+          const at = this.locate(pid, address);
+          const cfi = at?.object.callFrameInfo();
+          return at && cfi ? { cfi, bias: address - at.vaddr } : undefined;
+        },
+      }).frames;
+    }
+    return [];
+  }
+
   /** The mapped file, parsed, and the link-time address of `ip` in it. */
   private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
     const maps = this.processes.get(pid);
@@ -122,17 +150,20 @@ export class Symbolizer {
       if (maps[mid].start <= ip) { found = maps[mid]; lo = mid + 1; } else hi = mid - 1;
     }
     if (!found || ip >= found.end || this.unreadable.has(found.path)) return undefined;
-    let object: ObjectFile;
-    try {
-      const vdso = found.path === VDSO ? openVdsoObject() : undefined;
-      if (vdso === null) {
+    let object = this.opened.get(found);
+    if (!object) {
+      try {
+        const vdso = found.path === VDSO ? openVdsoObject() : undefined;
+        if (vdso === null) {
+          this.unreadable.add(found.path);
+          return undefined;
+        }
+        object = vdso ?? openObjectFile(found.path, this.options.debugRoot);
+      } catch {
         this.unreadable.add(found.path);
         return undefined;
       }
-      object = vdso ?? openObjectFile(found.path, this.options.debugRoot);
-    } catch {
-      this.unreadable.add(found.path);
-      return undefined;
+      this.opened.set(found, object);
     }
     const fileOffset = ip - found.start + found.pgoff;
     const vaddr = object.elf.fileOffsetToVaddr(fileOffset);

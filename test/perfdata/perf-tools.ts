@@ -184,3 +184,41 @@ export function printLabels(printFormat: string): Map<string, string> {
   });
   return labels;
 }
+
+/** A SAMPLE line of Ringside's JSON Lines with its callchain (`time` kept as its exact digits). */
+export interface JsonCallchainSample { readonly time: string; readonly callchain?: string[]; readonly callchainSyms?: (string | null)[] }
+
+const isKernelAddress = (ip: string) => BigInt(ip) >= 0xffff800000000000n;
+
+/** Our user frames of one sample as `sym+0xoff` (perf's `[unknown]` where we have no symbol). */
+export function ourUserFrames(sample: JsonCallchainSample): string[] {
+  const ips = sample.callchain ?? [];
+  const syms = sample.callchainSyms ?? [];
+  return ips.flatMap((ip, i) => (isKernelAddress(ip) ? [] : [syms[i] ?? '[unknown]']));
+}
+
+/**
+ * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by exact time), the
+ * user frames as `sym+0xoff`. --no-inline: perf otherwise adds the functions inlined at each address
+ * (from DWARF) as extra frames, which are not machine frames and not in a callchain of addresses.
+ * Unnamed PLT slots are `[unknown]`, as Ringside names them.
+ */
+export function perfUserFrames(file: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  let current: string[] | undefined;
+  for (const line of perfScript(file, ['--no-inline', '--ns', '-F', 'tid,time,ip,sym,symoff,dso']).lines) {
+    const header = /^\s*\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
+    if (header) {
+      current = [];
+      out.set((BigInt(header[1]) * 1_000_000_000n + BigInt(header[2])).toString(), current);
+      continue;
+    }
+    const frame = /^\s+([0-9a-f]+) (.+) \((.*)\)$/.exec(line);
+    if (!frame || !current) throw new Error(`unexpected perf script line: ${line}`);
+    if (frame[3] === '[kernel.kallsyms]' || frame[3].startsWith('[kernel')) continue;
+    // A PLT slot resolved by an IRELATIVE relocation has no symbol: perf prints it with an empty name
+    // (`@plt+0x0`), Ringside's symbolizer leaves it unnamed. The frame itself is the same.
+    current.push(frame[2].startsWith('@plt+') ? '[unknown]' : frame[2]);
+  }
+  return out;
+}

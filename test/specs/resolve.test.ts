@@ -100,6 +100,27 @@ describe('specs/resolve (this machine)', () => {
 
   it('-g adds CALLCHAIN', () => {
     assert.equal(resolveEventSpec('cs', { callchain: true }).attr.sampleType, BASE_SAMPLE_TYPE | Sample.CALLCHAIN);
+    assert.equal(resolveEventSpec('cs', { callchain: { mode: 'fp' } }).attr.sampleType, BASE_SAMPLE_TYPE | Sample.CALLCHAIN);
+  });
+
+  it('-g dwarf asks for the user registers and stack that perf record --call-graph dwarf asks for', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ringside-dwarf-attr-'));
+    try {
+      const data = join(dir, 'perf.data');
+      execFileSync('perf', ['record', '-q', '-o', data, '--call-graph', 'dwarf,4096', '-e', 'task-clock', '--', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const evlist = execFileSync('perf', ['evlist', '-v', '-i', data], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+      const perfRegs = BigInt(/sample_regs_user: (0x[0-9a-f]+)/.exec(evlist)?.[1] ?? 'missing');
+      const perfStack = Number(/sample_stack_user: (\d+)/.exec(evlist)?.[1]);
+      assert.match(evlist, /exclude_callchain_user: 1/);
+      const { attr } = resolveEventSpec('task-clock', { callchain: { mode: 'dwarf', stackBytes: 4096 } });
+      assert.equal(attr.sampleType, BASE_SAMPLE_TYPE | Sample.CALLCHAIN | Sample.REGS_USER | Sample.STACK_USER);
+      assert.equal(attr.sampleRegsUser, perfRegs);
+      assert.equal(attr.sampleStackUser, perfStack);
+      assert.equal(attr.flags.excludeCallchainUser, true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expectSpecError('task-clock', { callchain: { mode: 'dwarf', stackBytes: 4001 } }, 0, /multiple of 8 bytes up to 65528/);
   });
 
   it('tracepoint: type 2, config = tracefs id, RAW, period 1, format attached', () => {
