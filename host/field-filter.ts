@@ -3,7 +3,7 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt } from '../native/decode/record';
-import { RecordType, Sample } from '../native/perf/uapi';
+import { RecordType, Sample } from '../native/abi/uapi';
 import type { FieldFilterOp } from '../shared/protocol';
 import { toJsonValue } from './messages';
 

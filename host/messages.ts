@@ -1,8 +1,9 @@
 // Host-side conversions from the decoder's shapes to protocol messages (pure; bigints become decimal
 // strings). wire.ts adds what only a host knows (symbols, comms, source lines) on top of these.
 
-import type { DecodedRecord, DecodedSnapshot, EventDescription, RingCoverage } from '../native/decode/types';
-import { PerfType } from '../native/perf/uapi';
+import type { DecodedRecord, DecodedSnapshot, RingCoverage } from '../native/decode/types';
+import type { EventDescription } from '../native/abi/snapshot';
+import { PerfType } from '../native/abi/uapi';
 import { columnsToBatches, type BatchOptions } from '../shared/batches';
 import type { CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
 

@@ -1,11 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { decodeSnapshot } from '../native/decode/columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from '../native/decode/test-records';
-import { RecordType, Sample } from '../native/perf/uapi';
+import { RecordType, Sample } from '../native/abi/uapi';
 import { validateHostToWebview } from '../shared/validate';
 import { rowDetails, snapshotToWire } from './wire';
 import { rowsMatchingField } from './field-filter';
-import type { TracepointFormat } from '../native/decode/types';
+import type { TracepointFormat } from '../native/abi/snapshot';
 
 const sampleType = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
 

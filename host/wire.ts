@@ -5,7 +5,7 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
-import { RecordType, Misc } from '../native/perf/uapi';
+import { RecordType, Misc } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
 import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
 import { recordDetailsOf, snapshotMessages } from './messages';

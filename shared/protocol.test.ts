@@ -188,7 +188,7 @@ describe('host-side conversions', () => {
     const { snapshotMessages, recordDetailsOf } = await import('../host/messages');
     const { validateHostToWebview: validate } = await import('./validate');
     const cols = makeColumns(5);
-    const attr = (type: number) => ({ type }) as unknown as import('../native/perf/attr').PerfEventAttr;
+    const attr = (type: number) => ({ type }) as unknown as import('../native/abi/attr').PerfEventAttr;
     const decoded = {
       events: [{ index: 0, name: 'sched:sched_switch', attr: attr(2), ids: [] }, { index: 1, name: 'mem:x:w', attr: attr(5), ids: [] },
         { index: 2, name: 'cpu-clock', attr: attr(1), ids: [] }],

@@ -8,7 +8,7 @@ import { readlinkSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { HostToWebview, WatchInfo, WatchRequest, WatchSpec } from '../../shared/protocol';
-import { PerfType, BreakpointType } from '../../native/perf/uapi';
+import { PerfType, BreakpointType } from '../../native/abi/uapi';
 import { predictedLoadBase } from '../../native/symbols/resolve';
 import { runningLoadBase } from '../../native/symbols/target';
 import type { SessionManager, SnapshotEntry } from '../session/session-manager';

@@ -3,7 +3,7 @@
 // each source line (counts, last hits, the function and line that wrote a watched variable).
 
 import type { DecodedSnapshot } from '../../native/decode/types';
-import { BreakpointType, PerfType, RecordType } from '../../native/perf/uapi';
+import { BreakpointType, PerfType, RecordType } from '../../native/abi/uapi';
 import { openObjectFile } from '../../native/symbols/object-file';
 
 /** Debug registers on x86 (DR0-DR3): every armed breakpoint or watchpoint takes one. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { decodeSnapshot } from '../../native/decode/columns';
-import type { EventDescription, RingCopy } from '../../native/decode/types';
-import { PerfType, RecordType, Sample, SoftwareConfig } from '../../native/perf/uapi';
+import type { EventDescription, RingCopy } from '../../native/abi/snapshot';
+import { PerfType, RecordType, Sample, SoftwareConfig } from '../../native/abi/uapi';
 import type { HostToWebview, RecordBatch } from '../../shared/protocol';
 import { batchesToColumns } from '../../shared/batches';
 import { SnapshotStreamer } from './streamer';

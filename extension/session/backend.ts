@@ -2,7 +2,7 @@
 // symbols (so `mem:file.c:42:x` and `mem:counter:w` work from the editor too), recordings through
 // native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
 
-import type { ResolvedEvent } from '../../native/decode/types';
+import type { ResolvedEvent } from '../../native/abi/snapshot';
 import { describeExit, Recorder } from '../../native/perf/recorder';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';

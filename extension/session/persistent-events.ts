@@ -10,7 +10,7 @@ import { resolveEventSpec, type ResolvedSpec } from '../../native/specs/resolve'
 import { openEvent, type PerfEventFd } from '../../native/perf/events';
 import { BackwardRing, type RingMeta } from '../../native/perf/ring';
 import { onlineCpus } from '../../native/perf/procfs';
-import type { EventDescription } from '../../native/decode/types';
+import type { EventDescription } from '../../native/abi/snapshot';
 import { AttachedRingSource, AttachError, type CopyBufferOptions } from '../../native/perf/borrowed';
 
 export interface PersistentEventEntry {

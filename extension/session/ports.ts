@@ -2,7 +2,8 @@
 // backend.ts binds them to native/ (Recorder, decoder, specs, perf.data); the session manager only
 // sees these shapes, so it runs in plain node (tests, CLI) exactly as in the extension host.
 
-import type { DecodedSnapshot, EventDescription, RawSnapshot, ResolvedEvent } from '../../native/decode/types';
+import type { DecodedSnapshot } from '../../native/decode/types';
+import type { EventDescription, RawSnapshot, ResolvedEvent } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ForeignFdHint } from '../../native/attach/foreign';
 

@@ -4,7 +4,8 @@
 // after the rings are running again, so the pause window stays as short as the copy.
 
 import { writeFile } from 'node:fs/promises';
-import type { DecodedSnapshot, EventDescription, RawSnapshot } from '../../native/decode/types';
+import type { DecodedSnapshot } from '../../native/decode/types';
+import type { EventDescription, RawSnapshot } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus } from './ports';
 

@@ -3,9 +3,9 @@
 // Keepers, whose state files say all of this, are attached through native/keeper/attach.
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import type { EventDescription, ResolvedEvent } from '../decode/types';
+import type { EventDescription, ResolvedEvent } from '../abi/snapshot';
 import { listEvents, type EventList } from '../specs/list';
-import type { PerfEventAttr } from '../perf/attr';
+import type { PerfEventAttr } from '../abi/attr';
 import { findAttrBySampleId } from '../perfdata/attr-lookup';
 import { adoptEventFd } from '../perf/events';
 import { BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring';

@@ -5,7 +5,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import type { CaptureOptions } from './args';
 import { UsageError } from './args';
-import type { ResolvedEvent, DecodedSnapshot } from '../decode/types';
+import type { DecodedSnapshot } from '../decode/types';
+import type { ResolvedEvent } from '../abi/snapshot';
 import { resolveEventSpec } from '../specs/resolve';
 import { constants as osConstants } from 'node:os';
 import { describeExit, Recorder, shellStatus, type RecorderTarget } from '../perf/recorder';

@@ -4,11 +4,12 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import type { CaptureOptions } from './args';
-import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
+import type { DecodedSnapshot } from '../decode/types';
+import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { formatRecordJson } from '../decode/jsonl';
 import { SnapshotSymbols } from './symbols';
-import { RecordType } from '../perf/uapi';
+import { RecordType } from '../abi/uapi';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {

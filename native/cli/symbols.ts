@@ -4,7 +4,7 @@
 
 import type { DecodedSnapshot } from '../decode/types';
 import { decodeRecordAt } from '../decode/record';
-import { RecordType } from '../perf/uapi';
+import { RecordType } from '../abi/uapi';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { Symbolizer } from '../symbols/symbolizer';
 import type { SynthesizedProcess } from '../perfdata/index';

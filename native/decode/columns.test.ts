@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { RecordType, Sample } from '../perf/uapi';
+import { RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING, mergeRuns } from './columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';

@@ -19,9 +19,10 @@
 // Byte order: rings are in the kernel's (= this host's) byte order and the u32 views read host
 // order; every platform Ringside runs on (x86_64, aarch64) is little endian, as record.ts assumes.
 
-import { RecordType } from '../perf/uapi';
+import { RecordType } from '../abi/uapi';
 import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
-import type { DecodeAnomaly, DecodedSnapshot, EventDescription, RawSnapshot, RecordColumns, RingCopy, RingCoverage } from './types';
+import type { DecodeAnomaly, DecodedSnapshot, RecordColumns, RingCoverage } from './types';
+import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, scanRing, u32View, walkEndAnomaly } from './walk';
 
 const TWO_32 = 4294967296;

@@ -3,13 +3,13 @@
 // Uint8Arrays, so a DataView read past the end would raise RangeError and fail the test.
 
 import * as assert from 'node:assert/strict';
-import { ReadFormat, RecordType, Sample } from '../perf/uapi';
+import { ReadFormat, RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
 import { DecodeError } from './errors';
 import { formatRecordJson } from './jsonl';
 import { decodeRecordAt, decodeRecordBytes, rowSource } from './record';
 import { attrOf, ByteWriter, eventOf, otherRecord, prng, readBlock, ringFromRecords, sampleRecord } from './test-records';
-import type { EventDescription, RingCopy, TracepointFormat } from './types';
+import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
 
 
 const ST =

@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
-import { Misc, RecordType, Sample } from '../perf/uapi';
+import { Misc, RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
 import { formatRecordJson, formatSnapshotJsonl, toJson } from './jsonl';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
-import type { EventDescription, TracepointFormat } from './types';
+import type { EventDescription, TracepointFormat } from '../abi/snapshot';
 
 const KERNEL_MARK = 0xffffffffffffff80n;
 const USER_MARK = 0xfffffffffffffe00n;

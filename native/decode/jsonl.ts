@@ -7,7 +7,7 @@
 // addresses are hex strings. Callchain PERF_CONTEXT_* markers are not addresses and are left out
 // of "callchain"; with a symbolizer, "callchainSyms" holds the symbol of each entry (or null).
 
-import { Misc } from '../perf/uapi';
+import { Misc } from '../abi/uapi';
 import { decodeRecordAt, type CallchainFrame } from './record';
 import type { DecodedSnapshot } from './types';
 

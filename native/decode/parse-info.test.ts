@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { ReadFormat, Sample } from '../perf/uapi';
+import { ReadFormat, Sample } from '../abi/uapi';
 import { computeParseInfo, idLocator, popcount64 } from './parse-info';
 import { attrOf } from './test-records';
 

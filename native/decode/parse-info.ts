@@ -2,8 +2,8 @@
 // does indexed reads. Field order follows include/uapi/linux/perf_event.h (PERF_RECORD_SAMPLE and
 // struct sample_id); the same order perf's evsel__parse_sample relies on.
 
-import type { PerfEventAttr } from '../perf/attr';
-import { ReadFormat, Sample } from '../perf/uapi';
+import type { PerfEventAttr } from '../abi/attr';
+import { ReadFormat, Sample } from '../abi/uapi';
 
 /** branch_sample_type bits that change the BRANCH_STACK layout. */
 export const BranchSampleFlag = {

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { Misc, ReadFormat, RecordType, Sample } from '../perf/uapi';
+import { Misc, ReadFormat, RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
 import { DecodeError } from './errors';
 import { decodeRecordAt, decodeRecordBytes, type BranchEntry, type CallchainFrame, type ReadBlock, type RegsBlock } from './record';

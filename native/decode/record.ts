@@ -2,12 +2,13 @@
 // sample_type field. Not the hot path, so u64 values are BigInt here. Every read is bounded by the
 // record's own end; bad bytes throw DecodeError (the only exception this module raises).
 
-import { CallchainContext, Misc, ReadFormat, RECORD_TYPE_NAMES, RecordType, Sample } from '../perf/uapi';
+import { CallchainContext, Misc, ReadFormat, RECORD_TYPE_NAMES, RecordType, Sample } from '../abi/uapi';
 import { parseInfoFor } from './columns';
 import { DecodeError } from './errors';
 import type { ParseInfo } from './parse-info';
 import { decodeTracepoint, type TracepointValues } from './tracepoint';
-import type { DecodedRecord, DecodedSnapshot, EventDescription, RingCopy, UserStackUnwinder } from './types';
+import type { DecodedRecord, DecodedSnapshot, UserStackUnwinder } from './types';
+import type { EventDescription, RingCopy } from '../abi/snapshot';
 
 const utf8 = new TextDecoder('utf-8');
 

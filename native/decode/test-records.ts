@@ -2,11 +2,11 @@
 // kernel lays them out (perf_event.h), and simulates the kernel writing them into backward and
 // forward rings, wrap included. Test support only; nothing in the product imports it.
 
-import type { PerfEventAttr } from '../perf/attr';
-import { ReadFormat, RecordType, Sample } from '../perf/uapi';
+import type { PerfEventAttr } from '../abi/attr';
+import { ReadFormat, RecordType, Sample } from '../abi/uapi';
 import { linearizeRing } from './walk';
 import type { SampleIdTrailer } from './record';
-import type { EventDescription, RingCopy } from './types';
+import type { EventDescription, RingCopy } from '../abi/snapshot';
 
 export class ByteWriter {
   private readonly bytes: number[] = [];

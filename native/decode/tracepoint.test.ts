@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { DecodeError } from './errors';
 import { ByteWriter } from './test-records';
 import { decodeTracepoint } from './tracepoint';
-import type { TracepointField, TracepointFormat } from './types';
+import type { TracepointField, TracepointFormat } from '../abi/snapshot';
 
 function field(name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField {
   return { name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra };

@@ -3,7 +3,7 @@
 // pointers as hex, and dynamic `__data_loc` / `__rel_loc` strings and arrays.
 
 import { DecodeError } from './errors';
-import type { TracepointField, TracepointFormat } from './types';
+import type { TracepointField, TracepointFormat } from '../abi/snapshot';
 
 /** A decoded field value: numbers up to 32 bits, bigint for 64-bit, hex strings for pointers and opaque bytes. */
 export type TracepointValue = number | bigint | string | readonly (number | bigint | string)[];

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { Sample } from '../perf/uapi';
+import { Sample } from '../abi/uapi';
 import { concat, header, ringFromLinear, ringFromRecords, sampleRecord } from './test-records';
 import { linearizeRing, walkRing } from './walk';
 import { decodeSnapshot } from './columns';

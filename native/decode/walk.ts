@@ -6,7 +6,8 @@
 // region: its tail was overwritten by newer records, and it is dropped ('truncated-oldest').
 // Forward (side-band) ring: bytes[0] is the oldest record.
 
-import type { DecodeAnomaly, RingCopy } from './types';
+import type { DecodeAnomaly } from './types';
+import type { RingCopy } from '../abi/snapshot';
 
 export interface RingWalk {
   /** Byte offsets of whole records, OLDEST first whatever the ring direction. */

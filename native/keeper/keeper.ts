@@ -2,7 +2,7 @@
 // editor. It publishes what it holds (fd numbers, attrs, ring sizes) in its state file and waits;
 // SIGTERM/SIGINT close everything and remove the file. `ringside keep` runs runKeeperUntilSignal.
 
-import type { ResolvedEvent } from '../decode/types';
+import type { ResolvedEvent } from '../abi/snapshot';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { pageSize } from '../sys/libc';
 import { buildKeeperState, collectPauseLeases, removeKeeperState, writeKeeperState, keeperStateDir, type KeeperRingState, type KeeperState, type KeeperTarget } from './state';

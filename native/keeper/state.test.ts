@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { PerfType, SoftwareConfig, Sample } from '../perf/uapi';
-import type { PerfEventAttr } from '../perf/attr';
+import { PerfType, SoftwareConfig, Sample } from '../abi/uapi';
+import type { PerfEventAttr } from '../abi/attr';
 import {
   attrFromHex, buildKeeperState, isKeeperAlive, keeperEventDescriptions, keeperStateDir, KeeperStateError,
   listKeeperStates, processStartTicks, readKeeperState, validateKeeperState, writeKeeperState,

@@ -6,8 +6,8 @@
 
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
 import path from 'node:path';
-import type { TracepointFormat, EventDescription } from '../decode/types';
-import { decodeAttr, encodeAttr, type PerfEventAttr } from '../perf/attr';
+import type { TracepointFormat, EventDescription } from '../abi/snapshot';
+import { decodeAttr, encodeAttr, type PerfEventAttr } from '../abi/attr';
 import { processAlive } from '../perf/borrowed';
 
 export const KEEPER_STATE_VERSION = 1;

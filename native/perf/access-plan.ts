@@ -1,7 +1,7 @@
 // Fits a recording to what this process may record (native/sys/access.ts reads the facts): events
 // narrowed to user space the way perf falls back, and what cannot be narrowed refused up front.
 
-import type { ResolvedEvent } from '../decode/types';
+import type { ResolvedEvent } from '../abi/snapshot';
 import { AccessError, describeUid, grantAdvice, PARANOID_SYSCTL, paranoidText, accessLimitation, type PerfAccess } from '../sys/access';
 
 export type AccessTargetKind = 'launch' | 'pid' | 'cpus';

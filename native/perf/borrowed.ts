@@ -5,9 +5,9 @@
 // its owner's reader: it is only peeked at, [data_tail, data_head), and data_tail never moves.
 
 import { readFileSync } from 'node:fs';
-import type { EventDescription, RawSnapshot, RingCopy } from '../decode/types';
+import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, type RingMeta } from './ring';
-import { MmapPage } from './uapi';
+import { MmapPage } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
 

@@ -9,7 +9,7 @@
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
 import { openEvent } from './events';
-import { BreakpointType, PerfType } from './uapi';
+import { BreakpointType, PerfType } from '../abi/uapi';
 
 export type BreakpointDelivery =
   /** The probe's breakpoint counted every call. */

@@ -3,9 +3,9 @@
 // our attr layout and we set a field it does not know, it answers E2BIG and writes the size it
 // accepts back into the attr, and we retry at that size (recording what had to be dropped).
 
-import { encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from './attr';
+import { encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from '../abi/attr';
 import { arch, release } from 'node:os';
-import { BreakpointType, Ioctl, PerfFlag, PerfType, Sample } from './uapi';
+import { BreakpointType, Ioctl, PerfFlag, PerfType, Sample } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError, type ErrorContext } from '../sys/errors';
 

@@ -2,8 +2,8 @@
 // kernel takes the SET_OUTPUT these groups imply and that records come back apart).
 import assert from 'node:assert/strict';
 import { defaultRingPages, ringGroupsFor, DEFAULT_RING_PAGES } from './recorder';
-import type { ResolvedEvent } from '../decode/types';
-import { PerfType } from './uapi';
+import type { ResolvedEvent } from '../abi/snapshot';
+import { PerfType } from '../abi/uapi';
 
 const event = (name: string, extra: Partial<ResolvedEvent> = {}, flags: Record<string, boolean> = {}, clockid?: number): ResolvedEvent => ({
   name, isBreakpoint: false, ...extra,

@@ -6,13 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { PerfEventAttr } from './attr';
-import { PerfType, RecordType, Sample, SoftwareConfig } from './uapi';
+import type { PerfEventAttr } from '../abi/attr';
+import { PerfType, RecordType, Sample, SoftwareConfig } from '../abi/uapi';
 import { openEvent, type PerfEventFd } from './events';
 import { BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
 import { onlineCpus, threadsOf, readMaps, synthesizeSideband, allPids } from './procfs';
 import type { ProcessMapping, ProcessSideband } from './sideband-types';
-import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../decode/types';
+import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../abi/snapshot';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
 import { AccessError, MLOCK_SYSCTL, readPerfAccess, type PerfAccess } from '../sys/access';

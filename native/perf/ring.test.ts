@@ -6,8 +6,8 @@ import { backwardBytesWritten, SpareCopyBuffer } from './ring';
 import { parseCpuList, toProcessMapping } from './procfs';
 import { parseProcMaps } from '../sys/procmaps';
 import { loadBaseFromSideband } from './recorder';
-import { RecordType } from './uapi';
-import type { RingCopy } from '../decode/types';
+import { RecordType } from '../abi/uapi';
+import type { RingCopy } from '../abi/snapshot';
 
 function mmap2Record(pid: number, addr: bigint, pgoff: bigint, name: string): Uint8Array {
   const nameBytes = Buffer.from(`${name}\0`);

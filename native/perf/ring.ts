@@ -10,10 +10,10 @@
 // A GapFreeRingPair keeps two backward rings for one event and swaps them instead of pausing.
 
 import { Mapping, pageSize, PROT_READ, PROT_WRITE, zeroCopySupported } from '../sys/libc';
-import { MmapPage } from './uapi';
+import { MmapPage } from '../abi/uapi';
 import { adoptEventFd, type PerfEventFd } from './events';
-import type { PerfEventAttr } from './attr';
-import type { RingCopy, SnapshotPath } from '../decode/types';
+import type { PerfEventAttr } from '../abi/attr';
+import type { RingCopy, SnapshotPath } from '../abi/snapshot';
 
 export type CopyMode = 'zero-copy' | 'memcpy';
 

@@ -4,7 +4,7 @@
 // holds while its data section is still being written.
 
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../perf/attr';
+import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../abi/attr';
 import { FILE_HEADER_SIZE, PERF_MAGIC2 } from './format';
 import { MAX_ATTR_SIZE } from './reader';
 

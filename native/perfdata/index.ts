@@ -4,8 +4,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { decodeRecordAt } from '../decode/record';
-import type { DecodedSnapshot, RawSnapshot } from '../decode/types';
-import { RecordType } from '../perf/uapi';
+import type { DecodedSnapshot } from '../decode/types';
+import type { RawSnapshot } from '../abi/snapshot';
+import { RecordType } from '../abi/uapi';
 import { ElfFile } from '../symbols/elf';
 import { readProcMaps } from '../sys/procmaps';
 import { PerfDataError } from './format';

@@ -2,8 +2,9 @@
 
 import assert from 'node:assert/strict';
 import { decodeRecordAt, decodeSnapshot } from '../decode';
-import type { DecodedSnapshot, EventDescription, RingCopy, TracepointFormat } from '../decode/types';
-import { PerfType, RecordType, Sample, SoftwareConfig } from '../perf/uapi';
+import type { DecodedSnapshot } from '../decode/types';
+import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
+import { PerfType, RecordType, Sample, SoftwareConfig } from '../abi/uapi';
 import { parseTracepointFormat } from '../specs/tracepoint-format';
 import { Cursor, Feature, PerfDataError } from './format';
 import { readPerfData } from './reader';

@@ -9,9 +9,9 @@
 // a record without time keeps its place after its predecessor) and copies them into one linear
 // buffer. The decoder then walks that buffer like any forward ring.
 
-import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../perf/attr';
-import { PerfType, RecordType, RECORD_TYPE_NAMES, Sample } from '../perf/uapi';
-import type { EventDescription, RingCopy, TracepointFormat } from '../decode/types';
+import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../abi/attr';
+import { PerfType, RecordType, RECORD_TYPE_NAMES, Sample } from '../abi/uapi';
+import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
 import {
   alignUp,
   BUILD_ID_MISC_SIZE,

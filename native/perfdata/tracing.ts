@@ -3,7 +3,7 @@
 // every used event's `format` text grouped by system, kallsyms, printk formats and saved cmdlines.
 // Layout learned from tools/perf/util/trace-event-info.c / trace-event-read.c.
 
-import type { TracepointField, TracepointFormat } from '../decode/types';
+import type { TracepointField, TracepointFormat } from '../abi/snapshot';
 import { Cursor, encodeText } from './format';
 
 /** "\x17\x08\x44tracing" */

@@ -9,9 +9,10 @@
 // trailer, so it can be inserted into the kernel's record bytes without re-encoding them, and
 // records from attrs without sample_id_all get a trailer built from the decoded columns.
 
-import { encodeAttr, type PerfEventAttr } from '../perf/attr';
-import { Misc, PerfType, RecordType, Sample } from '../perf/uapi';
-import type { DecodedSnapshot, TracepointFormat } from '../decode/types';
+import { encodeAttr, type PerfEventAttr } from '../abi/attr';
+import { Misc, PerfType, RecordType, Sample } from '../abi/uapi';
+import type { DecodedSnapshot } from '../decode/types';
+import type { TracepointFormat } from '../abi/snapshot';
 import { alignUp, BUILD_ID_MISC_SIZE, encodeText, Feature, FILE_HEADER_SIZE, fromHex, NAME_ALIGN, PERF_MAGIC2, UserRecord, USER_TYPE_START } from './format';
 import { buildTracingData, DEFAULT_HEADER_EVENT, DEFAULT_HEADER_PAGE } from './tracing';
 

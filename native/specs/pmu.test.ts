@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { decodeAttr, encodeAttr, type PerfEventAttr } from '../perf/attr';
+import { decodeAttr, encodeAttr, type PerfEventAttr } from '../abi/attr';
 import {
   applyAttrWord, applyFormatTerm, formatWidth, packFormatValue, parseEventAlias, parseFormatTerm, PmuError,
 } from './pmu';

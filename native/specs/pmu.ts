@@ -19,7 +19,7 @@
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeAttr, encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from '../perf/attr';
+import { decodeAttr, encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from '../abi/attr';
 
 export const DEFAULT_SYSFS_ROOT = '/sys';
 export const ATTR_U64_COUNT = PERF_ATTR_SIZE_LATEST / 8;

@@ -3,9 +3,9 @@
 
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import type { ResolvedEvent } from '../decode/types';
-import type { AttrFlags, PerfEventAttr } from '../perf/attr';
-import { BreakpointType, PerfType, Sample } from '../perf/uapi';
+import type { ResolvedEvent } from '../abi/snapshot';
+import type { AttrFlags, PerfEventAttr } from '../abi/attr';
+import { BreakpointType, PerfType, Sample } from '../abi/uapi';
 import { modifierEffect, nearest, parseEventSpec, SpecError, type EventSpecAst, type SpecTerm } from './parse';
 import { applyFormatTerm, listPmuNames, readPmu, DEFAULT_SYSFS_ROOT, PmuError, type PmuInfo } from './pmu';
 import { findTracefs, listSystemEvents, listSystems, readTracepointFormat, TracefsError, tracepointExists } from './tracefs';

@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TracepointFormat } from '../decode/types';
+import type { TracepointFormat } from '../abi/snapshot';
 import { parseTracepointFormat } from './tracepoint-format';
 import { describeUid, PARANOID_SYSCTL, paranoidText, probeTracefs, readPerfAccess, type TracefsAccess } from '../sys/access';
 

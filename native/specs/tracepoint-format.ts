@@ -11,7 +11,7 @@
 //
 //   print fmt: "...", REC->prev_comm, ...
 
-import type { TracepointField, TracepointFormat } from '../decode/types';
+import type { TracepointField, TracepointFormat } from '../abi/snapshot';
 
 export class TracepointFormatError extends Error {
   override readonly name = 'TracepointFormatError';

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { AccessError, Capability, parseMemlockLimit, perfAccessFrom, type AccessFacts } from './access';
 import { planForAccess } from '../perf/access-plan';
 import { resolveEventSpec } from '../specs/resolve';
-import type { ResolvedEvent } from '../decode/types';
+import type { ResolvedEvent } from '../abi/snapshot';
 
 const ordinaryUser: AccessFacts = {
   euid: 1000, paranoid: 2, effectiveCaps: 0n, perfMlockKb: 516, memlockLimitBytes: 8 << 20, onlineCpus: 2, pageSize: 4096,

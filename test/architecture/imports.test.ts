@@ -15,20 +15,22 @@ import path from 'node:path';
 const root = path.resolve(__dirname, '../../..');
 
 const RULES: Readonly<Record<string, readonly string[]>> = {
-  // The kernel side, bottom to top.
+  // The kernel side, bottom to top. native/abi is the ground floor: the kernel's ABI and the
+  // snapshot shapes perf produces and decode reads; it imports nothing.
+  'native/abi': [],
   'native/sys': ['node'],
   'native/sys/libc.ts': ['node', 'koffi'],
-  'native/decode': ['native/perf/uapi', 'native/perf/attr'],
-  'native/perf': ['node', 'native/sys', 'type:native/decode/types'],
-  'native/symbols': ['node', 'native/sys'],
-  'native/specs': ['node', 'native/sys', 'native/perf', 'native/decode', 'native/symbols'],
-  'native/perfdata': ['node', 'native/sys', 'native/perf', 'native/decode', 'native/specs', 'native/symbols'],
-  'native/keeper': ['node', 'native/sys', 'native/perf', 'native/decode'],
-  'native/attach': ['node', 'native/sys', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
+  'native/decode': ['native/abi'],
+  'native/perf': ['node', 'native/sys', 'native/abi'],
+  'native/symbols': ['node', 'native/sys', 'native/abi'],
+  'native/specs': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode', 'native/symbols'],
+  'native/perfdata': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode', 'native/specs', 'native/symbols'],
+  'native/keeper': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode'],
+  'native/attach': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
   shared: ['type:native/decode/types'],
-  host: ['node', 'shared', 'native/decode', 'native/perf/uapi'],
+  host: ['node', 'shared', 'native/decode', 'native/abi'],
   webview: ['shared', 'd3'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
   // The VS Code extension; its session logic is tested in plain Node, so it sees vscode's types only.
@@ -137,7 +139,7 @@ describe('architecture: who may import what', () => {
   });
 
   it('native/decode, shared/ and the webview are pure: they reach only pure modules and browser packages', () => {
-    const pure = ['native/decode', 'native/perf/uapi', 'native/perf/attr', 'shared', 'd3', '@vscode/webview-ui-toolkit'];
+    const pure = ['native/decode', 'native/abi', 'shared', 'd3', '@vscode/webview-ui-toolkit'];
     for (const key of ['native/decode', 'shared', 'webview', 'webview/toolkit.ts']) {
       const impure = RULES[key].filter((entry) => !pure.some((p) => contains(p, entry.replace(/^type:/, ''))));
       assert.deepEqual(impure, [], `${key} may import ${impure.join(', ')}`);

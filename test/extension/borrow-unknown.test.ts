@@ -11,7 +11,7 @@ import { borrowForeignRingAsking, RAW_RECORDS_CHOICE, type UnknownEventQuestion 
 import { AttachCancelledError, AttachError } from '../../native/perf/borrowed';
 import type { Backend } from '../../extension/session/ports';
 import { resolveEventSpec } from '../../native/specs/resolve';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { fixture, ownPerfFds, ownPerfMappings, waitFor } from './helpers';
 
 function coreOnly(): Backend {

@@ -12,7 +12,7 @@ import { createCoreBackend } from '../../extension/session/core-backend';
 import { borrowForeignRing, borrowForeignRingAsking, scanPerfFds } from '../../native/attach/foreign';
 import { AttachError } from '../../native/perf/borrowed';
 import type { Backend } from '../../extension/session/ports';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { childrenOf, fixture, ownPerfFds, ownPerfMappings, waitFor } from './helpers';
 
 function coreOnly(): Backend {

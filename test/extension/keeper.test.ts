@@ -13,7 +13,7 @@ import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeper-client';
 import { attachKeeperRings } from '../../native/keeper/attach';
 import { keeperStatePath } from '../../native/keeper/state';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
 
 /** A keeper in its own process, run from the compiled native/keeper module (what `ringside keep` runs). */

@@ -13,7 +13,7 @@ import { SessionManager } from '../../extension/session/session-manager';
 import { createCoreBackend } from '../../extension/session/core-backend';
 import type { Backend } from '../../extension/session/ports';
 import { onlineCpus } from '../../native/perf/procfs';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { ownPerfFds, ownPerfMappings } from './helpers';
 
 function coreOnly(): Backend {

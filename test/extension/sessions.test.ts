@@ -11,7 +11,7 @@ import { SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
 import { executableLocator, lineBreakpointSpec, summarizeHits, watchLensText, watchSpec } from '../../extension/editor/hardware-breakpoints';
 import { predictedLoadBase } from '../../native/symbols/resolve';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { fixture, openFdCount, ownPerfFds, ownPerfMappings, repoRoot } from './helpers';
 import { assertSilentBreakpoints, hostBreakpoints } from '../host/breakpoints';
 

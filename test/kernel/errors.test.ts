@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openEvent, type PerfEventFd } from '../../native/perf/events';
-import { PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from '../../native/perf/attr';
-import { BreakpointType, PerfType, SoftwareConfig } from '../../native/perf/uapi';
+import { PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from '../../native/abi/attr';
+import { BreakpointType, PerfType, SoftwareConfig } from '../../native/abi/uapi';
 import { PerfError, errnoName } from '../../native/sys/errors';
 import { ROOT } from './helpers';
 

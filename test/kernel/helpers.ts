@@ -5,9 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
-import type { PerfEventAttr } from '../../native/perf/attr';
-import { BreakpointType, PerfType, RecordType, Sample, SoftwareConfig } from '../../native/perf/uapi';
-import type { ResolvedEvent, RingCopy } from '../../native/decode/types';
+import type { PerfEventAttr } from '../../native/abi/attr';
+import { BreakpointType, PerfType, RecordType, Sample, SoftwareConfig } from '../../native/abi/uapi';
+import type { ResolvedEvent, RingCopy } from '../../native/abi/snapshot';
 
 function findRoot(): string {
   for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {

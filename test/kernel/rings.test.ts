@@ -8,7 +8,7 @@ import { mapExistingRing, BackwardRing } from '../../native/perf/ring';
 import { onlineCpus, parseCpuList, synthesizeSideband } from '../../native/perf/procfs';
 import { parseProcMaps } from '../../native/sys/procmaps';
 import * as libc from '../../native/sys/libc';
-import type { RingCopy } from '../../native/decode/types';
+import type { RingCopy } from '../../native/abi/snapshot';
 import { fixture, samplesOf, softwareEvent, tracepointEvent, walk, perfResources, RecordType, SoftwareConfig, TEST_SAMPLE_SIZE } from './helpers';
 
 function callGetpid(times: number): void {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { decodeSnapshot, DecodeError } from '../../native/decode';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { PerfDataError, readPerfData, type PerfDataImport } from '../../native/perfdata';
 import { fixture, perfRecord, tempDir } from './perf-tools';
 import { prng } from '../../native/decode/test-records';

@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeRecordAt, decodeSnapshot, type DecodedSnapshot, type EventDescription, type RingCopy } from '../../native/decode';
-import { PerfType, RecordType, Sample } from '../../native/perf/uapi';
+import type { EventDescription, RingCopy } from '../../native/abi/snapshot';
+import { decodeRecordAt, decodeSnapshot, type DecodedSnapshot } from '../../native/decode';
+import { PerfType, RecordType, Sample } from '../../native/abi/uapi';
 import { buildExport, readPerfData, writePerfData, type SynthesizedProcess } from '../../native/perfdata';
 import { fixture, importFile, nmAddress, ourSamples, perfOutput, perfRecord, perfScript, tempDir } from './perf-tools';
 import { hostBreakpoints } from '../host/breakpoints';

@@ -6,7 +6,7 @@ import { execSync } from 'node:child_process';
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeRecordAt, decodeSnapshot } from '../../native/decode';
-import { PerfType, RecordType } from '../../native/perf/uapi';
+import { PerfType, RecordType } from '../../native/abi/uapi';
 import { Feature, PerfDataError, readPerfData, UserRecord } from '../../native/perfdata';
 import {
   fixture,

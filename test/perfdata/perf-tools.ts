@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { decodeRecordAt, decodeSnapshot, type DecodedSnapshot } from '../../native/decode';
-import { RecordType } from '../../native/perf/uapi';
+import { RecordType } from '../../native/abi/uapi';
 import { readPerfData, type PerfDataImport } from '../../native/perfdata';
 import { Symbolizer } from '../../native/symbols/symbolizer';
 

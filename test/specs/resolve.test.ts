@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { BreakpointType, PerfType, Sample } from '../../native/perf/uapi';
+import { BreakpointType, PerfType, Sample } from '../../native/abi/uapi';
 import { BASE_SAMPLE_TYPE, resolveEventSpec } from '../../native/specs/resolve';
 import { SpecError } from '../../native/specs/parse';
 import { expectSpecError } from './spec-error';

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TracepointFormat } from '../../native/decode/types';
+import type { TracepointFormat } from '../../native/abi/snapshot';
 import {
   chooseTracefsRoot, findTracefs, listSystemEvents, listSystems, listTracepoints, readTracepointFormat, readTracepointId,
   TracefsError, TRACEFS_DEBUGFS, TRACEFS_PRIMARY,

@@ -14,7 +14,7 @@ const ATTACH_SCRIPT = `
   const { SessionManager } = require('./out/extension/session/session-manager');
   const { createBackend } = require('./out/extension/session/backend');
   const { listKeeperStates } = require('./out/native/keeper/state');
-  const { RecordType } = require('./out/native/perf/uapi');
+  const { RecordType } = require('./out/native/abi/uapi');
   (async () => {
     const keepers = listKeeperStates().filter((k) => k.state && k.alive);
     const manager = new SessionManager({ backend: createBackend(), retention: 3 });
