@@ -1,6 +1,7 @@
 // Recording and capturing: Start Recording…, Start Kept Recording…, Capture Snapshot (from the palette or a
 // session), Stop Recording, and pause/resume/stop/remove of a session in the Sessions view.
 
+import path from 'node:path';
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
 import { formatBytes, type SnapshotEntry } from '../session/session-manager';
@@ -8,6 +9,8 @@ import type { RecordTarget } from '../session/ports';
 import { TimelinePanel } from '../panel/timeline-panel';
 import type { SessionNode } from '../ui/sessions-view';
 import { pickEvents, pickTarget } from '../ui/pickers';
+import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
+import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
 import { registerCommand, settings, type Services } from '../services';
 
 export function registerRecordingCommands(context: vscode.ExtensionContext, services: Services): void {
@@ -94,7 +97,45 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     log(`recording ${session.label} (${session.id})`);
   };
 
+  /**
+   * Snapshot When…: records the chosen events plus a trigger event, and every time the trigger fires
+   * takes a snapshot by itself (it appears in the Sessions view as it arrives), at most once a second,
+   * while the recording goes on. The trigger's own record is in the snapshot.
+   */
+  const snapshotWhen = async (triggerSpec?: string) => {
+    const s = settings();
+    const trigger = triggerSpec ?? await vscode.window.showInputBox({
+      title: 'Ringside: snapshot when which event fires?',
+      prompt: 'a tracepoint (syscalls:sys_enter_kill), a software event, or a breakpoint (mem:SYMBOL:w, mem:file.c:LINE)',
+      value: 'syscalls:sys_enter_kill', ignoreFocusOut: true,
+    });
+    if (!trigger) return;
+    const specs = await pickEvents(context.workspaceState, s.defaultEvents);
+    if (!specs) return;
+    const chosen = await pickTarget();
+    if (!chosen) return;
+    const target: RecordTarget = chosen.target;
+    const context_ = { ...(target.kind === 'pid' ? { pid: target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) };
+    // The trigger is recorded once, in a ring of its own, even if it is also one of the chosen events.
+    const all = specs.includes(trigger) ? specs : [...specs, trigger];
+    const events = await backend.resolveEvents(all, context_);
+    noticeSilentBreakpoints([events[all.indexOf(trigger)]], log);
+    const session = await sessions.startRecording({
+      events, target, pages: s.pages, label: `snapshot when ${trigger}: ${specs.join(', ')}`,
+      triggers: { eventIndices: [all.indexOf(trigger)], postSec: 0, minIntervalSec: 1 },
+    });
+    log(`recording ${session.label} (${session.id}); a snapshot is taken each time ${trigger} fires`);
+  };
+
   context.subscriptions.push(
+    registerCommand(services, 'ringside.snapshotWhen', () => snapshotWhen()),
+    registerCommand(services, 'ringside.snapshotWhenLineRuns', async (arg?: { lineNumber?: number; uri?: vscode.Uri }) => {
+      const editor = vscode.window.activeTextEditor;
+      const uri = arg?.uri ?? editor?.document.uri;
+      const line = arg?.lineNumber ?? (editor ? editor.selection.active.line + 1 : undefined);
+      if (!uri || !line) throw new Error('right-click a line number in a C/C++ file');
+      await snapshotWhen(lineBreakpointSpec(path.basename(uri.fsPath), line));
+    }),
     registerCommand(services, 'ringside.startRecording', () => startRecording(false)),
     registerCommand(services, 'ringside.startKeptRecording', () => startRecording(true)),
     registerCommand(services, 'ringside.captureSnapshot', () => captureFromPalette()),

@@ -14,7 +14,7 @@ import { runningLoadBase } from '../../native/symbols/target';
 import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
 import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardware-breakpoints';
-import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
+import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 
 interface Armed {
   readonly id: string;
@@ -153,12 +153,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       this.log(message);
       void vscode.window.showInformationMessage(`Ringside: ${message}`);
     }
-    // A machine whose hypervisor swallows debug exceptions accepts the breakpoints and records nothing: say so now.
-    const delivery = breakpointDelivery();
-    if (delivery.state === 'silent') {
-      this.log(delivery.message);
-      void vscode.window.showWarningMessage(`Ringside: ${delivery.message}`);
-    }
+    noticeSilentBreakpoints(events, (line) => this.log(line));
     const pages = this.ringPages();
     const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}`, ...(pages ? { pages } : {}) });
     let locate: ((ip: bigint) => SourcePlace | undefined) | undefined;

@@ -8,6 +8,7 @@ import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './core-backend';
 import type { Backend, RecordOptions, RingSource, RingStatus } from './ports';
+import { TriggerWatcher } from '../../native/perf/trigger-watcher';
 
 export interface RecordingSettings {
   /** -c: sample every N events (sampling events without their own period). */
@@ -39,6 +40,8 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
         ...(options.pages !== undefined ? { pages: options.pages } : {}),
         ...(options.gapFree !== undefined ? { gapFree: options.gapFree } : {}),
         ...(options.sideband !== undefined ? { sideband: options.sideband } : {}),
+        // A trigger's ring holds only its own records, so a moving data_head means it fired.
+        ...(options.triggers ? { ownRing: options.triggers.eventIndices } : {}),
         warmCopyBuffers: settings().warmCopyBuffers ?? true,
         ...(settings().windowSec !== undefined ? { windowSec: settings().windowSec } : {}),
       });
@@ -69,6 +72,11 @@ export function recorderSource(recorder: Recorder): RingSource {
     ...(recorder.limitations.length ? { limitations: recorder.limitations } : {}),
     // Settles with how the program ended (its exit code or the signal that killed it).
     ...(recorder.exitStatus ? { exited: recorder.exitStatus.then((exit) => describeExit(exit)) } : {}),
+    watchTriggers(options, fire) {
+      const watcher = new TriggerWatcher(() => recorder.backwardRings, options, fire);
+      watcher.start();
+      return watcher;
+    },
     setEventEnabled(eventIndex, enabled) {
       for (const fd of recorder.primaryFds(eventIndex)) {
         if (enabled) fd.enable();

@@ -6,6 +6,7 @@ import type { DecodedSnapshot } from '../../native/decode/types';
 import type { EventDescription, RawSnapshot, ResolvedEvent } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ForeignFdHint } from '../../native/attach/foreign';
+import type { TriggerOptions } from '../../native/perf/trigger-watcher';
 
 export type { ForeignFdHint };
 
@@ -21,6 +22,8 @@ export interface RecordOptions {
   readonly pages?: number;
   readonly gapFree?: boolean;
   readonly sideband?: boolean;
+  /** Events (indices into `events`) whose firing takes a snapshot by itself ("Snapshot When…"). */
+  readonly triggers?: TriggerOptions;
 }
 
 export type { RingStatus } from '../../native/perf/borrowed';
@@ -44,6 +47,11 @@ export interface RingSource {
   readonly ownerAlive?: boolean;
   /** Borrowed rings: cleans up after an owner that died (a keeper's state file). */
   ownerGone?(): void;
+  /**
+   * Calls `fire` when a trigger event of the recording fires (after `postSec`, at most once per
+   * `minIntervalSec`); `rearm` once the snapshot is taken. Recordings opened with `triggers` only.
+   */
+  watchTriggers?(options: TriggerOptions, fire: () => void): { rearm(): void; stop(): void };
   /** Enable/disable/modify one event in place (watch controls). */
   setEventEnabled?(eventIndex: number, enabled: boolean): void;
   modifyEvent?(eventIndex: number, attr: EventDescription['attr']): void;

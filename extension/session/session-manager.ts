@@ -28,6 +28,8 @@ export interface SnapshotEntry {
   readonly decodeMs: number;
   /** What the recording could not see and why (user space only, rings shrunk to the lock budget). */
   readonly limitations: readonly string[];
+  /** Set when a trigger took this snapshot ("Snapshot When…"): which events fired it. */
+  readonly trigger?: string;
 }
 
 export interface SessionInfo {
@@ -49,7 +51,7 @@ export interface SessionInfo {
 
 export interface SessionChange {
   readonly sessionId: string;
-  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited';
+  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited' | 'triggered';
 }
 
 export type ExportFormat = 'perf.data' | 'jsonl' | 'html';
@@ -76,6 +78,8 @@ interface Session {
   targetExit?: string;
   /** Polls a borrowed source's owner until it dies or the session stops. */
   ownerWatch?: NodeJS.Timeout;
+  /** Takes a snapshot when one of the recording's trigger events fires, until the session stops. */
+  triggerWatch?: { rearm(): void; stop(): void };
 }
 
 /** How soon a session notices that the process owning its borrowed rings (a keeper) died. */
@@ -138,7 +142,26 @@ export class SessionManager {
     this.assertLive();
     const source = await this.backend.record(options);
     const label = options.label ?? describeTarget(options);
-    return this.adopt('recording', label, source);
+    const info = this.adopt('recording', label, source);
+    if (options.triggers && source.watchTriggers) {
+      const session = this.session(info.id);
+      const names = options.triggers.eventIndices.map((index) => options.events[index]?.name ?? `event ${index}`).join(', ');
+      session.triggerWatch = source.watchTriggers(options.triggers, () => void this.snapshotOnTrigger(session, names));
+    }
+    return info;
+  }
+
+  /** A trigger fired: the snapshot is taken like any other (it appears in the Sessions view), then the watch re-arms. */
+  private async snapshotOnTrigger(session: Session, trigger: string): Promise<void> {
+    try {
+      if (session.state === 'stopped') return;
+      await this.snapshot(session.id, undefined, trigger);
+      this.emit(session, 'triggered');
+    } catch {
+      // The session stopped while the trigger waited for its post time: nothing to take.
+    } finally {
+      session.triggerWatch?.rearm();
+    }
   }
 
   async attachKeeper(state: KeeperState): Promise<SessionInfo> {
@@ -188,7 +211,7 @@ export class SessionManager {
     return this.info(session);
   }
 
-  async snapshot(sessionId: string, progress?: (message: string, fraction: number) => void): Promise<SnapshotEntry> {
+  async snapshot(sessionId: string, progress?: (message: string, fraction: number) => void, trigger?: string): Promise<SnapshotEntry> {
     const session = this.session(sessionId);
     if (!session.source || session.state === 'stopped') throw new SessionError(`session "${session.label}" is stopped: nothing to snapshot`);
     // Two clicks while a big copy is running must not pause the rings twice.
@@ -204,7 +227,7 @@ export class SessionManager {
       const decodeMs = performance.now() - decodeStart;
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? []);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? [], trigger);
     })();
     session.snapshotInFlight = work;
     try {
@@ -270,6 +293,8 @@ export class SessionManager {
   async stop(sessionId: string): Promise<void> {
     const session = this.session(sessionId);
     if (session.ownerWatch) clearInterval(session.ownerWatch);
+    session.triggerWatch?.stop();
+    session.triggerWatch = undefined;
     if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => undefined);
     if (session.source) {
       const source = session.source;
@@ -356,7 +381,7 @@ export class SessionManager {
   }
 
   private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number,
-    limitations: readonly string[] = []): SnapshotEntry {
+    limitations: readonly string[] = [], trigger?: string): SnapshotEntry {
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
@@ -364,6 +389,7 @@ export class SessionManager {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
       name, sessionId: session.id, takenAtMs, decoded, sizeBytes,
       recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations,
+      ...(trigger !== undefined ? { trigger } : {}),
     };
     session.snapshots.push(entry);
     this.trim(session);

@@ -122,7 +122,8 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         const s = node.snapshot;
         const item = new vscode.TreeItem(s.name, vscode.TreeItemCollapsibleState.None);
         item.id = `snapshot:${s.id}`;
-        item.description = `${s.recordCount.toLocaleString()} records · ${formatBytes(s.sizeBytes)} · pause ${(s.maxPauseNs / 1e3).toFixed(0)} µs`;
+        item.description = `${s.trigger ? `⚡ ${s.trigger} · ` : ''}${s.recordCount.toLocaleString()} records · ${formatBytes(s.sizeBytes)} · pause ${(s.maxPauseNs / 1e3).toFixed(0)} µs`;
+        if (s.trigger) item.iconPath = new vscode.ThemeIcon('zap');
         item.contextValue = 'snapshot';
         item.command = { command: 'ringside.openSnapshot', title: 'Open Snapshot', arguments: [node] };
         return item;

@@ -20,6 +20,13 @@ export function registerViews(context: vscode.ExtensionContext, services: Servic
         const how = sessions.get(change.sessionId).targetExit;
         log(`session ${change.sessionId}: target ${how ?? 'exited'}; its rings stay readable until you stop the session`);
       }
+      if (change.what === 'triggered') {
+        const session = sessions.get(change.sessionId);
+        const entry = session.snapshots[session.snapshots.length - 1];
+        const message = `${session.label}: ${entry?.trigger ?? 'a trigger'} fired; snapshot ${entry?.name ?? ''} taken (${entry?.recordCount.toLocaleString() ?? 0} records), and the recording goes on`;
+        log(message);
+        void vscode.window.showInformationMessage(`Ringside: ${message}`);
+      }
       if (change.what === 'owner-exited') {
         const session = sessions.get(change.sessionId);
         const message = `${session.label}: the process that held these rings exited. They stay readable (and recording) through this session until you stop it; nothing else can attach to them any more.`;

@@ -13,7 +13,8 @@ import { describeExit, Recorder, shellStatus, type RecorderTarget } from '../per
 import { decodeSnapshot } from '../decode/columns';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
-import { TriggerWatcher, triggeredSnapshotPath } from './triggers';
+import { TriggerWatcher } from '../perf/trigger-watcher';
+import { triggeredSnapshotPath } from './triggers';
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];

@@ -1,0 +1,50 @@
+// "Snapshot When…" in the editor's session logic, on the real kernel: a recording with a trigger
+// event takes a snapshot by itself when the trigger fires (the snapshot holds the trigger records
+// and what came before), re-arms, and stops watching when the session stops.
+import assert from 'node:assert/strict';
+import { SessionManager, type SessionChange } from '../../extension/session/session-manager';
+import { createBackend } from '../../extension/session/backend';
+import { RecordType } from '../../native/abi/uapi';
+import { fixture, ownPerfFds, ownPerfMappings } from './helpers';
+
+describe('extension: snapshots taken when a trigger fires', function () {
+  this.timeout(60_000);
+  const backend = createBackend();
+
+  it('a getpid trigger takes one snapshot by itself, holding its three records, then nothing more until it fires again', async () => {
+    const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
+    const manager = new SessionManager({ backend });
+    const changes: SessionChange[] = [];
+    manager.onDidChange((change) => changes.push(change));
+    const specs = ['task-clock', 'syscalls:sys_enter_getpid'];
+    const events = await backend.resolveEvents(specs, {});
+    // kernel_getpid 3 1500: three getpid() calls at once, then 1.5 s asleep.
+    const session = await manager.startRecording({
+      events, target: { kind: 'launch', argv: [fixture('kernel_getpid'), '3', '1500'] }, pages: 16,
+      triggers: { eventIndices: [1], postSec: 0, minIntervalSec: 0.2 },
+    });
+    try {
+      const deadline = Date.now() + 5000;
+      while (!changes.some((change) => change.what === 'triggered') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const info = manager.get(session.id);
+      assert.equal(info.snapshots.length, 1, `snapshots: ${info.snapshots.map((s) => s.trigger ?? 'manual').join(', ')}`);
+      const [entry] = info.snapshots;
+      assert.equal(entry.trigger, 'syscalls:sys_enter_getpid');
+      const { columns } = entry.decoded;
+      let getpids = 0;
+      for (let row = 0; row < columns.length; row++) if (columns.kind[row] === RecordType.SAMPLE && columns.event[row] === 1) getpids++;
+      assert.equal(getpids, 3, 'the trigger records are in the snapshot');
+      // Nothing fires again while the program sleeps: the watch re-armed after the snapshot.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(manager.get(session.id).snapshots.length, 1);
+    } finally {
+      await manager.stop(session.id);
+    }
+    const stoppedWith = manager.get(session.id).snapshots.length;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(manager.get(session.id).snapshots.length, stoppedWith, 'no trigger after stop');
+    await manager.dispose();
+    assert.equal(ownPerfFds().length, before.fds);
+    assert.equal(ownPerfMappings(), before.maps);
+  });
+});
