@@ -114,13 +114,15 @@ async function waitForSpawn(child: ChildProcess): Promise<number> {
 
 /** Waits until the kernel has written the ring over at least twice: every byte of the copy is a real record. */
 async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  // 30 s per 64 MiB: a loaded machine fills a 256 MiB ring twice slowly.
+  const seconds = 30 * Math.max(1, ringBytes / (64 << 20));
+  const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const stats = recorder.ringStats().find((s) => s.direction === 'backward');
     if (!stats) throw new Error('the recorder opened no backward ring');
     if (stats.bytesWritten >= BigInt(ringBytes * 2)) return;
     if (Date.now() > deadline) {
-      throw new BenchUnavailableError(`the ring was written ${stats.bytesWritten} bytes in 30 s, not 2 x ${ringBytes}: is ${TRACEPOINT} firing?`);
+      throw new BenchUnavailableError(`the ring was written ${stats.bytesWritten} bytes in ${seconds} s, not 2 x ${ringBytes}: is ${TRACEPOINT} firing?`);
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
