@@ -9,6 +9,7 @@ import { Recorder } from '../native/perf/recorder';
 import { onlineCpus } from '../native/perf/procfs';
 import { MmapPage, RecordType, Sample } from '../native/abi/uapi';
 import { decodeSnapshot } from '../native/decode/columns';
+import { ColumnArena } from '../native/decode/arena';
 import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
 import type { ResolvedEvent, RingCopy } from '../native/abi/snapshot';
 import { resolveEventSpec } from '../native/specs/resolve';
@@ -63,6 +64,8 @@ export interface KernelCaseResult {
   readonly pauseVsMemcpy: number;
   readonly copyMode: string;
   readonly decodeNs: number;
+  /** The decoder writing into fresh columns (no arena): its page-fault cost, beside the C walker's. */
+  readonly decodeFreshNs: number;
   /** The C walker over columns reused warm across runs (the baseline of decode_vs_c). */
   readonly cWalkerNs: number;
   /** The C walker allocating and first-touching its columns inside the timed run: its page-fault cost. */
@@ -70,6 +73,10 @@ export interface KernelCaseResult {
   /** Median over alternating rounds of (decoder rec/s) / (C walker rec/s). */
   readonly decodeVsC: number;
   readonly snapshotToColumnsNs: number;
+  /** The stages of snapshot -> columns, medians of the same runs: Recorder.snapshot() (pause, copy, resume of every ring), of which the pause window, and decodeSnapshot. */
+  readonly snapshotNs: number;
+  readonly snapshotPauseNs: number;
+  readonly snapshotDecodeNs: number;
   readonly perfScriptNs: number;
   readonly perfScriptRecords: number;
   readonly perfDataSource: string;
@@ -108,13 +115,15 @@ async function waitForSpawn(child: ChildProcess): Promise<number> {
 
 /** Waits until the kernel has written the ring over at least twice: every byte of the copy is a real record. */
 async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  // 30 s per 64 MiB: a loaded machine fills a 256 MiB ring twice slowly.
+  const seconds = 30 * Math.max(1, ringBytes / (64 << 20));
+  const deadline = Date.now() + seconds * 1000;
   for (;;) {
     const stats = recorder.ringStats().find((s) => s.direction === 'backward');
     if (!stats) throw new Error('the recorder opened no backward ring');
     if (stats.bytesWritten >= BigInt(ringBytes * 2)) return;
     if (Date.now() > deadline) {
-      throw new BenchUnavailableError(`the ring was written ${stats.bytesWritten} bytes in 30 s, not 2 x ${ringBytes}: is ${TRACEPOINT} firing?`);
+      throw new BenchUnavailableError(`the ring was written ${stats.bytesWritten} bytes in ${seconds} s, not 2 x ${ringBytes}: is ${TRACEPOINT} firing?`);
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -275,19 +284,33 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     // Capture requested -> decoded columns (the whole snapshot: flight-recorder ring and side-band).
     log(`  ${layout.name} ${ringBytes >> 20} MiB: snapshot -> columns`);
     let last: DecodedSnapshot | undefined;
+    // Columns come from an arena, as in the product: the previous snapshot's are handed back (the
+    // bench keeps none) and the arena is warmed while idle, as the copy buffers are.
+    const arena = new ColumnArena();
+    const stageSnapshot: number[] = [];
+    const stagePause: number[] = [];
+    const stageDecode: number[] = [];
     // Warm up on ~2M records and at least 4 snapshots first, as the decoder case below does: a live
     // session has taken a few snapshots before the one that matters (1 MiB rings would otherwise
     // time V8's tiers, 64 MiB ones the first faults of the process's column memory).
     const perSnapshot = decodeSnapshot(recorder.snapshot()).columns.length;
     const endToEndWarmup = Math.max(warmup, 4, Math.ceil(2_000_000 / Math.max(1, perSnapshot)));
     const endToEnd = await repeat(endToEndWarmup, runs, async () => {
+      if (last) arena.recycle(last.columns);
       await recorder!.copyBuffersWarm(); // untimed: the recorder idles between captures
+      arena.warm();
       const started = nowNs();
-      const decoded = decodeSnapshot(recorder!.snapshot());
-      const elapsed = nowNs() - started;
+      const raw = recorder!.snapshot();
+      const copied = nowNs();
+      const decoded = decodeSnapshot(raw, { arena });
+      const ended = nowNs();
       last = decoded;
-      return elapsed;
+      stageSnapshot.push(copied - started);
+      stagePause.push(raw.pauseWindowNs.reduce((sum, ns) => sum + ns, 0));
+      stageDecode.push(ended - copied);
+      return ended - started;
     });
+    const measured = (values: number[]) => median(values.slice(-runs));
     const decoded = last!;
     const copy = decoded.rings.find((r) => r.direction === 'backward')!;
 
@@ -310,9 +333,19 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     log(`  ${layout.name} ${ringBytes >> 20} MiB: decoder vs C walker`);
     const ringOnly = { events: decoded.events, rings: [copy] };
     let ringDecoded: DecodedSnapshot | undefined;
+    // Columns reused across runs through the arena (handed back and re-touched untimed, as the
+    // product does while idle): like the C walker's warm columns.
+    const ringArena = new ColumnArena();
     const decodeOnce = () => {
+      if (ringDecoded) ringArena.recycle(ringDecoded.columns);
+      ringArena.warm();
       const started = nowNs();
-      ringDecoded = decodeSnapshot(ringOnly);
+      ringDecoded = decodeSnapshot(ringOnly, { arena: ringArena });
+      return nowNs() - started;
+    };
+    const decodeFreshOnce = () => {
+      const started = nowNs();
+      decodeSnapshot(ringOnly);
       return nowNs() - started;
     };
     // Warm the JIT on at least ~2M records, as a live session would after a few snapshots.
@@ -320,6 +353,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const decodeTimes: number[] = [];
     const walkerTimes: number[] = [];
     const walkerFreshTimes: number[] = [];
+    const decodeFreshTimes: number[] = [];
     const ratios: number[] = [];
     let walker: WalkerOutput | undefined;
     // Both sides warm up the same way inside each round (the walker in its own process): a few
@@ -338,6 +372,8 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
         walkerTimes.push(walker.median_ns);
         ratios.push(walker.median_ns / decodeNs);
         walkerFreshTimes.push((await walkerProcess.measure(3, 1, true)).median_ns);
+        decodeFreshOnce();
+        decodeFreshTimes.push(median([decodeFreshOnce(), decodeFreshOnce(), decodeFreshOnce()]));
       }
     } finally {
       await walkerProcess.close();
@@ -365,10 +401,14 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       pauseVsMemcpy: median(pauseRatios),
       copyMode: ring.mode,
       decodeNs: median(decodeTimes),
+      decodeFreshNs: median(decodeFreshTimes),
       cWalkerNs: median(walkerTimes),
       cWalkerFreshNs: median(walkerFreshTimes),
       decodeVsC: median(ratios),
       snapshotToColumnsNs: median(endToEnd),
+      snapshotNs: measured(stageSnapshot),
+      snapshotPauseNs: measured(stagePause),
+      snapshotDecodeNs: measured(stageDecode),
       perfScriptNs: script.ns,
       perfScriptRecords: script.records,
       perfDataSource: 'Ringside export (exportSnapshot) of the same snapshot',

@@ -3,7 +3,8 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof out/bench/profile-decode.js [basic|callchain+raw] [MiB] [decodes] [e2e]
 // shows where decodeSnapshot spends its time (open the .cpuprofile in Chrome DevTools or VS Code).
 // With `e2e` each iteration is a whole capture (Recorder.snapshot + decodeSnapshot, workload running);
-// with `live` the same copy is decoded while the workload keeps running (to see its interference).
+// with `live` the same copy is decoded while the workload keeps running (to see its interference);
+// with `arena` the same copy is decoded into columns reused through a ColumnArena (as the bench does).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Recorder } from '../native/perf/recorder';
 import { decodeSnapshot } from '../native/decode/columns';
+import { ColumnArena } from '../native/decode/arena';
 import { layouts } from './kernel';
 import { checkPrerequisites, compileC } from './tools';
 import { median, nowNs } from './stats';
@@ -33,10 +35,14 @@ async function main(): Promise<void> {
     if (!endToEnd && mode !== 'live') child.kill('SIGKILL');
     const times: number[] = [];
     let rows = 0;
+    const arena = mode === 'arena' ? new ColumnArena() : undefined;
     for (let i = 0; i < Number(decodes); i++) {
+      arena?.warm();
       const started = nowNs();
-      rows = decodeSnapshot(endToEnd ? recorder.snapshot() : snapshot).columns.length;
+      const columns = decodeSnapshot(endToEnd ? recorder.snapshot() : snapshot, { arena }).columns;
       times.push(nowNs() - started);
+      rows = columns.length;
+      arena?.recycle(columns);
     }
     console.log(`${layout.name} ${sizeMib} MiB: ${rows} records, median ${endToEnd ? 'snapshot + decode' : 'decode'} ${(median(times) / 1e6).toFixed(2)} ms = ${(rows / median(times) * 1e3).toFixed(2)} Mrec/s`);
   } finally {

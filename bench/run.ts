@@ -7,7 +7,7 @@
 //          --screenshot FILE (PNG of the 1M-record timeline after the render case).
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { freemem, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkPrerequisites, compileC } from './tools';
 import { layouts, runKernelCase, type KernelCaseResult, type Tools } from './kernel';
@@ -15,6 +15,7 @@ import { firstRows, runTransport, snapshotStartFor, type TransportResult } from 
 import { runRender, type RenderResult } from './render';
 import { batchCountOf } from '../shared/batches';
 import { BenchUnavailableError, mib, round, Table } from './stats';
+import { measureRingCount, type RingCountResult } from './rings';
 
 const ROOT = join(__dirname, '..', '..');
 const SOURCE_DIR = join(ROOT, 'bench');
@@ -39,9 +40,17 @@ function collectGarbage(): void {
 
 interface SizeFigures {
   kernel: KernelCaseResult[];
-  transport: TransportResult;
-  render: RenderResult;
+  /** Transport and render run up to 64 MiB (the webview's cases are about 1M rows). */
+  transport?: TransportResult;
+  render?: RenderResult;
+  /** The basic ring's records dealt out to more rings (64 MiB only). */
+  ringCounts?: RingCountResult[];
 }
+
+/** Simulated per-CPU ring counts for the scaling table (1 = the real ring as is). */
+const RING_COUNTS = [1, 16, 64];
+/** The largest ring measures the basic layout only, and only when the machine has memory for it. */
+const LARGE_RING = 256 * MIB;
 
 function rate(records: number, ns: number): number {
   return records / ns * 1e3; // M records/s
@@ -69,6 +78,7 @@ function kernelFigures(r: KernelCaseResult): Record<string, number> {
     memcpy_warm_ms: round(r.memcpyWarmNs / 1e6),
     snapshot_pause_vs_memcpy: round(r.pauseVsMemcpy),
     decode_mrec_s: round(rate(r.records, r.decodeNs)),
+    decode_fresh_columns_mrec_s: round(rate(r.records, r.decodeFreshNs)),
     c_walker_mrec_s: round(rate(r.records, r.cWalkerNs)),
     c_walker_fresh_columns_mrec_s: round(rate(r.records, r.cWalkerFreshNs)),
     decode_vs_c: round(r.decodeVsC),
@@ -95,16 +105,43 @@ async function main(): Promise<number> {
     const tools: Tools = { perf, walker, workload, tempDir };
     const runs = quick ? 3 : 7;
     const warmup = quick ? 1 : 2;
-    const sizes = quick ? [1 * MIB] : [1 * MIB, 16 * MIB, 64 * MIB];
+    // 256 MiB needs about 2 GiB over the bench's own (ring, spare, copies, columns, perf.data).
+    const roomForLarge = freemem() > 6 * 1024 * MIB;
+    if (!quick && !roomForLarge) log(`skipping the ${mib(LARGE_RING)} ring: ${Math.round(freemem() / MIB)} MiB free`);
+    const sizes = quick ? [1 * MIB] : [1 * MIB, 16 * MIB, 64 * MIB, ...(roomForLarge ? [LARGE_RING] : [])];
     const bySize = new Map<number, SizeFigures>();
+    let largeSkipped: string | undefined;
     for (const size of sizes) {
       const kernel: KernelCaseResult[] = [];
-      for (const layout of layouts()) {
+      for (const layout of size === LARGE_RING ? layouts().slice(0, 1) : layouts()) {
         log(`ring ${mib(size)}, ${layout.name} (${layout.description})`);
-        kernel.push(await runKernelCase(tools, layout, size, { runs, warmup, perfScriptRuns: quick ? 1 : 3, log }));
+        try {
+          kernel.push(await runKernelCase(tools, layout, size, { runs, warmup, perfScriptRuns: quick ? 1 : 3, log }));
+        } catch (error) {
+          // The largest ring is extra: a machine too loaded to fill it in time skips it, and says so.
+          if (size !== LARGE_RING || !(error instanceof BenchUnavailableError)) throw error;
+          log(`skipping the ${mib(size)} ring: ${error.message}`);
+          largeSkipped = error.message;
+        }
+      }
+      if (kernel.length === 0) continue;
+      const basic = kernel[0];
+      if (size === LARGE_RING) {
+        for (const k of kernel) (k as { decoded: unknown }).decoded = undefined;
+        bySize.set(size, { kernel });
+        collectGarbage();
+        continue;
+      }
+      let ringCounts: RingCountResult[] | undefined;
+      if (size === (quick ? 1 * MIB : 64 * MIB)) {
+        const copy = basic.decoded.rings.find((r) => r.direction === 'backward')!;
+        ringCounts = RING_COUNTS.map((count) => {
+          log(`ring ${mib(size)}: its records as ${count} ring(s)`);
+          collectGarbage();
+          return measureRingCount(basic.decoded.events, copy, count, runs, warmup + 2);
+        });
       }
       // Transport and render move the basic layout's decoded ring (whole ring; 1M rows at 64 MiB).
-      const basic = kernel[0];
       const columns = size === 64 * MIB ? firstRows(basic.ringColumns, ONE_MILLION) : basic.ringColumns;
       if (size === 64 * MIB && columns.length < ONE_MILLION) throw new Error(`the 64 MiB ring held ${columns.length} records, fewer than 1M`);
       // The freed snapshots of earlier sizes are collected now, not by a GC thread that would
@@ -115,26 +152,58 @@ async function main(): Promise<number> {
       log(`ring ${mib(size)}: render of ${columns.length} records in Chromium`);
       const start = snapshotStartFor(basic.decoded, columns, `bench-${size}`, batchCountOf(columns.length));
       const render = await runRender(DIST_WEBVIEW, columns, start, quick ? 2 : 5, 1, size === 64 * MIB ? screenshot : undefined);
-      bySize.set(size, { kernel, transport, render });
+      bySize.set(size, { kernel, transport, render, ringCounts });
       // Free the decoded snapshots before the next (bigger) size.
       for (const k of kernel) (k as { decoded: unknown }).decoded = undefined;
     }
 
-    const kernelTable = new Table(['layout', 'ring', 'records', 'B/rec', 'pause ms', 'warm memcpy ms', 'pause/memcpy', 'pause ms (no spare)', 'fresh memcpy ms', 'decode Mrec/s', 'C Mrec/s (warm columns)', 'decode/C', 'C Mrec/s (fresh columns)', 'snap->cols Mrec/s', 'perf script Mrec/s', 'vs perf', 'C bound vs perf']);
+    const kernelTable = new Table(['layout', 'ring', 'records', 'B/rec', 'pause ms', 'warm memcpy ms', 'pause/memcpy', 'pause ms (no spare)', 'fresh memcpy ms', 'decode Mrec/s', 'C Mrec/s (warm columns)', 'decode/C', 'decode Mrec/s (fresh columns)', 'C Mrec/s (fresh columns)', 'snap->cols Mrec/s', 'perf script Mrec/s', 'vs perf', 'C bound vs perf']);
     const webTable = new Table(['ring', 'records', 'transfer ms', 'clone ms', 'transfer+store ms', 'first paint ms', 'of which receive ms', 'first render ms', 'zoom frame ms', 'zoom max ms']);
+    const pipelineTable = new Table(['ring', 'records', 'snapshot ms (pause+copy+resume, all rings)', 'of which paused ms', 'decode ms', 'transfer ms', 'transfer rows', 'pipeline ms']);
+    const memoryTable = new Table(['ring', 'records', 'kernel data area MiB', 'spare copy MiB', 'snapshot copy MiB', 'columns MiB', 'arena spare MiB', 'per ring MiB']);
+    const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms', 'columns MiB', 'arena holds MiB']);
     const json: Record<string, unknown> = {};
     const byRing: Record<string, unknown> = {};
+    const pipeline: Record<string, unknown> = {};
+    const memory: Record<string, unknown> = {};
+    let byRingCount: Record<string, unknown> | undefined;
     for (const [size, figures] of bySize) {
+      const basicCase = figures.kernel[0];
+      const t0 = figures.transport;
+      // Transfer to the webview scales with rows: 1M rows measured at 64 MiB, the whole ring below.
+      const transferMs = t0 ? t0.transferMs * basicCase.records / t0.rows : NaN;
+      const stages = {
+        snapshot_ms: round(basicCase.snapshotNs / 1e6), paused_ms: round(basicCase.snapshotPauseNs / 1e6),
+        decode_ms: round(basicCase.snapshotDecodeNs / 1e6), transfer_ms: t0 ? round(transferMs) : null,
+        total_ms: round((basicCase.snapshotNs + basicCase.snapshotDecodeNs) / 1e6 + (t0 ? transferMs : 0)),
+      };
+      pipeline[`${size / MIB}MiB`] = stages;
+      pipelineTable.add(mib(size), basicCase.records, stages.snapshot_ms, stages.paused_ms, stages.decode_ms, t0 ? stages.transfer_ms! : 'not run', t0 ? t0.rows : 0, stages.total_ms);
+      const columnsMib = basicCase.ringColumns.time.buffer.byteLength / MIB;
+      const perRing = { data_area_mib: size / MIB, spare_copy_mib: size / MIB, snapshot_copy_mib: size / MIB, columns_mib: round(columnsMib), arena_spare_mib: round(columnsMib) };
+      memory[`${size / MIB}MiB`] = { ...perRing, total_mib: round(3 * size / MIB + 2 * columnsMib) };
+      memoryTable.add(mib(size), basicCase.records, size / MIB, size / MIB, size / MIB, columnsMib, columnsMib, 3 * size / MIB + 2 * columnsMib);
+      if (figures.ringCounts) {
+        byRingCount = {};
+        for (const c of figures.ringCounts) {
+          countTable.add(mib(size), c.rings, c.records, c.decodeMs, c.records / c.decodeMs / 1e3, c.decodeFreshMs, c.columnBytes / MIB, c.arenaBytes / MIB);
+          byRingCount[String(c.rings)] = { records: c.records, decode_ms: round(c.decodeMs), decode_mrec_s: round(c.records / c.decodeMs / 1e3), decode_fresh_columns_ms: round(c.decodeFreshMs), columns_mib: round(c.columnBytes / MIB), arena_mib: round(c.arenaBytes / MIB) };
+        }
+      }
       const perLayout: Record<string, unknown> = {};
       for (const r of figures.kernel) {
         const f = kernelFigures(r);
         perLayout[r.layout] = f;
         kernelTable.add(r.layout, mib(r.ringBytes), r.records, f.bytes_per_record, f.pause_window_ms, f.memcpy_warm_ms, f.snapshot_pause_vs_memcpy,
-          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
+          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c, f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
           f.snapshot_to_columns_vs_perf_script, f.snapshot_to_columns_c_bound_vs_perf_script);
       }
       const t = figures.transport;
       const v = figures.render;
+      if (!t || !v) {
+        byRing[`${size / MIB}MiB`] = perLayout;
+        continue;
+      }
       webTable.add(mib(size), t.rows, t.transferMs, t.cloneMs, t.transferAndStoreMs, v.firstPaintMs, v.receiveMs, v.firstRenderMs, v.zoomFrameMs, v.zoomFrameMaxMs);
       byRing[`${size / MIB}MiB`] = {
         ...perLayout,
@@ -151,9 +220,14 @@ async function main(): Promise<number> {
     json.decode_mrec_s = round(rate(basic.records, basic.decodeNs));
     json.snapshot_to_columns_vs_perf_script = round(basic.perfScriptNs / basic.snapshotToColumnsNs);
     json.snapshot_to_columns_c_bound_vs_perf_script = round(cBoundVsPerfScript(basic));
-    json.transport_1m_ms = round(headline.transport.transferMs);
-    json.render_first_paint_1m_ms = round(headline.render.firstPaintMs);
-    json.render_zoom_frame_1m_ms = round(headline.render.zoomFrameMs);
+    json.decode_fresh_columns_mrec_s = round(rate(basic.records, basic.decodeFreshNs));
+    json.transport_1m_ms = round(headline.transport!.transferMs);
+    json.render_first_paint_1m_ms = round(headline.render!.firstPaintMs);
+    json.render_zoom_frame_1m_ms = round(headline.render!.zoomFrameMs);
+    json.pipeline = pipeline;
+    json.by_ring_count = byRingCount;
+    json.memory_per_ring = memory;
+    if (largeSkipped) json.skipped_256mib = largeSkipped;
     json.records_64mib = basic.records;
     json.headline_ring = mib(basic.ringBytes);
     json.by_ring = byRing;
@@ -169,6 +243,15 @@ async function main(): Promise<number> {
     console.log(kernelTable.toString());
     console.log('');
     console.log(webTable.toString());
+    console.log('');
+    console.log('Pipeline, basic layout (medians of the snapshot -> columns runs; transfer from the transport case, scaled to the ring\'s rows):');
+    console.log(pipelineTable.toString());
+    console.log('');
+    console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8, decoded and merged by time:`);
+    console.log(countTable.toString());
+    console.log('');
+    console.log('Memory per flight-recorder ring (basic layout; columns = the decoded ring\'s column buffer, the arena holds as much again for the next snapshot):');
+    console.log(memoryTable.toString());
     console.log('');
     const targets = new Table(['key', 'value', 'target', 'met']);
     for (const [key, target] of Object.entries(TARGETS)) {

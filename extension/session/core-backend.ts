@@ -3,6 +3,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { decodeSnapshot } from '../../native/decode/columns';
+import { ColumnArena } from '../../native/decode/arena';
 import { formatRecordJson } from '../../native/decode/jsonl';
 import { readPerfData } from '../../native/perfdata/reader';
 import { exportSnapshot } from '../../native/perfdata/index';
@@ -15,10 +16,25 @@ import type { Backend } from './ports';
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
 
+/** Column memory faulted in per event-loop turn while idle: a few ms, so the loop stays responsive. */
+const COLUMN_WARM_SLICE_BYTES = 8 << 20;
+
 /** `copyBuffers` is read at every attach, so a changed setting applies to the next one. */
 export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => ({})): CoreBackend {
+  // Snapshots decode into column memory faulted in while idle, as the copy buffers are. Decoded
+  // snapshots stay with the session (and the panels reading them) and are never handed back, so
+  // the arena only ever prepares fresh memory: one spare set of columns as large as the last snapshot's.
+  const arena = new ColumnArena();
+  let warming: ReturnType<typeof setImmediate> | undefined;
+  const warmSlice = (): void => {
+    warming = arena.warm(COLUMN_WARM_SLICE_BYTES) ? undefined : setImmediate(warmSlice);
+  };
   return {
-    decode: (raw) => decodeSnapshot(raw),
+    decode: (raw) => {
+      const decoded = decodeSnapshot(raw, { arena });
+      warming ??= setImmediate(warmSlice);
+      return decoded;
+    },
     recordJson: (snapshot, row) => formatRecordJson(snapshot, row),
     async readPerfData(file: string): Promise<DecodedSnapshot> {
       const bytes = new Uint8Array(await readFile(file));

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
-import { decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING, mergeRuns } from './columns';
+import { COLUMN_BYTES_PER_ROW, decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING, mergeRuns } from './columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';
 import { walkRing } from './walk';
@@ -185,10 +185,9 @@ describe('decode/columns', () => {
       const kept = 1 + Math.floor(((1 << 20) - 24) / 512);
       assert.equal(c.length, kept);
       assertConsecutive(c, ring, 10n + BigInt(2200 - kept));
-      for (const column of columnsOf(c)) {
-        assert.equal(column.byteOffset, 0);
-        assert.equal(column.buffer.byteLength, column.byteLength, 'the estimate (1 MiB / 24 B rows) was not kept alive');
-      }
+      // All columns are views of one buffer, exactly as large as the rows need.
+      for (const column of columnsOf(c)) assert.equal(column.buffer, c.time.buffer);
+      assert.equal(c.time.buffer.byteLength, c.length * COLUMN_BYTES_PER_ROW, 'the estimate (1 MiB / 24 B rows) was not kept alive');
     });
 
     it('keeps room over the rows bounded for alike records (columns are views of at most 1/16 more)', () => {
@@ -196,7 +195,7 @@ describe('decode/columns', () => {
       const ring = ringFromRecords(records, 32768, 'backward');
       const c = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] }).columns;
       assertConsecutive(c, ring, 7n + BigInt(3000 - Math.floor(32768 / 24)));
-      assert.ok(c.time.buffer.byteLength <= (Math.ceil(c.length * 1.0625) + 16) * 8);
+      assert.ok(c.time.buffer.byteLength <= (Math.ceil(c.length * 1.0625) + 16) * COLUMN_BYTES_PER_ROW);
     });
 
     it('is exact whatever record the time base falls on: mixed sizes, a clock step back, an empty ring', () => {

@@ -24,6 +24,16 @@ import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly, DecodedSnapshot, RecordColumns, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, scanRing, u32View, walkEndAnomaly } from './walk';
+import type { ColumnArena } from './arena';
+
+/** Where the decoder gets column sets and gives back the ones it no longer needs. */
+interface SetSource {
+  take(rows: number): ColumnSet;
+  give(set: ColumnSet): void;
+}
+
+/** No arena: fresh sets, left to the GC. */
+const FRESH_SETS: SetSource = { take: (rows) => new ColumnSet(rows), give: () => undefined };
 
 const TWO_32 = 4294967296;
 /** Anomaly objects kept per ring (all are counted in the ring's coverage). */
@@ -124,8 +134,15 @@ export function columnRows(columns: Omit<RecordColumns, 'length' | 'timeOriginNs
   };
 }
 
-/** One typed array per column; `time` is relative to the owning ring's time base until merged. */
-class ColumnSet {
+/** Bytes one row takes across all columns: time 8, pid/tid/cpu/ipHi/ipLo/offset 4 each, misc/event/ring 2 each, kind 1. */
+export const COLUMN_BYTES_PER_ROW = 8 + 6 * 4 + 3 * 2 + 1;
+
+/**
+ * One typed array per column, all views of ONE buffer (one allocation, one ownership handle);
+ * `time` is relative to the owning ring's time base until merged. Widest columns first, so every
+ * view is aligned. `length` is the capacity in rows.
+ */
+export class ColumnSet {
   readonly time: Float64Array;
   readonly kind: Uint8Array;
   readonly misc: Uint16Array;
@@ -137,19 +154,26 @@ class ColumnSet {
   readonly ipLo: Uint32Array;
   readonly ring: Uint16Array;
   readonly offset: Uint32Array;
+  readonly buffer: ArrayBuffer | SharedArrayBuffer;
 
-  constructor(readonly length: number) {
-    this.time = new Float64Array(length);
-    this.kind = new Uint8Array(length);
-    this.misc = new Uint16Array(length);
-    this.event = new Uint16Array(length);
-    this.pid = new Int32Array(length);
-    this.tid = new Int32Array(length);
-    this.cpu = new Int32Array(length);
-    this.ipHi = new Uint32Array(length);
-    this.ipLo = new Uint32Array(length);
-    this.ring = new Uint16Array(length);
-    this.offset = new Uint32Array(length);
+  /** `buffer` (at least length * COLUMN_BYTES_PER_ROW bytes) lets the caller choose shared memory. */
+  constructor(readonly length: number, buffer?: ArrayBuffer | SharedArrayBuffer) {
+    const bytes = length * COLUMN_BYTES_PER_ROW;
+    if (buffer && buffer.byteLength < bytes) throw new RangeError(`a column set of ${length} rows needs ${bytes} bytes, the buffer has ${buffer.byteLength}`);
+    this.buffer = buffer ?? new ArrayBuffer(bytes);
+    const b = this.buffer;
+    let at = 0;
+    this.time = new Float64Array(b, at, length); at += 8 * length;
+    this.pid = new Int32Array(b, at, length); at += 4 * length;
+    this.tid = new Int32Array(b, at, length); at += 4 * length;
+    this.cpu = new Int32Array(b, at, length); at += 4 * length;
+    this.ipHi = new Uint32Array(b, at, length); at += 4 * length;
+    this.ipLo = new Uint32Array(b, at, length); at += 4 * length;
+    this.offset = new Uint32Array(b, at, length); at += 4 * length;
+    this.misc = new Uint16Array(b, at, length); at += 2 * length;
+    this.event = new Uint16Array(b, at, length); at += 2 * length;
+    this.ring = new Uint16Array(b, at, length); at += 2 * length;
+    this.kind = new Uint8Array(b, at, length);
   }
 
   /** Rows [first, first + count) as columns: the arrays themselves when that is all of them, views otherwise. */
@@ -345,6 +369,10 @@ function decodeRing(
           const iw = (o + sIp) >>> 2;
           ipLo[row] = u32[iw];
           ipHi[row] = u32[iw + 1];
+        } else {
+          // Every column of every row is written: rows may land in reused (arena) memory.
+          ipLo[row] = 0;
+          ipHi[row] = 0;
         }
         o += size;
       }
@@ -490,6 +518,9 @@ function decodeRing(
       const iw = ipOffset >>> 2;
       ipLo[row] = u32[iw];
       ipHi[row] = u32[iw + 1];
+    } else {
+      ipLo[row] = 0;
+      ipHi[row] = 0;
     }
     o = recordEnd;
   }
@@ -523,26 +554,29 @@ function withSlack(rows: number): number {
  * touched, so their pages are never faulted in.
  */
 function decodeBackward(
-  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[], known: TimeMark,
+  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[], known: TimeMark, sets: SetSource,
 ): RingRows {
   const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
   if (state.baseHi < 0 && newestSize >= 8) chooseBase(u32, ring, end, newestSize, state, tables, known);
   let capacity = newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
-  let set = new ColumnSet(capacity);
+  let set = sets.take(capacity);
+  // A set from an arena may be larger than asked: its top rows are used, as if it were the size asked.
+  capacity = set.length;
   let rows = 0;
   for (;;) {
     rows += decodeRing(u32, ring, end, capacity - rows, set, capacity - 1 - rows, -1, state, tables, anomalies);
     if (rows < capacity || !isWholeRecord(u32, state.offset, end)) break;
     // Out of room with records left: grow, keeping the rows decoded so far at the top.
     const grown = rows + withSlack(Math.ceil((end - state.offset) / (state.offset / rows)));
-    const bigger = new ColumnSet(grown);
-    bigger.copyRows(set, 0, capacity, grown - capacity);
+    const bigger = sets.take(grown);
+    bigger.copyRows(set, 0, capacity, bigger.length - capacity);
+    sets.give(set);
     set = bigger;
-    capacity = grown;
+    capacity = bigger.length;
   }
   const first = capacity - rows;
   set.ring.fill(ringNumber, first, capacity);
-  if (first > (rows >> 2) + 1024) {
+  if (sets === FRESH_SETS && first > (rows >> 2) + 1024) {
     // Records were much larger than the newest: exact arrays rather than views pinning unused room.
     const exact = new ColumnSet(rows);
     exact.copyRows(set, first, rows, 0);
@@ -595,16 +629,27 @@ interface TimeMark {
 }
 
 /** A forward ring (oldest first in memory): a header pass for the exact count, then one decode pass. */
-function decodeForward(u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[]): RingRows {
+function decodeForward(u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[], sets: SetSource): RingRows {
   const count = scanRing(ring, u32).count;
-  const set = new ColumnSet(count);
+  const set = sets.take(count);
   const decoded = decodeRing(u32, ring, end, count, set, 0, 1, state, tables, anomalies);
-  set.ring.fill(ringNumber);
+  set.ring.fill(ringNumber, 0, decoded);
   return { set, first: 0, count: decoded };
 }
 
+export interface DecodeOptions {
+  /**
+   * Take column memory from this arena (see arena.ts) instead of allocating it: the result's
+   * columns then belong to the caller until it hands them back with arena.recycle().
+   */
+  readonly arena?: ColumnArena;
+}
+
 /** Decodes every ring of a snapshot into columns (oldest first), coverage facts and anomalies. */
-export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapshot {
+export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: DecodeOptions = {}): DecodedSnapshot {
+  const arena = options.arena;
+  arena?.beginSnapshot();
+  const sets: SetSource = arena ?? FRESH_SETS;
   const events = raw.events;
   const rings = raw.rings;
   const infos = events.map(parseInfoFor);
@@ -637,14 +682,15 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
     const backward = ring.direction === 'backward';
     const listed: DecodeAnomaly[] = [];
     let state = freshState(-1, 0);
-    let rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known) : decodeForward(u32, ring, r, end, state, tables, listed);
+    let rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known, sets) : decodeForward(u32, ring, r, end, state, tables, listed, sets);
     if (!isExact(state)) {
       // Some time lies 2^53 ns or more from the ring's base (a damaged record): decode again
       // against the ring's smallest time, so every record within 104 days of it stays exact.
       const minAt = state.minAt;
       state = freshState(u32[minAt + 1], u32[minAt]);
       listed.length = 0;
-      rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known) : decodeForward(u32, ring, r, end, state, tables, listed);
+      sets.give(rows.set);
+      rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known, sets) : decodeForward(u32, ring, r, end, state, tables, listed, sets);
     }
     // The record where the walk stopped, if it stopped early, is listed first (as a walk would).
     const stop = walkEndAnomaly(ring, u32, state.offset, end);
@@ -686,20 +732,22 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
     if (state.baseHi >= 0) shift[r] = Number(timeNs(state.baseHi, state.baseLo) - timeOriginNs);
   }
 
-  let columns: RecordColumns;
+  let result: RingRows;
   if (nonEmpty <= 1) {
     const r = sources.findIndex((rows) => rows.count > 0);
     if (r < 0) {
-      columns = new ColumnSet(0).toColumns(timeOriginNs);
+      result = { set: new ColumnSet(0), first: 0, count: 0 };
     } else {
-      const { set, first, count } = sources[r];
-      if (shift[r] !== 0) addToRange(set.time, first, first + count, shift[r]);
-      columns = set.toColumns(timeOriginNs, first, count);
+      result = sources[r];
+      if (shift[r] !== 0) addToRange(result.set.time, result.first, result.first + result.count, shift[r]);
     }
   } else {
-    const inPlace = mergedInPlace(sources, shift, total);
-    columns = inPlace ? inPlace.set.toColumns(timeOriginNs, inPlace.first, inPlace.count) : merged(sources, shift, total).toColumns(timeOriginNs);
+    result = mergedInPlace(sources, shift, total) ?? { set: merged(sources, shift, total, sets), first: 0, count: total };
   }
+  // Every set the decoder took and did not hand out goes back to the arena.
+  for (const rows of sources) if (rows.set !== result.set) sets.give(rows.set);
+  arena?.endSnapshot(result.count > 0 ? result.set : null);
+  const columns = result.set.toColumns(timeOriginNs, result.first, result.count);
 
   const coverage: RingCoverage[] = rings.map((ring, r) => {
     const state = states[r];
@@ -846,9 +894,9 @@ function runsOf(sources: readonly RingRows[], shift: Float64Array): MergeRuns {
 }
 
 /** The rings' rows in merge order, in fresh columns, times moved onto the global origin. */
-function merged(sources: readonly RingRows[], shift: Float64Array, total: number): ColumnSet {
+function merged(sources: readonly RingRows[], shift: Float64Array, total: number, sets: SetSource): ColumnSet {
   const runs = runsOf(sources, shift);
-  const out = new ColumnSet(total);
+  const out = sets.take(total);
   let to = 0;
   for (let run = 0; run < runs.count; run++) {
     const r = runs.ring[run];

@@ -6,6 +6,8 @@ import type { PerfEventAttr } from '../abi/attr';
 import { ReadFormat, RecordType, Sample } from '../abi/uapi';
 import { linearizeRing } from './walk';
 import type { SampleIdTrailer } from './record';
+import { decodeRecordAt } from './record';
+import type { DecodedRecord, DecodedSnapshot, RecordColumns } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 
 export class ByteWriter {
@@ -191,4 +193,52 @@ export function prng(seed: number): () => number {
     state >>>= 0;
     return state / 0x100000000;
   };
+}
+
+/**
+ * Differential check of the bulk decoder against the plain record-by-record path
+ * (decodeRecordAt over the row's ring bytes): for every row, the same record type, misc, exact
+ * 64-bit time, pid/tid, CPU and sample IP. Returns the first mismatches (empty: they agree).
+ */
+export function recordByRecordMismatches(snapshot: DecodedSnapshot, limit = 10): string[] {
+  const c = snapshot.columns;
+  const problems: string[] = [];
+  const note = (row: number, what: string, bulk: unknown, single: unknown) => {
+    if (problems.length < limit) problems.push(`row ${row}: ${what} ${String(bulk)} (columns) vs ${String(single)} (record by record)`);
+  };
+  for (let row = 0; row < c.length && problems.length < limit; row++) {
+    let record: DecodedRecord;
+    try {
+      record = decodeRecordAt(snapshot, row);
+    } catch {
+      continue; // a damaged record: the columns still hold its header fields; nothing to compare
+    }
+    const kind = c.kind[row];
+    if (kind === RecordType.SAMPLE && record.type !== 'SAMPLE') note(row, 'type', kind, record.type);
+    if (c.misc[row] !== record.misc) note(row, 'misc', c.misc[row], record.misc);
+    const time = c.time[row];
+    const bulkTime = time === time ? c.timeOriginNs + BigInt(time) : undefined;
+    if (record.timeNs !== undefined && bulkTime !== record.timeNs) note(row, 'time', bulkTime, record.timeNs);
+    if (record.pid !== undefined && (c.pid[row] !== record.pid || c.tid[row] !== record.tid)) note(row, 'pid/tid', `${c.pid[row]}/${c.tid[row]}`, `${record.pid}/${record.tid}`);
+    if (record.cpu !== undefined && c.cpu[row] !== record.cpu) note(row, 'cpu', c.cpu[row], record.cpu);
+    const ip = record.type === 'SAMPLE' && typeof record.fields.ip === 'bigint' ? record.fields.ip : 0n;
+    const bulkIp = (BigInt(c.ipHi[row]) << 32n) | BigInt(c.ipLo[row]);
+    if (record.type === 'SAMPLE' && bulkIp !== ip) note(row, 'ip', bulkIp, ip);
+  }
+  return problems;
+}
+
+/** Every column of `a` equals the same column of `b` (NaN equals NaN): first differences, empty when equal. */
+export function columnDifferences(a: RecordColumns, b: RecordColumns, limit = 10): string[] {
+  const problems: string[] = [];
+  if (a.length !== b.length) return [`length ${a.length} vs ${b.length}`];
+  if (a.timeOriginNs !== b.timeOriginNs) problems.push(`timeOriginNs ${a.timeOriginNs} vs ${b.timeOriginNs}`);
+  for (const name of ['time', 'kind', 'misc', 'event', 'pid', 'tid', 'cpu', 'ipHi', 'ipLo', 'ring', 'offset'] as const) {
+    const x = a[name];
+    const y = b[name];
+    for (let row = 0; row < a.length && problems.length < limit; row++) {
+      if (x[row] !== y[row] && !(x[row] !== x[row] && y[row] !== y[row])) problems.push(`${name}[${row}] ${x[row]} vs ${y[row]}`);
+    }
+  }
+  return problems;
 }
