@@ -527,6 +527,8 @@ export class Recorder {
   private readonly retiredIds: bigint[][] = [];
   /** When and why the rings were resized, or why they stopped growing. */
   private readonly resizeNotes: string[] = [];
+  /** When the recorder opened (performance.now ms): resize notes say how long after it they happened. */
+  private readonly openedAtMs = performance.now();
   private growthTimer: NodeJS.Timeout | undefined;
   private growthStopped = false;
   /** bytesWritten of each growable ring at the previous growth check. */
@@ -955,10 +957,11 @@ export class Recorder {
     const wanted = pagesForWindow(worst.bytesPerSec, windowSec, this.access.pageSize, current * 2);
     const ceiling = this.growthCeiling();
     const why = `${worst.label} kept ${worst.coverageSec.toFixed(3)} s of history (written at ${Math.round(worst.bytesPerSec / 1024)} KiB/s), less than the ${windowSec} s window`;
-    const at = new Date().toISOString();
+    // Seconds since the recording opened, not a clock time: the timeline labels a note by its text before the first ':'.
+    const at = `${((performance.now() - this.openedAtMs) / 1000).toFixed(1)} s after the recording started`;
     if (ceiling <= current) {
       this.growthStopped = true;
-      this.resizeNotes.push(`${at}: rings stay at ${current} pages: ${why}, and the locked-memory budget (${kib(this.access.lockedPagesBudget ?? 0, this.access)}) leaves no room for larger ones while both sets are mapped`);
+      this.resizeNotes.push(`rings stay at ${current} pages (${at}): ${why}, and the locked-memory budget (${kib(this.access.lockedPagesBudget ?? 0, this.access)}) leaves no room for larger ones while both sets are mapped`);
       return;
     }
     const pages = Math.min(wanted, ceiling);
@@ -968,10 +971,10 @@ export class Recorder {
       this.grow(pages);
     } catch (error) {
       this.growthStopped = true;
-      this.resizeNotes.push(`${at}: rings stay at ${current} pages: ${why}, but opening ${pages}-page rings failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.resizeNotes.push(`rings stay at ${current} pages (${at}): ${why}, but opening ${pages}-page rings failed: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
-    this.resizeNotes.push(`${at}: rings resized from ${current} to ${pages} pages in ${(performance.now() - started).toFixed(1)} ms: ${why}${capped}`);
+    this.resizeNotes.push(`rings resized from ${current} to ${pages} pages in ${(performance.now() - started).toFixed(1)} ms (${at}): ${why}${capped}`);
     if (pages < wanted) this.growthStopped = true;
   }
 

@@ -37,7 +37,7 @@ describe('ringside capture --window (real kernel, perf script as referee)', func
       const run = spawnSync(process.execPath, [cli, 'capture', '-e', 'syscalls:sys_enter_close', '--pages', '1', '--window', '2',
         ...(mode === 'paused' ? ['--no-gap-free'] : []), '-o', data, '--', 'taskset', '-c', '0', fixture('kernel_paced'), String(calls), '3000'], { encoding: 'utf8' });
       assert.equal(run.status, 0, run.stderr);
-      assert.match(run.stderr, /rings resized from 1 to \d+ pages in [\d.]+ ms: cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/);
+      assert.match(run.stderr, /rings resized from 1 to \d+ pages in [\d.]+ ms \([\d.]+ s after the recording started\): cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/);
       // The old ring's last records are in the snapshot: the sequence checked below runs across the swap.
       const retired = /cpu0 pid \d+ \(1 pages, retired\)\s+\S+\s+(\d+) records/.exec(run.stderr);
       assert.ok(retired && Number(retired[1]) > 0, `the retired 1-page ring of cpu0 kept records: ${run.stderr}`);
