@@ -22,7 +22,7 @@
 import { RecordType } from '../perf/uapi';
 import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly, DecodedSnapshot, EventDescription, RawSnapshot, RecordColumns, RingCopy, RingCoverage } from './types';
-import { isWholeRecord, scanRing, u32View, walkEndAnomaly } from './walk';
+import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, walkEndAnomaly } from './walk';
 
 const TWO_32 = 4294967296;
 /** Anomaly objects kept per ring (all are counted in the ring's coverage). */
@@ -174,6 +174,15 @@ class ColumnSet {
     this.ipLo.copyWithin(to, from, stop);
     this.ring.copyWithin(to, from, stop);
     this.offset.copyWithin(to, from, stop);
+  }
+
+  /** Exchanges rows a and b. */
+  swapRows(a: number, b: number): void {
+    for (const column of [this.time, this.kind, this.misc, this.event, this.pid, this.tid, this.cpu, this.ipHi, this.ipLo, this.ring, this.offset]) {
+      const kept = column[a];
+      column[a] = column[b];
+      column[b] = kept;
+    }
   }
 
   /** Copies rows [from, from + count) of `source` to rows [to, to + count) of this set (native copies). */
@@ -644,6 +653,15 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
       state = freshState(u32[minAt + 1], u32[minAt]);
       listed.length = 0;
       rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known) : decodeForward(u32, ring, r, end, state, tables, listed);
+    }
+    if (backward) {
+      // A LOST record shares one reservation with the record after it (see placeLostBeforePartner).
+      const { set, first, count } = rows;
+      const nextLost = (from: number): number => {
+        const at = set.kind.indexOf(RecordType.LOST, first + from);
+        return at >= 0 && at < first + count ? at - first : -1;
+      };
+      placeLostBeforePartner(nextLost, (a, b) => set.swapRows(first + a, first + b));
     }
     // The record where the walk stopped, if it stopped early, is listed first (as a walk would).
     const stop = walkEndAnomaly(ring, u32, state.offset, end);

@@ -9,6 +9,8 @@ import { onlineCpus, parseCpuList, synthesizeSideband } from '../../native/perf/
 import { parseProcMaps } from '../../native/sys/procmaps';
 import * as libc from '../../native/sys/libc';
 import type { RingCopy } from '../../native/decode/types';
+import { decodeSnapshot } from '../../native/decode/columns';
+import { walkRing } from '../../native/decode/walk';
 import { fixture, samplesOf, softwareEvent, tracepointEvent, walk, perfResources, RecordType, SoftwareConfig, TEST_SAMPLE_SIZE } from './helpers';
 
 function callGetpid(times: number): void {
@@ -99,6 +101,29 @@ describe('kernel: rings', function () {
       }
       assert.equal(lost, 100n);
       assert.equal(mainThreadSamples(rings).length, 11);
+      // Oldest first, the LOST comes before the sample whose output reported it (the one after the
+      // gap), not after it: in the walk and in the decoded, merged columns.
+      const decoded = decodeSnapshot({ events: recorder.eventDescriptions(), rings });
+      let lostRows = 0;
+      for (let r = 0; r < rings.length; r++) {
+        const ring = rings[r];
+        const records = walk(ring).records;
+        if (records[0]?.type !== RecordType.LOST) continue;
+        const order = Array.from(walkRing(ring).offsets);
+        assert.deepEqual(order.slice(-2), [records[0].offset, records[1].offset], 'walkRing: LOST, then the sample after the gap, newest last');
+        const rows = Array.from({ length: decoded.columns.length }, (_, row) => row).filter((row) => decoded.columns.ring[row] === r);
+        const at = rows.findIndex((row) => decoded.columns.kind[row] === RecordType.LOST);
+        assert.deepEqual(rows.slice(at).map((row) => decoded.columns.kind[row]), [RecordType.LOST, RecordType.SAMPLE], 'columns: LOST, then the sample after the gap, newest last');
+        assert.equal(decoded.columns.offset[rows[at + 1]], records[1].offset);
+        // In time order of this process's own samples: 10 before the gap, the LOST, 1 after it.
+        const mine = Array.from({ length: decoded.columns.length }, (_, row) => row)
+          .filter((row) => decoded.columns.kind[row] === RecordType.LOST || (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.tid[row] === process.pid));
+        const lostAt = mine.indexOf(rows[at]);
+        assert.equal(decoded.columns.kind[mine[lostAt + 1]], RecordType.SAMPLE);
+        assert.equal(decoded.columns.ring[mine[lostAt + 1]], r, 'the row after the LOST is its own ring\'s sample');
+        lostRows++;
+      }
+      assert.ok(lostRows > 0);
     } finally {
       recorder.dispose();
     }
