@@ -735,6 +735,7 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput): DecodedSnapsho
       oldestTimeNs: timed ? smallest(r) : null,
       newestTimeNs: timed ? largest(r) : null,
       lostRecords: BigInt(state.lost),
+      ...(ring.lostSinceOpen !== undefined ? { lostSinceOpen: ring.lostSinceOpen } : {}),
       anomalies: state.anomalies,
     };
   });

@@ -17,7 +17,7 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
         const attr = events[ring.defaultEvent]?.attr;
         rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
       } else {
-        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta) });
+        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta, events[ring.defaultEvent]?.attr) });
       }
     }
   } catch (error) {

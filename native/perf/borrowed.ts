@@ -6,7 +6,9 @@
 
 import { readFileSync } from 'node:fs';
 import type { EventDescription, RawSnapshot, RingCopy } from '../decode/types';
-import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, type RingMeta } from './ring';
+import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
+import { adoptEventFd, type PerfEventFd } from './events';
+import type { PerfEventAttr } from './attr';
 import { MmapPage } from './uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
@@ -80,14 +82,18 @@ export function borrowPerfFd(pid: number, targetFd: number): number {
 export class PeekRing {
   private readonly ring: RingMapping;
   private disposed = false;
+  /** The borrowed event, for its loss count (PERF_FORMAT_LOST) when its attr is known. */
+  private readonly event: PerfEventFd | null;
 
-  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta) {
+  /** Owns `fd`. With `attr` (the owner's), copies also carry the kernel's loss count. */
+  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta, attr?: PerfEventAttr) {
     try {
       this.ring = new RingMapping(fd, dataPages, false, meta.label);
     } catch (error) {
       libc.close(fd);
       throw error;
     }
+    this.event = attr ? adoptEventFd(fd, attr, meta.label) : null;
   }
 
   get dataSize(): number {
@@ -106,9 +112,10 @@ export class PeekRing {
     const length = Number(head - tail > BigInt(size) ? BigInt(size) : head - tail);
     const bytes = new Uint8Array(size);
     this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, bytes, mode);
+    const lostSinceOpen = this.event ? lostByWriters([this.event]) : null;
     return {
       ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: size,
-      bytesWritten: head, path: 'peek', copiedAtNs: performance.now() * 1e6,
+      bytesWritten: head, ...(lostSinceOpen !== null ? { lostSinceOpen } : {}), path: 'peek', copiedAtNs: performance.now() * 1e6,
     };
   }
 
@@ -123,7 +130,8 @@ export class PeekRing {
     try {
       this.ring.unmap();
     } finally {
-      libc.close(this.fd);
+      if (this.event) this.event.dispose();
+      else libc.close(this.fd);
     }
   }
 }

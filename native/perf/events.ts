@@ -5,7 +5,7 @@
 
 import { encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from './attr';
 import { arch, release } from 'node:os';
-import { BreakpointType, Ioctl, PerfFlag, PerfType, Sample } from './uapi';
+import { BreakpointType, Ioctl, PerfFlag, PerfType, ReadFormat, Sample } from './uapi';
 import * as libc from '../sys/libc';
 import { PerfError, type ErrorContext } from '../sys/errors';
 
@@ -78,6 +78,23 @@ export class PerfEventFd {
     return this.sampleId;
   }
 
+  /**
+   * How many records of this event the kernel could not write into its ring since it was opened
+   * (ring paused or full): the PERF_FORMAT_LOST value of read(). Output of inherited events goes to
+   * the parent's ring and their losses are counted on the parent, so this fd covers them. Null when
+   * the event was opened without PERF_FORMAT_LOST (kernels before 6.0).
+   */
+  lostSamples(): bigint | null {
+    const format = this.attr.readFormat;
+    if (!(format & ReadFormat.LOST) || (format & ReadFormat.GROUP)) return null;
+    // value, then time enabled / time running / id when asked for, then lost.
+    const words = 2 + (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) + (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) + (format & ReadFormat.ID ? 1 : 0);
+    const out = new Uint8Array(words * 8);
+    const got = libc.read(this.liveFd(), out);
+    if (got !== out.length) throw new PerfError('read', EINVAL, { ...this.context('read'), note: `(read ${got} of ${out.length} bytes of read_format 0x${format.toString(16)})` });
+    return new DataView(out.buffer).getBigUint64((words - 1) * 8, true);
+  }
+
   /** PERF_EVENT_IOC_PAUSE_OUTPUT: stop (true) or restart (false) writes into this event's ring. */
   pauseOutput(paused: boolean): void {
     libc.ioctlValue(this.liveFd(), Ioctl.PAUSE_OUTPUT, paused ? 1 : 0, this.context('PAUSE_OUTPUT'));
@@ -100,6 +117,15 @@ export class PerfEventFd {
     this.open = false;
     libc.close(this.fd);
   }
+}
+
+/**
+ * PERF_FORMAT_LOST when this kernel has it (Linux 6.0+), else 0: a read() of an event opened with
+ * it counts the records the kernel could not write into the ring, exactly, whether or not a
+ * PERF_RECORD_LOST ever reached the ring.
+ */
+export function lostReadFormat(): number {
+  return kernelOlderThan(6, 0) ? 0 : ReadFormat.LOST;
 }
 
 function kernelOlderThan(major: number, minor: number): boolean {

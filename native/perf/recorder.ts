@@ -8,7 +8,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { PerfEventAttr } from './attr';
 import { PerfType, RecordType, Sample, SoftwareConfig } from './uapi';
-import { openEvent, type PerfEventFd } from './events';
+import { lostReadFormat, openEvent, type PerfEventFd } from './events';
 import { BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
 import { onlineCpus, threadsOf, readMaps, synthesizeSideband, allPids } from './procfs';
 import type { ProcessMapping, ProcessSideband } from './sideband-types';
@@ -235,6 +235,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget, follow
     ...attr,
     samplePeriod,
     sampleType: attr.sampleType | REQUIRED_SAMPLE,
+    readFormat: attr.readFormat | lostReadFormat(),
     flags: {
       ...attr.flags,
       freq,
@@ -254,7 +255,7 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKer
     config: BigInt(SoftwareConfig.DUMMY),
     samplePeriod: 1n,
     sampleType: SIDEBAND_SAMPLE,
-    readFormat: 0,
+    readFormat: lostReadFormat(),
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
       sampleIdAll: true, inherit: follow, disabled: launch, enableOnExec: launch,
@@ -538,7 +539,7 @@ export class Recorder {
    * go into fdsByEvent[eventIndex] (their ids identify records; dispose closes them). Null when
    * every thread has exited.
    */
-  private openOnSlot<R extends { dispose(): void }>(attr: PerfEventAttr, slot: Slot, name: string, eventIndex: number,
+  private openOnSlot<R extends { dispose(): void; addWriter(fd: PerfEventFd): void }>(attr: PerfEventAttr, slot: Slot, name: string, eventIndex: number,
     map: (owner: PerfEventFd) => R): { ring: R; followers: PerfEventFd[] } | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
@@ -551,6 +552,7 @@ export class Recorder {
       this.fdsByEvent[eventIndex] ??= [];
       this.fdsByEvent[eventIndex].push(fd);
       fd.setOutput(owner!);
+      ring!.addWriter(fd);
       followers.push(fd);
     };
     try {
