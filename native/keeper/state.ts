@@ -171,10 +171,22 @@ export function writeKeeperState(state: KeeperState, dir: string = keeperStateDi
 }
 
 export function removeKeeperState(pid: number, dir: string = keeperStateDir()): void {
+  // The state file, and the side-band spools beside it (see native/keeper/sideband).
+  let names: string[];
   try {
-    unlinkSync(keeperStatePath(pid, dir));
+    names = readdirSync(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const spool = `keeper-${pid}.sideband-`;
+  for (const name of names) {
+    if (name !== path.basename(keeperStatePath(pid, dir)) && !name.startsWith(spool)) continue;
+    try {
+      unlinkSync(path.join(dir, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   }
 }
 

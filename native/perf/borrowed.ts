@@ -78,6 +78,12 @@ export function borrowPerfFd(pid: number, targetFd: number): number {
   }
 }
 
+/** Side-band records an owner drained out of its ring: their position in the ring's stream and the whole records from there. */
+export interface DrainedSideband {
+  readonly base: bigint;
+  readonly bytes: Uint8Array;
+}
+
 /** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
 export class PeekRing {
   private readonly ring: RingMapping;
@@ -85,8 +91,14 @@ export class PeekRing {
   /** The borrowed event, for its loss count (PERF_FORMAT_LOST) when its attr is known. */
   private readonly event: PerfEventFd | null;
 
-  /** Owns `fd`. With `attr` (the owner's), copies also carry the kernel's loss count. */
-  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta, attr?: PerfEventAttr) {
+  /**
+   * Owns `fd`. With `attr` (the owner's), copies also carry the kernel's loss count. With
+   * `drained`, the owner empties the ring itself and `drained()` returns what it took out so far
+   * (its stream position and whole records; see native/keeper/sideband): copies join that and the
+   * ring, without a gap or a repeat.
+   */
+  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta, attr?: PerfEventAttr,
+    private readonly drained?: () => DrainedSideband | null) {
     try {
       this.ring = new RingMapping(fd, dataPages, false, meta.label);
     } catch (error) {
@@ -106,17 +118,45 @@ export class PeekRing {
 
   peek(): RingCopy {
     const mode = defaultCopyMode();
-    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
+    // data_tail first: an owner that drains may move it up to data_head at any time, never past it.
     const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
+    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
     const size = this.ring.dataSize;
     const length = Number(head - tail > BigInt(size) ? BigInt(size) : head - tail);
-    const bytes = new Uint8Array(size);
-    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, bytes, mode);
+    const inRing = new Uint8Array(size);
+    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, inRing, mode);
     const lostSinceOpen = this.event ? lostByWriters([this.event]) : null;
-    return {
-      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: size,
-      bytesWritten: head, ...(lostSinceOpen !== null ? { lostSinceOpen } : {}), path: 'peek', copiedAtNs: performance.now() * 1e6,
+    const copy = {
+      ...this.meta, direction: 'forward' as const, bytes: inRing, validBytes: length, dataSize: size,
+      bytesWritten: head, ...(lostSinceOpen !== null ? { lostSinceOpen } : {}), path: 'peek' as const, copiedAtNs: performance.now() * 1e6,
     };
+    const earlier = this.drained ? this.drainedUpTo(head - BigInt(length)) : null;
+    if (!earlier) return copy;
+    // The drained records, then what the ring still held past them. The owner moves data_tail
+    // only after it has taken the records out, so the drained stream reaches the tail we read.
+    const drainedEnd = earlier.base + BigInt(earlier.bytes.length);
+    const fromRing = drainedEnd >= head ? 0 : Number(head - drainedEnd);
+    const bytes = new Uint8Array(earlier.bytes.length + fromRing);
+    bytes.set(earlier.bytes, 0);
+    bytes.set(inRing.subarray(length - fromRing, length), earlier.bytes.length);
+    const droppedBytes = earlier.base;
+    return { ...copy, bytes, validBytes: bytes.length, ...(droppedBytes > 0n ? { droppedBytes } : {}) };
+  }
+
+  /**
+   * What the owner drained, once it reaches stream position `tail` (the owner writes its spool
+   * right after moving data_tail: a few tries bridge that moment). Null when it drained nothing.
+   */
+  private drainedUpTo(tail: bigint): DrainedSideband | null {
+    for (let attempt = 0; ; attempt++) {
+      const drained = this.drained!();
+      if (!drained || drained.base + BigInt(drained.bytes.length) >= tail) return drained;
+      if (attempt === 100) {
+        throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drained.base + BigInt(drained.bytes.length)}, before the ring's data_tail ${tail}`,
+          'its keeper stopped writing it (out of disk space in its state directory?)');
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
   }
 
   status(): RingStatus {

@@ -85,14 +85,25 @@ export class PerfEventFd {
    * the event was opened without PERF_FORMAT_LOST (kernels before 6.0).
    */
   lostSamples(): bigint | null {
+    if (!(this.attr.readFormat & ReadFormat.LOST) || (this.attr.readFormat & ReadFormat.GROUP)) return null;
+    return this.readCounts().lost;
+  }
+
+  /**
+   * read() of a non-group event: `value` is the event's count (with inherit, its exited children's
+   * counts too), `lost` the PERF_FORMAT_LOST count or null when the event was opened without it.
+   */
+  readCounts(): { value: bigint; lost: bigint | null } {
     const format = this.attr.readFormat;
-    if (!(format & ReadFormat.LOST) || (format & ReadFormat.GROUP)) return null;
+    if (format & ReadFormat.GROUP) throw new Error(`readCounts reads one event, not a group (${this.name})`);
+    const withLost = (format & ReadFormat.LOST) !== 0;
     // value, then time enabled / time running / id when asked for, then lost.
-    const words = 2 + (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) + (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) + (format & ReadFormat.ID ? 1 : 0);
+    const words = 1 + (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) + (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) + (format & ReadFormat.ID ? 1 : 0) + (withLost ? 1 : 0);
     const out = new Uint8Array(words * 8);
     const got = libc.read(this.liveFd(), out);
     if (got !== out.length) throw new PerfError('read', EINVAL, { ...this.context('read'), note: `(read ${got} of ${out.length} bytes of read_format 0x${format.toString(16)})` });
-    return new DataView(out.buffer).getBigUint64((words - 1) * 8, true);
+    const view = new DataView(out.buffer);
+    return { value: view.getBigUint64(0, true), lost: withLost ? view.getBigUint64((words - 1) * 8, true) : null };
   }
 
   /** PERF_EVENT_IOC_PAUSE_OUTPUT: stop (true) or restart (false) writes into this event's ring. */

@@ -443,6 +443,15 @@ export class ForwardRing {
     return pending.byteLength;
   }
 
+  /**
+   * Consumes what the kernel wrote since the last drain and hands it over instead of holding it
+   * (a keeper spools it): `start` is its position in the ring's record stream (the data_tail it was read from).
+   */
+  takePending(mode: CopyMode = this.mode): { start: bigint; bytes: Uint8Array } {
+    const start = this.consumed;
+    return { start, bytes: this.pending(mode, true) };
+  }
+
   /** Everything held and not yet consumed, without consuming it (the next read() returns it again). */
   peek(mode: CopyMode = this.mode): RingCopy {
     return this.toCopy([...this.held, this.pending(mode, false)], this.dropped);
