@@ -2,14 +2,13 @@
 
 import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
 import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
-import { readSidebandSpool, sidebandSpoolPath } from './sideband';
+import { readSidebandSpool } from './sideband';
 import { isKeeperAlive, keeperEventDescriptions, keeperStateDir, releasePauseLease, removeKeeperState, takePauseLease, type KeeperState } from './state';
 
 /** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
 export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): AttachedRingSource {
   if (!isKeeperAlive(state)) throw new AttachError(`keeper ${state.pid} is not running any more`, 'start a new kept recording; its rings died with it');
   const events = keeperEventDescriptions(state);
-  const dir = keeperStateDir();
   const rings: AttachedRing[] = [];
   try {
     for (const ring of state.rings) {
@@ -20,14 +19,15 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
         rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
       } else {
         // The keeper drains its side-band rings into spools: a copy is the spool, then the ring.
-        const spool = sidebandSpoolPath(state.pid, ring.ringId, dir);
-        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta, events[ring.defaultEvent]?.attr, () => readSidebandSpool(spool)) });
+        const spool = ring.spool;
+        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta, events[ring.defaultEvent]?.attr, spool ? () => readSidebandSpool(spool) : undefined) });
       }
     }
   } catch (error) {
     for (const attached of rings) attached.ring.dispose();
     throw error;
   }
+  const dir = keeperStateDir();
   return new AttachedRingSource(events, rings, {
     pid: state.pid,
     alive: () => isKeeperAlive(state),

@@ -2,6 +2,7 @@
 // editor. It publishes what it holds (fd numbers, attrs, ring sizes) in its state file and waits;
 // SIGTERM/SIGINT close everything and remove the file. `ringside keep` runs runKeeperUntilSignal.
 
+import path from 'node:path';
 import type { ResolvedEvent } from '../decode/types';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { pageSize } from '../sys/libc';
@@ -34,7 +35,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
   const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false });
   const dir = options.dir ?? keeperStateDir();
-  const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) }));
+  const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir))) }));
   let sidebandDrain: NodeJS.Timeout | undefined;
   try {
     const page = pageSize();
@@ -50,6 +51,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       direction,
       pages: ring.dataSize / page,
       defaultEvent: ring.meta.defaultEvent,
+      ...(direction === 'forward' ? { spool: path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) } : {}),
     }));
     const target: KeeperTarget = options.target.kind === 'launch'
       ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }

@@ -37,6 +37,8 @@ export interface KeeperRingState {
   /** Data pages (a power of two); the mapping is pages + 1 (the header page). */
   readonly pages: number;
   readonly defaultEvent: number;
+  /** Forward rings: the absolute path of the spool the keeper drains the ring into (native/keeper/sideband). */
+  readonly spool?: string;
 }
 
 export interface KeeperState {
@@ -307,8 +309,10 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     if (!Number.isInteger(ring.cpu) || !Number.isInteger(ring.tid)) fail(`rings[${i}].cpu and .tid must be integers (-1 for any)`);
     const defaultEvent = nonNegativeInt(ring.defaultEvent) ?? fail(`rings[${i}].defaultEvent must be an event index`);
     if (defaultEvent >= events.length) fail(`rings[${i}].defaultEvent ${defaultEvent} is past the ${events.length} events`);
+    if (ring.spool !== undefined && (typeof ring.spool !== 'string' || !path.isAbsolute(ring.spool))) fail(`rings[${i}].spool must be an absolute path`);
     return {
       fd, ringId, pages, defaultEvent,
+      ...(typeof ring.spool === 'string' ? { spool: ring.spool } : {}),
       label: ring.label as string,
       cpu: ring.cpu as number,
       tid: ring.tid as number,
