@@ -118,9 +118,11 @@ describe('soak: a kept recorder under load, a client every second, clients kille
       // Counted once the keeper has finished starting (the pipe that released the load is closed).
       await sleep(500);
       keeperBefore = resourcesOf(state.pid);
-      for (const started = Date.now(); Date.now() - started < SOAK_SECONDS * 1000;) {
+      for (let action = 0, started = Date.now(); Date.now() - started < SOAK_SECONDS * 1000; action++) {
         const tick = Date.now();
-        if (random() < 0.25) {
+        // The first client dies holding the rings paused and the second is killed at a random
+        // moment, so even a short soak does both; then chance decides.
+        if (action === 0 || (action > 1 && random() < 0.25)) {
           // A client that pauses the rings (taking the keeper's lease) and dies holding them paused.
           const script = `
             const { attachKeeperRings } = require(${JSON.stringify(path.join(root, 'out/native/keeper/attach.js'))});
@@ -148,7 +150,7 @@ describe('soak: a kept recorder under load, a client every second, clients kille
           let stderr = '';
           client.stderr!.on('data', (chunk) => { stderr += String(chunk); });
           const exited = exitOf(client);
-          const killAfter = random() < 0.4 ? random() * 700 : null;
+          const killAfter = action === 1 || random() < 0.4 ? random() * 700 : null;
           const timer = killAfter === null ? null : setTimeout(() => client.kill('SIGKILL'), killAfter);
           const exit = await exited;
           if (timer) clearTimeout(timer);
@@ -166,6 +168,7 @@ describe('soak: a kept recorder under load, a client every second, clients kille
         }
         await sleep(Math.max(0, tick + 1000 - Date.now()));
       }
+      assert.ok(tally.pausedAndKilled > 0 && tally.snapshots + tally.snapshotsKilled > 0, JSON.stringify(tally));
       assert.deepEqual(readdirSync(path.join(dir, `ringside-${process.getuid!()}`)).filter((name) => name.includes('.paused-by-')), [], 'no lease is left behind');
       const keeperAfter = resourcesOf(state.pid);
       assert.deepEqual(keeperAfter, keeperBefore, `the keeper holds the fds and perf mappings it started with (${JSON.stringify(tally)})`);
