@@ -132,8 +132,8 @@ export class PeekRing {
     };
     const earlier = this.drained ? this.drainedUpTo(head - BigInt(length)) : null;
     if (!earlier) return copy;
-    // The drained records, then what the ring still held past them. The owner moves data_tail
-    // only after it has taken the records out, so the drained stream reaches the tail we read.
+    // The drained records, then what the ring still held past them (drainedUpTo waited until the
+    // drained stream reached the data_tail we read, so nothing falls between the two).
     const drainedEnd = earlier.base + BigInt(earlier.bytes.length);
     const fromRing = drainedEnd >= head ? 0 : Number(head - drainedEnd);
     const bytes = new Uint8Array(earlier.bytes.length + fromRing);
@@ -150,9 +150,10 @@ export class PeekRing {
   private drainedUpTo(tail: bigint): DrainedSideband | null {
     for (let attempt = 0; ; attempt++) {
       const drained = this.drained!();
-      if (!drained || drained.base + BigInt(drained.bytes.length) >= tail) return drained;
+      const drainedEnd = drained ? drained.base + BigInt(drained.bytes.length) : 0n;
+      if (drainedEnd >= tail) return drained;
       if (attempt === 100) {
-        throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drained.base + BigInt(drained.bytes.length)}, before the ring's data_tail ${tail}`,
+        throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drainedEnd}, before the ring's data_tail ${tail}`,
           'its keeper stopped writing it (out of disk space in its state directory?)');
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
