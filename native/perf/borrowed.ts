@@ -145,13 +145,16 @@ export class PeekRing {
 
   /**
    * What the owner drained, once it reaches stream position `tail` (the owner writes its spool
-   * right after moving data_tail: a few tries bridge that moment). Null when it drained nothing.
+   * right after moving data_tail: a few tries bridge that moment). Null when there is no spool.
    */
   private drainedUpTo(tail: bigint): DrainedSideband | null {
     for (let attempt = 0; ; attempt++) {
       const drained = this.drained!();
+      // No spool: none yet (the owner's first drain creates it right after moving data_tail), or
+      // none any more (an owner that stopped removes it): then the ring is all there is.
+      if (!drained && (tail === 0n || attempt === 10)) return null;
       const drainedEnd = drained ? drained.base + BigInt(drained.bytes.length) : 0n;
-      if (drainedEnd >= tail) return drained;
+      if (drained && drainedEnd >= tail) return drained;
       if (attempt === 100) {
         throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drainedEnd}, before the ring's data_tail ${tail}`,
           'its keeper stopped writing it (out of disk space in its state directory?)');
