@@ -18,7 +18,7 @@ export function coverageFactOf(c: RingCoverage): CoverageFact {
     ringId: c.ringId, label: c.label, path: c.path, dataSize: c.dataSize, bytesWritten: c.bytesWritten.toString(),
     bytesOverwritten: c.bytesOverwritten.toString(), recordsRetained: c.recordsRetained,
     oldestTimeNs: c.oldestTimeNs === null ? null : c.oldestTimeNs.toString(),
-    newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(), lost: c.lostRecords.toString(),
+    newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(), lost: (c.lostSinceOpen ?? c.lostRecords).toString(),
   };
 }
 

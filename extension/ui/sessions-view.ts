@@ -27,7 +27,9 @@ export function describeRing(ring: RingStatus, last?: SnapshotEntry): string {
   if (coverage?.oldestTimeNs !== null && coverage?.oldestTimeNs !== undefined) {
     parts.push(`oldest ${((Number(coverage.newestTimeNs ?? coverage.oldestTimeNs) - Number(coverage.oldestTimeNs)) / 1e6).toFixed(1)} ms before newest`);
   }
-  if (coverage && coverage.lostRecords > 0n) parts.push(`${coverage.lostRecords} lost`);
+  // The kernel's exact count where it has one (PERF_FORMAT_LOST), else the LOST records of the copy.
+  const lost = coverage ? coverage.lostSinceOpen ?? coverage.lostRecords : 0n;
+  if (lost > 0n) parts.push(`${lost} lost`);
   return parts.join(' · ');
 }
 

@@ -71,6 +71,12 @@ export interface RingCopy {
    * bounded store was full. The kernel never overwrites a forward ring; this is the only overwrite.
    */
   readonly droppedBytes?: bigint;
+  /**
+   * Records the kernel could not write into this ring since it was opened (paused, or a full
+   * side-band ring), summed over the fds writing into it: the PERF_FORMAT_LOST count, read when
+   * the copy was taken. Absent where the kernel (before 6.0) or the source cannot count them.
+   */
+  readonly lostSinceOpen?: bigint;
   /** Wall-clock ns (performance.now based, host side) when the copy was taken: for the timeline's snapshot marks. */
   readonly copiedAtNs?: number;
 }

@@ -4,7 +4,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import type { CaptureOptions } from './args';
-import type { DecodedSnapshot } from '../decode/types';
+import type { DecodedSnapshot, RingCoverage } from '../decode/types';
 import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { formatRecordJson } from '../decode/jsonl';
@@ -126,6 +126,16 @@ export function samplesPerEventByRing(decoded: DecodedSnapshot): Map<number, Map
   return byRing;
 }
 
+/**
+ * What a ring lost: the kernel's exact count since the ring opened where it has one (it includes
+ * losses whose PERF_RECORD_LOST never reached the ring, or was overwritten since), and how much of
+ * it the LOST records in this copy account for; else the LOST records alone.
+ */
+function lostText(ring: RingCoverage): string {
+  if (ring.lostSinceOpen === undefined) return `${ring.lostRecords}`;
+  return `${ring.lostSinceOpen} since the ring opened (${ring.lostRecords} in LOST records of this copy)`;
+}
+
 export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot): string {
   const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)`];
   for (const limitation of raw.limitations ?? []) lines.push(`  ${limitation}`);
@@ -140,7 +150,7 @@ export function summarizeSnapshot(index: number, reason: string, raw: RawSnapsho
     lines.push(
       `  ${ring.label.padEnd(10)} ${ring.path.padEnd(8)} ${String(ring.recordsRetained).padStart(8)} records  ` +
       `written ${formatBytes(ring.bytesWritten)}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
-      `oldest ${oldest}, lost ${ring.lostRecords}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}${shared}`,
+      `oldest ${oldest}, lost ${lostText(ring)}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}${shared}`,
     );
   }
   return lines.join('\n') + '\n';

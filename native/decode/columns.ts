@@ -23,7 +23,7 @@ import { RecordType } from '../abi/uapi';
 import { computeParseInfo, idLocator, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly, DecodedSnapshot, RecordColumns, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
-import { isWholeRecord, scanRing, u32View, walkEndAnomaly } from './walk';
+import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, walkEndAnomaly } from './walk';
 import type { ColumnArena } from './arena';
 
 /** Where the decoder gets column sets and gives back the ones it no longer needs. */
@@ -199,6 +199,15 @@ export class ColumnSet {
     this.ipLo.copyWithin(to, from, stop);
     this.ring.copyWithin(to, from, stop);
     this.offset.copyWithin(to, from, stop);
+  }
+
+  /** Exchanges rows a and b. */
+  swapRows(a: number, b: number): void {
+    for (const column of [this.time, this.kind, this.misc, this.event, this.pid, this.tid, this.cpu, this.ipHi, this.ipLo, this.ring, this.offset]) {
+      const kept = column[a];
+      column[a] = column[b];
+      column[b] = kept;
+    }
   }
 
   /** Copies rows [from, from + count) of `source` to rows [to, to + count) of this set (native copies). */
@@ -692,6 +701,15 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
       sets.give(rows.set);
       rows = backward ? decodeBackward(u32, ring, r, end, state, tables, listed, known, sets) : decodeForward(u32, ring, r, end, state, tables, listed, sets);
     }
+    if (backward) {
+      // A LOST record shares one reservation with the record after it (see placeLostBeforePartner).
+      const { set, first, count } = rows;
+      const nextLost = (from: number): number => {
+        const at = set.kind.indexOf(RecordType.LOST, first + from);
+        return at >= 0 && at < first + count ? at - first : -1;
+      };
+      placeLostBeforePartner(nextLost, (a, b) => set.swapRows(first + a, first + b));
+    }
     // The record where the walk stopped, if it stopped early, is listed first (as a walk would).
     const stop = walkEndAnomaly(ring, u32, state.offset, end);
     if (stop) {
@@ -766,6 +784,7 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
       oldestTimeNs: timed ? smallest(r) : null,
       newestTimeNs: timed ? largest(r) : null,
       lostRecords: BigInt(state.lost),
+      ...(ring.lostSinceOpen !== undefined ? { lostSinceOpen: ring.lostSinceOpen } : {}),
       anomalies: state.anomalies,
     };
   });

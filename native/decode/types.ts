@@ -28,6 +28,8 @@ export interface RingCoverage {
   readonly newestTimeNs: bigint | null;
   /** Sum of PERF_RECORD_LOST.lost and LOST_SAMPLES seen in this ring (e.g. records lost while paused). */
   readonly lostRecords: bigint;
+  /** RingCopy.lostSinceOpen: every record the kernel could not write into this ring; absent where not counted. */
+  readonly lostSinceOpen?: bigint;
   readonly anomalies: number;
 }
 

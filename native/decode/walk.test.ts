@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { Sample } from '../abi/uapi';
-import { concat, header, ringFromLinear, ringFromRecords, sampleRecord } from './test-records';
+import { RecordType, Sample } from '../abi/uapi';
+import { attrOf, concat, eventOf, header, ringFromLinear, ringFromRecords, sampleRecord, trailer } from './test-records';
 import { linearizeRing, walkRing } from './walk';
 import { decodeSnapshot } from './columns';
 
@@ -70,6 +70,49 @@ describe('decode/walk', () => {
     const cut = walkRing(ringFromLinear(concat([rec(1), rec(2)]), 'forward', 48, 4096));
     assert.deepEqual(Array.from(cut.offsets), [0]);
     assert.equal(cut.anomalies[0].kind, 'size-past-end');
+  });
+
+  describe('PERF_RECORD_LOST in a backward ring', () => {
+    // The kernel reports a loss inside the next record's output: ONE reservation holding the LOST
+    // record (with its sample_id trailer) and then that record, LOST at the lower address.
+    const st = Sample.TID | Sample.TIME;
+    const lost = (count: number, time: number) => header(RecordType.LOST, 0, 8 + 16 + 16).u64(1n).u64(count).raw(trailer(st, { pid: 1, tid: 2, time: BigInt(time) })).toBytes();
+    const sample = (time: number) => sampleRecord(st, { pid: 1, tid: 2, time: BigInt(time) });
+    // Oldest first as written: samples 1, 2; a gap of 5 lost, reported with sample 3; sample 4; a
+    // gap of 2, reported with sample 5. LOST's time is when the loss was written, after its partner was sampled.
+    const blocks = [sample(1), sample(2), concat([lost(5, 31), sample(30)]), sample(40), concat([lost(2, 51), sample(50)])];
+    const typeAndTime = (bytes: Uint8Array, offset: number) => {
+      const view = new DataView(bytes.buffer, bytes.byteOffset);
+      const type = view.getUint32(offset, true);
+      return `${type === RecordType.LOST ? 'LOST' : 'SAMPLE'}@${Number(view.getBigUint64(offset + (type === RecordType.LOST ? 32 : 16), true))}`;
+    };
+    const order = ['SAMPLE@1', 'SAMPLE@2', 'LOST@31', 'SAMPLE@30', 'SAMPLE@40', 'LOST@51', 'SAMPLE@50'];
+
+    it('lands in its true place, before the record whose output reported it, not one record late', () => {
+      const ring = ringFromRecords(blocks, 4096, 'backward');
+      const walk = walkRing(ring);
+      assert.deepEqual(Array.from(walk.offsets, (o) => typeAndTime(ring.bytes, o)), order);
+      // A forward ring writes the same block in memory order: nothing to move there.
+      const forward = ringFromRecords(blocks, 4096, 'forward');
+      assert.deepEqual(Array.from(walkRing(forward).offsets, (o) => typeAndTime(forward.bytes, o)), order);
+    });
+
+    it('keeps a LOST in the oldest row whose partner was overwritten, and decodes columns in the same order', () => {
+      // Newest first in memory: LOST@51 SAMPLE@50 SAMPLE@40 LOST@31 | SAMPLE@30 cut by the valid length.
+      const ring = ringFromRecords(blocks, 4096, 'backward');
+      const cut = { ...ring, validBytes: 40 + 32 + 32 + 40 };
+      assert.deepEqual(Array.from(walkRing(cut).offsets, (o) => typeAndTime(cut.bytes, o)), ['LOST@31', 'SAMPLE@40', 'LOST@51', 'SAMPLE@50']);
+      const event = eventOf(0, attrOf(st, { flags: { sampleIdAll: true } }));
+      const decoded = decodeSnapshot({ events: [event], rings: [ring] });
+      const kinds = Array.from(decoded.columns.kind, (kind) => (kind === RecordType.LOST ? 'LOST' : 'SAMPLE'));
+      assert.deepEqual(kinds.map((kind, row) => `${kind}@${decoded.columns.time[row] + 1}`), order);
+      assert.equal(decoded.coverage[0].lostRecords, 7n);
+      // Merged with another ring, each LOST still comes right before its partner.
+      const other = ringFromRecords([sample(35)], 4096, 'backward', { ringId: 1 });
+      const merged = decodeSnapshot({ events: [event], rings: [ring, other] });
+      const mergedOrder = Array.from(merged.columns.kind, (kind, row) => `${kind === RecordType.LOST ? 'LOST' : 'SAMPLE'}@${merged.columns.time[row] + 1}`);
+      assert.deepEqual(mergedOrder, ['SAMPLE@1', 'SAMPLE@2', 'LOST@31', 'SAMPLE@30', 'SAMPLE@35', 'SAMPLE@40', 'LOST@51', 'SAMPLE@50']);
+    });
   });
 
   it('never trusts validBytes beyond the buffer', () => {

@@ -6,6 +6,7 @@
 // region: its tail was overwritten by newer records, and it is dropped ('truncated-oldest').
 // Forward (side-band) ring: bytes[0] is the oldest record.
 
+import { RecordType } from '../abi/uapi';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
 
@@ -94,7 +95,31 @@ export function walkRing(ring: RingCopy): RingWalk {
     offsets[backward ? count - 1 - i : i] = offset;
     offset += words[(offset >>> 2) + 1] >>> 16;
   }
+  if (backward) {
+    const nextLost = (from: number): number => {
+      for (let row = from; row < count; row++) if (words[offsets[row] >>> 2] === RecordType.LOST) return row;
+      return -1;
+    };
+    placeLostBeforePartner(nextLost, (a, b) => {
+      const kept = offsets[a];
+      offsets[a] = offsets[b];
+      offsets[b] = kept;
+    });
+  }
   return { offsets, retainedBytes: scan.retainedBytes, anomalies: scan.anomalies };
+}
+
+/**
+ * Puts every PERF_RECORD_LOST of a backward ring, given as rows OLDEST first, back in the place it
+ * was written. The kernel reports a loss inside the output of the next record: one reservation
+ * holds the LOST record and then that record, LOST at the lower address. A backward ring's
+ * reservations run toward lower addresses, so reversing its memory order puts that LOST one row
+ * late, after the record that followed the gap; swapping the two restores the order the kernel
+ * wrote them in (LOST, then its partner). A LOST record is never another's partner, and a LOST in
+ * the oldest row has no partner left in the copy. `nextLost(from)` is the first LOST row >= from, or -1.
+ */
+export function placeLostBeforePartner(nextLost: (fromRow: number) => number, swap: (a: number, b: number) => void): void {
+  for (let row = nextLost(1); row > 0; row = nextLost(row + 1)) swap(row - 1, row);
 }
 
 export interface LinearizedRing {

@@ -2,9 +2,11 @@
 // editor. It publishes what it holds (fd numbers, attrs, ring sizes) in its state file and waits;
 // SIGTERM/SIGINT close everything and remove the file. `ringside keep` runs runKeeperUntilSignal.
 
+import path from 'node:path';
 import type { ResolvedEvent } from '../abi/snapshot';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { pageSize } from '../sys/libc';
+import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath } from './sideband';
 import { buildKeeperState, collectPauseLeases, removeKeeperState, writeKeeperState, keeperStateDir, type KeeperRingState, type KeeperState, type KeeperTarget } from './state';
 
 /** How soon a keeper notices that a client died with its rings paused. */
@@ -30,9 +32,11 @@ export interface RunningKeeper {
 export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper> {
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
   // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
-  // Its clients peek at the side-band rings themselves, so the keeper must not drain them.
+  // Its side-band rings are drained into spool files its clients read (below), not into its memory.
   const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false });
   const dir = options.dir ?? keeperStateDir();
+  const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir))) }));
+  let sidebandDrain: NodeJS.Timeout | undefined;
   try {
     const page = pageSize();
     const rings: KeeperRingState[] = [
@@ -47,6 +51,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       direction,
       pages: ring.dataSize / page,
       defaultEvent: ring.meta.defaultEvent,
+      ...(direction === 'forward' ? { spool: path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) } : {}),
     }));
     const target: KeeperTarget = options.target.kind === 'launch'
       ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }
@@ -54,6 +59,25 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
     const state = buildKeeperState({ target, events: recorder.eventDescriptions(), rings, stateDir: dir });
     const statePath = writeKeeperState(state, dir);
+    // A side-band ring nobody empties stops taking records once full (COMM/MMAP2/EXIT of a busy
+    // target would be lost within seconds), so the keeper empties them into their spools.
+    let spoolError: string | undefined;
+    const drainSideband = () => {
+      try {
+        for (const { ring, spool } of spools) {
+          const { start, bytes } = ring.takePending();
+          spool.append(start, bytes);
+        }
+      } catch (error) {
+        // Holding the rings matters more than the side-band: keep running, say it once. Clients
+        // see the spool stop short of the ring and name it.
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== spoolError) process.stderr.write(`ringside keep: cannot write the side-band spool: ${message}\n`);
+        spoolError = message;
+      }
+    };
+    drainSideband();
+    sidebandDrain = setInterval(drainSideband, SPOOL_DRAIN_MS);
     // Rings a client left paused when it died are resumed here (see collectPauseLeases). This
     // timer is not unref'd on purpose: holding rings is the keeper's whole job, and it is what keeps
     // `keep -a` and `keep -p` (no child to wait for) alive until a signal stops them.
@@ -68,6 +92,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
         if (stopped) return;
         stopped = true;
         clearInterval(leaseWatch);
+        clearInterval(sidebandDrain);
         try {
           recorder.dispose();
         } finally {
@@ -76,7 +101,12 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       },
     };
   } catch (error) {
-    recorder.dispose();
+    clearInterval(sidebandDrain);
+    try {
+      recorder.dispose();
+    } finally {
+      for (const { spool } of spools) spool.dispose();
+    }
     throw error;
   }
 }

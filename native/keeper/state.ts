@@ -37,6 +37,8 @@ export interface KeeperRingState {
   /** Data pages (a power of two); the mapping is pages + 1 (the header page). */
   readonly pages: number;
   readonly defaultEvent: number;
+  /** Forward rings: the absolute path of the spool the keeper drains the ring into (native/keeper/sideband). */
+  readonly spool?: string;
 }
 
 export interface KeeperState {
@@ -179,10 +181,22 @@ export function writeKeeperState(state: KeeperState, dir: string = keeperStateDi
 }
 
 export function removeKeeperState(pid: number, dir: string = keeperStateDir()): void {
+  // The state file, and the side-band spools beside it (see native/keeper/sideband).
+  let names: string[];
   try {
-    unlinkSync(keeperStatePath(pid, dir));
+    names = readdirSync(dir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  const spool = `keeper-${pid}.sideband-`;
+  for (const name of names) {
+    if (name !== path.basename(keeperStatePath(pid, dir)) && !name.startsWith(spool)) continue;
+    try {
+      unlinkSync(path.join(dir, name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
   }
 }
 
@@ -304,8 +318,10 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     if (!Number.isInteger(ring.cpu) || !Number.isInteger(ring.tid)) fail(`rings[${i}].cpu and .tid must be integers (-1 for any)`);
     const defaultEvent = nonNegativeInt(ring.defaultEvent) ?? fail(`rings[${i}].defaultEvent must be an event index`);
     if (defaultEvent >= events.length) fail(`rings[${i}].defaultEvent ${defaultEvent} is past the ${events.length} events`);
+    if (ring.spool !== undefined && (typeof ring.spool !== 'string' || !path.isAbsolute(ring.spool))) fail(`rings[${i}].spool must be an absolute path`);
     return {
       fd, ringId, pages, defaultEvent,
+      ...(typeof ring.spool === 'string' ? { spool: ring.spool } : {}),
       label: ring.label as string,
       cpu: ring.cpu as number,
       tid: ring.tid as number,

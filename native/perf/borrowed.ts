@@ -6,7 +6,9 @@
 
 import { readFileSync } from 'node:fs';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
-import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, type RingMeta } from './ring';
+import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
+import { adoptEventFd, type PerfEventFd } from './events';
+import type { PerfEventAttr } from '../abi/attr';
 import { MmapPage } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
@@ -76,18 +78,34 @@ export function borrowPerfFd(pid: number, targetFd: number): number {
   }
 }
 
+/** Side-band records an owner drained out of its ring: their position in the ring's stream and the whole records from there. */
+export interface DrainedSideband {
+  readonly base: bigint;
+  readonly bytes: Uint8Array;
+}
+
 /** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
 export class PeekRing {
   private readonly ring: RingMapping;
   private disposed = false;
+  /** The borrowed event, for its loss count (PERF_FORMAT_LOST) when its attr is known. */
+  private readonly event: PerfEventFd | null;
 
-  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta) {
+  /**
+   * Owns `fd`. With `attr` (the owner's), copies also carry the kernel's loss count. With
+   * `drained`, the owner empties the ring itself and `drained()` returns what it took out so far
+   * (its stream position and whole records; see native/keeper/sideband): copies join that and the
+   * ring, without a gap or a repeat.
+   */
+  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta, attr?: PerfEventAttr,
+    private readonly drained?: () => DrainedSideband | null) {
     try {
       this.ring = new RingMapping(fd, dataPages, false, meta.label);
     } catch (error) {
       libc.close(fd);
       throw error;
     }
+    this.event = attr ? adoptEventFd(fd, attr, meta.label) : null;
   }
 
   get dataSize(): number {
@@ -100,16 +118,49 @@ export class PeekRing {
 
   peek(): RingCopy {
     const mode = defaultCopyMode();
-    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
+    // data_tail first: an owner that drains may move it up to data_head at any time, never past it.
     const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
+    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
     const size = this.ring.dataSize;
     const length = Number(head - tail > BigInt(size) ? BigInt(size) : head - tail);
-    const bytes = new Uint8Array(size);
-    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, bytes, mode);
-    return {
-      ...this.meta, direction: 'forward', bytes, validBytes: length, dataSize: size,
-      bytesWritten: head, path: 'peek', copiedAtNs: performance.now() * 1e6,
+    const inRing = new Uint8Array(size);
+    this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, inRing, mode);
+    const lostSinceOpen = this.event ? lostByWriters([this.event]) : null;
+    const copy = {
+      ...this.meta, direction: 'forward' as const, bytes: inRing, validBytes: length, dataSize: size,
+      bytesWritten: head, ...(lostSinceOpen !== null ? { lostSinceOpen } : {}), path: 'peek' as const, copiedAtNs: performance.now() * 1e6,
     };
+    const earlier = this.drained ? this.drainedUpTo(head - BigInt(length)) : null;
+    if (!earlier) return copy;
+    // The drained records, then what the ring still held past them (drainedUpTo waited until the
+    // drained stream reached the data_tail we read, so nothing falls between the two).
+    const drainedEnd = earlier.base + BigInt(earlier.bytes.length);
+    const fromRing = drainedEnd >= head ? 0 : Number(head - drainedEnd);
+    const bytes = new Uint8Array(earlier.bytes.length + fromRing);
+    bytes.set(earlier.bytes, 0);
+    bytes.set(inRing.subarray(length - fromRing, length), earlier.bytes.length);
+    const droppedBytes = earlier.base;
+    return { ...copy, bytes, validBytes: bytes.length, ...(droppedBytes > 0n ? { droppedBytes } : {}) };
+  }
+
+  /**
+   * What the owner drained, once it reaches stream position `tail` (the owner writes its spool
+   * right after moving data_tail: a few tries bridge that moment). Null when there is no spool.
+   */
+  private drainedUpTo(tail: bigint): DrainedSideband | null {
+    for (let attempt = 0; ; attempt++) {
+      const drained = this.drained!();
+      // No spool: none yet (the owner's first drain creates it right after moving data_tail), or
+      // none any more (an owner that stopped removes it): then the ring is all there is.
+      if (!drained && (tail === 0n || attempt === 10)) return null;
+      const drainedEnd = drained ? drained.base + BigInt(drained.bytes.length) : 0n;
+      if (drained && drainedEnd >= tail) return drained;
+      if (attempt === 100) {
+        throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drainedEnd}, before the ring's data_tail ${tail}`,
+          'its keeper stopped writing it (out of disk space in its state directory?)');
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
   }
 
   status(): RingStatus {
@@ -123,7 +174,8 @@ export class PeekRing {
     try {
       this.ring.unmap();
     } finally {
-      libc.close(this.fd);
+      if (this.event) this.event.dispose();
+      else libc.close(this.fd);
     }
   }
 }

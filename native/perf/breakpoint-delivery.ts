@@ -62,7 +62,7 @@ function probe(): BreakpointDelivery {
     fd.enable();
     for (let call = 0; call < PROBE_CALLS; call++) libc.getppid();
     fd.disable();
-    const counted = Number(fd.readCount());
+    const counted = Number(fd.readCounts().value);
     if (counted >= PROBE_CALLS) return { state: 'fires' };
     return { state: 'silent', counted, calls: PROBE_CALLS, message: silentBreakpointsMessage(counted, PROBE_CALLS) };
   } finally {

@@ -5,7 +5,7 @@
 
 import { encodeAttr, PERF_ATTR_SIZE_LATEST, type PerfEventAttr } from '../abi/attr';
 import { arch, release } from 'node:os';
-import { BreakpointType, Ioctl, PerfFlag, PerfType, Sample } from '../abi/uapi';
+import { BreakpointType, Ioctl, PerfFlag, PerfType, ReadFormat, Sample } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError, type ErrorContext } from '../sys/errors';
 
@@ -78,11 +78,32 @@ export class PerfEventFd {
     return this.sampleId;
   }
 
-  /** The event's count (read(2) with read_format 0: one u64). */
-  readCount(): bigint {
-    const out = new Uint8Array(8);
-    libc.read(this.liveFd(), out);
-    return new DataView(out.buffer).getBigUint64(0, true);
+  /**
+   * How many records of this event the kernel could not write into its ring since it was opened
+   * (ring paused or full): the PERF_FORMAT_LOST value of read(). Output of inherited events goes to
+   * the parent's ring and their losses are counted on the parent, so this fd covers them. Null when
+   * the event was opened without PERF_FORMAT_LOST (kernels before 6.0).
+   */
+  lostSamples(): bigint | null {
+    if (!(this.attr.readFormat & ReadFormat.LOST) || (this.attr.readFormat & ReadFormat.GROUP)) return null;
+    return this.readCounts().lost;
+  }
+
+  /**
+   * read() of a non-group event: `value` is the event's count (with inherit, its exited children's
+   * counts too), `lost` the PERF_FORMAT_LOST count or null when the event was opened without it.
+   */
+  readCounts(): { value: bigint; lost: bigint | null } {
+    const format = this.attr.readFormat;
+    if (format & ReadFormat.GROUP) throw new Error(`readCounts reads one event, not a group (${this.name})`);
+    const withLost = (format & ReadFormat.LOST) !== 0;
+    // value, then time enabled / time running / id when asked for, then lost.
+    const words = 1 + (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) + (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) + (format & ReadFormat.ID ? 1 : 0) + (withLost ? 1 : 0);
+    const out = new Uint8Array(words * 8);
+    const got = libc.read(this.liveFd(), out);
+    if (got !== out.length) throw new PerfError('read', EINVAL, { ...this.context('read'), note: `(read ${got} of ${out.length} bytes of read_format 0x${format.toString(16)})` });
+    const view = new DataView(out.buffer);
+    return { value: view.getBigUint64(0, true), lost: withLost ? view.getBigUint64((words - 1) * 8, true) : null };
   }
 
   /** PERF_EVENT_IOC_PAUSE_OUTPUT: stop (true) or restart (false) writes into this event's ring. */
@@ -107,6 +128,15 @@ export class PerfEventFd {
     this.open = false;
     libc.close(this.fd);
   }
+}
+
+/**
+ * PERF_FORMAT_LOST when this kernel has it (Linux 6.0+), else 0: a read() of an event opened with
+ * it counts the records the kernel could not write into the ring, exactly, whether or not a
+ * PERF_RECORD_LOST ever reached the ring.
+ */
+export function lostReadFormat(): number {
+  return kernelOlderThan(6, 0) ? 0 : ReadFormat.LOST;
 }
 
 function kernelOlderThan(major: number, minor: number): boolean {

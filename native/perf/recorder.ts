@@ -8,7 +8,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { PerfEventAttr } from '../abi/attr';
 import { PerfType, RecordType, Sample, SoftwareConfig } from '../abi/uapi';
-import { openEvent, type PerfEventFd } from './events';
+import { lostReadFormat, openEvent, type PerfEventFd } from './events';
 import { BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring';
 import { onlineCpus, threadsOf, readMaps, synthesizeSideband, allPids } from './procfs';
 import type { ProcessMapping, ProcessSideband } from './sideband-types';
@@ -317,6 +317,7 @@ function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget, follow
     ...attr,
     samplePeriod,
     sampleType: attr.sampleType | REQUIRED_SAMPLE,
+    readFormat: attr.readFormat | lostReadFormat(),
     flags: {
       ...attr.flags,
       freq,
@@ -342,7 +343,7 @@ function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKer
     config: BigInt(SoftwareConfig.DUMMY),
     samplePeriod: 1n,
     sampleType: SIDEBAND_SAMPLE,
-    readFormat: 0,
+    readFormat: lostReadFormat(),
     flags: {
       comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
       ...(userStacks ? { mmapData: true } : {}),
@@ -759,7 +760,7 @@ export class Recorder {
    * Every fd goes into fdsByEvent (their ids identify records; dispose closes them). Null when
    * every thread has exited.
    */
-  private openOnSlot<R extends { dispose(): void }>(members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
+  private openOnSlot<R extends { dispose(): void; addWriter(fd: PerfEventFd): void }>(members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
     map: (owner: PerfEventFd) => R): OpenedGroup<R> | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
@@ -774,6 +775,7 @@ export class Recorder {
     const follow = (fd: PerfEventFd, eventIndex: number) => {
       keep(fd, eventIndex);
       fd.setOutput(owner!);
+      ring!.addWriter(fd);
       followers.push(fd);
     };
     try {

@@ -162,6 +162,20 @@ function checkDataPages(dataPages: number): void {
   }
 }
 
+/**
+ * Records the kernel could not write into one ring since it opened, summed over every fd writing
+ * into it (PERF_FORMAT_LOST); null when any of them was opened without that read format.
+ */
+export function lostByWriters(writers: readonly PerfEventFd[]): bigint | null {
+  let total = 0n;
+  for (const writer of writers) {
+    const lost = writer.lostSamples();
+    if (lost === null) return null;
+    total += lost;
+  }
+  return total;
+}
+
 /** For a backward ring the head counts down from 0 as a u64: bytes written = 2^64 - head. */
 export function backwardBytesWritten(head: bigint): bigint {
   return head === 0n ? 0n : U64_RANGE - head;
@@ -269,11 +283,24 @@ export class BackwardRing {
   private readonly ring: RingMapping;
   /** What the next snapshot copies into; warmed by whoever owns the ring when it is idle. */
   readonly spare: SpareCopyBuffer;
+  /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
+  private readonly writers: PerfEventFd[];
 
   constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
     if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, false, event.name);
     this.spare = new SpareCopyBuffer(this.ring.dataSize);
+    this.writers = [event];
+  }
+
+  /** Counts `fd` among the writers of this ring (it was redirected here with SET_OUTPUT). */
+  addWriter(fd: PerfEventFd): void {
+    this.writers.push(fd);
+  }
+
+  /** Records the kernel could not write into this ring since it opened (see lostByWriters). */
+  lostSinceOpen(): bigint | null {
+    return lostByWriters(this.writers);
   }
 
   get dataSize(): number {
@@ -327,7 +354,8 @@ export class BackwardRing {
     return { copy: this.toCopy(result.bytes, result.validBytes, result.written, 'paused'), pauseWindowNs };
   }
 
-  toCopy(bytes: Uint8Array, validBytes: number, bytesWritten: bigint, path: SnapshotPath): RingCopy {
+  /** A copy's RingCopy; the loss count is read now, so a pause window just ended is in it. */
+  toCopy(bytes: Uint8Array, validBytes: number, bytesWritten: bigint, path: SnapshotPath, lostSinceOpen = this.lostSinceOpen()): RingCopy {
     return {
       ...this.meta,
       direction: 'backward',
@@ -335,6 +363,7 @@ export class BackwardRing {
       validBytes,
       dataSize: this.ring.dataSize,
       bytesWritten,
+      ...(lostSinceOpen !== null ? { lostSinceOpen } : {}),
       path,
       copiedAtNs: performance.now() * 1e6,
     };
@@ -373,9 +402,23 @@ export class ForwardRing {
   /** Bytes dropped from `held` (oldest first) because the bound was reached, since the last read(). */
   private dropped = 0n;
 
+  /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
+  private readonly writers: PerfEventFd[];
+
   constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
     if (event.attr.flags.writeBackward) throw new Error(`ForwardRing needs an event without writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, true, event.name);
+    this.writers = [event];
+  }
+
+  /** Counts `fd` among the writers of this ring (it was redirected here with SET_OUTPUT). */
+  addWriter(fd: PerfEventFd): void {
+    this.writers.push(fd);
+  }
+
+  /** Records the kernel could not write into this ring since it opened (see lostByWriters). */
+  lostSinceOpen(): bigint | null {
+    return lostByWriters(this.writers);
   }
 
   get dataSize(): number {
@@ -398,6 +441,15 @@ export class ForwardRing {
       this.dropped += BigInt(oldest.byteLength);
     }
     return pending.byteLength;
+  }
+
+  /**
+   * Consumes what the kernel wrote since the last drain and hands it over instead of holding it
+   * (a keeper spools it): `start` is its position in the ring's record stream (the data_tail it was read from).
+   */
+  takePending(mode: CopyMode = this.mode): { start: bigint; bytes: Uint8Array } {
+    const start = this.consumed;
+    return { start, bytes: this.pending(mode, true) };
   }
 
   /** Everything held and not yet consumed, without consuming it (the next read() returns it again). */
@@ -433,6 +485,7 @@ export class ForwardRing {
   }
 
   private toCopy(chunks: readonly Uint8Array[], droppedBytes: bigint): RingCopy {
+    const lostSinceOpen = this.lostSinceOpen();
     const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
     const bytes = new Uint8Array(length);
     let at = 0;
@@ -448,6 +501,7 @@ export class ForwardRing {
       dataSize: this.ring.dataSize,
       bytesWritten: this.ring.readU64(MmapPage.DATA_HEAD, this.mode),
       ...(droppedBytes > 0n ? { droppedBytes } : {}),
+      ...(lostSinceOpen !== null ? { lostSinceOpen } : {}),
       path: 'paused',
       copiedAtNs: performance.now() * 1e6,
     };
@@ -512,8 +566,12 @@ export class GapFreeRingPair {
     this.live = this.standby;
     this.liveSinceHead = standbyHead;
     this.standby = retired;
-    // The retired ring keeps its meta (ringId/label) so the decoder sees one logical ring per target.
-    return { copy: retired.toCopy(result.bytes, result.validBytes, result.written, 'gap-free'), pauseWindowNs: switchNs };
+    // The retired ring keeps its meta (ringId/label) so the decoder sees one logical ring per target,
+    // and the pair's losses are those of both rings.
+    const retiredLost = retired.lostSinceOpen();
+    const liveLost = this.live.lostSinceOpen();
+    const lost = retiredLost === null || liveLost === null ? null : retiredLost + liveLost;
+    return { copy: retired.toCopy(result.bytes, result.validBytes, result.written, 'gap-free', lost), pauseWindowNs: switchNs };
   }
 
   pauseOutput(paused: boolean): void {

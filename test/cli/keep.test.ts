@@ -94,6 +94,43 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     assert.equal(readdirSync(snapshots).length, 1);
   });
 
+  it('a keeper drains its side-band: 1000 execs of /bin/true keep all 1000 COMM records in a later snapshot, nothing lost', async function () {
+    // 1000 execs take seconds on a loaded 2-CPU host; a 16-page side-band ring holds about 90 of them.
+    this.timeout(180000);
+    const execs = 1000;
+    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done; sleep 600`],
+      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const running = async (): Promise<{ rings: { direction: string; bytesWritten: string }[] }> => {
+      for (const deadline = Date.now() + 20000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+        const run = ringside(['list', '--json']);
+        const mine = run.status === 0 ? (JSON.parse(run.stdout) as { pid: number; rings: { direction: string; bytesWritten: string }[] }[]).find((k) => k.pid === keeper!.pid) : undefined;
+        if (mine) return mine;
+      }
+      throw new Error(`the keeper never listed itself: ${stderr}`);
+    };
+    await running();
+    // The loop is done once the load sits in `sleep`.
+    for (const deadline = Date.now() + 150000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      const sleeping = spawnSync('pgrep', ['-f', '^sleep 600$'], { encoding: 'utf8' }).stdout.trim();
+      if (sleeping) break;
+      assert.ok(Date.now() < deadline, 'the exec loop finished');
+    }
+    const output = path.join(dir, 'k.jsonl');
+    const snap = ringside(['snapshot', String(keeper.pid), '-o', output]);
+    assert.equal(snap.status, 0, snap.stderr);
+    const records = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as { type: string; comm?: string });
+    assert.equal(records.filter((record) => record.type === 'COMM' && record.comm === 'true').length, execs, 'one COMM (exec) record per /bin/true');
+    assert.equal(records.filter((record) => record.type === 'LOST').length, 0);
+    const sideband = snap.stderr.split('\n').filter((line) => line.includes('sideband'));
+    assert.ok(sideband.length > 0 && sideband.every((line) => / lost 0 since the ring opened/.test(line)), snap.stderr);
+    const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+    keeper.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.deepEqual(readdirSync(path.join(dir, `ringside-${process.getuid!()}`)), [], 'state file and side-band spools removed');
+  });
+
   it('--snapshot-on: a tracepoint trigger writes a perf.data holding the trigger record and the records before it, then re-arms', () => {
     const snapshots = path.join(dir, 'snapshots');
     // getpid 40 times, getppid once, sleep; then getpid 10 times and getppid again: two triggers.

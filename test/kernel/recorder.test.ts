@@ -7,6 +7,7 @@ import { fixture, perfResources, softwareEvent, tracepointEvent, SoftwareConfig,
 import { decodeSnapshot } from '../../native/decode/columns';
 import { decodeRecordAt } from '../../native/decode/record';
 import { onlineCpus } from '../../native/perf/procfs';
+import { lostReadFormat } from '../../native/perf/events';
 
 describe('kernel: Recorder', function () {
   this.timeout(30000);
@@ -109,7 +110,9 @@ describe('kernel: Recorder', function () {
     assert.deepEqual(perfResources(), before);
   });
 
-  it('drains the side-band while recording: 2000 execs of /bin/true keep all 2000 COMM records', async () => {
+  it('drains the side-band while recording: 2000 execs of /bin/true keep all 2000 COMM records', async function () {
+    // 2000 execs take 10-30 s on a loaded 2-CPU host.
+    this.timeout(180000);
     const execs = 2000;
     const recorder = await Recorder.open({
       events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
@@ -129,6 +132,7 @@ describe('kernel: Recorder', function () {
         if (kind === RecordType.LOST) lost += BigInt(record.fields.lost as bigint | number);
       }
       assert.equal(lost, 0n, 'nothing lost in the side-band');
+      for (const ring of decoded.coverage) assert.equal(ring.lostSinceOpen, 0n, `${ring.label}: the kernel counted no record it could not write`);
       assert.equal(comms, execs, 'one COMM (exec) record per /bin/true');
       // Forward rings are never overwritten, and what the drains moved is not counted as if it were.
       for (const ring of decoded.coverage.filter((c) => rings.find((r) => r.ringId === c.ringId)?.direction === 'forward')) assert.equal(ring.bytesOverwritten, 0n);
@@ -166,4 +170,62 @@ describe('kernel: Recorder', function () {
       }
     });
   }
+
+  it('a side-band ring that overflows reports exactly what it lost: records kept + counted lost = what a drained ring keeps', async function () {
+    // Hundreds of execs take seconds on a loaded 2-CPU host.
+    this.timeout(180000);
+    assert.notEqual(lostReadFormat(), 0, 'the kernel counts lost records (PERF_FORMAT_LOST, Linux 6.0+)');
+    const execs = 400;
+    const argv = ['/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done`];
+    /** Side-band records of one snapshot (LOST records apart), and the kernel's loss count. */
+    const sideband = (snapshot: { events: Parameters<typeof decodeSnapshot>[0]['events']; rings: Parameters<typeof decodeSnapshot>[0]['rings'] }) => {
+      const decoded = decodeSnapshot(snapshot);
+      const forward = new Set(snapshot.rings.filter((ring) => ring.direction === 'forward').map((ring) => snapshot.rings.indexOf(ring)));
+      let records = 0;
+      let lostRecords = 0n;
+      for (let row = 0; row < decoded.columns.length; row++) {
+        if (!forward.has(decoded.columns.ring[row])) continue;
+        if (decoded.columns.kind[row] === RecordType.LOST) lostRecords += BigInt(decodeRecordAt(decoded, row).fields.lost as bigint);
+        else records++;
+      }
+      const coverage = decoded.coverage.filter((_, r) => forward.has(r));
+      const lost = coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? -1_000_000n), 0n);
+      return { records, lost, lostRecords, coverage };
+    };
+
+    // Drained every 20 ms: nothing is lost, and a snapshot taken midway does not count what it
+    // consumed as overwritten in the next one.
+    const drained = await Recorder.open({ events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv, stdio: 'ignore' } });
+    let expected: number;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const first = sideband(drained.snapshot());
+      assert.equal(await drained.exited, 0);
+      const second = sideband(drained.snapshot());
+      assert.ok(first.records > 0 && second.records > 0, `both snapshots hold side-band records (${first.records}, ${second.records})`);
+      for (const ring of [...first.coverage, ...second.coverage]) assert.equal(ring.bytesOverwritten, 0n, `${ring.label}: a forward ring is never overwritten`);
+      const secondWritten = second.coverage.reduce((sum, ring) => sum + ring.bytesWritten, 0n);
+      assert.ok(secondWritten > BigInt(second.records * 8), 'the second snapshot\'s rings had written what the first one consumed');
+      assert.equal(first.lost + second.lost, 0n);
+      assert.equal(first.lostRecords + second.lostRecords, 0n);
+      expected = first.records + second.records;
+    } finally {
+      drained.dispose();
+    }
+    // The same load into one-page side-band rings that nobody empties until the end: they fill,
+    // the kernel stops writing into them, and counts every record it could not write.
+    const full = await Recorder.open({
+      events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv, stdio: 'ignore' },
+      sidebandPages: 1, drainSideband: false,
+    });
+    try {
+      assert.equal(await full.exited, 0);
+      const kept = sideband(full.snapshot());
+      assert.ok(kept.lost > 0n, 'the one-page side-band rings overflowed');
+      assert.equal(kept.lostRecords, 0n, 'no LOST record reached the rings: the space was never freed while recording');
+      assert.equal(BigInt(kept.records) + kept.lost, BigInt(expected), `kept ${kept.records} + lost ${kept.lost} = the ${expected} records a drained ring keeps`);
+    } finally {
+      full.dispose();
+    }
+  });
 });

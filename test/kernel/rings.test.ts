@@ -2,13 +2,17 @@
 // records lost while paused, side-band COMM/MMAP2/EXIT, gap-free swaps, both copy paths, and
 // borrowing a ring through pidfd_getfd.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { Recorder, borrowPerfFd } from '../../native/perf/recorder';
-import { mapExistingRing, BackwardRing } from '../../native/perf/ring';
+import { mapExistingRing, BackwardRing, ForwardRing } from '../../native/perf/ring';
+import { lostReadFormat, openEvent } from '../../native/perf/events';
+import { processAlive } from '../../native/perf/borrowed';
 import { onlineCpus, parseCpuList, synthesizeSideband } from '../../native/perf/procfs';
 import { parseProcMaps } from '../../native/sys/procmaps';
 import * as libc from '../../native/sys/libc';
 import type { RingCopy } from '../../native/abi/snapshot';
+import { decodeSnapshot } from '../../native/decode/columns';
+import { walkRing } from '../../native/decode/walk';
 import { fixture, samplesOf, softwareEvent, tracepointEvent, walk, perfResources, RecordType, SoftwareConfig, TEST_SAMPLE_SIZE } from './helpers';
 
 function callGetpid(times: number): void {
@@ -99,6 +103,47 @@ describe('kernel: rings', function () {
       }
       assert.equal(lost, 100n);
       assert.equal(mainThreadSamples(rings).length, 11);
+      // Oldest first, the LOST comes before the sample whose output reported it (the one after the
+      // gap), not after it: in the walk and in the decoded, merged columns.
+      const decoded = decodeSnapshot({ events: recorder.eventDescriptions(), rings });
+      let lostRows = 0;
+      for (let r = 0; r < rings.length; r++) {
+        const ring = rings[r];
+        const records = walk(ring).records;
+        if (records[0]?.type !== RecordType.LOST) continue;
+        const order = Array.from(walkRing(ring).offsets);
+        assert.deepEqual(order.slice(-2), [records[0].offset, records[1].offset], 'walkRing: LOST, then the sample after the gap, newest last');
+        const rows = Array.from({ length: decoded.columns.length }, (_, row) => row).filter((row) => decoded.columns.ring[row] === r);
+        const at = rows.findIndex((row) => decoded.columns.kind[row] === RecordType.LOST);
+        assert.deepEqual(rows.slice(at).map((row) => decoded.columns.kind[row]), [RecordType.LOST, RecordType.SAMPLE], 'columns: LOST, then the sample after the gap, newest last');
+        assert.equal(decoded.columns.offset[rows[at + 1]], records[1].offset);
+        // In time order of this process's own samples: 10 before the gap, the LOST, 1 after it.
+        const mine = Array.from({ length: decoded.columns.length }, (_, row) => row)
+          .filter((row) => decoded.columns.kind[row] === RecordType.LOST || (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.tid[row] === process.pid));
+        const lostAt = mine.indexOf(rows[at]);
+        assert.equal(decoded.columns.kind[mine[lostAt + 1]], RecordType.SAMPLE);
+        assert.equal(decoded.columns.ring[mine[lostAt + 1]], r, 'the row after the LOST is its own ring\'s sample');
+        lostRows++;
+      }
+      assert.ok(lostRows > 0);
+      assert.equal(decoded.coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? 0n), 0n), 100n, 'the kernel\'s own count (PERF_FORMAT_LOST) agrees');
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('counts records lost while paused even when no LOST record reaches the ring (PERF_FORMAT_LOST)', async () => {
+    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 8 });
+    try {
+      callGetpid(10);
+      recorder.pause();
+      callGetpid(37);
+      recorder.resume();
+      // Nothing written since the resume: the kernel holds the loss until the next record, so the
+      // copy has no LOST record, and only the read_format count knows.
+      const decoded = decodeSnapshot({ events: recorder.eventDescriptions(), rings: recorder.snapshot().rings });
+      assert.equal(decoded.coverage.reduce((sum, ring) => sum + ring.lostRecords, 0n), 0n);
+      assert.equal(decoded.coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? -1n), 0n), 37n);
     } finally {
       recorder.dispose();
     }
@@ -283,6 +328,51 @@ describe('kernel: rings', function () {
       assert.ok(moves > 1000, `the kernel wrote while we read (${moves} head moves in ${reads} reads)`);
     } finally {
       recorder.dispose();
+    }
+  });
+
+  it('drains a forward ring under a fast writer: data_tail published whole, every record whole, kept + counted lost = every call', async function () {
+    this.timeout(120000);
+    // A child makes N getpid calls into a one-page forward ring while this thread drains it in a
+    // tight loop, on both copy paths. A torn data_head or a data_tail published early would hand
+    // the kernel space we had not read, or make us read space it had not written: records cut or
+    // invented. Instead every drained byte must walk into whole records, and the calls the ring
+    // could not take must be exactly the kernel's loss count.
+    const calls = 100_000;
+    for (const mode of ['zero-copy', 'memcpy'] as const) {
+      const child = spawn('/bin/sh', ['-c', 'read _; exec "$0" "$1"', fixture('kernel_getpid'), String(calls)], { stdio: ['pipe', 'ignore', 'ignore'] });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      await new Promise((resolve) => child.once('spawn', resolve));
+      const base = tracepointEvent('syscalls', 'sys_enter_getpid').attr;
+      const event = openEvent({ ...base, readFormat: lostReadFormat(), flags: { disabled: true, enableOnExec: true } }, child.pid!, -1);
+      const ring = new ForwardRing(event, 1, { ringId: 0, label: 'getpid', cpu: -1, tid: child.pid!, defaultEvent: 0 }, mode);
+      try {
+        child.stdin!.end('\n');
+        let drains = 0;
+        let moved = 0;
+        for (const deadline = Date.now() + 60000; processAlive(child.pid!) && Date.now() < deadline; drains++) moved += ring.drain();
+        assert.equal(await exited, 0);
+        const copy = ring.read().copy;
+        const walked = walkRing(copy);
+        assert.deepEqual(walked.anomalies, [], `${mode}: every drained byte is a whole record`);
+        assert.equal(walked.retainedBytes, copy.validBytes);
+        let samples = 0n;
+        let lostInRecords = 0n;
+        const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset);
+        for (const offset of walked.offsets) {
+          const type = view.getUint32(offset, true);
+          if (type === RecordType.SAMPLE) samples++;
+          else if (type === RecordType.LOST) lostInRecords += view.getBigUint64(offset + 16, true);
+        }
+        const lost = copy.lostSinceOpen;
+        assert.ok(lost !== undefined && lost > 0n, `${mode}: the one-page ring overflowed (${lost} lost, ${drains} drains moved ${moved} bytes)`);
+        assert.equal(samples + lost, BigInt(calls), `${mode}: ${samples} kept + ${lost} lost = every call`);
+        assert.ok(lostInRecords <= lost && lostInRecords > 0n, `${mode}: LOST records report ${lostInRecords} of the ${lost} (the last gap may have no record after it)`);
+        assert.ok(samples > BigInt(calls / 100), `${mode}: the drains kept up with part of the stream (${samples} kept)`);
+      } finally {
+        ring.dispose();
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
     }
   });
 
