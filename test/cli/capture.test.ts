@@ -200,7 +200,16 @@ describe('ringside capture (real kernel)', function () {
       let stderr = '';
       capture.stdout.on('data', (d) => (stdout += d));
       capture.stderr.on('data', (d) => (stderr += d));
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      // SIGUSR2 before the capture installs its handler would kill it (the default action): wait
+      // until /proc says it catches SIGUSR2 (SigCgt bit 11), however slow node starts on a busy host.
+      const catchesUsr2 = () => {
+        const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${capture.pid}/status`, 'utf8'))?.[1] ?? '0';
+        return (BigInt(`0x${mask}`) & (1n << 11n)) !== 0n;
+      };
+      for (const deadline = Date.now() + 30000; !catchesUsr2(); await new Promise((resolve) => setTimeout(resolve, 20))) {
+        assert.ok(Date.now() < deadline, `the capture never installed its SIGUSR2 handler: ${stderr}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
       capture.kill('SIGUSR2');
       const code = await new Promise<number | null>((resolve) => capture.on('exit', resolve));
       assert.equal(code, 0, stderr);
