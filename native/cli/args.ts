@@ -89,6 +89,7 @@ export const USAGE = `usage:
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
+                [--snapshot-on SPEC]... [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
   ringside list [--json]
 
@@ -290,7 +291,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
   if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
   if (command === 'keep' && windowSec !== undefined) throw new UsageError('keep publishes its rings for others to map, so they cannot be swapped for larger ones: give keep a larger --pages instead of --window');
-  if (command === 'keep' && (snapshotOn.length > 0 || snapshotOnExitSignal)) throw new UsageError('keep does not take triggers yet: use capture --snapshot-on / --snapshot-on-exit-signal');
+  if (command === 'keep' && snapshotOnExitSignal) throw new UsageError('--snapshot-on-exit-signal is for capture: a keeper ends its launched command when it stops, and its clients see the exit');
   return {
     command, events, target, pages, period, freq, callGraph, durationSec, output,
     format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,

@@ -14,7 +14,7 @@ import { decodeSnapshot } from '../decode/columns';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
-import { triggeredSnapshotPath } from './triggers';
+import { writeTriggeredSnapshot } from './triggers';
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];
@@ -71,16 +71,8 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     };
     let triggered = 0;
     const takeTriggered = async (reason: string) => {
-      const raw = recorder.snapshot();
-      const decoded = decodeSnapshot(raw);
-      const file = triggeredSnapshotPath(options.snapshotDir!, ++triggered);
-      const perTrigger = new SnapshotWriter({ format: 'perf.data', output: file });
-      try {
-        await perTrigger.write(decoded, raw.processes, raw.limitations);
-      } finally {
-        await perTrigger.close();
-      }
-      if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${decoded.columns.length} records)\n`);
+      const { file, records } = await writeTriggeredSnapshot(recorder, options.snapshotDir!, ++triggered);
+      if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records)\n`);
     };
     return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
   } finally {

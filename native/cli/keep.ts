@@ -10,10 +10,29 @@ import { keeperStateDir, listKeeperStates, type KeeperState } from '../keeper/st
 import { decodeSnapshot } from '../decode/columns';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { synthesizeSideband } from '../perf/procfs';
+import { TriggerWatcher } from '../perf/trigger-watcher';
+import { writeTriggeredSnapshot } from './triggers';
 
 export async function runKeep(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
-  return runKeeperUntilSignal({ events: prepared.events, target: recorderTarget(options, prepared), pages: options.pages });
+  const triggers = prepared.triggerIndices;
+  const log = (line: string) => process.stderr.write(line + '\n');
+  return runKeeperUntilSignal({
+    events: prepared.events, target: recorderTarget(options, prepared), pages: options.pages,
+    // A trigger's ring holds only its own records, so a moving data_head means it fired.
+    ...(triggers.length ? { ownRing: triggers } : {}),
+  }, log, triggers.length === 0 ? undefined : (keeper) => {
+    // The keeper takes its triggered snapshots itself, so they are written with nobody attached.
+    let written = 0;
+    const watcher: TriggerWatcher = new TriggerWatcher(() => keeper.recorder.backwardRings,
+      { eventIndices: triggers, postSec: options.postSec, minIntervalSec: options.minIntervalSec },
+      () => void writeTriggeredSnapshot(keeper.recorder, options.snapshotDir!, ++written)
+        .then(({ file, records }) => { if (!options.quiet) log(`ringside: trigger ${options.snapshotOn.join(', ')}: wrote ${file} (${records} records)`); })
+        .catch((error: unknown) => log(`ringside: a triggered snapshot failed: ${error instanceof Error ? error.message : String(error)}`))
+        .finally(() => watcher.rearm()));
+    watcher.start();
+    return () => watcher.stop();
+  });
 }
 
 function liveKeepers(): KeeperState[] {

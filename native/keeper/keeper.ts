@@ -18,6 +18,8 @@ export interface KeeperOptions {
   readonly pages?: number;
   /** Directory of state files (default keeperStateDir()). */
   readonly dir?: string;
+  /** Trigger events (indices into `events`): each gets a ring of its own, whose moving data_head means it fired. */
+  readonly ownRing?: readonly number[];
 }
 
 export interface RunningKeeper {
@@ -33,7 +35,8 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
   // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
-  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false });
+  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
+    ...(options.ownRing ? { ownRing: options.ownRing } : {}) });
   const dir = options.dir ?? keeperStateDir();
   const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir))) }));
   let sidebandDrain: NodeJS.Timeout | undefined;
@@ -112,8 +115,14 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
 }
 
 /** Runs a keeper until SIGTERM/SIGINT; returns the exit code. */
-export async function runKeeperUntilSignal(options: KeeperOptions, log: (line: string) => void = (line) => process.stderr.write(line + '\n')): Promise<number> {
+/**
+ * Runs a keeper until SIGTERM/SIGINT. `whileRunning` starts work that lives as long as the keeper
+ * (triggered snapshots) and returns how to stop it.
+ */
+export async function runKeeperUntilSignal(options: KeeperOptions, log: (line: string) => void = (line) => process.stderr.write(line + '\n'),
+  whileRunning?: (keeper: RunningKeeper) => () => void): Promise<number> {
   const keeper = await startKeeper(options);
+  const stopWork = whileRunning?.(keeper);
   log(`ringside keep: pid ${process.pid} holds ${keeper.state.rings.length} ring(s) of ${keeper.state.events.map((e) => e.name).join(', ')}; state in ${keeper.statePath}; stop with kill -TERM ${process.pid}`);
   await new Promise<void>((resolve) => {
     const done = () => {
@@ -124,6 +133,7 @@ export async function runKeeperUntilSignal(options: KeeperOptions, log: (line: s
     process.on('SIGTERM', done);
     process.on('SIGINT', done);
   });
+  stopWork?.();
   // A keeper that launched its program ends it too (SIGTERM, then SIGKILL): nothing it started outlives it.
   await keeper.recorder.endLaunched();
   keeper.stop();

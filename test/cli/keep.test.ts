@@ -94,6 +94,27 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     assert.equal(readdirSync(snapshots).length, 1);
   });
 
+  it('keep --snapshot-on writes a perf.data each time the trigger fires, with nobody attached, and the trigger records are in it', async () => {
+    const snapshots = path.join(dir, 'triggered');
+    // kernel_getpid 3 4000: three getpid() calls at once, then 4 s asleep while the keeper holds on.
+    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--snapshot-on', 'syscalls:sys_enter_getpid', '--snapshot-dir', snapshots,
+      '--', fixture('kernel_getpid'), '3', '4000'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const written = (): string[] => { try { return readdirSync(snapshots); } catch { return []; } };
+    for (const deadline = Date.now() + 20000; !/wrote .*ringside-001-/.test(stderr); await new Promise((resolve) => setTimeout(resolve, 100))) {
+      assert.ok(Date.now() < deadline, `no triggered snapshot: ${stderr}`);
+    }
+    assert.equal(written().length, 1, written().join(', '));
+    const lines = execFileSync('perf', ['script', '-i', path.join(snapshots, written()[0]), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n').filter((line) => line.includes('kernel_getpid'));
+    assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, 3, 'the three trigger records');
+    const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+    keeper.kill('SIGTERM');
+    assert.equal(await exited, 0, stderr);
+    assert.equal(written().length, 1, 'nothing fired again');
+  });
+
   it('a keeper drains its side-band: 1000 execs of /bin/true keep all 1000 COMM records in a later snapshot, nothing lost', async function () {
     // 1000 execs take seconds on a loaded 2-CPU host; a 16-page side-band ring holds about 90 of them.
     this.timeout(180000);
