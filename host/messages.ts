@@ -56,7 +56,7 @@ export function toJsonValue(v: unknown, depth = 0): JsonValue {
 /** A DecodedRecord as the details pane wants it; the host adds symbolized callchain and source when it has them. */
 export function recordDetailsOf(record: DecodedRecord, extra: {
   readonly tracepointFields?: Readonly<Record<string, unknown>>; readonly callchain?: readonly CallchainEntry[];
-  readonly source?: { readonly file: string; readonly line: number };
+  readonly symbols?: readonly string[]; readonly source?: { readonly file: string; readonly line: number };
 } = {}): RecordDetails {
   const fields = toJsonValue(record.fields) as { [name: string]: JsonValue };
   return {
@@ -68,6 +68,7 @@ export function recordDetailsOf(record: DecodedRecord, extra: {
     ...(record.cpu !== undefined ? { cpu: record.cpu } : {}),
     ...(extra.tracepointFields ? { tracepointFields: toJsonValue(extra.tracepointFields) as { [name: string]: JsonValue } } : {}),
     ...(extra.callchain ? { callchain: extra.callchain } : {}),
+    ...(extra.symbols ? { symbols: extra.symbols } : {}),
     ...(extra.source ? { source: extra.source } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { RecordType, Sample } from '../native/perf/uapi';
 import { validateHostToWebview } from '../shared/validate';
 import { rowDetails, snapshotToWire } from './wire';
 import { rowsMatchingField } from './field-filter';
+import { FrameSymbols } from './frame-symbols';
 import type { TracepointFormat } from '../native/decode/types';
 
 const sampleType = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
@@ -27,7 +28,7 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     const asked: bigint[] = [];
     const { start, batches } = snapshotToWire(decoded, {
       snapshotId: 's', name: 'S', takenAtMs: 1,
-      symbolize: (_pid, ip) => { asked.push(ip); return ip === 0x401000n ? 'main+0x10' : undefined; },
+      symbols: new FrameSymbols((_pid, ip) => { asked.push(ip); return ip === 0x401000n ? 'main+0x10' : undefined; }),
     });
     assert.ok(validateHostToWebview(start).ok);
     assert.deepEqual(start.threads, [{ pid: 42, tid: 43, comm: 'worker' }]);
@@ -39,11 +40,12 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
 
   it('details carry the symbolized callchain without context markers, and the source line', () => {
     const decoded = snapshot();
-    const details = rowDetails(decoded, 1, (_pid, ip) => `f_${ip.toString(16)}`, (_pid, ip) => ({ file: 'a.c', line: Number(ip & 0xfffn) }));
+    const details = rowDetails(decoded, 1, new FrameSymbols((_pid, ip) => `f_${ip.toString(16)}`, (_pid, ip) => ({ file: 'a.c', line: Number(ip & 0xfffn) })));
     assert.deepEqual(details.callchain, [
-      { ip: '0x401000', symbol: 'f_401000', file: 'a.c', line: 0 },
-      { ip: '0x401100', symbol: 'f_401100', file: 'a.c', line: 0x100 },
+      { ip: '0x401000', symbol: 0, file: 'a.c', line: 0 },
+      { ip: '0x401100', symbol: 1, file: 'a.c', line: 0x100 },
     ]);
+    assert.deepEqual(details.symbols, ['f_401000', 'f_401100']);
     assert.deepEqual(details.source, { file: 'a.c', line: 0 });
     assert.equal(details.fields.sym, 'f_401000');
     assert.equal(details.fields.ip, '0x401000');

@@ -205,10 +205,15 @@ describe('host-side conversions', () => {
     const v = validate(start);
     assert.ok(v.ok, v.ok ? '' : v.reason);
     const details = recordDetailsOf({ type: 'SAMPLE', misc: 2, timeNs: 123n, pid: 1, fields: { ip: 0xffffffff81000000n, raw: new Uint8Array([1, 171]), n: [1n, 2] } },
-      { callchain: [{ ip: '0x1', symbol: 'f' }] });
+      { callchain: [{ ip: '0x1', symbol: 0 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['f'] });
     assert.deepEqual(details, { type: 'SAMPLE', misc: 2, timeNs: '123', pid: 1, fields: { ip: '18446744071578845184', raw: '01ab', n: ['1', 2] },
-      callchain: [{ ip: '0x1', symbol: 'f' }] });
+      callchain: [{ ip: '0x1', symbol: 0 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['f'] });
     const r = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details });
     assert.ok(r.ok, r.ok ? '' : r.reason);
+    // A frame's symbol must index the record's string table.
+    const dangling = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details: { ...details, symbols: [] } });
+    assert.ok(!dangling.ok && /callchain\[0\]\.symbol/.test(dangling.reason), dangling.ok ? 'accepted' : dangling.reason);
+    const named = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details: { ...details, callchain: [{ ip: '0x1', symbol: 'f' }] } });
+    assert.ok(!named.ok, 'a frame carries an index, not a name');
   });
 });

@@ -76,9 +76,12 @@ export interface RecordBatch {
   readonly symbolTable?: readonly string[];
 }
 
+/** One callchain frame: `symbol` indexes RecordDetails.symbols (absent: no symbol, shown as [unknown] or [kernel]). */
 export interface CallchainEntry {
   readonly ip: string;
-  readonly symbol?: string;
+  readonly symbol?: number;
+  /** A kernel address: without a readable /proc/kallsyms it has no name, only this. */
+  readonly kernel?: boolean;
   readonly file?: string;
   readonly line?: number;
 }
@@ -97,6 +100,8 @@ export interface RecordDetails {
   readonly fields: { readonly [name: string]: JsonValue };
   readonly tracepointFields?: { readonly [name: string]: JsonValue };
   readonly callchain?: readonly CallchainEntry[];
+  /** The names the callchain refers to by index, each once. */
+  readonly symbols?: readonly string[];
   readonly source?: { readonly file: string; readonly line: number };
 }
 
@@ -150,7 +155,9 @@ export interface ErrorInfo {
 // Host → webview
 
 export type HostToWebview =
-  | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string }
+  | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string;
+      /** The host has an editor that answers `revealRequest` (the panel does; the offline page does not). */
+      readonly editor?: boolean }
   | SnapshotStart
   | RecordBatch
   | { readonly type: 'detailsReply'; readonly replyTo: number; readonly snapshotId: string; readonly row: number;

@@ -149,12 +149,15 @@ function validateDetails(v: unknown, path: string): void {
   for (const k of ['pid', 'tid', 'cpu']) if (d[k] !== undefined) int(d, k, path, -1, 2 ** 32);
   validateJson(obj(d.fields, `${path}.fields`), `${path}.fields`);
   if (d.tracepointFields !== undefined) validateJson(obj(d.tracepointFields, `${path}.tracepointFields`), `${path}.tracepointFields`);
+  const symbolCount = d.symbols === undefined ? 0 : arr(d, 'symbols', path).length;
+  if (d.symbols !== undefined) arr(d, 'symbols', path).forEach((_, i) => str(d.symbols as Obj, String(i), `${path}.symbols`, 4096));
   if (d.callchain !== undefined) {
     arr(d, 'callchain', path).forEach((c, i) => {
       const p = `${path}.callchain[${i}]`;
       const co = obj(c, p);
       str(co, 'ip', p, 32);
-      optStr(co, 'symbol', p);
+      if (co.symbol !== undefined) int(co, 'symbol', p, 0, symbolCount - 1);
+      if (co.kernel !== undefined) bool(co, 'kernel', p);
       optStr(co, 'file', p);
       if (co.line !== undefined) int(co, 'line', p);
     });
@@ -218,7 +221,7 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
   return guard<HostToWebview>((o) => {
     const type = str(o, 'type', 'message', 64);
     switch (type) {
-      case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); return;
+      case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); if (o.editor !== undefined) bool(o, 'editor', 'init'); return;
       case 'snapshotStart': validateSnapshotStart(o); return;
       case 'batch': validateBatch(o); return;
       case 'detailsReply':

@@ -161,6 +161,7 @@ export class App {
     switch (m.type) {
       case 'init':
         if (m.title) document.title = m.title;
+        this.details.setEditor(m.editor === true);
         return;
       case 'snapshotStart': {
         this.store.beginSnapshot(m);

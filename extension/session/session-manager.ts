@@ -4,9 +4,12 @@
 // after the rings are running again, so the pause window stays as short as the copy.
 
 import { writeFile } from 'node:fs/promises';
-import type { DecodedSnapshot, EventDescription, RawSnapshot } from '../../native/decode/types';
+import type { DecodedSnapshot, EventDescription } from '../../native/decode/types';
 import type { KeeperState } from '../../native/keeper/state';
-import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus } from './ports';
+import type { ProcessSideband } from '../../native/perf/sideband-types';
+import { SnapshotSymbols } from '../../native/cli/symbols';
+import type { FrameSymbols } from '../../host/frame-symbols';
+import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
 
 export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
 export type SessionState = 'running' | 'paused' | 'stopped';
@@ -27,6 +30,8 @@ export interface SnapshotEntry {
   readonly decodeMs: number;
   /** What the recording could not see and why (user space only, rings shrunk to the lock budget). */
   readonly limitations: readonly string[];
+  /** The session's symbol table (mappings learnt from this and earlier snapshots): names IPs and callchain frames. */
+  readonly symbols: FrameSymbols;
 }
 
 export interface SessionInfo {
@@ -70,6 +75,8 @@ interface Session {
   targetExited: boolean;
   readonly childPid?: number;
   snapshots: SnapshotEntry[];
+  /** Mappings and comms learnt across the session's snapshots, as the CLI's capture does. */
+  readonly symbols: SnapshotSymbols;
   snapshotInFlight?: Promise<SnapshotEntry>;
   ownerExited: boolean;
   targetExit?: string;
@@ -195,7 +202,7 @@ export class SessionManager {
     const source = session.source;
     const work = (async () => {
       progress?.('copying rings', 0);
-      const raw: RawSnapshot = await source.snapshot();
+      const raw: SourceSnapshot = await source.snapshot();
       const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
       progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
       const decodeStart = performance.now();
@@ -203,7 +210,7 @@ export class SessionManager {
       const decodeMs = performance.now() - decodeStart;
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? []);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? [], raw.processes ?? []);
     })();
     session.snapshotInFlight = work;
     try {
@@ -319,7 +326,7 @@ export class SessionManager {
         return;
       }
       case 'html':
-        await this.backend.writeHtml(entry.decoded, file);
+        await this.backend.writeHtml(entry.decoded, file, entry.symbols);
         return;
     }
   }
@@ -348,6 +355,7 @@ export class SessionManager {
       ownerExited: false,
       ...(source?.childPid !== undefined ? { childPid: source.childPid } : {}),
       snapshots: [],
+      symbols: new SnapshotSymbols(),
     };
     this.sessions.set(id, session);
     this.emit(session, 'started');
@@ -355,14 +363,16 @@ export class SessionManager {
   }
 
   private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number,
-    limitations: readonly string[] = []): SnapshotEntry {
+    limitations: readonly string[] = [], processes: readonly ProcessSideband[] = []): SnapshotEntry {
+    // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
+    session.symbols.learn(decoded, processes);
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
       name, sessionId: session.id, takenAtMs, decoded, sizeBytes,
-      recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations,
+      recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations, symbols: session.symbols.frames,
     };
     session.snapshots.push(entry);
     this.trim(session);

@@ -144,7 +144,9 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
   });
 
-  it('selects on click, requests details, shows fields, callchain and Reveal in editor', async () => {
+  it('selects on click, requests details, shows fields, named callchain frames and Reveal in editor', async () => {
+    // The panel's host says it has an editor (the offline page does not): frames with a source line become links.
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({ type: 'init', protocolVersion: 1, editor: true }));
     const p = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 505000));
     await page.mouse.click(p.x, p.y);
     const [request] = await waitPosted(page, 'detailsRequest', 1);
@@ -157,17 +159,30 @@ describe('timeline webview in Chromium', function () {
     await page.evaluate((id) => (window as unknown as { __send(m: unknown): void }).__send({
       type: 'detailsReply', replyTo: id, snapshotId: 'snap-1', row: 0,
       details: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, timeNs: '5000000505000', fields: { period: 10000, ip: '0x4010c8' },
-        callchain: [{ ip: '0x4010c8', symbol: 'busy_loop', file: '/src/loop.c', line: 12 }, { ip: '0x401200', symbol: '<b>main</b>' }],
+        callchain: [{ ip: '0xffffffff81001234', kernel: true }, { ip: '0x4010c8', symbol: 0, file: '/src/loop.c', line: 12 },
+          { ip: '0x401200', symbol: 1, file: '/src/main.c', line: 30 }, { ip: '0x7f0000001000' }],
+        symbols: ['busy_loop+0x8', '<b>main</b>+0x20'],
         source: { file: '/src/loop.c', line: 12 } },
     }), request.requestId as number);
     await page.waitForSelector('#rs-details .rs-callchain');
     const callchain = await page.$$eval('#rs-details .rs-callchain li', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(callchain, ['0x4010c8 busy_loop (/src/loop.c:12)', '0x401200 <b>main</b>']);
+    assert.deepEqual(callchain, ['[kernel] 0xffffffff81001234', 'busy_loop+0x8 0x4010c8 /src/loop.c:12', '<b>main</b>+0x20 0x401200 /src/main.c:30',
+      '[unknown] 0x7f0000001000']);
+    assert.equal(await page.$('#rs-details .rs-callchain b'), null, 'names are text, never markup');
     assert.match(await inner(page, '#rs-details .rs-remote-details'), /period\s+10000/);
     await page.click('#rs-reveal');
     const [reveal] = await waitPosted(page, 'revealRequest', 1);
     assert.equal(reveal.file, '/src/loop.c');
     assert.equal(reveal.line, 12);
+    // Each frame with a source line: click, or focus and Enter, asks the host to reveal it; the others are not links.
+    assert.equal(await page.locator('#rs-details .rs-frame-link').count(), 2);
+    await page.locator('#rs-details .rs-frame-link').nth(1).click();
+    const clicked = (await waitPosted(page, 'revealRequest', 2)).at(-1)!;
+    assert.deepEqual([clicked.file, clicked.line], ['/src/main.c', 30]);
+    await page.locator('#rs-details .rs-frame-link').first().focus();
+    await page.keyboard.press('Enter');
+    const entered = (await waitPosted(page, 'revealRequest', 3)).at(-1)!;
+    assert.deepEqual([entered.file, entered.line], ['/src/loop.c', 12]);
   });
 
   it('moves between records with the keyboard', async () => {
