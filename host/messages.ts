@@ -4,7 +4,7 @@
 import type { DecodedRecord, DecodedSnapshot, EventDescription, RingCoverage } from '../native/decode/types';
 import { PerfType } from '../native/perf/uapi';
 import { columnsToBatches, type BatchOptions } from '../shared/batches';
-import type { CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
+import type { WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
 
 export function eventInfoOf(e: EventDescription): EventInfo {
   const kind: EventKind = e.attr.type === PerfType.TRACEPOINT ? 'tracepoint' : e.attr.type === PerfType.BREAKPOINT ? 'breakpoint'
@@ -24,6 +24,7 @@ export function coverageFactOf(c: RingCoverage): CoverageFact {
 /** The snapshotStart message for a decoded snapshot plus its batches (send start, then batch 0, then one per ack). */
 export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions & {
   readonly name: string; readonly takenAtMs: number; readonly threads: readonly ThreadInfo[]; readonly limitations?: readonly string[];
+  readonly stackTable?: WireStacks;
 }): { start: SnapshotStart; batches: RecordBatch[] } {
   const batches = columnsToBatches(decoded.columns, options);
   const start: SnapshotStart = {
@@ -31,6 +32,7 @@ export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions
     totalRows: decoded.columns.length, batchCount: batches.length, takenAtMs: options.takenAtMs,
     events: decoded.events.map(eventInfoOf), threads: options.threads, coverage: decoded.coverage.map(coverageFactOf),
     ...(options.limitations?.length ? { limitations: [...options.limitations] } : {}),
+    ...(options.stackTable ? { stacks: options.stackTable } : {}),
   };
   return { start, batches };
 }

@@ -3,7 +3,7 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
-import { RecordType } from '../native/perf/uapi';
+import { RecordType, Sample } from '../native/perf/uapi';
 import { functionName, KERNEL_FRAME, UNKNOWN_FRAME, type StackTable } from '../shared/stacks';
 import type { FrameSymbols } from './frame-symbols';
 
@@ -27,8 +27,11 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols)
   const frames: number[] = [];
   const stackOf = new Int32Array(length).fill(-1);
   const current: number[] = [];
+  // Only events that sample callchains are decoded (the event column indexes snapshot.events).
+  const withCallchain = snapshot.events.map((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
+  const { event } = snapshot.columns;
   for (let row = 0; row < length; row++) {
-    if (kind[row] !== RecordType.SAMPLE) continue;
+    if (kind[row] !== RecordType.SAMPLE || withCallchain[event[row]] === false) continue;
     let callchain: unknown;
     let pid = -1;
     try {

@@ -32,10 +32,14 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     });
     assert.ok(validateHostToWebview(start).ok);
     assert.deepEqual(start.threads, [{ pid: 42, tid: 43, comm: 'worker' }]);
-    assert.deepEqual(asked, [0x401000n], 'cached per (pid, ip)');
+    assert.deepEqual(asked, [0x401000n, 0x401100n], 'each distinct (pid, ip) once: sample IPs and callchain frames alike');
     const batch = batches[0];
     assert.deepEqual(batch.symbolTable, ['main+0x10']);
     assert.deepEqual([...new Int32Array(batch.symbolIndex!)], [-1, 0, 0]);
+    // Stacks by function name (offsets dropped), leaf first, each distinct stack once; rows refer to them.
+    assert.deepEqual(start.stacks, { names: ['main', '[unknown]'], start: [0, 2, 3], frames: [0, 1, 0] });
+    assert.deepEqual([...new Int32Array(batch.stackIndex!)], [-1, 0, 1]);
+    assert.ok(validateHostToWebview(batch).ok);
   });
 
   it('details carry the symbolized callchain without context markers, and the source line', () => {

@@ -10,6 +10,7 @@ import type { SymbolColumn } from '../shared/batches';
 import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
+import { snapshotStacks } from './stacks';
 
 export interface WireOptions {
   readonly snapshotId: string;
@@ -84,7 +85,14 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
+  // Sampled call stacks for the call tree, when any sample has a callchain.
+  const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
+  const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   return snapshotMessages(snapshot, {
+    ...(withStacks ? {
+      stacks: withStacks.stackOf,
+      stackTable: { names: withStacks.table.names, start: Array.from(withStacks.table.start), frames: Array.from(withStacks.table.frames) },
+    } : {}),
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,

@@ -60,6 +60,15 @@ export interface SnapshotStart {
   readonly coverage: readonly CoverageFact[];
   /** What the recording could not see and why (user space only, rings shrunk to the lock budget); absent when nothing. */
   readonly limitations?: readonly string[];
+  /** The snapshot's distinct sampled call stacks (function names), when its samples have callchains; batches refer to them by id. */
+  readonly stacks?: WireStacks;
+}
+
+/** A StackTable (shared/stacks.ts) as JSON: stack s is frames[start[s] .. start[s+1]), leaf first, indexes into names. */
+export interface WireStacks {
+  readonly names: readonly string[];
+  readonly start: readonly number[];
+  readonly frames: readonly number[];
 }
 
 export interface RecordBatch {
@@ -74,6 +83,8 @@ export interface RecordBatch {
   /** Optional symbol per row: Int32 index into `symbolTable`, -1 for none. */
   readonly symbolIndex?: ArrayBuffer;
   readonly symbolTable?: readonly string[];
+  /** Optional stack per row: Int32 index into the snapshot's `stacks`, -1 for none. */
+  readonly stackIndex?: ArrayBuffer;
 }
 
 /** One callchain frame: `symbol` indexes RecordDetails.symbols (absent: no symbol, shown as [unknown] or [kernel]). */

@@ -108,6 +108,19 @@ function validateSnapshotStart(o: Obj): void {
     decimal(co, 'lost', p);
   });
   if (o.limitations !== undefined) arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
+  if (o.stacks !== undefined) {
+    const p = 'snapshotStart.stacks';
+    const s = obj(o.stacks, p);
+    const names = arr(s, 'names', p);
+    names.forEach((_, i) => str(names as unknown as Obj, String(i), `${p}.names`, 4096));
+    const frames = arr(s, 'frames', p);
+    frames.forEach((_, i) => int(frames as unknown as Obj, String(i), `${p}.frames`, 0, names.length - 1));
+    const start = arr(s, 'start', p);
+    if (start.length < 1) fail(`${p}.start`, 'at least [0]');
+    let previous = 0;
+    start.forEach((_, i) => { previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length); });
+    if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
+  }
 }
 
 function validateBatch(o: Obj): void {
@@ -120,6 +133,12 @@ function validateBatch(o: Obj): void {
   const rows = int(o, 'rowCount', p, 0, 2 ** 32 - 1);
   const columns = obj(o.columns, `${p}.columns`);
   for (const name of COLUMN_NAMES) buffer(columns, name, `${p}.columns`, rows * COLUMN_TYPES[name].BYTES_PER_ELEMENT);
+  if (o.stackIndex !== undefined) {
+    buffer(o, 'stackIndex', p, rows * 4);
+    const index = new Int32Array(o.stackIndex as ArrayBuffer);
+    // The stack count is the snapshot's (checked against it by the store); here: -1 or an id.
+    for (let i = 0; i < index.length; i++) if (index[i] < -1) fail(`${p}.stackIndex[${i}]`, '-1 or a stack id');
+  }
   if (o.symbolIndex !== undefined || o.symbolTable !== undefined) {
     buffer(o, 'symbolIndex', p, rows * 4);
     const table = arr(o, 'symbolTable', p);
