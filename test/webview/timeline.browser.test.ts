@@ -229,7 +229,12 @@ describe('timeline webview in Chromium', function () {
     assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
   });
 
-  it('brushes a range and counts records per event and thread', async () => {
+  it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
+    const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => `${'  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1)}${
+      tr.querySelector('.rs-calltree-fn')?.textContent} ${tr.querySelector('.rs-calltree-self')?.textContent}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`));
+    // Nothing brushed: the whole capture (101 samples, every fourth in helper).
+    assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '101 samples with callchains · whole capture');
+    assert.deepEqual(await calltree(), ['main 0/101', '  busy_loop 76/101', '    helper 25/25']);
     const a = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 252000));
     const b = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 448000));
     await page.keyboard.down('Shift');
@@ -245,6 +250,14 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(perEvent, ['cpu-clock20', 'sched:sched_switch2', 'syscalls:sys_enter_read1', 'syscalls:sys_exit_read1']);
     const perThread = await page.$$eval('#rs-range .rs-counts-thread tr', (rows) => rows.map((r) => r.textContent));
     assert.deepEqual(perThread, ['<img src=x onerror="window.__pwned=1"> 20020', 'worker 1003', 'worker 1011']);
+    // The range holds samples 25..44: 27, 31, 35, 39 and 43 in helper.
+    assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '20 samples with callchains · selected range');
+    assert.deepEqual(await calltree(), ['main 0/20', '  busy_loop 15/20', '    helper 5/5']);
+    await page.click('#rs-calltree button[data-mode="bottom-up"]');
+    assert.deepEqual(await calltree(), ['busy_loop 0/15', '  main 15/15', 'helper 0/5', '  busy_loop 0/5', '    main 5/5']);
+    await page.click('#rs-calltree button[data-mode="flame"]');
+    assert.equal(await page.locator('#rs-calltree canvas.rs-flame').getAttribute('data-boxes'), '3');
+    await page.click('#rs-calltree button[data-mode="top-down"]');
   });
 
   it('regroups by thread and filters', async () => {
