@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { DecodedSnapshot } from '../native/decode/types';
 import type { RecordDetails } from '../shared/protocol';
 import { renderStandaloneHtml } from './standalone';
-import { snapshotToWire, rowDetails, type SymbolizeFn, type SourceLineFn } from './wire';
+import { snapshotToWire, rowDetails } from './wire';
+import type { FrameSymbols } from './frame-symbols';
 
 /** Details embedded per row up to this many rows; past it the page shows the columns only. */
 const MAX_EMBEDDED_DETAILS = 20000;
@@ -20,15 +21,14 @@ function webviewAssets(): { script: string; css: string } {
   throw new Error(`the timeline page is not built (looked in ${candidates.join(', ')}); run npm run build`);
 }
 
-export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn,
-  limitations: readonly string[] = []): void {
+export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
   const takenAtMs = Date.now();
-  const { start, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbolize, limitations });
+  const { start, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations });
   const details: Record<number, RecordDetails> = {};
   const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
   for (let row = 0; row < rows; row++) {
     try {
-      details[row] = rowDetails(snapshot, row, symbolize, sourceLine);
+      details[row] = rowDetails(snapshot, row, symbols);
     } catch {
       // a record that does not decode is still on the timeline; its pane says it has no details
     }

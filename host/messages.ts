@@ -5,7 +5,7 @@ import type { DecodedRecord, DecodedSnapshot, RingCoverage } from '../native/dec
 import type { EventDescription } from '../native/abi/snapshot';
 import { PerfType } from '../native/abi/uapi';
 import { columnsToBatches, type BatchOptions } from '../shared/batches';
-import type { CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
+import type { WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
 
 export function eventInfoOf(e: EventDescription): EventInfo {
   const kind: EventKind = e.attr.type === PerfType.TRACEPOINT ? 'tracepoint' : e.attr.type === PerfType.BREAKPOINT ? 'breakpoint'
@@ -25,6 +25,7 @@ export function coverageFactOf(c: RingCoverage): CoverageFact {
 /** The snapshotStart message for a decoded snapshot plus its batches (send start, then batch 0, then one per ack). */
 export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions & {
   readonly name: string; readonly takenAtMs: number; readonly threads: readonly ThreadInfo[]; readonly limitations?: readonly string[];
+  readonly stackTable?: WireStacks;
 }): { start: SnapshotStart; batches: RecordBatch[] } {
   const batches = columnsToBatches(decoded.columns, options);
   const start: SnapshotStart = {
@@ -32,6 +33,7 @@ export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions
     totalRows: decoded.columns.length, batchCount: batches.length, takenAtMs: options.takenAtMs,
     events: decoded.events.map(eventInfoOf), threads: options.threads, coverage: decoded.coverage.map(coverageFactOf),
     ...(options.limitations?.length ? { limitations: [...options.limitations] } : {}),
+    ...(options.stackTable ? { stacks: options.stackTable } : {}),
   };
   return { start, batches };
 }
@@ -57,7 +59,7 @@ export function toJsonValue(v: unknown, depth = 0): JsonValue {
 /** A DecodedRecord as the details pane wants it; the host adds symbolized callchain and source when it has them. */
 export function recordDetailsOf(record: DecodedRecord, extra: {
   readonly tracepointFields?: Readonly<Record<string, unknown>>; readonly callchain?: readonly CallchainEntry[];
-  readonly source?: { readonly file: string; readonly line: number };
+  readonly symbols?: readonly string[]; readonly source?: { readonly file: string; readonly line: number };
 } = {}): RecordDetails {
   const fields = toJsonValue(record.fields) as { [name: string]: JsonValue };
   return {
@@ -69,6 +71,7 @@ export function recordDetailsOf(record: DecodedRecord, extra: {
     ...(record.cpu !== undefined ? { cpu: record.cpu } : {}),
     ...(extra.tracepointFields ? { tracepointFields: toJsonValue(extra.tracepointFields) as { [name: string]: JsonValue } } : {}),
     ...(extra.callchain ? { callchain: extra.callchain } : {}),
+    ...(extra.symbols ? { symbols: extra.symbols } : {}),
     ...(extra.source ? { source: extra.source } : {}),
   };
 }

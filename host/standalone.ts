@@ -79,6 +79,7 @@ function encodeBatch(batch: RecordBatch): unknown {
   return {
     ...batch, columns,
     ...(batch.symbolIndex ? { symbolIndex: base64Encode(batch.symbolIndex) } : {}),
+    ...(batch.stackIndex ? { stackIndex: base64Encode(batch.stackIndex) } : {}),
   };
 }
 
@@ -100,6 +101,7 @@ const STAND_IN = String.raw`(function () {
     columnNames.forEach(function (n) { columns[n] = decode(raw.columns[n]); });
     var m = Object.assign({}, raw, { columns: columns });
     if (raw.symbolIndex) m.symbolIndex = decode(raw.symbolIndex);
+    if (raw.stackIndex) m.stackIndex = decode(raw.stackIndex);
     return m;
   }
   var state = data.initialState || undefined;

@@ -5,6 +5,7 @@ import { RecordType, Sample } from '../native/abi/uapi';
 import { validateHostToWebview } from '../shared/validate';
 import { rowDetails, snapshotToWire } from './wire';
 import { rowsMatchingField } from './field-filter';
+import { FrameSymbols } from './frame-symbols';
 import type { TracepointFormat } from '../native/abi/snapshot';
 
 const sampleType = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
@@ -27,23 +28,28 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     const asked: bigint[] = [];
     const { start, batches } = snapshotToWire(decoded, {
       snapshotId: 's', name: 'S', takenAtMs: 1,
-      symbolize: (_pid, ip) => { asked.push(ip); return ip === 0x401000n ? 'main+0x10' : undefined; },
+      symbols: new FrameSymbols((_pid, ip) => { asked.push(ip); return ip === 0x401000n ? 'main+0x10' : undefined; }),
     });
     assert.ok(validateHostToWebview(start).ok);
     assert.deepEqual(start.threads, [{ pid: 42, tid: 43, comm: 'worker' }]);
-    assert.deepEqual(asked, [0x401000n], 'cached per (pid, ip)');
+    assert.deepEqual(asked, [0x401000n, 0x401100n], 'each distinct (pid, ip) once: sample IPs and callchain frames alike');
     const batch = batches[0];
     assert.deepEqual(batch.symbolTable, ['main+0x10']);
     assert.deepEqual([...new Int32Array(batch.symbolIndex!)], [-1, 0, 0]);
+    // Stacks by function name (offsets dropped), leaf first, each distinct stack once; rows refer to them.
+    assert.deepEqual(start.stacks, { names: ['main', '[unknown]'], start: [0, 2, 3], frames: [0, 1, 0] });
+    assert.deepEqual([...new Int32Array(batch.stackIndex!)], [-1, 0, 1]);
+    assert.ok(validateHostToWebview(batch).ok);
   });
 
   it('details carry the symbolized callchain without context markers, and the source line', () => {
     const decoded = snapshot();
-    const details = rowDetails(decoded, 1, (_pid, ip) => `f_${ip.toString(16)}`, (_pid, ip) => ({ file: 'a.c', line: Number(ip & 0xfffn) }));
+    const details = rowDetails(decoded, 1, new FrameSymbols((_pid, ip) => `f_${ip.toString(16)}`, (_pid, ip) => ({ file: 'a.c', line: Number(ip & 0xfffn) })));
     assert.deepEqual(details.callchain, [
-      { ip: '0x401000', symbol: 'f_401000', file: 'a.c', line: 0 },
-      { ip: '0x401100', symbol: 'f_401100', file: 'a.c', line: 0x100 },
+      { ip: '0x401000', symbol: 0, file: 'a.c', line: 0 },
+      { ip: '0x401100', symbol: 1, file: 'a.c', line: 0x100 },
     ]);
+    assert.deepEqual(details.symbols, ['f_401000', 'f_401100']);
     assert.deepEqual(details.source, { file: 'a.c', line: 0 });
     assert.equal(details.fields.sym, 'f_401000');
     assert.equal(details.fields.ip, '0x401000');

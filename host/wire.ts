@@ -9,15 +9,15 @@ import { RecordType, Misc } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
 import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
 import { recordDetailsOf, snapshotMessages } from './messages';
-
-export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
-export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
+import type { FrameSymbols } from './frame-symbols';
+import { snapshotStacks } from './stacks';
 
 export interface WireOptions {
   readonly snapshotId: string;
   readonly name: string;
   readonly takenAtMs: number;
-  readonly symbolize?: SymbolizeFn;
+  /** The capture's symbol table (names every sample's IP); absent: no symbols. */
+  readonly symbols?: FrameSymbols;
   /** comm of a thread, when the side-band or /proc knew it. */
   readonly comm?: (pid: number, tid: number) => string | undefined;
   readonly batchRows?: number;
@@ -46,10 +46,10 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): Thread
 
 /**
  * Symbol per SAMPLE row as a column (index into a table of distinct names), in one typed pass.
- * Symbolization is cached per (pid, ip) in numeric maps (no per-row strings or BigInts): hot loops
- * repeat the same few IPs millions of times.
+ * The capture's FrameSymbols resolves each address once; this pass adds a numeric cache in front of it
+ * (no per-row strings or BigInts), since hot loops repeat the same few IPs millions of times.
  */
-function rowSymbols(snapshot: DecodedSnapshot, symbolize: SymbolizeFn): SymbolColumn {
+function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolColumn {
   const { kind, pid, ipHi, ipLo, misc, length } = snapshot.columns;
   // (kernel ? -1 : pid) → ipHi → ipLo → table position (-1: no symbol).
   const cache = new Map<number, Map<number, Map<number, number>>>();
@@ -70,7 +70,7 @@ function rowSymbols(snapshot: DecodedSnapshot, symbolize: SymbolizeFn): SymbolCo
     if (!byLo) { byLo = new Map(); byHi.set(hi, byLo); }
     let id = byLo.get(lo);
     if (id === undefined) {
-      const symbol = symbolize(pid[row], (BigInt(hi) << 32n) | BigInt(lo), kernel);
+      const symbol = symbols.nameOf(pid[row], (BigInt(hi) << 32n) | BigInt(lo), kernel);
       if (symbol === undefined) id = -1;
       else {
         id = positionOf.get(symbol);
@@ -85,39 +85,60 @@ function rowSymbols(snapshot: DecodedSnapshot, symbolize: SymbolizeFn): SymbolCo
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
+  // Sampled call stacks for the call tree, when any sample has a callchain.
+  const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
+  const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   return snapshotMessages(snapshot, {
+    ...(withStacks ? {
+      stacks: withStacks.stackOf,
+      stackTable: { names: withStacks.table.names, start: Array.from(withStacks.table.start), frames: Array.from(withStacks.table.frames) },
+    } : {}),
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
     threads: threadsOf(snapshot, options.comm),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
-    ...(options.symbolize ? { symbols: rowSymbols(snapshot, options.symbolize) } : {}),
+    ...(options.symbols ? { symbols: rowSymbols(snapshot, options.symbols) } : {}),
   });
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);
 
-/** Every decoded field of one row, with the callchain symbolized and the source line when known. */
-export function rowDetails(snapshot: DecodedSnapshot, row: number, symbolize?: SymbolizeFn, sourceLine?: SourceLineFn): RecordDetails {
+/**
+ * Every decoded field of one row, with each callchain frame named through the capture's symbol table
+ * (names sent once per record as a string table, frames referring to them by index), kernel frames
+ * marked so the page can say [kernel] where kallsyms was unreadable, and source lines where known.
+ */
+export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: FrameSymbols): RecordDetails {
   const record = decodeRecordAt(snapshot, row);
   const { callchain, tracepoint, ...fields } = record.fields as Record<string, unknown> & { callchain?: unknown; tracepoint?: Record<string, unknown> };
   const pid = record.pid ?? -1;
   let chain: CallchainEntry[] | undefined;
+  const names: string[] = [];
+  const localIndex = new Map<number, number>();
   if (Array.isArray(callchain)) {
     chain = [];
     for (const frame of callchain as CallchainFrame[]) {
       if (frame.isMarker) continue;
       const kernel = frame.context === 'kernel' || frame.context === 'guest-kernel';
-      const symbol = symbolize?.(pid, frame.ip, kernel);
-      const position = kernel ? undefined : sourceLine?.(pid, frame.ip);
-      chain.push({ ip: hex(frame.ip), ...(symbol ? { symbol } : {}), ...(position ? { file: position.file, line: position.line } : {}) });
+      const resolved = symbols?.resolve(pid, frame.ip, kernel);
+      let symbol: number | undefined;
+      if (symbols && resolved && resolved.name >= 0) {
+        symbol = localIndex.get(resolved.name);
+        if (symbol === undefined) { symbol = names.length; names.push(symbols.strings[resolved.name]); localIndex.set(resolved.name, symbol); }
+      }
+      chain.push({
+        ip: hex(frame.ip), ...(symbol !== undefined ? { symbol } : {}), ...(kernel ? { kernel: true } : {}),
+        ...(resolved?.file !== undefined && resolved.line !== undefined ? { file: resolved.file, line: resolved.line } : {}),
+      });
     }
   }
   const ip = typeof fields.ip === 'bigint' ? fields.ip : undefined;
   const kernelIp = (record.misc & Misc.CPUMODE_MASK) === Misc.KERNEL;
-  const source = ip !== undefined && !kernelIp ? sourceLine?.(pid, ip) : undefined;
-  const symbol = ip !== undefined ? symbolize?.(pid, ip, kernelIp) : undefined;
+  const resolvedIp = ip !== undefined ? symbols?.resolve(pid, ip, kernelIp) : undefined;
+  const symbol = resolvedIp && resolvedIp.name >= 0 ? symbols?.strings[resolvedIp.name] : undefined;
+  const source = resolvedIp?.file !== undefined && resolvedIp.line !== undefined ? { file: resolvedIp.file, line: resolvedIp.line } : undefined;
   // Addresses read as hex, as in perf script; everything else keeps its decimal form.
   const shown = {
     ...fields,
@@ -127,7 +148,7 @@ export function rowDetails(snapshot: DecodedSnapshot, row: number, symbolize?: S
   };
   return recordDetailsOf({ ...record, fields: shown }, {
     ...(tracepoint ? { tracepointFields: tracepoint } : {}),
-    ...(chain ? { callchain: chain } : {}),
+    ...(chain ? { callchain: chain, symbols: names } : {}),
     ...(source ? { source } : {}),
   });
 }

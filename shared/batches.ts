@@ -18,6 +18,8 @@ export interface BatchOptions {
    * see wire.ts), or one string per row, null for none.
    */
   readonly symbols?: SymbolColumn | readonly (string | null)[];
+  /** Optional stack id per row (-1: none), same length as the columns. */
+  readonly stacks?: Int32Array;
 }
 
 function isSymbolColumn(symbols: BatchOptions['symbols']): symbols is SymbolColumn {
@@ -94,6 +96,7 @@ export function columnsToBatches(columns: WireColumns, options: BatchOptions): R
     batches.push({
       type: 'batch', snapshotId: options.snapshotId, batchIndex: b, batchCount, firstRow: start, rowCount: end - start,
       columns: buffers, ...(symbolIndex ? { symbolIndex, symbolTable } : {}),
+      ...(options.stacks ? { stackIndex: sliceColumn(options.stacks, start, end) } : {}),
     });
   }
   return batches;
@@ -103,6 +106,7 @@ export function columnsToBatches(columns: WireColumns, options: BatchOptions): R
 export function transferablesOf(batch: RecordBatch): ArrayBuffer[] {
   const list = COLUMN_NAMES.map((n) => batch.columns[n]);
   if (batch.symbolIndex) list.push(batch.symbolIndex);
+  if (batch.stackIndex) list.push(batch.stackIndex);
   return list;
 }
 

@@ -88,8 +88,10 @@ describe('webview protocol', () => {
       start,
       { ...start, limitations: ['user space only: kernel.perf_event_paranoid = 2 (uid 1000 (me), no CAP_PERFMON): kernel samples ...'] },
       { type: 'init', protocolVersion: 1 },
+      { type: 'init', protocolVersion: 1, editor: true },
+      { ...start, stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0] } },
       { type: 'detailsReply', replyTo: 3, snapshotId: 's1', row: 2, details: { type: 'SAMPLE', misc: 2, timeNs: '123', fields: { a: [1, 'x', null] },
-        callchain: [{ ip: '0xffff', symbol: 'main', file: 'a.c', line: 3 }], source: { file: 'a.c', line: 3 } } },
+        callchain: [{ ip: '0xffff', symbol: 0, file: 'a.c', line: 3 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['main'], source: { file: 'a.c', line: 3 } } },
       { type: 'watchReply', replyTo: 1, ok: false, error: { code: 'ENOSPC', message: 'no slot', hint: 'remove one' } },
       { type: 'watchList', watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8,
         target: { kind: 'process', pid: 42 }, pinned: true, enabled: true, hits: 3 }],
@@ -115,6 +117,11 @@ describe('webview protocol', () => {
       [{ ...batch, columns: { ...batch.columns, pid: new Int32Array(4) } }, /columns\.pid: expected an ArrayBuffer/],
       [{ ...batch, batchIndex: 1 }, /batchIndex: expected < batchCount/],
       [{ ...batch, symbolIndex: new Int32Array([0, 0, 0, 5]).buffer, symbolTable: ['a'] }, /symbolIndex\[3\]/],
+      [{ ...batch, stackIndex: new Int32Array([0, -2, 0, 0]).buffer }, /stackIndex\[1\]/],
+      [{ ...batch, stackIndex: new Int32Array(3).buffer }, /stackIndex: expected exactly 16 bytes/],
+      [{ ...start, stacks: { names: ['main'], start: [0, 2], frames: [0, 1] } }, /stacks\.frames\.1/],
+      [{ ...start, stacks: { names: ['main'], start: [0, 2, 1], frames: [0, 0] } }, /stacks\.start\.2/],
+      [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0, 0] } }, /stacks\.start: expected ending at 2 frames/],
       [{ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 0 }, /details or error/],
       [{ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 0, details: { type: 'x', misc: 0, fields: { n: Infinity } } }, /fields\.n/],
       [{ type: 'watchReply', replyTo: 1, ok: false }, /error when ok is false/],
@@ -205,10 +212,15 @@ describe('host-side conversions', () => {
     const v = validate(start);
     assert.ok(v.ok, v.ok ? '' : v.reason);
     const details = recordDetailsOf({ type: 'SAMPLE', misc: 2, timeNs: 123n, pid: 1, fields: { ip: 0xffffffff81000000n, raw: new Uint8Array([1, 171]), n: [1n, 2] } },
-      { callchain: [{ ip: '0x1', symbol: 'f' }] });
+      { callchain: [{ ip: '0x1', symbol: 0 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['f'] });
     assert.deepEqual(details, { type: 'SAMPLE', misc: 2, timeNs: '123', pid: 1, fields: { ip: '18446744071578845184', raw: '01ab', n: ['1', 2] },
-      callchain: [{ ip: '0x1', symbol: 'f' }] });
+      callchain: [{ ip: '0x1', symbol: 0 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['f'] });
     const r = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details });
     assert.ok(r.ok, r.ok ? '' : r.reason);
+    // A frame's symbol must index the record's string table.
+    const dangling = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details: { ...details, symbols: [] } });
+    assert.ok(!dangling.ok && /callchain\[0\]\.symbol/.test(dangling.reason), dangling.ok ? 'accepted' : dangling.reason);
+    const named = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details: { ...details, callchain: [{ ip: '0x1', symbol: 'f' }] } });
+    assert.ok(!named.ok, 'a frame carries an index, not a name');
   });
 });

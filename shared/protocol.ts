@@ -60,6 +60,15 @@ export interface SnapshotStart {
   readonly coverage: readonly CoverageFact[];
   /** What the recording could not see and why (user space only, rings shrunk to the lock budget); absent when nothing. */
   readonly limitations?: readonly string[];
+  /** The snapshot's distinct sampled call stacks (function names), when its samples have callchains; batches refer to them by id. */
+  readonly stacks?: WireStacks;
+}
+
+/** A StackTable (shared/stacks.ts) as JSON: stack s is frames[start[s] .. start[s+1]), leaf first, indexes into names. */
+export interface WireStacks {
+  readonly names: readonly string[];
+  readonly start: readonly number[];
+  readonly frames: readonly number[];
 }
 
 export interface RecordBatch {
@@ -74,11 +83,16 @@ export interface RecordBatch {
   /** Optional symbol per row: Int32 index into `symbolTable`, -1 for none. */
   readonly symbolIndex?: ArrayBuffer;
   readonly symbolTable?: readonly string[];
+  /** Optional stack per row: Int32 index into the snapshot's `stacks`, -1 for none. */
+  readonly stackIndex?: ArrayBuffer;
 }
 
+/** One callchain frame: `symbol` indexes RecordDetails.symbols (absent: no symbol, shown as [unknown] or [kernel]). */
 export interface CallchainEntry {
   readonly ip: string;
-  readonly symbol?: string;
+  readonly symbol?: number;
+  /** A kernel address: without a readable /proc/kallsyms it has no name, only this. */
+  readonly kernel?: boolean;
   readonly file?: string;
   readonly line?: number;
 }
@@ -97,6 +111,8 @@ export interface RecordDetails {
   readonly fields: { readonly [name: string]: JsonValue };
   readonly tracepointFields?: { readonly [name: string]: JsonValue };
   readonly callchain?: readonly CallchainEntry[];
+  /** The names the callchain refers to by index, each once. */
+  readonly symbols?: readonly string[];
   readonly source?: { readonly file: string; readonly line: number };
 }
 
@@ -150,7 +166,9 @@ export interface ErrorInfo {
 // Host → webview
 
 export type HostToWebview =
-  | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string }
+  | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string;
+      /** The host has an editor that answers `revealRequest` (the panel does; the offline page does not). */
+      readonly editor?: boolean }
   | SnapshotStart
   | RecordBatch
   | { readonly type: 'detailsReply'; readonly replyTo: number; readonly snapshotId: string; readonly row: number;

@@ -108,6 +108,19 @@ function validateSnapshotStart(o: Obj): void {
     decimal(co, 'lost', p);
   });
   if (o.limitations !== undefined) arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
+  if (o.stacks !== undefined) {
+    const p = 'snapshotStart.stacks';
+    const s = obj(o.stacks, p);
+    const names = arr(s, 'names', p);
+    names.forEach((_, i) => str(names as unknown as Obj, String(i), `${p}.names`, 4096));
+    const frames = arr(s, 'frames', p);
+    frames.forEach((_, i) => int(frames as unknown as Obj, String(i), `${p}.frames`, 0, names.length - 1));
+    const start = arr(s, 'start', p);
+    if (start.length < 1) fail(`${p}.start`, 'at least [0]');
+    let previous = 0;
+    start.forEach((_, i) => { previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length); });
+    if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
+  }
 }
 
 function validateBatch(o: Obj): void {
@@ -120,6 +133,12 @@ function validateBatch(o: Obj): void {
   const rows = int(o, 'rowCount', p, 0, 2 ** 32 - 1);
   const columns = obj(o.columns, `${p}.columns`);
   for (const name of COLUMN_NAMES) buffer(columns, name, `${p}.columns`, rows * COLUMN_TYPES[name].BYTES_PER_ELEMENT);
+  if (o.stackIndex !== undefined) {
+    buffer(o, 'stackIndex', p, rows * 4);
+    const index = new Int32Array(o.stackIndex as ArrayBuffer);
+    // The stack count is the snapshot's (checked against it by the store); here: -1 or an id.
+    for (let i = 0; i < index.length; i++) if (index[i] < -1) fail(`${p}.stackIndex[${i}]`, '-1 or a stack id');
+  }
   if (o.symbolIndex !== undefined || o.symbolTable !== undefined) {
     buffer(o, 'symbolIndex', p, rows * 4);
     const table = arr(o, 'symbolTable', p);
@@ -149,12 +168,15 @@ function validateDetails(v: unknown, path: string): void {
   for (const k of ['pid', 'tid', 'cpu']) if (d[k] !== undefined) int(d, k, path, -1, 2 ** 32);
   validateJson(obj(d.fields, `${path}.fields`), `${path}.fields`);
   if (d.tracepointFields !== undefined) validateJson(obj(d.tracepointFields, `${path}.tracepointFields`), `${path}.tracepointFields`);
+  const symbolCount = d.symbols === undefined ? 0 : arr(d, 'symbols', path).length;
+  if (d.symbols !== undefined) arr(d, 'symbols', path).forEach((_, i) => str(d.symbols as Obj, String(i), `${path}.symbols`, 4096));
   if (d.callchain !== undefined) {
     arr(d, 'callchain', path).forEach((c, i) => {
       const p = `${path}.callchain[${i}]`;
       const co = obj(c, p);
       str(co, 'ip', p, 32);
-      optStr(co, 'symbol', p);
+      if (co.symbol !== undefined) int(co, 'symbol', p, 0, symbolCount - 1);
+      if (co.kernel !== undefined) bool(co, 'kernel', p);
       optStr(co, 'file', p);
       if (co.line !== undefined) int(co, 'line', p);
     });
@@ -218,7 +240,7 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
   return guard<HostToWebview>((o) => {
     const type = str(o, 'type', 'message', 64);
     switch (type) {
-      case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); return;
+      case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); if (o.editor !== undefined) bool(o, 'editor', 'init'); return;
       case 'snapshotStart': validateSnapshotStart(o); return;
       case 'batch': validateBatch(o); return;
       case 'detailsReply':

@@ -11,6 +11,7 @@ import { kindName } from './interaction';
 import { WatchPanel } from './watch';
 import { DetailsPane } from './details';
 import { renderCoverageTable, renderRangeSummary } from './summaries';
+import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
@@ -30,6 +31,8 @@ export class App {
   private readonly snapshotList: HTMLOListElement;
   private readonly details: DetailsPane;
   private readonly rangeSummary: HTMLElement;
+  private readonly callTree: CallTreeView;
+  private brushed = false;
   private readonly coverageList: HTMLElement;
   private readonly status: HTMLElement;
   /** Per snapshot: what its recording could not see and why (from snapshotStart). */
@@ -86,8 +89,14 @@ export class App {
     const center = el('main', 'rs-center', body);
     this.timeline = new Timeline(center, this.store, {
       onSelect: (row) => this.details.show(row),
-      onBrush: (range) => renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
-        (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); }),
+      onBrush: (range) => {
+        renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
+          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
+        // The call tree follows the range; without one it shows the whole capture.
+        this.brushed = range !== null;
+        if (range) this.callTree.setRows(this.timeline.rowsInRange(range[0], range[1]), 'selected range');
+        else this.callTree.setRows(null, 'whole capture');
+      },
       onViewChange: () => this.saveStateSoon(),
     });
     const side = el('aside', 'rs-side', body);
@@ -96,6 +105,7 @@ export class App {
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');
     el('p', 'rs-hint', this.rangeSummary, 'Shift+drag on the timeline to count records in a range.');
+    this.callTree = new CallTreeView(side, this.store);
     this.coverageList = el('section', 'rs-coverage-list', side);
     this.coverageList.setAttribute('aria-label', 'Ring coverage');
     this.watch = new WatchPanel(side, (request) => this.postWatch(request));
@@ -161,6 +171,7 @@ export class App {
     switch (m.type) {
       case 'init':
         if (m.title) document.title = m.title;
+        this.details.setEditor(m.editor === true);
         return;
       case 'snapshotStart': {
         this.store.beginSnapshot(m);
@@ -181,6 +192,9 @@ export class App {
           return;
         }
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
+        // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
+        const received = this.store.getSnapshot(m.snapshotId);
+        if (!this.brushed && m.stackIndex && received && this.store.isComplete(received)) this.callTree.setRows(null, 'whole capture');
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
           this.restoreWindow = undefined;

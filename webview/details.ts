@@ -2,7 +2,7 @@
 // everything the host decodes for it (fields, tracepoint fields, callchain, source line with "Reveal in
 // editor"), asked for by request and shown when the answer is still about the selected record.
 
-import type { ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
+import type { CallchainEntry, ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { kindName } from './interaction';
 import { formatAbsolute, formatAddress } from './time-format';
@@ -19,6 +19,12 @@ export interface HostRequests {
 }
 
 
+/** A frame as perf script names it: `function+0xoff`, else [kernel] (kallsyms unreadable) or [unknown]. */
+export function frameName(frame: CallchainEntry, symbols: readonly string[] | undefined): string {
+  const name = frame.symbol !== undefined ? symbols?.[frame.symbol] : undefined;
+  return name ?? (frame.kernel ? '[kernel]' : '[unknown]');
+}
+
 function jsonText(v: JsonValue | undefined): string {
   if (v === undefined) return '';
   return typeof v === 'string' ? v : JSON.stringify(v);
@@ -28,6 +34,8 @@ export class DetailsPane {
   private readonly details: HTMLElement;
   private readonly pendingDetails = new Map<number, number>();
   private readonly pendingReveal = new Set<number>();
+  /** Whether the host has an editor to reveal source in (the panel); the offline page only shows file:line. */
+  private editor = false;
 
   constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly host: HostRequests,
     private readonly selectedRow: () => number | null) {
@@ -49,6 +57,10 @@ export class DetailsPane {
     target.replaceChildren();
     if (m.details) this.renderRemoteDetails(target as HTMLElement, m.details);
     else this.renderError(target as HTMLElement, m.error);
+  }
+
+  setEditor(available: boolean): void {
+    this.editor = available;
   }
 
   revealReply(m: RevealReply): void {
@@ -100,8 +112,22 @@ export class DetailsPane {
       el('h3', '', target, 'Callchain');
       const list = el('ol', 'rs-callchain', target);
       for (const f of d.callchain) {
-        el('li', '', list, `${f.ip} ${f.symbol ?? '?'}${f.file ? ` (${f.file}${f.line ? `:${f.line}` : ''})` : ''}`);
+        const item = el('li', f.kernel ? 'rs-frame rs-frame-kernel' : 'rs-frame', list);
+        el('span', 'rs-frame-name', item, frameName(f, d.symbols));
+        el('span', 'rs-frame-ip', item, ` ${f.ip}`);
+        if (f.file === undefined || f.line === undefined) continue;
+        const { file, line } = f;
+        el('span', 'rs-frame-source', item, ` ${file}:${line}`);
+        if (!this.editor) continue;
+        // Click or Enter asks the host to open the frame's line in the editor.
+        item.classList.add('rs-frame-link');
+        item.tabIndex = 0;
+        item.setAttribute('role', 'link');
+        item.title = `Reveal ${file}:${line} in the editor`;
+        item.addEventListener('click', () => this.reveal(file, line));
+        item.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.reveal(file, line); } });
       }
+      el('div', 'rs-reveal-status rs-hint', target);
     }
     if (d.source) {
       const src = d.source;
@@ -109,14 +135,16 @@ export class DetailsPane {
       const row = el('div', 'rs-source', target);
       el('code', '', row, `${src.file}:${src.line}`);
       const reveal = createButton('Reveal in editor', `Reveal ${src.file}:${src.line} in the editor`, { appearance: 'secondary', id: 'rs-reveal' });
-      reveal.addEventListener('click', () => {
-        const requestId = this.host.nextRequestId();
-        this.pendingReveal.add(requestId);
-        this.host.post({ type: 'revealRequest', requestId, file: src.file, line: src.line });
-      });
-      row.appendChild(reveal);
-      el('div', 'rs-reveal-status rs-hint', target);
+      reveal.addEventListener('click', () => this.reveal(src.file, src.line));
+      if (this.editor) row.appendChild(reveal);
+      if (!target.querySelector('.rs-reveal-status')) el('div', 'rs-reveal-status rs-hint', target);
     }
+  }
+
+  private reveal(file: string, line: number): void {
+    const requestId = this.host.nextRequestId();
+    this.pendingReveal.add(requestId);
+    this.host.post({ type: 'revealRequest', requestId, file, line });
   }
 
   private renderError(target: HTMLElement, error: ErrorInfo | undefined): void {

@@ -91,4 +91,20 @@ describe('record store', () => {
     assert.deepEqual(expected.map((_, r) => store.symbolOf(r)), [null, null, 'f', 'g', null, null, null, 'f', null]);
     assert.ok(store.symbol.length >= 9);
   });
+
+  it('merges the stacks of every snapshot into one table and maps each row to it', () => {
+    const store = new RecordStore();
+    // a: stack 0 = f ← main, stack 1 = main; b: its stack 0 is a's stack 0 under other name numbers, its stack 1 is new.
+    store.beginSnapshot({ ...start('a', '0', 3, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0] } });
+    store.beginSnapshot({ ...start('b', '0', 3, 1, 'e'), stacks: { names: ['f', 'main', 'g'], start: [0, 2, 4], frames: [0, 1, 2, 1] } });
+    const ca = columns([1, 2, 3], [7, 7, 7], [0, 0, 0]);
+    const cb = columns([4, 5, 6], [7, 7, 7], [0, 0, 0]);
+    for (const batch of columnsToBatches(ca, { snapshotId: 'a', stacks: Int32Array.from([0, -1, 1]) })) store.addBatch(batch);
+    for (const batch of columnsToBatches(cb, { snapshotId: 'b', stacks: Int32Array.from([1, 0, -1]) })) store.addBatch(batch);
+    const table = store.stackTable();
+    const named = (id: number) => Array.from(table.frames.subarray(table.start[id], table.start[id + 1]), (n) => table.names[n]).join(' ← ');
+    assert.deepEqual(table.names, ['main', 'f', 'g']);
+    assert.deepEqual(Array.from(store.stack.subarray(0, 6), (id) => (id < 0 ? '-' : named(id))), ['f ← main', '-', 'main', 'g ← main', 'f ← main', '-']);
+    assert.equal(table.start.length - 1, 3, 'f ← main is stored once');
+  });
 });

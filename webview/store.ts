@@ -9,6 +9,7 @@
 
 import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from '../shared/protocol';
 import { COLUMN_TYPES } from '../shared/columns';
+import type { StackTable } from '../shared/stacks';
 
 export interface SnapshotEntry {
   readonly id: string;
@@ -31,6 +32,8 @@ export interface SnapshotEntry {
   /** Min/max rebased time of the snapshot's rows. */
   minTime: number;
   maxTime: number;
+  /** Snapshot-local stack id → store stack id, when the snapshot sent stacks. */
+  readonly stackMap?: Int32Array;
 }
 
 export interface StoreEvent { readonly name: string; readonly kind: EventKind }
@@ -53,6 +56,15 @@ export class RecordStore {
   ipLo = new Uint32Array(0);
   /** Symbol id per row (-1: none); empty until a batch carries symbols (symbolOf answers null before). */
   symbol = new Int32Array(0);
+  /** Stack id per row into stackTable() (-1: none); empty until a batch carries stacks. */
+  stack = new Int32Array(0);
+  /** Every snapshot's sampled stacks, each distinct stack once, function names interned once. */
+  private readonly stackNames: string[] = [];
+  private readonly stackNameIds = new Map<string, number>();
+  private readonly stackStarts: number[] = [0];
+  private readonly stackFrames: number[] = [];
+  private readonly stackIds = new Map<string, number>();
+  private stackCache: StackTable | null = null;
   /** The appended batches, in store order: rows [runStart[k], runStart[k+1]) came from snapshot runSnapshot[k], starting at its row runLocal[k]. */
   private runStart = new Uint32Array(16);
   private runLocal = new Uint32Array(16);
@@ -94,6 +106,7 @@ export class RecordStore {
       }
     }
     const entry: SnapshotEntry = {
+      ...(msg.stacks ? { stackMap: this.internStacks(msg.stacks) } : {}),
       id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
       offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
       takenAtMs: msg.takenAtMs, coverage: msg.coverage, eventMap, eventTable, firstGlobalRow: this.length,
@@ -158,6 +171,14 @@ export class RecordStore {
       for (let i = 0; i < n; i++) { const s = local[i]; symbol[base + i] = s >= 0 ? map[s] : -1; }
     } else if (this.symbol.length > 0) {
       this.symbol.fill(-1, base, base + n);
+    }
+    if (msg.stackIndex && snap.stackMap) {
+      const local = new Int32Array(msg.stackIndex);
+      const map = snap.stackMap;
+      const stack = this.stackColumn(base + n);
+      for (let i = 0; i < n; i++) { const s = local[i]; stack[base + i] = s >= 0 && s < map.length ? map[s] : -1; }
+    } else if (this.stack.length > 0) {
+      this.stack.fill(-1, base, base + n);
     }
     this.length += n;
     snap.receivedRows += n;
@@ -249,6 +270,45 @@ export class RecordStore {
   }
 
   /** The symbol column with room for `rows` rows, created (every earlier row: no symbol) on first use. */
+  /** All stacks received so far, as the call tree reads them. */
+  stackTable(): StackTable {
+    if (!this.stackCache || this.stackCache.start.length !== this.stackStarts.length) {
+      this.stackCache = { names: this.stackNames, start: Uint32Array.from(this.stackStarts), frames: Int32Array.from(this.stackFrames) };
+    }
+    return this.stackCache;
+  }
+
+  private internStacks(stacks: NonNullable<SnapshotStart['stacks']>): Int32Array {
+    const nameMap = stacks.names.map((name) => {
+      let id = this.stackNameIds.get(name);
+      if (id === undefined) { id = this.stackNames.length; this.stackNames.push(name); this.stackNameIds.set(name, id); }
+      return id;
+    });
+    const map = new Int32Array(stacks.start.length - 1);
+    for (let s = 0; s + 1 < stacks.start.length; s++) {
+      const frames = stacks.frames.slice(stacks.start[s], stacks.start[s + 1]).map((f) => nameMap[f]);
+      const key = frames.join(',');
+      let id = this.stackIds.get(key);
+      if (id === undefined) {
+        id = this.stackStarts.length - 1;
+        this.stackIds.set(key, id);
+        this.stackFrames.push(...frames);
+        this.stackStarts.push(this.stackFrames.length);
+      }
+      map[s] = id;
+    }
+    return map;
+  }
+
+  private stackColumn(rows: number): Int32Array {
+    if (this.stack.length < rows) {
+      const grown = new Int32Array(Math.max(rows, this.time.length)).fill(-1);
+      grown.set(this.stack);
+      this.stack = grown;
+    }
+    return this.stack;
+  }
+
   private symbolColumn(rows: number): Int32Array {
     if (this.symbol.length < rows) {
       const grown = new Int32Array(Math.max(rows, this.time.length)).fill(-1);
@@ -308,6 +368,11 @@ export class RecordStore {
       const symbol = new Int32Array(next).fill(-1);
       symbol.set(this.symbol);
       this.symbol = symbol;
+    }
+    if (this.stack.length > 0) {
+      const stack = new Int32Array(next).fill(-1);
+      stack.set(this.stack);
+      this.stack = stack;
     }
   }
 }

@@ -5,7 +5,8 @@
 
 import type { DecodedSnapshot } from '../../native/decode/types';
 import type { HostToWebview, RecordBatch, SnapshotStart } from '../../shared/protocol';
-import { snapshotToWire, type SymbolizeFn } from '../../host/wire';
+import { snapshotToWire } from '../../host/wire';
+import type { FrameSymbols } from '../../host/frame-symbols';
 
 export type Post = (message: HostToWebview) => void;
 
@@ -26,8 +27,8 @@ export class SnapshotStreamer {
   constructor(private readonly post: Post, private readonly window = 2, private readonly batchRows?: number) {}
 
   /** Queues a snapshot (replacing one with the same id). */
-  add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbolize?: SymbolizeFn, limitations: readonly string[] = []): void {
-    const { start, batches } = snapshotToWire(decoded, { snapshotId, name, takenAtMs, symbolize, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) });
+  add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
+    const { start, batches } = snapshotToWire(decoded, { snapshotId, name, takenAtMs, symbols, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) });
     this.streams.set(snapshotId, { start, batches, next: 0, startSent: false, inFlight: new Set() });
     this.pump();
   }

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { renderWebviewHtml } from '../../host/html';
 import { PROTOCOL_VERSION, type HostToWebview, type WatchRequest, type WebviewToHost } from '../../shared/protocol';
 import { validateWebviewToHost } from '../../shared/validate';
-import { rowDetails, type SourceLineFn, type SymbolizeFn } from '../../host/wire';
+import { rowDetails } from '../../host/wire';
 import { rowsMatchingField } from '../../host/field-filter';
 import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import { SnapshotStreamer } from './streamer';
@@ -25,8 +25,6 @@ export interface TimelineHost {
   readonly manager: SessionManager;
   readonly log: (line: string) => void;
   readonly watches?: WatchHandler;
-  readonly symbolize?: SymbolizeFn;
-  readonly sourceLine?: SourceLineFn;
 }
 
 export class TimelinePanel implements vscode.Disposable {
@@ -98,7 +96,7 @@ export class TimelinePanel implements vscode.Disposable {
 
   addSnapshot(entry: SnapshotEntry): void {
     if (this.disposed || this.streamer.has(entry.id)) return;
-    this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, this.host.symbolize, entry.limitations);
+    this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
   }
 
   private dropMissingSnapshots(): void {
@@ -129,7 +127,7 @@ export class TimelinePanel implements vscode.Disposable {
     switch (message.type) {
       case 'ready':
         if (message.protocolVersion !== PROTOCOL_VERSION) this.host.log(`timeline: page speaks protocol ${message.protocolVersion}, host ${PROTOCOL_VERSION}`);
-        this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside' });
+        this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside', editor: true });
         this.streamer.onReady();
         if (this.host.watches) this.post(this.host.watches.listMessage());
         return;
@@ -144,7 +142,7 @@ export class TimelinePanel implements vscode.Disposable {
         try {
           const entry = this.host.manager.snapshotById(message.snapshotId);
           if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
-          const details = rowDetails(entry.decoded, message.row, this.host.symbolize, this.host.sourceLine);
+          const details = rowDetails(entry.decoded, message.row, entry.symbols);
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
         } catch (error) {
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, error: { code: 'DETAILS', message: (error as Error).message } });

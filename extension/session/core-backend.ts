@@ -44,8 +44,8 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
     async writePerfData(snapshot, file): Promise<void> {
       await exportSnapshot(file, snapshot);
     },
-    async writeHtml(snapshot, file): Promise<void> {
-      writeStandaloneHtml(file, snapshot);
+    async writeHtml(snapshot, file, symbols): Promise<void> {
+      writeStandaloneHtml(file, snapshot, symbols);
     },
     async attachKeeper(state) {
       return attachKeeperRings(state, copyBuffers());

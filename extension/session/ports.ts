@@ -9,6 +9,8 @@ import type { ForeignFdHint } from '../../native/attach/foreign';
 import type { TriggerOptions } from '../../native/perf/trigger-watcher';
 
 export type { ForeignFdHint };
+import type { ProcessSideband } from '../../native/perf/sideband-types';
+import type { FrameSymbols } from '../../host/frame-symbols';
 
 export type RecordTarget =
   | { readonly kind: 'pid'; readonly pid: number }
@@ -29,11 +31,14 @@ export interface RecordOptions {
 export type { RingStatus } from '../../native/perf/borrowed';
 import type { RingStatus } from '../../native/perf/borrowed';
 
+/** A snapshot plus, from our own Recorder, the /proc state of its processes taken with it (what names their code). */
+export type SourceSnapshot = RawSnapshot & { readonly processes?: readonly ProcessSideband[] };
+
 /** Anything that holds rings and can snapshot them: our own recording, a keeper's rings, a borrowed fd. */
 export interface RingSource {
   readonly events: readonly EventDescription[];
   /** Pause → copy → resume every ring (the kernel-side work); decoding happens later, outside the window. */
-  snapshot(): RawSnapshot | Promise<RawSnapshot>;
+  snapshot(): SourceSnapshot | Promise<SourceSnapshot>;
   pause(): void;
   resume(): void;
   ringStats(): readonly RingStatus[];
@@ -69,5 +74,5 @@ export interface Backend {
   writePerfData(snapshot: DecodedSnapshot, file: string): Promise<void>;
   readPerfData(file: string): Promise<DecodedSnapshot>;
   /** A self-contained HTML timeline page (same webview bundle, data embedded). */
-  writeHtml(snapshot: DecodedSnapshot, file: string): Promise<void>;
+  writeHtml(snapshot: DecodedSnapshot, file: string, symbols?: FrameSymbols): Promise<void>;
 }

@@ -5,9 +5,12 @@
 
 import { writeFile } from 'node:fs/promises';
 import type { DecodedSnapshot } from '../../native/decode/types';
-import type { EventDescription, RawSnapshot } from '../../native/abi/snapshot';
+import type { EventDescription } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
-import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus } from './ports';
+import type { ProcessSideband } from '../../native/perf/sideband-types';
+import { SnapshotSymbols } from '../../native/cli/symbols';
+import type { FrameSymbols } from '../../host/frame-symbols';
+import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
 
 export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
 export type SessionState = 'running' | 'paused' | 'stopped';
@@ -30,6 +33,8 @@ export interface SnapshotEntry {
   readonly limitations: readonly string[];
   /** Set when a trigger took this snapshot ("Snapshot When…"): which events fired it. */
   readonly trigger?: string;
+  /** The session's symbol table (mappings learnt from this and earlier snapshots): names IPs and callchain frames. */
+  readonly symbols: FrameSymbols;
 }
 
 export interface SessionInfo {
@@ -73,6 +78,8 @@ interface Session {
   targetExited: boolean;
   readonly childPid?: number;
   snapshots: SnapshotEntry[];
+  /** Mappings and comms learnt across the session's snapshots, as the CLI's capture does. */
+  readonly symbols: SnapshotSymbols;
   snapshotInFlight?: Promise<SnapshotEntry>;
   ownerExited: boolean;
   targetExit?: string;
@@ -219,7 +226,7 @@ export class SessionManager {
     const source = session.source;
     const work = (async () => {
       progress?.('copying rings', 0);
-      const raw: RawSnapshot = await source.snapshot();
+      const raw: SourceSnapshot = await source.snapshot();
       const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
       progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
       const decodeStart = performance.now();
@@ -227,7 +234,7 @@ export class SessionManager {
       const decodeMs = performance.now() - decodeStart;
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? [], trigger);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? [], raw.processes ?? [], trigger);
     })();
     session.snapshotInFlight = work;
     try {
@@ -345,7 +352,7 @@ export class SessionManager {
         return;
       }
       case 'html':
-        await this.backend.writeHtml(entry.decoded, file);
+        await this.backend.writeHtml(entry.decoded, file, entry.symbols);
         return;
     }
   }
@@ -374,6 +381,7 @@ export class SessionManager {
       ownerExited: false,
       ...(source?.childPid !== undefined ? { childPid: source.childPid } : {}),
       snapshots: [],
+      symbols: new SnapshotSymbols(),
     };
     this.sessions.set(id, session);
     this.emit(session, 'started');
@@ -381,14 +389,16 @@ export class SessionManager {
   }
 
   private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number,
-    limitations: readonly string[] = [], trigger?: string): SnapshotEntry {
+    limitations: readonly string[] = [], processes: readonly ProcessSideband[] = [], trigger?: string): SnapshotEntry {
+    // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
+    session.symbols.learn(decoded, processes);
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
       name, sessionId: session.id, takenAtMs, decoded, sizeBytes,
-      recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations,
+      recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations, symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
     };
     session.snapshots.push(entry);

@@ -55,14 +55,14 @@ export class SnapshotWriter {
       await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1) });
     } else {
       const { writeStandaloneHtml } = await import('../../host/html-file');
-      writeStandaloneHtml(file, decoded, (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel), (pid: number, ip: bigint) => this.symbols.sourceLine(pid, ip), limitations);
+      writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);
     }
   }
 
   private async writeJsonLines(decoded: DecodedSnapshot): Promise<void> {
     const { columns, rings } = decoded;
     const origin = columns.timeOriginNs;
-    const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.symbolize(pid, ip, kernel);
+    const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.frames.nameOf(pid, ip, kernel);
     // Per label: what an earlier snapshot already printed, relative to this snapshot's origin (exact as
     // a double: both are recent perf clock values), and the newest relative time printed now.
     const printedBefore = new Map<string, number | undefined>();

@@ -1,6 +1,8 @@
 // Symbol knowledge accumulated across the snapshots of one capture: /proc state synthesized at
 // snapshot time (processes that are still alive) plus the side-band ring's COMM/FORK/MMAP/MMAP2
 // records (processes that mapped code, or exited, while the flight recorder was overwriting).
+// Used by the CLI's outputs and by the extension's sessions (one per session); `frames` is the
+// per-address table the timeline's messages are built from.
 
 import type { DecodedSnapshot } from '../decode/types';
 import { decodeRecordAt } from '../decode/record';
@@ -8,6 +10,7 @@ import { RecordType } from '../abi/uapi';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { Symbolizer } from '../symbols/symbolizer';
 import type { SynthesizedProcess } from '../perfdata/index';
+import { FrameSymbols } from '../../host/frame-symbols';
 
 interface KnownProcess {
   pid: number;
@@ -19,6 +22,8 @@ interface KnownProcess {
 export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
+  /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
+  readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip));
 
   private process(pid: number, tid = pid): KnownProcess {
     let entry = this.known.get(pid);
@@ -31,6 +36,7 @@ export class SnapshotSymbols {
 
   /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
   learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
+    this.frames.forgetAddresses();
     for (const proc of procState) {
       const entry = this.process(proc.pid, proc.tid);
       if (proc.comm) entry.comm = proc.comm;

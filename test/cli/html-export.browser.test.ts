@@ -3,7 +3,7 @@
 // would see: a lane per event with the right count, pixels drawn in it, and details on click.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -96,6 +96,43 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     } else {
       assert.ok(notes.some((note) => note.shown.includes('hardware breakpoints do not fire on this machine') && SILENT_BREAKPOINTS.test(note.title)), JSON.stringify(notes));
     }
+    await page.close();
+  });
+
+  it('names every callchain frame of a -g capture of a binary with known functions, with its source line', async () => {
+    const file = path.join(dir, 'callchains.html');
+    // pd_work spins in pd_inner, called from pd_outer, called from main: task-clock samples with frame-pointer callchains.
+    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', 'task-clock', '-g', '-o', file, '--',
+      path.join(root, 'fixtures-bin/pd_work'), '0', '300000000'], { encoding: 'utf8' });
+    assert.equal(capture.status, 0, capture.stderr);
+    const source = readFileSync(path.join(root, 'test/fixtures/pd_work.c'), 'utf8').split('\n');
+    const lineOf = (text: string) => source.findIndex((line) => line.includes(text)) + 1;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(String(error)));
+    await page.goto('file://' + file);
+    await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
+    // The sample symbols reach the filter: sym:pd_inner keeps the samples in pd_inner.
+    await page.fill('#rs-filter input', 'sym:pd_inner');
+    await page.locator('svg.rs-overlay').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('End');
+    await page.locator('#rs-details .rs-callchain li').first().waitFor({ timeout: 15000 });
+    const frames = await page.$$eval('#rs-details .rs-callchain li', (items) => items.map((item) => ({
+      name: item.querySelector('.rs-frame-name')?.textContent ?? '', source: item.querySelector('.rs-frame-source')?.textContent?.trim() ?? '',
+      link: item.classList.contains('rs-frame-link'),
+    })));
+    const names = frames.map((frame) => frame.name);
+    assert.match(names[0], /^pd_inner\+0x[0-9a-f]+$/, names.join(' ← '));
+    assert.match(names[1], /^pd_outer\+0x[0-9a-f]+$/, names.join(' ← '));
+    assert.match(names[2], /^main\+0x[0-9a-f]+$/, names.join(' ← '));
+    // Past main: libc's start code, named from libc's own symbols (or [unknown] where perf would print it too).
+    assert.ok(names.length > 3 && names.slice(3).every((name) => /^[\w.@]+\+0x[0-9a-f]+$|^\[unknown\]$/.test(name)), names.join(' ← '));
+    assert.ok(names.slice(3).some((name) => /libc_start/.test(name)), names.join(' ← '));
+    // Return addresses sit on the line of the call; the offline page shows file:line and links nothing.
+    assert.match(frames[1].source, new RegExp(`pd_work\\.c:${lineOf('return pd_inner(n) + 1;')}$`), JSON.stringify(frames[1]));
+    assert.match(frames[2].source, new RegExp(`pd_work\\.c:${lineOf('volatile double sink = pd_outer(spin);')}$`), JSON.stringify(frames[2]));
+    assert.ok(frames.every((frame) => !frame.link), 'no editor offline');
+    assert.deepEqual(problems, []);
     await page.close();
   });
 });

@@ -8,7 +8,12 @@ import type { RecordColumns } from '../../native/decode/types';
 
 export interface SyntheticRow {
   t: number; event: number; pid: number; tid: number; cpu: number; kind?: number; misc?: number; ip?: number; symbol?: string | null;
+  /** Index into SMALL_STACKS. */
+  stack?: number;
 }
+
+/** The sampled stacks of the small snapshot, leaf first: busy_loop ← main, and helper ← busy_loop ← main. */
+export const SMALL_STACKS = { names: ['main', 'busy_loop', 'helper'], start: [0, 2, 5], frames: [1, 0, 2, 1, 0] };
 
 export interface SyntheticSnapshot { start: SnapshotStart; batches: RecordBatch[] }
 
@@ -47,7 +52,8 @@ function toColumns(rows: SyntheticRow[], origin: bigint): { columns: RecordColum
 export function smallRows(): SyntheticRow[] {
   const rows: SyntheticRow[] = [];
   for (let i = 0; i <= 10; i++) rows.push({ t: i * 100 * US, event: 0, pid: 100, tid: i % 2 === 0 ? 100 : 101, cpu: 0 });
-  for (let i = 0; i <= 100; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 200, cpu: 1, ip: 0x401000 + i * 4, symbol: 'busy_loop' });
+  // Every fourth sample (i % 4 === 3) was in helper, called from busy_loop.
+  for (let i = 0; i <= 100; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 200, cpu: 1, ip: 0x401000 + i * 4, symbol: 'busy_loop', stack: i % 4 === 3 ? 1 : 0 });
   rows.push({ t: 300 * US + 50, event: 1, pid: 100, tid: 100, cpu: 0 });
   rows.push({ t: 350 * US + 50, event: 2, pid: 100, tid: 100, cpu: 0 });
   rows.push({ t: 500 * US + 1, event: 3, pid: 200, tid: 200, cpu: 1, ip: 0x401100, symbol: 'bump_counter' });
@@ -66,12 +72,15 @@ function coverage(origin: bigint, oldest: number, newest: number, lost: string, 
 export function snapshot(id: string, name: string, rows: SyntheticRow[], origin: bigint, batchRows: number,
   events = SMALL_EVENTS, threads = SMALL_THREADS): SyntheticSnapshot {
   const { columns, symbols } = toColumns(rows, origin);
-  const batches = columnsToBatches(columns, { snapshotId: id, batchRows, symbols });
+  const withStacks = rows.some((r) => r.stack !== undefined);
+  const stacks = withStacks ? Int32Array.from(rows, (r) => r.stack ?? -1) : undefined;
+  const batches = columnsToBatches(columns, { snapshotId: id, batchRows, symbols, ...(stacks ? { stacks } : {}) });
   const times = rows.map((r) => r.t);
   const start: SnapshotStart = {
     type: 'snapshotStart', snapshotId: id, name, timeOriginNs: origin.toString(), totalRows: rows.length,
     batchCount: batches.length, takenAtMs: 1_700_000_000_000, events, threads,
     coverage: coverage(origin, Math.min(...times.slice(0, 1)), times[times.length - 1] ?? 0, '7', '4096'),
+    ...(withStacks ? { stacks: SMALL_STACKS } : {}),
   };
   return { start, batches };
 }

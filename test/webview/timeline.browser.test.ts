@@ -144,7 +144,9 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
   });
 
-  it('selects on click, requests details, shows fields, callchain and Reveal in editor', async () => {
+  it('selects on click, requests details, shows fields, named callchain frames and Reveal in editor', async () => {
+    // The panel's host says it has an editor (the offline page does not): frames with a source line become links.
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({ type: 'init', protocolVersion: 1, editor: true }));
     const p = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 505000));
     await page.mouse.click(p.x, p.y);
     const [request] = await waitPosted(page, 'detailsRequest', 1);
@@ -157,17 +159,30 @@ describe('timeline webview in Chromium', function () {
     await page.evaluate((id) => (window as unknown as { __send(m: unknown): void }).__send({
       type: 'detailsReply', replyTo: id, snapshotId: 'snap-1', row: 0,
       details: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, timeNs: '5000000505000', fields: { period: 10000, ip: '0x4010c8' },
-        callchain: [{ ip: '0x4010c8', symbol: 'busy_loop', file: '/src/loop.c', line: 12 }, { ip: '0x401200', symbol: '<b>main</b>' }],
+        callchain: [{ ip: '0xffffffff81001234', kernel: true }, { ip: '0x4010c8', symbol: 0, file: '/src/loop.c', line: 12 },
+          { ip: '0x401200', symbol: 1, file: '/src/main.c', line: 30 }, { ip: '0x7f0000001000' }],
+        symbols: ['busy_loop+0x8', '<b>main</b>+0x20'],
         source: { file: '/src/loop.c', line: 12 } },
     }), request.requestId as number);
     await page.waitForSelector('#rs-details .rs-callchain');
     const callchain = await page.$$eval('#rs-details .rs-callchain li', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(callchain, ['0x4010c8 busy_loop (/src/loop.c:12)', '0x401200 <b>main</b>']);
+    assert.deepEqual(callchain, ['[kernel] 0xffffffff81001234', 'busy_loop+0x8 0x4010c8 /src/loop.c:12', '<b>main</b>+0x20 0x401200 /src/main.c:30',
+      '[unknown] 0x7f0000001000']);
+    assert.equal(await page.$('#rs-details .rs-callchain b'), null, 'names are text, never markup');
     assert.match(await inner(page, '#rs-details .rs-remote-details'), /period\s+10000/);
     await page.click('#rs-reveal');
     const [reveal] = await waitPosted(page, 'revealRequest', 1);
     assert.equal(reveal.file, '/src/loop.c');
     assert.equal(reveal.line, 12);
+    // Each frame with a source line: click, or focus and Enter, asks the host to reveal it; the others are not links.
+    assert.equal(await page.locator('#rs-details .rs-frame-link').count(), 2);
+    await page.locator('#rs-details .rs-frame-link').nth(1).click();
+    const clicked = (await waitPosted(page, 'revealRequest', 2)).at(-1)!;
+    assert.deepEqual([clicked.file, clicked.line], ['/src/main.c', 30]);
+    await page.locator('#rs-details .rs-frame-link').first().focus();
+    await page.keyboard.press('Enter');
+    const entered = (await waitPosted(page, 'revealRequest', 3)).at(-1)!;
+    assert.deepEqual([entered.file, entered.line], ['/src/loop.c', 12]);
   });
 
   it('moves between records with the keyboard', async () => {
@@ -214,7 +229,12 @@ describe('timeline webview in Chromium', function () {
     assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
   });
 
-  it('brushes a range and counts records per event and thread', async () => {
+  it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
+    const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => `${'  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1)}${
+      tr.querySelector('.rs-calltree-fn')?.textContent} ${tr.querySelector('.rs-calltree-self')?.textContent}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`));
+    // Nothing brushed: the whole capture (101 samples, every fourth in helper).
+    assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '101 samples with callchains · whole capture');
+    assert.deepEqual(await calltree(), ['main 0/101', '  busy_loop 76/101', '    helper 25/25']);
     const a = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 252000));
     const b = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 448000));
     await page.keyboard.down('Shift');
@@ -230,6 +250,14 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(perEvent, ['cpu-clock20', 'sched:sched_switch2', 'syscalls:sys_enter_read1', 'syscalls:sys_exit_read1']);
     const perThread = await page.$$eval('#rs-range .rs-counts-thread tr', (rows) => rows.map((r) => r.textContent));
     assert.deepEqual(perThread, ['<img src=x onerror="window.__pwned=1"> 20020', 'worker 1003', 'worker 1011']);
+    // The range holds samples 25..44: 27, 31, 35, 39 and 43 in helper.
+    assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '20 samples with callchains · selected range');
+    assert.deepEqual(await calltree(), ['main 0/20', '  busy_loop 15/20', '    helper 5/5']);
+    await page.click('#rs-calltree button[data-mode="bottom-up"]');
+    assert.deepEqual(await calltree(), ['busy_loop 0/15', '  main 15/15', 'helper 0/5', '  busy_loop 0/5', '    main 5/5']);
+    await page.click('#rs-calltree button[data-mode="flame"]');
+    assert.equal(await page.locator('#rs-calltree canvas.rs-flame').getAttribute('data-boxes'), '3');
+    await page.click('#rs-calltree button[data-mode="top-down"]');
   });
 
   it('regroups by thread and filters', async () => {

@@ -1,0 +1,62 @@
+import * as assert from 'node:assert/strict';
+import { decodeSnapshot } from '../native/decode/columns';
+import { attrOf, ByteWriter, eventOf, ringFromRecords, sampleRecord } from '../native/decode/test-records';
+import { Misc, Sample } from '../native/abi/uapi';
+import { validateHostToWebview } from '../shared/validate';
+import { FrameSymbols } from './frame-symbols';
+import { rowDetails, snapshotToWire } from './wire';
+
+const KERNEL_CONTEXT = 0xffffffffffffff80n;
+const USER_CONTEXT = 0xfffffffffffffe00n;
+
+describe('host symbol table (FrameSymbols)', () => {
+  it('resolves each (process, address) once and interns each name once', () => {
+    const asked: string[] = [];
+    const table = new FrameSymbols(
+      (pid, ip, kernel) => { asked.push(`${kernel ? 'k' : pid}:${ip.toString(16)}`); return ip < 0x500000n ? `fn_${ip >> 8n}+0x${(ip & 0xffn).toString(16)}` : undefined; },
+      (_pid, ip) => ({ file: '/src/a.c', line: Number(ip & 0xffn) }),
+    );
+    for (let i = 0; i < 3; i++) {
+      table.resolve(1, 0x401010n, false);
+      table.resolve(2, 0x401010n, false);
+      table.resolve(1, 0x401010n, true);
+      table.resolve(1, 0x600000n, false);
+    }
+    assert.deepEqual(asked, ['1:401010', '2:401010', 'k:401010', '1:600000'], 'one symbolizer call per distinct (owner, address)');
+    assert.equal(table.addressCount, 4);
+    assert.deepEqual(table.strings, ['fn_16400+0x10'], 'one string for the three addresses with the same name');
+    assert.deepEqual(table.resolve(1, 0x401010n, false), { name: 0, file: '/src/a.c', line: 0x10 });
+    assert.deepEqual(table.resolve(1, 0x401010n, true), { name: 0 }, 'kernel addresses get no source line');
+    assert.deepEqual(table.resolve(1, 0x600000n, false), { name: -1, file: '/src/a.c', line: 0 }, 'a line without a symbol still reveals');
+    assert.equal(table.nameOf(1, 0x600000n, false), undefined);
+    table.forgetAddresses();
+    table.resolve(1, 0x401010n, false);
+    assert.equal(asked.length, 5, 'after new mappings an address is asked again');
+    assert.deepEqual(table.strings, ['fn_16400+0x10'], 'and interned names keep their index');
+  });
+
+  it('a snapshot names each distinct frame once across records; details carry their own string table and mark kernel frames', () => {
+    const type = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
+    const chain = (ips: bigint[]) => { const w = new ByteWriter().u64(BigInt(ips.length)); for (const ip of ips) w.u64(ip); return w.toBytes(); };
+    const frames = [KERNEL_CONTEXT, 0xffffffff81001234n, USER_CONTEXT, 0x401020n, 0x401180n];
+    const records = Array.from({ length: 50 }, (_, i) => sampleRecord(type, { ip: 0xffffffff81001234n, pid: 7, tid: 7, time: BigInt(100 + i), tail: chain(frames) }, Misc.KERNEL));
+    const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(type), [], 'task-clock')], rings: [ringFromRecords(records, 1 << 16, 'backward')] });
+    let calls = 0;
+    // Kernel symbols unreadable (kallsyms hidden): kernel addresses have no name.
+    const table = new FrameSymbols((_pid, ip, kernel) => { calls++; return kernel ? undefined : ip === 0x401020n ? 'hot_loop+0x20' : 'main+0x80'; },
+      (_pid, ip) => (ip === 0x401020n ? { file: '/demo/loops.c', line: 12 } : undefined));
+    snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1, symbols: table });
+    for (let row = 0; row < decoded.columns.length; row++) {
+      const details = rowDetails(decoded, row, table);
+      assert.deepEqual(details.callchain, [
+        { ip: '0xffffffff81001234', kernel: true },
+        { ip: '0x401020', symbol: 0, file: '/demo/loops.c', line: 12 },
+        { ip: '0x401180', symbol: 1 },
+      ]);
+      assert.deepEqual(details.symbols, ['hot_loop+0x20', 'main+0x80']);
+      const valid = validateHostToWebview({ type: 'detailsReply', replyTo: 1, snapshotId: 's', row, details });
+      assert.ok(valid.ok, valid.ok ? '' : valid.reason);
+    }
+    assert.equal(calls, 3, '50 records × 3 frames, 3 distinct addresses');
+  });
+});

@@ -1,0 +1,70 @@
+// One symbol table per capture on the host: every distinct address (per process for user space, one
+// kernel for kernel space) is symbolized once and its source line looked up once, however many
+// records and callchains repeat it; names are interned in a string table that messages refer to by
+// index. Pure: the symbolizer comes in as callbacks (the CLI's and the extension's SnapshotSymbols).
+
+export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
+export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
+
+/** What one address resolved to: `name` indexes the table's strings (-1: no symbol). */
+export interface FrameSymbol {
+  readonly name: number;
+  readonly file?: string;
+  readonly line?: number;
+}
+
+const NONE: FrameSymbol = { name: -1 };
+
+export class FrameSymbols {
+  /** Interned names; an index stays valid for the life of the table. */
+  readonly strings: string[] = [];
+  private readonly positionOf = new Map<string, number>();
+  /** (kernel ? -1 : pid) → ip → resolution. */
+  private readonly byOwner = new Map<number, Map<bigint, FrameSymbol>>();
+
+  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn) {}
+
+  /** The symbol and source line of `ip` in `pid` (or in the kernel), resolved on the first ask only. */
+  resolve(pid: number, ip: bigint, kernel: boolean): FrameSymbol {
+    const owner = kernel ? -1 : pid;
+    let known = this.byOwner.get(owner);
+    if (!known) { known = new Map(); this.byOwner.set(owner, known); }
+    let hit = known.get(ip);
+    if (hit === undefined) {
+      const name = this.symbolize(pid, ip, kernel);
+      // Kernel addresses have no line table Ringside reads (no vmlinux with DWARF).
+      const position = kernel ? undefined : this.sourceLine?.(pid, ip);
+      hit = name === undefined && !position ? NONE : { name: name === undefined ? -1 : this.intern(name), ...(position ? { file: position.file, line: position.line } : {}) };
+      known.set(ip, hit);
+    }
+    return hit;
+  }
+
+  /** The name of `ip`, or undefined where perf would print [unknown]. */
+  nameOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
+    const { name } = this.resolve(pid, ip, kernel);
+    return name < 0 ? undefined : this.strings[name];
+  }
+
+  /** How many distinct addresses were resolved so far. */
+  get addressCount(): number {
+    let count = 0;
+    for (const known of this.byOwner.values()) count += known.size;
+    return count;
+  }
+
+  /** Drops what addresses resolved to (new mappings were learnt); interned names and their indexes stay. */
+  forgetAddresses(): void {
+    this.byOwner.clear();
+  }
+
+  intern(name: string): number {
+    let position = this.positionOf.get(name);
+    if (position === undefined) {
+      position = this.strings.length;
+      this.strings.push(name);
+      this.positionOf.set(name, position);
+    }
+    return position;
+  }
+}

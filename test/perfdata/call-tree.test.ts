@@ -1,0 +1,63 @@
+// The call tree's self counts per function against perf itself: a `perf record -g` of a binary with
+// known functions, imported by Ringside's perf.data reader, symbolized by the host's FrameSymbols, its
+// stacks fed to the page's call tree, and the counts compared with `perf report --no-children -n`.
+import * as assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { decodeSnapshot } from '../../native/decode';
+import { readPerfData } from '../../native/perfdata';
+import { SnapshotSymbols } from '../../native/cli/symbols';
+import { snapshotStacks } from '../../host/stacks';
+import { UNKNOWN_FRAME } from '../../shared/stacks';
+import { buildCallTree, selfByFunction } from '../../webview/call-tree';
+import { fixture, perfOutput, perfRecord, tempDir } from './perf-tools';
+
+/** `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart. */
+function perfSelfCounts(file: string): { named: Map<string, number>; unresolved: number; total: number } {
+  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
+  assert.equal(report.status, 0, report.stderr);
+  const named = new Map<string, number>();
+  let unresolved = 0;
+  let total = 0;
+  for (const line of report.stdout.split('\n')) {
+    const match = /^\s+(\d+)\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
+    if (!match) continue;
+    const count = Number(match[1]);
+    total += count;
+    if (/^0x[0-9a-f]+$/.test(match[3])) unresolved += count;
+    else named.set(match[3], (named.get(match[3]) ?? 0) + count);
+  }
+  return { named, unresolved, total };
+}
+
+describe('call tree of a perf.data equals perf report --no-children', function () {
+  this.timeout(120000);
+  let dir = '';
+  before(() => { dir = tempDir(); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('exact self sample counts per function, the whole capture', () => {
+    const file = path.join(dir, 'g.data');
+    perfRecord(file, ['-g', '-e', 'task-clock', '-c', '250000'], [fixture('pd_work'), '3', '60000000']);
+    const imported = readPerfData(new Uint8Array(readFileSync(file)), file, { keepGoing: true });
+    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
+    const symbols = new SnapshotSymbols();
+    symbols.learn(decoded); // the file's own MMAP2/COMM/FORK records, as the panel's session does
+    const { table, stackOf } = snapshotStacks(decoded, symbols.frames);
+    const ours = new Map<string, number>();
+    for (const [name, count] of selfByFunction(table, stackOf)) ours.set(table.names[name], count);
+    const theirs = perfSelfCounts(file);
+    assert.ok(theirs.total > 100, `${theirs.total} samples`);
+    assert.ok((theirs.named.get('pd_inner') ?? 0) > theirs.total / 2, 'most samples in pd_inner');
+    const unknown = ours.get(UNKNOWN_FRAME) ?? 0;
+    ours.delete(UNKNOWN_FRAME);
+    assert.deepEqual(Object.fromEntries([...ours].sort()), Object.fromEntries([...theirs.named].sort()));
+    assert.equal(unknown, theirs.unresolved, 'frames without a symbol');
+    // The top-down tree holds every sample once, its self counts summing to the same per function.
+    const tree = buildCallTree(table, stackOf, 'top-down');
+    assert.equal(tree.total[0], theirs.total);
+    let self = 0;
+    for (let node = 1; node < tree.size; node++) self += tree.self[node];
+    assert.equal(self, theirs.total);
+  });
+});

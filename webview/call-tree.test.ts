@@ -1,0 +1,68 @@
+import * as assert from 'node:assert/strict';
+import { buildCallTree, childrenByTotal, flameLayout, selfByFunction, type CallTree } from './call-tree';
+import { functionName, type StackTable } from '../shared/stacks';
+
+/** Stacks given leaf first as names. */
+function table(stacks: string[][]): StackTable {
+  const names: string[] = [];
+  const index = (n: string) => { let i = names.indexOf(n); if (i < 0) { i = names.length; names.push(n); } return i; };
+  const start = [0]; const frames: number[] = [];
+  for (const s of stacks) { frames.push(...s.map(index)); start.push(frames.length); }
+  return { names, start: Uint32Array.from(start), frames: Int32Array.from(frames) };
+}
+
+/** The tree as indented `name self/total` lines, children heaviest first. */
+function render(tree: CallTree, names: readonly string[]): string[] {
+  const out: string[] = [];
+  const visit = (node: number) => {
+    for (const c of childrenByTotal(tree, node)) { out.push(`${'  '.repeat(tree.depth[c] - 1)}${names[tree.name[c]]} ${tree.self[c]}/${tree.total[c]}`); visit(c); }
+  };
+  visit(0);
+  return out;
+}
+
+describe('call tree (pure)', () => {
+  // 0: inner ← outer ← main, 1: outer ← main, 2: write ← main, 3: inner ← inner ← main (recursion)
+  const stacks = table([['inner', 'outer', 'main'], ['outer', 'main'], ['write', 'main'], ['inner', 'inner', 'main']]);
+  const samples = Int32Array.from([0, 0, 0, 1, 2, 2, 3, -1, 0]);
+
+  it('top-down: totals include callees, self counts the leaf; samples without a stack are left out', () => {
+    const tree = buildCallTree(stacks, samples, 'top-down');
+    assert.equal(tree.total[0], 8);
+    assert.deepEqual(render(tree, stacks.names), [
+      'main 0/8', '  outer 1/5', '    inner 4/4', '  write 2/2', '  inner 0/1', '    inner 1/1',
+    ]);
+  });
+
+  it('bottom-up: leaf functions at the root, their callers below', () => {
+    const tree = buildCallTree(stacks, samples, 'bottom-up');
+    assert.deepEqual(render(tree, stacks.names), [
+      'inner 0/5', '  outer 0/4', '    main 4/4', '  inner 0/1', '    main 1/1', 'write 0/2', '  main 2/2', 'outer 0/1', '  main 1/1',
+    ]);
+  });
+
+  it('self per function is the sum of top-down self over every node of that function', () => {
+    const self = selfByFunction(stacks, samples);
+    const named = Object.fromEntries([...self].map(([n, c]) => [stacks.names[n], c]));
+    assert.deepEqual(named, { inner: 5, outer: 1, write: 2 });
+    const tree = buildCallTree(stacks, samples, 'top-down');
+    const fromTree = new Map<string, number>();
+    for (let n = 1; n < tree.size; n++) if (tree.self[n]) fromTree.set(stacks.names[tree.name[n]], (fromTree.get(stacks.names[tree.name[n]]) ?? 0) + tree.self[n]);
+    assert.deepEqual(Object.fromEntries(fromTree), named);
+  });
+
+  it('flame graph boxes: widths are fractions of all samples, children side by side, heaviest first', () => {
+    const tree = buildCallTree(stacks, samples, 'top-down');
+    const boxes = flameLayout(tree).map((b) => `${stacks.names[tree.name[b.node]]}@${b.depth} ${b.x.toFixed(3)}+${b.width.toFixed(3)}`);
+    assert.deepEqual(boxes, ['main@0 0.000+1.000', 'outer@1 0.000+0.625', 'inner@2 0.000+0.500', 'write@1 0.625+0.250', 'inner@1 0.875+0.125', 'inner@2 0.875+0.125']);
+    assert.equal(flameLayout(tree, 0.2).length, 4, 'boxes narrower than 20 % go, with their subtrees');
+    assert.deepEqual(flameLayout(buildCallTree(stacks, [], 'top-down')), []);
+  });
+
+  it('functionName drops only a perf-style +0xoff', () => {
+    assert.equal(functionName('pd_inner+0x20'), 'pd_inner');
+    assert.equal(functionName('operator+'), 'operator+');
+    assert.equal(functionName('ns::f+0x0'), 'ns::f');
+    assert.equal(functionName('[kernel]'), '[kernel]');
+  });
+});

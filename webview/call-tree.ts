@@ -1,0 +1,143 @@
+// Call trees of sampled callchains, as pure code over typed arrays: top-down (callers first, as perf
+// report --children -G shows it), inverted (bottom-up: leaf functions at the root) and the self count
+// per function (perf report --no-children). Frames are merged by function name, so `pd_inner+0x20`
+// and `pd_inner+0x24` are one node. The flame graph layout is a pure pass over the tree too.
+
+import type { StackTable } from '../shared/stacks';
+
+export type TreeDirection = 'top-down' | 'bottom-up';
+
+/** Nodes as struct-of-arrays; node 0 is the root (all samples, no function). Children in first-seen order. */
+export interface CallTree {
+  readonly size: number;
+  /** Index into the StackTable's names (-1 for the root). */
+  readonly name: Int32Array;
+  readonly parent: Int32Array;
+  readonly depth: Int32Array;
+  /** Samples whose stack ends here (top-down: the leaf; bottom-up: the root-most caller). */
+  readonly self: Float64Array;
+  /** Samples whose stack passes through here. */
+  readonly total: Float64Array;
+  readonly firstChild: Int32Array;
+  readonly nextSibling: Int32Array;
+}
+
+class Builder {
+  size = 1;
+  name = new Int32Array(64).fill(-1);
+  parent = new Int32Array(64).fill(-1);
+  depth = new Int32Array(64);
+  self = new Float64Array(64);
+  total = new Float64Array(64);
+  firstChild = new Int32Array(64).fill(-1);
+  nextSibling = new Int32Array(64).fill(-1);
+  /** (parent, name) → child, for O(1) descent. */
+  private readonly children = new Map<number, number>();
+  private readonly nameCount: number;
+
+  constructor(nameCount: number) { this.nameCount = nameCount + 1; }
+
+  child(parent: number, name: number): number {
+    const key = parent * this.nameCount + (name + 1);
+    const known = this.children.get(key);
+    if (known !== undefined) return known;
+    if (this.size === this.name.length) this.grow();
+    const node = this.size++;
+    this.name[node] = name;
+    this.parent[node] = parent;
+    this.depth[node] = this.depth[parent] + 1;
+    // Append after the last child so siblings keep first-seen order.
+    let last = this.firstChild[parent];
+    if (last < 0) this.firstChild[parent] = node;
+    else { while (this.nextSibling[last] >= 0) last = this.nextSibling[last]; this.nextSibling[last] = node; }
+    this.children.set(key, node);
+    return node;
+  }
+
+  private grow(): void {
+    const n = this.name.length * 2;
+    const i32 = (a: Int32Array, fill: number) => { const b = new Int32Array(n).fill(fill); b.set(a); return b; };
+    const f64 = (a: Float64Array) => { const b = new Float64Array(n); b.set(a); return b; };
+    this.name = i32(this.name, -1); this.parent = i32(this.parent, -1); this.depth = i32(this.depth, 0);
+    this.firstChild = i32(this.firstChild, -1); this.nextSibling = i32(this.nextSibling, -1);
+    this.self = f64(this.self); this.total = f64(this.total);
+  }
+
+  done(): CallTree {
+    const n = this.size;
+    return { size: n, name: this.name.subarray(0, n), parent: this.parent.subarray(0, n), depth: this.depth.subarray(0, n),
+      self: this.self.subarray(0, n), total: this.total.subarray(0, n), firstChild: this.firstChild.subarray(0, n), nextSibling: this.nextSibling.subarray(0, n) };
+  }
+}
+
+/**
+ * The tree of the samples whose stacks are `sampleStacks` (stack ids into `stacks`; negative: no
+ * callchain, skipped). Counts are sample counts. Top-down starts at the outermost caller; bottom-up at the leaf.
+ */
+export function buildCallTree(stacks: StackTable, sampleStacks: ArrayLike<number>, direction: TreeDirection): CallTree {
+  const tree = new Builder(stacks.names.length);
+  const { start, frames } = stacks;
+  // Stacks repeat: count each distinct stack once, then walk it once with its weight.
+  const weight = new Float64Array(start.length > 0 ? start.length - 1 : 0);
+  for (let i = 0; i < sampleStacks.length; i++) {
+    const s = sampleStacks[i];
+    if (s >= 0 && s < weight.length) weight[s]++;
+  }
+  for (let s = 0; s < weight.length; s++) {
+    const w = weight[s];
+    if (w === 0 || start[s + 1] === start[s]) continue;
+    let node = 0;
+    tree.total[0] += w;
+    if (direction === 'top-down') for (let f = start[s + 1] - 1; f >= start[s]; f--) { node = tree.child(node, frames[f]); tree.total[node] += w; }
+    else for (let f = start[s]; f < start[s + 1]; f++) { node = tree.child(node, frames[f]); tree.total[node] += w; }
+    tree.self[node] += w;
+  }
+  return tree.done();
+}
+
+/** Samples per leaf function (perf report --no-children): name index → count. */
+export function selfByFunction(stacks: StackTable, sampleStacks: ArrayLike<number>): Map<number, number> {
+  const out = new Map<number, number>();
+  for (let i = 0; i < sampleStacks.length; i++) {
+    const s = sampleStacks[i];
+    if (s < 0 || s + 1 >= stacks.start.length || stacks.start[s] === stacks.start[s + 1]) continue;
+    const leaf = stacks.frames[stacks.start[s]];
+    out.set(leaf, (out.get(leaf) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** Children of `node`, heaviest first (ties by first seen), for a list or a flame graph. */
+export function childrenByTotal(tree: CallTree, node: number): number[] {
+  const out: number[] = [];
+  for (let c = tree.firstChild[node]; c >= 0; c = tree.nextSibling[c]) out.push(c);
+  return out.sort((a, b) => tree.total[b] - tree.total[a] || a - b);
+}
+
+/** One flame graph box: x and width as fractions of the root's total, depth 0 for the root's children. */
+export interface FlameBox {
+  readonly node: number;
+  readonly x: number;
+  readonly width: number;
+  readonly depth: number;
+}
+
+/** Boxes of the flame graph (top-down tree), children heaviest first; boxes narrower than `minWidth` (fraction) are dropped with their subtrees. */
+export function flameLayout(tree: CallTree, minWidth = 0): FlameBox[] {
+  const boxes: FlameBox[] = [];
+  const rootTotal = tree.total[0];
+  if (rootTotal <= 0) return boxes;
+  const visit = (node: number, x: number, depth: number) => {
+    let at = x;
+    for (const child of childrenByTotal(tree, node)) {
+      const width = tree.total[child] / rootTotal;
+      if (width >= minWidth) {
+        boxes.push({ node: child, x: at, width, depth });
+        visit(child, at, depth + 1);
+      }
+      at += width;
+    }
+  };
+  visit(0, 0, 0);
+  return boxes;
+}
