@@ -56,7 +56,9 @@ export interface SessionInfo {
 
 export interface SessionChange {
   readonly sessionId: string;
-  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited' | 'triggered';
+  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited' | 'triggered' | 'trigger-failed';
+  /** 'trigger-failed': why the triggered snapshot could not be taken. */
+  readonly detail?: string;
 }
 
 export type ExportFormat = 'perf.data' | 'jsonl' | 'html';
@@ -164,8 +166,10 @@ export class SessionManager {
       if (session.state === 'stopped') return;
       await this.snapshot(session.id, undefined, trigger);
       this.emit(session, 'triggered');
-    } catch {
-      // The session stopped while the trigger waited for its post time: nothing to take.
+    } catch (error) {
+      // A session stopped while the trigger waited for its post time has nothing to take; any other
+      // failure is the user's to know: the trigger fired and no snapshot holds it.
+      if (session.state !== 'stopped') this.emitId(session.id, 'trigger-failed', `${trigger} fired, but its snapshot failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       session.triggerWatch?.rearm();
     }
@@ -440,10 +444,10 @@ export class SessionManager {
     this.emitId(session.id, what);
   }
 
-  private emitId(sessionId: string, what: SessionChange['what']): void {
+  private emitId(sessionId: string, what: SessionChange['what'], detail?: string): void {
     for (const listener of [...this.listeners]) {
       try {
-        listener({ sessionId, what });
+        listener({ sessionId, what, ...(detail !== undefined ? { detail } : {}) });
       } catch {
         // A broken view must not break recording.
       }

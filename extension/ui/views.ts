@@ -27,6 +27,11 @@ export function registerViews(context: vscode.ExtensionContext, services: Servic
         log(message);
         void vscode.window.showInformationMessage(`Ringside: ${message}`);
       }
+      if (change.what === 'trigger-failed') {
+        const message = `${sessions.get(change.sessionId).label}: ${change.detail ?? 'a triggered snapshot failed'}`;
+        log(message);
+        void vscode.window.showWarningMessage(`Ringside: ${message}`);
+      }
       if (change.what === 'owner-exited') {
         const session = sessions.get(change.sessionId);
         const message = `${session.label}: the process that held these rings exited. They stay readable (and recording) through this session until you stop it; nothing else can attach to them any more.`;

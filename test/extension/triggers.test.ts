@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { SessionManager, type SessionChange } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
+import type { RingSource } from '../../extension/session/ports';
 import { RecordType } from '../../native/abi/uapi';
 import { fixture, ownPerfFds, ownPerfMappings } from './helpers';
 
@@ -46,5 +47,39 @@ describe('extension: snapshots taken when a trigger fires', function () {
     await manager.dispose();
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);
+  });
+
+  it('a trigger whose snapshot fails says why (not silence), and the watch re-arms', async () => {
+    // A ring source whose copy fails, so the failure path runs without depending on the kernel.
+    let fire: (() => void) | undefined;
+    let rearmed = 0;
+    const source: RingSource = {
+      events: [],
+      snapshot: () => { throw new Error('the rings could not be copied (EIO)'); },
+      pause: () => undefined,
+      resume: () => undefined,
+      ringStats: () => [],
+      watchTriggers: (_options, fired) => { fire = fired; return { rearm: () => { rearmed++; }, stop: () => undefined }; },
+      dispose: () => undefined,
+    };
+    const manager = new SessionManager({ backend: { ...backend, record: async () => source } });
+    const changes: SessionChange[] = [];
+    manager.onDidChange((change) => changes.push(change));
+    const events = await backend.resolveEvents(['task-clock', 'syscalls:sys_enter_getpid'], {});
+    const session = await manager.startRecording({ events, target: { kind: 'pid', pid: process.pid }, triggers: { eventIndices: [1], postSec: 0, minIntervalSec: 0 } });
+    assert.ok(fire, 'the source was asked to watch the trigger');
+    fire();
+    for (const deadline = Date.now() + 2000; rearmed === 0 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));
+    const failed = changes.filter((change) => change.what === 'trigger-failed');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0].detail, 'syscalls:sys_enter_getpid fired, but its snapshot failed: the rings could not be copied (EIO)');
+    assert.equal(rearmed, 1);
+    assert.equal(manager.get(session.id).snapshots.length, 0);
+    // Once the session is stopped, a late trigger is quietly nothing.
+    await manager.stop(session.id);
+    fire();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(changes.filter((change) => change.what === 'trigger-failed').length, 1);
+    await manager.dispose();
   });
 });
