@@ -77,6 +77,10 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     if (picked.then) await vscode.commands.executeCommand(picked.then);
   };
 
+  /** Specs resolved against the picked target: its symbols name watchpoints and source lines. */
+  const resolveForTarget = (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) =>
+    backend.resolveEvents(specs, { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) });
+
   const startRecording = async (kept: boolean) => {
     const s = settings();
     const specs = await pickEvents(context.workspaceState, s.defaultEvents);
@@ -91,8 +95,7 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
       return;
     }
     const target: RecordTarget = chosen.target;
-    const context_ = { ...(target.kind === 'pid' ? { pid: target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) };
-    const events = await backend.resolveEvents(specs, context_);
+    const events = await resolveForTarget(specs, chosen);
     const session = await sessions.startRecording({ events, target, pages: s.pages });
     log(`recording ${session.label} (${session.id})`);
   };
@@ -115,10 +118,9 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     const chosen = await pickTarget();
     if (!chosen) return;
     const target: RecordTarget = chosen.target;
-    const context_ = { ...(target.kind === 'pid' ? { pid: target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) };
     // The trigger is recorded once, in a ring of its own, even if it is also one of the chosen events.
     const all = specs.includes(trigger) ? specs : [...specs, trigger];
-    const events = await backend.resolveEvents(all, context_);
+    const events = await resolveForTarget(all, chosen);
     noticeSilentBreakpoints([events[all.indexOf(trigger)]], log);
     const session = await sessions.startRecording({
       events, target, pages: s.pages, label: `snapshot when ${trigger}: ${specs.join(', ')}`,
