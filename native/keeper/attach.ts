@@ -2,7 +2,7 @@
 
 import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
 import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
-import { readSidebandSpool } from './sideband';
+import { readSidebandSpool, sidebandSpoolPath } from './sideband';
 import { isKeeperAlive, keeperEventDescriptions, keeperStateDir, releasePauseLease, removeKeeperState, takePauseLease, type KeeperState } from './state';
 
 /** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
@@ -18,8 +18,9 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
         const attr = events[ring.defaultEvent]?.attr;
         rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
       } else {
-        // The keeper drains its side-band rings into spools: a copy is the spool, then the ring.
-        const spool = ring.spool;
+        // The keeper drains its side-band rings into spools beside its state: a copy is the spool, then
+        // the ring. A state without stateDir comes from a keeper that did not spool yet.
+        const spool = state.stateDir !== undefined ? sidebandSpoolPath(state.pid, ring.ringId, state.stateDir) : undefined;
         rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta, events[ring.defaultEvent]?.attr, spool ? () => readSidebandSpool(spool) : undefined) });
       }
     }

@@ -37,8 +37,9 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
   const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
     ...(options.ownRing ? { ownRing: options.ownRing } : {}) });
-  const dir = options.dir ?? keeperStateDir();
-  const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir))) }));
+  // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.
+  const dir = path.resolve(options.dir ?? keeperStateDir());
+  const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) }));
   let sidebandDrain: NodeJS.Timeout | undefined;
   try {
     const page = pageSize();
@@ -54,7 +55,6 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       direction,
       pages: ring.dataSize / page,
       defaultEvent: ring.meta.defaultEvent,
-      ...(direction === 'forward' ? { spool: path.resolve(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) } : {}),
     }));
     const target: KeeperTarget = options.target.kind === 'launch'
       ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }

@@ -37,8 +37,6 @@ export interface KeeperRingState {
   /** Data pages (a power of two); the mapping is pages + 1 (the header page). */
   readonly pages: number;
   readonly defaultEvent: number;
-  /** Forward rings: the absolute path of the spool the keeper drains the ring into (native/keeper/sideband). */
-  readonly spool?: string;
 }
 
 export interface KeeperState {
@@ -53,9 +51,10 @@ export interface KeeperState {
    */
   readonly procStartTicks?: string;
   /**
-   * The directory the keeper keeps its state file and watches for pause leases in. A client writes
-   * its lease there, not in its own default directory: the two differ whenever the client's
-   * XDG_RUNTIME_DIR differs from the keeper's (another shell, a test, a service manager).
+   * The directory the keeper keeps its state file and side-band spools in, and watches for pause
+   * leases in. A client writes its lease there and reads the spools from there, not from its own
+   * default directory: the two differ whenever the client's XDG_RUNTIME_DIR differs from the
+   * keeper's (another shell, a test, a service manager).
    */
   readonly stateDir?: string;
   readonly target: KeeperTarget;
@@ -318,10 +317,8 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     if (!Number.isInteger(ring.cpu) || !Number.isInteger(ring.tid)) fail(`rings[${i}].cpu and .tid must be integers (-1 for any)`);
     const defaultEvent = nonNegativeInt(ring.defaultEvent) ?? fail(`rings[${i}].defaultEvent must be an event index`);
     if (defaultEvent >= events.length) fail(`rings[${i}].defaultEvent ${defaultEvent} is past the ${events.length} events`);
-    if (ring.spool !== undefined && (typeof ring.spool !== 'string' || !path.isAbsolute(ring.spool))) fail(`rings[${i}].spool must be an absolute path`);
     return {
       fd, ringId, pages, defaultEvent,
-      ...(typeof ring.spool === 'string' ? { spool: ring.spool } : {}),
       label: ring.label as string,
       cpu: ring.cpu as number,
       tid: ring.tid as number,
