@@ -119,7 +119,10 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     // 1000 execs take seconds on a loaded 2-CPU host; a 16-page side-band ring holds about 90 of them.
     this.timeout(180000);
     const execs = 1000;
-    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done; sleep 600`],
+    // The loop ends in a sleep only this test process names (another run's sleep must not count), exec'd
+    // so that it is the command the keeper launched, and ends with the keeper.
+    const done = `600.${process.pid}`;
+    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done; exec sleep ${done}`],
       { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
@@ -134,7 +137,7 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     await running();
     // The loop is done once the load sits in `sleep`.
     for (const deadline = Date.now() + 150000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
-      const sleeping = spawnSync('pgrep', ['-f', '^sleep 600$'], { encoding: 'utf8' }).stdout.trim();
+      const sleeping = spawnSync('pgrep', ['-f', `^sleep ${done.replace('.', '\\.')}$`], { encoding: 'utf8' }).stdout.trim();
       if (sleeping) break;
       assert.ok(Date.now() < deadline, 'the exec loop finished');
     }
