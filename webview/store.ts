@@ -275,6 +275,15 @@ export class RecordStore {
   }
 
   /** The symbol column with room for `rows` rows, created (every earlier row: no symbol) on first use. */
+  /** The function names of row's sampled callchain, leaf first (empty: no callchain). */
+  stackFunctionsOf(row: number): readonly string[] {
+    const id = row < this.stack.length ? this.stack[row] : -1;
+    if (id < 0 || id + 1 >= this.stackStarts.length) return [];
+    const names: string[] = [];
+    for (let f = this.stackStarts[id]; f < this.stackStarts[id + 1]; f++) names.push(this.stackNames[this.stackFrames[f]]);
+    return names;
+  }
+
   /** All stacks received so far, as the call tree reads them. */
   stackTable(): StackTable {
     if (!this.stackCache || this.stackCache.start.length !== this.stackStarts.length) {
