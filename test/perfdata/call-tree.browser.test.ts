@@ -158,6 +158,17 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     // The offline page has no editor: it names the line that the panel would reveal.
     assert.match(await tab.locator('#rs-calltree .rs-calltree-selection').innerText(), new RegExp(`pd_inner · \\S*/pd_work\\.c:${definition}\\b`));
 
+    // With an editor (the panel's init says so) the click also asks the host to reveal that line: this page's stand-in host
+    // answers that it has no editor, naming the file and line it was asked for.
+    await tab.evaluate(() => window.postMessage({ type: 'init', protocolVersion: 1, editor: true }, '*'));
+    const again = (await boxes()).find((b) => b.name === 'pd_inner')!;
+    const moved = await tab.locator('#rs-calltree canvas.rs-flame').boundingBox(); // the breadcrumb above it grew
+    assert.ok(moved);
+    await tab.mouse.click(moved.x + again.x + again.width / 2, moved.y + again.y + again.height / 2);
+    const status = tab.locator('#rs-calltree .rs-calltree-selection .rs-reveal-status');
+    await tab.waitForFunction(() => document.querySelector('#rs-calltree .rs-reveal-status')?.textContent !== '');
+    assert.match(await status.innerText(), new RegExp(`^EREADONLY: There is no editor to reveal /\\S*/pd_work\\.c:${definition} in\\.`));
+
     await tab.click('#rs-calltree .rs-flame-back');
     assert.equal(await tab.locator('#rs-calltree canvas.rs-flame').getAttribute('data-focus'), 'pd_outer');
     await tab.locator('#rs-calltree canvas.rs-flame').focus();
