@@ -65,7 +65,9 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols)
       const symbol = resolved.name < 0 ? undefined : symbols.strings[resolved.name];
       const name = intern(symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(symbol));
       if (current.length === 0) leaf = locate(resolved.file, resolved.line);
-      if (nameLocation[name] === undefined && symbol !== undefined && !kernel) nameLocation[name] = entryLocation(symbols, pid, frame.ip, symbol);
+      if (nameLocation[name] === undefined && symbol !== undefined && !kernel) {
+        nameLocation[name] = entryLocation(symbols, pid, frame.ip, symbol);
+      }
       current.push(name);
     }
     if (current.length === 0) continue;
@@ -84,7 +86,10 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols)
   const table = { names, start: Uint32Array.from(start), frames: Int32Array.from(frames) };
   if (locations.length === 0) return { table, stackOf };
   return {
-    table: { ...table, locations, leafLocation: Int32Array.from(leafLocation), nameLocation: Int32Array.from(names, (_, n) => nameLocation[n] ?? -1) },
+    table: {
+      ...table, locations, leafLocation: Int32Array.from(leafLocation),
+      nameLocation: Int32Array.from(names, (_, n) => nameLocation[n] ?? -1),
+    },
     stackOf,
   };
 

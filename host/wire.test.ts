@@ -44,14 +44,20 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
   });
 
   it('stacks carry the line of each leaf address and of each function entry; another leaf line is another stack', () => {
-    const chain = (ips: bigint[]) => { const w = new ByteWriter().u64(BigInt(ips.length + 1)).u64(0xfffffffffffffe00n); for (const ip of ips) w.u64(ip); return w.toBytes(); };
+    const chain = (ips: bigint[]) => {
+      const w = new ByteWriter().u64(BigInt(ips.length + 1)).u64(0xfffffffffffffe00n);
+      for (const ip of ips) w.u64(ip);
+      return w.toBytes();
+    };
     const sample = (time: bigint, ips: bigint[]) => sampleRecord(sampleType, { ip: ips[0], pid: 42, tid: 42, time, tail: chain(ips) });
     const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(sampleType), [], 'task-clock')], rings: [ringFromRecords([
-      sample(100n, [0x401000n, 0x401100n]), sample(200n, [0x401000n]), sample(300n, [0x401008n, 0x401100n]), sample(400n, [0x401000n, 0x401100n]),
+      sample(100n, [0x401000n, 0x401100n]), sample(200n, [0x401000n]), sample(300n, [0x401008n, 0x401100n]),
+      sample(400n, [0x401000n, 0x401100n]),
     ], 4096, 'backward')] });
     // hot starts at 0x400ff0 (line 10), main at 0x4010f0 (line 20).
     const lines = new Map([[0x400ff0n, 10], [0x401000n, 12], [0x401008n, 13], [0x4010f0n, 20], [0x401100n, 22]]);
-    const symbols = new FrameSymbols((_pid, ip) => ip < 0x4010f0n ? `hot+0x${(ip - 0x400ff0n).toString(16)}` : `main+0x${(ip - 0x4010f0n).toString(16)}`,
+    const symbols = new FrameSymbols(
+      (_pid, ip) => (ip < 0x4010f0n ? `hot+0x${(ip - 0x400ff0n).toString(16)}` : `main+0x${(ip - 0x4010f0n).toString(16)}`),
       (_pid, ip) => lines.has(ip) ? { file: '/src/a.c', line: lines.get(ip)! } : undefined);
     const { start, batches } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1, symbols });
     assert.ok(validateHostToWebview(start).ok);

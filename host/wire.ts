@@ -90,7 +90,8 @@ function wireStacks(table: StackTable): WireStacks {
   const { names, start, frames, locations, leafLocation, nameLocation } = table;
   return {
     names, start: Array.from(start), frames: Array.from(frames),
-    ...(locations && leafLocation && nameLocation ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
+    ...(locations && leafLocation && nameLocation
+      ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
   };
 }
 

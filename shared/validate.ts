@@ -122,7 +122,12 @@ function validateSnapshotStart(o: Obj): void {
     if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
     if (s.locations !== undefined || s.leafLocation !== undefined || s.nameLocation !== undefined) {
       const locations = arr(s, 'locations', p);
-      locations.forEach((l, i) => { const lo = obj(l, `${p}.locations[${i}]`); str(lo, 'file', `${p}.locations[${i}]`, 4096); int(lo, 'line', `${p}.locations[${i}]`, 1); });
+      locations.forEach((l, i) => {
+        const at = `${p}.locations[${i}]`;
+        const lo = obj(l, at);
+        str(lo, 'file', at, 4096);
+        int(lo, 'line', at, 1);
+      });
       // One entry per stack and per name, each -1 or a location.
       for (const [key, count] of [['leafLocation', start.length - 1], ['nameLocation', names.length]] as const) {
         const list = arr(s, key, p);

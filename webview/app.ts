@@ -62,7 +62,8 @@ export class App {
       { value: 'cpu', label: 'By CPU' }, { value: 'thread', label: 'By thread' }, { value: 'event', label: 'By event' },
     ], { id: 'rs-grouping', value: restored?.grouping ?? 'cpu' });
     const filter = this.filterField = createTextField('Filter records', {
-      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… stack:… cpu:… ip:0x… field.NAME=… field.NAME~…', value: restored?.filter ?? '',
+      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… stack:… cpu:… ip:0x… field.NAME=… field.NAME~…',
+      value: restored?.filter ?? '',
     });
     this.filterError = el('span', 'rs-filter-error', undefined);
     this.filterError.setAttribute('role', 'alert');

@@ -7,7 +7,8 @@
 
 import type { RecordStore } from './store';
 import {
-  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo, type CallTree, type FlameBox, type TreeDirection,
+  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo,
+  type CallTree, type FlameBox, type TreeDirection,
 } from './call-tree';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 import type { HostToWebview } from '../shared/protocol';
@@ -76,7 +77,9 @@ export class CallTreeView {
     el('h2', '', this.section, 'Call tree');
     const modes = el('div', 'rs-calltree-modes', this.section);
     modes.setAttribute('role', 'tablist');
-    const labels = [['top-down', 'Top-down'], ['bottom-up', 'Bottom-up'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['lines', 'Lines']] as const;
+    const labels = [
+      ['top-down', 'Top-down'], ['bottom-up', 'Bottom-up'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['lines', 'Lines'],
+    ] as const;
     for (const [mode, text] of labels) {
       const button = el('button', 'rs-calltree-mode', modes, text);
       button.type = 'button';
@@ -159,7 +162,9 @@ export class CallTreeView {
       this.pendingReveal.add(requestId);
       this.actions.host.post({ type: 'revealRequest', requestId, file: location.file, line: location.line });
     }
-    for (const row of this.body.querySelectorAll<HTMLElement>('[data-name]')) row.classList.toggle('rs-chosen', Number(row.dataset.name) === name);
+    for (const row of this.body.querySelectorAll<HTMLElement>('[data-name]')) {
+      row.classList.toggle('rs-chosen', Number(row.dataset.name) === name);
+    }
   }
 
   private entryOf(table: StackTable, name: number): SourceLocation | undefined {
@@ -258,7 +263,9 @@ export class CallTreeView {
       return;
     }
     const known = lines.reduce((sum, l) => sum + l.self, 0);
-    if (known < all) el('p', 'rs-hint', this.body, `${(all - known).toLocaleString('en-US')} samples without a source line are not listed.`);
+    if (known < all) {
+      el('p', 'rs-hint', this.body, `${(all - known).toLocaleString('en-US')} samples without a source line are not listed.`);
+    }
     const list = el('table', 'rs-calltree-list rs-lines', this.body);
     const head = list.createTHead().insertRow();
     for (const h of ['Self', 'Line', 'Function']) el('th', '', head, h).scope = 'col';
@@ -377,7 +384,8 @@ export class CallTreeView {
       const b = boxAt(e);
       if (!b) { tip.hidden = true; canvas.style.cursor = ''; return; }
       const n = b.node;
-      tip.textContent = `${names[tree.name[n]] ?? '?'}\nself ${tree.self[n].toLocaleString('en-US')} · total ${tree.total[n].toLocaleString('en-US')}`
+      const count = (v: number) => v.toLocaleString('en-US');
+      tip.textContent = `${names[tree.name[n]] ?? '?'}\nself ${count(tree.self[n])} · total ${count(tree.total[n])}`
         + ` (${((100 * tree.total[n]) / all).toFixed(1)}% of ${all.toLocaleString('en-US')} samples)`;
       tip.hidden = false;
       const fr = frame.getBoundingClientRect();
@@ -395,7 +403,10 @@ export class CallTreeView {
       this.choose(tree.name[b.node]);
     });
     canvas.addEventListener('keydown', (e) => {
-      if ((e.key === 'Escape' || e.key === 'Backspace') && focus !== 0) { e.preventDefault(); this.zoomTo(tree, tree.parent[focus]); this.focusFlame(); }
+      if ((e.key !== 'Escape' && e.key !== 'Backspace') || focus === 0) return;
+      e.preventDefault();
+      this.zoomTo(tree, tree.parent[focus]);
+      this.focusFlame();
     });
   }
 

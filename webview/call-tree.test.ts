@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo, selfByFunction, type CallTree } from './call-tree';
+import {
+  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo, selfByFunction, type CallTree,
+} from './call-tree';
 import { functionName, type StackTable } from '../shared/stacks';
 
 /** Stacks given leaf first as names. */
@@ -59,7 +61,7 @@ describe('call tree (pure)', () => {
     assert.deepEqual(flameLayout(buildCallTree(stacks, [], 'top-down')), []);
   });
 
-  it('flame graph zoomed into a node: its callers and it span the width, its subtree scaled to it; hit-testing by fraction and depth', () => {
+  it('flame graph zoomed into a node: it and its callers span the width, its subtree scaled to it; hit-testing', () => {
     const tree = buildCallTree(stacks, samples, 'top-down');
     const nameOf = (node: number) => stacks.names[tree.name[node]];
     const full = flameLayout(tree);
@@ -83,8 +85,10 @@ describe('call tree (pure)', () => {
   });
 
   it('lines: self samples per leaf source line and function, most first; unknown lines left out', () => {
-    const lines = table([['inner', 'outer', 'main'], ['outer', 'main'], ['write', 'main'], ['inner', 'inner', 'main'], ['inner', 'outer', 'main']]);
-    const withLines = { ...lines, locations: [{ file: '/src/a.c', line: 10 }, { file: '/src/a.c', line: 20 }, { file: '/src/a.c', line: 11 }],
+    const lines = table([
+      ['inner', 'outer', 'main'], ['outer', 'main'], ['write', 'main'], ['inner', 'inner', 'main'], ['inner', 'outer', 'main'],
+    ]);
+    const withLines = { ...lines, locations: [10, 20, 11].map((line) => ({ file: '/src/a.c', line })),
       leafLocation: Int32Array.from([0, 1, -1, 0, 2]), nameLocation: Int32Array.from([-1, -1, -1, -1]) };
     const rows = lineCounts(withLines, Int32Array.from([0, 0, 0, 1, 2, 4, 4, 3, -1]))
       .map((l) => `${withLines.names[l.name]} ${withLines.locations[l.location].file}:${withLines.locations[l.location].line} ${l.self}`);

@@ -58,7 +58,9 @@ describe('filter: stack:NAME terms', () => {
     assert.deepEqual([0, 1, 2, 3].filter(compileFilter(negated.terms, subject)), [2, 3]);
     const exact = parseFilter('stack:=PD_INNER stack:="main"');
     assert.ok(exact.ok);
-    assert.deepEqual(exact.terms, [{ key: 'stack', negate: false, value: 'pd_inner', exact: true }, { key: 'stack', negate: false, value: 'main', exact: true }]);
+    assert.deepEqual(exact.terms, [
+      { key: 'stack', negate: false, value: 'pd_inner', exact: true }, { key: 'stack', negate: false, value: 'main', exact: true },
+    ]);
     assert.deepEqual([0, 1, 2, 3].filter(compileFilter(exact.terms, subject)), [0]);
     const partial = parseFilter('stack:=pd_inn');
     assert.ok(partial.ok);

@@ -121,7 +121,10 @@ function matches(term: FilterTerm, s: FilterSubject, row: number): boolean {
     case 'event': return s.eventName(row).toLowerCase().includes(term.value);
     case 'comm': return s.comm(row).toLowerCase().includes(term.value);
     case 'sym': return (s.symbol(row) ?? '').toLowerCase().includes(term.value);
-    case 'stack': return (s.stackFunctions?.(row) ?? []).some((name) => (term.exact ? name.toLowerCase() === term.value : name.toLowerCase().includes(term.value)));
+    case 'stack': {
+      const wanted = (name: string) => (term.exact ? name.toLowerCase() === term.value : name.toLowerCase().includes(term.value));
+      return (s.stackFunctions?.(row) ?? []).some(wanted);
+    }
     case 'kind': return s.kindName(row).toLowerCase().includes(term.value);
     case 'pid': return String(s.pid(row)) === term.value;
     case 'tid': return String(s.tid(row)) === term.value;

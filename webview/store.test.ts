@@ -118,7 +118,8 @@ describe('record store', () => {
     store.beginSnapshot({ ...start('b', '0', 2, 1, 'e'), stacks: { names: ['f', 'main'], start: [0, 2, 4], frames: [0, 1, 0, 1],
       locations: [at(6), at(1), at(5), at(9)], leafLocation: [2, 0], nameLocation: [3, 1] } });
     for (const batch of columnsToBatches(columns([1], [7], [0]), { snapshotId: 'a', stacks: Int32Array.from([0]) })) store.addBatch(batch);
-    for (const batch of columnsToBatches(columns([2, 3], [7, 7], [0, 0]), { snapshotId: 'b', stacks: Int32Array.from([0, 1]) })) store.addBatch(batch);
+    const b = columnsToBatches(columns([2, 3], [7, 7], [0, 0]), { snapshotId: 'b', stacks: Int32Array.from([0, 1]) });
+    for (const batch of b) store.addBatch(batch);
     const table = store.stackTable();
     const line = (l: number) => (l < 0 ? -1 : table.locations![l].line);
     assert.deepEqual(Array.from(store.stack.subarray(0, 3)), [0, 0, 1], 'the same functions at the same line are one stack');

@@ -307,7 +307,11 @@ export class RecordStore {
     const locationMap = (stacks.locations ?? []).map((l) => {
       const key = `${l.line}:${l.file}`;
       let id = this.stackLocationIds.get(key);
-      if (id === undefined) { id = this.stackLocations.length; this.stackLocations.push({ file: l.file, line: l.line }); this.stackLocationIds.set(key, id); }
+      if (id === undefined) {
+        id = this.stackLocations.length;
+        this.stackLocations.push({ file: l.file, line: l.line });
+        this.stackLocationIds.set(key, id);
+      }
       return id;
     });
     stacks.nameLocation?.forEach((l, n) => {

@@ -21,6 +21,13 @@ interface PageApp {
   ringside: { callTree: { flameBoxes(): DrawnFlameBox[] }; timeline: { rowsInRange(t0: number, t1: number): number[] } };
 }
 
+/** stdout of `perf report --no-children -n --stdio -g none` on `file` with `how` (the columns or the sort key). */
+function perfReport(file: string, how: readonly string[]): string {
+  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', ...how, '-g', 'none', '--percent-limit', '0']);
+  assert.equal(report.status, 0, report.stderr);
+  return report.stdout;
+}
+
 /** Samples of `perf script` (callchains printed) with a frame of function `name`. */
 function samplesThrough(file: string, name: string): number {
   const { lines } = perfScript(file, ['-F', 'comm,tid,time,ip,sym']);
@@ -111,11 +118,10 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
   });
   after(async () => { await browser?.close(); rmSync(dir, { recursive: true, force: true }); });
 
-  it('the hot function is the widest frame; hover names it; a click zooms into it, filters the tracks and names its line; back and All zoom out', async () => {
-    const report = perfOutput(['report', '-i', data, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
-    assert.equal(report.status, 0, report.stderr);
-    const hot = /^\s+(\d+)\s+\[\.\]\s+pd_inner\s*$/m.exec(report.stdout);
-    assert.ok(hot, report.stdout);
+  it('hot function widest; hover names it; a click zooms, filters the tracks, names its line; back zooms out', async () => {
+    const report = perfReport(data, ['-F', 'sample,sym']);
+    const hot = /^\s+(\d+)\s+\[\.\]\s+pd_inner\s*$/m.exec(report);
+    assert.ok(hot, report);
     const hotSamples = Number(hot[1]);
     // Where the editor goes for pd_inner: the line of its definition in the fixture's source.
     const source = readFileSync(path.join(repoRoot, 'test/fixtures/pd_work.c'), 'utf8').split('\n');
@@ -132,7 +138,8 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     const before = await boxes();
     const hottest = before.reduce((a, b) => (b.self > a.self ? b : a));
     assert.equal(hottest.name, 'pd_inner');
-    assert.equal(before.filter((b) => b.name === 'pd_inner').reduce((sum, b) => sum + b.self, 0), hotSamples, 'self samples of pd_inner = perf report');
+    const hotSelf = before.filter((b) => b.name === 'pd_inner').reduce((sum, b) => sum + b.self, 0);
+    assert.equal(hotSelf, hotSamples, 'self samples of pd_inner = perf report');
     const canvas = await tab.locator('#rs-calltree canvas.rs-flame').boundingBox();
     assert.ok(canvas);
     const center = (b: DrawnFlameBox) => ({ x: canvas.x + b.x + b.width / 2, y: canvas.y + b.y + b.height / 2 });
@@ -140,7 +147,8 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     await tab.mouse.move(center(hottest).x, center(hottest).y);
     const tip = tab.locator('#rs-calltree .rs-flame-tip');
     await tip.waitFor({ state: 'visible' });
-    assert.match(await tip.innerText(), new RegExp(`^pd_inner\\nself ${hottest.self.toLocaleString('en-US')} · total ${hottest.total.toLocaleString('en-US')} \\(`));
+    const count = (n: number) => n.toLocaleString('en-US');
+    assert.match(await tip.innerText(), new RegExp(`^pd_inner\\nself ${count(hottest.self)} · total ${count(hottest.total)} \\(`));
 
     await tab.mouse.click(center(hottest).x, center(hottest).y);
     assert.equal(await tab.locator('#rs-calltree canvas.rs-flame').getAttribute('data-focus'), 'pd_inner');
@@ -156,7 +164,8 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     const shown = () => tab.evaluate(() => (window as unknown as PageApp).ringside.timeline.rowsInRange(-Infinity, Infinity).length);
     assert.equal(await shown(), samplesThrough(data, 'pd_inner'));
     // The offline page has no editor: it names the line that the panel would reveal.
-    assert.match(await tab.locator('#rs-calltree .rs-calltree-selection').innerText(), new RegExp(`pd_inner · \\S*/pd_work\\.c:${definition}\\b`));
+    const selection = tab.locator('#rs-calltree .rs-calltree-selection');
+    assert.match(await selection.innerText(), new RegExp(`pd_inner · \\S*/pd_work\\.c:${definition}\\b`));
 
     // With an editor (the panel's init says so) the click also asks the host to reveal that line: this page's stand-in host
     // answers that it has no editor, naming the file and line it was asked for.
@@ -184,24 +193,21 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
   });
 
   it('functions and lines: self samples equal perf report --sort sym and --sort srcline; a row filters the tracks', async () => {
-    const bySym = perfOutput(['report', '-i', data, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
-    assert.equal(bySym.status, 0, bySym.stderr);
     const theirFunctions = new Map<string, number>();
-    for (const line of bySym.stdout.split('\n')) {
+    for (const line of perfReport(data, ['-F', 'sample,sym']).split('\n')) {
       const match = /^\s+(\d+)\s+\[.\]\s+(.+?)\s*$/.exec(line);
       if (!match) continue;
       const name = /^0x[0-9a-f]+$/.test(match[2]) ? UNKNOWN_FRAME : match[2];
       theirFunctions.set(name, (theirFunctions.get(name) ?? 0) + Number(match[1]));
     }
     // perf's srcline of each sampled address; only the fixture's own lines are compared (libc's depend on its debug info).
-    const bySrcline = perfOutput(['report', '-i', data, '--no-children', '-n', '--stdio', '--sort', 'srcline', '-g', 'none', '--percent-limit', '0']);
-    assert.equal(bySrcline.status, 0, bySrcline.stderr);
+    const bySrcline = perfReport(data, ['--sort', 'srcline']);
     const theirLines = new Map<string, number>();
-    for (const line of bySrcline.stdout.split('\n')) {
+    for (const line of bySrcline.split('\n')) {
       const match = /^\s+[\d.]+%\s+(\d+)\s+(pd_work\.c:\d+)\s*$/.exec(line);
       if (match) theirLines.set(match[2], (theirLines.get(match[2]) ?? 0) + Number(match[1]));
     }
-    assert.ok(theirLines.size > 0, bySrcline.stdout);
+    assert.ok(theirLines.size > 0, bySrcline);
 
     const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const problems: string[] = [];
@@ -211,7 +217,8 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
 
     await tab.click('#rs-calltree button[data-mode="functions"]');
     const functions = await tab.$$eval('#rs-calltree .rs-function-row', (trs) => trs.map((tr) => ({
-      fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '', self: Number((tr.querySelector('.rs-function-self') as HTMLElement).dataset.count),
+      fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
+      self: Number((tr.querySelector('.rs-function-self') as HTMLElement).dataset.count),
       total: Number((tr.querySelector('.rs-function-total') as HTMLElement).dataset.count),
     })));
     assert.equal(functions[0].fn, 'pd_inner', 'most self samples first');
@@ -231,10 +238,13 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     await tab.click('#rs-calltree button[data-mode="lines"]');
     const lines = await tab.$$eval('#rs-calltree .rs-line-row', (trs) => trs.map((tr) => ({
       file: (tr as HTMLElement).dataset.file ?? '', line: Number((tr as HTMLElement).dataset.line),
-      fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '', self: Number((tr.querySelector('.rs-line-self') as HTMLElement).dataset.count),
+      fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
+      self: Number((tr.querySelector('.rs-line-self') as HTMLElement).dataset.count),
     })));
     const ourLines = new Map<string, number>();
-    for (const l of lines.filter((l) => l.file.endsWith('/pd_work.c'))) ourLines.set(`pd_work.c:${l.line}`, (ourLines.get(`pd_work.c:${l.line}`) ?? 0) + l.self);
+    for (const l of lines.filter((l) => l.file.endsWith('/pd_work.c'))) {
+      ourLines.set(`pd_work.c:${l.line}`, (ourLines.get(`pd_work.c:${l.line}`) ?? 0) + l.self);
+    }
     assert.deepEqual(Object.fromEntries([...ourLines].sort()), Object.fromEntries([...theirLines].sort()));
     assert.equal(lines[0].fn, 'pd_inner', 'the hottest line is in the hot loop');
     await tab.locator('#rs-calltree .rs-line-row').first().click();
