@@ -51,6 +51,17 @@ export function stackTerm(name: string): string {
 
 const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1);
 
+/** Black or white, whichever reads on `fill` (any CSS colour; the canvas normalizes it to #rrggbb or rgba()). */
+function labelColorOn(ctx: CanvasRenderingContext2D, fill: string): string {
+  ctx.fillStyle = fill;
+  const normalized = String(ctx.fillStyle);
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(normalized);
+  const rgb = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : /^rgba?\((\d+), (\d+), (\d+)/.exec(normalized)?.slice(1).map(Number);
+  if (!rgb) return '#000';
+  const [r, g, b] = rgb;
+  return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? '#000' : '#fff';
+}
+
 export class CallTreeView {
   private readonly section: HTMLElement;
   private readonly summary: HTMLElement;
@@ -363,7 +374,7 @@ export class CallTreeView {
       }
       ctx.globalAlpha = 1;
       if (w > 30) {
-        ctx.fillStyle = colors.foreground;
+        ctx.fillStyle = labelColorOn(ctx, colors.palette[tree.name[b.node] % colors.palette.length]);
         ctx.save();
         ctx.beginPath();
         ctx.rect(x, y, w - 1, FLAME_ROW - 1);

@@ -70,6 +70,8 @@ export class RecordStore {
   private readonly stackLeafLocation: number[] = [];
   private readonly stackNameLocation: number[] = [];
   private stackCache: StackTable | null = null;
+  /** Per stack id, its function names (filled as the filter asks; stacks never change once interned). */
+  private readonly stackFunctionLists: (readonly string[] | undefined)[] = [];
   /** The appended batches, in store order: rows [runStart[k], runStart[k+1]) came from snapshot runSnapshot[k], starting at its row runLocal[k]. */
   private runStart = new Uint32Array(16);
   private runLocal = new Uint32Array(16);
@@ -275,12 +277,15 @@ export class RecordStore {
   }
 
   /** The symbol column with room for `rows` rows, created (every earlier row: no symbol) on first use. */
-  /** The function names of row's sampled callchain, leaf first (empty: no callchain). */
+  /** The function names of row's sampled callchain, leaf first (empty: no callchain); one list per distinct stack. */
   stackFunctionsOf(row: number): readonly string[] {
     const id = row < this.stack.length ? this.stack[row] : -1;
     if (id < 0 || id + 1 >= this.stackStarts.length) return [];
+    const known = this.stackFunctionLists[id];
+    if (known) return known;
     const names: string[] = [];
     for (let f = this.stackStarts[id]; f < this.stackStarts[id + 1]; f++) names.push(this.stackNames[this.stackFrames[f]]);
+    this.stackFunctionLists[id] = names;
     return names;
   }
 
