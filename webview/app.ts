@@ -109,6 +109,7 @@ export class App {
     el('p', 'rs-hint', this.rangeSummary, 'Shift+drag on the timeline to count records in a range.');
     this.callTree = new CallTreeView(side, this.store, {
       host: { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
+      filterText: () => this.filterText,
       filterTo: (text) => { this.filterField.value = text; this.applyFilter(text); },
     });
     this.coverageList = el('section', 'rs-coverage-list', side);

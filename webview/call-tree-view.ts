@@ -23,6 +23,8 @@ type RevealReply = Extract<HostToWebview, { type: 'revealReply' }>;
 /** What the pane asks of the page: the host for reveal requests, and the filter box for `stack:` terms. */
 export interface CallTreeActions {
   readonly host: HostRequests;
+  /** The filter box's text. */
+  filterText(): string;
   /** Puts `text` in the filter box and applies it to the tracks. */
   filterTo(text: string): void;
 }
@@ -47,6 +49,12 @@ const FLAME_ROW = 18;
 /** The filter term for the samples whose stack holds function `name` exactly (quoted when it has spaces, as C++ signatures do). */
 export function stackTerm(name: string): string {
   return /[\s"]/.test(name) ? `stack:="${name.replace(/"/g, '')}"` : `stack:=${name}`;
+}
+
+/** `filter` with its stack:= terms replaced by `term` (none: removed); the user's other terms stay. */
+export function withStackTerm(filter: string, term: string | null): string {
+  const others = filter.replace(/(?<=^|\s)-?stack:=("[^"]*"|\S+)\s*/g, '').trim();
+  return [others, term ?? ''].filter((part) => part !== '').join(' ');
 }
 
 const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1);
@@ -164,7 +172,7 @@ export class CallTreeView {
     const label = table.names[name];
     if (label === undefined) return;
     this.chosen = name;
-    this.actions.filterTo(stackTerm(label));
+    this.actions.filterTo(withStackTerm(this.actions.filterText(), stackTerm(label)));
     const location = at ?? this.entryOf(table, name);
     this.chosenAt = location;
     this.renderSelection();
@@ -199,7 +207,7 @@ export class CallTreeView {
     clear.addEventListener('click', () => {
       this.chosen = -1;
       this.chosenAt = undefined;
-      this.actions.filterTo('');
+      this.actions.filterTo(withStackTerm(this.actions.filterText(), null));
       this.selection.replaceChildren();
       for (const row of this.body.querySelectorAll('.rs-chosen')) row.classList.remove('rs-chosen');
     });

@@ -3,6 +3,7 @@ import {
   buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo, selfByFunction, type CallTree,
 } from './call-tree';
 import { functionName, type StackTable } from '../shared/stacks';
+import { stackTerm, withStackTerm } from './call-tree-view';
 
 /** Stacks given leaf first as names. */
 function table(stacks: string[][]): StackTable {
@@ -101,5 +102,17 @@ describe('call tree (pure)', () => {
     assert.equal(functionName('operator+'), 'operator+');
     assert.equal(functionName('ns::f+0x0'), 'ns::f');
     assert.equal(functionName('[kernel]'), '[kernel]');
+  });
+});
+
+describe('call tree → filter box', () => {
+  it('a chosen function replaces only the stack:= term of the filter; clearing removes it and keeps the rest', () => {
+    assert.equal(stackTerm('pd_inner'), 'stack:=pd_inner');
+    assert.equal(stackTerm('operator new(unsigned long)'), 'stack:="operator new(unsigned long)"');
+    assert.equal(withStackTerm('', 'stack:=main'), 'stack:=main');
+    assert.equal(withStackTerm('comm:demo stack:=main -event:sched', 'stack:=f'), 'comm:demo -event:sched stack:=f');
+    assert.equal(withStackTerm('stack:="a b" stack:part', 'stack:=g'), 'stack:part stack:=g', 'a typed stack:NAME is the user\'s own term');
+    assert.equal(withStackTerm('comm:demo stack:=main', null), 'comm:demo');
+    assert.equal(withStackTerm('field.filename="/a  b" stack:=main', null), 'field.filename="/a  b"', 'other terms kept as typed');
   });
 });
