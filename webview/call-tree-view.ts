@@ -82,6 +82,8 @@ export class CallTreeView {
   /** The flame graph's zoom as the function names from the outermost caller down (node ids change with every rebuild). */
   private flamePath: number[] = [];
   private drawnBoxes: DrawnFlameBox[] = [];
+  /** The width the flame graph was laid out for (CSS px), to redraw it when the pane is resized. */
+  private flameWidth = 0;
   /** The function last chosen (index into the store's stack names), or -1. */
   private chosen = -1;
   /** The source line shown (and revealed) for the chosen function. */
@@ -111,7 +113,15 @@ export class CallTreeView {
     this.selection = el('div', 'rs-calltree-selection', this.section);
     this.selection.setAttribute('aria-live', 'polite');
     this.body = el('div', 'rs-calltree-body', this.section);
+    // The flame graph is laid out for one width: lay it out again when the pane around it is resized.
+    new ResizeObserver(() => {
+      if (this.mode === 'flame' && this.flameWidth > 0 && Math.abs(this.layoutWidth() - this.flameWidth) >= 1) this.render();
+    }).observe(this.body);
     this.render();
+  }
+
+  private layoutWidth(): number {
+    return Math.max(200, this.body.clientWidth || this.section.clientWidth || 320);
   }
 
   /** Show the samples of `rows` (store rows), or of every row when null. */
@@ -151,6 +161,7 @@ export class CallTreeView {
     for (const [mode, button] of this.buttons) button.setAttribute('aria-selected', String(mode === this.mode));
     this.body.replaceChildren();
     this.drawnBoxes = [];
+    this.flameWidth = 0;
     const table = this.store.stackTable();
     if (table.start.length <= 1) {
       this.summary.textContent = 'No samples with callchains (record with -g, or the call graph option).';
@@ -344,7 +355,8 @@ export class CallTreeView {
     crumb('All', 0, focus === 0);
     for (const node of pathTo(tree, focus)) crumb(names[tree.name[node]] ?? '?', node, node === focus);
 
-    const width = Math.max(200, this.body.clientWidth || this.section.clientWidth || 320);
+    const width = this.layoutWidth();
+    this.flameWidth = width;
     // Pure layout first; then one synchronous draw.
     const boxes: FlameBox[] = flameLayout(tree, 1 / width, focus);
     let depth = 0;

@@ -186,6 +186,15 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     await tab.click('#rs-calltree .rs-flame-crumb >> text=All');
     assert.equal(await tab.locator('#rs-calltree canvas.rs-flame').getAttribute('data-focus'), '');
     assert.equal((await boxes()).length, before.length);
+    // A wider pane lays the graph out again for its new width.
+    await tab.evaluate(() => { (document.querySelector('.rs-side') as HTMLElement).style.width = '600px'; });
+    const widened = (w: number) => (document.querySelector('#rs-calltree canvas.rs-flame') as HTMLElement).clientWidth > w;
+    await tab.waitForFunction(widened, canvas.width + 100);
+    const wider = await tab.locator('#rs-calltree canvas.rs-flame').boundingBox();
+    assert.ok(wider);
+    const widest = (list: readonly DrawnFlameBox[]) => Math.max(...list.map((b) => b.width));
+    const share = widest(await boxes()) / wider.width;
+    assert.ok(Math.abs(share - widest(before) / canvas.width) < 1e-9, `the widest frame keeps its share of the new width (${share})`);
     await tab.click('#rs-calltree .rs-calltree-clear');
     assert.equal(await tab.$eval('#rs-filter', (e) => (e as HTMLInputElement).value), '');
     assert.deepEqual(problems, []);
