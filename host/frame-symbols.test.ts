@@ -57,6 +57,6 @@ describe('host symbol table (FrameSymbols)', () => {
       const valid = validateHostToWebview({ type: 'detailsReply', replyTo: 1, snapshotId: 's', row, details });
       assert.ok(valid.ok, valid.ok ? '' : valid.reason);
     }
-    assert.equal(calls, 3, '50 records × 3 frames, 3 distinct addresses');
+    assert.equal(calls, 5, '50 records × 3 frames, 3 distinct addresses, and the entries of hot_loop and main (for their source lines)');
   });
 });

@@ -32,7 +32,8 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     });
     assert.ok(validateHostToWebview(start).ok);
     assert.deepEqual(start.threads, [{ pid: 42, tid: 43, comm: 'worker' }]);
-    assert.deepEqual(asked, [0x401000n, 0x401100n], 'each distinct (pid, ip) once: sample IPs and callchain frames alike');
+    assert.deepEqual(asked, [0x401000n, 0x400ff0n, 0x401100n],
+      'each distinct (pid, ip) once: sample IPs and callchain frames alike, and the entry of each named function');
     const batch = batches[0];
     assert.deepEqual(batch.symbolTable, ['main+0x10']);
     assert.deepEqual([...new Int32Array(batch.symbolIndex!)], [-1, 0, 0]);
@@ -40,6 +41,32 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     assert.deepEqual(start.stacks, { names: ['main', '[unknown]'], start: [0, 2, 3], frames: [0, 1, 0] });
     assert.deepEqual([...new Int32Array(batch.stackIndex!)], [-1, 0, 1]);
     assert.ok(validateHostToWebview(batch).ok);
+  });
+
+  it('stacks carry the line of each leaf address and of each function entry; another leaf line is another stack', () => {
+    const chain = (ips: bigint[]) => {
+      const w = new ByteWriter().u64(BigInt(ips.length + 1)).u64(0xfffffffffffffe00n);
+      for (const ip of ips) w.u64(ip);
+      return w.toBytes();
+    };
+    const sample = (time: bigint, ips: bigint[]) => sampleRecord(sampleType, { ip: ips[0], pid: 42, tid: 42, time, tail: chain(ips) });
+    const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(sampleType), [], 'task-clock')], rings: [ringFromRecords([
+      sample(100n, [0x401000n, 0x401100n]), sample(200n, [0x401000n]), sample(300n, [0x401008n, 0x401100n]),
+      sample(400n, [0x401000n, 0x401100n]),
+    ], 4096, 'backward')] });
+    // hot starts at 0x400ff0 (line 10), main at 0x4010f0 (line 20).
+    const lines = new Map([[0x400ff0n, 10], [0x401000n, 12], [0x401008n, 13], [0x4010f0n, 20], [0x401100n, 22]]);
+    const symbols = new FrameSymbols(
+      (_pid, ip) => (ip < 0x4010f0n ? `hot+0x${(ip - 0x400ff0n).toString(16)}` : `main+0x${(ip - 0x4010f0n).toString(16)}`),
+      (_pid, ip) => lines.has(ip) ? { file: '/src/a.c', line: lines.get(ip)! } : undefined);
+    const { start, batches } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1, symbols });
+    assert.ok(validateHostToWebview(start).ok);
+    const at = (line: number) => ({ file: '/src/a.c', line });
+    assert.deepEqual(start.stacks, {
+      names: ['hot', 'main'], start: [0, 2, 3, 5], frames: [0, 1, 0, 0, 1],
+      locations: [at(12), at(10), at(20), at(13)], leafLocation: [0, 0, 3], nameLocation: [1, 2],
+    });
+    assert.deepEqual([...new Int32Array(batches[0].stackIndex!)].sort(), [0, 0, 1, 2]);
   });
 
   it('details carry the symbolized callchain without context markers, and the source line', () => {

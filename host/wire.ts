@@ -7,7 +7,8 @@ import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
-import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
+import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, WireStacks } from '../shared/protocol';
+import type { StackTable } from '../shared/stacks';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import { snapshotStacks } from './stacks';
@@ -84,6 +85,16 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
   return { index, table };
 }
 
+/** A StackTable as the JSON of snapshotStart.stacks. */
+function wireStacks(table: StackTable): WireStacks {
+  const { names, start, frames, locations, leafLocation, nameLocation } = table;
+  return {
+    names, start: Array.from(start), frames: Array.from(frames),
+    ...(locations && leafLocation && nameLocation
+      ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
+  };
+}
+
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
   // Sampled call stacks for the call tree, when any sample has a callchain.
   const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
@@ -91,7 +102,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
   return snapshotMessages(snapshot, {
     ...(withStacks ? {
       stacks: withStacks.stackOf,
-      stackTable: { names: withStacks.table.names, start: Array.from(withStacks.table.start), frames: Array.from(withStacks.table.frames) },
+      stackTable: wireStacks(withStacks.table),
     } : {}),
     snapshotId: options.snapshotId,
     name: options.name,

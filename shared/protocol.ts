@@ -64,11 +64,18 @@ export interface SnapshotStart {
   readonly stacks?: WireStacks;
 }
 
-/** A StackTable (shared/stacks.ts) as JSON: stack s is frames[start[s] .. start[s+1]), leaf first, indexes into names. */
+/**
+ * A StackTable (shared/stacks.ts) as JSON: stack s is frames[start[s] .. start[s+1]), leaf first, indexes into names.
+ * Source lines, when the host has line tables: per stack the line of its leaf address, per name the line of the
+ * function's entry, as indexes into `locations` (-1: unknown); both absent when no line is known.
+ */
 export interface WireStacks {
   readonly names: readonly string[];
   readonly start: readonly number[];
   readonly frames: readonly number[];
+  readonly locations?: readonly { readonly file: string; readonly line: number }[];
+  readonly leafLocation?: readonly number[];
+  readonly nameLocation?: readonly number[];
 }
 
 export interface RecordBatch {

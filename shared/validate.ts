@@ -120,6 +120,21 @@ function validateSnapshotStart(o: Obj): void {
     let previous = 0;
     start.forEach((_, i) => { previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length); });
     if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
+    if (s.locations !== undefined || s.leafLocation !== undefined || s.nameLocation !== undefined) {
+      const locations = arr(s, 'locations', p);
+      locations.forEach((l, i) => {
+        const at = `${p}.locations[${i}]`;
+        const lo = obj(l, at);
+        str(lo, 'file', at, 4096);
+        int(lo, 'line', at, 1);
+      });
+      // One entry per stack and per name, each -1 or a location.
+      for (const [key, count] of [['leafLocation', start.length - 1], ['nameLocation', names.length]] as const) {
+        const list = arr(s, key, p);
+        if (list.length !== count) fail(`${p}.${key}`, `${count} entries`);
+        list.forEach((_, i) => int(list as unknown as Obj, String(i), `${p}.${key}`, -1, locations.length - 1));
+      }
+    }
   }
 }
 

@@ -31,7 +31,7 @@ export class App {
   private readonly snapshotList: HTMLOListElement;
   private readonly details: DetailsPane;
   private readonly rangeSummary: HTMLElement;
-  private readonly callTree: CallTreeView;
+  readonly callTree: CallTreeView;
   private brushed = false;
   private readonly coverageList: HTMLElement;
   private readonly status: HTMLElement;
@@ -48,6 +48,7 @@ export class App {
   private readonly pendingField = new Map<number, { readonly key: string; readonly snapshotId: string }>();
   private fieldRequestTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly filterStatus: HTMLElement;
+  private readonly filterField: ReturnType<typeof createTextField>;
   rejected = 0;
 
   constructor(root: HTMLElement, private readonly api: VsCodeApi, initialState: unknown) {
@@ -60,8 +61,9 @@ export class App {
     this.groupingBox = createDropdown('Group lanes by', [
       { value: 'cpu', label: 'By CPU' }, { value: 'thread', label: 'By thread' }, { value: 'event', label: 'By event' },
     ], { id: 'rs-grouping', value: restored?.grouping ?? 'cpu' });
-    const filter = createTextField('Filter records', {
-      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… cpu:… ip:0x… field.NAME=… field.NAME~…', value: restored?.filter ?? '',
+    const filter = this.filterField = createTextField('Filter records', {
+      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… stack:… cpu:… ip:0x… field.NAME=… field.NAME~…',
+      value: restored?.filter ?? '',
     });
     this.filterError = el('span', 'rs-filter-error', undefined);
     this.filterError.setAttribute('role', 'alert');
@@ -105,7 +107,11 @@ export class App {
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');
     el('p', 'rs-hint', this.rangeSummary, 'Shift+drag on the timeline to count records in a range.');
-    this.callTree = new CallTreeView(side, this.store);
+    this.callTree = new CallTreeView(side, this.store, {
+      host: { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
+      filterText: () => this.filterText,
+      filterTo: (text) => { this.filterField.value = text; this.applyFilter(text); },
+    });
     this.coverageList = el('section', 'rs-coverage-list', side);
     this.coverageList.setAttribute('aria-label', 'Ring coverage');
     this.watch = new WatchPanel(side, (request) => this.postWatch(request));
@@ -172,6 +178,7 @@ export class App {
       case 'init':
         if (m.title) document.title = m.title;
         this.details.setEditor(m.editor === true);
+        this.callTree.setEditor(m.editor === true);
         return;
       case 'snapshotStart': {
         this.store.beginSnapshot(m);
@@ -215,6 +222,7 @@ export class App {
         return;
       case 'revealReply':
         this.details.revealReply(m);
+        this.callTree.revealReply(m);
         return;
       case 'fieldFilterReply': {
         const pending = this.pendingField.get(m.replyTo);
@@ -253,6 +261,7 @@ export class App {
       eventName: (r) => s.events[s.event[r]]?.name ?? '',
       comm: (r) => s.commOf(r),
       symbol: (r) => s.symbolOf(r),
+      stackFunctions: (r) => s.stackFunctionsOf(r),
       kindName: (r) => kindName(s.kind[r]),
       pid: (r) => s.pid[r], tid: (r) => s.tid[r], cpu: (r) => s.cpu[r], misc: (r) => s.misc[r],
       ipHex: (r) => formatAddress(s.ipHi[r], s.ipLo[r]).slice(2),

@@ -1,35 +1,107 @@
 // The call tree pane: for the samples with callchains in the brushed range (the whole capture when
-// nothing is brushed), a top-down tree, an inverted (bottom-up) tree, or a flame graph on canvas.
-// The trees are built by call-tree.ts (pure); this module only lays them out and draws them.
+// nothing is brushed), a top-down tree, an inverted (bottom-up) tree, a flame graph on canvas (click a
+// frame to zoom into it, the breadcrumb to zoom back out, hover for its counts), and the self samples per
+// function and per source line. Choosing a function anywhere here filters the tracks to the samples whose
+// stack holds it (the filter's `stack:=` term) and reveals its source in the editor when the host has one.
+// The trees and counts are built by call-tree.ts (pure); this module only lays them out and draws them.
 
 import type { RecordStore } from './store';
-import { buildCallTree, childrenByTotal, flameLayout, type CallTree, type FlameBox, type TreeDirection } from './call-tree';
+import {
+  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo,
+  type CallTree, type FlameBox, type TreeDirection,
+} from './call-tree';
+import type { SourceLocation, StackTable } from '../shared/stacks';
+import type { HostToWebview } from '../shared/protocol';
+import type { HostRequests } from './details';
 import { readColors, sizeCanvas } from './draw';
 import { el } from './dom';
 
-export type CallTreeMode = TreeDirection | 'flame';
+export type CallTreeMode = TreeDirection | 'flame' | 'functions' | 'lines';
+
+type RevealReply = Extract<HostToWebview, { type: 'revealReply' }>;
+
+/** What the pane asks of the page: the host for reveal requests, and the filter box for `stack:` terms. */
+export interface CallTreeActions {
+  readonly host: HostRequests;
+  /** The filter box's text. */
+  filterText(): string;
+  /** Puts `text` in the filter box and applies it to the tracks. */
+  filterTo(text: string): void;
+}
+
+/** One flame graph box as the page drew it, in CSS pixels of the canvas (for hit-testing from outside and tests). */
+export interface DrawnFlameBox {
+  readonly name: string;
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+  readonly self: number;
+  readonly total: number;
+}
 
 /** Rows of the tree list beyond this many are left out (the heaviest paths come first). */
 const MAX_LIST_ROWS = 400;
+/** Rows of the functions and lines tables beyond this many are left out (most self samples first). */
+const MAX_TABLE_ROWS = 200;
 const FLAME_ROW = 18;
+
+/** The filter term for the samples whose stack holds function `name` exactly (quoted when it has spaces, as C++ signatures do). */
+export function stackTerm(name: string): string {
+  return /[\s"]/.test(name) ? `stack:="${name.replace(/"/g, '')}"` : `stack:=${name}`;
+}
+
+/** `filter` with its stack:= terms replaced by `term` (none: removed); the user's other terms stay. */
+export function withStackTerm(filter: string, term: string | null): string {
+  const others = filter.replace(/(?<=^|\s)-?stack:=("[^"]*"|\S+)\s*/g, '').trim();
+  return [others, term ?? ''].filter((part) => part !== '').join(' ');
+}
+
+const baseName = (file: string) => file.slice(file.lastIndexOf('/') + 1);
+
+/** Black or white, whichever reads on `fill` (any CSS colour; the canvas normalizes it to #rrggbb or rgba()). */
+function labelColorOn(ctx: CanvasRenderingContext2D, fill: string): string {
+  ctx.fillStyle = fill;
+  const normalized = String(ctx.fillStyle);
+  const hex = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(normalized);
+  const rgb = hex ? hex.slice(1).map((h) => parseInt(h, 16)) : /^rgba?\((\d+), (\d+), (\d+)/.exec(normalized)?.slice(1).map(Number);
+  if (!rgb) return '#000';
+  const [r, g, b] = rgb;
+  return 0.299 * r + 0.587 * g + 0.114 * b > 150 ? '#000' : '#fff';
+}
 
 export class CallTreeView {
   private readonly section: HTMLElement;
   private readonly summary: HTMLElement;
+  private readonly selection: HTMLElement;
   private readonly body: HTMLElement;
   private mode: CallTreeMode = 'top-down';
   private rows: ArrayLike<number> | null = null;
   private label = 'whole capture';
   private readonly buttons = new Map<CallTreeMode, HTMLButtonElement>();
+  /** The flame graph's zoom as the function names from the outermost caller down (node ids change with every rebuild). */
+  private flamePath: number[] = [];
+  private drawnBoxes: DrawnFlameBox[] = [];
+  /** The width the flame graph was laid out for (CSS px), to redraw it when the pane is resized. */
+  private flameWidth = 0;
+  /** The function last chosen (index into the store's stack names), or -1. */
+  private chosen = -1;
+  /** The source line shown (and revealed) for the chosen function. */
+  private chosenAt: SourceLocation | undefined;
+  private editor = false;
+  private readonly pendingReveal = new Set<number>();
 
-  constructor(parent: HTMLElement, private readonly store: RecordStore) {
+  constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly actions: CallTreeActions) {
     this.section = el('section', 'rs-calltree', parent);
     this.section.id = 'rs-calltree';
     this.section.setAttribute('aria-label', 'Call tree');
     el('h2', '', this.section, 'Call tree');
     const modes = el('div', 'rs-calltree-modes', this.section);
     modes.setAttribute('role', 'tablist');
-    for (const [mode, text] of [['top-down', 'Top-down'], ['bottom-up', 'Bottom-up'], ['flame', 'Flame graph']] as const) {
+    const labels = [
+      ['top-down', 'Top-down'], ['bottom-up', 'Bottom-up'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['lines', 'Lines'],
+    ] as const;
+    for (const [mode, text] of labels) {
       const button = el('button', 'rs-calltree-mode', modes, text);
       button.type = 'button';
       button.dataset.mode = mode;
@@ -38,8 +110,18 @@ export class CallTreeView {
       this.buttons.set(mode, button);
     }
     this.summary = el('p', 'rs-calltree-summary rs-hint', this.section);
+    this.selection = el('div', 'rs-calltree-selection', this.section);
+    this.selection.setAttribute('aria-live', 'polite');
     this.body = el('div', 'rs-calltree-body', this.section);
+    // The flame graph is laid out for one width: lay it out again when the pane around it is resized.
+    new ResizeObserver(() => {
+      if (this.mode === 'flame' && this.flameWidth > 0 && Math.abs(this.layoutWidth() - this.flameWidth) >= 1) this.render();
+    }).observe(this.body);
     this.render();
+  }
+
+  private layoutWidth(): number {
+    return Math.max(200, this.body.clientWidth || this.section.clientWidth || 320);
   }
 
   /** Show the samples of `rows` (store rows), or of every row when null. */
@@ -47,6 +129,23 @@ export class CallTreeView {
     this.rows = rows;
     this.label = label;
     this.render();
+  }
+
+  /** Whether the host answers reveal requests (the panel does; the offline page does not). */
+  setEditor(available: boolean): void {
+    this.editor = available;
+    this.renderSelection();
+  }
+
+  revealReply(m: RevealReply): void {
+    if (!this.pendingReveal.delete(m.replyTo)) return;
+    const out = this.selection.querySelector('.rs-reveal-status');
+    if (out) out.textContent = m.ok ? '' : `${m.error?.code}: ${m.error?.message}${m.error?.hint ? ` — ${m.error.hint}` : ''}`;
+  }
+
+  /** The boxes of the flame graph drawn last (empty in the other modes). */
+  flameBoxes(): readonly DrawnFlameBox[] {
+    return this.drawnBoxes;
   }
 
   /** The samples shown: rows with a stack. */
@@ -61,6 +160,8 @@ export class CallTreeView {
   render(): void {
     for (const [mode, button] of this.buttons) button.setAttribute('aria-selected', String(mode === this.mode));
     this.body.replaceChildren();
+    this.drawnBoxes = [];
+    this.flameWidth = 0;
     const table = this.store.stackTable();
     if (table.start.length <= 1) {
       this.summary.textContent = 'No samples with callchains (record with -g, or the call graph option).';
@@ -70,8 +171,68 @@ export class CallTreeView {
     const tree = buildCallTree(table, samples, this.mode === 'bottom-up' ? 'bottom-up' : 'top-down');
     this.summary.textContent = `${tree.total[0].toLocaleString('en-US')} samples with callchains · ${this.label}`;
     if (tree.total[0] === 0) return;
-    if (this.mode === 'flame') this.drawFlame(tree, table.names);
+    if (this.mode === 'flame') this.drawFlame(tree, table);
+    else if (this.mode === 'functions') this.renderFunctions(table, samples, tree.total[0]);
+    else if (this.mode === 'lines') this.renderLines(table, samples, tree.total[0]);
     else this.renderList(tree, table.names);
+  }
+
+  /** Filters the tracks to the samples whose stack holds function `name` and reveals `at` (default: the function's entry). */
+  private choose(name: number, at?: SourceLocation): void {
+    const table = this.store.stackTable();
+    const label = table.names[name];
+    if (label === undefined) return;
+    this.chosen = name;
+    this.actions.filterTo(withStackTerm(this.actions.filterText(), stackTerm(label)));
+    const location = at ?? this.entryOf(table, name);
+    this.chosenAt = location;
+    this.renderSelection();
+    if (location && this.editor) {
+      const requestId = this.actions.host.nextRequestId();
+      this.pendingReveal.add(requestId);
+      this.actions.host.post({ type: 'revealRequest', requestId, file: location.file, line: location.line });
+    }
+    for (const row of this.body.querySelectorAll<HTMLElement>('[data-name]')) {
+      row.classList.toggle('rs-chosen', Number(row.dataset.name) === name);
+    }
+  }
+
+  private entryOf(table: StackTable, name: number): SourceLocation | undefined {
+    const at = table.nameLocation?.[name] ?? -1;
+    return at >= 0 ? table.locations?.[at] : undefined;
+  }
+
+  /** The line under the mode tabs: which function filters the tracks, where its source is, and a way to clear it. */
+  private renderSelection(): void {
+    this.selection.replaceChildren();
+    const location = this.chosenAt;
+    const name = this.store.stackTable().names[this.chosen];
+    if (name === undefined) return;
+    const line = el('p', 'rs-hint', this.selection);
+    line.append('Tracks show samples through ');
+    el('code', 'rs-calltree-chosen', line, name);
+    if (location) line.append(` · ${location.file}:${location.line}${this.editor ? '' : ' (open the panel in VS Code to jump there)'}`);
+    const clear = el('button', 'rs-calltree-clear', line, 'Clear');
+    clear.type = 'button';
+    clear.title = 'Show every record again';
+    clear.addEventListener('click', () => {
+      this.chosen = -1;
+      this.chosenAt = undefined;
+      this.actions.filterTo(withStackTerm(this.actions.filterText(), null));
+      this.selection.replaceChildren();
+      for (const row of this.body.querySelectorAll('.rs-chosen')) row.classList.remove('rs-chosen');
+    });
+    el('span', 'rs-reveal-status rs-hint', this.selection);
+  }
+
+  /** Makes `row` choose function `name` on click and Enter (and `at`, a line to reveal instead of the entry). */
+  private choosable(row: HTMLElement, name: number, title: string, at?: SourceLocation): void {
+    row.dataset.name = String(name);
+    row.tabIndex = 0;
+    row.title = title;
+    if (name === this.chosen) row.classList.add('rs-chosen');
+    row.addEventListener('click', () => this.choose(name, at));
+    row.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.choose(name, at); } });
   }
 
   private renderList(tree: CallTree, names: readonly string[]): void {
@@ -88,8 +249,10 @@ export class CallTreeView {
       tr.dataset.depth = String(tree.depth[node]);
       el('td', 'rs-num rs-calltree-total', tr, `${tree.total[node]} (${percent(tree.total[node])})`).dataset.count = String(tree.total[node]);
       el('td', 'rs-num rs-calltree-self', tr, String(tree.self[node]));
-      const cell = el('td', 'rs-calltree-fn', tr, names[tree.name[node]] ?? '?');
+      const name = names[tree.name[node]] ?? '?';
+      const cell = el('td', 'rs-calltree-fn', tr, name);
       cell.style.paddingLeft = `${(tree.depth[node] - 1) * 12 + 4}px`;
+      this.choosable(tr, tree.name[node], `Show the samples through ${name} on the tracks`);
     };
     const visit = (node: number) => {
       for (const child of childrenByTotal(tree, node)) {
@@ -103,15 +266,109 @@ export class CallTreeView {
     for (const root of childrenByTotal(tree, 0)) { row(root); visit(root); }
   }
 
-  private drawFlame(tree: CallTree, names: readonly string[]): void {
-    const width = Math.max(200, this.body.clientWidth || this.section.clientWidth || 320);
+  private renderFunctions(table: StackTable, samples: Int32Array, all: number): void {
+    const list = el('table', 'rs-calltree-list rs-functions', this.body);
+    const head = list.createTHead().insertRow();
+    for (const h of ['Self', 'Total', 'Function', 'Source']) el('th', '', head, h).scope = 'col';
+    const tbody = list.createTBody();
+    const percent = (n: number) => `${((100 * n) / all).toFixed(1)}%`;
+    for (const f of functionCounts(table, samples).slice(0, MAX_TABLE_ROWS)) {
+      const tr = tbody.insertRow();
+      tr.className = 'rs-function-row';
+      el('td', 'rs-num rs-function-self', tr, `${f.self} (${percent(f.self)})`).dataset.count = String(f.self);
+      el('td', 'rs-num rs-function-total', tr, `${f.total} (${percent(f.total)})`).dataset.count = String(f.total);
+      const name = table.names[f.name] ?? '?';
+      el('td', 'rs-calltree-fn', tr, name);
+      const entry = this.entryOf(table, f.name);
+      const source = el('td', 'rs-calltree-source', tr, entry ? `${baseName(entry.file)}:${entry.line}` : '');
+      if (entry) source.title = `${entry.file}:${entry.line}`;
+      this.choosable(tr, f.name, `Show the samples through ${name} on the tracks${entry ? ' and reveal its source' : ''}`);
+    }
+  }
+
+  private renderLines(table: StackTable, samples: Int32Array, all: number): void {
+    const lines = lineCounts(table, samples);
+    if (lines.length === 0) {
+      el('p', 'rs-hint', this.body, 'No source lines for these samples (build with -g, or the binaries are gone).');
+      return;
+    }
+    const known = lines.reduce((sum, l) => sum + l.self, 0);
+    if (known < all) {
+      el('p', 'rs-hint', this.body, `${(all - known).toLocaleString('en-US')} samples without a source line are not listed.`);
+    }
+    const list = el('table', 'rs-calltree-list rs-lines', this.body);
+    const head = list.createTHead().insertRow();
+    for (const h of ['Self', 'Line', 'Function']) el('th', '', head, h).scope = 'col';
+    const tbody = list.createTBody();
+    for (const l of lines.slice(0, MAX_TABLE_ROWS)) {
+      const at = table.locations?.[l.location];
+      if (!at) continue;
+      const tr = tbody.insertRow();
+      tr.className = 'rs-line-row';
+      tr.dataset.file = at.file;
+      tr.dataset.line = String(at.line);
+      el('td', 'rs-num rs-line-self', tr, `${l.self} (${((100 * l.self) / all).toFixed(1)}%)`).dataset.count = String(l.self);
+      el('td', 'rs-calltree-source', tr, `${baseName(at.file)}:${at.line}`).title = `${at.file}:${at.line}`;
+      const name = table.names[l.name] ?? '?';
+      el('td', 'rs-calltree-fn', tr, name);
+      this.choosable(tr, l.name, `Show the samples through ${name} on the tracks and reveal ${at.file}:${at.line}`, at);
+    }
+  }
+
+  /** The node of the zoom path in this tree: as deep as the path still exists (the range may have changed). */
+  private flameFocus(tree: CallTree): number {
+    let node = 0;
+    const kept: number[] = [];
+    for (const name of this.flamePath) {
+      let next = -1;
+      for (let c = tree.firstChild[node]; c >= 0; c = tree.nextSibling[c]) if (tree.name[c] === name) { next = c; break; }
+      if (next < 0) break;
+      node = next;
+      kept.push(name);
+    }
+    this.flamePath = kept;
+    return node;
+  }
+
+  private zoomTo(tree: CallTree, node: number): void {
+    this.flamePath = pathTo(tree, node).map((n) => tree.name[n]);
+    this.render();
+  }
+
+  private drawFlame(tree: CallTree, table: StackTable): void {
+    const names = table.names;
+    const focus = this.flameFocus(tree);
+    const crumbs = el('nav', 'rs-flame-crumbs', this.body);
+    crumbs.setAttribute('aria-label', 'Flame graph zoom');
+    const crumb = (text: string, node: number, current: boolean) => {
+      const button = el('button', 'rs-flame-crumb', crumbs, text);
+      button.type = 'button';
+      if (current) button.setAttribute('aria-current', 'true');
+      button.addEventListener('click', () => this.zoomTo(tree, node));
+    };
+    if (focus !== 0) {
+      const back = el('button', 'rs-flame-back', crumbs, '← Back');
+      back.type = 'button';
+      back.title = 'Zoom out one level (Escape)';
+      back.addEventListener('click', () => this.zoomTo(tree, tree.parent[focus]));
+    }
+    crumb('All', 0, focus === 0);
+    for (const node of pathTo(tree, focus)) crumb(names[tree.name[node]] ?? '?', node, node === focus);
+
+    const width = this.layoutWidth();
+    this.flameWidth = width;
     // Pure layout first; then one synchronous draw.
-    const boxes: FlameBox[] = flameLayout(tree, 1 / width);
+    const boxes: FlameBox[] = flameLayout(tree, 1 / width, focus);
     let depth = 0;
     for (const b of boxes) depth = Math.max(depth, b.depth + 1);
-    const canvas = el('canvas', 'rs-flame', this.body);
+    const frame = el('div', 'rs-flame-frame', this.body);
+    const canvas = el('canvas', 'rs-flame', frame);
     canvas.setAttribute('role', 'img');
-    canvas.setAttribute('aria-label', `Flame graph of ${tree.total[0]} samples`);
+    canvas.setAttribute('aria-label', `Flame graph of ${tree.total[focus]} samples${focus ? ` in ${names[tree.name[focus]]}` : ''}`);
+    canvas.tabIndex = 0;
+    const tip = el('div', 'rs-flame-tip', frame);
+    tip.setAttribute('role', 'tooltip');
+    tip.hidden = true;
     const dpr = window.devicePixelRatio || 1;
     const height = depth * FLAME_ROW;
     sizeCanvas(canvas, width, height, dpr);
@@ -126,19 +383,65 @@ export class CallTreeView {
       const w = b.width * width;
       // Callers at the bottom, as flame graphs are drawn.
       const y = height - (b.depth + 1) * FLAME_ROW;
+      const name = names[tree.name[b.node]] ?? '?';
+      this.drawnBoxes.push({ name, x, y, width: w, height: FLAME_ROW - 1, self: tree.self[b.node], total: tree.total[b.node] });
+      ctx.globalAlpha = b.depth < tree.depth[focus] ? 0.55 : 1; // the callers of a zoomed frame are context, drawn faded
       ctx.fillStyle = colors.palette[tree.name[b.node] % colors.palette.length];
       ctx.fillRect(x, y, Math.max(1, w - 1), FLAME_ROW - 1);
+      if (tree.name[b.node] === this.chosen) {
+        ctx.strokeStyle = colors.foreground;
+        ctx.strokeRect(x + 0.5, y + 0.5, Math.max(1, w - 2), FLAME_ROW - 2);
+      }
+      ctx.globalAlpha = 1;
       if (w > 30) {
-        ctx.fillStyle = colors.foreground;
+        ctx.fillStyle = labelColorOn(ctx, colors.palette[tree.name[b.node] % colors.palette.length]);
         ctx.save();
         ctx.beginPath();
         ctx.rect(x, y, w - 1, FLAME_ROW - 1);
         ctx.clip();
-        ctx.fillText(names[tree.name[b.node]] ?? '?', x + 3, y + FLAME_ROW / 2);
+        ctx.fillText(name, x + 3, y + FLAME_ROW / 2);
         ctx.restore();
       }
     }
-    canvas.title = 'Flame graph: width is the share of samples, callers below callees';
     canvas.dataset.boxes = String(boxes.length);
+    canvas.dataset.focus = focus === 0 ? '' : names[tree.name[focus]] ?? '?';
+
+    const boxAt = (e: MouseEvent) => {
+      const r = canvas.getBoundingClientRect();
+      return flameBoxAt(boxes, (e.clientX - r.left) / width, Math.floor((height - (e.clientY - r.top)) / FLAME_ROW));
+    };
+    const all = tree.total[0];
+    canvas.addEventListener('mousemove', (e) => {
+      const b = boxAt(e);
+      if (!b) { tip.hidden = true; canvas.style.cursor = ''; return; }
+      const n = b.node;
+      const count = (v: number) => v.toLocaleString('en-US');
+      tip.textContent = `${names[tree.name[n]] ?? '?'}\nself ${count(tree.self[n])} · total ${count(tree.total[n])}`
+        + ` (${((100 * tree.total[n]) / all).toFixed(1)}% of ${all.toLocaleString('en-US')} samples)`;
+      tip.hidden = false;
+      const fr = frame.getBoundingClientRect();
+      tip.style.left = `${Math.min(e.clientX - fr.left + 12, Math.max(0, fr.width - tip.offsetWidth))}px`;
+      tip.style.top = `${e.clientY - fr.top + 14}px`;
+      canvas.style.cursor = 'pointer';
+    });
+    canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+    // A click zooms into the frame and chooses its function (filter and reveal), as a row of the tree does.
+    canvas.addEventListener('click', (e) => {
+      const b = boxAt(e);
+      if (!b) return;
+      this.chosen = tree.name[b.node]; // drawn outlined by the zoomed graph
+      this.zoomTo(tree, b.node);
+      this.choose(tree.name[b.node]);
+    });
+    canvas.addEventListener('keydown', (e) => {
+      if ((e.key !== 'Escape' && e.key !== 'Backspace') || focus === 0) return;
+      e.preventDefault();
+      this.zoomTo(tree, tree.parent[focus]);
+      this.focusFlame();
+    });
+  }
+
+  private focusFlame(): void {
+    this.body.querySelector<HTMLCanvasElement>('canvas.rs-flame')?.focus();
   }
 }

@@ -1,7 +1,8 @@
 // Call trees of sampled callchains, as pure code over typed arrays: top-down (callers first, as perf
 // report --children -G shows it), inverted (bottom-up: leaf functions at the root) and the self count
-// per function (perf report --no-children). Frames are merged by function name, so `pd_inner+0x20`
-// and `pd_inner+0x24` are one node. The flame graph layout is a pure pass over the tree too.
+// per function (perf report --no-children) and per source line of the sampled address. Frames are merged by
+// function name, so `pd_inner+0x20` and `pd_inner+0x24` are one node. The flame graph layout (zoomed into any
+// node) and its hit-testing are pure passes over the tree too.
 
 import type { StackTable } from '../shared/stacks';
 
@@ -78,11 +79,7 @@ export function buildCallTree(stacks: StackTable, sampleStacks: ArrayLike<number
   const tree = new Builder(stacks.names.length);
   const { start, frames } = stacks;
   // Stacks repeat: count each distinct stack once, then walk it once with its weight.
-  const weight = new Float64Array(start.length > 0 ? start.length - 1 : 0);
-  for (let i = 0; i < sampleStacks.length; i++) {
-    const s = sampleStacks[i];
-    if (s >= 0 && s < weight.length) weight[s]++;
-  }
+  const weight = stackWeights(stacks, sampleStacks);
   for (let s = 0; s < weight.length; s++) {
     const w = weight[s];
     if (w === 0 || start[s + 1] === start[s]) continue;
@@ -93,6 +90,72 @@ export function buildCallTree(stacks: StackTable, sampleStacks: ArrayLike<number
     tree.self[node] += w;
   }
   return tree.done();
+}
+
+/** Samples per distinct stack: the count of each stack id among `sampleStacks` (ids out of range are skipped). */
+export function stackWeights(stacks: StackTable, sampleStacks: ArrayLike<number>): Float64Array {
+  const weight = new Float64Array(stacks.start.length > 0 ? stacks.start.length - 1 : 0);
+  for (let i = 0; i < sampleStacks.length; i++) {
+    const s = sampleStacks[i];
+    if (s >= 0 && s < weight.length) weight[s]++;
+  }
+  return weight;
+}
+
+/** One function's samples: `self` where it is the leaf (perf report --no-children), `total` where it is anywhere on the stack. */
+export interface FunctionCount {
+  readonly name: number;
+  readonly self: number;
+  readonly total: number;
+}
+
+/** Samples per function, most self samples first (then most total, then by name index); a recursive function counts once per sample. */
+export function functionCounts(stacks: StackTable, sampleStacks: ArrayLike<number>): FunctionCount[] {
+  const weight = stackWeights(stacks, sampleStacks);
+  const self = new Float64Array(stacks.names.length);
+  const total = new Float64Array(stacks.names.length);
+  const seenIn = new Int32Array(stacks.names.length).fill(-1);
+  for (let s = 0; s < weight.length; s++) {
+    const w = weight[s];
+    if (w === 0 || stacks.start[s] === stacks.start[s + 1]) continue;
+    self[stacks.frames[stacks.start[s]]] += w;
+    for (let f = stacks.start[s]; f < stacks.start[s + 1]; f++) {
+      const name = stacks.frames[f];
+      if (seenIn[name] === s) continue;
+      seenIn[name] = s;
+      total[name] += w;
+    }
+  }
+  const out: FunctionCount[] = [];
+  for (let n = 0; n < total.length; n++) if (total[n] > 0) out.push({ name: n, self: self[n], total: total[n] });
+  return out.sort((a, b) => b.self - a.self || b.total - a.total || a.name - b.name);
+}
+
+/** Self samples of one source line: `location` indexes the table's locations, `name` the function the line was sampled in. */
+export interface LineCount {
+  readonly location: number;
+  readonly name: number;
+  readonly self: number;
+}
+
+/** Samples per leaf source line, most first (then by location index); stacks whose leaf line is unknown are left out. */
+export function lineCounts(stacks: StackTable, sampleStacks: ArrayLike<number>): LineCount[] {
+  const { leafLocation } = stacks;
+  if (!leafLocation) return [];
+  const weight = stackWeights(stacks, sampleStacks);
+  // Keyed by (location, leaf function): an inlined line can be sampled inside two functions.
+  const byKey = new Map<string, { location: number; name: number; self: number }>();
+  for (let s = 0; s < weight.length; s++) {
+    const w = weight[s];
+    const location = leafLocation[s];
+    if (w === 0 || location < 0 || stacks.start[s] === stacks.start[s + 1]) continue;
+    const name = stacks.frames[stacks.start[s]];
+    const key = `${location},${name}`;
+    const known = byKey.get(key);
+    if (known) known.self += w;
+    else byKey.set(key, { location, name, self: w });
+  }
+  return [...byKey.values()].sort((a, b) => b.self - a.self || a.location - b.location || a.name - b.name);
 }
 
 /** Samples per leaf function (perf report --no-children): name index → count. */
@@ -122,15 +185,27 @@ export interface FlameBox {
   readonly depth: number;
 }
 
-/** Boxes of the flame graph (top-down tree), children heaviest first; boxes narrower than `minWidth` (fraction) are dropped with their subtrees. */
-export function flameLayout(tree: CallTree, minWidth = 0): FlameBox[] {
+/** The nodes from the root's child down to `node` (empty for the root): a flame graph's breadcrumb. */
+export function pathTo(tree: CallTree, node: number): number[] {
+  const path: number[] = [];
+  for (let n = node; n > 0; n = tree.parent[n]) path.push(n);
+  return path.reverse();
+}
+
+/**
+ * Boxes of the flame graph (top-down tree), children heaviest first; boxes narrower than `minWidth` (fraction) are dropped
+ * with their subtrees. Zoomed into `focus` (a node other than the root), the focus and each of its callers span the whole
+ * width and the focus's subtree is scaled to it; the rest of the tree is left out.
+ */
+export function flameLayout(tree: CallTree, minWidth = 0, focus = 0): FlameBox[] {
   const boxes: FlameBox[] = [];
-  const rootTotal = tree.total[0];
-  if (rootTotal <= 0) return boxes;
+  const scale = tree.total[focus];
+  if (!(scale > 0)) return boxes;
+  for (const caller of pathTo(tree, focus)) boxes.push({ node: caller, x: 0, width: 1, depth: tree.depth[caller] - 1 });
   const visit = (node: number, x: number, depth: number) => {
     let at = x;
     for (const child of childrenByTotal(tree, node)) {
-      const width = tree.total[child] / rootTotal;
+      const width = tree.total[child] / scale;
       if (width >= minWidth) {
         boxes.push({ node: child, x: at, width, depth });
         visit(child, at, depth + 1);
@@ -138,6 +213,11 @@ export function flameLayout(tree: CallTree, minWidth = 0): FlameBox[] {
       at += width;
     }
   };
-  visit(0, 0, 0);
+  visit(focus, 0, focus === 0 ? 0 : tree.depth[focus]);
   return boxes;
+}
+
+/** The box under fraction `x` of the width at `depth` (0: the outermost callers), or undefined. */
+export function flameBoxAt(boxes: readonly FlameBox[], x: number, depth: number): FlameBox | undefined {
+  return boxes.find((b) => b.depth === depth && x >= b.x && x < b.x + b.width);
 }

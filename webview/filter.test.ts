@@ -41,3 +41,32 @@ describe('filter: field.NAME terms', () => {
     assert.deepEqual([0, 1].filter(compileFilter(parsed.terms, withoutHost)), [], 'no host answer: field terms match nothing');
   });
 });
+
+describe('filter: stack:NAME terms', () => {
+  it('keeps rows whose callchain has a function containing NAME, case-insensitive; no callchain or no stacks: no match', () => {
+    const parsed = parseFilter('stack:PD_outer');
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.terms, [{ key: 'stack', negate: false, value: 'pd_outer' }]);
+    const chains: Record<number, string[]> = { 0: ['pd_inner', 'pd_outer', 'main'], 1: ['pd_write_counter', 'main'], 2: [] };
+    const subject: FilterSubject = {
+      eventName: () => 'task-clock', comm: () => 'pd_work', symbol: () => 'pd_outer+0x4', kindName: () => 'SAMPLE',
+      pid: () => 1, tid: () => 1, cpu: () => 0, misc: () => 0, ipHex: () => '0', stackFunctions: (r) => chains[r] ?? [],
+    };
+    assert.deepEqual([0, 1, 2, 3].filter(compileFilter(parsed.terms, subject)), [0]);
+    const negated = parseFilter('-stack:main');
+    assert.ok(negated.ok);
+    assert.deepEqual([0, 1, 2, 3].filter(compileFilter(negated.terms, subject)), [2, 3]);
+    const exact = parseFilter('stack:=PD_INNER stack:="main"');
+    assert.ok(exact.ok);
+    assert.deepEqual(exact.terms, [
+      { key: 'stack', negate: false, value: 'pd_inner', exact: true }, { key: 'stack', negate: false, value: 'main', exact: true },
+    ]);
+    assert.deepEqual([0, 1, 2, 3].filter(compileFilter(exact.terms, subject)), [0]);
+    const partial = parseFilter('stack:=pd_inn');
+    assert.ok(partial.ok);
+    assert.deepEqual([0, 1, 2, 3].filter(compileFilter(partial.terms, subject)), [], 'stack:= wants the whole name');
+    assert.deepEqual(parseFilter('stack:='), { ok: false, error: 'stack:= needs a function name' });
+    const { stackFunctions: _dropped, ...withoutStacks } = subject;
+    assert.deepEqual([0, 1].filter(compileFilter(parsed.terms, withoutStacks)), [], 'the symbol column alone never answers stack:');
+  });
+});

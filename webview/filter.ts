@@ -1,5 +1,6 @@
 // The search/filter box: space-separated terms, all of which must match (AND).
 //   event:NAME  comm:NAME  sym:NAME  kind:NAME   substring, case-insensitive
+//   stack:NAME  stack:=NAME                       a function of the sampled callchain contains (is) NAME, case-insensitive
 //   pid:N  tid:N  cpu:N  misc:N                  exact number
 //   ip:0xADDR                                    exact address (hex or decimal)
 //   field.NAME=VALUE                              decoded field equals (numbers numerically, 0x-hex too)
@@ -10,7 +11,7 @@
 
 import type { FieldFilterOp } from '../shared/protocol';
 
-export type FilterKey = 'event' | 'comm' | 'sym' | 'kind' | 'pid' | 'tid' | 'cpu' | 'misc' | 'ip' | 'field' | 'any';
+export type FilterKey = 'event' | 'comm' | 'sym' | 'stack' | 'kind' | 'pid' | 'tid' | 'cpu' | 'misc' | 'ip' | 'field' | 'any';
 
 export interface FilterTerm {
   readonly key: FilterKey;
@@ -20,6 +21,8 @@ export interface FilterTerm {
   /** For key 'field': the decoded field's name and comparison; `value` is then kept as typed. */
   readonly field?: string;
   readonly op?: FieldFilterOp;
+  /** For key 'stack': the whole function name must equal `value` (stack:=NAME), not only contain it. */
+  readonly exact?: boolean;
 }
 
 /** A field term's identity (name, op, value), e.g. to cache the host's answer per snapshot. */
@@ -29,7 +32,7 @@ export function fieldTermKey(term: FilterTerm): string {
 
 export type ParsedFilter = { readonly ok: true; readonly terms: readonly FilterTerm[] } | { readonly ok: false; readonly error: string };
 
-const TEXT_KEYS: ReadonlySet<string> = new Set(['event', 'comm', 'sym', 'symbol', 'kind']);
+const TEXT_KEYS: ReadonlySet<string> = new Set(['event', 'comm', 'sym', 'symbol', 'stack', 'kind']);
 const NUMBER_KEYS: ReadonlySet<string> = new Set(['pid', 'tid', 'cpu', 'misc']);
 
 function tokenize(text: string): string[] | string {
@@ -82,6 +85,9 @@ export function parseFilter(text: string): ParsedFilter {
         else if (/^\d+$/.test(value)) hex = BigInt(value).toString(16);
         else return { ok: false, error: `ip: expects 0xHEX or a decimal address, got "${value}"` };
         terms.push({ key: 'ip', negate, value: hex });
+      } else if (maybeKey === 'stack' && value.startsWith('=')) {
+        if (value === '=') return { ok: false, error: 'stack:= needs a function name' };
+        terms.push({ key: 'stack', negate, value: value.slice(1).toLowerCase(), exact: true });
       } else {
         terms.push({ key: maybeKey === 'symbol' ? 'sym' : maybeKey as FilterKey, negate, value: value.toLowerCase() });
       }
@@ -104,6 +110,8 @@ export interface FilterSubject {
   misc(row: number): number;
   /** Address as lower-case hex without 0x. */
   ipHex(row: number): string;
+  /** Function names of the row's sampled callchain (none: no callchain); absent: stack terms match nothing. */
+  stackFunctions?(row: number): readonly string[];
   /** Whether the row matches a field term (the host's answer); absent: field terms match nothing. */
   fieldMatches?(term: FilterTerm, row: number): boolean;
 }
@@ -113,6 +121,10 @@ function matches(term: FilterTerm, s: FilterSubject, row: number): boolean {
     case 'event': return s.eventName(row).toLowerCase().includes(term.value);
     case 'comm': return s.comm(row).toLowerCase().includes(term.value);
     case 'sym': return (s.symbol(row) ?? '').toLowerCase().includes(term.value);
+    case 'stack': {
+      const wanted = (name: string) => (term.exact ? name.toLowerCase() === term.value : name.toLowerCase().includes(term.value));
+      return (s.stackFunctions?.(row) ?? []).some(wanted);
+    }
     case 'kind': return s.kindName(row).toLowerCase().includes(term.value);
     case 'pid': return String(s.pid(row)) === term.value;
     case 'tid': return String(s.tid(row)) === term.value;

@@ -106,5 +106,24 @@ describe('record store', () => {
     assert.deepEqual(table.names, ['main', 'f', 'g']);
     assert.deepEqual(Array.from(store.stack.subarray(0, 6), (id) => (id < 0 ? '-' : named(id))), ['f ← main', '-', 'main', 'g ← main', 'f ← main', '-']);
     assert.equal(table.start.length - 1, 3, 'f ← main is stored once');
+    assert.equal(table.locations, undefined, 'no lines sent, none kept');
+  });
+
+  it('keeps the source lines of stacks across snapshots: a stack per leaf line, the first known entry line per function', () => {
+    const store = new RecordStore();
+    const at = (line: number) => ({ file: '/src/a.c', line });
+    // a: f ← main at line 5 of f; b (its own numbering): f ← main at line 5 again and at line 6, and main's entry line.
+    store.beginSnapshot({ ...start('a', '0', 1, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2], frames: [1, 0],
+      locations: [at(5), at(3)], leafLocation: [0], nameLocation: [-1, 1] } });
+    store.beginSnapshot({ ...start('b', '0', 2, 1, 'e'), stacks: { names: ['f', 'main'], start: [0, 2, 4], frames: [0, 1, 0, 1],
+      locations: [at(6), at(1), at(5), at(9)], leafLocation: [2, 0], nameLocation: [3, 1] } });
+    for (const batch of columnsToBatches(columns([1], [7], [0]), { snapshotId: 'a', stacks: Int32Array.from([0]) })) store.addBatch(batch);
+    const b = columnsToBatches(columns([2, 3], [7, 7], [0, 0]), { snapshotId: 'b', stacks: Int32Array.from([0, 1]) });
+    for (const batch of b) store.addBatch(batch);
+    const table = store.stackTable();
+    const line = (l: number) => (l < 0 ? -1 : table.locations![l].line);
+    assert.deepEqual(Array.from(store.stack.subarray(0, 3)), [0, 0, 1], 'the same functions at the same line are one stack');
+    assert.deepEqual(Array.from(table.leafLocation!, line), [5, 6]);
+    assert.deepEqual(Array.from(table.nameLocation!, line), [1, 3], 'main from b, f from a (the first snapshot that knew it)');
   });
 });

@@ -9,7 +9,7 @@
 
 import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from '../shared/protocol';
 import { COLUMN_TYPES } from '../shared/columns';
-import type { StackTable } from '../shared/stacks';
+import type { SourceLocation, StackTable } from '../shared/stacks';
 
 export interface SnapshotEntry {
   readonly id: string;
@@ -64,7 +64,14 @@ export class RecordStore {
   private readonly stackStarts: number[] = [0];
   private readonly stackFrames: number[] = [];
   private readonly stackIds = new Map<string, number>();
+  /** Source lines of the stacks (leaf line per stack, entry line per name), interned across snapshots; -1 unknown. */
+  private readonly stackLocations: SourceLocation[] = [];
+  private readonly stackLocationIds = new Map<string, number>();
+  private readonly stackLeafLocation: number[] = [];
+  private readonly stackNameLocation: number[] = [];
   private stackCache: StackTable | null = null;
+  /** Per stack id, its function names (filled as the filter asks; stacks never change once interned). */
+  private readonly stackFunctionLists: (readonly string[] | undefined)[] = [];
   /** The appended batches, in store order: rows [runStart[k], runStart[k+1]) came from snapshot runSnapshot[k], starting at its row runLocal[k]. */
   private runStart = new Uint32Array(16);
   private runLocal = new Uint32Array(16);
@@ -270,10 +277,28 @@ export class RecordStore {
   }
 
   /** The symbol column with room for `rows` rows, created (every earlier row: no symbol) on first use. */
+  /** The function names of row's sampled callchain, leaf first (empty: no callchain); one list per distinct stack. */
+  stackFunctionsOf(row: number): readonly string[] {
+    const id = row < this.stack.length ? this.stack[row] : -1;
+    if (id < 0 || id + 1 >= this.stackStarts.length) return [];
+    const known = this.stackFunctionLists[id];
+    if (known) return known;
+    const names: string[] = [];
+    for (let f = this.stackStarts[id]; f < this.stackStarts[id + 1]; f++) names.push(this.stackNames[this.stackFrames[f]]);
+    this.stackFunctionLists[id] = names;
+    return names;
+  }
+
   /** All stacks received so far, as the call tree reads them. */
   stackTable(): StackTable {
     if (!this.stackCache || this.stackCache.start.length !== this.stackStarts.length) {
-      this.stackCache = { names: this.stackNames, start: Uint32Array.from(this.stackStarts), frames: Int32Array.from(this.stackFrames) };
+      this.stackCache = {
+        names: this.stackNames, start: Uint32Array.from(this.stackStarts), frames: Int32Array.from(this.stackFrames),
+        ...(this.stackLocations.length ? {
+          locations: this.stackLocations, leafLocation: Int32Array.from(this.stackLeafLocation),
+          nameLocation: Int32Array.from(this.stackNames, (_, n) => this.stackNameLocation[n] ?? -1),
+        } : {}),
+      };
     }
     return this.stackCache;
   }
@@ -284,16 +309,31 @@ export class RecordStore {
       if (id === undefined) { id = this.stackNames.length; this.stackNames.push(name); this.stackNameIds.set(name, id); }
       return id;
     });
+    const locationMap = (stacks.locations ?? []).map((l) => {
+      const key = `${l.line}:${l.file}`;
+      let id = this.stackLocationIds.get(key);
+      if (id === undefined) {
+        id = this.stackLocations.length;
+        this.stackLocations.push({ file: l.file, line: l.line });
+        this.stackLocationIds.set(key, id);
+      }
+      return id;
+    });
+    stacks.nameLocation?.forEach((l, n) => {
+      if (l >= 0 && (this.stackNameLocation[nameMap[n]] ?? -1) < 0) this.stackNameLocation[nameMap[n]] = locationMap[l];
+    });
     const map = new Int32Array(stacks.start.length - 1);
     for (let s = 0; s + 1 < stacks.start.length; s++) {
       const frames = stacks.frames.slice(stacks.start[s], stacks.start[s + 1]).map((f) => nameMap[f]);
-      const key = frames.join(',');
+      const leaf = stacks.leafLocation && stacks.leafLocation[s] >= 0 ? locationMap[stacks.leafLocation[s]] : -1;
+      const key = `${leaf}|${frames.join(',')}`;
       let id = this.stackIds.get(key);
       if (id === undefined) {
         id = this.stackStarts.length - 1;
         this.stackIds.set(key, id);
         this.stackFrames.push(...frames);
         this.stackStarts.push(this.stackFrames.length);
+        this.stackLeafLocation.push(leaf);
       }
       map[s] = id;
     }

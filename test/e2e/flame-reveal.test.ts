@@ -1,0 +1,53 @@
+// Scenario 6: from a capture to the source through the flame graph. Record the demo (its workspace records callchains),
+// capture a snapshot, open the call tree's flame graph, click the demo's `main`: the graph zooms into it, the tracks
+// are filtered to the samples through it, and the editor opens demo.c at the line binutils' addr2line gives for
+// main's entry address.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { E2E_TIMEOUT_MS, ringsideErrors, runCommand, scenarioLifecycle, startRecordingDemo, waitForTimeline } from './harness';
+import type { DrawnFlameBox } from '../../webview/call-tree-view';
+
+/** The source line of `symbol`'s entry in `program`, from nm and addr2line (the referee for Ringside's DWARF reader). */
+function entryLine(program: string, symbol: string): number {
+  const address = execFileSync('nm', [program], { encoding: 'utf8' }).split('\n').find((line) => line.endsWith(` ${symbol}`))?.split(' ')[0];
+  assert.ok(address, `${symbol} is not in ${program}`);
+  const where = execFileSync('addr2line', ['-e', program, address], { encoding: 'utf8' }).trim();
+  const line = Number(/:(\d+)/.exec(where)?.[1]);
+  assert.ok(line > 0, where);
+  return line;
+}
+
+describe('e2e scenario 6: flame graph → click a frame → the editor opens its line', function () {
+  this.timeout(5 * E2E_TIMEOUT_MS);
+  const lifecycle = scenarioLifecycle();
+
+  it('the flame graph of the capture zooms into main, filters the tracks to it and reveals main in demo.c', async () => {
+    const scenario = await lifecycle.open('6-flame-reveal');
+    const { page, workspace } = scenario;
+    await startRecordingDemo(page);
+    await page.waitForTimeout(2000);
+    await runCommand(page, 'Ringside: Capture Snapshot');
+    const { frame } = await waitForTimeline(page, 1);
+    // A capture with callchains opens with its call tree.
+    await frame.locator('#rs-calltree .rs-calltree-node').first().waitFor({ state: 'visible' });
+    await frame.locator('#rs-calltree button[data-mode="flame"]').click();
+    const canvas = frame.locator('#rs-calltree canvas.rs-flame');
+    await canvas.waitFor({ state: 'visible' });
+    const boxes = () => canvas.evaluate(() => (window as unknown as { ringside: { callTree: { flameBoxes(): DrawnFlameBox[] } } })
+      .ringside.callTree.flameBoxes());
+    const main = (await boxes()).filter((b) => b.name === 'main').sort((a, b) => b.width - a.width)[0];
+    assert.ok(main, `no main in the flame graph: ${(await boxes()).map((b) => b.name).join(', ')}`);
+    await scenario.screenshot('flame-graph');
+
+    await canvas.click({ position: { x: main.x + main.width / 2, y: main.y + main.height / 2 } });
+    assert.equal(await canvas.getAttribute('data-focus'), 'main', 'the graph zoomed into main');
+    assert.equal(await frame.locator('#rs-filter').evaluate((field) => (field as HTMLInputElement).value), 'stack:=main');
+    // The editor opens demo.c with the cursor on main's first line.
+    const line = entryLine(workspace.program, 'main');
+    await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().waitFor({ state: 'visible' });
+    const cursor = page.locator('.statusbar-item', { hasText: new RegExp(`^\\s*Ln ${line}, Col 1\\s*$`) }).first();
+    await cursor.waitFor({ state: 'visible' });
+    await scenario.screenshot('revealed-main');
+    assert.deepEqual(await ringsideErrors(page), []);
+  });
+});
