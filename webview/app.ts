@@ -13,6 +13,7 @@ import { DetailsPane } from './details';
 import { renderCoverageTable, renderRangeSummary } from './summaries';
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
+import { renderLegend } from './legend';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
@@ -34,6 +35,7 @@ export class App {
   private readonly callTree: CallTreeView;
   private brushed = false;
   private readonly coverageList: HTMLElement;
+  private readonly legend: HTMLElement;
   private readonly status: HTMLElement;
   /** Per snapshot: what its recording could not see and why (from snapshotStart). */
   private readonly limitations = new Map<string, readonly string[]>();
@@ -87,6 +89,10 @@ export class App {
     el('h2', '', nav, 'Snapshots');
     this.snapshotList = el('ol', 'rs-snapshot-list', nav);
     const center = el('main', 'rs-center', body);
+    this.legend = el('div', 'rs-legend', center);
+    this.legend.setAttribute('role', 'list');
+    this.legend.setAttribute('aria-label', 'Event colours');
+    this.legend.hidden = true;
     this.timeline = new Timeline(center, this.store, {
       onSelect: (row) => this.details.show(row),
       onBrush: (range) => {
@@ -178,6 +184,7 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
+        renderLegend(this.legend, this.store.events);
         renderCoverageTable(this.coverageList, this.store.snapshots);
         this.timeline.dataChanged();
         this.updateStatus();
@@ -201,6 +208,8 @@ export class App {
         }
         this.timeline.dataChanged();
         this.renderSnapshots();
+        // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
+        if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
         this.updateStatus();
         return;
       }

@@ -6,6 +6,7 @@ import type { CoverageFact } from '../shared/protocol';
 import type { FrameLane, LaneSpans } from './layout';
 import type { Lane } from './lanes';
 import { SpanType } from './spans';
+import { PALETTE_SIZE } from './legend';
 import { binDensity, densityAlpha } from './density';
 import { bisectLeft, bisectRight } from './hit-test';
 import { axisTickFormatter, formatDuration } from './time-format';
@@ -29,7 +30,7 @@ export function readColors(element: Element): Colors {
     mark, laneAlt: v('--rs-lane-alt', 'rgba(128,128,128,0.08)'), hatch: v('--rs-hatch', '#888'), lost: v('--rs-lost', '#f14c4c'),
     span: v('--rs-span', mark), syscall: v('--rs-syscall', '#cca700'), selection: v('--rs-selection', '#ffffff'),
     boundary: v('--rs-boundary', '#888'), foreground: v('--rs-foreground', '#ccc'),
-    palette: [0, 1, 2, 3, 4, 5].map((i) => v(`--rs-palette-${i}`, mark)),
+    palette: Array.from({ length: PALETTE_SIZE }, (_, i) => v(`--rs-palette-${i}`, mark)),
   };
 }
 

@@ -22,7 +22,7 @@ export interface FrameLane {
   readonly height: number;
   readonly first: number;
   readonly end: number;
-  /** Too many records for ticks (or collapsed): drawn as per-pixel density. */
+  /** Too many records for ticks (or collapsed, or a process summary): drawn as per-pixel density. */
   readonly dense: boolean;
 }
 
@@ -59,7 +59,8 @@ export class TimelineLayout {
     let y = 0;
     for (const lane of this.lanes) {
       this.laneTop.push(y);
-      const h = lane.collapsed ? COLLAPSED_HEIGHT : LANE_HEIGHT;
+      // A collapsed process header keeps its height: it is the summary of the threads it hides.
+      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : LANE_HEIGHT;
       this.laneHeight.push(h);
       y += h + 1;
     }
@@ -108,7 +109,7 @@ export class TimelineLayout {
       if (top > viewportHeight) break;
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
-      out.push({ lane: li, top, height, first, end, dense: lane.collapsed || end - first > deviceWidth / 3 });
+      out.push({ lane: li, top, height, first, end, dense: lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3 });
     }
     return out;
   }

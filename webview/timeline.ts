@@ -189,6 +189,7 @@ export class Timeline {
     const out: number[] = [];
     for (const lane of this.lanes) {
       if (lane.kind === 'watch' && this.grouping !== 'event') continue; // those rows are also in a group lane
+      if (lane.kind === 'process' && !lane.collapsed) continue; // and those in its thread lanes, which are shown
       const [s, e] = visibleRange(this.store.time, lane.rows, t0, t1);
       for (let i = s; i < e; i++) out.push(lane.rows[i]);
     }
@@ -247,7 +248,9 @@ export class Timeline {
     this.labels.replaceChildren();
     this.labels.style.height = `${this.layout.totalHeight}px`;
     this.lanes.forEach((lane, i) => {
-      const row = el('div', `rs-lane-label${lane.kind === 'watch' ? ' rs-watch-lane' : ''}${lane.collapsed ? ' rs-collapsed' : ''}`, this.labels);
+      const kindClass = lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane'
+        : lane.pid !== undefined ? ' rs-thread-lane' : '';
+      const row = el('div', `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}`, this.labels);
       row.setAttribute('role', 'listitem');
       row.dataset.lane = lane.key;
       row.style.top = `${this.layout.laneTop[i]}px`;
@@ -256,7 +259,8 @@ export class Timeline {
       toggle.type = 'button';
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
-      toggle.setAttribute('aria-label', `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
+      toggle.setAttribute('aria-label', lane.kind === 'process'
+        ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}` : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
       toggle.addEventListener('click', () => this.toggleLane(lane.key));
       const name = el('span', 'rs-lane-name', row);
       name.textContent = lane.label;

@@ -117,6 +117,25 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(labels, [['watch:mem:counter:w', '◆ mem:counter:w', '2'], ['cpu:0', 'CPU 0', '13'], ['cpu:1', 'CPU 1', '103']]);
   });
 
+  it('lists every event in a legend, in the colour its ticks are drawn in', async () => {
+    const legend = await page.$$eval('.rs-legend-item', (els) => els.map((e) => [(e as HTMLElement).dataset.event,
+      getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor]));
+    assert.deepEqual(legend.map(([name]) => name), ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock']);
+    assert.equal(new Set(legend.map(([, colour]) => colour)).size, 5, `distinct colours: ${JSON.stringify(legend)}`);
+    // The cpu-clock sample at 505 µs is drawn in the legend's cpu-clock colour.
+    const tick = await page.evaluate(() => {
+      const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
+      const lane = w.__lane('cpu:1');
+      const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+      const d = w.__domain();
+      const dpr = canvas.width / parseFloat(canvas.style.width);
+      const x = Math.floor((505000 - d[0]) / (d[1] - d[0]) * canvas.width);
+      const px = canvas.getContext('2d')!.getImageData(x, Math.round((lane.top + lane.height / 2) * dpr), 1, 1).data;
+      return `rgb(${px[0]}, ${px[1]}, ${px[2]})`;
+    });
+    assert.equal(tick, legend[4][1]);
+  });
+
   it('paints ticks where records are, bars for spans, and nothing elsewhere', async () => {
     const ink = (key: string, a: number, b: number, y0?: number, y1?: number) =>
       page.evaluate(([k, t0, t1, f0, f1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1, f0, f1),
@@ -265,16 +284,25 @@ describe('timeline webview in Chromium', function () {
     await page.click('vscode-option[value="thread"]');
     await page.waitForSelector('.rs-lane-label[data-lane="thread:101"]');
     const names = await page.$$eval('.rs-lane-name', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(names, ['◆ mem:counter:w', 'worker 100', 'worker 101 (pid 100)', '<img src=x onerror="window.__pwned=1"> 200']);
+    assert.deepEqual(names, ['◆ mem:counter:w', 'worker 100 · 2 threads', 'worker 100', 'worker 101',
+      '<img src=x onerror="window.__pwned=1"> 200 · 1 thread', '<img src=x onerror="window.__pwned=1"> 200']);
+    assert.deepEqual(await page.$$eval('.rs-lane-label.rs-thread-lane', (els) => els.map((e) => (e as HTMLElement).dataset.lane)),
+      ['thread:100', 'thread:101', 'thread:200'], 'threads are indented under their process header');
+    // Hiding a process's threads keeps its header, which sums them.
+    await page.click('.rs-lane-label[data-lane="process:100"] .rs-lane-toggle');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    assert.equal(await text(page, '.rs-lane-label[data-lane="process:100"] .rs-lane-count'), '13');
+    await page.click('.rs-lane-label[data-lane="process:100"] .rs-lane-toggle');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
     await page.fill('#rs-filter input', 'tid:101');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
     assert.equal(await text(page, '.rs-lane-count'), '5');
     await page.fill('#rs-filter input', 'pid:x');
     assert.equal(await text(page, '.rs-filter-error'), 'pid: expects a number, got "x"');
     await page.fill('#rs-filter input', 'sym:bump');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
     await page.fill('#rs-filter input', '');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
     // Persisted through the webview API's setState (debounced).
     await page.waitForFunction(() => {
       const s = (window as unknown as { __getState(): { grouping?: string; filter?: string } | undefined }).__getState();
@@ -296,17 +324,17 @@ describe('timeline webview in Chromium', function () {
     const [request] = (await waitPosted(page, 'fieldFilterRequest', before + 1)).slice(before);
     assert.deepEqual({ ...request, requestId: 0 }, { type: 'fieldFilterRequest', requestId: 0, snapshotId: 'snap-1', name: 'prev_pid', op: '=', value: '101' });
     assert.equal(await text(page, '.rs-filter-status'), 'filtering…');
-    assert.equal(await page.locator('.rs-lane-label').count(), 4, 'nothing is hidden before the host answers');
+    assert.equal(await page.locator('.rs-lane-label').count(), 6, 'nothing is hidden before the host answers');
     // The stand-in host: sched_switch records of thread 101 (snapshot-local rows).
     const matching = rows.flatMap((r, i) => (r.event === 0 && r.tid === 101 ? [i] : []));
     await answer(request.requestId as number, 'snap-1', { rows: matching });
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(matching.length));
     assert.equal(await text(page, '.rs-filter-status'), '');
     // Negated and combined with a column term: the cached answer is reused, no new request.
     await page.fill('#rs-filter input', 'event:sched -field.prev_pid=101');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1
-      && document.querySelector('.rs-lane-label')?.getAttribute('data-lane') === 'thread:100');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2
+      && document.querySelectorAll('.rs-lane-label')[1]?.getAttribute('data-lane') === 'thread:100');
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.event === 0 && r.tid !== 101).length));
     assert.equal((await posted(page, 'fieldFilterRequest')).length, before + 1);
     // The host's error is shown, and the term matches nothing.
@@ -316,7 +344,7 @@ describe('timeline webview in Chromium', function () {
     await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent === 'field.nosuch: no event has that field');
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 0);
     await page.fill('#rs-filter input', '');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
   });
 
   it('collapses a lane from its label', async () => {
