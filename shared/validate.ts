@@ -121,6 +121,18 @@ function validateSnapshotStart(o: Obj): void {
     start.forEach((_, i) => { previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length); });
     if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
   }
+  if (o.losses !== undefined) {
+    const totalRows = o.totalRows as number;
+    arr(o, 'losses', 'snapshotStart').forEach((l, i) => {
+      const p = `snapshotStart.losses[${i}]`;
+      const lo = obj(l, p);
+      int(lo, 'row', p, 0, Math.max(0, totalRows - 1));
+      oneOf(lo, 'kind', p, ['LOST', 'LOST_SAMPLES'] as const);
+      decimal(lo, 'lost', p);
+      str(lo, 'ring', p, 4096);
+      if (lo.sinceNs !== null) decimal(lo, 'sinceNs', p);
+    });
+  }
 }
 
 function validateBatch(o: Obj): void {

@@ -50,6 +50,11 @@ export class App {
   private readonly pendingField = new Map<number, { readonly key: string; readonly snapshotId: string }>();
   private fieldRequestTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly filterStatus: HTMLElement;
+  /** "3 of 24 matches" while a filter is on. */
+  private readonly matchCount: HTMLElement;
+  private readonly filterField: HTMLElement;
+  /** Whether the applied filter has terms (the toolbar then counts "N of M"). */
+  private filtering = false;
   rejected = 0;
 
   constructor(root: HTMLElement, private readonly api: VsCodeApi, initialState: unknown) {
@@ -69,6 +74,20 @@ export class App {
     this.filterError.setAttribute('role', 'alert');
     this.filterStatus = el('span', 'rs-filter-status', undefined);
     this.filterStatus.setAttribute('aria-live', 'polite');
+    this.matchCount = el('span', 'rs-match-count', undefined);
+    this.matchCount.id = 'rs-match-count';
+    this.matchCount.setAttribute('aria-live', 'polite');
+    const previousMatch = createButton('↑', 'Previous match (Shift+Enter in the filter)', { appearance: 'icon', id: 'rs-match-previous' });
+    const nextMatch = createButton('↓', 'Next match (Enter in the filter)', { appearance: 'icon', id: 'rs-match-next' });
+    previousMatch.addEventListener('click', () => this.step(-1));
+    nextMatch.addEventListener('click', () => this.step(1));
+    filter.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter') return;
+      e.preventDefault();
+      if ((filter.value ?? '') !== this.filterText) this.applyFilter(filter.value ?? ''); // (re-applying would drop the selection)
+      this.step(e.shiftKey ? -1 : 1);
+    });
+    this.filterField = filter;
     const zoomIn = createButton('+', 'Zoom in', { appearance: 'icon', id: 'rs-zoom-in' });
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
@@ -81,7 +100,7 @@ export class App {
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
-    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
+    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
 
     const body = el('div', 'rs-body', root);
     const nav = el('nav', 'rs-snapshots', body);
@@ -94,7 +113,8 @@ export class App {
     this.legend.setAttribute('aria-label', 'Event colours');
     this.legend.hidden = true;
     this.timeline = new Timeline(center, this.store, {
-      onSelect: (row) => this.details.show(row),
+      onSelect: (row) => { this.details.show(row); this.updateMatchCount(); },
+      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
       onBrush: (range) => {
         renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
           (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
@@ -252,8 +272,12 @@ export class App {
   private applyFilter(text: string): void {
     this.filterText = text;
     const parsed = parseFilter(text);
+    // A filter that does not parse says why and leaves the lanes as they were (never an empty timeline without a word).
+    this.filterField.setAttribute('aria-invalid', String(!parsed.ok));
+    this.filterField.classList.toggle('rs-invalid', !parsed.ok);
     if (!parsed.ok) { this.filterError.textContent = parsed.error; return; }
     this.filterError.textContent = '';
+    this.filtering = parsed.terms.length > 0;
     const s = this.store;
     if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
     if (parsed.terms.length === 0) { this.timeline.setFilter(null); this.saveStateSoon(); return; }
@@ -332,11 +356,26 @@ export class App {
     };
   }
 
+  /** Enter / Shift+Enter in the filter and the ↓ ↑ buttons: select the next or previous record the filter shows. */
+  private step(direction: 1 | -1): void {
+    if (!this.timeline.stepMatch(direction)) this.matchCount.textContent = 'no records match';
+  }
+
+  private updateMatchCount(): void {
+    if (!this.filtering) { this.matchCount.textContent = ''; return; }
+    const shown = this.timeline.shownCount();
+    const at = this.timeline.selectedMatchIndex();
+    this.matchCount.textContent = shown === 0 ? 'no records match'
+      : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
+  }
+
   private updateStatus(): void {
     const snaps = this.store.snapshots;
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
     const userSpaceOnly = snaps.some((s) => this.limitations.get(s.id)?.some((line) => line.startsWith('user space only')));
-    this.status.textContent = `${this.store.length.toLocaleString('en-US')} records · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
+    // With a filter on, the count is what it shows out of every record received.
+    const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
+    this.status.textContent = `${shown}${this.store.length.toLocaleString('en-US')} records · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
       + (userSpaceOnly ? ' · user space only' : '')
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }

@@ -41,3 +41,15 @@ describe('filter: field.NAME terms', () => {
     assert.deepEqual([0, 1].filter(compileFilter(parsed.terms, withoutHost)), [], 'no host answer: field terms match nothing');
   });
 });
+
+describe('filter: words with a colon', () => {
+  it('rejects an unknown key instead of matching nothing, and says what to write', () => {
+    const parsed = parseFilter('pid:7 foo:bar');
+    assert.equal(parsed.ok, false);
+    assert.match((parsed as { error: string }).error, /^unknown key "foo:" in "foo:bar": use event:, comm:/);
+    assert.match((parsed as { error: string }).error, /as event:foo:bar\)$/);
+    assert.equal(parseFilter('-sched:sched_switch').ok, false);
+    assert.deepEqual(parseFilter('event:sched:sched_switch'), { ok: true, terms: [{ key: 'event', negate: false, value: 'sched:sched_switch' }] });
+    assert.deepEqual(parseFilter('busy'), { ok: true, terms: [{ key: 'any', negate: false, value: 'busy' }] });
+  });
+});

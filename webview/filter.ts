@@ -4,7 +4,7 @@
 //   ip:0xADDR                                    exact address (hex or decimal)
 //   field.NAME=VALUE                              decoded field equals (numbers numerically, 0x-hex too)
 //   field.NAME~TEXT                               decoded field contains, case-insensitive
-//   WORD                                          substring of event, comm or symbol
+//   WORD                                          substring of event, comm or symbol (a WORD with a colon is an error)
 // Field terms are answered by the host (only it decodes records); see App.
 // A leading '-' negates a term; "quoted values" may contain spaces.
 
@@ -85,6 +85,10 @@ export function parseFilter(text: string): ParsedFilter {
       } else {
         terms.push({ key: maybeKey === 'symbol' ? 'sym' : maybeKey as FilterKey, negate, value: value.toLowerCase() });
       }
+    } else if (colon > 0) {
+      // A word with a colon is a key:value term; an unknown key would match nothing and hide every record.
+      return { ok: false, error: `unknown key "${token.slice(0, colon)}:" in "${token}": use event:, comm:, sym:, kind:, pid:, tid:, cpu:, `
+        + `misc:, ip: or field.NAME= (an event name goes after event:, as event:${token})` };
     } else {
       terms.push({ key: 'any', negate, value: token.toLowerCase() });
     }

@@ -248,6 +248,51 @@ describe('timeline webview in Chromium', function () {
     assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
   });
 
+  it('pans with A/D, Shift+wheel and sideways scrolling, and zooms with W/S', async () => {
+    const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
+    const near = (a: number, b: number, width: number) => Math.abs(a - b) < width * 0.01;
+    await page.click('#rs-zoom-reset');
+    await frames(page);
+    const full = await domain();
+    const width = full[1] - full[0];
+    await page.focus('.rs-scroll');
+    await page.keyboard.press('d');
+    await frames(page);
+    let d = await domain();
+    assert.ok(near(d[0], full[0] + width * 0.2, width) && near(d[1] - d[0], width, width), `D pans a fifth later: ${full} → ${d}`);
+    await page.keyboard.press('a');
+    await page.keyboard.press('a');
+    await frames(page);
+    d = await domain();
+    assert.ok(near(d[0], full[0] - width * 0.2, width), `A pans earlier: ${d}`);
+    await page.keyboard.press('w');
+    await frames(page);
+    d = await domain();
+    assert.ok(near(d[1] - d[0], width / 2, width), `W zooms in: ${d}`);
+    await page.keyboard.press('s');
+    await frames(page);
+    d = await domain();
+    assert.ok(near(d[1] - d[0], width, width), `S zooms out: ${d}`);
+    // Wheel gestures over the plot: Shift+wheel and a sideways (trackpad) scroll pan by the pixels scrolled.
+    const box = (await page.locator('.rs-overlay').boundingBox())!;
+    const perPixel = width / box.width;
+    await page.mouse.move(box.x + box.width / 2, box.y + 30);
+    let before = await domain();
+    await page.keyboard.down('Shift');
+    await page.mouse.wheel(0, 100);
+    await page.keyboard.up('Shift');
+    await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
+    d = await domain();
+    assert.ok(near(d[0] - before[0], 100 * perPixel, width) && near(d[1] - d[0], width, width), `Shift+wheel pans, not zooms: ${before} → ${d}`);
+    before = d;
+    await page.mouse.wheel(-150, 0);
+    await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
+    d = await domain();
+    assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width), `sideways scrolling pans: ${before} → ${d}`);
+    await page.click('#rs-zoom-reset');
+    await frames(page);
+  });
+
   it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
     const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => `${'  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1)}${
       tr.querySelector('.rs-calltree-fn')?.textContent} ${tr.querySelector('.rs-calltree-self')?.textContent}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`));
@@ -297,6 +342,27 @@ describe('timeline webview in Chromium', function () {
     await page.fill('#rs-filter input', 'tid:101');
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
     assert.equal(await text(page, '.rs-lane-count'), '5');
+    // The counts follow the filter, and Enter / Shift+Enter (or ↓ ↑) step through what it shows.
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '5 matches');
+    assert.match(await text(page, '.rs-status'), /^5 of 116 records/);
+    const tid101 = smallRows().flatMap((r, i) => (r.tid === 101 ? [i] : []));
+    const lastRow = async () => (await posted(page, 'detailsRequest')).at(-1)!.row;
+    await page.press('#rs-filter input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '1 of 5 matches');
+    assert.equal(await lastRow(), tid101[0]);
+    await page.press('#rs-filter input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '2 of 5 matches');
+    assert.equal(await lastRow(), tid101[1]);
+    await page.press('#rs-filter input', 'Shift+Enter');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '1 of 5 matches');
+    await page.click('#rs-match-previous');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '5 of 5 matches');
+    assert.equal(await lastRow(), tid101[4], 'stepping back from the first wraps to the last');
+    // A filter that does not parse says why next to the box and leaves the lanes as they were.
+    await page.fill('#rs-filter input', 'foo:bar');
+    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent?.startsWith('unknown key "foo:" in "foo:bar"'));
+    assert.equal(await page.getAttribute('#rs-filter', 'aria-invalid'), 'true');
+    assert.equal(await page.locator('.rs-lane-label').count(), 2, 'the lanes are not emptied');
     await page.fill('#rs-filter input', 'pid:x');
     assert.equal(await text(page, '.rs-filter-error'), 'pid: expects a number, got "x"');
     await page.fill('#rs-filter input', 'sym:bump');
@@ -415,6 +481,50 @@ describe('timeline webview in Chromium', function () {
     assert.ok(coverage.right > 0, 'retained range');
     const lostRows = await page.$$eval('.rs-coverage-table tr.rs-lost td', (tds) => tds.map((t) => t.textContent));
     assert.deepEqual(lostRows, ['snapshot 1', 'cpu1', 'paused', '64 KiB', '1.0 MiB', '4.0 KiB', '7']);
+  });
+
+  it('draws lost records and the overwritten part on the lane of their ring, with a tooltip saying how many and why', async () => {
+    const lossy = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await lossy.goto(served.url + '/');
+      await waitPosted(lossy, 'ready', 1);
+      await lossy.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('lossy'));
+      await lossy.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+      await frames(lossy);
+      const ink = (key: string, a: number, b: number) =>
+        lossy.evaluate(([k, t0, t1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1), [key, a, b] as const);
+      // 12 records went missing on CPU 0 between its sample at 50 µs and the LOST record at 75 µs.
+      assert.ok(await ink('cpu:0', 52 * US, 73 * US) > 50, 'the loss is drawn between 50 and 75 µs on CPU 0');
+      assert.equal(await ink('cpu:0', 81 * US, 89 * US), 0, 'nothing where nothing was lost');
+      assert.equal(await ink('cpu:1', 56 * US, 64 * US), 0, 'CPU 1 lost nothing');
+      const topColour = await lossy.evaluate((t) => {
+        const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
+        const lane = w.__lane('cpu:0');
+        const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+        const d = w.__domain();
+        const dpr = canvas.width / parseFloat(canvas.style.width);
+        const x = Math.floor((t - d[0]) / (d[1] - d[0]) * canvas.width);
+        return Array.from(canvas.getContext('2d')!.getImageData(x, Math.round(lane.top * dpr), 1, 1).data);
+      }, 62 * US);
+      assert.deepEqual(topColour, [0xf1, 0x4c, 0x4c, 255], 'a loss is edged in --vscode-charts-red');
+      const d0 = (await lossy.evaluate(() => (window as unknown as { __domain(): number[] }).__domain()))[0];
+      assert.ok(d0 < -US, `Fit leaves room before the oldest record: ${d0}`);
+      assert.ok(await ink('cpu:0', d0, -0.3 * US) > 0, 'the overwritten part is hatched before the oldest record CPU 0 kept');
+      assert.equal(await ink('cpu:1', d0, -0.3 * US), 0, 'CPU 1 overwrote nothing');
+      const hover = async (key: string, t: number) => {
+        const p = await lossy.evaluate(([k, time]) => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point(k, time),
+          [key, t] as const);
+        await lossy.mouse.move(p.x, p.y);
+        await lossy.waitForSelector('.rs-tooltip:not([hidden])');
+        return lossy.locator('.rs-tooltip').innerText();
+      };
+      const lostTip = await hover('cpu:0', 62 * US);
+      assert.match(lostTip, /^12 records lost in ring cpu0 \(LOST\)\nin the 25\.00 µs before this record\n.*ring was paused while a snapshot was copied/);
+      const overwrittenTip = await hover('cpu:0', d0 / 2);
+      assert.match(overwrittenTip, /^about 64 records, 4\.0 KiB overwritten in ring cpu0\nbefore its oldest record kept \(lossy snapshot\)/);
+    } finally {
+      await lossy.close();
+    }
   });
 
   it('appends a live snapshot without moving the view, and follows it when asked', async () => {
