@@ -14,6 +14,7 @@ import { renderCoverageTable, renderRangeSummary } from './summaries';
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
 import { renderLegend } from './legend';
+import { Drawer } from './drawer';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
@@ -36,6 +37,7 @@ export class App {
   private brushed = false;
   private readonly coverageList: HTMLElement;
   private readonly legend: HTMLElement;
+  private readonly drawer: Drawer;
   private readonly status: HTMLElement;
   /** Per snapshot: what its recording could not see and why (from snapshotStart). */
   private readonly limitations = new Map<string, readonly string[]>();
@@ -102,11 +104,12 @@ export class App {
     this.status.setAttribute('aria-live', 'polite');
     toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
 
-    const body = el('div', 'rs-body', root);
-    const nav = el('nav', 'rs-snapshots', body);
+    // The snapshots as a strip under the toolbar, the timeline over the whole width, the details in a drawer below it.
+    const nav = el('nav', 'rs-snapshots', root);
     nav.setAttribute('aria-label', 'Snapshots');
     el('h2', '', nav, 'Snapshots');
     this.snapshotList = el('ol', 'rs-snapshot-list', nav);
+    const body = el('div', 'rs-body', root);
     const center = el('main', 'rs-center', body);
     this.legend = el('div', 'rs-legend', center);
     this.legend.setAttribute('role', 'list');
@@ -125,7 +128,8 @@ export class App {
       },
       onViewChange: () => this.saveStateSoon(),
     });
-    const side = el('aside', 'rs-side', body);
+    this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon());
+    const side = this.drawer.element;
     this.details = new DetailsPane(side, this.store, { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) }, () => this.timeline.selectedRow());
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
@@ -353,6 +357,7 @@ export class App {
       collapsed: [...this.timeline.collapsed],
       filter: this.filterText,
       followLatest: this.timeline.followLatest,
+      drawerHeight: this.drawer.height,
     };
   }
 
@@ -395,9 +400,9 @@ export class App {
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.
-        const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
-        note.title = limitations.join('\n');
+        el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
       }
+      button.title = [button.textContent ?? '', ...limitations].join('\n'); // all of it, where the strip cuts it short
       button.addEventListener('click', () => {
         if (Number.isFinite(s.minTime)) {
           const pad = Math.max(100, (s.maxTime - s.minTime) * 0.02);

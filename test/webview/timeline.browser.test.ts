@@ -527,6 +527,68 @@ describe('timeline webview in Chromium', function () {
     }
   });
 
+  it('at 1280 px: the plot takes the width, the tables fit, the drawer resizes and is remembered, the meter follows the theme', async () => {
+    const narrow = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await narrow.goto(served.url + '/');
+      await waitPosted(narrow, 'ready', 1);
+      await narrow.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
+      await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList', budget: { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 },
+        watches: [{ id: 'w1', location: { kind: 'line', file: '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c', line: 4242 },
+          type: 'rw', length: 8, target: { kind: 'process', pid: 200 }, pinned: true, enabled: true, hits: 123456789, resolvedAddress: '0x404028' }],
+      }));
+      await narrow.waitForSelector('tr[data-watch-id="w1"]');
+      await narrow.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
+      await frames(narrow);
+      const layout = await narrow.evaluate(() => {
+        const fits = (selector: string) => { const e = document.querySelector(selector) as HTMLElement; return { scroll: e.scrollWidth, client: e.clientWidth }; };
+        const meter = document.querySelector('.rs-budget-meter') as HTMLElement;
+        return {
+          page: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
+          plot: parseFloat((document.querySelector('.rs-canvas') as HTMLElement).style.width),
+          coverage: fits('.rs-coverage-table'), coverageSection: fits('.rs-coverage-list'),
+          watch: fits('.rs-watch-table'), watchSection: fits('.rs-watch'), drawer: fits('.rs-drawer'),
+          meterBackground: getComputedStyle(meter).backgroundColor, meterFill: (meter.firstElementChild as HTMLElement).getBoundingClientRect().width,
+          locationTitle: (document.querySelector('tr[data-watch-id="w1"] td') as HTMLElement).title,
+        };
+      });
+      assert.ok(layout.page.scroll <= layout.page.client, `no horizontal scrolling: ${JSON.stringify(layout.page)}`);
+      assert.ok(layout.plot >= 1280 - 190 - 24, `the plot takes the width beside the lane labels: ${layout.plot} px`);
+      for (const k of ['coverage', 'coverageSection', 'watch', 'watchSection', 'drawer'] as const) {
+        assert.ok(layout[k].scroll <= layout[k].client, `${k} fits without scrolling sideways: ${JSON.stringify(layout[k])}`);
+      }
+      assert.equal(layout.locationTitle, '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c:4242 (0x404028)');
+      assert.equal(layout.meterBackground, 'rgb(60, 60, 60)', '0/4 draws the dark theme\'s input background, not a white bar');
+      assert.equal(layout.meterFill, 0);
+      await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList', budget: { used: 2, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 2 }, watches: [] }));
+      await narrow.waitForFunction(() => document.querySelector('.rs-budget-meter')?.getAttribute('aria-valuenow') === '2');
+      const half = await narrow.evaluate(() => {
+        const m = document.querySelector('.rs-budget-meter') as HTMLElement;
+        return (m.firstElementChild as HTMLElement).getBoundingClientRect().width / m.clientWidth;
+      });
+      assert.ok(Math.abs(half - 0.5) < 0.05, `2/4 fills half: ${half}`);
+      // Drag the handle up by 100 px: the drawer grows by as much and the page remembers its height.
+      const drawerHeight = () => narrow.evaluate(() => (document.querySelector('.rs-drawer') as HTMLElement).getBoundingClientRect().height);
+      const before = await drawerHeight();
+      const handle = (await narrow.locator('.rs-drawer-handle').boundingBox())!;
+      await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+      await narrow.mouse.down();
+      await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2 - 100, { steps: 5 });
+      await narrow.mouse.up();
+      assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100);
+      await narrow.waitForFunction((h) => (window as unknown as { __getState(): { drawerHeight?: number } | undefined }).__getState()?.drawerHeight === h,
+        Math.round(before) + 100);
+      await narrow.focus('.rs-drawer-handle');
+      await narrow.keyboard.press('ArrowDown');
+      assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100 - 24);
+      await narrow.screenshot({ path: path.join(ARTIFACTS, 'webview-1280.png') });
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it('appends a live snapshot without moving the view, and follows it when asked', async () => {
     const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
     const before = await domain();
