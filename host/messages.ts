@@ -5,7 +5,10 @@ import type { DecodedRecord, DecodedSnapshot, RingCoverage } from '../native/dec
 import type { EventDescription } from '../native/abi/snapshot';
 import { PerfType } from '../native/abi/uapi';
 import { columnsToBatches, type BatchOptions } from '../shared/batches';
-import type { LossInfo, WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
+import type {
+  WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, LossInfo, RecordBatch, RecordDetails, SnapshotStart,
+  ThreadInfo,
+} from '../shared/protocol';
 
 export function eventInfoOf(e: EventDescription): EventInfo {
   const kind: EventKind = e.attr.type === PerfType.TRACEPOINT ? 'tracepoint' : e.attr.type === PerfType.BREAKPOINT ? 'breakpoint'

@@ -60,9 +60,10 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
 describe('host-side wire: losses', () => {
   it('sends each LOST / LOST_SAMPLES record with its count, ring and the time of the ring\'s previous record', () => {
     const idType = Sample.TID | Sample.TIME;
-    const lost = (count: bigint, time: bigint) => otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(count).toBytes(), idType, true,
-      { pid: 42, tid: 43, time });
-    const lostSamples = otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(3n).toBytes(), idType, true, { pid: 42, tid: 43, time: 400n });
+    const ids = (time: bigint) => ({ pid: 42, tid: 43, time });
+    const lost = (count: bigint, time: bigint) =>
+      otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(count).toBytes(), idType, true, ids(time));
+    const lostSamples = otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(3n).toBytes(), idType, true, ids(400n));
     const records = [
       lost(5n, 50n),
       sampleRecord(idType, { pid: 42, tid: 43, time: 100n }),
@@ -85,7 +86,8 @@ describe('host-side wire: losses', () => {
     const { start } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1 });
     assert.equal(start.losses?.length, 3);
     assert.ok(validateHostToWebview(start).ok);
-    assert.equal(validateHostToWebview({ ...start, losses: [{ ...start.losses![0], row: 5 }] }).ok, false, 'a row past the snapshot is rejected');
+    const pastTheEnd = { ...start, losses: [{ ...start.losses![0], row: 5 }] };
+    assert.equal(validateHostToWebview(pastTheEnd).ok, false, 'a row past the snapshot is rejected');
   });
 });
 

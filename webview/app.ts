@@ -79,7 +79,8 @@ export class App {
     this.matchCount = el('span', 'rs-match-count', undefined);
     this.matchCount.id = 'rs-match-count';
     this.matchCount.setAttribute('aria-live', 'polite');
-    const previousMatch = createButton('↑', 'Previous match (Shift+Enter in the filter)', { appearance: 'icon', id: 'rs-match-previous' });
+    const previousMatch = createButton('↑', 'Previous match (Shift+Enter in the filter)',
+      { appearance: 'icon', id: 'rs-match-previous' });
     const nextMatch = createButton('↓', 'Next match (Enter in the filter)', { appearance: 'icon', id: 'rs-match-next' });
     previousMatch.addEventListener('click', () => this.step(-1));
     nextMatch.addEventListener('click', () => this.step(1));
@@ -102,7 +103,8 @@ export class App {
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
-    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
+    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch,
+      zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
 
     // The snapshots as a strip under the toolbar, the timeline over the whole width, the details in a drawer below it.
     const nav = el('nav', 'rs-snapshots', root);
@@ -380,7 +382,8 @@ export class App {
     const userSpaceOnly = snaps.some((s) => this.limitations.get(s.id)?.some((line) => line.startsWith('user space only')));
     // With a filter on, the count is what it shows out of every record received.
     const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
-    this.status.textContent = `${shown}${this.store.length.toLocaleString('en-US')} records · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
+    this.status.textContent = `${shown}${this.store.length.toLocaleString('en-US')} records`
+      + ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
       + (userSpaceOnly ? ' · user space only' : '')
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }

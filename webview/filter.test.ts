@@ -49,7 +49,8 @@ describe('filter: words with a colon', () => {
     assert.match((parsed as { error: string }).error, /^unknown key "foo:" in "foo:bar": use event:, comm:/);
     assert.match((parsed as { error: string }).error, /as event:foo:bar\)$/);
     assert.equal(parseFilter('-sched:sched_switch').ok, false);
-    assert.deepEqual(parseFilter('event:sched:sched_switch'), { ok: true, terms: [{ key: 'event', negate: false, value: 'sched:sched_switch' }] });
+    assert.deepEqual(parseFilter('event:sched:sched_switch'),
+      { ok: true, terms: [{ key: 'event', negate: false, value: 'sched:sched_switch' }] });
     assert.deepEqual(parseFilter('busy'), { ok: true, terms: [{ key: 'any', negate: false, value: 'busy' }] });
   });
 });

@@ -80,7 +80,8 @@ export function snapshotLossMarks(src: LossSource, snapshotIndex: number): LossM
         // Bytes, and about how many records at the ring's average record size.
         const retainedBytes = BigInt(c.bytesWritten) - BigInt(c.bytesOverwritten);
         const perRecord = c.recordsRetained > 0 ? Number(retainedBytes) / c.recordsRetained : 0;
-        const about = perRecord > 0 ? `about ${plural(Math.round(Number(c.bytesOverwritten) / perRecord).toLocaleString('en-US'), 'record')}, ` : '';
+        const records = perRecord > 0 ? Math.round(Number(c.bytesOverwritten) / perRecord).toLocaleString('en-US') : '';
+        const about = records ? `about ${plural(records, 'record')}, ` : '';
         marks.push({
           start: Math.min(previous, t), end: t, row, overwritten: true,
           lines: [`${about}${formatBytes(BigInt(c.bytesOverwritten))} overwritten in ring ${c.label}`,

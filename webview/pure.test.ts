@@ -169,7 +169,8 @@ describe('lane grouping', () => {
       ['thread:9', 'x<y> 9', 'group', [4, 2]],
     ]);
     const folded = buildLanes(src, 'thread', null, new Set(['process:5']));
-    assert.deepEqual(folded.map((l) => [l.key, l.collapsed]), [['watch:mem:0x1000:w', false], ['process:5', true], ['process:9', false], ['thread:9', false]],
+    assert.deepEqual(folded.map((l) => [l.key, l.collapsed]),
+      [['watch:mem:0x1000:w', false], ['process:5', true], ['process:9', false], ['thread:9', false]],
       'a collapsed process hides its threads and keeps their rows in its summary');
     assert.deepEqual(Array.from(folded[1].rows), [1, 0]);
     const byEvent = buildLanes(src, 'event', () => true, new Set());
@@ -238,7 +239,8 @@ describe('lane grouping', () => {
   });
   it('merges sorted row lists by time, ties by row', () => {
     const t = Float64Array.from([5, 1, 3, 3, 9, 0]);
-    assert.deepEqual(Array.from(mergeByTime(t, [Uint32Array.from([1, 3, 4]), Uint32Array.from([5, 2]), Uint32Array.from([0])])), [5, 1, 2, 3, 0, 4]);
+    const lists = [Uint32Array.from([1, 3, 4]), Uint32Array.from([5, 2]), Uint32Array.from([0])];
+    assert.deepEqual(Array.from(mergeByTime(t, lists)), [5, 1, 2, 3, 0, 4]);
     assert.deepEqual(Array.from(mergeByTime(t, [])), []);
   });
   it('gives every event a legend entry in the colour its ticks use', () => {

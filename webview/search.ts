@@ -22,7 +22,8 @@ export function stepMatch(lanes: readonly SearchLane[], time: Float64Array, from
   return found ?? (from === null ? null : scan(lanes, time, null, direction));
 }
 
-function scan(lanes: readonly SearchLane[], time: Float64Array, from: SearchPoint | null, direction: 1 | -1): { lane: number; pos: number } | null {
+function scan(lanes: readonly SearchLane[], time: Float64Array, from: SearchPoint | null,
+  direction: 1 | -1): { lane: number; pos: number } | null {
   let best: { lane: number; pos: number; time: number; row: number } | null = null;
   lanes.forEach((lane, li) => {
     const rows = lane.rows;

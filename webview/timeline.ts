@@ -85,7 +85,8 @@ export class Timeline {
     this.scroll = el('div', 'rs-scroll', root);
     this.scroll.tabIndex = 0;
     this.scroll.setAttribute('role', 'application');
-    this.scroll.setAttribute('aria-label', 'Timeline lanes. Arrows move between records, plus and minus zoom, Home and End jump, Shift+drag selects a range.');
+    this.scroll.setAttribute('aria-label', 'Timeline lanes. Arrows move between records, plus and minus or W and S zoom, A and D pan, '
+      + 'Home and End jump, Shift+drag selects a range.');
     this.plot = el('div', 'rs-plot', this.scroll);
     this.canvas = el('canvas', 'rs-canvas', this.plot);
     this.canvas.setAttribute('role', 'img');
@@ -224,7 +225,8 @@ export class Timeline {
     const counted = this.countedLanes();
     const row = this.selectedRow();
     const [a, b] = this.window();
-    const from = row !== null ? { time: this.store.time[row], row } : direction === 1 ? { time: a, row: -1 } : { time: b, row: Number.MAX_SAFE_INTEGER };
+    const from = row !== null ? { time: this.store.time[row], row }
+      : direction === 1 ? { time: a, row: -1 } : { time: b, row: Number.MAX_SAFE_INTEGER };
     const found = stepMatch(counted.map((li) => this.lanes[li]), this.store.time, from, direction);
     if (!found) return false;
     this.select(counted[found.lane], found.pos);
@@ -314,7 +316,8 @@ export class Timeline {
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
       toggle.setAttribute('aria-label', lane.kind === 'process'
-        ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}` : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
+        ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}`
+        : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
       toggle.addEventListener('click', () => this.toggleLane(lane.key));
       const name = el('span', 'rs-lane-name', row);
       name.textContent = lane.label;

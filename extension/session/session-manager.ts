@@ -150,7 +150,8 @@ export class SessionManager {
   async startRecording(options: RecordOptions & { readonly label?: string }): Promise<SessionInfo> {
     this.assertLive();
     const source = await this.backend.record(options);
-    const label = options.label ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
+    const label = options.label
+      ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
     const info = this.adopt('recording', label, source);
     if (options.triggers && source.watchTriggers) {
       const session = this.session(info.id);

@@ -109,11 +109,13 @@ export function lossy(): SyntheticSnapshot {
   rows.push({ t: 75 * US, event: 4, pid: 200, tid: 200, cpu: 0, kind: 2, misc: 0 });
   for (let i = 0; i <= 10; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 201, cpu: 1 });
   rows.sort((a, b) => a.t - b.t);
-  const snap = snapshot('lossy', 'lossy snapshot', rows, origin, 100, SMALL_EVENTS, [{ pid: 200, tid: 200, comm: 'app' }, { pid: 200, tid: 201, comm: 'app' }]);
+  const threads = [{ pid: 200, tid: 200, comm: 'app' }, { pid: 200, tid: 201, comm: 'app' }];
+  const snap = snapshot('lossy', 'lossy snapshot', rows, origin, 100, SMALL_EVENTS, threads);
   const lostRow = rows.findIndex((r) => r.kind === 2);
   const ring = (cpu: number, overwritten: string): CoverageFact => ({
-    ringId: cpu, label: `cpu${cpu}`, path: 'paused', dataSize: 65536, bytesWritten: String(65536 + Number(overwritten)), bytesOverwritten: overwritten,
-    recordsRetained: 1024, oldestTimeNs: (origin + BigInt(cpu * 5 * US)).toString(), newestTimeNs: (origin + BigInt(100 * US + cpu * 5 * US)).toString(),
+    ringId: cpu, label: `cpu${cpu}`, path: 'paused', dataSize: 65536, bytesWritten: String(65536 + Number(overwritten)),
+    bytesOverwritten: overwritten, recordsRetained: 1024, oldestTimeNs: (origin + BigInt(cpu * 5 * US)).toString(),
+    newestTimeNs: (origin + BigInt(100 * US + cpu * 5 * US)).toString(),
     lost: cpu === 0 ? '12' : '0',
   });
   return {

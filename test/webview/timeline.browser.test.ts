@@ -120,7 +120,8 @@ describe('timeline webview in Chromium', function () {
   it('lists every event in a legend, in the colour its ticks are drawn in', async () => {
     const legend = await page.$$eval('.rs-legend-item', (els) => els.map((e) => [(e as HTMLElement).dataset.event,
       getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor]));
-    assert.deepEqual(legend.map(([name]) => name), ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock']);
+    assert.deepEqual(legend.map(([name]) => name),
+      ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock']);
     assert.equal(new Set(legend.map(([, colour]) => colour)).size, 5, `distinct colours: ${JSON.stringify(legend)}`);
     // The cpu-clock sample at 505 µs is drawn in the legend's cpu-clock colour.
     const tick = await page.evaluate(() => {
@@ -283,12 +284,14 @@ describe('timeline webview in Chromium', function () {
     await page.keyboard.up('Shift');
     await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
     d = await domain();
-    assert.ok(near(d[0] - before[0], 100 * perPixel, width) && near(d[1] - d[0], width, width), `Shift+wheel pans, not zooms: ${before} → ${d}`);
+    assert.ok(near(d[0] - before[0], 100 * perPixel, width) && near(d[1] - d[0], width, width),
+      `Shift+wheel pans, not zooms: ${before} → ${d}`);
     before = d;
     await page.mouse.wheel(-150, 0);
     await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
     d = await domain();
-    assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width), `sideways scrolling pans: ${before} → ${d}`);
+    assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width),
+      `sideways scrolling pans: ${before} → ${d}`);
     await page.click('#rs-zoom-reset');
     await frames(page);
   });
@@ -360,7 +363,8 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await lastRow(), tid101[4], 'stepping back from the first wraps to the last');
     // A filter that does not parse says why next to the box and leaves the lanes as they were.
     await page.fill('#rs-filter input', 'foo:bar');
-    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent?.startsWith('unknown key "foo:" in "foo:bar"'));
+    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent
+      ?.startsWith('unknown key "foo:" in "foo:bar"'));
     assert.equal(await page.getAttribute('#rs-filter', 'aria-invalid'), 'true');
     assert.equal(await page.locator('.rs-lane-label').count(), 2, 'the lanes are not emptied');
     await page.fill('#rs-filter input', 'pid:x');
@@ -512,22 +516,24 @@ describe('timeline webview in Chromium', function () {
       assert.ok(await ink('cpu:0', d0, -0.3 * US) > 0, 'the overwritten part is hatched before the oldest record CPU 0 kept');
       assert.equal(await ink('cpu:1', d0, -0.3 * US), 0, 'CPU 1 overwrote nothing');
       const hover = async (key: string, t: number) => {
-        const p = await lossy.evaluate(([k, time]) => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point(k, time),
-          [key, t] as const);
+        type Points = { __point(k: string, t: number): { x: number; y: number } };
+        const p = await lossy.evaluate(([k, time]) => (window as unknown as Points).__point(k, time), [key, t] as const);
         await lossy.mouse.move(p.x, p.y);
         await lossy.waitForSelector('.rs-tooltip:not([hidden])');
         return lossy.locator('.rs-tooltip').innerText();
       };
       const lostTip = await hover('cpu:0', 62 * US);
-      assert.match(lostTip, /^12 records lost in ring cpu0 \(LOST\)\nin the 25\.00 µs before this record\n.*ring was paused while a snapshot was copied/);
+      assert.match(lostTip,
+        /^12 records lost in ring cpu0 \(LOST\)\nin the 25\.00 µs before this record\n.*ring was paused while a snapshot was copied/);
       const overwrittenTip = await hover('cpu:0', d0 / 2);
-      assert.match(overwrittenTip, /^about 64 records, 4\.0 KiB overwritten in ring cpu0\nbefore its oldest record kept \(lossy snapshot\)/);
+      assert.match(overwrittenTip,
+        /^about 64 records, 4\.0 KiB overwritten in ring cpu0\nbefore its oldest record kept \(lossy snapshot\)/);
     } finally {
       await lossy.close();
     }
   });
 
-  it('at 1280 px: the plot takes the width, the tables fit, the drawer resizes and is remembered, the meter follows the theme', async () => {
+  it('at 1280 px: the plot takes the width, the tables fit, the drawer resizes and is remembered, the meter is themed', async () => {
     const narrow = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     try {
       await narrow.goto(served.url + '/');
@@ -535,21 +541,29 @@ describe('timeline webview in Chromium', function () {
       await narrow.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
       await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
         type: 'watchList', budget: { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 },
-        watches: [{ id: 'w1', location: { kind: 'line', file: '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c', line: 4242 },
-          type: 'rw', length: 8, target: { kind: 'process', pid: 200 }, pinned: true, enabled: true, hits: 123456789, resolvedAddress: '0x404028' }],
+        watches: [{
+          id: 'w1',
+          location: { kind: 'line', file: '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c', line: 4242 },
+          type: 'rw', length: 8, target: { kind: 'process', pid: 200 }, pinned: true, enabled: true, hits: 123456789,
+          resolvedAddress: '0x404028',
+        }],
       }));
       await narrow.waitForSelector('tr[data-watch-id="w1"]');
       await narrow.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
       await frames(narrow);
       const layout = await narrow.evaluate(() => {
-        const fits = (selector: string) => { const e = document.querySelector(selector) as HTMLElement; return { scroll: e.scrollWidth, client: e.clientWidth }; };
+        const fits = (selector: string) => {
+          const e = document.querySelector(selector) as HTMLElement;
+          return { scroll: e.scrollWidth, client: e.clientWidth };
+        };
         const meter = document.querySelector('.rs-budget-meter') as HTMLElement;
         return {
           page: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
           plot: parseFloat((document.querySelector('.rs-canvas') as HTMLElement).style.width),
           coverage: fits('.rs-coverage-table'), coverageSection: fits('.rs-coverage-list'),
           watch: fits('.rs-watch-table'), watchSection: fits('.rs-watch'), drawer: fits('.rs-drawer'),
-          meterBackground: getComputedStyle(meter).backgroundColor, meterFill: (meter.firstElementChild as HTMLElement).getBoundingClientRect().width,
+          meterBackground: getComputedStyle(meter).backgroundColor,
+          meterFill: (meter.firstElementChild as HTMLElement).getBoundingClientRect().width,
           locationTitle: (document.querySelector('tr[data-watch-id="w1"] td') as HTMLElement).title,
         };
       });
@@ -570,7 +584,7 @@ describe('timeline webview in Chromium', function () {
       });
       assert.ok(Math.abs(half - 0.5) < 0.05, `2/4 fills half: ${half}`);
       // Drag the handle up by 100 px: the drawer grows by as much and the page remembers its height.
-      const drawerHeight = () => narrow.evaluate(() => (document.querySelector('.rs-drawer') as HTMLElement).getBoundingClientRect().height);
+      const drawerHeight = () => narrow.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height);
       const before = await drawerHeight();
       const handle = (await narrow.locator('.rs-drawer-handle').boundingBox())!;
       await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
@@ -578,8 +592,8 @@ describe('timeline webview in Chromium', function () {
       await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2 - 100, { steps: 5 });
       await narrow.mouse.up();
       assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100);
-      await narrow.waitForFunction((h) => (window as unknown as { __getState(): { drawerHeight?: number } | undefined }).__getState()?.drawerHeight === h,
-        Math.round(before) + 100);
+      type Saved = { __getState(): { drawerHeight?: number } | undefined };
+      await narrow.waitForFunction((h) => (window as unknown as Saved).__getState()?.drawerHeight === h, Math.round(before) + 100);
       await narrow.focus('.rs-drawer-handle');
       await narrow.keyboard.press('ArrowDown');
       assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100 - 24);
