@@ -403,7 +403,8 @@ export class App {
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.
-        el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
+        const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
+        note.title = limitations.join('\n');
       }
       button.title = [button.textContent ?? '', ...limitations].join('\n'); // all of it, where the strip cuts it short
       button.addEventListener('click', () => {
