@@ -110,7 +110,7 @@ export function serve(dir: string, helperDir: string, extraPages: Record<string,
     }
     if (url.pathname === '/' || url.pathname === '/restored') {
       const initialState = url.pathname === '/restored'
-        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false } : undefined;
+        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false, drawerHeight: 200 } : undefined;
       const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce, initialState })
         .replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`)
         .replace('<body>', '<body class="vscode-dark">')
