@@ -30,6 +30,8 @@ export interface Lane {
   readonly rows: Uint32Array;
   /** Grouped by thread: the process of the lane (its header's and its threads'). */
   readonly pid?: number;
+  /** How many characters at the end of the label tell it apart from its neighbours (a pid, a tid, an event's name): kept when it is cut. */
+  readonly keep?: number;
   collapsed: boolean;
 }
 
@@ -41,7 +43,9 @@ export function sortRowsByTime(time: Float64Array, rows: Uint32Array): Uint32Arr
   return rows;
 }
 
-interface Group { key: string; label: string; order: number; watch: boolean; count: number; rows?: Uint32Array; fill: number; pid?: number }
+interface Group {
+  key: string; label: string; order: number; watch: boolean; count: number; rows?: Uint32Array; fill: number; pid?: number; keep?: number;
+}
 
 /**
  * Group rows into lanes. `include(row)` is the active filter (null: every row); rows without a
@@ -82,6 +86,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
         const pid = src.pid[row];
         g = intern(`thread:${value}`, `${comm === '' ? '?' : comm} ${value}`, pid * 4294967296 + value);
         groups[g].pid = pid;
+        groups[g].keep = String(value).length;
         break;
       }
       case 'event': {
@@ -89,6 +94,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
         const isBreakpoint = ev?.kind === 'breakpoint';
         const name = ev?.name ?? `event ${value}`;
         g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name, isBreakpoint ? -1e18 + value : value, isBreakpoint);
+        groups[g].keep = name.length - name.lastIndexOf(':') - 1; // sys_enter_read, not syscalls:
         break;
       }
     }
@@ -187,6 +193,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       kind: g.watch ? 'watch' as const : 'group' as const,
       rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows!),
       ...(g.pid !== undefined ? { pid: g.pid } : {}),
+      ...(g.keep !== undefined ? { keep: g.keep } : {}),
       collapsed: collapsed.has(g.key),
     }));
   return grouping === 'thread' ? withProcessHeaders(lanes, src.time, collapsed) : lanes;
@@ -236,10 +243,8 @@ export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, c
     const rows = mergeByTime(time, threads.map((t) => t.rows));
     const key = `process:${pid}`;
     const isCollapsed = collapsed.has(key);
-    out.push({
-      key, label: `${comm} ${pid} · ${threads.length} thread${threads.length === 1 ? '' : 's'}`, kind: 'process', pid,
-      rows, collapsed: isCollapsed,
-    });
+    const id = `${pid} · ${threads.length} thread${threads.length === 1 ? '' : 's'}`;
+    out.push({ key, label: `${comm} ${id}`, kind: 'process', pid, keep: id.length, rows, collapsed: isCollapsed });
     if (!isCollapsed) out.push(...threads);
     i = end;
   }

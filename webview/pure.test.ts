@@ -173,6 +173,8 @@ describe('lane grouping', () => {
       [['watch:mem:0x1000:w', false], ['process:5', true], ['process:9', false], ['thread:9', false]],
       'a collapsed process hides its threads and keeps their rows in its summary');
     assert.deepEqual(Array.from(folded[1].rows), [1, 0]);
+    assert.deepEqual(threads.map((l) => l.label.slice(l.label.length - (l.keep ?? 0))), ['', '5 · 2 threads', '5', '6', '9 · 1 thread', '9'],
+      'what tells each lane apart');
     const byEvent = buildLanes(src, 'event', () => true, new Set());
     assert.deepEqual(byEvent.map((l) => [l.key, l.kind, l.rows.length]), [['watch:mem:0x1000:w', 'watch', 1], ['event:sched:sched_switch', 'group', 3]]);
   });

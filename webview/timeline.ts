@@ -320,7 +320,10 @@ export class Timeline {
         : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
       toggle.addEventListener('click', () => this.toggleLane(lane.key));
       const name = el('span', 'rs-lane-name', row);
-      name.textContent = lane.label;
+      // What tells the lane apart (a pid, a tid, an event's name) stays whole; the rest is cut with an ellipsis.
+      const keep = Math.min(lane.keep ?? 0, lane.label.length);
+      el('span', 'rs-lane-head', name, lane.label.slice(0, lane.label.length - keep));
+      if (keep > 0) el('span', 'rs-lane-tail', name, lane.label.slice(lane.label.length - keep));
       name.title = lane.label;
       const count = el('span', 'rs-lane-count', row);
       count.textContent = lane.rows.length.toLocaleString('en-US');
