@@ -30,6 +30,8 @@ export interface Lane {
   readonly rows: Uint32Array;
   /** Grouped by thread: the process of the lane (its header's and its threads'). */
   readonly pid?: number;
+  /** The label's tooltip, when it says more than the label. */
+  readonly title?: string;
   /** How many characters at the end of the label tell it apart from its neighbours (a pid, a tid, an event's name): kept when it is cut. */
   readonly keep?: number;
   collapsed: boolean;
@@ -227,7 +229,7 @@ export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): 
 
 /**
  * Thread lanes (ordered by pid, then tid) under one header lane per process, as Perfetto groups tracks: the header is
- * named by the process's comm (its main thread's, else its first thread's) and pid, counts its threads, and holds all
+ * named by the process's comm (its main thread's, else its first thread's) and pid, counts its threads (title), holds all
  * their rows in time order (drawn as a density summary). A collapsed header hides its thread lanes.
  */
 export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, collapsed: ReadonlySet<string>): Lane[] {
@@ -243,8 +245,11 @@ export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, c
     const rows = mergeByTime(time, threads.map((t) => t.rows));
     const key = `process:${pid}`;
     const isCollapsed = collapsed.has(key);
-    const id = `${pid} · ${threads.length} thread${threads.length === 1 ? '' : 's'}`;
-    out.push({ key, label: `${comm} ${id}`, kind: 'process', pid, keep: id.length, rows, collapsed: isCollapsed });
+    const label = `${comm} ${pid}`;
+    out.push({
+      key, label, title: `${label}: ${threads.length} thread${threads.length === 1 ? '' : 's'}`, kind: 'process', pid,
+      keep: String(pid).length, rows, collapsed: isCollapsed,
+    });
     if (!isCollapsed) out.push(...threads);
     i = end;
   }

@@ -162,10 +162,10 @@ describe('lane grouping', () => {
     const threads = buildLanes(src, 'thread', () => true, new Set());
     assert.deepEqual(threads.map((l) => [l.key, l.label, l.kind, Array.from(l.rows)]), [
       ['watch:mem:0x1000:w', '◆ mem:0x1000:w', 'watch', [2]],
-      ['process:5', 'app 5 · 2 threads', 'process', [1, 0]],
+      ['process:5', 'app 5', 'process', [1, 0]],
       ['thread:5', 'app 5', 'group', [1]],
       ['thread:6', 'app-worker 6', 'group', [0]],
-      ['process:9', 'x<y> 9 · 1 thread', 'process', [4, 2]],
+      ['process:9', 'x<y> 9', 'process', [4, 2]],
       ['thread:9', 'x<y> 9', 'group', [4, 2]],
     ]);
     const folded = buildLanes(src, 'thread', null, new Set(['process:5']));
@@ -173,8 +173,9 @@ describe('lane grouping', () => {
       [['watch:mem:0x1000:w', false], ['process:5', true], ['process:9', false], ['thread:9', false]],
       'a collapsed process hides its threads and keeps their rows in its summary');
     assert.deepEqual(Array.from(folded[1].rows), [1, 0]);
-    assert.deepEqual(threads.map((l) => l.label.slice(l.label.length - (l.keep ?? 0))), ['', '5 · 2 threads', '5', '6', '9 · 1 thread', '9'],
-      'what tells each lane apart');
+    const kept = threads.map((l) => l.label.slice(l.label.length - (l.keep ?? 0)));
+    assert.deepEqual(kept, ['', '5', '5', '6', '9', '9'], 'what tells each lane apart');
+    assert.deepEqual(threads.filter((l) => l.kind === 'process').map((l) => l.title), ['app 5: 2 threads', 'x<y> 9: 1 thread']);
     const byEvent = buildLanes(src, 'event', () => true, new Set());
     assert.deepEqual(byEvent.map((l) => [l.key, l.kind, l.rows.length]), [['watch:mem:0x1000:w', 'watch', 1], ['event:sched:sched_switch', 'group', 3]]);
   });

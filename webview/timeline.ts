@@ -324,7 +324,7 @@ export class Timeline {
       const keep = Math.min(lane.keep ?? 0, lane.label.length);
       el('span', 'rs-lane-head', name, lane.label.slice(0, lane.label.length - keep));
       if (keep > 0) el('span', 'rs-lane-tail', name, lane.label.slice(lane.label.length - keep));
-      name.title = lane.label;
+      name.title = lane.title ?? lane.label;
       const count = el('span', 'rs-lane-count', row);
       count.textContent = lane.rows.length.toLocaleString('en-US');
     });
