@@ -673,7 +673,8 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(lanes, [['watch:mem:counter:w', false], ['event:syscalls:sys_enter_read', false], ['event:syscalls:sys_exit_read', false],
       ['event:cpu-clock', true]]);
     assert.equal(await restored.inputValue('#rs-filter input'), '-event:sched');
-    assert.equal(await restored.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height), 200, 'the drawer keeps its height');
+    const drawer = await restored.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height);
+    assert.equal(drawer, 200, 'the drawer keeps its height');
     await restored.close();
   });
 
