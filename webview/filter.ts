@@ -31,6 +31,8 @@ export type ParsedFilter = { readonly ok: true; readonly terms: readonly FilterT
 
 const TEXT_KEYS: ReadonlySet<string> = new Set(['event', 'comm', 'sym', 'symbol', 'kind']);
 const NUMBER_KEYS: ReadonlySet<string> = new Set(['pid', 'tid', 'cpu', 'misc']);
+/** The keys a filter error offers: `event:, comm:, …, ip:` (`symbol:` is another name for `sym:`). */
+const KNOWN_KEYS = [...TEXT_KEYS, ...NUMBER_KEYS, 'ip'].filter((k) => k !== 'symbol').map((k) => `${k}:`).join(', ');
 
 function tokenize(text: string): string[] | string {
   const tokens: string[] = [];
@@ -87,8 +89,8 @@ export function parseFilter(text: string): ParsedFilter {
       }
     } else if (colon > 0) {
       // A word with a colon is a key:value term; an unknown key would match nothing and hide every record.
-      return { ok: false, error: `unknown key "${token.slice(0, colon)}:" in "${token}": use event:, comm:, sym:, kind:, pid:, tid:, cpu:, `
-        + `misc:, ip: or field.NAME= (an event name goes after event:, as event:${token})` };
+      return { ok: false, error: `unknown key "${token.slice(0, colon)}:" in "${token}": use ${KNOWN_KEYS} or field.NAME= `
+        + `(an event name goes after event:, as event:${token})` };
     } else {
       terms.push({ key: 'any', negate, value: token.toLowerCase() });
     }
