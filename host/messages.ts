@@ -5,7 +5,10 @@ import type { DecodedRecord, DecodedSnapshot, RingCoverage } from '../native/dec
 import type { EventDescription } from '../native/abi/snapshot';
 import { PerfType } from '../native/abi/uapi';
 import { columnsToBatches, type BatchOptions } from '../shared/batches';
-import type { WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo } from '../shared/protocol';
+import type {
+  WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, LossInfo, RecordBatch, RecordDetails, SnapshotStart,
+  ThreadInfo,
+} from '../shared/protocol';
 
 export function eventInfoOf(e: EventDescription): EventInfo {
   const kind: EventKind = e.attr.type === PerfType.TRACEPOINT ? 'tracepoint' : e.attr.type === PerfType.BREAKPOINT ? 'breakpoint'
@@ -25,7 +28,7 @@ export function coverageFactOf(c: RingCoverage): CoverageFact {
 /** The snapshotStart message for a decoded snapshot plus its batches (send start, then batch 0, then one per ack). */
 export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions & {
   readonly name: string; readonly takenAtMs: number; readonly threads: readonly ThreadInfo[]; readonly limitations?: readonly string[];
-  readonly stackTable?: WireStacks;
+  readonly stackTable?: WireStacks; readonly losses?: readonly LossInfo[];
 }): { start: SnapshotStart; batches: RecordBatch[] } {
   const batches = columnsToBatches(decoded.columns, options);
   const start: SnapshotStart = {
@@ -34,6 +37,7 @@ export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions
     events: decoded.events.map(eventInfoOf), threads: options.threads, coverage: decoded.coverage.map(coverageFactOf),
     ...(options.limitations?.length ? { limitations: [...options.limitations] } : {}),
     ...(options.stackTable ? { stacks: options.stackTable } : {}),
+    ...(options.losses?.length ? { losses: options.losses } : {}),
   };
   return { start, batches };
 }

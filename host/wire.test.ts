@@ -3,7 +3,7 @@ import { decodeSnapshot } from '../native/decode/columns';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from '../native/decode/test-records';
 import { RecordType, Sample } from '../native/abi/uapi';
 import { validateHostToWebview } from '../shared/validate';
-import { rowDetails, snapshotToWire } from './wire';
+import { lossesOf, rowDetails, snapshotToWire } from './wire';
 import { rowsMatchingField } from './field-filter';
 import { FrameSymbols } from './frame-symbols';
 import type { TracepointFormat } from '../native/abi/snapshot';
@@ -81,6 +81,40 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     assert.equal(details.fields.sym, 'f_401000');
     assert.equal(details.fields.ip, '0x401000');
     assert.ok(validateHostToWebview({ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 1, details }).ok);
+  });
+});
+
+describe('host-side wire: losses', () => {
+  it('sends each LOST / LOST_SAMPLES record with its count, ring and the time of the ring\'s previous record', () => {
+    const idType = Sample.TID | Sample.TIME;
+    const ids = (time: bigint) => ({ pid: 42, tid: 43, time });
+    const lost = (count: bigint, time: bigint) =>
+      otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(count).toBytes(), idType, true, ids(time));
+    const lostSamples = otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(3n).toBytes(), idType, true, ids(400n));
+    const records = [
+      lost(5n, 50n),
+      sampleRecord(idType, { pid: 42, tid: 43, time: 100n }),
+      lost(12n, 250n),
+      sampleRecord(idType, { pid: 42, tid: 43, time: 300n }),
+      lostSamples,
+    ];
+    // A forward ring keeps write order (a backward ring's walk moves each LOST before its partner record; the decoder tests cover that).
+    const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(idType, { flags: { sampleIdAll: true } }), [], 'task-clock')],
+      rings: [ringFromRecords(records, 4096, 'forward')] });
+    const origin = decoded.columns.timeOriginNs;
+    const at = (ns: bigint) => (ns).toString();
+    const label = decoded.coverage[0].label;
+    assert.deepEqual(lossesOf(decoded), [
+      { row: 0, kind: 'LOST', lost: '5', ring: label, sinceNs: null },
+      { row: 2, kind: 'LOST', lost: '12', ring: label, sinceNs: at(100n) },
+      { row: 4, kind: 'LOST_SAMPLES', lost: '3', ring: label, sinceNs: at(300n) },
+    ]);
+    assert.equal(origin + BigInt(decoded.columns.time[2]), 250n, 'the LOST record keeps its own time');
+    const { start } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1 });
+    assert.equal(start.losses?.length, 3);
+    assert.ok(validateHostToWebview(start).ok);
+    const pastTheEnd = { ...start, losses: [{ ...start.losses![0], row: 5 }] };
+    assert.equal(validateHostToWebview(pastTheEnd).ok, false, 'a row past the snapshot is rejected');
   });
 });
 

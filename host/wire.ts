@@ -7,7 +7,7 @@ import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
-import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, WireStacks } from '../shared/protocol';
+import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, WireStacks } from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
@@ -95,6 +95,30 @@ function wireStacks(table: StackTable): WireStacks {
   };
 }
 
+/**
+ * The snapshot's LOST and LOST_SAMPLES records with their counts, each with the time of its ring's previous record:
+ * the records went missing between that record and this one, which is where the page draws the loss.
+ */
+export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
+  const { kind, time, ring, length, timeOriginNs } = snapshot.columns;
+  const out: LossInfo[] = [];
+  const lastTimeOfRing = new Map<number, number>();
+  for (let row = 0; row < length; row++) {
+    const k = kind[row];
+    if (k === RecordType.LOST || k === RecordType.LOST_SAMPLES) {
+      const lost = (decodeRecordAt(snapshot, row).fields as { lost?: bigint }).lost ?? 0n;
+      const since = lastTimeOfRing.get(ring[row]);
+      out.push({
+        row, kind: k === RecordType.LOST ? 'LOST' : 'LOST_SAMPLES', lost: lost.toString(),
+        ring: snapshot.coverage[ring[row]]?.label ?? `ring ${ring[row]}`,
+        sinceNs: since === undefined ? null : (timeOriginNs + BigInt(since)).toString(),
+      });
+    }
+    if (time[row] === time[row]) lastTimeOfRing.set(ring[row], time[row]);
+  }
+  return out;
+}
+
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
   // Sampled call stacks for the call tree, when any sample has a callchain.
   const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
@@ -108,6 +132,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     name: options.name,
     takenAtMs: options.takenAtMs,
     threads: threadsOf(snapshot, options.comm),
+    losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
     ...(options.symbols ? { symbols: rowSymbols(snapshot, options.symbols) } : {}),

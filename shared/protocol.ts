@@ -62,6 +62,21 @@ export interface SnapshotStart {
   readonly limitations?: readonly string[];
   /** The snapshot's distinct sampled call stacks (function names), when its samples have callchains; batches refer to them by id. */
   readonly stacks?: WireStacks;
+  /** Its LOST and LOST_SAMPLES records, to draw where the records went missing; absent when none. */
+  readonly losses?: readonly LossInfo[];
+}
+
+/** A LOST / LOST_SAMPLES record: how many records the kernel did not write, where and since when. */
+export interface LossInfo {
+  /** The record's row in the snapshot. */
+  readonly row: number;
+  readonly kind: 'LOST' | 'LOST_SAMPLES';
+  /** Records lost, decimal. */
+  readonly lost: string;
+  /** The ring's coverage label (e.g. `cpu1`). */
+  readonly ring: string;
+  /** Absolute ns (decimal) of the ring's last record before this one, or null when it is the ring's first: the gap's start. */
+  readonly sinceNs: string | null;
 }
 
 /**

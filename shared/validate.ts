@@ -136,6 +136,18 @@ function validateSnapshotStart(o: Obj): void {
       }
     }
   }
+  if (o.losses !== undefined) {
+    const totalRows = o.totalRows as number;
+    arr(o, 'losses', 'snapshotStart').forEach((l, i) => {
+      const p = `snapshotStart.losses[${i}]`;
+      const lo = obj(l, p);
+      int(lo, 'row', p, 0, Math.max(0, totalRows - 1));
+      oneOf(lo, 'kind', p, ['LOST', 'LOST_SAMPLES'] as const);
+      decimal(lo, 'lost', p);
+      str(lo, 'ring', p, 4096);
+      if (lo.sinceNs !== null) decimal(lo, 'sinceNs', p);
+    });
+  }
 }
 
 function validateBatch(o: Obj): void {

@@ -13,6 +13,8 @@ import { DetailsPane } from './details';
 import { renderCoverageTable, renderRangeSummary } from './summaries';
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
+import { renderLegend } from './legend';
+import { Drawer } from './drawer';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
@@ -34,6 +36,8 @@ export class App {
   readonly callTree: CallTreeView;
   private brushed = false;
   private readonly coverageList: HTMLElement;
+  private readonly legend: HTMLElement;
+  private readonly drawer: Drawer;
   private readonly status: HTMLElement;
   /** Per snapshot: what its recording could not see and why (from snapshotStart). */
   private readonly limitations = new Map<string, readonly string[]>();
@@ -49,6 +53,10 @@ export class App {
   private fieldRequestTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly filterStatus: HTMLElement;
   private readonly filterField: ReturnType<typeof createTextField>;
+  /** "3 of 24 matches" while a filter is on. */
+  private readonly matchCount: HTMLElement;
+  /** Whether the applied filter has terms (the toolbar then counts "N of M"). */
+  private filtering = false;
   rejected = 0;
 
   constructor(root: HTMLElement, private readonly api: VsCodeApi, initialState: unknown) {
@@ -69,6 +77,20 @@ export class App {
     this.filterError.setAttribute('role', 'alert');
     this.filterStatus = el('span', 'rs-filter-status', undefined);
     this.filterStatus.setAttribute('aria-live', 'polite');
+    this.matchCount = el('span', 'rs-match-count', undefined);
+    this.matchCount.id = 'rs-match-count';
+    this.matchCount.setAttribute('aria-live', 'polite');
+    const previousMatch = createButton('↑', 'Previous match (Shift+Enter in the filter)',
+      { appearance: 'icon', id: 'rs-match-previous' });
+    const nextMatch = createButton('↓', 'Next match (Enter in the filter)', { appearance: 'icon', id: 'rs-match-next' });
+    previousMatch.addEventListener('click', () => this.step(-1));
+    nextMatch.addEventListener('click', () => this.step(1));
+    filter.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter') return;
+      e.preventDefault();
+      if ((filter.value ?? '') !== this.filterText) this.applyFilter(filter.value ?? ''); // (re-applying would drop the selection)
+      this.step(e.shiftKey ? -1 : 1);
+    });
     const zoomIn = createButton('+', 'Zoom in', { appearance: 'icon', id: 'rs-zoom-in' });
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
@@ -81,16 +103,23 @@ export class App {
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
-    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
+    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch,
+      zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
 
-    const body = el('div', 'rs-body', root);
-    const nav = el('nav', 'rs-snapshots', body);
+    // The snapshots as a strip under the toolbar, the timeline over the whole width, the details in a drawer below it.
+    const nav = el('nav', 'rs-snapshots', root);
     nav.setAttribute('aria-label', 'Snapshots');
     el('h2', '', nav, 'Snapshots');
     this.snapshotList = el('ol', 'rs-snapshot-list', nav);
+    const body = el('div', 'rs-body', root);
     const center = el('main', 'rs-center', body);
+    this.legend = el('div', 'rs-legend', center);
+    this.legend.setAttribute('role', 'list');
+    this.legend.setAttribute('aria-label', 'Event colours');
+    this.legend.hidden = true;
     this.timeline = new Timeline(center, this.store, {
-      onSelect: (row) => this.details.show(row),
+      onSelect: (row) => { this.details.show(row); this.updateMatchCount(); },
+      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
       onBrush: (range) => {
         renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
           (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
@@ -101,7 +130,8 @@ export class App {
       },
       onViewChange: () => this.saveStateSoon(),
     });
-    const side = el('aside', 'rs-side', body);
+    this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon());
+    const side = this.drawer.element;
     this.details = new DetailsPane(side, this.store, { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) }, () => this.timeline.selectedRow());
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
@@ -185,6 +215,7 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
+        renderLegend(this.legend, this.store.events);
         renderCoverageTable(this.coverageList, this.store.snapshots);
         this.timeline.dataChanged();
         this.updateStatus();
@@ -208,6 +239,8 @@ export class App {
         }
         this.timeline.dataChanged();
         this.renderSnapshots();
+        // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
+        if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
         this.updateStatus();
         return;
       }
@@ -251,8 +284,12 @@ export class App {
   private applyFilter(text: string): void {
     this.filterText = text;
     const parsed = parseFilter(text);
+    // A filter that does not parse says why and leaves the lanes as they were (never an empty timeline without a word).
+    this.filterField.setAttribute('aria-invalid', String(!parsed.ok));
+    this.filterField.classList.toggle('rs-invalid', !parsed.ok);
     if (!parsed.ok) { this.filterError.textContent = parsed.error; return; }
     this.filterError.textContent = '';
+    this.filtering = parsed.terms.length > 0;
     const s = this.store;
     if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
     if (parsed.terms.length === 0) { this.timeline.setFilter(null); this.saveStateSoon(); return; }
@@ -329,14 +366,31 @@ export class App {
       collapsed: [...this.timeline.collapsed],
       filter: this.filterText,
       followLatest: this.timeline.followLatest,
+      drawerHeight: this.drawer.height,
     };
+  }
+
+  /** Enter / Shift+Enter in the filter and the ↓ ↑ buttons: select the next or previous record the filter shows. */
+  private step(direction: 1 | -1): void {
+    if (!this.timeline.stepMatch(direction)) this.matchCount.textContent = 'no records match';
+  }
+
+  private updateMatchCount(): void {
+    if (!this.filtering) { this.matchCount.textContent = ''; return; }
+    const shown = this.timeline.shownCount();
+    const at = this.timeline.selectedMatchIndex();
+    this.matchCount.textContent = shown === 0 ? 'no records match'
+      : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
   }
 
   private updateStatus(): void {
     const snaps = this.store.snapshots;
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
     const userSpaceOnly = snaps.some((s) => this.limitations.get(s.id)?.some((line) => line.startsWith('user space only')));
-    this.status.textContent = `${this.store.length.toLocaleString('en-US')} records · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
+    // With a filter on, the count is what it shows out of every record received.
+    const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
+    this.status.textContent = `${shown}${this.store.length.toLocaleString('en-US')} records`
+      + ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
       + (userSpaceOnly ? ' · user space only' : '')
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
@@ -359,6 +413,7 @@ export class App {
         const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
         note.title = limitations.join('\n');
       }
+      button.title = [button.textContent ?? '', ...limitations].join('\n'); // all of it, where the strip cuts it short
       button.addEventListener('click', () => {
         if (Number.isFinite(s.minTime)) {
           const pad = Math.max(100, (s.maxTime - s.minTime) * 0.02);

@@ -6,6 +6,8 @@ import type { CoverageFact } from '../shared/protocol';
 import type { FrameLane, LaneSpans } from './layout';
 import type { Lane } from './lanes';
 import { SpanType } from './spans';
+import type { LossMark } from './losses';
+import { PALETTE_SIZE } from './legend';
 import { binDensity, densityAlpha } from './density';
 import { bisectLeft, bisectRight } from './hit-test';
 import { axisTickFormatter, formatDuration } from './time-format';
@@ -29,7 +31,7 @@ export function readColors(element: Element): Colors {
     mark, laneAlt: v('--rs-lane-alt', 'rgba(128,128,128,0.08)'), hatch: v('--rs-hatch', '#888'), lost: v('--rs-lost', '#f14c4c'),
     span: v('--rs-span', mark), syscall: v('--rs-syscall', '#cca700'), selection: v('--rs-selection', '#ffffff'),
     boundary: v('--rs-boundary', '#888'), foreground: v('--rs-foreground', '#ccc'),
-    palette: [0, 1, 2, 3, 4, 5].map((i) => v(`--rs-palette-${i}`, mark)),
+    palette: Array.from({ length: PALETTE_SIZE }, (_, i) => v(`--rs-palette-${i}`, mark)),
   };
 }
 
@@ -137,7 +139,12 @@ export interface LanesInput {
   readonly colors: Colors;
   /** Scratch space for the per-pixel counts, at least the canvas width long. */
   readonly densityBuffer: Uint32Array;
+  /** Per lane: lost records (red hatch) and overwritten parts (grey hatch) to draw under its marks. */
+  readonly laneMarks: readonly (readonly LossMark[] | undefined)[];
 }
+
+/** The narrowest a loss is drawn, in CSS pixels, so a loss between two close records still shows. */
+export const MIN_LOSS_WIDTH = 4;
 
 /**
  * The lanes on a canvas in device pixels. Wide zoom: per-pixel density, intensity by log(count). Zoomed in:
@@ -151,6 +158,8 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, W, canvas.height);
   const pxPerNs = W / (t1 - t0);
+  let lostHatch: CanvasPattern | string | null = null;
+  let overwrittenHatch: CanvasPattern | string | null = null;
   for (const f of input.frame) {
     const lane = input.lanes[f.lane];
     const y = Math.round(f.top * dpr);
@@ -158,6 +167,15 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     // A hairline under each lane; no background fill, so every painted pixel is a mark.
     ctx.fillStyle = colors.laneAlt;
     ctx.fillRect(0, y + hp, W, 1);
+    for (const mark of input.laneMarks[f.lane] ?? []) {
+      if (mark.end < t0 || mark.start > t1) continue;
+      const x1 = Math.min(W, Math.ceil((mark.end - t0) * pxPerNs));
+      const x0 = Math.max(0, Math.min(Math.floor((mark.start - t0) * pxPerNs), x1 - Math.round(MIN_LOSS_WIDTH * dpr)));
+      if (mark.overwritten) ctx.fillStyle = overwrittenHatch ??= hatchPattern(ctx, colors.hatch);
+      else ctx.fillStyle = lostHatch ??= hatchPattern(ctx, colors.lost);
+      ctx.fillRect(x0, y, x1 - x0, hp);
+      if (!mark.overwritten) { ctx.fillStyle = colors.lost; ctx.fillRect(x0, y, x1 - x0, Math.max(1, Math.round(dpr))); }
+    }
     const s = f.first;
     const e = f.end;
     if (e - s === 0) continue;

@@ -70,3 +70,16 @@ describe('filter: stack:NAME terms', () => {
     assert.deepEqual([0, 1].filter(compileFilter(parsed.terms, withoutStacks)), [], 'the symbol column alone never answers stack:');
   });
 });
+
+describe('filter: words with a colon', () => {
+  it('rejects an unknown key instead of matching nothing, and says what to write', () => {
+    const parsed = parseFilter('pid:7 foo:bar');
+    assert.equal(parsed.ok, false);
+    assert.match((parsed as { error: string }).error, /^unknown key "foo:" in "foo:bar": use event:, comm:/);
+    assert.match((parsed as { error: string }).error, /as event:foo:bar\)$/);
+    assert.equal(parseFilter('-sched:sched_switch').ok, false);
+    assert.deepEqual(parseFilter('event:sched:sched_switch'),
+      { ok: true, terms: [{ key: 'event', negate: false, value: 'sched:sched_switch' }] });
+    assert.deepEqual(parseFilter('busy'), { ok: true, terms: [{ key: 'any', negate: false, value: 'busy' }] });
+  });
+});

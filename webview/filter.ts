@@ -5,7 +5,7 @@
 //   ip:0xADDR                                    exact address (hex or decimal)
 //   field.NAME=VALUE                              decoded field equals (numbers numerically, 0x-hex too)
 //   field.NAME~TEXT                               decoded field contains, case-insensitive
-//   WORD                                          substring of event, comm or symbol
+//   WORD                                          substring of event, comm or symbol (a WORD with a colon is an error)
 // Field terms are answered by the host (only it decodes records); see App.
 // A leading '-' negates a term; "quoted values" may contain spaces.
 
@@ -34,6 +34,8 @@ export type ParsedFilter = { readonly ok: true; readonly terms: readonly FilterT
 
 const TEXT_KEYS: ReadonlySet<string> = new Set(['event', 'comm', 'sym', 'symbol', 'stack', 'kind']);
 const NUMBER_KEYS: ReadonlySet<string> = new Set(['pid', 'tid', 'cpu', 'misc']);
+/** The keys a filter error offers: `event:, comm:, …, ip:` (`symbol:` is another name for `sym:`). */
+const KNOWN_KEYS = [...TEXT_KEYS, ...NUMBER_KEYS, 'ip'].filter((k) => k !== 'symbol').map((k) => `${k}:`).join(', ');
 
 function tokenize(text: string): string[] | string {
   const tokens: string[] = [];
@@ -91,6 +93,10 @@ export function parseFilter(text: string): ParsedFilter {
       } else {
         terms.push({ key: maybeKey === 'symbol' ? 'sym' : maybeKey as FilterKey, negate, value: value.toLowerCase() });
       }
+    } else if (colon > 0) {
+      // A word with a colon is a key:value term; an unknown key would match nothing and hide every record.
+      return { ok: false, error: `unknown key "${token.slice(0, colon)}:" in "${token}": use ${KNOWN_KEYS} or field.NAME= `
+        + `(an event name goes after event:, as event:${token})` };
     } else {
       terms.push({ key: 'any', negate, value: token.toLowerCase() });
     }

@@ -97,14 +97,20 @@ export interface KeyTarget {
   select(lane: number, pos: number): void;
   clearSelection(): void;
   zoomBy(factor: number, centerTime?: number): void;
+  /** Move the window by a fraction of its width (positive: later). */
+  panBy(fraction: number): void;
   /** Escape: drop the brushed range. */
   clearBrush(): void;
 }
 
+/** How far A and D pan: a fifth of the window, as Perfetto's WASD moves. */
+export const PAN_FRACTION = 0.2;
+
 /**
  * Arrows move between records (left/right in a lane, up/down to the nearest record of the next lane with
- * records), Home/End jump to a lane's first/last record, +/- zoom around the selection, Escape clears.
- * The first arrow press only selects the first record in view. False when the key is not one of these.
+ * records), Home/End jump to a lane's first/last record, +/- zoom around the selection, W/S zoom in/out around the
+ * middle and A/D pan (as in Perfetto), Escape clears. The first arrow press only selects the first record in view.
+ * False when the key is not one of these.
  */
 export function handleKey(key: string, target: KeyTarget): boolean {
   let lane = target.selectedLane;
@@ -157,6 +163,22 @@ export function handleKey(key: string, target: KeyTarget): boolean {
     case '-':
     case '_':
       target.zoomBy(0.5, target.selectedRow() !== null ? time[target.selectedRow()!] : undefined);
+      break;
+    case 'w':
+    case 'W':
+      target.zoomBy(2);
+      break;
+    case 's':
+    case 'S':
+      target.zoomBy(0.5);
+      break;
+    case 'a':
+    case 'A':
+      target.panBy(-PAN_FRACTION);
+      break;
+    case 'd':
+    case 'D':
+      target.panBy(PAN_FRACTION);
       break;
     case 'Escape':
       target.clearSelection();

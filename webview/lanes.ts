@@ -19,11 +19,21 @@ export interface LaneSource {
 }
 
 export interface Lane {
-  /** Stable key (for collapse state): `cpu:3`, `thread:1234`, `event:sched:sched_switch`, `watch:...`. */
+  /** Stable key (for collapse state): `cpu:3`, `process:1234`, `thread:1234`, `event:sched:sched_switch`, `watch:...`. */
   readonly key: string;
   readonly label: string;
-  readonly kind: 'group' | 'watch';
+  /**
+   * group: the records of one CPU, thread or event; watch: a breakpoint's hits (also in a group lane unless grouped by
+   * event); process: the header of a process's thread lanes, holding all their rows (a summary; collapsing it hides them).
+   */
+  readonly kind: 'group' | 'watch' | 'process';
   readonly rows: Uint32Array;
+  /** Grouped by thread: the process of the lane (its header's and its threads'). */
+  readonly pid?: number;
+  /** The label's tooltip, when it says more than the label. */
+  readonly title?: string;
+  /** How many characters at the end of the label tell it apart from its neighbours (a pid, a tid, an event's name): kept when it is cut. */
+  readonly keep?: number;
   collapsed: boolean;
 }
 
@@ -35,7 +45,9 @@ export function sortRowsByTime(time: Float64Array, rows: Uint32Array): Uint32Arr
   return rows;
 }
 
-interface Group { key: string; label: string; order: number; watch: boolean; count: number; rows?: Uint32Array; fill: number }
+interface Group {
+  key: string; label: string; order: number; watch: boolean; count: number; rows?: Uint32Array; fill: number; pid?: number; keep?: number;
+}
 
 /**
  * Group rows into lanes. `include(row)` is the active filter (null: every row); rows without a
@@ -74,7 +86,9 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       case 'thread': {
         const comm = src.commOf(row);
         const pid = src.pid[row];
-        g = intern(`thread:${value}`, `${comm === '' ? '?' : comm} ${value}` + (pid !== value ? ` (pid ${pid})` : ''), pid * 4294967296 + value);
+        g = intern(`thread:${value}`, `${comm === '' ? '?' : comm} ${value}`, pid * 4294967296 + value);
+        groups[g].pid = pid;
+        groups[g].keep = String(value).length;
         break;
       }
       case 'event': {
@@ -82,6 +96,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
         const isBreakpoint = ev?.kind === 'breakpoint';
         const name = ev?.name ?? `event ${value}`;
         g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name, isBreakpoint ? -1e18 + value : value, isBreakpoint);
+        groups[g].keep = name.length - name.lastIndexOf(':') - 1; // sys_enter_read, not syscalls:
         break;
       }
     }
@@ -172,13 +187,71 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       }
     }
   }
-  return groups
+  const lanes: Lane[] = groups
     .sort((a, b) => a.order - b.order || a.key.localeCompare(b.key))
     .map((g) => ({
       key: g.key,
       label: g.label,
       kind: g.watch ? 'watch' as const : 'group' as const,
       rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows!),
+      ...(g.pid !== undefined ? { pid: g.pid } : {}),
+      ...(g.keep !== undefined ? { keep: g.keep } : {}),
       collapsed: collapsed.has(g.key),
     }));
+  return grouping === 'thread' ? withProcessHeaders(lanes, src.time, collapsed) : lanes;
+}
+
+/** Row lists each sorted by time merged into one (pairwise, so n·log k steps and no comparator calls); ties by row. */
+export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): Uint32Array {
+  if (lists.length === 0) return new Uint32Array(0);
+  let level = [...lists];
+  while (level.length > 1) {
+    const next: Uint32Array[] = [];
+    for (let k = 0; k + 1 < level.length; k += 2) {
+      const a = level[k];
+      const b = level[k + 1];
+      const out = new Uint32Array(a.length + b.length);
+      let i = 0, j = 0, o = 0;
+      while (i < a.length && j < b.length) {
+        const ta = time[a[i]];
+        const tb = time[b[j]];
+        out[o++] = ta < tb || (ta === tb && a[i] < b[j]) ? a[i++] : b[j++];
+      }
+      while (i < a.length) out[o++] = a[i++];
+      while (j < b.length) out[o++] = b[j++];
+      next.push(out);
+    }
+    if (level.length % 2 === 1) next.push(level[level.length - 1]);
+    level = next;
+  }
+  return level[0];
+}
+
+/**
+ * Thread lanes (ordered by pid, then tid) under one header lane per process, as Perfetto groups tracks: the header is
+ * named by the process's comm (its main thread's, else its first thread's) and pid, counts its threads (title), holds all
+ * their rows in time order (drawn as a density summary). A collapsed header hides its thread lanes.
+ */
+export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, collapsed: ReadonlySet<string>): Lane[] {
+  const out: Lane[] = [];
+  for (let i = 0; i < lanes.length;) {
+    const pid = lanes[i].pid;
+    if (pid === undefined) { out.push(lanes[i++]); continue; }
+    let end = i;
+    while (end < lanes.length && lanes[end].pid === pid) end++;
+    const threads = lanes.slice(i, end);
+    const main = threads.find((t) => t.key === `thread:${pid}`) ?? threads[0];
+    const comm = main.label.slice(0, main.label.lastIndexOf(' '));
+    const rows = mergeByTime(time, threads.map((t) => t.rows));
+    const key = `process:${pid}`;
+    const isCollapsed = collapsed.has(key);
+    const label = `${comm} ${pid}`;
+    out.push({
+      key, label, title: `${label}: ${threads.length} thread${threads.length === 1 ? '' : 's'}`, kind: 'process', pid,
+      keep: String(pid).length, rows, collapsed: isCollapsed,
+    });
+    if (!isCollapsed) out.push(...threads);
+    i = end;
+  }
+  return out;
 }

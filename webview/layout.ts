@@ -7,6 +7,7 @@ import type { LaneGrouping } from './view-state';
 import { buildLanes, type Lane, type LaneSource } from './lanes';
 import { pairSpans, type Spans } from './spans';
 import { visibleRange } from './hit-test';
+import { snapshotLossMarks, type LossMark } from './losses';
 
 export const LANE_HEIGHT = 22;
 export const COLLAPSED_HEIGHT = 8;
@@ -22,7 +23,7 @@ export interface FrameLane {
   readonly height: number;
   readonly first: number;
   readonly end: number;
-  /** Too many records for ticks (or collapsed): drawn as per-pixel density. */
+  /** Too many records for ticks (or collapsed, or a process summary): drawn as per-pixel density. */
   readonly dense: boolean;
 }
 
@@ -32,6 +33,10 @@ export class TimelineLayout {
   laneHeight: number[] = [];
   totalHeight = 0;
   laneSpans: (LaneSpans | undefined)[] = [];
+  /** Per lane: the losses and overwritten parts drawn on it (losses.ts). */
+  laneMarks: (LossMark[] | undefined)[] = [];
+  /** Per complete snapshot (by id): its marks, found once. */
+  private readonly marksOfSnapshot = new Map<string, LossMark[]>();
   private builtKey = '';
   private spans: Spans | null = null;
   private spansVersion = -1;
@@ -59,11 +64,13 @@ export class TimelineLayout {
     let y = 0;
     for (const lane of this.lanes) {
       this.laneTop.push(y);
-      const h = lane.collapsed ? COLLAPSED_HEIGHT : LANE_HEIGHT;
+      // A collapsed process header keeps its height: it is the summary of the threads it hides.
+      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : LANE_HEIGHT;
       this.laneHeight.push(h);
       y += h + 1;
     }
     this.totalHeight = y;
+    this.laneMarks = this.placeMarks(grouping);
     this.laneSpans = [];
     this.laneSpansKey = '';
     this.builtKey = key;
@@ -108,7 +115,29 @@ export class TimelineLayout {
       if (top > viewportHeight) break;
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
-      out.push({ lane: li, top, height, first, end, dense: lane.collapsed || end - first > deviceWidth / 3 });
+      out.push({ lane: li, top, height, first, end, dense: lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3 });
+    }
+    return out;
+  }
+
+  /** Each snapshot's loss marks on the lane of the record that places them (filtered out or not), by lane key. */
+  private placeMarks(grouping: LaneGrouping): (LossMark[] | undefined)[] {
+    const s = this.store;
+    const out: (LossMark[] | undefined)[] = this.lanes.map(() => undefined);
+    const laneOfKey = new Map(this.lanes.map((l, i) => [l.key, i]));
+    for (const snap of s.snapshots) {
+      if (!s.isComplete(snap)) continue;
+      let marks = this.marksOfSnapshot.get(snap.id);
+      if (!marks) { marks = snapshotLossMarks(s, snap.index); this.marksOfSnapshot.set(snap.id, marks); }
+      for (const mark of marks) {
+        const r = mark.row;
+        const ev = s.events[s.event[r]];
+        const keys = grouping === 'cpu' ? [`cpu:${s.cpu[r]}`] : grouping === 'thread' ? [`thread:${s.tid[r]}`, `process:${s.pid[r]}`]
+          : [ev?.kind === 'breakpoint' ? `watch:${ev.name}` : `event:${ev?.name}`];
+        const li = keys.map((k) => laneOfKey.get(k)).find((i) => i !== undefined);
+        if (li === undefined) continue;
+        (out[li] ??= []).push(mark);
+      }
     }
     return out;
   }

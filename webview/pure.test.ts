@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration } from './time-format';
 import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
 import { binDensity, densityAlpha } from './density';
-import { buildLanes, sortRowsByTime, type LaneSource } from './lanes';
+import { buildLanes, mergeByTime, sortRowsByTime, type LaneSource } from './lanes';
+import { legendEntries, PALETTE_SIZE } from './legend';
 import { pairSpans, SpanType, type SpanSource } from './spans';
 import { compileFilter, parseFilter, type FilterSubject } from './filter';
 import { breakpointFits, explainEnospc } from './budget';
@@ -157,9 +158,24 @@ describe('lane grouping', () => {
       ['cpu:1', 'CPU 1', 'group', [2, 0], true],
     ]);
   });
-  it('groups by thread with comm, tid and pid, and by event', () => {
+  it('groups by thread under one header per process (comm, pid, thread count), and by event', () => {
     const threads = buildLanes(src, 'thread', () => true, new Set());
-    assert.deepEqual(threads.map((l) => l.label), ['◆ mem:0x1000:w', 'app 5', 'app-worker 6 (pid 5)', 'x<y> 9']);
+    assert.deepEqual(threads.map((l) => [l.key, l.label, l.kind, Array.from(l.rows)]), [
+      ['watch:mem:0x1000:w', '◆ mem:0x1000:w', 'watch', [2]],
+      ['process:5', 'app 5', 'process', [1, 0]],
+      ['thread:5', 'app 5', 'group', [1]],
+      ['thread:6', 'app-worker 6', 'group', [0]],
+      ['process:9', 'x<y> 9', 'process', [4, 2]],
+      ['thread:9', 'x<y> 9', 'group', [4, 2]],
+    ]);
+    const folded = buildLanes(src, 'thread', null, new Set(['process:5']));
+    assert.deepEqual(folded.map((l) => [l.key, l.collapsed]),
+      [['watch:mem:0x1000:w', false], ['process:5', true], ['process:9', false], ['thread:9', false]],
+      'a collapsed process hides its threads and keeps their rows in its summary');
+    assert.deepEqual(Array.from(folded[1].rows), [1, 0]);
+    const kept = threads.map((l) => l.label.slice(l.label.length - (l.keep ?? 0)));
+    assert.deepEqual(kept, ['', '5', '5', '6', '9', '9'], 'what tells each lane apart');
+    assert.deepEqual(threads.filter((l) => l.kind === 'process').map((l) => l.title), ['app 5: 2 threads', 'x<y> 9: 1 thread']);
     const byEvent = buildLanes(src, 'event', () => true, new Set());
     assert.deepEqual(byEvent.map((l) => [l.key, l.kind, l.rows.length]), [['watch:mem:0x1000:w', 'watch', 1], ['event:sched:sched_switch', 'group', 3]]);
   });
@@ -192,7 +208,7 @@ describe('lane grouping', () => {
         const ev = src.events[src.event[row]];
         const watch = `watch:${ev.name}`;
         const key = grouping === 'cpu' ? `cpu:${src.cpu[row]}` : grouping === 'thread' ? `thread:${src.tid[row]}` : ev.kind === 'breakpoint' ? watch : `event:${ev.name}`;
-        if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint')) rows.push(row);
+        if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint') || lane.key === `process:${src.pid[row]}`) rows.push(row);
       }
       return [lane.key, rows];
     });
@@ -203,11 +219,12 @@ describe('lane grouping', () => {
       const switchAt = Math.floor(random() * n);
       const rows = Array.from({ length: n }, (_, i) => {
         const late = i >= switchAt;
+        const tid = late ? 7 + Math.floor(random() * 3) : 7;
         return {
           t: random() < 0.05 ? NaN : i * 10,
           ev: late && random() < 0.3 ? Math.floor(random() * 3) : 0,
-          pid: 7,
-          tid: late ? 7 + Math.floor(random() * 3) : 7,
+          pid: tid === 9 ? 8 : 7, // two processes when grouped by thread
+          tid,
           cpu: late ? Math.floor(random() * 3) : 1,
         };
       });
@@ -222,6 +239,19 @@ describe('lane grouping', () => {
         assert.equal(total, rows.filter((r, i) => !Number.isNaN(r.t) && (!include || include(i))).length, `seed ${seed} ${grouping}: every placeable row in exactly one lane`);
       }
     }
+  });
+  it('merges sorted row lists by time, ties by row', () => {
+    const t = Float64Array.from([5, 1, 3, 3, 9, 0]);
+    const lists = [Uint32Array.from([1, 3, 4]), Uint32Array.from([5, 2]), Uint32Array.from([0])];
+    assert.deepEqual(Array.from(mergeByTime(t, lists)), [5, 1, 2, 3, 0, 4]);
+    assert.deepEqual(Array.from(mergeByTime(t, [])), []);
+  });
+  it('gives every event a legend entry in the colour its ticks use', () => {
+    const events = Array.from({ length: PALETTE_SIZE + 1 }, (_, i) => ({ name: `e${i}`, kind: 'software' as const }));
+    const entries = legendEntries(events);
+    assert.deepEqual(entries.map((e) => e.name), events.map((e) => e.name));
+    assert.equal(new Set(entries.slice(0, PALETTE_SIZE).map((e) => e.color)).size, PALETTE_SIZE, 'distinct while the palette lasts');
+    assert.equal(entries[PALETTE_SIZE].color, 'var(--rs-palette-0)');
   });
   it('sorts only when needed', () => {
     const t = Float64Array.from([1, 2, 3]);

@@ -7,7 +7,7 @@
 // answered from the list of appended batches (a batch is a run of consecutive rows of one
 // snapshot), and the symbol column exists only once some batch carried symbols.
 
-import type { CoverageFact, EventInfo, EventKind, RecordBatch, SnapshotStart } from '../shared/protocol';
+import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart } from '../shared/protocol';
 import { COLUMN_TYPES } from '../shared/columns';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 
@@ -22,6 +22,8 @@ export interface SnapshotEntry {
   readonly batchCount: number;
   readonly takenAtMs: number;
   readonly coverage: readonly CoverageFact[];
+  /** Its LOST / LOST_SAMPLES records (snapshot-local rows). */
+  readonly losses: readonly LossInfo[];
   /** Snapshot-local event index → store event index. */
   readonly eventMap: Map<number, number>;
   /** The same mapping as a typed table indexed by the local event index (-1: not announced), read per row. */
@@ -116,7 +118,7 @@ export class RecordStore {
       ...(msg.stacks ? { stackMap: this.internStacks(msg.stacks) } : {}),
       id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
       offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
-      takenAtMs: msg.takenAtMs, coverage: msg.coverage, eventMap, eventTable, firstGlobalRow: this.length,
+      takenAtMs: msg.takenAtMs, coverage: msg.coverage, losses: msg.losses ?? [], eventMap, eventTable, firstGlobalRow: this.length,
       receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity,
     };
     this.snapshots.push(entry);
@@ -242,6 +244,29 @@ export class RecordStore {
   localRowOf(row: number): number {
     const run = this.runOf(row);
     return this.runLocal[run] + (row - this.runStart[run]);
+  }
+
+  /** The store rows of a snapshot, as [start, end) ranges in store order (one per batch received). */
+  rangesOf(snapshotIndex: number): [number, number][] {
+    const out: [number, number][] = [];
+    for (let k = 0; k < this.runCount; k++) {
+      if (this.runSnapshot[k] !== snapshotIndex) continue;
+      const end = k + 1 < this.runCount ? this.runStart[k + 1] : this.length;
+      const last = out.at(-1);
+      if (last && last[1] === this.runStart[k]) last[1] = end; else out.push([this.runStart[k], end]);
+    }
+    return out;
+  }
+
+  /** The store row of a snapshot's row `localRow`, or -1 when it has not arrived. */
+  globalRowOf(snapshotIndex: number, localRow: number): number {
+    for (let k = 0; k < this.runCount; k++) {
+      if (this.runSnapshot[k] !== snapshotIndex || localRow < this.runLocal[k]) continue;
+      const end = k + 1 < this.runCount ? this.runStart[k + 1] : this.length;
+      const row = this.runStart[k] + (localRow - this.runLocal[k]);
+      if (row < end) return row;
+    }
+    return -1;
   }
 
   /** The run holding `row` (0 <= row < length): the cached one, its successor, or bisection. */

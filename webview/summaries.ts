@@ -56,7 +56,7 @@ export function renderCoverageTable(target: HTMLElement, snapshots: readonly { r
       for (const c of s.coverage) {
         const tr = tbody.insertRow();
         for (const text of [s.name, c.label, c.path, formatBytes(c.dataSize), formatBytes(BigInt(c.bytesWritten)),
-          formatBytes(BigInt(c.bytesOverwritten)), c.lost]) el('td', '', tr, text);
+          formatBytes(BigInt(c.bytesOverwritten)), c.lost]) el('td', '', tr, text).title = text; // cut with an ellipsis when narrow
         if (BigInt(c.lost) > 0n) tr.classList.add('rs-lost');
       }
     }

@@ -11,7 +11,10 @@ import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
 import { TimelineLayout } from './layout';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
-import { describeRow, handleKey, hitTest, Tooltip } from './interaction';
+import { describeRow, handleKey, hitTest, laneAtY, Tooltip } from './interaction';
+import { markAt, type LossMark } from './losses';
+import { matchIndex, stepMatch } from './search';
+import { MIN_LOSS_WIDTH } from './draw';
 import { el } from './dom';
 
 export const LABEL_WIDTH = 190;
@@ -20,6 +23,8 @@ export interface TimelineCallbacks {
   onSelect(row: number | null): void;
   onBrush(range: [number, number] | null): void;
   onViewChange(): void;
+  /** The lanes were rebuilt (new records, grouping, filter or collapsed lanes): counts may have changed. */
+  onLanesChanged?(): void;
 }
 
 export class Timeline {
@@ -80,7 +85,8 @@ export class Timeline {
     this.scroll = el('div', 'rs-scroll', root);
     this.scroll.tabIndex = 0;
     this.scroll.setAttribute('role', 'application');
-    this.scroll.setAttribute('aria-label', 'Timeline lanes. Arrows move between records, plus and minus zoom, Home and End jump, Shift+drag selects a range.');
+    this.scroll.setAttribute('aria-label', 'Timeline lanes. Arrows move between records, plus and minus or W and S zoom, A and D pan, '
+      + 'Home and End jump, Shift+drag selects a range.');
     this.plot = el('div', 'rs-plot', this.scroll);
     this.canvas = el('canvas', 'rs-canvas', this.plot);
     this.canvas.setAttribute('role', 'img');
@@ -184,20 +190,70 @@ export class Timeline {
     return lane.rows[this.selectedPos];
   }
 
+  /** The lanes that hold every shown row once (indexes into `lanes`): not the watch lanes and expanded process headers. */
+  countedLanes(): number[] {
+    this.ensureLayout();
+    const out: number[] = [];
+    this.lanes.forEach((lane, i) => {
+      if (lane.kind === 'watch' && this.grouping !== 'event') return; // those rows are also in a group lane
+      if (lane.kind === 'process' && !lane.collapsed) return; // and those in its thread lanes, which are shown
+      out.push(i);
+    });
+    return out;
+  }
+
   /** Rows (after the filter) in [t0, t1], each counted once. */
   rowsInRange(t0: number, t1: number): number[] {
     const out: number[] = [];
-    for (const lane of this.lanes) {
-      if (lane.kind === 'watch' && this.grouping !== 'event') continue; // those rows are also in a group lane
-      const [s, e] = visibleRange(this.store.time, lane.rows, t0, t1);
-      for (let i = s; i < e; i++) out.push(lane.rows[i]);
+    for (const li of this.countedLanes()) {
+      const rows = this.lanes[li].rows;
+      const [s, e] = visibleRange(this.store.time, rows, t0, t1);
+      for (let i = s; i < e; i++) out.push(rows[i]);
     }
     return out;
+  }
+
+  /** How many records the filter shows (records without a time are never shown). */
+  shownCount(): number {
+    let n = 0;
+    for (const li of this.countedLanes()) n += this.lanes[li].rows.length;
+    return n;
+  }
+
+  /** Select the next (1) or previous (-1) shown record after the selected one (from the window's start or end without one). */
+  stepMatch(direction: 1 | -1): boolean {
+    const counted = this.countedLanes();
+    const row = this.selectedRow();
+    const [a, b] = this.window();
+    const from = row !== null ? { time: this.store.time[row], row }
+      : direction === 1 ? { time: a, row: -1 } : { time: b, row: Number.MAX_SAFE_INTEGER };
+    const found = stepMatch(counted.map((li) => this.lanes[li]), this.store.time, from, direction);
+    if (!found) return false;
+    this.select(counted[found.lane], found.pos);
+    return true;
+  }
+
+  /** The selected record's place among the shown records (1-based), or 0 without a selection. */
+  selectedMatchIndex(): number {
+    const row = this.selectedRow();
+    if (row === null) return 0;
+    const counted = this.countedLanes();
+    return matchIndex(counted.map((li) => this.lanes[li]), this.store.time, { time: this.store.time[row], row });
   }
 
   /** The record under a point of the plot, or null. */
   hitTest(px: number, py: number): { lane: number; pos: number } | null {
     return hitTest(this.layout, this.store.time, this.viewport.x(), px, py, this.scroll.scrollTop);
+  }
+
+  /** The lost or overwritten span under a point of the plot, or null. */
+  lossAt(px: number, py: number): LossMark | null {
+    const li = laneAtY(this.layout, py + this.scroll.scrollTop);
+    const marks = li < 0 ? undefined : this.layout.laneMarks[li];
+    if (!marks) return null;
+    const x = this.viewport.x();
+    const t = x.invert(px);
+    return markAt(marks, t, Math.abs(x.invert(px + MIN_LOSS_WIDTH) - t));
   }
 
   describeRow(row: number): string[] {
@@ -241,13 +297,16 @@ export class Timeline {
       }
     }
     this.renderLabels();
+    this.callbacks.onLanesChanged?.();
   }
 
   private renderLabels(): void {
     this.labels.replaceChildren();
     this.labels.style.height = `${this.layout.totalHeight}px`;
     this.lanes.forEach((lane, i) => {
-      const row = el('div', `rs-lane-label${lane.kind === 'watch' ? ' rs-watch-lane' : ''}${lane.collapsed ? ' rs-collapsed' : ''}`, this.labels);
+      const kindClass = lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane'
+        : lane.pid !== undefined ? ' rs-thread-lane' : '';
+      const row = el('div', `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}`, this.labels);
       row.setAttribute('role', 'listitem');
       row.dataset.lane = lane.key;
       row.style.top = `${this.layout.laneTop[i]}px`;
@@ -256,11 +315,16 @@ export class Timeline {
       toggle.type = 'button';
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
-      toggle.setAttribute('aria-label', `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
+      toggle.setAttribute('aria-label', lane.kind === 'process'
+        ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}`
+        : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
       toggle.addEventListener('click', () => this.toggleLane(lane.key));
       const name = el('span', 'rs-lane-name', row);
-      name.textContent = lane.label;
-      name.title = lane.label;
+      // What tells the lane apart (a pid, a tid, an event's name) stays whole; the rest is cut with an ellipsis.
+      const keep = Math.min(lane.keep ?? 0, lane.label.length);
+      el('span', 'rs-lane-head', name, lane.label.slice(0, lane.label.length - keep));
+      if (keep > 0) el('span', 'rs-lane-tail', name, lane.label.slice(lane.label.length - keep));
+      name.title = lane.title ?? lane.label;
       const count = el('span', 'rs-lane-count', row);
       count.textContent = lane.rows.length.toLocaleString('en-US');
     });
@@ -301,7 +365,7 @@ export class Timeline {
     });
     drawLanes(this.canvas, {
       frame, lanes: this.lanes, laneSpans: this.layout.laneSpans, time: this.store.time, event: this.store.event, t0, t1, dpr: this.dpr, colors,
-      densityBuffer: this.densityBuffer,
+      densityBuffer: this.densityBuffer, laneMarks: this.layout.laneMarks,
     });
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
@@ -330,7 +394,13 @@ export class Timeline {
     const px = e.clientX - r.left;
     const py = e.clientY - r.top;
     const hit = this.hitTest(px, py);
-    if (!hit) { this.hover = null; this.tooltip.hide(); this.scheduler.schedule(); return; }
+    if (!hit) {
+      this.hover = null;
+      const mark = this.lossAt(px, py);
+      if (mark) this.tooltip.show(mark.lines, e.clientX, e.clientY); else this.tooltip.hide();
+      this.scheduler.schedule();
+      return;
+    }
     const row = this.lanes[hit.lane].rows[hit.pos];
     this.hover = { ...hit, x: this.viewport.x()(this.store.time[row]), y: py };
     this.tooltip.show(this.describeRow(row), e.clientX, e.clientY);
@@ -360,6 +430,7 @@ export class Timeline {
   }
 
   private onKey(e: KeyboardEvent): void {
+    if (e.ctrlKey || e.metaKey || e.altKey) return; // the editor's shortcuts (Ctrl+S, Ctrl+A...)
     this.ensureLayout();
     const handled = handleKey(e.key, {
       lanes: this.lanes, selectedLane: this.selectedLane, selectedPos: this.selectedPos, time: this.store.time,
@@ -368,6 +439,7 @@ export class Timeline {
       select: (lane, pos) => this.select(lane, pos),
       clearSelection: () => this.clearSelection(),
       zoomBy: (factor, centerTime) => this.zoomBy(factor, centerTime),
+      panBy: (fraction) => { this.followLatest = false; this.viewport.panBy(fraction); },
       clearBrush: () => { this.clearBrush(); this.callbacks.onBrush(null); },
     });
     if (!handled) return;

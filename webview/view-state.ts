@@ -1,5 +1,5 @@
 // What the page remembers across reloads (vscode.setState, or the initial state a host embeds): the
-// visible window, lane grouping, collapsed lanes, filter and follow mode. Page-only: the host passes it
+// visible window, lane grouping, collapsed lanes, filter, follow mode and the details drawer's height. Page-only: the host passes it
 // through as opaque JSON.
 
 export type LaneGrouping = 'cpu' | 'thread' | 'event';
@@ -11,11 +11,14 @@ export interface PersistedViewState {
   readonly collapsed: readonly string[];
   readonly filter: string;
   readonly followLatest: boolean;
+  /** Height of the details drawer, CSS pixels; absent: the default. */
+  readonly drawerHeight?: number;
 }
 
 export function isViewState(v: unknown): v is PersistedViewState {
   if (typeof v !== 'object' || v === null) return false;
   const s = v as Record<string, unknown>;
   return (s.grouping === 'cpu' || s.grouping === 'thread' || s.grouping === 'event') && Array.isArray(s.collapsed)
-    && s.collapsed.every((k) => typeof k === 'string') && typeof s.filter === 'string' && typeof s.followLatest === 'boolean';
+    && s.collapsed.every((k) => typeof k === 'string') && typeof s.filter === 'string' && typeof s.followLatest === 'boolean'
+    && (s.drawerHeight === undefined || (typeof s.drawerHeight === 'number' && Number.isFinite(s.drawerHeight)));
 }

@@ -7,6 +7,20 @@ import * as d3 from 'd3';
 /** The narrowest window zoom allows, ns. */
 export const MIN_WINDOW_NS = 50;
 
+/** Shift+wheel, or a wheel event that is mostly horizontal (a trackpad's sideways swipe). */
+export function isPanWheel(event: Pick<WheelEvent, 'shiftKey' | 'deltaX' | 'deltaY'>): boolean {
+  return event.shiftKey || Math.abs(event.deltaX) > Math.abs(event.deltaY);
+}
+
+/**
+ * How far a panning wheel event moves, in pixels (positive: later). Browsers give Shift+wheel either as deltaY or
+ * already turned into deltaX; line and page modes are scaled to pixels.
+ */
+export function wheelPanPixels(event: Pick<WheelEvent, 'deltaX' | 'deltaY' | 'deltaMode'>): number {
+  const delta = Math.abs(event.deltaX) >= Math.abs(event.deltaY) ? event.deltaX : event.deltaY;
+  return delta * (event.deltaMode === 1 ? 16 : event.deltaMode === 2 ? 400 : 1);
+}
+
 export interface ViewportCallbacks {
   /** The view moved; `byUser` when a gesture moved it (not setWindow). */
   onZoom(byUser: boolean): void;
@@ -35,7 +49,8 @@ export class Viewport {
     private readonly measureWidth: () => number, private readonly callbacks: ViewportCallbacks) {
     this.zoom = d3.zoom<SVGSVGElement, unknown>()
       .filter((event: Event) => {
-        if (event.type === 'wheel') return true;
+        // Shift+wheel and horizontal scrolling (trackpads) pan: see panByWheel.
+        if (event.type === 'wheel') return !isPanWheel(event as WheelEvent);
         const m = event as MouseEvent;
         return !m.ctrlKey && !m.shiftKey && !m.button;
       })
@@ -47,6 +62,7 @@ export class Viewport {
         this.callbacks.onZoom(byUser);
       });
     d3.select(this.overlay).call(this.zoom).on('dblclick.zoom', null);
+    this.overlay.addEventListener('wheel', (event) => this.panByWheel(event), { passive: false });
 
     this.brush = d3.brushX()
       .filter((event: MouseEvent) => event.shiftKey && !event.button)
@@ -108,6 +124,14 @@ export class Viewport {
     const nb = c + (b - c) / factor;
     if (nb - na < MIN_WINDOW_NS) return;
     this.setWindow(na, nb);
+  }
+
+  /** Move the window by `fraction` of its width (positive: later), keeping its width. */
+  panBy(fraction: number): void {
+    this.userAdjusted = true;
+    const [a, b] = this.window();
+    const shift = (b - a) * fraction;
+    this.setWindow(a + shift, b + shift);
   }
 
   resetZoom(): void {
@@ -176,6 +200,15 @@ export class Viewport {
     this.brush.extent([[0, 0], [width, height]]);
     // The brush sizes its overlay when applied, so re-apply it for the new extent.
     d3.select(this.brushLayer).call(this.brush);
+  }
+
+  /** A wheel event that pans: its horizontal distance in pixels of the plot moves the window as far. */
+  private panByWheel(event: WheelEvent): void {
+    if (!isPanWheel(event)) return;
+    event.preventDefault();
+    const pixels = wheelPanPixels(event);
+    this.panBy(pixels / Math.max(1, this.plotWidth()));
+    this.callbacks.onZoom(true);
   }
 
   private syncBrush(): void {

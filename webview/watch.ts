@@ -12,7 +12,8 @@ export class WatchPanel {
   private budget: WatchBudget = { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 };
   private readonly list: HTMLTableSectionElement;
   private readonly budgetText: HTMLElement;
-  private readonly meter: HTMLMeterElement;
+  private readonly meter: HTMLElement;
+  private readonly meterFill: HTMLElement;
   private readonly status: HTMLElement;
   private readonly location: ValueControl;
   private readonly type: ValueControl;
@@ -38,10 +39,15 @@ export class WatchPanel {
 
     const budgetRow = document.createElement('div');
     budgetRow.className = 'rs-budget';
-    this.meter = document.createElement('meter');
-    this.meter.min = 0;
-    this.meter.max = 4;
+    // A themed bar rather than <meter>, whose native look ignores the theme (a white bar on a dark background).
+    this.meter = document.createElement('div');
+    this.meter.className = 'rs-budget-meter';
+    this.meter.setAttribute('role', 'meter');
+    this.meter.setAttribute('aria-valuemin', '0');
     this.meter.setAttribute('aria-label', 'Debug registers in use');
+    this.meterFill = document.createElement('div');
+    this.meterFill.className = 'rs-budget-fill';
+    this.meter.appendChild(this.meterFill);
     this.budgetText = document.createElement('span');
     this.budgetText.className = 'rs-budget-text';
     budgetRow.append(this.meter, this.budgetText);
@@ -107,9 +113,9 @@ export class WatchPanel {
     for (const w of watches) {
       const tr = this.list.insertRow();
       tr.dataset.watchId = w.id;
-      const cell = (text: string) => { const td = tr.insertCell(); td.textContent = text; return td; };
+      const cell = (text: string) => { const td = tr.insertCell(); td.textContent = text; td.title = text; return td; };
       const loc = cell(describeLocation(w.location));
-      if (w.resolvedAddress && w.location.kind !== 'address') loc.title = w.resolvedAddress;
+      if (w.resolvedAddress && w.location.kind !== 'address') loc.title = `${loc.textContent} (${w.resolvedAddress})`;
       cell(w.type);
       cell(String(w.length));
       cell(describeTarget(w.target) + (w.pinned ? ' · pinned' : ''));
@@ -162,8 +168,11 @@ export class WatchPanel {
   }
 
   private renderBudget(): void {
-    this.meter.max = this.budget.total;
-    this.meter.value = this.budget.used;
+    const { used, total } = this.budget;
+    this.meter.setAttribute('aria-valuemax', String(total));
+    this.meter.setAttribute('aria-valuenow', String(used));
+    this.meter.classList.toggle('rs-full', used >= total);
+    this.meterFill.style.width = `${total > 0 ? Math.min(100, (100 * used) / total) : 0}%`;
     this.budgetText.textContent = `Debug registers: ${this.budget.used}/${this.budget.total} used `
       + `(${this.budget.cpuPinned} pinned per-CPU, ${this.budget.maxTaskPinned} pinned by the busiest task, ${this.budget.flexible} flexible)`;
   }

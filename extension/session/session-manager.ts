@@ -150,7 +150,8 @@ export class SessionManager {
   async startRecording(options: RecordOptions & { readonly label?: string }): Promise<SessionInfo> {
     this.assertLive();
     const source = await this.backend.record(options);
-    const label = options.label ?? describeTarget(options);
+    const label = options.label
+      ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
     const info = this.adopt('recording', label, source);
     if (options.triggers && source.watchTriggers) {
       const session = this.session(info.id);
@@ -378,7 +379,7 @@ export class SessionManager {
   private create(kind: SessionKind, label: string, source?: RingSource): Session {
     const id = `s${this.nextSessionNumber++}`;
     const session: Session = {
-      id, kind, label, source,
+      id, kind, label: distinctLabel(label, [...this.sessions.values()].map((s) => s.label)), source,
       startedAtMs: this.now(),
       state: 'running',
       targetExited: false,
@@ -463,13 +464,37 @@ export class SessionManager {
   }
 }
 
-export function describeTarget(options: RecordOptions): string {
-  const events = options.events.map((e) => e.name).join(', ');
-  switch (options.target.kind) {
-    case 'pid': return `pid ${options.target.pid}: ${events}`;
-    case 'cpus': return `${options.target.cpus ? `cpus ${options.target.cpus.join(',')}` : 'all CPUs'}: ${events}`;
-    case 'launch': return `${options.target.argv.join(' ')}: ${events}`;
+/** Arguments of a launched command shown in its session's name, at most this many characters. */
+const SHOWN_ARGS = 32;
+
+/**
+ * What a recording watches, short enough for the Sessions view and a quick pick: a launched command by its program's
+ * name, arguments and pid (`demo 500 (pid 4242)`, never its full path, which two sessions share and the view cuts
+ * off), a process by pid, or the CPUs.
+ */
+export function describeRecordTarget(target: RecordOptions['target'], childPid?: number): string {
+  switch (target.kind) {
+    case 'pid': return `pid ${target.pid}`;
+    case 'cpus': return target.cpus ? `cpus ${target.cpus.join(',')}` : 'all CPUs';
+    case 'launch': {
+      const program = (target.argv[0] ?? '').split('/').pop() ?? '';
+      const args = target.argv.slice(1).join(' ');
+      const shown = args.length > SHOWN_ARGS ? `${args.slice(0, SHOWN_ARGS - 1)}…` : args;
+      return `${program}${shown ? ` ${shown}` : ''}${childPid !== undefined ? ` (pid ${childPid})` : ''}`;
+    }
   }
+}
+
+/** A recording's name: its target (describeRecordTarget), then its events. */
+export function describeTarget(options: RecordOptions, childPid?: number): string {
+  return `${describeRecordTarget(options.target, childPid)}: ${options.events.map((e) => e.name).join(', ')}`;
+}
+
+/** `label`, or `label (2)`, `label (3)`... when sessions already have it: two sessions are never named alike. */
+export function distinctLabel(label: string, taken: readonly string[]): string {
+  let name = label;
+  for (let n = 2; taken.includes(name); n++) name = `${label} (${n})`;
+  return name;
 }
 
 function sizeOfRings(decoded: DecodedSnapshot): number {

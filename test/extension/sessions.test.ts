@@ -28,6 +28,29 @@ describe('extension: session manager on the real kernel', function () {
   this.timeout(120000);
   const backend = createBackend();
 
+  it('names sessions so two can be told apart: the program, its arguments and pid, not its path; never twice the same name', async () => {
+    const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
+    const manager = new SessionManager({ backend });
+    try {
+      const events = await backend.resolveEvents(['task-clock'], {});
+      const launch = { kind: 'launch' as const, argv: [fixture('ext_loops'), '0', '3000'] };
+      const a = await manager.startRecording({ events, target: launch, pages: 4 });
+      const b = await manager.startRecording({ events, target: launch, pages: 4 });
+      assert.equal(a.label, `ext_loops 0 3000 (pid ${a.childPid}): task-clock`);
+      assert.equal(b.label, `ext_loops 0 3000 (pid ${b.childPid}): task-clock`);
+      assert.notEqual(a.childPid, b.childPid);
+      const triggered = await manager.startRecording({ events, target: launch, pages: 4, label: 'snapshot when task-clock: task-clock' });
+      assert.equal(triggered.label, `ext_loops 0 3000 (pid ${triggered.childPid}) · snapshot when task-clock: task-clock`);
+      const self = await manager.startRecording({ events, target: { kind: 'pid', pid: process.pid }, pages: 1, sideband: false });
+      const again = await manager.startRecording({ events, target: { kind: 'pid', pid: process.pid }, pages: 1, sideband: false });
+      assert.deepEqual([self.label, again.label], [`pid ${process.pid}: task-clock`, `pid ${process.pid}: task-clock (2)`]);
+    } finally {
+      await manager.dispose();
+    }
+    assert.equal(ownPerfFds().length, before.fds);
+    assert.equal(ownPerfMappings(), before.maps);
+  });
+
   it('starts a launched recording, snapshots it repeatedly while it runs, keeps rings readable after exit, and stops cleanly', async () => {
     const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
     const manager = new SessionManager({ backend, retention: 3 });

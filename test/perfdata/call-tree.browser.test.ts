@@ -140,8 +140,12 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     assert.equal(hottest.name, 'pd_inner');
     const hotSelf = before.filter((b) => b.name === 'pd_inner').reduce((sum, b) => sum + b.self, 0);
     assert.equal(hotSelf, hotSamples, 'self samples of pd_inner = perf report');
+    // The drawer scrolls: the graph is pointed at where it is on screen.
+    await tab.locator('#rs-calltree canvas.rs-flame').scrollIntoViewIfNeeded();
     const canvas = await tab.locator('#rs-calltree canvas.rs-flame').boundingBox();
     assert.ok(canvas);
+    const hit = await tab.evaluate(([x, y]) => document.elementFromPoint(x, y)?.className ?? 'nothing', [canvas.x + 5, canvas.y + 5]);
+    assert.equal(hit, 'rs-flame', 'the flame graph is on top where the test points');
     const center = (b: DrawnFlameBox) => ({ x: canvas.x + b.x + b.width / 2, y: canvas.y + b.y + b.height / 2 });
 
     await tab.mouse.move(center(hottest).x, center(hottest).y);
@@ -187,7 +191,7 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     assert.equal(await tab.locator('#rs-calltree canvas.rs-flame').getAttribute('data-focus'), '');
     assert.equal((await boxes()).length, before.length);
     // A wider pane lays the graph out again for its new width.
-    await tab.evaluate(() => { (document.querySelector('.rs-side') as HTMLElement).style.width = '600px'; });
+    await tab.evaluate(() => { (document.querySelector('#rs-calltree') as HTMLElement).style.gridColumn = '1 / -1'; });
     const widened = (w: number) => (document.querySelector('#rs-calltree canvas.rs-flame') as HTMLElement).clientWidth > w;
     await tab.waitForFunction(widened, canvas.width + 100);
     const wider = await tab.locator('#rs-calltree canvas.rs-flame').boundingBox();

@@ -87,7 +87,8 @@ window.__point = function (key, t) {
   return { x: r.left + (t - d[0]) / (d[1] - d[0]) * r.width, y: r.top + lane.top - scroll + lane.height / 2 };
 };
 window.__stream = function (which, n) {
-  var snaps = which === 'small' ? [RingsideSynthetic.small()] : which === 'second' ? [RingsideSynthetic.second()] : [RingsideSynthetic.big(n)];
+  var snaps = which === 'small' ? [RingsideSynthetic.small()] : which === 'second' ? [RingsideSynthetic.second()]
+    : which === 'lossy' ? [RingsideSynthetic.lossy()] : [RingsideSynthetic.big(n)];
   window.__streamStarted = performance.now();
   return RingsideSynthetic.stream(window.__send, snaps, window.__onPost);
 };
@@ -109,7 +110,7 @@ export function serve(dir: string, helperDir: string, extraPages: Record<string,
     }
     if (url.pathname === '/' || url.pathname === '/restored') {
       const initialState = url.pathname === '/restored'
-        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false } : undefined;
+        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false, drawerHeight: 200 } : undefined;
       const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce, initialState })
         .replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`)
         .replace('<body>', '<body class="vscode-dark">')

@@ -97,6 +97,36 @@ export function second(): SyntheticSnapshot {
   return snapshot('snap-2', 'snapshot 2', rows, origin, 20);
 }
 
+/**
+ * A ring that lost and overwrote records: cpu-clock samples on CPU 0 every 10 µs from 0 to 100 µs but none at 60 and 70,
+ * a LOST record of 12 records at 75 µs (its ring's previous record at 50 µs), and 4 KiB overwritten before the oldest
+ * sample kept (0 µs); CPU 1 lost and overwrote nothing.
+ */
+export function lossy(): SyntheticSnapshot {
+  const origin = SMALL_ORIGIN + 10_000_000n;
+  const rows: SyntheticRow[] = [];
+  for (let i = 0; i <= 10; i++) if (i !== 6 && i !== 7) rows.push({ t: i * 10 * US, event: 4, pid: 200, tid: 200, cpu: 0 });
+  rows.push({ t: 75 * US, event: 4, pid: 200, tid: 200, cpu: 0, kind: 2, misc: 0 });
+  for (let i = 0; i <= 10; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 201, cpu: 1 });
+  rows.sort((a, b) => a.t - b.t);
+  const threads = [{ pid: 200, tid: 200, comm: 'app' }, { pid: 200, tid: 201, comm: 'app' }];
+  const snap = snapshot('lossy', 'lossy snapshot', rows, origin, 100, SMALL_EVENTS, threads);
+  const lostRow = rows.findIndex((r) => r.kind === 2);
+  const ring = (cpu: number, overwritten: string): CoverageFact => ({
+    ringId: cpu, label: `cpu${cpu}`, path: 'paused', dataSize: 65536, bytesWritten: String(65536 + Number(overwritten)),
+    bytesOverwritten: overwritten, recordsRetained: 1024, oldestTimeNs: (origin + BigInt(cpu * 5 * US)).toString(),
+    newestTimeNs: (origin + BigInt(100 * US + cpu * 5 * US)).toString(),
+    lost: cpu === 0 ? '12' : '0',
+  });
+  return {
+    start: {
+      ...snap.start, coverage: [ring(0, '4096'), ring(1, '0')],
+      losses: [{ row: lostRow, kind: 'LOST', lost: '12', ring: 'cpu0', sinceNs: (origin + BigInt(50 * US)).toString() }],
+    },
+    batches: snap.batches,
+  };
+}
+
 /** n samples over one second on two CPUs and four threads. */
 export function big(n: number): SyntheticSnapshot {
   const origin = 9_000_000_000_000n;

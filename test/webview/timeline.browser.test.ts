@@ -117,6 +117,26 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(labels, [['watch:mem:counter:w', '◆ mem:counter:w', '2'], ['cpu:0', 'CPU 0', '13'], ['cpu:1', 'CPU 1', '103']]);
   });
 
+  it('lists every event in a legend, in the colour its ticks are drawn in', async () => {
+    const legend = await page.$$eval('.rs-legend-item', (els) => els.map((e) => [(e as HTMLElement).dataset.event,
+      getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor]));
+    assert.deepEqual(legend.map(([name]) => name),
+      ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock']);
+    assert.equal(new Set(legend.map(([, colour]) => colour)).size, 5, `distinct colours: ${JSON.stringify(legend)}`);
+    // The cpu-clock sample at 505 µs is drawn in the legend's cpu-clock colour.
+    const tick = await page.evaluate(() => {
+      const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
+      const lane = w.__lane('cpu:1');
+      const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+      const d = w.__domain();
+      const dpr = canvas.width / parseFloat(canvas.style.width);
+      const x = Math.floor((505000 - d[0]) / (d[1] - d[0]) * canvas.width);
+      const px = canvas.getContext('2d')!.getImageData(x, Math.round((lane.top + lane.height / 2) * dpr), 1, 1).data;
+      return `rgb(${px[0]}, ${px[1]}, ${px[2]})`;
+    });
+    assert.equal(tick, legend[4][1]);
+  });
+
   it('paints ticks where records are, bars for spans, and nothing elsewhere', async () => {
     const ink = (key: string, a: number, b: number, y0?: number, y1?: number) =>
       page.evaluate(([k, t0, t1, f0, f1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1, f0, f1),
@@ -229,6 +249,53 @@ describe('timeline webview in Chromium', function () {
     assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
   });
 
+  it('pans with A/D, Shift+wheel and sideways scrolling, and zooms with W/S', async () => {
+    const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
+    const near = (a: number, b: number, width: number) => Math.abs(a - b) < width * 0.01;
+    await page.click('#rs-zoom-reset');
+    await frames(page);
+    const full = await domain();
+    const width = full[1] - full[0];
+    await page.focus('.rs-scroll');
+    await page.keyboard.press('d');
+    await frames(page);
+    let d = await domain();
+    assert.ok(near(d[0], full[0] + width * 0.2, width) && near(d[1] - d[0], width, width), `D pans a fifth later: ${full} → ${d}`);
+    await page.keyboard.press('a');
+    await page.keyboard.press('a');
+    await frames(page);
+    d = await domain();
+    assert.ok(near(d[0], full[0] - width * 0.2, width), `A pans earlier: ${d}`);
+    await page.keyboard.press('w');
+    await frames(page);
+    d = await domain();
+    assert.ok(near(d[1] - d[0], width / 2, width), `W zooms in: ${d}`);
+    await page.keyboard.press('s');
+    await frames(page);
+    d = await domain();
+    assert.ok(near(d[1] - d[0], width, width), `S zooms out: ${d}`);
+    // Wheel gestures over the plot: Shift+wheel and a sideways (trackpad) scroll pan by the pixels scrolled.
+    const box = (await page.locator('.rs-overlay').boundingBox())!;
+    const perPixel = width / box.width;
+    await page.mouse.move(box.x + box.width / 2, box.y + 30);
+    let before = await domain();
+    await page.keyboard.down('Shift');
+    await page.mouse.wheel(0, 100);
+    await page.keyboard.up('Shift');
+    await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
+    d = await domain();
+    assert.ok(near(d[0] - before[0], 100 * perPixel, width) && near(d[1] - d[0], width, width),
+      `Shift+wheel pans, not zooms: ${before} → ${d}`);
+    before = d;
+    await page.mouse.wheel(-150, 0);
+    await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
+    d = await domain();
+    assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width),
+      `sideways scrolling pans: ${before} → ${d}`);
+    await page.click('#rs-zoom-reset');
+    await frames(page);
+  });
+
   it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
     const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => `${'  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1)}${
       tr.querySelector('.rs-calltree-fn')?.textContent} ${tr.querySelector('.rs-calltree-self')?.textContent}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`));
@@ -265,16 +332,57 @@ describe('timeline webview in Chromium', function () {
     await page.click('vscode-option[value="thread"]');
     await page.waitForSelector('.rs-lane-label[data-lane="thread:101"]');
     const names = await page.$$eval('.rs-lane-name', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(names, ['◆ mem:counter:w', 'worker 100', 'worker 101 (pid 100)', '<img src=x onerror="window.__pwned=1"> 200']);
+    assert.deepEqual(names, ['◆ mem:counter:w', 'worker 100', 'worker 100', 'worker 101',
+      '<img src=x onerror="window.__pwned=1"> 200', '<img src=x onerror="window.__pwned=1"> 200']);
+    const processTitle = await page.getAttribute('.rs-lane-label[data-lane="process:100"] .rs-lane-name', 'title');
+    assert.equal(processTitle, 'worker 100: 2 threads');
+    assert.deepEqual(await page.$$eval('.rs-lane-label.rs-thread-lane', (els) => els.map((e) => (e as HTMLElement).dataset.lane)),
+      ['thread:100', 'thread:101', 'thread:200'], 'threads are indented under their process header');
+    // A long comm is cut, never the pid that tells the lane apart.
+    const cut = await page.$eval('.rs-lane-label[data-lane="process:200"] .rs-lane-name', (name) => {
+      const head = name.querySelector('.rs-lane-head') as HTMLElement;
+      const tail = name.querySelector('.rs-lane-tail') as HTMLElement;
+      return { tail: tail.textContent, headCut: head.scrollWidth > head.clientWidth,
+        tailShown: tail.getBoundingClientRect().right <= name.getBoundingClientRect().right + 0.5 };
+    });
+    assert.deepEqual(cut, { tail: '200', headCut: true, tailShown: true });
+    // Hiding a process's threads keeps its header, which sums them.
+    await page.click('.rs-lane-label[data-lane="process:100"] .rs-lane-toggle');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    assert.equal(await text(page, '.rs-lane-label[data-lane="process:100"] .rs-lane-count'), '13');
+    await page.click('.rs-lane-label[data-lane="process:100"] .rs-lane-toggle');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
     await page.fill('#rs-filter input', 'tid:101');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
     assert.equal(await text(page, '.rs-lane-count'), '5');
+    // The counts follow the filter, and Enter / Shift+Enter (or ↓ ↑) step through what it shows.
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '5 matches');
+    assert.match(await text(page, '.rs-status'), /^5 of 116 records/);
+    const tid101 = smallRows().flatMap((r, i) => (r.tid === 101 ? [i] : []));
+    const lastRow = async () => (await posted(page, 'detailsRequest')).at(-1)!.row;
+    await page.press('#rs-filter input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '1 of 5 matches');
+    assert.equal(await lastRow(), tid101[0]);
+    await page.press('#rs-filter input', 'Enter');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '2 of 5 matches');
+    assert.equal(await lastRow(), tid101[1]);
+    await page.press('#rs-filter input', 'Shift+Enter');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '1 of 5 matches');
+    await page.click('#rs-match-previous');
+    await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '5 of 5 matches');
+    assert.equal(await lastRow(), tid101[4], 'stepping back from the first wraps to the last');
+    // A filter that does not parse says why next to the box and leaves the lanes as they were.
+    await page.fill('#rs-filter input', 'foo:bar');
+    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent
+      ?.startsWith('unknown key "foo:" in "foo:bar"'));
+    assert.equal(await page.getAttribute('#rs-filter', 'aria-invalid'), 'true');
+    assert.equal(await page.locator('.rs-lane-label').count(), 2, 'the lanes are not emptied');
     await page.fill('#rs-filter input', 'pid:x');
     assert.equal(await text(page, '.rs-filter-error'), 'pid: expects a number, got "x"');
     await page.fill('#rs-filter input', 'sym:bump');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
     await page.fill('#rs-filter input', '');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
     // Persisted through the webview API's setState (debounced).
     await page.waitForFunction(() => {
       const s = (window as unknown as { __getState(): { grouping?: string; filter?: string } | undefined }).__getState();
@@ -296,17 +404,17 @@ describe('timeline webview in Chromium', function () {
     const [request] = (await waitPosted(page, 'fieldFilterRequest', before + 1)).slice(before);
     assert.deepEqual({ ...request, requestId: 0 }, { type: 'fieldFilterRequest', requestId: 0, snapshotId: 'snap-1', name: 'prev_pid', op: '=', value: '101' });
     assert.equal(await text(page, '.rs-filter-status'), 'filtering…');
-    assert.equal(await page.locator('.rs-lane-label').count(), 4, 'nothing is hidden before the host answers');
+    assert.equal(await page.locator('.rs-lane-label').count(), 6, 'nothing is hidden before the host answers');
     // The stand-in host: sched_switch records of thread 101 (snapshot-local rows).
     const matching = rows.flatMap((r, i) => (r.event === 0 && r.tid === 101 ? [i] : []));
     await answer(request.requestId as number, 'snap-1', { rows: matching });
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(matching.length));
     assert.equal(await text(page, '.rs-filter-status'), '');
     // Negated and combined with a column term: the cached answer is reused, no new request.
     await page.fill('#rs-filter input', 'event:sched -field.prev_pid=101');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1
-      && document.querySelector('.rs-lane-label')?.getAttribute('data-lane') === 'thread:100');
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2
+      && document.querySelectorAll('.rs-lane-label')[1]?.getAttribute('data-lane') === 'thread:100');
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.event === 0 && r.tid !== 101).length));
     assert.equal((await posted(page, 'fieldFilterRequest')).length, before + 1);
     // The host's error is shown, and the term matches nothing.
@@ -316,7 +424,7 @@ describe('timeline webview in Chromium', function () {
     await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent === 'field.nosuch: no event has that field');
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 0);
     await page.fill('#rs-filter input', '');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
   });
 
   it('collapses a lane from its label', async () => {
@@ -389,6 +497,122 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(lostRows, ['snapshot 1', 'cpu1', 'paused', '64 KiB', '1.0 MiB', '4.0 KiB', '7']);
   });
 
+  it('draws lost records and the overwritten part on the lane of their ring, with a tooltip saying how many and why', async () => {
+    const lossy = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await lossy.goto(served.url + '/');
+      await waitPosted(lossy, 'ready', 1);
+      await lossy.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('lossy'));
+      await lossy.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+      await frames(lossy);
+      const ink = (key: string, a: number, b: number) =>
+        lossy.evaluate(([k, t0, t1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1), [key, a, b] as const);
+      // 12 records went missing on CPU 0 between its sample at 50 µs and the LOST record at 75 µs.
+      assert.ok(await ink('cpu:0', 52 * US, 73 * US) > 50, 'the loss is drawn between 50 and 75 µs on CPU 0');
+      assert.equal(await ink('cpu:0', 81 * US, 89 * US), 0, 'nothing where nothing was lost');
+      assert.equal(await ink('cpu:1', 56 * US, 64 * US), 0, 'CPU 1 lost nothing');
+      const topColour = await lossy.evaluate((t) => {
+        const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
+        const lane = w.__lane('cpu:0');
+        const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+        const d = w.__domain();
+        const dpr = canvas.width / parseFloat(canvas.style.width);
+        const x = Math.floor((t - d[0]) / (d[1] - d[0]) * canvas.width);
+        return Array.from(canvas.getContext('2d')!.getImageData(x, Math.round(lane.top * dpr), 1, 1).data);
+      }, 62 * US);
+      assert.deepEqual(topColour, [0xf1, 0x4c, 0x4c, 255], 'a loss is edged in --vscode-charts-red');
+      const d0 = (await lossy.evaluate(() => (window as unknown as { __domain(): number[] }).__domain()))[0];
+      assert.ok(d0 < -US, `Fit leaves room before the oldest record: ${d0}`);
+      assert.ok(await ink('cpu:0', d0, -0.3 * US) > 0, 'the overwritten part is hatched before the oldest record CPU 0 kept');
+      assert.equal(await ink('cpu:1', d0, -0.3 * US), 0, 'CPU 1 overwrote nothing');
+      const hover = async (key: string, t: number) => {
+        type Points = { __point(k: string, t: number): { x: number; y: number } };
+        const p = await lossy.evaluate(([k, time]) => (window as unknown as Points).__point(k, time), [key, t] as const);
+        await lossy.mouse.move(p.x, p.y);
+        await lossy.waitForSelector('.rs-tooltip:not([hidden])');
+        return lossy.locator('.rs-tooltip').innerText();
+      };
+      const lostTip = await hover('cpu:0', 62 * US);
+      assert.match(lostTip,
+        /^12 records lost in ring cpu0 \(LOST\)\nin the 25\.00 µs before this record\n.*ring was paused while a snapshot was copied/);
+      const overwrittenTip = await hover('cpu:0', d0 / 2);
+      assert.match(overwrittenTip,
+        /^about 64 records, 4\.0 KiB overwritten in ring cpu0\nbefore its oldest record kept \(lossy snapshot\)/);
+    } finally {
+      await lossy.close();
+    }
+  });
+
+  it('at 1280 px: the plot takes the width, the tables fit, the drawer resizes and is remembered, the meter is themed', async () => {
+    const narrow = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await narrow.goto(served.url + '/');
+      await waitPosted(narrow, 'ready', 1);
+      await narrow.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
+      await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList', budget: { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 },
+        watches: [{
+          id: 'w1',
+          location: { kind: 'line', file: '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c', line: 4242 },
+          type: 'rw', length: 8, target: { kind: 'process', pid: 200 }, pinned: true, enabled: true, hits: 123456789,
+          resolvedAddress: '0x404028',
+        }],
+      }));
+      await narrow.waitForSelector('tr[data-watch-id="w1"]');
+      await narrow.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
+      await frames(narrow);
+      const layout = await narrow.evaluate(() => {
+        const fits = (selector: string) => {
+          const e = document.querySelector(selector) as HTMLElement;
+          return { scroll: e.scrollWidth, client: e.clientWidth };
+        };
+        const meter = document.querySelector('.rs-budget-meter') as HTMLElement;
+        return {
+          page: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
+          plot: parseFloat((document.querySelector('.rs-canvas') as HTMLElement).style.width),
+          coverage: fits('.rs-coverage-table'), coverageSection: fits('.rs-coverage-list'),
+          watch: fits('.rs-watch-table'), watchSection: fits('.rs-watch'), drawer: fits('.rs-drawer'),
+          meterBackground: getComputedStyle(meter).backgroundColor,
+          meterFill: (meter.firstElementChild as HTMLElement).getBoundingClientRect().width,
+          locationTitle: (document.querySelector('tr[data-watch-id="w1"] td') as HTMLElement).title,
+        };
+      });
+      assert.ok(layout.page.scroll <= layout.page.client, `no horizontal scrolling: ${JSON.stringify(layout.page)}`);
+      assert.ok(layout.plot >= 1280 - 190 - 24, `the plot takes the width beside the lane labels: ${layout.plot} px`);
+      for (const k of ['coverage', 'coverageSection', 'watch', 'watchSection', 'drawer'] as const) {
+        assert.ok(layout[k].scroll <= layout[k].client, `${k} fits without scrolling sideways: ${JSON.stringify(layout[k])}`);
+      }
+      assert.equal(layout.locationTitle, '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c:4242 (0x404028)');
+      assert.equal(layout.meterBackground, 'rgb(60, 60, 60)', '0/4 draws the dark theme\'s input background, not a white bar');
+      assert.equal(layout.meterFill, 0);
+      await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList', budget: { used: 2, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 2 }, watches: [] }));
+      await narrow.waitForFunction(() => document.querySelector('.rs-budget-meter')?.getAttribute('aria-valuenow') === '2');
+      const half = await narrow.evaluate(() => {
+        const m = document.querySelector('.rs-budget-meter') as HTMLElement;
+        return (m.firstElementChild as HTMLElement).getBoundingClientRect().width / m.clientWidth;
+      });
+      assert.ok(Math.abs(half - 0.5) < 0.05, `2/4 fills half: ${half}`);
+      // Drag the handle up by 100 px: the drawer grows by as much and the page remembers its height.
+      const drawerHeight = () => narrow.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height);
+      const before = await drawerHeight();
+      const handle = (await narrow.locator('.rs-drawer-handle').boundingBox())!;
+      await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+      await narrow.mouse.down();
+      await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2 - 100, { steps: 5 });
+      await narrow.mouse.up();
+      assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100);
+      type Saved = { __getState(): { drawerHeight?: number } | undefined };
+      await narrow.waitForFunction((h) => (window as unknown as Saved).__getState()?.drawerHeight === h, Math.round(before) + 100);
+      await narrow.focus('.rs-drawer-handle');
+      await narrow.keyboard.press('ArrowDown');
+      assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100 - 24);
+      await narrow.screenshot({ path: path.join(ARTIFACTS, 'webview-1280.png') });
+    } finally {
+      await narrow.close();
+    }
+  });
+
   it('appends a live snapshot without moving the view, and follows it when asked', async () => {
     const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
     const before = await domain();
@@ -449,6 +673,8 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(lanes, [['watch:mem:counter:w', false], ['event:syscalls:sys_enter_read', false], ['event:syscalls:sys_exit_read', false],
       ['event:cpu-clock', true]]);
     assert.equal(await restored.inputValue('#rs-filter input'), '-event:sched');
+    const drawer = await restored.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height);
+    assert.equal(drawer, 200, 'the drawer keeps its height');
     await restored.close();
   });
 

@@ -1,0 +1,80 @@
+// The bottom drawer under the timeline (as Perfetto's details panel): the record details, range summary, call tree,
+// coverage and breakpoint sections side by side, so the plot keeps the whole width. A handle above it resizes it by
+// dragging or with the arrow keys; the page remembers the height (view-state.ts).
+
+import { el } from './dom';
+
+export const DEFAULT_DRAWER_HEIGHT = 280;
+/** The least the drawer and the timeline above it keep, in CSS pixels. */
+export const MIN_DRAWER_HEIGHT = 60;
+export const MIN_TIMELINE_HEIGHT = 160;
+const KEY_STEP = 24;
+
+/** A drawer height that leaves the timeline its minimum within `available` pixels (drawer and timeline together). Pure. */
+export function clampDrawerHeight(height: number, available: number): number {
+  const most = Math.max(MIN_DRAWER_HEIGHT, available - MIN_TIMELINE_HEIGHT);
+  return Math.round(Math.min(most, Math.max(MIN_DRAWER_HEIGHT, Number.isFinite(height) ? height : DEFAULT_DRAWER_HEIGHT)));
+}
+
+export class Drawer {
+  /** Where the sections go. */
+  readonly element: HTMLElement;
+  private readonly handle: HTMLElement;
+  private wanted: number;
+
+  /**
+   * `available` measures the height the drawer shares with the timeline; `onResized` is told the new height when
+   * the user has resized it (to save it).
+   */
+  constructor(parent: HTMLElement, height: number | undefined, private readonly available: () => number,
+    private readonly onResized: (height: number) => void) {
+    this.wanted = height ?? DEFAULT_DRAWER_HEIGHT;
+    this.handle = el('div', 'rs-drawer-handle', parent);
+    this.handle.setAttribute('role', 'separator');
+    this.handle.setAttribute('aria-orientation', 'horizontal');
+    this.handle.setAttribute('aria-label', 'Resize the details drawer (drag, or Up and Down arrows)');
+    this.handle.tabIndex = 0;
+    this.element = el('aside', 'rs-side rs-drawer', parent);
+    this.element.setAttribute('aria-label', 'Details');
+    this.handle.addEventListener('pointerdown', (e) => this.startDrag(e));
+    this.handle.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+      e.preventDefault();
+      this.setHeight(this.height + (e.key === 'ArrowUp' ? KEY_STEP : -KEY_STEP));
+      this.onResized(this.height);
+    });
+    new ResizeObserver(() => this.apply()).observe(parent);
+    this.apply();
+  }
+
+  get height(): number { return clampDrawerHeight(this.wanted, this.available()); }
+
+  setHeight(height: number): void {
+    this.wanted = clampDrawerHeight(height, this.available());
+    this.apply();
+  }
+
+  private apply(): void {
+    const h = this.height;
+    this.element.style.height = `${h}px`;
+    this.handle.setAttribute('aria-valuenow', String(h));
+  }
+
+  private startDrag(e: PointerEvent): void {
+    if (e.button !== 0) return;
+    e.preventDefault();
+    this.handle.setPointerCapture(e.pointerId);
+    const startY = e.clientY;
+    const startHeight = this.height;
+    const move = (m: PointerEvent) => this.setHeight(startHeight + (startY - m.clientY));
+    const end = () => {
+      this.handle.removeEventListener('pointermove', move);
+      this.handle.removeEventListener('pointerup', end);
+      this.handle.removeEventListener('pointercancel', end);
+      this.onResized(this.height);
+    };
+    this.handle.addEventListener('pointermove', move);
+    this.handle.addEventListener('pointerup', end);
+    this.handle.addEventListener('pointercancel', end);
+  }
+}

@@ -1,0 +1,27 @@
+// The colour legend: one entry per event, in the colour its records are drawn in on the lanes (event i in theme
+// colour i % PALETTE_SIZE, set as a CSS variable so it follows the theme like the canvas does).
+
+import type { StoreEvent } from './store';
+import { el } from './dom';
+
+/** How many event colours the theme gives (--rs-palette-0 … in timeline.css); event i is drawn in colour i % PALETTE_SIZE. */
+export const PALETTE_SIZE = 8;
+
+/** The entries the legend shows: each event's name and the CSS colour its ticks use. Pure. */
+export function legendEntries(events: readonly StoreEvent[]): { readonly name: string; readonly color: string }[] {
+  return events.map((e, i) => ({ name: e.name, color: `var(--rs-palette-${i % PALETTE_SIZE})` }));
+}
+
+export function renderLegend(target: HTMLElement, events: readonly StoreEvent[]): void {
+  target.replaceChildren();
+  target.hidden = events.length === 0;
+  for (const entry of legendEntries(events)) {
+    const item = el('span', 'rs-legend-item', target);
+    item.dataset.event = entry.name;
+    item.setAttribute('role', 'listitem');
+    const swatch = el('span', 'rs-legend-swatch', item);
+    swatch.style.background = entry.color;
+    swatch.setAttribute('aria-hidden', 'true');
+    el('span', 'rs-legend-name', item, entry.name);
+  }
+}
