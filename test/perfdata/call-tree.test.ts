@@ -10,7 +10,7 @@ import { SnapshotSymbols } from '../../native/cli/symbols';
 import { snapshotStacks } from '../../host/stacks';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import { buildCallTree, selfByFunction } from '../../webview/call-tree';
-import { fixture, perfOutput, perfRecord, tempDir } from './perf-tools';
+import { fixture, perfOutput, perfRecord, tempDir, withFirstPltStubAsInit } from './perf-tools';
 
 /** `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart. */
 function perfSelfCounts(file: string): { named: Map<string, number>; unresolved: number; total: number } {
@@ -44,8 +44,9 @@ describe('call tree of a perf.data equals perf report --no-children', function (
     const symbols = new SnapshotSymbols();
     symbols.learn(decoded); // the file's own MMAP2/COMM/FORK records, as the panel's session does
     const { table, stackOf } = snapshotStacks(decoded, symbols.frames);
-    const ours = new Map<string, number>();
-    for (const [name, count] of selfByFunction(table, stackOf)) ours.set(table.names[name], count);
+    const named = new Map<string, number>();
+    for (const [name, count] of selfByFunction(table, stackOf)) named.set(table.names[name], count);
+    const ours = withFirstPltStubAsInit(named, fixture('pd_work'));
     const theirs = perfSelfCounts(file);
     assert.ok(theirs.total > 100, `${theirs.total} samples`);
     assert.ok((theirs.named.get('pd_inner') ?? 0) > theirs.total / 2, 'most samples in pd_inner');
