@@ -12,6 +12,7 @@ import type { PerfEventAttr } from '../abi/attr';
 import { MmapPage } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
+import { pauseRings, snapshotRings } from './snapshot-loop';
 
 /**
  * What the owner of borrowed rings needs to know about us: that we are about to pause its rings
@@ -215,26 +216,9 @@ export class AttachedRingSource {
   snapshot(): RawSnapshot {
     this.assertLive();
     const takenAtMs = Date.now();
-    const copies: RingCopy[] = [];
-    const pauseWindowNs: number[] = [];
     if (!this.paused) this.takeLease();
-    for (const attached of this.rings) {
-      if (attached.kind === 'backward') {
-        if (this.paused) {
-          // Already paused by the user: copy as is, and leave it paused.
-          const result = attached.ring.copyQuiescent();
-          copies.push(attached.ring.toCopy(result.bytes, result.validBytes, result.written, 'paused'));
-          pauseWindowNs.push(0);
-        } else {
-          const { copy, pauseWindowNs: window } = attached.ring.snapshot();
-          copies.push(copy);
-          pauseWindowNs.push(window);
-        }
-      } else {
-        copies.push(attached.ring.peek());
-        pauseWindowNs.push(0);
-      }
-    }
+    // Rings the user paused are copied as they are, and stay paused.
+    const { rings: copies, pauseWindowNs } = snapshotRings(this.rings, this.paused);
     if (!this.paused) this.releaseLease();
     this.warmer.schedule();
     return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
@@ -243,13 +227,13 @@ export class AttachedRingSource {
   pause(): void {
     this.assertLive();
     this.takeLease();
-    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(true);
+    pauseRings(this.rings, true);
     this.paused = true;
   }
 
   resume(): void {
     this.assertLive();
-    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(false);
+    pauseRings(this.rings, false);
     this.paused = false;
     this.releaseLease();
   }
