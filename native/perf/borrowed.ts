@@ -4,7 +4,6 @@
 // snapshotted like our own (pause -> copy -> resume on the shared ring). A forward ring belongs to
 // its owner's reader: it is only peeked at, [data_tail, data_head), and data_tail never moves.
 
-import { readFileSync } from 'node:fs';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
 import { adoptEventFd, type PerfEventFd } from './events';
@@ -13,6 +12,7 @@ import { MmapPage } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
 import { pauseRings, snapshotRings } from './snapshot-loop';
+import { readProcessStat } from './procfs';
 
 /**
  * What the owner of borrowed rings needs to know about us: that we are about to pause its rings
@@ -30,13 +30,8 @@ export interface RingOwner {
 
 /** Whether a process is alive (not exited, not a zombie). */
 export function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const stat = readProcessStat(pid);
+  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
 }
 
 /** Live facts about one ring, read from its header page without pausing it. */

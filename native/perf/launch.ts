@@ -1,11 +1,12 @@
 // Launching the command a recording follows: spawned without address-space randomisation behind a
 // wrapper shell that waits for a go byte, so the recording's events are open (enable_on_exec)
-// before the command's first instruction; how it ended; ending it.
+// before the command's first instruction; how it ended; ending it and everything it started.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import * as libc from '../sys/libc';
+import { processGroupMembers } from './procfs';
 import type { RecorderTarget } from './recorder-options';
 
 /** How a launched command ended: its exit code, or the signal that killed it. */
@@ -27,8 +28,25 @@ export function describeExit(exit: ChildExit): string {
 /** The launch wrapper: wait for the go byte on fd 3, drop fd 3, become the command (same pid). */
 const LAUNCH_WRAPPER = 'read _ <&3 || exit 125; exec 3<&-; exec "$@"';
 const WRAPPER_MARKER = 'read _ <&3';
+/** How long end() waits for the group to go after SIGKILL (an orphan nobody reaps stays a zombie, which is not counted). */
+const KILL_WAIT_MS = 2000;
+/** How often end() looks for the group's processes in /proc. */
+const GROUP_POLL_MS = 20;
 
-/** A command started by a recording: held at the wrapper's `read` until released. */
+async function waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, GROUP_POLL_MS));
+  }
+  return true;
+}
+
+/**
+ * A command started by a recording: held at the wrapper's `read` until released. It runs in a
+ * session and process group of its own (its pid is the group id), so ending it reaches every
+ * process it forked too, and a terminal's Ctrl-C reaches Ringside, which ends the group.
+ */
 export class LaunchedCommand {
   private released = false;
   /** The exit code once the command exited (null when a signal ended it); undefined while it runs. */
@@ -64,6 +82,8 @@ export class LaunchedCommand {
         cwd: target.cwd,
         env: target.env ? { ...target.env } : process.env,
         stdio: [stdin, stdout, stderr, 'pipe'],
+        // setsid(): the wrapper, then the command, leads a new process group that its children join.
+        detached: true,
       });
     } finally {
       libc.personality(previous);
@@ -114,27 +134,40 @@ export class LaunchedCommand {
     }
   }
 
-  /** Ends the command if it still runs: SIGTERM, then SIGKILL once `graceMs` has passed; resolves when it has exited. */
+  /** Live processes of the command's group: the command and whatever it forked that did not leave the group. */
+  groupMembers(): number[] {
+    return processGroupMembers(this.pid);
+  }
+
+  /**
+   * Ends the command and every process of its group: SIGTERM to the group, then SIGKILL once
+   * `graceMs` has passed; resolves with how the command ended once the group is gone. Processes the
+   * command left behind when it exited by itself are ended the same way.
+   */
   async end(graceMs = 2000): Promise<ChildExit> {
-    const child = this.child;
-    if (this.running) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); }, graceMs);
-      // The child's own handle keeps a waiting caller's process alive; this timer need not.
-      timer.unref();
-      try {
-        return await this.exitStatus;
-      } finally {
-        clearTimeout(timer);
-      }
+    const gone = () => !this.running && this.groupMembers().length === 0;
+    if (gone()) return this.exitStatus;
+    this.signalGroup('SIGTERM');
+    if (!(await waitUntil(gone, graceMs))) {
+      this.signalGroup('SIGKILL');
+      await waitUntil(gone, KILL_WAIT_MS);
     }
     return this.exitStatus;
   }
 
-  /** Kills a command that was never released, and closes the go pipe. */
+  /** Kills a command that was never released (only the wrapper runs then), and closes the go pipe. */
   dispose(): void {
-    if (!this.released && this.child.exitCode === null) this.child.kill('SIGKILL');
+    if (!this.released && this.running) this.signalGroup('SIGKILL');
     destroyGoPipe(this.child);
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    try {
+      process.kill(-this.pid, signal);
+    } catch (error) {
+      // ESRCH: nothing is left in the group.
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
   }
 }
 

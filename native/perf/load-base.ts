@@ -26,7 +26,8 @@ function realPath(file: string): string {
 export function checkBase(pid: number, exePath: string, expectedBase: bigint, actual: bigint, source: string): void {
   if (actual !== expectedBase) {
     throw new LoadBaseMismatchError(
-      `${exePath} is loaded at 0x${actual.toString(16)} in process ${pid} (${source}), not at the expected 0x${expectedBase.toString(16)}: ` +
+      `${exePath} is loaded at 0x${actual.toString(16)} in process ${pid} (${source}), ` +
+      `not at the expected 0x${expectedBase.toString(16)}: ` +
       'address-space randomisation was not disabled (or the binary changed), so breakpoints on its symbols point elsewhere',
       pid, exePath, expectedBase, actual);
   }
@@ -46,10 +47,14 @@ export function verifyLoadBase(pid: number, exePath: string, expectedBase: bigin
     maps = [];
   }
   // A process that exited (or a zombie) has no maps left to check.
-  if (maps.length === 0) throw new LoadBaseMismatchError(`cannot verify the load address of ${exePath}: process ${pid} has exited`, pid, exePath, expectedBase, null);
+  if (maps.length === 0) {
+    const message = `cannot verify the load address of ${exePath}: process ${pid} has exited`;
+    throw new LoadBaseMismatchError(message, pid, exePath, expectedBase, null);
+  }
   const mapping = maps.find((m) => (m.path === wanted || m.path === exePath) && m.pgoff === 0n);
   if (!mapping) {
-    throw new LoadBaseMismatchError(`${exePath} is not mapped in process ${pid}; symbol addresses cannot be trusted`, pid, exePath, expectedBase, null);
+    const message = `${exePath} is not mapped in process ${pid}; symbol addresses cannot be trusted`;
+    throw new LoadBaseMismatchError(message, pid, exePath, expectedBase, null);
   }
   checkBase(pid, exePath, expectedBase, mapping.start, '/proc/PID/maps');
 }

@@ -65,7 +65,8 @@ export function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget,
  * unwinder reads .eh_frame_hdr through the read-only segment that maps it, so an exported perf.data
  * needs those mappings for perf to unwind it.
  */
-export function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean, userStacks: boolean): PerfEventAttr {
+export function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean,
+  userStacks: boolean): PerfEventAttr {
   const launch = target.kind === 'launch';
   return {
     type: PerfType.SOFTWARE,

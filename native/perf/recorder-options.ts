@@ -10,7 +10,8 @@ export type RecorderTarget =
   | { kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: LaunchStdio };
 
 /** How the launched command's stdin/stdout/stderr are wired: one choice for all three, or one each (an fd number reuses ours). */
-export type LaunchStdio = 'inherit' | 'ignore' | 'pipe' | readonly ['inherit' | 'ignore' | 'pipe' | number, 'inherit' | 'ignore' | 'pipe' | number, 'inherit' | 'ignore' | 'pipe' | number];
+export type LaunchStdio = StdioChoice | readonly [StdioChoice | number, StdioChoice | number, StdioChoice | number];
+type StdioChoice = 'inherit' | 'ignore' | 'pipe';
 
 export interface RecorderOptions {
   readonly events: readonly ResolvedEvent[];

@@ -9,7 +9,9 @@
 import type { PerfEventAttr } from '../abi/attr';
 import { Sample } from '../abi/uapi';
 import { openEvent, type PerfEventFd } from './events';
-import { BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats } from './ring';
+import {
+  BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
+} from './ring';
 import { onlineCpus, threadsOf, synthesizeSideband, allPids } from './procfs';
 import type { ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../abi/snapshot';
@@ -48,8 +50,15 @@ type PrimaryFds = ReadonlyMap<number, PerfEventFd>;
  * them); `firstLive`: those of the ring that records first (a resize enables them).
  */
 type RingUnit =
-  | { readonly kind: 'backward'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds; readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[] }
-  | { readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair; readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>; readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[] }
+  | {
+    readonly kind: 'backward'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds;
+    readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[];
+  }
+  | {
+    readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair;
+    readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>;
+    readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[];
+  }
   | { readonly kind: 'forward'; readonly ring: ForwardRing };
 
 /** What openOnSlot opened: the ring, the fds redirected into it, and each event's first fd. */
@@ -146,25 +155,32 @@ export class Recorder {
     const unarmed = [...this.unarmedSites].map(([index, sites]) => {
       const event = this.plan.events[index];
       const total = (event.extraSites?.length ?? 0) + 1;
-      return `${event.name}: ${total - sites.size} of ${total} places armed; no debug register left for ${[...sites.values()].join(', ')} (x86 has 4 per task and CPU)`;
+      const left = [...sites.values()].join(', ');
+      const armed = `${total - sites.size} of ${total} places armed`;
+      return `${event.name}: ${armed}; no debug register left for ${left} (x86 has 4 per task and CPU)`;
     });
     return [...this.limitationList, ...unarmed, ...(this.growth?.notes ?? [])];
   }
 
   static async open(options: RecorderOptions): Promise<Recorder> {
     const pages = options.pages ?? DEFAULT_RING_PAGES;
-    if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0) throw new RangeError(`--pages must be a power of two, got ${pages}`);
+    if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0) {
+      throw new RangeError(`--pages must be a power of two, got ${pages}`);
+    }
     if (options.events.length === 0) throw new Error('a recording needs at least one event');
     const mode: CopyMode = options.useZeroCopy === false ? 'memcpy' : defaultCopyMode();
     const access = options.access ?? readPerfAccess();
     const plan = planForAccess(options.events, options.target.kind, access);
     const sizes = ringSizesFor(options, plan.events, access);
     const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
-      ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; threads it creates later are not watched`
+      ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
+        'threads it creates later are not watched'
       : null;
     const delivery = plan.events.some((event) => event.isBreakpoint) ? breakpointDelivery() : null;
     const silentBreakpoints = delivery?.state === 'silent' ? delivery.message : null;
-    if (options.windowSec !== undefined && !(options.windowSec > 0)) throw new RangeError(`--window must be a positive number of seconds, got ${options.windowSec}`);
+    if (options.windowSec !== undefined && !(options.windowSec > 0)) {
+      throw new RangeError(`--window must be a positive number of seconds, got ${options.windowSec}`);
+    }
     const recorder = new Recorder(options, mode, plan, sizes,
       [plan.limitation, sizes.note, perThread, silentBreakpoints].filter((line): line is string => line !== null), access);
     try {
@@ -214,7 +230,9 @@ export class Recorder {
         const tids = threadsOf(target.pid);
         if (tids.length === 0) throw new Error(`process ${target.pid} has no threads left to trace (it exited)`);
         // Breakpoints: one fd per existing thread on any CPU (see followsNewThreads).
-        if (!followsNewThreads(target, this.plan.events)) return tids.map((tid) => ({ pid: tid, cpu: -1, label: `tid ${tid}`, tids: [tid] }));
+        if (!followsNewThreads(target, this.plan.events)) {
+          return tids.map((tid) => ({ pid: tid, cpu: -1, label: `tid ${tid}`, tids: [tid] }));
+        }
         // Like `perf record -p`: one inherited fd per thread per CPU, so threads created after the
         // attach are followed too (the kernel refuses to mmap an inherited cpu -1 event). Per CPU
         // one ring per event; the other threads' fds write into it.
@@ -236,7 +254,8 @@ export class Recorder {
     const { events } = this.plan;
     const { sidebandPages } = this.sizes;
     const pages = only?.pages ?? this.sizes.pages;
-    const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
+    const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr =>
+      ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
     if (!only) {
       events.forEach((event, index) => {
         this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
@@ -250,7 +269,8 @@ export class Recorder {
     for (const slot of slots) {
       let slotOpened = false;
       for (const group of groups) {
-        const members = group.eventIndices.map((eventIndex) => ({ eventIndex, attr: only ? disabledUntilSwap(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
+        const members = group.eventIndices.map((eventIndex) =>
+          ({ eventIndex, attr: only ? disabledUntilSwap(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
         const names = group.eventIndices.map((index) => events[index].name);
         const ringId = this.nextRingId++;
         const label = allGroups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
@@ -274,7 +294,8 @@ export class Recorder {
           const pair = new GapFreeRingPair(first.ring, standby.ring, { first: first.followers, second: standby.followers });
           const firstLive = [first.ring.event, ...first.followers];
           const fds = [...firstLive, standby.ring.event, ...standby.followers];
-          this.units.push({ kind: 'pair', group, pair, primaries: new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]), fds, firstLive });
+          const primaries = new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]);
+          this.units.push({ kind: 'pair', group, pair, primaries, fds, firstLive });
         } else {
           const fds = [first.ring.event, ...first.followers];
           this.units.push({ kind: 'backward', group, ring: first.ring, primaries: first.primaries, fds, firstLive: fds });
@@ -282,7 +303,8 @@ export class Recorder {
       }
       if (slotOpened) opened++;
       if (slotOpened && !only && this.options.sideband !== false) {
-        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel, followsNewThreads(target, events),
+        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel,
+          followsNewThreads(target, events),
           events.some((event) => (event.attr.sampleType & Sample.STACK_USER) !== 0));
         this.fdsByEvent[sidebandIndex] ??= [];
         const ringId = this.nextRingId++;
@@ -310,7 +332,8 @@ export class Recorder {
    * Every fd goes into fdsByEvent (their ids identify records; dispose closes them). Null when
    * every thread has exited.
    */
-  private openOnSlot<R extends { dispose(): void; addWriter(fd: PerfEventFd): void }>(members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
+  private openOnSlot<R extends { dispose(): void; addWriter(fd: PerfEventFd): void }>(
+    members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
     map: (owner: PerfEventFd) => R): OpenedGroup<R> | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
@@ -439,7 +462,8 @@ export class Recorder {
   private grow(pages: number): void {
     const ownRing = new Set(this.options.ownRing);
     const groups = ringGroupsFor(this.plan.events, this.options.gapFree ?? false, ownRing).filter((group) => isGrowable(group, ownRing));
-    const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> => unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
+    const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> =>
+      unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
     const firstNew = this.units.length;
     // New fds are appended to each event's list: a failed resize closes exactly those.
     const fdCounts = this.fdsByEvent.map((fds) => fds?.length ?? 0);
@@ -519,7 +543,8 @@ export class Recorder {
     }));
     const sidebandIndex = this.plan.events.length;
     if (this.attrs[sidebandIndex]) {
-      descriptions.push({ index: sidebandIndex, name: 'sideband', attr: this.attrs[sidebandIndex], ids: (this.fdsByEvent[sidebandIndex] ?? []).map((fd) => fd.id()) });
+      const ids = (this.fdsByEvent[sidebandIndex] ?? []).map((fd) => fd.id());
+      descriptions.push({ index: sidebandIndex, name: 'sideband', attr: this.attrs[sidebandIndex], ids });
     }
     return descriptions;
   }
@@ -538,7 +563,8 @@ export class Recorder {
     // time, and keep the retired records until the grown rings hold the window by themselves.
     if (this.options.gapFree) this.retired = [];
     this.warmer.schedule();
-    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes: this.synthesize(), limitations: this.limitations };
+    const processes = this.synthesize();
+    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations };
   }
 
   private synthesize(): ProcessSideband[] {

@@ -26,11 +26,14 @@ export function pagesForWindow(bytesPerSec: number, windowSec: number, pageBytes
  * The largest power-of-two page count the growable rings may have while the current set is still
  * mapped: `current` is the growable rings' size, `fixedPages` that of the rings a resize leaves alone.
  */
-export function growthCeiling(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess, current: RingSizes, fixedPages: number): number {
+export function growthCeiling(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess, current: RingSizes,
+  fixedPages: number): number {
   const budget = access.lockedPagesBudget;
   if (budget === null) return Number.MAX_SAFE_INTEGER;
   const { slots, flightRings, growableRings, sidebandRings } = ringCounts(options, events);
-  const mapped = slots * ((flightRings - growableRings) * (fixedPages + 1) + growableRings * (current.pages + 1) + sidebandRings * (current.sidebandPages + 1));
+  const perSlot = (flightRings - growableRings) * (fixedPages + 1) + growableRings * (current.pages + 1) +
+    sidebandRings * (current.sidebandPages + 1);
+  const mapped = slots * perSlot;
   const free = budget - mapped;
   let pages = 0;
   while (growableRings > 0 && slots * growableRings * (pages * 2 + 1) <= free) pages = pages === 0 ? 1 : pages * 2;
@@ -81,19 +84,25 @@ export class RingGrowth {
       if (!last || written <= last.written || now <= last.atMs) continue;
       const bytesPerSec = Number(written - last.written) / ((now - last.atMs) / 1000);
       const coverageSec = ring.dataSize / bytesPerSec;
-      if (coverageSec < windowSec && (!worst || coverageSec < worst.coverageSec)) worst = { coverageSec, bytesPerSec, label: ring.meta.label };
+      if (coverageSec < windowSec && (!worst || coverageSec < worst.coverageSec)) {
+        worst = { coverageSec, bytesPerSec, label: ring.meta.label };
+      }
     }
     for (const ring of this.lastWritten.keys()) if (!seen.has(ring)) this.lastWritten.delete(ring);
     if (!worst) return { allWrapped };
     const current = currentPages;
     const wanted = pagesForWindow(worst.bytesPerSec, windowSec, this.access.pageSize, current * 2);
     const limit = ceiling();
-    const why = `${worst.label} kept ${worst.coverageSec.toFixed(3)} s of history (written at ${Math.round(worst.bytesPerSec / 1024)} KiB/s), less than the ${windowSec} s window`;
+    const rate = `${Math.round(worst.bytesPerSec / 1024)} KiB/s`;
+    const kept = `${worst.coverageSec.toFixed(3)} s of history (written at ${rate})`;
+    const why = `${worst.label} kept ${kept}, less than the ${windowSec} s window`;
     // Seconds since the recording opened, not a clock time: the timeline labels a note by its text before the first ':'.
     const at = `${((performance.now() - this.openedAtMs) / 1000).toFixed(1)} s after the recording started`;
     if (limit <= current) {
       this.stopped = true;
-      this.notes.push(`rings stay at ${current} pages (${at}): ${why}, and the locked-memory budget (${kib(this.access.lockedPagesBudget ?? 0, this.access)}) leaves no room for larger ones while both sets are mapped`);
+      const budget = kib(this.access.lockedPagesBudget ?? 0, this.access);
+      this.notes.push(`rings stay at ${current} pages (${at}): ${why}, and the locked-memory budget (${budget}) ` +
+        'leaves no room for larger ones while both sets are mapped');
       return { allWrapped };
     }
     const pages = Math.min(wanted, limit);
@@ -103,10 +112,12 @@ export class RingGrowth {
       grow(pages);
     } catch (error) {
       this.stopped = true;
-      this.notes.push(`rings stay at ${current} pages (${at}): ${why}, but opening ${pages}-page rings failed: ${error instanceof Error ? error.message : String(error)}`);
+      const cause = error instanceof Error ? error.message : String(error);
+      this.notes.push(`rings stay at ${current} pages (${at}): ${why}, but opening ${pages}-page rings failed: ${cause}`);
       return { allWrapped };
     }
-    this.notes.push(`rings resized from ${current} to ${pages} pages in ${(performance.now() - started).toFixed(1)} ms (${at}): ${why}${capped}`);
+    const took = `${(performance.now() - started).toFixed(1)} ms`;
+    this.notes.push(`rings resized from ${current} to ${pages} pages in ${took} (${at}): ${why}${capped}`);
     if (pages < wanted) this.stopped = true;
     return { allWrapped };
   }
@@ -137,7 +148,9 @@ export function oldestSampleTime(copy: RingCopy | null): bigint | null {
   for (let offset = 0; offset + 8 <= copy.validBytes;) {
     const size = view.getUint16(offset + 6, true);
     if (size < 8 || offset + size > copy.validBytes) break;
-    if (view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8) oldest = view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true);
+    if (view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8) {
+      oldest = view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true);
+    }
     offset += size;
   }
   return oldest;

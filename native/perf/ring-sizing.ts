@@ -38,7 +38,14 @@ export function kib(pages: number, access: PerfAccess): string {
  * rings per slot (one per ring group, two for a gap-free pair), of which `growableRings` are reopened
  * when the rings grow (all but the trigger events' own rings), and side-band rings per slot.
  */
-export function ringCounts(options: RecorderOptions, events: readonly ResolvedEvent[]): { slots: number; flightRings: number; growableRings: number; sidebandRings: number } {
+export interface RingCounts {
+  readonly slots: number;
+  readonly flightRings: number;
+  readonly growableRings: number;
+  readonly sidebandRings: number;
+}
+
+export function ringCounts(options: RecorderOptions, events: readonly ResolvedEvent[]): RingCounts {
   const ownRing = new Set(options.ownRing);
   const groups = ringGroupsFor(events, options.gapFree ?? false, ownRing);
   const target = options.target;
@@ -68,22 +75,26 @@ export function ringSizesFor(options: RecorderOptions, events: readonly Resolved
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
   const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
     `plus RLIMIT_MEMLOCK (ulimit -l) = ${(access.memlockLimitBytes ?? 0) / 1024} KiB for this process`;
-  const fix = `raise it with \`sudo sysctl ${MLOCK_SYSCTL}=${Math.ceil((cost(asked, askedSideband) * access.pageSize) / 1024 / access.onlineCpus)}\` or \`ulimit -l\`, or grant CAP_IPC_LOCK`;
+  const neededKb = Math.ceil((cost(asked, askedSideband) * access.pageSize) / 1024 / access.onlineCpus);
+  const fix = `raise it with \`sudo sysctl ${MLOCK_SYSCTL}=${neededKb}\` or \`ulimit -l\`, or grant CAP_IPC_LOCK`;
   let pages = asked;
   let sidebandPages = askedSideband;
   while (cost(pages, sidebandPages) > budget && (pages > 1 || sidebandPages > 1)) {
     if (pages >= sidebandPages && pages > 1) pages /= 2;
     else sidebandPages /= 2;
   }
-  const rings = `${slots * flightRings} flight-recorder ring(s) of ${asked} pages and ${slots * sidebandRings} side-band ring(s) of ${askedSideband} pages`;
+  const rings = `${slots * flightRings} flight-recorder ring(s) of ${asked} pages and ` +
+    `${slots * sidebandRings} side-band ring(s) of ${askedSideband} pages`;
   if (options.pages !== undefined || cost(pages, sidebandPages) > budget) {
     const fits = cost(pages, sidebandPages) <= budget ? `; --pages ${pages} fits` : '';
     throw new AccessError(
-      `${rings} need ${kib(cost(asked, askedSideband), access)} of locked memory, more than the ${kib(budget, access)} perf lets this user lock (${limits})`,
+      `${rings} need ${kib(cost(asked, askedSideband), access)} of locked memory, ` +
+      `more than the ${kib(budget, access)} perf lets this user lock (${limits})`,
       `${fix}${fits}`);
   }
   return {
     pages, sidebandPages,
-    note: `rings are ${pages} pages (asked ${asked}) to fit the ${kib(budget, access)} of locked memory perf lets this user lock (${limits}); ${fix}`,
+    note: `rings are ${pages} pages (asked ${asked}) to fit the ${kib(budget, access)} of locked memory perf lets this user lock ` +
+      `(${limits}); ${fix}`,
   };
 }
