@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
-import { DEFAULT_RING_PAGES } from '../../native/perf/recorder';
+import { DEFAULT_RING_PAGES } from '../../native/perf/ring-sizing';
 import { borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from '../../native/attach/foreign';
 import { AttachCancelledError } from '../../native/perf/borrowed';
 import { attachPersistentEvent, listPersistentEvents } from '../session/persistent-events';

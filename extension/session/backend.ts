@@ -3,7 +3,8 @@
 // native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
 
 import type { ResolvedEvent } from '../../native/abi/snapshot';
-import { describeExit, Recorder } from '../../native/perf/recorder';
+import { Recorder } from '../../native/perf/recorder';
+import { describeExit } from '../../native/perf/launch';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './core-backend';

@@ -71,10 +71,13 @@ describe('cli args', () => {
     assert.ok(crash.command === 'capture' && crash.snapshotOnExitSignal && crash.snapshotOn.length === 0);
     assert.throws(() => parseArgs(['capture', '--snapshot-on-exit-signal', '--', 'x']), /--snapshot-on-exit-signal needs --snapshot-dir DIR/);
     assert.throws(() => parseArgs(['capture', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '-a']), /watches a launched command/);
-    // keep takes triggers (the keeper writes the snapshots itself); a launched command's exit signal is capture's.
+    // keep takes triggers (the keeper writes the snapshots itself), its launched command's exit signal too.
     const kept = parseArgs(['keep', '--snapshot-on', 'syscalls:sys_enter_kill', '--snapshot-dir', 'd', '-a']);
     assert.ok(kept.command === 'keep' && kept.snapshotOn.length === 1 && kept.snapshotDir === 'd');
-    assert.throws(() => parseArgs(['keep', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '--', 'x']), /--snapshot-on-exit-signal is for capture/);
+    const keptCrash = parseArgs(['keep', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '--', 'x']);
+    assert.ok(keptCrash.command === 'keep' && keptCrash.snapshotOnExitSignal && keptCrash.snapshotOn.length === 0);
+    assert.throws(() => parseArgs(['keep', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '-a']), /watches a launched command/);
+    assert.throws(() => parseArgs(['keep', '--window', '2', '-a']), /keep does not take --window: .*give keep a larger --pages instead/);
     assert.throws(() => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']), /--post -1: expected a number of seconds >= 0/);
     assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']), { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false });
     assert.throws(() => parseArgs(['snapshot']), /snapshot needs the pid of a running `ringside keep`/);

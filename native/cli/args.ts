@@ -89,7 +89,7 @@ export const USAGE = `usage:
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
-                [--snapshot-on SPEC]... [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
+                [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
   ringside list [--json]
 
@@ -99,7 +99,7 @@ mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value
 and unwinds it with the binaries' DWARF CFI, for code built without frame pointers.
 -o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page).
 capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
-SIGINT/SIGTERM/SIGHUP, which also end COMMAND (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
+SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
 --snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
 to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
@@ -290,8 +290,10 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (snapshotOnExitSignal && snapshotDir === undefined) throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
   if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
   if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
-  if (command === 'keep' && windowSec !== undefined) throw new UsageError('keep publishes its rings for others to map, so they cannot be swapped for larger ones: give keep a larger --pages instead of --window');
-  if (command === 'keep' && snapshotOnExitSignal) throw new UsageError('--snapshot-on-exit-signal is for capture: a keeper ends its launched command when it stops, and its clients see the exit');
+  if (command === 'keep' && windowSec !== undefined) {
+    throw new UsageError('keep does not take --window: its clients map the rings by the fd numbers its state file publishes, ' +
+      'and a resize would close those rings under them; give keep a larger --pages instead');
+  }
   return {
     command, events, target, pages, period, freq, callGraph, durationSec, output,
     format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,

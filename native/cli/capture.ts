@@ -9,12 +9,13 @@ import type { DecodedSnapshot } from '../decode/types';
 import type { ResolvedEvent } from '../abi/snapshot';
 import { resolveEventSpec } from '../specs/resolve';
 import { constants as osConstants } from 'node:os';
-import { describeExit, Recorder, shellStatus, type RecorderTarget } from '../perf/recorder';
+import { Recorder, type RecorderTarget } from '../perf/recorder';
+import { describeExit, shellStatus } from '../perf/launch';
 import { decodeSnapshot } from '../decode/columns';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
-import { writeTriggeredSnapshot } from './triggers';
+import { onExitSignal, writeTriggeredSnapshot } from './triggers';
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];
@@ -71,13 +72,18 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     };
     let triggered = 0;
     const takeTriggered = async (reason: string) => {
-      const { file, records } = await writeTriggeredSnapshot(recorder, options.snapshotDir!, ++triggered);
+      const { file, records } = await writeTriggeredSnapshot(() => recorder.snapshot(), options.snapshotDir!, ++triggered);
       if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records)\n`);
     };
     return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
   } finally {
-    recorder.dispose();
-    await writer.close();
+    // A capture that failed part way still ends the group it launched (at once when it is gone already).
+    try {
+      if (!options.leaveRunning) await recorder.endLaunched(LAUNCHED_GRACE_MS);
+    } finally {
+      recorder.dispose();
+      await writer.close();
+    }
   }
 }
 
@@ -123,8 +129,8 @@ async function waitForTriggers(
   let wake: (() => void) | undefined;
   const push = (trigger: Trigger) => { queue.push(trigger); wake?.(); };
   const onUsr2 = () => push({ kind: 'snapshot', reason: 'SIGUSR2' });
-  // A launched command in the terminal's process group gets Ctrl-C as well; whichever ends first,
-  // the snapshot is taken once and the command does not outlive the capture.
+  // A launched command runs in a process group of its own, so Ctrl-C reaches only Ringside: the
+  // snapshot is taken, then the command's whole group is ended (unless --leave-running).
   const onStop = (signal: NodeJS.Signals) => push({ kind: 'done', reason: signal, status: 128 + (osConstants.signals[signal] ?? 0), endLaunched: true });
   process.on('SIGUSR2', onUsr2);
   for (const signal of STOP_SIGNALS) process.on(signal, onStop);
@@ -139,9 +145,9 @@ async function waitForTriggers(
     timers.push(setTimeout(() => push({ kind: 'done', reason: `${options.durationSec}s elapsed`, status: 0, endLaunched: true }), options.durationSec * 1000));
   }
   if (target.kind === 'launch') {
+    // Registered first, so a crash's triggered snapshot is queued before the final one.
+    if (options.snapshotOnExitSignal) onExitSignal(recorder, (reason) => push({ kind: 'triggered', reason }));
     void recorder.exitStatus?.then((exit) => {
-      // The rings still hold the moments before the crash: the command's events stay open until the end.
-      if (exit.signal && options.snapshotOnExitSignal) push({ kind: 'triggered', reason: `command ${describeExit(exit)}` });
       push({ kind: 'done', reason: `command ${describeExit(exit)}`, status: shellStatus(exit), endLaunched: false });
     });
     // Symbol addresses were computed before exec from the predicted load base: if the kernel put the
@@ -173,9 +179,12 @@ async function waitForTriggers(
       }
       await take(trigger.reason);
       if (trigger.kind === 'snapshot') continue;
-      if (trigger.endLaunched && target.kind === 'launch' && !options.leaveRunning) {
+      if (target.kind === 'launch' && !options.leaveRunning) {
+        // Also when the command exited by itself: what it forked and left running is ended with it.
         const exit = await recorder.endLaunched(LAUNCHED_GRACE_MS);
-        if (exit && !options.quiet) process.stderr.write(`ringside: ended the launched command (pid ${recorder.childPid}): ${describeExit(exit)}\n`);
+        if (trigger.endLaunched && exit && !options.quiet) {
+          process.stderr.write(`ringside: ended the launched command (pid ${recorder.childPid}): ${describeExit(exit)}\n`);
+        }
       }
       return trigger.status;
     }

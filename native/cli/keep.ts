@@ -11,7 +11,7 @@ import { decodeSnapshot } from '../decode/columns';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { synthesizeSideband } from '../perf/procfs';
 import { TriggerWatcher } from '../perf/trigger-watcher';
-import { writeTriggeredSnapshot } from './triggers';
+import { onExitSignal, writeTriggeredSnapshot, type TriggeredSnapshot } from './triggers';
 
 export async function runKeep(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
@@ -21,15 +21,19 @@ export async function runKeep(options: CaptureOptions): Promise<number> {
     events: prepared.events, target: recorderTarget(options, prepared), pages: options.pages,
     // A trigger's ring holds only its own records, so a moving data_head means it fired.
     ...(triggers.length ? { ownRing: triggers } : {}),
-  }, log, triggers.length === 0 ? undefined : (keeper) => {
-    // The keeper takes its triggered snapshots itself, so they are written with nobody attached.
+  }, log, triggers.length === 0 && !options.snapshotOnExitSignal ? undefined : (keeper) => {
+    // The keeper takes its triggered snapshots itself, so they are written with nobody attached. It
+    // takes them as its clients do: its side-band lives in its spools, which the recorder no longer holds.
     let written = 0;
+    const write = (reason: string) => writeTriggeredSnapshot(() => keeperSnapshot(keeper.state), options.snapshotDir!, ++written)
+      .then(({ file, records }) => { if (!options.quiet) log(`ringside: ${reason}: wrote ${file} (${records} records)`); })
+      .catch((error: unknown) => log(`ringside: a triggered snapshot failed: ${error instanceof Error ? error.message : String(error)}`));
+    // The launched command's events stay open after it died: the rings hold the moments before.
+    if (options.snapshotOnExitSignal) onExitSignal(keeper.recorder, (reason) => void write(reason));
+    if (triggers.length === 0) return () => undefined;
     const watcher: TriggerWatcher = new TriggerWatcher(() => keeper.recorder.backwardRings,
       { eventIndices: triggers, postSec: options.postSec, minIntervalSec: options.minIntervalSec },
-      () => void writeTriggeredSnapshot(keeper.recorder, options.snapshotDir!, ++written)
-        .then(({ file, records }) => { if (!options.quiet) log(`ringside: trigger ${options.snapshotOn.join(', ')}: wrote ${file} (${records} records)`); })
-        .catch((error: unknown) => log(`ringside: a triggered snapshot failed: ${error instanceof Error ? error.message : String(error)}`))
-        .finally(() => watcher.rearm()));
+      () => void write(`trigger ${options.snapshotOn.join(', ')}`).finally(() => watcher.rearm()));
     watcher.start();
     return () => watcher.stop();
   });
@@ -47,20 +51,28 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     const running = keepers.map((keeper) => keeper.pid).join(', ');
     throw new Error(`no running keeper with pid ${options.keeperPid} in ${keeperStateDir()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`);
   }
-  const source = attachKeeperRings(state, { warmCopyBuffers: false });
   const writer = new SnapshotWriter({ format: options.format, output: options.output });
   try {
-    const raw = source.snapshot();
+    const raw = keeperSnapshot(state);
     const decoded = decodeSnapshot(raw);
-    const target = state.target;
-    const pids = target.kind === 'launch' && target.childPid !== undefined ? [target.childPid] : target.kind === 'pid' ? [target.pid] : [];
-    await writer.write(decoded, synthesizeSideband(pids));
+    await writer.write(decoded, raw.processes);
     if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded));
   } finally {
-    source.dispose();
     await writer.close();
   }
   return 0;
+}
+
+/** One snapshot of a keeper's rings as a client takes it (spooled side-band and ring joined), with its target's /proc state. */
+function keeperSnapshot(state: KeeperState): TriggeredSnapshot {
+  const source = attachKeeperRings(state, { warmCopyBuffers: false });
+  try {
+    const target = state.target;
+    const pids = target.kind === 'launch' && target.childPid !== undefined ? [target.childPid] : target.kind === 'pid' ? [target.pid] : [];
+    return { ...source.snapshot(), processes: synthesizeSideband(pids) };
+  } finally {
+    source.dispose();
+  }
 }
 
 /** The keepers this user runs: pid, target, events and each ring's fill, read live from the rings. */

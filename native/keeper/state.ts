@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { TracepointFormat, EventDescription } from '../abi/snapshot';
 import { decodeAttr, encodeAttr, type PerfEventAttr } from '../abi/attr';
 import { processAlive } from '../perf/borrowed';
+import { readProcessStat } from '../perf/procfs';
 
 export const KEEPER_STATE_VERSION = 1;
 
@@ -85,16 +86,7 @@ function currentUid(): number {
 
 /** Start time of a process in clock ticks since boot, or undefined when it does not exist. */
 export function processStartTicks(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // comm (field 2) may contain spaces and parentheses: fields after it start past the LAST ')'.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state), so field 22 is rest[19].
-  return rest[19];
+  return readProcessStat(pid)?.startTicks;
 }
 
 /** True when `pid` exists (and, if known, is the same process: same start time). */

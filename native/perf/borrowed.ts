@@ -4,7 +4,6 @@
 // snapshotted like our own (pause -> copy -> resume on the shared ring). A forward ring belongs to
 // its owner's reader: it is only peeked at, [data_tail, data_head), and data_tail never moves.
 
-import { readFileSync } from 'node:fs';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
 import { adoptEventFd, type PerfEventFd } from './events';
@@ -12,6 +11,8 @@ import type { PerfEventAttr } from '../abi/attr';
 import { MmapPage } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
+import { pauseRings, snapshotRings } from './snapshot-loop';
+import { readProcessStat } from './procfs';
 
 /**
  * What the owner of borrowed rings needs to know about us: that we are about to pause its rings
@@ -29,13 +30,8 @@ export interface RingOwner {
 
 /** Whether a process is alive (not exited, not a zombie). */
 export function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const stat = readProcessStat(pid);
+  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
 }
 
 /** Live facts about one ring, read from its header page without pausing it. */
@@ -215,26 +211,9 @@ export class AttachedRingSource {
   snapshot(): RawSnapshot {
     this.assertLive();
     const takenAtMs = Date.now();
-    const copies: RingCopy[] = [];
-    const pauseWindowNs: number[] = [];
     if (!this.paused) this.takeLease();
-    for (const attached of this.rings) {
-      if (attached.kind === 'backward') {
-        if (this.paused) {
-          // Already paused by the user: copy as is, and leave it paused.
-          const result = attached.ring.copyQuiescent();
-          copies.push(attached.ring.toCopy(result.bytes, result.validBytes, result.written, 'paused'));
-          pauseWindowNs.push(0);
-        } else {
-          const { copy, pauseWindowNs: window } = attached.ring.snapshot();
-          copies.push(copy);
-          pauseWindowNs.push(window);
-        }
-      } else {
-        copies.push(attached.ring.peek());
-        pauseWindowNs.push(0);
-      }
-    }
+    // Rings the user paused are copied as they are, and stay paused.
+    const { rings: copies, pauseWindowNs } = snapshotRings(this.rings, this.paused);
     if (!this.paused) this.releaseLease();
     this.warmer.schedule();
     return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
@@ -243,13 +222,13 @@ export class AttachedRingSource {
   pause(): void {
     this.assertLive();
     this.takeLease();
-    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(true);
+    pauseRings(this.rings, true);
     this.paused = true;
   }
 
   resume(): void {
     this.assertLive();
-    for (const attached of this.rings) if (attached.kind === 'backward') attached.ring.event.pauseOutput(false);
+    pauseRings(this.rings, false);
     this.paused = false;
     this.releaseLease();
   }

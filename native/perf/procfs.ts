@@ -88,3 +88,36 @@ export function synthesizeSideband(pids: Iterable<number>, options: { executable
 export function allPids(): number[] {
   return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
 }
+
+/** Fields of /proc/PID/stat this project reads. */
+export interface ProcessStat {
+  /** One letter: R, S, D, Z (zombie), X (dead), ... */
+  readonly state: string;
+  readonly ppid: number;
+  /** The process group id. */
+  readonly pgrp: number;
+  /** Start time in clock ticks since boot (field 22), as text: it identifies the process across pid reuse. */
+  readonly startTicks: string;
+}
+
+/** /proc/PID/stat of `pid`, or null when it does not exist. */
+export function readProcessStat(pid: number): ProcessStat | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // comm (field 2) may contain spaces and parentheses: fields after it start past the LAST ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state), so field N is rest[N - 3].
+  return { state: rest[0], ppid: Number(rest[1]), pgrp: Number(rest[2]), startTicks: rest[19] };
+}
+
+/** Pids of the live (not zombie) processes in process group `pgid`. */
+export function processGroupMembers(pgid: number): number[] {
+  return allPids().filter((pid) => {
+    const stat = readProcessStat(pid);
+    return stat !== null && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X';
+  });
+}

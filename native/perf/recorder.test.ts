@@ -1,7 +1,8 @@
 // Which events share a ring: pure rules, checked without a kernel (test/kernel checks that the
 // kernel takes the SET_OUTPUT these groups imply and that records come back apart).
 import assert from 'node:assert/strict';
-import { defaultRingPages, ringGroupsFor, DEFAULT_RING_PAGES } from './recorder';
+import { ringGroupsFor } from './ring-groups';
+import { defaultRingPages, DEFAULT_RING_PAGES } from './ring-sizing';
 import type { ResolvedEvent } from '../abi/snapshot';
 import { PerfType } from '../abi/uapi';
 

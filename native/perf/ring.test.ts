@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { backwardBytesWritten, SpareCopyBuffer } from './ring';
 import { parseCpuList, toProcessMapping } from './procfs';
 import { parseProcMaps } from '../sys/procmaps';
-import { loadBaseFromSideband } from './recorder';
+import { loadBaseFromSideband } from './load-base';
 import { RecordType } from '../abi/uapi';
 import type { RingCopy } from '../abi/snapshot';
 

@@ -94,6 +94,40 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     assert.equal(readdirSync(snapshots).length, 1);
   });
 
+  it('keep --snapshot-on-exit-signal: a launched command dying of SIGSEGV or SIGABRT leaves a perf.data (perf script reads it)', async () => {
+    const snapshots = path.join(dir, 'kept-crashes');
+    const calls = 250;
+    /** Runs a keeper over `command` until its stderr matches `pattern`, then stops it; returns its stderr. */
+    const keepUntil = async (command: string[], pattern: RegExp): Promise<string> => {
+      keeper = spawn(process.execPath, [cli, 'keep', '-e', 'syscalls:sys_enter_getpid', '-e', 'page-faults', '--snapshot-on-exit-signal',
+        '--snapshot-dir', snapshots, '--', ...command], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+      for (const deadline = Date.now() + 20000; !pattern.test(stderr); await new Promise((resolve) => setTimeout(resolve, 100))) {
+        assert.ok(Date.now() < deadline, `expected ${pattern}: ${stderr}`);
+      }
+      const exited = new Promise((resolve) => keeper!.once('exit', resolve));
+      keeper.kill('SIGTERM');
+      assert.equal(await exited, 0, stderr);
+      return stderr;
+    };
+    const segv = await keepUntil([fixture('kernel_crash'), String(calls)], /command killed by SIGSEGV: wrote .*ringside-001-.*\.data/);
+    const files = readdirSync(snapshots);
+    assert.equal(files.length, 1, `${files.join(', ')} ${segv}`);
+    const script = execFileSync('perf', ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+    const lines = script.split('\n').filter((line) => line.includes('kernel_crash'));
+    assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, calls, 'every getpid before the crash');
+    assert.ok(lines.some((line) => line.includes('page-faults')), 'and the crashing fault itself is among the page faults');
+    // SIGABRT from the command itself: a second keeper numbers its snapshot from 1 again, in the same directory.
+    await keepUntil(['/bin/sh', '-c', 'kill -ABRT $$'], /command killed by SIGABRT: wrote .*ringside-001-.*\.data/);
+    assert.equal(readdirSync(snapshots).length, 2);
+    for (const file of readdirSync(snapshots)) {
+      const read = spawnSync('perf', ['script', '-i', path.join(snapshots, file)], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      assert.equal(read.status, 0, `perf script reads ${file}: ${read.stderr}`);
+    }
+  });
+
   it('keep --snapshot-on writes a perf.data each time the trigger fires, with nobody attached, and the trigger records are in it', async () => {
     const snapshots = path.join(dir, 'triggered');
     // kernel_getpid 3 4000: three getpid() calls at once, then 4 s asleep while the keeper holds on.

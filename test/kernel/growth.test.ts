@@ -1,7 +1,8 @@
 // Ring growth (RecorderOptions.windowSec) against the locked-memory budget: the recorder grows its
 // rings as far as the budget lets it while old and new rings are both mapped, says so, and stops.
 import assert from 'node:assert/strict';
-import { Recorder, pagesForWindow } from '../../native/perf/recorder';
+import { Recorder } from '../../native/perf/recorder';
+import { pagesForWindow } from '../../native/perf/ring-growth';
 import { readPerfAccess } from '../../native/sys/access';
 import { onlineCpus } from '../../native/perf/procfs';
 import { fixture, perfResources, tracepointEvent } from './helpers';

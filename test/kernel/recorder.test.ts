@@ -2,7 +2,8 @@
 // disposal (no perf fd or mapping left, 200 times over), and clear errors for bad options.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Recorder, verifyLoadBase, LoadBaseMismatchError } from '../../native/perf/recorder';
+import { Recorder } from '../../native/perf/recorder';
+import { verifyLoadBase, LoadBaseMismatchError } from '../../native/perf/load-base';
 import { fixture, perfResources, softwareEvent, tracepointEvent, SoftwareConfig, RecordType } from './helpers';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { decodeRecordAt } from '../../native/decode/record';

@@ -3,7 +3,8 @@
 // borrowing a ring through pidfd_getfd.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { Recorder, borrowPerfFd } from '../../native/perf/recorder';
+import { Recorder } from '../../native/perf/recorder';
+import { borrowPerfFd } from '../../native/perf/borrowed';
 import { mapExistingRing, BackwardRing, ForwardRing } from '../../native/perf/ring';
 import { lostReadFormat, openEvent } from '../../native/perf/events';
 import { processAlive } from '../../native/perf/borrowed';
