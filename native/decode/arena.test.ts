@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
 import { ColumnArena } from './arena';
-import { COLUMN_BYTES_PER_ROW, decodeSnapshot, type SnapshotInput } from './columns';
+import { decodeSnapshot, type SnapshotInput } from './columns';
+import { COLUMN_BYTES_PER_ROW } from './column-schema';
 import { attrOf, ByteWriter, columnDifferences, eventOf, otherRecord, prng, recordByRecordMismatches, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';
 

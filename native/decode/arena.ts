@@ -14,7 +14,8 @@
 //
 // Pure TypeScript (no timers): whoever owns the idle time calls warm(budget) in slices.
 
-import { COLUMN_BYTES_PER_ROW, ColumnSet } from './columns';
+import { COLUMN_BYTES_PER_ROW } from './column-schema';
+import { ColumnSet } from './column-set';
 import type { RecordColumns } from './types';
 
 /** The smallest page size Linux uses: writing every 4 KiB faults in every page whatever the real size. */

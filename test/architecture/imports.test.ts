@@ -29,7 +29,7 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'native/attach': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
-  shared: ['type:native/decode/types'],
+  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi'],
   host: ['node', 'shared', 'native/decode', 'native/abi'],
   webview: ['shared', 'd3'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
