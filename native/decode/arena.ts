@@ -39,7 +39,8 @@ export class ColumnArena {
   /** Row capacities taken since the last beginSnapshot(): what the next snapshot will probably need. */
   private demand: number[] = [];
   private taking: number[] = [];
-  private readonly shared: boolean;
+  /** True when the sets are SharedArrayBuffer memory (worker threads can decode into them). */
+  readonly shared: boolean;
 
   constructor(options: ColumnArenaOptions = {}) {
     this.shared = options.shared === true && typeof SharedArrayBuffer === 'function';

@@ -418,6 +418,17 @@ export function timeNs(hi: number, lo: number): bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
+/** The rows decodeBackward first asks for: the ring's bytes over its newest record's size, with slack. */
+function backwardCapacity(end: number, newestSize: number): number {
+  return newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
+}
+
+/** The rows decodeRingRows will first ask its set source for when it decodes this backward ring. */
+export function firstSetRows(ring: RingCopy): number {
+  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  return backwardCapacity(end, end >= 8 ? u32View(ring.bytes)[1] >>> 16 : 0);
+}
+
 /** Some room over an estimated row count, so that slightly smaller records than estimated need no regrowth. */
 function withSlack(rows: number): number {
   return Math.ceil(rows * 1.0625) + 16;
@@ -436,7 +447,7 @@ function decodeBackward(
 ): RingRows {
   const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
   if (state.baseHi < 0 && newestSize >= 8) chooseBase(u32, ring, end, newestSize, state, tables, known);
-  let capacity = newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
+  let capacity = backwardCapacity(end, newestSize);
   let set = sets.take(capacity);
   // A set from an arena may be larger than asked: its top rows are used, as if it were the size asked.
   capacity = set.length;

@@ -54,6 +54,11 @@ export interface RecorderOptions {
    * pause window is a warm memcpy (default true; costs one data area of memory per ring).
    */
   readonly warmCopyBuffers?: boolean;
+  /**
+   * Copy flight-recorder rings into SharedArrayBuffer memory (default false), so a DecodePool's
+   * worker threads read a snapshot's bytes where they are instead of receiving a copy.
+   */
+  readonly sharedCopyBuffers?: boolean;
   /** What this process may record (default: read from /proc and /sys when the recorder opens). */
   readonly access?: PerfAccess;
   /**
@@ -834,7 +839,7 @@ export class Recorder {
   /** Maps a backward ring on `event` (already in fdsByEvent); closes the fd when mapping fails. */
   private ring(event: PerfEventFd, pages: number, meta: RingMeta): BackwardRing {
     try {
-      return new BackwardRing(event, pages, meta, this.mode);
+      return new BackwardRing(event, pages, meta, this.mode, this.options.sharedCopyBuffers === true);
     } catch (error) {
       event.dispose();
       throw error;
