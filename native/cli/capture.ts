@@ -10,7 +10,7 @@ import type { ResolvedEvent } from '../abi/snapshot';
 import { resolveEventSpec } from '../specs/resolve';
 import { constants as osConstants } from 'node:os';
 import { describeExit, Recorder, shellStatus, type RecorderTarget } from '../perf/recorder';
-import { decodeSnapshot } from '../decode/columns';
+import { DecodePool } from '../decode-pool/pool';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
@@ -46,6 +46,10 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
 export async function runCapture(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
   if (!options.quiet) for (const note of prepared.notes) process.stderr.write(`ringside: ${note}\n`);
+  // Per-CPU rings decode on worker threads when the machine has more than one core and a snapshot
+  // is big enough to pay for it (DecodePool.usesWorkers); the rings are then copied into shared
+  // memory, which the workers read in place.
+  const pool = new DecodePool();
   const recorder = await Recorder.open({
     events: prepared.events,
     target: recorderTarget(options, prepared),
@@ -53,6 +57,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     gapFree: options.gapFree,
     sideband: options.sideband,
     warmCopyBuffers: options.warmCopy,
+    sharedCopyBuffers: pool.workerCount > 0,
     // A trigger's ring holds only its own records, so a moving data_head means it fired.
     ownRing: prepared.triggerIndices,
     ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
@@ -64,7 +69,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
   try {
     const take = async (reason: string) => {
       const raw = recorder.snapshot();
-      const decoded: DecodedSnapshot = decodeSnapshot(raw);
+      const decoded: DecodedSnapshot = await pool.decode(raw);
       snapshots++;
       await writer.write(decoded, raw.processes, raw.limitations);
       if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded));
@@ -77,6 +82,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
   } finally {
     recorder.dispose();
+    await pool.close();
     await writer.close();
   }
 }

@@ -26,12 +26,14 @@ import type { RingCopy } from '../abi/snapshot';
 import type { DecodeReply, DecodeRequest, RingResult, RingTask, SharedSet } from './decode-worker';
 
 /**
- * Bytes of flight-recorder ring a worker must get for a parallel decode to pay: below this, posting
- * the work and waiting for it costs more than decoding it here. Measured with 2 rings on the 2-vCPU
- * bench machine: parallel is slower at 2 × 256 KiB, even at 2 × 1 MiB, faster from 2 × 4 MiB
- * (scripts in bench/parallel.ts print the same comparison).
+ * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
+ * it, posting the work and waiting for the worker costs about what decoding it here does. Measured
+ * with two rings of 56-byte samples on the 2-vCPU bench VM while other test runs loaded it (load
+ * average 5-8): parallel took 2-12× one thread's time at 64-256 KiB per ring, 0.7-1.4× at 1-2 MiB,
+ * 1.0-1.3× at 4-16 MiB; no size gained reliably on that loaded machine, so the pool starts where
+ * the cost was even. `node out/bench/parallel.js` prints the same sweep; rerun it on a quiet machine.
  */
-export const MIN_WORKER_BYTES = 2 * 1024 * 1024;
+export const MIN_WORKER_BYTES = 4 * 1024 * 1024;
 
 /** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
 const WORKER_FILE = join(__dirname, 'decode-worker.js');
@@ -142,6 +144,12 @@ export class DecodePool {
   readonly workerCount: number;
   readonly minWorkerBytes: number;
   private workers: PoolWorker[] = [];
+  /**
+   * Shared copies of ring bytes that are not in shared memory already, one per ring slot a worker
+   * decodes, reused across snapshots: a warm memcpy instead of structured clone, which copies into
+   * fresh memory (about 7 ms per MiB on the bench machine).
+   */
+  private staging: Uint8Array[] = [];
   private nextId = 0;
   private closed = false;
 
@@ -193,11 +201,12 @@ export class DecodePool {
     const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
     this.ensureWorkers(lanes.length - 1);
     const lent: ColumnSet[] = [];
+    let slot = 0;
     const requests = lanes.slice(1).map((lane, w) => {
       const tasks: RingTask[] = lane.map((r) => {
         const set = sets.take(firstSetRows(rings[r]));
         lent.push(set);
-        return { ringNumber: r, ring: rings[r], set: { buffer: set.buffer as SharedArrayBuffer, length: set.length } };
+        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: { buffer: set.buffer as SharedArrayBuffer, length: set.length } };
       });
       return this.workers[w].run({ id: this.nextId++, events: raw.events, known: { ...known }, tasks });
     });
@@ -242,7 +251,17 @@ export class DecodePool {
     this.closed = true;
     const workers = this.workers;
     this.workers = [];
+    this.staging = [];
     await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+
+  /** `ring` with its bytes in shared memory: as it is when they are, else copied into staging slot `slot`. */
+  private shared(ring: RingCopy, slot: number): RingCopy {
+    if (ring.bytes.buffer instanceof SharedArrayBuffer) return ring;
+    let staged = this.staging[slot];
+    if (!staged || staged.length < ring.bytes.length) staged = this.staging[slot] = new Uint8Array(new SharedArrayBuffer(ring.bytes.length));
+    staged.set(ring.bytes);
+    return { ...ring, bytes: staged.subarray(0, ring.bytes.length) };
   }
 
   private ensureWorkers(count: number): void {
