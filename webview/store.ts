@@ -98,7 +98,7 @@ export class RecordStore {
   private lastTime = -Infinity;
 
   constructor() {
-    for (const name of COLUMN_NAMES) setColumn(this, name, grownColumn(name, new COLUMN_TYPES[name](0), 0));
+    for (const name of COLUMN_NAMES) setColumn(this, name, new COLUMN_TYPES[name](0));
   }
 
   getSnapshot(id: string): SnapshotEntry | undefined { return this.snapshotById.get(id); }

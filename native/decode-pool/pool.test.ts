@@ -65,6 +65,12 @@ describe('decode-pool: rings decoded on worker threads', function () {
     assertSameDecode(await pool.decode(input), decodeSnapshot(input), 'far apart');
   });
 
+  it('decodes snapshots asked for at the same time one after another, each exactly', async () => {
+    const inputs = [11, 12, 13, 14].map((seed) => randomPerCpuSnapshot(seed, 4000));
+    const decoded = await Promise.all(inputs.map((input) => pool.decode(input)));
+    decoded.forEach((parallel, i) => assertSameDecode(parallel, decodeSnapshot(inputs[i]), `snapshot ${i}`));
+  });
+
   it('keeps small snapshots on this thread: one flight-recorder ring, or too few bytes for a worker', () => {
     const measured = new DecodePool({ workers: 1 });
     const input = randomPerCpuSnapshot(11);

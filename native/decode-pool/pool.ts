@@ -152,6 +152,8 @@ export class DecodePool {
   private staging: Uint8Array[] = [];
   private nextId = 0;
   private closed = false;
+  /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: DecodePoolOptions = {}) {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
@@ -177,8 +179,17 @@ export class DecodePool {
     return workerBytes >= this.minWorkerBytes * (lanes.length - 1);
   }
 
-  /** Decodes a snapshot: on worker threads when usesWorkers(raw), else as decodeSnapshot does. Same columns either way. */
-  async decode(raw: SnapshotInput, options: PoolDecodeOptions = {}): Promise<DecodedSnapshot> {
+  /**
+   * Decodes a snapshot: on worker threads when usesWorkers(raw), else as decodeSnapshot does. Same
+   * columns either way. Calls made while one runs wait for it.
+   */
+  decode(raw: SnapshotInput, options: PoolDecodeOptions = {}): Promise<DecodedSnapshot> {
+    const run = this.queue.then(() => this.decodeNow(raw, options));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async decodeNow(raw: SnapshotInput, options: PoolDecodeOptions): Promise<DecodedSnapshot> {
     const arena = options.arena;
     if (arena && !arena.shared) {
       throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
