@@ -74,7 +74,8 @@ async function thresholdSweep(): Promise<void> {
     for (const kib of [64, 256, 1024, 2048, 4096, 16384]) {
       const input = twoRings(kib * 1024);
       const r = await measureParallel(input, 15, 3, pool);
-      console.log(`${kib}\t${(r.singleNs / 1e6).toFixed(2)}\t${(r.parallelNs / 1e6).toFixed(2)}\t${(r.parallelNs / r.singleNs).toFixed(2)}`);
+      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs].map((value) => value.toFixed(2));
+      console.log(`${kib}\t${figures.join('\t')}`);
     }
   } finally {
     await pool.close();

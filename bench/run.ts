@@ -169,8 +169,8 @@ async function main(): Promise<number> {
     const webTable = new Table(['ring', 'records', 'transfer ms', 'clone ms', 'transfer+store ms', 'first paint ms', 'of which receive ms', 'first render ms', 'zoom frame ms', 'zoom max ms']);
     const pipelineTable = new Table(['ring', 'records', 'snapshot ms (pause+copy+resume, all rings)', 'of which paused ms', 'decode ms', 'transfer ms', 'transfer rows', 'pipeline ms']);
     const memoryTable = new Table(['ring', 'records', 'kernel data area MiB', 'spare copy MiB', 'snapshot copy MiB', 'columns MiB', 'arena spare MiB', 'per ring MiB']);
-    const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms', 'columns MiB',
-      'arena holds MiB', 'threads', 'parallel ms', 'one thread ms (same runs)', 'parallel/one', 'one thread/C', 'parallel/C']);
+    const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms',
+      'columns MiB', 'arena holds MiB', 'threads', 'parallel ms', 'one thread ms (same runs)', 'parallel/one', 'one thread/C', 'parallel/C']);
     const json: Record<string, unknown> = {};
     const byRing: Record<string, unknown> = {};
     const pipeline: Record<string, unknown> = {};
@@ -199,11 +199,13 @@ async function main(): Promise<number> {
         for (const c of figures.ringCounts) {
           const vsC = { one_thread_vs_c: round(cMs / c.pairedSingleMs), parallel_vs_c: round(cMs / c.parallelMs) };
           countTable.add(mib(size), c.rings, c.records, c.decodeMs, c.records / c.decodeMs / 1e3, c.decodeFreshMs, c.columnBytes / MIB,
-            c.arenaBytes / MIB, c.parallelThreads, c.parallelMs, c.pairedSingleMs, c.parallelMs / c.pairedSingleMs, vsC.one_thread_vs_c, vsC.parallel_vs_c);
+            c.arenaBytes / MIB, c.parallelThreads, c.parallelMs, c.pairedSingleMs, c.parallelMs / c.pairedSingleMs,
+            vsC.one_thread_vs_c, vsC.parallel_vs_c);
           byRingCount[String(c.rings)] = {
             records: c.records, decode_ms: round(c.decodeMs), decode_mrec_s: round(c.records / c.decodeMs / 1e3),
             decode_fresh_columns_ms: round(c.decodeFreshMs), columns_mib: round(c.columnBytes / MIB), arena_mib: round(c.arenaBytes / MIB),
-            parallel_threads: c.parallelThreads, parallel_decode_ms: round(c.parallelMs), one_thread_same_runs_ms: round(c.pairedSingleMs), ...vsC,
+            parallel_threads: c.parallelThreads, parallel_decode_ms: round(c.parallelMs),
+            one_thread_same_runs_ms: round(c.pairedSingleMs), ...vsC,
           };
           if (c.rings === PARALLEL_HEADLINE_RINGS) json.decode_parallel_vs_c = vsC.parallel_vs_c;
         }
@@ -265,8 +267,9 @@ async function main(): Promise<number> {
     console.log('Pipeline, basic layout (medians of the snapshot -> columns runs; transfer from the transport case, scaled to the ring\'s rows):');
     console.log(pipelineTable.toString());
     console.log('');
-    console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8, decoded and merged by`
-      + ` time, on one thread and on ${pool.workerCount} worker(s) + this thread (C = the C walker over the same records as one ring, warm columns):`);
+    console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8,`
+      + ` decoded and merged by time, on one thread and on ${pool.workerCount} worker(s) + this thread`
+      + ' (C = the C walker over the same records as one ring, warm columns):');
     console.log(countTable.toString());
     console.log('');
     console.log('Memory per flight-recorder ring (basic layout; columns = the decoded ring\'s column buffer, the arena holds as much again for the next snapshot):');

@@ -270,7 +270,9 @@ export class DecodePool {
   private shared(ring: RingCopy, slot: number): RingCopy {
     if (ring.bytes.buffer instanceof SharedArrayBuffer) return ring;
     let staged = this.staging[slot];
-    if (!staged || staged.length < ring.bytes.length) staged = this.staging[slot] = new Uint8Array(new SharedArrayBuffer(ring.bytes.length));
+    if (!staged || staged.length < ring.bytes.length) {
+      staged = this.staging[slot] = new Uint8Array(new SharedArrayBuffer(ring.bytes.length));
+    }
     staged.set(ring.bytes);
     return { ...ring, bytes: staged.subarray(0, ring.bytes.length) };
   }
