@@ -3,11 +3,15 @@
 // dealt out to `count` simulated per-CPU rings in bursts (as CPUs interleave in time), each a
 // linearised backward copy of its share, newest first, and the whole set is decoded and merged by
 // time. Same bytes, same record count, only the ring count changes: what grows is the merge.
+// Each count is decoded on one thread and by a DecodePool (worker threads + this one); the
+// simulated rings live in shared memory, as a recorder with sharedCopyBuffers copies them.
 
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot } from '../native/decode/columns';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import { median, nowNs } from './stats';
+import { measureParallel } from './parallel';
+import type { DecodePool } from '../native/decode-pool/pool';
 
 /** Records a simulated CPU writes before the next one does: bursts, as a scheduler hands out time slices. */
 const BURST_RECORDS = 8;
@@ -26,7 +30,7 @@ export function splitIntoRings(copy: RingCopy, count: number): RingCopy[] {
     sizes[ring] += size;
     at += size;
   }
-  const bytes = sizes.map((size) => new Uint8Array(size));
+  const bytes = sizes.map((size) => new Uint8Array(new SharedArrayBuffer(size)));
   const filled = new Array<number>(count).fill(0);
   at = 0;
   for (const ring of targets) {
@@ -59,10 +63,17 @@ export interface RingCountResult {
   readonly columnBytes: number;
   /** What the arena holds besides the result between snapshots: the per-ring sets the merge read from. */
   readonly arenaBytes: number;
+  /** Threads that decoded in the parallel runs (1: the pool kept the snapshot on this thread). */
+  readonly parallelThreads: number;
+  /** Decode on every thread + merge from a warm shared arena, median ms; and one thread in the same alternating runs. */
+  readonly parallelMs: number;
+  readonly pairedSingleMs: number;
 }
 
 /** Decodes the records of `copy` split into `count` rings, `runs` times after `warmup`. */
-export function measureRingCount(events: readonly EventDescription[], copy: RingCopy, count: number, runs: number, warmup: number): RingCountResult {
+export async function measureRingCount(
+  events: readonly EventDescription[], copy: RingCopy, count: number, runs: number, warmup: number, pool: DecodePool,
+): Promise<RingCountResult> {
   const input = { events, rings: splitIntoRings(copy, count) };
   const arena = new ColumnArena();
   let previous: ReturnType<typeof decodeSnapshot> | undefined;
@@ -82,12 +93,19 @@ export function measureRingCount(events: readonly EventDescription[], copy: Ring
     fresh.push(freshNs);
   }
   const columns = previous!.columns;
+  const columnBytes = columns.time.buffer.byteLength;
+  const arenaBytes = arena.pooledBytes;
+  arena.release();
+  const parallel = await measureParallel(input, runs, warmup, pool);
   return {
     rings: count,
     records: columns.length,
     decodeMs: median(warm) / 1e6,
     decodeFreshMs: median(fresh) / 1e6,
-    columnBytes: columns.time.buffer.byteLength,
-    arenaBytes: arena.pooledBytes,
+    columnBytes,
+    arenaBytes,
+    parallelThreads: parallel.threads,
+    parallelMs: parallel.parallelNs / 1e6,
+    pairedSingleMs: parallel.singleNs / 1e6,
   };
 }

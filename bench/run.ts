@@ -16,6 +16,7 @@ import { runRender, type RenderResult } from './render';
 import { batchCountOf } from '../shared/batches';
 import { BenchUnavailableError, mib, round, Table } from './stats';
 import { measureRingCount, type RingCountResult } from './rings';
+import { DecodePool } from '../native/decode-pool/pool';
 
 const ROOT = join(__dirname, '..', '..');
 const SOURCE_DIR = join(ROOT, 'bench');
@@ -26,6 +27,7 @@ const ONE_MILLION = 1_000_000;
 const TARGETS = {
   snapshot_pause_vs_memcpy: { max: 1.2 },
   decode_vs_c: { min: 0.75 },
+  decode_parallel_vs_c: { min: 1 },
   snapshot_to_columns_vs_perf_script: { min: 30 },
   transport_1m_ms: { max: 20 },
   render_first_paint_1m_ms: { max: 100 },
@@ -47,8 +49,10 @@ interface SizeFigures {
   ringCounts?: RingCountResult[];
 }
 
-/** Simulated per-CPU ring counts for the scaling table (1 = the real ring as is). */
-const RING_COUNTS = [1, 16, 64];
+/** Simulated per-CPU ring counts for the scaling table (1 = the real ring as is; 2 = this VM's CPUs). */
+const RING_COUNTS = [1, 2, 16, 64];
+/** The simulated ring count decode_parallel_vs_c is read from: one ring per CPU of this 2-vCPU machine. */
+const PARALLEL_HEADLINE_RINGS = 2;
 /** The largest ring measures the basic layout only, and only when the machine has memory for it. */
 const LARGE_RING = 256 * MIB;
 
@@ -99,6 +103,9 @@ async function main(): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const loadBefore = loadavg()[0];
   const started = Date.now();
+  // Workers for every ring count with two or more rings, whatever their size (the product's
+  // threshold would keep the 64-ring case's 1 MiB rings on one thread): the bench measures the pool.
+  const pool = new DecodePool({ minWorkerBytes: 0 });
   try {
     const walker = compileC(gcc, join(SOURCE_DIR, 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
     const workload = compileC(gcc, join(SOURCE_DIR, 'getpid_loop.c'), tempDir, 'getpid_loop', ['-O1', '-g', '-fno-omit-frame-pointer']);
@@ -135,11 +142,12 @@ async function main(): Promise<number> {
       let ringCounts: RingCountResult[] | undefined;
       if (size === (quick ? 1 * MIB : 64 * MIB)) {
         const copy = basic.decoded.rings.find((r) => r.direction === 'backward')!;
-        ringCounts = RING_COUNTS.map((count) => {
-          log(`ring ${mib(size)}: its records as ${count} ring(s)`);
+        ringCounts = [];
+        for (const count of RING_COUNTS) {
+          log(`ring ${mib(size)}: its records as ${count} ring(s), one thread and ${pool.workerCount} worker(s) + this one`);
           collectGarbage();
-          return measureRingCount(basic.decoded.events, copy, count, runs, warmup + 2);
-        });
+          ringCounts.push(await measureRingCount(basic.decoded.events, copy, count, runs, warmup + 2, pool));
+        }
       }
       // Transport and render move the basic layout's decoded ring (whole ring; 1M rows at 64 MiB).
       const columns = size === 64 * MIB ? firstRows(basic.ringColumns, ONE_MILLION) : basic.ringColumns;
@@ -161,7 +169,8 @@ async function main(): Promise<number> {
     const webTable = new Table(['ring', 'records', 'transfer ms', 'clone ms', 'transfer+store ms', 'first paint ms', 'of which receive ms', 'first render ms', 'zoom frame ms', 'zoom max ms']);
     const pipelineTable = new Table(['ring', 'records', 'snapshot ms (pause+copy+resume, all rings)', 'of which paused ms', 'decode ms', 'transfer ms', 'transfer rows', 'pipeline ms']);
     const memoryTable = new Table(['ring', 'records', 'kernel data area MiB', 'spare copy MiB', 'snapshot copy MiB', 'columns MiB', 'arena spare MiB', 'per ring MiB']);
-    const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms', 'columns MiB', 'arena holds MiB']);
+    const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms',
+      'columns MiB', 'arena holds MiB', 'threads', 'parallel ms', 'one thread ms (same runs)', 'parallel/one', 'one thread/C', 'parallel/C']);
     const json: Record<string, unknown> = {};
     const byRing: Record<string, unknown> = {};
     const pipeline: Record<string, unknown> = {};
@@ -185,9 +194,20 @@ async function main(): Promise<number> {
       memoryTable.add(mib(size), basicCase.records, size / MIB, size / MIB, size / MIB, columnsMib, columnsMib, 3 * size / MIB + 2 * columnsMib);
       if (figures.ringCounts) {
         byRingCount = {};
+        // The C walker's pass over the same records as one ring (warm columns), measured in this run.
+        const cMs = basicCase.cWalkerNs / 1e6;
         for (const c of figures.ringCounts) {
-          countTable.add(mib(size), c.rings, c.records, c.decodeMs, c.records / c.decodeMs / 1e3, c.decodeFreshMs, c.columnBytes / MIB, c.arenaBytes / MIB);
-          byRingCount[String(c.rings)] = { records: c.records, decode_ms: round(c.decodeMs), decode_mrec_s: round(c.records / c.decodeMs / 1e3), decode_fresh_columns_ms: round(c.decodeFreshMs), columns_mib: round(c.columnBytes / MIB), arena_mib: round(c.arenaBytes / MIB) };
+          const vsC = { one_thread_vs_c: round(cMs / c.pairedSingleMs), parallel_vs_c: round(cMs / c.parallelMs) };
+          countTable.add(mib(size), c.rings, c.records, c.decodeMs, c.records / c.decodeMs / 1e3, c.decodeFreshMs, c.columnBytes / MIB,
+            c.arenaBytes / MIB, c.parallelThreads, c.parallelMs, c.pairedSingleMs, c.parallelMs / c.pairedSingleMs,
+            vsC.one_thread_vs_c, vsC.parallel_vs_c);
+          byRingCount[String(c.rings)] = {
+            records: c.records, decode_ms: round(c.decodeMs), decode_mrec_s: round(c.records / c.decodeMs / 1e3),
+            decode_fresh_columns_ms: round(c.decodeFreshMs), columns_mib: round(c.columnBytes / MIB), arena_mib: round(c.arenaBytes / MIB),
+            parallel_threads: c.parallelThreads, parallel_decode_ms: round(c.parallelMs),
+            one_thread_same_runs_ms: round(c.pairedSingleMs), ...vsC,
+          };
+          if (c.rings === PARALLEL_HEADLINE_RINGS) json.decode_parallel_vs_c = vsC.parallel_vs_c;
         }
       }
       const perLayout: Record<string, unknown> = {};
@@ -247,7 +267,9 @@ async function main(): Promise<number> {
     console.log('Pipeline, basic layout (medians of the snapshot -> columns runs; transfer from the transport case, scaled to the ring\'s rows):');
     console.log(pipelineTable.toString());
     console.log('');
-    console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8, decoded and merged by time:`);
+    console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8,`
+      + ` decoded and merged by time, on one thread and on ${pool.workerCount} worker(s) + this thread`
+      + ' (C = the C walker over the same records as one ring, warm columns):');
     console.log(countTable.toString());
     console.log('');
     console.log('Memory per flight-recorder ring (basic layout; columns = the decoded ring\'s column buffer, the arena holds as much again for the next snapshot):');
@@ -263,6 +285,7 @@ async function main(): Promise<number> {
     console.log(JSON.stringify(json));
     return 0;
   } finally {
+    await pool.close();
     rmSync(tempDir, { recursive: true, force: true });
   }
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { columnsToBatches, transferablesOf } from '../shared/batches';
 import type { SnapshotStart } from '../shared/protocol';
 import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
-import { columnRows } from '../native/decode/columns';
+import { columnRows } from '../native/decode/column-set';
 import { median, nowNs } from './stats';
 
 /** The first `rows` rows of `columns` (views, no copy). */

@@ -15,6 +15,12 @@ if (existsSync('native/cli/main.ts')) {
     external: ['koffi'], banner: { js: '#!/usr/bin/env node' },
   }));
 }
+if (existsSync('native/decode-pool/decode-worker.ts')) {
+  // The decode pool's worker thread: its own file, next to the cli and extension bundles that start it.
+  jobs.push(build({
+    ...common, platform: 'node', format: 'cjs', entryPoints: ['native/decode-pool/decode-worker.ts'], outfile: 'dist/decode-worker.js',
+  }));
+}
 if (existsSync('extension/extension.ts')) {
   jobs.push(build({
     ...common, platform: 'node', format: 'cjs', entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js',

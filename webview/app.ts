@@ -7,7 +7,7 @@ import { validateHostToWebview } from '../shared/validate';
 import { isViewState, type LaneGrouping, type PersistedViewState } from './view-state';
 import { BatchRejected, RecordStore } from './store';
 import { Timeline } from './timeline';
-import { kindName } from './interaction';
+import { recordTypeName } from '../shared/columns';
 import { WatchPanel } from './watch';
 import { DetailsPane } from './details';
 import { renderCoverageTable, renderRangeSummary } from './summaries';
@@ -299,7 +299,7 @@ export class App {
       comm: (r) => s.commOf(r),
       symbol: (r) => s.symbolOf(r),
       stackFunctions: (r) => s.stackFunctionsOf(r),
-      kindName: (r) => kindName(s.kind[r]),
+      kindName: (r) => recordTypeName(s.kind[r]),
       pid: (r) => s.pid[r], tid: (r) => s.tid[r], cpu: (r) => s.cpu[r], misc: (r) => s.misc[r],
       ipHex: (r) => formatAddress(s.ipHi[r], s.ipLo[r]).slice(2),
       fieldMatches: (term, r) => {

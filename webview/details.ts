@@ -4,7 +4,7 @@
 
 import type { CallchainEntry, ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
 import type { RecordStore } from './store';
-import { kindName } from './interaction';
+import { recordTypeName } from '../shared/columns';
 import { formatAbsolute, formatAddress } from './time-format';
 import { createButton } from './toolkit';
 import { el } from './dom';
@@ -76,7 +76,7 @@ export class DetailsPane {
     el('h2', '', this.details, s.events[s.event[row]]?.name ?? 'record');
     const table = el('table', 'rs-fields', this.details);
     const add = (k: string, v: string) => { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); };
-    add('type', kindName(s.kind[row]));
+    add('type', recordTypeName(s.kind[row]));
     add('time', formatAbsolute(s.originNs ?? 0n, s.time[row]));
     add('comm', s.commOf(row) || '?');
     add('pid / tid', `${s.pid[row]} / ${s.tid[row]}`);

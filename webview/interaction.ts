@@ -5,15 +5,10 @@ import type { RecordStore } from './store';
 import type { Lane } from './lanes';
 import { bisectLeft, nearestPosition } from './hit-test';
 import { formatAbsolute, formatAddress, formatDuration } from './time-format';
+import { recordTypeName } from '../shared/columns';
 
 const HIT_RADIUS_PX = 5;
 
-const KIND_NAMES: Readonly<Record<number, string>> = {
-  1: 'MMAP', 2: 'LOST', 3: 'COMM', 4: 'EXIT', 5: 'THROTTLE', 6: 'UNTHROTTLE', 7: 'FORK', 8: 'READ', 9: 'SAMPLE',
-  10: 'MMAP2', 11: 'AUX', 12: 'ITRACE_START', 13: 'LOST_SAMPLES', 14: 'SWITCH', 15: 'SWITCH_CPU_WIDE', 16: 'NAMESPACES',
-  17: 'KSYMBOL', 18: 'BPF_EVENT', 19: 'CGROUP', 20: 'TEXT_POKE',
-};
-export function kindName(kind: number): string { return KIND_NAMES[kind] ?? `TYPE_${kind}`; }
 
 /** Where the lanes sit: top and height of each, in CSS pixels from the top of the lane area. */
 export interface LanePlaces {
@@ -55,7 +50,7 @@ export function describeRow(store: RecordStore, row: number): string[] {
   const origin = s.originNs ?? 0n;
   const ev = s.events[s.event[row]];
   const lines = [
-    `${ev?.name ?? 'event ?'} · ${kindName(s.kind[row])}`,
+    `${ev?.name ?? 'event ?'} · ${recordTypeName(s.kind[row])}`,
     `time ${formatAbsolute(origin, s.time[row])} (+${formatDuration(s.time[row] - (store.timeExtent()?.[0] ?? 0))})`,
     `${s.commOf(row) || '?'} pid ${s.pid[row]} tid ${s.tid[row]} · cpu ${s.cpu[row]}`,
   ];

@@ -8,7 +8,7 @@
 // snapshot), and the symbol column exists only once some batch carried symbols.
 
 import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart } from '../shared/protocol';
-import { COLUMN_TYPES } from '../shared/columns';
+import { COLUMN_NAMES, COLUMN_TYPES, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 
 export interface SnapshotEntry {
@@ -40,22 +40,33 @@ export interface SnapshotEntry {
 
 export interface StoreEvent { readonly name: string; readonly kind: EventKind }
 
-type Growable = Float64Array | Uint8Array | Uint16Array | Int32Array | Uint32Array;
-
 export class BatchRejected extends Error {}
+
+/** The wire columns (shared/columns.ts), each a typed array the store replaces when it grows. */
+type StoreColumns = { -readonly [K in ColumnName]: WireColumnArray<K> };
+
+/** `rows` rows of column `name`: `column`'s values, then zeros. */
+function grownColumn<K extends ColumnName>(name: K, column: WireColumnArray<K>, rows: number): WireColumnArray<K> {
+  const grown = new COLUMN_TYPES[name](rows);
+  (grown as { set(values: ArrayLike<number>): void }).set(column);
+  return grown;
+}
+
+/** Appends a batch's buffer of column `name` at row `base` of the store's column. */
+function appendColumn<K extends ColumnName>(store: StoreColumns, name: K, buffer: ArrayBuffer, base: number): void {
+  (store[name] as { set(values: ArrayLike<number>, offset: number): void }).set(new COLUMN_TYPES[name](buffer), base);
+}
+
+function setColumn<K extends ColumnName>(store: { [N in K]: WireColumnArray<N> }, name: K, column: WireColumnArray<K>): void {
+  store[name] = column;
+}
+
+// The store's record columns are its own properties (store.time, store.kind, ...), one per wire column.
+export interface RecordStore extends StoreColumns {}
 
 export class RecordStore {
   originNs: bigint | null = null;
   length = 0;
-  time = new Float64Array(0);
-  kind = new Uint8Array(0);
-  misc = new Uint16Array(0);
-  event = new Uint16Array(0);
-  pid = new Int32Array(0);
-  tid = new Int32Array(0);
-  cpu = new Int32Array(0);
-  ipHi = new Uint32Array(0);
-  ipLo = new Uint32Array(0);
   /** Symbol id per row (-1: none); empty until a batch carries symbols (symbolOf answers null before). */
   symbol = new Int32Array(0);
   /** Stack id per row into stackTable() (-1: none); empty until a batch carries stacks. */
@@ -94,6 +105,10 @@ export class RecordStore {
   /** True while every row's time is >= the previous row's (NaN rows excepted): the whole time column can be bisected. */
   timeSorted = true;
   private lastTime = -Infinity;
+
+  constructor() {
+    for (const name of COLUMN_NAMES) setColumn(this, name, new COLUMN_TYPES[name](0));
+  }
 
   getSnapshot(id: string): SnapshotEntry | undefined { return this.snapshotById.get(id); }
 
@@ -166,13 +181,8 @@ export class RecordStore {
     this.timeSorted = sorted;
     this.mapEvents(snap, localEvent, base);
     this.addRun(base, msg.firstRow, snap.index);
-    this.kind.set(new COLUMN_TYPES.kind(c.kind), base);
-    this.misc.set(new COLUMN_TYPES.misc(c.misc), base);
-    this.pid.set(new COLUMN_TYPES.pid(c.pid), base);
-    this.tid.set(new COLUMN_TYPES.tid(c.tid), base);
-    this.cpu.set(new COLUMN_TYPES.cpu(c.cpu), base);
-    this.ipHi.set(new COLUMN_TYPES.ipHi(c.ipHi), base);
-    this.ipLo.set(new COLUMN_TYPES.ipLo(c.ipLo), base);
+    // The columns appended as they came; time and event were rebased and mapped above.
+    for (const name of COLUMN_NAMES) if (name !== 'time' && name !== 'event') appendColumn(this, name, c[name], base);
     if (msg.symbolIndex && msg.symbolTable) {
       const local = new Int32Array(msg.symbolIndex);
       const map = Int32Array.from(msg.symbolTable, (s) => this.internSymbol(s));
@@ -419,16 +429,7 @@ export class RecordStore {
     if (capacity <= this.time.length) return;
     // Announced rows are reserved exactly; growth beyond them (never expected) stays geometric.
     const next = Math.max(capacity, this.time.length === 0 ? 0 : Math.ceil(this.time.length * 1.5), 1024);
-    const grow = <T extends Growable>(a: T, make: (n: number) => T): T => { const b = make(next); b.set(a as never); return b; };
-    this.time = grow(this.time, (n) => new Float64Array(n));
-    this.kind = grow(this.kind, (n) => new Uint8Array(n));
-    this.misc = grow(this.misc, (n) => new Uint16Array(n));
-    this.event = grow(this.event, (n) => new Uint16Array(n));
-    this.pid = grow(this.pid, (n) => new Int32Array(n));
-    this.tid = grow(this.tid, (n) => new Int32Array(n));
-    this.cpu = grow(this.cpu, (n) => new Int32Array(n));
-    this.ipHi = grow(this.ipHi, (n) => new Uint32Array(n));
-    this.ipLo = grow(this.ipLo, (n) => new Uint32Array(n));
+    for (const name of COLUMN_NAMES) setColumn(this, name, grownColumn(name, this[name], next));
     if (this.symbol.length > 0) {
       const symbol = new Int32Array(next).fill(-1);
       symbol.set(this.symbol);

@@ -93,6 +93,11 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.fromEn
   Object.entries(RecordType).map(([name, value]) => [value, name]),
 );
 
+/** The PERF_RECORD_* name of a record type without the prefix (`SAMPLE`), or `TYPE_n` for one this list does not name. */
+export function recordTypeName(type: number): string {
+  return RECORD_TYPE_NAMES[type] ?? `TYPE_${type}`;
+}
+
 /** perf_event_header.misc bits. */
 export const Misc = {
   CPUMODE_MASK: 0x7,

@@ -11,7 +11,7 @@ import { resolveEventSpec } from '../specs/resolve';
 import { constants as osConstants } from 'node:os';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { describeExit, shellStatus } from '../perf/launch';
-import { decodeSnapshot } from '../decode/columns';
+import { DecodePool } from '../decode-pool/pool';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
@@ -47,6 +47,10 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
 export async function runCapture(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
   if (!options.quiet) for (const note of prepared.notes) process.stderr.write(`ringside: ${note}\n`);
+  // Per-CPU rings decode on worker threads when the machine has more than one core and a snapshot
+  // is big enough to pay for it (DecodePool.usesWorkers); the rings are then copied into shared
+  // memory, which the workers read in place.
+  const pool = new DecodePool();
   const recorder = await Recorder.open({
     events: prepared.events,
     target: recorderTarget(options, prepared),
@@ -54,6 +58,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     gapFree: options.gapFree,
     sideband: options.sideband,
     warmCopyBuffers: options.warmCopy,
+    sharedCopyBuffers: pool.workerCount > 0,
     // A trigger's ring holds only its own records, so a moving data_head means it fired.
     ownRing: prepared.triggerIndices,
     ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
@@ -65,7 +70,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
   try {
     const take = async (reason: string) => {
       const raw = recorder.snapshot();
-      const decoded: DecodedSnapshot = decodeSnapshot(raw);
+      const decoded: DecodedSnapshot = await pool.decode(raw);
       snapshots++;
       await writer.write(decoded, raw.processes, raw.limitations);
       if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded));
@@ -82,6 +87,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       if (!options.leaveRunning) await recorder.endLaunched(LAUNCHED_GRACE_MS);
     } finally {
       recorder.dispose();
+      await pool.close();
       await writer.close();
     }
   }

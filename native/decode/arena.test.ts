@@ -1,69 +1,21 @@
 import * as assert from 'node:assert/strict';
-import { RecordType, Sample } from '../abi/uapi';
+import { Sample } from '../abi/uapi';
 import { ColumnArena } from './arena';
-import { COLUMN_BYTES_PER_ROW, decodeSnapshot, type SnapshotInput } from './columns';
-import { attrOf, ByteWriter, columnDifferences, eventOf, otherRecord, prng, recordByRecordMismatches, ringFromRecords, sampleRecord } from './test-records';
+import { decodeSnapshot } from './columns';
+import { COLUMN_BYTES_PER_ROW, RECORD_COLUMN_NAMES } from './column-schema';
+import { ColumnSet } from './column-set';
+import {
+  columnDifferences, randomPerCpuSnapshot as randomSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,
+} from './test-records';
 import type { RecordColumns } from './types';
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
-/** A second event without IP (its rows must read ip 0 even in reused memory) and with a RAW tail. */
-const NO_IP = Sample.IDENTIFIER | Sample.TID | Sample.TIME | Sample.RAW;
-const SIDE = Sample.IDENTIFIER | Sample.TID | Sample.TIME;
-
-/**
- * A seeded snapshot like a per-CPU recording: 1-6 flight-recorder rings (some wrapped, record
- * sizes mixed so the size estimate is crossed) with samples of two events, and a forward side-band
- * ring of COMM and LOST records with sample_id_all trailers, all interleaved in time.
- */
-function randomSnapshot(seed: number): SnapshotInput {
-  const random = prng(seed);
-  const events = [
-    eventOf(0, attrOf(HOT, { flags: { sampleIdAll: true } }), [11n, 12n], 'hot'),
-    eventOf(1, attrOf(NO_IP, { flags: { sampleIdAll: true } }), [21n], 'raw'),
-    eventOf(2, attrOf(SIDE, { flags: { sampleIdAll: true } }), [31n], 'side'),
-  ];
-  const base = 0xfffff000n + BigInt(Math.floor(random() * 1e6));
-  const ringCount = 1 + Math.floor(random() * 6);
-  const rings = [];
-  for (let r = 0; r < ringCount; r++) {
-    const count = Math.floor(random() * 400);
-    let time = base + BigInt(Math.floor(random() * 50));
-    const records: Uint8Array[] = [];
-    for (let i = 0; i < count; i++) {
-      time += BigInt(1 + Math.floor(random() * 40));
-      if (random() < 0.3) {
-        const tail = new ByteWriter().u32(4 + 8 * Math.floor(random() * 4)).raw(new Uint8Array(32)).toBytes();
-        const raw = tail.subarray(0, 4 + new DataView(tail.buffer).getUint32(0, true));
-        records.push(sampleRecord(NO_IP, { id: 21n, pid: 100 + r, tid: 200 + i, time, tail: new ByteWriter().raw(raw).pad8().toBytes() }));
-      } else {
-        records.push(sampleRecord(HOT, { id: random() < 0.5 ? 11n : 12n, ip: 0xffffffff81000000n + BigInt(i), pid: 100 + r, tid: 200 + i, time, cpu: r, period: 1n }));
-      }
-    }
-    const dataSize = random() < 0.5 ? 4096 : 1 << 15;
-    rings.push(ringFromRecords(records, dataSize, 'backward', { ringId: r, cpu: r }));
-  }
-  const side: Uint8Array[] = [];
-  let time = base;
-  for (let i = 0; i < Math.floor(random() * 30); i++) {
-    time += BigInt(1 + Math.floor(random() * 400));
-    if (random() < 0.2) {
-      side.push(otherRecord(RecordType.LOST, 0, new ByteWriter().u64(31n).u64(3n).toBytes(), SIDE, true, { pid: 1, tid: 1, time, id: 31n }));
-    } else {
-      side.push(otherRecord(RecordType.COMM, 0, new ByteWriter().u32(5).u32(5).cstring(`task${i}`).toBytes(), SIDE, true, { pid: 5, tid: 5, time, id: 31n }));
-    }
-  }
-  rings.push(ringFromRecords(side, 1 << 14, 'forward', { ringId: ringCount, defaultEvent: 2 }));
-  return { events, rings };
-}
 
 /** A deep copy of columns, to check later that nobody wrote into them. */
 function copyOf(columns: RecordColumns): RecordColumns {
-  return {
-    length: columns.length, timeOriginNs: columns.timeOriginNs,
-    time: columns.time.slice(), kind: columns.kind.slice(), misc: columns.misc.slice(), event: columns.event.slice(),
-    pid: columns.pid.slice(), tid: columns.tid.slice(), cpu: columns.cpu.slice(), ipHi: columns.ipHi.slice(), ipLo: columns.ipLo.slice(),
-    ring: columns.ring.slice(), offset: columns.offset.slice(),
-  };
+  const copy = new ColumnSet(columns.length);
+  for (const name of RECORD_COLUMN_NAMES) (copy[name] as { set(values: ArrayLike<number>): void }).set(columns[name]);
+  return copy.toColumns(columns.timeOriginNs);
 }
 
 describe('decode/arena', () => {

@@ -14,7 +14,8 @@
 //
 // Pure TypeScript (no timers): whoever owns the idle time calls warm(budget) in slices.
 
-import { COLUMN_BYTES_PER_ROW, ColumnSet } from './columns';
+import { COLUMN_BYTES_PER_ROW } from './column-schema';
+import { ColumnSet } from './column-set';
 import type { RecordColumns } from './types';
 
 /** The smallest page size Linux uses: writing every 4 KiB faults in every page whatever the real size. */
@@ -38,7 +39,8 @@ export class ColumnArena {
   /** Row capacities taken since the last beginSnapshot(): what the next snapshot will probably need. */
   private demand: number[] = [];
   private taking: number[] = [];
-  private readonly shared: boolean;
+  /** True when the sets are SharedArrayBuffer memory (worker threads can decode into them). */
+  readonly shared: boolean;
 
   constructor(options: ColumnArenaOptions = {}) {
     this.shared = options.shared === true && typeof SharedArrayBuffer === 'function';

@@ -1,6 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
-import { COLUMN_BYTES_PER_ROW, decodeSnapshot, MAX_ANOMALIES_KEPT_PER_RING, mergeRuns } from './columns';
+import { decodeSnapshot } from './columns';
+import { COLUMN_BYTES_PER_ROW } from './column-schema';
+import { MAX_ANOMALIES_KEPT_PER_RING } from './decode-ring';
+import { mergeRuns } from './merge';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';
 import { walkRing } from './walk';

@@ -198,3 +198,15 @@ export function idLocator(info: ParseInfo): IdLocator {
   const otherIdFromEnd = info.trailer.identifierFromEnd >= 0 ? info.trailer.identifierFromEnd : info.trailer.idFromEnd;
   return { sampleIdOffset, otherIdFromEnd };
 }
+
+const parseInfoCache = new WeakMap<object, ParseInfo>();
+
+/** Parse info of an event's attr, computed once per attr object. */
+export function parseInfoFor(event: { readonly attr: PerfEventAttr }): ParseInfo {
+  let info = parseInfoCache.get(event.attr);
+  if (!info) {
+    info = computeParseInfo(event.attr);
+    parseInfoCache.set(event.attr, info);
+  }
+  return info;
+}

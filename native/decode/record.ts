@@ -3,7 +3,7 @@
 // record's own end; bad bytes throw DecodeError (the only exception this module raises).
 
 import { CallchainContext, Misc, ReadFormat, RECORD_TYPE_NAMES, RecordType, Sample } from '../abi/uapi';
-import { parseInfoFor } from './columns';
+import { parseInfoFor } from './parse-info';
 import { DecodeError } from './errors';
 import type { ParseInfo } from './parse-info';
 import { decodeTracepoint, type TracepointValues } from './tracepoint';

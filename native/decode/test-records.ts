@@ -9,6 +9,7 @@ import type { SampleIdTrailer } from './record';
 import { decodeRecordAt } from './record';
 import type { DecodedRecord, DecodedSnapshot, RecordColumns } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
+import { RECORD_COLUMN_NAMES } from './column-schema';
 
 export class ByteWriter {
   private readonly bytes: number[] = [];
@@ -233,7 +234,7 @@ export function columnDifferences(a: RecordColumns, b: RecordColumns, limit = 10
   const problems: string[] = [];
   if (a.length !== b.length) return [`length ${a.length} vs ${b.length}`];
   if (a.timeOriginNs !== b.timeOriginNs) problems.push(`timeOriginNs ${a.timeOriginNs} vs ${b.timeOriginNs}`);
-  for (const name of ['time', 'kind', 'misc', 'event', 'pid', 'tid', 'cpu', 'ipHi', 'ipLo', 'ring', 'offset'] as const) {
+  for (const name of RECORD_COLUMN_NAMES) {
     const x = a[name];
     const y = b[name];
     for (let row = 0; row < a.length && problems.length < limit; row++) {
@@ -241,4 +242,77 @@ export function columnDifferences(a: RecordColumns, b: RecordColumns, limit = 10
     }
   }
   return problems;
+}
+
+/**
+ * Columns compared byte for byte (NaN bit patterns included): the first columns whose bytes differ,
+ * with the first differing row. Empty when every column of `a` is the same bytes as in `b`.
+ */
+export function columnByteDifferences(a: RecordColumns, b: RecordColumns): string[] {
+  if (a.length !== b.length) return [`length ${a.length} vs ${b.length}`];
+  const problems: string[] = a.timeOriginNs === b.timeOriginNs ? [] : [`timeOriginNs ${a.timeOriginNs} vs ${b.timeOriginNs}`];
+  const bytesOf = (column: RecordColumns[keyof RecordColumns] & ArrayBufferView) =>
+    new Uint8Array(column.buffer, column.byteOffset, column.byteLength);
+  for (const name of RECORD_COLUMN_NAMES) {
+    const x = bytesOf(a[name]);
+    const y = bytesOf(b[name]);
+    const at = x.findIndex((byte, i) => byte !== y[i]);
+    if (x.length === y.length && at < 0) continue;
+    problems.push(`${name}: ${x.length} vs ${y.length} bytes, first difference in row ${Math.floor(at / a[name].BYTES_PER_ELEMENT)}`);
+  }
+  return problems;
+}
+
+const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
+/** A second event without IP (its rows must read ip 0 even in reused memory) and with a RAW tail. */
+const NO_IP = Sample.IDENTIFIER | Sample.TID | Sample.TIME | Sample.RAW;
+const SIDE = Sample.IDENTIFIER | Sample.TID | Sample.TIME;
+
+/**
+ * A seeded snapshot like a per-CPU recording: 1-6 flight-recorder rings (some wrapped, record
+ * sizes mixed so the size estimate is crossed) with samples of two events, and a forward side-band
+ * ring of COMM and LOST records with sample_id_all trailers, all interleaved in time.
+ */
+export function randomPerCpuSnapshot(seed: number, maxRecords = 400): { events: EventDescription[]; rings: RingCopy[] } {
+  const random = prng(seed);
+  const events = [
+    eventOf(0, attrOf(HOT, { flags: { sampleIdAll: true } }), [11n, 12n], 'hot'),
+    eventOf(1, attrOf(NO_IP, { flags: { sampleIdAll: true } }), [21n], 'raw'),
+    eventOf(2, attrOf(SIDE, { flags: { sampleIdAll: true } }), [31n], 'side'),
+  ];
+  const base = 0xfffff000n + BigInt(Math.floor(random() * 1e6));
+  const ringCount = 1 + Math.floor(random() * 6);
+  const rings = [];
+  for (let r = 0; r < ringCount; r++) {
+    const count = Math.floor(random() * maxRecords);
+    let time = base + BigInt(Math.floor(random() * 50));
+    const records: Uint8Array[] = [];
+    for (let i = 0; i < count; i++) {
+      time += BigInt(1 + Math.floor(random() * 40));
+      if (random() < 0.3) {
+        const tail = new ByteWriter().u32(4 + 8 * Math.floor(random() * 4)).raw(new Uint8Array(32)).toBytes();
+        const raw = tail.subarray(0, 4 + new DataView(tail.buffer).getUint32(0, true));
+        records.push(sampleRecord(NO_IP, { id: 21n, pid: 100 + r, tid: 200 + i, time, tail: new ByteWriter().raw(raw).pad8().toBytes() }));
+      } else {
+        const id = random() < 0.5 ? 11n : 12n;
+        records.push(sampleRecord(HOT, { id, ip: 0xffffffff81000000n + BigInt(i), pid: 100 + r, tid: 200 + i, time, cpu: r, period: 1n }));
+      }
+    }
+    const dataSize = maxRecords > 400 ? 1 << 22 : random() < 0.5 ? 4096 : 1 << 15;
+    rings.push(ringFromRecords(records, dataSize, 'backward', { ringId: r, cpu: r }));
+  }
+  const side: Uint8Array[] = [];
+  let time = base;
+  for (let i = 0; i < Math.floor(random() * 30); i++) {
+    time += BigInt(1 + Math.floor(random() * 400));
+    if (random() < 0.2) {
+      const body = new ByteWriter().u64(31n).u64(3n).toBytes();
+      side.push(otherRecord(RecordType.LOST, 0, body, SIDE, true, { pid: 1, tid: 1, time, id: 31n }));
+    } else {
+      const body = new ByteWriter().u32(5).u32(5).cstring(`task${i}`).toBytes();
+      side.push(otherRecord(RecordType.COMM, 0, body, SIDE, true, { pid: 5, tid: 5, time, id: 31n }));
+    }
+  }
+  rings.push(ringFromRecords(side, 1 << 14, 'forward', { ringId: ringCount, defaultEvent: 2 }));
+  return { events, rings };
 }

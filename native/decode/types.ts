@@ -4,6 +4,7 @@
 // Pure types: nothing here imports node, koffi or vscode.
 
 import type { EventDescription, RingCopy, SnapshotPath } from '../abi/snapshot';
+import type { ColumnArrays } from './column-schema';
 
 /** A counted oddity found while walking; the walk stops or skips, never throws. */
 export interface DecodeAnomaly {
@@ -34,29 +35,15 @@ export interface RingCoverage {
 }
 
 /**
- * Decoded records as columns (struct-of-arrays), oldest first. `time` is relative to
- * `timeOriginNs` so a Float64 holds it exactly (any span under 104 days); absent time is NaN.
+ * Decoded records as columns (struct-of-arrays), oldest first: one typed array per column of
+ * column-schema.ts. `time` is relative to `timeOriginNs` so a Float64 holds it exactly (any span
+ * under 104 days); absent time is NaN.
  * Each array has exactly `length` elements but may be a view (byteOffset > 0, a slightly larger
  * buffer): use the typed array, never its `.buffer` whole, and copy before transferring it.
  */
-export interface RecordColumns {
+export interface RecordColumns extends ColumnArrays {
   readonly length: number;
   readonly timeOriginNs: bigint;
-  readonly time: Float64Array;
-  /** PERF_RECORD_* type; 255 for any type above 254. */
-  readonly kind: Uint8Array;
-  /** perf_event_header.misc (cpumode, exact-ip, switch-out...). */
-  readonly misc: Uint16Array;
-  readonly event: Uint16Array;
-  readonly pid: Int32Array;
-  readonly tid: Int32Array;
-  readonly cpu: Int32Array;
-  /** Sample IP split in two u32 halves (kernel addresses do not fit a double exactly); 0 when absent. */
-  readonly ipHi: Uint32Array;
-  readonly ipLo: Uint32Array;
-  /** Where the record's bytes are: ring copy index and byte offset, for details on demand. */
-  readonly ring: Uint16Array;
-  readonly offset: Uint32Array;
 }
 
 /** The full decoded form of one record (on demand, for details panes and JSON output). */

@@ -40,6 +40,11 @@ export interface RecorderOptions {
    * pause window is a warm memcpy (default true; costs one data area of memory per ring).
    */
   readonly warmCopyBuffers?: boolean;
+  /**
+   * Copy flight-recorder rings into SharedArrayBuffer memory (default false), so a DecodePool's
+   * worker threads read a snapshot's bytes where they are instead of receiving a copy.
+   */
+  readonly sharedCopyBuffers?: boolean;
   /** What this process may record (default: read from /proc and /sys when the recorder opens). */
   readonly access?: PerfAccess;
   /**

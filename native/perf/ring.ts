@@ -65,7 +65,12 @@ export class SpareCopyBuffer {
   private buffer: Uint8Array | null = null;
   private warmedBytes = 0;
 
-  constructor(readonly size: number) {}
+  /** `shared`: copies land in SharedArrayBuffer memory, which worker threads read without a copy. */
+  constructor(readonly size: number, readonly shared = false) {}
+
+  private allocate(): Uint8Array {
+    return new Uint8Array(this.shared ? new SharedArrayBuffer(this.size) : new ArrayBuffer(this.size));
+  }
 
   /** True when the whole spare is faulted in. */
   get ready(): boolean {
@@ -75,7 +80,7 @@ export class SpareCopyBuffer {
   /** Faults in up to `budgetBytes` more of the spare (allocating it first); returns `ready`. */
   warm(budgetBytes = Infinity): boolean {
     if (!this.buffer) {
-      this.buffer = new Uint8Array(this.size);
+      this.buffer = this.allocate();
       this.warmedBytes = 0;
     }
     const bytes = this.buffer;
@@ -88,7 +93,7 @@ export class SpareCopyBuffer {
 
   /** The spare (even when only partly warmed: what is faulted in still helps), else a fresh buffer. */
   take(): Uint8Array {
-    const bytes = this.buffer ?? new Uint8Array(this.size);
+    const bytes = this.buffer ?? this.allocate();
     this.buffer = null;
     this.warmedBytes = 0;
     return bytes;
@@ -286,10 +291,13 @@ export class BackwardRing {
   /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
   private readonly writers: PerfEventFd[];
 
-  constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
+  /** `sharedCopies`: snapshots copy into SharedArrayBuffer memory (see SpareCopyBuffer). */
+  constructor(
+    readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode(), sharedCopies = false,
+  ) {
     if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, false, event.name);
-    this.spare = new SpareCopyBuffer(this.ring.dataSize);
+    this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies);
     this.writers = [event];
   }
 

@@ -10,7 +10,7 @@
 // buffer. The decoder then walks that buffer like any forward ring.
 
 import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../abi/attr';
-import { PerfType, RecordType, RECORD_TYPE_NAMES, Sample } from '../abi/uapi';
+import { PerfType, RecordType, recordTypeName, Sample } from '../abi/uapi';
 import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
 import {
   alignUp,
@@ -341,7 +341,7 @@ class PerfDataReader {
       const size = view.getUint16(pos + 6, true);
       if (size < 8) this.fail(pos, `record of type ${type} has size ${size}, smaller than its header`);
       if (pos + size > end) this.fail(pos, `record of type ${type} (${size} bytes) runs past the end of the data section`);
-      const typeName = type < USER_TYPE_START ? RECORD_TYPE_NAMES[type] ?? `TYPE_${type}` : USER_RECORD_NAMES[type] ?? `USER_TYPE_${type}`;
+      const typeName = type < USER_TYPE_START ? recordTypeName(type) : USER_RECORD_NAMES[type] ?? `USER_TYPE_${type}`;
       this.counts[typeName] = (this.counts[typeName] ?? 0) + 1;
       let next = pos + size;
       if (type < USER_TYPE_START) {

@@ -25,11 +25,12 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'native/symbols': ['node', 'native/sys', 'native/abi'],
   'native/specs': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode', 'native/symbols'],
   'native/perfdata': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode', 'native/specs', 'native/symbols'],
+  'native/decode-pool': ['node', 'native/abi', 'native/decode'],
   'native/keeper': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode'],
   'native/attach': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
-  shared: ['type:native/decode/types'],
+  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi'],
   host: ['node', 'shared', 'native/decode', 'native/abi'],
   webview: ['shared', 'd3'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],

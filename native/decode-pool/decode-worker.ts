@@ -1,0 +1,100 @@
+// The worker-thread side of a DecodePool: decodes the rings it is sent (decodeRingRows, exactly what
+// the single-thread decoder does per ring) into column sets of shared memory, and sends back each
+// ring's rows, decode state and anomalies. Ring bytes arrive without a copy when they live in a
+// SharedArrayBuffer (a recorder with sharedCopyBuffers); otherwise structured clone copies them.
+
+import { parentPort } from 'node:worker_threads';
+import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
+import { ColumnSet } from '../decode/column-set';
+import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
+import type { DecodeAnomaly } from '../decode/types';
+import type { EventDescription, RingCopy } from '../abi/snapshot';
+
+/** A column set as it crosses threads: its shared buffer and its capacity in rows. */
+export interface SharedSet {
+  readonly buffer: SharedArrayBuffer;
+  readonly length: number;
+}
+
+/** One ring to decode; `set`: where its rows should go (taken from the caller's arena), when given. */
+export interface RingTask {
+  readonly ringNumber: number;
+  readonly ring: RingCopy;
+  readonly set?: SharedSet;
+}
+
+export interface DecodeRequest {
+  readonly id: number;
+  readonly events: readonly EventDescription[];
+  /** The smallest time of the rings decoded before these (hi = -1: none): a time base hint. */
+  readonly known: TimeMark;
+  readonly tasks: readonly RingTask[];
+}
+
+/** One ring decoded: its rows are rows [first, first + count) of `set`; `spare`: sets used on the way. */
+export interface RingResult {
+  readonly ringNumber: number;
+  readonly set: SharedSet;
+  readonly first: number;
+  readonly count: number;
+  readonly state: RingState;
+  readonly anomalies: DecodeAnomaly[];
+  readonly spare: readonly SharedSet[];
+}
+
+export type DecodeReply =
+  | { readonly id: number; readonly results: readonly RingResult[] }
+  | { readonly id: number; readonly error: string };
+
+/** Sets of shared memory: the task's own set first when it is big enough, else fresh ones. */
+class SharedSets implements SetSource {
+  readonly spare: ColumnSet[] = [];
+
+  constructor(private provided: ColumnSet | null) {}
+
+  take(rows: number): ColumnSet {
+    const provided = this.provided;
+    if (provided && provided.length >= rows) {
+      this.provided = null;
+      return provided;
+    }
+    return new ColumnSet(rows, new SharedArrayBuffer(rows * COLUMN_BYTES_PER_ROW));
+  }
+
+  give(set: ColumnSet): void {
+    this.spare.push(set);
+  }
+
+  /** Sets the caller gave and the decode did not use go back too. */
+  unused(): ColumnSet[] {
+    return this.provided ? [...this.spare, this.provided] : this.spare;
+  }
+}
+
+const sharedSetOf = (set: ColumnSet): SharedSet => ({ buffer: set.buffer as SharedArrayBuffer, length: set.length });
+
+/** Decodes every ring of a request (the worker's whole job; exported so it is testable on one thread). */
+export function decodeRequest(request: DecodeRequest): RingResult[] {
+  const tables = eventTables(request.events);
+  return request.tasks.map((task) => {
+    const sets = new SharedSets(task.set ? new ColumnSet(task.set.length, task.set.buffer) : null);
+    const { rows, state, anomalies } = decodeRingRows(task.ring, task.ringNumber, tables, request.known, sets);
+    return {
+      ringNumber: task.ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
+      spare: sets.unused().filter((set) => set !== rows.set).map(sharedSetOf),
+    };
+  });
+}
+
+const port = parentPort;
+if (port) {
+  port.on('message', (request: DecodeRequest) => {
+    let reply: DecodeReply;
+    try {
+      reply = { id: request.id, results: decodeRequest(request) };
+    } catch (error) {
+      reply = { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    }
+    port.postMessage(reply);
+  });
+}

@@ -1,0 +1,293 @@
+// Decoding a snapshot's rings in parallel: worker threads (decode-worker.ts) decode whole rings
+// into column sets of shared memory while this thread decodes its own share, then this thread
+// puts every ring's rows on one time axis and merges them by time (assembleSnapshot, the k-way
+// merge of sorted runs the single-thread decoder uses). The columns are the single-thread
+// decoder's, value for value: each ring is decoded by the same code, the merge is the same, and
+// every time is an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not
+// (damaged times) is decoded on one thread instead.
+//
+// Workers start on the first parallel decode and are reused for every later snapshot. An idle
+// worker is unref'd (it never keeps the process alive); close() terminates them, and a worker that
+// fails is terminated and replaced on the next decode.
+
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
+import { ColumnSet } from '../decode/column-set';
+import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, type SnapshotInput } from '../decode/columns';
+import {
+  decodeRingRows, eventTables, firstSetRows, largestTime, smallestTime, timeNs,
+  type RingDecode, type SetSource, type TimeMark,
+} from '../decode/decode-ring';
+import type { ColumnArena } from '../decode/arena';
+import type { DecodedSnapshot } from '../decode/types';
+import type { RingCopy } from '../abi/snapshot';
+import type { DecodeReply, DecodeRequest, RingResult, RingTask, SharedSet } from './decode-worker';
+
+/**
+ * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
+ * it, posting the work and waiting for the worker costs about what decoding it here does. Measured
+ * with two rings of 56-byte samples on the 2-vCPU bench VM while other test runs loaded it (load
+ * average 5-8): parallel took 2-12× one thread's time at 64-256 KiB per ring, 0.7-1.4× at 1-2 MiB,
+ * 1.0-1.3× at 4-16 MiB; no size gained reliably on that loaded machine, so the pool starts where
+ * the cost was even. `node out/bench/parallel.js` prints the same sweep; rerun it on a quiet machine.
+ */
+export const MIN_WORKER_BYTES = 4 * 1024 * 1024;
+
+/** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
+const WORKER_FILE = join(__dirname, 'decode-worker.js');
+
+/** No arena: fresh sets of shared memory, left to the GC. */
+const FRESH_SHARED_SETS: SetSource = {
+  take: (rows) => new ColumnSet(rows, new SharedArrayBuffer(rows * COLUMN_BYTES_PER_ROW)),
+  give: () => undefined,
+};
+
+export interface DecodePoolOptions {
+  /** Worker threads (default: one per core beyond this thread's). 0: every decode runs on this thread. */
+  readonly workers?: number;
+  /** Smallest share of ring bytes a worker gets before the pool uses workers (default MIN_WORKER_BYTES). */
+  readonly minWorkerBytes?: number;
+}
+
+export interface PoolDecodeOptions {
+  /** Take column memory from this arena; it must be a shared one (new ColumnArena({ shared: true })). */
+  readonly arena?: ColumnArena;
+}
+
+interface Pending {
+  resolve(results: readonly RingResult[]): void;
+  reject(error: Error): void;
+}
+
+/** One worker thread and the request it is working on. */
+class PoolWorker {
+  private pending: Pending | null = null;
+  private failed: Error | null = null;
+
+  constructor(private readonly worker: Worker, private readonly onFailure: (self: PoolWorker) => void) {
+    worker.unref();
+    worker.on('message', (reply: DecodeReply) => this.settle(reply));
+    worker.on('error', (error: Error) => this.fail(error));
+    worker.on('exit', (code: number) => this.fail(new Error(`decode worker exited with code ${code}`)));
+  }
+
+  run(request: DecodeRequest): Promise<readonly RingResult[]> {
+    if (this.failed) return Promise.reject(this.failed);
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      // Busy: the worker keeps the process alive until it answers.
+      this.worker.ref();
+      this.worker.postMessage(request);
+    });
+  }
+
+  terminate(): Promise<number> {
+    this.failed ??= new Error('decode pool closed');
+    return this.worker.terminate();
+  }
+
+  private settle(reply: DecodeReply): void {
+    const pending = this.pending;
+    this.pending = null;
+    this.worker.unref();
+    if (!pending) return;
+    if ('error' in reply) pending.reject(new Error(`decode worker: ${reply.error}`));
+    else pending.resolve(reply.results);
+  }
+
+  private fail(error: Error): void {
+    const first = this.failed === null;
+    this.failed ??= error;
+    const pending = this.pending;
+    this.pending = null;
+    pending?.reject(error);
+    if (first) this.onFailure(this);
+  }
+}
+
+/** Splits rings among `lanes` by bytes, largest first onto the least loaded lane (lane 0 is this thread). */
+function lanesOf(rings: readonly RingCopy[], ringNumbers: readonly number[], lanes: number): number[][] {
+  const out: number[][] = Array.from({ length: lanes }, () => []);
+  const load = new Array<number>(lanes).fill(0);
+  const bytes = (r: number): number => Math.max(0, Math.min(rings[r].validBytes, rings[r].bytes.length));
+  for (const r of [...ringNumbers].sort((a, b) => bytes(b) - bytes(a) || a - b)) {
+    let lane = 0;
+    for (let l = 1; l < lanes; l++) if (load[l] < load[lane]) lane = l;
+    out[lane].push(r);
+    load[lane] += bytes(r);
+  }
+  return out;
+}
+
+/** Largest integer a double holds exactly. */
+const MAX_EXACT = 2 ** 53;
+
+/** True when every decoded time lies within 2^53 ns of the snapshot's smallest (then every value is exact). */
+function exactSpan(rings: readonly RingCopy[], decodes: readonly RingDecode[]): boolean {
+  let smallest: bigint | null = null;
+  let largest: bigint | null = null;
+  decodes.forEach((decode, r) => {
+    if (decode.state.baseHi < 0) return;
+    const low = smallestTime(rings[r], decode.state);
+    const high = largestTime(rings[r], decode.state);
+    const lowNs = timeNs(low.hi, low.lo);
+    const highNs = timeNs(high.hi, high.lo);
+    if (smallest === null || lowNs < smallest) smallest = lowNs;
+    if (largest === null || highNs > largest) largest = highNs;
+  });
+  return smallest === null || largest === null || Number(largest - smallest) < MAX_EXACT;
+}
+
+export class DecodePool {
+  readonly workerCount: number;
+  readonly minWorkerBytes: number;
+  private workers: PoolWorker[] = [];
+  /**
+   * Shared copies of ring bytes that are not in shared memory already, one per ring slot a worker
+   * decodes, reused across snapshots: a warm memcpy instead of structured clone, which copies into
+   * fresh memory (about 7 ms per MiB on the bench machine).
+   */
+  private staging: Uint8Array[] = [];
+  private nextId = 0;
+  private closed = false;
+  /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: DecodePoolOptions = {}) {
+    this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
+    this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
+  }
+
+  /** Worker threads running now. */
+  get runningWorkers(): number {
+    return this.workers.length;
+  }
+
+  /**
+   * True when `raw` is decoded with workers: at least two flight-recorder rings hold records and
+   * the bytes the workers would get reach minWorkerBytes each on average.
+   */
+  usesWorkers(raw: SnapshotInput): boolean {
+    if (this.workerCount === 0 || this.closed) return false;
+    const backward = raw.rings.map((_, r) => r).filter((r) => raw.rings[r].direction === 'backward' && raw.rings[r].validBytes >= 8);
+    if (backward.length < 2) return false;
+    const lanes = lanesOf(raw.rings, backward, Math.min(backward.length, this.workerCount + 1));
+    let workerBytes = 0;
+    for (const lane of lanes.slice(1)) for (const r of lane) workerBytes += raw.rings[r].validBytes;
+    return workerBytes >= this.minWorkerBytes * (lanes.length - 1);
+  }
+
+  /**
+   * Decodes a snapshot: on worker threads when usesWorkers(raw), else as decodeSnapshot does. Same
+   * columns either way. Calls made while one runs wait for it.
+   */
+  decode(raw: SnapshotInput, options: PoolDecodeOptions = {}): Promise<DecodedSnapshot> {
+    const run = this.queue.then(() => this.decodeNow(raw, options));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async decodeNow(raw: SnapshotInput, options: PoolDecodeOptions): Promise<DecodedSnapshot> {
+    const arena = options.arena;
+    if (arena && !arena.shared) {
+      throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
+    }
+    if (!this.usesWorkers(raw)) return decodeSnapshot(raw, { arena });
+    arena?.beginSnapshot();
+    const sets: SetSource = arena ?? FRESH_SHARED_SETS;
+    const rings = raw.rings;
+    const decodes = new Array<RingDecode>(rings.length);
+    const tables = eventTables(raw.events);
+    const known: TimeMark = { hi: -1, lo: 0 };
+    // Side-band rings here first (small; they give the flight-recorder rings their time base), as decodeSnapshot does.
+    const order = decodeOrder(rings);
+    const backward = order.filter((r) => rings[r].direction === 'backward');
+    for (const r of order) {
+      if (rings[r].direction === 'backward') continue;
+      decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
+      lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
+    }
+    const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
+    this.ensureWorkers(lanes.length - 1);
+    const lent: ColumnSet[] = [];
+    let slot = 0;
+    const requests = lanes.slice(1).map((lane, w) => {
+      const tasks: RingTask[] = lane.map((r) => {
+        const set = sets.take(firstSetRows(rings[r]));
+        lent.push(set);
+        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: { buffer: set.buffer as SharedArrayBuffer, length: set.length } };
+      });
+      return this.workers[w].run({ id: this.nextId++, events: raw.events, known: { ...known }, tasks });
+    });
+    // This thread's lane while the workers decode theirs; its errors wait for the workers to finish.
+    let ownError: unknown = null;
+    try {
+      for (const r of lanes[0]) decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
+    } catch (error) {
+      ownError = error;
+    }
+    const settled = await Promise.allSettled(requests);
+    const failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if (failure !== null && failure !== undefined) {
+      // The sets lent to workers come back whatever happened; decoded rows are dropped.
+      for (const set of lent) sets.give(set);
+      for (const decode of decodes) if (decode) sets.give(decode.rows.set);
+      arena?.endSnapshot(null);
+      throw failure;
+    }
+    for (const s of settled) {
+      if (s.status !== 'fulfilled') continue;
+      for (const result of s.value) {
+        decodes[result.ringNumber] = {
+          rows: { set: setOf(result.set), first: result.first, count: result.count },
+          state: result.state,
+          anomalies: result.anomalies,
+        };
+        for (const spare of result.spare) sets.give(setOf(spare));
+      }
+    }
+    if (!exactSpan(rings, decodes)) {
+      // Damaged times far apart: values may round differently per base, so decode as one thread does.
+      for (const decode of decodes) sets.give(decode.rows.set);
+      arena?.endSnapshot(null);
+      return decodeSnapshot(raw, { arena });
+    }
+    return assembleSnapshot(raw, decodes, sets, arena);
+  }
+
+  /** Terminates every worker; later decodes run on this thread. Idempotent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const workers = this.workers;
+    this.workers = [];
+    this.staging = [];
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+
+  /** `ring` with its bytes in shared memory: as it is when they are, else copied into staging slot `slot`. */
+  private shared(ring: RingCopy, slot: number): RingCopy {
+    if (ring.bytes.buffer instanceof SharedArrayBuffer) return ring;
+    let staged = this.staging[slot];
+    if (!staged || staged.length < ring.bytes.length) {
+      staged = this.staging[slot] = new Uint8Array(new SharedArrayBuffer(ring.bytes.length));
+    }
+    staged.set(ring.bytes);
+    return { ...ring, bytes: staged.subarray(0, ring.bytes.length) };
+  }
+
+  private ensureWorkers(count: number): void {
+    while (this.workers.length < count) {
+      const worker = new PoolWorker(new Worker(WORKER_FILE), (failed) => {
+        this.workers = this.workers.filter((w) => w !== failed);
+        void failed.terminate();
+      });
+      this.workers.push(worker);
+    }
+  }
+}
+
+function setOf(shared: SharedSet): ColumnSet {
+  return new ColumnSet(shared.length, shared.buffer);
+}

@@ -1,0 +1,611 @@
+// One ring's bytes → rows of a column set, oldest first: the hot loop (decodeRing), a backward ring
+// in one pass from the top of the columns down (decodeBackward), a forward ring after a header
+// pass (decodeForward), and decodeRingRows, which does all that one ring needs (a second pass when
+// a damaged time would lose exactness, LOST records before their partner, the walk's end). Rings
+// are independent here: what one needs from the others is only a time base hint (`known`), so a
+// ring can be decoded on another thread. Hot path: u32 reads at precomputed offsets, no object
+// and no BigInt per record.
+//
+// Speed (bench: decode_vs_c): each ring's bytes are read ONCE. A backward ring is newest first in
+// memory, so its rows are written from the top of the columns down (no counting pass, no offsets
+// list, no reversal); the columns are sized from the newest record and grown when records turn out
+// smaller. Times are written straight as doubles relative to a base time (u32 halves subtracted
+// first: exact for spans < 2^53 ns); the base is the snapshot's smallest time when a ring decoded
+// before already gave it, else the ring's probable oldest record, so the usual case needs no
+// fix-up pass.
+//
+// Byte order: rings are in the kernel's (= this host's) byte order and the u32 views read host
+// order; every platform Ringside runs on (x86_64, aarch64) is little endian, as record.ts assumes.
+
+import { RecordType } from '../abi/uapi';
+import { idLocator, parseInfoFor, type ParseInfo } from './parse-info';
+import type { DecodeAnomaly } from './types';
+import type { EventDescription, RingCopy } from '../abi/snapshot';
+import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, walkEndAnomaly } from './walk';
+import { ColumnSet } from './column-set';
+
+/** Where the decoder gets column sets and gives back the ones it no longer needs. */
+export interface SetSource {
+  take(rows: number): ColumnSet;
+  give(set: ColumnSet): void;
+}
+
+/** No arena: fresh sets, left to the GC. */
+export const FRESH_SETS: SetSource = { take: (rows) => new ColumnSet(rows), give: () => undefined };
+
+export const TWO_32 = 4294967296;
+/** Anomaly objects kept per ring (all are counted in the ring's coverage). */
+export const MAX_ANOMALIES_KEPT_PER_RING = 64;
+
+/** Per-event offsets flattened for the hot loop (all byte offsets; -1 = absent). */
+interface HotLayout {
+  readonly ip: number;
+  readonly pidTid: number;
+  readonly time: number;
+  readonly cpu: number;
+  /** Smallest SAMPLE size holding every fixed-prefix field. */
+  readonly sampleMin: number;
+  readonly trailerSize: number;
+  readonly trPidTid: number;
+  readonly trTime: number;
+  readonly trCpu: number;
+}
+
+function hotLayout(info: ParseInfo): HotLayout {
+  return {
+    ip: info.sample.ip,
+    pidTid: info.sample.pidTid,
+    time: info.sample.time,
+    cpu: info.sample.cpu,
+    sampleMin: info.sample.fixedEnd,
+    trailerSize: info.trailer.size,
+    trPidTid: info.trailer.pidTidFromEnd,
+    trTime: info.trailer.timeFromEnd,
+    trCpu: info.trailer.cpuFromEnd,
+  };
+}
+
+/** Maps kernel sample ids (as u32 halves) to positions in the events array, without BigInt. */
+class IdTable {
+  private readonly small = new Map<number, number>();
+  private readonly large = new Map<string, number>();
+  readonly size: number;
+
+  constructor(events: readonly EventDescription[]) {
+    let size = 0;
+    for (let position = 0; position < events.length; position++) {
+      const event = events[position];
+      for (const id of event.ids) {
+        const u = BigInt.asUintN(64, id);
+        const hi = Number(u >> 32n);
+        const lo = Number(u & 0xffffffffn);
+        if (hi < 0x200000) this.small.set(hi * TWO_32 + lo, position);
+        else this.large.set(`${hi}:${lo}`, position);
+        size++;
+      }
+    }
+    this.size = size;
+  }
+
+  lookup(hi: number, lo: number): number {
+    const found = hi < 0x200000 ? this.small.get(hi * TWO_32 + lo) : this.large.get(`${hi}:${lo}`);
+    return found === undefined ? -1 : found;
+  }
+}
+
+/** One ring's decoded rows: rows [first, first + count) of `set`, oldest first. */
+export interface RingRows {
+  readonly set: ColumnSet;
+  readonly first: number;
+  readonly count: number;
+}
+
+/** What decoding the events of one snapshot needs, computed once. */
+export interface EventTables {
+  readonly layouts: readonly HotLayout[];
+  readonly infos: readonly ParseInfo[];
+  /** events[position].index, by position. */
+  readonly indexOf: Uint16Array;
+  readonly ids: IdTable;
+  readonly positionOf: ReadonlyMap<number, number>;
+}
+
+/** What decoding one ring accumulates; decodeRing picks it up and hands it back, so a pass can resume. */
+export interface RingState {
+  /** Byte offset of the next record to decode. */
+  offset: number;
+  lost: number;
+  anomalies: number;
+  /** The time every `time` of this ring is relative to, as u32 halves; baseHi = -1 until the first timed record. */
+  baseHi: number;
+  baseLo: number;
+  /** Smallest / largest relative time (Infinity / -Infinity when none) and the u32 index of that time in the ring. */
+  minRel: number;
+  maxRel: number;
+  minAt: number;
+  maxAt: number;
+}
+
+function freshState(baseHi: number, baseLo: number): RingState {
+  return { offset: 0, lost: 0, anomalies: 0, baseHi, baseLo, minRel: Infinity, maxRel: -Infinity, minAt: 0, maxAt: 0 };
+}
+
+/** Largest integer a double holds exactly: relative times up to this (104 days) are exact. */
+const MAX_EXACT = 2 ** 53;
+
+/** False when some time lies 2^53 ns or more from the base (a damaged time): relative times may be rounded. */
+function isExact(state: RingState): boolean {
+  return state.minRel >= -MAX_EXACT && state.maxRel <= MAX_EXACT;
+}
+
+/**
+ * The hot loop: decodes at most `maxCount` consecutive whole records of one ring from byte
+ * state.offset up to `end` (memory order), writing the i-th into row firstRow + i * step, so a
+ * backward ring (newest first in memory) lands oldest first with step -1 in a single pass. Stops
+ * early at a header that is not a whole record (walkEndAnomaly names why). Times are written
+ * relative to (state.baseHi, state.baseLo); with baseHi = -1 the first timed record becomes the base.
+ * Returns the number of records decoded. Kept in its own function so V8 optimises it in isolation.
+ */
+function decodeRing(
+  u32: Uint32Array, ring: RingCopy, end: number, maxCount: number, out: ColumnSet, firstRow: number, step: number,
+  state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
+): number {
+  const { layouts, indexOf, ids, positionOf } = tables;
+  const defaultPosition = positionOf.get(ring.defaultEvent) ?? 0;
+  const defaultInfo = tables.infos[defaultPosition];
+  const locator = defaultInfo ? idLocator(defaultInfo) : { sampleIdOffset: -1, otherIdFromEnd: -1 };
+  const sampleIdOffset = ids.size > 0 ? locator.sampleIdOffset : -1;
+  const otherIdFromEnd = ids.size > 0 ? locator.otherIdFromEnd : -1;
+  const ringCpu = ring.cpu;
+  const haveEvents = layouts.length > 0;
+  const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
+  // Constants as locals: module-level ones are context loads (and RecordType.SAMPLE two property loads) per use.
+  const SAMPLE = RecordType.SAMPLE;
+  const twoTo32 = TWO_32;
+  let baseHi = state.baseHi;
+  let baseLo = state.baseLo;
+  let lastIdHi = -1;
+  let lastIdLo = -1;
+  let lastPosition = defaultPosition;
+  // The sample layout of `layoutPosition`, in locals: samples of one event reuse them record after record.
+  let layoutPosition = -1;
+  let sTime = -1;
+  let sPidTid = -1;
+  let sCpu = -1;
+  let sIp = -1;
+  let sMin = 0;
+  let lost = state.lost;
+  let anomalyCount = state.anomalies;
+  // Every anomaly is counted, but only the first few per ring are kept as objects: a ring full of
+  // unknown ids must not turn into one object per record.
+  const note = (anomaly: DecodeAnomaly) => {
+    if (anomalyCount < MAX_ANOMALIES_KEPT_PER_RING) anomalies.push(anomaly);
+    anomalyCount++;
+  };
+  let minRel = state.minRel;
+  let maxRel = state.maxRel;
+  let minAt = state.minAt;
+  let maxAt = state.maxAt;
+  let o = state.offset;
+  let row = firstRow;
+  let decoded = 0;
+
+  for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
+    // Fast path: a run of samples of the event the previous sample belonged to (a flight recorder
+    // is mostly that). No calls in this loop, so V8 keeps the columns' pointers in registers.
+    // Any other record falls through to the general code below, which handles it completely.
+    if (layoutPosition >= 0 && (sampleIdOffset >= 0 ? lastPosition === layoutPosition : layoutPosition === defaultPosition)) {
+      const fastEvent = indexOf[layoutPosition];
+      for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
+        const w = o >>> 2;
+        const sizeMisc = u32[w + 1];
+        const size = sizeMisc >>> 16;
+        if (u32[w] !== SAMPLE || size < sMin || (size & 7) !== 0 || o + size > end) break;
+        if (sampleIdOffset >= 0) {
+          if (sampleIdOffset + 8 > size) break;
+          const idw = (o + sampleIdOffset) >>> 2;
+          if (u32[idw] !== lastIdLo || u32[idw + 1] !== lastIdHi) break;
+        }
+        kind[row] = SAMPLE;
+        misc[row] = sizeMisc & 0xffff;
+        event[row] = fastEvent;
+        offset[row] = o;
+        if (sTime >= 0) {
+          const tw = (o + sTime) >>> 2;
+          const lo = u32[tw];
+          const hi = u32[tw + 1];
+          if (baseHi < 0) {
+            baseHi = hi;
+            baseLo = lo;
+          }
+          const rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
+          time[row] = rel;
+          if (rel < minRel) {
+            minRel = rel;
+            minAt = tw;
+          }
+          if (rel > maxRel) {
+            maxRel = rel;
+            maxAt = tw;
+          }
+        } else {
+          time[row] = NaN;
+        }
+        if (sPidTid >= 0) {
+          const pw = (o + sPidTid) >>> 2;
+          pid[row] = u32[pw] | 0;
+          tid[row] = u32[pw + 1] | 0;
+        } else {
+          pid[row] = -1;
+          tid[row] = -1;
+        }
+        cpu[row] = sCpu >= 0 ? u32[(o + sCpu) >>> 2] | 0 : ringCpu;
+        if (sIp >= 0) {
+          const iw = (o + sIp) >>> 2;
+          ipLo[row] = u32[iw];
+          ipHi[row] = u32[iw + 1];
+        } else {
+          // Every column of every row is written: rows may land in reused (arena) memory.
+          ipLo[row] = 0;
+          ipHi[row] = 0;
+        }
+        o += size;
+      }
+      if (decoded >= maxCount || o + 8 > end) break;
+    }
+
+    const w = o >>> 2;
+    const type = u32[w];
+    const sizeMisc = u32[w + 1];
+    const size = sizeMisc >>> 16;
+    if (size < 8 || (size & 7) !== 0 || o + size > end) break; // not a whole record: the walk ends here
+    const recordEnd = o + size;
+    let position = defaultPosition;
+    let t = -1;
+    let ptOffset = -1;
+    let cpuOffset = -1;
+    let ipOffset = -1;
+
+    if (type === RecordType.SAMPLE) {
+      if (sampleIdOffset >= 0 && sampleIdOffset + 8 <= size) {
+        const idw = (o + sampleIdOffset) >>> 2;
+        const lo = u32[idw];
+        const hi = u32[idw + 1];
+        if (lo === lastIdLo && hi === lastIdHi) {
+          position = lastPosition;
+        } else {
+          const found = ids.lookup(hi, lo);
+          if (found >= 0) {
+            position = found;
+            lastIdHi = hi;
+            lastIdLo = lo;
+            lastPosition = position;
+          } else {
+            note({ ringId: ring.ringId, offset: o, kind: 'unknown-event-id', detail: `sample id ${hi * TWO_32 + lo} matches no event` });
+          }
+        }
+      }
+      if (position !== layoutPosition && haveEvents) {
+        const layout = layouts[position];
+        layoutPosition = position;
+        sTime = layout.time;
+        sPidTid = layout.pidTid;
+        sCpu = layout.cpu;
+        sIp = layout.ip;
+        sMin = layout.sampleMin;
+      }
+      if (!haveEvents || size < sMin) {
+        const detail = `sample of ${size} bytes is shorter than its fixed fields`;
+        note({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail });
+      } else {
+        if (sTime >= 0) t = o + sTime;
+        if (sPidTid >= 0) ptOffset = o + sPidTid;
+        if (sCpu >= 0) cpuOffset = o + sCpu;
+        if (sIp >= 0) ipOffset = o + sIp;
+      }
+    } else {
+      if (otherIdFromEnd >= 0 && size >= 8 + otherIdFromEnd) {
+        const idw = (recordEnd - otherIdFromEnd) >>> 2;
+        const found = ids.lookup(u32[idw + 1], u32[idw]);
+        if (found >= 0) position = found;
+      }
+      if (haveEvents) {
+        const layout = layouts[position];
+        if (layout.trailerSize > 0) {
+          if (size >= 8 + layout.trailerSize) {
+            if (layout.trTime >= 0) t = recordEnd - layout.trTime;
+            if (layout.trPidTid >= 0) ptOffset = recordEnd - layout.trPidTid;
+            if (layout.trCpu >= 0) cpuOffset = recordEnd - layout.trCpu;
+          } else if (type <= RecordType.CALLCHAIN_DEFERRED) {
+            const detail = `record type ${type} of ${size} bytes is too short for its sample_id trailer`;
+            note({ ringId: ring.ringId, offset: o, kind: 'field-past-end', detail });
+          }
+        }
+      }
+      // Records about a task carry its pid/tid in the body: more meaningful than the trailer's.
+      switch (type) {
+        case RecordType.MMAP:
+        case RecordType.COMM:
+        case RecordType.MMAP2:
+        case RecordType.ITRACE_START:
+        case RecordType.READ:
+        case RecordType.NAMESPACES:
+          if (size >= 16) ptOffset = o + 8;
+          break;
+        case RecordType.FORK:
+        case RecordType.EXIT:
+          if (size >= 32) {
+            ptOffset = -2;
+            pid[row] = u32[w + 2] | 0;
+            tid[row] = u32[w + 4] | 0;
+            if (t < 0) t = o + 24;
+          }
+          break;
+        case RecordType.THROTTLE:
+        case RecordType.UNTHROTTLE:
+          if (t < 0 && size >= 16) t = o + 8;
+          break;
+        case RecordType.LOST:
+          if (size >= 24) lost += u32[w + 5] * TWO_32 + u32[w + 4];
+          break;
+        case RecordType.LOST_SAMPLES:
+          if (size >= 16) lost += u32[w + 3] * TWO_32 + u32[w + 2];
+          break;
+        default:
+          break;
+      }
+    }
+
+    kind[row] = type > 254 ? 255 : type;
+    misc[row] = sizeMisc & 0xffff;
+    event[row] = haveEvents ? indexOf[position] : 0;
+    offset[row] = o;
+    if (t >= 0) {
+      const tw = t >>> 2;
+      const lo = u32[tw];
+      const hi = u32[tw + 1];
+      if (baseHi < 0) {
+        baseHi = hi;
+        baseLo = lo;
+      }
+      // Exact: both halves' differences are small integers, and the result is below 2^53 for any span under 104 days.
+      const rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
+      time[row] = rel;
+      if (rel < minRel) {
+        minRel = rel;
+        minAt = tw;
+      }
+      if (rel > maxRel) {
+        maxRel = rel;
+        maxAt = tw;
+      }
+    } else {
+      time[row] = NaN;
+    }
+    if (ptOffset >= 0) {
+      const pw = ptOffset >>> 2;
+      pid[row] = u32[pw] | 0;
+      tid[row] = u32[pw + 1] | 0;
+    } else if (ptOffset === -1) {
+      pid[row] = -1;
+      tid[row] = -1;
+    }
+    cpu[row] = cpuOffset >= 0 ? u32[cpuOffset >>> 2] | 0 : ringCpu;
+    if (ipOffset >= 0) {
+      const iw = ipOffset >>> 2;
+      ipLo[row] = u32[iw];
+      ipHi[row] = u32[iw + 1];
+    } else {
+      ipLo[row] = 0;
+      ipHi[row] = 0;
+    }
+    o = recordEnd;
+  }
+  state.offset = o;
+  state.lost = lost;
+  state.anomalies = anomalyCount;
+  state.baseHi = baseHi;
+  state.baseLo = baseLo;
+  state.minRel = minRel;
+  state.maxRel = maxRel;
+  state.minAt = minAt;
+  state.maxAt = maxAt;
+  return decoded;
+}
+
+/** A u64 time from its u32 halves. */
+export function timeNs(hi: number, lo: number): bigint {
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}
+
+/** The rows decodeBackward first asks for: the ring's bytes over its newest record's size, with slack. */
+function backwardCapacity(end: number, newestSize: number): number {
+  return newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
+}
+
+/** The rows decodeRingRows will first ask its set source for when it decodes this backward ring. */
+export function firstSetRows(ring: RingCopy): number {
+  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  return backwardCapacity(end, end >= 8 ? u32View(ring.bytes)[1] >>> 16 : 0);
+}
+
+/** Some room over an estimated row count, so that slightly smaller records than estimated need no regrowth. */
+function withSlack(rows: number): number {
+  return Math.ceil(rows * 1.0625) + 16;
+}
+
+/**
+ * A backward ring in ONE pass over its bytes: records come newest first in memory and are written
+ * from the top of the arrays down, so they end oldest first without a counting pass or a reversal.
+ * The arrays are sized from the newest record's size (flight-recorder records are mostly alike) and
+ * grown from the average size so far when records turn out smaller. Rows below `first` are never
+ * touched, so their pages are never faulted in.
+ */
+function decodeBackward(
+  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
+  known: TimeMark, sets: SetSource,
+): RingRows {
+  const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
+  if (state.baseHi < 0 && newestSize >= 8) chooseBase(u32, ring, end, newestSize, state, tables, known);
+  let capacity = backwardCapacity(end, newestSize);
+  let set = sets.take(capacity);
+  // A set from an arena may be larger than asked: its top rows are used, as if it were the size asked.
+  capacity = set.length;
+  let rows = 0;
+  for (;;) {
+    rows += decodeRing(u32, ring, end, capacity - rows, set, capacity - 1 - rows, -1, state, tables, anomalies);
+    if (rows < capacity || !isWholeRecord(u32, state.offset, end)) break;
+    // Out of room with records left: grow, keeping the rows decoded so far at the top.
+    const grown = rows + withSlack(Math.ceil((end - state.offset) / (state.offset / rows)));
+    const bigger = sets.take(grown);
+    bigger.copyRows(set, 0, capacity, bigger.length - capacity);
+    sets.give(set);
+    set = bigger;
+    capacity = bigger.length;
+  }
+  const first = capacity - rows;
+  set.ring.fill(ringNumber, first, capacity);
+  if (sets === FRESH_SETS && first > (rows >> 2) + 1024) {
+    // Records were much larger than the newest: exact arrays rather than views pinning unused room.
+    const exact = new ColumnSet(rows);
+    exact.copyRows(set, first, rows, 0);
+    return { set: exact, first: 0, count: rows };
+  }
+  return { set, first, count: rows };
+}
+
+/** Time (u32 halves) of the one record at `offset`, decoded on the side; baseHi = -1 when it has none. */
+function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number, tables: EventTables): RingState {
+  const probe = freshState(-1, 0);
+  probe.offset = offset;
+  if (isWholeRecord(u32, offset, end)) decodeRing(u32, ring, end, 1, new ColumnSet(1), 0, 1, probe, tables, []);
+  return probe;
+}
+
+/**
+ * Bases a backward ring's relative times where they need no fix-up pass afterwards: on the
+ * snapshot's smallest time known so far (`known`, from rings decoded before: then the ring's shift
+ * is 0), else on its probable OLDEST record: where that record would start if every record had the
+ * newest one's size. Any base gives the same exact result (the final shift corrects it); a wrong
+ * guess only costs that pass. A base not within 2^52 ns before the newest record is not used.
+ */
+function chooseBase(
+  u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables, known: TimeMark,
+): void {
+  const newest = probeTime(u32, ring, end, 0, tables);
+  if (newest.baseHi < 0) return;
+  const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
+  const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
+  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
+  const oldest = guessed > 0 ? probeTime(u32, ring, end, guessed, tables) : null;
+  const oldestSpan = oldest && oldest.baseHi >= 0 ? before(oldest.baseHi, oldest.baseLo) : -1;
+  if (known.hi >= 0) {
+    const knownSpan = before(known.hi, known.lo);
+    if (plausible(knownSpan) && (!plausible(oldestSpan) || knownSpan >= oldestSpan)) {
+      state.baseHi = known.hi;
+      state.baseLo = known.lo;
+      return;
+    }
+  }
+  if (oldest && plausible(oldestSpan)) {
+    state.baseHi = oldest.baseHi;
+    state.baseLo = oldest.baseLo;
+  }
+}
+
+/** A time as u32 halves; hi = -1: none. */
+export interface TimeMark {
+  hi: number;
+  lo: number;
+}
+
+/** A forward ring (oldest first in memory): a header pass for the exact count, then one decode pass. */
+function decodeForward(
+  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
+  sets: SetSource,
+): RingRows {
+  const count = scanRing(ring, u32).count;
+  const set = sets.take(count);
+  const decoded = decodeRing(u32, ring, end, count, set, 0, 1, state, tables, anomalies);
+  set.ring.fill(ringNumber, 0, decoded);
+  return { set, first: 0, count: decoded };
+}
+
+/** The decoding tables of a snapshot's events, computed once per snapshot. */
+export function eventTables(events: readonly EventDescription[]): EventTables {
+  const infos = events.map(parseInfoFor);
+  const positionOf = new Map<number, number>();
+  events.forEach((event, position) => positionOf.set(event.index, position));
+  return {
+    layouts: infos.map(hotLayout),
+    infos,
+    indexOf: Uint16Array.from(events, (event) => event.index),
+    ids: new IdTable(events),
+    positionOf,
+  };
+}
+
+/** One ring decoded: its rows, what the decode accumulated, and its anomalies in walk order. */
+export interface RingDecode {
+  readonly rows: RingRows;
+  readonly state: RingState;
+  readonly anomalies: DecodeAnomaly[];
+}
+
+/**
+ * Decodes ring number `ringNumber` of a snapshot into rows of a set taken from `sets`. `known` is
+ * the smallest time of the rings decoded before (hi = -1: none), a base hint only: the rows are
+ * the same whatever it is, as long as every time lies within 2^53 ns of the snapshot's origin.
+ */
+export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: EventTables, known: TimeMark, sets: SetSource): RingDecode {
+  const r = ringNumber;
+  const u32 = u32View(ring.bytes);
+  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  const backward = ring.direction === 'backward';
+  const listed: DecodeAnomaly[] = [];
+  let state = freshState(-1, 0);
+  const decodeRows = (into: RingState): RingRows => backward
+    ? decodeBackward(u32, ring, r, end, into, tables, listed, known, sets)
+    : decodeForward(u32, ring, r, end, into, tables, listed, sets);
+  let rows = decodeRows(state);
+  if (!isExact(state)) {
+    // Some time lies 2^53 ns or more from the ring's base (a damaged record): decode again
+    // against the ring's smallest time, so every record within 104 days of it stays exact.
+    const minAt = state.minAt;
+    state = freshState(u32[minAt + 1], u32[minAt]);
+    listed.length = 0;
+    sets.give(rows.set);
+    rows = decodeRows(state);
+  }
+  if (backward) {
+    // A LOST record shares one reservation with the record after it (see placeLostBeforePartner).
+    const { set, first, count } = rows;
+    const nextLost = (from: number): number => {
+      const at = set.kind.indexOf(RecordType.LOST, first + from);
+      return at >= 0 && at < first + count ? at - first : -1;
+    };
+    placeLostBeforePartner(nextLost, (a, b) => set.swapRows(first + a, first + b));
+  }
+  // The record where the walk stopped, if it stopped early, is listed first (as a walk would).
+  const stop = walkEndAnomaly(ring, u32, state.offset, end);
+  if (stop) {
+    listed.unshift(stop);
+    // A cut oldest record is what a full flight recorder always has: listed, not counted as a problem.
+    if (stop.kind !== 'truncated-oldest') state.anomalies++;
+  }
+  return { rows, state, anomalies: listed };
+}
+
+/** The smallest time of a decoded ring (u32 halves; hi = -1 when it has none). */
+export function smallestTime(ring: RingCopy, state: RingState): TimeMark {
+  if (state.baseHi < 0) return { hi: -1, lo: 0 };
+  const u32 = u32View(ring.bytes);
+  return { hi: u32[state.minAt + 1], lo: u32[state.minAt] };
+}
+
+/** The largest time of a decoded ring (u32 halves; hi = -1 when it has none). */
+export function largestTime(ring: RingCopy, state: RingState): TimeMark {
+  if (state.baseHi < 0) return { hi: -1, lo: 0 };
+  const u32 = u32View(ring.bytes);
+  return { hi: u32[state.maxAt + 1], lo: u32[state.maxAt] };
+}

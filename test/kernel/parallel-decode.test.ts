@@ -1,0 +1,55 @@
+// Parallel decode on real rings: per-CPU flight-recorder rings and their side-band rings, captured
+// from the kernel and decoded by a DecodePool's worker threads, must give the single-thread
+// decoder's columns byte for byte, with the same coverage and anomalies.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { Recorder } from '../../native/perf/recorder';
+import { ColumnArena } from '../../native/decode/arena';
+import { decodeSnapshot } from '../../native/decode/columns';
+import { columnByteDifferences, recordByRecordMismatches } from '../../native/decode/test-records';
+import { DecodePool } from '../../native/decode-pool/pool';
+import { fixture, softwareEvent, tracepointEvent, SoftwareConfig } from './helpers';
+
+describe('kernel: parallel decode of real rings', function () {
+  this.timeout(60_000);
+
+  for (const sharedCopyBuffers of [true, false]) {
+    const copies = sharedCopyBuffers ? 'in shared memory' : 'cloned';
+    it(`decodes per-CPU rings on worker threads to the single-thread bytes (ring copies ${copies})`, async () => {
+      const recorder = await Recorder.open({
+        events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 100_000n, 'cpu-clock'), tracepointEvent('syscalls', 'sys_enter_getpid')],
+        target: { kind: 'cpus' },
+        pages: 64,
+        sharedCopyBuffers,
+      });
+      const pool = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+      const arena = new ColumnArena({ shared: true });
+      try {
+        let previous: Awaited<ReturnType<typeof pool.decode>> | undefined;
+        let parallelRounds = 0;
+        for (let round = 0; round < 3; round++) {
+          assert.equal(spawnSync(fixture('kernel_busy'), ['60']).status, 0);
+          assert.equal(spawnSync(fixture('kernel_getpid'), ['2000']).status, 0);
+          const raw = recorder.snapshot();
+          const backward = raw.rings.filter((ring) => ring.direction === 'backward');
+          assert.equal(backward.every((ring) => (ring.bytes.buffer instanceof SharedArrayBuffer) === sharedCopyBuffers), true);
+          if (pool.usesWorkers(raw)) parallelRounds++;
+          const parallel = await pool.decode(raw, { arena });
+          const single = decodeSnapshot(raw);
+          assert.deepEqual(columnByteDifferences(parallel.columns, single.columns), [], `round ${round}`);
+          assert.deepEqual(parallel.coverage, single.coverage, `round ${round}`);
+          assert.deepEqual(parallel.anomalies, single.anomalies, `round ${round}`);
+          assert.deepEqual(recordByRecordMismatches(parallel, 20), [], `round ${round}`);
+          assert.ok(parallel.columns.length > 1000, `round ${round}: ${parallel.columns.length} rows`);
+          if (previous) assert.equal(arena.recycle(previous.columns), true);
+          arena.warm();
+          previous = parallel;
+        }
+        assert.equal(parallelRounds, 3, 'every round had at least two per-CPU rings with records and went to the worker');
+      } finally {
+        await pool.close();
+        recorder.dispose();
+      }
+    });
+  }
+});
