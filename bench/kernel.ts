@@ -73,7 +73,10 @@ export interface KernelCaseResult {
   /** Median over alternating rounds of (decoder rec/s) / (C walker rec/s). */
   readonly decodeVsC: number;
   readonly snapshotToColumnsNs: number;
-  /** The stages of snapshot -> columns, medians of the same runs: Recorder.snapshot() (pause, copy, resume of every ring), of which the pause window, and decodeSnapshot. */
+  /**
+   * The stages of snapshot -> columns, medians of the same runs: Recorder.snapshot() (pause, copy, resume of every
+   * ring), of which the pause window, and decodeSnapshot.
+   */
   readonly snapshotNs: number;
   readonly snapshotPauseNs: number;
   readonly snapshotDecodeNs: number;

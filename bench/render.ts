@@ -64,7 +64,12 @@ async function prepare(page: Page, url: string): Promise<void> {
   await page.goto(url);
   await page.waitForFunction(() => (window as unknown as { ringside?: unknown }).ringside !== undefined);
   await page.evaluate(async () => {
-    const meta = await (await fetch('/meta.json')).json() as { start: { totalRows: number; batchCount: number } & Record<string, unknown>; rows: number; batchRows: number; columns: string[] };
+    const meta = await (await fetch('/meta.json')).json() as {
+      start: { totalRows: number; batchCount: number } & Record<string, unknown>;
+      rows: number;
+      batchRows: number;
+      columns: string[];
+    };
     const body = await (await fetch('/columns.bin')).arrayBuffer();
     const sizes: Record<string, number> = { time: 8, kind: 1, misc: 2, event: 2, pid: 4, tid: 4, cpu: 4, ipHi: 4, ipLo: 4, ring: 2, offset: 4 };
     const rows = meta.rows;
@@ -89,7 +94,10 @@ interface PaintTiming { firstPaintMs: number; receiveMs: number; renderMs: numbe
 async function firstPaint(page: Page): Promise<PaintTiming> {
   return page.evaluate(async () => {
     type Timeline = { renderCount: number; lastRenderMs: number };
-    const w = window as unknown as { ringside: { receive(m: unknown): void; timeline: Timeline; store: { length: number }; rejected: number }; benchMessages: unknown[] };
+    const w = window as unknown as {
+      ringside: { receive(m: unknown): void; timeline: Timeline; store: { length: number }; rejected: number };
+      benchMessages: unknown[];
+    };
     const app = w.ringside;
     const before = app.timeline.renderCount;
     const started = performance.now();
@@ -99,7 +107,13 @@ async function firstPaint(page: Page): Promise<PaintTiming> {
       const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
       requestAnimationFrame(check);
     });
-    return { firstPaintMs: performance.now() - started, receiveMs: received - started, renderMs: app.timeline.lastRenderMs, rows: app.store.length, rejected: app.rejected };
+    return {
+      firstPaintMs: performance.now() - started,
+      receiveMs: received - started,
+      renderMs: app.timeline.lastRenderMs,
+      rows: app.store.length,
+      rejected: app.rejected,
+    };
   });
 }
 

@@ -165,8 +165,38 @@ async function main(): Promise<number> {
       for (const k of kernel) (k as { decoded: unknown }).decoded = undefined;
     }
 
-    const kernelTable = new Table(['layout', 'ring', 'records', 'B/rec', 'pause ms', 'warm memcpy ms', 'pause/memcpy', 'pause ms (no spare)', 'fresh memcpy ms', 'decode Mrec/s', 'C Mrec/s (warm columns)', 'decode/C', 'decode Mrec/s (fresh columns)', 'C Mrec/s (fresh columns)', 'snap->cols Mrec/s', 'perf script Mrec/s', 'vs perf', 'C bound vs perf']);
-    const webTable = new Table(['ring', 'records', 'transfer ms', 'clone ms', 'transfer+store ms', 'first paint ms', 'of which receive ms', 'first render ms', 'zoom frame ms', 'zoom max ms']);
+    const kernelTable = new Table([
+      'layout',
+      'ring',
+      'records',
+      'B/rec',
+      'pause ms',
+      'warm memcpy ms',
+      'pause/memcpy',
+      'pause ms (no spare)',
+      'fresh memcpy ms',
+      'decode Mrec/s',
+      'C Mrec/s (warm columns)',
+      'decode/C',
+      'decode Mrec/s (fresh columns)',
+      'C Mrec/s (fresh columns)',
+      'snap->cols Mrec/s',
+      'perf script Mrec/s',
+      'vs perf',
+      'C bound vs perf',
+    ]);
+    const webTable = new Table([
+      'ring',
+      'records',
+      'transfer ms',
+      'clone ms',
+      'transfer+store ms',
+      'first paint ms',
+      'of which receive ms',
+      'first render ms',
+      'zoom frame ms',
+      'zoom max ms',
+    ]);
     const pipelineTable = new Table(['ring', 'records', 'snapshot ms (pause+copy+resume, all rings)', 'of which paused ms', 'decode ms', 'transfer ms', 'transfer rows', 'pipeline ms']);
     const memoryTable = new Table(['ring', 'records', 'kernel data area MiB', 'spare copy MiB', 'snapshot copy MiB', 'columns MiB', 'arena spare MiB', 'per ring MiB']);
     const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms',
@@ -187,9 +217,24 @@ async function main(): Promise<number> {
         total_ms: round((basicCase.snapshotNs + basicCase.snapshotDecodeNs) / 1e6 + (t0 ? transferMs : 0)),
       };
       pipeline[`${size / MIB}MiB`] = stages;
-      pipelineTable.add(mib(size), basicCase.records, stages.snapshot_ms, stages.paused_ms, stages.decode_ms, t0 ? stages.transfer_ms! : 'not run', t0 ? t0.rows : 0, stages.total_ms);
+      pipelineTable.add(
+        mib(size),
+        basicCase.records,
+        stages.snapshot_ms,
+        stages.paused_ms,
+        stages.decode_ms,
+        t0 ? stages.transfer_ms! : 'not run',
+        t0 ? t0.rows : 0,
+        stages.total_ms,
+      );
       const columnsMib = basicCase.ringColumns.time.buffer.byteLength / MIB;
-      const perRing = { data_area_mib: size / MIB, spare_copy_mib: size / MIB, snapshot_copy_mib: size / MIB, columns_mib: round(columnsMib), arena_spare_mib: round(columnsMib) };
+      const perRing = {
+        data_area_mib: size / MIB,
+        spare_copy_mib: size / MIB,
+        snapshot_copy_mib: size / MIB,
+        columns_mib: round(columnsMib),
+        arena_spare_mib: round(columnsMib),
+      };
       memory[`${size / MIB}MiB`] = { ...perRing, total_mib: round(3 * size / MIB + 2 * columnsMib) };
       memoryTable.add(mib(size), basicCase.records, size / MIB, size / MIB, size / MIB, columnsMib, columnsMib, 3 * size / MIB + 2 * columnsMib);
       if (figures.ringCounts) {
@@ -215,7 +260,8 @@ async function main(): Promise<number> {
         const f = kernelFigures(r);
         perLayout[r.layout] = f;
         kernelTable.add(r.layout, mib(r.ringBytes), r.records, f.bytes_per_record, f.pause_window_ms, f.memcpy_warm_ms, f.snapshot_pause_vs_memcpy,
-          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c, f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
+          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c,
+          f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
           f.snapshot_to_columns_vs_perf_script, f.snapshot_to_columns_c_bound_vs_perf_script);
       }
       const t = figures.transport;
@@ -224,11 +270,34 @@ async function main(): Promise<number> {
         byRing[`${size / MIB}MiB`] = perLayout;
         continue;
       }
-      webTable.add(mib(size), t.rows, t.transferMs, t.cloneMs, t.transferAndStoreMs, v.firstPaintMs, v.receiveMs, v.firstRenderMs, v.zoomFrameMs, v.zoomFrameMaxMs);
+      webTable.add(
+        mib(size),
+        t.rows,
+        t.transferMs,
+        t.cloneMs,
+        t.transferAndStoreMs,
+        v.firstPaintMs,
+        v.receiveMs,
+        v.firstRenderMs,
+        v.zoomFrameMs,
+        v.zoomFrameMaxMs,
+      );
       byRing[`${size / MIB}MiB`] = {
         ...perLayout,
-        transport: { records: t.rows, transfer_ms: round(t.transferMs), structured_clone_ms: round(t.cloneMs), transfer_and_store_ms: round(t.transferAndStoreMs) },
-        render: { records: v.rows, first_paint_ms: round(v.firstPaintMs), receive_ms: round(v.receiveMs), first_render_ms: round(v.firstRenderMs), zoom_frame_ms: round(v.zoomFrameMs), zoom_frame_max_ms: round(v.zoomFrameMaxMs) },
+        transport: {
+          records: t.rows,
+          transfer_ms: round(t.transferMs),
+          structured_clone_ms: round(t.cloneMs),
+          transfer_and_store_ms: round(t.transferAndStoreMs),
+        },
+        render: {
+          records: v.rows,
+          first_paint_ms: round(v.firstPaintMs),
+          receive_ms: round(v.receiveMs),
+          first_render_ms: round(v.firstRenderMs),
+          zoom_frame_ms: round(v.zoomFrameMs),
+          zoom_frame_max_ms: round(v.zoomFrameMaxMs),
+        },
       };
     }
     const headline = bySize.get(quick ? 1 * MIB : 64 * MIB)!;

@@ -66,7 +66,13 @@ export function createServices(context: vscode.ExtensionContext): Services {
   const log = (line: string) => output.appendLine(`[${new Date().toISOString()}] ${line}`);
   const backend = createBackend(() => {
     const s = settings();
-    return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains, warmCopyBuffers: s.warmCopyBuffers, ...(s.windowSec ? { windowSec: s.windowSec } : {}) };
+    return {
+      ...(s.period ? { period: BigInt(s.period) } : {}),
+      ...(s.freq ? { freq: s.freq } : {}),
+      callchain: s.callchains,
+      warmCopyBuffers: s.warmCopyBuffers,
+      ...(s.windowSec ? { windowSec: s.windowSec } : {}),
+    };
   });
   const sessions = new SessionManager({ backend, retention: settings().retention });
   const keepers = new KeeperClient();

@@ -39,7 +39,10 @@ describe('host symbol table (FrameSymbols)', () => {
     const type = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
     const chain = (ips: bigint[]) => { const w = new ByteWriter().u64(BigInt(ips.length)); for (const ip of ips) w.u64(ip); return w.toBytes(); };
     const frames = [KERNEL_CONTEXT, 0xffffffff81001234n, USER_CONTEXT, 0x401020n, 0x401180n];
-    const records = Array.from({ length: 50 }, (_, i) => sampleRecord(type, { ip: 0xffffffff81001234n, pid: 7, tid: 7, time: BigInt(100 + i), tail: chain(frames) }, Misc.KERNEL));
+    const records = Array.from(
+      { length: 50 },
+      (_, i) => sampleRecord(type, { ip: 0xffffffff81001234n, pid: 7, tid: 7, time: BigInt(100 + i), tail: chain(frames) }, Misc.KERNEL),
+    );
     const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(type), [], 'task-clock')], rings: [ringFromRecords(records, 1 << 16, 'backward')] });
     let calls = 0;
     // Kernel symbols unreadable (kallsyms hidden): kernel addresses have no name.

@@ -34,7 +34,9 @@ export class FrameSymbols {
       const name = this.symbolize(pid, ip, kernel);
       // Kernel addresses have no line table Ringside reads (no vmlinux with DWARF).
       const position = kernel ? undefined : this.sourceLine?.(pid, ip);
-      hit = name === undefined && !position ? NONE : { name: name === undefined ? -1 : this.intern(name), ...(position ? { file: position.file, line: position.line } : {}) };
+      hit = name === undefined && !position
+        ? NONE
+        : { name: name === undefined ? -1 : this.intern(name), ...(position ? { file: position.file, line: position.line } : {}) };
       known.set(ip, hit);
     }
     return hit;

@@ -145,7 +145,8 @@ const STAND_IN = String.raw`(function () {
     if (data.snapshots[s].batches.length > 0) send(batchMessage(s, 0)); else startSnapshot(s + 1);
   }
   function error(replyTo, type, code, message) {
-    send({ type: type, replyTo: replyTo, ok: false, error: { code: code, message: message, hint: 'This is an offline export; open the capture in VS Code to change breakpoints.' } });
+    const hint = 'This is an offline export; open the capture in VS Code to change breakpoints.';
+    send({ type: type, replyTo: replyTo, ok: false, error: { code: code, message: message, hint: hint } });
   }
   window.acquireVsCodeApi = function () {
     return {

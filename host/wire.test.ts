@@ -142,7 +142,14 @@ describe('host-side wire: rows matching a decoded field', () => {
       { ...eventOf(0, attrOf(tracepointType, { type: 2, flags: { sampleIdAll: true } }), [3n], 'syscalls:sys_enter_openat'), tracepoint: format },
       eventOf(1, attrOf(softwareType, { flags: { sampleIdAll: true } }), [4n], 'page-faults'),
     ];
-    const comm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(), tracepointType, true, { pid: 7, tid: 7, time: 5n, id: 3n });
+    const comm = otherRecord(
+      RecordType.COMM,
+      0,
+      new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(),
+      tracepointType,
+      true,
+      { pid: 7, tid: 7, time: 5n, id: 3n },
+    );
     const records = [
       comm,                                                                                                    // row 0: not a sample
       sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 10n, tail: openat(257, '/etc/passwd') }), // row 1

@@ -132,7 +132,12 @@ export class App {
     });
     this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon());
     const side = this.drawer.element;
-    this.details = new DetailsPane(side, this.store, { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) }, () => this.timeline.selectedRow());
+    this.details = new DetailsPane(
+      side,
+      this.store,
+      { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
+      () => this.timeline.selectedRow(),
+    );
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');

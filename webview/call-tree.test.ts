@@ -50,7 +50,10 @@ describe('call tree (pure)', () => {
     assert.deepEqual(named, { inner: 5, outer: 1, write: 2 });
     const tree = buildCallTree(stacks, samples, 'top-down');
     const fromTree = new Map<string, number>();
-    for (let n = 1; n < tree.size; n++) if (tree.self[n]) fromTree.set(stacks.names[tree.name[n]], (fromTree.get(stacks.names[tree.name[n]]) ?? 0) + tree.self[n]);
+    for (let n = 1; n < tree.size; n++) if (tree.self[n]) fromTree.set(
+      stacks.names[tree.name[n]],
+      (fromTree.get(stacks.names[tree.name[n]]) ?? 0) + tree.self[n],
+    );
     assert.deepEqual(Object.fromEntries(fromTree), named);
   });
 

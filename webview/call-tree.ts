@@ -67,7 +67,10 @@ class Builder {
   done(): CallTree {
     const n = this.size;
     return { size: n, name: this.name.subarray(0, n), parent: this.parent.subarray(0, n), depth: this.depth.subarray(0, n),
-      self: this.self.subarray(0, n), total: this.total.subarray(0, n), firstChild: this.firstChild.subarray(0, n), nextSibling: this.nextSibling.subarray(0, n) };
+      self: this.self.subarray(
+        0,
+        n,
+      ), total: this.total.subarray(0, n), firstChild: this.firstChild.subarray(0, n), nextSibling: this.nextSibling.subarray(0, n) };
   }
 }
 

@@ -285,7 +285,10 @@ describe('span pairing', () => {
       { t: 50, ev: 2, pid: 9, tid: 9, cpu: 1 }, // 11: unmatched exit
     ], events, {});
     const spans = pairSpans(src);
-    const got = Array.from({ length: spans.count }, (_, i) => [spans.openRow[i], spans.closeRow[i], spans.tid[i], spans.cpu[i], spans.type[i], spans.start[i], spans.end[i]]);
+    const got = Array.from(
+      { length: spans.count },
+      (_, i) => [spans.openRow[i], spans.closeRow[i], spans.tid[i], spans.cpu[i], spans.type[i], spans.start[i], spans.end[i]],
+    );
     assert.deepEqual(got, [
       [3, 4, 2, 0, SpanType.SYSCALL, 15, 18],
       [1, 5, 2, 0, SpanType.SYSCALL, 10, 20],

@@ -19,9 +19,24 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
       const persistent = listPersistentEvents();
       type AttachItem = vscode.QuickPickItem & { keeper?: KeeperState; foreign?: ForeignPerfFd; persistentSpec?: string; unavailable?: boolean };
       const items: AttachItem[] = [
-        ...kept.map((k) => ({ label: `$(lock) keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), detail: `started ${k.state!.startedAt} · ${k.state!.rings.length} ring(s)`, keeper: k.state! })),
-        ...foreign.map((fd) => ({ label: `$(plug) ${fd.comm} (pid ${fd.pid}) fd ${fd.fd}`, description: fd.mappedPages.length ? `rings of ${fd.mappedPages.join('/')} pages` : 'no ring mapped', detail: fd.cmdline, foreign: fd })),
-        ...persistent.events.map((event) => ({ label: `$(database) ${event.spec}`, description: `persistent PMU event · ${event.terms}`, detail: 'the kernel keeps its buffer; Ringside maps it read-only on every CPU', persistentSpec: event.spec })),
+        ...kept.map((k) => ({
+          label: `$(lock) keeper ${k.state!.pid}`,
+          description: k.state!.events.map((e) => e.name).join(', '),
+          detail: `started ${k.state!.startedAt} · ${k.state!.rings.length} ring(s)`,
+          keeper: k.state!,
+        })),
+        ...foreign.map((fd) => ({
+          label: `$(plug) ${fd.comm} (pid ${fd.pid}) fd ${fd.fd}`,
+          description: fd.mappedPages.length ? `rings of ${fd.mappedPages.join('/')} pages` : 'no ring mapped',
+          detail: fd.cmdline,
+          foreign: fd,
+        })),
+        ...persistent.events.map((event) => ({
+          label: `$(database) ${event.spec}`,
+          description: `persistent PMU event · ${event.terms}`,
+          detail: 'the kernel keeps its buffer; Ringside maps it read-only on every CPU',
+          persistentSpec: event.spec,
+        })),
       ];
       if (items.length === 0) throw new Error(`no keeper, no process with perf event fds and no persistent PMU event is visible (start a kept recording, or run e.g. perf record --overwrite). Persistent events: ${persistent.none ?? 'none'}`);
       // Say plainly when this kernel has no persistent events, instead of just leaving them out.
@@ -29,7 +44,10 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
       const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true });
       if (!picked || picked.unavailable) return;
       if (picked.persistentSpec) {
-        const source = attachPersistentEvent(picked.persistentSpec, { pages: settings().pages ?? DEFAULT_RING_PAGES, warmCopyBuffers: settings().warmCopyBuffers });
+        const source = attachPersistentEvent(
+          picked.persistentSpec,
+          { pages: settings().pages ?? DEFAULT_RING_PAGES, warmCopyBuffers: settings().warmCopyBuffers },
+        );
         sessions.adopt('borrowed', picked.persistentSpec, source);
         log(`attached to persistent event ${picked.persistentSpec} on ${source.ringStats().length} CPU(s), read-only`);
         return;
@@ -60,7 +78,10 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
     registerCommand(services, 'ringside.stopKeeper', async () => {
       const kept = keepers.list().filter((k) => k.state && k.alive);
       if (kept.length === 0) throw new Error('no keeper is running');
-      const picked = await vscode.window.showQuickPick(kept.map((k) => ({ label: `keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), state: k.state! })), { title: 'Stop which keeper?' });
+      const picked = await vscode.window.showQuickPick(
+        kept.map((k) => ({ label: `keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), state: k.state! })),
+        { title: 'Stop which keeper?' },
+      );
       if (!picked) return;
       for (const session of sessions.list().filter((s) => s.kind === 'keeper' && s.label.startsWith(`keeper ${picked.state.pid}:`))) await sessions.stop(session.id);
       await keepers.stop(picked.state);

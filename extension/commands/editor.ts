@@ -25,9 +25,15 @@ export function registerEditorCommands(context: vscode.ExtensionContext, service
       await breakpoints.watch(editor, 'rw');
     }),
     registerCommand(services, 'ringside.convertBreakpoints', async () => {
-      const scope = await vscode.window.showQuickPick([{ label: 'Active file', id: 'file' as const }, { label: 'Whole workspace', id: 'workspace' as const }], { title: 'Convert which breakpoints?' });
+      const scope = await vscode.window.showQuickPick(
+        [{ label: 'Active file', id: 'file' as const }, { label: 'Whole workspace', id: 'workspace' as const }],
+        { title: 'Convert which breakpoints?' },
+      );
       if (!scope) return;
-      const disable = await vscode.window.showQuickPick([{ label: 'Keep the originals enabled', off: false }, { label: 'Disable the originals', off: true }], { title: 'And VS Code\'s own breakpoints?' });
+      const disable = await vscode.window.showQuickPick(
+        [{ label: 'Keep the originals enabled', off: false }, { label: 'Disable the originals', off: true }],
+        { title: 'And VS Code\'s own breakpoints?' },
+      );
       if (!disable) return;
       const result = await breakpoints.convertDebuggerBreakpoints(scope.id, disable.off);
       for (const skipped of result.skipped) log(`convert: ${skipped.request.file}:${skipped.request.line}: ${skipped.reason}`);

@@ -79,7 +79,10 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
 
   /** Specs resolved against the picked target: its symbols name watchpoints and source lines. */
   const resolveForTarget = (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) =>
-    backend.resolveEvents(specs, { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) });
+    backend.resolveEvents(
+      specs,
+      { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) },
+    );
 
   const startRecording = async (kept: boolean) => {
     const s = settings();
@@ -88,8 +91,16 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     const chosen = await pickTarget();
     if (!chosen) return;
     if (kept || s.keeper) {
-      const target = chosen.target.kind === 'launch' ? { kind: 'launch' as const, argv: chosen.target.argv } : chosen.target.kind === 'pid' ? chosen.target : { kind: 'cpus' as const };
-      const state = await keepers.start({ cliPath, events: specs, target, pages: s.pages, ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}) });
+      const target = chosen.target.kind === 'launch'
+        ? { kind: 'launch' as const, argv: chosen.target.argv }
+        : chosen.target.kind === 'pid' ? chosen.target : { kind: 'cpus' as const };
+      const state = await keepers.start({
+        cliPath,
+        events: specs,
+        target,
+        pages: s.pages,
+        ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}),
+      });
       log(`keeper ${state.pid} holds ${state.rings.length} ring(s); attaching`);
       await sessions.attachKeeper(state);
       return;
@@ -145,7 +156,12 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     registerCommand(services, 'ringside.stopRecording', async () => {
       const live = sessions.list().filter((s) => s.state !== 'stopped');
       if (live.length === 0) throw new Error('no recording is running');
-      const pick = live.length === 1 ? live[0] : await vscode.window.showQuickPick(live.map((s) => ({ label: s.label, description: s.state, id: s.id })), { title: 'Stop which recording?' }).then((p) => p && sessions.get(p.id));
+      const pick = live.length === 1
+        ? live[0]
+        : await vscode.window.showQuickPick(
+          live.map((s) => ({ label: s.label, description: s.state, id: s.id })),
+          { title: 'Stop which recording?' },
+        ).then((p) => p && sessions.get(p.id));
       if (pick) await sessions.stop(pick.id);
     }),
     registerCommand(services, 'ringside.pauseSession', (node: SessionNode) => sessions.pause(sessionIdOf(node))),

@@ -13,7 +13,20 @@ import { predictedLoadBase } from '../../native/symbols/resolve';
 import { runningLoadBase } from '../../native/symbols/target';
 import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
-import { DEBUG_REGISTERS, executableLocator, lineBreakpointSpec, planConversion, summarizeHits, watchAddressSpec, watchLensText, watchSpec, type BreakpointRequest, type HitSummary, type SourcePlace, type WatchAccess } from './hardware-breakpoints';
+import {
+  DEBUG_REGISTERS,
+  executableLocator,
+  lineBreakpointSpec,
+  planConversion,
+  summarizeHits,
+  watchAddressSpec,
+  watchLensText,
+  watchSpec,
+  type BreakpointRequest,
+  type HitSummary,
+  type SourcePlace,
+  type WatchAccess,
+} from './hardware-breakpoints';
 import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 
 interface Armed {
@@ -109,10 +122,21 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       return;
     }
     if (!/^[A-Za-z_]\w*$/.test(expression)) throw new Error(`"${expression}" is not a global or static variable name; pause in the debugger to watch any expression (locals, heap objects)`);
-    await this.arm([{ spec: watchSpec(expression, access), kind: 'watch', name: expression, access, length: 8, file: editor.document.uri.fsPath, line: (range?.start.line ?? 0) + 1 }]);
+    await this.arm([{
+      spec: watchSpec(expression, access),
+      kind: 'watch',
+      name: expression,
+      access,
+      length: 8,
+      file: editor.document.uri.fsPath,
+      line: (range?.start.line ?? 0) + 1,
+    }]);
   }
 
-  async convertDebuggerBreakpoints(scope: 'file' | 'workspace', disableOriginals: boolean): Promise<{ armed: number; skipped: readonly { request: BreakpointRequest; reason: string }[] }> {
+  async convertDebuggerBreakpoints(scope: 'file' | 'workspace', disableOriginals: boolean): Promise<{
+    armed: number;
+    skipped: readonly { request: BreakpointRequest; reason: string }[];
+  }> {
     const active = vscode.window.activeTextEditor?.document.uri.fsPath;
     const sources = vscode.debug.breakpoints.filter((bp): bp is vscode.SourceBreakpoint => bp instanceof vscode.SourceBreakpoint)
       .filter((bp) => scope === 'workspace' || bp.location.uri.fsPath === active);
@@ -141,7 +165,9 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     if (items.length > free) {
       throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free; held by: ${this.armed.filter((a) => a.enabled).map((a) => a.spec).join(', ') || 'other tools'}`), { code: 'ENOSPC' });
     }
-    const chosen = pid !== undefined ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) } : await this.targetFromActiveSession() ?? await this.chooseTarget();
+    const chosen = pid !== undefined
+      ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) }
+      : await this.targetFromActiveSession() ?? await this.chooseTarget();
     if (!chosen) return;
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
@@ -301,7 +327,9 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     listMessage: (): HostToWebview => {
       const watches: WatchInfo[] = this.armed.map((a) => ({
         id: a.id,
-        location: a.kind === 'line' ? { kind: 'line', file: a.file ?? '', line: a.line ?? 0 } : a.name ? { kind: 'symbol', symbol: a.name } : { kind: 'address', address: `0x${(a.address ?? 0n).toString(16)}` },
+        location: a.kind === 'line'
+          ? { kind: 'line', file: a.file ?? '', line: a.line ?? 0 }
+          : a.name ? { kind: 'symbol', symbol: a.name } : { kind: 'address', address: `0x${(a.address ?? 0n).toString(16)}` },
         type: a.access, length: a.length,
         target: a.pid !== undefined ? { kind: 'process', pid: a.pid } : { kind: 'all-cpus' },
         pinned: false, enabled: a.enabled, hits: a.hits?.count ?? 0,
@@ -324,7 +352,14 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     const access = spec.type;
     switch (spec.location.kind) {
       case 'line':
-        return { spec: lineBreakpointSpec(path.basename(spec.location.file), spec.location.line), kind: 'line', file: spec.location.file, line: spec.location.line, access: 'x', length: 8 };
+        return {
+          spec: lineBreakpointSpec(path.basename(spec.location.file), spec.location.line),
+          kind: 'line',
+          file: spec.location.file,
+          line: spec.location.line,
+          access: 'x',
+          length: 8,
+        };
       case 'symbol':
         if (access === 'x') return { spec: `mem:${spec.location.symbol}:x`, kind: 'line', access: 'x', length: 8 };
         if (access === 'r') throw new Error('x86 debug registers cannot watch reads alone: use rw');

@@ -131,7 +131,10 @@ export interface HitSummary {
  * watchpoint traps AFTER the accessing instruction, so its sample IP is the next instruction: the
  * accessing line is the one holding ip - 1 (inside the accessing instruction).
  */
-export function summarizeHits(snapshot: DecodedSnapshot, eventIndex: number, locate?: (pid: number, ip: bigint) => SourcePlace | undefined, keepLast = 10): HitSummary {
+export function summarizeHits(snapshot: DecodedSnapshot, eventIndex: number, locate?: (
+  pid: number,
+  ip: bigint,
+) => SourcePlace | undefined, keepLast = 10): HitSummary {
   const { columns } = snapshot;
   const attr = snapshot.events[eventIndex]?.attr;
   const trapsAfter = attr?.type === PerfType.BREAKPOINT && attr.bpType !== BreakpointType.X;
@@ -148,7 +151,14 @@ export function summarizeHits(snapshot: DecodedSnapshot, eventIndex: number, loc
       byLine.set(key, (byLine.get(key) ?? 0) + 1);
     }
     const time = columns.time[row];
-    last.push({ row, ip, pid: columns.pid[row], tid: columns.tid[row], timeNs: Number.isNaN(time) ? null : columns.timeOriginNs + BigInt(Math.round(time)), ...(place ? { place } : {}) });
+    last.push({
+      row,
+      ip,
+      pid: columns.pid[row],
+      tid: columns.tid[row],
+      timeNs: Number.isNaN(time) ? null : columns.timeOriginNs + BigInt(Math.round(time)),
+      ...(place ? { place } : {}),
+    });
     if (last.length > keepLast) last.shift();
   }
   return { eventIndex, count, byLine, last };

@@ -10,7 +10,14 @@ import { SnapshotStreamer } from './streamer';
 function syntheticSnapshot(count: number) {
   const event: EventDescription = {
     index: 0, name: 'cpu-clock', ids: [],
-    attr: { type: PerfType.SOFTWARE, config: BigInt(SoftwareConfig.CPU_CLOCK), samplePeriod: 1n, sampleType: Sample.IP | Sample.TID | Sample.TIME, readFormat: 0, flags: {} },
+    attr: {
+      type: PerfType.SOFTWARE,
+      config: BigInt(SoftwareConfig.CPU_CLOCK),
+      samplePeriod: 1n,
+      sampleType: Sample.IP | Sample.TID | Sample.TIME,
+      readFormat: 0,
+      flags: {},
+    },
   };
   const size = 8 + 8 + 8 + 8;
   const bytes = new Uint8Array(size * count);
@@ -25,7 +32,19 @@ function syntheticSnapshot(count: number) {
     view.setUint32(at + 20, 100 + (i % 3), true);
     view.setBigUint64(at + 24, 1_000_000n + BigInt(i) * 1000n, true);
   }
-  const ring: RingCopy = { ringId: 0, label: 'cpu0', cpu: 0, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length, bytesWritten: BigInt(bytes.length), path: 'paused' };
+  const ring: RingCopy = {
+    ringId: 0,
+    label: 'cpu0',
+    cpu: 0,
+    tid: -1,
+    direction: 'forward',
+    defaultEvent: 0,
+    bytes,
+    validBytes: bytes.length,
+    dataSize: bytes.length,
+    bytesWritten: BigInt(bytes.length),
+    path: 'paused',
+  };
   return decodeSnapshot({ events: [event], rings: [ring], takenAtMs: 0, pauseWindowNs: [0] });
 }
 

@@ -28,7 +28,10 @@ export class SnapshotStreamer {
 
   /** Queues a snapshot (replacing one with the same id). */
   add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
-    const { start, batches } = snapshotToWire(decoded, { snapshotId, name, takenAtMs, symbols, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) });
+    const { start, batches } = snapshotToWire(
+      decoded,
+      { snapshotId, name, takenAtMs, symbols, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) },
+    );
     this.streams.set(snapshotId, { start, batches, next: 0, startSent: false, inFlight: new Set() });
     this.pump();
   }

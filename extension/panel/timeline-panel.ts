@@ -145,7 +145,13 @@ export class TimelinePanel implements vscode.Disposable {
           const details = rowDetails(entry.decoded, message.row, entry.symbols);
           this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
         } catch (error) {
-          this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, error: { code: 'DETAILS', message: (error as Error).message } });
+          this.post({
+            type: 'detailsReply',
+            replyTo: message.requestId,
+            snapshotId: message.snapshotId,
+            row: message.row,
+            error: { code: 'DETAILS', message: (error as Error).message },
+          });
         }
         return;
       }
@@ -163,7 +169,10 @@ export class TimelinePanel implements vscode.Disposable {
         try {
           const document = await vscode.workspace.openTextDocument(vscode.Uri.file(message.file));
           const line = Math.max(0, Math.min(document.lineCount - 1, message.line - 1));
-          await vscode.window.showTextDocument(document, { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+          await vscode.window.showTextDocument(
+            document,
+            { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
+          );
           this.post({ type: 'revealReply', replyTo: message.requestId, ok: true });
         } catch (error) {
           this.post({ type: 'revealReply', replyTo: message.requestId, ok: false, error: { code: 'REVEAL', message: `cannot open ${message.file}:${message.line}: ${(error as Error).message}` } });
@@ -180,7 +189,12 @@ export class TimelinePanel implements vscode.Disposable {
           this.post({ type: 'watchReply', replyTo: message.requestId, ok: true });
         } catch (error) {
           const hint = (error as { hint?: unknown }).hint;
-          this.post({ type: 'watchReply', replyTo: message.requestId, ok: false, error: { code: (error as { code?: string }).code ?? 'WATCH', message: (error as Error).message, ...(typeof hint === 'string' ? { hint } : {}) } });
+          this.post({
+            type: 'watchReply',
+            replyTo: message.requestId,
+            ok: false,
+            error: { code: (error as { code?: string }).code ?? 'WATCH', message: (error as Error).message, ...(typeof hint === 'string' ? { hint } : {}) },
+          });
         }
         this.post(this.host.watches.listMessage());
         return;

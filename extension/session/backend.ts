@@ -33,7 +33,13 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
     },
     async record(options: RecordOptions): Promise<RingSource> {
       const target = options.target.kind === 'launch'
-        ? { kind: 'launch' as const, argv: [...options.target.argv], ...(options.target.cwd ? { cwd: options.target.cwd } : {}), ...(options.target.env ? { env: { ...options.target.env } } : {}), stdio: 'ignore' as const }
+        ? {
+          kind: 'launch' as const,
+          argv: [...options.target.argv],
+          ...(options.target.cwd ? { cwd: options.target.cwd } : {}),
+          ...(options.target.env ? { env: { ...options.target.env } } : {}),
+          stdio: 'ignore' as const,
+        }
         : options.target.kind === 'pid' ? { kind: 'pid' as const, pid: options.target.pid }
         : { kind: 'cpus' as const, ...(options.target.cpus ? { cpus: [...options.target.cpus] } : {}) };
       const recorder = await Recorder.open({

@@ -80,6 +80,12 @@ export function attachPersistentEvent(spec: string, options: PersistentAttachOpt
     }
     throw error;
   }
-  const events: EventDescription[] = [{ index: 0, name: resolved.name, attr, ids: rings.map((ring) => ring.event.id()), ...(resolved.tracepoint ? { tracepoint: resolved.tracepoint } : {}) }];
+  const events: EventDescription[] = [{
+    index: 0,
+    name: resolved.name,
+    attr,
+    ids: rings.map((ring) => ring.event.id()),
+    ...(resolved.tracepoint ? { tracepoint: resolved.tracepoint } : {}),
+  }];
   return new AttachedRingSource(events, rings.map((ring) => ({ kind: 'backward' as const, ring })), { pid: process.pid, alive: () => true }, options.warmCopyBuffers);
 }

@@ -101,7 +101,11 @@ export function launchDefaults(): LaunchDefaults {
   if (program) return { program: substitute(program), args: (config.get<string[]>('launch.args') ?? []).map(substitute), ...(folder ? { cwd: folder.uri.fsPath } : {}) };
   const launch = vscode.workspace.getConfiguration('launch', folder?.uri).get<{ program?: string; args?: string[]; cwd?: string }[]>('configurations') ?? [];
   const first = launch.find((c) => typeof c.program === 'string');
-  if (first?.program) return { program: substitute(first.program), args: (first.args ?? []).map(substitute), cwd: first.cwd ? substitute(first.cwd) : folder?.uri.fsPath };
+  if (first?.program) return {
+    program: substitute(first.program),
+    args: (first.args ?? []).map(substitute),
+    cwd: first.cwd ? substitute(first.cwd) : folder?.uri.fsPath,
+  };
   return { args: [], ...(folder ? { cwd: folder.uri.fsPath } : {}) };
 }
 
@@ -129,7 +133,10 @@ export async function pickTarget(): Promise<{ target: RecordTarget; executable?:
   if (choice.id === 'cpus') return { target: { kind: 'cpus' } };
   if (choice.id === 'pid') {
     const processes = listProcesses().filter((p) => p.pid !== process.pid);
-    const picked = await vscode.window.showQuickPick(processes.map((p) => ({ label: `${p.pid}  ${p.comm}`, detail: p.cmdline, pid: p.pid })), { title: 'Ringside: process to record', matchOnDetail: true });
+    const picked = await vscode.window.showQuickPick(
+      processes.map((p) => ({ label: `${p.pid}  ${p.comm}`, detail: p.cmdline, pid: p.pid })),
+      { title: 'Ringside: process to record', matchOnDetail: true },
+    );
     return picked ? { target: { kind: 'pid', pid: picked.pid } } : undefined;
   }
   const commandLine = await vscode.window.showInputBox({

@@ -42,7 +42,10 @@ export interface TracepointFormat {
   readonly printFormat: string;
 }
 
-/** Which path produced a ring copy (reported in coverage). paused: pause → copy → resume; gap-free: a standby ring took over first; peek: read without pausing (a borrowed forward ring); file: records read from a perf.data file. */
+/**
+ * Which path produced a ring copy (reported in coverage). paused: pause → copy → resume; gap-free: a standby ring took
+ * over first; peek: read without pausing (a borrowed forward ring); file: records read from a perf.data file.
+ */
 export type SnapshotPath = 'paused' | 'gap-free' | 'peek' | 'file';
 
 /**

@@ -285,7 +285,12 @@ function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity, options:
     const meta: RingMeta = { ringId: 0, label: `pid ${pid} fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0 };
     let ring: BackwardRing;
     try {
-      ring = mapExistingRing(borrowed, pages, 'backward', { meta, attr: { ...(attr ?? unknownAttr()), flags: { ...(attr?.flags ?? {}), writeBackward: true } } }) as BackwardRing;
+      ring = mapExistingRing(
+        borrowed,
+        pages,
+        'backward',
+        { meta, attr: { ...(attr ?? unknownAttr()), flags: { ...(attr?.flags ?? {}), writeBackward: true } } },
+      ) as BackwardRing;
     } catch (error) {
       lastError = error;
       if (error instanceof PerfError && error.errno === EINVAL) continue;
@@ -316,7 +321,14 @@ function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity, options:
       backward ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).' : 'A forward ring belongs to its owner\'s reader: Ringside only peeks at the unread part and never consumes it.',
       attrSentence[identity.origin],
     ].join(' ');
-    return { source: new AttachedRingSource(events, [attached], { pid, alive: () => processAlive(pid) }, options.warmCopyBuffers), pages, direction: backward ? 'backward' : 'forward', sampleId, attrOrigin: identity.origin, explanation };
+    return {
+      source: new AttachedRingSource(events, [attached], { pid, alive: () => processAlive(pid) }, options.warmCopyBuffers),
+      pages,
+      direction: backward ? 'backward' : 'forward',
+      sampleId,
+      attrOrigin: identity.origin,
+      explanation,
+    };
   }
   throw lastError instanceof Error ? lastError : new AttachError(`pid ${pid} fd ${fd}: no candidate ring size was accepted`);
 }

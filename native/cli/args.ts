@@ -296,6 +296,8 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   }
   return {
     command, events, target, pages, period, freq, callGraph, durationSec, output,
-    format: formatOf(output), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,
+    format: formatOf(
+      output,
+    ), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,
   };
 }

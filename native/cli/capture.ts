@@ -36,7 +36,10 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
   // A trigger is recorded like any event (its record belongs in the snapshot), once even if also given with -e.
   const specs = [...recorded, ...options.snapshotOn.filter((spec) => !recorded.includes(spec))];
   const triggerIndices = options.snapshotOn.map((spec) => specs.indexOf(spec));
-  const resolved = specs.map((spec) => resolveEventSpec(spec, { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callGraph }));
+  const resolved = specs.map((spec) => resolveEventSpec(
+    spec,
+    { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callGraph },
+  ));
   const notes = resolved.flatMap((event) => event.notes.map((note) => `${event.name}: ${note}`));
   const events: ResolvedEvent[] = resolved;
   // Set only when a spec placed symbols at the predicted base: then the launch must verify it.
@@ -141,7 +144,11 @@ async function waitForTriggers(
   process.on('SIGUSR2', onUsr2);
   for (const signal of STOP_SIGNALS) process.on(signal, onStop);
   const watcher = prepared.triggerIndices.length > 0
-    ? new TriggerWatcher(() => recorder.backwardRings, { eventIndices: prepared.triggerIndices, postSec: options.postSec, minIntervalSec: options.minIntervalSec },
+    ? new TriggerWatcher(() => recorder.backwardRings, {
+      eventIndices: prepared.triggerIndices,
+      postSec: options.postSec,
+      minIntervalSec: options.minIntervalSec,
+    },
       () => push({ kind: 'triggered', reason: `trigger ${options.snapshotOn.join(', ')}` }))
     : undefined;
   watcher?.start();

@@ -96,6 +96,11 @@ export class SnapshotSymbols {
   processes(): SynthesizedProcess[] {
     return [...this.known.values()]
       .filter((p) => p.pid > 0)
-      .map((p) => ({ pid: p.pid, tid: p.tid, comm: p.comm || String(p.pid), maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path, ...(m.executable ? {} : { executable: false }) })) }));
+      .map((p) => ({
+        pid: p.pid,
+        tid: p.tid,
+        comm: p.comm || String(p.pid),
+        maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path, ...(m.executable ? {} : { executable: false }) })),
+      }));
   }
 }

@@ -60,7 +60,16 @@ describe('decode/arena', () => {
   it('warms, while idle, as much memory as the last snapshot took, grows only for a bigger snapshot, and hands it to the next one', () => {
     const arena = new ColumnArena();
     assert.equal(arena.warm(), true, 'nothing asked yet: nothing to prepare');
-    const small = { events: randomSnapshot(3).events, rings: [ringFromRecords(Array.from({ length: 100 }, (_, i) => sampleRecord(HOT, { id: 11n, ip: 1n, pid: 1, tid: 1, time: 1000n + BigInt(i), cpu: 0, period: 1n })), 8192, 'backward')] };
+    const small = {
+      events: randomSnapshot(3).events,
+      rings: [
+        ringFromRecords(
+          Array.from({ length: 100 }, (_, i) => sampleRecord(HOT, { id: 11n, ip: 1n, pid: 1, tid: 1, time: 1000n + BigInt(i), cpu: 0, period: 1n })),
+          8192,
+          'backward',
+        ),
+      ],
+    };
     decodeSnapshot(small, { arena });
     assert.equal(arena.ready, false);
     assert.equal(arena.warm(1), false, 'a budget of one byte leaves most pages cold');
@@ -78,7 +87,16 @@ describe('decode/arena', () => {
     assert.ok(third.columns.time.buffer === nextBuffer);
     assert.deepEqual(columnDifferences(third.columns, decodeSnapshot(small).columns), []);
     // A bigger snapshot: the pool grows to fit it and to nothing more.
-    const big = { events: small.events, rings: [ringFromRecords(Array.from({ length: 2000 }, (_, i) => sampleRecord(HOT, { id: 11n, ip: 1n, pid: 1, tid: 1, time: 1000n + BigInt(i), cpu: 0, period: 1n })), 1 << 17, 'backward')] };
+    const big = {
+      events: small.events,
+      rings: [
+        ringFromRecords(
+          Array.from({ length: 2000 }, (_, i) => sampleRecord(HOT, { id: 11n, ip: 1n, pid: 1, tid: 1, time: 1000n + BigInt(i), cpu: 0, period: 1n })),
+          1 << 17,
+          'backward',
+        ),
+      ],
+    };
     arena.recycle(third.columns);
     decodeSnapshot(big, { arena });
     arena.warm();

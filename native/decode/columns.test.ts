@@ -63,7 +63,10 @@ describe('decode/columns', () => {
     const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] });
     const kept = Math.floor(512 / 48);
     assert.equal(snapshot.columns.length, kept);
-    assert.deepEqual(Array.from(snapshot.columns.time, (t) => Number(snapshot.columns.timeOriginNs) + t), Array.from({ length: kept }, (_, i) => 1000 + 100 - kept + i));
+    assert.deepEqual(
+      Array.from(snapshot.columns.time, (t) => Number(snapshot.columns.timeOriginNs) + t),
+      Array.from({ length: kept }, (_, i) => 1000 + 100 - kept + i),
+    );
     const cov = snapshot.coverage[0];
     assert.equal(cov.bytesWritten, 4800n);
     assert.equal(cov.bytesOverwritten, BigInt(4800 - kept * 48));
@@ -76,7 +79,14 @@ describe('decode/columns', () => {
     const st = Sample.TID | Sample.TIME | Sample.CPU | Sample.IDENTIFIER;
     const side = eventOf(1, attrOf(st, { flags: { sampleIdAll: true } }), [900n], 'dummy');
     const sampler = eventOf(0, attrOf(st | Sample.IP), [100n], 'cpu-clock');
-    const comm = otherRecord(RecordType.COMM, 0x2000, new ByteWriter().u32(42).u32(42).cstring('fixture').toBytes(), st, true, { pid: 41, tid: 41, time: 15n, cpu: 3, id: 900n });
+    const comm = otherRecord(
+      RecordType.COMM,
+      0x2000,
+      new ByteWriter().u32(42).u32(42).cstring('fixture').toBytes(),
+      st,
+      true,
+      { pid: 41, tid: 41, time: 15n, cpu: 3, id: 900n },
+    );
     const fork = otherRecord(
       RecordType.FORK,
       0,
@@ -85,7 +95,14 @@ describe('decode/columns', () => {
       true,
       { pid: 41, tid: 41, time: 5n, cpu: 2, id: 900n },
     );
-    const exit = otherRecord(RecordType.EXIT, 0, new ByteWriter().u32(42).u32(41).u32(43).u32(41).u64(99n).toBytes(), st, true, { pid: 42, tid: 43, time: 40n, cpu: 1, id: 900n });
+    const exit = otherRecord(
+      RecordType.EXIT,
+      0,
+      new ByteWriter().u32(42).u32(41).u32(43).u32(41).u64(99n).toBytes(),
+      st,
+      true,
+      { pid: 42, tid: 43, time: 40n, cpu: 1, id: 900n },
+    );
     const samples = [10n, 20n, 30n].map((t) => sampleRecord(st | Sample.IP, { id: 100n, pid: 42, tid: 42, time: t, cpu: 0, ip: 0x401000n }));
     const snapshot = decodeSnapshot({
       events: [sampler, side],
@@ -129,7 +146,10 @@ describe('decode/columns', () => {
     const lostSamples = otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(0x1_0000_0003n).toBytes(), st, true, { time: 3n, id: 5n });
     const stranger = sampleRecord(st, { id: 77n, time: 4n });
     const short = new ByteWriter().u32(RecordType.SAMPLE).u16(0).u16(16).u64(5n).toBytes();
-    const snapshot = decodeSnapshot({ events: [event], rings: [ringFromRecords([sampleRecord(st, { id: 5n, time: 2n }), lostSamples, stranger, short], 1024, 'backward')] });
+    const snapshot = decodeSnapshot({
+      events: [event],
+      rings: [ringFromRecords([sampleRecord(st, { id: 5n, time: 2n }), lostSamples, stranger, short], 1024, 'backward')],
+    });
     assert.equal(snapshot.columns.length, 4);
     assert.equal(snapshot.coverage[0].lostRecords, 0x1_0000_0003n);
     assert.deepEqual(snapshot.anomalies.map((a) => a.kind).sort(), ['field-past-end', 'unknown-event-id']);
@@ -266,7 +286,10 @@ describe('decode/columns', () => {
       rings: [ringFromRecords(sideTimes.map(comm), 1024, 'forward', { ringId: 0, defaultEvent: 1 }), ringFromRecords(samples, 32768, 'backward', { ringId: 1, cpu: 0 })],
     });
     const c = snapshot.columns;
-    const expected = [...sideTimes.map((t) => ({ t, ring: 0 })), ...samples.map((_, i) => ({ t: 1000n + 2n * BigInt(i), ring: 1 }))].sort((a, b) => Number(a.t - b.t));
+    const expected = [
+      ...sideTimes.map((t) => ({ t, ring: 0 })),
+      ...samples.map((_, i) => ({ t: 1000n + 2n * BigInt(i), ring: 1 })),
+    ].sort((a, b) => Number(a.t - b.t));
     assert.equal(c.length, 304);
     assert.equal(c.timeOriginNs, 10n);
     assert.deepEqual(Array.from(c.time), expected.map((e) => Number(e.t - 10n)));

@@ -13,7 +13,8 @@ import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapsh
 
 
 const ST =
-  Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.READ | Sample.CALLCHAIN | Sample.RAW | Sample.BRANCH_STACK | Sample.REGS_USER | Sample.STACK_USER | Sample.WEIGHT;
+  Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.READ | Sample.CALLCHAIN
+  | Sample.RAW | Sample.BRANCH_STACK | Sample.REGS_USER | Sample.STACK_USER | Sample.WEIGHT;
 const READ_FORMAT = ReadFormat.GROUP | ReadFormat.ID;
 const TRACEPOINT: TracepointFormat = {
   system: 'fuzz',
@@ -28,7 +29,10 @@ const TRACEPOINT: TracepointFormat = {
 
 function events(): EventDescription[] {
   const attr = attrOf(ST, { readFormat: READ_FORMAT, flags: { sampleIdAll: true }, sampleRegsUser: 0x3n, branchSampleType: 1n << 17n });
-  return [{ ...eventOf(0, attr, [1n], 'fuzz'), tracepoint: TRACEPOINT }, eventOf(1, attrOf(Sample.TID | Sample.TIME | Sample.IDENTIFIER, { flags: { sampleIdAll: true } }), [2n], 'side')];
+  return [
+    { ...eventOf(0, attr, [1n], 'fuzz'), tracepoint: TRACEPOINT },
+    eventOf(1, attrOf(Sample.TID | Sample.TIME | Sample.IDENTIFIER, { flags: { sampleIdAll: true } }), [2n], 'side'),
+  ];
 }
 
 function validRecords(random: () => number, count: number): Uint8Array[] {
@@ -94,7 +98,22 @@ describe('decode/fuzz (seeded)', () => {
       }
       const direction = random() < 0.5 ? 'backward' : 'forward';
       const validBytes = Math.floor(random() * (length + 64));
-      exercise([{ ringId: 0, label: 'r', cpu: 0, tid: -1, direction, defaultEvent: random() < 0.8 ? 0 : 1, bytes, validBytes, dataSize: length, bytesWritten: BigInt(validBytes), path: 'paused' }], evs);
+      exercise(
+        [{
+          ringId: 0,
+          label: 'r',
+          cpu: 0,
+          tid: -1,
+          direction,
+          defaultEvent: random() < 0.8 ? 0 : 1,
+          bytes,
+          validBytes,
+          dataSize: length,
+          bytesWritten: BigInt(validBytes),
+          path: 'paused',
+        }],
+        evs,
+      );
     }
   });
 

@@ -5,6 +5,18 @@ export { computeParseInfo, parseInfoFor, idLocator, popcount64, BranchSampleFlag
 export { walkRing, linearizeRing, type RingWalk, type LinearizedRing } from './walk';
 export { decodeSnapshot, type SnapshotInput } from './columns';
 export * from './column-schema';
-export { decodeRecordAt, decodeRecordBytes, rowSource, RecordCursor, type CallchainFrame, type CallchainContextName, type ReadBlock, type ReadValue, type BranchEntry, type RegsBlock, type SampleIdTrailer } from './record';
+export {
+  decodeRecordAt,
+  decodeRecordBytes,
+  rowSource,
+  RecordCursor,
+  type CallchainFrame,
+  type CallchainContextName,
+  type ReadBlock,
+  type ReadValue,
+  type BranchEntry,
+  type RegsBlock,
+  type SampleIdTrailer,
+} from './record';
 export { decodeTracepoint, type TracepointValue, type TracepointValues } from './tracepoint';
 export { formatRecordJson, formatSnapshotJsonl, toJson, type Symbolizer } from './jsonl';

@@ -7,7 +7,17 @@ describe('decode/parse-info', () => {
   it('places the fixed sample fields of IP|TID|TIME|CPU|PERIOD at consecutive u64 slots after the header', () => {
     const info = computeParseInfo(attrOf(Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD));
     assert.deepEqual(
-      [info.sample.identifier, info.sample.ip, info.sample.pidTid, info.sample.time, info.sample.addr, info.sample.id, info.sample.cpu, info.sample.period, info.sample.fixedEnd],
+      [
+        info.sample.identifier,
+        info.sample.ip,
+        info.sample.pidTid,
+        info.sample.time,
+        info.sample.addr,
+        info.sample.id,
+        info.sample.cpu,
+        info.sample.period,
+        info.sample.fixedEnd,
+      ],
       [-1, 8, 16, 24, -1, -1, 32, 40, 48],
     );
     assert.equal(info.fixedSampleSize, true);

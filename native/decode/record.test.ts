@@ -48,7 +48,11 @@ function everythingSample() {
     .u64(2097152n) // code page size
     .u64(8n).raw([9, 8, 7, 6, 5, 4, 3, 2]) // aux
     .toBytes();
-  const bytes = sampleRecord(sampleType, { id: 77n, ip: 0xffffffff81234567n, pid: 100, tid: 101, time: 123456789012345678n, addr: 0x7ffd0000n, streamId: 78n, cpu: 1, period: 4000n, tail }, Misc.KERNEL | Misc.EXACT_IP);
+  const bytes = sampleRecord(
+    sampleType,
+    { id: 77n, ip: 0xffffffff81234567n, pid: 100, tid: 101, time: 123456789012345678n, addr: 0x7ffd0000n, streamId: 78n, cpu: 1, period: 4000n, tail },
+    Misc.KERNEL | Misc.EXACT_IP,
+  );
   return { attr, bytes };
 }
 
@@ -82,7 +86,10 @@ describe('decode/record', () => {
     const branches = f.branchStack as { hwIndex?: bigint; entries: BranchEntry[] };
     assert.equal(branches.hwIndex, 7n);
     assert.equal(branches.entries.length, 2);
-    assert.deepEqual([branches.entries[0].from, branches.entries[0].to, branches.entries[0].mispred, branches.entries[0].cycles, branches.entries[0].branchType], [0x401000n, 0x402000n, true, 123, 3]);
+    assert.deepEqual(
+      [branches.entries[0].from, branches.entries[0].to, branches.entries[0].mispred, branches.entries[0].cycles, branches.entries[0].branchType],
+      [0x401000n, 0x402000n, true, 123, 3],
+    );
     assert.equal(branches.entries[1].predicted, true);
     const regsUser = f.regsUser as RegsBlock;
     assert.equal(regsUser.abi, 2n);
@@ -129,7 +136,12 @@ describe('decode/record', () => {
     const ids = { pid: 1, tid: 2, time: 3000n, id: 5n, streamId: 6n, cpu: 7 };
     const w = () => new ByteWriter();
     const cases: [number, number, Uint8Array, Record<string, unknown>][] = [
-      [RecordType.MMAP, 0, w().u32(10).u32(11).u64(0x400000n).u64(0x1000n).u64(0n).cstring('/bin/true').toBytes(), { pid: 10, tid: 11, addr: 0x400000n, len: 0x1000n, pgoff: 0n, filename: '/bin/true', data: false }],
+      [
+        RecordType.MMAP,
+        0,
+        w().u32(10).u32(11).u64(0x400000n).u64(0x1000n).u64(0n).cstring('/bin/true').toBytes(),
+        { pid: 10, tid: 11, addr: 0x400000n, len: 0x1000n, pgoff: 0n, filename: '/bin/true', data: false },
+      ],
       [RecordType.LOST, 0, w().u64(5n).u64(12n).toBytes(), { id: 5n, lost: 12n }],
       [RecordType.COMM, Misc.COMM_EXEC, w().u32(10).u32(10).cstring('worker').toBytes(), { pid: 10, tid: 10, comm: 'worker', exec: true }],
       [RecordType.EXIT, 0, w().u32(10).u32(1).u32(12).u32(1).u64(2999n).toBytes(), { pid: 10, ppid: 1, tid: 12, ptid: 1, time: 2999n }],
@@ -141,12 +153,31 @@ describe('decode/record', () => {
         RecordType.MMAP2,
         0,
         w().u32(10).u32(10).u64(0x7f0000000000n).u64(0x2000n).u64(0x1000n).u32(8).u32(1).u64(123456n).u64(1n).u32(5).u32(2).cstring('/lib/libc.so.6').toBytes(),
-        { pid: 10, tid: 10, addr: 0x7f0000000000n, len: 0x2000n, pgoff: 0x1000n, maj: 8, min: 1, ino: 123456n, inoGeneration: 1n, prot: 5, flags: 2, filename: '/lib/libc.so.6', data: false },
+        {
+          pid: 10,
+          tid: 10,
+          addr: 0x7f0000000000n,
+          len: 0x2000n,
+          pgoff: 0x1000n,
+          maj: 8,
+          min: 1,
+          ino: 123456n,
+          inoGeneration: 1n,
+          prot: 5,
+          flags: 2,
+          filename: '/lib/libc.so.6',
+          data: false,
+        },
       ],
       [
         RecordType.MMAP2,
         Misc.MMAP_BUILD_ID,
-        w().u32(10).u32(10).u64(0x1000n).u64(0x1000n).u64(0n).u8(4).u8(0).u16(0).raw([0xde, 0xad, 0xbe, 0xef]).raw(new Uint8Array(16)).u32(5).u32(2).cstring('/x').toBytes(),
+        w().u32(10).u32(10).u64(0x1000n).u64(0x1000n).u64(0n).u8(4).u8(0).u16(0).raw([
+          0xde,
+          0xad,
+          0xbe,
+          0xef,
+        ]).raw(new Uint8Array(16)).u32(5).u32(2).cstring('/x').toBytes(),
         { pid: 10, tid: 10, addr: 0x1000n, len: 0x1000n, pgoff: 0n, buildId: 'deadbeef', prot: 5, flags: 2, filename: '/x', data: false },
       ],
       [RecordType.AUX, 0, w().u64(64n).u64(128n).u64(1n).toBytes(), { auxOffset: 64n, auxSize: 128n, flags: 1n }],
@@ -154,11 +185,26 @@ describe('decode/record', () => {
       [RecordType.LOST_SAMPLES, 0, w().u64(4n).toBytes(), { lost: 4n }],
       [RecordType.SWITCH, Misc.SWITCH_OUT | Misc.SWITCH_OUT_PREEMPT, new Uint8Array(0), { out: true, preempt: true }],
       [RecordType.SWITCH_CPU_WIDE, 0, w().u32(30).u32(31).toBytes(), { nextPrevPid: 30, nextPrevTid: 31, out: false, preempt: false }],
-      [RecordType.NAMESPACES, 0, w().u32(10).u32(10).u64(2n).u64(1n).u64(2n).u64(3n).u64(4n).toBytes(), { pid: 10, tid: 10, namespaces: [{ dev: 1n, inode: 2n }, { dev: 3n, inode: 4n }] }],
-      [RecordType.KSYMBOL, 0, w().u64(0xffffffffc0000000n).u32(256).u16(1).u16(0).cstring('bpf_prog_x').toBytes(), { addr: 0xffffffffc0000000n, len: 256, ksymType: 1, flags: 0, name: 'bpf_prog_x' }],
+      [
+        RecordType.NAMESPACES,
+        0,
+        w().u32(10).u32(10).u64(2n).u64(1n).u64(2n).u64(3n).u64(4n).toBytes(),
+        { pid: 10, tid: 10, namespaces: [{ dev: 1n, inode: 2n }, { dev: 3n, inode: 4n }] },
+      ],
+      [
+        RecordType.KSYMBOL,
+        0,
+        w().u64(0xffffffffc0000000n).u32(256).u16(1).u16(0).cstring('bpf_prog_x').toBytes(),
+        { addr: 0xffffffffc0000000n, len: 256, ksymType: 1, flags: 0, name: 'bpf_prog_x' },
+      ],
       [RecordType.BPF_EVENT, 0, w().u16(1).u16(0).u32(42).raw([1, 2, 3, 4, 5, 6, 7, 8]).toBytes(), { bpfType: 1, flags: 0, id: 42, tag: '0102030405060708' }],
       [RecordType.CGROUP, 0, w().u64(9n).cstring('/sys/fs/cgroup/x').toBytes(), { id: 9n, path: '/sys/fs/cgroup/x' }],
-      [RecordType.TEXT_POKE, 0, w().u64(0xffffffff81000000n).u16(2).u16(3).raw([1, 2, 3, 4, 5]).pad8().toBytes(), { addr: 0xffffffff81000000n, oldBytes: Uint8Array.from([1, 2]), newBytes: Uint8Array.from([3, 4, 5]) }],
+      [
+        RecordType.TEXT_POKE,
+        0,
+        w().u64(0xffffffff81000000n).u16(2).u16(3).raw([1, 2, 3, 4, 5]).pad8().toBytes(),
+        { addr: 0xffffffff81000000n, oldBytes: Uint8Array.from([1, 2]), newBytes: Uint8Array.from([3, 4, 5]) },
+      ],
       [RecordType.AUX_OUTPUT_HW_ID, 0, w().u64(3n).toBytes(), { hwId: 3n }],
       [
         RecordType.CALLCHAIN_DEFERRED,
@@ -190,7 +236,10 @@ describe('decode/record', () => {
   it('throws DecodeError (with offset and what) on bad bytes', () => {
     const attr = attrOf(Sample.CALLCHAIN);
     const hugeChain = sampleRecord(Sample.CALLCHAIN, { tail: new ByteWriter().u64(1000n).u64(1n).toBytes() });
-    assert.throws(() => decodeRecordBytes(hugeChain, 0, eventOf(0, attr)), (error: unknown) => error instanceof DecodeError && error.what === 'SAMPLE.callchain.nr' && error.offset === 8);
+    assert.throws(
+      () => decodeRecordBytes(hugeChain, 0, eventOf(0, attr)),
+      (error: unknown) => error instanceof DecodeError && error.what === 'SAMPLE.callchain.nr' && error.offset === 8,
+    );
     const hugeRaw = sampleRecord(Sample.RAW, { tail: new ByteWriter().u32(64).u32(0).toBytes() });
     assert.throws(() => decodeRecordBytes(hugeRaw, 0, eventOf(0, attrOf(Sample.RAW))), DecodeError);
     const cutComm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(1).toBytes().subarray(0, 0));

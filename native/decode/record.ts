@@ -530,6 +530,9 @@ function withUnwoundUserStack(record: DecodedRecord, unwind: UserStackUnwinder):
   const valid = stackUser.data.subarray(0, Number(stackUser.dynSize < BigInt(stackUser.data.length) ? stackUser.dynSize : BigInt(stackUser.data.length)));
   const frames = unwind(record.pid, regsUser.regs, valid);
   if (frames.length === 0) return record;
-  const user: CallchainFrame[] = [{ ip: PERF_CONTEXT_USER, context: 'user', isMarker: true }, ...frames.map((ip) => ({ ip, context: 'user' as const, isMarker: false }))];
+  const user: CallchainFrame[] = [
+    { ip: PERF_CONTEXT_USER, context: 'user', isMarker: true },
+    ...frames.map((ip) => ({ ip, context: 'user' as const, isMarker: false })),
+  ];
   return { ...record, fields: { ...record.fields, callchain: [...(callchain ?? []), ...user] } };
 }

@@ -5,7 +5,10 @@ import { linearizeRing, walkRing } from './walk';
 import { decodeSnapshot } from './columns';
 
 const ST = Sample.IP | Sample.TID | Sample.TIME;
-const rec = (time: number, extra = 0) => sampleRecord(ST | (extra ? Sample.PERIOD : 0), { ip: 0x1000n + BigInt(time), pid: 1, tid: 2, time: BigInt(time), period: 1n });
+const rec = (time: number, extra = 0) => sampleRecord(
+  ST | (extra ? Sample.PERIOD : 0),
+  { ip: 0x1000n + BigInt(time), pid: 1, tid: 2, time: BigInt(time), period: 1n },
+);
 
 describe('decode/walk', () => {
   it('walks a backward ring that has not filled up: newest first in memory, returned oldest first, stops at the zero header', () => {
@@ -76,7 +79,9 @@ describe('decode/walk', () => {
     // The kernel reports a loss inside the next record's output: ONE reservation holding the LOST
     // record (with its sample_id trailer) and then that record, LOST at the lower address.
     const st = Sample.TID | Sample.TIME;
-    const lost = (count: number, time: number) => header(RecordType.LOST, 0, 8 + 16 + 16).u64(1n).u64(count).raw(trailer(st, { pid: 1, tid: 2, time: BigInt(time) })).toBytes();
+    const lost = (count: number, time: number) => header(RecordType.LOST, 0, 8 + 16 + 16).u64(1n).u64(count).raw(
+      trailer(st, { pid: 1, tid: 2, time: BigInt(time) }),
+    ).toBytes();
     const sample = (time: number) => sampleRecord(st, { pid: 1, tid: 2, time: BigInt(time) });
     // Oldest first as written: samples 1, 2; a gap of 5 lost, reported with sample 3; sample 4; a
     // gap of 2, reported with sample 5. LOST's time is when the loss was written, after its partner was sampled.

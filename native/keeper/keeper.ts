@@ -7,7 +7,16 @@ import type { ResolvedEvent } from '../abi/snapshot';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { pageSize } from '../sys/libc';
 import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath } from './sideband';
-import { buildKeeperState, collectPauseLeases, removeKeeperState, writeKeeperState, keeperStateDir, type KeeperRingState, type KeeperState, type KeeperTarget } from './state';
+import {
+  buildKeeperState,
+  collectPauseLeases,
+  removeKeeperState,
+  writeKeeperState,
+  keeperStateDir,
+  type KeeperRingState,
+  type KeeperState,
+  type KeeperTarget,
+} from './state';
 
 /** How soon a keeper notices that a client died with its rings paused. */
 const LEASE_CHECK_MS = 250;
@@ -35,8 +44,10 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
   // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
-  const recorder = await Recorder.open({ events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
-    ...(options.ownRing ? { ownRing: options.ownRing } : {}) });
+  const recorder = await Recorder.open({
+    events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
+    ...(options.ownRing ? { ownRing: options.ownRing } : {}),
+  });
   // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.
   const dir = path.resolve(options.dir ?? keeperStateDir());
   const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) }));

@@ -8,7 +8,10 @@ import { SidebandSpool, readSidebandSpool, sidebandSpoolPath } from './sideband'
 
 /** A 32-byte COMM-typed record whose body is `n`, so every record can be told apart. */
 const record = (n: number) => header(RecordType.COMM, 0, 32).u64(n).u64(0).u64(0).toBytes();
-const numbers = (bytes: Uint8Array) => Array.from({ length: bytes.length / 32 }, (_, i) => Number(new DataView(bytes.buffer, bytes.byteOffset + i * 32 + 8, 8).getBigUint64(0, true)));
+const numbers = (bytes: Uint8Array) => Array.from(
+  { length: bytes.length / 32 },
+  (_, i) => Number(new DataView(bytes.buffer, bytes.byteOffset + i * 32 + 8, 8).getBigUint64(0, true)),
+);
 
 describe('keeper side-band spool', () => {
   let dir: string;

@@ -161,7 +161,16 @@ export class PeekRing {
 
   status(): RingStatus {
     const head = this.head();
-    return { ringId: this.meta.ringId, label: this.meta.label, cpu: this.meta.cpu, tid: this.meta.tid, direction: 'forward', dataSize: this.dataSize, bytesWritten: head, paused: false };
+    return {
+      ringId: this.meta.ringId,
+      label: this.meta.label,
+      cpu: this.meta.cpu,
+      tid: this.meta.tid,
+      direction: 'forward',
+      dataSize: this.dataSize,
+      bytesWritten: head,
+      paused: false,
+    };
   }
 
   dispose(): void {

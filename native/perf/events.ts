@@ -98,7 +98,11 @@ export class PerfEventFd {
     if (format & ReadFormat.GROUP) throw new Error(`readCounts reads one event, not a group (${this.name})`);
     const withLost = (format & ReadFormat.LOST) !== 0;
     // value, then time enabled / time running / id when asked for, then lost.
-    const words = 1 + (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) + (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) + (format & ReadFormat.ID ? 1 : 0) + (withLost ? 1 : 0);
+    const words = 1 +
+      (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) +
+      (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) +
+      (format & ReadFormat.ID ? 1 : 0) +
+      (withLost ? 1 : 0);
     const out = new Uint8Array(words * 8);
     const got = libc.read(this.liveFd(), out);
     if (got !== out.length) throw new PerfError('read', EINVAL, { ...this.context('read'), note: `(read ${got} of ${out.length} bytes of read_format 0x${format.toString(16)})` });

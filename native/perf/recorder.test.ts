@@ -21,7 +21,10 @@ describe('ring groups', () => {
   });
 
   it('keeps breakpoints out of gap-free pairs, in a plain shared ring', () => {
-    assert.deepEqual(ringGroupsFor([watch, clock, tracepoint], true, new Set()), [{ eventIndices: [1, 2], gapFree: true }, { eventIndices: [0], gapFree: false }]);
+    assert.deepEqual(
+      ringGroupsFor([watch, clock, tracepoint], true, new Set()),
+      [{ eventIndices: [1, 2], gapFree: true }, { eventIndices: [0], gapFree: false }],
+    );
   });
 
   it('gives trigger events a ring each', () => {
@@ -31,10 +34,16 @@ describe('ring groups', () => {
 
   it('shares a ring only between events of the same clock (the kernel refuses SET_OUTPUT across clocks)', () => {
     const monotonic = event('cpu/config=0,attr11=0x100000000/', {}, { useClockid: true }, 1);
-    assert.deepEqual(ringGroupsFor([clock, monotonic, tracepoint], false, new Set()), [{ eventIndices: [0, 2], gapFree: false }, { eventIndices: [1], gapFree: false }]);
+    assert.deepEqual(
+      ringGroupsFor([clock, monotonic, tracepoint], false, new Set()),
+      [{ eventIndices: [0, 2], gapFree: false }, { eventIndices: [1], gapFree: false }],
+    );
   });
 
   it('sizes a shared ring at the default pages per event, rounded up to a power of two', () => {
-    assert.deepEqual([1, 2, 3, 4, 5].map(defaultRingPages), [DEFAULT_RING_PAGES, 2 * DEFAULT_RING_PAGES, 4 * DEFAULT_RING_PAGES, 4 * DEFAULT_RING_PAGES, 8 * DEFAULT_RING_PAGES]);
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map(defaultRingPages),
+      [DEFAULT_RING_PAGES, 2 * DEFAULT_RING_PAGES, 4 * DEFAULT_RING_PAGES, 4 * DEFAULT_RING_PAGES, 8 * DEFAULT_RING_PAGES],
+    );
   });
 });

@@ -33,7 +33,19 @@ function copyOf(records: Uint8Array[], extra = 0): RingCopy {
     bytes.set(record, offset);
     offset += record.length;
   }
-  return { ringId: 0, label: 't', cpu: 0, tid: 1, direction: 'forward', defaultEvent: 0, bytes, validBytes: length + extra, dataSize: bytes.length, bytesWritten: BigInt(length), path: 'paused' };
+  return {
+    ringId: 0,
+    label: 't',
+    cpu: 0,
+    tid: 1,
+    direction: 'forward',
+    defaultEvent: 0,
+    bytes,
+    validBytes: length + extra,
+    dataSize: bytes.length,
+    bytesWritten: BigInt(length),
+    path: 'paused',
+  };
 }
 
 describe('ring arithmetic and procfs parsing (synthetic)', () => {

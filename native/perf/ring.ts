@@ -381,7 +381,16 @@ export class BackwardRing {
     const head = this.head();
     const written = backwardBytesWritten(head);
     const valid = written >= BigInt(this.dataSize) ? this.dataSize : Number(written);
-    return { ringId: this.meta.ringId, label: this.meta.label, direction: 'backward', head, dataSize: this.dataSize, bytesWritten: written, fillPercent: (valid / this.dataSize) * 100, path };
+    return {
+      ringId: this.meta.ringId,
+      label: this.meta.label,
+      direction: 'backward',
+      head,
+      dataSize: this.dataSize,
+      bytesWritten: written,
+      fillPercent: (valid / this.dataSize) * 100,
+      path,
+    };
   }
 
   /** Unmaps and closes the event, and drops the spare. Idempotent. */
@@ -518,7 +527,16 @@ export class ForwardRing {
   stats(): RingStats {
     const head = this.head();
     const pending = Number(head - this.consumed);
-    return { ringId: this.meta.ringId, label: this.meta.label, direction: 'forward', head, dataSize: this.dataSize, bytesWritten: head, fillPercent: (Math.min(pending, this.dataSize) / this.dataSize) * 100, path: 'paused' };
+    return {
+      ringId: this.meta.ringId,
+      label: this.meta.label,
+      direction: 'forward',
+      head,
+      dataSize: this.dataSize,
+      bytesWritten: head,
+      fillPercent: (Math.min(pending, this.dataSize) / this.dataSize) * 100,
+      path: 'paused',
+    };
   }
 
   /** Unmaps and closes the event. Idempotent. */

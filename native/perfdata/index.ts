@@ -95,7 +95,9 @@ function mappedFileBuildIds(snapshot: DecodedSnapshot, cache: Map<string, string
     const path = fields.filename;
     if (typeof path !== 'string' || out.has(path) || fields.data === true) continue;
     if (typeof fields.prot === 'number' && (fields.prot & 4) === 0) continue;
-    const withId = typeof fields.buildId === 'string' && fields.buildId ? { path, buildId: fields.buildId.replace(/^0x/, '') } : withBuildId({ start: 0n, end: 0n, pgoff: 0n, path }, cache);
+    const withId = typeof fields.buildId === 'string' && fields.buildId
+      ? { path, buildId: fields.buildId.replace(/^0x/, '') }
+      : withBuildId({ start: 0n, end: 0n, pgoff: 0n, path }, cache);
     if (withId.buildId) out.set(path, withId.buildId);
   }
   return [...out].map(([path, buildId]) => ({ path, buildId }));

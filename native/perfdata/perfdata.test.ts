@@ -52,10 +52,29 @@ function snapshotOf(records: Uint8Array[]): DecodedSnapshot {
   const event: EventDescription = {
     index: 0,
     name: 'task-clock',
-    attr: { type: PerfType.SOFTWARE, config: BigInt(SoftwareConfig.TASK_CLOCK), samplePeriod: 1000n, sampleType: Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD, readFormat: 0, flags: {} },
+    attr: {
+      type: PerfType.SOFTWARE,
+      config: BigInt(SoftwareConfig.TASK_CLOCK),
+      samplePeriod: 1000n,
+      sampleType: Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD,
+      readFormat: 0,
+      flags: {},
+    },
     ids: [],
   };
-  const ring: RingCopy = { ringId: 0, label: 't', cpu: 0, tid: 1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length, bytesWritten: BigInt(bytes.length), path: 'paused' };
+  const ring: RingCopy = {
+    ringId: 0,
+    label: 't',
+    cpu: 0,
+    tid: 1,
+    direction: 'forward',
+    defaultEvent: 0,
+    bytes,
+    validBytes: bytes.length,
+    dataSize: bytes.length,
+    bytesWritten: BigInt(bytes.length),
+    path: 'paused',
+  };
   return decodeSnapshot({ events: [event], rings: [ring] });
 }
 

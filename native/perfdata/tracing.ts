@@ -69,7 +69,20 @@ export function parseTracingData(cursor: Cursor): TracingData {
   // Saved cmdlines exist from version 0.6 on.
   const savedCmdlines = parseFloat(version) >= 0.6 && inner.remaining >= 8 ? sizedText('saved cmdlines', 8) : '';
   cursor.pos = inner.pos;
-  return { version, bigEndian, longSize, pageSize, headerPage, headerEvent, ftraceFormats, systems, kallsyms, printk, savedCmdlines, byteLength: cursor.pos - start };
+  return {
+    version,
+    bigEndian,
+    longSize,
+    pageSize,
+    headerPage,
+    headerEvent,
+    ftraceFormats,
+    systems,
+    kallsyms,
+    printk,
+    savedCmdlines,
+    byteLength: cursor.pos - start,
+  };
 }
 
 function decodeLatin(bytes: Uint8Array): string {

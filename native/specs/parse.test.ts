@@ -165,7 +165,34 @@ describe('specs/parse', () => {
   it('never throws anything but SpecError on random input (seeded fuzz)', () => {
     let state = 12345;
     const random = () => { state = (Math.imul(state, 1103515245) + 12345) >>> 0; return state / 4294967296; };
-    const pieces = ['mem:', 'cs', 'cpu-clock', 'sched:', 'sched_switch', 'msr', '/', ':', ',', '=', '0x', '1f', '42', 'u', 'k', 'p', 'x', 'rw', 'a.c', 'name', 'é', ' ', '', '::', 'config=', '?'];
+    const pieces = [
+      'mem:',
+      'cs',
+      'cpu-clock',
+      'sched:',
+      'sched_switch',
+      'msr',
+      '/',
+      ':',
+      ',',
+      '=',
+      '0x',
+      '1f',
+      '42',
+      'u',
+      'k',
+      'p',
+      'x',
+      'rw',
+      'a.c',
+      'name',
+      'é',
+      ' ',
+      '',
+      '::',
+      'config=',
+      '?',
+    ];
     let parsed = 0;
     for (let i = 0; i < 5000; i++) {
       let spec = '';

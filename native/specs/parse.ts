@@ -81,8 +81,22 @@ export type BreakpointAddress =
 export type BreakpointAccess = 'r' | 'w' | 'rw' | 'x';
 
 export type EventSpecAst =
-  | { readonly kind: 'software'; readonly spec: string; readonly name: string; readonly config: number; readonly terms: readonly SpecTerm[]; readonly modifiers?: SpecModifiers }
-  | { readonly kind: 'tracepoint'; readonly spec: string; readonly system: string; readonly event: string; readonly terms: readonly SpecTerm[]; readonly modifiers?: SpecModifiers }
+  | {
+    readonly kind: 'software';
+    readonly spec: string;
+    readonly name: string;
+    readonly config: number;
+    readonly terms: readonly SpecTerm[];
+    readonly modifiers?: SpecModifiers;
+  }
+  | {
+    readonly kind: 'tracepoint';
+    readonly spec: string;
+    readonly system: string;
+    readonly event: string;
+    readonly terms: readonly SpecTerm[];
+    readonly modifiers?: SpecModifiers;
+  }
   | {
       readonly kind: 'breakpoint';
       readonly spec: string;
@@ -91,7 +105,14 @@ export type EventSpecAst =
       readonly access?: { readonly value: BreakpointAccess; readonly position: number };
       readonly modifiers?: SpecModifiers;
     }
-  | { readonly kind: 'pmu'; readonly spec: string; readonly pmu: string; readonly pmuPosition: number; readonly terms: readonly SpecTerm[]; readonly modifiers?: SpecModifiers };
+  | {
+    readonly kind: 'pmu';
+    readonly spec: string;
+    readonly pmu: string;
+    readonly pmuPosition: number;
+    readonly terms: readonly SpecTerm[];
+    readonly modifiers?: SpecModifiers;
+  };
 
 const WORD = /^[A-Za-z_][A-Za-z0-9_.-]*/;
 const TRACEPOINT_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*/;

@@ -34,7 +34,11 @@ describe('specs/pmu (pure)', () => {
       ['config:1-x', /'1-x' is not N or LO-HI/],
       ['attr17:0', /attr17 is past the end/],
     ] as const) {
-      assert.throws(() => parseFormatTerm('t', text, '/fake/format/t'), (error: unknown) => error instanceof PmuError && pattern.test(error.message) && error.message.startsWith('/fake/format/t'), text);
+      assert.throws(
+        () => parseFormatTerm('t', text, '/fake/format/t'),
+        (error: unknown) => error instanceof PmuError && pattern.test(error.message) && error.message.startsWith('/fake/format/t'),
+        text,
+      );
     }
   });
 

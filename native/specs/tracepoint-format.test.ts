@@ -37,7 +37,10 @@ describe('specs/tracepoint-format', () => {
       'common_type', 'common_flags', 'common_preempt_count', 'common_pid',
       'comm', 'name', 'rel', 'filename', 'saddr', 'caller', 'old_comm', 'addrs', 'cpumask', 'delta',
     ]);
-    assert.deepEqual(byName.common_pid, { name: 'common_pid', declaration: 'int common_pid', offset: 4, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false });
+    assert.deepEqual(
+      byName.common_pid,
+      { name: 'common_pid', declaration: 'int common_pid', offset: 4, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
+    );
     assert.deepEqual(byName.comm, { name: 'comm', declaration: 'char comm[16]', offset: 8, size: 16, signed: false, arrayLength: 16, location: 'inline', isString: true });
     assert.deepEqual(byName.name, { name: 'name', declaration: '__data_loc char[] name', offset: 24, size: 4, signed: false, arrayLength: 0, location: 'data_loc', isString: true });
     assert.equal(byName.rel.location, 'rel_loc');

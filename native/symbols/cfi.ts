@@ -407,7 +407,11 @@ function execute(program: Uint8Array, cie: Cie, state: RuleState, initial: Reado
       case CFA.advanceLoc4: if (!advance(BigInt(cursor.u32()))) return; break;
       case CFA.offsetExtended: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'offset', offset: cursor.uleb() * cie.dataAlignment }); break; }
       case CFA.offsetExtendedSf: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'offset', offset: cursor.sleb() * cie.dataAlignment }); break; }
-      case CFA.gnuNegativeOffsetExtended: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'offset', offset: -cursor.uleb() * cie.dataAlignment }); break; }
+      case CFA.gnuNegativeOffsetExtended: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'offset', offset: -cursor.uleb() * cie.dataAlignment });
+        break;
+      }
       case CFA.valOffset: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'val-offset', offset: cursor.uleb() * cie.dataAlignment }); break; }
       case CFA.valOffsetSf: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'val-offset', offset: cursor.sleb() * cie.dataAlignment }); break; }
       case CFA.restoreExtended: restore(cursor.ulebNumber()); break;

@@ -179,7 +179,10 @@ export class DwarfInfo {
 
   private initUnit(unit: UnitState, die: Die): void {
     const strOffsetsBase = die.attrs.get(AT.str_offsets_base);
-    if (strOffsetsBase && (strOffsetsBase.kind === 'sec_offset' || strOffsetsBase.kind === 'uint')) unit.strOffsetsBase = Number(strOffsetsBase.kind === 'uint' ? strOffsetsBase.value : strOffsetsBase.value);
+    if (strOffsetsBase &&
+      (strOffsetsBase.kind === 'sec_offset' || strOffsetsBase.kind === 'uint')) unit.strOffsetsBase = Number(
+        strOffsetsBase.kind === 'uint' ? strOffsetsBase.value : strOffsetsBase.value,
+      );
     const addrBase = die.attrs.get(AT.addr_base) ?? die.attrs.get(AT.GNU_addr_base);
     if (addrBase && (addrBase.kind === 'sec_offset' || addrBase.kind === 'uint')) unit.addrBase = Number(addrBase.kind === 'uint' ? addrBase.value : addrBase.value);
     const stmt = die.attrs.get(AT.stmt_list);

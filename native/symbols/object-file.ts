@@ -116,7 +116,12 @@ export class ObjectFile {
       info = undefined;
     }
     const units = info
-      ? info.units.filter((u) => u.stmtList !== undefined).map((u) => ({ stmtList: u.stmtList as number, compDir: u.compDir, name: u.name, addressSize: u.addressSize }))
+      ? info.units.filter((u) => u.stmtList !== undefined).map((u) => ({
+        stmtList: u.stmtList as number,
+        compDir: u.compDir,
+        name: u.name,
+        addressSize: u.addressSize,
+      }))
       : [];
     this.lines = new LineTable({ line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian }, units);
     return this.lines;

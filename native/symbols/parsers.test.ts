@@ -143,7 +143,10 @@ describe('symbols/parsers (synthetic bytes)', () => {
       '7f0000000000-7f0000001000 rw-p 00000000 00:00 0 ',
     ].join('\n'));
     assert.equal(maps.length, 3);
-    assert.deepEqual({ ...maps[0] }, { start: 0x55d0c0a00000n, end: 0x55d0c0a01000n, perms: 'r-xp', offset: 0x1000n, dev: 'fe:00', inode: 5341515, path: '/tmp/my dir/prog', deleted: true });
+    assert.deepEqual(
+      { ...maps[0] },
+      { start: 0x55d0c0a00000n, end: 0x55d0c0a01000n, perms: 'r-xp', offset: 0x1000n, dev: 'fe:00', inode: 5341515, path: '/tmp/my dir/prog', deleted: true },
+    );
     assert.equal(maps[1].path, '[stack]');
     assert.equal(maps[2].path, '');
     assert.throws(() => parseProcMaps('garbage'), /unparseable/);

@@ -107,7 +107,10 @@ function cfiVariants(): [string, CallFrameInfo][] {
   const hdr = ehFrameHdr(HDR_ADDRESS, FRAME_ADDRESS, FDES, frame.fdeOffsets);
   const base = { littleEndian: true, addressSize: 8 };
   return [
-    ['.eh_frame with .eh_frame_hdr', new CallFrameInfo({ ...base, ehFrame: { bytes: frame.bytes, address: BigInt(FRAME_ADDRESS) }, ehFrameHdr: { bytes: hdr, address: BigInt(HDR_ADDRESS) } })],
+    [
+      '.eh_frame with .eh_frame_hdr',
+      new CallFrameInfo({ ...base, ehFrame: { bytes: frame.bytes, address: BigInt(FRAME_ADDRESS) }, ehFrameHdr: { bytes: hdr, address: BigInt(HDR_ADDRESS) } }),
+    ],
     ['.eh_frame scanned', new CallFrameInfo({ ...base, ehFrame: { bytes: frame.bytes, address: BigInt(FRAME_ADDRESS) } })],
     ['.debug_frame', new CallFrameInfo({ ...base, debugFrame: { bytes: debugFrame(FDES), address: 0n } })],
   ];

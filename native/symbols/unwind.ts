@@ -173,7 +173,8 @@ function evaluateCfa(rule: CfaRule, registers: ReadonlyMap<number, bigint>, read
   return BigInt.asUintN(64, base + rule.offset);
 }
 
-function applyRule(rule: RegisterRule, register: number, cfa: bigint, registers: ReadonlyMap<number, bigint>, read: (address: bigint) => bigint): bigint | undefined {
+function applyRule(rule: RegisterRule, register: number, cfa: bigint, registers: ReadonlyMap<number, bigint>, read: (address: bigint) => bigint): bigint
+  | undefined {
   switch (rule.kind) {
     case 'undefined': return undefined;
     case 'same': return registers.get(register);
@@ -198,7 +199,9 @@ const OP = {
 const MAX_EXPRESSION_STEPS = 10000;
 
 /** Evaluates a DWARF expression on 64-bit values; `initial` is pushed first (the CFA for register rules). */
-export function evaluateExpression(expression: Uint8Array, registers: ReadonlyMap<number, bigint>, read: (address: bigint) => bigint, initial: readonly bigint[]): bigint {
+export function evaluateExpression(expression: Uint8Array, registers: ReadonlyMap<number, bigint>, read: (
+  address: bigint,
+) => bigint, initial: readonly bigint[]): bigint {
   const view = new DataView(expression.buffer, expression.byteOffset, expression.byteLength);
   const stack: bigint[] = [...initial];
   let at = 0;

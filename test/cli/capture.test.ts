@@ -12,7 +12,8 @@ const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
 const fixture = (name: string) => path.join(root, 'fixtures-bin', name);
 
-interface JsonRecord { type: string; event?: string; time?: number | bigint; pid?: number; tid?: number; cpu?: number; ip?: string; sym?: string; addr?: string; fields?: Record<string, unknown>; lost?: number }
+interface JsonRecord { type: string; event?: string; time?: number
+  | bigint; pid?: number; tid?: number; cpu?: number; ip?: string; sym?: string; addr?: string; fields?: Record<string, unknown>; lost?: number }
 
 /** Parses JSON Lines keeping `time` exact (integers above 2^53 must not be rounded). */
 function parseLines(text: string): JsonRecord[] {
@@ -64,7 +65,10 @@ describe('ringside capture (real kernel)', function () {
     for (const hit of hits) {
       assert.equal(hit.tid, comm!.tid);
       assert.match(hit.sym ?? '', /^writer\+0x[0-9a-f]+$/);
-      assert.equal(hit.addr, '0x' + execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0].replace(/^0+/, ''));
+      assert.equal(
+        hit.addr,
+        '0x' + execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0].replace(/^0+/, ''),
+      );
     }
     for (let i = 1; i < records.length; i++) assert.ok((records[i].time as bigint) >= (records[i - 1].time as bigint), 'oldest first');
     // perf, recording the same program, sees the same number of user-space writes.
@@ -73,7 +77,11 @@ describe('ringside capture (real kernel)', function () {
       const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
       try {
         execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', `mem:0x${nm}/8:w`, '--', fixture('kernel_writer'), String(n)], { stdio: 'ignore' });
-        return execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'ip,sym'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => / writer$/.test(l.trim())).length;
+        return execFileSync(
+          'perf',
+          ['script', '-i', `${dir}/p.data`, '-F', 'ip,sym'],
+          { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+        ).split('\n').filter((l) => / writer$/.test(l.trim())).length;
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -147,7 +155,11 @@ describe('ringside capture (real kernel)', function () {
     try {
       const again = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
       execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', 'syscalls:sys_enter_getpid', '-p', String(again.pid)], { stdio: 'ignore' });
-      const lines = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'pid,tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n').filter((l) => l.trim());
+      const lines = execFileSync(
+        'perf',
+        ['script', '-i', `${dir}/p.data`, '-F', 'pid,tid'],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+      ).split('\n').filter((l) => l.trim());
       const tids = lines.map((line) => line.trim().split(/[\s/]+/)).filter(([pid]) => Number(pid) === again.pid).map(([, tid]) => Number(tid));
       assert.deepEqual(perThread(tids), Array(threads).fill(iterations), 'perf record -p');
     } finally {
@@ -321,7 +333,11 @@ describe('ringside capture (real kernel)', function () {
   it('lists what this machine offers, as JSON and like perf list', () => {
     const json = ringside(['events', '--json']);
     assert.equal(json.code, 0, json.stderr);
-    const list = JSON.parse(json.stdout) as { software: { name: string }[]; tracepoints: { system: string; name: string; id: number }[]; pmus: { name: string; type: number }[] };
+    const list = JSON.parse(json.stdout) as {
+      software: { name: string }[];
+      tracepoints: { system: string; name: string; id: number }[];
+      pmus: { name: string; type: number }[];
+    };
     assert.ok(list.software.some((e) => e.name === 'cpu-clock'));
     const getpid = list.tracepoints.find((t) => t.system === 'syscalls' && t.name === 'sys_enter_getpid');
     assert.equal(getpid?.id, Number(readFileSync('/sys/kernel/tracing/events/syscalls/sys_enter_getpid/id', 'utf8')));
@@ -350,7 +366,11 @@ describe('ringside capture (real kernel)', function () {
   it('at perf_event_paranoid 3 an ordinary user gets what perf gets: user space, or one message naming the level', () => {
     const paranoidFile = '/proc/sys/kernel/perf_event_paranoid';
     const saved = readFileSync(paranoidFile, 'utf8').trim();
-    const asNobody = (argv: string[]) => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv], { encoding: 'utf8', cwd: '/tmp', env: { PATH: process.env.PATH, HOME: '/tmp' } });
+    const asNobody = (argv: string[]) => spawnSync(
+      'setpriv',
+      ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv],
+      { encoding: 'utf8', cwd: '/tmp', env: { PATH: process.env.PATH, HOME: '/tmp' } },
+    );
     try {
       execFileSync('sh', ['-c', `echo 3 > ${paranoidFile}`]);
       // Upstream kernels treat every level >= 2 alike; Debian's and Android's kernels refuse every
@@ -379,10 +399,17 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
   async function startLong(extra: string[] = []) {
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-signal-'));
     const out = path.join(dir, 'out.jsonl');
-    const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-o', out, ...extra, '--', fixture('kernel_busy'), '30000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const capture = spawn(
+      process.execPath,
+      [cli, 'capture', '-e', 'task-clock', '-o', out, ...extra, '--', fixture('kernel_busy'), '30000'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => capture.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{
+      code: number | null;
+      signal: NodeJS.Signals | null;
+    }>((resolve) => capture.once('exit', (code, signal) => resolve({ code, signal })));
     // The spinner is the capture's only child: wait until it runs.
     let child = 0;
     for (const deadline = Date.now() + 10000; !child && Date.now() < deadline;) {

@@ -35,7 +35,11 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     const [event, workload, detail] = fire()
       ? ['mem:counter:w', 'kernel_writer', /writer\+0x/]
       : ['syscalls:sys_enter_getpid', 'kernel_getpid', /kernel_getpid/];
-    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)], { encoding: 'utf8' });
+    const capture = spawnSync(
+      process.execPath,
+      [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)],
+      { encoding: 'utf8' },
+    );
     assert.equal(capture.status, 0, capture.stderr);
 
     const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
@@ -84,7 +88,11 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
 
   it('a watchpoint page says what the recording could not see when this host delivers no breakpoint hits', async () => {
     const file = path.join(dir, 'watch.html');
-    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '50'], { encoding: 'utf8' });
+    const capture = spawnSync(
+      process.execPath,
+      [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '50'],
+      { encoding: 'utf8' },
+    );
     assert.equal(capture.status, 0, capture.stderr);
     const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
     await page.goto('file://' + file);

@@ -83,7 +83,11 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     assert.match(run.stderr, /command killed by SIGSEGV: wrote .*ringside-001-.*\.data/);
     const files = readdirSync(snapshots);
     assert.equal(files.length, 1, files.join(', '));
-    const lines = execFileSync('perf', ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 })
+    const lines = execFileSync(
+      'perf',
+      ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 },
+    )
       .split('\n').filter((line) => line.includes('kernel_crash'));
     assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, calls, 'every getpid before the crash');
     assert.ok(lines.some((line) => line.includes('page-faults')), 'and the crashing fault itself is among the page faults');
@@ -163,7 +167,9 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const running = async (): Promise<{ rings: { direction: string; bytesWritten: string }[] }> => {
       for (const deadline = Date.now() + 20000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
         const run = ringside(['list', '--json']);
-        const mine = run.status === 0 ? (JSON.parse(run.stdout) as { pid: number; rings: { direction: string; bytesWritten: string }[] }[]).find((k) => k.pid === keeper!.pid) : undefined;
+        const mine = run.status === 0
+          ? (JSON.parse(run.stdout) as { pid: number; rings: { direction: string; bytesWritten: string }[] }[]).find((k) => k.pid === keeper!.pid)
+          : undefined;
         if (mine) return mine;
       }
       throw new Error(`the keeper never listed itself: ${stderr}`);
@@ -178,7 +184,9 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const output = path.join(dir, 'k.jsonl');
     const snap = ringside(['snapshot', String(keeper.pid), '-o', output]);
     assert.equal(snap.status, 0, snap.stderr);
-    const records = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as { type: string; comm?: string });
+    const records = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(
+      line.replace(/"time":(\d+)/, '"time":"$1"'),
+    ) as { type: string; comm?: string });
     assert.equal(records.filter((record) => record.type === 'COMM' && record.comm === 'true').length, execs, 'one COMM (exec) record per /bin/true');
     assert.equal(records.filter((record) => record.type === 'LOST').length, 0);
     const sideband = snap.stderr.split('\n').filter((line) => line.includes('sideband'));
@@ -199,7 +207,11 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const files = readdirSync(snapshots).sort();
     assert.equal(files.length, 2, files.join(', '));
     assert.match(files[0], /^ringside-001-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.data$/);
-    const events = (file: string) => execFileSync('perf', ['script', '-i', path.join(snapshots, file), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    const events = (file: string) => execFileSync(
+      'perf',
+      ['script', '-i', path.join(snapshots, file), '-F', 'comm,event'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    )
       .split('\n').filter((line) => line.includes('perl'));
     const first = events(files[0]);
     assert.equal(first.filter((line) => line.includes('sys_enter_getppid')).length, 1, 'the trigger record is in the snapshot');

@@ -89,7 +89,11 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-unwind-export-'));
     try {
       const data = path.join(dir, 'dwarf.data');
-      const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-g', 'dwarf', '--pages', '512', '-e', 'task-clock', '-o', data, '--', fixture, '600', '100'], { encoding: 'utf8' });
+      const captured = spawnSync(
+        process.execPath,
+        [cli, 'capture', '-q', '-g', 'dwarf', '--pages', '512', '-e', 'task-clock', '-o', data, '--', fixture, '600', '100'],
+        { encoding: 'utf8' },
+      );
       assert.equal(captured.status, 0, captured.stderr);
       const decoded = spawnSync(process.execPath, [cli, 'decode', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
       assert.equal(decoded.status, 0, decoded.stderr);

@@ -57,7 +57,18 @@ interface RunningCodeServer {
 }
 interface CodeServerScript {
   ensureCodeServer(): string;
-  startCodeServer(options: { workspace: string; port?: number; extensionsDir: string; userDataDir: string; timeoutMs?: number; runAsUid?: number; entry?: string; env?: Record<string, string> }): Promise<RunningCodeServer>;
+  startCodeServer(
+    options: {
+      workspace: string;
+      port?: number;
+      extensionsDir: string;
+      userDataDir: string;
+      timeoutMs?: number;
+      runAsUid?: number;
+      entry?: string;
+      env?: Record<string, string>;
+    },
+  ): Promise<RunningCodeServer>;
   copyCodeServerFor(uid: number, dir: string): string;
   installVsix(vsixPath: string, extensionsDir: string): string;
 }
@@ -430,7 +441,8 @@ export async function waitForQuickInput(page: Page, title: string | RegExp, time
  * Answers the quick pick titled `title` like a user: types `typed` (narrowing the list), waits for a row containing
  * `row` (default: the typed text) and presses Enter, which accepts the first (highlighted) row.
  */
-export async function answerQuickPick(page: Page, title: string | RegExp, typed: string, row: string | RegExp = typed, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+export async function answerQuickPick(page: Page, title: string
+  | RegExp, typed: string, row: string | RegExp = typed, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
   const widget = await waitForQuickInput(page, title, timeoutMs);
   const input = widget.locator('.quick-input-box input').first();
   await input.fill(typed);

@@ -1,5 +1,6 @@
 // Scenario 3: the watch controls of the timeline panel. With the demo recording, add a write watchpoint on its
-// global demo_counter from the panel, snapshot and see its hits, disable it (its register stays reserved, as the kernel does), remove one and see the debug-register count drop,
+// global demo_counter from the panel, snapshot and see its hits, disable it (its register stays reserved, as the kernel
+// does), remove one and see the debug-register count drop,
 // then fill all four debug registers and try a fifth: the panel explains the ENOSPC.
 import assert from 'node:assert/strict';
 import type { FrameLocator, Page } from 'playwright-core';

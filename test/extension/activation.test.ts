@@ -84,7 +84,12 @@ describe('extension: activation with a stand-in vscode module', function () {
     moduleWithResolver._resolveFilename = function (request: string, ...rest: unknown[]) {
       return request === 'vscode' ? stubId : originalResolve.call(this, request, ...rest);
     };
-    require.cache[stubId] = { id: stubId, filename: stubId, loaded: true, exports: fakeVscode(registered, { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] }) } as unknown as NodeJS.Module;
+    require.cache[stubId] = {
+      id: stubId,
+      filename: stubId,
+      loaded: true,
+      exports: fakeVscode(registered, { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] }),
+    } as unknown as NodeJS.Module;
   });
   after(() => {
     moduleWithResolver._resolveFilename = originalResolve;
@@ -93,7 +98,12 @@ describe('extension: activation with a stand-in vscode module', function () {
 
   it('registers exactly the manifest commands, views and panel, and activates only on them', async () => {
     const extension = await import('../../extension/extension');
-    const context = { subscriptions: [] as { dispose(): unknown }[], extensionPath: repoRoot, extensionUri: { fsPath: repoRoot }, workspaceState: { get: () => undefined, update: async () => undefined } };
+    const context = {
+      subscriptions: [] as { dispose(): unknown }[],
+      extensionPath: repoRoot,
+      extensionUri: { fsPath: repoRoot },
+      workspaceState: { get: () => undefined, update: async () => undefined },
+    };
     extension.activate(context as never);
     const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
     const contributed = (manifest.contributes.commands as { command: string }[]).map((c) => c.command).sort();

@@ -116,7 +116,11 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
   it('a cancelled question is a clear AttachError and leaves nothing open', async () => {
     const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
     await assert.rejects(
-      borrowForeignRingAsking(owner!.pid!, ownerFd, { ask: async () => undefined, resolveSpec: (spec) => resolveEventSpec(spec), choices: () => [RAW_RECORDS_CHOICE] }),
+      borrowForeignRingAsking(
+        owner!.pid!,
+        ownerFd,
+        { ask: async () => undefined, resolveSpec: (spec) => resolveEventSpec(spec), choices: () => [RAW_RECORDS_CHOICE] },
+      ),
       (error: unknown) => error instanceof AttachCancelledError && error instanceof AttachError && /cancelled/.test(error.message));
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);

@@ -45,7 +45,11 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
   it('maps the same backward ring, reads the attr from perf.data, snapshots the workload and leaks nothing', async () => {
     const output = path.join(dir, 'perf.data');
     const workload = fixture('ext_loops');
-    perf = spawn('perf', ['record', '--overwrite', '-m', '16', '-e', 'cpu-clock', '-c', '200000', '-o', output, '--', workload, '0', '20000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    perf = spawn(
+      'perf',
+      ['record', '--overwrite', '-m', '16', '-e', 'cpu-clock', '-c', '200000', '-o', output, '--', workload, '0', '20000'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     perf.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     const perfPid = perf.pid!;
@@ -89,7 +93,11 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
     assert.equal(borrowed.source.events[0].attr.flags.writeBackward, true);
     assert.match(borrowed.explanation, /16 data pages/);
     // With the owner's perf.data header at hand, the asking variant must not ask.
-    const notAsked = await borrowForeignRingAsking(borrowedFrom!.pid, borrowedFrom!.fd, { ask: async () => { throw new Error('asked although perf.data names the event'); }, resolveSpec: () => { throw new Error('no spec expected'); } });
+    const notAsked = await borrowForeignRingAsking(
+      borrowedFrom!.pid,
+      borrowedFrom!.fd,
+      { ask: async () => { throw new Error('asked although perf.data names the event'); }, resolveSpec: () => { throw new Error('no spec expected'); } },
+    );
     assert.equal(notAsked.attrOrigin, 'perf.data');
     notAsked.source.dispose();
 

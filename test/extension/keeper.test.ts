@@ -80,7 +80,10 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.ok(workloadSamples(firstWindow, first.id, workloadPid) > 5, `samples of the kept workload: ${workloadSamples(firstWindow, first.id, workloadPid)}`);
     // The side-band the keeper holds is read in place: the workload's exec COMM is still there for the window.
     const { columns } = first.decoded;
-    assert.ok(Array.from({ length: columns.length }, (_, row) => row).some((row) => columns.kind[row] === RecordType.COMM && columns.pid[row] === workloadPid), 'COMM of the kept workload');
+    assert.ok(
+      Array.from({ length: columns.length }, (_, row) => row).some((row) => columns.kind[row] === RecordType.COMM && columns.pid[row] === workloadPid),
+      'COMM of the kept workload',
+    );
     await firstWindow.dispose(); // the window reloads: our fds go, the keeper's rings stay
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);
@@ -94,7 +97,11 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.ok(written(second) > written(first), 'the same rings kept recording while no window was attached');
     const firstTimes = first.decoded.columns.time;
     const secondOrigin = second.decoded.columns.timeOriginNs;
-    assert.ok(Number(secondOrigin) + second.decoded.columns.time[second.decoded.columns.length - 1] > Number(first.decoded.columns.timeOriginNs) + firstTimes[firstTimes.length - 1], 'newer records after re-attach');
+    assert.ok(
+      Number(secondOrigin) +
+        second.decoded.columns.time[second.decoded.columns.length - 1] > Number(first.decoded.columns.timeOriginNs) + firstTimes[firstTimes.length - 1],
+      'newer records after re-attach',
+    );
 
     const exited = new Promise((resolve) => keeper!.once('exit', resolve));
     await client.stop(state);
@@ -115,7 +122,13 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.ok(existsSync(cliPath), 'dist/cli.js is built by npm test (npm run build)');
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const client = new KeeperClient(dir);
-    const state = await client.start({ cliPath, events: ['task-clock'], target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '30000'] }, pages: 8, env: { XDG_RUNTIME_DIR: runtimeDir } });
+    const state = await client.start({
+      cliPath,
+      events: ['task-clock'],
+      target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '30000'] },
+      pages: 8,
+      env: { XDG_RUNTIME_DIR: runtimeDir },
+    });
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
     try {
       assert.ok(state.rings.some((ring) => ring.direction === 'backward' && ring.pages === 8));
@@ -173,7 +186,11 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
   });
 
   it('`ringside keep -a` stays up until SIGTERM (nothing else keeps it alive), then removes its state', async () => {
-    keeper = spawn(process.execPath, [path.join(repoRoot, 'dist/cli.js'), 'keep', '-a', '-e', 'cpu-clock'], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(
+      process.execPath,
+      [path.join(repoRoot, 'dist/cli.js'), 'keep', '-a', '-e', 'cpu-clock'],
+      { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);

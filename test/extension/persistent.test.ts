@@ -112,7 +112,10 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
   it('an unknown persistent event is a clear error and opens nothing', () => {
     const before = ownPerfFds().length;
     assert.throws(() => attachPersistentEvent('persistent/nope/', { sysfsRoot: root, pages: 8 }), (error: unknown) => error instanceof Error && /nope/.test(error.message));
-    assert.throws(() => attachPersistentEvent('persistent/page_faults/', { sysfsRoot: root, pages: 3 }), (error: unknown) => error instanceof AttachError && /persistent\/page_faults/.test(error.message));
+    assert.throws(
+      () => attachPersistentEvent('persistent/page_faults/', { sysfsRoot: root, pages: 3 }),
+      (error: unknown) => error instanceof AttachError && /persistent\/page_faults/.test(error.message),
+    );
     assert.equal(ownPerfFds().length, before);
   });
 });

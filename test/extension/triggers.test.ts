@@ -66,7 +66,11 @@ describe('extension: snapshots taken when a trigger fires', function () {
     const changes: SessionChange[] = [];
     manager.onDidChange((change) => changes.push(change));
     const events = await backend.resolveEvents(['task-clock', 'syscalls:sys_enter_getpid'], {});
-    const session = await manager.startRecording({ events, target: { kind: 'pid', pid: process.pid }, triggers: { eventIndices: [1], postSec: 0, minIntervalSec: 0 } });
+    const session = await manager.startRecording({
+      events,
+      target: { kind: 'pid', pid: process.pid },
+      triggers: { eventIndices: [1], postSec: 0, minIntervalSec: 0 },
+    });
     assert.ok(fire, 'the source was asked to watch the trigger');
     fire();
     for (const deadline = Date.now() + 2000; rearmed === 0 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));

@@ -13,7 +13,11 @@ describe('kernel: hardware watchpoint flight recorder', function () {
 
   it('records exactly N writes of counter, from writer, with the child tid, newest first', async () => {
     const N = 300;
-    const recorder = await Recorder.open({ events: [breakpointEvent(counter.address, 8)], target: { kind: 'launch', argv: [exe, String(N)], stdio: 'ignore' }, pages: 64 });
+    const recorder = await Recorder.open({
+      events: [breakpointEvent(counter.address, 8)],
+      target: { kind: 'launch', argv: [exe, String(N)], stdio: 'ignore' },
+      pages: 64,
+    });
     try {
       assert.equal(await recorder.exited, 0);
       const snapshot = recorder.snapshot();
@@ -45,7 +49,12 @@ describe('kernel: hardware watchpoint flight recorder', function () {
 
   it('with a 1-page ring and many writes keeps only the newest records and counts what was overwritten', async () => {
     const N = 20000;
-    const recorder = await Recorder.open({ events: [breakpointEvent(counter.address, 8)], target: { kind: 'launch', argv: [exe, String(N)], stdio: 'ignore' }, pages: 1, sideband: false });
+    const recorder = await Recorder.open({
+      events: [breakpointEvent(counter.address, 8)],
+      target: { kind: 'launch', argv: [exe, String(N)], stdio: 'ignore' },
+      pages: 1,
+      sideband: false,
+    });
     try {
       assert.equal(await recorder.exited, 0);
       const rings = recorder.snapshot().rings;

@@ -11,7 +11,14 @@ import { BreakpointType, PerfType, SoftwareConfig } from '../../native/abi/uapi'
 import { PerfError, errnoName } from '../../native/sys/errors';
 import { ROOT } from './helpers';
 
-const taskClock: PerfEventAttr = { type: PerfType.SOFTWARE, config: BigInt(SoftwareConfig.TASK_CLOCK), samplePeriod: 0n, sampleType: 0, readFormat: 0, flags: {} };
+const taskClock: PerfEventAttr = {
+  type: PerfType.SOFTWARE,
+  config: BigInt(SoftwareConfig.TASK_CLOCK),
+  samplePeriod: 0n,
+  sampleType: 0,
+  readFormat: 0,
+  flags: {},
+};
 
 function expectPerfError(run: () => unknown): PerfError {
   try {
@@ -59,7 +66,17 @@ describe('kernel: errors', function () {
   it('fails the 5th pinned breakpoint on one task with ENOSPC and explains the debug registers', () => {
     const opened: PerfEventFd[] = [];
     try {
-      const attr = (i: number): PerfEventAttr => ({ type: PerfType.BREAKPOINT, config: 0n, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: { pinned: true, excludeKernel: true }, bpType: BreakpointType.W, config1: 0x10000n + BigInt(i * 8), config2: 8n });
+      const attr = (i: number): PerfEventAttr => ({
+        type: PerfType.BREAKPOINT,
+        config: 0n,
+        samplePeriod: 1n,
+        sampleType: 0,
+        readFormat: 0,
+        flags: { pinned: true, excludeKernel: true },
+        bpType: BreakpointType.W,
+        config1: 0x10000n + BigInt(i * 8),
+        config2: 8n,
+      });
       for (let i = 0; i < 4; i++) opened.push(openEvent(attr(i), 0, -1, -1, undefined, { name: `mem:${i}` }));
       const error = expectPerfError(() => openEvent(attr(4), 0, -1, -1, undefined, { name: 'mem:fifth' }));
       assert.equal(error.code, 'ENOSPC');
@@ -71,13 +88,34 @@ describe('kernel: errors', function () {
   });
 
   it('rejects a tracepoint id that does not exist with a tracefs hint', () => {
-    const error = expectPerfError(() => openEvent({ type: PerfType.TRACEPOINT, config: 0x7ffffffn, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: {} }, 0, -1, -1, undefined, { name: 'bogus:event' }));
+    const error = expectPerfError(() => openEvent(
+      { type: PerfType.TRACEPOINT, config: 0x7ffffffn, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: {} },
+      0,
+      -1,
+      -1,
+      undefined,
+      { name: 'bogus:event' },
+    ));
     assert.ok(['ENOENT', 'EINVAL'].includes(error.code), error.code);
     assert.match(error.hint, /tracepoint|tracefs/);
   });
 
   it('names the suspicious field on EINVAL', () => {
-    const error = expectPerfError(() => openEvent({ type: PerfType.BREAKPOINT, config: 0n, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: {}, bpType: BreakpointType.W, config1: 0x10000n, config2: 3n }, 0, -1));
+    const error = expectPerfError(() => openEvent(
+      {
+        type: PerfType.BREAKPOINT,
+        config: 0n,
+        samplePeriod: 1n,
+        sampleType: 0,
+        readFormat: 0,
+        flags: {},
+        bpType: BreakpointType.W,
+        config1: 0x10000n,
+        config2: 3n,
+      },
+      0,
+      -1,
+    ));
     assert.equal(error.code, 'EINVAL');
     assert.match(error.hint, /bp_len 3/);
   });

@@ -53,12 +53,26 @@ export function tracepointId(system: string, name: string): number {
 }
 
 export function tracepointEvent(system: string, name: string): ResolvedEvent {
-  const attr: PerfEventAttr = { type: PerfType.TRACEPOINT, config: BigInt(tracepointId(system, name)), samplePeriod: 1n, sampleType: TEST_SAMPLE_TYPE, readFormat: 0, flags: {} };
+  const attr: PerfEventAttr = {
+    type: PerfType.TRACEPOINT,
+    config: BigInt(tracepointId(system, name)),
+    samplePeriod: 1n,
+    sampleType: TEST_SAMPLE_TYPE,
+    readFormat: 0,
+    flags: {},
+  };
   return { name: `${system}:${name}`, attr, isBreakpoint: false };
 }
 
 export function softwareEvent(config: number, periodNs: bigint, name: string): ResolvedEvent {
-  const attr: PerfEventAttr = { type: PerfType.SOFTWARE, config: BigInt(config), samplePeriod: periodNs, sampleType: TEST_SAMPLE_TYPE, readFormat: 0, flags: {} };
+  const attr: PerfEventAttr = {
+    type: PerfType.SOFTWARE,
+    config: BigInt(config),
+    samplePeriod: periodNs,
+    sampleType: TEST_SAMPLE_TYPE,
+    readFormat: 0,
+    flags: {},
+  };
   return { name, attr, isBreakpoint: false };
 }
 

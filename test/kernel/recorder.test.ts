@@ -16,7 +16,10 @@ describe('kernel: Recorder', function () {
   it('launches without address-space randomisation and verifies load bases (PIE and non-PIE)', async () => {
     for (const [name, base] of [['kernel_writer_pie', 0x555555554000n], ['kernel_writer', 0x400000n]] as const) {
       const exe = fixture(name);
-      const recorder = await Recorder.open({ events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv: [exe, '1', '300'], stdio: 'ignore' } });
+      const recorder = await Recorder.open({
+        events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
+        target: { kind: 'launch', argv: [exe, '1', '300'], stdio: 'ignore' },
+      });
       try {
         const pid = recorder.childPid!;
         verifyLoadBase(pid, exe, base);
@@ -40,7 +43,10 @@ describe('kernel: Recorder', function () {
   it('verifies the load base of a command that already exited from the side-band MMAP2 records', async () => {
     for (const [name, base] of [['kernel_writer_pie', 0x555555554000n], ['kernel_writer', 0x400000n]] as const) {
       const exe = fixture(name);
-      const recorder = await Recorder.open({ events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv: [exe, '5'], stdio: 'ignore' } });
+      const recorder = await Recorder.open({
+        events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
+        target: { kind: 'launch', argv: [exe, '5'], stdio: 'ignore' },
+      });
       try {
         assert.equal(await recorder.exited, 0);
         assert.throws(() => verifyLoadBase(recorder.childPid!, exe, base), /has exited/);
@@ -58,12 +64,17 @@ describe('kernel: Recorder', function () {
   it('reports ring statistics and the side-band synthesis of the launched process', async () => {
     // 1000 getpid() syscalls, each one 56-byte sample of the tracepoint, then 200 ms asleep.
     const exe = fixture('kernel_getpid');
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [exe, '1000', '200'], stdio: 'ignore' }, pages: 2 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'launch', argv: [exe, '1000', '200'], stdio: 'ignore' },
+      pages: 2,
+    });
     try {
       // Snapshot while the command sleeps after its writes: a pause in the middle of them would rightly
       // turn a write into a LOST record and break the exact byte count below (seen once in CI).
       const backwardWritten = () => recorder.ringStats().filter((s) => s.direction === 'backward').reduce((sum, s) => sum + s.bytesWritten, 0n);
-      for (const deadline = Date.now() + 5000; backwardWritten() < 1000n * 56n && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));
+      for (const deadline = Date.now() + 5000; backwardWritten() < 1000n * 56n &&
+        Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));
       const running = recorder.snapshot();
       // The synthesized maps are the executable mappings, as /proc/PID/maps has them now.
       const loadedAt = BigInt(`0x${readFileSync(`/proc/${recorder.childPid}/maps`, 'utf8').split('\n').find((line) => line.includes(' r-xp ') && line.endsWith(exe))!.split('-')[0]}`);
@@ -101,8 +112,14 @@ describe('kernel: Recorder', function () {
     const before = perfResources();
     await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus' }, pages: 3 }), /power of two/);
     await assert.rejects(Recorder.open({ events: [], target: { kind: 'cpus' } }), /at least one event/);
-    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus', cpus: [999] } }), /not online/);
-    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'pid', pid: 2 ** 22 + 7 } }), /does not exist/);
+    await assert.rejects(
+      Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus', cpus: [999] } }),
+      /not online/,
+    );
+    await assert.rejects(
+      Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'pid', pid: 2 ** 22 + 7 } }),
+      /does not exist/,
+    );
     // The second event fails to open after the first one's rings exist: everything is closed again.
     const bogus = { ...tracepointEvent('syscalls', 'sys_enter_getpid'), name: 'bogus', attr: { ...tracepointEvent('syscalls', 'sys_enter_getpid').attr, config: 0x7ffffffn } };
     await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock'), bogus], target: { kind: 'cpus' } }), /PerfError|perf_event_open/);
@@ -146,7 +163,11 @@ describe('kernel: Recorder', function () {
     it(`three events share one ring per CPU (SET_OUTPUT) and decode apart by sample id${gapFree ? ' (gap-free pairs)' : ''}`, async () => {
       const calls = 500;
       const recorder = await Recorder.open({
-        events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 100_000n, 'task-clock'), tracepointEvent('syscalls', 'sys_enter_getpid'), softwareEvent(SoftwareConfig.PAGE_FAULTS, 1n, 'page-faults')],
+        events: [
+          softwareEvent(SoftwareConfig.TASK_CLOCK, 100_000n, 'task-clock'),
+          tracepointEvent('syscalls', 'sys_enter_getpid'),
+          softwareEvent(SoftwareConfig.PAGE_FAULTS, 1n, 'page-faults'),
+        ],
         target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(calls)], stdio: 'ignore' }, gapFree,
       });
       try {
@@ -196,7 +217,10 @@ describe('kernel: Recorder', function () {
 
     // Drained every 20 ms: nothing is lost, and a snapshot taken midway does not count what it
     // consumed as overwritten in the next one.
-    const drained = await Recorder.open({ events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv, stdio: 'ignore' } });
+    const drained = await Recorder.open({
+      events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
+      target: { kind: 'launch', argv, stdio: 'ignore' },
+    });
     let expected: number;
     try {
       await new Promise((resolve) => setTimeout(resolve, 150));

@@ -45,7 +45,10 @@ describe('kernel: rings', function () {
 
   it('counts exactly N syscalls:sys_enter_getpid samples of a launched fixture', async () => {
     const N = 500;
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' } });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' },
+    });
     try {
       assert.equal(await recorder.exited, 0);
       const snapshot = recorder.snapshot();
@@ -120,7 +123,8 @@ describe('kernel: rings', function () {
         assert.equal(decoded.columns.offset[rows[at + 1]], records[1].offset);
         // In time order of this process's own samples: 10 before the gap, the LOST, 1 after it.
         const mine = Array.from({ length: decoded.columns.length }, (_, row) => row)
-          .filter((row) => decoded.columns.kind[row] === RecordType.LOST || (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.tid[row] === process.pid));
+          .filter((row) => decoded.columns.kind[row] === RecordType.LOST ||
+            (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.tid[row] === process.pid));
         const lostAt = mine.indexOf(rows[at]);
         assert.equal(decoded.columns.kind[mine[lostAt + 1]], RecordType.SAMPLE);
         assert.equal(decoded.columns.ring[mine[lostAt + 1]], r, 'the row after the LOST is its own ring\'s sample');
@@ -153,7 +157,12 @@ describe('kernel: rings', function () {
   it('copies snapshots into warmed spare buffers without ever reusing one a snapshot holds', async () => {
     // A launched fixture, not our own getpid calls: Node's event loop makes stray getpid calls of its own.
     const N = 300;
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' }, sideband: false, pages: 16 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' },
+      sideband: false,
+      pages: 16,
+    });
     try {
       await recorder.copyBuffersWarm();
       assert.ok(recorder.backwardRings.every((r) => r.spare.ready), 'every ring has a warm spare after open');
@@ -175,7 +184,12 @@ describe('kernel: rings', function () {
       recorder.dispose();
     }
     // Warming off: no spare is ever allocated, and snapshots still copy everything.
-    const cold = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' }, sideband: false, warmCopyBuffers: false });
+    const cold = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' },
+      sideband: false,
+      warmCopyBuffers: false,
+    });
     try {
       assert.equal(await cold.exited, 0);
       assert.equal(cold.snapshot().rings.filter((r) => r.direction === 'backward').flatMap(samplesOf).length, N);
@@ -200,12 +214,20 @@ describe('kernel: rings', function () {
       assert.equal(viaView.validBytes, ring.dataSize);
       assert.equal(Buffer.compare(viaView.bytes, viaMemcpy.bytes), 0);
       assert.notEqual(viaView.head & BigInt(ring.dataSize - 1), 0n, 'head is mid-buffer, so the copy really wrapped');
-      assert.equal(walk({ ...ring.toCopy(viaMemcpy.bytes, viaMemcpy.validBytes, viaMemcpy.written, 'paused') }).records.length, Math.floor(ring.dataSize / TEST_SAMPLE_SIZE));
+      assert.equal(
+        walk({ ...ring.toCopy(viaMemcpy.bytes, viaMemcpy.validBytes, viaMemcpy.written, 'paused') }).records.length,
+        Math.floor(ring.dataSize / TEST_SAMPLE_SIZE),
+      );
     } finally {
       recorder.dispose();
     }
     // The whole Recorder on the memcpy path (what Electron uses) sees the same samples.
-    const memcpyRecorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, useZeroCopy: false });
+    const memcpyRecorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'pid', pid: process.pid },
+      sideband: false,
+      useZeroCopy: false,
+    });
     try {
       assert.ok(memcpyRecorder.backwardRings.every((r) => r.mode === 'memcpy'));
       callGetpid(7);
@@ -227,8 +249,11 @@ describe('kernel: rings', function () {
       for (const ring of forward) {
         for (const record of walk(ring).records) {
           const view = new DataView(ring.bytes.buffer, ring.bytes.byteOffset + record.offset);
-          if (record.type === RecordType.COMM && (record.misc & (1 << 13)) && view.getUint32(8, true) === recorder.childPid) comms.push(cString(ring.bytes, record.offset + 16, 16));
-          if (record.type === RecordType.MMAP2 && view.getUint32(8, true) === recorder.childPid) mmaps.push(cString(ring.bytes, record.offset + 72, record.size - 72));
+          if (record.type === RecordType.COMM &&
+            (record.misc & (1 << 13)) &&
+            view.getUint32(8, true) === recorder.childPid) comms.push(cString(ring.bytes, record.offset + 16, 16));
+          if (record.type === RecordType.MMAP2 &&
+            view.getUint32(8, true) === recorder.childPid) mmaps.push(cString(ring.bytes, record.offset + 72, record.size - 72));
           if (record.type === RecordType.EXIT && view.getUint32(8, true) === recorder.childPid) exits++;
         }
       }
@@ -244,7 +269,13 @@ describe('kernel: rings', function () {
   });
 
   it('gap-free pairs hand over without pausing and each copy holds exactly what happened since the previous one', async () => {
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, gapFree: true, pages: 8 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'pid', pid: process.pid },
+      sideband: false,
+      gapFree: true,
+      pages: 8,
+    });
     try {
       const counts: number[] = [];
       let previousNewest = -1n;
@@ -307,7 +338,13 @@ describe('kernel: rings', function () {
     // Another process makes a stream of getpid calls into a small backward ring; data_head counts
     // down from 2^64 by whole 8-byte-aligned records. A torn read (two halves or bytes of different
     // values) shows as a head that moves up, or is not 8-aligned.
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [fixture('kernel_getpid'), '3000000'], stdio: 'ignore' }, sideband: false, gapFree: false, pages: 1 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'launch', argv: [fixture('kernel_getpid'), '3000000'], stdio: 'ignore' },
+      sideband: false,
+      gapFree: false,
+      pages: 1,
+    });
     try {
       const rings = recorder.backwardRings;
       let reads = 0;

@@ -96,7 +96,13 @@ describe('perf.data export (perf script reads our files like its own)', function
       const f = record.fields;
       if (kind === RecordType.MMAP2 && typeof f.pid === 'number' && typeof f.filename === 'string' && f.filename.startsWith('/')) {
         const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
-        processes.set(f.pid, { ...entry, maps: [...entry.maps, { start: f.addr as bigint, end: (f.addr as bigint) + (f.len as bigint), pgoff: f.pgoff as bigint, path: f.filename }] });
+        processes.set(
+          f.pid,
+          {
+            ...entry,
+            maps: [...entry.maps, { start: f.addr as bigint, end: (f.addr as bigint) + (f.len as bigint), pgoff: f.pgoff as bigint, path: f.filename }],
+          },
+        );
       } else if (kind === RecordType.COMM && typeof f.pid === 'number' && typeof f.comm === 'string') {
         const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
         processes.set(f.pid, { ...entry, comm: f.comm });
@@ -117,7 +123,19 @@ describe('perf.data export (perf script reads our files like its own)', function
       bytes.set(chunk, at);
       at += chunk.length;
     }
-    const ring: RingCopy = { ringId: 0, label: 'samples', cpu: -1, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length, bytesWritten: BigInt(bytes.length), path: 'paused' };
+    const ring: RingCopy = {
+      ringId: 0,
+      label: 'samples',
+      cpu: -1,
+      tid: -1,
+      direction: 'forward',
+      defaultEvent: 0,
+      bytes,
+      validBytes: bytes.length,
+      dataSize: bytes.length,
+      bytesWritten: BigInt(bytes.length),
+      path: 'paused',
+    };
     const onlySamples = decodeSnapshot({ events: source.events, rings: [ring] });
     const out = file('synth.data');
     writeFileSync(out, buildExport(onlySamples, { processes: [...processes.values()], cmdline: ['ringside', 'capture'] }));
@@ -159,7 +177,19 @@ describe('perf.data export (perf script reads our files like its own)', function
         bytes.set(chunk, at);
         at += chunk.length;
       }
-      rings.push({ ringId: index, label: `ring${index}`, cpu: 0, tid: 0, direction: 'forward', defaultEvent: index, bytes, validBytes: bytes.length, dataSize: bytes.length, bytesWritten: BigInt(bytes.length), path: 'paused' });
+      rings.push({
+        ringId: index,
+        label: `ring${index}`,
+        cpu: 0,
+        tid: 0,
+        direction: 'forward',
+        defaultEvent: index,
+        bytes,
+        validBytes: bytes.length,
+        dataSize: bytes.length,
+        bytesWritten: BigInt(bytes.length),
+        path: 'paused',
+      });
     });
     const decoded = decodeSnapshot({ events, rings });
     assert.equal(decoded.anomalies.length, 0);

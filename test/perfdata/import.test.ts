@@ -217,6 +217,9 @@ describe('perf.data import (perf record is the referee)', function () {
     const bytes = readFileSync(damaged);
     bytes.writeBigUInt64LE(0xffffffffn, 24); // attrs section offset far past the end
     writeFileSync(damaged, bytes);
-    assert.throws(() => readPerfData(readFileSync(damaged), damaged), (error: unknown) => error instanceof PerfDataError && error.file === damaged && error.offset === 24 && error.message.startsWith(`${damaged}: `));
+    assert.throws(
+      () => readPerfData(readFileSync(damaged), damaged),
+      (error: unknown) => error instanceof PerfDataError && error.file === damaged && error.offset === 24 && error.message.startsWith(`${damaged}: `),
+    );
   });
 });

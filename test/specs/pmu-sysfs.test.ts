@@ -186,7 +186,10 @@ describe('specs/pmu on a fake sysfs tree (persistent events)', () => {
     const persistent = list.pmus.find((pmu) => pmu.name === 'persistent');
     assert.deepEqual(persistent?.formats.find((format) => format.name === 'persistent'), { name: 'persistent', format: 'attr5:23' });
     assert.equal(persistent?.persistent, true);
-    assert.deepEqual(JSON.parse(JSON.stringify(list)).pmus.find((pmu: { name: string }) => pmu.name === 'persistent').events[0], { name: 'mce_record', terms: 'event=0x12,persistent' });
+    assert.deepEqual(
+      JSON.parse(JSON.stringify(list)).pmus.find((pmu: { name: string }) => pmu.name === 'persistent').events[0],
+      { name: 'mce_record', terms: 'event=0x12,persistent' },
+    );
     assert.deepEqual(list.pmus.map((pmu) => pmu.name), ['persistent']);
     assert.equal(list.pmuErrors?.length, 2);
     assert.match(list.pmuErrors?.join('\n') ?? '', /badformat\/format\/x: format 'config9:1'[\s\S]*broken\/type: type 'abc'/);

@@ -263,7 +263,14 @@ describe('specs/resolve (this machine)', () => {
     const specs = ['cpu-clock', 'cpu-clock:u', 'cs:k', 'page-faults:uk', 'task-clock:h', 'cs:G', 'cs:H', 'cs:uG',
       'cs:Gu', 'cs:GH', 'cs:ukh', 'cs:p', 'cs:kp', 'cs:Gp', 'sched:sched_switch:u', 'sched:sched_switch:k', 'mem:0x1000/8:w', 'mem:0x1000/8:w:k',
       'mem:0x1000:r:u', 'msr/tsc/uk', 'msr/tsc/', 'msr/event=0x4/u', 'cs:I', 'cs:D'];
-    const names = { excludeUser: 'exclude_user', excludeKernel: 'exclude_kernel', excludeHv: 'exclude_hv', excludeGuest: 'exclude_guest', excludeHost: 'exclude_host', excludeIdle: 'exclude_idle' } as const;
+    const names = {
+      excludeUser: 'exclude_user',
+      excludeKernel: 'exclude_kernel',
+      excludeHv: 'exclude_hv',
+      excludeGuest: 'exclude_guest',
+      excludeHost: 'exclude_host',
+      excludeIdle: 'exclude_idle',
+    } as const;
     for (const spec of specs) {
       const ours = resolveEventSpec(spec).attr;
       const perf = perfAttr(spec);

@@ -116,7 +116,9 @@ describe('symbols: ELF and DWARF against binutils', function () {
         const variables = object.variables();
         const expected = name.startsWith('sym_cpp')
           ? ['ringside::ticks', 'ringside::ratios', 'ringside::Meter::readings', 'ringside::Meter::level', 'meter']
-          : name === 'sym_elf32' ? ['counter32', 'small32', 'pair32_value'] : ['hits', 'total_writes', 'greeting', 'origin', 'samples', 'matrix', 'flag_byte', 'port_id', 'calls'];
+          : name === 'sym_elf32'
+            ? ['counter32', 'small32', 'pair32_value']
+            : ['hits', 'total_writes', 'greeting', 'origin', 'samples', 'matrix', 'flag_byte', 'port_id', 'calls'];
         for (const wanted of expected) {
           const v = variables.find((x) => x.qualifiedName === wanted);
           // -O2 may drop an unused static; only the -O0 builds must have all of them.
@@ -127,7 +129,10 @@ describe('symbols: ELF and DWARF against binutils', function () {
         for (const v of variables) {
           const at = symbols.filter((s) => s.address === v.address && /[bBdDrRvV]/.test(s.type));
           assert.ok(at.length > 0, `nm has nothing at ${hex(v.address)} for ${v.qualifiedName}`);
-          const named = at.find((s) => s.name === v.name || s.name === v.linkageName || s.name.startsWith(v.name + '.') || (v.linkageName === undefined && s.name.startsWith(`_ZL${v.name.length}${v.name}`)));
+          const named = at.find((s) => s.name === v.name ||
+            s.name === v.linkageName ||
+            s.name.startsWith(v.name + '.') ||
+            (v.linkageName === undefined && s.name.startsWith(`_ZL${v.name.length}${v.name}`)));
           assert.ok(named, `${v.qualifiedName} at ${hex(v.address)}: nm names ${at.map((s) => s.name).join(', ')}`);
           assert.equal(v.size, named.size, `${v.qualifiedName} size`);
         }

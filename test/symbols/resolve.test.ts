@@ -144,7 +144,11 @@ describe('symbols: resolve (TargetSymbols)', function () {
     const exe = fixture('sym_cpp');
     const symbols = openTargetSymbols(exe, 0x1000000n);
     const table = nm(exe);
-    for (const [name, mangled, size] of [['ringside::Meter::readings', '_ZN8ringside5Meter8readingsE', 8], ['ringside::ratios', '_ZN8ringside6ratiosE', 32], ['_ZN8ringside5ticksE', '_ZN8ringside5ticksE', 4]] as const) {
+    for (const [name, mangled, size] of [
+      ['ringside::Meter::readings', '_ZN8ringside5Meter8readingsE', 8],
+      ['ringside::ratios', '_ZN8ringside6ratiosE', 32],
+      ['_ZN8ringside5ticksE', '_ZN8ringside5ticksE', 4],
+    ] as const) {
       const r = symbols.resolveSymbol(name);
       const n = table.find((s) => s.name === mangled)!;
       assert.equal(r.address, n.address + 0x1000000n, name);

@@ -15,12 +15,18 @@ import { addr2line, fixture, objdumpPlt } from './binutils';
 interface PerfSample { readonly pid: number; readonly ip: bigint; readonly sym: string; readonly dso: string }
 
 /** Records `argv` with perf (software clock), returns its mmap events and samples in order. */
-function perfRecord(argv: string[]): { events: ({ kind: 'mmap'; pid: number; start: bigint; len: bigint; pgoff: bigint; path: string } | ({ kind: 'sample' } & PerfSample))[] } {
+function perfRecord(argv: string[]): {
+  events: ({ kind: 'mmap'; pid: number; start: bigint; len: bigint; pgoff: bigint; path: string } | ({ kind: 'sample' } & PerfSample))[];
+} {
   const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
   try {
     const data = path.join(dir, 'perf.data');
     execFileSync('perf', ['record', '-q', '-e', 'cpu-clock', '-c', '50000', '-o', data, '--', ...argv], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const text = execFileSync('perf', ['script', '-i', data, '--show-mmap-events', '-F', 'pid,ip,sym,symoff,dso'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+    const text = execFileSync(
+      'perf',
+      ['script', '-i', data, '--show-mmap-events', '-F', 'pid,ip,sym,symoff,dso'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 },
+    );
     const events: ReturnType<typeof perfRecord>['events'] = [];
     for (const line of text.split('\n')) {
       const mmap = /PERF_RECORD_MMAP2? (-?\d+)\/-?\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0)[^\]]*\]: \S+ (.+)$/.exec(line);

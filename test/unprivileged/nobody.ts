@@ -43,7 +43,10 @@ export function prepareNobodyDir(): NobodyDir {
   execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, dir]);
   chmodSync(dir, 0o755);
   const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C' };
-  const run = (argv: readonly string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}) => spawnSync(SETPRIV[0], [...SETPRIV.slice(1), ...argv], {
+  const run = (argv: readonly string[], options: {
+    timeoutMs?: number;
+    env?: Record<string, string>;
+  } = {}) => spawnSync(SETPRIV[0], [...SETPRIV.slice(1), ...argv], {
     cwd: dir,
     encoding: 'utf8',
     maxBuffer: 1 << 28,
@@ -56,7 +59,11 @@ export function prepareNobodyDir(): NobodyDir {
     fixture: (name) => path.join(dir, 'fixtures-bin', name),
     run,
     ringside: (args, options) => run([process.execPath, path.join(dir, 'dist/cli.js'), ...args], options),
-    start: (argv, env = {}) => spawn(SETPRIV[0], [...SETPRIV.slice(1), ...argv], { cwd: dir, env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true }),
+    start: (argv, env = {}) => spawn(
+      SETPRIV[0],
+      [...SETPRIV.slice(1), ...argv],
+      { cwd: dir, env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
+    ),
     withCompiledModules: () => {
       cpSync(path.join(repoRoot, 'out'), path.join(dir, 'out'), { recursive: true });
       execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, path.join(dir, 'out')]);

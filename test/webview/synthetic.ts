@@ -53,7 +53,16 @@ export function smallRows(): SyntheticRow[] {
   const rows: SyntheticRow[] = [];
   for (let i = 0; i <= 10; i++) rows.push({ t: i * 100 * US, event: 0, pid: 100, tid: i % 2 === 0 ? 100 : 101, cpu: 0 });
   // Every fourth sample (i % 4 === 3) was in helper, called from busy_loop.
-  for (let i = 0; i <= 100; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 200, cpu: 1, ip: 0x401000 + i * 4, symbol: 'busy_loop', stack: i % 4 === 3 ? 1 : 0 });
+  for (let i = 0; i <= 100; i++) rows.push({
+    t: i * 10 * US + 5 * US,
+    event: 4,
+    pid: 200,
+    tid: 200,
+    cpu: 1,
+    ip: 0x401000 + i * 4,
+    symbol: 'busy_loop',
+    stack: i % 4 === 3 ? 1 : 0,
+  });
   rows.push({ t: 300 * US + 50, event: 1, pid: 100, tid: 100, cpu: 0 });
   rows.push({ t: 350 * US + 50, event: 2, pid: 100, tid: 100, cpu: 0 });
   rows.push({ t: 500 * US + 1, event: 3, pid: 200, tid: 200, cpu: 1, ip: 0x401100, symbol: 'bump_counter' });
@@ -158,7 +167,9 @@ type Send = (message: unknown) => void;
  * Stream snapshots like the host does: snapshotStart, then one batch per batchAck. Resolves when
  * the last batch has been acknowledged.
  */
-export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (hook: (m: { type: string; snapshotId?: string; batchIndex?: number }) => void) => void): Promise<number> {
+export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (
+  hook: (m: { type: string; snapshotId?: string; batchIndex?: number }) => void,
+) => void): Promise<number> {
   return new Promise((resolve) => {
     let s = 0;
     let acks = 0;

@@ -17,7 +17,10 @@ async function posted(page: Page, type: string): Promise<Posted[]> {
 }
 
 async function waitPosted(page: Page, type: string, count: number): Promise<Posted[]> {
-  await page.waitForFunction(([t, c]) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t).length >= (c as number), [type, count] as const);
+  await page.waitForFunction(
+    ([t, c]) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t).length >= (c as number),
+    [type, count] as const,
+  );
   return posted(page, type);
 }
 
@@ -231,7 +234,10 @@ describe('timeline webview in Chromium', function () {
     await page.focus('.rs-scroll');
     await page.keyboard.press('Escape');
     await page.keyboard.press('+');
-    await page.waitForFunction((w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.6; }, full[1] - full[0]);
+    await page.waitForFunction(
+      (w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.6; },
+      full[1] - full[0],
+    );
     const zoomed = await domain();
     assert.ok(Math.abs((zoomed[1] - zoomed[0]) * 2 - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     assert.notEqual(await text(page, '.rs-axis .tick text'), '');
@@ -242,7 +248,10 @@ describe('timeline webview in Chromium', function () {
     const box = (await page.locator('.rs-overlay').boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + 30);
     await page.mouse.wheel(0, -400);
-    await page.waitForFunction((w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.9; }, full[1] - full[0]);
+    await page.waitForFunction(
+      (w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.9; },
+      full[1] - full[0],
+    );
     await page.click('#rs-zoom-reset');
     await frames(page);
     const fitted = await domain();
@@ -297,8 +306,12 @@ describe('timeline webview in Chromium', function () {
   });
 
   it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
-    const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => `${'  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1)}${
-      tr.querySelector('.rs-calltree-fn')?.textContent} ${tr.querySelector('.rs-calltree-self')?.textContent}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`));
+    const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => {
+      const indent = '  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1);
+      const fn = tr.querySelector('.rs-calltree-fn')?.textContent;
+      const self = tr.querySelector('.rs-calltree-self')?.textContent;
+      return `${indent}${fn} ${self}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`;
+    }));
     // Nothing brushed: the whole capture (101 samples, every fourth in helper).
     assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '101 samples with callchains · whole capture');
     assert.deepEqual(await calltree(), ['main 0/101', '  busy_loop 76/101', '    helper 25/25']);
