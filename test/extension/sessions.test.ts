@@ -168,7 +168,9 @@ describe('extension: session manager on the real kernel', function () {
       const specs = [lineBreakpointSpec('ext_loops.c', writeLine), watchSpec('ext_counter', 'w')];
       const events = await backend.resolveEvents(specs, { executable });
       assert.ok(events.every((event) => event.isBreakpoint));
-      const session = await manager.startRecording({ events, target: { kind: 'launch', argv: [executable, String(loops)] }, pages: 64 });
+      // Both events write into one ring per thread: 2 × 2500 samples need more than 64 pages, and an
+      // overwrite ring that wraps would drop the oldest hits from the count.
+      const session = await manager.startRecording({ events, target: { kind: 'launch', argv: [executable, String(loops)] }, pages: 256 });
       await manager.whenTargetExited(session.id);
       const snapshot = await manager.snapshot(session.id);
       await manager.stop(session.id);
