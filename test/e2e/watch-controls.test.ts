@@ -40,10 +40,13 @@ async function budgetUsed(frame: FrameLocator, used: number): Promise<string> {
   return budget.innerText();
 }
 
-/** Capture Snapshot; with more than one recording running it asks which, and `recording` answers (typed, then picked). */
+/**
+ * Capture Snapshot; with more than one recording running it asks which, and `recording` answers (typed, then picked):
+ * a recording the editor made for breakpoints is named `<target> · breakpoints: <specs>`.
+ */
 async function snapshot(page: Page, snapshots: number, recording?: string): Promise<FrameLocator> {
   await runCommand(page, 'Ringside: Capture Snapshot');
-  if (recording) await answerQuickPick(page, 'Ringside: capture a snapshot of which recording?', recording, new RegExp(`^\\s*${recording}`));
+  if (recording) await answerQuickPick(page, 'Ringside: capture a snapshot of which recording?', recording, new RegExp(`· ${recording}:`));
   return (await waitForTimeline(page, snapshots)).frame;
 }
 
