@@ -39,6 +39,14 @@ export interface RunningKeeper {
   stop(): void;
 }
 
+/**
+ * Side-band ring pages a keeper asks for (shrunk to the default when the locked-memory budget is
+ * short): the keeper empties them every SPOOL_DRAIN_MS, and a busy target (hundreds of short-lived
+ * processes a second, each a FORK, COMM, several MMAP2 and an EXIT) fills the default 64 KiB within
+ * about 100 ms, so a keeper stalled that long by a loaded machine or a slow disk would lose them.
+ */
+const KEEPER_SIDEBAND_PAGES = 128;
+
 /** Opens the recording and publishes the state file. */
 export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper> {
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
@@ -46,6 +54,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
   const recorder = await Recorder.open({
     events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
+    sidebandPages: KEEPER_SIDEBAND_PAGES,
     ...(options.ownRing ? { ownRing: options.ownRing } : {}),
   });
   // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.

@@ -67,11 +67,14 @@ export function ringCounts(options: RecorderOptions, events: readonly ResolvedEv
 export function ringSizesFor(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess): RingSizes {
   const groups = ringGroupsFor(events, options.gapFree ?? false, new Set(options.ownRing));
   const asked = options.pages ?? defaultRingPages(Math.max(...groups.map((group) => group.eventIndices.length)));
-  const askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
   const budget = access.lockedPagesBudget;
-  if (budget === null) return { pages: asked, sidebandPages: askedSideband, note: null };
+  if (budget === null) return { pages: asked, sidebandPages: options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES, note: null };
   const { slots, flightRings, sidebandRings } = ringCounts(options, events);
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
+  // A side-band ring larger than the default is slack, not a requirement: it halves (down to the
+  // default) before the flight-recorder rings shrink or an explicit --pages is refused.
+  let askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
+  while (askedSideband > DEFAULT_SIDEBAND_PAGES && cost(asked, askedSideband) > budget) askedSideband /= 2;
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
   const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
     `plus RLIMIT_MEMLOCK (ulimit -l) = ${(access.memlockLimitBytes ?? 0) / 1024} KiB for this process`;

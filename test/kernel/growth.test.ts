@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { Recorder } from '../../native/perf/recorder';
 import { pagesForWindow } from '../../native/perf/ring-growth';
+import { DEFAULT_SIDEBAND_PAGES, ringSizesFor } from '../../native/perf/ring-sizing';
 import { readPerfAccess } from '../../native/sys/access';
 import { onlineCpus } from '../../native/perf/procfs';
 import { fixture, perfResources, tracepointEvent } from './helpers';
@@ -14,6 +15,20 @@ describe('kernel: Recorder growth (--window)', function () {
     assert.equal(pagesForWindow(100 * 4096, 2, 4096), 256);
     assert.equal(pagesForWindow(100 * 4096, 2, 4096, 512), 512);
     assert.equal(pagesForWindow(1, 1, 4096), 1);
+  });
+
+  it('a side-band ring asked larger than the default shrinks to fit before an explicit --pages is refused', () => {
+    const cpus = onlineCpus().length;
+    const events = [tracepointEvent('syscalls', 'sys_enter_close')];
+    const options = { events, target: { kind: 'cpus' as const }, pages: 16, sidebandPages: 128, gapFree: false };
+    // Room for 16-page flight rings and 32-page side-band rings (each + a header page) on every CPU.
+    const budget = cpus * (17 + 33);
+    const sizes = ringSizesFor(options, events, { ...readPerfAccess(), lockedPagesBudget: budget });
+    assert.deepEqual(sizes, { pages: 16, sidebandPages: 32, note: null });
+    assert.deepEqual(ringSizesFor(options, events, { ...readPerfAccess(), lockedPagesBudget: null }), { pages: 16, sidebandPages: 128, note: null });
+    // Below the default side-band the explicit --pages is refused, as before, with the numbers.
+    assert.throws(() => ringSizesFor(options, events, { ...readPerfAccess(), lockedPagesBudget: cpus * (17 + DEFAULT_SIDEBAND_PAGES) }),
+      /flight-recorder ring\(s\) of 16 pages and \d+ side-band ring\(s\) of 16 pages need/);
   });
 
   it('stops growing where the locked-memory budget ends, and says so', async () => {
