@@ -1,5 +1,6 @@
 // The page controller: the toolbar, the snapshot list and the filter, and the wiring of the timeline, the
-// details pane, the summaries and the breakpoint controls to the host through the typed protocol. Every
+// details pane, the summaries and the breakpoint controls to the host through the typed protocol. The store keeps
+// every capture; the page shows one at a time (a new capture when it arrives, or the one picked in the strip). Every
 // incoming message is validated before use; every name from the system is set with textContent.
 
 import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type WatchRequest, type WebviewToHost } from '../shared/protocol';
@@ -43,6 +44,7 @@ export class App {
   private readonly limitations = new Map<string, readonly string[]>();
   private readonly filterError: HTMLElement;
   private readonly followBox: ReturnType<typeof createCheckbox>;
+  private readonly perfClockBox: ReturnType<typeof createCheckbox>;
   private readonly groupingBox: ReturnType<typeof createDropdown>;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private filterText = '';
@@ -95,16 +97,18 @@ export class App {
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
     this.followBox = createCheckbox('Follow latest', { id: 'rs-follow', checked: restored?.followLatest ?? false });
-    const exportButton = createButton('Export HTML', 'Export the latest snapshot as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
+    this.perfClockBox = createCheckbox('Perf clock', { id: 'rs-perf-clock', checked: restored?.perfClock ?? false });
+    this.perfClockBox.title = 'Show times as the perf clock (what perf script prints, exact ns in the details) instead of time since the capture\'s start';
+    const exportButton = createButton('Export HTML', 'Export the shown capture as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
     exportButton.addEventListener('click', () => {
-      const latest = this.store.snapshots.at(-1);
-      if (!latest) { this.status.textContent = 'Nothing to export yet.'; return; }
-      this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: latest.id });
+      const shown = this.store.snapshots[this.timeline.shown];
+      if (!shown) { this.status.textContent = 'Nothing to export yet.'; return; }
+      this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: shown.id });
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
     toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch,
-      zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
+      zoomIn, zoomOut, reset, this.followBox, this.perfClockBox, exportButton, this.status);
 
     // The snapshots as a strip under the toolbar, the timeline over the whole width, the details in a drawer below it.
     const nav = el('nav', 'rs-snapshots', root);
@@ -121,12 +125,13 @@ export class App {
       onSelect: (row) => { this.details.show(row); this.updateMatchCount(); },
       onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
       onBrush: (range) => {
+        this.brushedRange = range;
         renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
-          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
+          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); }, this.timeline.timeBase());
         // The call tree follows the range; without one it shows the whole capture.
         this.brushed = range !== null;
         if (range) this.callTree.setRows(this.timeline.rowsInRange(range[0], range[1]), 'selected range');
-        else this.callTree.setRows(null, 'whole capture');
+        else this.showWholeCapture();
       },
       onViewChange: () => this.saveStateSoon(),
     });
@@ -137,6 +142,7 @@ export class App {
       this.store,
       { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
       () => this.timeline.selectedRow(),
+      () => this.timeline.timeBase(),
     );
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
@@ -168,6 +174,16 @@ export class App {
     zoomIn.addEventListener('click', () => this.timeline.zoomBy(2));
     zoomOut.addEventListener('click', () => this.timeline.zoomBy(0.5));
     reset.addEventListener('click', () => this.timeline.resetZoom());
+    this.timeline.setPerfClock(this.perfClockBox.checked);
+    this.perfClockBox.addEventListener('change', () => {
+      this.timeline.setPerfClock(this.perfClockBox.checked);
+      this.details.updateTime();
+      if (this.brushedRange) {
+        renderRangeSummary(this.rangeSummary, this.brushedRange, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
+          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); }, this.timeline.timeBase());
+      }
+      this.saveStateSoon();
+    });
     this.followBox.addEventListener('change', () => {
       this.timeline.followLatest = this.followBox.checked;
       if (this.followBox.checked) this.timeline.dataChanged();
@@ -181,6 +197,23 @@ export class App {
   }
 
   private restoreWindow: PersistedViewState['window'] | undefined;
+  private brushedRange: [number, number] | null = null;
+
+  /** Show a capture (index in the store): fitted, its records alone on the lanes, counted and stepped through. */
+  private showSnapshot(index: number): void {
+    this.timeline.showSnapshot(index);
+    this.showWholeCapture();
+    this.renderSnapshots();
+    this.updateStatus();
+    this.updateMatchCount();
+  }
+
+  /** The call tree of the shown capture, as far as it has arrived. */
+  private showWholeCapture(): void {
+    const shown = this.timeline.shown;
+    // With one capture the call tree reads the stack column as it is (no row list to build).
+    this.callTree.setRows(this.store.snapshots.length <= 1 || shown < 0 ? null : this.store.rowsOf(shown), 'whole capture');
+  }
 
   start(): void {
     this.post({ type: 'ready', protocolVersion: PROTOCOL_VERSION });
@@ -216,12 +249,15 @@ export class App {
         this.callTree.setEditor(m.editor === true);
         return;
       case 'snapshotStart': {
-        this.store.beginSnapshot(m);
+        const isNew = !this.store.getSnapshot(m.snapshotId);
+        const entry = this.store.beginSnapshot(m);
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
         renderLegend(this.legend, this.store.events);
         renderCoverageTable(this.coverageList, this.store.snapshots);
+        // A new capture (Capture Snapshot, Open perf.data) is what the user wants to see: show it, fitted.
+        if (isNew) this.showSnapshot(entry.index);
         this.timeline.dataChanged();
         this.updateStatus();
         return;
@@ -237,7 +273,7 @@ export class App {
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
-        if (!this.brushed && m.stackIndex && received && this.store.isComplete(received)) this.callTree.setRows(null, 'whole capture');
+        if (!this.brushed && m.stackIndex && received?.index === this.timeline.shown && this.store.isComplete(received)) this.showWholeCapture();
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
           this.restoreWindow = undefined;
@@ -372,6 +408,7 @@ export class App {
       filter: this.filterText,
       followLatest: this.timeline.followLatest,
       drawerHeight: this.drawer.height,
+      perfClock: this.perfClockBox.checked,
     };
   }
 
@@ -391,11 +428,14 @@ export class App {
   private updateStatus(): void {
     const snaps = this.store.snapshots;
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
-    const userSpaceOnly = snaps.some((s) => this.limitations.get(s.id)?.some((line) => line.startsWith('user space only')));
-    // With a filter on, the count is what it shows out of every record received.
+    const capture = snaps[this.timeline.shown];
+    const userSpaceOnly = capture !== undefined && this.limitations.get(capture.id)?.some((line) => line.startsWith('user space only'));
+    // The shown capture's records; with a filter on, what it shows out of them.
     const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
-    this.status.textContent = `${shown}${this.store.length.toLocaleString('en-US')} records`
+    const untimed = capture?.untimedRows ?? 0;
+    this.status.textContent = `${shown}${(capture?.receivedRows ?? 0).toLocaleString('en-US')} records`
       + ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
+      + (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '')
       + (userSpaceOnly ? ' · user space only' : '')
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
@@ -408,6 +448,7 @@ export class App {
       const button = el('button', 'rs-snapshot-button', li);
       button.type = 'button';
       button.setAttribute('aria-label', `Show snapshot ${s.name}`);
+      button.setAttribute('aria-pressed', String(s.index === this.timeline.shown));
       el('span', 'rs-snapshot-name', button, s.name);
       el('span', 'rs-snapshot-meta', button,
         `${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records · `
@@ -418,19 +459,9 @@ export class App {
         const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
         note.title = limitations.join('\n');
       }
-      button.title = [button.textContent ?? '', ...limitations].join('\n'); // all of it, where the strip cuts it short
-      button.addEventListener('click', () => {
-        if (Number.isFinite(s.minTime)) {
-          const pad = Math.max(100, (s.maxTime - s.minTime) * 0.02);
-          this.timeline.followLatest = false;
-          this.followBox.checked = false;
-          this.timeline.setWindow(s.minTime - pad, s.maxTime + pad);
-        }
-      });
+      const untimed = s.untimedRows > 0 ? [`${s.untimedRows.toLocaleString('en-US')} records without a time are counted but not placed on the axis`] : [];
+      button.title = [button.textContent ?? '', ...limitations, ...untimed].join('\n'); // all of it, where the strip cuts it short
+      button.addEventListener('click', () => this.showSnapshot(s.index));
     }
   }
-
-
-
-
 }

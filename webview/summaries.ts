@@ -4,12 +4,12 @@
 import type { CoverageFact } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { el } from './dom';
-import { formatBytes, formatDuration } from './time-format';
+import { formatBytes, formatDuration, type TimeBase } from './time-format';
 import { createButton } from './toolkit';
 
 /** The brushed range in `target`, or the hint when there is none; `zoomTo` backs its Zoom to range button. */
 export function renderRangeSummary(target: HTMLElement, range: [number, number] | null, store: RecordStore,
-  rowsInRange: (t0: number, t1: number) => number[], zoomTo: (t0: number, t1: number) => void): void {
+  rowsInRange: (t0: number, t1: number) => number[], zoomTo: (t0: number, t1: number) => void, base: TimeBase): void {
     target.replaceChildren();
     if (!range) { el('p', 'rs-hint', target, 'Shift+drag on the timeline to count records in a range.'); return; }
     const [t0, t1] = range;
@@ -17,6 +17,7 @@ export function renderRangeSummary(target: HTMLElement, range: [number, number] 
     const s = store;
     el('h2', '', target, 'Selected range');
     el('p', 'rs-range-span', target, `${formatDuration(t1 - t0)} · ${rows.length.toLocaleString('en-US')} records`);
+    el('p', 'rs-range-bounds', target, `from ${base.format(t0)} to ${base.format(t1)}`);
     const perEvent = new Map<string, number>();
     const perThread = new Map<string, number>();
     for (const r of rows) {
