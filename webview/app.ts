@@ -121,28 +121,16 @@ export class App {
     this.legend.setAttribute('role', 'list');
     this.legend.setAttribute('aria-label', 'Event colours');
     this.legend.hidden = true;
-    this.timeline = new Timeline(center, this.store, {
-      onSelect: (row) => { this.details.show(row); this.updateMatchCount(); },
-      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
-      onBrush: (range) => {
-        this.brushedRange = range;
-        renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
-          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); }, this.timeline.timeBase());
-        // The call tree follows the range; without one it shows the whole capture.
-        this.brushed = range !== null;
-        if (range) this.callTree.setRows(this.timeline.rowsInRange(range[0], range[1]), 'selected range');
-        else this.showWholeCapture();
-      },
-      onViewChange: () => this.saveStateSoon(),
-    });
+    this.center = center;
+    this.timeline = this.active = this.createTimeline();
     this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon());
     const side = this.drawer.element;
     this.details = new DetailsPane(
       side,
       this.store,
       { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
-      () => this.timeline.selectedRow(),
-      () => this.timeline.timeBase(),
+      () => this.active.selectedRow(),
+      () => this.active.timeBase(),
     );
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
@@ -167,21 +155,21 @@ export class App {
 
     this.groupingBox.addEventListener('change', () => {
       const v = this.groupingBox.value;
-      if (v === 'cpu' || v === 'thread' || v === 'event') { this.timeline.setGrouping(v as LaneGrouping); this.saveStateSoon(); }
+      if (v === 'cpu' || v === 'thread' || v === 'event') {
+        for (const t of this.timelines()) t.setGrouping(v as LaneGrouping);
+        this.saveStateSoon();
+      }
     });
     filter.addEventListener('input', () => this.applyFilter(filter.value ?? ''));
     filter.addEventListener('change', () => this.applyFilter(filter.value ?? ''));
-    zoomIn.addEventListener('click', () => this.timeline.zoomBy(2));
-    zoomOut.addEventListener('click', () => this.timeline.zoomBy(0.5));
-    reset.addEventListener('click', () => this.timeline.resetZoom());
+    zoomIn.addEventListener('click', () => this.active.zoomBy(2));
+    zoomOut.addEventListener('click', () => this.active.zoomBy(0.5));
+    reset.addEventListener('click', () => this.active.resetZoom());
     this.timeline.setPerfClock(this.perfClockBox.checked);
     this.perfClockBox.addEventListener('change', () => {
-      this.timeline.setPerfClock(this.perfClockBox.checked);
+      for (const t of this.timelines()) t.setPerfClock(this.perfClockBox.checked);
       this.details.updateTime();
-      if (this.brushedRange) {
-        renderRangeSummary(this.rangeSummary, this.brushedRange, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
-          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); }, this.timeline.timeBase());
-      }
+      if (this.brushedRange) this.renderRange(this.active, this.brushedRange);
       this.saveStateSoon();
     });
     this.followBox.addEventListener('change', () => {
@@ -198,9 +186,57 @@ export class App {
 
   private restoreWindow: PersistedViewState['window'] | undefined;
   private brushedRange: [number, number] | null = null;
+  private readonly center: HTMLElement;
+  /** A second capture stacked under the first for comparison (Ctrl/Shift+click in the strip), or null. */
+  private compare: Timeline | null = null;
+  /** The chart the user last selected or brushed in: the details, the range, the zoom buttons and stepping act on it. */
+  private active: Timeline;
+  /** The filter applied to the charts (null: every record). */
+  private include: ((row: number) => boolean) | null = null;
+
+  /** The charts on the page: the shown capture's, then the compared one's. */
+  private timelines(): Timeline[] {
+    return this.compare ? [this.timeline, this.compare] : [this.timeline];
+  }
+
+  /** A chart in the center; its selection and brushed range feed the details, the range summary and the call tree. */
+  private createTimeline(): Timeline {
+    const timeline: Timeline = new Timeline(this.center, this.store, {
+      onSelect: (row) => {
+        if (timeline !== this.active) {
+          if (row !== null) this.activate(timeline); // (null: the other chart let go of its selection)
+          return;
+        }
+        this.details.show(row);
+        this.updateMatchCount();
+      },
+      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
+      onBrush: (range) => {
+        if (timeline !== this.active) {
+          if (range === null) return;
+          this.activate(timeline);
+        }
+        this.brushedRange = range;
+        this.renderRange(timeline, range);
+        // The call tree follows the range; without one it shows the whole capture.
+        this.brushed = range !== null;
+        if (range) this.callTree.setRows(timeline.rowsInRange(range[0], range[1]), 'selected range');
+        else this.showWholeCapture();
+      },
+      onViewChange: () => this.saveStateSoon(),
+    });
+    return timeline;
+  }
+
+  private renderRange(timeline: Timeline, range: [number, number] | null): void {
+    renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => timeline.rowsInRange(t0, t1),
+      (t0, t1) => { timeline.clearBrush(); timeline.setWindow(t0, t1); }, timeline.timeBase());
+  }
 
   /** Show a capture (index in the store): fitted, its records alone on the lanes, counted and stepped through. */
   private showSnapshot(index: number): void {
+    if (this.compare?.shown === index) this.closeCompare();
+    this.activate(this.timeline);
     this.timeline.showSnapshot(index);
     this.showWholeCapture();
     this.renderSnapshots();
@@ -208,9 +244,51 @@ export class App {
     this.updateMatchCount();
   }
 
+  /** Ctrl/Shift+click in the strip: compare a capture with the shown one in a second chart (again: stop comparing). */
+  private toggleCompare(index: number): void {
+    if (index === this.timeline.shown) return;
+    if (this.compare?.shown === index) { this.closeCompare(); return; }
+    if (!this.compare) {
+      const compare = this.compare = this.createTimeline();
+      compare.grouping = this.timeline.grouping;
+      for (const key of this.timeline.collapsed) compare.collapsed.add(key);
+      compare.setFilter(this.include);
+      compare.setPerfClock(this.perfClockBox.checked);
+    }
+    this.compare.showSnapshot(index);
+    this.renderSnapshots();
+  }
+
+  private closeCompare(): void {
+    if (!this.compare) return;
+    if (this.active === this.compare) this.activate(this.timeline);
+    this.compare.dispose();
+    this.compare = null;
+    this.renderSnapshots();
+    this.updateMatchCount();
+  }
+
+  /**
+   * Make `timeline` the one the details, the range summary, the call tree and the toolbar act on: the other lets go
+   * of its selection and brushed range.
+   */
+  private activate(timeline: Timeline): void {
+    if (timeline === this.active) return;
+    const previous = this.active;
+    this.active = timeline;
+    previous.clearSelection();
+    previous.clearBrush();
+    this.brushedRange = null;
+    this.brushed = false;
+    this.renderRange(timeline, null);
+    this.showWholeCapture();
+    this.details.show(timeline.selectedRow());
+    this.updateMatchCount();
+  }
+
   /** The call tree of the shown capture, as far as it has arrived. */
   private showWholeCapture(): void {
-    const shown = this.timeline.shown;
+    const shown = this.active.shown;
     // With one capture the call tree reads the stack column as it is (no row list to build).
     this.callTree.setRows(this.store.snapshots.length <= 1 || shown < 0 ? null : this.store.rowsOf(shown), 'whole capture');
   }
@@ -273,12 +351,12 @@ export class App {
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
-        if (!this.brushed && m.stackIndex && received?.index === this.timeline.shown && this.store.isComplete(received)) this.showWholeCapture();
+        if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
           this.restoreWindow = undefined;
         }
-        this.timeline.dataChanged();
+        for (const t of this.timelines()) t.dataChanged();
         this.renderSnapshots();
         // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
         if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
@@ -333,9 +411,9 @@ export class App {
     this.filtering = parsed.terms.length > 0;
     const s = this.store;
     if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
-    if (parsed.terms.length === 0) { this.timeline.setFilter(null); this.saveStateSoon(); return; }
+    if (parsed.terms.length === 0) { this.setFilter(null); this.saveStateSoon(); return; }
     const fieldMatches = this.fieldMatches;
-    this.timeline.setFilter(compileFilter(parsed.terms, {
+    this.setFilter(compileFilter(parsed.terms, {
       eventName: (r) => s.events[s.event[r]]?.name ?? '',
       comm: (r) => s.commOf(r),
       symbol: (r) => s.symbolOf(r),
@@ -412,15 +490,20 @@ export class App {
     };
   }
 
+  private setFilter(include: ((row: number) => boolean) | null): void {
+    this.include = include;
+    for (const t of this.timelines()) t.setFilter(include);
+  }
+
   /** Enter / Shift+Enter in the filter and the ↓ ↑ buttons: select the next or previous record the filter shows. */
   private step(direction: 1 | -1): void {
-    if (!this.timeline.stepMatch(direction)) this.matchCount.textContent = 'no records match';
+    if (!this.active.stepMatch(direction)) this.matchCount.textContent = 'no records match';
   }
 
   private updateMatchCount(): void {
     if (!this.filtering) { this.matchCount.textContent = ''; return; }
-    const shown = this.timeline.shownCount();
-    const at = this.timeline.selectedMatchIndex();
+    const shown = this.active.shownCount();
+    const at = this.active.selectedMatchIndex();
     this.matchCount.textContent = shown === 0 ? 'no records match'
       : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
   }
@@ -447,8 +530,9 @@ export class App {
       li.dataset.snapshot = s.id;
       const button = el('button', 'rs-snapshot-button', li);
       button.type = 'button';
-      button.setAttribute('aria-label', `Show snapshot ${s.name}`);
+      button.setAttribute('aria-label', `Show snapshot ${s.name} (Ctrl or Shift+click: compare it with the shown one)`);
       button.setAttribute('aria-pressed', String(s.index === this.timeline.shown));
+      if (s.index === this.compare?.shown) li.classList.add('rs-compared');
       el('span', 'rs-snapshot-name', button, s.name);
       el('span', 'rs-snapshot-meta', button,
         `${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records · `
@@ -461,7 +545,13 @@ export class App {
       }
       const untimed = s.untimedRows > 0 ? [`${s.untimedRows.toLocaleString('en-US')} records without a time are counted but not placed on the axis`] : [];
       button.title = [button.textContent ?? '', ...limitations, ...untimed].join('\n'); // all of it, where the strip cuts it short
-      button.addEventListener('click', () => this.showSnapshot(s.index));
+      button.addEventListener('click', (e) => {
+        if (e.ctrlKey || e.metaKey || e.shiftKey) this.toggleCompare(s.index); else this.showSnapshot(s.index);
+      });
     }
+    // Two charts: each names its capture above its lane labels.
+    const nameOf = (t: Timeline) => this.store.snapshots[t.shown]?.name ?? null;
+    this.timeline.setTitle(this.compare ? nameOf(this.timeline) : null);
+    this.compare?.setTitle(nameOf(this.compare));
   }
 }

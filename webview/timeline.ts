@@ -58,6 +58,10 @@ export class Timeline {
   private readonly tooltip: Tooltip;
   private readonly brushLayer: SVGGElement;
   private readonly marks: SVGGElement;
+  private readonly root: HTMLDivElement;
+  private readonly corner: HTMLDivElement;
+  private readonly resizes: ResizeObserver;
+  private readonly themes: MutationObserver;
   private width = 0;
   private viewportHeight = 0;
   private dpr = 1;
@@ -70,10 +74,10 @@ export class Timeline {
   constructor(host: HTMLElement, private readonly store: RecordStore, private readonly callbacks: TimelineCallbacks) {
     this.scheduler = new RenderScheduler(() => this.render());
     this.layout = new TimelineLayout(store);
-    const root = el('div', 'rs-timeline', host);
+    const root = this.root = el('div', 'rs-timeline', host);
 
     const axisRow = el('div', 'rs-axis-row', root);
-    el('div', 'rs-axis-corner', axisRow).textContent = 'Lanes';
+    this.corner = el('div', 'rs-axis-corner', axisRow, 'Lanes');
     this.axisSvg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
     this.axisSvg.classList.add('rs-axis');
     this.axisSvg.setAttribute('role', 'img');
@@ -125,9 +129,25 @@ export class Timeline {
     this.overlay.addEventListener('click', (e) => this.onClick(e));
     this.scroll.addEventListener('scroll', () => this.scheduler.schedule());
     this.scroll.addEventListener('keydown', (e) => this.onKey(e));
-    new ResizeObserver(() => { this.viewport.invalidateWidth(); this.scheduler.schedule(); }).observe(this.scroll);
-    new MutationObserver(() => { this.colors = null; this.scheduler.schedule(); })
-      .observe(document.body, { attributes: true, attributeFilter: ['class'] });
+    this.resizes = new ResizeObserver(() => { this.viewport.invalidateWidth(); this.scheduler.schedule(); });
+    this.resizes.observe(this.scroll);
+    this.themes = new MutationObserver(() => { this.colors = null; this.scheduler.schedule(); });
+    this.themes.observe(document.body, { attributes: true, attributeFilter: ['class'] });
+  }
+
+  /** Names the chart (its capture, when two are compared) in the corner above its lane labels; null: "Lanes". */
+  setTitle(title: string | null): void {
+    this.corner.textContent = title ?? 'Lanes';
+    this.corner.title = title ?? '';
+    this.root.classList.toggle('rs-titled', title !== null);
+  }
+
+  /** Removes the chart from the page and stops observing it. */
+  dispose(): void {
+    this.resizes.disconnect();
+    this.themes.disconnect();
+    this.tooltip.hide();
+    this.root.remove();
   }
 
   get lanes(): Lane[] { return this.layout.lanes; }

@@ -218,6 +218,67 @@ describe('one view per capture in Chromium', function () {
     assert.deepEqual(errors, []);
   });
 
+  it('compares a second capture in its own chart below (Ctrl+click in the strip), each on its own relative axis', async () => {
+    await page.click('.rs-snapshot[data-snapshot="snap-2"] button', { modifiers: ['Control'] });
+    await page.waitForFunction(() => document.querySelectorAll('.rs-timeline').length === 2);
+    await frames(page);
+    const charts = () => page.$$eval('.rs-timeline', (roots) => roots.map((root) => {
+      const axis = root.querySelector('.rs-axis') as SVGSVGElement;
+      return {
+        title: root.querySelector('.rs-axis-row .rs-axis-corner')!.textContent,
+        domain: [Number(axis.dataset.domainStart), Number(axis.dataset.domainEnd)] as [number, number],
+        ticks: [...axis.querySelectorAll('.tick text')].map((t) => t.textContent ?? ''),
+        lanes: [...root.querySelectorAll('.rs-lane-label')].map((l) => [(l as HTMLElement).dataset.lane, l.querySelector('.rs-lane-count')!.textContent]),
+      };
+    }));
+    const [first, second] = await charts();
+    assert.deepEqual([first.title, second.title], ['snapshot 1', 'snapshot 2']);
+    assertDomain(first.domain, fitted(0, 1005 * US), 'the shown capture keeps its view');
+    assertDomain(second.domain, fitted(2_000_000, 2_500_000), 'the compared capture opens fitted');
+    assert.ok(sinceStart(first.ticks) && sinceStart(second.ticks), `each axis counts from its own capture's start: ${first.ticks} / ${second.ticks}`);
+    assert.deepEqual(second.lanes, [['cpu:1', '51']]);
+    assert.equal(first.lanes.length, 3);
+    assert.deepEqual(await page.$$eval('.rs-snapshot.rs-compared', (els) => els.map((e) => (e as HTMLElement).dataset.snapshot)), ['snap-2']);
+    assert.deepEqual(await shownName(page), ['snapshot 1'], 'the strip still marks the shown capture');
+
+    // A record of the compared chart: the details are its own, in its own time base.
+    const point = await page.evaluate((t) => {
+      const root = document.querySelectorAll('.rs-timeline')[1];
+      const axis = root.querySelector('.rs-axis') as SVGSVGElement;
+      const lane = root.querySelector('.rs-lane-label[data-lane="cpu:1"]') as HTMLElement;
+      const r = root.querySelector('.rs-overlay')!.getBoundingClientRect();
+      const d0 = Number(axis.dataset.domainStart);
+      const d1 = Number(axis.dataset.domainEnd);
+      return { x: r.left + (t - d0) / (d1 - d0) * r.width, y: r.top + parseFloat(lane.style.top) + parseFloat(lane.style.height) / 2 };
+    }, 2_250_000);
+    await page.mouse.click(point.x, point.y);
+    await page.waitForFunction(() => (window as unknown as Probe).__posted.filter((m) => m.type === 'detailsRequest').at(-1)?.snapshotId === 'snap-2');
+    assert.equal((await posted(page, 'detailsRequest')).at(-1)!.row, 25);
+    assert.equal(await page.locator('#rs-details .rs-time-main').textContent(), '250.000 µs');
+    assert.match(await page.locator('#rs-details .rs-fields').innerText(), /snapshot\s+snapshot 2 · row 25/);
+    // The call tree follows the chart the record was chosen in: snapshot 2 sampled no callchains (snapshot 1 did).
+    await page.locator('#rs-calltree .rs-calltree-summary', { hasText: /^0 samples with callchains · whole capture$/ }).waitFor();
+    await page.click('#rs-perf-clock');
+    await frames(page);
+    const clocks = await charts();
+    assert.ok(clocks.every((c) => c.ticks.length > 1 && c.ticks.every((l) => /^5000\.\d+ s$/.test(l))), `both read the perf clock: ${clocks.map((c) => c.ticks)}`);
+    assert.equal(await page.locator('#rs-details .rs-time-main').textContent(), '5000.002250000 s');
+    await page.click('#rs-perf-clock');
+
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await frames(page);
+    const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+    assert.ok(widths.scroll <= widths.client, `two charts at 1280 px: no horizontal scrolling: ${JSON.stringify(widths)}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'webview-compare-1280.png') });
+    await page.setViewportSize({ width: 1400, height: 900 });
+
+    await page.click('.rs-snapshot[data-snapshot="snap-2"] button', { modifiers: ['Shift'] });
+    await page.waitForFunction(() => document.querySelectorAll('.rs-timeline').length === 1);
+    assert.equal(await page.locator('.rs-axis-row .rs-axis-corner').textContent(), 'Lanes');
+    assert.equal(await page.locator('.rs-snapshot.rs-compared').count(), 0);
+    assert.deepEqual(errors, []);
+  });
+
   it('at 1280 px with four captures, nothing scrolls sideways and the toolbar keeps its controls on screen', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await frames(page);
