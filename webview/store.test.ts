@@ -38,7 +38,7 @@ describe('record store', () => {
     assert.deepEqual(Array.from(store.rowsOf(1)), [2, 3, 4, 5, 6]);
     assert.ok(store.timeSorted, 'untimed rows neither break nor advance the order');
   });
-  it('appends snapshots on one axis, rebasing later origins exactly, and maps events by name', () => {
+  it('appends snapshots on one internal clock, rebasing later origins exactly, and maps events by name', () => {
     const store = new RecordStore();
     const a = columns([0, 10, 20], [7, 8, 7], [0, 1, 0]);
     store.beginSnapshot(start('a', '1000000000000000000', 3, 2, 'sched:sched_switch'));
