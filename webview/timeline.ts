@@ -62,6 +62,8 @@ export class Timeline {
   private readonly corner: HTMLDivElement;
   private readonly resizes: ResizeObserver;
   private readonly themes: MutationObserver;
+  /** Removed from the page: a frame already asked for draws nothing. */
+  private disposed = false;
   private width = 0;
   private viewportHeight = 0;
   private dpr = 1;
@@ -144,6 +146,7 @@ export class Timeline {
 
   /** Removes the chart from the page and stops observing it. */
   dispose(): void {
+    this.disposed = true;
     this.resizes.disconnect();
     this.themes.disconnect();
     this.tooltip.hide();
@@ -386,6 +389,7 @@ export class Timeline {
   // Rendering
 
   render(): void {
+    if (this.disposed) return;
     const started = performance.now();
     this.ensureLayout();
     this.colors ??= readColors(this.scroll);
