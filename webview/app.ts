@@ -11,7 +11,7 @@ import { Timeline } from './timeline';
 import { recordTypeName } from '../shared/columns';
 import { WatchPanel } from './watch';
 import { DetailsPane } from './details';
-import { renderCoverageTable, renderRangeSummary } from './summaries';
+import { renderCoverageTable, renderRangeSummary, renderUntimed } from './summaries';
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
 import { renderLegend } from './legend';
@@ -34,6 +34,10 @@ export class App {
   private readonly snapshotList: HTMLOListElement;
   private readonly details: DetailsPane;
   private readonly rangeSummary: HTMLElement;
+  /** The shown capture's records without a time, listed (no lane places them). */
+  private readonly untimed: HTMLElement;
+  /** Which capture and how many untimed rows the list was rendered for. */
+  private untimedKey = '';
   readonly callTree: CallTreeView;
   private brushed = false;
   private readonly coverageList: HTMLElement;
@@ -129,13 +133,16 @@ export class App {
       side,
       this.store,
       { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
-      () => this.active.selectedRow(),
       () => this.active.timeBase(),
     );
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');
     el('p', 'rs-hint', this.rangeSummary, 'Shift+drag on the timeline to count records in a range.');
+    this.untimed = el('section', 'rs-untimed', side);
+    this.untimed.id = 'rs-untimed';
+    this.untimed.setAttribute('aria-label', 'Records without a time');
+    this.untimed.hidden = true;
     this.callTree = new CallTreeView(side, this.store, {
       host: { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
       filterText: () => this.filterText,
@@ -286,8 +293,18 @@ export class App {
     this.updateMatchCount();
   }
 
+  /** The list of the active chart's records without a time, redrawn when it would change. */
+  private renderUntimed(): void {
+    const shown = this.active.shown;
+    const key = `${shown}:${this.store.snapshots[shown]?.untimedRows ?? 0}`;
+    if (key === this.untimedKey) return;
+    this.untimedKey = key;
+    renderUntimed(this.untimed, this.store, shown, (row) => { this.active.clearSelection(); this.details.show(row); });
+  }
+
   /** The call tree of the shown capture, as far as it has arrived. */
   private showWholeCapture(): void {
+    this.renderUntimed();
     const shown = this.active.shown;
     // With one capture the call tree reads the stack column as it is (no row list to build).
     this.callTree.setRows(this.store.snapshots.length <= 1 || shown < 0 ? null : this.store.rowsOf(shown), 'whole capture');
@@ -358,6 +375,7 @@ export class App {
         }
         for (const t of this.timelines()) t.dataChanged();
         this.renderSnapshots();
+        this.renderUntimed();
         // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
         if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
         this.updateStatus();

@@ -36,11 +36,11 @@ export class DetailsPane {
   private readonly pendingReveal = new Set<number>();
   /** Whether the host has an editor to reveal source in (the panel); the offline page only shows file:line. */
   private editor = false;
-  /** The record shown (store row), or null. */
+  /** The record shown (store row: selected on a chart, or picked among those without a time), or null. */
   private row: number | null = null;
 
   constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly host: HostRequests,
-    private readonly selectedRow: () => number | null, private readonly timeBase: () => TimeBase) {
+    private readonly timeBase: () => TimeBase) {
     this.details = el('section', 'rs-details', parent);
     this.details.id = 'rs-details';
     this.details.setAttribute('aria-label', 'Record details');
@@ -53,7 +53,7 @@ export class DetailsPane {
     const row = this.pendingDetails.get(m.replyTo);
     if (row === undefined) return;
     this.pendingDetails.delete(m.replyTo);
-    if (this.selectedRow() !== row) return; // the user moved on
+    if (this.row !== row) return; // the user moved on
     const target = this.details.querySelector('.rs-remote-details');
     if (!target) return;
     target.replaceChildren();

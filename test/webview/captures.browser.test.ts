@@ -115,6 +115,23 @@ describe('one view per capture in Chromium', function () {
     assert.ok(sinceStart(labels), `the axis counts from the first sample: ${labels}`);
     const title = (await page.getAttribute('.rs-snapshot[data-snapshot="pd"] button', 'title')) ?? '';
     assert.match(title, /5 records without a time are counted but not placed on the axis/);
+    // They are listed in the drawer, and each opens in the details.
+    assert.equal(await page.locator('#rs-untimed h2').textContent(), 'Without a time (5)');
+    const listed = await page.$$eval('#rs-untimed tr', (rows) => rows.map((r) => r.textContent));
+    assert.deepEqual(listed, [...Array(4).fill('cpu-clock · MMAP2? -1/-1 · cpu 0'), 'cpu-clock · COMMpd_work 300/300 · cpu 0']);
+    await page.locator('#rs-untimed tr').nth(4).click();
+    await page.waitForFunction(() => (window as unknown as Probe).__posted.filter((m) => m.type === 'detailsRequest').at(-1)?.snapshotId === 'pd');
+    const request = (await posted(page, 'detailsRequest')).at(-1)!;
+    assert.equal(request.row, 4);
+    assert.equal(await page.locator('#rs-details .rs-time-main').textContent(), 'no time (not on the axis)');
+    await page.evaluate((id) => (window as unknown as Probe).__send({
+      type: 'detailsReply', replyTo: id, snapshotId: 'pd', row: 4, details: { type: 'COMM', misc: 0, fields: { comm: 'pd_work' } },
+    }), request.requestId as number);
+    await page.locator('#rs-details .rs-remote-details', { hasText: 'pd_work' }).waitFor();
+    await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
+    await page.waitForFunction(() => (document.querySelector('#rs-untimed') as HTMLElement).hidden);
+    await page.click('.rs-snapshot[data-snapshot="pd"] button');
+    await page.waitForFunction(() => !(document.querySelector('#rs-untimed') as HTMLElement).hidden);
   });
 
   it('shows the perf clock on demand, in the axis, the tooltip, the details and the range summary alike', async () => {
