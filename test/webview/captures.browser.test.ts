@@ -128,6 +128,7 @@ describe('one view per capture in Chromium', function () {
       type: 'detailsReply', replyTo: id, snapshotId: 'pd', row: 4, details: { type: 'COMM', misc: 0, fields: { comm: 'pd_work' } },
     }), request.requestId as number);
     await page.locator('#rs-details .rs-remote-details', { hasText: 'pd_work' }).waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'webview-perfdata-untimed.png') });
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await page.waitForFunction(() => (document.querySelector('#rs-untimed') as HTMLElement).hidden);
     await page.click('.rs-snapshot[data-snapshot="pd"] button');
