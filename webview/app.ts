@@ -1,5 +1,6 @@
 // The page controller: the toolbar, the snapshot list and the filter, and the wiring of the timeline, the
-// details pane, the summaries and the breakpoint controls to the host through the typed protocol. Every
+// details pane, the summaries and the breakpoint controls to the host through the typed protocol. The store keeps
+// every capture; the page shows one at a time (a new capture when it arrives, or the one picked in the strip). Every
 // incoming message is validated before use; every name from the system is set with textContent.
 
 import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type WatchRequest, type WebviewToHost } from '../shared/protocol';
@@ -10,7 +11,7 @@ import { Timeline } from './timeline';
 import { recordTypeName } from '../shared/columns';
 import { WatchPanel } from './watch';
 import { DetailsPane } from './details';
-import { renderCoverageTable, renderRangeSummary } from './summaries';
+import { renderCoverageTable, renderRangeSummary, renderUntimed } from './summaries';
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
 import { renderLegend } from './legend';
@@ -33,6 +34,10 @@ export class App {
   private readonly snapshotList: HTMLOListElement;
   private readonly details: DetailsPane;
   private readonly rangeSummary: HTMLElement;
+  /** The shown capture's records without a time, listed (no lane places them). */
+  private readonly untimed: HTMLElement;
+  /** Which capture and how many untimed rows the list was rendered for. */
+  private untimedKey = '';
   readonly callTree: CallTreeView;
   private brushed = false;
   private readonly coverageList: HTMLElement;
@@ -43,6 +48,7 @@ export class App {
   private readonly limitations = new Map<string, readonly string[]>();
   private readonly filterError: HTMLElement;
   private readonly followBox: ReturnType<typeof createCheckbox>;
+  private readonly perfClockBox: ReturnType<typeof createCheckbox>;
   private readonly groupingBox: ReturnType<typeof createDropdown>;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private filterText = '';
@@ -95,16 +101,18 @@ export class App {
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
     this.followBox = createCheckbox('Follow latest', { id: 'rs-follow', checked: restored?.followLatest ?? false });
-    const exportButton = createButton('Export HTML', 'Export the latest snapshot as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
+    this.perfClockBox = createCheckbox('Perf clock', { id: 'rs-perf-clock', checked: restored?.perfClock ?? false });
+    this.perfClockBox.title = 'Show times as the perf clock (what perf script prints, exact ns in the details) instead of time since the capture\'s start';
+    const exportButton = createButton('Export HTML', 'Export the shown capture as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
     exportButton.addEventListener('click', () => {
-      const latest = this.store.snapshots.at(-1);
-      if (!latest) { this.status.textContent = 'Nothing to export yet.'; return; }
-      this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: latest.id });
+      const shown = this.store.snapshots[this.timeline.shown];
+      if (!shown) { this.status.textContent = 'Nothing to export yet.'; return; }
+      this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: shown.id });
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
     toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch,
-      zoomIn, zoomOut, reset, this.followBox, exportButton, this.status);
+      zoomIn, zoomOut, reset, this.followBox, this.perfClockBox, exportButton, this.status);
 
     // The snapshots as a strip under the toolbar, the timeline over the whole width, the details in a drawer below it.
     const nav = el('nav', 'rs-snapshots', root);
@@ -117,31 +125,24 @@ export class App {
     this.legend.setAttribute('role', 'list');
     this.legend.setAttribute('aria-label', 'Event colours');
     this.legend.hidden = true;
-    this.timeline = new Timeline(center, this.store, {
-      onSelect: (row) => { this.details.show(row); this.updateMatchCount(); },
-      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
-      onBrush: (range) => {
-        renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => this.timeline.rowsInRange(t0, t1),
-          (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
-        // The call tree follows the range; without one it shows the whole capture.
-        this.brushed = range !== null;
-        if (range) this.callTree.setRows(this.timeline.rowsInRange(range[0], range[1]), 'selected range');
-        else this.callTree.setRows(null, 'whole capture');
-      },
-      onViewChange: () => this.saveStateSoon(),
-    });
+    this.center = center;
+    this.timeline = this.active = this.createTimeline();
     this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon());
     const side = this.drawer.element;
     this.details = new DetailsPane(
       side,
       this.store,
       { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
-      () => this.timeline.selectedRow(),
+      () => this.active.timeBase(),
     );
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');
     el('p', 'rs-hint', this.rangeSummary, 'Shift+drag on the timeline to count records in a range.');
+    this.untimed = el('section', 'rs-untimed', side);
+    this.untimed.id = 'rs-untimed';
+    this.untimed.setAttribute('aria-label', 'Records without a time');
+    this.untimed.hidden = true;
     this.callTree = new CallTreeView(side, this.store, {
       host: { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
       filterText: () => this.filterText,
@@ -161,13 +162,23 @@ export class App {
 
     this.groupingBox.addEventListener('change', () => {
       const v = this.groupingBox.value;
-      if (v === 'cpu' || v === 'thread' || v === 'event') { this.timeline.setGrouping(v as LaneGrouping); this.saveStateSoon(); }
+      if (v === 'cpu' || v === 'thread' || v === 'event') {
+        for (const t of this.timelines()) t.setGrouping(v as LaneGrouping);
+        this.saveStateSoon();
+      }
     });
     filter.addEventListener('input', () => this.applyFilter(filter.value ?? ''));
     filter.addEventListener('change', () => this.applyFilter(filter.value ?? ''));
-    zoomIn.addEventListener('click', () => this.timeline.zoomBy(2));
-    zoomOut.addEventListener('click', () => this.timeline.zoomBy(0.5));
-    reset.addEventListener('click', () => this.timeline.resetZoom());
+    zoomIn.addEventListener('click', () => this.active.zoomBy(2));
+    zoomOut.addEventListener('click', () => this.active.zoomBy(0.5));
+    reset.addEventListener('click', () => this.active.resetZoom());
+    this.timeline.setPerfClock(this.perfClockBox.checked);
+    this.perfClockBox.addEventListener('change', () => {
+      for (const t of this.timelines()) t.setPerfClock(this.perfClockBox.checked);
+      this.details.updateTime();
+      if (this.brushedRange) this.renderRange(this.active, this.brushedRange);
+      this.saveStateSoon();
+    });
     this.followBox.addEventListener('change', () => {
       this.timeline.followLatest = this.followBox.checked;
       if (this.followBox.checked) this.timeline.dataChanged();
@@ -181,6 +192,123 @@ export class App {
   }
 
   private restoreWindow: PersistedViewState['window'] | undefined;
+  private brushedRange: [number, number] | null = null;
+  private readonly center: HTMLElement;
+  /** A second capture stacked under the first for comparison (Ctrl/Shift+click in the strip), or null. */
+  private compare: Timeline | null = null;
+  /** The chart the user last selected or brushed in: the details, the range, the zoom buttons and stepping act on it. */
+  private active: Timeline;
+  /** The filter applied to the charts (null: every record). */
+  private include: ((row: number) => boolean) | null = null;
+
+  /** The charts on the page: the shown capture's, then the compared one's. */
+  private timelines(): Timeline[] {
+    return this.compare ? [this.timeline, this.compare] : [this.timeline];
+  }
+
+  /** A chart in the center; its selection and brushed range feed the details, the range summary and the call tree. */
+  private createTimeline(): Timeline {
+    const timeline: Timeline = new Timeline(this.center, this.store, {
+      onSelect: (row) => {
+        if (timeline !== this.active) {
+          if (row !== null) this.activate(timeline); // (null: the other chart let go of its selection)
+          return;
+        }
+        this.details.show(row);
+        this.updateMatchCount();
+      },
+      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
+      onBrush: (range) => {
+        if (timeline !== this.active) {
+          if (range === null) return;
+          this.activate(timeline);
+        }
+        this.brushedRange = range;
+        this.renderRange(timeline, range);
+        // The call tree follows the range; without one it shows the whole capture.
+        this.brushed = range !== null;
+        if (range) this.callTree.setRows(timeline.rowsInRange(range[0], range[1]), 'selected range');
+        else this.showWholeCapture();
+      },
+      onViewChange: () => this.saveStateSoon(),
+    });
+    return timeline;
+  }
+
+  private renderRange(timeline: Timeline, range: [number, number] | null): void {
+    renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => timeline.rowsInRange(t0, t1),
+      (t0, t1) => { timeline.clearBrush(); timeline.setWindow(t0, t1); }, timeline.timeBase());
+  }
+
+  /** Show a capture (index in the store): fitted, its records alone on the lanes, counted and stepped through. */
+  private showSnapshot(index: number): void {
+    if (this.compare?.shown === index) this.closeCompare();
+    this.activate(this.timeline);
+    this.timeline.showSnapshot(index);
+    this.showWholeCapture();
+    this.renderSnapshots();
+    this.updateStatus();
+    this.updateMatchCount();
+  }
+
+  /** Ctrl/Shift+click in the strip: compare a capture with the shown one in a second chart (again: stop comparing). */
+  private toggleCompare(index: number): void {
+    if (index === this.timeline.shown) return;
+    if (this.compare?.shown === index) { this.closeCompare(); return; }
+    if (!this.compare) {
+      const compare = this.compare = this.createTimeline();
+      compare.grouping = this.timeline.grouping;
+      for (const key of this.timeline.collapsed) compare.collapsed.add(key);
+      compare.setFilter(this.include);
+      compare.setPerfClock(this.perfClockBox.checked);
+    }
+    this.compare.showSnapshot(index);
+    this.renderSnapshots();
+  }
+
+  private closeCompare(): void {
+    if (!this.compare) return;
+    if (this.active === this.compare) this.activate(this.timeline);
+    this.compare.dispose();
+    this.compare = null;
+    this.renderSnapshots();
+    this.updateMatchCount();
+  }
+
+  /**
+   * Make `timeline` the one the details, the range summary, the call tree and the toolbar act on: the other lets go
+   * of its selection and brushed range.
+   */
+  private activate(timeline: Timeline): void {
+    if (timeline === this.active) return;
+    const previous = this.active;
+    this.active = timeline;
+    previous.clearSelection();
+    previous.clearBrush();
+    this.brushedRange = null;
+    this.brushed = false;
+    this.renderRange(timeline, null);
+    this.showWholeCapture();
+    this.details.show(timeline.selectedRow());
+    this.updateMatchCount();
+  }
+
+  /** The list of the active chart's records without a time, redrawn when it would change. */
+  private renderUntimed(): void {
+    const shown = this.active.shown;
+    const key = `${shown}:${this.store.snapshots[shown]?.untimedRows ?? 0}`;
+    if (key === this.untimedKey) return;
+    this.untimedKey = key;
+    renderUntimed(this.untimed, this.store, shown, (row) => { this.active.clearSelection(); this.details.show(row); });
+  }
+
+  /** The call tree of the shown capture, as far as it has arrived. */
+  private showWholeCapture(): void {
+    this.renderUntimed();
+    const shown = this.active.shown;
+    // With one capture the call tree reads the stack column as it is (no row list to build).
+    this.callTree.setRows(this.store.snapshots.length <= 1 || shown < 0 ? null : this.store.rowsOf(shown), 'whole capture');
+  }
 
   start(): void {
     this.post({ type: 'ready', protocolVersion: PROTOCOL_VERSION });
@@ -216,12 +344,15 @@ export class App {
         this.callTree.setEditor(m.editor === true);
         return;
       case 'snapshotStart': {
-        this.store.beginSnapshot(m);
+        const isNew = !this.store.getSnapshot(m.snapshotId);
+        const entry = this.store.beginSnapshot(m);
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
         renderLegend(this.legend, this.store.events);
         renderCoverageTable(this.coverageList, this.store.snapshots);
+        // A new capture (Capture Snapshot, Open perf.data) is what the user wants to see: show it, fitted.
+        if (isNew) this.showSnapshot(entry.index);
         this.timeline.dataChanged();
         this.updateStatus();
         return;
@@ -237,13 +368,14 @@ export class App {
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
-        if (!this.brushed && m.stackIndex && received && this.store.isComplete(received)) this.callTree.setRows(null, 'whole capture');
+        if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
           this.restoreWindow = undefined;
         }
-        this.timeline.dataChanged();
+        for (const t of this.timelines()) t.dataChanged();
         this.renderSnapshots();
+        this.renderUntimed();
         // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
         if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
         this.updateStatus();
@@ -297,9 +429,9 @@ export class App {
     this.filtering = parsed.terms.length > 0;
     const s = this.store;
     if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
-    if (parsed.terms.length === 0) { this.timeline.setFilter(null); this.saveStateSoon(); return; }
+    if (parsed.terms.length === 0) { this.setFilter(null); this.saveStateSoon(); return; }
     const fieldMatches = this.fieldMatches;
-    this.timeline.setFilter(compileFilter(parsed.terms, {
+    this.setFilter(compileFilter(parsed.terms, {
       eventName: (r) => s.events[s.event[r]]?.name ?? '',
       comm: (r) => s.commOf(r),
       symbol: (r) => s.symbolOf(r),
@@ -372,18 +504,24 @@ export class App {
       filter: this.filterText,
       followLatest: this.timeline.followLatest,
       drawerHeight: this.drawer.height,
+      perfClock: this.perfClockBox.checked,
     };
+  }
+
+  private setFilter(include: ((row: number) => boolean) | null): void {
+    this.include = include;
+    for (const t of this.timelines()) t.setFilter(include);
   }
 
   /** Enter / Shift+Enter in the filter and the ↓ ↑ buttons: select the next or previous record the filter shows. */
   private step(direction: 1 | -1): void {
-    if (!this.timeline.stepMatch(direction)) this.matchCount.textContent = 'no records match';
+    if (!this.active.stepMatch(direction)) this.matchCount.textContent = 'no records match';
   }
 
   private updateMatchCount(): void {
     if (!this.filtering) { this.matchCount.textContent = ''; return; }
-    const shown = this.timeline.shownCount();
-    const at = this.timeline.selectedMatchIndex();
+    const shown = this.active.shownCount();
+    const at = this.active.selectedMatchIndex();
     this.matchCount.textContent = shown === 0 ? 'no records match'
       : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
   }
@@ -391,11 +529,14 @@ export class App {
   private updateStatus(): void {
     const snaps = this.store.snapshots;
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
-    const userSpaceOnly = snaps.some((s) => this.limitations.get(s.id)?.some((line) => line.startsWith('user space only')));
-    // With a filter on, the count is what it shows out of every record received.
+    const capture = snaps[this.timeline.shown];
+    const userSpaceOnly = capture !== undefined && this.limitations.get(capture.id)?.some((line) => line.startsWith('user space only'));
+    // The shown capture's records; with a filter on, what it shows out of them.
     const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
-    this.status.textContent = `${shown}${this.store.length.toLocaleString('en-US')} records`
+    const untimed = capture?.untimedRows ?? 0;
+    this.status.textContent = `${shown}${(capture?.receivedRows ?? 0).toLocaleString('en-US')} records`
       + ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
+      + (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '')
       + (userSpaceOnly ? ' · user space only' : '')
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
@@ -407,7 +548,9 @@ export class App {
       li.dataset.snapshot = s.id;
       const button = el('button', 'rs-snapshot-button', li);
       button.type = 'button';
-      button.setAttribute('aria-label', `Show snapshot ${s.name}`);
+      button.setAttribute('aria-label', `Show snapshot ${s.name} (Ctrl or Shift+click: compare it with the shown one)`);
+      button.setAttribute('aria-pressed', String(s.index === this.timeline.shown));
+      if (s.index === this.compare?.shown) li.classList.add('rs-compared');
       el('span', 'rs-snapshot-name', button, s.name);
       el('span', 'rs-snapshot-meta', button,
         `${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records · `
@@ -418,19 +561,15 @@ export class App {
         const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
         note.title = limitations.join('\n');
       }
-      button.title = [button.textContent ?? '', ...limitations].join('\n'); // all of it, where the strip cuts it short
-      button.addEventListener('click', () => {
-        if (Number.isFinite(s.minTime)) {
-          const pad = Math.max(100, (s.maxTime - s.minTime) * 0.02);
-          this.timeline.followLatest = false;
-          this.followBox.checked = false;
-          this.timeline.setWindow(s.minTime - pad, s.maxTime + pad);
-        }
+      const untimed = s.untimedRows > 0 ? [`${s.untimedRows.toLocaleString('en-US')} records without a time are counted but not placed on the axis`] : [];
+      button.title = [button.textContent ?? '', ...limitations, ...untimed].join('\n'); // all of it, where the strip cuts it short
+      button.addEventListener('click', (e) => {
+        if (e.ctrlKey || e.metaKey || e.shiftKey) this.toggleCompare(s.index); else this.showSnapshot(s.index);
       });
     }
+    // Two charts: each names its capture above its lane labels.
+    const nameOf = (t: Timeline) => this.store.snapshots[t.shown]?.name ?? null;
+    this.timeline.setTitle(this.compare ? nameOf(this.timeline) : null);
+    this.compare?.setTitle(nameOf(this.compare));
   }
-
-
-
-
 }

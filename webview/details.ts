@@ -5,7 +5,7 @@
 import type { CallchainEntry, ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { recordTypeName } from '../shared/columns';
-import { formatAbsolute, formatAddress } from './time-format';
+import { formatAddress, type TimeBase } from './time-format';
 import { createButton } from './toolkit';
 import { el } from './dom';
 
@@ -36,9 +36,11 @@ export class DetailsPane {
   private readonly pendingReveal = new Set<number>();
   /** Whether the host has an editor to reveal source in (the panel); the offline page only shows file:line. */
   private editor = false;
+  /** The record shown (store row: selected on a chart, or picked among those without a time), or null. */
+  private row: number | null = null;
 
   constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly host: HostRequests,
-    private readonly selectedRow: () => number | null) {
+    private readonly timeBase: () => TimeBase) {
     this.details = el('section', 'rs-details', parent);
     this.details.id = 'rs-details';
     this.details.setAttribute('aria-label', 'Record details');
@@ -51,7 +53,7 @@ export class DetailsPane {
     const row = this.pendingDetails.get(m.replyTo);
     if (row === undefined) return;
     this.pendingDetails.delete(m.replyTo);
-    if (this.selectedRow() !== row) return; // the user moved on
+    if (this.row !== row) return; // the user moved on
     const target = this.details.querySelector('.rs-remote-details');
     if (!target) return;
     target.replaceChildren();
@@ -71,13 +73,21 @@ export class DetailsPane {
 
   show(row: number | null): void {
     this.details.replaceChildren();
+    this.row = row;
     if (row === null) { el('p', 'rs-hint', this.details, 'Click a record to see its details.'); return; }
     const s = this.store;
     el('h2', '', this.details, s.events[s.event[row]]?.name ?? 'record');
     const table = el('table', 'rs-fields', this.details);
     const add = (k: string, v: string) => { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); };
     add('type', recordTypeName(s.kind[row]));
-    add('time', formatAbsolute(s.originNs ?? 0n, s.time[row]));
+    const time = table.insertRow();
+    el('th', '', time, 'time').scope = 'row';
+    const cell = el('td', 'rs-time', time);
+    el('span', 'rs-time-main', cell);
+    // The exact perf clock: a second line when the toolbar's Perf clock is on, else on hover.
+    el('span', 'rs-time-raw', cell);
+    this.row = row;
+    this.updateTime();
     add('comm', s.commOf(row) || '?');
     add('pid / tid', `${s.pid[row]} / ${s.tid[row]}`);
     add('cpu', String(s.cpu[row]));
@@ -103,9 +113,15 @@ export class DetailsPane {
       const table = el('table', 'rs-fields', target);
       for (const [k, v] of entries) { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); }
     };
-    const base: [string, string][] = [['record', d.type]];
-    if (d.timeNs !== undefined) base.push(['time (ns)', d.timeNs]);
-    section('Record', base);
+    section('Record', [['record', d.type]]);
+    if (d.timeNs !== undefined) {
+      // The host's raw perf clock, as perf script has it, only when the page shows the perf clock.
+      const tr = (target.querySelector('table.rs-fields') as HTMLTableElement).insertRow();
+      tr.classList.add('rs-perf-clock-only');
+      el('th', '', tr, 'perf clock (ns)').scope = 'row';
+      el('td', '', tr, d.timeNs);
+      tr.hidden = !this.timeBase().perfClock;
+    }
     section('Fields', Object.entries(d.fields).map(([k, v]) => [k, jsonText(v)]));
     if (d.tracepointFields) section('Tracepoint fields', Object.entries(d.tracepointFields).map(([k, v]) => [k, jsonText(v)]));
     if (d.callchain && d.callchain.length > 0) {
@@ -139,6 +155,23 @@ export class DetailsPane {
       if (this.editor) row.appendChild(reveal);
       if (!target.querySelector('.rs-reveal-status')) el('div', 'rs-reveal-status rs-hint', target);
     }
+  }
+
+  /** Shows the selected record's time in the page's time base (after it changed). */
+  updateTime(): void {
+    const row = this.row;
+    const base = this.timeBase();
+    const cell = this.details.querySelector<HTMLElement>('.rs-time');
+    if (cell && row !== null) {
+      const t = this.store.time[row];
+      const raw = Number.isFinite(t) ? `${base.rawNs(t)} ns` : '';
+      cell.querySelector('.rs-time-main')!.textContent = Number.isFinite(t) ? base.format(t) : 'no time (not on the axis)';
+      const rawLine = cell.querySelector<HTMLElement>('.rs-time-raw')!;
+      rawLine.textContent = raw;
+      rawLine.hidden = !base.perfClock || raw === '';
+      cell.title = raw === '' ? '' : `perf clock ${raw}`;
+    }
+    for (const tr of this.details.querySelectorAll<HTMLElement>('.rs-perf-clock-only')) tr.hidden = !base.perfClock;
   }
 
   private reveal(file: string, line: number): void {

@@ -10,7 +10,7 @@ import type { LossMark } from './losses';
 import { PALETTE_SIZE } from './legend';
 import { binDensity, densityAlpha } from './density';
 import { bisectLeft, bisectRight } from './hit-test';
-import { axisTickFormatter, formatDuration } from './time-format';
+import { formatDuration, type TimeBase } from './time-format';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
@@ -45,18 +45,24 @@ export function sizeCanvas(canvas: HTMLCanvasElement, width: number, height: num
   canvas.style.height = `${height}px`;
 }
 
-export function drawAxis(axisSvg: SVGSVGElement, x: TimeScale, width: number): void {
+/** The time axis of the visible window, labelled in `base` (time since the shown capture's start, or the perf clock). */
+export function drawAxis(axisSvg: SVGSVGElement, x: TimeScale, width: number, base: TimeBase): void {
   const svg = d3.select(axisSvg).attr('width', width).attr('height', AXIS_HEIGHT);
-  const ticks = x.ticks(Math.max(2, Math.floor(width / 110)));
-  const step = ticks.length > 1 ? ticks[1] - ticks[0] : (x.domain()[1] - x.domain()[0]);
-  const axis = d3.axisBottom(x).tickValues(ticks).tickFormat((d) => axisTickFormatter(step)(+d)).tickSizeOuter(0);
+  const [d0, d1] = x.domain();
+  // Ticks at round values of what is shown, not of the store's internal time.
+  const shift = base.shift();
+  const shown = x.copy().domain([d0 + shift, d1 + shift]);
+  const ticks = shown.ticks(Math.max(2, Math.floor(width / 110)));
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : (d1 - d0);
+  const format = base.tickFormatter(step);
+  const axis = d3.axisBottom(shown).tickValues(ticks).tickFormat((d) => format(+d)).tickSizeOuter(0);
   let g = svg.select<SVGGElement>('g.rs-axis-g');
   if (g.empty()) g = svg.append('g').attr('class', 'rs-axis-g');
   g.attr('transform', 'translate(0,2)').call(axis);
-  const [d0, d1] = x.domain();
   axisSvg.dataset.domainStart = String(d0);
   axisSvg.dataset.domainEnd = String(d1);
-  axisSvg.setAttribute('aria-label', `Time axis from ${formatDuration(d0)} to ${formatDuration(d1)} (${formatDuration(d1 - d0)} visible)`);
+  axisSvg.dataset.baseStart = String(base.startNs);
+  axisSvg.setAttribute('aria-label', `Time axis from ${base.format(d0)} to ${base.format(d1)} (${formatDuration(d1 - d0)} visible)`);
 }
 
 function hatchPattern(ctx: CanvasRenderingContext2D, color: string): CanvasPattern | string {

@@ -4,7 +4,7 @@
 import type { RecordStore } from './store';
 import type { Lane } from './lanes';
 import { bisectLeft, nearestPosition } from './hit-test';
-import { formatAbsolute, formatAddress, formatDuration } from './time-format';
+import { formatAddress, type TimeBase } from './time-format';
 import { recordTypeName } from '../shared/columns';
 
 const HIT_RADIUS_PX = 5;
@@ -44,14 +44,13 @@ export function hitTest(places: LanePlaces, time: Float64Array, x: { invert(px: 
   return pos < 0 ? null : { lane: li, pos };
 }
 
-/** A record in a few lines: event and type, time, thread and CPU, instruction pointer and symbol. */
-export function describeRow(store: RecordStore, row: number): string[] {
+/** A record in a few lines: event and type, time (in the page's one time base), thread and CPU, instruction pointer and symbol. */
+export function describeRow(store: RecordStore, row: number, base: TimeBase): string[] {
   const s = store;
-  const origin = s.originNs ?? 0n;
   const ev = s.events[s.event[row]];
   const lines = [
     `${ev?.name ?? 'event ?'} · ${recordTypeName(s.kind[row])}`,
-    `time ${formatAbsolute(origin, s.time[row])} (+${formatDuration(s.time[row] - (store.timeExtent()?.[0] ?? 0))})`,
+    `time ${base.format(s.time[row])}`,
     `${s.commOf(row) || '?'} pid ${s.pid[row]} tid ${s.tid[row]} · cpu ${s.cpu[row]}`,
   ];
   const ipHi = s.ipHi[row];

@@ -59,8 +59,11 @@ interface Group {
  * reads; keys and labels are built once per group, not per row.
  */
 export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((row: number) => boolean) | null,
-  collapsed: ReadonlySet<string>): Lane[] {
+  collapsed: ReadonlySet<string>, ranges?: readonly (readonly [number, number])[]): Lane[] {
   const n = src.length;
+  // Only the rows in `ranges` (one capture's) are placed; without them, every row.
+  const scan = ranges ?? [[0, n] as const];
+  const partial = ranges !== undefined && !(ranges.length === 1 && ranges[0][0] === 0 && ranges[0][1] >= n);
   const groups: Group[] = [];
   const byKey = new Map<string, number>();
   const intern = (key: string, label: string, order: number, watch = false): number => {
@@ -118,12 +121,13 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   // left-out row shows up, so a single-lane million-row store skips 8 MB of traffic. The rows
   // before that point are all in group 0 (the first one interned), which is what a fresh
   // Int32Array holds: allocating the table is the back-fill.
-  let groupOf: Int32Array | null = null;
+  // Rows outside the ranges are left out from the start: the table is allocated filled with -1.
+  let groupOf: Int32Array | null = partial ? new Int32Array(n).fill(-1) : null;
   let firstGroup = -1;
   let lastValue = NaN;
   let lastGroup = -1;
   let run = 0;
-  for (let row = 0; row < n; row++) {
+  for (const [from, to] of scan) for (let row = from; row < Math.min(to, n); row++) {
     const t = time[row];
     if (t !== t || (include !== null && !include(row))) {
       if (groupOf === null) groupOf = new Int32Array(n);

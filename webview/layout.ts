@@ -43,6 +43,9 @@ export class TimelineLayout {
   /** builtKey the per-lane spans were built for. */
   private laneSpansKey = '';
   private idleSpansPending = false;
+  /** The snapshot the lanes hold (index in the store; -1: every row) and its store row ranges. */
+  private shown = -1;
+  private shownRanges: [number, number][] | undefined;
 
   constructor(private readonly store: RecordStore) {}
 
@@ -55,10 +58,13 @@ export class TimelineLayout {
    * Lanes (what the first frame needs: rows per lane, sorted by time), rebuilt when an input changed; true when
    * they were. Span pairing is not part of it: see ensureSpans.
    */
-  update(grouping: LaneGrouping, include: ((row: number) => boolean) | null, filterVersion: number, collapsed: ReadonlySet<string>): boolean {
-    const key = `${this.store.version}|${grouping}|${filterVersion}|${[...collapsed].join(',')}`;
+  update(grouping: LaneGrouping, include: ((row: number) => boolean) | null, filterVersion: number, collapsed: ReadonlySet<string>,
+    shown: number): boolean {
+    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}`;
     if (key === this.builtKey) return false;
-    this.lanes = buildLanes(this.source(), grouping, include, collapsed);
+    this.shown = shown;
+    this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
+    this.lanes = buildLanes(this.source(), grouping, include, collapsed, this.shownRanges);
     this.laneTop = [];
     this.laneHeight = [];
     let y = 0;
@@ -89,7 +95,10 @@ export class TimelineLayout {
     }
     if (this.laneSpansKey !== this.builtKey) {
       const eventNameOf = (row: number) => this.store.events[this.store.event[row]]?.name;
-      this.laneSpans = this.spans ? laneSpansOf(this.spans, this.lanes, grouping, include, eventNameOf) : this.lanes.map(() => undefined);
+      // Only the spans that open in the shown capture (another capture's may cover the same time and lanes).
+      const ranges = this.shownRanges;
+      const inShown = ranges === undefined ? include : (row: number) => ranges.some(([a, b]) => row >= a && row < b) && (include === null || include(row));
+      this.laneSpans = this.spans ? laneSpansOf(this.spans, this.lanes, grouping, inShown, eventNameOf) : this.lanes.map(() => undefined);
       this.laneSpansKey = this.builtKey;
     }
   }
@@ -126,7 +135,7 @@ export class TimelineLayout {
     const out: (LossMark[] | undefined)[] = this.lanes.map(() => undefined);
     const laneOfKey = new Map(this.lanes.map((l, i) => [l.key, i]));
     for (const snap of s.snapshots) {
-      if (!s.isComplete(snap)) continue;
+      if (!s.isComplete(snap) || (this.shown >= 0 && snap.index !== this.shown)) continue;
       let marks = this.marksOfSnapshot.get(snap.id);
       if (!marks) { marks = snapshotLossMarks(s, snap.index); this.marksOfSnapshot.set(snap.id, marks); }
       for (const mark of marks) {

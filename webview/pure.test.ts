@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration } from './time-format';
+import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration, formatOffset, TimeBase } from './time-format';
 import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
 import { binDensity, densityAlpha } from './density';
 import { buildLanes, mergeByTime, sortRowsByTime, type LaneSource } from './lanes';
@@ -32,6 +32,28 @@ describe('time formatting', () => {
   it('formats absolute perf timestamps exactly from a bigint origin', () => {
     assert.equal(formatAbsolute(123_456_789_012_345_678n, 22), '123456789.012345700');
     assert.equal(formatAbsolute(5n, 0), '0.000000005');
+  });
+  it('formats a time since the capture\'s start in one unit, to the nanosecond', () => {
+    assert.equal(formatOffset(505_000), '505.000 µs');
+    assert.equal(formatOffset(1_500_000_000), '1.500000000 s');
+    assert.equal(formatOffset(7), '7 ns');
+    assert.equal(formatOffset(0), '0 ns');
+    assert.equal(formatOffset(-2_500), '-2.500 µs');
+    assert.equal(formatOffset(NaN), '—');
+  });
+  it('shows every time in one base: since the shown capture\'s start, or the perf clock with its exact integer', () => {
+    // Store times count from 5000 s of the perf clock; the shown capture starts 2 ms later.
+    const relative = new TimeBase(2_000_000, 5_000_000_000_000n, false);
+    assert.equal(relative.format(2_505_000), '505.000 µs');
+    assert.equal(relative.format(NaN), 'no time');
+    assert.equal(relative.rawNs(2_505_000), '5000002505000');
+    assert.equal(relative.shift(), -2_000_000);
+    assert.equal(relative.tickFormatter(100_000)(2_500_000 + relative.shift()), '0.5 ms');
+    const clock = new TimeBase(2_000_000, 5_000_000_000_000n, true);
+    assert.equal(clock.format(2_505_000), '5000.002505000 s');
+    assert.equal(clock.rawNs(2_505_000), relative.rawNs(2_505_000), 'the raw value does not depend on the base');
+    assert.equal(clock.tickFormatter(100_000)(2_500_000 + clock.shift()), '5000.0025 s');
+    assert.equal(clock.tickFormatter(1e9)(3e9 + clock.shift()), '5003 s');
   });
   it('formats bytes and split addresses', () => {
     assert.equal(formatBytes(1536), '1.5 KiB');
@@ -157,6 +179,13 @@ describe('lane grouping', () => {
       ['cpu:0', 'CPU 0', 'group', [4, 1], false],
       ['cpu:1', 'CPU 1', 'group', [2, 0], true],
     ]);
+  });
+  it('lays out only the rows of the shown capture\'s ranges', () => {
+    const lanes = buildLanes(src, 'cpu', null, new Set(), [[0, 1], [3, 5]]);
+    assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), [['cpu:0', [4]], ['cpu:1', [0]]], 'row 3 has no time; 1 and 2 are outside');
+    const all = buildLanes(src, 'cpu', null, new Set(), [[0, 5]]);
+    assert.deepEqual(all.map((l) => [l.key, Array.from(l.rows)]), buildLanes(src, 'cpu', null, new Set()).map((l) => [l.key, Array.from(l.rows)]));
+    assert.deepEqual(buildLanes(src, 'cpu', null, new Set(), []), [], 'an empty capture has no lanes');
   });
   it('groups by thread under one header per process (comm, pid, thread count), and by event', () => {
     const threads = buildLanes(src, 'thread', () => true, new Set());

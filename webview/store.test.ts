@@ -22,7 +22,23 @@ function start(id: string, origin: string, rows: number, batches: number, eventN
 }
 
 describe('record store', () => {
-  it('appends snapshots on one axis, rebasing later origins exactly, and maps events by name', () => {
+  it('keeps perf\'s time-0 side-band records of a perf.data capture untimed: counted, outside the capture\'s extent', () => {
+    const store = new RecordStore();
+    store.beginSnapshot(start('live', '5000000000000', 2, 1, 'cpu-clock'));
+    for (const b of columnsToBatches(columns([0, 1000], [7, 7], [0, 0]), { snapshotId: 'live' })) store.addBatch(b);
+    // The decoder's origin for such a file is 0 (the smallest time); the samples are at 7000 s.
+    const file = { ...columns([0, 0, 7e12, 7e12 + 500, NaN], [7, 7, 7, 8, 8], [0, 0, 0, 0, 0]), timeOriginNs: 0n };
+    store.beginSnapshot(start('file', '0', 5, 1, 'cpu-clock'));
+    for (const b of columnsToBatches(file, { snapshotId: 'file' })) store.addBatch(b);
+    const [live, pd] = store.snapshots;
+    assert.deepEqual([live.untimedRows, pd.untimedRows], [0, 3]);
+    assert.deepEqual(Array.from(store.time.subarray(2, 7)), [NaN, NaN, 2e12, 2e12 + 500, NaN]);
+    assert.deepEqual(store.timeExtent(1), [2e12, 2e12 + 500], 'the capture spans its timed records only');
+    assert.deepEqual(store.timeExtent(0), [0, 1000]);
+    assert.deepEqual(Array.from(store.rowsOf(1)), [2, 3, 4, 5, 6]);
+    assert.ok(store.timeSorted, 'untimed rows neither break nor advance the order');
+  });
+  it('appends snapshots on one internal clock, rebasing later origins exactly, and maps events by name', () => {
     const store = new RecordStore();
     const a = columns([0, 10, 20], [7, 8, 7], [0, 1, 0]);
     store.beginSnapshot(start('a', '1000000000000000000', 3, 2, 'sched:sched_switch'));

@@ -1,5 +1,7 @@
 // The webview's record store: every snapshot's batches appended into one set of growable typed
-// columns, times rebased onto the first snapshot's origin so all snapshots share one axis.
+// columns, times rebased onto the first snapshot's origin (one internal clock; the page shows one
+// capture at a time, relative to its own start). A record without a time (none decoded, or perf's
+// time 0 of records it synthesized) gets NaN: it is counted and listed, never placed on an axis.
 // Pure (no DOM): the renderer reads the columns directly.
 //
 // Receiving a big snapshot is bound by writing fresh memory (page faults), so the store keeps per
@@ -31,9 +33,11 @@ export interface SnapshotEntry {
   firstGlobalRow: number;
   receivedRows: number;
   batchesReceived: number;
-  /** Min/max rebased time of the snapshot's rows. */
+  /** Min/max rebased time of the snapshot's timed rows (Infinity/-Infinity while it has none). */
   minTime: number;
   maxTime: number;
+  /** Rows without a time (NaN in the time column): counted, never placed on the axis. */
+  untimedRows: number;
   /** Snapshot-local stack id → store stack id, when the snapshot sent stacks. */
   readonly stackMap?: Int32Array;
 }
@@ -134,7 +138,7 @@ export class RecordStore {
       id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
       offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
       takenAtMs: msg.takenAtMs, coverage: msg.coverage, losses: msg.losses ?? [], eventMap, eventTable, firstGlobalRow: this.length,
-      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity,
+      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity, untimedRows: 0,
     };
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
@@ -164,19 +168,25 @@ export class RecordStore {
     const offsetNs = snap.offsetNs;
     if (offsetNs === 0) time.set(localTime, base);
     else for (let i = 0; i < n; i++) time[base + i] = localTime[i] + offsetNs;
+    // perf stamps the records it synthesizes for what already ran (MMAP, COMM of existing processes) with time 0:
+    // the decoder's origin is then 0, and those rows are untimed, not the start of the capture.
+    if (snap.originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
     let minTime = snap.minTime;
     let maxTime = snap.maxTime;
     let lastTime = this.lastTime;
     let sorted = this.timeSorted;
+    let untimed = 0;
     for (let i = 0; i < n; i++) {
       const t = time[base + i];
+      if (t !== t) { untimed++; continue; } // NaN (no time) neither breaks nor advances the order
       if (t < minTime) minTime = t;
       if (t > maxTime) maxTime = t;
       if (t < lastTime) sorted = false;
-      else if (t === t) lastTime = t; // NaN (no time) neither breaks nor advances the order
+      else lastTime = t;
     }
     snap.minTime = minTime;
     snap.maxTime = maxTime;
+    snap.untimedRows += untimed;
     this.lastTime = lastTime;
     this.timeSorted = sorted;
     this.mapEvents(snap, localEvent, base);
@@ -393,12 +403,22 @@ export class RecordStore {
     return this.symbol;
   }
 
-  /** Rebased time range of all rows with a time, or null. */
-  timeExtent(): [number, number] | null {
+  /** Rebased time range of the rows with a time, of one snapshot (by index) or of all; null when there are none. */
+  timeExtent(snapshotIndex?: number): [number, number] | null {
     let lo = Infinity;
     let hi = -Infinity;
-    for (const s of this.snapshots) { if (s.minTime < lo) lo = s.minTime; if (s.maxTime > hi) hi = s.maxTime; }
+    const snaps = snapshotIndex === undefined ? this.snapshots : this.snapshots.slice(snapshotIndex, snapshotIndex + 1);
+    for (const s of snaps) { if (s.minTime < lo) lo = s.minTime; if (s.maxTime > hi) hi = s.maxTime; }
     return lo <= hi ? [lo, hi] : null;
+  }
+
+  /** The store rows of a snapshot (by index), in store order. */
+  rowsOf(snapshotIndex: number): Uint32Array {
+    const ranges = this.rangesOf(snapshotIndex);
+    const out = new Uint32Array(ranges.reduce((n, [a, b]) => n + b - a, 0));
+    let o = 0;
+    for (const [a, b] of ranges) for (let r = a; r < b; r++) out[o++] = r;
+    return out;
   }
 
   private internEvent(e: EventInfo): number {

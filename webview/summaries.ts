@@ -1,15 +1,16 @@
-// The side panes that summarise: the brushed time range (records per event and per thread) and the ring
-// coverage table of every snapshot.
+// The side panes that summarise: the brushed time range (records per event and per thread), the records of the
+// shown capture that have no time (listed, since no lane can place them), and the ring coverage table of every snapshot.
 
 import type { CoverageFact } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { el } from './dom';
-import { formatBytes, formatDuration } from './time-format';
+import { formatBytes, formatDuration, type TimeBase } from './time-format';
+import { recordTypeName } from '../shared/columns';
 import { createButton } from './toolkit';
 
 /** The brushed range in `target`, or the hint when there is none; `zoomTo` backs its Zoom to range button. */
 export function renderRangeSummary(target: HTMLElement, range: [number, number] | null, store: RecordStore,
-  rowsInRange: (t0: number, t1: number) => number[], zoomTo: (t0: number, t1: number) => void): void {
+  rowsInRange: (t0: number, t1: number) => number[], zoomTo: (t0: number, t1: number) => void, base: TimeBase): void {
     target.replaceChildren();
     if (!range) { el('p', 'rs-hint', target, 'Shift+drag on the timeline to count records in a range.'); return; }
     const [t0, t1] = range;
@@ -17,6 +18,7 @@ export function renderRangeSummary(target: HTMLElement, range: [number, number] 
     const s = store;
     el('h2', '', target, 'Selected range');
     el('p', 'rs-range-span', target, `${formatDuration(t1 - t0)} · ${rows.length.toLocaleString('en-US')} records`);
+    el('p', 'rs-range-bounds', target, `from ${base.format(t0)} to ${base.format(t1)}`);
     const perEvent = new Map<string, number>();
     const perThread = new Map<string, number>();
     for (const r of rows) {
@@ -61,3 +63,37 @@ export function renderCoverageTable(target: HTMLElement, snapshots: readonly { r
       }
     }
   }
+
+/** How many records without a time the list shows; the heading counts all of them. */
+export const UNTIMED_LISTED = 100;
+
+/**
+ * The records of capture `snapshotIndex` without a time, as a list (event, type, comm, pid/tid, cpu) whose rows `open`
+ * shows in the details; hidden when the capture has none.
+ */
+export function renderUntimed(target: HTMLElement, store: RecordStore, snapshotIndex: number, open: (row: number) => void): void {
+  target.replaceChildren();
+  const snap = store.snapshots[snapshotIndex];
+  target.hidden = !snap || snap.untimedRows === 0;
+  if (!snap || snap.untimedRows === 0) return;
+  el('h2', '', target, `Without a time (${snap.untimedRows.toLocaleString('en-US')})`);
+  el('p', 'rs-hint', target, 'Records without a time (perf stamps those it synthesizes for what already ran with 0): counted, not on the axis.');
+  const table = el('table', 'rs-counts rs-untimed-table', target);
+  const time = store.time;
+  let listed = 0;
+  for (const [a, b] of store.rangesOf(snapshotIndex)) {
+    for (let row = a; row < b && listed < UNTIMED_LISTED; row++) {
+      if (time[row] === time[row]) continue;
+      listed++;
+      const tr = table.insertRow();
+      tr.tabIndex = 0;
+      tr.dataset.row = String(row);
+      const th = el('th', '', tr, `${store.events[store.event[row]]?.name ?? '?'} · ${recordTypeName(store.kind[row])}`);
+      th.scope = 'row';
+      el('td', '', tr, `${store.commOf(row) || '?'} ${store.pid[row]}/${store.tid[row]} · cpu ${store.cpu[row]}`);
+      tr.addEventListener('click', () => open(row));
+      tr.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); open(row); } });
+    }
+  }
+  if (snap.untimedRows > listed) el('p', 'rs-hint', target, `The first ${listed.toLocaleString('en-US')} are listed.`);
+}

@@ -1,7 +1,8 @@
-// The timeline chart: lanes of records on one canvas under a D3 time axis, with the ring coverage strip, snapshot
-// boundaries, selection and hover. It composes its parts: the viewport (zoom, pan, brush; viewport.ts), the
-// layout built before each frame (lanes and spans; layout.ts), the draw functions (draw.ts) and interaction
-// (hit-testing, tooltip, keys; interaction.ts). Every redraw goes through the one rAF scheduler.
+// The timeline chart: the lanes of the shown capture on one canvas under a D3 time axis (time since the
+// capture's start, or the perf clock), with its ring coverage strip, its end mark, selection and hover. It
+// composes its parts: the viewport (zoom, pan, brush; viewport.ts), the layout built before each frame (lanes
+// and spans; layout.ts), the draw functions (draw.ts) and interaction (hit-testing, tooltip, keys;
+// interaction.ts). Every redraw goes through the one rAF scheduler.
 
 import type { LaneGrouping } from './view-state';
 import type { RecordStore } from './store';
@@ -16,6 +17,7 @@ import { markAt, type LossMark } from './losses';
 import { matchIndex, stepMatch } from './search';
 import { MIN_LOSS_WIDTH } from './draw';
 import { el } from './dom';
+import { TimeBase } from './time-format';
 
 export const LABEL_WIDTH = 190;
 
@@ -31,6 +33,10 @@ export class Timeline {
   grouping: LaneGrouping = 'cpu';
   readonly collapsed = new Set<string>();
   followLatest = false;
+  /** The capture shown (index in the store's snapshots; -1 before any): its records alone are laid out. */
+  shown = -1;
+  /** Times as the perf clock instead of time since the shown capture's start. */
+  private perfClock = false;
   /** The active filter; null when every row is shown (the common case skips a call per row). */
   private include: ((row: number) => boolean) | null = null;
   private filterVersion = 0;
@@ -52,6 +58,12 @@ export class Timeline {
   private readonly tooltip: Tooltip;
   private readonly brushLayer: SVGGElement;
   private readonly marks: SVGGElement;
+  private readonly root: HTMLDivElement;
+  private readonly corner: HTMLDivElement;
+  private readonly resizes: ResizeObserver;
+  private readonly themes: MutationObserver;
+  /** Removed from the page: a frame already asked for draws nothing. */
+  private disposed = false;
   private width = 0;
   private viewportHeight = 0;
   private dpr = 1;
@@ -64,10 +76,10 @@ export class Timeline {
   constructor(host: HTMLElement, private readonly store: RecordStore, private readonly callbacks: TimelineCallbacks) {
     this.scheduler = new RenderScheduler(() => this.render());
     this.layout = new TimelineLayout(store);
-    const root = el('div', 'rs-timeline', host);
+    const root = this.root = el('div', 'rs-timeline', host);
 
     const axisRow = el('div', 'rs-axis-row', root);
-    el('div', 'rs-axis-corner', axisRow).textContent = 'Lanes';
+    this.corner = el('div', 'rs-axis-corner', axisRow, 'Lanes');
     this.axisSvg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
     this.axisSvg.classList.add('rs-axis');
     this.axisSvg.setAttribute('role', 'img');
@@ -119,9 +131,26 @@ export class Timeline {
     this.overlay.addEventListener('click', (e) => this.onClick(e));
     this.scroll.addEventListener('scroll', () => this.scheduler.schedule());
     this.scroll.addEventListener('keydown', (e) => this.onKey(e));
-    new ResizeObserver(() => { this.viewport.invalidateWidth(); this.scheduler.schedule(); }).observe(this.scroll);
-    new MutationObserver(() => { this.colors = null; this.scheduler.schedule(); })
-      .observe(document.body, { attributes: true, attributeFilter: ['class'] });
+    this.resizes = new ResizeObserver(() => { this.viewport.invalidateWidth(); this.scheduler.schedule(); });
+    this.resizes.observe(this.scroll);
+    this.themes = new MutationObserver(() => { this.colors = null; this.scheduler.schedule(); });
+    this.themes.observe(document.body, { attributes: true, attributeFilter: ['class'] });
+  }
+
+  /** Names the chart (its capture, when two are compared) in the corner above its lane labels; null: "Lanes". */
+  setTitle(title: string | null): void {
+    this.corner.textContent = title ?? 'Lanes';
+    this.corner.title = title ?? '';
+    this.root.classList.toggle('rs-titled', title !== null);
+  }
+
+  /** Removes the chart from the page and stops observing it. */
+  dispose(): void {
+    this.disposed = true;
+    this.resizes.disconnect();
+    this.themes.disconnect();
+    this.tooltip.hide();
+    this.root.remove();
   }
 
   get lanes(): Lane[] { return this.layout.lanes; }
@@ -153,8 +182,34 @@ export class Timeline {
 
   /** Called after the store changed (a snapshot began or a batch arrived). */
   dataChanged(): void {
-    const extent = this.store.timeExtent();
+    const extent = this.shown >= 0 ? this.store.timeExtent(this.shown) : null;
     if (extent) this.viewport.dataChanged(extent, this.followLatest);
+    this.scheduler.schedule();
+  }
+
+  /** Show one capture (index in the store's snapshots), fitted; the selection and the brushed range go with the old one. */
+  showSnapshot(index: number): void {
+    if (index === this.shown || !this.store.snapshots[index]) return;
+    this.shown = index;
+    this.clearSelection();
+    this.hover = null;
+    this.tooltip.hide();
+    this.viewport.showExtent(this.store.timeExtent(index));
+    this.callbacks.onBrush(null);
+    this.scheduler.schedule();
+    this.callbacks.onViewChange();
+  }
+
+  /** The one way times are shown: since the shown capture's first timed record, or the perf clock. */
+  timeBase(): TimeBase {
+    const start = this.store.snapshots[this.shown]?.minTime ?? NaN;
+    return new TimeBase(Number.isFinite(start) ? start : 0, this.store.originNs ?? 0n, this.perfClock);
+  }
+
+  setPerfClock(on: boolean): void {
+    if (on === this.perfClock) return;
+    this.perfClock = on;
+    this.tooltip.hide();
     this.scheduler.schedule();
   }
 
@@ -257,7 +312,7 @@ export class Timeline {
   }
 
   describeRow(row: number): string[] {
-    return describeRow(this.store, row);
+    return describeRow(this.store, row, this.timeBase());
   }
 
   select(lane: number, pos: number): void {
@@ -284,7 +339,7 @@ export class Timeline {
   private ensureLayout(): void {
     const previousKey = this.lanes[this.selectedLane]?.key;
     const previousRow = this.selectedRow();
-    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed)) return;
+    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown)) return;
     this.selectedLane = -1;
     this.selectedPos = -1;
     if (previousRow !== null) {
@@ -334,6 +389,7 @@ export class Timeline {
   // Rendering
 
   render(): void {
+    if (this.disposed) return;
     const started = performance.now();
     this.ensureLayout();
     this.colors ??= readColors(this.scroll);
@@ -359,9 +415,10 @@ export class Timeline {
     if (frame.some((f) => f.end > f.first && !f.dense)) this.layout.ensureSpans(this.grouping, this.include);
     if (this.densityBuffer.length < deviceWidth) this.densityBuffer = new Uint32Array(deviceWidth);
     const colors = this.colors;
-    drawAxis(this.axisSvg, x, this.width);
+    const shown = this.store.snapshots[this.shown];
+    drawAxis(this.axisSvg, x, this.width, this.timeBase());
     drawCoverage(this.coverageCanvas, x, {
-      snapshots: this.store.snapshots, origin: this.store.originNs, viewStart: this.viewport.fullDomain()[0], width: this.width, dpr: this.dpr, colors,
+      snapshots: shown ? [shown] : [], origin: this.store.originNs, viewStart: this.viewport.fullDomain()[0], width: this.width, dpr: this.dpr, colors,
     });
     drawLanes(this.canvas, {
       frame, lanes: this.lanes, laneSpans: this.layout.laneSpans, time: this.store.time, event: this.store.event, t0, t1, dpr: this.dpr, colors,
@@ -369,14 +426,14 @@ export class Timeline {
     });
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
-      boundaries: this.store.snapshots.filter((s) => Number.isFinite(s.maxTime)),
+      boundaries: shown && Number.isFinite(shown.maxTime) ? [shown] : [],
       viewportHeight: this.viewportHeight,
       selected: row === null ? null
         : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.layout.laneHeight[this.selectedLane] / 2 },
       hoverX: this.hover ? this.hover.x : null,
       colors,
     });
-    this.canvas.setAttribute('aria-label', `Timeline: ${this.store.length.toLocaleString('en-US')} records in ${this.lanes.length} lanes`);
+    this.canvas.setAttribute('aria-label', `Timeline: ${(shown?.receivedRows ?? 0).toLocaleString('en-US')} records in ${this.lanes.length} lanes`);
     this.lastRenderMs = performance.now() - started;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);

@@ -172,6 +172,17 @@ export class Viewport {
     }
   }
 
+  /**
+   * Another capture is shown: its time extent (null before its first timed record) becomes the data range and the
+   * view fits it, and keeps fitting it as its records arrive until the user zooms or pans.
+   */
+  showExtent(extent: [number, number] | null): void {
+    this.userAdjusted = false;
+    this.hasData = false;
+    this.clearBrush();
+    if (extent) this.dataChanged(extent, false);
+  }
+
   /** The plot changed size: zoom and brush extents follow, and the visible window stays. */
   resized(height: number): void {
     const current = this.hasData ? this.window() : null;

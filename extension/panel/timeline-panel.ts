@@ -9,7 +9,7 @@ import { PROTOCOL_VERSION, type HostToWebview, type WatchRequest, type WebviewTo
 import { validateWebviewToHost } from '../../shared/validate';
 import { rowDetails } from '../../host/wire';
 import { rowsMatchingField } from '../../host/field-filter';
-import type { SessionManager, SnapshotEntry } from '../session/session-manager';
+import { captureName, type SessionManager, type SnapshotEntry } from '../session/session-manager';
 import { SnapshotStreamer } from './streamer';
 
 export const TIMELINE_VIEW_TYPE = 'ringside.timeline';
@@ -96,7 +96,8 @@ export class TimelinePanel implements vscode.Disposable {
 
   addSnapshot(entry: SnapshotEntry): void {
     if (this.disposed || this.streamer.has(entry.id)) return;
-    this.streamer.add(entry.id, entry.name, entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
+    const session = this.host.manager.list().find((s) => s.id === entry.sessionId);
+    this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
   }
 
   private dropMissingSnapshots(): void {

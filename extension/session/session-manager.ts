@@ -464,6 +464,15 @@ export class SessionManager {
   }
 }
 
+/**
+ * What the timeline calls a capture: an opened perf.data by its file name (its session's label), a live snapshot by its
+ * session and the clock time it was taken (unique within the session).
+ */
+export function captureName(session: Pick<SessionInfo, 'kind' | 'label'> | undefined, snapshot: Pick<SnapshotEntry, 'name'>): string {
+  if (!session) return snapshot.name;
+  return session.kind === 'file' ? session.label : `${session.label} · ${snapshot.name}`;
+}
+
 /** Arguments of a launched command shown in its session's name, at most this many characters. */
 const SHOWN_ARGS = 32;
 

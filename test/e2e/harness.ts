@@ -531,8 +531,13 @@ export async function timelineFacts(frame: FrameLocator): Promise<TimelineFacts>
   };
 }
 
-/** Waits until the timeline has received `snapshots` snapshots completely and drawn lanes, then returns its facts. */
-export async function waitForTimeline(page: Page, snapshots: number, timeoutMs = E2E_TIMEOUT_MS): Promise<{ frame: FrameLocator; facts: TimelineFacts }> {
+/**
+ * Waits until the timeline has received `snapshots` snapshots completely and drawn the lanes of the one it shows (the
+ * newest), then returns its facts. `mayBeEmpty`: that capture may hold no records (a recording of breakpoints that never
+ * fire here), so complete is enough.
+ */
+export async function waitForTimeline(page: Page, snapshots: number, timeoutMs = E2E_TIMEOUT_MS,
+  mayBeEmpty = false): Promise<{ frame: FrameLocator; facts: TimelineFacts }> {
   const deadline = Date.now() + timeoutMs;
   let last: TimelineFacts | undefined;
   let lastError: unknown;
@@ -540,7 +545,7 @@ export async function waitForTimeline(page: Page, snapshots: number, timeoutMs =
     try {
       const frame = await webviewFrame(page, Math.max(1000, deadline - Date.now()));
       last = await timelineFacts(frame);
-      if (last.snapshots >= snapshots && !last.loading && last.records > 0 && last.lanes.length > 0) {
+      if (last.snapshots >= snapshots && !last.loading && (mayBeEmpty || (last.records > 0 && last.lanes.length > 0))) {
         await page.waitForTimeout(300); // one more frame so the canvas holds the final render
         return { frame, facts: await timelineFacts(frame) };
       }

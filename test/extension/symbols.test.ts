@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { SessionManager } from '../../extension/session/session-manager';
+import { captureName, SessionManager } from '../../extension/session/session-manager';
 import { createCoreBackend } from '../../extension/session/core-backend';
 import type { Backend } from '../../extension/session/ports';
 import { rowDetails } from '../../host/wire';
@@ -46,6 +46,9 @@ describe('extension: callchain frames of an opened perf.data are named as perf s
     try {
       const session = await manager.openPerfData(file);
       const entry = session.snapshots[0];
+      // The timeline names the capture by its file; a live snapshot by its session and clock time.
+      assert.equal(captureName(session, entry), 'g.data');
+      assert.equal(captureName({ kind: 'recording', label: 'pd_work 1 (pid 42): task-clock' }, entry), `pd_work 1 (pid 42): task-clock · ${entry.name}`);
       const ours: string[] = [];
       const { kind } = entry.decoded.columns;
       for (let row = 0; row < entry.decoded.columns.length; row++) {

@@ -107,6 +107,33 @@ export function second(): SyntheticSnapshot {
 }
 
 /**
+ * Another capture of the same rings over the same millisecond as the small one (same origin): 10 cpu-clock samples on
+ * CPU 0, at 50, 150, … 950 µs. On one shared axis its records would sit between the small capture's.
+ */
+export function overlapping(): SyntheticSnapshot {
+  const rows: SyntheticRow[] = [];
+  for (let i = 0; i < 10; i++) rows.push({ t: 50 * US + i * 100 * US, event: 4, pid: 200, tid: 200, cpu: 0, ip: 0x401000, symbol: 'busy_loop' });
+  return snapshot('snap-o', 'overlapping capture', rows, SMALL_ORIGIN, 20);
+}
+
+/** Where the perf.data capture's timed records start, perf clock ns (7000 s after boot). */
+export const PERFDATA_FIRST_NS = 7_000_000_000_000;
+
+/**
+ * A capture read from a perf.data file as the decoder gives it: perf's synthesized side-band records (4 MMAP2, 1 COMM of
+ * processes that already ran, pid -1 or their own, with time 0) first, then 50 cpu-clock samples 20 µs apart from 7000 s.
+ * The time origin is 0 (the smallest time), so the samples' relative times are their perf clock.
+ */
+export function perfData(): SyntheticSnapshot {
+  const rows: SyntheticRow[] = [];
+  for (let i = 0; i < 4; i++) rows.push({ t: 0, event: 4, pid: -1, tid: -1, cpu: 0, kind: 10, misc: 0 });
+  rows.push({ t: 0, event: 4, pid: 300, tid: 300, cpu: 0, kind: 3, misc: 0 });
+  for (let i = 0; i < 50; i++) rows.push({ t: PERFDATA_FIRST_NS + i * 20 * US, event: 4, pid: 300, tid: 300, cpu: i % 2, ip: 0x401000 });
+  const threads = [{ pid: 300, tid: 300, comm: 'pd_work' }];
+  return snapshot('pd', 'pd_work.data', rows, 0n, 25, SMALL_EVENTS, threads);
+}
+
+/**
  * A ring that lost and overwrote records: cpu-clock samples on CPU 0 every 10 µs from 0 to 100 µs but none at 60 and 70,
  * a LOST record of 12 records at 75 µs (its ring's previous record at 50 µs), and 4 KiB overwritten before the oldest
  * sample kept (0 µs); CPU 1 lost and overwrote nothing.

@@ -162,7 +162,7 @@ describe('timeline webview in Chromium', function () {
     assert.match(tip, /cpu-clock · SAMPLE/);
     assert.match(tip, /<img src=x onerror="window.__pwned=1"> pid 200 tid 200 · cpu 1/);
     assert.match(tip, /ip 0x4010c8 busy_loop/);
-    assert.match(tip, /time 5000\.000505000/);
+    assert.match(tip, /^time 505\.000 µs$/m, 'time since the start of the shown capture (the perf clock is a toggle)');
     assert.equal(await page.$('.rs-tooltip img'), null);
     assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
   });
@@ -626,22 +626,24 @@ describe('timeline webview in Chromium', function () {
     }
   });
 
-  it('appends a live snapshot without moving the view, and follows it when asked', async () => {
-    const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
-    const before = await domain();
+  it('shows a new live snapshot fitted, and follows its newest records when asked', async () => {
     await page.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('second'));
     await page.waitForFunction(() => document.querySelectorAll('.rs-snapshot').length === 2);
-    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('167 records'));
-    const after = await domain();
-    assert.ok(Math.abs(after[0] - before[0]) < 1 && Math.abs(after[1] - before[1]) < 1, `view stayed put: ${before} → ${after}`);
-    // The status line changes as the batch arrives; the boundary marks on the next frame.
-    await page.waitForFunction(() => document.querySelectorAll('.rs-marks line.rs-boundary').length === 2, undefined, { timeout: 5000 });
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('51 records · 2 snapshots'));
+    await frames(page);
+    const shown = await page.evaluate(() => (window as unknown as { __domain(): number[] }).__domain());
+    assert.ok(shown[0] > 1_900_000 && shown[0] < 2_000_000 && shown[1] > 2_500_000 && shown[1] < 2_600_000, `fitted to snapshot 2: ${shown}`);
+    // The end of the shown capture is marked with its name.
+    await page.waitForFunction(() => [...document.querySelectorAll('.rs-marks text.rs-boundary-label')].map((e) => e.textContent).join() === 'snapshot 2');
+    await page.focus('.rs-scroll');
+    await page.keyboard.press('+');
     await page.click('#rs-follow');
     await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] >= 2_500_000);
+    await page.click('#rs-follow');
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] < 1_100_000);
-    const shown = await domain();
-    assert.ok(shown[0] < 0 && shown[1] > 1_005_000, `snapshot list shows all of snapshot 1: ${shown}`);
+    const first = await page.evaluate(() => (window as unknown as { __domain(): number[] }).__domain());
+    assert.ok(first[0] < 0 && first[1] > 1_005_000, `the strip shows all of snapshot 1: ${first}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'webview-timeline.png') });
   });
 
@@ -666,7 +668,7 @@ describe('timeline webview in Chromium', function () {
       const px = canvas.getContext('2d')!.getImageData(x, Math.round(lane.top - scroll + lane.height / 2), 1, 1).data;
       return Array.from(px);
     });
-    await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] > 2_500_000);
+    await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] > 1_005_000);
     assert.deepEqual(await tickColour(), [0xcc, 0xa7, 0x00, 255], 'cpu-clock ticks use --vscode-charts-yellow');
     await page.evaluate(() => {
       document.documentElement.style.setProperty('--vscode-charts-yellow', '#ff0000');
@@ -691,10 +693,10 @@ describe('timeline webview in Chromium', function () {
     await restored.close();
   });
 
-  it('asks the host to export the latest snapshot', async () => {
+  it('asks the host to export the shown snapshot', async () => {
     await page.click('#rs-export');
     const [request] = await waitPosted(page, 'exportRequest', 1);
-    assert.equal(request.snapshotId, 'snap-2');
+    assert.equal(request.snapshotId, 'snap-1');
   });
 
   it('rejects malformed messages with a reason and keeps working', async () => {
