@@ -139,10 +139,11 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     // Rings a client left paused when it died are resumed here (see collectPauseLeases). This
     // timer is not unref'd on purpose: holding rings is the keeper's whole job, and it is what keeps
     // `keep -a` and `keep -p` (no child to wait for) alive until a signal stops them.
-    // The same scan closes retired rings: once a retired ring's successor has wrapped (it holds the
-    // history by itself) or it holds no sample, it is withdrawn from the state file; it is closed at
-    // a scan after that which finds no live lease. A client takes its lease before it reads the state
-    // file, so one that read it while the ring was still published holds a lease this scan sees.
+    // The same scan closes retired rings: once a retired ring's records are no longer wanted (see
+    // supersededRing), it is withdrawn from the state file; it is closed at a scan after that which
+    // finds no live lease. A client takes its lease before it reads the state file, so one that read
+    // it while the ring was still published holds a lease this scan sees.
+    const retiredAtMs = new Map<RetiredRing, number>();
     const leaseWatch = setInterval(() => {
       const leases = collectPauseLeases(state.pid, dir);
       if (leases.gone.length > 0 && leases.alive.length === 0) recorder.resume();
@@ -152,7 +153,11 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
           recorder.closeRetired(retired);
         }
       }
-      const obsolete = recorder.retiredRings.filter((retired) => !withdrawn.has(retired) && supersededRing(retired, recorder.backwardRings));
+      const now = performance.now();
+      for (const retired of recorder.retiredRings) if (!retiredAtMs.has(retired)) retiredAtMs.set(retired, now);
+      for (const retired of retiredAtMs.keys()) if (!recorder.retiredRings.includes(retired)) retiredAtMs.delete(retired);
+      const obsolete = recorder.retiredRings.filter((retired) => !withdrawn.has(retired) &&
+        supersededRing(retired, recorder.backwardRings, (now - retiredAtMs.get(retired)!) / 1000, options.windowSec ?? 0));
       if (obsolete.length > 0) {
         for (const retired of obsolete) withdrawn.add(retired);
         publish(false);
@@ -188,11 +193,13 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
 }
 
 /**
- * Whether a retired ring's records are no longer needed: it holds no sample, or the live ring that
- * records its CPU (or thread) and events now has wrapped, so its own history is full.
+ * Whether a retired ring's records are no longer needed: it holds no sample; or it was retired
+ * `retiredForSec` ago, more than the window, so all it holds is older than the history asked for
+ * (a ring of a CPU that is rarely written would otherwise stay open until the keeper stops); or the
+ * live ring that records its CPU (or thread) and events now has wrapped, so its own history is full.
  */
-function supersededRing(retired: RetiredRing, live: readonly BackwardRing[]): boolean {
-  if (retired.oldestNs === null) return true;
+function supersededRing(retired: RetiredRing, live: readonly BackwardRing[], retiredForSec: number, windowSec: number): boolean {
+  if (retired.oldestNs === null || retiredForSec > windowSec) return true;
   const meta = retired.ring.meta;
   const successors = live.filter((ring) => ring.meta.defaultEvent === meta.defaultEvent &&
     (meta.cpu >= 0 ? ring.meta.cpu === meta.cpu : ring.meta.tid === meta.tid));

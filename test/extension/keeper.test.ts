@@ -149,6 +149,11 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.deepEqual(keeperArguments({ cliPath: '/x/cli.js', events: ['task-clock', 'mem:counter:w'], target: { kind: 'launch', argv: ['./a.out', '-v'] }, pages: 32 }),
       ['/x/cli.js', 'keep', '-e', 'task-clock', '-e', 'mem:counter:w', '--pages', '32', '--', './a.out', '-v']);
     assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'pid', pid: 7 } }), ['c', 'keep', '-p', '7']);
+    // ringside.window reaches the keeper, which grows its rings like a recording of our own.
+    assert.deepEqual(
+      keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, pages: 1, windowSec: 2.5 }),
+      ['c', 'keep', '--pages', '1', '--window', '2.5', '-a'],
+    );
   });
 
   it('resumes rings a client left paused when it died (PAUSE_OUTPUT belongs to the ring, not the fd)', async () => {
