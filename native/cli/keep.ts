@@ -7,6 +7,7 @@ import { prepareEvents, recorderTarget } from './capture';
 import { runKeeperUntilSignal } from '../keeper/keeper';
 import { attachKeeperRings } from '../keeper/attach';
 import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
+import type { RingStatus } from '../perf/borrowed';
 import { decodeSnapshot } from '../decode/columns';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { synthesizeSideband } from '../perf/procfs';
@@ -90,7 +91,8 @@ const LIST_RATE_MS = 200;
  */
 export async function runList(options: ListOptions): Promise<number> {
   const sources = liveKeepers().map((state) => attachKeeperRings(state, { warmCopyBuffers: false }));
-  let listed;
+  type ListedRing = RingStatus & { bytesPerSec: number; coverageSec: number | null; range: KeeperRetiredRing | undefined };
+  let listed: { state: KeeperState; rings: ListedRing[] }[];
   try {
     const before = sources.map((source) => source.ringStats());
     const startedMs = performance.now();

@@ -52,12 +52,12 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
   // A resize is published twice: `resizing` before the larger rings record, then the new rings with
   // the old ones retired. Publishing may fail (disk full): the swap itself must go on regardless.
-  let publish: (resizing: boolean) => void = () => undefined;
+  let publish: (resizing: boolean) => boolean = () => false;
   const recorder = await Recorder.open({
     events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
     ...(options.ownRing ? { ownRing: options.ownRing } : {}),
     ...(options.windowSec !== undefined ? { windowSec: options.windowSec, keepRetired: true } : {}),
-    onResize: (phase) => publish(phase === 'enabling'),
+    onResize: (phase) => void publish(phase === 'enabling'),
   });
   // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.
   const dir = path.resolve(options.dir ?? keeperStateDir());
@@ -80,7 +80,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       : options.target.kind === 'pid' ? { kind: 'pid', pid: options.target.pid }
       : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
     const startedAt = new Date();
-    /** Retired rings no longer published: closed once no client's lease is out (see retireWatch). */
+    /** Retired rings no longer published: closed once no client's lease is out (see leaseWatch). */
     const withdrawn = new Set<RetiredRing>();
     const retiredState = (retired: RetiredRing): KeeperRingState => ({
       ...ringState(retired.ring, 'backward'),
@@ -103,6 +103,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     let state = build(false);
     const statePath = writeKeeperState(state, dir);
     let publishError: string | undefined;
+    /** Writes the next generation; false when the file could not be written (it still says what it said). */
     publish = (resizing: boolean) => {
       // While `resizing` is published the rings are the previous generation's: clients wait it out.
       generation++;
@@ -111,10 +112,12 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
         writeKeeperState(next, dir);
         state = next;
         publishError = undefined;
+        return true;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        if (message !== publishError) process.stderr.write(`ringside keep: cannot publish the resized rings: ${message}\n`);
+        if (message !== publishError) process.stderr.write(`ringside keep: cannot publish its state file: ${message}\n`);
         publishError = message;
+        return false;
       }
     };
     // A side-band ring nobody empties stops taking records once full (COMM/MMAP2/EXIT of a busy
@@ -160,7 +163,8 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
         supersededRing(retired, recorder.backwardRings, (now - retiredAtMs.get(retired)!) / 1000, options.windowSec ?? 0));
       if (obsolete.length > 0) {
         for (const retired of obsolete) withdrawn.add(retired);
-        publish(false);
+        // A ring the file still names is never closed: a client may read the file and borrow it.
+        if (!publish(false)) for (const retired of obsolete) withdrawn.delete(retired);
       }
     }, LEASE_CHECK_MS);
     let stopped = false;
