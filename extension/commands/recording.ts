@@ -99,6 +99,7 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
         events: specs,
         target,
         pages: s.pages,
+        ...(s.windowSec !== undefined ? { windowSec: s.windowSec } : {}),
         ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}),
       });
       log(`keeper ${state.pid} holds ${state.rings.length} ring(s); attaching`);

@@ -20,6 +20,8 @@ export interface KeeperLaunch {
   readonly events: readonly string[];
   readonly target: { readonly kind: 'pid'; readonly pid: number } | { readonly kind: 'cpus' } | { readonly kind: 'launch'; readonly argv: readonly string[] };
   readonly pages?: number;
+  /** Seconds of history wanted: the keeper grows its rings until they keep it (--window; ringside.window). */
+  readonly windowSec?: number;
   readonly cwd?: string;
   /** Node binary to run the CLI with (default: this process's, with ELECTRON_RUN_AS_NODE for VS Code). */
   readonly nodePath?: string;
@@ -31,6 +33,7 @@ export function keeperArguments(launch: KeeperLaunch): string[] {
   const args = [launch.cliPath, 'keep'];
   for (const spec of launch.events) args.push('-e', spec);
   if (launch.pages !== undefined) args.push('--pages', String(launch.pages));
+  if (launch.windowSec !== undefined) args.push('--window', String(launch.windowSec));
   switch (launch.target.kind) {
     case 'pid': args.push('-p', String(launch.target.pid)); break;
     case 'cpus': args.push('-a'); break;

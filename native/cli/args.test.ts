@@ -77,7 +77,10 @@ describe('cli args', () => {
     const keptCrash = parseArgs(['keep', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '--', 'x']);
     assert.ok(keptCrash.command === 'keep' && keptCrash.snapshotOnExitSignal && keptCrash.snapshotOn.length === 0);
     assert.throws(() => parseArgs(['keep', '--snapshot-on-exit-signal', '--snapshot-dir', 'd', '-a']), /watches a launched command/);
-    assert.throws(() => parseArgs(['keep', '--window', '2', '-a']), /keep does not take --window: .*give keep a larger --pages instead/);
+    // keep grows its rings too: each resize is a new generation of its state file (test/cli/keep-window.test.ts).
+    const keptWindow = parseArgs(['keep', '--window', '2', '--pages', '1', '-a']);
+    assert.ok(keptWindow.command === 'keep' && keptWindow.windowSec === 2 && keptWindow.pages === 1);
+    assert.throws(() => parseArgs(['keep', '--window', '0', '-a']), /--window 0/);
     assert.throws(() => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']), /--post -1: expected a number of seconds >= 0/);
     assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']), { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false });
     assert.throws(() => parseArgs(['snapshot']), /snapshot needs the pid of a running `ringside keep`/);

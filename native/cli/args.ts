@@ -88,7 +88,7 @@ export const USAGE = `usage:
                    [--no-warm-copy] [--leave-running] [--window SEC] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
-  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
+  ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--window SEC]
                 [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside snapshot KEEPER_PID [-o FILE] [-q]
   ringside list [--json]
@@ -104,7 +104,8 @@ Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ende
 --snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
 to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
 --snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
---window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).`;
+--window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).
+A keeper publishes each resize as a new generation of its state file; snapshot, list and VS Code follow it.`;
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
@@ -290,10 +291,6 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (snapshotOnExitSignal && snapshotDir === undefined) throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
   if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
   if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
-  if (command === 'keep' && windowSec !== undefined) {
-    throw new UsageError('keep does not take --window: its clients map the rings by the fd numbers its state file publishes, ' +
-      'and a resize would close those rings under them; give keep a larger --pages instead');
-  }
   return {
     command, events, target, pages, period, freq, callGraph, durationSec, output,
     format: formatOf(

@@ -6,7 +6,8 @@ import type { CaptureOptions, ListOptions, SnapshotOptions } from './args';
 import { prepareEvents, recorderTarget } from './capture';
 import { runKeeperUntilSignal } from '../keeper/keeper';
 import { attachKeeperRings } from '../keeper/attach';
-import { keeperStateDir, listKeeperStates, type KeeperState } from '../keeper/state';
+import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
+import type { RingStatus } from '../perf/borrowed';
 import { decodeSnapshot } from '../decode/columns';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { synthesizeSideband } from '../perf/procfs';
@@ -19,6 +20,7 @@ export async function runKeep(options: CaptureOptions): Promise<number> {
   const log = (line: string) => process.stderr.write(line + '\n');
   return runKeeperUntilSignal({
     events: prepared.events, target: recorderTarget(options, prepared), pages: options.pages,
+    ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
     // A trigger's ring holds only its own records, so a moving data_head means it fired.
     ...(triggers.length ? { ownRing: triggers } : {}),
   }, log, triggers.length === 0 && !options.snapshotOnExitSignal ? undefined : (keeper) => {
@@ -55,7 +57,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   try {
     const raw = keeperSnapshot(state);
     const decoded = decodeSnapshot(raw);
-    await writer.write(decoded, raw.processes);
+    await writer.write(decoded, raw.processes, raw.limitations);
     if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded));
   } finally {
     await writer.close();
@@ -63,7 +65,11 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   return 0;
 }
 
-/** One snapshot of a keeper's rings as a client takes it (spooled side-band and ring joined), with its target's /proc state. */
+/**
+ * One snapshot of a keeper's rings as a client takes it (spooled side-band and ring joined, retired
+ * rings with the grown ones), with its target's /proc state. `state` names the keeper; its newest
+ * generation is read under the lease.
+ */
 function keeperSnapshot(state: KeeperState): TriggeredSnapshot {
   const source = attachKeeperRings(state, { warmCopyBuffers: false });
   try {
@@ -75,31 +81,73 @@ function keeperSnapshot(state: KeeperState): TriggeredSnapshot {
   }
 }
 
-/** The keepers this user runs: pid, target, events and each ring's fill, read live from the rings. */
+/** How long `list` watches the rings to tell how fast they are written (their coverage). */
+const LIST_RATE_MS = 200;
+
+/**
+ * The keepers this user runs: pid, target, events, each ring's size, fill and coverage (its size
+ * over the rate it is written at, watched for LIST_RATE_MS), the retired rings with the time they
+ * cover, and the resizes so far (the keeper's limitations).
+ */
 export async function runList(options: ListOptions): Promise<number> {
-  const listed = liveKeepers().map((state) => {
-    const source = attachKeeperRings(state, { warmCopyBuffers: false });
-    try {
-      return { state, rings: source.ringStats() };
-    } finally {
-      source.dispose();
-    }
-  });
+  const sources = liveKeepers().map((state) => attachKeeperRings(state, { warmCopyBuffers: false }));
+  type ListedRing = RingStatus & { bytesPerSec: number; coverageSec: number | null; range: KeeperRetiredRing | undefined };
+  let listed: { state: KeeperState; rings: ListedRing[] }[];
+  try {
+    const before = sources.map((source) => source.ringStats());
+    const startedMs = performance.now();
+    if (sources.length > 0) await new Promise((resolve) => setTimeout(resolve, LIST_RATE_MS));
+    const seconds = (performance.now() - startedMs) / 1000;
+    listed = sources.map((source, index) => {
+      const state = source.keeperState;
+      const rings = source.ringStats().map((ring) => {
+        const earlier = before[index].find((seen) => seen.ringId === ring.ringId);
+        const bytesPerSec = earlier && !ring.retired && ring.direction === 'backward' ? Number(ring.bytesWritten - earlier.bytesWritten) / seconds : 0;
+        const published = state.rings.find((candidate) => candidate.ringId === ring.ringId);
+        return { ...ring, bytesPerSec, coverageSec: bytesPerSec > 0 ? ring.dataSize / bytesPerSec : null, range: published?.retired };
+      });
+      return { state, rings };
+    });
+  } finally {
+    for (const source of sources) source.dispose();
+  }
   if (options.json) {
     process.stdout.write(JSON.stringify(listed.map(({ state, rings }) => ({
-      pid: state.pid, startedAt: state.startedAt, target: state.target, events: state.events.map((event) => event.name),
-      rings: rings.map((ring) => ({ label: ring.label, direction: ring.direction, dataSize: ring.dataSize, bytesWritten: ring.bytesWritten.toString() })),
+      pid: state.pid, startedAt: state.startedAt, target: state.target, events: state.events.map((event) => event.name), generation: state.generation ?? 0,
+      rings: rings.map((ring) => ({
+        label: ring.label, direction: ring.direction, dataSize: ring.dataSize, bytesWritten: ring.bytesWritten.toString(),
+        ...(ring.direction === 'backward' && !ring.retired ? { bytesPerSec: Math.round(ring.bytesPerSec), coverageSec: ring.coverageSec } : {}),
+        ...(ring.retired ? { retired: ring.range ?? {} } : {}),
+      })),
+      limitations: state.limitations ?? [],
     }))) + '\n');
     return 0;
   }
   if (listed.length === 0) process.stdout.write(`no keeper is running (state files in ${keeperStateDir()})\n`);
   for (const { state, rings } of listed) {
     const target = state.target.kind === 'launch' ? state.target.argv.join(' ') : state.target.kind === 'pid' ? `pid ${state.target.pid}` : 'every CPU';
-    process.stdout.write(`keeper ${state.pid}: ${state.events.map((event) => event.name).join(', ')} on ${target}, since ${state.startedAt}\n`);
+    const generation = state.generation ? `, state generation ${state.generation}` : '';
+    process.stdout.write(`keeper ${state.pid}: ${state.events.map((event) => event.name).join(', ')} on ${target}, since ${state.startedAt}${generation}\n`);
     for (const ring of rings) {
-      const written = ring.direction === 'backward' ? `${ring.bytesWritten} bytes written${ring.bytesWritten > BigInt(ring.dataSize) ? ' (wrapped: holds the newest)' : ''}` : `${ring.bytesWritten} bytes of side-band`;
+      let written: string;
+      if (ring.direction === 'forward') written = `${ring.bytesWritten} bytes of side-band`;
+      else if (ring.retired) written = `retired, ${retiredRange(ring.range)}`;
+      else {
+        const coverage = ring.coverageSec === null ? 'not written meanwhile'
+          : `keeps ${ring.coverageSec.toFixed(2)} s at ${Math.round(ring.bytesPerSec / 1024)} KiB/s`;
+        written = `${ring.bytesWritten} bytes written${ring.bytesWritten > BigInt(ring.dataSize) ? ' (wrapped: holds the newest)' : ''}, ${coverage}`;
+      }
       process.stdout.write(`  ${ring.label.padEnd(24)} ${ring.direction.padEnd(8)} ${ring.dataSize / 1024} KiB, ${written}\n`);
     }
+    for (const limitation of state.limitations ?? []) process.stdout.write(`  ${limitation}\n`);
   }
   return 0;
+}
+
+/** The sample times a retired ring holds, in seconds of the perf clock as perf script prints them. */
+function retiredRange(range: KeeperRetiredRing | undefined): string {
+  const seconds = (ns: string) => (Number(BigInt(ns) / 1000n) / 1e6).toFixed(6);
+  if (!range?.oldestNs || !range.newestNs) return 'holds no sample';
+  const cut = range.cutAtNs !== undefined ? ` (its successor from ${seconds(range.cutAtNs)} on)` : '';
+  return `holds ${seconds(range.oldestNs)} to ${seconds(range.newestNs)}${cut}`;
 }

@@ -1,12 +1,24 @@
-// Attaching to a keeper: every ring its state file publishes, borrowed from the keeper process.
+// Attaching to a keeper: every ring its state file publishes, borrowed from the keeper process. A
+// keeper with a window publishes a new generation of its state file whenever its rings grow; a
+// KeptRingSource follows the generations, so its snapshots always hold the rings that record now
+// and the retired rings' last records.
 
-import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
+import type { RawSnapshot } from '../abi/snapshot';
+import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions, type RingStatus } from '../perf/borrowed';
 import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
 import { readSidebandSpool, sidebandSpoolPath } from './sideband';
-import { isKeeperAlive, keeperEventDescriptions, keeperStateDir, releasePauseLease, removeKeeperState, takePauseLease, type KeeperState } from './state';
+import {
+  KeeperStateError, isKeeperAlive, keeperEventDescriptions, keeperStateDir, keeperStatePath, readKeeperState, releasePauseLease, removeKeeperState,
+  takePauseLease, type KeeperState,
+} from './state';
 
-/** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
-export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): AttachedRingSource {
+/** How long a client waits for a keeper to finish swapping its rings (the swap itself takes milliseconds). */
+const RESIZE_WAIT_MS = 2000;
+/** Copies a snapshot makes at most when the keeper keeps resizing under it. */
+const SNAPSHOT_ATTEMPTS = 5;
+
+/** Borrows every ring of one generation of a keeper's state. Leases are the caller's (see KeptRingSource). */
+function borrowGeneration(state: KeeperState, options: CopyBufferOptions): AttachedRingSource {
   if (!isKeeperAlive(state)) throw new AttachError(`keeper ${state.pid} is not running any more`, 'start a new kept recording; its rings died with it');
   const events = keeperEventDescriptions(state);
   const rings: AttachedRing[] = [];
@@ -16,7 +28,13 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
       const meta: RingMeta = { ringId: ring.ringId, label: ring.label, cpu: ring.cpu, tid: ring.tid, defaultEvent: ring.defaultEvent };
       if (ring.direction === 'backward') {
         const attr = events[ring.defaultEvent]?.attr;
-        rings.push({ kind: 'backward', ring: mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing });
+        const mapped = mapExistingRing(fd, ring.pages, 'backward', { meta, ...(attr ? { attr } : {}) }) as BackwardRing;
+        if (ring.retired) {
+          const cutAtNs = ring.retired.cutAtNs !== undefined ? BigInt(ring.retired.cutAtNs) : null;
+          rings.push({ kind: 'retired', ring: mapped, cutAtNs });
+        } else {
+          rings.push({ kind: 'backward', ring: mapped });
+        }
       } else {
         // The keeper drains its side-band rings into spools beside its state: a copy is the spool, then
         // the ring. A state without stateDir comes from a keeper that did not spool yet.
@@ -28,16 +46,177 @@ export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions
     for (const attached of rings) attached.ring.dispose();
     throw error;
   }
-  // Where the keeper looks for leases; a state file from before keepers published it: the default.
-  const dir = state.stateDir ?? keeperStateDir();
   return new AttachedRingSource(events, rings, {
     pid: state.pid,
     alive: () => isKeeperAlive(state),
-    // A lease the keeper can see: it resumes the rings if this process dies with them paused.
-    pausing: () => takePauseLease(state.pid, process.pid, dir),
-    resumed: () => releasePauseLease(state.pid, process.pid, dir),
     // A keeper killed by SIGKILL leaves its state file; nobody can attach to it any more.
-    gone: () => removeKeeperState(state.pid, dir),
+    gone: () => removeKeeperState(state.pid, state.stateDir ?? keeperStateDir()),
   }, options.warmCopyBuffers);
 }
 
+/**
+ * A keeper's rings as a recording source, following the generations of its state file. Every read
+ * of the state file happens under this client's pause lease, so a retired ring the file names is
+ * still open in the keeper when it is borrowed; a snapshot copies, then checks that the generation
+ * it copied is still the newest, and copies again from the newest when a resize came in between
+ * (the rings it copied may have stopped recording).
+ */
+export class KeptRingSource {
+  private state: KeeperState;
+  private source: AttachedRingSource;
+  private paused = false;
+  private disposed = false;
+  /** Where the keeper looks for leases; a state file from before keepers published it: the default. */
+  private readonly dir: string;
+
+  constructor(initial: KeeperState, private readonly options: CopyBufferOptions = {}) {
+    this.dir = initial.stateDir ?? keeperStateDir();
+    this.state = initial;
+    this.lease(true);
+    try {
+      this.state = this.newestState() ?? initial;
+      this.source = borrowGeneration(this.state, options);
+    } finally {
+      this.lease(false);
+    }
+  }
+
+  /** The keeper's state as this source last borrowed it. */
+  get keeperState(): KeeperState {
+    return this.state;
+  }
+
+  get events(): AttachedRingSource['events'] {
+    return this.source.events;
+  }
+
+  /** What the recording cannot see, and every resize of its rings so far. */
+  get limitations(): readonly string[] {
+    return this.state.limitations ?? [];
+  }
+
+  snapshot(): RawSnapshot {
+    this.assertLive();
+    if (!this.paused) this.lease(true);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        // A user's pause holds the rings of the generation it paused: those are the ones to copy.
+        if (!this.paused) this.follow();
+        const raw = this.source.snapshot();
+        if (this.paused || attempt === SNAPSHOT_ATTEMPTS || this.newestGeneration() === this.generation(this.state)) {
+          return { ...raw, limitations: this.limitations };
+        }
+      }
+    } finally {
+      if (!this.paused) this.lease(false);
+    }
+  }
+
+  pause(): void {
+    this.assertLive();
+    this.lease(true);
+    this.follow();
+    this.source.pause();
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.assertLive();
+    this.source.resume();
+    this.paused = false;
+    this.lease(false);
+  }
+
+  ringStats(): RingStatus[] {
+    if (this.disposed) return [];
+    if (!this.paused) {
+      this.lease(true);
+      try {
+        this.follow();
+      } finally {
+        this.lease(false);
+      }
+    }
+    return this.source.ringStats();
+  }
+
+  get copyBuffersReady(): boolean {
+    return this.source.copyBuffersReady;
+  }
+
+  copyBuffersWarm(): Promise<void> {
+    return this.source.copyBuffersWarm();
+  }
+
+  get ownerAlive(): boolean {
+    return this.source.ownerAlive;
+  }
+
+  ownerGone(): void {
+    this.source.ownerGone();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    try {
+      this.source.dispose();
+    } finally {
+      if (this.paused) this.lease(false);
+    }
+  }
+
+  /** Borrows the newest generation when the state file has moved on (under the lease the caller holds). */
+  private follow(): void {
+    const newest = this.newestState();
+    if (!newest || this.generation(newest) === this.generation(this.state)) return;
+    const next = borrowGeneration(newest, this.options);
+    const previous = this.source;
+    this.source = next;
+    this.state = newest;
+    previous.dispose();
+  }
+
+  /**
+   * The state file as the keeper published it last, once no resize is half done (null when it is
+   * gone: the keeper stopped, and the rings already borrowed are all there is).
+   */
+  private newestState(): KeeperState | null {
+    const deadline = Date.now() + RESIZE_WAIT_MS;
+    for (;;) {
+      let state: KeeperState;
+      try {
+        state = readKeeperState(keeperStatePath(this.state.pid, this.dir));
+      } catch (error) {
+        if (error instanceof KeeperStateError && !isKeeperAlive(this.state)) return null;
+        throw error;
+      }
+      if (!state.resizing || Date.now() >= deadline || !isKeeperAlive(state)) return state.resizing ? null : state;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+    }
+  }
+
+  private newestGeneration(): number | null {
+    const state = this.newestState();
+    return state ? this.generation(state) : null;
+  }
+
+  private generation(state: KeeperState): number {
+    return state.generation ?? 0;
+  }
+
+  /** Takes or releases this client's pause lease (the keeper resumes rings a dead client left paused). */
+  private lease(take: boolean): void {
+    if (take) takePauseLease(this.state.pid, process.pid, this.dir);
+    else releasePauseLease(this.state.pid, process.pid, this.dir);
+  }
+
+  private assertLive(): void {
+    if (this.disposed) throw new AttachError('rings were detached');
+  }
+}
+
+/** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
+export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): KeptRingSource {
+  return new KeptRingSource(state, options);
+}

@@ -1,10 +1,13 @@
 // The keeper: a small process that opens a recording and holds its rings so they outlive the
 // editor. It publishes what it holds (fd numbers, attrs, ring sizes) in its state file and waits;
 // SIGTERM/SIGINT close everything and remove the file. `ringside keep` runs runKeeperUntilSignal.
+// With a window its rings grow: each resize is published as a new generation of the state file,
+// and the rings it retired stay open (published as retired) until no client can still need them.
 
 import path from 'node:path';
 import type { ResolvedEvent } from '../abi/snapshot';
-import { Recorder, type RecorderTarget } from '../perf/recorder';
+import { Recorder, type RecorderTarget, type RetiredRing } from '../perf/recorder';
+import type { BackwardRing } from '../perf/ring';
 import { pageSize } from '../sys/libc';
 import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath } from './sideband';
 import {
@@ -29,10 +32,13 @@ export interface KeeperOptions {
   readonly dir?: string;
   /** Trigger events (indices into `events`): each gets a ring of its own, whose moving data_head means it fired. */
   readonly ownRing?: readonly number[];
+  /** Seconds of history wanted: the rings grow until they keep it (RecorderOptions.windowSec). */
+  readonly windowSec?: number;
 }
 
 export interface RunningKeeper {
   readonly recorder: Recorder;
+  /** What the state file says now (a new generation after every resize). */
   readonly state: KeeperState;
   readonly statePath: string;
   /** Closes every ring and removes the state file. Idempotent. */
@@ -52,10 +58,15 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
   // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
+  // A resize is published twice: `resizing` before the larger rings record, then the new rings with
+  // the old ones retired. Publishing may fail (disk full): the swap itself must go on regardless.
+  let publish: (resizing: boolean) => boolean = () => false;
   const recorder = await Recorder.open({
     events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
     sidebandPages: KEEPER_SIDEBAND_PAGES,
     ...(options.ownRing ? { ownRing: options.ownRing } : {}),
+    ...(options.windowSec !== undefined ? { windowSec: options.windowSec, keepRetired: true } : {}),
+    onResize: (phase) => void publish(phase === 'enabling'),
   });
   // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.
   const dir = path.resolve(options.dir ?? keeperStateDir());
@@ -63,10 +74,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   let sidebandDrain: NodeJS.Timeout | undefined;
   try {
     const page = pageSize();
-    const rings: KeeperRingState[] = [
-      ...recorder.backwardRings.map((ring) => ({ ring, direction: 'backward' as const })),
-      ...recorder.forwardRings.map((ring) => ({ ring, direction: 'forward' as const })),
-    ].map(({ ring, direction }) => ({
+    const ringState = (ring: BackwardRing | (typeof recorder.forwardRings)[number], direction: 'backward' | 'forward'): KeeperRingState => ({
       fd: ring.event.fd,
       ringId: ring.meta.ringId,
       label: ring.meta.label,
@@ -75,13 +83,52 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       direction,
       pages: ring.dataSize / page,
       defaultEvent: ring.meta.defaultEvent,
-    }));
+    });
     const target: KeeperTarget = options.target.kind === 'launch'
       ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }
       : options.target.kind === 'pid' ? { kind: 'pid', pid: options.target.pid }
       : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
-    const state = buildKeeperState({ target, events: recorder.eventDescriptions(), rings, stateDir: dir });
+    const startedAt = new Date();
+    /** Retired rings no longer published: closed once no client's lease is out (see leaseWatch). */
+    const withdrawn = new Set<RetiredRing>();
+    const retiredState = (retired: RetiredRing): KeeperRingState => ({
+      ...ringState(retired.ring, 'backward'),
+      label: `${retired.ring.meta.label} (${retired.pages} pages, retired)`,
+      retired: {
+        ...(retired.cutAtNs !== null ? { cutAtNs: retired.cutAtNs.toString() } : {}),
+        ...(retired.oldestNs !== null ? { oldestNs: retired.oldestNs.toString() } : {}),
+        ...(retired.newestNs !== null ? { newestNs: retired.newestNs.toString() } : {}),
+      },
+    });
+    let generation = 0;
+    const build = (resizing: boolean): KeeperState => buildKeeperState({
+      target, events: recorder.eventDescriptions(), stateDir: dir, startedAt, generation, resizing, limitations: recorder.limitations,
+      rings: [
+        ...recorder.backwardRings.map((ring) => ringState(ring, 'backward')),
+        ...recorder.retiredRings.filter((retired) => !withdrawn.has(retired)).map(retiredState),
+        ...recorder.forwardRings.map((ring) => ringState(ring, 'forward')),
+      ],
+    });
+    let state = build(false);
     const statePath = writeKeeperState(state, dir);
+    let publishError: string | undefined;
+    /** Writes the next generation; false when the file could not be written (it still says what it said). */
+    publish = (resizing: boolean) => {
+      // While `resizing` is published the rings are the previous generation's: clients wait it out.
+      generation++;
+      const next = resizing ? { ...state, generation, resizing: true } : build(false);
+      try {
+        writeKeeperState(next, dir);
+        state = next;
+        publishError = undefined;
+        return true;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (message !== publishError) process.stderr.write(`ringside keep: cannot publish its state file: ${message}\n`);
+        publishError = message;
+        return false;
+      }
+    };
     // A side-band ring nobody empties stops taking records once full (COMM/MMAP2/EXIT of a busy
     // target would be lost within seconds), so the keeper empties them into their spools.
     let spoolError: string | undefined;
@@ -104,13 +151,37 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     // Rings a client left paused when it died are resumed here (see collectPauseLeases). This
     // timer is not unref'd on purpose: holding rings is the keeper's whole job, and it is what keeps
     // `keep -a` and `keep -p` (no child to wait for) alive until a signal stops them.
+    // The same scan closes retired rings: once a retired ring's records are no longer wanted (see
+    // supersededRing), it is withdrawn from the state file; it is closed at a scan after that which
+    // finds no live lease. A client takes its lease before it reads the state file, so one that read
+    // it while the ring was still published holds a lease this scan sees.
+    const retiredAtMs = new Map<RetiredRing, number>();
     const leaseWatch = setInterval(() => {
       const leases = collectPauseLeases(state.pid, dir);
       if (leases.gone.length > 0 && leases.alive.length === 0) recorder.resume();
+      if (leases.alive.length === 0) {
+        for (const retired of withdrawn) {
+          withdrawn.delete(retired);
+          recorder.closeRetired(retired);
+        }
+      }
+      const now = performance.now();
+      for (const retired of recorder.retiredRings) if (!retiredAtMs.has(retired)) retiredAtMs.set(retired, now);
+      for (const retired of retiredAtMs.keys()) if (!recorder.retiredRings.includes(retired)) retiredAtMs.delete(retired);
+      const obsolete = recorder.retiredRings.filter((retired) => !withdrawn.has(retired) &&
+        supersededRing(retired, recorder.backwardRings, (now - retiredAtMs.get(retired)!) / 1000, options.windowSec ?? 0));
+      if (obsolete.length > 0) {
+        for (const retired of obsolete) withdrawn.add(retired);
+        // A ring the file still names is never closed: a client may read the file and borrow it.
+        if (!publish(false)) for (const retired of obsolete) withdrawn.delete(retired);
+      }
     }, LEASE_CHECK_MS);
     let stopped = false;
     return {
-      recorder, state, statePath,
+      recorder, statePath,
+      get state() {
+        return state;
+      },
       stop() {
         if (stopped) return;
         stopped = true;
@@ -134,7 +205,20 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   }
 }
 
-/** Runs a keeper until SIGTERM/SIGINT; returns the exit code. */
+/**
+ * Whether a retired ring's records are no longer needed: it holds no sample; or it was retired
+ * `retiredForSec` ago, more than the window, so all it holds is older than the history asked for
+ * (a ring of a CPU that is rarely written would otherwise stay open until the keeper stops); or the
+ * live ring that records its CPU (or thread) and events now has wrapped, so its own history is full.
+ */
+function supersededRing(retired: RetiredRing, live: readonly BackwardRing[], retiredForSec: number, windowSec: number): boolean {
+  if (retired.oldestNs === null || retiredForSec > windowSec) return true;
+  const meta = retired.ring.meta;
+  const successors = live.filter((ring) => ring.meta.defaultEvent === meta.defaultEvent &&
+    (meta.cpu >= 0 ? ring.meta.cpu === meta.cpu : ring.meta.tid === meta.tid));
+  return successors.length > 0 && successors.every((ring) => ring.bytesWritten() >= BigInt(ring.dataSize));
+}
+
 /**
  * Runs a keeper until SIGTERM/SIGINT. `whileRunning` starts work that lives as long as the keeper
  * (triggered snapshots) and returns how to stop it.

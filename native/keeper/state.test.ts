@@ -61,6 +61,24 @@ describe('keeper state file', () => {
     assert.throws(() => validateKeeperState({ ...good, events: [{ name: 'x', attrHex: 'zz', ids: [] }] }), /attrHex/);
   });
 
+  it('keeps the generation, the retired rings with their times and the limitations; a file without a generation is generation 0', () => {
+    const retired = { fd: 9, ringId: 3, label: 'cpu0 (1 pages, retired)', cpu: 0, tid: -1, direction: 'backward' as const, pages: 1, defaultEvent: 0,
+      retired: { cutAtNs: '18446744073709551615', oldestNs: '5', newestNs: '7' } };
+    const state = { ...sample(), generation: 3, resizing: true, limitations: ['rings resized from 1 to 8 pages'], rings: [...sample().rings, retired] };
+    const read = readKeeperState(writeKeeperState(state, dir));
+    assert.equal(read.generation, 3);
+    assert.equal(read.resizing, true);
+    assert.deepEqual(read.rings[1].retired, retired.retired);
+    assert.deepEqual(read.limitations, ['rings resized from 1 to 8 pages']);
+    const old = JSON.parse(JSON.stringify(sample())) as Record<string, unknown>;
+    delete old.generation;
+    assert.equal(validateKeeperState(old).generation, 0);
+    const good = JSON.parse(JSON.stringify(state)) as { rings: Record<string, unknown>[] };
+    assert.throws(() => validateKeeperState({ ...good, rings: [{ ...good.rings[1], retired: { cutAtNs: 12 } }] }), /rings\[0\]\.retired\.cutAtNs must be a decimal string/);
+    assert.throws(() => validateKeeperState({ ...good, rings: [{ ...good.rings[1], direction: 'forward' }] }), /rings\[0\] is retired but not a backward ring/);
+    assert.throws(() => validateKeeperState({ ...good, generation: -1 }), /generation must be a non-negative integer/);
+  });
+
   it('tells live keepers from dead ones and prunes the dead', () => {
     writeKeeperState(sample(), dir);
     const child = spawnSync('true');

@@ -38,6 +38,19 @@ export interface KeeperRingState {
   /** Data pages (a power of two); the mapping is pages + 1 (the header page). */
   readonly pages: number;
   readonly defaultEvent: number;
+  /**
+   * Set on a ring a resize (--window) retired: nothing writes it any more, and the keeper closes it
+   * once its successor holds the history by itself and no client's lease is out.
+   */
+  readonly retired?: KeeperRetiredRing;
+}
+
+/** The time range a retired ring covers, in perf clock ns as decimal strings (absent: unknown or empty). */
+export interface KeeperRetiredRing {
+  /** Its successor's oldest sample when it was retired: a client drops this ring's records from then on (the successor has them). */
+  readonly cutAtNs?: string;
+  readonly oldestNs?: string;
+  readonly newestNs?: string;
 }
 
 export interface KeeperState {
@@ -61,6 +74,19 @@ export interface KeeperState {
   readonly target: KeeperTarget;
   readonly events: readonly KeeperEventState[];
   readonly rings: readonly KeeperRingState[];
+  /**
+   * Counts the keeper's publications of this file (0 first). It changes whenever the rings do (a
+   * resize, a retired ring closed): a client that read one generation and finds another after
+   * copying reads the file again and copies again.
+   */
+  readonly generation?: number;
+  /**
+   * Set while a resize swaps the rings: larger rings are about to record and the published ones to
+   * be retired. A client waits for the next generation instead of copying (the swap takes milliseconds).
+   */
+  readonly resizing?: boolean;
+  /** What the recording cannot see and why, and every resize so far (the recorder's limitations). */
+  readonly limitations?: readonly string[];
 }
 
 export class KeeperStateError extends Error {
@@ -126,6 +152,9 @@ export function buildKeeperState(input: {
   rings: readonly KeeperRingState[];
   startedAt?: Date;
   stateDir?: string;
+  generation?: number;
+  resizing?: boolean;
+  limitations?: readonly string[];
 }): KeeperState {
   const pid = input.pid ?? process.pid;
   const ticks = processStartTicks(pid);
@@ -144,6 +173,9 @@ export function buildKeeperState(input: {
       ...(event.tracepoint ? { tracepoint: event.tracepoint } : {}),
     })),
     rings: input.rings,
+    generation: input.generation ?? 0,
+    ...(input.resizing ? { resizing: true } : {}),
+    ...(input.limitations?.length ? { limitations: input.limitations } : {}),
   };
 }
 
@@ -309,21 +341,42 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     if (!Number.isInteger(ring.cpu) || !Number.isInteger(ring.tid)) fail(`rings[${i}].cpu and .tid must be integers (-1 for any)`);
     const defaultEvent = nonNegativeInt(ring.defaultEvent) ?? fail(`rings[${i}].defaultEvent must be an event index`);
     if (defaultEvent >= events.length) fail(`rings[${i}].defaultEvent ${defaultEvent} is past the ${events.length} events`);
+    let retired: KeeperRetiredRing | undefined;
+    if (ring.retired !== undefined) {
+      const raw = asObject(ring.retired) ?? fail(`rings[${i}].retired must be an object`);
+      if (ring.direction !== 'backward') fail(`rings[${i}] is retired but not a backward ring`);
+      const times: Record<string, string> = {};
+      for (const key of ['cutAtNs', 'oldestNs', 'newestNs'] as const) {
+        const value = raw[key];
+        if (value === undefined) continue;
+        if (typeof value !== 'string' || !/^\d+$/.test(value)) fail(`rings[${i}].retired.${key} must be a decimal string`);
+        times[key] = value as string;
+      }
+      retired = times;
+    }
     return {
       fd, ringId, pages, defaultEvent,
       label: ring.label as string,
       cpu: ring.cpu as number,
       tid: ring.tid as number,
       direction: ring.direction as 'backward' | 'forward',
+      ...(retired ? { retired } : {}),
     };
   });
+  const generation = obj.generation === undefined ? 0 : nonNegativeInt(obj.generation) ?? fail('generation must be a non-negative integer');
+  if (obj.resizing !== undefined && typeof obj.resizing !== 'boolean') fail('resizing must be a boolean');
+  if (obj.limitations !== undefined && (!Array.isArray(obj.limitations) || !obj.limitations.every((line) => typeof line === 'string'))) {
+    fail('limitations must be an array of strings');
+  }
   return {
     version: KEEPER_STATE_VERSION,
     pid, uid,
     startedAt: obj.startedAt as string,
     ...(obj.procStartTicks !== undefined ? { procStartTicks: obj.procStartTicks as string } : {}),
     ...(obj.stateDir !== undefined ? { stateDir: obj.stateDir as string } : {}),
-    target, events, rings,
+    target, events, rings, generation,
+    ...(obj.resizing === true ? { resizing: true } : {}),
+    ...(obj.limitations !== undefined ? { limitations: obj.limitations as string[] } : {}),
   };
 }
 

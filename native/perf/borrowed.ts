@@ -11,7 +11,8 @@ import type { PerfEventAttr } from '../abi/attr';
 import { MmapPage } from '../abi/uapi';
 import * as libc from '../sys/libc';
 import { PerfError } from '../sys/errors';
-import { pauseRings, snapshotRings } from './snapshot-loop';
+import { pauseRings, quiescentCopy, snapshotRings, type SnapshotRing } from './snapshot-loop';
+import { dropFrom } from './ring-growth';
 import { readProcessStat } from './procfs';
 
 /**
@@ -44,6 +45,8 @@ export interface RingStatus {
   readonly dataSize: number;
   readonly bytesWritten: bigint;
   readonly paused: boolean;
+  /** A ring its owner retired when its rings grew: nothing writes it any more. */
+  readonly retired?: boolean;
 }
 
 export class AttachError extends Error {
@@ -185,7 +188,15 @@ export class PeekRing {
   }
 }
 
-export type AttachedRing = { kind: 'backward'; ring: BackwardRing } | { kind: 'peek'; ring: PeekRing };
+/**
+ * A borrowed ring: a backward ring, a forward ring only peeked at, or a backward ring its owner
+ * retired when its rings grew (nothing writes it: copied without a pause, without its records from
+ * `cutAtNs` on, which its successor holds).
+ */
+export type AttachedRing =
+  | { kind: 'backward'; ring: BackwardRing }
+  | { kind: 'peek'; ring: PeekRing }
+  | { kind: 'retired'; ring: BackwardRing; cutAtNs: bigint | null };
 
 /** The ringside.warmCopyBuffers setting, for sources over borrowed rings (default true). */
 export interface CopyBufferOptions {
@@ -222,24 +233,38 @@ export class AttachedRingSource {
     const takenAtMs = Date.now();
     if (!this.paused) this.takeLease();
     // Rings the user paused are copied as they are, and stay paused.
-    const { rings: copies, pauseWindowNs } = snapshotRings(this.rings, this.paused);
+    const { rings: copies, pauseWindowNs } = snapshotRings(this.snapshotUnits(), this.paused);
     if (!this.paused) this.releaseLease();
     this.warmer.schedule();
     return { events: this.events, rings: copies, takenAtMs, pauseWindowNs };
   }
 
+  /** The rings as the snapshot loop reads them: a retired ring is a held copy, cut where its successor starts. */
+  private snapshotUnits(): SnapshotRing[] {
+    return this.rings.map((attached): SnapshotRing => {
+      if (attached.kind !== 'retired') return attached;
+      const copy = quiescentCopy(attached.ring);
+      return { kind: 'held', copy: attached.cutAtNs === null ? copy : dropFrom(copy, attached.cutAtNs) };
+    });
+  }
+
   pause(): void {
     this.assertLive();
     this.takeLease();
-    pauseRings(this.rings, true);
+    pauseRings(this.liveRings(), true);
     this.paused = true;
   }
 
   resume(): void {
     this.assertLive();
-    pauseRings(this.rings, false);
+    pauseRings(this.liveRings(), false);
     this.paused = false;
     this.releaseLease();
+  }
+
+  /** The rings a pause acts on (retired ones are not written any more). */
+  private liveRings(): SnapshotRing[] {
+    return this.rings.flatMap((attached) => attached.kind === 'retired' ? [] : [attached]);
   }
 
   private takeLease(): void {
@@ -258,6 +283,7 @@ export class AttachedRingSource {
       return {
         ringId: stats.ringId, label: stats.label, cpu: attached.ring.meta.cpu, tid: attached.ring.meta.tid,
         direction: 'backward', dataSize: stats.dataSize, bytesWritten: stats.bytesWritten, paused: this.paused,
+        ...(attached.kind === 'retired' ? { retired: true } : {}),
       };
     });
   }

@@ -65,4 +65,16 @@ export interface RecorderOptions {
    * locked-memory budget. Omitted: the rings keep their size.
    */
   readonly windowSec?: number;
+  /**
+   * With a window: a resize keeps the retired rings open and mapped (disabled) instead of copying
+   * and closing them, for a keeper whose clients map its rings by fd (see Recorder.retiredRings);
+   * the keeper closes them with closeRetired once no client can still be reading them.
+   */
+  readonly keepRetired?: boolean;
+  /**
+   * Told around a resize: 'enabling' once the larger rings are open and mapped, just before they
+   * are enabled (the old rings still record); 'done' once the growth check that resized is over
+   * (the old rings retired, its note in `limitations`), and after a check that stopped growth.
+   */
+  readonly onResize?: (phase: 'enabling' | 'done') => void;
 }

@@ -23,7 +23,7 @@ import type { RecorderOptions, RecorderTarget } from './recorder-options';
 import { flightRecorderAttr, followsNewThreads, sidebandAttr, standbyAttr } from './recorder-attrs';
 import { isGrowable, ringGroupsFor, type RingGroup } from './ring-groups';
 import { DEFAULT_RING_PAGES, ringSizesFor, type RingSizes } from './ring-sizing';
-import { GROWTH_CHECK_MS, RingGrowth, dropFrom, growthCeiling, oldestSampleTime, peekUnwrapped } from './ring-growth';
+import { GROWTH_CHECK_MS, RingGrowth, dropFrom, growthCeiling, newestSampleTime, oldestSampleTime, peekUnwrapped } from './ring-growth';
 import { LaunchedCommand, type ChildExit } from './launch';
 import { LoadBaseMismatchError, checkBase, loadBaseFromSideband, verifyLoadBase } from './load-base';
 import { pauseRings, quiescentCopy, snapshotRings } from './snapshot-loop';
@@ -40,6 +40,23 @@ export type { RecorderOptions, RecorderTarget, LaunchStdio } from './recorder-op
 export interface RecorderSnapshot extends RawSnapshot {
   /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
   readonly processes: readonly ProcessSideband[];
+}
+
+/**
+ * A ring a resize took out of recording but kept open and mapped (RecorderOptions.keepRetired):
+ * every fd writing into it is disabled, so its contents no longer change.
+ */
+export interface RetiredRing {
+  readonly ring: BackwardRing;
+  /** Data pages it has. */
+  readonly pages: number;
+  /** Its successor's oldest sample time when it was retired: its records from then on are in the successor too (null: no overlap known). */
+  readonly cutAtNs: bigint | null;
+  /** Its oldest and newest sample times, after the cut (null when it holds no sample). */
+  readonly oldestNs: bigint | null;
+  readonly newestNs: bigint | null;
+  /** Every fd that wrote into it, owner first (closeRetired closes them). */
+  readonly fds: readonly PerfEventFd[];
 }
 
 /** Per event of a group, its fd on the slot's first thread (not its other threads or extra sites). */
@@ -101,7 +118,9 @@ export class Recorder {
   private nextRingId = 0;
   /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
   private retired: RingCopy[] = [];
-  /** Sample ids of closed fds whose records are still in `retired`, per event. */
+  /** Rings retired by a resize but kept open (keepRetired), oldest first. */
+  private readonly retiredOpen: RetiredRing[] = [];
+  /** Sample ids of retired fds whose records are still in `retired` or `retiredOpen`, per event. */
   private readonly retiredIds: bigint[][] = [];
   /** Growth of the rings (with a window): measures coverage, keeps the resize notes. */
   private readonly growth: RingGrowth | null;
@@ -445,8 +464,17 @@ export class Recorder {
     if (this.disposed || !this.growth) return;
     const ownRing = new Set(this.options.ownRing);
     const rings = this.units.flatMap((unit) => unit.kind !== 'forward' && isGrowable(unit.group, ownRing) ? [liveRing(unit)] : []);
-    const ceiling = () => growthCeiling(this.options, this.plan.events, this.access, this.sizes, this.fixedPages);
-    const { allWrapped } = this.growth.check(rings, this.sizes.pages, ceiling, (pages) => this.grow(pages));
+    // Retired rings kept open still hold their locked pages.
+    const held = this.retiredOpen.reduce((pages, retired) => pages + retired.pages + 1, 0);
+    const ceiling = () => growthCeiling(this.options, this.plan.events, this.access, this.sizes, this.fixedPages, held);
+    const notes = this.growth.notes.length;
+    let resized = false;
+    const { allWrapped } = this.growth.check(rings, this.sizes.pages, ceiling, (pages) => {
+      resized = true;
+      this.grow(pages);
+    });
+    // After the check: its note (a resize, or why growth stopped) is written by then.
+    if (resized || this.growth.notes.length !== notes) this.options.onResize?.('done');
     if (!this.options.gapFree && allWrapped && this.retired.length > 0) this.retired = [];
   }
 
@@ -480,6 +508,7 @@ export class Recorder {
       throw error;
     }
     const fresh = this.units.slice(firstNew) as Exclude<RingUnit, { kind: 'forward' }>[];
+    this.options.onResize?.('enabling');
     try {
       for (const unit of fresh) for (const fd of unit.firstLive) fd.enable();
     } catch (error) {
@@ -493,7 +522,13 @@ export class Recorder {
         (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid));
       const since = successor ? oldestSampleTime(peekUnwrapped(liveRing(successor))) : null;
       const kept = since === null ? copy : dropFrom(copy, since);
-      this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
+      if (this.options.keepRetired && unit.kind === 'backward') {
+        this.retiredOpen.push({
+          ring: unit.ring, pages: this.sizes.pages, cutAtNs: since, oldestNs: oldestSampleTime(kept), newestNs: newestSampleTime(kept), fds: unit.fds,
+        });
+      } else {
+        this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
+      }
     }
     for (const unit of old) {
       for (const fd of unit.fds) {
@@ -504,10 +539,27 @@ export class Recorder {
         }
       }
       this.units.splice(this.units.indexOf(unit), 1);
-      this.closeUnit(unit);
+      if (!this.retiredOpen.some((retired) => unit.kind === 'backward' && retired.ring === unit.ring)) this.closeUnit(unit);
     }
     this.sizes = { ...this.sizes, pages };
     this.warmer.schedule();
+  }
+
+  /** Rings retired by a resize and kept open (RecorderOptions.keepRetired), oldest first. */
+  get retiredRings(): readonly RetiredRing[] {
+    return this.retiredOpen;
+  }
+
+  /** Closes a ring retiredRings lists (its mapping and every fd that wrote into it). Idempotent. */
+  closeRetired(retired: RetiredRing): void {
+    const index = this.retiredOpen.indexOf(retired);
+    if (index < 0) return;
+    this.retiredOpen.splice(index, 1);
+    try {
+      retired.ring.dispose();
+    } finally {
+      for (const fd of retired.fds) fd.dispose();
+    }
   }
 
   /** The slots a resize opens on: as at the start, but a launched command's threads are listed now (it exec'd). */
@@ -623,6 +675,13 @@ export class Recorder {
     if (this.growthTimer) clearInterval(this.growthTimer);
     this.retired = [];
     const errors: unknown[] = [];
+    for (const retired of [...this.retiredOpen]) {
+      try {
+        this.closeRetired(retired);
+      } catch (error) {
+        errors.push(error);
+      }
+    }
     for (const unit of this.units) {
       try {
         if (unit.kind === 'pair') unit.pair.dispose();

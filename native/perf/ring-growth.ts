@@ -24,16 +24,17 @@ export function pagesForWindow(bytesPerSec: number, windowSec: number, pageBytes
 }
 /**
  * The largest power-of-two page count the growable rings may have while the current set is still
- * mapped: `current` is the growable rings' size, `fixedPages` that of the rings a resize leaves alone.
+ * mapped: `current` is the growable rings' size, `fixedPages` that of the rings a resize leaves alone, `heldPages`
+ * what retired rings still mapped take (header pages included).
  */
 export function growthCeiling(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess, current: RingSizes,
-  fixedPages: number): number {
+  fixedPages: number, heldPages = 0): number {
   const budget = access.lockedPagesBudget;
   if (budget === null) return Number.MAX_SAFE_INTEGER;
   const { slots, flightRings, growableRings, sidebandRings } = ringCounts(options, events);
   const perSlot = (flightRings - growableRings) * (fixedPages + 1) + growableRings * (current.pages + 1) +
     sidebandRings * (current.sidebandPages + 1);
-  const mapped = slots * perSlot;
+  const mapped = slots * perSlot + heldPages;
   const free = budget - mapped;
   let pages = 0;
   while (growableRings > 0 && slots * growableRings * (pages * 2 + 1) <= free) pages = pages === 0 ? 1 : pages * 2;
@@ -154,6 +155,19 @@ export function oldestSampleTime(copy: RingCopy | null): bigint | null {
     offset += size;
   }
   return oldest;
+}
+
+/** Time of the newest sample of a backward ring copy (the first one in memory order), or null. */
+export function newestSampleTime(copy: RingCopy | null): bigint | null {
+  if (!copy) return null;
+  const view = new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength);
+  for (let offset = 0; offset + 8 <= copy.validBytes;) {
+    const size = view.getUint16(offset + 6, true);
+    if (size < 8 || offset + size > copy.validBytes) break;
+    if (view.getUint32(offset, true) === RecordType.SAMPLE && size >= SAMPLE_TIME_OFFSET + 8) return view.getBigUint64(offset + SAMPLE_TIME_OFFSET, true);
+    offset += size;
+  }
+  return null;
 }
 
 /**

@@ -12,7 +12,7 @@ import { SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeper-client';
 import { attachKeeperRings } from '../../native/keeper/attach';
-import { keeperStatePath } from '../../native/keeper/state';
+import { keeperStatePath, readKeeperState } from '../../native/keeper/state';
 import { RecordType } from '../../native/abi/uapi';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
 
@@ -145,10 +145,53 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.equal(client.list().length, 0, 'the CLI keeper removed its state file on SIGTERM');
   });
 
+  it('a session attached to a keeper with ringside.window follows its resize: the retired rings and the resize note are in its snapshot', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const client = new KeeperClient(dir);
+    const state = await client.start({
+      cliPath, events: ['syscalls:sys_enter_close'], pages: 1, windowSec: 2,
+      target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '12000', '3000'] },
+      env: { XDG_RUNTIME_DIR: runtimeDir },
+    });
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
+    try {
+      assert.equal(state.generation, 0);
+      const manager = new SessionManager({ backend: createBackend() });
+      // Attached to generation 0: the 1-page rings.
+      const session = await manager.attachKeeper(state);
+      const grown = await waitFor('the keeper\'s resize', () => {
+        const now = readKeeperState(keeperStatePath(state.pid, dir));
+        return (now.generation ?? 0) >= 2 && !now.resizing && now.rings.some((ring) => ring.retired) ? now : undefined;
+      }, 20000);
+      const snapshot = await manager.snapshot(session.id);
+      assert.ok(snapshot.limitations.some((line) => /rings resized from 1 to \d+ pages/.test(line)), snapshot.limitations.join('\n'));
+      const labels = snapshot.decoded.rings.map((ring) => ring.label);
+      assert.ok(labels.some((label) => /\(1 pages, retired\)$/.test(label)), `the retired rings are in the snapshot: ${labels.join(', ')}`);
+      const retired = snapshot.decoded.coverage.find((ring) => /^cpu0 .*\(1 pages, retired\)$/.test(ring.label));
+      assert.ok(retired && retired.recordsRetained > 0, 'with their last records');
+      // The session now holds the new generation's rings (one borrowed fd each), not the old ones.
+      const current = readKeeperState(keeperStatePath(state.pid, dir));
+      assert.ok(current.generation! >= grown.generation!);
+      assert.equal(ownPerfFds().length, before.fds + current.rings.length, 'one borrowed fd per ring of the newest generation');
+      await manager.dispose();
+      assert.equal(ownPerfFds().length, before.fds);
+      assert.equal(ownPerfMappings(), before.maps);
+    } finally {
+      await client.stop(state);
+    }
+  });
+
   it('builds the `ringside keep` command line the CLI expects', () => {
     assert.deepEqual(keeperArguments({ cliPath: '/x/cli.js', events: ['task-clock', 'mem:counter:w'], target: { kind: 'launch', argv: ['./a.out', '-v'] }, pages: 32 }),
       ['/x/cli.js', 'keep', '-e', 'task-clock', '-e', 'mem:counter:w', '--pages', '32', '--', './a.out', '-v']);
     assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'pid', pid: 7 } }), ['c', 'keep', '-p', '7']);
+    // ringside.window reaches the keeper, which grows its rings like a recording of our own.
+    assert.deepEqual(
+      keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, pages: 1, windowSec: 2.5 }),
+      ['c', 'keep', '--pages', '1', '--window', '2.5', '-a'],
+    );
   });
 
   it('resumes rings a client left paused when it died (PAUSE_OUTPUT belongs to the ring, not the fd)', async () => {

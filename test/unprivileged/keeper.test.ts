@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { kernelParanoid, NOBODY_UID, prepareNobodyDir, type NobodyDir } from './nobody';
+import { kernelParanoid, NOBODY_UID, parseJsonLines, perfScriptAsNobody, prepareNobodyDir, type NobodyDir } from './nobody';
 
 /** Attaches to the only keeper, snapshots, and prints what it found (run as uid 65534 from out/). */
 const ATTACH_SCRIPT = `
@@ -76,5 +76,56 @@ describe('kept recording as an ordinary user (uid 65534)', function () {
     process.kill(keeper.pid!, 'SIGTERM');
     assert.equal(await exited, 0, stderr);
     assert.deepEqual(readdirSync(stateDir).filter((name) => name.startsWith('keeper-')), [], 'the state file is gone');
+  });
+
+  it('keep -p of its own process with --pages 1 --window 2 grows as far as the locked-memory budget lets it, and says so', async () => {
+    const spinner = nobody.start([nobody.fixture('ext_loops'), '0', '30000']);
+    let keeperErr = '';
+    try {
+      // ulimit -l 64: the budget is perf_event_mlock_kb per CPU plus 64 KiB, far less than 2 s of task-clock samples every 10 us.
+      keeper = nobody.start(['sh', '-c', `ulimit -l 64 && exec ${process.execPath} ${nobody.cli} keep -p ${spinner.pid} -e task-clock -c 10000 --pages 1 --window 2`],
+        { XDG_RUNTIME_DIR: runtimeDir });
+      keeper.stderr?.on('data', (chunk: Buffer) => { keeperErr += chunk.toString(); });
+      const ringside = (args: string[]) => nobody.run([process.execPath, nobody.cli, ...args], { env: { XDG_RUNTIME_DIR: runtimeDir }, timeoutMs: 20_000 });
+      type Listed = { pid: number; generation: number; limitations: string[]; rings: { direction: string; dataSize: number; retired?: object }[] };
+      let mine: Listed | undefined;
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 200))) {
+        assert.equal(keeper.exitCode, null, `the keeper exited: ${keeperErr}`);
+        const listed = ringside(['list', '--json']);
+        const found = listed.status === 0 ? (JSON.parse(listed.stdout) as Listed[]).find((entry) => entry.pid === keeper!.pid) : undefined;
+        if (found?.limitations.some((line) => /locked-memory budget|charged to locked memory/.test(line))) {
+          mine = found;
+          break;
+        }
+      }
+      assert.ok(mine, `the keeper never said the budget stopped its growth: ${keeperErr} ${ringside(['list']).stdout}`);
+      const notes = mine.limitations.join('\n');
+      // The budget Ringside computes is this user's whole allowance; when the kernel still charges the
+      // user for rings of a process that just ended (the test before this one), it refuses the mmap
+      // first, and the note names that limit instead. Either way growth stops at the budget and says so.
+      assert.match(notes, new RegExp([
+        String.raw`rings resized from 1 to \d+ pages .*the locked-memory budget stopped growth at \d+ pages \(the window needs \d+\)`,
+        String.raw`rings stay at \d+ pages .*the locked-memory budget .* leaves no room`,
+        String.raw`rings stay at 1 pages .*opening \d+-page rings failed: mmap .*EPERM.*charged to locked memory`,
+      ].join('|')));
+      assert.ok(mine.generation >= 1, 'the note is published as a new generation of the state file');
+
+      const data = 'window.data';
+      const snap = ringside(['snapshot', String(keeper.pid), '-o', data]);
+      assert.equal(snap.status, 0, snap.stderr);
+      assert.match(snap.stderr, /locked-memory budget|charged to locked memory/);
+      const samples = perfScriptAsNobody(nobody, data, 'event').filter((line) => line.includes('task-clock')).length;
+      assert.ok(samples > 10, `${samples} task-clock samples of its own process`);
+      const decoded = nobody.ringside(['decode', data]);
+      assert.equal(decoded.status, 0, decoded.stderr);
+      assert.equal(parseJsonLines(decoded.stdout).filter((record) => record.type === 'SAMPLE' && record.event === 'task-clock').length, samples,
+        'perf script and our JSON Lines agree on the snapshot');
+
+      const exited = new Promise<number | null>((resolve) => keeper!.once('exit', (code) => resolve(code)));
+      process.kill(keeper.pid!, 'SIGTERM');
+      assert.equal(await exited, 0, keeperErr);
+    } finally {
+      if (spinner.pid) try { process.kill(-spinner.pid, 'SIGKILL'); } catch { /* gone */ }
+    }
   });
 });
