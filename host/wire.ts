@@ -7,11 +7,12 @@ import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
-import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, WireStacks } from '../shared/protocol';
+import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, ThreadStates, WireStacks } from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import { snapshotStacks } from './stacks';
+import { snapshotThreadStates } from './thread-states';
 
 export interface WireOptions {
   readonly snapshotId: string;
@@ -119,11 +120,19 @@ export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
   return out;
 }
 
-export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
+/** A snapshot as the page receives it: its start, its thread states when it recorded sched_switch (sent right after), its batches. */
+export interface WireSnapshot {
+  readonly start: SnapshotStart;
+  readonly threadStates?: ThreadStates;
+  readonly batches: RecordBatch[];
+}
+
+export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): WireSnapshot {
   // Sampled call stacks for the call tree, when any sample has a callchain.
   const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
-  return snapshotMessages(snapshot, {
+  const threadStates = snapshotThreadStates(snapshot, options.snapshotId);
+  const { start, batches } = snapshotMessages(snapshot, {
     ...(withStacks ? {
       stacks: withStacks.stackOf,
       stackTable: wireStacks(withStacks.table),
@@ -137,6 +146,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
     ...(options.symbols ? { symbols: rowSymbols(snapshot, options.symbols) } : {}),
   });
+  return { start, batches, ...(threadStates ? { threadStates } : {}) };
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);
