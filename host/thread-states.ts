@@ -31,8 +31,9 @@ export interface SwitchEdges {
  * The intervals of `switches`, ordered by time (ties keep their order: one CPU's switches are in ring order). A thread
  * runs on a CPU from its switch-in to its switch-out there, and is off CPU in the state it left with until its next
  * switch-in on any CPU. At the edges: a switch-out with no switch-in before it ran since the latest of the CPU's first
- * record, the CPU's previous switch and its own previous switch-out (START_UNKNOWN); a thread not switched back in stays in its state to the snapshot's end (END_UNKNOWN); a thread
- * first seen switched in has no interval before it. The idle task (tid 0, one per CPU) gets none.
+ * record, the CPU's previous switch and its own previous switch-out (START_UNKNOWN); a thread not switched back in
+ * stays in its state to the snapshot's end (END_UNKNOWN); a thread first seen switched in has no interval before it.
+ * The idle task (tid 0, one per CPU) gets none.
  */
 export function buildThreadStates(switches: readonly SwitchRecord[], edges: SwitchEdges): ThreadStateTable {
   const order = switches.map((_, i) => i).sort((a, b) => switches[a].time - switches[b].time || a - b);

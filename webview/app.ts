@@ -14,6 +14,7 @@ import { renderCoverageTable, renderRangeSummary } from './summaries';
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
 import { renderLegend } from './legend';
+import { stateLegendEntries } from './state-lane';
 import { Drawer } from './drawer';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
@@ -220,7 +221,7 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
-        renderLegend(this.legend, this.store.events);
+        this.renderLegend();
         renderCoverageTable(this.coverageList, this.store.snapshots);
         this.timeline.dataChanged();
         this.updateStatus();
@@ -245,10 +246,14 @@ export class App {
         this.timeline.dataChanged();
         this.renderSnapshots();
         // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
-        if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
+        if (this.legend.dataset.events !== String(this.store.events.length)) this.renderLegend();
         this.updateStatus();
         return;
       }
+      case 'threadStates':
+        // Drawn as each thread lane's state band; the legend names the states.
+        if (this.store.addThreadStates(m)) { this.renderLegend(); this.timeline.dataChanged(); }
+        return;
       case 'detailsReply':
         this.details.detailsReply(m);
         return;
@@ -284,6 +289,10 @@ export class App {
         this.snapshotList.querySelector(`[data-snapshot="${CSS.escape(m.snapshotId)}"]`)?.classList.add('rs-removed');
         return;
     }
+  }
+
+  private renderLegend(): void {
+    renderLegend(this.legend, this.store.events, stateLegendEntries(this.store.threadStates));
   }
 
   private applyFilter(text: string): void {

@@ -16,6 +16,7 @@ import { markAt, type LossMark } from './losses';
 import { matchIndex, stepMatch } from './search';
 import { MIN_LOSS_WIDTH } from './draw';
 import { el } from './dom';
+import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
 
 export const LABEL_WIDTH = 190;
 
@@ -256,6 +257,18 @@ export class Timeline {
     return markAt(marks, t, Math.abs(x.invert(px + MIN_LOSS_WIDTH) - t));
   }
 
+  /** The tooltip of the thread state under a point of the plot (in a thread lane's state band), or null. */
+  stateAt(px: number, py: number): string[] | null {
+    const y = py + this.scroll.scrollTop;
+    const li = laneAtY(this.layout, y);
+    const states = li < 0 ? undefined : this.layout.laneStates[li];
+    if (!states || y < this.layout.laneTop[li] + this.layout.laneHeight[li] - STATE_BAND_HEIGHT) return null;
+    const x = this.viewport.x();
+    const t = x.invert(px);
+    const i = stateAt(states, t, Math.abs(x.invert(px + 2) - t));
+    return i < 0 ? null : describeState(states, i, this.store.threadStates);
+  }
+
   describeRow(row: number): string[] {
     return describeRow(this.store, row);
   }
@@ -365,7 +378,7 @@ export class Timeline {
     });
     drawLanes(this.canvas, {
       frame, lanes: this.lanes, laneSpans: this.layout.laneSpans, time: this.store.time, event: this.store.event, t0, t1, dpr: this.dpr, colors,
-      densityBuffer: this.densityBuffer, laneMarks: this.layout.laneMarks,
+      densityBuffer: this.densityBuffer, laneMarks: this.layout.laneMarks, laneStates: this.layout.laneStates, stateTables: this.store.threadStates,
     });
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
@@ -393,9 +406,11 @@ export class Timeline {
     const r = this.overlay.getBoundingClientRect();
     const px = e.clientX - r.left;
     const py = e.clientY - r.top;
-    const hit = this.hitTest(px, py);
+    const state = this.stateAt(px, py);
+    const hit = state ? null : this.hitTest(px, py);
     if (!hit) {
       this.hover = null;
+      if (state) { this.tooltip.show(state, e.clientX, e.clientY); this.scheduler.schedule(); return; }
       const mark = this.lossAt(px, py);
       if (mark) this.tooltip.show(mark.lines, e.clientX, e.clientY); else this.tooltip.hide();
       this.scheduler.schedule();
