@@ -9,7 +9,7 @@
 import type { RecordBatch, RecordDetails, SnapshotStart, ThreadStates, WatchBudget, WatchInfo } from '../shared/protocol';
 import { THREAD_STATE_COLUMN_NAMES } from '../shared/thread-states';
 import { COLUMN_NAMES } from '../shared/columns';
-import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce } from './html';
+import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce, WORKER_SRC } from './html';
 
 export interface StandaloneSnapshot {
   readonly start: SnapshotStart;
@@ -230,7 +230,7 @@ export function renderStandaloneHtml(options: StandaloneOptions): string {
   };
   // Everything is inline, so both scripts and styles go by the nonce ('unsafe-inline' would also
   // allow injected style attributes); the toolkit reads it from the csp-nonce meta for its probe.
-  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:`;
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; ${WORKER_SRC}`;
   const title = options.data.title ?? 'Ringside export';
   return `<!DOCTYPE html>
 <html lang="en">

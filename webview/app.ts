@@ -126,8 +126,7 @@ export class App {
           (t0, t1) => { this.timeline.clearBrush(); this.timeline.setWindow(t0, t1); });
         // The call tree follows the range; without one it shows the whole capture.
         this.brushed = range !== null;
-        if (range) this.callTree.setRows(this.timeline.rowsInRange(range[0], range[1]), 'selected range');
-        else this.callTree.setRows(null, 'whole capture');
+        this.callTree.setSelection({ range, shown: range ? this.timeline.shownRows() : null }, range ? 'selected range' : 'whole capture');
       },
       onViewChange: () => this.saveStateSoon(),
     });
@@ -238,7 +237,7 @@ export class App {
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
-        if (!this.brushed && m.stackIndex && received && this.store.isComplete(received)) this.callTree.setRows(null, 'whole capture');
+        if (!this.brushed && m.stackIndex && received && this.store.isComplete(received)) this.callTree.setSelection({ range: null, shown: null }, 'whole capture');
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
           this.restoreWindow = undefined;

@@ -16,6 +16,7 @@ import { markAt, type LossMark } from './losses';
 import { matchIndex, stepMatch } from './search';
 import { MIN_LOSS_WIDTH } from './draw';
 import { el } from './dom';
+import type { Selection } from './aggregation';
 import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
 
 export const LABEL_WIDTH = 190;
@@ -212,6 +213,19 @@ export class Timeline {
       for (let i = s; i < e; i++) out.push(rows[i]);
     }
     return out;
+  }
+
+  /** The rows the filter shows, for the call tree's worker (null without a filter): named by the filter and the store's version. */
+  shownRows(): Selection['shown'] {
+    if (this.include === null) return null;
+    return {
+      version: `${this.filterVersion}|${this.store.version}`,
+      mask: () => {
+        const mask = new Uint8Array(this.store.length);
+        for (const li of this.countedLanes()) for (const row of this.lanes[li].rows) mask[row] = 1;
+        return mask;
+      },
+    };
   }
 
   /** How many records the filter shows (records without a time are never shown). */

@@ -88,7 +88,7 @@ window.__point = function (key, t) {
 };
 window.__stream = function (which, n) {
   var snaps = which === 'small' ? [RingsideSynthetic.small()] : which === 'second' ? [RingsideSynthetic.second()]
-    : which === 'lossy' ? [RingsideSynthetic.lossy()] : [RingsideSynthetic.big(n)];
+    : which === 'lossy' ? [RingsideSynthetic.lossy()] : which === 'bigStacks' ? [RingsideSynthetic.bigStacks(n)] : [RingsideSynthetic.big(n)];
   window.__streamStarted = performance.now();
   return RingsideSynthetic.stream(window.__send, snaps, window.__onPost);
 };
