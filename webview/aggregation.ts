@@ -61,6 +61,8 @@ export class Aggregation {
   private nextId = 1;
   private latest = 0;
   private pending: ((aggregate: Aggregate | null) => void) | null = null;
+  /** The query the worker is answering, to count it on the page if the worker dies meanwhile. */
+  private pendingQuery: { readonly source: AggregationSource; readonly selection: Selection } | null = null;
   private columnsVersion = -1;
   private shownVersion: string | null = null;
   private counts = { queries: 0, answered: 0, dropped: 0, computedInWorker: 0, computedOnPage: 0, columnsSent: 0 };
@@ -74,6 +76,8 @@ export class Aggregation {
       this.worker.onerror = (event) => {
         console.warn(`Ringside: the aggregation worker failed (${event.message}); counting on the page instead`);
         this.stop();
+        const [query, done] = [this.pendingQuery, this.pending];
+        if (query && done) this.query(query.source, query.selection, done);
       };
     } catch (error) {
       console.warn(`Ringside: no aggregation worker (${String(error)}); counting on the page instead`);
@@ -122,6 +126,7 @@ export class Aggregation {
       this.shownVersion = shown.version;
     }
     this.pending = done;
+    this.pendingQuery = { source, selection };
     const query: ToAggregateWorker = {
       type: 'query', id, columnsVersion: source.version, range: selection.range, shownVersion: shown ? shown.version : null,
     };
@@ -133,6 +138,7 @@ export class Aggregation {
     if (m.id !== this.latest) { this.counts.dropped++; return; }
     const done = this.pending;
     this.pending = null;
+    this.pendingQuery = null;
     this.counts.answered++;
     if (m.error !== undefined || !m.aggregate) console.warn(`Ringside: the aggregation worker could not answer: ${m.error}`);
     done?.(m.aggregate ?? null);
@@ -149,6 +155,7 @@ export class Aggregation {
 
   dispose(): void {
     this.pending = null;
+    this.pendingQuery = null;
     this.stop();
   }
 }

@@ -4,12 +4,13 @@
 // `perf sched timehist`.
 import * as assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importPerfDataFile } from '../../native/perfdata/index';
 import { decodeSnapshot } from '../../native/decode';
 import { buildThreadStates, snapshotSwitches } from '../../host/thread-states';
+import { writeStandaloneHtml } from '../../host/html-file';
 import { StateFlag, ThreadState, THREAD_STATE_NAMES } from '../../shared/thread-states';
 
 const root = path.resolve(__dirname, '../../..');
@@ -118,5 +119,12 @@ describe('thread states from a real sched_switch capture, against perf script an
     assert.ok(busy && busy.ours > 300, `the spinner ${busyPid} ran ${busy?.ours} ms`);
     const sleeper = [...offStarting.values()].filter((i) => table.tid[i] === pacedPid && table.state[i] === ThreadState.SLEEPING);
     assert.ok(sleeper.length > 100, `the sleeper ${pacedPid} slept ${sleeper.length} times`);
+
+    // The HTML export (`-o FILE.html`, Export Snapshot…) carries the same states for its page.
+    const html = path.join(dir, 'sw.html');
+    writeStandaloneHtml(html, decoded);
+    const embedded = /<script type="application\/json" id="ringside-standalone-data">(.*?)<\/script>/s.exec(readFileSync(html, 'utf8'));
+    const exported = JSON.parse(embedded![1]) as { snapshots: { threadStates?: { count: number } }[] };
+    assert.equal(exported.snapshots[0].threadStates?.count, table.count);
   });
 });
