@@ -18,6 +18,8 @@ export interface SwitchRecord {
   readonly prevState: ThreadStateCode;
   readonly nextTid: number;
   readonly nextComm: string;
+  /** prev_comm: the switched-out task's name (names threads no COMM record named, e.g. in an -a capture). */
+  readonly prevComm?: string;
 }
 
 export interface SwitchEdges {
@@ -128,7 +130,8 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchR
     const prevPid = fields?.prev_pid, nextPid = fields?.next_pid, prevState = fields?.prev_state;
     if (typeof prevPid !== 'number' || typeof nextPid !== 'number' || (typeof prevState !== 'bigint' && typeof prevState !== 'number')) continue;
     const nextComm = typeof fields?.next_comm === 'string' ? fields.next_comm : '';
-    switches.push({ time: t, cpu: c, prevTid: prevPid, prevState: threadStateOfPrevState(prevState), nextTid: nextPid, nextComm });
+    const prevComm = typeof fields?.prev_comm === 'string' ? fields.prev_comm : '';
+    switches.push({ time: t, cpu: c, prevTid: prevPid, prevState: threadStateOfPrevState(prevState), nextTid: nextPid, nextComm, prevComm });
   }
   if (switches.length === 0) return null;
   return { switches, edges: { cpuStart: (c) => cpuStart.get(c) ?? -Infinity, end: last } };
@@ -146,6 +149,17 @@ export function threadStatesMessage(snapshotId: string, table: ThreadStateTable)
 
 /** The snapshot's thread states as a message, or undefined when it recorded no sched_switch. */
 export function snapshotThreadStates(snapshot: DecodedSnapshot, snapshotId: string): ThreadStates | undefined {
+  return threadStatesAndComms(snapshot, snapshotId).threadStates;
+}
+
+/** The thread states, and each switched thread's name as sched_switch gives it (prev_comm, else next_comm; tid 0 left out). */
+export function threadStatesAndComms(snapshot: DecodedSnapshot, snapshotId: string): { threadStates?: ThreadStates; comms: Map<number, string> } {
+  const comms = new Map<number, string>();
   const found = snapshotSwitches(snapshot);
-  return found ? threadStatesMessage(snapshotId, buildThreadStates(found.switches, found.edges)) : undefined;
+  if (!found) return { comms };
+  for (const s of found.switches) {
+    if (s.nextTid > 0 && s.nextComm && !comms.has(s.nextTid)) comms.set(s.nextTid, s.nextComm);
+    if (s.prevTid > 0 && s.prevComm) comms.set(s.prevTid, s.prevComm);
+  }
+  return { threadStates: threadStatesMessage(snapshotId, buildThreadStates(found.switches, found.edges)), comms };
 }

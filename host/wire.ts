@@ -12,7 +12,7 @@ import type { StackTable } from '../shared/stacks';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import { snapshotStacks } from './stacks';
-import { snapshotThreadStates } from './thread-states';
+import { threadStatesAndComms } from './thread-states';
 
 export interface WireOptions {
   readonly snapshotId: string;
@@ -27,8 +27,11 @@ export interface WireOptions {
   readonly limitations?: readonly string[];
 }
 
-/** The comm of every thread: COMM records of the snapshot win over the caller's knowledge. */
-function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): ThreadInfo[] {
+/**
+ * The comm of every thread: COMM records of the snapshot win over the caller's knowledge, which wins over the names
+ * sched_switch records carry (`switchComms`, by tid), then the process's name.
+ */
+function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchComms?: ReadonlyMap<number, string>): ThreadInfo[] {
   const { pid, tid, kind, length } = snapshot.columns;
   const names = new Map<string, ThreadInfo>();
   for (let row = 0; row < length; row++) {
@@ -41,7 +44,7 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): Thread
     const key = `${pid[row]}/${tid[row]}`;
     if (names.has(key)) continue;
     const processComm = names.get(`${pid[row]}/${pid[row]}`)?.comm;
-    names.set(key, { pid: pid[row], tid: tid[row], comm: comm?.(pid[row], tid[row]) ?? processComm ?? '' });
+    names.set(key, { pid: pid[row], tid: tid[row], comm: comm?.(pid[row], tid[row]) ?? switchComms?.get(tid[row]) ?? processComm ?? '' });
   }
   return [...names.values()];
 }
@@ -131,7 +134,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
   // Sampled call stacks for the call tree, when any sample has a callchain.
   const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
-  const threadStates = snapshotThreadStates(snapshot, options.snapshotId);
+  const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
     ...(withStacks ? {
       stacks: withStacks.stackOf,
@@ -140,7 +143,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
-    threads: threadsOf(snapshot, options.comm),
+    threads: threadsOf(snapshot, options.comm, switchComms),
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),

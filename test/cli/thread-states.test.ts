@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { importPerfDataFile } from '../../native/perfdata/index';
 import { decodeSnapshot } from '../../native/decode';
-import { buildThreadStates, snapshotSwitches } from '../../host/thread-states';
+import { buildThreadStates, snapshotSwitches, threadStatesAndComms } from '../../host/thread-states';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { StateFlag, ThreadState, THREAD_STATE_NAMES } from '../../shared/thread-states';
 
@@ -119,6 +119,11 @@ describe('thread states from a real sched_switch capture, against perf script an
     assert.ok(busy && busy.ours > 300, `the spinner ${busyPid} ran ${busy?.ours} ms`);
     const sleeper = [...offStarting.values()].filter((i) => table.tid[i] === pacedPid && table.state[i] === ThreadState.SLEEPING);
     assert.ok(sleeper.length > 100, `the sleeper ${pacedPid} slept ${sleeper.length} times`);
+
+    // sched_switch names the threads it switches (prev_comm), for lanes no COMM record named.
+    const { comms } = threadStatesAndComms(decoded, 's');
+    assert.equal(comms.get(busyPid), 'kernel_busy');
+    assert.equal(comms.get(pacedPid), 'kernel_paced');
 
     // The HTML export (`-o FILE.html`, Export Snapshot…) carries the same states for its page.
     const html = path.join(dir, 'sw.html');
