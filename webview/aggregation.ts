@@ -100,12 +100,8 @@ export class Aggregation {
     const id = this.nextId++;
     this.latest = id;
     if (!this.worker) {
-      const n = source.length;
-      const weight = selectionWeights(source.stackTable(), source.time.subarray(0, n), source.stack.subarray(0, Math.min(n, source.stack.length)),
-        selection.range, selection.range && selection.shown ? selection.shown.mask() : null);
-      this.counts.computedOnPage++;
       this.counts.answered++;
-      done(aggregateWeights(source.stackTable(), weight));
+      done(this.computeOnPage(source, selection));
       return;
     }
     if (this.columnsVersion !== source.version) {
@@ -137,11 +133,26 @@ export class Aggregation {
     this.counts.computedInWorker = Math.max(this.counts.computedInWorker, m.computed);
     if (m.id !== this.latest) { this.counts.dropped++; return; }
     const done = this.pending;
+    const query = this.pendingQuery;
     this.pending = null;
     this.pendingQuery = null;
     this.counts.answered++;
-    if (m.error !== undefined || !m.aggregate) console.warn(`Ringside: the aggregation worker could not answer: ${m.error}`);
-    done?.(m.aggregate ?? null);
+    if (m.aggregate) { done?.(m.aggregate); return; }
+    // The worker lacked this query's data (it never should): send it again next time, count this one here.
+    console.warn(`Ringside: the aggregation worker could not answer: ${m.error}`);
+    this.columnsVersion = -1;
+    this.shownVersion = null;
+    if (query && done) done(this.computeOnPage(query.source, query.selection));
+  }
+
+  /** The same count on the page's main thread, where no worker runs. */
+  private computeOnPage(source: AggregationSource, selection: Selection): Aggregate {
+    const n = source.length;
+    const table = source.stackTable();
+    const weight = selectionWeights(table, source.time.subarray(0, n), source.stack.subarray(0, Math.min(n, source.stack.length)),
+      selection.range, selection.range && selection.shown ? selection.shown.mask() : null);
+    this.counts.computedOnPage++;
+    return aggregateWeights(table, weight);
   }
 
   private stop(): void {
