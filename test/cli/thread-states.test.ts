@@ -28,8 +28,8 @@ describe('thread states from a real sched_switch capture, against perf script an
     dir = mkdtempSync(path.join(tmpdir(), 'ringside-states-'));
     data = path.join(dir, 'sw.data');
     // A spinner (runnable, preempted when it shares a CPU) and a sleeper (1 ms sleeps), running through the capture.
-    const busy = spawn(fixture('kernel_busy'), ['1500'], { stdio: 'ignore' });
-    const paced = spawn(fixture('kernel_paced'), ['600', '1500'], { stdio: 'ignore' });
+    const busy = spawn(fixture('kernel_busy'), ['2500'], { stdio: 'ignore' });
+    const paced = spawn(fixture('kernel_paced'), ['1000', '2500'], { stdio: 'ignore' });
     busyPid = busy.pid ?? 0;
     pacedPid = paced.pid ?? 0;
     const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', '--duration', '1', '-o', data],
@@ -113,12 +113,12 @@ describe('thread states from a real sched_switch capture, against perf script an
       compared++;
     }
     assert.ok(compared > 100, `${compared} runs compared with timehist`);
-    // Total running time per thread: the spinner ran most of the second; each total within 1 µs per switch of timehist's.
+    // Total running time per thread within 1 µs per switch of timehist's; the spinner ran (however loaded the machine).
     for (const [tid, { ours, theirs, lines }] of byTid) assert.ok(Math.abs(ours - theirs) <= lines * 0.001, `tid ${tid}: ${ours} vs ${theirs} ms`);
     const busy = byTid.get(busyPid);
-    assert.ok(busy && busy.ours > 300, `the spinner ${busyPid} ran ${busy?.ours} ms`);
+    assert.ok(busy && busy.ours > 50, `the spinner ${busyPid} ran ${busy?.ours} ms`);
     const sleeper = [...offStarting.values()].filter((i) => table.tid[i] === pacedPid && table.state[i] === ThreadState.SLEEPING);
-    assert.ok(sleeper.length > 100, `the sleeper ${pacedPid} slept ${sleeper.length} times`);
+    assert.ok(sleeper.length > 50, `the sleeper ${pacedPid} slept ${sleeper.length} times`);
 
     // sched_switch names the threads it switches (prev_comm), for lanes no COMM record named.
     const { comms } = threadStatesAndComms(decoded, 's');
