@@ -271,6 +271,11 @@ export class Timeline {
     return markAt(marks, t, Math.abs(x.invert(px + MIN_LOSS_WIDTH) - t));
   }
 
+  /** Height of a lane's records: the lane without its state band. */
+  private recordsHeight(lane: number): number {
+    return this.layout.laneHeight[lane] - (this.layout.laneStates[lane] ? STATE_BAND_HEIGHT : 0);
+  }
+
   /** The tooltip of the thread state under a point of the plot (in a thread lane's state band), or null. */
   stateAt(px: number, py: number): string[] | null {
     const y = py + this.scroll.scrollTop;
@@ -399,7 +404,7 @@ export class Timeline {
       boundaries: this.store.snapshots.filter((s) => Number.isFinite(s.maxTime)),
       viewportHeight: this.viewportHeight,
       selected: row === null ? null
-        : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.layout.laneHeight[this.selectedLane] / 2 },
+        : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.recordsHeight(this.selectedLane) / 2 },
       hoverX: this.hover ? this.hover.x : null,
       colors,
     });
