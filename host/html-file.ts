@@ -23,7 +23,7 @@ function webviewAssets(): { script: string; css: string } {
 
 export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
   const takenAtMs = Date.now();
-  const { start, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations });
+  const { start, threadStates, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations });
   const details: Record<number, RecordDetails> = {};
   const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
   for (let row = 0; row < rows; row++) {
@@ -34,5 +34,8 @@ export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, sym
     }
   }
   const { script, css } = webviewAssets();
-  writeFileSync(file, renderStandaloneHtml({ script, css, data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, batches, details }] } }));
+  writeFileSync(
+    file,
+    renderStandaloneHtml({ script, css, data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, ...(threadStates ? { threadStates } : {}), batches, details }] } }),
+  );
 }

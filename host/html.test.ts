@@ -12,7 +12,7 @@ describe('webview HTML', () => {
     const html = renderWebviewHtml({ scriptUri: 'https://x/timeline.js', styleUri: 'https://x/timeline.css', cspSource: 'https://x', nonce,
       initialState: { filter: '</script><script>alert(1)</script>' } });
     // Attribute-escaped quotes: the browser decodes &#39; back to ' when it reads the policy.
-    assert.ok(html.includes(`content="default-src &#39;none&#39;; script-src &#39;nonce-${nonce}&#39;; style-src https://x &#39;nonce-${nonce}&#39;; font-src https://x; img-src https://x data:"`));
+    assert.ok(html.includes(`content="default-src &#39;none&#39;; script-src &#39;nonce-${nonce}&#39;; style-src https://x &#39;nonce-${nonce}&#39;; font-src https://x; img-src https://x data:; worker-src blob:"`));
     // The toolkit (FAST) reads the nonce for its <style> probe from this meta, which must come before the bundle.
     assert.ok(html.indexOf(`<meta property="csp-nonce" content="${nonce}">`) > 0);
     assert.ok(html.indexOf('csp-nonce') < html.indexOf('<script nonce'));

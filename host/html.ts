@@ -46,11 +46,18 @@ export function assertNonce(nonce: string): void {
  * The panel's policy. Styles: the stylesheet from cspSource, plus <style> elements carrying the
  * nonce: the webview-ui-toolkit (FAST) feature-tests `:focus-visible` by appending a <style>, and
  * it puts the nonce from `<meta property="csp-nonce">` on it (see cspNonceMeta). Inline style
- * attributes stay blocked (a nonce never allows them).
+ * attributes stay blocked (a nonce never allows them). Workers: see WORKER_SRC.
  */
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
-  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource} 'nonce-${nonce}'; font-src ${cspSource}; img-src ${cspSource} data:`;
+  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource} 'nonce-${nonce}'; font-src ${cspSource}; img-src ${cspSource} data:; `
+    + WORKER_SRC;
 }
+
+/**
+ * The call tree's aggregation worker starts from a Blob URL of its inlined bundle (webview/aggregation.ts): VS Code
+ * cannot start a worker from a webview resource URL, and the offline export has none. Only blob: workers are allowed.
+ */
+export const WORKER_SRC = 'worker-src blob:';
 
 /** Where FAST (fast-web-utilities getNonce) looks for the nonce of the <style> elements it creates. */
 export function cspNonceMeta(nonce: string): string {

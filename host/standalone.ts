@@ -6,12 +6,15 @@
 // offline in any browser.
 // Pure string building, no node imports (the CLI and the extension both call it).
 
-import type { RecordBatch, RecordDetails, SnapshotStart, WatchBudget, WatchInfo } from '../shared/protocol';
+import type { RecordBatch, RecordDetails, SnapshotStart, ThreadStates, WatchBudget, WatchInfo } from '../shared/protocol';
+import { THREAD_STATE_COLUMN_NAMES } from '../shared/thread-states';
 import { COLUMN_NAMES } from '../shared/columns';
-import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce } from './html';
+import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce, WORKER_SRC } from './html';
 
 export interface StandaloneSnapshot {
   readonly start: SnapshotStart;
+  /** Its thread states (sent right after the start), when it recorded sched_switch. */
+  readonly threadStates?: ThreadStates;
   readonly batches: readonly RecordBatch[];
   /** Details by snapshot row, for the details pane (optional: without them the pane shows columns only). */
   readonly details?: Readonly<Record<number, RecordDetails>>;
@@ -83,11 +86,18 @@ function encodeBatch(batch: RecordBatch): unknown {
   };
 }
 
+function encodeThreadStates(states: ThreadStates): unknown {
+  const columns: Record<string, string> = {};
+  for (const name of THREAD_STATE_COLUMN_NAMES) columns[name] = base64Encode(states.columns[name]);
+  return { ...states, columns };
+}
+
 /** Plays the extension host inside the exported page. Kept as plain ES2020 source text. */
 const STAND_IN = String.raw`(function () {
   'use strict';
   var data = JSON.parse(document.getElementById('ringside-standalone-data').textContent);
   var columnNames = ${JSON.stringify(COLUMN_NAMES)};
+  var stateColumnNames = ${JSON.stringify(THREAD_STATE_COLUMN_NAMES)};
   function decode(b64) {
     var s = atob(b64), bytes = new Uint8Array(s.length);
     for (var i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
@@ -142,6 +152,12 @@ const STAND_IN = String.raw`(function () {
   function startSnapshot(s) {
     if (s >= data.snapshots.length) return;
     send(data.snapshots[s].start);
+    var states = data.snapshots[s].threadStates;
+    if (states) {
+      var stateColumns = {};
+      stateColumnNames.forEach(function (n) { stateColumns[n] = decode(states.columns[n]); });
+      send(Object.assign({}, states, { columns: stateColumns }));
+    }
     if (data.snapshots[s].batches.length > 0) send(batchMessage(s, 0)); else startSnapshot(s + 1);
   }
   function error(replyTo, type, code, message) {
@@ -207,11 +223,14 @@ export function renderStandaloneHtml(options: StandaloneOptions): string {
     title: options.data.title,
     watches: options.data.watches,
     initialState: options.data.initialState,
-    snapshots: options.data.snapshots.map((s) => ({ start: s.start, batches: s.batches.map(encodeBatch), details: s.details })),
+    snapshots: options.data.snapshots.map((s) => ({
+      start: s.start, ...(s.threadStates ? { threadStates: encodeThreadStates(s.threadStates) } : {}), batches: s.batches.map(encodeBatch),
+      details: s.details,
+    })),
   };
   // Everything is inline, so both scripts and styles go by the nonce ('unsafe-inline' would also
   // allow injected style attributes); the toolkit reads it from the csp-nonce meta for its probe.
-  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:`;
+  const csp = `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; ${WORKER_SRC}`;
   const title = options.data.title ?? 'Ringside export';
   return `<!DOCTYPE html>
 <html lang="en">

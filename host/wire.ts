@@ -7,11 +7,12 @@ import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
-import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, WireStacks } from '../shared/protocol';
+import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, ThreadStates, WireStacks } from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import { snapshotStacks } from './stacks';
+import { threadStatesAndComms } from './thread-states';
 
 export interface WireOptions {
   readonly snapshotId: string;
@@ -26,8 +27,11 @@ export interface WireOptions {
   readonly limitations?: readonly string[];
 }
 
-/** The comm of every thread: COMM records of the snapshot win over the caller's knowledge. */
-function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): ThreadInfo[] {
+/**
+ * The comm of every thread: COMM records of the snapshot win over the caller's knowledge, which wins over the names
+ * sched_switch records carry (`switchComms`, by tid), then the process's name.
+ */
+function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchComms?: ReadonlyMap<number, string>): ThreadInfo[] {
   const { pid, tid, kind, length } = snapshot.columns;
   const names = new Map<string, ThreadInfo>();
   for (let row = 0; row < length; row++) {
@@ -40,7 +44,7 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm']): Thread
     const key = `${pid[row]}/${tid[row]}`;
     if (names.has(key)) continue;
     const processComm = names.get(`${pid[row]}/${pid[row]}`)?.comm;
-    names.set(key, { pid: pid[row], tid: tid[row], comm: comm?.(pid[row], tid[row]) ?? processComm ?? '' });
+    names.set(key, { pid: pid[row], tid: tid[row], comm: comm?.(pid[row], tid[row]) ?? switchComms?.get(tid[row]) ?? processComm ?? '' });
   }
   return [...names.values()];
 }
@@ -119,11 +123,19 @@ export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
   return out;
 }
 
-export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): { start: SnapshotStart; batches: RecordBatch[] } {
+/** A snapshot as the page receives it: its start, its thread states when it recorded sched_switch (sent right after), its batches. */
+export interface WireSnapshot {
+  readonly start: SnapshotStart;
+  readonly threadStates?: ThreadStates;
+  readonly batches: RecordBatch[];
+}
+
+export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): WireSnapshot {
   // Sampled call stacks for the call tree, when any sample has a callchain.
   const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
-  return snapshotMessages(snapshot, {
+  const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
+  const { start, batches } = snapshotMessages(snapshot, {
     ...(withStacks ? {
       stacks: withStacks.stackOf,
       stackTable: wireStacks(withStacks.table),
@@ -131,12 +143,13 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
-    threads: threadsOf(snapshot, options.comm),
+    threads: threadsOf(snapshot, options.comm, switchComms),
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
     ...(options.symbols ? { symbols: rowSymbols(snapshot, options.symbols) } : {}),
   });
+  return { start, batches, ...(threadStates ? { threadStates } : {}) };
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);

@@ -28,8 +28,16 @@ if (existsSync('extension/extension.ts')) {
   }));
 }
 if (existsSync('webview/main.ts')) {
+  // The call tree's aggregation worker is bundled first and inlined into the page's bundle as a string
+  // (RINGSIDE_AGGREGATE_WORKER), which the page starts from a Blob URL: one file serves the panel and the offline export.
+  const worker = await build({
+    ...common, sourcemap: false, write: false, platform: 'browser', format: 'iife', entryPoints: ['webview/aggregate-worker.ts'],
+    outfile: 'dist/webview/aggregate-worker.js',
+  });
+  const workerSource = worker.outputFiles[0].text;
   jobs.push(build({
     ...common, platform: 'browser', format: 'iife', entryPoints: ['webview/main.ts'], outfile: 'dist/webview/timeline.js',
+    define: { RINGSIDE_AGGREGATE_WORKER: JSON.stringify(workerSource) },
   }));
   if (existsSync('webview/timeline.css')) copyFileSync('webview/timeline.css', 'dist/webview/timeline.css');
 }

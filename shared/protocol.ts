@@ -10,6 +10,7 @@
 // `resync` when it becomes visible again, saying how many rows of each snapshot it already has).
 
 import type { BatchBuffers } from './columns';
+import type { ThreadStateColumn } from './thread-states';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -77,6 +78,19 @@ export interface LossInfo {
   readonly ring: string;
   /** Absolute ns (decimal) of the ring's last record before this one, or null when it is the ring's first: the gap's start. */
   readonly sinceNs: string | null;
+}
+
+/**
+ * A snapshot's thread states from its sched:sched_switch records (shared/thread-states.ts), sent once after its
+ * snapshotStart when it has any: `count` intervals, each column an exact-length ArrayBuffer of `count` elements.
+ */
+export interface ThreadStates {
+  readonly type: 'threadStates';
+  readonly snapshotId: string;
+  readonly count: number;
+  readonly columns: { readonly [K in ThreadStateColumn]: ArrayBuffer };
+  /** The names `nextComm` refers to. */
+  readonly comms: readonly string[];
 }
 
 /**
@@ -193,6 +207,7 @@ export type HostToWebview =
       readonly editor?: boolean }
   | SnapshotStart
   | RecordBatch
+  | ThreadStates
   | { readonly type: 'detailsReply'; readonly replyTo: number; readonly snapshotId: string; readonly row: number;
       readonly details?: RecordDetails; readonly error?: ErrorInfo }
   | { readonly type: 'watchReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }

@@ -3,6 +3,7 @@
 
 import type { HostToWebview, WebviewToHost } from './protocol';
 import { COLUMN_NAMES, COLUMN_TYPES } from './columns';
+import { StateFlag, THREAD_STATE_COLUMNS, THREAD_STATE_COLUMN_NAMES, THREAD_STATE_COUNT } from './thread-states';
 
 export type Validated<T> = { readonly ok: true; readonly message: T } | { readonly ok: false; readonly reason: string };
 
@@ -177,6 +178,28 @@ function validateBatch(o: Obj): void {
   }
 }
 
+function validateThreadStates(o: Obj): void {
+  const p = 'threadStates';
+  str(o, 'snapshotId', p, 256);
+  const count = int(o, 'count', p, 0, 2 ** 31 - 1);
+  const columns = obj(o.columns, `${p}.columns`);
+  for (const name of THREAD_STATE_COLUMN_NAMES) buffer(columns, name, `${p}.columns`, count * THREAD_STATE_COLUMNS[name].BYTES_PER_ELEMENT);
+  const comms = arr(o, 'comms', p);
+  comms.forEach((c, i) => { if (typeof c !== 'string' || c.length > 256) fail(`${p}.comms[${i}]`, 'a string'); });
+  const start = new Float64Array(columns.start as ArrayBuffer);
+  const end = new Float64Array(columns.end as ArrayBuffer);
+  const state = new Uint8Array(columns.state as ArrayBuffer);
+  const flags = new Uint8Array(columns.flags as ArrayBuffer);
+  const nextComm = new Int32Array(columns.nextComm as ArrayBuffer);
+  const allFlags = StateFlag.START_UNKNOWN | StateFlag.END_UNKNOWN;
+  for (let i = 0; i < count; i++) {
+    if (!Number.isFinite(start[i]) || !Number.isFinite(end[i]) || end[i] < start[i]) fail(`${p}.columns.end[${i}]`, 'finite times, end >= start');
+    if (state[i] >= THREAD_STATE_COUNT) fail(`${p}.columns.state[${i}]`, `a state code below ${THREAD_STATE_COUNT}`);
+    if ((flags[i] & ~allFlags) !== 0) fail(`${p}.columns.flags[${i}]`, 'START_UNKNOWN|END_UNKNOWN bits');
+    if (nextComm[i] < -1 || nextComm[i] >= comms.length) fail(`${p}.columns.nextComm[${i}]`, `-1..${comms.length - 1}`);
+  }
+}
+
 function validateJson(v: unknown, path: string, depth = 0): void {
   if (depth > 32) fail(path, 'JSON nested at most 32 deep');
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
@@ -270,6 +293,7 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
       case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); if (o.editor !== undefined) bool(o, 'editor', 'init'); return;
       case 'snapshotStart': validateSnapshotStart(o); return;
       case 'batch': validateBatch(o); return;
+      case 'threadStates': validateThreadStates(o); return;
       case 'detailsReply':
         int(o, 'replyTo', type); str(o, 'snapshotId', type, 256); int(o, 'row', type);
         if (o.details === undefined && o.error === undefined) fail(type, 'details or error');

@@ -15,6 +15,7 @@ import { renderCoverageTable, renderRangeSummary, renderUntimed } from './summar
 import { CallTreeView } from './call-tree-view';
 import { el } from './dom';
 import { renderLegend } from './legend';
+import { stateLegendEntries } from './state-lane';
 import { Drawer } from './drawer';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
@@ -227,7 +228,7 @@ export class App {
         this.renderRange(timeline, range);
         // The call tree follows the range; without one it shows the whole capture.
         this.brushed = range !== null;
-        if (range) this.callTree.setRows(timeline.rowsInRange(range[0], range[1]), 'selected range');
+        if (range) this.callTree.setSelection({ range, shown: timeline.shownRows() }, 'selected range');
         else this.showWholeCapture();
       },
       onViewChange: () => this.saveStateSoon(),
@@ -306,8 +307,8 @@ export class App {
   private showWholeCapture(): void {
     this.renderUntimed();
     const shown = this.active.shown;
-    // With one capture the call tree reads the stack column as it is (no row list to build).
-    this.callTree.setRows(this.store.snapshots.length <= 1 || shown < 0 ? null : this.store.rowsOf(shown), 'whole capture');
+    // The whole of the shown capture, whatever the filter (with one capture: every row, no mask to build).
+    this.callTree.setSelection({ range: null, shown: shown < 0 ? null : this.active.captureRows() }, 'whole capture');
   }
 
   start(): void {
@@ -349,7 +350,7 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
-        renderLegend(this.legend, this.store.events);
+        this.renderLegend();
         renderCoverageTable(this.coverageList, this.store.snapshots);
         // A new capture (Capture Snapshot, Open perf.data) is what the user wants to see: show it, fitted.
         if (isNew) this.showSnapshot(entry.index);
@@ -377,10 +378,14 @@ export class App {
         this.renderSnapshots();
         this.renderUntimed();
         // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
-        if (this.legend.childElementCount !== this.store.events.length) renderLegend(this.legend, this.store.events);
+        if (this.legend.dataset.events !== String(this.store.events.length)) this.renderLegend();
         this.updateStatus();
         return;
       }
+      case 'threadStates':
+        // Drawn as each thread lane's state band; the legend names the states.
+        if (this.store.addThreadStates(m)) { this.renderLegend(); this.timeline.dataChanged(); }
+        return;
       case 'detailsReply':
         this.details.detailsReply(m);
         return;
@@ -416,6 +421,10 @@ export class App {
         this.snapshotList.querySelector(`[data-snapshot="${CSS.escape(m.snapshotId)}"]`)?.classList.add('rs-removed');
         return;
     }
+  }
+
+  private renderLegend(): void {
+    renderLegend(this.legend, this.store.events, stateLegendEntries(this.store.threadStates));
   }
 
   private applyFilter(text: string): void {

@@ -3,13 +3,15 @@
 // frame to zoom into it, the breadcrumb to zoom back out, hover for its counts), and the self samples per
 // function and per source line. Choosing a function anywhere here filters the tracks to the samples whose
 // stack holds it (the filter's `stack:=` term) and reveals its source in the editor when the host has one.
-// The trees and counts are built by call-tree.ts (pure); this module only lays them out and draws them.
+// The trees and counts are built by call-tree.ts (pure) in the aggregation worker (aggregation.ts), off the main thread;
+// this module asks it for each selection and lays out and draws the answer.
 
 import type { RecordStore } from './store';
 import {
-  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo,
-  type CallTree, type FlameBox, type TreeDirection,
+  childrenByTotal, flameBoxAt, flameLayout, pathTo, type Aggregate, type CallTree, type FlameBox, type FunctionCount, type LineCount,
+  type TreeDirection,
 } from './call-tree';
+import { Aggregation, type Selection } from './aggregation';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 import type { HostToWebview } from '../shared/protocol';
 import type { HostRequests } from './details';
@@ -76,8 +78,12 @@ export class CallTreeView {
   private readonly selection: HTMLElement;
   private readonly body: HTMLElement;
   private mode: CallTreeMode = 'top-down';
-  private rows: ArrayLike<number> | null = null;
   private label = 'whole capture';
+  /** The selection's trees and counts, from the worker; the previous selection's until they arrive. */
+  private aggregate: Aggregate | null = null;
+  private pending = false;
+  /** Where the aggregation runs (its worker), and its counters. */
+  readonly aggregation = new Aggregation();
   private readonly buttons = new Map<CallTreeMode, HTMLButtonElement>();
   /** The flame graph's zoom as the function names from the outermost caller down (node ids change with every rebuild). */
   private flamePath: number[] = [];
@@ -124,11 +130,20 @@ export class CallTreeView {
     return Math.max(200, this.body.clientWidth || this.section.clientWidth || 320);
   }
 
-  /** Show the samples of `rows` (store rows), or of every row when null. */
-  setRows(rows: ArrayLike<number> | null, label: string): void {
-    this.rows = rows;
+  /** Show the samples of a selection (every row with a stack when its range is null): asks the worker, draws its answer. */
+  setSelection(selection: Selection, label: string): void {
     this.label = label;
-    this.render();
+    if (this.store.stackTable().start.length <= 1) { this.aggregate = null; this.render(); return; }
+    this.pending = true;
+    this.section.dataset.pending = 'true';
+    this.summary.textContent = `Counting samples with callchains… · ${label}`;
+    this.aggregation.query(this.store, selection, (aggregate) => {
+      if (aggregate === null) return; // a newer selection replaced this one
+      this.aggregate = aggregate;
+      this.pending = false;
+      delete this.section.dataset.pending;
+      this.render();
+    });
   }
 
   /** Whether the host answers reveal requests (the panel does; the offline page does not). */
@@ -148,15 +163,6 @@ export class CallTreeView {
     return this.drawnBoxes;
   }
 
-  /** The samples shown: rows with a stack. */
-  private sampleStacks(): Int32Array {
-    const stack = this.store.stack;
-    if (this.rows === null) return stack.subarray(0, Math.min(stack.length, this.store.length));
-    const out = new Int32Array(this.rows.length);
-    for (let i = 0; i < this.rows.length; i++) { const r = this.rows[i]; out[i] = r < stack.length ? stack[r] : -1; }
-    return out;
-  }
-
   render(): void {
     for (const [mode, button] of this.buttons) button.setAttribute('aria-selected', String(mode === this.mode));
     this.body.replaceChildren();
@@ -167,13 +173,15 @@ export class CallTreeView {
       this.summary.textContent = 'No samples with callchains (record with -g, or the call graph option).';
       return;
     }
-    const samples = this.sampleStacks();
-    const tree = buildCallTree(table, samples, this.mode === 'bottom-up' ? 'bottom-up' : 'top-down');
-    this.summary.textContent = `${tree.total[0].toLocaleString('en-US')} samples with callchains · ${this.label}`;
+    const aggregate = this.aggregate;
+    if (!aggregate) return; // the worker has not answered yet
+    const direction: TreeDirection = this.mode === 'bottom-up' ? 'bottom-up' : 'top-down';
+    const tree = direction === 'bottom-up' ? aggregate.bottomUp : aggregate.topDown;
+    if (!this.pending) this.summary.textContent = `${tree.total[0].toLocaleString('en-US')} samples with callchains · ${this.label}`;
     if (tree.total[0] === 0) return;
     if (this.mode === 'flame') this.drawFlame(tree, table);
-    else if (this.mode === 'functions') this.renderFunctions(table, samples, tree.total[0]);
-    else if (this.mode === 'lines') this.renderLines(table, samples, tree.total[0]);
+    else if (this.mode === 'functions') this.renderFunctions(table, aggregate.functions, tree.total[0]);
+    else if (this.mode === 'lines') this.renderLines(table, aggregate.lines, tree.total[0]);
     else this.renderList(tree, table.names);
   }
 
@@ -266,13 +274,13 @@ export class CallTreeView {
     for (const root of childrenByTotal(tree, 0)) { row(root); visit(root); }
   }
 
-  private renderFunctions(table: StackTable, samples: Int32Array, all: number): void {
+  private renderFunctions(table: StackTable, functions: readonly FunctionCount[], all: number): void {
     const list = el('table', 'rs-calltree-list rs-functions', this.body);
     const head = list.createTHead().insertRow();
     for (const h of ['Self', 'Total', 'Function', 'Source']) el('th', '', head, h).scope = 'col';
     const tbody = list.createTBody();
     const percent = (n: number) => `${((100 * n) / all).toFixed(1)}%`;
-    for (const f of functionCounts(table, samples).slice(0, MAX_TABLE_ROWS)) {
+    for (const f of functions.slice(0, MAX_TABLE_ROWS)) {
       const tr = tbody.insertRow();
       tr.className = 'rs-function-row';
       el('td', 'rs-num rs-function-self', tr, `${f.self} (${percent(f.self)})`).dataset.count = String(f.self);
@@ -286,8 +294,7 @@ export class CallTreeView {
     }
   }
 
-  private renderLines(table: StackTable, samples: Int32Array, all: number): void {
-    const lines = lineCounts(table, samples);
+  private renderLines(table: StackTable, lines: readonly LineCount[], all: number): void {
     if (lines.length === 0) {
       el('p', 'rs-hint', this.body, 'No source lines for these samples (build with -g, or the binaries are gone).');
       return;

@@ -79,10 +79,14 @@ class Builder {
  * callchain, skipped). Counts are sample counts. Top-down starts at the outermost caller; bottom-up at the leaf.
  */
 export function buildCallTree(stacks: StackTable, sampleStacks: ArrayLike<number>, direction: TreeDirection): CallTree {
+  // Stacks repeat: count each distinct stack once, then walk it once with its weight.
+  return callTreeOfWeights(stacks, stackWeights(stacks, sampleStacks), direction);
+}
+
+/** The tree of samples counted per distinct stack (`weight[s]`: samples of stack s, as stackWeights gives them). */
+export function callTreeOfWeights(stacks: StackTable, weight: Float64Array, direction: TreeDirection): CallTree {
   const tree = new Builder(stacks.names.length);
   const { start, frames } = stacks;
-  // Stacks repeat: count each distinct stack once, then walk it once with its weight.
-  const weight = stackWeights(stacks, sampleStacks);
   for (let s = 0; s < weight.length; s++) {
     const w = weight[s];
     if (w === 0 || start[s + 1] === start[s]) continue;
@@ -114,7 +118,11 @@ export interface FunctionCount {
 
 /** Samples per function, most self samples first (then most total, then by name index); a recursive function counts once per sample. */
 export function functionCounts(stacks: StackTable, sampleStacks: ArrayLike<number>): FunctionCount[] {
-  const weight = stackWeights(stacks, sampleStacks);
+  return functionCountsOfWeights(stacks, stackWeights(stacks, sampleStacks));
+}
+
+/** functionCounts of samples counted per distinct stack. */
+export function functionCountsOfWeights(stacks: StackTable, weight: Float64Array): FunctionCount[] {
   const self = new Float64Array(stacks.names.length);
   const total = new Float64Array(stacks.names.length);
   const seenIn = new Int32Array(stacks.names.length).fill(-1);
@@ -143,9 +151,13 @@ export interface LineCount {
 
 /** Samples per leaf source line, most first (then by location index); stacks whose leaf line is unknown are left out. */
 export function lineCounts(stacks: StackTable, sampleStacks: ArrayLike<number>): LineCount[] {
+  return lineCountsOfWeights(stacks, stackWeights(stacks, sampleStacks));
+}
+
+/** lineCounts of samples counted per distinct stack. */
+export function lineCountsOfWeights(stacks: StackTable, weight: Float64Array): LineCount[] {
   const { leafLocation } = stacks;
   if (!leafLocation) return [];
-  const weight = stackWeights(stacks, sampleStacks);
   // Keyed by (location, leaf function): an inlined line can be sampled inside two functions.
   const byKey = new Map<string, { location: number; name: number; self: number }>();
   for (let s = 0; s < weight.length; s++) {
@@ -159,6 +171,41 @@ export function lineCounts(stacks: StackTable, sampleStacks: ArrayLike<number>):
     else byKey.set(key, { location, name, self: w });
   }
   return [...byKey.values()].sort((a, b) => b.self - a.self || a.location - b.location || a.name - b.name);
+}
+
+/** Everything the call tree pane shows of one selection: both trees, the counts per function and per line. */
+export interface Aggregate {
+  readonly topDown: CallTree;
+  readonly bottomUp: CallTree;
+  readonly functions: readonly FunctionCount[];
+  readonly lines: readonly LineCount[];
+}
+
+/** The samples' stack weights, one typed pass over the rows: every row (`range` null), or rows timed in [t0, t1] that `shown` marks. */
+export function selectionWeights(stacks: StackTable, time: Float64Array, stack: Int32Array, range: readonly [number, number] | null,
+  shown: Uint8Array | null): Float64Array {
+  const weight = new Float64Array(stacks.start.length > 0 ? stacks.start.length - 1 : 0);
+  const n = Math.min(time.length, stack.length);
+  if (range === null) {
+    for (let r = 0; r < n; r++) { const s = stack[r]; if (s >= 0 && s < weight.length) weight[s]++; }
+    return weight;
+  }
+  const [t0, t1] = range;
+  for (let r = 0; r < n; r++) {
+    const t = time[r];
+    if (!(t >= t0 && t <= t1) || (shown !== null && shown[r] === 0)) continue;
+    const s = stack[r];
+    if (s >= 0 && s < weight.length) weight[s]++;
+  }
+  return weight;
+}
+
+/** The pane's whole answer for samples counted per distinct stack. */
+export function aggregateWeights(stacks: StackTable, weight: Float64Array): Aggregate {
+  return {
+    topDown: callTreeOfWeights(stacks, weight, 'top-down'), bottomUp: callTreeOfWeights(stacks, weight, 'bottom-up'),
+    functions: functionCountsOfWeights(stacks, weight), lines: lineCountsOfWeights(stacks, weight),
+  };
 }
 
 /** Samples per leaf function (perf report --no-children): name index → count. */

@@ -11,6 +11,8 @@ import { PALETTE_SIZE } from './legend';
 import { binDensity, densityAlpha } from './density';
 import { bisectLeft, bisectRight } from './hit-test';
 import { formatDuration, type TimeBase } from './time-format';
+import { drawStateBand, readStateColors, type LaneStates } from './state-lane';
+import type { ThreadStateTable } from '../shared/thread-states';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
@@ -18,6 +20,8 @@ const COVERAGE_ROW = 7;
 export interface Colors {
   mark: string; laneAlt: string; hatch: string; lost: string; span: string; syscall: string; selection: string;
   boundary: string; foreground: string; palette: string[];
+  /** Thread state band colours by state code. */
+  states: string[];
 }
 
 type TimeScale = d3.ScaleLinear<number, number>;
@@ -32,6 +36,7 @@ export function readColors(element: Element): Colors {
     span: v('--rs-span', mark), syscall: v('--rs-syscall', '#cca700'), selection: v('--rs-selection', '#ffffff'),
     boundary: v('--rs-boundary', '#888'), foreground: v('--rs-foreground', '#ccc'),
     palette: Array.from({ length: PALETTE_SIZE }, (_, i) => v(`--rs-palette-${i}`, mark)),
+    states: readStateColors(style, mark),
   };
 }
 
@@ -147,6 +152,9 @@ export interface LanesInput {
   readonly densityBuffer: Uint32Array;
   /** Per lane: lost records (red hatch) and overwritten parts (grey hatch) to draw under its marks. */
   readonly laneMarks: readonly (readonly LossMark[] | undefined)[];
+  /** Per lane: its thread's states, drawn as a band of `FrameLane.band` pixels at its bottom; and the tables they index. */
+  readonly laneStates: readonly (LaneStates | undefined)[];
+  readonly stateTables: readonly ThreadStateTable[];
 }
 
 /** The narrowest a loss is drawn, in CSS pixels, so a loss between two close records still shows. */
@@ -169,10 +177,13 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
   for (const f of input.frame) {
     const lane = input.lanes[f.lane];
     const y = Math.round(f.top * dpr);
-    const hp = Math.round(f.height * dpr);
+    // The records above the state band (when the lane has one).
+    const hp = Math.round((f.height - f.band) * dpr);
     // A hairline under each lane; no background fill, so every painted pixel is a mark.
     ctx.fillStyle = colors.laneAlt;
-    ctx.fillRect(0, y + hp, W, 1);
+    ctx.fillRect(0, Math.round((f.top + f.height) * dpr), W, 1);
+    const states = input.laneStates[f.lane];
+    if (states && f.band > 0) drawStateBand(ctx, states, input.stateTables, t0, t1, pxPerNs, y + hp, Math.round(f.band * dpr) - 1, colors.states);
     for (const mark of input.laneMarks[f.lane] ?? []) {
       if (mark.end < t0 || mark.start > t1) continue;
       const x1 = Math.min(W, Math.ceil((mark.end - t0) * pxPerNs));

@@ -8,6 +8,7 @@ import { buildLanes, type Lane, type LaneSource } from './lanes';
 import { pairSpans, type Spans } from './spans';
 import { visibleRange } from './hit-test';
 import { snapshotLossMarks, type LossMark } from './losses';
+import { laneStatesOf, STATE_BAND_HEIGHT, type LaneStates } from './state-lane';
 
 export const LANE_HEIGHT = 22;
 export const COLLAPSED_HEIGHT = 8;
@@ -25,6 +26,8 @@ export interface FrameLane {
   readonly end: number;
   /** Too many records for ticks (or collapsed, or a process summary): drawn as per-pixel density. */
   readonly dense: boolean;
+  /** Height of the thread state band at the bottom of `height` (0: none). */
+  readonly band: number;
 }
 
 export class TimelineLayout {
@@ -35,6 +38,8 @@ export class TimelineLayout {
   laneSpans: (LaneSpans | undefined)[] = [];
   /** Per lane: the losses and overwritten parts drawn on it (losses.ts). */
   laneMarks: (LossMark[] | undefined)[] = [];
+  /** Per lane: its thread's states (state-lane.ts), drawn as a band under its records. */
+  laneStates: (LaneStates | undefined)[] = [];
   /** Per complete snapshot (by id): its marks, found once. */
   private readonly marksOfSnapshot = new Map<string, LossMark[]>();
   private builtKey = '';
@@ -65,13 +70,14 @@ export class TimelineLayout {
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
     this.lanes = buildLanes(this.source(), grouping, include, collapsed, this.shownRanges);
+    this.laneStates = laneStatesOf(this.store.threadStates, this.lanes);
     this.laneTop = [];
     this.laneHeight = [];
     let y = 0;
-    for (const lane of this.lanes) {
+    for (const [i, lane] of this.lanes.entries()) {
       this.laneTop.push(y);
       // A collapsed process header keeps its height: it is the summary of the threads it hides.
-      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : LANE_HEIGHT;
+      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : LANE_HEIGHT + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
       this.laneHeight.push(h);
       y += h + 1;
     }
@@ -124,7 +130,10 @@ export class TimelineLayout {
       if (top > viewportHeight) break;
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
-      out.push({ lane: li, top, height, first, end, dense: lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3 });
+      out.push({
+        lane: li, top, height, first, end, dense: lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3,
+        band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0,
+      });
     }
     return out;
   }

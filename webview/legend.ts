@@ -12,13 +12,29 @@ export function legendEntries(events: readonly StoreEvent[]): { readonly name: s
   return events.map((e, i) => ({ name: e.name, color: `var(--rs-palette-${i % PALETTE_SIZE})` }));
 }
 
-export function renderLegend(target: HTMLElement, events: readonly StoreEvent[]): void {
+/**
+ * The legend: the events, then the thread states drawn in the state bands (`states`, from stateLegendEntries).
+ * `data-events` on the target says how many events it lists.
+ */
+export function renderLegend(target: HTMLElement, events: readonly StoreEvent[],
+  states: readonly { readonly name: string; readonly color: string }[] = []): void {
   target.replaceChildren();
   target.hidden = events.length === 0;
+  target.dataset.events = String(events.length);
   for (const entry of legendEntries(events)) {
     const item = el('span', 'rs-legend-item', target);
     item.dataset.event = entry.name;
     item.setAttribute('role', 'listitem');
+    const swatch = el('span', 'rs-legend-swatch', item);
+    swatch.style.background = entry.color;
+    swatch.setAttribute('aria-hidden', 'true');
+    el('span', 'rs-legend-name', item, entry.name);
+  }
+  for (const entry of states) {
+    const item = el('span', 'rs-legend-item rs-legend-state', target);
+    item.dataset.state = entry.name;
+    item.setAttribute('role', 'listitem');
+    item.title = 'Thread state (the band under each thread lane, grouped by thread)';
     const swatch = el('span', 'rs-legend-swatch', item);
     swatch.style.background = entry.color;
     swatch.setAttribute('aria-hidden', 'true');

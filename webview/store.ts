@@ -9,7 +9,8 @@
 // answered from the list of appended batches (a batch is a run of consecutive rows of one
 // snapshot), and the symbol column exists only once some batch carried symbols.
 
-import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart } from '../shared/protocol';
+import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart, ThreadStates } from '../shared/protocol';
+import { THREAD_STATE_COLUMNS, type ThreadStateTable } from '../shared/thread-states';
 import { COLUMN_NAMES, COLUMN_TYPES, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 
@@ -115,6 +116,27 @@ export class RecordStore {
   }
 
   getSnapshot(id: string): SnapshotEntry | undefined { return this.snapshotById.get(id); }
+
+  /** Each snapshot's thread states (from its sched_switch records), times rebased like its rows'. */
+  readonly threadStates: ThreadStateTable[] = [];
+  private readonly threadStatesOf = new Set<string>();
+
+  /** Keep a snapshot's thread states; false when the snapshot is unknown or already has them (a resend). */
+  addThreadStates(msg: ThreadStates): boolean {
+    const snap = this.snapshotById.get(msg.snapshotId);
+    if (!snap || this.threadStatesOf.has(msg.snapshotId)) return false;
+    const c = msg.columns;
+    const start = new THREAD_STATE_COLUMNS.start(c.start.slice(0));
+    const end = new THREAD_STATE_COLUMNS.end(c.end.slice(0));
+    for (let i = 0; i < msg.count; i++) { start[i] += snap.offsetNs; end[i] += snap.offsetNs; }
+    this.threadStates.push({
+      count: msg.count, start, end, tid: new Int32Array(c.tid), cpu: new Int32Array(c.cpu), state: new Uint8Array(c.state),
+      flags: new Uint8Array(c.flags), nextTid: new Int32Array(c.nextTid), nextComm: new Int32Array(c.nextComm), comms: msg.comms,
+    });
+    this.threadStatesOf.add(msg.snapshotId);
+    this.version++;
+    return true;
+  }
 
   beginSnapshot(msg: SnapshotStart): SnapshotEntry {
     const existing = this.snapshotById.get(msg.snapshotId);

@@ -18,6 +18,8 @@ import { matchIndex, stepMatch } from './search';
 import { MIN_LOSS_WIDTH } from './draw';
 import { el } from './dom';
 import { TimeBase } from './time-format';
+import type { Selection } from './aggregation';
+import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
 
 export const LABEL_WIDTH = 190;
 
@@ -268,6 +270,37 @@ export class Timeline {
     return out;
   }
 
+  /** The rows the filter shows, for the call tree's worker (null without a filter): named by the filter and the store's version. */
+  shownRows(): Selection['shown'] {
+    if (this.include === null) return this.captureRows();
+    return {
+      version: `${this.filterVersion}|${this.store.version}|${this.shown}`,
+      mask: () => {
+        const mask = new Uint8Array(this.store.length);
+        for (const li of this.countedLanes()) for (const row of this.lanes[li].rows) mask[row] = 1;
+        return mask;
+      },
+    };
+  }
+
+  /**
+   * The shown capture's rows, whatever the filter, as a selection mask; null when the store holds no
+   * other capture (every row is the shown capture's). Captures of one recording overlap in time, so a
+   * time range alone would count another capture's samples too.
+   */
+  captureRows(): Selection['shown'] {
+    const shown = this.shown;
+    if (this.store.snapshots.length <= 1 || shown < 0) return null;
+    return {
+      version: `capture|${this.store.version}|${shown}`,
+      mask: () => {
+        const mask = new Uint8Array(this.store.length);
+        for (const row of this.store.rowsOf(shown)) mask[row] = 1;
+        return mask;
+      },
+    };
+  }
+
   /** How many records the filter shows (records without a time are never shown). */
   shownCount(): number {
     let n = 0;
@@ -309,6 +342,23 @@ export class Timeline {
     const x = this.viewport.x();
     const t = x.invert(px);
     return markAt(marks, t, Math.abs(x.invert(px + MIN_LOSS_WIDTH) - t));
+  }
+
+  /** Height of a lane's records: the lane without its state band. */
+  private recordsHeight(lane: number): number {
+    return this.layout.laneHeight[lane] - (this.layout.laneStates[lane] ? STATE_BAND_HEIGHT : 0);
+  }
+
+  /** The tooltip of the thread state under a point of the plot (in a thread lane's state band), or null. */
+  stateAt(px: number, py: number): string[] | null {
+    const y = py + this.scroll.scrollTop;
+    const li = laneAtY(this.layout, y);
+    const states = li < 0 ? undefined : this.layout.laneStates[li];
+    if (!states || y < this.layout.laneTop[li] + this.layout.laneHeight[li] - STATE_BAND_HEIGHT) return null;
+    const x = this.viewport.x();
+    const t = x.invert(px);
+    const i = stateAt(states, t, Math.abs(x.invert(px + 2) - t));
+    return i < 0 ? null : describeState(states, i, this.store.threadStates);
   }
 
   describeRow(row: number): string[] {
@@ -422,14 +472,14 @@ export class Timeline {
     });
     drawLanes(this.canvas, {
       frame, lanes: this.lanes, laneSpans: this.layout.laneSpans, time: this.store.time, event: this.store.event, t0, t1, dpr: this.dpr, colors,
-      densityBuffer: this.densityBuffer, laneMarks: this.layout.laneMarks,
+      densityBuffer: this.densityBuffer, laneMarks: this.layout.laneMarks, laneStates: this.layout.laneStates, stateTables: this.store.threadStates,
     });
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
       boundaries: shown && Number.isFinite(shown.maxTime) ? [shown] : [],
       viewportHeight: this.viewportHeight,
       selected: row === null ? null
-        : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.layout.laneHeight[this.selectedLane] / 2 },
+        : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.recordsHeight(this.selectedLane) / 2 },
       hoverX: this.hover ? this.hover.x : null,
       colors,
     });
@@ -450,9 +500,11 @@ export class Timeline {
     const r = this.overlay.getBoundingClientRect();
     const px = e.clientX - r.left;
     const py = e.clientY - r.top;
-    const hit = this.hitTest(px, py);
+    const state = this.stateAt(px, py);
+    const hit = state ? null : this.hitTest(px, py);
     if (!hit) {
       this.hover = null;
+      if (state) { this.tooltip.show(state, e.clientX, e.clientY); this.scheduler.schedule(); return; }
       const mark = this.lossAt(px, py);
       if (mark) this.tooltip.show(mark.lines, e.clientX, e.clientY); else this.tooltip.hide();
       this.scheduler.schedule();

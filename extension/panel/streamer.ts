@@ -1,10 +1,10 @@
 // Flow control for the timeline panel, independent of vscode: snapshots go out as a snapshotStart
-// followed by columnar batches; at most `window` batches are unacknowledged at a time; nothing is
+// (and its thread states, when it has any) followed by columnar batches; at most `window` batches are unacknowledged at a time; nothing is
 // sent while the panel is hidden; on `resync` (the panel became visible again, or was restored)
 // each snapshot restarts from the batch holding the first row the page does not have.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
-import type { HostToWebview, RecordBatch, SnapshotStart } from '../../shared/protocol';
+import type { HostToWebview, RecordBatch, SnapshotStart, ThreadStates } from '../../shared/protocol';
 import { snapshotToWire } from '../../host/wire';
 import type { FrameSymbols } from '../../host/frame-symbols';
 
@@ -12,6 +12,8 @@ export type Post = (message: HostToWebview) => void;
 
 interface Stream {
   readonly start: SnapshotStart;
+  /** Sent with the start (the page keeps it with the snapshot). */
+  readonly threadStates?: ThreadStates;
   readonly batches: readonly RecordBatch[];
   /** Index of the next batch to send. */
   next: number;
@@ -28,11 +30,11 @@ export class SnapshotStreamer {
 
   /** Queues a snapshot (replacing one with the same id). */
   add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
-    const { start, batches } = snapshotToWire(
+    const { start, threadStates, batches } = snapshotToWire(
       decoded,
       { snapshotId, name, takenAtMs, symbols, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) },
     );
-    this.streams.set(snapshotId, { start, batches, next: 0, startSent: false, inFlight: new Set() });
+    this.streams.set(snapshotId, { start, ...(threadStates ? { threadStates } : {}), batches, next: 0, startSent: false, inFlight: new Set() });
     this.pump();
   }
 
@@ -92,6 +94,7 @@ export class SnapshotStreamer {
     for (const stream of this.streams.values()) {
       if (!stream.startSent) {
         this.post(stream.start);
+        if (stream.threadStates) this.post(stream.threadStates);
         stream.startSent = true;
       }
       while (stream.inFlight.size < this.window && stream.next < stream.batches.length) {

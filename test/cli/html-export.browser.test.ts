@@ -45,7 +45,10 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(String(error)));
-    page.on('request', (request) => { if (!request.url().startsWith('file:') && !request.url().startsWith('data:')) problems.push(`network: ${request.url()}`); });
+    // blob: is the call tree's worker, started from the page's own memory (webview/aggregation.ts), not the network.
+    page.on('request', (request) => {
+      if (!/^(file|data|blob):/.test(request.url())) problems.push(`network: ${request.url()}`);
+    });
     await page.goto('file://' + file);
     const lane = fire()
       ? page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: event }) })

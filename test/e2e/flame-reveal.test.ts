@@ -30,6 +30,10 @@ describe('e2e scenario 6: flame graph → click a frame → the editor opens its
     const { frame } = await waitForTimeline(page, 1);
     // A capture with callchains opens with its call tree.
     await frame.locator('#rs-calltree .rs-calltree-node').first().waitFor({ state: 'visible' });
+    // Counted by the aggregation worker: VS Code's webview starts it from its Blob URL under the panel's policy.
+    const where = await frame.locator('#rs-calltree').evaluate(() => (window as unknown as { ringside: { callTree: { aggregation: { stats():
+      { worker: boolean; computedOnPage: number } } } } }).ringside.callTree.aggregation.stats());
+    assert.deepEqual({ worker: where.worker, computedOnPage: where.computedOnPage }, { worker: true, computedOnPage: 0 });
     await frame.locator('#rs-calltree button[data-mode="flame"]').click();
     const canvas = frame.locator('#rs-calltree canvas.rs-flame');
     await canvas.waitFor({ state: 'visible' });

@@ -79,6 +79,10 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
       total: Number((tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count), self: Number(tr.querySelector('.rs-calltree-self')?.textContent),
     })));
     const topDown = await rows();
+    // Counted by the aggregation worker, which the offline page (file://, its policy allows blob: workers) starts too.
+    const where = await tab.evaluate(() => (window as unknown as { ringside: { callTree: { aggregation: { stats(): { worker: boolean;
+      computedOnPage: number } } } } }).ringside.callTree.aggregation.stats());
+    assert.deepEqual({ worker: where.worker, computedOnPage: where.computedOnPage }, { worker: true, computedOnPage: 0 });
     const total = [...theirs.values()].reduce((a, b) => a + b, 0);
     assert.equal(topDown.filter((r) => r.depth === 1).reduce((sum, r) => sum + r.total, 0), total, 'every sample once');
     assert.match(await tab.locator('#rs-calltree .rs-calltree-summary').innerText(), new RegExp(`^${total.toLocaleString('en-US')} samples with callchains · whole capture`));

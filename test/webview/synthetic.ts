@@ -188,6 +188,22 @@ export function big(n: number): SyntheticSnapshot {
   return { start, batches };
 }
 
+/**
+ * n cpu-clock samples over 1 s with callchains: row i sampled stack i % 16, which is `main` calling `f<k>` (k = i % 16),
+ * so any time range's counts are known exactly.
+ */
+export function bigStacks(n: number): SyntheticSnapshot {
+  const { start, batches } = big(n);
+  const stackIndex = new Int32Array(n);
+  for (let i = 0; i < n; i++) stackIndex[i] = i % 16;
+  const names = ['main', ...Array.from({ length: 16 }, (_, k) => `f${k}`)];
+  const stacks = { names, start: Array.from({ length: 17 }, (_, k) => 2 * k), frames: Array.from({ length: 32 }, (_, f) => (f % 2 === 0 ? 1 + f / 2 : 0)) };
+  return {
+    start: { ...start, snapshotId: 'stacks', stacks },
+    batches: batches.map((b) => ({ ...b, snapshotId: 'stacks', stackIndex: stackIndex.slice(b.firstRow, b.firstRow + b.rowCount).buffer })),
+  };
+}
+
 type Send = (message: unknown) => void;
 
 /**

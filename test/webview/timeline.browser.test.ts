@@ -313,6 +313,7 @@ describe('timeline webview in Chromium', function () {
       return `${indent}${fn} ${self}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`;
     }));
     // Nothing brushed: the whole capture (101 samples, every fourth in helper).
+    await page.waitForSelector('#rs-calltree:not([data-pending])');
     assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '101 samples with callchains · whole capture');
     assert.deepEqual(await calltree(), ['main 0/101', '  busy_loop 76/101', '    helper 25/25']);
     const a = await page.evaluate(() => (window as unknown as { __point(k: string, t: number): { x: number; y: number } }).__point('cpu:1', 252000));
@@ -330,7 +331,8 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(perEvent, ['cpu-clock20', 'sched:sched_switch2', 'syscalls:sys_enter_read1', 'syscalls:sys_exit_read1']);
     const perThread = await page.$$eval('#rs-range .rs-counts-thread tr', (rows) => rows.map((r) => r.textContent));
     assert.deepEqual(perThread, ['<img src=x onerror="window.__pwned=1"> 20020', 'worker 1003', 'worker 1011']);
-    // The range holds samples 25..44: 27, 31, 35, 39 and 43 in helper.
+    // The range holds samples 25..44: 27, 31, 35, 39 and 43 in helper (counted by the aggregation worker, answered later).
+    await page.waitForSelector('#rs-calltree:not([data-pending])');
     assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '20 samples with callchains · selected range');
     assert.deepEqual(await calltree(), ['main 0/20', '  busy_loop 15/20', '    helper 5/5']);
     await page.click('#rs-calltree button[data-mode="bottom-up"]');
