@@ -14,7 +14,10 @@ declare const RINGSIDE_AGGREGATE_WORKER: string | undefined;
 /** Which rows a selection counts: every row with a stack (`range` null), or those timed in the range that the filter shows. */
 export interface Selection {
   readonly range: readonly [number, number] | null;
-  /** The filter's shown rows (null: no filter): `version` names the mask, `mask()` builds it (1: shown) when the worker lacks it. */
+  /**
+   * The rows that count (null: every row): the filter's shown rows, or the shown capture's; `version` names the mask,
+   * `mask()` builds it (1: counted) when the worker lacks it.
+   */
   readonly shown: { readonly version: string; mask(): Uint8Array } | null;
 }
 
@@ -115,7 +118,7 @@ export class Aggregation {
       this.shownVersion = null;
       this.counts.columnsSent++;
     }
-    const shown = selection.range ? selection.shown : null;
+    const shown = selection.shown;
     if (shown && this.shownVersion !== shown.version) {
       const mask = shown.mask();
       this.worker.postMessage({ type: 'shown', version: shown.version, mask } satisfies ToAggregateWorker, [mask.buffer]);
@@ -150,7 +153,7 @@ export class Aggregation {
     const n = source.length;
     const table = source.stackTable();
     const weight = selectionWeights(table, source.time.subarray(0, n), source.stack.subarray(0, Math.min(n, source.stack.length)),
-      selection.range, selection.range && selection.shown ? selection.shown.mask() : null);
+      selection.range, selection.shown ? selection.shown.mask() : null);
     this.counts.computedOnPage++;
     return aggregateWeights(table, weight);
   }

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
-  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo, selfByFunction, type CallTree,
+  buildCallTree, childrenByTotal, flameBoxAt, flameLayout, functionCounts, lineCounts, pathTo, selectionWeights, selfByFunction, type CallTree,
 } from './call-tree';
 import { functionName, type StackTable } from '../shared/stacks';
 import { stackTerm, withStackTerm } from './call-tree-view';
@@ -35,6 +35,16 @@ describe('call tree (pure)', () => {
     assert.deepEqual(render(tree, stacks.names), [
       'main 0/8', '  outer 1/5', '    inner 4/4', '  write 2/2', '  inner 0/1', '    inner 1/1',
     ]);
+  });
+
+  it('selection weights: a range and the shown rows both narrow the samples; the shown rows apply without a range too', () => {
+    const time = Float64Array.from(samples, (_, r) => r * 10);
+    assert.deepEqual([...selectionWeights(stacks, time, samples, null, null)], [4, 1, 2, 1]);
+    assert.deepEqual([...selectionWeights(stacks, time, samples, [0, 35], null)], [3, 1, 0, 0]);
+    // Rows 0-3 only (another capture holds the rest), with and without a range.
+    const shown = Uint8Array.from(samples, (_, r) => (r < 4 ? 1 : 0));
+    assert.deepEqual([...selectionWeights(stacks, time, samples, null, shown)], [3, 1, 0, 0]);
+    assert.deepEqual([...selectionWeights(stacks, time, samples, [10, 80], shown)], [2, 1, 0, 0]);
   });
 
   it('bottom-up: leaf functions at the root, their callers below', () => {

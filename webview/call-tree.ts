@@ -187,7 +187,11 @@ export function selectionWeights(stacks: StackTable, time: Float64Array, stack: 
   const weight = new Float64Array(stacks.start.length > 0 ? stacks.start.length - 1 : 0);
   const n = Math.min(time.length, stack.length);
   if (range === null) {
-    for (let r = 0; r < n; r++) { const s = stack[r]; if (s >= 0 && s < weight.length) weight[s]++; }
+    for (let r = 0; r < n; r++) {
+      if (shown !== null && shown[r] === 0) continue;
+      const s = stack[r];
+      if (s >= 0 && s < weight.length) weight[s]++;
+    }
     return weight;
   }
   const [t0, t1] = range;
