@@ -10,7 +10,7 @@ import {
   timelineFacts, treeRowTexts, waitForQuickInput, waitForTimeline,
 } from './harness';
 
-/** A tracepoint the demo hits 100 times a second: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round. */
+/** A tracepoint the demo hits 100 times a second and more: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round of main. */
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
 /** The demo's worker threads, as they name themselves with pthread_setname_np. */
 const DEMO_WORKERS = ['parser', 'hasher', 'logger'];
@@ -57,7 +57,7 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     // ~150 nanosleeps at least: the tracepoint alone gives the snapshot this many records.
     assert.ok(facts.records >= 100, `only ${facts.records} records after 1.5 s of the demo`);
 
-    // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of the demo.
+    // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of main (and per worker pause).
     await groupLanesBy(frame, 'event');
     await frame.locator('.rs-lane-label', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
     await page.waitForTimeout(300);
