@@ -10,8 +10,10 @@ import {
   timelineFacts, treeRowTexts, waitForQuickInput, waitForTimeline,
 } from './harness';
 
-/** A tracepoint the demo hits 100 times a second: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round. */
+/** A tracepoint the demo hits 100 times a second and more: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round of main. */
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
+/** The demo's worker threads, as they name themselves with pthread_setname_np. */
+const DEMO_WORKERS = ['parser', 'hasher', 'logger'];
 
 describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timeline', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
@@ -55,7 +57,7 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     // ~150 nanosleeps at least: the tracepoint alone gives the snapshot this many records.
     assert.ok(facts.records >= 100, `only ${facts.records} records after 1.5 s of the demo`);
 
-    // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of the demo.
+    // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of main (and per worker pause).
     await groupLanesBy(frame, 'event');
     await frame.locator('.rs-lane-label', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
     await page.waitForTimeout(300);
@@ -71,6 +73,19 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
       mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
       copyFileSync(byEventScreenshot, path.join(repoRoot, 'docs', 'timeline.png'));
     }
+
+    // Grouped by thread, the demo's named threads each get a lane of task-clock samples: its workers burn CPU in
+    // user-space functions while main mostly sleeps.
+    await groupLanesBy(frame, 'thread');
+    await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ }).first().waitFor({ state: 'visible' });
+    await page.waitForTimeout(300);
+    const byThread = await timelineFacts(frame);
+    await scenario.screenshot('timeline-by-thread');
+    for (const name of DEMO_WORKERS) {
+      const lane = byThread.lanes.find((candidate) => new RegExp(`^${name} \\d+$`).test(candidate.label));
+      assert.ok(lane && lane.count > 0 && lane.inkPixels > 0, `no ${name} lane with samples: ${JSON.stringify(byThread.lanes)}`);
+    }
+    assert.equal(byThread.records, facts.records, 'regrouping keeps every record');
 
     await frame.locator('.rs-coverage-table tbody tr').first().waitFor({ state: 'attached' });
     const coverageRows = await frame.locator('.rs-coverage-table tbody tr').allInnerTexts();
