@@ -62,17 +62,11 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     await frame.locator('.rs-lane-label', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
     await page.waitForTimeout(300);
     const byEvent = await timelineFacts(frame);
-    const byEventScreenshot = await scenario.screenshot('timeline-by-event');
+    await scenario.screenshot('timeline-by-event');
     const syscallLane = byEvent.lanes.find((lane) => lane.label === SYSCALL_EVENT);
     assert.ok(syscallLane, JSON.stringify(byEvent.lanes));
     assert.ok(syscallLane.count >= 100 && syscallLane.inkPixels > 0, JSON.stringify(syscallLane));
     assert.equal(byEvent.records, facts.records, 'regrouping keeps every record');
-    // The README's screenshot (docs/timeline.png): lanes named by event read best. Refreshed on request only, so an
-    // ordinary test run leaves the tracked file alone: RINGSIDE_E2E_UPDATE_DOCS=1 npm run test:e2e.
-    if (process.env.RINGSIDE_E2E_UPDATE_DOCS === '1') {
-      mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
-      copyFileSync(byEventScreenshot, path.join(repoRoot, 'docs', 'timeline.png'));
-    }
 
     // Grouped by thread, the demo's named threads each get a lane of task-clock samples: its workers burn CPU in
     // user-space functions while main mostly sleeps.
@@ -80,7 +74,14 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ }).first().waitFor({ state: 'visible' });
     await page.waitForTimeout(300);
     const byThread = await timelineFacts(frame);
-    await scenario.screenshot('timeline-by-thread');
+    const byThreadScreenshot = await scenario.screenshot('timeline-by-thread');
+    // The README's screenshot (docs/timeline.png): the demo's named threads with the call tree of the capture.
+    // Refreshed on request only, so an ordinary test run leaves the tracked file alone:
+    // RINGSIDE_E2E_UPDATE_DOCS=1 npm run test:e2e.
+    if (process.env.RINGSIDE_E2E_UPDATE_DOCS === '1') {
+      mkdirSync(path.join(repoRoot, 'docs'), { recursive: true });
+      copyFileSync(byThreadScreenshot, path.join(repoRoot, 'docs', 'timeline.png'));
+    }
     for (const name of DEMO_WORKERS) {
       const lane = byThread.lanes.find((candidate) => new RegExp(`^${name} \\d+$`).test(candidate.label));
       assert.ok(lane && lane.count > 0 && lane.inkPixels > 0, `no ${name} lane with samples: ${JSON.stringify(byThread.lanes)}`);
