@@ -21,7 +21,7 @@ const backwardRingsWithRecords = (input: SnapshotInput) =>
 
 describe('decode-pool: rings decoded on worker threads', function () {
   this.timeout(60_000);
-  const pool = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+  const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
   after(() => pool.close());
 
   it('gives the single-thread columns byte for byte on seeded per-CPU snapshots (rings of a few KiB up to 4 MiB)', async () => {
