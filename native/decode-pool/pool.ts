@@ -164,6 +164,7 @@ export class DecodePool {
    */
   private staging: Uint8Array[] = [];
   private nextId = 0;
+  private mergesInSlices = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -172,6 +173,11 @@ export class DecodePool {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
+  }
+
+  /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
+  get parallelMerges(): number {
+    return this.mergesInSlices;
   }
 
   /** Worker threads running now. */
@@ -315,6 +321,7 @@ export class DecodePool {
       sets.give(out);
       throw failure;
     }
+    this.mergesInSlices++;
     return { set: out, first: 0, count: total };
   }
 
