@@ -237,7 +237,7 @@ export class DecodePool {
       const tasks: RingTask[] = lane.map((r) => {
         const set = sets.take(firstSetRows(rings[r]));
         lent.push(set);
-        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: { buffer: set.buffer as SharedArrayBuffer, length: set.length } };
+        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: sharedOf(set) };
       });
       return this.workers[w].run({ kind: 'decode', id: this.nextId++, events: raw.events, known: { ...known }, tasks }).then(resultsOf);
     });
@@ -303,8 +303,8 @@ export class DecodePool {
     const slices = mergeSlices(sources, shift, this.workerCount + 1);
     this.ensureWorkers(this.workerCount);
     const out = sets.take(total);
-    const shared = sources.map((rows) => ({ set: { buffer: rows.set.buffer as SharedArrayBuffer, length: rows.set.length }, first: rows.first, count: rows.count }));
-    const target = { buffer: out.buffer as SharedArrayBuffer, length: out.length };
+    const shared = sources.map((rows) => ({ set: sharedOf(rows.set), first: rows.first, count: rows.count }));
+    const target = sharedOf(out);
     const shifts = Array.from(shift);
     // Slice 0 is this thread's; the workers take the rest.
     const requests = slices.slice(1).map((slice, w) =>
@@ -364,6 +364,11 @@ function resultsOf(reply: DecodeReply): readonly RingResult[] {
 /** A slice as plain arrays (what structured clone copies cheaply). */
 function plainSlice(slice: MergeSlice): MergeSlice {
   return { from: Array.from(slice.from), to: Array.from(slice.to), at: slice.at };
+}
+
+/** A set of the pool's (shared memory: from a shared arena or FRESH_SHARED_SETS) as it crosses threads. */
+function sharedOf(set: ColumnSet): SharedSet {
+  return { buffer: set.buffer as SharedArrayBuffer, length: set.length };
 }
 
 function setOf(shared: SharedSet): ColumnSet {
