@@ -40,8 +40,10 @@ import type { DecodeReply, RingResult, RingTask, SharedSet, WorkerRequest } from
 export const MIN_WORKER_BYTES = 4 * 1024 * 1024;
 
 /**
- * Rows a merge must hold before the pool cuts it into slices for the workers (when the rings were
- * decoded on workers): below it, posting the slices costs about what merging them here does.
+ * Rows a merge must hold before the pool cuts it into slices for the workers (only when the rings
+ * were decoded on workers, which MIN_WORKER_BYTES already keeps to about 150k rows and more): a
+ * floor against posting slices of a few rows each when a caller lowers minWorkerBytes, not a
+ * measured break-even.
  */
 export const MIN_PARALLEL_MERGE_ROWS = 1 << 16;
 
