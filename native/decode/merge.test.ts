@@ -40,10 +40,33 @@ function slicedMerge(sources: readonly RingRows[], shift: Float64Array, parts: n
   return { set, slices };
 }
 
-/** Asserts that every cut of the merge gives the single merge's bytes, and that the slices tile the output. */
+/** The merge written the plain way: every row's key (running maximum, NaN keeps the previous), sorted by (key, ring, row). */
+function sortedMerge(sources: readonly RingRows[], shift: Float64Array): ColumnSet {
+  const rows: { key: number; ring: number; row: number }[] = [];
+  sources.forEach(({ set, first, count }, ring) => {
+    let key = -Infinity;
+    for (let row = 0; row < count; row++) {
+      const value = set.time[first + row] + shift[ring];
+      if (value === value && value > key) key = value;
+      rows.push({ key, ring, row });
+    }
+  });
+  rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.ring - b.ring || a.row - b.row));
+  const out = new ColumnSet(rows.length);
+  rows.forEach(({ ring, row }, i) => {
+    const { set, first } = sources[ring];
+    out.copyRows(set, first + row, 1, i);
+    out.time[i] = set.time[first + row] + shift[ring];
+  });
+  return out;
+}
+
+/** Asserts that every cut of the merge gives the plain sorted merge's bytes, and that the slices tile the output. */
 function assertSlicedIsWhole(sources: readonly RingRows[], shift: Float64Array, label: string, maxParts = 9): void {
   const total = sum(sources.map((rows) => rows.count));
-  const whole = mergedCopy(sources, shift, total, { take: (rows) => new ColumnSet(rows), give: () => undefined });
+  const whole = sortedMerge(sources, shift);
+  const copied = mergedCopy(sources, shift, total, { take: (rows) => new ColumnSet(rows), give: () => undefined });
+  assert.deepEqual(columnByteDifferences(copied.toColumns(0n), whole.toColumns(0n)), [], `${label}: mergedCopy`);
   for (let parts = 1; parts <= maxParts; parts++) {
     const { set, slices } = slicedMerge(sources, shift, parts);
     assert.equal(slices.length, parts, `${label}, ${parts} parts`);
@@ -58,7 +81,7 @@ function assertSlicedIsWhole(sources: readonly RingRows[], shift: Float64Array, 
   }
 }
 
-describe('decode/merge: the merge by time cut into slices', () => {
+describe('decode/merge: the merge by time, whole, in place and cut into slices', () => {
   it('gives the single merge byte for byte when equal times straddle every cut (ties in ring order)', () => {
     // Every row of every ring at the same time: the cuts fall inside one run of ties.
     const same = [0, 1, 2, 3].map((r) => ringRows(r, Array(50 + r).fill(7)));
@@ -120,7 +143,7 @@ describe('decode/merge: the merge by time cut into slices', () => {
       const copy = sources.map((rows) => ({ ...rows, set: new ColumnSet(rows.set.length, rows.set.buffer.slice(0)) }));
       const inPlace = mergedInPlace(copy, shift, total);
       if (inPlace) {
-        const whole = mergedCopy(sources, shift, total, { take: (rows) => new ColumnSet(rows), give: () => undefined });
+        const whole = sortedMerge(sources, shift);
         assert.deepEqual(columnByteDifferences(inPlace.set.toColumns(0n, inPlace.first, inPlace.count), whole.toColumns(0n)), [], `seed ${seed}`);
       }
     }

@@ -256,14 +256,101 @@ function runsOf(sources: readonly RingRows[], shift: ArrayLike<number>, slice?: 
   );
 }
 
-/** Writes one slice of the merge of `sources` (mergeSlices) to its rows of `out`, times moved onto the global origin. */
+/**
+ * Writes one slice of the merge of `sources` (mergeSlices) to its rows of `out`, times moved onto
+ * the global origin. Column by column over the runs rather than row by row: per-CPU rings
+ * interleave in runs of a few rows, and one tight loop per column took 1-36% less CPU time than
+ * writing the 11 columns of each row in turn (five paired runs, two and sixteen rings of 64 MiB in
+ * all, runs of 8 rows, on the loaded 2-vCPU bench VM).
+ */
 export function mergeSliceInto(out: ColumnSet, sources: readonly RingRows[], shift: ArrayLike<number>, slice: MergeSlice): void {
   const runs = runsOf(sources, shift, slice);
-  let to = slice.at;
-  for (let run = 0; run < runs.count; run++) {
-    const r = runs.ring[run];
-    copyShifted(out, to, sources[r].set, sources[r].first + runs.from[run], runs.length[run], shift[r]);
-    to += runs.length[run];
+  const starts = sources.map((rows) => rows.first);
+  const at = slice.at;
+  const column = <K extends keyof ColumnSet>(name: K): ColumnSet[K][] => sources.map((rows) => rows.set[name]);
+  gatherTimes(out.time, column('time'), shift, runs, starts, at);
+  gatherU8(out.kind, column('kind'), runs, starts, at);
+  gatherU16(out.misc, column('misc'), runs, starts, at);
+  gatherU16(out.event, column('event'), runs, starts, at);
+  gatherU16(out.ring, column('ring'), runs, starts, at);
+  gatherI32(out.pid, column('pid'), runs, starts, at);
+  gatherI32(out.tid, column('tid'), runs, starts, at);
+  gatherI32(out.cpu, column('cpu'), runs, starts, at);
+  gatherU32(out.ipHi, column('ipHi'), runs, starts, at);
+  gatherU32(out.ipLo, column('ipLo'), runs, starts, at);
+  gatherU32(out.offset, column('offset'), runs, starts, at);
+}
+
+// One gather per element kind, the same body each time: V8 keeps element-access feedback per
+// function, so one shared generic body would see five array kinds and run far slower. Runs of
+// LONG_RUN rows and more are one native copy each.
+const LONG_RUN = 64;
+
+function gatherTimes(
+  out: Float64Array, sources: readonly Float64Array[], shift: ArrayLike<number>, runs: MergeRuns, starts: readonly number[], at: number,
+): void {
+  let to = at;
+  for (let k = 0; k < runs.count; k++) {
+    const r = runs.ring[k];
+    const source = sources[r];
+    const amount = shift[r];
+    const from = starts[r] + runs.from[k];
+    const length = runs.length[k];
+    if (length >= LONG_RUN) {
+      out.set(source.subarray(from, from + length), to);
+      if (amount !== 0) addToRange(out, to, to + length, amount);
+    } else {
+      for (let j = 0; j < length; j++) out[to + j] = source[from + j] + amount;
+    }
+    to += length;
+  }
+}
+
+function gatherU8(out: Uint8Array, sources: readonly Uint8Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+  let to = at;
+  for (let k = 0; k < runs.count; k++) {
+    const source = sources[runs.ring[k]];
+    const from = starts[runs.ring[k]] + runs.from[k];
+    const length = runs.length[k];
+    if (length >= LONG_RUN) out.set(source.subarray(from, from + length), to);
+    else for (let j = 0; j < length; j++) out[to + j] = source[from + j];
+    to += length;
+  }
+}
+
+function gatherU16(out: Uint16Array, sources: readonly Uint16Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+  let to = at;
+  for (let k = 0; k < runs.count; k++) {
+    const source = sources[runs.ring[k]];
+    const from = starts[runs.ring[k]] + runs.from[k];
+    const length = runs.length[k];
+    if (length >= LONG_RUN) out.set(source.subarray(from, from + length), to);
+    else for (let j = 0; j < length; j++) out[to + j] = source[from + j];
+    to += length;
+  }
+}
+
+function gatherI32(out: Int32Array, sources: readonly Int32Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+  let to = at;
+  for (let k = 0; k < runs.count; k++) {
+    const source = sources[runs.ring[k]];
+    const from = starts[runs.ring[k]] + runs.from[k];
+    const length = runs.length[k];
+    if (length >= LONG_RUN) out.set(source.subarray(from, from + length), to);
+    else for (let j = 0; j < length; j++) out[to + j] = source[from + j];
+    to += length;
+  }
+}
+
+function gatherU32(out: Uint32Array, sources: readonly Uint32Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+  let to = at;
+  for (let k = 0; k < runs.count; k++) {
+    const source = sources[runs.ring[k]];
+    const from = starts[runs.ring[k]] + runs.from[k];
+    const length = runs.length[k];
+    if (length >= LONG_RUN) out.set(source.subarray(from, from + length), to);
+    else for (let j = 0; j < length; j++) out[to + j] = source[from + j];
+    to += length;
   }
 }
 
