@@ -423,3 +423,46 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     await stopWorkload(child);
   }
 }
+
+export interface RingForCounts {
+  readonly decoded: DecodedSnapshot;
+  /** The snapshot's flight-recorder ring. */
+  readonly copy: RingCopy;
+  readonly records: number;
+  /** The C walker over the ring's bytes, warm columns: median over `runs` rounds of the median of 3 passes. */
+  readonly cWalkerNs: number;
+}
+
+/**
+ * What the ring-count case needs and nothing else (no pause, perf script or fresh-column cases):
+ * a real ring of `ringBytes` filled twice over, its snapshot decoded, and the C walker over its
+ * bytes, measured as runKernelCase measures it.
+ */
+export async function captureRingForCounts(tools: Tools, layout: Layout, ringBytes: number, runs: number): Promise<RingForCounts> {
+  const child = startWorkload(tools.workload);
+  let recorder: Recorder | undefined;
+  let decoded: DecodedSnapshot;
+  try {
+    await waitForSpawn(child);
+    recorder = await Recorder.open({ events: [layout.event], target: { kind: 'cpus', cpus: [WORKLOAD_CPU] }, pages: ringBytes / 4096 });
+    await waitUntilWrapped(recorder, ringBytes);
+    decoded = decodeSnapshot(recorder.snapshot());
+  } finally {
+    recorder?.dispose();
+    await stopWorkload(child);
+  }
+  const copy = decoded.rings.find((r) => r.direction === 'backward')!;
+  const records = decodeSnapshot({ events: decoded.events, rings: [copy] }).columns.length;
+  const walkerProcess = new WalkerProcess(tools, copy, decoded);
+  const times: number[] = [];
+  try {
+    for (let round = 0; round < runs; round++) {
+      const walker = await walkerProcess.measure(3, 5);
+      if (walker.records !== records) throw new Error(`the C walker found ${walker.records} records where the decoder found ${records}`);
+      times.push(walker.median_ns);
+    }
+  } finally {
+    await walkerProcess.close();
+  }
+  return { decoded, copy, records, cWalkerNs: median(times) };
+}

@@ -3,7 +3,7 @@
 // single-thread ones. Used by the ring-count case (rings.ts); run on its own
 // (`node out/bench/parallel.js`) it prints where a pool starts to pay: two rings of growing size.
 
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot, type SnapshotInput } from '../native/decode/columns';
 import type { DecodedSnapshot } from '../native/decode/types';
@@ -67,18 +67,23 @@ function twoRings(ringBytes: number): SnapshotInput {
 }
 
 async function thresholdSweep(): Promise<void> {
-  const pool = new DecodePool({ minWorkerBytes: 0 });
+  const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+  // The same pool merging on this thread only: what cutting the merge into slices adds, under the same load.
+  const mergeHere = new DecodePool({ minWorkerBytes: 0, minMergeRows: Infinity });
   try {
-    console.log(`two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs)`);
-    console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one');
+    console.log(`two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs), load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+    console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one\tmerge here: one thread ms\tparallel ms\tparallel/one');
     for (const kib of [64, 256, 1024, 2048, 4096, 16384]) {
       const input = twoRings(kib * 1024);
       const r = await measureParallel(input, 15, 3, pool);
-      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs].map((value) => value.toFixed(2));
-      console.log(`${kib}\t${figures.join('\t')}`);
+      const h = await measureParallel(input, 15, 3, mergeHere);
+      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs, h.singleNs / 1e6, h.parallelNs / 1e6, h.parallelNs / h.singleNs];
+      console.log(`${kib}\t${figures.map((value) => value.toFixed(2)).join('\t')}`);
     }
+    console.log(`load average at the end ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   } finally {
     await pool.close();
+    await mergeHere.close();
   }
 }
 

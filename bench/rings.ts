@@ -70,15 +70,15 @@ export interface RingCountResult {
   readonly pairedSingleMs: number;
 }
 
-/** Decodes the records of `copy` split into `count` rings, `runs` times after `warmup`. */
+/** Decodes the records of `copy` split into `count` rings, `runs` times after `warmup`; `fresh`: false skips the fresh-columns runs (NaN). */
 export async function measureRingCount(
-  events: readonly EventDescription[], copy: RingCopy, count: number, runs: number, warmup: number, pool: DecodePool,
+  events: readonly EventDescription[], copy: RingCopy, count: number, runs: number, warmup: number, pool: DecodePool, fresh = true,
 ): Promise<RingCountResult> {
   const input = { events, rings: splitIntoRings(copy, count) };
   const arena = new ColumnArena();
   let previous: ReturnType<typeof decodeSnapshot> | undefined;
   const warm: number[] = [];
-  const fresh: number[] = [];
+  const freshRuns: number[] = [];
   for (let i = -warmup; i < runs; i++) {
     if (previous) arena.recycle(previous.columns);
     arena.warm();
@@ -86,11 +86,11 @@ export async function measureRingCount(
     previous = decodeSnapshot(input, { arena });
     const warmNs = nowNs() - started;
     started = nowNs();
-    decodeSnapshot(input);
+    if (fresh) decodeSnapshot(input);
     const freshNs = nowNs() - started;
     if (i < 0) continue;
     warm.push(warmNs);
-    fresh.push(freshNs);
+    freshRuns.push(fresh ? freshNs : NaN);
   }
   const columns = previous!.columns;
   const columnBytes = columns.time.buffer.byteLength;
@@ -101,7 +101,7 @@ export async function measureRingCount(
     rings: count,
     records: columns.length,
     decodeMs: median(warm) / 1e6,
-    decodeFreshMs: median(fresh) / 1e6,
+    decodeFreshMs: fresh ? median(freshRuns) / 1e6 : NaN,
     columnBytes,
     arenaBytes,
     parallelThreads: parallel.threads,

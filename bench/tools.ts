@@ -17,8 +17,8 @@ function which(tool: string): string | null {
   return result.status === 0 ? result.stdout.trim() : null;
 }
 
-/** Checks every baseline the bench compares against; throws naming each one that cannot run. */
-export function checkPrerequisites(): { gcc: string; perf: string } {
+/** Checks every baseline the bench compares against; throws naming each one that cannot run. `chromium`: false when no browser case runs. */
+export function checkPrerequisites(chromium = true): { gcc: string; perf: string } {
   const missing: string[] = [];
   const gcc = which('gcc');
   if (!gcc) missing.push('gcc is not installed (needed to compile the C walker and the workload): apt-get install gcc');
@@ -30,7 +30,7 @@ export function checkPrerequisites(): { gcc: string; perf: string } {
   }
   if (!which('taskset')) missing.push('taskset is not installed (pins the workload to the CPU the bench records): apt-get install util-linux');
   try {
-    accessSync(CHROMIUM, constants.X_OK);
+    if (chromium) accessSync(CHROMIUM, constants.X_OK);
   } catch {
     missing.push(`Chromium is not at ${CHROMIUM} (the render baseline): apt-get install chromium`);
   }

@@ -2,6 +2,7 @@
 // symbols (so `mem:file.c:42:x` and `mem:counter:w` work from the editor too), recordings through
 // native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
 
+import { availableParallelism } from 'node:os';
 import type { ResolvedEvent } from '../../native/abi/snapshot';
 import { Recorder } from '../../native/perf/recorder';
 import { describeExit } from '../../native/perf/launch';
@@ -50,6 +51,8 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
         // A trigger's ring holds only its own records, so a moving data_head means it fired.
         ...(options.triggers ? { ownRing: options.triggers.eventIndices } : {}),
         warmCopyBuffers: settings().warmCopyBuffers ?? true,
+        // Copies in shared memory: the decode pool's workers read them in place (no staging copy).
+        sharedCopyBuffers: availableParallelism() > 1,
         ...(settings().windowSec !== undefined ? { windowSec: settings().windowSec } : {}),
       });
       return recorderSource(recorder);

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { ColumnArena } from '../../native/decode/arena';
+import { DecodePool, type DecodePoolOptions } from '../../native/decode-pool/pool';
 import { formatRecordJson } from '../../native/decode/jsonl';
 import { readPerfData } from '../../native/perfdata/reader';
 import { exportSnapshot } from '../../native/perfdata/index';
@@ -19,21 +20,29 @@ export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
 /** Column memory faulted in per event-loop turn while idle: a few ms, so the loop stays responsive. */
 const COLUMN_WARM_SLICE_BYTES = 8 << 20;
 
-/** `copyBuffers` is read at every attach, so a changed setting applies to the next one. */
-export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => ({})): CoreBackend {
+/** `copyBuffers` is read at every attach, so a changed setting applies to the next one; `decodePool`: the pool's sizes (tests). */
+export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => ({}), decodePool: DecodePoolOptions = {}): CoreBackend {
   // Snapshots decode into column memory faulted in while idle, as the copy buffers are. Decoded
   // snapshots stay with the session (and the panels reading them) and are never handed back, so
   // the arena only ever prepares fresh memory: one spare set of columns as large as the last snapshot's.
-  const arena = new ColumnArena();
+  // Per-CPU rings large enough to pay for it decode and merge on worker threads (DecodePool.usesWorkers),
+  // so the arena is shared memory; the workers start with the first such snapshot and close() ends them.
+  const pool = new DecodePool(decodePool);
+  const arena = new ColumnArena({ shared: true });
   let warming: ReturnType<typeof setImmediate> | undefined;
   const warmSlice = (): void => {
     warming = arena.warm(COLUMN_WARM_SLICE_BYTES) ? undefined : setImmediate(warmSlice);
   };
   return {
-    decode: (raw) => {
-      const decoded = decodeSnapshot(raw, { arena });
+    async decode(raw) {
+      const decoded = await pool.decode(raw, { arena });
       warming ??= setImmediate(warmSlice);
       return decoded;
+    },
+    async close() {
+      if (warming) clearImmediate(warming);
+      warming = undefined;
+      await pool.close();
     },
     recordJson: (snapshot, row) => formatRecordJson(snapshot, row),
     async readPerfData(file: string): Promise<DecodedSnapshot> {

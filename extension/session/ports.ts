@@ -68,7 +68,9 @@ export interface Backend {
   record(options: RecordOptions): Promise<RingSource>;
   attachKeeper(state: KeeperState): Promise<RingSource>;
   borrowForeign(pid: number, fd: number, hint: ForeignFdHint): Promise<RingSource>;
-  decode(raw: RawSnapshot): DecodedSnapshot;
+  decode(raw: RawSnapshot): Promise<DecodedSnapshot>;
+  /** Ends what decoding holds between snapshots (worker threads); later decodes still work, on this thread. */
+  close?(): Promise<void>;
   /** One record as a JSON object line (JSON Lines export). */
   recordJson(snapshot: DecodedSnapshot, row: number): string;
   writePerfData(snapshot: DecodedSnapshot, file: string): Promise<void>;

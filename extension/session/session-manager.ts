@@ -235,7 +235,7 @@ export class SessionManager {
       const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
       progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
       const decodeStart = performance.now();
-      const decoded = this.backend.decode(raw);
+      const decoded = await this.backend.decode(raw);
       const decodeMs = performance.now() - decodeStart;
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
@@ -374,6 +374,7 @@ export class SessionManager {
     for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => undefined);
     this.sessions.clear();
     this.listeners.clear();
+    await this.backend.close?.();
   }
 
   private create(kind: SessionKind, label: string, source?: RingSource): Session {

@@ -8,8 +8,8 @@ import { runKeeperUntilSignal } from '../keeper/keeper';
 import { attachKeeperRings } from '../keeper/attach';
 import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
 import type { RingStatus } from '../perf/borrowed';
-import { decodeSnapshot } from '../decode/columns';
 import { SnapshotWriter, summarizeSnapshot } from './output';
+import { DecodePool } from '../decode-pool/pool';
 import { synthesizeSideband } from '../perf/procfs';
 import { TriggerWatcher } from '../perf/trigger-watcher';
 import { onExitSignal, writeTriggeredSnapshot, type TriggeredSnapshot } from './triggers';
@@ -54,12 +54,16 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
     throw new Error(`no running keeper with pid ${options.keeperPid} in ${keeperStateDir()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`);
   }
   const writer = new SnapshotWriter({ format: options.format, output: options.output });
+  // A keeper of per-CPU rings gives one ring per CPU: large ones decode and merge on worker threads
+  // (DecodePool.usesWorkers decides; workers start only then, and close() ends them on every path).
+  const pool = new DecodePool();
   try {
     const raw = keeperSnapshot(state);
-    const decoded = decodeSnapshot(raw);
+    const decoded = await pool.decode(raw);
     await writer.write(decoded, raw.processes, raw.limitations);
     if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded));
   } finally {
+    await pool.close();
     await writer.close();
   }
   return 0;

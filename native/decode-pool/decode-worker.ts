@@ -2,11 +2,15 @@
 // the single-thread decoder does per ring) into column sets of shared memory, and sends back each
 // ring's rows, decode state and anomalies. Ring bytes arrive without a copy when they live in a
 // SharedArrayBuffer (a recorder with sharedCopyBuffers); otherwise structured clone copies them.
+// It also merges one time slice of decoded rings (mergeSliceInto) straight into its rows of the
+// shared output set: the slices of one merge cover disjoint output rows, so workers never write
+// the same memory.
 
 import { parentPort } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
 import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
+import { mergeSliceInto, type MergeSlice } from '../decode/merge';
 import type { DecodeAnomaly } from '../decode/types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 
@@ -24,6 +28,7 @@ export interface RingTask {
 }
 
 export interface DecodeRequest {
+  readonly kind: 'decode';
   readonly id: number;
   readonly events: readonly EventDescription[];
   /** The smallest time of the rings decoded before these (hi = -1: none): a time base hint. */
@@ -42,8 +47,28 @@ export interface RingResult {
   readonly spare: readonly SharedSet[];
 }
 
+/** Decoded rows of one ring as they cross threads: rows [first, first + count) of `set`. */
+export interface SharedRows {
+  readonly set: SharedSet;
+  readonly first: number;
+  readonly count: number;
+}
+
+/** Merge one slice of `sources` (every ring of the snapshot, by ring number) into `out`. */
+export interface MergeRequest {
+  readonly kind: 'merge';
+  readonly id: number;
+  readonly sources: readonly SharedRows[];
+  readonly shift: readonly number[];
+  readonly out: SharedSet;
+  readonly slice: MergeSlice;
+}
+
+export type WorkerRequest = DecodeRequest | MergeRequest;
+
 export type DecodeReply =
   | { readonly id: number; readonly results: readonly RingResult[] }
+  | { readonly id: number; readonly merged: number }
   | { readonly id: number; readonly error: string };
 
 /** Sets of shared memory: the task's own set first when it is big enough, else fresh ones. */
@@ -86,12 +111,21 @@ export function decodeRequest(request: DecodeRequest): RingResult[] {
   });
 }
 
+/** Merges the request's slice into its output rows; returns the rows written (exported so it is testable on one thread). */
+export function mergeRequest(request: MergeRequest): number {
+  const sources = request.sources.map((rows) => ({ set: new ColumnSet(rows.set.length, rows.set.buffer), first: rows.first, count: rows.count }));
+  mergeSliceInto(new ColumnSet(request.out.length, request.out.buffer), sources, request.shift, request.slice);
+  let rows = 0;
+  for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
+  return rows;
+}
+
 const port = parentPort;
 if (port) {
-  port.on('message', (request: DecodeRequest) => {
+  port.on('message', (request: WorkerRequest) => {
     let reply: DecodeReply;
     try {
-      reply = { id: request.id, results: decodeRequest(request) };
+      reply = request.kind === 'merge' ? { id: request.id, merged: mergeRequest(request) } : { id: request.id, results: decodeRequest(request) };
     } catch (error) {
       reply = { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
     }

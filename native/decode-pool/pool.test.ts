@@ -21,7 +21,7 @@ const backwardRingsWithRecords = (input: SnapshotInput) =>
 
 describe('decode-pool: rings decoded on worker threads', function () {
   this.timeout(60_000);
-  const pool = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+  const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
   after(() => pool.close());
 
   it('gives the single-thread columns byte for byte on seeded per-CPU snapshots (rings of a few KiB up to 4 MiB)', async () => {
@@ -36,6 +36,7 @@ describe('decode-pool: rings decoded on worker threads', function () {
       assert.deepEqual(recordByRecordMismatches(parallel, 10), [], `seed ${seed}`);
     }
     assert.ok(parallelRuns >= 20, `${parallelRuns} of 40 snapshots went to the workers`);
+    assert.ok(pool.parallelMerges >= 20, `${pool.parallelMerges} of 40 snapshots were merged in slices`);
     assert.equal(pool.runningWorkers, 1);
   });
 
@@ -69,6 +70,41 @@ describe('decode-pool: rings decoded on worker threads', function () {
     const inputs = [11, 12, 13, 14].map((seed) => randomPerCpuSnapshot(seed, 4000));
     const decoded = await Promise.all(inputs.map((input) => pool.decode(input)));
     decoded.forEach((parallel, i) => assertSameDecode(parallel, decodeSnapshot(inputs[i]), `snapshot ${i}`));
+  });
+
+  /** Backward rings of `times[r]` samples each (ring r on cpu r); no records: an empty ring. */
+  const ringsOf = (times: readonly (readonly bigint[])[]): SnapshotInput => {
+    const st = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
+    const rings = times.map((list, r) => ringFromRecords(
+      list.map((time, i) => sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 100 + r, time, cpu: r, period: 1n })),
+      1 << 18, 'backward', { ringId: r, cpu: r }));
+    return { events: [eventOf(0, attrOf(st), [11n])], rings };
+  };
+
+  /** Decodes `input` with the pool, asserts it merged in slices and gave the single-thread bytes. */
+  const assertMergedInSlices = async (input: SnapshotInput, label: string) => {
+    const before = pool.parallelMerges;
+    const parallel = await pool.decode(input);
+    assert.equal(pool.parallelMerges, before + 1, `${label}: merged in slices`);
+    assertSameDecode(parallel, decodeSnapshot(input), label);
+  };
+
+  it('merges in time slices on the workers, exactly: equal times across rings at every cut', async () => {
+    // Three rings whose samples all share a handful of times: every cut falls inside a tie.
+    const ties = [0, 1, 2].map((r) => Array.from({ length: 900 + r }, (_, i) => 5000n + BigInt(Math.floor(i / 300))));
+    await assertMergedInSlices(ringsOf(ties), 'ties');
+    // Every ring at one time.
+    await assertMergedInSlices(ringsOf([0, 1].map(() => Array<bigint>(700).fill(42n))), 'one time');
+  });
+
+  it('merges in time slices with empty rings among them, one ring far longer, and many short runs', async () => {
+    const steady = (length: number, step: number, at = 0) => Array.from({ length }, (_, i) => 1000n + BigInt(at + i * step));
+    await assertMergedInSlices(ringsOf([[], steady(500, 3), [], steady(400, 4, 1), []]), 'empty rings');
+    await assertMergedInSlices(ringsOf([steady(3000, 1), steady(3, 700)]), 'one long ring');
+    // 16 rings dealt samples in bursts of one and two: runs of one or two rows.
+    const dealt = Array.from({ length: 16 }, (_, r) => Array.from({ length: 200 }, (_, i) => 1000n + BigInt(16 * i + r)));
+    await assertMergedInSlices(ringsOf(dealt), 'bursts of one');
+    await assertMergedInSlices(ringsOf(dealt.map((list, r) => list.map((time, i) => time - BigInt((r + i) & 1)))), 'bursts of two, ties');
   });
 
   it('keeps small snapshots on this thread: one flight-recorder ring, or too few bytes for a worker', () => {

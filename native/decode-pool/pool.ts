@@ -1,9 +1,12 @@
 // Decoding a snapshot's rings in parallel: worker threads (decode-worker.ts) decode whole rings
-// into column sets of shared memory while this thread decodes its own share, then this thread
-// puts every ring's rows on one time axis and merges them by time (assembleSnapshot, the k-way
-// merge of sorted runs the single-thread decoder uses). The columns are the single-thread
-// decoder's, value for value: each ring is decoded by the same code, the merge is the same, and
-// every time is an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not
+// into column sets of shared memory while this thread decodes its own share; then every ring's
+// rows are put on one time axis and merged by time, in parallel too: the merge order is cut into
+// slices of about equal rows (mergeSlices: cut rows sampled from the rings, each ring cut by
+// binary search), and each thread merges its slice of every ring straight into its own rows of
+// the shared output set (its first output row is the number of rows before the cut), so nothing
+// is copied afterwards. The columns are the single-thread decoder's, value for value: each ring
+// is decoded by the same code, the merge order is the same total order (key, ring, row), and every
+// time is an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not
 // (damaged times) is decoded on one thread instead.
 //
 // Workers start on the first parallel decode and are reused for every later snapshot. An idle
@@ -15,15 +18,16 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
-import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, type SnapshotInput } from '../decode/columns';
+import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
+import { mergeSliceInto, mergeSlices, type MergeSlice } from '../decode/merge';
 import {
   decodeRingRows, eventTables, firstSetRows, largestTime, smallestTime, timeNs,
-  type RingDecode, type SetSource, type TimeMark,
+  type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
-import type { DecodeReply, DecodeRequest, RingResult, RingTask, SharedSet } from './decode-worker';
+import type { DecodeReply, RingResult, RingTask, SharedSet, WorkerRequest } from './decode-worker';
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
@@ -34,6 +38,14 @@ import type { DecodeReply, DecodeRequest, RingResult, RingTask, SharedSet } from
  * the cost was even. `node out/bench/parallel.js` prints the same sweep; rerun it on a quiet machine.
  */
 export const MIN_WORKER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Rows a merge must hold before the pool cuts it into slices for the workers (only when the rings
+ * were decoded on workers, which MIN_WORKER_BYTES already keeps to about 150k rows and more): a
+ * floor against posting slices of a few rows each when a caller lowers minWorkerBytes, not a
+ * measured break-even.
+ */
+export const MIN_PARALLEL_MERGE_ROWS = 1 << 16;
 
 /** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
 const WORKER_FILE = join(__dirname, 'decode-worker.js');
@@ -49,6 +61,8 @@ export interface DecodePoolOptions {
   readonly workers?: number;
   /** Smallest share of ring bytes a worker gets before the pool uses workers (default MIN_WORKER_BYTES). */
   readonly minWorkerBytes?: number;
+  /** Fewest rows of a merge the pool merges in parallel (default MIN_PARALLEL_MERGE_ROWS); Infinity: always here. */
+  readonly minMergeRows?: number;
 }
 
 export interface PoolDecodeOptions {
@@ -57,7 +71,7 @@ export interface PoolDecodeOptions {
 }
 
 interface Pending {
-  resolve(results: readonly RingResult[]): void;
+  resolve(reply: DecodeReply): void;
   reject(error: Error): void;
 }
 
@@ -73,7 +87,7 @@ class PoolWorker {
     worker.on('exit', (code: number) => this.fail(new Error(`decode worker exited with code ${code}`)));
   }
 
-  run(request: DecodeRequest): Promise<readonly RingResult[]> {
+  run(request: WorkerRequest): Promise<DecodeReply> {
     if (this.failed) return Promise.reject(this.failed);
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
@@ -94,7 +108,7 @@ class PoolWorker {
     this.worker.unref();
     if (!pending) return;
     if ('error' in reply) pending.reject(new Error(`decode worker: ${reply.error}`));
-    else pending.resolve(reply.results);
+    else pending.resolve(reply);
   }
 
   private fail(error: Error): void {
@@ -143,6 +157,7 @@ function exactSpan(rings: readonly RingCopy[], decodes: readonly RingDecode[]): 
 export class DecodePool {
   readonly workerCount: number;
   readonly minWorkerBytes: number;
+  readonly minMergeRows: number;
   private workers: PoolWorker[] = [];
   /**
    * Shared copies of ring bytes that are not in shared memory already, one per ring slot a worker
@@ -151,6 +166,7 @@ export class DecodePool {
    */
   private staging: Uint8Array[] = [];
   private nextId = 0;
+  private mergesInSlices = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -158,6 +174,12 @@ export class DecodePool {
   constructor(options: DecodePoolOptions = {}) {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
+    this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
+  }
+
+  /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
+  get parallelMerges(): number {
+    return this.mergesInSlices;
   }
 
   /** Worker threads running now. */
@@ -217,9 +239,9 @@ export class DecodePool {
       const tasks: RingTask[] = lane.map((r) => {
         const set = sets.take(firstSetRows(rings[r]));
         lent.push(set);
-        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: { buffer: set.buffer as SharedArrayBuffer, length: set.length } };
+        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: sharedOf(set) };
       });
-      return this.workers[w].run({ id: this.nextId++, events: raw.events, known: { ...known }, tasks });
+      return this.workers[w].run({ kind: 'decode', id: this.nextId++, events: raw.events, known: { ...known }, tasks }).then(resultsOf);
     });
     // This thread's lane while the workers decode theirs; its errors wait for the workers to finish.
     let ownError: unknown = null;
@@ -254,7 +276,55 @@ export class DecodePool {
       arena?.endSnapshot(null);
       return decodeSnapshot(raw, { arena });
     }
-    return assembleSnapshot(raw, decodes, sets, arena);
+    let merged: RingRows | null;
+    try {
+      merged = await this.mergeInParallel(rings, decodes, sets);
+    } catch (error) {
+      for (const decode of decodes) sets.give(decode.rows.set);
+      arena?.endSnapshot(null);
+      throw error;
+    }
+    return assembleSnapshot(raw, decodes, sets, arena, merged ?? undefined);
+  }
+
+  /**
+   * The rings' rows merged by time on every thread into one set taken from `sets`, as the
+   * single-thread merge orders them; null when the merge is too small to share or fewer than two
+   * rings hold rows (assembleSnapshot then merges here). On failure the output set goes back.
+   */
+  private async mergeInParallel(rings: readonly RingCopy[], decodes: readonly RingDecode[], sets: SetSource): Promise<RingRows | null> {
+    const sources = decodes.map((decode) => decode.rows);
+    let total = 0;
+    let nonEmpty = 0;
+    for (const rows of sources) {
+      total += rows.count;
+      if (rows.count > 0) nonEmpty++;
+    }
+    if (nonEmpty < 2 || total < this.minMergeRows || this.workerCount === 0) return null;
+    const { shift } = timeAxis(rings, decodes);
+    const slices = mergeSlices(sources, shift, this.workerCount + 1);
+    this.ensureWorkers(this.workerCount);
+    const out = sets.take(total);
+    const shared = sources.map((rows) => ({ set: sharedOf(rows.set), first: rows.first, count: rows.count }));
+    const target = sharedOf(out);
+    const shifts = Array.from(shift);
+    // Slice 0 is this thread's; the workers take the rest.
+    const requests = slices.slice(1).map((slice, w) =>
+      this.workers[w].run({ kind: 'merge', id: this.nextId++, sources: shared, shift: shifts, out: target, slice: plainSlice(slice) }));
+    let ownError: unknown = null;
+    try {
+      mergeSliceInto(out, sources, shift, slices[0]);
+    } catch (error) {
+      ownError = error;
+    }
+    const settled = await Promise.allSettled(requests);
+    const failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if (failure !== null && failure !== undefined) {
+      sets.give(out);
+      throw failure;
+    }
+    this.mergesInSlices++;
+    return { set: out, first: 0, count: total };
   }
 
   /** Terminates every worker; later decodes run on this thread. Idempotent. */
@@ -286,6 +356,21 @@ export class DecodePool {
       this.workers.push(worker);
     }
   }
+}
+
+function resultsOf(reply: DecodeReply): readonly RingResult[] {
+  if (!('results' in reply)) throw new Error('decode worker answered a decode with no rings');
+  return reply.results;
+}
+
+/** A slice as plain arrays (what structured clone copies cheaply). */
+function plainSlice(slice: MergeSlice): MergeSlice {
+  return { from: Array.from(slice.from), to: Array.from(slice.to), at: slice.at };
+}
+
+/** A set of the pool's (shared memory: from a shared arena or FRESH_SHARED_SETS) as it crosses threads. */
+function sharedOf(set: ColumnSet): SharedSet {
+  return { buffer: set.buffer as SharedArrayBuffer, length: set.length };
 }
 
 function setOf(shared: SharedSet): ColumnSet {

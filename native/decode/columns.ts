@@ -12,7 +12,7 @@ import {
   FRESH_SETS, decodeRingRows, eventTables, largestTime, smallestTime, timeNs,
   type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from './decode-ring';
-import { addToRange, merged, mergedInPlace } from './merge';
+import { addToRange, mergedCopy, mergedInPlace } from './merge';
 import type { DecodedSnapshot, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import type { ColumnArena } from './arena';
@@ -68,16 +68,34 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
 
 const timeOf = (mark: TimeMark): bigint => timeNs(mark.hi, mark.lo);
 
+/** The snapshot's time origin (its smallest time) and each ring's shift: what moves its relative times onto the origin. */
+export function timeAxis(rings: readonly RingCopy[], decodes: readonly RingDecode[]): { timeOriginNs: bigint; shift: Float64Array } {
+  let origin: bigint | null = null;
+  for (let r = 0; r < rings.length; r++) {
+    if (decodes[r].state.baseHi < 0) continue;
+    const oldest = timeOf(smallestTime(rings[r], decodes[r].state));
+    if (origin === null || oldest < origin) origin = oldest;
+  }
+  const timeOriginNs = origin ?? 0n;
+  const shift = new Float64Array(rings.length);
+  for (let r = 0; r < rings.length; r++) {
+    const state = decodes[r].state;
+    if (state.baseHi >= 0) shift[r] = Number(timeNs(state.baseHi, state.baseLo) - timeOriginNs);
+  }
+  return { timeOriginNs, shift };
+}
+
 /**
  * The decoded rings (`decodes[r]` for ring r, from decodeRingRows on any thread) as one snapshot:
  * times onto the origin, rows merged by time, coverage and anomalies. Sets the rings' rows lived
  * in and the result does not go back to `sets`; the result's set is lent through `arena`.
+ * `merged`: the rows already merged elsewhere (in a set taken from `sets`, with timeAxis's shifts),
+ * when two or more rings hold rows (a parallel merge).
  */
 export function assembleSnapshot(
-  raw: RawSnapshot | SnapshotInput, decodes: readonly RingDecode[], sets: SetSource, arena?: ColumnArena,
+  raw: RawSnapshot | SnapshotInput, decodes: readonly RingDecode[], sets: SetSource, arena?: ColumnArena, merged?: RingRows,
 ): DecodedSnapshot {
   const { events, rings } = raw;
-  const ringCount = rings.length;
   const sources: RingRows[] = decodes.map((decode) => decode.rows);
   let total = 0;
   let nonEmpty = 0;
@@ -86,23 +104,12 @@ export function assembleSnapshot(
     if (rows.count > 0) nonEmpty++;
   }
   const anomalies = decodes.flatMap((decode) => decode.anomalies);
-
-  // Time origin: the smallest time seen; each ring's shift moves its relative times onto it.
-  let origin: bigint | null = null;
-  for (let r = 0; r < ringCount; r++) {
-    if (decodes[r].state.baseHi < 0) continue;
-    const oldest = timeOf(smallestTime(rings[r], decodes[r].state));
-    if (origin === null || oldest < origin) origin = oldest;
-  }
-  const timeOriginNs = origin ?? 0n;
-  const shift = new Float64Array(ringCount);
-  for (let r = 0; r < ringCount; r++) {
-    const state = decodes[r].state;
-    if (state.baseHi >= 0) shift[r] = Number(timeNs(state.baseHi, state.baseLo) - timeOriginNs);
-  }
+  const { timeOriginNs, shift } = timeAxis(rings, decodes);
 
   let result: RingRows;
-  if (nonEmpty <= 1) {
+  if (merged) {
+    result = merged;
+  } else if (nonEmpty <= 1) {
     const r = sources.findIndex((rows) => rows.count > 0);
     if (r < 0) {
       result = { set: new ColumnSet(0), first: 0, count: 0 };
@@ -111,7 +118,7 @@ export function assembleSnapshot(
       if (shift[r] !== 0) addToRange(result.set.time, result.first, result.first + result.count, shift[r]);
     }
   } else {
-    result = mergedInPlace(sources, shift, total) ?? { set: merged(sources, shift, total, sets), first: 0, count: total };
+    result = mergedInPlace(sources, shift, total) ?? { set: mergedCopy(sources, shift, total, sets), first: 0, count: total };
   }
   // Every set the decoder took and did not hand out goes back to the arena.
   for (const rows of sources) if (rows.set !== result.set) sets.give(rows.set);

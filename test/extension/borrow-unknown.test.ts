@@ -104,7 +104,7 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
       const raw = info.source.snapshot();
       const copy = 'then' in raw ? await raw : raw;
       assert.ok(copy.rings[0].validBytes > 0, 'the ring holds bytes');
-      const decoded = coreOnly().decode(copy);
+      const decoded = await coreOnly().decode(copy);
       let samples = 0;
       for (let row = 0; row < decoded.columns.length; row++) if (decoded.columns.kind[row] === RecordType.SAMPLE) samples++;
       assert.ok(samples > 10, `raw records still split by header: ${samples} samples of ${decoded.columns.length}`);

@@ -1,0 +1,88 @@
+// The ring-count case on its own (`node out/bench/ring-counts.js [--sizes 16,64] [--counts 1,2,16,64]`,
+// root, gcc and perf needed, no browser): for each size, a real ring filled by the bench's
+// tracepoint workload, the C walker over it, then its records dealt out to N simulated per-CPU
+// rings (rings.ts), decoded on one thread and by a DecodePool; the parallel columns are checked
+// byte for byte against one thread's. A second pool that merges on this thread only (rings decoded
+// on the workers, merged here: the pool before its merge was cut into slices) runs on the same
+// rings in the same run, so the figure the parallel merge adds is read under the same load. Minutes instead of the full bench's quarter hour, for
+// working on the pool and the merge. Prints a table and one line of JSON with the load average
+// at start and end.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkPrerequisites, compileC } from './tools';
+import { captureRingForCounts, layouts } from './kernel';
+import { measureRingCount, splitIntoRings } from './rings';
+import { measureParallel } from './parallel';
+import { BenchUnavailableError, round, Table } from './stats';
+import { DecodePool } from '../native/decode-pool/pool';
+
+const MIB = 1024 * 1024;
+
+function listArg(args: readonly string[], name: string, fallback: readonly number[]): number[] {
+  const at = args.indexOf(name);
+  if (at < 0) return [...fallback];
+  const values = (args[at + 1] ?? '').split(',').map(Number);
+  if (values.length === 0 || values.some((v) => !Number.isInteger(v) || v <= 0)) throw new BenchUnavailableError(`${name} takes positive integers, e.g. ${name} 16,64`);
+  return values;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const sizes = listArg(args, '--sizes', [16, 64]);
+  const counts = listArg(args, '--counts', [1, 2, 16, 64]);
+  const runs = 7;
+  const warmup = 4;
+  const { gcc, perf } = checkPrerequisites(false);
+  const tempDir = mkdtempSync(join(tmpdir(), 'ringside-bench-'));
+  const loadBefore = loadavg();
+  const started = Date.now();
+  // Workers for every ring count, whatever the size, as npm run bench measures the pool.
+  const pool = new DecodePool({ minWorkerBytes: 0 });
+  const mergeHere = new DecodePool({ minWorkerBytes: 0, minMergeRows: Infinity });
+  const table = new Table(['ring', 'rings', 'records', 'threads', 'one thread ms', 'parallel ms', 'parallel/one', 'C ms', 'one thread/C', 'parallel/C',
+    'merge here: parallel ms', 'merge here: one thread ms', 'merge here: parallel/one']);
+  const json: Record<string, unknown> = {};
+  try {
+    const walker = compileC(gcc, join(__dirname, '..', '..', 'bench', 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
+    const workload = compileC(gcc, join(__dirname, '..', '..', 'bench', 'getpid_loop.c'), tempDir, 'getpid_loop', ['-O1', '-g', '-fno-omit-frame-pointer']);
+    const tools = { perf, walker, workload, tempDir };
+    for (const size of sizes) {
+      process.stderr.write(`ring ${size} MiB: filling, C walker\n`);
+      const ring = await captureRingForCounts(tools, layouts()[0], size * MIB, runs);
+      const cMs = ring.cWalkerNs / 1e6;
+      const bySize: Record<string, unknown> = { records: ring.records, c_walker_ms: round(cMs) };
+      for (const count of counts) {
+        process.stderr.write(`ring ${size} MiB as ${count} ring(s)\n`);
+        const c = await measureRingCount(ring.decoded.events, ring.copy, count, runs, warmup, pool, false);
+        const here = await measureParallel({ events: ring.decoded.events, rings: splitIntoRings(ring.copy, count) }, runs, warmup, mergeHere);
+        table.add(`${size} MiB`, count, c.records, c.parallelThreads, c.pairedSingleMs, c.parallelMs, c.parallelMs / c.pairedSingleMs,
+          cMs, cMs / c.pairedSingleMs, cMs / c.parallelMs, here.parallelNs / 1e6, here.singleNs / 1e6, here.parallelNs / here.singleNs);
+        bySize[String(count)] = {
+          parallel_threads: c.parallelThreads, one_thread_same_runs_ms: round(c.pairedSingleMs), parallel_decode_ms: round(c.parallelMs),
+          one_thread_vs_c: round(cMs / c.pairedSingleMs), parallel_vs_c: round(cMs / c.parallelMs),
+          merge_here_parallel_ms: round(here.parallelNs / 1e6), merge_here_one_thread_ms: round(here.singleNs / 1e6),
+        };
+      }
+      json[`${size}MiB`] = bySize;
+    }
+    json.load_average = [loadBefore.map((v) => round(v, 3)), loadavg().map((v) => round(v, 3))];
+    json.date = new Date(started).toISOString();
+    json.seconds = Math.round((Date.now() - started) / 1000);
+    console.log(`Ring count: a real ring's records dealt out to N simulated rings in bursts of 8; one thread vs ${pool.workerCount} worker(s)`
+      + ` + this thread (C = the C walker over the same records as one ring, warm columns); medians of ${runs} runs.`);
+    console.log(`Load average at start ${loadBefore.map((v) => v.toFixed(2)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(2)).join(' ')}.`);
+    console.log(table.toString());
+    console.log(JSON.stringify(json));
+  } finally {
+    await pool.close();
+    await mergeHere.close();
+    rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof BenchUnavailableError ? `bench cannot run: ${error.message}` : error);
+  process.exit(1);
+});
