@@ -25,7 +25,7 @@ export function frameName(frame: CallchainEntry, symbols: readonly string[] | un
   return name ?? (frame.kernel ? '[kernel]' : '[unknown]');
 }
 
-/** Kinds of event "Snapshot When…" accepts as its trigger (what its input box asks for); hardware counters and the rest are not. */
+/** Kinds of event a trigger can be (what Snapshot When…'s input box and `--snapshot-on` name); other kinds are not offered. */
 const TRIGGER_KINDS: ReadonlySet<EventKind> = new Set(['tracepoint', 'software', 'breakpoint']);
 
 /**
