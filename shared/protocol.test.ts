@@ -89,6 +89,7 @@ describe('webview protocol', () => {
       { ...start, limitations: ['user space only: kernel.perf_event_paranoid = 2 (uid 1000 (me), no CAP_PERFMON): kernel samples ...'] },
       { type: 'init', protocolVersion: 1 },
       { type: 'init', protocolVersion: 1, editor: true },
+      { type: 'init', protocolVersion: 1, editor: true, recorder: true },
       { ...start, stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0] } },
       { ...start, stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0], locations: [{ file: 'a.c', line: 3 }],
         leafLocation: [0, -1], nameLocation: [-1, 0] } },
@@ -167,6 +168,30 @@ describe('webview protocol', () => {
       assert.equal(v.ok, false);
       if (!v.ok) assert.match(v.reason, re);
     }
+  });
+
+  it('validates Snapshot When requests: one printable event spec, nothing else', () => {
+    for (const event of ['syscalls:sys_enter_kill', 'cpu-clock', 'mem:counter:w', 'mem:main.c:12:x']) {
+      const v = validateWebviewToHost({ type: 'snapshotWhenRequest', event });
+      assert.ok(v.ok, event);
+      if (v.ok) assert.deepEqual(v.message, { type: 'snapshotWhenRequest', event });
+    }
+    const bad: [unknown, RegExp][] = [
+      [{ type: 'snapshotWhenRequest' }, /snapshotWhenRequest\.event: expected a string/],
+      [{ type: 'snapshotWhenRequest', event: 42 }, /snapshotWhenRequest\.event: expected a string/],
+      [{ type: 'snapshotWhenRequest', event: '' }, /snapshotWhenRequest\.event: expected a non-empty event spec/],
+      [{ type: 'snapshotWhenRequest', event: '   ' }, /snapshotWhenRequest\.event: expected a non-empty event spec/],
+      [{ type: 'snapshotWhenRequest', event: 'cpu-clock\nrm -rf' }, /without control characters/],
+      [{ type: 'snapshotWhenRequest', event: 'x'.repeat(4097) }, /snapshotWhenRequest\.event: expected a string/],
+    ];
+    for (const [m, re] of bad) {
+      const v = validateWebviewToHost(m);
+      assert.equal(v.ok, false, JSON.stringify(m));
+      if (!v.ok) assert.match(v.reason, re);
+    }
+    const init = validateHostToWebview({ type: 'init', protocolVersion: 1, recorder: 'yes' });
+    assert.equal(init.ok, false);
+    if (!init.ok) assert.match(init.reason, /init\.recorder: expected a boolean/);
   });
 
   it('validates field-filter requests and replies (rows as exact Uint32 buffers, or an error)', () => {

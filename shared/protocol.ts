@@ -204,7 +204,9 @@ export interface ErrorInfo {
 export type HostToWebview =
   | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string;
       /** The host has an editor that answers `revealRequest` (the panel does; the offline page does not). */
-      readonly editor?: boolean }
+      readonly editor?: boolean;
+      /** The host can start a recording, so it answers `snapshotWhenRequest` (the panel can; the offline page cannot). */
+      readonly recorder?: boolean }
   | SnapshotStart
   | RecordBatch
   | ThreadStates
@@ -251,4 +253,6 @@ export type WebviewToHost =
   | { readonly type: 'exportRequest'; readonly requestId: number; readonly snapshotId: string }
   | { readonly type: 'fieldFilterRequest'; readonly requestId: number; readonly snapshotId: string; readonly name: string;
       readonly op: FieldFilterOp; readonly value: string }
+  /** Offer "Snapshot When…" with this event (its spec as the recording names it) as the trigger; the user confirms it. */
+  | { readonly type: 'snapshotWhenRequest'; readonly event: string }
   | { readonly type: 'webviewError'; readonly message: string };

@@ -290,7 +290,11 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
   return guard<HostToWebview>((o) => {
     const type = str(o, 'type', 'message', 64);
     switch (type) {
-      case 'init': int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init'); if (o.editor !== undefined) bool(o, 'editor', 'init'); return;
+      case 'init':
+        int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init');
+        if (o.editor !== undefined) bool(o, 'editor', 'init');
+        if (o.recorder !== undefined) bool(o, 'recorder', 'init');
+        return;
       case 'snapshotStart': validateSnapshotStart(o); return;
       case 'batch': validateBatch(o); return;
       case 'threadStates': validateThreadStates(o); return;
@@ -357,6 +361,12 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
         oneOf(o, 'op', type, ['=', '~'] as const);
         str(o, 'value', type, 4096);
         return;
+      case 'snapshotWhenRequest': {
+        // An event spec is one line of printable text: the host puts it in an input box for the user to confirm, then resolves it as an event.
+        const spec = str(o, 'event', type, 4096);
+        if (spec.trim() === '' || /[\u0000-\u001f\u007f]/.test(spec)) fail(`${type}.event`, 'a non-empty event spec without control characters');
+        return;
+      }
       case 'webviewError': str(o, 'message', type); return;
       default: fail('message.type', `a known webview message type (got ${JSON.stringify(type)})`);
     }

@@ -342,6 +342,7 @@ export class App {
       case 'init':
         if (m.title) document.title = m.title;
         this.details.setEditor(m.editor === true);
+        this.details.setRecorder(m.recorder === true);
         this.callTree.setEditor(m.editor === true);
         return;
       case 'snapshotStart': {

@@ -2,7 +2,7 @@
 // everything the host decodes for it (fields, tracepoint fields, callchain, source line with "Reveal in
 // editor"), asked for by request and shown when the answer is still about the selected record.
 
-import type { CallchainEntry, ErrorInfo, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
+import type { CallchainEntry, ErrorInfo, EventKind, HostToWebview, JsonValue, RecordDetails, WebviewToHost } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { recordTypeName } from '../shared/columns';
 import { formatAddress, type TimeBase } from './time-format';
@@ -25,6 +25,17 @@ export function frameName(frame: CallchainEntry, symbols: readonly string[] | un
   return name ?? (frame.kernel ? '[kernel]' : '[unknown]');
 }
 
+/** Kinds of event a trigger can be (what Snapshot When…'s input box and `--snapshot-on` name); other kinds are not offered. */
+const TRIGGER_KINDS: ReadonlySet<EventKind> = new Set(['tracepoint', 'software', 'breakpoint']);
+
+/**
+ * The event spec a record's event could be set as a trigger with, or undefined: only a sample fires its event (side-band
+ * records such as COMM or MMAP carry the event of the ring they were read from, which did not fire).
+ */
+export function triggerSpecOf(recordType: number, event: { readonly name: string; readonly kind: EventKind } | undefined): string | undefined {
+  return event && recordTypeName(recordType) === 'SAMPLE' && TRIGGER_KINDS.has(event.kind) ? event.name : undefined;
+}
+
 function jsonText(v: JsonValue | undefined): string {
   if (v === undefined) return '';
   return typeof v === 'string' ? v : JSON.stringify(v);
@@ -36,6 +47,8 @@ export class DetailsPane {
   private readonly pendingReveal = new Set<number>();
   /** Whether the host has an editor to reveal source in (the panel); the offline page only shows file:line. */
   private editor = false;
+  /** Whether the host can start a recording (the panel); the offline page has nothing to record with. */
+  private recorder = false;
   /** The record shown (store row: selected on a chart, or picked among those without a time), or null. */
   private row: number | null = null;
 
@@ -63,6 +76,10 @@ export class DetailsPane {
 
   setEditor(available: boolean): void {
     this.editor = available;
+  }
+
+  setRecorder(available: boolean): void {
+    this.recorder = available;
   }
 
   revealReply(m: RevealReply): void {
@@ -97,6 +114,13 @@ export class DetailsPane {
     if (sym) add('symbol', sym);
     const snap = s.snapshots[s.snapshotIndexOf(row)];
     add('snapshot', `${snap?.name ?? '?'} · row ${s.localRowOf(row)}`);
+    const trigger = this.recorder ? triggerSpecOf(s.kind[row], s.events[s.event[row]]) : undefined;
+    if (trigger !== undefined) {
+      const button = createButton('Snapshot When This Fires', `Record, and take a snapshot each time ${trigger} fires (Snapshot When…)`,
+        { appearance: 'secondary', id: 'rs-snapshot-when' });
+      button.addEventListener('click', () => this.host.post({ type: 'snapshotWhenRequest', event: trigger }));
+      el('div', 'rs-snapshot-when', this.details).appendChild(button);
+    }
     const remote = el('div', 'rs-remote-details', this.details);
     el('p', 'rs-hint', remote, 'Loading details…');
     if (snap) {

@@ -115,14 +115,15 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
   /**
    * Snapshot When…: records the chosen events plus a trigger event, and every time the trigger fires
    * takes a snapshot by itself (it appears in the Sessions view as it arrives), at most once a second,
-   * while the recording goes on. The trigger's own record is in the snapshot.
+   * while the recording goes on. The trigger's own record is in the snapshot. `triggerSpec` (the gutter) skips the
+   * question; `suggested` (the timeline's "Snapshot When This Fires") only fills it in, for the user to confirm.
    */
-  const snapshotWhen = async (triggerSpec?: string) => {
+  const snapshotWhen = async (triggerSpec?: string, suggested?: string) => {
     const s = settings();
     const trigger = triggerSpec ?? await vscode.window.showInputBox({
       title: 'Ringside: snapshot when which event fires?',
       prompt: 'a tracepoint (syscalls:sys_enter_kill), a software event, or a breakpoint (mem:SYMBOL:w, mem:file.c:LINE)',
-      value: 'syscalls:sys_enter_kill', ignoreFocusOut: true,
+      value: suggested ?? 'syscalls:sys_enter_kill', ignoreFocusOut: true,
     });
     if (!trigger) return;
     const specs = await pickEvents(context.workspaceState, s.defaultEvents);
@@ -142,7 +143,8 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
   };
 
   context.subscriptions.push(
-    registerCommand(services, 'ringside.snapshotWhen', () => snapshotWhen()),
+    // An argument (from the timeline) is only a suggestion, and only a string is taken: a menu may pass anything.
+    registerCommand(services, 'ringside.snapshotWhen', (suggested?: unknown) => snapshotWhen(undefined, typeof suggested === 'string' ? suggested : undefined)),
     registerCommand(services, 'ringside.snapshotWhenLineRuns', async (arg?: { lineNumber?: number; uri?: vscode.Uri }) => {
       const editor = vscode.window.activeTextEditor;
       const uri = arg?.uri ?? editor?.document.uri;

@@ -1,5 +1,5 @@
 // The timeline WebviewPanel: renders the page (CSP with a fresh crypto nonce, resources only from
-// dist/webview), streams snapshots through SnapshotStreamer, answers details/reveal/watch/export
+// dist/webview), streams snapshots through SnapshotStreamer, answers details/reveal/watch/export/Snapshot When
 // requests, validates every incoming message, and restores itself after a reload (serializer).
 
 import { randomBytes } from 'node:crypto';
@@ -128,7 +128,7 @@ export class TimelinePanel implements vscode.Disposable {
     switch (message.type) {
       case 'ready':
         if (message.protocolVersion !== PROTOCOL_VERSION) this.host.log(`timeline: page speaks protocol ${message.protocolVersion}, host ${PROTOCOL_VERSION}`);
-        this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside', editor: true });
+        this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside', editor: true, recorder: true });
         this.streamer.onReady();
         if (this.host.watches) this.post(this.host.watches.listMessage());
         return;
@@ -202,6 +202,10 @@ export class TimelinePanel implements vscode.Disposable {
       }
       case 'exportRequest':
         await vscode.commands.executeCommand('ringside.exportSnapshot', message.snapshotId);
+        return;
+      case 'snapshotWhenRequest':
+        // Validated above; the command still only offers it in its input box for the user to confirm.
+        await vscode.commands.executeCommand('ringside.snapshotWhen', message.event);
         return;
       case 'webviewError':
         this.host.log(`timeline page error: ${message.message}`);

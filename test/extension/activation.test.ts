@@ -13,6 +13,10 @@ interface Registered {
   commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[];
   /** Titles and item labels of every quick pick shown; `pickLabel` chooses the item whose label contains it (none: dismissed). */
   quickPicks: { title: string; labels: string[] }[]; pickLabel?: string; executed: string[];
+  /** Every executeCommand with its arguments; the value each input box started with (all are dismissed). */
+  calls: unknown[][]; inputBoxes: { title: string; value: string }[];
+  /** The timeline panel's page as the stand-in shows it: what the host posted to it, and its message listener. */
+  toPage: { type: string; [key: string]: unknown }[]; fromPage?: (message: unknown) => void;
 }
 
 /** Just enough of the vscode API for activate(): unknown members are no-op functions returning disposables. */
@@ -52,6 +56,18 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
       visibleTextEditors: [],
       showErrorMessage: async (message: string) => { registered.errors.push(message); return undefined; },
       showInformationMessage: async () => undefined,
+      showInputBox: async (options: { title?: string; value?: string } = {}) => {
+        registered.inputBoxes.push({ title: options.title ?? '', value: options.value ?? '' });
+        return undefined;
+      },
+      createWebviewPanel: () => ({
+        webview: {
+          html: '', cspSource: 'vscode-resource:', asWebviewUri: (uri: { fsPath: string }) => ({ toString: () => uri.fsPath }),
+          onDidReceiveMessage: (listener: (message: unknown) => void) => { registered.fromPage = listener; return disposable; },
+          postMessage: async (message: { type: string }) => { registered.toPage.push(message); return true; },
+        },
+        visible: true, onDidChangeViewState: () => disposable, onDidDispose: () => disposable, reveal() {}, dispose() {},
+      }),
       showQuickPick: async (items: { label: string }[], options: { title?: string } = {}) => {
         registered.quickPicks.push({ title: options.title ?? '', labels: items.map((item) => item.label) });
         return registered.pickLabel === undefined ? undefined : items.find((item) => item.label.includes(registered.pickLabel!));
@@ -59,7 +75,7 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
     },
     commands: {
       registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => { registered.commands.set(id, handler); return disposable; },
-      executeCommand: async (id: string) => { registered.executed.push(id); return undefined; },
+      executeCommand: async (id: string, ...args: unknown[]) => { registered.executed.push(id); registered.calls.push([id, ...args]); return undefined; },
     },
     workspace: {
       getConfiguration: () => ({ get: (key: string) => config[key], inspect: (key: string) => ({ globalValue: config[key] }) }),
@@ -78,7 +94,9 @@ describe('extension: activation with a stand-in vscode module', function () {
   const moduleWithResolver = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
   const originalResolve = moduleWithResolver._resolveFilename;
   const stubId = path.join(repoRoot, '__vscode_stub__.js');
-  const registered: Registered = { commands: new Map(), trees: [], serializers: [], errors: [], quickPicks: [], executed: [] };
+  const registered: Registered = {
+    commands: new Map(), trees: [], serializers: [], errors: [], quickPicks: [], executed: [], calls: [], inputBoxes: [], toPage: [],
+  };
 
   before(() => {
     moduleWithResolver._resolveFilename = function (request: string, ...rest: unknown[]) {
@@ -127,6 +145,49 @@ describe('extension: activation with a stand-in vscode module', function () {
     // A command failing (no session yet) becomes a notification, not an exception.
     await registered.commands.get('ringside.stopRecording')!();
     assert.match(registered.errors.pop() ?? '', /no recording is running/);
+
+    for (const disposable of context.subscriptions) disposable.dispose();
+    await extension.deactivate();
+    assert.equal(ownPerfFds().length, 0);
+    assert.equal(ownPerfMappings(), 0);
+  });
+
+  it('the timeline\'s "Snapshot When This Fires" runs Snapshot When… with the event filled in, for the user to confirm', async () => {
+    const extension = await import('../../extension/extension');
+    const context = {
+      subscriptions: [] as { dispose(): unknown }[],
+      extensionPath: repoRoot,
+      extensionUri: { fsPath: repoRoot },
+      workspaceState: { get: () => undefined, update: async () => undefined },
+    };
+    extension.activate(context as never);
+    await registered.commands.get('ringside.showTimeline')!();
+    const fromPage = registered.fromPage;
+    assert.ok(fromPage, 'the panel listens to its page');
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    fromPage({ type: 'ready', protocolVersion: 1 });
+    await settle();
+    assert.deepEqual(registered.toPage.find((m) => m.type === 'init'), { type: 'init', protocolVersion: 1, title: 'Ringside', editor: true, recorder: true },
+      'the panel tells its page it can record (the offline export does not)');
+    fromPage({ type: 'snapshotWhenRequest', event: 'syscalls:sys_enter_getpid' });
+    await settle();
+    assert.deepEqual(registered.calls.filter(([id]) => id === 'ringside.snapshotWhen'), [['ringside.snapshotWhen', 'syscalls:sys_enter_getpid']]);
+    // The host validates again: a spec that is not one printable line, or not a string, runs nothing.
+    fromPage({ type: 'snapshotWhenRequest', event: 'cpu-clock\nsyscalls:sys_enter_kill' });
+    fromPage({ type: 'snapshotWhenRequest', event: 7 });
+    await settle();
+    assert.equal(registered.calls.filter(([id]) => id === 'ringside.snapshotWhen').length, 1);
+
+    // The command: a string argument starts the input box (the user still confirms it; here they dismiss it), anything else is ignored.
+    const snapshotWhen = registered.commands.get('ringside.snapshotWhen')!;
+    const picks = registered.quickPicks.length;
+    await snapshotWhen('syscalls:sys_enter_getpid');
+    await snapshotWhen();
+    await snapshotWhen({ lineNumber: 3 });
+    assert.deepEqual(registered.inputBoxes.map((box) => box.value), ['syscalls:sys_enter_getpid', 'syscalls:sys_enter_kill', 'syscalls:sys_enter_kill']);
+    assert.ok(registered.inputBoxes.every((box) => /snapshot when which event fires/.test(box.title)));
+    assert.deepEqual(registered.errors, []);
+    assert.equal(registered.quickPicks.length, picks, 'dismissing the input box asks nothing more');
 
     for (const disposable of context.subscriptions) disposable.dispose();
     await extension.deactivate();
