@@ -46,10 +46,10 @@ export interface RunningKeeper {
 }
 
 /**
- * Side-band ring pages a keeper asks for (shrunk to the default when the locked-memory budget is
- * short): the keeper empties them every SPOOL_DRAIN_MS, and a busy target (hundreds of short-lived
- * processes a second, each a FORK, COMM, several MMAP2 and an EXIT) fills the default 64 KiB within
- * about 100 ms, so a keeper stalled that long by a loaded machine or a slow disk would lose them.
+ * Side-band ring pages a keeper asks for where locked memory is not limited (root, CAP_IPC_LOCK; an
+ * ordinary user keeps the default): the keeper empties them every SPOOL_DRAIN_MS, and a busy target
+ * (hundreds of short-lived processes a second, each a FORK, COMM, several MMAP2 and an EXIT) fills the
+ * default 64 KiB within about 100 ms, so a keeper stalled that long by a loaded machine would lose them.
  */
 const KEEPER_SIDEBAND_PAGES = 128;
 

@@ -71,10 +71,10 @@ export function ringSizesFor(options: RecorderOptions, events: readonly Resolved
   if (budget === null) return { pages: asked, sidebandPages: options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES, note: null };
   const { slots, flightRings, sidebandRings } = ringCounts(options, events);
   const cost = (pages: number, sidebandPages: number) => slots * (flightRings * (pages + 1) + sidebandRings * (sidebandPages + 1));
-  // A side-band ring larger than the default is slack, not a requirement: it halves (down to the
-  // default) before the flight-recorder rings shrink or an explicit --pages is refused.
-  let askedSideband = options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES;
-  while (askedSideband > DEFAULT_SIDEBAND_PAGES && cost(asked, askedSideband) > budget) askedSideband /= 2;
+  // A side-band ring larger than the default is slack, not a requirement, and under a budget it is
+  // not taken: perf charges rings to the user's locked_vm, which every process of that user shares
+  // and none can read, so pages this computation thinks are free may not be (mmap then fails with EPERM).
+  const askedSideband = Math.min(options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES, DEFAULT_SIDEBAND_PAGES);
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
   const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
     `plus RLIMIT_MEMLOCK (ulimit -l) = ${(access.memlockLimitBytes ?? 0) / 1024} KiB for this process`;
