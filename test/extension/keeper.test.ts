@@ -151,7 +151,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     const client = new KeeperClient(dir);
     const state = await client.start({
       cliPath, events: ['syscalls:sys_enter_close'], pages: 1, windowSec: 2,
-      target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '12000', '3000'] },
+      // Runs 10 s (the test stops it sooner): a keeper whose command exits removes its state, and a loaded machine
+      // can take seconds to measure the rate and resize.
+      target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '40000', '10000'] },
       env: { XDG_RUNTIME_DIR: runtimeDir },
     });
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
