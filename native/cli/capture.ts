@@ -106,6 +106,7 @@ export function recorderTarget(options: CaptureOptions, prepared: PreparedCaptur
     kind: 'launch',
     argv: [prepared.executable ?? target.argv[0], ...target.argv.slice(1)],
     stdio: options.command === 'keep' ? 'ignore' : stdoutIsData ? ['inherit', 2, 'inherit'] : 'inherit',
+    ...(options.command === 'capture' && options.leaveRunning ? { outlive: true } : {}),
   };
 }
 

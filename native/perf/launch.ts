@@ -28,6 +28,13 @@ export function describeExit(exit: ChildExit): string {
 /** The launch wrapper: wait for the go byte on fd 3, drop fd 3, become the command (same pid). */
 const LAUNCH_WRAPPER = 'read _ <&3 || exit 125; exec 3<&-; exec "$@"';
 const WRAPPER_MARKER = 'read _ <&3';
+/**
+ * The guardian: a shell outside the command's group (so perf, which follows the command's children,
+ * never records it), reading a pipe only this process holds open. When this process dies, by any
+ * signal, SIGKILL included, the read returns and the guardian ends the command's group as end() does;
+ * while this process lives nothing is ever written, and it disarms the guardian by killing it.
+ */
+const GUARDIAN = 'read _; kill -TERM "-$1" 2>/dev/null || exit 0; sleep 2; kill -KILL "-$1" 2>/dev/null; exit 0';
 /** How long end() waits for the group to go after SIGKILL (an orphan nobody reaps stays a zombie, which is not counted). */
 const KILL_WAIT_MS = 2000;
 /** How often end() looks for the group's processes in /proc. */
@@ -56,11 +63,13 @@ export class LaunchedCommand {
   /** Resolves with the command's exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
 
-  private constructor(private readonly child: ChildProcess, readonly pid: number) {
+  private constructor(private readonly child: ChildProcess, readonly pid: number, private guardian: ChildProcess | null) {
     this.exitStatus = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
       child.once('exit', (code, signal) => {
         this.exitCode = code;
+        // Nothing left to guard once the command and all it forked are gone.
+        if (this.groupMembers().length === 0) this.disarm();
         resolve({ code, signal });
       });
     });
@@ -97,7 +106,21 @@ export class LaunchedCommand {
       destroyGoPipe(child);
       throw error;
     }
-    return new LaunchedCommand(child, child.pid!);
+    return new LaunchedCommand(child, child.pid!, target.outlive ? null : startGuardian(child.pid!));
+  }
+
+  /** Lets the command outlive this process from now on (`--leave-running`): the guardian stands down. */
+  leaveRunning(): void {
+    this.disarm();
+  }
+
+  private disarm(): void {
+    const guardian = this.guardian;
+    if (!guardian) return;
+    this.guardian = null;
+    // Killed before its pipe closes: a closed pipe is what tells it to end the group.
+    if (guardian.exitCode === null && guardian.signalCode === null) guardian.kill('SIGKILL');
+    guardian.stdin?.destroy();
   }
 
   /** True while the command (or the wrapper before it) has not exited. */
@@ -146,18 +169,26 @@ export class LaunchedCommand {
    */
   async end(graceMs = 2000): Promise<ChildExit> {
     const gone = () => !this.running && this.groupMembers().length === 0;
-    if (gone()) return this.exitStatus;
+    if (gone()) {
+      this.disarm();
+      return this.exitStatus;
+    }
     this.signalGroup('SIGTERM');
     if (!(await waitUntil(gone, graceMs))) {
       this.signalGroup('SIGKILL');
       await waitUntil(gone, KILL_WAIT_MS);
     }
+    if (gone()) this.disarm();
     return this.exitStatus;
   }
 
-  /** Kills a command that was never released (only the wrapper runs then), and closes the go pipe. */
+  /**
+   * Kills a command that was never released (only the wrapper runs then), and closes the go pipe. A
+   * released command that still runs stays guarded: it ends when this process does, unless left running.
+   */
   dispose(): void {
     if (!this.released && this.running) this.signalGroup('SIGKILL');
+    if (!this.running && this.groupMembers().length === 0) this.disarm();
     destroyGoPipe(this.child);
   }
 
@@ -169,6 +200,15 @@ export class LaunchedCommand {
       if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
     }
   }
+}
+
+/** Starts the guardian of group `pid`; it holds neither this process's event loop nor any of its stdio. */
+function startGuardian(pid: number): ChildProcess {
+  const guardian = spawn('/bin/sh', ['-c', GUARDIAN, 'ringside-guardian', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  guardian.on('error', () => { /* no shell to guard with: the command then ends only by end() */ });
+  guardian.unref();
+  (guardian.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return guardian;
 }
 
 function destroyGoPipe(child: ChildProcess): void {

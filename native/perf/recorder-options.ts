@@ -7,7 +7,11 @@ import type { PerfAccess } from '../sys/access';
 export type RecorderTarget =
   | { kind: 'pid'; pid: number }
   | { kind: 'cpus'; cpus?: number[] }
-  | { kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: LaunchStdio };
+  | {
+    kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: LaunchStdio;
+    /** The command may outlive this process (`capture --leave-running`); otherwise it ends when this process dies, however. */
+    outlive?: boolean;
+  };
 
 /** How the launched command's stdin/stdout/stderr are wired: one choice for all three, or one each (an fd number reuses ours). */
 export type LaunchStdio = StdioChoice | readonly [StdioChoice | number, StdioChoice | number, StdioChoice | number];

@@ -96,6 +96,30 @@ describe('a launched command\'s whole process group ends with the recording (rea
     assert.equal(left.length, 2, 'both sleeps still run');
   });
 
+  it('capture -- CMD killed by SIGKILL (nothing of it runs to clean up): its guardian ends the group; with --leave-running nothing does', async () => {
+    for (const leaveRunning of [false, true]) {
+      const forked = marker();
+      const launched = marker();
+      const capture = spawn(process.execPath, [cli, 'capture', '-q', ...(leaveRunning ? ['--leave-running'] : []), '-e', 'task-clock',
+        '-o', path.join(dir, 'o.jsonl'), '--', '/bin/sh', '-c', `sleep ${forked} & exec sleep ${launched}`], { stdio: 'ignore' });
+      const exited = new Promise((resolve) => capture.once('exit', resolve));
+      const [command] = await waitFor('both sleeps', () => {
+        const pids = [...sleepers(launched), ...sleepers(forked)];
+        return pids.length === 2 ? pids : undefined;
+      });
+      leftovers.push(...sleepers(forked), command);
+      const group = readProcessStat(command)!.pgrp;
+      capture.kill('SIGKILL');
+      await exited;
+      if (leaveRunning) {
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        assert.equal(processGroupMembers(group).length, 2, 'left running: both sleeps outlive the capture');
+      } else {
+        await waitFor('the guardian to end the group', () => (processGroupMembers(group).length === 0 ? true : undefined), 5000);
+      }
+    }
+  });
+
   it('keep -- CMD: SIGTERM to the keeper ends every process of the group', async () => {
     const forked = marker();
     const launched = marker();
