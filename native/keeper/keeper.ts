@@ -156,9 +156,17 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     // finds no live lease. A client takes its lease before it reads the state file, so one that read
     // it while the ring was still published holds a lease this scan sees.
     const retiredAtMs = new Map<RetiredRing, number>();
+    // A dead client's lease is removed by the scan that finds it, but the resume it owes waits for a
+    // scan with no live lease: clients take short leases just to read the state file, and one of those
+    // at the wrong moment must not leave the rings paused for good.
+    let resumeOwed = false;
     const leaseWatch = setInterval(() => {
       const leases = collectPauseLeases(state.pid, dir);
-      if (leases.gone.length > 0 && leases.alive.length === 0) recorder.resume();
+      if (leases.gone.length > 0) resumeOwed = true;
+      if (resumeOwed && leases.alive.length === 0) {
+        recorder.resume();
+        resumeOwed = false;
+      }
       if (leases.alive.length === 0) {
         for (const retired of withdrawn) {
           withdrawn.delete(retired);
