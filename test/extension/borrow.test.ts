@@ -47,7 +47,9 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
     const workload = fixture('ext_loops');
     perf = spawn(
       'perf',
-      ['record', '--overwrite', '-m', '16', '-e', 'cpu-clock', '-c', '200000', '-o', output, '--', workload, '0', '20000'],
+      // Pinned: the ring borrowed below is one CPU's, and a workload the scheduler moved to the other CPU
+      // would leave it unwritten between the two snapshots.
+      ['record', '--overwrite', '-m', '16', '-e', 'cpu-clock', '-c', '200000', '-o', output, '--', 'taskset', '-c', '0', workload, '0', '20000'],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
