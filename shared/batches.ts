@@ -44,8 +44,15 @@ export function symbolColumnOf(symbols: readonly (string | null)[]): SymbolColum
 function sliceColumn(column: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; BYTES_PER_ELEMENT: number },
   start: number, end: number): ArrayBuffer {
   const size = column.BYTES_PER_ELEMENT;
+  const begin = column.byteOffset + start * size;
+  const finish = column.byteOffset + end * size;
   // slice() copies into a fresh exact-length buffer, which is what makes it transferable.
-  return (column.buffer as ArrayBuffer).slice(column.byteOffset + start * size, column.byteOffset + end * size);
+  if (column.buffer instanceof ArrayBuffer) return column.buffer.slice(begin, finish);
+  // Columns decoded on worker threads live in shared memory, whose slice() is shared memory again:
+  // a message to the page carries (and its validation asks for) a plain ArrayBuffer.
+  const copy = new ArrayBuffer(finish - begin);
+  new Uint8Array(copy).set(new Uint8Array(column.buffer, begin, finish - begin));
+  return copy;
 }
 
 function batchRowsOf(batchRows: number | undefined): number {

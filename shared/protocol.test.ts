@@ -83,6 +83,24 @@ describe('webview protocol', () => {
     assert.equal(b.columns.time.byteLength, 40);
   });
 
+  it('batches columns that live in shared memory (decoded on worker threads) as plain ArrayBuffers the page accepts', () => {
+    const plain = makeColumns(12);
+    const shared = { ...plain } as RecordColumns;
+    for (const name of [...COLUMN_NAMES, 'ring', 'offset'] as const) {
+      const column = plain[name] as Uint8Array;
+      const copy = new (column.constructor as Uint8ArrayConstructor)(new SharedArrayBuffer(column.byteLength));
+      copy.set(column);
+      (shared as unknown as Record<string, unknown>)[name] = copy;
+    }
+    for (const b of columnsToBatches(shared, { snapshotId: 'shm', batchRows: 5 })) {
+      for (const buffer of transferablesOf(b)) assert.ok(buffer instanceof ArrayBuffer, 'a plain ArrayBuffer');
+      const v = validateHostToWebview(b);
+      assert.ok(v.ok, v.ok ? '' : v.reason);
+    }
+    const back = batchesToColumns(columnsToBatches(shared, { snapshotId: 'shm', batchRows: 5 }), plain.timeOriginNs);
+    for (const name of COLUMN_NAMES) assert.deepEqual(Array.from(back.columns[name]), Array.from(plain[name]), name);
+  });
+
   it('accepts well-formed host messages', () => {
     for (const m of [
       start,
