@@ -33,18 +33,22 @@ function wholeRecordsLength(bytes: Uint8Array): number {
   return offset;
 }
 
-/** The segment files of a spool, oldest first: their sequence numbers and paths. */
-function spoolSegments(spool: string): { seq: number; file: string }[] {
+/** Names in the spool's directory that are its segments (`<spool>.<n>`) or, with `.next`, one being created. */
+function spoolNames(spool: string): string[] {
   const prefix = `${path.basename(spool)}.`;
-  let names: string[];
   try {
-    names = readdirSync(path.dirname(spool));
+    return readdirSync(path.dirname(spool)).filter((name) => name.startsWith(prefix) && /^\d+(\.next)?$/.test(name.slice(prefix.length)));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return names
-    .filter((name) => name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+}
+
+/** The segment files of a spool, oldest first: their sequence numbers and paths. */
+function spoolSegments(spool: string): { seq: number; file: string }[] {
+  const prefix = `${path.basename(spool)}.`;
+  return spoolNames(spool)
+    .filter((name) => !name.endsWith('.next'))
     .map((name) => ({ seq: Number(name.slice(prefix.length)), file: path.join(path.dirname(spool), name) }))
     .sort((a, b) => a.seq - b.seq);
 }
@@ -99,18 +103,9 @@ export class SidebandSpool {
     this.size = 0;
   }
 
-  /** Removes the spool's files. Idempotent. */
+  /** Removes the spool's files, a segment being created when the keeper stopped included. Idempotent. */
   dispose(): void {
-    for (const segment of spoolSegments(this.file)) unlinkIfThere(segment.file);
-    // A segment being created when the keeper stopped.
-    const prefix = `${path.basename(this.file)}.`;
-    let names: string[] = [];
-    try {
-      names = readdirSync(path.dirname(this.file));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-    for (const name of names) if (name.startsWith(prefix) && name.endsWith('.next')) unlinkIfThere(path.join(path.dirname(this.file), name));
+    for (const name of spoolNames(this.file)) unlinkIfThere(path.join(path.dirname(this.file), name));
   }
 }
 

@@ -69,7 +69,7 @@ export class LaunchedCommand {
       child.once('exit', (code, signal) => {
         this.exitCode = code;
         // Nothing left to guard once the command and all it forked are gone.
-        if (this.groupMembers().length === 0) this.disarm();
+        if (this.gone()) this.disarm();
         resolve({ code, signal });
       });
     });
@@ -157,6 +157,11 @@ export class LaunchedCommand {
     }
   }
 
+  /** True once the command has exited and nothing it forked is left in its group. */
+  private gone(): boolean {
+    return !this.running && this.groupMembers().length === 0;
+  }
+
   /** Live processes of the command's group: the command and whatever it forked that did not leave the group. */
   groupMembers(): number[] {
     return processGroupMembers(this.pid);
@@ -168,17 +173,16 @@ export class LaunchedCommand {
    * command left behind when it exited by itself are ended the same way.
    */
   async end(graceMs = 2000): Promise<ChildExit> {
-    const gone = () => !this.running && this.groupMembers().length === 0;
-    if (gone()) {
+    if (this.gone()) {
       this.disarm();
       return this.exitStatus;
     }
     this.signalGroup('SIGTERM');
-    if (!(await waitUntil(gone, graceMs))) {
+    if (!(await waitUntil(() => this.gone(), graceMs))) {
       this.signalGroup('SIGKILL');
-      await waitUntil(gone, KILL_WAIT_MS);
+      await waitUntil(() => this.gone(), KILL_WAIT_MS);
     }
-    if (gone()) this.disarm();
+    if (this.gone()) this.disarm();
     return this.exitStatus;
   }
 
@@ -188,7 +192,7 @@ export class LaunchedCommand {
    */
   dispose(): void {
     if (!this.released && this.running) this.signalGroup('SIGKILL');
-    if (!this.running && this.groupMembers().length === 0) this.disarm();
+    if (this.gone()) this.disarm();
     destroyGoPipe(this.child);
   }
 
