@@ -147,11 +147,6 @@ export function threadStatesMessage(snapshotId: string, table: ThreadStateTable)
   return { type: 'threadStates', snapshotId, count: table.count, columns, comms: [...table.comms] };
 }
 
-/** The snapshot's thread states as a message, or undefined when it recorded no sched_switch. */
-export function snapshotThreadStates(snapshot: DecodedSnapshot, snapshotId: string): ThreadStates | undefined {
-  return threadStatesAndComms(snapshot, snapshotId).threadStates;
-}
-
 /** The thread states, and each switched thread's name as sched_switch gives it (prev_comm, else next_comm; tid 0 left out). */
 export function threadStatesAndComms(snapshot: DecodedSnapshot, snapshotId: string): { threadStates?: ThreadStates; comms: Map<number, string> } {
   const comms = new Map<number, string>();
