@@ -388,8 +388,9 @@ export class CallTreeView {
     for (const b of boxes) {
       const x = b.x * width;
       const w = b.width * width;
-      // Callers at the bottom, as flame graphs are drawn.
-      const y = height - (b.depth + 1) * FLAME_ROW;
+      // Callers at the top (an icicle, as Perfetto draws its flame graph): the drawer is often shorter than the graph,
+      // and the outermost callers, which hold every sample, must be in view when it opens; deep leaves may scroll.
+      const y = b.depth * FLAME_ROW;
       const name = names[tree.name[b.node]] ?? '?';
       this.drawnBoxes.push({ name, x, y, width: w, height: FLAME_ROW - 1, self: tree.self[b.node], total: tree.total[b.node] });
       ctx.globalAlpha = b.depth < tree.depth[focus] ? 0.55 : 1; // the callers of a zoomed frame are context, drawn faded
@@ -415,7 +416,7 @@ export class CallTreeView {
 
     const boxAt = (e: MouseEvent) => {
       const r = canvas.getBoundingClientRect();
-      return flameBoxAt(boxes, (e.clientX - r.left) / width, Math.floor((height - (e.clientY - r.top)) / FLAME_ROW));
+      return flameBoxAt(boxes, (e.clientX - r.left) / width, Math.floor((e.clientY - r.top) / FLAME_ROW));
     };
     const all = tree.total[0];
     canvas.addEventListener('mousemove', (e) => {

@@ -338,7 +338,21 @@ describe('timeline webview in Chromium', function () {
     await page.click('#rs-calltree button[data-mode="bottom-up"]');
     assert.deepEqual(await calltree(), ['busy_loop 0/15', '  main 15/15', 'helper 0/5', '  busy_loop 0/5', '    main 5/5']);
     await page.click('#rs-calltree button[data-mode="flame"]');
-    assert.equal(await page.locator('#rs-calltree canvas.rs-flame').getAttribute('data-boxes'), '3');
+    const flame = page.locator('#rs-calltree canvas.rs-flame');
+    assert.equal(await flame.getAttribute('data-boxes'), '3');
+    // Callers on top (the root row at the canvas's top edge, in view however short the drawer), callees below them.
+    type Box = { name: string; x: number; y: number; width: number; height: number };
+    const boxes = await page.evaluate(() => (window as unknown as { ringside: { callTree: { flameBoxes(): Box[] } } }).ringside.callTree.flameBoxes()
+      .map(({ name, x, y, width, height }) => ({ name, x, y, width, height })));
+    assert.deepEqual(boxes.map((b) => [b.name, b.y]), [['main', 0], ['busy_loop', boxes[0].height + 1], ['helper', 2 * (boxes[0].height + 1)]]);
+    // A click lands on the box drawn there.
+    const helperBox = boxes[2];
+    await flame.click({ position: { x: helperBox.x + helperBox.width / 2, y: helperBox.y + helperBox.height / 2 } });
+    assert.equal(await flame.getAttribute('data-focus'), 'helper');
+    // Undo the choice (filter and zoom) for the cases that follow.
+    await page.click('#rs-calltree .rs-calltree-clear');
+    await page.click('#rs-calltree .rs-flame-crumb >> text=All');
+    assert.equal(await page.locator('#rs-filter').evaluate((field) => (field as HTMLInputElement).value), '');
     await page.click('#rs-calltree button[data-mode="top-down"]');
   });
 
