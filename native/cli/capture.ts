@@ -16,6 +16,7 @@ import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
 import { onExitSignal, writeTriggeredSnapshot } from './triggers';
+import { checkWritableDirectory, checkWritableFile } from '../sys/writable';
 
 export interface PreparedCapture {
   readonly events: ResolvedEvent[];
@@ -30,6 +31,9 @@ export interface PreparedCapture {
 export function prepareEvents(options: CaptureOptions): PreparedCapture {
   const target = options.target;
   if (target.kind === 'pid' && !existsSync(`/proc/${target.pid}`)) throw new UsageError(`-p ${target.pid}: no such process`);
+  // Where the result goes is checked before anything runs: a recording that cannot be written is lost.
+  if (options.output !== undefined && options.output !== '-') checkWritableFile(options.output, '-o');
+  if (options.snapshotDir !== undefined) checkWritableDirectory(options.snapshotDir, '--snapshot-dir');
   const executable = target.kind === 'launch' ? resolveExecutable(target.argv[0]) : undefined;
   const lazy = target.kind === 'launch' ? lazyTargetSymbols({ executable }) : target.kind === 'pid' ? lazyTargetSymbols({ pid: target.pid }) : undefined;
   const recorded = options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock'];

@@ -1,7 +1,7 @@
 // Where capture output goes: JSON Lines (stdout or a file, appended snapshot after snapshot,
 // each record emitted once), perf.data, or a self-contained HTML timeline. Also the stderr summary.
 
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import type { CaptureOptions } from './args';
 import type { DecodedSnapshot, RingCoverage } from '../decode/types';
@@ -10,6 +10,7 @@ import type { ProcessSideband } from '../perf/sideband-types';
 import { formatRecordJson } from '../decode/jsonl';
 import { SnapshotSymbols } from './symbols';
 import { RecordType } from '../abi/uapi';
+import { checkWritableFile } from '../sys/writable';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -25,10 +26,16 @@ export class SnapshotWriter {
   private readonly newestEmitted = new Map<string, bigint>();
   private readonly symbols = new SnapshotSymbols();
   private snapshotIndex = 0;
+  /** The first error of the output stream (a full disk, say): every later write fails with it. */
+  private streamError: Error | undefined;
 
+  /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
   constructor(private readonly options: Pick<CaptureOptions, 'format' | 'output'>) {
+    if (options.output !== undefined && options.output !== '-') checkWritableFile(options.output, '-o');
     if (options.format === 'jsonl' && options.output && options.output !== '-') {
-      this.stream = createWriteStream(options.output);
+      // Opened here, synchronously: a stream that opens later reports a failure as an 'error' event nobody awaits.
+      this.stream = createWriteStream(options.output, { fd: openSync(options.output, 'w') });
+      this.stream.on('error', (error) => { this.streamError ??= error; });
       this.ownsStream = true;
     } else {
       this.stream = process.stdout;
@@ -92,9 +99,19 @@ export class SnapshotWriter {
 
   private flush(text: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      if (this.stream.write(text)) resolve();
-      else this.stream.once('drain', resolve);
-      this.stream.once('error', reject);
+      if (this.streamError) {
+        reject(this.streamError);
+        return;
+      }
+      if (this.stream.write(text)) {
+        resolve();
+        return;
+      }
+      // Full buffer: wait for drain, or fail with the error that ends the stream instead.
+      const drained = () => { this.stream.off('error', failed); resolve(); };
+      const failed = (error: Error) => { this.stream.off('drain', drained); reject(error); };
+      this.stream.once('drain', drained);
+      this.stream.once('error', failed);
     });
   }
 

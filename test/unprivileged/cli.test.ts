@@ -6,7 +6,7 @@
 
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { perfAccessFrom, readAccessFacts } from '../../native/sys/access';
@@ -180,6 +180,29 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
       assert.match(run.stderr, new RegExp(`process ${rootsProcess.pid} belongs to uid 0 \\(root\\), and you are uid ${NOBODY_UID} \\(nobody\\): perf may watch another user's process only with CAP_SYS_PTRACE`));
     } finally {
       rootsProcess.kill('SIGKILL');
+    }
+  });
+
+  it('an output it may not write is refused before the command runs, naming the directory, its owner and mode', () => {
+    // A directory of root's that uid 65534 may read but not write, as a checkout's parent often is.
+    const closed = mkdtempSync(path.join(tmpdir(), 'ringside-closed-'));
+    chmodSync(closed, 0o755);
+    const ran = path.join(nobody.dir, 'ran');
+    try {
+      for (const [args, message] of [
+        [['-o', path.join(closed, 'out.jsonl')], `cannot create -o ${closed}/out.jsonl: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed} \\(owner uid 0 \\(root\\), mode 0755\\)`],
+        [['-o', path.join(closed, 'out.data')], `cannot create -o ${closed}/out.data: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed}`],
+        [['-o', path.join(closed, 'missing', 'out.html')], `cannot create -o ${closed}/missing/out.html: directory ${closed}/missing does not exist`],
+        [['--snapshot-on', 'task-clock', '--snapshot-dir', path.join(closed, 'snaps')], `cannot create --snapshot-dir ${closed}/snaps: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed}`],
+      ] as const) {
+        const run = nobody.ringside(['capture', ...args, '--', '/bin/touch', ran]);
+        assert.equal(run.status, 1, run.stderr);
+        assert.match(run.stderr, new RegExp(`^ringside: ${message}`, 'm'));
+        assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack trace');
+        assert.equal(existsSync(ran), false, 'the command never ran');
+      }
+    } finally {
+      rmSync(closed, { recursive: true, force: true });
     }
   });
 
