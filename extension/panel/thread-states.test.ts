@@ -9,6 +9,7 @@ import type { HostToWebview, ThreadStates } from '../../shared/protocol';
 import { ThreadState, THREAD_STATE_NAMES } from '../../shared/thread-states';
 import { snapshotToWire } from '../../host/wire';
 import { SnapshotStreamer } from './streamer';
+import { assertSwitchesAsFullDecode } from '../../test/cli/full-decode-switches';
 
 const field = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField =>
   ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
@@ -68,6 +69,7 @@ describe('thread states on synthetic sched_switch records', () => {
   });
 
   it('decodes the RAW fields into intervals and names the threads from prev_comm', () => {
+    assert.equal(assertSwitchesAsFullDecode(decoded), 3, 'the fields read in place are the full decode\'s');
     const { start, threadStates } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 0 });
     assert.ok(threadStates);
     const state = new Uint8Array(threadStates.columns.state);
