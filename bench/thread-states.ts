@@ -11,57 +11,20 @@ import { decodeRecordAt } from '../native/decode/record';
 import { importPerfDataFile } from '../native/perfdata/index';
 import { rawFieldsReader } from '../native/decode/raw-fields';
 import type { TracepointValue } from '../native/decode/tracepoint';
-import type { EventDescription, RingCopy, TracepointField } from '../native/abi/snapshot';
-import { PerfType, RecordType, Sample } from '../native/abi/uapi';
+import { SCHED_SWITCH, schedSwitchRing, type SwitchSample } from '../native/decode/test-records';
+import { RecordType } from '../native/abi/uapi';
 import type { DecodedSnapshot } from '../native/decode/types';
 import { snapshotSwitches } from '../host/thread-states';
 import { median, nowNs, round } from './stats';
 
-const field = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField =>
-  ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
-const comm = (name: string, offset: number) => field(name, `char ${name}[16]`, offset, 16, false, { arrayLength: 16, isString: true });
-
-const SCHED_SWITCH: EventDescription = {
-  index: 0, name: 'sched:sched_switch', ids: [],
-  attr: { type: PerfType.TRACEPOINT, config: 372n, samplePeriod: 1n, sampleType: Sample.TID | Sample.TIME | Sample.CPU | Sample.RAW, readFormat: 0, flags: {} },
-  tracepoint: {
-    system: 'sched', name: 'sched_switch', id: 372, printFormat: '',
-    fields: [
-      field('common_type', 'unsigned short common_type', 0, 2, false), field('common_flags', 'unsigned char common_flags', 2, 1, false),
-      field('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false), field('common_pid', 'int common_pid', 4, 4, true),
-      comm('prev_comm', 8), field('prev_pid', 'pid_t prev_pid', 24, 4, true), field('prev_prio', 'int prev_prio', 28, 4, true),
-      field('prev_state', 'long prev_state', 32, 8, true), comm('next_comm', 40), field('next_pid', 'pid_t next_pid', 56, 4, true),
-      field('next_prio', 'int next_prio', 60, 4, true),
-    ],
-  },
-};
-
 /** n switches on two CPUs among eight threads, 1 µs apart, in one ring. */
 function synthetic(n: number): DecodedSnapshot {
-  const size = 8 + 8 + 8 + 8 + 4 + 68;
-  const bytes = new Uint8Array(size * n);
-  const view = new DataView(bytes.buffer);
-  const text = (at: number, s: string) => { for (let i = 0; i < s.length; i++) bytes[at + i] = s.charCodeAt(i); };
-  for (let i = 0; i < n; i++) {
-    const at = i * size;
+  const switches = Array.from({ length: n }, (_, i): SwitchSample => {
     const prev = 100 + (i % 8);
     const next = 100 + ((i + 1) % 8);
-    view.setUint32(at, RecordType.SAMPLE, true); view.setUint16(at + 4, 1, true); view.setUint16(at + 6, size, true);
-    view.setInt32(at + 8, prev, true); view.setInt32(at + 12, prev, true);
-    view.setBigUint64(at + 16, BigInt(1_000_000 + i * 1000), true);
-    view.setUint32(at + 24, i & 1, true);
-    view.setUint32(at + 32, 68, true);
-    const raw = at + 36;
-    view.setUint16(raw, 372, true); view.setInt32(raw + 4, prev, true);
-    text(raw + 8, `worker-${prev}`); view.setInt32(raw + 24, prev, true); view.setInt32(raw + 28, 120, true);
-    view.setBigInt64(raw + 32, BigInt(i % 3 === 0 ? 1 : 0x100), true);
-    text(raw + 40, `worker-${next}`); view.setInt32(raw + 56, next, true); view.setInt32(raw + 60, 120, true);
-  }
-  const ring: RingCopy = {
-    ringId: 0, label: 'cpu0', cpu: 0, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length,
-    bytesWritten: BigInt(bytes.length), path: 'paused',
-  };
-  return decodeSnapshot({ events: [SCHED_SWITCH], rings: [ring], takenAtMs: 0, pauseWindowNs: [0] });
+    return { time: 1_000_000 + i * 1000, cpu: i & 1, prev: [`worker-${prev}`, prev, i % 3 === 0 ? 1 : 0x100], next: [`worker-${next}`, next] };
+  });
+  return decodeSnapshot({ events: [SCHED_SWITCH], rings: [schedSwitchRing(switches)], takenAtMs: 0, pauseWindowNs: [0] });
 }
 
 /** Median ns per sched_switch record of `body` over `runs` runs after one warm-up. */
