@@ -3,11 +3,10 @@
 // both while two are compared, and each event keeps the colour its ticks are drawn in whichever capture shows it.
 
 import * as assert from 'node:assert/strict';
-import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { HELPER_DIR, ROOT, buildWebview, launchChromium, serve, type Served } from './harness';
+import type { Page } from 'playwright-core';
+import { openTimelinePage, type TimelineSession } from './harness';
 
-interface Probe { __posted: { type: string }[]; __stream(which: string): Promise<number> }
+interface Probe { __stream(which: string): Promise<number> }
 
 const SMALL = ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock'];
 const OTHER = ['cpu-clock', 'page-faults'];
@@ -30,26 +29,16 @@ async function legendIs(page: Page, expected: readonly string[], what: string): 
 
 describe('legend of the shown capture in Chromium', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let served: Served;
+  let session: TimelineSession;
   let page: Page;
   const errors: string[] = [];
 
   before(async () => {
-    await buildWebview();
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, {});
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(served.url + '/');
-    await page.waitForFunction(() => (window as unknown as Probe).__posted.some((m) => m.type === 'ready'));
+    session = await openTimelinePage({ errors });
+    page = session.page;
   });
 
-  after(async () => {
-    await browser?.close();
-    await served?.close();
-  });
+  after(() => session?.close());
 
   it('lists the events with records in the shown capture, the union of two compared ones, each in its own colour', async () => {
     await page.evaluate(() => (window as unknown as Probe).__stream('small'));
