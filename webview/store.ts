@@ -122,7 +122,7 @@ export class RecordStore {
   /** Each snapshot's thread states (from its sched_switch records), times rebased like its rows'. */
   readonly threadStates: ThreadStateTable[] = [];
   /** Which snapshot (by index) each table of threadStates came from. */
-  private readonly threadStatesSnapshot: number[] = [];
+  readonly threadStatesSnapshot: number[] = [];
   private readonly threadStatesOf = new Set<string>();
 
   /** The thread state tables of the given snapshots (by index). */
