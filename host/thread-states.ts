@@ -3,7 +3,8 @@
 // the host decodes. Pure: the interval builder works on plain switch records, so it is tested on synthetic sequences.
 
 import type { DecodedSnapshot } from '../native/decode/types';
-import { decodeRecordAt } from '../native/decode/record';
+import { rawFieldsReader } from '../native/decode/raw-fields';
+import type { TracepointValue } from '../native/decode/tracepoint';
 import { RecordType } from '../native/abi/uapi';
 import type { ThreadStates } from '../shared/protocol';
 import {
@@ -100,7 +101,13 @@ export function isSchedSwitch(name: string): boolean {
   return name === 'sched:sched_switch' || name === 'sched_switch';
 }
 
-/** The sched_switch records of a snapshot, with the edges their intervals need; null when it has none. */
+/** The sched_switch fields thread states read, in the order snapshotSwitches takes them. */
+const SWITCH_FIELDS = ['prev_pid', 'next_pid', 'prev_state', 'next_comm', 'prev_comm'] as const;
+
+/**
+ * The sched_switch records of a snapshot, with the edges their intervals need; null when it has none. Only the fields
+ * it needs are read, in place (rawFieldsReader); a record that does not decode is left out, as the field filter leaves it out.
+ */
 export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchRecord[]; edges: SwitchEdges } | null {
   const switchEvent = new Uint8Array(snapshot.events.length);
   let any = false;
@@ -109,6 +116,8 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchR
   });
   if (!any) return null;
   const { kind, event, time, cpu, length } = snapshot.columns;
+  const read = rawFieldsReader(snapshot, SWITCH_FIELDS);
+  const values: (TracepointValue | undefined)[] = [];
   const switches: SwitchRecord[] = [];
   const cpuStart = new Map<number, number>();
   let last = -Infinity;
@@ -121,16 +130,11 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchR
     const first = cpuStart.get(c);
     if (first === undefined || t < first) cpuStart.set(c, t);
     if (event[row] >= switchEvent.length || switchEvent[event[row]] === 0) continue;
-    let fields: Record<string, unknown> | undefined;
-    try {
-      fields = (decodeRecordAt(snapshot, row).fields as { tracepoint?: Record<string, unknown> }).tracepoint;
-    } catch {
-      continue; // a record that does not decode is left out, as the field filter leaves it out
-    }
-    const prevPid = fields?.prev_pid, nextPid = fields?.next_pid, prevState = fields?.prev_state;
+    if (!read(row, values)) continue;
+    const [prevPid, nextPid, prevState, nextCommValue, prevCommValue] = values;
     if (typeof prevPid !== 'number' || typeof nextPid !== 'number' || (typeof prevState !== 'bigint' && typeof prevState !== 'number')) continue;
-    const nextComm = typeof fields?.next_comm === 'string' ? fields.next_comm : '';
-    const prevComm = typeof fields?.prev_comm === 'string' ? fields.prev_comm : '';
+    const nextComm = typeof nextCommValue === 'string' ? nextCommValue : '';
+    const prevComm = typeof prevCommValue === 'string' ? prevCommValue : '';
     switches.push({ time: t, cpu: c, prevTid: prevPid, prevState: threadStateOfPrevState(prevState), nextTid: nextPid, nextComm, prevComm });
   }
   if (switches.length === 0) return null;

@@ -43,6 +43,8 @@ export class App {
   private brushed = false;
   private readonly coverageList: HTMLElement;
   private readonly legend: HTMLElement;
+  /** What the legend lists (event indexes and state names), so a batch that changes nothing leaves it alone. */
+  private legendKey = '';
   private readonly drawer: Drawer;
   private readonly status: HTMLElement;
   /** Per snapshot: what its recording could not see and why (from snapshotStart). */
@@ -248,6 +250,7 @@ export class App {
     this.timeline.showSnapshot(index);
     this.showWholeCapture();
     this.renderSnapshots();
+    this.renderLegend();
     this.updateStatus();
     this.updateMatchCount();
   }
@@ -265,6 +268,7 @@ export class App {
     }
     this.compare.showSnapshot(index);
     this.renderSnapshots();
+    this.renderLegend();
   }
 
   private closeCompare(): void {
@@ -273,6 +277,7 @@ export class App {
     this.compare.dispose();
     this.compare = null;
     this.renderSnapshots();
+    this.renderLegend();
     this.updateMatchCount();
   }
 
@@ -351,7 +356,6 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
-        this.renderLegend();
         renderCoverageTable(this.coverageList, this.store.snapshots);
         // A new capture (Capture Snapshot, Open perf.data) is what the user wants to see: show it, fitted.
         if (isNew) this.showSnapshot(entry.index);
@@ -378,8 +382,8 @@ export class App {
         for (const t of this.timelines()) t.dataChanged();
         this.renderSnapshots();
         this.renderUntimed();
-        // A batch may name an event its snapshot did not announce (the store interns a placeholder for it).
-        if (this.legend.dataset.events !== String(this.store.events.length)) this.renderLegend();
+        // A batch of a shown capture may hold its first record of an event (or of one it did not announce).
+        this.renderLegend();
         this.updateStatus();
         return;
       }
@@ -424,8 +428,18 @@ export class App {
     }
   }
 
+  /**
+   * The legend of the captures on the page (the shown one, and the compared one): the events they recorded and the
+   * thread states of their bands. Redrawn only when that list changes.
+   */
   private renderLegend(): void {
-    renderLegend(this.legend, this.store.events, stateLegendEntries(this.store.threadStates));
+    const shown = this.timelines().map((t) => t.shown);
+    const events = this.store.eventsWithRecords(shown);
+    const states = stateLegendEntries(this.store.threadStatesOfSnapshots(shown));
+    const key = `${events.join(',')}|${states.map((s) => s.name).join(',')}`;
+    if (key === this.legendKey) return;
+    this.legendKey = key;
+    renderLegend(this.legend, this.store.events, events, states);
   }
 
   private applyFilter(text: string): void {

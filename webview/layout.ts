@@ -70,7 +70,7 @@ export class TimelineLayout {
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
     this.lanes = buildLanes(this.source(), grouping, include, collapsed, this.shownRanges);
-    this.laneStates = laneStatesOf(this.store.threadStates, this.lanes);
+    this.laneStates = laneStatesOf(this.store.threadStates, this.lanes, (t) => this.store.threadStatesSnapshot[t] === shown);
     this.laneTop = [];
     this.laneHeight = [];
     let y = 0;

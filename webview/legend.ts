@@ -1,5 +1,6 @@
-// The colour legend: one entry per event, in the colour its records are drawn in on the lanes (event i in theme
-// colour i % PALETTE_SIZE, set as a CSS variable so it follows the theme like the canvas does).
+// The colour legend: one entry per event the shown captures recorded, in the colour its records are drawn in on the
+// lanes (store event i in theme colour i % PALETTE_SIZE whichever capture shows it, set as a CSS variable so it follows
+// the theme like the canvas does).
 
 import type { StoreEvent } from './store';
 import { el } from './dom';
@@ -7,21 +8,25 @@ import { el } from './dom';
 /** How many event colours the theme gives (--rs-palette-0 … in timeline.css); event i is drawn in colour i % PALETTE_SIZE. */
 export const PALETTE_SIZE = 8;
 
-/** The entries the legend shows: each event's name and the CSS colour its ticks use. Pure. */
-export function legendEntries(events: readonly StoreEvent[]): { readonly name: string; readonly color: string }[] {
-  return events.map((e, i) => ({ name: e.name, color: `var(--rs-palette-${i % PALETTE_SIZE})` }));
+/**
+ * The entries the legend shows: the name of each store event in `shown` (indexes into `events`; default: all) and the
+ * CSS colour its ticks use. Pure.
+ */
+export function legendEntries(events: readonly StoreEvent[], shown: readonly number[] = [...events.keys()]):
+  { readonly name: string; readonly color: string }[] {
+  return shown.map((i) => ({ name: events[i].name, color: `var(--rs-palette-${i % PALETTE_SIZE})` }));
 }
 
 /**
- * The legend: the events, then the thread states drawn in the state bands (`states`, from stateLegendEntries).
- * `data-events` on the target says how many events it lists.
+ * The legend: the events `shown` (store event indexes), then the thread states drawn in the state bands (`states`,
+ * from stateLegendEntries). `data-events` on the target says how many events it lists.
  */
-export function renderLegend(target: HTMLElement, events: readonly StoreEvent[],
+export function renderLegend(target: HTMLElement, events: readonly StoreEvent[], shown: readonly number[],
   states: readonly { readonly name: string; readonly color: string }[] = []): void {
   target.replaceChildren();
-  target.hidden = events.length === 0;
-  target.dataset.events = String(events.length);
-  for (const entry of legendEntries(events)) {
+  target.hidden = shown.length === 0;
+  target.dataset.events = String(shown.length);
+  for (const entry of legendEntries(events, shown)) {
     const item = el('span', 'rs-legend-item', target);
     item.dataset.event = entry.name;
     item.setAttribute('role', 'listitem');

@@ -281,6 +281,8 @@ describe('lane grouping', () => {
     assert.deepEqual(entries.map((e) => e.name), events.map((e) => e.name));
     assert.equal(new Set(entries.slice(0, PALETTE_SIZE).map((e) => e.color)).size, PALETTE_SIZE, 'distinct while the palette lasts');
     assert.equal(entries[PALETTE_SIZE].color, 'var(--rs-palette-0)');
+    // A capture that recorded events 1 and 8 lists those alone, in the colours they have on every capture.
+    assert.deepEqual(legendEntries(events, [1, PALETTE_SIZE]), [entries[1], entries[PALETTE_SIZE]]);
   });
   it('sorts only when needed', () => {
     const t = Float64Array.from([1, 2, 3]);

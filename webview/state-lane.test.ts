@@ -48,6 +48,10 @@ describe('thread state lanes (page side)', () => {
     assert.equal(states[3], undefined);
     const ten = states[1]!;
     assert.deepEqual(Array.from(ten.start), [100, 200, 300]);
+    // Another capture's table (not admitted) adds nothing; the admitted one keeps its table index.
+    const withOther = laneStatesOf([table, table], lanes, (t) => t === 1);
+    assert.deepEqual([Array.from(withOther[1]!.start), Array.from(withOther[1]!.table)], [[100, 200, 300], [1, 1, 1]]);
+    assert.equal(laneStatesOf([table], lanes, () => false)[1], undefined);
     const tip = describeState(ten, stateAt(ten, 250, 0), [table]);
     assert.match(tip[0], /^Sleeping \(S\) · 100(\.0+)? ns$/);
     assert.deepEqual(tip.slice(1), ['switched out of cpu 0', 'and cpu 0 ran twenty 20']);

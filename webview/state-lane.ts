@@ -21,8 +21,12 @@ export interface LaneStates {
   readonly index: Uint32Array;
 }
 
-/** The intervals of every expanded thread lane (key `thread:TID`); undefined for lanes without any. */
-export function laneStatesOf(tables: readonly ThreadStateTable[], lanes: readonly Lane[]): (LaneStates | undefined)[] {
+/**
+ * The intervals of every expanded thread lane (key `thread:TID`) from the tables `include` admits (by index: another
+ * capture's states may cover the same threads and time); undefined for lanes without any.
+ */
+export function laneStatesOf(tables: readonly ThreadStateTable[], lanes: readonly Lane[], include: (table: number) => boolean = () => true):
+  (LaneStates | undefined)[] {
   const out: (LaneStates | undefined)[] = lanes.map(() => undefined);
   if (tables.length === 0) return out;
   const laneOfTid = new Map<number, number>();
@@ -31,6 +35,7 @@ export function laneStatesOf(tables: readonly ThreadStateTable[], lanes: readonl
   });
   const perLane = new Map<number, number[]>();
   tables.forEach((table, t) => {
+    if (!include(t)) return;
     for (let i = 0; i < table.count; i++) {
       const li = laneOfTid.get(table.tid[i]);
       if (li === undefined || table.end[i] <= table.start[i]) continue;

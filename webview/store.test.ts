@@ -56,6 +56,9 @@ describe('record store', () => {
     assert.deepEqual([0, 1, 2, 3, 4].map((r) => store.snapshotIndexOf(r)), [0, 0, 0, 1, 1]);
     assert.equal(store.commOf(1), 'eight');
     assert.deepEqual(store.timeExtent(), [0, 506]);
+    // Each capture's events with records, by store index: b announced mem:x:w (1) and recorded it; a never recorded cpu-clock (2).
+    assert.deepEqual([store.eventsWithRecords([0]), store.eventsWithRecords([1]), store.eventsWithRecords([0, 1])], [[0, 1], [1, 2], [0, 1, 2]]);
+    assert.deepEqual(store.snapshots[0].eventRows, [2, 1]);
     assert.ok(store.isComplete(store.getSnapshot('a')!));
   });
 
@@ -82,6 +85,7 @@ describe('record store', () => {
     assert.deepEqual(store.events.map((e) => e.name), ['e', 'mem:x:w', 'event 5']);
     assert.deepEqual(Array.from(store.event.subarray(0, 6)), [0, 2, 1, 2, 0, 2]);
     assert.equal(store.getSnapshot('a')!.eventMap.get(5), 2);
+    assert.deepEqual(store.eventsWithRecords([0]), [0, 1, 2], 'the placeholder event counts as recorded');
     assert.equal(store.timeSorted, true, 'equal times and a NaN keep the order');
     assert.deepEqual(store.timeExtent(), [1, 4]);
     store.beginSnapshot(start('b', '0', 1, 1, 'e'));

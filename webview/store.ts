@@ -41,6 +41,8 @@ export interface SnapshotEntry {
   untimedRows: number;
   /** Snapshot-local stack id → store stack id, when the snapshot sent stacks. */
   readonly stackMap?: Int32Array;
+  /** Rows received per store event index (missing: none): the events the capture recorded, not just announced. */
+  readonly eventRows: number[];
 }
 
 export interface StoreEvent { readonly name: string; readonly kind: EventKind }
@@ -119,7 +121,14 @@ export class RecordStore {
 
   /** Each snapshot's thread states (from its sched_switch records), times rebased like its rows'. */
   readonly threadStates: ThreadStateTable[] = [];
+  /** Which snapshot (by index) each table of threadStates came from. */
+  readonly threadStatesSnapshot: number[] = [];
   private readonly threadStatesOf = new Set<string>();
+
+  /** The thread state tables of the given snapshots (by index). */
+  threadStatesOfSnapshots(snapshotIndexes: readonly number[]): ThreadStateTable[] {
+    return this.threadStates.filter((_, k) => snapshotIndexes.includes(this.threadStatesSnapshot[k]));
+  }
 
   /** Keep a snapshot's thread states; false when the snapshot is unknown or already has them (a resend). */
   addThreadStates(msg: ThreadStates): boolean {
@@ -133,6 +142,7 @@ export class RecordStore {
       count: msg.count, start, end, tid: new Int32Array(c.tid), cpu: new Int32Array(c.cpu), state: new Uint8Array(c.state),
       flags: new Uint8Array(c.flags), nextTid: new Int32Array(c.nextTid), nextComm: new Int32Array(c.nextComm), comms: msg.comms,
     });
+    this.threadStatesSnapshot.push(snap.index);
     this.threadStatesOf.add(msg.snapshotId);
     this.version++;
     return true;
@@ -160,7 +170,7 @@ export class RecordStore {
       id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
       offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
       takenAtMs: msg.takenAtMs, coverage: msg.coverage, losses: msg.losses ?? [], eventMap, eventTable, firstGlobalRow: this.length,
-      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity, untimedRows: 0,
+      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity, untimedRows: 0, eventRows: [],
     };
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
@@ -246,7 +256,7 @@ export class RecordStore {
     for (let i = 0; i < n; i++) if (localEvent[i] > maxLocal) maxLocal = localEvent[i];
     let identity = maxLocal < table.length;
     for (let e = 0; identity && e <= maxLocal; e++) if (table[e] !== e) identity = false;
-    if (identity) { this.event.set(localEvent, base); return; }
+    if (identity) { this.event.set(localEvent, base); this.countEvents(snap, base, n); return; }
     if (maxLocal >= table.length) {
       const grown = new Int32Array(maxLocal + 1).fill(-1);
       grown.set(table);
@@ -263,6 +273,23 @@ export class RecordStore {
       }
       event[base + i] = id;
     }
+    this.countEvents(snap, base, n);
+  }
+
+  /** Adds rows [base, base + n) of the event column to the snapshot's rows per event. */
+  private countEvents(snap: SnapshotEntry, base: number, n: number): void {
+    const event = this.event;
+    const counts = snap.eventRows;
+    for (let i = base; i < base + n; i++) { const e = event[i]; counts[e] = (counts[e] ?? 0) + 1; }
+  }
+
+  /** The store event indexes that have records in any of the given snapshots (by index), ascending. */
+  eventsWithRecords(snapshotIndexes: readonly number[]): number[] {
+    const out: number[] = [];
+    for (let e = 0; e < this.events.length; e++) {
+      if (snapshotIndexes.some((s) => (this.snapshots[s]?.eventRows[e] ?? 0) > 0)) out.push(e);
+    }
+    return out;
   }
 
   isComplete(snap: SnapshotEntry): boolean { return snap.receivedRows >= snap.totalRows; }

@@ -3,12 +3,12 @@
 // forward rings, wrap included. Test support only; nothing in the product imports it.
 
 import type { PerfEventAttr } from '../abi/attr';
-import { ReadFormat, RecordType, Sample } from '../abi/uapi';
+import { PerfType, ReadFormat, RecordType, Sample } from '../abi/uapi';
 import { linearizeRing } from './walk';
 import type { SampleIdTrailer } from './record';
 import { decodeRecordAt } from './record';
 import type { DecodedRecord, DecodedSnapshot, RecordColumns } from './types';
-import type { EventDescription, RingCopy } from '../abi/snapshot';
+import type { EventDescription, RingCopy, TracepointField } from '../abi/snapshot';
 import { RECORD_COLUMN_NAMES } from './column-schema';
 
 export class ByteWriter {
@@ -315,4 +315,52 @@ export function randomPerCpuSnapshot(seed: number, maxRecords = 400): { events: 
   }
   rings.push(ringFromRecords(side, 1 << 14, 'forward', { ringId: ringCount, defaultEvent: 2 }));
   return { events, rings };
+}
+
+const schedField = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField =>
+  ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
+const schedComm = (name: string, offset: number) => schedField(name, `char ${name}[16]`, offset, 16, false, { arrayLength: 16, isString: true });
+
+/** sched:sched_switch as the tracefs of 6.x kernels describes it, recorded with TID, TIME, CPU and RAW. */
+export const SCHED_SWITCH: EventDescription = {
+  index: 0, name: 'sched:sched_switch', ids: [],
+  attr: { type: PerfType.TRACEPOINT, config: 372n, samplePeriod: 1n, sampleType: Sample.TID | Sample.TIME | Sample.CPU | Sample.RAW, readFormat: 0, flags: {} },
+  tracepoint: {
+    system: 'sched', name: 'sched_switch', id: 372, printFormat: '',
+    fields: [
+      schedField('common_type', 'unsigned short common_type', 0, 2, false), schedField('common_flags', 'unsigned char common_flags', 2, 1, false),
+      schedField('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false), schedField('common_pid', 'int common_pid', 4, 4, true),
+      schedComm('prev_comm', 8), schedField('prev_pid', 'pid_t prev_pid', 24, 4, true), schedField('prev_prio', 'int prev_prio', 28, 4, true),
+      schedField('prev_state', 'long prev_state', 32, 8, true), schedComm('next_comm', 40), schedField('next_pid', 'pid_t next_pid', 56, 4, true),
+      schedField('next_prio', 'int next_prio', 60, 4, true),
+    ],
+  },
+};
+
+/** One sched_switch: on `cpu` at `time`, prev [comm, pid, prev_state] switched out for next [comm, pid]. */
+export interface SwitchSample { time: number; cpu: number; prev: [string, number, number]; next: [string, number] }
+
+/** One ring of SCHED_SWITCH samples: header, pid/tid, time, cpu, then the RAW payload (u32 size, 64 bytes, 4 of padding). */
+export function schedSwitchRing(switches: readonly SwitchSample[]): RingCopy {
+  const size = 8 + 8 + 8 + 8 + 4 + 68;
+  const bytes = new Uint8Array(size * switches.length);
+  const view = new DataView(bytes.buffer);
+  const text = (at: number, s: string) => { for (let i = 0; i < s.length; i++) bytes[at + i] = s.charCodeAt(i); };
+  switches.forEach((s, i) => {
+    const at = i * size;
+    view.setUint32(at, RecordType.SAMPLE, true); view.setUint16(at + 4, 1, true); view.setUint16(at + 6, size, true);
+    view.setInt32(at + 8, s.prev[1], true); view.setInt32(at + 12, s.prev[1], true);
+    view.setBigUint64(at + 16, BigInt(s.time), true);
+    view.setUint32(at + 24, s.cpu, true);
+    view.setUint32(at + 32, 68, true);
+    const raw = at + 36;
+    view.setUint16(raw, 372, true); view.setInt32(raw + 4, s.prev[1], true);
+    text(raw + 8, s.prev[0]); view.setInt32(raw + 24, s.prev[1], true); view.setInt32(raw + 28, 120, true);
+    view.setBigInt64(raw + 32, BigInt(s.prev[2]), true);
+    text(raw + 40, s.next[0]); view.setInt32(raw + 56, s.next[1], true); view.setInt32(raw + 60, 120, true);
+  });
+  return {
+    ringId: 0, label: 'cpu0', cpu: 0, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length,
+    bytesWritten: BigInt(bytes.length), path: 'paused',
+  };
 }

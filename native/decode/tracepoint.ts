@@ -133,6 +133,45 @@ function decodeField(field: TracepointField, raw: Uint8Array, view: DataView): T
   return readScalar(view, field.offset, field.size, field.signed, pointer);
 }
 
+/** Reads one field of a payload that starts at byte `raw` of `bytes` (`view` over the same bytes), `rawLength` bytes long. */
+export type TracepointFieldReader = (bytes: Uint8Array, view: DataView, raw: number, rawLength: number) => TracepointValue;
+
+/**
+ * A reader of `field` giving the value decodeTracepoint gives it, chosen once per field: inline strings and scalars are
+ * read in place, anything else through the same decodeField on the payload. Bounds are the caller's: read only payloads
+ * that tracepointPayloadCheck accepts.
+ */
+export function tracepointFieldReader(field: TracepointField): TracepointFieldReader {
+  if (field.location === 'inline' && field.isString) return (bytes, _view, raw) => stringAt(bytes, raw + field.offset, field.size);
+  if (field.location === 'inline' && field.arrayLength === 0) {
+    const pointer = isPointer(field.declaration);
+    return (_bytes, view, raw) => readScalar(view, raw + field.offset, field.size, field.signed, pointer);
+  }
+  return (bytes, _view, raw, rawLength) => {
+    const payload = bytes.subarray(raw, raw + rawLength);
+    return decodeField(field, payload, new DataView(payload.buffer, payload.byteOffset, payload.length));
+  };
+}
+
+/**
+ * Whether decodeTracepoint(format, payload) decodes a payload (true) or throws (false), without decoding it: every
+ * non-common field inside the payload, and every dynamic one's data too. The fixed part is computed once per format.
+ */
+export function tracepointPayloadCheck(format: TracepointFormat): (view: DataView, raw: number, rawLength: number) => boolean {
+  const fields = format.fields.filter((f) => !f.name.startsWith('common_'));
+  if (fields.some((f) => f.offset < 0 || f.size < 0 || (f.location !== 'inline' && f.size < 4))) return () => false;
+  const minLength = fields.reduce((max, f) => Math.max(max, f.offset + f.size), 0);
+  const dynamic = fields.filter((f) => f.location !== 'inline');
+  return (view, raw, rawLength) => {
+    if (rawLength < minLength) return false;
+    for (const f of dynamic) {
+      const word = view.getUint32(raw + f.offset, true);
+      if ((f.location === 'rel_loc' ? f.offset + f.size : 0) + (word & 0xffff) + (word >>> 16) > rawLength) return false;
+    }
+    return true;
+  };
+}
+
 /**
  * Decodes the RAW payload of a tracepoint sample into `{ fieldName: value }`. Common fields
  * (`common_type`, `common_pid`, ...) are left out unless `includeCommon` is set, like perf script.

@@ -12,6 +12,7 @@ import { decodeSnapshot } from '../../native/decode';
 import { buildThreadStates, snapshotSwitches, threadStatesAndComms } from '../../host/thread-states';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { StateFlag, ThreadState, THREAD_STATE_NAMES } from '../../shared/thread-states';
+import { assertSwitchesAsFullDecode } from './full-decode-switches';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
@@ -45,6 +46,8 @@ describe('thread states from a real sched_switch capture, against perf script an
     const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
     const found = snapshotSwitches(decoded);
     assert.ok(found, 'the capture has sched_switch records');
+    // The fields read in place are the full decode's, switch for switch.
+    assert.equal(assertSwitchesAsFullDecode(decoded), found.switches.length);
     const table = buildThreadStates(found.switches, found.edges);
     const origin = decoded.columns.timeOriginNs;
     const at = (t: number) => origin + BigInt(t);
@@ -133,5 +136,18 @@ describe('thread states from a real sched_switch capture, against perf script an
     const embedded = /<script type="application\/json" id="ringside-standalone-data">(.*?)<\/script>/s.exec(readFileSync(html, 'utf8'));
     const exported = JSON.parse(embedded![1]) as { snapshots: { threadStates?: { count: number } }[] };
     assert.equal(exported.snapshots[0].threadStates?.count, table.count);
+  });
+
+  it('with callchains (-g) and copied user stacks (-g dwarf) in the records, the switches are the full decode\'s', () => {
+    // The callchain comes before the RAW payload (read past in place); a user stack after it (read by the full decode).
+    for (const callGraph of [['-g'], ['-g', 'dwarf,1024']]) {
+      const file = path.join(dir, `sw${callGraph.length}.data`);
+      const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', ...callGraph, '--duration', '0.3', '-o', file],
+        { encoding: 'utf8' });
+      assert.equal(captured.status, 0, captured.stderr);
+      const imported = importPerfDataFile(file);
+      const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
+      assert.ok(assertSwitchesAsFullDecode(decoded) > 0, `${callGraph.join(' ')}: the capture has switches`);
+    }
   });
 });

@@ -4,9 +4,8 @@
 // dropped, and the counts are the exact ones. No wall-clock threshold: where the work ran is what is asserted.
 
 import * as assert from 'node:assert/strict';
-import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { HELPER_DIR, ROOT, buildWebview, launchChromium, serve, type Served } from './harness';
+import type { Page } from 'playwright-core';
+import { openTimelinePage, type TimelineSession } from './harness';
 import type { AggregationStats } from '../../webview/aggregation';
 
 const N = 400_000;
@@ -20,29 +19,19 @@ interface PageApp {
 
 describe('call tree aggregation in a Web Worker (Chromium)', function () {
   this.timeout(120000);
-  let browser: Browser;
-  let served: Served;
+  let session: TimelineSession;
   let page: Page;
   const errors: string[] = [];
 
   before(async () => {
-    await buildWebview();
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, {});
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') errors.push(m.text()); });
-    await page.goto(served.url + '/');
-    await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
+    session = await openTimelinePage({ errors, warnings: true });
+    page = session.page;
     await page.evaluate((n) => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('bigStacks', n), N);
     await page.waitForFunction((n) => document.querySelector('#rs-calltree .rs-calltree-summary')?.textContent
       === `${n.toLocaleString('en-US')} samples with callchains · whole capture`, N, { timeout: 60000 });
   });
 
-  after(async () => {
-    await browser?.close();
-    await served?.close();
-  });
+  after(() => session?.close());
 
   const stats = () => page.evaluate(() => (window as unknown as PageApp).ringside.callTree.aggregation.stats());
   const summary = () => page.locator('#rs-calltree .rs-calltree-summary').innerText();

@@ -5,8 +5,8 @@
 
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { ARTIFACTS, HELPER_DIR, ROOT, buildWebview, launchChromium, serve, type Served } from './harness';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, openTimelinePage, type TimelineSession } from './harness';
 import { PERFDATA_FIRST_NS, SMALL_ORIGIN, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -46,26 +46,16 @@ function assertDomain(actual: [number, number], expected: [number, number], what
 
 describe('one view per capture in Chromium', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let served: Served;
+  let session: TimelineSession;
   let page: Page;
   const errors: string[] = [];
 
   before(async () => {
-    await buildWebview();
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, {});
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(served.url + '/');
-    await page.waitForFunction(() => (window as unknown as Probe).__posted.some((m) => m.type === 'ready'));
+    session = await openTimelinePage({ errors });
+    page = session.page;
   });
 
-  after(async () => {
-    await browser?.close();
-    await served?.close();
-  });
+  after(() => session?.close());
 
   it('shows a second capture fitted and named, and the strip switches back to the first', async () => {
     await stream(page, 'small');

@@ -1,7 +1,8 @@
 // A harness for driving the built timeline webview in Debian Chromium: a local server on
 // 127.0.0.1 serving the real HTML shell (renderWebviewHtml + CSP header), VS Code's theme
 // variables, and a test page that stands in for the VS Code webview API and can probe what the
-// canvas drew. Used by the browser tests; the benchmarks can use it too.
+// canvas drew. Used by the browser tests (openTimelinePage: build, serve, launch and open a page whose console errors
+// are collected, in one call); the benchmarks can use it too.
 
 import * as http from 'node:http';
 import * as fs from 'node:fs';
@@ -9,7 +10,7 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { contentSecurityPolicy, makeNonce, renderWebviewHtml } from '../../host/html';
 import { DEFAULT_THEME_CSS } from '../../host/standalone';
 
@@ -167,6 +168,70 @@ export async function buildWebview(): Promise<{ bundle: string; css: string }> {
     platform: 'browser', target: 'es2022', outfile: path.join(HELPER_DIR, 'synthetic.js'), logLevel: 'error',
   });
   return { bundle, css };
+}
+
+/** How a page of the served timeline is opened (newPage, openTimelinePage). */
+export interface TimelinePageOptions {
+  /**
+   * The server path to open: '/' (the default) is the page with the stand-in host, waited for until it says ready;
+   * another path is waited for until the status line starts with `status` when that is given. null: left blank.
+   */
+  readonly path?: string | null;
+  /** Wait, after opening, until the status line starts with this. */
+  readonly status?: string;
+  /** 1400 × 900 unless given. */
+  readonly viewport?: { readonly width: number; readonly height: number };
+  /** Where its console errors and uncaught exceptions go (default: the session's `errors`). */
+  readonly errors?: string[];
+  /** Collect console warnings too. */
+  readonly warnings?: boolean;
+  /** Run before the page's own scripts (page.addInitScript). */
+  readonly initScript?: string;
+}
+
+/** Chromium on the served timeline (openTimelinePage): a page of it, and more on demand. */
+export interface TimelineSession {
+  readonly browser: Browser;
+  readonly served: Served;
+  /** The page openTimelinePage opened. */
+  readonly page: Page;
+  /** Console errors and uncaught exceptions of the pages opened without an `errors` of their own. */
+  readonly errors: string[];
+  newPage(options?: TimelinePageOptions): Promise<Page>;
+  /** Closes the browser and the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the webview, serves it (with the extra pages `pages` makes from the built bundle, e.g. standalone exports),
+ * launches Chromium and opens one page of it as `options` say.
+ */
+export async function openTimelinePage(options: TimelinePageOptions & {
+  readonly pages?: (built: { readonly script: string; readonly css: string }) => Record<string, string>;
+} = {}): Promise<TimelineSession> {
+  const { bundle, css } = await buildWebview();
+  const pages = options.pages?.({ script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(css, 'utf8') }) ?? {};
+  const served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, pages);
+  const browser = await launchChromium().catch(async (error: unknown) => { await served.close(); throw error; });
+  const close = async () => { await browser.close(); await served.close(); };
+  const errors = options.errors ?? [];
+  const newPage = async (opts: TimelinePageOptions = {}): Promise<Page> => {
+    const page = await browser.newPage({ viewport: opts.viewport ?? { width: 1400, height: 900 } });
+    const sink = opts.errors ?? errors;
+    page.on('console', (m) => { if (m.type() === 'error' || (opts.warnings === true && m.type() === 'warning')) sink.push(m.text()); });
+    page.on('pageerror', (e) => sink.push(String(e)));
+    if (opts.initScript !== undefined) await page.addInitScript(opts.initScript);
+    const where = opts.path === undefined ? '/' : opts.path;
+    if (where === null) return page;
+    await page.goto(served.url + where);
+    if (where === '/') await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
+    if (opts.status !== undefined) {
+      await page.waitForFunction((text) => document.querySelector('.rs-status')?.textContent?.startsWith(text) === true, opts.status);
+    }
+    return page;
+  };
+  const page = await newPage({ ...options, errors }).catch(async (error: unknown) => { await close(); throw error; });
+  return { browser, served, page, errors, newPage, close };
 }
 
 export interface PaintMeasurement {

@@ -3,11 +3,9 @@
 // side-band record, and never in the offline export, which has nothing to record with.
 
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
-import { HELPER_DIR, ROOT, buildWebview, launchChromium, serve, type Served } from './harness';
+import { openTimelinePage, type TimelineSession } from './harness';
 import { PERFDATA_FIRST_NS, SMALL_ORIGIN, small, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -43,16 +41,11 @@ async function select(page: Page, lane: string, t: number, event: string): Promi
 
 describe('timeline webview in Chromium: Snapshot When This Fires', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let served: Served;
+  let session: TimelineSession;
   const errors: string[] = [];
 
   async function livePage(init: Record<string, unknown>): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(served.url + '/');
-    await page.waitForFunction(() => (window as unknown as Probe).__posted.some((m) => m.type === 'ready'));
+    const page = await session.newPage();
     await page.evaluate((m) => (window as unknown as Probe).__send(m), { type: 'init', protocolVersion: 1, ...init });
     await page.evaluate(() => (window as unknown as Probe).__stream('small'));
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
@@ -62,19 +55,14 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
   const requests = (page: Page) => page.evaluate(() => (window as unknown as Probe).__posted.filter((m) => m.type === 'snapshotWhenRequest'));
 
   before(async () => {
-    const { bundle } = await buildWebview();
-    const standalone = renderStandaloneHtml({
-      script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(path.join(ROOT, 'dist/webview/timeline.css'), 'utf8'),
-      data: { title: 'Ringside export test', snapshots: [small()] },
+    // Each test opens its own pages: the first stays blank.
+    session = await openTimelinePage({
+      path: null, errors,
+      pages: ({ script, css }) => ({ '/standalone.html': renderStandaloneHtml({ script, css, data: { title: 'Ringside export test', snapshots: [small()] } }) }),
     });
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/standalone.html': standalone });
-    browser = await launchChromium();
   });
 
-  after(async () => {
-    await browser?.close();
-    await served?.close();
-  });
+  after(() => session?.close());
 
   afterEach(() => {
     assert.deepEqual(errors.splice(0), [], 'no console error or CSP violation');
@@ -124,11 +112,7 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
     assert.equal(await page.locator(BUTTON).count(), 0);
     await page.close();
 
-    const offline = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    offline.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    offline.on('pageerror', (e) => errors.push(String(e)));
-    await offline.goto(served.url + '/standalone.html');
-    await offline.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    const offline = await session.newPage({ path: '/standalone.html', status: '116 records' });
     await offline.waitForSelector('.rs-lane-label[data-lane="cpu:0"]');
     const p = await pointOf(offline, 'cpu:0', 350 * US + 50);
     await offline.mouse.click(p.x, p.y);

@@ -116,6 +116,23 @@ export function overlapping(): SyntheticSnapshot {
   return snapshot('snap-o', 'overlapping capture', rows, SMALL_ORIGIN, 20);
 }
 
+/**
+ * A capture with other events than the small one's: 20 cpu-clock samples and 5 page-faults on CPU 0 over 200 µs, 3 ms
+ * after the small capture's origin. It also announces sched:sched_switch, which recorded nothing in it.
+ */
+export function otherEvents(): SyntheticSnapshot {
+  const events: EventInfo[] = [
+    { index: 0, name: 'cpu-clock', kind: 'software' },
+    { index: 1, name: 'page-faults', kind: 'software' },
+    { index: 2, name: 'sched:sched_switch', kind: 'tracepoint' },
+  ];
+  const rows: SyntheticRow[] = [];
+  for (let i = 0; i < 20; i++) rows.push({ t: i * 10 * US, event: 0, pid: 200, tid: 200, cpu: 0, ip: 0x401000, symbol: 'busy_loop' });
+  for (let i = 0; i < 5; i++) rows.push({ t: i * 40 * US + 5 * US, event: 1, pid: 200, tid: 200, cpu: 0, ip: 0x401010 });
+  rows.sort((a, b) => a.t - b.t);
+  return snapshot('snap-e', 'other events', rows, SMALL_ORIGIN + 3_000_000n, 10, events);
+}
+
 /** Where the perf.data capture's timed records start, perf clock ns (7000 s after boot). */
 export const PERFDATA_FIRST_NS = 7_000_000_000_000;
 

@@ -4,24 +4,21 @@
 // states under its records, the tooltip names the state, and the legend lists the states drawn.
 
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
 import { buildThreadStates, threadStatesMessage, type SwitchRecord } from '../../host/thread-states';
 import { threadStateOfPrevState } from '../../shared/thread-states';
-import { ARTIFACTS, HELPER_DIR, ROOT, STAND_IN, buildWebview, launchChromium, serve, type Served } from './harness';
-import { small, smallRows, US } from './synthetic';
+import { ARTIFACTS, STAND_IN, openTimelinePage, type TimelineSession } from './harness';
+import { SMALL_ORIGIN, small, smallRows, snapshot, US, type SyntheticRow } from './synthetic';
 
 describe('thread state band in Chromium', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let served: Served;
+  let session: TimelineSession;
   let page: Page;
   const errors: string[] = [];
 
   before(async () => {
-    const { bundle } = await buildWebview();
     // The small snapshot's sched_switch rows: at i·100 µs on cpu 0, worker 100 (even i) or 101 (odd i) is switched out
     // for the other; 100 leaves sleeping, 101 preempted.
     const switches: SwitchRecord[] = smallRows().filter((r) => r.event === 0).map((r) => ({
@@ -29,25 +26,22 @@ describe('thread state band in Chromium', function () {
       nextComm: 'worker',
     }));
     const states = threadStatesMessage('snap-1', buildThreadStates(switches, { cpuStart: () => 0, end: 1005 * US }));
-    const html = renderStandaloneHtml({
-      script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(path.join(ROOT, 'dist/webview/timeline.css'), 'utf8'),
-      data: { title: 'Ringside states test', snapshots: [{ ...small(), threadStates: states }] },
+    // Another capture over the same millisecond (same origin) with cpu-clock samples of worker 100 and no switches.
+    const samples: SyntheticRow[] = Array.from({ length: 10 }, (_, i) => ({ t: 50 * US + i * 100 * US, event: 4, pid: 100, tid: 100, cpu: 1 }));
+    const other = snapshot('snap-s', 'samples only', samples, SMALL_ORIGIN, 20);
+    session = await openTimelinePage({
+      pages: ({ script, css }) => ({
+        '/states.html': renderStandaloneHtml({ script, css, data: { title: 'Ringside states test', snapshots: [{ ...small(), threadStates: states }] } }),
+        '/two.html': renderStandaloneHtml({ script, css, data: { title: 'Ringside two captures', snapshots: [{ ...small(), threadStates: states }, other] } }),
+      }),
+      path: '/states.html', status: '116 records', errors,
+      // The harness's probes (__ink, __point, __lane) without its stand-in host: the export brings its own.
+      initScript: STAND_IN.replace(/window\.acquireVsCodeApi = [\s\S]*?\n};\n/, ''),
     });
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/states.html': html });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    // The harness's probes (__ink, __point, __lane) without its stand-in host: the export brings its own.
-    await page.addInitScript(STAND_IN.replace(/window\.acquireVsCodeApi = [\s\S]*?\n};\n/, ''));
-    await page.goto(served.url + '/states.html');
-    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    page = session.page;
   });
 
-  after(async () => {
-    await browser?.close();
-    await served?.close();
-  });
+  after(() => session?.close());
 
   it('grouped by thread, each thread lane gets a band of its states under its records, and the legend names them', async () => {
     await page.click('#rs-grouping');
@@ -94,6 +88,26 @@ describe('thread state band in Chromium', function () {
     const last = await hover('thread:101', 1002 * US);
     assert.match(last, /end not recorded/);
     await page.screenshot({ path: path.join(ARTIFACTS, 'webview-thread-states.png') });
+    assert.deepEqual(errors, []);
+  });
+
+  it('a capture shows its own states: another capture\'s, over the same time and threads, stay off its lanes and its legend', async () => {
+    const two = await session.newPage({ path: '/two.html', status: '10 records', initScript: STAND_IN.replace(/window\.acquireVsCodeApi = [\s\S]*?\n};\n/, '') });
+    await two.click('#rs-grouping');
+    await two.click('vscode-option[value="thread"]');
+    const height = async () => {
+      await two.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+      return two.evaluate(() => (window as unknown as { __lane(k: string): { height: number } }).__lane('thread:100').height);
+    };
+    const states = () => two.$$eval('.rs-legend-state', (els) => els.map((e) => (e as HTMLElement).dataset.state));
+    await two.waitForSelector('.rs-lane-label[data-lane="thread:100"]');
+    assert.equal(await height(), 22, 'the shown capture recorded no switches: worker 100\'s lane has no band');
+    assert.deepEqual(await states(), []);
+    await two.click('.rs-snapshot[data-snapshot="snap-1"] button');
+    await two.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    assert.equal(await height(), 22 + 7, 'the capture with the switches: its band');
+    assert.deepEqual(await states(), ['Running', 'Preempted (R+)', 'Sleeping (S)']);
+    await two.close();
     assert.deepEqual(errors, []);
   });
 });

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
-import { ARTIFACTS, HELPER_DIR, ROOT, buildWebview, launchChromium, measurePaint, serve, type Served } from './harness';
+import { ARTIFACTS, measurePaint, openTimelinePage, type Served, type TimelineSession } from './harness';
 import { small, smallRows, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -40,6 +40,7 @@ const inner = (page: Page, selector: string) => page.locator(selector).first().i
 
 describe('timeline webview in Chromium', function () {
   this.timeout(60000);
+  let session: TimelineSession;
   let browser: Browser;
   let served: Served;
   let page: Page;
@@ -47,34 +48,30 @@ describe('timeline webview in Chromium', function () {
   let smallRowTimes: number[];
 
   before(async () => {
-    const { bundle } = await buildWebview();
     const rows = smallRows();
     smallRowTimes = rows.map((r) => r.t);
     const snap = small();
     const sampleRow = rows.findIndex((r) => r.t === 505 * US);
-    const standalone = renderStandaloneHtml({
-      script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(path.join(ROOT, 'dist/webview/timeline.css'), 'utf8'),
-      data: { title: 'Ringside export test', snapshots: [{ ...snap, details: { [sampleRow]: { type: 'SAMPLE', event: 'cpu-clock', misc: 2,
-        fields: { period: 10000, note: 'embedded detail' } } } }] },
+    // The first test opens the page itself (it checks the response's policy).
+    session = await openTimelinePage({
+      path: null, errors: consoleErrors,
+      pages: ({ script, css }) => {
+        const standalone = renderStandaloneHtml({
+          script, css,
+          data: { title: 'Ringside export test', snapshots: [{ ...snap, details: { [sampleRow]: { type: 'SAMPLE', event: 'cpu-clock', misc: 2,
+            fields: { period: 10000, note: 'embedded detail' } } } }] },
+        });
+        fs.writeFileSync(path.join(ARTIFACTS, 'standalone-export.html'), standalone);
+        // An export with every row's details embedded: its stand-in host can answer field filters itself.
+        const everyRow = Object.fromEntries(rows.map((r, i) => [i, { type: 'SAMPLE', misc: 2, fields: { tid: r.tid, addr: `0x${(0x1000 + i).toString(16)}` } }]));
+        const complete = renderStandaloneHtml({ script, css, data: { title: 'Ringside complete export', snapshots: [{ ...snap, details: everyRow }] } });
+        return { '/standalone.html': standalone, '/standalone-complete.html': complete };
+      },
     });
-    fs.writeFileSync(path.join(ARTIFACTS, 'standalone-export.html'), standalone);
-    // An export with every row's details embedded: its stand-in host can answer field filters itself.
-    const everyRow = Object.fromEntries(rows.map((r, i) => [i, { type: 'SAMPLE', misc: 2, fields: { tid: r.tid, addr: `0x${(0x1000 + i).toString(16)}` } }]));
-    const complete = renderStandaloneHtml({
-      script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(path.join(ROOT, 'dist/webview/timeline.css'), 'utf8'),
-      data: { title: 'Ringside complete export', snapshots: [{ ...snap, details: everyRow }] },
-    });
-    served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, { '/standalone.html': standalone, '/standalone-complete.html': complete });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    ({ browser, served, page } = session);
   });
 
-  after(async () => {
-    await browser?.close();
-    await served?.close();
-  });
+  after(() => session?.close());
 
   it('the policy admits the toolkit\'s nonce\'d <style> probe and still blocks any other inline style', async () => {
     const probe = await browser.newPage();
@@ -731,12 +728,8 @@ describe('timeline webview in Chromium', function () {
       assert.ok(m.maxZoomFrameMs < 1000, `zoom frame ${m.maxZoomFrameMs} ms at ${n}`);
     }
     fs.writeFileSync(path.join(ARTIFACTS, 'webview-paint.json'), JSON.stringify(results, null, 2));
-    const big = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
-    big.on('pageerror', (e) => errors.push(String(e)));
-    big.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    await big.goto(served.url + '/');
-    await waitPosted(big, 'ready', 1);
+    const big = await session.newPage({ errors });
     assert.equal(await big.evaluate(() => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('big', 1_000_000)), 16);
     await big.waitForFunction(() => document.querySelector('.rs-lane-label[data-lane="cpu:1"] .rs-lane-count')?.textContent === '500,000');
     await frames(big);
@@ -746,10 +739,8 @@ describe('timeline webview in Chromium', function () {
   });
 
   it('standalone export opens offline and answers details from embedded data', async () => {
-    const page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
-    page2.on('pageerror', (e) => errors.push(String(e)));
-    page2.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    const page2 = await session.newPage({ path: null, errors });
     const requested: string[] = [];
     await page2.route('**/*', (route) => {
       requested.push(route.request().url());
@@ -779,12 +770,8 @@ describe('timeline webview in Chromium', function () {
   });
 
   it('standalone export with every row\'s details answers field filters offline', async () => {
-    const page3 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
-    page3.on('pageerror', (e) => errors.push(String(e)));
-    page3.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    await page3.goto(served.url + '/standalone-complete.html');
-    await page3.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    const page3 = await session.newPage({ path: '/standalone-complete.html', status: '116 records', errors });
     await page3.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
     const rows = smallRows();
     await page3.fill('#rs-filter input', 'field.tid=0x65'); // 101, numerically
