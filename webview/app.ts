@@ -77,7 +77,7 @@ export class App {
     toolbar.setAttribute('aria-label', 'Timeline controls');
     this.groupingBox = createDropdown('Group lanes by', [
       { value: 'cpu', label: 'By CPU' }, { value: 'thread', label: 'By thread' }, { value: 'event', label: 'By event' },
-    ], { id: 'rs-grouping', value: restored?.grouping ?? 'cpu' });
+    ], { id: 'rs-grouping', value: restored?.grouping ?? 'thread' });
     const filter = this.filterField = createTextField('Filter records', {
       id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… stack:… cpu:… ip:0x… field.NAME=… field.NAME~…',
       value: restored?.filter ?? '',

@@ -32,7 +32,7 @@ export interface TimelineCallbacks {
 }
 
 export class Timeline {
-  grouping: LaneGrouping = 'cpu';
+  grouping: LaneGrouping = 'thread';
   readonly collapsed = new Set<string>();
   followLatest = false;
   /** The capture shown (index in the store's snapshots; -1 before any): its records alone are laid out. */

@@ -51,7 +51,7 @@ describe('one view per capture in Chromium', function () {
   const errors: string[] = [];
 
   before(async () => {
-    session = await openTimelinePage({ errors });
+    session = await openTimelinePage({ errors, grouping: 'cpu' });
     page = session.page;
   });
 

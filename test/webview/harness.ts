@@ -187,6 +187,15 @@ export interface TimelinePageOptions {
   readonly warnings?: boolean;
   /** Run before the page's own scripts (page.addInitScript). */
   readonly initScript?: string;
+  /** Lanes grouped this way once the page is ready (the page starts grouped by thread). */
+  readonly grouping?: 'cpu' | 'thread' | 'event';
+}
+
+/** Groups the page's lanes by CPU, thread or event, as a user does from the toolbar's dropdown. */
+export async function groupLanes(page: Page, grouping: 'cpu' | 'thread' | 'event'): Promise<void> {
+  await page.click('#rs-grouping');
+  await page.click(`vscode-option[value="${grouping}"]`);
+  await page.waitForFunction((value) => (document.querySelector('#rs-grouping') as HTMLSelectElement | null)?.value === value, grouping);
 }
 
 /** Chromium on the served timeline (openTimelinePage): a page of it, and more on demand. */
@@ -225,6 +234,7 @@ export async function openTimelinePage(options: TimelinePageOptions & {
     if (where === null) return page;
     await page.goto(served.url + where);
     if (where === '/') await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
+    if (opts.grouping !== undefined) await groupLanes(page, opts.grouping);
     if (opts.status !== undefined) {
       await page.waitForFunction((text) => document.querySelector('.rs-status')?.textContent?.startsWith(text) === true, opts.status);
     }
@@ -250,6 +260,8 @@ export async function measurePaint(browser: Browser, url: string, n: number): Pr
   try {
     await page.goto(url + '/');
     await page.waitForFunction(() => (window as unknown as { __posted: { type: string }[] }).__posted.some((m) => m.type === 'ready'));
+    // Grouped by CPU before any record arrives: the synthetic records alternate between two CPUs, one lane each.
+    await groupLanes(page, 'cpu');
     await page.evaluate((count) => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('big', count), n);
     const half = (n / 2).toLocaleString('en-US');
     await page.waitForFunction((h) => document.querySelector('.rs-lane-label[data-lane="cpu:0"] .rs-lane-count')?.textContent === h, half);

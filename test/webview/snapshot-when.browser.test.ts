@@ -45,7 +45,7 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
   const errors: string[] = [];
 
   async function livePage(init: Record<string, unknown>): Promise<Page> {
-    const page = await session.newPage();
+    const page = await session.newPage({ grouping: 'cpu' });
     await page.evaluate((m) => (window as unknown as Probe).__send(m), { type: 'init', protocolVersion: 1, ...init });
     await page.evaluate(() => (window as unknown as Probe).__stream('small'));
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
@@ -112,7 +112,7 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
     assert.equal(await page.locator(BUTTON).count(), 0);
     await page.close();
 
-    const offline = await session.newPage({ path: '/standalone.html', status: '116 records' });
+    const offline = await session.newPage({ path: '/standalone.html', status: '116 records', grouping: 'cpu' });
     await offline.waitForSelector('.rs-lane-label[data-lane="cpu:0"]');
     const p = await pointOf(offline, 'cpu:0', 350 * US + 50);
     await offline.mouse.click(p.x, p.y);

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
-import { ARTIFACTS, measurePaint, openTimelinePage, type Served, type TimelineSession } from './harness';
+import { ARTIFACTS, groupLanes, measurePaint, openTimelinePage, type Served, type TimelineSession } from './harness';
 import { small, smallRows, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -107,6 +107,8 @@ describe('timeline webview in Chromium', function () {
     assert.equal(acks, 3);
     assert.deepEqual((await posted(page, 'batchAck')).map((m) => m.batchIndex), [0, 1, 2]);
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    // The cases below read the lanes of each CPU (the page starts grouped by thread).
+    await groupLanes(page, 'cpu');
   });
 
   it('draws lanes by CPU with names, counts and a watchpoint lane', async () => {
@@ -528,6 +530,7 @@ describe('timeline webview in Chromium', function () {
     try {
       await lossy.goto(served.url + '/');
       await waitPosted(lossy, 'ready', 1);
+      await groupLanes(lossy, 'cpu');
       await lossy.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('lossy'));
       await lossy.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
       await frames(lossy);
@@ -574,6 +577,7 @@ describe('timeline webview in Chromium', function () {
     try {
       await narrow.goto(served.url + '/');
       await waitPosted(narrow, 'ready', 1);
+      await groupLanes(narrow, 'cpu');
       await narrow.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
       await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
         type: 'watchList', budget: { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 },
@@ -729,7 +733,7 @@ describe('timeline webview in Chromium', function () {
     }
     fs.writeFileSync(path.join(ARTIFACTS, 'webview-paint.json'), JSON.stringify(results, null, 2));
     const errors: string[] = [];
-    const big = await session.newPage({ errors });
+    const big = await session.newPage({ errors, grouping: 'cpu' });
     assert.equal(await big.evaluate(() => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('big', 1_000_000)), 16);
     await big.waitForFunction(() => document.querySelector('.rs-lane-label[data-lane="cpu:1"] .rs-lane-count')?.textContent === '500,000');
     await frames(big);
@@ -749,6 +753,7 @@ describe('timeline webview in Chromium', function () {
     });
     await page2.goto(served.url + '/standalone.html');
     await page2.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    await groupLanes(page2, 'cpu');
     assert.deepEqual(requested, [served.url + '/standalone.html'], 'nothing else is fetched');
     assert.equal(await page2.title(), 'Ringside export test');
     await page2.waitForSelector('.rs-lane-label[data-lane="cpu:1"]');
@@ -771,7 +776,7 @@ describe('timeline webview in Chromium', function () {
 
   it('standalone export with every row\'s details answers field filters offline', async () => {
     const errors: string[] = [];
-    const page3 = await session.newPage({ path: '/standalone-complete.html', status: '116 records', errors });
+    const page3 = await session.newPage({ path: '/standalone-complete.html', status: '116 records', errors, grouping: 'cpu' });
     await page3.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
     const rows = smallRows();
     await page3.fill('#rs-filter input', 'field.tid=0x65'); // 101, numerically
