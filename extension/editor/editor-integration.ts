@@ -355,8 +355,14 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       // Every open breakpoint holds a register on current kernels (no flexible sharing): one bound to a process counts
       // for its threads, a CPU-wide one for the CPUs. Reporting them as flexible made the page explain a refusal with
       // "a register is free".
-      const { used, cpuPinned, maxTaskPinned } = registerUse(this.manager.breakpointHolders());
-      return { type: 'watchList', watches, budget: { used, total: DEBUG_REGISTERS, cpuPinned, maxTaskPinned, flexible: 0 } };
+      const holders = this.manager.breakpointHolders();
+      const { used, cpuPinned, maxTaskPinned } = registerUse(holders);
+      const heldByRecordings = holders.filter((holder) => !this.armed.some((a) => a.sessionId === holder.sessionId && a.eventIndex === holder.eventIndex))
+        .map((holder) => `${holder.name} (${holder.sessionLabel})`);
+      return {
+        type: 'watchList', watches,
+        budget: { used, total: DEBUG_REGISTERS, cpuPinned, maxTaskPinned, flexible: 0, ...(heldByRecordings.length ? { heldByRecordings } : {}) },
+      };
     },
   };
 

@@ -58,7 +58,9 @@ describe('extension: debug registers held by every open session', function () {
       const pid = recording.childPid!;
       assert.ok(pid > 0);
       assert.ok(posted >= 1, 'a recording that starts re-posts the meter');
-      assert.deepEqual(budget(), { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 }, 'the recording\'s watchpoint holds a register');
+      const held = [`mem:counter:w (kernel_writer 1 30000 (pid ${pid}): task-clock, mem:counter:w)`];
+      assert.deepEqual(budget(), { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: held },
+        'the recording\'s watchpoint holds a register, and the panel names it (its list shows only what was armed there)');
       assert.equal(breakpoints.slotsInUse, 1);
 
       const add = (spec: Partial<WatchSpec> = {}) => breakpoints.watchHandler.handle({ op: 'add', spec: {
@@ -66,7 +68,8 @@ describe('extension: debug registers held by every open session', function () {
       } });
       for (let i = 0; i < 3; i++) await add();
       const full = budget();
-      assert.deepEqual(full, { used: 4, total: 4, cpuPinned: 0, maxTaskPinned: 4, flexible: 0 }, 'three armed here plus the recording\'s, counted once each');
+      assert.deepEqual(full, { used: 4, total: 4, cpuPinned: 0, maxTaskPinned: 4, flexible: 0, heldByRecordings: held },
+        'three armed here plus the recording\'s, counted once each');
       const listed = breakpoints.watchHandler.listMessage();
       assert.equal(listed.type === 'watchList' ? listed.watches.length : -1, 3, 'the list holds what was armed here');
 
