@@ -224,7 +224,7 @@ export class SessionManager {
   async borrow(pid: number, fd: number, hint: ForeignFdHint = {}, label?: string): Promise<SessionInfo> {
     this.assertLive();
     const source = await this.backend.borrowForeign(pid, fd, hint);
-    return this.adopt('borrowed', label ?? `pid ${pid} fd ${fd}`, source, ringScope(source.ringStats()));
+    return this.adopt('borrowed', label ?? `pid ${pid} fd ${fd}`, source);
   }
 
   /** A perf.data file as a session with one snapshot and no rings. */
@@ -238,9 +238,9 @@ export class SessionManager {
     return this.info(session);
   }
 
-  /** Adds an already-open source (used by the tests and the keeper client); without `scope`, its rings tell. */
-  adopt(kind: SessionKind, label: string, source: RingSource, scope: SessionScope | undefined = ringScope(source.ringStats())): SessionInfo {
-    const session = this.create(kind, label, source, scope);
+  /** Adds an already-open source (used by the tests and the keeper client); without `scope` (or a child pid to name it), its rings tell. */
+  adopt(kind: SessionKind, label: string, source: RingSource, scope?: SessionScope): SessionInfo {
+    const session = this.create(kind, label, source, scope ?? ringScope(source.ringStats()));
     if (source.exited) {
       // The target's exit does not close its rings: keep them readable until the user stops.
       source.exited.then(

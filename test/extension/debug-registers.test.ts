@@ -4,10 +4,15 @@
 // kernel, with the editor's breakpoint logic under a small stand-in for the `vscode` module.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
+import { KeeperClient } from '../../extension/session/keeper-client';
 import type { HostToWebview, WatchBudget, WatchSpec } from '../../shared/protocol';
-import { fixture, ownPerfFds, standInVscode, waitFor } from './helpers';
+import { fixture, ownPerfFds, repoRoot, standInVscode, waitFor } from './helpers';
 
 /** What HardwareBreakpoints touches of the vscode API: decorations, providers, emitters, an information message. */
 function editorVscode() {
@@ -93,5 +98,49 @@ describe('extension: debug registers held by every open session', function () {
       await manager.dispose();
     }
     await waitFor('perf fds closed', () => ownPerfFds().length === fdsBefore);
+  });
+
+  it('counts a kept recording\'s watchpoint, attached through its state file, for the process it watches', async () => {
+    const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
+    const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-registers-'));
+    const writer = fixture('kernel_writer');
+    // `ringside keep` holds a write watchpoint on kernel_writer's `counter` (it writes it once, then sleeps 30 s).
+    const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--', writer, '1', '30000'],
+      { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const backend = createBackend();
+    const manager = new SessionManager({ backend });
+    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+    let workload: number | undefined;
+    try {
+      const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+      const listed = await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000);
+      const state = listed.state!;
+      workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+      assert.ok(workload && workload > 0, JSON.stringify(state.target));
+      const attached = await manager.attachKeeper(state);
+      const message = breakpoints.watchHandler.listMessage();
+      assert.equal(message.type, 'watchList');
+      assert.deepEqual(message.budget, {
+        used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [`mem:counter:w (${attached.label})`],
+      }, 'the kept watchpoint holds a register on the process it watches');
+      // Armed from the panel on the same process, it adds to that process's count.
+      await breakpoints.watchHandler.handle({ op: 'add', spec: {
+        location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: workload! }, pinned: false,
+      } });
+      const both = breakpoints.watchHandler.listMessage();
+      assert.equal(both.type === 'watchList' ? both.budget.maxTaskPinned : -1, 2);
+    } finally {
+      breakpoints.dispose();
+      await manager.dispose();
+      const exited = new Promise((resolve) => keeper.once('exit', resolve));
+      if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
+      await exited;
+      if (workload) {
+        try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
+      }
+      rmSync(runtimeDir, { recursive: true, force: true });
+    }
   });
 });
