@@ -58,7 +58,6 @@ export interface SessionInfo {
   readonly id: string;
   readonly kind: SessionKind;
   readonly label: string;
-  readonly scope?: SessionScope;
   readonly state: SessionState;
   readonly startedAtMs: number;
   readonly targetExited: boolean;
@@ -473,7 +472,6 @@ export class SessionManager {
   private info(session: Session): SessionInfo {
     return {
       id: session.id, kind: session.kind, label: session.label, state: session.state,
-      ...(session.scope ? { scope: session.scope } : {}),
       startedAtMs: session.startedAtMs, targetExited: session.targetExited,
       ...(session.childPid !== undefined ? { childPid: session.childPid } : {}),
       limitations: session.source?.limitations ?? [],
@@ -537,7 +535,7 @@ export function describeRecordTarget(target: RecordOptions['target'], childPid?:
 }
 
 /** The scope of a recording: a launched command's or a process's threads, or the CPUs. */
-export function recordScope(target: RecordOptions['target'], childPid?: number): SessionScope | undefined {
+function recordScope(target: RecordOptions['target'], childPid?: number): SessionScope | undefined {
   switch (target.kind) {
     case 'pid': return { kind: 'process', pid: target.pid };
     case 'cpus': return { kind: 'cpus' };
