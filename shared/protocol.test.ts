@@ -117,6 +117,8 @@ describe('webview protocol', () => {
       { type: 'watchList', watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8,
         target: { kind: 'process', pid: 42 }, pinned: true, enabled: true, hits: 3 }],
         budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 } },
+      { type: 'watchList', watches: [],
+        budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: ['mem:demo_rounds:w (demo (pid 42): task-clock, mem:demo_rounds:w)'] } },
     ]) {
       const v = validateHostToWebview(m);
       assert.ok(v.ok, v.ok ? '' : v.reason);
@@ -134,6 +136,8 @@ describe('webview protocol', () => {
       [{ ...start, coverage: [{ ...start.coverage[0], lost: 1 }] }, /coverage\[0\]\.lost/],
       [{ ...start, limitations: 'user space only' }, /limitations: expected an array/],
       [{ ...start, limitations: [7] }, /limitations\.0: expected a string/],
+      [{ type: 'watchList', watches: [], budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [1] } },
+        /budget\.heldByRecordings\.0: expected a string/],
       [{ ...batch, columns: { ...batch.columns, time: new ArrayBuffer(31) } }, /columns\.time: expected exactly 32 bytes/],
       [{ ...batch, columns: { ...batch.columns, pid: new Int32Array(4) } }, /columns\.pid: expected an ArrayBuffer/],
       [{ ...batch, batchIndex: 1 }, /batchIndex: expected < batchCount/],

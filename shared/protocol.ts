@@ -190,6 +190,11 @@ export interface WatchBudget {
   readonly cpuPinned: number;
   readonly maxTaskPinned: number;
   readonly flexible: number;
+  /**
+   * Breakpoints counted in `used` that the list does not show, as `event (recording)`: the breakpoint events of
+   * recordings started otherwise (Start Recording, a kept or attached one), which hold registers all the same.
+   */
+  readonly heldByRecordings?: readonly string[];
 }
 
 export interface ErrorInfo {

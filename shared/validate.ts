@@ -314,6 +314,9 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
         arr(o, 'watches', type).forEach((w, i) => validateWatchInfo(w, `${type}.watches[${i}]`));
         const b = obj(o.budget, `${type}.budget`);
         for (const k of ['used', 'total', 'cpuPinned', 'maxTaskPinned', 'flexible']) int(b, k, `${type}.budget`, 0, 64);
+        if (b.heldByRecordings !== undefined) {
+          arr(b, 'heldByRecordings', `${type}.budget`).forEach((_, i) => str(b.heldByRecordings as Obj, String(i), `${type}.budget.heldByRecordings`, 4096));
+        }
         return;
       }
       case 'removeSnapshot': str(o, 'snapshotId', type, 256); return;

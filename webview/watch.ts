@@ -174,7 +174,8 @@ export class WatchPanel {
     this.meter.classList.toggle('rs-full', used >= total);
     this.meterFill.style.width = `${total > 0 ? Math.min(100, (100 * used) / total) : 0}%`;
     this.budgetText.textContent = `Debug registers: ${this.budget.used}/${this.budget.total} used `
-      + `(${this.budget.cpuPinned} pinned per-CPU, ${this.budget.maxTaskPinned} pinned by the busiest task, ${this.budget.flexible} flexible)`;
+      + `(${this.budget.cpuPinned} pinned per-CPU, ${this.budget.maxTaskPinned} pinned by the busiest task, ${this.budget.flexible} flexible)`
+      + (this.budget.heldByRecordings?.length ? `; also held by recordings: ${this.budget.heldByRecordings.join(', ')}` : '');
   }
 
   private startEditing(w: WatchInfo): void {

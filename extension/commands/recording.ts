@@ -108,6 +108,8 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     }
     const target: RecordTarget = chosen.target;
     const events = await resolveForTarget(specs, chosen);
+    // A watchpoint among the events on a machine whose breakpoints never fire: said now, not as a lane that stays empty.
+    noticeSilentBreakpoints(events, log);
     const session = await sessions.startRecording({ events, target, pages: s.pages });
     log(`recording ${session.label} (${session.id})`);
   };

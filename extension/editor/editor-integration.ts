@@ -15,9 +15,12 @@ import type { SessionManager, SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
 import {
   DEBUG_REGISTERS,
+  competingHolders,
   executableLocator,
+  freeRegisters,
   lineBreakpointSpec,
   planConversion,
+  registerUse,
   summarizeHits,
   watchAddressSpec,
   watchLensText,
@@ -79,6 +82,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       manager.onDidChange((change) => {
         if (change.what === 'snapshot') this.updateHits(change.sessionId);
         if (change.what === 'removed') this.forgetSession(change.sessionId);
+        // A recording that opens or closes breakpoint events changes the registers the panel shows as held.
+        if (change.what === 'started' || change.what === 'stopped') this.onArmed();
       }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
       vscode.languages.registerCodeLensProvider([{ language: 'c' }, { language: 'cpp' }], this),
@@ -86,12 +91,15 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     );
   }
 
-  /** Debug registers held by Ringside's live breakpoints. */
+  /**
+   * Debug registers the busiest CPU has given to breakpoints of Ringside's open sessions: those armed here and the
+   * breakpoint events of any recording (Start Recording, kept, attached). The kernel reserves a register when a
+   * breakpoint is OPENED (kernel/events/hw_breakpoint.c: slots are taken at registration and released at close);
+   * PERF_EVENT_IOC_DISABLE does not give it back, so a disabled breakpoint still counts. Checked on this kernel: 4 open,
+   * 1 disabled, a 5th is still ENOSPC.
+   */
   get slotsInUse(): number {
-    // The kernel reserves a debug register when a breakpoint is OPENED (kernel/events/hw_breakpoint.c: slots are taken at
-    // registration and released at close); PERF_EVENT_IOC_DISABLE does not give it back, so a disabled
-    // breakpoint still counts. Checked on this kernel: 4 open, 1 disabled, a 5th is still ENOSPC.
-    return this.armed.filter((a) => this.manager.get(a.sessionId).state !== 'stopped').length;
+    return registerUse(this.manager.breakpointHolders()).used;
   }
 
   async recordHitsOnLine(uri: vscode.Uri, line: number): Promise<void> {
@@ -161,14 +169,11 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
 
   /** Opens one recording session holding the given breakpoints on the chosen target. */
   private async arm(items: Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate'>[], pid?: number): Promise<void> {
-    const free = DEBUG_REGISTERS - this.slotsInUse;
-    if (items.length > free) {
-      throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free; held by: ${this.armed.filter((a) => a.enabled).map((a) => a.spec).join(', ') || 'other tools'}`), { code: 'ENOSPC' });
-    }
     const chosen = pid !== undefined
       ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) }
       : await this.targetFromActiveSession() ?? await this.chooseTarget();
     if (!chosen) return;
+    this.assertRegistersFree(items.length, chosen.target);
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
     const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context);
@@ -202,6 +207,18 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     });
     this.decorate();
     this.onArmed();
+  }
+
+  /** Refuses before opening anything when the open breakpoints of Ringside's sessions leave too few registers for `target`. */
+  private assertRegistersFree(wanted: number, target: RecordTarget): void {
+    const where = target.kind === 'pid' ? { kind: 'process' as const, pid: target.pid } : { kind: target.kind === 'cpus' ? 'cpus' as const : 'new-process' as const };
+    const holders = this.manager.breakpointHolders();
+    const free = freeRegisters(registerUse(holders), where);
+    if (wanted <= free) return;
+    const named = competingHolders(holders, where).map((holder) => `${holder.name} (${holder.sessionLabel})`);
+    const on = where.kind === 'process' ? ` on pid ${where.pid}` : where.kind === 'cpus' ? ' on every CPU' : '';
+    throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free${on}; held by: ${named.join(', ') || 'other tools'}`),
+      { code: 'ENOSPC' });
   }
 
   private async targetFromActiveSession(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
@@ -335,16 +352,17 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
         pinned: false, enabled: a.enabled, hits: a.hits?.count ?? 0,
         ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
       }));
-      const used = this.slotsInUse;
-      // Current kernels hold a debug register for every breakpoint (no flexible sharing): a task-bound one counts for
-      // its task, a CPU-wide one for the CPUs. Reporting them as flexible made the page explain a refusal with "a
-      // register is free".
-      const live = this.armed.filter((a) => this.manager.get(a.sessionId).state !== 'stopped');
-      const perTask = new Map<number, number>();
-      for (const a of live) if (a.pid !== undefined) perTask.set(a.pid, (perTask.get(a.pid) ?? 0) + 1);
-      const cpuPinned = live.filter((a) => a.pid === undefined).length;
-      const maxTaskPinned = Math.max(0, ...perTask.values());
-      return { type: 'watchList', watches, budget: { used, total: DEBUG_REGISTERS, cpuPinned, maxTaskPinned, flexible: 0 } };
+      // Every open breakpoint holds a register on current kernels (no flexible sharing): one bound to a process counts
+      // for its threads, a CPU-wide one for the CPUs. Reporting them as flexible made the page explain a refusal with
+      // "a register is free".
+      const holders = this.manager.breakpointHolders();
+      const { used, cpuPinned, maxTaskPinned } = registerUse(holders);
+      const heldByRecordings = holders.filter((holder) => !this.armed.some((a) => a.sessionId === holder.sessionId && a.eventIndex === holder.eventIndex))
+        .map((holder) => `${holder.name} (${holder.sessionLabel})`);
+      return {
+        type: 'watchList', watches,
+        budget: { used, total: DEBUG_REGISTERS, cpuPinned, maxTaskPinned, flexible: 0, ...(heldByRecordings.length ? { heldByRecordings } : {}) },
+      };
     },
   };
 

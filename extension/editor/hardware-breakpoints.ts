@@ -5,6 +5,7 @@
 import type { DecodedSnapshot } from '../../native/decode/types';
 import { BreakpointType, PerfType, RecordType } from '../../native/abi/uapi';
 import { openObjectFile } from '../../native/symbols/object-file';
+import type { BreakpointHolder } from '../session/session-manager';
 
 /** Debug registers on x86 (DR0-DR3): every armed breakpoint or watchpoint takes one. */
 export const DEBUG_REGISTERS = 4;
@@ -38,6 +39,49 @@ export function watchAddressSpec(address: bigint, size: number, access: WatchAcc
   if (size > 8) notes.push(`the object is ${size} bytes: only its first ${aligned} are watched`);
   if (aligned < length) notes.push(`watching ${aligned} bytes (the address is not ${length}-byte aligned)`);
   return { spec: `mem:0x${address.toString(16)}/${aligned}:${access}:u`, length: aligned, ...(notes.length ? { note: notes.join('; ') } : {}) };
+}
+
+/**
+ * Debug registers the open breakpoints take, by the kernel's rule (kernel/events/hw_breakpoint.c): a CPU-wide one takes
+ * a register on every CPU; one bound to a process takes it on each of the process's threads (inherited by new ones), so
+ * what a CPU has left for a task is HBP_NUM minus the CPU-wide ones minus that task's own.
+ */
+export interface RegisterUse {
+  readonly cpuPinned: number;
+  /** Breakpoints per process they are bound to. */
+  readonly perProcess: ReadonlyMap<number, number>;
+  /** The busiest process's count (0 when none). */
+  readonly maxTaskPinned: number;
+  /** What the busiest CPU has taken: cpuPinned + maxTaskPinned. */
+  readonly used: number;
+}
+
+export function registerUse(holders: readonly Pick<BreakpointHolder, 'scope'>[]): RegisterUse {
+  const perProcess = new Map<number, number>();
+  let cpuPinned = 0;
+  for (const { scope } of holders) {
+    if (scope.kind === 'cpus') cpuPinned++;
+    else perProcess.set(scope.pid, (perProcess.get(scope.pid) ?? 0) + 1);
+  }
+  const maxTaskPinned = Math.max(0, ...perProcess.values());
+  return { cpuPinned, perProcess, maxTaskPinned, used: cpuPinned + maxTaskPinned };
+}
+
+/**
+ * Registers a new breakpoint on `target` finds free: on a process, what its threads and the CPU-wide ones left; on
+ * every CPU, what the busiest task left; on a command not yet launched, what the CPU-wide ones left.
+ */
+export function freeRegisters(use: RegisterUse, target: { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' },
+  slots: number = DEBUG_REGISTERS): number {
+  const taken = target.kind === 'process' ? use.cpuPinned + (use.perProcess.get(target.pid) ?? 0)
+    : target.kind === 'cpus' ? use.used : use.cpuPinned;
+  return Math.max(0, slots - taken);
+}
+
+/** The holders a new breakpoint on `target` competes with (the CPU-wide ones and, on a process, that process's). */
+export function competingHolders<H extends Pick<BreakpointHolder, 'scope'>>(holders: readonly H[],
+  target: { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' }): H[] {
+  return holders.filter(({ scope }) => scope.kind === 'cpus' || target.kind === 'cpus' || (target.kind === 'process' && scope.pid === target.pid));
 }
 
 export interface BreakpointRequest {

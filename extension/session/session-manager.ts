@@ -10,6 +10,7 @@ import type { KeeperState } from '../../native/keeper/state';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
 import { SnapshotSymbols } from '../../native/cli/symbols';
 import type { FrameSymbols } from '../../host/frame-symbols';
+import { PerfType } from '../../native/abi/uapi';
 import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
 
 export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
@@ -35,6 +36,22 @@ export interface SnapshotEntry {
   readonly trigger?: string;
   /** The session's symbol table (mappings learnt from this and earlier snapshots): names IPs and callchain frames. */
   readonly symbols: FrameSymbols;
+}
+
+/**
+ * What a session's events are bound to, as the kernel counts debug registers (kernel/events/hw_breakpoint.c): the
+ * threads of one process (a launched command, -p, a per-thread ring), or every CPU. Absent for an opened file.
+ */
+export type SessionScope = { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' };
+
+/** One breakpoint or watchpoint event of a live session: while its fds are open it holds a debug register. */
+export interface BreakpointHolder {
+  readonly sessionId: string;
+  readonly sessionLabel: string;
+  readonly eventIndex: number;
+  /** The event as the user gave it (`mem:demo_rounds:w`). */
+  readonly name: string;
+  readonly scope: SessionScope;
 }
 
 export interface SessionInfo {
@@ -74,6 +91,7 @@ interface Session {
   readonly id: string;
   readonly kind: SessionKind;
   readonly label: string;
+  readonly scope?: SessionScope;
   readonly startedAtMs: number;
   source?: RingSource;
   state: SessionState;
@@ -147,12 +165,29 @@ export class SessionManager {
     return session.source?.events ?? session.snapshots[session.snapshots.length - 1]?.decoded.events ?? [];
   }
 
+  /**
+   * The breakpoint and watchpoint events of every session whose fds are open, whoever opened them (Start Recording, a
+   * kept or borrowed recording, the editor's gutter): the kernel reserves a debug register for each when it is opened
+   * and releases it at close, so a paused session or a disabled event still holds one; a stopped session does not.
+   */
+  breakpointHolders(): BreakpointHolder[] {
+    const holders: BreakpointHolder[] = [];
+    for (const session of this.sessions.values()) {
+      if (!session.source || session.state === 'stopped' || !session.scope) continue;
+      for (const [eventIndex, event] of session.source.events.entries()) {
+        if (event.attr.type !== PerfType.BREAKPOINT) continue;
+        holders.push({ sessionId: session.id, sessionLabel: session.label, eventIndex, name: event.name, scope: session.scope });
+      }
+    }
+    return holders;
+  }
+
   async startRecording(options: RecordOptions & { readonly label?: string }): Promise<SessionInfo> {
     this.assertLive();
     const source = await this.backend.record(options);
     const label = options.label
       ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
-    const info = this.adopt('recording', label, source);
+    const info = this.adopt('recording', label, source, recordScope(options.target, source.childPid));
     if (options.triggers && source.watchTriggers) {
       const session = this.session(info.id);
       const names = options.triggers.eventIndices.map((index) => options.events[index]?.name ?? `event ${index}`).join(', ');
@@ -179,7 +214,10 @@ export class SessionManager {
   async attachKeeper(state: KeeperState): Promise<SessionInfo> {
     this.assertLive();
     const source = await this.backend.attachKeeper(state);
-    return this.adopt('keeper', `keeper ${state.pid}: ${state.events.map((e) => e.name).join(', ')}`, source);
+    const target = state.target;
+    const pid = target.kind === 'pid' ? target.pid : target.kind === 'launch' ? target.childPid : undefined;
+    const scope: SessionScope | undefined = target.kind === 'cpus' ? { kind: 'cpus' } : pid !== undefined ? { kind: 'process', pid } : undefined;
+    return this.adopt('keeper', `keeper ${state.pid}: ${state.events.map((e) => e.name).join(', ')}`, source, scope);
   }
 
   async borrow(pid: number, fd: number, hint: ForeignFdHint = {}, label?: string): Promise<SessionInfo> {
@@ -199,9 +237,9 @@ export class SessionManager {
     return this.info(session);
   }
 
-  /** Adds an already-open source (used by the tests and the keeper client). */
-  adopt(kind: SessionKind, label: string, source: RingSource): SessionInfo {
-    const session = this.create(kind, label, source);
+  /** Adds an already-open source (used by the tests and the keeper client); without `scope` (or a child pid to name it), its rings tell. */
+  adopt(kind: SessionKind, label: string, source: RingSource, scope?: SessionScope): SessionInfo {
+    const session = this.create(kind, label, source, scope ?? ringScope(source.ringStats()));
     if (source.exited) {
       // The target's exit does not close its rings: keep them readable until the user stops.
       source.exited.then(
@@ -377,10 +415,11 @@ export class SessionManager {
     await this.backend.close?.();
   }
 
-  private create(kind: SessionKind, label: string, source?: RingSource): Session {
+  private create(kind: SessionKind, label: string, source?: RingSource, scope?: SessionScope): Session {
     const id = `s${this.nextSessionNumber++}`;
     const session: Session = {
       id, kind, label: distinctLabel(label, [...this.sessions.values()].map((s) => s.label)), source,
+      ...(scope ? { scope } : {}),
       startedAtMs: this.now(),
       state: 'running',
       targetExited: false,
@@ -493,6 +532,26 @@ export function describeRecordTarget(target: RecordOptions['target'], childPid?:
       return `${program}${shown ? ` ${shown}` : ''}${childPid !== undefined ? ` (pid ${childPid})` : ''}`;
     }
   }
+}
+
+/** The scope of a recording: a launched command's or a process's threads, or the CPUs. */
+function recordScope(target: RecordOptions['target'], childPid?: number): SessionScope | undefined {
+  switch (target.kind) {
+    case 'pid': return { kind: 'process', pid: target.pid };
+    case 'cpus': return { kind: 'cpus' };
+    case 'launch': return childPid !== undefined ? { kind: 'process', pid: childPid } : undefined;
+  }
+}
+
+/**
+ * The scope rings tell when nothing else does (borrowed rings): a ring of a task (tid ≥ 0) binds its events to that
+ * task, whose id stands for its process (right for a process's main thread, the ring a launched or -p recording owns);
+ * a ring of a CPU alone (tid -1) binds them to the CPUs.
+ */
+function ringScope(rings: readonly RingStatus[]): SessionScope | undefined {
+  const task = rings.find((ring) => ring.tid >= 0);
+  if (task) return { kind: 'process', pid: task.tid };
+  return rings.length ? { kind: 'cpus' } : undefined;
 }
 
 /** A recording's name: its target (describeRecordTarget), then its events. */

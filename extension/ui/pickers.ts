@@ -52,6 +52,11 @@ export async function pickEvents(state: vscode.Memento, defaults: readonly strin
   const chosen = await new Promise<string[] | undefined>((resolve) => {
     pick.onDidAccept(() => {
       const specs = pick.selectedItems.map((item) => item.spec).filter((spec): spec is string => !!spec);
+      // In the order the settings (or the last choice) list them, then what was ticked now: the list puts typed-in specs
+      // on top, yet the first event is the one that owns the shared rings and leads the recording's name.
+      const order = [...remembered];
+      const rank = (spec: string) => { const at = order.indexOf(spec); return at < 0 ? order.length : at; };
+      specs.sort((a, b) => rank(a) - rank(b));
       // A typed spec that matches nothing is taken as is (breakpoints, raw PMU terms).
       if (specs.length === 0 && pick.value.trim()) specs.push(...pick.value.trim().split(/\s*,\s*/));
       resolve(specs.length ? specs : undefined);

@@ -26,8 +26,10 @@ describe('e2e scenario 4: export the snapshot as perf.data from the UI', functio
     await groupLanesBy(frame, 'event');
     await frame.locator('.rs-lane-label', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
     const shown = await timelineFacts(frame);
-    // Samples per event as the timeline shows them (the side-band lane holds COMM/MMAP/EXIT, which perf script does not list).
-    const samplesShown = new Map(shown.lanes.filter((lane) => lane.label !== 'sideband').map((lane) => [lane.label, lane.count]));
+    // Samples per event as the timeline shows them (the side-band lane holds COMM/MMAP/EXIT, which perf script does not list);
+    // the demo's watchpoint (mem:demo_rounds:w, preselected) has its lane named `◆ event`.
+    const samplesShown = new Map(shown.lanes.filter((lane) => lane.label !== 'sideband')
+      .map((lane) => [lane.watch ? lane.label.replace(/^◆ /, '') : lane.label, lane.count]));
     assert.ok((samplesShown.get(SYSCALL_EVENT) ?? 0) >= 50, JSON.stringify(shown.lanes));
 
     // The snapshot row's inline action, shown on hover.

@@ -1,19 +1,23 @@
 // Scenario 1: the whole product in two palette commands. "Ringside: Start Recording…" on the demo (events and
 // target chosen in the quick picks by typing and Enter), then "Ringside: Capture Snapshot": the timeline shows lanes
-// with records (read back from the rendered canvas and the counts the page prints) and the Sessions view lists the
-// rings with their coverage facts. The timeline screenshot of this scenario is the README's (docs/timeline.png).
+// with records (read back from the rendered canvas and the counts the page prints), among them the lane of the demo's
+// preselected watchpoint on demo_rounds, and the Sessions view lists the rings with their coverage facts. The
+// timeline screenshot of this scenario is the README's (docs/timeline.png).
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, scenarioLifecycle, openViewPane, repoRoot, ringsideErrors, runCommand,
-  timelineFacts, treeRowTexts, waitForQuickInput, waitForTimeline,
+  timelineFacts, treeRowTexts, waitForNotification, waitForQuickInput, waitForTimeline,
 } from './harness';
+import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
 /** A tracepoint the demo hits 100 times a second and more: glibc's nanosleep() is the clock_nanosleep syscall, once per 10 ms round of main. */
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
 /** The demo's worker threads, as they name themselves with pthread_setname_np. */
 const DEMO_WORKERS = ['parser', 'hasher', 'logger'];
+/** The write watchpoint the demo workspace preselects (its settings.json): main writes demo_rounds once per round. */
+const WATCH_EVENT = 'mem:demo_rounds:w';
 
 describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timeline', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
@@ -24,7 +28,7 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     const { page } = scenario;
 
     await runCommand(page, 'Ringside: Start Recording…');
-    // Events: keep the preselected default (task-clock) and tick the nanosleep tracepoint found by typing.
+    // Events: keep the preselected defaults (task-clock and the watchpoint) and tick the nanosleep tracepoint found by typing.
     const events = await waitForQuickInput(page, 'Ringside: events to record');
     await events.locator('.quick-input-box input').first().fill(SYSCALL_EVENT);
     const tracepointRow = events.locator('.quick-input-list .monaco-list-row', { hasText: SYSCALL_EVENT }).first();
@@ -39,6 +43,9 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     // The status bar turns to "recording" once the session runs.
     await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
     await scenario.screenshot('recording');
+    // Where this host delivers no breakpoint hits (perf counts none), the user is told so as the recording starts.
+    const fire = hostBreakpoints().fire;
+    if (!fire) await waitForNotification(page, SILENT_BREAKPOINTS);
     await page.waitForTimeout(1500); // let the demo run ~150 rounds
     await runCommand(page, 'Ringside: Capture Snapshot');
     const { frame, facts } = await waitForTimeline(page, 1);
@@ -56,6 +63,17 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     for (const lane of groupLanes) assert.ok(lane.inkPixels > 0, `lane ${lane.label} has ${lane.count} records but nothing drawn`);
     // ~150 nanosleeps at least: the tracepoint alone gives the snapshot this many records.
     assert.ok(facts.records >= 100, `only ${facts.records} records after 1.5 s of the demo`);
+
+    // The watchpoint's lane: one hit per round of main (10 ms asleep each, so at most ~150 in 1.5 s, fewer on a busy
+    // machine). Where breakpoints never fire there is no hit to show, and the snapshot says why.
+    const watchLanes = facts.lanes.filter((lane) => lane.watch);
+    if (fire) {
+      assert.deepEqual(watchLanes.map((lane) => lane.label), [`◆ ${WATCH_EVENT}`], JSON.stringify(facts.lanes));
+      assert.ok(watchLanes[0].count >= 30 && watchLanes[0].count <= 250 && watchLanes[0].inkPixels > 0, JSON.stringify(watchLanes[0]));
+    } else {
+      assert.deepEqual(watchLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(facts.lanes));
+      await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
+    }
 
     // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of main (and per worker pause).
     await groupLanesBy(frame, 'event');
@@ -75,7 +93,7 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     await page.waitForTimeout(300);
     const byThread = await timelineFacts(frame);
     const byThreadScreenshot = await scenario.screenshot('timeline-by-thread');
-    // The README's screenshot (docs/timeline.png): the demo's named threads with the call tree of the capture.
+    // The README's screenshot (docs/timeline.png): the demo's named threads and the watchpoint's lane, with the call tree of the capture.
     // Refreshed on request only, so an ordinary test run leaves the tracked file alone:
     // RINGSIDE_E2E_UPDATE_DOCS=1 npm run test:e2e.
     if (process.env.RINGSIDE_E2E_UPDATE_DOCS === '1') {

@@ -1,7 +1,8 @@
 // VS Code as an ordinary user: code-server, its extension host and the demo run as uid 65534 with no capabilities, the
 // way a desktop VS Code runs. "Ringside: Capture Snapshot" is in the palette from the first start (with nothing
 // recording it offers to start one), the recording says it sees user space only when the kernel's paranoid level says
-// so, the timeline shows the demo's records, and the gutter's "Record Hits on This Line" counts the loop exactly.
+// so, the timeline shows the demo's records with a lane of its preselected watchpoint (demo_rounds, written once per
+// round: exactly ROUNDS hits), and the gutter's "Record Hits on This Line" counts the loop exactly.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
@@ -40,6 +41,9 @@ describe('e2e: Ringside in code-server run by an ordinary user (uid 65534)', fun
     if (paranoid >= 2) assert.match(statusText, /user space only/, statusText);
     else assert.doesNotMatch(statusText, /user space only/, statusText);
     await scenario.screenshot('recording');
+    // Where this host delivers no breakpoint hits (perf counts none), the user is told so as the recording starts.
+    const fire = hostBreakpoints().fire;
+    if (!fire) await waitForNotification(page, SILENT_BREAKPOINTS);
     await page.waitForTimeout(500);
     await runCommand(page, 'Ringside: Capture Snapshot');
     const { facts } = await waitForTimeline(page, 1);
@@ -47,6 +51,14 @@ describe('e2e: Ringside in code-server run by an ordinary user (uid 65534)', fun
     assert.deepEqual(await ringsideErrors(page), []);
     assert.ok(facts.records > 0, facts.status);
     if (paranoid >= 2) assert.match(facts.status, /user space only/, 'the timeline says what it cannot see');
+    // The watchpoint on demo_rounds works for an ordinary user (a program's own accesses are user space): main wrote it
+    // once per round.
+    const roundsLanes = facts.lanes.filter((lane) => lane.watch);
+    if (fire) {
+      assert.deepEqual(roundsLanes.map((lane) => [lane.label, lane.count]), [['◆ mem:demo_rounds:w', ROUNDS]], JSON.stringify(facts.lanes));
+    } else {
+      assert.deepEqual(roundsLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(facts.lanes));
+    }
 
     await runCommand(page, 'Ringside: Stop Recording');
     await page.locator('.statusbar-item', { hasText: 'stopped' }).first().waitFor({ state: 'visible' });
@@ -57,7 +69,6 @@ describe('e2e: Ringside in code-server run by an ordinary user (uid 65534)', fun
     await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
     await acceptQuickInput(page, 'Ringside: program and arguments');
     await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
-    const fire = hostBreakpoints().fire;
     if (!fire) await waitForNotification(page, SILENT_BREAKPOINTS);
     await page.waitForTimeout(1000);
     await runCommand(page, 'Ringside: Capture Snapshot');

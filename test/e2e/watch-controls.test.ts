@@ -1,7 +1,8 @@
-// Scenario 3: the watch controls of the timeline panel. With the demo recording, add a write watchpoint on its
-// global demo_counter from the panel, snapshot and see its hits, disable it (its register stays reserved, as the kernel
-// does), remove one and see the debug-register count drop,
-// then fill all four debug registers and try a fifth: the panel explains the ENOSPC.
+// Scenario 3: the watch controls of the timeline panel. The demo's recording holds one debug register from the start
+// (its default events include a write watchpoint on demo_rounds), and the panel counts and names it. Add a write
+// watchpoint on the demo's global demo_counter from the panel, snapshot and see its hits, disable it (its register
+// stays reserved, as the kernel does), fill the four debug registers and try one more: the panel explains the ENOSPC
+// and names who holds them; remove one and see the count drop.
 import assert from 'node:assert/strict';
 import type { FrameLocator, Page } from 'playwright-core';
 import {
@@ -55,7 +56,7 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
   this.timeout(6 * E2E_TIMEOUT_MS);
   const lifecycle = scenarioLifecycle();
 
-  it('adds a write watchpoint on demo_counter, shows its hits, disables it, and explains ENOSPC for a fifth', async () => {
+  it('adds a write watchpoint on demo_counter, shows its hits, disables it, and explains ENOSPC beside the recording\'s own', async () => {
     const scenario = await lifecycle.open('3-watch-controls');
     const { page, workspace } = scenario;
 
@@ -68,12 +69,16 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     const pids = pidsRunning(workspace.program);
     assert.equal(pids.length, 1, `demo processes: ${pids.join(', ')}`);
     const demoPid = pids[0];
-    assert.match(await budgetUsed(frame, 0), /0\/4 used/);
+    // The recording's own watchpoint (mem:demo_rounds:w) is bound to the demo's threads: one register, named since no row shows it.
+    const recording = `demo \\(pid ${demoPid}\\): task-clock, mem:demo_rounds:w`;
+    const recordingHolds = new RegExp(`; also held by recordings: mem:demo_rounds:w \\(${recording}\\)$`);
+    assert.match(await budgetUsed(frame, 1), recordingHolds);
+    assert.match(await budgetUsed(frame, 1), /\(0 pinned per-CPU, 1 pinned by the busiest task, 0 flexible\)/);
 
     // 1. A write watchpoint on the demo's global, from the panel.
     const added = await addBreakpoint(frame, 'demo_counter', 'write (w)', '8 bytes', demoPid);
     assert.match(added, /^Add demo_counter: done\./, added);
-    await budgetUsed(frame, 1);
+    await budgetUsed(frame, 2);
     const row = frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first();
     assert.match((await row.innerText()).replace(/\s+/g, ' '), new RegExp(`demo_counter w 8 pid ${demoPid}`));
     await scenario.screenshot('watch-added');
@@ -108,7 +113,7 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     // the breakpoint is closed (registers are taken at open), so the count stays and the row says why.
     await row.locator('vscode-checkbox.rs-watch-enable').first().click();
     await waitForWatchStatus(frame, /^Disable demo_counter: done\./);
-    await budgetUsed(frame, 1);
+    await budgetUsed(frame, 2);
     assert.match(await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().getAttribute('title') ?? '',
       /still holds its debug register until removed/);
     const cells = await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('td').allInnerTexts();
@@ -116,17 +121,19 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     await scenario.screenshot('watch-disabled');
     await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().click();
     await waitForWatchStatus(frame, /^Enable demo_counter: done\./);
-    await budgetUsed(frame, 1);
+    await budgetUsed(frame, 2);
 
-    // 4. Three more fill the four debug registers; the fifth is refused with the kernel's rule explained.
-    for (const [location, type] of [['demo_rounds', 'write (w)'], ['demo_counter', 'read/write (rw)'], ['demo_rounds', 'read/write (rw)']] as const) {
+    // 4. Two more fill the four debug registers (the recording holds the fourth); one more is refused before anything is
+    // opened, naming the holders, with the kernel's rule explained.
+    for (const [location, type] of [['demo_rounds', 'write (w)'], ['demo_counter', 'read/write (rw)']] as const) {
       const status = await addBreakpoint(frame, location, type, '8 bytes', demoPid);
       assert.match(status, /: done\./, status);
     }
     await budgetUsed(frame, 4);
     const refused = await addBreakpoint(frame, 'demo_counter', 'write (w)', '8 bytes', demoPid);
     await scenario.screenshot('fifth-refused');
-    assert.match(refused, /^Add demo_counter failed: ENOSPC: /, refused);
+    assert.match(refused, new RegExp(`^Add demo_counter failed: ENOSPC: only 0 of 4 debug registers are free on pid ${demoPid}; `
+      + `held by: mem:demo_rounds:w \\(${recording}\\), mem:demo_counter/8:w:u \\(`), refused);
     const explanation = await frame.locator('#rs-watch-status .rs-enospc').first().innerText();
     // All four are on the demo's task: the page says so, and that none is left, not that one would be free.
     assert.match(explanation, /^No debug register free \(ENOSPC\): 0 pinned per-CPU \+ 4 pinned by the busiest task already use all 4 debug registers/, explanation);

@@ -4,10 +4,9 @@
 // deactivate leaves no perf fd or mapping in the process.
 
 import assert from 'node:assert/strict';
-import Module from 'node:module';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ownPerfFds, ownPerfMappings, repoRoot } from './helpers';
+import { ownPerfFds, ownPerfMappings, repoRoot, standInVscode } from './helpers';
 
 interface Registered {
   commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[];
@@ -91,28 +90,15 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
 
 describe('extension: activation with a stand-in vscode module', function () {
   this.timeout(60000);
-  const moduleWithResolver = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
-  const originalResolve = moduleWithResolver._resolveFilename;
-  const stubId = path.join(repoRoot, '__vscode_stub__.js');
+  let restoreVscode = () => { /* installed in before() */ };
   const registered: Registered = {
     commands: new Map(), trees: [], serializers: [], errors: [], quickPicks: [], executed: [], calls: [], inputBoxes: [], toPage: [],
   };
 
   before(() => {
-    moduleWithResolver._resolveFilename = function (request: string, ...rest: unknown[]) {
-      return request === 'vscode' ? stubId : originalResolve.call(this, request, ...rest);
-    };
-    require.cache[stubId] = {
-      id: stubId,
-      filename: stubId,
-      loaded: true,
-      exports: fakeVscode(registered, { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] }),
-    } as unknown as NodeJS.Module;
+    restoreVscode = standInVscode(fakeVscode(registered, { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] }));
   });
-  after(() => {
-    moduleWithResolver._resolveFilename = originalResolve;
-    delete require.cache[stubId];
-  });
+  after(() => restoreVscode());
 
   it('registers exactly the manifest commands, views and panel, and activates only on them', async () => {
     const extension = await import('../../extension/extension');

@@ -1,6 +1,7 @@
 // Shared by the extension's integration tests: fixture paths, leak probes on /proc/self, waiting.
 
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import Module from 'node:module';
 import path from 'node:path';
 
 /** The checkout: three levels above this compiled file (out/test/extension), or the cwd when compiled elsewhere. */
@@ -57,4 +58,25 @@ export function childrenOf(pid: number): number[] {
     // exited
   }
   return children;
+}
+
+/**
+ * Serves `api` as the `vscode` module until the returned function is called. The extension's modules loaded
+ * meanwhile are then dropped from the require cache, so a later test that stands in its own `vscode` loads them afresh.
+ */
+export function standInVscode(api: object): () => void {
+  const resolver = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
+  const original = resolver._resolveFilename;
+  const stubId = path.join(repoRoot, '__vscode_stub__.js');
+  const extensionDir = path.join(repoRoot, 'out', 'extension') + path.sep;
+  const loadedBefore = new Set(Object.keys(require.cache));
+  resolver._resolveFilename = function (request: string, ...rest: unknown[]) {
+    return request === 'vscode' ? stubId : original.call(this, request, ...rest);
+  };
+  require.cache[stubId] = { id: stubId, filename: stubId, loaded: true, exports: api } as unknown as NodeJS.Module;
+  return () => {
+    resolver._resolveFilename = original;
+    delete require.cache[stubId];
+    for (const id of Object.keys(require.cache)) if (id.startsWith(extensionDir) && !loadedBefore.has(id)) delete require.cache[id];
+  };
 }

@@ -464,7 +464,7 @@ describe('timeline webview in Chromium', function () {
 
   it('lists breakpoints, posts typed watch requests, and explains ENOSPC inline', async () => {
     await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
-      type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1 },
+      type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
       watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8, target: { kind: 'process', pid: 200 },
         pinned: false, enabled: true, hits: 3, resolvedAddress: '0x404028' }],
     }));
@@ -472,6 +472,8 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(await page.$$eval('tr[data-watch-id="w1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
       ['counter', 'rw', '8', 'pid 200', '', '3']);
     assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 4\/4 used/);
+    // Registers held by a recording's own breakpoint events are counted, and named since the list does not show them.
+    assert.match(await text(page, '.rs-budget-text'), /; also held by recordings: mem:flag:w \(all CPUs: mem:flag:w\)$/);
     await page.fill('#rs-watch-location input', 'src/counter.c:42');
     await page.fill('#rs-watch-target input', '200');
     await page.click('#rs-watch-pinned');

@@ -25,7 +25,7 @@
 #define INCREMENTS_PER_ROUND 1000
 
 volatile unsigned long demo_counter;   // the global to watch: only main writes it
-volatile unsigned long demo_rounds;    // completed rounds: only main writes it
+volatile unsigned long demo_rounds;    // completed rounds: only main writes it, once a round (the workspace's default recording watches it)
 
 static volatile int workers_stop;      // set by main once its rounds are done
 

@@ -1,0 +1,146 @@
+// The timeline's debug-register meter and the editor's ENOSPC check count every open breakpoint of Ringside's
+// sessions, not only those armed from the gutter or the panel: a recording started with a watchpoint among its events
+// holds a register on its target's threads for as long as it is open (the kernel reserves it at open). On the real
+// kernel, with the editor's breakpoint logic under a small stand-in for the `vscode` module.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SessionManager } from '../../extension/session/session-manager';
+import { createBackend } from '../../extension/session/backend';
+import { KeeperClient } from '../../extension/session/keeper-client';
+import type { HostToWebview, WatchBudget, WatchSpec } from '../../shared/protocol';
+import { fixture, ownPerfFds, repoRoot, standInVscode, waitFor } from './helpers';
+
+/** What HardwareBreakpoints touches of the vscode API: decorations, providers, emitters, an information message. */
+function editorVscode() {
+  const disposable = { dispose() { /* nothing held */ } };
+  class EventEmitter<T> {
+    private listeners: ((value: T) => void)[] = [];
+    event = (listener: (value: T) => void) => { this.listeners.push(listener); return disposable; };
+    fire(value: T) { for (const listener of this.listeners) listener(value); }
+    dispose() { this.listeners = []; }
+  }
+  return {
+    EventEmitter,
+    ThemeColor: class { constructor(readonly id: string) {} },
+    OverviewRulerLane: { Left: 1 },
+    window: {
+      createTextEditorDecorationType: () => disposable,
+      onDidChangeVisibleTextEditors: () => disposable,
+      visibleTextEditors: [],
+      showInformationMessage: async () => undefined,
+    },
+    languages: { registerCodeLensProvider: () => disposable, registerHoverProvider: () => disposable },
+  };
+}
+
+describe('extension: debug registers held by every open session', function () {
+  this.timeout(60_000);
+  let restoreVscode = () => { /* installed in before() */ };
+  before(() => { restoreVscode = standInVscode(editorVscode()); });
+  after(() => restoreVscode());
+
+  it('counts a recording\'s watchpoint in the meter and in the ENOSPC check, and names it when refusing', async () => {
+    const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
+    const fdsBefore = ownPerfFds().length;
+    const backend = createBackend();
+    const manager = new SessionManager({ backend });
+    let posted = 0;
+    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => { posted++; });
+    const budget = (): WatchBudget => {
+      const message: HostToWebview = breakpoints.watchHandler.listMessage();
+      assert.equal(message.type, 'watchList');
+      return message.budget;
+    };
+    try {
+      // kernel_writer writes its global `counter` once, then sleeps 30 s: a process to hold breakpoints on.
+      const writer = fixture('kernel_writer');
+      const events = await backend.resolveEvents(['task-clock', 'mem:counter:w'], { executable: writer });
+      const recording = await manager.startRecording({ events, target: { kind: 'launch', argv: [writer, '1', '30000'] }, pages: 8 });
+      const pid = recording.childPid!;
+      assert.ok(pid > 0);
+      assert.ok(posted >= 1, 'a recording that starts re-posts the meter');
+      const held = [`mem:counter:w (kernel_writer 1 30000 (pid ${pid}): task-clock, mem:counter:w)`];
+      assert.deepEqual(budget(), { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: held },
+        'the recording\'s watchpoint holds a register, and the panel names it (its list shows only what was armed there)');
+      assert.equal(breakpoints.slotsInUse, 1);
+
+      const add = (spec: Partial<WatchSpec> = {}) => breakpoints.watchHandler.handle({ op: 'add', spec: {
+        location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid }, pinned: false, ...spec,
+      } });
+      for (let i = 0; i < 3; i++) await add();
+      const full = budget();
+      assert.deepEqual(full, { used: 4, total: 4, cpuPinned: 0, maxTaskPinned: 4, flexible: 0, heldByRecordings: held },
+        'three armed here plus the recording\'s, counted once each');
+      const listed = breakpoints.watchHandler.listMessage();
+      assert.equal(listed.type === 'watchList' ? listed.watches.length : -1, 3, 'the list holds what was armed here');
+
+      // A fourth from the panel would be the fifth on the process: refused before anything is opened, naming the holders.
+      const fdsFull = ownPerfFds().length;
+      await assert.rejects(add({ type: 'rw' }), (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'ENOSPC');
+        assert.match(error.message, new RegExp(`^only 0 of 4 debug registers are free on pid ${pid}; held by: mem:counter:w \\(kernel_writer 1 30000 \\(pid ${pid}\\): task-clock, mem:counter:w\\), `));
+        assert.equal(error.message.match(/mem:counter\/8:w:u \(pid \d+ · breakpoints: /g)?.length, 3, error.message);
+        return true;
+      });
+      assert.equal(ownPerfFds().length, fdsFull, 'nothing was opened for the refused breakpoint');
+
+      // Stopping the recording closes its watchpoint: its register is free again, and the meter says so.
+      const postedBeforeStop = posted;
+      await manager.stop(recording.id);
+      assert.ok(posted > postedBeforeStop, 'a recording that stops re-posts the meter');
+      assert.deepEqual(budget(), { used: 3, total: 4, cpuPinned: 0, maxTaskPinned: 3, flexible: 0 });
+    } finally {
+      breakpoints.dispose();
+      await manager.dispose();
+    }
+    await waitFor('perf fds closed', () => ownPerfFds().length === fdsBefore);
+  });
+
+  it('counts a kept recording\'s watchpoint, attached through its state file, for the process it watches', async () => {
+    const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
+    const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-registers-'));
+    const writer = fixture('kernel_writer');
+    // `ringside keep` holds a write watchpoint on kernel_writer's `counter` (it writes it once, then sleeps 30 s).
+    const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--', writer, '1', '30000'],
+      { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    const backend = createBackend();
+    const manager = new SessionManager({ backend });
+    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+    let workload: number | undefined;
+    try {
+      const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+      const listed = await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000);
+      const state = listed.state!;
+      workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+      assert.ok(workload && workload > 0, JSON.stringify(state.target));
+      const attached = await manager.attachKeeper(state);
+      const message = breakpoints.watchHandler.listMessage();
+      assert.equal(message.type, 'watchList');
+      assert.deepEqual(message.budget, {
+        used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [`mem:counter:w (${attached.label})`],
+      }, 'the kept watchpoint holds a register on the process it watches');
+      // Armed from the panel on the same process, it adds to that process's count.
+      await breakpoints.watchHandler.handle({ op: 'add', spec: {
+        location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: workload! }, pinned: false,
+      } });
+      const both = breakpoints.watchHandler.listMessage();
+      assert.equal(both.type === 'watchList' ? both.budget.maxTaskPinned : -1, 2);
+    } finally {
+      breakpoints.dispose();
+      await manager.dispose();
+      const exited = new Promise((resolve) => keeper.once('exit', resolve));
+      if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
+      await exited;
+      if (workload) {
+        try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
+      }
+      rmSync(runtimeDir, { recursive: true, force: true });
+    }
+  });
+});
