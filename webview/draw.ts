@@ -198,7 +198,8 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     if (e - s === 0) continue;
     if (f.dense) {
       const { counts, max } = binDensity(time, lane.rows, t0, t1, W, input.densityBuffer);
-      ctx.fillStyle = lane.kind === 'watch' ? colors.palette[3] : colors.mark;
+      // In the legend colour of the event most of the lane's records belong to (a lane mostly holds one event).
+      ctx.fillStyle = f.densityEvent >= 0 ? colors.palette[f.densityEvent % colors.palette.length] : colors.mark;
       for (let px = 0; px < counts.length; px++) {
         const c = counts[px];
         if (c === 0) continue;

@@ -28,6 +28,22 @@ export interface FrameLane {
   readonly dense: boolean;
   /** Height of the thread state band at the bottom of `height` (0: none). */
   readonly band: number;
+  /** Dense lanes: the store event most of the lane's records belong to, whose legend colour the density takes. */
+  readonly densityEvent: number;
+}
+
+/** The event most of `rows` belong to (the lowest index among equals); -1 for no rows. */
+export function mostFrequentEvent(event: ArrayLike<number>, rows: Uint32Array): number {
+  const counts = new Map<number, number>();
+  let best = -1;
+  let bestCount = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const e = event[rows[i]];
+    const c = (counts.get(e) ?? 0) + 1;
+    counts.set(e, c);
+    if (c > bestCount || (c === bestCount && e < best)) { best = e; bestCount = c; }
+  }
+  return best;
 }
 
 export class TimelineLayout {
@@ -40,6 +56,8 @@ export class TimelineLayout {
   laneMarks: (LossMark[] | undefined)[] = [];
   /** Per lane: its thread's states (state-lane.ts), drawn as a band under its records. */
   laneStates: (LaneStates | undefined)[] = [];
+  /** Per lane: mostFrequentEvent of its rows, found the first time the lane is drawn dense. */
+  private laneDensityEvent: (number | undefined)[] = [];
   /** Per complete snapshot (by id): its marks, found once. */
   private readonly marksOfSnapshot = new Map<string, LossMark[]>();
   private builtKey = '';
@@ -83,6 +101,7 @@ export class TimelineLayout {
     }
     this.totalHeight = y;
     this.laneMarks = this.placeMarks(grouping);
+    this.laneDensityEvent = [];
     this.laneSpans = [];
     this.laneSpansKey = '';
     this.builtKey = key;
@@ -130,10 +149,9 @@ export class TimelineLayout {
       if (top > viewportHeight) break;
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
-      out.push({
-        lane: li, top, height, first, end, dense: lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3,
-        band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0,
-      });
+      const dense = lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
+      const densityEvent = dense ? this.laneDensityEvent[li] ??= mostFrequentEvent(this.store.event, lane.rows) : -1;
+      out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent });
     }
     return out;
   }

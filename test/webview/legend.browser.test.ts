@@ -27,6 +27,26 @@ async function legendIs(page: Page, expected: readonly string[], what: string): 
   assert.equal(await page.getAttribute('.rs-legend', 'data-events'), String(expected.length), what);
 }
 
+/** The colour most painted pixels of a lane have, as CSS computes a swatch's background ('rgb(r, g, b)'). */
+async function laneColour(page: Page, key: string): Promise<string> {
+  await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+  return page.evaluate((k) => {
+    const label = document.querySelector<HTMLElement>(`.rs-lane-label[data-lane="${CSS.escape(k)}"]`)!;
+    const canvas = document.querySelector<HTMLCanvasElement>('.rs-canvas')!;
+    const dpr = canvas.width / parseFloat(canvas.style.width);
+    const scroll = document.querySelector('.rs-scroll')!.scrollTop;
+    const y = Math.round((parseFloat(label.style.top) - scroll + parseFloat(label.style.height) / 2) * dpr);
+    const data = canvas.getContext('2d')!.getImageData(0, y, canvas.width, 1).data;
+    const seen = new Map<string, number>();
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i + 3] === 0) continue;
+      const rgb = `rgb(${data[i]}, ${data[i + 1]}, ${data[i + 2]})`;
+      seen.set(rgb, (seen.get(rgb) ?? 0) + 1);
+    }
+    return [...seen].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'nothing painted';
+  }, key);
+}
+
 describe('legend of the shown capture in Chromium', function () {
   this.timeout(60000);
   let session: TimelineSession;
@@ -53,6 +73,9 @@ describe('legend of the shown capture in Chromium', function () {
     const other = new Map(await legend(page));
     assert.equal(other.get('cpu-clock'), colours.get('cpu-clock'), 'cpu-clock keeps its colour in either capture');
     assert.ok(![...colours.values()].includes(other.get('page-faults')!), `page-faults has a colour of its own: ${[...other]}`);
+    // A lane drawn as density (a process's summary lane always is) takes the colour of the event most of its records
+    // belong to: 20 cpu-clock samples and 5 page faults of process 200.
+    assert.equal(await laneColour(page, 'process:200'), other.get('cpu-clock'), 'the process lane is drawn in cpu-clock\'s colour');
 
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await legendIs(page, SMALL, 'back to the first capture');
