@@ -478,6 +478,8 @@ export interface TimelineLane {
   readonly label: string;
   readonly count: number;
   readonly watch: boolean;
+  /** A process's header lane (grouped by thread): it holds the records of the thread lanes under it. */
+  readonly process: boolean;
   /** Device pixels with a visible mark (alpha ≥ 48) in the lane's band of the canvas. */
   readonly inkPixels: number;
 }
@@ -517,6 +519,7 @@ export async function timelineFacts(frame: FrameLocator): Promise<TimelineFacts>
         label: label.querySelector('.rs-lane-name')?.textContent ?? '',
         count: Number((label.querySelector('.rs-lane-count')?.textContent ?? '').replace(/,/g, '')),
         watch: label.classList.contains('rs-watch-lane'),
+        process: label.classList.contains('rs-process-lane'),
         inkPixels: ink,
       };
     });

@@ -56,11 +56,16 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     assert.ok(facts.records > 0, facts.status);
     assert.equal(facts.snapshots, 1);
     assert.match(facts.canvasLabel, new RegExp(`^Timeline: ${facts.records.toLocaleString('en-US')} records in ${facts.lanes.length} lanes$`));
-    const groupLanes = facts.lanes.filter((lane) => !lane.watch);
-    assert.ok(groupLanes.length >= 1, JSON.stringify(facts.lanes));
-    assert.ok(groupLanes.every((lane) => lane.count > 0 && /^CPU (\d+|\?)$/.test(lane.label)), JSON.stringify(groupLanes));
-    assert.ok(groupLanes.reduce((sum, lane) => sum + lane.count, 0) <= facts.records, 'lanes never hold more than the snapshot');
-    for (const lane of groupLanes) assert.ok(lane.inkPixels > 0, `lane ${lane.label} has ${lane.count} records but nothing drawn`);
+    // It opens grouped by thread: a header per process holding the records of the thread lanes under it.
+    const count = (lanes: readonly { count: number }[]) => lanes.reduce((sum, lane) => sum + lane.count, 0);
+    const processLanes = facts.lanes.filter((lane) => lane.process);
+    const threadLanes = facts.lanes.filter((lane) => !lane.watch && !lane.process);
+    assert.ok(processLanes.some((lane) => /^demo \d+$/.test(lane.label)), JSON.stringify(facts.lanes));
+    assert.ok(threadLanes.length >= 1 + DEMO_WORKERS.length, JSON.stringify(facts.lanes));
+    assert.ok(threadLanes.every((lane) => lane.count > 0 && /^\S.* \d+$/.test(lane.label)), JSON.stringify(threadLanes));
+    assert.equal(count(processLanes), count(threadLanes), 'each header holds exactly its threads\' records');
+    assert.ok(count(threadLanes) <= facts.records, 'lanes never hold more than the snapshot');
+    for (const lane of [...processLanes, ...threadLanes]) assert.ok(lane.inkPixels > 0, `lane ${lane.label} has ${lane.count} records but nothing drawn`);
     // ~150 nanosleeps at least: the tracepoint alone gives the snapshot this many records.
     assert.ok(facts.records >= 100, `only ${facts.records} records after 1.5 s of the demo`);
 
@@ -85,6 +90,15 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     assert.ok(syscallLane, JSON.stringify(byEvent.lanes));
     assert.ok(syscallLane.count >= 100 && syscallLane.inkPixels > 0, JSON.stringify(syscallLane));
     assert.equal(byEvent.records, facts.records, 'regrouping keeps every record');
+
+    // Grouped by CPU: a lane per CPU the demo ran on.
+    await groupLanesBy(frame, 'cpu');
+    await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^CPU / }).first().waitFor({ state: 'visible' });
+    const byCpu = await timelineFacts(frame);
+    const cpuLanes = byCpu.lanes.filter((lane) => !lane.watch);
+    assert.ok(cpuLanes.length >= 1 && cpuLanes.every((lane) => lane.count > 0 && lane.inkPixels > 0 && /^CPU (\d+|\?)$/.test(lane.label)),
+      JSON.stringify(cpuLanes));
+    assert.ok(count(cpuLanes) <= facts.records, 'lanes never hold more than the snapshot');
 
     // Grouped by thread, the demo's named threads each get a lane of task-clock samples: its workers burn CPU in
     // user-space functions while main mostly sleeps.
