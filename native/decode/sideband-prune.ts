@@ -1,19 +1,20 @@
-// The side-band a snapshot's samples need. A keeper spools hours of side-band (COMM, FORK, EXIT,
-// MMAP, MMAP2 of every process its target ran) while its flight recorders keep the last moments:
-// emitting all of it made a snapshot of a busy keeper take tens of seconds and a perf.data many
-// times larger than its samples. Records from the oldest sample on stay as they are; older ones
-// are kept only where they make the state a reader (perf, our symbolizer) holds when the samples
-// begin: the comm of each thread the samples (or the forks after them) name, the mappings still
-// live in their processes, and the forks those came through. Everything else older goes, except
-// records that establish no per-task state (LOST, THROTTLE, KSYMBOL...), which stay where they were.
+// The side-band a snapshot's samples need. A keeper spools up to 32 MiB per ring of side-band
+// (COMM, FORK, EXIT, MMAP, MMAP2 of every process its target ran) while its flight recorders keep
+// the last moments: emitting all of it made a snapshot of a busy keeper take tens of seconds and a
+// perf.data many times larger than its samples. Records from the oldest sample on stay as they are;
+// older ones are kept only where they make the state a reader (perf, our symbolizer) holds when the
+// samples begin: the comm of each thread the samples (or the forks after them) name, the mappings
+// still live in their processes, and the forks those came through. The other older COMM, FORK, EXIT,
+// MMAP, MMAP2 and context switches go; every other record (LOST, THROTTLE, KSYMBOL...) stays where
+// it was.
 //
 // What the state is follows perf's machine model (tools/perf/util/machine.c): a COMM sets its
 // thread's comm; a FORK makes a thread whose comm is its parent thread's and, for a new process, a
-// copy of the parent's mappings; an MMAP/MMAP2 replaces what it overlaps in its process; EXIT
-// only marks a thread dead (its comm and mappings stay). Replaying the kept records in time order gives each needed thread the
-// same comm and each needed process the same mapping at every address as replaying all of them:
-// the record that last covered an address (or set a comm) is kept, and so is every fork it was
-// inherited through.
+// copy of the parent's mappings; an MMAP/MMAP2 replaces what it overlaps in its process; EXIT only
+// marks a thread dead (its comm and mappings stay). Replaying the kept records in time order gives
+// each needed thread the same comm and each needed process the same mapping at every address as
+// replaying all of them: the record that last covered an address (or set a comm) is kept, and so
+// is every fork it was inherited through.
 
 import type { RawSnapshot, RingCopy } from '../abi/snapshot';
 import { RecordType } from '../abi/uapi';
