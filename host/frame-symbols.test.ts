@@ -35,6 +35,27 @@ describe('host symbol table (FrameSymbols)', () => {
     assert.deepEqual(table.strings, ['fn_16400+0x10'], 'and interned names keep their index');
   });
 
+  it('nameOf names an address without its source line (JSON Lines needs none); resolve looks the line up later without naming it again', () => {
+    const asked: string[] = [];
+    const table = new FrameSymbols(
+      (pid, ip) => { asked.push(`name ${pid}:${ip.toString(16)}`); return ip < 0x500000n ? 'fn+0x10' : undefined; },
+      (pid, ip) => { asked.push(`line ${pid}:${ip.toString(16)}`); return { file: '/src/a.c', line: 7 }; },
+    );
+    for (let i = 0; i < 3; i++) {
+      assert.equal(table.nameOf(1, 0x401010n, false), 'fn+0x10');
+      assert.equal(table.nameOf(1, 0x600000n, false), undefined);
+    }
+    assert.deepEqual(asked, ['name 1:401010', 'name 1:600000']);
+    assert.equal(table.addressCount, 2);
+    assert.deepEqual(table.resolve(1, 0x401010n, false), { name: 0, file: '/src/a.c', line: 7 });
+    assert.equal(table.nameOf(1, 0x401010n, false), 'fn+0x10');
+    assert.deepEqual(asked, ['name 1:401010', 'name 1:600000', 'line 1:401010'], 'the line once, the name not again');
+    assert.equal(table.addressCount, 2);
+    table.forgetAddresses();
+    table.nameOf(1, 0x401010n, false);
+    assert.equal(asked.length, 4, 'after new mappings an address is named again');
+  });
+
   it('a snapshot names each distinct frame once across records; details carry their own string table and mark kernel frames', () => {
     const type = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
     const chain = (ips: bigint[]) => { const w = new ByteWriter().u64(BigInt(ips.length)); for (const ip of ips) w.u64(ip); return w.toBytes(); };

@@ -21,6 +21,12 @@ export class FrameSymbols {
   private readonly positionOf = new Map<string, number>();
   /** (kernel ? -1 : pid) → ip → resolution. */
   private readonly byOwner = new Map<number, Map<bigint, FrameSymbol>>();
+  /**
+   * (kernel ? -1 : pid) → ip → interned name (-1: none), for addresses only named so far: JSON Lines
+   * needs no source line, and the first one of an object parses its whole DWARF line table (about
+   * 1.4 s for libc with its debug info, most of a `ringside snapshot -o x.jsonl`).
+   */
+  private readonly namedOnly = new Map<number, Map<bigint, number>>();
 
   constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn) {}
 
@@ -31,33 +37,48 @@ export class FrameSymbols {
     if (!known) { known = new Map(); this.byOwner.set(owner, known); }
     let hit = known.get(ip);
     if (hit === undefined) {
-      const name = this.symbolize(pid, ip, kernel);
+      const name = this.namedOnly.get(owner)?.get(ip) ?? this.nameIndex(pid, ip, kernel);
       // Kernel addresses have no line table Ringside reads (no vmlinux with DWARF).
       const position = kernel ? undefined : this.sourceLine?.(pid, ip);
-      hit = name === undefined && !position
-        ? NONE
-        : { name: name === undefined ? -1 : this.intern(name), ...(position ? { file: position.file, line: position.line } : {}) };
+      hit = name < 0 && !position ? NONE : { name, ...(position ? { file: position.file, line: position.line } : {}) };
       known.set(ip, hit);
     }
     return hit;
   }
 
-  /** The name of `ip`, or undefined where perf would print [unknown]. */
+  /** The name of `ip`, or undefined where perf would print [unknown]; its source line is looked up only when resolve() asks. */
   nameOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
-    const { name } = this.resolve(pid, ip, kernel);
+    const owner = kernel ? -1 : pid;
+    let name = this.byOwner.get(owner)?.get(ip)?.name;
+    if (name === undefined) {
+      let named = this.namedOnly.get(owner);
+      if (!named) { named = new Map(); this.namedOnly.set(owner, named); }
+      name = named.get(ip);
+      if (name === undefined) {
+        name = this.nameIndex(pid, ip, kernel);
+        named.set(ip, name);
+      }
+    }
     return name < 0 ? undefined : this.strings[name];
   }
 
-  /** How many distinct addresses were resolved so far. */
+  private nameIndex(pid: number, ip: bigint, kernel: boolean): number {
+    const name = this.symbolize(pid, ip, kernel);
+    return name === undefined ? -1 : this.intern(name);
+  }
+
+  /** How many distinct addresses were resolved (named, or named and placed) so far. */
   get addressCount(): number {
     let count = 0;
     for (const known of this.byOwner.values()) count += known.size;
+    for (const [owner, named] of this.namedOnly) for (const ip of named.keys()) if (!this.byOwner.get(owner)?.has(ip)) count++;
     return count;
   }
 
   /** Drops what addresses resolved to (new mappings were learnt); interned names and their indexes stay. */
   forgetAddresses(): void {
     this.byOwner.clear();
+    this.namedOnly.clear();
   }
 
   intern(name: string): number {

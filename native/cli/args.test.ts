@@ -82,7 +82,10 @@ describe('cli args', () => {
     assert.ok(keptWindow.command === 'keep' && keptWindow.windowSec === 2 && keptWindow.pages === 1);
     assert.throws(() => parseArgs(['keep', '--window', '0', '-a']), /--window 0/);
     assert.throws(() => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']), /--post -1: expected a number of seconds >= 0/);
-    assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']), { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false });
+    assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']),
+      { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false, allSideband: false });
+    const whole = parseArgs(['snapshot', '42', '--all-sideband', '-o', 'k.jsonl']);
+    assert.ok(whole.command === 'snapshot' && whole.allSideband && whole.format === 'jsonl');
     assert.throws(() => parseArgs(['snapshot']), /snapshot needs the pid of a running `ringside keep`/);
     assert.deepEqual(parseArgs(['list', '--json']), { command: 'list', json: true });
   });

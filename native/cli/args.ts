@@ -71,6 +71,8 @@ export interface SnapshotOptions {
   readonly output?: string;
   readonly format: OutputFormat;
   readonly quiet: boolean;
+  /** Every side-band record the keeper spooled, not only what the kept samples need (see native/decode/sideband-prune). */
+  readonly allSideband: boolean;
 }
 
 /** `list`: the keepers this user runs, with their rings. */
@@ -90,7 +92,7 @@ export const USAGE = `usage:
   ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--window SEC]
                 [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
-  ringside snapshot KEEPER_PID [-o FILE] [-q]
+  ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [-q]
   ringside list [--json]
 
 SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
@@ -161,18 +163,20 @@ function parseSnapshot(args: readonly string[]): SnapshotOptions {
   let keeperPid: number | undefined;
   let output: string | undefined;
   let quiet = false;
+  let allSideband = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === '-o' || arg === '--output') {
       output = args[++i];
       if (output === undefined) throw new UsageError(`${arg} needs a file name`);
     } else if (arg === '-q' || arg === '--quiet') quiet = true;
+    else if (arg === '--all-sideband') allSideband = true;
     else if (arg.startsWith('-')) throw new UsageError(`snapshot: unknown option ${arg}`);
     else if (keeperPid === undefined) keeperPid = positiveInteger('KEEPER_PID', arg);
     else throw new UsageError(`snapshot: unexpected argument ${arg}`);
   }
   if (keeperPid === undefined) throw new UsageError('snapshot needs the pid of a running `ringside keep` (see `ringside list`)');
-  return { command: 'snapshot', keeperPid, output, format: formatOf(output), quiet };
+  return { command: 'snapshot', keeperPid, output, format: formatOf(output), quiet, allSideband };
 }
 
 function parseDecode(args: readonly string[]): DecodeOptions {

@@ -9,6 +9,7 @@ import { attachKeeperRings } from '../keeper/attach';
 import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
 import type { RingStatus } from '../perf/borrowed';
 import { SnapshotWriter, summarizeSnapshot } from './output';
+import { pruneSideband, type SidebandPruning } from '../decode/sideband-prune';
 import { DecodePool } from '../decode-pool/pool';
 import { synthesizeSideband } from '../perf/procfs';
 import { TriggerWatcher } from '../perf/trigger-watcher';
@@ -27,7 +28,7 @@ export async function runKeep(options: CaptureOptions): Promise<number> {
     // The keeper takes its triggered snapshots itself, so they are written with nobody attached. It
     // takes them as its clients do: its side-band lives in its spools, which the recorder no longer holds.
     let written = 0;
-    const write = (reason: string) => writeTriggeredSnapshot(() => keeperSnapshot(keeper.state), options.snapshotDir!, ++written)
+    const write = (reason: string) => writeTriggeredSnapshot(() => keeperSnapshot(keeper.state, true).snapshot, options.snapshotDir!, ++written)
       .then(({ file, records }) => { if (!options.quiet) log(`ringside: ${reason}: wrote ${file} (${records} records)`); })
       .catch((error: unknown) => log(`ringside: a triggered snapshot failed: ${error instanceof Error ? error.message : String(error)}`));
     // The launched command's events stay open after it died: the rings hold the moments before.
@@ -58,10 +59,10 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   // (DecodePool.usesWorkers decides; workers start only then, and close() ends them on every path).
   const pool = new DecodePool();
   try {
-    const raw = keeperSnapshot(state);
+    const { snapshot: raw, pruning } = keeperSnapshot(state, !options.allSideband);
     const decoded = await pool.decode(raw);
     await writer.write(decoded, raw.processes, raw.limitations);
-    if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded));
+    if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded) + pruningSummary(pruning));
   } finally {
     await pool.close();
     await writer.close();
@@ -72,17 +73,29 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
 /**
  * One snapshot of a keeper's rings as a client takes it (spooled side-band and ring joined, retired
  * rings with the grown ones), with its target's /proc state. `state` names the keeper; its newest
- * generation is read under the lease.
+ * generation is read under the lease. With `prune`, the side-band older than the oldest sample is
+ * cut to the state the samples need: the spool holds up to 32 MiB per ring of history, the rings
+ * seconds or less, and emitting it all took tens of seconds on a busy keeper.
  */
-function keeperSnapshot(state: KeeperState): TriggeredSnapshot {
+function keeperSnapshot(state: KeeperState, prune: boolean): { snapshot: TriggeredSnapshot; pruning: SidebandPruning | null } {
   const source = attachKeeperRings(state, { warmCopyBuffers: false });
+  let whole: TriggeredSnapshot;
   try {
     const target = state.target;
     const pids = target.kind === 'launch' && target.childPid !== undefined ? [target.childPid] : target.kind === 'pid' ? [target.pid] : [];
-    return { ...source.snapshot(), processes: synthesizeSideband(pids) };
+    whole = { ...source.snapshot(), processes: synthesizeSideband(pids) };
   } finally {
     source.dispose();
   }
+  return prune ? pruneSideband(whole) : { snapshot: whole, pruning: null };
+}
+
+/** The summary's line on the side-band left out (nothing when none was). */
+function pruningSummary(pruning: SidebandPruning | null): string {
+  if (!pruning || pruning.olderRecords === pruning.keptRecords) return '';
+  const mib = (pruning.droppedBytes / (1 << 20)).toFixed(1);
+  return `  side-band before the oldest sample: kept ${pruning.keptRecords} of ${pruning.olderRecords} records (the comms, mappings and forks `
+    + `the samples need; ${mib} MiB left out, --all-sideband keeps them)\n`;
 }
 
 /** How long `list` watches the rings to tell how fast they are written (their coverage). */

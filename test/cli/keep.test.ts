@@ -182,7 +182,8 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
       assert.ok(Date.now() < deadline, 'the exec loop finished');
     }
     const output = path.join(dir, 'k.jsonl');
-    const snap = ringside(['snapshot', String(keeper.pid), '-o', output]);
+    // Every record the spool holds: the side-band before the oldest task-clock sample is drained too.
+    const snap = ringside(['snapshot', String(keeper.pid), '--all-sideband', '-o', output]);
     assert.equal(snap.status, 0, snap.stderr);
     const records = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(
       line.replace(/"time":(\d+)/, '"time":"$1"'),
