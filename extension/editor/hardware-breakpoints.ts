@@ -56,12 +56,12 @@ export interface RegisterUse {
   readonly used: number;
 }
 
-export function registerUse(holders: readonly Pick<BreakpointHolder, 'scope'>[]): RegisterUse {
+export function registerUse(holders: readonly (Pick<BreakpointHolder, 'scope'> & { readonly registers?: number })[]): RegisterUse {
   const perProcess = new Map<number, number>();
   let cpuPinned = 0;
-  for (const { scope } of holders) {
-    if (scope.kind === 'cpus') cpuPinned++;
-    else perProcess.set(scope.pid, (perProcess.get(scope.pid) ?? 0) + 1);
+  for (const { scope, registers = 1 } of holders) {
+    if (scope.kind === 'cpus') cpuPinned += registers;
+    else perProcess.set(scope.pid, (perProcess.get(scope.pid) ?? 0) + registers);
   }
   const maxTaskPinned = Math.max(0, ...perProcess.values());
   return { cpuPinned, perProcess, maxTaskPinned, used: cpuPinned + maxTaskPinned };

@@ -20,6 +20,12 @@ describe('editor: debug registers in use', () => {
     assert.deepEqual(competingHolders(holders, { kind: 'cpus' }), holders);
   });
 
+  it('counts a line armed at several places (the compiler put it in several) as one register per place', () => {
+    const use = registerUse([{ ...on(10), registers: 3 }, everyCpu]);
+    assert.deepEqual({ cpuPinned: use.cpuPinned, maxTaskPinned: use.maxTaskPinned, used: use.used }, { cpuPinned: 1, maxTaskPinned: 3, used: 4 });
+    assert.equal(freeRegisters(use, { kind: 'process', pid: 10 }), 0);
+  });
+
   it('uses nothing when no breakpoint is open, and never reports fewer than 0 free', () => {
     assert.deepEqual(registerUse([]).used, 0);
     assert.equal(freeRegisters(registerUse([]), { kind: 'cpus' }), 4);

@@ -52,6 +52,8 @@ export interface BreakpointHolder {
   /** The event as the user gave it (`mem:demo_rounds:w`). */
   readonly name: string;
   readonly scope: SessionScope;
+  /** Registers the event takes on its scope: one per place its line was armed at (a line the compiler put in several). */
+  readonly registers: number;
 }
 
 export interface SessionInfo {
@@ -107,6 +109,8 @@ interface Session {
   ownerWatch?: NodeJS.Timeout;
   /** Takes a snapshot when one of the recording's trigger events fires, until the session stops. */
   triggerWatch?: { rearm(): void; stop(): void };
+  /** Per event of a recording Ringside opened: the places it is armed at (1 + its line's extra sites). */
+  placesOfEvent?: readonly number[];
 }
 
 /** How soon a session notices that the process owning its borrowed rings (a keeper) died. */
@@ -176,7 +180,8 @@ export class SessionManager {
       if (!session.source || session.state === 'stopped' || !session.scope) continue;
       for (const [eventIndex, event] of session.source.events.entries()) {
         if (event.attr.type !== PerfType.BREAKPOINT) continue;
-        holders.push({ sessionId: session.id, sessionLabel: session.label, eventIndex, name: event.name, scope: session.scope });
+        const registers = session.placesOfEvent?.[eventIndex] ?? 1;
+        holders.push({ sessionId: session.id, sessionLabel: session.label, eventIndex, name: event.name, scope: session.scope, registers });
       }
     }
     return holders;
@@ -188,6 +193,7 @@ export class SessionManager {
     const label = options.label
       ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
     const info = this.adopt('recording', label, source, recordScope(options.target, source.childPid));
+    this.session(info.id).placesOfEvent = options.events.map((event) => 1 + (event.extraSites?.length ?? 0));
     if (options.triggers && source.watchTriggers) {
       const session = this.session(info.id);
       const names = options.triggers.eventIndices.map((index) => options.events[index]?.name ?? `event ${index}`).join(', ');

@@ -1,9 +1,9 @@
 // Scenario 6: from a capture to the source through the flame graph. Record the demo (its workspace records callchains),
-// capture a snapshot, open the call tree's flame graph, click the demo's parser thread entry `parser_main`: the graph
-// zooms into it, the tracks are filtered to the samples through it, and the editor opens demo.c at the line binutils'
-// addr2line gives for its entry address. The parser thread, not `main`, because it works about 3 ms of every 23 ms
-// (hundreds of task-clock samples in two seconds), while main's thousand increments a round take microseconds between
-// 10 ms sleeps: most two-second captures hold no sample of main at all.
+// capture a snapshot, Shift+drag a range (the call tree follows it), open the range's flame graph, click the demo's
+// parser thread entry `parser_main`: the graph zooms into it, the tracks are filtered to the samples through it, and
+// the editor opens demo.c at the line binutils' addr2line gives for its entry address. The parser thread, not `main`,
+// because it works about 3 ms of every 23 ms (hundreds of task-clock samples in two seconds), while main's thousand
+// increments a round take microseconds between 10 ms sleeps: most two-second captures hold no sample of main at all.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { E2E_TIMEOUT_MS, ringsideErrors, runCommand, scenarioLifecycle, startRecordingDemo, waitForTimeline } from './harness';
@@ -19,11 +19,11 @@ function entryLine(program: string, symbol: string): number {
   return line;
 }
 
-describe('e2e scenario 6: flame graph → click a frame → the editor opens its line', function () {
+describe('e2e scenario 6: select a range → flame graph → click a frame → the editor opens its line', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
   const lifecycle = scenarioLifecycle();
 
-  it('the flame graph of the capture zooms into parser_main, filters the tracks to it and reveals it in demo.c', async () => {
+  it('the flame graph of a selected range zooms into parser_main, filters the tracks to it and reveals it in demo.c', async () => {
     const scenario = await lifecycle.open('6-flame-reveal');
     const { page, workspace } = scenario;
     await startRecordingDemo(page);
@@ -36,6 +36,25 @@ describe('e2e scenario 6: flame graph → click a frame → the editor opens its
     const where = await frame.locator('#rs-calltree').evaluate(() => (window as unknown as { ringside: { callTree: { aggregation: { stats():
       { worker: boolean; computedOnPage: number } } } } }).ringside.callTree.aggregation.stats());
     assert.deepEqual({ worker: where.worker, computedOnPage: where.computedOnPage }, { worker: true, computedOnPage: 0 });
+    const summary = frame.locator('#rs-calltree .rs-calltree-summary');
+    const samplesIn = async () => Number(/^([\d,]+) samples/.exec(await summary.innerText())?.[1].replace(/,/g, '') ?? NaN);
+    const whole = await samplesIn();
+    assert.match(await summary.innerText(), / · whole capture$/);
+    // Shift+drag over the middle half of the capture, across the parser thread's lane: the call tree follows the range.
+    const plot = (await frame.locator('.rs-overlay').first().boundingBox())!;
+    const parserLane = (await frame.locator('.rs-lane-label', { hasText: /^\s*parser \d+/ }).first().boundingBox())!;
+    const y = parserLane.y + parserLane.height / 2;
+    await page.keyboard.down('Shift');
+    await page.mouse.move(plot.x + plot.width * 0.25, y);
+    await page.mouse.down();
+    await page.mouse.move(plot.x + plot.width * 0.5, y, { steps: 4 });
+    await page.mouse.move(plot.x + plot.width * 0.75, y, { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await frame.locator('#rs-calltree .rs-calltree-summary', { hasText: / · selected range$/ }).waitFor({ state: 'visible' });
+    await frame.locator('#rs-calltree:not([data-pending])').waitFor({ state: 'attached' });
+    const ranged = await samplesIn();
+    assert.ok(ranged > 0 && ranged < whole, `the range holds ${ranged} of the capture's ${whole} samples`);
     await frame.locator('#rs-calltree button[data-mode="flame"]').click();
     const canvas = frame.locator('#rs-calltree canvas.rs-flame');
     await canvas.waitFor({ state: 'visible' });

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionManager } from '../../extension/session/session-manager';
@@ -98,6 +98,28 @@ describe('extension: debug registers held by every open session', function () {
       await manager.dispose();
     }
     await waitFor('perf fds closed', () => ownPerfFds().length === fdsBefore);
+  });
+
+  it('counts a line the compiler put in two places as two registers: each place is armed with its own', async () => {
+    const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
+    const backend = createBackend();
+    const manager = new SessionManager({ backend });
+    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+    try {
+      const program = fixture('inline_sites');
+      const line = readFileSync(path.join(repoRoot, 'test/fixtures/inline_sites.c'), 'utf8').split('\n').findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
+      const events = await backend.resolveEvents([`mem:inline_sites.c:${line}:x`], { executable: program });
+      assert.equal(events[0].extraSites?.length, 1, 'the line is in from_a and from_b');
+      const recording = await manager.startRecording({ events, target: { kind: 'launch', argv: [program, '300', '500'] }, pages: 8 });
+      const message = breakpoints.watchHandler.listMessage();
+      assert.equal(message.type, 'watchList');
+      const pid = recording.childPid!;
+      assert.deepEqual(message.budget, { used: 2, total: 4, cpuPinned: 0, maxTaskPinned: 2, flexible: 0,
+        heldByRecordings: [`mem:inline_sites.c:${line}:x (inline_sites 300 500 (pid ${pid}): mem:inline_sites.c:${line}:x)`] });
+    } finally {
+      breakpoints.dispose();
+      await manager.dispose();
+    }
   });
 
   it('counts a kept recording\'s watchpoint, attached through its state file, for the process it watches', async () => {
