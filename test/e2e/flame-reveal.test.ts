@@ -42,7 +42,7 @@ describe('e2e scenario 6: select a range → flame graph → click a frame → t
     assert.match(await summary.innerText(), / · whole capture$/);
     // Shift+drag over the middle half of the capture, across the parser thread's lane: the call tree follows the range.
     const plot = (await frame.locator('.rs-overlay').first().boundingBox())!;
-    const parserLane = (await frame.locator('.rs-lane-label', { hasText: /^\s*parser \d+/ }).first().boundingBox())!;
+    const parserLane = (await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ }).first().boundingBox())!;
     const y = parserLane.y + parserLane.height / 2;
     await page.keyboard.down('Shift');
     await page.mouse.move(plot.x + plot.width * 0.25, y);
