@@ -134,15 +134,16 @@ async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<
 
 /** Sums over the decoder's columns, computed exactly as the C walker computes its own. */
 export function columnChecksum(columns: RecordColumns): Record<string, number> {
+  // Integer sums wrap at 2^32, as walker.c's do: a 256 MiB ring's ipLo sum passes 2^53, where a double stops being exact.
   let tid = 0, cpu = 0, event = 0, kind = 0, ipLo = 0, ipHi = 0, offset = 0, time = 0;
   for (let i = 0; i < columns.length; i++) {
-    tid += columns.tid[i] >>> 0;
-    cpu += columns.cpu[i] >>> 0;
-    event += columns.event[i];
-    kind += columns.kind[i];
-    ipLo += columns.ipLo[i];
-    ipHi += columns.ipHi[i];
-    offset += columns.offset[i];
+    tid = (tid + columns.tid[i]) >>> 0;
+    cpu = (cpu + columns.cpu[i]) >>> 0;
+    event = (event + columns.event[i]) >>> 0;
+    kind = (kind + columns.kind[i]) >>> 0;
+    ipLo = (ipLo + columns.ipLo[i]) >>> 0;
+    ipHi = (ipHi + columns.ipHi[i]) >>> 0;
+    offset = (offset + columns.offset[i]) >>> 0;
     const t = columns.time[i];
     if (t === t) time += t;
   }

@@ -142,7 +142,8 @@ int main(int argc, char **argv) {
     if (runs < 1) { fprintf(stderr, "walker: RUNS must be >= 1\n"); return 2; }
     double *run_ns = calloc((size_t)runs, sizeof(double));
     size_t records = 0;
-    uint64_t sum_tid = 0, sum_cpu = 0, sum_event = 0, sum_ip_lo = 0, sum_ip_hi = 0, sum_kind = 0, sum_offset = 0;
+    // Integer checksums wrap at 2^32 on both sides: a 256 MiB ring's ipLo sum passes 2^53, past what a JS number holds exactly.
+    uint32_t sum_tid = 0, sum_cpu = 0, sum_event = 0, sum_ip_lo = 0, sum_ip_hi = 0, sum_kind = 0, sum_offset = 0;
     double sum_time = 0;
     for (int run = -warmup; run < runs; run++) {
       double started = now_ns();
@@ -223,8 +224,8 @@ int main(int argc, char **argv) {
     double median = runs % 2 ? sorted[runs / 2] : (sorted[runs / 2 - 1] + sorted[runs / 2]) / 2;
     printf("{\"records\":%zu,\"median_ns\":%.0f,\"runs_ns\":[", records, median);
     for (int i = 0; i < runs; i++) printf("%s%.0f", i ? "," : "", run_ns[i]);
-    printf("],\"checksum\":{\"tid\":%" PRIu64 ",\"cpu\":%" PRIu64 ",\"event\":%" PRIu64 ",\"kind\":%" PRIu64
-      ",\"ipLo\":%" PRIu64 ",\"ipHi\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"time\":%.17g}}\n",
+    printf("],\"checksum\":{\"tid\":%" PRIu32 ",\"cpu\":%" PRIu32 ",\"event\":%" PRIu32 ",\"kind\":%" PRIu32
+      ",\"ipLo\":%" PRIu32 ",\"ipHi\":%" PRIu32 ",\"offset\":%" PRIu32 ",\"time\":%.17g}}\n",
       sum_tid, sum_cpu, sum_event, sum_kind, sum_ip_lo, sum_ip_hi, sum_offset, sum_time);
     fflush(stdout);
     free(run_ns);
