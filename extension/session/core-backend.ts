@@ -57,7 +57,7 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
       writeStandaloneHtml(file, snapshot, symbols);
     },
     async attachKeeper(state) {
-      return attachKeeperRings(state, copyBuffers());
+      return attachKeeperRings(state, { ...copyBuffers(), neededSidebandOnly: true });
     },
     async borrowForeign(pid, fd, hint) {
       return borrowForeignRing(pid, fd, hint, copyBuffers()).source;

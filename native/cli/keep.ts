@@ -9,7 +9,7 @@ import { attachKeeperRings } from '../keeper/attach';
 import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
 import type { RingStatus } from '../perf/borrowed';
 import { SnapshotWriter, summarizeSnapshot } from './output';
-import { pruneSideband, type SidebandPruning } from '../decode/sideband-prune';
+import { describePruning, pruneSideband, type SidebandPruning } from '../decode/sideband-prune';
 import { DecodePool } from '../decode-pool/pool';
 import { synthesizeSideband } from '../perf/procfs';
 import { TriggerWatcher } from '../perf/trigger-watcher';
@@ -92,10 +92,8 @@ function keeperSnapshot(state: KeeperState, prune: boolean): { snapshot: Trigger
 
 /** The summary's line on the side-band left out (nothing when none was). */
 function pruningSummary(pruning: SidebandPruning | null): string {
-  if (!pruning || pruning.olderRecords === pruning.keptRecords) return '';
-  const mib = (pruning.droppedBytes / (1 << 20)).toFixed(1);
-  return `  side-band before the oldest sample: kept ${pruning.keptRecords} of ${pruning.olderRecords} records (the comms, mappings and forks `
-    + `the samples need; ${mib} MiB left out, --all-sideband keeps them)\n`;
+  const left = pruning ? describePruning(pruning) : null;
+  return left ? `  ${left.replace(/\)$/, ', --all-sideband keeps them)')}\n` : '';
 }
 
 /** How long `list` watches the rings to tell how fast they are written (their coverage). */

@@ -31,6 +31,14 @@ export interface SidebandPruning {
   readonly oldestSampleNs: bigint | null;
 }
 
+/** What was left out, as a sentence (null when nothing was). */
+export function describePruning(pruning: SidebandPruning): string | null {
+  if (pruning.olderRecords === pruning.keptRecords) return null;
+  const mib = (pruning.droppedBytes / (1 << 20)).toFixed(1);
+  return `side-band before the oldest sample: kept ${pruning.keptRecords} of ${pruning.olderRecords} records (the comms, mappings and forks `
+    + `the samples need; ${mib} MiB left out)`;
+}
+
 /** One mapping piece of a process: [start, end) of the record at `row`, filed under `owner` (whose pid the record names). */
 interface Piece {
   readonly start: bigint;

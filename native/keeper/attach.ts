@@ -7,6 +7,7 @@ import type { RawSnapshot } from '../abi/snapshot';
 import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions, type RingStatus } from '../perf/borrowed';
 import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
 import { readSidebandSpool, sidebandSpoolPath } from './sideband';
+import { describePruning, pruneSideband } from '../decode/sideband-prune';
 import {
   KeeperStateError, isKeeperAlive, keeperEventDescriptions, keeperStateDir, keeperStatePath, readKeeperState, releasePauseLease, removeKeeperState,
   takePauseLease, type KeeperState,
@@ -61,6 +62,15 @@ function borrowGeneration(state: KeeperState, options: CopyBufferOptions): Attac
  * it copied is still the newest, and copies again from the newest when a resize came in between
  * (the rings it copied may have stopped recording).
  */
+export interface KeptRingOptions extends CopyBufferOptions {
+  /**
+   * Each snapshot keeps only the side-band its samples need (decode/sideband-prune.ts): a keeper spools up to 32 MiB
+   * per ring of side-band history while its rings keep seconds, and all of it made every snapshot slow and its
+   * timeline mostly side-band. Default: every spooled record.
+   */
+  readonly neededSidebandOnly?: boolean;
+}
+
 export class KeptRingSource {
   private state: KeeperState;
   private source: AttachedRingSource;
@@ -69,7 +79,7 @@ export class KeptRingSource {
   /** Where the keeper looks for leases; a state file from before keepers published it: the default. */
   private readonly dir: string;
 
-  constructor(initial: KeeperState, private readonly options: CopyBufferOptions = {}) {
+  constructor(initial: KeeperState, private readonly options: KeptRingOptions = {}) {
     this.dir = initial.stateDir ?? keeperStateDir();
     this.state = initial;
     this.lease(true);
@@ -104,12 +114,20 @@ export class KeptRingSource {
         if (!this.paused) this.follow();
         const raw = this.source.snapshot();
         if (this.paused || attempt === SNAPSHOT_ATTEMPTS || this.newestGeneration() === this.generation(this.state)) {
-          return { ...raw, limitations: this.limitations };
+          return this.options.neededSidebandOnly ? this.neededSideband({ ...raw, limitations: this.limitations })
+            : { ...raw, limitations: this.limitations };
         }
       }
     } finally {
       if (!this.paused) this.lease(false);
     }
+  }
+
+  /** `raw` with its side-band cut to what its samples need, saying so among its limitations when anything was left out. */
+  private neededSideband(raw: RawSnapshot): RawSnapshot {
+    const { snapshot, pruning } = pruneSideband(raw);
+    const left = describePruning(pruning);
+    return left ? { ...snapshot, limitations: [...snapshot.limitations ?? [], left] } : snapshot;
   }
 
   pause(): void {
@@ -217,6 +235,6 @@ export class KeptRingSource {
 }
 
 /** Borrows every ring a keeper publishes (the keeper resumes them if this process dies with them paused). */
-export function attachKeeperRings(state: KeeperState, options: CopyBufferOptions = {}): KeptRingSource {
+export function attachKeeperRings(state: KeeperState, options: KeptRingOptions = {}): KeptRingSource {
   return new KeptRingSource(state, options);
 }

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionManager } from '../../extension/session/session-manager';
@@ -14,6 +14,7 @@ import { KeeperClient, keeperArguments } from '../../extension/session/keeper-cl
 import { attachKeeperRings } from '../../native/keeper/attach';
 import { keeperStatePath, readKeeperState } from '../../native/keeper/state';
 import { RecordType } from '../../native/abi/uapi';
+import { decodeRecordAt } from '../../native/decode/record';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
 
 /** A keeper in its own process, run from the compiled native/keeper module (what `ringside keep` runs). */
@@ -143,6 +144,49 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       assert.equal(forced, false, 'the CLI keeper exits on SIGTERM by itself (it must not wait for its launched command)');
     }
     assert.equal(client.list().length, 0, 'the CLI keeper removed its state file on SIGTERM');
+  });
+
+  it('a session attached to a keeper keeps only the side-band its samples need, and says how much it left out', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+    // Two hundred short processes first (their COMM, FORK, MMAP2 and EXIT fill the side-band spool), then the workload:
+    // by the snapshot its samples have overwritten theirs in the 8-page ring, so their side-band is history nobody needs.
+    // All on CPU 0: a sample of the loop left in the other CPU's ring would be the oldest, and its side-band needed.
+    const loop = `for i in $(seq 200); do /bin/true; done; exec ${fixture('ext_loops')} 0 30000`;
+    const state = await client.start({
+      cliPath,
+      events: ['task-clock'],
+      target: { kind: 'launch', argv: ['taskset', '-c', '0', '/bin/sh', '-c', loop] },
+      pages: 8,
+      env: { XDG_RUNTIME_DIR: runtimeDir },
+    });
+    const shell = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    workload = shell;
+    try {
+      await waitFor('the workload runs', () => readFileSync(`/proc/${shell}/comm`, 'utf8').trim() === 'ext_loops', 20000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const manager = new SessionManager({ backend: createBackend() });
+      const session = await manager.attachKeeper(state);
+      const snapshot = await manager.snapshot(session.id);
+      const note = snapshot.limitations.find((line) => line.startsWith('side-band before the oldest sample: kept '));
+      assert.ok(note, `the snapshot says what it left out: ${JSON.stringify(snapshot.limitations)}`);
+      const [kept, older] = /kept (\d+) of (\d+) records/.exec(note)!.slice(1).map(Number);
+      assert.ok(older >= 200 && kept < older / 10, note);
+      // The workload's samples are there, and so is the COMM its exec set: the record that names them was kept.
+      const { decoded } = manager.snapshotById(snapshot.id);
+      let samples = 0;
+      const comms: string[] = [];
+      for (let row = 0; row < decoded.columns.length; row++) {
+        if (decoded.columns.pid[row] !== shell) continue;
+        if (decoded.columns.kind[row] === RecordType.SAMPLE) samples++;
+        if (decoded.columns.kind[row] === RecordType.COMM) comms.push(String((decodeRecordAt(decoded, row).fields as { comm?: string }).comm));
+      }
+      assert.ok(samples > 5, `${samples} samples of the workload`);
+      assert.equal(comms.at(-1), 'ext_loops', `the workload's comms: ${comms}`);
+      await manager.dispose();
+    } finally {
+      await client.stop(state);
+    }
   });
 
   it('a session attached to a keeper with ringside.window follows its resize: the retired rings and the resize note are in its snapshot', async () => {
