@@ -30,7 +30,12 @@ async function main(): Promise<void> {
   const bytes = Number(sizeMib) * 1024 * 1024;
   const recorder = await Recorder.open({ events: [layout.event], target: { kind: 'pid', pid: child.pid! }, pages: bytes / 4096, sideband: false });
   try {
-    while (recorder.ringStats()[0].bytesWritten < BigInt(bytes * 2)) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The flight-recorder ring (the first ring listed may be another: rings are listed per ring group).
+    const written = () => recorder.ringStats().filter((ring) => ring.direction === 'backward').reduce(
+      (most, ring) => ring.bytesWritten > most ? ring.bytesWritten : most,
+      0n,
+    );
+    while (written() < BigInt(bytes * 2)) await new Promise((resolve) => setTimeout(resolve, 20));
     const snapshot = recorder.snapshot();
     if (!endToEnd && mode !== 'live') child.kill('SIGKILL');
     const times: number[] = [];
