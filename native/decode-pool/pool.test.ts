@@ -7,6 +7,9 @@ import {
   attrOf, columnByteDifferences, eventOf, randomPerCpuSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,
 } from '../decode/test-records';
 import type { DecodedSnapshot } from '../decode/types';
+import type { RingCopy } from '../abi/snapshot';
+import { ByteWriter, header, otherRecord } from '../decode/test-records';
+import { RecordType } from '../abi/uapi';
 import { DecodePool } from './pool';
 
 /** Everything a parallel decode must give exactly as one thread does: column bytes, coverage, anomalies. */
@@ -135,5 +138,78 @@ describe('decode-pool: rings decoded on worker threads', function () {
     assert.equal(own.runningWorkers, 0);
     assert.equal(own.usesWorkers(input), false);
     assertSameDecode(await own.decode(input), decodeSnapshot(input), 'after close');
+  });
+});
+
+describe('decode-pool: the scatter path (rows decoded straight into their merged place)', function () {
+  this.timeout(60_000);
+  const one = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
+  const three = new DecodePool({ workers: 3, minWorkerBytes: 0, minMergeRows: 0 });
+  const old = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, scatter: false });
+  after(() => Promise.all([one.close(), three.close(), old.close()]));
+
+  /** Decodes `input` with every pool, asserts each gave the single-thread bytes and the scatter pools keyed `keyed` rings. */
+  const assertScattered = async (input: SnapshotInput, label: string, keyed: number) => {
+    const single = decodeSnapshot(input);
+    for (const [name, pool] of [['1 worker', one], ['3 workers', three]] as const) {
+      const before = pool.keyedRings;
+      assertSameDecode(await pool.decode(input), single, `${label}, ${name}`);
+      assert.equal(pool.keyedRings - before, keyed, `${label}, ${name}: rings keyed`);
+    }
+    assert.equal(old.scatter, false);
+    const before = old.keyedRings;
+    assertSameDecode(await old.decode(input), single, `${label}, the pool without scatter`);
+    assert.equal(old.keyedRings, before, `${label}: the pool without scatter keys nothing`);
+  };
+
+  const st = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
+  const untimedType = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.CPU;
+  const events = [eventOf(0, attrOf(st, { flags: { sampleIdAll: true } }), [11n]), eventOf(1, attrOf(untimedType), [21n])];
+  const sample = (r: number, i: number, time: bigint) => sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 100 + r, time, cpu: r, period: 1n });
+  const ringOf = (r: number, records: readonly Uint8Array[]): RingCopy => ringFromRecords(records, 1 << 18, 'backward', { ringId: r, cpu: r });
+  const timed = (r: number, times: readonly bigint[]) => ringOf(r, times.map((time, i) => sample(r, i, time)));
+
+  it('gives the single-thread bytes with equal times across rings at every cut, and with every ring at one time', async () => {
+    const ties = [0, 1, 2, 3].map((r) => timed(r, Array.from({ length: 900 + r }, (_, i) => 5000n + BigInt(Math.floor(i / 300)))));
+    await assertScattered({ events, rings: ties }, 'ties', 4);
+    await assertScattered({ events, rings: [0, 1, 2].map((r) => timed(r, Array<bigint>(700).fill(42n))) }, 'one time', 3);
+  });
+
+  it('gives the single-thread bytes with empty rings, one ring far longer, runs of one row, and a side-band ring', async () => {
+    const steady = (length: number, step: number, at = 0) => Array.from({ length }, (_, i) => 1000n + BigInt(at + i * step));
+    await assertScattered({ events, rings: [timed(0, []), timed(1, steady(500, 3)), timed(2, []), timed(3, steady(400, 4, 1))] }, 'empty rings', 4);
+    await assertScattered({ events, rings: [timed(0, steady(3000, 1)), timed(1, steady(3, 700))] }, 'one long ring', 2);
+    const dealt = Array.from({ length: 16 }, (_, r) => timed(r, Array.from({ length: 200 }, (_, i) => 1000n + BigInt(16 * i + r))));
+    const comm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(5).u32(5).cstring('task').toBytes(), st, true, { pid: 5, tid: 5, time: 900n, id: 11n });
+    const side = ringFromRecords([comm], 1 << 12, 'forward', { ringId: 16 });
+    await assertScattered({ events, rings: [...dealt, side] }, 'bursts of one, side-band', 16);
+    await assertScattered({ events, rings: [timed(0, []), timed(1, [])] }, 'no records (decoded here, not on workers)', 0);
+  });
+
+  it('copies the rows of rings it cannot key (records without a time, side-band records, damaged) between keyed rings', async () => {
+    const steady = (r: number) => Array.from({ length: 600 }, (_, i) => 2000n + BigInt(5 * i + r));
+    const untimed = ringOf(1, Array.from({ length: 300 }, (_, i) =>
+      i % 7 === 3 ? sampleRecord(untimedType, { id: 21n, ip: 1n, pid: 1, tid: 1, cpu: 1 }) : sample(1, i, 2000n + BigInt(10 * i))));
+    const comm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(5).u32(5).cstring('task').toBytes(), st, true, { pid: 5, tid: 5, time: 2500n, id: 11n });
+    const withComm = ringOf(2, [...steady(2).slice(0, 100).map((time, i) => sample(2, i, time)), comm, sample(2, 101, 2600n)]);
+    const cut = ringOf(3, [header(RecordType.SAMPLE, 2, 12).u64(0n).toBytes(), ...steady(3).map((time, i) => sample(3, i, time))]);
+    await assertScattered({ events, rings: [timed(0, steady(0)), untimed, withComm, cut, timed(4, steady(4))] }, 'mixed', 3);
+  });
+
+  it('gives the single-thread bytes on seeded random per-CPU snapshots, into a shared arena reused across them', async () => {
+    const arena = new ColumnArena({ shared: true });
+    let previous: DecodedSnapshot | null = null;
+    let keyed = 0;
+    for (let seed = 100; seed < 130; seed++) {
+      const input = randomPerCpuSnapshot(seed, seed % 3 === 0 ? 20_000 : 2000);
+      const before = three.keyedRings;
+      const parallel = await three.decode(input, { arena });
+      keyed += three.keyedRings - before;
+      assertSameDecode(parallel, decodeSnapshot(input), `seed ${seed}`);
+      if (previous) assert.equal(arena.recycle(previous.columns), true, `seed ${seed}`);
+      arena.warm();
+      previous = parallel;
+    }
+    assert.ok(keyed >= 30, `${keyed} rings keyed`);
   });
 });

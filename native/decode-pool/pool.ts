@@ -19,15 +19,16 @@ import { Worker } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
 import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
-import { mergeSliceInto, mergeSlices, type MergeSlice } from '../decode/merge';
+import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
+import { keyRing, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
 import {
   decodeRingRows, eventTables, firstSetRows, largestTime, smallestTime, timeNs,
-  type RingDecode, type RingRows, type SetSource, type TimeMark,
+  type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
-import type { DecodeReply, RingResult, RingTask, SharedSet, WorkerRequest } from './decode-worker';
+import type { DecodeReply, KeyResult, RingResult, RingTask, SharedSet, SharedSource, WorkerRequest } from './decode-worker';
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
@@ -63,6 +64,12 @@ export interface DecodePoolOptions {
   readonly minWorkerBytes?: number;
   /** Fewest rows of a merge the pool merges in parallel (default MIN_PARALLEL_MERGE_ROWS); Infinity: always here. */
   readonly minMergeRows?: number;
+  /**
+   * Decode each flight-recorder row straight into its merged place (scatter.ts; default true), or
+   * false: decode every ring into its own rows, then merge them into the output (the pool before
+   * the scatter path, kept for the bench's comparison).
+   */
+  readonly scatter?: boolean;
 }
 
 export interface PoolDecodeOptions {
@@ -135,6 +142,23 @@ function lanesOf(rings: readonly RingCopy[], ringNumbers: readonly number[], lan
   return out;
 }
 
+/**
+ * Decodes the side-band (forward) rings here, before the rest (small; they give the flight-recorder
+ * rings their time base), as decodeSnapshot does: their decodes (a sparse array by ring number),
+ * the smallest time they hold, and the flight-recorder rings' numbers in decode order.
+ */
+function sideBandFirst(rings: readonly RingCopy[], tables: EventTables, sets: SetSource): { decodes: RingDecode[]; known: TimeMark; backward: number[] } {
+  const decodes = new Array<RingDecode>(rings.length);
+  const known: TimeMark = { hi: -1, lo: 0 };
+  const order = decodeOrder(rings);
+  for (const r of order) {
+    if (rings[r].direction === 'backward') continue;
+    decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
+    lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
+  }
+  return { decodes, known, backward: order.filter((r) => rings[r].direction === 'backward') };
+}
+
 /** Largest integer a double holds exactly. */
 const MAX_EXACT = 2 ** 53;
 
@@ -158,7 +182,10 @@ export class DecodePool {
   readonly workerCount: number;
   readonly minWorkerBytes: number;
   readonly minMergeRows: number;
+  readonly scatter: boolean;
   private workers: PoolWorker[] = [];
+  /** Key arrays of the scatter path by ring number, reused across snapshots (12 bytes a record, shared memory). */
+  private keyScratch: KeyScratch[] = [];
   /**
    * Shared copies of ring bytes that are not in shared memory already, one per ring slot a worker
    * decodes, reused across snapshots: a warm memcpy instead of structured clone, which copies into
@@ -167,6 +194,7 @@ export class DecodePool {
   private staging: Uint8Array[] = [];
   private nextId = 0;
   private mergesInSlices = 0;
+  private ringsKeyed = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -175,11 +203,17 @@ export class DecodePool {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
+    this.scatter = options.scatter ?? true;
   }
 
   /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
   get parallelMerges(): number {
     return this.mergesInSlices;
+  }
+
+  /** Flight-recorder rings this pool has decoded straight into their merged rows (the scatter path; for tests and the bench). */
+  get keyedRings(): number {
+    return this.ringsKeyed;
   }
 
   /** Worker threads running now. */
@@ -217,20 +251,12 @@ export class DecodePool {
       throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
     }
     if (!this.usesWorkers(raw)) return decodeSnapshot(raw, { arena });
+    if (this.scatter) return this.decodeScattered(raw, arena);
     arena?.beginSnapshot();
     const sets: SetSource = arena ?? FRESH_SHARED_SETS;
     const rings = raw.rings;
-    const decodes = new Array<RingDecode>(rings.length);
     const tables = eventTables(raw.events);
-    const known: TimeMark = { hi: -1, lo: 0 };
-    // Side-band rings here first (small; they give the flight-recorder rings their time base), as decodeSnapshot does.
-    const order = decodeOrder(rings);
-    const backward = order.filter((r) => rings[r].direction === 'backward');
-    for (const r of order) {
-      if (rings[r].direction === 'backward') continue;
-      decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
-      lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
-    }
+    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
     const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
     this.ensureWorkers(lanes.length - 1);
     const lent: ColumnSet[] = [];
@@ -285,6 +311,118 @@ export class DecodePool {
       throw error;
     }
     return assembleSnapshot(raw, decodes, sets, arena, merged ?? undefined);
+  }
+
+  /**
+   * The scatter path (scatter.ts): every thread keys its lane of flight-recorder rings (side-band
+   * rings are decoded here first, as decodeSnapshot does), the merge order of the keys is cut into
+   * one slice per thread, and each thread decodes the records of its slice straight into their rows
+   * of the output set. Rings keyRing does not take are decoded into their own rows on the way and
+   * copied into place.
+   */
+  private async decodeScattered(raw: SnapshotInput, arena: ColumnArena | undefined): Promise<DecodedSnapshot> {
+    arena?.beginSnapshot();
+    const sets: SetSource = arena ?? FRESH_SHARED_SETS;
+    const rings = raw.rings;
+    const tables = eventTables(raw.events);
+    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
+    const sources = new Array<ScatterSource>(rings.length);
+    decodes.forEach((decode, r) => {
+      sources[r] = { kind: 'rows', rows: decode.rows };
+    });
+    // Every thread reads every flight-recorder ring's bytes when it writes its slice: all in shared memory.
+    const shared = new Array<RingCopy>(rings.length);
+    backward.forEach((r, slot) => {
+      shared[r] = this.shared(rings[r], slot);
+    });
+    const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
+    this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
+    const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
+      if (result && 'keyed' in result) {
+        this.keyScratch[r] = result.keyed.scratch;
+        this.ringsKeyed++;
+        decodes[r] = { rows: { set: NO_ROWS, first: 0, count: result.keyed.count }, state: result.keyed.state, anomalies: result.keyed.anomalies };
+        sources[r] = { kind: 'keyed', ring: shared[r], keys: result.keyed };
+        return;
+      }
+      const decode = own ?? (result && 'decoded' in result ? decodeOf(result.decoded, sets) : null);
+      if (!decode) throw new Error(`decode worker answered nothing for ring ${r}`);
+      decodes[r] = decode;
+      sources[r] = { kind: 'rows', rows: decode.rows };
+    };
+    const requests = lanes.slice(1).map((lane, w) => this.workers[w].run({
+      kind: 'key', id: this.nextId++, events: raw.events, known: { ...known },
+      tasks: lane.map((r) => ({ ringNumber: r, ring: shared[r], scratch: this.keyScratch[r] ?? null })),
+    }).then(keyedOf));
+    let ownError: unknown = null;
+    try {
+      for (const r of lanes[0]) {
+        const keys = keyRing(shared[r], tables, this.keyScratch[r] ?? null, sharedKeyScratch);
+        keyed(r, keys ? { ringNumber: r, keyed: keys } : null, keys ? null : decodeRingRows(rings[r], r, tables, known, sets));
+      }
+    } catch (error) {
+      ownError = error;
+    }
+    const settled = await Promise.allSettled(requests);
+    let failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if (failure === null || failure === undefined) {
+      try {
+        for (const s of settled) if (s.status === 'fulfilled') for (const result of s.value) keyed(result.ringNumber, result, null);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    const giveDecoded = (): void => {
+      for (const source of sources) if (source?.kind === 'rows' && source.rows.set !== NO_ROWS) sets.give(source.rows.set);
+    };
+    if (failure !== null && failure !== undefined) {
+      giveDecoded();
+      arena?.endSnapshot(null);
+      throw failure;
+    }
+    if (!exactSpan(rings, decodes)) {
+      // Damaged times far apart: values may round differently per base, so decode as one thread does.
+      giveDecoded();
+      arena?.endSnapshot(null);
+      return decodeSnapshot(raw, { arena });
+    }
+    const { shift } = timeAxis(rings, decodes);
+    const times = scatterTimes(sources);
+    let total = 0;
+    let nonEmpty = 0;
+    for (const time of times) {
+      total += time.length;
+      if (time.length > 0) nonEmpty++;
+    }
+    const parts = nonEmpty >= 2 && total >= this.minMergeRows ? this.workerCount + 1 : 1;
+    const slices: MergeSlice[] = parts > 1
+      ? mergeSlicesOfTimes(times, shift, parts)
+      : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
+    const out = total > 0 ? sets.take(total) : NO_ROWS;
+    const wire = sources.map((source): SharedSource => source.kind === 'keyed'
+      ? source
+      : { kind: 'rows', rows: { set: sharedOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+    const shifts = Array.from(shift);
+    const writes = slices.slice(1).map((slice, w) => this.workers[w].run({
+      kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedOf(out), slice: plainSlice(slice),
+    }));
+    ownError = null;
+    try {
+      scatterSlice(out, sources, tables, shift, slices[0]);
+    } catch (error) {
+      ownError = error;
+    }
+    const written = await Promise.allSettled(writes);
+    failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if (failure !== null && failure !== undefined) {
+      giveDecoded();
+      if (out !== NO_ROWS) sets.give(out);
+      arena?.endSnapshot(null);
+      throw failure;
+    }
+    if (parts > 1) this.mergesInSlices++;
+    const placed = decodes.map((decode) => (decode.rows.set === NO_ROWS ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
+    return assembleSnapshot(raw, placed, sets, arena, { set: out, first: 0, count: total });
   }
 
   /**
@@ -356,6 +494,20 @@ export class DecodePool {
       this.workers.push(worker);
     }
   }
+}
+
+/** Stands for rows that have no set of their own yet (a keyed ring's, written into the output later). */
+const NO_ROWS = new ColumnSet(0);
+
+function keyedOf(reply: DecodeReply): readonly KeyResult[] {
+  if (!('keyed' in reply)) throw new Error('decode worker answered a key request with no rings');
+  return reply.keyed;
+}
+
+/** A ring a worker decoded into rows; the sets it used on the way go back to `sets`. */
+function decodeOf(result: RingResult, sets: SetSource): RingDecode {
+  for (const spare of result.spare) sets.give(setOf(spare));
+  return { rows: { set: setOf(result.set), first: result.first, count: result.count }, state: result.state, anomalies: result.anomalies };
 }
 
 function resultsOf(reply: DecodeReply): readonly RingResult[] {
