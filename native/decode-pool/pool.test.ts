@@ -145,16 +145,20 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
   this.timeout(60_000);
   const one = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
   const three = new DecodePool({ workers: 3, minWorkerBytes: 0, minMergeRows: 0 });
+  // Default minMergeRows: these snapshots are too small to cut, so this thread writes every row after the workers keyed.
+  const here = new DecodePool({ workers: 1, minWorkerBytes: 0 });
   const old = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, scatter: false });
-  after(() => Promise.all([one.close(), three.close(), old.close()]));
+  after(() => Promise.all([one.close(), three.close(), here.close(), old.close()]));
 
   /** Decodes `input` with every pool, asserts each gave the single-thread bytes and the scatter pools keyed `keyed` rings. */
   const assertScattered = async (input: SnapshotInput, label: string, keyed: number) => {
     const single = decodeSnapshot(input);
-    for (const [name, pool] of [['1 worker', one], ['3 workers', three]] as const) {
+    for (const [name, pool] of [['1 worker', one], ['3 workers', three], ['written here', here]] as const) {
       const before = pool.keyedRings;
+      const slicedBefore = pool.parallelMerges;
       assertSameDecode(await pool.decode(input), single, `${label}, ${name}`);
       assert.equal(pool.keyedRings - before, keyed, `${label}, ${name}: rings keyed`);
+      if (pool === here) assert.equal(pool.parallelMerges, slicedBefore, `${label}: written on this thread alone`);
     }
     assert.equal(old.scatter, false);
     const before = old.keyedRings;

@@ -1,13 +1,18 @@
-// Decoding a snapshot's rings in parallel: worker threads (decode-worker.ts) decode whole rings
-// into column sets of shared memory while this thread decodes its own share; then every ring's
-// rows are put on one time axis and merged by time, in parallel too: the merge order is cut into
-// slices of about equal rows (mergeSlices: cut rows sampled from the rings, each ring cut by
-// binary search), and each thread merges its slice of every ring straight into its own rows of
-// the shared output set (its first output row is the number of rows before the cut), so nothing
-// is copied afterwards. The columns are the single-thread decoder's, value for value: each ring
-// is decoded by the same code, the merge order is the same total order (key, ring, row), and every
-// time is an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not
-// (damaged times) is decoded on one thread instead.
+// Decoding a snapshot's rings in parallel, by default on the scatter path (scatter.ts): worker
+// threads and this one each key their share of the flight-recorder rings (each record's time,
+// byte offset and event: 14 bytes, not a 39-byte row), then the merge order of those keys is cut
+// into slices of about equal rows (mergeSlicesOfTimes: cut rows sampled from the rings, each ring
+// cut by binary search), and each thread decodes the records of its slice from the ring bytes
+// straight into their rows of the shared output set. Every row is written once, at its final
+// place. A ring that cannot be keyed (side-band records, records without a time, unknown ids,
+// damaged times) is decoded into its own rows as one thread would and copied into place.
+// With `scatter: false` (the pool before that path, kept for the bench's comparison), whole rings
+// are decoded into their own column sets first and each thread then merges its slice of every
+// ring into its rows of the output set (mergeSliceInto): every row is written twice.
+// The columns are the single-thread decoder's, value for value, either way: each record is decoded
+// by the same rules, the merge order is the same total order (key, ring, row), and every time is
+// an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not (damaged
+// times) is decoded on one thread instead.
 //
 // Workers start on the first parallel decode and are reused for every later snapshot. An idle
 // worker is unref'd (it never keeps the process alive); close() terminates them, and a worker that
@@ -471,6 +476,7 @@ export class DecodePool {
     const workers = this.workers;
     this.workers = [];
     this.staging = [];
+    this.keyScratch = [];
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
