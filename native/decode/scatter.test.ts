@@ -29,6 +29,7 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
     }
     assert.deepEqual(keyed.anomalies, single.anomalies);
     assert.equal(keyed.state.anomalies, single.coverage[0].anomalies);
+    assert.equal(keyed.onlyPosition, 0);
   });
 
   it('grows past the room the newest record suggests, keeping every key, and reuses scratch that is big enough', () => {
@@ -43,6 +44,7 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
     assert.equal(keyed.count, 901);
     assert.deepEqual(Array.from(keyed.scratch.time.subarray(keyed.first, keyed.first + 3)), [0, 1, 2].map((i) => i + 1000 - 9_000_000));
     assert.equal(keyed.scratch.position[keyed.first + 900], 1);
+    assert.equal(keyed.onlyPosition, -1, 'two events');
     const single = decodeSnapshot({ events: wide, rings: [ring] });
     assert.deepEqual(Array.from(keyed.scratch.offset.subarray(keyed.first, keyed.first + keyed.count)), Array.from(single.columns.offset));
     const again = keyRing(ring, eventTables(wide), keyed.scratch, sharedKeyScratch);

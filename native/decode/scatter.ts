@@ -55,6 +55,8 @@ export interface KeyedRing {
   readonly scratch: KeyScratch;
   readonly first: number;
   readonly count: number;
+  /** The event position every record has, when they all have one (the usual flight recorder); -1 when they differ. */
+  readonly onlyPosition: number;
   /** What decodeRingRows would have accumulated (offset where the walk stopped, base, smallest and largest time). */
   readonly state: RingState;
   readonly anomalies: DecodeAnomaly[];
@@ -83,6 +85,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   let positions = keys.position;
   let position = sampleIdOffset >= 0 ? -1 : defaultPosition;
   let layoutPosition = -1;
+  let mixed = false;
   let sTime = -1;
   let sMin = 0;
   let idLo = -1;
@@ -113,6 +116,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     }
     if (position !== layoutPosition) {
       const layout = tables.layouts[position];
+      if (layoutPosition >= 0) mixed = true;
       layoutPosition = position;
       sTime = layout.time;
       sMin = layout.sampleMin;
@@ -163,7 +167,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     anomalies.push(stop);
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
-  return { scratch: keys, first: capacity - rows, count: rows, state, anomalies };
+  return { scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), state, anomalies };
 }
 
 /** One ring as scatterSlice reads it: keyed (records decoded from `bytes` here) or rows decoded already. */
@@ -212,6 +216,7 @@ class KeyedWriter {
   private readonly u32: Uint32Array;
   private readonly offset: Uint32Array;
   private readonly position: Uint16Array;
+  private readonly onlyPosition: number;
   private readonly first: number;
   private readonly ringCpu: number;
 
@@ -219,13 +224,14 @@ class KeyedWriter {
     this.u32 = u32View(ring.bytes);
     this.offset = keys.scratch.offset;
     this.position = keys.scratch.position;
+    this.onlyPosition = keys.onlyPosition;
     this.first = keys.first;
     this.ringCpu = ring.cpu;
   }
 
   /** Records [from, from + length) of the ring (oldest first) into rows [to, to + length) of `out`. */
   write(out: ColumnSet, to: number, from: number, length: number, time: Float64Array, amount: number): void {
-    const { u32, offset, position, ringCpu, ringNumber } = this;
+    const { u32, offset, position, onlyPosition, ringCpu, ringNumber } = this;
     const { layouts, indexOf } = this.tables;
     const { time: times, kind, misc, event: events, pid, tid, cpu, ipHi, ipLo, ring, offset: offsets } = out;
     const SAMPLE = RecordType.SAMPLE;
@@ -239,7 +245,8 @@ class KeyedWriter {
     for (let j = 0; j < length; j++) {
       const row = to + j;
       const o = offset[start + j];
-      const p = position[start + j];
+      // One event for the whole ring: no read of the positions (a memory stream less per ring).
+      const p = onlyPosition >= 0 ? onlyPosition : position[start + j];
       if (p !== layoutPosition) {
         const layout = layouts[p];
         layoutPosition = p;
