@@ -37,21 +37,23 @@ import type { DecodeReply, KeyResult, RingResult, RingTask, SharedSet, SharedSou
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
- * it, posting the work and waiting for the worker costs about what decoding it here does. Measured
- * with two rings of 56-byte samples on the 2-vCPU bench VM while other test runs loaded it (load
- * average 5-8): parallel took 2-12× one thread's time at 64-256 KiB per ring, 0.7-1.4× at 1-2 MiB,
- * 1.0-1.3× at 4-16 MiB; no size gained reliably on that loaded machine, so the pool starts where
- * the cost was even. `node out/bench/parallel.js` prints the same sweep; rerun it on a quiet machine.
+ * it, posting the work and waiting for the worker costs about what decoding it here does.
+ * `node out/bench/parallel.js` (two rings of 56-byte samples, this pool against one thread in the
+ * same rounds) on the 2-vCPU bench VM at load average 0.8-0.9, three runs: the scatter path took
+ * 0.63-0.73× one thread's time at 1 MiB per ring, 0.62-0.64× at 2 MiB, 0.52-0.55× at 4-16 MiB, and
+ * 2.0-2.6× at 256 KiB. Earlier, with the pool before the scatter path and other test runs loading
+ * the machine (load average 5-8), parallel took 0.7-1.4× at 1-2 MiB: a loaded machine rarely gives
+ * both threads a CPU at once, and losing there costs about a millisecond at this size.
  */
-export const MIN_WORKER_BYTES = 4 * 1024 * 1024;
+export const MIN_WORKER_BYTES = 1024 * 1024;
 
 /**
  * Rows a merge must hold before the pool cuts it into slices for the workers (only when the rings
- * were decoded on workers, which MIN_WORKER_BYTES already keeps to about 150k rows and more): a
- * floor against posting slices of a few rows each when a caller lowers minWorkerBytes, not a
- * measured break-even.
+ * went to workers, which MIN_WORKER_BYTES already keeps to about 37k rows of 56-byte samples and
+ * more): a floor against posting slices of a few rows each when a caller lowers minWorkerBytes,
+ * not a measured break-even. Below it, this thread writes every row after the rings are keyed.
  */
-export const MIN_PARALLEL_MERGE_ROWS = 1 << 16;
+export const MIN_PARALLEL_MERGE_ROWS = 1 << 14;
 
 /** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
 const WORKER_FILE = join(__dirname, 'decode-worker.js');
