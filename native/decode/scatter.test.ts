@@ -2,8 +2,10 @@ import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
 import { eventTables } from './decode-ring';
-import { keyRing, sharedKeyScratch, type KeyScratch } from './scatter';
-import { attrOf, ByteWriter, eventOf, header, otherRecord, randomPerCpuSnapshot, ringFromRecords, sampleRecord } from './test-records';
+import { OTHER_RECORD, keyRing, sharedKeyScratch, type KeyScratch } from './scatter';
+import {
+  attrOf, ByteWriter, commRecord, eventOf, header, otherRecord, randomPerCpuSnapshot, ringFromRecords, sampleRecord, throttleRecord,
+} from './test-records';
 import type { RingCopy } from '../abi/snapshot';
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
@@ -51,17 +53,37 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
     assert.equal(again?.scratch, keyed.scratch);
   });
 
-  it('leaves to the full decoder: side-band records, unknown ids, samples without a time, damaged times, forward rings', () => {
+  it('leaves to the full decoder: unknown ids, damaged times, forward rings', () => {
     const timed = Array.from({ length: 50 }, (_, i) => hot(i, 1000n + BigInt(i)));
-    const comm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(5).u32(5).cstring('x').toBytes(), HOT, true, { pid: 5, tid: 5, time: 1010n, id: 11n });
     const stranger = sampleRecord(HOT, { id: 99n, ip: 1n, pid: 1, tid: 2, time: 1020n, cpu: 0, period: 1n });
-    const untimed = sampleRecord(NO_TIME, { id: 21n, ip: 1n, pid: 1, tid: 2, cpu: 0 });
     assert.ok(key(backward(timed)));
-    assert.equal(key(backward([...timed, comm])), null, 'a COMM record');
     assert.equal(key(backward([...timed, stranger])), null, 'an unknown id');
-    assert.equal(key(backward([...timed, untimed])), null, 'a sample without a time');
     assert.equal(key(backward([...timed, hot(60, 1n << 60n)])), null, 'a time 2^60 ns away');
     assert.equal(key(ringFromRecords(timed, 1 << 16, 'forward')), null, 'a forward ring');
+  });
+
+  it('keys records that are not plain timed samples through decodeRing: their times, lost counts and an event position of their own', () => {
+    const comm = commRecord(HOT, 'x', 1010n, 11n);
+    const throttle = throttleRecord(HOT, 1015n, 11n);
+    const lostSamples = otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(4n).toBytes(), HOT, true, { pid: 1, tid: 1, time: 1016n, id: 11n });
+    const untimed = sampleRecord(NO_TIME, { id: 21n, ip: 1n, pid: 1, tid: 2, cpu: 0 });
+    // A LOST record: the kernel writes it and the record after the gap in one reservation; the decoder puts it back before that record.
+    const lost = otherRecord(RecordType.LOST, 0, new ByteWriter().u64(11n).u64(3n).toBytes(), HOT, true, { pid: 1, tid: 1, time: 1017n, id: 11n });
+    const ring = backward([untimed, hot(0, 1000n), comm, hot(1, 1012n), throttle, lostSamples, untimed, hot(2, 1020n), hot(3, 1021n), lost, hot(4, 1022n)]);
+    const keyed = key(ring);
+    assert.ok(keyed);
+    const single = decodeSnapshot({ events, rings: [ring] });
+    assert.equal(keyed.count, 11);
+    assert.equal(keyed.onlyPosition, -1);
+    assert.equal(keyed.state.lost, 7);
+    assert.equal(single.coverage[0].lostRecords, 7n);
+    const position = Array.from(keyed.scratch.position.subarray(keyed.first, keyed.first + keyed.count));
+    // The LOST record one row earlier than this test wrote it, as the decoder places it.
+    assert.deepEqual(position, [OTHER_RECORD, 0, OTHER_RECORD, 0, OTHER_RECORD, OTHER_RECORD, OTHER_RECORD, 0, OTHER_RECORD, 0, 0]);
+    assert.deepEqual(Array.from(keyed.scratch.offset.subarray(keyed.first, keyed.first + keyed.count)), Array.from(single.columns.offset));
+    assert.equal(single.columns.kind[8], RecordType.LOST);
+    const base = Number((BigInt(keyed.state.baseHi) << 32n) | BigInt(keyed.state.baseLo)) - Number(single.columns.timeOriginNs);
+    for (let i = 0; i < keyed.count; i++) assert.ok(Object.is(keyed.scratch.time[keyed.first + i] + base, single.columns.time[i]), `row ${i}`);
   });
 
   it('keys a ring whose oldest record is cut, listing the walk end as the decoder does', () => {

@@ -7,23 +7,32 @@
 //  3. scatterSlice, per slice: decodes each record of the slice from the ring bytes into its row of
 //     the shared output set; a ring that keyRing could not key (decodeRingRows decoded it into its
 //     own rows instead) has its rows copied there.
-// keyRing takes only rings whose every whole record is a sample of a known event with a time, all
-// within 2^53 ns of the newest one: for those, decodeRing writes exactly what scatterSlice writes
-// (the same fields at the same offsets), and the walk stops where decodeRing stops. Anything else
-// (side-band records, unknown ids, samples shorter than their fields, damaged times) is left to
+// keyRing keys timed samples of known events itself (scatterSlice then writes exactly the fields
+// decodeRing writes for them, from the same offsets); any other record (throttle, LOST, a sample
+// without a time, ...) is decoded by decodeRing on its own, for its time when keyed and again into
+// its row when written; LOST records are moved before their partner as decodeRingRows does. The
+// walk stops where decodeRing stops. A ring with a record the decoder would note as an anomaly
+// (unknown id, a field past the record's end) or a time 2^53 ns or more from the others is left to
 // decodeRingRows, so the columns stay the single-thread decoder's byte for byte.
 
 import { RecordType } from '../abi/uapi';
 import { idLocator } from './parse-info';
 import { copyShifted, mergeRuns, type MergeSlice } from './merge';
-import { walkEndAnomaly, u32View } from './walk';
-import { TWO_32, type EventTables, type RingRows, type RingState } from './decode-ring';
-import type { ColumnSet } from './column-set';
+import { placeLostBeforePartner, walkEndAnomaly, u32View } from './walk';
+import { TWO_32, decodeOneRecord, type EventTables, type RingRows, type RingState } from './decode-ring';
+import { ColumnSet } from './column-set';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
 
 /** Largest integer a double holds exactly. */
 const MAX_EXACT = 2 ** 53;
+
+/**
+ * The position stored for a record that is not a plain timed sample (throttle records, samples
+ * without a time, ...): keyRing keys it and scatterSlice writes it through decodeRing itself, one
+ * record at a time, since such records are rare.
+ */
+export const OTHER_RECORD = 0xffff;
 
 /** Scratch for one ring's keys: times, byte offsets and event positions, filled from the top down (reused across snapshots when big enough). */
 export interface KeyScratch {
@@ -86,6 +95,9 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   let position = sampleIdOffset >= 0 ? -1 : defaultPosition;
   let layoutPosition = -1;
   let mixed = false;
+  let lost = 0;
+  let hasLost = false;
+  let probe: ColumnSet | null = null;
   let sTime = -1;
   let sMin = 0;
   let idLo = -1;
@@ -102,26 +114,33 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     const w = o >>> 2;
     const size = u32[w + 1] >>> 16;
     if (size < 8 || (size & 7) !== 0 || o + size > end) break; // not a whole record: decodeRing stops here too
-    if (u32[w] !== SAMPLE) return null;
-    if (sampleIdOffset >= 0) {
-      if (sampleIdOffset + 8 > size) return null;
-      const idw = (o + sampleIdOffset) >>> 2;
-      if (u32[idw] !== idLo || u32[idw + 1] !== idHi) {
-        const found = tables.ids.lookup(u32[idw + 1], u32[idw]);
-        if (found < 0) return null;
-        idLo = u32[idw];
-        idHi = u32[idw + 1];
-        position = found;
+    // A timed sample of a known event: keyed here. Anything else goes through decodeRing on its own.
+    let plain = u32[w] === SAMPLE;
+    if (plain && sampleIdOffset >= 0) {
+      if (sampleIdOffset + 8 > size) {
+        plain = false;
+      } else {
+        const idw = (o + sampleIdOffset) >>> 2;
+        if (u32[idw] !== idLo || u32[idw + 1] !== idHi) {
+          const found = tables.ids.lookup(u32[idw + 1], u32[idw]);
+          if (found < 0) {
+            plain = false;
+          } else {
+            idLo = u32[idw];
+            idHi = u32[idw + 1];
+            position = found;
+          }
+        }
       }
     }
-    if (position !== layoutPosition) {
+    if (plain && position !== layoutPosition) {
       const layout = tables.layouts[position];
       if (layoutPosition >= 0) mixed = true;
       layoutPosition = position;
       sTime = layout.time;
       sMin = layout.sampleMin;
     }
-    if (sTime < 0 || size < sMin) return null;
+    if (plain && (sTime < 0 || size < sMin)) plain = false;
     if (rows === capacity) {
       // Out of room: grow from the average record size so far, keeping the entries at the top.
       const grown = rows + Math.ceil(((end - o) / (o / rows)) * 1.0625) + 16;
@@ -136,30 +155,67 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
       positions = bigger.position;
       capacity = top;
     }
-    const tw = (o + sTime) >>> 2;
-    const lo = u32[tw];
-    const hi = u32[tw + 1];
-    if (baseHi < 0) {
-      baseHi = hi;
-      baseLo = lo;
-    }
-    const rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
-    if (rel < minRel) {
-      minRel = rel;
-      minAt = tw;
-    }
-    if (rel > maxRel) {
-      maxRel = rel;
-      maxAt = tw;
+    let rel: number;
+    if (plain) {
+      const tw = (o + sTime) >>> 2;
+      const lo = u32[tw];
+      const hi = u32[tw + 1];
+      if (baseHi < 0) {
+        baseHi = hi;
+        baseLo = lo;
+      }
+      rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
+      if (rel < minRel) {
+        minRel = rel;
+        minAt = tw;
+      }
+      if (rel > maxRel) {
+        maxRel = rel;
+        maxAt = tw;
+      }
+    } else {
+      // A record the decoder notes as an anomaly would have to be listed in walk order: left to decodeRingRows.
+      probe ??= new ColumnSet(1);
+      const one = decodeOneRecord(u32, ring, end, o, probe, 0, baseHi, baseLo, tables);
+      if (one.anomalies.length > 0 || one.state.anomalies > 0) return null;
+      baseHi = one.state.baseHi;
+      baseLo = one.state.baseLo;
+      lost += one.state.lost;
+      rel = probe.time[0];
+      if (one.state.minRel < minRel) {
+        minRel = one.state.minRel;
+        minAt = one.state.minAt;
+      }
+      if (one.state.maxRel > maxRel) {
+        maxRel = one.state.maxRel;
+        maxAt = one.state.maxAt;
+      }
+      mixed = true;
+      if (u32[w] === RecordType.LOST) hasLost = true;
     }
     rows++;
     time[capacity - rows] = rel;
     offset[capacity - rows] = o;
-    positions[capacity - rows] = position;
+    positions[capacity - rows] = plain ? position : OTHER_RECORD;
     o += size;
   }
   if (!(minRel >= -MAX_EXACT && maxRel <= MAX_EXACT) && rows > 0) return null;
-  const state: RingState = { offset: o, lost: 0, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
+  if (hasLost) {
+    // As decodeRingRows does to its rows: each LOST record back before the record it was written with (placeLostBeforePartner).
+    const first = capacity - rows;
+    placeLostBeforePartner(
+      (from) => {
+        for (let row = from; row < rows; row++) if (positions[first + row] === OTHER_RECORD && u32[offset[first + row] >>> 2] === RecordType.LOST) return row;
+        return -1;
+      },
+      (a, b) => {
+        swapEntries(time, first + a, first + b);
+        swapEntries(offset, first + a, first + b);
+        swapEntries(positions, first + a, first + b);
+      },
+    );
+  }
+  const state: RingState = { offset: o, lost, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
   const anomalies: DecodeAnomaly[] = [];
   // The record where the walk stopped, as decodeRingRows lists and counts it.
   const stop = walkEndAnomaly(ring, u32, o, end);
@@ -168,6 +224,13 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
   return { scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), state, anomalies };
+}
+
+/** Exchanges entries a and b of `array`. */
+function swapEntries(array: Float64Array | Uint32Array | Uint16Array, a: number, b: number): void {
+  const kept = array[a];
+  array[a] = array[b];
+  array[b] = kept;
 }
 
 /** One ring as scatterSlice reads it: keyed (records decoded from `bytes` here) or rows decoded already. */
@@ -219,9 +282,15 @@ class KeyedWriter {
   private readonly onlyPosition: number;
   private readonly first: number;
   private readonly ringCpu: number;
+  private readonly end: number;
+  private readonly baseHi: number;
+  private readonly baseLo: number;
 
-  constructor(ring: RingCopy, keys: KeyedRing, private readonly ringNumber: number, private readonly tables: EventTables) {
+  constructor(private readonly ring: RingCopy, keys: KeyedRing, private readonly ringNumber: number, private readonly tables: EventTables) {
     this.u32 = u32View(ring.bytes);
+    this.end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+    this.baseHi = keys.state.baseHi;
+    this.baseLo = keys.state.baseLo;
     this.offset = keys.scratch.offset;
     this.position = keys.scratch.position;
     this.onlyPosition = keys.onlyPosition;
@@ -233,7 +302,7 @@ class KeyedWriter {
   write(out: ColumnSet, to: number, from: number, length: number, time: Float64Array, amount: number): void {
     const { u32, offset, position, onlyPosition, ringCpu, ringNumber } = this;
     const { layouts, indexOf } = this.tables;
-    const { time: times, kind, misc, event: events, pid, tid, cpu, ipHi, ipLo, ring, offset: offsets } = out;
+    const { time: times, kind, misc, event: events, pid, tid, cpu, ipHi, ipLo, ring: rings, offset: offsets } = out;
     const SAMPLE = RecordType.SAMPLE;
     const start = this.first + from;
     // The layout of `layoutPosition` in locals: a ring's samples are mostly of one event.
@@ -247,6 +316,13 @@ class KeyedWriter {
       const o = offset[start + j];
       // One event for the whole ring: no read of the positions (a memory stream less per ring).
       const p = onlyPosition >= 0 ? onlyPosition : position[start + j];
+      if (p === OTHER_RECORD) {
+        // decodeRing writes this row itself; its time is then the key moved onto the origin, as for the others.
+        decodeOneRecord(u32, this.ring, this.end, o, out, row, this.baseHi, this.baseLo, this.tables);
+        times[row] = time[from + j] + amount;
+        rings[row] = ringNumber;
+        continue;
+      }
       if (p !== layoutPosition) {
         const layout = layouts[p];
         layoutPosition = p;
@@ -260,7 +336,7 @@ class KeyedWriter {
       misc[row] = u32[(o >>> 2) + 1] & 0xffff;
       events[row] = event;
       offsets[row] = o;
-      ring[row] = ringNumber;
+      rings[row] = ringNumber;
       if (pidTid >= 0) {
         const pw = (o + pidTid) >>> 2;
         pid[row] = u32[pw] | 0;
