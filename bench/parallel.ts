@@ -15,41 +15,56 @@ import { median, nowNs } from './stats';
 export interface ParallelResult {
   /** Threads decoding: the pool's workers plus this one. */
   readonly threads: number;
+  /** Records decoded. */
+  readonly records: number;
   /** Decode + merge on one thread from a warm arena, median ns. */
   readonly singleNs: number;
-  /** Decode on every thread + merge here from a warm shared arena, median ns. */
+  /** Decode on every thread + merge from a warm shared arena, median ns. */
   readonly parallelNs: number;
+  /** The same for each of the `others` pools, in the same runs. */
+  readonly othersNs: readonly number[];
 }
 
-/** Times one thread and a pool on the same input, alternating, `runs` times each after `warmup`. */
-export async function measureParallel(input: SnapshotInput, runs: number, warmup: number, pool: DecodePool): Promise<ParallelResult> {
+/**
+ * Times one thread, a pool and `others` pools on the same input, `runs` times each after `warmup`:
+ * one of each per round, the pools in an order that rotates every round, so load and cache state
+ * fall on every side alike. Every pool's columns are checked against one thread's once.
+ */
+export async function measureParallel(
+  input: SnapshotInput, runs: number, warmup: number, pool: DecodePool, others: readonly DecodePool[] = [],
+): Promise<ParallelResult> {
   const arena = new ColumnArena();
-  const sharedArena = new ColumnArena({ shared: true });
+  const pools = [pool, ...others];
+  const arenas = pools.map(() => new ColumnArena({ shared: true }));
   let single: DecodedSnapshot | undefined;
-  let parallel: DecodedSnapshot | undefined;
+  const last: (DecodedSnapshot | undefined)[] = pools.map(() => undefined);
   const singleNs: number[] = [];
-  const parallelNs: number[] = [];
+  const poolNs: number[][] = pools.map(() => []);
   for (let i = -warmup; i < runs; i++) {
     if (single) arena.recycle(single.columns);
     arena.warm();
-    let started = nowNs();
+    const started = nowNs();
     single = decodeSnapshot(input, { arena });
-    const singleTook = nowNs() - started;
-    if (parallel) sharedArena.recycle(parallel.columns);
-    sharedArena.warm();
-    started = nowNs();
-    parallel = await pool.decode(input, { arena: sharedArena });
-    const parallelTook = nowNs() - started;
-    if (i === -warmup) {
-      const differences = columnByteDifferences(parallel.columns, single.columns);
-      if (differences.length > 0) throw new Error(`parallel decode differs from one thread: ${differences.join('; ')}`);
+    if (i >= 0) singleNs.push(nowNs() - started);
+    for (let k = 0; k < pools.length; k++) {
+      const p = (k + i + warmup) % pools.length;
+      const previous = last[p];
+      if (previous) arenas[p].recycle(previous.columns);
+      arenas[p].warm();
+      const began = nowNs();
+      const parallel = await pools[p].decode(input, { arena: arenas[p] });
+      const took = nowNs() - began;
+      last[p] = parallel;
+      if (i === -warmup) {
+        const differences = columnByteDifferences(parallel.columns, single.columns);
+        if (differences.length > 0) throw new Error(`parallel decode (pool ${p}) differs from one thread: ${differences.join('; ')}`);
+      }
+      if (i >= 0) poolNs[p].push(took);
     }
-    if (i < 0) continue;
-    singleNs.push(singleTook);
-    parallelNs.push(parallelTook);
   }
   const threads = pool.usesWorkers(input) ? Math.min(input.rings.length, pool.workerCount + 1) : 1;
-  return { threads, singleNs: median(singleNs), parallelNs: median(parallelNs) };
+  const medians = poolNs.map((list) => median(list));
+  return { threads, records: single?.columns.length ?? 0, singleNs: median(singleNs), parallelNs: medians[0], othersNs: medians.slice(1) };
 }
 
 /** Records one CPU writes before the other does, as in the ring-count case. */
@@ -68,22 +83,20 @@ function twoRings(ringBytes: number): SnapshotInput {
 
 async function thresholdSweep(): Promise<void> {
   const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
-  // The same pool merging on this thread only: what cutting the merge into slices adds, under the same load.
-  const mergeHere = new DecodePool({ minWorkerBytes: 0, minMergeRows: Infinity });
+  // The pool before the scatter path (rings decoded into their own rows, then merged in slices), in the same runs.
+  const sliced = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, scatter: false });
   try {
     console.log(`two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs), load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
-    console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one\tmerge here: one thread ms\tparallel ms\tparallel/one');
+    console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one\tno scatter: parallel ms\tparallel/one');
     for (const kib of [64, 256, 1024, 2048, 4096, 16384]) {
-      const input = twoRings(kib * 1024);
-      const r = await measureParallel(input, 15, 3, pool);
-      const h = await measureParallel(input, 15, 3, mergeHere);
-      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs, h.singleNs / 1e6, h.parallelNs / 1e6, h.parallelNs / h.singleNs];
+      const r = await measureParallel(twoRings(kib * 1024), 15, 3, pool, [sliced]);
+      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs, r.othersNs[0] / 1e6, r.othersNs[0] / r.singleNs];
       console.log(`${kib}\t${figures.map((value) => value.toFixed(2)).join('\t')}`);
     }
     console.log(`load average at the end ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   } finally {
     await pool.close();
-    await mergeHere.close();
+    await sliced.close();
   }
 }
 

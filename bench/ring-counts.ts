@@ -2,18 +2,18 @@
 // root, gcc and perf needed, no browser): for each size, a real ring filled by the bench's
 // tracepoint workload, the C walker over it, then its records dealt out to N simulated per-CPU
 // rings (rings.ts), decoded on one thread and by a DecodePool; the parallel columns are checked
-// byte for byte against one thread's. A second pool that merges on this thread only (rings decoded
-// on the workers, merged here: the pool before its merge was cut into slices) runs on the same
-// rings in the same run, so the figure the parallel merge adds is read under the same load. Minutes instead of the full bench's quarter hour, for
-// working on the pool and the merge. Prints a table and one line of JSON with the load average
-// at start and end.
+// byte for byte against one thread's. The pool before the scatter path (rings decoded into their
+// own rows, then merged in slices: `scatter: false`) runs on the same rings in the same rounds, so
+// what the scatter path changes is read under the same load. Minutes instead of the full bench's
+// quarter hour, for working on the pool and the merge. Prints a table and one line of JSON with
+// the load average at start and end.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkPrerequisites, compileC } from './tools';
 import { captureRingForCounts, layouts } from './kernel';
-import { measureRingCount, splitIntoRings } from './rings';
+import { splitIntoRings } from './rings';
 import { measureParallel } from './parallel';
 import { BenchUnavailableError, round, Table } from './stats';
 import { DecodePool } from '../native/decode-pool/pool';
@@ -40,9 +40,9 @@ async function main(): Promise<void> {
   const started = Date.now();
   // Workers for every ring count, whatever the size, as npm run bench measures the pool.
   const pool = new DecodePool({ minWorkerBytes: 0 });
-  const mergeHere = new DecodePool({ minWorkerBytes: 0, minMergeRows: Infinity });
+  const noScatter = new DecodePool({ minWorkerBytes: 0, scatter: false });
   const table = new Table(['ring', 'rings', 'records', 'threads', 'one thread ms', 'parallel ms', 'parallel/one', 'C ms', 'one thread/C', 'parallel/C',
-    'merge here: parallel ms', 'merge here: one thread ms', 'merge here: parallel/one']);
+    'no scatter: parallel ms', 'no scatter: parallel/one', 'no scatter: parallel/C', 'parallel/no scatter']);
   const json: Record<string, unknown> = {};
   try {
     const walker = compileC(gcc, join(__dirname, '..', '..', 'bench', 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
@@ -55,14 +55,16 @@ async function main(): Promise<void> {
       const bySize: Record<string, unknown> = { records: ring.records, c_walker_ms: round(cMs) };
       for (const count of counts) {
         process.stderr.write(`ring ${size} MiB as ${count} ring(s)\n`);
-        const c = await measureRingCount(ring.decoded.events, ring.copy, count, runs, warmup, pool, false);
-        const here = await measureParallel({ events: ring.decoded.events, rings: splitIntoRings(ring.copy, count) }, runs, warmup, mergeHere);
-        table.add(`${size} MiB`, count, c.records, c.parallelThreads, c.pairedSingleMs, c.parallelMs, c.parallelMs / c.pairedSingleMs,
-          cMs, cMs / c.pairedSingleMs, cMs / c.parallelMs, here.parallelNs / 1e6, here.singleNs / 1e6, here.parallelNs / here.singleNs);
+        const c = await measureParallel({ events: ring.decoded.events, rings: splitIntoRings(ring.copy, count) }, runs, warmup, pool, [noScatter]);
+        const oneMs = c.singleNs / 1e6;
+        const parallelMs = c.parallelNs / 1e6;
+        const oldMs = c.othersNs[0] / 1e6;
+        table.add(`${size} MiB`, count, c.records, c.threads, oneMs, parallelMs, parallelMs / oneMs, cMs, cMs / oneMs, cMs / parallelMs,
+          oldMs, oldMs / oneMs, cMs / oldMs, parallelMs / oldMs);
         bySize[String(count)] = {
-          parallel_threads: c.parallelThreads, one_thread_same_runs_ms: round(c.pairedSingleMs), parallel_decode_ms: round(c.parallelMs),
-          one_thread_vs_c: round(cMs / c.pairedSingleMs), parallel_vs_c: round(cMs / c.parallelMs),
-          merge_here_parallel_ms: round(here.parallelNs / 1e6), merge_here_one_thread_ms: round(here.singleNs / 1e6),
+          parallel_threads: c.threads, one_thread_same_runs_ms: round(oneMs), parallel_decode_ms: round(parallelMs),
+          one_thread_vs_c: round(cMs / oneMs), parallel_vs_c: round(cMs / parallelMs),
+          no_scatter_parallel_ms: round(oldMs), no_scatter_parallel_vs_c: round(cMs / oldMs),
         };
       }
       json[`${size}MiB`] = bySize;
@@ -77,7 +79,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(json));
   } finally {
     await pool.close();
-    await mergeHere.close();
+    await noScatter.close();
     rmSync(tempDir, { recursive: true, force: true });
   }
 }

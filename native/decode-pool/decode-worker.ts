@@ -4,13 +4,15 @@
 // SharedArrayBuffer (a recorder with sharedCopyBuffers); otherwise structured clone copies them.
 // It also merges one time slice of decoded rings (mergeSliceInto) straight into its rows of the
 // shared output set: the slices of one merge cover disjoint output rows, so workers never write
-// the same memory.
+// the same memory. For the scatter path (scatter.ts) it keys rings (keyRing, or decodeRingRows for a
+// ring keyRing does not take) and writes one slice of the merge straight from the ring bytes.
 
 import { parentPort } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
 import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
 import { mergeSliceInto, type MergeSlice } from '../decode/merge';
+import { keyRing, scatterSlice, sharedKeyScratch, type KeyScratch, type KeyedRing, type ScatterSource } from '../decode/scatter';
 import type { DecodeAnomaly } from '../decode/types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 
@@ -64,10 +66,41 @@ export interface MergeRequest {
   readonly slice: MergeSlice;
 }
 
-export type WorkerRequest = DecodeRequest | MergeRequest;
+/** Rings to key (scatter path); `scratch`: arrays for the keys from the caller, reused across snapshots. */
+export interface KeyRequest {
+  readonly kind: 'key';
+  readonly id: number;
+  readonly events: readonly EventDescription[];
+  readonly known: TimeMark;
+  readonly tasks: readonly { readonly ringNumber: number; readonly ring: RingCopy; readonly scratch: KeyScratch | null }[];
+}
+
+/** One ring of a KeyRequest: keyed, or decoded into rows (a ring keyRing does not take). */
+export type KeyResult =
+  | { readonly ringNumber: number; readonly keyed: KeyedRing }
+  | { readonly ringNumber: number; readonly decoded: RingResult };
+
+/** A ScatterSource as it crosses threads. */
+export type SharedSource =
+  | { readonly kind: 'keyed'; readonly ring: RingCopy; readonly keys: KeyedRing }
+  | { readonly kind: 'rows'; readonly rows: SharedRows };
+
+/** Write one slice of the scatter merge of `sources` into `out`. */
+export interface ScatterRequest {
+  readonly kind: 'scatter';
+  readonly id: number;
+  readonly events: readonly EventDescription[];
+  readonly sources: readonly SharedSource[];
+  readonly shift: readonly number[];
+  readonly out: SharedSet;
+  readonly slice: MergeSlice;
+}
+
+export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest;
 
 export type DecodeReply =
   | { readonly id: number; readonly results: readonly RingResult[] }
+  | { readonly id: number; readonly keyed: readonly KeyResult[] }
   | { readonly id: number; readonly merged: number }
   | { readonly id: number; readonly error: string };
 
@@ -111,6 +144,28 @@ export function decodeRequest(request: DecodeRequest): RingResult[] {
   });
 }
 
+/** Keys every ring of a request, decoding those keyRing does not take (exported so it is testable on one thread). */
+export function keyRequest(request: KeyRequest): KeyResult[] {
+  const tables = eventTables(request.events);
+  return request.tasks.map((task): KeyResult => {
+    const keyed = keyRing(task.ring, tables, task.scratch, sharedKeyScratch);
+    if (keyed) return { ringNumber: task.ringNumber, keyed };
+    const [decoded] = decodeRequest({ kind: 'decode', id: request.id, events: request.events, known: request.known, tasks: [task] });
+    return { ringNumber: task.ringNumber, decoded };
+  });
+}
+
+/** Writes the request's slice of the scatter merge; returns the rows written (exported so it is testable on one thread). */
+export function scatterRequest(request: ScatterRequest): number {
+  const sources = request.sources.map((source): ScatterSource => source.kind === 'keyed'
+    ? source
+    : { kind: 'rows', rows: { set: new ColumnSet(source.rows.set.length, source.rows.set.buffer), first: source.rows.first, count: source.rows.count } });
+  scatterSlice(new ColumnSet(request.out.length, request.out.buffer), sources, eventTables(request.events), request.shift, request.slice);
+  let rows = 0;
+  for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
+  return rows;
+}
+
 /** Merges the request's slice into its output rows; returns the rows written (exported so it is testable on one thread). */
 export function mergeRequest(request: MergeRequest): number {
   const sources = request.sources.map((rows) => ({ set: new ColumnSet(rows.set.length, rows.set.buffer), first: rows.first, count: rows.count }));
@@ -125,7 +180,19 @@ if (port) {
   port.on('message', (request: WorkerRequest) => {
     let reply: DecodeReply;
     try {
-      reply = request.kind === 'merge' ? { id: request.id, merged: mergeRequest(request) } : { id: request.id, results: decodeRequest(request) };
+      switch (request.kind) {
+        case 'merge':
+          reply = { id: request.id, merged: mergeRequest(request) };
+          break;
+        case 'key':
+          reply = { id: request.id, keyed: keyRequest(request) };
+          break;
+        case 'scatter':
+          reply = { id: request.id, merged: scatterRequest(request) };
+          break;
+        default:
+          reply = { id: request.id, results: decodeRequest(request) };
+      }
     } catch (error) {
       reply = { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
     }

@@ -1,13 +1,18 @@
-// Decoding a snapshot's rings in parallel: worker threads (decode-worker.ts) decode whole rings
-// into column sets of shared memory while this thread decodes its own share; then every ring's
-// rows are put on one time axis and merged by time, in parallel too: the merge order is cut into
-// slices of about equal rows (mergeSlices: cut rows sampled from the rings, each ring cut by
-// binary search), and each thread merges its slice of every ring straight into its own rows of
-// the shared output set (its first output row is the number of rows before the cut), so nothing
-// is copied afterwards. The columns are the single-thread decoder's, value for value: each ring
-// is decoded by the same code, the merge order is the same total order (key, ring, row), and every
-// time is an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not
-// (damaged times) is decoded on one thread instead.
+// Decoding a snapshot's rings in parallel, by default on the scatter path (scatter.ts): worker
+// threads and this one each key their share of the flight-recorder rings (each record's time,
+// byte offset and event: 14 bytes, not a 39-byte row), then the merge order of those keys is cut
+// into slices of about equal rows (mergeSlicesOfTimes: cut rows sampled from the rings, each ring
+// cut by binary search), and each thread decodes the records of its slice from the ring bytes
+// straight into their rows of the shared output set. Every row is written once, at its final
+// place. A ring that cannot be keyed (side-band records, records without a time, unknown ids,
+// damaged times) is decoded into its own rows as one thread would and copied into place.
+// With `scatter: false` (the pool before that path, kept for the bench's comparison), whole rings
+// are decoded into their own column sets first and each thread then merges its slice of every
+// ring into its rows of the output set (mergeSliceInto): every row is written twice.
+// The columns are the single-thread decoder's, value for value, either way: each record is decoded
+// by the same rules, the merge order is the same total order (key, ring, row), and every time is
+// an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not (damaged
+// times) is decoded on one thread instead.
 //
 // Workers start on the first parallel decode and are reused for every later snapshot. An idle
 // worker is unref'd (it never keeps the process alive); close() terminates them, and a worker that
@@ -19,33 +24,36 @@ import { Worker } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
 import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
-import { mergeSliceInto, mergeSlices, type MergeSlice } from '../decode/merge';
+import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
+import { keyRing, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
 import {
   decodeRingRows, eventTables, firstSetRows, largestTime, smallestTime, timeNs,
-  type RingDecode, type RingRows, type SetSource, type TimeMark,
+  type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
-import type { DecodeReply, RingResult, RingTask, SharedSet, WorkerRequest } from './decode-worker';
+import type { DecodeReply, KeyResult, RingResult, RingTask, SharedSet, SharedSource, WorkerRequest } from './decode-worker';
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
- * it, posting the work and waiting for the worker costs about what decoding it here does. Measured
- * with two rings of 56-byte samples on the 2-vCPU bench VM while other test runs loaded it (load
- * average 5-8): parallel took 2-12× one thread's time at 64-256 KiB per ring, 0.7-1.4× at 1-2 MiB,
- * 1.0-1.3× at 4-16 MiB; no size gained reliably on that loaded machine, so the pool starts where
- * the cost was even. `node out/bench/parallel.js` prints the same sweep; rerun it on a quiet machine.
+ * it, posting the work and waiting for the worker costs about what decoding it here does.
+ * `node out/bench/parallel.js` (two rings of 56-byte samples, this pool against one thread in the
+ * same rounds) on the 2-vCPU bench VM at load average 0.8-0.9, three runs: the scatter path took
+ * 0.63-0.73× one thread's time at 1 MiB per ring, 0.62-0.64× at 2 MiB, 0.52-0.55× at 4-16 MiB, and
+ * 2.0-2.6× at 256 KiB. Earlier, with the pool before the scatter path and other test runs loading
+ * the machine (load average 5-8), parallel took 0.7-1.4× at 1-2 MiB: a loaded machine rarely gives
+ * both threads a CPU at once, and losing there costs about a millisecond at this size.
  */
-export const MIN_WORKER_BYTES = 4 * 1024 * 1024;
+export const MIN_WORKER_BYTES = 1024 * 1024;
 
 /**
  * Rows a merge must hold before the pool cuts it into slices for the workers (only when the rings
- * were decoded on workers, which MIN_WORKER_BYTES already keeps to about 150k rows and more): a
- * floor against posting slices of a few rows each when a caller lowers minWorkerBytes, not a
- * measured break-even.
+ * went to workers, which MIN_WORKER_BYTES already keeps to about 37k rows of 56-byte samples and
+ * more): a floor against posting slices of a few rows each when a caller lowers minWorkerBytes,
+ * not a measured break-even. Below it, this thread writes every row after the rings are keyed.
  */
-export const MIN_PARALLEL_MERGE_ROWS = 1 << 16;
+export const MIN_PARALLEL_MERGE_ROWS = 1 << 14;
 
 /** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
 const WORKER_FILE = join(__dirname, 'decode-worker.js');
@@ -63,6 +71,12 @@ export interface DecodePoolOptions {
   readonly minWorkerBytes?: number;
   /** Fewest rows of a merge the pool merges in parallel (default MIN_PARALLEL_MERGE_ROWS); Infinity: always here. */
   readonly minMergeRows?: number;
+  /**
+   * Decode each flight-recorder row straight into its merged place (scatter.ts; default true), or
+   * false: decode every ring into its own rows, then merge them into the output (the pool before
+   * the scatter path, kept for the bench's comparison).
+   */
+  readonly scatter?: boolean;
 }
 
 export interface PoolDecodeOptions {
@@ -135,6 +149,23 @@ function lanesOf(rings: readonly RingCopy[], ringNumbers: readonly number[], lan
   return out;
 }
 
+/**
+ * Decodes the side-band (forward) rings here, before the rest (small; they give the flight-recorder
+ * rings their time base), as decodeSnapshot does: their decodes (a sparse array by ring number),
+ * the smallest time they hold, and the flight-recorder rings' numbers in decode order.
+ */
+function sideBandFirst(rings: readonly RingCopy[], tables: EventTables, sets: SetSource): { decodes: RingDecode[]; known: TimeMark; backward: number[] } {
+  const decodes = new Array<RingDecode>(rings.length);
+  const known: TimeMark = { hi: -1, lo: 0 };
+  const order = decodeOrder(rings);
+  for (const r of order) {
+    if (rings[r].direction === 'backward') continue;
+    decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
+    lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
+  }
+  return { decodes, known, backward: order.filter((r) => rings[r].direction === 'backward') };
+}
+
 /** Largest integer a double holds exactly. */
 const MAX_EXACT = 2 ** 53;
 
@@ -158,7 +189,10 @@ export class DecodePool {
   readonly workerCount: number;
   readonly minWorkerBytes: number;
   readonly minMergeRows: number;
+  readonly scatter: boolean;
   private workers: PoolWorker[] = [];
+  /** Key arrays of the scatter path by ring number, reused across snapshots (12 bytes a record, shared memory). */
+  private keyScratch: KeyScratch[] = [];
   /**
    * Shared copies of ring bytes that are not in shared memory already, one per ring slot a worker
    * decodes, reused across snapshots: a warm memcpy instead of structured clone, which copies into
@@ -167,6 +201,7 @@ export class DecodePool {
   private staging: Uint8Array[] = [];
   private nextId = 0;
   private mergesInSlices = 0;
+  private ringsKeyed = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -175,11 +210,17 @@ export class DecodePool {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
+    this.scatter = options.scatter ?? true;
   }
 
   /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
   get parallelMerges(): number {
     return this.mergesInSlices;
+  }
+
+  /** Flight-recorder rings this pool has decoded straight into their merged rows (the scatter path; for tests and the bench). */
+  get keyedRings(): number {
+    return this.ringsKeyed;
   }
 
   /** Worker threads running now. */
@@ -217,20 +258,12 @@ export class DecodePool {
       throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
     }
     if (!this.usesWorkers(raw)) return decodeSnapshot(raw, { arena });
+    if (this.scatter) return this.decodeScattered(raw, arena);
     arena?.beginSnapshot();
     const sets: SetSource = arena ?? FRESH_SHARED_SETS;
     const rings = raw.rings;
-    const decodes = new Array<RingDecode>(rings.length);
     const tables = eventTables(raw.events);
-    const known: TimeMark = { hi: -1, lo: 0 };
-    // Side-band rings here first (small; they give the flight-recorder rings their time base), as decodeSnapshot does.
-    const order = decodeOrder(rings);
-    const backward = order.filter((r) => rings[r].direction === 'backward');
-    for (const r of order) {
-      if (rings[r].direction === 'backward') continue;
-      decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
-      lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
-    }
+    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
     const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
     this.ensureWorkers(lanes.length - 1);
     const lent: ColumnSet[] = [];
@@ -288,6 +321,118 @@ export class DecodePool {
   }
 
   /**
+   * The scatter path (scatter.ts): every thread keys its lane of flight-recorder rings (side-band
+   * rings are decoded here first, as decodeSnapshot does), the merge order of the keys is cut into
+   * one slice per thread, and each thread decodes the records of its slice straight into their rows
+   * of the output set. Rings keyRing does not take are decoded into their own rows on the way and
+   * copied into place.
+   */
+  private async decodeScattered(raw: SnapshotInput, arena: ColumnArena | undefined): Promise<DecodedSnapshot> {
+    arena?.beginSnapshot();
+    const sets: SetSource = arena ?? FRESH_SHARED_SETS;
+    const rings = raw.rings;
+    const tables = eventTables(raw.events);
+    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
+    const sources = new Array<ScatterSource>(rings.length);
+    decodes.forEach((decode, r) => {
+      sources[r] = { kind: 'rows', rows: decode.rows };
+    });
+    // Every thread reads every flight-recorder ring's bytes when it writes its slice: all in shared memory.
+    const shared = new Array<RingCopy>(rings.length);
+    backward.forEach((r, slot) => {
+      shared[r] = this.shared(rings[r], slot);
+    });
+    const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
+    this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
+    const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
+      if (result && 'keyed' in result) {
+        this.keyScratch[r] = result.keyed.scratch;
+        this.ringsKeyed++;
+        decodes[r] = { rows: { set: NO_ROWS, first: 0, count: result.keyed.count }, state: result.keyed.state, anomalies: result.keyed.anomalies };
+        sources[r] = { kind: 'keyed', ring: shared[r], keys: result.keyed };
+        return;
+      }
+      const decode = own ?? (result && 'decoded' in result ? decodeOf(result.decoded, sets) : null);
+      if (!decode) throw new Error(`decode worker answered nothing for ring ${r}`);
+      decodes[r] = decode;
+      sources[r] = { kind: 'rows', rows: decode.rows };
+    };
+    const requests = lanes.slice(1).map((lane, w) => this.workers[w].run({
+      kind: 'key', id: this.nextId++, events: raw.events, known: { ...known },
+      tasks: lane.map((r) => ({ ringNumber: r, ring: shared[r], scratch: this.keyScratch[r] ?? null })),
+    }).then(keyedOf));
+    let ownError: unknown = null;
+    try {
+      for (const r of lanes[0]) {
+        const keys = keyRing(shared[r], tables, this.keyScratch[r] ?? null, sharedKeyScratch);
+        keyed(r, keys ? { ringNumber: r, keyed: keys } : null, keys ? null : decodeRingRows(rings[r], r, tables, known, sets));
+      }
+    } catch (error) {
+      ownError = error;
+    }
+    const settled = await Promise.allSettled(requests);
+    let failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if (failure === null || failure === undefined) {
+      try {
+        for (const s of settled) if (s.status === 'fulfilled') for (const result of s.value) keyed(result.ringNumber, result, null);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    const giveDecoded = (): void => {
+      for (const source of sources) if (source?.kind === 'rows' && source.rows.set !== NO_ROWS) sets.give(source.rows.set);
+    };
+    if (failure !== null && failure !== undefined) {
+      giveDecoded();
+      arena?.endSnapshot(null);
+      throw failure;
+    }
+    if (!exactSpan(rings, decodes)) {
+      // Damaged times far apart: values may round differently per base, so decode as one thread does.
+      giveDecoded();
+      arena?.endSnapshot(null);
+      return decodeSnapshot(raw, { arena });
+    }
+    const { shift } = timeAxis(rings, decodes);
+    const times = scatterTimes(sources);
+    let total = 0;
+    let nonEmpty = 0;
+    for (const time of times) {
+      total += time.length;
+      if (time.length > 0) nonEmpty++;
+    }
+    const parts = nonEmpty >= 2 && total >= this.minMergeRows ? this.workerCount + 1 : 1;
+    const slices: MergeSlice[] = parts > 1
+      ? mergeSlicesOfTimes(times, shift, parts)
+      : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
+    const out = total > 0 ? sets.take(total) : NO_ROWS;
+    const wire = sources.map((source): SharedSource => source.kind === 'keyed'
+      ? source
+      : { kind: 'rows', rows: { set: sharedOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+    const shifts = Array.from(shift);
+    const writes = slices.slice(1).map((slice, w) => this.workers[w].run({
+      kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedOf(out), slice: plainSlice(slice),
+    }));
+    ownError = null;
+    try {
+      scatterSlice(out, sources, tables, shift, slices[0]);
+    } catch (error) {
+      ownError = error;
+    }
+    const written = await Promise.allSettled(writes);
+    failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if (failure !== null && failure !== undefined) {
+      giveDecoded();
+      if (out !== NO_ROWS) sets.give(out);
+      arena?.endSnapshot(null);
+      throw failure;
+    }
+    if (parts > 1) this.mergesInSlices++;
+    const placed = decodes.map((decode) => (decode.rows.set === NO_ROWS ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
+    return assembleSnapshot(raw, placed, sets, arena, { set: out, first: 0, count: total });
+  }
+
+  /**
    * The rings' rows merged by time on every thread into one set taken from `sets`, as the
    * single-thread merge orders them; null when the merge is too small to share or fewer than two
    * rings hold rows (assembleSnapshot then merges here). On failure the output set goes back.
@@ -333,6 +478,7 @@ export class DecodePool {
     const workers = this.workers;
     this.workers = [];
     this.staging = [];
+    this.keyScratch = [];
     await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
@@ -356,6 +502,20 @@ export class DecodePool {
       this.workers.push(worker);
     }
   }
+}
+
+/** Stands for rows that have no set of their own yet (a keyed ring's, written into the output later). */
+const NO_ROWS = new ColumnSet(0);
+
+function keyedOf(reply: DecodeReply): readonly KeyResult[] {
+  if (!('keyed' in reply)) throw new Error('decode worker answered a key request with no rings');
+  return reply.keyed;
+}
+
+/** A ring a worker decoded into rows; the sets it used on the way go back to `sets`. */
+function decodeOf(result: RingResult, sets: SetSource): RingDecode {
+  for (const spare of result.spare) sets.give(setOf(spare));
+  return { rows: { set: setOf(result.set), first: result.first, count: result.count }, state: result.state, anomalies: result.anomalies };
 }
 
 function resultsOf(reply: DecodeReply): readonly RingResult[] {

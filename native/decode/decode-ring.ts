@@ -413,6 +413,22 @@ function decodeRing(
   return decoded;
 }
 
+/**
+ * Decodes the one whole record at byte `offset` into row `row` of `out`, its time relative to
+ * (baseHi, baseLo) (baseHi = -1: the record's own time becomes the base), as a ring's decode
+ * does; returns what the decode accumulated (base, lost records, anomalies counted, smallest and
+ * largest time) and the anomalies it noted.
+ */
+export function decodeOneRecord(
+  u32: Uint32Array, ring: RingCopy, end: number, offset: number, out: ColumnSet, row: number, baseHi: number, baseLo: number, tables: EventTables,
+): { state: RingState; anomalies: DecodeAnomaly[] } {
+  const state = freshState(baseHi, baseLo);
+  state.offset = offset;
+  const anomalies: DecodeAnomaly[] = [];
+  decodeRing(u32, ring, end, 1, out, row, 1, state, tables, anomalies);
+  return { state, anomalies };
+}
+
 /** A u64 time from its u32 halves. */
 export function timeNs(hi: number, lo: number): bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);

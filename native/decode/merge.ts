@@ -181,10 +181,15 @@ const SAMPLES_PER_SLICE = 64;
  * before it are below K), which come first in the slice either way.
  */
 export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<number>, parts: number): MergeSlice[] {
-  const ringCount = sources.length;
-  const rings = sources.map((rows, r) => new RingKeys(rows.set.time.subarray(rows.first, rows.first + rows.count), shift[r]));
+  return mergeSlicesOfTimes(sources.map((rows) => rows.set.time.subarray(rows.first, rows.first + rows.count)), shift, parts);
+}
+
+/** mergeSlices over each ring's times alone (ring r's rows are times[r], oldest first). */
+export function mergeSlicesOfTimes(times: readonly Float64Array[], shift: ArrayLike<number>, parts: number): MergeSlice[] {
+  const ringCount = times.length;
+  const rings = times.map((time, r) => new RingKeys(time, shift[r]));
   let total = 0;
-  for (const rows of sources) total += rows.count;
+  for (const time of times) total += time.length;
   interface Sampled { key: number; ring: number; row: number; weight: number }
   const samples: Sampled[] = [];
   const perRing = SAMPLES_PER_SLICE * parts;
@@ -206,13 +211,13 @@ export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<numbe
     const target = (total * j) / parts;
     while (s < samples.length && weight + samples[s].weight <= target) weight += samples[s++].weight;
     if (s >= samples.length) {
-      cuts.push(sources.map((rows) => rows.count));
+      cuts.push(times.map((time) => time.length));
       continue;
     }
     const cut = samples[s];
     cuts.push(rings.map((keys, r) => (r === cut.ring ? cut.row : keys.rowsBelow(cut.key, r < cut.ring))));
   }
-  cuts.push(sources.map((rows) => rows.count));
+  cuts.push(times.map((time) => time.length));
   const slices: MergeSlice[] = [];
   for (let j = 0; j < parts; j++) {
     let at = 0;
@@ -223,7 +228,7 @@ export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<numbe
 }
 
 /** Copies `length` rows of `source` from row `from` to row `to` of `out`, adding `amount` to their times. */
-function copyShifted(out: ColumnSet, to: number, source: ColumnSet, from: number, length: number, amount: number): void {
+export function copyShifted(out: ColumnSet, to: number, source: ColumnSet, from: number, length: number, amount: number): void {
   if (length >= 32) {
     // Long runs: one native copy per column, then the time moved onto the origin.
     out.copyRows(source, from, length, to);

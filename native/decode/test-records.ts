@@ -98,6 +98,16 @@ export function trailer(sampleType: number, values: IdValues): Uint8Array {
   return w.toBytes();
 }
 
+/** PERF_RECORD_THROTTLE at `time` for sample id `id`, with the sample_id trailer of `sampleType` (pid and tid 1). */
+export function throttleRecord(sampleType: number, time: bigint, id: bigint): Uint8Array {
+  return otherRecord(RecordType.THROTTLE, 0, new ByteWriter().u64(time).u64(id).u64(0n).toBytes(), sampleType, true, { pid: 1, tid: 1, time, id });
+}
+
+/** PERF_RECORD_COMM naming task 5 `comm` at `time`, with the sample_id trailer of `sampleType`. */
+export function commRecord(sampleType: number, comm: string, time: bigint, id: bigint): Uint8Array {
+  return otherRecord(RecordType.COMM, 0, new ByteWriter().u32(5).u32(5).cstring(comm).toBytes(), sampleType, true, { pid: 5, tid: 5, time, id });
+}
+
 /** A non-sample record: body (already 8-aligned) then the sample_id trailer when `sampleIdAll`. */
 export function otherRecord(type: number, misc: number, body: Uint8Array, sampleType = 0, sampleIdAll = false, ids: IdValues = {}): Uint8Array {
   const tail = sampleIdAll ? trailer(sampleType, ids) : new Uint8Array(0);

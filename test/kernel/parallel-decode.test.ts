@@ -27,11 +27,13 @@ describe('kernel: parallel decode of real rings', function () {
       try {
         let previous: Awaited<ReturnType<typeof pool.decode>> | undefined;
         let parallelRounds = 0;
+        let flightRings = 0;
         for (let round = 0; round < 3; round++) {
           assert.equal(spawnSync(fixture('kernel_busy'), ['60']).status, 0);
           assert.equal(spawnSync(fixture('kernel_getpid'), ['2000']).status, 0);
           const raw = recorder.snapshot();
           const backward = raw.rings.filter((ring) => ring.direction === 'backward');
+          flightRings += backward.length;
           assert.equal(backward.every((ring) => (ring.bytes.buffer instanceof SharedArrayBuffer) === sharedCopyBuffers), true);
           if (pool.usesWorkers(raw)) parallelRounds++;
           const parallel = await pool.decode(raw, { arena });
@@ -46,6 +48,8 @@ describe('kernel: parallel decode of real rings', function () {
           previous = parallel;
         }
         assert.equal(parallelRounds, 3, 'every round had at least two per-CPU rings with records and went to the worker');
+        // Per-CPU rings hold samples of both events and the kernel's throttle records: all keyed, none left to the full decoder.
+        assert.equal(pool.keyedRings, flightRings, `${pool.keyedRings} per-CPU rings decoded straight into their merged rows`);
       } finally {
         await pool.close();
         recorder.dispose();

@@ -1,0 +1,359 @@
+// Decoding per-CPU rings straight into their merged rows: every row is written once, at its final
+// place, instead of once per ring and again by the merge (merge.ts). Three steps, each one a pass
+// a thread can do on its own share:
+//  1. keyRing, per ring: walks a flight-recorder ring and keeps only each record's time (the merge
+//     key), byte offset and event, oldest first; 14 bytes a record instead of a 39-byte row.
+//  2. the merge order of those keys (mergeRuns on the time axis, cut into slices by mergeSlices).
+//  3. scatterSlice, per slice: decodes each record of the slice from the ring bytes into its row of
+//     the shared output set; a ring that keyRing could not key (decodeRingRows decoded it into its
+//     own rows instead) has its rows copied there.
+// keyRing keys timed samples of known events itself (scatterSlice then writes exactly the fields
+// decodeRing writes for them, from the same offsets); any other record (throttle, LOST, a sample
+// without a time, ...) is decoded by decodeRing on its own, for its time when keyed and again into
+// its row when written; LOST records are moved before their partner as decodeRingRows does. The
+// walk stops where decodeRing stops. A ring with a record the decoder would note as an anomaly
+// (unknown id, a field past the record's end) or a time 2^53 ns or more from the others is left to
+// decodeRingRows, so the columns stay the single-thread decoder's byte for byte.
+
+import { RecordType } from '../abi/uapi';
+import { idLocator } from './parse-info';
+import { copyShifted, mergeRuns, type MergeSlice } from './merge';
+import { placeLostBeforePartner, walkEndAnomaly, u32View } from './walk';
+import { TWO_32, decodeOneRecord, type EventTables, type RingRows, type RingState } from './decode-ring';
+import { ColumnSet } from './column-set';
+import type { DecodeAnomaly } from './types';
+import type { RingCopy } from '../abi/snapshot';
+
+/** Largest integer a double holds exactly. */
+const MAX_EXACT = 2 ** 53;
+
+/**
+ * The position stored for a record that is not a plain timed sample (throttle records, samples
+ * without a time, ...): keyRing keys it and scatterSlice writes it through decodeRing itself, one
+ * record at a time, since such records are rare.
+ */
+export const OTHER_RECORD = 0xffff;
+
+/** Scratch for one ring's keys: times, byte offsets and event positions, filled from the top down (reused across snapshots when big enough). */
+export interface KeyScratch {
+  readonly time: Float64Array;
+  readonly offset: Uint32Array;
+  readonly position: Uint16Array;
+}
+
+/** Scratch arrays of `rows` entries in shared memory (what crosses threads without a copy). */
+export function sharedKeyScratch(rows: number): KeyScratch {
+  return {
+    time: new Float64Array(new SharedArrayBuffer(rows * 8)),
+    offset: new Uint32Array(new SharedArrayBuffer(rows * 4)),
+    position: new Uint16Array(new SharedArrayBuffer(rows * 2)),
+  };
+}
+
+/** Entries a scratch holds. */
+function scratchRows(scratch: KeyScratch): number {
+  return Math.min(scratch.time.length, scratch.offset.length, scratch.position.length);
+}
+
+/**
+ * One ring keyed by keyRing: its records' times (relative to `state.baseHi/baseLo`), byte offsets
+ * and event positions (in the snapshot's events) are entries [first, first + count) of `scratch`,
+ * oldest first; every record is a sample.
+ */
+export interface KeyedRing {
+  readonly scratch: KeyScratch;
+  readonly first: number;
+  readonly count: number;
+  /** The event position every record has, when they all have one (the usual flight recorder); -1 when they differ. */
+  readonly onlyPosition: number;
+  /** What decodeRingRows would have accumulated (offset where the walk stopped, base, smallest and largest time). */
+  readonly state: RingState;
+  readonly anomalies: DecodeAnomaly[];
+}
+
+/**
+ * The times and offsets of a backward ring's records, oldest first, or null when the ring is not
+ * one keyRing takes (see the top of this file). `scratch` is used when it is big enough, else
+ * bigger arrays are made with `fresh`.
+ */
+export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch | null, fresh: (rows: number) => KeyScratch): KeyedRing | null {
+  if (ring.direction !== 'backward' || tables.layouts.length === 0) return null;
+  const u32 = u32View(ring.bytes);
+  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  const defaultPosition = tables.positionOf.get(ring.defaultEvent) ?? 0;
+  const defaultInfo = tables.infos[defaultPosition];
+  const sampleIdOffset = defaultInfo && tables.ids.size > 0 ? idLocator(defaultInfo).sampleIdOffset : -1;
+  const SAMPLE = RecordType.SAMPLE;
+  const twoTo32 = TWO_32;
+  const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
+  let capacity = newestSize >= 8 ? Math.ceil((end / newestSize) * 1.0625) + 16 : 16;
+  let keys = scratch && scratchRows(scratch) >= capacity ? scratch : fresh(capacity);
+  capacity = scratchRows(keys);
+  let time = keys.time;
+  let offset = keys.offset;
+  let positions = keys.position;
+  let position = sampleIdOffset >= 0 ? -1 : defaultPosition;
+  let layoutPosition = -1;
+  let mixed = false;
+  let lost = 0;
+  let hasLost = false;
+  let probe: ColumnSet | null = null;
+  let sTime = -1;
+  let sMin = 0;
+  let idLo = -1;
+  let idHi = -1;
+  let baseHi = -1;
+  let baseLo = 0;
+  let minRel = Infinity;
+  let maxRel = -Infinity;
+  let minAt = 0;
+  let maxAt = 0;
+  let rows = 0;
+  let o = 0;
+  while (o + 8 <= end) {
+    const w = o >>> 2;
+    const size = u32[w + 1] >>> 16;
+    if (size < 8 || (size & 7) !== 0 || o + size > end) break; // not a whole record: decodeRing stops here too
+    // A timed sample of a known event: keyed here. Anything else goes through decodeRing on its own.
+    let plain = u32[w] === SAMPLE;
+    if (plain && sampleIdOffset >= 0) {
+      if (sampleIdOffset + 8 > size) {
+        plain = false;
+      } else {
+        const idw = (o + sampleIdOffset) >>> 2;
+        if (u32[idw] !== idLo || u32[idw + 1] !== idHi) {
+          const found = tables.ids.lookup(u32[idw + 1], u32[idw]);
+          if (found < 0) {
+            plain = false;
+          } else {
+            idLo = u32[idw];
+            idHi = u32[idw + 1];
+            position = found;
+          }
+        }
+      }
+    }
+    if (plain && position !== layoutPosition) {
+      const layout = tables.layouts[position];
+      if (layoutPosition >= 0) mixed = true;
+      layoutPosition = position;
+      sTime = layout.time;
+      sMin = layout.sampleMin;
+    }
+    if (plain && (sTime < 0 || size < sMin)) plain = false;
+    if (rows === capacity) {
+      // Out of room: grow from the average record size so far, keeping the entries at the top.
+      const grown = rows + Math.ceil(((end - o) / (o / rows)) * 1.0625) + 16;
+      const bigger = fresh(grown);
+      const top = scratchRows(bigger);
+      bigger.time.set(time.subarray(capacity - rows, capacity), top - rows);
+      bigger.offset.set(offset.subarray(capacity - rows, capacity), top - rows);
+      bigger.position.set(positions.subarray(capacity - rows, capacity), top - rows);
+      keys = bigger;
+      time = bigger.time;
+      offset = bigger.offset;
+      positions = bigger.position;
+      capacity = top;
+    }
+    let rel: number;
+    if (plain) {
+      const tw = (o + sTime) >>> 2;
+      const lo = u32[tw];
+      const hi = u32[tw + 1];
+      if (baseHi < 0) {
+        baseHi = hi;
+        baseLo = lo;
+      }
+      rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
+      if (rel < minRel) {
+        minRel = rel;
+        minAt = tw;
+      }
+      if (rel > maxRel) {
+        maxRel = rel;
+        maxAt = tw;
+      }
+    } else {
+      // A record the decoder notes as an anomaly would have to be listed in walk order: left to decodeRingRows.
+      probe ??= new ColumnSet(1);
+      const one = decodeOneRecord(u32, ring, end, o, probe, 0, baseHi, baseLo, tables);
+      if (one.anomalies.length > 0 || one.state.anomalies > 0) return null;
+      baseHi = one.state.baseHi;
+      baseLo = one.state.baseLo;
+      lost += one.state.lost;
+      rel = probe.time[0];
+      if (one.state.minRel < minRel) {
+        minRel = one.state.minRel;
+        minAt = one.state.minAt;
+      }
+      if (one.state.maxRel > maxRel) {
+        maxRel = one.state.maxRel;
+        maxAt = one.state.maxAt;
+      }
+      mixed = true;
+      if (u32[w] === RecordType.LOST) hasLost = true;
+    }
+    rows++;
+    time[capacity - rows] = rel;
+    offset[capacity - rows] = o;
+    positions[capacity - rows] = plain ? position : OTHER_RECORD;
+    o += size;
+  }
+  if (!(minRel >= -MAX_EXACT && maxRel <= MAX_EXACT) && rows > 0) return null;
+  if (hasLost) {
+    // As decodeRingRows does to its rows: each LOST record back before the record it was written with (placeLostBeforePartner).
+    const first = capacity - rows;
+    placeLostBeforePartner(
+      (from) => {
+        for (let row = from; row < rows; row++) if (positions[first + row] === OTHER_RECORD && u32[offset[first + row] >>> 2] === RecordType.LOST) return row;
+        return -1;
+      },
+      (a, b) => {
+        swapEntries(time, first + a, first + b);
+        swapEntries(offset, first + a, first + b);
+        swapEntries(positions, first + a, first + b);
+      },
+    );
+  }
+  const state: RingState = { offset: o, lost, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
+  const anomalies: DecodeAnomaly[] = [];
+  // The record where the walk stopped, as decodeRingRows lists and counts it.
+  const stop = walkEndAnomaly(ring, u32, o, end);
+  if (stop) {
+    anomalies.push(stop);
+    if (stop.kind !== 'truncated-oldest') state.anomalies++;
+  }
+  return { scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), state, anomalies };
+}
+
+/** Exchanges entries a and b of `array`. */
+function swapEntries(array: Float64Array | Uint32Array | Uint16Array, a: number, b: number): void {
+  const kept = array[a];
+  array[a] = array[b];
+  array[b] = kept;
+}
+
+/** One ring as scatterSlice reads it: keyed (records decoded from `bytes` here) or rows decoded already. */
+export type ScatterSource =
+  | { readonly kind: 'keyed'; readonly ring: RingCopy; readonly keys: KeyedRing }
+  | { readonly kind: 'rows'; readonly rows: RingRows };
+
+/** Each ring's merge keys before the shift: keyed times, or the decoded rows' times. */
+export function scatterTimes(sources: readonly ScatterSource[]): Float64Array[] {
+  return sources.map((source) => {
+    if (source.kind === 'rows') return source.rows.set.time.subarray(source.rows.first, source.rows.first + source.rows.count);
+    const keys = source.keys;
+    return keys.scratch.time.subarray(keys.first, keys.first + keys.count);
+  });
+}
+
+/**
+ * Writes one slice of the merge of `sources` (mergeSlices over scatterTimes) into its rows of
+ * `out`: keyed rings' records decoded from their bytes, other rings' rows copied, every time moved
+ * onto the origin by `shift`. Slices of one merge write disjoint rows, so threads run them at once.
+ */
+export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, slice: MergeSlice): void {
+  const times = scatterTimes(sources);
+  const runs = mergeRuns(times, times.map((t) => t.length), shift, slice);
+  const writers = sources.map((source, r) => (source.kind === 'keyed' ? new KeyedWriter(source.ring, source.keys, r, tables) : null));
+  let to = slice.at;
+  for (let k = 0; k < runs.count; k++) {
+    const r = runs.ring[k];
+    const from = runs.from[k];
+    const length = runs.length[k];
+    const writer = writers[r];
+    const source = sources[r];
+    if (writer) writer.write(out, to, from, length, times[r], shift[r]);
+    else if (source.kind === 'rows') copyShifted(out, to, source.rows.set, source.rows.first + from, length, shift[r]);
+    to += length;
+  }
+}
+
+/**
+ * Decodes runs of one keyed ring's records: what decodeRing writes for them, field for field. Its
+ * own loop rather than a call to decodeRing per run: decodeRing sets up per call (event lookups,
+ * id locator, closures), which costs more than a run of a few rows (per-CPU rings interleave in
+ * runs of about eight), and it writes rows at a fixed step, not at the rows the merge gives.
+ */
+class KeyedWriter {
+  private readonly u32: Uint32Array;
+  private readonly offset: Uint32Array;
+  private readonly position: Uint16Array;
+  private readonly onlyPosition: number;
+  private readonly first: number;
+  private readonly ringCpu: number;
+  private readonly end: number;
+  private readonly baseHi: number;
+  private readonly baseLo: number;
+
+  constructor(private readonly ring: RingCopy, keys: KeyedRing, private readonly ringNumber: number, private readonly tables: EventTables) {
+    this.u32 = u32View(ring.bytes);
+    this.end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+    this.baseHi = keys.state.baseHi;
+    this.baseLo = keys.state.baseLo;
+    this.offset = keys.scratch.offset;
+    this.position = keys.scratch.position;
+    this.onlyPosition = keys.onlyPosition;
+    this.first = keys.first;
+    this.ringCpu = ring.cpu;
+  }
+
+  /** Records [from, from + length) of the ring (oldest first) into rows [to, to + length) of `out`. */
+  write(out: ColumnSet, to: number, from: number, length: number, time: Float64Array, amount: number): void {
+    const { u32, offset, position, onlyPosition, ringCpu, ringNumber } = this;
+    const { layouts, indexOf } = this.tables;
+    const { time: times, kind, misc, event: events, pid, tid, cpu, ipHi, ipLo, ring: rings, offset: offsets } = out;
+    const SAMPLE = RecordType.SAMPLE;
+    const start = this.first + from;
+    // The layout of `layoutPosition` in locals: a ring's samples are mostly of one event.
+    let layoutPosition = -1;
+    let event = 0;
+    let pidTid = -1;
+    let cpuAt = -1;
+    let ip = -1;
+    for (let j = 0; j < length; j++) {
+      const row = to + j;
+      const o = offset[start + j];
+      // One event for the whole ring: no read of the positions (a memory stream less per ring).
+      const p = onlyPosition >= 0 ? onlyPosition : position[start + j];
+      if (p === OTHER_RECORD) {
+        // decodeRing writes this row itself; its time is then the key moved onto the origin, as for the others.
+        decodeOneRecord(u32, this.ring, this.end, o, out, row, this.baseHi, this.baseLo, this.tables);
+        times[row] = time[from + j] + amount;
+        rings[row] = ringNumber;
+        continue;
+      }
+      if (p !== layoutPosition) {
+        const layout = layouts[p];
+        layoutPosition = p;
+        event = indexOf[p];
+        pidTid = layout.pidTid;
+        cpuAt = layout.cpu;
+        ip = layout.ip;
+      }
+      times[row] = time[from + j] + amount;
+      kind[row] = SAMPLE;
+      misc[row] = u32[(o >>> 2) + 1] & 0xffff;
+      events[row] = event;
+      offsets[row] = o;
+      rings[row] = ringNumber;
+      if (pidTid >= 0) {
+        const pw = (o + pidTid) >>> 2;
+        pid[row] = u32[pw] | 0;
+        tid[row] = u32[pw + 1] | 0;
+      } else {
+        pid[row] = -1;
+        tid[row] = -1;
+      }
+      cpu[row] = cpuAt >= 0 ? u32[(o + cpuAt) >>> 2] | 0 : ringCpu;
+      if (ip >= 0) {
+        const iw = (o + ip) >>> 2;
+        ipLo[row] = u32[iw];
+        ipHi[row] = u32[iw + 1];
+      } else {
+        ipLo[row] = 0;
+        ipHi[row] = 0;
+      }
+    }
+  }
+}
