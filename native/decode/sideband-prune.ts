@@ -18,6 +18,7 @@
 
 import type { RawSnapshot, RingCopy } from '../abi/snapshot';
 import { RecordType } from '../abi/uapi';
+import { mapRange } from '../abi/mappings';
 import { decodeSnapshot } from './columns';
 
 /** What pruneSideband left out. */
@@ -72,33 +73,10 @@ function isTaskState(type: number): boolean {
     || type === RecordType.SWITCH || type === RecordType.SWITCH_CPU_WIDE;
 }
 
-/** First index of `pieces` (sorted by start, disjoint) whose end lies past `start`. */
-function firstEndingAfter(pieces: readonly Piece[], start: bigint): number {
-  let lo = 0;
-  let hi = pieces.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (pieces[mid].end <= start) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Maps [start, end) to `row` in `proc`, cutting what it overlaps as perf's maps__fixup_overlappings does. */
 function insertPiece(proc: Proc, start: bigint, end: bigint, row: number, owner: Proc): void {
   if (end <= start) return;
-  const pieces = proc.pieces;
-  const first = firstEndingAfter(pieces, start);
-  let last = first;
-  const replacement: Piece[] = [];
-  while (last < pieces.length && pieces[last].start < end) {
-    const old = pieces[last];
-    if (old.start < start) replacement.push({ ...old, end: start });
-    last++;
-  }
-  replacement.push({ start, end, row, owner });
-  if (last > first && pieces[last - 1].end > end) replacement.push({ ...pieces[last - 1], start: end });
-  pieces.splice(first, last - first, ...replacement);
+  mapRange(proc.pieces, start, end, { start, end, row, owner }, (piece, from, to) => ({ ...piece, start: from, end: to }));
 }
 
 /**
