@@ -88,6 +88,16 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
   };
 }
 
+/** What activate() reads of its ExtensionContext: this checkout as the extension, no saved workspace state. */
+function extensionContext() {
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    extensionPath: repoRoot,
+    extensionUri: { fsPath: repoRoot },
+    workspaceState: { get: () => undefined, update: async () => undefined },
+  };
+}
+
 describe('extension: activation with a stand-in vscode module', function () {
   this.timeout(60000);
   let restoreVscode = () => { /* installed in before() */ };
@@ -102,12 +112,7 @@ describe('extension: activation with a stand-in vscode module', function () {
 
   it('registers exactly the manifest commands, views and panel, and activates only on them', async () => {
     const extension = await import('../../extension/extension');
-    const context = {
-      subscriptions: [] as { dispose(): unknown }[],
-      extensionPath: repoRoot,
-      extensionUri: { fsPath: repoRoot },
-      workspaceState: { get: () => undefined, update: async () => undefined },
-    };
+    const context = extensionContext();
     extension.activate(context as never);
     const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
     const contributed = (manifest.contributes.commands as { command: string }[]).map((c) => c.command).sort();
@@ -140,12 +145,7 @@ describe('extension: activation with a stand-in vscode module', function () {
 
   it('the timeline\'s "Snapshot When This Fires" runs Snapshot When… with the event filled in, for the user to confirm', async () => {
     const extension = await import('../../extension/extension');
-    const context = {
-      subscriptions: [] as { dispose(): unknown }[],
-      extensionPath: repoRoot,
-      extensionUri: { fsPath: repoRoot },
-      workspaceState: { get: () => undefined, update: async () => undefined },
-    };
+    const context = extensionContext();
     extension.activate(context as never);
     await registered.commands.get('ringside.showTimeline')!();
     const fromPage = registered.fromPage;
