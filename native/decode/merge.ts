@@ -34,62 +34,62 @@ export interface MergeSlice {
 }
 
 /**
- * K-way merge of the rings' rows by merge key: the running maximum of time + shift[r] inside each
- * ring (no time keeps the previous key, -Infinity at first), ties to the lower ring number, so
- * each ring's own order is always kept. The output is therefore the rows sorted by (key, ring,
- * row), a strict total order, which is what lets a merge be cut into slices (mergeSlices). A
- * binary heap picks the ring; it then keeps emitting from that ring while it still beats the best
- * other ring, so a large ring interleaved with a small side-band ring costs a few heap operations,
- * not one per row. `slice`: merge only that slice (default: every row).
+ * K-way merge of the rings' rows by merge key, one run at a time: the running maximum of
+ * time + shift[r] inside each ring (no time keeps the previous key, -Infinity at first), ties to
+ * the lower ring number, so each ring's own order is always kept. The output is therefore the rows
+ * sorted by (key, ring, row), a strict total order, which is what lets a merge be cut into slices
+ * (mergeSlices). A binary heap picks the ring; it then keeps emitting from that ring while it still
+ * beats the best other ring, so a large ring interleaved with a small side-band ring costs a few
+ * heap operations, not one per row. `slice`: merge only that slice (default: every row).
+ *
+ * A cursor rather than a list of runs, so a caller can write each run as it comes (scatter.ts
+ * decodes a run's records right after the key scan that found it, while they are in cache).
  */
-export function mergeRuns(times: readonly Float64Array[], counts: readonly number[], shift: ArrayLike<number>, slice?: MergeSlice): MergeRuns {
-  const ringCount = times.length;
-  let total = 0;
-  for (let r = 0; r < ringCount; r++) total += slice ? slice.to[r] - slice.from[r] : counts[r];
-  const key = new Float64Array(ringCount);
-  const next = new Int32Array(ringCount);
-  const stops = new Int32Array(ringCount);
-  const heap = new Int32Array(ringCount);
-  let heapSize = 0;
-  const less = (a: number, b: number): boolean => key[a] < key[b] || (key[a] === key[b] && a < b);
-  const siftDown = (start: number) => {
-    let i = start;
-    for (;;) {
-      const left = 2 * i + 1;
-      if (left >= heapSize) return;
-      let smallest = left;
-      if (left + 1 < heapSize && less(heap[left + 1], heap[left])) smallest = left + 1;
-      if (!less(heap[smallest], heap[i])) return;
-      const tmp = heap[i];
-      heap[i] = heap[smallest];
-      heap[smallest] = tmp;
-      i = smallest;
-    }
-  };
-  for (let r = 0; r < ringCount; r++) {
-    const start = slice ? slice.from[r] : 0;
-    next[r] = start;
-    stops[r] = slice ? slice.to[r] : counts[r];
-    if (stops[r] <= start) continue;
-    const value = times[r][start] + shift[r];
-    key[r] = value === value ? value : -Infinity;
-    heap[heapSize++] = r;
-  }
-  for (let i = (heapSize >> 1) - 1; i >= 0; i--) siftDown(i);
+export class MergeCursor {
+  /** The current run (after nextRun() returned true): ring, index of its first row among the ring's rows, rows. */
+  ring = -1;
+  from = 0;
+  length = 0;
+  /** Rows the whole merge (or slice) emits. */
+  readonly total: number;
+  private readonly key: Float64Array;
+  private readonly next: Int32Array;
+  private readonly stops: Int32Array;
+  private readonly heap: Int32Array;
+  private heapSize = 0;
 
-  // At most one run per row; pages of these arrays that are never written cost nothing.
-  const ring = new Uint32Array(total);
-  const from = new Uint32Array(total);
-  const length = new Uint32Array(total);
-  let runs = 0;
-  while (heapSize > 0) {
+  constructor(private readonly times: readonly Float64Array[], counts: readonly number[], private readonly shift: ArrayLike<number>, slice?: MergeSlice) {
+    const ringCount = times.length;
+    let total = 0;
+    for (let r = 0; r < ringCount; r++) total += slice ? slice.to[r] - slice.from[r] : counts[r];
+    this.total = total;
+    this.key = new Float64Array(ringCount);
+    this.next = new Int32Array(ringCount);
+    this.stops = new Int32Array(ringCount);
+    this.heap = new Int32Array(ringCount);
+    for (let r = 0; r < ringCount; r++) {
+      const start = slice ? slice.from[r] : 0;
+      this.next[r] = start;
+      this.stops[r] = slice ? slice.to[r] : counts[r];
+      if (this.stops[r] <= start) continue;
+      const value = times[r][start] + shift[r];
+      this.key[r] = value === value ? value : -Infinity;
+      this.heap[this.heapSize++] = r;
+    }
+    for (let i = (this.heapSize >> 1) - 1; i >= 0; i--) this.siftDown(i);
+  }
+
+  /** Moves to the next run (ring, from, length); false when every row was emitted. */
+  nextRun(): boolean {
+    if (this.heapSize === 0) return false;
+    const { heap, key, next, stops } = this;
     const r = heap[0];
     let rival = -1;
-    if (heapSize > 1) rival = heapSize > 2 && less(heap[2], heap[1]) ? heap[2] : heap[1];
+    if (this.heapSize > 1) rival = this.heapSize > 2 && this.less(heap[2], heap[1]) ? heap[2] : heap[1];
     const rivalKey = rival >= 0 ? key[rival] : Infinity;
-    const time = times[r];
+    const time = this.times[r];
     const stop = stops[r];
-    const amount = shift[r];
+    const amount = this.shift[r];
     const start = next[r];
     let i = start;
     let k = key[r];
@@ -100,14 +100,51 @@ export function mergeRuns(times: readonly Float64Array[], counts: readonly numbe
       if (value === value && value > k) k = value; // NaN (no time) keeps the carried key
       if (rival >= 0 && !(k < rivalKey || (k === rivalKey && r < rival))) break;
     }
-    ring[runs] = r;
-    from[runs] = start;
-    length[runs] = i - start;
-    runs++;
+    this.ring = r;
+    this.from = start;
+    this.length = i - start;
     next[r] = i;
-    if (i >= stop) heap[0] = heap[--heapSize];
+    if (i >= stop) heap[0] = heap[--this.heapSize];
     else key[r] = k;
-    siftDown(0);
+    this.siftDown(0);
+    return true;
+  }
+
+  private less(a: number, b: number): boolean {
+    const key = this.key;
+    return key[a] < key[b] || (key[a] === key[b] && a < b);
+  }
+
+  private siftDown(start: number): void {
+    const heap = this.heap;
+    let i = start;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= this.heapSize) return;
+      let smallest = left;
+      if (left + 1 < this.heapSize && this.less(heap[left + 1], heap[left])) smallest = left + 1;
+      if (!this.less(heap[smallest], heap[i])) return;
+      const tmp = heap[i];
+      heap[i] = heap[smallest];
+      heap[smallest] = tmp;
+      i = smallest;
+    }
+  }
+}
+
+/** Every run of a merge (MergeCursor) in output order. */
+export function mergeRuns(times: readonly Float64Array[], counts: readonly number[], shift: ArrayLike<number>, slice?: MergeSlice): MergeRuns {
+  const cursor = new MergeCursor(times, counts, shift, slice);
+  // At most one run per row; pages of these arrays that are never written cost nothing.
+  const ring = new Uint32Array(cursor.total);
+  const from = new Uint32Array(cursor.total);
+  const length = new Uint32Array(cursor.total);
+  let runs = 0;
+  while (cursor.nextRun()) {
+    ring[runs] = cursor.ring;
+    from[runs] = cursor.from;
+    length[runs] = cursor.length;
+    runs++;
   }
   return { ring, from, length, count: runs };
 }

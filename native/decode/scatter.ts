@@ -3,7 +3,7 @@
 // a thread can do on its own share:
 //  1. keyRing, per ring: walks a flight-recorder ring and keeps only each record's time (the merge
 //     key), byte offset and event, oldest first; 14 bytes a record instead of a 39-byte row.
-//  2. the merge order of those keys (mergeRuns on the time axis, cut into slices by mergeSlices).
+//  2. the merge order of those keys (MergeCursor on the time axis, cut into slices by mergeSlices).
 //  3. scatterSlice, per slice: decodes each record of the slice from the ring bytes into its row of
 //     the shared output set; a ring that keyRing could not key (decodeRingRows decoded it into its
 //     own rows instead) has its rows copied there.
@@ -17,7 +17,7 @@
 
 import { RecordType } from '../abi/uapi';
 import { idLocator } from './parse-info';
-import { copyShifted, mergeRuns, type MergeSlice } from './merge';
+import { copyShifted, MergeCursor, type MergeSlice } from './merge';
 import { placeLostBeforePartner, walkEndAnomaly, u32View } from './walk';
 import { TWO_32, decodeOneRecord, type EventTables, type RingRows, type RingState } from './decode-ring';
 import { ColumnSet } from './column-set';
@@ -111,6 +111,39 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   let rows = 0;
   let o = 0;
   while (o + 8 <= end) {
+    if (baseHi >= 0 && sTime >= 0 && layoutPosition >= 0 && (sampleIdOffset < 0 || position === layoutPosition)) {
+      // Fast path: a run of timed samples of the event of the sample before (a flight recorder is
+      // mostly that), with nothing but the key work in the loop, as in decodeRing's own fast path.
+      // Any other record (or a full scratch) falls through to the general code below.
+      const fastPosition = layoutPosition;
+      while (o + 8 <= end && rows < capacity) {
+        const w = o >>> 2;
+        const size = u32[w + 1] >>> 16;
+        if (u32[w] !== SAMPLE || size < sMin || (size & 7) !== 0 || o + size > end) break;
+        if (sampleIdOffset >= 0) {
+          if (sampleIdOffset + 8 > size) break;
+          const idw = (o + sampleIdOffset) >>> 2;
+          if (u32[idw] !== idLo || u32[idw + 1] !== idHi) break;
+        }
+        const tw = (o + sTime) >>> 2;
+        const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
+        if (rel < minRel) {
+          minRel = rel;
+          minAt = tw;
+        }
+        if (rel > maxRel) {
+          maxRel = rel;
+          maxAt = tw;
+        }
+        rows++;
+        const at = capacity - rows;
+        time[at] = rel;
+        offset[at] = o;
+        positions[at] = fastPosition;
+        o += size;
+      }
+      if (o + 8 > end) break;
+    }
     const w = o >>> 2;
     const size = u32[w + 1] >>> 16;
     if (size < 8 || (size & 7) !== 0 || o + size > end) break; // not a whole record: decodeRing stops here too
@@ -251,76 +284,77 @@ export function scatterTimes(sources: readonly ScatterSource[]): Float64Array[] 
  * Writes one slice of the merge of `sources` (mergeSlices over scatterTimes) into its rows of
  * `out`: keyed rings' records decoded from their bytes, other rings' rows copied, every time moved
  * onto the origin by `shift`. Slices of one merge write disjoint rows, so threads run them at once.
+ *
+ * One loop for the whole slice: the merge cursor finds a run of one ring, and its records are
+ * decoded right there, with the columns and the ring's arrays in locals. Per-CPU rings interleave
+ * in runs of about eight rows, so anything done per run (a call that sets up its columns, a list
+ * of runs written and read back) costs about as much as decoding the run's rows.
  */
 export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, slice: MergeSlice): void {
   const times = scatterTimes(sources);
-  const runs = mergeRuns(times, times.map((t) => t.length), shift, slice);
-  const writers = sources.map((source, r) => (source.kind === 'keyed' ? new KeyedWriter(source.ring, source.keys, r, tables) : null));
-  let to = slice.at;
-  for (let k = 0; k < runs.count; k++) {
-    const r = runs.ring[k];
-    const from = runs.from[k];
-    const length = runs.length[k];
-    const writer = writers[r];
+  const cursor = new MergeCursor(times, times.map((t) => t.length), shift, slice);
+  const ringCount = sources.length;
+  // Each keyed ring's arrays, by ring number (empty stand-ins for rings copied as rows).
+  const words: Uint32Array[] = [];
+  const offsetsOf: Uint32Array[] = [];
+  const positionsOf: Uint16Array[] = [];
+  const onlyOf = new Int32Array(ringCount);
+  const firstOf = new Int32Array(ringCount);
+  const cpuOf = new Int32Array(ringCount);
+  for (let r = 0; r < ringCount; r++) {
     const source = sources[r];
-    if (writer) writer.write(out, to, from, length, times[r], shift[r]);
-    else if (source.kind === 'rows') copyShifted(out, to, source.rows.set, source.rows.first + from, length, shift[r]);
-    to += length;
+    if (source.kind === 'keyed') {
+      words.push(u32View(source.ring.bytes));
+      offsetsOf.push(source.keys.scratch.offset);
+      positionsOf.push(source.keys.scratch.position);
+      onlyOf[r] = source.keys.onlyPosition;
+      firstOf[r] = source.keys.first;
+      cpuOf[r] = source.ring.cpu;
+    } else {
+      words.push(NO_WORDS);
+      offsetsOf.push(NO_WORDS);
+      positionsOf.push(NO_POSITIONS);
+      onlyOf[r] = -1;
+    }
   }
-}
-
-/**
- * Decodes runs of one keyed ring's records: what decodeRing writes for them, field for field. Its
- * own loop rather than a call to decodeRing per run: decodeRing sets up per call (event lookups,
- * id locator, closures), which costs more than a run of a few rows (per-CPU rings interleave in
- * runs of about eight), and it writes rows at a fixed step, not at the rows the merge gives.
- */
-class KeyedWriter {
-  private readonly u32: Uint32Array;
-  private readonly offset: Uint32Array;
-  private readonly position: Uint16Array;
-  private readonly onlyPosition: number;
-  private readonly first: number;
-  private readonly ringCpu: number;
-  private readonly end: number;
-  private readonly baseHi: number;
-  private readonly baseLo: number;
-
-  constructor(private readonly ring: RingCopy, keys: KeyedRing, private readonly ringNumber: number, private readonly tables: EventTables) {
-    this.u32 = u32View(ring.bytes);
-    this.end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
-    this.baseHi = keys.state.baseHi;
-    this.baseLo = keys.state.baseLo;
-    this.offset = keys.scratch.offset;
-    this.position = keys.scratch.position;
-    this.onlyPosition = keys.onlyPosition;
-    this.first = keys.first;
-    this.ringCpu = ring.cpu;
-  }
-
-  /** Records [from, from + length) of the ring (oldest first) into rows [to, to + length) of `out`. */
-  write(out: ColumnSet, to: number, from: number, length: number, time: Float64Array, amount: number): void {
-    const { u32, offset, position, onlyPosition, ringCpu, ringNumber } = this;
-    const { layouts, indexOf } = this.tables;
-    const { time: times, kind, misc, event: events, pid, tid, cpu, ipHi, ipLo, ring: rings, offset: offsets } = out;
-    const SAMPLE = RecordType.SAMPLE;
-    const start = this.first + from;
-    // The layout of `layoutPosition` in locals: a ring's samples are mostly of one event.
-    let layoutPosition = -1;
-    let event = 0;
-    let pidTid = -1;
-    let cpuAt = -1;
-    let ip = -1;
-    for (let j = 0; j < length; j++) {
-      const row = to + j;
-      const o = offset[start + j];
-      // One event for the whole ring: no read of the positions (a memory stream less per ring).
-      const p = onlyPosition >= 0 ? onlyPosition : position[start + j];
+  const { layouts, indexOf } = tables;
+  const { time: timeOut, kind, misc, event: eventOut, pid, tid, cpu, ipHi, ipLo, ring: ringOut, offset: offsetOut } = out;
+  const SAMPLE = RecordType.SAMPLE;
+  // The layout of `layoutPosition` in locals: a snapshot's samples are mostly of one event.
+  let layoutPosition = -1;
+  let event = 0;
+  let pidTid = -1;
+  let cpuAt = -1;
+  let ip = -1;
+  let to = slice.at;
+  while (cursor.nextRun()) {
+    const r = cursor.ring;
+    const from = cursor.from;
+    const length = cursor.length;
+    const source = sources[r];
+    const time = times[r];
+    const amount = shift[r];
+    if (source.kind === 'rows') {
+      copyShifted(out, to, source.rows.set, source.rows.first + from, length, amount);
+      to += length;
+      continue;
+    }
+    const u32 = words[r];
+    const offsets = offsetsOf[r];
+    const positions = positionsOf[r];
+    // One event for the whole ring: no read of the positions (a memory stream less per ring).
+    const only = onlyOf[r];
+    const start = firstOf[r] + from;
+    const ringCpu = cpuOf[r];
+    for (let j = 0; j < length; j++, to++) {
+      const o = offsets[start + j];
+      const p = only >= 0 ? only : positions[start + j];
       if (p === OTHER_RECORD) {
         // decodeRing writes this row itself; its time is then the key moved onto the origin, as for the others.
-        decodeOneRecord(u32, this.ring, this.end, o, out, row, this.baseHi, this.baseLo, this.tables);
-        times[row] = time[from + j] + amount;
-        rings[row] = ringNumber;
+        const state = source.keys.state;
+        decodeOneRecord(u32, source.ring, keyedEnd(source.ring), o, out, to, state.baseHi, state.baseLo, tables);
+        timeOut[to] = time[from + j] + amount;
+        ringOut[to] = r;
         continue;
       }
       if (p !== layoutPosition) {
@@ -331,29 +365,37 @@ class KeyedWriter {
         cpuAt = layout.cpu;
         ip = layout.ip;
       }
-      times[row] = time[from + j] + amount;
-      kind[row] = SAMPLE;
-      misc[row] = u32[(o >>> 2) + 1] & 0xffff;
-      events[row] = event;
-      offsets[row] = o;
-      rings[row] = ringNumber;
+      timeOut[to] = time[from + j] + amount;
+      kind[to] = SAMPLE;
+      misc[to] = u32[(o >>> 2) + 1] & 0xffff;
+      eventOut[to] = event;
+      offsetOut[to] = o;
+      ringOut[to] = r;
       if (pidTid >= 0) {
         const pw = (o + pidTid) >>> 2;
-        pid[row] = u32[pw] | 0;
-        tid[row] = u32[pw + 1] | 0;
+        pid[to] = u32[pw] | 0;
+        tid[to] = u32[pw + 1] | 0;
       } else {
-        pid[row] = -1;
-        tid[row] = -1;
+        pid[to] = -1;
+        tid[to] = -1;
       }
-      cpu[row] = cpuAt >= 0 ? u32[(o + cpuAt) >>> 2] | 0 : ringCpu;
+      cpu[to] = cpuAt >= 0 ? u32[(o + cpuAt) >>> 2] | 0 : ringCpu;
       if (ip >= 0) {
         const iw = (o + ip) >>> 2;
-        ipLo[row] = u32[iw];
-        ipHi[row] = u32[iw + 1];
+        ipLo[to] = u32[iw];
+        ipHi[to] = u32[iw + 1];
       } else {
-        ipLo[row] = 0;
-        ipHi[row] = 0;
+        ipLo[to] = 0;
+        ipHi[to] = 0;
       }
     }
   }
+}
+
+const NO_WORDS = new Uint32Array(0);
+const NO_POSITIONS = new Uint16Array(0);
+
+/** Where a ring's whole records end (as keyRing walked them). */
+function keyedEnd(ring: RingCopy): number {
+  return Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
 }
