@@ -403,7 +403,7 @@ export class DecodePool {
     }
     const parts = nonEmpty >= 2 && total >= this.minMergeRows ? this.workerCount + 1 : 1;
     const slices: MergeSlice[] = parts > 1
-      ? mergeSlicesOfTimes(times, shift, parts)
+      ? mergeSlicesOfTimes(times, shift, parts, sources.map((source) => source.kind === 'keyed' && source.keys.sorted))
       : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
     const out = total > 0 ? sets.take(total) : NO_ROWS;
     const wire = sources.map((source): SharedSource => source.kind === 'keyed'

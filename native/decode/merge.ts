@@ -149,21 +149,23 @@ export function mergeRuns(times: readonly Float64Array[], counts: readonly numbe
   return { ring, from, length, count: runs };
 }
 
+/** True when every time is present and none is below the one before it. */
+function isSorted(time: Float64Array): boolean {
+  let previous = -Infinity;
+  for (let i = 0; i < time.length; i++) {
+    const value = time[i];
+    if (!(value >= previous)) return false; // NaN, or a time before the one above it
+    previous = value;
+  }
+  return true;
+}
+
 /** One ring's merge keys, found without a pass when its times are the keys (all present, never decreasing: the usual ring). */
 class RingKeys {
   private readonly keys: Float64Array | null;
 
-  constructor(private readonly time: Float64Array, private readonly amount: number) {
-    let sorted = true;
-    let previous = -Infinity;
-    for (let i = 0; i < time.length; i++) {
-      const value = time[i];
-      if (!(value >= previous)) {
-        sorted = false; // NaN, or a time before the one above it
-        break;
-      }
-      previous = value;
-    }
+  /** `sorted`: the caller already knows the times are all present and never decrease (no pass to check). */
+  constructor(private readonly time: Float64Array, private readonly amount: number, sorted = isSorted(time)) {
     if (sorted) {
       this.keys = null;
       return;
@@ -221,10 +223,13 @@ export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<numbe
   return mergeSlicesOfTimes(sources.map((rows) => rows.set.time.subarray(rows.first, rows.first + rows.count)), shift, parts);
 }
 
-/** mergeSlices over each ring's times alone (ring r's rows are times[r], oldest first). */
-export function mergeSlicesOfTimes(times: readonly Float64Array[], shift: ArrayLike<number>, parts: number): MergeSlice[] {
+/**
+ * mergeSlices over each ring's times alone (ring r's rows are times[r], oldest first). `sorted[r]`
+ * true: ring r's times are known to be all present and never decreasing (not checked again).
+ */
+export function mergeSlicesOfTimes(times: readonly Float64Array[], shift: ArrayLike<number>, parts: number, sorted?: readonly boolean[]): MergeSlice[] {
   const ringCount = times.length;
-  const rings = times.map((time, r) => new RingKeys(time, shift[r]));
+  const rings = times.map((time, r) => (sorted?.[r] ? new RingKeys(time, shift[r], true) : new RingKeys(time, shift[r])));
   let total = 0;
   for (const time of times) total += time.length;
   interface Sampled { key: number; ring: number; row: number; weight: number }

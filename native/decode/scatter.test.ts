@@ -32,6 +32,19 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
     assert.deepEqual(keyed.anomalies, single.anomalies);
     assert.equal(keyed.state.anomalies, single.coverage[0].anomalies);
     assert.equal(keyed.onlyPosition, 0);
+    assert.equal(keyed.sorted, true);
+  });
+
+  it('says whether its times are already the merge keys: all present and never decreasing, ties included', () => {
+    const sortedOf = (times: readonly bigint[]) => key(backward(times.map((time, i) => hot(i, time))))?.sorted;
+    assert.equal(sortedOf([10n, 20n, 20n, 30n]), true, 'equal neighbours');
+    assert.equal(sortedOf([10n, 30n, 20n, 40n]), false, 'one time below the one before it');
+    assert.equal(sortedOf([10n, 20n, 30n, 5n]), false, 'the newest below all');
+    assert.equal(sortedOf([50n, 20n, 30n, 40n]), false, 'the oldest above all');
+    assert.equal(sortedOf([7n]), true);
+    // A sample without a time among timed ones: no key of its own, so the times are not the keys.
+    const untimed = sampleRecord(NO_TIME, { id: 21n, ip: 1n, pid: 1, tid: 2, cpu: 0 });
+    assert.equal(key(backward([hot(0, 10n), untimed, hot(1, 20n)]))?.sorted, false);
   });
 
   it('grows past the room the newest record suggests, keeping every key, and reuses scratch that is big enough', () => {
@@ -107,7 +120,11 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
       for (const ring of input.rings) {
         if (ring.direction !== 'backward') continue;
         rings++;
-        if (keyRing(ring, seeded, null, sharedKeyScratch)) keyed++;
+        const keys = keyRing(ring, seeded, null, sharedKeyScratch);
+        if (!keys) continue;
+        keyed++;
+        const times = Array.from(keys.scratch.time.subarray(keys.first, keys.first + keys.count));
+        assert.equal(keys.sorted, times.every((time, i) => time === time && (i === 0 || time >= times[i - 1])), `seed ${seed} ring ${ring.ringId}`);
       }
     }
     assert.equal(keyed, rings);

@@ -66,6 +66,8 @@ export interface KeyedRing {
   readonly count: number;
   /** The event position every record has, when they all have one (the usual flight recorder); -1 when they differ. */
   readonly onlyPosition: number;
+  /** True when the times never decrease oldest to newest and all are present: they are then the merge keys themselves (no pass to find them). */
+  readonly sorted: boolean;
   /** What decodeRingRows would have accumulated (offset where the walk stopped, base, smallest and largest time). */
   readonly state: RingState;
   readonly anomalies: DecodeAnomaly[];
@@ -109,6 +111,8 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   let minAt = 0;
   let maxAt = 0;
   let rows = 0;
+  // Walked newest first: sorted oldest first means no time above any walked before it.
+  let sorted = true;
   let o = 0;
   while (o + 8 <= end) {
     if (baseHi >= 0 && sTime >= 0 && layoutPosition >= 0 && (sampleIdOffset < 0 || position === layoutPosition)) {
@@ -127,13 +131,17 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
         }
         const tw = (o + sTime) >>> 2;
         const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
+        // Usually each record walked is older than all before it; only when it is not can it be
+        // the largest time (the general code below took the first record's time as the largest).
         if (rel < minRel) {
           minRel = rel;
           minAt = tw;
-        }
-        if (rel > maxRel) {
-          maxRel = rel;
-          maxAt = tw;
+        } else if (rel !== minRel) {
+          sorted = false;
+          if (rel > maxRel) {
+            maxRel = rel;
+            maxAt = tw;
+          }
         }
         rows++;
         const at = capacity - rows;
@@ -188,6 +196,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
       positions = bigger.position;
       capacity = top;
     }
+    const smallestBefore = minRel;
     let rel: number;
     if (plain) {
       const tw = (o + sTime) >>> 2;
@@ -226,6 +235,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
       mixed = true;
       if (u32[w] === RecordType.LOST) hasLost = true;
     }
+    if (!(rel <= smallestBefore)) sorted = false; // NaN (no time) included
     rows++;
     time[capacity - rows] = rel;
     offset[capacity - rows] = o;
@@ -256,7 +266,9 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     anomalies.push(stop);
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
-  return { scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), state, anomalies };
+  return {
+    scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), sorted: sorted && !hasLost, state, anomalies,
+  };
 }
 
 /** Exchanges entries a and b of `array`. */
