@@ -99,6 +99,27 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
     for (let i = 0; i < keyed.count; i++) assert.ok(Object.is(keyed.scratch.time[keyed.first + i] + base, single.columns.time[i]), `row ${i}`);
   });
 
+  it('puts LOST records before their partners as the decoder does: two in a row, the oldest record, the newest, and one per gap in a long ring', () => {
+    const lostAt = (time: bigint) => otherRecord(RecordType.LOST, 0, new ByteWriter().u64(11n).u64(2n).toBytes(), HOT, true, { pid: 1, tid: 1, time, id: 11n });
+    const layouts: Uint8Array[][] = [
+      [lostAt(999n), hot(0, 1000n), hot(1, 1001n), lostAt(1002n), lostAt(1002n), hot(2, 1003n), hot(3, 1004n), lostAt(1005n)],
+      Array.from({ length: 4000 }, (_, i) => (i % 997 === 500 ? lostAt(10_000n + BigInt(i)) : hot(i, 10_000n + BigInt(i)))),
+    ];
+    for (const records of layouts) {
+      const ring = backward(records);
+      const keyed = key(ring);
+      assert.ok(keyed);
+      const single = decodeSnapshot({ events, rings: [ring] });
+      assert.deepEqual(Array.from(keyed.scratch.offset.subarray(keyed.first, keyed.first + keyed.count)), Array.from(single.columns.offset));
+      const times = Array.from(keyed.scratch.time.subarray(keyed.first, keyed.first + keyed.count));
+      assert.equal(keyed.sorted, times.every((time, i) => i === 0 || time >= times[i - 1]));
+    }
+    // Out of order as walked, in order once placed (the merge reads them placed); and a LOST record
+    // below the record before it even where it is placed.
+    assert.equal(key(backward([hot(0, 1000n), hot(1, 1010n), lostAt(1005n), hot(2, 1011n)]))?.sorted, true);
+    assert.equal(key(backward([hot(0, 1000n), hot(1, 1010n), lostAt(995n), hot(2, 1011n)]))?.sorted, false);
+  });
+
   it('keys a ring whose oldest record is cut, listing the walk end as the decoder does', () => {
     const bad = header(RecordType.SAMPLE, 2, 12).u64(0n).toBytes();
     const ring = backward([bad, ...Array.from({ length: 40 }, (_, i) => hot(i, 1000n + BigInt(i)))]);

@@ -98,7 +98,8 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   let layoutPosition = -1;
   let mixed = false;
   let lost = 0;
-  let hasLost = false;
+  // Keys written before each LOST record's own (its place counted from the newest), in walk order.
+  const lostAt: number[] = [];
   let probe: ColumnSet | null = null;
   let sTime = -1;
   let sMin = 0;
@@ -233,7 +234,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
         maxAt = one.state.maxAt;
       }
       mixed = true;
-      if (u32[w] === RecordType.LOST) hasLost = true;
+      if (u32[w] === RecordType.LOST) lostAt.push(rows);
     }
     if (!(rel <= smallestBefore)) sorted = false; // NaN (no time) included
     rows++;
@@ -243,13 +244,18 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     o += size;
   }
   if (!(minRel >= -MAX_EXACT && maxRel <= MAX_EXACT) && rows > 0) return null;
-  if (hasLost) {
-    // As decodeRingRows does to its rows: each LOST record back before the record it was written with (placeLostBeforePartner).
+  if (lostAt.length > 0) {
+    // As decodeRingRows does to its rows: each LOST record back before the record it was written
+    // with (placeLostBeforePartner). The walk listed where they are, so no search over every key:
+    // oldest first, the one keyed after `k` others is at row rows - 1 - k, and a swap only moves
+    // rows below the next one looked for.
     const first = capacity - rows;
+    const lostRows = lostAt.map((k) => rows - 1 - k).reverse();
+    let next = 0;
     placeLostBeforePartner(
       (from) => {
-        for (let row = from; row < rows; row++) if (positions[first + row] === OTHER_RECORD && u32[offset[first + row] >>> 2] === RecordType.LOST) return row;
-        return -1;
+        while (next < lostRows.length && lostRows[next] < from) next++;
+        return next < lostRows.length ? lostRows[next] : -1;
       },
       (a, b) => {
         swapEntries(time, first + a, first + b);
@@ -257,6 +263,8 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
         swapEntries(positions, first + a, first + b);
       },
     );
+    // The walk judged the order before the moves; the keys as placed are what the merge reads.
+    sorted = neverDecreasing(time, first, capacity);
   }
   const state: RingState = { offset: o, lost, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
   const anomalies: DecodeAnomaly[] = [];
@@ -267,8 +275,14 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
   return {
-    scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), sorted: sorted && !hasLost, state, anomalies,
+    scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), sorted, state, anomalies,
   };
+}
+
+/** True when time[from, to) never decreases (and holds no NaN). */
+function neverDecreasing(time: Float64Array, from: number, to: number): boolean {
+  for (let i = from + 1; i < to; i++) if (!(time[i] >= time[i - 1])) return false;
+  return to <= from || time[from] === time[from];
 }
 
 /** Exchanges entries a and b of `array`. */
