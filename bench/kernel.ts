@@ -15,6 +15,9 @@ import type { ResolvedEvent, RingCopy } from '../native/abi/snapshot';
 import { resolveEventSpec } from '../native/specs/resolve';
 import { exportSnapshot } from '../native/perfdata';
 import { BenchUnavailableError, median, nowNs, repeat } from './stats';
+import { columnChecksum, type SideMeasurement } from './checksum';
+import { DecoderProcess } from './decoder-process';
+import { ServeProcess } from './serve';
 
 export const TRACEPOINT = 'syscalls:sys_enter_getpid';
 
@@ -66,6 +69,8 @@ export interface KernelCaseResult {
   readonly decodeNs: number;
   /** The decoder writing into fresh columns (no arena): its page-fault cost, beside the C walker's. */
   readonly decodeFreshNs: number;
+  /** The decoder on warm columns inside the bench's own process (decodeNs is in a fresh process, as the C walker). */
+  readonly decodeInBenchProcessNs: number;
   /** The C walker over columns reused warm across runs (the baseline of decode_vs_c). */
   readonly cWalkerNs: number;
   /** The C walker allocating and first-touching its columns inside the timed run: its page-fault cost. */
@@ -132,79 +137,25 @@ async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<
   }
 }
 
-/** Sums over the decoder's columns, computed exactly as the C walker computes its own. */
-export function columnChecksum(columns: RecordColumns): Record<string, number> {
-  // Integer sums wrap at 2^32, as walker.c's do: a 256 MiB ring's ipLo sum passes 2^53, where a double stops being exact.
-  let tid = 0, cpu = 0, event = 0, kind = 0, ipLo = 0, ipHi = 0, offset = 0, time = 0;
-  for (let i = 0; i < columns.length; i++) {
-    tid = (tid + columns.tid[i]) >>> 0;
-    cpu = (cpu + columns.cpu[i]) >>> 0;
-    event = (event + columns.event[i]) >>> 0;
-    kind = (kind + columns.kind[i]) >>> 0;
-    ipLo = (ipLo + columns.ipLo[i]) >>> 0;
-    ipHi = (ipHi + columns.ipHi[i]) >>> 0;
-    offset = (offset + columns.offset[i]) >>> 0;
-    const t = columns.time[i];
-    if (t === t) time += t;
-  }
-  return { tid, cpu, event, kind, ipLo, ipHi, offset, time };
-}
-
-interface WalkerOutput {
-  readonly records: number;
-  readonly median_ns: number;
-  readonly runs_ns: number[];
-  readonly checksum: Record<string, number>;
-}
-
-/**
- * The C walker as one long-lived process per case, asked for one measurement per round over a
- * pipe. Spawning it per round would fork the bench right before the decoder's timed passes, and a
- * fork write-protects every page of the bench: the decoder's first writes after it fault (measured
- * here: 1 MiB decodes 40% slower right after a spawnSync).
- */
+/** The C walker (one long-lived process per case, see serve.ts) over one ring copy, read from a file. */
 class WalkerProcess {
-  private readonly child: ChildProcess;
-  private readonly lines: string[] = [];
-  private waiting: ((line: string) => void) | null = null;
-  private buffered = '';
-  private stderr = '';
-  private exited: string | null = null;
+  private readonly server: ServeProcess;
 
   constructor(tools: Tools, copy: RingCopy, decoded: DecodedSnapshot) {
     const file = join(tools.tempDir, `ring-${copy.ringId}.bin`);
     writeFileSync(file, copy.bytes.subarray(0, copy.validBytes));
     const event = decoded.events[copy.defaultEvent];
     const ids = decoded.events.flatMap((e) => e.ids.map((id) => `${id}:${e.index}`));
-    this.child = spawn(tools.walker, [file, String(event.attr.sampleType), String(copy.cpu), 'serve', '0', ...ids], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      this.buffered += chunk;
-      for (let at = this.buffered.indexOf('\n'); at >= 0; at = this.buffered.indexOf('\n')) {
-        const line = this.buffered.slice(0, at);
-        this.buffered = this.buffered.slice(at + 1);
-        if (this.waiting) { const resolve = this.waiting; this.waiting = null; resolve(line); } else this.lines.push(line);
-      }
-    });
-    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { this.stderr += chunk; });
-    this.child.on('exit', (code, signal) => {
-      this.exited = `the C walker exited (${signal ?? code}): ${this.stderr}`;
-      if (this.waiting) { const resolve = this.waiting; this.waiting = null; resolve(''); }
-    });
+    this.server = new ServeProcess('the C walker', tools.walker, [file, String(event.attr.sampleType), String(copy.cpu), 'serve', '0', ...ids]);
   }
 
   /** `fresh`: allocate and first-touch the columns inside each timed run (the page-fault cost), instead of reusing warm ones. */
-  async measure(runs: number, warmup: number, fresh = false): Promise<WalkerOutput> {
-    this.child.stdin!.write(`${runs} ${warmup} ${fresh ? 1 : 0}\n`);
-    const line = this.lines.shift() ?? await new Promise<string>((resolve) => { this.waiting = resolve; });
-    if (!line) throw new BenchUnavailableError(this.exited ?? 'the C walker gave no answer');
-    return JSON.parse(line) as WalkerOutput;
+  measure(runs: number, warmup: number, fresh = false): Promise<SideMeasurement> {
+    return this.server.ask<SideMeasurement>(`${runs} ${warmup} ${fresh ? 1 : 0}`);
   }
 
-  async close(): Promise<void> {
-    if (this.exited) return;
-    const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.stdin!.end();
-    await gone;
+  close(): Promise<void> {
+    return this.server.close();
   }
 }
 
@@ -330,9 +281,11 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       throw new Error(`perf script printed ${script.records} samples, the snapshot holds ${samples}`);
     }
 
-    // Decoder alone over the ring copy, then the C walker over the same bytes, in alternating
-    // rounds (the ratio is taken per round, so load from elsewhere hits both sides alike). The
-    // workload is stopped first: both sides work on a copy.
+    // The decoder against the C walker over the same bytes, each in a process of its own that
+    // reads them from a file (decoder-process.ts says why not in this one), in alternating rounds
+    // (the ratio is taken per round, so load from elsewhere hits both sides alike). The workload is
+    // stopped first: both sides work on a copy. The decoder is also timed here, in the bench's own
+    // process, for its own figure and for the columns the later cases use.
     await stopWorkload(child);
     log(`  ${layout.name} ${ringBytes >> 20} MiB: decoder vs C walker`);
     const ringOnly = { events: decoded.events, rings: [copy] };
@@ -340,55 +293,55 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     // Columns reused across runs through the arena (handed back and re-touched untimed, as the
     // product does while idle): like the C walker's warm columns.
     const ringArena = new ColumnArena();
-    const decodeOnce = () => {
+    const decodeHere = () => {
       if (ringDecoded) ringArena.recycle(ringDecoded.columns);
       ringArena.warm();
       const started = nowNs();
       ringDecoded = decodeSnapshot(ringOnly, { arena: ringArena });
       return nowNs() - started;
     };
-    const decodeFreshOnce = () => {
-      const started = nowNs();
-      decodeSnapshot(ringOnly);
-      return nowNs() - started;
-    };
     // Warm the JIT on at least ~2M records, as a live session would after a few snapshots.
     const warmRuns = Math.max(warmup, Math.ceil(2_000_000 / Math.max(1, copy.validBytes / 56)));
     const decodeTimes: number[] = [];
+    const decodeHereTimes: number[] = [];
     const walkerTimes: number[] = [];
     const walkerFreshTimes: number[] = [];
     const decodeFreshTimes: number[] = [];
     const ratios: number[] = [];
-    let walker: WalkerOutput | undefined;
-    // Both sides warm up the same way inside each round (the walker in its own process): a few
-    // untimed passes over the same bytes, then three timed ones.
+    let walker: SideMeasurement | undefined;
+    let ours: SideMeasurement | undefined;
+    // Both sides warm up the same way inside each round: a few untimed passes over the same bytes,
+    // then three timed ones.
     const warmInRound = Math.min(warmRuns, 5);
     const walkerProcess = new WalkerProcess(tools, copy, decoded);
+    const decoderProcess = new DecoderProcess(tools.tempDir, decoded.events, copy);
     try {
-      await walkerProcess.measure(1, 0); // the walker's fork is behind us before the decoder warms up
-      for (let i = 0; i < warmRuns; i++) decodeOnce();
+      // Both spawns (forks of this process) are behind us before anything is timed.
+      await walkerProcess.measure(1, 0);
+      await decoderProcess.measure(1, warmRuns);
+      for (let i = 0; i < warmRuns; i++) decodeHere();
       for (let round = 0; round < runs; round++) {
         walker = await walkerProcess.measure(3, warmInRound);
-        for (let i = 0; i < warmInRound; i++) decodeOnce();
-        const ns = [decodeOnce(), decodeOnce(), decodeOnce()];
-        const decodeNs = median(ns);
-        decodeTimes.push(decodeNs);
+        ours = await decoderProcess.measure(3, warmInRound);
+        decodeTimes.push(ours.median_ns);
         walkerTimes.push(walker.median_ns);
-        ratios.push(walker.median_ns / decodeNs);
+        ratios.push(walker.median_ns / ours.median_ns);
         walkerFreshTimes.push((await walkerProcess.measure(3, 1, true)).median_ns);
-        decodeFreshOnce();
-        decodeFreshTimes.push(median([decodeFreshOnce(), decodeFreshOnce(), decodeFreshOnce()]));
+        decodeFreshTimes.push((await decoderProcess.measure(3, 1, true)).median_ns);
+        for (let i = 0; i < warmInRound; i++) decodeHere();
+        decodeHereTimes.push(median([decodeHere(), decodeHere(), decodeHere()]));
       }
     } finally {
       await walkerProcess.close();
+      await decoderProcess.close();
     }
     const ringColumns = ringDecoded!.columns;
-    const ours = columnChecksum(ringColumns);
-    if (walker!.records !== ringColumns.length) {
-      throw new Error(`the C walker found ${walker!.records} records where the decoder found ${ringColumns.length}`);
-    }
-    for (const [key, value] of Object.entries(ours)) {
-      if (walker!.checksum[key] !== value) throw new Error(`C walker and decoder disagree on ${key}: ${walker!.checksum[key]} vs ${value}`);
+    const here = columnChecksum(ringColumns);
+    for (const [side, records, checksum] of [['the decoder process', ours!.records, ours!.checksum], ['the decoder in this process', ringColumns.length, here]] as const) {
+      if (walker!.records !== records) throw new Error(`the C walker found ${walker!.records} records where ${side} found ${records}`);
+      for (const [key, value] of Object.entries(checksum)) {
+        if (walker!.checksum[key] !== value) throw new Error(`C walker and ${side} disagree on ${key}: ${walker!.checksum[key]} vs ${value}`);
+      }
     }
 
     return {
@@ -406,6 +359,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       copyMode: ring.mode,
       decodeNs: median(decodeTimes),
       decodeFreshNs: median(decodeFreshTimes),
+      decodeInBenchProcessNs: median(decodeHereTimes),
       cWalkerNs: median(walkerTimes),
       cWalkerFreshNs: median(walkerFreshTimes),
       decodeVsC: median(ratios),

@@ -15,8 +15,9 @@ import { firstRows, runTransport, snapshotStartFor, type TransportResult } from 
 import { runRender, type RenderResult } from './render';
 import { batchCountOf } from '../shared/batches';
 import { BenchUnavailableError, mib, round, Table } from './stats';
-import { measureRingCount, type RingCountResult } from './rings';
-import { DecodePool } from '../native/decode-pool/pool';
+import type { RingCountResult } from './rings';
+import { DecoderProcess } from './decoder-process';
+import { defaultWorkerCount } from '../native/decode-pool/pool';
 
 const ROOT = join(__dirname, '..', '..');
 const SOURCE_DIR = join(ROOT, 'bench');
@@ -51,6 +52,8 @@ interface SizeFigures {
 
 /** Simulated per-CPU ring counts for the scaling table (1 = the real ring as is; 2 = this VM's CPUs). */
 const RING_COUNTS = [1, 2, 16, 64];
+/** Worker threads of the ring-count case's decode pool (decoder-process.ts starts it with the default). */
+const DECODE_WORKERS = defaultWorkerCount();
 /** The simulated ring count decode_parallel_vs_c is read from: one ring per CPU of this 2-vCPU machine. */
 const PARALLEL_HEADLINE_RINGS = 2;
 /** The largest ring measures the basic layout only, and only when the machine has memory for it. */
@@ -82,6 +85,7 @@ function kernelFigures(r: KernelCaseResult): Record<string, number> {
     memcpy_warm_ms: round(r.memcpyWarmNs / 1e6),
     snapshot_pause_vs_memcpy: round(r.pauseVsMemcpy),
     decode_mrec_s: round(rate(r.records, r.decodeNs)),
+    decode_in_bench_process_mrec_s: round(rate(r.records, r.decodeInBenchProcessNs)),
     decode_fresh_columns_mrec_s: round(rate(r.records, r.decodeFreshNs)),
     c_walker_mrec_s: round(rate(r.records, r.cWalkerNs)),
     c_walker_fresh_columns_mrec_s: round(rate(r.records, r.cWalkerFreshNs)),
@@ -103,9 +107,6 @@ async function main(): Promise<number> {
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const loadBefore = loadavg()[0];
   const started = Date.now();
-  // Workers for every ring count with two or more rings, whatever their size (the product's
-  // threshold would keep the 64-ring case's 1 MiB rings on one thread): the bench measures the pool.
-  const pool = new DecodePool({ minWorkerBytes: 0 });
   try {
     const walker = compileC(gcc, join(SOURCE_DIR, 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
     const workload = compileC(gcc, join(SOURCE_DIR, 'getpid_loop.c'), tempDir, 'getpid_loop', ['-O1', '-g', '-fno-omit-frame-pointer']);
@@ -143,10 +144,15 @@ async function main(): Promise<number> {
       if (size === (quick ? 1 * MIB : 64 * MIB)) {
         const copy = basic.decoded.rings.find((r) => r.direction === 'backward')!;
         ringCounts = [];
-        for (const count of RING_COUNTS) {
-          log(`ring ${mib(size)}: its records as ${count} ring(s), one thread and ${pool.workerCount} worker(s) + this one`);
-          collectGarbage();
-          ringCounts.push(await measureRingCount(basic.decoded.events, copy, count, runs, warmup + 2, pool));
+        // In a fresh process, as the decoder case (decoder-process.ts).
+        const counter = new DecoderProcess(tools.tempDir, basic.decoded.events, copy);
+        try {
+          for (const count of RING_COUNTS) {
+            log(`ring ${mib(size)}: its records as ${count} ring(s), one thread and ${DECODE_WORKERS} worker(s) + that one, in a process of their own`);
+            ringCounts.push(await counter.ringCount(count, runs, warmup + 2));
+          }
+        } finally {
+          await counter.close();
         }
       }
       // Transport and render move the basic layout's decoded ring (whole ring; 1M rows at 64 MiB).
@@ -178,6 +184,7 @@ async function main(): Promise<number> {
       'decode Mrec/s',
       'C Mrec/s (warm columns)',
       'decode/C',
+      'decode Mrec/s in the bench process',
       'decode Mrec/s (fresh columns)',
       'C Mrec/s (fresh columns)',
       'snap->cols Mrec/s',
@@ -261,7 +268,7 @@ async function main(): Promise<number> {
         perLayout[r.layout] = f;
         kernelTable.add(r.layout, mib(r.ringBytes), r.records, f.bytes_per_record, f.pause_window_ms, f.memcpy_warm_ms, f.snapshot_pause_vs_memcpy,
           f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c,
-          f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
+          f.decode_in_bench_process_mrec_s, f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
           f.snapshot_to_columns_vs_perf_script, f.snapshot_to_columns_c_bound_vs_perf_script);
       }
       const t = figures.transport;
@@ -337,7 +344,7 @@ async function main(): Promise<number> {
     console.log(pipelineTable.toString());
     console.log('');
     console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8,`
-      + ` decoded and merged by time, on one thread and on ${pool.workerCount} worker(s) + this thread`
+      + ` decoded and merged by time, on one thread and on ${DECODE_WORKERS} worker(s) + that thread, in a process of their own`
       + ' (C = the C walker over the same records as one ring, warm columns):');
     console.log(countTable.toString());
     console.log('');
@@ -354,7 +361,6 @@ async function main(): Promise<number> {
     console.log(JSON.stringify(json));
     return 0;
   } finally {
-    await pool.close();
     rmSync(tempDir, { recursive: true, force: true });
   }
 }

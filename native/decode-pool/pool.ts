@@ -55,6 +55,11 @@ export const MIN_WORKER_BYTES = 1024 * 1024;
  */
 export const MIN_PARALLEL_MERGE_ROWS = 1 << 14;
 
+/** Worker threads a pool starts unless told otherwise: one per CPU beside the thread that decodes with them. */
+export function defaultWorkerCount(): number {
+  return Math.max(0, availableParallelism() - 1);
+}
+
 /** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
 const WORKER_FILE = join(__dirname, 'decode-worker.js');
 
@@ -207,7 +212,7 @@ export class DecodePool {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: DecodePoolOptions = {}) {
-    this.workerCount = Math.max(0, Math.floor(options.workers ?? availableParallelism() - 1));
+    this.workerCount = Math.max(0, Math.floor(options.workers ?? defaultWorkerCount()));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
     this.scatter = options.scatter ?? true;

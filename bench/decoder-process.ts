@@ -1,0 +1,122 @@
+// The decoder in a node process of its own, as the C walker is in its own: both sides start fresh
+// and read the same ring bytes from the same file. Inside the bench's own process, after the
+// earlier cases (several GiB of rings, copies, perf.data and columns allocated and dropped), the
+// decoder ran 15-20% slower than here on the same bytes (72 against 86-88 M records/s at 64 MiB,
+// basic layout) and the decode pool about twice as slow; the C walker never paid any of that. The
+// bench still times the decoder in its own process too, and reports that figure beside this one.
+//
+// Child: `node decoder-process.js INPUT` (INPUT: v8-serialized events and one ring copy), then one
+// question per line on stdin, one line of JSON per answer on stdout:
+//   decode RUNS WARMUP FRESH  times decodeSnapshot over the ring (FRESH 0: columns from a warm
+//                             ColumnArena, handed back and re-warmed untimed between runs, as the C
+//                             walker reuses its columns; 1: fresh columns, page faults included)
+//   counts COUNT RUNS WARMUP  the ring's records as COUNT simulated per-CPU rings (rings.ts),
+//                             one thread and a DecodePool
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { deserialize, serialize } from 'node:v8';
+import { ColumnArena } from '../native/decode/arena';
+import { decodeSnapshot } from '../native/decode/columns';
+import { DecodePool } from '../native/decode-pool/pool';
+import type { DecodedSnapshot } from '../native/decode/types';
+import type { EventDescription, RingCopy } from '../native/abi/snapshot';
+import { columnChecksum, type SideMeasurement } from './checksum';
+import { measureRingCount, type RingCountResult } from './rings';
+import { ServeProcess } from './serve';
+import { median, nowNs } from './stats';
+
+interface DecoderInput {
+  readonly events: readonly EventDescription[];
+  readonly ring: RingCopy;
+}
+
+/** The parent's handle on one decoder process over one ring copy. */
+export class DecoderProcess {
+  private readonly server: ServeProcess;
+
+  constructor(tempDir: string, events: readonly EventDescription[], copy: RingCopy) {
+    const file = join(tempDir, `decoder-input-${copy.ringId}.v8`);
+    const input: DecoderInput = { events, ring: { ...copy, bytes: copy.bytes.slice(0, copy.validBytes) } };
+    writeFileSync(file, serialize(input));
+    // Without --expose-gc (npm run bench gives it to the bench itself): under it, this process's
+    // decodes of a 1 MiB ring took about 1 ms instead of 0.09 ms in bursts of several runs, and
+    // without it they did not (measured here, alternating warm and fresh columns).
+    this.server = new ServeProcess('the decoder process', process.execPath, [__filename, file]);
+  }
+
+  /** `fresh`: columns allocated inside each timed run (page faults), instead of reused warm ones. */
+  measure(runs: number, warmup: number, fresh = false): Promise<SideMeasurement> {
+    return this.server.ask<SideMeasurement>(`decode ${runs} ${warmup} ${fresh ? 1 : 0}`);
+  }
+
+  ringCount(count: number, runs: number, warmup: number): Promise<RingCountResult> {
+    return this.server.ask<RingCountResult>(`counts ${count} ${runs} ${warmup}`);
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+}
+
+async function serve(file: string): Promise<void> {
+  const given = deserialize(readFileSync(file)) as DecoderInput;
+  const events = given.events;
+  // Deserialized views sit at any byte offset of the file's buffer; a ring copy starts on its own buffer, as the recorder's do.
+  const ring: RingCopy = { ...given.ring, bytes: new Uint8Array(given.ring.bytes) };
+  const input = { events, rings: [ring] };
+  const arena = new ColumnArena();
+  let fromArena: DecodedSnapshot | undefined;
+  let pool: DecodePool | undefined;
+  try {
+    for await (const line of createInterface({ input: process.stdin })) {
+      const [verb, ...numbers] = line.trim().split(/\s+/);
+      const [a, b, c] = numbers.map(Number);
+      if (verb === 'decode') {
+        const runs = a;
+        const warmup = b;
+        const fresh = c === 1;
+        const times: number[] = [];
+        let last: DecodedSnapshot | undefined;
+        for (let i = -warmup; i < runs; i++) {
+          let ns: number;
+          if (fresh) {
+            const started = nowNs();
+            last = decodeSnapshot(input);
+            ns = nowNs() - started;
+          } else {
+            if (fromArena) arena.recycle(fromArena.columns);
+            arena.warm();
+            const started = nowNs();
+            fromArena = decodeSnapshot(input, { arena });
+            ns = nowNs() - started;
+            last = fromArena;
+          }
+          if (i >= 0) times.push(ns);
+        }
+        const answer: SideMeasurement = {
+          records: last?.columns.length ?? 0, median_ns: median(times), runs_ns: times, checksum: last ? columnChecksum(last.columns) : {},
+        };
+        process.stdout.write(`${JSON.stringify(answer)}\n`);
+      } else if (verb === 'counts') {
+        // Workers for every ring count of two or more rings, whatever their size (the product's
+        // threshold would keep the 64-ring case's 1 MiB rings on one thread): this measures the pool.
+        pool ??= new DecodePool({ minWorkerBytes: 0 });
+        const result = await measureRingCount(events, ring, a, b, c, pool);
+        process.stdout.write(`${JSON.stringify(result)}\n`);
+      } else {
+        throw new Error(`decoder process: unknown question ${JSON.stringify(line)}`);
+      }
+    }
+  } finally {
+    await pool?.close();
+  }
+}
+
+if (require.main === module) {
+  serve(process.argv[2]).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.stack : String(error));
+    process.exit(1);
+  });
+}
