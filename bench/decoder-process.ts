@@ -2,8 +2,8 @@
 // and read the same ring bytes from the same file. Inside the bench's own process, after the
 // earlier cases (several GiB of rings, copies, perf.data and columns allocated and dropped), the
 // decoder ran 15-20% slower than here on the same bytes (72 against 86-88 M records/s at 64 MiB,
-// basic layout) and the decode pool about twice as slow; the C walker never paid any of that. The
-// bench still times the decoder in its own process too, and reports that figure beside this one.
+// basic layout) and the decode pool two to three times as slow; the C walker never paid any of
+// that. The bench still times the decoder in its own process too, and reports that beside this.
 //
 // Child: `node decoder-process.js INPUT` (INPUT: v8-serialized events and one ring copy), then one
 // question per line on stdin, one line of JSON per answer on stdout:
