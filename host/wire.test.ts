@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { decodeSnapshot } from '../native/decode/columns';
+import { decodeRecordAt } from '../native/decode/record';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from '../native/decode/test-records';
 import { RecordType, Sample } from '../native/abi/uapi';
 import { validateHostToWebview } from '../shared/validate';
 import { lossesOf, rowDetails, snapshotToWire } from './wire';
-import { rowsMatchingField } from './field-filter';
+import { fieldValueMatches, rowsMatchingField } from './field-filter';
 import { FrameSymbols } from './frame-symbols';
 import type { TracepointFormat } from '../native/abi/snapshot';
 
@@ -180,6 +181,24 @@ describe('host-side wire: rows matching a decoded field', () => {
     assert.deepEqual([...rowsMatchingField(s, 'period', '=', 'sixteen')], [], 'a non-number never equals a number');
     // pid is a sample field of both events (TID): every SAMPLE row, never the COMM record.
     assert.deepEqual([...rowsMatchingField(s, 'pid', '=', '7')], [1, 2, 3, 4, 5]);
+  });
+
+  it('reads tracepoint fields in place with the same answer as decoding each record', () => {
+    const s = snapshotWithFields();
+    const byDecoding = (name: string, op: '=' | '~', value: string) => {
+      const rows: number[] = [];
+      for (let row = 0; row < s.columns.length; row++) {
+        if (s.columns.kind[row] !== RecordType.SAMPLE || s.columns.event[row] !== 0) continue;
+        const fields = decodeRecordAt(s, row).fields as { tracepoint?: Record<string, unknown> };
+        if (fieldValueMatches(fields.tracepoint?.[name], op, value)) rows.push(row);
+      }
+      return rows;
+    };
+    for (const [name, op, value] of [['filename', '~', 'passwd'], ['filename', '=', 'passwd'], ['__syscall_nr', '=', '257'], ['__syscall_nr', '~', '5'],
+      ['common_pid', '=', '7']] as const) {
+      assert.deepEqual([...rowsMatchingField(s, name, op, value)], byDecoding(name, op, value), `${name} ${op} ${value}`);
+    }
+    assert.deepEqual(byDecoding('common_pid', '=', '7'), [], 'common fields are not among the decoded ones, so they never match');
   });
 
   it('decodes only rows of events that have the field, and answers exact-length row lists', () => {
