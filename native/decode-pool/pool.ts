@@ -26,6 +26,7 @@ import { ColumnSet } from '../decode/column-set';
 import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
 import { keyRing, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
+import { validEnd } from '../decode/walk';
 import {
   decodeRingRows, eventTables, firstSetRows, largestTime, smallestTime, timeNs,
   type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
@@ -144,7 +145,7 @@ class PoolWorker {
 function lanesOf(rings: readonly RingCopy[], ringNumbers: readonly number[], lanes: number): number[][] {
   const out: number[][] = Array.from({ length: lanes }, () => []);
   const load = new Array<number>(lanes).fill(0);
-  const bytes = (r: number): number => Math.max(0, Math.min(rings[r].validBytes, rings[r].bytes.length));
+  const bytes = (r: number): number => validEnd(rings[r]);
   for (const r of [...ringNumbers].sort((a, b) => bytes(b) - bytes(a) || a - b)) {
     let lane = 0;
     for (let l = 1; l < lanes; l++) if (load[l] < load[lane]) lane = l;

@@ -21,7 +21,7 @@ import { RecordType } from '../abi/uapi';
 import { idLocator, parseInfoFor, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
-import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, walkEndAnomaly } from './walk';
+import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
 import { ColumnSet } from './column-set';
 
 /** Where the decoder gets column sets and gives back the ones it no longer needs. */
@@ -441,7 +441,7 @@ function backwardCapacity(end: number, newestSize: number): number {
 
 /** The rows decodeRingRows will first ask its set source for when it decodes this backward ring. */
 export function firstSetRows(ring: RingCopy): number {
-  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  const end = validEnd(ring);
   return backwardCapacity(end, end >= 8 ? u32View(ring.bytes)[1] >>> 16 : 0);
 }
 
@@ -576,7 +576,7 @@ export interface RingDecode {
 export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: EventTables, known: TimeMark, sets: SetSource): RingDecode {
   const r = ringNumber;
   const u32 = u32View(ring.bytes);
-  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  const end = validEnd(ring);
   const backward = ring.direction === 'backward';
   const listed: DecodeAnomaly[] = [];
   let state = freshState(-1, 0);

@@ -18,7 +18,7 @@
 import { RecordType } from '../abi/uapi';
 import { idLocator } from './parse-info';
 import { copyShifted, MergeCursor, type MergeSlice } from './merge';
-import { placeLostBeforePartner, walkEndAnomaly, u32View } from './walk';
+import { placeLostBeforePartner, walkEndAnomaly, u32View, validEnd } from './walk';
 import { TWO_32, decodeOneRecord, type EventTables, type RingRows, type RingState } from './decode-ring';
 import { ColumnSet } from './column-set';
 import type { DecodeAnomaly } from './types';
@@ -81,7 +81,7 @@ export interface KeyedRing {
 export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch | null, fresh: (rows: number) => KeyScratch): KeyedRing | null {
   if (ring.direction !== 'backward' || tables.layouts.length === 0) return null;
   const u32 = u32View(ring.bytes);
-  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  const end = validEnd(ring);
   const defaultPosition = tables.positionOf.get(ring.defaultEvent) ?? 0;
   const defaultInfo = tables.infos[defaultPosition];
   const sampleIdOffset = defaultInfo && tables.ids.size > 0 ? idLocator(defaultInfo).sampleIdOffset : -1;
@@ -378,7 +378,7 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
       if (p === OTHER_RECORD) {
         // decodeRing writes this row itself; its time is then the key moved onto the origin, as for the others.
         const state = source.keys.state;
-        decodeOneRecord(u32, source.ring, keyedEnd(source.ring), o, out, to, state.baseHi, state.baseLo, tables);
+        decodeOneRecord(u32, source.ring, validEnd(source.ring), o, out, to, state.baseHi, state.baseLo, tables);
         timeOut[to] = time[from + j] + amount;
         ringOut[to] = r;
         continue;
@@ -420,8 +420,3 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
 
 const NO_WORDS = new Uint32Array(0);
 const NO_POSITIONS = new Uint16Array(0);
-
-/** Where a ring's whole records end (as keyRing walked them). */
-function keyedEnd(ring: RingCopy): number {
-  return Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
-}

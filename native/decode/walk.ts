@@ -65,13 +65,18 @@ export function walkEndAnomaly(ring: RingCopy, words: Uint32Array, offset: numbe
   return { ringId: ring.ringId, offset, kind: 'size-past-end', detail: `record size ${size} runs ${offset + size - end} bytes past the valid data` };
 }
 
+/** Where a ring copy's valid bytes end: its validBytes, never past the bytes it holds. */
+export function validEnd(ring: RingCopy): number {
+  return Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+}
+
 /**
  * Counts the whole records of a ring copy from byte 0 on (memory order: newest first for a backward
  * ring). Never throws: the walk ends at the first header that is not a whole record, with the
  * anomaly walkEndAnomaly names. `words` is u32View(ring.bytes) when the caller already has it.
  */
 export function scanRing(ring: RingCopy, words: Uint32Array = u32View(ring.bytes)): RingScan {
-  const end = Math.max(0, Math.min(ring.validBytes, ring.bytes.length));
+  const end = validEnd(ring);
   let count = 0;
   let offset = 0;
   while (isWholeRecord(words, offset, end)) {
