@@ -5,8 +5,9 @@
 // basic layout) and the decode pool two to three times as slow; the C walker never paid any of
 // that. The bench still times the decoder in its own process too, and reports that beside this.
 //
-// Child: `node decoder-process.js INPUT` (INPUT: v8-serialized events and one ring copy), then one
-// question per line on stdin, one line of JSON per answer on stdout:
+// Child: `node decoder-process.js DESCRIPTION BYTES` (DESCRIPTION: v8-serialized events and the
+// ring copy without its bytes; BYTES: the file writeRingBytes wrote, the one the C walker reads),
+// then one question per line on stdin, one line of JSON per answer on stdout:
 //   decode RUNS WARMUP FRESH  times decodeSnapshot over the ring (FRESH 0: columns from a warm
 //                             ColumnArena, handed back and re-warmed untimed between runs, as the C
 //                             walker reuses its columns; 1: fresh columns, page faults included)
@@ -29,21 +30,30 @@ import { median, nowNs } from './stats';
 
 interface DecoderInput {
   readonly events: readonly EventDescription[];
+  /** The ring copy, its bytes left out (they are in the bytes file). */
   readonly ring: RingCopy;
+}
+
+/** Writes a ring copy's valid bytes to `dir` for the measuring processes (the C walker and the decoder both read it); returns its path. */
+export function writeRingBytes(dir: string, copy: RingCopy): string {
+  const file = join(dir, `ring-${copy.ringId}.bin`);
+  writeFileSync(file, copy.bytes.subarray(0, copy.validBytes));
+  return file;
 }
 
 /** The parent's handle on one decoder process over one ring copy. */
 export class DecoderProcess {
   private readonly server: ServeProcess;
 
-  constructor(tempDir: string, events: readonly EventDescription[], copy: RingCopy) {
-    const file = join(tempDir, `decoder-input-${copy.ringId}.v8`);
-    const input: DecoderInput = { events, ring: { ...copy, bytes: copy.bytes.slice(0, copy.validBytes) } };
-    writeFileSync(file, serialize(input));
+  /** `bytesFile`: where writeRingBytes put the copy's bytes. */
+  constructor(tempDir: string, events: readonly EventDescription[], copy: RingCopy, bytesFile: string) {
+    const description = join(tempDir, `ring-${copy.ringId}.v8`);
+    const input: DecoderInput = { events, ring: { ...copy, bytes: new Uint8Array(0) } };
+    writeFileSync(description, serialize(input));
     // Without --expose-gc (npm run bench gives it to the bench itself): under it, this process's
     // decodes of a 1 MiB ring took about 1 ms instead of 0.09 ms in bursts of several runs, and
     // without it they did not (measured here, alternating warm and fresh columns).
-    this.server = new ServeProcess('the decoder process', process.execPath, [__filename, file]);
+    this.server = new ServeProcess('the decoder process', process.execPath, [__filename, description, bytesFile]);
   }
 
   /** `fresh`: columns allocated inside each timed run (page faults), instead of reused warm ones. */
@@ -60,11 +70,11 @@ export class DecoderProcess {
   }
 }
 
-async function serve(file: string): Promise<void> {
-  const given = deserialize(readFileSync(file)) as DecoderInput;
+async function serve(descriptionFile: string, bytesFile: string): Promise<void> {
+  const given = deserialize(readFileSync(descriptionFile)) as DecoderInput;
   const events = given.events;
-  // Deserialized views sit at any byte offset of the file's buffer; a ring copy starts on its own buffer, as the recorder's do.
-  const ring: RingCopy = { ...given.ring, bytes: new Uint8Array(given.ring.bytes) };
+  // Copied into a buffer of its own, starting at byte 0, as the recorder's copies do (a Buffer read from a file may be a view at any offset of a shared pool).
+  const ring: RingCopy = { ...given.ring, bytes: new Uint8Array(readFileSync(bytesFile)) };
   const input = { events, rings: [ring] };
   const arena = new ColumnArena();
   let fromArena: DecodedSnapshot | undefined;
@@ -115,7 +125,7 @@ async function serve(file: string): Promise<void> {
 }
 
 if (require.main === module) {
-  serve(process.argv[2]).catch((error: unknown) => {
+  serve(process.argv[2], process.argv[3]).catch((error: unknown) => {
     console.error(error instanceof Error ? error.stack : String(error));
     process.exit(1);
   });

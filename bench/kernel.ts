@@ -3,7 +3,6 @@
 // `perf script` over a perf.data holding the same records.
 
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Recorder } from '../native/perf/recorder';
 import { onlineCpus } from '../native/perf/procfs';
@@ -16,7 +15,7 @@ import { resolveEventSpec } from '../native/specs/resolve';
 import { exportSnapshot } from '../native/perfdata';
 import { BenchUnavailableError, median, nowNs, repeat } from './stats';
 import { columnChecksum, type SideMeasurement } from './checksum';
-import { DecoderProcess } from './decoder-process';
+import { DecoderProcess, writeRingBytes } from './decoder-process';
 import { ServeProcess } from './serve';
 
 export const TRACEPOINT = 'syscalls:sys_enter_getpid';
@@ -137,13 +136,12 @@ async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<
   }
 }
 
-/** The C walker (one long-lived process per case, see serve.ts) over one ring copy, read from a file. */
+/** The C walker (one long-lived process per case, see serve.ts) over one ring copy's bytes, read from a file. */
 class WalkerProcess {
   private readonly server: ServeProcess;
 
-  constructor(tools: Tools, copy: RingCopy, decoded: DecodedSnapshot) {
-    const file = join(tools.tempDir, `ring-${copy.ringId}.bin`);
-    writeFileSync(file, copy.bytes.subarray(0, copy.validBytes));
+  /** `file`: the copy's bytes, as writeRingBytes wrote them. */
+  constructor(tools: Tools, file: string, copy: RingCopy, decoded: DecodedSnapshot) {
     const event = decoded.events[copy.defaultEvent];
     const ids = decoded.events.flatMap((e) => e.ids.map((id) => `${id}:${e.index}`));
     this.server = new ServeProcess('the C walker', tools.walker, [file, String(event.attr.sampleType), String(copy.cpu), 'serve', '0', ...ids]);
@@ -313,8 +311,9 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     // Both sides warm up the same way inside each round: a few untimed passes over the same bytes,
     // then three timed ones.
     const warmInRound = Math.min(warmRuns, 5);
-    const walkerProcess = new WalkerProcess(tools, copy, decoded);
-    const decoderProcess = new DecoderProcess(tools.tempDir, decoded.events, copy);
+    const bytesFile = writeRingBytes(tools.tempDir, copy);
+    const walkerProcess = new WalkerProcess(tools, bytesFile, copy, decoded);
+    const decoderProcess = new DecoderProcess(tools.tempDir, decoded.events, copy, bytesFile);
     try {
       // Both spawns (forks of this process) are behind us before anything is timed.
       await walkerProcess.measure(1, 0);
@@ -408,7 +407,7 @@ export async function captureRingForCounts(tools: Tools, layout: Layout, ringByt
   }
   const copy = decoded.rings.find((r) => r.direction === 'backward')!;
   const records = decodeSnapshot({ events: decoded.events, rings: [copy] }).columns.length;
-  const walkerProcess = new WalkerProcess(tools, copy, decoded);
+  const walkerProcess = new WalkerProcess(tools, writeRingBytes(tools.tempDir, copy), copy, decoded);
   const times: number[] = [];
   try {
     for (let round = 0; round < runs; round++) {

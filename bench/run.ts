@@ -16,7 +16,7 @@ import { runRender, type RenderResult } from './render';
 import { batchCountOf } from '../shared/batches';
 import { BenchUnavailableError, mib, round, Table } from './stats';
 import type { RingCountResult } from './rings';
-import { DecoderProcess } from './decoder-process';
+import { DecoderProcess, writeRingBytes } from './decoder-process';
 import { defaultWorkerCount } from '../native/decode-pool/pool';
 
 const ROOT = join(__dirname, '..', '..');
@@ -145,7 +145,7 @@ async function main(): Promise<number> {
         const copy = basic.decoded.rings.find((r) => r.direction === 'backward')!;
         ringCounts = [];
         // In a fresh process, as the decoder case (decoder-process.ts).
-        const counter = new DecoderProcess(tools.tempDir, basic.decoded.events, copy);
+        const counter = new DecoderProcess(tools.tempDir, basic.decoded.events, copy, writeRingBytes(tools.tempDir, copy));
         try {
           for (const count of RING_COUNTS) {
             log(`ring ${mib(size)}: its records as ${count} ring(s), one thread and ${DECODE_WORKERS} worker(s) + that one, in a process of their own`);
