@@ -6,7 +6,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, openTimelinePage, type TimelineSession } from './harness';
+import { ARTIFACTS, afterFrames, openTimelinePage, type TimelineSession } from './harness';
 import { PERFDATA_FIRST_NS, SMALL_ORIGIN, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -22,7 +22,6 @@ type Probe = {
 const posted = (page: Page, type: string) => page.evaluate((t) => (window as unknown as Probe).__posted.filter((m) => m.type === t), type);
 const domain = (page: Page) => page.evaluate(() => (window as unknown as Probe).__domain());
 const stream = (page: Page, which: string) => page.evaluate((w) => (window as unknown as Probe).__stream(w), which);
-const frames = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
 const status = async (page: Page) => (await page.locator('.rs-status').textContent()) ?? '';
 const shownName = async (page: Page) => (await page.locator('.rs-snapshot-button[aria-pressed="true"] .rs-snapshot-name').allTextContents());
 const lanes = (page: Page) => page.$$eval('.rs-lane-label', (els) => els.map((e) => [(e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-count')!.textContent]));
@@ -60,13 +59,13 @@ describe('one view per capture in Chromium', function () {
   it('shows a second capture fitted and named, and the strip switches back to the first', async () => {
     await stream(page, 'small');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records · 1 snapshot'));
-    await frames(page);
+    await afterFrames(page);
     assertDomain(await domain(page), fitted(0, 1005 * US), 'the first capture opens fitted');
     assert.deepEqual(await shownName(page), ['snapshot 1']);
 
     await stream(page, 'second');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('51 records · 2 snapshots'));
-    await frames(page);
+    await afterFrames(page);
     // snapshot 2's origin is 2 ms after the first's: its records sit at 2.0–2.5 ms of the page's internal clock.
     assertDomain(await domain(page), fitted(2_000_000, 2_500_000), 'Capture Snapshot switches to the new capture, fitted');
     assert.deepEqual(await shownName(page), ['snapshot 2']);
@@ -79,7 +78,7 @@ describe('one view per capture in Chromium', function () {
 
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records · 2 snapshots'));
-    await frames(page);
+    await afterFrames(page);
     assertDomain(await domain(page), fitted(0, 1005 * US), 'the strip shows the first capture again, fitted');
     assert.deepEqual(await shownName(page), ['snapshot 1']);
     assert.deepEqual(await lanes(page), [['watch:mem:counter:w', '2'], ['cpu:0', '13'], ['cpu:1', '103']]);
@@ -90,7 +89,7 @@ describe('one view per capture in Chromium', function () {
   it('fits a perf.data capture to its timed records; the untimed ones are counted, not placed', async () => {
     await stream(page, 'perfData');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('55 records · 3 snapshots'));
-    await frames(page);
+    await afterFrames(page);
     assert.deepEqual(await shownName(page), ['pd_work.data'], 'named by its file, as the host names it');
     assert.match(await status(page), /· 5 without a time/);
     // The store's clock starts at the first capture's origin (5000 s); the samples are at 7000 s of the perf clock.
@@ -99,7 +98,7 @@ describe('one view per capture in Chromium', function () {
     assertDomain(d, fitted(first, first + 49 * 20 * US), 'Fit spans the 50 samples, not back to time 0 of the side-band records');
     assert.deepEqual(await lanes(page), [['cpu:0', '25'], ['cpu:1', '25']], 'the side-band records have no place on a lane');
     await page.click('#rs-zoom-reset');
-    await frames(page);
+    await afterFrames(page);
     assertDomain(await domain(page), d, 'Fit is the same window');
     const labels = await ticks(page);
     assert.ok(sinceStart(labels), `the axis counts from the first sample: ${labels}`);
@@ -128,7 +127,7 @@ describe('one view per capture in Chromium', function () {
   it('shows the perf clock on demand, in the axis, the tooltip, the details and the range summary alike', async () => {
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
-    await frames(page);
+    await afterFrames(page);
     const hover = async () => {
       await page.mouse.move(0, 0);
       const p = await page.evaluate(() => (window as unknown as Probe).__point('cpu:1', 505000));
@@ -168,7 +167,7 @@ describe('one view per capture in Chromium', function () {
     assert.match((await page.locator('#rs-range .rs-range-bounds').textContent()) ?? '', /^from \d+\.\d{3} µs to \d+\.\d{3} µs$/);
 
     await page.click('#rs-perf-clock');
-    await frames(page);
+    await afterFrames(page);
     const clock = await ticks(page);
     assert.ok(clock.length > 2 && clock.every((l) => /^5000\.\d+ s$/.test(l)), `the axis reads the perf clock: ${clock}`);
     assert.deepEqual(await timeCell(), { main: '5000.000505000 s', raw: '5000000505000 ns', rawShown: true, title: 'perf clock 5000000505000 ns' });
@@ -178,7 +177,7 @@ describe('one view per capture in Chromium', function () {
     await page.waitForFunction(() => (window as unknown as Probe).__getState()?.perfClock === true);
 
     await page.click('#rs-perf-clock');
-    await frames(page);
+    await afterFrames(page);
     assert.ok(sinceStart(await ticks(page)), `back to time since the start: ${await ticks(page)}`);
     assert.equal((await timeCell()).rawShown, false);
     assert.equal(await page.locator('#rs-details .rs-perf-clock-only').isHidden(), true);
@@ -190,7 +189,7 @@ describe('one view per capture in Chromium', function () {
   it('keeps End, → and the filter\'s stepping and counts within the shown capture', async () => {
     await stream(page, 'overlapping');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('10 records · 4 snapshots'));
-    await frames(page);
+    await afterFrames(page);
     assert.deepEqual(await shownName(page), ['overlapping capture']);
     // Its ten records lie between the first capture's, over the same millisecond: only they are on the lanes.
     assert.deepEqual(await lanes(page), [['cpu:0', '10']]);
@@ -229,7 +228,7 @@ describe('one view per capture in Chromium', function () {
   it('compares a second capture in its own chart below (Ctrl+click in the strip), each on its own relative axis', async () => {
     await page.click('.rs-snapshot[data-snapshot="snap-2"] button', { modifiers: ['Control'] });
     await page.waitForFunction(() => document.querySelectorAll('.rs-timeline').length === 2);
-    await frames(page);
+    await afterFrames(page);
     const charts = () => page.$$eval('.rs-timeline', (roots) => roots.map((root) => {
       const axis = root.querySelector('.rs-axis') as SVGSVGElement;
       return {
@@ -267,14 +266,14 @@ describe('one view per capture in Chromium', function () {
     // The call tree follows the chart the record was chosen in: snapshot 2 sampled no callchains (snapshot 1 did).
     await page.locator('#rs-calltree .rs-calltree-summary', { hasText: /^0 samples with callchains · whole capture$/ }).waitFor();
     await page.click('#rs-perf-clock');
-    await frames(page);
+    await afterFrames(page);
     const clocks = await charts();
     assert.ok(clocks.every((c) => c.ticks.length > 1 && c.ticks.every((l) => /^5000\.\d+ s$/.test(l))), `both read the perf clock: ${clocks.map((c) => c.ticks)}`);
     assert.equal(await page.locator('#rs-details .rs-time-main').textContent(), '5000.002250000 s');
     await page.click('#rs-perf-clock');
 
     await page.setViewportSize({ width: 1280, height: 800 });
-    await frames(page);
+    await afterFrames(page);
     const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
     assert.ok(widths.scroll <= widths.client, `two charts at 1280 px: no horizontal scrolling: ${JSON.stringify(widths)}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'webview-compare-1280.png') });
@@ -289,7 +288,7 @@ describe('one view per capture in Chromium', function () {
 
   it('at 1280 px with four captures, nothing scrolls sideways and the toolbar keeps its controls on screen', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
-    await frames(page);
+    await afterFrames(page);
     const layout = await page.evaluate(() => {
       const rect = (selector: string) => document.querySelector(selector)!.getBoundingClientRect();
       return {

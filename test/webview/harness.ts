@@ -191,6 +191,11 @@ export interface TimelinePageOptions {
   readonly grouping?: 'cpu' | 'thread' | 'event';
 }
 
+/** Resolves after two animation frames of `page`: whatever the data that arrived before asked to draw is drawn (lanes laid out, axis domain set). */
+export function afterFrames(page: Page): Promise<void> {
+  return page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+}
+
 /** Groups the page's lanes by CPU, thread or event, as a user does from the toolbar's dropdown. */
 export async function groupLanes(page: Page, grouping: 'cpu' | 'thread' | 'event'): Promise<void> {
   await page.click('#rs-grouping');

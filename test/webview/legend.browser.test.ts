@@ -4,7 +4,7 @@
 
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { openTimelinePage, type TimelineSession } from './harness';
+import { afterFrames, openTimelinePage, type TimelineSession } from './harness';
 
 interface Probe { __stream(which: string): Promise<number> }
 
@@ -29,7 +29,7 @@ async function legendIs(page: Page, expected: readonly string[], what: string): 
 
 /** The colour most painted pixels of a lane have, as CSS computes a swatch's background ('rgb(r, g, b)'). */
 async function laneColour(page: Page, key: string): Promise<string> {
-  await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+  await afterFrames(page);
   return page.evaluate((k) => {
     const label = document.querySelector<HTMLElement>(`.rs-lane-label[data-lane="${CSS.escape(k)}"]`)!;
     const canvas = document.querySelector<HTMLCanvasElement>('.rs-canvas')!;

@@ -5,7 +5,7 @@
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
-import { openTimelinePage, type TimelineSession } from './harness';
+import { afterFrames, openTimelinePage, type TimelineSession } from './harness';
 import { PERFDATA_FIRST_NS, SMALL_ORIGIN, small, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -49,6 +49,10 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
     await page.evaluate((m) => (window as unknown as Probe).__send(m), { type: 'init', protocolVersion: 1, ...init });
     await page.evaluate(() => (window as unknown as Probe).__stream('small'));
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
+    // The status is set when the records are stored; lanes and axis follow in the next frames, and
+    // pointOf reads their positions (clicking before then found no label, or missed the record).
+    await page.waitForSelector('.rs-lane-label[data-lane="cpu:0"]');
+    await afterFrames(page);
     return page;
   }
 
@@ -114,6 +118,7 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
 
     const offline = await session.newPage({ path: '/standalone.html', status: '116 records', grouping: 'cpu' });
     await offline.waitForSelector('.rs-lane-label[data-lane="cpu:0"]');
+    await afterFrames(offline);
     const p = await pointOf(offline, 'cpu:0', 350 * US + 50);
     await offline.mouse.click(p.x, p.y);
     await offline.waitForFunction(() => document.querySelector('#rs-details h2')?.textContent === 'syscalls:sys_exit_read');

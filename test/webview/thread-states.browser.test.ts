@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
 import { buildThreadStates, threadStatesMessage, type SwitchRecord } from '../../host/thread-states';
 import { threadStateOfPrevState } from '../../shared/thread-states';
-import { ARTIFACTS, STAND_IN, openTimelinePage, type TimelineSession } from './harness';
+import { ARTIFACTS, STAND_IN, afterFrames, openTimelinePage, type TimelineSession } from './harness';
 import { SMALL_ORIGIN, small, smallRows, snapshot, US, type SyntheticRow } from './synthetic';
 
 describe('thread state band in Chromium', function () {
@@ -47,7 +47,7 @@ describe('thread state band in Chromium', function () {
     await page.click('#rs-grouping');
     await page.click('vscode-option[value="thread"]');
     await page.waitForSelector('.rs-lane-label[data-lane="thread:101"]');
-    await page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+    await afterFrames(page);
     const lane = (key: string) => page.evaluate((k) => (window as unknown as { __lane(k: string): { top: number; height: number } }).__lane(k), key);
     assert.equal((await lane('thread:100')).height, 22 + 7, 'a thread lane with states is taller by its band');
     assert.equal((await lane('thread:200')).height, 22, 'a thread without sched_switch records has no band');
@@ -96,7 +96,7 @@ describe('thread state band in Chromium', function () {
     await two.click('#rs-grouping');
     await two.click('vscode-option[value="thread"]');
     const height = async () => {
-      await two.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
+      await afterFrames(two);
       return two.evaluate(() => (window as unknown as { __lane(k: string): { height: number } }).__lane('thread:100').height);
     };
     const states = () => two.$$eval('.rs-legend-state', (els) => els.map((e) => (e as HTMLElement).dataset.state));

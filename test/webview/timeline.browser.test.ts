@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { renderStandaloneHtml } from '../../host/standalone';
-import { ARTIFACTS, groupLanes, measurePaint, openTimelinePage, type Served, type TimelineSession } from './harness';
+import { ARTIFACTS, afterFrames, groupLanes, measurePaint, openTimelinePage, type Served, type TimelineSession } from './harness';
 import { small, smallRows, US } from './synthetic';
 
 interface Posted { type: string; [k: string]: unknown }
@@ -33,7 +33,6 @@ function unexpected(errors: string[]): string[] {
 }
 
 /** Let the single rAF scheduler render whatever the last action changed. */
-const frames = (page: Page) => page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
 
 const text = async (page: Page, selector: string) => (await page.locator(selector).first().textContent()) ?? '';
 const inner = (page: Page, selector: string) => page.locator(selector).first().innerText();
@@ -228,7 +227,7 @@ describe('timeline webview in Chromium', function () {
   it('zooms with +/-, the wheel and Fit, changing the axis domain', async () => {
     const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
     await page.click('#rs-zoom-reset');
-    await frames(page);
+    await afterFrames(page);
     const full = await domain();
     await page.focus('.rs-scroll');
     await page.keyboard.press('Escape');
@@ -241,7 +240,7 @@ describe('timeline webview in Chromium', function () {
     assert.ok(Math.abs((zoomed[1] - zoomed[0]) * 2 - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     assert.notEqual(await text(page, '.rs-axis .tick text'), '');
     await page.keyboard.press('-');
-    await frames(page);
+    await afterFrames(page);
     const back = await domain();
     assert.ok(Math.abs((back[1] - back[0]) - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     const box = (await page.locator('.rs-overlay').boundingBox())!;
@@ -252,7 +251,7 @@ describe('timeline webview in Chromium', function () {
       full[1] - full[0],
     );
     await page.click('#rs-zoom-reset');
-    await frames(page);
+    await afterFrames(page);
     const fitted = await domain();
     assert.ok(Math.abs(fitted[0] - full[0]) < 1 && Math.abs(fitted[1] - full[1]) < 1);
   });
@@ -261,25 +260,25 @@ describe('timeline webview in Chromium', function () {
     const domain = () => page.evaluate(() => (window as unknown as { __domain(): [number, number] }).__domain());
     const near = (a: number, b: number, width: number) => Math.abs(a - b) < width * 0.01;
     await page.click('#rs-zoom-reset');
-    await frames(page);
+    await afterFrames(page);
     const full = await domain();
     const width = full[1] - full[0];
     await page.focus('.rs-scroll');
     await page.keyboard.press('d');
-    await frames(page);
+    await afterFrames(page);
     let d = await domain();
     assert.ok(near(d[0], full[0] + width * 0.2, width) && near(d[1] - d[0], width, width), `D pans a fifth later: ${full} → ${d}`);
     await page.keyboard.press('a');
     await page.keyboard.press('a');
-    await frames(page);
+    await afterFrames(page);
     d = await domain();
     assert.ok(near(d[0], full[0] - width * 0.2, width), `A pans earlier: ${d}`);
     await page.keyboard.press('w');
-    await frames(page);
+    await afterFrames(page);
     d = await domain();
     assert.ok(near(d[1] - d[0], width / 2, width), `W zooms in: ${d}`);
     await page.keyboard.press('s');
-    await frames(page);
+    await afterFrames(page);
     d = await domain();
     assert.ok(near(d[1] - d[0], width, width), `S zooms out: ${d}`);
     // Wheel gestures over the plot: Shift+wheel and a sideways (trackpad) scroll pan by the pixels scrolled.
@@ -301,7 +300,7 @@ describe('timeline webview in Chromium', function () {
     assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width),
       `sideways scrolling pans: ${before} → ${d}`);
     await page.click('#rs-zoom-reset');
-    await frames(page);
+    await afterFrames(page);
   });
 
   it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
@@ -535,7 +534,7 @@ describe('timeline webview in Chromium', function () {
       await groupLanes(lossy, 'cpu');
       await lossy.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('lossy'));
       await lossy.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
-      await frames(lossy);
+      await afterFrames(lossy);
       const ink = (key: string, a: number, b: number) =>
         lossy.evaluate(([k, t0, t1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1), [key, a, b] as const);
       // 12 records went missing on CPU 0 between its sample at 50 µs and the LOST record at 75 µs.
@@ -592,7 +591,7 @@ describe('timeline webview in Chromium', function () {
       }));
       await narrow.waitForSelector('tr[data-watch-id="w1"]');
       await narrow.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
-      await frames(narrow);
+      await afterFrames(narrow);
       const layout = await narrow.evaluate(() => {
         const fits = (selector: string) => {
           const e = document.querySelector(selector) as HTMLElement;
@@ -649,7 +648,7 @@ describe('timeline webview in Chromium', function () {
     await page.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('second'));
     await page.waitForFunction(() => document.querySelectorAll('.rs-snapshot').length === 2);
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('51 records · 2 snapshots'));
-    await frames(page);
+    await afterFrames(page);
     const shown = await page.evaluate(() => (window as unknown as { __domain(): number[] }).__domain());
     assert.ok(shown[0] > 1_900_000 && shown[0] < 2_000_000 && shown[1] > 2_500_000 && shown[1] < 2_600_000, `fitted to snapshot 2: ${shown}`);
     // The end of the shown capture is marked with its name.
@@ -693,7 +692,7 @@ describe('timeline webview in Chromium', function () {
       document.documentElement.style.setProperty('--vscode-charts-yellow', '#ff0000');
       document.body.className = 'vscode-light';
     });
-    await frames(page);
+    await afterFrames(page);
     assert.deepEqual(await tickColour(), [255, 0, 0, 255]);
   });
 
@@ -738,7 +737,7 @@ describe('timeline webview in Chromium', function () {
     const big = await session.newPage({ errors, grouping: 'cpu' });
     assert.equal(await big.evaluate(() => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('big', 1_000_000)), 16);
     await big.waitForFunction(() => document.querySelector('.rs-lane-label[data-lane="cpu:1"] .rs-lane-count')?.textContent === '500,000');
-    await frames(big);
+    await afterFrames(big);
     await big.screenshot({ path: path.join(ARTIFACTS, 'webview-1m.png') });
     assert.deepEqual(unexpected(errors), []);
     await big.close();
