@@ -159,6 +159,9 @@ function decodeRing(
   const ringCpu = ring.cpu;
   const haveEvents = layouts.length > 0;
   const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
+  const { f64, u32: w32, u16: w16, u8: w8, at } = out.flat();
+  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
+  const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, offsetAt = at.offset;
   // Constants as locals: module-level ones are context loads (and RecordType.SAMPLE two property loads) per use.
   const SAMPLE = RecordType.SAMPLE;
   const twoTo32 = TWO_32;
@@ -196,6 +199,45 @@ function decodeRing(
     // Any other record falls through to the general code below, which handles it completely.
     if (layoutPosition >= 0 && (sampleIdOffset >= 0 ? lastPosition === layoutPosition : layoutPosition === defaultPosition)) {
       const fastEvent = indexOf[layoutPosition];
+      if (sTime >= 0 && sPidTid >= 0 && sCpu >= 0 && sIp >= 0 && baseHi >= 0) {
+        // Every field present (Ringside's own events always have them) and the base known: the
+        // same row as the loop below writes, through the flat views (FlatColumns says why) with
+        // no test per field. A record it does not take is looked at again by the loop below.
+        for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
+          const w = o >>> 2;
+          const sizeMisc = u32[w + 1];
+          const size = sizeMisc >>> 16;
+          if (u32[w] !== SAMPLE || size < sMin || (size & 7) !== 0 || o + size > end) break;
+          if (sampleIdOffset >= 0) {
+            if (sampleIdOffset + 8 > size) break;
+            const idw = (o + sampleIdOffset) >>> 2;
+            if (u32[idw] !== lastIdLo || u32[idw + 1] !== lastIdHi) break;
+          }
+          w8[kindAt + row] = SAMPLE;
+          w16[miscAt + row] = sizeMisc;
+          w16[eventAt + row] = fastEvent;
+          w32[offsetAt + row] = o;
+          const tw = (o + sTime) >>> 2;
+          const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
+          f64[timeAt + row] = rel;
+          if (rel < minRel) {
+            minRel = rel;
+            minAt = tw;
+          }
+          if (rel > maxRel) {
+            maxRel = rel;
+            maxAt = tw;
+          }
+          const pw = (o + sPidTid) >>> 2;
+          w32[pidAt + row] = u32[pw];
+          w32[tidAt + row] = u32[pw + 1];
+          w32[cpuAt + row] = u32[(o + sCpu) >>> 2];
+          const iw = (o + sIp) >>> 2;
+          w32[ipLoAt + row] = u32[iw];
+          w32[ipHiAt + row] = u32[iw + 1];
+          o += size;
+        }
+      }
       for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
         const w = o >>> 2;
         const sizeMisc = u32[w + 1];

@@ -345,6 +345,9 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
   }
   const { layouts, indexOf } = tables;
   const { time: timeOut, kind, misc, event: eventOut, pid, tid, cpu, ipHi, ipLo, ring: ringOut, offset: offsetOut } = out;
+  const { f64, u32: w32, u16: w16, u8: w8, at } = out.flat();
+  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
+  const cpuColumnAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, ringAt = at.ring, offsetAt = at.offset;
   const SAMPLE = RecordType.SAMPLE;
   // The layout of `layoutPosition` in locals: a snapshot's samples are mostly of one event.
   let layoutPosition = -1;
@@ -352,6 +355,9 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
   let pidTid = -1;
   let cpuAt = -1;
   let ip = -1;
+  // The event position of the rows the fast loop writes: samples whose layout has every field a
+  // row reads (pid/tid, cpu and ip, as Ringside's own events always have); -1 until one is met.
+  let fastPosition = -1;
   let to = slice.at;
   while (cursor.nextRun()) {
     const r = cursor.ring;
@@ -373,6 +379,39 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
     const start = firstOf[r] + from;
     const ringCpu = cpuOf[r];
     for (let j = 0; j < length; j++, to++) {
+      if (fastPosition >= 0 && (only >= 0 ? only === fastPosition : positions[start + j] === fastPosition)) {
+        // Fast loop: samples of the fast layout, every field present, written through the flat
+        // views (FlatColumns says why) with no test per field. The same fields as the row code
+        // below writes for such a sample; anything else leaves the loop for that code.
+        // Key k of this ring is row k + rowFromKey of the output and time k + keyToTime of `time`.
+        const rowFromKey = to - (start + j);
+        const keyToTime = from - start;
+        const fastEvent = indexOf[fastPosition];
+        const { pidTid: fastPidTid, cpu: fastCpu, ip: fastIp } = layouts[fastPosition];
+        let k = start + j;
+        const stop = start + length;
+        for (; k < stop; k++) {
+          if (only < 0 && positions[k] !== fastPosition) break;
+          const o = offsets[k];
+          const row = k + rowFromKey;
+          f64[timeAt + row] = time[k + keyToTime] + amount;
+          w8[kindAt + row] = SAMPLE;
+          w16[miscAt + row] = u32[(o >>> 2) + 1];
+          w16[eventAt + row] = fastEvent;
+          w32[offsetAt + row] = o;
+          w16[ringAt + row] = r;
+          const pw = (o + fastPidTid) >>> 2;
+          w32[pidAt + row] = u32[pw];
+          w32[tidAt + row] = u32[pw + 1];
+          w32[cpuColumnAt + row] = u32[(o + fastCpu) >>> 2];
+          const iw = (o + fastIp) >>> 2;
+          w32[ipLoAt + row] = u32[iw];
+          w32[ipHiAt + row] = u32[iw + 1];
+        }
+        to += k - (start + j);
+        j = k - start;
+        if (j >= length) break;
+      }
       const o = offsets[start + j];
       const p = only >= 0 ? only : positions[start + j];
       if (p === OTHER_RECORD) {
@@ -390,6 +429,7 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
         pidTid = layout.pidTid;
         cpuAt = layout.cpu;
         ip = layout.ip;
+        if (fastPosition < 0 && pidTid >= 0 && cpuAt >= 0 && ip >= 0) fastPosition = p;
       }
       timeOut[to] = time[from + j] + amount;
       kind[to] = SAMPLE;
