@@ -22,7 +22,7 @@ import { idLocator, parseInfoFor, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
-import { ColumnSet } from './column-set';
+import { ColumnSet, type FlatColumns } from './column-set';
 
 /** Where the decoder gets column sets and gives back the ones it no longer needs. */
 export interface SetSource {
@@ -138,6 +138,86 @@ function isExact(state: RingState): boolean {
   return state.minRel >= -MAX_EXACT && state.maxRel <= MAX_EXACT;
 }
 
+/** Where decodeSampleRun starts and stops: byte offset, row, and the ring's smallest and largest relative time so far (with their u32 indexes). */
+interface SampleRun {
+  offset: number;
+  row: number;
+  minRel: number;
+  maxRel: number;
+  minAt: number;
+  maxAt: number;
+}
+
+/**
+ * decodeRing's innermost loop: consecutive samples of one event whose layout has every field a
+ * row reads (pid/tid, time, cpu, ip), with the time base known, from byte run.offset, at most
+ * `maxCount`, into rows run.row, run.row + step, ... Stops before the first record that is not
+ * such a sample (decodeRing looks at it again) and returns how many it decoded. The same row as
+ * decodeRing writes for such a sample, through the flat views (FlatColumns says why) and with no
+ * test per field. A function of its own, with every value it uses in a parameter or a local: inside
+ * decodeRing (dozens of live values) V8 kept the loop's numbers tagged on the stack, checked them
+ * on every use and boxed each time it stored, which cost more than the row's stores.
+ */
+function decodeSampleRun(
+  u32: Uint32Array, end: number, maxCount: number, flat: FlatColumns, step: number, layout: HotLayout,
+  sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, run: SampleRun,
+): number {
+  const { f64, u32: w32, u16: w16, u8: w8, at } = flat;
+  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
+  const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, offsetAt = at.offset;
+  const sTime = layout.time, sPidTid = layout.pidTid, sCpu = layout.cpu, sIp = layout.ip, sMin = layout.sampleMin;
+  const SAMPLE = RecordType.SAMPLE;
+  const twoTo32 = TWO_32;
+  let o = run.offset;
+  let row = run.row;
+  let minRel = run.minRel;
+  let maxRel = run.maxRel;
+  let minAt = run.minAt;
+  let maxAt = run.maxAt;
+  let decoded = 0;
+  for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
+    const w = o >>> 2;
+    const sizeMisc = u32[w + 1];
+    const size = sizeMisc >>> 16;
+    if (u32[w] !== SAMPLE || size < sMin || (size & 7) !== 0 || o + size > end) break;
+    if (sampleIdOffset >= 0) {
+      if (sampleIdOffset + 8 > size) break;
+      const idw = (o + sampleIdOffset) >>> 2;
+      if (u32[idw] !== idLo || u32[idw + 1] !== idHi) break;
+    }
+    w8[kindAt + row] = SAMPLE;
+    w16[miscAt + row] = sizeMisc;
+    w16[eventAt + row] = event;
+    w32[offsetAt + row] = o;
+    const tw = (o + sTime) >>> 2;
+    const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
+    f64[timeAt + row] = rel;
+    if (rel < minRel) {
+      minRel = rel;
+      minAt = tw;
+    }
+    if (rel > maxRel) {
+      maxRel = rel;
+      maxAt = tw;
+    }
+    const pw = (o + sPidTid) >>> 2;
+    w32[pidAt + row] = u32[pw];
+    w32[tidAt + row] = u32[pw + 1];
+    w32[cpuAt + row] = u32[(o + sCpu) >>> 2];
+    const iw = (o + sIp) >>> 2;
+    w32[ipLoAt + row] = u32[iw];
+    w32[ipHiAt + row] = u32[iw + 1];
+    o += size;
+  }
+  run.offset = o;
+  run.row = row;
+  run.minRel = minRel;
+  run.maxRel = maxRel;
+  run.minAt = minAt;
+  run.maxAt = maxAt;
+  return decoded;
+}
+
 /**
  * The hot loop: decodes at most `maxCount` consecutive whole records of one ring from byte
  * state.offset up to `end` (memory order), writing the i-th into row firstRow + i * step, so a
@@ -159,9 +239,8 @@ function decodeRing(
   const ringCpu = ring.cpu;
   const haveEvents = layouts.length > 0;
   const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
-  const { f64, u32: w32, u16: w16, u8: w8, at } = out.flat();
-  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
-  const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, offsetAt = at.offset;
+  const flat = out.flat();
+  const run: SampleRun = { offset: 0, row: 0, minRel: 0, maxRel: 0, minAt: 0, maxAt: 0 };
   // Constants as locals: module-level ones are context loads (and RecordType.SAMPLE two property loads) per use.
   const SAMPLE = RecordType.SAMPLE;
   const twoTo32 = TWO_32;
@@ -195,48 +274,29 @@ function decodeRing(
 
   for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
     // Fast path: a run of samples of the event the previous sample belonged to (a flight recorder
-    // is mostly that). No calls in this loop, so V8 keeps the columns' pointers in registers.
+    // is mostly that): decodeSampleRun when every field is present, else the loop below, which
+    // has no calls, so V8 keeps the columns' pointers in registers.
     // Any other record falls through to the general code below, which handles it completely.
     if (layoutPosition >= 0 && (sampleIdOffset >= 0 ? lastPosition === layoutPosition : layoutPosition === defaultPosition)) {
       const fastEvent = indexOf[layoutPosition];
       if (sTime >= 0 && sPidTid >= 0 && sCpu >= 0 && sIp >= 0 && baseHi >= 0) {
-        // Every field present (Ringside's own events always have them) and the base known: the
-        // same row as the loop below writes, through the flat views (FlatColumns says why) with
-        // no test per field. A record it does not take is looked at again by the loop below.
-        for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
-          const w = o >>> 2;
-          const sizeMisc = u32[w + 1];
-          const size = sizeMisc >>> 16;
-          if (u32[w] !== SAMPLE || size < sMin || (size & 7) !== 0 || o + size > end) break;
-          if (sampleIdOffset >= 0) {
-            if (sampleIdOffset + 8 > size) break;
-            const idw = (o + sampleIdOffset) >>> 2;
-            if (u32[idw] !== lastIdLo || u32[idw + 1] !== lastIdHi) break;
-          }
-          w8[kindAt + row] = SAMPLE;
-          w16[miscAt + row] = sizeMisc;
-          w16[eventAt + row] = fastEvent;
-          w32[offsetAt + row] = o;
-          const tw = (o + sTime) >>> 2;
-          const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
-          f64[timeAt + row] = rel;
-          if (rel < minRel) {
-            minRel = rel;
-            minAt = tw;
-          }
-          if (rel > maxRel) {
-            maxRel = rel;
-            maxAt = tw;
-          }
-          const pw = (o + sPidTid) >>> 2;
-          w32[pidAt + row] = u32[pw];
-          w32[tidAt + row] = u32[pw + 1];
-          w32[cpuAt + row] = u32[(o + sCpu) >>> 2];
-          const iw = (o + sIp) >>> 2;
-          w32[ipLoAt + row] = u32[iw];
-          w32[ipHiAt + row] = u32[iw + 1];
-          o += size;
-        }
+        // Every field present (Ringside's own events always have them) and the base known.
+        run.offset = o;
+        run.row = row;
+        run.minRel = minRel;
+        run.maxRel = maxRel;
+        run.minAt = minAt;
+        run.maxAt = maxAt;
+        const n = decodeSampleRun(
+          u32, end, maxCount - decoded, flat, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
+        );
+        decoded += n;
+        o = run.offset;
+        row = run.row;
+        minRel = run.minRel;
+        maxRel = run.maxRel;
+        minAt = run.minAt;
+        maxAt = run.maxAt;
       }
       for (; decoded < maxCount && o + 8 <= end; decoded++, row += step) {
         const w = o >>> 2;
