@@ -20,7 +20,7 @@ import { idLocator } from './parse-info';
 import { copyShifted, MergeCursor, type MergeSlice } from './merge';
 import { placeLostBeforePartner, walkEndAnomaly, u32View, validEnd } from './walk';
 import { TWO_32, decodeOneRecord, type EventTables, type RingRows, type RingState } from './decode-ring';
-import { ColumnSet } from './column-set';
+import { ColumnSet, type FlatColumns } from './column-set';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
 
@@ -327,9 +327,11 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
   const onlyOf = new Int32Array(ringCount);
   const firstOf = new Int32Array(ringCount);
   const cpuOf = new Int32Array(ringCount);
+  const keyed = new Uint8Array(ringCount);
   for (let r = 0; r < ringCount; r++) {
     const source = sources[r];
     if (source.kind === 'keyed') {
+      keyed[r] = 1;
       words.push(u32View(source.ring.bytes));
       offsetsOf.push(source.keys.scratch.offset);
       positionsOf.push(source.keys.scratch.position);
@@ -358,8 +360,20 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
   // The event position of the rows the fast loop writes: samples whose layout has every field a
   // row reads (pid/tid, cpu and ip, as Ringside's own events always have); -1 until one is met.
   let fastPosition = -1;
+  const flat = out.flat();
+  const fast: FastRuns = {
+    times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed, flat, position: -1, event: 0, pidTid: 0, cpu: 0, ip: 0, pending: false,
+  };
   let to = slice.at;
-  while (cursor.nextRun()) {
+  for (;;) {
+    // Whole runs of the fast layout's samples go through scatterFastRuns; it hands back the run
+    // it does not take (the rest of it, when it stopped inside) for the code below.
+    if (fastPosition >= 0) {
+      to = scatterFastRuns(cursor, fast, to);
+      if (!fast.pending) break;
+    } else if (!cursor.nextRun()) {
+      break;
+    }
     const r = cursor.ring;
     const from = cursor.from;
     const length = cursor.length;
@@ -429,7 +443,14 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
         pidTid = layout.pidTid;
         cpuAt = layout.cpu;
         ip = layout.ip;
-        if (fastPosition < 0 && pidTid >= 0 && cpuAt >= 0 && ip >= 0) fastPosition = p;
+        if (fastPosition < 0 && pidTid >= 0 && cpuAt >= 0 && ip >= 0) {
+          fastPosition = p;
+          fast.position = p;
+          fast.event = event;
+          fast.pidTid = pidTid;
+          fast.cpu = cpuAt;
+          fast.ip = ip;
+        }
       }
       timeOut[to] = time[from + j] + amount;
       kind[to] = SAMPLE;
@@ -456,6 +477,96 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
       }
     }
   }
+}
+
+/** What scatterFastRuns reads: scatterSlice's per-ring arrays (by ring number) and the fast layout; `pending` is its answer. */
+interface FastRuns {
+  readonly times: readonly Float64Array[];
+  readonly shift: ArrayLike<number>;
+  readonly words: readonly Uint32Array[];
+  readonly offsetsOf: readonly Uint32Array[];
+  readonly positionsOf: readonly Uint16Array[];
+  readonly onlyOf: Int32Array;
+  readonly firstOf: Int32Array;
+  /** 1 for a keyed ring, 0 for one copied as rows. */
+  readonly keyed: Uint8Array;
+  readonly flat: FlatColumns;
+  /** The fast layout: event position, event index, and the sample offsets of pid/tid, cpu and ip (all present). */
+  position: number;
+  event: number;
+  pidTid: number;
+  cpu: number;
+  ip: number;
+  /** Set on return: true when the cursor holds a run (or the rest of one) this did not write, false when the merge is done. */
+  pending: boolean;
+}
+
+/**
+ * scatterSlice's innermost loop: takes the merge's runs from `cursor` while they are samples of
+ * the fast layout in keyed rings and writes each row from row `to` on, through the flat views
+ * (FlatColumns says why) with no test per field: the same row as scatterSlice's row code writes
+ * for such a sample. Returns the row after the last it wrote. A function of its own, cursor
+ * included, so that the loop's values stay few enough for V8 to keep them untagged in registers
+ * (decodeSampleRun in decode-ring.ts says why); in scatterSlice, beside its general row code, the
+ * same loop took 10.7 ns a row.
+ */
+function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number): number {
+  const { times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed } = fast;
+  const { f64, u32: w32, u16: w16, u8: w8, at } = fast.flat;
+  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
+  const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, ringAt = at.ring, offsetAt = at.offset;
+  const position = fast.position, event = fast.event, pidTid = fast.pidTid, cpu = fast.cpu, ip = fast.ip;
+  const SAMPLE = RecordType.SAMPLE;
+  while (cursor.nextRun()) {
+    const r = cursor.ring;
+    const from = cursor.from;
+    const length = cursor.length;
+    const only = onlyOf[r];
+    if (keyed[r] === 0 || (only >= 0 && only !== position)) {
+      fast.pending = true;
+      return to;
+    }
+    const positions = only >= 0 ? null : positionsOf[r];
+    const u32 = words[r];
+    const offsets = offsetsOf[r];
+    const time = times[r];
+    const amount = shift[r];
+    const start = firstOf[r] + from;
+    const stop = start + length;
+    // Key k of this ring is row k + rowFromKey of the output and time k + keyToTime of `time`.
+    const rowFromKey = to - start;
+    const keyToTime = from - start;
+    let k = start;
+    for (; k < stop; k++) {
+      if (positions !== null && positions[k] !== position) break;
+      const o = offsets[k];
+      const row = k + rowFromKey;
+      f64[timeAt + row] = time[k + keyToTime] + amount;
+      w8[kindAt + row] = SAMPLE;
+      w16[miscAt + row] = u32[(o >>> 2) + 1];
+      w16[eventAt + row] = event;
+      w32[offsetAt + row] = o;
+      w16[ringAt + row] = r;
+      const pw = (o + pidTid) >>> 2;
+      w32[pidAt + row] = u32[pw];
+      w32[tidAt + row] = u32[pw + 1];
+      w32[cpuAt + row] = u32[(o + cpu) >>> 2];
+      const iw = (o + ip) >>> 2;
+      w32[ipLoAt + row] = u32[iw];
+      w32[ipHiAt + row] = u32[iw + 1];
+    }
+    const done = k - start;
+    to += done;
+    if (k < stop) {
+      // The rest of this run, from its first row of another kind, is scatterSlice's.
+      cursor.from = from + done;
+      cursor.length = length - done;
+      fast.pending = true;
+      return to;
+    }
+  }
+  fast.pending = false;
+  return to;
 }
 
 const NO_WORDS = new Uint32Array(0);
