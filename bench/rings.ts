@@ -6,6 +6,7 @@
 // Each count is decoded on one thread and by a DecodePool (worker threads + this one); the
 // simulated rings live in shared memory, as a recorder with sharedCopyBuffers copies them.
 
+import { RecordType } from '../native/abi/uapi';
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot } from '../native/decode/columns';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
@@ -22,10 +23,14 @@ export function splitIntoRings(copy: RingCopy, count: number): RingCopy[] {
   const sizes = new Array<number>(count).fill(0);
   const targets: number[] = [];
   let at = 0;
+  let afterLost = false;
   for (let record = 0; at + 8 <= copy.validBytes; record++) {
     const size = words[(at >>> 2) + 1] >>> 16;
     if (size < 8 || at + size > copy.validBytes) break;
-    const ring = Math.floor(record / BURST_RECORDS) % count;
+    // A LOST record and the record after it in memory were written in one reservation (see
+    // placeLostBeforePartner): a real ring always holds both, so they go to the same simulated one.
+    const ring = afterLost ? targets[targets.length - 1] : Math.floor(record / BURST_RECORDS) % count;
+    afterLost = words[at >>> 2] === RecordType.LOST;
     targets.push(ring);
     sizes[ring] += size;
     at += size;
