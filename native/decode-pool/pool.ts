@@ -23,12 +23,12 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
-import { assembleSnapshot, decodeOrder, decodeSnapshot, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
+import { assembleSnapshot, decodeOrder, decodeSnapshot, exactSpan, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
-import { keyRing, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
+import { UNPLACED, keyRing, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
 import { validEnd } from '../decode/walk';
 import {
-  decodeRingRows, eventTables, firstSetRows, largestTime, smallestTime, timeNs,
+  decodeRingRows, eventTables, firstSetRows, smallestTime,
   type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
@@ -170,25 +170,6 @@ function sideBandFirst(rings: readonly RingCopy[], tables: EventTables, sets: Se
     lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
   }
   return { decodes, known, backward: order.filter((r) => rings[r].direction === 'backward') };
-}
-
-/** Largest integer a double holds exactly. */
-const MAX_EXACT = 2 ** 53;
-
-/** True when every decoded time lies within 2^53 ns of the snapshot's smallest (then every value is exact). */
-function exactSpan(rings: readonly RingCopy[], decodes: readonly RingDecode[]): boolean {
-  let smallest: bigint | null = null;
-  let largest: bigint | null = null;
-  decodes.forEach((decode, r) => {
-    if (decode.state.baseHi < 0) return;
-    const low = smallestTime(rings[r], decode.state);
-    const high = largestTime(rings[r], decode.state);
-    const lowNs = timeNs(low.hi, low.lo);
-    const highNs = timeNs(high.hi, high.lo);
-    if (smallest === null || lowNs < smallest) smallest = lowNs;
-    if (largest === null || highNs > largest) largest = highNs;
-  });
-  return smallest === null || largest === null || Number(largest - smallest) < MAX_EXACT;
 }
 
 export class DecodePool {
@@ -354,7 +335,7 @@ export class DecodePool {
       if (result && 'keyed' in result) {
         this.keyScratch[r] = result.keyed.scratch;
         this.ringsKeyed++;
-        decodes[r] = { rows: { set: NO_ROWS, first: 0, count: result.keyed.count }, state: result.keyed.state, anomalies: result.keyed.anomalies };
+        decodes[r] = { rows: { set: UNPLACED, first: 0, count: result.keyed.count }, state: result.keyed.state, anomalies: result.keyed.anomalies };
         sources[r] = { kind: 'keyed', ring: shared[r], keys: result.keyed };
         return;
       }
@@ -386,7 +367,7 @@ export class DecodePool {
       }
     }
     const giveDecoded = (): void => {
-      for (const source of sources) if (source?.kind === 'rows' && source.rows.set !== NO_ROWS) sets.give(source.rows.set);
+      for (const source of sources) if (source?.kind === 'rows' && source.rows.set !== UNPLACED) sets.give(source.rows.set);
     };
     if (failure !== null && failure !== undefined) {
       giveDecoded();
@@ -411,7 +392,7 @@ export class DecodePool {
     const slices: MergeSlice[] = parts > 1
       ? mergeSlicesOfTimes(times, shift, parts, sources.map((source) => source.kind === 'keyed' && source.keys.sorted))
       : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
-    const out = total > 0 ? sets.take(total) : NO_ROWS;
+    const out = total > 0 ? sets.take(total) : UNPLACED;
     const wire = sources.map((source): SharedSource => source.kind === 'keyed'
       ? source
       : { kind: 'rows', rows: { set: sharedOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
@@ -429,12 +410,12 @@ export class DecodePool {
     failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
     if (failure !== null && failure !== undefined) {
       giveDecoded();
-      if (out !== NO_ROWS) sets.give(out);
+      if (out !== UNPLACED) sets.give(out);
       arena?.endSnapshot(null);
       throw failure;
     }
     if (parts > 1) this.mergesInSlices++;
-    const placed = decodes.map((decode) => (decode.rows.set === NO_ROWS ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
+    const placed = decodes.map((decode) => (decode.rows.set === UNPLACED ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
     return assembleSnapshot(raw, placed, sets, arena, { set: out, first: 0, count: total });
   }
 
@@ -509,9 +490,6 @@ export class DecodePool {
     }
   }
 }
-
-/** Stands for rows that have no set of their own yet (a keyed ring's, written into the output later). */
-const NO_ROWS = new ColumnSet(0);
 
 function keyedOf(reply: DecodeReply): readonly KeyResult[] {
   if (!('keyed' in reply)) throw new Error('decode worker answered a key request with no rings');

@@ -1,6 +1,9 @@
 // A snapshot's rings → one set of typed-array columns, oldest first, merged across rings by time,
-// with each ring's coverage facts and the anomalies found. Each ring is decoded on its own
-// (decode-ring.ts), then the rings' rows are put on one time axis and merged (merge.ts).
+// with each ring's coverage facts and the anomalies found. With two or more flight-recorder rings,
+// they are keyed and each row is decoded once, straight into its merged place (scatter.ts, on this
+// thread; DecodePool does the same on several). Otherwise, or with `scatter: false`, each ring is
+// decoded on its own (decode-ring.ts), then the rings' rows are put on one time axis and merged
+// (merge.ts). Both give the same columns byte for byte.
 //
 // Times: each ring's rows hold times relative to that ring's own base. The origin is the smallest
 // time seen; a ring whose base differs is shifted onto it while merging (or in one pass when it is
@@ -10,9 +13,11 @@
 import { ColumnSet } from './column-set';
 import {
   FRESH_SETS, decodeRingRows, eventTables, largestTime, smallestTime, timeNs,
-  type RingDecode, type RingRows, type SetSource, type TimeMark,
+  type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from './decode-ring';
 import { addToRange, mergedCopy, mergedInPlace } from './merge';
+import { UNPLACED, keyRing, scatterSlice, type KeyScratch, type ScatterSource } from './scatter';
+import { validEnd } from './walk';
 import type { DecodedSnapshot, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import type { ColumnArena } from './arena';
@@ -29,6 +34,12 @@ export interface DecodeOptions {
    * columns then belong to the caller until it hands them back with arena.recycle().
    */
   readonly arena?: ColumnArena;
+  /**
+   * With two or more flight-recorder rings, key them and write each row once at its merged place
+   * (scatter.ts; default true), or false: decode each ring into rows of its own, then merge them
+   * (every row written twice; the path before, kept as a referee for tests and the bench).
+   */
+  readonly scatter?: boolean;
 }
 
 /**
@@ -56,6 +67,10 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
   const sets: SetSource = arena ?? FRESH_SETS;
   const rings = raw.rings;
   const tables = eventTables(raw.events);
+  if (options.scatter !== false) {
+    const scattered = decodeScattered(raw, tables, sets, arena);
+    if (scattered) return scattered;
+  }
   const decodes = new Array<RingDecode>(rings.length);
   // The smallest time decoded so far: flight-recorder rings base their times on it when they can.
   const known: TimeMark = { hi: -1, lo: 0 };
@@ -64,6 +79,69 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
     lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
   }
   return assembleSnapshot(raw, decodes, sets, arena);
+}
+
+/**
+ * The scatter path on this thread (scatter.ts; DecodePool runs it on several): side-band rings
+ * decoded first, then every flight-recorder ring keyed, and every row written once at its merged
+ * place. A ring keyRing does not take is decoded into its own rows and copied into place. Null,
+ * with nothing taken from `sets`, when fewer than two flight-recorder rings hold records (nothing
+ * to merge) or the times span 2^53 ns or more (decodeSnapshot's own path then decides).
+ */
+export function decodeScattered(
+  raw: SnapshotInput, tables: EventTables, sets: SetSource = FRESH_SETS, arena?: ColumnArena,
+): DecodedSnapshot | null {
+  const rings = raw.rings;
+  let backward = 0;
+  for (const ring of rings) if (ring.direction === 'backward' && validEnd(ring) >= 8) backward++;
+  if (backward < 2) return null;
+  const decodes = new Array<RingDecode>(rings.length);
+  const sources = new Array<ScatterSource>(rings.length);
+  const known: TimeMark = { hi: -1, lo: 0 };
+  for (const r of decodeOrder(rings)) {
+    const keys = rings[r].direction === 'backward' ? keyRing(rings[r], tables, null, freshKeyScratch) : null;
+    if (keys) {
+      decodes[r] = { rows: { set: UNPLACED, first: 0, count: keys.count }, state: keys.state, anomalies: keys.anomalies };
+      sources[r] = { kind: 'keyed', ring: rings[r], keys };
+    } else {
+      decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
+      sources[r] = { kind: 'rows', rows: decodes[r].rows };
+    }
+    lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
+  }
+  if (!exactSpan(rings, decodes)) {
+    for (const decode of decodes) if (decode.rows.set !== UNPLACED) sets.give(decode.rows.set);
+    return null;
+  }
+  const { shift } = timeAxis(rings, decodes);
+  let total = 0;
+  for (const decode of decodes) total += decode.rows.count;
+  const out = total > 0 ? sets.take(total) : new ColumnSet(0);
+  scatterSlice(out, sources, tables, shift, { from: new Array<number>(rings.length).fill(0), to: decodes.map((d) => d.rows.count), at: 0 });
+  const placed = decodes.map((decode) => (decode.rows.set === UNPLACED ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
+  return assembleSnapshot(raw, placed, sets, arena, { set: out, first: 0, count: total });
+}
+
+/** Key scratch of `rows` entries in ordinary memory, left to the GC. */
+function freshKeyScratch(rows: number): KeyScratch {
+  return { time: new Float64Array(rows), offset: new Uint32Array(rows), position: new Uint16Array(rows) };
+}
+
+/** Largest integer a double holds exactly. */
+const MAX_EXACT = 2 ** 53;
+
+/** True when every decoded time lies within 2^53 ns of the snapshot's smallest (then every value is exact whatever base each ring chose). */
+export function exactSpan(rings: readonly RingCopy[], decodes: readonly RingDecode[]): boolean {
+  let smallest: bigint | null = null;
+  let largest: bigint | null = null;
+  decodes.forEach((decode, r) => {
+    if (decode.state.baseHi < 0) return;
+    const low = timeOf(smallestTime(rings[r], decode.state));
+    const high = timeOf(largestTime(rings[r], decode.state));
+    if (smallest === null || low < smallest) smallest = low;
+    if (largest === null || high > largest) largest = high;
+  });
+  return smallest === null || largest === null || Number(largest - smallest) < MAX_EXACT;
 }
 
 const timeOf = (mark: TimeMark): bigint => timeNs(mark.hi, mark.lo);

@@ -1,10 +1,12 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
-import { decodeSnapshot } from './columns';
+import { decodeScattered, decodeSnapshot } from './columns';
+import { ColumnArena } from './arena';
 import { eventTables } from './decode-ring';
 import { OTHER_RECORD, keyRing, sharedKeyScratch, type KeyScratch } from './scatter';
 import {
-  attrOf, ByteWriter, commRecord, eventOf, header, otherRecord, randomPerCpuSnapshot, ringFromRecords, sampleRecord, throttleRecord,
+  attrOf, ByteWriter, columnByteDifferences, commRecord, eventOf, header, otherRecord, randomPerCpuSnapshot, recordByRecordMismatches,
+  ringFromRecords, sampleRecord, throttleRecord,
 } from './test-records';
 import type { RingCopy } from '../abi/snapshot';
 
@@ -149,5 +151,30 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
       }
     }
     assert.equal(keyed, rings);
+  });
+
+  it('decodes snapshots of several rings on one thread by keys, byte for byte as the merge path, into fresh columns and a reused arena', () => {
+    const arena = new ColumnArena();
+    let scattered = 0;
+    let previous: ReturnType<typeof decodeSnapshot> | null = null;
+    for (let seed = 1; seed <= 60; seed++) {
+      const input = randomPerCpuSnapshot(seed, seed % 5 === 0 ? 20_000 : 400);
+      const merged = decodeSnapshot(input, { scatter: false });
+      const multiRing = input.rings.filter((ring) => ring.direction === 'backward' && ring.validBytes >= 8).length >= 2;
+      const direct = decodeScattered(input, eventTables(input.events));
+      assert.equal(direct !== null, multiRing, `seed ${seed}: the scatter path takes every snapshot of two rings or more`);
+      if (direct) scattered++;
+      const fromArena = decodeSnapshot(input, { arena });
+      for (const [label, decoded] of [['decodeSnapshot', decodeSnapshot(input)], ['decodeScattered', direct ?? merged], ['arena', fromArena]] as const) {
+        assert.deepEqual(columnByteDifferences(decoded.columns, merged.columns), [], `seed ${seed} ${label}`);
+        assert.deepEqual(decoded.coverage, merged.coverage, `seed ${seed} ${label}`);
+        assert.deepEqual(decoded.anomalies, merged.anomalies, `seed ${seed} ${label}`);
+      }
+      assert.deepEqual(recordByRecordMismatches(fromArena, 10), [], `seed ${seed}`);
+      if (previous) arena.recycle(previous.columns);
+      if (seed % 2 === 0) arena.warm();
+      previous = fromArena;
+    }
+    assert.ok(scattered >= 30, `${scattered} of 60 snapshots had two rings or more`);
   });
 });

@@ -569,5 +569,8 @@ function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number): numbe
   return to;
 }
 
+/** Stands for a keyed ring's rows before scatterSlice writes them into the output (a set of no rows). */
+export const UNPLACED = new ColumnSet(0);
+
 const NO_WORDS = new Uint32Array(0);
 const NO_POSITIONS = new Uint16Array(0);
