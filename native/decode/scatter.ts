@@ -347,9 +347,6 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
   }
   const { layouts, indexOf } = tables;
   const { time: timeOut, kind, misc, event: eventOut, pid, tid, cpu, ipHi, ipLo, ring: ringOut, offset: offsetOut } = out;
-  const { f64, u32: w32, u16: w16, u8: w8, at } = out.flat();
-  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
-  const cpuColumnAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, ringAt = at.ring, offsetAt = at.offset;
   const SAMPLE = RecordType.SAMPLE;
   // The layout of `layoutPosition` in locals: a snapshot's samples are mostly of one event.
   let layoutPosition = -1;
@@ -365,11 +362,15 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
     times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed, flat, position: -1, event: 0, pidTid: 0, cpu: 0, ip: 0, pending: false,
   };
   let to = slice.at;
+  // True when the cursor holds the rest of a run that scatterFastRuns is to take up again.
+  let resume = false;
   for (;;) {
-    // Whole runs of the fast layout's samples go through scatterFastRuns; it hands back the run
-    // it does not take (the rest of it, when it stopped inside) for the code below.
+    // Runs of the fast layout's samples go through scatterFastRuns; it hands back the run it does
+    // not take (the rest of it, when it stopped inside) for the row code below, which writes rows
+    // one at a time until it meets one of the fast layout again and hands the rest back.
     if (fastPosition >= 0) {
-      to = scatterFastRuns(cursor, fast, to);
+      to = scatterFastRuns(cursor, fast, to, resume);
+      resume = false;
       if (!fast.pending) break;
     } else if (!cursor.nextRun()) {
       break;
@@ -393,38 +394,11 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
     const start = firstOf[r] + from;
     const ringCpu = cpuOf[r];
     for (let j = 0; j < length; j++, to++) {
-      if (fastPosition >= 0 && (only >= 0 ? only === fastPosition : positions[start + j] === fastPosition)) {
-        // Fast loop: samples of the fast layout, every field present, written through the flat
-        // views (FlatColumns says why) with no test per field. The same fields as the row code
-        // below writes for such a sample; anything else leaves the loop for that code.
-        // Key k of this ring is row k + rowFromKey of the output and time k + keyToTime of `time`.
-        const rowFromKey = to - (start + j);
-        const keyToTime = from - start;
-        const fastEvent = indexOf[fastPosition];
-        const { pidTid: fastPidTid, cpu: fastCpu, ip: fastIp } = layouts[fastPosition];
-        let k = start + j;
-        const stop = start + length;
-        for (; k < stop; k++) {
-          if (only < 0 && positions[k] !== fastPosition) break;
-          const o = offsets[k];
-          const row = k + rowFromKey;
-          f64[timeAt + row] = time[k + keyToTime] + amount;
-          w8[kindAt + row] = SAMPLE;
-          w16[miscAt + row] = u32[(o >>> 2) + 1];
-          w16[eventAt + row] = fastEvent;
-          w32[offsetAt + row] = o;
-          w16[ringAt + row] = r;
-          const pw = (o + fastPidTid) >>> 2;
-          w32[pidAt + row] = u32[pw];
-          w32[tidAt + row] = u32[pw + 1];
-          w32[cpuColumnAt + row] = u32[(o + fastCpu) >>> 2];
-          const iw = (o + fastIp) >>> 2;
-          w32[ipLoAt + row] = u32[iw];
-          w32[ipHiAt + row] = u32[iw + 1];
-        }
-        to += k - (start + j);
-        j = k - start;
-        if (j >= length) break;
+      if (j > 0 && fastPosition >= 0 && (only >= 0 ? only === fastPosition : positions[start + j] === fastPosition)) {
+        cursor.from = from + j;
+        cursor.length = length - j;
+        resume = true;
+        break;
       }
       const o = offsets[start + j];
       const p = only >= 0 ? only : positions[start + j];
@@ -502,22 +476,26 @@ interface FastRuns {
 }
 
 /**
- * scatterSlice's innermost loop: takes the merge's runs from `cursor` while they are samples of
- * the fast layout in keyed rings and writes each row from row `to` on, through the flat views
+ * scatterSlice's innermost loop: takes the merge's runs from `cursor` (starting with the one it
+ * holds when `resume`) while they are samples of the fast layout in keyed rings and writes each
+ * row from row `to` on, through the flat views
  * (FlatColumns says why) with no test per field: the same row as scatterSlice's row code writes
  * for such a sample. Returns the row after the last it wrote. A function of its own, cursor
  * included, so that the loop's values stay few enough for V8 to keep them untagged in registers
  * (decodeSampleRun in decode-ring.ts says why); in scatterSlice, beside its general row code, the
- * same loop took 10.7 ns a row.
+ * same loop took 10.7 ns a row. The only place such rows are written.
  */
-function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number): number {
+function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume: boolean): number {
   const { times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed } = fast;
   const { f64, u32: w32, u16: w16, u8: w8, at } = fast.flat;
   const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
   const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, ringAt = at.ring, offsetAt = at.offset;
   const position = fast.position, event = fast.event, pidTid = fast.pidTid, cpu = fast.cpu, ip = fast.ip;
   const SAMPLE = RecordType.SAMPLE;
-  while (cursor.nextRun()) {
+  // `resume`: the cursor already holds the run to start with (the rest of one scatterSlice handed back).
+  let held = resume;
+  while (held || cursor.nextRun()) {
+    held = false;
     const r = cursor.ring;
     const from = cursor.from;
     const length = cursor.length;
