@@ -25,7 +25,7 @@ import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
 import { assembleSnapshot, decodeOrder, decodeSnapshot, exactSpan, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
-import { UNPLACED, keyRing, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
+import { UNPLACED, keyRing, placedIn, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
 import { validEnd } from '../decode/walk';
 import {
   decodeRingRows, eventTables, firstSetRows, smallestTime,
@@ -415,8 +415,7 @@ export class DecodePool {
       throw failure;
     }
     if (parts > 1) this.mergesInSlices++;
-    const placed = decodes.map((decode) => (decode.rows.set === UNPLACED ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
-    return assembleSnapshot(raw, placed, sets, arena, { set: out, first: 0, count: total });
+    return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });
   }
 
   /**

@@ -16,7 +16,7 @@ import {
   type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
 } from './decode-ring';
 import { addToRange, mergedCopy, mergedInPlace } from './merge';
-import { UNPLACED, keyRing, scatterSlice, type KeyScratch, type ScatterSource } from './scatter';
+import { UNPLACED, keyRing, placedIn, scatterSlice, type KeyScratch, type ScatterSource } from './scatter';
 import { validEnd } from './walk';
 import type { DecodedSnapshot, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
@@ -85,8 +85,9 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
  * The scatter path on this thread (scatter.ts; DecodePool runs it on several): side-band rings
  * decoded first, then every flight-recorder ring keyed, and every row written once at its merged
  * place. A ring keyRing does not take is decoded into its own rows and copied into place. Null,
- * with nothing taken from `sets`, when fewer than two flight-recorder rings hold records (nothing
- * to merge) or the times span 2^53 ns or more (decodeSnapshot's own path then decides).
+ * with every set it took from `sets` handed back, when fewer than two flight-recorder rings hold
+ * records (nothing to merge) or the times span 2^53 ns or more (decodeSnapshot's own path then
+ * decides).
  */
 export function decodeScattered(
   raw: SnapshotInput, tables: EventTables, sets: SetSource = FRESH_SETS, arena?: ColumnArena,
@@ -118,8 +119,7 @@ export function decodeScattered(
   for (const decode of decodes) total += decode.rows.count;
   const out = total > 0 ? sets.take(total) : new ColumnSet(0);
   scatterSlice(out, sources, tables, shift, { from: new Array<number>(rings.length).fill(0), to: decodes.map((d) => d.rows.count), at: 0 });
-  const placed = decodes.map((decode) => (decode.rows.set === UNPLACED ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
-  return assembleSnapshot(raw, placed, sets, arena, { set: out, first: 0, count: total });
+  return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });
 }
 
 /** Key scratch of `rows` entries in ordinary memory, left to the GC. */

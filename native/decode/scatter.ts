@@ -19,7 +19,7 @@ import { RecordType } from '../abi/uapi';
 import { idLocator } from './parse-info';
 import { copyShifted, MergeCursor, type MergeSlice } from './merge';
 import { placeLostBeforePartner, walkEndAnomaly, u32View, validEnd } from './walk';
-import { TWO_32, decodeOneRecord, type EventTables, type RingRows, type RingState } from './decode-ring';
+import { TWO_32, decodeOneRecord, type EventTables, type RingDecode, type RingRows, type RingState } from './decode-ring';
 import { ColumnSet, type FlatColumns } from './column-set';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
@@ -549,6 +549,11 @@ function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume
 
 /** Stands for a keyed ring's rows before scatterSlice writes them into the output (a set of no rows). */
 export const UNPLACED = new ColumnSet(0);
+
+/** `decodes` with each keyed ring's rows (UNPLACED) in `out`, the set scatterSlice wrote the merge into. */
+export function placedIn(out: ColumnSet, decodes: readonly RingDecode[]): RingDecode[] {
+  return decodes.map((decode) => (decode.rows.set === UNPLACED ? { ...decode, rows: { set: out, first: 0, count: decode.rows.count } } : decode));
+}
 
 const NO_WORDS = new Uint32Array(0);
 const NO_POSITIONS = new Uint16Array(0);
