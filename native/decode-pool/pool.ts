@@ -23,13 +23,12 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
-import { assembleSnapshot, decodeOrder, decodeSnapshot, exactSpan, lowerTimeMark, timeAxis, type SnapshotInput } from '../decode/columns';
+import { assembleSnapshot, decodeSnapshot, exactSpan, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
 import { UNPLACED, keyRing, placedIn, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
 import { validEnd } from '../decode/walk';
 import {
-  decodeRingRows, eventTables, firstSetRows, smallestTime,
-  type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
+  decodeRingRows, eventTables, firstSetRows, type RingDecode, type RingRows, type SetSource,
 } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
@@ -153,23 +152,6 @@ function lanesOf(rings: readonly RingCopy[], ringNumbers: readonly number[], lan
     load[lane] += bytes(r);
   }
   return out;
-}
-
-/**
- * Decodes the side-band (forward) rings here, before the rest (small; they give the flight-recorder
- * rings their time base), as decodeSnapshot does: their decodes (a sparse array by ring number),
- * the smallest time they hold, and the flight-recorder rings' numbers in decode order.
- */
-function sideBandFirst(rings: readonly RingCopy[], tables: EventTables, sets: SetSource): { decodes: RingDecode[]; known: TimeMark; backward: number[] } {
-  const decodes = new Array<RingDecode>(rings.length);
-  const known: TimeMark = { hi: -1, lo: 0 };
-  const order = decodeOrder(rings);
-  for (const r of order) {
-    if (rings[r].direction === 'backward') continue;
-    decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
-    lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
-  }
-  return { decodes, known, backward: order.filter((r) => rings[r].direction === 'backward') };
 }
 
 export class DecodePool {

@@ -46,13 +46,13 @@ export interface DecodeOptions {
  * The order the rings are decoded in: side-band (forward) rings first, since they are small and
  * usually hold the snapshot's oldest time, which the flight-recorder rings then base their times on.
  */
-export function decodeOrder(rings: readonly RingCopy[]): number[] {
+function decodeOrder(rings: readonly RingCopy[]): number[] {
   const backward = (r: number): number => Number(rings[r].direction === 'backward');
   return rings.map((_, r) => r).sort((a, b) => backward(a) - backward(b) || a - b);
 }
 
 /** Lowers `known` to `time` when `time` is earlier (hi = -1: none). */
-export function lowerTimeMark(known: TimeMark, time: TimeMark): void {
+function lowerTimeMark(known: TimeMark, time: TimeMark): void {
   if (time.hi < 0) return;
   if (known.hi < 0 || time.hi < known.hi || (time.hi === known.hi && time.lo < known.lo)) {
     known.hi = time.hi;
@@ -82,6 +82,25 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
 }
 
 /**
+ * Decodes the side-band (forward) rings here, before the rest (small; they give the flight-recorder
+ * rings their time base), as decodeSnapshot does, for the scatter paths (decodeScattered, DecodePool): their decodes (a sparse array by ring number),
+ * the smallest time they hold, and the flight-recorder rings' numbers in decode order.
+ */
+export function sideBandFirst(
+  rings: readonly RingCopy[], tables: EventTables, sets: SetSource,
+): { decodes: RingDecode[]; known: TimeMark; backward: number[] } {
+  const decodes = new Array<RingDecode>(rings.length);
+  const known: TimeMark = { hi: -1, lo: 0 };
+  const order = decodeOrder(rings);
+  for (const r of order) {
+    if (rings[r].direction === 'backward') continue;
+    decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
+    lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
+  }
+  return { decodes, known, backward: order.filter((r) => rings[r].direction === 'backward') };
+}
+
+/**
  * The scatter path on this thread (scatter.ts; DecodePool runs it on several): side-band rings
  * decoded first, then every flight-recorder ring keyed, and every row written once at its merged
  * place. A ring keyRing does not take is decoded into its own rows and copied into place. Null,
@@ -96,11 +115,10 @@ export function decodeScattered(
   let backward = 0;
   for (const ring of rings) if (ring.direction === 'backward' && validEnd(ring) >= 8) backward++;
   if (backward < 2) return null;
-  const decodes = new Array<RingDecode>(rings.length);
-  const sources = new Array<ScatterSource>(rings.length);
-  const known: TimeMark = { hi: -1, lo: 0 };
-  for (const r of decodeOrder(rings)) {
-    const keys = rings[r].direction === 'backward' ? keyRing(rings[r], tables, null, freshKeyScratch) : null;
+  const { decodes, known, backward: flightRecorders } = sideBandFirst(rings, tables, sets);
+  const sources = decodes.map((decode): ScatterSource => ({ kind: 'rows', rows: decode.rows }));
+  for (const r of flightRecorders) {
+    const keys = keyRing(rings[r], tables, null, freshKeyScratch);
     if (keys) {
       decodes[r] = { rows: { set: UNPLACED, first: 0, count: keys.count }, state: keys.state, anomalies: keys.anomalies };
       sources[r] = { kind: 'keyed', ring: rings[r], keys };
