@@ -164,8 +164,8 @@ function isSorted(time: Float64Array): boolean {
 class RingKeys {
   private readonly keys: Float64Array | null;
 
-  /** `sorted`: the caller already knows the times are all present and never decrease (no pass to check). */
-  constructor(private readonly time: Float64Array, private readonly amount: number, sorted = isSorted(time)) {
+  /** `sorted`: the times are all present and never decrease (known to the caller, or found by isSorted). */
+  constructor(private readonly time: Float64Array, private readonly amount: number, sorted: boolean) {
     if (sorted) {
       this.keys = null;
       return;
@@ -229,7 +229,7 @@ export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<numbe
  */
 export function mergeSlicesOfTimes(times: readonly Float64Array[], shift: ArrayLike<number>, parts: number, sorted?: readonly boolean[]): MergeSlice[] {
   const ringCount = times.length;
-  const rings = times.map((time, r) => (sorted?.[r] ? new RingKeys(time, shift[r], true) : new RingKeys(time, shift[r])));
+  const rings = times.map((time, r) => new RingKeys(time, shift[r], sorted?.[r] === true || isSorted(time)));
   let total = 0;
   for (const time of times) total += time.length;
   interface Sampled { key: number; ring: number; row: number; weight: number }
