@@ -20,6 +20,7 @@ import type { RawSnapshot, RingCopy } from '../abi/snapshot';
 import { RecordType } from '../abi/uapi';
 import { mapRange } from '../abi/mappings';
 import { decodeSnapshot } from './columns';
+import { validEnd } from './walk';
 
 /** What pruneSideband left out. */
 export interface SidebandPruning {
@@ -214,7 +215,7 @@ export function pruneSideband<T extends RawSnapshot>(raw: T): { snapshot: T; pru
       bytes.set(ring.bytes.subarray(at, at + size), to);
       to += size;
     }
-    droppedBytes += Math.min(ring.validBytes, ring.bytes.length) - to;
+    droppedBytes += validEnd(ring) - to;
     return { ...ring, bytes, validBytes: to };
   });
   return { snapshot: { ...raw, rings }, pruning: { olderRecords, keptRecords, droppedBytes, oldestSampleNs } };
