@@ -342,8 +342,10 @@ export class BackwardRing {
     const size = this.ring.dataSize;
     const validBytes = written >= BigInt(size) ? size : Number(written);
     const start = Number(head & BigInt(size - 1));
-    // Copying the whole area keeps the pause window one fixed-size memcpy; validBytes says what counts.
-    this.ring.copyLinear(start, size, bytes, mode);
+    // Only what was written: a ring that has not wrapped (an idle CPU's, or a new one) costs its
+    // records, not its size, in the pause window, where the CPU's records are lost. Linearised
+    // from data_head, the valid bytes are the first validBytes; the rest of `bytes` is never read.
+    this.ring.copyLinear(start, validBytes, bytes, mode);
     return { bytes, head, validBytes, written };
   }
 

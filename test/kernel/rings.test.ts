@@ -200,6 +200,39 @@ describe('kernel: rings', function () {
     }
   });
 
+  it('copies only the bytes written into a ring that has not wrapped, on both copy paths', async () => {
+    // The pause window is where a CPU's records are lost: a ring that has not wrapped (an idle
+    // CPU's, or one opened moments ago) must cost what it holds, not its size.
+    const N = 300;
+    for (const useZeroCopy of [true, false]) {
+      const mode = useZeroCopy ? 'default copy path' : 'memcpy';
+      const recorder = await Recorder.open({
+        events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+        target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(N)], stdio: 'ignore' },
+        sideband: false,
+        pages: 64,
+        useZeroCopy,
+      });
+      try {
+        assert.equal(await recorder.exited, 0);
+        const SENTINEL = 0xa5;
+        for (const ring of recorder.backwardRings) {
+          // What each snapshot copies into: a buffer no copy has touched yet, so every byte the copy skips keeps the sentinel.
+          ring.spare.take = () => new Uint8Array(ring.dataSize).fill(SENTINEL);
+        }
+        const copies = recorder.snapshot().rings.filter((r) => r.direction === 'backward');
+        assert.equal(copies.flatMap(samplesOf).length, N, `${mode}: every sample copied`);
+        for (const copy of copies) {
+          assert.ok(copy.validBytes < copy.dataSize, `${mode}: ring ${copy.ringId} has not wrapped (${copy.validBytes} of ${copy.dataSize} bytes)`);
+          const skipped = copy.bytes.subarray(copy.validBytes);
+          assert.ok(skipped.every((b) => b === SENTINEL), `${mode}: ring ${copy.ringId}: nothing copied past its ${copy.validBytes} valid bytes`);
+        }
+      } finally {
+        recorder.dispose();
+      }
+    }
+  });
+
   it('gives identical bytes through the zero-copy view and the memcpy path', async () => {
     const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
     try {
