@@ -150,7 +150,7 @@ export function mergeRuns(times: readonly Float64Array[], counts: readonly numbe
 }
 
 /** True when every time is present and none is below the one before it. */
-function isSorted(time: Float64Array): boolean {
+export function isSorted(time: Float64Array): boolean {
   let previous = -Infinity;
   for (let i = 0; i < time.length; i++) {
     const value = time[i];

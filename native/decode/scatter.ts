@@ -17,7 +17,7 @@
 
 import { RecordType } from '../abi/uapi';
 import { idLocator } from './parse-info';
-import { copyShifted, MergeCursor, type MergeSlice } from './merge';
+import { copyShifted, isSorted, MergeCursor, type MergeSlice } from './merge';
 import { placeLostBeforePartner, walkEndAnomaly, u32View, validEnd } from './walk';
 import { TWO_32, decodeOneRecord, type EventTables, type RingDecode, type RingRows, type RingState } from './decode-ring';
 import { ColumnSet, type FlatColumns } from './column-set';
@@ -264,7 +264,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
       },
     );
     // The walk judged the order before the moves; the keys as placed are what the merge reads.
-    sorted = neverDecreasing(time, first, capacity);
+    sorted = isSorted(time.subarray(first, capacity));
   }
   const state: RingState = { offset: o, lost, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
   const anomalies: DecodeAnomaly[] = [];
@@ -277,12 +277,6 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   return {
     scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), sorted, state, anomalies,
   };
-}
-
-/** True when time[from, to) never decreases (and holds no NaN). */
-function neverDecreasing(time: Float64Array, from: number, to: number): boolean {
-  for (let i = from + 1; i < to; i++) if (!(time[i] >= time[i - 1])) return false;
-  return to <= from || time[from] === time[from];
 }
 
 /** Exchanges entries a and b of `array`. */
