@@ -83,8 +83,9 @@ export function decodeSnapshot(raw: RawSnapshot | SnapshotInput, options: Decode
 
 /**
  * Decodes the side-band (forward) rings here, before the rest (small; they give the flight-recorder
- * rings their time base), as decodeSnapshot does, for the scatter paths (decodeScattered, DecodePool): their decodes (a sparse array by ring number),
- * the smallest time they hold, and the flight-recorder rings' numbers in decode order.
+ * rings their time base), as decodeSnapshot does, for the scatter paths (decodeScattered,
+ * DecodePool): their decodes (a sparse array by ring number), the smallest time they hold, and the
+ * flight-recorder rings' numbers in decode order.
  */
 export function sideBandFirst(
   rings: readonly RingCopy[], tables: EventTables, sets: SetSource,

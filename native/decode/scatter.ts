@@ -472,9 +472,8 @@ interface FastRuns {
 /**
  * scatterSlice's innermost loop: takes the merge's runs from `cursor` (starting with the one it
  * holds when `resume`) while they are samples of the fast layout in keyed rings and writes each
- * row from row `to` on, through the flat views
- * (FlatColumns says why) with no test per field: the same row as scatterSlice's row code writes
- * for such a sample. Returns the row after the last it wrote. A function of its own, cursor
+ * row from row `to` on, through the flat views (FlatColumns says why) with no test per field: the
+ * same row as scatterSlice's row code writes for such a sample. Returns the row after the last it wrote. A function of its own, cursor
  * included, so that the loop's values stay few enough for V8 to keep them untagged in registers
  * (decodeSampleRun in decode-ring.ts says why); in scatterSlice, beside its general row code, the
  * same loop took 10.7 ns a row. The only place such rows are written.
