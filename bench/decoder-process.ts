@@ -13,6 +13,8 @@
 //                             walker reuses its columns; 1: fresh columns, page faults included)
 //   counts COUNT RUNS WARMUP  the ring's records as COUNT simulated per-CPU rings (rings.ts),
 //                             one thread and a DecodePool
+//   wasm RUNS WARMUP          times the decoder's fast loop as WebAssembly over the same bytes
+//                             (wasm-walker.ts), on warm columns
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,6 +28,7 @@ import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import { columnChecksum, type SideMeasurement } from './checksum';
 import { measureRingCount, type RingCountResult } from './rings';
 import { ServeProcess } from './serve';
+import { WasmWalker } from './wasm-walker';
 import { median, nowNs } from './stats';
 
 interface DecoderInput {
@@ -53,12 +56,21 @@ export class DecoderProcess {
     // Without --expose-gc (npm run bench gives it to the bench itself): under it, this process's
     // decodes of a 1 MiB ring took about 1 ms instead of 0.09 ms in bursts of several runs, and
     // without it they did not (measured here, alternating warm and fresh columns).
-    this.server = new ServeProcess('the decoder process', process.execPath, [__filename, description, bytesFile]);
+    // --no-liftoff: the WebAssembly walker compiled by the optimising compiler from its first call.
+    // By default V8 first runs a module in its baseline compiler and tiers up only after enough
+    // calls; a process that walks a 1 MiB ring a few dozen times measured that baseline code (50 M
+    // records/s instead of about 240). It changes nothing for JavaScript.
+    this.server = new ServeProcess('the decoder process', process.execPath, ['--no-liftoff', __filename, description, bytesFile]);
   }
 
   /** `fresh`: columns allocated inside each timed run (page faults), instead of reused warm ones. */
   measure(runs: number, warmup: number, fresh = false): Promise<SideMeasurement> {
     return this.server.ask<SideMeasurement>(`decode ${runs} ${warmup} ${fresh ? 1 : 0}`);
+  }
+
+  /** The decoder's fast loop as WebAssembly over the same bytes, warm columns (wasm-walker.ts). */
+  measureWasm(runs: number, warmup: number): Promise<SideMeasurement> {
+    return this.server.ask<SideMeasurement>(`wasm ${runs} ${warmup}`);
   }
 
   ringCount(count: number, runs: number, warmup: number): Promise<RingCountResult> {
@@ -79,6 +91,7 @@ async function serve(descriptionFile: string, bytesFile: string): Promise<void> 
   const arena = new ColumnArena();
   let fromArena: DecodedSnapshot | undefined;
   let pool: DecodePool | undefined;
+  let wasm: WasmWalker | undefined;
   try {
     for await (const line of createInterface({ input: process.stdin })) {
       const [verb, ...numbers] = line.trim().split(/\s+/);
@@ -109,6 +122,9 @@ async function serve(descriptionFile: string, bytesFile: string): Promise<void> 
           records: last?.columns.length ?? 0, median_ns: median(times), runs_ns: times, checksum: last ? columnChecksum(last.columns) : {},
         };
         process.stdout.write(`${JSON.stringify(answer)}\n`);
+      } else if (verb === 'wasm') {
+        wasm ??= new WasmWalker(events, ring);
+        process.stdout.write(`${JSON.stringify(wasm.measure(a, b))}\n`);
       } else if (verb === 'counts') {
         // Workers for every ring count of two or more rings, whatever their size (the product's
         // threshold would keep the 64-ring case's 1 MiB rings on one thread): this measures the pool.

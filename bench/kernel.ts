@@ -76,6 +76,10 @@ export interface KernelCaseResult {
   readonly cWalkerFreshNs: number;
   /** Median over alternating rounds of (decoder rec/s) / (C walker rec/s). */
   readonly decodeVsC: number;
+  /** The decoder's fast loop as WebAssembly (wasm-walker.ts) in the decoder's process, warm columns. */
+  readonly wasmWalkerNs: number;
+  /** Median over the same rounds of (WebAssembly walker rec/s) / (C walker rec/s). */
+  readonly wasmVsC: number;
   readonly snapshotToColumnsNs: number;
   /**
    * The stages of snapshot -> columns, medians of the same runs: Recorder.snapshot() (pause, copy, resume of every
@@ -305,9 +309,12 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const walkerTimes: number[] = [];
     const walkerFreshTimes: number[] = [];
     const decodeFreshTimes: number[] = [];
+    const wasmTimes: number[] = [];
     const ratios: number[] = [];
+    const wasmRatios: number[] = [];
     let walker: SideMeasurement | undefined;
     let ours: SideMeasurement | undefined;
+    let wasm: SideMeasurement | undefined;
     // Both sides warm up the same way inside each round: a few untimed passes over the same bytes,
     // then three timed ones.
     const warmInRound = Math.min(warmRuns, 5);
@@ -325,6 +332,9 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
         decodeTimes.push(ours.median_ns);
         walkerTimes.push(walker.median_ns);
         ratios.push(walker.median_ns / ours.median_ns);
+        wasm = await decoderProcess.measureWasm(3, warmInRound);
+        wasmTimes.push(wasm.median_ns);
+        wasmRatios.push(walker.median_ns / wasm.median_ns);
         walkerFreshTimes.push((await walkerProcess.measure(3, 1, true)).median_ns);
         decodeFreshTimes.push((await decoderProcess.measure(3, 1, true)).median_ns);
         for (let i = 0; i < warmInRound; i++) decodeHere();
@@ -336,7 +346,12 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     }
     const ringColumns = ringDecoded!.columns;
     const here = columnChecksum(ringColumns);
-    for (const [side, records, checksum] of [['the decoder process', ours!.records, ours!.checksum], ['the decoder in this process', ringColumns.length, here]] as const) {
+    const sides = [
+      ['the decoder process', ours!.records, ours!.checksum],
+      ['the decoder in this process', ringColumns.length, here],
+      ['the WebAssembly walker', wasm!.records, wasm!.checksum],
+    ] as const;
+    for (const [side, records, checksum] of sides) {
       if (walker!.records !== records) throw new Error(`the C walker found ${walker!.records} records where ${side} found ${records}`);
       for (const [key, value] of Object.entries(checksum)) {
         if (walker!.checksum[key] !== value) throw new Error(`C walker and ${side} disagree on ${key}: ${walker!.checksum[key]} vs ${value}`);
@@ -362,6 +377,8 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       cWalkerNs: median(walkerTimes),
       cWalkerFreshNs: median(walkerFreshTimes),
       decodeVsC: median(ratios),
+      wasmWalkerNs: median(wasmTimes),
+      wasmVsC: median(wasmRatios),
       snapshotToColumnsNs: median(endToEnd),
       snapshotNs: measured(stageSnapshot),
       snapshotPauseNs: measured(stagePause),

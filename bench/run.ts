@@ -90,6 +90,8 @@ function kernelFigures(r: KernelCaseResult): Record<string, number> {
     c_walker_mrec_s: round(rate(r.records, r.cWalkerNs)),
     c_walker_fresh_columns_mrec_s: round(rate(r.records, r.cWalkerFreshNs)),
     decode_vs_c: round(r.decodeVsC),
+    wasm_walker_mrec_s: round(rate(r.records, r.wasmWalkerNs)),
+    wasm_walker_vs_c: round(r.wasmVsC),
     snapshot_to_columns_mrec_s: round(rate(r.sampleRecords, r.snapshotToColumnsNs)),
     perf_script_mrec_s: round(rate(r.perfScriptRecords, r.perfScriptNs)),
     snapshot_to_columns_vs_perf_script: round(r.perfScriptNs / r.snapshotToColumnsNs),
@@ -184,6 +186,8 @@ async function main(): Promise<number> {
       'decode Mrec/s',
       'C Mrec/s (warm columns)',
       'decode/C',
+      'wasm loop Mrec/s',
+      'wasm/C',
       'decode Mrec/s in the bench process',
       'decode Mrec/s (fresh columns)',
       'C Mrec/s (fresh columns)',
@@ -267,7 +271,7 @@ async function main(): Promise<number> {
         const f = kernelFigures(r);
         perLayout[r.layout] = f;
         kernelTable.add(r.layout, mib(r.ringBytes), r.records, f.bytes_per_record, f.pause_window_ms, f.memcpy_warm_ms, f.snapshot_pause_vs_memcpy,
-          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c,
+          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c, f.wasm_walker_mrec_s, f.wasm_walker_vs_c,
           f.decode_in_bench_process_mrec_s, f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
           f.snapshot_to_columns_vs_perf_script, f.snapshot_to_columns_c_bound_vs_perf_script);
       }

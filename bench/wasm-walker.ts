@@ -1,0 +1,431 @@
+// The decoder's fast loop (decodeSampleRun in native/decode/decode-ring.ts) written as WebAssembly,
+// so the bench can show how much of the decoder's distance from C is the language it is written
+// in: the same row (kind, misc, event, offset, time relative to a base, pid, tid, cpu, ip halves,
+// ring), the same tests per record (type, size, id), the same running smallest and largest time,
+// over the same bytes, in the same V8. A typed-array access in optimised JS carries a map check, a
+// bounds check and reloads of the array's length and data pointer (`node --print-opt-code`); a
+// WebAssembly access is one instruction, its bounds kept by guard pages.
+//
+// Not part of the product (Ringside's native code goes through koffi only, and its decoder is
+// TypeScript); a baseline, like walker.c. The module is assembled here from its instructions, so
+// there is no binary and no tool behind it. It handles runs of samples of one event with every
+// field present and stops at any other record: the bench's rings hold nothing else, and the
+// measurement is refused when the walk stops before the end of the ring.
+
+import { idLocator, parseInfoFor, type ParseInfo } from '../native/decode/parse-info';
+import { RecordType } from '../native/abi/uapi';
+import type { EventDescription, RingCopy } from '../native/abi/snapshot';
+import type { RecordColumns } from '../native/decode/types';
+import { columnChecksum, type SideMeasurement } from './checksum';
+import { median, nowNs } from './stats';
+
+// ---- A minimal WebAssembly binary encoder: the instructions the walk uses, nothing else. ----
+
+const I32 = 0x7f;
+const I64 = 0x7e;
+const F64 = 0x7c;
+
+function unsignedLeb(value: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = value & 0x7f;
+    value >>>= 7;
+    if (value !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (value !== 0);
+  return out;
+}
+
+function signedLeb(value: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = value & 0x7f;
+    value >>= 7;
+    const done = (value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0);
+    out.push(done ? byte : byte | 0x80);
+    if (done) return out;
+  }
+}
+
+function vector(items: number[][]): number[] {
+  return [...unsignedLeb(items.length), ...items.flat()];
+}
+
+function name(text: string): number[] {
+  const bytes = [...Buffer.from(text, 'utf8')];
+  return [...unsignedLeb(bytes.length), ...bytes];
+}
+
+function section(id: number, content: number[]): number[] {
+  return [id, ...unsignedLeb(content.length), ...content];
+}
+
+/** A function body under construction: locals by name, instructions appended in order. */
+class Body {
+  readonly code: number[] = [];
+  private readonly index = new Map<string, number>();
+  private readonly declared: number[] = [];
+
+  constructor(params: readonly string[]) {
+    params.forEach((param, i) => this.index.set(param, i));
+  }
+
+  local(localName: string, type: number): void {
+    this.index.set(localName, this.index.size);
+    this.declared.push(type);
+  }
+
+  private at(localName: string): number {
+    const found = this.index.get(localName);
+    if (found === undefined) throw new Error(`no local ${localName}`);
+    return found;
+  }
+
+  get(localName: string): this { this.code.push(0x20, ...unsignedLeb(this.at(localName))); return this; }
+  set(localName: string): this { this.code.push(0x21, ...unsignedLeb(this.at(localName))); return this; }
+  i32(value: number): this { this.code.push(0x41, ...signedLeb(value)); return this; }
+  op(...bytes: number[]): this { this.code.push(...bytes); return this; }
+  /** A load or store with its alignment (log2 bytes) and constant offset. */
+  mem(opcode: number, align: number, offset = 0): this { this.code.push(opcode, align, ...unsignedLeb(offset)); return this; }
+
+  encode(): number[] {
+    const groups = this.declared.map((type) => [1, type]);
+    const content = [...vector(groups), ...this.code, 0x0b];
+    return [...unsignedLeb(content.length), ...content];
+  }
+}
+
+const OP = {
+  block: 0x02, loop: 0x03, if: 0x04, end: 0x0b, br: 0x0c, brIf: 0x0d, void: 0x40,
+  i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, i32Store: 0x36, f64Store: 0x39, i32Store8: 0x3a, i32Store16: 0x3b,
+  i32Ne: 0x47, i32LtS: 0x48, i32GtS: 0x4a, i32GeS: 0x4e, f64Lt: 0x63, f64Gt: 0x64,
+  i32Add: 0x6a, i32And: 0x71, i32Shl: 0x74, i32ShrU: 0x76, i64Sub: 0x7d, f64ConvertI64S: 0xb9,
+} as const;
+
+/**
+ * The job a call reads from memory at its one parameter: i32 fields (byte pointers into memory,
+ * byte offsets within a record, row numbers), then the time base, then what the walk leaves.
+ */
+const JOB_I32 = [
+  'src', 'o', 'end', 'max', 'tTime', 'tKind', 'tMisc', 'tEvent', 'tPid', 'tTid', 'tCpu', 'tIpLo', 'tIpHi', 'tOffset', 'tRing',
+  'row', 'step', 'sTime', 'sPidTid', 'sCpu', 'sIp', 'sMin', 'sId', 'idLo', 'idHi', 'event',
+] as const;
+type JobField = (typeof JOB_I32)[number];
+const JOB_BASE = 104;
+const JOB_MIN = 112;
+const JOB_MAX = 120;
+const JOB_END_OFFSET = 128;
+const JOB_BYTES = 136;
+
+/** The module: imports its memory as env.memory, exports run(job) → records decoded. */
+function walkerModule(): Uint8Array<ArrayBuffer> {
+  const b = new Body(['job']);
+  for (const field of JOB_I32) b.local(field, I32);
+  for (const scratch of ['n', 'p', 'sm', 'size', 'tw']) b.local(scratch, I32);
+  b.local('base', I64);
+  for (const scratch of ['rel', 'mn', 'mx']) b.local(scratch, F64);
+
+  JOB_I32.forEach((field, i) => b.get('job').mem(OP.i32Load, 2, i * 4).set(field));
+  b.get('job').mem(OP.i64Load, 3, JOB_BASE).set('base');
+  b.get('job').mem(OP.f64Load, 3, JOB_MIN).set('mn');
+  b.get('job').mem(OP.f64Load, 3, JOB_MAX).set('mx');
+  /** column[row << shift] = value (pushed by `value`). */
+  const store = (column: JobField, shift: number, opcode: number, align: number, value: () => void) => {
+    b.get(column).get('row');
+    if (shift > 0) b.i32(shift).op(OP.i32Shl);
+    b.op(OP.i32Add);
+    value();
+    b.mem(opcode, align);
+  };
+  const field = (at: JobField, offset: number) => b.get('p').get(at).op(OP.i32Add).mem(OP.i32Load, 2, offset);
+
+  b.op(OP.block, OP.void, OP.loop, OP.void);
+  // while (n < max && o + 8 <= end)
+  b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
+  b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
+  b.get('src').get('o').op(OP.i32Add).set('p');
+  b.get('p').mem(OP.i32Load, 2, 4).set('sm');
+  b.get('sm').i32(16).op(OP.i32ShrU).set('size');
+  b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
+  b.get('size').get('sMin').op(OP.i32LtS, OP.brIf, 1);
+  b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
+  b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
+  // The sample's id, when the layout has one, must be the run's.
+  b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
+  b.get('sId').i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, 2);
+  field('sId', 0).get('idLo').op(OP.i32Ne, OP.brIf, 2);
+  field('sId', 4).get('idHi').op(OP.i32Ne, OP.brIf, 2);
+  b.op(OP.end);
+  store('tKind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
+  store('tMisc', 1, OP.i32Store16, 1, () => b.get('sm'));
+  store('tEvent', 1, OP.i32Store16, 1, () => b.get('event'));
+  store('tRing', 1, OP.i32Store16, 1, () => b.i32(0));
+  store('tOffset', 2, OP.i32Store, 2, () => b.get('o'));
+  b.get('p').get('sTime').op(OP.i32Add).set('tw');
+  b.get('tw').mem(OP.i64Load, 3).get('base').op(OP.i64Sub, OP.f64ConvertI64S).set('rel');
+  store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
+  b.get('rel').get('mn').op(OP.f64Lt, OP.if, OP.void).get('rel').set('mn').op(OP.end);
+  b.get('rel').get('mx').op(OP.f64Gt, OP.if, OP.void).get('rel').set('mx').op(OP.end);
+  store('tPid', 2, OP.i32Store, 2, () => field('sPidTid', 0));
+  store('tTid', 2, OP.i32Store, 2, () => field('sPidTid', 4));
+  store('tCpu', 2, OP.i32Store, 2, () => field('sCpu', 0));
+  store('tIpLo', 2, OP.i32Store, 2, () => field('sIp', 0));
+  store('tIpHi', 2, OP.i32Store, 2, () => field('sIp', 4));
+  b.get('o').get('size').op(OP.i32Add).set('o');
+  b.get('row').get('step').op(OP.i32Add).set('row');
+  b.get('n').i32(1).op(OP.i32Add).set('n');
+  b.op(OP.br, 0, OP.end, OP.end);
+  b.get('job').get('mn').mem(OP.f64Store, 3, JOB_MIN);
+  b.get('job').get('mx').mem(OP.f64Store, 3, JOB_MAX);
+  b.get('job').get('o').mem(OP.i32Store, 2, JOB_END_OFFSET);
+  b.get('n');
+
+  const types = section(1, vector([[0x60, ...vector([[I32]]), ...vector([[I32]])]]));
+  const imports = section(2, vector([[...name('env'), ...name('memory'), 0x02, 0x00, ...unsignedLeb(1)]]));
+  const functions = section(3, vector([unsignedLeb(0)]));
+  const exports = section(7, vector([[...name('run'), 0x00, ...unsignedLeb(0)]]));
+  const code = section(10, vector([b.encode()]));
+  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imports, ...functions, ...exports, ...code]);
+}
+
+/** Records whose pid and tid are their first fields (walker.c's list). */
+const PID_TID_FIRST: ReadonlySet<number> = new Set([
+  RecordType.MMAP, RecordType.COMM, RecordType.MMAP2, RecordType.ITRACE_START, RecordType.READ, RecordType.NAMESPACES,
+]);
+
+// ---- The walker: one ring's bytes and warm columns in one memory, timed like walker.c. ----
+
+/** Column byte widths in the order they are laid out in memory (each 64-byte aligned). */
+const COLUMN_WIDTHS = { tTime: 8, tPid: 4, tTid: 4, tCpu: 4, tIpLo: 4, tIpHi: 4, tOffset: 4, tMisc: 2, tEvent: 2, tRing: 2, tKind: 1 } as const;
+type ColumnPointer = keyof typeof COLUMN_WIDTHS;
+
+function align64(n: number): number {
+  return Math.ceil(n / 64) * 64;
+}
+
+export class WasmWalker {
+  private readonly memory: WebAssembly.Memory;
+  private readonly run: (job: number) => number;
+  private readonly job: number;
+  private readonly end: number;
+  private readonly capacity: number;
+  private readonly at = {} as Record<ColumnPointer, number>;
+  private readonly info: ParseInfo;
+  private readonly ringCpu: number;
+  private readonly layout: { readonly time: number; readonly pidTid: number; readonly cpu: number; readonly ip: number; readonly sampleMin: number; readonly id: number };
+
+  /** `ring`: its bytes (from 0, validBytes of them) are copied into the walker's memory here, untimed, as walker.c reads them from its file. */
+  constructor(private readonly events: readonly EventDescription[], ring: RingCopy) {
+    const event = events.find((e) => e.index === ring.defaultEvent) ?? events[0];
+    const info = parseInfoFor(event);
+    this.info = info;
+    this.ringCpu = ring.cpu;
+    const s = info.sample;
+    if (s.time < 0 || s.pidTid < 0 || s.cpu < 0 || s.ip < 0) throw new Error('the wasm walker needs samples with time, tid, cpu and ip');
+    // NaN times count as absent in the checksum; the fast loop writes none.
+    // The id is looked at only when some event has one, as the decoder does.
+    const idOffset = events.some((e) => e.ids.length > 0) ? idLocator(info).sampleIdOffset : -1;
+    this.layout = { time: s.time, pidTid: s.pidTid, cpu: s.cpu, ip: s.ip, sampleMin: s.fixedEnd, id: idOffset };
+    this.end = ring.validBytes;
+    // Room for the most records the bytes can hold (8 bytes each), as walker.c has.
+    this.capacity = (this.end >> 3) + 1;
+    let next = align64(this.end);
+    this.job = next;
+    next += JOB_BYTES;
+    for (const [column, width] of Object.entries(COLUMN_WIDTHS) as [ColumnPointer, number][]) {
+      next = align64(next);
+      this.at[column] = next;
+      next += width * this.capacity;
+    }
+    if (next > 4 * 1024 ** 3 - 65536) throw new RangeError(`the wasm walker's ${next} bytes do not fit a 32-bit memory`);
+    this.memory = new WebAssembly.Memory({ initial: Math.ceil(next / 65536) });
+    const bytes = new Uint8Array(this.memory.buffer);
+    bytes.set(ring.bytes.subarray(0, this.end), 0);
+    // First-touch every column page before any timing, as walker.c does.
+    bytes.fill(0, this.end);
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(walkerModule()), { env: { memory: this.memory } });
+    this.run = instance.exports.run as (job: number) => number;
+  }
+
+  /** One pass over the ring: the rows it wrote (oldest first, at the top of the columns). */
+  private pass(): number {
+    const buffer = this.memory.buffer;
+    const u32 = new Uint32Array(buffer);
+    const view = new DataView(buffer);
+    const job = this.job >>> 2;
+    const end = this.end;
+    const layout = this.layout;
+    // The time base: the probable oldest record's time, as walker.c and the decoder take it.
+    const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
+    const guess = newestSize >= 8 ? (Math.floor(end / newestSize) - 1) * newestSize : 0;
+    const base = guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
+      ? view.getBigUint64(guess + layout.time, true)
+      : view.getBigUint64(layout.time, true);
+    const values: Record<JobField, number> = {
+      src: 0, o: 0, end, max: 0x7fffffff, ...this.at, row: this.capacity - 1, step: -1,
+      sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin,
+      sId: layout.id, idLo: -1, idHi: -1, event: 0,
+    };
+    JOB_I32.forEach((field, i) => { u32[job + i] = values[field]; });
+    view.setBigUint64(this.job + JOB_BASE, base, true);
+    view.setFloat64(this.job + JOB_MIN, Infinity, true);
+    view.setFloat64(this.job + JOB_MAX, -Infinity, true);
+    const oAt = job + JOB_I32.indexOf('o');
+    const rowAt = job + JOB_I32.indexOf('row');
+    const idAt = job + JOB_I32.indexOf('idLo');
+    const eventAt = job + JOB_I32.indexOf('event');
+    let o = 0;
+    let row = this.capacity - 1;
+    let rows = 0;
+    // A record only the general code takes starts the walk (the run's id is not known yet), so
+    // the loop alternates: the fast loop in WebAssembly, then one record here, as walker.c's does.
+    for (;;) {
+      u32[oAt] = o;
+      u32[rowAt] = row;
+      const decoded = this.run(this.job);
+      rows += decoded;
+      row -= decoded;
+      o = u32[(this.job + JOB_END_OFFSET) >>> 2];
+      if (o + 8 > end) break;
+      const size = u32[(o >>> 2) + 1] >>> 16;
+      if (size < 8 || (size & 7) !== 0 || o + size > end) break;
+      const event = this.generalRecord(buffer, o, size, row, base);
+      if (u32[o >>> 2] === RecordType.SAMPLE && layout.id >= 0 && event >= 0) {
+        u32[idAt] = u32[(o + layout.id) >>> 2];
+        u32[idAt + 1] = u32[(o + layout.id + 4) >>> 2];
+        u32[eventAt] = event;
+      }
+      rows++;
+      row--;
+      o += size;
+    }
+    // Times relative to the oldest: a second pass only when the guessed base was not the smallest
+    // time, as in walker.c.
+    const smallest = view.getFloat64(this.job + JOB_MIN, true);
+    if (smallest !== 0 && smallest !== Infinity) {
+      const time = new Float64Array(buffer, this.at.tTime, this.capacity);
+      for (let k = this.capacity - rows; k < this.capacity; k++) time[k] -= smallest;
+    }
+    return rows;
+  }
+
+  /**
+   * Writes the row of a record the fast loop does not take, as walker.c's general code does (a
+   * LOST record, a sample of another event, ...), and folds its time into the running bounds.
+   * Returns the event a sample's id names, or -1.
+   */
+  private generalRecord(buffer: ArrayBuffer, o: number, size: number, row: number, base: bigint): number {
+    const view = new DataView(buffer);
+    const info = this.info;
+    const type = view.getUint32(o, true);
+    let event = 0;
+    let found = -1;
+    let t = -1;
+    let pt = -1;
+    let cp = -1;
+    let ipAt = -1;
+    let pid = -1;
+    let tid = -1;
+    if (type === RecordType.SAMPLE) {
+      if (this.layout.id >= 0 && this.layout.id + 8 <= size) {
+        found = this.eventOf(view.getUint32(o + this.layout.id + 4, true), view.getUint32(o + this.layout.id, true));
+        if (found >= 0) event = found;
+      }
+      if (size >= this.layout.sampleMin) {
+        t = this.layout.time;
+        pt = this.layout.pidTid;
+        cp = this.layout.cpu;
+        ipAt = this.layout.ip;
+      }
+    } else {
+      const trailer = info.trailer;
+      const idFromEnd = trailer.identifierFromEnd >= 0 ? trailer.identifierFromEnd : trailer.idFromEnd;
+      if (idFromEnd >= 0 && size >= 8 + idFromEnd) {
+        const e = this.eventOf(view.getUint32(o + size - idFromEnd + 4, true), view.getUint32(o + size - idFromEnd, true));
+        if (e >= 0) event = e;
+      }
+      if (trailer.size > 0 && size >= 8 + trailer.size) {
+        if (trailer.timeFromEnd >= 0) t = size - trailer.timeFromEnd;
+        if (trailer.pidTidFromEnd >= 0) pt = size - trailer.pidTidFromEnd;
+        if (trailer.cpuFromEnd >= 0) cp = size - trailer.cpuFromEnd;
+      }
+      if (PID_TID_FIRST.has(type)) {
+        if (size >= 16) pt = 8;
+      } else if (type === RecordType.FORK || type === RecordType.EXIT) {
+        if (size >= 32) {
+          pid = view.getInt32(o + 8, true);
+          tid = view.getInt32(o + 16, true);
+          pt = -2;
+          if (t < 0) t = 24;
+        }
+      } else if (type === RecordType.THROTTLE || type === RecordType.UNTHROTTLE) {
+        if (t < 0 && size >= 16) t = 8;
+      }
+    }
+    const at = (column: ColumnPointer) => this.at[column] + row * COLUMN_WIDTHS[column];
+    view.setUint8(at('tKind'), type > 254 ? 255 : type);
+    view.setUint16(at('tMisc'), view.getUint16(o + 4, true), true);
+    view.setUint16(at('tEvent'), event, true);
+    view.setUint16(at('tRing'), 0, true);
+    view.setUint32(at('tOffset'), o, true);
+    if (t >= 0) {
+      const rel = Number(BigInt.asIntN(64, view.getBigUint64(o + t, true) - base));
+      view.setFloat64(at('tTime'), rel, true);
+      if (rel < view.getFloat64(this.job + JOB_MIN, true)) view.setFloat64(this.job + JOB_MIN, rel, true);
+      if (rel > view.getFloat64(this.job + JOB_MAX, true)) view.setFloat64(this.job + JOB_MAX, rel, true);
+    } else {
+      view.setFloat64(at('tTime'), NaN, true);
+    }
+    if (pt >= 0) {
+      pid = view.getInt32(o + pt, true);
+      tid = view.getInt32(o + pt + 4, true);
+    }
+    view.setInt32(at('tPid'), pid, true);
+    view.setInt32(at('tTid'), tid, true);
+    view.setInt32(at('tCpu'), cp >= 0 ? view.getInt32(o + cp, true) : this.ringCpu, true);
+    view.setUint32(at('tIpLo'), ipAt >= 0 ? view.getUint32(o + ipAt, true) : 0, true);
+    view.setUint32(at('tIpHi'), ipAt >= 0 ? view.getUint32(o + ipAt + 4, true) : 0, true);
+    return found;
+  }
+
+  private eventOf(idHi: number, idLo: number): number {
+    const id = (BigInt(idHi) << 32n) | BigInt(idLo);
+    const event = this.events.find((e) => e.ids.some((known) => BigInt.asUintN(64, known) === id));
+    return event ? event.index : -1;
+  }
+
+  /** The last pass's rows as columns (for the checksum the bench compares with the decoder's and walker.c's). */
+  private columns(rows: number): RecordColumns {
+    const buffer = this.memory.buffer;
+    const first = this.capacity - rows;
+    const at = (column: ColumnPointer) => this.at[column] + first * COLUMN_WIDTHS[column];
+    return {
+      length: rows,
+      timeOriginNs: 0n,
+      time: new Float64Array(buffer, at('tTime'), rows),
+      kind: new Uint8Array(buffer, at('tKind'), rows),
+      misc: new Uint16Array(buffer, at('tMisc'), rows),
+      event: new Uint16Array(buffer, at('tEvent'), rows),
+      pid: new Int32Array(buffer, at('tPid'), rows),
+      tid: new Int32Array(buffer, at('tTid'), rows),
+      cpu: new Int32Array(buffer, at('tCpu'), rows),
+      ipHi: new Uint32Array(buffer, at('tIpHi'), rows),
+      ipLo: new Uint32Array(buffer, at('tIpLo'), rows),
+      ring: new Uint16Array(buffer, at('tRing'), rows),
+      offset: new Uint32Array(buffer, at('tOffset'), rows),
+    };
+  }
+
+  /** `warmup` untimed passes, then `runs` timed ones over the same warm columns. */
+  measure(runs: number, warmup: number): SideMeasurement {
+    const times: number[] = [];
+    let rows = 0;
+    for (let i = -warmup; i < runs; i++) {
+      const started = nowNs();
+      rows = this.pass();
+      const ns = nowNs() - started;
+      if (i >= 0) times.push(ns);
+    }
+    return { records: rows, median_ns: median(times), runs_ns: times, checksum: columnChecksum(this.columns(rows)) };
+  }
+}
