@@ -203,6 +203,16 @@ function align64(n: number): number {
   return Math.ceil(n / 64) * 64;
 }
 
+/** Byte offsets in a sample of the fields the row takes (id: -1 when samples are not told apart by id). */
+interface SampleOffsets {
+  readonly time: number;
+  readonly pidTid: number;
+  readonly cpu: number;
+  readonly ip: number;
+  readonly sampleMin: number;
+  readonly id: number;
+}
+
 export class WasmWalker {
   private readonly memory: WebAssembly.Memory;
   private readonly run: (job: number) => number;
@@ -212,7 +222,7 @@ export class WasmWalker {
   private readonly at = {} as Record<ColumnPointer, number>;
   private readonly info: ParseInfo;
   private readonly ringCpu: number;
-  private readonly layout: { readonly time: number; readonly pidTid: number; readonly cpu: number; readonly ip: number; readonly sampleMin: number; readonly id: number };
+  private readonly layout: SampleOffsets;
 
   /** `ring`: its bytes (from 0, validBytes of them) are copied into the walker's memory here, untimed, as walker.c reads them from its file. */
   constructor(private readonly events: readonly EventDescription[], ring: RingCopy) {
