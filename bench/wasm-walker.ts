@@ -8,9 +8,9 @@
 //
 // Not part of the product (Ringside's native code goes through koffi only, and its decoder is
 // TypeScript); a baseline, like walker.c. The module is assembled here from its instructions, so
-// there is no binary and no tool behind it. It handles runs of samples of one event with every
-// field present and stops at any other record: the bench's rings hold nothing else, and the
-// measurement is refused when the walk stops before the end of the ring.
+// there is no binary and no tool behind it. Runs of samples of one event with every field present
+// go through the module; any other record (LOST, throttle, a sample of another event) gets
+// walker.c's general code, in TypeScript here, one record at a time, as such records are rare.
 
 import { idLocator, parseInfoFor, type ParseInfo } from '../native/decode/parse-info';
 import { RecordType } from '../native/abi/uapi';
@@ -222,6 +222,8 @@ export class WasmWalker {
   private readonly at = {} as Record<ColumnPointer, number>;
   private readonly info: ParseInfo;
   private readonly ringCpu: number;
+  /** The ring's default event: the event of its samples when samples carry no id. */
+  private readonly defaultEvent: number;
   private readonly layout: SampleOffsets;
 
   /** `ring`: its bytes (from 0, validBytes of them) are copied into the walker's memory here, untimed, as walker.c reads them from its file. */
@@ -230,9 +232,9 @@ export class WasmWalker {
     const info = parseInfoFor(event);
     this.info = info;
     this.ringCpu = ring.cpu;
+    this.defaultEvent = event.index;
     const s = info.sample;
     if (s.time < 0 || s.pidTid < 0 || s.cpu < 0 || s.ip < 0) throw new Error('the wasm walker needs samples with time, tid, cpu and ip');
-    // NaN times count as absent in the checksum; the fast loop writes none.
     // The id is looked at only when some event has one, as the decoder does.
     const idOffset = events.some((e) => e.ids.length > 0) ? idLocator(info).sampleIdOffset : -1;
     this.layout = { time: s.time, pidTid: s.pidTid, cpu: s.cpu, ip: s.ip, sampleMin: s.fixedEnd, id: idOffset };
@@ -274,7 +276,7 @@ export class WasmWalker {
     const values: Record<JobField, number> = {
       src: 0, o: 0, end, max: 0x7fffffff, ...this.at, row: this.capacity - 1, step: -1,
       sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin,
-      sId: layout.id, idLo: -1, idHi: -1, event: 0,
+      sId: layout.id, idLo: -1, idHi: -1, event: this.defaultEvent,
     };
     JOB_I32.forEach((field, i) => { u32[job + i] = values[field]; });
     view.setBigUint64(this.job + JOB_BASE, base, true);
@@ -328,7 +330,7 @@ export class WasmWalker {
     const view = new DataView(buffer);
     const info = this.info;
     const type = view.getUint32(o, true);
-    let event = 0;
+    let event = this.defaultEvent;
     let found = -1;
     let t = -1;
     let pt = -1;
