@@ -13,6 +13,7 @@ import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeper-client';
 import { attachKeeperRings } from '../../native/keeper/attach';
 import { keeperStatePath, readKeeperState } from '../../native/keeper/state';
+import { processAlive } from '../../native/perf/borrowed';
 import { RecordType } from '../../native/abi/uapi';
 import { decodeRecordAt } from '../../native/decode/record';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
@@ -195,9 +196,10 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     const client = new KeeperClient(dir);
     const state = await client.start({
       cliPath, events: ['syscalls:sys_enter_close'], pages: 1, windowSec: 2,
-      // Runs 10 s (the test stops it sooner): a keeper whose command exits removes its state, and a loaded machine
-      // can take seconds to measure the rate and resize.
-      target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '40000', '10000'] },
+      // Runs 30 s, longer than the 20 s the test waits for the resize (the test stops it sooner): a keeper whose
+      // command exits removes its state file, and a loaded machine can take more than 10 s to measure the rate and
+      // resize. With a 10 s workload a fresh-clone CI run once found the state file gone before the resize.
+      target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '120000', '30000'] },
       env: { XDG_RUNTIME_DIR: runtimeDir },
     });
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
@@ -208,6 +210,11 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       // Attached to generation 0: the 1-page rings.
       const session = await manager.attachKeeper(state);
       const grown = await waitFor('the keeper\'s resize', () => {
+        // A keeper that exits removes its state file: say which process ended instead of failing on the missing file.
+        if (!processAlive(state.pid)) {
+          const workloadEnded = workload !== undefined && !processAlive(workload);
+          throw new Error(`the keeper (pid ${state.pid}) exited before resizing its rings${workloadEnded ? `; its workload (pid ${workload}) had ended` : ''}`);
+        }
         const now = readKeeperState(keeperStatePath(state.pid, dir));
         return (now.generation ?? 0) >= 2 && !now.resizing && now.rings.some((ring) => ring.retired) ? now : undefined;
       }, 20000);
