@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ColumnArena } from '../decode/arena';
-import { decodeSnapshot, type SnapshotInput } from '../decode/columns';
+import { decodeSnapshot, flightRecordersWithRecords, type SnapshotInput } from '../decode/columns';
 import { Sample } from '../abi/uapi';
 import {
   attrOf, columnByteDifferences, eventOf, randomPerCpuSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,
@@ -25,8 +25,7 @@ function assertSameDecode(parallel: DecodedSnapshot, single: DecodedSnapshot, la
  */
 const referee = (input: SnapshotInput): DecodedSnapshot => decodeSnapshot(input, { scatter: false });
 
-const backwardRingsWithRecords = (input: SnapshotInput) =>
-  input.rings.filter((ring) => ring.direction === 'backward' && ring.validBytes >= 8).length;
+const backwardRingsWithRecords = (input: SnapshotInput) => flightRecordersWithRecords(input.rings).length;
 
 describe('decode-pool: rings decoded on worker threads', function () {
   this.timeout(60_000);
@@ -123,6 +122,12 @@ describe('decode-pool: rings decoded on worker threads', function () {
     assert.equal(measured.usesWorkers(input), false, 'a few KiB per ring');
     assert.equal(pool.usesWorkers({ events: input.events, rings: input.rings.slice(0, 1) }), false, 'one ring');
     assert.equal(new DecodePool({ workers: 0, minWorkerBytes: 0 }).usesWorkers(input), false, 'no workers');
+    // A copy holds what its bytes hold, whatever validBytes claims: one whose bytes end before a
+    // record header is not a second ring to merge.
+    const [first, second] = input.rings.filter((ring) => ring.direction === 'backward' && ring.validBytes >= 8);
+    assert.equal(pool.usesWorkers({ events: input.events, rings: [first, second] }), true, 'two rings with records');
+    const cut = { ...second, bytes: second.bytes.subarray(0, 4) };
+    assert.equal(pool.usesWorkers({ events: input.events, rings: [first, cut] }), false, 'a copy shorter than its validBytes claims');
   });
 
   it('an unclosed pool does not keep the process alive; close() ends its workers and later decodes run here', async () => {

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
 import { ColumnSet } from '../decode/column-set';
-import { assembleSnapshot, decodeSnapshot, exactSpan, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
+import { assembleSnapshot, decodeSnapshot, exactSpan, flightRecordersWithRecords, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
 import { UNPLACED, keyRing, placedIn, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
 import { validEnd } from '../decode/walk';
@@ -203,11 +203,11 @@ export class DecodePool {
    */
   usesWorkers(raw: SnapshotInput): boolean {
     if (this.workerCount === 0 || this.closed) return false;
-    const backward = raw.rings.map((_, r) => r).filter((r) => raw.rings[r].direction === 'backward' && raw.rings[r].validBytes >= 8);
+    const backward = flightRecordersWithRecords(raw.rings);
     if (backward.length < 2) return false;
     const lanes = lanesOf(raw.rings, backward, Math.min(backward.length, this.workerCount + 1));
     let workerBytes = 0;
-    for (const lane of lanes.slice(1)) for (const r of lane) workerBytes += raw.rings[r].validBytes;
+    for (const lane of lanes.slice(1)) for (const r of lane) workerBytes += validEnd(raw.rings[r]);
     return workerBytes >= this.minWorkerBytes * (lanes.length - 1);
   }
 

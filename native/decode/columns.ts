@@ -102,6 +102,17 @@ export function sideBandFirst(
 }
 
 /**
+ * Indexes of the flight-recorder (backward) rings whose copies hold at least a record header, by
+ * the bytes the copy really has (validEnd), not the count it claims: whether there is anything to
+ * merge, for this thread's scatter path and for the pool alike.
+ */
+export function flightRecordersWithRecords(rings: readonly RingCopy[]): number[] {
+  const found: number[] = [];
+  for (let r = 0; r < rings.length; r++) if (rings[r].direction === 'backward' && validEnd(rings[r]) >= 8) found.push(r);
+  return found;
+}
+
+/**
  * The scatter path on this thread (scatter.ts; DecodePool runs it on several): side-band rings
  * decoded first, then every flight-recorder ring keyed, and every row written once at its merged
  * place. A ring keyRing does not take is decoded into its own rows and copied into place. Null,
@@ -113,9 +124,7 @@ export function decodeScattered(
   raw: SnapshotInput, tables: EventTables, sets: SetSource = FRESH_SETS, arena?: ColumnArena,
 ): DecodedSnapshot | null {
   const rings = raw.rings;
-  let backward = 0;
-  for (const ring of rings) if (ring.direction === 'backward' && validEnd(ring) >= 8) backward++;
-  if (backward < 2) return null;
+  if (flightRecordersWithRecords(rings).length < 2) return null;
   const { decodes, known, backward: flightRecorders } = sideBandFirst(rings, tables, sets);
   const sources = decodes.map((decode): ScatterSource => ({ kind: 'rows', rows: decode.rows }));
   for (const r of flightRecorders) {
