@@ -15,6 +15,10 @@
 import { idLocator, parseInfoFor, type ParseInfo } from '../native/decode/parse-info';
 import { RecordType } from '../native/abi/uapi';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
+import {
+  COLUMNS_WIDEST_FIRST, RECORD_COLUMN_NAMES, columnConstructor, columnView,
+  type ColumnArray, type ColumnArrays, type RecordColumnName,
+} from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 import { columnChecksum, type SideMeasurement } from './checksum';
 import { median, nowNs } from './stats';
@@ -195,9 +199,16 @@ const PID_TID_FIRST: ReadonlySet<number> = new Set([
 
 // ---- The walker: one ring's bytes and warm columns in one memory, timed like walker.c. ----
 
-/** Column byte widths in the order they are laid out in memory (each 64-byte aligned). */
-const COLUMN_WIDTHS = { tTime: 8, tPid: 4, tTid: 4, tCpu: 4, tIpLo: 4, tIpHi: 4, tOffset: 4, tMisc: 2, tEvent: 2, tRing: 2, tKind: 1 } as const;
-type ColumnPointer = keyof typeof COLUMN_WIDTHS;
+/** The job field that points at each record column. */
+const COLUMN_POINTER: { readonly [K in RecordColumnName]: JobField } = {
+  time: 'tTime', kind: 'tKind', misc: 'tMisc', event: 'tEvent', pid: 'tPid', tid: 'tTid', cpu: 'tCpu',
+  ipHi: 'tIpHi', ipLo: 'tIpLo', ring: 'tRing', offset: 'tOffset',
+};
+
+/** Bytes of one element of column `name` (column-schema.ts has the widths). */
+function width(name: RecordColumnName): number {
+  return columnConstructor(name).BYTES_PER_ELEMENT;
+}
 
 function align64(n: number): number {
   return Math.ceil(n / 64) * 64;
@@ -219,7 +230,8 @@ export class WasmWalker {
   private readonly job: number;
   private readonly end: number;
   private readonly capacity: number;
-  private readonly at = {} as Record<ColumnPointer, number>;
+  /** Where row 0 of each column is in memory. */
+  private readonly at = {} as Record<RecordColumnName, number>;
   private readonly info: ParseInfo;
   private readonly ringCpu: number;
   /** The ring's default event: the event of its samples when samples carry no id. */
@@ -244,10 +256,10 @@ export class WasmWalker {
     let next = align64(this.end);
     this.job = next;
     next += JOB_BYTES;
-    for (const [column, width] of Object.entries(COLUMN_WIDTHS) as [ColumnPointer, number][]) {
+    for (const name of COLUMNS_WIDEST_FIRST) {
       next = align64(next);
-      this.at[column] = next;
-      next += width * this.capacity;
+      this.at[name] = next;
+      next += width(name) * this.capacity;
     }
     if (next > 4 * 1024 ** 3 - 65536) throw new RangeError(`the wasm walker's ${next} bytes do not fit a 32-bit memory`);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(next / 65536) });
@@ -273,11 +285,12 @@ export class WasmWalker {
     const base = guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
       ? view.getBigUint64(guess + layout.time, true)
       : view.getBigUint64(layout.time, true);
-    const values: Record<JobField, number> = {
-      src: 0, o: 0, end, max: 0x7fffffff, ...this.at, row: this.capacity - 1, step: -1,
+    const pointers = Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [COLUMN_POINTER[name], this.at[name]]));
+    const values = {
+      src: 0, o: 0, end, max: 0x7fffffff, ...pointers, row: this.capacity - 1, step: -1,
       sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin,
       sId: layout.id, idLo: -1, idHi: -1, event: this.defaultEvent,
-    };
+    } as Record<JobField, number>;
     JOB_I32.forEach((field, i) => { u32[job + i] = values[field]; });
     view.setBigUint64(this.job + JOB_BASE, base, true);
     view.setFloat64(this.job + JOB_MIN, Infinity, true);
@@ -315,7 +328,7 @@ export class WasmWalker {
     // time, as in walker.c.
     const smallest = view.getFloat64(this.job + JOB_MIN, true);
     if (smallest !== 0 && smallest !== Infinity) {
-      const time = new Float64Array(buffer, this.at.tTime, this.capacity);
+      const time = new Float64Array(buffer, this.at.time, this.capacity);
       for (let k = this.capacity - rows; k < this.capacity; k++) time[k] -= smallest;
     }
     return rows;
@@ -374,29 +387,29 @@ export class WasmWalker {
         if (t < 0 && size >= 16) t = 8;
       }
     }
-    const at = (column: ColumnPointer) => this.at[column] + row * COLUMN_WIDTHS[column];
-    view.setUint8(at('tKind'), type > 254 ? 255 : type);
-    view.setUint16(at('tMisc'), view.getUint16(o + 4, true), true);
-    view.setUint16(at('tEvent'), event, true);
-    view.setUint16(at('tRing'), 0, true);
-    view.setUint32(at('tOffset'), o, true);
+    const at = (name: RecordColumnName) => this.at[name] + row * width(name);
+    view.setUint8(at('kind'), type > 254 ? 255 : type);
+    view.setUint16(at('misc'), view.getUint16(o + 4, true), true);
+    view.setUint16(at('event'), event, true);
+    view.setUint16(at('ring'), 0, true);
+    view.setUint32(at('offset'), o, true);
     if (t >= 0) {
       const rel = Number(BigInt.asIntN(64, view.getBigUint64(o + t, true) - base));
-      view.setFloat64(at('tTime'), rel, true);
+      view.setFloat64(at('time'), rel, true);
       if (rel < view.getFloat64(this.job + JOB_MIN, true)) view.setFloat64(this.job + JOB_MIN, rel, true);
       if (rel > view.getFloat64(this.job + JOB_MAX, true)) view.setFloat64(this.job + JOB_MAX, rel, true);
     } else {
-      view.setFloat64(at('tTime'), NaN, true);
+      view.setFloat64(at('time'), NaN, true);
     }
     if (pt >= 0) {
       pid = view.getInt32(o + pt, true);
       tid = view.getInt32(o + pt + 4, true);
     }
-    view.setInt32(at('tPid'), pid, true);
-    view.setInt32(at('tTid'), tid, true);
-    view.setInt32(at('tCpu'), cp >= 0 ? view.getInt32(o + cp, true) : this.ringCpu, true);
-    view.setUint32(at('tIpLo'), ipAt >= 0 ? view.getUint32(o + ipAt, true) : 0, true);
-    view.setUint32(at('tIpHi'), ipAt >= 0 ? view.getUint32(o + ipAt + 4, true) : 0, true);
+    view.setInt32(at('pid'), pid, true);
+    view.setInt32(at('tid'), tid, true);
+    view.setInt32(at('cpu'), cp >= 0 ? view.getInt32(o + cp, true) : this.ringCpu, true);
+    view.setUint32(at('ipLo'), ipAt >= 0 ? view.getUint32(o + ipAt, true) : 0, true);
+    view.setUint32(at('ipHi'), ipAt >= 0 ? view.getUint32(o + ipAt + 4, true) : 0, true);
     return found;
   }
 
@@ -410,22 +423,9 @@ export class WasmWalker {
   private columns(rows: number): RecordColumns {
     const buffer = this.memory.buffer;
     const first = this.capacity - rows;
-    const at = (column: ColumnPointer) => this.at[column] + first * COLUMN_WIDTHS[column];
-    return {
-      length: rows,
-      timeOriginNs: 0n,
-      time: new Float64Array(buffer, at('tTime'), rows),
-      kind: new Uint8Array(buffer, at('tKind'), rows),
-      misc: new Uint16Array(buffer, at('tMisc'), rows),
-      event: new Uint16Array(buffer, at('tEvent'), rows),
-      pid: new Int32Array(buffer, at('tPid'), rows),
-      tid: new Int32Array(buffer, at('tTid'), rows),
-      cpu: new Int32Array(buffer, at('tCpu'), rows),
-      ipHi: new Uint32Array(buffer, at('tIpHi'), rows),
-      ipLo: new Uint32Array(buffer, at('tIpLo'), rows),
-      ring: new Uint16Array(buffer, at('tRing'), rows),
-      offset: new Uint32Array(buffer, at('tOffset'), rows),
-    };
+    const views: Partial<Record<RecordColumnName, ColumnArray<RecordColumnName>>> = {};
+    for (const name of RECORD_COLUMN_NAMES) views[name] = columnView(name, buffer, this.at[name] + first * width(name), rows);
+    return { length: rows, timeOriginNs: 0n, ...(views as ColumnArrays) };
   }
 
   /** `warmup` untimed passes, then `runs` timed ones over the same warm columns. */
