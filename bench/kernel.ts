@@ -325,6 +325,10 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       // Both spawns (forks of this process) are behind us before anything is timed.
       await walkerProcess.measure(1, 0);
       await decoderProcess.measure(1, warmRuns);
+      // The WebAssembly walker's glue (each pass's setup, the records its loop leaves to
+      // TypeScript) is JIT-compiled too: warmed as long as the decoder, or its first rounds at
+      // 1 MiB measured that glue unoptimised (150 µs a pass where a warm one takes 45).
+      await decoderProcess.measureWasm(1, warmRuns);
       for (let i = 0; i < warmRuns; i++) decodeHere();
       for (let round = 0; round < runs; round++) {
         walker = await walkerProcess.measure(3, warmInRound);
