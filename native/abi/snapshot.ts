@@ -118,3 +118,20 @@ export interface RawSnapshot {
   /** What the recording could not see and why (user space only, rings shrunk to the locked-memory budget). */
   readonly limitations?: readonly string[];
 }
+
+/**
+ * Memory a flight-recorder ring's next copy goes into. `bytes` is what the copy fills (from 0);
+ * `whole` is everything allocated for it, which its owner faults in while idle: it may hold room
+ * after the copy that the decoder writes the ring's columns into (native/decode/wasm/copy-room.ts).
+ */
+export interface CopyBuffer {
+  readonly bytes: Uint8Array;
+  readonly whole: Uint8Array;
+}
+
+/**
+ * Allocates the memory for a ring's next copy of `copyBytes` bytes (SharedArrayBuffer memory when
+ * `shared`). `previous`: the ring's last copy, if any, from which the room for its columns can be
+ * sized. Supplied by whoever decodes the copies; without one, copies go into plain buffers.
+ */
+export type CopyAllocator = (copyBytes: number, shared: boolean, previous: Uint8Array | null) => CopyBuffer;

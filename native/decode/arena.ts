@@ -12,11 +12,15 @@
 // consumer that keeps earlier snapshots (the session keeps several) is never overwritten. Sets the
 // decoder used on the way (per-ring sets merged into another) go back to the arena by themselves.
 //
+// Sets the arena did not make (a copy's room, wasm/copy-room.ts, which lives and dies with its
+// copy) are neither lent nor pooled: handing back columns that live in a room frees the room.
+//
 // Pure TypeScript (no timers): whoever owns the idle time calls warm(budget) in slices.
 
 import { COLUMN_BYTES_PER_ROW } from './column-schema';
 import { ColumnSet } from './column-set';
 import type { RecordColumns } from './types';
+import { returnRoom } from './wasm/copy-room';
 
 /** The smallest page size Linux uses: writing every 4 KiB faults in every page whatever the real size. */
 const TOUCH_STRIDE = 4096;
@@ -36,6 +40,8 @@ export class ColumnArena {
   private pool: Pooled[] = [];
   /** Sets handed out inside a decoded snapshot, by buffer: recycle() takes them back. */
   private readonly lent = new WeakMap<ArrayBufferLike, ColumnSet>();
+  /** The buffer of every set this arena allocated: the only sets it lends or pools (a worker's reply names a set by its buffer). */
+  private readonly made = new WeakSet<ArrayBufferLike>();
   /** Row capacities taken since the last beginSnapshot(): what the next snapshot will probably need. */
   private demand: number[] = [];
   private taking: number[] = [];
@@ -72,7 +78,7 @@ export class ColumnArena {
   endSnapshot(result: ColumnSet | null): void {
     this.demand = this.taking;
     this.taking = [];
-    if (result) this.lent.set(result.buffer, result);
+    if (result && this.made.has(result.buffer)) this.lent.set(result.buffer, result);
   }
 
   /** A set of at least `rows` rows: the smallest pooled one that fits, else a new (cold) one. */
@@ -89,7 +95,7 @@ export class ColumnArena {
 
   /** The decoder gives back a set it used on the way and did not hand out. */
   give(set: ColumnSet): void {
-    this.pool.push({ set, warmedBytes: 0 });
+    if (this.made.has(set.buffer)) this.pool.push({ set, warmedBytes: 0 });
   }
 
   /**
@@ -98,6 +104,7 @@ export class ColumnArena {
    * already handed back. After true, the caller must not read those columns again.
    */
   recycle(columns: RecordColumns): boolean {
+    if (returnRoom(columns)) return true;
     const buffer = columns.time.buffer;
     const set = this.lent.get(buffer);
     if (!set) return false;
@@ -155,6 +162,8 @@ export class ColumnArena {
 
   private allocate(rows: number): ColumnSet {
     const bytes = rows * COLUMN_BYTES_PER_ROW;
-    return new ColumnSet(rows, this.shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+    const set = new ColumnSet(rows, this.shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+    this.made.add(set.buffer);
+    return set;
   }
 }

@@ -16,10 +16,10 @@ export function columnRows(columns: ColumnArrays, timeOriginNs: bigint, first: n
   return { length: count, timeOriginNs, ...(views as ColumnArrays) };
 }
 
-/** The columns of a set laid out in `buffer`, widest first so every view is aligned. */
-function viewsOf(buffer: ArrayBufferLike, length: number): ColumnArrays {
+/** The columns of a set laid out in `buffer` from `byteOffset` (a multiple of 8), widest first so every view is aligned. */
+function viewsOf(buffer: ArrayBufferLike, length: number, byteOffset: number): ColumnArrays {
   const views: Partial<Record<RecordColumnName, ColumnArray<RecordColumnName>>> = {};
-  let at = 0;
+  let at = byteOffset;
   for (const name of COLUMNS_WIDEST_FIRST) {
     views[name] = columnView(name, buffer, at, length);
     at += columnConstructor(name).BYTES_PER_ELEMENT * length;
@@ -55,14 +55,18 @@ export class ColumnSet {
   readonly buffer: ArrayBuffer | SharedArrayBuffer;
   private flatViews: FlatColumns | undefined;
 
-  /** `buffer` (at least length * COLUMN_BYTES_PER_ROW bytes) lets the caller choose shared memory. */
-  constructor(readonly length: number, buffer?: ArrayBuffer | SharedArrayBuffer) {
+  /**
+   * `buffer` (at least length * COLUMN_BYTES_PER_ROW bytes from `byteOffset`, a multiple of 8) lets
+   * the caller choose shared memory, or a copy's WebAssembly memory (wasm/copy-room.ts).
+   */
+  constructor(readonly length: number, buffer?: ArrayBuffer | SharedArrayBuffer, readonly byteOffset = 0) {
     const bytes = length * COLUMN_BYTES_PER_ROW;
-    if (buffer && buffer.byteLength < bytes) {
-      throw new RangeError(`a column set of ${length} rows needs ${bytes} bytes, the buffer has ${buffer.byteLength}`);
+    if (byteOffset % 8 !== 0) throw new RangeError(`a column set starts at a multiple of 8 bytes, not ${byteOffset}`);
+    if (buffer && buffer.byteLength < byteOffset + bytes) {
+      throw new RangeError(`a column set of ${length} rows at byte ${byteOffset} needs ${byteOffset + bytes} bytes, the buffer has ${buffer.byteLength}`);
     }
     this.buffer = buffer ?? new ArrayBuffer(bytes);
-    Object.assign(this, viewsOf(this.buffer, length));
+    Object.assign(this, viewsOf(this.buffer, length, byteOffset));
   }
 
   /** The set's buffer as four views of one width each, with where each column starts (made once per set). */

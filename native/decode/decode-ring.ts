@@ -23,6 +23,9 @@ import type { DecodeAnomaly } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
 import { ColumnSet, type FlatColumns } from './column-set';
+import { backwardCapacity, withSlack } from './row-capacity';
+import { columnAddresses, engineFor, roomFirst, roomOf } from './wasm/copy-room';
+import type { SampleRunColumns, SampleRunState } from './wasm/sample-run';
 
 /** Where the decoder gets column sets and gives back the ones it no longer needs. */
 export interface SetSource {
@@ -138,16 +141,6 @@ function isExact(state: RingState): boolean {
   return state.minRel >= -MAX_EXACT && state.maxRel <= MAX_EXACT;
 }
 
-/** Where decodeSampleRun starts and stops: byte offset, row, and the ring's smallest and largest relative time so far (with their u32 indexes). */
-interface SampleRun {
-  offset: number;
-  row: number;
-  minRel: number;
-  maxRel: number;
-  minAt: number;
-  maxAt: number;
-}
-
 /**
  * decodeRing's innermost loop: consecutive samples of one event whose layout has every field a
  * row reads (pid/tid, time, cpu, ip), with the time base known, from byte run.offset, at most
@@ -160,7 +153,7 @@ interface SampleRun {
  */
 function decodeSampleRun(
   u32: Uint32Array, end: number, maxCount: number, flat: FlatColumns, step: number, layout: HotLayout,
-  sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, run: SampleRun,
+  sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, run: SampleRunState,
 ): number {
   const { f64, u32: w32, u16: w16, u8: w8, at } = flat;
   const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
@@ -240,7 +233,11 @@ function decodeRing(
   const haveEvents = layouts.length > 0;
   const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
   const flat = out.flat();
-  const run: SampleRun = { offset: 0, row: 0, minRel: 0, maxRel: 0, minAt: 0, maxAt: 0 };
+  // Rows going into the room of the ring's own copy: the sample runs go through WebAssembly.
+  const engine = engineFor(ring.bytes, out);
+  const addresses: SampleRunColumns | null = engine ? columnAddresses(out) : null;
+  const ringAddress = ring.bytes.byteOffset;
+  const run: SampleRunState = { offset: 0, row: 0, minRel: 0, maxRel: 0, minAt: 0, maxAt: 0 };
   // Constants as locals: module-level ones are context loads (and RecordType.SAMPLE two property loads) per use.
   const SAMPLE = RecordType.SAMPLE;
   const twoTo32 = TWO_32;
@@ -287,9 +284,14 @@ function decodeRing(
         run.maxRel = maxRel;
         run.minAt = minAt;
         run.maxAt = maxAt;
-        const n = decodeSampleRun(
-          u32, end, maxCount - decoded, flat, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
-        );
+        // An id not yet known (lastIdHi -1) matches no sample: decodeSampleRun would decode none.
+        const n = engine && addresses && (sampleIdOffset < 0 || lastIdHi >= 0)
+          ? engine.decode(
+            ringAddress, end, maxCount - decoded, addresses, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
+          )
+          : decodeSampleRun(
+            u32, end, maxCount - decoded, flat, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
+          );
         decoded += n;
         o = run.offset;
         row = run.row;
@@ -536,20 +538,10 @@ export function timeNs(hi: number, lo: number): bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
-/** The rows decodeBackward first asks for: the ring's bytes over its newest record's size, with slack. */
-function backwardCapacity(end: number, newestSize: number): number {
-  return newestSize >= 8 ? withSlack(Math.floor(end / newestSize)) : 0;
-}
-
 /** The rows decodeRingRows will first ask its set source for when it decodes this backward ring. */
 export function firstSetRows(ring: RingCopy): number {
   const end = validEnd(ring);
   return backwardCapacity(end, end >= 8 ? u32View(ring.bytes)[1] >>> 16 : 0);
-}
-
-/** Some room over an estimated row count, so that slightly smaller records than estimated need no regrowth. */
-function withSlack(rows: number): number {
-  return Math.ceil(rows * 1.0625) + 16;
 }
 
 /**
@@ -561,7 +553,7 @@ function withSlack(rows: number): number {
  */
 function decodeBackward(
   u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
-  known: TimeMark, sets: SetSource,
+  known: TimeMark, sets: SetSource, fresh: boolean,
 ): RingRows {
   const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
   if (state.baseHi < 0 && newestSize >= 8) chooseBase(u32, ring, end, newestSize, state, tables, known);
@@ -583,7 +575,7 @@ function decodeBackward(
   }
   const first = capacity - rows;
   set.ring.fill(ringNumber, first, capacity);
-  if (sets === FRESH_SETS && first > (rows >> 2) + 1024) {
+  if (fresh && set.buffer !== ring.bytes.buffer && first > (rows >> 2) + 1024) {
     // Records were much larger than the newest: exact arrays rather than views pinning unused room.
     const exact = new ColumnSet(rows);
     exact.copyRows(set, first, rows, 0);
@@ -682,8 +674,11 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
   const backward = ring.direction === 'backward';
   const listed: DecodeAnomaly[] = [];
   let state = freshState(-1, 0);
+  // A copy with a room for its columns (wasm/copy-room.ts) is decoded into it when it fits.
+  const room = backward ? roomOf(ring.bytes) : undefined;
+  const source = room ? roomFirst(room, sets) : sets;
   const decodeRows = (into: RingState): RingRows => backward
-    ? decodeBackward(u32, ring, r, end, into, tables, listed, known, sets)
+    ? decodeBackward(u32, ring, r, end, into, tables, listed, known, source, sets === FRESH_SETS)
     : decodeForward(u32, ring, r, end, into, tables, listed, sets);
   let rows = decodeRows(state);
   if (!isExact(state)) {
@@ -692,7 +687,7 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
     const minAt = state.minAt;
     state = freshState(u32[minAt + 1], u32[minAt]);
     listed.length = 0;
-    sets.give(rows.set);
+    source.give(rows.set);
     rows = decodeRows(state);
   }
   if (backward) {

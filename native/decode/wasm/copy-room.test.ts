@@ -1,0 +1,174 @@
+// The WebAssembly path (a copy decoded into the room of its own memory) against the JavaScript
+// path on the same bytes: the columns byte for byte, the coverage and the anomalies, on seeded
+// per-CPU snapshots, mutated rings, damaged times, records smaller than the room was sized for,
+// shared memory and the decode pool; and the fallback to plain buffers where no WebAssembly memory
+// can be had.
+
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { Sample } from '../../abi/uapi';
+import { ColumnArena } from '../arena';
+import { decodeSnapshot, type SnapshotInput } from '../columns';
+import { DecodePool } from '../../decode-pool/pool';
+import { attrOf, columnByteDifferences, eventOf, prng, randomPerCpuSnapshot, ringFromRecords, sampleRecord } from '../test-records';
+import type { DecodedSnapshot } from '../types';
+import type { RingCopy } from '../../abi/snapshot';
+import { allocateDecodableCopy, decodableCopyOf, hasRoom } from './copy-room';
+
+const BASIC = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
+
+/** The same snapshot with every flight-recorder ring's copy moved into a decodable copy's memory. */
+function inRooms(input: SnapshotInput, shared = false): SnapshotInput {
+  const rings = input.rings.map((ring): RingCopy => (ring.direction === 'backward' ? { ...ring, bytes: decodableCopyOf(ring.bytes, shared) } : ring));
+  for (const ring of rings) if (ring.direction === 'backward') assert.ok(hasRoom(ring.bytes), 'the copy got a WebAssembly memory');
+  return { ...input, rings };
+}
+
+/** True when the snapshot's columns live in the room of one of its copies (the WebAssembly engine wrote them). */
+function decodedInRoom(snapshot: DecodedSnapshot): boolean {
+  return snapshot.rings.some((ring) => ring.bytes.buffer === snapshot.columns.time.buffer);
+}
+
+function assertSame(room: DecodedSnapshot, plain: DecodedSnapshot, what: string): void {
+  assert.deepEqual(columnByteDifferences(room.columns, plain.columns), [], what);
+  assert.equal(room.columns.timeOriginNs, plain.columns.timeOriginNs, what);
+  assert.deepEqual(room.coverage, plain.coverage, what);
+  assert.deepEqual(room.anomalies, plain.anomalies, what);
+}
+
+/** One flight-recorder ring of 56-byte samples at `times`, oldest first. */
+function basicRing(times: readonly bigint[], dataSize: number): SnapshotInput {
+  const records = times.map((time, i) => sampleRecord(BASIC, { id: 7n, ip: 0x401000n + BigInt(i), pid: 10, tid: 11 + (i & 3), time, cpu: 1, period: 1n }));
+  return { events: [eventOf(0, attrOf(BASIC), [7n], 'basic')], rings: [ringFromRecords(records, dataSize, 'backward', { cpu: 1 })] };
+}
+
+describe('decode/wasm: a copy decoded in its room', () => {
+  it('gives the JavaScript loop\'s bytes, coverage and anomalies on seeded snapshots, one flight recorder at a time', () => {
+    let inRoom = 0;
+    let rows = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const { events, rings } = randomPerCpuSnapshot(seed);
+      const side = rings.filter((ring) => ring.direction === 'forward');
+      for (const ring of rings.filter((r) => r.direction === 'backward')) {
+        const input = { events, rings: [ring, ...side] };
+        const plain = decodeSnapshot(input);
+        const room = decodeSnapshot(inRooms(input));
+        assertSame(room, plain, `seed ${seed}, ring ${ring.ringId}`);
+        if (decodedInRoom(room)) inRoom++;
+        rows += room.columns.length;
+      }
+    }
+    assert.ok(rows > 10_000, `${rows} rows compared`);
+    // Rings whose older records are smaller than the newest outgrow the room and finish in the arena.
+    assert.ok(inRoom > 100, `${inRoom} of the rings were decoded in their room`);
+  });
+
+  it('gives the same bytes when several rings decode in their rooms and are then merged (scatter off)', () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const input = randomPerCpuSnapshot(seed);
+      assertSame(decodeSnapshot(inRooms(input), { scatter: false }), decodeSnapshot(input, { scatter: false }), `seed ${seed}`);
+      assertSame(decodeSnapshot(inRooms(input)), decodeSnapshot(input), `seed ${seed}, scatter`);
+    }
+  });
+
+  it('gives the same bytes on mutated rings (bit flips, damaged sizes, ids and times)', () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const random = prng(seed * 31);
+      const { events, rings } = randomPerCpuSnapshot(seed);
+      const ring = rings[0];
+      const bytes = ring.bytes.slice();
+      for (let m = 1 + Math.floor(random() * 6); m > 0; m--) {
+        const at = Math.floor(random() * Math.max(1, ring.validBytes));
+        if (random() < 0.5) bytes[at] ^= 1 << Math.floor(random() * 8);
+        else bytes[at] = random() < 0.5 ? 0xff : 0;
+      }
+      const input = { events, rings: [{ ...ring, bytes }] };
+      assertSame(decodeSnapshot(inRooms(input)), decodeSnapshot(input), `seed ${seed}`);
+    }
+  });
+
+  it('gives the same bits for times far from the base: past 2^53 ns (a second pass) and past 2^63 ns (the JavaScript loop takes the record)', () => {
+    const near = Array.from({ length: 200 }, (_, i) => 5_000_000n + BigInt(i * 10));
+    const cases: [string, bigint[]][] = [
+      ['2^54 ns later', [...near.slice(0, 100), 5_000_000n + (1n << 54n), ...near.slice(100)]],
+      ['2^63 + 5 ns later', [...near.slice(0, 100), (1n << 63n) + 5n, ...near.slice(100)]],
+      ['the largest u64', [...near.slice(0, 50), (1n << 64n) - 1n, ...near.slice(50)]],
+      ['the newest record the damaged one', [...near, (1n << 64n) - 8n]],
+    ];
+    for (const [what, times] of cases) {
+      const input = basicRing(times, 1 << 14);
+      const plain = decodeSnapshot(input);
+      const room = decodeSnapshot(inRooms(input));
+      assertSame(room, plain, what);
+      assert.equal(room.columns.length, times.length, what);
+    }
+  });
+
+  it('decodes into the room again once its columns are handed back, and in the arena while they are held', () => {
+    const input = inRooms(basicRing(Array.from({ length: 500 }, (_, i) => 1000n + BigInt(i)), 1 << 15));
+    const arena = new ColumnArena();
+    const first = decodeSnapshot(input, { arena });
+    assert.ok(decodedInRoom(first), 'the first decode writes the room');
+    const second = decodeSnapshot(input, { arena });
+    assert.ok(!decodedInRoom(second), 'the room is held by the first snapshot: the second goes to the arena');
+    assertSame(second, first, 'held');
+    assert.equal(arena.recycle(first.columns), true, 'handing back room columns frees the room');
+    const third = decodeSnapshot(input, { arena });
+    assert.ok(decodedInRoom(third), 'the freed room is written again');
+    assertSame(third, second, 'again');
+    assert.equal(arena.recycle(second.columns), true);
+    assert.equal(arena.pooledSets, 1, 'the arena pools its own set, never the room');
+  });
+
+  it('sizes the next room from the previous copy\'s newest record, and the first from 48-byte records', () => {
+    const previous = new Uint8Array(8);
+    previous[6] = 96;
+    const sized = allocateDecodableCopy(1 << 20, false, previous);
+    const first = allocateDecodableCopy(1 << 20, false, null);
+    assert.equal(sized.bytes.length, 1 << 20);
+    // Rows of 39 bytes after the copy: about (1 MiB / 96) * 1.0625 + 16 of them, and (1 MiB / 48) * 1.0625 + 16.
+    const roomRows = (copy: { bytes: Uint8Array; whole: Uint8Array }) => Math.floor((copy.whole.length - copy.bytes.byteOffset - copy.bytes.length) / 39);
+    assert.ok(Math.abs(roomRows(sized) - (Math.ceil(Math.floor((1 << 20) / 96) * 1.0625) + 16)) <= 2, `${roomRows(sized)} rows`);
+    assert.ok(Math.abs(roomRows(first) - (Math.ceil(Math.floor((1 << 20) / 48) * 1.0625) + 16)) <= 2, `${roomRows(first)} rows`);
+  });
+
+  it('decodes shared-memory copies in their rooms, and the pool gives the same bytes from them', async () => {
+    const input = randomPerCpuSnapshot(7, 3000);
+    const one = { events: input.events, rings: [input.rings[0], input.rings[input.rings.length - 1]] };
+    const shared = inRooms(one, true);
+    assert.ok(shared.rings[0].bytes.buffer instanceof SharedArrayBuffer);
+    const room = decodeSnapshot(shared);
+    assert.ok(decodedInRoom(room));
+    assertSame(room, decodeSnapshot(one), 'shared room');
+    const pool = new DecodePool({ minWorkerBytes: 0 });
+    try {
+      const parallel = await pool.decode(inRooms(input, true));
+      assertSame(parallel, decodeSnapshot(input), 'pool over shared rooms');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('falls back to plain buffers, and the JavaScript loop, where the address space is too small for a WebAssembly memory', function () {
+    this.timeout(30_000);
+    // V8 reserves several GiB of address space per 32-bit memory (guard pages); under a 3 GiB
+    // RLIMIT_AS it cannot, while node itself still runs.
+    const script = `
+      const { allocateDecodableCopy } = require(${JSON.stringify(join(__dirname, 'copy-room'))});
+      const { decodeSnapshot } = require(${JSON.stringify(join(__dirname, '..', 'columns'))});
+      const t = require(${JSON.stringify(join(__dirname, '..', 'test-records'))});
+      const sampleType = ${BASIC};
+      const records = Array.from({ length: 100 }, (_, i) => t.sampleRecord(sampleType, { id: 7n, ip: 1n, pid: 1, tid: 1, time: 100n + BigInt(i), cpu: 0, period: 1n }));
+      const ring = t.ringFromRecords(records, 8192, 'backward');
+      const copy = allocateDecodableCopy(ring.bytes.length, false, null);
+      copy.bytes.set(ring.bytes);
+      const snapshot = decodeSnapshot({ events: [t.eventOf(0, t.attrOf(sampleType), [7n])], rings: [{ ...ring, bytes: copy.bytes }] });
+      let wasm = 'yes';
+      try { new WebAssembly.Memory({ initial: 1 }); } catch { wasm = 'no'; }
+      console.log(JSON.stringify({ wasm, plain: copy.whole === copy.bytes, rows: snapshot.columns.length, last: snapshot.columns.time[99] }));`;
+    const run = spawnSync('bash', ['-c', 'ulimit -v 3000000 && exec "$0" -e "$1"', process.execPath, script], { encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { wasm: 'no', plain: true, rows: 100, last: 99 });
+  });
+});

@@ -1,0 +1,151 @@
+// A flight-recorder ring's copy and the room its columns are decoded into, in one WebAssembly
+// memory, so that the decoder's sample loop can run as WebAssembly (sample-run.ts) over the copy
+// where the pause put it, writing the rows where the snapshot keeps them. Nothing is copied in or
+// out: copying 64 MiB into a separate memory would cost about 3.6 ms on the bench machine, most of
+// the 5.5 ms the WebAssembly loop saves.
+//
+// Layout of one memory: the engine's job record, the copy (64-byte aligned), then the room: a
+// column set of backwardCapacity(copy size, newest record size of the ring's previous copy) rows.
+// The owner of the copy buffer (SpareCopyBuffer) faults all of it in while idle, as the column
+// arena does for its sets, so the decode takes no page faults.
+//
+// Lifetime: each copy is its own memory, freed by the GC like any buffer once nothing holds the
+// copy or the columns decoded into its room. A memory's size is fixed at allocation (never grown:
+// growing would detach a plain memory's buffer under the views the snapshot holds).
+//
+// Where a WebAssembly memory cannot be had (RLIMIT_AS too small for the engine's reservation of a
+// 32-bit memory with guard pages, or more than 4 GiB needed), the copy goes into a plain buffer
+// and the JavaScript loop decodes it: the same columns, slower.
+
+import type { CopyAllocator, CopyBuffer } from '../../abi/snapshot';
+import { COLUMN_BYTES_PER_ROW } from '../column-schema';
+import { ColumnSet } from '../column-set';
+import { backwardCapacity } from '../row-capacity';
+import type { SetSource } from '../decode-ring';
+import type { RecordColumns } from '../types';
+import { SAMPLE_RUN_JOB_BYTES, SampleRunEngine, type SampleRunColumns } from './sample-run';
+
+const PAGE_BYTES = 65536;
+/** A 32-bit memory's limit: 65536 pages of 64 KiB. */
+const MAX_MEMORY_BYTES = 65536 * PAGE_BYTES;
+/**
+ * Record size a ring's first room is sized by, before any copy has shown its records: a sample
+ * with ip, tid, time, cpu and id (the smallest Ringside's own events write is 56 bytes, with period).
+ */
+const FIRST_COPY_RECORD_BYTES = 48;
+
+/** A copy's memory: where the copy is, its room, and the engine that decodes into it (made on first use). */
+interface Room {
+  readonly memory: WebAssembly.Memory;
+  readonly shared: boolean;
+  readonly set: ColumnSet;
+  /** True while the room's set is out: taken by a decode, or holding a snapshot's columns. */
+  lent: boolean;
+  /** True once a decode took the room: the ring is decoded on its own, so its next copy gets a room too. */
+  used: boolean;
+  engine: SampleRunEngine | null;
+}
+
+const rooms = new WeakMap<ArrayBufferLike, Room>();
+
+const align64 = (n: number): number => Math.ceil(n / 64) * 64;
+
+function plainCopy(copyBytes: number, shared: boolean): CopyBuffer {
+  const bytes = new Uint8Array(shared ? new SharedArrayBuffer(copyBytes) : new ArrayBuffer(copyBytes));
+  return { bytes, whole: bytes };
+}
+
+/** The engine's memory of `bytes`, or null when the engine will not give one (address-space limit). */
+function memoryOf(bytes: number, shared: boolean): WebAssembly.Memory | null {
+  const pages = Math.ceil(bytes / PAGE_BYTES);
+  try {
+    return new WebAssembly.Memory({ initial: pages, maximum: pages, shared });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CopyAllocator for copies this decoder decodes: a WebAssembly memory with room for the ring's
+ * columns. A ring whose previous copy had a room no decode took (its snapshots have several
+ * flight-recorder rings, merged into one set on the scatter path) gets a plain buffer instead:
+ * its owner would fault the room in while idle for nothing.
+ */
+export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous) => {
+  const prior = previous ? rooms.get(previous.buffer) : undefined;
+  if (prior && !prior.used) return plainCopy(copyBytes, shared);
+  const newestSize = previous && previous.length >= 8 ? previous[6] | (previous[7] << 8) : 0;
+  const rows = backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES);
+  const copyAddress = align64(SAMPLE_RUN_JOB_BYTES);
+  const roomAddress = align64(copyAddress + copyBytes);
+  const total = roomAddress + rows * COLUMN_BYTES_PER_ROW;
+  const memory = total <= MAX_MEMORY_BYTES ? memoryOf(total, shared) : null;
+  if (!memory) return plainCopy(copyBytes, shared);
+  const buffer = memory.buffer;
+  rooms.set(buffer, { memory, shared, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
+  return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
+};
+
+/** `source` copied into a decodable copy's memory, as if a pause had copied it there (for tests and the bench). */
+export function decodableCopyOf(source: Uint8Array, shared = false): Uint8Array {
+  const { bytes, whole } = allocateDecodableCopy(source.length, shared, source);
+  bytes.set(source);
+  // Fault the room in, as the copy's owner does while idle.
+  for (let at = 0; at < whole.length; at += 4096) whole[at] = whole[at];
+  return bytes;
+}
+
+/** True when `bytes` is a copy with a room (allocateDecodableCopy found a WebAssembly memory for it). */
+export function hasRoom(bytes: Uint8Array): boolean {
+  return rooms.has(bytes.buffer);
+}
+
+/** The room of the copy `bytes`, when it has one. */
+export function roomOf(bytes: Uint8Array): Room | undefined {
+  return rooms.get(bytes.buffer);
+}
+
+/** A set source that gives the room's set first (when it is free and holds `rows`), else takes from `sets`. */
+export function roomFirst(room: Room, sets: SetSource): SetSource {
+  return {
+    take(rows: number): ColumnSet {
+      if (room.lent || rows > room.set.length) return sets.take(rows);
+      room.lent = true;
+      room.used = true;
+      return room.set;
+    },
+    give(set: ColumnSet): void {
+      if (set === room.set) room.lent = false;
+      else sets.give(set);
+    },
+  };
+}
+
+/**
+ * Frees the room decoded `columns` live in, when they live in one: a later decode of the same copy
+ * writes there again (the bench decodes one copy many times). The caller must not read those
+ * columns afterwards. False when they are not in a room.
+ */
+export function returnRoom(columns: RecordColumns): boolean {
+  const room = rooms.get(columns.time.buffer);
+  if (!room || !room.lent) return false;
+  room.lent = false;
+  return true;
+}
+
+/** The engine that decodes the copy `bytes` into `out`, when `out` is that copy's room; null otherwise. */
+export function engineFor(bytes: Uint8Array, out: ColumnSet): SampleRunEngine | null {
+  const room = rooms.get(bytes.buffer);
+  if (!room || out !== room.set) return null;
+  room.engine ??= new SampleRunEngine(room.memory, room.shared, 0);
+  return room.engine;
+}
+
+/** Where row 0 of each column of `set` is, as byte addresses in its buffer. */
+export function columnAddresses(set: ColumnSet): SampleRunColumns {
+  return {
+    time: set.time.byteOffset, kind: set.kind.byteOffset, misc: set.misc.byteOffset, event: set.event.byteOffset,
+    pid: set.pid.byteOffset, tid: set.tid.byteOffset, cpu: set.cpu.byteOffset, ipLo: set.ipLo.byteOffset,
+    ipHi: set.ipHi.byteOffset, offset: set.offset.byteOffset,
+  };
+}

@@ -1,0 +1,222 @@
+// decodeSampleRun (decode-ring.ts) as WebAssembly, for rings whose copy and columns live in one
+// WebAssembly memory (copy-room.ts). Same row, same tests per record, same arithmetic: a time is
+// (hi - baseHi) * 2^32 + (lo - baseLo) in doubles, as the JavaScript loop computes it, so both
+// give the same bits for every input, damaged times included.
+//
+// Why: in optimised JavaScript each typed-array access carries a map check, a bounds check and
+// reloads of the array's length and data pointer (`node --print-opt-code`: 284 instructions a row
+// in decodeSampleRun); a WebAssembly access is one instruction, its bounds kept by guard pages.
+// On the bench machine this loop runs at the C walker's speed where the JavaScript one ran at half.
+
+import { RecordType } from '../../abi/uapi';
+import { Body, F64, I32, I64, OP, oneFunctionModule, type ImportedMemory } from './encoder';
+
+/**
+ * The job record a call reads at its one parameter (a byte address): i32 fields first (byte
+ * addresses into memory, byte offsets within a record, row numbers, the time base's u32 halves),
+ * then f64 ones. The call writes back where it stopped: o, row, minAt, maxAt, minRel, maxRel.
+ */
+const JOB_I32 = [
+  'src', 'o', 'end', 'max', 'tTime', 'tKind', 'tMisc', 'tEvent', 'tPid', 'tTid', 'tCpu', 'tIpLo', 'tIpHi', 'tOffset',
+  'row', 'step', 'sTime', 'sPidTid', 'sCpu', 'sIp', 'sMin', 'sId', 'idLo', 'idHi', 'event', 'baseHi', 'baseLo', 'minAt', 'maxAt',
+] as const;
+const JOB_F64 = ['minRel', 'maxRel'] as const;
+type JobI32 = (typeof JOB_I32)[number];
+type JobF64 = (typeof JOB_F64)[number];
+const F64_START = Math.ceil((JOB_I32.length * 4) / 8) * 8;
+/** Bytes a job record takes (copy-room.ts reserves them before the copy). */
+export const SAMPLE_RUN_JOB_BYTES = F64_START + JOB_F64.length * 8;
+
+/** Each field's element index in the job's i32 and f64 views. */
+const I = Object.fromEntries(JOB_I32.map((field, i) => [field, i])) as { readonly [K in JobI32]: number };
+const F = Object.fromEntries(JOB_F64.map((field, i) => [field, i])) as { readonly [K in JobF64]: number };
+const i32At = (field: JobI32): number => I[field] * 4;
+const f64At = (field: JobF64): number => F64_START + F[field] * 8;
+
+function sampleRunBody(): Body {
+  const b = new Body(['job']);
+  for (const field of JOB_I32) b.local(field, I32);
+  for (const field of JOB_F64) b.local(field, F64);
+  for (const scratch of ['n', 'p', 'sm', 'size', 'minO', 'maxO']) b.local(scratch, I32);
+  for (const scratch of ['base', 't64', 'd64']) b.local(scratch, I64);
+  b.local('rel', F64);
+
+  for (const field of JOB_I32) b.get('job').mem(OP.i32Load, 2, i32At(field)).set(field);
+  for (const field of JOB_F64) b.get('job').mem(OP.f64Load, 3, f64At(field)).set(field);
+  b.get('baseHi').op(OP.i64ExtendI32U).op(OP.i64Const, 32, OP.i64Shl).get('baseLo').op(OP.i64ExtendI32U, OP.i64Or).set('base');
+  // The record whose time became the smallest (largest) in this call, -1: none did.
+  b.i32(-1).set('minO').i32(-1).set('maxO');
+  /** column[row << shift] = value (pushed by `value`). */
+  const store = (column: JobI32, shift: number, opcode: number, align: number, value: () => void) => {
+    b.get(column).get('row');
+    if (shift > 0) b.i32(shift).op(OP.i32Shl);
+    b.op(OP.i32Add);
+    value();
+    b.mem(opcode, align);
+  };
+  /** The u32 at byte `at` (a record offset field) + `extra` of the current record. */
+  const field = (at: JobI32, extra: number) => b.get('p').get(at).op(OP.i32Add).mem(OP.i32Load, 2, extra);
+
+  b.op(OP.block, OP.void, OP.loop, OP.void);
+  // while (n < max && o + 8 <= end)
+  b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
+  b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
+  b.get('src').get('o').op(OP.i32Add).set('p');
+  b.get('p').mem(OP.i32Load, 2, 4).set('sm');
+  b.get('sm').i32(16).op(OP.i32ShrU).set('size');
+  // A SAMPLE, at least sMin bytes, a multiple of 8, whole.
+  b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
+  b.get('size').get('sMin').op(OP.i32LtS, OP.brIf, 1);
+  b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
+  b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
+  // Its id, when samples carry one, the run's.
+  b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
+  b.get('sId').i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, 2);
+  field('sId', 0).get('idLo').op(OP.i32Ne, OP.brIf, 2);
+  field('sId', 4).get('idHi').op(OP.i32Ne, OP.brIf, 2);
+  b.op(OP.end);
+  // rel = time - base as an i64, then a double. The JavaScript loop's (hi - baseHi) * 2^32 + (lo -
+  // baseLo) rounds the same exact difference once, so both give the same bits, unless the
+  // difference does not fit an i64 (times 2^63 ns apart: damaged), which shows as its sign
+  // disagreeing with the unsigned comparison. Such a record ends the run before anything of it is
+  // written, and the JavaScript loop takes it.
+  b.get('p').get('sTime').op(OP.i32Add).mem(OP.i64Load, 3).set('t64');
+  b.get('t64').get('base').op(OP.i64Sub).set('d64');
+  b.get('t64').get('base').op(OP.i64GeU).get('d64').op(OP.i64Const, 0, OP.i64GeS, OP.i32Ne, OP.brIf, 1);
+  b.get('d64').op(OP.f64ConvertI64S).set('rel');
+  store('tKind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
+  store('tMisc', 1, OP.i32Store16, 1, () => b.get('sm'));
+  store('tEvent', 1, OP.i32Store16, 1, () => b.get('event'));
+  store('tOffset', 2, OP.i32Store, 2, () => b.get('o'));
+  store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
+  b.get('rel').get('minRel').op(OP.f64Lt, OP.if, OP.void).get('rel').set('minRel').get('o').set('minO').op(OP.end);
+  b.get('rel').get('maxRel').op(OP.f64Gt, OP.if, OP.void).get('rel').set('maxRel').get('o').set('maxO').op(OP.end);
+  store('tPid', 2, OP.i32Store, 2, () => field('sPidTid', 0));
+  store('tTid', 2, OP.i32Store, 2, () => field('sPidTid', 4));
+  store('tCpu', 2, OP.i32Store, 2, () => field('sCpu', 0));
+  store('tIpLo', 2, OP.i32Store, 2, () => field('sIp', 0));
+  store('tIpHi', 2, OP.i32Store, 2, () => field('sIp', 4));
+  b.get('o').get('size').op(OP.i32Add).set('o');
+  b.get('row').get('step').op(OP.i32Add).set('row');
+  b.get('n').i32(1).op(OP.i32Add).set('n');
+  b.op(OP.br, 0, OP.end, OP.end);
+  // minAt / maxAt: the u32 index of the bounding time in the ring, as the JavaScript loop keeps it.
+  for (const [o, at] of [['minO', 'minAt'], ['maxO', 'maxAt']] as const) {
+    b.get(o).i32(0).op(OP.i32GeS, OP.if, OP.void).get(o).get('sTime').op(OP.i32Add).i32(2).op(OP.i32ShrU).set(at).op(OP.end);
+  }
+  for (const out of ['o', 'row', 'minAt', 'maxAt'] as const) b.get('job').get(out).mem(OP.i32Store, 2, i32At(out));
+  for (const out of JOB_F64) b.get('job').get(out).mem(OP.f64Store, 3, f64At(out));
+  b.get('n');
+  return b;
+}
+
+const compiled = new Map<ImportedMemory, WebAssembly.Module>();
+
+/** The module for memories of one kind, compiled once per thread. */
+function sampleRunModule(memory: ImportedMemory): WebAssembly.Module {
+  let module = compiled.get(memory);
+  if (!module) {
+    module = new WebAssembly.Module(oneFunctionModule('run', 1, sampleRunBody(), memory));
+    compiled.set(memory, module);
+  }
+  return module;
+}
+
+/** Byte offsets in a sample of the fields a run's rows take, and the smallest sample holding them all. */
+export interface SampleRunLayout {
+  readonly time: number;
+  readonly pidTid: number;
+  readonly cpu: number;
+  readonly ip: number;
+  readonly sampleMin: number;
+}
+
+/** Where a run starts, and what it leaves: byte offset, row, smallest and largest relative time with their u32 indexes. */
+export interface SampleRunState {
+  offset: number;
+  row: number;
+  minRel: number;
+  maxRel: number;
+  minAt: number;
+  maxAt: number;
+}
+
+/** Byte address in the memory of row 0 of each column a run writes. */
+export interface SampleRunColumns {
+  readonly time: number;
+  readonly kind: number;
+  readonly misc: number;
+  readonly event: number;
+  readonly pid: number;
+  readonly tid: number;
+  readonly cpu: number;
+  readonly ipLo: number;
+  readonly ipHi: number;
+  readonly offset: number;
+}
+
+/** The module instantiated on one memory, with its job record at `jobAddress`. */
+export class SampleRunEngine {
+  private readonly run: (job: number) => number;
+  private readonly i32: Int32Array;
+  private readonly f64: Float64Array;
+
+  constructor(memory: WebAssembly.Memory, shared: boolean, private readonly jobAddress: number) {
+    const instance = new WebAssembly.Instance(sampleRunModule(shared ? 'shared' : 'plain'), { env: { memory } });
+    this.run = instance.exports.run as (job: number) => number;
+    this.i32 = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
+    this.f64 = new Float64Array(memory.buffer, jobAddress + F64_START, JOB_F64.length);
+  }
+
+  /**
+   * decodeSampleRun's contract: decodes at most `maxCount` samples from byte state.offset of the
+   * ring at `ringAddress` into rows state.row, state.row + step, ..., and returns how many.
+   * idLo/idHi must be a real id (u32 halves) when sampleIdOffset >= 0.
+   */
+  decode(
+    ringAddress: number, end: number, maxCount: number, columns: SampleRunColumns, step: number, layout: SampleRunLayout,
+    sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, state: SampleRunState,
+  ): number {
+    const j = this.i32;
+    j[I.src] = ringAddress;
+    j[I.o] = state.offset;
+    j[I.end] = end;
+    j[I.max] = maxCount;
+    j[I.tTime] = columns.time;
+    j[I.tKind] = columns.kind;
+    j[I.tMisc] = columns.misc;
+    j[I.tEvent] = columns.event;
+    j[I.tPid] = columns.pid;
+    j[I.tTid] = columns.tid;
+    j[I.tCpu] = columns.cpu;
+    j[I.tIpLo] = columns.ipLo;
+    j[I.tIpHi] = columns.ipHi;
+    j[I.tOffset] = columns.offset;
+    j[I.row] = state.row;
+    j[I.step] = step;
+    j[I.sTime] = layout.time;
+    j[I.sPidTid] = layout.pidTid;
+    j[I.sCpu] = layout.cpu;
+    j[I.sIp] = layout.ip;
+    j[I.sMin] = layout.sampleMin;
+    j[I.sId] = sampleIdOffset;
+    j[I.idLo] = idLo;
+    j[I.idHi] = idHi;
+    j[I.event] = event;
+    j[I.minAt] = state.minAt;
+    j[I.maxAt] = state.maxAt;
+    j[I.baseHi] = baseHi;
+    j[I.baseLo] = baseLo;
+    const f = this.f64;
+    f[F.minRel] = state.minRel;
+    f[F.maxRel] = state.maxRel;
+    const decoded = this.run(this.jobAddress);
+    state.offset = j[I.o];
+    state.row = j[I.row];
+    state.minAt = j[I.minAt];
+    state.maxAt = j[I.maxAt];
+    state.minRel = f[F.minRel];
+    state.maxRel = f[F.maxRel];
+    return decoded;
+  }
+}
