@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import type { ResolvedEvent } from '../../native/abi/snapshot';
 import { Recorder } from '../../native/perf/recorder';
+import { allocateDecodableCopy } from '../../native/decode/wasm/copy-room';
 import { describeExit } from '../../native/perf/launch';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
@@ -53,6 +54,8 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
         warmCopyBuffers: settings().warmCopyBuffers ?? true,
         // Copies in shared memory: the decode pool's workers read them in place (no staging copy).
         sharedCopyBuffers: availableParallelism() > 1,
+        // A ring decoded on its own is decoded where it was copied, by the WebAssembly loop.
+        allocateCopy: allocateDecodableCopy,
         ...(settings().windowSec !== undefined ? { windowSec: settings().windowSec } : {}),
       });
       return recorderSource(recorder);

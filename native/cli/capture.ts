@@ -12,6 +12,7 @@ import { constants as osConstants } from 'node:os';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { describeExit, shellStatus } from '../perf/launch';
 import { DecodePool } from '../decode-pool/pool';
+import { allocateDecodableCopy } from '../decode/wasm/copy-room';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
 import { SnapshotWriter, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
@@ -66,6 +67,8 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     sideband: options.sideband,
     warmCopyBuffers: options.warmCopy,
     sharedCopyBuffers: pool.workerCount > 0,
+    // A ring decoded on its own is decoded where it was copied, by the WebAssembly loop.
+    allocateCopy: allocateDecodableCopy,
     // A trigger's ring holds only its own records, so a moving data_head means it fired.
     ownRing: prepared.triggerIndices,
     ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),

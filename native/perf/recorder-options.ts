@@ -1,7 +1,7 @@
 // What a Recorder is asked to record: the target (a process, CPUs, or a command to launch) and the
 // ring options every part of the recorder (sizing, grouping, growth, launching) reads.
 
-import type { ResolvedEvent } from '../abi/snapshot';
+import type { CopyAllocator, ResolvedEvent } from '../abi/snapshot';
 import type { PerfAccess } from '../sys/access';
 
 export type RecorderTarget =
@@ -49,6 +49,12 @@ export interface RecorderOptions {
    * worker threads read a snapshot's bytes where they are instead of receiving a copy.
    */
   readonly sharedCopyBuffers?: boolean;
+  /**
+   * Where flight-recorder rings are copied into (default: plain buffers). The decoder's
+   * (native/decode allocateDecodableCopy) keeps room after each copy for the ring's columns, so a
+   * ring decoded on its own is decoded in place by its WebAssembly loop.
+   */
+  readonly allocateCopy?: CopyAllocator;
   /** What this process may record (default: read from /proc and /sys when the recorder opens). */
   readonly access?: PerfAccess;
   /**

@@ -426,7 +426,7 @@ export class Recorder {
   /** Maps a backward ring on `event` (already in fdsByEvent); closes the fd when mapping fails. */
   private ring(event: PerfEventFd, pages: number, meta: RingMeta): BackwardRing {
     try {
-      return new BackwardRing(event, pages, meta, this.mode, this.options.sharedCopyBuffers === true);
+      return new BackwardRing(event, pages, meta, this.mode, this.options.sharedCopyBuffers === true, this.options.allocateCopy);
     } catch (error) {
       event.dispose();
       throw error;

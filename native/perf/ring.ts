@@ -13,7 +13,7 @@ import { Mapping, pageSize, PROT_READ, PROT_WRITE, zeroCopySupported } from '../
 import { MmapPage } from '../abi/uapi';
 import { adoptEventFd, type PerfEventFd } from './events';
 import type { PerfEventAttr } from '../abi/attr';
-import type { RingCopy, SnapshotPath } from '../abi/snapshot';
+import type { CopyAllocator, CopyBuffer, RingCopy, SnapshotPath } from '../abi/snapshot';
 
 export type CopyMode = 'zero-copy' | 'memcpy';
 
@@ -62,29 +62,37 @@ export function defaultCopyMode(): CopyMode {
 export class SpareCopyBuffer {
   /** The smallest page size Linux uses: touching every 4 KiB faults in every page whatever the real size. */
   private static readonly TOUCH_STRIDE = 4096;
-  private buffer: Uint8Array | null = null;
+  private buffer: CopyBuffer | null = null;
   private warmedBytes = 0;
+  /** The copy taken last, while anything else holds it: the allocator sizes the next one's room from it. */
+  private previous: WeakRef<Uint8Array> | null = null;
 
-  /** `shared`: copies land in SharedArrayBuffer memory, which worker threads read without a copy. */
-  constructor(readonly size: number, readonly shared = false) {}
-
-  private allocate(): Uint8Array {
-    return new Uint8Array(this.shared ? new SharedArrayBuffer(this.size) : new ArrayBuffer(this.size));
-  }
+  /**
+   * `shared`: copies land in SharedArrayBuffer memory, which worker threads read without a copy.
+   * `allocate`: where copies go (the decoder's: with room for the ring's columns after the copy,
+   * warmed here with it); default a plain buffer of `size` bytes.
+   */
+  constructor(readonly size: number, readonly shared = false, private readonly allocate: CopyAllocator = plainCopyBuffer) {}
 
   /** True when the whole spare is faulted in. */
   get ready(): boolean {
-    return this.buffer !== null && this.warmedBytes >= this.size;
+    return this.buffer !== null && this.warmedBytes >= this.buffer.whole.length;
+  }
+
+  private allocated(): CopyBuffer {
+    const buffer = this.allocate(this.size, this.shared, this.previous?.deref() ?? null);
+    this.previous = null;
+    return buffer;
   }
 
   /** Faults in up to `budgetBytes` more of the spare (allocating it first); returns `ready`. */
   warm(budgetBytes = Infinity): boolean {
     if (!this.buffer) {
-      this.buffer = this.allocate();
+      this.buffer = this.allocated();
       this.warmedBytes = 0;
     }
-    const bytes = this.buffer;
-    const stop = Math.min(this.size, this.warmedBytes + budgetBytes);
+    const bytes = this.buffer.whole;
+    const stop = Math.min(bytes.length, this.warmedBytes + budgetBytes);
     const stride = SpareCopyBuffer.TOUCH_STRIDE;
     for (let at = this.warmedBytes; at < stop; at += stride) bytes[at] = 0;
     this.warmedBytes = stop;
@@ -93,9 +101,10 @@ export class SpareCopyBuffer {
 
   /** The spare (even when only partly warmed: what is faulted in still helps), else a fresh buffer. */
   take(): Uint8Array {
-    const bytes = this.buffer ?? this.allocate();
+    const bytes = (this.buffer ?? this.allocated()).bytes;
     this.buffer = null;
     this.warmedBytes = 0;
+    this.previous = new WeakRef(bytes);
     return bytes;
   }
 
@@ -103,8 +112,15 @@ export class SpareCopyBuffer {
   release(): void {
     this.buffer = null;
     this.warmedBytes = 0;
+    this.previous = null;
   }
 }
+
+/** A copy in a plain buffer of its own: nothing after it. */
+const plainCopyBuffer: CopyAllocator = (copyBytes, shared) => {
+  const bytes = new Uint8Array(shared ? new SharedArrayBuffer(copyBytes) : new ArrayBuffer(copyBytes));
+  return { bytes, whole: bytes };
+};
 
 /** Bytes of spare copy buffer faulted in per event-loop turn: a few ms, so the loop stays responsive. */
 const WARM_SLICE_BYTES = 8 << 20;
@@ -291,13 +307,14 @@ export class BackwardRing {
   /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
   private readonly writers: PerfEventFd[];
 
-  /** `sharedCopies`: snapshots copy into SharedArrayBuffer memory (see SpareCopyBuffer). */
+  /** `sharedCopies`, `allocateCopy`: where snapshots copy into (see SpareCopyBuffer). */
   constructor(
     readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode(), sharedCopies = false,
+    allocateCopy?: CopyAllocator,
   ) {
     if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, false, event.name);
-    this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies);
+    this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies, allocateCopy);
     this.writers = [event];
   }
 

@@ -6,7 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { Recorder } from '../../native/perf/recorder';
 import { ColumnArena } from '../../native/decode/arena';
 import { decodeSnapshot } from '../../native/decode/columns';
-import { columnDifferences, recordByRecordMismatches } from '../../native/decode/test-records';
+import { columnByteDifferences, columnDifferences, recordByRecordMismatches } from '../../native/decode/test-records';
+import { allocateDecodableCopy, hasRoom } from '../../native/decode/wasm/copy-room';
 import { fixture, softwareEvent, tracepointEvent, SoftwareConfig } from './helpers';
 
 describe('kernel: bulk decode of real rings', function () {
@@ -38,6 +39,38 @@ describe('kernel: bulk decode of real rings', function () {
         previous = fromArena;
       }
       assert.ok(rows > 2000, `${rows} rows decoded over three snapshots`);
+    } finally {
+      recorder.dispose();
+    }
+  });
+
+  it('decodes one CPU\'s ring where the recorder copied it, with the WebAssembly loop, as the JavaScript loop does from a plain copy', async () => {
+    const recorder = await Recorder.open({
+      events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 100_000n, 'cpu-clock'), tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'cpus', cpus: [0] },
+      pages: 64,
+      allocateCopy: allocateDecodableCopy,
+    });
+    const arena = new ColumnArena();
+    try {
+      let inRoom = 0;
+      let rows = 0;
+      for (let round = 0; round < 3; round++) {
+        await recorder.copyBuffersWarm();
+        assert.equal(spawnSync('taskset', ['-c', '0', fixture('kernel_getpid'), '3000']).status, 0);
+        const raw = recorder.snapshot();
+        const flightRecorders = raw.rings.filter((r) => r.direction === 'backward');
+        assert.ok(flightRecorders.length >= 1 && flightRecorders.every((r) => hasRoom(r.bytes)), 'every flight-recorder copy has a room');
+        const plain = { ...raw, rings: raw.rings.map((r) => ({ ...r, bytes: r.bytes.slice() })) };
+        const decoded = decodeSnapshot(raw, { arena });
+        if (raw.rings.some((r) => r.bytes.buffer === decoded.columns.time.buffer)) inRoom++;
+        assert.deepEqual(columnByteDifferences(decoded.columns, decodeSnapshot(plain).columns), [], `round ${round}`);
+        assert.deepEqual(recordByRecordMismatches(decoded, 20), [], `round ${round}`);
+        rows += decoded.columns.length;
+        arena.recycle(decoded.columns);
+      }
+      assert.ok(rows > 3000, `${rows} rows decoded over three snapshots`);
+      assert.equal(inRoom, 3, 'every snapshot was decoded in its copy\'s room');
     } finally {
       recorder.dispose();
     }
