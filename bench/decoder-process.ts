@@ -22,6 +22,7 @@ import { createInterface } from 'node:readline';
 import { deserialize, serialize } from 'node:v8';
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot } from '../native/decode/columns';
+import { decodableCopyOf } from '../native/decode/wasm/copy-room';
 import { DecodePool } from '../native/decode-pool/pool';
 import type { DecodedSnapshot } from '../native/decode/types';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
@@ -56,11 +57,10 @@ export class DecoderProcess {
     // Without --expose-gc (npm run bench gives it to the bench itself): under it, this process's
     // decodes of a 1 MiB ring took about 1 ms instead of 0.09 ms in bursts of several runs, and
     // without it they did not (measured here, alternating warm and fresh columns).
-    // --no-liftoff: the WebAssembly walker compiled by the optimising compiler from its first call.
-    // By default V8 first runs a module in its baseline compiler and tiers up only after enough
-    // calls; a process that walks a 1 MiB ring a few dozen times measured that baseline code (50 M
-    // records/s instead of about 240). It changes nothing for JavaScript.
-    this.server = new ServeProcess('the decoder process', process.execPath, ['--no-liftoff', __filename, description, bytesFile]);
+    // No --no-liftoff: the product's decoder runs its WebAssembly loop as V8 tiers it (baseline
+    // code first, optimised code once it has run enough), and so does this process; the warm-up
+    // runs before the timed ones cover that, for the decoder and the walker alike.
+    this.server = new ServeProcess('the decoder process', process.execPath, [__filename, description, bytesFile]);
   }
 
   /** `fresh`: columns allocated inside each timed run (page faults), instead of reused warm ones. */
@@ -85,9 +85,15 @@ export class DecoderProcess {
 async function serve(descriptionFile: string, bytesFile: string): Promise<void> {
   const given = deserialize(readFileSync(descriptionFile)) as DecoderInput;
   const events = given.events;
-  // Copied into a buffer of its own, starting at byte 0, as the recorder's copies do (a Buffer read from a file may be a view at any offset of a shared pool).
-  const ring: RingCopy = { ...given.ring, bytes: new Uint8Array(readFileSync(bytesFile)) };
+  // Copied into memory of its own with room for its columns after it, as the recorder's copies are
+  // (allocateCopy: allocateDecodableCopy, as the CLI and the extension open it): the decoder
+  // decodes such a copy in place with its WebAssembly loop. Columns are handed back to the arena
+  // after each run, which frees the room for the next. Fresh columns (page faults included) are
+  // timed on a plain copy, the JavaScript loop, as before the room existed.
+  const fileBytes = readFileSync(bytesFile);
+  const ring: RingCopy = { ...given.ring, bytes: decodableCopyOf(fileBytes) };
   const input = { events, rings: [ring] };
+  const plainInput = { events, rings: [{ ...ring, bytes: new Uint8Array(fileBytes) }] };
   const arena = new ColumnArena();
   let fromArena: DecodedSnapshot | undefined;
   let pool: DecodePool | undefined;
@@ -106,7 +112,7 @@ async function serve(descriptionFile: string, bytesFile: string): Promise<void> 
           let ns: number;
           if (fresh) {
             const started = nowNs();
-            last = decodeSnapshot(input);
+            last = decodeSnapshot(plainInput);
             ns = nowNs() - started;
           } else {
             if (fromArena) arena.recycle(fromArena.columns);

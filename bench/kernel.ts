@@ -9,6 +9,7 @@ import { onlineCpus } from '../native/perf/procfs';
 import { MmapPage, RecordType, Sample } from '../native/abi/uapi';
 import { decodeSnapshot } from '../native/decode/columns';
 import { ColumnArena } from '../native/decode/arena';
+import { allocateDecodableCopy, decodableCopyOf } from '../native/decode/wasm/copy-room';
 import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
 import type { ResolvedEvent, RingCopy } from '../native/abi/snapshot';
 import { resolveEventSpec } from '../native/specs/resolve';
@@ -194,7 +195,7 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
   let recorder: Recorder | undefined;
   try {
     await waitForSpawn(child);
-    recorder = await Recorder.open({ events: [layout.event], target: { kind: 'cpus', cpus: [WORKLOAD_CPU] }, pages });
+    recorder = await Recorder.open({ events: [layout.event], target: { kind: 'cpus', cpus: [WORKLOAD_CPU] }, pages, allocateCopy: allocateDecodableCopy });
     await waitUntilWrapped(recorder, ringBytes);
     const ring = recorder.backwardRings[0];
     const mapping = ring.mapping;
@@ -290,7 +291,9 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     // process, for its own figure and for the columns the later cases use.
     await stopWorkload(child);
     log(`  ${layout.name} ${ringBytes >> 20} MiB: decoder vs C walker`);
-    const ringOnly = { events: decoded.events, rings: [copy] };
+    // The copy in a memory of its own with a free room (the snapshot's copy has its room holding
+    // that snapshot's columns, which the later cases read).
+    const ringOnly = { events: decoded.events, rings: [{ ...copy, bytes: decodableCopyOf(copy.bytes) }] };
     let ringDecoded: DecodedSnapshot | undefined;
     // Columns reused across runs through the arena (handed back and re-touched untimed, as the
     // product does while idle): like the C walker's warm columns.

@@ -1,16 +1,15 @@
-// The decoder's fast loop (decodeSampleRun in native/decode/decode-ring.ts) written as WebAssembly,
-// so the bench can show how much of the decoder's distance from C is the language it is written
-// in: the same row (kind, misc, event, offset, time relative to a base, pid, tid, cpu, ip halves,
-// ring), the same tests per record (type, size, id), the same running smallest and largest time,
-// over the same bytes, in the same V8. A typed-array access in optimised JS carries a map check, a
-// bounds check and reloads of the array's length and data pointer (`node --print-opt-code`); a
-// WebAssembly access is one instruction, its bounds kept by guard pages.
+// The decoder's fast loop written as WebAssembly and run alone, over a copy in its own memory with
+// warm columns: the same row (kind, misc, event, offset, time relative to a base, pid, tid, cpu,
+// ip halves, ring), the same tests per record (type, size, id), over the same bytes, in the same
+// V8. The decoder runs that loop too (native/decode/wasm/sample-run.ts, on copies with a room);
+// this walker shows what the loop costs without the decoder around it (choosing the time base,
+// growing the columns, the rows' ring column, coverage), as walker.c shows what C costs.
 //
-// Not part of the product (Ringside's native code goes through koffi only, and its decoder is
-// TypeScript); a baseline, like walker.c. The module is assembled here from its instructions, so
-// there is no binary and no tool behind it. Runs of samples of one event with every field present
-// go through the module; any other record (LOST, throttle, a sample of another event) gets
-// walker.c's general code, in TypeScript here, one record at a time, as such records are rare.
+// A baseline, like walker.c: it takes walker.c's shortcuts (an i64 time difference, one pass
+// unless the base guess was wrong) and is not the product. Runs of samples of one event with every
+// field present go through the module; any other record (LOST, throttle, a sample of another
+// event) gets walker.c's general code, in TypeScript here, one record at a time, as such records
+// are rare. The module is assembled with the product's encoder (native/decode/wasm/encoder.ts).
 
 import { idLocator, parseInfoFor, type ParseInfo } from '../native/decode/parse-info';
 import { RecordType } from '../native/abi/uapi';
@@ -20,91 +19,9 @@ import {
   type ColumnArray, type ColumnArrays, type RecordColumnName,
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
+import { Body, F64, I32, I64, OP, oneFunctionModule } from '../native/decode/wasm/encoder';
 import { columnChecksum, type SideMeasurement } from './checksum';
 import { median, nowNs } from './stats';
-
-// ---- A minimal WebAssembly binary encoder: the instructions the walk uses, nothing else. ----
-
-const I32 = 0x7f;
-const I64 = 0x7e;
-const F64 = 0x7c;
-
-function unsignedLeb(value: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = value & 0x7f;
-    value >>>= 7;
-    if (value !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (value !== 0);
-  return out;
-}
-
-function signedLeb(value: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = value & 0x7f;
-    value >>= 7;
-    const done = (value === 0 && (byte & 0x40) === 0) || (value === -1 && (byte & 0x40) !== 0);
-    out.push(done ? byte : byte | 0x80);
-    if (done) return out;
-  }
-}
-
-function vector(items: number[][]): number[] {
-  return [...unsignedLeb(items.length), ...items.flat()];
-}
-
-function name(text: string): number[] {
-  const bytes = [...Buffer.from(text, 'utf8')];
-  return [...unsignedLeb(bytes.length), ...bytes];
-}
-
-function section(id: number, content: number[]): number[] {
-  return [id, ...unsignedLeb(content.length), ...content];
-}
-
-/** A function body under construction: locals by name, instructions appended in order. */
-class Body {
-  readonly code: number[] = [];
-  private readonly index = new Map<string, number>();
-  private readonly declared: number[] = [];
-
-  constructor(params: readonly string[]) {
-    params.forEach((param, i) => this.index.set(param, i));
-  }
-
-  local(localName: string, type: number): void {
-    this.index.set(localName, this.index.size);
-    this.declared.push(type);
-  }
-
-  private at(localName: string): number {
-    const found = this.index.get(localName);
-    if (found === undefined) throw new Error(`no local ${localName}`);
-    return found;
-  }
-
-  get(localName: string): this { this.code.push(0x20, ...unsignedLeb(this.at(localName))); return this; }
-  set(localName: string): this { this.code.push(0x21, ...unsignedLeb(this.at(localName))); return this; }
-  i32(value: number): this { this.code.push(0x41, ...signedLeb(value)); return this; }
-  op(...bytes: number[]): this { this.code.push(...bytes); return this; }
-  /** A load or store with its alignment (log2 bytes) and constant offset. */
-  mem(opcode: number, align: number, offset = 0): this { this.code.push(opcode, align, ...unsignedLeb(offset)); return this; }
-
-  encode(): number[] {
-    const groups = this.declared.map((type) => [1, type]);
-    const content = [...vector(groups), ...this.code, 0x0b];
-    return [...unsignedLeb(content.length), ...content];
-  }
-}
-
-const OP = {
-  block: 0x02, loop: 0x03, if: 0x04, end: 0x0b, br: 0x0c, brIf: 0x0d, void: 0x40,
-  i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, i32Store: 0x36, f64Store: 0x39, i32Store8: 0x3a, i32Store16: 0x3b,
-  i32Ne: 0x47, i32LtS: 0x48, i32GtS: 0x4a, i32GeS: 0x4e, f64Lt: 0x63, f64Gt: 0x64,
-  i32Add: 0x6a, i32And: 0x71, i32Shl: 0x74, i32ShrU: 0x76, i64Sub: 0x7d, f64ConvertI64S: 0xb9,
-} as const;
 
 /**
  * The job a call reads from memory at its one parameter: i32 fields (byte pointers into memory,
@@ -184,12 +101,7 @@ function walkerModule(): Uint8Array<ArrayBuffer> {
   b.get('job').get('o').mem(OP.i32Store, 2, JOB_END_OFFSET);
   b.get('n');
 
-  const types = section(1, vector([[0x60, ...vector([[I32]]), ...vector([[I32]])]]));
-  const imports = section(2, vector([[...name('env'), ...name('memory'), 0x02, 0x00, ...unsignedLeb(1)]]));
-  const functions = section(3, vector([unsignedLeb(0)]));
-  const exports = section(7, vector([[...name('run'), 0x00, ...unsignedLeb(0)]]));
-  const code = section(10, vector([b.encode()]));
-  return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imports, ...functions, ...exports, ...code]);
+  return oneFunctionModule('run', 1, b, 'plain');
 }
 
 /** Records whose pid and tid are their first fields (walker.c's list). */
