@@ -159,7 +159,8 @@ describe('decode/wasm: a copy decoded in its room', () => {
       const { decodeSnapshot } = require(${JSON.stringify(join(__dirname, '..', 'columns'))});
       const t = require(${JSON.stringify(join(__dirname, '..', 'test-records'))});
       const sampleType = ${BASIC};
-      const records = Array.from({ length: 100 }, (_, i) => t.sampleRecord(sampleType, { id: 7n, ip: 1n, pid: 1, tid: 1, time: 100n + BigInt(i), cpu: 0, period: 1n }));
+      const values = (i) => ({ id: 7n, ip: 1n, pid: 1, tid: 1, time: 100n + BigInt(i), cpu: 0, period: 1n });
+      const records = Array.from({ length: 100 }, (_, i) => t.sampleRecord(sampleType, values(i)));
       const ring = t.ringFromRecords(records, 8192, 'backward');
       const copy = allocateDecodableCopy(ring.bytes.length, false, null);
       copy.bytes.set(ring.bytes);
