@@ -20,6 +20,7 @@ import {
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 import { Body, F64, I32, I64, OP, oneFunctionModule } from '../native/decode/wasm/encoder';
+import { emitSampleAdvance, emitSampleRowStores, emitSampleTests, rowWriters } from '../native/decode/wasm/sample-run';
 import { columnChecksum, type SideMeasurement } from './checksum';
 import { median, nowNs } from './stats';
 
@@ -50,52 +51,19 @@ function walkerModule(): Uint8Array<ArrayBuffer> {
   b.get('job').mem(OP.i64Load, 3, JOB_BASE).set('base');
   b.get('job').mem(OP.f64Load, 3, JOB_MIN).set('mn');
   b.get('job').mem(OP.f64Load, 3, JOB_MAX).set('mx');
-  /** column[row << shift] = value (pushed by `value`). */
-  const store = (column: JobField, shift: number, opcode: number, align: number, value: () => void) => {
-    b.get(column).get('row');
-    if (shift > 0) b.i32(shift).op(OP.i32Shl);
-    b.op(OP.i32Add);
-    value();
-    b.mem(opcode, align);
-  };
-  const field = (at: JobField, offset: number) => b.get('p').get(at).op(OP.i32Add).mem(OP.i32Load, 2, offset);
+  const w = rowWriters(b);
 
   b.op(OP.block, OP.void, OP.loop, OP.void);
-  // while (n < max && o + 8 <= end)
-  b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
-  b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  b.get('src').get('o').op(OP.i32Add).set('p');
-  b.get('p').mem(OP.i32Load, 2, 4).set('sm');
-  b.get('sm').i32(16).op(OP.i32ShrU).set('size');
-  b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
-  b.get('size').get('sMin').op(OP.i32LtS, OP.brIf, 1);
-  b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
-  b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  // The sample's id, when the layout has one, must be the run's.
-  b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
-  b.get('sId').i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, 2);
-  field('sId', 0).get('idLo').op(OP.i32Ne, OP.brIf, 2);
-  field('sId', 4).get('idHi').op(OP.i32Ne, OP.brIf, 2);
-  b.op(OP.end);
-  store('tKind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
-  store('tMisc', 1, OP.i32Store16, 1, () => b.get('sm'));
-  store('tEvent', 1, OP.i32Store16, 1, () => b.get('event'));
-  store('tRing', 1, OP.i32Store16, 1, () => b.i32(0));
-  store('tOffset', 2, OP.i32Store, 2, () => b.get('o'));
+  // The decoder's own record tests and row stores (sample-run.ts); the ring column and the time as walker.c writes them.
+  emitSampleTests(b, w);
+  emitSampleRowStores(b, w);
+  w.store('tRing', 1, OP.i32Store16, 1, () => b.i32(0));
   b.get('p').get('sTime').op(OP.i32Add).set('tw');
   b.get('tw').mem(OP.i64Load, 3).get('base').op(OP.i64Sub, OP.f64ConvertI64S).set('rel');
-  store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
+  w.store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
   b.get('rel').get('mn').op(OP.f64Lt, OP.if, OP.void).get('rel').set('mn').op(OP.end);
   b.get('rel').get('mx').op(OP.f64Gt, OP.if, OP.void).get('rel').set('mx').op(OP.end);
-  store('tPid', 2, OP.i32Store, 2, () => field('sPidTid', 0));
-  store('tTid', 2, OP.i32Store, 2, () => field('sPidTid', 4));
-  store('tCpu', 2, OP.i32Store, 2, () => field('sCpu', 0));
-  store('tIpLo', 2, OP.i32Store, 2, () => field('sIp', 0));
-  store('tIpHi', 2, OP.i32Store, 2, () => field('sIp', 4));
-  b.get('o').get('size').op(OP.i32Add).set('o');
-  b.get('row').get('step').op(OP.i32Add).set('row');
-  b.get('n').i32(1).op(OP.i32Add).set('n');
-  b.op(OP.br, 0, OP.end, OP.end);
+  emitSampleAdvance(b);
   b.get('job').get('mn').mem(OP.f64Store, 3, JOB_MIN);
   b.get('job').get('mx').mem(OP.f64Store, 3, JOB_MAX);
   b.get('job').get('o').mem(OP.i32Store, 2, JOB_END_OFFSET);

@@ -24,8 +24,8 @@ import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
 import { ColumnSet, type FlatColumns } from './column-set';
 import { backwardCapacity, withSlack } from './row-capacity';
-import { columnAddresses, engineFor, roomFirst, roomOf } from './wasm/copy-room';
-import type { SampleRunColumns, SampleRunState } from './wasm/sample-run';
+import { engineFor, roomFirst, roomOf } from './wasm/copy-room';
+import type { SampleRunState } from './wasm/sample-run';
 
 /** Where the decoder gets column sets and gives back the ones it no longer needs. */
 export interface SetSource {
@@ -235,8 +235,6 @@ function decodeRing(
   const flat = out.flat();
   // Rows going into the room of the ring's own copy: the sample runs go through WebAssembly.
   const engine = engineFor(ring.bytes, out);
-  const addresses: SampleRunColumns | null = engine ? columnAddresses(out) : null;
-  const ringAddress = ring.bytes.byteOffset;
   const run: SampleRunState = { offset: 0, row: 0, minRel: 0, maxRel: 0, minAt: 0, maxAt: 0 };
   // Constants as locals: module-level ones are context loads (and RecordType.SAMPLE two property loads) per use.
   const SAMPLE = RecordType.SAMPLE;
@@ -285,10 +283,8 @@ function decodeRing(
         run.minAt = minAt;
         run.maxAt = maxAt;
         // An id not yet known (lastIdHi -1) matches no sample: decodeSampleRun would decode none.
-        const n = engine && addresses && (sampleIdOffset < 0 || lastIdHi >= 0)
-          ? engine.decode(
-            ringAddress, end, maxCount - decoded, addresses, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
-          )
+        const n = engine && (sampleIdOffset < 0 || lastIdHi >= 0)
+          ? engine.decode(end, maxCount - decoded, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run)
           : decodeSampleRun(
             u32, end, maxCount - decoded, flat, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
           );

@@ -38,6 +38,8 @@ const FIRST_COPY_RECORD_BYTES = 48;
 interface Room {
   readonly memory: WebAssembly.Memory;
   readonly shared: boolean;
+  /** Where the copy starts in the memory: the engine decodes only a copy seen from there. */
+  readonly copyAddress: number;
   readonly set: ColumnSet;
   /** True while the room's set is out: taken by a decode, or holding a snapshot's columns. */
   lent: boolean;
@@ -82,7 +84,7 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   const memory = total <= MAX_MEMORY_BYTES ? memoryOf(total, shared) : null;
   if (!memory) return plainCopy(copyBytes, shared);
   const buffer = memory.buffer;
-  rooms.set(buffer, { memory, shared, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
+  rooms.set(buffer, { memory, shared, copyAddress, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
   return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
 };
 
@@ -133,16 +135,16 @@ export function returnRoom(columns: RecordColumns): boolean {
   return true;
 }
 
-/** The engine that decodes the copy `bytes` into `out`, when `out` is that copy's room; null otherwise. */
+/** The engine that decodes the copy `bytes` (seen from its start) into `out`, when `out` is that copy's room; null otherwise. */
 export function engineFor(bytes: Uint8Array, out: ColumnSet): SampleRunEngine | null {
   const room = rooms.get(bytes.buffer);
-  if (!room || out !== room.set) return null;
-  room.engine ??= new SampleRunEngine(room.memory, room.shared, 0);
+  if (!room || out !== room.set || bytes.byteOffset !== room.copyAddress) return null;
+  room.engine ??= new SampleRunEngine(room.memory, room.shared, 0, room.copyAddress, columnAddresses(room.set));
   return room.engine;
 }
 
 /** Where row 0 of each column of `set` is, as byte addresses in its buffer. */
-export function columnAddresses(set: ColumnSet): SampleRunColumns {
+function columnAddresses(set: ColumnSet): SampleRunColumns {
   return {
     time: set.time.byteOffset, kind: set.kind.byteOffset, misc: set.misc.byteOffset, event: set.event.byteOffset,
     pid: set.pid.byteOffset, tid: set.tid.byteOffset, cpu: set.cpu.byteOffset, ipLo: set.ipLo.byteOffset,

@@ -33,6 +33,75 @@ const F = Object.fromEntries(JOB_F64.map((field, i) => [field, i])) as { readonl
 const i32At = (field: JobI32): number => I[field] * 4;
 const f64At = (field: JobF64): number => F64_START + F[field] * 8;
 
+/** Writers of a sample run's body: column[row << shift] = value, and a u32 field of the current record. */
+export interface RowWriters {
+  /** column[row << shift] = value (pushed by `value`); `column` is the local holding row 0's address. */
+  store(column: string, shift: number, opcode: number, align: number, value: () => void): void;
+  /** Pushes the u32 at the current record (local p) + the byte offset in local `at` + `extra`. */
+  field(at: string, extra: number): void;
+}
+
+export function rowWriters(b: Body): RowWriters {
+  return {
+    store(column, shift, opcode, align, value) {
+      b.get(column).get('row');
+      if (shift > 0) b.i32(shift).op(OP.i32Shl);
+      b.op(OP.i32Add);
+      value();
+      b.mem(opcode, align);
+    },
+    field(at, extra) {
+      b.get('p').get(at).op(OP.i32Add).mem(OP.i32Load, 2, extra);
+    },
+  };
+}
+
+/**
+ * The top of a sample run's loop (inside `block, loop`): leaves the block (br 1) unless n < max,
+ * the record at src + o is a whole SAMPLE of at least sMin bytes and a multiple of 8, and (when sId
+ * >= 0) its id is idLo/idHi. Sets p (its address), sm (its size and misc word) and size. The
+ * decoder's module and the bench's walker share it, so both take the same records.
+ */
+export function emitSampleTests(b: Body, w: RowWriters): void {
+  b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
+  b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
+  b.get('src').get('o').op(OP.i32Add).set('p');
+  b.get('p').mem(OP.i32Load, 2, 4).set('sm');
+  b.get('sm').i32(16).op(OP.i32ShrU).set('size');
+  b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
+  b.get('size').get('sMin').op(OP.i32LtS, OP.brIf, 1);
+  b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
+  b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
+  b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
+  b.get('sId').i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, 2);
+  w.field('sId', 0);
+  b.get('idLo').op(OP.i32Ne, OP.brIf, 2);
+  w.field('sId', 4);
+  b.get('idHi').op(OP.i32Ne, OP.brIf, 2);
+  b.op(OP.end);
+}
+
+/** A sample row's columns but time (and ring, which the decoder fills after the run): kind, misc, event, offset, pid, tid, cpu, ip. */
+export function emitSampleRowStores(b: Body, w: RowWriters): void {
+  w.store('tKind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
+  w.store('tMisc', 1, OP.i32Store16, 1, () => b.get('sm'));
+  w.store('tEvent', 1, OP.i32Store16, 1, () => b.get('event'));
+  w.store('tOffset', 2, OP.i32Store, 2, () => b.get('o'));
+  w.store('tPid', 2, OP.i32Store, 2, () => w.field('sPidTid', 0));
+  w.store('tTid', 2, OP.i32Store, 2, () => w.field('sPidTid', 4));
+  w.store('tCpu', 2, OP.i32Store, 2, () => w.field('sCpu', 0));
+  w.store('tIpLo', 2, OP.i32Store, 2, () => w.field('sIp', 0));
+  w.store('tIpHi', 2, OP.i32Store, 2, () => w.field('sIp', 4));
+}
+
+/** The bottom of a sample run's loop: o += size, row += step, n++, and back to its top. */
+export function emitSampleAdvance(b: Body): void {
+  b.get('o').get('size').op(OP.i32Add).set('o');
+  b.get('row').get('step').op(OP.i32Add).set('row');
+  b.get('n').i32(1).op(OP.i32Add).set('n');
+  b.op(OP.br, 0, OP.end, OP.end);
+}
+
 function sampleRunBody(): Body {
   const b = new Body(['job']);
   for (const field of JOB_I32) b.local(field, I32);
@@ -46,35 +115,10 @@ function sampleRunBody(): Body {
   b.get('baseHi').op(OP.i64ExtendI32U).op(OP.i64Const, 32, OP.i64Shl).get('baseLo').op(OP.i64ExtendI32U, OP.i64Or).set('base');
   // The record whose time became the smallest (largest) in this call, -1: none did.
   b.i32(-1).set('minO').i32(-1).set('maxO');
-  /** column[row << shift] = value (pushed by `value`). */
-  const store = (column: JobI32, shift: number, opcode: number, align: number, value: () => void) => {
-    b.get(column).get('row');
-    if (shift > 0) b.i32(shift).op(OP.i32Shl);
-    b.op(OP.i32Add);
-    value();
-    b.mem(opcode, align);
-  };
-  /** The u32 at byte `at` (a record offset field) + `extra` of the current record. */
-  const field = (at: JobI32, extra: number) => b.get('p').get(at).op(OP.i32Add).mem(OP.i32Load, 2, extra);
+  const w = rowWriters(b);
 
   b.op(OP.block, OP.void, OP.loop, OP.void);
-  // while (n < max && o + 8 <= end)
-  b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
-  b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  b.get('src').get('o').op(OP.i32Add).set('p');
-  b.get('p').mem(OP.i32Load, 2, 4).set('sm');
-  b.get('sm').i32(16).op(OP.i32ShrU).set('size');
-  // A SAMPLE, at least sMin bytes, a multiple of 8, whole.
-  b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
-  b.get('size').get('sMin').op(OP.i32LtS, OP.brIf, 1);
-  b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
-  b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  // Its id, when samples carry one, the run's.
-  b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
-  b.get('sId').i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, 2);
-  field('sId', 0).get('idLo').op(OP.i32Ne, OP.brIf, 2);
-  field('sId', 4).get('idHi').op(OP.i32Ne, OP.brIf, 2);
-  b.op(OP.end);
+  emitSampleTests(b, w);
   // rel = time - base as an i64, then a double. The JavaScript loop's (hi - baseHi) * 2^32 + (lo -
   // baseLo) rounds the same exact difference once, so both give the same bits, unless the
   // difference does not fit an i64 (times 2^63 ns apart: damaged), which shows as its sign
@@ -84,22 +128,11 @@ function sampleRunBody(): Body {
   b.get('t64').get('base').op(OP.i64Sub).set('d64');
   b.get('t64').get('base').op(OP.i64GeU).get('d64').op(OP.i64Const, 0, OP.i64GeS, OP.i32Ne, OP.brIf, 1);
   b.get('d64').op(OP.f64ConvertI64S).set('rel');
-  store('tKind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
-  store('tMisc', 1, OP.i32Store16, 1, () => b.get('sm'));
-  store('tEvent', 1, OP.i32Store16, 1, () => b.get('event'));
-  store('tOffset', 2, OP.i32Store, 2, () => b.get('o'));
-  store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
+  emitSampleRowStores(b, w);
+  w.store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
   b.get('rel').get('minRel').op(OP.f64Lt, OP.if, OP.void).get('rel').set('minRel').get('o').set('minO').op(OP.end);
   b.get('rel').get('maxRel').op(OP.f64Gt, OP.if, OP.void).get('rel').set('maxRel').get('o').set('maxO').op(OP.end);
-  store('tPid', 2, OP.i32Store, 2, () => field('sPidTid', 0));
-  store('tTid', 2, OP.i32Store, 2, () => field('sPidTid', 4));
-  store('tCpu', 2, OP.i32Store, 2, () => field('sCpu', 0));
-  store('tIpLo', 2, OP.i32Store, 2, () => field('sIp', 0));
-  store('tIpHi', 2, OP.i32Store, 2, () => field('sIp', 4));
-  b.get('o').get('size').op(OP.i32Add).set('o');
-  b.get('row').get('step').op(OP.i32Add).set('row');
-  b.get('n').i32(1).op(OP.i32Add).set('n');
-  b.op(OP.br, 0, OP.end, OP.end);
+  emitSampleAdvance(b);
   // minAt / maxAt: the u32 index of the bounding time in the ring, as the JavaScript loop keeps it.
   for (const [o, at] of [['minO', 'minAt'], ['maxO', 'maxAt']] as const) {
     b.get(o).i32(0).op(OP.i32GeS, OP.if, OP.void).get(o).get('sTime').op(OP.i32Add).i32(2).op(OP.i32ShrU).set(at).op(OP.end);
@@ -155,33 +188,23 @@ export interface SampleRunColumns {
   readonly offset: number;
 }
 
-/** The module instantiated on one memory, with its job record at `jobAddress`. */
+/**
+ * The module instantiated on one memory, decoding one ring (at byte `ringAddress`) into one set of
+ * columns, with its job record at `jobAddress`. The ring and the columns never change for an
+ * engine, so their addresses are written into the job once, here.
+ */
 export class SampleRunEngine {
   private readonly run: (job: number) => number;
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
 
-  constructor(memory: WebAssembly.Memory, shared: boolean, private readonly jobAddress: number) {
+  constructor(memory: WebAssembly.Memory, shared: boolean, private readonly jobAddress: number, ringAddress: number, columns: SampleRunColumns) {
     const instance = new WebAssembly.Instance(sampleRunModule(shared ? 'shared' : 'plain'), { env: { memory } });
     this.run = instance.exports.run as (job: number) => number;
-    this.i32 = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
+    const j = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
+    this.i32 = j;
     this.f64 = new Float64Array(memory.buffer, jobAddress + F64_START, JOB_F64.length);
-  }
-
-  /**
-   * decodeSampleRun's contract: decodes at most `maxCount` samples from byte state.offset of the
-   * ring at `ringAddress` into rows state.row, state.row + step, ..., and returns how many.
-   * idLo/idHi must be a real id (u32 halves) when sampleIdOffset >= 0.
-   */
-  decode(
-    ringAddress: number, end: number, maxCount: number, columns: SampleRunColumns, step: number, layout: SampleRunLayout,
-    sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, state: SampleRunState,
-  ): number {
-    const j = this.i32;
     j[I.src] = ringAddress;
-    j[I.o] = state.offset;
-    j[I.end] = end;
-    j[I.max] = maxCount;
     j[I.tTime] = columns.time;
     j[I.tKind] = columns.kind;
     j[I.tMisc] = columns.misc;
@@ -192,6 +215,21 @@ export class SampleRunEngine {
     j[I.tIpLo] = columns.ipLo;
     j[I.tIpHi] = columns.ipHi;
     j[I.tOffset] = columns.offset;
+  }
+
+  /**
+   * decodeSampleRun's contract: decodes at most `maxCount` samples from byte state.offset of the
+   * engine's ring into rows state.row, state.row + step, ... of its columns, and returns how many.
+   * idLo/idHi must be a real id (u32 halves) when sampleIdOffset >= 0.
+   */
+  decode(
+    end: number, maxCount: number, step: number, layout: SampleRunLayout,
+    sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, state: SampleRunState,
+  ): number {
+    const j = this.i32;
+    j[I.o] = state.offset;
+    j[I.end] = end;
+    j[I.max] = maxCount;
     j[I.row] = state.row;
     j[I.step] = step;
     j[I.sTime] = layout.time;
