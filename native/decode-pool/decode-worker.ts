@@ -8,8 +8,7 @@
 // ring keyRing does not take) and writes one slice of the merge straight from the ring bytes.
 
 import { parentPort } from 'node:worker_threads';
-import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
-import { ColumnSet } from '../decode/column-set';
+import { ColumnSet, columnSetBytes } from '../decode/column-set';
 import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
 import { mergeSliceInto, type MergeSlice } from '../decode/merge';
 import { keyRing, scatterSlice, sharedKeyScratch, type KeyScratch, type KeyedRing, type ScatterSource } from '../decode/scatter';
@@ -116,7 +115,7 @@ class SharedSets implements SetSource {
       this.provided = null;
       return provided;
     }
-    return new ColumnSet(rows, new SharedArrayBuffer(rows * COLUMN_BYTES_PER_ROW));
+    return new ColumnSet(rows, new SharedArrayBuffer(columnSetBytes(rows)));
   }
 
   give(set: ColumnSet): void {

@@ -21,8 +21,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { COLUMN_BYTES_PER_ROW } from '../decode/column-schema';
-import { ColumnSet } from '../decode/column-set';
+import { ColumnSet, columnSetBytes } from '../decode/column-set';
 import { assembleSnapshot, decodeSnapshot, exactSpan, flightRecordersWithRecords, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
 import { UNPLACED, keyRing, placedIn, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
@@ -65,7 +64,7 @@ const WORKER_FILE = join(__dirname, 'decode-worker.js');
 
 /** No arena: fresh sets of shared memory, left to the GC. */
 const FRESH_SHARED_SETS: SetSource = {
-  take: (rows) => new ColumnSet(rows, new SharedArrayBuffer(rows * COLUMN_BYTES_PER_ROW)),
+  take: (rows) => new ColumnSet(rows, new SharedArrayBuffer(columnSetBytes(rows))),
   give: () => undefined,
 };
 

@@ -17,8 +17,7 @@
 //
 // Pure TypeScript (no timers): whoever owns the idle time calls warm(budget) in slices.
 
-import { COLUMN_BYTES_PER_ROW } from './column-schema';
-import { ColumnSet } from './column-set';
+import { ColumnSet, columnSetBytes } from './column-set';
 import type { RecordColumns } from './types';
 import { returnRoom } from './wasm/copy-room';
 
@@ -66,7 +65,7 @@ export class ColumnArena {
 
   /** True when every set the last snapshot took has a warm counterpart in the pool. */
   get ready(): boolean {
-    return this.plan() === null && this.pool.every((p) => p.warmedBytes >= p.set.length * COLUMN_BYTES_PER_ROW);
+    return this.plan() === null && this.pool.every((p) => p.warmedBytes >= columnSetBytes(p.set.length));
   }
 
   /** The decoder calls this when it starts a snapshot: demand is counted per snapshot. */
@@ -127,7 +126,7 @@ export class ColumnArena {
     }
     let budget = budgetBytes;
     for (const p of this.pool) {
-      const size = p.set.length * COLUMN_BYTES_PER_ROW;
+      const size = columnSetBytes(p.set.length);
       if (p.warmedBytes >= size) continue;
       const bytes = new Uint8Array(p.set.buffer, 0, size);
       const stop = Math.min(size, p.warmedBytes + budget);
@@ -161,7 +160,7 @@ export class ColumnArena {
   }
 
   private allocate(rows: number): ColumnSet {
-    const bytes = rows * COLUMN_BYTES_PER_ROW;
+    const bytes = columnSetBytes(rows);
     const set = new ColumnSet(rows, this.shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
     this.made.add(set.buffer);
     return set;

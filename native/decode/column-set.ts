@@ -3,7 +3,7 @@
 // may be shared memory that worker threads decode into.
 
 import {
-  COLUMN_BYTES_PER_ROW, COLUMNS_WIDEST_FIRST, RECORD_COLUMN_NAMES, columnConstructor, columnView,
+  COLUMNS_WIDEST_FIRST, RECORD_COLUMN_NAMES, columnConstructor, columnView,
   type ColumnArray, type ColumnArrays, type RecordColumnName,
 } from './column-schema';
 import type { RecordColumns } from './types';
@@ -16,14 +16,46 @@ export function columnRows(columns: ColumnArrays, timeOriginNs: bigint, first: n
   return { length: count, timeOriginNs, ...(views as ColumnArrays) };
 }
 
-/** The columns of a set laid out in `buffer` from `byteOffset` (a multiple of 8), widest first so every view is aligned. */
+/**
+ * Sets of at least this many rows lay their columns out staggered (columnOffsets says why); smaller
+ * ones pack them, since a page of padding per column would outweigh the columns themselves.
+ */
+const STAGGERED_ROWS = 4096;
+/** Bytes from one column's start to the next one's, modulo a page, in a staggered set: 11 columns end below 4 KiB. */
+const COLUMN_STAGGER = 320;
+const PAGE = 4096;
+
+/**
+ * Where each column of a set of `rows` rows starts, in bytes from the set's start (widest first, so
+ * every column is aligned), and the bytes the set takes. The decoder writes row i of every column
+ * in one step. Packed end to end, equal-width columns start rows * width bytes apart; when that is
+ * a multiple of 4 KiB, row i of each of them falls into the same cache set, and eleven streams then
+ * evict one another from an 8-way L1 (AMD Zen 3): the C walker ran 2.9x slower with its columns
+ * allocated that way than staggered. So in a set of STAGGERED_ROWS rows or more, every column
+ * starts on a page boundary plus COLUMN_STAGGER bytes times its place: no two in one cache set.
+ */
+export function columnOffsets(rows: number): { readonly offsets: { readonly [K in RecordColumnName]: number }; readonly bytes: number } {
+  const offsets: Partial<Record<RecordColumnName, number>> = {};
+  const staggered = rows >= STAGGERED_ROWS;
+  let at = 0;
+  COLUMNS_WIDEST_FIRST.forEach((name, place) => {
+    if (staggered) at = Math.ceil(at / PAGE) * PAGE + place * COLUMN_STAGGER;
+    offsets[name] = at;
+    at += columnConstructor(name).BYTES_PER_ELEMENT * rows;
+  });
+  return { offsets: offsets as { readonly [K in RecordColumnName]: number }, bytes: Math.ceil(at / 8) * 8 };
+}
+
+/** Bytes a column set of `rows` rows takes (columnOffsets). */
+export function columnSetBytes(rows: number): number {
+  return columnOffsets(rows).bytes;
+}
+
+/** The columns of a set laid out in `buffer` from `byteOffset` (a multiple of 8) by columnOffsets. */
 function viewsOf(buffer: ArrayBufferLike, length: number, byteOffset: number): ColumnArrays {
   const views: Partial<Record<RecordColumnName, ColumnArray<RecordColumnName>>> = {};
-  let at = byteOffset;
-  for (const name of COLUMNS_WIDEST_FIRST) {
-    views[name] = columnView(name, buffer, at, length);
-    at += columnConstructor(name).BYTES_PER_ELEMENT * length;
-  }
+  const { offsets } = columnOffsets(length);
+  for (const name of COLUMNS_WIDEST_FIRST) views[name] = columnView(name, buffer, byteOffset + offsets[name], length);
   return views as ColumnArrays;
 }
 
@@ -56,11 +88,11 @@ export class ColumnSet {
   private flatViews: FlatColumns | undefined;
 
   /**
-   * `buffer` (at least length * COLUMN_BYTES_PER_ROW bytes from `byteOffset`, a multiple of 8) lets
+   * `buffer` (at least columnSetBytes(length) bytes from `byteOffset`, a multiple of 8) lets
    * the caller choose shared memory, or a copy's WebAssembly memory (wasm/copy-room.ts).
    */
   constructor(readonly length: number, buffer?: ArrayBuffer | SharedArrayBuffer, readonly byteOffset = 0) {
-    const bytes = length * COLUMN_BYTES_PER_ROW;
+    const bytes = columnSetBytes(length);
     if (byteOffset % 8 !== 0) throw new RangeError(`a column set starts at a multiple of 8 bytes, not ${byteOffset}`);
     if (buffer && buffer.byteLength < byteOffset + bytes) {
       throw new RangeError(`a column set of ${length} rows at byte ${byteOffset} needs ${byteOffset + bytes} bytes, the buffer has ${buffer.byteLength}`);

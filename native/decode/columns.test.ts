@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
-import { COLUMN_BYTES_PER_ROW } from './column-schema';
+import { COLUMN_BYTES_PER_ROW, COLUMNS_WIDEST_FIRST, columnConstructor } from './column-schema';
+import { ColumnSet, columnOffsets, columnSetBytes } from './column-set';
 import { MAX_ANOMALIES_KEPT_PER_RING } from './decode-ring';
 import { mergeRuns } from './merge';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
@@ -12,6 +13,31 @@ const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CP
 const BASE = 0x1fffffff0n; // crosses a u32 boundary 16 ns later
 
 describe('decode/columns', () => {
+  it('lays a column set out so that no two columns share a cache set at the same row, and packs small sets', () => {
+    for (const rows of [0, 1, 4095, 4096, 4097, 65536, 1_198_388, 5_000_000]) {
+      const { offsets, bytes } = columnOffsets(rows);
+      const set = new ColumnSet(rows);
+      assert.equal(set.buffer.byteLength, bytes);
+      let end = 0;
+      for (const name of COLUMNS_WIDEST_FIRST) {
+        const width = columnConstructor(name).BYTES_PER_ELEMENT;
+        assert.equal(offsets[name] % width, 0, `${name} aligned (${rows} rows)`);
+        assert.ok(offsets[name] >= end, `${name} after the column before it (${rows} rows)`);
+        assert.equal(set[name].byteOffset, offsets[name]);
+        end = offsets[name] + width * rows;
+      }
+      assert.ok(end <= bytes);
+      if (rows < 4096) {
+        assert.equal(bytes, Math.ceil((rows * COLUMN_BYTES_PER_ROW) / 8) * 8, `${rows} rows: packed`);
+        continue;
+      }
+      // Row 0 of every column in a different 64-byte line of a 4 KiB page, whatever the row count.
+      const lines = new Set(COLUMNS_WIDEST_FIRST.map((name) => Math.floor((offsets[name] % 4096) / 64)));
+      assert.equal(lines.size, COLUMNS_WIDEST_FIRST.length, `${rows} rows: ${[...lines].join(',')}`);
+      assert.ok(bytes <= rows * COLUMN_BYTES_PER_ROW + 12 * 4096, `${rows} rows: ${bytes} bytes`);
+    }
+  });
+
   it('merges per-CPU rings into one time order with exact relative times, ids mapped to events', () => {
     const eventA = eventOf(0, attrOf(HOT), [101n, 102n], 'task-clock');
     const eventB = eventOf(1, attrOf(HOT), [201n, 202n], 'page-faults');
@@ -210,7 +236,7 @@ describe('decode/columns', () => {
       assertConsecutive(c, ring, 10n + BigInt(2200 - kept));
       // All columns are views of one buffer, exactly as large as the rows need.
       for (const column of columnsOf(c)) assert.equal(column.buffer, c.time.buffer);
-      assert.equal(c.time.buffer.byteLength, c.length * COLUMN_BYTES_PER_ROW, 'the estimate (1 MiB / 24 B rows) was not kept alive');
+      assert.equal(c.time.buffer.byteLength, columnSetBytes(c.length), 'the estimate (1 MiB / 24 B rows) was not kept alive');
     });
 
     it('keeps room over the rows bounded for alike records (columns are views of at most 1/16 more)', () => {
@@ -218,7 +244,7 @@ describe('decode/columns', () => {
       const ring = ringFromRecords(records, 32768, 'backward');
       const c = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] }).columns;
       assertConsecutive(c, ring, 7n + BigInt(3000 - Math.floor(32768 / 24)));
-      assert.ok(c.time.buffer.byteLength <= (Math.ceil(c.length * 1.0625) + 16) * COLUMN_BYTES_PER_ROW);
+      assert.ok(c.time.buffer.byteLength <= columnSetBytes(Math.ceil(c.length * 1.0625) + 16));
     });
 
     it('is exact whatever record the time base falls on: mixed sizes, a clock step back, an empty ring', () => {

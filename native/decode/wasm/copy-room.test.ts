@@ -9,12 +9,13 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Sample } from '../../abi/uapi';
 import { ColumnArena } from '../arena';
+import { columnSetBytes } from '../column-set';
 import { decodeSnapshot, type SnapshotInput } from '../columns';
 import { DecodePool } from '../../decode-pool/pool';
 import { attrOf, columnByteDifferences, eventOf, prng, randomPerCpuSnapshot, ringFromRecords, sampleRecord } from '../test-records';
 import type { DecodedSnapshot } from '../types';
 import type { RingCopy } from '../../abi/snapshot';
-import { allocateDecodableCopy, decodableCopyOf, hasRoom } from './copy-room';
+import { allocateDecodableCopy, decodableCopyOf, hasRoom, roomOf } from './copy-room';
 
 const BASIC = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
 
@@ -127,10 +128,15 @@ describe('decode/wasm: a copy decoded in its room', () => {
     const sized = allocateDecodableCopy(1 << 20, false, previous);
     const first = allocateDecodableCopy(1 << 20, false, null);
     assert.equal(sized.bytes.length, 1 << 20);
-    // Rows of 39 bytes after the copy: about (1 MiB / 96) * 1.0625 + 16 of them, and (1 MiB / 48) * 1.0625 + 16.
-    const roomRows = (copy: { bytes: Uint8Array; whole: Uint8Array }) => Math.floor((copy.whole.length - copy.bytes.byteOffset - copy.bytes.length) / 39);
-    assert.ok(Math.abs(roomRows(sized) - (Math.ceil(Math.floor((1 << 20) / 96) * 1.0625) + 16)) <= 2, `${roomRows(sized)} rows`);
-    assert.ok(Math.abs(roomRows(first) - (Math.ceil(Math.floor((1 << 20) / 48) * 1.0625) + 16)) <= 2, `${roomRows(first)} rows`);
+    // A column set after the copy of (1 MiB / 96) * 1.0625 + 16 rows, and (1 MiB / 48) * 1.0625 + 16, in the allocation.
+    const roomRows = (copy: { bytes: Uint8Array; whole: Uint8Array }) => {
+      const set = roomOf(copy.bytes)!.set;
+      assert.ok(set.time.byteOffset >= copy.bytes.byteOffset + copy.bytes.length);
+      assert.ok(copy.whole.length >= set.byteOffset + columnSetBytes(set.length));
+      return set.length;
+    };
+    assert.equal(roomRows(sized), Math.ceil(Math.floor((1 << 20) / 96) * 1.0625) + 16);
+    assert.equal(roomRows(first), Math.ceil(Math.floor((1 << 20) / 48) * 1.0625) + 16);
   });
 
   it('decodes shared-memory copies in their rooms, and the pool gives the same bytes from them', async () => {

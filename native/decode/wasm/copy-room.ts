@@ -18,8 +18,7 @@
 // and the JavaScript loop decodes it: the same columns, slower.
 
 import type { CopyAllocator, CopyBuffer } from '../../abi/snapshot';
-import { COLUMN_BYTES_PER_ROW } from '../column-schema';
-import { ColumnSet } from '../column-set';
+import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
 import type { SetSource } from '../decode-ring';
 import type { RecordColumns } from '../types';
@@ -80,7 +79,7 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   const rows = backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES);
   const copyAddress = align64(SAMPLE_RUN_JOB_BYTES);
   const roomAddress = align64(copyAddress + copyBytes);
-  const total = roomAddress + rows * COLUMN_BYTES_PER_ROW;
+  const total = roomAddress + columnSetBytes(rows);
   const memory = total <= MAX_MEMORY_BYTES ? memoryOf(total, shared) : null;
   if (!memory) return plainCopy(copyBytes, shared);
   const buffer = memory.buffer;
