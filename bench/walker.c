@@ -51,10 +51,27 @@ static int lookup(uint64_t id) {
   return -1;
 }
 
+// The columns in one block, each starting on a page boundary plus 320 bytes times its place (widest
+// first), as the decoder lays out a column set (native/decode/column-set.ts, columnOffsets). Eleven
+// separate mallocs put every column at the same offset within a page, so row i of each falls into
+// one cache set: on an 8-way L1 (AMD Zen 3) that ran 2.9x slower at 64 MiB than staggered.
+enum { PAGE = 4096, COLUMN_STAGGER = 320 };
+
+static size_t column_start(size_t at, int place) {
+  return ((at + PAGE - 1) & ~(size_t)(PAGE - 1)) + (size_t)place * COLUMN_STAGGER;
+}
+
 static struct columns alloc_columns(size_t n) {
+  // Widest first: time, then the 4-byte, 2-byte and 1-byte columns.
+  const size_t widths[11] = { 8, 4, 4, 4, 4, 4, 4, 2, 2, 2, 1 };
+  size_t starts[11], at = 0;
+  for (int k = 0; k < 11; k++) { starts[k] = column_start(at, k); at = starts[k] + n * widths[k]; }
+  uint8_t *block = aligned_alloc(PAGE, (at + PAGE - 1) & ~(size_t)(PAGE - 1));
   struct columns c = {
-    malloc(n), malloc(n * 2), malloc(n * 2), malloc(n * 4), malloc(n * 4), malloc(n * 4),
-    malloc(n * 4), malloc(n * 4), malloc(n * 4), malloc(n * 2), malloc(n * 8),
+    .time = (double *)(block + starts[0]), .pid = (int32_t *)(block + starts[1]), .tid = (int32_t *)(block + starts[2]),
+    .cpu = (int32_t *)(block + starts[3]), .ip_hi = (uint32_t *)(block + starts[4]), .ip_lo = (uint32_t *)(block + starts[5]),
+    .offset = (uint32_t *)(block + starts[6]), .misc = (uint16_t *)(block + starts[7]), .event = (uint16_t *)(block + starts[8]),
+    .ring = (uint16_t *)(block + starts[9]), .kind = block + starts[10],
   };
   return c;
 }
@@ -67,8 +84,7 @@ static void touch_columns(struct columns *c, size_t n) {
 }
 
 static void free_columns(struct columns *c) {
-  void *parts[] = { c->kind, c->misc, c->event, c->pid, c->tid, c->cpu, c->ip_hi, c->ip_lo, c->offset, c->ring, c->time };
-  for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) free(parts[k]);
+  free(c->time);  // the block's start: time is its first column
 }
 
 static double now_ns(void) {

@@ -19,6 +19,7 @@ import {
   type ColumnArray, type ColumnArrays, type RecordColumnName,
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
+import { columnOffsets } from '../native/decode/column-set';
 import { Body, F64, I32, I64, OP, oneFunctionModule } from '../native/decode/wasm/encoder';
 import { emitSampleAdvance, emitSampleRowStores, emitSampleTests, rowWriters } from '../native/decode/wasm/sample-run';
 import { columnChecksum, type SideMeasurement } from './checksum';
@@ -136,11 +137,11 @@ export class WasmWalker {
     let next = align64(this.end);
     this.job = next;
     next += JOB_BYTES;
-    for (const name of COLUMNS_WIDEST_FIRST) {
-      next = align64(next);
-      this.at[name] = next;
-      next += width(name) * this.capacity;
-    }
+    // The columns laid out as the decoder lays out a column set (and walker.c its block).
+    next = align64(next);
+    const { offsets, bytes: columnBytes } = columnOffsets(this.capacity);
+    for (const name of COLUMNS_WIDEST_FIRST) this.at[name] = next + offsets[name];
+    next += columnBytes;
     if (next > 4 * 1024 ** 3 - 65536) throw new RangeError(`the wasm walker's ${next} bytes do not fit a 32-bit memory`);
     this.memory = new WebAssembly.Memory({ initial: Math.ceil(next / 65536) });
     const bytes = new Uint8Array(this.memory.buffer);
