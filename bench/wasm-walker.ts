@@ -40,11 +40,15 @@ const JOB_MAX = 120;
 const JOB_END_OFFSET = 128;
 const JOB_BYTES = 136;
 
-/** The module: imports its memory as env.memory, exports run(job) → records decoded. */
-function walkerModule(): Uint8Array<ArrayBuffer> {
+/**
+ * The module: imports its memory as env.memory, exports run(job) → records decoded. Compiled, as
+ * the decoder's module is, with the ring's and the columns' addresses and the sample's field
+ * offsets as constants (`constants`, by job field name); the job's copies of them go unread.
+ */
+function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<ArrayBuffer> {
   const b = new Body(['job']);
   for (const field of JOB_I32) b.local(field, I32);
-  for (const scratch of ['n', 'p', 'sm', 'size', 'tw']) b.local(scratch, I32);
+  for (const scratch of ['n', 'p', 'sm', 'size']) b.local(scratch, I32);
   b.local('base', I64);
   for (const scratch of ['rel', 'mn', 'mx']) b.local(scratch, F64);
 
@@ -52,15 +56,15 @@ function walkerModule(): Uint8Array<ArrayBuffer> {
   b.get('job').mem(OP.i64Load, 3, JOB_BASE).set('base');
   b.get('job').mem(OP.f64Load, 3, JOB_MIN).set('mn');
   b.get('job').mem(OP.f64Load, 3, JOB_MAX).set('mx');
-  const w = rowWriters(b);
+  const w = rowWriters(b, constants);
 
   b.op(OP.block, OP.void, OP.loop, OP.void);
   // The decoder's own record tests and row stores (sample-run.ts); the ring column and the time as walker.c writes them.
   emitSampleTests(b, w);
   emitSampleRowStores(b, w);
   w.store('tRing', 1, OP.i32Store16, 1, () => b.i32(0));
-  b.get('p').get('sTime').op(OP.i32Add).set('tw');
-  b.get('tw').mem(OP.i64Load, 3).get('base').op(OP.i64Sub, OP.f64ConvertI64S).set('rel');
+  w.load('sTime', OP.i64Load, 3);
+  b.get('base').op(OP.i64Sub, OP.f64ConvertI64S).set('rel');
   w.store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
   b.get('rel').get('mn').op(OP.f64Lt, OP.if, OP.void).get('rel').set('mn').op(OP.end);
   b.get('rel').get('mx').op(OP.f64Gt, OP.if, OP.void).get('rel').set('mx').op(OP.end);
@@ -148,7 +152,12 @@ export class WasmWalker {
     bytes.set(ring.bytes.subarray(0, this.end), 0);
     // First-touch every column page before any timing, as walker.c does.
     bytes.fill(0, this.end);
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(walkerModule()), { env: { memory: this.memory } });
+    const layout = this.layout;
+    const constants: Record<string, number> = {
+      src: 0, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin, sId: layout.id,
+    };
+    for (const name of RECORD_COLUMN_NAMES) constants[COLUMN_POINTER[name]] = this.at[name];
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(walkerModule(constants)), { env: { memory: this.memory } });
     this.run = instance.exports.run as (job: number) => number;
   }
 

@@ -118,6 +118,8 @@ export interface RingState {
   /** Byte offset of the next record to decode. */
   offset: number;
   lost: number;
+  /** LOST records decoded (their rows are then moved before their partners' rows). */
+  lostRecords: number;
   anomalies: number;
   /** The time every `time` of this ring is relative to, as u32 halves; baseHi = -1 until the first timed record. */
   baseHi: number;
@@ -130,7 +132,7 @@ export interface RingState {
 }
 
 function freshState(baseHi: number, baseLo: number): RingState {
-  return { offset: 0, lost: 0, anomalies: 0, baseHi, baseLo, minRel: Infinity, maxRel: -Infinity, minAt: 0, maxAt: 0 };
+  return { offset: 0, lost: 0, lostRecords: 0, anomalies: 0, baseHi, baseLo, minRel: Infinity, maxRel: -Infinity, minAt: 0, maxAt: 0 };
 }
 
 /** Largest integer a double holds exactly: relative times up to this (104 days) are exact. */
@@ -252,6 +254,7 @@ function decodeRing(
   let sIp = -1;
   let sMin = 0;
   let lost = state.lost;
+  let lostRecords = state.lostRecords;
   let anomalyCount = state.anomalies;
   // Every anomaly is counted, but only the first few per ring are kept as objects: a ring full of
   // unknown ids must not turn into one object per record.
@@ -446,6 +449,7 @@ function decodeRing(
           if (t < 0 && size >= 16) t = o + 8;
           break;
         case RecordType.LOST:
+          lostRecords++;
           if (size >= 24) lost += u32[w + 5] * TWO_32 + u32[w + 4];
           break;
         case RecordType.LOST_SAMPLES:
@@ -503,6 +507,7 @@ function decodeRing(
   }
   state.offset = o;
   state.lost = lost;
+  state.lostRecords = lostRecords;
   state.anomalies = anomalyCount;
   state.baseHi = baseHi;
   state.baseLo = baseLo;
@@ -580,11 +585,14 @@ function decodeBackward(
   return { set, first, count: rows };
 }
 
+/** The row probeTime decodes a record into and forgets: one set for every probe (a set's views cost more than the probe). */
+const PROBE_ROW = new ColumnSet(1);
+
 /** Time (u32 halves) of the one record at `offset`, decoded on the side; baseHi = -1 when it has none. */
 function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number, tables: EventTables): RingState {
   const probe = freshState(-1, 0);
   probe.offset = offset;
-  if (isWholeRecord(u32, offset, end)) decodeRing(u32, ring, end, 1, new ColumnSet(1), 0, 1, probe, tables, []);
+  if (isWholeRecord(u32, offset, end)) decodeRing(u32, ring, end, 1, PROBE_ROW, 0, 1, probe, tables, []);
   return probe;
 }
 
@@ -686,7 +694,7 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
     source.give(rows.set);
     rows = decodeRows(state);
   }
-  if (backward) {
+  if (backward && state.lostRecords > 0) {
     // A LOST record shares one reservation with the record after it (see placeLostBeforePartner).
     const { set, first, count } = rows;
     const nextLost = (from: number): number => {

@@ -266,7 +266,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     // The walk judged the order before the moves; the keys as placed are what the merge reads.
     sorted = isSorted(time.subarray(first, capacity));
   }
-  const state: RingState = { offset: o, lost, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
+  const state: RingState = { offset: o, lost, lostRecords: lostAt.length, anomalies: 0, baseHi, baseLo, minRel, maxRel, minAt, maxAt };
   const anomalies: DecodeAnomaly[] = [];
   // The record where the walk stopped, as decodeRingRows lists and counts it.
   const stop = walkEndAnomaly(ring, u32, o, end);

@@ -89,6 +89,29 @@ describe('decode/wasm: a copy decoded in its room', () => {
     }
   });
 
+  it('gives the same bytes for samples without an id, and for two sample layouts alternating in one ring', () => {
+    const NO_ID = Sample.IP | Sample.TID | Sample.TIME | Sample.CPU;
+    const WITH_ADDR = BASIC | Sample.ADDR;
+    const plainRecords = Array.from({ length: 3000 }, (_, i) =>
+      sampleRecord(NO_ID, { ip: 0x400000n + BigInt(i), pid: 5, tid: 6, time: 900n + BigInt(i), cpu: 0 }));
+    const noId = { events: [eventOf(0, attrOf(NO_ID), [], 'no id')], rings: [ringFromRecords(plainRecords, 1 << 16, 'backward')] };
+    // Runs of 50 samples of one event, then 50 of the other (different offsets of time, cpu and period).
+    const mixedRecords = Array.from({ length: 3000 }, (_, i) => {
+      const values = { ip: 0x500000n + BigInt(i), pid: 7, tid: 8 + (i & 1), time: 2000n + BigInt(i), cpu: 1, period: 3n, addr: 0xdeadn };
+      return Math.floor(i / 50) % 2 === 0 ? sampleRecord(BASIC, { ...values, id: 7n }) : sampleRecord(WITH_ADDR, { ...values, id: 9n });
+    });
+    const mixed = {
+      events: [eventOf(0, attrOf(BASIC), [7n], 'basic'), eventOf(1, attrOf(WITH_ADDR), [9n], 'with addr')],
+      rings: [ringFromRecords(mixedRecords, 1 << 17, 'backward', { cpu: 1 })],
+    };
+    for (const [what, input] of [['no id', noId], ['two layouts', mixed]] as const) {
+      const room = decodeSnapshot(inRooms(input));
+      assert.ok(decodedInRoom(room), `${what}: decoded in the room`);
+      assertSame(room, decodeSnapshot(input), what);
+      assert.ok(room.columns.length > 1000, `${what}: ${room.columns.length} rows`);
+    }
+  });
+
   it('gives the same bits for times far from the base: past 2^53 ns (a second pass) and past 2^63 ns (the JavaScript loop takes the record)', () => {
     const near = Array.from({ length: 200 }, (_, i) => 5_000_000n + BigInt(i * 10));
     const cases: [string, bigint[]][] = [

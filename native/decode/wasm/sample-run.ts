@@ -13,13 +13,12 @@ import { Body, F64, I32, I64, OP, oneFunctionModule, type ImportedMemory } from 
 
 /**
  * The job record a call reads at its one parameter (a byte address): i32 fields first (byte
- * addresses into memory, byte offsets within a record, row numbers, the time base's u32 halves),
- * then f64 ones. The call writes back where it stopped: o, row, minAt, maxAt, minRel, maxRel.
+ * offsets, row numbers, the id and event of the run, the time base's u32 halves), then f64 ones.
+ * The call writes back where it stopped: o, row, minAt, maxAt, minRel, maxRel. What never changes
+ * for an engine and a sample layout (the ring's and the columns' addresses, the fields' offsets in a
+ * sample) is not in the job: the module is compiled with those as constants (SampleRunConstants).
  */
-const JOB_I32 = [
-  'src', 'o', 'end', 'max', 'tTime', 'tKind', 'tMisc', 'tEvent', 'tPid', 'tTid', 'tCpu', 'tIpLo', 'tIpHi', 'tOffset',
-  'row', 'step', 'sTime', 'sPidTid', 'sCpu', 'sIp', 'sMin', 'sId', 'idLo', 'idHi', 'event', 'baseHi', 'baseLo', 'minAt', 'maxAt',
-] as const;
+const JOB_I32 = ['o', 'end', 'max', 'row', 'step', 'idLo', 'idHi', 'event', 'baseHi', 'baseLo', 'minAt', 'maxAt'] as const;
 const JOB_F64 = ['minRel', 'maxRel'] as const;
 type JobI32 = (typeof JOB_I32)[number];
 type JobF64 = (typeof JOB_F64)[number];
@@ -27,32 +26,84 @@ const F64_START = Math.ceil((JOB_I32.length * 4) / 8) * 8;
 /** Bytes a job record takes (copy-room.ts reserves them before the copy). */
 export const SAMPLE_RUN_JOB_BYTES = F64_START + JOB_F64.length * 8;
 
+/**
+ * What a sample run's module is compiled with: byte addresses in memory of the ring (src) and of row
+ * 0 of each column (tTime ...), byte offsets in a sample of its fields (sTime ...), the smallest
+ * sample holding them (sMin) and the id's offset (sId, -1: records carry no id). As constants, a
+ * field read or a row store is one instruction with its address in it; as locals, the loop's thirty
+ * values did not fit x86-64's registers and every store reloaded its column's address from the
+ * stack (TurboFan's code for the loop, node --print-wasm-code).
+ */
+export interface SampleRunConstants {
+  readonly src: number;
+  readonly tTime: number;
+  readonly tKind: number;
+  readonly tMisc: number;
+  readonly tEvent: number;
+  readonly tPid: number;
+  readonly tTid: number;
+  readonly tCpu: number;
+  readonly tIpLo: number;
+  readonly tIpHi: number;
+  readonly tOffset: number;
+  readonly sTime: number;
+  readonly sPidTid: number;
+  readonly sCpu: number;
+  readonly sIp: number;
+  readonly sMin: number;
+  readonly sId: number;
+}
+
 /** Each field's element index in the job's i32 and f64 views. */
 const I = Object.fromEntries(JOB_I32.map((field, i) => [field, i])) as { readonly [K in JobI32]: number };
 const F = Object.fromEntries(JOB_F64.map((field, i) => [field, i])) as { readonly [K in JobF64]: number };
 const i32At = (field: JobI32): number => I[field] * 4;
 const f64At = (field: JobF64): number => F64_START + F[field] * 8;
 
-/** Writers of a sample run's body: column[row << shift] = value, and a u32 field of the current record. */
+/**
+ * Writers of a sample run's body: column[row << shift] = value, a u32 field of the current record,
+ * and the values the body reads, each a constant when the module is compiled with one (named in
+ * `constants`), else the local of that name.
+ */
 export interface RowWriters {
-  /** column[row << shift] = value (pushed by `value`); `column` is the local holding row 0's address. */
+  /** column[row << shift] = value (pushed by `value`); `column` names row 0's byte address. */
   store(column: string, shift: number, opcode: number, align: number, value: () => void): void;
-  /** Pushes the u32 at the current record (local p) + the byte offset in local `at` + `extra`. */
+  /** Pushes the u32 at the current record (local p) + the byte offset named `at` + `extra`. */
   field(at: string, extra: number): void;
+  /** Pushes a load (`opcode`, `align`) at the current record + the byte offset named `at`. */
+  load(at: string, opcode: number, align: number): void;
+  /** Pushes the value named `name`. */
+  value(name: string): void;
+  /** The constant `name` is compiled with, or undefined when it is a local. */
+  constant(name: string): number | undefined;
 }
 
-export function rowWriters(b: Body): RowWriters {
+export function rowWriters(b: Body, constants: Readonly<Record<string, number>> = {}): RowWriters {
+  const constant = (name: string): number | undefined => constants[name];
+  const value = (name: string): void => {
+    const k = constant(name);
+    if (k === undefined) b.get(name);
+    else b.i32(k);
+  };
+  const load = (at: string, opcode: number, align: number, extra = 0): void => {
+    const k = constant(at);
+    if (k === undefined) b.get('p').get(at).op(OP.i32Add).mem(opcode, align, extra);
+    else b.get('p').mem(opcode, align, k + extra);
+  };
   return {
-    store(column, shift, opcode, align, value) {
-      b.get(column).get('row');
+    store(column, shift, opcode, align, pushValue) {
+      const k = constant(column);
+      if (k === undefined) b.get(column);
+      b.get('row');
       if (shift > 0) b.i32(shift).op(OP.i32Shl);
-      b.op(OP.i32Add);
-      value();
-      b.mem(opcode, align);
+      if (k === undefined) b.op(OP.i32Add);
+      pushValue();
+      b.mem(opcode, align, k ?? 0);
     },
-    field(at, extra) {
-      b.get('p').get(at).op(OP.i32Add).mem(OP.i32Load, 2, extra);
-    },
+    field: (at, extra) => load(at, OP.i32Load, 2, extra),
+    load: (at, opcode, align) => load(at, opcode, align),
+    value,
+    constant,
   };
 }
 
@@ -65,20 +116,28 @@ export function rowWriters(b: Body): RowWriters {
 export function emitSampleTests(b: Body, w: RowWriters): void {
   b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
   b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  b.get('src').get('o').op(OP.i32Add).set('p');
+  w.value('src');
+  b.get('o').op(OP.i32Add).set('p');
   b.get('p').mem(OP.i32Load, 2, 4).set('sm');
   b.get('sm').i32(16).op(OP.i32ShrU).set('size');
   b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
-  b.get('size').get('sMin').op(OP.i32LtS, OP.brIf, 1);
+  b.get('size');
+  w.value('sMin');
+  b.op(OP.i32LtS, OP.brIf, 1);
   b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
   b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
-  b.get('sId').i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, 2);
+  const sId = w.constant('sId');
+  if (sId !== undefined && sId < 0) return;
+  // Inside `if` (an id offset known only at run time) the loop's block is one level further out.
+  const out = sId === undefined ? 2 : 1;
+  if (sId === undefined) b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
+  w.value('sId');
+  b.i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, out);
   w.field('sId', 0);
-  b.get('idLo').op(OP.i32Ne, OP.brIf, 2);
+  b.get('idLo').op(OP.i32Ne, OP.brIf, out);
   w.field('sId', 4);
-  b.get('idHi').op(OP.i32Ne, OP.brIf, 2);
-  b.op(OP.end);
+  b.get('idHi').op(OP.i32Ne, OP.brIf, out);
+  if (sId === undefined) b.op(OP.end);
 }
 
 /** A sample row's columns but time (and ring, which the decoder fills after the run): kind, misc, event, offset, pid, tid, cpu, ip. */
@@ -102,7 +161,7 @@ export function emitSampleAdvance(b: Body): void {
   b.op(OP.br, 0, OP.end, OP.end);
 }
 
-function sampleRunBody(): Body {
+function sampleRunBody(constants: SampleRunConstants): Body {
   const b = new Body(['job']);
   for (const field of JOB_I32) b.local(field, I32);
   for (const field of JOB_F64) b.local(field, F64);
@@ -115,7 +174,7 @@ function sampleRunBody(): Body {
   b.get('baseHi').op(OP.i64ExtendI32U).op(OP.i64Const, 32, OP.i64Shl).get('baseLo').op(OP.i64ExtendI32U, OP.i64Or).set('base');
   // The record whose time became the smallest (largest) in this call, -1: none did.
   b.i32(-1).set('minO').i32(-1).set('maxO');
-  const w = rowWriters(b);
+  const w = rowWriters(b, { ...constants });
 
   b.op(OP.block, OP.void, OP.loop, OP.void);
   emitSampleTests(b, w);
@@ -124,7 +183,8 @@ function sampleRunBody(): Body {
   // difference does not fit an i64 (times 2^63 ns apart: damaged), which shows as its sign
   // disagreeing with the unsigned comparison. Such a record ends the run before anything of it is
   // written, and the JavaScript loop takes it.
-  b.get('p').get('sTime').op(OP.i32Add).mem(OP.i64Load, 3).set('t64');
+  w.load('sTime', OP.i64Load, 3);
+  b.set('t64');
   b.get('t64').get('base').op(OP.i64Sub).set('d64');
   b.get('t64').get('base').op(OP.i64GeU).get('d64').op(OP.i64Const, 0, OP.i64GeS, OP.i32Ne, OP.brIf, 1);
   b.get('d64').op(OP.f64ConvertI64S).set('rel');
@@ -135,7 +195,7 @@ function sampleRunBody(): Body {
   emitSampleAdvance(b);
   // minAt / maxAt: the u32 index of the bounding time in the ring, as the JavaScript loop keeps it.
   for (const [o, at] of [['minO', 'minAt'], ['maxO', 'maxAt']] as const) {
-    b.get(o).i32(0).op(OP.i32GeS, OP.if, OP.void).get(o).get('sTime').op(OP.i32Add).i32(2).op(OP.i32ShrU).set(at).op(OP.end);
+    b.get(o).i32(0).op(OP.i32GeS, OP.if, OP.void).get(o).i32(constants.sTime).op(OP.i32Add).i32(2).op(OP.i32ShrU).set(at).op(OP.end);
   }
   for (const out of ['o', 'row', 'minAt', 'maxAt'] as const) b.get('job').get(out).mem(OP.i32Store, 2, i32At(out));
   for (const out of JOB_F64) b.get('job').get(out).mem(OP.f64Store, 3, f64At(out));
@@ -143,14 +203,19 @@ function sampleRunBody(): Body {
   return b;
 }
 
-const compiled = new Map<ImportedMemory, WebAssembly.Module>();
+/**
+ * Compiled modules by memory kind and constants, per thread. A ring's copies all have the same
+ * size and its rooms the same rows (the ring's size over its newest record's), so a recording
+ * compiles one module per flight-recorder ring geometry and sample layout, on its first snapshot.
+ */
+const compiled = new Map<string, WebAssembly.Module>();
 
-/** The module for memories of one kind, compiled once per thread. */
-function sampleRunModule(memory: ImportedMemory): WebAssembly.Module {
-  let module = compiled.get(memory);
+function sampleRunModule(memory: ImportedMemory, constants: SampleRunConstants): WebAssembly.Module {
+  const key = `${memory} ${Object.values(constants).join(' ')}`;
+  let module = compiled.get(key);
   if (!module) {
-    module = new WebAssembly.Module(oneFunctionModule('run', 1, sampleRunBody(), memory));
-    compiled.set(memory, module);
+    module = new WebAssembly.Module(oneFunctionModule('run', 1, sampleRunBody(constants), memory));
+    compiled.set(key, module);
   }
   return module;
 }
@@ -189,32 +254,22 @@ export interface SampleRunColumns {
 }
 
 /**
- * The module instantiated on one memory, decoding one ring (at byte `ringAddress`) into one set of
- * columns, with its job record at `jobAddress`. The ring and the columns never change for an
- * engine, so their addresses are written into the job once, here.
+ * The sample run over one memory, decoding one ring (at byte `ringAddress`) into one set of
+ * columns, with its job record at `jobAddress`: a module instance per sample layout it is asked
+ * to decode (the ring and the columns never change for an engine).
  */
 export class SampleRunEngine {
-  private readonly run: (job: number) => number;
   private readonly i32: Int32Array;
   private readonly f64: Float64Array;
+  /** Each layout's compiled run, by its field offsets and id offset. */
+  private readonly runs = new Map<string, (job: number) => number>();
 
-  constructor(memory: WebAssembly.Memory, shared: boolean, private readonly jobAddress: number, ringAddress: number, columns: SampleRunColumns) {
-    const instance = new WebAssembly.Instance(sampleRunModule(shared ? 'shared' : 'plain'), { env: { memory } });
-    this.run = instance.exports.run as (job: number) => number;
-    const j = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
-    this.i32 = j;
+  constructor(
+    private readonly memory: WebAssembly.Memory, private readonly shared: boolean, private readonly jobAddress: number,
+    private readonly ringAddress: number, private readonly columns: SampleRunColumns,
+  ) {
+    this.i32 = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
     this.f64 = new Float64Array(memory.buffer, jobAddress + F64_START, JOB_F64.length);
-    j[I.src] = ringAddress;
-    j[I.tTime] = columns.time;
-    j[I.tKind] = columns.kind;
-    j[I.tMisc] = columns.misc;
-    j[I.tEvent] = columns.event;
-    j[I.tPid] = columns.pid;
-    j[I.tTid] = columns.tid;
-    j[I.tCpu] = columns.cpu;
-    j[I.tIpLo] = columns.ipLo;
-    j[I.tIpHi] = columns.ipHi;
-    j[I.tOffset] = columns.offset;
   }
 
   /**
@@ -226,18 +281,13 @@ export class SampleRunEngine {
     end: number, maxCount: number, step: number, layout: SampleRunLayout,
     sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, state: SampleRunState,
   ): number {
+    const run = this.runFor(layout, sampleIdOffset);
     const j = this.i32;
     j[I.o] = state.offset;
     j[I.end] = end;
     j[I.max] = maxCount;
     j[I.row] = state.row;
     j[I.step] = step;
-    j[I.sTime] = layout.time;
-    j[I.sPidTid] = layout.pidTid;
-    j[I.sCpu] = layout.cpu;
-    j[I.sIp] = layout.ip;
-    j[I.sMin] = layout.sampleMin;
-    j[I.sId] = sampleIdOffset;
     j[I.idLo] = idLo;
     j[I.idHi] = idHi;
     j[I.event] = event;
@@ -248,7 +298,7 @@ export class SampleRunEngine {
     const f = this.f64;
     f[F.minRel] = state.minRel;
     f[F.maxRel] = state.maxRel;
-    const decoded = this.run(this.jobAddress);
+    const decoded = run(this.jobAddress);
     state.offset = j[I.o];
     state.row = j[I.row];
     state.minAt = j[I.minAt];
@@ -256,5 +306,22 @@ export class SampleRunEngine {
     state.minRel = f[F.minRel];
     state.maxRel = f[F.maxRel];
     return decoded;
+  }
+
+  private runFor(layout: SampleRunLayout, sampleIdOffset: number): (job: number) => number {
+    const key = `${layout.time} ${layout.pidTid} ${layout.cpu} ${layout.ip} ${layout.sampleMin} ${sampleIdOffset}`;
+    let run = this.runs.get(key);
+    if (!run) {
+      const c = this.columns;
+      const constants: SampleRunConstants = {
+        src: this.ringAddress, tTime: c.time, tKind: c.kind, tMisc: c.misc, tEvent: c.event, tPid: c.pid, tTid: c.tid, tCpu: c.cpu,
+        tIpLo: c.ipLo, tIpHi: c.ipHi, tOffset: c.offset, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip,
+        sMin: layout.sampleMin, sId: sampleIdOffset,
+      };
+      const instance = new WebAssembly.Instance(sampleRunModule(this.shared ? 'shared' : 'plain', constants), { env: { memory: this.memory } });
+      run = instance.exports.run as (job: number) => number;
+      this.runs.set(key, run);
+    }
+    return run;
   }
 }
