@@ -160,6 +160,17 @@ describe('decode/wasm: a copy decoded in its room', () => {
     };
     assert.equal(roomRows(sized), Math.ceil(Math.floor((1 << 20) / 96) * 1.0625) + 16);
     assert.equal(roomRows(first), Math.ceil(Math.floor((1 << 20) / 48) * 1.0625) + 16);
+    // The next copy of that ring keeps the room's rows (one geometry, one compiled module) while
+    // they hold what its newest record asks for and not twice that.
+    const after = (newest: number) => {
+      sized.bytes[6] = newest;
+      roomOf(sized.bytes)!.used = true; // as a decode into the room marks it (else the ring's next copy is a plain one)
+      return roomRows(allocateDecodableCopy(1 << 20, false, sized.bytes));
+    };
+    assert.equal(after(128), roomRows(sized), 'larger records: the rows are kept');
+    assert.equal(after(96), roomRows(sized));
+    assert.equal(after(48), Math.ceil(Math.floor((1 << 20) / 48) * 1.0625) + 16, 'smaller records: more rows');
+    assert.equal(after(248), Math.ceil(Math.floor((1 << 20) / 248) * 1.0625) + 16, 'records over twice as large: fewer rows');
   });
 
   it('decodes shared-memory copies in their rooms, and the pool gives the same bytes from them', async () => {

@@ -39,6 +39,7 @@ interface Room {
   readonly shared: boolean;
   /** Where the copy starts in the memory: the engine decodes only a copy seen from there. */
   readonly copyAddress: number;
+  readonly copyBytes: number;
   readonly set: ColumnSet;
   /** True while the room's set is out: taken by a decode, or holding a snapshot's columns. */
   lent: boolean;
@@ -76,14 +77,19 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   const prior = previous ? rooms.get(previous.buffer) : undefined;
   if (prior && !prior.used) return plainCopy(copyBytes, shared);
   const newestSize = previous && previous.length >= 8 ? previous[6] | (previous[7] << 8) : 0;
-  const rows = backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES);
+  const needed = backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES);
+  // The previous room's rows while they hold what is needed and not twice that: a ring's copies then
+  // keep one geometry (where the copy and each column start) as their newest records' sizes vary,
+  // and the sample run one module compiled for it (sample-run.ts).
+  const kept = prior?.set.length ?? 0;
+  const rows = prior && prior.copyBytes === copyBytes && kept >= needed && kept <= 2 * needed ? kept : needed;
   const copyAddress = align64(SAMPLE_RUN_JOB_BYTES);
   const roomAddress = align64(copyAddress + copyBytes);
   const total = roomAddress + columnSetBytes(rows);
   const memory = total <= MAX_MEMORY_BYTES ? memoryOf(total, shared) : null;
   if (!memory) return plainCopy(copyBytes, shared);
   const buffer = memory.buffer;
-  rooms.set(buffer, { memory, shared, copyAddress, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
+  rooms.set(buffer, { memory, shared, copyAddress, copyBytes, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
   return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
 };
 

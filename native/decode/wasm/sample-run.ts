@@ -204,19 +204,24 @@ function sampleRunBody(constants: SampleRunConstants): Body {
 }
 
 /**
- * Compiled modules by memory kind and constants, per thread. A ring's copies all have the same
- * size and its rooms the same rows (the ring's size over its newest record's), so a recording
- * compiles one module per flight-recorder ring geometry and sample layout, on its first snapshot.
+ * Compiled modules by memory kind and constants, per thread, the most recently used last. A ring's
+ * copies keep one geometry (copy-room.ts keeps a room's rows while they fit), so a recording
+ * compiles one module per flight-recorder ring and sample layout, on its first snapshot; the
+ * oldest go beyond MODULES_KEPT (an engine keeps the instance it made).
  */
 const compiled = new Map<string, WebAssembly.Module>();
+const MODULES_KEPT = 64;
 
 function sampleRunModule(memory: ImportedMemory, constants: SampleRunConstants): WebAssembly.Module {
   const key = `${memory} ${Object.values(constants).join(' ')}`;
   let module = compiled.get(key);
-  if (!module) {
+  if (module) {
+    compiled.delete(key);
+  } else {
     module = new WebAssembly.Module(oneFunctionModule('run', 1, sampleRunBody(constants), memory));
-    compiled.set(key, module);
+    if (compiled.size >= MODULES_KEPT) compiled.delete(compiled.keys().next().value!);
   }
+  compiled.set(key, module);
   return module;
 }
 
