@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Recorder } from '../native/perf/recorder';
 import { decodeSnapshot } from '../native/decode/columns';
 import { ColumnArena } from '../native/decode/arena';
+import { allocateDecodableCopy } from '../native/decode/wasm/copy-room';
 import { layouts } from './kernel';
 import { checkPrerequisites, compileC } from './tools';
 import { median, nowNs } from './stats';
@@ -28,7 +29,10 @@ async function main(): Promise<void> {
   const child = spawn(workload, [], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('spawn', resolve));
   const bytes = Number(sizeMib) * 1024 * 1024;
-  const recorder = await Recorder.open({ events: [layout.event], target: { kind: 'pid', pid: child.pid! }, pages: bytes / 4096, sideband: false });
+  // Copies made as the CLI and the extension make them: decodable, with a room for their columns.
+  const recorder = await Recorder.open({
+    events: [layout.event], target: { kind: 'pid', pid: child.pid! }, pages: bytes / 4096, sideband: false, allocateCopy: allocateDecodableCopy,
+  });
   try {
     // The flight-recorder ring (the first ring listed may be another: rings are listed per ring group).
     const written = () => recorder.ringStats().filter((ring) => ring.direction === 'backward').reduce(
