@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionManager } from '../../extension/session/session-manager';
@@ -152,9 +152,14 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
     // Two hundred short processes first (their COMM, FORK, MMAP2 and EXIT fill the side-band spool), then the workload:
     // by the snapshot its samples have overwritten theirs in the 8-page ring, so their side-band is history nobody needs.
-    // All on CPU 0: a sample of the loop left in the other CPU's ring would be the oldest, and its side-band needed.
+    // All on CPU 0: a sample left in the other CPU's ring would be the oldest, and its side-band needed. The keeper
+    // itself runs pinned (through a wrapper as its node), so the launched child is on CPU 0 from its fork: pinned only
+    // by its own taskset, it could take a sample on CPU 1 before the exec (seen on a 2-vCPU VM in 2 runs of 3).
+    const pinnedNode = path.join(runtimeDir, 'node-on-cpu0');
+    writeFileSync(pinnedNode, `#!/bin/sh\nexec taskset -c 0 ${JSON.stringify(process.execPath)} "$@"\n`, { mode: 0o755 });
     const loop = `for i in $(seq 200); do /bin/true; done; exec ${fixture('ext_loops')} 0 30000`;
     const state = await client.start({
+      nodePath: pinnedNode,
       cliPath,
       events: ['task-clock'],
       target: { kind: 'launch', argv: ['taskset', '-c', '0', '/bin/sh', '-c', loop] },
