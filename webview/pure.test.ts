@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration, formatOffset, TimeBase } from './time-format';
 import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
 import { binDensity, densityAlpha } from './density';
+import { mostFrequentEvent } from './layout';
 import { buildLanes, mergeByTime, sortRowsByTime, type LaneSource } from './lanes';
 import { legendEntries, PALETTE_SIZE } from './legend';
 import { pairSpans, SpanType, type SpanSource } from './spans';
@@ -161,6 +162,17 @@ function source(rows: { t: number; ev: number; pid: number; tid: number; cpu: nu
     commOf: (row: number) => comms[rows[row].tid] ?? '',
   };
 }
+
+describe('a dense lane\'s colour', () => {
+  it('is the event most of its rows belong to, the lowest index among equals, -1 for none, any 16-bit index', () => {
+    const event = Uint16Array.from([3, 1, 3, 1, 65535, 65535, 65535, 2]);
+    assert.equal(mostFrequentEvent(event, Uint32Array.from([0, 1, 2, 3])), 1, 'two each: the lower index');
+    assert.equal(mostFrequentEvent(event, Uint32Array.from([3, 2, 1, 0])), 1, 'whatever the order of the rows');
+    assert.equal(mostFrequentEvent(event, Uint32Array.from([0, 4, 5, 6, 7])), 65535);
+    assert.equal(mostFrequentEvent(event, Uint32Array.from([7])), 2);
+    assert.equal(mostFrequentEvent(event, new Uint32Array(0)), -1);
+  });
+});
 
 describe('lane grouping', () => {
   const events = [{ name: 'sched:sched_switch', kind: 'tracepoint' as const }, { name: 'mem:0x1000:w', kind: 'breakpoint' as const }];
