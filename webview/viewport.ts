@@ -44,6 +44,9 @@ export class Viewport {
    * batch (dataChanged → setWindow). invalidateWidth drops the cache when the size changes.
    */
   private cachedWidth = -1;
+  /** The extent the brush was last applied with (configure). */
+  private brushWidth = -1;
+  private brushHeight = -1;
 
   constructor(private readonly overlay: SVGSVGElement, private readonly brushLayer: SVGGElement,
     private readonly measureWidth: () => number, private readonly callbacks: ViewportCallbacks) {
@@ -208,9 +211,15 @@ export class Viewport {
     this.zoom.extent([[0, 0], [width, height]])
       .scaleExtent([0.5, Math.max(1, (b1 - b0) / MIN_WINDOW_NS)])
       .translateExtent([[-width * 0.5, 0], [width * 1.5, height]]);
-    this.brush.extent([[0, 0], [width, height]]);
-    // The brush sizes its overlay when applied, so re-apply it for the new extent.
-    d3.select(this.brushLayer).call(this.brush);
+    // The brush sizes its overlay when applied, so re-apply it when its extent changes (only then:
+    // each batch of a capture moves the window, and re-applying a brush is DOM work, 7 ms over the
+    // 16 batches of a million rows).
+    if (width !== this.brushWidth || height !== this.brushHeight) {
+      this.brushWidth = width;
+      this.brushHeight = height;
+      this.brush.extent([[0, 0], [width, height]]);
+      d3.select(this.brushLayer).call(this.brush);
+    }
   }
 
   /** A wheel event that pans: its horizontal distance in pixels of the plot moves the window as far. */
