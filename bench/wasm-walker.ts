@@ -26,24 +26,22 @@ import { columnChecksum, type SideMeasurement } from './checksum';
 import { median, nowNs } from './stats';
 
 /**
- * The job a call reads from memory at its one parameter: i32 fields (byte pointers into memory,
- * byte offsets within a record, row numbers), then the time base, then what the walk leaves.
+ * The job a call reads from memory at its one parameter: i32 fields (byte offsets, row numbers,
+ * the run's id and event), then the time base, then what the walk leaves. The ring's and the
+ * columns' addresses and the sample's field offsets are constants the module is compiled with.
  */
-const JOB_I32 = [
-  'src', 'o', 'end', 'max', 'tTime', 'tKind', 'tMisc', 'tEvent', 'tPid', 'tTid', 'tCpu', 'tIpLo', 'tIpHi', 'tOffset', 'tRing',
-  'row', 'step', 'sTime', 'sPidTid', 'sCpu', 'sIp', 'sMin', 'sId', 'idLo', 'idHi', 'event',
-] as const;
+const JOB_I32 = ['o', 'end', 'max', 'row', 'step', 'idLo', 'idHi', 'event'] as const;
 type JobField = (typeof JOB_I32)[number];
-const JOB_BASE = 104;
-const JOB_MIN = 112;
-const JOB_MAX = 120;
-const JOB_END_OFFSET = 128;
-const JOB_BYTES = 136;
+const JOB_BASE = Math.ceil((JOB_I32.length * 4) / 8) * 8;
+const JOB_MIN = JOB_BASE + 8;
+const JOB_MAX = JOB_MIN + 8;
+const JOB_END_OFFSET = JOB_MAX + 8;
+const JOB_BYTES = JOB_END_OFFSET + 8;
 
 /**
  * The module: imports its memory as env.memory, exports run(job) → records decoded. Compiled, as
  * the decoder's module is, with the ring's and the columns' addresses and the sample's field
- * offsets as constants (`constants`, by job field name); the job's copies of them go unread.
+ * offsets as constants (`constants`, by name: src, tTime..., sTime...).
  */
 function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<ArrayBuffer> {
   const b = new Body(['job']);
@@ -84,8 +82,8 @@ const PID_TID_FIRST: ReadonlySet<number> = new Set([
 
 // ---- The walker: one ring's bytes and warm columns in one memory, timed like walker.c. ----
 
-/** The job field that points at each record column. */
-const COLUMN_POINTER: { readonly [K in RecordColumnName]: JobField } = {
+/** The name of the constant that holds row 0's address of each record column. */
+const COLUMN_POINTER: { readonly [K in RecordColumnName]: string } = {
   time: 'tTime', kind: 'tKind', misc: 'tMisc', event: 'tEvent', pid: 'tPid', tid: 'tTid', cpu: 'tCpu',
   ipHi: 'tIpHi', ipLo: 'tIpLo', ring: 'tRing', offset: 'tOffset',
 };
@@ -175,12 +173,7 @@ export class WasmWalker {
     const base = guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
       ? view.getBigUint64(guess + layout.time, true)
       : view.getBigUint64(layout.time, true);
-    const pointers = Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [COLUMN_POINTER[name], this.at[name]]));
-    const values = {
-      src: 0, o: 0, end, max: 0x7fffffff, ...pointers, row: this.capacity - 1, step: -1,
-      sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin,
-      sId: layout.id, idLo: -1, idHi: -1, event: this.defaultEvent,
-    } as Record<JobField, number>;
+    const values: Record<JobField, number> = { o: 0, end, max: 0x7fffffff, row: this.capacity - 1, step: -1, idLo: -1, idHi: -1, event: this.defaultEvent };
     JOB_I32.forEach((field, i) => { u32[job + i] = values[field]; });
     view.setBigUint64(this.job + JOB_BASE, base, true);
     view.setFloat64(this.job + JOB_MIN, Infinity, true);

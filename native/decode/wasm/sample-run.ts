@@ -61,9 +61,9 @@ const i32At = (field: JobI32): number => I[field] * 4;
 const f64At = (field: JobF64): number => F64_START + F[field] * 8;
 
 /**
- * Writers of a sample run's body: column[row << shift] = value, a u32 field of the current record,
- * and the values the body reads, each a constant when the module is compiled with one (named in
- * `constants`), else the local of that name.
+ * Writers of a sample run's body: column[row << shift] = value, a field of the current record, and
+ * the constants the module is compiled with (by name: a column's row 0 address, a field's offset in
+ * a sample, the ring's address, ...).
  */
 export interface RowWriters {
   /** column[row << shift] = value (pushed by `value`); `column` names row 0's byte address. */
@@ -72,37 +72,25 @@ export interface RowWriters {
   field(at: string, extra: number): void;
   /** Pushes a load (`opcode`, `align`) at the current record + the byte offset named `at`. */
   load(at: string, opcode: number, align: number): void;
-  /** Pushes the value named `name`. */
-  value(name: string): void;
-  /** The constant `name` is compiled with, or undefined when it is a local. */
-  constant(name: string): number | undefined;
+  /** The constant named `name`. */
+  constant(name: string): number;
 }
 
-export function rowWriters(b: Body, constants: Readonly<Record<string, number>> = {}): RowWriters {
-  const constant = (name: string): number | undefined => constants[name];
-  const value = (name: string): void => {
-    const k = constant(name);
-    if (k === undefined) b.get(name);
-    else b.i32(k);
-  };
-  const load = (at: string, opcode: number, align: number, extra = 0): void => {
-    const k = constant(at);
-    if (k === undefined) b.get('p').get(at).op(OP.i32Add).mem(opcode, align, extra);
-    else b.get('p').mem(opcode, align, k + extra);
+export function rowWriters(b: Body, constants: Readonly<Record<string, number>>): RowWriters {
+  const constant = (name: string): number => {
+    const k = constants[name];
+    if (k === undefined) throw new Error(`a sample run compiled without its constant ${name}`);
+    return k;
   };
   return {
     store(column, shift, opcode, align, pushValue) {
-      const k = constant(column);
-      if (k === undefined) b.get(column);
       b.get('row');
       if (shift > 0) b.i32(shift).op(OP.i32Shl);
-      if (k === undefined) b.op(OP.i32Add);
       pushValue();
-      b.mem(opcode, align, k ?? 0);
+      b.mem(opcode, align, constant(column));
     },
-    field: (at, extra) => load(at, OP.i32Load, 2, extra),
-    load: (at, opcode, align) => load(at, opcode, align),
-    value,
+    field: (at, extra) => b.get('p').mem(OP.i32Load, 2, constant(at) + extra),
+    load: (at, opcode, align) => b.get('p').mem(opcode, align, constant(at)),
     constant,
   };
 }
@@ -116,28 +104,20 @@ export function rowWriters(b: Body, constants: Readonly<Record<string, number>> 
 export function emitSampleTests(b: Body, w: RowWriters): void {
   b.get('n').get('max').op(OP.i32GeS, OP.brIf, 1);
   b.get('o').i32(8).op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
-  w.value('src');
-  b.get('o').op(OP.i32Add).set('p');
+  b.get('o').i32(w.constant('src')).op(OP.i32Add).set('p');
   b.get('p').mem(OP.i32Load, 2, 4).set('sm');
   b.get('sm').i32(16).op(OP.i32ShrU).set('size');
   b.get('p').mem(OP.i32Load, 2).i32(RecordType.SAMPLE).op(OP.i32Ne, OP.brIf, 1);
-  b.get('size');
-  w.value('sMin');
-  b.op(OP.i32LtS, OP.brIf, 1);
+  b.get('size').i32(w.constant('sMin')).op(OP.i32LtS, OP.brIf, 1);
   b.get('size').i32(7).op(OP.i32And, OP.brIf, 1);
   b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
   const sId = w.constant('sId');
-  if (sId !== undefined && sId < 0) return;
-  // Inside `if` (an id offset known only at run time) the loop's block is one level further out.
-  const out = sId === undefined ? 2 : 1;
-  if (sId === undefined) b.get('sId').i32(0).op(OP.i32GeS, OP.if, OP.void);
-  w.value('sId');
-  b.i32(8).op(OP.i32Add).get('size').op(OP.i32GtS, OP.brIf, out);
+  if (sId < 0) return;
+  b.i32(sId + 8).get('size').op(OP.i32GtS, OP.brIf, 1);
   w.field('sId', 0);
-  b.get('idLo').op(OP.i32Ne, OP.brIf, out);
+  b.get('idLo').op(OP.i32Ne, OP.brIf, 1);
   w.field('sId', 4);
-  b.get('idHi').op(OP.i32Ne, OP.brIf, out);
-  if (sId === undefined) b.op(OP.end);
+  b.get('idHi').op(OP.i32Ne, OP.brIf, 1);
 }
 
 /** A sample row's columns but time (and ring, which the decoder fills after the run): kind, misc, event, offset, pid, tid, cpu, ip. */
