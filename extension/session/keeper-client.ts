@@ -2,9 +2,12 @@
 // process, list the keepers of this user (their state files), re-attach to one after a reload or
 // from another window, and stop one cleanly (SIGTERM; the keeper removes its state file).
 
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { isKeeperAlive, keeperStateDir, keeperStatePath, listKeeperStates, readKeeperState, removeKeeperState, type KeeperState, type ListedKeeper } from '../../native/keeper/state';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import {
+  isKeeperAlive, keeperLogPath, keeperStateDir, keeperStatePath, listKeeperStates, readKeeperState, removeKeeperState, type KeeperState, type ListedKeeper,
+} from '../../native/keeper/state';
 
 export class KeeperError extends Error {
   constructor(message: string) {
@@ -52,45 +55,67 @@ export class KeeperClient {
 
   /**
    * Spawns a detached keeper (its own session, no stdio tied to the editor) and waits until it
-   * has published its state file.
+   * has published its state file. Its stderr is a file beside its state (keeperLogPath), removed
+   * with it. It was a pipe the client closed once the state was there; the keeper writes its first
+   * line just after publishing, and when the client was quicker that write failed with EPIPE and
+   * ended the keeper (seen in the e2e reload scenario, 1 run of 2).
    */
   async start(launch: KeeperLaunch, timeoutMs = 15000): Promise<KeeperState> {
     if (!existsSync(launch.cliPath)) throw new KeeperError(`the Ringside CLI is missing at ${launch.cliPath} (build with npm run build)`);
-    const child = spawn(launch.nodePath ?? process.execPath, keeperArguments(launch), {
-      detached: true,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      cwd: launch.cwd,
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ...launch.env },
-    });
-    let stderr = '';
-    child.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const startLog = path.join(this.dir, `keeper-starting-${process.pid}-${Date.now()}.log`);
+    const logFd = openSync(startLog, 'a', 0o600);
+    let child: ChildProcess;
+    try {
+      child = spawn(launch.nodePath ?? process.execPath, keeperArguments(launch), {
+        detached: true,
+        stdio: ['ignore', 'ignore', logFd],
+        cwd: launch.cwd,
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ...launch.env },
+      });
+    } finally {
+      closeSync(logFd);
+    }
+    const messages = (): string => {
+      try {
+        return readFileSync(startLog, 'utf8').trim() || 'no message';
+      } catch {
+        return 'no message';
+      }
+    };
     let exitCode: number | null | undefined;
     child.once('exit', (code, signal) => { exitCode = code ?? (signal ? -1 : null); });
     const pid = child.pid;
-    if (pid === undefined) throw new KeeperError('could not start the keeper process');
+    if (pid === undefined) {
+      rmSync(startLog, { force: true });
+      throw new KeeperError('could not start the keeper process');
+    }
     const file = keeperStatePath(pid, this.dir);
     const deadline = Date.now() + timeoutMs;
+    let published = false;
     try {
       for (;;) {
         if (existsSync(file)) {
           try {
-            return readKeeperState(file);
+            const state = readKeeperState(file);
+            published = true;
+            return state;
           } catch {
             // being renamed into place; retry
           }
         }
-        if (exitCode !== undefined) throw new KeeperError(`the keeper exited (${exitCode}) before publishing its state: ${stderr.trim() || 'no message'}`);
+        if (exitCode !== undefined) throw new KeeperError(`the keeper exited (${exitCode}) before publishing its state: ${messages()}`);
         if (Date.now() > deadline) {
           child.kill('SIGTERM');
-          throw new KeeperError(`the keeper did not publish ${file} within ${timeoutMs} ms: ${stderr.trim() || 'no message'}`);
+          throw new KeeperError(`the keeper did not publish ${file} within ${timeoutMs} ms: ${messages()}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
       // Let it outlive us: no pipe or handle keeps the editor tied to it.
-      child.stderr!.removeAllListeners('data');
-      child.stderr!.destroy();
       child.unref();
+      if (published) renameSync(startLog, keeperLogPath(pid, this.dir));
+      else rmSync(startLog, { force: true });
     }
   }
 

@@ -106,6 +106,11 @@ export function keeperStatePath(pid: number, dir: string = keeperStateDir()): st
   return path.join(dir, `keeper-${pid}.json`);
 }
 
+/** The keeper's stderr and its launched program's, when the editor started it (extension/session/keeper-client.ts). */
+export function keeperLogPath(pid: number, dir: string = keeperStateDir()): string {
+  return path.join(dir, `keeper-${pid}.log`);
+}
+
 function currentUid(): number {
   return typeof process.getuid === 'function' ? process.getuid() : 0;
 }
@@ -204,7 +209,7 @@ export function writeKeeperState(state: KeeperState, dir: string = keeperStateDi
 }
 
 export function removeKeeperState(pid: number, dir: string = keeperStateDir()): void {
-  // The state file, and the side-band spools beside it (see native/keeper/sideband).
+  // The state file, its log, and the side-band spools beside it (see native/keeper/sideband).
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -214,7 +219,8 @@ export function removeKeeperState(pid: number, dir: string = keeperStateDir()): 
   }
   const spool = `keeper-${pid}.sideband-`;
   for (const name of names) {
-    if (name !== path.basename(keeperStatePath(pid, dir)) && !name.startsWith(spool)) continue;
+    const own = name === path.basename(keeperStatePath(pid, dir)) || name === path.basename(keeperLogPath(pid, dir));
+    if (!own && !name.startsWith(spool)) continue;
     try {
       unlinkSync(path.join(dir, name));
     } catch (error) {

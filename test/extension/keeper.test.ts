@@ -12,7 +12,7 @@ import { SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
 import { KeeperClient, keeperArguments } from '../../extension/session/keeper-client';
 import { attachKeeperRings } from '../../native/keeper/attach';
-import { keeperStatePath, readKeeperState } from '../../native/keeper/state';
+import { keeperLogPath, keeperStatePath, readKeeperState } from '../../native/keeper/state';
 import { processAlive } from '../../native/perf/borrowed';
 import { RecordType } from '../../native/abi/uapi';
 import { decodeRecordAt } from '../../native/decode/record';
@@ -145,6 +145,48 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       assert.equal(forced, false, 'the CLI keeper exits on SIGTERM by itself (it must not wait for its launched command)');
     }
     assert.equal(client.list().length, 0, 'the CLI keeper removed its state file on SIGTERM');
+  });
+
+  it('a keeper the client started writes its stderr into its log beside its state, removed with it', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    const client = new KeeperClient(dir);
+    const state = await client.start({
+      cliPath, events: ['task-clock'], target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '30000'] }, pages: 8,
+      env: { XDG_RUNTIME_DIR: runtimeDir },
+    });
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    const log = keeperLogPath(state.pid, dir);
+    try {
+      const line = await waitFor('the keeper\'s first line in its log', () => /ringside keep: pid (\d+) holds \d+ ring\(s\)/.exec(readFileSync(log, 'utf8')) ?? undefined);
+      assert.equal(Number(line[1]), state.pid);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.ok(processAlive(state.pid), 'the keeper is still running');
+    } finally {
+      await client.stop(state);
+    }
+    assert.ok(!existsSync(log), 'the log goes with the state file');
+    assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.log')), [], 'no start log left behind');
+  });
+
+  it('`ringside keep` outlives the reader of its stderr: a write into a closed pipe does not end it', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
+    // Its stderr a pipe whose only reader is closed before the keeper writes anything: its first
+    // line, written just after it publishes its state, fails with EPIPE.
+    keeper = spawn(process.execPath, [cliPath, 'keep', '-e', 'task-clock', '--pages', '8', '--', fixture('ext_loops'), '0', '30000'], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    keeper.stderr!.destroy();
+    const pid = keeper.pid!;
+    const state = await waitFor('the keeper\'s state', () => existsSync(keeperStatePath(pid, dir)) && readKeeperState(keeperStatePath(pid, dir)), 15000);
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(keeper.exitCode, null, 'the keeper is still running');
+    const exited = new Promise<number | null>((resolve) => keeper!.once('exit', (code) => resolve(code)));
+    keeper.kill('SIGTERM');
+    assert.equal(await exited, 0, 'it stops on SIGTERM as usual');
+    assert.ok(!existsSync(keeperStatePath(pid, dir)), 'and removes its state');
   });
 
   it('a session attached to a keeper keeps only the side-band its samples need, and says how much it left out', async () => {
