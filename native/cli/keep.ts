@@ -16,8 +16,9 @@ import { TriggerWatcher } from '../perf/trigger-watcher';
 import { onExitSignal, writeTriggeredSnapshot, type TriggeredSnapshot } from './triggers';
 
 export async function runKeep(options: CaptureOptions): Promise<number> {
-  // A keeper outlives whoever started it: once its stderr's reader is gone (a closed terminal, a
-  // pipe nobody reads), a write fails with EPIPE, and an unhandled stream error would end the keeper.
+  // A keeper outlives whoever started it: once its stderr's reader is gone (a pipe whose reader
+  // exited; a hung-up terminal under nohup), a write fails (EPIPE, EIO), and an unhandled stream
+  // error would end the keeper.
   process.stderr.on('error', () => undefined);
   const prepared = prepareEvents(options);
   const triggers = prepared.triggerIndices;
