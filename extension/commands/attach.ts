@@ -41,7 +41,9 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
       if (items.length === 0) throw new Error(`no keeper, no process with perf event fds and no persistent PMU event is visible (start a kept recording, or run e.g. perf record --overwrite). Persistent events: ${persistent.none ?? 'none'}`);
       // Say plainly when this kernel has no persistent events, instead of just leaving them out.
       if (persistent.none) items.push({ label: '$(info) No persistent PMU events here', description: '', detail: persistent.none, unavailable: true });
-      const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true });
+      // Kept open when focus moves: attaching is what one does right after a window reload, while the
+      // restored timeline panel loads and takes focus (which closed the list before it could be used).
+      const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true, ignoreFocusOut: true });
       if (!picked || picked.unavailable) return;
       if (picked.persistentSpec) {
         const source = attachPersistentEvent(
