@@ -41,7 +41,7 @@ const JOB_BYTES = JOB_END_OFFSET + 8;
 /**
  * The module: imports its memory as env.memory, exports run(job) → records decoded. Compiled, as
  * the decoder's module is, with the ring's and the columns' addresses and the sample's field
- * offsets as constants (`constants`, by name: src, tTime..., sTime...).
+ * offsets as constants (`constants`, by name: src, each column's name, sTime...).
  */
 function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<ArrayBuffer> {
   const b = new Body(['job']);
@@ -60,10 +60,10 @@ function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<A
   // The decoder's own record tests and row stores (sample-run.ts); the ring column and the time as walker.c writes them.
   emitSampleTests(b, w);
   emitSampleRowStores(b, w);
-  w.store('tRing', 1, OP.i32Store16, 1, () => b.i32(0));
+  w.store('ring', 1, OP.i32Store16, 1, () => b.i32(0));
   w.load('sTime', OP.i64Load, 3);
   b.get('base').op(OP.i64Sub, OP.f64ConvertI64S).set('rel');
-  w.store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
+  w.store('time', 3, OP.f64Store, 3, () => b.get('rel'));
   b.get('rel').get('mn').op(OP.f64Lt, OP.if, OP.void).get('rel').set('mn').op(OP.end);
   b.get('rel').get('mx').op(OP.f64Gt, OP.if, OP.void).get('rel').set('mx').op(OP.end);
   emitSampleAdvance(b);
@@ -81,12 +81,6 @@ const PID_TID_FIRST: ReadonlySet<number> = new Set([
 ]);
 
 // ---- The walker: one ring's bytes and warm columns in one memory, timed like walker.c. ----
-
-/** The name of the constant that holds row 0's address of each record column. */
-const COLUMN_POINTER: { readonly [K in RecordColumnName]: string } = {
-  time: 'tTime', kind: 'tKind', misc: 'tMisc', event: 'tEvent', pid: 'tPid', tid: 'tTid', cpu: 'tCpu',
-  ipHi: 'tIpHi', ipLo: 'tIpLo', ring: 'tRing', offset: 'tOffset',
-};
 
 /** Bytes of one element of column `name` (column-schema.ts has the widths). */
 function width(name: RecordColumnName): number {
@@ -151,10 +145,9 @@ export class WasmWalker {
     // First-touch every column page before any timing, as walker.c does.
     bytes.fill(0, this.end);
     const layout = this.layout;
-    const constants: Record<string, number> = {
-      src: 0, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin, sId: layout.id,
+    const constants = {
+      ...this.at, src: 0, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin, sId: layout.id,
     };
-    for (const name of RECORD_COLUMN_NAMES) constants[COLUMN_POINTER[name]] = this.at[name];
     const instance = new WebAssembly.Instance(new WebAssembly.Module(walkerModule(constants)), { env: { memory: this.memory } });
     this.run = instance.exports.run as (job: number) => number;
   }

@@ -22,7 +22,8 @@ import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
 import type { SetSource } from '../decode-ring';
 import type { RecordColumns } from '../types';
-import { SAMPLE_RUN_JOB_BYTES, SampleRunEngine, type SampleRunColumns } from './sample-run';
+import { RECORD_COLUMN_NAMES } from '../column-schema';
+import { SAMPLE_RUN_JOB_BYTES, SampleRunEngine, type SampleRunColumnName, type SampleRunColumns } from './sample-run';
 
 const PAGE_BYTES = 65536;
 /** A 32-bit memory's limit: 65536 pages of 64 KiB. */
@@ -148,11 +149,8 @@ export function engineFor(bytes: Uint8Array, out: ColumnSet): SampleRunEngine | 
   return room.engine;
 }
 
-/** Where row 0 of each column of `set` is, as byte addresses in its buffer. */
+/** Where row 0 of each column a sample run writes is in `set`'s buffer, as byte addresses. */
 function columnAddresses(set: ColumnSet): SampleRunColumns {
-  return {
-    time: set.time.byteOffset, kind: set.kind.byteOffset, misc: set.misc.byteOffset, event: set.event.byteOffset,
-    pid: set.pid.byteOffset, tid: set.tid.byteOffset, cpu: set.cpu.byteOffset, ipLo: set.ipLo.byteOffset,
-    ipHi: set.ipHi.byteOffset, offset: set.offset.byteOffset,
-  };
+  const names = RECORD_COLUMN_NAMES.filter((name): name is SampleRunColumnName => name !== 'ring');
+  return Object.fromEntries(names.map((name) => [name, set[name].byteOffset])) as SampleRunColumns;
 }

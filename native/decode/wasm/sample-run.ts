@@ -1,7 +1,7 @@
 // decodeSampleRun (decode-ring.ts) as WebAssembly, for rings whose copy and columns live in one
-// WebAssembly memory (copy-room.ts). Same row, same tests per record, same arithmetic: a time is
-// (hi - baseHi) * 2^32 + (lo - baseLo) in doubles, as the JavaScript loop computes it, so both
-// give the same bits for every input, damaged times included.
+// WebAssembly memory (copy-room.ts). Same row, same tests per record, same time: the exact 64-bit
+// difference from the base rounded once to a double, which is what the JavaScript loop's
+// (hi - baseHi) * 2^32 + (lo - baseLo) gives; a difference past 64 bits (damaged) is left to it.
 //
 // Why: in optimised JavaScript each typed-array access carries a map check, a bounds check and
 // reloads of the array's length and data pointer (`node --print-opt-code`: 284 instructions a row
@@ -9,6 +9,7 @@
 // On the bench machine this loop runs at the C walker's speed where the JavaScript one ran at half.
 
 import { RecordType } from '../../abi/uapi';
+import type { RecordColumnName } from '../column-schema';
 import { Body, F64, I32, I64, OP, oneFunctionModule, type ImportedMemory } from './encoder';
 
 /**
@@ -26,26 +27,22 @@ const F64_START = Math.ceil((JOB_I32.length * 4) / 8) * 8;
 /** Bytes a job record takes (copy-room.ts reserves them before the copy). */
 export const SAMPLE_RUN_JOB_BYTES = F64_START + JOB_F64.length * 8;
 
+/** The columns a sample run writes: every record column but ring, which the decoder fills after the run. */
+export type SampleRunColumnName = Exclude<RecordColumnName, 'ring'>;
+
+/** Byte address in the memory of row 0 of each column a run writes. */
+export type SampleRunColumns = { readonly [K in SampleRunColumnName]: number };
+
 /**
  * What a sample run's module is compiled with: byte addresses in memory of the ring (src) and of row
- * 0 of each column (tTime ...), byte offsets in a sample of its fields (sTime ...), the smallest
- * sample holding them (sMin) and the id's offset (sId, -1: records carry no id). As constants, a
- * field read or a row store is one instruction with its address in it; as locals, the loop's thirty
- * values did not fit x86-64's registers and every store reloaded its column's address from the
- * stack (TurboFan's code for the loop, node --print-wasm-code).
+ * 0 of each column (by the column's name), byte offsets in a sample of its fields (sTime ...), the
+ * smallest sample holding them (sMin) and the id's offset (sId, -1: records carry no id). As
+ * constants, a field read or a row store is one instruction with its address in it; as locals, the
+ * loop's thirty values did not fit x86-64's registers and every store reloaded its column's address
+ * from the stack (TurboFan's code for the loop, node --print-wasm-code).
  */
-export interface SampleRunConstants {
+export interface SampleRunConstants extends SampleRunColumns {
   readonly src: number;
-  readonly tTime: number;
-  readonly tKind: number;
-  readonly tMisc: number;
-  readonly tEvent: number;
-  readonly tPid: number;
-  readonly tTid: number;
-  readonly tCpu: number;
-  readonly tIpLo: number;
-  readonly tIpHi: number;
-  readonly tOffset: number;
   readonly sTime: number;
   readonly sPidTid: number;
   readonly sCpu: number;
@@ -66,8 +63,8 @@ const f64At = (field: JobF64): number => F64_START + F[field] * 8;
  * a sample, the ring's address, ...).
  */
 export interface RowWriters {
-  /** column[row << shift] = value (pushed by `value`); `column` names row 0's byte address. */
-  store(column: string, shift: number, opcode: number, align: number, value: () => void): void;
+  /** column[row << shift] = value (pushed by `value`); the constant named `column` is row 0's byte address. */
+  store(column: RecordColumnName, shift: number, opcode: number, align: number, value: () => void): void;
   /** Pushes the u32 at the current record (local p) + the byte offset named `at` + `extra`. */
   field(at: string, extra: number): void;
   /** Pushes a load (`opcode`, `align`) at the current record + the byte offset named `at`. */
@@ -122,15 +119,15 @@ export function emitSampleTests(b: Body, w: RowWriters): void {
 
 /** A sample row's columns but time (and ring, which the decoder fills after the run): kind, misc, event, offset, pid, tid, cpu, ip. */
 export function emitSampleRowStores(b: Body, w: RowWriters): void {
-  w.store('tKind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
-  w.store('tMisc', 1, OP.i32Store16, 1, () => b.get('sm'));
-  w.store('tEvent', 1, OP.i32Store16, 1, () => b.get('event'));
-  w.store('tOffset', 2, OP.i32Store, 2, () => b.get('o'));
-  w.store('tPid', 2, OP.i32Store, 2, () => w.field('sPidTid', 0));
-  w.store('tTid', 2, OP.i32Store, 2, () => w.field('sPidTid', 4));
-  w.store('tCpu', 2, OP.i32Store, 2, () => w.field('sCpu', 0));
-  w.store('tIpLo', 2, OP.i32Store, 2, () => w.field('sIp', 0));
-  w.store('tIpHi', 2, OP.i32Store, 2, () => w.field('sIp', 4));
+  w.store('kind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
+  w.store('misc', 1, OP.i32Store16, 1, () => b.get('sm'));
+  w.store('event', 1, OP.i32Store16, 1, () => b.get('event'));
+  w.store('offset', 2, OP.i32Store, 2, () => b.get('o'));
+  w.store('pid', 2, OP.i32Store, 2, () => w.field('sPidTid', 0));
+  w.store('tid', 2, OP.i32Store, 2, () => w.field('sPidTid', 4));
+  w.store('cpu', 2, OP.i32Store, 2, () => w.field('sCpu', 0));
+  w.store('ipLo', 2, OP.i32Store, 2, () => w.field('sIp', 0));
+  w.store('ipHi', 2, OP.i32Store, 2, () => w.field('sIp', 4));
 }
 
 /** The bottom of a sample run's loop: o += size, row += step, n++, and back to its top. */
@@ -169,7 +166,7 @@ function sampleRunBody(constants: SampleRunConstants): Body {
   b.get('t64').get('base').op(OP.i64GeU).get('d64').op(OP.i64Const, 0, OP.i64GeS, OP.i32Ne, OP.brIf, 1);
   b.get('d64').op(OP.f64ConvertI64S).set('rel');
   emitSampleRowStores(b, w);
-  w.store('tTime', 3, OP.f64Store, 3, () => b.get('rel'));
+  w.store('time', 3, OP.f64Store, 3, () => b.get('rel'));
   b.get('rel').get('minRel').op(OP.f64Lt, OP.if, OP.void).get('rel').set('minRel').get('o').set('minO').op(OP.end);
   b.get('rel').get('maxRel').op(OP.f64Gt, OP.if, OP.void).get('rel').set('maxRel').get('o').set('maxO').op(OP.end);
   emitSampleAdvance(b);
@@ -222,20 +219,6 @@ export interface SampleRunState {
   maxRel: number;
   minAt: number;
   maxAt: number;
-}
-
-/** Byte address in the memory of row 0 of each column a run writes. */
-export interface SampleRunColumns {
-  readonly time: number;
-  readonly kind: number;
-  readonly misc: number;
-  readonly event: number;
-  readonly pid: number;
-  readonly tid: number;
-  readonly cpu: number;
-  readonly ipLo: number;
-  readonly ipHi: number;
-  readonly offset: number;
 }
 
 /**
@@ -297,10 +280,8 @@ export class SampleRunEngine {
     const key = `${layout.time} ${layout.pidTid} ${layout.cpu} ${layout.ip} ${layout.sampleMin} ${sampleIdOffset}`;
     let run = this.runs.get(key);
     if (!run) {
-      const c = this.columns;
       const constants: SampleRunConstants = {
-        src: this.ringAddress, tTime: c.time, tKind: c.kind, tMisc: c.misc, tEvent: c.event, tPid: c.pid, tTid: c.tid, tCpu: c.cpu,
-        tIpLo: c.ipLo, tIpHi: c.ipHi, tOffset: c.offset, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip,
+        ...this.columns, src: this.ringAddress, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip,
         sMin: layout.sampleMin, sId: sampleIdOffset,
       };
       const instance = new WebAssembly.Instance(sampleRunModule(this.shared ? 'shared' : 'plain', constants), { env: { memory: this.memory } });
