@@ -135,3 +135,9 @@ export interface CopyBuffer {
  * sized. Supplied by whoever decodes the copies; without one, copies go into plain buffers.
  */
 export type CopyAllocator = (copyBytes: number, shared: boolean, previous: Uint8Array | null) => CopyBuffer;
+
+/** A copy in a plain buffer of its own, nothing after it: what a ring's copies go into without an allocator. */
+export const plainCopyBuffer: CopyAllocator = (copyBytes, shared) => {
+  const bytes = new Uint8Array(shared ? new SharedArrayBuffer(copyBytes) : new ArrayBuffer(copyBytes));
+  return { bytes, whole: bytes };
+};

@@ -106,7 +106,7 @@ export function keeperStatePath(pid: number, dir: string = keeperStateDir()): st
   return path.join(dir, `keeper-${pid}.json`);
 }
 
-/** The keeper's stderr and its launched program's, when the editor started it (extension/session/keeper-client.ts). */
+/** The keeper's stderr, when the editor started it (extension/session/keeper-client.ts); its launched program's output goes nowhere. */
 export function keeperLogPath(pid: number, dir: string = keeperStateDir()): string {
   return path.join(dir, `keeper-${pid}.log`);
 }

@@ -13,7 +13,7 @@ import { Mapping, pageSize, PROT_READ, PROT_WRITE, zeroCopySupported } from '../
 import { MmapPage } from '../abi/uapi';
 import { adoptEventFd, type PerfEventFd } from './events';
 import type { PerfEventAttr } from '../abi/attr';
-import type { CopyAllocator, CopyBuffer, RingCopy, SnapshotPath } from '../abi/snapshot';
+import { plainCopyBuffer, type CopyAllocator, type CopyBuffer, type RingCopy, type SnapshotPath } from '../abi/snapshot';
 
 export type CopyMode = 'zero-copy' | 'memcpy';
 
@@ -115,12 +115,6 @@ export class SpareCopyBuffer {
     this.previous = null;
   }
 }
-
-/** A copy in a plain buffer of its own: nothing after it. */
-const plainCopyBuffer: CopyAllocator = (copyBytes, shared) => {
-  const bytes = new Uint8Array(shared ? new SharedArrayBuffer(copyBytes) : new ArrayBuffer(copyBytes));
-  return { bytes, whole: bytes };
-};
 
 /** Bytes of spare copy buffer faulted in per event-loop turn: a few ms, so the loop stays responsive. */
 const WARM_SLICE_BYTES = 8 << 20;

@@ -17,7 +17,7 @@
 // 32-bit memory with guard pages, or more than 4 GiB needed), the copy goes into a plain buffer
 // and the JavaScript loop decodes it: the same columns, slower.
 
-import type { CopyAllocator, CopyBuffer } from '../../abi/snapshot';
+import { plainCopyBuffer, type CopyAllocator } from '../../abi/snapshot';
 import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
 import type { SetSource } from '../decode-ring';
@@ -53,11 +53,6 @@ const rooms = new WeakMap<ArrayBufferLike, Room>();
 
 const align64 = (n: number): number => Math.ceil(n / 64) * 64;
 
-function plainCopy(copyBytes: number, shared: boolean): CopyBuffer {
-  const bytes = new Uint8Array(shared ? new SharedArrayBuffer(copyBytes) : new ArrayBuffer(copyBytes));
-  return { bytes, whole: bytes };
-}
-
 /** The engine's memory of `bytes`, or null when the engine will not give one (address-space limit). */
 function memoryOf(bytes: number, shared: boolean): WebAssembly.Memory | null {
   const pages = Math.ceil(bytes / PAGE_BYTES);
@@ -76,7 +71,7 @@ function memoryOf(bytes: number, shared: boolean): WebAssembly.Memory | null {
  */
 export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous) => {
   const prior = previous ? rooms.get(previous.buffer) : undefined;
-  if (prior && !prior.used) return plainCopy(copyBytes, shared);
+  if (prior && !prior.used) return plainCopyBuffer(copyBytes, shared, null);
   const newestSize = previous && previous.length >= 8 ? previous[6] | (previous[7] << 8) : 0;
   const needed = backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES);
   // The previous room's rows while they hold what is needed and not twice that: a ring's copies then
@@ -88,7 +83,7 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   const roomAddress = align64(copyAddress + copyBytes);
   const total = roomAddress + columnSetBytes(rows);
   const memory = total <= MAX_MEMORY_BYTES ? memoryOf(total, shared) : null;
-  if (!memory) return plainCopy(copyBytes, shared);
+  if (!memory) return plainCopyBuffer(copyBytes, shared, null);
   const buffer = memory.buffer;
   rooms.set(buffer, { memory, shared, copyAddress, copyBytes, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
   return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
