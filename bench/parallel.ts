@@ -6,7 +6,8 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot, type SnapshotInput } from '../native/decode/columns';
-import type { DecodedSnapshot } from '../native/decode/types';
+import type { RecordColumns } from '../native/decode/types';
+import { RECORD_COLUMN_NAMES } from '../native/decode/column-schema';
 import { DecodePool } from '../native/decode-pool/pool';
 import { Sample } from '../native/abi/uapi';
 import { attrOf, columnByteDifferences, eventOf, ringFromRecords, sampleRecord } from '../native/decode/test-records';
@@ -36,35 +37,45 @@ export async function measureParallel(
   const arena = new ColumnArena();
   const pools = [pool, ...others];
   const arenas = pools.map(() => new ColumnArena({ shared: true }));
-  let single: DecodedSnapshot | undefined;
-  const last: (DecodedSnapshot | undefined)[] = pools.map(() => undefined);
+  // One thread's columns of the first round, copied out: the pools' columns are checked against them.
+  let reference: RecordColumns | undefined;
+  let records = 0;
   const singleNs: number[] = [];
   const poolNs: number[][] = pools.map(() => []);
   for (let i = -warmup; i < runs; i++) {
-    if (single) arena.recycle(single.columns);
     arena.warm();
     const started = nowNs();
-    single = decodeSnapshot(input, { arena });
+    const single = decodeSnapshot(input, { arena });
     if (i >= 0) singleNs.push(nowNs() - started);
+    records = single.columns.length;
+    reference ??= copyOfColumns(single.columns);
+    // Each decode's columns are handed back before the next decode, as a consumer done with a
+    // snapshot does: their memory (an arena's set, or the snapshot memory's) serves the next one.
+    arena.recycle(single.columns);
     for (let k = 0; k < pools.length; k++) {
       const p = (k + i + warmup) % pools.length;
-      const previous = last[p];
-      if (previous) arenas[p].recycle(previous.columns);
       arenas[p].warm();
       const began = nowNs();
       const parallel = await pools[p].decode(input, { arena: arenas[p] });
       const took = nowNs() - began;
-      last[p] = parallel;
       if (i === -warmup) {
-        const differences = columnByteDifferences(parallel.columns, single.columns);
+        const differences = columnByteDifferences(parallel.columns, reference);
         if (differences.length > 0) throw new Error(`parallel decode (pool ${p}) differs from one thread: ${differences.join('; ')}`);
       }
+      arenas[p].recycle(parallel.columns);
       if (i >= 0) poolNs[p].push(took);
     }
   }
   const threads = pool.usesWorkers(input) ? Math.min(input.rings.length, pool.workerCount + 1) : 1;
   const medians = poolNs.map((list) => median(list));
-  return { threads, records: single?.columns.length ?? 0, singleNs: median(singleNs), parallelNs: medians[0], othersNs: medians.slice(1) };
+  return { threads, records, singleNs: median(singleNs), parallelNs: medians[0], othersNs: medians.slice(1) };
+}
+
+/** `columns` copied into memory of their own (slice() copies a view of shared memory too). */
+function copyOfColumns(columns: RecordColumns): RecordColumns {
+  const copy: Record<string, unknown> = { ...columns };
+  for (const name of RECORD_COLUMN_NAMES) copy[name] = columns[name].slice();
+  return copy as unknown as RecordColumns;
 }
 
 /** Records one CPU writes before the other does, as in the ring-count case. */

@@ -11,6 +11,9 @@ import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot } from '../native/decode/columns';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import { median, nowNs } from './stats';
+import { allocateDecodableCopy } from '../native/decode/wasm/copy-room';
+import { RECORD_COLUMN_NAMES } from '../native/decode/column-schema';
+import type { RecordColumns } from '../native/decode/types';
 import { measureParallel } from './parallel';
 import type { DecodePool } from '../native/decode-pool/pool';
 
@@ -35,7 +38,16 @@ export function splitIntoRings(copy: RingCopy, count: number): RingCopy[] {
     sizes[ring] += size;
     at += size;
   }
-  const bytes = sizes.map((size) => new Uint8Array(new SharedArrayBuffer(size)));
+  // Where a recorder with sharedCopyBuffers and the decoder's allocator copies its rings: every
+  // ring's copy in one snapshot memory (native/decode/wasm/snapshot-memory.ts), faulted in before
+  // the copy as the recorder's idle warming does.
+  const group = { key: {}, members: () => sizes.map((size, ring) => ({ member: members[ring], copyBytes: size })) };
+  const members = sizes.map(() => ({}));
+  const bytes = sizes.map((size, ring) => {
+    const { bytes: copy, whole } = allocateDecodableCopy(size, true, null, { ...group, member: members[ring] });
+    for (let at = 0; at < whole.length; at += 4096) whole[at] = 0;
+    return copy;
+  });
   const filled = new Array<number>(count).fill(0);
   at = 0;
   for (const ring of targets) {
@@ -57,6 +69,12 @@ export function splitIntoRings(copy: RingCopy, count: number): RingCopy[] {
   }));
 }
 
+/** Bytes the columns span in their buffer (the buffer may hold more: a snapshot memory holds the copies too). */
+function columnSpanBytes(columns: RecordColumns): number {
+  const views = RECORD_COLUMN_NAMES.map((name) => columns[name]);
+  return Math.max(...views.map((v) => v.byteOffset + v.byteLength)) - Math.min(...views.map((v) => v.byteOffset));
+}
+
 export interface RingCountResult {
   readonly rings: number;
   readonly records: number;
@@ -64,7 +82,7 @@ export interface RingCountResult {
   readonly decodeMs: number;
   /** The same into fresh columns (page faults included). */
   readonly decodeFreshMs: number;
-  /** Column memory of one decoded snapshot, bytes (the result's buffer; the arena keeps as much again for per-ring sets). */
+  /** Column memory of one decoded snapshot, bytes (the span of its columns; the arena may keep as much again for per-ring sets). */
   readonly columnBytes: number;
   /** What the arena holds besides the result between snapshots: the per-ring sets the merge read from. */
   readonly arenaBytes: number;
@@ -80,25 +98,30 @@ export async function measureRingCount(
   events: readonly EventDescription[], copy: RingCopy, count: number, runs: number, warmup: number, pool: DecodePool, fresh = true,
 ): Promise<RingCountResult> {
   const input = { events, rings: splitIntoRings(copy, count) };
+  // Fresh columns are timed on plain copies of the same rings: no snapshot memory, every page faulted in by the decode.
+  const plainInput = { events, rings: input.rings.map((ring) => ({ ...ring, bytes: ring.bytes.slice() })) };
   const arena = new ColumnArena();
   let previous: ReturnType<typeof decodeSnapshot> | undefined;
   const warm: number[] = [];
   const freshRuns: number[] = [];
   for (let i = -warmup; i < runs; i++) {
-    if (previous) arena.recycle(previous.columns);
     arena.warm();
     let started = nowNs();
     previous = decodeSnapshot(input, { arena });
     const warmNs = nowNs() - started;
+    // Handed back before the next decode, as a consumer done with a snapshot does: their memory
+    // (the arena's set, or the snapshot memory's) serves the next one.
+    if (i < runs - 1) arena.recycle(previous.columns);
     started = nowNs();
-    if (fresh) decodeSnapshot(input);
+    if (fresh) decodeSnapshot(plainInput);
     const freshNs = nowNs() - started;
     if (i < 0) continue;
     warm.push(warmNs);
     freshRuns.push(fresh ? freshNs : NaN);
   }
   const columns = previous!.columns;
-  const columnBytes = columns.time.buffer.byteLength;
+  const columnBytes = columnSpanBytes(columns);
+  arena.recycle(columns);
   const arenaBytes = arena.pooledBytes;
   arena.release();
   const parallel = await measureParallel(input, runs, warmup, pool);

@@ -134,7 +134,21 @@ export interface CopyBuffer {
  * `shared`). `previous`: the ring's last copy, if any, from which the room for its columns can be
  * sized. Supplied by whoever decodes the copies; without one, copies go into plain buffers.
  */
-export type CopyAllocator = (copyBytes: number, shared: boolean, previous: Uint8Array | null) => CopyBuffer;
+export type CopyAllocator = (copyBytes: number, shared: boolean, previous: Uint8Array | null, group?: CopyGroup) => CopyBuffer;
+
+/**
+ * The rings whose copies one snapshot takes together (a recorder's flight-recorder rings), as an
+ * allocator sees them when one of them asks for its next copy: it may put all their next copies in
+ * one memory (native/decode/wasm/snapshot-memory.ts).
+ */
+export interface CopyGroup {
+  /** The group's identity (the same object at every call for one recorder). */
+  readonly key: object;
+  /** The ring asking. */
+  readonly member: object;
+  /** Every ring of the group now, with the size of its copies. */
+  members(): readonly { readonly member: object; readonly copyBytes: number }[];
+}
 
 /** A copy in a plain buffer of its own, nothing after it: what a ring's copies go into without an allocator. */
 export const plainCopyBuffer: CopyAllocator = (copyBytes, shared) => {

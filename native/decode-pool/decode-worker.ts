@@ -14,11 +14,25 @@ import { mergeSliceInto, type MergeSlice } from '../decode/merge';
 import { keyRing, scatterSlice, sharedKeyScratch, type KeyScratch, type KeyedRing, type ScatterSource } from '../decode/scatter';
 import type { DecodeAnomaly } from '../decode/types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
+import { keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';
+import { scatterPlanned, type ScatterPlan } from '../decode/wasm/memory-scatter';
 
 /** A column set as it crosses threads: its shared buffer and its capacity in rows. */
 export interface SharedSet {
   readonly buffer: SharedArrayBuffer;
   readonly length: number;
+  /** Where the set starts in the buffer (a set in a copy's room or a snapshot memory starts past the copy). */
+  readonly byteOffset: number;
+}
+
+/** A set of shared memory as it crosses threads. */
+export function sharedSetOf(set: ColumnSet): SharedSet {
+  return { buffer: set.buffer as SharedArrayBuffer, length: set.length, byteOffset: set.byteOffset };
+}
+
+/** The set a SharedSet names, on this thread. */
+export function columnSetOf(shared: SharedSet): ColumnSet {
+  return new ColumnSet(shared.length, shared.buffer, shared.byteOffset);
 }
 
 /** One ring to decode; `set`: where its rows should go (taken from the caller's arena), when given. */
@@ -71,7 +85,24 @@ export interface KeyRequest {
   readonly id: number;
   readonly events: readonly EventDescription[];
   readonly known: TimeMark;
-  readonly tasks: readonly { readonly ringNumber: number; readonly ring: RingCopy; readonly scratch: KeyScratch | null }[];
+  readonly tasks: readonly KeyTask[];
+}
+
+/** One ring to key; `place`: its key arrays in the memory its copy is in (keyed there by WebAssembly), instead of `scratch`. */
+export interface KeyTask {
+  readonly ringNumber: number;
+  readonly ring: RingCopy;
+  readonly scratch: KeyScratch | null;
+  readonly place?: KeyArraysInMemory;
+}
+
+/** Write one slice of a merge planned in a snapshot memory (wasm/memory-scatter.ts) with job record `lane`. */
+export interface PlannedScatterRequest {
+  readonly kind: 'scatter-planned';
+  readonly id: number;
+  readonly plan: ScatterPlan;
+  readonly slice: MergeSlice;
+  readonly lane: number;
 }
 
 /** One ring of a KeyRequest: keyed, or decoded into rows (a ring keyRing does not take). */
@@ -95,12 +126,13 @@ export interface ScatterRequest {
   readonly slice: MergeSlice;
 }
 
-export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest;
+export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest | PlannedScatterRequest;
 
 export type DecodeReply =
   | { readonly id: number; readonly results: readonly RingResult[] }
   | { readonly id: number; readonly keyed: readonly KeyResult[] }
   | { readonly id: number; readonly merged: number }
+  | { readonly id: number; readonly planned: { readonly rows: number; readonly others: number } }
   | { readonly id: number; readonly error: string };
 
 /** Sets of shared memory: the task's own set first when it is big enough, else fresh ones. */
@@ -128,13 +160,12 @@ class SharedSets implements SetSource {
   }
 }
 
-const sharedSetOf = (set: ColumnSet): SharedSet => ({ buffer: set.buffer as SharedArrayBuffer, length: set.length });
 
 /** Decodes every ring of a request (the worker's whole job; exported so it is testable on one thread). */
 export function decodeRequest(request: DecodeRequest): RingResult[] {
   const tables = eventTables(request.events);
   return request.tasks.map((task) => {
-    const sets = new SharedSets(task.set ? new ColumnSet(task.set.length, task.set.buffer) : null);
+    const sets = new SharedSets(task.set ? columnSetOf(task.set) : null);
     const { rows, state, anomalies } = decodeRingRows(task.ring, task.ringNumber, tables, request.known, sets);
     return {
       ringNumber: task.ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
@@ -147,7 +178,10 @@ export function decodeRequest(request: DecodeRequest): RingResult[] {
 export function keyRequest(request: KeyRequest): KeyResult[] {
   const tables = eventTables(request.events);
   return request.tasks.map((task): KeyResult => {
-    const keyed = keyRing(task.ring, tables, task.scratch, sharedKeyScratch);
+    const inMemory = task.place ? keyRunIn(task.place) : null;
+    const keyed = inMemory
+      ? keyRing(task.ring, tables, inMemory.scratch, sharedKeyScratch, inMemory.engine)
+      : keyRing(task.ring, tables, task.scratch, sharedKeyScratch);
     if (keyed) return { ringNumber: task.ringNumber, keyed };
     const [decoded] = decodeRequest({ kind: 'decode', id: request.id, events: request.events, known: request.known, tasks: [task] });
     return { ringNumber: task.ringNumber, decoded };
@@ -158,8 +192,8 @@ export function keyRequest(request: KeyRequest): KeyResult[] {
 export function scatterRequest(request: ScatterRequest): number {
   const sources = request.sources.map((source): ScatterSource => source.kind === 'keyed'
     ? source
-    : { kind: 'rows', rows: { set: new ColumnSet(source.rows.set.length, source.rows.set.buffer), first: source.rows.first, count: source.rows.count } });
-  scatterSlice(new ColumnSet(request.out.length, request.out.buffer), sources, eventTables(request.events), request.shift, request.slice);
+    : { kind: 'rows', rows: { set: columnSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+  scatterSlice(columnSetOf(request.out), sources, eventTables(request.events), request.shift, request.slice);
   let rows = 0;
   for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
   return rows;
@@ -167,8 +201,8 @@ export function scatterRequest(request: ScatterRequest): number {
 
 /** Merges the request's slice into its output rows; returns the rows written (exported so it is testable on one thread). */
 export function mergeRequest(request: MergeRequest): number {
-  const sources = request.sources.map((rows) => ({ set: new ColumnSet(rows.set.length, rows.set.buffer), first: rows.first, count: rows.count }));
-  mergeSliceInto(new ColumnSet(request.out.length, request.out.buffer), sources, request.shift, request.slice);
+  const sources = request.sources.map((rows) => ({ set: columnSetOf(rows.set), first: rows.first, count: rows.count }));
+  mergeSliceInto(columnSetOf(request.out), sources, request.shift, request.slice);
   let rows = 0;
   for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
   return rows;
@@ -188,6 +222,9 @@ if (port) {
           break;
         case 'scatter':
           reply = { id: request.id, merged: scatterRequest(request) };
+          break;
+        case 'scatter-planned':
+          reply = { id: request.id, planned: scatterPlanned(request.plan, request.slice, request.lane) };
           break;
         default:
           reply = { id: request.id, results: decodeRequest(request) };

@@ -32,7 +32,11 @@ import {
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
-import type { DecodeReply, KeyResult, RingResult, RingTask, SharedSet, SharedSource, WorkerRequest } from './decode-worker';
+import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingResult, type RingTask, type SharedSource, type WorkerRequest } from './decode-worker';
+import { SNAPSHOT_MEMORY_LANES, commonSnapshotMemory, takeMergedSet } from '../decode/wasm/snapshot-memory';
+import { keyArrayViews, keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';
+import { releaseRoomSet } from '../decode/wasm/copy-room';
+import { placeOtherRecords, placeSideBandRows, planScatter, scatterPlanned } from '../decode/wasm/memory-scatter';
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
@@ -65,7 +69,7 @@ const WORKER_FILE = join(__dirname, 'decode-worker.js');
 /** No arena: fresh sets of shared memory, left to the GC. */
 const FRESH_SHARED_SETS: SetSource = {
   take: (rows) => new ColumnSet(rows, new SharedArrayBuffer(columnSetBytes(rows))),
-  give: () => undefined,
+  give: (set) => void releaseRoomSet(set),
 };
 
 export interface DecodePoolOptions {
@@ -169,6 +173,7 @@ export class DecodePool {
   private staging: Uint8Array[] = [];
   private nextId = 0;
   private mergesInSlices = 0;
+  private mergesInMemory = 0;
   private ringsKeyed = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
@@ -184,6 +189,11 @@ export class DecodePool {
   /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
   get parallelMerges(): number {
     return this.mergesInSlices;
+  }
+
+  /** Merges this pool has written as WebAssembly in a snapshot memory (wasm/memory-scatter.ts; for tests and the bench). */
+  get mergesInSnapshotMemory(): number {
+    return this.mergesInMemory;
   }
 
   /** Flight-recorder rings this pool has decoded straight into their merged rows (the scatter path; for tests and the bench). */
@@ -240,7 +250,7 @@ export class DecodePool {
       const tasks: RingTask[] = lane.map((r) => {
         const set = sets.take(firstSetRows(rings[r]));
         lent.push(set);
-        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: sharedOf(set) };
+        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: sharedSetOf(set) };
       });
       return this.workers[w].run({ kind: 'decode', id: this.nextId++, events: raw.events, known: { ...known }, tasks }).then(resultsOf);
     });
@@ -264,11 +274,11 @@ export class DecodePool {
       if (s.status !== 'fulfilled') continue;
       for (const result of s.value) {
         decodes[result.ringNumber] = {
-          rows: { set: setOf(result.set), first: result.first, count: result.count },
+          rows: { set: columnSetOf(result.set), first: result.first, count: result.count },
           state: result.state,
           anomalies: result.anomalies,
         };
-        for (const spare of result.spare) sets.give(setOf(spare));
+        for (const spare of result.spare) sets.give(columnSetOf(spare));
       }
     }
     if (!exactSpan(rings, decodes)) {
@@ -312,12 +322,25 @@ export class DecodePool {
     });
     const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
     this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
+    // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
+    const memory = lanes.length <= SNAPSHOT_MEMORY_LANES ? commonSnapshotMemory(rings, flightRecordersWithRecords(rings)) : null;
+    const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => {
+      const slot = memory?.slotAt(rings[r].bytes.byteOffset);
+      return memory && slot ? memory.keyPlace(slot, lane) : null;
+    };
     const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
       if (result && 'keyed' in result) {
-        this.keyScratch[r] = result.keyed.scratch;
+        let keys = result.keyed;
+        const place = keyPlace(r, 0);
+        if (place && keys.scratch.time.byteOffset === place.arrays.time) {
+          // Keyed in the memory on another thread: the same arrays, seen through this thread's views of it.
+          keys = { ...keys, scratch: keyArrayViews(place.memory.buffer, place.arrays) };
+        } else {
+          this.keyScratch[r] = keys.scratch;
+        }
         this.ringsKeyed++;
-        decodes[r] = { rows: { set: UNPLACED, first: 0, count: result.keyed.count }, state: result.keyed.state, anomalies: result.keyed.anomalies };
-        sources[r] = { kind: 'keyed', ring: shared[r], keys: result.keyed };
+        decodes[r] = { rows: { set: UNPLACED, first: 0, count: keys.count }, state: keys.state, anomalies: keys.anomalies };
+        sources[r] = { kind: 'keyed', ring: shared[r], keys };
         return;
       }
       const decode = own ?? (result && 'decoded' in result ? decodeOf(result.decoded, sets) : null);
@@ -327,12 +350,19 @@ export class DecodePool {
     };
     const requests = lanes.slice(1).map((lane, w) => this.workers[w].run({
       kind: 'key', id: this.nextId++, events: raw.events, known: { ...known },
-      tasks: lane.map((r) => ({ ringNumber: r, ring: shared[r], scratch: this.keyScratch[r] ?? null })),
+      tasks: lane.map((r) => {
+        const place = keyPlace(r, w + 1);
+        return place ? { ringNumber: r, ring: shared[r], scratch: null, place } : { ringNumber: r, ring: shared[r], scratch: this.keyScratch[r] ?? null };
+      }),
     }).then(keyedOf));
     let ownError: unknown = null;
     try {
       for (const r of lanes[0]) {
-        const keys = keyRing(shared[r], tables, this.keyScratch[r] ?? null, sharedKeyScratch);
+        const place = keyPlace(r, 0);
+        const inMemory = place ? keyRunIn(place) : null;
+        const keys = inMemory
+          ? keyRing(shared[r], tables, inMemory.scratch, sharedKeyScratch, inMemory.engine)
+          : keyRing(shared[r], tables, this.keyScratch[r] ?? null, sharedKeyScratch);
         keyed(r, keys ? { ringNumber: r, keyed: keys } : null, keys ? null : decodeRingRows(rings[r], r, tables, known, sets));
       }
     } catch (error) {
@@ -373,28 +403,52 @@ export class DecodePool {
     const slices: MergeSlice[] = parts > 1
       ? mergeSlicesOfTimes(times, shift, parts, sources.map((source) => source.kind === 'keyed' && source.keys.sorted))
       : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
-    const out = total > 0 ? sets.take(total) : UNPLACED;
-    const wire = sources.map((source): SharedSource => source.kind === 'keyed'
-      ? source
-      : { kind: 'rows', rows: { set: sharedOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+    const merged = total > 0 ? takeMergedSet(memory, total) : null;
+    const out = merged ?? (total > 0 ? sets.take(total) : UNPLACED);
+    const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
     const shifts = Array.from(shift);
-    const writes = slices.slice(1).map((slice, w) => this.workers[w].run({
-      kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedOf(out), slice: plainSlice(slice),
-    }));
+    let writes: Promise<DecodeReply>[];
+    if (plan) {
+      writes = slices.slice(1).map((slice, w) => this.workers[w].run({ kind: 'scatter-planned', id: this.nextId++, plan, slice: plainSlice(slice), lane: w + 1 }));
+    } else {
+      const wire = sources.map((source): SharedSource => source.kind === 'keyed'
+        ? source
+        : { kind: 'rows', rows: { set: sharedSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+      writes = slices.slice(1).map((slice, w) => this.workers[w].run({
+        kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedSetOf(out), slice: plainSlice(slice),
+      }));
+    }
     ownError = null;
+    let ownOthers = 0;
     try {
-      scatterSlice(out, sources, tables, shift, slices[0]);
+      if (plan) ownOthers = scatterPlanned(plan, slices[0], 0).others;
+      else scatterSlice(out, sources, tables, shift, slices[0]);
     } catch (error) {
       ownError = error;
     }
     const written = await Promise.allSettled(writes);
     failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    if ((failure === null || failure === undefined) && memory && plan) {
+      try {
+        // The records each thread listed (not plain samples), then the side-band rows, into their rows.
+        placeOtherRecords(plan, 0, ownOthers, out, sources, tables, shift);
+        written.forEach((settled, w) => {
+          if (settled.status !== 'fulfilled' || !('planned' in settled.value)) throw new Error(`decode worker ${w} answered a planned slice with no count`);
+          placeOtherRecords(plan, w + 1, settled.value.planned.others, out, sources, tables, shift);
+        });
+        placeSideBandRows(memory, out, sources, shift);
+      } catch (error) {
+        failure = error;
+      }
+    }
     if (failure !== null && failure !== undefined) {
       giveDecoded();
-      if (out !== UNPLACED) sets.give(out);
+      if (merged && memory) memory.lent = false;
+      else if (out !== UNPLACED) sets.give(out);
       arena?.endSnapshot(null);
       throw failure;
     }
+    if (plan) this.mergesInMemory++;
     if (parts > 1) this.mergesInSlices++;
     return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });
   }
@@ -417,8 +471,8 @@ export class DecodePool {
     const slices = mergeSlices(sources, shift, this.workerCount + 1);
     this.ensureWorkers(this.workerCount);
     const out = sets.take(total);
-    const shared = sources.map((rows) => ({ set: sharedOf(rows.set), first: rows.first, count: rows.count }));
-    const target = sharedOf(out);
+    const shared = sources.map((rows) => ({ set: sharedSetOf(rows.set), first: rows.first, count: rows.count }));
+    const target = sharedSetOf(out);
     const shifts = Array.from(shift);
     // Slice 0 is this thread's; the workers take the rest.
     const requests = slices.slice(1).map((slice, w) =>
@@ -478,8 +532,8 @@ function keyedOf(reply: DecodeReply): readonly KeyResult[] {
 
 /** A ring a worker decoded into rows; the sets it used on the way go back to `sets`. */
 function decodeOf(result: RingResult, sets: SetSource): RingDecode {
-  for (const spare of result.spare) sets.give(setOf(spare));
-  return { rows: { set: setOf(result.set), first: result.first, count: result.count }, state: result.state, anomalies: result.anomalies };
+  for (const spare of result.spare) sets.give(columnSetOf(spare));
+  return { rows: { set: columnSetOf(result.set), first: result.first, count: result.count }, state: result.state, anomalies: result.anomalies };
 }
 
 function resultsOf(reply: DecodeReply): readonly RingResult[] {
@@ -490,13 +544,4 @@ function resultsOf(reply: DecodeReply): readonly RingResult[] {
 /** A slice as plain arrays (what structured clone copies cheaply). */
 function plainSlice(slice: MergeSlice): MergeSlice {
   return { from: Array.from(slice.from), to: Array.from(slice.to), at: slice.at };
-}
-
-/** A set of the pool's (shared memory: from a shared arena or FRESH_SHARED_SETS) as it crosses threads. */
-function sharedOf(set: ColumnSet): SharedSet {
-  return { buffer: set.buffer as SharedArrayBuffer, length: set.length };
-}
-
-function setOf(shared: SharedSet): ColumnSet {
-  return new ColumnSet(shared.length, shared.buffer);
 }

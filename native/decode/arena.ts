@@ -19,7 +19,7 @@
 
 import { ColumnSet, columnSetBytes } from './column-set';
 import type { RecordColumns } from './types';
-import { returnRoom } from './wasm/copy-room';
+import { releaseRoomSet, returnRoom } from './wasm/copy-room';
 
 /** The smallest page size Linux uses: writing every 4 KiB faults in every page whatever the real size. */
 const TOUCH_STRIDE = 4096;
@@ -94,6 +94,7 @@ export class ColumnArena {
 
   /** The decoder gives back a set it used on the way and did not hand out. */
   give(set: ColumnSet): void {
+    if (releaseRoomSet(set)) return;
     if (this.made.has(set.buffer)) this.pool.push({ set, warmedBytes: 0 });
   }
 

@@ -21,6 +21,9 @@ import { validEnd } from './walk';
 import type { DecodedSnapshot, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import type { ColumnArena } from './arena';
+import { commonSnapshotMemory, takeMergedSet } from './wasm/snapshot-memory';
+import { keyRunIn } from './wasm/key-run';
+import { placeOtherRecords, placeSideBandRows, planScatter, scatterPlanned } from './wasm/memory-scatter';
 
 /** Everything decodeSnapshot needs; a RawSnapshot is accepted as is. */
 export interface SnapshotInput {
@@ -127,8 +130,12 @@ export function decodeScattered(
   if (flightRecordersWithRecords(rings).length < 2) return null;
   const { decodes, known, backward: flightRecorders } = sideBandFirst(rings, tables, sets);
   const sources = decodes.map((decode): ScatterSource => ({ kind: 'rows', rows: decode.rows }));
+  // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
+  const memory = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
   for (const r of flightRecorders) {
-    const keys = keyRing(rings[r], tables, null, freshKeyScratch);
+    const slot = memory?.slotAt(rings[r].bytes.byteOffset);
+    const inMemory = memory && slot ? keyRunIn(memory.keyPlace(slot, 0)) : null;
+    const keys = keyRing(rings[r], tables, inMemory?.scratch ?? null, freshKeyScratch, inMemory?.engine ?? null);
     if (keys) {
       decodes[r] = { rows: { set: UNPLACED, first: 0, count: keys.count }, state: keys.state, anomalies: keys.anomalies };
       sources[r] = { kind: 'keyed', ring: rings[r], keys };
@@ -145,8 +152,22 @@ export function decodeScattered(
   const { shift } = timeAxis(rings, decodes);
   let total = 0;
   for (const decode of decodes) total += decode.rows.count;
-  const out = total > 0 ? sets.take(total) : new ColumnSet(0);
-  scatterSlice(out, sources, tables, shift, { from: new Array<number>(rings.length).fill(0), to: decodes.map((d) => d.rows.count), at: 0 });
+  const inMemory = total > 0 ? takeMergedSet(memory, total) : null;
+  const out = inMemory ?? (total > 0 ? sets.take(total) : new ColumnSet(0));
+  const whole = { from: new Array<number>(rings.length).fill(0), to: decodes.map((d) => d.rows.count), at: 0 };
+  try {
+    const plan = memory && inMemory ? planScatter(memory, sources, tables, shift, total) : null;
+    if (memory && plan) {
+      const { others } = scatterPlanned(plan, whole, 0);
+      placeOtherRecords(plan, 0, others, out, sources, tables, shift);
+      placeSideBandRows(memory, out, sources, shift);
+    } else {
+      scatterSlice(out, sources, tables, shift, whole);
+    }
+  } catch (error) {
+    if (memory && inMemory) memory.lent = false;
+    throw error;
+  }
   return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });
 }
 

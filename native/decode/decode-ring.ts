@@ -24,7 +24,7 @@ import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
 import { ColumnSet, type FlatColumns } from './column-set';
 import { backwardCapacity, withSlack } from './row-capacity';
-import { engineFor, roomFirst, roomOf } from './wasm/copy-room';
+import { engineFor, releaseRoomSet, roomFirst, roomOf } from './wasm/copy-room';
 import type { SampleRunState } from './wasm/sample-run';
 
 /** Where the decoder gets column sets and gives back the ones it no longer needs. */
@@ -34,7 +34,7 @@ export interface SetSource {
 }
 
 /** No arena: fresh sets, left to the GC. */
-export const FRESH_SETS: SetSource = { take: (rows) => new ColumnSet(rows), give: () => undefined };
+export const FRESH_SETS: SetSource = { take: (rows) => new ColumnSet(rows), give: (set) => void releaseRoomSet(set) };
 
 export const TWO_32 = 4294967296;
 /** Anomaly objects kept per ring (all are counted in the ring's coverage). */

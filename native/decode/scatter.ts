@@ -23,6 +23,7 @@ import { TWO_32, decodeOneRecord, type EventTables, type RingDecode, type RingRo
 import { ColumnSet, type FlatColumns } from './column-set';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
+import type { KeyRunEngine, KeyRunState } from './wasm/key-run';
 
 /** Largest integer a double holds exactly. */
 const MAX_EXACT = 2 ** 53;
@@ -66,6 +67,10 @@ export interface KeyedRing {
   readonly count: number;
   /** The event position every record has, when they all have one (the usual flight recorder); -1 when they differ. */
   readonly onlyPosition: number;
+  /** The event position every plain sample has (records of OTHER_RECORD aside); -1 when samples of two events are keyed. */
+  readonly samplePosition: number;
+  /** Keys of OTHER_RECORD (throttle, LOST, ... records, decoded one by one). */
+  readonly otherRecords: number;
   /** True when the times never decrease oldest to newest and all are present: they are then the merge keys themselves (no pass to find them). */
   readonly sorted: boolean;
   /** What decodeRingRows would have accumulated (offset where the walk stopped, base, smallest and largest time). */
@@ -78,7 +83,9 @@ export interface KeyedRing {
  * one keyRing takes (see the top of this file). `scratch` is used when it is big enough, else
  * bigger arrays are made with `fresh`.
  */
-export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch | null, fresh: (rows: number) => KeyScratch): KeyedRing | null {
+export function keyRing(
+  ring: RingCopy, tables: EventTables, scratch: KeyScratch | null, fresh: (rows: number) => KeyScratch, engine: KeyRunEngine | null = null,
+): KeyedRing | null {
   if (ring.direction !== 'backward' || tables.layouts.length === 0) return null;
   const u32 = u32View(ring.bytes);
   const end = validEnd(ring);
@@ -97,6 +104,9 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   let position = sampleIdOffset >= 0 ? -1 : defaultPosition;
   let layoutPosition = -1;
   let mixed = false;
+  // Samples of more than one event (a layout change), and records that are not plain timed samples.
+  let layouts = false;
+  let otherRecords = 0;
   let lost = 0;
   // Keys written before each LOST record's own (its place counted from the newest), in walk order.
   const lostAt: number[] = [];
@@ -115,12 +125,31 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
   // Walked newest first: sorted oldest first means no time above any walked before it.
   let sorted = true;
   let o = 0;
+  // `engine` keys runs into `scratch` as WebAssembly (the ring and the arrays in one memory).
+  const run: KeyRunState | null = engine && scratch ? { o, rows, minRel, maxRel, minAt, maxAt, sorted } : null;
   while (o + 8 <= end) {
     if (baseHi >= 0 && sTime >= 0 && layoutPosition >= 0 && (sampleIdOffset < 0 || position === layoutPosition)) {
       // Fast path: a run of timed samples of the event of the sample before (a flight recorder is
       // mostly that), with nothing but the key work in the loop, as in decodeRing's own fast path.
       // Any other record (or a full scratch) falls through to the general code below.
       const fastPosition = layoutPosition;
+      if (run && engine && keys === scratch) {
+        run.o = o;
+        run.rows = rows;
+        run.minRel = minRel;
+        run.maxRel = maxRel;
+        run.minAt = minAt;
+        run.maxAt = maxAt;
+        run.sorted = sorted;
+        engine.key(end, capacity - rows, { sTime, sMin, sId: sampleIdOffset }, idLo, idHi, fastPosition, baseHi, baseLo, run);
+        o = run.o;
+        rows = run.rows;
+        minRel = run.minRel;
+        maxRel = run.maxRel;
+        minAt = run.minAt;
+        maxAt = run.maxAt;
+        sorted = run.sorted;
+      }
       while (o + 8 <= end && rows < capacity) {
         const w = o >>> 2;
         const size = u32[w + 1] >>> 16;
@@ -177,7 +206,10 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     }
     if (plain && position !== layoutPosition) {
       const layout = tables.layouts[position];
-      if (layoutPosition >= 0) mixed = true;
+      if (layoutPosition >= 0) {
+        mixed = true;
+        layouts = true;
+      }
       layoutPosition = position;
       sTime = layout.time;
       sMin = layout.sampleMin;
@@ -234,6 +266,7 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
         maxAt = one.state.maxAt;
       }
       mixed = true;
+      otherRecords++;
       if (u32[w] === RecordType.LOST) lostAt.push(rows);
     }
     if (!(rel <= smallestBefore)) sorted = false; // NaN (no time) included
@@ -275,7 +308,8 @@ export function keyRing(ring: RingCopy, tables: EventTables, scratch: KeyScratch
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
   return {
-    scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0), sorted, state, anomalies,
+    scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0),
+    samplePosition: layouts ? -1 : Math.max(layoutPosition, 0), otherRecords, sorted, state, anomalies,
   };
 }
 

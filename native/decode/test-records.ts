@@ -282,8 +282,9 @@ const SIDE = Sample.IDENTIFIER | Sample.TID | Sample.TIME;
  * A seeded snapshot like a per-CPU recording: 1-6 flight-recorder rings (some wrapped, record
  * sizes mixed so the size estimate is crossed) with samples of two events, and a forward side-band
  * ring of COMM and LOST records with sample_id_all trailers, all interleaved in time.
+ * `secondEvent` false: the flight-recorder rings hold samples of the first event only.
  */
-export function randomPerCpuSnapshot(seed: number, maxRecords = 400): { events: EventDescription[]; rings: RingCopy[] } {
+export function randomPerCpuSnapshot(seed: number, maxRecords = 400, secondEvent = true): { events: EventDescription[]; rings: RingCopy[] } {
   const random = prng(seed);
   const events = [
     eventOf(0, attrOf(HOT, { flags: { sampleIdAll: true } }), [11n, 12n], 'hot'),
@@ -299,7 +300,7 @@ export function randomPerCpuSnapshot(seed: number, maxRecords = 400): { events: 
     const records: Uint8Array[] = [];
     for (let i = 0; i < count; i++) {
       time += BigInt(1 + Math.floor(random() * 40));
-      if (random() < 0.3) {
+      if (random() < 0.3 && secondEvent) {
         const tail = new ByteWriter().u32(4 + 8 * Math.floor(random() * 4)).raw(new Uint8Array(32)).toBytes();
         const raw = tail.subarray(0, 4 + new DataView(tail.buffer).getUint32(0, true));
         records.push(sampleRecord(NO_IP, { id: 21n, pid: 100 + r, tid: 200 + i, time, tail: new ByteWriter().raw(raw).pad8().toBytes() }));

@@ -11,6 +11,7 @@ import { Sample } from '../abi/uapi';
 import { openEvent, type PerfEventFd } from './events';
 import {
   BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
+  type RingCopyGroup,
 } from './ring';
 import { onlineCpus, threadsOf, synthesizeSideband, allPids } from './procfs';
 import type { ProcessSideband } from './sideband-types';
@@ -109,6 +110,8 @@ export class Recorder {
   private disposed = false;
   /** Faults in every flight-recorder ring's spare copy buffer while idle (see SpareCopyBuffer). */
   private readonly warmer: SpareBufferWarmer;
+  /** This recorder's flight-recorder rings as one group, whose copies a snapshot takes together (see CopyGroup). */
+  private readonly copyGroup: RingCopyGroup = { key: this, rings: () => this.backwardRings };
   /** Empties the side-band rings between snapshots, so a full ring never drops COMM/MMAP2/EXIT. */
   private drainTimer: NodeJS.Timeout | undefined;
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
@@ -426,7 +429,7 @@ export class Recorder {
   /** Maps a backward ring on `event` (already in fdsByEvent); closes the fd when mapping fails. */
   private ring(event: PerfEventFd, pages: number, meta: RingMeta): BackwardRing {
     try {
-      return new BackwardRing(event, pages, meta, this.mode, this.options.sharedCopyBuffers === true, this.options.allocateCopy);
+      return new BackwardRing(event, pages, meta, this.mode, this.options.sharedCopyBuffers === true, this.options.allocateCopy, this.copyGroup);
     } catch (error) {
       event.dispose();
       throw error;

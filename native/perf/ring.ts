@@ -291,6 +291,12 @@ export class RingMapping {
   }
 }
 
+/** The flight-recorder rings one snapshot copies together: an identity, and the rings as they are now. */
+export interface RingCopyGroup {
+  readonly key: object;
+  rings(): readonly BackwardRing[];
+}
+
 /**
  * A flight-recorder ring: write_backward event, read-only mapping. Owns its event fd and mapping.
  */
@@ -301,14 +307,22 @@ export class BackwardRing {
   /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
   private readonly writers: PerfEventFd[];
 
-  /** `sharedCopies`, `allocateCopy`: where snapshots copy into (see SpareCopyBuffer). */
+  /**
+   * `sharedCopies`, `allocateCopy`: where snapshots copy into (see SpareCopyBuffer). `group`: the
+   * rings one snapshot copies together (the recorder's), which the allocator is told of.
+   */
   constructor(
     readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode(), sharedCopies = false,
-    allocateCopy?: CopyAllocator,
+    allocateCopy?: CopyAllocator, group?: RingCopyGroup,
   ) {
     if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, false, event.name);
-    this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies, allocateCopy);
+    const allocate: CopyAllocator | undefined = allocateCopy && group
+      ? (copyBytes, shared, previous) => allocateCopy(copyBytes, shared, previous, {
+        key: group.key, member: this, members: () => group.rings().map((ring) => ({ member: ring, copyBytes: ring.dataSize })),
+      })
+      : allocateCopy;
+    this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies, allocate);
     this.writers = [event];
   }
 

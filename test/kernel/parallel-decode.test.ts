@@ -8,6 +8,8 @@ import { ColumnArena } from '../../native/decode/arena';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { columnByteDifferences, recordByRecordMismatches } from '../../native/decode/test-records';
 import { DecodePool } from '../../native/decode-pool/pool';
+import { allocateDecodableCopy } from '../../native/decode/wasm/copy-room';
+import { snapshotMemoryOf } from '../../native/decode/wasm/snapshot-memory';
 import { fixture, softwareEvent, tracepointEvent, SoftwareConfig } from './helpers';
 
 describe('kernel: parallel decode of real rings', function () {
@@ -56,4 +58,43 @@ describe('kernel: parallel decode of real rings', function () {
       }
     });
   }
+
+  it('copies every per-CPU ring of a snapshot into one snapshot memory, keyed and merged there as WebAssembly, to the same bytes', async () => {
+    const recorder = await Recorder.open({
+      events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 100_000n, 'cpu-clock')],
+      target: { kind: 'cpus' },
+      pages: 64,
+      sharedCopyBuffers: true,
+      allocateCopy: allocateDecodableCopy,
+    });
+    const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
+    try {
+      await recorder.copyBuffersWarm();
+      let parallelRounds = 0;
+      for (let round = 0; round < 3; round++) {
+        assert.equal(spawnSync(fixture('kernel_busy'), ['200']).status, 0);
+        const raw = recorder.snapshot();
+        const backward = raw.rings.filter((ring) => ring.direction === 'backward');
+        const memory = snapshotMemoryOf(backward[0].bytes);
+        assert.ok(memory, `round ${round}: the copies are in a snapshot memory`);
+        assert.ok(backward.every((ring) => snapshotMemoryOf(ring.bytes) === memory), `round ${round}: all ${backward.length} in the same one`);
+        // The reference: the same bytes in plain buffers, decoded on this thread by the JavaScript loops.
+        const plain = { ...raw, rings: raw.rings.map((ring) => ({ ...ring, bytes: ring.bytes.slice() })) };
+        if (pool.usesWorkers(raw)) parallelRounds++;
+        const parallel = await pool.decode(raw);
+        const single = decodeSnapshot(plain);
+        assert.deepEqual(columnByteDifferences(parallel.columns, single.columns), [], `round ${round}`);
+        assert.deepEqual(parallel.coverage, single.coverage, `round ${round}`);
+        assert.deepEqual(parallel.anomalies, single.anomalies, `round ${round}`);
+        assert.ok(parallel.columns.length > 1000, `round ${round}: ${parallel.columns.length} rows`);
+        assert.equal(parallel.columns.time.buffer, memory.buffer, `round ${round}: merged into the memory's output set`);
+        await recorder.copyBuffersWarm();
+      }
+      assert.equal(parallelRounds, 3, 'every round had two per-CPU rings with records and went to the worker');
+      assert.equal(pool.mergesInSnapshotMemory, 3, 'every merge was written as WebAssembly in the memory');
+    } finally {
+      await pool.close();
+      recorder.dispose();
+    }
+  });
 });

@@ -22,8 +22,8 @@ import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
 import type { SetSource } from '../decode-ring';
 import type { RecordColumns } from '../types';
-import { RECORD_COLUMN_NAMES } from '../column-schema';
-import { SAMPLE_RUN_JOB_BYTES, SampleRunEngine, type SampleRunColumnName, type SampleRunColumns } from './sample-run';
+import { SAMPLE_RUN_JOB_BYTES, SampleRunEngine, sampleRunColumns } from './sample-run';
+import { allocateInSnapshotMemory, snapshotMemoryOf, snapshotMemoryOfSet, type MemorySlot, type SnapshotMemory } from './snapshot-memory';
 
 const PAGE_BYTES = 65536;
 /** A 32-bit memory's limit: 65536 pages of 64 KiB. */
@@ -38,6 +38,8 @@ const FIRST_COPY_RECORD_BYTES = 48;
 interface Room {
   readonly memory: WebAssembly.Memory;
   readonly shared: boolean;
+  /** Where the engine keeps its job record. */
+  readonly jobAddress: number;
   /** Where the copy starts in the memory: the engine decodes only a copy seen from there. */
   readonly copyAddress: number;
   readonly copyBytes: number;
@@ -48,6 +50,44 @@ interface Room {
   used: boolean;
   engine: SampleRunEngine | null;
 }
+
+/**
+ * A ring's slot in a snapshot memory seen as a room: the memory's output set, lent once for the
+ * whole memory (every ring's copy there shares it).
+ */
+class SlotRoom implements Room {
+  readonly shared: boolean;
+  readonly jobAddress: number;
+  readonly copyAddress: number;
+  readonly copyBytes: number;
+  used = false;
+  engine: SampleRunEngine | null = null;
+
+  constructor(private readonly snapshot: SnapshotMemory, slot: MemorySlot) {
+    this.shared = snapshot.kind === 'shared';
+    this.jobAddress = slot.sampleJobAddress;
+    this.copyAddress = slot.copyAddress;
+    this.copyBytes = slot.copyBytes;
+  }
+
+  get memory(): WebAssembly.Memory {
+    return this.snapshot.memory;
+  }
+
+  get set(): ColumnSet {
+    return this.snapshot.set;
+  }
+
+  get lent(): boolean {
+    return this.snapshot.lent;
+  }
+
+  set lent(value: boolean) {
+    this.snapshot.lent = value;
+  }
+}
+
+const slotRooms = new WeakMap<MemorySlot, SlotRoom>();
 
 const rooms = new WeakMap<ArrayBufferLike, Room>();
 
@@ -69,7 +109,10 @@ function memoryOf(bytes: number, shared: boolean): WebAssembly.Memory | null {
  * flight-recorder rings, merged into one set on the scatter path) gets a plain buffer instead:
  * its owner would fault the room in while idle for nothing.
  */
-export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous) => {
+export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous, group) => {
+  // A ring of a recorder's group: every ring's next copy in one memory, with their keys and merged columns.
+  const inSnapshotMemory = group ? allocateInSnapshotMemory(copyBytes, shared, previous, group) : null;
+  if (inSnapshotMemory) return inSnapshotMemory;
   const prior = previous ? rooms.get(previous.buffer) : undefined;
   if (prior && !prior.used) return plainCopyBuffer(copyBytes, shared, null);
   const newestSize = previous && previous.length >= 8 ? previous[6] | (previous[7] << 8) : 0;
@@ -85,7 +128,9 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   const memory = total <= MAX_MEMORY_BYTES ? memoryOf(total, shared) : null;
   if (!memory) return plainCopyBuffer(copyBytes, shared, null);
   const buffer = memory.buffer;
-  rooms.set(buffer, { memory, shared, copyAddress, copyBytes, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null });
+  rooms.set(buffer, {
+    memory, shared, jobAddress: 0, copyAddress, copyBytes, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null,
+  });
   return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
 };
 
@@ -100,12 +145,22 @@ export function decodableCopyOf(source: Uint8Array, shared = false): Uint8Array 
 
 /** True when `bytes` is a copy with a room (allocateDecodableCopy found a WebAssembly memory for it). */
 export function hasRoom(bytes: Uint8Array): boolean {
-  return rooms.has(bytes.buffer);
+  return roomOf(bytes) !== undefined;
 }
 
-/** The room of the copy `bytes`, when it has one. */
+/** The room of the copy `bytes`, when it has one: its own, or its slot's in a snapshot memory. */
 export function roomOf(bytes: Uint8Array): Room | undefined {
-  return rooms.get(bytes.buffer);
+  const own = rooms.get(bytes.buffer);
+  if (own) return own;
+  const snapshot = snapshotMemoryOf(bytes);
+  const slot = snapshot?.slotAt(bytes.byteOffset);
+  if (!snapshot || !slot) return undefined;
+  let room = slotRooms.get(slot);
+  if (!room) {
+    room = new SlotRoom(snapshot, slot);
+    slotRooms.set(slot, room);
+  }
+  return room;
 }
 
 /** A set source that gives the room's set first (when it is free and holds `rows`), else takes from `sets`. */
@@ -130,22 +185,31 @@ export function roomFirst(room: Room, sets: SetSource): SetSource {
  * columns afterwards. False when they are not in a room.
  */
 export function returnRoom(columns: RecordColumns): boolean {
-  const room = rooms.get(columns.time.buffer);
+  const room = rooms.get(columns.time.buffer) ?? snapshotMemoryOf(new Uint8Array(columns.time.buffer, 0, 0));
   if (!room || !room.lent) return false;
+  room.lent = false;
+  return true;
+}
+
+/**
+ * Frees `set` when it is a room's (its own copy's, or a snapshot memory's output set) that a
+ * decode took and then gave back (the ring's rows were merged into another set); false when it is
+ * not a room's set. Every SetSource's give() calls this first, so a room is never left lent by a
+ * merge that did not keep it.
+ */
+export function releaseRoomSet(set: ColumnSet): boolean {
+  const own = rooms.get(set.buffer);
+  const room = own && own.set === set ? own : snapshotMemoryOfSet(set);
+  if (!room) return false;
   room.lent = false;
   return true;
 }
 
 /** The engine that decodes the copy `bytes` (seen from its start) into `out`, when `out` is that copy's room; null otherwise. */
 export function engineFor(bytes: Uint8Array, out: ColumnSet): SampleRunEngine | null {
-  const room = rooms.get(bytes.buffer);
+  const room = roomOf(bytes);
   if (!room || out !== room.set || bytes.byteOffset !== room.copyAddress) return null;
-  room.engine ??= new SampleRunEngine(room.memory, room.shared, 0, room.copyAddress, columnAddresses(room.set));
+  room.engine ??= new SampleRunEngine(room.memory, room.shared, room.jobAddress, room.copyAddress, sampleRunColumns(room.set));
   return room.engine;
 }
 
-/** Where row 0 of each column a sample run writes is in `set`'s buffer, as byte addresses. */
-function columnAddresses(set: ColumnSet): SampleRunColumns {
-  const names = RECORD_COLUMN_NAMES.filter((name): name is SampleRunColumnName => name !== 'ring');
-  return Object.fromEntries(names.map((name) => [name, set[name].byteOffset])) as SampleRunColumns;
-}

@@ -83,11 +83,12 @@ export class Body {
 }
 
 export const OP = {
-  block: 0x02, loop: 0x03, if: 0x04, end: 0x0b, br: 0x0c, brIf: 0x0d, void: 0x40,
-  i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, i32Store: 0x36, f64Store: 0x39, i32Store8: 0x3a, i32Store16: 0x3b,
-  i32Ne: 0x47, i32LtS: 0x48, i32GtS: 0x4a, i32GeS: 0x4e, f64Lt: 0x63, f64Gt: 0x64,
+  block: 0x02, loop: 0x03, if: 0x04, else: 0x05, end: 0x0b, br: 0x0c, brIf: 0x0d, void: 0x40,
+  i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, i32Load16U: 0x2f, i32Store: 0x36, f64Store: 0x39, i32Store8: 0x3a, i32Store16: 0x3b,
+  i32Eqz: 0x45, i32Eq: 0x46, i32Ne: 0x47, i32LtS: 0x48, i32GtS: 0x4a, i32GeS: 0x4e, f64Eq: 0x61, f64Ne: 0x62, f64Lt: 0x63, f64Gt: 0x64,
   i64Const: 0x42, i64GeS: 0x59, i64GeU: 0x5a,
-  i32Add: 0x6a, i32And: 0x71, i32Shl: 0x74, i32ShrU: 0x76, i64Sub: 0x7d, i64Or: 0x84, i64Shl: 0x86, i64ExtendI32U: 0xad,
+  i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32And: 0x71, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
+  i64Sub: 0x7d, i64Or: 0x84, i64Shl: 0x86, i64ExtendI32U: 0xad,
   f64Add: 0xa0, f64Sub: 0xa1, f64Mul: 0xa2, f64ConvertI32U: 0xb8, f64ConvertI64S: 0xb9,
 } as const;
 
@@ -105,4 +106,26 @@ export function oneFunctionModule(exportName: string, paramCount: number, body: 
   const exported = section(7, vector([[...name(exportName), 0x00, ...unsignedLeb(0)]]));
   const code = section(10, vector([body.encode()]));
   return new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imports, ...functions, ...exported, ...code]);
+}
+
+/**
+ * Compiled modules by key (what they were built from), per thread, the most recently used last.
+ * The decode loops are compiled with their addresses as constants, so a recording compiles a
+ * module per ring geometry and sample layout on its first snapshot; the oldest go beyond
+ * MODULES_KEPT (an engine keeps the instances it made).
+ */
+const compiled = new Map<string, WebAssembly.Module>();
+const MODULES_KEPT = 64;
+
+/** The module built by `build` for `key`: compiled once per thread while it stays among the MODULES_KEPT most recent. */
+export function compiledModule(key: string, build: () => Uint8Array<ArrayBuffer>): WebAssembly.Module {
+  let module = compiled.get(key);
+  if (module) {
+    compiled.delete(key);
+  } else {
+    module = new WebAssembly.Module(build());
+    if (compiled.size >= MODULES_KEPT) compiled.delete(compiled.keys().next().value!);
+  }
+  compiled.set(key, module);
+  return module;
 }

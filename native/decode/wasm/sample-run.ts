@@ -10,7 +10,9 @@
 
 import { RecordType } from '../../abi/uapi';
 import type { RecordColumnName } from '../column-schema';
-import { Body, F64, I32, I64, OP, oneFunctionModule, type ImportedMemory } from './encoder';
+import { Body, F64, I32, I64, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
+import { RECORD_COLUMN_NAMES } from '../column-schema';
+import type { ColumnSet } from '../column-set';
 
 /**
  * The job record a call reads at its one parameter (a byte address): i32 fields first (byte
@@ -180,26 +182,8 @@ function sampleRunBody(constants: SampleRunConstants): Body {
   return b;
 }
 
-/**
- * Compiled modules by memory kind and constants, per thread, the most recently used last. A ring's
- * copies keep one geometry (copy-room.ts keeps a room's rows while they fit), so a recording
- * compiles one module per flight-recorder ring and sample layout, on its first snapshot; the
- * oldest go beyond MODULES_KEPT (an engine keeps the instance it made).
- */
-const compiled = new Map<string, WebAssembly.Module>();
-const MODULES_KEPT = 64;
-
 function sampleRunModule(memory: ImportedMemory, constants: SampleRunConstants): WebAssembly.Module {
-  const key = `${memory} ${Object.values(constants).join(' ')}`;
-  let module = compiled.get(key);
-  if (module) {
-    compiled.delete(key);
-  } else {
-    module = new WebAssembly.Module(oneFunctionModule('run', 1, sampleRunBody(constants), memory));
-    if (compiled.size >= MODULES_KEPT) compiled.delete(compiled.keys().next().value!);
-  }
-  compiled.set(key, module);
-  return module;
+  return compiledModule(`sample-run ${memory} ${Object.values(constants).join(' ')}`, () => oneFunctionModule('run', 1, sampleRunBody(constants), memory));
 }
 
 /** Byte offsets in a sample of the fields a run's rows take, and the smallest sample holding them all. */
@@ -290,4 +274,10 @@ export class SampleRunEngine {
     }
     return run;
   }
+}
+
+/** Where row 0 of each column a sample run writes is in `set`'s buffer, as byte addresses. */
+export function sampleRunColumns(set: ColumnSet): SampleRunColumns {
+  const names = RECORD_COLUMN_NAMES.filter((name): name is SampleRunColumnName => name !== 'ring');
+  return Object.fromEntries(names.map((name) => [name, set[name].byteOffset])) as SampleRunColumns;
 }

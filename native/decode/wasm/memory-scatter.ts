@@ -1,0 +1,171 @@
+// The scatter path's merge and row writes (scatter.ts: scatterSlice) as WebAssembly, for a snapshot
+// whose flight-recorder copies live in one snapshot memory (snapshot-memory.ts) and were keyed
+// there: planScatter decides whether a snapshot can take it and copies the side-band rings' times
+// into the memory (this thread, once), scatterPlanned writes one slice (any thread, each into its
+// own rows), and placeSideBandRows copies the side-band rows to where the merge put them.
+//
+// It takes a snapshot whose keyed rings all hold samples of one event whose layout has every field a
+// row reads (pid/tid, cpu, ip: Ringside's own events) with up to OTHER_RECORDS records that are not
+// plain samples (throttle, LOST, ...: the merge lists where each goes, placeOtherRecords decodes
+// them), and side-band rings of up to SIDE_BAND_ROWS rows in all; anything else is left to
+// scatterSlice. The rows are scatterSlice's, byte for byte.
+
+import { decodeOneRecord, type EventTables, type RingRows } from '../decode-ring';
+import { u32View, validEnd } from '../walk';
+import { copyShifted, type MergeSlice } from '../merge';
+import type { ScatterSource } from '../scatter';
+import type { ColumnSet } from '../column-set';
+import { ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, MergeScatterEngine, columnAddresses, type MergeScatterConstants, type MergeScatterEntry } from './merge-scatter';
+import { OTHER_RECORDS, SIDE_BAND_ROWS, type SnapshotMemory } from './snapshot-memory';
+
+/** How every ring of a snapshot enters the WebAssembly merge (from and to are each slice's). */
+export interface ScatterPlan {
+  readonly memory: WebAssembly.Memory;
+  readonly kind: 'plain' | 'shared';
+  readonly entries: readonly Omit<MergeScatterEntry, 'from' | 'to'>[];
+  readonly constants: MergeScatterConstants;
+  /** Thread `lane`'s merge job is at jobBase + lane * laneBytes, its list of other records at listBase + lane * laneBytes. */
+  readonly jobBase: number;
+  readonly listBase: number;
+  readonly laneBytes: number;
+}
+
+/**
+ * The plan for writing `sources` (keyed rings, side-band rows) into `memory`'s output set, or null
+ * when the snapshot is not one the WebAssembly merge takes (see the top of this file). Copies the
+ * side-band rows' times into the memory.
+ */
+export function planScatter(memory: SnapshotMemory, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, total: number): ScatterPlan | null {
+  if (sources.length > memory.entries || total > memory.set.length) return null;
+  let position = -1;
+  let sideBandRows = 0;
+  let otherRecords = 0;
+  for (const source of sources) {
+    if (source.kind === 'rows') {
+      sideBandRows += source.rows.count;
+      continue;
+    }
+    const keys = source.keys;
+    const slot = snapshotSlotOf(memory, source);
+    if (!slot || keys.scratch.time.byteOffset !== slot.keys.time || keys.scratch.time.buffer !== memory.buffer) return null;
+    if (keys.count === 0) continue;
+    otherRecords += keys.otherRecords;
+    if (keys.otherRecords === keys.count) continue;
+    if (keys.samplePosition < 0 || (position >= 0 && keys.samplePosition !== position)) return null;
+    position = keys.samplePosition;
+  }
+  if (sideBandRows > SIDE_BAND_ROWS || otherRecords > OTHER_RECORDS) return null;
+  const layout = position >= 0 ? tables.layouts[position] : null;
+  if (position >= 0 && (!layout || layout.pidTid < 0 || layout.cpu < 0 || layout.ip < 0)) return null;
+  const times = new Float64Array(memory.buffer, memory.sideBandTime, SIDE_BAND_ROWS);
+  let placed = 0;
+  const entries = sources.map((source, r): Omit<MergeScatterEntry, 'from' | 'to'> => {
+    if (source.kind === 'rows') {
+      const { set, first, count } = source.rows;
+      times.set(set.time.subarray(first, first + count), placed);
+      const entry = {
+        kind: ENTRY_HOLE, time: memory.sideBandTime + placed * 8, aux: memory.sideBandDestination + placed * 4, src: 0, position: 0, shift: shift[r],
+      } as const;
+      placed += count;
+      return entry;
+    }
+    const keys = source.keys;
+    if (keys.count === 0) return { kind: ENTRY_NONE, time: 0, aux: 0, src: 0, position: 0, shift: shift[r] };
+    return {
+      kind: keys.otherRecords > 0 ? ENTRY_KEYED_WITH_OTHERS : ENTRY_KEYED, time: keys.scratch.time.byteOffset + keys.first * 8,
+      aux: keys.scratch.offset.byteOffset + keys.first * 4, src: source.ring.bytes.byteOffset, position: keys.scratch.position.byteOffset + keys.first * 2,
+      shift: shift[r],
+    };
+  });
+  const constants: MergeScatterConstants = {
+    columns: columnAddresses(memory.set), pidTid: layout?.pidTid ?? 0, cpu: layout?.cpu ?? 0, ip: layout?.ip ?? 0,
+    event: position >= 0 ? tables.indexOf[position] : 0,
+  };
+  return {
+    memory: memory.memory, kind: memory.kind, entries, constants, jobBase: memory.mergeJobAddress(0), listBase: memory.othersAddress(0),
+    laneBytes: memory.laneBytes,
+  };
+}
+
+function snapshotSlotOf(memory: SnapshotMemory, source: Extract<ScatterSource, { kind: 'keyed' }>) {
+  const bytes = source.ring.bytes;
+  return bytes.buffer === memory.buffer ? memory.slotAt(bytes.byteOffset) : undefined;
+}
+
+/** Each thread's engines, by memory and constants: a pool's workers keep theirs across snapshots of one memory. */
+const engines = new WeakMap<WebAssembly.Memory, Map<string, MergeScatterEngine>>();
+
+function engineFor(plan: ScatterPlan): MergeScatterEngine {
+  let byConstants = engines.get(plan.memory);
+  if (!byConstants) {
+    byConstants = new Map();
+    engines.set(plan.memory, byConstants);
+  }
+  const c = plan.constants;
+  const key = `${Object.values(c.columns).join(' ')} ${c.pidTid} ${c.cpu} ${c.ip} ${c.event}`;
+  let engine = byConstants.get(key);
+  if (!engine) {
+    engine = new MergeScatterEngine(plan.memory, plan.kind, c);
+    byConstants.set(key, engine);
+  }
+  return engine;
+}
+
+/** Slices this thread has written with scatterPlanned (for tests and the bench). */
+let slicesWritten = 0;
+
+export function plannedSlicesWritten(): number {
+  return slicesWritten;
+}
+
+/**
+ * Writes `slice` of the planned merge with thread `lane`'s job record; returns the rows it placed
+ * and how many other records it listed for placeOtherRecords.
+ */
+export function scatterPlanned(plan: ScatterPlan, slice: MergeSlice, lane: number): { rows: number; others: number } {
+  slicesWritten++;
+  const entries = plan.entries.map((entry, r): MergeScatterEntry => ({ ...entry, from: slice.from[r], to: slice.to[r] }));
+  return engineFor(plan).scatter(plan.jobBase + lane * plan.laneBytes, slice.at, entries, plan.listBase + lane * plan.laneBytes);
+}
+
+/**
+ * After a slice: decodes the `count` records thread `lane` listed (not plain samples: throttle,
+ * LOST, ...) into their rows, one at a time, as scatterSlice does for them.
+ */
+export function placeOtherRecords(
+  plan: ScatterPlan, lane: number, count: number, out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>,
+): void {
+  const list = new Uint32Array(plan.memory.buffer, plan.listBase + lane * plan.laneBytes, count * 3);
+  for (let k = 0; k < count; k++) {
+    const to = list[k * 3];
+    const r = list[k * 3 + 1];
+    const source = sources[r];
+    if (source.kind !== 'keyed') throw new Error(`the merge listed a record of ring ${r}, which was not keyed`);
+    const keys = source.keys;
+    const key = keys.first + list[k * 3 + 2];
+    const ring = source.ring;
+    decodeOneRecord(u32View(ring.bytes), ring, validEnd(ring), keys.scratch.offset[key], out, to, keys.state.baseHi, keys.state.baseLo, tables);
+    out.time[to] = keys.scratch.time[key] + shift[r];
+    out.ring[to] = r;
+  }
+}
+
+/** After every slice: copies each side-band row to the output row the merge gave it. */
+export function placeSideBandRows(memory: SnapshotMemory, out: ColumnSet, sources: readonly ScatterSource[], shift: ArrayLike<number>): void {
+  const destinations = new Uint32Array(memory.buffer, memory.sideBandDestination, SIDE_BAND_ROWS);
+  let placed = 0;
+  sources.forEach((source, r) => {
+    if (source.kind !== 'rows') return;
+    const rows: RingRows = source.rows;
+    // Consecutive rows that went to consecutive places: one copy.
+    let j = 0;
+    while (j < rows.count) {
+      const to = destinations[placed + j];
+      let length = 1;
+      while (j + length < rows.count && destinations[placed + j + length] === to + length) length++;
+      copyShifted(out, to, rows.set, rows.first + j, length, shift[r]);
+      j += length;
+    }
+    placed += rows.count;
+  });
+}

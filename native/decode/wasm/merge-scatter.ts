@@ -1,0 +1,265 @@
+// One slice of the scatter merge (scatter.ts: MergeCursor over the rings' keys, scatterFastRuns'
+// rows) as WebAssembly, for a snapshot whose flight-recorder copies, their keys and the output
+// columns live in one WebAssembly memory (snapshot-memory.ts). It picks runs as MergeCursor does
+// (the running maximum of time + shift inside each ring, ties to the lower ring number; the run
+// goes on while its ring still beats the best other one) and writes each keyed record's row from
+// the ring bytes, the same fields scatterFastRuns writes. Rows of rings decoded elsewhere (side-band
+// rings: few rows, in memory of their own) are "holes": the call writes only where each goes, and
+// the caller copies them there.
+//
+// The slice's rings are entries of a job record the caller fills (MergeScatterJob); the output
+// columns' addresses, the sample's field offsets and the event are constants the module is
+// compiled with, as the sample run's are (sample-run.ts says why).
+
+import { RecordType } from '../../abi/uapi';
+import { RECORD_COLUMN_NAMES, type RecordColumnName } from '../column-schema';
+import type { ColumnSet } from '../column-set';
+import { Body, F64, I32, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
+
+/**
+ * What an entry's ring is: nothing left to merge, records to decode (keyed), keyed records among
+ * which some are not plain samples (their position is OTHER_RECORD: the call lists where each goes
+ * and the caller decodes it), or rows the caller places (hole).
+ */
+export const ENTRY_NONE = 0;
+export const ENTRY_KEYED = 1;
+export const ENTRY_HOLE = 2;
+export const ENTRY_KEYED_WITH_OTHERS = 3;
+
+/** A key's position when its record is not a plain sample (scatter.ts OTHER_RECORD). */
+const OTHER_POSITION = 0xffff;
+
+/**
+ * Job header: i32 ring count, i32 the slice's first output row, i32 records listed as others
+ * (written by the call), i32 the byte address of the others list: (output row, ring, key) as
+ * three u32 each.
+ */
+const HEADER = { rings: 0, at: 4, others: 8, list: 12 } as const;
+const HEADER_BYTES = 16;
+/**
+ * One ring's entry (by ring number): i32 kind, next (its first row of the slice), stop, the byte
+ * address of its time 0 (f64, before the shift), of its offset 0 (u32; a hole's: where its row 0
+ * goes, written by the call), of its copy; f64 shift, f64 the merge key of row `next`, the byte
+ * address of its position 0 (u16).
+ */
+const ENTRY = { kind: 0, next: 4, stop: 8, time: 12, aux: 16, src: 20, shift: 24, key: 32, position: 40 } as const;
+const ENTRY_BYTES = 48;
+/** Bytes of one listed other record. */
+export const OTHER_BYTES = 12;
+
+/** Bytes a job of `rings` entries takes. */
+export function mergeScatterJobBytes(rings: number): number {
+  return HEADER_BYTES + rings * ENTRY_BYTES;
+}
+
+/** One ring of a slice as the caller describes it. */
+export interface MergeScatterEntry {
+  readonly kind: typeof ENTRY_NONE | typeof ENTRY_KEYED | typeof ENTRY_HOLE | typeof ENTRY_KEYED_WITH_OTHERS;
+  readonly from: number;
+  readonly to: number;
+  /** Byte address of the time of row 0 (the ring's first key, or a hole's first copied time). */
+  readonly time: number;
+  /** Keyed: byte address of the offset of row 0; hole: of where row 0 goes. */
+  readonly aux: number;
+  /** Keyed: byte address of the ring's copy. */
+  readonly src: number;
+  /** Keyed with others: byte address of the position of row 0. */
+  readonly position: number;
+  readonly shift: number;
+}
+
+/** What the module is compiled with: the output columns (row 0's byte address), the sample's field offsets and the event index. */
+export interface MergeScatterConstants {
+  readonly columns: { readonly [K in RecordColumnName]: number };
+  readonly pidTid: number;
+  readonly cpu: number;
+  readonly ip: number;
+  readonly event: number;
+}
+
+/** Row 0's byte address of every column of `set`. */
+export function columnAddresses(set: ColumnSet): { readonly [K in RecordColumnName]: number } {
+  return Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [name, set[name].byteOffset])) as { readonly [K in RecordColumnName]: number };
+}
+
+function mergeScatterBody(k: MergeScatterConstants): Body {
+  const b = new Body(['job']);
+  for (const name of ['n', 'at', 'to', 'r', 'e', 'best', 'rival', 'be', 'i', 'stop', 'tAddr', 'aux', 'src', 'o', 'p', 'tie', 'pos', 'withOthers', 'others', 'list']) {
+    b.local(name, I32);
+  }
+  for (const name of ['k', 'rivalKey', 'shift', 't', 'value']) b.local(name, F64);
+  const c = k.columns;
+  const entry = (ring: string, into: string): void => {
+    b.get('job').i32(HEADER_BYTES).op(OP.i32Add).get(ring).i32(ENTRY_BYTES).op(OP.i32Mul, OP.i32Add).set(into);
+  };
+  const keyOf = (entryLocal: string): void => {
+    b.get(entryLocal).mem(OP.f64Load, 3, ENTRY.key);
+  };
+  /** column[to << shift] = value */
+  const store = (column: RecordColumnName, shift: number, opcode: number, align: number, value: () => void): void => {
+    b.get('to');
+    if (shift > 0) b.i32(shift).op(OP.i32Shl);
+    value();
+    b.mem(opcode, align, c[column]);
+  };
+  const field = (at: number): void => {
+    b.get('p').mem(OP.i32Load, 2, at);
+  };
+
+  b.get('job').mem(OP.i32Load, 2, HEADER.rings).set('n');
+  b.get('job').mem(OP.i32Load, 2, HEADER.at).set('at');
+  b.get('job').mem(OP.i32Load, 2, HEADER.list).set('list');
+  b.i32(0).set('others');
+  b.get('at').set('to');
+  b.op(OP.block, OP.void, OP.loop, OP.void); // $done, $runs
+  // The ring with the smallest (key, ring) holding rows, and the next smallest (its rival).
+  b.i32(-1).set('best').i32(-1).set('rival').i32(0).set('r');
+  b.op(OP.block, OP.void, OP.loop, OP.void); // $scanned, $scan
+  b.get('r').get('n').op(OP.i32GeS, OP.brIf, 1);
+  entry('r', 'e');
+  b.get('e').mem(OP.i32Load, 2, ENTRY.next).get('e').mem(OP.i32Load, 2, ENTRY.stop).op(OP.i32LtS, OP.if, OP.void);
+  b.get('best').i32(0).op(OP.i32LtS, OP.if, OP.void);
+  b.get('r').set('best');
+  b.op(OP.else);
+  entry('best', 'be');
+  keyOf('e');
+  keyOf('be');
+  b.op(OP.f64Lt, OP.if, OP.void);
+  b.get('best').set('rival').get('r').set('best');
+  b.op(OP.else);
+  b.get('rival').i32(0).op(OP.i32LtS, OP.if, OP.void);
+  b.get('r').set('rival');
+  b.op(OP.else);
+  entry('rival', 'be');
+  keyOf('e');
+  keyOf('be');
+  b.op(OP.f64Lt, OP.if, OP.void).get('r').set('rival').op(OP.end);
+  b.op(OP.end); // rival < 0
+  b.op(OP.end); // key < best's
+  b.op(OP.end); // best < 0
+  b.op(OP.end); // holds rows
+  b.get('r').i32(1).op(OP.i32Add).set('r');
+  b.op(OP.br, 0, OP.end, OP.end); // $scan, $scanned
+  b.get('best').i32(0).op(OP.i32LtS, OP.brIf, 1);
+
+  // The run: rows of `best` while its key stays below the rival's (or equal, when best's number is lower).
+  b.f64(Infinity).set('rivalKey');
+  b.get('rival').i32(0).op(OP.i32GeS, OP.if, OP.void);
+  entry('rival', 'e');
+  keyOf('e');
+  b.set('rivalKey');
+  b.op(OP.end);
+  b.get('best').get('rival').op(OP.i32LtS).set('tie');
+  entry('best', 'be');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.next).set('i');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.stop).set('stop');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.time).set('tAddr');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.aux).set('aux');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.src).set('src');
+  b.get('be').mem(OP.f64Load, 3, ENTRY.shift).set('shift');
+  keyOf('be');
+  b.set('k');
+  b.get('tAddr').get('i').i32(3).op(OP.i32Shl, OP.i32Add).mem(OP.f64Load, 3).set('t');
+  /** After row i is written: i++, and on while i < stop and the ring still beats its rival. */
+  const advance = (): void => {
+    b.get('to').i32(1).op(OP.i32Add).set('to');
+    b.get('i').i32(1).op(OP.i32Add).set('i');
+    b.get('i').get('stop').op(OP.i32GeS, OP.brIf, 1);
+    b.get('tAddr').get('i').i32(3).op(OP.i32Shl, OP.i32Add).mem(OP.f64Load, 3).set('t');
+    b.get('t').get('shift').op(OP.f64Add).set('value');
+    // A time below the running key (or none: NaN) keeps it.
+    b.get('value').get('k').op(OP.f64Gt, OP.if, OP.void).get('value').set('k').op(OP.end);
+    b.get('k').get('rivalKey').op(OP.f64Lt);
+    b.get('k').get('rivalKey').op(OP.f64Eq).get('tie').op(OP.i32And);
+    b.op(OP.i32Or, OP.brIf, 0);
+  };
+  b.get('be').mem(OP.i32Load, 2, ENTRY.position).set('pos');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.kind).i32(ENTRY_KEYED_WITH_OTHERS).op(OP.i32Eq).set('withOthers');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.kind).i32(ENTRY_HOLE).op(OP.i32Ne, OP.if, OP.void);
+  b.op(OP.block, OP.void, OP.loop, OP.void);
+  // A record that is not a plain sample: listed (row, ring, key) for the caller, which decodes it.
+  // (Its position is read only in a ring that has such records.)
+  b.get('withOthers').op(OP.if, I32);
+  b.get('pos').get('i').i32(1).op(OP.i32Shl, OP.i32Add).mem(OP.i32Load16U, 1).i32(OTHER_POSITION).op(OP.i32Eq);
+  b.op(OP.else).i32(0).op(OP.end);
+  b.op(OP.if, OP.void);
+  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('to').mem(OP.i32Store, 2, 0);
+  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('best').mem(OP.i32Store, 2, 4);
+  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('i').mem(OP.i32Store, 2, 8);
+  b.get('others').i32(1).op(OP.i32Add).set('others');
+  b.op(OP.else);
+  b.get('aux').get('i').i32(2).op(OP.i32Shl, OP.i32Add).mem(OP.i32Load, 2).set('o');
+  b.get('src').get('o').op(OP.i32Add).set('p');
+  store('time', 3, OP.f64Store, 3, () => b.get('t').get('shift').op(OP.f64Add));
+  store('kind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
+  store('misc', 1, OP.i32Store16, 1, () => field(4));
+  store('event', 1, OP.i32Store16, 1, () => b.i32(k.event));
+  store('offset', 2, OP.i32Store, 2, () => b.get('o'));
+  store('ring', 1, OP.i32Store16, 1, () => b.get('best'));
+  store('pid', 2, OP.i32Store, 2, () => field(k.pidTid));
+  store('tid', 2, OP.i32Store, 2, () => field(k.pidTid + 4));
+  store('cpu', 2, OP.i32Store, 2, () => field(k.cpu));
+  store('ipLo', 2, OP.i32Store, 2, () => field(k.ip));
+  store('ipHi', 2, OP.i32Store, 2, () => field(k.ip + 4));
+  b.op(OP.end); // other record or sample
+  advance();
+  b.op(OP.end, OP.end);
+  b.op(OP.else);
+  b.op(OP.block, OP.void, OP.loop, OP.void);
+  b.get('aux').get('i').i32(2).op(OP.i32Shl, OP.i32Add).get('to').mem(OP.i32Store, 2);
+  advance();
+  b.op(OP.end, OP.end);
+  b.op(OP.end); // keyed or hole
+  b.get('be').get('i').mem(OP.i32Store, 2, ENTRY.next);
+  b.get('be').get('k').mem(OP.f64Store, 3, ENTRY.key);
+  b.op(OP.br, 0, OP.end, OP.end); // $runs, $done
+  b.get('job').get('others').mem(OP.i32Store, 2, HEADER.others);
+  b.get('to').get('at').op(OP.i32Sub);
+  return b;
+}
+
+/** The merge-scatter of one memory and output layout, as seen from one thread: a compiled instance, and a job record per call. */
+export class MergeScatterEngine {
+  private readonly run: (job: number) => number;
+  private readonly constantsKey: string;
+
+  constructor(private readonly memory: WebAssembly.Memory, kind: ImportedMemory, constants: MergeScatterConstants) {
+    const c = constants.columns;
+    this.constantsKey = `${RECORD_COLUMN_NAMES.map((name) => c[name]).join(' ')} ${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.event}`;
+    const module = compiledModule(`merge-scatter ${kind} ${this.constantsKey}`, () => oneFunctionModule('run', 1, mergeScatterBody(constants), kind));
+    this.run = new WebAssembly.Instance(module, { env: { memory } }).exports.run as (job: number) => number;
+  }
+
+  /**
+   * Writes the slice whose rings are `entries` (by ring number) from output row `at` on, with the
+   * job record at `jobAddress` (mergeScatterJobBytes(entries.length) bytes) and the others list at
+   * `listAddress`; returns the rows it placed (written, or for holes and others, located) and how
+   * many other records it listed.
+   */
+  scatter(jobAddress: number, at: number, entries: readonly MergeScatterEntry[], listAddress: number): { rows: number; others: number } {
+    const buffer = this.memory.buffer;
+    const i32 = new Int32Array(buffer, jobAddress, mergeScatterJobBytes(entries.length) / 4);
+    const f64 = new Float64Array(buffer, jobAddress, mergeScatterJobBytes(entries.length) / 8);
+    i32[HEADER.rings / 4] = entries.length;
+    i32[HEADER.at / 4] = at;
+    i32[HEADER.list / 4] = listAddress;
+    const f64View = new Float64Array(buffer);
+    entries.forEach((entry, r) => {
+      const base = (HEADER_BYTES + r * ENTRY_BYTES) / 4;
+      const holds = entry.kind !== ENTRY_NONE && entry.from < entry.to;
+      i32[base + ENTRY.kind / 4] = holds ? entry.kind : ENTRY_NONE;
+      i32[base + ENTRY.next / 4] = holds ? entry.from : 0;
+      i32[base + ENTRY.stop / 4] = holds ? entry.to : 0;
+      i32[base + ENTRY.time / 4] = entry.time;
+      i32[base + ENTRY.aux / 4] = entry.aux;
+      i32[base + ENTRY.src / 4] = entry.src;
+      i32[base + ENTRY.position / 4] = entry.position;
+      f64[(HEADER_BYTES + r * ENTRY_BYTES + ENTRY.shift) / 8] = entry.shift;
+      // MergeCursor's first key of a ring in a slice: its time there, or -Infinity when it has none.
+      const first = holds ? f64View[(entry.time + entry.from * 8) / 8] + entry.shift : -Infinity;
+      f64[(HEADER_BYTES + r * ENTRY_BYTES + ENTRY.key) / 8] = first === first ? first : -Infinity;
+    });
+    const rows = this.run(jobAddress);
+    return { rows, others: i32[HEADER.others / 4] };
+  }
+}

@@ -1,0 +1,203 @@
+// One snapshot's flight-recorder copies in one WebAssembly memory (snapshot-memory.ts), keyed and
+// merged there as WebAssembly (key-run.ts, merge-scatter.ts, memory-scatter.ts), on one thread and
+// in a decode pool, against the JavaScript decoder on the same bytes: the columns byte for byte, the
+// coverage and the anomalies, on seeded per-CPU snapshots with side-band rings, unsorted and damaged
+// times, mutated rings, and rings that outgrow their keys; and how a group's copies are allocated.
+
+import * as assert from 'node:assert/strict';
+import { RecordType, Sample } from '../../abi/uapi';
+import type { CopyGroup, RingCopy } from '../../abi/snapshot';
+import { decodeSnapshot, type SnapshotInput } from '../columns';
+import { DecodePool } from '../../decode-pool/pool';
+import { ByteWriter, attrOf, columnByteDifferences, eventOf, otherRecord, prng, randomPerCpuSnapshot, ringFromRecords, sampleRecord } from '../test-records';
+import type { DecodedSnapshot } from '../types';
+import { allocateDecodableCopy, hasRoom, returnRoom } from './copy-room';
+import { plannedSlicesWritten } from './memory-scatter';
+import { SIDE_BAND_ROWS, snapshotMemoryOf } from './snapshot-memory';
+
+const BASIC = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
+
+/** A group of `sizes.length` rings as a recorder describes them to the allocator. */
+function groupOf(sizes: readonly number[]): { members: object[]; askFor(member: number): CopyGroup } {
+  const key = {};
+  const members = sizes.map(() => ({}));
+  const list = () => members.map((member, i) => ({ member, copyBytes: sizes[i] }));
+  return { members, askFor: (member) => ({ key, member: members[member], members: list }) };
+}
+
+/** The snapshot with every flight-recorder ring's copy in one snapshot memory, as a recorder's group copies them. */
+function inSnapshotMemory(input: SnapshotInput, shared = true): SnapshotInput {
+  const backward = input.rings.filter((ring) => ring.direction === 'backward');
+  const group = groupOf(backward.map((ring) => ring.bytes.length));
+  const rings = input.rings.map((ring): RingCopy => {
+    const member = backward.indexOf(ring);
+    if (member < 0) return ring;
+    const { bytes } = allocateDecodableCopy(ring.bytes.length, shared, null, group.askFor(member));
+    bytes.set(ring.bytes);
+    return { ...ring, bytes };
+  });
+  if (backward.length >= 2) {
+    const memory = snapshotMemoryOf(rings.find((ring) => ring.direction === 'backward')!.bytes);
+    assert.ok(memory, 'the group got a snapshot memory');
+    for (const ring of rings) if (ring.direction === 'backward') assert.equal(snapshotMemoryOf(ring.bytes), memory);
+  }
+  return { ...input, rings };
+}
+
+function assertSame(got: DecodedSnapshot, want: DecodedSnapshot, what: string): void {
+  assert.deepEqual(columnByteDifferences(got.columns, want.columns), [], what);
+  assert.equal(got.columns.timeOriginNs, want.columns.timeOriginNs, what);
+  assert.deepEqual(got.coverage, want.coverage, what);
+  assert.deepEqual(got.anomalies, want.anomalies, what);
+}
+
+/** True when the columns are the snapshot memory's output set. */
+function mergedInMemory(snapshot: DecodedSnapshot): boolean {
+  return snapshot.rings.some((ring) => ring.direction === 'backward' && ring.bytes.buffer === snapshot.columns.time.buffer);
+}
+
+/**
+ * Rings of BASIC samples of one event, times that mostly rise (every 20th falls back: unsorted),
+ * a LOST record now and then (every 97th: a record the merge lists for the caller), and a side-band ring.
+ */
+function oneEventRings(seed: number, ringCount: number, records: number): SnapshotInput {
+  const random = prng(seed);
+  const side = randomPerCpuSnapshot(seed, 50, false);
+  const rings: RingCopy[] = [];
+  for (let r = 0; r < ringCount; r++) {
+    let time = 0xfffff000n + BigInt(Math.floor(random() * 100));
+    const list = Array.from({ length: Math.floor(records * (0.5 + random())) }, (_, i) => {
+      time += BigInt(Math.floor(random() * 20)) - (i % 20 === 19 ? 9n : 0n);
+      if (i % 97 === 50) return otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(2n).toBytes(), BASIC, true, { pid: 10, tid: 11 + r, time, cpu: r, id: 7n });
+      return sampleRecord(BASIC, { id: 7n, ip: 0x401000n + BigInt(i), pid: 10, tid: 11 + r, time, cpu: r, period: 1n });
+    });
+    rings.push(ringFromRecords(list, 1 << 18, 'backward', { ringId: r, cpu: r }));
+  }
+  const sideBand = side.rings.filter((ring) => ring.direction === 'forward').map((ring) => ({ ...ring, ringId: ringCount, defaultEvent: 1 }));
+  return { events: [eventOf(0, attrOf(BASIC, { flags: { sampleIdAll: true } }), [7n], 'basic'), { ...side.events[2], index: 1 }], rings: [...rings, ...sideBand] };
+}
+
+describe('decode/wasm: a snapshot memory', () => {
+  it('gives a group\'s rings one memory until one of them asks again, with a whole that covers its keys', () => {
+    const sizes = [1 << 16, 1 << 16, 1 << 17];
+    const group = groupOf(sizes);
+    const first = sizes.map((size, member) => allocateDecodableCopy(size, true, null, group.askFor(member)));
+    const memory = snapshotMemoryOf(first[0].bytes);
+    assert.ok(memory);
+    assert.ok(first.every((copy) => snapshotMemoryOf(copy.bytes) === memory && hasRoom(copy.bytes)));
+    // The wholes tile the memory: each from its slot to the next, the last to the end.
+    assert.equal(first[0].whole.byteOffset, 0);
+    assert.equal(first[0].whole.byteOffset + first[0].whole.length, first[1].whole.byteOffset);
+    assert.equal(first[2].whole.byteOffset + first[2].whole.length, memory.buffer.byteLength);
+    assert.ok(memory.set.length >= SIDE_BAND_ROWS + 3 * Math.floor((1 << 16) / 48));
+    const again = allocateDecodableCopy(1 << 16, true, first[0].bytes, group.askFor(0));
+    const next = snapshotMemoryOf(again.bytes);
+    assert.ok(next && next !== memory, 'a ring asking again starts a new memory');
+    assert.equal(snapshotMemoryOf(allocateDecodableCopy(1 << 16, true, first[1].bytes, group.askFor(1)).bytes), next);
+    // A group of one ring gets a room of its own, as before.
+    const alone = groupOf([1 << 16]);
+    const own = allocateDecodableCopy(1 << 16, true, null, alone.askFor(0));
+    assert.equal(snapshotMemoryOf(own.bytes), undefined);
+    assert.ok(hasRoom(own.bytes));
+  });
+
+  it('sizes a ring\'s keys by the newest record of its last copy', () => {
+    const group = groupOf([1 << 16, 1 << 16]);
+    const copies = [0, 1].map((member) => allocateDecodableCopy(1 << 16, true, null, group.askFor(member)).bytes);
+    // The newest record of ring 1's copy is 128 bytes: its next keys are sized for 128-byte records.
+    copies[1].set(sampleRecord(BASIC, { id: 7n, ip: 1n, pid: 1, tid: 1, time: 1n, cpu: 0, period: 1n, tail: new Uint8Array(72) }));
+    assert.equal(copies[1][6] | (copies[1][7] << 8), 128);
+    const next = allocateDecodableCopy(1 << 16, true, copies[0], group.askFor(0));
+    const memory = snapshotMemoryOf(next.bytes)!;
+    const [zero, one] = memory.slots;
+    assert.ok(one.keys.capacity < zero.keys.capacity, `${one.keys.capacity} keys for 128-byte records, ${zero.keys.capacity} for 48`);
+    assert.equal(one.keys.capacity, Math.ceil(Math.floor((1 << 16) / 128) * 1.0625) + 16);
+  });
+
+  it('gives the JavaScript decoder\'s bytes, coverage and anomalies on seeded per-CPU snapshots (two events, side-band rings)', () => {
+    let merged = 0;
+    for (let seed = 1; seed <= 150; seed++) {
+      const input = randomPerCpuSnapshot(seed);
+      const got = decodeSnapshot(inSnapshotMemory(input));
+      assertSame(got, decodeSnapshot(input), `seed ${seed}`);
+      if (mergedInMemory(got)) merged++;
+      returnRoom(got.columns);
+    }
+    assert.ok(merged > 100, `${merged} of 150 snapshots were merged into the memory's output set`);
+  });
+
+  it('merges as WebAssembly when the rings hold one event: unsorted times, LOST records and side-band rows placed between them', () => {
+    const before = plannedSlicesWritten();
+    let rows = 0;
+    for (let seed = 1; seed <= 40; seed++) {
+      const input = oneEventRings(seed, 2 + (seed % 5), 400 + seed * 50);
+      const got = decodeSnapshot(inSnapshotMemory(input));
+      assertSame(got, decodeSnapshot(input), `seed ${seed}`);
+      assert.ok(mergedInMemory(got), `seed ${seed}: merged in the memory`);
+      rows += got.columns.length;
+      returnRoom(got.columns);
+    }
+    assert.equal(plannedSlicesWritten() - before, 40, 'every snapshot went through the WebAssembly merge');
+    assert.ok(rows > 50_000, `${rows} rows compared`);
+  });
+
+  it('gives the same bytes on mutated rings (bit flips, damaged sizes, ids and times)', () => {
+    for (let seed = 1; seed <= 200; seed++) {
+      const random = prng(seed * 17);
+      const input = seed % 2 === 0 ? randomPerCpuSnapshot(seed) : oneEventRings(seed, 3, 300);
+      const rings = input.rings.map((ring) => {
+        if (ring.direction !== 'backward' || random() < 0.5) return ring;
+        const bytes = ring.bytes.slice();
+        for (let m = 1 + Math.floor(random() * 6); m > 0; m--) {
+          const at = Math.floor(random() * Math.max(1, ring.validBytes));
+          if (random() < 0.5) bytes[at] ^= 1 << Math.floor(random() * 8);
+          else bytes[at] = random() < 0.5 ? 0xff : 0;
+        }
+        return { ...ring, bytes };
+      });
+      const mutated = { ...input, rings };
+      const got = decodeSnapshot(inSnapshotMemory(mutated));
+      assertSame(got, decodeSnapshot(mutated), `seed ${seed}`);
+      returnRoom(got.columns);
+    }
+  });
+
+  it('decodes a ring alone in its snapshot into the memory\'s output set, and the next snapshot elsewhere while that is held', () => {
+    const input = oneEventRings(5, 2, 2000);
+    const alone = { ...input, rings: input.rings.map((ring) => (ring.ringId === 1 ? { ...ring, validBytes: 0, bytesWritten: 0n } : ring)) };
+    const inMemory = inSnapshotMemory(alone);
+    const first = decodeSnapshot(inMemory);
+    assertSame(first, decodeSnapshot(alone), 'one ring with records');
+    assert.ok(mergedInMemory(first), 'decoded into the output set');
+    const held = decodeSnapshot(inMemory);
+    assertSame(held, first, 'decoded again while the first is held');
+    assert.ok(!mergedInMemory(held), 'not into the set the first snapshot holds');
+    assert.ok(returnRoom(first.columns));
+  });
+
+  it('frees the output set when a ring decoded into it is merged elsewhere (scatter off), for the next decode', () => {
+    const input = inSnapshotMemory(oneEventRings(9, 3, 1500));
+    const sliced = decodeSnapshot(input, { scatter: false });
+    assertSame(sliced, decodeSnapshot(oneEventRings(9, 3, 1500)), 'scatter off');
+    assert.ok(!mergedInMemory(sliced), 'merged into a set of its own');
+    const next = decodeSnapshot(input);
+    assert.ok(mergedInMemory(next), 'the next decode merged into the output set');
+    assert.ok(returnRoom(next.columns));
+  });
+
+  it('gives the same bytes from a decode pool, keyed and merged as WebAssembly on every thread', async () => {
+    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+    try {
+      for (let seed = 1; seed <= 30; seed++) {
+        const input = seed % 3 === 0 ? randomPerCpuSnapshot(seed, 3000) : oneEventRings(seed, 2 + (seed % 4), 3000);
+        const got = await pool.decode(inSnapshotMemory(input));
+        assertSame(got, decodeSnapshot(input), `seed ${seed}`);
+        returnRoom(got.columns);
+      }
+      assert.ok(pool.mergesInSnapshotMemory >= 20, `${pool.mergesInSnapshotMemory} merges in the memory`);
+      assert.ok(pool.parallelMerges >= 20, `${pool.parallelMerges} merges cut into slices for the workers`);
+    } finally {
+      await pool.close();
+    }
+  });
+});
