@@ -6,6 +6,7 @@
 // Each count is decoded on one thread and by a DecodePool (worker threads + this one); the
 // simulated rings live in shared memory, as a recorder with sharedCopyBuffers copies them.
 
+import { availableParallelism } from 'node:os';
 import { RecordType } from '../native/abi/uapi';
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot } from '../native/decode/columns';
@@ -41,7 +42,7 @@ export function splitIntoRings(copy: RingCopy, count: number): RingCopy[] {
   // Where a recorder with sharedCopyBuffers and the decoder's allocator copies its rings: every
   // ring's copy in one snapshot memory (native/decode/wasm/snapshot-memory.ts), faulted in before
   // the copy as the recorder's idle warming does.
-  const group = { key: {}, members: () => sizes.map((size, ring) => ({ member: members[ring], copyBytes: size })) };
+  const group = { key: {}, members: () => sizes.map((size, ring) => ({ member: members[ring], copyBytes: size })), threads: availableParallelism() };
   const members = sizes.map(() => ({}));
   const bytes = sizes.map((size, ring) => {
     const { bytes: copy, whole } = allocateDecodableCopy(size, true, null, { ...group, member: members[ring] });

@@ -148,6 +148,8 @@ export interface CopyGroup {
   readonly member: object;
   /** Every ring of the group now, with the size of its copies. */
   members(): readonly { readonly member: object; readonly copyBytes: number }[];
+  /** Threads that may decode one snapshot of the group at once (a decode pool's: one per CPU). */
+  readonly threads: number;
 }
 
 /** A copy in a plain buffer of its own, nothing after it: what a ring's copies go into without an allocator. */

@@ -33,7 +33,7 @@ import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
 import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingResult, type RingTask, type SharedSource, type WorkerRequest } from './decode-worker';
-import { SNAPSHOT_MEMORY_LANES, commonSnapshotMemory, takeMergedSet } from '../decode/wasm/snapshot-memory';
+import { commonSnapshotMemory, takeMergedSet } from '../decode/wasm/snapshot-memory';
 import { keyArrayViews, keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';
 import { releaseRoomSet } from '../decode/wasm/copy-room';
 import { placeOtherRecords, placeSideBandRows, planScatter, scatterPlanned } from '../decode/wasm/memory-scatter';
@@ -323,7 +323,9 @@ export class DecodePool {
     const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
     this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
     // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
-    const memory = lanes.length <= SNAPSHOT_MEMORY_LANES ? commonSnapshotMemory(rings, flightRecordersWithRecords(rings)) : null;
+    // Every thread that keys or writes a slice needs job records of its own there: lanes for this thread and each worker.
+    const inOne = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
+    const memory = inOne && this.workerCount + 1 <= inOne.lanes ? inOne : null;
     const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => {
       const slot = memory?.slotAt(rings[r].bytes.byteOffset);
       return memory && slot ? memory.keyPlace(slot, lane) : null;

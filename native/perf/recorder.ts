@@ -7,6 +7,7 @@
 // and the snapshot loop it shares with borrowed rings (snapshot-loop).
 
 import type { PerfEventAttr } from '../abi/attr';
+import { availableParallelism } from 'node:os';
 import { Sample } from '../abi/uapi';
 import { openEvent, type PerfEventFd } from './events';
 import {
@@ -111,7 +112,7 @@ export class Recorder {
   /** Faults in every flight-recorder ring's spare copy buffer while idle (see SpareCopyBuffer). */
   private readonly warmer: SpareBufferWarmer;
   /** This recorder's flight-recorder rings as one group, whose copies a snapshot takes together (see CopyGroup). */
-  private readonly copyGroup: RingCopyGroup = { key: this, rings: () => this.backwardRings };
+  private readonly copyGroup: RingCopyGroup = { key: this, rings: () => this.backwardRings, threads: availableParallelism() };
   /** Empties the side-band rings between snapshots, so a full ring never drops COMM/MMAP2/EXIT. */
   private drainTimer: NodeJS.Timeout | undefined;
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */

@@ -295,6 +295,8 @@ export class RingMapping {
 export interface RingCopyGroup {
   readonly key: object;
   rings(): readonly BackwardRing[];
+  /** Threads that may decode one snapshot at once (CopyGroup.threads). */
+  readonly threads: number;
 }
 
 /**
@@ -319,7 +321,7 @@ export class BackwardRing {
     this.ring = new RingMapping(event.fd, dataPages, false, event.name);
     const allocate: CopyAllocator | undefined = allocateCopy && group
       ? (copyBytes, shared, previous) => allocateCopy(copyBytes, shared, previous, {
-        key: group.key, member: this, members: () => group.rings().map((ring) => ({ member: ring, copyBytes: ring.dataSize })),
+        key: group.key, member: this, members: () => group.rings().map((ring) => ({ member: ring, copyBytes: ring.dataSize })), threads: group.threads,
       })
       : allocateCopy;
     this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies, allocate);

@@ -124,7 +124,9 @@ export class KeyRunEngine {
    * Keys at most `max` timed samples of one event (id idLo/idHi at layout.sId when >= 0, event
    * position `position`) from byte state.o up to `end`, the time base known; returns how many.
    */
-  key(end: number, max: number, layout: KeyRunLayout, idLo: number, idHi: number, position: number, baseHi: number, baseLo: number, state: KeyRunState): number {
+  key(
+    end: number, max: number, layout: KeyRunLayout, idLo: number, idHi: number, position: number, baseHi: number, baseLo: number, state: KeyRunState,
+  ): number {
     const run = this.runFor(layout);
     const j = this.i32;
     j[I.o] = state.o;

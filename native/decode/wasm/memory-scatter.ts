@@ -15,7 +15,9 @@ import { u32View, validEnd } from '../walk';
 import { copyShifted, type MergeSlice } from '../merge';
 import type { ScatterSource } from '../scatter';
 import type { ColumnSet } from '../column-set';
-import { ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, MergeScatterEngine, columnAddresses, type MergeScatterConstants, type MergeScatterEntry } from './merge-scatter';
+import {
+  ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, MergeScatterEngine, columnAddresses, type MergeScatterConstants, type MergeScatterEntry,
+} from './merge-scatter';
 import { OTHER_RECORDS, SIDE_BAND_ROWS, type SnapshotMemory } from './snapshot-memory';
 
 /** How every ring of a snapshot enters the WebAssembly merge (from and to are each slice's). */
@@ -35,7 +37,9 @@ export interface ScatterPlan {
  * when the snapshot is not one the WebAssembly merge takes (see the top of this file). Copies the
  * side-band rows' times into the memory.
  */
-export function planScatter(memory: SnapshotMemory, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, total: number): ScatterPlan | null {
+export function planScatter(
+  memory: SnapshotMemory, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, total: number,
+): ScatterPlan | null {
   if (sources.length > memory.entries || total > memory.set.length) return null;
   let position = -1;
   let sideBandRows = 0;

@@ -5,6 +5,7 @@
 // times, mutated rings, and rings that outgrow their keys; and how a group's copies are allocated.
 
 import * as assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { RecordType, Sample } from '../../abi/uapi';
 import type { CopyGroup, RingCopy } from '../../abi/snapshot';
 import { decodeSnapshot, type SnapshotInput } from '../columns';
@@ -22,7 +23,7 @@ function groupOf(sizes: readonly number[]): { members: object[]; askFor(member: 
   const key = {};
   const members = sizes.map(() => ({}));
   const list = () => members.map((member, i) => ({ member, copyBytes: sizes[i] }));
-  return { members, askFor: (member) => ({ key, member: members[member], members: list }) };
+  return { members, askFor: (member) => ({ key, member: members[member], members: list, threads: availableParallelism() }) };
 }
 
 /** The snapshot with every flight-recorder ring's copy in one snapshot memory, as a recorder's group copies them. */
@@ -68,7 +69,8 @@ function oneEventRings(seed: number, ringCount: number, records: number): Snapsh
     let time = 0xfffff000n + BigInt(Math.floor(random() * 100));
     const list = Array.from({ length: Math.floor(records * (0.5 + random())) }, (_, i) => {
       time += BigInt(Math.floor(random() * 20)) - (i % 20 === 19 ? 9n : 0n);
-      if (i % 97 === 50) return otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(2n).toBytes(), BASIC, true, { pid: 10, tid: 11 + r, time, cpu: r, id: 7n });
+      const lost = new ByteWriter().u64(7n).u64(2n).toBytes();
+      if (i % 97 === 50) return otherRecord(RecordType.LOST, 0, lost, BASIC, true, { pid: 10, tid: 11 + r, time, cpu: r, id: 7n });
       return sampleRecord(BASIC, { id: 7n, ip: 0x401000n + BigInt(i), pid: 10, tid: 11 + r, time, cpu: r, period: 1n });
     });
     rings.push(ringFromRecords(list, 1 << 18, 'backward', { ringId: r, cpu: r }));

@@ -29,8 +29,6 @@ const PAGE_BYTES = 65536;
 const MAX_MEMORY_BYTES = 65536 * PAGE_BYTES;
 /** The record size a ring's keys are sized by before any copy of it has shown its records (as copy-room.ts sizes a first room). */
 const FIRST_COPY_RECORD_BYTES = 48;
-/** Threads that can key and merge in one memory at once: a decode pool's workers and the thread that runs it. */
-export const SNAPSHOT_MEMORY_LANES = 64;
 /** Rows of side-band rings (decoded into memory of their own) a WebAssembly merge can place; more, and the JavaScript merge runs. */
 export const SIDE_BAND_ROWS = 1 << 16;
 /** Records that are not plain samples (throttle, LOST, ...) a WebAssembly merge can list per thread; more, and the JavaScript merge runs. */
@@ -54,7 +52,9 @@ export interface MemorySlot {
 export class SnapshotMemory {
   readonly buffer: ArrayBuffer | SharedArrayBuffer;
   readonly kind: ImportedMemory;
-  /** Bytes of one thread's job records: the key job, then the merge job. */
+  /** Threads that can key and merge in this memory at once, each with job records of its own (lanes 0 ... lanes - 1). */
+  readonly lanes: number;
+  /** Bytes of one thread's job records: the key job, the merge job and the list of other records. */
   readonly laneBytes: number;
   /** Ring entries a merge job holds (the group's rings and side-band rings beside them). */
   readonly entries: number;
@@ -70,6 +70,7 @@ export class SnapshotMemory {
   constructor(readonly memory: WebAssembly.Memory, shared: boolean, readonly slots: readonly MemorySlot[], layout: MemoryLayout) {
     this.buffer = memory.buffer;
     this.kind = shared ? 'shared' : 'plain';
+    this.lanes = layout.lanes;
     this.laneBytes = layout.laneBytes;
     this.entries = layout.entries;
     this.sideBandTime = layout.sideBandTime;
@@ -105,6 +106,7 @@ export class SnapshotMemory {
 }
 
 interface MemoryLayout {
+  readonly lanes: number;
   readonly laneBytes: number;
   readonly entries: number;
   readonly sideBandTime: number;
@@ -153,7 +155,7 @@ export function allocateInSnapshotMemory(copyBytes: number, shared: boolean, pre
   let memory = newest.get(group.key);
   let slot = memory?.slots.find((s) => s.member === group.member);
   if (!memory || !slot || slot.given || slot.copyBytes !== copyBytes || memory.kind !== (shared ? 'shared' : 'plain')) {
-    const made = makeMemory(members, shared, group.member, previous, memory);
+    const made = makeMemory(members, shared, group.member, previous, memory, group.threads);
     if (!made) return null;
     memory = made;
     newest.set(group.key, memory);
@@ -169,11 +171,13 @@ export function allocateInSnapshotMemory(copyBytes: number, shared: boolean, pre
 
 function makeMemory(
   members: readonly { readonly member: object; readonly copyBytes: number }[], shared: boolean, asking: object, previous: Uint8Array | null,
-  prior: SnapshotMemory | undefined,
+  prior: SnapshotMemory | undefined, threads: number,
 ): SnapshotMemory | null {
   const entries = 2 * members.length + 16;
   const laneBytes = align(align(KEY_RUN_JOB_BYTES, 64) + mergeScatterJobBytes(entries), 64) + OTHER_RECORDS * OTHER_BYTES;
-  let at = SNAPSHOT_MEMORY_LANES * laneBytes;
+  // Each thread that may key and merge a snapshot at once gets job records (about 50 KiB) of its own.
+  const lanes = Math.max(1, Math.floor(threads));
+  let at = lanes * laneBytes;
   const slots: MemorySlot[] = [];
   let keyRows = 0;
   for (const { member, copyBytes } of members) {
@@ -204,7 +208,7 @@ function makeMemory(
   } catch {
     return null;
   }
-  const made = new SnapshotMemory(memory, shared, slots, { laneBytes, entries, sideBandTime, sideBandDestination, outAddress, outRows, total });
+  const made = new SnapshotMemory(memory, shared, slots, { lanes, laneBytes, entries, sideBandTime, sideBandDestination, outAddress, outRows, total });
   memories.set(memory.buffer, made);
   return made;
 }
