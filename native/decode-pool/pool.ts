@@ -326,10 +326,7 @@ export class DecodePool {
     // Every thread that keys or writes a slice needs job records of its own there: lanes for this thread and each worker.
     const inOne = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
     const memory = inOne && this.workerCount + 1 <= inOne.lanes ? inOne : null;
-    const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => {
-      const slot = memory?.slotAt(rings[r].bytes.byteOffset);
-      return memory && slot ? memory.keyPlace(slot, lane) : null;
-    };
+    const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => memory?.keyPlaceOf(rings[r].bytes, lane) ?? null;
     const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
       if (result && 'keyed' in result) {
         let keys = result.keyed;
@@ -445,8 +442,8 @@ export class DecodePool {
     }
     if (failure !== null && failure !== undefined) {
       giveDecoded();
-      if (merged && memory) memory.lent = false;
-      else if (out !== UNPLACED) sets.give(out);
+      // give() frees the snapshot memory's set as well (releaseRoomSet).
+      if (out !== UNPLACED) sets.give(out);
       arena?.endSnapshot(null);
       throw failure;
     }

@@ -133,8 +133,8 @@ export function decodeScattered(
   // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
   const memory = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
   for (const r of flightRecorders) {
-    const slot = memory?.slotAt(rings[r].bytes.byteOffset);
-    const inMemory = memory && slot ? keyRunIn(memory.keyPlace(slot, 0)) : null;
+    const place = memory?.keyPlaceOf(rings[r].bytes, 0);
+    const inMemory = place ? keyRunIn(place) : null;
     const keys = keyRing(rings[r], tables, inMemory?.scratch ?? null, freshKeyScratch, inMemory?.engine ?? null);
     if (keys) {
       decodes[r] = { rows: { set: UNPLACED, first: 0, count: keys.count }, state: keys.state, anomalies: keys.anomalies };
@@ -152,11 +152,11 @@ export function decodeScattered(
   const { shift } = timeAxis(rings, decodes);
   let total = 0;
   for (const decode of decodes) total += decode.rows.count;
-  const inMemory = total > 0 ? takeMergedSet(memory, total) : null;
-  const out = inMemory ?? (total > 0 ? sets.take(total) : new ColumnSet(0));
+  const merged = total > 0 ? takeMergedSet(memory, total) : null;
+  const out = merged ?? (total > 0 ? sets.take(total) : new ColumnSet(0));
   const whole = { from: new Array<number>(rings.length).fill(0), to: decodes.map((d) => d.rows.count), at: 0 };
   try {
-    const plan = memory && inMemory ? planScatter(memory, sources, tables, shift, total) : null;
+    const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
     if (memory && plan) {
       const { others } = scatterPlanned(plan, whole, 0);
       placeOtherRecords(plan, 0, others, out, sources, tables, shift);
@@ -165,7 +165,8 @@ export function decodeScattered(
       scatterSlice(out, sources, tables, shift, whole);
     }
   } catch (error) {
-    if (memory && inMemory) memory.lent = false;
+    // give() frees the snapshot memory's set as well (releaseRoomSet).
+    if (total > 0) sets.give(out);
     throw error;
   }
   return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });

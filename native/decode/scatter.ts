@@ -103,7 +103,6 @@ export function keyRing(
   let positions = keys.position;
   let position = sampleIdOffset >= 0 ? -1 : defaultPosition;
   let layoutPosition = -1;
-  let mixed = false;
   // Samples of more than one event (a layout change), and records that are not plain timed samples.
   let layouts = false;
   let otherRecords = 0;
@@ -206,10 +205,7 @@ export function keyRing(
     }
     if (plain && position !== layoutPosition) {
       const layout = tables.layouts[position];
-      if (layoutPosition >= 0) {
-        mixed = true;
-        layouts = true;
-      }
+      if (layoutPosition >= 0) layouts = true;
       layoutPosition = position;
       sTime = layout.time;
       sMin = layout.sampleMin;
@@ -265,7 +261,6 @@ export function keyRing(
         maxRel = one.state.maxRel;
         maxAt = one.state.maxAt;
       }
-      mixed = true;
       otherRecords++;
       if (u32[w] === RecordType.LOST) lostAt.push(rows);
     }
@@ -308,7 +303,7 @@ export function keyRing(
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
   return {
-    scratch: keys, first: capacity - rows, count: rows, onlyPosition: mixed ? -1 : Math.max(layoutPosition, 0),
+    scratch: keys, first: capacity - rows, count: rows, onlyPosition: layouts || otherRecords > 0 ? -1 : Math.max(layoutPosition, 0),
     samplePosition: layouts ? -1 : Math.max(layoutPosition, 0), otherRecords, sorted, state, anomalies,
   };
 }

@@ -153,7 +153,7 @@ export function roomOf(bytes: Uint8Array): Room | undefined {
   const own = rooms.get(bytes.buffer);
   if (own) return own;
   const snapshot = snapshotMemoryOf(bytes);
-  const slot = snapshot?.slotAt(bytes.byteOffset);
+  const slot = snapshot?.slotOf(bytes);
   if (!snapshot || !slot) return undefined;
   let room = slotRooms.get(slot);
   if (!room) {

@@ -16,7 +16,8 @@ import { copyShifted, type MergeSlice } from '../merge';
 import type { ScatterSource } from '../scatter';
 import type { ColumnSet } from '../column-set';
 import {
-  ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, MergeScatterEngine, columnAddresses, type MergeScatterConstants, type MergeScatterEntry,
+  ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, MergeScatterEngine, columnAddresses, mergeScatterKey,
+  type MergeScatterConstants, type MergeScatterEntry,
 } from './merge-scatter';
 import { OTHER_RECORDS, SIDE_BAND_ROWS, type SnapshotMemory } from './snapshot-memory';
 
@@ -50,7 +51,7 @@ export function planScatter(
       continue;
     }
     const keys = source.keys;
-    const slot = snapshotSlotOf(memory, source);
+    const slot = memory.slotOf(source.ring.bytes);
     if (!slot || keys.scratch.time.byteOffset !== slot.keys.time || keys.scratch.time.buffer !== memory.buffer) return null;
     if (keys.count === 0) continue;
     otherRecords += keys.otherRecords;
@@ -91,12 +92,11 @@ export function planScatter(
   };
 }
 
-function snapshotSlotOf(memory: SnapshotMemory, source: Extract<ScatterSource, { kind: 'keyed' }>) {
-  const bytes = source.ring.bytes;
-  return bytes.buffer === memory.buffer ? memory.slotAt(bytes.byteOffset) : undefined;
-}
-
-/** Each thread's engines, by memory and constants: a pool's workers keep theirs across snapshots of one memory. */
+/**
+ * This thread's engines, by memory and constants. A memory posted to a worker arrives as a new
+ * object with each request, so a worker makes an instance per request (the compiled module is
+ * cached per thread); the thread that owns the memory reuses its engines.
+ */
 const engines = new WeakMap<WebAssembly.Memory, Map<string, MergeScatterEngine>>();
 
 function engineFor(plan: ScatterPlan): MergeScatterEngine {
@@ -105,11 +105,10 @@ function engineFor(plan: ScatterPlan): MergeScatterEngine {
     byConstants = new Map();
     engines.set(plan.memory, byConstants);
   }
-  const c = plan.constants;
-  const key = `${Object.values(c.columns).join(' ')} ${c.pidTid} ${c.cpu} ${c.ip} ${c.event}`;
+  const key = mergeScatterKey(plan.kind, plan.constants);
   let engine = byConstants.get(key);
   if (!engine) {
-    engine = new MergeScatterEngine(plan.memory, plan.kind, c);
+    engine = new MergeScatterEngine(plan.memory, plan.kind, plan.constants);
     byConstants.set(key, engine);
   }
   return engine;

@@ -219,14 +219,17 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
 }
 
 /** The merge-scatter of one memory and output layout, as seen from one thread: a compiled instance, and a job record per call. */
+/** What a module is compiled from, as a key for the module and engine caches. */
+export function mergeScatterKey(kind: ImportedMemory, constants: MergeScatterConstants): string {
+  const c = constants.columns;
+  return `merge-scatter ${kind} ${RECORD_COLUMN_NAMES.map((name) => c[name]).join(' ')} ${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.event}`;
+}
+
 export class MergeScatterEngine {
   private readonly run: (job: number) => number;
-  private readonly constantsKey: string;
 
   constructor(private readonly memory: WebAssembly.Memory, kind: ImportedMemory, constants: MergeScatterConstants) {
-    const c = constants.columns;
-    this.constantsKey = `${RECORD_COLUMN_NAMES.map((name) => c[name]).join(' ')} ${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.event}`;
-    const module = compiledModule(`merge-scatter ${kind} ${this.constantsKey}`, () => oneFunctionModule('run', 1, mergeScatterBody(constants), kind));
+    const module = compiledModule(mergeScatterKey(kind, constants), () => oneFunctionModule('run', 1, mergeScatterBody(constants), kind));
     this.run = new WebAssembly.Instance(module, { env: { memory } }).exports.run as (job: number) => number;
   }
 

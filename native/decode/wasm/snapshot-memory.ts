@@ -79,9 +79,15 @@ export class SnapshotMemory {
     for (const slot of slots) this.bySlotAddress.set(slot.copyAddress, slot);
   }
 
-  /** The slot whose copy starts at byte `address`. */
-  slotAt(address: number): MemorySlot | undefined {
-    return this.bySlotAddress.get(address);
+  /** The slot whose copy `bytes` is (seen from its start), when it is one of this memory's. */
+  slotOf(bytes: Uint8Array): MemorySlot | undefined {
+    return bytes.buffer === this.buffer ? this.bySlotAddress.get(bytes.byteOffset) : undefined;
+  }
+
+  /** Where thread `lane` keys the ring whose copy is `bytes`, when it is one of this memory's. */
+  keyPlaceOf(bytes: Uint8Array, lane: number): KeyArraysInMemory | null {
+    const slot = this.slotOf(bytes);
+    return slot ? this.keyPlace(slot, lane) : null;
   }
 
   /** Byte address of thread `lane`'s key job. */
@@ -220,8 +226,7 @@ export function commonSnapshotMemory(rings: readonly { readonly bytes: Uint8Arra
   if (!memory) return null;
   const seen = new Set<MemorySlot>();
   for (const r of ringNumbers) {
-    const bytes = rings[r].bytes;
-    const slot = bytes.buffer === memory.buffer ? memory.slotAt(bytes.byteOffset) : undefined;
+    const slot = memory.slotOf(rings[r].bytes);
     if (!slot || seen.has(slot)) return null;
     seen.add(slot);
   }
