@@ -6,8 +6,14 @@
 // shared output set: the slices of one merge cover disjoint output rows, so workers never write
 // the same memory. For the scatter path (scatter.ts) it keys rings (keyRing, or decodeRingRows for a
 // ring keyRing does not take) and writes one slice of the merge straight from the ring bytes.
+//
+// Requests and replies go over a channel of the worker's own (its port arrives as workerData), so
+// either side can take the next message synchronously (receiveMessageOnPort) instead of waiting
+// for its event loop: a worker told to stand by polls for the request about to come, and the pool
+// polls for a reply it expects within a few milliseconds. Waking a sleeping thread through its
+// event loop took 0.05 to 1.7 ms on a 2-vCPU VM, as long as half of a 64 MiB merge's slice.
 
-import { parentPort } from 'node:worker_threads';
+import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ColumnSet, columnSetBytes } from '../decode/column-set';
 import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
 import { mergeSliceInto, type MergeSlice } from '../decode/merge';
@@ -126,13 +132,22 @@ export interface ScatterRequest {
   readonly slice: MergeSlice;
 }
 
-export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest | PlannedScatterRequest;
+/**
+ * Poll for the next request for up to `pollMs` before going back to the event loop: a request is
+ * about to come (no reply).
+ */
+export interface StandByRequest {
+  readonly kind: 'stand-by';
+  readonly pollMs: number;
+}
+
+export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest | PlannedScatterRequest | StandByRequest;
 
 export type DecodeReply =
   | { readonly id: number; readonly results: readonly RingResult[] }
   | { readonly id: number; readonly keyed: readonly KeyResult[] }
   | { readonly id: number; readonly merged: number }
-  | { readonly id: number; readonly planned: { readonly rows: number; readonly others: number } }
+  | { readonly id: number; readonly planned: { readonly rows: number; readonly others: number; readonly failed: boolean } }
   | { readonly id: number; readonly error: string };
 
 /** Sets of shared memory: the task's own set first when it is big enough, else fresh ones. */
@@ -208,30 +223,47 @@ export function mergeRequest(request: MergeRequest): number {
   return rows;
 }
 
-const port = parentPort;
-if (port) {
-  port.on('message', (request: WorkerRequest) => {
-    let reply: DecodeReply;
-    try {
-      switch (request.kind) {
-        case 'merge':
-          reply = { id: request.id, merged: mergeRequest(request) };
-          break;
-        case 'key':
-          reply = { id: request.id, keyed: keyRequest(request) };
-          break;
-        case 'scatter':
-          reply = { id: request.id, merged: scatterRequest(request) };
-          break;
-        case 'scatter-planned':
-          reply = { id: request.id, planned: scatterPlanned(request.plan, request.slice, request.lane) };
-          break;
-        default:
-          reply = { id: request.id, results: decodeRequest(request) };
-      }
-    } catch (error) {
-      reply = { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+/** The worker's channel to its pool (null when this module is loaded on another thread, as tests do). */
+function channelOf(data: unknown): MessagePort | null {
+  if (typeof data !== 'object' || data === null || !('port' in data)) return null;
+  const port: unknown = data.port;
+  return typeof port === 'object' && port !== null && 'postMessage' in port ? (port as MessagePort) : null;
+}
+
+function answer(request: Exclude<WorkerRequest, StandByRequest>): DecodeReply {
+  try {
+    switch (request.kind) {
+      case 'merge':
+        return { id: request.id, merged: mergeRequest(request) };
+      case 'key':
+        return { id: request.id, keyed: keyRequest(request) };
+      case 'scatter':
+        return { id: request.id, merged: scatterRequest(request) };
+      case 'scatter-planned':
+        return { id: request.id, planned: scatterPlanned(request.plan, request.slice, request.lane) };
+      default:
+        return { id: request.id, results: decodeRequest(request) };
     }
-    port.postMessage(reply);
-  });
+  } catch (error) {
+    return { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+  }
+}
+
+const port = channelOf(workerData);
+if (port) {
+  const handle = (request: WorkerRequest): void => {
+    if (request.kind !== 'stand-by') {
+      port.postMessage(answer(request));
+      return;
+    }
+    const until = performance.now() + request.pollMs;
+    while (performance.now() < until) {
+      const next = receiveMessageOnPort(port);
+      if (next) {
+        handle(next.message as WorkerRequest);
+        return;
+      }
+    }
+  };
+  port.on('message', handle);
 }

@@ -20,11 +20,12 @@
 
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { ColumnSet, columnSetBytes } from '../decode/column-set';
 import { assembleSnapshot, decodeSnapshot, exactSpan, flightRecordersWithRecords, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
-import { UNPLACED, keyRing, placedIn, scatterSlice, scatterTimes, sharedKeyScratch, type KeyScratch, type ScatterSource } from '../decode/scatter';
+import { UNPLACED, keyRing, placedIn, scatterSlice, sharedKeyScratch, sliceTimes, type KeyScratch, type ScatterSource } from '../decode/scatter';
+import { uniformRing } from '../decode/uniform';
 import { validEnd } from '../decode/walk';
 import {
   decodeRingRows, eventTables, firstSetRows, type RingDecode, type RingRows, type SetSource,
@@ -66,6 +67,14 @@ export function defaultWorkerCount(): number {
 /** The compiled worker: next to this module (tsc) or next to the bundle that holds it (dist/). */
 const WORKER_FILE = join(__dirname, 'decode-worker.js');
 
+/**
+ * How long a worker polls for a request it was told is coming, and this thread for a reply after
+ * its own share: a few times what waking a sleeping thread takes (decode-worker.ts), short enough
+ * that a late request or reply costs little CPU before the event loop takes over.
+ */
+const STAND_BY_MS = 2;
+const REPLY_POLL_MS = 3;
+
 /** No arena: fresh sets of shared memory, left to the GC. */
 const FRESH_SHARED_SETS: SetSource = {
   take: (rows) => new ColumnSet(rows, new SharedArrayBuffer(columnSetBytes(rows))),
@@ -101,12 +110,20 @@ interface Pending {
 class PoolWorker {
   private pending: Pending | null = null;
   private failed: Error | null = null;
+  private readonly worker: Worker;
+  /** This side of the worker's channel (decode-worker.ts says why a channel of its own). */
+  private readonly port: MessagePort;
 
-  constructor(private readonly worker: Worker, private readonly onFailure: (self: PoolWorker) => void) {
-    worker.unref();
-    worker.on('message', (reply: DecodeReply) => this.settle(reply));
-    worker.on('error', (error: Error) => this.fail(error));
-    worker.on('exit', (code: number) => this.fail(new Error(`decode worker exited with code ${code}`)));
+  constructor(file: string, private readonly onFailure: (self: PoolWorker) => void) {
+    const { port1, port2 } = new MessageChannel();
+    this.port = port1;
+    this.worker = new Worker(file, { workerData: { port: port2 }, transferList: [port2] });
+    this.worker.unref();
+    port1.on('message', (reply: DecodeReply) => this.settle(reply));
+    // After on('message'), which refs the port: an idle pool does not keep the process alive.
+    port1.unref();
+    this.worker.on('error', (error: Error) => this.fail(error));
+    this.worker.on('exit', (code: number) => this.fail(new Error(`decode worker exited with code ${code}`)));
   }
 
   run(request: WorkerRequest): Promise<DecodeReply> {
@@ -115,12 +132,27 @@ class PoolWorker {
       this.pending = { resolve, reject };
       // Busy: the worker keeps the process alive until it answers.
       this.worker.ref();
-      this.worker.postMessage(request);
+      this.port.postMessage(request);
     });
+  }
+
+  /** Tells the worker a request is coming: it polls for it for up to `pollMs` instead of sleeping (no reply). */
+  standBy(pollMs: number): void {
+    if (!this.failed && !this.pending) this.port.postMessage({ kind: 'stand-by', pollMs } satisfies WorkerRequest);
+  }
+
+  /** Polls for the reply to the pending request for up to `pollMs`, settling it when it comes; the event loop delivers it otherwise. */
+  pollReply(pollMs: number): void {
+    const until = performance.now() + pollMs;
+    while (this.pending && performance.now() < until) {
+      const reply = receiveMessageOnPort(this.port);
+      if (reply) this.settle(reply.message as DecodeReply);
+    }
   }
 
   terminate(): Promise<number> {
     this.failed ??= new Error('decode pool closed');
+    this.port.close();
     return this.worker.terminate();
   }
 
@@ -174,6 +206,8 @@ export class DecodePool {
   private nextId = 0;
   private mergesInSlices = 0;
   private mergesInMemory = 0;
+  private mergesReadInPlace = 0;
+  private mergesReadInPlaceRedone = 0;
   private ringsKeyed = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
@@ -194,6 +228,14 @@ export class DecodePool {
   /** Merges this pool has written as WebAssembly in a snapshot memory (wasm/memory-scatter.ts; for tests and the bench). */
   get mergesInSnapshotMemory(): number {
     return this.mergesInMemory;
+  }
+
+  /**
+   * Merges that read uniform rings in place (uniform.ts), and of them those a slice found a ring
+   * not uniform in, merged again with every ring keyed (for tests and the bench).
+   */
+  get mergesInPlace(): { readonly read: number; readonly redone: number } {
+    return { read: this.mergesReadInPlace, redone: this.mergesReadInPlaceRedone };
   }
 
   /** Flight-recorder rings this pool has decoded straight into their merged rows (the scatter path; for tests and the bench). */
@@ -303,10 +345,15 @@ export class DecodePool {
    * rings are decoded here first, as decodeSnapshot does), the merge order of the keys is cut into
    * one slice per thread, and each thread decodes the records of its slice straight into their rows
    * of the output set. Rings keyRing does not take are decoded into their own rows on the way and
-   * copied into place.
+   * copied into place. Rings in one snapshot memory that look uniform (uniform.ts) are not keyed
+   * but read in place by the slices (`inPlace`); when a slice finds one that is not, the snapshot
+   * is decoded again with every ring keyed.
    */
-  private async decodeScattered(raw: SnapshotInput, arena: ColumnArena | undefined): Promise<DecodedSnapshot> {
-    arena?.beginSnapshot();
+  private async decodeScattered(raw: SnapshotInput, arena: ColumnArena | undefined, inPlace = true): Promise<DecodedSnapshot> {
+    if (inPlace) arena?.beginSnapshot();
+    // The workers get their first request after the side-band rings and the cuts: awake by then.
+    this.ensureWorkers(this.workerCount);
+    for (const worker of this.workers) worker.standBy(STAND_BY_MS);
     const sets: SetSource = arena ?? FRESH_SHARED_SETS;
     const rings = raw.rings;
     const tables = eventTables(raw.events);
@@ -320,12 +367,22 @@ export class DecodePool {
     backward.forEach((r, slot) => {
       shared[r] = this.shared(rings[r], slot);
     });
-    const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
-    this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
     // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
     // Every thread that keys or writes a slice needs job records of its own there: lanes for this thread and each worker.
     const inOne = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
     const memory = inOne && this.workerCount + 1 <= inOne.lanes ? inOne : null;
+    const toKey: number[] = [];
+    for (const r of backward) {
+      const uniform = memory && inPlace ? uniformRing(shared[r], tables) : null;
+      if (!uniform) {
+        toKey.push(r);
+        continue;
+      }
+      decodes[r] = { rows: { set: UNPLACED, first: 0, count: uniform.count }, state: uniform.state, anomalies: uniform.anomalies };
+      sources[r] = { kind: 'uniform', ring: shared[r], uniform };
+    }
+    const lanes = lanesOf(rings, toKey, Math.max(1, Math.min(toKey.length, this.workerCount + 1)));
+    this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
     const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => memory?.keyPlaceOf(rings[r].bytes, lane) ?? null;
     const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
       if (result && 'keyed' in result) {
@@ -367,6 +424,7 @@ export class DecodePool {
     } catch (error) {
       ownError = error;
     }
+    for (const worker of this.workers) worker.pollReply(REPLY_POLL_MS);
     const settled = await Promise.allSettled(requests);
     let failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
     if (failure === null || failure === undefined) {
@@ -390,8 +448,10 @@ export class DecodePool {
       arena?.endSnapshot(null);
       return decodeSnapshot(raw, { arena });
     }
+    // Keyed: the workers went back to sleep when they answered; the slices come next.
+    if (toKey.length > 0) for (const worker of this.workers) worker.standBy(STAND_BY_MS);
     const { shift } = timeAxis(rings, decodes);
-    const times = scatterTimes(sources);
+    const times = sliceTimes(sources);
     let total = 0;
     let nonEmpty = 0;
     for (const time of times) {
@@ -399,34 +459,60 @@ export class DecodePool {
       if (time.length > 0) nonEmpty++;
     }
     const parts = nonEmpty >= 2 && total >= this.minMergeRows ? this.workerCount + 1 : 1;
+    // A uniform ring's times are taken as sorted here; the slices check every one as they write it.
+    const sorted = sources.map((source) => source.kind === 'uniform' || (source.kind === 'keyed' && source.keys.sorted));
     const slices: MergeSlice[] = parts > 1
-      ? mergeSlicesOfTimes(times, shift, parts, sources.map((source) => source.kind === 'keyed' && source.keys.sorted))
+      ? mergeSlicesOfTimes(times, shift, parts, sorted)
       : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
     const merged = total > 0 ? takeMergedSet(memory, total) : null;
     const out = merged ?? (total > 0 ? sets.take(total) : UNPLACED);
     const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
+    const readsInPlace = sources.some((source) => source.kind === 'uniform');
+    if (!plan && readsInPlace) {
+      // Rings read in place are merged only by the snapshot memory's merge: key them all instead.
+      giveDecoded();
+      if (out !== UNPLACED) sets.give(out);
+      return this.decodeScattered(raw, arena, false);
+    }
     const shifts = Array.from(shift);
     let writes: Promise<DecodeReply>[];
     if (plan) {
       writes = slices.slice(1).map((slice, w) => this.workers[w].run({ kind: 'scatter-planned', id: this.nextId++, plan, slice: plainSlice(slice), lane: w + 1 }));
     } else {
-      const wire = sources.map((source): SharedSource => source.kind === 'keyed'
-        ? source
-        : { kind: 'rows', rows: { set: sharedSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+      const wire = sources.map((source, r): SharedSource => {
+        if (source.kind === 'keyed') return source;
+        if (source.kind === 'uniform') throw new Error(`ring ${r} is read in place, which only a snapshot memory's merge does`);
+        return { kind: 'rows', rows: { set: sharedSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } };
+      });
       writes = slices.slice(1).map((slice, w) => this.workers[w].run({
         kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedSetOf(out), slice: plainSlice(slice),
       }));
     }
     ownError = null;
     let ownOthers = 0;
+    let notUniform = false;
     try {
-      if (plan) ownOthers = scatterPlanned(plan, slices[0], 0).others;
-      else scatterSlice(out, sources, tables, shift, slices[0]);
+      if (plan) {
+        const own = scatterPlanned(plan, slices[0], 0);
+        ownOthers = own.others;
+        notUniform = own.failed;
+      } else {
+        scatterSlice(out, sources, tables, shift, slices[0]);
+      }
     } catch (error) {
       ownError = error;
     }
+    for (const worker of this.workers) worker.pollReply(REPLY_POLL_MS);
     const written = await Promise.allSettled(writes);
     failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
+    for (const settled of written) if (settled.status === 'fulfilled' && 'planned' in settled.value && settled.value.planned.failed) notUniform = true;
+    if ((failure === null || failure === undefined) && notUniform) {
+      // A ring read in place was not uniform after all: key every ring and merge again.
+      giveDecoded();
+      if (out !== UNPLACED) sets.give(out);
+      this.mergesReadInPlaceRedone++;
+      return this.decodeScattered(raw, arena, false);
+    }
     if ((failure === null || failure === undefined) && memory && plan) {
       try {
         // The records each thread listed (not plain samples), then the side-band rows, into their rows.
@@ -448,6 +534,7 @@ export class DecodePool {
       throw failure;
     }
     if (plan) this.mergesInMemory++;
+    if (readsInPlace) this.mergesReadInPlace++;
     if (parts > 1) this.mergesInSlices++;
     return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });
   }
@@ -515,7 +602,7 @@ export class DecodePool {
 
   private ensureWorkers(count: number): void {
     while (this.workers.length < count) {
-      const worker = new PoolWorker(new Worker(WORKER_FILE), (failed) => {
+      const worker = new PoolWorker(WORKER_FILE, (failed) => {
         this.workers = this.workers.filter((w) => w !== failed);
         void failed.terminate();
       });

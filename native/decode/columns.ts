@@ -18,6 +18,7 @@ import {
 import { addToRange, mergedCopy, mergedInPlace } from './merge';
 import { UNPLACED, keyRing, placedIn, scatterSlice, type KeyScratch, type ScatterSource } from './scatter';
 import { validEnd } from './walk';
+import { uniformRing } from './uniform';
 import type { DecodedSnapshot, RingCoverage } from './types';
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
 import type { ColumnArena } from './arena';
@@ -118,13 +119,15 @@ export function flightRecordersWithRecords(rings: readonly RingCopy[]): number[]
 /**
  * The scatter path on this thread (scatter.ts; DecodePool runs it on several): side-band rings
  * decoded first, then every flight-recorder ring keyed, and every row written once at its merged
- * place. A ring keyRing does not take is decoded into its own rows and copied into place. Null,
- * with every set it took from `sets` handed back, when fewer than two flight-recorder rings hold
- * records (nothing to merge) or the times span 2^53 ns or more (decodeSnapshot's own path then
- * decides).
+ * place. A ring keyRing does not take is decoded into its own rows and copied into place. Rings
+ * in one snapshot memory that look uniform (uniform.ts) are not keyed but read in place by the
+ * merge (`inPlace`); when the merge finds one that is not, the snapshot is decoded again with
+ * every ring keyed. Null, with every set it took from `sets` handed back, when fewer than two
+ * flight-recorder rings hold records (nothing to merge) or the times span 2^53 ns or more
+ * (decodeSnapshot's own path then decides).
  */
 export function decodeScattered(
-  raw: SnapshotInput, tables: EventTables, sets: SetSource = FRESH_SETS, arena?: ColumnArena,
+  raw: SnapshotInput, tables: EventTables, sets: SetSource = FRESH_SETS, arena?: ColumnArena, inPlace = true,
 ): DecodedSnapshot | null {
   const rings = raw.rings;
   if (flightRecordersWithRecords(rings).length < 2) return null;
@@ -133,6 +136,13 @@ export function decodeScattered(
   // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
   const memory = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
   for (const r of flightRecorders) {
+    const uniform = memory && inPlace ? uniformRing(rings[r], tables) : null;
+    if (uniform) {
+      decodes[r] = { rows: { set: UNPLACED, first: 0, count: uniform.count }, state: uniform.state, anomalies: uniform.anomalies };
+      sources[r] = { kind: 'uniform', ring: rings[r], uniform };
+      lowerTimeMark(known, smallestTime(rings[r], decodes[r].state));
+      continue;
+    }
     const place = memory?.keyPlaceOf(rings[r].bytes, 0);
     const inMemory = place ? keyRunIn(place) : null;
     const keys = keyRing(rings[r], tables, inMemory?.scratch ?? null, freshKeyScratch, inMemory?.engine ?? null);
@@ -155,17 +165,30 @@ export function decodeScattered(
   const merged = total > 0 ? takeMergedSet(memory, total) : null;
   const out = merged ?? (total > 0 ? sets.take(total) : new ColumnSet(0));
   const whole = { from: new Array<number>(rings.length).fill(0), to: decodes.map((d) => d.rows.count), at: 0 };
+  const readsInPlace = sources.some((source) => source.kind === 'uniform');
+  const giveAll = (): void => {
+    // give() frees the snapshot memory's set as well (releaseRoomSet).
+    if (total > 0) sets.give(out);
+    for (const decode of decodes) if (decode.rows.set !== UNPLACED) sets.give(decode.rows.set);
+  };
   try {
     const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
     if (memory && plan) {
-      const { others } = scatterPlanned(plan, whole, 0);
+      const { others, failed } = scatterPlanned(plan, whole, 0);
+      if (failed) {
+        giveAll();
+        return decodeScattered(raw, tables, sets, arena, false);
+      }
       placeOtherRecords(plan, 0, others, out, sources, tables, shift);
       placeSideBandRows(memory, out, sources, shift);
+    } else if (readsInPlace) {
+      // Rings read in place are merged only by the snapshot memory's merge: key them all instead.
+      giveAll();
+      return decodeScattered(raw, tables, sets, arena, false);
     } else {
       scatterSlice(out, sources, tables, shift, whole);
     }
   } catch (error) {
-    // give() frees the snapshot memory's set as well (releaseRoomSet).
     if (total > 0) sets.give(out);
     throw error;
   }

@@ -160,20 +160,30 @@ export function isSorted(time: Float64Array): boolean {
   return true;
 }
 
+/**
+ * A ring's times oldest first as mergeSlicesOfTimes reads them: an array of them, or records read in
+ * place (uniform.ts); index past the end: undefined.
+ */
+export interface KeyTimes {
+  readonly length: number;
+  at(index: number): number | undefined;
+}
+
 /** One ring's merge keys, found without a pass when its times are the keys (all present, never decreasing: the usual ring). */
 class RingKeys {
   private readonly keys: Float64Array | null;
 
   /** `sorted`: the times are all present and never decrease (known to the caller, or found by isSorted). */
-  constructor(private readonly time: Float64Array, private readonly amount: number, sorted: boolean) {
+  constructor(private readonly time: KeyTimes, private readonly amount: number, sorted: boolean) {
     if (sorted) {
       this.keys = null;
       return;
     }
     const keys = new Float64Array(time.length);
+    const array = time instanceof Float64Array ? time : null;
     let k = -Infinity;
     for (let i = 0; i < time.length; i++) {
-      const value = time[i] + amount;
+      const value = (array ? array[i] : time.at(i) ?? NaN) + amount;
       if (value === value && value > k) k = value;
       keys[i] = k;
     }
@@ -185,7 +195,7 @@ class RingKeys {
   }
 
   at(i: number): number {
-    return this.keys ? this.keys[i] : this.time[i] + this.amount;
+    return this.keys ? this.keys[i] : (this.time.at(i) ?? NaN) + this.amount;
   }
 
   /** The number of rows whose key is below `key` (`orEqual`: at most `key`): keys never decrease, so a binary search. */
@@ -225,11 +235,12 @@ export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<numbe
 
 /**
  * mergeSlices over each ring's times alone (ring r's rows are times[r], oldest first). `sorted[r]`
- * true: ring r's times are known to be all present and never decreasing (not checked again).
+ * true: ring r's times are known to be all present and never decreasing (not checked again; times
+ * not in an array must be).
  */
-export function mergeSlicesOfTimes(times: readonly Float64Array[], shift: ArrayLike<number>, parts: number, sorted?: readonly boolean[]): MergeSlice[] {
+export function mergeSlicesOfTimes(times: readonly KeyTimes[], shift: ArrayLike<number>, parts: number, sorted?: readonly boolean[]): MergeSlice[] {
   const ringCount = times.length;
-  const rings = times.map((time, r) => new RingKeys(time, shift[r], sorted?.[r] === true || isSorted(time)));
+  const rings = times.map((time, r) => new RingKeys(time, shift[r], sorted?.[r] === true || (time instanceof Float64Array && isSorted(time))));
   let total = 0;
   for (const time of times) total += time.length;
   interface Sampled { key: number; ring: number; row: number; weight: number }

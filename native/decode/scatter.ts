@@ -17,13 +17,14 @@
 
 import { RecordType } from '../abi/uapi';
 import { idLocator } from './parse-info';
-import { copyShifted, isSorted, MergeCursor, type MergeSlice } from './merge';
+import { copyShifted, isSorted, MergeCursor, type KeyTimes, type MergeSlice } from './merge';
 import { placeLostBeforePartner, walkEndAnomaly, u32View, validEnd } from './walk';
 import { TWO_32, decodeOneRecord, type EventTables, type RingDecode, type RingRows, type RingState } from './decode-ring';
 import { ColumnSet, type FlatColumns } from './column-set';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
 import type { KeyRunEngine, KeyRunState } from './wasm/key-run';
+import type { UniformRing } from './uniform';
 
 /** Largest integer a double holds exactly. */
 const MAX_EXACT = 2 ** 53;
@@ -315,18 +316,31 @@ function swapEntries(array: Float64Array | Uint32Array | Uint16Array, a: number,
   array[b] = kept;
 }
 
-/** One ring as scatterSlice reads it: keyed (records decoded from `bytes` here) or rows decoded already. */
+/**
+ * One ring as the scatter merge reads it: keyed (records decoded from `bytes` here), rows decoded
+ * already, or uniform (uniform.ts: records read in place, by the WebAssembly merge of a snapshot
+ * memory only; scatterSlice does not take them).
+ */
 export type ScatterSource =
   | { readonly kind: 'keyed'; readonly ring: RingCopy; readonly keys: KeyedRing }
-  | { readonly kind: 'rows'; readonly rows: RingRows };
+  | { readonly kind: 'rows'; readonly rows: RingRows }
+  | { readonly kind: 'uniform'; readonly ring: RingCopy; readonly uniform: UniformRing };
 
-/** Each ring's merge keys before the shift: keyed times, or the decoded rows' times. */
+/** Each ring's merge keys before the shift, as mergeSlicesOfTimes reads them: keyed times, the decoded rows' times, or a uniform ring's record times. */
+export function sliceTimes(sources: readonly ScatterSource[]): KeyTimes[] {
+  return sources.map((source) => (source.kind === 'uniform' ? source.uniform.times : timesOf(source)));
+}
+
+/** Each ring's merge keys before the shift as arrays: keyed times, or the decoded rows' times. */
 export function scatterTimes(sources: readonly ScatterSource[]): Float64Array[] {
-  return sources.map((source) => {
-    if (source.kind === 'rows') return source.rows.set.time.subarray(source.rows.first, source.rows.first + source.rows.count);
-    const keys = source.keys;
-    return keys.scratch.time.subarray(keys.first, keys.first + keys.count);
-  });
+  return sources.map(timesOf);
+}
+
+function timesOf(source: ScatterSource): Float64Array {
+  if (source.kind === 'rows') return source.rows.set.time.subarray(source.rows.first, source.rows.first + source.rows.count);
+  if (source.kind === 'uniform') throw new Error(`ring ${source.ring.ringId} is uniform: its times are read in place by the snapshot memory's merge only`);
+  const keys = source.keys;
+  return keys.scratch.time.subarray(keys.first, keys.first + keys.count);
 }
 
 /**
@@ -409,6 +423,7 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
       to += length;
       continue;
     }
+    if (source.kind === 'uniform') throw new Error(`ring ${r} is read in place, which only a snapshot memory's merge does`);
     const u32 = words[r];
     const offsets = offsetsOf[r];
     const positions = positionsOf[r];

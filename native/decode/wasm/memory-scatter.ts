@@ -4,11 +4,13 @@
 // into the memory (this thread, once), scatterPlanned writes one slice (any thread, each into its
 // own rows), and placeSideBandRows copies the side-band rows to where the merge put them.
 //
-// It takes a snapshot whose keyed rings all hold samples of one event whose layout has every field a
-// row reads (pid/tid, cpu, ip: Ringside's own events) with up to OTHER_RECORDS records that are not
-// plain samples (throttle, LOST, ...: the merge lists where each goes, placeOtherRecords decodes
-// them), and side-band rings of up to SIDE_BAND_ROWS rows in all; anything else is left to
-// scatterSlice. The rows are scatterSlice's, byte for byte.
+// It takes a snapshot whose keyed and uniform rings (uniform.ts: read in place, not keyed) all hold
+// samples of one event whose layout has every field a row reads (pid/tid, cpu, ip: Ringside's own
+// events) with up to OTHER_RECORDS records that are not plain samples (throttle, LOST, ...: the
+// merge lists where each goes, placeOtherRecords decodes them), and side-band rings of up to
+// SIDE_BAND_ROWS rows in all; anything else is left to scatterSlice. The rows are scatterSlice's,
+// byte for byte. A slice that finds a uniform ring's record not to be one says so (failed), and the
+// caller keys the snapshot's rings instead.
 
 import { decodeOneRecord, type EventTables, type RingRows } from '../decode-ring';
 import { u32View, validEnd } from '../walk';
@@ -16,7 +18,7 @@ import { copyShifted, type MergeSlice } from '../merge';
 import type { ScatterSource } from '../scatter';
 import type { ColumnSet } from '../column-set';
 import {
-  ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, MergeScatterEngine, columnAddresses, mergeScatterKey,
+  ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, ENTRY_UNIFORM, MergeScatterEngine, columnAddresses, mergeScatterKey,
   type MergeScatterConstants, type MergeScatterEntry,
 } from './merge-scatter';
 import { OTHER_RECORDS, SIDE_BAND_ROWS, type SnapshotMemory } from './snapshot-memory';
@@ -45,9 +47,18 @@ export function planScatter(
   let position = -1;
   let sideBandRows = 0;
   let otherRecords = 0;
+  let sampleIdOffset: number | null = null;
   for (const source of sources) {
     if (source.kind === 'rows') {
       sideBandRows += source.rows.count;
+      continue;
+    }
+    if (source.kind === 'uniform') {
+      const uniform = source.uniform;
+      if (!memory.slotOf(source.ring.bytes) || (position >= 0 && uniform.position !== position)) return null;
+      if (sampleIdOffset !== null && uniform.sampleIdOffset !== sampleIdOffset) return null;
+      sampleIdOffset = uniform.sampleIdOffset;
+      position = uniform.position;
       continue;
     }
     const keys = source.keys;
@@ -69,22 +80,29 @@ export function planScatter(
       const { set, first, count } = source.rows;
       times.set(set.time.subarray(first, first + count), placed);
       const entry = {
-        kind: ENTRY_HOLE, time: memory.sideBandTime + placed * 8, aux: memory.sideBandDestination + placed * 4, src: 0, position: 0, shift: shift[r],
+        ...NO_IDS, kind: ENTRY_HOLE, time: memory.sideBandTime + placed * 8, aux: memory.sideBandDestination + placed * 4, src: 0, position: 0,
+        shift: shift[r],
       } as const;
       placed += count;
       return entry;
     }
+    if (source.kind === 'uniform') {
+      const { stride, count, state, idHi, idLo } = source.uniform;
+      const src = source.ring.bytes.byteOffset;
+      const time = src + (count - 1) * stride;
+      return { kind: ENTRY_UNIFORM, time, aux: stride, src, position: 0, shift: shift[r], baseHi: state.baseHi, baseLo: state.baseLo, idHi, idLo };
+    }
     const keys = source.keys;
-    if (keys.count === 0) return { kind: ENTRY_NONE, time: 0, aux: 0, src: 0, position: 0, shift: shift[r] };
+    if (keys.count === 0) return { ...NO_IDS, kind: ENTRY_NONE, time: 0, aux: 0, src: 0, position: 0, shift: shift[r] };
     return {
-      kind: keys.otherRecords > 0 ? ENTRY_KEYED_WITH_OTHERS : ENTRY_KEYED, time: keys.scratch.time.byteOffset + keys.first * 8,
+      ...NO_IDS, kind: keys.otherRecords > 0 ? ENTRY_KEYED_WITH_OTHERS : ENTRY_KEYED, time: keys.scratch.time.byteOffset + keys.first * 8,
       aux: keys.scratch.offset.byteOffset + keys.first * 4, src: source.ring.bytes.byteOffset, position: keys.scratch.position.byteOffset + keys.first * 2,
       shift: shift[r],
     };
   });
   const constants: MergeScatterConstants = {
-    columns: columnAddresses(memory.set), pidTid: layout?.pidTid ?? 0, cpu: layout?.cpu ?? 0, ip: layout?.ip ?? 0,
-    event: position >= 0 ? tables.indexOf[position] : 0,
+    columns: columnAddresses(memory.set), pidTid: layout?.pidTid ?? 0, cpu: layout?.cpu ?? 0, ip: layout?.ip ?? 0, time: layout?.time ?? 0,
+    id: sampleIdOffset ?? -1, event: position >= 0 ? tables.indexOf[position] : 0,
   };
   return {
     memory: memory.memory, kind: memory.kind, entries, constants, jobBase: memory.mergeJobAddress(0), listBase: memory.othersAddress(0),
@@ -114,21 +132,32 @@ function engineFor(plan: ScatterPlan): MergeScatterEngine {
   return engine;
 }
 
-/** Slices this thread has written with scatterPlanned (for tests and the bench). */
+/** Slices this thread has written with scatterPlanned, and of them those that found a uniform ring not uniform (for tests and the bench). */
 let slicesWritten = 0;
+let slicesFailed = 0;
 
 export function plannedSlicesWritten(): number {
   return slicesWritten;
 }
 
+export function plannedSlicesFailed(): number {
+  return slicesFailed;
+}
+
+/** A time base and id for entries that are not uniform rings (they read neither). */
+const NO_IDS = { baseHi: 0, baseLo: 0, idHi: 0, idLo: 0 } as const;
+
 /**
- * Writes `slice` of the planned merge with thread `lane`'s job record; returns the rows it placed
- * and how many other records it listed for placeOtherRecords.
+ * Writes `slice` of the planned merge with thread `lane`'s job record; returns the rows it placed,
+ * how many other records it listed for placeOtherRecords, and whether a uniform ring's record was
+ * not one (the slice is then not all written: the caller keys the rings and merges again).
  */
-export function scatterPlanned(plan: ScatterPlan, slice: MergeSlice, lane: number): { rows: number; others: number } {
+export function scatterPlanned(plan: ScatterPlan, slice: MergeSlice, lane: number): { rows: number; others: number; failed: boolean } {
   slicesWritten++;
   const entries = plan.entries.map((entry, r): MergeScatterEntry => ({ ...entry, from: slice.from[r], to: slice.to[r] }));
-  return engineFor(plan).scatter(plan.jobBase + lane * plan.laneBytes, slice.at, entries, plan.listBase + lane * plan.laneBytes);
+  const written = engineFor(plan).scatter(plan.jobBase + lane * plan.laneBytes, slice.at, entries, plan.listBase + lane * plan.laneBytes);
+  if (written.failed) slicesFailed++;
+  return written;
 }
 
 /**

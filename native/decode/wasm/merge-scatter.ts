@@ -5,7 +5,10 @@
 // goes on while its ring still beats the best other one) and writes each keyed record's row from
 // the ring bytes, the same fields scatterFastRuns writes. Rows of rings decoded elsewhere (side-band
 // rings: few rows, in memory of their own) are "holes": the call writes only where each goes, and
-// the caller copies them there.
+// the caller copies them there. A uniform ring's records (uniform.ts) are read in place: record
+// `i` of the slice at a fixed stride below the oldest, its time from the record; each is checked as
+// it is written (a plain sample of the ring's size and id, its time no newer than the newest and no
+// older than the one before it), and the first that is not stops the call, marked failed.
 //
 // The slice's rings are entries of a job record the caller fills (MergeScatterJob); the output
 // columns' addresses, the sample's field offsets and the event are constants the module is
@@ -14,17 +17,18 @@
 import { RecordType } from '../../abi/uapi';
 import { RECORD_COLUMN_NAMES, type RecordColumnName } from '../column-schema';
 import type { ColumnSet } from '../column-set';
-import { Body, F64, I32, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
+import { Body, F64, I32, I64, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
 
 /**
  * What an entry's ring is: nothing left to merge, records to decode (keyed), keyed records among
  * which some are not plain samples (their position is OTHER_RECORD: the call lists where each goes
- * and the caller decodes it), or rows the caller places (hole).
+ * and the caller decodes it), rows the caller places (hole), or records read in place (uniform).
  */
 export const ENTRY_NONE = 0;
 export const ENTRY_KEYED = 1;
 export const ENTRY_HOLE = 2;
 export const ENTRY_KEYED_WITH_OTHERS = 3;
+export const ENTRY_UNIFORM = 4;
 
 /** A key's position when its record is not a plain sample (scatter.ts OTHER_RECORD). */
 const OTHER_POSITION = 0xffff;
@@ -32,18 +36,19 @@ const OTHER_POSITION = 0xffff;
 /**
  * Job header: i32 ring count, i32 the slice's first output row, i32 records listed as others
  * (written by the call), i32 the byte address of the others list: (output row, ring, key) as
- * three u32 each.
+ * three u32 each; i32 failed (written by the call: 1 when a uniform ring's record was not one).
  */
-const HEADER = { rings: 0, at: 4, others: 8, list: 12 } as const;
-const HEADER_BYTES = 16;
+const HEADER = { rings: 0, at: 4, others: 8, list: 12, failed: 16 } as const;
+const HEADER_BYTES = 24;
 /**
  * One ring's entry (by ring number): i32 kind, next (its first row of the slice), stop, the byte
- * address of its time 0 (f64, before the shift), of its offset 0 (u32; a hole's: where its row 0
- * goes, written by the call), of its copy; f64 shift, f64 the merge key of row `next`, the byte
- * address of its position 0 (u16).
+ * address of its time 0 (f64, before the shift; uniform: of its oldest record), of its offset 0
+ * (u32; a hole's: where its row 0 goes, written by the call; uniform: the stride), of its copy;
+ * f64 shift, f64 the merge key of row `next`, the byte address of its position 0 (u16); uniform:
+ * the time base and the id (u64 each).
  */
-const ENTRY = { kind: 0, next: 4, stop: 8, time: 12, aux: 16, src: 20, shift: 24, key: 32, position: 40 } as const;
-const ENTRY_BYTES = 48;
+const ENTRY = { kind: 0, next: 4, stop: 8, time: 12, aux: 16, src: 20, shift: 24, key: 32, position: 40, base: 48, id: 56 } as const;
+const ENTRY_BYTES = 64;
 /** Bytes of one listed other record. */
 export const OTHER_BYTES = 12;
 
@@ -54,26 +59,36 @@ export function mergeScatterJobBytes(rings: number): number {
 
 /** One ring of a slice as the caller describes it. */
 export interface MergeScatterEntry {
-  readonly kind: typeof ENTRY_NONE | typeof ENTRY_KEYED | typeof ENTRY_HOLE | typeof ENTRY_KEYED_WITH_OTHERS;
+  readonly kind: typeof ENTRY_NONE | typeof ENTRY_KEYED | typeof ENTRY_HOLE | typeof ENTRY_KEYED_WITH_OTHERS | typeof ENTRY_UNIFORM;
   readonly from: number;
   readonly to: number;
-  /** Byte address of the time of row 0 (the ring's first key, or a hole's first copied time). */
+  /** Byte address of the time of row 0 (the ring's first key, or a hole's first copied time); uniform: of the oldest record. */
   readonly time: number;
-  /** Keyed: byte address of the offset of row 0; hole: of where row 0 goes. */
+  /** Keyed: byte address of the offset of row 0; hole: of where row 0 goes; uniform: the stride. */
   readonly aux: number;
   /** Keyed: byte address of the ring's copy. */
   readonly src: number;
   /** Keyed with others: byte address of the position of row 0. */
   readonly position: number;
   readonly shift: number;
+  /** Uniform: the time base and the records' id, as u32 halves (0 when the records carry none). */
+  readonly baseHi: number;
+  readonly baseLo: number;
+  readonly idHi: number;
+  readonly idLo: number;
 }
 
-/** What the module is compiled with: the output columns (row 0's byte address), the sample's field offsets and the event index. */
+/**
+ * What the module is compiled with: the output columns (row 0's byte address), the sample's field
+ * offsets (the time and id: as uniform rings read them; id -1: none) and the event index.
+ */
 export interface MergeScatterConstants {
   readonly columns: { readonly [K in RecordColumnName]: number };
   readonly pidTid: number;
   readonly cpu: number;
   readonly ip: number;
+  readonly time: number;
+  readonly id: number;
   readonly event: number;
 }
 
@@ -84,32 +99,22 @@ export function columnAddresses(set: ColumnSet): { readonly [K in RecordColumnNa
 
 function mergeScatterBody(k: MergeScatterConstants): Body {
   const b = new Body(['job']);
-  for (const name of ['n', 'at', 'to', 'r', 'e', 'best', 'rival', 'be', 'i', 'stop', 'tAddr', 'aux', 'src', 'o', 'p', 'tie', 'pos', 'withOthers', 'others', 'list']) {
-    b.local(name, I32);
-  }
+  const i32Locals = ['n', 'at', 'to', 'r', 'e', 'best', 'rival', 'be', 'i', 'stop', 'tAddr', 'aux', 'src', 'o', 'p', 'tie', 'pos', 'withOthers', 'others', 'list'];
+  for (const name of [...i32Locals, 'kind', 'sm', 'failed']) b.local(name, I32);
   for (const name of ['k', 'rivalKey', 'shift', 't', 'value']) b.local(name, F64);
-  const c = k.columns;
+  for (const name of ['base', 'id', 'd']) b.local(name, I64);
   const entry = (ring: string, into: string): void => {
     b.get('job').i32(HEADER_BYTES).op(OP.i32Add).get(ring).i32(ENTRY_BYTES).op(OP.i32Mul, OP.i32Add).set(into);
   };
   const keyOf = (entryLocal: string): void => {
     b.get(entryLocal).mem(OP.f64Load, 3, ENTRY.key);
   };
-  /** column[to << shift] = value */
-  const store = (column: RecordColumnName, shift: number, opcode: number, align: number, value: () => void): void => {
-    b.get('to');
-    if (shift > 0) b.i32(shift).op(OP.i32Shl);
-    value();
-    b.mem(opcode, align, c[column]);
-  };
-  const field = (at: number): void => {
-    b.get('p').mem(OP.i32Load, 2, at);
-  };
 
   b.get('job').mem(OP.i32Load, 2, HEADER.rings).set('n');
   b.get('job').mem(OP.i32Load, 2, HEADER.at).set('at');
   b.get('job').mem(OP.i32Load, 2, HEADER.list).set('list');
   b.i32(0).set('others');
+  b.i32(0).set('failed');
   b.get('at').set('to');
   b.op(OP.block, OP.void, OP.loop, OP.void); // $done, $runs
   // The ring with the smallest (key, ring) holding rows, and the next smallest (its rival).
@@ -159,7 +164,7 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
   b.get('be').mem(OP.f64Load, 3, ENTRY.shift).set('shift');
   keyOf('be');
   b.set('k');
-  b.get('tAddr').get('i').i32(3).op(OP.i32Shl, OP.i32Add).mem(OP.f64Load, 3).set('t');
+  b.get('be').mem(OP.i32Load, 2, ENTRY.kind).set('kind');
   /** After row i is written: i++, and on while i < stop and the ring still beats its rival. */
   const advance = (): void => {
     b.get('to').i32(1).op(OP.i32Add).set('to');
@@ -173,9 +178,13 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
     b.get('k').get('rivalKey').op(OP.f64Eq).get('tie').op(OP.i32And);
     b.op(OP.i32Or, OP.brIf, 0);
   };
+  b.get('kind').i32(ENTRY_UNIFORM).op(OP.i32Eq, OP.if, OP.void);
+  uniformRun(b, k);
+  b.op(OP.else);
+  b.get('tAddr').get('i').i32(3).op(OP.i32Shl, OP.i32Add).mem(OP.f64Load, 3).set('t');
   b.get('be').mem(OP.i32Load, 2, ENTRY.position).set('pos');
-  b.get('be').mem(OP.i32Load, 2, ENTRY.kind).i32(ENTRY_KEYED_WITH_OTHERS).op(OP.i32Eq).set('withOthers');
-  b.get('be').mem(OP.i32Load, 2, ENTRY.kind).i32(ENTRY_HOLE).op(OP.i32Ne, OP.if, OP.void);
+  b.get('kind').i32(ENTRY_KEYED_WITH_OTHERS).op(OP.i32Eq).set('withOthers');
+  b.get('kind').i32(ENTRY_HOLE).op(OP.i32Ne, OP.if, OP.void);
   b.op(OP.block, OP.void, OP.loop, OP.void);
   // A record that is not a plain sample: listed (row, ring, key) for the caller, which decodes it.
   // (Its position is read only in a ring that has such records.)
@@ -190,7 +199,43 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
   b.op(OP.else);
   b.get('aux').get('i').i32(2).op(OP.i32Shl, OP.i32Add).mem(OP.i32Load, 2).set('o');
   b.get('src').get('o').op(OP.i32Add).set('p');
-  store('time', 3, OP.f64Store, 3, () => b.get('t').get('shift').op(OP.f64Add));
+  emitRow(b, k, () => b.get('t').get('shift').op(OP.f64Add));
+  b.op(OP.end); // other record or sample
+  advance();
+  b.op(OP.end, OP.end);
+  b.op(OP.else);
+  b.op(OP.block, OP.void, OP.loop, OP.void);
+  b.get('aux').get('i').i32(2).op(OP.i32Shl, OP.i32Add).get('to').mem(OP.i32Store, 2);
+  advance();
+  b.op(OP.end, OP.end);
+  b.op(OP.end); // keyed or hole
+  b.op(OP.end); // uniform or not
+  b.get('be').get('i').mem(OP.i32Store, 2, ENTRY.next);
+  b.get('be').get('k').mem(OP.f64Store, 3, ENTRY.key);
+  b.op(OP.br, 0, OP.end, OP.end); // $runs, $done
+  b.get('job').get('others').mem(OP.i32Store, 2, HEADER.others);
+  b.get('job').get('failed').mem(OP.i32Store, 2, HEADER.failed);
+  b.get('to').get('at').op(OP.i32Sub);
+  return b;
+}
+
+/**
+ * Row `to` of a plain sample at p (byte offset o in ring `best`): the time `time` pushes, and the
+ * fields the scatter path writes for such a sample (scatterFastRuns).
+ */
+function emitRow(b: Body, k: MergeScatterConstants, time: () => void): void {
+  const c = k.columns;
+  /** column[to << shift] = value */
+  const store = (column: RecordColumnName, shift: number, opcode: number, align: number, value: () => void): void => {
+    b.get('to');
+    if (shift > 0) b.i32(shift).op(OP.i32Shl);
+    value();
+    b.mem(opcode, align, c[column]);
+  };
+  const field = (at: number): void => {
+    b.get('p').mem(OP.i32Load, 2, at);
+  };
+  store('time', 3, OP.f64Store, 3, time);
   store('kind', 0, OP.i32Store8, 0, () => b.i32(RecordType.SAMPLE));
   store('misc', 1, OP.i32Store16, 1, () => field(4));
   store('event', 1, OP.i32Store16, 1, () => b.i32(k.event));
@@ -201,34 +246,69 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
   store('cpu', 2, OP.i32Store, 2, () => field(k.cpu));
   store('ipLo', 2, OP.i32Store, 2, () => field(k.ip));
   store('ipHi', 2, OP.i32Store, 2, () => field(k.ip + 4));
-  b.op(OP.end); // other record or sample
-  advance();
+}
+
+/**
+ * A run of a uniform ring (inside `if` in the runs loop, so the call's outer block is 2 deep):
+ * rows i.. of `best` from the records at tAddr - i * stride while its key stays below the rival's,
+ * each record checked before its row is written and each time before it becomes the key. A check
+ * that fails sets `failed` and leaves the call.
+ */
+function uniformRun(b: Body, k: MergeScatterConstants): void {
+  /** Leaves the call, failed, when the i32 on the stack is not 0; `depth`: how deep the call's outer block is here. */
+  const failIf = (depth: number): void => {
+    b.op(OP.if, OP.void).i32(1).set('failed').op(OP.br, depth + 1, OP.end);
+  };
+  /** value = the time of the record at p, shifted; fails when it is newer than the ring's newest. */
+  const timeAtP = (depth: number): void => {
+    b.get('p').mem(OP.i64Load, 3, k.time).get('base').op(OP.i64Sub).set('d');
+    b.get('d').op(OP.i64Const, 0, OP.i64GtS);
+    failIf(depth);
+    b.get('d').op(OP.f64ConvertI64S).get('shift').op(OP.f64Add).set('value');
+  };
+  b.get('be').mem(OP.i64Load, 3, ENTRY.base).set('base');
+  b.get('be').mem(OP.i64Load, 3, ENTRY.id).set('id');
+  b.get('tAddr').get('i').get('aux').op(OP.i32Mul, OP.i32Sub).set('p');
+  timeAtP(2);
+  b.op(OP.block, OP.void, OP.loop, OP.void); // $rowsDone, $rows: the call's outer block is 4 deep
+  b.get('p').mem(OP.i32Load, 2, 0).i32(RecordType.SAMPLE).op(OP.i32Ne);
+  failIf(4);
+  b.get('p').mem(OP.i32Load, 2, 4).set('sm');
+  b.get('sm').i32(16).op(OP.i32ShrU).get('aux').op(OP.i32Ne);
+  failIf(4);
+  if (k.id >= 0) {
+    b.get('p').mem(OP.i64Load, 3, k.id).get('id').op(OP.i64Ne);
+    failIf(4);
+  }
+  b.get('p').get('src').op(OP.i32Sub).set('o');
+  emitRow(b, k, () => b.get('value'));
+  b.get('to').i32(1).op(OP.i32Add).set('to');
+  b.get('i').i32(1).op(OP.i32Add).set('i');
+  b.get('i').get('stop').op(OP.i32GeS, OP.brIf, 1);
+  b.get('p').get('aux').op(OP.i32Sub).set('p');
+  timeAtP(4);
+  // Keys never decrease in a uniform ring: a time older than the one before is a ring to key.
+  b.get('value').get('k').op(OP.f64Lt);
+  failIf(4);
+  b.get('value').set('k');
+  b.get('k').get('rivalKey').op(OP.f64Lt);
+  b.get('k').get('rivalKey').op(OP.f64Eq).get('tie').op(OP.i32And);
+  b.op(OP.i32Or, OP.brIf, 0);
   b.op(OP.end, OP.end);
-  b.op(OP.else);
-  b.op(OP.block, OP.void, OP.loop, OP.void);
-  b.get('aux').get('i').i32(2).op(OP.i32Shl, OP.i32Add).get('to').mem(OP.i32Store, 2);
-  advance();
-  b.op(OP.end, OP.end);
-  b.op(OP.end); // keyed or hole
-  b.get('be').get('i').mem(OP.i32Store, 2, ENTRY.next);
-  b.get('be').get('k').mem(OP.f64Store, 3, ENTRY.key);
-  b.op(OP.br, 0, OP.end, OP.end); // $runs, $done
-  b.get('job').get('others').mem(OP.i32Store, 2, HEADER.others);
-  b.get('to').get('at').op(OP.i32Sub);
-  return b;
 }
 
 /** The merge-scatter of one memory and output layout, as seen from one thread: a compiled instance, and a job record per call. */
 /** What a module is compiled from, as a key for the module and engine caches. */
 export function mergeScatterKey(kind: ImportedMemory, constants: MergeScatterConstants): string {
   const c = constants.columns;
-  return `merge-scatter ${kind} ${RECORD_COLUMN_NAMES.map((name) => c[name]).join(' ')} ${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.event}`;
+  const fields = `${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.time} ${constants.id} ${constants.event}`;
+  return `merge-scatter ${kind} ${RECORD_COLUMN_NAMES.map((name) => c[name]).join(' ')} ${fields}`;
 }
 
 export class MergeScatterEngine {
   private readonly run: (job: number) => number;
 
-  constructor(private readonly memory: WebAssembly.Memory, kind: ImportedMemory, constants: MergeScatterConstants) {
+  constructor(private readonly memory: WebAssembly.Memory, kind: ImportedMemory, private readonly constants: MergeScatterConstants) {
     const module = compiledModule(mergeScatterKey(kind, constants), () => oneFunctionModule('run', 1, mergeScatterBody(constants), kind));
     this.run = new WebAssembly.Instance(module, { env: { memory } }).exports.run as (job: number) => number;
   }
@@ -236,10 +316,11 @@ export class MergeScatterEngine {
   /**
    * Writes the slice whose rings are `entries` (by ring number) from output row `at` on, with the
    * job record at `jobAddress` (mergeScatterJobBytes(entries.length) bytes) and the others list at
-   * `listAddress`; returns the rows it placed (written, or for holes and others, located) and how
-   * many other records it listed.
+   * `listAddress`; returns the rows it placed (written, or for holes and others, located), how
+   * many other records it listed, and whether a uniform ring's record was not one (then the rows
+   * are not all written).
    */
-  scatter(jobAddress: number, at: number, entries: readonly MergeScatterEntry[], listAddress: number): { rows: number; others: number } {
+  scatter(jobAddress: number, at: number, entries: readonly MergeScatterEntry[], listAddress: number): { rows: number; others: number; failed: boolean } {
     const buffer = this.memory.buffer;
     const i32 = new Int32Array(buffer, jobAddress, mergeScatterJobBytes(entries.length) / 4);
     const f64 = new Float64Array(buffer, jobAddress, mergeScatterJobBytes(entries.length) / 8);
@@ -247,6 +328,13 @@ export class MergeScatterEngine {
     i32[HEADER.at / 4] = at;
     i32[HEADER.list / 4] = listAddress;
     const f64View = new Float64Array(buffer);
+    const u32View = new Uint32Array(buffer);
+    // A uniform record's time relative to its ring's base, as uniform.ts reads it.
+    const uniformTime = (entry: MergeScatterEntry, row: number): number => {
+      const w = (entry.time - row * entry.aux + this.constants.time) >>> 2;
+      return (u32View[w + 1] - entry.baseHi) * 2 ** 32 + (u32View[w] - entry.baseLo);
+    };
+    let failed = false;
     entries.forEach((entry, r) => {
       const base = (HEADER_BYTES + r * ENTRY_BYTES) / 4;
       const holds = entry.kind !== ENTRY_NONE && entry.from < entry.to;
@@ -257,12 +345,26 @@ export class MergeScatterEngine {
       i32[base + ENTRY.aux / 4] = entry.aux;
       i32[base + ENTRY.src / 4] = entry.src;
       i32[base + ENTRY.position / 4] = entry.position;
+      i32[base + ENTRY.base / 4] = entry.baseLo;
+      i32[base + ENTRY.base / 4 + 1] = entry.baseHi;
+      i32[base + ENTRY.id / 4] = entry.idLo;
+      i32[base + ENTRY.id / 4 + 1] = entry.idHi;
       f64[(HEADER_BYTES + r * ENTRY_BYTES + ENTRY.shift) / 8] = entry.shift;
       // MergeCursor's first key of a ring in a slice: its time there, or -Infinity when it has none.
-      const first = holds ? f64View[(entry.time + entry.from * 8) / 8] + entry.shift : -Infinity;
+      let first = -Infinity;
+      if (holds && entry.kind === ENTRY_UNIFORM) {
+        // The slice's first record of a uniform ring: no newer than the newest, no older than the
+        // record before it (the slice before checked the rest of that ring up to there).
+        const time = uniformTime(entry, entry.from);
+        if (!(time <= 0) || (entry.from > 0 && uniformTime(entry, entry.from - 1) > time)) failed = true;
+        first = time + entry.shift;
+      } else if (holds) {
+        first = f64View[(entry.time + entry.from * 8) / 8] + entry.shift;
+      }
       f64[(HEADER_BYTES + r * ENTRY_BYTES + ENTRY.key) / 8] = first === first ? first : -Infinity;
     });
+    if (failed) return { rows: 0, others: 0, failed };
     const rows = this.run(jobAddress);
-    return { rows, others: i32[HEADER.others / 4] };
+    return { rows, others: i32[HEADER.others / 4], failed: i32[HEADER.failed / 4] !== 0 };
   }
 }
