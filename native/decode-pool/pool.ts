@@ -141,9 +141,8 @@ class PoolWorker {
     if (!this.failed && !this.pending) this.port.postMessage({ kind: 'stand-by', pollMs } satisfies WorkerRequest);
   }
 
-  /** Polls for the reply to the pending request for up to `pollMs`, settling it when it comes; the event loop delivers it otherwise. */
-  pollReply(pollMs: number): void {
-    const until = performance.now() + pollMs;
+  /** Polls for the reply to the pending request until `until` (performance.now()), settling it when it comes; the event loop delivers it otherwise. */
+  pollReply(until: number): void {
     while (this.pending && performance.now() < until) {
       const reply = receiveMessageOnPort(this.port);
       if (reply) this.settle(reply.message as DecodeReply);
@@ -382,7 +381,6 @@ export class DecodePool {
       sources[r] = { kind: 'uniform', ring: shared[r], uniform };
     }
     const lanes = lanesOf(rings, toKey, Math.max(1, Math.min(toKey.length, this.workerCount + 1)));
-    this.ensureWorkers(Math.max(lanes.length - 1, this.workerCount));
     const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => memory?.keyPlaceOf(rings[r].bytes, lane) ?? null;
     const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
       if (result && 'keyed' in result) {
@@ -424,7 +422,7 @@ export class DecodePool {
     } catch (error) {
       ownError = error;
     }
-    for (const worker of this.workers) worker.pollReply(REPLY_POLL_MS);
+    this.pollReplies();
     const settled = await Promise.allSettled(requests);
     let failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
     if (failure === null || failure === undefined) {
@@ -468,10 +466,14 @@ export class DecodePool {
     const out = merged ?? (total > 0 ? sets.take(total) : UNPLACED);
     const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
     const readsInPlace = sources.some((source) => source.kind === 'uniform');
+    const giveAll = (): void => {
+      giveDecoded();
+      // give() frees the snapshot memory's set as well (releaseRoomSet).
+      if (out !== UNPLACED) sets.give(out);
+    };
     if (!plan && readsInPlace) {
       // Rings read in place are merged only by the snapshot memory's merge: key them all instead.
-      giveDecoded();
-      if (out !== UNPLACED) sets.give(out);
+      giveAll();
       return this.decodeScattered(raw, arena, false);
     }
     const shifts = Array.from(shift);
@@ -502,14 +504,13 @@ export class DecodePool {
     } catch (error) {
       ownError = error;
     }
-    for (const worker of this.workers) worker.pollReply(REPLY_POLL_MS);
+    this.pollReplies();
     const written = await Promise.allSettled(writes);
     failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
     for (const settled of written) if (settled.status === 'fulfilled' && 'planned' in settled.value && settled.value.planned.failed) notUniform = true;
     if ((failure === null || failure === undefined) && notUniform) {
       // A ring read in place was not uniform after all: key every ring and merge again.
-      giveDecoded();
-      if (out !== UNPLACED) sets.give(out);
+      giveAll();
       this.mergesReadInPlaceRedone++;
       return this.decodeScattered(raw, arena, false);
     }
@@ -527,9 +528,7 @@ export class DecodePool {
       }
     }
     if (failure !== null && failure !== undefined) {
-      giveDecoded();
-      // give() frees the snapshot memory's set as well (releaseRoomSet).
-      if (out !== UNPLACED) sets.give(out);
+      giveAll();
       arena?.endSnapshot(null);
       throw failure;
     }
@@ -598,6 +597,12 @@ export class DecodePool {
     }
     staged.set(ring.bytes);
     return { ...ring, bytes: staged.subarray(0, ring.bytes.length) };
+  }
+
+  /** Polls every worker's reply, all within one REPLY_POLL_MS however many workers there are. */
+  private pollReplies(): void {
+    const until = performance.now() + REPLY_POLL_MS;
+    for (const worker of this.workers) worker.pollReply(until);
   }
 
   private ensureWorkers(count: number): void {

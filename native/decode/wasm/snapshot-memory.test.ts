@@ -66,7 +66,6 @@ function mergedInMemory(snapshot: DecodedSnapshot): boolean {
  */
 function oneEventRings(seed: number, ringCount: number, records: number): SnapshotInput {
   const random = prng(seed);
-  const side = randomPerCpuSnapshot(seed, 50, false);
   const rings: RingCopy[] = [];
   for (let r = 0; r < ringCount; r++) {
     let time = 0xfffff000n + BigInt(Math.floor(random() * 100));
@@ -78,8 +77,14 @@ function oneEventRings(seed: number, ringCount: number, records: number): Snapsh
     });
     rings.push(ringFromRecords(list, 1 << 18, 'backward', { ringId: r, cpu: r }));
   }
-  const sideBand = side.rings.filter((ring) => ring.direction === 'forward').map((ring) => ({ ...ring, ringId: ringCount, defaultEvent: 1 }));
-  return { events: [eventOf(0, attrOf(BASIC, { flags: { sampleIdAll: true } }), [7n], 'basic'), { ...side.events[2], index: 1 }], rings: [...rings, ...sideBand] };
+  return withSideBand(seed, rings, [7n]);
+}
+
+/** `rings` (BASIC samples of event 0, whose ids are `ids`) with a seeded snapshot's side-band rings after them, their event as event 1. */
+function withSideBand(seed: number, rings: readonly RingCopy[], ids: bigint[]): SnapshotInput {
+  const side = randomPerCpuSnapshot(seed, 50, false);
+  const sideBand = side.rings.filter((ring) => ring.direction === 'forward').map((ring) => ({ ...ring, ringId: rings.length, defaultEvent: 1 }));
+  return { events: [eventOf(0, attrOf(BASIC, { flags: { sampleIdAll: true } }), ids, 'basic'), { ...side.events[2], index: 1 }], rings: [...rings, ...sideBand] };
 }
 
 describe('decode/wasm: a snapshot memory', () => {
@@ -213,7 +218,6 @@ describe('decode/wasm: a snapshot memory', () => {
  */
 function uniformRings(seed: number, ringCount: number, records: number, damage?: (r: number, list: Uint8Array[]) => void): SnapshotInput {
   const random = prng(seed);
-  const side = randomPerCpuSnapshot(seed, 50, false);
   const rings: RingCopy[] = [];
   for (let r = 0; r < ringCount; r++) {
     let time = 0xfffff000n + BigInt(Math.floor(random() * 100));
@@ -224,9 +228,7 @@ function uniformRings(seed: number, ringCount: number, records: number, damage?:
     damage?.(r, list);
     rings.push(ringFromRecords(list, 1 << 18, 'backward', { ringId: r, cpu: r }));
   }
-  const sideBand = side.rings.filter((ring) => ring.direction === 'forward').map((ring) => ({ ...ring, ringId: ringCount, defaultEvent: 1 }));
-  const ids = Array.from({ length: ringCount }, (_, r) => 7n + BigInt(r));
-  return { events: [eventOf(0, attrOf(BASIC, { flags: { sampleIdAll: true } }), ids, 'basic'), { ...side.events[2], index: 1 }], rings: [...rings, ...sideBand] };
+  return withSideBand(seed, rings, Array.from({ length: ringCount }, (_, r) => 7n + BigInt(r)));
 }
 
 /** Byte offset of a BASIC sample's time (after its header, id, ip and pid/tid). */
