@@ -508,24 +508,24 @@ export class DecodePool {
     const written = await Promise.allSettled(writes);
     failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
     for (const settled of written) if (settled.status === 'fulfilled' && 'planned' in settled.value && settled.value.planned.failed) notUniform = true;
+    if ((failure === null || failure === undefined) && !notUniform && memory && plan) {
+      try {
+        // The side-band rows, then the records each thread listed (not plain samples), into their rows.
+        const listed = [ownOthers, ...written.map((settled, w) => {
+          if (settled.status !== 'fulfilled' || !('planned' in settled.value)) throw new Error(`decode worker ${w} answered a planned slice with no count`);
+          return settled.value.planned.others;
+        })];
+        placeSideBandRows(memory, out, sources, shift);
+        notUniform = !placeOtherRecords(plan, listed, out, sources, tables, shift);
+      } catch (error) {
+        failure = error;
+      }
+    }
     if ((failure === null || failure === undefined) && notUniform) {
       // A ring read in place was not uniform after all: key every ring and merge again.
       giveAll();
       this.mergesReadInPlaceRedone++;
       return this.decodeScattered(raw, arena, false);
-    }
-    if ((failure === null || failure === undefined) && memory && plan) {
-      try {
-        // The records each thread listed (not plain samples), then the side-band rows, into their rows.
-        placeOtherRecords(plan, 0, ownOthers, out, sources, tables, shift);
-        written.forEach((settled, w) => {
-          if (settled.status !== 'fulfilled' || !('planned' in settled.value)) throw new Error(`decode worker ${w} answered a planned slice with no count`);
-          placeOtherRecords(plan, w + 1, settled.value.planned.others, out, sources, tables, shift);
-        });
-        placeSideBandRows(memory, out, sources, shift);
-      } catch (error) {
-        failure = error;
-      }
     }
     if (failure !== null && failure !== undefined) {
       giveAll();

@@ -175,12 +175,11 @@ export function decodeScattered(
     const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
     if (memory && plan) {
       const { others, failed } = scatterPlanned(plan, whole, 0);
-      if (failed) {
+      if (!failed) placeSideBandRows(memory, out, sources, shift);
+      if (failed || !placeOtherRecords(plan, [others], out, sources, tables, shift)) {
         giveAll();
         return decodeScattered(raw, tables, sets, arena, false);
       }
-      placeOtherRecords(plan, 0, others, out, sources, tables, shift);
-      placeSideBandRows(memory, out, sources, shift);
     } else if (readsInPlace) {
       // Rings read in place are merged only by the snapshot memory's merge: key them all instead.
       giveAll();

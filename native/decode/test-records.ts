@@ -266,7 +266,14 @@ export function columnByteDifferences(a: RecordColumns, b: RecordColumns): strin
   for (const name of RECORD_COLUMN_NAMES) {
     const x = bytesOf(a[name]);
     const y = bytesOf(b[name]);
-    const at = x.findIndex((byte, i) => byte !== y[i]);
+    // A plain loop: findIndex's callback made comparing the columns of a million rows take a second.
+    let at = -1;
+    for (let i = 0; i < x.length; i++) {
+      if (x[i] !== y[i]) {
+        at = i;
+        break;
+      }
+    }
     if (x.length === y.length && at < 0) continue;
     problems.push(`${name}: ${x.length} vs ${y.length} bytes, first difference in row ${Math.floor(at / a[name].BYTES_PER_ELEMENT)}`);
   }

@@ -2,7 +2,7 @@
 // from the kernel and decoded by a DecodePool's worker threads, must give the single-thread
 // decoder's columns byte for byte, with the same coverage and anomalies.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Recorder } from '../../native/perf/recorder';
 import { ColumnArena } from '../../native/decode/arena';
 import { decodeSnapshot } from '../../native/decode/columns';
@@ -10,6 +10,7 @@ import { columnByteDifferences, recordByRecordMismatches } from '../../native/de
 import { DecodePool } from '../../native/decode-pool/pool';
 import { allocateDecodableCopy } from '../../native/decode/wasm/copy-room';
 import { snapshotMemoryOf } from '../../native/decode/wasm/snapshot-memory';
+import { onlineCpus } from '../../native/perf/procfs';
 import { fixture, softwareEvent, tracepointEvent, SoftwareConfig } from './helpers';
 
 describe('kernel: parallel decode of real rings', function () {
@@ -93,6 +94,47 @@ describe('kernel: parallel decode of real rings', function () {
       assert.equal(parallelRounds, 3, 'every round had two per-CPU rings with records and went to the worker');
       assert.equal(pool.mergesInSnapshotMemory, 3, 'every merge was written as WebAssembly in the memory');
     } finally {
+      await pool.close();
+      recorder.dispose();
+    }
+  });
+  it('reads per-CPU rings holding the LOST records of earlier pauses in place, to the same bytes', async () => {
+    // One tracepoint, fired without pause on every CPU: each ring holds samples of one size and,
+    // after each snapshot's pause, a LOST record of that size. Snapshots taken back to back: the
+    // second finds the LOST record the first one's pause left (a 16 MiB ring takes the workload
+    // about 100 ms to overwrite; a 256 KiB one was overwritten between the two).
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'cpus' },
+      pages: 4096,
+      sharedCopyBuffers: true,
+      allocateCopy: allocateDecodableCopy,
+    });
+    const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
+    const workloads: ChildProcess[] = onlineCpus().map((cpu) => spawn('taskset', ['-c', String(cpu), fixture('kernel_getpid'), '200000000'], { stdio: 'ignore' }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      let withLost = 0;
+      for (let round = 0; round < 5; round++) {
+        await recorder.copyBuffersWarm();
+        recorder.snapshot();
+        const raw = recorder.snapshot();
+        const plain = { ...raw, rings: raw.rings.map((ring) => ({ ...ring, bytes: ring.bytes.slice() })) };
+        const before = pool.mergesInPlace;
+        const parallel = await pool.decode(raw);
+        const single = decodeSnapshot(plain);
+        assert.deepEqual(columnByteDifferences(parallel.columns, single.columns), [], `round ${round}`);
+        assert.deepEqual(parallel.coverage, single.coverage, `round ${round}`);
+        assert.deepEqual(parallel.anomalies, single.anomalies, `round ${round}`);
+        const lostRecords = parallel.coverage.reduce((sum, ring) => sum + ring.lostRecords, 0n);
+        const after = pool.mergesInPlace;
+        if (lostRecords === 0n) continue;
+        withLost++;
+        assert.deepEqual({ read: after.read - before.read, redone: after.redone - before.redone }, { read: 1, redone: 0 }, `round ${round}: ${lostRecords} lost, read in place`);
+      }
+      assert.ok(withLost >= 3, `${withLost} of 5 snapshots held LOST records`);
+    } finally {
+      for (const child of workloads) child.kill('SIGKILL');
       await pool.close();
       recorder.dispose();
     }

@@ -12,7 +12,10 @@
 // byte for byte. A slice that finds a uniform ring's record not to be one says so (failed), and the
 // caller keys the snapshot's rings instead.
 
+import { RecordType } from '../../abi/uapi';
+import type { RingCopy } from '../../abi/snapshot';
 import { decodeOneRecord, type EventTables, type RingRows } from '../decode-ring';
+import { uniformRecordTime, type UniformRing } from '../uniform';
 import { u32View, validEnd } from '../walk';
 import { copyShifted, type MergeSlice } from '../merge';
 import type { ScatterSource } from '../scatter';
@@ -48,6 +51,7 @@ export function planScatter(
   let sideBandRows = 0;
   let otherRecords = 0;
   let sampleIdOffset: number | null = null;
+  let otherTimeFromEnd = -1;
   for (const source of sources) {
     if (source.kind === 'rows') {
       sideBandRows += source.rows.count;
@@ -59,6 +63,7 @@ export function planScatter(
       if (sampleIdOffset !== null && uniform.sampleIdOffset !== sampleIdOffset) return null;
       sampleIdOffset = uniform.sampleIdOffset;
       position = uniform.position;
+      otherTimeFromEnd = uniform.otherTimeFromEnd;
       continue;
     }
     const keys = source.keys;
@@ -102,7 +107,7 @@ export function planScatter(
   });
   const constants: MergeScatterConstants = {
     columns: columnAddresses(memory.set), pidTid: layout?.pidTid ?? 0, cpu: layout?.cpu ?? 0, ip: layout?.ip ?? 0, time: layout?.time ?? 0,
-    id: sampleIdOffset ?? -1, event: position >= 0 ? tables.indexOf[position] : 0,
+    id: sampleIdOffset ?? -1, otherTimeFromEnd, event: position >= 0 ? tables.indexOf[position] : 0,
   };
   return {
     memory: memory.memory, kind: memory.kind, entries, constants, jobBase: memory.mergeJobAddress(0), listBase: memory.othersAddress(0),
@@ -161,25 +166,77 @@ export function scatterPlanned(plan: ScatterPlan, slice: MergeSlice, lane: numbe
 }
 
 /**
- * After a slice: decodes the `count` records thread `lane` listed (not plain samples: throttle,
- * LOST, ...) into their rows, one at a time, as scatterSlice does for them.
+ * After every slice and placeSideBandRows: decodes the records each thread listed (`listed[lane]`
+ * of them; not plain samples: throttle, LOST, ...) into their rows, one at a time, as scatterSlice
+ * does for them, and moves each LOST record of a ring read in place before its partner, as keyRing
+ * moves its key (placeLostBeforePartner). False when a ring read in place listed a record the keyed
+ * path would not have merged there (one the decoder notes as an anomaly, a time other than the one
+ * the merge read, a LOST record whose partner's time differs): the caller then keys the rings and
+ * merges again.
  */
 export function placeOtherRecords(
-  plan: ScatterPlan, lane: number, count: number, out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>,
-): void {
-  const list = new Uint32Array(plan.memory.buffer, plan.listBase + lane * plan.laneBytes, count * 3);
-  for (let k = 0; k < count; k++) {
-    const to = list[k * 3];
-    const r = list[k * 3 + 1];
-    const source = sources[r];
-    if (source.kind !== 'keyed') throw new Error(`the merge listed a record of ring ${r}, which was not keyed`);
-    const keys = source.keys;
-    const key = keys.first + list[k * 3 + 2];
-    const ring = source.ring;
-    decodeOneRecord(u32View(ring.bytes), ring, validEnd(ring), keys.scratch.offset[key], out, to, keys.state.baseHi, keys.state.baseLo, tables);
-    out.time[to] = keys.scratch.time[key] + shift[r];
-    out.ring[to] = r;
+  plan: ScatterPlan, listed: readonly number[], out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>,
+): boolean {
+  // Rows of LOST records read in place that go before the row above them, in row order (the lanes' slices are in row order).
+  const beforePartner: number[] = [];
+  for (let lane = 0; lane < listed.length; lane++) {
+    const list = new Uint32Array(plan.memory.buffer, plan.listBase + lane * plan.laneBytes, listed[lane] * 3);
+    for (let k = 0; k < listed[lane]; k++) {
+      const to = list[k * 3];
+      const r = list[k * 3 + 1];
+      const source = sources[r];
+      if (source.kind === 'uniform') {
+        if (!placeUniformOther(source.ring, source.uniform, list[k * 3 + 2], out, to, plan.constants.otherTimeFromEnd, tables)) return false;
+        if (out.kind[to] === RecordType.LOST && list[k * 3 + 2] > 0) beforePartner.push(to);
+      } else if (source.kind === 'keyed') {
+        const keys = source.keys;
+        const key = keys.first + list[k * 3 + 2];
+        const ring = source.ring;
+        decodeOneRecord(u32View(ring.bytes), ring, validEnd(ring), keys.scratch.offset[key], out, to, keys.state.baseHi, keys.state.baseLo, tables);
+        out.time[to] = keys.scratch.time[key];
+      } else {
+        throw new Error(`the merge listed a record of ring ${r}, whose rows were decoded already`);
+      }
+      out.time[to] += shift[r];
+      out.ring[to] = r;
+    }
   }
+  // The merge wrote a ring read in place in memory order, where the LOST record comes after its
+  // partner (the record written in the same reservation: the one before it, oldest first). Both
+  // carry the same time, so they took neighbouring rows; the keyed path's order is theirs swapped.
+  for (const to of beforePartner) {
+    if (to === 0 || out.ring[to - 1] !== out.ring[to] || !(out.time[to - 1] === out.time[to])) return false;
+    out.swapRows(to - 1, to);
+  }
+  return true;
+}
+
+/**
+ * Decodes record `index` (oldest first) of a ring read in place into row `to` of `out` (its time
+ * relative to the ring's base) and adds what it holds to the ring's state as keyRing adds it; false
+ * when the keyed path would not have keyed it at the time the merge read (see placeOtherRecords).
+ */
+function placeUniformOther(
+  ring: RingCopy, uniform: UniformRing, index: number, out: ColumnSet, to: number, otherTimeFromEnd: number, tables: EventTables,
+): boolean {
+  const words = u32View(ring.bytes);
+  const offset = (uniform.count - 1 - index) * uniform.stride;
+  const state = uniform.state;
+  const one = decodeOneRecord(words, ring, validEnd(ring), offset, out, to, state.baseHi, state.baseLo, tables);
+  if (one.anomalies.length > 0 || one.state.anomalies > 0) return false;
+  const read = uniformRecordTime(words, offset, uniform.stride, uniform.sampleTime, otherTimeFromEnd, state.baseHi, state.baseLo);
+  if (!(out.time[to] === read)) return false;
+  state.lost += one.state.lost;
+  if (out.kind[to] === RecordType.LOST) state.lostRecords++;
+  if (one.state.minRel < state.minRel) {
+    state.minRel = one.state.minRel;
+    state.minAt = one.state.minAt;
+  }
+  if (one.state.maxRel > state.maxRel) {
+    state.maxRel = one.state.maxRel;
+    state.maxAt = one.state.maxAt;
+  }
+  return true;
 }
 
 /** After every slice: copies each side-band row to the output row the merge gave it. */

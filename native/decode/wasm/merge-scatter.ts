@@ -7,8 +7,9 @@
 // rings: few rows, in memory of their own) are "holes": the call writes only where each goes, and
 // the caller copies them there. A uniform ring's records (uniform.ts) are read in place: record
 // `i` of the slice at a fixed stride below the oldest, its time from the record; each is checked as
-// it is written (a plain sample of the ring's size and id, its time no newer than the newest and no
-// older than the one before it), and the first that is not stops the call, marked failed.
+// it is written (of the ring's size, a sample of the ring's id or another record whose trailer holds
+// its time, that time no newer than the newest and no older than the one before it), and the first
+// that is not stops the call, marked failed. Other records are listed, as a keyed ring's are.
 //
 // The slice's rings are entries of a job record the caller fills (MergeScatterJob); the output
 // columns' addresses, the sample's field offsets and the event are constants the module is
@@ -17,6 +18,7 @@
 import { RecordType } from '../../abi/uapi';
 import { RECORD_COLUMN_NAMES, type RecordColumnName } from '../column-schema';
 import type { ColumnSet } from '../column-set';
+import { uniformRecordTime } from '../uniform';
 import { Body, F64, I32, I64, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
 
 /**
@@ -89,6 +91,8 @@ export interface MergeScatterConstants {
   readonly ip: number;
   readonly time: number;
   readonly id: number;
+  /** Bytes back from the end of a uniform ring's record that is not a sample to its trailer's time (-1: such records fail the merge). */
+  readonly otherTimeFromEnd: number;
   readonly event: number;
 }
 
@@ -100,7 +104,7 @@ export function columnAddresses(set: ColumnSet): { readonly [K in RecordColumnNa
 function mergeScatterBody(k: MergeScatterConstants): Body {
   const b = new Body(['job']);
   const i32Locals = ['n', 'at', 'to', 'r', 'e', 'best', 'rival', 'be', 'i', 'stop', 'tAddr', 'aux', 'src', 'o', 'p', 'tie', 'pos', 'withOthers', 'others', 'list'];
-  for (const name of [...i32Locals, 'kind', 'sm', 'failed']) b.local(name, I32);
+  for (const name of [...i32Locals, 'kind', 'sm', 'failed', 'ty']) b.local(name, I32);
   for (const name of ['k', 'rivalKey', 'shift', 't', 'value']) b.local(name, F64);
   for (const name of ['base', 'id', 'd']) b.local(name, I64);
   const entry = (ring: string, into: string): void => {
@@ -192,10 +196,7 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
   b.get('pos').get('i').i32(1).op(OP.i32Shl, OP.i32Add).mem(OP.i32Load16U, 1).i32(OTHER_POSITION).op(OP.i32Eq);
   b.op(OP.else).i32(0).op(OP.end);
   b.op(OP.if, OP.void);
-  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('to').mem(OP.i32Store, 2, 0);
-  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('best').mem(OP.i32Store, 2, 4);
-  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('i').mem(OP.i32Store, 2, 8);
-  b.get('others').i32(1).op(OP.i32Add).set('others');
+  listOther(b);
   b.op(OP.else);
   b.get('aux').get('i').i32(2).op(OP.i32Shl, OP.i32Add).mem(OP.i32Load, 2).set('o');
   b.get('src').get('o').op(OP.i32Add).set('p');
@@ -217,6 +218,14 @@ function mergeScatterBody(k: MergeScatterConstants): Body {
   b.get('job').get('failed').mem(OP.i32Store, 2, HEADER.failed);
   b.get('to').get('at').op(OP.i32Sub);
   return b;
+}
+
+/** Lists row `to` as ring `best`'s record `i`, one that is not a plain sample: the caller decodes it there. */
+function listOther(b: Body): void {
+  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('to').mem(OP.i32Store, 2, 0);
+  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('best').mem(OP.i32Store, 2, 4);
+  b.get('list').get('others').i32(OTHER_BYTES).op(OP.i32Mul, OP.i32Add).get('i').mem(OP.i32Store, 2, 8);
+  b.get('others').i32(1).op(OP.i32Add).set('others');
 }
 
 /**
@@ -251,17 +260,34 @@ function emitRow(b: Body, k: MergeScatterConstants, time: () => void): void {
 /**
  * A run of a uniform ring (inside `if` in the runs loop, so the call's outer block is 2 deep):
  * rows i.. of `best` from the records at tAddr - i * stride while its key stays below the rival's,
- * each record checked before its row is written and each time before it becomes the key. A check
- * that fails sets `failed` and leaves the call.
+ * each record checked before its row is written and each time before it becomes the key. A record
+ * that is not a sample is listed for the caller (its time from its trailer). A check that fails
+ * sets `failed` and leaves the call.
  */
 function uniformRun(b: Body, k: MergeScatterConstants): void {
   /** Leaves the call, failed, when the i32 on the stack is not 0; `depth`: how deep the call's outer block is here. */
   const failIf = (depth: number): void => {
     b.op(OP.if, OP.void).i32(1).set('failed').op(OP.br, depth + 1, OP.end);
   };
-  /** value = the time of the record at p, shifted; fails when it is newer than the ring's newest. */
-  const timeAtP = (depth: number): void => {
-    b.get('p').mem(OP.i64Load, 3, k.time).get('base').op(OP.i64Sub).set('d');
+  /**
+   * ty = the type of the record at p; value = its time, shifted (a sample's from its time field,
+   * another record's from its trailer); fails when it is newer than the ring's newest, or when the
+   * record is not a sample and no trailer holds a time.
+   */
+  const keyAtP = (depth: number): void => {
+    b.get('p').mem(OP.i32Load, 2, 0).set('ty');
+    if (k.otherTimeFromEnd < 0) {
+      b.get('ty').i32(RecordType.SAMPLE).op(OP.i32Ne);
+      failIf(depth);
+      b.get('p').mem(OP.i64Load, 3, k.time);
+    } else {
+      b.get('ty').i32(RecordType.SAMPLE).op(OP.i32Eq, OP.if, I64);
+      b.get('p').mem(OP.i64Load, 3, k.time);
+      b.op(OP.else);
+      b.get('p').get('aux').op(OP.i32Add).i32(k.otherTimeFromEnd).op(OP.i32Sub).mem(OP.i64Load, 3);
+      b.op(OP.end);
+    }
+    b.get('base').op(OP.i64Sub).set('d');
     b.get('d').op(OP.i64Const, 0, OP.i64GtS);
     failIf(depth);
     b.get('d').op(OP.f64ConvertI64S).get('shift').op(OP.f64Add).set('value');
@@ -269,24 +295,26 @@ function uniformRun(b: Body, k: MergeScatterConstants): void {
   b.get('be').mem(OP.i64Load, 3, ENTRY.base).set('base');
   b.get('be').mem(OP.i64Load, 3, ENTRY.id).set('id');
   b.get('tAddr').get('i').get('aux').op(OP.i32Mul, OP.i32Sub).set('p');
-  timeAtP(2);
+  keyAtP(2);
   b.op(OP.block, OP.void, OP.loop, OP.void); // $rowsDone, $rows: the call's outer block is 4 deep
-  b.get('p').mem(OP.i32Load, 2, 0).i32(RecordType.SAMPLE).op(OP.i32Ne);
-  failIf(4);
   b.get('p').mem(OP.i32Load, 2, 4).set('sm');
   b.get('sm').i32(16).op(OP.i32ShrU).get('aux').op(OP.i32Ne);
   failIf(4);
+  b.get('ty').i32(RecordType.SAMPLE).op(OP.i32Eq, OP.if, OP.void); // the call's outer block is 5 deep
   if (k.id >= 0) {
     b.get('p').mem(OP.i64Load, 3, k.id).get('id').op(OP.i64Ne);
-    failIf(4);
+    failIf(5);
   }
   b.get('p').get('src').op(OP.i32Sub).set('o');
   emitRow(b, k, () => b.get('value'));
+  b.op(OP.else);
+  listOther(b);
+  b.op(OP.end);
   b.get('to').i32(1).op(OP.i32Add).set('to');
   b.get('i').i32(1).op(OP.i32Add).set('i');
   b.get('i').get('stop').op(OP.i32GeS, OP.brIf, 1);
   b.get('p').get('aux').op(OP.i32Sub).set('p');
-  timeAtP(4);
+  keyAtP(4);
   // Keys never decrease in a uniform ring: a time older than the one before is a ring to key.
   b.get('value').get('k').op(OP.f64Lt);
   failIf(4);
@@ -301,7 +329,7 @@ function uniformRun(b: Body, k: MergeScatterConstants): void {
 /** What a module is compiled from, as a key for the module and engine caches. */
 export function mergeScatterKey(kind: ImportedMemory, constants: MergeScatterConstants): string {
   const c = constants.columns;
-  const fields = `${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.time} ${constants.id} ${constants.event}`;
+  const fields = `${constants.pidTid} ${constants.cpu} ${constants.ip} ${constants.time} ${constants.id} ${constants.otherTimeFromEnd} ${constants.event}`;
   return `merge-scatter ${kind} ${RECORD_COLUMN_NAMES.map((name) => c[name]).join(' ')} ${fields}`;
 }
 
@@ -329,11 +357,10 @@ export class MergeScatterEngine {
     i32[HEADER.list / 4] = listAddress;
     const f64View = new Float64Array(buffer);
     const u32View = new Uint32Array(buffer);
-    // A uniform record's time relative to its ring's base, as uniform.ts reads it.
-    const uniformTime = (entry: MergeScatterEntry, row: number): number => {
-      const w = (entry.time - row * entry.aux + this.constants.time) >>> 2;
-      return (u32View[w + 1] - entry.baseHi) * 2 ** 32 + (u32View[w] - entry.baseLo);
-    };
+    // A uniform record's time relative to its ring's base, as the call reads it.
+    const { time: sampleTime, otherTimeFromEnd } = this.constants;
+    const uniformTime = (entry: MergeScatterEntry, row: number): number =>
+      uniformRecordTime(u32View, entry.time - row * entry.aux, entry.aux, sampleTime, otherTimeFromEnd, entry.baseHi, entry.baseLo);
     let failed = false;
     entries.forEach((entry, r) => {
       const base = (HEADER_BYTES + r * ENTRY_BYTES) / 4;

@@ -245,6 +245,29 @@ function timeFallsAt(at: number): (r: number, list: Uint8Array[]) => void {
   };
 }
 
+/** A BASIC sample's (or a LOST record's, from its trailer) time, at `at` of a ring's list (oldest first). */
+function timeOfRecord(list: readonly Uint8Array[], at: number): bigint {
+  return new DataView(list[at].buffer, list[at].byteOffset).getBigUint64(BASIC_TIME, true);
+}
+
+/**
+ * Ring r's list with a LOST record (56 bytes, the size of a BASIC sample) after each record at
+ * `partners` (oldest first), as the kernel writes one after a pause: in the same reservation as the
+ * record it is then written with (its partner, the older of the two in memory), with that record's
+ * time in its trailer, plus `skew` ns. A partner given twice gets two LOST records.
+ */
+function withLostAfter(r: number, partners: readonly number[], skew = 0n): (ring: number, list: Uint8Array[]) => void {
+  return (ring, list) => {
+    if (ring !== r) return;
+    for (const at of [...partners].sort((a, b) => b - a)) {
+      if (at < 0 || at >= list.length) continue;
+      const body = new ByteWriter().u64(7n + BigInt(r)).u64(BigInt(3 + at)).toBytes();
+      const ids = { pid: 10, tid: 11 + r, time: timeOfRecord(list, at) + skew, cpu: r, id: 7n + BigInt(r) };
+      list.splice(at + 1, 0, otherRecord(RecordType.LOST, 0, body, BASIC, true, ids));
+    }
+  };
+}
+
 describe('decode/wasm: uniform rings read in place', () => {
   it('takes a ring of same-size samples as uniform with what keyRing finds, and leaves other rings', () => {
     const input = uniformRings(3, 2, 3000);
@@ -334,6 +357,95 @@ describe('decode/wasm: uniform rings read in place', () => {
       const mutated = { ...input, rings };
       const got = decodeSnapshot(inSnapshotMemory(mutated));
       assertSame(got, decodeSnapshot(mutated), `mutated seed ${seed}`);
+      returnRoom(got.columns);
+    }
+  });
+
+  it('reads rings with LOST records of the samples\' size in place: each decoded, moved before its partner, counted, the keyed path\'s bytes', async () => {
+    const failedBefore = plannedSlicesFailed();
+    let lostRecords = 0n;
+    for (let seed = 1; seed <= 40; seed++) {
+      const random = prng(seed * 7);
+      const records = 2000;
+      // One to four LOST records in ring 0, two of them after one partner in some snapshots; one in ring 1.
+      const partners = Array.from({ length: 1 + (seed % 4) }, () => 1 + Math.floor(random() * (records * 0.5 - 2)));
+      if (seed % 3 === 0) partners.push(partners[0]);
+      const damage = (r: number, list: Uint8Array[]): void => {
+        withLostAfter(0, partners)(r, list);
+        withLostAfter(1, [Math.floor(random() * list.length * 0.5)])(r, list);
+      };
+      const input = uniformRings(seed, 2 + (seed % 3), records, damage);
+      const tables = eventTables(input.events);
+      assert.ok(input.rings.filter((ring) => ring.direction === 'backward').every((ring) => uniformRing(ring, tables)), `seed ${seed}: taken as uniform`);
+      const want = decodeSnapshot(input);
+      const got = decodeSnapshot(inSnapshotMemory(input));
+      assertSame(got, want, `seed ${seed}`);
+      assert.ok(mergedInMemory(got), `seed ${seed}: merged into the memory's output set`);
+      lostRecords += got.coverage.reduce((sum, ring) => sum + ring.lostRecords, 0n);
+      returnRoom(got.columns);
+    }
+    assert.equal(plannedSlicesFailed() - failedBefore, 0, 'no ring with LOST records was found not uniform');
+    assert.ok(lostRecords > 40n, `${lostRecords} records counted lost`);
+    // In a pool, with LOST records on both sides of the cut between the two slices (near each ring's middle).
+    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+    try {
+      for (let at = 985; at <= 1015; at++) {
+        const input = uniformRings(7, 2, 2000, (r, list) => withLostAfter(r, [at, at + 1, 300])(r, list));
+        const got = await pool.decode(inSnapshotMemory(input));
+        assertSame(got, decodeSnapshot(input), `LOST records after ${at} and ${at + 1}`);
+        returnRoom(got.columns);
+      }
+      assert.deepEqual(pool.mergesInPlace, { read: 31, redone: 0 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('keys the rings instead when a record read in place is not what the keyed path would merge there', () => {
+    const OTHER_LAYOUT = Sample.TIME | Sample.STREAM_ID | Sample.CPU | Sample.IDENTIFIER;
+    const OTHER_ID = 50n;
+    const cases: [string, (r: number, list: Uint8Array[]) => void][] = [
+      // Its time a little after its partner's (no newer than the record after it): the keyed path's
+      // move then changes which rows the merge interleaves, so the ring cannot be read in place.
+      ['a LOST record newer than its partner', withLostAfter(0, [700], 1n)],
+      ['a LOST record of an id no event has', (r, list) => {
+        withLostAfter(0, [700])(r, list);
+        if (r !== 0) return;
+        const lost = list[701].slice();
+        new DataView(lost.buffer).setBigUint64(lost.length - 8, 99n, true);
+        list[701] = lost;
+      }],
+      // A COMM record of the samples' size, of an event whose trailer holds its time 8 bytes earlier
+      // (no TID): where the ring's event has its time, a STREAM_ID the merge would take for it.
+      ['a record of another event, whose trailer holds its time elsewhere', (r, list) => {
+        if (r !== 0) return;
+        const time = timeOfRecord(list, 700);
+        const body = new ByteWriter().u32(5).u32(5).raw(new TextEncoder().encode('ab\0\0\0\0\0\0')).toBytes();
+        list.splice(701, 0, otherRecord(RecordType.COMM, 0, body, OTHER_LAYOUT, true, { time: time + 1n, streamId: time, cpu: 0, id: OTHER_ID }));
+      }],
+    ];
+    for (const [what, damage] of cases) {
+      const basic = uniformRings(5, 2, 1500, (r, list) => {
+        // Times that rise by 2 ns, the same in both rings (so ring 1 has a record at the partner's
+        // time), and a skew of 1 ns stays below the next record's.
+        if (r <= 1) {
+          for (let i = 0; i < list.length; i++) {
+            const record = list[i].slice();
+            new DataView(record.buffer).setBigUint64(BASIC_TIME, 0xfffff000n + BigInt(2 * i), true);
+            list[i] = record;
+          }
+        }
+        damage(r, list);
+      });
+      const input = { ...basic, events: [...basic.events, eventOf(2, attrOf(OTHER_LAYOUT, { flags: { sampleIdAll: true } }), [OTHER_ID], 'other')] };
+      const tables = eventTables(input.events);
+      assert.ok(input.rings.filter((ring) => ring.direction === 'backward').every((ring) => uniformRing(ring, tables)), `${what}: taken as uniform`);
+      const failedBefore = plannedSlicesFailed();
+      const writtenBefore = plannedSlicesWritten();
+      const got = decodeSnapshot(inSnapshotMemory(input));
+      assertSame(got, decodeSnapshot(input), what);
+      assert.ok(plannedSlicesWritten() - writtenBefore >= 1, `${what}: the merge read the rings in place first`);
+      assert.equal(plannedSlicesFailed() - failedBefore, 0, `${what}: the merge itself found nothing wrong`);
       returnRoom(got.columns);
     }
   });
