@@ -13,6 +13,10 @@
 //                             walker reuses its columns; 1: fresh columns, page faults included)
 //   counts COUNT RUNS WARMUP  the ring's records as COUNT simulated per-CPU rings (rings.ts),
 //                             one thread and a DecodePool
+//   parallel COUNT RUNS WARMUP
+//                             the same COUNT rings every time (dealt out at the first ask), one
+//                             thread and a DecodePool alternating: one round of a paired
+//                             measurement against the C walker (ParallelMeasurement)
 //   wasm RUNS WARMUP          times the decoder's fast loop as WebAssembly over the same bytes
 //                             (wasm-walker.ts), on warm columns
 
@@ -27,7 +31,8 @@ import { DecodePool } from '../native/decode-pool/pool';
 import type { DecodedSnapshot } from '../native/decode/types';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import { columnChecksum, type SideMeasurement } from './checksum';
-import { measureRingCount, type RingCountResult } from './rings';
+import { measureRingCount, splitIntoRings, type RingCountResult } from './rings';
+import { measureParallel } from './parallel';
 import { ServeProcess } from './serve';
 import { WasmWalker } from './wasm-walker';
 import { median, nowNs } from './stats';
@@ -36,6 +41,13 @@ interface DecoderInput {
   readonly events: readonly EventDescription[];
   /** The ring copy, its bytes left out (they are in the bytes file). */
   readonly ring: RingCopy;
+}
+
+/** One round of `parallel`: medians of the round's runs, ns, and the rows decoded. */
+export interface ParallelMeasurement {
+  readonly records: number;
+  readonly parallel_ns: number;
+  readonly single_ns: number;
 }
 
 /** Writes a ring copy's valid bytes to `dir` for the measuring processes (the C walker and the decoder both read it); returns its path. */
@@ -77,6 +89,11 @@ export class DecoderProcess {
     return this.server.ask<RingCountResult>(`counts ${count} ${runs} ${warmup}`);
   }
 
+  /** One round of the pool over the ring's records as `count` simulated per-CPU rings, the same rings every round. */
+  parallel(count: number, runs: number, warmup: number): Promise<ParallelMeasurement> {
+    return this.server.ask<ParallelMeasurement>(`parallel ${count} ${runs} ${warmup}`);
+  }
+
   close(): Promise<void> {
     return this.server.close();
   }
@@ -98,6 +115,8 @@ async function serve(descriptionFile: string, bytesFile: string): Promise<void> 
   let fromArena: DecodedSnapshot | undefined;
   let pool: DecodePool | undefined;
   let wasm: WasmWalker | undefined;
+  // The simulated per-CPU rings of `parallel`, by count: dealt out once, so every round reads the same memory.
+  const dealt = new Map<number, RingCopy[]>();
   try {
     for await (const line of createInterface({ input: process.stdin })) {
       const [verb, ...numbers] = line.trim().split(/\s+/);
@@ -131,6 +150,16 @@ async function serve(descriptionFile: string, bytesFile: string): Promise<void> 
       } else if (verb === 'wasm') {
         wasm ??= new WasmWalker(events, ring);
         process.stdout.write(`${JSON.stringify(wasm.measure(a, b))}\n`);
+      } else if (verb === 'parallel') {
+        pool ??= new DecodePool({ minWorkerBytes: 0 });
+        let rings = dealt.get(a);
+        if (!rings) {
+          rings = splitIntoRings(ring, a);
+          dealt.set(a, rings);
+        }
+        const result = await measureParallel({ events, rings }, b, c, pool);
+        const answer: ParallelMeasurement = { records: result.records, parallel_ns: result.parallelNs, single_ns: result.singleNs };
+        process.stdout.write(`${JSON.stringify(answer)}\n`);
       } else if (verb === 'counts') {
         // Workers for every ring count of two or more rings, whatever their size (the product's
         // threshold would keep the 64-ring case's 1 MiB rings on one thread): this measures the pool.

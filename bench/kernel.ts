@@ -142,7 +142,7 @@ async function waitUntilWrapped(recorder: Recorder, ringBytes: number): Promise<
 }
 
 /** The C walker (one long-lived process per case, see serve.ts) over one ring copy's bytes, read from a file. */
-class WalkerProcess {
+export class WalkerProcess {
   private readonly server: ServeProcess;
 
   /** `file`: the copy's bytes, as writeRingBytes wrote them. */
