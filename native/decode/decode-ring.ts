@@ -678,8 +678,10 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
   const backward = ring.direction === 'backward';
   const listed: DecodeAnomaly[] = [];
   let state = freshState(-1, 0);
-  // A copy with a room for its columns (wasm/copy-room.ts) is decoded into it when it fits.
-  const room = backward ? roomOf(ring.bytes) : undefined;
+  // A copy with a room for its columns (wasm/copy-room.ts) is decoded into it when it fits. A ring
+  // with no record takes none: in a snapshot memory every ring's room is the one output set, and
+  // an idle CPU's ring decoded first would leave the busy one the JavaScript loop.
+  const room = backward && end >= 8 ? roomOf(ring.bytes) : undefined;
   const source = room ? roomFirst(room, sets) : sets;
   const decodeRows = (into: RingState): RingRows => backward
     ? decodeBackward(u32, ring, r, end, into, tables, listed, known, source, sets === FRESH_SETS)

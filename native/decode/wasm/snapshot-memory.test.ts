@@ -174,15 +174,18 @@ describe('decode/wasm: a snapshot memory', () => {
 
   it('decodes a ring alone in its snapshot into the memory\'s output set, and the next snapshot elsewhere while that is held', () => {
     const input = oneEventRings(5, 2, 2000);
-    const alone = { ...input, rings: input.rings.map((ring) => (ring.ringId === 1 ? { ...ring, validBytes: 0, bytesWritten: 0n } : ring)) };
-    const inMemory = inSnapshotMemory(alone);
-    const first = decodeSnapshot(inMemory);
-    assertSame(first, decodeSnapshot(alone), 'one ring with records');
-    assert.ok(mergedInMemory(first), 'decoded into the output set');
-    const held = decodeSnapshot(inMemory);
-    assertSame(held, first, 'decoded again while the first is held');
-    assert.ok(!mergedInMemory(held), 'not into the set the first snapshot holds');
-    assert.ok(returnRoom(first.columns));
+    // The idle CPU's ring decoded before the busy one's (ring 0 empty) or after it.
+    for (const idle of [0, 1]) {
+      const alone = { ...input, rings: input.rings.map((ring) => (ring.ringId === idle ? { ...ring, validBytes: 0, bytesWritten: 0n } : ring)) };
+      const inMemory = inSnapshotMemory(alone);
+      const first = decodeSnapshot(inMemory);
+      assertSame(first, decodeSnapshot(alone), `ring ${idle} empty: one ring with records`);
+      assert.ok(mergedInMemory(first), `ring ${idle} empty: decoded into the output set`);
+      const held = decodeSnapshot(inMemory);
+      assertSame(held, first, `ring ${idle} empty: decoded again while the first is held`);
+      assert.ok(!mergedInMemory(held), `ring ${idle} empty: not into the set the first snapshot holds`);
+      assert.ok(returnRoom(first.columns));
+    }
   });
 
   it('frees the output set when a ring decoded into it is merged elsewhere (scatter off), for the next decode', () => {
