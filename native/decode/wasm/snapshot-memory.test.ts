@@ -237,20 +237,24 @@ function uniformRings(seed: number, ringCount: number, records: number, damage?:
 /** Byte offset of a BASIC sample's time (after its header, id, ip and pid/tid). */
 const BASIC_TIME = 32;
 
+/** A BASIC sample's (or a LOST record's, from its trailer) time, at `at` of a ring's list (oldest first). */
+function timeOfRecord(list: readonly Uint8Array[], at: number): bigint {
+  return new DataView(list[at].buffer, list[at].byteOffset).getBigUint64(BASIC_TIME, true);
+}
+
+/** Gives the BASIC sample at `at` of a ring's list the time `time` (in a copy: the list may share records). */
+function setTimeOfRecord(list: Uint8Array[], at: number, time: bigint): void {
+  const record = list[at].slice();
+  new DataView(record.buffer).setBigUint64(BASIC_TIME, time, true);
+  list[at] = record;
+}
+
 /** Ring 0's record at `at` (oldest first) given a time 1 ns before the one before it: its time falls. */
 function timeFallsAt(at: number): (r: number, list: Uint8Array[]) => void {
   return (r, list) => {
     if (r !== 0 || at <= 0 || at >= list.length) return;
-    const before = new DataView(list[at - 1].buffer, list[at - 1].byteOffset).getBigUint64(BASIC_TIME, true);
-    const record = list[at].slice();
-    new DataView(record.buffer).setBigUint64(BASIC_TIME, before - 1n, true);
-    list[at] = record;
+    setTimeOfRecord(list, at, timeOfRecord(list, at - 1) - 1n);
   };
-}
-
-/** A BASIC sample's (or a LOST record's, from its trailer) time, at `at` of a ring's list (oldest first). */
-function timeOfRecord(list: readonly Uint8Array[], at: number): bigint {
-  return new DataView(list[at].buffer, list[at].byteOffset).getBigUint64(BASIC_TIME, true);
 }
 
 /**
@@ -431,13 +435,7 @@ describe('decode/wasm: uniform rings read in place', () => {
       const basic = uniformRings(5, 2, 1500, (r, list) => {
         // Times that rise by 2 ns, the same in both rings (so ring 1 has a record at the partner's
         // time), and a skew of 1 ns stays below the next record's.
-        if (r <= 1) {
-          for (let i = 0; i < list.length; i++) {
-            const record = list[i].slice();
-            new DataView(record.buffer).setBigUint64(BASIC_TIME, 0xfffff000n + BigInt(2 * i), true);
-            list[i] = record;
-          }
-        }
+        if (r <= 1) for (let i = 0; i < list.length; i++) setTimeOfRecord(list, i, 0xfffff000n + BigInt(2 * i));
         damage(r, list);
       });
       const input = { ...basic, events: [...basic.events, eventOf(2, attrOf(OTHER_LAYOUT, { flags: { sampleIdAll: true } }), [OTHER_ID], 'other')] };
