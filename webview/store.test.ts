@@ -112,6 +112,57 @@ describe('record store', () => {
     assert.ok(store.symbol.length >= 9);
   });
 
+  it('copies the columns a first frame does not read when they are first read, whatever the batches in between', () => {
+    const store = new RecordStore();
+    const rowsA = 7;
+    const rowsB = 5;
+    // Every column distinct per row, so a batch copied to the wrong rows shows (times from 1: origin 0 makes time 0 untimed).
+    const filled = (n: number, from: number): RecordColumns => {
+      const c = columns(Array.from({ length: n }, (_, i) => 1 + from + i), Array.from({ length: n }, (_, i) => 100 + from + i), new Array<number>(n).fill(0));
+      for (let i = 0; i < n; i++) {
+        c.kind[i] = (from + i) % 200; c.misc[i] = 1000 + from + i; c.pid[i] = 500 + from + i; c.cpu[i] = from + i;
+        c.ipHi[i] = 0x7fff0000 + from + i; c.ipLo[i] = 0x1000 + from + i;
+      }
+      return c;
+    };
+    const a = columnsToBatches(filled(rowsA, 0), { snapshotId: 'a', batchRows: 2 });
+    const b = columnsToBatches(filled(rowsB, rowsA), { snapshotId: 'b', batchRows: 2 });
+    store.beginSnapshot(start('a', '0', rowsA, a.length, 'e'));
+    store.beginSnapshot(start('b', '0', rowsB, b.length, 'e'));
+    const order = [a[0], b[0], a[1], a[2], b[1], a[3], b[2]];
+    // Store row r holds the record numbered want[r] (a's rows are 0..6, b's 7..11), batches interleaved.
+    const want: number[] = [];
+    for (const batch of order) for (let i = 0; i < batch.rowCount; i++) want.push((batch.snapshotId === 'a' ? 0 : rowsA) + batch.firstRow + i);
+    const readEach = (rows: number) => {
+      for (let r = 0; r < rows; r++) {
+        const k = want[r];
+        assert.equal(store.valueAt('pid', r), 500 + k, `pid of row ${r}, read from its batch or the column`);
+        assert.equal(store.valueAt('ipLo', r), 0x1000 + k, `ipLo of row ${r}`);
+      }
+    };
+    // Read the kind column after two batches, the misc column after four, valueAt all the way, every column at the end.
+    order.forEach((batch, n) => {
+      store.addBatch(batch);
+      readEach(store.length);
+      if (n === 1) assert.deepEqual(Array.from(store.kind.subarray(0, store.length)), want.slice(0, store.length).map((k) => k % 200));
+      if (n === 3) assert.deepEqual(Array.from(store.misc.subarray(0, store.length)), want.slice(0, store.length).map((k) => 1000 + k));
+    });
+    const n = rowsA + rowsB;
+    assert.equal(store.length, n);
+    const expect = (f: (k: number) => number) => want.map(f);
+    assert.deepEqual(Array.from(store.kind.subarray(0, n)), expect((k) => k % 200), 'kind: its first copy and then the rest');
+    assert.deepEqual(Array.from(store.misc.subarray(0, n)), expect((k) => 1000 + k));
+    store.copyAllColumns();
+    readEach(n);
+    assert.deepEqual(Array.from(store.pid.subarray(0, n)), expect((k) => 500 + k));
+    assert.deepEqual(Array.from(store.tid.subarray(0, n)), expect((k) => 100 + k));
+    assert.deepEqual(Array.from(store.cpu.subarray(0, n)), expect((k) => k));
+    assert.deepEqual(Array.from(store.ipHi.subarray(0, n)), expect((k) => 0x7fff0000 + k));
+    assert.deepEqual(Array.from(store.ipLo.subarray(0, n)), expect((k) => 0x1000 + k));
+    assert.deepEqual(Array.from(store.time.subarray(0, n)), expect((k) => 1 + k));
+    assert.deepEqual([store.commOf(0), store.commOf(n - 1)], ['', ''], 'no thread announced for these tids');
+  });
+
   it('merges the stacks of every snapshot into one table and maps each row to it', () => {
     const store = new RecordStore();
     // a: stack 0 = f ← main, stack 1 = main; b: its stack 0 is a's stack 0 under other name numbers, its stack 1 is new.
