@@ -9,12 +9,15 @@ export interface LaneSource {
   readonly length: number;
   readonly time: Float64Array;
   readonly event: Uint16Array;
-  readonly pid: Int32Array;
   readonly tid: Int32Array;
   readonly cpu: Int32Array;
   readonly events: readonly { readonly name: string; readonly kind: EventKind }[];
   /** True when time is non-decreasing by row (NaN rows aside): rows in row order are then already sorted. */
   readonly timeSorted?: boolean;
+  /** True when no row's time is NaN: every row can be placed, so the lanes need not read the time column to group. */
+  readonly allTimed?: boolean;
+  /** The process of a row: read once per thread lane, so a source may answer it without a whole column. */
+  pidOf(row: number): number;
   commOf(row: number): string;
 }
 
@@ -88,7 +91,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
         break;
       case 'thread': {
         const comm = src.commOf(row);
-        const pid = src.pid[row];
+        const pid = src.pidOf(row);
         g = intern(`thread:${value}`, `${comm === '' ? '?' : comm} ${value}`, pid * 4294967296 + value);
         groups[g].pid = pid;
         groups[g].keep = String(value).length;
@@ -127,27 +130,55 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   let lastValue = NaN;
   let lastGroup = -1;
   let run = 0;
-  for (const [from, to] of scan) for (let row = from; row < Math.min(to, n); row++) {
-    const t = time[row];
-    if (t !== t || (include !== null && !include(row))) {
-      if (groupOf === null) groupOf = new Int32Array(n);
-      groupOf[row] = -1;
+  for (const [from, to] of scan) {
+    const end = Math.min(to, n);
+    if (include === null && src.allTimed === true) {
+      // Every row is placed: only the grouping column is read, and a run's rows are stored with one fill
+      // (the first paint of a big snapshot runs this loop cold, so it is kept to a read and a compare).
+      let runStart = from;
+      for (let row = from; row < end; row++) {
+        const value = column[row];
+        if (value === lastValue) continue;
+        if (lastGroup >= 0) {
+          counts[lastGroup] += row - runStart;
+          if (groupOf !== null) groupOf.fill(lastGroup, runStart, row);
+        }
+        runStart = row;
+        lastValue = value;
+        lastGroup = groupOfNumber(value, row);
+        countSlot(lastGroup);
+        if (firstGroup < 0) firstGroup = lastGroup;
+        else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
+      }
+      if (lastGroup >= 0) {
+        counts[lastGroup] += end - runStart;
+        if (groupOf !== null) groupOf.fill(lastGroup, runStart, end);
+      }
       continue;
     }
-    const value = column[row];
-    if (value !== lastValue) {
-      if (lastGroup >= 0) counts[lastGroup] += run;
-      run = 0;
-      lastValue = value;
-      lastGroup = groupOfNumber(value, row);
-      countSlot(lastGroup);
-      if (firstGroup < 0) firstGroup = lastGroup;
-      else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
+    for (let row = from; row < end; row++) {
+      const t = time[row];
+      if (t !== t || (include !== null && !include(row))) {
+        if (groupOf === null) groupOf = new Int32Array(n);
+        groupOf[row] = -1;
+        continue;
+      }
+      const value = column[row];
+      if (value !== lastValue) {
+        if (lastGroup >= 0) counts[lastGroup] += run;
+        run = 0;
+        lastValue = value;
+        lastGroup = groupOfNumber(value, row);
+        countSlot(lastGroup);
+        if (firstGroup < 0) firstGroup = lastGroup;
+        else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
+      }
+      if (groupOf !== null) groupOf[row] = lastGroup;
+      run++;
     }
-    if (groupOf !== null) groupOf[row] = lastGroup;
-    run++;
+    if (lastGroup >= 0) counts[lastGroup] += run;
+    run = 0;
   }
-  if (lastGroup >= 0) counts[lastGroup] += run;
   // groupOf === null: every row 0..n-1 is in firstGroup.
 
   // Watch lanes: a breakpoint event's rows also go to its own lane (only when such events exist).

@@ -163,10 +163,30 @@ export class TimelineLayout {
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
       const dense = lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
-      const densityEvent = dense ? this.laneDensityEvent[li] ??= mostFrequentEvent(this.store.event, lane.rows) : -1;
+      const densityEvent = dense ? this.laneDensityEvent[li] ??= this.densityEventOf(lane) : -1;
       out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent });
     }
     return out;
+  }
+
+  /**
+   * mostFrequentEvent of a lane's rows. A lane holding every row the lanes place (one thread's capture, a process
+   * header over all its threads; rows are distinct, so holding as many rows means holding them all) is answered from
+   * the store's rows per event of the shown snapshots, counted as they arrived, instead of a pass over its rows.
+   */
+  private densityEventOf(lane: Lane): number {
+    const snaps = this.shown >= 0 ? this.store.snapshots.slice(this.shown, this.shown + 1) : this.store.snapshots;
+    let placed = 0;
+    for (const snap of snaps) placed += snap.receivedRows - snap.untimedRows;
+    if (lane.rows.length !== placed || snaps.some((snap) => snap.untimedRows > 0)) return mostFrequentEvent(this.store.event, lane.rows);
+    let best = -1;
+    let bestCount = 0;
+    for (let e = 0; e < this.store.events.length; e++) {
+      let count = 0;
+      for (const snap of snaps) count += snap.eventRows[e] ?? 0;
+      if (count > bestCount) { best = e; bestCount = count; }
+    }
+    return best;
   }
 
   /** Each snapshot's loss marks on the lane of the record that places them (filtered out or not), by lane key. */
@@ -191,10 +211,17 @@ export class TimelineLayout {
     return out;
   }
 
+  /**
+   * The store's columns as the lanes read them: tid and cpu are getters and pid is read per row, so a column the
+   * grouping never reads is not copied in (store.ts).
+   */
   private source(): LaneSource {
     const s = this.store;
     return {
-      length: s.length, time: s.time, event: s.event, pid: s.pid, tid: s.tid, cpu: s.cpu, events: s.events, timeSorted: s.timeSorted,
+      length: s.length, time: s.time, event: s.event, events: s.events, timeSorted: s.timeSorted,
+      allTimed: s.snapshots.every((snap) => snap.untimedRows === 0),
+      get tid() { return s.tid; }, get cpu() { return s.cpu; },
+      pidOf: (row: number) => s.valueAt('pid', row),
       commOf: (row: number) => s.commOf(row),
     };
   }

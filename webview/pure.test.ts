@@ -153,7 +153,7 @@ function source(rows: { t: number; ev: number; pid: number; tid: number; cpu: nu
     length: rows.length,
     time: Float64Array.from(rows.map((r) => r.t)),
     event: Uint16Array.from(rows.map((r) => r.ev)),
-    pid: Int32Array.from(rows.map((r) => r.pid)),
+    pidOf: (row: number) => rows[row].pid,
     tid: Int32Array.from(rows.map((r) => r.tid)),
     cpu: Int32Array.from(rows.map((r) => r.cpu)),
     kind: Uint8Array.from(rows.map((r) => r.kind ?? 9)),
@@ -242,14 +242,14 @@ describe('lane grouping', () => {
     ];
     // Reference: every lane's rows by a plain filter over all rows.
     const naive = (lanes: readonly { key: string; rows: Uint32Array }[], src: LaneSource, grouping: 'cpu' | 'thread' | 'event',
-      include: ((row: number) => boolean) | null) => lanes.map((lane) => {
+      include: ((row: number) => boolean) | null, ranges: readonly (readonly [number, number])[]) => lanes.map((lane) => {
       const rows: number[] = [];
       for (let row = 0; row < src.length; row++) {
-        if (Number.isNaN(src.time[row]) || (include && !include(row))) continue;
+        if (Number.isNaN(src.time[row]) || (include && !include(row)) || !ranges.some(([a, b]) => row >= a && row < b)) continue;
         const ev = src.events[src.event[row]];
         const watch = `watch:${ev.name}`;
         const key = grouping === 'cpu' ? `cpu:${src.cpu[row]}` : grouping === 'thread' ? `thread:${src.tid[row]}` : ev.kind === 'breakpoint' ? watch : `event:${ev.name}`;
-        if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint') || lane.key === `process:${src.pid[row]}`) rows.push(row);
+        if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint') || lane.key === `process:${src.pidOf(row)}`) rows.push(row);
       }
       return [lane.key, rows];
     });
@@ -257,27 +257,34 @@ describe('lane grouping', () => {
       const random = prng(seed);
       const n = 1 + Math.floor(random() * 300);
       // Long single-group prefixes (the lazy per-row table), then other groups, NaN times and filters at random points.
+      // Half the seeds have no untimed row: told so (allTimed), the lanes take the path that reads only the grouping column.
       const switchAt = Math.floor(random() * n);
+      const untimed = random() < 0.5;
       const rows = Array.from({ length: n }, (_, i) => {
         const late = i >= switchAt;
         const tid = late ? 7 + Math.floor(random() * 3) : 7;
         return {
-          t: random() < 0.05 ? NaN : i * 10,
+          t: untimed && random() < 0.05 ? NaN : i * 10,
           ev: late && random() < 0.3 ? Math.floor(random() * 3) : 0,
           pid: tid === 9 ? 8 : 7, // two processes when grouped by thread
           tid,
           cpu: late ? Math.floor(random() * 3) : 1,
         };
       });
-      const src = { ...source(rows, events, {}), timeSorted: true };
+      const src = { ...source(rows, events, {}), timeSorted: true, allTimed: !rows.some((r) => Number.isNaN(r.t)) };
       const cut = Math.floor(random() * n);
       const include = random() < 0.5 ? null : (row: number) => row !== cut;
+      // A third of the seeds show one capture's rows: two ranges with a gap between them.
+      const [a, b, c] = [random(), random(), random()].map((x) => Math.floor(x * n)).sort((x, y) => x - y);
+      const ranges = random() < 1 / 3 ? [[0, a], [b, c]] as const : undefined;
       for (const grouping of ['cpu', 'thread', 'event'] as const) {
-        const lanes = buildLanes(src, grouping, include, new Set());
-        assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), naive(lanes, src, grouping, include), `seed ${seed} ${grouping}`);
+        const lanes = buildLanes(src, grouping, include, new Set(), ranges);
+        assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), naive(lanes, src, grouping, include, ranges ?? [[0, n]]),
+          `seed ${seed} ${grouping}`);
         // By event, a breakpoint's rows are its watch lane; otherwise watch lanes repeat rows of group lanes.
         const total = lanes.filter((l) => grouping === 'event' || l.kind === 'group').reduce((sum, l) => sum + l.rows.length, 0);
-        assert.equal(total, rows.filter((r, i) => !Number.isNaN(r.t) && (!include || include(i))).length, `seed ${seed} ${grouping}: every placeable row in exactly one lane`);
+        const placeable = rows.filter((r, i) => !Number.isNaN(r.t) && (!include || include(i)) && (ranges ?? [[0, n]]).some(([x, y]) => i >= x && i < y));
+        assert.equal(total, placeable.length, `seed ${seed} ${grouping}: every placeable row in exactly one lane`);
       }
     }
   });
