@@ -23,7 +23,8 @@ export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t
   if (!(span > 0)) return { counts, max: 0, total: 0 };
   const [start, end] = visibleRange(times, rows, t0, t1);
   const scale = columns / span;
-  // The one mapping from time to column both paths use, so they give identical counts.
+  // The one mapping from time to column both paths use, so they give identical counts (written out
+  // again in the bisection's steps below, which must stay the same expression).
   const columnAt = (i: number): number => {
     const x = Math.floor((times[rows[i]] - t0) * scale);
     return x >= columns ? columns - 1 : x; // t == t1 lands on the last column
@@ -31,18 +32,49 @@ export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t
   let max = 0;
   if (end - start > columns * BISECT_ABOVE_RECORDS_PER_COLUMN) {
     // Rows are sorted by time and columnAt never decreases along them, so each column's records
-    // are one contiguous range: find where it ends by bisection.
+    // are one contiguous range. Its end is first looked for where the previous column's count puts
+    // it (at wide zoom neighbouring columns hold about as many records): two neighbouring probes when
+    // that is right, else a gallop up or down from there and a bisection of what it bracketed. Every probe of a
+    // million-row lane is a cache miss (rows and times), so probes are what this costs; columnAt is
+    // written out in the probes because the first frame of a big snapshot runs this code cold.
+    let guess = 1;
     for (let i = start; i < end;) {
       const x = columnAt(i);
+      // Find the first position in (i, end] whose column is past x (end: none), bracketed in [lo, hi].
       let lo = i + 1;
-      let hi = end;
+      let hi = Math.min(i + guess, end);
+      let at = hi < end ? Math.floor((times[rows[hi]] - t0) * scale) : columns;
+      if (at >= columns) at = columns - 1;
+      if (hi < end && at <= x) {
+        // The column holds more records than the previous one: gallop up.
+        lo = hi + 1;
+        for (let step = 1; ; step *= 2) {
+          hi = lo + step - 1;
+          if (hi >= end) { hi = end; break; }
+          at = Math.floor((times[rows[hi]] - t0) * scale);
+          if (at >= columns) at = columns - 1;
+          if (at > x) break;
+          lo = hi + 1;
+        }
+      } else if (hi < end) {
+        // As many or fewer: gallop down while the probe is still past x.
+        for (let step = 1; hi - step >= lo; step *= 2) {
+          at = Math.floor((times[rows[hi - step]] - t0) * scale);
+          if (at >= columns) at = columns - 1;
+          if (at <= x) { lo = hi - step + 1; break; }
+          hi -= step;
+        }
+      }
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (columnAt(mid) > x) hi = mid;
+        at = Math.floor((times[rows[mid]] - t0) * scale);
+        if (at >= columns) at = columns - 1;
+        if (at > x) hi = mid;
         else lo = mid + 1;
       }
       const c = (counts[x] += lo - i);
       if (c > max) max = c;
+      guess = lo - i;
       i = lo;
     }
   } else {

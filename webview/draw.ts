@@ -174,6 +174,8 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
   const pxPerNs = W / (t1 - t0);
   let lostHatch: CanvasPattern | string | null = null;
   let overwrittenHatch: CanvasPattern | string | null = null;
+  let binnedRows: Uint32Array | null = null;
+  let binned: ReturnType<typeof binDensity> | null = null;
   for (const f of input.frame) {
     const lane = input.lanes[f.lane];
     const y = Math.round(f.top * dpr);
@@ -197,7 +199,9 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     const e = f.end;
     if (e - s === 0) continue;
     if (f.dense) {
-      const { counts, max } = binDensity(time, lane.rows, t0, t1, W, input.densityBuffer);
+      // A process header over one thread holds that thread lane's rows (the same array): binned once.
+      if (lane.rows !== binnedRows) { binned = binDensity(time, lane.rows, t0, t1, W, input.densityBuffer); binnedRows = lane.rows; }
+      const { counts, max } = binned!;
       // In the legend colour of the event most of the lane's records belong to (a lane mostly holds one event).
       ctx.fillStyle = f.densityEvent >= 0 ? colors.palette[f.densityEvent % colors.palette.length] : colors.mark;
       for (let px = 0; px < counts.length; px++) {
