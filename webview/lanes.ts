@@ -16,6 +16,11 @@ export interface LaneSource {
   readonly timeSorted?: boolean;
   /** True when no row's time is NaN: every row can be placed, so the lanes need not read the time column to group. */
   readonly allTimed?: boolean;
+  /**
+   * The grouping column (tid or cpu) as consecutive parts covering rows [0, length), when the source can give it
+   * without building the whole column first (the store's batches); absent: the column itself.
+   */
+  partsOf?(name: 'tid' | 'cpu'): readonly { readonly base: number; readonly values: Int32Array }[];
   /** The process of a row: read once per thread lane, so a source may answer it without a whole column. */
   pidOf(row: number): number;
   commOf(row: number): string;
@@ -109,7 +114,11 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
     groupByNumber.set(value, g);
     return g;
   };
-  const column = grouping === 'cpu' ? src.cpu : grouping === 'thread' ? src.tid : src.event;
+  // The general path reads the grouping column by row; the path that places every row reads it in parts.
+  const columnOf = (): Int32Array | Uint16Array => (grouping === 'cpu' ? src.cpu : grouping === 'thread' ? src.tid : src.event);
+  const partsOf = (): readonly { readonly base: number; readonly values: Int32Array | Uint16Array }[] =>
+    grouping === 'event' ? [{ base: 0, values: src.event }]
+      : src.partsOf?.(grouping === 'cpu' ? 'cpu' : 'tid') ?? [{ base: 0, values: columnOf() }];
   const time = src.time;
   const event = src.event;
   let counts = new Int32Array(64);
@@ -130,25 +139,30 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   let lastValue = NaN;
   let lastGroup = -1;
   let run = 0;
+  let parts: readonly { readonly base: number; readonly values: Int32Array | Uint16Array }[] | undefined;
+  let column: Int32Array | Uint16Array | undefined;
   for (const [from, to] of scan) {
     const end = Math.min(to, n);
     if (include === null && src.allTimed === true) {
       // Every row is placed: only the grouping column is read, and a run's rows are stored with one fill
       // (the first paint of a big snapshot runs this loop cold, so it is kept to a read and a compare).
       let runStart = from;
-      for (let row = from; row < end; row++) {
-        const value = column[row];
-        if (value === lastValue) continue;
-        if (lastGroup >= 0) {
-          counts[lastGroup] += row - runStart;
-          if (groupOf !== null) groupOf.fill(lastGroup, runStart, row);
+      for (const { base, values } of parts ??= partsOf()) {
+        const last = Math.min(end, base + values.length);
+        for (let row = Math.max(from, base); row < last; row++) {
+          const value = values[row - base];
+          if (value === lastValue) continue;
+          if (lastGroup >= 0) {
+            counts[lastGroup] += row - runStart;
+            if (groupOf !== null) groupOf.fill(lastGroup, runStart, row);
+          }
+          runStart = row;
+          lastValue = value;
+          lastGroup = groupOfNumber(value, row);
+          countSlot(lastGroup);
+          if (firstGroup < 0) firstGroup = lastGroup;
+          else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
         }
-        runStart = row;
-        lastValue = value;
-        lastGroup = groupOfNumber(value, row);
-        countSlot(lastGroup);
-        if (firstGroup < 0) firstGroup = lastGroup;
-        else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
       }
       if (lastGroup >= 0) {
         counts[lastGroup] += end - runStart;
@@ -156,6 +170,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       }
       continue;
     }
+    column ??= columnOf();
     for (let row = from; row < end; row++) {
       const t = time[row];
       if (t !== t || (include !== null && !include(row))) {

@@ -212,8 +212,8 @@ export class TimelineLayout {
   }
 
   /**
-   * The store's columns as the lanes read them: tid and cpu are getters and pid is read per row, so a column the
-   * grouping never reads is not copied in (store.ts).
+   * The store's columns as the lanes read them: tid and cpu are getters (and parts, for one pass) and pid is read per
+   * row, so a column the grouping never reads, or reads once, is not copied in (store.ts).
    */
   private source(): LaneSource {
     const s = this.store;
@@ -221,6 +221,7 @@ export class TimelineLayout {
       length: s.length, time: s.time, event: s.event, events: s.events, timeSorted: s.timeSorted,
       allTimed: s.snapshots.every((snap) => snap.untimedRows === 0),
       get tid() { return s.tid; }, get cpu() { return s.cpu; },
+      partsOf: (name: 'tid' | 'cpu') => s.columnParts(name),
       pidOf: (row: number) => s.valueAt('pid', row),
       commOf: (row: number) => s.commOf(row),
     };

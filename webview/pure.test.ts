@@ -271,7 +271,11 @@ describe('lane grouping', () => {
           cpu: late ? Math.floor(random() * 3) : 1,
         };
       });
-      const src = { ...source(rows, events, {}), timeSorted: true, allTimed: !rows.some((r) => Number.isNaN(r.t)) };
+      const plain = { ...source(rows, events, {}), timeSorted: true, allTimed: !rows.some((r) => Number.isNaN(r.t)) };
+      // Half the seeds give the grouping column in parts (as the store's uncopied batches): cut at random rows.
+      const cuts = [0, ...Array.from({ length: 3 }, () => Math.floor(random() * n)).sort((x, y) => x - y), n];
+      const inParts = (column: Int32Array) => cuts.slice(1).map((cut, k) => ({ base: cuts[k], values: column.slice(cuts[k], cut) }));
+      const src: LaneSource = random() < 0.5 ? plain : { ...plain, partsOf: (name) => inParts(plain[name]) };
       const cut = Math.floor(random() * n);
       const include = random() < 0.5 ? null : (row: number) => row !== cut;
       // A third of the seeds show one capture's rows: two ranges with a gap between them.

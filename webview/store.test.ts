@@ -146,6 +146,10 @@ describe('record store', () => {
       readEach(store.length);
       if (n === 1) assert.deepEqual(Array.from(store.kind.subarray(0, store.length)), want.slice(0, store.length).map((k) => k % 200));
       if (n === 3) assert.deepEqual(Array.from(store.misc.subarray(0, store.length)), want.slice(0, store.length).map((k) => 1000 + k));
+      if (n === 4) void store.cpu; // cpu copied up to here: its parts are the column's rows, then the batches after
+      const parts = store.columnParts('cpu');
+      assert.deepEqual(parts.flatMap((p) => Array.from(p.values)), want.slice(0, store.length), `cpu in parts after batch ${n}`);
+      assert.deepEqual(parts.map((p) => p.base), parts.map((_, k) => parts.slice(0, k).reduce((sum, q) => sum + q.values.length, 0)));
     });
     const n = rowsA + rowsB;
     assert.equal(store.length, n);

@@ -78,6 +78,12 @@ type EagerColumnName = 'time' | 'event';
 type DeferredColumnName = Exclude<ColumnName, EagerColumnName>;
 const DEFERRED_COLUMN_NAMES = COLUMN_NAMES.filter((name): name is DeferredColumnName => name !== 'time' && name !== 'event');
 
+/** Rows [base, base + values.length) of a 32-bit column (tid, cpu). */
+export interface ColumnPart {
+  readonly base: number;
+  readonly values: Int32Array;
+}
+
 /** A batch whose deferred columns are not all in the store yet: its first store row and the buffers still to copy. */
 interface UncopiedBatch {
   readonly base: number;
@@ -192,6 +198,20 @@ export class RecordStore {
       else hi = mid - 1;
     }
     return new COLUMN_TYPES[name](batches[lo].buffers[name]!)[row - batches[lo].base];
+  }
+
+  /**
+   * Column `name` as consecutive parts covering rows [0, length) in order, without copying: the rows the column
+   * holds, then each batch it has not taken yet. For one pass over a column (the lanes' grouping) that should not
+   * copy it in first.
+   */
+  columnParts(name: 'tid' | 'cpu'): ColumnPart[] {
+    const batches = this.uncopied;
+    const first = this.copiedBatches[name];
+    const copiedRows = first < batches.length ? batches[first].base : this.length;
+    const parts: ColumnPart[] = [{ base: 0, values: this.columns[name].subarray(0, copiedRows) }];
+    for (let k = first; k < batches.length; k++) parts.push({ base: batches[k].base, values: new COLUMN_TYPES[name](batches[k].buffers[name]!) });
+    return parts;
   }
 
   /** Copies every deferred column now (e.g. in idle time, so a later first read does not wait for it). */
