@@ -3,11 +3,11 @@ import { RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
 import { COLUMN_BYTES_PER_ROW, COLUMNS_WIDEST_FIRST, columnConstructor } from './column-schema';
 import { ColumnSet, columnOffsets, columnSetBytes } from './column-set';
-import { MAX_ANOMALIES_KEPT_PER_RING } from './decode-ring';
+import { MAX_ANOMALIES_KEPT_PER_RING, oldestRecordStart } from './decode-ring';
 import { mergeRuns } from './merge';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';
-import { walkRing } from './walk';
+import { u32View, validEnd, walkRing } from './walk';
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
 const BASE = 0x1fffffff0n; // crosses a u32 boundary 16 ns later
@@ -99,6 +99,29 @@ describe('decode/columns', () => {
     assert.equal(cov.anomalies, 0, 'a truncated oldest record is expected, not counted');
     assert.equal(snapshot.anomalies[0].kind, 'truncated-oldest');
     assert.equal(cov.newestTimeNs, 1099n);
+  });
+
+  it('finds a wrapped backward ring\'s oldest whole record without walking, when records of another size moved it off the stride', () => {
+    const st = Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD; // 48-byte samples
+    const lost = otherRecord(RecordType.LOST, 0, new ByteWriter().u64(1n).u64(3n).toBytes()); // 24 bytes
+    let found = 0;
+    for (const losts of [0, 1, 2, 5]) {
+      for (const dataSize of [512, 2048, 4096]) {
+        const records = Array.from({ length: 400 }, (_, i) => sampleRecord(st, { ip: 0x1000n, pid: 1, tid: 1, time: 1000n + BigInt(i), cpu: 0, period: 1n }));
+        // LOST records among the newest ones (a pause leaves one): the older records sit off the 48-byte stride.
+        for (let k = 0; k < losts; k++) records.splice(records.length - 3 - 2 * k, 0, lost);
+        const ring = ringFromRecords(records, dataSize, 'backward');
+        // The highest address a whole record starts at (rows put a LOST before its partner, memory the other way).
+        const oldest = Math.max(...walkRing(ring).offsets);
+        const start = oldestRecordStart(u32View(ring.bytes), validEnd(ring), 48);
+        assert.equal(start, oldest, `${losts} LOST, ${dataSize} bytes`);
+        found++;
+        // The decode bases its times there: the smallest time is 0 (the LOST records have none).
+        const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ring] });
+        assert.equal(Math.min(...Array.from(snapshot.columns.time).filter((t) => !Number.isNaN(t))), 0);
+      }
+    }
+    assert.equal(found, 12);
   });
 
   it('merges a forward side-band ring (sample_id_all trailers) with flight-recorder samples', () => {

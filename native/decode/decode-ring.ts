@@ -610,8 +610,8 @@ function chooseBase(
   if (newest.baseHi < 0) return;
   const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
   const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
-  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
-  const oldest = guessed > 0 ? probeTime(u32, ring, end, guessed, tables) : null;
+  const start = oldestRecordStart(u32, end, newestSize);
+  const oldest = start > 0 ? probeTime(u32, ring, end, start, tables) : null;
   const oldestSpan = oldest && oldest.baseHi >= 0 ? before(oldest.baseHi, oldest.baseLo) : -1;
   if (known.hi >= 0) {
     const knownSpan = before(known.hi, known.lo);
@@ -625,6 +625,30 @@ function chooseBase(
     state.baseHi = oldest.baseHi;
     state.baseLo = oldest.baseLo;
   }
+}
+
+/**
+ * Where a backward ring's oldest whole record starts, found without walking to it: a SAMPLE of the
+ * newest record's size whose end leaves no whole record before `end` (the copy ends inside the
+ * record the kernel was overwriting, or at a record's end). Tried first where it would be if every
+ * record had that size; then at each 8-byte boundary of the two record lengths before `end`, from
+ * the top: records of another size (the LOST record each pause leaves) move it off that stride,
+ * and the stride's guess then hit the middle of a record, whose bytes gave no time or a wrong one.
+ * -1 when nothing fits: the caller bases the times elsewhere, which costs a pass over them, never
+ * a wrong time (any base gives the same exact times).
+ */
+export function oldestRecordStart(u32: Uint32Array, end: number, newestSize: number): number {
+  const fits = (at: number): boolean => {
+    const w = at >>> 2;
+    const size = u32[w + 1] >>> 16;
+    if (u32[w] !== RecordType.SAMPLE || size !== newestSize || at + size > end) return false;
+    const next = at + size;
+    return next + 8 > end || next + (u32[(next >>> 2) + 1] >>> 16) > end;
+  };
+  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
+  if (guessed > 0 && fits(guessed)) return guessed;
+  for (let at = (end - newestSize) & ~7; at > 0 && at >= end - 2 * newestSize; at -= 8) if (fits(at)) return at;
+  return -1;
 }
 
 /** A time as u32 halves; hi = -1: none. */
