@@ -215,6 +215,9 @@ export class SampleRunEngine {
   private readonly f64: Float64Array;
   /** Each layout's compiled run, by its field offsets and id offset. */
   private readonly runs = new Map<string, (job: number) => number>();
+  private lastLayout: SampleRunLayout | null = null;
+  private lastIdOffset = -1;
+  private lastRun: ((job: number) => number) | null = null;
 
   constructor(
     private readonly memory: WebAssembly.Memory, private readonly shared: boolean, private readonly jobAddress: number,
@@ -261,6 +264,19 @@ export class SampleRunEngine {
   }
 
   private runFor(layout: SampleRunLayout, sampleIdOffset: number): (job: number) => number {
+    // The layout of the last call first: a ring's runs are nearly always of one event, and the key's
+    // string took 1-3 µs of a 1 MiB ring's 60 µs decode.
+    const last = this.lastLayout;
+    if (last && this.lastRun && last.time === layout.time && last.pidTid === layout.pidTid && last.cpu === layout.cpu && last.ip === layout.ip
+      && last.sampleMin === layout.sampleMin && this.lastIdOffset === sampleIdOffset) return this.lastRun;
+    const run = this.compiledRun(layout, sampleIdOffset);
+    this.lastLayout = layout;
+    this.lastIdOffset = sampleIdOffset;
+    this.lastRun = run;
+    return run;
+  }
+
+  private compiledRun(layout: SampleRunLayout, sampleIdOffset: number): (job: number) => number {
     const key = `${layout.time} ${layout.pidTid} ${layout.cpu} ${layout.ip} ${layout.sampleMin} ${sampleIdOffset}`;
     let run = this.runs.get(key);
     if (!run) {
