@@ -103,6 +103,11 @@ export interface KernelCaseResult {
  * flight-recorder ring (an attached process would get a ring per CPU, and the workload could move).
  */
 const WORKLOAD_CPU = onlineCpus()[onlineCpus().length - 1];
+/** How long each side's decoder is warmed before decode_vs_c's rounds (runKernelCase says why). */
+const SETTLE_NS = 1e9;
+/** Rings up to this size are measured in at least SMALL_RING_ROUNDS rounds. */
+const SMALL_RING_BYTES = 16 * 1024 * 1024;
+const SMALL_RING_ROUNDS = 15;
 
 function startWorkload(workload: string): ChildProcess {
   // taskset execs the workload in the same process, pinned.
@@ -327,13 +332,26 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     try {
       // Both spawns (forks of this process) are behind us before anything is timed.
       await walkerProcess.measure(1, 0);
-      await decoderProcess.measure(1, warmRuns);
+      // Warm until V8 has settled, not for a number of records: a decode's fixed part (some forty
+      // small functions) and the WebAssembly loop (baseline code first, optimised code once it has
+      // run enough) tier up by calls as much as by rows, and at 1 MiB the decoder took 1-3k decodes
+      // (0.1-0.3 s) to reach its steady time, 2x slower before. At 64 MiB 2M records is already more.
+      const settle = async (measure: (runs: number, warmup: number) => Promise<SideMeasurement>): Promise<void> => {
+        const first = await measure(1, warmRuns);
+        const more = Math.ceil(SETTLE_NS / Math.max(1, first.median_ns)) - warmRuns;
+        if (more > 0) await measure(1, more);
+      };
+      await settle((r, w) => decoderProcess.measure(r, w));
       // The WebAssembly walker's glue (each pass's setup, the records its loop leaves to
       // TypeScript) is JIT-compiled too: warmed as long as the decoder, or its first rounds at
       // 1 MiB measured that glue unoptimised (150 µs a pass where a warm one takes 45).
-      await decoderProcess.measureWasm(1, warmRuns);
+      await settle((r, w) => decoderProcess.measureWasm(r, w));
       for (let i = 0; i < warmRuns; i++) decodeHere();
-      for (let round = 0; round < runs; round++) {
+      // A small ring's round takes a millisecond or two, and on a VM the speed both sides get moves
+      // by 2x from one tens of milliseconds to the next: at 1 MiB three to five rounds gave 0.39 to
+      // 0.54 for the same code. More rounds there cost little and narrow it.
+      const rounds = ringBytes <= SMALL_RING_BYTES ? Math.max(runs, SMALL_RING_ROUNDS) : runs;
+      for (let round = 0; round < rounds; round++) {
         walker = await walkerProcess.measure(3, warmInRound);
         ours = await decoderProcess.measure(3, warmInRound);
         decodeTimes.push(ours.median_ns);
