@@ -48,10 +48,13 @@ interface SizeFigures {
   transport?: TransportResult;
   render?: RenderResult;
   /** The basic ring's records dealt out to more rings (64 MiB only). */
-  ringCounts?: RingCountResult[];
+  ringCounts?: RingCountWithC[];
   /** decode_parallel_vs_c's rounds (64 MiB only). */
   parallelVsC?: PairedParallel;
 }
+
+/** A ring count's figures, with the C walker over the same records as one ring timed just before and after them (mean of the two medians, ms). */
+type RingCountWithC = RingCountResult & { readonly cWalkerMs: number };
 
 /** The pool on PARALLEL_HEADLINE_RINGS simulated rings against the C walker on the same records as one ring, in alternating rounds. */
 interface PairedParallel {
@@ -183,7 +186,7 @@ async function main(): Promise<number> {
         collectGarbage();
         continue;
       }
-      let ringCounts: RingCountResult[] | undefined;
+      let ringCounts: RingCountWithC[] | undefined;
       let parallelVsC: PairedParallel | undefined;
       if (size === (quick ? 1 * MIB : 64 * MIB)) {
         const copy = basic.decoded.rings.find((r) => r.direction === 'backward')!;
@@ -195,7 +198,11 @@ async function main(): Promise<number> {
         try {
           for (const count of RING_COUNTS) {
             log(`ring ${mib(size)}: its records as ${count} ring(s), one thread and ${DECODE_WORKERS} worker(s) + that one, in a process of their own`);
-            ringCounts.push(await counter.ringCount(count, runs, warmup + 2));
+            // The C walker beside each count, not minutes earlier: this VM's memory bandwidth moves that much.
+            const before = await walker.measure(3, 1);
+            const figures = await counter.ringCount(count, runs, warmup + 2);
+            const after = await walker.measure(3, 1);
+            ringCounts.push({ ...figures, cWalkerMs: (before.median_ns + after.median_ns) / 2e6 });
           }
           log(`ring ${mib(size)}: its records as ${PARALLEL_HEADLINE_RINGS} rings in the pool, in rounds alternating with the C walker`);
           parallelVsC = await pairedParallel(walker, counter, runs, warmup + 2);
@@ -309,9 +316,9 @@ async function main(): Promise<number> {
       memoryTable.add(mib(size), basicCase.records, size / MIB, copyMib, copyMib, columnsMib, inRoom ? 'yes' : 'no', arenaMib, totalMib);
       if (figures.ringCounts) {
         byRingCount = {};
-        // The C walker's pass over the same records as one ring (warm columns), measured in this run.
-        const cMs = basicCase.cWalkerNs / 1e6;
         for (const c of figures.ringCounts) {
+          // The C walker's pass over the same records as one ring (warm columns), timed around this count's runs.
+          const cMs = c.cWalkerMs;
           const vsC = { one_thread_vs_c: round(cMs / c.pairedSingleMs), parallel_vs_c: round(cMs / c.parallelMs) };
           countTable.add(mib(size), c.rings, c.records, c.decodeMs, c.records / c.decodeMs / 1e3, c.decodeFreshMs, c.columnBytes / MIB,
             c.arenaBytes / MIB, c.parallelThreads, c.parallelMs, c.pairedSingleMs, c.parallelMs / c.pairedSingleMs,
@@ -319,7 +326,7 @@ async function main(): Promise<number> {
           byRingCount[String(c.rings)] = {
             records: c.records, decode_ms: round(c.decodeMs), decode_mrec_s: round(c.records / c.decodeMs / 1e3),
             decode_fresh_columns_ms: round(c.decodeFreshMs), columns_mib: round(c.columnBytes / MIB), arena_mib: round(c.arenaBytes / MIB),
-            parallel_threads: c.parallelThreads, parallel_decode_ms: round(c.parallelMs),
+            parallel_threads: c.parallelThreads, parallel_decode_ms: round(c.parallelMs), c_walker_ms: round(cMs),
             one_thread_same_runs_ms: round(c.pairedSingleMs), ...vsC,
           };
         }
