@@ -723,9 +723,15 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
   if (backward && state.lostRecords > 0) {
     // A LOST record shares one reservation with the record after it (see placeLostBeforePartner).
     const { set, first, count } = rows;
+    // Every LOST record decoded is one LOST row: once all are found, no scan to the end of the rows
+    // (V8's indexOf on a Uint8Array looks at one byte at a time). The oldest row's has no partner.
+    let left = state.lostRecords - (set.kind[first] === RecordType.LOST ? 1 : 0);
     const nextLost = (from: number): number => {
+      if (left <= 0) return -1;
       const at = set.kind.indexOf(RecordType.LOST, first + from);
-      return at >= 0 && at < first + count ? at - first : -1;
+      if (at < 0 || at >= first + count) return -1;
+      left--;
+      return at - first;
     };
     placeLostBeforePartner(nextLost, (a, b) => set.swapRows(first + a, first + b));
   }
