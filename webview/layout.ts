@@ -141,9 +141,14 @@ export class TimelineLayout {
     }
   }
 
+  /** True when the current lanes' spans are built (ensureSpans has nothing to do). */
+  get spansReady(): boolean {
+    return this.spansVersion === this.store.version && this.laneSpansKey === this.builtKey;
+  }
+
   /** After a frame: build the spans in idle time, unless a frame is due (`build` then rebuilds what it will show). */
   ensureSpansWhenIdle(build: () => void): void {
-    if (this.idleSpansPending || (this.spansVersion === this.store.version && this.laneSpansKey === this.builtKey)) return;
+    if (this.idleSpansPending || this.spansReady) return;
     this.idleSpansPending = true;
     const run = () => {
       this.idleSpansPending = false;

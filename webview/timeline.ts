@@ -22,6 +22,12 @@ import type { Selection } from './aggregation';
 import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
 
 export const LABEL_WIDTH = 190;
+/**
+ * Up to this many records a frame that shows a lane zoomed in pairs the spans itself; above it they
+ * are paired in idle time after the frame and the frame is drawn again (pairing takes about a
+ * quarter of a microsecond a row in code the page has not optimised yet: 25 ms here).
+ */
+const SPANS_IN_FRAME_MAX_ROWS = 100_000;
 
 export interface TimelineCallbacks {
   onSelect(row: number | null): void;
@@ -74,6 +80,8 @@ export class Timeline {
   /** Time spent in the last render, ms (for benchmarks and the status line). */
   lastRenderMs = 0;
   renderCount = 0;
+  /** A frame was drawn without the spans it shows: draw again once idle time has paired them. */
+  private redrawWithSpans = false;
 
   constructor(host: HTMLElement, private readonly store: RecordStore, private readonly callbacks: TimelineCallbacks) {
     this.scheduler = new RenderScheduler(() => this.render());
@@ -462,7 +470,13 @@ export class Timeline {
     const scrollTop = this.scroll.scrollTop;
     const deviceWidth = this.canvas.width;
     const frame = this.layout.frame(t0, t1, deviceWidth, scrollTop, this.viewportHeight);
-    if (frame.some((f) => f.end > f.first && !f.dense)) this.layout.ensureSpans(this.grouping, this.include);
+    if (frame.some((f) => f.end > f.first && !f.dense) && !this.layout.spansReady) {
+      // Pairing spans reads every row of the store. A big capture's frame is drawn without them and
+      // drawn again once idle time has built them: one small lane (a thread with two records among
+      // a million) made the first paint wait 250 ms for spans it barely shows.
+      if (this.store.length <= SPANS_IN_FRAME_MAX_ROWS) this.layout.ensureSpans(this.grouping, this.include);
+      else this.redrawWithSpans = true;
+    }
     if (this.densityBuffer.length < deviceWidth) this.densityBuffer = new Uint32Array(deviceWidth);
     const colors = this.colors;
     const shown = this.store.snapshots[this.shown];
@@ -489,7 +503,13 @@ export class Timeline {
     this.canvas.dataset.renders = String(this.renderCount);
     this.layout.ensureSpansWhenIdle(() => {
       // Lanes may have changed since: build spans for what the next frame will show.
-      if (!this.scheduler.isPending) { this.ensureLayout(); this.layout.ensureSpans(this.grouping, this.include); }
+      if (this.scheduler.isPending) return;
+      this.ensureLayout();
+      this.layout.ensureSpans(this.grouping, this.include);
+      if (this.redrawWithSpans) {
+        this.redrawWithSpans = false;
+        this.scheduler.schedule();
+      }
     });
   }
 

@@ -88,7 +88,7 @@ window.__point = function (key, t) {
   return { x: r.left + (t - d[0]) / (d[1] - d[0]) * r.width, y: r.top + lane.top - scroll + lane.height / 2 };
 };
 window.__stream = function (which, n) {
-  var snaps = which === 'big' ? [RingsideSynthetic.big(n)] : which === 'bigStacks' ? [RingsideSynthetic.bigStacks(n)] : [RingsideSynthetic[which]()];
+  var snaps = which === 'big' || which === 'bigStacks' || which === 'bigWithStray' ? [RingsideSynthetic[which](n)] : [RingsideSynthetic[which]()];
   window.__streamStarted = performance.now();
   return RingsideSynthetic.stream(window.__send, snaps, window.__onPost);
 };

@@ -206,6 +206,20 @@ export function big(n: number): SyntheticSnapshot {
 }
 
 /**
+ * big(n) with two of its rows (at the middle) from a thread of another process: grouped by thread, that process's
+ * lanes hold two records, drawn zoomed in (ticks and spans) while every other lane is drawn as density.
+ */
+export function bigWithStray(n: number): SyntheticSnapshot {
+  const { start, batches } = big(n);
+  for (const row of [n >> 1, (n >> 1) + 1]) {
+    const batch = batches.find((b) => row >= b.firstRow && row < b.firstRow + b.rowCount)!;
+    new Int32Array(batch.columns.tid)[row - batch.firstRow] = 777;
+    new Int32Array(batch.columns.pid)[row - batch.firstRow] = 777;
+  }
+  return { start: { ...start, threads: [...start.threads, { pid: 777, tid: 777, comm: 'stray' }] }, batches };
+}
+
+/**
  * n cpu-clock samples over 1 s with callchains: row i sampled stack i % 16, which is `main` calling `f<k>` (k = i % 16),
  * so any time range's counts are known exactly.
  */

@@ -743,6 +743,41 @@ describe('timeline webview in Chromium', function () {
     await big.close();
   });
 
+  it('draws a big capture\'s frame before pairing its spans, and again once idle time has paired them', async () => {
+    // One thread of another process with two records: its lanes are drawn zoomed in (spans), every other lane as density.
+    type Probe = {
+      __stream(w: string, n: number): Promise<number>;
+      __renders: { rows: number; spansReady: boolean }[];
+      ringside: { store: { length: number }; timeline: { render(): void; layout: { spansReady: boolean } } };
+    };
+    const watchRenders = () => {
+      const w = window as unknown as Probe;
+      w.__renders = [];
+      const timeline = w.ringside.timeline;
+      const render = timeline.render.bind(timeline);
+      timeline.render = () => { render(); w.__renders.push({ rows: w.ringside.store.length, spansReady: timeline.layout.spansReady }); };
+    };
+    for (const n of [300_000, 50_000]) {
+      const errors: string[] = [];
+      const big = await session.newPage({ errors, grouping: 'thread' });
+      await big.evaluate(watchRenders);
+      await big.evaluate((count) => (window as unknown as Probe).__stream('bigWithStray', count), n);
+      await big.waitForSelector('.rs-lane-label[data-lane="thread:777"]');
+      // Until the frame drawn after the spans were paired (idle time, then a frame).
+      await big.waitForFunction((count) => (window as unknown as Probe).__renders.some((r) => r.rows === count && r.spansReady), n);
+      const renders = await big.evaluate(() => (window as unknown as Probe).__renders);
+      const full = renders.filter((r) => r.rows === n);
+      if (n > 100_000) {
+        assert.equal(full[0].spansReady, false, `${n} records: the first frame of them all is drawn before the spans are paired`);
+      } else {
+        assert.ok(full.every((r) => r.spansReady), `${n} records: every frame of them all pairs its spans itself`);
+      }
+      assert.equal(full.at(-1)!.spansReady, true, `${n} records: drawn again with its spans`);
+      assert.deepEqual(unexpected(errors), []);
+      await big.close();
+    }
+  });
+
   it('standalone export opens offline and answers details from embedded data', async () => {
     const errors: string[] = [];
     const page2 = await session.newPage({ path: null, errors });
