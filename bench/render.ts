@@ -29,6 +29,8 @@ export interface RenderResult {
   readonly firstPaintMs: number;
   /** Part of first paint spent in App.receive (validation + store append) before the frame. */
   readonly receiveMs: number;
+  /** Lanes the first frame laid out, largest first: a lane of a few records (another thread's) is drawn zoomed in. */
+  readonly laneRows: readonly number[];
   readonly firstRenderMs: number;
   readonly zoomFrameMs: number;
   readonly zoomFrameMaxMs: number;
@@ -89,11 +91,11 @@ async function prepare(page: Page, url: string): Promise<void> {
   });
 }
 
-interface PaintTiming { firstPaintMs: number; receiveMs: number; renderMs: number; rows: number; rejected: number }
+interface PaintTiming { firstPaintMs: number; receiveMs: number; renderMs: number; rows: number; rejected: number; laneRows: number[] }
 
 async function firstPaint(page: Page): Promise<PaintTiming> {
   return page.evaluate(async () => {
-    type Timeline = { renderCount: number; lastRenderMs: number };
+    type Timeline = { renderCount: number; lastRenderMs: number; lanes: { rows: { length: number } }[] };
     const w = window as unknown as {
       ringside: { receive(m: unknown): void; timeline: Timeline; store: { length: number }; rejected: number };
       benchMessages: unknown[];
@@ -113,6 +115,7 @@ async function firstPaint(page: Page): Promise<PaintTiming> {
       renderMs: app.timeline.lastRenderMs,
       rows: app.store.length,
       rejected: app.rejected,
+      laneRows: app.timeline.lanes.map((lane) => lane.rows.length).sort((a, b) => b - a),
     };
   });
 }
@@ -168,6 +171,7 @@ export async function runRender(distDir: string, columns: RecordColumns, start: 
       rows: columns.length,
       firstPaintMs: median(paints.map((p) => p.firstPaintMs)),
       receiveMs: median(paints.map((p) => p.receiveMs)),
+      laneRows: paints[0].laneRows,
       firstRenderMs: median(paints.map((p) => p.renderMs)),
       zoomFrameMs: median(zooms),
       zoomFrameMaxMs: Math.max(...zooms),

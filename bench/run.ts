@@ -384,6 +384,7 @@ async function main(): Promise<number> {
           first_render_ms: round(v.firstRenderMs),
           zoom_frame_ms: round(v.zoomFrameMs),
           zoom_frame_max_ms: round(v.zoomFrameMaxMs),
+          lane_rows: v.laneRows,
         },
       };
     }

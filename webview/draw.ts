@@ -4,7 +4,7 @@
 import * as d3 from 'd3';
 import type { CoverageFact } from '../shared/protocol';
 import type { FrameLane, LaneSpans } from './layout';
-import type { Lane } from './lanes';
+import { identityRows, type Lane } from './lanes';
 import { SpanType } from './spans';
 import type { LossMark } from './losses';
 import { PALETTE_SIZE } from './legend';
@@ -215,8 +215,8 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     }
     const spans = input.laneSpans[f.lane];
     if (spans) {
-      const first = bisectLeft(spans.prefixMaxEnd, identity(spans.prefixMaxEnd.length), t0);
-      const last = bisectRight(spans.start, identity(spans.start.length), t1);
+      const first = bisectLeft(spans.prefixMaxEnd, identityRows(spans.prefixMaxEnd.length), t0);
+      const last = bisectRight(spans.start, identityRows(spans.start.length), t1);
       let lastX1 = -1;
       for (let i = first; i < last; i++) {
         if (spans.end[i] < t0) continue;
@@ -279,14 +279,4 @@ export function drawOverlay(marksGroup: SVGGElement, x: TimeScale, input: Overla
   marks.selectAll<SVGLineElement, number>('line.rs-hover')
     .data(hover).join('line').attr('class', 'rs-hover')
     .attr('x1', (h) => h).attr('x2', (h) => h).attr('y1', 0).attr('y2', input.viewportHeight);
-}
-
-let identityCache = new Uint32Array(0);
-/** 0..n-1, so the row-indexed bisection helpers can search a plain sorted array. */
-function identity(n: number): Uint32Array {
-  if (identityCache.length < n) {
-    identityCache = new Uint32Array(Math.max(n, identityCache.length * 2));
-    for (let i = 0; i < identityCache.length; i++) identityCache[i] = i;
-  }
-  return identityCache.subarray(0, n);
 }

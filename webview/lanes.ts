@@ -45,6 +45,24 @@ export interface Lane {
   collapsed: boolean;
 }
 
+let identityCache = new Uint32Array(0);
+
+/**
+ * 0..n-1 as a view of one array the page keeps and grows (the new part filled once): the rows of a
+ * lane that holds every row, rebuilt at every new batch or regrouping, and what the row-indexed
+ * bisection helpers search a plain sorted array with. Never written through: whoever must reorder
+ * such rows copies them first.
+ */
+export function identityRows(n: number): Uint32Array {
+  if (identityCache.length < n) {
+    const grown = new Uint32Array(Math.max(n, identityCache.length * 2));
+    grown.set(identityCache);
+    for (let i = identityCache.length; i < grown.length; i++) grown[i] = i;
+    identityCache = grown;
+  }
+  return identityCache.subarray(0, n);
+}
+
 /** Sort row ids by time, cheaply when they already are (the common case: rows arrive oldest first). */
 export function sortRowsByTime(time: Float64Array, rows: Uint32Array): Uint32Array {
   for (let i = 1; i < rows.length; i++) {
@@ -216,13 +234,15 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   }
 
   // Pass 2: each group's rows, in row order.
-  for (let g = 0; g < groups.length; g++) { groups[g].count = counts[g]; groups[g].rows = new Uint32Array(groups[g].count); }
-  const rowsOf = groups.map((g) => g.rows!);
-  const fill = new Int32Array(groups.length);
-  if (groupOf === null && firstGroup >= 0) {
-    const only = rowsOf[firstGroup];
-    for (let row = 0; row < n; row++) only[row] = row;
+  // Every row in one group (no table was needed): its rows are 0..n-1, shared with the page's identity rows.
+  const onlyGroup = groupOf === null && firstGroup >= 0 ? firstGroup : -1;
+  for (let g = 0; g < groups.length; g++) {
+    groups[g].count = counts[g];
+    groups[g].rows = g === onlyGroup ? identityRows(n) : new Uint32Array(groups[g].count);
   }
+  const rowsOf = groups.map((g) => g.rows!);
+  const sharedRows = onlyGroup >= 0 ? rowsOf[onlyGroup] : null;
+  const fill = new Int32Array(groups.length);
   if (groupOf !== null || watchRows > 0) {
     for (let row = 0; row < n; row++) {
       if (groupOf !== null) {
@@ -243,7 +263,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       key: g.key,
       label: g.label,
       kind: g.watch ? 'watch' as const : 'group' as const,
-      rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows!),
+      rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows === sharedRows ? g.rows.slice() : g.rows!),
       ...(g.pid !== undefined ? { pid: g.pid } : {}),
       ...(g.keep !== undefined ? { keep: g.keep } : {}),
       collapsed: collapsed.has(g.key),

@@ -3,7 +3,7 @@ import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDu
 import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
 import { binDensity, densityAlpha } from './density';
 import { mostFrequentEvent } from './layout';
-import { buildLanes, mergeByTime, sortRowsByTime, type LaneSource } from './lanes';
+import { buildLanes, identityRows, mergeByTime, sortRowsByTime, type LaneSource } from './lanes';
 import { legendEntries, PALETTE_SIZE } from './legend';
 import { pairSpans, SpanType, type SpanSource } from './spans';
 import { compileFilter, parseFilter, type FilterSubject } from './filter';
@@ -292,6 +292,17 @@ describe('lane grouping', () => {
       }
     }
   });
+  it('gives a lane holding every row the page\'s shared 0..n-1, and sorts a copy of it when times are not in order', () => {
+    const rows = [30, 10, 20, 40].map((t) => ({ t, ev: 0, pid: 5, tid: 5, cpu: 0 }));
+    const unsorted = { ...source(rows, events, {}), allTimed: true };
+    const [lane] = buildLanes(unsorted, 'cpu', null, new Set());
+    assert.deepEqual(Array.from(lane.rows), [1, 2, 0, 3]);
+    assert.deepEqual(Array.from(identityRows(4)), [0, 1, 2, 3], 'the shared rows were not reordered');
+    const [sorted] = buildLanes({ ...unsorted, timeSorted: true }, 'cpu', null, new Set());
+    assert.equal(sorted.rows.buffer, identityRows(4).buffer, 'time-sorted: the shared rows themselves');
+    assert.deepEqual(Array.from(identityRows(70_000).subarray(65_530, 65_540)), Array.from({ length: 10 }, (_, i) => 65_530 + i), 'grown');
+  });
+
   it('merges sorted row lists by time, ties by row', () => {
     const t = Float64Array.from([5, 1, 3, 3, 9, 0]);
     const lists = [Uint32Array.from([1, 3, 4]), Uint32Array.from([5, 2]), Uint32Array.from([0])];
