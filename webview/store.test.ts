@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { BatchRejected, RecordStore } from './store';
+import { mostFrequentEvent, TimelineLayout } from './layout';
 import { columnsToBatches } from '../shared/batches';
 import type { SnapshotStart } from '../shared/protocol';
 import type { RecordColumns } from '../native/decode/types';
@@ -165,6 +166,34 @@ describe('record store', () => {
     assert.deepEqual(Array.from(store.ipLo.subarray(0, n)), expect((k) => 0x1000 + k));
     assert.deepEqual(Array.from(store.time.subarray(0, n)), expect((k) => 1 + k));
     assert.deepEqual([store.commOf(0), store.commOf(n - 1)], ['', ''], 'no thread announced for these tids');
+  });
+
+  it('colours each dense lane by its most frequent event: the store\'s counts for a lane of every row, the lane\'s rows otherwise', () => {
+    const twoEvents = [{ index: 0, name: 'a', kind: 'tracepoint' as const }, { index: 1, name: 'b', kind: 'tracepoint' as const }];
+    const cases: { tids: number[]; events: number[]; times?: number[]; want: Record<string, number> }[] = [
+      // One thread: its lane and its process header hold every row. Event 0 has 4 rows, event 1 has 3.
+      { tids: [7, 7, 7, 7, 7, 7, 7], events: [1, 1, 0, 1, 0, 0, 0], want: { 'process:7': 0, 'thread:7': 0 } },
+      // A tie goes to the lower index.
+      { tids: [7, 7, 7, 7], events: [1, 0, 1, 0], want: { 'process:7': 0, 'thread:7': 0 } },
+      // Two threads: each lane by its own rows (thread 7 mostly a, thread 8 all b), the header over both by all (b: 4 of 7).
+      { tids: [7, 8, 8, 7, 8, 7, 7], events: [0, 1, 1, 0, 1, 1, 0], want: { 'process:7': 1, 'thread:7': 0, 'thread:8': 1 } },
+      // An untimed row is counted by the store but placed in no lane: the lane's own rows decide (b: 2 of 3 placed).
+      { tids: [7, 7, 7, 7], events: [0, 1, 1, 0], times: [1, 2, 3, NaN], want: { 'process:7': 1, 'thread:7': 1 } },
+    ];
+    for (const [k, c] of cases.entries()) {
+      const store = new RecordStore();
+      const n = c.tids.length;
+      store.beginSnapshot({ ...start('s', '0', n, 1, 'a'), events: twoEvents, threads: [{ pid: 7, tid: 7, comm: 'p' }, { pid: 7, tid: 8, comm: 'q' }] });
+      const rows = { ...columns(c.times ?? c.tids.map((_, i) => i + 1), c.tids, c.events), pid: new Int32Array(n).fill(7) };
+      for (const b of columnsToBatches(rows, { snapshotId: 's' })) store.addBatch(b);
+      const layout = new TimelineLayout(store);
+      layout.update('thread', null, 0, new Set(), 0);
+      // One device pixel: every lane with a record is drawn dense.
+      const frame = layout.frame(0, 10, 1, 0, 1000);
+      const got = Object.fromEntries(frame.map((f) => [layout.lanes[f.lane].key, f.densityEvent]));
+      assert.deepEqual(got, c.want, `case ${k}`);
+      for (const f of frame) assert.equal(f.densityEvent, mostFrequentEvent(store.event, layout.lanes[f.lane].rows), `case ${k}: as counting its rows`);
+    }
   });
 
   it('merges the stacks of every snapshot into one table and maps each row to it', () => {
