@@ -196,7 +196,8 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
           }
           runStart = row;
           lastValue = value;
-          lastGroup = groupOfNumber(value, row);
+          const slot = value & (RECENT_GROUPS - 1); // the cache's hit here, without a call a row
+          lastGroup = recentValue[slot] === value ? recentGroup[slot] : groupOfNumber(value, row);
           countSlot(lastGroup);
           if (firstGroup < 0) firstGroup = lastGroup;
           else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
@@ -221,7 +222,8 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
         if (lastGroup >= 0) counts[lastGroup] += run;
         run = 0;
         lastValue = value;
-        lastGroup = groupOfNumber(value, row);
+        const slot = value & (RECENT_GROUPS - 1);
+        lastGroup = recentValue[slot] === value ? recentGroup[slot] : groupOfNumber(value, row);
         countSlot(lastGroup);
         if (firstGroup < 0) firstGroup = lastGroup;
         else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
