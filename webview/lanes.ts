@@ -274,15 +274,24 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   if (headerRows) {
     const slotOfPid = new Map<number, number>();
     const sizes: number[] = [];
+    const threadsOf: number[][] = [];
     groups.forEach((group, g) => {
       if (group.pid === undefined) return;
       let slot = slotOfPid.get(group.pid);
-      if (slot === undefined) { slot = sizes.length; slotOfPid.set(group.pid, slot); sizes.push(0); }
+      if (slot === undefined) { slot = sizes.length; slotOfPid.set(group.pid, slot); sizes.push(0); threadsOf.push([]); }
       processOf[g] = slot;
       sizes[slot] += counts[g];
+      threadsOf[slot].push(g);
     });
     for (const [pid, slot] of slotOfPid) {
-      processRows[slot] = onlyGroup >= 0 && processOf[onlyGroup] === slot ? sharedRows! : new Uint32Array(sizes[slot]);
+      // A process of one thread shows that thread's rows: the same array, filled once.
+      if (threadsOf[slot].length === 1) {
+        const only = threadsOf[slot][0];
+        processOf[only] = -1;
+        processRows[slot] = rowsOf[only];
+      } else {
+        processRows[slot] = new Uint32Array(sizes[slot]);
+      }
       headerRows.set(pid, processRows[slot]);
     }
   }

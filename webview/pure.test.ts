@@ -287,6 +287,13 @@ describe('lane grouping', () => {
           `seed ${seed} ${grouping}`);
         // By event, a breakpoint's rows are its watch lane; otherwise watch lanes repeat rows of group lanes.
         const total = lanes.filter((l) => grouping === 'event' || l.kind === 'group').reduce((sum, l) => sum + l.rows.length, 0);
+        if (grouping === 'thread') {
+          // A process of one thread shows that thread's rows: the same array, filled once.
+          for (const header of lanes.filter((l) => l.kind === 'process')) {
+            const threads = lanes.filter((l) => l.kind === 'group' && l.pid === header.pid);
+            if (threads.length === 1) assert.equal(header.rows, threads[0].rows, `seed ${seed}: process ${header.pid} shares its thread's rows`);
+          }
+        }
         const placeable = rows.filter((r, i) => !Number.isNaN(r.t) && (!include || include(i)) && (ranges ?? [[0, n]]).some(([x, y]) => i >= x && i < y));
         assert.equal(total, placeable.length, `seed ${seed} ${grouping}: every placeable row in exactly one lane`);
       }
