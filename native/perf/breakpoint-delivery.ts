@@ -24,6 +24,33 @@ const PROBE_CALLS = 4;
 
 let cached: BreakpointDelivery | undefined;
 
+/**
+ * Machines of one kind differ on exactly this, so the path the other kind takes must be testable on either:
+ * `RINGSIDE_BREAKPOINT_DELIVERY=silent` (or `fires`) makes every surface act on that verdict instead of the
+ * probe's. The hardware is not changed by it: on a host that delivers, hits still arrive.
+ */
+export const DELIVERY_OVERRIDE_VARIABLE = 'RINGSIDE_BREAKPOINT_DELIVERY';
+
+function assumedDelivery(value: string | undefined): BreakpointDelivery | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === 'fires') return { state: 'fires' };
+  if (value === 'silent') {
+    const message = `${silentBreakpointsMessage(0, PROBE_CALLS)} (Assumed, not probed: ${DELIVERY_OVERRIDE_VARIABLE}=silent.)`;
+    return { state: 'silent', counted: 0, calls: PROBE_CALLS, message };
+  }
+  throw new Error(`${DELIVERY_OVERRIDE_VARIABLE}=${value}: expected "fires" or "silent" (or unset, to probe the hardware)`);
+}
+
+/**
+ * For tests in this process: act on `verdict` until the returned function is called (it restores the
+ * probe's verdict). The same as the environment variable, without spawning a process.
+ */
+export function assumeBreakpointDelivery(verdict: 'fires' | 'silent'): () => void {
+  const before = cached;
+  cached = assumedDelivery(verdict);
+  return () => { cached = before; };
+}
+
 /** The text every surface shows when breakpoints are silent: what was measured, what it means, the fix. */
 export function silentBreakpointsMessage(counted: number, calls: number): string {
   return `hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on ` +
@@ -34,7 +61,7 @@ export function silentBreakpointsMessage(counted: number, calls: number): string
 
 /** Runs the probe once per process (it costs one perf_event_open and a few syscalls). */
 export function breakpointDelivery(): BreakpointDelivery {
-  cached ??= probe();
+  cached ??= assumedDelivery(process.env[DELIVERY_OVERRIDE_VARIABLE]) ?? probe();
   return cached;
 }
 

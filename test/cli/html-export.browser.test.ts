@@ -6,8 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { DELIVERY_OVERRIDE_VARIABLE } from '../../native/perf/breakpoint-delivery';
+import { assertSilentBreakpoints, hostBreakpoints, otherHostVerdict, SILENT_BREAKPOINTS } from '../host/breakpoints';
 import { ARTIFACTS, launchChromium } from '../webview/harness';
 
 const root = path.resolve(__dirname, '../../..');
@@ -25,23 +26,41 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     rmSync(dir, { recursive: true, force: true });
   });
 
-  // A watchpoint on a global where this host delivers breakpoint hits; elsewhere a tracepoint, and the
-  // page must say that watchpoints record nothing here (that case has its own test below).
+  // A watchpoint lane where this host delivers breakpoint hits (elsewhere the capture must say it records nothing, and
+  // the page too: the test after these), and a tracepoint on every host: its records sit in the lanes of the thread
+  // that made them, under the process's header.
   const fire = () => hostBreakpoints().fire;
-  it('shows every record in its lanes, draws them, and opens a record', async () => {
-    const n = 400;
-    const file = path.join(dir, 'snap.html');
-    // A watchpoint has a lane of its own; a tracepoint's records share the per-CPU lanes with the side-band.
-    const [event, workload, detail] = fire()
-      ? ['mem:counter:w', 'kernel_writer', /writer\+0x/]
-      : ['syscalls:sys_enter_getpid', 'kernel_getpid', /kernel_getpid/];
-    const capture = spawnSync(
-      process.execPath,
-      [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)],
-      { encoding: 'utf8' },
-    );
-    assert.equal(capture.status, 0, capture.stderr);
+  it('shows every hit of a watchpoint in its lane, draws them, and opens a record', async function () {
+    const capture = captureTo('watch-lane.html', 'mem:counter:w', 'kernel_writer', 400);
+    if (!fire()) return assertSilentBreakpoints(capture.stderr, Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1] ?? NaN) - sideBandRecords(capture.stderr));
+    await showsLane(capture.file, page => page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: 'mem:counter:w' }) }), 400, /writer\+0x/);
+  });
 
+  it('shows every record of a tracepoint capture in its thread\'s lanes, draws them, and opens a record', async () => {
+    const n = 400;
+    const capture = captureTo('tracepoint.html', 'syscalls:sys_enter_getpid', 'kernel_getpid', n);
+    const total = Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1]);
+    assert.ok(total > n, capture.stderr);
+    const pid = Number(/pid (\d+) /.exec(capture.stderr)?.[1]);
+    await showsLane(capture.file, (page) => page.locator('.rs-lane-label.rs-process-lane', { has: page.locator('.rs-lane-name', { hasText: `kernel_getpid ${pid}` }) }),
+      total, /kernel_getpid/);
+  });
+
+  function captureTo(name: string, event: string, workload: string, n: number) {
+    const file = path.join(dir, name);
+    const capture = spawnSync(process.execPath,
+      [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)], { encoding: 'utf8' });
+    assert.equal(capture.status, 0, capture.stderr);
+    return { file, stderr: capture.stderr };
+  }
+
+  /** The side-band rings' records in a capture's summary (records that are not the event's own). */
+  function sideBandRecords(stderr: string): number {
+    return [...stderr.matchAll(/ sideband \S+ +(\d+) records/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+  }
+
+  /** Opens the page: the lane shows `count` records, its canvas row is painted, End opens a record whose details match. */
+  async function showsLane(file: string, laneOf: (page: Page) => Locator, count: number, detail: RegExp): Promise<void> {
     const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(String(error)));
@@ -50,18 +69,9 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
       if (!/^(file|data|blob):/.test(request.url())) problems.push(`network: ${request.url()}`);
     });
     await page.goto('file://' + file);
-    const lane = fire()
-      ? page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: event }) })
-      : page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: /^CPU \d+$/ }) });
+    const lane = laneOf(page);
     await lane.first().waitFor({ timeout: 30000 });
-    if (fire()) {
-      assert.equal(await lane.first().locator('.rs-lane-count').textContent(), String(n));
-    } else {
-      const total = Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1]);
-      assert.ok(total > n, capture.stderr);
-      const counts = await lane.locator('.rs-lane-count').allTextContents();
-      assert.equal(counts.reduce((sum, count) => sum + Number(count), 0), total, `lanes ${counts.join(' + ')}`);
-    }
+    assert.equal(await lane.first().locator('.rs-lane-count').textContent(), String(count));
 
     // Pixels: the canvas row of that lane is not empty.
     const box = await lane.first().boundingBox();
@@ -84,30 +94,35 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     await page.keyboard.press('End');
     await page.waitForFunction((pattern) => new RegExp(pattern).test(document.body.innerText), detail.source, { timeout: 15000 });
     mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: path.join(ARTIFACTS, 'cli-html-export.png') });
+    await page.screenshot({ path: path.join(ARTIFACTS, `cli-html-export-${path.basename(file, '.html')}.png`) });
     assert.deepEqual(problems, []);
     await page.close();
-  });
+  }
 
-  it('a watchpoint page says what the recording could not see when this host delivers no breakpoint hits', async () => {
-    const file = path.join(dir, 'watch.html');
-    const capture = spawnSync(
-      process.execPath,
-      [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '50'],
-      { encoding: 'utf8' },
-    );
-    assert.equal(capture.status, 0, capture.stderr);
-    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
-    await page.goto('file://' + file);
-    // The snapshot list shows each limitation's first clause; its tooltip holds the whole text.
-    await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
-    const notes = await page.locator('.rs-snapshot-limit').evaluateAll((nodes) => nodes.map((node) => ({ shown: node.textContent ?? '', title: (node as HTMLElement).title })));
-    if (fire()) {
-      assert.ok(notes.every((note) => !SILENT_BREAKPOINTS.test(note.title)), JSON.stringify(notes));
-    } else {
-      assert.ok(notes.some((note) => note.shown.includes('hardware breakpoints do not fire on this machine') && SILENT_BREAKPOINTS.test(note.title)), JSON.stringify(notes));
+  // On this host's verdict and, assumed, on the other kind's: the page says so exactly when breakpoints are silent.
+  it('a watchpoint page says what the recording could not see when breakpoints are silent, on either kind of host', async () => {
+    for (const verdict of [undefined, otherHostVerdict()]) {
+      const file = path.join(dir, `watch-${verdict ?? 'probed'}.html`);
+      const capture = spawnSync(
+        process.execPath,
+        [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '50'],
+        { encoding: 'utf8', env: { ...process.env, ...(verdict ? { [DELIVERY_OVERRIDE_VARIABLE]: verdict } : {}) } },
+      );
+      assert.equal(capture.status, 0, capture.stderr);
+      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      await page.goto('file://' + file);
+      // The snapshot list shows each limitation's first clause; its tooltip holds the whole text.
+      await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
+      const notes = await page.locator('.rs-snapshot-limit').evaluateAll((nodes) => nodes.map((node) => ({ shown: node.textContent ?? '', title: (node as HTMLElement).title })));
+      const silent = verdict === 'silent' || (verdict === undefined && !hostBreakpoints().fire);
+      if (silent) {
+        assert.ok(notes.some((note) => note.shown.includes('hardware breakpoints do not fire on this machine') && SILENT_BREAKPOINTS.test(note.title)),
+          `${verdict}: ${JSON.stringify(notes)}`);
+      } else {
+        assert.ok(notes.every((note) => !SILENT_BREAKPOINTS.test(note.title)), `${verdict}: ${JSON.stringify(notes)}`);
+      }
+      await page.close();
     }
-    await page.close();
   });
 
   it('names every callchain frame of a -g capture of a binary with known functions, with its source line', async () => {

@@ -13,8 +13,13 @@ import { createBackend } from '../../extension/session/backend';
 import { KeeperClient } from '../../extension/session/keeper-client';
 import type { HostToWebview, WatchBudget, WatchSpec } from '../../shared/protocol';
 import { fixture, ownPerfFds, repoRoot, standInVscode, waitFor } from './helpers';
+import { assumeBreakpointDelivery } from '../../native/perf/breakpoint-delivery';
+import { hostBreakpoints, otherHostVerdict, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
-/** What HardwareBreakpoints touches of the vscode API: decorations, providers, emitters, an information message. */
+/** The messages the editor showed through the stand-in, by kind. */
+const shown = { information: [] as string[], warning: [] as string[] };
+
+/** What HardwareBreakpoints touches of the vscode API: decorations, providers, emitters, information and warning messages. */
 function editorVscode() {
   const disposable = { dispose() { /* nothing held */ } };
   class EventEmitter<T> {
@@ -31,7 +36,8 @@ function editorVscode() {
       createTextEditorDecorationType: () => disposable,
       onDidChangeVisibleTextEditors: () => disposable,
       visibleTextEditors: [],
-      showInformationMessage: async () => undefined,
+      showInformationMessage: async (message: string) => { shown.information.push(message); return undefined; },
+      showWarningMessage: async (message: string) => { shown.warning.push(message); return undefined; },
     },
     languages: { registerCodeLensProvider: () => disposable, registerHoverProvider: () => disposable },
   };
@@ -163,6 +169,32 @@ describe('extension: debug registers held by every open session', function () {
         try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
       }
       rmSync(runtimeDir, { recursive: true, force: true });
+    }
+  });
+
+  // Machines of this kind differ on delivery: arming from the editor warns exactly when the verdict is silent, checked
+  // with this host's verdict and with the other kind's assumed (the hardware is unchanged; only what is said differs).
+  it('arming a watchpoint from the editor warns that it will record nothing exactly when breakpoints are silent, on either kind of host', async () => {
+    const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
+    for (const verdict of [hostBreakpoints().fire ? 'fires' as const : 'silent' as const, otherHostVerdict()]) {
+      const restore = assumeBreakpointDelivery(verdict);
+      const backend = createBackend();
+      const manager = new SessionManager({ backend });
+      const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+      const writer = spawn(fixture('kernel_writer'), ['1', '30000'], { stdio: 'ignore' });
+      shown.warning.length = 0;
+      try {
+        await breakpoints.watchHandler.handle({ op: 'add', spec: {
+          location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: writer.pid! }, pinned: false,
+        } });
+        const said = shown.warning.filter((message) => SILENT_BREAKPOINTS.test(message));
+        assert.equal(said.length, verdict === 'silent' ? 1 : 0, `${verdict}: ${JSON.stringify(shown.warning)}`);
+      } finally {
+        breakpoints.dispose();
+        await manager.dispose();
+        writer.kill('SIGKILL');
+        restore();
+      }
     }
   });
 });

@@ -42,6 +42,11 @@ export function hostBreakpoints(): HostBreakpoints {
   return cached;
 }
 
+/** The verdict of the other kind of host: what a test injects to run the path this host does not take. */
+export function otherHostVerdict(): 'fires' | 'silent' {
+  return hostBreakpoints().fire ? 'silent' : 'fires';
+}
+
 /**
  * On a host whose breakpoints are silent: Ringside said so and recorded no hit (perf counts none
  * either). `said` is the CLI's stderr or the limitations a recording reports.
