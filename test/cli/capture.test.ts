@@ -6,7 +6,7 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { assertSilentBreakpoints, hostBreakpoints } from '../host/breakpoints';
+import { assertSilentBreakpoints, hostBreakpoints, otherHostVerdict, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
@@ -24,8 +24,18 @@ function parseLines(text: string): JsonRecord[] {
   });
 }
 
-function ringside(args: string[], options: { input?: string } = {}) {
-  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, input: options.input ?? '' });
+function ringside(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const result = spawnSync(
+    process.execPath,
+    [cli, ...args],
+    { encoding: 'utf8', maxBuffer: 1 << 30, input: options.input ?? '', env: { ...process.env, ...options.env } },
+  );
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `perf record PERF_ARGS -- ringside RINGSIDE_ARGS`: perf recording the very run Ringside records. */
+function perfRecording(perfArgs: string[], args: string[]) {
+  const result = spawnSync('perf', ['record', '-q', ...perfArgs, '--', process.execPath, cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, input: '' });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -52,41 +62,47 @@ describe('ringside capture (real kernel)', function () {
     assert.ok(existsSync(fixture('kernel_writer')), 'fixtures are built by test/setup/prepare.mjs');
   });
 
-  it('a write watchpoint on a launched command sees every write, from the writing function, in time order', () => {
+  it('a write watchpoint on a launched command sees every write, from the writing function, in time order, as perf does on the same run', () => {
     const n = 1000;
-    const { code, stdout, stderr } = ringside(['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), String(n)]);
+    const counter = execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0];
+    // perf records the same run: its watchpoint, inherited from the capture down to the launched command, sees the
+    // same writes as Ringside's (on a busy VM a separate run of perf was once seen counting n + 1).
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
+    let run: { code: number | null; stdout: string; stderr: string };
+    let perfHits: string[];
+    try {
+      run = perfRecording(['-o', `${dir}/p.data`, '-e', `mem:0x${counter}/8:w:u`], ['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), String(n)]);
+      perfHits = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'comm,ip,sym'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 })
+        .split('\n').filter((line) => /^\s*kernel_writer .* writer$/.test(line.trimEnd()));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const { code, stdout, stderr } = run;
     assert.equal(code, 0, stderr);
     const records = parseLines(stdout);
     const hits = samples(records, 'mem:counter:w').filter((r) => isUserIp(r.ip));
     if (!hostBreakpoints().fire) return assertSilentBreakpoints(stderr, hits.length);
-    assert.equal(hits.length, n);
+    assert.equal(hits.length, perfHits.length, 'every write perf saw in the same run');
+    assert.ok(hits.length >= n, `${hits.length} hits of ${n} writes`);
     const comm = records.find((r) => r.type === 'COMM' && (r as { comm?: string }).comm === 'kernel_writer');
     assert.ok(comm, 'side-band COMM of the launched command');
     for (const hit of hits) {
       assert.equal(hit.tid, comm!.tid);
       assert.match(hit.sym ?? '', /^writer\+0x[0-9a-f]+$/);
-      assert.equal(
-        hit.addr,
-        '0x' + execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0].replace(/^0+/, ''),
-      );
+      assert.equal(hit.addr, '0x' + counter.replace(/^0+/, ''));
     }
     for (let i = 1; i < records.length; i++) assert.ok((records[i].time as bigint) >= (records[i - 1].time as bigint), 'oldest first');
-    // perf, recording the same program, sees the same number of user-space writes.
-    const nm = execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0];
-    const perfUser = (() => {
-      const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
-      try {
-        execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', `mem:0x${nm}/8:w`, '--', fixture('kernel_writer'), String(n)], { stdio: 'ignore' });
-        return execFileSync(
-          'perf',
-          ['script', '-i', `${dir}/p.data`, '-F', 'ip,sym'],
-          { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-        ).split('\n').filter((l) => / writer$/.test(l.trim())).length;
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    })();
-    assert.equal(perfUser, n);
+  });
+
+  // The other kind of host's verdict, assumed: the CLI says breakpoints are silent exactly when the verdict is silent
+  // (the hardware is unchanged, so hits are compared only with the host's own verdict above).
+  it('says up front that watchpoints record nothing exactly when the verdict is silent, on either kind of host', () => {
+    for (const verdict of [otherHostVerdict(), hostBreakpoints().fire ? 'fires' : 'silent']) {
+      const { code, stderr } = ringside(['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), '10'],
+        { env: { RINGSIDE_BREAKPOINT_DELIVERY: verdict } });
+      assert.equal(code, 0, stderr);
+      assert.equal(SILENT_BREAKPOINTS.test(stderr), verdict === 'silent', `${verdict}: ${stderr}`);
+    }
   });
 
   it('a small flight recorder keeps only the newest writes, contiguous, ending with the last one', () => {
@@ -102,15 +118,15 @@ describe('ringside capture (real kernel)', function () {
     const last = hits[hits.length - 1];
     assert.match(last.sym ?? '', /^writer\+/, 'the newest record is the last write');
     assert.match(stderr, /overwritten [1-9]/, 'the summary reports overwritten bytes');
-    // Contiguous within each CPU's ring (the writer may migrate, and each CPU keeps its own newest):
-    // the loop takes about the same time per write, so no gap is much larger than the median.
-    for (const cpu of new Set(hits.map((h) => h.cpu))) {
-      const mine = hits.filter((h) => h.cpu === cpu);
-      if (mine.length < 3) continue;
-      const gaps = mine.slice(1).map((h, i) => Number((h.time as bigint) - (mine[i].time as bigint))).sort((a, b) => a - b);
-      const median = gaps[gaps.length >> 1];
-      assert.ok(gaps[gaps.length - 1] < median * 50 + 100000, `cpu ${cpu}: largest gap ${gaps[gaps.length - 1]} ns vs median ${median} ns`);
-    }
+    // Contiguous within each CPU's ring (the writer may migrate, and each CPU keeps its own newest): a ring that was
+    // overwritten holds as many whole samples as fit its page, every one of them printed. The samples are all of one
+    // size, so every such ring holds the same number. (Not their times: how long the writer is preempted between two
+    // writes depends on the machine's load.)
+    const full = [...stderr.matchAll(/^\s*cpu(\d+) pid \d+ (?!sideband)\S+\s+(\d+) records\s+written [^,]+, overwritten (?!0 B)/gm)]
+      .map((match) => ({ cpu: Number(match[1]), records: Number(match[2]) }));
+    assert.ok(full.length >= 1, `a ring was overwritten:\n${stderr}`);
+    for (const ring of full) assert.equal(hits.filter((hit) => hit.cpu === ring.cpu).length, ring.records, `cpu ${ring.cpu}: every record of its ring`);
+    assert.equal(new Set(full.map((ring) => ring.records)).size, 1, `full rings hold the same number of samples: ${JSON.stringify(full)}`);
   });
 
   it('a tracepoint on a launched command counts exactly its syscalls, as perf does, with decoded fields', () => {
@@ -205,7 +221,8 @@ describe('ringside capture (real kernel)', function () {
   });
 
   it('attaches to a running process and snapshots on SIGUSR2 and at its exit, printing each record once', async () => {
-    const target = spawn(fixture('kernel_busy'), ['3000'], { stdio: 'ignore' });
+    // 4 s of its own CPU time: however busy the machine, most of it is left when the capture attaches.
+    const target = spawn(fixture('kernel_busy'), ['4000', 'cpu'], { stdio: 'ignore' });
     try {
       const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-F', '500', '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';

@@ -28,15 +28,21 @@ describe('thread states from a real sched_switch capture, against perf script an
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'ringside-states-'));
     data = path.join(dir, 'sw.data');
-    // A spinner (runnable, preempted when it shares a CPU) and a sleeper (1 ms sleeps), running through the capture.
-    const busy = spawn(fixture('kernel_busy'), ['2500'], { stdio: 'ignore' });
-    const paced = spawn(fixture('kernel_paced'), ['1000', '2500'], { stdio: 'ignore' });
+    // A spinner (runnable, preempted when it shares a CPU) and a sleeper (1 ms sleeps), running through the capture:
+    // both outlive it whatever the capture's start costs on a busy machine, and are ended once it is written.
+    const busy = spawn(fixture('kernel_busy'), ['120000'], { stdio: 'ignore' });
+    const paced = spawn(fixture('kernel_paced'), ['120000', '120000'], { stdio: 'ignore' });
     busyPid = busy.pid ?? 0;
     pacedPid = paced.pid ?? 0;
     const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', '--duration', '1', '-o', data],
       { encoding: 'utf8' });
-    await Promise.all([busy, paced].map((child) => new Promise((resolve) => { if (child.exitCode !== null) resolve(null); else child.on('exit', resolve); })));
+    const running = [busy, paced].map((child) => child.exitCode === null && child.signalCode === null);
+    await Promise.all([busy, paced].map((child) => new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve(null);
+      else { child.on('exit', resolve); child.kill('SIGKILL'); }
+    })));
     assert.equal(captured.status, 0, captured.stderr);
+    assert.deepEqual(running, [true, true], 'the spinner and the sleeper ran through the whole capture');
   });
 
   after(() => rmSync(dir, { recursive: true, force: true }));

@@ -212,10 +212,28 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     workload = shell;
     try {
       await waitFor('the workload runs', () => readFileSync(`/proc/${shell}/comm`, 'utf8').trim() === 'ext_loops', 20000);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
       const manager = new SessionManager({ backend: createBackend() });
       const session = await manager.attachKeeper(state);
-      const snapshot = await manager.snapshot(session.id);
+      // How soon the workload's samples fill the ring depends on how much of CPU 0 it gets: snapshots are taken until
+      // the oldest sample is the workload's (the loop's side-band is then older than every sample), not after a fixed time.
+      const oldestSampleIsWorkload = (taken: Awaited<ReturnType<typeof manager.snapshot>>) => {
+        const { decoded } = manager.snapshotById(taken.id);
+        const { kind, pid, time } = decoded.columns;
+        let oldestSample = Infinity;
+        let exec = Infinity; // the COMM of the shell's exec of the workload: the loop ran before it
+        for (let row = 0; row < decoded.columns.length; row++) {
+          if (kind[row] === RecordType.SAMPLE) oldestSample = Math.min(oldestSample, time[row]);
+          else if (kind[row] === RecordType.COMM &&
+            pid[row] === shell &&
+            (decodeRecordAt(decoded, row).fields as { comm?: string }).comm === 'ext_loops') exec = time[row];
+        }
+        return oldestSample > exec && oldestSample !== Infinity;
+      };
+      let snapshot = await manager.snapshot(session.id);
+      for (const deadline = Date.now() + 60_000; !oldestSampleIsWorkload(snapshot); snapshot = await manager.snapshot(session.id)) {
+        assert.ok(Date.now() < deadline, 'the workload\'s samples filled the ring within a minute');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
       const note = snapshot.limitations.find((line) => line.startsWith('side-band before the oldest sample: kept '));
       assert.ok(note, `the snapshot says what it left out: ${JSON.stringify(snapshot.limitations)}`);
       const [kept, older] = /kept (\d+) of (\d+) records/.exec(note)!.slice(1).map(Number);
