@@ -231,6 +231,33 @@ describe('unwinder (synthetic stack)', () => {
   });
 });
 
+describe('unwinder (an epilogue: a saved register below the stack pointer)', () => {
+  const BIAS = 0x7f0000000000n;
+  const SP = 0x7ffc0000n;
+  // E, after its pops: CFA = rsp + 8 again, but its CFI still has rbx saved at CFA - 48, below the stack pointer, where
+  // no copied stack reaches. D (outermost) called it.
+  const RBX_DWARF = 3;
+  const RBX_PERF = 1;
+  const epilogue: FdeSpec = { start: 0x3000, size: 0x10, program: [...offset(RBX_DWARF, 6)] };
+  const frame = ehFrame(FRAME_ADDRESS, [...FDES, epilogue]);
+  const cfi = new CallFrameInfo({ littleEndian: true, addressSize: 8, ehFrame: { bytes: frame.bytes, address: BigInt(FRAME_ADDRESS) } });
+  const findCfi = (pc: bigint) => (pc >= BIAS && pc < BIAS + 0x10000n ? { cfi, bias: BIAS } : undefined);
+
+  it('makes that register unknown in the caller and goes on to the outermost frame, as perf (libdw) does', () => {
+    const stack = new Uint8Array(0x10);
+    new DataView(stack.buffer).setBigUint64(0, BIAS + 0x4005n, true); // the return address into D, at the CFA - 8
+    const result = unwindStack({ arch: X86_64, registers: { 8: BIAS + 0x3004n, 7: SP, 6: 0x1111n, [RBX_PERF]: 0x2222n }, stack, findCfi });
+    assert.deepEqual(result.frames, [BIAS + 0x3004n, BIAS + 0x4004n]);
+    assert.equal(result.end, 'outermost');
+  });
+
+  it('still ends where the return address itself is outside the copied stack', () => {
+    const result = unwindStack({ arch: X86_64, registers: { 8: BIAS + 0x3004n, 7: SP, 6: 0x1111n, [RBX_PERF]: 0x2222n }, stack: new Uint8Array(4), findCfi });
+    assert.deepEqual(result.frames, [BIAS + 0x3004n]);
+    assert.equal(result.end, 'stack-end');
+  });
+});
+
 describe('unwinder (synthetic aarch64 stack)', () => {
   // aarch64: CFA = sp at entry, the return address in x30 (link register) until a frame saves it.
   const SP_A64 = 31;

@@ -143,7 +143,15 @@ export function unwindStack(input: UnwindInput): UnwindResult {
         if (rule === undefined) next.set(register, value);
       }
       for (const [register, rule] of row.registers) {
-        const value = applyRule(rule, register, cfa, registers, read);
+        let value: bigint | undefined;
+        try {
+          value = applyRule(rule, register, cfa, registers, read);
+        } catch (error) {
+          // A saved register whose slot is outside the copied stack is unknown in the caller, and the walk goes on
+          // (libdw does the same). In an epilogue after `pop %rbx` the CFI still places rbx below the stack pointer.
+          if (!(error instanceof OutsideStack)) throw error;
+          if (register === row.returnAddressRegister) return { frames, end: 'stack-end' };
+        }
         if (value !== undefined) next.set(register, value);
       }
     } catch (error) {
