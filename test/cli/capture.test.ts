@@ -33,6 +33,14 @@ function ringside(args: string[], options: { input?: string; env?: NodeJS.Proces
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Whether process `pid` has a handler for `signal` (/proc/PID/status SigCgt): Ringside's capture installs its
+ * SIGUSR2 handler once it records. */
+function catchesSignal(pid: number, signal: 'SIGUSR2'): boolean {
+  const bit = { SIGUSR2: 12 }[signal] - 1;
+  const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '0';
+  return (BigInt(`0x${mask}`) & (1n << BigInt(bit))) !== 0n;
+}
+
 /** `perf record PERF_ARGS -- ringside RINGSIDE_ARGS`: perf recording the very run Ringside records. */
 function perfRecording(perfArgs: string[], args: string[]) {
   const result = spawnSync('perf', ['record', '-q', ...perfArgs, '--', process.execPath, cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, input: '' });
@@ -148,17 +156,25 @@ describe('ringside capture (real kernel)', function () {
       return [...counts.values()].sort((a, b) => a - b);
     };
     const attach = async (args: string[]) => {
-      // The fixture sleeps 1.5 s before it starts its threads: time to attach first.
-      const target = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
-      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const capture = spawn(process.execPath, [cli, 'capture', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-        capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-        capture.once('exit', (code) => resolve({ code, stdout, stderr }));
-      });
-      return { ...result, pid: target.pid! };
+      // The fixture starts its threads on SIGUSR1, sent once the capture records (it then catches SIGUSR2).
+      const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
+      const capture = spawn(process.execPath, [cli, 'capture', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+      capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+      const exited = new Promise<number | null>((resolve) => capture.once('exit', resolve));
+      try {
+        for (const deadline = Date.now() + 60000; !catchesSignal(capture.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
+          assert.ok(Date.now() < deadline && capture.exitCode === null, `the capture never started recording: ${stderr}`);
+        }
+        target.kill('SIGUSR1');
+      } catch (error) {
+        target.kill('SIGKILL');
+        throw error;
+      }
+      const code = await exited;
+      return { code, stdout, stderr, pid: target.pid! };
     };
     const traced = await attach(['-e', 'syscalls:sys_enter_getpid']);
     assert.equal(traced.code, 0, traced.stderr);
@@ -169,8 +185,20 @@ describe('ringside capture (real kernel)', function () {
     // perf record -p on the same program counts the same per thread.
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
     try {
-      const again = spawn(fixture('threads_late'), ['1500', String(threads), String(iterations)], { stdio: 'ignore' });
-      execFileSync('perf', ['record', '-q', '-o', `${dir}/p.data`, '-e', 'syscalls:sys_enter_getpid', '-p', String(again.pid)], { stdio: 'ignore' });
+      // perf starts with its events disabled and acknowledges 'enable' on its control FIFOs; then the threads start.
+      const again = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
+      execFileSync('mkfifo', [`${dir}/ctl`, `${dir}/ack`]);
+      const perf = spawn('perf', ['record', '-q', '-D', '-1', '--control', `fifo:${dir}/ctl,${dir}/ack`, '-o', `${dir}/p.data`,
+        '-e', 'syscalls:sys_enter_getpid', '-p', String(again.pid)], { stdio: 'ignore' });
+      const perfExited = new Promise((resolve) => perf.once('exit', resolve));
+      try {
+        execFileSync('sh', ['-c', `echo enable > ${dir}/ctl && head -c 4 ${dir}/ack`], { timeout: 60000 });
+        again.kill('SIGUSR1');
+      } catch (error) {
+        again.kill('SIGKILL');
+        throw error;
+      }
+      await perfExited;
       const lines = execFileSync(
         'perf',
         ['script', '-i', `${dir}/p.data`, '-F', 'pid,tid'],
@@ -230,12 +258,8 @@ describe('ringside capture (real kernel)', function () {
       capture.stdout.on('data', (d) => (stdout += d));
       capture.stderr.on('data', (d) => (stderr += d));
       // SIGUSR2 before the capture installs its handler would kill it (the default action): wait
-      // until /proc says it catches SIGUSR2 (SigCgt bit 11), however slow node starts on a busy host.
-      const catchesUsr2 = () => {
-        const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${capture.pid}/status`, 'utf8'))?.[1] ?? '0';
-        return (BigInt(`0x${mask}`) & (1n << 11n)) !== 0n;
-      };
-      for (const deadline = Date.now() + 30000; !catchesUsr2(); await new Promise((resolve) => setTimeout(resolve, 20))) {
+      // until /proc says it catches SIGUSR2, however slow node starts on a busy host.
+      for (const deadline = Date.now() + 30000; !catchesSignal(capture.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
         assert.ok(Date.now() < deadline, `the capture never installed its SIGUSR2 handler: ${stderr}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
