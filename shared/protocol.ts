@@ -176,6 +176,11 @@ export interface WatchInfo extends WatchSpec {
   readonly id: string;
   readonly enabled: boolean;
   readonly hits: number;
+  /**
+   * Why no hit can be seen on this machine (breakpoints accepted and never delivered, as the probe measured): the
+   * Hits column then says so instead of 0.
+   */
+  readonly unseen?: string;
   /** Resolved address (hex) when the location was a symbol or a line. */
   readonly resolvedAddress?: string;
 }

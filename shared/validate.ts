@@ -272,6 +272,7 @@ function validateWatchInfo(v: unknown, path: string): void {
   str(w, 'id', path, 256);
   bool(w, 'enabled', path);
   int(w, 'hits', path);
+  optStr(w, 'unseen', path);
   optStr(w, 'resolvedAddress', path);
 }
 

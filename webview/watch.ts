@@ -129,7 +129,8 @@ export class WatchPanel {
         this.send({ op: toggle.checked ? 'enable' : 'disable', id: w.id }, `${toggle.checked ? 'Enable' : 'Disable'} ${describeLocation(w.location)}`, w.pinned);
       });
       enabledCell.appendChild(toggle);
-      cell(w.hits.toLocaleString('en-US'));
+      if (w.unseen !== undefined && w.hits === 0) cell('not seen here').title = w.unseen;
+      else cell(w.hits.toLocaleString('en-US'));
       const actions = tr.insertCell();
       const edit = createButton('Edit', `Change breakpoint at ${describeLocation(w.location)}`, { appearance: 'secondary' });
       edit.classList.add('rs-watch-edit');

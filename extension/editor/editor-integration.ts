@@ -23,14 +23,17 @@ import {
   registerUse,
   summarizeHits,
   watchAddressSpec,
+  lineHitsText,
   watchLensText,
   watchSpec,
+  type UnseenHits,
   type BreakpointRequest,
   type HitSummary,
   type SourcePlace,
   type WatchAccess,
 } from './hardware-breakpoints';
 import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
+import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
 
 interface Armed {
   readonly id: string;
@@ -239,6 +242,12 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     return pid;
   }
 
+  /** The probe's message where this machine delivers no breakpoint hits (asked once per process), else undefined. */
+  private unseenHits(): UnseenHits {
+    const delivery = breakpointDelivery();
+    return delivery.state === 'silent' ? delivery.message : undefined;
+  }
+
   private updateHits(sessionId: string): void {
     const snapshot: SnapshotEntry | undefined = this.manager.get(sessionId).snapshots.slice(-1)[0];
     if (!snapshot) return;
@@ -272,7 +281,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     editor.setDecorations(this.gutter, lines.map((a) => ({ range: at(a.line!), hoverMessage: `Ringside hardware breakpoint ${a.spec}${a.enabled ? '' : ' (disabled)'}` })));
     editor.setDecorations(this.hitCount, lines.filter((a) => a.hits).map((a) => ({
       range: new vscode.Range(a.line! - 1, Number.MAX_SAFE_INTEGER, a.line! - 1, Number.MAX_SAFE_INTEGER),
-      renderOptions: { after: { contentText: `${a.hits!.count.toLocaleString('en-US')} hits in the last snapshot` } },
+      renderOptions: { after: { contentText: lineHitsText(a.hits!.count, this.unseenHits()) } },
     })));
   }
 
@@ -283,7 +292,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       const match = new RegExp(`\\b${armed.name!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).exec(text);
       if (!match) continue;
       const position = document.positionAt(match.index);
-      const title = armed.hits ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access) : `watched (${armed.access}) — capture a snapshot to count`;
+      const title = armed.hits ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access, this.unseenHits())
+        : `watched (${armed.access}) — capture a snapshot to count`;
       lenses.push(new vscode.CodeLens(new vscode.Range(position, position), { title, command: 'ringside.showTimeline', arguments: [] }));
     }
     return lenses;
@@ -293,8 +303,10 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     const line = position.line + 1;
     const armed = this.armed.find((a) => a.kind === 'line' && a.file === document.uri.fsPath && a.line === line && a.hits);
     if (!armed?.hits) return undefined;
-    const markdown = new vscode.MarkdownString(`**Ringside** ${armed.spec}: ${armed.hits.count.toLocaleString('en-US')} hits in the last snapshot\n\n`);
+    const unseen = this.unseenHits();
+    const markdown = new vscode.MarkdownString(`**Ringside** ${armed.spec}: ${lineHitsText(armed.hits.count, unseen)}\n\n`);
     markdown.isTrusted = false;
+    if (unseen !== undefined && armed.hits.count === 0) markdown.appendText(`${unseen}\n`);
     for (const hit of armed.hits.last.slice(-5).reverse()) {
       markdown.appendText(`tid ${hit.tid} · ${hit.timeNs ?? '?'} ns · ip 0x${hit.ip.toString(16)}${hit.place?.function ? ` in ${hit.place.function}()` : ''}\n`);
     }
@@ -342,6 +354,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       }
     },
     listMessage: (): HostToWebview => {
+      const unseen = this.unseenHits();
       const watches: WatchInfo[] = this.armed.map((a) => ({
         id: a.id,
         location: a.kind === 'line'
@@ -350,6 +363,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
         type: a.access, length: a.length,
         target: a.pid !== undefined ? { kind: 'process', pid: a.pid } : { kind: 'all-cpus' },
         pinned: false, enabled: a.enabled, hits: a.hits?.count ?? 0,
+        ...(unseen !== undefined ? { unseen } : {}),
         ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
       }));
       // Every open breakpoint holds a register on current kernels (no flexible sharing): one bound to a process counts

@@ -208,8 +208,21 @@ export function summarizeHits(snapshot: DecodedSnapshot, eventIndex: number, loc
   return { eventIndex, count, byLine, last };
 }
 
+/**
+ * Why no hit can be seen on this machine (the breakpoint-delivery probe's message), for a breakpoint that counted none:
+ * the editor then says that, never "0 hits" as if the code never ran.
+ */
+export type UnseenHits = string | undefined;
+
+/** The hit count the gutter line and its hover show. */
+export function lineHitsText(count: number, unseen: UnseenHits): string {
+  if (unseen !== undefined && count === 0) return 'no hits can be seen on this machine: hardware breakpoints do not fire here';
+  return `${count.toLocaleString('en-US')} hits in the last snapshot`;
+}
+
 /** The CodeLens text on a watched variable. */
-export function watchLensText(summary: HitSummary, access: WatchAccess): string {
+export function watchLensText(summary: HitSummary, access: WatchAccess, unseen?: UnseenHits): string {
+  if (unseen !== undefined && summary.count === 0) return 'no accesses can be seen on this machine: hardware breakpoints do not fire here';
   const verb = access === 'w' ? 'written' : 'accessed';
   const newest = summary.last[summary.last.length - 1];
   const by = newest?.place ? `; last by ${newest.place.function ? `${newest.place.function}() ` : ''}line ${newest.place.line}` : '';

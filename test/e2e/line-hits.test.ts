@@ -65,6 +65,16 @@ describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exact
     if (!fire) {
       assert.deepEqual(breakpointLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(facts.lanes));
       await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
+      // The line never reads "0 hits" as if it never ran: it says that no hit can be seen on this machine.
+      await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
+      let painted: string[] = [];
+      for (const deadline = Date.now() + E2E_TIMEOUT_MS; Date.now() < deadline; await page.waitForTimeout(250)) {
+        painted = await textsPaintedOnLine(page, workspace.counterLine);
+        if (painted.some((text) => text.includes('can be seen'))) break;
+      }
+      await scenario.screenshot('editor-unseen-hits');
+      assert.ok(painted.includes('no hits can be seen on this machine: hardware breakpoints do not fire here'), painted.join(' | '));
+      assert.ok(!painted.some((text) => /\b0 hits\b/.test(text)), painted.join(' | '));
       return;
     }
     assert.equal(breakpointLanes.length, 1, JSON.stringify(facts.lanes));

@@ -471,6 +471,23 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(await page.$$eval('tr[data-watch-id="w1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
       ['counter', 'rw', '8', 'pid 200', '', '3']);
     assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 4\/4 used/);
+    // Where the machine delivers no breakpoint hits, a breakpoint that counted none says so instead of 0.
+    const unseen = 'hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on getppid() ...';
+    await page.evaluate((why) => (window as unknown as { __send(m: unknown): void }).__send({
+      type: 'watchList', budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
+      watches: [{ id: 'w0', location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: 200 },
+        pinned: false, enabled: true, hits: 0, unseen: why }],
+    }), unseen);
+    await page.waitForSelector('tr[data-watch-id="w0"]');
+    const hitsCell = page.locator('tr[data-watch-id="w0"] td').nth(5);
+    assert.equal(await hitsCell.textContent(), 'not seen here');
+    assert.equal(await hitsCell.getAttribute('title'), unseen);
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+      type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
+      watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8, target: { kind: 'process', pid: 200 },
+        pinned: false, enabled: true, hits: 3, resolvedAddress: '0x404028' }],
+    }));
+    await page.waitForSelector('tr[data-watch-id="w1"]');
     // Registers held by a recording's own breakpoint events are counted, and named since the list does not show them.
     assert.match(await text(page, '.rs-budget-text'), /; also held by recordings: mem:flag:w \(all CPUs: mem:flag:w\)$/);
     await page.fill('#rs-watch-location input', 'src/counter.c:42');
