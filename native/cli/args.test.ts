@@ -57,7 +57,10 @@ describe('cli args', () => {
 
   it('parses events and decode', () => {
     assert.deepEqual(parseArgs(['events', '--json']), { command: 'events', json: true });
-    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']), { command: 'decode', input: 'in.data', output: 'o.jsonl', format: 'jsonl', keepGoing: true });
+    assert.deepEqual(
+      parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']),
+      { command: 'decode', input: 'in.data', output: 'o.jsonl', format: 'jsonl', keepGoing: true },
+    );
     // decode writes every output capture does (a damaged record skipped alike in each: test/perfdata/damage.test.ts).
     assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.data']), { command: 'decode', input: 'in.data', output: 'o.data', format: 'perf.data', keepGoing: false });
     const html = parseArgs(['decode', 'in.data', '--output', 'o.html']);

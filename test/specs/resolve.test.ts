@@ -162,7 +162,8 @@ describe('specs/resolve (this machine)', () => {
       try {
         const data = join(dir, 'g.data');
         execFileSync('perf', ['record', '-q', '-e', glob, '-o', data, '--', 'true'], { stdio: 'ignore' });
-        return execFileSync('perf', ['evlist', '-i', data], { encoding: 'utf8' }).split('\n').filter((line) => line !== '' && !line.startsWith('#') && !line.startsWith('dummy')).sort();
+        const listed = execFileSync('perf', ['evlist', '-i', data], { encoding: 'utf8' }).split('\n');
+        return listed.filter((line) => line !== '' && !line.startsWith('#') && !line.startsWith('dummy')).sort();
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
