@@ -7,7 +7,7 @@ import type { ResolvedEvent } from '../../native/abi/snapshot';
 import { Recorder } from '../../native/perf/recorder';
 import { allocateDecodableCopy } from '../../native/decode/wasm/copy-room';
 import { describeExit } from '../../native/perf/launch';
-import { resolveEventSpec } from '../../native/specs/resolve';
+import { expandEventSpecs, resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './core-backend';
 import type { Backend, RecordOptions, RingSource, RingStatus } from './ports';
@@ -31,7 +31,9 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
     async resolveEvents(specs, context): Promise<ResolvedEvent[]> {
       const symbols = lazyTargetSymbols(context)?.symbols;
       const { period, freq, callchain } = settings();
-      return specs.map((spec) => resolveEventSpec(spec, { symbols, period, freq, callchain }));
+      // Globs (syscalls:sys_enter_*) become the tracepoints they match, as in the CLI and perf; any
+      // other spec stays one event at its place (callers pair specs with events by index).
+      return specs.flatMap((spec) => expandEventSpecs([spec])).map((spec) => resolveEventSpec(spec, { symbols, period, freq, callchain }));
     },
     async record(options: RecordOptions): Promise<RingSource> {
       const target = options.target.kind === 'launch'

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { parseArgs, UsageError } from './args';
+import { COMMAND_USAGE, parseArgs, UsageError } from './args';
 
 describe('cli args', () => {
   it('parses a launch capture with several events and perf-style options', () => {
@@ -57,8 +57,41 @@ describe('cli args', () => {
 
   it('parses events and decode', () => {
     assert.deepEqual(parseArgs(['events', '--json']), { command: 'events', json: true });
-    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']), { command: 'decode', input: 'in.data', output: 'o.jsonl', keepGoing: true });
+    assert.deepEqual(
+      parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']),
+      { command: 'decode', input: 'in.data', output: 'o.jsonl', format: 'jsonl', keepGoing: true },
+    );
+    // decode writes every output capture does (a damaged record skipped alike in each: test/perfdata/damage.test.ts).
+    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.data']), { command: 'decode', input: 'in.data', output: 'o.data', format: 'perf.data', keepGoing: false });
+    const html = parseArgs(['decode', 'in.data', '--output', 'o.html']);
+    assert.ok(html.command === 'decode' && html.format === 'html');
     assert.throws(() => parseArgs(['decode']), /needs a perf.data file/);
+  });
+
+  it('`SUB --help` / `-h` / `help SUB` is that subcommand\'s usage; after -- they belong to the launched command', () => {
+    for (const command of ['events', 'capture', 'decode', 'keep', 'snapshot', 'list'] as const) {
+      assert.deepEqual(parseArgs([command, '--help']), { command: 'help', topic: command });
+      assert.deepEqual(parseArgs([command, '-h']), { command: 'help', topic: command });
+      assert.deepEqual(parseArgs(['help', command]), { command: 'help', topic: command });
+      assert.match(COMMAND_USAGE[command], new RegExp(`^usage: ringside ${command}`));
+    }
+    // Help wins over what else is wrong on the line: the user is asking how to write it.
+    assert.deepEqual(parseArgs(['capture', '-e', 'cpu-clock', '--help']), { command: 'help', topic: 'capture' });
+    assert.deepEqual(parseArgs(['--help']), { command: 'help' });
+    const launched = parseArgs(['capture', '--', 'grep', '--help']);
+    assert.deepEqual(launched.command === 'capture' && launched.target, { kind: 'launch', argv: ['grep', '--help'] });
+    assert.throws(() => parseArgs(['help', 'bogus']), /help bogus: expected one of events, capture/);
+    // Every option the parser takes appears in its subcommand's usage.
+    assert.match(COMMAND_USAGE.decode, /--keep-going/);
+    assert.match(COMMAND_USAGE.capture, /4000 Hz/);
+  });
+
+  it('-o on a character device (/dev/null) is JSON Lines written there, for every command with -o', () => {
+    for (const args of [['capture', '-a'], ['decode', 'in.data'], ['snapshot', '42']]) {
+      const options = parseArgs([...args, '-o', '/dev/null']);
+      assert.ok('format' in options && options.format === 'jsonl' && options.output === '/dev/null', JSON.stringify(options));
+    }
+    assert.throws(() => parseArgs(['capture', '-a', '-o', '/tmp/not-a-device.txt']), /unknown output format; use a \.jsonl, \.data or \.html file name \(or a device such as \/dev\/null\)/);
   });
 
   it('parses triggers and refuses half of them', () => {

@@ -1,7 +1,8 @@
-// Command-line parsing for `ringside`. Pure: no process access, so every error message is unit tested.
+// Command-line parsing for `ringside`. Pure but for one stat (is -o a character device?), so every error message is unit tested.
 // The grammar follows perf where perf has one (-e, -p, -a, -c, -F, -g, --) so muscle memory carries over.
 
-import { DEFAULT_DWARF_STACK_BYTES, MAX_DWARF_STACK_BYTES, type CallGraph } from '../specs/resolve';
+import { statSync } from 'node:fs';
+import { DEFAULT_CLOCK_FREQ, DEFAULT_DWARF_STACK_BYTES, MAX_DWARF_STACK_BYTES, type CallGraph } from '../specs/resolve';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -57,11 +58,15 @@ export interface DecodeOptions {
   readonly command: 'decode';
   readonly input: string;
   readonly output?: string;
+  readonly format: OutputFormat;
+  /** Leave damaged records out of the output (counted on stderr and in the output's notes) instead of stopping at the first. */
   readonly keepGoing: boolean;
 }
 
 export interface HelpOptions {
   readonly command: 'help';
+  /** `ringside SUB --help`: that subcommand's usage; undefined: the whole usage. */
+  readonly topic?: CommandName;
 }
 
 /** `snapshot KEEPER_PID`: one snapshot of a running keeper's rings, without VS Code. */
@@ -83,38 +88,94 @@ export interface ListOptions {
 
 export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOptions | SnapshotOptions | ListOptions;
 
+export type CommandName = 'events' | 'capture' | 'decode' | 'keep' | 'snapshot' | 'list';
+
+const SPEC_HELP = `SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
+mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
+Globs expand as perf's do: syscalls:sys_enter_* (tracefs), *:sched_switch, pmu_*/term/; one that matches nothing is an error.
+cpu-clock and task-clock sample at ${DEFAULT_CLOCK_FREQ} Hz (perf's default; at most kernel.perf_event_max_sample_rate) unless -c or -F.
+-g: callers by frame pointers; -g dwarf[,BYTES] (--call-graph dwarf): copies BYTES (8192) of user stack per sample
+and unwinds it with the binaries' DWARF CFI, for code built without frame pointers.`;
+
+const OUTPUT_HELP = `-o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page); a character device
+such as /dev/null gets JSON Lines (everything is still decoded and formatted: useful for timing).`;
+
+const TRIGGER_HELP = `--snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
+to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
+--snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
+--window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).`;
+
+/** Each subcommand's usage line(s) and the notes that concern it: `ringside SUB --help` prints one of these. */
+export const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
+  events: `usage: ringside events [--json]
+Lists the events this machine offers (software, tracepoints, PMUs, breakpoints); --json for a machine-readable list.`,
+  capture: `usage: ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
+                   [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [-q]
+                   [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
+${SPEC_HELP}
+${OUTPUT_HELP}
+capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
+SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
+Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
+${TRIGGER_HELP}`,
+  decode: `usage: ringside decode FILE.data [-o OUT] [--keep-going]
+Decodes a perf.data file (perf record's) to JSON Lines (stdout or OUT.jsonl), OUT.data or OUT.html.
+${OUTPUT_HELP}
+--keep-going: a damaged record is skipped (and counted, with the file offset of the first, on stderr and in the output's
+summary) instead of ending the decode; damage that breaks the record framing ends it, keeping what came before.`,
+  keep: `usage: ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
+                [--window SEC] [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
+Holds flight-recorder rings until SIGTERM/SIGINT, for \`ringside snapshot\`, \`ringside list\` and VS Code to attach to.
+${SPEC_HELP}
+${TRIGGER_HELP}
+A keeper publishes each resize as a new generation of its state file; snapshot, list and VS Code follow it.`,
+  snapshot: `usage: ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [-q]
+One snapshot of a running keeper's rings (see ringside list), without pausing it for longer than the copy.
+${OUTPUT_HELP}
+--all-sideband: every side-band record the keeper spooled, not only what the kept samples need.`,
+  list: `usage: ringside list [--json]
+The keepers this user runs, with their rings, retired rings and resizes.`,
+};
+
 export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
                    [--no-warm-copy] [--leave-running] [--window SEC] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
-  ringside decode FILE.data [-o OUT.jsonl] [--keep-going]
+  ringside decode FILE.data [-o OUT] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--window SEC]
                 [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [-q]
   ringside list [--json]
+  ringside COMMAND --help     (that command's usage and notes)
 
-SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
-mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
--g: callers by frame pointers; -g dwarf[,BYTES] (--call-graph dwarf): copies BYTES (8192) of user stack per sample
-and unwinds it with the binaries' DWARF CFI, for code built without frame pointers.
--o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page).
+${SPEC_HELP}
+${OUTPUT_HELP}
 capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
 SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
---snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
-to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
---snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
---window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).
+${TRIGGER_HELP}
 A keeper publishes each resize as a new generation of its state file; snapshot, list and VS Code follow it.`;
+
+/** Whether an output path is a character device (/dev/null, a tty): written in place as JSON Lines. */
+function isCharacterDevice(file: string): boolean {
+  try {
+    return statSync(file).isCharacterDevice();
+  } catch {
+    return false; // does not exist (yet): a file to create
+  }
+}
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
   if (/\.data$/i.test(file)) return 'perf.data';
   if (/\.html?$/i.test(file)) return 'html';
   if (/\.jsonl?$/i.test(file) || file === '-') return 'jsonl';
-  throw new UsageError(`-o ${file}: unknown output format; use a .jsonl, .data or .html file name`);
+  // perf script > /dev/null: the whole decode and formatting runs, the text goes nowhere.
+  if (isCharacterDevice(file)) return 'jsonl';
+  throw new UsageError(`-o ${file}: unknown output format; use a .jsonl, .data or .html file name (or a device such as /dev/null)`);
 }
 
 function positiveInteger(flag: string, text: string | undefined): number {
@@ -125,14 +186,30 @@ function positiveInteger(flag: string, text: string | undefined): number {
   return Number(text);
 }
 
+const COMMAND_NAMES = Object.keys(COMMAND_USAGE) as CommandName[];
+
+function isCommandName(word: string | undefined): word is CommandName {
+  return COMMAND_NAMES.includes(word as CommandName);
+}
+
+/** --help or -h among a subcommand's own options (not in a launched command's arguments after --). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
 export function parseArgs(argv: readonly string[]): CliOptions {
   const [command, ...rest] = argv;
+  if (isCommandName(command) && asksForHelp(rest)) return { command: 'help', topic: command };
   switch (command) {
     case undefined:
-    case 'help':
     case '-h':
     case '--help':
       return { command: 'help' };
+    case 'help':
+      if (rest.length === 0) return { command: 'help' };
+      if (rest.length === 1 && isCommandName(rest[0])) return { command: 'help', topic: rest[0] };
+      throw new UsageError(`help ${rest.join(' ')}: expected one of ${COMMAND_NAMES.join(', ')}`);
     case 'events':
       return { command: 'events', json: parseJsonOnly(command, rest) };
     case 'decode':
@@ -185,17 +262,16 @@ function parseDecode(args: readonly string[]): DecodeOptions {
   let keepGoing = false;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (arg === '-o') {
+    if (arg === '-o' || arg === '--output') {
       output = args[++i];
-      if (output === undefined) throw new UsageError('-o needs a file name');
+      if (output === undefined) throw new UsageError(`${arg} needs a file name`);
     } else if (arg === '--keep-going') keepGoing = true;
     else if (arg.startsWith('-') && arg !== '-') throw new UsageError(`decode: unknown option ${arg}`);
     else if (input === undefined) input = arg;
     else throw new UsageError(`decode: unexpected argument ${arg}`);
   }
   if (!input) throw new UsageError('decode needs a perf.data file');
-  if (output !== undefined && formatOf(output) !== 'jsonl') throw new UsageError(`decode writes JSON Lines; -o ${output} should end in .jsonl`);
-  return { command: 'decode', input, output, keepGoing };
+  return { command: 'decode', input, output, format: formatOf(output), keepGoing };
 }
 
 /** `fp`, `dwarf` or `dwarf,BYTES` (perf's --call-graph syntax; BYTES rounded up to 8 as perf does). */

@@ -7,7 +7,7 @@ import type { CaptureOptions } from './args';
 import { UsageError } from './args';
 import type { DecodedSnapshot } from '../decode/types';
 import type { ResolvedEvent } from '../abi/snapshot';
-import { resolveEventSpec } from '../specs/resolve';
+import { expandEventSpecs, resolveEventSpec } from '../specs/resolve';
 import { constants as osConstants } from 'node:os';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { describeExit, shellStatus } from '../perf/launch';
@@ -37,10 +37,12 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
   if (options.snapshotDir !== undefined) checkWritableDirectory(options.snapshotDir, '--snapshot-dir');
   const executable = target.kind === 'launch' ? resolveExecutable(target.argv[0]) : undefined;
   const lazy = target.kind === 'launch' ? lazyTargetSymbols({ executable }) : target.kind === 'pid' ? lazyTargetSymbols({ pid: target.pid }) : undefined;
-  const recorded = options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock'];
+  // Globs (syscalls:sys_enter_*) become the tracepoints they match, as perf record opens them.
+  const recorded = expandEventSpecs(options.events.length > 0 ? options.events : [target.kind === 'cpus' ? 'cpu-clock' : 'task-clock']);
+  const triggers = expandEventSpecs(options.snapshotOn);
   // A trigger is recorded like any event (its record belongs in the snapshot), once even if also given with -e.
-  const specs = [...recorded, ...options.snapshotOn.filter((spec) => !recorded.includes(spec))];
-  const triggerIndices = options.snapshotOn.map((spec) => specs.indexOf(spec));
+  const specs = [...recorded, ...triggers.filter((spec) => !recorded.includes(spec))];
+  const triggerIndices = triggers.map((spec) => specs.indexOf(spec));
   const resolved = specs.map((spec) => resolveEventSpec(
     spec,
     { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callGraph },

@@ -2,14 +2,14 @@
 // Contract: JSON Lines on stdout or -o, a human summary on stderr, the exit status runCapture reports
 // (see USAGE), and exit 1 with one `ringside: <message>` line on any user or system error, never a stack trace.
 
-import { parseArgs, USAGE, UsageError } from './args';
+import { COMMAND_USAGE, parseArgs, USAGE, UsageError } from './args';
 import { describeError } from './errors';
 
 async function run(argv: readonly string[]): Promise<number> {
   const options = parseArgs(argv);
   switch (options.command) {
     case 'help':
-      process.stdout.write(USAGE + '\n');
+      process.stdout.write((options.topic ? COMMAND_USAGE[options.topic] : USAGE) + '\n');
       return 0;
     case 'events':
       return (await import('./events')).runEvents(options);
@@ -26,13 +26,18 @@ async function run(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** `capture ` when the failed command line was a capture: its own usage is the one to read. */
+function helpTopicOf(word: string | undefined): string {
+  return word !== undefined && word in COMMAND_USAGE ? `${word} ` : '';
+}
+
 run(process.argv.slice(2)).then(
   // Exit explicitly: a launched command that outlives us (keep stopped by SIGTERM) must not keep
   // this process alive through its child handle. stdout/stderr are synchronous for files and pipes.
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`ringside: ${describeError(error)}\n`);
-    if (error instanceof UsageError) process.stderr.write(`(see ringside --help)\n`);
+    if (error instanceof UsageError) process.stderr.write(`(see ringside ${helpTopicOf(process.argv[2])}--help)\n`);
     if (process.env.RINGSIDE_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
     process.exitCode = 1;
   },

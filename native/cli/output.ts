@@ -30,7 +30,10 @@ export class SnapshotWriter {
   private streamError: Error | undefined;
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
-  constructor(private readonly options: Pick<CaptureOptions, 'format' | 'output'>) {
+  constructor(private readonly options: Pick<CaptureOptions, 'format' | 'output'> & {
+    /** Snapshots read from a file (decode): its pids are history, so perf.data gets no COMM/MMAP from today's /proc. */
+    readonly fromFile?: boolean;
+  }) {
     if (options.output !== undefined && options.output !== '-') checkWritableFile(options.output, '-o');
     if (options.format === 'jsonl' && options.output && options.output !== '-') {
       // Opened here, synchronously: a stream that opens later reports a failure as an 'error' event nobody awaits.
@@ -59,7 +62,7 @@ export class SnapshotWriter {
     const file = numberedPath(this.options.output!, this.snapshotIndex);
     if (this.options.format === 'perf.data') {
       const { exportSnapshot } = await import('../perfdata/index');
-      await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1) });
+      await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1), liveProcesses: !this.options.fromFile });
     } else {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);

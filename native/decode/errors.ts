@@ -6,11 +6,14 @@ export class DecodeError extends Error {
   readonly offset: number;
   /** What was being decoded, e.g. `SAMPLE.callchain.nr`. */
   readonly what: string;
+  /** Why, without the offset: a caller that knows where the buffer came from names the place itself. */
+  readonly detail: string | undefined;
 
   constructor(offset: number, what: string, message?: string) {
     super(`cannot decode ${what} at byte ${offset}${message ? `: ${message}` : ''}`);
     this.name = 'DecodeError';
     this.offset = offset;
     this.what = what;
+    this.detail = message;
   }
 }

@@ -15,6 +15,7 @@ import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type Write
 
 export { PerfDataError, Feature, UserRecord } from './format';
 export { readPerfData, RecordLocator } from './reader';
+export { decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type SkippedRecords } from './damage';
 export type { BuildIdEntry, PerfDataFeatures, PerfDataImport, ReadOptions } from './reader';
 export { writePerfData } from './writer';
 export type { SynthesizedMap, SynthesizedProcess, WriteOptions } from './writer';
@@ -24,6 +25,11 @@ export type { TracingData } from './tracing';
 export interface ExportOptions extends Partial<Omit<WriteOptions, 'synthesized'>> {
   /** Processes to synthesize COMM/MMAP2 for; pids seen in the snapshot but missing here are read from /proc. */
   readonly processes?: readonly SynthesizedProcess[];
+  /**
+   * false: the snapshot's pids are not this machine's processes now (a perf.data file decoded again):
+   * /proc is not read for them, their own COMM/MMAP records are all there is. Default true.
+   */
+  readonly liveProcesses?: boolean;
 }
 
 /** Writes `snapshot` to `file` as perf.data, filling host facts perf wants from this machine. */
@@ -38,7 +44,7 @@ export function buildExport(snapshot: DecodedSnapshot, options: ExportOptions = 
   const seen = new Set<number>();
   const { pid } = snapshot.columns;
   for (let row = 0; row < snapshot.columns.length; row++) if (pid[row] > 0) seen.add(pid[row]);
-  for (const p of seen) {
+  for (const p of options.liveProcesses === false ? [] : seen) {
     if (!given.has(p)) {
       const fromProc = processFromProc(p);
       if (fromProc) given.set(p, fromProc);

@@ -73,6 +73,8 @@ export interface PerfDataImport {
   readonly recordCounts: Readonly<Record<string, number>>;
   /** Non-fatal findings, and with keepGoing the damage that ended the read. */
   readonly warnings: string[];
+  /** Where in the file the record at `ringOffset` of rings[0] was read from (the ring is in time order, the file need not be). */
+  readonly fileOffsetOf: (ringOffset: number) => number | undefined;
 }
 
 export interface ReadOptions {
@@ -438,7 +440,7 @@ class PerfDataReader {
         this.warnings.push(`no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
       }
     }
-    const bytes = this.linearise(events);
+    const { bytes, fileOffsetOf } = this.linearise(events);
     const ring: RingCopy = {
       ringId: 0,
       label: this.file,
@@ -452,11 +454,14 @@ class PerfDataReader {
       bytesWritten: BigInt(bytes.length),
       path: 'file',
     };
-    return { mode, events, rings: [ring], features: this.features, tracing: this.tracing, recordCounts: this.counts, warnings: this.warnings };
+    return { mode, events, rings: [ring], features: this.features, tracing: this.tracing, recordCounts: this.counts, warnings: this.warnings, fileOffsetOf };
   }
 
-  /** Copies the kernel records into one buffer in time order (stable; untimed records follow their predecessor). */
-  private linearise(events: readonly EventDescription[]): Uint8Array {
+  /**
+   * Copies the kernel records into one buffer in time order (stable; untimed records follow their
+   * predecessor), remembering where each came from in the file.
+   */
+  private linearise(events: readonly EventDescription[]): { bytes: Uint8Array; fileOffsetOf: (ringOffset: number) => number | undefined } {
     const records = this.kernelRecords;
     const locate = new RecordLocator(events, this.bytes);
     const hi = new Uint32Array(records.length);
@@ -477,13 +482,29 @@ class PerfDataReader {
     const order = Array.from(records.keys());
     order.sort((a, b) => hi[a] - hi[b] || lo[a] - lo[b] || a - b);
     const out = new Uint8Array(total);
+    // Ring offset and file offset of the i-th record in ring order (ascending ring offsets: binary search).
+    const ringOffsets = new Float64Array(records.length);
+    const fileOffsets = new Float64Array(records.length);
     let at = 0;
-    for (const index of order) {
-      const { offset, size } = records[index];
+    for (let i = 0; i < order.length; i++) {
+      const { offset, size } = records[order[i]];
       out.set(this.bytes.subarray(offset, offset + size), at);
+      ringOffsets[i] = at;
+      fileOffsets[i] = offset;
       at += size;
     }
-    return out;
+    const fileOffsetOf = (ringOffset: number): number | undefined => {
+      let low = 0;
+      let high = ringOffsets.length - 1;
+      while (low <= high) {
+        const middle = (low + high) >>> 1;
+        if (ringOffsets[middle] === ringOffset) return fileOffsets[middle];
+        if (ringOffsets[middle] < ringOffset) low = middle + 1;
+        else high = middle - 1;
+      }
+      return undefined;
+    };
+    return { bytes: out, fileOffsetOf };
   }
 }
 

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { modifierEffect, parseEventList, parseEventSpec, SpecError, SOFTWARE_EVENTS, type EventSpecAst } from './parse';
+import { globToRegExp, isGlob, modifierEffect, parseEventList, parseEventSpec, SpecError, SOFTWARE_EVENTS, type EventSpecAst } from './parse';
 
 function expectSpecError(spec: string, position: number, pattern: RegExp, term?: string): SpecError {
   let caught: unknown;
@@ -60,6 +60,28 @@ describe('specs/parse', () => {
       assert.equal(full.event, 'sys_enter_newuname');
       assert.deepEqual(full.terms.map((term) => [term.key, term.value]), [['aux-action', { kind: 'string', value: 'resume' }]]);
       assert.equal(full.modifiers?.text, 'u');
+    });
+
+    it('takes globs in the system and the name, as perf does, keeping terms and modifiers', () => {
+      const names = as(parseEventSpec('syscalls:sys_enter_*'), 'tracepoint');
+      assert.deepEqual([names.system, names.event], ['syscalls', 'sys_enter_*']);
+      const systems = as(parseEventSpec('*:sched_switch:u'), 'tracepoint');
+      assert.deepEqual([systems.system, systems.event, systems.modifiers?.text], ['*', 'sched_switch', 'u']);
+      const classes = as(parseEventSpec('sched?:sched_[sw]*/aux-action=resume/'), 'tracepoint');
+      assert.deepEqual([classes.system, classes.event, classes.terms.length], ['sched?', 'sched_[sw]*', 1]);
+      assert.ok(isGlob('sys_enter_*') && isGlob('a?') && isGlob('[ab]') && !isGlob('sched_switch'));
+      expectSpecError('sched:*[', 7, /unexpected|modifiers/);
+    });
+
+    it('matches globs as perf\'s strglobmatch: anchored, * ? and [classes], the rest literal', () => {
+      const matches = (glob: string, name: string) => globToRegExp(glob).test(name);
+      assert.ok(matches('sys_enter_*', 'sys_enter_write') && matches('sys_enter_*', 'sys_enter_'));
+      assert.ok(!matches('sys_enter_*', 'sys_exit_write') && !matches('enter_*', 'sys_enter_write'), 'anchored at both ends');
+      assert.ok(matches('sched_?akeup', 'sched_wakeup') && !matches('sched_?akeup', 'sched_akeup'));
+      assert.ok(matches('sched_[sw]*', 'sched_switch') && matches('sched_[sw]*', 'sched_wakeup') && !matches('sched_[sw]*', 'sched_process_exec'));
+      assert.ok(matches('[!s]*', 'irq') && !matches('[!s]*', 'sched'));
+      assert.ok(matches('a.b', 'a.b') && !matches('a.b', 'axb'), 'a dot is a dot');
+      assert.ok(matches('x-[a-c]', 'x-b') && !matches('x-[a-c]', 'x-d'), 'ranges in a class');
     });
 
     it('names what is missing', () => {
@@ -167,6 +189,10 @@ describe('specs/parse', () => {
     const random = () => { state = (Math.imul(state, 1103515245) + 12345) >>> 0; return state / 4294967296; };
     const pieces = [
       'mem:',
+      '*',
+      '?',
+      '[a-z]',
+      '[!',
       'cs',
       'cpu-clock',
       'sched:',

@@ -5,6 +5,8 @@
 //   spec        := software | tracepoint | breakpoint | pmu
 //   software    := SWNAME [ '/' terms '/' ] [ ':' mods ]          cpu-clock, cs:u, faults/period=10/
 //   tracepoint  := SYS ':' NAME [ '/' terms '/' ] [ ':' mods ]      sched:sched_switch, syscalls:sys_enter_uname/aux-action=resume/
+//                  SYS and NAME may be globs (* ? [a-z]), as perf's: syscalls:sys_enter_*, *:sched_switch;
+//                  expandEventSpecs (resolve.ts) turns one into the tracepoints tracefs has that match.
 //   breakpoint  := 'mem:' ADDR [ '/' LEN ] [ ':' ACCESS ] [ ':' mods ]
 //                  ADDR = 0xHEX | DECIMAL | SYMBOL | FILE ':' LINE   ACCESS = [rwx]{1,3}
 //   pmu         := PMU '/' terms '/' [ [':'] mods ]                  msr/tsc/, msr/event=0x4/uk, persistent/mce_record/
@@ -116,6 +118,37 @@ export type EventSpecAst =
 
 const WORD = /^[A-Za-z_][A-Za-z0-9_.-]*/;
 const TRACEPOINT_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*/;
+// A tracepoint system or name with glob characters: *, ?, and [...] classes of name characters.
+const GLOB_CLASS = String.raw`\[[!^]?[A-Za-z0-9_.-]+\]`;
+const TRACEPOINT_GLOB = new RegExp(String.raw`^(?:[A-Za-z0-9_.*?-]|${GLOB_CLASS})+`);
+const GLOB_CHARACTERS = /[*?[]/;
+
+/** Whether a tracepoint system or name is a glob (perf matches those against tracefs). */
+export function isGlob(text: string): boolean {
+  return GLOB_CHARACTERS.test(text);
+}
+
+/** A glob as perf's strglobmatch reads it (* any run, ? any one character, [a-z] [!x] classes), anchored. */
+export function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') source += '.*';
+    else if (c === '?') source += '.';
+    else if (c === '[') {
+      const close = glob.indexOf(']', i + 1);
+      if (close < 0) {
+        source += '\\[';
+        continue;
+      }
+      let body = glob.slice(i + 1, close);
+      if (body.startsWith('!')) body = '^' + body.slice(1);
+      source += `[${body.replace(/[\\\]]/g, '\\$&')}]`;
+      i = close;
+    } else source += c.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
 const TERM_KEY = /^[A-Za-z_][A-Za-z0-9_.-]*/;
 const NUMBER = /^(?:0[xX][0-9a-fA-F]+|[0-9]+)$/;
 // A symbol of the target: C identifiers, gcc's `name.0` statics, versioned `name@@GLIBC`, C++ `ns::name`.
@@ -131,6 +164,9 @@ export function parseEventSpec(spec: string): EventSpecAst {
     throw new SpecError('white space is not allowed in an event spec', spec, at);
   }
   if (spec.startsWith('mem:')) return parseBreakpoint(spec);
+  const globHead = TRACEPOINT_GLOB.exec(spec);
+  // `sys*:name`, `*:name`: a glob system is a tracepoint (perf globs no other kind of name).
+  if (globHead && isGlob(globHead[0]) && spec[globHead[0].length] === ':') return parseTracepoint(spec, globHead[0]);
   const head = WORD.exec(spec);
   if (!head) throw new SpecError(`expected an event name, found '${spec[0]}'`, spec, 0);
   const word = head[0];
@@ -151,15 +187,7 @@ export function parseEventSpec(spec: string): EventSpecAst {
     const modifiers = parseTrailingModifiers(spec, end, true);
     return { kind: 'pmu', spec, pmu: word, pmuPosition: 0, terms, modifiers };
   }
-  if (next === ':') {
-    cursor++;
-    const name = TRACEPOINT_NAME.exec(spec.slice(cursor));
-    if (!name) throw new SpecError(`expected a tracepoint name after '${word}:'`, spec, cursor);
-    cursor += name[0].length;
-    const { terms, end } = spec[cursor] === '/' ? parseTerms(spec, cursor) : { terms: [], end: cursor };
-    const modifiers = parseTrailingModifiers(spec, end, false);
-    return { kind: 'tracepoint', spec, system: word, event: name[0], terms, modifiers };
-  }
+  if (next === ':') return parseTracepoint(spec, word);
   if (next === undefined) {
     if (HARDWARE_EVENT_NAMES.has(word)) {
       throw new SpecError(`'${word}' is a hardware event (PERF_TYPE_HARDWARE), which ringside does not offer; use cpu-clock or task-clock`, spec, 0, word);
@@ -170,6 +198,19 @@ export function parseEventSpec(spec: string): EventSpecAst {
       spec, 0, word);
   }
   throw new SpecError(`unexpected '${next}' after '${word}'`, spec, cursor);
+}
+
+/** `SYSTEM:NAME[/terms/][:mods]` after SYSTEM (either may be a glob). */
+function parseTracepoint(spec: string, system: string): EventSpecAst {
+  let cursor = system.length + 1;
+  const rest = spec.slice(cursor);
+  const glob = TRACEPOINT_GLOB.exec(rest);
+  const name = glob && isGlob(glob[0]) ? glob : TRACEPOINT_NAME.exec(rest);
+  if (!name) throw new SpecError(`expected a tracepoint name after '${system}:'`, spec, cursor);
+  cursor += name[0].length;
+  const { terms, end } = spec[cursor] === '/' ? parseTerms(spec, cursor) : { terms: [], end: cursor };
+  const modifiers = parseTrailingModifiers(spec, end, false);
+  return { kind: 'tracepoint', spec, system, event: name[0], terms, modifiers };
 }
 
 /** Splits a perf-style comma list (`a,b/x=1,y=2/,c`) at the commas outside slashes and parses each. */

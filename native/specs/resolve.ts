@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import type { ResolvedEvent } from '../abi/snapshot';
 import type { AttrFlags, PerfEventAttr } from '../abi/attr';
 import { BreakpointType, PerfType, Sample } from '../abi/uapi';
-import { modifierEffect, nearest, parseEventSpec, SpecError, type EventSpecAst, type SpecTerm } from './parse';
+import { globToRegExp, isGlob, modifierEffect, nearest, parseEventSpec, SpecError, type EventSpecAst, type SpecTerm } from './parse';
 import { applyFormatTerm, listPmuNames, readPmu, DEFAULT_SYSFS_ROOT, PmuError, type PmuInfo } from './pmu';
 import { findTracefs, listSystemEvents, listSystems, readTracepointFormat, TracefsError, tracepointExists } from './tracefs';
 import type { TargetSymbols } from '../symbols/resolve';
@@ -46,12 +46,48 @@ export interface ResolvedSpec extends ResolvedEvent {
 
 /** What every flight-recorder sample carries; tracepoints add RAW, data breakpoints ADDR, -g CALLCHAIN. */
 export const BASE_SAMPLE_TYPE = Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.IDENTIFIER;
-/** Timer events sample at this rate unless -c/-F or a term says otherwise. */
-export const DEFAULT_CLOCK_FREQ = 1000;
+/**
+ * Timer events sample at this rate unless -c/-F or a term says otherwise: perf record's default
+ * (4000 Hz), so a recording compares with perf's. Lowered to kernel.perf_event_max_sample_rate,
+ * with a note, where that is less (as perf does).
+ */
+export const DEFAULT_CLOCK_FREQ = 4000;
 export const MAX_SAMPLE_RATE_PATH = '/proc/sys/kernel/perf_event_max_sample_rate';
 /** sizeof(long): the only length an execute breakpoint may have. */
 export const EXECUTE_BREAKPOINT_LENGTH = 8;
 export const DEFAULT_DATA_BREAKPOINT_LENGTH = 4;
+
+/**
+ * The specs with each tracepoint glob (`syscalls:sys_enter_*`, `*:sched_switch`) replaced by the
+ * tracepoints tracefs has that match it, as perf record opens them (terms and modifiers carried
+ * to each), sorted per system; other specs as given. A spec named twice is kept once, first place.
+ * A glob matching nothing is a SpecError naming it; tracefs problems are TracefsErrors.
+ */
+export function expandEventSpecs(specs: readonly string[], ctx: Pick<ResolveContext, 'tracefsRoot'> = {}): string[] {
+  const expanded = new Set<string>();
+  for (const spec of specs) for (const one of expandEventSpec(spec, ctx)) expanded.add(one);
+  return [...expanded];
+}
+
+function expandEventSpec(spec: string, ctx: Pick<ResolveContext, 'tracefsRoot'>): string[] {
+  const ast = parseEventSpec(spec);
+  if (ast.kind !== 'tracepoint' || (!isGlob(ast.system) && !isGlob(ast.event))) return [spec];
+  const root = findTracefs({ root: ctx.tracefsRoot });
+  const glob = `${ast.system}:${ast.event}`;
+  const suffix = spec.slice(glob.length);
+  const systemPattern = globToRegExp(ast.system);
+  const eventPattern = globToRegExp(ast.event);
+  const matches: string[] = [];
+  const systems = listSystems(root).filter((system) => systemPattern.test(system));
+  for (const system of systems) {
+    for (const event of listSystemEvents(root, system)) if (eventPattern.test(event)) matches.push(`${system}:${event}${suffix}`);
+  }
+  if (matches.length === 0) {
+    const where = systems.length === 0 ? `no tracepoint system matches '${ast.system}'` : `no tracepoint of ${systems.length === 1 ? `system '${systems[0]}'` : `the ${systems.length} systems matching '${ast.system}'`} matches '${ast.event}'`;
+    throw new SpecError(`the glob '${glob}' matches no tracepoint in ${root}/events (${where}; see 'ringside events')`, spec, 0, glob);
+  }
+  return matches;
+}
 
 /** Parses and resolves one spec. Throws SpecError (bad spec), TracefsError or PmuError (system state). */
 export function resolveEventSpec(spec: string, ctx: ResolveContext = {}): ResolvedSpec {
@@ -89,7 +125,7 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
   };
   if (typeof ctx.callchain === 'object' && ctx.callchain.mode === 'dwarf') applyDwarfCallGraph(attr, ctx.callchain.stackBytes, ast.spec);
   if (effect.preciseIp > 0) attr.preciseIp = effect.preciseIp;
-  applySamplingDefaults(attr, ast, ctx);
+  applySamplingDefaults(attr, ast, ctx, notes);
 
   switch (ast.kind) {
     case 'software': {
@@ -99,6 +135,9 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
       return { name: applied.name ?? ast.spec, attr: applied.attr, isBreakpoint: false, notes };
     }
     case 'tracepoint': {
+      if (isGlob(ast.system) || isGlob(ast.event)) {
+        throw new SpecError(`'${ast.system}:${ast.event}' is a glob naming several tracepoints: expand it first (expandEventSpecs)`, ast.spec, 0, ast.spec);
+      }
       const root = findTracefs({ root: ctx.tracefsRoot });
       checkTracepoint(root, ast);
       const tracepoint = readTracepointFormat(root, ast.system, ast.event);
@@ -145,7 +184,7 @@ function applyDwarfCallGraph(attr: PerfEventAttr, stackBytes: number, spec: stri
 }
 
 /** period 1 (every event) by default; the timer events at DEFAULT_CLOCK_FREQ; -c / -F override. */
-function applySamplingDefaults(attr: PerfEventAttr, ast: EventSpecAst, ctx: ResolveContext): void {
+function applySamplingDefaults(attr: PerfEventAttr, ast: EventSpecAst, ctx: ResolveContext, notes: string[]): void {
   if (ctx.period !== undefined && ctx.freq !== undefined) throw new SpecError('-c PERIOD and -F FREQ cannot be used together', ast.spec, 0, '-c/-F');
   if (ctx.period !== undefined) {
     if (ctx.period <= 0n) throw new SpecError(`-c ${ctx.period}: the sample period must be at least 1`, ast.spec, 0, '-c');
@@ -158,7 +197,12 @@ function applySamplingDefaults(attr: PerfEventAttr, ast: EventSpecAst, ctx: Reso
   }
   const isClock = ast.kind === 'software' && (ast.name === 'cpu-clock' || ast.name === 'task-clock');
   if (isClock) {
-    attr.samplePeriod = BigInt(DEFAULT_CLOCK_FREQ);
+    const max = readMaxSampleRate();
+    const freq = max !== undefined && max >= 1 && max < DEFAULT_CLOCK_FREQ ? max : DEFAULT_CLOCK_FREQ;
+    if (freq < DEFAULT_CLOCK_FREQ) {
+      notes.push(`sampling at ${freq} Hz, not the default ${DEFAULT_CLOCK_FREQ} Hz: kernel.perf_event_max_sample_rate is ${max} (raise it with sysctl, or give -F)`);
+    }
+    attr.samplePeriod = BigInt(freq);
     attr.flags.freq = true;
   }
 }

@@ -147,6 +147,55 @@ describe('ringside capture (real kernel)', function () {
     assert.equal(perfScriptCount(['-e', 'syscalls:sys_enter_getpid', '--', fixture('kernel_getpid'), String(n)], 'sys_enter_getpid'), n);
   });
 
+  it('a tracepoint glob records what perf record opens for it, each event counting its own syscalls', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-glob-'));
+    try {
+      const n = 321;
+      const glob = 'syscalls:sys_enter_getp*';
+      const out = path.join(dir, 'glob.data');
+      const run = ringside(['capture', '-e', glob, '-o', out, '--', fixture('kernel_getpid'), String(n)]);
+      assert.equal(run.code, 0, run.stderr);
+      // The referee: the tracepoints in the perf.data perf record writes for the same glob.
+      const opened = (file: string) => execFileSync('perf', ['evlist', '-i', file], { encoding: 'utf8' })
+        .split('\n').filter((line) => line.startsWith('syscalls:')).sort();
+      const perfData = path.join(dir, 'perf.data');
+      execFileSync('perf', ['record', '-q', '-o', perfData, '-e', glob, '--', fixture('kernel_getpid'), String(n)], { stdio: 'ignore' });
+      const perfOpened = opened(perfData);
+      assert.ok(perfOpened.includes('syscalls:sys_enter_getpid') && perfOpened.length > 2, perfOpened.join(' '));
+      assert.deepEqual(opened(out), perfOpened);
+      const script = execFileSync('perf', ['script', '-i', out, '-F', 'event'], { encoding: 'utf8' });
+      assert.equal(script.split('\n').filter((line) => line.includes('sys_enter_getpid')).length, n);
+      const none = ringside(['capture', '-e', 'syscalls:sys_enter_nosuch*', '--', fixture('kernel_getpid'), '1']);
+      assert.equal(none.code, 1);
+      assert.match(none.stderr, /^ringside: bad event 'syscalls:sys_enter_nosuch\*' at column 1: the glob 'syscalls:sys_enter_nosuch\*' matches no tracepoint/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('-o /dev/null decodes everything and writes nothing, like perf script > /dev/null', () => {
+    const n = 555;
+    const { code, stdout, stderr } = ringside(['capture', '-e', 'syscalls:sys_enter_getpid', '-o', '/dev/null', '--', fixture('kernel_getpid'), String(n)]);
+    assert.equal(code, 0, stderr);
+    assert.equal(stdout, '');
+    // The summary counts what was decoded: every getpid plus the side-band.
+    const decoded = Number(/snapshot 1 \(.*\): (\d+) records/.exec(stderr)?.[1]);
+    assert.ok(decoded > n, stderr);
+    assert.ok(statSync('/dev/null').isCharacterDevice(), '/dev/null is still the device');
+  });
+
+  it('every subcommand prints its own usage for --help and -h, and exits 0', () => {
+    for (const command of ['events', 'capture', 'decode', 'keep', 'snapshot', 'list']) {
+      for (const flag of ['--help', '-h']) {
+        const { code, stdout, stderr } = ringside([command, flag]);
+        assert.equal(code, 0, stderr);
+        assert.match(stdout, new RegExp(`^usage: ringside ${command} `));
+      }
+    }
+    const bad = ringside(['capture', '--frobnicate', '-a']);
+    assert.match(bad.stderr, /see ringside capture --help/);
+  });
+
   it('-p follows threads the process creates after the attach, as perf record -p does: every record of every thread', async () => {
     const threads = 4;
     const iterations = 1000;

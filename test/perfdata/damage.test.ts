@@ -1,14 +1,19 @@
 // Bad input: truncated files, seeded random byte mutations and foreign files always end in a
 // PerfDataError naming the file and an offset inside it (never another exception, never a hang),
-// and keepGoing returns the records read before the damage.
+// and keepGoing returns the records read before the damage. A record whose framing is sound but
+// whose contents are not (found only by the full decode every output uses) stops `ringside decode`
+// naming its offset, or with --keep-going is left out of every output and counted; perf is the
+// referee that such a record is damage (perf script cannot parse it either).
 
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeSnapshot, DecodeError } from '../../native/decode';
+import { decodeSnapshot, DecodeError, formatRecordJson } from '../../native/decode';
 import { RecordType } from '../../native/abi/uapi';
-import { PerfDataError, readPerfData, type PerfDataImport } from '../../native/perfdata';
-import { fixture, perfRecord, tempDir } from './perf-tools';
+import { DamagedRecordError, decodeChecked, PerfDataError, readPerfData, writePerfData, type PerfDataImport } from '../../native/perfdata';
+import type { RawSnapshot } from '../../native/abi/snapshot';
+import { fixture, perfOutput, perfRecord, repoRoot, tempDir } from './perf-tools';
 import { prng } from '../../native/decode/test-records';
 
 
@@ -34,6 +39,21 @@ function decodeTolerant(imported: PerfDataImport): void {
   } catch (error) {
     assert.ok(error instanceof DecodeError, `decoder threw ${(error as Error)?.stack ?? String(error)}`);
   }
+}
+
+const asRaw = (imported: PerfDataImport): PerfDataImport & { raw: RawSnapshot } =>
+  ({ ...imported, raw: { events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] } });
+
+/**
+ * What `ringside decode --keep-going` does before writing, and what each output then asks of every
+ * record: the JSON line, and the perf.data writer (the HTML page embeds the same record details).
+ * Returns the records kept and skipped; anything thrown fails the test.
+ */
+function decodeEveryOutput(imported: PerfDataImport): { kept: number; skipped: number } {
+  const { decoded, skipped } = decodeChecked(asRaw(imported), NAME, { keepGoing: true });
+  for (let row = 0; row < decoded.columns.length; row++) formatRecordJson(decoded, row);
+  writePerfData(decoded, { synthesized: [], cmdline: ['test'], hostname: 'h', osrelease: 'r', arch: 'x86_64', nrcpus: 2, cpudesc: 'cpu' });
+  return { kept: decoded.columns.length, skipped: skipped?.count ?? 0 };
 }
 
 function sampleCount(imported: PerfDataImport): number {
@@ -127,7 +147,113 @@ describe('perf.data bad input', function () {
       const strict = readOrTypedError(bytes, false);
       if (!(strict instanceof PerfDataError)) decodeTolerant(strict);
       const lenient = readOrTypedError(bytes, true);
-      if (!(lenient instanceof PerfDataError)) decodeTolerant(lenient);
+      if (!(lenient instanceof PerfDataError)) {
+        decodeTolerant(lenient);
+        decodeEveryOutput(lenient);
+      }
+    }
+  });
+
+  /** SAMPLE records of the valid file: [offset, size]. */
+  const sampleRecords = (): [number, number][] => {
+    const view = new DataView(valid.buffer, valid.byteOffset, valid.byteLength);
+    const found: [number, number][] = [];
+    for (let pos = dataStart; pos < dataEnd; pos += view.getUint16(pos + 6, true)) {
+      if (view.getUint32(pos, true) === RecordType.SAMPLE) found.push([pos, view.getUint16(pos + 6, true)]);
+    }
+    return found;
+  };
+
+  /** Samples perf script prints, and whether it complained on stderr. */
+  const perfReads = (file: string): { samples: number; complaint: string } => {
+    const run = perfOutput(['script', '-i', file, '-F', 'event,ip']);
+    return { samples: run.stdout.split('\n').filter((line) => /task-clock|sys_enter_write/.test(line)).length, complaint: run.stderr.trim() };
+  };
+
+  it('2000 seeded mutations inside sample bodies: kept + skipped is every record, and what is skipped perf cannot read either', () => {
+    const samples = sampleRecords();
+    const allRecords = pristine.rings[0].validBytes > 0 ? decodeSnapshot({ events: pristine.events, rings: pristine.rings }).columns.length : 0;
+    const perfValid = perfReads(path.join(dir, 'valid.data'));
+    assert.equal(perfValid.samples, samples.length, 'perf reads every sample of the valid file');
+    let damaged = 0;
+    let refereed = 0;
+    for (let seed = 1; seed <= 2000; seed++) {
+      const random = prng(seed);
+      const bytes = Uint8Array.from(valid);
+      const flips = 1 + Math.floor(random() * 3);
+      for (let i = 0; i < flips; i++) {
+        const [at, size] = samples[Math.floor(random() * samples.length)];
+        bytes[at + 8 + Math.floor(random() * (size - 8))] = Math.floor(random() * 256);
+      }
+      // The headers are untouched: the reader walks every record; only the full decode can find damage.
+      const imported = readPerfData(bytes, NAME, { keepGoing: true });
+      const { kept, skipped } = decodeEveryOutput(imported);
+      assert.equal(kept + skipped, allRecords, `seed ${seed}: ${kept} kept + ${skipped} skipped`);
+      if (skipped === 0) continue;
+      damaged++;
+      // Without keepGoing: the typed error naming the file, the record and the field inside it.
+      assert.throws(() => decodeChecked(asRaw(imported), NAME, { keepGoing: false }), (error: unknown) => {
+        assert.ok(error instanceof DamagedRecordError, String(error));
+        assert.ok(samples.some(([at]) => at === error.recordOffset), `record offset ${error.recordOffset} is a sample's`);
+        assert.ok(error.offset >= error.recordOffset && error.message.startsWith(`${NAME}: damaged record at offset ${error.recordOffset}: cannot decode SAMPLE.`), error.message);
+        return true;
+      });
+      // perf as referee (on the first 40: a perf run each): it stops at a record it cannot parse, so it
+      // complains and prints fewer samples than the valid file has.
+      if (refereed < 40) {
+        refereed++;
+        const file = path.join(dir, 'mutated.data');
+        writeFileSync(file, bytes);
+        const perf = perfReads(file);
+        assert.ok(perf.samples < perfValid.samples, `seed ${seed}: perf read all ${perf.samples} samples of a file where ringside skipped ${skipped}`);
+      }
+    }
+    // The per-record path must really be exercised (the issue: 599 of 14,000 mutations hit it).
+    assert.ok(damaged >= 50, `${damaged} of 2000 mutations damaged a record`);
+    assert.equal(refereed, 40);
+  });
+
+  it('ringside decode: a damaged record stops it naming file, offsets and --keep-going; with --keep-going every output leaves it out and says so', () => {
+    const cli = path.join(repoRoot, 'dist/cli.js');
+    assert.ok(existsSync(cli), 'dist/cli.js is built by npm test (npm run build)');
+    // A count far beyond its sample (the first u64 of the sample's body that the decoder reads as one,
+    // the callchain's nr here): the damage perf reports as "Can't parse sample".
+    const damagedAt = (offset: number, word: number): Uint8Array => {
+      const bytes = Uint8Array.from(valid);
+      new DataView(bytes.buffer).setBigUint64(offset + 8 + word * 8, 0xdeadn, true);
+      return bytes;
+    };
+    const candidates = sampleRecords().flatMap(([offset, size]) => Array.from({ length: (size - 8) / 8 }, (_, word) => [offset, word] as const));
+    const [at, word] = candidates.find(([offset, w]) => {
+      try {
+        decodeChecked(asRaw(readPerfData(damagedAt(offset, w), NAME)), NAME, { keepGoing: false });
+        return false;
+      } catch (error) {
+        return error instanceof DamagedRecordError;
+      }
+    }) ?? assert.fail('no u64 of any sample whose damage the full decode finds');
+    const damagedFile = path.join(dir, 'damaged.data');
+    writeFileSync(damagedFile, damagedAt(at, word));
+    const ringside = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    const total = decodeSnapshot({ events: pristine.events, rings: pristine.rings }).columns.length;
+    for (const ext of ['jsonl', 'data', 'html']) {
+      const out = path.join(dir, `out.${ext}`);
+      rmSync(out, { force: true });
+      const strict = ringside(['decode', damagedFile, '-o', out]);
+      assert.equal(strict.status, 1, strict.stderr);
+      assert.match(strict.stderr, new RegExp(`^ringside: ${damagedFile}: damaged record at offset ${at}: cannot decode .*, at offset \\d+ \\(.*--keep-going`), strict.stderr);
+      assert.ok(!existsSync(out), `no ${ext} output is left behind by a decode that failed`);
+      const lenient = ringside(['decode', damagedFile, '-o', out, '--keep-going']);
+      assert.equal(lenient.status, 0, lenient.stderr);
+      assert.match(lenient.stderr, new RegExp(`: ${total - 1} records, skipped 1 damaged record \\(the first at offset ${at}: cannot decode `), lenient.stderr);
+      const text = readFileSync(out, 'utf8');
+      if (ext === 'jsonl') assert.equal(text.split('\n').filter(Boolean).length, total - 1, 'every record but the damaged one');
+      if (ext === 'html') assert.ok(text.includes(`skipped 1 damaged record (the first at offset ${at}`), 'the page says what was left out');
+      if (ext === 'data') {
+        // perf reads the rewritten file whole: every sample but the damaged one, without complaint.
+        const perf = perfReads(out);
+        assert.equal(perf.samples, sampleRecords().length - 1, perf.complaint);
+      }
     }
   });
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BreakpointType, PerfType, Sample } from '../../native/abi/uapi';
-import { BASE_SAMPLE_TYPE, resolveEventSpec } from '../../native/specs/resolve';
+import { BASE_SAMPLE_TYPE, expandEventSpecs, resolveEventSpec } from '../../native/specs/resolve';
 import { SpecError } from '../../native/specs/parse';
 import { expectSpecError } from './spec-error';
 import { findTracefs, readTracepointId } from '../../native/specs/tracefs';
@@ -74,10 +74,23 @@ describe('specs/resolve (this machine)', () => {
     assert.equal(resolveEventSpec('dummy').attr.config, 9n);
   });
 
-  it('cpu-clock / task-clock sample at 1000 Hz unless -c/-F or a term says otherwise', () => {
-    const clock = resolveEventSpec('cpu-clock').attr;
-    assert.equal(clock.samplePeriod, 1000n);
-    assert.equal(clock.flags.freq, true);
+  it('cpu-clock / task-clock sample at perf\'s 4000 Hz unless -c/-F or a term says otherwise', () => {
+    const clock = resolveEventSpec('cpu-clock');
+    const max = Number(readFileSync('/proc/sys/kernel/perf_event_max_sample_rate', 'utf8'));
+    // perf record's default, lowered with a note where the kernel allows less (it lowers the limit itself under load).
+    assert.equal(clock.attr.samplePeriod, BigInt(Math.min(4000, max)));
+    assert.equal(clock.attr.flags.freq, true);
+    assert.equal(clock.notes.some((note) => /perf_event_max_sample_rate/.test(note)), max < 4000);
+    // The referee: perf record's own default on this machine (perf evlist -v shows the attr it opened).
+    const dir = mkdtempSync(join(tmpdir(), 'ringside-freq-'));
+    try {
+      const data = join(dir, 'f.data');
+      execFileSync('perf', ['record', '-q', '-e', 'cpu-clock', '-o', data, '--', 'true'], { stdio: 'ignore' });
+      const attr = execFileSync('perf', ['evlist', '-v', '-i', data], { encoding: 'utf8' });
+      assert.match(attr, new RegExp(`sample_freq \\}: ${clock.attr.samplePeriod},`), attr);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
     const task = resolveEventSpec('task-clock', { period: 250000n }).attr;
     assert.equal(task.samplePeriod, 250000n);
     assert.equal(task.flags.freq, undefined);
@@ -140,6 +153,42 @@ describe('specs/resolve (this machine)', () => {
     expectSpecError('schedd:sched_switch', {}, 0, /no tracepoint system 'schedd'.*did you mean 'sched'/, 'schedd');
     expectSpecError('sched:sched_swtch', {}, 6, /no tracepoint 'sched:sched_swtch' \(did you mean 'sched:sched_switch'\?\)/, 'sched_swtch');
     expectSpecError('sched:sched_switch/config=1/', {}, 19, /unknown term 'config'/, 'config');
+  });
+
+  it('tracepoint globs expand to what perf record opens for them; one that matches nothing is an error naming it', () => {
+    // The referee: the events perf record opens for each glob (perf evlist of its file).
+    const perfOpens = (glob: string): string[] => {
+      const dir = mkdtempSync(join(tmpdir(), 'ringside-glob-'));
+      try {
+        const data = join(dir, 'g.data');
+        execFileSync('perf', ['record', '-q', '-e', glob, '-o', data, '--', 'true'], { stdio: 'ignore' });
+        const listed = execFileSync('perf', ['evlist', '-i', data], { encoding: 'utf8' }).split('\n');
+        return listed.filter((line) => line !== '' && !line.startsWith('#') && !line.startsWith('dummy')).sort();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    };
+    for (const glob of ['syscalls:sys_enter_*', 'sched*:sched_switch', 'sch?d:sched_switch', 'sched:sched_[sw]*', 'sched:sched_?witch']) {
+      const expanded = expandEventSpecs([glob]);
+      assert.deepEqual([...expanded].sort(), perfOpens(glob), glob);
+      // Every expansion resolves to a tracepoint of its own.
+      for (const spec of expanded.slice(0, 20)) assert.equal(resolveEventSpec(spec).attr.type, PerfType.TRACEPOINT, spec);
+    }
+    assert.ok(expandEventSpecs(['syscalls:sys_enter_*']).length > 200, 'the whole syscall table');
+    // A glob system with a plain name: the systems that have it (perf 6.1 instead fails on the first system without it).
+    assert.deepEqual(expandEventSpecs(['*:sched_switch']), ['sched:sched_switch']);
+    // Terms and modifiers go with every expansion; a spec named twice (by a glob and by hand) is opened once.
+    assert.deepEqual(expandEventSpecs(['sched:sched_switch', 'sched:sched_swi*:u']), ['sched:sched_switch', 'sched:sched_switch:u']);
+    assert.deepEqual(expandEventSpecs(['sched:sched_switch', 'sched:sched_swi*']), ['sched:sched_switch']);
+    assert.deepEqual(expandEventSpecs(['cpu-clock', 'mem:0x1000:w']), ['cpu-clock', 'mem:0x1000:w'], 'other specs as given');
+    assert.throws(() => expandEventSpecs(['syscalls:sys_enter_nosuch*']), (error: unknown) => {
+      assert.ok(error instanceof SpecError);
+      assert.match(error.message, /the glob 'syscalls:sys_enter_nosuch\*' matches no tracepoint in .*\/events \(no tracepoint of system 'syscalls' matches 'sys_enter_nosuch\*'/);
+      return true;
+    });
+    assert.throws(() => expandEventSpecs(['nosuch*:x']), /the glob 'nosuch\*:x' matches no tracepoint .*no tracepoint system matches 'nosuch\*'/);
+    // Unexpanded, a glob is refused by name instead of being looked up as a tracepoint called '*'.
+    expectSpecError('syscalls:sys_enter_*', {}, 0, /is a glob naming several tracepoints/);
   });
 
   it('aux-action terms set the aux_action bits (perf syntax), and pause+resume together is refused', () => {
