@@ -7,6 +7,7 @@ import { DEFAULT_RING_PAGES } from '../../native/perf/ring-sizing';
 import { borrowForeignRingAsking, scanPerfFds, type ForeignPerfFd } from '../../native/attach/foreign';
 import { AttachCancelledError } from '../../native/perf/borrowed';
 import { attachPersistentEvent, listPersistentEvents } from '../session/persistent-events';
+import { noticeKeptSilentBreakpoints } from '../ui/breakpoint-notice';
 import { askWhichEvent } from '../ui/pickers';
 import { registerCommand, settings, type Services } from '../services';
 
@@ -55,6 +56,7 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
         return;
       }
       if (picked.keeper) {
+        noticeKeptSilentBreakpoints(picked.keeper.limitations, log);
         await sessions.attachKeeper(picked.keeper);
         return;
       }

@@ -9,7 +9,7 @@ import type { RecordTarget } from '../session/ports';
 import { TimelinePanel } from '../panel/timeline-panel';
 import type { SessionNode } from '../ui/sessions-view';
 import { pickEvents, pickTarget } from '../ui/pickers';
-import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
+import { noticeKeptSilentBreakpoints, noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
 import { registerCommand, settings, type Services } from '../services';
 
@@ -70,6 +70,7 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     const picked = await vscode.window.showQuickPick(choices, { title: 'Ringside: nothing is recording yet. Capture from…' });
     if (!picked) return;
     if (picked.keeper) {
+      noticeKeptSilentBreakpoints(picked.keeper.limitations, log);
       const session = await sessions.attachKeeper(picked.keeper);
       await capture(session.id);
       return;
@@ -103,6 +104,7 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
         ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}),
       });
       log(`keeper ${state.pid} holds ${state.rings.length} ring(s); attaching`);
+      noticeKeptSilentBreakpoints(state.limitations, log);
       await sessions.attachKeeper(state);
       return;
     }

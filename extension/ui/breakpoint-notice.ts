@@ -4,7 +4,7 @@
 
 import * as vscode from 'vscode';
 import type { ResolvedEvent } from '../../native/abi/snapshot';
-import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
+import { breakpointDelivery, isSilentBreakpointsMessage } from '../../native/perf/breakpoint-delivery';
 
 export function noticeSilentBreakpoints(events: readonly ResolvedEvent[], log: (line: string) => void): void {
   if (!events.some((event) => event.isBreakpoint)) return;
@@ -12,4 +12,15 @@ export function noticeSilentBreakpoints(events: readonly ResolvedEvent[], log: (
   if (delivery.state !== 'silent') return;
   log(delivery.message);
   void vscode.window.showWarningMessage(`Ringside: ${delivery.message}`);
+}
+
+/**
+ * The same warning for a kept recording, started or attached: its keeper (another process on this machine) probed
+ * delivery itself and published the verdict among its limitations.
+ */
+export function noticeKeptSilentBreakpoints(limitations: readonly string[] | undefined, log: (line: string) => void): void {
+  const message = limitations?.find(isSilentBreakpointsMessage);
+  if (message === undefined) return;
+  log(message);
+  void vscode.window.showWarningMessage(`Ringside: ${message}`);
 }

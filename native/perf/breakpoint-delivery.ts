@@ -59,6 +59,11 @@ export function silentBreakpointsMessage(counted: number, calls: number): string
     `watchpoints and line breakpoints will record nothing here. Run on bare metal or in a VM that passes debug registers through.`;
 }
 
+/** Whether a limitation line (a recorder's, a keeper's) is the silent-breakpoints message. */
+export function isSilentBreakpointsMessage(text: string): boolean {
+  return text.startsWith('hardware breakpoints do not fire on this machine:');
+}
+
 /** Runs the probe once per process (it costs one perf_event_open and a few syscalls). */
 export function breakpointDelivery(): BreakpointDelivery {
   cached ??= assumedDelivery(process.env[DELIVERY_OVERRIDE_VARIABLE]) ?? probe();

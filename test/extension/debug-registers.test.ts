@@ -197,4 +197,38 @@ describe('extension: debug registers held by every open session', function () {
       }
     }
   });
+
+  // A kept recording's keeper probes delivery in its own process and publishes the verdict: starting or attaching
+  // to it warns as Start Recording does (the verdicts assumed through the keeper's environment, on any host).
+  it('a kept recording with a watchpoint warns at start exactly when its keeper found breakpoints silent', async () => {
+    const { noticeKeptSilentBreakpoints } = await import('../../extension/ui/breakpoint-notice');
+    for (const verdict of ['silent', 'fires'] as const) {
+      const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-kept-notice-'));
+      const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--',
+        fixture('kernel_writer'), '1', '30000'], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, RINGSIDE_BREAKPOINT_DELIVERY: verdict },
+        stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+      let workload: number | undefined;
+      try {
+        const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+        const state = (await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000)).state!;
+        workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+        shown.warning.length = 0;
+        const logged: string[] = [];
+        noticeKeptSilentBreakpoints(state.limitations, (line) => logged.push(line));
+        const said = shown.warning.filter((message) => SILENT_BREAKPOINTS.test(message));
+        assert.equal(said.length, verdict === 'silent' ? 1 : 0, `${verdict}: ${JSON.stringify(state.limitations)}`);
+        assert.equal(logged.length, said.length, 'and the output channel has it');
+      } finally {
+        const exited = new Promise((resolve) => keeper.once('exit', resolve));
+        if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
+        await exited;
+        if (workload) {
+          try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
+        }
+        rmSync(runtimeDir, { recursive: true, force: true });
+      }
+    }
+  });
 });
