@@ -10,10 +10,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ScriptError } from './script-error.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export class PackageVsixError extends Error {
+export class PackageVsixError extends ScriptError {
   constructor(message) {
     super(message);
     this.name = 'PackageVsixError';

@@ -6,9 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { ensureCodeServer, installVsix, repoRoot, startCodeServer, CodeServerError } from './code-server.mjs';
+import { assertPortFree, ensureCodeServer, installVsix, repoRoot, startCodeServer, CodeServerError } from './code-server.mjs';
 import { packageVsix, PackageVsixError } from './package-vsix.mjs';
-import { createDemoWorkspace, DemoWorkspaceError } from './demo/create.mjs';
+import { createDemoWorkspace } from './demo/create.mjs';
+import { runMain } from './script-error.mjs';
 
 const cache = path.join(repoRoot, '.cache');
 const port = Number(process.env.PORT ?? 8080);
@@ -22,12 +23,15 @@ function step(label, action) {
 }
 
 async function main() {
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CodeServerError(`PORT=${process.env.PORT} is not a TCP port`);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CodeServerError(`PORT=${process.env.PORT} is not a TCP port (1-65535)`);
+  // Before the build and a possibly long code-server install, not after them.
+  await assertPortFree(port);
   if (!process.argv.includes('--no-build')) step('building', () => {
     const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
-    if (built.status !== 0) throw new PackageVsixError(`npm run build failed (exit ${built.status})`);
+    if (built.status !== 0) throw new PackageVsixError(`npm run build failed (exit ${built.status}); its messages are above`);
   });
-  step('making sure code-server is installed', () => ensureCodeServer());
+  // Installed: returns at once. Not yet (the first start): it says what it does every 30 s and how long the last took.
+  ensureCodeServer();
   const { vsixPath, bytes } = step('packaging the extension', () => packageVsix({ build: false }));
   const extensionsDir = path.join(cache, 'e2e', 'extensions');
   // A running server never re-reads an installed extension's manifest: start from a clean folder each time.
@@ -72,8 +76,4 @@ async function main() {
   }, 1000);
 }
 
-main().catch((error) => {
-  const known = error instanceof CodeServerError || error instanceof PackageVsixError || error instanceof DemoWorkspaceError;
-  console.error(known ? `\nringside: ${error.message}` : error);
-  process.exit(1);
-});
+runMain(main);

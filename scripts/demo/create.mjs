@@ -5,10 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ScriptError } from '../script-error.mjs';
 
 const templateDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'template');
 
-export class DemoWorkspaceError extends Error {
+export class DemoWorkspaceError extends ScriptError {
   constructor(message) {
     super(message);
     this.name = 'DemoWorkspaceError';
