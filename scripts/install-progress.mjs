@@ -46,12 +46,13 @@ function newestStep({ installDir, rootPid }) {
     const command = argv.join(' ').replace(/\s+/g, ' ');
     let cwd = '';
     try {
-      cwd = path.relative(installDir, readlinkSync(`/proc/${newest.pid}/cwd`));
+      cwd = readlinkSync(`/proc/${newest.pid}/cwd`);
     } catch {
       // exited meanwhile
     }
-    const where = cwd && !cwd.startsWith('..') ? ` in ${cwd}` : '';
-    return `; now: ${command.length > 90 ? `${command.slice(0, 87)}...` : command}${where}`;
+    // Where it works, from its package on: "@vscode/spdlog/build", "code-server/lib/vscode".
+    const inPackage = cwd.split('/node_modules/').slice(1).pop() ?? (cwd.startsWith(installDir) ? path.relative(installDir, cwd) : '');
+    return `; now: ${command.length > 50 ? `${command.slice(0, 47)}...` : command}${inPackage ? ` in ${inPackage}` : ''}`;
   } catch {
     return '';
   }

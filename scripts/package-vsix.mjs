@@ -25,6 +25,8 @@ export class PackageVsixError extends ScriptError {
 export const requiredVsixEntries = [
   'extension/package.json',
   'extension/dist/extension.js',
+  // The walkthrough of the demo's first screen (package.json contributes.walkthroughs).
+  'extension/media/walkthrough/record.md',
   'extension/node_modules/koffi/package.json',
   'extension/node_modules/koffi/index.js',
   'extension/node_modules/koffi/build/koffi/linux_x64/koffi.node',
