@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ScriptError } from './script-error.mjs';
+import { describeFailure, ScriptError } from './script-error.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -107,7 +107,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     const result = packageVsix({ out: outIndex >= 0 ? argv[outIndex + 1] : undefined, build: !argv.includes('--no-build') });
     console.log(`${result.vsixPath} (${(result.bytes / 1024 / 1024).toFixed(2)} MB, ${result.files} files)`);
   } catch (error) {
-    console.error(error instanceof PackageVsixError ? `package-vsix: ${error.message}` : error);
+    console.error(describeFailure(error));
     process.exit(1);
   }
 }

@@ -4,11 +4,11 @@
 // (default 8080) and prints the URL. Runs until Ctrl-C, then kills the server's whole process group.
 //   npm start [-- --no-build]      --no-build: package what dist/ already holds (quick restarts)
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { assertPortFree, ensureCodeServer, installVsix, repoRoot, startCodeServer, CodeServerError } from './code-server.mjs';
 import { packageVsix, PackageVsixError } from './package-vsix.mjs';
-import { createDemoWorkspace } from './demo/create.mjs';
+import { createDemoWorkspace, demoUserSettings } from './demo/create.mjs';
 import { runMain } from './script-error.mjs';
 
 const cache = path.join(repoRoot, '.cache');
@@ -20,6 +20,17 @@ function step(label, action) {
   const result = action();
   process.stdout.write(`done (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
   return result;
+}
+
+/** A new profile gets the demo's user settings; an existing one keeps what its user made of it. */
+function writeSettingsOnce(userDataDir) {
+  mkdirSync(path.join(userDataDir, 'User'), { recursive: true, mode: 0o700 });
+  try {
+    // 'wx': never over an existing file (or a symlink planted in its place).
+    writeFileSync(path.join(userDataDir, 'User', 'settings.json'), `${JSON.stringify(demoUserSettings, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+  }
 }
 
 async function main() {
@@ -39,11 +50,13 @@ async function main() {
   step(`installing ${path.basename(vsixPath)} (${(bytes / 1024).toFixed(0)} KB)`, () => installVsix(vsixPath, extensionsDir));
   const demo = step('creating the demo workspace', () => createDemoWorkspace(path.join(cache, 'demo-workspace')));
 
+  const userDataDir = path.join(cache, 'e2e', 'user-data');
+  writeSettingsOnce(userDataDir);
   const server = await startCodeServer({
     workspace: demo.folder,
     port,
     extensionsDir,
-    userDataDir: path.join(cache, 'e2e', 'user-data'),
+    userDataDir,
     stdio: 'inherit',
   });
   let stopping = false;

@@ -41,6 +41,10 @@ export async function showFirstScreen(context: vscode.ExtensionContext, log: (li
     }
     if (!request) continue;
     await context.workspaceState.update(SHOWN_KEY, true);
+    // The walkthrough first, beside: VS Code may open it by itself too (a newly installed extension's walkthrough), and
+    // it reuses a Welcome editor only while that is the active one of its group; opened the other way round, demo.c
+    // would hide the first and a second would open (npm start's profile turns VS Code's opening off as well).
+    await vscode.commands.executeCommand('workbench.action.openWalkthrough', { category: `${context.extension.id}#${WALKTHROUGH_ID}` }, true);
     if (typeof request.open === 'string') {
       const file = vscode.Uri.joinPath(folder.uri, request.open);
       try {
@@ -50,7 +54,6 @@ export async function showFirstScreen(context: vscode.ExtensionContext, log: (li
       }
     }
     await vscode.commands.executeCommand('workbench.view.extension.ringside');
-    await vscode.commands.executeCommand('workbench.action.openWalkthrough', { category: `${context.extension.id}#${WALKTHROUGH_ID}` }, true);
     log(`first screen of ${folder.uri.fsPath}: ${typeof request.open === 'string' ? `${request.open}, ` : ''}the Sessions view and the walkthrough`);
     return;
   }
