@@ -25,7 +25,7 @@ export const installDir = path.join(repoRoot, '.cache', 'code-server');
 export const codeServerEntry = path.join(installDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const installedMarker = path.join(installDir, `.installed-${CODE_SERVER_VERSION}`);
 // What a first install can take, measured (README, "Two commands"): most of it is node-gyp compiling native modules.
-const FIRST_INSTALL_HINT = 'a first install took 4 to 13 min on a shared 2-core VM';
+const FIRST_INSTALL_HINT = 'a first install took 5 to 13 min on a shared, loaded 2-core VM';
 
 // @vscode/ripgrep 1.15.11 (what code-server 4.100.3's VS Code pins) looks in $TMPDIR/vscode-ripgrep-cache-<its version>/
 // for this asset before downloading it from GitHub; it runs `tar xvf` on it and expects `rg` at the top level.

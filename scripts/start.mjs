@@ -74,7 +74,8 @@ async function main() {
 
       ${server.url}?folder=${encodeURIComponent(demo.folder)}
 
-  In the command palette (F1): "Ringside: Start Recording…", then "Ringside: Capture Snapshot".
+  It opens on demo.c with the Ringside view and a short walkthrough beside it ("Ringside: a first recording"):
+  "Start Recording…", then "Capture Snapshot" (also in the command palette, F1).
   Ctrl-C stops the server.
 `);
   // Keep running until a signal arrives; notice if the server dies on its own.

@@ -41,10 +41,6 @@ export async function showFirstScreen(context: vscode.ExtensionContext, log: (li
     }
     if (!request) continue;
     await context.workspaceState.update(SHOWN_KEY, true);
-    // The walkthrough first, beside: VS Code may open it by itself too (a newly installed extension's walkthrough), and
-    // it reuses a Welcome editor only while that is the active one of its group; opened the other way round, demo.c
-    // would hide the first and a second would open (npm start's profile turns VS Code's opening off as well).
-    await vscode.commands.executeCommand('workbench.action.openWalkthrough', { category: `${context.extension.id}#${WALKTHROUGH_ID}` }, true);
     if (typeof request.open === 'string') {
       const file = vscode.Uri.joinPath(folder.uri, request.open);
       try {
@@ -54,7 +50,54 @@ export async function showFirstScreen(context: vscode.ExtensionContext, log: (li
       }
     }
     await vscode.commands.executeCommand('workbench.view.extension.ringside');
+    await openWalkthroughBeside(context, log);
     log(`first screen of ${folder.uri.fsPath}: ${typeof request.open === 'string' ? `${request.open}, ` : ''}the Sessions view and the walkthrough`);
     return;
   }
+}
+
+/** Welcome-page tabs (VS Code's walkthrough editor has no input type the API knows) titled "Walkthrough: …". */
+function walkthroughTabs(): vscode.Tab[] {
+  return vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) => tab.input === undefined && /^Walkthrough: /.test(tab.label));
+}
+
+/**
+ * Resolves with the walkthrough tabs once one is titled, or with none after `timeoutMs` (a UI in another language).
+ * Looked at on every tab change and every 200 ms: a tab's new title does not always raise onDidChangeTabs.
+ */
+function titledWalkthroughTabs(timeoutMs: number): Promise<vscode.Tab[]> {
+  return new Promise((resolve) => {
+    const deadline = Date.now() + timeoutMs;
+    const look = () => {
+      const tabs = walkthroughTabs();
+      if (tabs.length === 0 && Date.now() < deadline) return;
+      clearInterval(poll);
+      listener.dispose();
+      resolve(tabs);
+    };
+    const listener = vscode.window.tabGroups.onDidChangeTabs(look);
+    const poll = setInterval(look, 200);
+    look();
+  });
+}
+
+/**
+ * Opens the walkthrough beside the file. Activated by workspaceContains, the extension can run before VS Code has
+ * registered its walkthroughs: the Welcome editor then falls back to VS Code's own first walkthrough ("Walkthrough:
+ * Setup VS Code Web"). Asked again while it is the active editor of its group, VS Code turns that same editor to the
+ * walkthrough asked for (no second tab, no focus change) once it knows it; so the tab's title is checked and the
+ * request repeated every half second until the title names Ringside's walkthrough (at most 40 times; a UI in another
+ * language titles tabs differently: then one request).
+ */
+async function openWalkthroughBeside(context: vscode.ExtensionContext, log: (line: string) => void): Promise<void> {
+  const category = `${context.extension.id}#${WALKTHROUGH_ID}`;
+  const ours = `Walkthrough: ${(context.extension.packageJSON as { displayName?: string }).displayName ?? 'Ringside'}`;
+  for (let attempt = 1; attempt <= 40; attempt++) {
+    await vscode.commands.executeCommand('workbench.action.openWalkthrough', { category }, true);
+    const tabs = await titledWalkthroughTabs(10_000);
+    if (tabs.length === 0 || tabs.some((tab) => tab.label === ours)) return;
+    if (attempt === 1) log(`first screen: the walkthrough opened as "${tabs.map((tab) => tab.label).join('", "')}" (Ringside's is not registered yet); asking again`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  log('first screen: VS Code never showed Ringside\'s walkthrough; Help → Welcome lists it');
 }

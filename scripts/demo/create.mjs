@@ -18,9 +18,9 @@ export class DemoWorkspaceError extends ScriptError {
 
 /**
  * User settings for the fresh VS Code profile the demo opens in (`npm start` writes them when it creates the profile;
- * the e2e smoke test uses them too). VS Code opens a newly installed extension's walkthrough by itself; racing the
- * one Ringside opens beside demo.c, it sometimes left a second Welcome tab ("Walkthrough: Setup VS Code Web") in front
- * of demo.c. The setting is machine-scoped: VS Code ignores it in the workspace's settings, so it lives here.
+ * the e2e smoke test uses them too). VS Code opens a newly installed extension's walkthrough by itself, in the active
+ * editor group, over demo.c; Ringside opens it beside demo.c instead (extension/ui/first-screen.ts). The setting is
+ * machine-scoped: VS Code ignores it in a workspace's settings, so it lives here.
  */
 export const demoUserSettings = Object.freeze({ 'workbench.welcomePage.walkthroughs.openOnInstall': false });
 
