@@ -29,7 +29,7 @@ function main() {
   if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
     console.log('ringside: npm ci');
     const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'], cwd: root });
-    if (npm.error) throw new ScriptError(`npm could not run (${npm.error.code ?? npm.error.message})`);
+    if (npm.error) throw new ScriptError(npm.error.code === 'ENOENT' ? 'npm is not on PATH (it comes with Node.js)' : `npm could not run (${npm.error.message})`);
     if (npm.status !== 0) throw new ScriptError(`npm ci failed (exit ${npm.status}); its messages are above`);
   }
 
