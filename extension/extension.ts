@@ -10,6 +10,7 @@ import { registerRecordingCommands } from './commands/recording';
 import { registerSnapshotCommands } from './commands/snapshots';
 import { registerAttachCommands } from './commands/attach';
 import { registerEditorCommands } from './commands/editor';
+import { showFirstScreen } from './ui/first-screen';
 
 let manager: SessionManager | undefined;
 
@@ -22,6 +23,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerAttachCommands(context, services);
   registerEditorCommands(context, services);
   services.log(`Ringside activated (pid ${process.pid}, ${process.versions.electron ? `electron ${process.versions.electron}` : `node ${process.version}`})`);
+  void showFirstScreen(context, services.log).catch((error: unknown) => services.log(`first screen failed: ${String(error)}`));
 }
 
 export async function deactivate(): Promise<void> {

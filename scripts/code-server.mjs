@@ -9,24 +9,30 @@
 // Usable as a module (ensureCodeServer, startCodeServer, installVsix) and as a CLI:
 //   node scripts/code-server.mjs install     install if missing, print the entry path
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readFileSync, copyFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync, readFileSync, copyFileSync, chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installDebianPackages } from './apt.mjs';
+import { formatDuration } from './install-progress.mjs';
+import { ScriptError, describeFailure } from './script-error.mjs';
 
 export const CODE_SERVER_VERSION = '4.100.3';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const installDir = path.join(repoRoot, '.cache', 'code-server');
 export const codeServerEntry = path.join(installDir, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
 const installedMarker = path.join(installDir, `.installed-${CODE_SERVER_VERSION}`);
+// What a first install can take, measured (README, "Two commands"): most of it is node-gyp compiling native modules.
+const FIRST_INSTALL_HINT = 'a first install took 5 to 13 min on a shared, loaded 2-core VM';
 
 // @vscode/ripgrep 1.15.11 (what code-server 4.100.3's VS Code pins) looks in $TMPDIR/vscode-ripgrep-cache-<its version>/
 // for this asset before downloading it from GitHub; it runs `tar xvf` on it and expects `rg` at the top level.
 const RIPGREP_PACKAGE_VERSION = '1.15.11';
 const RIPGREP_ASSET = 'ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz';
 
-export class CodeServerError extends Error {
+export class CodeServerError extends ScriptError {
   constructor(message) {
     super(message);
     this.name = 'CodeServerError';
@@ -35,10 +41,6 @@ export class CodeServerError extends Error {
 
 function log(message) {
   process.stderr.write(`[code-server] ${message}\n`);
-}
-
-function isRoot() {
-  return typeof process.getuid === 'function' && process.getuid() === 0;
 }
 
 /** The Debian packages the install and the tests need, with the file that proves each is present. */
@@ -52,18 +54,8 @@ const systemPackages = [
 function ensureSystemPackages() {
   const missing = systemPackages.filter((p) => !p.present()).map((p) => p.pkg);
   if (missing.length === 0) return;
-  if (!isRoot()) {
-    throw new CodeServerError(`missing system packages: ${missing.join(' ')}. Install them with: sudo apt-get install -y ${missing.join(' ')}`);
-  }
-  log(`apt-get install ${missing.join(' ')}`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  let result = spawnSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env });
-  if (result.status !== 0) {
-    // A fresh container often has no package lists yet.
-    spawnSync('apt-get', ['update', '-q'], { stdio: 'inherit', env });
-    result = spawnSync('apt-get', ['install', '-y', '-q', ...missing], { stdio: 'inherit', env });
-  }
-  if (result.status !== 0) throw new CodeServerError(`apt-get install ${missing.join(' ')} failed (exit ${result.status})`);
+  // Waits for apt's lock if another process holds it; as another user than root it says what to install.
+  installDebianPackages(missing, { log });
 }
 
 /** Packs Debian's rg into the tarball @vscode/ripgrep would otherwise download, so its postinstall stays offline. */
@@ -88,11 +80,47 @@ function codeServerRuns() {
 }
 
 /**
+ * Milliseconds the newest recorded install took, from the `.installed-<version>` markers ("<ISO time> install took
+ * 754.2 s"), or undefined when none recorded one (a first install, or a marker written for an install found working).
+ */
+export function lastInstallMs(dir = installDir) {
+  let newest;
+  let entries = [];
+  try {
+    entries = readdirSync(dir).filter((name) => name.startsWith('.installed-'));
+  } catch {
+    return undefined;
+  }
+  for (const name of entries) {
+    const match = /^(\S+) install took ([\d.]+) s/.exec(readFileSync(path.join(dir, name), 'utf8'));
+    if (match && (!newest || match[1] > newest.at)) newest = { at: match[1], ms: Number(match[2]) * 1000 };
+  }
+  return newest?.ms;
+}
+
+/**
+ * Starts the progress lines for an install begun at `started` (scripts/install-progress.mjs, on a worker thread: the
+ * main thread is blocked in the synchronous `npm install`); returns the function that stops them.
+ */
+export function startInstallProgress(started, everyMs = 30_000) {
+  const worker = new Worker(new URL('./install-progress.mjs', import.meta.url), {
+    workerData: { role: 'install-progress', started, everyMs, lastMs: lastInstallMs(), installDir, rootPid: process.pid },
+  });
+  worker.unref();
+  return () => void worker.terminate();
+}
+
+/** True when an install finished here (its marker is written last) and its entry script is present. */
+export function codeServerInstalled() {
+  return existsSync(installedMarker) && existsSync(codeServerEntry);
+}
+
+/**
  * Installs code-server into .cache/code-server/ unless a working install is already there.
  * Returns the path of its entry script (run it with `node`).
  */
 export function ensureCodeServer() {
-  if (existsSync(installedMarker) && existsSync(codeServerEntry)) return codeServerEntry;
+  if (codeServerInstalled()) return codeServerEntry;
   if (codeServerRuns()) {
     writeFileSync(installedMarker, `${new Date().toISOString()}\n`);
     return codeServerEntry;
@@ -124,10 +152,20 @@ export function ensureCodeServer() {
       npm_config_audit: 'false',
       npm_config_update_notifier: 'false',
     };
-    log(`installing code-server@${CODE_SERVER_VERSION} into ${path.relative(repoRoot, installDir)} (about a minute)`);
-    const result = spawnSync('npm', ['install', '--unsafe-perm', '--omit=dev', '--no-package-lock'], {
-      cwd: installDir, env, stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const lastMs = lastInstallMs();
+    log(`installing code-server@${CODE_SERVER_VERSION} into ${path.relative(repoRoot, installDir)}: npm downloads it and compiles its ` +
+      `native modules with node-gyp; ${lastMs === undefined ? FIRST_INSTALL_HINT : `the last install here took ${formatDuration(lastMs)}`}. ` +
+      'A line every 30 s says what it is doing.');
+    const stopProgress = startInstallProgress(started);
+    let result;
+    try {
+      result = spawnSync('npm', ['install', '--unsafe-perm', '--omit=dev', '--no-package-lock'], {
+        cwd: installDir, env, stdio: ['ignore', 'inherit', 'inherit'],
+      });
+    } finally {
+      stopProgress();
+    }
+    if (result.error) throw new CodeServerError(`npm could not run (${result.error.code ?? result.error.message})`);
     if (result.status !== 0) throw new CodeServerError(`npm install code-server@${CODE_SERVER_VERSION} failed (exit ${result.status}); see the output above`);
   } finally {
     rmSync(tmpDir, { recursive: true, force: true });
@@ -136,7 +174,7 @@ export function ensureCodeServer() {
     throw new CodeServerError(`code-server@${CODE_SERVER_VERSION} installed but does not run (did its postinstall run? look for lib/vscode/node_modules)`);
   }
   writeFileSync(installedMarker, `${new Date().toISOString()} install took ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(`installed in ${formatDuration(Date.now() - started)} (recorded in ${path.relative(repoRoot, installedMarker)} for next time)`);
   return codeServerEntry;
 }
 
@@ -150,6 +188,72 @@ export function freePort() {
       const port = typeof address === 'object' && address ? address.port : 0;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** The process listening on TCP `port` ("pid 1234: node …/entry.js"), from /proc; undefined when /proc does not say. */
+export function portHolder(port) {
+  const inodes = new Set();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the socket's inode.
+      if (fields.length > 9 && fields[3] === '0A' && Number.parseInt(fields[1].split(':')[1], 16) === port) inodes.add(fields[9]);
+    }
+  }
+  if (inodes.size === 0) return undefined;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    let fds = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // another user's process, or gone
+    }
+    for (const fd of fds) {
+      let target = '';
+      try {
+        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode && inodes.has(inode)) {
+        let command = '';
+        try {
+          command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').replace(/\s+/g, ' ');
+        } catch { /* gone */ }
+        return `pid ${pid}${command ? `: ${command.length > 100 ? `${command.slice(0, 97)}...` : command}` : ''}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Throws a CodeServerError when 127.0.0.1:`port` cannot be listened on (another server has it), naming the port and
+ * the process that holds it. Without this check a server already answering /healthz there would pass for ours.
+ */
+export function assertPortFree(port) {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error) => {
+      if (error.code === 'EADDRINUSE') {
+        const holder = portHolder(port);
+        reject(new CodeServerError(`port ${port} on 127.0.0.1 is already in use${holder ? ` (by ${holder})` : ''}; ` +
+          'choose another with PORT=<port> npm start, or stop that server'));
+      } else if (error.code === 'EACCES') {
+        reject(new CodeServerError(`port ${port} needs privileges to listen on (ports below 1024 are root's); choose another with PORT=<port>`));
+      } else {
+        reject(new CodeServerError(`cannot listen on 127.0.0.1:${port}: ${error.message}`));
+      }
+    });
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
 
@@ -214,6 +318,7 @@ export function copyCodeServerFor(uid, dir) {
  */
 export async function startCodeServer({ workspace, port, extensionsDir, userDataDir, timeoutMs = 60_000, env = {}, stdio = 'pipe', runAsUid, entry: givenEntry }) {
   const entry = givenEntry ?? ensureCodeServer();
+  if (port !== undefined) await assertPortFree(port);
   const chosenPort = port ?? await freePort();
   mkdirSync(extensionsDir, { recursive: true });
   mkdirSync(userDataDir, { recursive: true });
@@ -319,7 +424,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       throw new CodeServerError(`unknown command ${command}; usage: node scripts/code-server.mjs install`);
     }
   } catch (error) {
-    console.error(error instanceof CodeServerError ? `code-server: ${error.message}` : error);
+    console.error(describeFailure(error));
     process.exit(1);
   }
 }

@@ -10,10 +10,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeFailure, ScriptError } from './script-error.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export class PackageVsixError extends Error {
+export class PackageVsixError extends ScriptError {
   constructor(message) {
     super(message);
     this.name = 'PackageVsixError';
@@ -24,6 +25,8 @@ export class PackageVsixError extends Error {
 export const requiredVsixEntries = [
   'extension/package.json',
   'extension/dist/extension.js',
+  // The walkthrough of the demo's first screen (package.json contributes.walkthroughs).
+  'extension/media/walkthrough/record.md',
   'extension/node_modules/koffi/package.json',
   'extension/node_modules/koffi/index.js',
   'extension/node_modules/koffi/build/koffi/linux_x64/koffi.node',
@@ -104,7 +107,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     const result = packageVsix({ out: outIndex >= 0 ? argv[outIndex + 1] : undefined, build: !argv.includes('--no-build') });
     console.log(`${result.vsixPath} (${(result.bytes / 1024 / 1024).toFixed(2)} MB, ${result.files} files)`);
   } catch (error) {
-    console.error(error instanceof PackageVsixError ? `package-vsix: ${error.message}` : error);
+    console.error(describeFailure(error));
     process.exit(1);
   }
 }

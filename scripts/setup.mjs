@@ -1,35 +1,47 @@
 // Makes a fresh clone runnable: npm packages, the Debian packages the tests and the demo need,
 // and tracefs. Used by `npm start` and `npm test` (pretest), so both work right after cloning.
-// Only node built-ins here: this runs before node_modules exists.
+// Only node built-ins (and the plain helpers beside it): this runs before node_modules exists.
+// Failures it expects (apt or npm failing, apt busy for too long) end it with one `ringside: …` line, no stack trace.
 import { existsSync } from 'node:fs';
-import { execSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { installDebianPackages, missingPackages } from './apt.mjs';
+import { runMain, ScriptError } from './script-error.mjs';
+import { probeTracefs, tracefsProblem, TRACEFS_MOUNT_COMMAND, TRACEFS_PRIMARY } from './tracefs.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const isRoot = process.getuid?.() === 0;
-const run = (cmd) => execSync(cmd, { stdio: 'inherit', cwd: root, shell: '/bin/bash' });
-const quiet = (cmd) => { try { execSync(cmd, { stdio: 'ignore', shell: '/bin/bash' }); return true; } catch { return false; } };
 
 // perf is the referee for the decoder and perf.data tests, chromium drives the browser and VS Code
 // tests, binutils checks the ELF/DWARF reader, ripgrep + libkrb5-dev let code-server install offline.
 const debianPackages = ['linux-perf', 'chromium', 'binutils', 'gcc', 'g++', 'ripgrep', 'libkrb5-dev', 'util-linux'];
-const want = process.argv.includes('--no-apt') ? [] : debianPackages.filter((p) => !quiet(`dpkg -s ${p}`));
-if (want.length) {
-  if (!isRoot) {
-    console.error(`setup: missing Debian packages: ${want.join(' ')}\n       install them with: sudo apt-get install -y ${want.join(' ')}`);
+
+function main() {
+  if (!process.argv.includes('--no-apt')) {
+    if (isRoot) {
+      // Waits (saying for whom) while another process holds apt's lock; runs no apt at all when nothing is missing.
+      installDebianPackages(debianPackages);
+    } else {
+      const missing = missingPackages(debianPackages);
+      if (missing.length) console.error(`ringside: missing Debian packages: ${missing.join(' ')}\n          install them with: sudo apt-get install -y ${missing.join(' ')}`);
+    }
+  }
+
+  if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
+    console.log('ringside: npm ci');
+    const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'], cwd: root });
+    if (npm.error) throw new ScriptError(npm.error.code === 'ENOENT' ? 'npm is not on PATH (it comes with Node.js)' : `npm could not run (${npm.error.message})`);
+    if (npm.status !== 0) throw new ScriptError(`npm ci failed (exit ${npm.status}); its messages are above`);
+  }
+
+  // Only tracepoints need tracefs (the demo's default recording does not), so a problem is said, not fatal.
+  const tracefs = probeTracefs();
+  if (tracefs.state === 'unmounted' && isRoot) {
+    const mount = spawnSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS_PRIMARY], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    if (mount.status !== 0) console.error(`ringside: tracefs is not mounted and '${TRACEFS_MOUNT_COMMAND}' failed: ${mount.stderr?.trim() || `exit ${mount.status}`}; tracepoints will not work`);
   } else {
-    console.log(`setup: installing ${want.join(' ')}`);
-    run('apt-get update -qq');
-    run(`DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${want.join(' ')} </dev/null`);
+    const problem = tracefsProblem(tracefs);
+    if (problem) console.error(`ringside: ${problem}`);
   }
 }
 
-if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
-  console.log('setup: npm ci');
-  run('npm ci --no-audit --no-fund');
-}
-
-const tracefs = '/sys/kernel/tracing';
-if (!existsSync(`${tracefs}/events`)) {
-  if (isRoot) run(`mount -t tracefs nodev ${tracefs}`);
-  else console.error(`setup: tracefs is not mounted; tracepoints need it: sudo mount -t tracefs nodev ${tracefs}`);
-}
+runMain(main);

@@ -4,11 +4,12 @@
 // (default 8080) and prints the URL. Runs until Ctrl-C, then kills the server's whole process group.
 //   npm start [-- --no-build]      --no-build: package what dist/ already holds (quick restarts)
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ensureCodeServer, installVsix, repoRoot, startCodeServer, CodeServerError } from './code-server.mjs';
+import { assertPortFree, ensureCodeServer, installVsix, repoRoot, startCodeServer, CodeServerError } from './code-server.mjs';
 import { packageVsix, PackageVsixError } from './package-vsix.mjs';
-import { createDemoWorkspace, DemoWorkspaceError } from './demo/create.mjs';
+import { createDemoWorkspace, demoUserSettings } from './demo/create.mjs';
+import { runMain } from './script-error.mjs';
 
 const cache = path.join(repoRoot, '.cache');
 const port = Number(process.env.PORT ?? 8080);
@@ -21,13 +22,27 @@ function step(label, action) {
   return result;
 }
 
+/** A new profile gets the demo's user settings; an existing one keeps what its user made of it. */
+function writeSettingsOnce(userDataDir) {
+  mkdirSync(path.join(userDataDir, 'User'), { recursive: true, mode: 0o700 });
+  try {
+    // 'wx': never over an existing file (or a symlink planted in its place).
+    writeFileSync(path.join(userDataDir, 'User', 'settings.json'), `${JSON.stringify(demoUserSettings, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if (error.code !== 'EEXIST') throw error;
+  }
+}
+
 async function main() {
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CodeServerError(`PORT=${process.env.PORT} is not a TCP port`);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CodeServerError(`PORT=${process.env.PORT} is not a TCP port (1-65535)`);
+  // Before the build and a possibly long code-server install, not after them.
+  await assertPortFree(port);
   if (!process.argv.includes('--no-build')) step('building', () => {
     const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
-    if (built.status !== 0) throw new PackageVsixError(`npm run build failed (exit ${built.status})`);
+    if (built.status !== 0) throw new PackageVsixError(`npm run build failed (exit ${built.status}); its messages are above`);
   });
-  step('making sure code-server is installed', () => ensureCodeServer());
+  // Installed: returns at once. Not yet (the first start): it says what it does every 30 s and how long the last took.
+  ensureCodeServer();
   const { vsixPath, bytes } = step('packaging the extension', () => packageVsix({ build: false }));
   const extensionsDir = path.join(cache, 'e2e', 'extensions');
   // A running server never re-reads an installed extension's manifest: start from a clean folder each time.
@@ -35,11 +50,13 @@ async function main() {
   step(`installing ${path.basename(vsixPath)} (${(bytes / 1024).toFixed(0)} KB)`, () => installVsix(vsixPath, extensionsDir));
   const demo = step('creating the demo workspace', () => createDemoWorkspace(path.join(cache, 'demo-workspace')));
 
+  const userDataDir = path.join(cache, 'e2e', 'user-data');
+  writeSettingsOnce(userDataDir);
   const server = await startCodeServer({
     workspace: demo.folder,
     port,
     extensionsDir,
-    userDataDir: path.join(cache, 'e2e', 'user-data'),
+    userDataDir,
     stdio: 'inherit',
   });
   let stopping = false;
@@ -57,7 +74,8 @@ async function main() {
 
       ${server.url}?folder=${encodeURIComponent(demo.folder)}
 
-  In the command palette (F1): "Ringside: Start Recording…", then "Ringside: Capture Snapshot".
+  It opens on demo.c with the Ringside view and a short walkthrough beside it ("Ringside: a first recording"):
+  "Start Recording…", then "Capture Snapshot" (also in the command palette, F1).
   Ctrl-C stops the server.
 `);
   // Keep running until a signal arrives; notice if the server dies on its own.
@@ -72,8 +90,4 @@ async function main() {
   }, 1000);
 }
 
-main().catch((error) => {
-  const known = error instanceof CodeServerError || error instanceof PackageVsixError || error instanceof DemoWorkspaceError;
-  console.error(known ? `\nringside: ${error.message}` : error);
-  process.exit(1);
-});
+runMain(main);

@@ -83,8 +83,9 @@ export interface DemoWorkspace {
   counterLine: number;
 }
 interface DemoScript {
-  createDemoWorkspace(target: string, options?: { launchArgs?: string[] }): DemoWorkspace;
+  createDemoWorkspace(target: string, options?: { launchArgs?: string[]; firstScreen?: boolean }): DemoWorkspace;
   demoIncrements(rounds: number): number;
+  demoUserSettings: Readonly<Record<string, unknown>>;
 }
 
 function script<T>(relative: string): T {
@@ -154,6 +155,11 @@ export interface ScenarioOptions {
   /** Extra user settings. */
   userSettings?: Record<string, unknown>;
   /**
+   * Keep the demo's first screen (demo.c, the Ringside view and its walkthrough, as `npm start` shows): off by default,
+   * so scenarios start from a plain workbench whose editors and webviews are only their own.
+   */
+  firstScreen?: boolean;
+  /**
    * Run code-server (and so the extension host and everything Ringside launches) as this uid instead of root, from
    * copies that uid can read: the way desktop VS Code runs, as an ordinary user.
    */
@@ -201,7 +207,7 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
   };
   try {
     const vsix = extensionVsix();
-    const workspace = demo().createDemoWorkspace(path.join(base, 'workspace'), { launchArgs: options.launchArgs });
+    const workspace = demo().createDemoWorkspace(path.join(base, 'workspace'), { launchArgs: options.launchArgs, firstScreen: options.firstScreen ?? false });
     const extensionsDir = path.join(base, 'extensions');
     const userDataDir = path.join(base, 'user-data');
     mkdirSync(path.join(userDataDir, 'User'), { recursive: true });

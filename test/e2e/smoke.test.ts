@@ -1,25 +1,44 @@
-// The extension from this repository, packaged as a .vsix and installed into a real code-server, opens its timeline
-// panel from the command palette. Proves install, activation, command registration and the webview round trip.
+// The extension from this repository, packaged as a .vsix and installed into a real code-server, on the demo as
+// `npm start` opens it: the first screen is demo.c, the Ringside view and Ringside's own walkthrough (not VS Code's
+// "Get Started"), and "Ringside: Show Timeline" from the palette opens the timeline panel. Proves install,
+// activation, the first screen, command registration and the webview round trip.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { E2E_TIMEOUT_MS, notificationTexts, scenarioLifecycle, runCommand, webviewFrame } from './harness';
+import { demo, E2E_TIMEOUT_MS, notificationTexts, scenarioLifecycle, runCommand, webviewFrame } from './harness';
 
 describe('e2e: Ringside in code-server (smoke)', function () {
   this.timeout(4 * E2E_TIMEOUT_MS);
   const lifecycle = scenarioLifecycle();
 
-  it('"Ringside: Show Timeline" from the palette opens the timeline webview', async () => {
-    const scenario = await lifecycle.open('smoke');
+  it('the demo opens on demo.c with the Ringside view and walkthrough; "Ringside: Show Timeline" opens the timeline', async () => {
+    const scenario = await lifecycle.open('smoke', {
+      firstScreen: true,
+      // The fresh profile `npm start` runs: VS Code's default start page (the harness otherwise turns it off) and the demo's user settings.
+      userSettings: { 'workbench.startupEditor': 'welcomePage', ...demo().demoUserSettings },
+    });
     const { page } = scenario;
     console.log(`      code-server answered /healthz ${scenario.serverStartMs} ms after spawn`);
-    await scenario.screenshot('workbench-with-demo');
+
+    const tab = (label: string) => page.locator(`.tabs-container .tab[aria-label^="${label}"]`).first();
+    await tab('demo.c').waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    await tab('Walkthrough: Ringside').waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    const walkthrough = page.locator('.gettingStartedContainer').filter({ hasText: 'Ringside: a first recording' }).first();
+    await walkthrough.locator('.getting-started-step', { hasText: 'Start a recording' }).first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    // The side bar shows the Ringside container (its only view, Sessions, titles it) with the view's welcome buttons.
+    await page.locator('.sidebar .composite.title', { hasText: /Ringside/i }).first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    await page.locator('.sidebar .welcome-view-content', { hasText: 'No recording yet' }).first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    // demo.c is the editor of the first group, and no tab is VS Code's welcome page ("Welcome", or its "Setup"/"Get
+    // Started" walkthroughs): only the two Ringside put there.
+    assert.equal(await page.locator('.editor-group-container').first().locator('.tab.active').first().getAttribute('aria-label').then((l) => l?.split(',')[0]), 'demo.c');
+    const tabs = (await page.locator('.tabs-container .tab').allInnerTexts()).map((text) => text.trim());
+    assert.deepEqual(tabs.sort(), ['Walkthrough: Ringside', 'demo.c']);
+    await scenario.screenshot('first-screen');
 
     await runCommand(page, 'Ringside: Show Timeline');
+    await tab('Ringside Timeline').waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
     const frame = await webviewFrame(page);
-    // The panel is the extension's own page: it must render something, not an empty document.
-    await frame.locator('body *').first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
-    const tab = page.locator('.tabs-container .tab', { hasText: /Ringside|Timeline/ }).first();
-    await tab.waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    // The panel is the extension's own page (its status line), not the walkthrough's markdown or an empty document.
+    await frame.locator('.rs-status').first().waitFor({ state: 'attached', timeout: E2E_TIMEOUT_MS });
     const screenshot = await scenario.screenshot('timeline-panel');
     assert.ok(existsSync(screenshot));
 
