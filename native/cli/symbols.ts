@@ -14,8 +14,10 @@ import { FrameSymbols } from '../../host/frame-symbols';
 
 interface KnownProcess {
   pid: number;
-  tid: number;
+  /** The main thread's comm (tid = pid): what perf names the process by. */
   comm: string;
+  /** The comm of each other thread, which perf names its samples by: a worker is rarely named as its process. */
+  readonly threads: Map<number, string>;
   maps: Map<string, { start: bigint; end: bigint; pgoff: bigint; path: string; executable: boolean }>;
 }
 
@@ -25,21 +27,28 @@ export class SnapshotSymbols {
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
   readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip));
 
-  private process(pid: number, tid = pid): KnownProcess {
+  private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);
     if (!entry) {
-      entry = { pid, tid, comm: '', maps: new Map() };
+      entry = { pid, comm: '', threads: new Map(), maps: new Map() };
       this.known.set(pid, entry);
     }
     return entry;
+  }
+
+  /** Sets the comm of thread `tid` of `pid` (its main thread's is the process's). */
+  private nameThread(pid: number, tid: number, comm: string): void {
+    const entry = this.process(pid);
+    if (tid === pid) entry.comm = comm;
+    else entry.threads.set(tid, comm);
   }
 
   /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
   learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
     this.frames.forgetAddresses();
     for (const proc of procState) {
-      const entry = this.process(proc.pid, proc.tid);
-      if (proc.comm) entry.comm = proc.comm;
+      const entry = this.process(proc.pid);
+      if (proc.comm) this.nameThread(proc.pid, proc.tid, proc.comm);
       for (const map of proc.maps) {
         if (!map.path.startsWith('/') || !map.perms.includes('x')) continue;
         this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
@@ -59,14 +68,18 @@ export class SnapshotSymbols {
       const f = record.fields as Record<string, unknown>;
       const pid = Number(f.pid);
       if (type === RecordType.COMM) {
-        this.process(pid, Number(f.tid)).comm = String(f.comm ?? '');
+        this.nameThread(pid, Number(f.tid), String(f.comm ?? ''));
       } else if (type === RecordType.FORK) {
         const parent = Number(f.ppid);
+        const tid = Number(f.tid);
         if (parent !== pid) this.symbolizer.forkProcess(parent, pid);
-        const child = this.process(pid, Number(f.tid));
         const from = this.known.get(parent);
-        if (from) for (const [key, map] of from.maps) child.maps.set(key, map);
-        if (!child.comm && from) child.comm = from.comm;
+        const child = this.process(pid);
+        if (from && from !== child) for (const [key, map] of from.maps) child.maps.set(key, map);
+        // A new task starts with the comm of the thread that made it (ptid of ppid), until it sets its own.
+        const made = from ? (Number(f.ptid) === parent ? from.comm : from.threads.get(Number(f.ptid)) ?? from.comm) : '';
+        const own = tid === pid ? child.comm : child.threads.get(tid);
+        if (!own && made) this.nameThread(pid, tid, made);
       } else if (typeof f.filename === 'string') {
         const start = BigInt(f.addr as bigint);
         const length = BigInt(f.len as bigint);
@@ -96,11 +109,15 @@ export class SnapshotSymbols {
   processes(): SynthesizedProcess[] {
     return [...this.known.values()]
       .filter((p) => p.pid > 0)
-      .map((p) => ({
-        pid: p.pid,
-        tid: p.tid,
-        comm: p.comm || String(p.pid),
-        maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path, ...(m.executable ? {} : { executable: false }) })),
-      }));
+      .flatMap((p) => [
+        {
+          pid: p.pid,
+          tid: p.pid,
+          comm: p.comm || String(p.pid),
+          maps: [...p.maps.values()].map((m) => ({ start: m.start, end: m.end, pgoff: m.pgoff, path: m.path, ...(m.executable ? {} : { executable: false }) })),
+        },
+        // The other threads' COMM only: their mappings are the process's.
+        ...[...p.threads].map(([tid, comm]) => ({ pid: p.pid, tid, comm, maps: [] })),
+      ]);
   }
 }

@@ -9,6 +9,7 @@ import type { RawSnapshot } from '../abi/snapshot';
 import { RecordType } from '../abi/uapi';
 import { ElfFile } from '../symbols/elf';
 import { readProcMaps } from '../sys/procmaps';
+import { commOf } from '../perf/procfs';
 import { PerfDataError } from './format';
 import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
@@ -39,8 +40,13 @@ export async function exportSnapshot(file: string, snapshot: DecodedSnapshot, op
 
 /** The bytes exportSnapshot writes (separate so tests and the extension can keep them in memory). */
 export function buildExport(snapshot: DecodedSnapshot, options: ExportOptions = {}): Uint8Array {
+  // Processes by pid (their main thread's entry) and, apart, the COMM of their other threads.
   const given = new Map<number, SynthesizedProcess>();
-  for (const process of options.processes ?? []) given.set(process.pid, process);
+  const threads: SynthesizedProcess[] = [];
+  for (const process of options.processes ?? []) {
+    if (process.tid === process.pid) given.set(process.pid, process);
+    else threads.push(process);
+  }
   const seen = new Set<number>();
   const { pid } = snapshot.columns;
   for (let row = 0; row < snapshot.columns.length; row++) if (pid[row] > 0) seen.add(pid[row]);
@@ -51,10 +57,11 @@ export function buildExport(snapshot: DecodedSnapshot, options: ExportOptions = 
     }
   }
   const buildIdCache = new Map<string, string | undefined>();
-  const synthesized = [...given.values()].map((process) => ({
+  const synthesized: SynthesizedProcess[] = [...given.values(), ...threads].map((process) => ({
     ...process,
     maps: process.maps.map((map) => (map.buildId ? map : withBuildId(map, buildIdCache))),
   }));
+  if (options.liveProcesses !== false) synthesized.push(...threadComms(snapshot, synthesized));
   const cpus = os.cpus();
   const buildIds = mappedFileBuildIds(snapshot, buildIdCache);
   return writePerfData(snapshot, {
@@ -148,6 +155,27 @@ export function processFromProc(pid: number): SynthesizedProcess | undefined {
   } catch {
     return undefined; // exited: its side-band records are all there is
   }
+}
+
+/**
+ * A COMM for each thread (tid ≠ pid) the snapshot's rows name that no COMM record of the snapshot or of `synthesized`
+ * names, from /proc while it lives: perf names a sample by its thread's comm, and a thread that was running before the
+ * recording started (a pool's workers) has no COMM in the rings, so perf script printed ':TID' for its samples.
+ */
+function threadComms(snapshot: DecodedSnapshot, synthesized: readonly SynthesizedProcess[]): SynthesizedProcess[] {
+  const named = new Set<string>(synthesized.map((process) => `${process.pid}/${process.tid}`));
+  const { kind, pid, tid } = snapshot.columns;
+  for (let row = 0; row < snapshot.columns.length; row++) if (kind[row] === RecordType.COMM) named.add(`${pid[row]}/${tid[row]}`);
+  const threads: SynthesizedProcess[] = [];
+  for (let row = 0; row < snapshot.columns.length; row++) {
+    if (pid[row] <= 0 || tid[row] <= 0 || tid[row] === pid[row]) continue;
+    const key = `${pid[row]}/${tid[row]}`;
+    if (named.has(key)) continue;
+    named.add(key);
+    const comm = commOf(pid[row], tid[row]);
+    if (comm !== null) threads.push({ pid: pid[row], tid: tid[row], comm, maps: [] });
+  }
+  return threads;
 }
 
 /** `_text` from /proc/kallsyms and the kernel's build id from /sys/kernel/notes, when readable. */
