@@ -343,9 +343,9 @@ class Demangler {
 
   /**
    * An <encoding>. perf prints no parameters at top level, so there the bare-function-type is left unread
-   * ('skip'); a function in a template argument is printed by name ('read'). Nested encodings (the function around a local name, a thunk's target) print their parameters and
-   * member qualifiers as libiberty does without DMGL_PARAMS: `f(char const*, int&)`, `A::f() const`, no
-   * return type.
+   * ('skip'); a function in a template argument is printed by name ('read'). Nested encodings (the
+   * function around a local name, a thunk's target) print their parameters and member qualifiers as
+   * libiberty does without DMGL_PARAMS: `f(char const*, int&)`, `A::f() const`, no return type.
    */
   encoding(parameters: 'skip' | 'read' | 'print'): string {
     if (this.peek() === 'T' || (this.peek() === 'G' && this.peek(1) === 'V')) return this.specialName();

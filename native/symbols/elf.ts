@@ -342,7 +342,9 @@ export class ElfFile {
         if (code[i] !== 0xff || code[i + 1] !== 0x25) continue;
         const displacement = BigInt(c.u32(i + 2) | 0);
         const name = nameBySlot.get(plt.addr + BigInt(i + 6) + displacement);
-        if (name) out.push({ name: `${name}@plt`, value: plt.addr + BigInt(entry), size: PLT_ENTRY_SIZE, kind: 'function', label: false, binding: 'global', table: 'dynsym' });
+        if (name) {
+          out.push({ name: `${name}@plt`, value: plt.addr + BigInt(entry), size: PLT_ENTRY_SIZE, kind: 'function', label: false, binding: 'global', table: 'dynsym' });
+        }
         break;
       }
     }

@@ -43,7 +43,8 @@ describe('C++ frame names equal perf script (real kernel, g++ fixture)', functio
     assert.ok(existsSync(cli), 'dist/cli.js is built (npm run build)');
     const binary = fixture('sym_names');
     const data = path.join(dir, 'names.data');
-    const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'task-clock', '-g', '--pages', '256', '-o', data, '--', binary, '1500'], { encoding: 'utf8' });
+    const capture = [cli, 'capture', '-q', '-e', 'task-clock', '-g', '--pages', '256', '-o', data, '--', binary, '1500'];
+    const captured = spawnSync(process.execPath, capture, { encoding: 'utf8' });
     assert.equal(captured.status, 0, captured.stderr);
     const decoded = spawnSync(process.execPath, [cli, 'decode', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
     assert.equal(decoded.status, 0, decoded.stderr);
