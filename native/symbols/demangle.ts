@@ -1,10 +1,13 @@
 // Itanium C++ ABI demangling of symbol *names* (no parameter lists), the way perf shows them: perf
 // calls libiberty's cplus_demangle without DMGL_PARAMS, so `_ZN8ringside5Meter6recordEi` prints as
-// `ringside::Meter::record` and `_ZN8ringside5twiceIiEET_S1_` as `ringside::twice<int>`. Covers nested
-// and unscoped names, templates (types, literals, template params), substitutions, std abbreviations,
-// constructors/destructors, operators, ABI tags, local names and special names (vtable for ...); clone
-// suffixes are dropped as libiberty does without DMGL_PARAMS. Anything outside that (thunks, transaction
-// clones, expressions in template arguments) returns undefined so callers keep the mangled name. Pure.
+// `ringside::Meter::record` and `_ZN8ringside5twiceIiEET_S1_` as `ringside::twice<int>`. Only the top
+// level loses its parameters: the function enclosing a local name, and the target of a thunk, keep
+// theirs (`spin(long, int)::{lambda(long)#1}::operator()`, `non-virtual thunk to A::f(long)`), with
+// return types dropped. Covers nested and unscoped names, templates (types, literals, template params),
+// substitutions, std abbreviations, constructors/destructors, operators, ABI tags, local names, thunks
+// and special names (vtable for ...); clone suffixes are dropped as libiberty does without DMGL_PARAMS.
+// Anything outside that (transaction clones, function types, expressions in template arguments)
+// returns undefined so callers keep the mangled name. Pure.
 
 class Unsupported extends Error {}
 
@@ -39,12 +42,22 @@ interface Name {
   readonly text: string;
   /** Last unqualified component, for constructor/destructor names. */
   readonly last: string;
+  /** Ends in template arguments: as a function, its type starts with the return type. */
+  readonly template?: boolean;
+  /** A constructor, destructor or conversion operator: no return type even when a template. */
+  readonly noReturnType?: boolean;
+  /** cv and ref qualifiers of a member function (` const`), printed after its parameters. */
+  readonly qualifiers?: string;
 }
 
 class Demangler {
   private pos = 0;
   private readonly subs: string[] = [];
   private templateArgs: string[] = [];
+  /** Set by unqualifiedName: the component just read was a constructor, destructor or conversion operator. */
+  private lastWasStructor = false;
+  /** Printed types that are arrays: a pointer or reference to one needs libiberty's `int (*) [4]` form. */
+  private readonly arrayTypes = new Set<string>();
 
   constructor(private readonly s: string, private readonly verbose: boolean) {}
 
@@ -89,15 +102,21 @@ class Demangler {
 
   /** <unqualified-name>; `enclosing` is the class name, for constructors and destructors. */
   private unqualifiedName(enclosing: string): string {
+    this.lastWasStructor = false;
     const c = this.peek();
     if (c === 'L') { this.pos++; return this.unqualifiedName(enclosing); } // internal linkage marker (GCC)
     if (/[0-9]/.test(c)) return this.abiTags(this.sourceName());
     if (c === 'C' && /[1-5I]/.test(this.peek(1))) {
       this.pos += 2;
       if (this.s[this.pos - 1] === 'I') { this.next(); this.type(); }
+      this.lastWasStructor = true;
       return this.abiTags(stripTemplateArgs(enclosing));
     }
-    if (c === 'D' && /[0-5]/.test(this.peek(1))) { this.pos += 2; return this.abiTags('~' + stripTemplateArgs(enclosing)); }
+    if (c === 'D' && /[0-5]/.test(this.peek(1))) {
+      this.pos += 2;
+      this.lastWasStructor = true;
+      return this.abiTags('~' + stripTemplateArgs(enclosing));
+    }
     if (c === 'U' && this.peek(1) === 't') {
       this.pos += 2;
       const n = this.peek() === '_' ? 1 : this.number() + 2;
@@ -116,7 +135,11 @@ class Demangler {
     if (/[a-z]/.test(c)) {
       const code = this.s.slice(this.pos, this.pos + 2);
       this.pos += 2;
-      if (code === 'cv') return `operator ${this.type()}`;
+      if (code === 'cv') {
+        const target = this.type();
+        this.lastWasStructor = true;
+        return `operator ${target}`;
+      }
       if (code === 'li') return `operator"" ${this.sourceName()}`;
       const op = OPERATORS[code];
       if (!op) throw new Unsupported();
@@ -153,7 +176,7 @@ class Demangler {
     this.expect('L');
     if (this.peek() === '_' && this.peek(1) === 'Z') {
       this.pos += 2;
-      const inner = this.encodingName();
+      const inner = this.encoding('read');
       this.expect('E');
       return inner;
     }
@@ -208,12 +231,14 @@ class Demangler {
     } else if (c === 'P' || c === 'R' || c === 'O') {
       this.pos++;
       const inner = this.type();
+      if (this.arrayTypes.has(inner)) throw new Unsupported(); // `int (*) [4]`: not covered
       result = inner + (c === 'P' ? '*' : c === 'R' ? '&' : '&&');
     } else if (c === 'A') {
       this.pos++;
       const size = /[0-9]/.test(this.peek()) ? String(this.number()) : '';
       this.expect('_');
       result = `${this.type()} [${size}]`;
+      this.arrayTypes.add(result);
     } else if (c === 'T') {
       result = this.templateParam();
       if (this.peek() === 'I') {
@@ -235,16 +260,26 @@ class Demangler {
 
   /** <nested-name> after the N. */
   private nestedName(): Name {
-    while (/[rVKRO]/.test(this.peek())) this.pos++; // cv/ref qualifiers of a member function: not printed without params
+    let qualifiers = '';
+    while (/[rVK]/.test(this.peek())) {
+      const q = this.next();
+      qualifiers += q === 'r' ? ' restrict' : q === 'V' ? ' volatile' : ' const';
+    }
+    if (this.peek() === 'R' || this.peek() === 'O') qualifiers += this.next() === 'R' ? ' &' : ' &&';
     let text = '';
     let last = '';
+    let template = false;
+    let noReturnType = false;
     for (;;) {
       const c = this.peek();
       if (c === 'E') { this.pos++; break; }
       let fromSubstitution = false;
+      template = c === 'I';
+      noReturnType = false;
       if (c === 'I') {
         if (!text) throw new Unsupported();
         text = withArgs(text, this.templateArgList());
+        noReturnType = this.lastWasStructor;
       } else if (c === 'S' && this.peek(1) === 't') {
         this.pos += 2;
         last = this.unqualifiedName(last);
@@ -258,10 +293,11 @@ class Demangler {
       } else {
         last = this.unqualifiedName(last);
         text = text ? `${text}::${last}` : last;
+        noReturnType = this.lastWasStructor;
       }
       if (!fromSubstitution && this.peek() !== 'E') this.subs.push(text);
     }
-    return { text, last };
+    return { text, last, template, noReturnType, qualifiers };
   }
 
   /** <name>: nested, unscoped (possibly std::), unscoped template, local, or a substitution with args. */
@@ -270,29 +306,31 @@ class Demangler {
     if (c === 'N') { this.pos++; return this.nestedName(); }
     if (c === 'Z') {
       this.pos++;
-      const outer = this.encodingName();
+      const outer = this.encoding('print');
       this.expect('E');
       if (this.peek() === 's') { this.pos++; this.discriminator(); return { text: `${outer}::string literal`, last: 'string literal' }; }
       const saved = this.templateArgs;
       const inner = this.name();
       this.templateArgs = saved;
       this.discriminator();
-      return { text: `${outer}::${inner.text}`, last: inner.last };
+      return { ...inner, text: `${outer}::${inner.text}` };
     }
     let text: string;
     if (c === 'S' && this.peek(1) === 't') {
       this.pos += 2;
       text = `std::${this.unqualifiedName('')}`;
     } else if (c === 'S') {
+      this.lastWasStructor = false;
       const sub = this.substitution();
       if (this.peek() !== 'I') return sub;
-      return { text: withArgs(sub.text, this.templateArgList()), last: sub.last };
+      return { text: withArgs(sub.text, this.templateArgList()), last: sub.last, template: true };
     } else {
       text = this.unqualifiedName('');
     }
+    const noReturnType = this.lastWasStructor;
     if (this.peek() === 'I') {
       this.subs.push(text);
-      text = withArgs(text, this.templateArgList());
+      return { text: withArgs(text, this.templateArgList()), last: lastComponent(text), template: true, noReturnType };
     }
     return { text, last: lastComponent(text) };
   }
@@ -304,26 +342,46 @@ class Demangler {
   }
 
   /**
-   * The name part of an <encoding>. perf prints no parameters, so at top level the bare-function-type is
-   * left unread; inside a local name (Z <encoding> E) the parameter types are parsed to find the E.
+   * An <encoding>. perf prints no parameters at top level, so there the bare-function-type is left unread
+   * ('skip'); a function in a template argument is printed by name ('read'). Nested encodings (the
+   * function around a local name, a thunk's target) print their parameters and member qualifiers as
+   * libiberty does without DMGL_PARAMS: `f(char const*, int&)`, `A::f() const`, no return type.
    */
-  encodingName(topLevel = false): string {
+  encoding(parameters: 'skip' | 'read' | 'print'): string {
     if (this.peek() === 'T' || (this.peek() === 'G' && this.peek(1) === 'V')) return this.specialName();
-    const name = this.name().text;
-    if (!topLevel) while (this.peek() !== '' && this.peek() !== 'E') this.type();
-    return name;
+    const name = this.name();
+    if (parameters === 'skip' || this.peek() === '' || this.peek() === 'E') return name.text;
+    if (name.template && !name.noReturnType) this.type(); // the return type, which libiberty leaves out here
+    const types: string[] = [];
+    while (this.peek() !== '' && this.peek() !== 'E') types.push(this.type());
+    if (parameters === 'read') return name.text;
+    const list = types.length === 1 && types[0] === 'void' ? '' : types.join(', ');
+    return `${name.text}(${list})${name.qualifiers ?? ''}`;
+  }
+
+  /** <call-offset>: h <offset> _ or v <offset> _ <virtual offset> _; not printed. */
+  private callOffset(): void {
+    const kind = this.next();
+    if (kind !== 'h' && kind !== 'v') throw new Unsupported();
+    this.number();
+    this.expect('_');
+    if (kind === 'v') { this.number(); this.expect('_'); }
   }
 
   private specialName(): string {
     const code = this.s.slice(this.pos, this.pos + 2);
     this.pos += 2;
     switch (code) {
+      case 'Th': this.pos--; this.callOffset(); return `non-virtual thunk to ${this.encoding('print')}`;
+      case 'Tv': this.pos--; this.callOffset(); return `virtual thunk to ${this.encoding('print')}`;
+      case 'Tc': this.callOffset(); this.callOffset(); return `covariant return thunk to ${this.encoding('print')}`;
+      case 'TH': return `TLS init function for ${this.name().text}`;
+      case 'TW': return `TLS wrapper function for ${this.name().text}`;
       case 'TV': return `vtable for ${this.type()}`;
       case 'TT': return `VTT for ${this.type()}`;
       case 'TI': return `typeinfo for ${this.type()}`;
       case 'TS': return `typeinfo name for ${this.type()}`;
       case 'GV': return `guard variable for ${this.name().text}`;
-      // Thunks print their target with its parameter list even without DMGL_PARAMS: not covered.
       default: throw new Unsupported();
     }
   }
@@ -359,12 +417,17 @@ function withArgs(name: string, args: string): string {
  */
 export function demangle(mangled: string, options: { verbose?: boolean } = {}): string | undefined {
   if (!mangled.startsWith('_Z')) return undefined;
+  // A synthesized PLT name (`_ZdlPv@plt`) or a symbol version: perf demangles the part before the `@` and
+  // keeps the rest (`operator delete@plt`).
+  const at = mangled.indexOf('@');
+  const suffix = at < 0 ? '' : mangled.slice(at);
+  const symbol = at < 0 ? mangled : mangled.slice(0, at);
   // Mangled names have no dots of their own: from the first one on are GCC clone suffixes (`.constprop.0`,
   // `.isra.0`, `.cold`), which libiberty leaves out when it prints no parameters.
-  const dot = mangled.indexOf('.');
-  const d = new Demangler((dot < 0 ? mangled : mangled.slice(0, dot)).slice(2), options.verbose ?? false);
+  const dot = symbol.indexOf('.');
+  const d = new Demangler((dot < 0 ? symbol : symbol.slice(0, dot)).slice(2), options.verbose ?? false);
   try {
-    return d.encodingName(true);
+    return d.encoding('skip') + suffix;
   } catch (error) {
     if (error instanceof Unsupported) return undefined;
     throw error;

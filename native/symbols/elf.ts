@@ -97,6 +97,8 @@ export interface ElfSymbol {
   readonly value: bigint;
   readonly size: number;
   readonly kind: 'function' | 'object';
+  /** An untyped (STT_NOTYPE) code label rather than a declared function: loses to a function that encloses it. */
+  readonly label: boolean;
   readonly binding: 'local' | 'global' | 'weak';
   readonly table: 'symtab' | 'dynsym';
 }
@@ -290,6 +292,7 @@ export class ElfFile {
         out.push({
           name: sr.cstring(nameOffset), value, size,
           kind: symType === STT_OBJECT ? 'object' : 'function',
+          label: symType === STT_NOTYPE,
           binding: bind === 0 ? 'local' : bind === 2 ? 'weak' : 'global',
           table: table.type === SHT_SYMTAB ? 'symtab' : 'dynsym',
         });
@@ -339,7 +342,9 @@ export class ElfFile {
         if (code[i] !== 0xff || code[i + 1] !== 0x25) continue;
         const displacement = BigInt(c.u32(i + 2) | 0);
         const name = nameBySlot.get(plt.addr + BigInt(i + 6) + displacement);
-        if (name) out.push({ name: `${name}@plt`, value: plt.addr + BigInt(entry), size: PLT_ENTRY_SIZE, kind: 'function', binding: 'global', table: 'dynsym' });
+        if (name) {
+          out.push({ name: `${name}@plt`, value: plt.addr + BigInt(entry), size: PLT_ENTRY_SIZE, kind: 'function', label: false, binding: 'global', table: 'dynsym' });
+        }
         break;
       }
     }

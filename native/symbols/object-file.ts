@@ -7,7 +7,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } fro
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
 import { ElfFile, ElfSymbol, crc32 } from './elf';
-import { compareAliases } from './best-symbol';
+import { compareAliases, withoutEnclosedLabels } from './best-symbol';
 import { DwarfInfo, DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
@@ -181,7 +181,7 @@ export class ObjectFile {
       // Aliases at one address: keep the name perf would show. Symbols come symtab first, so ties keep symtab's.
       if (!existing || compareAliases(s, existing) > 0) byStart.set(s.value, s);
     }
-    const sorted = [...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+    const sorted = withoutEnclosedLabels([...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)));
     this.functions = sorted.map((s, i) => ({
       name: s.name,
       start: s.value,

@@ -13,7 +13,7 @@ function cxxfilt(names: readonly string[]): string[] {
 
 describe('symbols: C++ demangling', () => {
   it('every fixture symbol demangles exactly as c++filt -p', () => {
-    const names = [...new Set(['sym_cpp', 'sym_cpp_o2'].flatMap((f) => nm(fixture(f)).map((s) => s.name)).filter((n) => n.startsWith('_Z')))];
+    const names = [...new Set(['sym_cpp', 'sym_cpp_o2', 'sym_names'].flatMap((f) => nm(fixture(f)).map((s) => s.name)).filter((n) => n.startsWith('_Z')))];
     assert.ok(names.length >= 6);
     const expected = cxxfilt(names);
     names.forEach((n, i) => assert.equal(demangle(n, { verbose: true }), expected[i], n));
@@ -43,6 +43,15 @@ describe('symbols: C++ demangling', () => {
     assert.equal(demangle('_ZN8ringside5Meter6recordEi.isra.0'), 'ringside::Meter::record');
     assert.equal(demangle('_ZN8ringside5twiceIiEET_S1_'), 'ringside::twice<int>');
     assert.equal(demangle('_ZStlsISt11char_traitsIcEERSt13basic_ostreamIcT_ES5_PKc'), 'std::operator<< <std::char_traits<char> >');
+    // Only the top level loses its parameters: a local name's function and a thunk's target keep theirs.
+    assert.equal(demangle('_ZZ11spin_lambdaliENKUllE_clEl.isra.0'), 'spin_lambda(long, int)::{lambda(long)#1}::operator()');
+    assert.equal(demangle('_ZZNK5names11AccumulatorIlE6scaledEliENKUliE_clEi'), 'names::Accumulator<long>::scaled(long, int) const::{lambda(int)#1}::operator()');
+    assert.equal(demangle('_ZZ1fRKSsE1x'), 'f(std::string const&)::x');
+    assert.equal(demangle('_ZThn16_N5names4Both5rightEl'), 'non-virtual thunk to names::Both::right(long)');
+    assert.equal(demangle('_ZTv0_n32_N5names6Square4areaEl'), 'virtual thunk to names::Square::area(long)');
+    // perf names a PLT stub `<demangled>@plt`.
+    assert.equal(demangle('_ZdaPv@plt'), 'operator delete[]@plt');
+    assert.equal(demangle('_Znam'), 'operator new[]');
     assert.equal(demangle('main'), undefined);
     assert.equal(demangle('_Z'), undefined);
     assert.equal(demangle('_ZN3foo'), undefined, 'truncated');
