@@ -142,7 +142,11 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
         // Holding the rings matters more than the side-band: keep running, say it once. Clients
         // see the spool stop short of the ring and name it.
         const message = error instanceof Error ? error.message : String(error);
-        if (message !== spoolError) process.stderr.write(`ringside keep: cannot write the side-band spool: ${message}\n`);
+        if (message !== spoolError) {
+          const lost = spools.reduce((sum, { spool }) => sum + spool.unspooled.records, 0n);
+          process.stderr.write(`ringside keep: cannot write the side-band spool: ${message}; ${lost} side-band records lost so far ` +
+            '(snapshots name the loss)\n');
+        }
         spoolError = message;
       }
     };
