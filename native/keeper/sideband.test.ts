@@ -108,6 +108,20 @@ describe('keeper side-band spool on a full file system (a small tmpfs)', () => {
     assert.deepEqual(spool.unspooled, read.unspooled);
   });
 
+  it('a chunk larger than the whole file system is counted as lost, after its older records made way in vain', () => {
+    const file = sidebandSpoolPath(9, 2, dir);
+    const spool = new SidebandSpool(file);
+    spool.append(0n, concat([record(0), record(1)]));
+    const huge = concat(Array.from({ length: 4096 }, (_, n) => record(2 + n)));
+    assert.throws(() => spool.append(64n, huge), /ENOSPC/);
+    assert.deepEqual(spool.unspooled, { records: 4096n + 2n, bytes: 64n + 4096n * 32n, error: 'ENOSPC' });
+    spool.append(64n + 4096n * 32n, record(4098));
+    const read = readSidebandSpool(file)!;
+    assert.deepEqual(numbers(read.bytes), [4098]);
+    assert.equal(read.unspooled?.records, 4098n);
+    spool.dispose();
+  });
+
   it('a chunk no room can be made for is counted, and an empty drain publishes the loss once there is room', () => {
     const file = sidebandSpoolPath(9, 1, dir);
     const spool = new SidebandSpool(file);

@@ -120,6 +120,9 @@ export class SidebandSpool {
       this.needSegment = true;
     }
     const end = start + BigInt(bytes.length);
+    // What may go to make room: the segments there were before this chunk, oldest first (never one
+    // started for it, or a chunk larger than the file system would delete and start segments forever).
+    const older = spoolSegments(this.file);
     for (;;) {
       try {
         if (this.needSegment) this.startSegment(start);
@@ -128,7 +131,7 @@ export class SidebandSpool {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         // Out of space: the oldest records go so the newest fit, as past the bound.
-        if ((code === 'ENOSPC' || code === 'EDQUOT') && this.dropOldestForSpace(code)) continue;
+        if ((code === 'ENOSPC' || code === 'EDQUOT') && this.dropOldestForSpace(older, code)) continue;
         this.count(wholeRecords(bytes).count, bytes.length, code ?? (error instanceof Error ? error.message : String(error)));
         this.end = end;
         this.needSegment = true;
@@ -170,9 +173,9 @@ export class SidebandSpool {
     this.size += bytes.length;
   }
 
-  /** Deletes the oldest segment but the one appended to, counting its records as lost; false when there is none. */
-  private dropOldestForSpace(code: string): boolean {
-    const oldest = spoolSegments(this.file).find((segment) => this.needSegment || segment.seq < this.seq);
+  /** Deletes the oldest of `older` (taking it from the list), counting its records as lost; false when none is left. */
+  private dropOldestForSpace(older: { seq: number; file: string }[], code: string): boolean {
+    const oldest = older.shift();
     if (!oldest) return false;
     const segment = readSegment(oldest.file);
     unlinkIfThere(oldest.file);
