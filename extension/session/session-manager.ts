@@ -11,6 +11,8 @@ import type { ProcessSideband } from '../../native/perf/sideband-types';
 import { SnapshotSymbols } from '../../native/cli/symbols';
 import type { FrameSymbols } from '../../host/frame-symbols';
 import { PerfType } from '../../native/abi/uapi';
+import { describeLosses } from '../../native/decode/losses';
+import { pageSize } from '../../native/sys/libc';
 import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
 
 export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
@@ -283,7 +285,10 @@ export class SessionManager {
       const decodeMs = performance.now() - decodeStart;
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, raw.limitations ?? [], raw.processes ?? [], trigger);
+      // What this snapshot lost (rings that overwrote the start, side-band not spooled) joins the recording's limitations.
+      const losses = describeLosses(decoded, raw, { pageBytes: pageSize(), pagesOption: 'ringside.bufferPages' });
+      const limitations = [...raw.limitations ?? [], ...losses.notes];
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, limitations, raw.processes ?? [], trigger);
     })();
     session.snapshotInFlight = work;
     try {

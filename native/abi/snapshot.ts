@@ -82,6 +82,21 @@ export interface RingCopy {
   readonly lostSinceOpen?: bigint;
   /** Wall-clock ns (performance.now based, host side) when the copy was taken: for the timeline's snapshot marks. */
   readonly copiedAtNs?: number;
+  /**
+   * Forward rings a keeper spools (native/keeper/sideband): side-band it drained but could not keep
+   * because writing its spool failed (a full file system), since the spool began. Not in droppedBytes.
+   */
+  readonly unspooled?: SpoolLoss;
+}
+
+/** Side-band records a keeper drained from a ring and lost because its spool could not be written. */
+export interface SpoolLoss {
+  readonly records: bigint;
+  readonly bytes: bigint;
+  /** The error that lost them, e.g. 'ENOSPC'. */
+  readonly error: string;
+  /** The spool file (its directory is the keeper's state directory). */
+  readonly file: string;
 }
 
 /** An event spec turned into what perf_event_open needs (native/specs produces it, native/perf opens it). */
@@ -117,6 +132,10 @@ export interface RawSnapshot {
   readonly pauseWindowNs: readonly number[];
   /** What the recording could not see and why (user space only, rings shrunk to the locked-memory budget). */
   readonly limitations?: readonly string[];
+  /** Wall-clock ms since the epoch when the recording began: what a paused copy's bytesWritten counts from. Absent for files. */
+  readonly recordingStartedAtMs?: number;
+  /** Wall-clock ms since which the gap-free copies hold what was written: the snapshot that last swapped them, else the start. */
+  readonly gapFreeSinceMs?: number;
 }
 
 /**

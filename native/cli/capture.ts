@@ -14,7 +14,7 @@ import { describeExit, shellStatus } from '../perf/launch';
 import { DecodePool } from '../decode-pool/pool';
 import { allocateDecodableCopy } from '../decode/wasm/copy-room';
 import { lazyTargetSymbols, resolveExecutable } from '../symbols/target';
-import { SnapshotWriter, summarizeSnapshot } from './output';
+import { SnapshotWriter, cliLosses, snapshotLimitations, summarizeSnapshot } from './output';
 import { TriggerWatcher } from '../perf/trigger-watcher';
 import { onExitSignal, writeTriggeredSnapshot } from './triggers';
 import { checkWritableDirectory, checkWritableFile } from '../sys/writable';
@@ -84,13 +84,15 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       const raw = recorder.snapshot();
       const decoded: DecodedSnapshot = await pool.decode(raw);
       snapshots++;
-      await writer.write(decoded, raw.processes, raw.limitations);
-      if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded));
+      const losses = cliLosses(raw, decoded);
+      await writer.write(decoded, raw.processes, snapshotLimitations(raw, losses));
+      if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded, losses));
     };
     let triggered = 0;
+    // A triggered snapshot goes to a file of its own and takes nothing from -o's: its moments are in the next regular snapshot too.
     const takeTriggered = async (reason: string) => {
-      const { file, records } = await writeTriggeredSnapshot(() => recorder.snapshot(), options.snapshotDir!, ++triggered);
-      if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records)\n`);
+      const { file, records, losses } = await writeTriggeredSnapshot(() => recorder.peekSnapshot(), options.snapshotDir!, ++triggered);
+      if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records${losses.overwritten ? `; ${losses.overwritten}` : ''})\n`);
     };
     return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
   } finally {

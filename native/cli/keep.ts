@@ -8,7 +8,7 @@ import { runKeeperUntilSignal } from '../keeper/keeper';
 import { attachKeeperRings } from '../keeper/attach';
 import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
 import type { RingStatus } from '../perf/borrowed';
-import { SnapshotWriter, summarizeSnapshot } from './output';
+import { SnapshotWriter, cliLosses, snapshotLimitations, summarizeSnapshot } from './output';
 import { describePruning, pruneSideband, type SidebandPruning } from '../decode/sideband-prune';
 import { DecodePool } from '../decode-pool/pool';
 import { synthesizeSideband } from '../perf/procfs';
@@ -65,8 +65,9 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   try {
     const { snapshot: raw, pruning } = keeperSnapshot(state, !options.allSideband);
     const decoded = await pool.decode(raw);
-    await writer.write(decoded, raw.processes, raw.limitations);
-    if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded) + pruningSummary(pruning));
+    const losses = cliLosses(raw, decoded);
+    await writer.write(decoded, raw.processes, snapshotLimitations(raw, losses));
+    if (!options.quiet) process.stderr.write(summarizeSnapshot(1, `keeper ${state.pid}`, raw, decoded, losses) + pruningSummary(pruning));
   } finally {
     await pool.close();
     await writer.close();

@@ -11,6 +11,8 @@ import { formatRecordJson } from '../decode/jsonl';
 import { SnapshotSymbols } from './symbols';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile } from '../sys/writable';
+import { pageSize } from '../sys/libc';
+import { describeLosses, formatBytes, type LossReport } from '../decode/losses';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -123,11 +125,14 @@ export class SnapshotWriter {
   }
 }
 
-function formatBytes(bytes: bigint | number): string {
-  const value = Number(bytes);
-  if (value >= 1 << 20) return `${(value / (1 << 20)).toFixed(1)} MiB`;
-  if (value >= 1 << 10) return `${(value / (1 << 10)).toFixed(1)} KiB`;
-  return `${value} B`;
+/** What a snapshot lost, in the CLI's words (the ring size is --pages). */
+export function cliLosses(raw: RawSnapshot, decoded: DecodedSnapshot): LossReport {
+  return describeLosses(decoded, raw, { pageBytes: pageSize(), pagesOption: '--pages' });
+}
+
+/** A snapshot's limitations as its output shows them: the recording's, then what this snapshot lost. */
+export function snapshotLimitations(raw: RawSnapshot, losses: LossReport): string[] {
+  return [...raw.limitations ?? [], ...losses.notes];
 }
 
 /**
@@ -152,13 +157,23 @@ export function samplesPerEventByRing(decoded: DecodedSnapshot): Map<number, Map
  * it the LOST records in this copy account for; else the LOST records alone.
  */
 function lostText(ring: RingCoverage): string {
-  if (ring.lostSinceOpen === undefined) return `${ring.lostRecords}`;
-  return `${ring.lostSinceOpen} since the ring opened (${ring.lostRecords} in LOST records of this copy)`;
+  const unspooled = ring.unspooled ? `, ${ring.unspooled.records} not spooled (${ring.unspooled.error})` : '';
+  if (ring.lostSinceOpen === undefined) return `${ring.lostRecords}${unspooled}`;
+  return `${ring.lostSinceOpen} since the ring opened (${ring.lostRecords} in LOST records of this copy)${unspooled}`;
 }
 
-export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot): string {
-  const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)`];
+/**
+ * The stderr summary of a snapshot. A snapshot whose rings overwrote the start of what they
+ * recorded says so on its first line: the per-ring lines below are easy to read past.
+ */
+export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot,
+  losses: LossReport = cliLosses(raw, decoded)): string {
+  const overwrote = losses.overwritten ? `; ${losses.overwritten}` : '';
+  const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)${overwrote}`];
   for (const limitation of raw.limitations ?? []) lines.push(`  ${limitation}`);
+  for (const note of losses.notes) if (note !== losses.overwritten) lines.push(`  ${note}`);
+  // Gap-free copies hold what was written since the snapshot that last swapped them.
+  const sinceLast = raw.gapFreeSinceMs !== undefined && raw.gapFreeSinceMs !== raw.recordingStartedAtMs;
   const worstPause = raw.pauseWindowNs.length ? Math.max(...raw.pauseWindowNs) : 0;
   if (worstPause) lines.push(`  longest pause window ${(worstPause / 1e3).toFixed(1)} us`);
   const perEvent = samplesPerEventByRing(decoded);
@@ -169,7 +184,7 @@ export function summarizeSnapshot(index: number, reason: string, raw: RawSnapsho
     const oldest = ring.oldestTimeNs === null ? '-' : ring.oldestTimeNs.toString();
     lines.push(
       `  ${ring.label.padEnd(10)} ${ring.path.padEnd(8)} ${String(ring.recordsRetained).padStart(8)} records  ` +
-      `written ${formatBytes(ring.bytesWritten)}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
+      `written ${formatBytes(ring.bytesWritten)}${sinceLast && ring.path === 'gap-free' ? ' since the last snapshot' : ''}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
       `oldest ${oldest}, lost ${lostText(ring)}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}${shared}`,
     );
   }

@@ -9,7 +9,8 @@ import type { Recorder } from '../perf/recorder';
 import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { describeExit } from '../perf/launch';
-import { SnapshotWriter } from './output';
+import { SnapshotWriter, cliLosses, snapshotLimitations } from './output';
+import type { LossReport } from '../decode/losses';
 
 /** `DIR/ringside-N-TIME.data`, numbered from 1, the time as ISO 8601 with ':' replaced for file systems that refuse it. */
 export function triggeredSnapshotPath(dir: string, index: number, at: Date = new Date()): string {
@@ -37,15 +38,16 @@ export type TriggeredSnapshot = RawSnapshot & { readonly processes: readonly Pro
  * processes); returns the file and its record count.
  */
 export async function writeTriggeredSnapshot(take: () => TriggeredSnapshot, dir: string, index: number):
-  Promise<{ file: string; records: number }> {
+  Promise<{ file: string; records: number; losses: LossReport }> {
   const raw = take();
   const decoded = decodeSnapshot(raw);
+  const losses = cliLosses(raw, decoded);
   const file = triggeredSnapshotPath(dir, index);
   const writer = new SnapshotWriter({ format: 'perf.data', output: file });
   try {
-    await writer.write(decoded, raw.processes, raw.limitations);
+    await writer.write(decoded, raw.processes, snapshotLimitations(raw, losses));
   } finally {
     await writer.close();
   }
-  return { file, records: decoded.columns.length };
+  return { file, records: decoded.columns.length, losses };
 }

@@ -293,6 +293,7 @@ export function assembleSnapshot(
       newestTimeNs: timed ? timeOf(largestTime(ring, state)) : null,
       lostRecords: BigInt(state.lost),
       ...(ring.lostSinceOpen !== undefined ? { lostSinceOpen: ring.lostSinceOpen } : {}),
+      ...(ring.unspooled ? { unspooled: ring.unspooled } : {}),
       anomalies: state.anomalies,
     };
   });

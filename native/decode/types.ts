@@ -3,7 +3,7 @@
 // (ring copies and the events that describe them) is in native/abi/snapshot.ts.
 // Pure types: nothing here imports node, koffi or vscode.
 
-import type { EventDescription, RingCopy, SnapshotPath } from '../abi/snapshot';
+import type { EventDescription, RingCopy, SnapshotPath, SpoolLoss } from '../abi/snapshot';
 import type { ColumnArrays } from './column-schema';
 
 /** A counted oddity found while walking; the walk stops or skips, never throws. */
@@ -31,6 +31,8 @@ export interface RingCoverage {
   readonly lostRecords: bigint;
   /** RingCopy.lostSinceOpen: every record the kernel could not write into this ring; absent where not counted. */
   readonly lostSinceOpen?: bigint;
+  /** RingCopy.unspooled: side-band a keeper lost because it could not write its spool. */
+  readonly unspooled?: SpoolLoss;
   readonly anomalies: number;
 }
 

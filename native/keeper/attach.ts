@@ -114,8 +114,9 @@ export class KeptRingSource {
         if (!this.paused) this.follow();
         const raw = this.source.snapshot();
         if (this.paused || attempt === SNAPSHOT_ATTEMPTS || this.newestGeneration() === this.generation(this.state)) {
-          return this.options.neededSidebandOnly ? this.neededSideband({ ...raw, limitations: this.limitations })
-            : { ...raw, limitations: this.limitations };
+          // The keeper's rings are plain flight recorders: what they count as written began when it started.
+          const described = { ...raw, limitations: this.limitations, recordingStartedAtMs: Date.parse(this.state.startedAt) };
+          return this.options.neededSidebandOnly ? this.neededSideband(described) : described;
         }
       }
     } finally {

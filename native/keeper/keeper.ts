@@ -133,18 +133,26 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     // target would be lost within seconds), so the keeper empties them into their spools.
     let spoolError: string | undefined;
     const drainSideband = () => {
-      try {
-        for (const { ring, spool } of spools) {
+      let failure: unknown;
+      for (const { ring, spool } of spools) {
+        try {
           const { start, bytes } = ring.takePending();
           spool.append(start, bytes);
+        } catch (error) {
+          failure ??= error;
         }
-      } catch (error) {
-        // Holding the rings matters more than the side-band: keep running, say it once. Clients
-        // see the spool stop short of the ring and name it.
-        const message = error instanceof Error ? error.message : String(error);
-        if (message !== spoolError) process.stderr.write(`ringside keep: cannot write the side-band spool: ${message}\n`);
-        spoolError = message;
       }
+      // Records lost to a full file system are lost even when the spool made room by dropping its oldest.
+      const lost = spools.reduce((sum, { spool }) => sum + spool.unspooled.records, 0n);
+      const error = failure instanceof Error ? failure.message : failure !== undefined ? String(failure)
+        : lost > 0n ? spools.find(({ spool }) => spool.unspooled.records > 0n)!.spool.unspooled.error : undefined;
+      // Holding the rings matters more than the side-band: keep running, say it once per cause.
+      // Every snapshot names the loss (the spool's segments count it).
+      if (error !== undefined && error !== spoolError) {
+        process.stderr.write(`ringside keep: cannot write the side-band spool in ${dir}: ${error}; ${lost} side-band records lost so far ` +
+          '(snapshots name the loss)\n');
+      }
+      spoolError = error ?? spoolError;
     };
     drainSideband();
     sidebandDrain = setInterval(drainSideband, SPOOL_DRAIN_MS);

@@ -80,7 +80,15 @@ export function borrowPerfFd(pid: number, targetFd: number): number {
 /** Side-band records an owner drained out of its ring: their position in the ring's stream and the whole records from there. */
 export interface DrainedSideband {
   readonly base: bigint;
+  /** Stream position past the newest record (base + bytes.length, unless writes that failed left holes). */
+  readonly end: bigint;
   readonly bytes: Uint8Array;
+  /** Bytes before `base` the owner dropped to stay within its bound. */
+  readonly droppedBytes: bigint;
+  /** What the owner drained but could not keep (its spool could not be written). */
+  readonly unspooled?: { readonly records: bigint; readonly bytes: bigint; readonly error: string };
+  /** Where the owner keeps them, for messages. */
+  readonly file?: string;
 }
 
 /** A forward ring seen read-only: copies what the owner has not consumed yet, oldest first. */
@@ -133,13 +141,15 @@ export class PeekRing {
     if (!earlier) return copy;
     // The drained records, then what the ring still held past them (drainedUpTo waited until the
     // drained stream reached the data_tail we read, so nothing falls between the two).
-    const drainedEnd = earlier.base + BigInt(earlier.bytes.length);
-    const fromRing = drainedEnd >= head ? 0 : Number(head - drainedEnd);
+    const fromRing = earlier.end >= head ? 0 : Number(head - earlier.end);
     const bytes = new Uint8Array(earlier.bytes.length + fromRing);
     bytes.set(earlier.bytes, 0);
     bytes.set(inRing.subarray(length - fromRing, length), earlier.bytes.length);
-    const droppedBytes = earlier.base;
-    return { ...copy, bytes, validBytes: bytes.length, ...(droppedBytes > 0n ? { droppedBytes } : {}) };
+    const { droppedBytes, unspooled } = earlier;
+    return {
+      ...copy, bytes, validBytes: bytes.length, ...(droppedBytes > 0n ? { droppedBytes } : {}),
+      ...(unspooled ? { unspooled: { ...unspooled, file: earlier.file ?? this.meta.label } } : {}),
+    };
   }
 
   /**
@@ -152,7 +162,7 @@ export class PeekRing {
       // No spool: none yet (the owner's first drain creates it right after moving data_tail), or
       // none any more (an owner that stopped removes it): then the ring is all there is.
       if (!drained && (tail === 0n || attempt === 10)) return null;
-      const drainedEnd = drained ? drained.base + BigInt(drained.bytes.length) : 0n;
+      const drainedEnd = drained ? drained.end : 0n;
       if (drained && drainedEnd >= tail) return drained;
       if (attempt === 100) {
         throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drainedEnd}, before the ring's data_tail ${tail}`,

@@ -131,6 +131,10 @@ export class Recorder {
   private growthTimer: NodeJS.Timeout | undefined;
   /** Pages of the rings a resize leaves alone (trigger events' own rings). */
   private readonly fixedPages: number;
+  /** Wall-clock ms when the events began recording (RawSnapshot.recordingStartedAtMs). */
+  private recordingStartedAtMs = Date.now();
+  /** Wall-clock ms since which the gap-free pairs' live rings record (RawSnapshot.gapFreeSinceMs). */
+  private gapFreeSinceMs = this.recordingStartedAtMs;
 
   private constructor(
     private readonly options: RecorderOptions,
@@ -216,6 +220,8 @@ export class Recorder {
       recorder.dispose();
       throw error;
     }
+    // A launched command's events start with its exec, which open() waited for.
+    recorder.recordingStartedAtMs = recorder.gapFreeSinceMs = Date.now();
     recorder.warmer.schedule();
     if (options.windowSec !== undefined) {
       recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
@@ -611,16 +617,36 @@ export class Recorder {
 
   /** Pauses, copies and resumes every flight-recorder ring (or swaps gap-free pairs), and drains the side-band rings. */
   snapshot(): RecorderSnapshot {
+    return this.takeSnapshot(false);
+  }
+
+  /**
+   * A snapshot that takes nothing away from the next snapshot(): gap-free pairs are paused and
+   * copied instead of swapped, the side-band is read without being consumed. For a triggered
+   * snapshot written on the side, so the regular snapshots still hold the moments it shows.
+   */
+  peekSnapshot(): RecorderSnapshot {
+    return this.takeSnapshot(true);
+  }
+
+  private takeSnapshot(leaveWhole: boolean): RecorderSnapshot {
     this.checkOpen();
     const takenAtMs = Date.now();
-    const { rings, pauseWindowNs } = snapshotRings([...this.units, ...this.retired.map((copy) => ({ kind: 'held' as const, copy }))]);
+    const gapFreeSinceMs = this.gapFreeSinceMs;
+    const { rings, pauseWindowNs } = snapshotRings([...this.units, ...this.retired.map((copy) => ({ kind: 'held' as const, copy }))], false, leaveWhole);
     // Gap-free copies tile time: each snapshot holds what happened since the previous one, so the
     // retired rings' last records are handed out once. Paused copies repeat the whole ring each
     // time, and keep the retired records until the grown rings hold the window by themselves.
-    if (this.options.gapFree) this.retired = [];
+    if (this.options.gapFree && !leaveWhole) {
+      this.retired = [];
+      this.gapFreeSinceMs = takenAtMs;
+    }
     this.warmer.schedule();
     const processes = this.synthesize();
-    return { events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations };
+    return {
+      events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations,
+      recordingStartedAtMs: this.recordingStartedAtMs, gapFreeSinceMs,
+    };
   }
 
   private synthesize(): ProcessSideband[] {

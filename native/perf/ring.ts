@@ -376,19 +376,23 @@ export class BackwardRing {
     return { bytes, head, validBytes, written };
   }
 
-  /** Pause output -> read head -> copy -> resume. The buffer (the warmed spare when there is one) is taken before the pause. */
-  snapshot(mode: CopyMode = this.mode): RingSnapshot {
+  /**
+   * Pause output -> read head -> copy -> resume. The buffer (the warmed spare when there is one) is taken before the pause.
+   * `writtenSince`: only what was written after that head (a gap-free pair's live ring, since it went live).
+   */
+  snapshot(mode: CopyMode = this.mode, writtenSince = 0n, lostSinceOpen?: () => bigint | null): RingSnapshot {
     const bytes = this.spare.take();
     const started = process.hrtime.bigint();
     this.event.pauseOutput(true);
     let result;
     try {
-      result = this.copyInto(bytes, mode, 0n);
+      result = this.copyInto(bytes, mode, writtenSince);
     } finally {
       this.event.pauseOutput(false);
     }
     const pauseWindowNs = Number(process.hrtime.bigint() - started);
-    return { copy: this.toCopy(result.bytes, result.validBytes, result.written, 'paused'), pauseWindowNs };
+    const lost = lostSinceOpen ? lostSinceOpen() : this.lostSinceOpen();
+    return { copy: this.toCopy(result.bytes, result.validBytes, result.written, 'paused', lost), pauseWindowNs };
   }
 
   /** A copy's RingCopy; the loss count is read now, so a pause window just ended is in it. */
@@ -623,10 +627,23 @@ export class GapFreeRingPair {
     this.standby = retired;
     // The retired ring keeps its meta (ringId/label) so the decoder sees one logical ring per target,
     // and the pair's losses are those of both rings.
-    const retiredLost = retired.lostSinceOpen();
-    const liveLost = this.live.lostSinceOpen();
-    const lost = retiredLost === null || liveLost === null ? null : retiredLost + liveLost;
-    return { copy: retired.toCopy(result.bytes, result.validBytes, result.written, 'gap-free', lost), pauseWindowNs: switchNs };
+    return { copy: retired.toCopy(result.bytes, result.validBytes, result.written, 'gap-free', this.lostSinceOpen()), pauseWindowNs: switchNs };
+  }
+
+  /** The pair's losses: those of both rings (null where the kernel does not count them). */
+  private lostSinceOpen(): bigint | null {
+    const first = this.live.lostSinceOpen();
+    const second = this.standby.lostSinceOpen();
+    return first === null || second === null ? null : first + second;
+  }
+
+  /**
+   * What the live ring holds since it went live, paused and copied without a swap: the next
+   * snapshot() still hands it out (a triggered snapshot must not take records from the series
+   * the regular snapshots tile).
+   */
+  peek(mode?: CopyMode): RingSnapshot {
+    return this.live.snapshot(mode ?? this.live.mode, this.liveSinceHead, () => this.lostSinceOpen());
   }
 
   pauseOutput(paused: boolean): void {

@@ -26,8 +26,12 @@ export function quiescentCopy(ring: BackwardRing): RingCopy {
   return ring.toCopy(result.bytes, result.validBytes, result.written, 'paused');
 }
 
-/** Copies every ring in order. `heldPaused`: the backward rings are already paused, so they are copied without a pause of their own. */
-export function snapshotRings(rings: readonly SnapshotRing[], heldPaused = false): RingCopies {
+/**
+ * Copies every ring in order. `heldPaused`: the backward rings are already paused, so they are copied without a pause of their own.
+ * `leaveWhole`: take nothing away from the next snapshot: gap-free pairs are paused and copied instead of swapped, our
+ * side-band rings are read without being consumed.
+ */
+export function snapshotRings(rings: readonly SnapshotRing[], heldPaused = false, leaveWhole = false): RingCopies {
   const copies: RingCopy[] = [];
   const pauseWindowNs: number[] = [];
   const add = (copy: RingCopy, windowNs: number) => {
@@ -45,9 +49,13 @@ export function snapshotRings(rings: readonly SnapshotRing[], heldPaused = false
         result = unit.ring.snapshot();
         break;
       case 'pair':
-        result = unit.pair.snapshot();
+        result = leaveWhole ? unit.pair.peek() : unit.pair.snapshot();
         break;
       case 'forward':
+        if (leaveWhole) {
+          add(unit.ring.peek(), 0);
+          continue;
+        }
         result = unit.ring.read();
         break;
       case 'peek':

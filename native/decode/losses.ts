@@ -1,0 +1,112 @@
+// What a snapshot lost, in words, from its coverage: records the flight recorders overwrote (with
+// how much of how long was kept, and the ring size that keeps it all), side-band dropped or never
+// spooled, and records the kernel could not write. One home for these sentences: the CLI's summary
+// (its first line names the overwrite), the timeline page's and the panel's snapshot notes.
+
+import type { RawSnapshot } from '../abi/snapshot';
+import type { DecodedSnapshot, RingCoverage } from './types';
+
+export interface LossReport {
+  /** The flight recorders overwrote the oldest records: how much was kept of how long; undefined when they overwrote nothing. */
+  readonly overwritten?: string;
+  /** Every loss, one line each, `overwritten` first: what a snapshot's limitations add. */
+  readonly notes: readonly string[];
+}
+
+export interface LossContext {
+  /** Bytes per page, to name the ring size that would have kept everything. */
+  readonly pageBytes: number;
+  /** How the user sets the ring size where they read this (`--pages`, or a setting's name). */
+  readonly pagesOption: string;
+}
+
+type Timing = Pick<RawSnapshot, 'takenAtMs' | 'recordingStartedAtMs' | 'gapFreeSinceMs'>;
+
+export function formatBytes(bytes: bigint | number): string {
+  const value = Number(bytes);
+  if (value >= 1 << 20) return `${(value / (1 << 20)).toFixed(1)} MiB`;
+  if (value >= 1 << 10) return `${(value / (1 << 10)).toFixed(1)} KiB`;
+  return `${value} B`;
+}
+
+const count = (n: number | bigint) => n.toLocaleString('en-US');
+
+/** Seconds with two significant decimals below 10 s (0.25 s, 1.3 s, 41 s). */
+function seconds(value: number): string {
+  if (value < 0.095) return `${(value * 1000).toFixed(0)} ms`;
+  return `${value < 10 ? value.toFixed(1) : value.toFixed(0)} s`;
+}
+
+function nextPowerOfTwo(n: number): number {
+  let power = 1;
+  while (power < n) power *= 2;
+  return power;
+}
+
+/**
+ * What `decoded` lost. `timing` is the raw snapshot's: the start of what its copies count as written
+ * (the recording's start, or the last swap of gap-free copies), so the overwrite can say of how long.
+ */
+export function describeLosses(decoded: DecodedSnapshot, timing: Timing, context: LossContext): LossReport {
+  const notes: string[] = [];
+  const overwritten = overwriteNote(decoded, timing, context);
+  if (overwritten) notes.push(overwritten);
+  const lost: string[] = [];
+  let lostTotal = 0n;
+  for (const [r, ring] of decoded.coverage.entries()) {
+    const direction = decoded.rings[r]?.direction;
+    if (direction === 'forward' && ring.bytesOverwritten > 0n) {
+      notes.push(`side-band ${ring.label}: the oldest ${formatBytes(ring.bytesOverwritten)} of COMM/MMAP/FORK/EXIT records were dropped ` +
+        'to keep the side-band store bounded');
+    }
+    if (ring.unspooled && ring.unspooled.bytes > 0n) {
+      const { records, bytes, error, file } = ring.unspooled;
+      notes.push(`side-band ${ring.label}: lost ${count(records)} records (${formatBytes(bytes)}): the keeper could not write them ` +
+        `to its spool ${file} (${error}); free space there, or point XDG_RUNTIME_DIR at a larger file system`);
+    }
+    const kernelLost = ring.lostSinceOpen ?? ring.lostRecords;
+    if (kernelLost > 0n) {
+      lost.push(`${ring.label} ${count(kernelLost)}`);
+      lostTotal += kernelLost;
+    }
+  }
+  if (lostTotal > 0n) {
+    notes.push(`lost ${count(lostTotal)} records the kernel could not write (a ring paused for a copy, or full): ${lost.join(', ')}`);
+  }
+  return { ...(overwritten ? { overwritten } : {}), notes };
+}
+
+/** Records a ring would hold had it kept everything written: retained records scaled by bytes written over bytes kept. */
+function estimatedRecords(ring: RingCoverage): number {
+  const kept = ring.bytesWritten - ring.bytesOverwritten;
+  if (ring.bytesOverwritten === 0n || kept <= 0n) return ring.recordsRetained;
+  return Math.round(ring.recordsRetained * Number(ring.bytesWritten) / Number(kept));
+}
+
+function overwriteNote(decoded: DecodedSnapshot, timing: Timing, context: LossContext): string | undefined {
+  const backward = decoded.coverage.filter((_, r) => decoded.rings[r]?.direction === 'backward');
+  const overwrote = backward.filter((ring) => ring.bytesOverwritten > 0n);
+  if (overwrote.length === 0) return undefined;
+  let kept = 0;
+  let estimate = 0;
+  for (const [r, ring] of decoded.coverage.entries()) {
+    kept += ring.recordsRetained;
+    estimate += decoded.rings[r]?.direction === 'backward' ? estimatedRecords(ring) : ring.recordsRetained;
+  }
+  // Complete from the newest "oldest record" of the rings that overwrote: before it, some ring's records are gone.
+  const completeFrom = overwrote.reduce<bigint | null>((max, ring) =>
+    ring.oldestTimeNs !== null && (max === null || ring.oldestTimeNs > max) ? ring.oldestTimeNs : max, null);
+  const newest = backward.reduce<bigint | null>((max, ring) =>
+    ring.newestTimeNs !== null && (max === null || ring.newestTimeNs > max) ? ring.newestTimeNs : max, null);
+  const keptSec = completeFrom !== null && newest !== null ? Number(newest - completeFrom) / 1e9 : null;
+  // What the overwritten copies count as written began at the recording's start, or for gap-free copies at the last swap.
+  const starts = overwrote.map((ring) => ring.path === 'gap-free' ? timing.gapFreeSinceMs : timing.recordingStartedAtMs);
+  const recordedSec = starts.every((start) => start !== undefined)
+    ? (timing.takenAtMs - Math.min(...(starts as number[]))) / 1000 : null;
+  const span = keptSec === null ? ''
+    : recordedSec === null ? `the last ${seconds(keptSec)}` : `the last ${seconds(keptSec)} of ${seconds(Math.max(recordedSec, keptSec))}`;
+  const written = overwrote.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n);
+  const pages = nextPowerOfTwo(Math.ceil(Number(written) / context.pageBytes));
+  return `kept ${span ? `${span}: ` : ''}${count(kept)} of about ${count(Math.max(estimate, kept))} records; ` +
+    `the rings overwrote the rest (${context.pagesOption} ${pages} keeps it all, if the locked-memory budget allows)`;
+}
