@@ -1,7 +1,6 @@
 // Where capture output goes: JSON Lines (stdout or a file, appended snapshot after snapshot,
 // each record emitted once), perf.data, or a self-contained HTML timeline. Also the stderr summary.
 
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import type { CaptureOptions } from './args';
 import type { DecodedSnapshot, RingCoverage } from '../decode/types';
@@ -11,6 +10,7 @@ import { formatRecordJson } from '../decode/jsonl';
 import { SnapshotSymbols } from './symbols';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile } from '../sys/writable';
+import { AtomicFile } from '../sys/safe-file';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -20,27 +20,20 @@ function numberedPath(file: string, index: number): string {
 }
 
 export class SnapshotWriter {
-  private readonly stream: WriteStream | NodeJS.WriteStream;
-  private readonly ownsStream: boolean;
+  /** `-o FILE.jsonl`: written beside under a temporary name (mode 0600), renamed into place by close(). Else stdout. */
+  private readonly file: AtomicFile | undefined;
   /** Newest absolute time (ns) emitted per ring label, so repeated snapshots of the same flight recorder never print a record twice. */
   private readonly newestEmitted = new Map<string, bigint>();
   private readonly symbols = new SnapshotSymbols();
   private snapshotIndex = 0;
-  /** The first error of the output stream (a full disk, say): every later write fails with it. */
+  /** The first error of the output (a full disk, say): every later write fails with it. */
   private streamError: Error | undefined;
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
   constructor(private readonly options: Pick<CaptureOptions, 'format' | 'output'>) {
     if (options.output !== undefined && options.output !== '-') checkWritableFile(options.output, '-o');
-    if (options.format === 'jsonl' && options.output && options.output !== '-') {
-      // Opened here, synchronously: a stream that opens later reports a failure as an 'error' event nobody awaits.
-      this.stream = createWriteStream(options.output, { fd: openSync(options.output, 'w') });
-      this.stream.on('error', (error) => { this.streamError ??= error; });
-      this.ownsStream = true;
-    } else {
-      this.stream = process.stdout;
-      this.ownsStream = false;
-    }
+    // Opened here, before anything is recorded: a file that cannot be created fails the capture now.
+    if (options.format === 'jsonl' && options.output && options.output !== '-') this.file = new AtomicFile(options.output);
   }
 
   /**
@@ -95,28 +88,43 @@ export class SnapshotWriter {
     }
     for (const [label, newest] of newestNow) this.newestEmitted.set(label, origin + BigInt(newest));
     if (chunk) await this.flush(chunk);
+    // A later snapshot that fails (a full disk) leaves this one whole in the file, never a cut line.
+    this.file?.checkpoint();
   }
 
   private flush(text: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.streamError) {
-        reject(this.streamError);
-        return;
+    if (this.streamError) return Promise.reject(this.streamError);
+    if (this.file) {
+      try {
+        this.file.write(text);
+      } catch (error) {
+        this.streamError = error as Error;
+        throw error;
       }
-      if (this.stream.write(text)) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      if (process.stdout.write(text)) {
         resolve();
         return;
       }
       // Full buffer: wait for drain, or fail with the error that ends the stream instead.
-      const drained = () => { this.stream.off('error', failed); resolve(); };
-      const failed = (error: Error) => { this.stream.off('drain', drained); reject(error); };
-      this.stream.once('drain', drained);
-      this.stream.once('error', failed);
+      const drained = () => { process.stdout.off('error', failed); resolve(); };
+      const failed = (error: Error) => { process.stdout.off('drain', drained); this.streamError ??= error; reject(error); };
+      process.stdout.once('drain', drained);
+      process.stdout.once('error', failed);
     });
   }
 
+  /** Renames the finished -o file into place (a failed write already removed it, or kept its whole snapshots). */
   async close(): Promise<void> {
-    if (this.ownsStream) await new Promise<void>((resolve) => (this.stream as WriteStream).end(resolve));
+    if (!this.file) return;
+    if (this.snapshotIndex === 0 && this.streamError === undefined) {
+      // Nothing was ever written (the recording failed to start): no empty file where none was asked for.
+      this.file.abort();
+      return;
+    }
+    this.file.commit();
   }
 }
 
