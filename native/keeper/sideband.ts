@@ -11,7 +11,7 @@
 // newest half of a 32 MiB file took up to a second on a busy disk, and a keeper that stalls that
 // long while its target forks loses the side-band it exists to keep.)
 
-import { appendFileSync, closeSync, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isWholeRecord, u32View } from '../decode/walk';
 
@@ -20,6 +20,9 @@ export const SPOOL_DRAIN_MS = 20;
 /** Upper bound of one ring's spool (the oldest records are dropped past it, half the bound at a time). */
 export const SPOOL_MAX_BYTES = 32 << 20;
 const HEADER_BYTES = 8;
+/** Spool files are written in the keeper's private directory, and never through a link planted at their names. */
+const CREATE_NO_LINK = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+const APPEND_NO_LINK = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
 
 export function sidebandSpoolPath(keeperPid: number, ringId: number, dir: string): string {
   return path.join(dir, `keeper-${keeperPid}.sideband-${ringId}`);
@@ -53,6 +56,15 @@ function spoolSegments(spool: string): { seq: number; file: string }[] {
     .sort((a, b) => a.seq - b.seq);
 }
 
+function writeNoLink(file: string, bytes: Uint8Array, flags: number): void {
+  const fd = openSync(file, flags, 0o600);
+  try {
+    writeFileSync(fd, bytes);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function unlinkIfThere(file: string): void {
   try {
     unlinkSync(file);
@@ -78,7 +90,7 @@ export class SidebandSpool {
       for (const segment of spoolSegments(this.file)) unlinkIfThere(segment.file);
       this.startSegment(start);
     }
-    appendFileSync(this.segmentFile(this.seq), bytes);
+    writeNoLink(this.segmentFile(this.seq), bytes, APPEND_NO_LINK);
     this.size += bytes.length;
     this.end = start + BigInt(bytes.length);
     if (this.size >= this.maxBytes / 2) {
@@ -98,7 +110,7 @@ export class SidebandSpool {
     const header = new Uint8Array(HEADER_BYTES);
     new DataView(header.buffer).setBigUint64(0, base, true);
     const next = `${this.segmentFile(this.seq)}.next`;
-    writeFileSync(next, header, { mode: 0o600 });
+    writeNoLink(next, header, CREATE_NO_LINK);
     renameSync(next, this.segmentFile(this.seq));
     this.size = 0;
   }
