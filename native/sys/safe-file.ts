@@ -7,8 +7,8 @@
 // extension's exports, a keeper's state file) goes through here.
 
 import {
-  closeSync, constants, fchmodSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, unlinkSync, writeSync,
-  type Stats,
+  closeSync, constants, fchmodSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync,
+  unlinkSync, writeSync, type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
