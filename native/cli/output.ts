@@ -46,7 +46,13 @@ export class SnapshotWriter {
     // Samples with user registers and stack (-g dwarf) show their unwound callers in JSON Lines and on the timeline.
     const decoded: DecodedSnapshot = { ...snapshot, unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack) };
     if (this.options.format === 'jsonl') {
-      await this.writeJsonLines(decoded);
+      try {
+        await this.writeJsonLines(decoded);
+      } catch (error) {
+        // Whatever failed part way, the file keeps whole snapshots only (a disk error has done this already).
+        this.file?.rollback();
+        throw error;
+      }
       return;
     }
     const file = numberedPath(this.options.output!, this.snapshotIndex);

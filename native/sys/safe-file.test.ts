@@ -32,6 +32,18 @@ describe('safe-file', () => {
     assert.deepEqual(readdirSync(dir), ['out.jsonl']);
   });
 
+  it('rollback drops what was written after the last checkpoint: the file holds whole snapshots only', () => {
+    const file = path.join(dir, 'out.jsonl');
+    const out = new AtomicFile(file);
+    out.write('{"snapshot":1}\n');
+    out.checkpoint();
+    out.write('{"snapshot":2,"cut');
+    out.rollback();
+    out.write('{"snapshot":3}\n');
+    out.commit();
+    assert.equal(readFileSync(file, 'utf8'), '{"snapshot":1}\n{"snapshot":3}\n');
+  });
+
   it('refuses a FIFO at the target (nothing opens it) and a missing directory, naming the file', () => {
     const fifo = path.join(dir, 'pipe.html');
     execFileSync('mkfifo', [fifo]);

@@ -242,6 +242,19 @@ export class AtomicFile {
     this.checkpointBytes = this.written;
   }
 
+  /** Drops what was written after the last checkpoint (a snapshot that failed part way for another reason than the disk). */
+  rollback(): void {
+    if (this.done || this.written === this.checkpointBytes) return;
+    try {
+      ftruncateSync(this.fd, this.checkpointBytes);
+      this.written = this.checkpointBytes;
+    } catch (error) {
+      const failure = wrap(this.file, error);
+      this.abort();
+      throw failure;
+    }
+  }
+
   /** Renames the finished file over the target. */
   commit(): void {
     if (this.done) return;
