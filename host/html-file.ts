@@ -1,8 +1,9 @@
 // `-o FILE.html`: a self-contained timeline page (the same webview bundle, data embedded) that
 // opens offline in any browser, for attaching a snapshot to a bug report.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DecodedSnapshot } from '../native/decode/types';
+import { writeFileAtomic } from '../native/sys/safe-file';
 import type { RecordDetails } from '../shared/protocol';
 import { renderStandaloneHtml } from './standalone';
 import { snapshotToWire, rowDetails } from './wire';
@@ -21,6 +22,7 @@ function webviewAssets(): { script: string; css: string } {
   throw new Error(`the timeline page is not built (looked in ${candidates.join(', ')}); run npm run build`);
 }
 
+/** Writes the page to `file`: mode 0600 (it holds comms, addresses, command lines), whole or not at all. */
 export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
   const takenAtMs = Date.now();
   const { start, threadStates, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations });
@@ -34,7 +36,7 @@ export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, sym
     }
   }
   const { script, css } = webviewAssets();
-  writeFileSync(
+  writeFileAtomic(
     file,
     renderStandaloneHtml({ script, css, data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, ...(threadStates ? { threadStates } : {}), batches, details }] } }),
   );

@@ -3,11 +3,13 @@
 // from another window, and stop one cleanly (SIGTERM; the keeper removes its state file).
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import {
-  isKeeperAlive, keeperLogPath, keeperStateDir, keeperStatePath, listKeeperStates, readKeeperState, removeKeeperState, type KeeperState, type ListedKeeper,
+  isKeeperAlive, keeperLogPath, keeperStateDir, keeperStateDirs, keeperStatePath, listKeeperStates, prepareKeeperStateDir, readKeeperState, removeKeeperState,
+  type KeeperState, type ListedKeeper,
 } from '../../native/keeper/state';
+import { ensurePrivateDirectory } from '../../native/sys/safe-file';
 
 export class KeeperError extends Error {
   constructor(message: string) {
@@ -46,11 +48,16 @@ export function keeperArguments(launch: KeeperLaunch): string[] {
 }
 
 export class KeeperClient {
-  constructor(private readonly dir: string = keeperStateDir()) {}
+  /**
+   * `dir`: one state directory to use (tests); by default every state directory of this user
+   * (keeperStateDirs: the preferred one and the fallbacks a keeper used when another user had
+   * taken its name).
+   */
+  constructor(private readonly dir?: string) {}
 
-  /** Live keepers of this user; stale state files (keeper killed with SIGKILL) are pruned. */
+  /** Live keepers of this user; what dead keepers left (killed with SIGKILL) is pruned. */
   list(): ListedKeeper[] {
-    return listKeeperStates({ dir: this.dir, pruneDead: true });
+    return listKeeperStates({ ...(this.dir !== undefined ? { dir: this.dir } : {}), pruneDead: true });
   }
 
   /**
@@ -62,16 +69,23 @@ export class KeeperClient {
    */
   async start(launch: KeeperLaunch, timeoutMs = 15000): Promise<KeeperState> {
     if (!existsSync(launch.cliPath)) throw new KeeperError(`the Ringside CLI is missing at ${launch.cliPath} (build with npm run build)`);
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const startLog = path.join(this.dir, `keeper-starting-${process.pid}-${Date.now()}.log`);
-    const logFd = openSync(startLog, 'a', 0o600);
+    // The keeper decides where it publishes (prepareKeeperStateDir, under the environment it runs with); its
+    // start log goes to this directory, private and ours like its, and beside its state file once it published.
+    const env = { ...process.env, ...launch.env };
+    const logDir = this.dir ?? prepareKeeperStateDir(env).dir;
+    if (this.dir !== undefined) {
+      const made = ensurePrivateDirectory(this.dir);
+      if (!made.ok) throw new KeeperError(`${this.dir} is not usable as a state directory: ${made.reason}`);
+    }
+    const startLog = path.join(logDir, `keeper-starting-${process.pid}-${Date.now()}.log`);
+    const logFd = openSync(startLog, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     let child: ChildProcess;
     try {
       child = spawn(launch.nodePath ?? process.execPath, keeperArguments(launch), {
         detached: true,
         stdio: ['ignore', 'ignore', logFd],
         cwd: launch.cwd,
-        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', ...launch.env },
+        env: { ...env, ELECTRON_RUN_AS_NODE: '1' },
       });
     } finally {
       closeSync(logFd);
@@ -90,16 +104,17 @@ export class KeeperClient {
       rmSync(startLog, { force: true });
       throw new KeeperError('could not start the keeper process');
     }
-    const file = keeperStatePath(pid, this.dir);
+    // Wherever the keeper published: the fallback it may have made does not exist before it starts.
+    const candidates = () => (this.dir !== undefined ? [this.dir] : keeperStateDirs(env)).map((dir) => keeperStatePath(pid, dir));
     const deadline = Date.now() + timeoutMs;
-    let published = false;
+    let published: KeeperState | undefined;
     try {
       for (;;) {
-        if (existsSync(file)) {
+        for (const file of candidates()) {
+          if (!existsSync(file)) continue;
           try {
-            const state = readKeeperState(file);
-            published = true;
-            return state;
+            published = readKeeperState(file);
+            return published;
           } catch {
             // being renamed into place; retry
           }
@@ -107,14 +122,14 @@ export class KeeperClient {
         if (exitCode !== undefined) throw new KeeperError(`the keeper exited (${exitCode}) before publishing its state: ${messages()}`);
         if (Date.now() > deadline) {
           child.kill('SIGTERM');
-          throw new KeeperError(`the keeper did not publish ${file} within ${timeoutMs} ms: ${messages()}`);
+          throw new KeeperError(`the keeper did not publish ${keeperStatePath(pid, this.dir ?? keeperStateDir(env))} within ${timeoutMs} ms: ${messages()}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     } finally {
       // Let it outlive us: no pipe or handle keeps the editor tied to it.
       child.unref();
-      if (published) renameSync(startLog, keeperLogPath(pid, this.dir));
+      if (published) renameSync(startLog, keeperLogPath(pid, published.stateDir ?? logDir));
       else rmSync(startLog, { force: true });
     }
   }
@@ -123,9 +138,10 @@ export class KeeperClient {
    * SIGTERM, then wait for it to go away. A keeper that ignores SIGTERM past the timeout is killed
    * (its rings die with it, which is what stopping means); `forced` says so.
    */
-  async stop(state: Pick<KeeperState, 'pid' | 'procStartTicks'>, timeoutMs = 5000): Promise<{ forced: boolean }> {
+  async stop(state: Pick<KeeperState, 'pid' | 'procStartTicks' | 'stateDir'>, timeoutMs = 5000): Promise<{ forced: boolean }> {
+    const dir = state.stateDir ?? this.dir ?? keeperStateDir();
     if (!isKeeperAlive(state)) {
-      removeKeeperState(state.pid, this.dir);
+      removeKeeperState(state.pid, dir);
       return { forced: false };
     }
     const signal = (name: NodeJS.Signals) => {
@@ -149,7 +165,7 @@ export class KeeperClient {
       signal('SIGKILL');
       if (!(await gone(Date.now() + 2000))) throw new KeeperError(`keeper ${state.pid} survived SIGKILL`);
     }
-    removeKeeperState(state.pid, this.dir);
+    removeKeeperState(state.pid, dir);
     return { forced };
   }
 }

@@ -3,7 +3,6 @@
 // rings, or a borrowed fd); a snapshot is pause → copy → resume in the source, then decoding here,
 // after the rings are running again, so the pause window stays as short as the copy.
 
-import { writeFile } from 'node:fs/promises';
 import type { DecodedSnapshot } from '../../native/decode/types';
 import type { EventDescription } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
@@ -13,6 +12,7 @@ import type { FrameSymbols } from '../../host/frame-symbols';
 import { PerfType } from '../../native/abi/uapi';
 import { describeLosses } from '../../native/decode/losses';
 import { pageSize } from '../../native/sys/libc';
+import { writeFileAtomic } from '../../native/sys/safe-file';
 import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
 
 export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
@@ -402,7 +402,8 @@ export class SessionManager {
       case 'jsonl': {
         const lines: string[] = [];
         for (let row = 0; row < entry.decoded.columns.length; row++) lines.push(this.backend.recordJson(entry.decoded, row));
-        await writeFile(file, lines.length ? lines.join('\n') + '\n' : '');
+        // Like every output: mode 0600 (addresses, comms, command lines), whole or not at all.
+        writeFileAtomic(file, lines.length ? lines.join('\n') + '\n' : '');
         return;
       }
       case 'html':

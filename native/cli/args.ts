@@ -1,7 +1,7 @@
 // Command-line parsing for `ringside`. Pure but for one stat (is -o a character device?), so every error message is unit tested.
 // The grammar follows perf where perf has one (-e, -p, -a, -c, -F, -g, --) so muscle memory carries over.
 
-import { statSync } from 'node:fs';
+import { isCharacterDevice } from '../sys/writable';
 import { DEFAULT_CLOCK_FREQ, DEFAULT_DWARF_STACK_BYTES, MAX_DWARF_STACK_BYTES, type CallGraph } from '../specs/resolve';
 
 export class UsageError extends Error {
@@ -158,15 +158,6 @@ SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, th
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
 ${TRIGGER_HELP}
 A keeper publishes each resize as a new generation of its state file; snapshot, list and VS Code follow it.`;
-
-/** Whether an output path is a character device (/dev/null, a tty): written in place as JSON Lines. */
-function isCharacterDevice(file: string): boolean {
-  try {
-    return statSync(file).isCharacterDevice();
-  } catch {
-    return false; // does not exist (yet): a file to create
-  }
-}
 
 function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';

@@ -6,7 +6,7 @@ import type { CaptureOptions, ListOptions, SnapshotOptions } from './args';
 import { prepareEvents, recorderTarget } from './capture';
 import { runKeeperUntilSignal } from '../keeper/keeper';
 import { attachKeeperRings } from '../keeper/attach';
-import { keeperStateDir, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
+import { keeperStateDir, keeperStateDirs, listKeeperStates, type KeeperRetiredRing, type KeeperState } from '../keeper/state';
 import type { RingStatus } from '../perf/borrowed';
 import { SnapshotWriter, cliLosses, snapshotLimitations, summarizeSnapshot } from './output';
 import { describePruning, pruneSideband, type SidebandPruning } from '../decode/sideband-prune';
@@ -46,8 +46,18 @@ export async function runKeep(options: CaptureOptions): Promise<number> {
   });
 }
 
+/**
+ * The live keepers of this user, in every state directory of theirs (a fallback included). What dead
+ * keepers left there (killed with SIGKILL: state file, leases, spools, log) is removed on the way.
+ */
 function liveKeepers(): KeeperState[] {
-  return listKeeperStates().flatMap((listed) => (listed.state && listed.alive ? [listed.state] : []));
+  return listKeeperStates({ pruneDead: true }).flatMap((listed) => (listed.state && listed.alive ? [listed.state] : []));
+}
+
+/** Where the state files were looked for, for a message saying none was found. */
+function searchedStateDirs(): string {
+  const dirs = keeperStateDirs();
+  return dirs.length > 0 ? dirs.join(', ') : keeperStateDir();
 }
 
 /** One snapshot of a running keeper's rings, written like a capture's (-o .jsonl, .data or .html). */
@@ -56,7 +66,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   const state = keepers.find((keeper) => keeper.pid === options.keeperPid);
   if (!state) {
     const running = keepers.map((keeper) => keeper.pid).join(', ');
-    throw new Error(`no running keeper with pid ${options.keeperPid} in ${keeperStateDir()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`);
+    throw new Error(`no running keeper with pid ${options.keeperPid} in ${searchedStateDirs()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`);
   }
   const writer = new SnapshotWriter({ format: options.format, output: options.output });
   // A keeper of per-CPU rings gives one ring per CPU: large ones decode and merge on worker threads
@@ -143,7 +153,7 @@ export async function runList(options: ListOptions): Promise<number> {
     }))) + '\n');
     return 0;
   }
-  if (listed.length === 0) process.stdout.write(`no keeper is running (state files in ${keeperStateDir()})\n`);
+  if (listed.length === 0) process.stdout.write(`no keeper is running (state files in ${searchedStateDirs()})\n`);
   for (const { state, rings } of listed) {
     const target = state.target.kind === 'launch' ? state.target.argv.join(' ') : state.target.kind === 'pid' ? `pid ${state.target.pid}` : 'every CPU';
     const generation = state.generation ? `, state generation ${state.generation}` : '';

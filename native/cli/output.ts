@@ -1,7 +1,7 @@
 // Where capture output goes: JSON Lines (stdout or a file, appended snapshot after snapshot,
 // each record emitted once), perf.data, or a self-contained HTML timeline. Also the stderr summary.
 
-import { createWriteStream, openSync, type WriteStream } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { CaptureOptions } from './args';
 import type { DecodedSnapshot, RingCoverage } from '../decode/types';
@@ -10,9 +10,10 @@ import type { ProcessSideband } from '../perf/sideband-types';
 import { formatRecordJson } from '../decode/jsonl';
 import { SnapshotSymbols } from './symbols';
 import { RecordType } from '../abi/uapi';
-import { checkWritableFile } from '../sys/writable';
+import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
 import { describeLosses, formatBytes, type LossReport } from '../decode/losses';
+import { AtomicFile, FileWriteError } from '../sys/safe-file';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -22,13 +23,16 @@ function numberedPath(file: string, index: number): string {
 }
 
 export class SnapshotWriter {
-  private readonly stream: WriteStream | NodeJS.WriteStream;
-  private readonly ownsStream: boolean;
+  /**
+   * `-o FILE.jsonl`: written beside under a temporary name (mode 0600), renamed into place by close(); `-o` on a
+   * character device (/dev/null): written there in place. Else stdout.
+   */
+  private readonly file: AtomicFile | DeviceOutput | undefined;
   /** Newest absolute time (ns) emitted per ring label, so repeated snapshots of the same flight recorder never print a record twice. */
   private readonly newestEmitted = new Map<string, bigint>();
   private readonly symbols = new SnapshotSymbols();
   private snapshotIndex = 0;
-  /** The first error of the output stream (a full disk, say): every later write fails with it. */
+  /** The first error of the output (a full disk, say): every later write fails with it. */
   private streamError: Error | undefined;
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
@@ -37,14 +41,9 @@ export class SnapshotWriter {
     readonly fromFile?: boolean;
   }) {
     if (options.output !== undefined && options.output !== '-') checkWritableFile(options.output, '-o');
+    // Opened here, before anything is recorded: a file that cannot be created fails the capture now.
     if (options.format === 'jsonl' && options.output && options.output !== '-') {
-      // Opened here, synchronously: a stream that opens later reports a failure as an 'error' event nobody awaits.
-      this.stream = createWriteStream(options.output, { fd: openSync(options.output, 'w') });
-      this.stream.on('error', (error) => { this.streamError ??= error; });
-      this.ownsStream = true;
-    } else {
-      this.stream = process.stdout;
-      this.ownsStream = false;
+      this.file = isCharacterDevice(options.output) ? new DeviceOutput(options.output) : new AtomicFile(options.output);
     }
   }
 
@@ -58,7 +57,13 @@ export class SnapshotWriter {
     // Samples with user registers and stack (-g dwarf) show their unwound callers in JSON Lines and on the timeline.
     const decoded: DecodedSnapshot = { ...snapshot, unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack) };
     if (this.options.format === 'jsonl') {
-      await this.writeJsonLines(decoded);
+      try {
+        await this.writeJsonLines(decoded);
+      } catch (error) {
+        // Whatever failed part way, the file keeps whole snapshots only (a disk error has done this already).
+        this.file?.rollback();
+        throw error;
+      }
       return;
     }
     const file = numberedPath(this.options.output!, this.snapshotIndex);
@@ -100,28 +105,80 @@ export class SnapshotWriter {
     }
     for (const [label, newest] of newestNow) this.newestEmitted.set(label, origin + BigInt(newest));
     if (chunk) await this.flush(chunk);
+    // A later snapshot that fails (a full disk) leaves this one whole in the file, never a cut line.
+    this.file?.checkpoint();
   }
 
   private flush(text: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.streamError) {
-        reject(this.streamError);
-        return;
+    if (this.streamError) return Promise.reject(this.streamError);
+    if (this.file) {
+      try {
+        this.file.write(text);
+      } catch (error) {
+        this.streamError = error as Error;
+        throw error;
       }
-      if (this.stream.write(text)) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      if (process.stdout.write(text)) {
         resolve();
         return;
       }
       // Full buffer: wait for drain, or fail with the error that ends the stream instead.
-      const drained = () => { this.stream.off('error', failed); resolve(); };
-      const failed = (error: Error) => { this.stream.off('drain', drained); reject(error); };
-      this.stream.once('drain', drained);
-      this.stream.once('error', failed);
+      const drained = () => { process.stdout.off('error', failed); resolve(); };
+      const failed = (error: Error) => { process.stdout.off('drain', drained); this.streamError ??= error; reject(error); };
+      process.stdout.once('drain', drained);
+      process.stdout.once('error', failed);
     });
   }
 
+  /** Renames the finished -o file into place (a failed write already removed it, or kept its whole snapshots). */
   async close(): Promise<void> {
-    if (this.ownsStream) await new Promise<void>((resolve) => (this.stream as WriteStream).end(resolve));
+    if (!this.file) return;
+    if (this.snapshotIndex === 0 && this.streamError === undefined) {
+      // Nothing was ever written (the recording failed to start): no empty file where none was asked for.
+      this.file.abort();
+      return;
+    }
+    this.file.commit();
+  }
+}
+
+/**
+ * `-o` on a character device: nothing to rename into place, so it is written as it goes (`perf script > /dev/null`
+ * times a decode the same way). Opened without O_CREAT: it exists, and a file is never created in its stead.
+ */
+class DeviceOutput {
+  private readonly fd: number;
+
+  constructor(readonly file: string) {
+    try {
+      this.fd = openSync(file, constants.O_WRONLY | constants.O_NOCTTY);
+    } catch (error) {
+      throw new FileWriteError(file, (error as Error).message, 'name a regular file, or a device this user may write', (error as NodeJS.ErrnoException).code);
+    }
+  }
+
+  write(text: string): void {
+    const bytes = Buffer.from(text, 'utf8');
+    try {
+      for (let offset = 0; offset < bytes.length;) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
+      throw new FileWriteError(this.file, (error as Error).message, 'name a regular file instead', (error as NodeJS.ErrnoException).code);
+    }
+  }
+
+  /** A device keeps what reached it: nothing to mark or roll back. */
+  checkpoint(): void { /* nothing to mark */ }
+  rollback(): void { /* nothing to take back */ }
+
+  commit(): void {
+    closeSync(this.fd);
+  }
+
+  abort(): void {
+    closeSync(this.fd);
   }
 }
 

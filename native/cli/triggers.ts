@@ -14,7 +14,8 @@ import type { LossReport } from '../decode/losses';
 
 /** `DIR/ringside-N-TIME.data`, numbered from 1, the time as ISO 8601 with ':' replaced for file systems that refuse it. */
 export function triggeredSnapshotPath(dir: string, index: number, at: Date = new Date()): string {
-  mkdirSync(dir, { recursive: true });
+  // Private like the snapshots in it (they hold kernel addresses and command lines).
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   return path.join(dir, `ringside-${String(index).padStart(3, '0')}-${at.toISOString().replace(/:/g, '-')}.data`);
 }
 

@@ -9,13 +9,16 @@ import type { ResolvedEvent } from '../abi/snapshot';
 import { Recorder, type RecorderTarget, type RetiredRing } from '../perf/recorder';
 import type { BackwardRing } from '../perf/ring';
 import { pageSize } from '../sys/libc';
+import { ensurePrivateDirectory } from '../sys/safe-file';
 import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath } from './sideband';
 import {
   buildKeeperState,
   collectPauseLeases,
+  KeeperStateError,
+  prepareKeeperStateDir,
+  pruneDeadKeeperFiles,
   removeKeeperState,
   writeKeeperState,
-  keeperStateDir,
   type KeeperRingState,
   type KeeperState,
   type KeeperTarget,
@@ -28,7 +31,7 @@ export interface KeeperOptions {
   readonly events: readonly ResolvedEvent[];
   readonly target: RecorderTarget;
   readonly pages?: number;
-  /** Directory of state files (default keeperStateDir()). */
+  /** Directory of state files (default: prepareKeeperStateDir(), the preferred one or a fallback). */
   readonly dir?: string;
   /** Trigger events (indices into `events`): each gets a ring of its own, whose moving data_head means it fired. */
   readonly ownRing?: readonly number[];
@@ -41,6 +44,8 @@ export interface RunningKeeper {
   /** What the state file says now (a new generation after every resize). */
   readonly state: KeeperState;
   readonly statePath: string;
+  /** What the keeper has to say about its state directory: a fallback it had to use, dead keepers' files it removed. */
+  readonly notes: readonly string[];
   /** Closes every ring and removes the state file. Idempotent. */
   stop(): void;
 }
@@ -55,6 +60,21 @@ const KEEPER_SIDEBAND_PAGES = 128;
 
 /** Opens the recording and publishes the state file. */
 export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper> {
+  // The directory first: a keeper that cannot publish is useless, and nobody should learn that after its rings are open.
+  // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.
+  const notes: string[] = [];
+  let dir: string;
+  if (options.dir !== undefined) {
+    dir = path.resolve(options.dir);
+    const made = ensurePrivateDirectory(dir);
+    if (!made.ok) throw new KeeperStateError(`not usable as a state directory: ${made.reason}`, dir);
+  } else {
+    const prepared = prepareKeeperStateDir();
+    dir = prepared.dir;
+    if (prepared.note) notes.push(prepared.note);
+  }
+  const pruned = pruneDeadKeeperFiles(dir);
+  if (pruned.length > 0) notes.push(`removed the state files, leases and spools that dead keeper(s) ${pruned.join(', ')} left in ${dir}`);
   // Gap-free pairs swap rings behind a reader's back, so a keeper holds plain flight recorders.
   // The keeper only holds the rings; whoever attaches takes the snapshots (and keeps the spare copy buffers).
   // Its side-band rings are drained into spool files its clients read (below), not into its memory.
@@ -68,8 +88,6 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     ...(options.windowSec !== undefined ? { windowSec: options.windowSec, keepRetired: true } : {}),
     onResize: (phase) => void publish(phase === 'enabling'),
   });
-  // Absolute: clients find the spools from the state's stateDir, whatever their own working directory.
-  const dir = path.resolve(options.dir ?? keeperStateDir());
   const spools = recorder.forwardRings.map((ring) => ({ ring, spool: new SidebandSpool(sidebandSpoolPath(process.pid, ring.meta.ringId, dir)) }));
   let sidebandDrain: NodeJS.Timeout | undefined;
   try {
@@ -194,7 +212,7 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     }, LEASE_CHECK_MS);
     let stopped = false;
     return {
-      recorder, statePath,
+      recorder, statePath, notes,
       get state() {
         return state;
       },
@@ -243,6 +261,7 @@ export async function runKeeperUntilSignal(options: KeeperOptions, log: (line: s
   whileRunning?: (keeper: RunningKeeper) => () => void): Promise<number> {
   const keeper = await startKeeper(options);
   const stopWork = whileRunning?.(keeper);
+  for (const note of keeper.notes) log(`ringside keep: ${note}`);
   log(`ringside keep: pid ${process.pid} holds ${keeper.state.rings.length} ring(s) of ${keeper.state.events.map((e) => e.name).join(', ')}; state in ${keeper.statePath}; stop with kill -TERM ${process.pid}`);
   await new Promise<void>((resolve) => {
     const done = () => {

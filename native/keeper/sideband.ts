@@ -16,7 +16,7 @@
 // newest half of a 32 MiB file took up to a second on a busy disk, and a keeper that stalls that
 // long while its target forks loses the side-band it exists to keep.)
 
-import { appendFileSync, closeSync, openSync, readFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isWholeRecord, u32View } from '../decode/walk';
 
@@ -33,6 +33,9 @@ interface Unspooled {
   readonly bytes: bigint;
   readonly error: string;
 }
+/** Spool files are written in the keeper's private directory, and never through a link planted at their names. */
+const CREATE_NO_LINK = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+const APPEND_NO_LINK = constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW;
 
 export function sidebandSpoolPath(keeperPid: number, ringId: number, dir: string): string {
   return path.join(dir, `keeper-${keeperPid}.sideband-${ringId}`);
@@ -70,6 +73,15 @@ function spoolSegments(spool: string): { seq: number; file: string }[] {
     .filter((name) => !name.endsWith('.next'))
     .map((name) => ({ seq: Number(name.slice(prefix.length)), file: path.join(path.dirname(spool), name) }))
     .sort((a, b) => a.seq - b.seq);
+}
+
+function writeNoLink(file: string, bytes: Uint8Array, flags: number): void {
+  const fd = openSync(file, flags, 0o600);
+  try {
+    writeFileSync(fd, bytes);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function unlinkIfThere(file: string): void {
@@ -160,7 +172,7 @@ export class SidebandSpool {
   private appendToSegment(bytes: Uint8Array): void {
     const file = this.segmentFile(this.seq);
     try {
-      appendFileSync(file, bytes);
+      writeNoLink(file, bytes, APPEND_NO_LINK);
     } catch (error) {
       this.needSegment = true;
       try {
@@ -200,7 +212,7 @@ export class SidebandSpool {
     header.set(new TextEncoder().encode(this.lost.error).subarray(0, ERROR_CODE_BYTES), 24);
     const next = `${this.segmentFile(this.seq + 1)}.next`;
     try {
-      writeFileSync(next, header, { mode: 0o600 });
+      writeNoLink(next, header, CREATE_NO_LINK);
       renameSync(next, this.segmentFile(this.seq + 1));
     } catch (error) {
       unlinkIfThere(next);

@@ -4,12 +4,13 @@
 // listKeeperStates and borrows the fds with pidfd_getfd. Same code on both sides so the schema
 // cannot drift. Pure node: no vscode, no koffi.
 
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync, chmodSync } from 'node:fs';
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { TracepointFormat, EventDescription } from '../abi/snapshot';
 import { decodeAttr, encodeAttr, type PerfEventAttr } from '../abi/attr';
 import { processAlive } from '../perf/borrowed';
 import { readProcessStat } from '../perf/procfs';
+import { ensurePrivateDirectory, privateDirectoriesBeside, writeFileAtomic } from '../sys/safe-file';
 
 export const KEEPER_STATE_VERSION = 1;
 
@@ -96,10 +97,50 @@ export class KeeperStateError extends Error {
   }
 }
 
-/** `${XDG_RUNTIME_DIR:-/tmp}/ringside-<uid>`: per-user, so one user's keepers are invisible to another. */
+/**
+ * `${XDG_RUNTIME_DIR:-/tmp}/ringside-<uid>`: per-user, so one user's keepers are invisible to another.
+ * The preferred place; when another user got there first (a directory of theirs, a symbolic link)
+ * keepers use a fallback beside it instead (prepareKeeperStateDir) and readers look in both (keeperStateDirs).
+ */
 export function keeperStateDir(env: NodeJS.ProcessEnv = process.env, uid: number = currentUid()): string {
   const base = env.XDG_RUNTIME_DIR && path.isAbsolute(env.XDG_RUNTIME_DIR) ? env.XDG_RUNTIME_DIR : '/tmp';
   return path.join(base, `ringside-${uid}`);
+}
+
+/** Fallbacks are `ringside-<uid>-XXXXXX` beside the preferred directory (mkdtemp: private, never one that existed). */
+function fallbackPrefix(preferred: string): string {
+  return `${path.basename(preferred)}-`;
+}
+
+/**
+ * Every directory this user's keepers may publish in: the preferred one and the fallbacks beside it,
+ * each only when it is a private directory of this uid (checked with lstat: a link is never one).
+ */
+export function keeperStateDirs(env: NodeJS.ProcessEnv = process.env, uid: number = currentUid()): string[] {
+  const preferred = keeperStateDir(env, uid);
+  const base = path.dirname(preferred);
+  return privateDirectoriesBeside(base, path.basename(preferred)).filter((dir) => {
+    const name = path.basename(dir);
+    return name === path.basename(preferred) || (name.startsWith(fallbackPrefix(preferred)) && /^[A-Za-z0-9]{6}$/.test(name.slice(fallbackPrefix(preferred).length)));
+  });
+}
+
+/**
+ * The directory a keeper publishes in: the preferred one, made private (0700) when missing; or,
+ * when another user made it first or left a symbolic link there, a fallback of ours beside it (an
+ * existing one, else a fresh mkdtemp one) with a note saying so. Nothing is ever created, written or
+ * chmodded through someone else's link, and the other user's directory does not stop the keeper.
+ */
+export function prepareKeeperStateDir(env: NodeJS.ProcessEnv = process.env, uid: number = currentUid()): { dir: string; note?: string } {
+  const preferred = keeperStateDir(env, uid);
+  const made = ensurePrivateDirectory(preferred);
+  if (made.ok) return { dir: preferred };
+  const fallback = keeperStateDirs(env, uid).find((dir) => dir !== preferred) ?? mkdtempSync(path.join(path.dirname(preferred), fallbackPrefix(preferred)));
+  return {
+    dir: fallback,
+    note: `${preferred} is not a private directory of uid ${uid} (${made.reason}); state goes to ${fallback} instead, where \`ringside list\` ` +
+      `and the editor look too (remove ${preferred} to use it again)`,
+  };
 }
 
 export function keeperStatePath(pid: number, dir: string = keeperStateDir()): string {
@@ -185,31 +226,30 @@ export function buildKeeperState(input: {
 }
 
 /**
- * Writes the state atomically (temp file + rename) with mode 0600 in a 0700 directory, so a reader
- * never sees half a file and no other user can read fd numbers or attrs. Returns the path.
+ * Writes the state atomically (temp file + rename, see writeFileAtomic) with mode 0600 in a private
+ * directory of ours (opened without following a link, owner and mode checked), so a reader never
+ * sees half a file and no other user can read fd numbers or attrs. Returns the path.
  */
 export function writeKeeperState(state: KeeperState, dir: string = keeperStateDir()): string {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const dirStat = statSync(dir);
-  if (dirStat.uid !== currentUid()) {
-    throw new KeeperStateError(`state directory is owned by uid ${dirStat.uid}, not by us (uid ${currentUid()}); refusing to publish there`, dir);
-  }
-  if ((dirStat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
   const finalPath = keeperStatePath(state.pid, dir);
-  const tempPath = `${finalPath}.${process.pid}.tmp`;
-  const fd = openSync(tempPath, 'w', 0o600);
-  try {
-    writeSync(fd, JSON.stringify(state, null, 2) + '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tempPath, finalPath);
+  writeFileAtomic(finalPath, JSON.stringify(state, null, 2) + '\n', { privateDirectory: true });
   return finalPath;
 }
 
+/**
+ * The pid a keeper file in the state directory belongs to: its state (`keeper-PID.json`), log,
+ * spool segments, pause leases and temporary files (`.keeper-PID.json.*.tmp`); for a start log
+ * (`keeper-starting-CLIENT-TIME.log`) the client writing it. Undefined for anything else.
+ */
+function keeperFileOwnerPid(name: string): { pid: number; client: boolean } | undefined {
+  const starting = /^keeper-starting-(\d+)-\d+\.log$/.exec(name);
+  if (starting) return { pid: Number(starting[1]), client: true };
+  const match = /^\.?keeper-(\d+)\.(?:json|log|sideband-|paused-by-)/.exec(name);
+  return match ? { pid: Number(match[1]), client: false } : undefined;
+}
+
+/** Removes a keeper's state file, log, side-band spools, pause leases and temporary files. */
 export function removeKeeperState(pid: number, dir: string = keeperStateDir()): void {
-  // The state file, its log, and the side-band spools beside it (see native/keeper/sideband).
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -217,15 +257,62 @@ export function removeKeeperState(pid: number, dir: string = keeperStateDir()): 
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  const spool = `keeper-${pid}.sideband-`;
   for (const name of names) {
-    const own = name === path.basename(keeperStatePath(pid, dir)) || name === path.basename(keeperLogPath(pid, dir));
-    if (!own && !name.startsWith(spool)) continue;
+    const owner = keeperFileOwnerPid(name);
+    if (!owner || owner.client || owner.pid !== pid) continue;
     try {
       unlinkSync(path.join(dir, name));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
+  }
+}
+
+/**
+ * Removes what dead keepers left (a keeper killed with SIGKILL cannot clean up): every keeper's
+ * files whose state file names a process that is gone (same pid, same start time: isKeeperAlive),
+ * files of a pid without a state file when no such process runs, and start logs of dead clients.
+ * Returns the pids cleaned up.
+ */
+export function pruneDeadKeeperFiles(dir: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const pruned: number[] = [];
+  const pids = new Set<number>();
+  for (const name of names) {
+    const owner = keeperFileOwnerPid(name);
+    if (!owner) continue;
+    if (owner.client) {
+      if (!processAlive(owner.pid)) unlinkQuietly(path.join(dir, name));
+      continue;
+    }
+    pids.add(owner.pid);
+  }
+  for (const pid of pids) {
+    if (pid === process.pid) continue;
+    let alive: boolean;
+    try {
+      alive = isKeeperAlive(readKeeperState(keeperStatePath(pid, dir)));
+    } catch {
+      // No state file (or one we cannot use): only the pid is left to go by.
+      alive = processStartTicks(pid) !== undefined && processAlive(pid);
+    }
+    if (alive) continue;
+    removeKeeperState(pid, dir);
+    pruned.push(pid);
+  }
+  return pruned;
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already
   }
 }
 
@@ -243,7 +330,13 @@ export function pauseLeasePath(keeperPid: number, clientPid: number, dir: string
 
 /** Says "client `clientPid` is about to pause keeper `keeperPid`'s rings". Idempotent. */
 export function takePauseLease(keeperPid: number, clientPid: number = process.pid, dir: string = keeperStateDir()): void {
-  writeFileSync(pauseLeasePath(keeperPid, clientPid, dir), `${clientPid}\n`, { mode: 0o600 });
+  // Never through a link planted at the lease's name (the directory is the keeper's private one; this is belt and braces).
+  const fd = openSync(pauseLeasePath(keeperPid, clientPid, dir), constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, `${clientPid}\n`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Says "client `clientPid` has resumed them". Idempotent. */
@@ -287,7 +380,8 @@ export function collectPauseLeases(keeperPid: number, dir: string = keeperStateD
 export function readKeeperState(file: string): KeeperState {
   let text: string;
   try {
-    const stat = statSync(file);
+    const stat = lstatSync(file);
+    if (!stat.isFile()) throw new KeeperStateError('not a regular file (a link or something else planted here)', file);
     if ((stat.mode & 0o077) !== 0) throw new KeeperStateError(`mode ${(stat.mode & 0o777).toString(8)} lets other users read it; expected 0600`, file);
     if (stat.uid !== currentUid()) throw new KeeperStateError(`owned by uid ${stat.uid}, not by us (uid ${currentUid()})`, file);
     text = readFileSync(file, 'utf8');
@@ -419,32 +513,31 @@ export interface ListedKeeper {
 }
 
 /**
- * Every keeper state file in the directory. Dead keepers' files are removed when `pruneDead` is set
- * (a keeper killed with SIGKILL cannot clean up after itself).
+ * Every keeper state file in `dir`, or by default in every state directory of this user
+ * (keeperStateDirs: the fallbacks too). With `pruneDead`, what dead keepers left is removed
+ * (pruneDeadKeeperFiles: a keeper killed with SIGKILL cannot clean up after itself).
  */
 export function listKeeperStates(options: { dir?: string; pruneDead?: boolean } = {}): ListedKeeper[] {
-  const dir = options.dir ?? keeperStateDir();
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+  const dirs = options.dir !== undefined ? [options.dir] : keeperStateDirs();
   const listed: ListedKeeper[] = [];
-  for (const name of names.sort()) {
-    if (!/^keeper-\d+\.json$/.test(name)) continue;
-    const file = path.join(dir, name);
+  for (const dir of dirs) {
+    if (options.pruneDead) pruneDeadKeeperFiles(dir);
+    let names: string[];
     try {
-      const state = readKeeperState(file);
-      const alive = isKeeperAlive(state);
-      if (!alive && options.pruneDead) {
-        removeKeeperState(state.pid, dir);
-        continue;
-      }
-      listed.push({ file, state, alive });
+      names = readdirSync(dir);
     } catch (error) {
-      listed.push({ file, error: error instanceof KeeperStateError ? error : new KeeperStateError(String(error), file), alive: false });
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    for (const name of names.sort()) {
+      if (!/^keeper-\d+\.json$/.test(name)) continue;
+      const file = path.join(dir, name);
+      try {
+        const state = readKeeperState(file);
+        listed.push({ file, state, alive: isKeeperAlive(state) });
+      } catch (error) {
+        listed.push({ file, error: error instanceof KeeperStateError ? error : new KeeperStateError(String(error), file), alive: false });
+      }
     }
   }
   return listed;

@@ -1,7 +1,7 @@
 // perf.data import/export for the CLI and the extension: the pure reader/writer plus the host
 // facts (hostname, kallsyms, /proc maps, ELF build ids, tracefs headers) only node can gather.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot } from '../decode/types';
@@ -10,6 +10,7 @@ import { RecordType } from '../abi/uapi';
 import { ElfFile } from '../symbols/elf';
 import { readProcMaps } from '../sys/procmaps';
 import { commOf } from '../perf/procfs';
+import { writeFileAtomic } from '../sys/safe-file';
 import { PerfDataError } from './format';
 import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
@@ -33,9 +34,12 @@ export interface ExportOptions extends Partial<Omit<WriteOptions, 'synthesized'>
   readonly liveProcesses?: boolean;
 }
 
-/** Writes `snapshot` to `file` as perf.data, filling host facts perf wants from this machine. */
+/**
+ * Writes `snapshot` to `file` as perf.data, filling host facts perf wants from this machine. Mode 0600
+ * (it holds kernel addresses and command lines), whole or not at all (writeFileAtomic).
+ */
 export async function exportSnapshot(file: string, snapshot: DecodedSnapshot, options: ExportOptions = {}): Promise<void> {
-  writeFileSync(file, buildExport(snapshot, options));
+  writeFileAtomic(file, buildExport(snapshot, options));
 }
 
 /** The bytes exportSnapshot writes (separate so tests and the extension can keep them in memory). */

@@ -2,9 +2,10 @@
 // capture that runs for minutes and then cannot write its result has lost it. The checks use the
 // real uid (access(2)), the one the kernel checks when the file is created.
 
-import { accessSync, constants, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, lstatSync, statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { describeUid } from './access';
+import { describeFileType } from './safe-file';
 
 /** An output path this process cannot write; the message names the path, who owns it, and what to do. */
 export class OutputPathError extends Error {
@@ -18,6 +19,14 @@ export class OutputPathError extends Error {
 function statOrNull(file: string): Stats | null {
   try {
     return statSync(file);
+  } catch {
+    return null;
+  }
+}
+
+function lstatOrNull(file: string): Stats | null {
+  try {
+    return lstatSync(file);
   } catch {
     return null;
   }
@@ -41,12 +50,29 @@ function me(): string {
   return typeof process.getuid === 'function' ? describeUid(process.getuid()) : 'this user';
 }
 
+/** Whether an output path is a character device (/dev/null, a tty): written in place, as JSON Lines. */
+export function isCharacterDevice(file: string): boolean {
+  try {
+    return statSync(file).isCharacterDevice();
+  } catch {
+    return false; // does not exist (yet): a file to create
+  }
+}
+
 /** Throws an OutputPathError unless `file` can be created or overwritten by this process. */
 export function checkWritableFile(file: string, what = 'output file'): void {
   const absolute = path.resolve(file);
   const existing = statOrNull(absolute);
   if (existing?.isDirectory()) {
     throw new OutputPathError(`${what} ${file} is a directory`, `name a file inside it, e.g. ${path.join(file, 'ringside' + path.extname(file))}`);
+  }
+  // A FIFO, block device or socket is refused before anything runs: outputs are whole regular files
+  // renamed into place (native/sys/safe-file), and opening a FIFO nobody reads would block for good.
+  // A character device (/dev/null, a tty) is written in place (native/cli/output).
+  const entry = lstatOrNull(absolute);
+  if (entry && !entry.isFile() && !entry.isSymbolicLink() && !entry.isCharacterDevice()) {
+    throw new OutputPathError(`${what} ${file} is ${describeFileType(entry)}; Ringside writes a regular file there (written whole, then renamed into place)`,
+      'name a regular file; to stream JSON Lines into a pipe, leave out -o (stdout)');
   }
   if (existing) {
     if (!canWrite(absolute, constants.W_OK)) {

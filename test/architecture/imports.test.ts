@@ -31,7 +31,8 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
   shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi'],
-  host: ['node', 'shared', 'native/decode', 'native/abi'],
+  // The page goes to disk through the one safe writer (0600, temp file + rename), as every output does.
+  host: ['node', 'shared', 'native/decode', 'native/abi', 'native/sys/safe-file.ts'],
   webview: ['shared', 'd3'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
   // The VS Code extension; its session logic is tested in plain Node, so it sees vscode's types only.

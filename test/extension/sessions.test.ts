@@ -3,7 +3,7 @@
 // hardware breakpoints (a gutter line and a watched variable) on a launched -g fixture.
 
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -95,6 +95,8 @@ describe('extension: session manager on the real kernel', function () {
       const script = execFileSync('perf', ['script', '-i', data, '-F', 'pid,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
       const perfSamples = script.split('\n').filter((line) => /task-clock/.test(line)).length;
       assert.equal(perfSamples, sampleCount(manager, fourth.id, 0), 'perf script sees every task-clock sample');
+      // Exports hold addresses, comms and command lines: private, like perf record's output.
+      for (const exported of [file, data]) assert.equal(statSync(exported).mode & 0o777, 0o600, exported);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
