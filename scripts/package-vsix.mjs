@@ -26,7 +26,7 @@ export const requiredVsixEntries = [
   'extension/package.json',
   'extension/dist/extension.js',
   // The walkthrough of the demo's first screen (package.json contributes.walkthroughs).
-  'extension/media/walkthrough/record.md',
+  'extension/extension/walkthrough/record.md',
   'extension/node_modules/koffi/package.json',
   'extension/node_modules/koffi/index.js',
   'extension/node_modules/koffi/build/koffi/linux_x64/koffi.node',
