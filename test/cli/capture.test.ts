@@ -334,9 +334,9 @@ describe('ringside capture (real kernel)', function () {
       const [from, to] = part.split('-').map(Number);
       return Array.from({ length: (to ?? from) - from + 1 }, (_, i) => from + i);
     });
-    const spinners = online.map((cpu) => spawn('taskset', ['-c', String(cpu), fixture('kernel_busy'), '2500'], { stdio: 'ignore' }));
+    // They spin until the capture is done, however long its start takes on a busy machine.
+    const spinners = online.map((cpu) => spawn('taskset', ['-c', String(cpu), fixture('kernel_busy'), '600000'], { stdio: 'ignore' }));
     try {
-      await new Promise((resolve) => setTimeout(resolve, 200));
       const capture = spawn(process.execPath, [cli, 'capture', '-a', '-e', 'cpu-clock', '-c', '1000000', '--duration', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
@@ -346,8 +346,11 @@ describe('ringside capture (real kernel)', function () {
       assert.equal(code, 0, stderr);
       const hits = samples(parseLines(stdout), 'cpu-clock');
       for (const [index, cpu] of online.entries()) {
-        const mine = hits.filter((h) => h.cpu === cpu && h.pid === spinners[index].pid);
-        assert.ok(mine.length >= 100, `cpu ${cpu}: ${mine.length} samples of its pinned spinner (1 ms period over 1 s)`);
+        const mine = hits.filter((h) => h.pid === spinners[index].pid);
+        // A 1 ms period over 1 s: how much of it the spinner gets depends on what else runs on its CPU, but it is sampled
+        // there, and only there (it is pinned).
+        assert.ok(mine.length >= 10, `cpu ${cpu}: ${mine.length} samples of its pinned spinner`);
+        assert.deepEqual([...new Set(mine.map((h) => h.cpu))], [cpu], `the spinner pinned to cpu ${cpu} is sampled on it alone`);
       }
     } finally {
       for (const spinner of spinners) spinner.kill('SIGKILL');

@@ -26,7 +26,10 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
   });
 
   it('keep -a holds three events; list shows them; snapshot -o .data holds all three for perf script', async () => {
-    keeper = spawn(process.execPath, [cli, 'keep', '-a', '-e', 'cpu-clock', '-e', 'syscalls:sys_enter_getppid', '-e', 'page-faults'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    // Rings of 4 MiB: at cpu-clock's 4000 Hz they keep tens of seconds, so the getppid calls below are still there when
+    // a snapshot's node has started on a busy machine (the default 256 KiB kept about one).
+    keeper = spawn(process.execPath, [cli, 'keep', '-a', '--pages', '1024', '-e', 'cpu-clock', '-e', 'syscalls:sys_enter_getppid', '-e', 'page-faults'],
+      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
     const listed = async () => {
