@@ -11,6 +11,7 @@ import path from 'node:path';
 import { SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
 import { KeeperClient } from '../../extension/session/keeper-client';
+import type { KeeperState } from '../../native/keeper/state';
 import type { HostToWebview, WatchBudget, WatchSpec } from '../../shared/protocol';
 import { fixture, ownPerfFds, repoRoot, standInVscode, waitFor } from './helpers';
 import { assumeBreakpointDelivery } from '../../native/perf/breakpoint-delivery';
@@ -41,6 +42,34 @@ function editorVscode() {
     },
     languages: { registerCodeLensProvider: () => disposable, registerHoverProvider: () => disposable },
   };
+}
+
+/**
+ * `ringside keep -e mem:counter:w` on kernel_writer (it writes its global `counter` once, then sleeps 30 s), in a
+ * runtime directory of its own with `env` added; `body` gets its state file and the launched writer's pid. The keeper
+ * and the writer are ended, and the directory removed, however `body` ends.
+ */
+async function withWatchingKeeper(env: NodeJS.ProcessEnv, body: (state: KeeperState, workload: number | undefined) => Promise<void>): Promise<void> {
+  const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-registers-'));
+  const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--',
+    fixture('kernel_writer'), '1', '30000'], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+  let workload: number | undefined;
+  try {
+    const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+    const state = (await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000)).state!;
+    workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+    await body(state, workload);
+  } finally {
+    const exited = new Promise((resolve) => keeper.once('exit', resolve));
+    if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
+    await exited;
+    if (workload) {
+      try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
+    }
+    rmSync(runtimeDir, { recursive: true, force: true });
+  }
 }
 
 describe('extension: debug registers held by every open session', function () {
@@ -130,46 +159,29 @@ describe('extension: debug registers held by every open session', function () {
 
   it('counts a kept recording\'s watchpoint, attached through its state file, for the process it watches', async () => {
     const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
-    const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-registers-'));
-    const writer = fixture('kernel_writer');
-    // `ringside keep` holds a write watchpoint on kernel_writer's `counter` (it writes it once, then sleeps 30 s).
-    const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--', writer, '1', '30000'],
-      { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
-    const backend = createBackend();
-    const manager = new SessionManager({ backend });
-    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
-    let workload: number | undefined;
-    try {
-      const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
-      const listed = await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000);
-      const state = listed.state!;
-      workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
-      assert.ok(workload && workload > 0, JSON.stringify(state.target));
-      const attached = await manager.attachKeeper(state);
-      const message = breakpoints.watchHandler.listMessage();
-      assert.equal(message.type, 'watchList');
-      assert.deepEqual(message.budget, {
-        used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [`mem:counter:w (${attached.label})`],
-      }, 'the kept watchpoint holds a register on the process it watches');
-      // Armed from the panel on the same process, it adds to that process's count.
-      await breakpoints.watchHandler.handle({ op: 'add', spec: {
-        location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: workload! }, pinned: false,
-      } });
-      const both = breakpoints.watchHandler.listMessage();
-      assert.equal(both.type === 'watchList' ? both.budget.maxTaskPinned : -1, 2);
-    } finally {
-      breakpoints.dispose();
-      await manager.dispose();
-      const exited = new Promise((resolve) => keeper.once('exit', resolve));
-      if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
-      await exited;
-      if (workload) {
-        try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
+    await withWatchingKeeper({}, async (state, workload) => {
+      const backend = createBackend();
+      const manager = new SessionManager({ backend });
+      const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+      try {
+        assert.ok(workload && workload > 0, JSON.stringify(state.target));
+        const attached = await manager.attachKeeper(state);
+        const message = breakpoints.watchHandler.listMessage();
+        assert.equal(message.type, 'watchList');
+        assert.deepEqual(message.budget, {
+          used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [`mem:counter:w (${attached.label})`],
+        }, 'the kept watchpoint holds a register on the process it watches');
+        // Armed from the panel on the same process, it adds to that process's count.
+        await breakpoints.watchHandler.handle({ op: 'add', spec: {
+          location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: workload! }, pinned: false,
+        } });
+        const both = breakpoints.watchHandler.listMessage();
+        assert.equal(both.type === 'watchList' ? both.budget.maxTaskPinned : -1, 2);
+      } finally {
+        breakpoints.dispose();
+        await manager.dispose();
       }
-      rmSync(runtimeDir, { recursive: true, force: true });
-    }
+    });
   });
 
   // Machines of this kind differ on delivery: arming from the editor warns exactly when the verdict is silent, checked
@@ -203,32 +215,14 @@ describe('extension: debug registers held by every open session', function () {
   it('a kept recording with a watchpoint warns at start exactly when its keeper found breakpoints silent', async () => {
     const { noticeKeptSilentBreakpoints } = await import('../../extension/ui/breakpoint-notice');
     for (const verdict of ['silent', 'fires'] as const) {
-      const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-kept-notice-'));
-      const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--',
-        fixture('kernel_writer'), '1', '30000'], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, RINGSIDE_BREAKPOINT_DELIVERY: verdict },
-        stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
-      let workload: number | undefined;
-      try {
-        const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
-        const state = (await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000)).state!;
-        workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
+      await withWatchingKeeper({ RINGSIDE_BREAKPOINT_DELIVERY: verdict }, async (state) => {
         shown.warning.length = 0;
         const logged: string[] = [];
         noticeKeptSilentBreakpoints(state.limitations, (line) => logged.push(line));
         const said = shown.warning.filter((message) => SILENT_BREAKPOINTS.test(message));
         assert.equal(said.length, verdict === 'silent' ? 1 : 0, `${verdict}: ${JSON.stringify(state.limitations)}`);
         assert.equal(logged.length, said.length, 'and the output channel has it');
-      } finally {
-        const exited = new Promise((resolve) => keeper.once('exit', resolve));
-        if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
-        await exited;
-        if (workload) {
-          try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
-        }
-        rmSync(runtimeDir, { recursive: true, force: true });
-      }
+      });
     }
   });
 });
