@@ -193,7 +193,7 @@ export class Recorder {
     if (options.events.length === 0) throw new Error('a recording needs at least one event');
     const mode: CopyMode = options.useZeroCopy === false ? 'memcpy' : defaultCopyMode();
     const access = options.access ?? readPerfAccess();
-    const plan = planForAccess(options.events, options.target.kind, access);
+    const plan = planForAccess(options.events, options.target.kind, access, () => breakpointDelivery().state === 'fires');
     const sizes = ringSizesFor(options, plan.events, access);
     const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
       ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
@@ -378,7 +378,8 @@ export class Recorder {
       for (const tid of tids) {
         for (const { eventIndex, attr } of members) {
           const name = this.eventName(eventIndex);
-          const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
+          const uprobe = this.plan.events[eventIndex]?.uprobe;
+          const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached, uprobe?.path);
           if (!fd) continue;
           if (!primaries.has(eventIndex)) primaries.set(eventIndex, fd);
           if (!owner) {
@@ -404,6 +405,11 @@ export class Recorder {
             }
             if (siteFd) follow(siteFd, eventIndex);
           }
+          // A uprobe on each further place of a line (no register limit): each its own fd into this ring.
+          for (const site of uprobe?.sites.slice(1) ?? []) {
+            const siteFd = this.tryOpen({ ...attr, config2: site.offset }, { ...slot, pid: tid }, name, attached, uprobe!.path);
+            if (siteFd) follow(siteFd, eventIndex);
+          }
         }
       }
     } catch (error) {
@@ -418,9 +424,9 @@ export class Recorder {
   }
 
   /** Opens one fd; a thread that exited between listing and opening (ESRCH) is skipped for -p. */
-  private tryOpen(attr: PerfEventAttr, slot: Slot, name: string, skipGoneThreads: boolean): PerfEventFd | null {
+  private tryOpen(attr: PerfEventAttr, slot: Slot, name: string, skipGoneThreads: boolean, uprobePath?: string): PerfEventFd | null {
     try {
-      return openEvent(attr, slot.pid, slot.cpu, -1, undefined, { name });
+      return openEvent(attr, slot.pid, slot.cpu, -1, undefined, { name, ...(uprobePath !== undefined ? { uprobePath } : {}) });
     } catch (error) {
       if (skipGoneThreads && error instanceof PerfError && error.code === 'ESRCH') return null;
       throw error;
