@@ -4,6 +4,9 @@
 import type { ResolvedEvent } from '../abi/snapshot';
 import { AccessError, describeUid, grantAdvice, PARANOID_SYSCTL, paranoidText, accessLimitation, uprobeRefusal, type PerfAccess } from '../sys/access';
 
+/** How a line: spec begins (specs/parse.ts): its FILE:LINE is what mem:FILE:LINE:x takes too. */
+const LINE_SPEC_PREFIX = 'line:';
+
 export type AccessTargetKind = 'launch' | 'pid' | 'cpus';
 
 export interface AccessPlan {
@@ -27,7 +30,7 @@ export function planForAccess(events: readonly ResolvedEvent[], target: AccessTa
   const refusal = uprobe ? uprobeRefusal(access) : null;
   if (uprobe && refusal) {
     // A source line can still be counted as this user with an execute breakpoint, where they fire.
-    const line = uprobe.location?.line !== undefined && uprobe.location.file !== undefined ? `${uprobe.location.file}:${uprobe.location.line}` : undefined;
+    const line = uprobe.name.startsWith(LINE_SPEC_PREFIX) ? uprobe.name.slice(LINE_SPEC_PREFIX.length) : undefined;
     const instead = line !== undefined && breakpointsFire()
       ? `; or count the line with a hardware breakpoint, which works as you are: -e mem:${line}:x` : '';
     throw new AccessError(`${uprobe.name} is a uprobe, and ${refusal.reason}`, `${refusal.hint}${instead}`);

@@ -6,6 +6,7 @@
 import type { BreakpointDelivery } from '../perf/breakpoint-delivery';
 import { BreakpointType } from '../abi/uapi';
 import { uprobeRefusal, type PerfAccess } from '../sys/access';
+import { parseEventSpec } from './parse';
 import { resolveEventAst, type ResolveContext, type ResolvedSpec } from './resolve';
 
 export interface LineProbeFacts {
@@ -35,14 +36,16 @@ export function chooseLineProbes(events: readonly ResolvedSpec[], ctx: ResolveCo
     if (!isLineBreakpoint(event)) return event;
     const file = event.location!.file!;
     const line = event.location!.line!;
-    const text = `${file}:${line}`;
+    // Said with the file as the user wrote it; resolved by the full path the line table gave, which is unambiguous.
+    const asked = parseEventSpec(event.name);
+    const text = `${asked.kind === 'breakpoint' && asked.address.kind === 'line' ? asked.address.file : file}:${line}`;
     if (refusal) {
       return {
         ...event,
         notes: [...event.notes, `breakpoints do not fire on this machine, and uprobes, which would count this line (line:${text}), are refused: ${refusal.reason}; ${refusal.hint}`],
       };
     }
-    const moved = resolveEventAst({ kind: 'line', spec: event.name, file, line, position: 0, text }, ctx);
+    const moved = resolveEventAst({ kind: 'line', spec: event.name, file, line, position: 0, text: `${file}:${line}` }, ctx);
     const why = `hardware breakpoints do not fire on this machine (the probe counted ${delivery.counted} of ${delivery.calls} calls), ` +
       `so this line is counted with uprobes instead, as line:${text} counts it (every address where a statement of the line begins)`;
     return { ...moved, notes: [why, ...moved.notes] };
