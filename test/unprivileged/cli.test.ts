@@ -186,6 +186,12 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     assert.equal(libRun.status, 1, libRun.stderr);
     assert.match(libRun.stderr, new RegExp(`^ringside: uprobe:/lib/x86_64-linux-gnu/libc\\.so\\.6:getppid is a uprobe, and ${refusal}`, 'm'));
     assert.doesNotMatch(libRun.stderr, /hardware breakpoint/, 'a function is not a line: no mem:FILE:LINE to suggest');
+    // Where breakpoints are silent (assumed here, as on the other kind of host), mem:FILE:LINE:x stays a breakpoint for this
+    // user, and the note names the uprobe that would count the line and why it is refused.
+    const silent = nobody.run([process.execPath, nobody.cli, 'capture', '-e', `mem:inline_sites.c:${line}:x`, '-o', 'silent.jsonl', '--', nobody.fixture('inline_sites'), '3', '5'],
+      { env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' } });
+    assert.equal(silent.status, 0, silent.stderr);
+    assert.match(silent.stderr, new RegExp(`mem:inline_sites\\.c:${line}:x: breakpoints do not fire on this machine, and uprobes, which would count this line \\(line:inline_sites\\.c:${line}\\), are refused: ${refusal}`));
     // The message is the kernel's own verdict: the uprobe PMU, opened as this user, answers EACCES (and the error says why).
     nobody.withCompiledModules();
     const probe = nobody.run([process.execPath, '-e', `
