@@ -199,7 +199,8 @@ export class Recorder {
     const plan = planForAccess(options.events, options.target.kind, access, () => breakpointDelivery().state === 'fires');
     const sizes = ringSizesFor(options, plan.events, access);
     const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
-      ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
+      ? `hardware breakpoints${plan.events.some((event) => event.uprobe) ? ' (and, beside them, uprobes)' : ''} ` +
+        `watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
         'threads it creates later are not watched'
       : null;
     const delivery = plan.events.some((event) => event.isBreakpoint) ? breakpointDelivery() : null;
