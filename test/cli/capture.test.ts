@@ -571,20 +571,23 @@ function markedLine(file: string, marker: string): number {
 
 /**
  * perf as the referee of uprobe counts: `perf probe -x BINARY -a GROUP:EVENT=PROBE` for each probe, then
- * `perf stat` of every probe of the group while COMMAND runs; the sum of their counts. The probes are
- * deleted whatever happens.
+ * `perf stat` of every probe of the group while COMMAND runs (perf stat follows its children: COMMAND may be
+ * a Ringside capture, so that perf counts the very run Ringside records); the sum of their counts, and
+ * COMMAND's output. The probes are deleted whatever happens.
  */
-function perfProbeCount(binary: string, probes: readonly string[], command: readonly string[]): number {
+function underPerfProbes(binary: string, probes: readonly string[], command: readonly string[]) {
   const group = `ringside_test_${process.pid}`;
+  const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
   try {
     probes.forEach((probe, index) => execFileSync('perf', ['probe', '-q', '-x', binary, '-a', `${group}:p${index}=${probe}`], { stdio: ['ignore', 'ignore', 'pipe'] }));
-    const stat = spawnSync('perf', ['stat', '-x', ',', '-e', `${group}:*`, '--', ...command], { encoding: 'utf8', maxBuffer: 1 << 26 });
-    assert.equal(stat.status, 0, stat.stderr);
-    const rows = stat.stderr.split('\n').filter((row) => row.includes(`${group}:`));
-    assert.ok(rows.length >= probes.length, `perf stat printed no count for ${group}: ${stat.stderr}`);
-    return rows.reduce((sum, row) => sum + Number(row.split(',')[0]), 0);
+    const counts = path.join(dir, 'stat.csv');
+    const run = spawnSync('perf', ['stat', '-x', ',', '-o', counts, '-e', `${group}:*`, '--', ...command], { encoding: 'utf8', maxBuffer: 1 << 30, input: '' });
+    const rows = readFileSync(counts, 'utf8').split('\n').filter((row) => row.includes(`${group}:`));
+    assert.ok(rows.length >= probes.length, `perf stat printed no count for ${group}: ${run.stderr}`);
+    return { perf: rows.reduce((sum, row) => sum + Number(row.split(',')[0]), 0), code: run.status, stdout: run.stdout, stderr: run.stderr };
   } finally {
     spawnSync('perf', ['probe', '-q', '-d', `${group}:*`], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -601,22 +604,22 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     assert.equal(process.getuid?.(), 0, 'uprobes need CAP_PERFMON: these tests run as root (the refusal is tested as uid 65534 in test/unprivileged)');
   });
 
-  it('line:FILE:LINE counts every address of the line, as perf probe FILE:LINE + perf stat counts on the same binary and loop count', () => {
+  it('line:FILE:LINE counts every address of the line, as perf probe FILE:LINE + perf stat count on the same run', () => {
     // `for (int i = 0; i < rounds; i++)` at -O0: four is_stmt addresses (start, jump to the test, increment, test).
     const line = markedLine('sym_basic.c', 'for (int i = 0; i < rounds; i++)');
     const rounds = 100;
-    const command = [fixture('sym_o0_nopie'), String(rounds)];
-    const { code, stdout, stderr } = ringside(['capture', '-e', `line:sym_basic.c:${line}`, '--', ...command]);
+    // perf counts the run Ringside records.
+    const { perf, code, stdout, stderr } = underPerfProbes(fixture('sym_o0_nopie'), [`sym_basic.c:${line}`],
+      [process.execPath, cli, 'capture', '-e', `line:sym_basic.c:${line}`, '--', fixture('sym_o0_nopie'), String(rounds)]);
     assert.equal(code, 0, stderr);
     assert.match(stderr, new RegExp(`sym_basic\\.c:${line} begins at 4 addresses \\(writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+\\)`));
     const hits = samples(parseLines(stdout), `line:sym_basic.c:${line}`);
-    const perf = perfProbeCount(fixture('sym_o0_nopie'), [`sym_basic.c:${line}`], command);
     assert.equal(perf, 1 + 1 + rounds + (rounds + 1), 'perf probe places the same four probes');
     assert.equal(hits.length, perf);
     assert.deepEqual(ringsideUprobeGroups(), [], 'the recording removed its uprobes from tracefs');
   });
 
-  it('an inlined line counts both copies: a + b, as perf probes on the two addresses count', () => {
+  it('an inlined line counts both copies: a + b, as perf probes on the two addresses count on the same run', () => {
     const [a, b] = [300, 500];
     const line = markedLine('inline_sites.c', '/* INLINE_LINE */');
     const command = [fixture('inline_sites'), String(a), String(b)];
@@ -631,7 +634,11 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     // perf probe refuses FILE:LINE here (the inlined line shares its address with the call site's line), and 6.1
     // misplaces an absolute address in a non-PIE (it takes the address for a file offset): probe FUNCTION+OFFSET.
     const places = [...new Set(hits.map((hit) => hit.sym!))].map((sym) => sym.replace(/\+0x([0-9a-f]+)$/, (_, hex: string) => `+${Number.parseInt(hex, 16)}`));
-    assert.equal(perfProbeCount(fixture('inline_sites'), places, command), a + b);
+    // Then perf counts a run Ringside records.
+    const again = underPerfProbes(fixture('inline_sites'), places, [process.execPath, cli, 'capture', '-e', `line:inline_sites.c:${line}`, '--', ...command]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.perf, a + b);
+    assert.equal(samples(parseLines(again.stdout)).length, again.perf);
   });
 
   it('uprobe:LIB:SYMBOL counts a shared library\'s function at its file offset, as perf probe -x LIB does', () => {
@@ -644,7 +651,8 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     const hits = samples(parseLines(stdout), `uprobe:${libc}:getppid`);
     // glibc's own name for the function's code (__GI___getppid), at offset 0: its entry.
     assert.ok(hits.every((hit) => /getppid\+0x0$/.test(hit.sym ?? '')), `every hit is at getppid's entry: ${hits[0]?.sym}`);
-    const perf = perfProbeCount(libc, ['getppid'], command);
+    // A run of its own: around a capture perf would also count the getppid() calls of the shell that launches the command.
+    const { perf } = underPerfProbes(libc, ['getppid'], command);
     assert.equal(perf, n);
     assert.equal(hits.length, perf);
   });
