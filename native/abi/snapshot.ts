@@ -119,6 +119,19 @@ export interface ResolvedEvent {
    * addresses (attr.config1 is the first), armed together as one event.
    */
   readonly extraSites?: readonly { readonly address: bigint; readonly function?: string }[];
+  /**
+   * A uprobe PMU event (line:, uprobe:, or a source-line breakpoint moved to uprobes): the ELF file and
+   * every place in it, each its own fd (attr.config2 is the first's offset). The kernel takes the
+   * path as a user pointer in config1, which open time fills in (see OpenOptions.uprobePath).
+   */
+  readonly uprobe?: UprobeTarget;
+}
+
+export interface UprobeTarget {
+  /** Absolute path of the probed executable or shared library. */
+  readonly path: string;
+  /** Lowest address first: file offset (what the kernel probes), address (runtime for the target, else link-time), function. */
+  readonly sites: readonly { readonly offset: bigint; readonly address: bigint; readonly function?: string }[];
 }
 
 /** What one snapshot of a recording yields before decoding. */

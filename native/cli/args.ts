@@ -91,7 +91,9 @@ export type CliOptions = CaptureOptions | EventsOptions | DecodeOptions | HelpOp
 export type CommandName = 'events' | 'capture' | 'decode' | 'keep' | 'snapshot' | 'list';
 
 const SPEC_HELP = `SPEC is perf's syntax: cpu-clock, task-clock, page-faults, context-switches, ... ; subsys:name (tracepoint);
-mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); pmu/term=value,.../; modifiers :u :k :h.
+mem:ADDR|SYMBOL|FILE:LINE[/LEN][:r|w|rw|x] (hardware breakpoint); line:FILE:LINE (every execution of a source line,
+by uprobes: root or CAP_PERFMON); uprobe:BIN:SYMBOL[+OFF] (one instruction of an executable or library); pmu/term=value,.../;
+modifiers :u :k :h.
 Globs expand as perf's do: syscalls:sys_enter_* (tracefs), *:sched_switch, pmu_*/term/; one that matches nothing is an error.
 cpu-clock and task-clock sample at ${DEFAULT_CLOCK_FREQ} Hz (perf's default; at most kernel.perf_event_max_sample_rate) unless -c or -F.
 -g: callers by frame pointers; -g dwarf[,BYTES] (--call-graph dwarf): copies BYTES (8192) of user stack per sample

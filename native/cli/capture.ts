@@ -8,6 +8,9 @@ import { UsageError } from './args';
 import type { DecodedSnapshot } from '../decode/types';
 import type { ResolvedEvent } from '../abi/snapshot';
 import { expandEventSpecs, resolveEventSpec } from '../specs/resolve';
+import { chooseLineProbes } from '../specs/line-probe';
+import { breakpointDelivery } from '../perf/breakpoint-delivery';
+import { readPerfAccess } from '../sys/access';
 import { constants as osConstants } from 'node:os';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { describeExit, shellStatus } from '../perf/launch';
@@ -43,10 +46,10 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
   // A trigger is recorded like any event (its record belongs in the snapshot), once even if also given with -e.
   const specs = [...recorded, ...triggers.filter((spec) => !recorded.includes(spec))];
   const triggerIndices = triggers.map((spec) => specs.indexOf(spec));
-  const resolved = specs.map((spec) => resolveEventSpec(
-    spec,
-    { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callGraph },
-  ));
+  const context = { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callGraph };
+  // A source-line breakpoint on a host whose breakpoints are silent is counted by uprobes where they may be opened.
+  const resolved = chooseLineProbes(specs.map((spec) => resolveEventSpec(spec, context)), context,
+    { delivery: breakpointDelivery, access: readPerfAccess });
   const notes = resolved.flatMap((event) => event.notes.map((note) => `${event.name}: ${note}`));
   const events: ResolvedEvent[] = resolved;
   // Set only when a spec placed symbols at the predicted base: then the launch must verify it.

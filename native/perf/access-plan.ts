@@ -2,7 +2,10 @@
 // narrowed to user space the way perf falls back, and what cannot be narrowed refused up front.
 
 import type { ResolvedEvent } from '../abi/snapshot';
-import { AccessError, describeUid, grantAdvice, PARANOID_SYSCTL, paranoidText, accessLimitation, type PerfAccess } from '../sys/access';
+import { AccessError, describeUid, grantAdvice, PARANOID_SYSCTL, paranoidText, accessLimitation, uprobeRefusal, type PerfAccess } from '../sys/access';
+
+/** How a line: spec begins (specs/parse.ts): its FILE:LINE is what mem:FILE:LINE:x takes too. */
+const LINE_SPEC_PREFIX = 'line:';
 
 export type AccessTargetKind = 'launch' | 'pid' | 'cpus';
 
@@ -21,7 +24,17 @@ export interface AccessPlan {
  * them; what cannot be narrowed (CPU-wide targets, tracepoints, an explicit :k) is refused here,
  * before any fd is opened, with the level or capability that would allow it.
  */
-export function planForAccess(events: readonly ResolvedEvent[], target: AccessTargetKind, access: PerfAccess): AccessPlan {
+export function planForAccess(events: readonly ResolvedEvent[], target: AccessTargetKind, access: PerfAccess,
+  breakpointsFire: () => boolean = () => false): AccessPlan {
+  const uprobe = events.find((event) => event.uprobe !== undefined);
+  const refusal = uprobe ? uprobeRefusal(access) : null;
+  if (uprobe && refusal) {
+    // A source line can still be counted as this user with an execute breakpoint, where they fire.
+    const line = uprobe.name.startsWith(LINE_SPEC_PREFIX) ? uprobe.name.slice(LINE_SPEC_PREFIX.length) : undefined;
+    const instead = line !== undefined && breakpointsFire()
+      ? `; or count the line with a hardware breakpoint, which works as you are: -e mem:${line}:x` : '';
+    throw new AccessError(`${uprobe.name} is a uprobe, and ${refusal.reason}`, `${refusal.hint}${instead}`);
+  }
   const who = `${describeUid(access.euid)} has no CAP_PERFMON and ${paranoidText(access)}`;
   const tracepoints = events.filter((event) => event.tracepoint !== undefined);
   if (target === 'cpus' && !access.mayRecordCpuWide) {

@@ -21,6 +21,11 @@ export interface OpenOptions {
   readonly trailingBytes?: Uint8Array;
   /** Retry at the kernel's size on E2BIG (default true). */
   readonly negotiateSize?: boolean;
+  /**
+   * A uprobe PMU event: the path of the probed ELF file, passed to the kernel as config1 (a user
+   * pointer to the string, which the attr as plain data cannot hold). attr.config2 is the file offset.
+   */
+  readonly uprobePath?: string;
 }
 
 export class PerfEventFd {
@@ -174,17 +179,26 @@ function suspiciousFields(attr: PerfEventAttr): string[] {
  */
 export function openEvent(attr: PerfEventAttr, pid: number, cpu: number, groupFd: number = -1,
   flags: number = PerfFlag.FD_CLOEXEC, options: OpenOptions = {}): PerfEventFd {
+  const path = options.uprobePath;
+  if (path === undefined) return openEncoded(attr, attr, pid, cpu, groupFd, flags, options);
+  return libc.withCString(path, (pointer) => openEncoded(attr, { ...attr, config1: pointer }, pid, cpu, groupFd, flags, options));
+}
+
+/** `encoded` is what the kernel is given; `attr` what the fd keeps (a uprobe's path pointer is valid only during the call). */
+function openEncoded(attr: PerfEventAttr, encoded: PerfEventAttr, pid: number, cpu: number, groupFd: number,
+  flags: number, options: OpenOptions): PerfEventFd {
   const name = options.name ?? `type ${attr.type} config ${attr.config}`;
   const context: ErrorContext = {
     eventName: name, pid, cpu, attrType: attr.type, attrConfig: attr.config,
     excludeKernel: attr.flags.excludeKernel ?? false,
+    ...(options.uprobePath !== undefined ? { uprobePath: options.uprobePath } : {}),
   };
   const size = options.attrSize ?? PERF_ATTR_SIZE_LATEST;
   const trailing = options.trailingBytes ?? new Uint8Array(0);
-  const encoded = encodeAttr(attr, size);
-  const bytes = new Uint8Array(encoded.length + trailing.length);
-  bytes.set(encoded);
-  bytes.set(trailing, encoded.length);
+  const attrBytes = encodeAttr(encoded, size);
+  const bytes = new Uint8Array(attrBytes.length + trailing.length);
+  bytes.set(attrBytes);
+  bytes.set(trailing, attrBytes.length);
   new DataView(bytes.buffer).setUint32(4, bytes.length, true);
   try {
     const fd = libc.perfEventOpen(bytes, pid, cpu, groupFd, flags, context);
@@ -197,13 +211,13 @@ export function openEvent(attr: PerfEventAttr, pid: number, cpu: number, groupFd
     const kernelSize = new DataView(bytes.buffer).getUint32(4, true);
     if (kernelSize < 64 || kernelSize >= bytes.length) throw error;
     const dropped = bytes.subarray(kernelSize).reduce((count, byte) => count + (byte !== 0 ? 1 : 0), 0);
-    return openAtSize(attr, kernelSize, pid, cpu, groupFd, flags, name, context, dropped);
+    return openAtSize(attr, encoded, kernelSize, pid, cpu, groupFd, flags, name, context, dropped);
   }
 }
 
-function openAtSize(attr: PerfEventAttr, size: number, pid: number, cpu: number, groupFd: number, flags: number,
+function openAtSize(attr: PerfEventAttr, encoded: PerfEventAttr, size: number, pid: number, cpu: number, groupFd: number, flags: number,
   name: string, context: ErrorContext, dropped: number): PerfEventFd {
-  const bytes = encodeAttr(attr, size);
+  const bytes = encodeAttr(encoded, size);
   try {
     const fd = libc.perfEventOpen(bytes, pid, cpu, groupFd, flags, context);
     return new PerfEventFd(fd, attr, pid, cpu, name, size, dropped);

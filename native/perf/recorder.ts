@@ -8,7 +8,7 @@
 
 import type { PerfEventAttr } from '../abi/attr';
 import { availableParallelism } from 'node:os';
-import { Sample } from '../abi/uapi';
+import { PerfType, Sample } from '../abi/uapi';
 import { openEvent, type PerfEventFd } from './events';
 import {
   BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
@@ -16,7 +16,8 @@ import {
 } from './ring';
 import { onlineCpus, threadsOf, synthesizeSideband, allPids } from './procfs';
 import type { ProcessSideband } from './sideband-types';
-import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy } from '../abi/snapshot';
+import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy, UprobeTarget } from '../abi/snapshot';
+import { TracefsUprobeError, TracefsUprobes } from './tracefs-uprobes';
 import { PerfError } from '../sys/errors';
 import { readPerfAccess, type PerfAccess } from '../sys/access';
 import { planForAccess, type AccessPlan } from './access-plan';
@@ -115,6 +116,8 @@ export class Recorder {
   private readonly copyGroup: RingCopyGroup = { key: this, rings: () => this.backwardRings, threads: availableParallelism() };
   /** Empties the side-band rings between snapshots, so a full ring never drops COMM/MMAP2/EXIT. */
   private drainTimer: NodeJS.Timeout | undefined;
+  /** The uprobes of this recording defined in tracefs, so that new threads inherit them (null: none, or the PMU's). */
+  private tracefsUprobes: TracefsUprobes | null = null;
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
   private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
@@ -197,10 +200,11 @@ export class Recorder {
     if (options.events.length === 0) throw new Error('a recording needs at least one event');
     const mode: CopyMode = options.useZeroCopy === false ? 'memcpy' : defaultCopyMode();
     const access = options.access ?? readPerfAccess();
-    const plan = planForAccess(options.events, options.target.kind, access);
+    const plan = planForAccess(options.events, options.target.kind, access, () => breakpointDelivery().state === 'fires');
     const sizes = ringSizesFor(options, plan.events, access);
     const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
-      ? `hardware breakpoints watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
+      ? `hardware breakpoints${plan.events.some((event) => event.uprobe) ? ' (and, beside them, uprobes)' : ''} ` +
+        `watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
         'threads it creates later are not watched'
       : null;
     const delivery = plan.events.some((event) => event.isBreakpoint) ? breakpointDelivery() : null;
@@ -208,8 +212,16 @@ export class Recorder {
     if (options.windowSec !== undefined && !(options.windowSec > 0)) {
       throw new RangeError(`--window must be a positive number of seconds, got ${options.windowSec}`);
     }
-    const recorder = new Recorder(options, mode, plan, sizes,
-      [plan.limitation, sizes.note, perThread, silentBreakpoints].filter((line): line is string => line !== null), access);
+    const uprobes = Recorder.defineUprobes(plan.events, options.target, access);
+    let recorder: Recorder;
+    try {
+      recorder = new Recorder(options, mode, plan, sizes,
+        [plan.limitation, sizes.note, perThread, silentBreakpoints, uprobes.note].filter((line): line is string => line !== null), access);
+    } catch (error) {
+      uprobes.definitions?.dispose();
+      throw error;
+    }
+    recorder.tracefsUprobes = uprobes.definitions;
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);
@@ -234,6 +246,29 @@ export class Recorder {
       recorder.drainTimer.unref();
     }
     return recorder;
+  }
+
+  /**
+   * A recording that follows new threads defines its uprobes in tracefs (see tracefs-uprobes.ts).
+   * Where it may not (tracefs is root's), they are opened through the uprobe PMU without inherit:
+   * the threads there are now are watched, and the note says what is not.
+   */
+  private static defineUprobes(events: readonly ResolvedEvent[], target: RecorderTarget, access: PerfAccess):
+    { definitions: TracefsUprobes | null; note: string | null } {
+    const probed = events.filter((event) => event.uprobe !== undefined);
+    if (probed.length === 0 || !followsNewThreads(target, events)) return { definitions: null, note: null };
+    const sites = probed.flatMap((event) => event.uprobe!.sites.map((site) => ({ path: event.uprobe!.path, offset: site.offset })));
+    try {
+      return { definitions: TracefsUprobes.define(access.tracefs.path, sites), note: null };
+    } catch (error) {
+      if (!(error instanceof TracefsUprobeError)) throw error;
+      const names = probed.map((event) => event.name).join(', ');
+      return {
+        definitions: null,
+        note: `${names}: uprobes watch only the threads there are when the recording starts, not threads or children created later: ` +
+          `following them needs uprobes defined in tracefs, and ${error.message}`,
+      };
+    }
   }
 
   /** Moves what the kernel wrote into each side-band ring to its held store (see ForwardRing.drain). */
@@ -384,7 +419,9 @@ export class Recorder {
       for (const tid of tids) {
         for (const { eventIndex, attr } of members) {
           const name = this.eventName(eventIndex);
-          const fd = this.tryOpen(attr, { ...slot, pid: tid }, name, attached);
+          const uprobe = this.plan.events[eventIndex]?.uprobe;
+          const first = uprobe ? this.uprobeSiteAttr(attr, uprobe, uprobe.sites[0]) : { attr };
+          const fd = this.tryOpen(first.attr, { ...slot, pid: tid }, name, attached, first.path);
           if (!fd) continue;
           if (!primaries.has(eventIndex)) primaries.set(eventIndex, fd);
           if (!owner) {
@@ -410,6 +447,12 @@ export class Recorder {
             }
             if (siteFd) follow(siteFd, eventIndex);
           }
+          // A uprobe on each further place of a line (no register limit): each its own fd into this ring.
+          for (const site of uprobe?.sites.slice(1) ?? []) {
+            const opened = this.uprobeSiteAttr(attr, uprobe!, site);
+            const siteFd = this.tryOpen(opened.attr, { ...slot, pid: tid }, name, attached, opened.path);
+            if (siteFd) follow(siteFd, eventIndex);
+          }
         }
       }
     } catch (error) {
@@ -419,14 +462,27 @@ export class Recorder {
     return ring ? { ring, followers, primaries } : null;
   }
 
+  /**
+   * What one place of a uprobe event is opened as: its tracefs definition (a tracepoint, which the
+   * kernel inherits into new threads) when the recording follows them, else the uprobe PMU on the
+   * place's file offset, never inherited (see tracefs-uprobes.ts: inheriting it breaks the target's clone).
+   */
+  private uprobeSiteAttr(attr: PerfEventAttr, uprobe: UprobeTarget, site: UprobeTarget['sites'][number]): { attr: PerfEventAttr; path?: string } {
+    if (this.tracefsUprobes) {
+      const id = this.tracefsUprobes.id({ path: uprobe.path, offset: site.offset });
+      return { attr: { ...attr, type: PerfType.TRACEPOINT, config: BigInt(id), config1: 0n, config2: 0n } };
+    }
+    return { attr: { ...attr, config2: site.offset, flags: { ...attr.flags, inherit: false } }, path: uprobe.path };
+  }
+
   private eventName(eventIndex: number): string {
     return this.plan.events[eventIndex]?.name ?? 'sideband';
   }
 
   /** Opens one fd; a thread that exited between listing and opening (ESRCH) is skipped for -p. */
-  private tryOpen(attr: PerfEventAttr, slot: Slot, name: string, skipGoneThreads: boolean): PerfEventFd | null {
+  private tryOpen(attr: PerfEventAttr, slot: Slot, name: string, skipGoneThreads: boolean, uprobePath?: string): PerfEventFd | null {
     try {
-      return openEvent(attr, slot.pid, slot.cpu, -1, undefined, { name });
+      return openEvent(attr, slot.pid, slot.cpu, -1, undefined, { name, ...(uprobePath !== undefined ? { uprobePath } : {}) });
     } catch (error) {
       if (skipGoneThreads && error instanceof PerfError && error.code === 'ESRCH') return null;
       throw error;
@@ -723,6 +779,12 @@ export class Recorder {
     // fds opened but never wrapped in a ring (failure mid-open) are closed here too; dispose is idempotent.
     for (const fds of this.fdsByEvent) for (const fd of fds ?? []) fd.dispose();
     this.units.length = 0;
+    // After every fd on them is closed: the kernel keeps a definition that is in use.
+    try {
+      this.tracefsUprobes?.dispose();
+    } catch (error) {
+      errors.push(error);
+    }
     this.launched?.dispose();
     if (errors.length) throw errors[0];
   }

@@ -10,6 +10,8 @@ export interface EventList {
   /** Why tracepoints are missing, when tracefs could not be found or mounted. */
   readonly tracepointsError?: string;
   readonly breakpoints: readonly { readonly syntax: string; readonly description: string }[];
+  /** Execution counts by uprobes (root or CAP_PERFMON; present when the kernel has the uprobe PMU). */
+  readonly uprobes: readonly { readonly syntax: string; readonly description: string }[];
   readonly pmus: readonly {
     readonly name: string;
     readonly type: number;
@@ -30,6 +32,11 @@ export const BREAKPOINT_SYNTAX: EventList['breakpoints'] = [
   { syntax: 'mem:0xADDR[/LEN][:ACCESS]', description: 'hardware watchpoint at an address; LEN 1, 2, 4 or 8 (default 4); ACCESS r, w, rw (default) or x' },
   { syntax: 'mem:SYMBOL[/LEN][:ACCESS]', description: "a global/static variable of the target (length from its size, at most 8) or a function (execute breakpoint)" },
   { syntax: 'mem:FILE:LINE[:x]', description: 'execute breakpoint at the first instruction of a source line of the target (needs DWARF line info)' },
+];
+
+export const UPROBE_SYNTAX: EventList['uprobes'] = [
+  { syntax: 'line:FILE:LINE', description: 'every execution of a source line of the target: a uprobe on each address where a statement of it begins (all inlined copies), as perf probe FILE:LINE' },
+  { syntax: 'uprobe:BIN:SYMBOL[+OFF]', description: 'every execution of one instruction of an executable or shared library (uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid)' },
 ];
 
 export function listEvents(options: ListOptions = {}): EventList {
@@ -54,6 +61,7 @@ export function listEvents(options: ListOptions = {}): EventList {
     tracepoints,
     ...(tracepointsError ? { tracepointsError } : {}),
     breakpoints: BREAKPOINT_SYNTAX,
+    uprobes: pmus.some((pmu) => pmu.name === 'uprobe') ? UPROBE_SYNTAX : [],
     pmus,
     ...(pmuErrors.length > 0 ? { pmuErrors } : {}),
   };
@@ -78,6 +86,7 @@ export function formatEventList(list: EventList): string {
   }
   if (list.pmus.some((pmu) => pmu.events.length > 0)) lines.push('');
   for (const breakpoint of list.breakpoints) lines.push(row(breakpoint.syntax, 'Hardware breakpoint'));
+  for (const uprobe of list.uprobes) lines.push(row(uprobe.syntax, 'Uprobe (root or CAP_PERFMON)'));
   lines.push('');
   for (const tracepoint of list.tracepoints) lines.push(row(`${tracepoint.system}:${tracepoint.name}`, 'Tracepoint event'));
   if (list.tracepointsError) lines.push(`  (no tracepoints: ${list.tracepointsError})`);

@@ -141,6 +141,47 @@ describe('specs/parse', () => {
     });
   });
 
+  describe('uprobes: line: and uprobe:', () => {
+    it('parses line:FILE:LINE, with paths', () => {
+      const ast = as(parseEventSpec('line:src/loop.c:42'), 'line');
+      assert.deepEqual([ast.file, ast.line, ast.position, ast.text], ['src/loop.c', 42, 5, 'src/loop.c:42']);
+      assert.equal(as(parseEventSpec('line:/abs/dir-1/a.b.c:7'), 'line').file, '/abs/dir-1/a.b.c');
+    });
+
+    it('refuses a line: spec missing its parts, line 0, or with an access, naming what is wrong', () => {
+      expectSpecError('line:', 5, /line: needs a source line: line:FILE:LINE/);
+      expectSpecError('line:loop.c', 11, /line:loop\.c needs a line number: line:loop\.c:LINE/, 'loop.c');
+      expectSpecError('line:loop.c:', 11, /needs a line number/, 'loop.c');
+      expectSpecError('line:loop.c:x7', 12, /'x7' is not a line number/, 'x7');
+      expectSpecError('line:loop.c:0', 12, /line numbers start at 1, got 0/);
+      expectSpecError('line:loop.c:42:x', 14, /line: counts executions with uprobes and takes no access; for a hardware breakpoint write mem:loop\.c:42:x/, ':x');
+      expectSpecError('line:loop.c:42:u', 14, /unexpected ':u' after line:loop\.c:42 \(line: takes no access, length, terms or modifiers\)/, ':u');
+    });
+
+    it('parses uprobe:BIN:SYMBOL[+OFF], hex or decimal', () => {
+      const plain = as(parseEventSpec('uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid'), 'uprobe');
+      assert.deepEqual([plain.binary, plain.binaryPosition, plain.symbol, plain.symbolPosition, plain.offset],
+        ['/lib/x86_64-linux-gnu/libc.so.6', 7, 'getppid', 39, 0n]);
+      assert.equal(as(parseEventSpec('uprobe:app:main+0x10'), 'uprobe').offset, 16n);
+      assert.equal(as(parseEventSpec('uprobe:app:main+16'), 'uprobe').offset, 16n);
+      assert.equal(as(parseEventSpec('uprobe:./bin/app:ns::f'), 'uprobe').symbol, 'ns::f');
+    });
+
+    it('refuses a uprobe: spec missing its parts or with junk after it, at the bad column', () => {
+      expectSpecError('uprobe:', 7, /uprobe: needs the executable or shared library to probe/);
+      expectSpecError('uprobe:app', 10, /uprobe:app needs a function to probe: uprobe:app:SYMBOL\[\+OFF\]/, 'app');
+      expectSpecError('uprobe:app:', 11, /needs a function name after the colon/);
+      expectSpecError('uprobe:app:9lives', 11, /'9lives' is not a symbol name/, '9lives');
+      expectSpecError('uprobe:app:main+', 16, /expected a byte offset \(0xHEX or decimal\) after 'main\+'/);
+      expectSpecError('uprobe:app:main:x', 15, /unexpected ':x' after uprobe:app:main \(a uprobe takes no access, terms or modifiers\)/, ':x');
+    });
+
+    it('keeps the slashes of their paths inside one spec of a list', () => {
+      const list = parseEventList('line:src/a.c:3,uprobe:/usr/lib/libc.so.6:getppid,cs');
+      assert.deepEqual(list.map((ast) => ast.kind), ['line', 'uprobe', 'software']);
+    });
+  });
+
   describe('PMU events', () => {
     it('parses terms with numbers, strings and flags, and bare or colon modifiers', () => {
       const ast = as(parseEventSpec('msr/event=0x4,config1=12,name=smi_count,aux-output/uk'), 'pmu');

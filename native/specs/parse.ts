@@ -2,13 +2,15 @@
 // Pure: no node, koffi or vscode imports, so the webview can validate specs as the user types.
 //
 // Grammar (a subset of perf's parse-events.y, the parts a flight recorder needs):
-//   spec        := software | tracepoint | breakpoint | pmu
+//   spec        := software | tracepoint | breakpoint | line | uprobe | pmu
 //   software    := SWNAME [ '/' terms '/' ] [ ':' mods ]          cpu-clock, cs:u, faults/period=10/
 //   tracepoint  := SYS ':' NAME [ '/' terms '/' ] [ ':' mods ]      sched:sched_switch, syscalls:sys_enter_uname/aux-action=resume/
 //                  SYS and NAME may be globs (* ? [a-z]), as perf's: syscalls:sys_enter_*, *:sched_switch;
 //                  expandEventSpecs (resolve.ts) turns one into the tracepoints tracefs has that match.
 //   breakpoint  := 'mem:' ADDR [ '/' LEN ] [ ':' ACCESS ] [ ':' mods ]
 //                  ADDR = 0xHEX | DECIMAL | SYMBOL | FILE ':' LINE   ACCESS = [rwx]{1,3}
+//   line        := 'line:' FILE ':' LINE                             line:loop.c:42  (a uprobe on every address of the line)
+//   uprobe      := 'uprobe:' BIN ':' SYMBOL [ '+' OFF ]             uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid, uprobe:app:main+0x10
 //   pmu         := PMU '/' terms '/' [ [':'] mods ]                  msr/tsc/, msr/event=0x4/uk, persistent/mce_record/
 //   terms       := term { ',' term }        term := KEY [ '=' VALUE ]
 //   mods        := { u k h G H I p D e }    (perf's meanings; p up to 3 times)
@@ -108,6 +110,28 @@ export type EventSpecAst =
       readonly modifiers?: SpecModifiers;
     }
   | {
+    /** `line:FILE:LINE`: one uprobe on each address the line table gives the line (all inlined copies). */
+    readonly kind: 'line';
+    readonly spec: string;
+    readonly file: string;
+    readonly line: number;
+    /** Column of FILE; `text` is FILE:LINE as written. */
+    readonly position: number;
+    readonly text: string;
+    readonly modifiers?: undefined;
+  }
+  | {
+    /** `uprobe:BIN:SYMBOL[+OFF]`: one uprobe at SYMBOL + OFF of the ELF file BIN (an executable or a shared library). */
+    readonly kind: 'uprobe';
+    readonly spec: string;
+    readonly binary: string;
+    readonly binaryPosition: number;
+    readonly symbol: string;
+    readonly symbolPosition: number;
+    readonly offset: bigint;
+    readonly modifiers?: undefined;
+  }
+  | {
     readonly kind: 'pmu';
     readonly spec: string;
     readonly pmu: string;
@@ -164,6 +188,8 @@ export function parseEventSpec(spec: string): EventSpecAst {
     throw new SpecError('white space is not allowed in an event spec', spec, at);
   }
   if (spec.startsWith('mem:')) return parseBreakpoint(spec);
+  if (spec.startsWith(LINE_PREFIX)) return parseLine(spec);
+  if (spec.startsWith(UPROBE_PREFIX)) return parseUprobe(spec);
   const globHead = TRACEPOINT_GLOB.exec(spec);
   // `sys*:name`, `*:name`: a glob system is a tracepoint (perf globs no other kind of name).
   if (globHead && isGlob(globHead[0]) && spec[globHead[0].length] === ':') return parseTracepoint(spec, globHead[0]);
@@ -194,7 +220,7 @@ export function parseEventSpec(spec: string): EventSpecAst {
     }
     const suggestion = nearest(word, [...SOFTWARE_BY_NAME.keys()]);
     throw new SpecError(
-      `unknown event '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; expected a software event, SYSTEM:TRACEPOINT, mem:ADDR or PMU/TERMS/ (see 'ringside events')`,
+      `unknown event '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; expected a software event, SYSTEM:TRACEPOINT, mem:ADDR, line:FILE:LINE, uprobe:BIN:SYMBOL or PMU/TERMS/ (see 'ringside events')`,
       spec, 0, word);
   }
   throw new SpecError(`unexpected '${next}' after '${word}'`, spec, cursor);
@@ -219,7 +245,8 @@ export function parseEventList(text: string): EventSpecAst[] {
   let depth = false;
   let start = 0;
   for (let i = 0; i < text.length; i++) {
-    if (text[i] === '/' && !text.startsWith('mem:', start)) depth = !depth;
+    // Addresses and paths (mem:, line:, uprobe:) hold slashes that open no terms.
+    if (text[i] === '/' && !PATH_PREFIXES.some((prefix) => text.startsWith(prefix, start))) depth = !depth;
     else if (text[i] === ',' && !depth) {
       specs.push(text.slice(start, i));
       start = i + 1;
@@ -227,6 +254,68 @@ export function parseEventList(text: string): EventSpecAst[] {
   }
   specs.push(text.slice(start));
   return specs.map(parseEventSpec);
+}
+
+const LINE_PREFIX = 'line:';
+const UPROBE_PREFIX = 'uprobe:';
+const PATH_PREFIXES = ['mem:', LINE_PREFIX, UPROBE_PREFIX];
+
+/** `line:FILE:LINE`. A uprobe counts executions only, so there is no access, length or modifier to give. */
+function parseLine(spec: string): EventSpecAst {
+  const cursor = LINE_PREFIX.length;
+  const rest = spec.slice(cursor);
+  const fileLine = FILE_LINE.exec(rest);
+  if (!fileLine) {
+    const file = /^[^:]*/.exec(rest)?.[0] ?? '';
+    if (file === '') throw new SpecError('line: needs a source line: line:FILE:LINE, e.g. line:loop.c:42', spec, cursor);
+    const after = rest.slice(file.length);
+    const lineText = /^:([^:]*)/.exec(after)?.[1];
+    if (lineText === undefined || lineText === '') throw new SpecError(`line:${file} needs a line number: line:${file}:LINE`, spec, cursor + file.length, file);
+    throw new SpecError(`'${lineText}' is not a line number (a decimal, from 1)`, spec, cursor + file.length + 1, lineText);
+  }
+  const [text, file, digits] = fileLine;
+  const line = Number(digits);
+  if (line < 1) throw new SpecError(`line numbers start at 1, got ${digits}`, spec, cursor + file.length + 1, text);
+  const end = cursor + text.length;
+  if (end < spec.length) {
+    const extra = spec.slice(end);
+    const why = /^:[rwx]+$/.test(extra)
+      ? `line: counts executions with uprobes and takes no access; for a hardware breakpoint write mem:${text}${extra}`
+      : `unexpected '${extra}' after line:${text} (line: takes no access, length, terms or modifiers)`;
+    throw new SpecError(why, spec, end, extra);
+  }
+  return { kind: 'line', spec, file, line, position: cursor, text };
+}
+
+/** `uprobe:BIN:SYMBOL[+OFF]`: BIN is a path (no colons), SYMBOL a function of it, OFF bytes into it. */
+function parseUprobe(spec: string): EventSpecAst {
+  let cursor = UPROBE_PREFIX.length;
+  const binary = /^[^:]*/.exec(spec.slice(cursor))?.[0] ?? '';
+  if (binary === '') throw new SpecError('uprobe: needs the executable or shared library to probe: uprobe:BIN:SYMBOL[+OFF]', spec, cursor);
+  const binaryPosition = cursor;
+  cursor += binary.length;
+  if (spec[cursor] !== ':') throw new SpecError(`uprobe:${binary} needs a function to probe: uprobe:${binary}:SYMBOL[+OFF]`, spec, cursor, binary);
+  cursor++;
+  const symbolPosition = cursor;
+  const symbol = SYMBOL.exec(spec.slice(cursor))?.[0];
+  if (!symbol) {
+    const bad = /^[^+:]*/.exec(spec.slice(cursor))?.[0] ?? '';
+    throw new SpecError(bad === '' ? `uprobe:${binary}: needs a function name after the colon` : `'${bad}' is not a symbol name`, spec, cursor, bad || undefined);
+  }
+  cursor += symbol.length;
+  let offset = 0n;
+  if (spec[cursor] === '+') {
+    cursor++;
+    const digits = /^(?:0[xX][0-9a-fA-F]+|[0-9]+)/.exec(spec.slice(cursor))?.[0];
+    if (!digits) throw new SpecError(`expected a byte offset (0xHEX or decimal) after '${symbol}+'`, spec, cursor);
+    offset = BigInt(digits);
+    cursor += digits.length;
+  }
+  if (cursor < spec.length) {
+    const extra = spec.slice(cursor);
+    throw new SpecError(`unexpected '${extra}' after uprobe:${binary}:${spec.slice(symbolPosition, cursor)} (a uprobe takes no access, terms or modifiers)`, spec, cursor, extra);
+  }
+  return { kind: 'uprobe', spec, binary, binaryPosition, symbol, symbolPosition, offset };
 }
 
 function parseBreakpoint(spec: string): EventSpecAst {

@@ -1,15 +1,15 @@
 // Event spec -> full perf_event_attr, ready for the recorder to open as a flight-recorder event.
 // The recorder still decides disabled / enable_on_exec / inherit; everything the spec says is here.
 
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
-import type { ResolvedEvent } from '../abi/snapshot';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, resolve as resolvePath } from 'node:path';
+import type { ResolvedEvent, UprobeTarget } from '../abi/snapshot';
 import type { AttrFlags, PerfEventAttr } from '../abi/attr';
 import { BreakpointType, PerfType, Sample } from '../abi/uapi';
 import { globToRegExp, isGlob, modifierEffect, nearest, parseEventSpec, SpecError, type EventSpecAst, type SpecTerm } from './parse';
 import { applyFormatTerm, listPmuNames, readPmu, DEFAULT_SYSFS_ROOT, PmuError, type PmuInfo } from './pmu';
 import { findTracefs, listSystemEvents, listSystems, readTracepointFormat, TracefsError, tracepointExists } from './tracefs';
-import type { TargetSymbols } from '../symbols/resolve';
+import { openTargetSymbols, type TargetSymbols } from '../symbols/resolve';
 import { unwindArchOfNode } from '../symbols/unwind';
 
 /**
@@ -149,6 +149,10 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
     }
     case 'breakpoint':
       return resolveBreakpoint(ast, attr, ctx, notes);
+    case 'line':
+      return resolveLineUprobes(ast, attr, ctx, notes);
+    case 'uprobe':
+      return resolveUprobe(ast, attr, ctx, notes);
     case 'pmu': {
       const sysfsRoot = ctx.sysfsRoot ?? DEFAULT_SYSFS_ROOT;
       const pmu = readPmu(ast.pmu, sysfsRoot);
@@ -470,6 +474,120 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
   }
   if (location) location = { ...location, length };
   return { name: ast.spec, attr, isBreakpoint: true, location, notes, ...(extraSites ? { extraSites } : {}) };
+}
+
+/** The kernel's uprobe PMU: its dynamic type number from sysfs (perf_uprobe; CONFIG_UPROBE_EVENTS). */
+export const UPROBE_PMU = 'uprobe';
+
+/**
+ * A uprobe event's attr: the uprobe PMU's type, config 0 (bit 0 is `retprobe`: entry, not return),
+ * config2 the first site's file offset; config1, the path pointer, is set when the fd is opened.
+ * Every execution is one sample (period 1), like a tracepoint. A uprobe fires only in user space, so
+ * the attr says user space only: no access plan narrows it, and its count is the same either way.
+ */
+function uprobeAttr(attr: PerfEventAttr, target: UprobeTarget, ctx: ResolveContext, spec: string, position: number): PerfEventAttr {
+  const sysfsRoot = ctx.sysfsRoot ?? DEFAULT_SYSFS_ROOT;
+  const pmu = readPmu(UPROBE_PMU, sysfsRoot);
+  if (!pmu) {
+    throw new SpecError(`this kernel has no uprobe PMU (${sysfsRoot}/bus/event_source/devices/uprobe): it was built without CONFIG_UPROBE_EVENTS; ` +
+      'count a source line with a hardware breakpoint instead (mem:FILE:LINE:x)', spec, position);
+  }
+  return {
+    ...attr,
+    type: pmu.type,
+    config: 0n,
+    config1: 0n,
+    config2: target.sites[0].offset,
+    flags: { ...attr.flags, excludeKernel: true, excludeHv: true },
+  };
+}
+
+/** line:FILE:LINE: a uprobe on every is_stmt address of the line in the target executable (perf probe's choice of addresses). */
+function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[]): ResolvedSpec {
+  const symbols = ctx.symbols;
+  if (!symbols) {
+    throw new SpecError(`source line ${ast.text} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`, ast.spec, ast.position, ast.text);
+  }
+  let line;
+  try { line = symbols.resolveLine(ast.file, ast.line); } catch (error) {
+    throw new SpecError(`cannot resolve ${ast.text}: ${(error as Error).message}`, ast.spec, ast.position, ast.text);
+  }
+  if (!line) throw new SpecError(`no code at ${ast.text}`, ast.spec, ast.position, ast.text);
+  let target: UprobeTarget;
+  try {
+    target = { path: symbols.path, sites: line.statements.map((site) => ({ ...site, offset: symbols.fileOffset(site.address) })) };
+  } catch (error) {
+    throw new SpecError(`cannot place ${ast.text} in ${symbols.path}: ${(error as Error).message}`, ast.spec, ast.position, ast.text);
+  }
+  if (line.line !== ast.line) notes.push(`${ast.file}:${ast.line} has no code; counting line ${line.line}, the next line that does`);
+  if (target.sites.length > 1) {
+    const places = target.sites.map((site) => `${site.function ? `${site.function} ` : ''}0x${site.address.toString(16)}`).join(', ');
+    notes.push(`${basename(line.file)}:${line.line} begins at ${target.sites.length} addresses (${places}): one uprobe on each, hits are their sum`);
+  }
+  return {
+    name: ast.spec,
+    attr: uprobeAttr(attr, target, ctx, ast.spec, ast.position),
+    isBreakpoint: false,
+    location: { file: line.file, line: line.line, address: target.sites[0].address, length: 0 },
+    notes,
+    uprobe: target,
+  };
+}
+
+/** uprobe:BIN:SYMBOL[+OFF]: one uprobe at the function's address plus OFF, in BIN (the target, or a library it maps). */
+function resolveUprobe(ast: Extract<EventSpecAst, { kind: 'uprobe' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[]): ResolvedSpec {
+  const path = uprobeBinary(ast, ctx);
+  let symbols: TargetSymbols;
+  let symbol;
+  try {
+    // The target's own symbols are placed where it runs; any other file at its link-time addresses.
+    symbols = ctx.symbols && sameFile(ctx.symbols.path, path) ? ctx.symbols : openTargetSymbols(path, 0n);
+    symbol = symbols.resolveSymbol(ast.symbol);
+  } catch (error) {
+    throw new SpecError(`cannot resolve '${ast.symbol}' in ${path}: ${(error as Error).message}`, ast.spec, ast.symbolPosition, ast.symbol);
+  }
+  if (symbol.kind !== 'function') {
+    throw new SpecError(`'${ast.symbol}' in ${path} is a variable, not code: a uprobe runs on an instruction (to watch a variable, use mem:${ast.symbol}:rw)`,
+      ast.spec, ast.symbolPosition, ast.symbol);
+  }
+  if (symbol.size > 0 && ast.offset >= BigInt(symbol.size)) {
+    throw new SpecError(`offset ${ast.offset} is past the end of '${ast.symbol}' (${symbol.size} bytes)`, ast.spec, ast.symbolPosition + ast.symbol.length + 1, String(ast.offset));
+  }
+  const address = symbol.address + ast.offset;
+  let offset: bigint;
+  try { offset = symbols.fileOffset(address); } catch (error) {
+    throw new SpecError(`cannot place '${ast.symbol}' in ${path}: ${(error as Error).message}`, ast.spec, ast.symbolPosition, ast.symbol);
+  }
+  if (ast.offset !== 0n) notes.push(`the uprobe is ${ast.offset} bytes into ${ast.symbol}: that must be the start of an instruction (as perf probe requires)`);
+  const target: UprobeTarget = { path, sites: [{ offset, address, function: ast.symbol }] };
+  return {
+    name: ast.spec,
+    attr: uprobeAttr(attr, target, ctx, ast.spec, ast.binaryPosition),
+    isBreakpoint: false,
+    location: { symbol: ast.symbol, file: symbol.file, line: symbol.line, address, length: 0 },
+    notes,
+    uprobe: target,
+  };
+}
+
+/** BIN as a file: a path (relative to the working directory), or the target executable's own name. */
+function uprobeBinary(ast: Extract<EventSpecAst, { kind: 'uprobe' }>, ctx: ResolveContext): string {
+  const asPath = resolvePath(ast.binary);
+  if (existsSync(asPath)) {
+    if (!statSync(asPath).isFile()) throw new SpecError(`${asPath} is not a file: uprobe: needs an executable or shared library`, ast.spec, ast.binaryPosition, ast.binary);
+    return realpathSync(asPath);
+  }
+  if (!ast.binary.includes('/') && ctx.symbols && basename(ctx.symbols.path) === ast.binary) return ctx.symbols.path;
+  throw new SpecError(`no file '${ast.binary}' (from ${process.cwd()}): uprobe: needs the path of an executable or shared library, ` +
+    'e.g. uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid, or the launched program\'s own name', ast.spec, ast.binaryPosition, ast.binary);
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
 }
 
 export { SpecError, TracefsError, PmuError };

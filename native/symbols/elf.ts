@@ -103,6 +103,17 @@ export interface ElfSymbol {
   readonly table: 'symtab' | 'dynsym';
 }
 
+/**
+ * Where the byte at link-time address `vaddr` lies in the file: the PT_LOAD segment whose file-backed
+ * part [p_vaddr, p_vaddr + p_filesz) holds it, at vaddr - p_vaddr + p_offset. This is what a uprobe is
+ * placed by (the kernel keys it on the file's inode and this offset, wherever the file is mapped), as
+ * perf probe computes it. Undefined when no segment holds the address in the file (.bss, unmapped).
+ */
+export function fileOffsetOfVaddr(programHeaders: readonly ProgramHeader[], vaddr: bigint): bigint | undefined {
+  const segment = programHeaders.find((p) => p.type === PT_LOAD && vaddr >= p.vaddr && vaddr < p.vaddr + p.fileSize);
+  return segment === undefined ? undefined : vaddr - segment.vaddr + segment.offset;
+}
+
 export type Inflate = (compressed: Uint8Array) => Uint8Array;
 
 export class ElfFile {

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
-import { ElfFile, ElfFormatError, crc32 } from './elf';
+import { ElfFile, ElfFormatError, crc32, fileOffsetOfVaddr, PT_LOAD, type ProgramHeader } from './elf';
 import { DwarfCursor, DwarfFormatError, DW_FORM } from './dwarf-reader';
 import { LineTable } from './dwarf-line';
 import { parseProcMaps } from '../sys/procmaps';
@@ -150,6 +150,34 @@ describe('symbols/parsers (synthetic bytes)', () => {
     assert.equal(maps[1].path, '[stack]');
     assert.equal(maps[2].path, '');
     assert.throws(() => parseProcMaps('garbage'), /unparseable/);
+  });
+
+  describe('fileOffsetOfVaddr (where a uprobe goes)', () => {
+    const load = (vaddr: bigint, offset: bigint, fileSize: bigint, memSize = fileSize): ProgramHeader =>
+      ({ type: PT_LOAD, flags: 5, offset, vaddr, fileSize, memSize, align: 0x1000n });
+    // gcc's usual non-PIE layout: R at 0x400000, R E at 0x401000, R, then RW whose vaddr and offset differ by a page.
+    const headers: ProgramHeader[] = [
+      { type: 6 /* PT_PHDR */, flags: 4, offset: 0x40n, vaddr: 0x400040n, fileSize: 0x2d8n, memSize: 0x2d8n, align: 8n },
+      load(0x400000n, 0n, 0x848n),
+      load(0x401000n, 0x1000n, 0x4a5n),
+      load(0x402000n, 0x2000n, 0x15cn),
+      load(0x403df8n, 0x2df8n, 0x288n, 0x2f8n),
+    ];
+
+    it('is vaddr - p_vaddr + p_offset of the PT_LOAD holding the address', () => {
+      assert.equal(fileOffsetOfVaddr(headers, 0x4011d0n), 0x11d0n);
+      assert.equal(fileOffsetOfVaddr(headers, 0x401000n), 0x1000n);
+      assert.equal(fileOffsetOfVaddr(headers, 0x403e00n), 0x2e00n);
+      // A segment whose vaddr is not its offset (offset 0x1000 mapped at 0x201000).
+      assert.equal(fileOffsetOfVaddr([load(0x201000n, 0x1000n, 0x500n)], 0x201234n), 0x1234n);
+    });
+
+    it('is undefined past the file-backed part (.bss) and outside every segment, and ignores other program headers', () => {
+      assert.equal(fileOffsetOfVaddr(headers, 0x4014a5n), undefined, 'one past the text segment');
+      assert.equal(fileOffsetOfVaddr(headers, 0x404090n), undefined, '.bss: in memory, not in the file');
+      assert.equal(fileOffsetOfVaddr(headers, 0x10n), undefined);
+      assert.equal(fileOffsetOfVaddr(headers.slice(0, 1), 0x400050n), undefined, 'PT_PHDR is not a loadable segment');
+    });
   });
 });
 

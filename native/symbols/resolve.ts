@@ -2,7 +2,7 @@
 // source line -> its first is_stmt address, for one executable at a given load base. Errors are typed
 // (SymbolError.code) and carry candidates: close names, nearest lines with code, or candidate files.
 
-import { ElfFormatError, ET_DYN, ET_EXEC, PT_INTERP, PT_LOAD, ElfFile } from './elf';
+import { ElfFormatError, ET_DYN, ET_EXEC, PT_INTERP, PT_LOAD, ElfFile, fileOffsetOfVaddr } from './elf';
 import { DwarfFormatError, basename } from './dwarf-reader';
 import { DwarfVariable } from './dwarf-info';
 import { ObjectFile, openObjectFile } from './object-file';
@@ -38,6 +38,12 @@ export interface ResolvedTargetLine {
    * split-off cold part. Each is that function's lowest is_stmt address of the line.
    */
   readonly sites: readonly { readonly address: bigint; readonly function?: string }[];
+  /**
+   * Every distinct is_stmt address of the line, lowest first: each place a statement of the line
+   * begins (a loop header's init, condition and increment; each inlined copy). What perf probe puts a
+   * probe on for FILE:LINE, and so what line: puts a uprobe on.
+   */
+  readonly statements: readonly { readonly address: bigint; readonly function?: string }[];
 }
 
 export interface TargetSymbols {
@@ -45,6 +51,10 @@ export interface TargetSymbols {
   resolveSymbol(name: string): ResolvedTargetSymbol;
   /** First is_stmt address of `file:line` (file may be a basename when unambiguous). Errors list nearest lines with code or candidate files. */
   resolveLine(file: string, line: number): ResolvedTargetLine;
+  /** The ELF file the symbols are of. */
+  readonly path: string;
+  /** Where the code at runtime `address` is in that file (what a uprobe is placed by). SymbolError when no segment holds it. */
+  fileOffset(address: bigint): bigint;
 }
 
 function openChecked(executable: string, debugRoot?: string): ObjectFile {
@@ -85,6 +95,18 @@ export function openTargetSymbols(executable: string, loadBase: bigint, options:
 
 class ObjectTargetSymbols implements TargetSymbols {
   constructor(private readonly executable: string, private readonly object: ObjectFile, private readonly bias: bigint) {}
+
+  get path(): string {
+    return this.executable;
+  }
+
+  fileOffset(address: bigint): bigint {
+    const offset = fileOffsetOfVaddr(this.object.elf.programHeaders, address - this.bias);
+    if (offset === undefined) {
+      throw new SymbolError('BAD_ELF', `${this.executable}: no loadable segment holds address 0x${(address - this.bias).toString(16)} in the file`);
+    }
+    return offset;
+  }
 
   resolveSymbol(name: string): ResolvedTargetSymbol {
     return guarded(this.executable, () => this.resolveSymbolUnguarded(name));
@@ -184,8 +206,15 @@ class ObjectTargetSymbols implements TargetSymbols {
       const key = fn ? `${fn.name}@${fn.start}` : `@${range.start}`;
       if (!byFunction.has(key)) byFunction.set(key, { address: range.start + this.bias, ...(fn ? { function: fn.name } : {}) });
     }
-    const sites = [...byFunction.values()].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
-    return { address: first + this.bias, file: path, line, sites };
+    const byAddress = (a: { address: bigint }, b: { address: bigint }) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0);
+    const sites = [...byFunction.values()].sort(byAddress);
+    const statements = new Map<bigint, { address: bigint; function?: string }>();
+    for (const range of table.addressesForLine(path, line)) {
+      if (statements.has(range.start)) continue;
+      const fn = this.object.functionAt(range.start);
+      statements.set(range.start, { address: range.start + this.bias, ...(fn ? { function: fn.name } : {}) });
+    }
+    return { address: first + this.bias, file: path, line, sites, statements: [...statements.values()].sort(byAddress) };
   }
 }
 

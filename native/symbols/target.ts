@@ -57,7 +57,12 @@ export function lazyTargetSymbols(context: { readonly pid?: number; readonly exe
     return opened;
   };
   return {
-    symbols: { resolveSymbol: (name) => get().resolveSymbol(name), resolveLine: (file, line) => get().resolveLine(file, line) },
+    symbols: {
+      resolveSymbol: (name) => get().resolveSymbol(name),
+      resolveLine: (file, line) => get().resolveLine(file, line),
+      get path() { return get().path; },
+      fileOffset: (address) => get().fileOffset(address),
+    },
     loadBase: () => base,
   };
 }

@@ -190,9 +190,24 @@ export function paranoidText(access: Pick<AccessFacts, 'paranoid'>): string {
  * copy of node kept for that purpose (so the system's node binary is not changed for every user).
  */
 export function grantAdvice(level: number): string {
-  return `run \`sudo sysctl ${PARANOID_SYSCTL}=${level}\` (add it to /etc/sysctl.d/ to keep it), ` +
-    'or give CAP_PERFMON to a copy of node used only for Ringside ' +
-    '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`), or run as root';
+  return `run \`sudo sysctl ${PARANOID_SYSCTL}=${level}\` (add it to /etc/sysctl.d/ to keep it), or ${PERFMON_COPY_ADVICE}`;
+}
+
+const PERFMON_COPY_ADVICE = 'give CAP_PERFMON to a copy of node used only for Ringside ' +
+  '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`), or run as root';
+
+/**
+ * Why the kernel refuses this process a uprobe, or null when it allows one. perf_uprobe_event_init()
+ * answers EACCES to anyone without CAP_PERFMON (or CAP_SYS_ADMIN), whatever the paranoid level, so
+ * no sysctl helps: the capability on a copy of node does.
+ */
+export function uprobeRefusal(access: PerfAccess): { readonly reason: string; readonly hint: string } | null {
+  if (access.perfmonCapable) return null;
+  return {
+    reason: `the kernel allows uprobes only to a process with CAP_PERFMON (or CAP_SYS_ADMIN), at every ${PARANOID_SYSCTL}, ` +
+      `and ${describeUid(access.euid)} has neither (perf_event_open answers EACCES)`,
+    hint: PERFMON_COPY_ADVICE,
+  };
 }
 
 /** One line for summaries, status bars and the timeline, or null when nothing is held back. */

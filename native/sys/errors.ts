@@ -3,7 +3,7 @@
 // (paranoid level, locked-memory limit, debug registers, tracefs...) using what the call was about.
 
 import { readFileSync } from 'node:fs';
-import { describeUid, grantAdvice, MLOCK_SYSCTL, PARANOID_SYSCTL, paranoidText, readPerfAccess } from './access';
+import { describeUid, grantAdvice, MLOCK_SYSCTL, PARANOID_SYSCTL, paranoidText, readPerfAccess, uprobeRefusal } from './access';
 
 /** Linux errno numbers (asm-generic/errno-base.h + errno.h; identical on x86_64 and aarch64). */
 export const ERRNO_NAMES: Readonly<Record<number, string>> = {
@@ -38,6 +38,8 @@ export interface ErrorContext {
   readonly note?: string;
   /** Attr fields worth naming when the kernel says EINVAL. */
   readonly suspiciousFields?: readonly string[];
+  /** A uprobe PMU event: the ELF file it probes. */
+  readonly uprobePath?: string;
 }
 
 const PERF_TYPE_TRACEPOINT = 2;
@@ -74,6 +76,8 @@ function paranoidHint(code: string, context: ErrorContext): string {
       'as containers do by default (Docker\'s profile blocks perf_event_open): run the container with `--security-opt seccomp=unconfined` ' +
       'or a profile that allows perf_event_open (plus `--cap-add PERFMON` for kernel samples).';
   }
+  const uprobe = context.uprobePath !== undefined ? uprobeRefusal(access) : null;
+  if (uprobe) return `${uprobe.reason}; ${uprobe.hint}.`;
   const level = access.paranoid;
   const cpuWide = context.pid === -1;
   const tracepoint = context.attrType === PERF_TYPE_TRACEPOINT;

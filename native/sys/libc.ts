@@ -130,6 +130,22 @@ export function functionAddress(name: string): bigint | null {
   return pointer === null ? null : BigInt(koffi.address(pointer));
 }
 
+/**
+ * Runs `use` with the address of a NUL-terminated copy of `text` in native memory, freed when it
+ * returns. For attr fields that are user pointers (the uprobe PMU's config1 is the probed file's
+ * path): the kernel copies the string during the call, so it need live no longer than `use`.
+ */
+export function withCString<T>(text: string, use: (address: bigint) => T): T {
+  const bytes = Buffer.from(`${text}\0`, 'utf8');
+  const pointer = koffi.alloc('uint8_t', bytes.length) as NativePointer;
+  try {
+    koffi.encode(pointer, 'uint8_t', [...bytes], bytes.length);
+    return use(BigInt(koffi.address(pointer)));
+  } finally {
+    koffi.free(pointer);
+  }
+}
+
 /** True when this runtime can hand out ArrayBuffers over foreign memory (Electron's sandbox cannot). */
 export function zeroCopySupported(): boolean {
   return process.versions.electron === undefined;

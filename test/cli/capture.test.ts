@@ -564,3 +564,162 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
     rmSync('/tmp/ringside-status.jsonl', { force: true });
   });
 });
+
+/** Source line of `marker` in a fixture's C file (1-based). */
+function markedLine(file: string, marker: string): number {
+  const line = readFileSync(path.join(root, 'test/fixtures', file), 'utf8').split('\n').findIndex((text) => text.includes(marker)) + 1;
+  assert.ok(line > 0, `${file} has no line with ${marker}`);
+  return line;
+}
+
+/**
+ * perf as the referee of uprobe counts: `perf probe -x BINARY -a GROUP:EVENT=PROBE` for each probe, then
+ * `perf stat` of every probe of the group while COMMAND runs (perf stat follows its children: COMMAND may be
+ * a Ringside capture, so that perf counts the very run Ringside records); the sum of their counts, and
+ * COMMAND's output. The probes are deleted whatever happens.
+ */
+function underPerfProbes(binary: string, probes: readonly string[], command: readonly string[]) {
+  const group = `ringside_test_${process.pid}`;
+  const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
+  try {
+    probes.forEach((probe, index) => execFileSync('perf', ['probe', '-q', '-x', binary, '-a', `${group}:p${index}=${probe}`], { stdio: ['ignore', 'ignore', 'pipe'] }));
+    const counts = path.join(dir, 'stat.csv');
+    const run = spawnSync('perf', ['stat', '-x', ',', '-o', counts, '-e', `${group}:*`, '--', ...command], { encoding: 'utf8', maxBuffer: 1 << 30, input: '' });
+    const rows = readFileSync(counts, 'utf8').split('\n').filter((row) => row.includes(`${group}:`));
+    assert.ok(rows.length >= probes.length, `perf stat printed no count for ${group}: ${run.stderr}`);
+    return { perf: rows.reduce((sum, row) => sum + Number(row.split(',')[0]), 0), code: run.status, stdout: run.stdout, stderr: run.stderr };
+  } finally {
+    spawnSync('perf', ['probe', '-q', '-d', `${group}:*`], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Groups of uprobes Ringside defined in tracefs that are still there. */
+function ringsideUprobeGroups(): string[] {
+  return readFileSync('/sys/kernel/tracing/uprobe_events', 'utf8').split('\n').filter((line) => line.includes(':ringside_') && !line.includes(':ringside_test_'));
+}
+
+describe('ringside capture: source lines and functions counted by uprobes, perf probe as referee', function () {
+  this.timeout(120000);
+
+  before(() => {
+    assert.ok(existsSync(cli), 'dist/cli.js is built by npm test (npm run build)');
+    assert.equal(process.getuid?.(), 0, 'uprobes need CAP_PERFMON: these tests run as root (the refusal is tested as uid 65534 in test/unprivileged)');
+  });
+
+  it('line:FILE:LINE counts every address of the line, as perf probe FILE:LINE + perf stat count on the same run', () => {
+    // `for (int i = 0; i < rounds; i++)` at -O0: four is_stmt addresses (start, jump to the test, increment, test).
+    const line = markedLine('sym_basic.c', 'for (int i = 0; i < rounds; i++)');
+    const rounds = 100;
+    // perf counts the run Ringside records.
+    const { perf, code, stdout, stderr } = underPerfProbes(fixture('sym_o0_nopie'), [`sym_basic.c:${line}`],
+      [process.execPath, cli, 'capture', '-e', `line:sym_basic.c:${line}`, '--', fixture('sym_o0_nopie'), String(rounds)]);
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, new RegExp(`sym_basic\\.c:${line} begins at 4 addresses \\(writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+\\)`));
+    const hits = samples(parseLines(stdout), `line:sym_basic.c:${line}`);
+    assert.equal(perf, 1 + 1 + rounds + (rounds + 1), 'perf probe places the same four probes');
+    assert.equal(hits.length, perf);
+    assert.deepEqual(ringsideUprobeGroups(), [], 'the recording removed its uprobes from tracefs');
+  });
+
+  it('an inlined line counts both copies: a + b, as perf probes on the two addresses count on the same run', () => {
+    const [a, b] = [300, 500];
+    const line = markedLine('inline_sites.c', '/* INLINE_LINE */');
+    const command = [fixture('inline_sites'), String(a), String(b)];
+    const { code, stdout, stderr } = ringside(['capture', '-e', `line:inline_sites.c:${line}`, '--', ...command]);
+    assert.equal(code, 0, stderr);
+    const hits = samples(parseLines(stdout));
+    const byFunction = (name: string) => hits.filter((hit) => hit.sym?.startsWith(`${name}+`)).length;
+    assert.deepEqual([byFunction('from_a'), byFunction('from_b')], [a, b]);
+    const sites = [...new Set(hits.map((hit) => hit.ip!))].sort();
+    assert.equal(sites.length, 2);
+    for (const ip of sites) assert.match(execFileSync('addr2line', ['-e', fixture('inline_sites'), ip], { encoding: 'utf8' }), new RegExp(`inline_sites\\.c:${line}\\b`));
+    // perf probe refuses FILE:LINE here (the inlined line shares its address with the call site's line), and 6.1
+    // misplaces an absolute address in a non-PIE (it takes the address for a file offset): probe FUNCTION+OFFSET.
+    const places = [...new Set(hits.map((hit) => hit.sym!))].map((sym) => sym.replace(/\+0x([0-9a-f]+)$/, (_, hex: string) => `+${Number.parseInt(hex, 16)}`));
+    // Then perf counts a run Ringside records.
+    const again = underPerfProbes(fixture('inline_sites'), places, [process.execPath, cli, 'capture', '-e', `line:inline_sites.c:${line}`, '--', ...command]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.perf, a + b);
+    assert.equal(samples(parseLines(again.stdout)).length, again.perf);
+  });
+
+  it('uprobe:LIB:SYMBOL counts a shared library\'s function at its file offset, as perf probe -x LIB does', () => {
+    const libc = execFileSync('sh', ['-c', `ldd ${fixture('libc_calls')} | sed -n 's/.*libc\\.so\\.6 => \\([^ ]*\\).*/\\1/p'`], { encoding: 'utf8' }).trim();
+    assert.ok(existsSync(libc), `ldd names libc.so.6 of libc_calls: '${libc}'`);
+    const n = 777;
+    const command = [fixture('libc_calls'), String(n)];
+    const { code, stdout, stderr } = ringside(['capture', '-e', `uprobe:${libc}:getppid`, '--', ...command]);
+    assert.equal(code, 0, stderr);
+    const hits = samples(parseLines(stdout), `uprobe:${libc}:getppid`);
+    // glibc's own name for the function's code (__GI___getppid), at offset 0: its entry.
+    assert.ok(hits.every((hit) => /getppid\+0x0$/.test(hit.sym ?? '')), `every hit is at getppid's entry: ${hits[0]?.sym}`);
+    // A run of its own: around a capture perf would also count the getppid() calls of the shell that launches the command.
+    const { perf } = underPerfProbes(libc, ['getppid'], command);
+    assert.equal(perf, n);
+    assert.equal(hits.length, perf);
+  });
+
+  it('-p counts a line in threads the process creates after the attach: every execution in every thread', async () => {
+    const threads = 4;
+    const iterations = 1000;
+    const line = markedLine('threads_late.c', 'late_counter++;');
+    const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
+    const targetExited = new Promise<number | null>((resolve) => target.once('exit', resolve));
+    const capture = spawn(process.execPath, [cli, 'capture', '-e', `line:threads_late.c:${line}`, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+    capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    const exited = new Promise<number | null>((resolve) => capture.once('exit', resolve));
+    try {
+      for (const deadline = Date.now() + 60000; !catchesSignal(capture.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
+        assert.ok(Date.now() < deadline && capture.exitCode === null, `the capture never started recording: ${stderr}`);
+      }
+      target.kill('SIGUSR1');
+    } catch (error) {
+      target.kill('SIGKILL');
+      throw error;
+    }
+    assert.equal(await exited, 0, stderr);
+    assert.equal(await targetExited, 0, 'the target ran to the end: its threads were created (an inherited uprobe PMU event would fail their clone)');
+    const hits = samples(parseLines(stdout), `line:threads_late.c:${line}`);
+    const perThread = new Map<number, number>();
+    for (const hit of hits) perThread.set(hit.tid!, (perThread.get(hit.tid!) ?? 0) + 1);
+    assert.ok(!perThread.has(target.pid!), 'the main thread never runs work()');
+    assert.deepEqual([...perThread.values()], Array(threads).fill(iterations), `hits per thread: ${JSON.stringify([...perThread])}`);
+    assert.deepEqual(ringsideUprobeGroups(), []);
+  });
+
+  it('mem:FILE:LINE:x where breakpoints are silent is counted by uprobes instead, keeping its name, with a note', () => {
+    const [a, b] = [30, 50];
+    const line = markedLine('inline_sites.c', '/* INLINE_LINE */');
+    const spec = `mem:inline_sites.c:${line}:x`;
+    const { code, stdout, stderr } = ringside(['capture', '-e', spec, '--', fixture('inline_sites'), String(a), String(b)],
+      { env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' } });
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, new RegExp(`${spec}: hardware breakpoints do not fire on this machine \\(the probe counted 0 of \\d+ calls\\), so this line is counted with uprobes instead, as line:inline_sites\\.c:${line} counts it`));
+    assert.doesNotMatch(stderr, SILENT_BREAKPOINTS, 'no breakpoint is left to be silent');
+    assert.equal(samples(parseLines(stdout), spec).length, a + b);
+  });
+
+  it('removes uprobes a Ringside that no longer runs left in tracefs, and no one else\'s', () => {
+    let dead = 4_000_000;
+    while (existsSync(`/proc/${dead}`)) dead--;
+    const binary = fixture('libc_calls');
+    const offset = '0x' + execFileSync('sh', ['-c', `readelf -lW ${binary} | awk '$1 == "LOAD" && / R E / { print $2 }'`], { encoding: 'utf8' }).trim().replace(/^0x/, '');
+    const control = '/sys/kernel/tracing/uprobe_events';
+    const leftover = `ringside_${dead}_0/s0`;
+    const someoneElses = `ringside_test_${process.pid}/other`;
+    execFileSync('sh', ['-c', `echo 'p:${leftover} ${binary}:${offset}' >> ${control} && echo 'p:${someoneElses} ${binary}:${offset}' >> ${control}`]);
+    try {
+      const { code, stderr } = ringside(['capture', '-e', `uprobe:${binary}:main`, '-o', '/dev/null', '--', binary, '3']);
+      assert.equal(code, 0, stderr);
+      const left = readFileSync(control, 'utf8');
+      assert.doesNotMatch(left, new RegExp(`ringside_${dead}_0`), 'the dead recording\'s uprobe is removed');
+      assert.match(left, new RegExp(`ringside_test_${process.pid}/other`), 'a group of another name is left alone');
+    } finally {
+      spawnSync('sh', ['-c', `echo '-:${someoneElses}' >> ${control}; echo '-:${leftover}' >> ${control}`], { stdio: 'ignore' });
+    }
+  });
+});

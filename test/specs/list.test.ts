@@ -2,7 +2,7 @@
 
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { formatEventList, listEvents } from '../../native/specs/list';
 import { resolveEventSpec } from '../../native/specs/resolve';
 
@@ -29,6 +29,9 @@ describe('specs/list (this machine)', () => {
       for (const event of pmu.events) assert.equal(resolveEventSpec(`${pmu.name}/${event.name}/`).attr.type, pmu.type);
     }
     assert.ok(list.breakpoints.some((entry) => entry.syntax.startsWith('mem:FILE:LINE')));
+    // The uprobe specs are offered where the kernel has the uprobe PMU (sysfs is the referee).
+    const uprobePmu = existsSync('/sys/bus/event_source/devices/uprobe/type');
+    assert.deepEqual(list.uprobes.map((entry) => entry.syntax), uprobePmu ? ['line:FILE:LINE', 'uprobe:BIN:SYMBOL[+OFF]'] : []);
     const json = JSON.parse(JSON.stringify(list)) as typeof list;
     assert.deepEqual(json.software, list.software);
   });

@@ -36,7 +36,11 @@ function binutilsSymbols(executable: string): TargetSymbols {
     resolveLine(file, line) {
       const candidates = rows.filter((row) => row.file === basename(file) && row.line >= line).sort((a, b) => a.line - b.line || Number(a.address - b.address));
       if (candidates.length === 0) throw new Error(`no code at or after ${file}:${line}`);
-      return { ...candidates[0], sites: [{ address: candidates[0].address }] };
+      return { ...candidates[0], sites: [{ address: candidates[0].address }], statements: [{ address: candidates[0].address }] };
+    },
+    path: executable,
+    fileOffset() {
+      throw new Error('these tests place no uprobe');
     },
   };
 }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { perfAccessFrom, readAccessFacts } from '../../native/sys/access';
 import { assertSilentBreakpoints, hostBreakpoints } from '../host/breakpoints';
-import { kernelParanoid, NOBODY_UID, parseJsonLines, perfRecordAsNobody, perfScriptAsNobody, prepareNobodyDir, type NobodyDir } from './nobody';
+import { kernelParanoid, NOBODY_UID, repoRoot, parseJsonLines, perfRecordAsNobody, perfScriptAsNobody, prepareNobodyDir, type NobodyDir } from './nobody';
 
 /** The vDSO's function symbols (offset and size), from this process's own copy of the image, as readelf lists them. */
 function vdsoFunctions(): { start: bigint; size: bigint }[] {
@@ -170,6 +170,42 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     } else {
       assert.match(tracepoint.stderr, new RegExp(`tracepoint syscalls:sys_enter_getppid .*needs kernel\\.perf_event_paranoid <= -1 or CAP_PERFMON.*= ${paranoid}`));
     }
+  });
+
+  it('line: and uprobe: are refused as the kernel refuses them (EACCES without CAP_PERFMON), with the fix, and mem:FILE:LINE:x where breakpoints fire', () => {
+    const line = readFileSync(path.join(repoRoot, 'test/fixtures/inline_sites.c'), 'utf8').split('\n').findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
+    const refusal = `the kernel allows uprobes only to a process with CAP_PERFMON \\(or CAP_SYS_ADMIN\\), at every kernel\\.perf_event_paranoid, ` +
+      `and uid ${NOBODY_UID} \\(nobody\\) has neither \\(perf_event_open answers EACCES\\); give CAP_PERFMON to a copy of node used only for Ringside`;
+    const lineRun = nobody.ringside(['capture', '-e', `line:inline_sites.c:${line}`, '-o', 'line.jsonl', '--', nobody.fixture('inline_sites'), '3', '5']);
+    assert.equal(lineRun.status, 1, lineRun.stderr);
+    assert.match(lineRun.stderr, new RegExp(`^ringside: line:inline_sites\\.c:${line} is a uprobe, and ${refusal}.*setcap cap_perfmon`, 'm'));
+    const suggestion = `or count the line with a hardware breakpoint, which works as you are: -e mem:inline_sites.c:${line}:x`;
+    if (hostBreakpoints().fire) assert.ok(lineRun.stderr.includes(suggestion), lineRun.stderr);
+    else assert.ok(!lineRun.stderr.includes(suggestion), 'no breakpoint is suggested where breakpoints are silent');
+    const libRun = nobody.ringside(['capture', '-e', 'uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid', '-o', 'lib.jsonl', '--', '/bin/true']);
+    assert.equal(libRun.status, 1, libRun.stderr);
+    assert.match(libRun.stderr, new RegExp(`^ringside: uprobe:/lib/x86_64-linux-gnu/libc\\.so\\.6:getppid is a uprobe, and ${refusal}`, 'm'));
+    assert.doesNotMatch(libRun.stderr, /hardware breakpoint/, 'a function is not a line: no mem:FILE:LINE to suggest');
+    // Where breakpoints are silent (assumed here, as on the other kind of host), mem:FILE:LINE:x stays a breakpoint for this
+    // user, and the note names the uprobe that would count the line and why it is refused.
+    const silent = nobody.run([process.execPath, nobody.cli, 'capture', '-e', `mem:inline_sites.c:${line}:x`, '-o', 'silent.jsonl', '--', nobody.fixture('inline_sites'), '3', '5'],
+      { env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' } });
+    assert.equal(silent.status, 0, silent.stderr);
+    assert.match(silent.stderr, new RegExp(`mem:inline_sites\\.c:${line}:x: breakpoints do not fire on this machine, and uprobes, which would count this line \\(line:inline_sites\\.c:${line}\\), are refused: ${refusal}`));
+    // The message is the kernel's own verdict: the uprobe PMU, opened as this user, answers EACCES (and the error says why).
+    nobody.withCompiledModules();
+    const probe = nobody.run([process.execPath, '-e', `
+      const { openEvent } = require('./out/native/perf/events');
+      const { readPmu } = require('./out/native/specs/pmu');
+      try {
+        const fd = openEvent({ type: readPmu('uprobe').type, config: 0n, samplePeriod: 1n, sampleType: 0, readFormat: 0,
+          flags: { disabled: true, excludeKernel: true, excludeHv: true }, config2: 0x1000n }, 0, -1, -1, undefined,
+          { name: 'uprobe', uprobePath: ${JSON.stringify(nobody.fixture('inline_sites'))} });
+        fd.dispose();
+        console.log('opened');
+      } catch (error) { console.log(error.code + ': ' + error.message); }`]);
+    assert.equal(probe.status, 0, probe.stderr);
+    assert.match(probe.stdout, new RegExp(`^EACCES: perf_event_open \\(uprobe\\): EACCES \\(errno 13\\): permission denied opening event uprobe: ${refusal}`));
   });
 
   it('another user\'s process: names its owner, not the paranoid level', async () => {

@@ -1,0 +1,121 @@
+// Uprobes defined in tracefs (uprobe_events) for the life of one recording, the way `perf probe`
+// defines them, opened as tracepoints. A recording that follows new threads and children needs
+// these: a uprobe PMU event carries its file's path as a user pointer (config1), and the kernel reads
+// that pointer again when it inherits the event into a new thread — in the target's address space,
+// where it points at nothing, so the target's clone() fails with EFAULT. A tracepoint is inherited by
+// its id alone. Definitions are removed when the recording ends; those a killed Ringside left behind
+// (their group names its pid) are removed by the next one.
+
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+
+export class TracefsUprobeError extends Error {
+  override readonly name = 'TracefsUprobeError';
+}
+
+/** Every group this module defines is `ringside_<pid>_<n>`: the pid tells a live owner from a leftover. */
+const GROUP_PATTERN = /^[pr]:(ringside_(\d+)_\d+)\/(\S+)\s/;
+
+let nextGroup = 0;
+
+export interface UprobeSite {
+  readonly path: string;
+  readonly offset: bigint;
+}
+
+export class TracefsUprobes {
+  private readonly defined: string[] = [];
+  private disposed = false;
+  private readonly ids = new Map<string, number>();
+
+  private constructor(private readonly tracefs: string, private readonly group: string) {}
+
+  /** Defines one uprobe per site (each file and offset once). TracefsUprobeError names the file and the reason. */
+  static define(tracefs: string, sites: readonly UprobeSite[]): TracefsUprobes {
+    const control = `${tracefs}/uprobe_events`;
+    if (!existsSync(control)) throw new TracefsUprobeError(`${control} does not exist (tracefs not mounted there, or a kernel without CONFIG_UPROBE_EVENTS)`);
+    removeLeftovers(control);
+    const probes = new TracefsUprobes(tracefs, `ringside_${process.pid}_${nextGroup++}`);
+    try {
+      for (const site of sites) probes.add(site);
+    } catch (error) {
+      probes.dispose();
+      throw error;
+    }
+    return probes;
+  }
+
+  private add(site: UprobeSite): void {
+    const key = siteKey(site);
+    if (this.ids.has(key)) return;
+    if (/\s/.test(site.path)) throw new TracefsUprobeError(`${site.path}: uprobe_events cannot name a path with white space`);
+    const event = `s${this.ids.size}`;
+    // O_APPEND without O_TRUNC: opening uprobe_events with O_TRUNC would remove every uprobe of the system (perf's too).
+    write(`${this.tracefs}/uprobe_events`, `p:${this.group}/${event} ${site.path}:0x${site.offset.toString(16)}`);
+    this.defined.push(event);
+    const idFile = `${this.tracefs}/events/${this.group}/${event}/id`;
+    let id: number;
+    try {
+      id = Number(readFileSync(idFile, 'utf8').trim());
+    } catch (error) {
+      throw new TracefsUprobeError(`${idFile}: cannot read the id of the uprobe just defined (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    this.ids.set(key, id);
+  }
+
+  /** The tracepoint id of a defined site. */
+  id(site: UprobeSite): number {
+    const id = this.ids.get(siteKey(site));
+    if (id === undefined) throw new Error(`no uprobe defined for ${site.path}:0x${site.offset.toString(16)}`);
+    return id;
+  }
+
+  /** Removes the definitions; the fds opened on them must be closed first (the kernel answers EBUSY while one is open). Idempotent. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const errors: string[] = [];
+    for (const event of this.defined.splice(0)) {
+      try {
+        write(`${this.tracefs}/uprobe_events`, `-:${this.group}/${event}`);
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+    }
+    if (errors.length > 0) throw new TracefsUprobeError(`could not remove uprobes of ${this.group}: ${errors.join('; ')}`);
+  }
+}
+
+function siteKey(site: UprobeSite): string {
+  return `${site.path}\0${site.offset}`;
+}
+
+function write(control: string, line: string): void {
+  try {
+    appendFileSync(control, `${line}\n`);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const why = code === 'EACCES' || code === 'EPERM'
+      ? `${control} is writable only by root (defining a uprobe there needs it, as perf probe does)`
+      : code === 'EBUSY' ? 'the uprobe is still in use' : `the kernel refused '${line}'`;
+    throw new TracefsUprobeError(`${why} (${code})`);
+  }
+}
+
+/** Removes groups a Ringside process that no longer exists defined (killed before it could clean up). */
+function removeLeftovers(control: string): void {
+  let text: string;
+  try {
+    text = readFileSync(control, 'utf8');
+  } catch {
+    return;
+  }
+  for (const line of text.split('\n')) {
+    const match = GROUP_PATTERN.exec(`${line} `);
+    if (!match || existsSync(`/proc/${match[2]}`)) continue;
+    try {
+      appendFileSync(control, `-:${match[1]}/${match[3]}\n`);
+    } catch {
+      // Still in use by someone, or already gone: leave it.
+    }
+  }
+}
