@@ -414,33 +414,52 @@ export class Timeline {
   }
 
   private renderLabels(): void {
-    this.labels.replaceChildren();
     this.labels.style.height = `${this.layout.totalHeight}px`;
-    this.lanes.forEach((lane, i) => {
+    // Rows are kept per lane and updated in place, not rebuilt: a label row replaced between a pointer's press and its
+    // release swallows the click (seen when lanes were rebuilt while a busy page caught up), and a kept row keeps focus.
+    const kept = new Map<string, HTMLDivElement>();
+    for (const row of this.labels.children) if (row instanceof HTMLDivElement && row.dataset.lane) kept.set(row.dataset.lane, row);
+    const rows = this.lanes.map((lane, i) => {
+      const row = kept.get(lane.key) ?? this.labelRow(lane.key);
+      kept.delete(lane.key);
       const kindClass = lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane'
         : lane.pid !== undefined ? ' rs-thread-lane' : '';
-      const row = el('div', `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}`, this.labels);
-      row.setAttribute('role', 'listitem');
-      row.dataset.lane = lane.key;
+      row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
       row.style.height = `${this.layout.laneHeight[i]}px`;
-      const toggle = el('button', 'rs-lane-toggle', row);
-      toggle.type = 'button';
+      const [toggle, name, count] = row.children as unknown as [HTMLButtonElement, HTMLSpanElement, HTMLSpanElement];
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
       toggle.setAttribute('aria-label', lane.kind === 'process'
         ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}`
         : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
-      toggle.addEventListener('click', () => this.toggleLane(lane.key));
-      const name = el('span', 'rs-lane-name', row);
       // What tells the lane apart (a pid, a tid, an event's name) stays whole; the rest is cut with an ellipsis.
       const keep = Math.min(lane.keep ?? 0, lane.label.length);
+      name.replaceChildren();
       el('span', 'rs-lane-head', name, lane.label.slice(0, lane.label.length - keep));
       if (keep > 0) el('span', 'rs-lane-tail', name, lane.label.slice(lane.label.length - keep));
       name.title = lane.title ?? lane.label;
-      const count = el('span', 'rs-lane-count', row);
       count.textContent = lane.rows.length.toLocaleString('en-US');
+      return row;
     });
+    // In lane order (assistive technology reads the list in DOM order); rows already in place are not moved.
+    rows.forEach((row, i) => {
+      if (this.labels.children[i] !== row) this.labels.insertBefore(row, this.labels.children[i] ?? null);
+    });
+    for (const stale of kept.values()) stale.remove();
+  }
+
+  /** A label row for the lane `key`: its collapse toggle, name and record count (renderLabels fills them in). */
+  private labelRow(key: string): HTMLDivElement {
+    const row = el('div', 'rs-lane-label');
+    row.setAttribute('role', 'listitem');
+    row.dataset.lane = key;
+    const toggle = el('button', 'rs-lane-toggle', row);
+    toggle.type = 'button';
+    toggle.addEventListener('click', () => this.toggleLane(key));
+    el('span', 'rs-lane-name', row);
+    el('span', 'rs-lane-count', row);
+    return row;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -456,7 +456,14 @@ describe('timeline webview in Chromium', function () {
 
   it('collapses a lane from its label', async () => {
     await page.click('.rs-lane-label[data-lane="thread:100"] .rs-lane-toggle');
-    await page.waitForSelector('.rs-lane-label[data-lane="thread:100"].rs-collapsed');
+    await page.waitForSelector('.rs-lane-label[data-lane="thread:100"].rs-collapsed', { timeout: 10000 }).catch(async (error) => {
+      const state = await page.evaluate(() => ({
+        lane: (window as unknown as { __lane(k: string): unknown }).__lane('thread:100'),
+        labels: [...document.querySelectorAll('.rs-lane-label')].map((n) => `${(n as HTMLElement).dataset.lane} ${n.className}`),
+        active: document.activeElement?.className,
+      }));
+      throw new Error(`${String(error)}\n${JSON.stringify(state)}`);
+    });
     assert.equal(await page.getAttribute('.rs-lane-label[data-lane="thread:100"] .rs-lane-toggle', 'aria-expanded'), 'false');
     assert.equal((await page.evaluate(() => (window as unknown as { __lane(k: string): { height: number } }).__lane('thread:100')))!.height, 8);
   });
