@@ -95,7 +95,17 @@ async function openWalkthroughBeside(context: vscode.ExtensionContext, log: (lin
   for (let attempt = 1; attempt <= 40; attempt++) {
     await vscode.commands.executeCommand('workbench.action.openWalkthrough', { category }, true);
     const tabs = await titledWalkthroughTabs(10_000);
-    if (tabs.length === 0 || tabs.some((tab) => tab.label === ours)) return;
+    if (tabs.length === 0) return;
+    if (tabs.some((tab) => tab.label === ours)) {
+      // An earlier request that VS Code answered with its fallback may have left that tab beside ours (seen on a busy
+      // machine) instead of turning it into ours: it was opened by this first screen, so it is closed by it.
+      const strays = tabs.filter((tab) => tab.label !== ours);
+      if (strays.length > 0) {
+        log(`first screen: closing ${strays.map((tab) => `"${tab.label}"`).join(', ')}, opened in place of Ringside's walkthrough`);
+        await vscode.window.tabGroups.close(strays);
+      }
+      return;
+    }
     if (attempt === 1) log(`first screen: the walkthrough opened as "${tabs.map((tab) => tab.label).join('", "')}" (Ringside's is not registered yet); asking again`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
