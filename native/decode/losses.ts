@@ -106,7 +106,9 @@ function overwriteNote(decoded: DecodedSnapshot, timing: Timing, context: LossCo
   const span = keptSec === null ? ''
     : recordedSec === null ? `the last ${seconds(keptSec)}` : `the last ${seconds(keptSec)} of ${seconds(Math.max(recordedSec, keptSec))}`;
   const written = overwrote.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n);
-  const pages = nextPowerOfTwo(Math.ceil(Number(written) / context.pageBytes));
+  // Twice what this run wrote: the same work writes more or less from run to run (callchain depths, kernel samples
+  // under load), and a size just above this run's bytes overwrote again on the next (seen with both cores busy).
+  const pages = nextPowerOfTwo(Math.ceil((2 * Number(written)) / context.pageBytes));
   return `kept ${span ? `${span}: ` : ''}${count(kept)} of about ${count(Math.max(estimate, kept))} records; ` +
     `the rings overwrote the rest (${context.pagesOption} ${pages} keeps it all, if the locked-memory budget allows)`;
 }

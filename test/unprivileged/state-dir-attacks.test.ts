@@ -183,8 +183,11 @@ describe('keeper state directory against another user\'s traps (root keeper, uid
       process.kill(pid, 'SIGKILL');
       for (const deadline = Date.now() + 10_000; existsSync(`/proc/${pid}`) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
     };
+    // A spool holds side-band the keeper drained: a process started on the machine (its COMM, MMAP2, EXIT) makes some.
     const spooled = async (pid: number) => {
-      for (const deadline = Date.now() + 10_000; !keeperFiles(pid).some((name) => name.includes('.sideband-')) && Date.now() < deadline;) {
+      for (const deadline = Date.now() + 60_000; !keeperFiles(pid).some((name) => name.includes('.sideband-'));) {
+        assert.ok(Date.now() < deadline, `keeper ${pid} spooled no side-band: ${keeperFiles(pid).join(' ')}`);
+        spawnSync('/bin/true');
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
