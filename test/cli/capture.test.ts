@@ -41,6 +41,32 @@ function catchesSignal(pid: number, signal: 'SIGUSR2'): boolean {
   return (BigInt(`0x${mask}`) & (1n << BigInt(bit))) !== 0n;
 }
 
+/**
+ * `capture ARGS -p PID` of `threads_late signal THREADS ITERATIONS`, which starts its threads on SIGUSR1: sent once the
+ * capture records (it then catches SIGUSR2), however long its start takes on a busy machine. `capture` settles when
+ * the capture exits (at the target's exit).
+ */
+async function attachToLateThreads(args: string[], threads: number, iterations: number) {
+  const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
+  const targetExited = new Promise<number | null>((resolve) => target.once('exit', resolve));
+  const child = spawn(process.execPath, [cli, 'capture', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const capture = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  try {
+    for (const deadline = Date.now() + 60000; !catchesSignal(child.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
+      assert.ok(Date.now() < deadline && child.exitCode === null, `the capture never started recording: ${stderr}`);
+    }
+    target.kill('SIGUSR1');
+  } catch (error) {
+    target.kill('SIGKILL');
+    throw error;
+  }
+  return { capture, target, targetExited };
+}
+
 /** `perf record PERF_ARGS -- ringside RINGSIDE_ARGS`: perf recording the very run Ringside records. */
 function perfRecording(perfArgs: string[], args: string[]) {
   const result = spawnSync('perf', ['record', '-q', ...perfArgs, '--', process.execPath, cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, input: '' });
@@ -205,25 +231,8 @@ describe('ringside capture (real kernel)', function () {
       return [...counts.values()].sort((a, b) => a - b);
     };
     const attach = async (args: string[]) => {
-      // The fixture starts its threads on SIGUSR1, sent once the capture records (it then catches SIGUSR2).
-      const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
-      const capture = spawn(process.execPath, [cli, 'capture', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-      capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-      const exited = new Promise<number | null>((resolve) => capture.once('exit', resolve));
-      try {
-        for (const deadline = Date.now() + 60000; !catchesSignal(capture.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
-          assert.ok(Date.now() < deadline && capture.exitCode === null, `the capture never started recording: ${stderr}`);
-        }
-        target.kill('SIGUSR1');
-      } catch (error) {
-        target.kill('SIGKILL');
-        throw error;
-      }
-      const code = await exited;
-      return { code, stdout, stderr, pid: target.pid! };
+      const { capture, target } = await attachToLateThreads(args, threads, iterations);
+      return { ...(await capture), pid: target.pid! };
     };
     const traced = await attach(['-e', 'syscalls:sys_enter_getpid']);
     assert.equal(traced.code, 0, traced.stderr);
@@ -664,24 +673,9 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     const threads = 4;
     const iterations = 1000;
     const line = markedLine('threads_late.c', 'late_counter++;');
-    const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
-    const targetExited = new Promise<number | null>((resolve) => target.once('exit', resolve));
-    const capture = spawn(process.execPath, [cli, 'capture', '-e', `line:threads_late.c:${line}`, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    capture.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-    capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const exited = new Promise<number | null>((resolve) => capture.once('exit', resolve));
-    try {
-      for (const deadline = Date.now() + 60000; !catchesSignal(capture.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
-        assert.ok(Date.now() < deadline && capture.exitCode === null, `the capture never started recording: ${stderr}`);
-      }
-      target.kill('SIGUSR1');
-    } catch (error) {
-      target.kill('SIGKILL');
-      throw error;
-    }
-    assert.equal(await exited, 0, stderr);
+    const { capture, target, targetExited } = await attachToLateThreads(['-e', `line:threads_late.c:${line}`], threads, iterations);
+    const { code, stdout, stderr } = await capture;
+    assert.equal(code, 0, stderr);
     assert.equal(await targetExited, 0, 'the target ran to the end: its threads were created (an inherited uprobe PMU event would fail their clone)');
     const hits = samples(parseLines(stdout), `line:threads_late.c:${line}`);
     const perThread = new Map<number, number>();
