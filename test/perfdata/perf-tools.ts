@@ -198,15 +198,17 @@ export function ourUserFrames(sample: JsonCallchainSample): string[] {
   return ips.flatMap((ip, i) => (isKernelAddress(ip) ? [] : [syms[i] ?? '[unknown]']));
 }
 
+/** One frame as perf script prints it: `sym+0xoff` and its object. */
+export interface PerfFrame { readonly name: string; readonly dso: string }
+
 /**
- * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by exact time), the
- * user frames as `sym+0xoff`. --no-inline: perf otherwise adds the functions inlined at each address
+ * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by exact time), every
+ * frame, kernel ones included. --no-inline: perf otherwise adds the functions inlined at each address
  * (from DWARF) as extra frames, which are not machine frames and not in a callchain of addresses.
- * Unnamed PLT slots are `[unknown]`, as Ringside names them.
  */
-export function perfUserFrames(file: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  let current: string[] | undefined;
+export function perfFrames(file: string): Map<string, PerfFrame[]> {
+  const out = new Map<string, PerfFrame[]>();
+  let current: PerfFrame[] | undefined;
   for (const line of perfScript(file, ['--no-inline', '--ns', '-F', 'tid,time,ip,sym,symoff,dso']).lines) {
     const header = /^\s*\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
     if (header) {
@@ -214,12 +216,21 @@ export function perfUserFrames(file: string): Map<string, string[]> {
       out.set((BigInt(header[1]) * 1_000_000_000n + BigInt(header[2])).toString(), current);
       continue;
     }
-    const frame = /^\s+([0-9a-f]+) (.+) \((.*)\)$/.exec(line);
+    const frame = /^\s+[0-9a-f]+ (.+) \((.*)\)$/.exec(line);
     if (!frame || !current) throw new Error(`unexpected perf script line: ${line}`);
-    if (frame[3] === '[kernel.kallsyms]' || frame[3].startsWith('[kernel')) continue;
-    // A PLT slot resolved by an IRELATIVE relocation has no symbol: perf prints it with an empty name
-    // (`@plt+0x0`), Ringside's symbolizer leaves it unnamed. The frame itself is the same.
-    current.push(frame[2].startsWith('@plt+') ? '[unknown]' : frame[2]);
+    current.push({ name: frame[1], dso: frame[2] });
+  }
+  return out;
+}
+
+/**
+ * perfFrames' user frames as `sym+0xoff`. Unnamed PLT slots are `[unknown]`, as Ringside names them: a PLT slot
+ * resolved by an IRELATIVE relocation has no symbol, and perf prints it with an empty name (`@plt+0x0`).
+ */
+export function perfUserFrames(file: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [time, frames] of perfFrames(file)) {
+    out.set(time, frames.filter((frame) => !frame.dso.startsWith('[kernel')).map((frame) => (frame.name.startsWith('@plt+') ? '[unknown]' : frame.name)));
   }
   return out;
 }

@@ -9,29 +9,9 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { demangle } from '../../native/symbols/demangle';
 import { ElfFile } from '../../native/symbols/elf';
-import { fixture, nmAddress, perfScript, repoRoot, tempDir } from '../perfdata/perf-tools';
+import { fixture, nmAddress, perfFrames, repoRoot, tempDir, type PerfFrame } from '../perfdata/perf-tools';
 
 const cli = path.join(repoRoot, 'dist/cli.js');
-
-interface Frame { readonly name: string; readonly dso: string }
-
-/** perf's frames per sample (keyed by its exact time in ns), every frame, kernel ones included. */
-function perfFrames(file: string): Map<string, Frame[]> {
-  const out = new Map<string, Frame[]>();
-  let current: Frame[] | undefined;
-  for (const line of perfScript(file, ['--no-inline', '--ns', '-F', 'tid,time,ip,sym,symoff,dso']).lines) {
-    const header = /^\s*\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
-    if (header) {
-      current = [];
-      out.set((BigInt(header[1]) * 1_000_000_000n + BigInt(header[2])).toString(), current);
-      continue;
-    }
-    const frame = /^\s+[0-9a-f]+ (.+) \((.*)\)$/.exec(line);
-    if (!frame || !current) throw new Error(`unexpected perf script line: ${line}`);
-    current.push({ name: frame[1], dso: frame[2] });
-  }
-  return out;
-}
 
 describe('C++ frame names equal perf script (real kernel, g++ fixture)', function () {
   this.timeout(120_000);
@@ -60,7 +40,7 @@ describe('C++ frame names equal perf script (real kernel, g++ fixture)', functio
     // offset is _init plus perf's.
     const init = BigInt(nmAddress(binary, '_init'));
     const stubs = new Map(new ElfFile(readFileSync(binary)).pltSymbols().map((s) => [demangle(s.name) ?? s.name, s.value]));
-    const sameStub = (mine: string, perf: Frame): boolean => {
+    const sameStub = (mine: string, perf: PerfFrame): boolean => {
       const stub = /^(.+@plt)\+0x([0-9a-f]+)$/.exec(mine);
       const inInit = /^_init\+0x([0-9a-f]+)$/.exec(perf.name);
       const start = stub ? stubs.get(stub[1]) : undefined;
