@@ -42,14 +42,16 @@ function catchesSignal(pid: number, signal: 'SIGUSR2'): boolean {
 }
 
 /**
- * `capture ARGS -p PID` of `threads_late signal THREADS ITERATIONS`, which starts its threads on SIGUSR1: sent once the
+ * `capture --pages 256 ARGS -p PID` of `threads_late signal THREADS ITERATIONS`, which starts its threads on SIGUSR1: sent once the
  * capture records (it then catches SIGUSR2), however long its start takes on a busy machine. `capture` settles when
  * the capture exits (at the target's exit).
  */
 async function attachToLateThreads(args: string[], threads: number, iterations: number) {
   const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
   const targetExited = new Promise<number | null>((resolve) => target.once('exit', resolve));
-  const child = spawn(process.execPath, [cli, 'capture', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Rings of 1 MiB: every record of every thread fits even when all threads run on one CPU (the default 256 KiB kept
+  // about 3,300 of 4,000 getpid records then, and the oldest thread's were overwritten).
+  const child = spawn(process.execPath, [cli, 'capture', '--pages', '256', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
