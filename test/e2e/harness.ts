@@ -319,7 +319,9 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     } catch {
       continue; // not registered yet: reopen the palette
     }
-    await row.click();
+    // The palette can also close between the row appearing and the click (the first screen's walkthrough editor
+    // taking the focus as it loads, seen once on a quiet machine): then open it again, not wait a minute on a hidden row.
+    if (!await row.click({ timeout: 5000 }).then(() => true, () => false)) continue;
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
     return;
   }
