@@ -38,9 +38,11 @@ describe('ringside capture --window (real kernel, perf script as referee)', func
         ...(mode === 'paused' ? ['--no-gap-free'] : []), '-o', data, '--', 'taskset', '-c', '0', fixture('kernel_paced'), String(calls), '3000'], { encoding: 'utf8' });
       assert.equal(run.status, 0, run.stderr);
       assert.match(run.stderr, /rings resized from 1 to \d+ pages in [\d.]+ ms \([\d.]+ s after the recording started\): cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/);
-      // The old ring's last records are in the snapshot: the sequence checked below runs across the swap.
+      // The old ring is in the snapshot, cut where the grown one took over. Its last records usually survive the cut and
+      // the sequence checked below runs across the swap; when the swap took longer than the old page lasts (51 ms at
+      // 345 KiB/s was seen in a quiet run), the grown ring already holds all of them and the cut leaves none.
       const retired = /cpu0 pid \d+ \(1 pages, retired\)\s+\S+\s+(\d+) records/.exec(run.stderr);
-      assert.ok(retired && Number(retired[1]) > 0, `the retired 1-page ring of cpu0 kept records: ${run.stderr}`);
+      assert.ok(retired, `the retired 1-page ring of cpu0 is in the snapshot: ${run.stderr}`);
       const records = numberedRecords(data);
       const seqs = records.map((record) => record.seq).sort((a, b) => a - b);
       assert.equal(new Set(seqs).size, seqs.length, 'no record twice: the overlap of old and new rings is dropped from the old copy');
