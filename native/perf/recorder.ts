@@ -30,6 +30,7 @@ import { GROWTH_CHECK_MS, RingGrowth, dropFrom, growthCeiling, newestSampleTime,
 import { LaunchedCommand, type ChildExit } from './launch';
 import { LoadBaseMismatchError, checkBase, loadBaseFromSideband, verifyLoadBase } from './load-base';
 import { pauseRings, quiescentCopy, snapshotRings } from './snapshot-loop';
+import { RingFollower } from './follow';
 
 /**
  * How often the side-band rings are emptied into their held store. A 16-page ring holds about 600
@@ -121,6 +122,8 @@ export class Recorder {
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
   private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
+  /** Readers of what the rings gain while recording (follow()), told when a resize retires a ring. */
+  private readonly followers = new Set<RingFollower>();
   /** Ring ids are never reused, so a retired ring's copies keep an id of their own. */
   private nextRingId = 0;
   /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
@@ -588,6 +591,11 @@ export class Recorder {
         (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid));
       const since = successor ? oldestSampleTime(peekUnwrapped(liveRing(successor))) : null;
       const kept = since === null ? copy : dropFrom(copy, since);
+      for (const follower of this.followers) {
+        for (const ring of unit.kind === 'backward' ? [unit.ring] : unit.pair.rings) {
+          follower.retire(ring, since === null ? undefined : (increment) => dropFrom(increment, since));
+        }
+      }
       if (this.options.keepRetired && unit.kind === 'backward') {
         this.retiredOpen.push({
           ring: unit.ring, pages: this.sizes.pages, cutAtNs: since, oldestNs: oldestSampleTime(kept), newestNs: newestSampleTime(kept), fds: unit.fds,
@@ -705,12 +713,38 @@ export class Recorder {
     };
   }
 
+  /** The /proc state of the watched processes now (what a snapshot carries as `processes`). */
+  processesNow(): ProcessSideband[] {
+    this.checkOpen();
+    return this.synthesize();
+  }
+
   private synthesize(): ProcessSideband[] {
     if (this.options.synthesize === false) return [];
     const target = this.options.target;
     if (target.kind === 'launch') return this.childPid ? synthesizeSideband([this.childPid]) : [];
     if (target.kind === 'pid') return synthesizeSideband([target.pid]);
     return synthesizeSideband(allPids());
+  }
+
+  /**
+   * Follows the recording: each read() of the result returns what the rings gained since the previous
+   * read (the first: since this call, or `fromStart` everything they hold), without pausing them (see
+   * RingFollower). close() it when done; dispose() closes it too.
+   */
+  follow(options: { fromStart?: boolean } = {}): RingFollower {
+    this.checkOpen();
+    const follower: RingFollower = new RingFollower({
+      backward: () => {
+        this.checkOpen();
+        return this.backwardRings;
+      },
+      forward: () => this.forwardRings,
+      events: () => this.eventDescriptions(),
+      limitations: () => this.limitations,
+    }, options.fromStart ?? false, () => this.followers.delete(follower));
+    this.followers.add(follower);
+    return follower;
   }
 
   /** Stops writes into every flight-recorder ring (records arriving meanwhile are counted as lost). */
@@ -757,6 +791,7 @@ export class Recorder {
     if (this.disposed) return;
     this.disposed = true;
     this.warmer.dispose();
+    for (const follower of [...this.followers]) follower.close();
     if (this.drainTimer) clearInterval(this.drainTimer);
     if (this.growthTimer) clearInterval(this.growthTimer);
     this.retired = [];
