@@ -107,7 +107,9 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       const { file, records, losses } = await writeTriggeredSnapshot(() => recorder.peekSnapshot(), options.snapshotDir!, ++triggered);
       if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records${losses.overwritten ? `; ${losses.overwritten}` : ''})\n`);
     };
-    return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
+    // A timed follow read that fails (stdout closed, a full disk) ends the capture now, through the same last read that rethrows it.
+    const watchFollow = follow ? (end: (reason: string) => void) => follow.onFailure(() => end('a follow read failed')) : undefined;
+    return await waitForTriggers(options, recorder, take, prepared, takeTriggered, watchFollow);
   } finally {
     follow?.stop();
     // A capture that failed part way still ends the group it launched (at once when it is gone already).
@@ -146,8 +148,22 @@ class FollowLoop {
     this.follower = recorder.follow({ fromStart: true });
     this.saidAtStart = new Set(recorder.limitations);
     this.timer = setInterval(() => {
-      if (!this.busy) void this.readNow(false).catch((error: unknown) => { this.failure ??= error; });
+      if (!this.busy) void this.readNow(false).catch((error: unknown) => this.fail(error));
     }, intervalMs);
+  }
+
+  private failed: (() => void) | undefined;
+
+  /** `failed` runs once, when a timed read fails (the failure is rethrown by the next readNow). */
+  onFailure(failed: () => void): void {
+    this.failed = failed;
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    clearInterval(this.timer);
+    this.failed?.();
   }
 
   /** Reads now (after a read in progress), and rethrows the first failure of a timed read; `final` writes everything held back. */
@@ -232,10 +248,13 @@ async function waitForTriggers(
   take: (reason: string) => Promise<void>,
   prepared: PreparedCapture,
   takeTriggered: (reason: string) => Promise<void> = take,
+  /** Given a way to end the capture (as --duration does), by something outside these triggers. */
+  endOn?: (end: (reason: string) => void) => void,
 ): Promise<number> {
   const queue: Trigger[] = [];
   let wake: (() => void) | undefined;
   const push = (trigger: Trigger) => { queue.push(trigger); wake?.(); };
+  endOn?.((reason) => push({ kind: 'done', reason, status: 1, endLaunched: true }));
   const onUsr2 = () => push({ kind: 'snapshot', reason: 'SIGUSR2' });
   // A launched command runs in a process group of its own, so Ctrl-C reaches only Ringside: the
   // snapshot is taken, then the command's whole group is ended (unless --leave-running).

@@ -5,7 +5,7 @@
 // so a lost, repeated or reordered record shows.
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fixture } from '../kernel/helpers';
@@ -112,6 +112,22 @@ describe('capture --follow streams what the rings gain while the command runs (r
     assert.ok(calls - seqs[lastGap] >= calls / 4, `every call from #${seqs[lastGap]} on, the last ${calls - seqs[lastGap]} of ${calls}: ${follower.stderr}`);
   });
 
+  it('a reader that goes away (| head) ends the capture quietly, as SIGPIPE ends a filter, and the command with it', async () => {
+    const child = spawn(process.execPath, [cli, 'capture', '--follow=50', '-e', 'syscalls:sys_enter_close', '--',
+      fixture('follow_bursts'), 'close', '3', '100', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const follower = new Follower(child);
+    writeFileSync(path.join(dir, 'go.0'), '');
+    await follower.until('the first burst', () => numbered(follower.lines).length >= 100);
+    const pid = follower.lines.find((line) => line.type === 'COMM')!.pid!;
+    child.stdout!.destroy();
+    // As with tail -f, the next write finds the reader gone: the next burst makes one. The command then waits for
+    // go.2, which never comes: only the capture's end can stop it.
+    writeFileSync(path.join(dir, 'go.1'), '');
+    assert.equal(await follower.exited, 141, follower.stderr);
+    assert.equal(follower.stderr, '', 'no error for a reader that left');
+    assert.ok(!existsSync(`/proc/${pid}`), `the launched command (pid ${pid}) was ended`);
+  });
+
   it('SIGINT ends a follow whatever it is doing: the last records are written and the command is ended', async () => {
     const follower = new Follower(spawn(process.execPath, [cli, 'capture', '--follow', '-e', 'syscalls:sys_enter_close', '--',
       fixture('follow_bursts'), 'close', '2', '100', dir], { stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -132,8 +148,9 @@ describe('capture --follow as an ordinary user (uid 65534)', function () {
 
   it('follows its own program\'s task-clock samples live', async () => {
     const bursts = 3;
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: nobody.dir };
     const child = spawn(SETPRIV[0], [...SETPRIV.slice(1), process.execPath, nobody.cli, 'capture', '--follow=100', '-e', 'task-clock', '--',
-      nobody.fixture('follow_bursts'), 'spin', String(bursts), nobody.dir], { cwd: nobody.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: nobody.dir } });
+      nobody.fixture('follow_bursts'), 'spin', String(bursts), nobody.dir], { cwd: nobody.dir, stdio: ['ignore', 'pipe', 'pipe'], env });
     const follower = new Follower(child);
     const samples = () => follower.lines.filter((line) => line.type === 'SAMPLE' && line.event === 'task-clock').length;
     // go.* files made by root in a directory uid 65534 owns: it only stats them.
