@@ -188,7 +188,6 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     // Source lines go to uprobes where the one rule says (line-probe.ts): breakpoints silent here, too few registers, or asked.
     const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context,
       { mode, freeRegisters: () => freeRegisters(registerUse(this.manager.breakpointHolders()), registerTarget(chosen.target)) });
-    this.assertRegistersFree(events.filter((event) => event.isBreakpoint).reduce((sum, event) => sum + 1 + (event.extraSites?.length ?? 0), 0), chosen.target);
     // Why a line is counted the way it is (moved to uprobes, or uprobes refused and the fix): said before it runs.
     for (const event of events) {
       for (const note of event.notes) {
@@ -196,10 +195,12 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
         this.log(message);
         if (!/uprobe/.test(note)) continue;
         // A refusal is a warning (the line may record nothing); a move to uprobes only informs.
-        const show = /refused/.test(note) ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-        void show(`Ringside: ${message}`);
+        if (/refused/.test(note)) void vscode.window.showWarningMessage(`Ringside: ${message}`);
+        else void vscode.window.showInformationMessage(`Ringside: ${message}`);
       }
     }
+    // After the notes, so that a refusal (uprobes refused, registers taken) is said with the ENOSPC it leads to.
+    this.assertRegistersFree(events.filter((event) => event.isBreakpoint).reduce((sum, event) => sum + 1 + (event.extraSites?.length ?? 0), 0), chosen.target);
     // A line the compiler put in several functions takes one debug register per place: say so.
     const places = events.filter((event) => event.isBreakpoint && event.extraSites?.length);
     for (const event of places) {

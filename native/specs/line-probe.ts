@@ -57,20 +57,22 @@ export function chooseLineProbes(events: readonly ResolvedSpec[], ctx: ResolveCo
   // Registers left for the lines once the other breakpoints (watchpoints, symbols) have theirs; lines take them in order.
   let registersLeft = facts.freeRegisters === undefined ? Number.POSITIVE_INFINITY
     : facts.freeRegisters() - events.filter((event) => event.isBreakpoint && !isLineBreakpoint(event)).reduce((sum, event) => sum + registersOf(event), 0);
-  const wanted = events.map((event): string | null => {
+  // Why each line moves (null: it stays), and for one that does not fit, the registers it found left.
+  const wanted = events.map((event): { why: 'asked' | 'silent' | 'registers'; left: number } | null => {
     if (!isLineBreakpoint(event)) return null;
-    if (mode === 'uprobe') return 'asked';
-    if (delivery.state === 'silent') return 'silent';
-    if (registersOf(event) > registersLeft) return 'registers';
+    if (mode === 'uprobe') return { why: 'asked', left: registersLeft };
+    if (delivery.state === 'silent') return { why: 'silent', left: registersLeft };
+    if (registersOf(event) > registersLeft) return { why: 'registers', left: Math.max(0, registersLeft) };
     registersLeft -= registersOf(event);
     return null;
   });
-  if (wanted.every((why) => why === null)) return [...events];
+  if (wanted.every((move) => move === null)) return [...events];
   const refusal = uprobeRefusal(facts.access());
   const silent = delivery.state === 'silent' ? delivery : undefined;
   return events.map((event, index) => {
-    const why = wanted[index];
-    if (why === null) return event;
+    const move = wanted[index];
+    if (move === null) return event;
+    const why = move.why;
     const file = event.location!.file!;
     const line = event.location!.line!;
     // Said with the file as the user wrote it; resolved by the full path the line table gave, which is unambiguous.
@@ -86,7 +88,7 @@ export function chooseLineProbes(events: readonly ResolvedSpec[], ctx: ResolveCo
     const moved = resolveEventAst({ kind: 'line', spec: event.name, file, line, position: 0, text: `${file}:${line}` }, ctx);
     const because = why === 'asked' ? 'counted with uprobes as asked'
       : silent ? `hardware breakpoints do not fire on this machine (the probe counted ${silent.counted} of ${silent.calls} calls), so this line is counted with uprobes instead`
-      : `the ${registersOf(event) > 1 ? `${registersOf(event)} debug registers this line needs are` : 'debug register this line needs is'} not free (x86 has 4; ${Math.max(0, registersLeft)} left), so this line is counted with uprobes instead, which take none`;
+      : `the ${registersOf(event) > 1 ? `${registersOf(event)} debug registers this line needs are` : 'debug register this line needs is'} not free (x86 has 4; ${move.left} left), so this line is counted with uprobes instead, which take none`;
     return { ...moved, notes: [`${because}, as line:${text} counts it (every address where a statement of the line begins)`, ...moved.notes] };
   });
 }
