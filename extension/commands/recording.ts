@@ -79,11 +79,15 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
   };
 
   /** Specs resolved against the picked target: its symbols name watchpoints and source lines. */
-  const resolveForTarget = (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) =>
-    backend.resolveEvents(
+  const resolveForTarget = async (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) => {
+    const events = await backend.resolveEvents(
       specs,
       { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) },
     );
+    // What resolving decided (a source line moved to uprobes, or why not), as the CLI prints it.
+    for (const event of events) for (const note of event.notes) log(`${event.name}: ${note}`);
+    return events;
+  };
 
   const startRecording = async (kept: boolean) => {
     const s = settings();

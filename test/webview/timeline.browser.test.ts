@@ -468,6 +468,26 @@ describe('timeline webview in Chromium', function () {
     assert.equal((await page.evaluate(() => (window as unknown as { __lane(k: string): { height: number } }).__lane('thread:100')))!.height, 8);
   });
 
+  it('lists source lines counted by uprobes apart from the hardware breakpoints, outside the register meter', async () => {
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+      type: 'watchList', budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
+      watches: [
+        { id: 'u1', location: { kind: 'line', file: '/src/demo.c', line: 37 }, type: 'x', length: 8, target: { kind: 'process', pid: 300 },
+          pinned: false, enabled: true, hits: 3000, probe: 'uprobe' },
+        { id: 'b1', location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: 300 },
+          pinned: false, enabled: true, hits: 5 },
+      ],
+    }));
+    await page.waitForSelector('tr[data-watch-id="u1"]');
+    // In the table's order: the breakpoint, then the uprobes' heading, then the uprobe line (type "uprobe", no length).
+    const rows = await page.$$eval('tr', (trs) => trs.map((tr) => tr.dataset.watchId ?? (tr.querySelector('.rs-watch-uprobes') ? 'heading' : '')).filter(Boolean));
+    assert.deepEqual(rows, ['b1', 'heading', 'u1']);
+    assert.match(await text(page, '.rs-watch-uprobes'), /^Uprobes \(source lines counted by the kernel's uprobes: no debug register, not in the meter\)$/);
+    assert.deepEqual(await page.$$eval('tr[data-watch-id="u1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
+      ['/src/demo.c:37', 'uprobe', '—', 'pid 300', '', '3,000']);
+    assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 1\/4 used/);
+  });
+
   it('lists breakpoints, posts typed watch requests, and explains ENOSPC inline', async () => {
     await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
       type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
