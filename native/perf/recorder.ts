@@ -14,7 +14,7 @@ import {
   BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
   type RingCopyGroup,
 } from './ring';
-import { onlineCpus, threadsOf, synthesizeSideband, allPids } from './procfs';
+import { onlineCpus, threadsOf, synthesizeSideband, allPids, mergeTasks } from './procfs';
 import type { ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy, UprobeTarget } from '../abi/snapshot';
 import { TracefsUprobeError, TracefsUprobes } from './tracefs-uprobes';
@@ -41,7 +41,10 @@ const SIDEBAND_DRAIN_MS = 20;
 export type { RecorderOptions, RecorderTarget, LaunchStdio } from './recorder-options';
 
 export interface RecorderSnapshot extends RawSnapshot {
-  /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
+  /**
+   * /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband), and of the tasks read at
+   * the start that exited since (procfs.mergeTasks).
+   */
   readonly processes: readonly ProcessSideband[];
 }
 
@@ -134,6 +137,8 @@ export class Recorder {
   private growthTimer: NodeJS.Timeout | undefined;
   /** Pages of the rings a resize leaves alone (trigger events' own rings). */
   private readonly fixedPages: number;
+  /** COMM/MMAP2 equivalents of every task of the target when the recording started (see open). */
+  private tasksAtStart: readonly ProcessSideband[] = [];
   /** Wall-clock ms when the events began recording (RawSnapshot.recordingStartedAtMs). */
   private recordingStartedAtMs = Date.now();
   /** Wall-clock ms since which the gap-free pairs' live rings record (RawSnapshot.gapFreeSinceMs). */
@@ -234,6 +239,10 @@ export class Recorder {
     }
     // A launched command's events start with its exec, which open() waited for.
     recorder.recordingStartedAtMs = recorder.gapFreeSinceMs = Date.now();
+    // Every task there is now, read once the events record, as perf record synthesises them: threads
+    // that exit before a snapshot are named by this alone. A launched command has none yet (its
+    // tasks are all born under the recording, their FORK/COMM/MMAP2 in the side-band).
+    if (options.target.kind !== 'launch') recorder.tasksAtStart = recorder.synthesize();
     recorder.warmer.schedule();
     if (options.windowSec !== undefined) {
       recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
@@ -698,11 +707,16 @@ export class Recorder {
       this.gapFreeSinceMs = takenAtMs;
     }
     this.warmer.schedule();
-    const processes = this.synthesize();
+    const processes = mergeTasks(this.tasksAtStart, this.synthesize());
     return {
       events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations,
       recordingStartedAtMs: this.recordingStartedAtMs, gapFreeSinceMs,
     };
+  }
+
+  /** Every task of the target as /proc showed it when the recording started (empty for a launched command). */
+  get startTasks(): readonly ProcessSideband[] {
+    return this.tasksAtStart;
   }
 
   private synthesize(): ProcessSideband[] {
