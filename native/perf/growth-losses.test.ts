@@ -13,7 +13,9 @@ import { dropFrom, oldestSampleTime } from './ring-growth';
 const SAMPLE_TYPE = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME;
 const samples = (first: number, last: number) => {
   const records: Uint8Array[] = [];
-  for (let time = first; time <= last; time++) records.push(sampleRecord(SAMPLE_TYPE, { id: 7n, ip: 0x401000n, pid: 5, tid: 5, time: BigInt(time) * 1_000_000n }));
+  for (let time = first; time <= last; time++) {
+    records.push(sampleRecord(SAMPLE_TYPE, { id: 7n, ip: 0x401000n, pid: 5, tid: 5, time: BigInt(time) * 1_000_000n }));
+  }
   return records;
 };
 const CONTEXT = { pageBytes: 4096, pagesOption: '--pages' };
