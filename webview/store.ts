@@ -15,8 +15,7 @@
 
 import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart, ThreadStates } from '../shared/protocol';
 import { THREAD_STATE_COLUMNS, type ThreadStateTable } from '../shared/thread-states';
-import { COLUMN_NAMES, COLUMN_TYPES, type ColumnName, type WireColumnArray } from '../shared/columns';
-import { RecordType } from '../native/abi/uapi';
+import { COLUMN_NAMES, COLUMN_TYPES, RecordType, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 
 export interface SnapshotEntry {

@@ -363,6 +363,12 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, pages: 1, windowSec: 2.5 }),
       ['c', 'keep', '--pages', '1', '--window', '2.5', '-a'],
     );
+    // The sampling settings Start Recording resolves its events with (ringside.samplePeriod, sampleFrequency, callchains).
+    assert.deepEqual(
+      keeperArguments({ cliPath: 'c', events: ['task-clock'], target: { kind: 'pid', pid: 7 }, period: 250000n, callchain: true }),
+      ['c', 'keep', '-e', 'task-clock', '-c', '250000', '--call-graph=fp', '-p', '7'],
+    );
+    assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, freq: 99, callchain: false }), ['c', 'keep', '-F', '99', '-a']);
   });
 
   it('resumes rings a client left paused when it died (PAUSE_OUTPUT belongs to the ring, not the fd)', async () => {
