@@ -137,6 +137,7 @@ export class KeptRingSource {
           const described: KeptSnapshot = {
             ...raw, limitations: problem ? [...this.limitations, problem] : this.limitations, recordingStartedAtMs: Date.parse(this.state.startedAt),
             processes: mergeTasks(tasks, synthesizeSideband(targetPids(this.state))),
+            ...(this.state.retiredBytesLeftOut !== undefined ? { retiredBytesLeftOut: BigInt(this.state.retiredBytesLeftOut) } : {}),
           };
           return this.options.neededSidebandOnly ? this.neededSideband(described) : described;
         }

@@ -132,6 +132,8 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     let generation = 0;
     const build = (resizing: boolean): KeeperState => buildKeeperState({
       target, events: recorder.eventDescriptions(), stateDir: dir, startedAt, generation, resizing, limitations: [...recorder.limitations, ...ownLimitations],
+      // Closed retired rings, and those withdrawn from the file but still open: clients copy neither any more.
+      retiredBytesLeftOut: [...withdrawn].reduce((sum, retired) => sum + retired.bytesWritten, recorder.retiredBytesLeftOut),
       rings: [
         ...recorder.backwardRings.map((ring) => ringState(ring, 'backward')),
         ...recorder.retiredRings.filter((retired) => !withdrawn.has(retired)).map(retiredState),

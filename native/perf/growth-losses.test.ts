@@ -46,6 +46,15 @@ describe('the overwrite note of rings that grew', () => {
     assert.ok(Math.abs(about - 400) <= 8, `about ${about} records where 400 were written: ${note}`);
   });
 
+  it('counts what retired rings the snapshot no longer holds wrote (closed by a keeper, or dropped once the grown rings wrapped)', () => {
+    // Only the successor is copied; the retired ring that recorded samples 1..169 before it (6,760 bytes) was closed.
+    const successor = ringFromRecords(samples(170, 400), 64 * 1024, 'backward', { ringId: 1, cpu: 0 });
+    const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(SAMPLE_TYPE), [7n])], rings: [successor], takenAtMs: 2000, pauseWindowNs: [] });
+    assert.equal(describeLosses(decoded, TIMING, CONTEXT).overwritten, undefined, 'without the count, nothing looks overwritten');
+    const report = describeLosses(decoded, { ...TIMING, retiredBytesLeftOut: 169n * 40n }, CONTEXT);
+    assert.match(report.overwritten ?? '', /^kept the last 0\.2 s of 2\.0 s: 231 of about 400 records; the rings overwrote the rest \(--pages 8 keeps it all/);
+  });
+
   it('counts it as before when the cut leaves some of the retired ring\'s records', () => {
     const { note, kept, about } = noteFor(200, 190);
     assert.ok(kept > 211 && kept <= 236, note);

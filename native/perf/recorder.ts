@@ -61,6 +61,8 @@ export interface RetiredRing {
   /** Its oldest and newest sample times, after the cut (null when it holds no sample). */
   readonly oldestNs: bigint | null;
   readonly newestNs: bigint | null;
+  /** What it wrote (data_head) less the cut: counted as left out of snapshots once it is closed (RawSnapshot.retiredBytesLeftOut). */
+  readonly bytesWritten: bigint;
   /** Every fd that wrote into it, owner first (closeRetired closes them). */
   readonly fds: readonly PerfEventFd[];
 }
@@ -126,6 +128,8 @@ export class Recorder {
 
   /** Ring ids are never reused, so a retired ring's copies keep an id of their own. */
   private nextRingId = 0;
+  /** What retired rings wrote that no snapshot holds any more (RawSnapshot.retiredBytesLeftOut). */
+  private retiredLeftOut = 0n;
   /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
   private retired: RingCopy[] = [];
   /** Rings retired by a resize but kept open (keepRetired), oldest first. */
@@ -550,7 +554,11 @@ export class Recorder {
     });
     // After the check: its note (a resize, or why growth stopped) is written by then.
     if (resized || this.growth.notes.length !== notes) this.options.onResize?.('done');
-    if (!this.options.gapFree && allWrapped && this.retired.length > 0) this.retired = [];
+    if (!this.options.gapFree && allWrapped && this.retired.length > 0) {
+      // Paused copies repeat the retired records in every snapshot until here: from now on they are left out.
+      this.retiredLeftOut += this.retired.reduce((sum, copy) => sum + copy.bytesWritten, 0n);
+      this.retired = [];
+    }
   }
 
   /**
@@ -600,6 +608,7 @@ export class Recorder {
       if (this.options.keepRetired && unit.kind === 'backward') {
         this.retiredOpen.push({
           ring: unit.ring, pages: this.sizes.pages, cutAtNs: since, oldestNs: oldestSampleTime(kept), newestNs: newestSampleTime(kept), fds: unit.fds,
+          bytesWritten: kept.bytesWritten,
         });
       } else {
         this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
@@ -620,6 +629,11 @@ export class Recorder {
     this.warmer.schedule();
   }
 
+  /** What rings a resize retired wrote that no snapshot holds any more (RawSnapshot.retiredBytesLeftOut). */
+  get retiredBytesLeftOut(): bigint {
+    return this.retiredLeftOut;
+  }
+
   /** Rings retired by a resize and kept open (RecorderOptions.keepRetired), oldest first. */
   get retiredRings(): readonly RetiredRing[] {
     return this.retiredOpen;
@@ -630,6 +644,7 @@ export class Recorder {
     const index = this.retiredOpen.indexOf(retired);
     if (index < 0) return;
     this.retiredOpen.splice(index, 1);
+    this.retiredLeftOut += retired.bytesWritten;
     try {
       retired.ring.dispose();
     } finally {
@@ -711,6 +726,7 @@ export class Recorder {
     return {
       events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations,
       recordingStartedAtMs: this.recordingStartedAtMs, gapFreeSinceMs,
+      ...(this.retiredLeftOut > 0n ? { retiredBytesLeftOut: this.retiredLeftOut } : {}),
     };
   }
 
