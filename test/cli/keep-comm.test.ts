@@ -5,7 +5,7 @@
 // Every step waits on a condition (a file the workload creates, perf's control ack, the keeper's first line).
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -107,9 +107,14 @@ describe('ringside keep names threads as perf does under fork/exec load (real ke
     perf.kill('SIGINT');
     await perfExited;
     writeFileSync(path.join(work, 'quit'), '');
+    // The task list of the keeper's start: private to its user beside its state, gone with the keeper.
+    const stateDir = path.join(dir, `ringside-${process.getuid!()}`);
+    const tasksFile = path.join(stateDir, `keeper-${keeper.pid}.sideband-tasks.json`);
+    assert.equal(statSync(tasksFile).mode & 0o777, 0o600);
     const keeperExited = new Promise((resolve) => keeper.once('exit', resolve));
     keeper.kill('SIGTERM');
     assert.equal(await keeperExited, 0, keeperLog);
+    assert.deepEqual(readdirSync(stateDir).filter((name) => name.includes(`keeper-${keeper.pid}.`)), [], 'the keeper removed its files');
 
     const namesByTid = new Map<number, Set<string>>();
     for (const sample of samplesOf(referee)) {
