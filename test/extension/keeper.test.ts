@@ -19,6 +19,7 @@ import { processAlive } from '../../native/perf/borrowed';
 import { RecordType } from '../../native/abi/uapi';
 import { decodeRecordAt } from '../../native/decode/record';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
+import { snapshotToWire } from '../../host/wire';
 
 /** A keeper in its own process, run from the compiled native/keeper module (what `ringside keep` runs). */
 function spawnKeeper(runtimeDir: string, argv: string[]): ChildProcess {
@@ -198,6 +199,38 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       assert.equal(forced, false, 'the CLI keeper exits on SIGTERM by itself (it must not wait for its launched command)');
     }
     assert.equal(client.list().length, 0, 'the CLI keeper removed its state file on SIGTERM');
+  });
+
+  // The tasks a `keep -p` read at its start reach the editor's client too: the timeline's thread list names threads
+  // that were alive when the keeper started and exited before the snapshot (no COMM record of them is in any ring).
+  it('a session attached to `keep -p` names the threads that were alive at the keeper\'s start and exited before the snapshot', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+    const work = mkdtempSync(path.join(runtimeDir, 'work-'));
+    const load = spawn(fixture('comm_churn'), [work, '2', '0', '0', '20'], { stdio: 'ignore' });
+    try {
+      await waitFor('the workload named its early threads', () => existsSync(path.join(work, 'ready')), 30_000);
+      const pid = load.pid!;
+      const early = readdirSync(`/proc/${pid}/task`).map(Number).filter((tid) => tid !== pid);
+      assert.equal(early.length, 2);
+      const state = await client.start({ cliPath, events: ['task-clock'], target: { kind: 'pid', pid }, pages: 64, env: { XDG_RUNTIME_DIR: runtimeDir } });
+      const manager = new SessionManager({ backend: createBackend() });
+      try {
+        writeFileSync(path.join(work, 'go'), '');
+        await waitFor('the early threads ran and exited', () => existsSync(path.join(work, 'done')), 60_000);
+        for (const tid of early) assert.ok(!existsSync(`/proc/${pid}/task/${tid}`), `thread ${tid} exited before the snapshot`);
+        const session = await manager.attachKeeper(state);
+        const entry = await manager.snapshot(session.id);
+        const { start } = snapshotToWire(entry.decoded, { snapshotId: 's', name: 's', takenAtMs: entry.takenAtMs, symbols: entry.symbols });
+        const names = early.map((tid) => start.threads.find((thread) => thread.tid === tid)?.comm).sort();
+        assert.deepEqual(names, ['early-0', 'early-1'], `the thread list: ${JSON.stringify(start.threads)}`);
+      } finally {
+        await manager.dispose();
+        await client.stop(state);
+      }
+    } finally {
+      load.kill('SIGKILL');
+    }
   });
 
   it('a keeper the client started writes its stderr into its log beside its state, removed with it', async () => {
