@@ -5,6 +5,8 @@
 
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
+/** The comm of a thread as the capture's side-band and /proc synthesis name it (undefined: unknown). */
+export type ThreadNameFn = (pid: number, tid: number) => string | undefined;
 
 /** What one address resolved to: `name` indexes the table's strings (-1: no symbol). */
 export interface FrameSymbol {
@@ -28,7 +30,16 @@ export class FrameSymbols {
    */
   private readonly namedOnly = new Map<number, Map<bigint, number>>();
 
-  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn) {}
+  /**
+   * `threadName`: what the capture knows of its threads' names, beside its addresses (the timeline names a thread no
+   * COMM record of a snapshot names by it: one that ran before the recording started).
+   */
+  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly threadName?: ThreadNameFn) {}
+
+  /** The comm of thread `tid` of `pid`, when the capture knows it. */
+  commOf(pid: number, tid: number): string | undefined {
+    return this.threadName?.(pid, tid);
+  }
 
   /** The symbol and source line of `ip` in `pid` (or in the kernel), resolved on the first ask only. */
   resolve(pid: number, ip: bigint, kernel: boolean): FrameSymbol {

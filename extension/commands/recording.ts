@@ -11,7 +11,7 @@ import type { SessionNode } from '../ui/sessions-view';
 import { pickEvents, pickTarget } from '../ui/pickers';
 import { noticeKeptSilentBreakpoints, noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
-import { registerCommand, settings, type Services } from '../services';
+import { registerCommand, samplingSettings, settings, type Services } from '../services';
 
 export function registerRecordingCommands(context: vscode.ExtensionContext, services: Services): void {
   const { sessions, keepers, backend, log, timelineHost, cliPath } = services;
@@ -104,6 +104,7 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
         events: specs,
         target,
         pages: s.pages,
+        ...samplingSettings(s),
         ...(s.windowSec !== undefined ? { windowSec: s.windowSec } : {}),
         ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}),
       });

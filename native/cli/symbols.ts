@@ -25,7 +25,8 @@ export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
-  readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip));
+  readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
+    (pid, tid) => this.commOf(pid, tid));
 
   private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);
@@ -97,6 +98,15 @@ export class SnapshotSymbols {
         if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });
       }
     }
+  }
+
+  /**
+   * The comm of thread `tid` of `pid` as learnt so far, undefined when unknown: its own name only (a caller may know
+   * better than the process's name, e.g. from sched_switch).
+   */
+  commOf(pid: number, tid: number): string | undefined {
+    const entry = this.known.get(pid);
+    return (tid === pid ? entry?.comm : entry?.threads.get(tid)) || undefined;
   }
 
   symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {

@@ -14,7 +14,7 @@ import {
   BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
   type RingCopyGroup,
 } from './ring';
-import { onlineCpus, threadsOf, synthesizeSideband, allPids } from './procfs';
+import { onlineCpus, threadsOf, synthesizeSideband, allPids, mergeTasks } from './procfs';
 import type { ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy, UprobeTarget } from '../abi/snapshot';
 import { TracefsUprobeError, TracefsUprobes } from './tracefs-uprobes';
@@ -42,7 +42,10 @@ const SIDEBAND_DRAIN_MS = 20;
 export type { RecorderOptions, RecorderTarget, LaunchStdio } from './recorder-options';
 
 export interface RecorderSnapshot extends RawSnapshot {
-  /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
+  /**
+   * /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband), and of the tasks read at
+   * the start that exited since (procfs.mergeTasks).
+   */
   readonly processes: readonly ProcessSideband[];
 }
 
@@ -59,6 +62,8 @@ export interface RetiredRing {
   /** Its oldest and newest sample times, after the cut (null when it holds no sample). */
   readonly oldestNs: bigint | null;
   readonly newestNs: bigint | null;
+  /** What it wrote (data_head) less the cut: counted as left out of snapshots once it is closed (RawSnapshot.retiredBytesLeftOut). */
+  readonly bytesWritten: bigint;
   /** Every fd that wrote into it, owner first (closeRetired closes them). */
   readonly fds: readonly PerfEventFd[];
 }
@@ -126,6 +131,8 @@ export class Recorder {
   private readonly followers = new Set<RingFollower>();
   /** Ring ids are never reused, so a retired ring's copies keep an id of their own. */
   private nextRingId = 0;
+  /** What retired rings wrote that no snapshot holds any more (RawSnapshot.retiredBytesLeftOut). */
+  private retiredLeftOut = 0n;
   /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
   private retired: RingCopy[] = [];
   /** Rings retired by a resize but kept open (keepRetired), oldest first. */
@@ -137,6 +144,8 @@ export class Recorder {
   private growthTimer: NodeJS.Timeout | undefined;
   /** Pages of the rings a resize leaves alone (trigger events' own rings). */
   private readonly fixedPages: number;
+  /** COMM/MMAP2 equivalents of every task of the target when the recording started (see open). */
+  private tasksAtStart: readonly ProcessSideband[] = [];
   /** Wall-clock ms when the events began recording (RawSnapshot.recordingStartedAtMs). */
   private recordingStartedAtMs = Date.now();
   /** Wall-clock ms since which the gap-free pairs' live rings record (RawSnapshot.gapFreeSinceMs). */
@@ -237,6 +246,10 @@ export class Recorder {
     }
     // A launched command's events start with its exec, which open() waited for.
     recorder.recordingStartedAtMs = recorder.gapFreeSinceMs = Date.now();
+    // Every task there is now, read once the events record, as perf record synthesises them: threads
+    // that exit before a snapshot are named by this alone. A launched command has none yet (its
+    // tasks are all born under the recording, their FORK/COMM/MMAP2 in the side-band).
+    if (options.target.kind !== 'launch') recorder.tasksAtStart = recorder.synthesize();
     recorder.warmer.schedule();
     if (options.windowSec !== undefined) {
       recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
@@ -544,7 +557,11 @@ export class Recorder {
     });
     // After the check: its note (a resize, or why growth stopped) is written by then.
     if (resized || this.growth.notes.length !== notes) this.options.onResize?.('done');
-    if (!this.options.gapFree && allWrapped && this.retired.length > 0) this.retired = [];
+    if (!this.options.gapFree && allWrapped && this.retired.length > 0) {
+      // Paused copies repeat the retired records in every snapshot until here: from now on they are left out.
+      this.retiredLeftOut += this.retired.reduce((sum, copy) => sum + copy.bytesWritten, 0n);
+      this.retired = [];
+    }
   }
 
   /**
@@ -599,6 +616,7 @@ export class Recorder {
       if (this.options.keepRetired && unit.kind === 'backward') {
         this.retiredOpen.push({
           ring: unit.ring, pages: this.sizes.pages, cutAtNs: since, oldestNs: oldestSampleTime(kept), newestNs: newestSampleTime(kept), fds: unit.fds,
+          bytesWritten: kept.bytesWritten,
         });
       } else {
         this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
@@ -619,6 +637,11 @@ export class Recorder {
     this.warmer.schedule();
   }
 
+  /** What rings a resize retired wrote that no snapshot holds any more (RawSnapshot.retiredBytesLeftOut). */
+  get retiredBytesLeftOut(): bigint {
+    return this.retiredLeftOut;
+  }
+
   /** Rings retired by a resize and kept open (RecorderOptions.keepRetired), oldest first. */
   get retiredRings(): readonly RetiredRing[] {
     return this.retiredOpen;
@@ -629,6 +652,7 @@ export class Recorder {
     const index = this.retiredOpen.indexOf(retired);
     if (index < 0) return;
     this.retiredOpen.splice(index, 1);
+    this.retiredLeftOut += retired.bytesWritten;
     try {
       retired.ring.dispose();
     } finally {
@@ -706,17 +730,23 @@ export class Recorder {
       this.gapFreeSinceMs = takenAtMs;
     }
     this.warmer.schedule();
-    const processes = this.synthesize();
+    const processes = mergeTasks(this.tasksAtStart, this.synthesize());
     return {
       events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations,
       recordingStartedAtMs: this.recordingStartedAtMs, gapFreeSinceMs,
+      ...(this.retiredLeftOut > 0n ? { retiredBytesLeftOut: this.retiredLeftOut } : {}),
     };
   }
 
-  /** The /proc state of the watched processes now (what a snapshot carries as `processes`). */
+  /** The /proc state of the watched processes now, with the tasks of the start that exited since (what a snapshot carries as `processes`). */
   processesNow(): ProcessSideband[] {
     this.checkOpen();
-    return this.synthesize();
+    return mergeTasks(this.tasksAtStart, this.synthesize());
+  }
+
+  /** Every task of the target as /proc showed it when the recording started (empty for a launched command). */
+  get startTasks(): readonly ProcessSideband[] {
+    return this.tasksAtStart;
   }
 
   private synthesize(): ProcessSideband[] {
