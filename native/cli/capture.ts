@@ -84,7 +84,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
   if (!options.quiet) for (const limitation of recorder.limitations) process.stderr.write(`ringside: ${limitation}\n`);
   const writer = new SnapshotWriter(options);
   let snapshots = 0;
-  const follow = options.follow ? new FollowLoop(recorder, pool, writer, options.follow.intervalMs) : undefined;
+  const follow = options.follow ? new FollowLoop(recorder, pool, writer, options.follow.intervalMs, options.target.kind === 'cpus') : undefined;
   try {
     const take = async (reason: string) => {
       if (follow) {
@@ -144,6 +144,7 @@ class FollowLoop {
 
   constructor(
     private readonly recorder: Recorder, private readonly pool: DecodePool, private readonly writer: SnapshotWriter, private readonly intervalMs: number,
+    private readonly everyProcess: boolean,
   ) {
     this.follower = recorder.follow({ fromStart: true });
     this.saidAtStart = new Set(recorder.limitations);
@@ -181,7 +182,10 @@ class FollowLoop {
     try {
       const read = this.follower.read();
       const decoded = await this.pool.decode(read);
-      this.records += await this.writer.writeFollowed(decoded, this.recorder.processesNow(),
+      // /proc of a launched command or one process is a few reads; of every process (-a) it is thousands: read once,
+      // after which the side-band names what starts and maps code.
+      const procState = this.reads === 0 || !this.everyProcess ? this.recorder.processesNow() : [];
+      this.records += await this.writer.writeFollowed(decoded, procState,
         (lines) => this.order.take(lines, read.cutSpreadNs, final));
       this.reads++;
       if (read.skippedBytes > 0n) {
