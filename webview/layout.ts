@@ -9,6 +9,7 @@ import { pairSpans, type Spans } from './spans';
 import { visibleRange } from './hit-test';
 import { snapshotLossMarks, type LossMark } from './losses';
 import { laneStatesOf, STATE_BAND_HEIGHT, type LaneStates } from './state-lane';
+import { buildStackChart, samplingInterval, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
 
 export const LANE_HEIGHT = 22;
 export const COLLAPSED_HEIGHT = 8;
@@ -30,6 +31,8 @@ export interface FrameLane {
   readonly band: number;
   /** Dense lanes: the store event most of the lane's records belong to, whose legend colour the density takes. */
   readonly densityEvent: number;
+  /** A thread lane shown as a stack chart: its boxes, drawn under an activity graph of LANE_HEIGHT. */
+  readonly chart?: StackChart;
 }
 
 /**
@@ -69,6 +72,12 @@ export class TimelineLayout {
   laneMarks: (LossMark[] | undefined)[] = [];
   /** Per lane: its thread's states (state-lane.ts), drawn as a band under its records. */
   laneStates: (LaneStates | undefined)[] = [];
+  /** Per lane shown as a stack chart (a thread lane with callchains the user did not switch to ticks): its boxes. */
+  stackCharts: (StackChart | undefined)[] = [];
+  /** Per lane: whether any of its rows has a callchain (a stack chart can be shown), found when the lanes are built. */
+  hasStacks: boolean[] = [];
+  /** Per lane: its sampling interval for the activity graph's scale (0: unknown), found the first time it is drawn. */
+  private laneInterval: (number | undefined)[] = [];
   /** Per lane: mostFrequentEvent of its rows, found the first time the lane is drawn dense. */
   private laneDensityEvent: (number | undefined)[] = [];
   /** Per complete snapshot (by id): its marks, found once. */
@@ -95,8 +104,8 @@ export class TimelineLayout {
    * they were. Span pairing is not part of it: see ensureSpans.
    */
   update(grouping: LaneGrouping, include: ((row: number) => boolean) | null, filterVersion: number, collapsed: ReadonlySet<string>,
-    shown: number): boolean {
-    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}`;
+    shown: number, ticks: ReadonlySet<string> = new Set()): boolean {
+    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}`;
     if (key === this.builtKey) return false;
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
@@ -104,11 +113,21 @@ export class TimelineLayout {
     this.laneStates = laneStatesOf(this.store.threadStates, this.lanes, (t) => this.store.threadStatesSnapshot[t] === shown);
     this.laneTop = [];
     this.laneHeight = [];
+    const stack = this.store.stack;
+    const table = stack.length > 0 ? this.store.stackTable() : null;
+    this.hasStacks = this.lanes.map((lane) => table !== null && lane.kind === 'group' && lane.pid !== undefined && anyStack(stack, lane.rows));
+    // Each thread lane with callchains is a stack chart unless switched to ticks: built here, before any frame, because
+    // its depth is its height.
+    this.stackCharts = this.lanes.map((lane, i) => (this.hasStacks[i] && !lane.collapsed && !ticks.has(lane.key) && table !== null
+      ? buildStackChart(lane.rows, this.store.time, stack, table) : undefined));
+    this.laneInterval = this.stackCharts.map((chart) => chart?.interval);
     let y = 0;
     for (const [i, lane] of this.lanes.entries()) {
       this.laneTop.push(y);
-      // A collapsed process header keeps its height: it is the summary of the threads it hides.
-      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : LANE_HEIGHT + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
+      // A collapsed process header keeps its height: it is the summary of the threads it hides. A stack chart is as
+      // tall as its deepest callchain, under its activity graph.
+      const records = this.stackCharts[i] ? LANE_HEIGHT + this.stackCharts[i]!.depth * STACK_ROW_HEIGHT : LANE_HEIGHT;
+      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : records + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
       this.laneHeight.push(h);
       y += h + 1;
     }
@@ -167,11 +186,17 @@ export class TimelineLayout {
       if (top > viewportHeight) break;
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
-      const dense = lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
+      const chart = this.stackCharts[li];
+      const dense = chart !== undefined || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
       const densityEvent = dense ? this.laneDensityEvent[li] ??= this.densityEventOf(lane) : -1;
-      out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent });
+      out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent, ...(chart ? { chart } : {}) });
     }
     return out;
+  }
+
+  /** The sampling interval of a lane's callchain samples (the activity graph's full height), found once per lane. */
+  intervalOf(lane: number): number {
+    return this.laneInterval[lane] ??= this.store.stack.length > 0 ? samplingInterval(this.lanes[lane].rows, this.store.time, this.store.stack) : 0;
   }
 
   /**
@@ -231,6 +256,15 @@ export class TimelineLayout {
       commOf: (row: number) => s.commOf(row),
     };
   }
+}
+
+/** Whether any of `rows` has a callchain (stack id ≥ 0). */
+function anyStack(stack: Int32Array, rows: Uint32Array): boolean {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row < stack.length && stack[row] >= 0) return true;
+  }
+  return false;
 }
 
 /** The spans that open on a shown row, per lane of `lanes`, each sorted by start. */
