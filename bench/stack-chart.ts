@@ -14,8 +14,8 @@ import { join } from 'node:path';
 
 const N = 1_000_000;
 const DEPTH = 20;
-/** Callees a function may call at each depth: 3^20 paths, of which the walk visits a few thousand. */
-const FANOUT = 3;
+/** Callees a function below its phase's path may call at each depth. */
+const FANOUT = 2;
 const DIST_WEBVIEW = join(__dirname, '..', '..', 'dist', 'webview');
 
 /** A small deterministic PRNG (mulberry32), so every run draws the same capture. */
@@ -56,32 +56,43 @@ function startOf(id: string, columns: RecordColumns, threads: ThreadInfo[], stac
 }
 
 /**
- * A program's samples as a walk over its call tree: each sample keeps the previous one's path down to some depth (most
- * often a deep one: leaves change fastest) and picks new callees below it, always 20 frames deep. Returns the distinct
- * stacks (leaf first) and each sample's stack id.
+ * A program's samples as a walk over its call tree, 20 frames deep: it runs in one of 16 phases (each a fixed path
+ * down to depth 12, changed every ~2,000 samples on average), and below that each sample keeps the previous one's path
+ * down to some depth (most often a deep one: leaves change fastest) and picks new callees below it among 2 per depth.
+ * Returns the distinct stacks (leaf first) and each sample's stack id.
  */
 function walkStacks(n: number): { stacks: WireStacks; stackIndex: Int32Array } {
   const next = random(37);
-  const names: string[] = [];
-  for (let d = 0; d < DEPTH; d++) for (let k = 0; k < FANOUT; k++) names.push(d === 0 && k === 0 ? 'main' : `fn_${d}_${k}`);
-  const path = new Int32Array(DEPTH); // choice per depth; root fixed
+  const PHASES = 16;
+  const PHASE_DEPTH = 12;
+  const names: string[] = ['main'];
+  for (let d = 1; d < DEPTH; d++) for (let k = 0; k < (d < PHASE_DEPTH ? PHASES : FANOUT); k++) names.push(`fn_${d}_${k}`);
+  const nameOf = (d: number, k: number) => (d === 0
+    ? 0
+    : d < PHASE_DEPTH ? 1 + (d - 1) * PHASES + k : 1 + (PHASE_DEPTH - 1) * PHASES + (d - PHASE_DEPTH) * FANOUT + k);
+  const path = new Int32Array(DEPTH); // the callee chosen per depth (root fixed)
   const ids = new Map<string, number>();
   const start: number[] = [0];
   const frames: number[] = [];
   const stackIndex = new Int32Array(n);
   let current = -1;
   for (let i = 0; i < n; i++) {
+    if (current < 0 || next() < 0.0005) {
+      const phase = Math.floor(next() * PHASES);
+      for (let d = 1; d < PHASE_DEPTH; d++) path[d] = (phase + d) % PHASES;
+      current = -1;
+    }
     if (current < 0 || next() < 0.5) {
       // Keep the path above a depth drawn towards the leaves (geometric from the leaf), redraw the rest.
       let keep = DEPTH - 1;
-      while (keep > 1 && next() < 0.55) keep--;
+      while (keep > PHASE_DEPTH && next() < 0.55) keep--;
       for (let d = keep; d < DEPTH; d++) path[d] = Math.floor(next() * FANOUT);
       const key = path.join(',');
       let id = ids.get(key);
       if (id === undefined) {
         id = start.length - 1;
         ids.set(key, id);
-        for (let d = DEPTH - 1; d >= 0; d--) frames.push(d === 0 ? 0 : d * FANOUT + path[d]);
+        for (let d = DEPTH - 1; d >= 0; d--) frames.push(nameOf(d, path[d]));
         start.push(frames.length);
       }
       current = id;

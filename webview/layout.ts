@@ -206,6 +206,9 @@ export class TimelineLayout {
    */
   private densityEventOf(lane: Lane): number {
     const snaps = this.shown >= 0 ? this.store.snapshots.slice(this.shown, this.shown + 1) : this.store.snapshots;
+    // One event in the shown capture: every lane's records are of it.
+    const present = this.store.events.map((_, e) => snaps.some((snap) => (snap.eventRows[e] ?? 0) > 0));
+    if (present.filter(Boolean).length === 1 && snaps.every((snap) => snap.untimedRows === 0)) return present.indexOf(true);
     let placed = 0;
     for (const snap of snaps) placed += snap.receivedRows - snap.untimedRows;
     if (lane.rows.length !== placed || snaps.some((snap) => snap.untimedRows > 0)) return mostFrequentEvent(this.store.event, lane.rows);

@@ -21,8 +21,7 @@ export interface StackLevel {
   readonly end: Float64Array;
   /** The function (index into the stack table's names). */
   readonly name: Int32Array;
-  /** Position in the lane's rows of its first sample, and how many samples it merges. */
-  readonly firstPos: Uint32Array;
+  /** How many samples it merges. */
   readonly samples: Uint32Array;
 }
 
@@ -32,38 +31,6 @@ export interface StackChart {
   readonly levels: readonly StackLevel[];
   /** The lane's sampling interval (median gap between its samples), the time one sample stands for at a gap. */
   readonly interval: number;
-}
-
-/** A growable box list of one depth. */
-class LevelBuilder {
-  count = 0;
-  start = new Float64Array(64);
-  end = new Float64Array(64);
-  name = new Int32Array(64);
-  firstPos = new Uint32Array(64);
-  samples = new Uint32Array(64);
-
-  push(start: number, end: number, name: number, firstPos: number, samples: number): void {
-    if (this.count === this.start.length) {
-      const size = this.count * 2;
-      const grow = <T extends Float64Array | Int32Array | Uint32Array>(a: T, make: (n: number) => T): T => { const b = make(size); b.set(a); return b; };
-      this.start = grow(this.start, (n) => new Float64Array(n));
-      this.end = grow(this.end, (n) => new Float64Array(n));
-      this.name = grow(this.name, (n) => new Int32Array(n));
-      this.firstPos = grow(this.firstPos, (n) => new Uint32Array(n));
-      this.samples = grow(this.samples, (n) => new Uint32Array(n));
-    }
-    const i = this.count++;
-    this.start[i] = start; this.end[i] = end; this.name[i] = name; this.firstPos[i] = firstPos; this.samples[i] = samples;
-  }
-
-  done(): StackLevel {
-    const n = this.count;
-    return {
-      count: n, start: this.start.subarray(0, n), end: this.end.subarray(0, n), name: this.name.subarray(0, n),
-      firstPos: this.firstPos.subarray(0, n), samples: this.samples.subarray(0, n),
-    };
-  }
 }
 
 /** The median gap between consecutive samples with a callchain among the first few thousand (0: fewer than two). */
@@ -88,64 +55,136 @@ export function samplingInterval(rows: Uint32Array, time: Float64Array, stack: I
  * more than GAP_INTERVALS sampling intervals ends every box. A sample lasts until the next one (or, at a gap and at the
  * end, one sampling interval).
  */
+/** Per stack table: each frame's call node (callNodes), found once per table however many lanes are built from it. */
+const callNodesOf = new WeakMap<StackTable, Int32Array>();
+
+/**
+ * Each frame's call node: an id for the path from the root down to it (frames aligned with `table.frames`), so two stacks
+ * share their path down to depth d exactly when their nodes at depth d are equal, and the deepest depth they share is
+ * found from the leaf up in as many steps as levels differ (consecutive samples mostly differ near the leaf).
+ */
+export function callNodes(table: StackTable): Int32Array {
+  let nodes = callNodesOf.get(table);
+  if (nodes) return nodes;
+  const { start, frames } = table;
+  nodes = new Int32Array(frames.length);
+  const ids = new Map<number, number>();
+  const names = Math.max(1, table.names.length);
+  for (let s = 0; s + 1 < start.length; s++) {
+    let parent = -1;
+    for (let f = start[s + 1] - 1; f >= start[s]; f--) {
+      const key = (parent + 1) * names + frames[f];
+      let id = ids.get(key);
+      if (id === undefined) { id = ids.size; ids.set(key, id); }
+      nodes[f] = id;
+      parent = id;
+    }
+  }
+  callNodesOf.set(table, nodes);
+  return nodes;
+}
+
 export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: Int32Array, table: StackTable): StackChart {
   const interval = samplingInterval(rows, time, stack);
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const { start: stackStart, frames } = table;
-  const levels: LevelBuilder[] = [];
-  // The open box of each depth: its function, first position, the samples before it and its start time.
-  let openName = new Int32Array(32);
-  let openPos = new Uint32Array(32);
-  let openSample = new Uint32Array(32);
-  let openStart = new Float64Array(32);
+  const nodes = callNodes(table);
+  // Every box, in the order they close, in flat arrays grown by doubling; split by depth at the end. The loop keeps its
+  // state in locals (no closure over them: V8 keeps captured variables in a heap context, which made it 10× slower).
+  let capacity = 1024;
+  let boxDepth = new Uint8Array(capacity);
+  let boxStart = new Float64Array(capacity);
+  let boxEnd = new Float64Array(capacity);
+  let boxName = new Int32Array(capacity);
+  let boxSamples = new Uint32Array(capacity);
+  let boxes = 0;
+  // The open box of each depth: its function, its call node, the samples before it and its start time.
+  const MAX_DEPTH = 255;
+  const openName = new Int32Array(MAX_DEPTH);
+  const openNode = new Int32Array(MAX_DEPTH);
+  const openSample = new Uint32Array(MAX_DEPTH);
+  const openStart = new Float64Array(MAX_DEPTH);
   let openDepth = 0;
+  let deepest = 0;
   let previousStack = -1;
   let previousTime = NaN;
   let sample = 0; // samples with a callchain so far
-  const close = (fromDepth: number, endTime: number): void => {
-    for (let d = fromDepth; d < openDepth; d++) levels[d].push(openStart[d], endTime, openName[d], openPos[d], sample - openSample[d]);
-    openDepth = Math.min(openDepth, fromDepth);
-  };
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    const s = row < stack.length ? stack[row] : -1;
-    // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
-    if (s < 0 || s + 1 >= stackStart.length) continue;
-    const t = time[row];
-    if (openDepth > 0 && t - previousTime > gap) {
-      close(0, previousTime + interval);
-      previousStack = -1;
+  for (let i = 0; i <= rows.length; i++) {
+    // Past the last row: close every box (closeFrom 0).
+    let closeFrom = openDepth;
+    let endTime = 0;
+    let s = -1;
+    let t = 0;
+    if (i < rows.length) {
+      const row = rows[i];
+      s = row < stack.length ? stack[row] : -1;
+      // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
+      if (s < 0 || s + 1 >= stackStart.length) continue;
+      t = time[row];
+      if (openDepth > 0 && t - previousTime > gap) { closeFrom = 0; endTime = previousTime + interval; previousStack = -1; }
+    } else {
+      closeFrom = 0;
+      endTime = previousTime + interval;
     }
+    // Frames of s are leaf first: depth d (0: root) is frames[last - d]; the common part with the open boxes goes on.
+    let depth = 0;
+    let last = 0;
+    if (s >= 0 && s !== previousStack) {
+      last = stackStart[s + 1] - 1;
+      depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+      // The deepest depth whose call node is the open box's (all above it are then the same too).
+      let common = Math.min(depth, closeFrom);
+      while (common > 0 && nodes[last - (common - 1)] !== openNode[common - 1]) common--;
+      if (common < closeFrom) { closeFrom = common; endTime = t; }
+    }
+    if (closeFrom < openDepth) {
+      if (boxes + openDepth - closeFrom > capacity) {
+        capacity = Math.max(capacity * 2, boxes + openDepth);
+        const d8 = new Uint8Array(capacity); d8.set(boxDepth); boxDepth = d8;
+        const f1 = new Float64Array(capacity); f1.set(boxStart); boxStart = f1;
+        const f2 = new Float64Array(capacity); f2.set(boxEnd); boxEnd = f2;
+        const i1 = new Int32Array(capacity); i1.set(boxName); boxName = i1;
+        const u2 = new Uint32Array(capacity); u2.set(boxSamples); boxSamples = u2;
+      }
+      for (let d = closeFrom; d < openDepth; d++) {
+        boxDepth[boxes] = d; boxStart[boxes] = openStart[d]; boxEnd[boxes] = endTime; boxName[boxes] = openName[d];
+        boxSamples[boxes] = sample - openSample[d];
+        boxes++;
+      }
+      openDepth = closeFrom;
+    }
+    if (i === rows.length) break;
     previousTime = t;
     if (s !== previousStack) {
       previousStack = s;
-      // Frames of s are leaf first: depth d (0: root) is frames[last - d].
-      const last = stackStart[s + 1] - 1;
-      const depth = stackStart[s + 1] - stackStart[s];
-      let common = 0;
-      const shared = Math.min(depth, openDepth);
-      while (common < shared && frames[last - common] === openName[common]) common++;
-      close(common, t);
-      if (depth > openName.length) {
-        const size = Math.max(depth, openName.length * 2);
-        const n = new Int32Array(size); n.set(openName); openName = n;
-        const p = new Uint32Array(size); p.set(openPos); openPos = p;
-        const k = new Uint32Array(size); k.set(openSample); openSample = k;
-        const st = new Float64Array(size); st.set(openStart); openStart = st;
-      }
-      for (let d = common; d < depth; d++) {
+      for (let d = openDepth; d < depth; d++) {
         openName[d] = frames[last - d];
-        openPos[d] = i;
+        openNode[d] = nodes[last - d];
         openSample[d] = sample;
         openStart[d] = t;
-        if (levels.length <= d) levels.push(new LevelBuilder());
       }
       openDepth = depth;
+      if (depth > deepest) deepest = depth;
     }
     sample++;
   }
-  if (openDepth > 0) close(0, previousTime + interval);
-  return { depth: levels.length, levels: levels.map((l) => l.done()), interval };
+  // Split by depth, keeping each depth's boxes in the order they closed (their time order).
+  const counts = new Uint32Array(deepest);
+  for (let b = 0; b < boxes; b++) counts[boxDepth[b]]++;
+  const levels: StackLevel[] = [];
+  const fill = new Uint32Array(deepest);
+  for (let d = 0; d < deepest; d++) {
+    const n = counts[d];
+    levels.push({ count: n, start: new Float64Array(n), end: new Float64Array(n), name: new Int32Array(n), samples: new Uint32Array(n) });
+  }
+  for (let b = 0; b < boxes; b++) {
+    const d = boxDepth[b];
+    const level = levels[d];
+    const k = fill[d]++;
+    (level.start as Float64Array)[k] = boxStart[b]; (level.end as Float64Array)[k] = boxEnd[b]; (level.name as Int32Array)[k] = boxName[b];
+    (level.samples as Uint32Array)[k] = boxSamples[b];
+  }
+  return { depth: deepest, levels, interval };
 }
 
 /** The box of `level` that covers time t (within `slack` ns of its ends), or -1. */
@@ -192,6 +231,9 @@ export function drawStackChart(ctx: CanvasRenderingContext2D, chart: StackChart,
   const labels: { x: number; y: number; text: string }[] = [];
   const outlines: { x: number; y: number; w: number }[] = [];
   const boxHeight = Math.max(1, rowHeight - Math.max(1, Math.round(dpr)));
+  // The boxes are gathered per colour and drawn as one path each: a fill style set per box cost most of a frame.
+  const ALPHAS = [0.7, 1, 0.25]; // no highlight; the highlighted function; the others while one is
+  const batches: number[][] = Array.from({ length: palette.length * ALPHAS.length }, () => []);
   for (let d = 0; d < chart.depth; d++) {
     const level = chart.levels[d];
     const top = y + d * rowHeight;
@@ -201,10 +243,9 @@ export function drawStackChart(ctx: CanvasRenderingContext2D, chart: StackChart,
       const x1 = Math.min(width, Math.max(x0 + 1, Math.ceil((level.end[b] - t0) * pxPerNs)));
       const name = level.name[b];
       const highlighted = name === highlight;
-      ctx.globalAlpha = highlight < 0 ? 0.7 : highlighted ? 1 : 0.25;
-      ctx.fillStyle = palette[name % palette.length];
       // A box of several pixels keeps a pixel's gap to the next one, so neighbours read as two boxes.
-      ctx.fillRect(x0, top, x1 - x0 > 3 ? x1 - x0 - 1 : x1 - x0, boxHeight);
+      batches[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)]
+        .push(x0, top, x1 - x0 > 3 ? x1 - x0 - 1 : x1 - x0);
       if (highlighted) outlines.push({ x: x0, y: top, w: x1 - x0 });
       const chars = Math.floor((x1 - x0 - 4 * dpr) / charWidth);
       if (chars >= 3) {
@@ -216,6 +257,14 @@ export function drawStackChart(ctx: CanvasRenderingContext2D, chart: StackChart,
       b = next < level.count && level.end[next] > t0 + x1 / pxPerNs ? next : firstEndingAfter(level, t0 + x1 / pxPerNs, next);
     }
   }
+  batches.forEach((rects, key) => {
+    if (rects.length === 0) return;
+    ctx.globalAlpha = ALPHAS[key % ALPHAS.length];
+    ctx.fillStyle = palette[Math.floor(key / ALPHAS.length)];
+    ctx.beginPath();
+    for (let r = 0; r < rects.length; r += 3) ctx.rect(rects[r], rects[r + 1], rects[r + 2], boxHeight);
+    ctx.fill();
+  });
   ctx.globalAlpha = 1;
   if (outlines.length > 0) {
     ctx.strokeStyle = style.selection;

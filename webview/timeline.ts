@@ -521,12 +521,13 @@ export class Timeline {
       row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}${chart ? ' rs-stack-lane' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
       row.style.height = `${this.layout.laneHeight[i]}px`;
-      const [toggle, name, count, mode] = row.children as unknown as [HTMLButtonElement, HTMLSpanElement, HTMLSpanElement, HTMLButtonElement];
-      mode.hidden = !this.layout.hasStacks[i] || lane.collapsed;
-      mode.textContent = chart ? 'ticks' : 'stack';
-      mode.setAttribute('aria-pressed', String(chart));
-      mode.setAttribute('aria-label', chart ? `Show ${lane.label} as ticks` : `Show ${lane.label} as a stack chart`);
-      mode.title = chart ? 'Show this thread\'s records as ticks' : 'Show this thread\'s callchains as a stack chart';
+      const [toggle, name, count] = row.children as unknown as [HTMLButtonElement, HTMLSpanElement, HTMLSpanElement];
+      // Stack chart or ticks, on the thread lanes with callchains only (made when first needed: a label costs the first paint).
+      let mode = row.querySelector<HTMLButtonElement>('.rs-lane-mode');
+      if (!this.layout.hasStacks[i] || lane.collapsed) mode?.remove();
+      else mode ??= this.modeButton(row, lane.key);
+      if (mode?.isConnected) this.updateModeButton(mode, lane.label, chart);
+
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
       toggle.setAttribute('aria-label', lane.kind === 'process'
@@ -558,11 +559,22 @@ export class Timeline {
     toggle.addEventListener('click', () => this.toggleLane(key));
     el('span', 'rs-lane-name', row);
     el('span', 'rs-lane-count', row);
-    // Stack chart or ticks, per thread lane with callchains (renderLabels hides it elsewhere).
+    return row;
+  }
+
+  /** The button of a thread lane with callchains that switches it between stack chart and ticks. */
+  private modeButton(row: HTMLDivElement, key: string): HTMLButtonElement {
     const mode = el('button', 'rs-lane-mode', row);
     mode.type = 'button';
     mode.addEventListener('click', () => this.toggleStackChart(key));
-    return row;
+    return mode;
+  }
+
+  private updateModeButton(mode: HTMLButtonElement, label: string, chart: boolean): void {
+    mode.textContent = chart ? 'ticks' : 'stack';
+    mode.setAttribute('aria-pressed', String(chart));
+    mode.setAttribute('aria-label', chart ? `Show ${label} as ticks` : `Show ${label} as a stack chart`);
+    mode.title = chart ? 'Show this thread\'s records as ticks' : 'Show this thread\'s callchains as a stack chart';
   }
 
   // ---------------------------------------------------------------------------------------------
