@@ -89,15 +89,13 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const { start: stackStart, frames } = table;
   const nodes = callNodes(table);
-  // Every box, in the order they close, in flat arrays grown by doubling; split by depth at the end. The loop keeps its
-  // state in locals (no closure over them: V8 keeps captured variables in a heap context, which made it 10× slower).
-  let capacity = 1024;
-  let boxDepth = new Uint8Array(capacity);
-  let boxStart = new Float64Array(capacity);
-  let boxEnd = new Float64Array(capacity);
-  let boxName = new Int32Array(capacity);
-  let boxSamples = new Uint32Array(capacity);
-  let boxes = 0;
+  // Each depth's boxes in arrays of their own, grown by doubling, written as they close (in time order). The loop keeps
+  // its state in locals (no closure over them: V8 keeps captured variables in a heap context, which made it 10× slower).
+  const levelStart: Float64Array[] = [];
+  const levelEnd: Float64Array[] = [];
+  const levelName: Int32Array[] = [];
+  const levelSamples: Uint32Array[] = [];
+  let levelCount = new Uint32Array(0);
   // The open box of each depth: its function, its call node, the samples before it and its start time.
   const MAX_DEPTH = 255;
   const openName = new Int32Array(MAX_DEPTH);
@@ -138,18 +136,19 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
       if (common < closeFrom) { closeFrom = common; endTime = t; }
     }
     if (closeFrom < openDepth) {
-      if (boxes + openDepth - closeFrom > capacity) {
-        capacity = Math.max(capacity * 2, boxes + openDepth);
-        const d8 = new Uint8Array(capacity); d8.set(boxDepth); boxDepth = d8;
-        const f1 = new Float64Array(capacity); f1.set(boxStart); boxStart = f1;
-        const f2 = new Float64Array(capacity); f2.set(boxEnd); boxEnd = f2;
-        const i1 = new Int32Array(capacity); i1.set(boxName); boxName = i1;
-        const u2 = new Uint32Array(capacity); u2.set(boxSamples); boxSamples = u2;
-      }
       for (let d = closeFrom; d < openDepth; d++) {
-        boxDepth[boxes] = d; boxStart[boxes] = openStart[d]; boxEnd[boxes] = endTime; boxName[boxes] = openName[d];
-        boxSamples[boxes] = sample - openSample[d];
-        boxes++;
+        const k = levelCount[d]++;
+        if (k === levelStart[d].length) {
+          const size = k * 2;
+          const f1 = new Float64Array(size); f1.set(levelStart[d]); levelStart[d] = f1;
+          const f2 = new Float64Array(size); f2.set(levelEnd[d]); levelEnd[d] = f2;
+          const i1 = new Int32Array(size); i1.set(levelName[d]); levelName[d] = i1;
+          const u1 = new Uint32Array(size); u1.set(levelSamples[d]); levelSamples[d] = u1;
+        }
+        levelStart[d][k] = openStart[d];
+        levelEnd[d][k] = endTime;
+        levelName[d][k] = openName[d];
+        levelSamples[d][k] = sample - openSample[d];
       }
       openDepth = closeFrom;
     }
@@ -164,25 +163,25 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
         openStart[d] = t;
       }
       openDepth = depth;
-      if (depth > deepest) deepest = depth;
+      if (depth > deepest) {
+        // A depth seen for the first time: its box arrays.
+        const counts = new Uint32Array(depth); counts.set(levelCount); levelCount = counts;
+        for (let d = deepest; d < depth; d++) {
+          levelStart.push(new Float64Array(256)); levelEnd.push(new Float64Array(256));
+          levelName.push(new Int32Array(256)); levelSamples.push(new Uint32Array(256));
+        }
+        deepest = depth;
+      }
     }
     sample++;
   }
-  // Split by depth, keeping each depth's boxes in the order they closed (their time order).
-  const counts = new Uint32Array(deepest);
-  for (let b = 0; b < boxes; b++) counts[boxDepth[b]]++;
   const levels: StackLevel[] = [];
-  const fill = new Uint32Array(deepest);
   for (let d = 0; d < deepest; d++) {
-    const n = counts[d];
-    levels.push({ count: n, start: new Float64Array(n), end: new Float64Array(n), name: new Int32Array(n), samples: new Uint32Array(n) });
-  }
-  for (let b = 0; b < boxes; b++) {
-    const d = boxDepth[b];
-    const level = levels[d];
-    const k = fill[d]++;
-    (level.start as Float64Array)[k] = boxStart[b]; (level.end as Float64Array)[k] = boxEnd[b]; (level.name as Int32Array)[k] = boxName[b];
-    (level.samples as Uint32Array)[k] = boxSamples[b];
+    const n = levelCount[d];
+    levels.push({
+      count: n, start: levelStart[d].subarray(0, n), end: levelEnd[d].subarray(0, n), name: levelName[d].subarray(0, n),
+      samples: levelSamples[d].subarray(0, n),
+    });
   }
   return { depth: deepest, levels, interval };
 }
