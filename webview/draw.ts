@@ -14,7 +14,7 @@ import { drawStateBand, readStateColors, type LaneStates } from './state-lane';
 import type { ThreadStateTable } from '../shared/thread-states';
 import type { StackTable } from '../shared/stacks';
 import { ACTIVITY_BUCKET_PX, buildActivityGraph, drawActivityGraph, type ActivityGraph } from './activity-graph';
-import { drawStackChart, STACK_ROW_HEIGHT } from './stack-chart';
+import { drawStackColumns, STACK_ROW_HEIGHT } from './stack-chart';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
@@ -217,7 +217,7 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     if (f.dense) {
       // The activity graph: over the whole lane, or over the top LANE_HEIGHT of a stack chart. A process header over one
       // thread holds that thread lane's rows (the same array): built once.
-      const graphHeight = f.chart ? Math.round(LANE_HEIGHT * dpr) : hp;
+      const graphHeight = f.stackDepth > 0 ? Math.round(LANE_HEIGHT * dpr) : hp;
       const { stacks } = input;
       if (lane.rows !== binnedRows || !binned) {
         const buckets = Math.max(1, Math.floor(W / (ACTIVITY_BUCKET_PX * dpr)));
@@ -231,8 +231,9 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
         plain: f.densityEvent >= 0 ? colors.palette[f.densityEvent % colors.palette.length] : colors.mark,
         dim: colors.foreground,
       });
-      if (f.chart) {
-        drawStackChart(ctx, f.chart, stacks.table.names, t0, t1, W, y + graphHeight, Math.round(STACK_ROW_HEIGHT * dpr), dpr,
+      if (f.stackDepth > 0) {
+        drawStackColumns(ctx, { rows: lane.rows, time, stack: stacks.stack, table: stacks.table, interval: stacks.intervalOf(f.lane) }, t0, t1, W,
+          y + graphHeight, Math.round(STACK_ROW_HEIGHT * dpr), f.stackDepth, dpr,
           { palette: colors.palette, foreground: colors.foreground, selection: colors.selection }, stacks.highlight);
       }
       continue;

@@ -1,8 +1,9 @@
 // The stack chart of a thread lane (as Firefox Profiler's Stack Chart): every sample's callchain as stacked boxes over
-// time, root at the top, consecutive samples with the same call path down to a depth merged into one box at that depth.
-// Built once per lane before the frame from the stacks the store already interns (shared/stacks.ts: a stack id per
-// row, frames leaf first); drawn per frame with at most a box per device pixel column and depth (bisection over the
-// boxes' ends skips what one pixel hides), so a million samples cost the same frame as a thousand.
+// time, root at the top, consecutive samples with the same call path down to a depth merged into one box at that depth,
+// from the stacks the store already interns (shared/stacks.ts: a stack id per row, frames leaf first). A frame draws it
+// per pixel column from the samples themselves (drawStackColumns: the cost of the columns, not of the samples, and
+// nothing to build before the first paint but the lane's depth); the boxes (buildStackChart), which hover and click
+// read, are built after the frame in idle time, or when first pointed at.
 
 import type { SourceLocation, StackTable } from '../shared/stacks';
 import { formatDuration } from './time-format';
@@ -197,14 +198,20 @@ export function boxAt(level: StackLevel, t: number, slack = 0): number {
   return lo < level.count && level.start[lo] - slack <= t ? lo : -1;
 }
 
-/** First box of `level` whose end is after t. */
-function firstEndingAfter(level: StackLevel, t: number, lo: number): number {
-  let hi = level.count;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (level.end[mid] <= t) lo = mid + 1; else hi = mid;
+/** The deepest callchain among `rows` (0: none has one): a stack chart lane's height, found without building its boxes. */
+export function maxStackDepth(rows: Uint32Array, stack: Int32Array, table: StackTable): number {
+  const { start } = table;
+  let deepest = 0;
+  let previous = -1;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    const s = row < stack.length ? stack[row] : -1;
+    if (s === previous || s < 0 || s + 1 >= start.length) continue;
+    previous = s;
+    const depth = start[s + 1] - start[s];
+    if (depth > deepest) deepest = depth;
   }
-  return lo;
+  return Math.min(255, deepest);
 }
 
 export interface StackChartStyle {
@@ -214,46 +221,89 @@ export interface StackChartStyle {
   readonly selection: string;
 }
 
-/** Where one box was drawn (device pixels), for tests and hit-testing from outside. */
-export interface DrawnBox { readonly depth: number; readonly box: number; readonly x0: number; readonly x1: number }
+/** What drawStackColumns reads: the lane's rows (sorted by time), the store's columns and the stacks they index. */
+export interface StackColumnsInput {
+  readonly rows: Uint32Array;
+  readonly time: Float64Array;
+  readonly stack: Int32Array;
+  readonly table: StackTable;
+  /** The lane's sampling interval (samplingInterval): how long a sample lasts at a gap or at the end. */
+  readonly interval: number;
+}
 
 /**
- * The chart of one lane on `ctx` (device pixels): depth d's boxes at y + d·rowHeight, each at least one pixel wide and
- * at most one per pixel column (what a pixel hides is skipped by bisection), coloured by function, the `highlight`
- * function's boxes bright and the others dimmed while one is highlighted, names inside the boxes wide enough for them.
+ * The stack chart of one lane on `ctx` (device pixels), drawn without its boxes: each pixel column shows the callchain
+ * of the sample that covers its left edge, depth d at y + d·rowHeight, and a run of columns sharing a call node at a
+ * depth is one box. That is the picture buildStackChart's boxes give, whatever the zoom (a sample lasts until the next
+ * one, or one interval at a gap of more than GAP_INTERVALS and at the end; records without a callchain are passed
+ * over), at a cost of the columns, not the samples: a million samples need no boxes to be drawn. Boxes are coloured by
+ * function, batched per colour; the `highlight` function's are outlined and the others dimmed while one is.
  */
-export function drawStackChart(ctx: CanvasRenderingContext2D, chart: StackChart, names: readonly string[], t0: number, t1: number,
-  width: number, y: number, rowHeight: number, dpr: number, style: StackChartStyle, highlight: number): void {
-  const pxPerNs = width / (t1 - t0);
+export function drawStackColumns(ctx: CanvasRenderingContext2D, input: StackColumnsInput, t0: number, t1: number, width: number,
+  y: number, rowHeight: number, depth: number, dpr: number, style: StackChartStyle, highlight: number): void {
+  const { rows, time, stack, table, interval } = input;
+  const { start: stackStart, frames } = table;
+  const nodes = callNodes(table);
+  const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
+  const nsPerPx = (t1 - t0) / width;
   const palette = style.palette;
-  const charWidth = 6 * dpr;
-  const labels: { x: number; y: number; text: string }[] = [];
-  const outlines: { x: number; y: number; w: number }[] = [];
-  const boxHeight = Math.max(1, rowHeight - Math.max(1, Math.round(dpr)));
-  // The boxes are gathered per colour and drawn as one path each: a fill style set per box cost most of a frame.
   const ALPHAS = [0.7, 1, 0.25]; // no highlight; the highlighted function; the others while one is
   const batches: number[][] = Array.from({ length: palette.length * ALPHAS.length }, () => []);
-  for (let d = 0; d < chart.depth; d++) {
-    const level = chart.levels[d];
-    const top = y + d * rowHeight;
-    let b = firstEndingAfter(level, t0, 0);
-    while (b < level.count && level.start[b] <= t1) {
-      const x0 = Math.max(0, Math.floor((level.start[b] - t0) * pxPerNs));
-      const x1 = Math.min(width, Math.max(x0 + 1, Math.ceil((level.end[b] - t0) * pxPerNs)));
-      const name = level.name[b];
-      const highlighted = name === highlight;
-      // A box of several pixels keeps a pixel's gap to the next one, so neighbours read as two boxes.
-      batches[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)]
-        .push(x0, top, x1 - x0 > 3 ? x1 - x0 - 1 : x1 - x0);
-      if (highlighted) outlines.push({ x: x0, y: top, w: x1 - x0 });
-      const chars = Math.floor((x1 - x0 - 4 * dpr) / charWidth);
-      if (chars >= 3) {
-        const text = names[name] ?? '?';
-        labels.push({ x: x0 + 2 * dpr, y: top + boxHeight / 2, text: text.length <= chars ? text : `${text.slice(0, chars - 1)}…` });
+  const labels: { x: number; y: number; text: string }[] = [];
+  const outlines: number[] = [];
+  const boxHeight = Math.max(1, rowHeight - Math.max(1, Math.round(dpr)));
+  const charWidth = 6 * dpr;
+  // The run open at each depth: its call node, function and first column.
+  const runNode = new Int32Array(depth).fill(-1);
+  const runName = new Int32Array(depth);
+  const runX = new Int32Array(depth);
+  const closeRun = (d: number, x: number): void => {
+    const name = runName[d];
+    const w = x - runX[d];
+    const highlighted = name === highlight;
+    batches[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)].push(runX[d], y + d * rowHeight, w > 3 ? w - 1 : w);
+    if (highlighted) outlines.push(runX[d], y + d * rowHeight, w);
+    const chars = Math.floor((w - 4 * dpr) / charWidth);
+    if (chars >= 3) {
+      const text = table.names[name] ?? '?';
+      labels.push({ x: runX[d] + 2 * dpr, y: y + d * rowHeight + boxHeight / 2, text: text.length <= chars ? text : `${text.slice(0, chars - 1)}…` });
+    }
+    runNode[d] = -1;
+  };
+  // The sample covering column x: the last row at or before its left edge (with a callchain), while it lasts.
+  let pos = 0;
+  for (let x = 0; x <= width; x++) {
+    let s = -1;
+    let last = 0;
+    let frameDepth = 0;
+    if (x < width) {
+      const t = t0 + x * nsPerPx;
+      let lo = pos;
+      let hi = rows.length;
+      while (lo < hi) { const mid = (lo + hi) >>> 1; if (time[rows[mid]] <= t) lo = mid + 1; else hi = mid; }
+      pos = lo; // later columns search from here
+      let p = lo - 1;
+      while (p >= 0 && (rows[p] >= stack.length || stack[rows[p]] < 0)) p--;
+      if (p >= 0) {
+        // Its next sample with a callchain ends it, unless that is a gap away (or there is none): then one interval does.
+        let q = lo;
+        while (q < rows.length && (rows[q] >= stack.length || stack[rows[q]] < 0)) q++;
+        const sampled = time[rows[p]];
+        const end = q < rows.length && time[rows[q]] - sampled <= gap ? time[rows[q]] : sampled + interval;
+        if (t < end) {
+          s = stack[rows[p]];
+          if (s + 1 < stackStart.length) {
+            last = stackStart[s + 1] - 1;
+            frameDepth = Math.min(depth, stackStart[s + 1] - stackStart[s]);
+          } else s = -1;
+        }
       }
-      // Every box ending inside the pixel column x1 - 1 drew nothing more: go on at the first one ending past it.
-      const next = b + 1;
-      b = next < level.count && level.end[next] > t0 + x1 / pxPerNs ? next : firstEndingAfter(level, t0 + x1 / pxPerNs, next);
+    }
+    for (let d = 0; d < depth; d++) {
+      const node = d < frameDepth ? nodes[last - d] : -1;
+      if (node === runNode[d]) continue;
+      if (runNode[d] >= 0) closeRun(d, x);
+      if (node >= 0) { runNode[d] = node; runName[d] = frames[last - d]; runX[d] = x; }
     }
   }
   batches.forEach((rects, key) => {
@@ -268,7 +318,7 @@ export function drawStackChart(ctx: CanvasRenderingContext2D, chart: StackChart,
   if (outlines.length > 0) {
     ctx.strokeStyle = style.selection;
     ctx.lineWidth = Math.max(1, Math.round(dpr));
-    for (const o of outlines) ctx.strokeRect(o.x + 0.5, o.y + 0.5, Math.max(1, o.w - 1), boxHeight - 1);
+    for (let o = 0; o < outlines.length; o += 3) ctx.strokeRect(outlines[o] + 0.5, outlines[o + 1] + 0.5, Math.max(1, outlines[o + 2] - 1), boxHeight - 1);
   }
   if (labels.length > 0) {
     ctx.fillStyle = style.foreground;

@@ -257,7 +257,7 @@ export class Timeline {
   stackChartOf(key: string): StackChart | undefined {
     this.ensureLayout();
     const li = this.lanes.findIndex((l) => l.key === key);
-    return li < 0 ? undefined : this.layout.stackCharts[li];
+    return li < 0 ? undefined : this.layout.stackChart(li);
   }
 
   /** The activity graph the last frame drew in the lane `key`, or undefined. */
@@ -270,8 +270,8 @@ export class Timeline {
   stackBoxAt(px: number, py: number): StackBoxHit | null {
     const y = py + this.scroll.scrollTop;
     const li = laneAtY(this.layout, y);
-    const chart = li < 0 ? undefined : this.layout.stackCharts[li];
-    if (!chart) return null;
+    if (li < 0 || !(this.layout.stackDepth[li] > 0)) return null;
+    const chart = this.layout.stackChart(li)!;
     const depth = Math.floor((y - this.layout.laneTop[li] - LANE_HEIGHT) / STACK_ROW_HEIGHT);
     if (depth < 0 || depth >= chart.depth) return null;
     const x = this.viewport.x();
@@ -517,7 +517,7 @@ export class Timeline {
       kept.delete(lane.key);
       const kindClass = lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane'
         : lane.pid !== undefined ? ' rs-thread-lane' : '';
-      const chart = this.layout.stackCharts[i] !== undefined;
+      const chart = this.layout.stackDepth[i] > 0;
       row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}${chart ? ' rs-stack-lane' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
       row.style.height = `${this.layout.laneHeight[i]}px`;
@@ -645,6 +645,8 @@ export class Timeline {
       if (this.scheduler.isPending) return;
       this.ensureLayout();
       this.layout.ensureSpans(this.grouping, this.include);
+      // The stack charts' boxes, for hover and click (drawing does not need them).
+      for (let li = 0; li < this.lanes.length; li++) this.layout.stackChart(li);
       if (this.redrawWithSpans) {
         this.redrawWithSpans = false;
         this.scheduler.schedule();
@@ -661,7 +663,7 @@ export class Timeline {
     const py = e.clientY - r.top;
     const box = this.stackBoxAt(px, py);
     if (box) {
-      const chart = this.layout.stackCharts[box.lane]!;
+      const chart = this.layout.stackChart(box.lane)!;
       this.hover = null;
       this.tooltip.show(describeBox(chart, box.depth, box.box, this.store.stackTable()), e.clientX, e.clientY);
       this.scheduler.schedule();
@@ -695,7 +697,7 @@ export class Timeline {
 
   /** A click on a stack chart box: its function is highlighted and its source revealed. */
   private chooseBox(hit: StackBoxHit): void {
-    const chart = this.layout.stackCharts[hit.lane]!;
+    const chart = this.layout.stackChart(hit.lane)!;
     const name = chart.levels[hit.depth].name[hit.box];
     const table = this.store.stackTable();
     this.highlightName = name;

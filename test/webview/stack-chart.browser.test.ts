@@ -112,6 +112,35 @@ describe('stack chart and activity graphs (Chromium)', function () {
     assert.equal(await page.locator('.rs-lane-label[data-lane="thread:301"] .rs-lane-mode').isHidden(), true);
   });
 
+  it('paints each depth exactly where a box covers it (the frame draws from the samples, not from the boxes)', async () => {
+    const expected = expectedBoxes();
+    // Middle of each sample's interval, and one past the last sample's end; per depth, painted or not, read off the canvas.
+    const times = [...CALL_PATH_SEQUENCE.map((_, i) => sampleTime(i) + STEP / 2), sampleTime(CALL_PATH_SEQUENCE.length) + STEP * 2];
+    // The capture fits to its last record: widen the window past the last sample's interval.
+    await page.evaluate(([a, b]) => (window as unknown as ChartApi).ringside.timeline.setWindow(a, b), [FIRST - STEP, sampleTime(15)]);
+    await afterFrames(page);
+    const painted = await page.evaluate(([ts, depths]) => {
+      const w = window as unknown as ChartApi & { __domain(): number[] };
+      const lane = w.__lane('thread:300')!;
+      const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+      const dpr = canvas.width / parseFloat(canvas.style.width);
+      const d = w.__domain();
+      const scroll = (document.querySelector('.rs-scroll') as HTMLElement).scrollTop;
+      const context = canvas.getContext('2d')!;
+      return Array.from({ length: depths }, (_, depth) => ts.map((t) => {
+        const x = Math.floor(((t - d[0]) / (d[1] - d[0])) * canvas.width);
+        const y = Math.round((lane.top - scroll + 22 + depth * 13 + 6) * dpr);
+        return context.getImageData(x, y, 1, 1).data[3] > 0;
+      }));
+    }, [times, 3] as const);
+    const covered = [0, 1, 2].map((depth) => times.map((t) => expected.some((b) => b.depth === depth && b.start <= t && t < b.end)));
+    assert.deepEqual(painted, covered);
+    // Depth 2 is empty under parse's sixth sample and eval's first, and after add; depth 0 ends one interval after the last.
+    assert.deepEqual(covered[2], [false, false, true, true, true, false, false, true, true, false, false, true, false]);
+    await page.click('#rs-zoom-reset');
+    await afterFrames(page);
+  });
+
   it('names a box on hover: function, source line, duration and samples', async () => {
     const p = await page.evaluate((t) => {
       const w = window as unknown as ChartApi;
