@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { boxAt, buildStackChart, callNodes } from './stack-chart';
-import { buildActivityGraph, stacksHolding } from './activity-graph';
+import { buildActivityGraph, drawActivityGraph, stacksHolding } from './activity-graph';
 import type { StackTable } from '../shared/stacks';
 
 // Stacks, leaf first: 0 main; 1 a ← main; 2 b ← a ← main; 3 a ← other (a different path to a function named a).
@@ -56,5 +56,16 @@ describe('activity graph', () => {
     assert.deepEqual(Array.from(graph.top).map((n) => TABLE.names[n]), ['b', 'main']);
     assert.deepEqual(Array.from(graph.highlighted!), [2, 0]);
     assert.equal(graph.scale, 3);
+  });
+
+  it('keeps a lone record visible next to a dense burst: a column is at least one pixel high', () => {
+    const time = Float64Array.from({ length: 1001 }, (_, i) => (i < 1000 ? i / 1000 : 9));
+    const rows = Uint32Array.from(time, (_, i) => i);
+    const graph = buildActivityGraph(time, rows, 0, 10, 10, new Int32Array(0), TABLE, null, 0);
+    assert.deepEqual([graph.counts[0], graph.counts[9], graph.scale], [1000, 1, 1000]);
+    const drawn: number[] = [];
+    const ctx = { fillStyle: '', globalAlpha: 1, beginPath() {}, fill() {}, rect(_x: number, _y: number, _w: number, h: number) { drawn.push(h); } };
+    drawActivityGraph(ctx as unknown as CanvasRenderingContext2D, graph, 100, 0, 20, -1, { palette: ['#000'], plain: '#fff', dim: '#888' });
+    assert.deepEqual(drawn, [20, 1]);
   });
 });
