@@ -8,7 +8,7 @@ import { formatBytes, type SnapshotEntry } from '../session/session-manager';
 import type { RecordTarget } from '../session/ports';
 import { TimelinePanel } from '../panel/timeline-panel';
 import type { SessionNode } from '../ui/sessions-view';
-import { pickEvents, pickTarget } from '../ui/pickers';
+import { pickEvents, pickRecordingsToStop, pickTarget } from '../ui/pickers';
 import { noticeKeptSilentBreakpoints, noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
 import { registerCommand, samplingSettings, settings, type Services } from '../services';
@@ -168,13 +168,10 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     registerCommand(services, 'ringside.stopRecording', async () => {
       const live = sessions.list().filter((s) => s.state !== 'stopped');
       if (live.length === 0) throw new Error('no recording is running');
-      const pick = live.length === 1
-        ? live[0]
-        : await vscode.window.showQuickPick(
-          live.map((s) => ({ label: s.label, description: s.state, id: s.id })),
-          { title: 'Stop which recording?' },
-        ).then((p) => p && sessions.get(p.id));
-      if (pick) await sessions.stop(pick.id);
+      // Every one picked is stopped, even when one of them fails; the first failure is then reported.
+      const failures: unknown[] = [];
+      for (const id of await pickRecordingsToStop(live)) await sessions.stop(id).catch((error: unknown) => failures.push(error));
+      if (failures.length > 0) throw failures[0];
     }),
     registerCommand(services, 'ringside.pauseSession', (node: SessionNode) => sessions.pause(sessionIdOf(node))),
     registerCommand(services, 'ringside.resumeSession', (node: SessionNode) => sessions.resume(sessionIdOf(node))),

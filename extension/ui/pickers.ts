@@ -176,3 +176,19 @@ export async function askWhichEvent(question: UnknownEventQuestion): Promise<Eve
   });
   return picked?.answer;
 }
+
+/**
+ * The recordings Stop Recording stops: the one that runs, else what the user picks from a list whose first
+ * entry is all of them (several recordings are usual: a launched program, a kept one, an attached event).
+ */
+export async function pickRecordingsToStop(live: readonly { readonly id: string; readonly label: string; readonly state: string }[]): Promise<string[]> {
+  if (live.length <= 1) return live.map((session) => session.id);
+  const picked = await vscode.window.showQuickPick(
+    [
+      { label: `$(debug-stop) All ${live.length} recordings`, ids: live.map((session) => session.id) },
+      ...live.map((session) => ({ label: session.label, description: session.state, ids: [session.id] })),
+    ],
+    { title: 'Stop which recording?' },
+  );
+  return picked ? picked.ids : [];
+}
