@@ -14,10 +14,11 @@
 // event loop took 0.05 to 1.7 ms on a 2-vCPU VM, as long as half of a 64 MiB merge's slice.
 
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { ColumnSet, columnSetBytes } from '../decode/column-set';
-import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
+import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
+import { decodeRingRows, eventTables, type RingState, type TimeMark } from '../decode/decode-ring';
 import { mergeSliceInto, type MergeSlice } from '../decode/merge';
-import { keyRing, scatterSlice, sharedKeyScratch, type KeyScratch, type KeyedRing, type ScatterSource } from '../decode/scatter';
+import { keyRing, scatterSlice, type KeyedRing, type ScatterSource } from '../decode/scatter';
+import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
 import type { DecodeAnomaly } from '../decode/types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';

@@ -21,14 +21,15 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { ColumnSet, columnSetBytes } from '../decode/column-set';
+import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
 import { assembleSnapshot, decodeSnapshot, exactSpan, flightRecordersWithRecords, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
 import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
-import { UNPLACED, keyRing, placedIn, scatterSlice, sharedKeyScratch, sliceTimes, type KeyScratch, type ScatterSource } from '../decode/scatter';
+import { UNPLACED, keyRing, placedIn, scatterSlice, sliceTimes, type ScatterSource } from '../decode/scatter';
+import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
 import { uniformRing } from '../decode/uniform';
 import { validEnd } from '../decode/walk';
 import {
-  decodeRingRows, eventTables, firstSetRows, type RingDecode, type RingRows, type SetSource,
+  decodeRingRows, eventTables, firstSetRows, type RingDecode, type RingRows,
 } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';

@@ -10,13 +10,14 @@
 // the only ring with rows). Every value stays an exact integer while the snapshot spans less than
 // 2^53 ns (104 days), so the columns do not depend on which base each ring chose.
 
-import { ColumnSet } from './column-set';
+import { ColumnSet, type SetSource } from './column-set';
 import {
   FRESH_SETS, decodeRingRows, eventTables, largestTime, smallestTime, timeNs,
-  type EventTables, type RingDecode, type RingRows, type SetSource, type TimeMark,
+  type EventTables, type RingDecode, type RingRows, type TimeMark,
 } from './decode-ring';
 import { addToRange, mergedCopy, mergedInPlace } from './merge';
-import { UNPLACED, keyRing, placedIn, scatterSlice, type KeyScratch, type ScatterSource } from './scatter';
+import { UNPLACED, keyRing, placedIn, scatterSlice, type ScatterSource } from './scatter';
+import type { KeyScratch } from './key-scratch';
 import { validEnd } from './walk';
 import { uniformRing } from './uniform';
 import type { DecodedSnapshot, RingCoverage } from './types';

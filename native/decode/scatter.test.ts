@@ -3,7 +3,8 @@ import { RecordType, Sample } from '../abi/uapi';
 import { decodeScattered, decodeSnapshot } from './columns';
 import { ColumnArena } from './arena';
 import { eventTables } from './decode-ring';
-import { OTHER_RECORD, keyRing, sharedKeyScratch, type KeyScratch } from './scatter';
+import { OTHER_RECORD, keyRing } from './scatter';
+import { sharedKeyScratch, type KeyScratch } from './key-scratch';
 import {
   attrOf, ByteWriter, columnByteDifferences, commRecord, eventOf, header, otherRecord, randomPerCpuSnapshot, recordByRecordMismatches,
   ringFromRecords, sampleRecord, throttleRecord,
