@@ -5,7 +5,8 @@
 
 import { availableParallelism, loadavg } from 'node:os';
 import { ColumnArena } from '../native/decode/arena';
-import { decodeSnapshot, type SnapshotInput } from '../native/decode/columns';
+import { decodeSnapshot } from '../native/decode/columns';
+import type { SnapshotInput } from '../native/decode/assemble';
 import type { RecordColumns } from '../native/decode/types';
 import { RECORD_COLUMN_NAMES } from '../native/decode/column-schema';
 import { DecodePool } from '../native/decode-pool/pool';

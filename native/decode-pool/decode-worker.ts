@@ -15,13 +15,14 @@
 
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
-import { decodeRingRows, eventTables, type RingState, type TimeMark } from '../decode/decode-ring';
+import { decodeRingRows, eventTables, type RingDecode, type RingState, type TimeMark } from '../decode/decode-ring';
 import { mergeSliceInto, type MergeSlice } from '../decode/merge';
-import { keyRing, scatterSlice, type KeyedRing, type ScatterSource } from '../decode/scatter';
+import { scatterSlice, type KeyedRing, type ScatterSource } from '../decode/scatter';
+import { keyOrDecode } from '../decode/scatter-plan';
 import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
 import type { DecodeAnomaly } from '../decode/types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
-import { keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';
+import type { KeyArraysInMemory } from '../decode/wasm/key-run';
 import { scatterPlanned, type ScatterPlan } from '../decode/wasm/memory-scatter';
 
 /** A column set as it crosses threads: its shared buffer and its capacity in rows. */
@@ -177,30 +178,33 @@ class SharedSets implements SetSource {
 }
 
 
+/** One ring decoded into rows from `sets`, as it crosses back to the pool with the sets the decode took and did not use. */
+function ringResult(ringNumber: number, decode: RingDecode, sets: SharedSets): RingResult {
+  const { rows, state, anomalies } = decode;
+  return {
+    ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
+    spare: sets.unused().filter((set) => set !== rows.set).map(sharedSetOf),
+  };
+}
+
 /** Decodes every ring of a request (the worker's whole job; exported so it is testable on one thread). */
 export function decodeRequest(request: DecodeRequest): RingResult[] {
   const tables = eventTables(request.events);
   return request.tasks.map((task) => {
     const sets = new SharedSets(task.set ? columnSetOf(task.set) : null);
-    const { rows, state, anomalies } = decodeRingRows(task.ring, task.ringNumber, tables, request.known, sets);
-    return {
-      ringNumber: task.ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
-      spare: sets.unused().filter((set) => set !== rows.set).map(sharedSetOf),
-    };
+    return ringResult(task.ringNumber, decodeRingRows(task.ring, task.ringNumber, tables, request.known, sets), sets);
   });
 }
 
-/** Keys every ring of a request, decoding those keyRing does not take (exported so it is testable on one thread). */
+/** Keys every ring of a request as the scatter plan's key step does on any thread (exported so it is testable on one thread). */
 export function keyRequest(request: KeyRequest): KeyResult[] {
   const tables = eventTables(request.events);
   return request.tasks.map((task): KeyResult => {
-    const inMemory = task.place ? keyRunIn(task.place) : null;
-    const keyed = inMemory
-      ? keyRing(task.ring, tables, inMemory.scratch, sharedKeyScratch, inMemory.engine)
-      : keyRing(task.ring, tables, task.scratch, sharedKeyScratch);
-    if (keyed) return { ringNumber: task.ringNumber, keyed };
-    const [decoded] = decodeRequest({ kind: 'decode', id: request.id, events: request.events, known: request.known, tasks: [task] });
-    return { ringNumber: task.ringNumber, decoded };
+    const sets = new SharedSets(null);
+    const outcome = keyOrDecode(task.ring, task.ringNumber, tables, request.known, sets, task.place ?? null, task.scratch, sharedKeyScratch);
+    return 'keyed' in outcome
+      ? { ringNumber: task.ringNumber, keyed: outcome.keyed }
+      : { ringNumber: task.ringNumber, decoded: ringResult(task.ringNumber, outcome.decoded, sets) };
   });
 }
 

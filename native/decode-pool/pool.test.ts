@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ColumnArena } from '../decode/arena';
-import { decodeSnapshot, flightRecordersWithRecords, type SnapshotInput } from '../decode/columns';
+import { decodeSnapshot } from '../decode/columns';
+import { flightRecordersWithRecords, type SnapshotInput } from '../decode/assemble';
 import { Sample } from '../abi/uapi';
 import {
   attrOf, columnByteDifferences, eventOf, randomPerCpuSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,

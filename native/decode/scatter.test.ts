@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
-import { decodeScattered, decodeSnapshot } from './columns';
+import { decodeSnapshot } from './columns';
+import { decodeScattered } from './scatter-plan';
 import { ColumnArena } from './arena';
 import { eventTables } from './decode-ring';
 import { OTHER_RECORD, keyRing } from './scatter';
