@@ -389,13 +389,16 @@ export class DecodePool {
       kind: 'key', id: this.nextId++, events: raw.events, known: step.known,
       tasks: lane.map((r) => {
         const place = keyPlace(r, w + 1);
-        return place ? { ringNumber: r, ring: step.shared[r], scratch: null, place } : { ringNumber: r, ring: step.shared[r], scratch: this.keyScratch[r] ?? null };
+        const ring = step.shared[r];
+        return place ? { ringNumber: r, ring, scratch: null, place } : { ringNumber: r, ring, scratch: this.keyScratch[r] ?? null };
       }),
     }).then(keyedOf));
     const outcomes = new Map<number, KeyOutcome>();
     let failure: unknown = null;
     try {
-      for (const r of lanes[0]) outcomes.set(r, keyOrDecode(rings[r], r, tables, step.known, sets, keyPlace(r, 0), this.keyScratch[r] ?? null, sharedKeyScratch));
+      for (const r of lanes[0]) {
+        outcomes.set(r, keyOrDecode(rings[r], r, tables, step.known, sets, keyPlace(r, 0), this.keyScratch[r] ?? null, sharedKeyScratch));
+      }
     } catch (error) {
       failure = error;
     }
