@@ -1,11 +1,11 @@
-// The worker-thread side of a DecodePool: decodes the rings it is sent (decodeRingRows, exactly what
-// the single-thread decoder does per ring) into column sets of shared memory, and sends back each
-// ring's rows, decode state and anomalies. Ring bytes arrive without a copy when they live in a
-// SharedArrayBuffer (a recorder with sharedCopyBuffers); otherwise structured clone copies them.
-// It also merges one time slice of decoded rings (mergeSliceInto) straight into its rows of the
-// shared output set: the slices of one merge cover disjoint output rows, so workers never write
-// the same memory. For the scatter path (scatter.ts) it keys rings (keyRing, or decodeRingRows for a
-// ring keyRing does not take) and writes one slice of the merge straight from the ring bytes.
+// The worker-thread side of a DecodePool: it runs its lane of the scatter plan's steps
+// (decode/scatter-plan.ts). The key step keys the rings it is sent (keyOrDecode: keyRing, or
+// decodeRingRows into column sets of shared memory for a ring keyRing does not take) and sends back
+// each ring's keys, or rows, decode state and anomalies. The write step writes one slice of the
+// merge straight from the ring bytes into its rows of the shared output set: the slices of one
+// merge cover disjoint output rows, so workers never write the same memory. Ring bytes arrive
+// without a copy when they live in a SharedArrayBuffer (a recorder with sharedCopyBuffers);
+// otherwise the pool stages them in shared memory of its own.
 //
 // Requests and replies go over a channel of the worker's own (its port arrives as workerData), so
 // either side can take the next message synchronously (receiveMessageOnPort) instead of waiting
@@ -15,8 +15,8 @@
 
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
-import { decodeRingRows, eventTables, type RingDecode, type RingState, type TimeMark } from '../decode/decode-ring';
-import { mergeSliceInto, type MergeSlice } from '../decode/merge';
+import { eventTables, type RingDecode, type RingState, type TimeMark } from '../decode/decode-ring';
+import type { MergeSlice } from '../decode/merge';
 import { scatterSlice, type KeyedRing, type ScatterSource } from '../decode/scatter';
 import { keyOrDecode } from '../decode/scatter-plan';
 import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
@@ -43,22 +43,6 @@ export function columnSetOf(shared: SharedSet): ColumnSet {
   return new ColumnSet(shared.length, shared.buffer, shared.byteOffset);
 }
 
-/** One ring to decode; `set`: where its rows should go (taken from the caller's arena), when given. */
-export interface RingTask {
-  readonly ringNumber: number;
-  readonly ring: RingCopy;
-  readonly set?: SharedSet;
-}
-
-export interface DecodeRequest {
-  readonly kind: 'decode';
-  readonly id: number;
-  readonly events: readonly EventDescription[];
-  /** The smallest time of the rings decoded before these (hi = -1: none): a time base hint. */
-  readonly known: TimeMark;
-  readonly tasks: readonly RingTask[];
-}
-
 /** One ring decoded: its rows are rows [first, first + count) of `set`; `spare`: sets used on the way. */
 export interface RingResult {
   readonly ringNumber: number;
@@ -75,16 +59,6 @@ export interface SharedRows {
   readonly set: SharedSet;
   readonly first: number;
   readonly count: number;
-}
-
-/** Merge one slice of `sources` (every ring of the snapshot, by ring number) into `out`. */
-export interface MergeRequest {
-  readonly kind: 'merge';
-  readonly id: number;
-  readonly sources: readonly SharedRows[];
-  readonly shift: readonly number[];
-  readonly out: SharedSet;
-  readonly slice: MergeSlice;
 }
 
 /** Rings to key (scatter path); `scratch`: arrays for the keys from the caller, reused across snapshots. */
@@ -143,64 +117,41 @@ export interface StandByRequest {
   readonly pollMs: number;
 }
 
-export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest | PlannedScatterRequest | StandByRequest;
+export type WorkerRequest = KeyRequest | ScatterRequest | PlannedScatterRequest | StandByRequest;
 
 export type DecodeReply =
-  | { readonly id: number; readonly results: readonly RingResult[] }
   | { readonly id: number; readonly keyed: readonly KeyResult[] }
   | { readonly id: number; readonly merged: number }
   | { readonly id: number; readonly planned: { readonly rows: number; readonly others: number; readonly failed: boolean } }
   | { readonly id: number; readonly error: string };
 
-/** Sets of shared memory: the task's own set first when it is big enough, else fresh ones. */
+/** Fresh sets of shared memory for a ring decoded on this thread; the ones the decode gives back go back to the pool with it. */
 class SharedSets implements SetSource {
   readonly spare: ColumnSet[] = [];
 
-  constructor(private provided: ColumnSet | null) {}
-
   take(rows: number): ColumnSet {
-    const provided = this.provided;
-    if (provided && provided.length >= rows) {
-      this.provided = null;
-      return provided;
-    }
     return new ColumnSet(rows, new SharedArrayBuffer(columnSetBytes(rows)));
   }
 
   give(set: ColumnSet): void {
     this.spare.push(set);
   }
-
-  /** Sets the caller gave and the decode did not use go back too. */
-  unused(): ColumnSet[] {
-    return this.provided ? [...this.spare, this.provided] : this.spare;
-  }
 }
-
 
 /** One ring decoded into rows from `sets`, as it crosses back to the pool with the sets the decode took and did not use. */
 function ringResult(ringNumber: number, decode: RingDecode, sets: SharedSets): RingResult {
   const { rows, state, anomalies } = decode;
   return {
     ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
-    spare: sets.unused().filter((set) => set !== rows.set).map(sharedSetOf),
+    spare: sets.spare.filter((set) => set !== rows.set).map(sharedSetOf),
   };
-}
-
-/** Decodes every ring of a request (the worker's whole job; exported so it is testable on one thread). */
-export function decodeRequest(request: DecodeRequest): RingResult[] {
-  const tables = eventTables(request.events);
-  return request.tasks.map((task) => {
-    const sets = new SharedSets(task.set ? columnSetOf(task.set) : null);
-    return ringResult(task.ringNumber, decodeRingRows(task.ring, task.ringNumber, tables, request.known, sets), sets);
-  });
 }
 
 /** Keys every ring of a request as the scatter plan's key step does on any thread (exported so it is testable on one thread). */
 export function keyRequest(request: KeyRequest): KeyResult[] {
   const tables = eventTables(request.events);
   return request.tasks.map((task): KeyResult => {
-    const sets = new SharedSets(null);
+    const sets = new SharedSets();
     const outcome = keyOrDecode(task.ring, task.ringNumber, tables, request.known, sets, task.place ?? null, task.scratch, sharedKeyScratch);
     return 'keyed' in outcome
       ? { ringNumber: task.ringNumber, keyed: outcome.keyed }
@@ -219,15 +170,6 @@ export function scatterRequest(request: ScatterRequest): number {
   return rows;
 }
 
-/** Merges the request's slice into its output rows; returns the rows written (exported so it is testable on one thread). */
-export function mergeRequest(request: MergeRequest): number {
-  const sources = request.sources.map((rows) => ({ set: columnSetOf(rows.set), first: rows.first, count: rows.count }));
-  mergeSliceInto(columnSetOf(request.out), sources, request.shift, request.slice);
-  let rows = 0;
-  for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
-  return rows;
-}
-
 /** The worker's channel to its pool (null when this module is loaded on another thread, as tests do). */
 function channelOf(data: unknown): MessagePort | null {
   if (typeof data !== 'object' || data === null || !('port' in data)) return null;
@@ -238,16 +180,12 @@ function channelOf(data: unknown): MessagePort | null {
 function answer(request: Exclude<WorkerRequest, StandByRequest>): DecodeReply {
   try {
     switch (request.kind) {
-      case 'merge':
-        return { id: request.id, merged: mergeRequest(request) };
       case 'key':
         return { id: request.id, keyed: keyRequest(request) };
       case 'scatter':
         return { id: request.id, merged: scatterRequest(request) };
       case 'scatter-planned':
         return { id: request.id, planned: scatterPlanned(request.plan, request.slice, request.lane) };
-      default:
-        return { id: request.id, results: decodeRequest(request) };
     }
   } catch (error) {
     return { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };

@@ -7,9 +7,9 @@
 // straight into their rows of the shared output set. Every row is written once, at its final
 // place. A ring that cannot be keyed (side-band records, records without a time, unknown ids,
 // damaged times) is decoded into its own rows as one thread would and copied into place.
-// With `scatter: false` (the pool before that path, kept for the bench's comparison), whole rings
-// are decoded into their own column sets first and each thread then merges its slice of every
-// ring into its rows of the output set (mergeSliceInto): every row is written twice.
+// (The pool before that path decoded whole rings into their own column sets and then merged them
+// in slices: every row written twice. It was never faster, at 2 to 64 rings of 16 and 64 MiB
+// (README, "Parallel decode"), and is gone.)
 // The columns are the single-thread decoder's, value for value, either way: each record is decoded
 // by the same rules, the merge order is the same total order (key, ring, row), and every time is
 // an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not (damaged
@@ -24,19 +24,17 @@ import { join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
 import { decodeSnapshot } from '../decode/columns';
-import { assembleSnapshot, decodeRingByRing, exactSpan, flightRecordersWithRecords, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/assemble';
+import { decodeRingByRing, flightRecordersWithRecords, type SnapshotInput } from '../decode/assemble';
 import { keyOrDecode, scatterPlan, type KeyOutcome, type KeyStep, type ScatterCounts, type ScatterThreads, type StepOutcome, type WriteStep } from '../decode/scatter-plan';
-import { mergeSliceInto, mergeSlices, type MergeSlice } from '../decode/merge';
+import type { MergeSlice } from '../decode/merge';
 import { scatterSlice } from '../decode/scatter';
 import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
 import { validEnd } from '../decode/walk';
-import {
-  decodeRingRows, eventTables, firstSetRows, type EventTables, type RingDecode, type RingRows,
-} from '../decode/decode-ring';
+import { eventTables, type EventTables, type RingDecode } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
-import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingResult, type RingTask, type SharedSource, type WorkerRequest } from './decode-worker';
+import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingResult, type SharedSource, type WorkerRequest } from './decode-worker';
 import { keyArrayViews, type KeyArraysInMemory } from '../decode/wasm/key-run';
 import { releaseRoomSet } from '../decode/wasm/copy-room';
 import { scatterPlanned } from '../decode/wasm/memory-scatter';
@@ -90,12 +88,6 @@ export interface DecodePoolOptions {
   readonly minWorkerBytes?: number;
   /** Fewest rows of a merge the pool merges in parallel (default MIN_PARALLEL_MERGE_ROWS); Infinity: always here. */
   readonly minMergeRows?: number;
-  /**
-   * Decode each flight-recorder row straight into its merged place (scatter.ts; default true), or
-   * false: decode every ring into its own rows, then merge them into the output (the pool before
-   * the scatter path, kept for the bench's comparison).
-   */
-  readonly scatter?: boolean;
 }
 
 export interface PoolDecodeOptions {
@@ -194,7 +186,6 @@ export class DecodePool {
   readonly workerCount: number;
   readonly minWorkerBytes: number;
   readonly minMergeRows: number;
-  readonly scatter: boolean;
   private workers: PoolWorker[] = [];
   /** Key arrays of the scatter path by ring number, reused across snapshots (12 bytes a record, shared memory). */
   private keyScratch: KeyScratch[] = [];
@@ -205,8 +196,6 @@ export class DecodePool {
    */
   private staging: Uint8Array[] = [];
   private nextId = 0;
-  /** Merges the path before the scatter path (`scatter: false`) cut into slices. */
-  private mergesInSlices = 0;
   /** What the scatter plan did. */
   private readonly counts: ScatterCounts = { inMemory: 0, readInPlace: 0, readInPlaceRedone: 0, inSlices: 0 };
   private ringsKeyed = 0;
@@ -218,12 +207,11 @@ export class DecodePool {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? defaultWorkerCount()));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
-    this.scatter = options.scatter ?? true;
   }
 
   /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
   get parallelMerges(): number {
-    return this.mergesInSlices + this.counts.inSlices;
+    return this.counts.inSlices;
   }
 
   /** Merges this pool has written as WebAssembly in a snapshot memory (wasm/memory-scatter.ts; for tests and the bench). */
@@ -279,66 +267,7 @@ export class DecodePool {
       throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
     }
     if (!this.usesWorkers(raw)) return decodeSnapshot(raw, { arena });
-    if (this.scatter) return this.decodeScattered(raw, arena);
-    arena?.beginSnapshot();
-    const sets: SetSource = arena ?? FRESH_SHARED_SETS;
-    const rings = raw.rings;
-    const tables = eventTables(raw.events);
-    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
-    const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
-    this.ensureWorkers(lanes.length - 1);
-    const lent: ColumnSet[] = [];
-    let slot = 0;
-    const requests = lanes.slice(1).map((lane, w) => {
-      const tasks: RingTask[] = lane.map((r) => {
-        const set = sets.take(firstSetRows(rings[r]));
-        lent.push(set);
-        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: sharedSetOf(set) };
-      });
-      return this.workers[w].run({ kind: 'decode', id: this.nextId++, events: raw.events, known: { ...known }, tasks }).then(resultsOf);
-    });
-    // This thread's lane while the workers decode theirs; its errors wait for the workers to finish.
-    let ownError: unknown = null;
-    try {
-      for (const r of lanes[0]) decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
-    } catch (error) {
-      ownError = error;
-    }
-    const settled = await Promise.allSettled(requests);
-    const failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
-    if (failure !== null && failure !== undefined) {
-      // The sets lent to workers come back whatever happened; decoded rows are dropped.
-      for (const set of lent) sets.give(set);
-      for (const decode of decodes) if (decode) sets.give(decode.rows.set);
-      arena?.endSnapshot(null);
-      throw failure;
-    }
-    for (const s of settled) {
-      if (s.status !== 'fulfilled') continue;
-      for (const result of s.value) {
-        decodes[result.ringNumber] = {
-          rows: { set: columnSetOf(result.set), first: result.first, count: result.count },
-          state: result.state,
-          anomalies: result.anomalies,
-        };
-        for (const spare of result.spare) sets.give(columnSetOf(spare));
-      }
-    }
-    if (!exactSpan(rings, decodes)) {
-      // Damaged times far apart: values may round differently per base, so decode as one thread does.
-      for (const decode of decodes) sets.give(decode.rows.set);
-      arena?.endSnapshot(null);
-      return decodeSnapshot(raw, { arena });
-    }
-    let merged: RingRows | null;
-    try {
-      merged = await this.mergeInParallel(rings, decodes, sets);
-    } catch (error) {
-      for (const decode of decodes) sets.give(decode.rows.set);
-      arena?.endSnapshot(null);
-      throw error;
-    }
-    return assembleSnapshot(raw, decodes, sets, arena, merged ?? undefined);
+    return this.decodeScattered(raw, arena);
   }
 
   /**
@@ -488,46 +417,6 @@ export class DecodePool {
     return { kind: 'write', others, failed };
   }
 
-  /**
-   * The rings' rows merged by time on every thread into one set taken from `sets`, as the
-   * single-thread merge orders them; null when the merge is too small to share or fewer than two
-   * rings hold rows (assembleSnapshot then merges here). On failure the output set goes back.
-   */
-  private async mergeInParallel(rings: readonly RingCopy[], decodes: readonly RingDecode[], sets: SetSource): Promise<RingRows | null> {
-    const sources = decodes.map((decode) => decode.rows);
-    let total = 0;
-    let nonEmpty = 0;
-    for (const rows of sources) {
-      total += rows.count;
-      if (rows.count > 0) nonEmpty++;
-    }
-    if (nonEmpty < 2 || total < this.minMergeRows || this.workerCount === 0) return null;
-    const { shift } = timeAxis(rings, decodes);
-    const slices = mergeSlices(sources, shift, this.workerCount + 1);
-    this.ensureWorkers(this.workerCount);
-    const out = sets.take(total);
-    const shared = sources.map((rows) => ({ set: sharedSetOf(rows.set), first: rows.first, count: rows.count }));
-    const target = sharedSetOf(out);
-    const shifts = Array.from(shift);
-    // Slice 0 is this thread's; the workers take the rest.
-    const requests = slices.slice(1).map((slice, w) =>
-      this.workers[w].run({ kind: 'merge', id: this.nextId++, sources: shared, shift: shifts, out: target, slice: plainSlice(slice) }));
-    let ownError: unknown = null;
-    try {
-      mergeSliceInto(out, sources, shift, slices[0]);
-    } catch (error) {
-      ownError = error;
-    }
-    const settled = await Promise.allSettled(requests);
-    const failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
-    if (failure !== null && failure !== undefined) {
-      sets.give(out);
-      throw failure;
-    }
-    this.mergesInSlices++;
-    return { set: out, first: 0, count: total };
-  }
-
   /** Terminates every worker; later decodes run on this thread. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
@@ -575,11 +464,6 @@ function keyedOf(reply: DecodeReply): readonly KeyResult[] {
 function decodeOf(result: RingResult, sets: SetSource): RingDecode {
   for (const spare of result.spare) sets.give(columnSetOf(spare));
   return { rows: { set: columnSetOf(result.set), first: result.first, count: result.count }, state: result.state, anomalies: result.anomalies };
-}
-
-function resultsOf(reply: DecodeReply): readonly RingResult[] {
-  if (!('results' in reply)) throw new Error('decode worker answered a decode with no rings');
-  return reply.results;
 }
 
 /** A slice as plain arrays (what structured clone copies cheaply). */
