@@ -290,6 +290,8 @@ export class DecodePool {
     };
     try {
       const run = scatterPlan(raw, tables, sets, arena, threads, this.counts);
+      // usesWorkers found two flight-recorder rings with records, so there is a plan; null would mean ring by ring.
+      if (!run) return decodeRingByRing(raw, tables, sets, arena);
       let next = run.next();
       while (!next.done) {
         const step = next.value;

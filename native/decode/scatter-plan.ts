@@ -83,19 +83,27 @@ export interface ScatterCounts {
 export type ScatterPlanRun = Generator<ScatterStep, DecodedSnapshot | null, StepOutcome>;
 
 /**
- * The plan for `raw` (see the top of this file): null, with every set it took from `sets` handed
- * back, when fewer than two flight-recorder rings hold records (nothing to merge) or the times
- * span 2^53 ns or more. The caller began the arena's snapshot.
+ * The plan for `raw` (see the top of this file), or null, before anything is decoded, when fewer
+ * than two flight-recorder rings hold records (nothing to merge: the ring-by-ring decode is the
+ * whole work). The run's answer is the snapshot, or null, with every set it took from `sets` handed
+ * back, when the times span 2^53 ns or more. The caller began the arena's snapshot.
  */
-export function* scatterPlan(
+export function scatterPlan(
   raw: SnapshotInput, tables: EventTables, sets: SetSource, arena: ColumnArena | undefined, threads: ScatterThreads, counts?: ScatterCounts,
-): ScatterPlanRun {
+): ScatterPlanRun | null {
   const withRecords = flightRecordersWithRecords(raw.rings);
   if (withRecords.length < 2) return null;
   // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
   // Every thread that keys or writes a slice needs job records of its own there: one lane each.
   const inOne = commonSnapshotMemory(raw.rings, withRecords);
   const memory = inOne && threads.count <= inOne.lanes ? inOne : null;
+  return scatterRun(raw, tables, sets, arena, threads, memory, counts);
+}
+
+function* scatterRun(
+  raw: SnapshotInput, tables: EventTables, sets: SetSource, arena: ColumnArena | undefined, threads: ScatterThreads,
+  memory: SnapshotMemory | null, counts: ScatterCounts | undefined,
+): ScatterPlanRun {
   const first = yield* scatterOnce(raw, tables, sets, arena, threads, memory, true, counts);
   if (first !== REDO) return first;
   // A ring read in place was not uniform after all: key every ring and merge again.
@@ -250,6 +258,7 @@ const THIS_THREAD: ScatterThreads = { count: 1, minSliceRows: Infinity, shared: 
  */
 export function decodeScattered(raw: SnapshotInput, tables: EventTables, sets: SetSource = FRESH_SETS, arena?: ColumnArena): DecodedSnapshot | null {
   const run = scatterPlan(raw, tables, sets, arena, THIS_THREAD);
+  if (!run) return null;
   let next = run.next();
   while (!next.done) {
     let outcome: StepOutcome;
