@@ -5,7 +5,8 @@
 
 import { availableParallelism, loadavg } from 'node:os';
 import { ColumnArena } from '../native/decode/arena';
-import { decodeSnapshot, type SnapshotInput } from '../native/decode/columns';
+import { decodeSnapshot } from '../native/decode/columns';
+import type { SnapshotInput } from '../native/decode/assemble';
 import type { RecordColumns } from '../native/decode/types';
 import { RECORD_COLUMN_NAMES } from '../native/decode/column-schema';
 import { DecodePool } from '../native/decode-pool/pool';
@@ -94,20 +95,17 @@ function twoRings(ringBytes: number): SnapshotInput {
 
 async function thresholdSweep(): Promise<void> {
   const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
-  // The pool before the scatter path (rings decoded into their own rows, then merged in slices), in the same runs.
-  const sliced = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, scatter: false });
   try {
     console.log(`two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs), load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
-    console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one\tno scatter: parallel ms\tparallel/one');
+    console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one');
     for (const kib of [64, 256, 1024, 2048, 4096, 16384]) {
-      const r = await measureParallel(twoRings(kib * 1024), 15, 3, pool, [sliced]);
-      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs, r.othersNs[0] / 1e6, r.othersNs[0] / r.singleNs];
+      const r = await measureParallel(twoRings(kib * 1024), 15, 3, pool);
+      const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs];
       console.log(`${kib}\t${figures.map((value) => value.toFixed(2)).join('\t')}`);
     }
     console.log(`load average at the end ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
   } finally {
     await pool.close();
-    await sliced.close();
   }
 }
 

@@ -2,9 +2,7 @@
 // root, gcc and perf needed, no browser): for each size, a real ring filled by the bench's
 // tracepoint workload, the C walker over it, then its records dealt out to N simulated per-CPU
 // rings (rings.ts), decoded on one thread and by a DecodePool; the parallel columns are checked
-// byte for byte against one thread's. The pool before the scatter path (rings decoded into their
-// own rows, then merged in slices: `scatter: false`) runs on the same rings in the same rounds, so
-// what the scatter path changes is read under the same load. Minutes instead of the full bench's
+// byte for byte against one thread's. Minutes instead of the full bench's
 // quarter hour, for working on the pool and the merge. Prints a table and one line of JSON with
 // the load average at start and end.
 
@@ -41,9 +39,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   // Workers for every ring count, whatever the size, as npm run bench measures the pool.
   const pool = new DecodePool({ minWorkerBytes: 0 });
-  const noScatter = new DecodePool({ minWorkerBytes: 0, scatter: false });
-  const table = new Table(['ring', 'rings', 'records', 'threads', 'one thread ms', 'parallel ms', 'parallel/one', 'C ms', 'one thread/C', 'parallel/C',
-    'no scatter: parallel ms', 'no scatter: parallel/one', 'no scatter: parallel/C', 'parallel/no scatter']);
+  const table = new Table(['ring', 'rings', 'records', 'threads', 'one thread ms', 'parallel ms', 'parallel/one', 'C ms', 'one thread/C', 'parallel/C']);
   const json: Record<string, unknown> = {};
   try {
     const walker = compileC(gcc, join(__dirname, '..', '..', 'bench', 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
@@ -60,18 +56,15 @@ async function main(): Promise<void> {
         for (const count of counts) {
           process.stderr.write(`ring ${size} MiB as ${count} ring(s)\n`);
           const before = await walker.measure(3, 5);
-          const c = await measureParallel({ events: ring.decoded.events, rings: splitIntoRings(ring.copy, count) }, runs, warmup, pool, [noScatter]);
+          const c = await measureParallel({ events: ring.decoded.events, rings: splitIntoRings(ring.copy, count) }, runs, warmup, pool);
           const after = await walker.measure(3, 5);
           const cMs = (before.median_ns + after.median_ns) / 2e6;
           const oneMs = c.singleNs / 1e6;
           const parallelMs = c.parallelNs / 1e6;
-          const oldMs = c.othersNs[0] / 1e6;
-          table.add(`${size} MiB`, count, c.records, c.threads, oneMs, parallelMs, parallelMs / oneMs, cMs, cMs / oneMs, cMs / parallelMs,
-            oldMs, oldMs / oneMs, cMs / oldMs, parallelMs / oldMs);
+          table.add(`${size} MiB`, count, c.records, c.threads, oneMs, parallelMs, parallelMs / oneMs, cMs, cMs / oneMs, cMs / parallelMs);
           bySize[String(count)] = {
             parallel_threads: c.threads, one_thread_same_runs_ms: round(oneMs), parallel_decode_ms: round(parallelMs), c_walker_ms: round(cMs),
             one_thread_vs_c: round(cMs / oneMs), parallel_vs_c: round(cMs / parallelMs),
-            no_scatter_parallel_ms: round(oldMs), no_scatter_parallel_vs_c: round(cMs / oldMs),
           };
         }
       } finally {
@@ -89,7 +82,6 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(json));
   } finally {
     await pool.close();
-    await noScatter.close();
     rmSync(tempDir, { recursive: true, force: true });
   }
 }

@@ -1,11 +1,11 @@
-// The worker-thread side of a DecodePool: decodes the rings it is sent (decodeRingRows, exactly what
-// the single-thread decoder does per ring) into column sets of shared memory, and sends back each
-// ring's rows, decode state and anomalies. Ring bytes arrive without a copy when they live in a
-// SharedArrayBuffer (a recorder with sharedCopyBuffers); otherwise structured clone copies them.
-// It also merges one time slice of decoded rings (mergeSliceInto) straight into its rows of the
-// shared output set: the slices of one merge cover disjoint output rows, so workers never write
-// the same memory. For the scatter path (scatter.ts) it keys rings (keyRing, or decodeRingRows for a
-// ring keyRing does not take) and writes one slice of the merge straight from the ring bytes.
+// The worker-thread side of a DecodePool: it runs its lane of the scatter plan's steps
+// (decode/scatter-plan.ts). The key step keys the rings it is sent (keyOrDecode: keyRing, or
+// decodeRingRows into column sets of shared memory for a ring keyRing does not take) and sends back
+// each ring's keys, or rows, decode state and anomalies. The write step writes one slice of the
+// merge straight from the ring bytes into its rows of the shared output set: the slices of one
+// merge cover disjoint output rows, so workers never write the same memory. Ring bytes arrive
+// without a copy when they live in a SharedArrayBuffer (a recorder with sharedCopyBuffers);
+// otherwise the pool stages them in shared memory of its own.
 //
 // Requests and replies go over a channel of the worker's own (its port arrives as workerData), so
 // either side can take the next message synchronously (receiveMessageOnPort) instead of waiting
@@ -14,13 +14,15 @@
 // event loop took 0.05 to 1.7 ms on a 2-vCPU VM, as long as half of a 64 MiB merge's slice.
 
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
-import { ColumnSet, columnSetBytes } from '../decode/column-set';
-import { decodeRingRows, eventTables, type RingState, type SetSource, type TimeMark } from '../decode/decode-ring';
-import { mergeSliceInto, type MergeSlice } from '../decode/merge';
-import { keyRing, scatterSlice, sharedKeyScratch, type KeyScratch, type KeyedRing, type ScatterSource } from '../decode/scatter';
+import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
+import { eventTables, type RingDecode, type RingState, type TimeMark } from '../decode/decode-ring';
+import type { MergeSlice } from '../decode/merge';
+import { scatterSlice, type KeyedRing, type ScatterSource } from '../decode/scatter';
+import { keyOrDecode } from '../decode/scatter-plan';
+import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
 import type { DecodeAnomaly } from '../decode/types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
-import { keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';
+import type { KeyArraysInMemory } from '../decode/wasm/key-run';
 import { scatterPlanned, type ScatterPlan } from '../decode/wasm/memory-scatter';
 
 /** A column set as it crosses threads: its shared buffer and its capacity in rows. */
@@ -41,22 +43,6 @@ export function columnSetOf(shared: SharedSet): ColumnSet {
   return new ColumnSet(shared.length, shared.buffer, shared.byteOffset);
 }
 
-/** One ring to decode; `set`: where its rows should go (taken from the caller's arena), when given. */
-export interface RingTask {
-  readonly ringNumber: number;
-  readonly ring: RingCopy;
-  readonly set?: SharedSet;
-}
-
-export interface DecodeRequest {
-  readonly kind: 'decode';
-  readonly id: number;
-  readonly events: readonly EventDescription[];
-  /** The smallest time of the rings decoded before these (hi = -1: none): a time base hint. */
-  readonly known: TimeMark;
-  readonly tasks: readonly RingTask[];
-}
-
 /** One ring decoded: its rows are rows [first, first + count) of `set`; `spare`: sets used on the way. */
 export interface RingResult {
   readonly ringNumber: number;
@@ -73,16 +59,6 @@ export interface SharedRows {
   readonly set: SharedSet;
   readonly first: number;
   readonly count: number;
-}
-
-/** Merge one slice of `sources` (every ring of the snapshot, by ring number) into `out`. */
-export interface MergeRequest {
-  readonly kind: 'merge';
-  readonly id: number;
-  readonly sources: readonly SharedRows[];
-  readonly shift: readonly number[];
-  readonly out: SharedSet;
-  readonly slice: MergeSlice;
 }
 
 /** Rings to key (scatter path); `scratch`: arrays for the keys from the caller, reused across snapshots. */
@@ -141,65 +117,45 @@ export interface StandByRequest {
   readonly pollMs: number;
 }
 
-export type WorkerRequest = DecodeRequest | MergeRequest | KeyRequest | ScatterRequest | PlannedScatterRequest | StandByRequest;
+export type WorkerRequest = KeyRequest | ScatterRequest | PlannedScatterRequest | StandByRequest;
 
 export type DecodeReply =
-  | { readonly id: number; readonly results: readonly RingResult[] }
   | { readonly id: number; readonly keyed: readonly KeyResult[] }
   | { readonly id: number; readonly merged: number }
   | { readonly id: number; readonly planned: { readonly rows: number; readonly others: number; readonly failed: boolean } }
   | { readonly id: number; readonly error: string };
 
-/** Sets of shared memory: the task's own set first when it is big enough, else fresh ones. */
+/** Fresh sets of shared memory for a ring decoded on this thread; the ones the decode gives back go back to the pool with it. */
 class SharedSets implements SetSource {
   readonly spare: ColumnSet[] = [];
 
-  constructor(private provided: ColumnSet | null) {}
-
   take(rows: number): ColumnSet {
-    const provided = this.provided;
-    if (provided && provided.length >= rows) {
-      this.provided = null;
-      return provided;
-    }
     return new ColumnSet(rows, new SharedArrayBuffer(columnSetBytes(rows)));
   }
 
   give(set: ColumnSet): void {
     this.spare.push(set);
   }
-
-  /** Sets the caller gave and the decode did not use go back too. */
-  unused(): ColumnSet[] {
-    return this.provided ? [...this.spare, this.provided] : this.spare;
-  }
 }
 
-
-/** Decodes every ring of a request (the worker's whole job; exported so it is testable on one thread). */
-export function decodeRequest(request: DecodeRequest): RingResult[] {
-  const tables = eventTables(request.events);
-  return request.tasks.map((task) => {
-    const sets = new SharedSets(task.set ? columnSetOf(task.set) : null);
-    const { rows, state, anomalies } = decodeRingRows(task.ring, task.ringNumber, tables, request.known, sets);
-    return {
-      ringNumber: task.ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
-      spare: sets.unused().filter((set) => set !== rows.set).map(sharedSetOf),
-    };
-  });
+/** One ring decoded into rows from `sets`, as it crosses back to the pool with the sets the decode took and did not use. */
+function ringResult(ringNumber: number, decode: RingDecode, sets: SharedSets): RingResult {
+  const { rows, state, anomalies } = decode;
+  return {
+    ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
+    spare: sets.spare.filter((set) => set !== rows.set).map(sharedSetOf),
+  };
 }
 
-/** Keys every ring of a request, decoding those keyRing does not take (exported so it is testable on one thread). */
+/** Keys every ring of a request as the scatter plan's key step does on any thread (exported so it is testable on one thread). */
 export function keyRequest(request: KeyRequest): KeyResult[] {
   const tables = eventTables(request.events);
   return request.tasks.map((task): KeyResult => {
-    const inMemory = task.place ? keyRunIn(task.place) : null;
-    const keyed = inMemory
-      ? keyRing(task.ring, tables, inMemory.scratch, sharedKeyScratch, inMemory.engine)
-      : keyRing(task.ring, tables, task.scratch, sharedKeyScratch);
-    if (keyed) return { ringNumber: task.ringNumber, keyed };
-    const [decoded] = decodeRequest({ kind: 'decode', id: request.id, events: request.events, known: request.known, tasks: [task] });
-    return { ringNumber: task.ringNumber, decoded };
+    const sets = new SharedSets();
+    const outcome = keyOrDecode(task.ring, task.ringNumber, tables, request.known, sets, task.place ?? null, task.scratch, sharedKeyScratch);
+    return 'keyed' in outcome
+      ? { ringNumber: task.ringNumber, keyed: outcome.keyed }
+      : { ringNumber: task.ringNumber, decoded: ringResult(task.ringNumber, outcome.decoded, sets) };
   });
 }
 
@@ -209,15 +165,6 @@ export function scatterRequest(request: ScatterRequest): number {
     ? source
     : { kind: 'rows', rows: { set: columnSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
   scatterSlice(columnSetOf(request.out), sources, eventTables(request.events), request.shift, request.slice);
-  let rows = 0;
-  for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
-  return rows;
-}
-
-/** Merges the request's slice into its output rows; returns the rows written (exported so it is testable on one thread). */
-export function mergeRequest(request: MergeRequest): number {
-  const sources = request.sources.map((rows) => ({ set: columnSetOf(rows.set), first: rows.first, count: rows.count }));
-  mergeSliceInto(columnSetOf(request.out), sources, request.shift, request.slice);
   let rows = 0;
   for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];
   return rows;
@@ -233,16 +180,12 @@ function channelOf(data: unknown): MessagePort | null {
 function answer(request: Exclude<WorkerRequest, StandByRequest>): DecodeReply {
   try {
     switch (request.kind) {
-      case 'merge':
-        return { id: request.id, merged: mergeRequest(request) };
       case 'key':
         return { id: request.id, keyed: keyRequest(request) };
       case 'scatter':
         return { id: request.id, merged: scatterRequest(request) };
       case 'scatter-planned':
         return { id: request.id, planned: scatterPlanned(request.plan, request.slice, request.lane) };
-      default:
-        return { id: request.id, results: decodeRequest(request) };
     }
   } catch (error) {
     return { id: request.id, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };

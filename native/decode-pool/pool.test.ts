@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ColumnArena } from '../decode/arena';
-import { decodeSnapshot, flightRecordersWithRecords, type SnapshotInput } from '../decode/columns';
+import { decodeSnapshot } from '../decode/columns';
+import { flightRecordersWithRecords, type SnapshotInput } from '../decode/assemble';
 import { Sample } from '../abi/uapi';
 import {
   attrOf, columnByteDifferences, eventOf, randomPerCpuSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,
@@ -158,8 +159,7 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
   const three = new DecodePool({ workers: 3, minWorkerBytes: 0, minMergeRows: 0 });
   // Default minMergeRows: these snapshots are too small to cut, so this thread writes every row after the workers keyed.
   const here = new DecodePool({ workers: 1, minWorkerBytes: 0 });
-  const old = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, scatter: false });
-  after(() => Promise.all([one.close(), three.close(), here.close(), old.close()]));
+  after(() => Promise.all([one.close(), three.close(), here.close()]));
 
   /** Decodes `input` with every pool, asserts each gave the single-thread bytes and the scatter pools keyed `keyed` rings. */
   const assertScattered = async (input: SnapshotInput, label: string, keyed: number) => {
@@ -171,10 +171,6 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
       assert.equal(pool.keyedRings - before, keyed, `${label}, ${name}: rings keyed`);
       if (pool === here) assert.equal(pool.parallelMerges, slicedBefore, `${label}: written on this thread alone`);
     }
-    assert.equal(old.scatter, false);
-    const before = old.keyedRings;
-    assertSameDecode(await old.decode(input), single, `${label}, the pool without scatter`);
-    assert.equal(old.keyedRings, before, `${label}: the pool without scatter keys nothing`);
   };
 
   const st = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;

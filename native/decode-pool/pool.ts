@@ -1,4 +1,5 @@
-// Decoding a snapshot's rings in parallel, by default on the scatter path (scatter.ts): worker
+// Decoding a snapshot's rings in parallel, by default by executing the scatter plan
+// (decode/scatter-plan.ts, the one decodeSnapshot executes on one thread): worker
 // threads and this one each key their share of the flight-recorder rings (each record's time,
 // byte offset and event: 14 bytes, not a 39-byte row), then the merge order of those keys is cut
 // into slices of about equal rows (mergeSlicesOfTimes: cut rows sampled from the rings, each ring
@@ -6,9 +7,9 @@
 // straight into their rows of the shared output set. Every row is written once, at its final
 // place. A ring that cannot be keyed (side-band records, records without a time, unknown ids,
 // damaged times) is decoded into its own rows as one thread would and copied into place.
-// With `scatter: false` (the pool before that path, kept for the bench's comparison), whole rings
-// are decoded into their own column sets first and each thread then merges its slice of every
-// ring into its rows of the output set (mergeSliceInto): every row is written twice.
+// (The pool before that path decoded whole rings into their own column sets and then merged them
+// in slices: every row written twice. It was never faster, at 2 to 64 rings of 16 and 64 MiB
+// (README, "Parallel decode"), and is gone.)
 // The columns are the single-thread decoder's, value for value, either way: each record is decoded
 // by the same rules, the merge order is the same total order (key, ring, row), and every time is
 // an exact integer while the snapshot spans under 2^53 ns; a snapshot that does not (damaged
@@ -21,23 +22,22 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { ColumnSet, columnSetBytes } from '../decode/column-set';
-import { assembleSnapshot, decodeSnapshot, exactSpan, flightRecordersWithRecords, sideBandFirst, timeAxis, type SnapshotInput } from '../decode/columns';
-import { mergeSliceInto, mergeSlices, mergeSlicesOfTimes, type MergeSlice } from '../decode/merge';
-import { UNPLACED, keyRing, placedIn, scatterSlice, sharedKeyScratch, sliceTimes, type KeyScratch, type ScatterSource } from '../decode/scatter';
-import { uniformRing } from '../decode/uniform';
+import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
+import { decodeSnapshot } from '../decode/columns';
+import { decodeRingByRing, flightRecordersWithRecords, type SnapshotInput } from '../decode/assemble';
+import { keyOrDecode, scatterPlan, type KeyOutcome, type KeyStep, type ScatterCounts, type ScatterThreads, type StepOutcome, type WriteStep } from '../decode/scatter-plan';
+import type { MergeSlice } from '../decode/merge';
+import { scatterSlice } from '../decode/scatter';
+import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
 import { validEnd } from '../decode/walk';
-import {
-  decodeRingRows, eventTables, firstSetRows, type RingDecode, type RingRows, type SetSource,
-} from '../decode/decode-ring';
+import { eventTables, type EventTables, type RingDecode } from '../decode/decode-ring';
 import type { ColumnArena } from '../decode/arena';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
-import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingResult, type RingTask, type SharedSource, type WorkerRequest } from './decode-worker';
-import { commonSnapshotMemory, takeMergedSet } from '../decode/wasm/snapshot-memory';
-import { keyArrayViews, keyRunIn, type KeyArraysInMemory } from '../decode/wasm/key-run';
+import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingResult, type SharedSource, type WorkerRequest } from './decode-worker';
+import { keyArrayViews, type KeyArraysInMemory } from '../decode/wasm/key-run';
 import { releaseRoomSet } from '../decode/wasm/copy-room';
-import { placeOtherRecords, placeSideBandRows, planScatter, scatterPlanned } from '../decode/wasm/memory-scatter';
+import { scatterPlanned } from '../decode/wasm/memory-scatter';
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
@@ -88,12 +88,6 @@ export interface DecodePoolOptions {
   readonly minWorkerBytes?: number;
   /** Fewest rows of a merge the pool merges in parallel (default MIN_PARALLEL_MERGE_ROWS); Infinity: always here. */
   readonly minMergeRows?: number;
-  /**
-   * Decode each flight-recorder row straight into its merged place (scatter.ts; default true), or
-   * false: decode every ring into its own rows, then merge them into the output (the pool before
-   * the scatter path, kept for the bench's comparison).
-   */
-  readonly scatter?: boolean;
 }
 
 export interface PoolDecodeOptions {
@@ -192,7 +186,6 @@ export class DecodePool {
   readonly workerCount: number;
   readonly minWorkerBytes: number;
   readonly minMergeRows: number;
-  readonly scatter: boolean;
   private workers: PoolWorker[] = [];
   /** Key arrays of the scatter path by ring number, reused across snapshots (12 bytes a record, shared memory). */
   private keyScratch: KeyScratch[] = [];
@@ -203,10 +196,8 @@ export class DecodePool {
    */
   private staging: Uint8Array[] = [];
   private nextId = 0;
-  private mergesInSlices = 0;
-  private mergesInMemory = 0;
-  private mergesReadInPlace = 0;
-  private mergesReadInPlaceRedone = 0;
+  /** What the scatter plan did. */
+  private readonly counts: ScatterCounts = { inMemory: 0, readInPlace: 0, readInPlaceRedone: 0, inSlices: 0 };
   private ringsKeyed = 0;
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
@@ -216,17 +207,16 @@ export class DecodePool {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? defaultWorkerCount()));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
-    this.scatter = options.scatter ?? true;
   }
 
   /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
   get parallelMerges(): number {
-    return this.mergesInSlices;
+    return this.counts.inSlices;
   }
 
   /** Merges this pool has written as WebAssembly in a snapshot memory (wasm/memory-scatter.ts; for tests and the bench). */
   get mergesInSnapshotMemory(): number {
-    return this.mergesInMemory;
+    return this.counts.inMemory;
   }
 
   /**
@@ -234,7 +224,7 @@ export class DecodePool {
    * not uniform in, merged again with every ring keyed (for tests and the bench).
    */
   get mergesInPlace(): { readonly read: number; readonly redone: number } {
-    return { read: this.mergesReadInPlace, redone: this.mergesReadInPlaceRedone };
+    return { read: this.counts.readInPlace, redone: this.counts.readInPlaceRedone };
   }
 
   /** Flight-recorder rings this pool has decoded straight into their merged rows (the scatter path; for tests and the bench). */
@@ -277,114 +267,96 @@ export class DecodePool {
       throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
     }
     if (!this.usesWorkers(raw)) return decodeSnapshot(raw, { arena });
-    if (this.scatter) return this.decodeScattered(raw, arena);
-    arena?.beginSnapshot();
-    const sets: SetSource = arena ?? FRESH_SHARED_SETS;
-    const rings = raw.rings;
-    const tables = eventTables(raw.events);
-    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
-    const lanes = lanesOf(rings, backward, Math.min(backward.length, this.workerCount + 1));
-    this.ensureWorkers(lanes.length - 1);
-    const lent: ColumnSet[] = [];
-    let slot = 0;
-    const requests = lanes.slice(1).map((lane, w) => {
-      const tasks: RingTask[] = lane.map((r) => {
-        const set = sets.take(firstSetRows(rings[r]));
-        lent.push(set);
-        return { ringNumber: r, ring: this.shared(rings[r], slot++), set: sharedSetOf(set) };
-      });
-      return this.workers[w].run({ kind: 'decode', id: this.nextId++, events: raw.events, known: { ...known }, tasks }).then(resultsOf);
-    });
-    // This thread's lane while the workers decode theirs; its errors wait for the workers to finish.
-    let ownError: unknown = null;
-    try {
-      for (const r of lanes[0]) decodes[r] = decodeRingRows(rings[r], r, tables, known, sets);
-    } catch (error) {
-      ownError = error;
-    }
-    const settled = await Promise.allSettled(requests);
-    const failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
-    if (failure !== null && failure !== undefined) {
-      // The sets lent to workers come back whatever happened; decoded rows are dropped.
-      for (const set of lent) sets.give(set);
-      for (const decode of decodes) if (decode) sets.give(decode.rows.set);
-      arena?.endSnapshot(null);
-      throw failure;
-    }
-    for (const s of settled) {
-      if (s.status !== 'fulfilled') continue;
-      for (const result of s.value) {
-        decodes[result.ringNumber] = {
-          rows: { set: columnSetOf(result.set), first: result.first, count: result.count },
-          state: result.state,
-          anomalies: result.anomalies,
-        };
-        for (const spare of result.spare) sets.give(columnSetOf(spare));
-      }
-    }
-    if (!exactSpan(rings, decodes)) {
-      // Damaged times far apart: values may round differently per base, so decode as one thread does.
-      for (const decode of decodes) sets.give(decode.rows.set);
-      arena?.endSnapshot(null);
-      return decodeSnapshot(raw, { arena });
-    }
-    let merged: RingRows | null;
-    try {
-      merged = await this.mergeInParallel(rings, decodes, sets);
-    } catch (error) {
-      for (const decode of decodes) sets.give(decode.rows.set);
-      arena?.endSnapshot(null);
-      throw error;
-    }
-    return assembleSnapshot(raw, decodes, sets, arena, merged ?? undefined);
+    return this.decodeScattered(raw, arena);
   }
 
   /**
-   * The scatter path (scatter.ts): every thread keys its lane of flight-recorder rings (side-band
-   * rings are decoded here first, as decodeSnapshot does), the merge order of the keys is cut into
-   * one slice per thread, and each thread decodes the records of its slice straight into their rows
-   * of the output set. Rings keyRing does not take are decoded into their own rows on the way and
-   * copied into place. Rings in one snapshot memory that look uniform (uniform.ts) are not keyed
-   * but read in place by the slices (`inPlace`); when a slice finds one that is not, the snapshot
-   * is decoded again with every ring keyed.
+   * The scatter plan (decode/scatter-plan.ts) executed by this pool: this thread and every worker
+   * key a lane of flight-recorder rings (largest first onto the least loaded), then each writes one
+   * slice of the merge order straight into its rows of the output set. What the plan leaves (times
+   * spanning 2^53 ns or more) is decoded ring by ring on this thread.
    */
-  private async decodeScattered(raw: SnapshotInput, arena: ColumnArena | undefined, inPlace = true): Promise<DecodedSnapshot> {
-    if (inPlace) arena?.beginSnapshot();
+  private async decodeScattered(raw: SnapshotInput, arena: ColumnArena | undefined): Promise<DecodedSnapshot> {
+    arena?.beginSnapshot();
     // The workers get their first request after the side-band rings and the cuts: awake by then.
     this.ensureWorkers(this.workerCount);
     for (const worker of this.workers) worker.standBy(STAND_BY_MS);
     const sets: SetSource = arena ?? FRESH_SHARED_SETS;
-    const rings = raw.rings;
     const tables = eventTables(raw.events);
-    const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
-    const sources = new Array<ScatterSource>(rings.length);
-    decodes.forEach((decode, r) => {
-      sources[r] = { kind: 'rows', rows: decode.rows };
-    });
-    // Every thread reads every flight-recorder ring's bytes when it writes its slice: all in shared memory.
-    const shared = new Array<RingCopy>(rings.length);
-    backward.forEach((r, slot) => {
-      shared[r] = this.shared(rings[r], slot);
-    });
-    // Copies in one snapshot memory are keyed there, by WebAssembly, and merged there (wasm/memory-scatter.ts).
-    // Every thread that keys or writes a slice needs job records of its own there: lanes for this thread and each worker.
-    const inOne = commonSnapshotMemory(rings, flightRecordersWithRecords(rings));
-    const memory = inOne && this.workerCount + 1 <= inOne.lanes ? inOne : null;
-    const toKey: number[] = [];
-    for (const r of backward) {
-      const uniform = memory && inPlace ? uniformRing(shared[r], tables) : null;
-      if (!uniform) {
-        toKey.push(r);
-        continue;
+    const threads: ScatterThreads = {
+      count: this.workerCount + 1,
+      minSliceRows: this.minMergeRows,
+      shared: (ring, slot) => this.shared(ring, slot),
+    };
+    try {
+      const run = scatterPlan(raw, tables, sets, arena, threads, this.counts);
+      // usesWorkers found two flight-recorder rings with records, so there is a plan; null would mean ring by ring.
+      if (!run) return decodeRingByRing(raw, tables, sets, arena);
+      let next = run.next();
+      while (!next.done) {
+        const step = next.value;
+        let outcome: StepOutcome;
+        try {
+          outcome = step.kind === 'key' ? await this.keyStep(raw, tables, sets, step) : await this.writeStep(raw, tables, step);
+        } catch (error) {
+          next = run.throw(error);
+          continue;
+        }
+        next = run.next(outcome);
       }
-      decodes[r] = { rows: { set: UNPLACED, first: 0, count: uniform.count }, state: uniform.state, anomalies: uniform.anomalies };
-      sources[r] = { kind: 'uniform', ring: shared[r], uniform };
+      return next.value ?? decodeRingByRing(raw, tables, sets, arena);
+    } catch (error) {
+      arena?.endSnapshot(null);
+      throw error;
     }
-    const lanes = lanesOf(rings, toKey, Math.max(1, Math.min(toKey.length, this.workerCount + 1)));
-    const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => memory?.keyPlaceOf(rings[r].bytes, lane) ?? null;
-    const keyed = (r: number, result: KeyResult | null, own: RingDecode | null): void => {
-      if (result && 'keyed' in result) {
-        let keys = result.keyed;
+  }
+
+  /** The plan's key step: lane 0 here, the others on the workers; rings decoded into rows on the way come back in `sets` on failure. */
+  private async keyStep(raw: SnapshotInput, tables: EventTables, sets: SetSource, step: KeyStep): Promise<StepOutcome> {
+    const rings = raw.rings;
+    const lanes = lanesOf(rings, step.rings, Math.max(1, Math.min(step.rings.length, this.workerCount + 1)));
+    const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => step.memory?.keyPlaceOf(rings[r].bytes, lane) ?? null;
+    const requests = lanes.slice(1).map((lane, w) => this.workers[w].run({
+      kind: 'key', id: this.nextId++, events: raw.events, known: step.known,
+      tasks: lane.map((r) => {
+        const place = keyPlace(r, w + 1);
+        const ring = step.shared[r];
+        return place ? { ringNumber: r, ring, scratch: null, place } : { ringNumber: r, ring, scratch: this.keyScratch[r] ?? null };
+      }),
+    }).then(keyedOf));
+    const outcomes = new Map<number, KeyOutcome>();
+    let failure: unknown = null;
+    try {
+      for (const r of lanes[0]) {
+        outcomes.set(r, keyOrDecode(rings[r], r, tables, step.known, sets, keyPlace(r, 0), this.keyScratch[r] ?? null, sharedKeyScratch));
+      }
+    } catch (error) {
+      failure = error;
+    }
+    this.pollReplies();
+    const settled = await Promise.allSettled(requests);
+    for (const s of settled) {
+      if (s.status === 'rejected') failure ??= s.reason;
+      else for (const result of s.value) outcomes.set(result.ringNumber, 'keyed' in result ? { keyed: result.keyed } : { decoded: decodeOf(result.decoded, sets) });
+    }
+    const answered: KeyOutcome[] = [];
+    for (const r of step.rings) {
+      const outcome = outcomes.get(r);
+      if (outcome) answered.push(outcome);
+      else failure ??= new Error(`a decode worker answered nothing for ring ${r}, which it was asked to key`);
+    }
+    if (failure !== null) {
+      for (const outcome of outcomes.values()) if ('decoded' in outcome) sets.give(outcome.decoded.rows.set);
+      throw failure;
+    }
+    // Keyed: the workers went back to sleep when they answered; the slices come next.
+    for (const worker of this.workers) worker.standBy(STAND_BY_MS);
+    return {
+      kind: 'key',
+      rings: step.rings.map((r, i): KeyOutcome => {
+        const outcome = answered[i];
+        if (!('keyed' in outcome)) return outcome;
+        let keys = outcome.keyed;
         const place = keyPlace(r, 0);
         if (place && keys.scratch.time.byteOffset === place.arrays.time) {
           // Keyed in the memory on another thread: the same arrays, seen through this thread's views of it.
@@ -393,94 +365,19 @@ export class DecodePool {
           this.keyScratch[r] = keys.scratch;
         }
         this.ringsKeyed++;
-        decodes[r] = { rows: { set: UNPLACED, first: 0, count: keys.count }, state: keys.state, anomalies: keys.anomalies };
-        sources[r] = { kind: 'keyed', ring: shared[r], keys };
-        return;
-      }
-      const decode = own ?? (result && 'decoded' in result ? decodeOf(result.decoded, sets) : null);
-      if (!decode) throw new Error(`decode worker answered nothing for ring ${r}`);
-      decodes[r] = decode;
-      sources[r] = { kind: 'rows', rows: decode.rows };
-    };
-    const requests = lanes.slice(1).map((lane, w) => this.workers[w].run({
-      kind: 'key', id: this.nextId++, events: raw.events, known: { ...known },
-      tasks: lane.map((r) => {
-        const place = keyPlace(r, w + 1);
-        return place ? { ringNumber: r, ring: shared[r], scratch: null, place } : { ringNumber: r, ring: shared[r], scratch: this.keyScratch[r] ?? null };
+        return { keyed: keys };
       }),
-    }).then(keyedOf));
-    let ownError: unknown = null;
-    try {
-      for (const r of lanes[0]) {
-        const place = keyPlace(r, 0);
-        const inMemory = place ? keyRunIn(place) : null;
-        const keys = inMemory
-          ? keyRing(shared[r], tables, inMemory.scratch, sharedKeyScratch, inMemory.engine)
-          : keyRing(shared[r], tables, this.keyScratch[r] ?? null, sharedKeyScratch);
-        keyed(r, keys ? { ringNumber: r, keyed: keys } : null, keys ? null : decodeRingRows(rings[r], r, tables, known, sets));
-      }
-    } catch (error) {
-      ownError = error;
-    }
-    this.pollReplies();
-    const settled = await Promise.allSettled(requests);
-    let failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
-    if (failure === null || failure === undefined) {
-      try {
-        for (const s of settled) if (s.status === 'fulfilled') for (const result of s.value) keyed(result.ringNumber, result, null);
-      } catch (error) {
-        failure = error;
-      }
-    }
-    const giveDecoded = (): void => {
-      for (const source of sources) if (source?.kind === 'rows' && source.rows.set !== UNPLACED) sets.give(source.rows.set);
     };
-    if (failure !== null && failure !== undefined) {
-      giveDecoded();
-      arena?.endSnapshot(null);
-      throw failure;
-    }
-    if (!exactSpan(rings, decodes)) {
-      // Damaged times far apart: values may round differently per base, so decode as one thread does.
-      giveDecoded();
-      arena?.endSnapshot(null);
-      return decodeSnapshot(raw, { arena });
-    }
-    // Keyed: the workers went back to sleep when they answered; the slices come next.
-    if (toKey.length > 0) for (const worker of this.workers) worker.standBy(STAND_BY_MS);
-    const { shift } = timeAxis(rings, decodes);
-    const times = sliceTimes(sources);
-    let total = 0;
-    let nonEmpty = 0;
-    for (const time of times) {
-      total += time.length;
-      if (time.length > 0) nonEmpty++;
-    }
-    const parts = nonEmpty >= 2 && total >= this.minMergeRows ? this.workerCount + 1 : 1;
-    // A uniform ring's times are taken as sorted here; the slices check every one as they write it.
-    const sorted = sources.map((source) => source.kind === 'uniform' || (source.kind === 'keyed' && source.keys.sorted));
-    const slices: MergeSlice[] = parts > 1
-      ? mergeSlicesOfTimes(times, shift, parts, sorted)
-      : [{ from: new Array<number>(rings.length).fill(0), to: times.map((time) => time.length), at: 0 }];
-    const merged = total > 0 ? takeMergedSet(memory, total) : null;
-    const out = merged ?? (total > 0 ? sets.take(total) : UNPLACED);
-    const plan = memory && merged ? planScatter(memory, sources, tables, shift, total) : null;
-    const readsInPlace = sources.some((source) => source.kind === 'uniform');
-    const giveAll = (): void => {
-      giveDecoded();
-      // give() frees the snapshot memory's set as well (releaseRoomSet).
-      if (out !== UNPLACED) sets.give(out);
-    };
-    if (!plan && readsInPlace) {
-      // Rings read in place are merged only by the snapshot memory's merge: key them all instead.
-      giveAll();
-      return this.decodeScattered(raw, arena, false);
-    }
-    const shifts = Array.from(shift);
+  }
+
+  /** The plan's write step: slice 0 here, slice w + 1 on worker w. */
+  private async writeStep(raw: SnapshotInput, tables: EventTables, step: WriteStep): Promise<StepOutcome> {
+    const { slices, plan, out, sources, shift } = step;
     let writes: Promise<DecodeReply>[];
     if (plan) {
       writes = slices.slice(1).map((slice, w) => this.workers[w].run({ kind: 'scatter-planned', id: this.nextId++, plan, slice: plainSlice(slice), lane: w + 1 }));
     } else {
+      const shifts = Array.from(shift);
       const wire = sources.map((source, r): SharedSource => {
         if (source.kind === 'keyed') return source;
         if (source.kind === 'uniform') throw new Error(`ring ${r} is read in place, which only a snapshot memory's merge does`);
@@ -490,92 +387,36 @@ export class DecodePool {
         kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedSetOf(out), slice: plainSlice(slice),
       }));
     }
-    ownError = null;
-    let ownOthers = 0;
-    let notUniform = false;
+    let failure: unknown = null;
+    const others = [0];
+    let failed = false;
     try {
       if (plan) {
         const own = scatterPlanned(plan, slices[0], 0);
-        ownOthers = own.others;
-        notUniform = own.failed;
+        others[0] = own.others;
+        failed = own.failed;
       } else {
         scatterSlice(out, sources, tables, shift, slices[0]);
       }
     } catch (error) {
-      ownError = error;
+      failure = error;
     }
     this.pollReplies();
     const written = await Promise.allSettled(writes);
-    failure = ownError ?? written.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
-    for (const settled of written) if (settled.status === 'fulfilled' && 'planned' in settled.value && settled.value.planned.failed) notUniform = true;
-    if ((failure === null || failure === undefined) && !notUniform && memory && plan) {
-      try {
-        // The side-band rows, then the records each thread listed (not plain samples), into their rows.
-        const listed = [ownOthers, ...written.map((settled, w) => {
-          if (settled.status !== 'fulfilled' || !('planned' in settled.value)) throw new Error(`decode worker ${w} answered a planned slice with no count`);
-          return settled.value.planned.others;
-        })];
-        placeSideBandRows(memory, out, sources, shift);
-        notUniform = !placeOtherRecords(plan, listed, out, sources, tables, shift);
-      } catch (error) {
-        failure = error;
+    written.forEach((s, w) => {
+      if (s.status === 'rejected') {
+        failure ??= s.reason;
+      } else if (plan) {
+        if ('planned' in s.value) {
+          others.push(s.value.planned.others);
+          failed ||= s.value.planned.failed;
+        } else {
+          failure ??= new Error(`decode worker ${w} answered a planned slice with no count`);
+        }
       }
-    }
-    if ((failure === null || failure === undefined) && notUniform) {
-      // A ring read in place was not uniform after all: key every ring and merge again.
-      giveAll();
-      this.mergesReadInPlaceRedone++;
-      return this.decodeScattered(raw, arena, false);
-    }
-    if (failure !== null && failure !== undefined) {
-      giveAll();
-      arena?.endSnapshot(null);
-      throw failure;
-    }
-    if (plan) this.mergesInMemory++;
-    if (readsInPlace) this.mergesReadInPlace++;
-    if (parts > 1) this.mergesInSlices++;
-    return assembleSnapshot(raw, placedIn(out, decodes), sets, arena, { set: out, first: 0, count: total });
-  }
-
-  /**
-   * The rings' rows merged by time on every thread into one set taken from `sets`, as the
-   * single-thread merge orders them; null when the merge is too small to share or fewer than two
-   * rings hold rows (assembleSnapshot then merges here). On failure the output set goes back.
-   */
-  private async mergeInParallel(rings: readonly RingCopy[], decodes: readonly RingDecode[], sets: SetSource): Promise<RingRows | null> {
-    const sources = decodes.map((decode) => decode.rows);
-    let total = 0;
-    let nonEmpty = 0;
-    for (const rows of sources) {
-      total += rows.count;
-      if (rows.count > 0) nonEmpty++;
-    }
-    if (nonEmpty < 2 || total < this.minMergeRows || this.workerCount === 0) return null;
-    const { shift } = timeAxis(rings, decodes);
-    const slices = mergeSlices(sources, shift, this.workerCount + 1);
-    this.ensureWorkers(this.workerCount);
-    const out = sets.take(total);
-    const shared = sources.map((rows) => ({ set: sharedSetOf(rows.set), first: rows.first, count: rows.count }));
-    const target = sharedSetOf(out);
-    const shifts = Array.from(shift);
-    // Slice 0 is this thread's; the workers take the rest.
-    const requests = slices.slice(1).map((slice, w) =>
-      this.workers[w].run({ kind: 'merge', id: this.nextId++, sources: shared, shift: shifts, out: target, slice: plainSlice(slice) }));
-    let ownError: unknown = null;
-    try {
-      mergeSliceInto(out, sources, shift, slices[0]);
-    } catch (error) {
-      ownError = error;
-    }
-    const settled = await Promise.allSettled(requests);
-    const failure = ownError ?? settled.find((s): s is PromiseRejectedResult => s.status === 'rejected')?.reason;
-    if (failure !== null && failure !== undefined) {
-      sets.give(out);
-      throw failure;
-    }
-    this.mergesInSlices++;
-    return { set: out, first: 0, count: total };
+    });
+    if (failure !== null) throw failure;
+    return { kind: 'write', others, failed };
   }
 
   /** Terminates every worker; later decodes run on this thread. Idempotent. */
@@ -625,11 +466,6 @@ function keyedOf(reply: DecodeReply): readonly KeyResult[] {
 function decodeOf(result: RingResult, sets: SetSource): RingDecode {
   for (const spare of result.spare) sets.give(columnSetOf(spare));
   return { rows: { set: columnSetOf(result.set), first: result.first, count: result.count }, state: result.state, anomalies: result.anomalies };
-}
-
-function resultsOf(reply: DecodeReply): readonly RingResult[] {
-  if (!('results' in reply)) throw new Error('decode worker answered a decode with no rings');
-  return reply.results;
 }
 
 /** A slice as plain arrays (what structured clone copies cheaply). */

@@ -77,6 +77,11 @@ export function columnConstructor<K extends RecordColumnName>(name: K): ColumnCo
   return ELEMENT_ARRAYS[RECORD_COLUMNS[name]];
 }
 
+/** Each column's element width in bytes: what schema-driven copies dispatch on (one loop per width, FlatColumns). */
+export const COLUMN_WIDTH = Object.fromEntries(
+  RECORD_COLUMN_NAMES.map((name) => [name, columnConstructor(name).BYTES_PER_ELEMENT]),
+) as { readonly [K in RecordColumnName]: 1 | 2 | 4 | 8 };
+
 /** Bytes one row takes across all columns (39: time 8, pid/tid/cpu/ipHi/ipLo/offset 4 each, misc/event/ring 2 each, kind 1). */
 export const COLUMN_BYTES_PER_ROW = RECORD_COLUMN_NAMES.reduce((sum, name) => sum + columnConstructor(name).BYTES_PER_ELEMENT, 0);
 

@@ -163,3 +163,9 @@ export class ColumnSet {
 function copyColumn<T extends ColumnArray<RecordColumnName>>(target: T, values: T, to: number): void {
   (target as { set(array: ArrayLike<number>, offset: number): void }).set(values, to);
 }
+
+/** Where the decoder gets column sets and gives back the ones it no longer needs. */
+export interface SetSource {
+  take(rows: number): ColumnSet;
+  give(set: ColumnSet): void;
+}

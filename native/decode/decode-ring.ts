@@ -22,16 +22,10 @@ import { idLocator, parseInfoFor, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
-import { ColumnSet, type FlatColumns } from './column-set';
+import { ColumnSet, type FlatColumns, type SetSource } from './column-set';
 import { backwardCapacity, withSlack } from './row-capacity';
 import { engineFor, releaseRoomSet, roomFirst, roomOf } from './wasm/copy-room';
 import type { SampleRunState } from './wasm/sample-run';
-
-/** Where the decoder gets column sets and gives back the ones it no longer needs. */
-export interface SetSource {
-  take(rows: number): ColumnSet;
-  give(set: ColumnSet): void;
-}
 
 /** No arena: fresh sets, left to the GC. */
 export const FRESH_SETS: SetSource = { take: (rows) => new ColumnSet(rows), give: (set) => void releaseRoomSet(set) };

@@ -3,7 +3,8 @@ export * from './types';
 export { DecodeError } from './errors';
 export { computeParseInfo, parseInfoFor, idLocator, popcount64, BranchSampleFlag, type ParseInfo, type SampleLayout, type TrailerLayout, type IdLocator } from './parse-info';
 export { walkRing, linearizeRing, type RingWalk, type LinearizedRing } from './walk';
-export { decodeSnapshot, type SnapshotInput } from './columns';
+export { decodeSnapshot } from './columns';
+export type { SnapshotInput } from './assemble';
 export * from './column-schema';
 export {
   decodeRecordAt,

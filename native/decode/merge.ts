@@ -6,8 +6,9 @@
 // decreases inside one ring (running maximum), so each ring's own order is always preserved: the
 // kernel's write order wins over tiny cross-CPU clock skews.
 
-import { ColumnSet } from './column-set';
-import type { RingRows, SetSource } from './decode-ring';
+import { ColumnSet, type SetSource } from './column-set';
+import { COLUMN_WIDTH, RECORD_COLUMN_NAMES } from './column-schema';
+import type { RingRows } from './decode-ring';
 
 /** time[start, stop) += amount (NaN, i.e. no time, stays NaN). */
 export function addToRange(time: Float64Array, start: number, stop: number, amount: number): void {
@@ -288,20 +289,28 @@ export function copyShifted(out: ColumnSet, to: number, source: ColumnSet, from:
     if (amount !== 0) addToRange(out.time, to, to + length, amount);
     return;
   }
-  for (let j = 0; j < length; j++) {
-    const a = from + j;
-    const b = to + j;
-    out.time[b] = source.time[a] + amount;
-    out.kind[b] = source.kind[a];
-    out.misc[b] = source.misc[a];
-    out.event[b] = source.event[a];
-    out.pid[b] = source.pid[a];
-    out.tid[b] = source.tid[a];
-    out.cpu[b] = source.cpu[a];
-    out.ipHi[b] = source.ipHi[a];
-    out.ipLo[b] = source.ipLo[a];
-    out.ring[b] = source.ring[a];
-    out.offset[b] = source.offset[a];
+  // Short runs: every column of the schema, each through the set's view of its width (FlatColumns),
+  // so each loop below sees one array type whatever the column.
+  const src = source.flat();
+  const dst = out.flat();
+  for (const name of RECORD_COLUMN_NAMES) {
+    const a = src.at[name] + from;
+    const b = dst.at[name] + to;
+    switch (COLUMN_WIDTH[name]) {
+      case 8: {
+        const shifted = name === 'time' ? amount : 0;
+        for (let j = 0; j < length; j++) dst.f64[b + j] = src.f64[a + j] + shifted;
+        break;
+      }
+      case 4:
+        for (let j = 0; j < length; j++) dst.u32[b + j] = src.u32[a + j];
+        break;
+      case 2:
+        for (let j = 0; j < length; j++) dst.u16[b + j] = src.u16[a + j];
+        break;
+      default:
+        for (let j = 0; j < length; j++) dst.u8[b + j] = src.u8[a + j];
+    }
   }
 }
 
@@ -323,35 +332,43 @@ function runsOf(sources: readonly RingRows[], shift: ArrayLike<number>, slice?: 
  */
 export function mergeSliceInto(out: ColumnSet, sources: readonly RingRows[], shift: ArrayLike<number>, slice: MergeSlice): void {
   const runs = runsOf(sources, shift, slice);
-  const starts = sources.map((rows) => rows.first);
-  const at = slice.at;
-  const column = <K extends keyof ColumnSet>(name: K): ColumnSet[K][] => sources.map((rows) => rows.set[name]);
-  gatherTimes(out.time, column('time'), shift, runs, starts, at);
-  gatherU8(out.kind, column('kind'), runs, starts, at);
-  gatherU16(out.misc, column('misc'), runs, starts, at);
-  gatherU16(out.event, column('event'), runs, starts, at);
-  gatherU16(out.ring, column('ring'), runs, starts, at);
-  gatherI32(out.pid, column('pid'), runs, starts, at);
-  gatherI32(out.tid, column('tid'), runs, starts, at);
-  gatherI32(out.cpu, column('cpu'), runs, starts, at);
-  gatherU32(out.ipHi, column('ipHi'), runs, starts, at);
-  gatherU32(out.ipLo, column('ipLo'), runs, starts, at);
-  gatherU32(out.offset, column('offset'), runs, starts, at);
+  const target = out.flat();
+  const flats = sources.map((rows) => rows.set.flat());
+  const starts = new Array<number>(sources.length);
+  // Every column of the schema, each through the views of its width (FlatColumns): one gather per
+  // width, so each sees one array type whatever the column. Only `time` is moved onto the origin.
+  for (const name of RECORD_COLUMN_NAMES) {
+    for (let r = 0; r < sources.length; r++) starts[r] = flats[r].at[name] + sources[r].first;
+    const to = target.at[name] + slice.at;
+    switch (COLUMN_WIDTH[name]) {
+      case 8:
+        gather64(target.f64, flats.map((flat) => flat.f64), name === 'time' ? shift : null, runs, starts, to);
+        break;
+      case 4:
+        gather32(target.u32, flats.map((flat) => flat.u32), runs, starts, to);
+        break;
+      case 2:
+        gather16(target.u16, flats.map((flat) => flat.u16), runs, starts, to);
+        break;
+      default:
+        gather8(target.u8, flats.map((flat) => flat.u8), runs, starts, to);
+    }
+  }
 }
 
-// One gather per element kind, the same body each time: V8 keeps element-access feedback per
-// function, so one shared generic body would see five array kinds and run far slower. Runs of
+// One gather per element width, the same body each time: V8 keeps element-access feedback per
+// function, so one shared generic body would see four array types and run far slower. Runs of
 // LONG_RUN rows and more are one native copy each.
 const LONG_RUN = 64;
 
-function gatherTimes(
-  out: Float64Array, sources: readonly Float64Array[], shift: ArrayLike<number>, runs: MergeRuns, starts: readonly number[], at: number,
+function gather64(
+  out: Float64Array, sources: readonly Float64Array[], shift: ArrayLike<number> | null, runs: MergeRuns, starts: readonly number[], at: number,
 ): void {
   let to = at;
   for (let k = 0; k < runs.count; k++) {
     const r = runs.ring[k];
     const source = sources[r];
-    const amount = shift[r];
+    const amount = shift ? shift[r] : 0;
     const from = starts[r] + runs.from[k];
     const length = runs.length[k];
     if (length >= LONG_RUN) {
@@ -364,7 +381,7 @@ function gatherTimes(
   }
 }
 
-function gatherU8(out: Uint8Array, sources: readonly Uint8Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+function gather8(out: Uint8Array, sources: readonly Uint8Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
   let to = at;
   for (let k = 0; k < runs.count; k++) {
     const source = sources[runs.ring[k]];
@@ -376,7 +393,7 @@ function gatherU8(out: Uint8Array, sources: readonly Uint8Array[], runs: MergeRu
   }
 }
 
-function gatherU16(out: Uint16Array, sources: readonly Uint16Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+function gather16(out: Uint16Array, sources: readonly Uint16Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
   let to = at;
   for (let k = 0; k < runs.count; k++) {
     const source = sources[runs.ring[k]];
@@ -388,19 +405,7 @@ function gatherU16(out: Uint16Array, sources: readonly Uint16Array[], runs: Merg
   }
 }
 
-function gatherI32(out: Int32Array, sources: readonly Int32Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
-  let to = at;
-  for (let k = 0; k < runs.count; k++) {
-    const source = sources[runs.ring[k]];
-    const from = starts[runs.ring[k]] + runs.from[k];
-    const length = runs.length[k];
-    if (length >= LONG_RUN) out.set(source.subarray(from, from + length), to);
-    else for (let j = 0; j < length; j++) out[to + j] = source[from + j];
-    to += length;
-  }
-}
-
-function gatherU32(out: Uint32Array, sources: readonly Uint32Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
+function gather32(out: Uint32Array, sources: readonly Uint32Array[], runs: MergeRuns, starts: readonly number[], at: number): void {
   let to = at;
   for (let k = 0; k < runs.count; k++) {
     const source = sources[runs.ring[k]];

@@ -1,9 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { RecordType, Sample } from '../abi/uapi';
-import { decodeScattered, decodeSnapshot } from './columns';
+import { decodeSnapshot } from './columns';
+import { decodeScattered } from './scatter-plan';
 import { ColumnArena } from './arena';
 import { eventTables } from './decode-ring';
-import { OTHER_RECORD, keyRing, sharedKeyScratch, type KeyScratch } from './scatter';
+import { OTHER_RECORD, keyRing } from './scatter';
+import { sharedKeyScratch, type KeyScratch } from './key-scratch';
 import {
   attrOf, ByteWriter, columnByteDifferences, commRecord, eventOf, header, otherRecord, randomPerCpuSnapshot, recordByRecordMismatches,
   ringFromRecords, sampleRecord, throttleRecord,

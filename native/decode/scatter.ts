@@ -24,6 +24,7 @@ import { ColumnSet, type FlatColumns } from './column-set';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
 import type { KeyRunEngine, KeyRunState } from './wasm/key-run';
+import type { KeyScratch } from './key-scratch';
 import type { UniformRing } from './uniform';
 
 /** Largest integer a double holds exactly. */
@@ -35,22 +36,6 @@ const MAX_EXACT = 2 ** 53;
  * record at a time, since such records are rare.
  */
 export const OTHER_RECORD = 0xffff;
-
-/** Scratch for one ring's keys: times, byte offsets and event positions, filled from the top down (reused across snapshots when big enough). */
-export interface KeyScratch {
-  readonly time: Float64Array;
-  readonly offset: Uint32Array;
-  readonly position: Uint16Array;
-}
-
-/** Scratch arrays of `rows` entries in shared memory (what crosses threads without a copy). */
-export function sharedKeyScratch(rows: number): KeyScratch {
-  return {
-    time: new Float64Array(new SharedArrayBuffer(rows * 8)),
-    offset: new Uint32Array(new SharedArrayBuffer(rows * 4)),
-    position: new Uint16Array(new SharedArrayBuffer(rows * 2)),
-  };
-}
 
 /** Entries a scratch holds. */
 function scratchRows(scratch: KeyScratch): number {

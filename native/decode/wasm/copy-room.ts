@@ -18,11 +18,11 @@
 // and the JavaScript loop decodes it: the same columns, slower.
 
 import { plainCopyBuffer, type CopyAllocator } from '../../abi/snapshot';
-import { ColumnSet, columnSetBytes } from '../column-set';
+import { ColumnSet, columnSetBytes, type SetSource } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
-import type { SetSource } from '../decode-ring';
 import type { RecordColumns } from '../types';
-import { SAMPLE_RUN_JOB_BYTES, SampleRunEngine, sampleRunColumns } from './sample-run';
+import { SampleRunEngine, sampleRunColumns } from './sample-run';
+import { SAMPLE_RUN_JOB_BYTES } from './job-layout';
 import { allocateInSnapshotMemory, snapshotMemoryOf, snapshotMemoryOfSet, type MemorySlot, type SnapshotMemory } from './snapshot-memory';
 
 const PAGE_BYTES = 65536;

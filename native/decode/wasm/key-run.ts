@@ -8,22 +8,15 @@
 
 import { Body, F64, I32, I64, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
 import { emitSampleTests, rowWriters } from './sample-run';
-import type { KeyScratch } from '../scatter';
+import type { KeyScratch } from '../key-scratch';
+import {
+  KEY_RUN_F64_START as F64_START,
+  KEY_RUN_JOB_F64 as JOB_F64,
+  KEY_RUN_JOB_I32 as JOB_I32,
+  type KeyRunJobF64 as JobF64,
+  type KeyRunJobI32 as JobI32,
+} from './job-layout';
 
-/**
- * The job a call reads at its one parameter: where the walk is (o, end), how many keys fit still
- * (max), keys written so far (rows), the run's id and event position, the time base's u32 halves,
- * and what the walk keeps (u32 indexes of the bounding times, whether the times are sorted so far,
- * the smallest and largest relative time). The call writes back o, rows, minAt, maxAt, sorted,
- * minRel, maxRel.
- */
-const JOB_I32 = ['o', 'end', 'max', 'rows', 'idLo', 'idHi', 'position', 'baseHi', 'baseLo', 'minAt', 'maxAt', 'sorted'] as const;
-const JOB_F64 = ['minRel', 'maxRel'] as const;
-type JobI32 = (typeof JOB_I32)[number];
-type JobF64 = (typeof JOB_F64)[number];
-const F64_START = Math.ceil((JOB_I32.length * 4) / 8) * 8;
-/** Bytes a key job takes (snapshot-memory.ts reserves them per thread). */
-export const KEY_RUN_JOB_BYTES = F64_START + JOB_F64.length * 8;
 
 const I = Object.fromEntries(JOB_I32.map((field, i) => [field, i])) as { readonly [K in JobI32]: number };
 const F = Object.fromEntries(JOB_F64.map((field, i) => [field, i])) as { readonly [K in JobF64]: number };

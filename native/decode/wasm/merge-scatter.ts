@@ -19,6 +19,14 @@ import { RecordType } from '../../abi/uapi';
 import { RECORD_COLUMN_NAMES, type RecordColumnName } from '../column-schema';
 import type { ColumnSet } from '../column-set';
 import { uniformRecordTime } from '../uniform';
+import {
+  MERGE_SCATTER_ENTRY as ENTRY,
+  MERGE_SCATTER_ENTRY_BYTES as ENTRY_BYTES,
+  MERGE_SCATTER_HEADER as HEADER,
+  MERGE_SCATTER_HEADER_BYTES as HEADER_BYTES,
+  OTHER_BYTES,
+  mergeScatterJobBytes,
+} from './job-layout';
 import { Body, F64, I32, I64, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
 
 /**
@@ -35,29 +43,6 @@ export const ENTRY_UNIFORM = 4;
 /** A key's position when its record is not a plain sample (scatter.ts OTHER_RECORD). */
 const OTHER_POSITION = 0xffff;
 
-/**
- * Job header: i32 ring count, i32 the slice's first output row, i32 records listed as others
- * (written by the call), i32 the byte address of the others list: (output row, ring, key) as
- * three u32 each; i32 failed (written by the call: 1 when a uniform ring's record was not one).
- */
-const HEADER = { rings: 0, at: 4, others: 8, list: 12, failed: 16 } as const;
-const HEADER_BYTES = 24;
-/**
- * One ring's entry (by ring number): i32 kind, next (its first row of the slice), stop, the byte
- * address of its time 0 (f64, before the shift; uniform: of its oldest record), of its offset 0
- * (u32; a hole's: where its row 0 goes, written by the call; uniform: the stride), of its copy;
- * f64 shift, f64 the merge key of row `next`, the byte address of its position 0 (u16); uniform:
- * the time base and the id (u64 each).
- */
-const ENTRY = { kind: 0, next: 4, stop: 8, time: 12, aux: 16, src: 20, shift: 24, key: 32, position: 40, base: 48, id: 56 } as const;
-const ENTRY_BYTES = 64;
-/** Bytes of one listed other record. */
-export const OTHER_BYTES = 12;
-
-/** Bytes a job of `rings` entries takes. */
-export function mergeScatterJobBytes(rings: number): number {
-  return HEADER_BYTES + rings * ENTRY_BYTES;
-}
 
 /** One ring of a slice as the caller describes it. */
 export interface MergeScatterEntry {

@@ -13,21 +13,14 @@ import type { RecordColumnName } from '../column-schema';
 import { Body, F64, I32, I64, OP, compiledModule, oneFunctionModule, type ImportedMemory } from './encoder';
 import { RECORD_COLUMN_NAMES } from '../column-schema';
 import type { ColumnSet } from '../column-set';
+import {
+  SAMPLE_RUN_F64_START as F64_START,
+  SAMPLE_RUN_JOB_F64 as JOB_F64,
+  SAMPLE_RUN_JOB_I32 as JOB_I32,
+  type SampleRunJobF64 as JobF64,
+  type SampleRunJobI32 as JobI32,
+} from './job-layout';
 
-/**
- * The job record a call reads at its one parameter (a byte address): i32 fields first (byte
- * offsets, row numbers, the id and event of the run, the time base's u32 halves), then f64 ones.
- * The call writes back where it stopped: o, row, minAt, maxAt, minRel, maxRel. What never changes
- * for an engine and a sample layout (the ring's and the columns' addresses, the fields' offsets in a
- * sample) is not in the job: the module is compiled with those as constants (SampleRunConstants).
- */
-const JOB_I32 = ['o', 'end', 'max', 'row', 'step', 'idLo', 'idHi', 'event', 'baseHi', 'baseLo', 'minAt', 'maxAt'] as const;
-const JOB_F64 = ['minRel', 'maxRel'] as const;
-type JobI32 = (typeof JOB_I32)[number];
-type JobF64 = (typeof JOB_F64)[number];
-const F64_START = Math.ceil((JOB_I32.length * 4) / 8) * 8;
-/** Bytes a job record takes (copy-room.ts reserves them before the copy). */
-export const SAMPLE_RUN_JOB_BYTES = F64_START + JOB_F64.length * 8;
 
 /** The columns a sample run writes: every record column but ring, which the decoder fills after the run. */
 export type SampleRunColumnName = Exclude<RecordColumnName, 'ring'>;

@@ -21,9 +21,8 @@ import type { CopyBuffer, CopyGroup } from '../../abi/snapshot';
 import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
 import type { ImportedMemory } from './encoder';
-import { KEY_RUN_JOB_BYTES, type KeyArrays, type KeyArraysInMemory } from './key-run';
-import { OTHER_BYTES, mergeScatterJobBytes } from './merge-scatter';
-import { SAMPLE_RUN_JOB_BYTES } from './sample-run';
+import type { KeyArrays, KeyArraysInMemory } from './key-run';
+import { KEY_RUN_JOB_BYTES, OTHER_BYTES, SAMPLE_RUN_JOB_BYTES, mergeScatterJobBytes } from './job-layout';
 
 const PAGE_BYTES = 65536;
 const MAX_MEMORY_BYTES = 65536 * PAGE_BYTES;
