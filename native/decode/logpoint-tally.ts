@@ -74,3 +74,18 @@ export function describeLogpointTally(tally: LogpointTally): string[] {
   if (tally.error) lines.push(`  no values: ${tally.error}`);
   return lines;
 }
+
+/**
+ * What the editor writes after a logged line: the hit count, then each variable's last value and how
+ * many distinct values it took, cut to `maxLength` characters (the hover has the rest).
+ */
+export function logpointInlineText(tally: LogpointTally, maxLength = 160): string {
+  if (tally.hits === 0) return 'log: no hits in the last snapshot';
+  const parts = [`${tally.hits} hit${tally.hits === 1 ? '' : 's'}`];
+  for (const [name, variable] of tally.variables) {
+    parts.push(`${name} = ${variable.last}${variable.distinct.size > 1 ? ` (${variable.distinct.size} distinct)` : ''}`);
+  }
+  if (tally.variables.size === 0 && tally.error) parts.push(`no values: ${tally.error}`);
+  const text = `log: ${parts.join(' · ')}`;
+  return text.length > maxLength ? `${text.slice(0, maxLength - 1)}…` : text;
+}
