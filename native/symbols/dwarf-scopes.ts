@@ -61,6 +61,8 @@ const LLE = {
 export class DwarfScopes {
   private index: IndexedRange[] | undefined;
   private readonly littleEndian: boolean;
+  /** Scopes already found: a logpoint's hits share a handful of pcs. */
+  private readonly scopes = new Map<bigint, ScopeAtPc | undefined>();
 
   constructor(private readonly info: DwarfInfo) {
     this.littleEndian = info.sections.littleEndian;
@@ -81,6 +83,14 @@ export class DwarfScopes {
 
   /** The scope at a link-time pc, or undefined where the DWARF describes no function there. */
   scopeAt(pc: bigint): ScopeAtPc | undefined {
+    if (this.scopes.has(pc)) return this.scopes.get(pc);
+    const scope = this.findScope(pc);
+    if (this.scopes.size >= 4096) this.scopes.clear();
+    this.scopes.set(pc, scope);
+    return scope;
+  }
+
+  private findScope(pc: bigint): ScopeAtPc | undefined {
     const subprogram = this.subprogramAt(pc);
     if (!subprogram) return undefined;
     // The chain of scopes containing pc, outermost first; a new function scope starts at each inlined copy.
