@@ -32,9 +32,9 @@ const fixture = (name: string) => {
 };
 const markedLine = (source: string, mark: string) => readFileSync(path.join(root, 'test/fixtures', source), 'utf8').split('\n').findIndex((text) => text.includes(mark)) + 1;
 
-/** Records the hits of the -O2 fixture's loop line (12 rounds) and returns them with the decoded snapshot's sample rows. */
-async function recordHits(): Promise<{ hits: LogpointHit[]; decodeOne: (index: number) => void; binary: string }> {
-  const binary = fixture('logpoint_values_O2');
+/** Records the hits of the fixture's loop line (12 rounds) and returns them with the decoded snapshot's sample rows. */
+async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHit[]; decodeOne: (index: number) => void; binary: string }> {
+  const binary = fixture(`logpoint_values_${optimization}`);
   const symbols = lazyTargetSymbols({ executable: binary })!.symbols;
   const event = resolveEventSpec(`log:logpoint_values.c:${markedLine('logpoint_values.c', '// LOG-LOOP')}`, { symbols });
   const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, '12'], stdio: 'ignore' }, pages: 64, sideband: false });
@@ -55,25 +55,29 @@ async function recordHits(): Promise<{ hits: LogpointHit[]; decodeOne: (index: n
 }
 
 async function hostEvaluation(evaluations: number, table: Table): Promise<Record<string, number>> {
-  const { hits, decodeOne, binary } = await recordHits();
-  if (hits.length === 0) throw new BenchUnavailableError('the logpoint recorded no hits');
-  const object = openObjectFile(binary);
-  const base = predictedLoadBase(binary);
-  const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
-  const check = evaluator.evaluate(hits[0]);
-  if (check.error || Object.keys(check.values).length < 4) throw new BenchUnavailableError(`the recorded hits give no values: ${JSON.stringify(check)}`);
   const rate = async (body: (k: number) => void) => median(await repeat(1, 5, () => {
     const start = nowNs();
     for (let k = 0; k < evaluations; k++) body(k);
     return evaluations / ((nowNs() - start) / 1e9);
   }));
-  const decode = await rate(decodeOne);
-  const all = await rate((k) => evaluator.evaluate(hits[k % hits.length]));
-  const named = await rate((k) => evaluator.evaluate(hits[k % hits.length], ['i', 'total']));
-  table.add('decode the sample record (baseline)', round(decode), 1);
-  table.add(`values of all ${Object.keys(check.values).length} variables in scope`, round(all), round(all / decode, 3));
-  table.add('values of i and total', round(named), round(named / decode, 3));
-  return { decodePerSec: round(decode), allInScopePerSec: round(all), twoNamedPerSec: round(named) };
+  const result: Record<string, number> = {};
+  for (const optimization of ['O2', 'O0'] as const) {
+    const { hits, decodeOne, binary } = await recordHits(optimization);
+    if (hits.length === 0) throw new BenchUnavailableError('the logpoint recorded no hits');
+    const object = openObjectFile(binary);
+    const base = predictedLoadBase(binary);
+    const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
+    const check = evaluator.evaluate(hits[0]);
+    if (check.error || Object.keys(check.values).length < 4) throw new BenchUnavailableError(`the recorded hits give no values: ${JSON.stringify(check)}`);
+    const decode = await rate(decodeOne);
+    const all = await rate((k) => evaluator.evaluate(hits[k % hits.length]));
+    const named = await rate((k) => evaluator.evaluate(hits[k % hits.length], ['i', 'total']));
+    table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), 1);
+    table.add(`-${optimization}: values of all ${Object.keys(check.values).length} variables in scope`, round(all), round(all / decode, 3));
+    table.add(`-${optimization}: values of i and total`, round(named), round(named / decode, 3));
+    Object.assign(result, { [`${optimization}DecodePerSec`]: round(decode), [`${optimization}AllInScopePerSec`]: round(all), [`${optimization}TwoNamedPerSec`]: round(named) });
+  }
+  return result;
 }
 
 /** The loop's own time (ns) from the fixture's stderr. */

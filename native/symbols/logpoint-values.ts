@@ -8,7 +8,7 @@
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
 import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
-import { DwarfScopes, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
+import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
 import { BYTE_NOT_CAPTURED, BYTE_OPTIMIZED_OUT, NOT_CAPTURED, OPTIMIZED_OUT, ValueFormatter, type PointerTargets, type ValueBytes } from './dwarf-values';
 import { evaluateCfa, X86_64, AARCH64, unwindArchOf, type UnwindArch } from './unwind';
@@ -43,6 +43,8 @@ interface ObjectState {
 
 export class LogpointEvaluator {
   private readonly objects = new WeakMap<ObjectFile, ObjectState | null>();
+  /** Fast plans by pc and names asked (see fastPlan). */
+  private readonly plans = new WeakMap<ObjectFile, Map<string, FastPlan | null>>();
 
   constructor(private readonly locate: ObjectLocator, private readonly processMemory?: ProcessMemoryReader) {}
 
@@ -74,6 +76,11 @@ export class LogpointEvaluator {
       return { values: {}, error: `${located.object.path}: ${(error as Error).message}` };
     }
     if (!scope) return { values: {}, error: `the DWARF of ${located.object.path} describes no function at 0x${located.vaddr.toString(16)}` };
+    const fast = this.fastPlan(located.object, state, located.vaddr, scope, names, arch);
+    if (fast) {
+      const values = readFast(fast, hit, sp);
+      if (values) return { values, ...(scope.functionName ? { function: scope.functionName } : {}) };
+    }
 
     const registers = new Map<number, bigint>();
     arch.perfRegOfDwarf.forEach((perf, dwarf) => {
@@ -144,6 +151,24 @@ export class LogpointEvaluator {
     return { values, ...(scope.functionName ? { function: scope.functionName } : {}), ...(readLater ? { readLater: [...readLater] } : {}) };
   }
 
+  /**
+   * The values' plan at a pc when every one is an integer in a register or in a stack slot at a fixed
+   * distance from the CFA (the common case at -O0, and for many locals at -O2): read with plain
+   * arithmetic instead of the expression machine. Null when some value needs the general path.
+   */
+  private fastPlan(object: ObjectFile, state: ObjectState, vaddr: bigint, scope: ScopeAtPc, names: readonly string[] | undefined, arch: UnwindArch): FastPlan | null {
+    const key = `${vaddr}\0${names?.join(',') ?? ''}`;
+    let plans = this.plans.get(object);
+    if (!plans) this.plans.set(object, (plans = new Map()));
+    let plan = plans.get(key);
+    if (plan === undefined) {
+      plan = compileFastPlan(object, state.formatter, vaddr, scope, names, arch);
+      if (plans.size >= 4096) plans.clear();
+      plans.set(key, plan);
+    }
+    return plan;
+  }
+
   private valueOf(variable: ScopeVariable, formatter: ValueFormatter, ctx: ExpressionContext,
     memory: (address: bigint, length: number) => Uint8Array | undefined, targets: PointerTargets): string {
     const size = formatter.size(variable.type);
@@ -180,6 +205,99 @@ export class LogpointEvaluator {
       info.refAttr(d, AT.abstract_origin)) type = info.refAttr(d, AT.type);
     return { name, type, parameter: false, location: location.kind === 'block' ? { kind: 'expression', expression: location.bytes } : { kind: 'none' } };
   }
+}
+
+/** One integer read without the expression machine: from a sampled register, or from the stack copy at (CFA register + offset). */
+interface FastValue {
+  readonly name: string;
+  readonly perfRegister: number;
+  /** Undefined: the value is the register itself; else the stack slot at register + offset. */
+  readonly offset?: number;
+  readonly size: 1 | 2 | 4 | 8;
+  readonly signed: boolean;
+}
+
+type FastPlan = readonly FastValue[];
+
+const DW_OP_reg0 = 0x50;
+const DW_OP_fbreg = 0x91;
+const DW_OP_call_frame_cfa = 0x9c;
+// DW_ATE_signed, DW_ATE_unsigned.
+const ATE_SIGNED = 0x5;
+const ATE_UNSIGNED = 0x7;
+
+function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: bigint, scope: ScopeAtPc, names: readonly string[] | undefined,
+  arch: UnwindArch): FastPlan | null {
+  const variables = names ? names.map((name) => scope.variables.find((v) => v.name === name)) : scope.variables;
+  const info = object.dwarfInfo()!;
+  let cfa: { perfRegister: number; offset: number } | null | undefined;
+  const cfaRule = () => {
+    if (cfa !== undefined) return cfa;
+    const row = object.callFrameInfo()?.rowAt(vaddr);
+    const perf = row?.cfa.kind === 'register' ? arch.perfRegOfDwarf[row.cfa.register] : undefined;
+    cfa = row && row.cfa.kind === 'register' && perf !== undefined && perf >= 0 ? { perfRegister: perf, offset: Number(row.cfa.offset) } : null;
+    return cfa;
+  };
+  const plan: FastValue[] = [];
+  for (const variable of variables) {
+    if (!variable || variable.location.kind !== 'expression') return null;
+    const type = formatter.strip(variable.type);
+    const size = formatter.size(type);
+    const encoding = type ? info.numberAttr(type, AT.encoding) : undefined;
+    if (!type || type.tag !== TAG.base_type || (encoding !== ATE_SIGNED && encoding !== ATE_UNSIGNED) || (size !== 1 && size !== 2 && size !== 4 && size !== 8)) return null;
+    const expression = variable.location.expression;
+    const signed = encoding === ATE_SIGNED;
+    if (expression.length === 1 && expression[0] >= DW_OP_reg0 && expression[0] < DW_OP_reg0 + 32) {
+      const perf = arch.perfRegOfDwarf[expression[0] - DW_OP_reg0];
+      if (perf === undefined || perf < 0) return null;
+      plan.push({ name: variable.name, perfRegister: perf, size, signed });
+      continue;
+    }
+    const frameBase = scope.frameBase;
+    if (expression[0] !== DW_OP_fbreg || frameBase.kind !== 'expression' || frameBase.expression.length !== 1 || frameBase.expression[0] !== DW_OP_call_frame_cfa) return null;
+    const offset = sleb128(expression, 1);
+    const rule = cfaRule();
+    if (!offset || !rule) return null;
+    plan.push({ name: variable.name, perfRegister: rule.perfRegister, offset: rule.offset + offset.value, size, signed });
+  }
+  return plan;
+}
+
+/** A whole-expression SLEB128 operand at `at`, or undefined when the expression holds more than it. */
+function sleb128(bytes: Uint8Array, at: number): { value: number } | undefined {
+  let value = 0; let shift = 0; let byte: number;
+  do {
+    if (at >= bytes.length || shift > 28) return undefined;
+    byte = bytes[at++];
+    value |= (byte & 0x7f) << shift;
+    shift += 7;
+  } while (byte & 0x80);
+  if (byte & 0x40 && shift < 32) value |= -1 << shift;
+  return at === bytes.length ? { value } : undefined;
+}
+
+/** The plan's values from one hit, or undefined when a slot is outside the stack copy (the general path says why). */
+function readFast(plan: FastPlan, hit: LogpointHit, sp: bigint): Record<string, string> | undefined {
+  const values: Record<string, string> = {};
+  let view: DataView | undefined;
+  for (const value of plan) {
+    const register = hit.registers[value.perfRegister];
+    if (register === undefined) return undefined;
+    if (value.offset === undefined) {
+      values[value.name] = (value.signed ? BigInt.asIntN(value.size * 8, register) : BigInt.asUintN(value.size * 8, register)).toString();
+      continue;
+    }
+    const at = Number(register - sp) + value.offset;
+    if (at < 0 || at + value.size > hit.stack.length) return undefined;
+    view ??= new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
+    switch (value.size) {
+      case 1: values[value.name] = String(value.signed ? view.getInt8(at) : view.getUint8(at)); break;
+      case 2: values[value.name] = String(value.signed ? view.getInt16(at, true) : view.getUint16(at, true)); break;
+      case 4: values[value.name] = String(value.signed ? view.getInt32(at, true) : view.getUint32(at, true)); break;
+      case 8: values[value.name] = (value.signed ? view.getBigInt64(at, true) : view.getBigUint64(at, true)).toString(); break;
+    }
+  }
+  return values;
 }
 
 /** The architecture of the sampled pc's object (x86_64 or aarch64), as the unwinder picks it. */

@@ -67,9 +67,10 @@ function runGdb(dir: string, binary: string, line: number, belowSp: readonly str
 
 interface RingsideHit { ip: bigint; values: Record<string, string>; function?: string }
 
-function runRingside(dir: string, binary: string, line: number): { hits: RingsideHit[]; stderr: string } {
+function runRingside(dir: string, binary: string, line: number, names?: readonly string[]): { hits: RingsideHit[]; stderr: string } {
   const output = path.join(dir, 'values.jsonl');
-  const run = spawnSync(process.execPath, [CLI, 'capture', '-e', `log:logpoint_values.c:${line}`, '-o', output, '--', binary, ROUNDS], { encoding: 'utf8' });
+  const spec = `log:logpoint_values.c:${line}${names ? `:${names.join(',')}` : ''}`;
+  const run = spawnSync(process.execPath, [CLI, 'capture', '-e', spec, '-o', output, '--', binary, ROUNDS], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
   const hits = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((text) => JSON.parse(text) as {
     type: string;
@@ -138,6 +139,21 @@ describe('logpoints: values equal gdb\'s at the same line (-O0 and -O2)', functi
       });
       assert.equal(notCaptured, belowSp.length * gdb.hits.length, 'every red-zone local of every hit, and no other, is not captured');
       if (belowSp.length === 0) assert.ok(compared >= gdb.hits.length * 4, `compared ${compared} values`);
+    });
+  }
+
+  for (const optimization of ['O0', 'O2']) {
+    it(`-${optimization}, LOG-LOOP with names: the integers named (read without the expression machine where they are in a register or a stack slot) equal gdb's`, () => {
+      const binary = fixture(`logpoint_values_${optimization}`);
+      const line = markedLine('LOG-LOOP');
+      const names = ['i', 'slot', 'rounds', 'total'];
+      const gdb = runGdb(dir, binary, line, []);
+      const ringside = runRingside(dir, binary, line, names);
+      assert.equal(ringside.hits.length, gdb.hits.length);
+      gdb.hits.forEach((expected, k) => {
+        assert.deepEqual(Object.keys(ringside.hits[k].values), names, `hit ${k}: the names asked, in order`);
+        for (const name of names) assert.equal(ringside.hits[k].values[name], expected.get(name), `hit ${k}: ${name}`);
+      });
     });
   }
 
