@@ -156,7 +156,8 @@ export class LogpointEvaluator {
    * distance from the CFA (the common case at -O0, and for many locals at -O2): read with plain
    * arithmetic instead of the expression machine. Null when some value needs the general path.
    */
-  private fastPlan(object: ObjectFile, state: ObjectState, vaddr: bigint, scope: ScopeAtPc, names: readonly string[] | undefined, arch: UnwindArch): FastPlan | null {
+  private fastPlan(object: ObjectFile, state: ObjectState, vaddr: bigint, scope: ScopeAtPc,
+    names: readonly string[] | undefined, arch: UnwindArch): FastPlan | null {
     const key = `${vaddr}\0${names?.join(',') ?? ''}`;
     let plans = this.plans.get(object);
     if (!plans) this.plans.set(object, (plans = new Map()));
@@ -244,7 +245,10 @@ function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: b
     const type = formatter.strip(variable.type);
     const size = formatter.size(type);
     const encoding = type ? info.numberAttr(type, AT.encoding) : undefined;
-    if (!type || type.tag !== TAG.base_type || (encoding !== ATE_SIGNED && encoding !== ATE_UNSIGNED) || (size !== 1 && size !== 2 && size !== 4 && size !== 8)) return null;
+    if (!type ||
+      type.tag !== TAG.base_type ||
+      (encoding !== ATE_SIGNED && encoding !== ATE_UNSIGNED) ||
+      (size !== 1 && size !== 2 && size !== 4 && size !== 8)) return null;
     const expression = variable.location.expression;
     const signed = encoding === ATE_SIGNED;
     if (expression.length === 1 && expression[0] >= DW_OP_reg0 && expression[0] < DW_OP_reg0 + 32) {
@@ -254,7 +258,10 @@ function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: b
       continue;
     }
     const frameBase = scope.frameBase;
-    if (expression[0] !== DW_OP_fbreg || frameBase.kind !== 'expression' || frameBase.expression.length !== 1 || frameBase.expression[0] !== DW_OP_call_frame_cfa) return null;
+    if (expression[0] !== DW_OP_fbreg ||
+      frameBase.kind !== 'expression' ||
+      frameBase.expression.length !== 1 ||
+      frameBase.expression[0] !== DW_OP_call_frame_cfa) return null;
     const offset = sleb128(expression, 1);
     const rule = cfaRule();
     if (!offset || !rule) return null;
