@@ -10,6 +10,7 @@ import { registerRecordingCommands } from './commands/recording';
 import { registerSnapshotCommands } from './commands/snapshots';
 import { reattachKeepers, registerAttachCommands } from './commands/attach';
 import { registerEditorCommands } from './commands/editor';
+import { registerLogpointCommands } from './commands/logpoints';
 import { showFirstScreen } from './ui/first-screen';
 
 let manager: SessionManager | undefined;
@@ -22,6 +23,7 @@ export function activate(context: vscode.ExtensionContext): void {
   registerSnapshotCommands(context, services);
   registerAttachCommands(context, services);
   registerEditorCommands(context, services);
+  registerLogpointCommands(context, services);
   services.log(`Ringside activated (pid ${process.pid}, ${process.versions.electron ? `electron ${process.versions.electron}` : `node ${process.version}`})`);
   void showFirstScreen(context, services.log).catch((error: unknown) => services.log(`first screen failed: ${String(error)}`));
   // The kept recordings this editor started outlive a reload: the Sessions view shows them again.

@@ -12,6 +12,7 @@ import { TimelinePanel, type TimelineHost } from './panel/timeline-panel';
 import { describeError } from './ui/errors';
 import { pickTarget } from './ui/pickers';
 import { HardwareBreakpoints } from './editor/editor-integration';
+import { Logpoints } from './editor/logpoints';
 
 export interface Settings {
   readonly defaultEvents: string[];
@@ -64,6 +65,7 @@ export interface Services {
   readonly sessions: SessionManager;
   readonly keepers: KeeperClient;
   readonly breakpoints: HardwareBreakpoints;
+  readonly logpoints: Logpoints;
   readonly timelineHost: TimelineHost;
   /** dist/cli.js of this installation, which keepers run. */
   readonly cliPath: string;
@@ -85,7 +87,8 @@ export function createServices(context: vscode.ExtensionContext): Services {
   const cliPath = path.join(context.extensionPath, 'dist', 'cli.js');
   const breakpoints = new HardwareBreakpoints(sessions, pickTarget, log, () => TimelinePanel.instance?.postWatches(), () => settings().pages);
   const timelineHost: TimelineHost = { extensionUri: context.extensionUri, manager: sessions, log, watches: breakpoints.watchHandler };
-  return { context, output, log, backend, sessions, keepers, breakpoints, timelineHost, cliPath };
+  const logpoints = new Logpoints(sessions, pickTarget, log, () => settings().pages);
+  return { context, output, log, backend, sessions, keepers, breakpoints, logpoints, timelineHost, cliPath };
 }
 
 /**

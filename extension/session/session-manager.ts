@@ -452,9 +452,14 @@ export class SessionManager {
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
+    // A logpoint's records carry the values read from their registers and stack (details drawer, JSON Lines, the editor's line).
+    const withValues: DecodedSnapshot = {
+      ...decoded,
+      sampleValues: (event, pid, registers, stack) => session.symbols.sampleValues(event, pid, registers, stack),
+    };
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
-      name, sessionId: session.id, takenAtMs, decoded, sizeBytes,
+      name, sessionId: session.id, takenAtMs, decoded: withValues, sizeBytes,
       recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations, symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
     };

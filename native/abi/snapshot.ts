@@ -125,6 +125,11 @@ export interface ResolvedEvent {
    * path as a user pointer in config1, which open time fills in (see OpenOptions.uprobePath).
    */
   readonly uprobe?: UprobeTarget;
+  /**
+   * A logpoint (log:FILE:LINE[:NAME,...]): its uprobe samples the user registers and stack, from which
+   * the host reads the values of `variables` (undefined: all in scope) at each hit.
+   */
+  readonly logpoint?: { readonly file: string; readonly line: number; readonly variables?: readonly string[] };
 }
 
 export interface UprobeTarget {

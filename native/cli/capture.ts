@@ -99,7 +99,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       snapshots++;
       const losses = cliLosses(raw, decoded);
       await writer.write(decoded, raw.processes, snapshotLimitations(raw, losses));
-      if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded, losses));
+      if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded, losses) + writer.logpointSummary(decoded));
     };
     let triggered = 0;
     // A triggered snapshot goes to a file of its own and takes nothing from -o's: its moments are in the next regular snapshot too.

@@ -14,6 +14,8 @@ import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
 import { describeLosses, formatBytes, type LossReport } from '../decode/losses';
 import { AtomicFile, FileWriteError } from '../sys/safe-file';
+import { describeLogpointTally, tallyLogpoints } from '../decode/logpoint-tally';
+import { isLogpointSpec } from '../specs/parse';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -55,7 +57,7 @@ export class SnapshotWriter {
     this.snapshotIndex++;
     this.symbols.learn(snapshot, procState);
     // Samples with user registers and stack (-g dwarf) show their unwound callers in JSON Lines and on the timeline.
-    const decoded: DecodedSnapshot = { ...snapshot, unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack) };
+    const decoded = this.withHostReaders(snapshot);
     if (this.options.format === 'jsonl') {
       try {
         await this.writeJsonLines(decoded);
@@ -86,7 +88,7 @@ export class SnapshotWriter {
   ): Promise<number> {
     this.snapshotIndex++;
     this.symbols.learn(snapshot, procState);
-    const decoded: DecodedSnapshot = { ...snapshot, unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack) };
+    const decoded = this.withHostReaders(snapshot);
     const { columns } = decoded;
     const origin = columns.timeOriginNs;
     const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.frames.nameOf(pid, ip, kernel);
@@ -106,6 +108,21 @@ export class SnapshotWriter {
     }
     if (chunk) await this.flush(chunk);
     return released.length;
+  }
+
+  /** The snapshot with what only the host can read: unwound user stacks (-g dwarf) and logpoint values. */
+  private withHostReaders(snapshot: DecodedSnapshot): DecodedSnapshot {
+    return {
+      ...snapshot,
+      unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack),
+      sampleValues: (event, pid, registers, stack) => this.symbols.sampleValues(event, pid, registers, stack),
+    };
+  }
+
+  /** The summary lines of the logpoints of the snapshot written last (hits, last value, distinct values per variable). */
+  logpointSummary(snapshot: DecodedSnapshot): string {
+    const tallies = tallyLogpoints(this.withHostReaders(snapshot), isLogpointSpec);
+    return tallies.flatMap((tally) => describeLogpointTally(tally).map((line) => `  ${line}\n`)).join('');
   }
 
   private async writeJsonLines(decoded: DecodedSnapshot): Promise<void> {

@@ -5,6 +5,10 @@
 // per-address table the timeline's messages are built from.
 
 import type { DecodedSnapshot } from '../decode/types';
+import type { EventDescription } from '../abi/snapshot';
+import { LogpointEvaluator } from '../symbols/logpoint-values';
+import { readProcessMemory } from '../sys/process-memory';
+import { isLogpointSpec, parseEventSpec } from '../specs/parse';
 import { decodeRecordAt } from '../decode/record';
 import { RecordType } from '../abi/uapi';
 import type { ProcessSideband } from '../perf/sideband-types';
@@ -24,6 +28,9 @@ interface KnownProcess {
 export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
+  private readonly logpoints = new LogpointEvaluator((pid, ip) => this.symbolizer.objectAt(pid, ip), readProcessMemory);
+  /** The NAMEs of each logpoint spec (null: all in scope). */
+  private readonly logpointNames = new Map<string, readonly string[] | null>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
   readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
     (pid, tid) => this.commOf(pid, tid));
@@ -116,6 +123,22 @@ export class SnapshotSymbols {
   /** The user frames of a sample with user registers and stack (see Symbolizer.unwindUserStack). */
   unwindUserStack(pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array): readonly bigint[] {
     return this.symbolizer.unwindUserStack(pid, registers, stack);
+  }
+
+  /**
+   * A logpoint hit's values (see LogpointEvaluator), or undefined for an event that is not a logpoint.
+   * Memory beyond the sampled stack is read from the live process where this user may (/proc/PID/mem).
+   */
+  sampleValues(event: EventDescription, pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array):
+    Readonly<Record<string, unknown>> | undefined {
+    if (!isLogpointSpec(event.name)) return undefined;
+    let names = this.logpointNames.get(event.name);
+    if (names === undefined) {
+      const ast = parseEventSpec(event.name);
+      names = ast.kind === 'logpoint' ? ast.variables ?? null : null;
+      this.logpointNames.set(event.name, names);
+    }
+    return { ...this.logpoints.evaluate({ pid, registers, stack }, names ?? undefined) };
   }
 
   sourceLine(pid: number, ip: bigint) {

@@ -7,7 +7,7 @@ import { parseInfoFor } from './parse-info';
 import { DecodeError } from './errors';
 import type { ParseInfo } from './parse-info';
 import { decodeTracepoint, type TracepointValues } from './tracepoint';
-import type { DecodedRecord, DecodedSnapshot, UserStackUnwinder } from './types';
+import type { DecodedRecord, DecodedSnapshot, SampleValuesReader, UserStackUnwinder } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
 
 const utf8 = new TextDecoder('utf-8');
@@ -521,8 +521,19 @@ export function decodeRecordAt(snapshot: DecodedSnapshot, row: number): DecodedR
   const { ring, offset, event } = rowSource(snapshot, row);
   let decoded = decodeRecordBytes(ring.bytes, offset, event);
   if (snapshot.unwindUserStack) decoded = withUnwoundUserStack(decoded, snapshot.unwindUserStack);
+  if (snapshot.sampleValues && event) decoded = withSampleValues(decoded, event, snapshot.sampleValues);
   if (decoded.cpu === undefined && ring.cpu >= 0) return { ...decoded, cpu: ring.cpu };
   return decoded;
+}
+
+/** A sample whose registers and stack a host reads values from: the values in their place (see SampleValuesReader). */
+function withSampleValues(record: DecodedRecord, event: EventDescription, read: SampleValuesReader): DecodedRecord {
+  const { regsUser, stackUser, ...rest } = record.fields as { regsUser?: RegsBlock; stackUser?: { data: Uint8Array; dynSize: bigint } };
+  if (record.type !== 'SAMPLE' || record.pid === undefined || !regsUser || !stackUser) return record;
+  const valid = stackUser.data.subarray(0, Number(stackUser.dynSize < BigInt(stackUser.data.length) ? stackUser.dynSize : BigInt(stackUser.data.length)));
+  const values = read(event, record.pid, regsUser.regs, valid);
+  if (!values) return record;
+  return { ...record, fields: { ...rest, ...values } };
 }
 
 const PERF_CONTEXT_USER = 0xffffffff00000000n | BigInt(CallchainContext.USER);

@@ -67,6 +67,14 @@ export interface DecodedRecord {
  */
 export type UserStackUnwinder = (pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array) => readonly bigint[];
 
+/**
+ * The fields a host reads from a sample's user registers and stack for its event (a logpoint's
+ * variable values), or undefined when the event is not one it reads. They replace the registers and
+ * the stack bytes in the record: the values are what those were sampled for.
+ */
+export type SampleValuesReader = (event: EventDescription, pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array) =>
+  Readonly<Record<string, unknown>> | undefined;
+
 /** What decodeSnapshot returns. */
 export interface DecodedSnapshot {
   readonly events: readonly EventDescription[];
@@ -79,4 +87,6 @@ export interface DecodedSnapshot {
    * decodeRecordAt gives a sample that carries user registers and stack its unwound user callchain.
    */
   readonly unwindUserStack?: UserStackUnwinder;
+  /** Set by a host that reads logpoint values (native/symbols/logpoint-values.ts): decodeRecordAt adds them to the record's fields. */
+  readonly sampleValues?: SampleValuesReader;
 }

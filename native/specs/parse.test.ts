@@ -182,6 +182,28 @@ describe('specs/parse', () => {
     });
   });
 
+  describe('logpoints: log:', () => {
+    it('parses log:FILE:LINE and log:FILE:LINE:NAME,NAME', () => {
+      const all = as(parseEventSpec('log:src/loop.c:42'), 'logpoint');
+      assert.deepEqual([all.file, all.line, all.position, all.text, all.variables], ['src/loop.c', 42, 4, 'src/loop.c:42', undefined]);
+      assert.deepEqual(as(parseEventSpec('log:loop.c:42:i,total_2'), 'logpoint').variables, ['i', 'total_2']);
+    });
+
+    it('refuses a missing line, line 0, and names that are not C identifiers, at their column', () => {
+      expectSpecError('log:', 4, /log: needs a source line: log:FILE:LINE\[:NAME,...\]/);
+      expectSpecError('log:loop.c', 10, /log:loop\.c needs a line number/, 'loop.c');
+      expectSpecError('log:loop.c:0', 11, /line numbers start at 1, got 0/);
+      expectSpecError('log:loop.c:42:i,,j', 16, /empty variable name/);
+      expectSpecError('log:loop.c:42:i,p->x', 16, /'p->x' is not a variable name \(a C identifier\)/, 'p->x');
+      expectSpecError('log:loop.c:42/i', 13, /unexpected '\/i' after log:loop\.c:42/, '/i');
+    });
+
+    it('takes the rest of a comma list as its names; one without names leaves the list to the next spec', () => {
+      assert.deepEqual(parseEventList('cs,log:a.c:3:i,cs').map((ast) => ast.kind === 'logpoint' ? ast.variables : ast.kind), ['software', ['i', 'cs']]);
+      assert.deepEqual(parseEventList('log:src/a.c:3,cs').map((ast) => ast.kind), ['logpoint', 'software']);
+    });
+  });
+
   describe('PMU events', () => {
     it('parses terms with numbers, strings and flags, and bare or colon modifiers', () => {
       const ast = as(parseEventSpec('msr/event=0x4,config1=12,name=smi_count,aux-output/uk'), 'pmu');

@@ -2,7 +2,7 @@
 // Pure: no node, koffi or vscode imports, so the webview can validate specs as the user types.
 //
 // Grammar (a subset of perf's parse-events.y, the parts a flight recorder needs):
-//   spec        := software | tracepoint | breakpoint | line | uprobe | pmu
+//   spec        := software | tracepoint | breakpoint | line | logpoint | uprobe | pmu
 //   software    := SWNAME [ '/' terms '/' ] [ ':' mods ]          cpu-clock, cs:u, faults/period=10/
 //   tracepoint  := SYS ':' NAME [ '/' terms '/' ] [ ':' mods ]      sched:sched_switch, syscalls:sys_enter_uname/aux-action=resume/
 //                  SYS and NAME may be globs (* ? [a-z]), as perf's: syscalls:sys_enter_*, *:sched_switch;
@@ -10,6 +10,9 @@
 //   breakpoint  := 'mem:' ADDR [ '/' LEN ] [ ':' ACCESS ] [ ':' mods ]
 //                  ADDR = 0xHEX | DECIMAL | SYMBOL | FILE ':' LINE   ACCESS = [rwx]{1,3}
 //   line        := 'line:' FILE ':' LINE                             line:loop.c:42  (a uprobe on every address of the line)
+//   logpoint    := 'log:' FILE ':' LINE [ ':' NAME { ',' NAME } ]    log:loop.c:42, log:loop.c:42:i,total  (a uprobe on the line
+//                  sampling registers and stack; the values of the variables in scope, or of the NAMEs, at each hit).
+//                  The NAME list takes the rest of a comma list: give further events with their own -e.
 //   uprobe      := 'uprobe:' BIN ':' SYMBOL [ '+' OFF ]             uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid, uprobe:app:main+0x10
 //   pmu         := PMU '/' terms '/' [ [':'] mods ]                  msr/tsc/, msr/event=0x4/uk, persistent/mce_record/
 //   terms       := term { ',' term }        term := KEY [ '=' VALUE ]
@@ -121,6 +124,23 @@ export type EventSpecAst =
     readonly modifiers?: undefined;
   }
   | {
+    /**
+     * `log:FILE:LINE[:NAME,...]`: a logpoint. A uprobe where a debugger would break on the line (one
+     * place per function holding it) that samples the user registers and stack; each hit's values of
+     * the variables in scope there (or only of NAMEs) are read on the host through the DWARF.
+     */
+    readonly kind: 'logpoint';
+    readonly spec: string;
+    readonly file: string;
+    readonly line: number;
+    /** Column of FILE; `text` is FILE:LINE as written. */
+    readonly position: number;
+    readonly text: string;
+    /** The names asked for, in order; undefined: every variable in scope. */
+    readonly variables?: readonly string[];
+    readonly modifiers?: undefined;
+  }
+  | {
     /** `uprobe:BIN:SYMBOL[+OFF]`: one uprobe at SYMBOL + OFF of the ELF file BIN (an executable or a shared library). */
     readonly kind: 'uprobe';
     readonly spec: string;
@@ -189,6 +209,7 @@ export function parseEventSpec(spec: string): EventSpecAst {
   }
   if (spec.startsWith('mem:')) return parseBreakpoint(spec);
   if (spec.startsWith(LINE_PREFIX)) return parseLine(spec);
+  if (spec.startsWith(LOG_PREFIX)) return parseLogpoint(spec);
   if (spec.startsWith(UPROBE_PREFIX)) return parseUprobe(spec);
   const globHead = TRACEPOINT_GLOB.exec(spec);
   // `sys*:name`, `*:name`: a glob system is a tracepoint (perf globs no other kind of name).
@@ -220,7 +241,7 @@ export function parseEventSpec(spec: string): EventSpecAst {
     }
     const suggestion = nearest(word, [...SOFTWARE_BY_NAME.keys()]);
     throw new SpecError(
-      `unknown event '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; expected a software event, SYSTEM:TRACEPOINT, mem:ADDR, line:FILE:LINE, uprobe:BIN:SYMBOL or PMU/TERMS/ (see 'ringside events')`,
+      `unknown event '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; expected a software event, SYSTEM:TRACEPOINT, mem:ADDR, line:FILE:LINE, log:FILE:LINE, uprobe:BIN:SYMBOL or PMU/TERMS/ (see 'ringside events')`,
       spec, 0, word);
   }
   throw new SpecError(`unexpected '${next}' after '${word}'`, spec, cursor);
@@ -245,6 +266,8 @@ export function parseEventList(text: string): EventSpecAst[] {
   let depth = false;
   let start = 0;
   for (let i = 0; i < text.length; i++) {
+    // A logpoint's NAME list (log:FILE:LINE:a,b) is comma-separated too: it takes the rest of the list.
+    if (i === start && LOGPOINT_WITH_NAMES.test(text.slice(start))) break;
     // Addresses and paths (mem:, line:, uprobe:) hold slashes that open no terms.
     if (text[i] === '/' && !PATH_PREFIXES.some((prefix) => text.startsWith(prefix, start))) depth = !depth;
     else if (text[i] === ',' && !depth) {
@@ -257,8 +280,47 @@ export function parseEventList(text: string): EventSpecAst[] {
 }
 
 const LINE_PREFIX = 'line:';
+const LOG_PREFIX = 'log:';
 const UPROBE_PREFIX = 'uprobe:';
-const PATH_PREFIXES = ['mem:', LINE_PREFIX, UPROBE_PREFIX];
+const PATH_PREFIXES = ['mem:', LINE_PREFIX, LOG_PREFIX, UPROBE_PREFIX];
+const LOGPOINT_WITH_NAMES = /^log:[^:\s]*:[0-9]+:/;
+/** A variable a logpoint may name: a C identifier. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Whether an event name is a logpoint's (its records carry values). */
+export function isLogpointSpec(spec: string): boolean {
+  return spec.startsWith(LOG_PREFIX);
+}
+
+/** `log:FILE:LINE[:NAME,...]`. */
+function parseLogpoint(spec: string): EventSpecAst {
+  const cursor = LOG_PREFIX.length;
+  const rest = spec.slice(cursor);
+  const fileLine = FILE_LINE.exec(rest);
+  if (!fileLine) {
+    const file = /^[^:]*/.exec(rest)?.[0] ?? '';
+    if (file === '') throw new SpecError('log: needs a source line: log:FILE:LINE[:NAME,...], e.g. log:loop.c:42 or log:loop.c:42:i,total', spec, cursor);
+    const lineText = /^:([^:]*)/.exec(rest.slice(file.length))?.[1];
+    if (lineText === undefined || lineText === '') throw new SpecError(`log:${file} needs a line number: log:${file}:LINE`, spec, cursor + file.length, file);
+    throw new SpecError(`'${lineText}' is not a line number (a decimal, from 1)`, spec, cursor + file.length + 1, lineText);
+  }
+  const [text, file, digits] = fileLine;
+  const line = Number(digits);
+  if (line < 1) throw new SpecError(`line numbers start at 1, got ${digits}`, spec, cursor + file.length + 1, text);
+  let at = cursor + text.length;
+  if (at === spec.length) return { kind: 'logpoint', spec, file, line, position: cursor, text };
+  if (spec[at] !== ':') throw new SpecError(`unexpected '${spec.slice(at)}' after log:${text} (a logpoint takes :NAME,NAME...)`, spec, at, spec.slice(at));
+  at++;
+  const variables: string[] = [];
+  for (const name of spec.slice(at).split(',')) {
+    if (!VARIABLE_NAME.test(name)) {
+      throw new SpecError(name === '' ? 'empty variable name (two commas in a row, or a trailing comma)' : `'${name}' is not a variable name (a C identifier)`, spec, at, name || undefined);
+    }
+    variables.push(name);
+    at += name.length + 1;
+  }
+  return { kind: 'logpoint', spec, file, line, position: cursor, text, variables };
+}
 
 /** `line:FILE:LINE`. A uprobe counts executions only, so there is no access, length or modifier to give. */
 function parseLine(spec: string): EventSpecAst {

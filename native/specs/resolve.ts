@@ -151,6 +151,8 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
       return resolveBreakpoint(ast, attr, ctx, notes);
     case 'line':
       return resolveLineUprobes(ast, attr, ctx, notes);
+    case 'logpoint':
+      return resolveLogpoint(ast, attr, ctx, notes);
     case 'uprobe':
       return resolveUprobe(ast, attr, ctx, notes);
     case 'pmu': {
@@ -503,7 +505,8 @@ function uprobeAttr(attr: PerfEventAttr, target: UprobeTarget, ctx: ResolveConte
 }
 
 /** line:FILE:LINE: a uprobe on every is_stmt address of the line in the target executable (perf probe's choice of addresses). */
-function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[]): ResolvedSpec {
+function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' | 'logpoint' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[],
+  places: 'statements' | 'sites' = 'statements'): ResolvedSpec {
   const symbols = ctx.symbols;
   if (!symbols) {
     throw new SpecError(`source line ${ast.text} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`, ast.spec, ast.position, ast.text);
@@ -515,14 +518,14 @@ function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' }>, attr: 
   if (!line) throw new SpecError(`no code at ${ast.text}`, ast.spec, ast.position, ast.text);
   let target: UprobeTarget;
   try {
-    target = { path: symbols.path, sites: line.statements.map((site) => ({ ...site, offset: symbols.fileOffset(site.address) })) };
+    target = { path: symbols.path, sites: line[places].map((site) => ({ ...site, offset: symbols.fileOffset(site.address) })) };
   } catch (error) {
     throw new SpecError(`cannot place ${ast.text} in ${symbols.path}: ${(error as Error).message}`, ast.spec, ast.position, ast.text);
   }
   if (line.line !== ast.line) notes.push(`${ast.file}:${ast.line} has no code; counting line ${line.line}, the next line that does`);
   if (target.sites.length > 1) {
-    const places = target.sites.map((site) => `${site.function ? `${site.function} ` : ''}0x${site.address.toString(16)}`).join(', ');
-    notes.push(`${basename(line.file)}:${line.line} begins at ${target.sites.length} addresses (${places}): one uprobe on each, hits are their sum`);
+    const addresses = target.sites.map((site) => `${site.function ? `${site.function} ` : ''}0x${site.address.toString(16)}`).join(', ');
+    notes.push(`${basename(line.file)}:${line.line} ${places === 'sites' ? 'is in' : 'begins at'} ${target.sites.length} ${places === 'sites' ? 'functions' : 'addresses'} (${addresses}): one uprobe on each, hits are their sum`);
   }
   return {
     name: ast.spec,
@@ -532,6 +535,28 @@ function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' }>, attr: 
     notes,
     uprobe: target,
   };
+}
+
+/** Registers and user stack a logpoint samples at each hit: what the values are read from (perf's default stack copy). */
+export const LOGPOINT_STACK_BYTES = DEFAULT_DWARF_STACK_BYTES;
+
+/**
+ * log:FILE:LINE[:NAME,...]: a uprobe where a debugger breaks on the line (one place per function
+ * holding it, its first statement there: gdb's `break FILE:LINE`, so hit k is gdb's stop k), sampling
+ * the user registers and 8 KiB of user stack, from which the host reads the variables' values.
+ */
+function resolveLogpoint(ast: Extract<EventSpecAst, { kind: 'logpoint' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[]): ResolvedSpec {
+  const arch = unwindArchOfNode(process.arch);
+  if (!arch) throw new SpecError(`log: reads values through the DWARF registers of x86_64 and aarch64, not ${process.arch}`, ast.spec, ast.position, ast.text);
+  const resolved = resolveLineUprobes(ast, attr, ctx, notes, 'sites');
+  const sampled: PerfEventAttr = {
+    ...resolved.attr,
+    sampleType: resolved.attr.sampleType | Sample.REGS_USER | Sample.STACK_USER,
+    sampleRegsUser: arch.sampleRegsMask,
+    sampleStackUser: LOGPOINT_STACK_BYTES,
+  };
+  const { file, line } = resolved.location!;
+  return { ...resolved, attr: sampled, logpoint: { file: file!, line: line!, ...(ast.variables ? { variables: ast.variables } : {}) } };
 }
 
 /** uprobe:BIN:SYMBOL[+OFF]: one uprobe at the function's address plus OFF, in BIN (the target, or a library it maps). */

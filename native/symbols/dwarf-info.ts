@@ -13,6 +13,11 @@ export interface DwarfSections {
   readonly lineStr?: Uint8Array;
   readonly strOffsets?: Uint8Array;
   readonly addr?: Uint8Array;
+  /** Location lists (DWARF 5, DWARF 2-4) and address ranges (DWARF 5, DWARF 2-4): where locals live at each pc. */
+  readonly loclists?: Uint8Array;
+  readonly loc?: Uint8Array;
+  readonly rnglists?: Uint8Array;
+  readonly ranges?: Uint8Array;
   readonly littleEndian: boolean;
 }
 
@@ -46,21 +51,23 @@ export interface DwarfVariable {
 }
 
 // DW_TAG_*
-const TAG = {
+export const TAG = {
   array_type: 0x01, class_type: 0x02, enumeration_type: 0x04, lexical_block: 0x0b, member: 0x0d, pointer_type: 0x0f,
   reference_type: 0x10, compile_unit: 0x11, structure_type: 0x13, subroutine_type: 0x15, typedef: 0x16,
   union_type: 0x17, inlined_subroutine: 0x1d, ptr_to_member_type: 0x1f, subrange_type: 0x21, base_type: 0x24,
   const_type: 0x26, subprogram: 0x2e, variable: 0x34, volatile_type: 0x35, restrict_type: 0x37, namespace: 0x39,
   unspecified_type: 0x3b, partial_unit: 0x3c, rvalue_reference_type: 0x42, atomic_type: 0x47, immutable_type: 0x4b,
-  skeleton_unit: 0x4a,
+  skeleton_unit: 0x4a, formal_parameter: 0x05, enumerator: 0x28,
 } as const;
 
-// DW_AT_*
-const AT = {
+// DW_AT_*: the names, addresses and sizes of globals; scopes, locations and types of locals (dwarf-scopes.ts).
+export const AT = {
   location: 0x02, name: 0x03, byte_size: 0x0b, stmt_list: 0x10, low_pc: 0x11, comp_dir: 0x1b, upper_bound: 0x2f,
   abstract_origin: 0x31, count: 0x37, decl_file: 0x3a, decl_line: 0x3b, declaration: 0x3c, external: 0x3f,
   specification: 0x47, type: 0x49, lower_bound: 0x22, str_offsets_base: 0x72, addr_base: 0x73, linkage_name: 0x6e,
   MIPS_linkage_name: 0x2007, GNU_addr_base: 0x2133,
+  high_pc: 0x12, const_value: 0x1c, artificial: 0x34, data_member_location: 0x38, encoding: 0x3e, frame_base: 0x40,
+  ranges: 0x55, bit_size: 0x0d, data_bit_offset: 0x6b, rnglists_base: 0x74, loclists_base: 0x8c,
 } as const;
 
 const KEPT_ATTRIBUTES = new Set<number>(Object.values(AT));
@@ -71,7 +78,8 @@ const DW_OP_GNU_addr_index = 0xfb;
 interface AbbrevAttribute { readonly name: number; readonly form: number; readonly implicitConst?: bigint }
 interface Abbrev { readonly tag: number; readonly hasChildren: boolean; readonly attributes: readonly AbbrevAttribute[] }
 
-interface Die {
+/** One debugging information entry with the attributes this reader keeps. */
+export interface Die {
   readonly offset: number;
   readonly tag: number;
   readonly parent?: Die;
@@ -80,13 +88,16 @@ interface Die {
   children?: Die[];
 }
 
-interface UnitState {
+export interface UnitState {
   readonly offset: number;
   readonly version: number;
   readonly addressSize: number;
   readonly ctx: FormContext;
   strOffsetsBase?: number;
   addrBase?: number;
+  /** DWARF 5: where the unit's offsets into .debug_rnglists / .debug_loclists begin (for DW_FORM_rnglistx / loclistx). */
+  rnglistsBase?: number;
+  loclistsBase?: number;
   info?: CompileUnit;
 }
 
@@ -95,7 +106,7 @@ export class DwarfInfo {
   private readonly dies = new Map<number, Die>();
   private variableCache: DwarfVariable[] | undefined;
 
-  constructor(private readonly sections: DwarfSections) {
+  constructor(readonly sections: DwarfSections) {
     this.parse();
   }
 
@@ -185,6 +196,12 @@ export class DwarfInfo {
       );
     const addrBase = die.attrs.get(AT.addr_base) ?? die.attrs.get(AT.GNU_addr_base);
     if (addrBase && (addrBase.kind === 'sec_offset' || addrBase.kind === 'uint')) unit.addrBase = Number(addrBase.kind === 'uint' ? addrBase.value : addrBase.value);
+    const sectionOffset = (name: number): number | undefined => {
+      const value = die.attrs.get(name);
+      return value && (value.kind === 'sec_offset' || value.kind === 'uint') ? Number(value.value) : undefined;
+    };
+    unit.rnglistsBase = sectionOffset(AT.rnglists_base);
+    unit.loclistsBase = sectionOffset(AT.loclists_base);
     const stmt = die.attrs.get(AT.stmt_list);
     const info: CompileUnit = {
       offset: unit.offset, version: unit.version, addressSize: unit.addressSize,
@@ -196,7 +213,7 @@ export class DwarfInfo {
     if (die.tag === TAG.compile_unit || die.tag === TAG.partial_unit || die.tag === TAG.skeleton_unit) this.units.push(info);
   }
 
-  private stringAttr(die: Die, name: number): string | undefined {
+  stringAttr(die: Die, name: number): string | undefined {
     const v = die.attrs.get(name);
     if (!v) return undefined;
     if (v.kind === 'string') return v.value;
@@ -211,14 +228,14 @@ export class DwarfInfo {
     return undefined;
   }
 
-  private addressIndex(unit: UnitState, index: number): bigint {
+  addressIndex(unit: UnitState, index: number): bigint {
     const table = this.sections.addr;
     if (!table) throw new DwarfFormatError('DW_FORM_addrx/DW_OP_addrx used but the file has no .debug_addr');
     const base = unit.addrBase ?? 8;
     return new DwarfCursor(table, base + index * unit.addressSize, this.sections.littleEndian).uint(unit.addressSize);
   }
 
-  private addressAttr(die: Die, name: number): bigint | undefined {
+  addressAttr(die: Die, name: number): bigint | undefined {
     const v = die.attrs.get(name);
     if (!v) return undefined;
     if (v.kind === 'addr') return v.value;
@@ -226,24 +243,41 @@ export class DwarfInfo {
     return undefined;
   }
 
-  private numberAttr(die: Die, name: number): number | undefined {
+  numberAttr(die: Die, name: number): number | undefined {
     const v = die.attrs.get(name);
     if (!v) return undefined;
     if (v.kind === 'uint' || v.kind === 'sint') return Number(v.value);
     return undefined;
   }
 
-  private flagAttr(die: Die, name: number): boolean {
+  flagAttr(die: Die, name: number): boolean {
     const v = die.attrs.get(name);
     return v !== undefined && v.kind === 'flag' && v.value;
   }
 
-  private refAttr(die: Die, name: number): Die | undefined {
+  refAttr(die: Die, name: number): Die | undefined {
     const v = die.attrs.get(name);
     if (!v) return undefined;
     if (v.kind === 'ref') return this.dies.get(die.unit.offset + v.offset);
     if (v.kind === 'ref_addr') return this.dies.get(v.offset);
     return undefined;
+  }
+
+  /** The DIE at a .debug_info offset. */
+  dieAt(offset: number): Die | undefined {
+    return this.dies.get(offset);
+  }
+
+  /** Every DIE of a tag, in .debug_info order. */
+  diesOfTag(tag: number): Die[] {
+    const out: Die[] = [];
+    for (const die of this.dies.values()) if (die.tag === tag) out.push(die);
+    return out;
+  }
+
+  /** An attribute as read (for location lists and ranges, whose forms say which section they index). */
+  attribute(die: Die, name: number): FormValue | undefined {
+    return die.attrs.get(name);
   }
 
   /** Byte size of the type a DIE refers to, following typedef/cv chains; undefined when unknown. */

@@ -15,6 +15,10 @@ export const ET_DYN = 3;
 export const PT_LOAD = 1;
 export const PT_INTERP = 3;
 export const PT_NOTE = 4;
+/** The part of a writable segment ld.so makes read-only once it has relocated it. */
+export const PT_GNU_RELRO = 0x6474e552;
+export const PF_W = 2;
+const R_X86_64_RELATIVE = 8;
 export const SHT_SYMTAB = 2;
 export const SHT_NOTE = 7;
 export const SHT_NOBITS = 8;
@@ -122,6 +126,7 @@ export class ElfFile {
   readonly sections: readonly SectionHeader[];
   private readonly sectionCache = new Map<string, Uint8Array | undefined>();
   private symbolCache: readonly ElfSymbol[] | undefined;
+  private relocationCache: ReadonlyMap<bigint, bigint | undefined> | undefined;
 
   constructor(readonly bytes: Uint8Array, private readonly inflate?: Inflate) {
     if (bytes.length < 16 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
@@ -310,6 +315,28 @@ export class ElfFile {
       }
     }
     this.symbolCache = out;
+    return out;
+  }
+
+  /**
+   * The dynamic relocations of an x86_64 object (.rela.dyn), keyed by the link-time address they
+   * write: R_X86_64_RELATIVE ones with the addend (the loaded value is load bias + addend), others as
+   * undefined (their value depends on other objects). What a RELRO page holds once ld.so is done.
+   */
+  dynamicRelocations(): ReadonlyMap<bigint, bigint | undefined> {
+    if (this.relocationCache) return this.relocationCache;
+    const out = new Map<bigint, bigint | undefined>();
+    const section = this.sections.find((s) => s.name === '.rela.dyn' && s.type === SHT_RELA);
+    const data = section && this.header.is64 && this.header.machine === EM_X86_64_MACHINE ? this.sectionBytes(section) : undefined;
+    if (section && data) {
+      const r = new ByteReader(data, this.header.littleEndian);
+      const size = section.entSize || 24;
+      for (let o = 0; o + size <= data.length; o += size) {
+        const type = Number(r.u64(o + 8) & 0xffffffffn);
+        out.set(r.u64(o), type === R_X86_64_RELATIVE ? BigInt.asIntN(64, r.u64(o + 16)) : undefined);
+      }
+    }
+    this.relocationCache = out;
     return out;
   }
 

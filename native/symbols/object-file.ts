@@ -99,6 +99,8 @@ export class ObjectFile {
     this.info = new DwarfInfo({
       info, abbrev, str: e.sectionData('.debug_str'), lineStr: e.sectionData('.debug_line_str'),
       strOffsets: e.sectionData('.debug_str_offsets'), addr: e.sectionData('.debug_addr'), littleEndian: e.header.littleEndian,
+      loclists: e.sectionData('.debug_loclists'), loc: e.sectionData('.debug_loc'),
+      rnglists: e.sectionData('.debug_rnglists'), ranges: e.sectionData('.debug_ranges'),
     });
     return this.info;
   }

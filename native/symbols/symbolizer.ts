@@ -139,6 +139,11 @@ export class Symbolizer {
     return [];
   }
 
+  /** The mapped file with symbols at a user-space address of `pid`, parsed, and that address's link-time value in it. */
+  objectAt(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
+    return this.locate(pid, ip);
+  }
+
   /** The mapped file, parsed, and the link-time address of `ip` in it. */
   private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
     const maps = this.processes.get(pid);

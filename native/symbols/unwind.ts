@@ -4,6 +4,7 @@
 // libunwind/libdw. Pure: the caller says which object covers a pc and where the stack is.
 
 import type { CallFrameInfo, CfaRule, RegisterRule, UnwindRow } from './cfi';
+import { evaluateValue } from './dwarf-expression';
 
 /** One architecture's register numbering: DWARF columns to perf_regs bits, and the roles the walk needs. */
 export interface UnwindArch {
@@ -174,7 +175,8 @@ export function unwindStack(input: UnwindInput): UnwindResult {
   return { frames, end: 'max-frames' };
 }
 
-function evaluateCfa(rule: CfaRule, registers: ReadonlyMap<number, bigint>, read: (address: bigint) => bigint): bigint {
+/** The canonical frame address a row's rule computes from the registers (DWARF numbers) and memory. */
+export function evaluateCfa(rule: CfaRule, registers: ReadonlyMap<number, bigint>, read: (address: bigint) => bigint): bigint {
   if (rule.kind === 'expression') return evaluateExpression(rule.expression, registers, read, []);
   const base = registers.get(rule.register);
   if (base === undefined) throw new Error(`CFA register ${rule.register} is unknown`);
@@ -194,137 +196,9 @@ function applyRule(rule: RegisterRule, register: number, cfa: bigint, registers:
   }
 }
 
-// DW_OP_* used by CFI expressions (PLT stubs, signal trampolines, realigned stacks).
-const OP = {
-  addr: 0x03, deref: 0x06, const1u: 0x08, const1s: 0x09, const2u: 0x0a, const2s: 0x0b, const4u: 0x0c, const4s: 0x0d,
-  const8u: 0x0e, const8s: 0x0f, constu: 0x10, consts: 0x11, dup: 0x12, drop: 0x13, over: 0x14, pick: 0x15, swap: 0x16,
-  rot: 0x17, abs: 0x19, and: 0x1a, div: 0x1b, minus: 0x1c, mod: 0x1d, mul: 0x1e, neg: 0x1f, not: 0x20, or: 0x21,
-  plus: 0x22, plusUconst: 0x23, shl: 0x24, shr: 0x25, shra: 0x26, xor: 0x27, bra: 0x28, eq: 0x29, ge: 0x2a, gt: 0x2b,
-  le: 0x2c, lt: 0x2d, ne: 0x2e, skip: 0x2f, lit0: 0x30, lit31: 0x4f, reg0: 0x50, reg31: 0x6f, breg0: 0x70, breg31: 0x8f,
-  regx: 0x90, bregx: 0x92, derefSize: 0x94, nop: 0x96,
-} as const;
-
-const MAX_EXPRESSION_STEPS = 10000;
-
 /** Evaluates a DWARF expression on 64-bit values; `initial` is pushed first (the CFA for register rules). */
 export function evaluateExpression(expression: Uint8Array, registers: ReadonlyMap<number, bigint>, read: (
   address: bigint,
 ) => bigint, initial: readonly bigint[]): bigint {
-  const view = new DataView(expression.buffer, expression.byteOffset, expression.byteLength);
-  const stack: bigint[] = [...initial];
-  let at = 0;
-  const u8 = () => { if (at >= expression.length) throw new Error('expression ends inside an operand'); return expression[at++]; };
-  const fixed = (size: 1 | 2 | 4 | 8, signed: boolean): bigint => {
-    if (at + size > expression.length) throw new Error('expression ends inside an operand');
-    let value: bigint;
-    if (size === 1) value = BigInt(signed ? view.getInt8(at) : view.getUint8(at));
-    else if (size === 2) value = BigInt(signed ? view.getInt16(at, true) : view.getUint16(at, true));
-    else if (size === 4) value = BigInt(signed ? view.getInt32(at, true) : view.getUint32(at, true));
-    else value = signed ? view.getBigInt64(at, true) : view.getBigUint64(at, true);
-    at += size;
-    return value;
-  };
-  const uleb = (): bigint => {
-    let result = 0n; let shift = 0n; let byte: number;
-    do { byte = u8(); result |= BigInt(byte & 0x7f) << shift; shift += 7n; } while (byte & 0x80);
-    return result;
-  };
-  const sleb = (): bigint => {
-    let result = 0n; let shift = 0n; let byte: number;
-    do { byte = u8(); result |= BigInt(byte & 0x7f) << shift; shift += 7n; } while (byte & 0x80);
-    return byte & 0x40 ? result - (1n << shift) : result;
-  };
-  const pop = (): bigint => {
-    const value = stack.pop();
-    if (value === undefined) throw new Error('expression stack underflow');
-    return value;
-  };
-  const push = (value: bigint) => stack.push(BigInt.asUintN(64, value));
-  const register = (number: number): bigint => {
-    const value = registers.get(number);
-    if (value === undefined) throw new Error(`expression reads register ${number}, which is unknown`);
-    return value;
-  };
-  const signed = (value: bigint) => BigInt.asIntN(64, value);
-  for (let steps = 0; at < expression.length; steps++) {
-    if (steps > MAX_EXPRESSION_STEPS) throw new Error('expression does not terminate');
-    const op = u8();
-    if (op >= OP.lit0 && op <= OP.lit31) { push(BigInt(op - OP.lit0)); continue; }
-    if (op >= OP.breg0 && op <= OP.breg31) { push(register(op - OP.breg0) + sleb()); continue; }
-    if (op >= OP.reg0 && op <= OP.reg31) { push(register(op - OP.reg0)); continue; }
-    switch (op) {
-      case OP.addr: push(fixed(8, false)); break;
-      case OP.deref: push(read(pop())); break;
-      case OP.derefSize: {
-        const size = u8();
-        const address = pop();
-        const word = read(address);
-        push(size >= 8 ? word : word & ((1n << BigInt(size * 8)) - 1n));
-        break;
-      }
-      case OP.const1u: push(fixed(1, false)); break;
-      case OP.const1s: push(fixed(1, true)); break;
-      case OP.const2u: push(fixed(2, false)); break;
-      case OP.const2s: push(fixed(2, true)); break;
-      case OP.const4u: push(fixed(4, false)); break;
-      case OP.const4s: push(fixed(4, true)); break;
-      case OP.const8u: push(fixed(8, false)); break;
-      case OP.const8s: push(fixed(8, true)); break;
-      case OP.constu: push(uleb()); break;
-      case OP.consts: push(sleb()); break;
-      case OP.dup: { const v = pop(); push(v); push(v); break; }
-      case OP.drop: pop(); break;
-      case OP.over: { const a = pop(); const b = pop(); push(b); push(a); push(b); break; }
-      case OP.pick: {
-        const index = u8();
-        const value = stack[stack.length - 1 - index];
-        if (value === undefined) throw new Error('DW_OP_pick past the stack');
-        push(value);
-        break;
-      }
-      case OP.swap: { const a = pop(); const b = pop(); push(a); push(b); break; }
-      case OP.rot: { const a = pop(); const b = pop(); const c = pop(); push(a); push(c); push(b); break; }
-      case OP.abs: { const v = signed(pop()); push(v < 0n ? -v : v); break; }
-      case OP.and: push(pop() & pop()); break;
-      case OP.or: push(pop() | pop()); break;
-      case OP.xor: push(pop() ^ pop()); break;
-      case OP.plus: push(pop() + pop()); break;
-      case OP.mul: push(pop() * pop()); break;
-      case OP.minus: { const a = pop(); const b = pop(); push(b - a); break; }
-      case OP.div: {
-        const a = signed(pop()); const b = signed(pop());
-        if (a === 0n) throw new Error('DW_OP_div by zero');
-        push(b / a);
-        break;
-      }
-      case OP.mod: {
-        const a = pop(); const b = pop();
-        if (a === 0n) throw new Error('DW_OP_mod by zero');
-        push(b % a);
-        break;
-      }
-      case OP.neg: push(-signed(pop())); break;
-      case OP.not: push(~pop()); break;
-      case OP.plusUconst: push(pop() + uleb()); break;
-      case OP.shl: { const a = pop(); const b = pop(); push(a >= 64n ? 0n : b << a); break; }
-      case OP.shr: { const a = pop(); const b = pop(); push(a >= 64n ? 0n : b >> a); break; }
-      case OP.shra: { const a = pop(); const b = signed(pop()); push(b >> (a >= 64n ? 63n : a)); break; }
-      case OP.eq: case OP.ge: case OP.gt: case OP.le: case OP.lt: case OP.ne: {
-        const a = signed(pop()); const b = signed(pop());
-        const truth = op === OP.eq ? b === a : op === OP.ge ? b >= a : op === OP.gt ? b > a : op === OP.le ? b <= a : op === OP.lt ? b < a : b !== a;
-        push(truth ? 1n : 0n);
-        break;
-      }
-      case OP.skip: { const offset = Number(fixed(2, true)); at += offset; break; }
-      case OP.bra: { const offset = Number(fixed(2, true)); if (pop() !== 0n) at += offset; break; }
-      case OP.regx: push(register(Number(uleb()))); break;
-      case OP.bregx: { const r = Number(uleb()); push(register(r) + sleb()); break; }
-      case OP.nop: break;
-      default: throw new Error(`DW_OP 0x${op.toString(16)} is not supported in call frame expressions`);
-    }
-    if (at < 0 || at > expression.length) throw new Error('expression branches outside itself');
-  }
-  const result = stack.pop();
-  if (result === undefined) throw new Error('expression leaves an empty stack');
-  return result;
+  return evaluateValue(expression, { registers, read, initial });
 }

@@ -208,6 +208,17 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     assert.match(probe.stdout, new RegExp(`^EACCES: perf_event_open \\(uprobe\\): EACCES \\(errno 13\\): permission denied opening event uprobe: ${refusal}`));
   });
 
+  it('log: is refused as the kernel refuses its uprobe (EACCES without CAP_PERFMON), with the fix, before the program runs', () => {
+    const line = readFileSync(path.join(repoRoot, 'test/fixtures/logpoint_values.c'), 'utf8').split('\n').findIndex((text) => text.includes('// LOG-LOOP')) + 1;
+    const refusal = `the kernel allows uprobes only to a process with CAP_PERFMON \\(or CAP_SYS_ADMIN\\), at every kernel\\.perf_event_paranoid, ` +
+      `and uid ${NOBODY_UID} \\(nobody\\) has neither \\(perf_event_open answers EACCES\\); give CAP_PERFMON to a copy of node used only for Ringside`;
+    const run = nobody.ringside(['capture', '-e', `log:logpoint_values.c:${line}:i,pt`, '-o', 'log.jsonl', '--', nobody.fixture('logpoint_values_O0'), '3']);
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stderr, new RegExp(`^ringside: log:logpoint_values\\.c:${line}:i,pt is a uprobe, and ${refusal}.*setcap cap_perfmon`, 'm'));
+    assert.doesNotMatch(run.stderr, /hardware breakpoint/, 'a breakpoint cannot read values: none is suggested instead');
+    assert.ok(!existsSync(path.join(nobody.dir, 'log.jsonl')), 'nothing was recorded, so no output file');
+  });
+
   it('another user\'s process: names its owner, not the paranoid level', async () => {
     const rootsProcess = spawn(path.join(nobody.dir, 'fixtures-bin/kernel_busy'), ['3000'], { stdio: 'ignore' });
     try {

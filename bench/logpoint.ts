@@ -1,0 +1,139 @@
+// `node out/bench/logpoint.js [evaluations] [loop-iterations] [gdb-iterations]`: what a logpoint costs,
+// each figure against a baseline measured in the same run.
+//  1. On the host: reading the values of recorded hits (LogpointEvaluator over real samples of
+//     test/fixtures/logpoint_values.c at -O2, every variable in scope and two named ones), hits per
+//     second, against decoding the same sample records (decodeRecordAt) without values.
+//  2. In the target: the cost per hit on a tight loop (test/fixtures/logpoint_loop.c, which prints
+//     its loop's own time): unprobed, `line:` (a uprobe that counts), `log:` (a uprobe sampling
+//     registers + 8 KiB of stack), and gdb's `dprintf` on the same line. Per-hit cost is
+//     (loop time probed - loop time unprobed) / iterations, and each is set against the unprobed loop.
+// Needs root (uprobes), gdb, and the fixtures (node test/setup/prepare.mjs).
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Recorder } from '../native/perf/recorder';
+import { resolveEventSpec } from '../native/specs/resolve';
+import { lazyTargetSymbols } from '../native/symbols/target';
+import { predictedLoadBase } from '../native/symbols/resolve';
+import { openObjectFile } from '../native/symbols/object-file';
+import { LogpointEvaluator, type LogpointHit } from '../native/symbols/logpoint-values';
+import { decodeSnapshot } from '../native/decode/columns';
+import { decodeRecordAt } from '../native/decode/record';
+import type { RegsBlock } from '../native/decode/record';
+import { RecordType } from '../native/abi/uapi';
+import { BenchUnavailableError, median, nowNs, repeat, round, Table } from './stats';
+
+const root = path.resolve(__dirname, '../..');
+const fixture = (name: string) => {
+  const file = path.join(root, 'fixtures-bin', name);
+  if (!existsSync(file)) throw new BenchUnavailableError(`${file} is missing: run node test/setup/prepare.mjs`);
+  return file;
+};
+const markedLine = (source: string, mark: string) => readFileSync(path.join(root, 'test/fixtures', source), 'utf8').split('\n').findIndex((text) => text.includes(mark)) + 1;
+
+/** Records the hits of the fixture's loop line (12 rounds) and returns them with the decoded snapshot's sample rows. */
+async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHit[]; decodeOne: (index: number) => void; binary: string }> {
+  const binary = fixture(`logpoint_values_${optimization}`);
+  const symbols = lazyTargetSymbols({ executable: binary })!.symbols;
+  const event = resolveEventSpec(`log:logpoint_values.c:${markedLine('logpoint_values.c', '// LOG-LOOP')}`, { symbols });
+  const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, '12'], stdio: 'ignore' }, pages: 64, sideband: false });
+  try {
+    await recorder.exited;
+    const decoded = decodeSnapshot(recorder.snapshot());
+    const rows: number[] = [];
+    for (let row = 0; row < decoded.columns.length; row++) if (decoded.columns.kind[row] === RecordType.SAMPLE) rows.push(row);
+    const hits = rows.map((row) => {
+      const record = decodeRecordAt(decoded, row);
+      const fields = record.fields as { regsUser: RegsBlock; stackUser: { data: Uint8Array; dynSize: bigint } };
+      return { pid: record.pid!, registers: fields.regsUser.regs, stack: fields.stackUser.data.subarray(0, Number(fields.stackUser.dynSize)) };
+    });
+    return { hits, decodeOne: (index) => { decodeRecordAt(decoded, rows[index % rows.length]); }, binary };
+  } finally {
+    recorder.dispose();
+  }
+}
+
+async function hostEvaluation(evaluations: number, table: Table): Promise<Record<string, number>> {
+  const rate = async (body: (k: number) => void) => median(await repeat(1, 5, () => {
+    const start = nowNs();
+    for (let k = 0; k < evaluations; k++) body(k);
+    return evaluations / ((nowNs() - start) / 1e9);
+  }));
+  const result: Record<string, number> = {};
+  for (const optimization of ['O2', 'O0'] as const) {
+    const { hits, decodeOne, binary } = await recordHits(optimization);
+    if (hits.length === 0) throw new BenchUnavailableError('the logpoint recorded no hits');
+    const object = openObjectFile(binary);
+    const base = predictedLoadBase(binary);
+    const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
+    const check = evaluator.evaluate(hits[0]);
+    if (check.error || Object.keys(check.values).length < 4) throw new BenchUnavailableError(`the recorded hits give no values: ${JSON.stringify(check)}`);
+    const decode = await rate(decodeOne);
+    const all = await rate((k) => evaluator.evaluate(hits[k % hits.length]));
+    const named = await rate((k) => evaluator.evaluate(hits[k % hits.length], ['i', 'total']));
+    table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), 1);
+    table.add(`-${optimization}: values of all ${Object.keys(check.values).length} variables in scope`, round(all), round(all / decode, 3));
+    table.add(`-${optimization}: values of i and total`, round(named), round(named / decode, 3));
+    Object.assign(result, { [`${optimization}DecodePerSec`]: round(decode), [`${optimization}AllInScopePerSec`]: round(all), [`${optimization}TwoNamedPerSec`]: round(named) });
+  }
+  return result;
+}
+
+/** The loop's own time (ns) from the fixture's stderr. */
+function loopNs(output: string): number {
+  const match = /^loop_ns (\d+)$/m.exec(output);
+  if (!match) throw new BenchUnavailableError(`the loop did not report its time:\n${output}`);
+  return Number(match[1]);
+}
+
+function targetCost(iterations: number, gdbIterations: number, table: Table): Record<string, number> {
+  const binary = fixture('logpoint_loop');
+  const line = markedLine('logpoint_loop.c', '// BENCH-LINE');
+  const cli = path.join(root, 'dist/cli.js');
+  if (!existsSync(cli)) throw new BenchUnavailableError('dist/cli.js is missing: npm run build');
+  const run = (argv: string[], n: number) => {
+    const result = spawnSync(argv[0], [...argv.slice(1), String(n)], { encoding: 'utf8' });
+    if (result.status !== 0 && result.status !== 1) throw new BenchUnavailableError(`${argv.join(' ')} failed: ${result.stderr}`);
+    return loopNs(`${result.stdout}\n${result.stderr}`);
+  };
+  const unprobed = (n: number) => median([0, 1, 2].map(() => run([binary], n)));
+  const ringside = (spec: string) => [process.execPath, cli, 'capture', '-q', '-e', spec, '-o', '/dev/null', '--', binary];
+  try { execFileSync('gdb', ['--version']); } catch { throw new BenchUnavailableError('gdb is not installed'); }
+  const gdb = ['gdb', '-batch', '-nx', '-ex', `dprintf logpoint_loop.c:${line},"%ld %ld\\n",i,total`, '-ex', 'run', '--args', binary];
+  const base = unprobed(iterations);
+  const perHit = (ns: number, baseline: number, n: number) => (ns - baseline) / n;
+  const lineHit = perHit(run(ringside(`line:logpoint_loop.c:${line}`), iterations), base, iterations);
+  const logHit = perHit(run(ringside(`log:logpoint_loop.c:${line}`), iterations), base, iterations);
+  const gdbBase = unprobed(gdbIterations);
+  const gdbHit = perHit(run(gdb, gdbIterations), gdbBase, gdbIterations);
+  const loopIteration = base / iterations;
+  table.add('unprobed loop iteration (baseline)', round(loopIteration), 1);
+  table.add('line: uprobe, per hit', round(lineHit), round(lineHit / loopIteration, 3));
+  table.add('log: uprobe + regs + 8 KiB stack, per hit', round(logHit), round(logHit / loopIteration, 3));
+  table.add(`gdb dprintf, per hit (${gdbIterations} hits)`, round(gdbHit), round(gdbHit / loopIteration, 3));
+  return {
+    loopIterationNs: round(loopIteration),
+    lineHitNs: round(lineHit),
+    logHitNs: round(logHit),
+    gdbDprintfHitNs: round(gdbHit),
+    gdbOverLog: round(gdbHit / logHit, 3),
+  };
+}
+
+async function main(): Promise<void> {
+  const [evaluations = 200_000, iterations = 20_000, gdbIterations = 500] = process.argv.slice(2).map(Number);
+  if (process.getuid?.() !== 0) throw new BenchUnavailableError('uprobes need root (or CAP_PERFMON)');
+  const host = new Table(['host: reading values of recorded hits', 'hits/s', 'x baseline']);
+  const hostResult = await hostEvaluation(evaluations, host);
+  console.log(host.toString());
+  const target = new Table(['target: a tight loop', 'ns', 'x baseline']);
+  const targetResult = targetCost(iterations, gdbIterations, target);
+  console.log(`\n${target.toString()}`);
+  console.log(JSON.stringify({ logpoint: { ...hostResult, ...targetResult, evaluations, iterations, gdbIterations } }));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof BenchUnavailableError ? `bench unavailable: ${error.message}` : error);
+  process.exit(1);
+});

@@ -1,0 +1,341 @@
+// A variable's bytes as text, typed by its DWARF type and written the way gdb prints it (so a
+// logpoint's value reads like the debugger's, and tests compare them as they are): integers in
+// decimal, chars as `65 'A'`, bools, enumerator names, pointers in hex (C strings with their text,
+// functions and data with `<symbol>`), floats with gdb's %g precision, arrays and structs in braces
+// with gdb's `<repeats N times>`. Bytes that are not there read `<optimized out>` or `<not captured>`.
+// Pure: the caller supplies the bytes and how to read memory a pointer points at.
+
+import { AT, TAG, type Die, type DwarfInfo } from './dwarf-info';
+import { DwarfCursor } from './dwarf-reader';
+
+/** Per byte of a value: whether it is known, or why not. */
+export const BYTE_KNOWN = 0;
+export const BYTE_OPTIMIZED_OUT = 1;
+export const BYTE_NOT_CAPTURED = 2;
+
+export const OPTIMIZED_OUT = '<optimized out>';
+export const NOT_CAPTURED = '<not captured>';
+
+export interface ValueBytes {
+  readonly bytes: Uint8Array;
+  /** BYTE_KNOWN, BYTE_OPTIMIZED_OUT or BYTE_NOT_CAPTURED for each byte. */
+  readonly state: Uint8Array;
+}
+
+export interface PointerTargets {
+  /** Up to `limit` bytes at `address` in the process at the hit (fewer where readable memory ends), or undefined when none can be read. */
+  readBytes(address: bigint, limit: number): Uint8Array | undefined;
+  /** The symbol gdb names after a pointer into code or static data (`main`, `table+8`), if any. */
+  symbolAt?(address: bigint): string | undefined;
+}
+
+// DW_ATE_*
+const ATE = { address: 0x1, boolean: 0x2, float: 0x4, signed: 0x5, signedChar: 0x6, unsigned: 0x7, unsignedChar: 0x8, utf: 0x10 } as const;
+
+/** gdb's `set print elements` (200) and `set print repeats` (10) defaults. */
+export const PRINT_ELEMENTS = 200;
+const REPEAT_THRESHOLD = 10;
+const MAX_DEPTH = 16;
+
+export class ValueFormatter {
+  constructor(private readonly info: DwarfInfo) {}
+
+  /** Typedefs, const, volatile, restrict, atomic peeled off. */
+  strip(type: Die | undefined): Die | undefined {
+    for (let depth = 0; type && depth < 32; depth++) {
+      if (type.tag !== TAG.typedef && type.tag !== TAG.const_type && type.tag !== TAG.volatile_type
+        && type.tag !== TAG.restrict_type && type.tag !== TAG.atomic_type && type.tag !== TAG.immutable_type) return type;
+      type = this.info.refAttr(type, AT.type);
+    }
+    return type;
+  }
+
+  size(type: Die | undefined): number | undefined {
+    return this.info.typeSize(type);
+  }
+
+  /** The text of a value of `type` whose bytes start at `offset` of `value`. */
+  format(type: Die | undefined, value: ValueBytes, targets: PointerTargets, offset = 0, depth = 0): string {
+    const t = this.strip(type);
+    const size = this.size(t);
+    if (!t) return '<void>';
+    if (size !== undefined && t.tag !== TAG.structure_type && t.tag !== TAG.class_type && t.tag !== TAG.union_type && t.tag !== TAG.array_type) {
+      const missing = unknownReason(value, offset, size);
+      if (missing) return missing;
+    } else if (size !== undefined) {
+      // A composite wholly absent is said once, as gdb does; one partly absent shows which members are.
+      const whole = wholeReason(value, offset, size);
+      if (whole) return whole;
+    }
+    switch (t.tag) {
+      case TAG.base_type: return this.formatBase(t, value, offset, size ?? 0);
+      case TAG.enumeration_type: return this.formatEnum(t, value, offset, size ?? 0);
+      case TAG.pointer_type: case TAG.reference_type: case TAG.rvalue_reference_type:
+        return this.formatPointer(t, value, offset, size ?? 8, targets);
+      case TAG.array_type: return this.formatArray(t, value, targets, offset, depth);
+      case TAG.structure_type: case TAG.class_type: case TAG.union_type: return this.formatStruct(t, value, targets, offset, depth);
+      case TAG.subroutine_type: return '{<text variable, no debug info>}';
+      default: return `<unsupported type tag 0x${t.tag.toString(16)}>`;
+    }
+  }
+
+  private encoding(type: Die): number | undefined {
+    return this.info.numberAttr(type, AT.encoding);
+  }
+
+  private isCharType(type: Die | undefined): boolean {
+    const t = this.strip(type);
+    if (!t || t.tag !== TAG.base_type || this.size(t) !== 1) return false;
+    const encoding = this.encoding(t);
+    return encoding === ATE.signedChar || encoding === ATE.unsignedChar;
+  }
+
+  private formatBase(type: Die, value: ValueBytes, offset: number, size: number): string {
+    const encoding = this.encoding(type);
+    const bytes = value.bytes.subarray(offset, offset + size);
+    switch (encoding) {
+      case ATE.float: return formatFloat(bytes);
+      case ATE.boolean: {
+        const n = littleEndian(bytes);
+        return n === 0n ? 'false' : n === 1n ? 'true' : n.toString();
+      }
+      case ATE.signedChar: case ATE.unsignedChar: {
+        const n = encoding === ATE.signedChar ? BigInt.asIntN(size * 8, littleEndian(bytes)) : littleEndian(bytes);
+        return size === 1 ? `${n} ${charLiteral(bytes[0])}` : n.toString();
+      }
+      case ATE.signed: return BigInt.asIntN(size * 8, littleEndian(bytes)).toString();
+      default: return littleEndian(bytes).toString();
+    }
+  }
+
+  private formatEnum(type: Die, value: ValueBytes, offset: number, size: number): string {
+    const underlying = this.strip(this.info.refAttr(type, AT.type));
+    const raw = littleEndian(value.bytes.subarray(offset, offset + size));
+    const signed = underlying ? this.encoding(underlying) === ATE.signed : false;
+    const n = signed ? BigInt.asIntN(size * 8, raw) : raw;
+    for (const enumerator of type.children ?? []) {
+      if (enumerator.tag !== TAG.enumerator) continue;
+      const constant = this.info.attribute(enumerator, AT.const_value);
+      if (!constant || (constant.kind !== 'uint' && constant.kind !== 'sint')) continue;
+      const c = constant.kind === 'sint' ? constant.value : signed ? BigInt.asIntN(size * 8, constant.value) : constant.value;
+      if (c === n) return this.info.stringAttr(enumerator, AT.name) ?? n.toString();
+    }
+    return n.toString();
+  }
+
+  private formatPointer(type: Die, value: ValueBytes, offset: number, size: number, targets: PointerTargets): string {
+    const address = littleEndian(value.bytes.subarray(offset, offset + size));
+    const text = `0x${address.toString(16)}`;
+    if (address === 0n) return text;
+    const pointee = this.strip(this.info.refAttr(type, AT.type));
+    if (pointee && this.isCharType(pointee)) {
+      const bytes = targets.readBytes(address, PRINT_ELEMENTS + 1);
+      if (!bytes || bytes.length === 0) return `${text} ${NOT_CAPTURED}`;
+      const end = bytes.indexOf(0);
+      if (end < 0 && bytes.length <= PRINT_ELEMENTS) return `${text} ${NOT_CAPTURED}`; // the text runs past what could be read
+      const shown = bytes.subarray(0, end < 0 ? PRINT_ELEMENTS : end);
+      return `${text} ${formatCharacters(shown)}${end < 0 || end > PRINT_ELEMENTS ? '...' : ''}`;
+    }
+    const symbol = targets.symbolAt?.(address);
+    return symbol ? `${text} <${symbol}>` : text;
+  }
+
+  private formatArray(type: Die, value: ValueBytes, targets: PointerTargets, offset: number, depth: number): string {
+    const element = this.info.refAttr(type, AT.type);
+    const elementSize = this.size(element);
+    const dimensions = (type.children ?? []).filter((d) => d.tag === TAG.subrange_type).map((range) => {
+      const count = this.info.numberAttr(range, AT.count);
+      if (count !== undefined) return count;
+      const upper = this.info.numberAttr(range, AT.upper_bound);
+      return upper === undefined ? undefined : upper - (this.info.numberAttr(range, AT.lower_bound) ?? 0) + 1;
+    });
+    if (elementSize === undefined || dimensions.length === 0 || dimensions.some((d) => d === undefined)) return '<array of unknown size>';
+    return this.formatDimensions(element, elementSize, dimensions as number[], value, targets, offset, depth);
+  }
+
+  private formatDimensions(element: Die | undefined, elementSize: number, dimensions: readonly number[], value: ValueBytes,
+    targets: PointerTargets, offset: number, depth: number): string {
+    const [count, ...inner] = dimensions;
+    const stride = inner.reduce((product, d) => product * d, elementSize);
+    if (inner.length === 0 && this.isCharType(element)) {
+      const missing = unknownReason(value, offset, count);
+      if (missing) return missing;
+      let bytes = value.bytes.subarray(offset, offset + Math.min(count, PRINT_ELEMENTS));
+      // gdb leaves out the one NUL that ends a fully printed char array.
+      const truncated = count > PRINT_ELEMENTS;
+      if (!truncated && bytes.length > 0 && bytes[bytes.length - 1] === 0) bytes = bytes.subarray(0, bytes.length - 1);
+      return `${formatCharacters(bytes, true)}${truncated ? '...' : ''}`;
+    }
+    const items: string[] = [];
+    const shown = Math.min(count, PRINT_ELEMENTS);
+    for (let i = 0; i < shown; i++) {
+      const at = offset + i * stride;
+      items.push(inner.length > 0
+        ? this.formatDimensions(element, elementSize, inner, value, targets, at, depth + 1)
+        : depth >= MAX_DEPTH ? '...' : this.format(element, value, targets, at, depth + 1));
+    }
+    const parts: string[] = [];
+    for (let i = 0; i < items.length;) {
+      let run = 1;
+      while (i + run < items.length && items[i + run] === items[i]) run++;
+      if (run > REPEAT_THRESHOLD) parts.push(`${items[i]} <repeats ${run} times>`);
+      else for (let k = 0; k < run; k++) parts.push(items[i]);
+      i += run;
+    }
+    return `{${parts.join(', ')}${count > PRINT_ELEMENTS ? '...' : ''}}`;
+  }
+
+  private formatStruct(type: Die, value: ValueBytes, targets: PointerTargets, offset: number, depth: number): string {
+    if (depth >= MAX_DEPTH) return '{...}';
+    const members = (type.children ?? []).filter((d) => d.tag === TAG.member);
+    if (members.length === 0) return '{<No data fields>}';
+    const parts: string[] = [];
+    for (const member of members) {
+      const name = this.info.stringAttr(member, AT.name);
+      const memberType = this.info.refAttr(member, AT.type);
+      const bitSize = this.info.numberAttr(member, AT.bit_size);
+      const memberOffset = this.memberOffset(member);
+      let text: string;
+      if (bitSize !== undefined) {
+        const bitOffset = this.info.numberAttr(member, AT.data_bit_offset) ?? memberOffset * 8;
+        text = this.formatBitfield(memberType, value, offset, bitOffset, bitSize);
+      } else {
+        text = this.format(memberType, value, targets, offset + memberOffset, depth + 1);
+      }
+      parts.push(name === undefined ? text : `${name} = ${text}`);
+    }
+    return `{${parts.join(', ')}}`;
+  }
+
+  private memberOffset(member: Die): number {
+    const location = this.info.attribute(member, AT.data_member_location);
+    if (!location) return 0;
+    if (location.kind === 'uint' || location.kind === 'sint') return Number(location.value);
+    if (location.kind === 'block') {
+      // DWARF 2-3: DW_OP_plus_uconst N.
+      const c = new DwarfCursor(location.bytes, 0, true);
+      if (c.u8() === 0x23) return c.ulebNumber();
+    }
+    return 0;
+  }
+
+  private formatBitfield(type: Die | undefined, value: ValueBytes, offset: number, bitOffset: number, bitSize: number): string {
+    const first = offset + Math.floor(bitOffset / 8);
+    const last = offset + Math.floor((bitOffset + bitSize - 1) / 8);
+    const missing = unknownReason(value, first, last - first + 1);
+    if (missing) return missing;
+    const word = littleEndian(value.bytes.subarray(first, last + 1));
+    const raw = (word >> BigInt(bitOffset % 8)) & ((1n << BigInt(bitSize)) - 1n);
+    const t = this.strip(type);
+    const signed = t !== undefined && t.tag === TAG.base_type && (this.encoding(t) === ATE.signed || this.encoding(t) === ATE.signedChar);
+    const n = signed ? BigInt.asIntN(bitSize, raw) : raw;
+    if (t && t.tag === TAG.base_type && this.encoding(t) === ATE.boolean) return n === 0n ? 'false' : n === 1n ? 'true' : n.toString();
+    if (t && t.tag === TAG.enumeration_type) {
+      const bytes = new Uint8Array(8);
+      new DataView(bytes.buffer).setBigUint64(0, BigInt.asUintN(64, n), true);
+      return this.formatEnum(t, { bytes, state: new Uint8Array(8) }, 0, this.size(t) ?? 4);
+    }
+    return n.toString();
+  }
+}
+
+/** Why some byte of [offset, offset + size) is not known (optimized out wins), or undefined when all are. */
+function unknownReason(value: ValueBytes, offset: number, size: number): string | undefined {
+  if (offset + size > value.bytes.length) return NOT_CAPTURED;
+  let reason: string | undefined;
+  for (let i = offset; i < offset + size; i++) {
+    const state = value.state[i];
+    if (state === BYTE_OPTIMIZED_OUT) return OPTIMIZED_OUT;
+    if (state === BYTE_NOT_CAPTURED) reason = NOT_CAPTURED;
+  }
+  return reason;
+}
+
+/** The reason when no byte of [offset, offset + size) is known and all for one reason. */
+function wholeReason(value: ValueBytes, offset: number, size: number): string | undefined {
+  if (size === 0 || offset + size > value.bytes.length) return size === 0 ? undefined : NOT_CAPTURED;
+  const first = value.state[offset];
+  if (first === BYTE_KNOWN) return undefined;
+  for (let i = offset + 1; i < offset + size; i++) if (value.state[i] !== first) return undefined;
+  return first === BYTE_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
+}
+
+function littleEndian(bytes: Uint8Array): bigint {
+  let n = 0n;
+  for (let i = bytes.length - 1; i >= 0; i--) n = (n << 8n) | BigInt(bytes[i]);
+  return n;
+}
+
+/** gdb's escape of one character inside quotes; `quote` is the quote being written. */
+function escapeCharacter(code: number, quote: string): string {
+  switch (code) {
+    case 7: return '\\a';
+    case 8: return '\\b';
+    case 9: return '\\t';
+    case 10: return '\\n';
+    case 11: return '\\v';
+    case 12: return '\\f';
+    case 13: return '\\r';
+    case 27: return '\\033';
+    case 0x5c: return '\\\\';
+    default:
+      if (String.fromCharCode(code) === quote) return `\\${quote}`;
+      return code >= 0x20 && code < 0x7f ? String.fromCharCode(code) : `\\${code.toString(8).padStart(3, '0')}`;
+  }
+}
+
+export function charLiteral(code: number): string {
+  return `'${escapeCharacter(code, "'")}'`;
+}
+
+/** A run of characters as gdb prints a string: quoted segments, and runs of more than 10 as `'c' <repeats N times>`. */
+export function formatCharacters(bytes: Uint8Array, emptyQuoted = true): string {
+  const parts: string[] = [];
+  let segment = '';
+  for (let i = 0; i < bytes.length;) {
+    let run = 1;
+    while (i + run < bytes.length && bytes[i + run] === bytes[i]) run++;
+    if (run > REPEAT_THRESHOLD) {
+      if (segment) { parts.push(`"${segment}"`); segment = ''; }
+      parts.push(`${charLiteral(bytes[i])} <repeats ${run} times>`);
+    } else {
+      for (let k = 0; k < run; k++) segment += escapeCharacter(bytes[i], '"');
+    }
+    i += run;
+  }
+  if (segment || (parts.length === 0 && emptyQuoted)) parts.push(`"${segment}"`);
+  return parts.join(', ');
+}
+
+/** A float or double as gdb prints it: %.9g / %.17g, inf, and nan(0xMANTISSA). */
+export function formatFloat(bytes: Uint8Array): string {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.length === 4) {
+    const bits = view.getUint32(0, true);
+    const value = view.getFloat32(0, true);
+    if (Number.isNaN(value)) return `${bits >>> 31 ? '-' : ''}nan(0x${(bits & 0x7fffff).toString(16)})`;
+    return formatG(value, 9);
+  }
+  if (bytes.length === 8) {
+    const bits = view.getBigUint64(0, true);
+    const value = view.getFloat64(0, true);
+    if (Number.isNaN(value)) return `${bits >> 63n ? '-' : ''}nan(0x${(bits & ((1n << 52n) - 1n)).toString(16)})`;
+    return formatG(value, 17);
+  }
+  return `<${bytes.length * 8}-bit float>`;
+}
+
+/** C's %.{precision}g (JavaScript's toExponential/toFixed round exactly, as glibc's printf does). */
+export function formatG(value: number, precision: number): string {
+  if (value === Infinity) return 'inf';
+  if (value === -Infinity) return '-inf';
+  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
+  const exponential = value.toExponential(precision - 1);
+  const [mantissa, exponentText] = exponential.split('e');
+  const exponent = Number(exponentText);
+  const strip = (text: string) => (text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text);
+  if (exponent < -4 || exponent >= precision) {
+    return `${strip(mantissa)}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
+  return strip(value.toFixed(precision - 1 - exponent));
+}

@@ -1,0 +1,168 @@
+// Logpoint values with gdb as the referee: the same deterministic program (test/fixtures/
+// logpoint_values.c, built at -O0 and -O2) runs once under `ringside capture -e log:FILE:LINE` and
+// once under Debian's gdb in batch mode with a breakpoint on the same line whose commands print
+// `info args` and `info locals` and continue. Hit k of one is hit k of the other: the same number
+// of hits at the same addresses, and every variable gdb prints has the value Ringside recorded,
+// `<optimized out>` included. Locals in registers, on the stack and in location lists, a struct, an
+// array, an enum, C strings, a double and an inlined function's own locals are among them.
+import * as assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fixture, ROOT } from './helpers';
+
+const CLI = path.join(ROOT, 'dist/cli.js');
+const SOURCE = path.join(ROOT, 'test/fixtures/logpoint_values.c');
+const ROUNDS = '12';
+
+function markedLine(mark: string): number {
+  const index = readFileSync(SOURCE, 'utf8').split('\n').findIndex((text) => text.includes(`// ${mark}`));
+  assert.ok(index >= 0, `${mark} is marked in ${SOURCE}`);
+  return index + 1;
+}
+
+interface GdbRun {
+  /** The breakpoint's addresses as gdb placed it (link-time, from "Breakpoint 1 at 0x..."). */
+  readonly addresses: readonly bigint[];
+  /** Per stop: name -> value, the first (innermost) of each name, as `print NAME` would show it. */
+  readonly hits: readonly Map<string, string>[];
+  /** Per stop: the names gdb says are below the stack pointer (asked only for `belowSp`). */
+  readonly belowSp: readonly Set<string>[];
+}
+
+function runGdb(dir: string, binary: string, line: number, belowSp: readonly string[]): GdbRun {
+  const script = path.join(dir, 'stops.gdb');
+  const checks = belowSp.map((name) => `printf "below-sp ${name} %d\\n", (unsigned long)&${name} < (unsigned long)$sp`);
+  writeFileSync(script, [
+    'set pagination off', 'set confirm off', 'set width 0', 'set height 0',
+    `break logpoint_values.c:${line}`,
+    'commands', 'silent', 'echo <<<HIT\\n', 'info args', 'info locals', ...checks, 'echo >>>\\n', 'continue', 'end',
+    `run ${ROUNDS}`,
+  ].join('\n') + '\n');
+  const output = execFileSync('gdb', ['-batch', '-nx', '-x', script, binary], { encoding: 'utf8', env: { ...process.env, LANG: 'C', LC_ALL: 'C' } });
+  const placed = /^Breakpoint 1 at (0x[0-9a-f]+)/m.exec(output);
+  const multiple = /^Breakpoint 1 at .*\((\d+) locations\)/m.exec(output);
+  assert.ok(placed || multiple, `gdb placed the breakpoint:\n${output}`);
+  const addresses = placed ? [BigInt(placed[1])] : [];
+  const hits: Map<string, string>[] = [];
+  const below: Set<string>[] = [];
+  for (const block of output.split('<<<HIT\n').slice(1)) {
+    const body = block.slice(0, block.indexOf('>>>'));
+    const values = new Map<string, string>();
+    const under = new Set<string>();
+    for (const text of body.split('\n')) {
+      const check = /^below-sp (\w+) (\d)$/.exec(text);
+      if (check) { if (check[2] === '1') under.add(check[1]); continue; }
+      const at = text.indexOf(' = ');
+      if (at < 0) continue; // "No locals.", "No arguments."
+      const name = text.slice(0, at);
+      if (!values.has(name)) values.set(name, text.slice(at + 3));
+    }
+    hits.push(values);
+    below.push(under);
+  }
+  return { addresses, hits, belowSp: below };
+}
+
+interface RingsideHit { ip: bigint; values: Record<string, string>; function?: string }
+
+function runRingside(dir: string, binary: string, line: number, names?: readonly string[]): { hits: RingsideHit[]; stderr: string } {
+  const output = path.join(dir, 'values.jsonl');
+  const spec = `log:logpoint_values.c:${line}${names ? `:${names.join(',')}` : ''}`;
+  const run = spawnSync(process.execPath, [CLI, 'capture', '-e', spec, '-o', output, '--', binary, ROUNDS], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  const hits = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((text) => JSON.parse(text) as {
+    type: string;
+    ip?: string;
+    values?: Record<string, string>;
+    function?: string;
+    time: number;
+  })
+    .filter((record) => record.type === 'SAMPLE')
+    .sort((a, b) => a.time - b.time)
+    .map((record) => ({ ip: BigInt(record.ip!), values: record.values ?? {}, function: record.function }));
+  return { hits, stderr: run.stderr };
+}
+
+/** Where the kernel loaded the PIE: Ringside and gdb both run it with ASLR off, at the base the kernel then picks. */
+function loadBias(binary: string): bigint {
+  const type = execFileSync('readelf', ['-h', binary], { encoding: 'utf8' });
+  return /Type:\s+DYN/.test(type) ? 0x555555554000n : 0n;
+}
+
+describe('logpoints: values equal gdb\'s at the same line (-O0 and -O2)', function () {
+  this.timeout(180_000);
+  let dir: string;
+
+  before(function () {
+    assert.equal(process.getuid?.(), 0, 'uprobes need CAP_PERFMON; the refusal is tested as uid 65534 (test/unprivileged)');
+    assert.ok(existsSync(CLI), 'dist/cli.js is built (npm run build)');
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-logpoint-'));
+  });
+  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+  const cases = [
+    { optimization: 'O0', mark: 'LOG-LOOP', belowSp: [] as string[] },
+    { optimization: 'O2', mark: 'LOG-LOOP', belowSp: [] as string[] },
+    // At -O0 mix() is a leaf function whose locals live in the red zone below the stack pointer, which the kernel's stack
+    // copy (from the stack pointer up) does not hold: Ringside says <not captured> exactly where gdb says they are below $sp.
+    { optimization: 'O0', mark: 'LOG-INLINE', belowSp: ['a', 'b', 'product', 'folded'] },
+    // At -O2 mix() is inlined into work(): its own locals, in registers and location lists.
+    { optimization: 'O2', mark: 'LOG-INLINE', belowSp: [] as string[] },
+  ];
+  for (const { optimization, mark, belowSp } of cases) {
+    it(`-${optimization}, ${mark}: the same hits at the same address, every variable gdb prints with gdb's value`, () => {
+      const binary = fixture(`logpoint_values_${optimization}`);
+      const line = markedLine(mark);
+      const gdb = runGdb(dir, binary, line, belowSp);
+      const ringside = runRingside(dir, binary, line);
+      assert.ok(gdb.hits.length >= Number(ROUNDS), `gdb stopped at every round (${gdb.hits.length})`);
+      assert.equal(ringside.hits.length, gdb.hits.length, `hits: Ringside ${ringside.hits.length}, gdb ${gdb.hits.length}\n${ringside.stderr}`);
+      const bias = loadBias(binary);
+      assert.deepEqual([...new Set(ringside.hits.map((hit) => hit.ip - bias))], gdb.addresses, 'the uprobe is where gdb breaks');
+      let compared = 0;
+      let notCaptured = 0;
+      gdb.hits.forEach((expected, k) => {
+        const got = ringside.hits[k].values;
+        assert.ok(expected.size > 0, `gdb printed variables at hit ${k}`);
+        for (const [name, value] of expected) {
+          if (gdb.belowSp[k].has(name)) {
+            assert.equal(got[name], '<not captured>', `hit ${k}: ${name} is below the stack pointer (gdb: ${value})`);
+            notCaptured++;
+            continue;
+          }
+          assert.equal(got[name], value, `hit ${k}: ${name} (gdb: ${value}; Ringside: ${got[name]}) in ${JSON.stringify(got)}`);
+          compared++;
+        }
+        assert.deepEqual(Object.keys(got).sort(), [...expected.keys()].sort(), `hit ${k}: the same variables in scope`);
+      });
+      assert.equal(notCaptured, belowSp.length * gdb.hits.length, 'every red-zone local of every hit, and no other, is not captured');
+      if (belowSp.length === 0) assert.ok(compared >= gdb.hits.length * 4, `compared ${compared} values`);
+    });
+  }
+
+  for (const optimization of ['O0', 'O2']) {
+    it(`-${optimization}, LOG-LOOP with names: the integers named (read without the expression machine where they are in a register or a stack slot) equal gdb's`, () => {
+      const binary = fixture(`logpoint_values_${optimization}`);
+      const line = markedLine('LOG-LOOP');
+      const names = ['i', 'slot', 'rounds', 'total'];
+      const gdb = runGdb(dir, binary, line, []);
+      const ringside = runRingside(dir, binary, line, names);
+      assert.equal(ringside.hits.length, gdb.hits.length);
+      gdb.hits.forEach((expected, k) => {
+        assert.deepEqual(Object.keys(ringside.hits[k].values), names, `hit ${k}: the names asked, in order`);
+        for (const name of names) assert.equal(ringside.hits[k].values[name], expected.get(name), `hit ${k}: ${name}`);
+      });
+    });
+  }
+
+  it('the -O2 build holds what the comparison is about: location lists, an inlined copy, a local dropped before the line', () => {
+    const binary = fixture('logpoint_values_O2');
+    const info = execFileSync('objdump', ['--dwarf=info', binary], { encoding: 'utf8' });
+    assert.match(info, /DW_AT_location\s+: 0x[0-9a-f]+ \(location list\)/, 'locals in location lists');
+    assert.match(info, /DW_TAG_inlined_subroutine/, 'mix() inlined');
+    const gdb = runGdb(dir, binary, markedLine('LOG-LOOP'), []);
+    assert.ok(gdb.hits.every((hit) => hit.get('before') === '<optimized out>'), 'gdb says `before` is optimized out at the loop line (compared with Ringside above)');
+  });
+});
