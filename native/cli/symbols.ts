@@ -11,6 +11,7 @@ import type { ProcessSideband } from '../perf/sideband-types';
 import { Symbolizer } from '../symbols/symbolizer';
 import type { SynthesizedProcess } from '../perfdata/index';
 import { FrameSymbols } from '../../host/frame-symbols';
+import type { FrameResolution } from '../tables/profile-tables';
 
 interface KnownProcess {
   pid: number;
@@ -99,6 +100,11 @@ export class SnapshotSymbols {
   /** The user frames of a sample with user registers and stack (see Symbolizer.unwindUserStack). */
   unwindUserStack(pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array): readonly bigint[] {
     return this.symbolizer.unwindUserStack(pid, registers, stack);
+  }
+
+  /** What the tables need of a frame: its name (each address resolved once, see frames) and its object. */
+  resolveFrame(pid: number, ip: bigint, kernel: boolean): FrameResolution {
+    return { symbol: this.frames.nameOf(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
   }
 
   sourceLine(pid: number, ip: bigint) {

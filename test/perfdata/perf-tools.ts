@@ -1,7 +1,7 @@
 // The installed `perf` as referee: record fixtures with it, and turn `perf script` output and
 // Ringside's decode of the same file into comparable lines.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -251,4 +251,33 @@ export function withFirstPltStubAsInit(counts: ReadonlyMap<string, number>, bina
     out.set('_init', (out.get('_init') ?? 0) + count);
   }
   return out;
+}
+
+/** `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart. */
+export function perfSelfCounts(file: string): { named: Map<string, number>; unresolved: number; total: number } {
+  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
+  if (report.status !== 0) throw new Error(`perf report -i ${file} failed (${report.status}): ${report.stderr}`);
+  const named = new Map<string, number>();
+  let unresolved = 0;
+  let total = 0;
+  for (const line of report.stdout.split('\n')) {
+    const match = /^\s+(\d+)\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
+    if (!match) continue;
+    const count = Number(match[1]);
+    total += count;
+    if (/^0x[0-9a-f]+$/.test(match[3])) unresolved += count;
+    else named.set(match[3], (named.get(match[3]) ?? 0) + count);
+  }
+  return { named, unresolved, total };
+}
+
+/** `ringside capture -a -g` for a second into `file` (perf.data), with pd_work spinning meanwhile so there is a known workload. */
+export function captureAllCpus(file: string): SpawnSyncReturns<string> {
+  const workload = spawn(fixture('pd_work'), ['3', '4000000000'], { stdio: 'ignore' });
+  try {
+    const args = ['capture', '-q', '-a', '-e', 'cpu-clock', '-c', '200000', '-g', '--pages', '128', '--duration', '1', '-o', file];
+    return spawnSync(process.execPath, [path.join(repoRoot, 'dist/cli.js'), ...args], { encoding: 'utf8' });
+  } finally {
+    workload.kill('SIGKILL');
+  }
 }
