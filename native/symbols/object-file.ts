@@ -8,11 +8,38 @@ import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
 import { ElfFile, ElfFormatError, ElfSymbol, crc32 } from './elf';
 import { compareAliases, withoutEnclosedLabels } from './best-symbol';
+import { demangle } from './demangle';
 import { DwarfInfo, DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
+
+/** compareAliases before names: a sized symbol over a zero-size one, non-weak over weak, global over local. */
+function compareBySizeAndBinding(a: ElfSymbol, b: ElfSymbol): number {
+  if ((a.size > 0) !== (b.size > 0)) return a.size > 0 ? 1 : -1;
+  if ((a.binding === 'weak') !== (b.binding === 'weak')) return b.binding === 'weak' ? 1 : -1;
+  if ((a.binding === 'global') !== (b.binding === 'global')) return a.binding === 'global' ? 1 : -1;
+  return 0;
+}
+
+/** Of aliases that tie on size and binding, the first best by the names perf shows (demangled without parameters). */
+function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
+  const shown = group.map((s) => ({ symbol: s, alias: { size: s.size, binding: s.binding, name: demangle(s.name) ?? s.name } }));
+  let best = shown[0];
+  for (const candidate of shown.slice(1)) if (compareAliases(candidate.alias, best.alias) > 0) best = candidate;
+  return best.symbol;
+}
+
+/** A function whose name is chosen among tied aliases on first use: demangling every alias pair of a large C++ object took a fifth of its load. */
+class AliasedFunction implements FunctionSymbol {
+  private chosen: string | undefined;
+  constructor(private readonly group: readonly ElfSymbol[], readonly start: bigint, readonly end: bigint) {}
+  get name(): string {
+    this.chosen ??= bestShownAlias(this.group).name;
+    return this.chosen;
+  }
+}
 
 /** The largest address a double holds exactly (2^53). */
 const MAX_EXACT_ADDRESS = 2n ** 53n;
@@ -242,6 +269,8 @@ export class ObjectFile {
     const candidates = [...this.symbols(), ...this.elf.pltSymbols()];
     const exact = candidates.every((s) => s.value <= MAX_EXACT_ADDRESS);
     const byStart = new Map<number | bigint, ElfSymbol>();
+    /** Per address with aliases that tie on size and binding: all of them, in table order (the first is byStart's). */
+    const ties = new Map<number | bigint, ElfSymbol[]>();
     const keyOf = (value: bigint): number | bigint => (exact ? Number(value) : value);
     // PLT stubs last: a real symbol at the same address (rare) keeps its name.
     for (const s of candidates) {
@@ -249,18 +278,35 @@ export class ObjectFile {
       const key = keyOf(s.value);
       if (s.name.endsWith('@plt') && byStart.has(key)) continue;
       const existing = byStart.get(key);
-      // Aliases at one address: keep the name perf would show. Symbols come symtab first, so ties keep symtab's.
-      if (!existing || compareAliases(s, existing) > 0) byStart.set(key, s);
+      // Aliases at one address: keep the one perf would show. Size and binding decide here; where they tie, the
+      // names decide (perf compares the names it shows, demangled: `operator new[]` beats `operator new`), which
+      // needs demangling, so it waits until the address is looked up. Symbols come symtab first: ties keep symtab's.
+      const order = existing ? compareBySizeAndBinding(s, existing) : 1;
+      if (order > 0) {
+        byStart.set(key, s);
+        ties.delete(key);
+      } else if (order === 0) {
+        const group = ties.get(key);
+        if (group) group.push(s);
+        else ties.set(key, [existing as ElfSymbol, s]);
+      }
+    }
+    for (const [key, group] of ties) {
+      // Aliases that differ in what the layout below reads (label, size) are settled now.
+      if (group.some((s) => s.label !== group[0].label || s.size !== group[0].size)) {
+        byStart.set(key, bestShownAlias(group));
+        ties.delete(key);
+      }
     }
     const byAddress = exact
       ? Array.from(Float64Array.from(byStart.keys() as IterableIterator<number>).sort(), (key) => byStart.get(key) as ElfSymbol)
       : [...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
     const sorted = withoutEnclosedLabels(byAddress);
-    this.functions = sorted.map((s, i) => ({
-      name: s.name,
-      start: s.value,
-      end: s.size > 0 ? s.value + BigInt(s.size) : i + 1 < sorted.length ? sorted[i + 1].value : s.value + 1n,
-    }));
+    this.functions = sorted.map((s, i) => {
+      const end = s.size > 0 ? s.value + BigInt(s.size) : i + 1 < sorted.length ? sorted[i + 1].value : s.value + 1n;
+      const group = ties.get(keyOf(s.value));
+      return group ? new AliasedFunction(group, s.value, end) : { name: s.name, start: s.value, end };
+    });
     return this.functions;
   }
 

@@ -84,7 +84,8 @@ export class TableJsonl {
 
   /** True when every entry of a callchain is a context marker (an empty stack, not a damaged one). */
   private onlyMarkers(view: DataView, entries: number, count: number): boolean {
-    for (let i = 0; i < count; i++) if (view.getUint32(entries + i * 8 + 4, true) !== 0xffffffff || view.getUint32(entries + i * 8, true) < 0xfffff001) return false;
+    for (let i = 0; i < count; i++) if (view.getUint32(entries + i * 8 + 4, true) !== 0xffffffff ||
+      view.getUint32(entries + i * 8, true) < 0xfffff001) return false;
     return true;
   }
 

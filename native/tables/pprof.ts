@@ -125,7 +125,11 @@ export class PprofBuilder {
     let id = this.mappingOf.get(dso);
     if (id === undefined) {
       id = this.mappings.length + 1;
-      this.mappings.push(new Mapping({ id, filename: this.strings.dedup(dso), hasFunctions: true }));
+      // Marked fully symbolized: a reader (go tool pprof) would otherwise symbolize the addresses again from the file,
+      // as file offsets, and rename frames it cannot place.
+      this.mappings.push(
+        new Mapping({ id, filename: this.strings.dedup(dso), hasFunctions: true, hasFilenames: true, hasLineNumbers: true, hasInlineFrames: true }),
+      );
       this.mappingOf.set(dso, id);
     }
     return id;

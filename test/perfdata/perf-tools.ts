@@ -253,22 +253,34 @@ export function withFirstPltStubAsInit(counts: ReadonlyMap<string, number>, bina
   return out;
 }
 
-/** `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart. */
-export function perfSelfCounts(file: string): { named: Map<string, number>; unresolved: number; total: number } {
-  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
+/**
+ * `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart.
+ * `pltStubsOfLibrariesAsUnresolved`: a shared library's `x@plt` counts as unresolved (see perfNamesPltSlotByPosition),
+ * its names listed in `libraryPltNames` so the other side can count the same names apart too.
+ */
+export function perfSelfCounts(file: string, options: { pltStubsOfLibrariesAsUnresolved?: boolean } = {}):
+  { named: Map<string, number>; unresolved: number; total: number; libraryPltNames: Set<string> } {
+  const columns = options.pltStubsOfLibrariesAsUnresolved ? 'sample,dso,sym' : 'sample,sym';
+  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', columns, '-g', 'none', '--percent-limit', '0']);
   if (report.status !== 0) throw new Error(`perf report -i ${file} failed (${report.status}): ${report.stderr}`);
   const named = new Map<string, number>();
+  const libraryPltNames = new Set<string>();
   let unresolved = 0;
   let total = 0;
   for (const line of report.stdout.split('\n')) {
-    const match = /^\s+(\d+)\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
+    const match = options.pltStubsOfLibrariesAsUnresolved
+      ? /^\s+(\d+)\s+(.+?)\s+\[(.)\]\s+(.+?)\s*$/.exec(line) // a DSO may have spaces: `[JIT] tid 23552`
+      : /^\s+(\d+)()\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
     if (!match) continue;
     const count = Number(match[1]);
+    const symbol = match[4];
     total += count;
-    if (/^0x[0-9a-f]+$/.test(match[3])) unresolved += count;
-    else named.set(match[3], (named.get(match[3]) ?? 0) + count);
+    if (/^0x[0-9a-f]+$/.test(symbol) || (options.pltStubsOfLibrariesAsUnresolved && perfNamesPltSlotByPosition({ name: `${symbol}+0x0`, dso: match[2] }))) {
+      unresolved += count;
+      if (!/^0x/.test(symbol)) libraryPltNames.add(symbol);
+    } else named.set(symbol, (named.get(symbol) ?? 0) + count);
   }
-  return { named, unresolved, total };
+  return { named, unresolved, total, libraryPltNames };
 }
 
 /** `ringside capture -a -g` for a second into `file` (perf.data), with pd_work spinning meanwhile so there is a known workload. */
@@ -280,4 +292,13 @@ export function captureAllCpus(file: string): SpawnSyncReturns<string> {
   } finally {
     workload.kill('SIGKILL');
   }
+}
+
+/**
+ * A frame perf names as a PLT stub of a shared library (`x@plt+0x0`, or the empty `@plt+0x0`): perf 6.1 names a
+ * library's stubs by position, which in a .plt with interleaved IRELATIVE slots (libc's) gives unnamed slots their
+ * neighbours' names; Ringside matches stubs by GOT slot as objdump does and leaves IRELATIVE slots [unknown].
+ */
+export function perfNamesPltSlotByPosition(frame: PerfFrame): boolean {
+  return /@plt\+0x[0-9a-f]+$/.test(frame.name) && /\.so(\.[0-9]+)*$/.test(frame.dso);
 }

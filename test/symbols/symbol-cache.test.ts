@@ -35,7 +35,12 @@ describe('symbol cache: objects read once, and again when they change on disk', 
     const program = path.join(dir, 'prog');
     const alpha = build(dir, 'alpha_fn', program);
     // Mapped as the loader maps a non-PIE executable: file offset 0 at 0x400000.
-    const procState: ProcessSideband[] = [{ pid: 4242, tid: 4242, comm: 'prog', maps: [{ start: 0x400000n, end: 0x500000n, pgoff: 0n, path: program, perms: 'r-xp' }] }] as unknown as ProcessSideband[];
+    const procState: ProcessSideband[] = [{
+      pid: 4242,
+      tid: 4242,
+      comm: 'prog',
+      maps: [{ start: 0x400000n, end: 0x500000n, pgoff: 0n, path: program, perms: 'r-xp' }],
+    }] as unknown as ProcessSideband[];
     const symbols = new SnapshotSymbols();
     symbols.learn(NO_RECORDS, procState);
     assert.equal(symbols.resolveFrame(4242, alpha, false).symbol, 'alpha_fn+0x0');
