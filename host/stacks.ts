@@ -1,10 +1,10 @@
 // The stack table of a snapshot: every SAMPLE's callchain as function names (through the capture's
-// FrameSymbols, each address resolved once), each distinct stack stored once, and per row its stack id.
+// FrameSymbols, each address resolved once; callchains read from the native stack and frame tables), each distinct stack stored once, and per row its stack id.
 // Where the symbolizer knows source lines, each stack carries the line of its leaf address (the sample's
 // own IP, so samples count per line) and each function the line of its entry (where "reveal" goes).
 
 import type { DecodedSnapshot } from '../native/decode/types';
-import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
+import { ProfileTables } from '../native/tables/profile-tables';
 import { RecordType, Sample } from '../native/abi/uapi';
 import { functionName, KERNEL_FRAME, UNKNOWN_FRAME, type StackTable } from '../shared/stacks';
 import type { FrameSymbols } from './frame-symbols';
@@ -15,8 +15,12 @@ export interface SnapshotStacks {
   readonly stackOf: Int32Array;
 }
 
-export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols): SnapshotStacks {
-  const { kind, length } = snapshot.columns;
+/**
+ * `tables` (built from the snapshot when not given): its stack table is walked once per distinct callchain, not per
+ * record, and each frame named once.
+ */
+export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables = new ProfileTables(snapshot)): SnapshotStacks {
+  const { kind, length, event } = snapshot.columns;
   const names: string[] = [];
   const nameIndex = new Map<string, number>();
   const intern = (name: string) => {
@@ -28,7 +32,6 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols)
   const start: number[] = [0];
   const frames: number[] = [];
   const stackOf = new Int32Array(length).fill(-1);
-  const current: number[] = [];
   const locations: { file: string; line: number }[] = [];
   const locationIndex = new Map<string, number>();
   const locate = (file: string | undefined, line: number | undefined) => {
@@ -41,45 +44,52 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols)
   const leafLocation: number[] = [];
   /** Per interned name: its entry's line (-1 unknown, undefined not tried yet). */
   const nameLocation: (number | undefined)[] = [];
-  // Only events that sample callchains are decoded (the event column indexes snapshot.events).
+  // Per frame of the tables: its name's index and its own line (-2: not resolved yet).
+  const frameName = new Int32Array(tables.frameCount).fill(-2);
+  const frameLine = new Int32Array(tables.frameCount).fill(-2);
+  /** A leaf frame's own line (only leaves have theirs placed: the page counts lines of leaves). */
+  const leafLine = (frame: number): number => {
+    if (frameLine[frame] === -2) {
+      const resolved = symbols.resolve(tables.frameOwner[frame], tables.frameIp(frame), tables.frameIsKernel(frame));
+      frameLine[frame] = locate(resolved.file, resolved.line);
+    }
+    return frameLine[frame];
+  };
+  const nameFrame = (frame: number): number => {
+    if (frameName[frame] !== -2) return frameName[frame];
+    const kernel = tables.frameIsKernel(frame);
+    const pid = tables.frameOwner[frame];
+    const ip = tables.frameIp(frame);
+    const resolved = symbols.resolve(pid, ip, kernel);
+    const symbol = resolved.name < 0 ? undefined : symbols.strings[resolved.name];
+    const name = intern(symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(symbol));
+    if (nameLocation[name] === undefined && symbol !== undefined && !kernel) nameLocation[name] = entryLocation(symbols, pid, ip, symbol);
+    frameName[frame] = name;
+    return name;
+  };
+  // Per stack of the tables: its id here (-2: not made yet). Two table stacks (distinct addresses) can be one here.
+  const idOfTableStack = new Int32Array(tables.stackCount).fill(-2);
+  // Only events that sample callchains are counted (the event column indexes snapshot.events).
   const withCallchain = snapshot.events.map((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
-  const { event } = snapshot.columns;
   for (let row = 0; row < length; row++) {
-    if (kind[row] !== RecordType.SAMPLE || withCallchain[event[row]] === false) continue;
-    let callchain: unknown;
-    let pid = -1;
-    try {
-      const record = decodeRecordAt(snapshot, row);
-      callchain = (record.fields as { callchain?: unknown }).callchain;
-      pid = record.pid ?? -1;
-    } catch {
-      continue; // a damaged record has no stack; the walk already counted it
-    }
-    if (!Array.isArray(callchain)) continue;
-    current.length = 0;
-    let leaf = -1;
-    for (const frame of callchain as CallchainFrame[]) {
-      if (frame.isMarker) continue;
-      const kernel = frame.context === 'kernel' || frame.context === 'guest-kernel';
-      const resolved = symbols.resolve(pid, frame.ip, kernel);
-      const symbol = resolved.name < 0 ? undefined : symbols.strings[resolved.name];
-      const name = intern(symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(symbol));
-      if (current.length === 0) leaf = locate(resolved.file, resolved.line);
-      if (nameLocation[name] === undefined && symbol !== undefined && !kernel) {
-        nameLocation[name] = entryLocation(symbols, pid, frame.ip, symbol);
-      }
-      current.push(name);
-    }
-    if (current.length === 0) continue;
-    // The leaf's line is part of the stack's identity: the same functions at another line count apart.
-    const key = `${leaf}|${current.join(',')}`;
-    let id = stackIds.get(key);
-    if (id === undefined) {
-      id = start.length - 1;
-      stackIds.set(key, id);
-      frames.push(...current);
-      start.push(frames.length);
-      leafLocation.push(leaf);
+    const tableStack = tables.sampleStack[row];
+    if (tableStack < 0 || kind[row] !== RecordType.SAMPLE || withCallchain[event[row]] === false) continue;
+    let id = idOfTableStack[tableStack];
+    if (id === -2) {
+      // The leaf's line first, then the names: locations get their indexes in the order the per-record walk gave them.
+      const leaf = leafLine(tables.stackFrame[tableStack]);
+      const current = tables.framesOf(tableStack).map(nameFrame);
+      // The leaf's line is part of the stack's identity: the same functions at another line count apart.
+      const key = `${leaf}|${current.join(',')}`;
+      const known = stackIds.get(key);
+      if (known === undefined) {
+        id = start.length - 1;
+        stackIds.set(key, id);
+        frames.push(...current);
+        start.push(frames.length);
+        leafLocation.push(leaf);
+      } else id = known;
+      idOfTableStack[tableStack] = id;
     }
     stackOf[row] = id;
   }

@@ -22,12 +22,5 @@ export interface StackTable {
   readonly nameLocation?: Int32Array;
 }
 
-/** The function of a perf-style `name+0xoff`: the name without its offset. */
-export function functionName(symbol: string): string {
-  const at = symbol.lastIndexOf('+0x');
-  return at > 0 && /^\+0x[0-9a-f]+$/.test(symbol.slice(at)) ? symbol.slice(0, at) : symbol;
-}
-
-/** What a frame without a name is called: a kernel address where kallsyms is unreadable, or anything perf calls [unknown]. */
-export const KERNEL_FRAME = '[kernel]';
-export const UNKNOWN_FRAME = '[unknown]';
+// One home for these, shared with the native tables (pure: no node, no DOM).
+export { functionName, KERNEL_FRAME, UNKNOWN_FRAME } from '../native/tables/symbol-name';

@@ -16,7 +16,7 @@ export type CaptureTarget =
   | { readonly kind: 'pid'; readonly pid: number }
   | { readonly kind: 'cpus' };
 
-export type OutputFormat = 'jsonl' | 'perf.data' | 'html';
+export type OutputFormat = 'jsonl' | 'perf.data' | 'html' | 'pprof';
 
 export interface CaptureOptions {
   readonly command: 'capture' | 'keep';
@@ -104,8 +104,9 @@ cpu-clock and task-clock sample at ${DEFAULT_CLOCK_FREQ} Hz (perf's default; at 
 -g: callers by frame pointers; -g dwarf[,BYTES] (--call-graph dwarf): copies BYTES (8192) of user stack per sample
 and unwinds it with the binaries' DWARF CFI, for code built without frame pointers.`;
 
-const OUTPUT_HELP = `-o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page); a character device
-such as /dev/null gets JSON Lines (everything is still decoded and formatted: useful for timing).`;
+const OUTPUT_HELP = `-o FILE: .jsonl (default stdout), .data (perf.data), .html (self-contained timeline page), .pb.gz (pprof: samples per
+stack, for go tool pprof, Parca, Pyroscope); a character device such as /dev/null gets JSON Lines (everything is still
+decoded and formatted: useful for timing).`;
 
 const TRIGGER_HELP = `--snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
 to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
@@ -132,7 +133,7 @@ SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, th
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
 ${TRIGGER_HELP}`,
   decode: `usage: ringside decode FILE.data [-o OUT] [--keep-going]
-Decodes a perf.data file (perf record's) to JSON Lines (stdout or OUT.jsonl), OUT.data or OUT.html.
+Decodes a perf.data file (perf record's) to JSON Lines (stdout or OUT.jsonl), OUT.data, OUT.html or OUT.pb.gz (pprof).
 ${OUTPUT_HELP}
 --keep-going: a damaged record is skipped (and counted, with the file offset of the first, on stderr and in the output's
 summary) instead of ending the decode; damage that breaks the record framing ends it, keeping what came before.`,
@@ -175,10 +176,11 @@ function formatOf(file: string | undefined): OutputFormat {
   if (!file) return 'jsonl';
   if (/\.data$/i.test(file)) return 'perf.data';
   if (/\.html?$/i.test(file)) return 'html';
+  if (/\.pb\.gz$/i.test(file)) return 'pprof';
   if (/\.jsonl?$/i.test(file) || file === '-') return 'jsonl';
   // perf script > /dev/null: the whole decode and formatting runs, the text goes nowhere.
   if (isCharacterDevice(file)) return 'jsonl';
-  throw new UsageError(`-o ${file}: unknown output format; use a .jsonl, .data or .html file name (or a device such as /dev/null)`);
+  throw new UsageError(`-o ${file}: unknown output format; use a .jsonl, .data, .html or .pb.gz file name (or a device such as /dev/null)`);
 }
 
 function positiveInteger(flag: string, text: string | undefined): number {

@@ -3,24 +3,27 @@
 
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import type { CaptureOptions } from './args';
 import type { DecodedSnapshot, RingCoverage } from '../decode/types';
 import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
-import { formatRecordJson } from '../decode/jsonl';
+import { ProfileTables } from '../tables/profile-tables';
+import { TableJsonl } from '../tables/jsonl';
 import { SnapshotSymbols } from './symbols';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
 import { describeLosses, formatBytes, type LossReport } from '../decode/losses';
-import { AtomicFile, FileWriteError } from '../sys/safe-file';
+import { AtomicFile, FileWriteError, writeFileAtomic } from '../sys/safe-file';
 import { describeLogpointTally, tallyLogpoints } from '../decode/logpoint-tally';
 import { isLogpointSpec } from '../specs/parse';
+import { PprofBuilder } from '../tables/pprof';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
   if (index === 1) return file;
-  const ext = path.extname(file);
+  const ext = /\.pb\.gz$/i.test(file) ? file.slice(-'.pb.gz'.length) : path.extname(file);
   return `${file.slice(0, file.length - ext.length)}.${index}${ext}`;
 }
 
@@ -72,6 +75,12 @@ export class SnapshotWriter {
     if (this.options.format === 'perf.data') {
       const { exportSnapshot } = await import('../perfdata/index');
       await exportSnapshot(file, decoded, { processes: this.symbols.processes(), cmdline: process.argv.slice(1), liveProcesses: !this.options.fromFile });
+    } else if (this.options.format === 'pprof') {
+      const tables = new ProfileTables(decoded);
+      tables.symbolize((pid, ip, kernel) => this.symbols.resolveFrame(pid, ip, kernel));
+      const builder = new PprofBuilder();
+      builder.add(tables);
+      writeFileAtomic(file, gzipSync(builder.profile().encode()));
     } else {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);
@@ -91,11 +100,11 @@ export class SnapshotWriter {
     const decoded = this.withHostReaders(snapshot);
     const { columns } = decoded;
     const origin = columns.timeOriginNs;
-    const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.frames.nameOf(pid, ip, kernel);
+    const jsonl = this.tableJsonl(decoded);
     const lines: { time: bigint | null; item: string }[] = [];
     for (let row = 0; row < columns.length; row++) {
       const time = columns.time[row];
-      lines.push({ time: Number.isNaN(time) ? null : origin + BigInt(Math.round(time)), item: formatRecordJson(decoded, row, symbolize) + '\n' });
+      lines.push({ time: Number.isNaN(time) ? null : origin + BigInt(Math.round(time)), item: jsonl.line(row) + '\n' });
     }
     const released = release(lines);
     let chunk = '';
@@ -125,10 +134,17 @@ export class SnapshotWriter {
     return tallies.flatMap((tally) => describeLogpointTally(tally).map((line) => `  ${line}\n`)).join('');
   }
 
+  /** Samples are formatted from the stack and frame tables: each distinct address named and formatted once. */
+  private tableJsonl(decoded: DecodedSnapshot): TableJsonl {
+    const tables = new ProfileTables(decoded);
+    tables.symbolize((pid, ip, kernel) => this.symbols.resolveFrame(pid, ip, kernel));
+    return new TableJsonl(decoded, tables, (pid, ip, kernel) => this.symbols.frames.nameOf(pid, ip, kernel));
+  }
+
   private async writeJsonLines(decoded: DecodedSnapshot): Promise<void> {
     const { columns, rings } = decoded;
     const origin = columns.timeOriginNs;
-    const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.frames.nameOf(pid, ip, kernel);
+    const jsonl = this.tableJsonl(decoded);
     // Per label: what an earlier snapshot already printed, relative to this snapshot's origin (exact as
     // a double: both are recent perf clock values), and the newest relative time printed now.
     const printedBefore = new Map<string, number | undefined>();
@@ -146,7 +162,7 @@ export class SnapshotWriter {
       // A record at or before what was printed (or without a time, once the label was printed) is a repeat.
       if (threshold !== undefined && !(time > threshold)) continue;
       if (time > (newestNow.get(label) ?? -Infinity)) newestNow.set(label, time);
-      chunk += formatRecordJson(decoded, row, symbolize) + '\n';
+      chunk += jsonl.line(row) + '\n';
       if (chunk.length > 1 << 20) {
         await this.flush(chunk);
         chunk = '';

@@ -15,6 +15,7 @@ import type { ProcessSideband } from '../perf/sideband-types';
 import { Symbolizer } from '../symbols/symbolizer';
 import type { SynthesizedProcess } from '../perfdata/index';
 import { FrameSymbols } from '../../host/frame-symbols';
+import type { FrameResolution } from '../tables/profile-tables';
 
 interface KnownProcess {
   pid: number;
@@ -139,6 +140,11 @@ export class SnapshotSymbols {
       this.logpointNames.set(event.name, names);
     }
     return { ...this.logpoints.evaluate({ pid, registers, stack }, names ?? undefined) };
+  }
+
+  /** What the tables need of a frame: its name (each address resolved once, see frames) and its object. */
+  resolveFrame(pid: number, ip: bigint, kernel: boolean): FrameResolution {
+    return { symbol: this.frames.nameOf(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
   }
 
   sourceLine(pid: number, ip: bigint) {

@@ -6,7 +6,8 @@
 // return types dropped. Covers nested and unscoped names, templates (types, literals, template params),
 // substitutions, std abbreviations, constructors/destructors, operators, ABI tags, local names, thunks
 // and special names (vtable for ...); clone suffixes are dropped as libiberty does without DMGL_PARAMS.
-// Anything outside that (transaction clones, function types, expressions in template arguments)
+// Function types print as perf prints them (`void (*)(uv_fs_s*)`). Anything outside that (transaction clones,
+// pointers to members, expressions in template arguments)
 // returns undefined so callers keep the mangled name. Pure.
 
 class Unsupported extends Error {}
@@ -58,6 +59,8 @@ class Demangler {
   private lastWasStructor = false;
   /** Printed types that are arrays: a pointer or reference to one needs libiberty's `int (*) [4]` form. */
   private readonly arrayTypes = new Set<string>();
+  /** Function types met so far, by their printed form: a pointer to one prints as `ret (*)(params)`. */
+  private readonly functionTypes = new Map<string, { readonly returns: string; readonly params: string }>();
 
   constructor(private readonly s: string, private readonly verbose: boolean) {}
 
@@ -154,8 +157,10 @@ class Demangler {
     while (this.peek() !== 'E') args.push(this.templateArg());
     this.pos++;
     this.templateArgs = args;
-    const joined = args.join(', ');
-    return `<${joined}${joined.endsWith('>') ? ' ' : ''}>`;
+    // An empty pack (`JE`) prints nothing, not an empty slot between commas: `Run<Phase>`, as libiberty prints it.
+    const joined = args.filter((arg) => arg !== '').join(', ');
+    // libiberty's space between `> >` follows the last thing it printed, which after an empty pack is not a `>`.
+    return `<${joined}${args.join(', ').endsWith('>') ? ' ' : ''}>`;
   }
 
   private templateArg(): string {
@@ -232,7 +237,24 @@ class Demangler {
       this.pos++;
       const inner = this.type();
       if (this.arrayTypes.has(inner)) throw new Unsupported(); // `int (*) [4]`: not covered
-      result = inner + (c === 'P' ? '*' : c === 'R' ? '&' : '&&');
+      const sigil = c === 'P' ? '*' : c === 'R' ? '&' : '&&';
+      const fn = this.functionTypes.get(inner);
+      // A pointer (or reference) to a function type: `void (*)(uv_fs_s*)`.
+      result = fn ? `${fn.returns} (${sigil})(${fn.params})` : inner + sigil;
+    } else if (c === 'F') {
+      // <function-type> ::= F [Y] <return type> <parameter types>+ [<ref-qualifier>] E
+      this.pos++;
+      if (this.peek() === 'Y') this.pos++;
+      const returns = this.type();
+      const params: string[] = [];
+      while (this.peek() !== 'E') {
+        if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') { this.pos++; continue; }
+        params.push(this.type());
+      }
+      this.pos++;
+      const list = params.length === 1 && params[0] === 'void' ? '' : params.join(', ');
+      result = `${returns} (${list})`;
+      this.functionTypes.set(result, { returns, params: list });
     } else if (c === 'A') {
       this.pos++;
       const size = /[0-9]/.test(this.peek()) ? String(this.number()) : '';

@@ -106,7 +106,11 @@ export class DwarfInfo {
   private readonly dies = new Map<number, Die>();
   private variableCache: DwarfVariable[] | undefined;
 
-  constructor(readonly sections: DwarfSections) {
+  /**
+   * `unitsOnly`: read each unit's own DIE (name, comp_dir, stmt_list: what the line tables need) and skip the rest
+   * of its tree. A source line lookup used to parse every DIE of the object first, most of a cold lookup's cost.
+   */
+  constructor(readonly sections: DwarfSections, private readonly unitsOnly = false) {
     this.parse();
   }
 
@@ -183,6 +187,7 @@ export class DwarfInfo {
       if (!unitDie) {
         unitDie = die;
         this.initUnit(unit, die);
+        if (this.unitsOnly) return;
       }
       if (abbrev.hasChildren) parents.push(die);
     }

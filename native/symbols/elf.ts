@@ -128,7 +128,13 @@ export class ElfFile {
   private symbolCache: readonly ElfSymbol[] | undefined;
   private relocationCache: ReadonlyMap<bigint, bigint | undefined> | undefined;
 
-  constructor(readonly bytes: Uint8Array, private readonly inflate?: Inflate) {
+  /**
+   * `bytes` is the whole file, or (with `load`) an image of the file's size whose ranges are filled on demand:
+   * load(offset, size) must make those bytes present before they are read. The reading layer passes one that reads
+   * only the headers and the sections asked for, so an object costs what its symbol tables cost, not its size.
+   */
+  constructor(readonly bytes: Uint8Array, private readonly inflate?: Inflate, private readonly load?: (offset: number, size: number) => void) {
+    load?.(0, Math.min(bytes.length, 64));
     if (bytes.length < 16 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
       throw new ElfFormatError('not an ELF file (bad magic)');
     }
@@ -155,11 +161,14 @@ export class ElfFile {
     // Extended numbering: counts that do not fit 16 bits live in section header 0.
     if (shoff !== 0 && (shnum === 0 || shstrndx === 0xffff || phnum === 0xffff)) {
       const s0 = shoff;
+      load?.(s0, 64);
       if (shnum === 0) shnum = Number(is64 ? r.u64(s0 + 32) : BigInt(r.u32(s0 + 20)));
       if (shstrndx === 0xffff) shstrndx = r.u32(s0 + (is64 ? 40 : 24));
       if (phnum === 0xffff) phnum = r.u32(s0 + (is64 ? 44 : 28));
     }
 
+    load?.(phoff, phnum * phentsize);
+    if (shoff !== 0) load?.(shoff, Math.max(1, shnum) * shentsize);
     const programHeaders: ProgramHeader[] = [];
     for (let i = 0; i < phnum; i++) {
       const o = phoff + i * phentsize;
@@ -195,6 +204,7 @@ export class ElfFile {
       }
     }
     const names = raw[shstrndx];
+    if (names && names.type !== SHT_NOBITS) load?.(names.offset, names.size);
     this.sections = raw.map((s, i) => ({
       ...s,
       name: names && names.type !== SHT_NOBITS ? r.cstring(names.offset + nameOffsets[i]) : '',
@@ -234,6 +244,7 @@ export class ElfFile {
     if (header.offset + header.size > this.bytes.length) {
       throw new ElfFormatError(`section ${header.name} (${header.size} bytes at ${header.offset}) is past the end of the file`);
     }
+    this.load?.(header.offset, header.size);
     const raw = this.bytes.subarray(header.offset, header.offset + header.size);
     if ((header.flags & BigInt(SHF_COMPRESSED)) === 0n) return raw;
     // Elf{32,64}_Chdr: ch_type, (ch_reserved), ch_size, ch_addralign, then the zlib stream.
@@ -286,7 +297,7 @@ export class ElfFile {
       const strData = this.sectionBytes(strings);
       if (!strData) continue;
       const r = new ByteReader(data, this.header.littleEndian);
-      const sr = new ByteReader(strData, this.header.littleEndian);
+      const nameAt = stringTableReader(strData, this.header.littleEndian);
       const entSize = table.entSize || (this.header.is64 ? 24 : 16);
       for (let o = entSize; o + entSize <= data.length; o += entSize) {
         let nameOffset: number; let value: bigint; let size: number; let info: number; let other: number; let shndx: number;
@@ -306,7 +317,7 @@ export class ElfFile {
           continue;
         }
         out.push({
-          name: sr.cstring(nameOffset), value, size,
+          name: nameAt(nameOffset), value, size,
           kind: symType === STT_OBJECT ? 'object' : 'function',
           label: symType === STT_NOTYPE,
           binding: bind === 0 ? 'local' : bind === 2 ? 'weak' : 'global',
@@ -397,6 +408,7 @@ export class ElfFile {
       for (const p of this.programHeaders) {
         if (p.type !== PT_NOTE) continue;
         const start = Number(p.offset);
+        this.load?.(start, Math.max(0, Math.min(this.bytes.length, start + Number(p.fileSize)) - start));
         noteBlobs.push(this.bytes.subarray(start, Math.min(this.bytes.length, start + Number(p.fileSize))));
       }
     }
@@ -444,6 +456,28 @@ export class ElfFile {
 }
 
 const utf8Encoder = new TextEncoder();
+
+/**
+ * Names out of a string table by offset. A table of plain ASCII (nearly every one) is decoded once into one string
+ * and each name sliced out of it: decoding each of a large executable's hundred thousand names on its own took most
+ * of a cold object's cost. Other tables are decoded name by name as UTF-8.
+ */
+function stringTableReader(table: Uint8Array, littleEndian: boolean): (offset: number) => string {
+  let ascii = true;
+  for (let i = 0; i < table.length; i++) if (table[i] >= 0x80) { ascii = false; break; }
+  if (!ascii) {
+    const reader = new ByteReader(table, littleEndian);
+    return (offset) => reader.cstring(offset);
+  }
+  const text = latin1.decode(table);
+  return (offset) => {
+    if (offset < 0 || offset > text.length) throw new ElfFormatError(`string at offset ${offset} is past the end of its table (${text.length} bytes)`);
+    const end = text.indexOf('\0', offset);
+    return text.slice(offset, end < 0 ? text.length : end);
+  };
+}
+
+const latin1 = new TextDecoder('latin1');
 
 function align4(n: number): number { return (n + 3) & ~3; }
 

@@ -3,22 +3,102 @@
 // under /usr/lib/debug), and builds the DWARF line table and variable list lazily from whichever file
 // has the DWARF. The byte parsers it drives (elf.ts, dwarf-*.ts) stay free of node imports.
 
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
-import { ElfFile, ElfSymbol, crc32 } from './elf';
+import { ElfFile, ElfFormatError, ElfSymbol, crc32 } from './elf';
 import { compareAliases, withoutEnclosedLabels } from './best-symbol';
+import { demangle } from './demangle';
 import { DwarfInfo, DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
 
+/** compareAliases before names: a sized symbol over a zero-size one, non-weak over weak, global over local. */
+function compareBySizeAndBinding(a: ElfSymbol, b: ElfSymbol): number {
+  if ((a.size > 0) !== (b.size > 0)) return a.size > 0 ? 1 : -1;
+  if ((a.binding === 'weak') !== (b.binding === 'weak')) return b.binding === 'weak' ? 1 : -1;
+  if ((a.binding === 'global') !== (b.binding === 'global')) return a.binding === 'global' ? 1 : -1;
+  return 0;
+}
+
+/** Of aliases that tie on size and binding, the first best by the names perf shows (demangled without parameters). */
+function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
+  const shown = group.map((s) => ({ symbol: s, alias: { size: s.size, binding: s.binding, name: demangle(s.name) ?? s.name } }));
+  let best = shown[0];
+  for (const candidate of shown.slice(1)) if (compareAliases(candidate.alias, best.alias) > 0) best = candidate;
+  return best.symbol;
+}
+
+/** A function whose name is chosen among tied aliases on first use: demangling every alias pair of a large C++ object took a fifth of its load. */
+class AliasedFunction implements FunctionSymbol {
+  private chosen: string | undefined;
+  constructor(private readonly group: readonly ElfSymbol[], readonly start: bigint, readonly end: bigint) {}
+  get name(): string {
+    this.chosen ??= bestShownAlias(this.group).name;
+    return this.chosen;
+  }
+}
+
+/** The largest address a double holds exactly (2^53). */
+const MAX_EXACT_ADDRESS = 2n ** 53n;
+
 const inflate = (data: Uint8Array): Uint8Array => inflateSync(data);
 
+/**
+ * An ELF file read lazily: an image of the file's size (untouched pages cost no memory) filled page run by page run
+ * as the parser asks for ranges — the headers, then only the sections used (symbol tables, notes, the DWARF a line
+ * lookup needs). A 100 MB executable whose symbols are asked for costs its .symtab and .strtab, not 100 MB read.
+ * Each fill opens the file again and checks it is the file first opened (same size and mtime): one replaced on disk
+ * meanwhile is an ElfFormatError, never a mix of two files' bytes.
+ */
 export function readElf(filePath: string): ElfFile {
-  return new ElfFile(readFileSync(filePath), inflate);
+  const fd = openSync(filePath, 'r');
+  let identity: string;
+  let image: Uint8Array;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ElfFormatError(`${filePath} is not a regular file`);
+    identity = `${st.size}\0${st.mtimeMs}\0${st.ino}`;
+    image = new Uint8Array(st.size);
+  } finally {
+    closeSync(fd);
+  }
+  const pages = new Uint8Array(Math.ceil(image.length / LOAD_PAGE));
+  const load = (offset: number, size: number): void => {
+    const first = Math.max(0, Math.floor(offset / LOAD_PAGE));
+    const last = Math.min(pages.length, Math.ceil(Math.min(image.length, offset + size) / LOAD_PAGE));
+    let page = first;
+    while (page < last && pages[page]) page++;
+    if (page >= last) return;
+    const again = openSync(filePath, 'r');
+    try {
+      const st = fstatSync(again);
+      if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
+      while (page < last) {
+        if (pages[page]) { page++; continue; }
+        let end = page;
+        while (end < last && !pages[end]) end++;
+        const from = page * LOAD_PAGE;
+        const to = Math.min(image.length, end * LOAD_PAGE);
+        for (let at = from; at < to;) {
+          const got = readSync(again, image, at, to - at, at);
+          if (got === 0) throw new ElfFormatError(`${filePath} ended at ${at} bytes while it was read`);
+          at += got;
+        }
+        pages.fill(1, page, end);
+        page = end;
+      }
+    } finally {
+      closeSync(again);
+    }
+  };
+  return new ElfFile(image, inflate, load);
 }
+
+/** Lazily read ELF images are filled in runs of whole 64 KiB pages. */
+const LOAD_PAGE = 64 * 1024;
 
 /** Where a separate debug file was found and why it was accepted. */
 export interface DebugFileMatch {
@@ -105,6 +185,18 @@ export class ObjectFile {
     return this.info;
   }
 
+  /** The compile units' own DIEs only (what the line tables need), when the whole tree was not read already. */
+  private dwarfUnits(): DwarfInfo | undefined {
+    const e = this.dwarfElf;
+    const info = e?.sectionData('.debug_info');
+    const abbrev = e?.sectionData('.debug_abbrev');
+    if (!e || !info || !abbrev) return undefined;
+    return new DwarfInfo({
+      info, abbrev, str: e.sectionData('.debug_str'), lineStr: e.sectionData('.debug_line_str'),
+      strOffsets: e.sectionData('.debug_str_offsets'), addr: e.sectionData('.debug_addr'), littleEndian: e.header.littleEndian,
+    }, true);
+  }
+
   lineTable(): LineTable | undefined {
     if (this.lines || !this.dwarfElf) return this.lines;
     const e = this.dwarfElf;
@@ -112,7 +204,7 @@ export class ObjectFile {
     if (!line) return undefined;
     let info: DwarfInfo | undefined;
     try {
-      info = this.dwarfInfo();
+      info = this.info ?? this.dwarfUnits();
     } catch {
       // .debug_info this reader cannot follow: the line programs still work, only without comp_dir for v2-4.
       info = undefined;
@@ -174,21 +266,49 @@ export class ObjectFile {
   /** Function symbols sorted by address, with perf's rule for zero-size symbols (they run to the next one). */
   functionSymbols(): readonly FunctionSymbol[] {
     if (this.functions) return this.functions;
-    const byStart = new Map<bigint, ElfSymbol>();
+    // Keyed and sorted by the address as a double where every address is exact as one (any user-space object):
+    // bigint keys and a bigint comparator took most of a large executable's first lookup.
+    const candidates = [...this.symbols(), ...this.elf.pltSymbols()];
+    const exact = candidates.every((s) => s.value <= MAX_EXACT_ADDRESS);
+    const byStart = new Map<number | bigint, ElfSymbol>();
+    /** Per address with aliases that tie on size and binding: all of them, in table order (the first is byStart's). */
+    const ties = new Map<number | bigint, ElfSymbol[]>();
+    const keyOf = (value: bigint): number | bigint => (exact ? Number(value) : value);
     // PLT stubs last: a real symbol at the same address (rare) keeps its name.
-    for (const s of [...this.symbols(), ...this.elf.pltSymbols()]) {
+    for (const s of candidates) {
       if (s.kind !== 'function' || s.value === 0n) continue;
-      if (s.name.endsWith('@plt') && byStart.has(s.value)) continue;
-      const existing = byStart.get(s.value);
-      // Aliases at one address: keep the name perf would show. Symbols come symtab first, so ties keep symtab's.
-      if (!existing || compareAliases(s, existing) > 0) byStart.set(s.value, s);
+      const key = keyOf(s.value);
+      if (s.name.endsWith('@plt') && byStart.has(key)) continue;
+      const existing = byStart.get(key);
+      // Aliases at one address: keep the one perf would show. Size and binding decide here; where they tie, the
+      // names decide (perf compares the names it shows, demangled: `operator new[]` beats `operator new`), which
+      // needs demangling, so it waits until the address is looked up. Symbols come symtab first: ties keep symtab's.
+      const order = existing ? compareBySizeAndBinding(s, existing) : 1;
+      if (order > 0) {
+        byStart.set(key, s);
+        ties.delete(key);
+      } else if (order === 0) {
+        const group = ties.get(key);
+        if (group) group.push(s);
+        else ties.set(key, [existing as ElfSymbol, s]);
+      }
     }
-    const sorted = withoutEnclosedLabels([...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0)));
-    this.functions = sorted.map((s, i) => ({
-      name: s.name,
-      start: s.value,
-      end: s.size > 0 ? s.value + BigInt(s.size) : i + 1 < sorted.length ? sorted[i + 1].value : s.value + 1n,
-    }));
+    for (const [key, group] of ties) {
+      // Aliases that differ in what the layout below reads (label, size) are settled now.
+      if (group.some((s) => s.label !== group[0].label || s.size !== group[0].size)) {
+        byStart.set(key, bestShownAlias(group));
+        ties.delete(key);
+      }
+    }
+    const byAddress = exact
+      ? Array.from(Float64Array.from(byStart.keys() as IterableIterator<number>).sort(), (key) => byStart.get(key) as ElfSymbol)
+      : [...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+    const sorted = withoutEnclosedLabels(byAddress);
+    this.functions = sorted.map((s, i) => {
+      const end = s.size > 0 ? s.value + BigInt(s.size) : i + 1 < sorted.length ? sorted[i + 1].value : s.value + 1n;
+      const group = ties.get(keyOf(s.value));
+      return group ? new AliasedFunction(group, s.value, end) : { name: s.name, start: s.value, end };
+    });
     return this.functions;
   }
 
@@ -236,12 +356,17 @@ export function openVdsoObject(): ObjectFile | null {
   return vdso;
 }
 
-/** Shared cache: one ObjectFile per (path, size, mtime), so a rebuilt binary is re-read. */
+/**
+ * Shared cache for the life of the process (every snapshot of a capture, every session of the editor): one
+ * ObjectFile per (path, size, mtime, inode), so a binary rebuilt or replaced on disk is read again. Not per build-id:
+ * GNU ld's build-id does not cover .symtab, so two builds that differ only in a function's name share one (the
+ * symbol cache test rebuilds exactly that), and an object found by build-id would name the new build by the old.
+ */
 const cache = new Map<string, ObjectFile>();
 
 export function openObjectFile(filePath: string, debugRoot = DEFAULT_DEBUG_ROOT): ObjectFile {
   const st = statSync(filePath);
-  const key = `${path.resolve(filePath)}\0${st.size}\0${st.mtimeMs}\0${debugRoot}`;
+  const key = `${path.resolve(filePath)}\0${st.size}\0${st.mtimeMs}\0${st.ino}\0${debugRoot}`;
   let obj = cache.get(key);
   if (!obj) {
     obj = new ObjectFile(filePath, debugRoot);

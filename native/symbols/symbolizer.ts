@@ -35,6 +35,11 @@ export class Symbolizer {
   private kernel: Kallsyms | undefined | null;
   /** Files that failed to open or parse: not retried for every IP. */
   private readonly unreadable = new Set<string>();
+  /**
+   * Objects whose tables failed to parse (or whose file was replaced while its sections were still being read):
+   * [unknown] from now on for that object, while a new file at the same path is opened afresh.
+   */
+  private readonly broken = new WeakSet<ObjectFile>();
   private readonly demangled = new Map<string, string>();
   /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
@@ -86,7 +91,7 @@ export class Symbolizer {
       const fn = located.object.functionAt(located.vaddr);
       return fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
     } catch {
-      this.unreadable.add(located.object.path); // malformed symbol table: [unknown] from now on
+      this.broken.add(located.object); // malformed symbol table: [unknown] from now on
       return undefined;
     }
   }
@@ -109,7 +114,7 @@ export class Symbolizer {
       const hit = located.object.lineTable()?.lineForAddress(located.vaddr);
       return hit ? { file: hit.file, line: hit.line } : undefined;
     } catch {
-      this.unreadable.add(located.object.path);
+      this.broken.add(located.object);
       return undefined;
     }
   }
@@ -144,8 +149,12 @@ export class Symbolizer {
     return this.locate(pid, ip);
   }
 
-  /** The mapped file, parsed, and the link-time address of `ip` in it. */
-  private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
+  /** The object `ip` is in, as perf's dso column names it: the mapped file's path, or the kernel's. */
+  dsoOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
+    return kernel ? KERNEL_DSO : this.mappingAt(pid, ip)?.path;
+  }
+
+  private mappingAt(pid: number, ip: bigint): Mapping | undefined {
     const maps = this.processes.get(pid);
     if (!maps) return undefined;
     let lo = 0; let hi = maps.length - 1; let found: Mapping | undefined;
@@ -153,7 +162,13 @@ export class Symbolizer {
       const mid = (lo + hi) >> 1;
       if (maps[mid].start <= ip) { found = maps[mid]; lo = mid + 1; } else hi = mid - 1;
     }
-    if (!found || ip >= found.end || this.unreadable.has(found.path)) return undefined;
+    return found && ip < found.end ? found : undefined;
+  }
+
+  /** The mapped file, parsed, and the link-time address of `ip` in it. */
+  private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
+    const found = this.mappingAt(pid, ip);
+    if (!found || this.unreadable.has(found.path)) return undefined;
     let object = this.opened.get(found);
     if (!object) {
       try {
@@ -169,6 +184,7 @@ export class Symbolizer {
       }
       this.opened.set(found, object);
     }
+    if (this.broken.has(object)) return undefined;
     const fileOffset = ip - found.start + found.pgoff;
     const vaddr = object.elf.fileOffsetToVaddr(fileOffset);
     return vaddr === undefined ? undefined : { object, vaddr };
@@ -187,6 +203,8 @@ export class Symbolizer {
 }
 
 const VDSO = '[vdso]';
+/** What perf calls the kernel's DSO. */
+const KERNEL_DSO = '[kernel.kallsyms]';
 
 /** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */
 function hasSymbols(path: string): boolean {

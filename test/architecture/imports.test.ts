@@ -26,13 +26,15 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'native/specs': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode', 'native/symbols'],
   'native/perfdata': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode', 'native/specs', 'native/symbols'],
   'native/decode-pool': ['node', 'native/abi', 'native/decode'],
+  // Stack, frame and function tables built from the decoded columns, and the outputs built from them; pure.
+  'native/tables': ['native/abi', 'native/decode', 'pprof-format'],
   'native/keeper': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode'],
   'native/attach': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
-  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi'],
+  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi', 'native/tables/symbol-name'],
   // The page goes to disk through the one safe writer (0600, temp file + rename), as every output does.
-  host: ['node', 'shared', 'native/decode', 'native/abi', 'native/sys/safe-file.ts'],
+  host: ['node', 'shared', 'native/decode', 'native/tables', 'native/abi', 'native/sys/safe-file.ts'],
   webview: ['shared', 'd3'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
   // The VS Code extension; its session logic is tested in plain Node, so it sees vscode's types only.
@@ -141,8 +143,8 @@ describe('architecture: who may import what', () => {
   });
 
   it('native/decode, shared/ and the webview are pure: they reach only pure modules and browser packages', () => {
-    const pure = ['native/decode', 'native/abi', 'shared', 'd3', '@vscode/webview-ui-toolkit'];
-    for (const key of ['native/decode', 'shared', 'webview', 'webview/toolkit.ts']) {
+    const pure = ['native/decode', 'native/abi', 'native/tables', 'shared', 'd3', '@vscode/webview-ui-toolkit', 'pprof-format'];
+    for (const key of ['native/decode', 'native/tables', 'shared', 'webview', 'webview/toolkit.ts']) {
       const impure = RULES[key].filter((entry) => !pure.some((p) => contains(p, entry.replace(/^type:/, ''))));
       assert.deepEqual(impure, [], `${key} may import ${impure.join(', ')}`);
     }

@@ -10,25 +10,7 @@ import { SnapshotSymbols } from '../../native/cli/symbols';
 import { snapshotStacks } from '../../host/stacks';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import { buildCallTree, selfByFunction } from '../../webview/call-tree';
-import { fixture, perfOutput, perfRecord, tempDir, withFirstPltStubAsInit } from './perf-tools';
-
-/** `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart. */
-function perfSelfCounts(file: string): { named: Map<string, number>; unresolved: number; total: number } {
-  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
-  assert.equal(report.status, 0, report.stderr);
-  const named = new Map<string, number>();
-  let unresolved = 0;
-  let total = 0;
-  for (const line of report.stdout.split('\n')) {
-    const match = /^\s+(\d+)\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
-    if (!match) continue;
-    const count = Number(match[1]);
-    total += count;
-    if (/^0x[0-9a-f]+$/.test(match[3])) unresolved += count;
-    else named.set(match[3], (named.get(match[3]) ?? 0) + count);
-  }
-  return { named, unresolved, total };
-}
+import { fixture, perfRecord, perfSelfCounts, tempDir, withFirstPltStubAsInit } from './perf-tools';
 
 describe('call tree of a perf.data equals perf report --no-children', function () {
   this.timeout(120000);

@@ -1,7 +1,7 @@
 // The installed `perf` as referee: record fixtures with it, and turn `perf script` output and
 // Ringside's decode of the same file into comparable lines.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -251,4 +251,54 @@ export function withFirstPltStubAsInit(counts: ReadonlyMap<string, number>, bina
     out.set('_init', (out.get('_init') ?? 0) + count);
   }
   return out;
+}
+
+/**
+ * `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart.
+ * `pltStubsOfLibrariesAsUnresolved`: a shared library's `x@plt` counts as unresolved (see perfNamesPltSlotByPosition),
+ * its names listed in `libraryPltNames` so the other side can count the same names apart too.
+ */
+export function perfSelfCounts(file: string, options: { pltStubsOfLibrariesAsUnresolved?: boolean } = {}):
+  { named: Map<string, number>; unresolved: number; total: number; libraryPltNames: Set<string> } {
+  const columns = options.pltStubsOfLibrariesAsUnresolved ? 'sample,dso,sym' : 'sample,sym';
+  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', columns, '-g', 'none', '--percent-limit', '0']);
+  if (report.status !== 0) throw new Error(`perf report -i ${file} failed (${report.status}): ${report.stderr}`);
+  const named = new Map<string, number>();
+  const libraryPltNames = new Set<string>();
+  let unresolved = 0;
+  let total = 0;
+  for (const line of report.stdout.split('\n')) {
+    const match = options.pltStubsOfLibrariesAsUnresolved
+      ? /^\s+(\d+)\s+(.+?)\s+\[(.)\]\s+(.+?)\s*$/.exec(line) // a DSO may have spaces: `[JIT] tid 23552`
+      : /^\s+(\d+)()\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
+    if (!match) continue;
+    const count = Number(match[1]);
+    const symbol = match[4];
+    total += count;
+    if (/^0x[0-9a-f]+$/.test(symbol) || (options.pltStubsOfLibrariesAsUnresolved && perfNamesPltSlotByPosition({ name: `${symbol}+0x0`, dso: match[2] }))) {
+      unresolved += count;
+      if (!/^0x/.test(symbol)) libraryPltNames.add(symbol);
+    } else named.set(symbol, (named.get(symbol) ?? 0) + count);
+  }
+  return { named, unresolved, total, libraryPltNames };
+}
+
+/** `ringside capture -a -g` for a second into `file` (perf.data), with pd_work spinning meanwhile so there is a known workload. */
+export function captureAllCpus(file: string): SpawnSyncReturns<string> {
+  const workload = spawn(fixture('pd_work'), ['3', '4000000000'], { stdio: 'ignore' });
+  try {
+    const args = ['capture', '-q', '-a', '-e', 'cpu-clock', '-c', '200000', '-g', '--pages', '128', '--duration', '1', '-o', file];
+    return spawnSync(process.execPath, [path.join(repoRoot, 'dist/cli.js'), ...args], { encoding: 'utf8' });
+  } finally {
+    workload.kill('SIGKILL');
+  }
+}
+
+/**
+ * A frame perf names as a PLT stub of a shared library (`x@plt+0x0`, or the empty `@plt+0x0`): perf 6.1 names a
+ * library's stubs by position, which in a .plt with interleaved IRELATIVE slots (libc's) gives unnamed slots their
+ * neighbours' names; Ringside matches stubs by GOT slot as objdump does and leaves IRELATIVE slots [unknown].
+ */
+export function perfNamesPltSlotByPosition(frame: PerfFrame): boolean {
+  return /@plt\+0x[0-9a-f]+$/.test(frame.name) && /\.so(\.[0-9]+)*$/.test(frame.dso);
 }

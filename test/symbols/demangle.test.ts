@@ -52,6 +52,13 @@ describe('symbols: C++ demangling', () => {
     // perf names a PLT stub `<demangled>@plt`.
     assert.equal(demangle('_ZdaPv@plt'), 'operator delete[]@plt');
     assert.equal(demangle('_Znam'), 'operator new[]');
+    // Found by comparing every frame of a ringside capture -a -g with perf script: a pointer to a function type in
+    // a template argument, and an empty argument pack (node's own symbols), each as c++filt and perf print them.
+    const fromNode = ['_ZN4node24MakeLibuvRequestCallbackI7uv_fs_sPFvPS1_EE7WrapperES2_',
+      '_ZN2v88internal8compiler12PipelineImpl3RunINS1_31EffectControlLinearizationPhaseEJEEEDaDpOT0_',
+      '_ZN2v88internal8compiler12PipelineImpl3RunINS1_24AllocateFPRegistersPhaseINS1_19LinearScanAllocatorEEEJEEEDaDpOT0_'];
+    assert.deepEqual(fromNode.map((name) => demangle(name)), cxxfilt(fromNode));
+    assert.equal(demangle(fromNode[0]), 'node::MakeLibuvRequestCallback<uv_fs_s, void (*)(uv_fs_s*)>::Wrapper');
     assert.equal(demangle('main'), undefined);
     assert.equal(demangle('_Z'), undefined);
     assert.equal(demangle('_ZN3foo'), undefined, 'truncated');

@@ -1,0 +1,112 @@
+// What a user waits for, Ringside against perf in the same run (`node out/bench/profile-outputs.js [--rounds N]`,
+// root; not part of `npm run bench`'s ring cases): each command as a whole process, wall time and peak RSS from
+// /usr/bin/time, the two sides of every ratio run in turn within one round so a machine whose speed drifts moves
+// both. Cases:
+//   capture -a -e cpu-clock -c 50000 -g for 1 s and 3 s to symbolized JSON Lines
+//     vs perf record -a (same event and period) -- sleep SEC, then perf script into a file;
+//   decode of perf's own `perf record -a -g` perf.data to JSON Lines vs perf script of it;
+//   the same decode to HTML, and to pprof (.pb.gz), each vs the decode to JSON Lines.
+// Prints a table per case (medians of the rounds, ratios paired by round) and one line of JSON.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { checkPrerequisites } from './tools';
+import { BenchUnavailableError, median, round, Table } from './stats';
+
+const cli = path.resolve(__dirname, '../../dist/cli.js');
+
+interface Measured { readonly wallS: number; readonly rssMiB: number }
+
+/** Runs `argv` under /usr/bin/time; its wall seconds and the peak RSS of its largest process. */
+function timed(argv: readonly string[]): Measured {
+  const result = spawnSync('/usr/bin/time', ['-f', '%e %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'ignore', 'pipe'] });
+  const last = result.stderr.trim().split('\n').pop() ?? '';
+  const match = /^([\d.]+) (\d+)$/.exec(last);
+  if (result.status !== 0 || !match) throw new BenchUnavailableError(`${argv.join(' ')} failed (${result.status}): ${result.stderr.slice(-2000)}`);
+  return { wallS: Number(match[1]), rssMiB: Number(match[2]) / 1024 };
+}
+
+function lines(file: string): number {
+  const text = readFileSync(file, 'utf8');
+  let count = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) count++;
+  return count;
+}
+
+interface PairRow { readonly what: string; readonly ours: Measured[]; readonly theirs: Measured[]; readonly note: string }
+
+function summarize(table: Table, row: PairRow): Record<string, number> {
+  const wall = row.ours.map((m, i) => m.wallS / row.theirs[i].wallS);
+  const rss = row.ours.map((m, i) => m.rssMiB / row.theirs[i].rssMiB);
+  const figures = {
+    ours_wall_s: median(row.ours.map((m) => m.wallS)), theirs_wall_s: median(row.theirs.map((m) => m.wallS)),
+    wall_ratio: median(wall), wall_ratio_min: Math.min(...wall), wall_ratio_max: Math.max(...wall),
+    ours_rss_mib: median(row.ours.map((m) => m.rssMiB)), theirs_rss_mib: median(row.theirs.map((m) => m.rssMiB)), rss_ratio: median(rss),
+  };
+  table.add(row.what, figures.ours_wall_s, figures.theirs_wall_s, `${round(figures.wall_ratio, 3)} (${round(figures.wall_ratio_min, 3)}-${round(figures.wall_ratio_max, 3)})`,
+    round(figures.ours_rss_mib, 4), round(figures.theirs_rss_mib, 4), round(figures.rss_ratio, 3), row.note);
+  return Object.fromEntries(Object.entries(figures).map(([key, value]) => [key, round(value)]));
+}
+
+function main(): void {
+  const roundsAt = process.argv.indexOf('--rounds');
+  const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 3;
+  const { perf } = checkPrerequisites(false);
+  const dir = mkdtempSync(path.join(tmpdir(), 'ringside-bench-outputs-'));
+  const loadStart = loadavg()[0];
+  const table = new Table(['case', 'ringside s', 'baseline s', 'wall ratio (range)', 'ringside MiB', 'baseline MiB', 'RSS ratio', 'records ringside / baseline']);
+  const json: Record<string, unknown> = { rounds, load_start: round(loadStart, 3) };
+  try {
+    for (const seconds of [1, 3]) {
+      const row: PairRow & { ours: Measured[]; theirs: Measured[] } = { what: `capture -a -g ${seconds} s → JSONL vs perf record + perf script`, ours: [], theirs: [], note: '' };
+      let counts = '';
+      for (let r = 0; r < rounds; r++) {
+        const ours = path.join(dir, 'capture.jsonl');
+        row.ours.push(timed([process.execPath, cli, 'capture', '-q', '-a', '-e', 'cpu-clock', '-c', '50000', '-g', '--duration', String(seconds), '-o', ours]));
+        const data = path.join(dir, 'perf-capture.data');
+        const text = path.join(dir, 'perf-capture.txt');
+        row.theirs.push(timed(['sh', '-c', `"$0" record -q -a -e cpu-clock -c 50000 -g -o "$1" -- sleep ${seconds} && "$0" script -i "$1" > "$2"`, perf, data, text]));
+        counts = `${lines(ours)} lines / ${spawnSync(perf, ['script', '-i', data, '-F', 'time'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout.split('\n').filter(Boolean).length} samples`;
+      }
+      json[`capture_${seconds}s_jsonl_vs_perf`] = { ...summarize(table, { ...row, note: counts }) };
+    }
+
+    // perf's own file: perf record -a -g for 1 s, decoded by both.
+    const data = path.join(dir, 'perf-a-g.data');
+    const recorded = spawnSync(perf, ['record', '-q', '-a', '-g', '-o', data, '--', 'sleep', '1'], { encoding: 'utf8' });
+    if (recorded.status !== 0) throw new BenchUnavailableError(`perf record -a -g failed: ${recorded.stderr}`);
+    const decodeTo = (out: string) => [process.execPath, cli, 'decode', data, '-o', path.join(dir, out)];
+    const jsonl: Measured[] = [];
+    const perfScript: Measured[] = [];
+    const html: Measured[] = [];
+    const pprof: Measured[] = [];
+    for (let r = 0; r < rounds; r++) {
+      jsonl.push(timed(decodeTo('decode.jsonl')));
+      perfScript.push(timed(['sh', '-c', '"$0" script -i "$1" > "$2"', perf, data, path.join(dir, 'decode.txt')]));
+      html.push(timed(decodeTo('decode.html')));
+      pprof.push(timed(decodeTo('decode.pb.gz')));
+    }
+    const size = `${(statSync(data).size / 1048576).toFixed(1)} MiB perf.data, ${lines(path.join(dir, 'decode.jsonl'))} lines`;
+    json.decode_jsonl_vs_perf_script = summarize(table, { what: 'decode perf.data (-a -g) → JSONL vs perf script', ours: jsonl, theirs: perfScript, note: size });
+    json.decode_html_vs_jsonl = summarize(table, { what: 'decode → HTML vs → JSONL', ours: html, theirs: jsonl, note: '' });
+    json.decode_pprof_vs_jsonl = summarize(table, { what: 'decode → pprof vs → JSONL', ours: pprof, theirs: jsonl, note: '' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  json.load_end = round(loadavg()[0], 3);
+  console.log(`load average ${round(loadStart, 3)} at start, ${json.load_end} at end; ${rounds} rounds, medians (ratios paired by round)`);
+  console.log(table.toString());
+  console.log(JSON.stringify(json));
+}
+
+try {
+  main();
+} catch (error) {
+  if (error instanceof BenchUnavailableError) {
+    console.error(`bench: ${error.message}`);
+    process.exit(2);
+  }
+  throw error;
+}

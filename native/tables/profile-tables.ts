@@ -1,0 +1,255 @@
+// A snapshot's samples as Firefox Profiler's processed profile holds them: every distinct callchain address once
+// in a frame table (its owner — a process, or the kernel — and address), every distinct callchain once in a stack
+// table (prefix + frame, callers first), each sample row carrying its stack's index, and after symbolization a
+// function table (name, DSO) the frames point into. Every output that prints names (JSON Lines, pprof, the
+// call tree) works per frame, stack and function, never per record: a capture repeats a few thousand addresses
+// across hundreds of thousands of callchain entries.
+//
+// Pure (no node, no DOM): the decoded columns and the ring bytes in, tables out; symbols come in as a callback.
+
+import { CallchainContext, Misc, RecordType, Sample } from '../abi/uapi';
+import { decodeRecordAt, type CallchainFrame } from '../decode/record';
+import { parseInfoFor, type ParseInfo } from '../decode/parse-info';
+import type { DecodedSnapshot } from '../decode/types';
+import type { EventDescription } from '../abi/snapshot';
+import { IntTupleMap } from './int-tuple-map';
+import { functionName, KERNEL_FRAME, UNKNOWN_FRAME } from './symbol-name';
+
+/** The owner of a kernel frame in the frame table: one kernel, whatever process was running. */
+export const KERNEL_OWNER = -1;
+
+/** What a frame's address resolved to, from the host's symbolizer. */
+export interface FrameResolution {
+  /** `function+0xoff` as perf script prints it; undefined where perf prints [unknown]. */
+  readonly symbol: string | undefined;
+  /** The object the address is in (perf's dso column), when known. */
+  readonly dso?: string;
+}
+
+/** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
+export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
+
+/** Sample fields the fast reader handles in place; a sample with any other field is read by the record decoder. */
+const IN_PLACE_FIELDS = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID | Sample.STREAM_ID | Sample.CPU
+  | Sample.PERIOD | Sample.CALLCHAIN;
+
+/** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
+const MARKER_HIGH = 0xffffffff;
+/** Addresses from here up are the kernel's (x86-64 and arm64 canonical upper half), for entries of no known context. */
+const KERNEL_HALF_HIGH = 0xffff8000;
+
+/** An event's layout as the in-place reader uses it; `inPlace` false sends its samples through decodeRecordAt. */
+export interface SampleReader {
+  readonly event: EventDescription;
+  readonly info: ParseInfo;
+  readonly inPlace: boolean;
+  readonly hasCallchain: boolean;
+}
+
+export class ProfileTables {
+  // The frame table.
+  readonly frameOwner: number[] = [];
+  readonly frameIpHigh: number[] = [];
+  readonly frameIpLow: number[] = [];
+  /** Per frame: the function it is in (index into the function table), -1 until symbolized. */
+  readonly frameFunction: number[] = [];
+  /** Per frame: `function+0xoff`, undefined where perf prints [unknown]; filled by symbolize(). */
+  readonly frameSymbol: (string | undefined)[] = [];
+  // The stack table: stack s is frame stackFrame[s] called from stack stackPrefix[s] (-1: a root).
+  readonly stackPrefix: number[] = [];
+  readonly stackFrame: number[] = [];
+  // The function table.
+  readonly functionName: string[] = [];
+  readonly functionDso: (string | undefined)[] = [];
+  /** Per row of the snapshot: its stack, -1 for rows without a callchain (not a sample, no callchain, damaged). */
+  readonly sampleStack: Int32Array;
+  /** Per row: the frame of the sample's own IP, -1 for rows without one. */
+  readonly sampleIpFrame: Int32Array;
+
+  private readonly frameIndex = new IntTupleMap(3);
+  private readonly stackIndex = new IntTupleMap(2);
+  private readonly functionIndex = new Map<string, number>();
+  private symbolizedFrames = 0;
+  /** Reused for one callchain's frames, leaf first. */
+  private readonly chain: number[] = [];
+
+  constructor(readonly snapshot: DecodedSnapshot) {
+    const { length } = snapshot.columns;
+    this.sampleStack = new Int32Array(length).fill(-1);
+    this.sampleIpFrame = new Int32Array(length).fill(-1);
+    const readers = sampleReaders(snapshot);
+    const { kind, event, ring, offset, pid, misc } = snapshot.columns;
+    const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
+    for (let row = 0; row < length; row++) {
+      if (kind[row] !== RecordType.SAMPLE) continue;
+      const reader = readers.get(event[row]);
+      if (!reader) continue;
+      if (reader.inPlace) this.readInPlace(row, reader, views[ring[row]], offset[row], pid[row], misc[row]);
+      else this.readDecoded(row, reader);
+    }
+  }
+
+  get frameCount(): number {
+    return this.frameOwner.length;
+  }
+
+  get stackCount(): number {
+    return this.stackPrefix.length;
+  }
+
+  /** The frame of `ip` (as two u32 halves) in `owner`'s address space, added when new. */
+  frameOf(owner: number, high: number, low: number): number {
+    let frame = this.frameIndex.get(owner, high | 0, low | 0);
+    if (frame < 0) {
+      frame = this.frameOwner.length;
+      this.frameOwner.push(owner);
+      this.frameIpHigh.push(high >>> 0);
+      this.frameIpLow.push(low >>> 0);
+      this.frameFunction.push(-1);
+      this.frameSymbol.push(undefined);
+      this.frameIndex.add(owner, high | 0, low | 0, frame);
+    }
+    return frame;
+  }
+
+  /** The stack of `frame` called from `prefix` (-1: a root), added when new. */
+  stackOf(prefix: number, frame: number): number {
+    let stack = this.stackIndex.get(prefix, frame, 0);
+    if (stack < 0) {
+      stack = this.stackPrefix.length;
+      this.stackPrefix.push(prefix);
+      this.stackFrame.push(frame);
+      this.stackIndex.add(prefix, frame, 0, stack);
+    }
+    return stack;
+  }
+
+  /** The address of frame `frame`. */
+  frameIp(frame: number): bigint {
+    return (BigInt(this.frameIpHigh[frame]) << 32n) | BigInt(this.frameIpLow[frame]);
+  }
+
+  frameIsKernel(frame: number): boolean {
+    return this.frameOwner[frame] === KERNEL_OWNER;
+  }
+
+  /** A stack's frames, leaf first. */
+  framesOf(stack: number): number[] {
+    const frames: number[] = [];
+    for (let s = stack; s >= 0; s = this.stackPrefix[s]) frames.push(this.stackFrame[s]);
+    return frames;
+  }
+
+  /**
+   * Names every frame not named yet, each distinct (owner, address) once, and fills the function table (one
+   * function per name and DSO). `pidOf(frame)` is the process to resolve a kernel frame in (any: the kernel is one).
+   */
+  symbolize(resolve: FrameResolver): void {
+    for (let frame = this.symbolizedFrames; frame < this.frameOwner.length; frame++) {
+      const kernel = this.frameOwner[frame] === KERNEL_OWNER;
+      const resolution = resolve(kernel ? -1 : this.frameOwner[frame], this.frameIp(frame), kernel);
+      this.frameSymbol[frame] = resolution.symbol;
+      const name = resolution.symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(resolution.symbol);
+      const key = `${name}\0${resolution.dso ?? ''}`;
+      let fn = this.functionIndex.get(key);
+      if (fn === undefined) {
+        fn = this.functionName.length;
+        this.functionName.push(name);
+        this.functionDso.push(resolution.dso);
+        this.functionIndex.set(key, fn);
+      }
+      this.frameFunction[frame] = fn;
+    }
+    this.symbolizedFrames = this.frameOwner.length;
+  }
+
+  /** A sample of an event whose every field the reader knows: its IP and callchain read straight from the ring. */
+  private readInPlace(row: number, reader: SampleReader, view: DataView, at: number, pid: number, misc: number): void {
+    const { info } = reader;
+    const size = view.getUint16(at + 6, true);
+    const end = at + size;
+    if (info.sample.ip >= 0) {
+      const low = view.getUint32(at + info.sample.ip, true);
+      const high = view.getUint32(at + info.sample.ip + 4, true);
+      const cpumode = misc & Misc.CPUMODE_MASK;
+      const kernel = cpumode === Misc.CPUMODE_UNKNOWN ? high >= KERNEL_HALF_HIGH : cpumode === Misc.KERNEL || cpumode === Misc.GUEST_KERNEL;
+      this.sampleIpFrame[row] = this.frameOf(kernel ? KERNEL_OWNER : pid, high, low);
+    }
+    if (!reader.hasCallchain) return;
+    const countAt = at + info.sample.fixedEnd;
+    if (countAt + 8 > end || view.getUint32(countAt + 4, true) !== 0) return; // damaged: no stack
+    const count = view.getUint32(countAt, true);
+    if (countAt + 8 + count * 8 > end) return;
+    const chain = this.chain;
+    chain.length = 0;
+    let context: 'kernel' | 'user' | 'unknown' = 'unknown';
+    for (let i = 0, entry = countAt + 8; i < count; i++, entry += 8) {
+      const low = view.getUint32(entry, true);
+      const high = view.getUint32(entry + 4, true);
+      if (high === MARKER_HIGH && low >= CallchainContext.MAX_LOW) {
+        context = low === CallchainContext.KERNEL || low === CallchainContext.GUEST_KERNEL ? 'kernel' : KNOWN_CONTEXTS.has(low) ? 'user' : 'unknown';
+        continue;
+      }
+      const kernel = context === 'kernel' || (context === 'unknown' && high >= KERNEL_HALF_HIGH);
+      chain.push(this.frameOf(kernel ? KERNEL_OWNER : pid, high, low));
+    }
+    this.sampleStack[row] = this.stackOfChain(chain);
+  }
+
+  /** A sample with fields the in-place reader does not know (read groups, user stacks to unwind): decoded whole. */
+  private readDecoded(row: number, reader: SampleReader): void {
+    let record;
+    try {
+      record = decodeRecordAt(this.snapshot, row);
+    } catch {
+      return; // a damaged record has no stack; the walk already counted it
+    }
+    const pid = record.pid ?? -1;
+    const fields = record.fields as { ip?: unknown; callchain?: unknown };
+    if (typeof fields.ip === 'bigint') {
+      const cpumode = record.misc & Misc.CPUMODE_MASK;
+      const kernel = cpumode === Misc.CPUMODE_UNKNOWN ? isKernelAddress(fields.ip) : cpumode === Misc.KERNEL || cpumode === Misc.GUEST_KERNEL;
+      this.sampleIpFrame[row] = this.frameOf(kernel ? KERNEL_OWNER : pid, Number(fields.ip >> 32n), Number(fields.ip & 0xffffffffn));
+    }
+    if (!reader.hasCallchain && !Array.isArray(fields.callchain)) return;
+    if (!Array.isArray(fields.callchain)) return;
+    const chain = this.chain;
+    chain.length = 0;
+    for (const frame of fields.callchain as CallchainFrame[]) {
+      if (frame.isMarker) continue;
+      const kernel = frame.context === 'kernel' || frame.context === 'guest-kernel' || (frame.context === 'unknown' && isKernelAddress(frame.ip));
+      chain.push(this.frameOf(kernel ? KERNEL_OWNER : pid, Number(frame.ip >> 32n), Number(frame.ip & 0xffffffffn)));
+    }
+    this.sampleStack[row] = this.stackOfChain(chain);
+  }
+
+  /** The stack of a callchain given leaf first; -1 for an empty one. */
+  private stackOfChain(chain: readonly number[]): number {
+    let stack = -1;
+    for (let i = chain.length - 1; i >= 0; i--) stack = this.stackOf(stack, chain[i]);
+    return stack;
+  }
+}
+
+/** Context markers the record decoder names other than kernel: their entries are user-side addresses. */
+const KNOWN_CONTEXTS: ReadonlySet<number> = new Set([CallchainContext.HV, CallchainContext.USER, CallchainContext.GUEST,
+  CallchainContext.GUEST_USER, 0xfffffd80 /* PERF_CONTEXT_USER_DEFERRED */]);
+
+function isKernelAddress(ip: bigint): boolean {
+  return ip >= 0xffff800000000000n;
+}
+
+/** Per event index of the columns: how its samples are read. */
+export function sampleReaders(snapshot: DecodedSnapshot): Map<number, SampleReader> {
+  const readers = new Map<number, SampleReader>();
+  for (const event of snapshot.events) {
+    const info = parseInfoFor(event);
+    const sampleType = info.sampleType;
+    readers.set(event.index, {
+      event, info,
+      inPlace: (sampleType & ~IN_PLACE_FIELDS) === 0,
+      hasCallchain: (sampleType & Sample.CALLCHAIN) !== 0,
+    });
+  }
+  return readers;
+}
