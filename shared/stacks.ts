@@ -20,7 +20,13 @@ export interface StackTable {
   readonly locations?: readonly SourceLocation[];
   readonly leafLocation?: Int32Array;
   readonly nameLocation?: Int32Array;
+  /** The objects (executables, shared libraries, `[kernel.kallsyms]`) the functions are in: `nameLibrary[n]` indexes it (-1: unknown). */
+  readonly libraries?: readonly string[];
+  readonly nameLibrary?: Int32Array;
 }
+
+/** The library perf names kernel frames by. */
+export const KERNEL_LIBRARY = '[kernel.kallsyms]';
 
 /** The function of a perf-style `name+0xoff`: the name without its offset. */
 export function functionName(symbol: string): string {
