@@ -5,6 +5,7 @@
 // so every view (trees, functions, lines, flame graph) reads the transformed samples. Pure; applied in order.
 
 import type { StackTable } from '../shared/stacks';
+import { aggregateWeights, type Aggregate } from './call-tree';
 
 export type CallTreeTransform =
   /** Samples through `name`, each cut at its outermost call of it: `name` is the root; samples without it are dropped. */
@@ -46,6 +47,12 @@ export function transformStacks(table: StackTable, weight: Float64Array, transfo
   let out: TransformedStacks = { table, weight };
   for (const t of transforms) out = applyOne(out.table, out.weight, t);
   return out;
+}
+
+/** The pane's answer for samples counted per stack, after the transforms: what the worker and the page both run. */
+export function aggregateTransformed(table: StackTable, weight: Float64Array, transforms: readonly CallTreeTransform[]): Aggregate {
+  const out = transformStacks(table, weight, transforms);
+  return aggregateWeights(out.table, out.weight);
 }
 
 function applyOne(table: StackTable, weight: Float64Array, t: CallTreeTransform): TransformedStacks {
