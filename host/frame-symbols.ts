@@ -5,12 +5,19 @@
 
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
+// The library perf names kernel frames by, for the symbolizers on the native side (which reach shared/ through host/).
+export { KERNEL_LIBRARY } from '../shared/stacks';
+
+/** The object file an address is in (perf's dso), `[kernel.kallsyms]` for the kernel. */
+export type LibraryFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 
 /** What one address resolved to: `name` indexes the table's strings (-1: no symbol). */
 export interface FrameSymbol {
   readonly name: number;
   readonly file?: string;
   readonly line?: number;
+  /** The object file it is in, where the symbolizer knows it. */
+  readonly library?: string;
 }
 
 const NONE: FrameSymbol = { name: -1 };
@@ -28,7 +35,7 @@ export class FrameSymbols {
    */
   private readonly namedOnly = new Map<number, Map<bigint, number>>();
 
-  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn) {}
+  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly library?: LibraryFn) {}
 
   /** The symbol and source line of `ip` in `pid` (or in the kernel), resolved on the first ask only. */
   resolve(pid: number, ip: bigint, kernel: boolean): FrameSymbol {
@@ -40,7 +47,9 @@ export class FrameSymbols {
       const name = this.namedOnly.get(owner)?.get(ip) ?? this.nameIndex(pid, ip, kernel);
       // Kernel addresses have no line table Ringside reads (no vmlinux with DWARF).
       const position = kernel ? undefined : this.sourceLine?.(pid, ip);
-      hit = name < 0 && !position ? NONE : { name, ...(position ? { file: position.file, line: position.line } : {}) };
+      const library = this.library?.(pid, ip, kernel);
+      hit = name < 0 && !position && library === undefined ? NONE
+        : { name, ...(position ? { file: position.file, line: position.line } : {}), ...(library !== undefined ? { library } : {}) };
       known.set(ip, hit);
     }
     return hit;

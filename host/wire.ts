@@ -91,9 +91,10 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
 
 /** A StackTable as the JSON of snapshotStart.stacks. */
 function wireStacks(table: StackTable): WireStacks {
-  const { names, start, frames, locations, leafLocation, nameLocation } = table;
+  const { names, start, frames, locations, leafLocation, nameLocation, libraries, nameLibrary } = table;
   return {
     names, start: Array.from(start), frames: Array.from(frames),
+    ...(libraries && nameLibrary ? { libraries, nameLibrary: Array.from(nameLibrary) } : {}),
     ...(locations && leafLocation && nameLocation
       ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
   };

@@ -168,7 +168,9 @@ function renderFlame(body: HTMLElement, diff: CaptureDiff): void {
     }
   }
   // What was drawn, for tests and for the tooltip.
-  canvas.dataset.boxes = JSON.stringify(drawn.map((d) => ({ name: d.name, delta: Number(d.delta.toFixed(4)), color: d.color, x: d.x, width: d.width, y: d.y })));
+  canvas.dataset.boxes = JSON.stringify(
+    drawn.map((d) => ({ name: d.name, delta: Number(d.delta.toFixed(4)), color: d.color, x: d.x, width: d.width, y: d.y })),
+  );
   canvas.addEventListener('mousemove', (e) => {
     const r = canvas.getBoundingClientRect();
     const fx = (e.clientX - r.left) / width;

@@ -10,7 +10,7 @@ import { RecordType } from '../abi/uapi';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { Symbolizer } from '../symbols/symbolizer';
 import type { SynthesizedProcess } from '../perfdata/index';
-import { FrameSymbols } from '../../host/frame-symbols';
+import { FrameSymbols, KERNEL_LIBRARY } from '../../host/frame-symbols';
 
 interface KnownProcess {
   pid: number;
@@ -25,7 +25,8 @@ export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
-  readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip));
+  readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
+    (pid, ip, kernel) => (kernel ? KERNEL_LIBRARY : this.symbolizer.mappedFile(pid, ip)));
 
   private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);

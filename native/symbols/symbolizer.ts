@@ -139,6 +139,18 @@ export class Symbolizer {
     return [];
   }
 
+  /** The file mapped at `ip` in `pid` (perf's dso column), or undefined where nothing known is mapped there. */
+  mappedFile(pid: number, ip: bigint): string | undefined {
+    const maps = this.processes.get(pid);
+    if (!maps) return undefined;
+    let lo = 0; let hi = maps.length - 1; let found: Mapping | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (maps[mid].start <= ip) { found = maps[mid]; lo = mid + 1; } else hi = mid - 1;
+    }
+    return found && ip < found.end ? found.path : undefined;
+  }
+
   /** The mapped file, parsed, and the link-time address of `ip` in it. */
   private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
     const maps = this.processes.get(pid);
