@@ -10,6 +10,8 @@ export { KERNEL_LIBRARY } from '../shared/stacks';
 
 /** The object file an address is in (perf's dso), `[kernel.kallsyms]` for the kernel. */
 export type LibraryFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
+/** The comm of a thread as the symbolizer's side-band (COMM, FORK, /proc) knows it. */
+export type CommFn = (pid: number, tid: number) => string | undefined;
 
 /** What one address resolved to: `name` indexes the table's strings (-1: no symbol). */
 export interface FrameSymbol {
@@ -35,7 +37,12 @@ export class FrameSymbols {
    */
   private readonly namedOnly = new Map<number, Map<bigint, number>>();
 
-  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly library?: LibraryFn) {}
+  /**
+   * `comm` is not a symbol, but it is learnt from the same side-band as the mappings (a forked child named by its parent
+   * until it sets its own, /proc for what ran before the recording); the timeline names its tracks with it.
+   */
+  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly library?: LibraryFn,
+    readonly commOf?: CommFn) {}
 
   /** The symbol and source line of `ip` in `pid` (or in the kernel), resolved on the first ask only. */
   resolve(pid: number, ip: bigint, kernel: boolean): FrameSymbol {

@@ -35,9 +35,20 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
   const { pid, tid, kind, length } = snapshot.columns;
   const names = new Map<string, ThreadInfo>();
   for (let row = 0; row < length; row++) {
-    if (kind[row] !== RecordType.COMM) continue;
-    const fields = decodeRecordAt(snapshot, row).fields as { pid?: number; tid?: number; comm?: string };
-    if (fields.pid !== undefined && fields.tid !== undefined) names.set(`${fields.pid}/${fields.tid}`, { pid: fields.pid, tid: fields.tid, comm: fields.comm ?? '' });
+    if (kind[row] !== RecordType.COMM && kind[row] !== RecordType.FORK) continue;
+    let fields: { pid?: number; tid?: number; ppid?: number; ptid?: number; comm?: string };
+    try {
+      fields = decodeRecordAt(snapshot, row).fields as typeof fields;
+    } catch {
+      continue; // a damaged record names nothing; the walk already counted it
+    }
+    if (fields.pid === undefined || fields.tid === undefined) continue;
+    const key = `${fields.pid}/${fields.tid}`;
+    if (kind[row] === RecordType.COMM) { names.set(key, { pid: fields.pid, tid: fields.tid, comm: fields.comm ?? '' }); continue; }
+    // A new task is named by the thread that made it until it sets its own (as perf's thread__fork does): a forked
+    // subshell that never execs is "bash" in perf script, never nameless.
+    const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
+    if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
   for (let row = 0; row < length; row++) {
     if (tid[row] < 0) continue;
@@ -144,7 +155,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
-    threads: threadsOf(snapshot, options.comm, switchComms),
+    threads: threadsOf(snapshot, options.comm ?? options.symbols?.commOf, switchComms),
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),

@@ -26,7 +26,12 @@ export class SnapshotSymbols {
   private readonly known = new Map<number, KnownProcess>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
   readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
-    (pid, ip, kernel) => (kernel ? KERNEL_LIBRARY : this.symbolizer.mappedFile(pid, ip)));
+    (pid, ip, kernel) => (kernel ? KERNEL_LIBRARY : this.symbolizer.mappedFile(pid, ip)),
+    (pid, tid) => {
+      const process = this.known.get(pid);
+      const own = process ? (tid === pid ? process.comm : process.threads.get(tid)) : undefined;
+      return own || process?.comm || undefined;
+    });
 
   private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);
