@@ -623,9 +623,11 @@ export class App {
       button.setAttribute('aria-pressed', String(s.index === this.timeline.shown));
       if (s.index === this.compare?.shown) li.classList.add('rs-compared');
       el('span', 'rs-snapshot-name', button, s.name);
-      el('span', 'rs-snapshot-meta', button,
-        `${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records · `
-        + new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
+      // The capture time first: captures of one session share their name, the time tells them apart.
+      const time = el('span', 'rs-snapshot-time', undefined, new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
+      const meta = el('span', 'rs-snapshot-meta', button);
+      meta.append(time,
+        ` · ${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`);
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.

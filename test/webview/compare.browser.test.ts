@@ -104,6 +104,43 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     }
   }
 
+  it('chips show the capture time whatever the name\'s length, and a limitation note wraps inside the 260 px chip', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.evaluate(() => {
+      const g = window as unknown as {
+        RingsideSynthetic: { snapshot(...a: unknown[]): { start: { limitations?: string[]; takenAtMs: number } }; smallRows(): unknown[];
+          stream(send: unknown, snaps: unknown[], onPost: unknown): Promise<number> };
+        __send: unknown; __onPost: unknown;
+      };
+      const snap = g.RingsideSynthetic.snapshot('snap-long', 'demo (pid 28131): task-clock, mem:demo_rounds:w, syscalls:sys_enter_write',
+        g.RingsideSynthetic.smallRows(), 5_000_100_000_000n, 50);
+      snap.start.takenAtMs = Date.UTC(2026, 0, 2, 3, 4, 5);
+      snap.start.limitations = ['hardware breakpoints do not fire on this machine: the hypervisor does not pass debug registers through'];
+      return g.RingsideSynthetic.stream(g.__send, [snap], g.__onPost);
+    });
+    const chip = page.locator('.rs-snapshot[data-snapshot="snap-long"] .rs-snapshot-button');
+    await chip.waitFor();
+    const fit = await chip.evaluate((button) => {
+      const box = button.getBoundingClientRect();
+      const part = (selector: string) => {
+        const e = button.querySelector(selector) as HTMLElement;
+        const r = e.getBoundingClientRect();
+        return { text: e.textContent ?? '', left: r.left, right: r.right, bottom: r.bottom, clipped: e.scrollWidth > e.clientWidth + 1 };
+      };
+      return { box: { left: box.left, right: box.right, bottom: box.bottom, width: box.width }, time: part('.rs-snapshot-time'),
+        meta: part('.rs-snapshot-meta'), note: part('.rs-snapshot-limit') };
+    });
+    assert.ok(fit.box.width <= 260.5, `the chip keeps its 260 px: ${fit.box.width}`);
+    assert.match(fit.time.text, /^\d\d:\d\d:\d\d$/);
+    assert.ok(fit.time.right <= fit.box.right && fit.meta.right <= fit.box.right && !fit.meta.clipped, `the time is not cut: ${JSON.stringify(fit)}`);
+    assert.equal(fit.note.text, 'hardware breakpoints do not fire on this machine');
+    assert.ok(!fit.note.clipped && fit.note.right <= fit.box.right && fit.note.bottom <= fit.box.bottom + 0.5, `the note wraps inside: ${JSON.stringify(fit)}`);
+    // Back to snapshot 1 shown (the new capture was shown on arrival), still compared with helper doubled.
+    await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records · 3 snapshots'));
+    assert.equal(await page.locator('.rs-timeline').count(), 2);
+  });
+
   it('lists the rings of the two captures on the page in the coverage table, not of every capture kept', async () => {
     const names = () => page.$$eval('.rs-coverage-table tbody tr td:first-child', (tds) => [...new Set(tds.map((t) => t.textContent))]);
     assert.deepEqual(await names(), ['snapshot 1', 'helper doubled']);
