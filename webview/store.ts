@@ -412,6 +412,10 @@ export class RecordStore {
 
   isComplete(snap: SnapshotEntry): boolean { return snap.receivedRows >= snap.totalRows; }
 
+  processCommOf(pid: number): string | undefined {
+    return this.commByPid.get(pid);
+  }
+
   commOf(row: number): string {
     return this.commByTid.get(this.valueAt('tid', row)) ?? this.commByPid.get(this.valueAt('pid', row)) ?? '';
   }
