@@ -34,15 +34,20 @@ export interface RenderResult {
   readonly firstRenderMs: number;
   readonly zoomFrameMs: number;
   readonly zoomFrameMaxMs: number;
+  /** Timeline.lastRenderMs of pan steps (a tenth of the window each) at 8× zoom. */
+  readonly panFrameMs: number;
+  readonly panFrameMaxMs: number;
 }
 
-function serve(distDir: string, columns: RecordColumns, start: SnapshotStart): Promise<Server> {
+function serve(distDir: string, columns: RecordColumns, start: SnapshotStart, stackIndex?: Int32Array): Promise<Server> {
   const parts = COLUMN_NAMES.map((name) => {
     const column = columns[name];
     return Buffer.from(column.buffer, column.byteOffset, column.byteLength);
   });
+  // The stack id per row (start.stacks), sent with each batch as the host does, after the columns.
+  if (stackIndex) parts.push(Buffer.from(stackIndex.buffer, stackIndex.byteOffset, stackIndex.byteLength));
   const body = Buffer.concat(parts);
-  const meta = JSON.stringify({ start, rows: columns.length, batchRows: DEFAULT_BATCH_ROWS, columns: COLUMN_NAMES });
+  const meta = JSON.stringify({ start, rows: columns.length, batchRows: DEFAULT_BATCH_ROWS, columns: COLUMN_NAMES, stacks: stackIndex !== undefined });
   const files: Record<string, [string, Buffer | string]> = {
     '/': ['text/html', PAGE],
     '/timeline.js': ['text/javascript', readFileSync(join(distDir, 'timeline.js'))],
@@ -71,6 +76,7 @@ async function prepare(page: Page, url: string): Promise<void> {
       rows: number;
       batchRows: number;
       columns: string[];
+      stacks: boolean;
     };
     const body = await (await fetch('/columns.bin')).arrayBuffer();
     const sizes: Record<string, number> = { time: 8, kind: 1, misc: 2, event: 2, pid: 4, tid: 4, cpu: 4, ipHi: 4, ipLo: 4, ring: 2, offset: 4 };
@@ -85,7 +91,8 @@ async function prepare(page: Page, url: string): Promise<void> {
       const last = Math.min(rows, first + meta.batchRows);
       const columns: Record<string, ArrayBuffer> = {};
       for (const name of meta.columns) columns[name] = body.slice(offsets[name] + first * sizes[name], offsets[name] + last * sizes[name]);
-      batches.push({ type: 'batch', snapshotId: meta.start.snapshotId, batchIndex: b, batchCount, firstRow: first, rowCount: last - first, columns });
+      const stackIndex = meta.stacks ? { stackIndex: body.slice(at + first * 4, at + last * 4) } : {};
+      batches.push({ type: 'batch', snapshotId: meta.start.snapshotId, batchIndex: b, batchCount, firstRow: first, rowCount: last - first, columns, ...stackIndex });
     }
     (window as unknown as { benchMessages: unknown[] }).benchMessages = [meta.start, ...batches];
   });
@@ -140,10 +147,38 @@ async function zoomFrames(page: Page, steps: number): Promise<number[]> {
   }, steps);
 }
 
+/** Pans a zoomed-in window step by step (a tenth of it each), timing each frame the step schedules. */
+async function panFrames(page: Page, steps: number): Promise<number[]> {
+  return page.evaluate(async (count) => {
+    type Timeline = { renderCount: number; lastRenderMs: number; window(): [number, number]; setWindow(a: number, b: number): void };
+    const app = (window as unknown as { ringside: { timeline: Timeline } }).ringside;
+    const frame = async (change: () => void): Promise<number> => {
+      const before = app.timeline.renderCount;
+      change();
+      await new Promise<void>((resolve) => {
+        const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
+        requestAnimationFrame(check);
+      });
+      return app.timeline.lastRenderMs;
+    };
+    const [a, b] = app.timeline.window();
+    const width = (b - a) / 8;
+    await frame(() => app.timeline.setWindow(a + (b - a) * 0.3, a + (b - a) * 0.3 + width));
+    const frames: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const [x, y] = app.timeline.window();
+      frames.push(await frame(() => app.timeline.setWindow(x + width / 10, y + width / 10)));
+    }
+    await frame(() => app.timeline.setWindow(a, b));
+    return frames;
+  }, steps);
+}
+
+/** `stackIndex`: a stack id per row into start.stacks, sent with the batches (a capture with callchains). */
 export async function runRender(distDir: string, columns: RecordColumns, start: SnapshotStart, runs: number, warmup: number,
-  screenshot?: string): Promise<RenderResult> {
+  screenshot?: string, stackIndex?: Int32Array): Promise<RenderResult> {
   if (!existsSync(join(distDir, 'timeline.js'))) throw new BenchUnavailableError(`${distDir}/timeline.js is missing: run npm run build`);
-  const server = await serve(distDir, columns, start);
+  const server = await serve(distDir, columns, start, stackIndex);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   let browser;
   try {
@@ -156,15 +191,18 @@ export async function runRender(distDir: string, columns: RecordColumns, start: 
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const paints: PaintTiming[] = [];
     const zooms: number[] = [];
+    const pans: number[] = [];
     for (let i = -warmup; i < runs; i++) {
       await prepare(page, url);
       const paint = await firstPaint(page);
       if (paint.rejected > 0) throw new Error(`the webview rejected ${paint.rejected} bench messages`);
       if (paint.rows !== columns.length) throw new Error(`the webview holds ${paint.rows} rows, sent ${columns.length}`);
       const frames = await zoomFrames(page, 12);
+      const panned = await panFrames(page, 10);
       if (i < 0) continue;
       paints.push(paint);
       zooms.push(...frames);
+      pans.push(...panned);
       if (screenshot && i === runs - 1) await page.screenshot({ path: screenshot });
     }
     return {
@@ -175,6 +213,8 @@ export async function runRender(distDir: string, columns: RecordColumns, start: 
       firstRenderMs: median(paints.map((p) => p.renderMs)),
       zoomFrameMs: median(zooms),
       zoomFrameMaxMs: Math.max(...zooms),
+      panFrameMs: median(pans),
+      panFrameMaxMs: Math.max(...pans),
     };
   } finally {
     await browser.close();

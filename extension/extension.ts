@@ -8,7 +8,7 @@ import { createServices } from './services';
 import { registerViews } from './ui/views';
 import { registerRecordingCommands } from './commands/recording';
 import { registerSnapshotCommands } from './commands/snapshots';
-import { registerAttachCommands } from './commands/attach';
+import { reattachKeepers, registerAttachCommands } from './commands/attach';
 import { registerEditorCommands } from './commands/editor';
 import { showFirstScreen } from './ui/first-screen';
 
@@ -24,6 +24,8 @@ export function activate(context: vscode.ExtensionContext): void {
   registerEditorCommands(context, services);
   services.log(`Ringside activated (pid ${process.pid}, ${process.versions.electron ? `electron ${process.versions.electron}` : `node ${process.version}`})`);
   void showFirstScreen(context, services.log).catch((error: unknown) => services.log(`first screen failed: ${String(error)}`));
+  // The kept recordings this editor started outlive a reload: the Sessions view shows them again.
+  void reattachKeepers(services).catch((error: unknown) => services.log(`re-attaching keepers failed: ${String(error)}`));
 }
 
 export async function deactivate(): Promise<void> {

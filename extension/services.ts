@@ -48,6 +48,14 @@ export function settings(): Settings {
   };
 }
 
+/**
+ * How events sample as the settings say (ringside.samplePeriod, sampleFrequency, callchains): one home for Start
+ * Recording (events resolved here) and kept recordings (passed to `ringside keep` as -c, -F and -g).
+ */
+export function samplingSettings(s: Settings): { period?: bigint; freq?: number; callchain: boolean } {
+  return { ...(s.period ? { period: BigInt(s.period) } : {}), ...(s.freq ? { freq: s.freq } : {}), callchain: s.callchains };
+}
+
 export interface Services {
   readonly context: vscode.ExtensionContext;
   readonly output: vscode.OutputChannel;
@@ -67,9 +75,7 @@ export function createServices(context: vscode.ExtensionContext): Services {
   const backend = createBackend(() => {
     const s = settings();
     return {
-      ...(s.period ? { period: BigInt(s.period) } : {}),
-      ...(s.freq ? { freq: s.freq } : {}),
-      callchain: s.callchains,
+      ...samplingSettings(s),
       warmCopyBuffers: s.warmCopyBuffers,
       ...(s.windowSec ? { windowSec: s.windowSec } : {}),
     };

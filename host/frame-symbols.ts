@@ -5,13 +5,13 @@
 
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
+/** The comm of a thread as the capture's side-band and /proc synthesis name it (undefined: unknown). */
+export type ThreadNameFn = (pid: number, tid: number) => string | undefined;
 // The library perf names kernel frames by, for the symbolizers on the native side (which reach shared/ through host/).
 export { KERNEL_LIBRARY } from '../shared/stacks';
 
 /** The object file an address is in (perf's dso), `[kernel.kallsyms]` for the kernel. */
 export type LibraryFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
-/** The comm of a thread as the symbolizer's side-band (COMM, FORK, /proc) knows it. */
-export type CommFn = (pid: number, tid: number) => string | undefined;
 
 /** What one address resolved to: `name` indexes the table's strings (-1: no symbol). */
 export interface FrameSymbol {
@@ -38,11 +38,17 @@ export class FrameSymbols {
   private readonly namedOnly = new Map<number, Map<bigint, number>>();
 
   /**
-   * `comm` is not a symbol, but it is learnt from the same side-band as the mappings (a forked child named by its parent
-   * until it sets its own, /proc for what ran before the recording); the timeline names its tracks with it.
+   * `threadName`: what the capture knows of its threads' names, beside its addresses (the timeline names a thread no
+   * COMM record of a snapshot names by it: one that ran before the recording started); `library`: the object file of an
+   * address (perf's dso), so the call tree can collapse a library.
    */
-  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly library?: LibraryFn,
-    readonly commOf?: CommFn) {}
+  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly threadName?: ThreadNameFn,
+    private readonly library?: LibraryFn) {}
+
+  /** The comm of thread `tid` of `pid`, when the capture knows it. */
+  commOf(pid: number, tid: number): string | undefined {
+    return this.threadName?.(pid, tid);
+  }
 
   /** The symbol and source line of `ip` in `pid` (or in the kernel), resolved on the first ask only. */
   resolve(pid: number, ip: bigint, kernel: boolean): FrameSymbol {

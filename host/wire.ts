@@ -20,7 +20,7 @@ export interface WireOptions {
   readonly takenAtMs: number;
   /** The capture's symbol table (names every sample's IP); absent: no symbols. */
   readonly symbols?: FrameSymbols;
-  /** comm of a thread, when the side-band or /proc knew it. */
+  /** comm of a thread, when the side-band or /proc knew it (default: what `symbols` knows, FrameSymbols.commOf). */
   readonly comm?: (pid: number, tid: number) => string | undefined;
   readonly batchRows?: number;
   /** What the recording could not see and why, shown with the snapshot. */
@@ -155,7 +155,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
-    threads: threadsOf(snapshot, options.comm ?? options.symbols?.commOf, switchComms),
+    threads: threadsOf(snapshot, options.comm ?? (options.symbols ? (pid, tid) => options.symbols!.commOf(pid, tid) : undefined), switchComms),
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),

@@ -8,7 +8,7 @@ import {
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 
-export { recordTypeName } from '../native/abi/uapi';
+export { recordTypeName, RecordType } from '../native/abi/uapi';
 
 /** Default rows per batch: 64k rows * 33 bytes/row ≈ 2.2 MB per message. */
 export const DEFAULT_BATCH_ROWS = 65536;

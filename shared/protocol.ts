@@ -184,6 +184,11 @@ export interface WatchInfo extends WatchSpec {
    * Hits column then says so instead of 0.
    */
   readonly unseen?: string;
+  /**
+   * `uprobe`: a source line counted by the kernel's uprobes (breakpoints silent here, no register free, or asked), which
+   * take no debug register: listed apart from the hardware breakpoints and not counted in the budget.
+   */
+  readonly probe?: 'uprobe';
   /** Resolved address (hex) when the location was a symbol or a line. */
   readonly resolvedAddress?: string;
 }

@@ -280,6 +280,7 @@ function validateWatchInfo(v: unknown, path: string): void {
   bool(w, 'enabled', path);
   int(w, 'hits', path);
   optStr(w, 'unseen', path);
+  if (w.probe !== undefined && w.probe !== 'uprobe') fail(`${path}.probe`, '"uprobe" or absent');
   optStr(w, 'resolvedAddress', path);
 }
 

@@ -197,6 +197,8 @@ export class App {
 
   private restoreWindow: PersistedViewState['window'] | undefined;
   private brushedRange: [number, number] | null = null;
+  /** Whether the host reveals source in an editor (the panel says so in its init; the offline page has none). */
+  private editor = false;
   private readonly center: HTMLElement;
   /** A second capture stacked under the first for comparison (Ctrl/Shift+click in the strip), or null. */
   private compare: Timeline | null = null;
@@ -253,6 +255,10 @@ export class App {
         else this.showWholeCapture();
       },
       onViewChange: () => this.saveStateSoon(),
+      // Only the panel has an editor to reveal in (the offline page shows the line in the box's tooltip).
+      onRevealSource: (at) => {
+        if (this.editor) this.post({ type: 'revealRequest', requestId: this.nextRequestId++, file: at.file, line: at.line });
+      },
     });
     return timeline;
   }
@@ -284,6 +290,7 @@ export class App {
       compare.grouping = this.timeline.grouping;
       for (const key of this.timeline.collapsed) compare.collapsed.add(key);
       compare.setFilter(this.include);
+      compare.setHighlightedFunction(this.timeline.highlightedFunction());
       compare.setPerfClock(this.perfClockBox.checked);
     }
     this.compare.showSnapshot(index);
@@ -382,6 +389,7 @@ export class App {
       case 'init':
         if (m.title) document.title = m.title;
         this.details.setEditor(m.editor === true);
+        this.editor = m.editor === true;
         this.details.setRecorder(m.recorder === true);
         this.callTree.setEditor(m.editor === true);
         return;
@@ -487,6 +495,9 @@ export class App {
     if (!parsed.ok) { this.filterError.textContent = parsed.error; return; }
     this.filterError.textContent = '';
     this.filtering = parsed.terms.length > 0;
+    // The function a stack:= term names (the call tree's and flame graph's choice) is highlighted in the stack charts.
+    const chosen = parsed.terms.find((t) => t.key === 'stack' && t.exact === true && !t.negate);
+    for (const t of this.timelines()) t.setHighlightedFunction(chosen?.value ?? null);
     const s = this.store;
     if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
     if (parsed.terms.length === 0) { this.setFilter(null); this.saveStateSoon(); return; }

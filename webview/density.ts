@@ -85,9 +85,3 @@ export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t
   }
   return { counts, max, total: end - start };
 }
-
-/** Fill intensity for a count: logarithmic so a lone record stays visible next to a dense burst. */
-export function densityAlpha(count: number, max: number): number {
-  if (count <= 0 || max <= 0) return 0;
-  return 0.25 + 0.75 * (Math.log1p(count) / Math.log1p(max));
-}

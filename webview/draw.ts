@@ -3,16 +3,18 @@
 
 import * as d3 from 'd3';
 import type { CoverageFact } from '../shared/protocol';
-import type { FrameLane, LaneSpans } from './layout';
+import { LANE_HEIGHT, type FrameLane, type LaneSpans } from './layout';
 import { identityRows, type Lane } from './lanes';
 import { SpanType } from './spans';
 import type { LossMark } from './losses';
 import { PALETTE_SIZE } from './legend';
-import { binDensity, densityAlpha } from './density';
 import { bisectLeft, bisectRight } from './hit-test';
 import { formatDuration, type TimeBase } from './time-format';
 import { drawStateBand, readStateColors, type LaneStates } from './state-lane';
 import type { ThreadStateTable } from '../shared/thread-states';
+import type { StackTable } from '../shared/stacks';
+import { ACTIVITY_BUCKET_PX, buildActivityGraph, drawActivityGraph, type ActivityGraph } from './activity-graph';
+import { drawStackColumns, STACK_ROW_HEIGHT } from './stack-chart';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
@@ -148,21 +150,35 @@ export interface LanesInput {
   readonly t1: number;
   readonly dpr: number;
   readonly colors: Colors;
-  /** Scratch space for the per-pixel counts, at least the canvas width long. */
-  readonly densityBuffer: Uint32Array;
   /** Per lane: lost records (red hatch) and overwritten parts (grey hatch) to draw under its marks. */
   readonly laneMarks: readonly (readonly LossMark[] | undefined)[];
   /** Per lane: its thread's states, drawn as a band of `FrameLane.band` pixels at its bottom; and the tables they index. */
   readonly laneStates: readonly (LaneStates | undefined)[];
   readonly stateTables: readonly ThreadStateTable[];
+  /** The callchains: activity graphs coloured by function, and the stack charts of the lanes that are ones. */
+  readonly stacks: StacksInput;
+}
+
+export interface StacksInput {
+  /** The store's stack id per row (-1: none; empty: no callchains) and the table they index. */
+  readonly stack: Int32Array;
+  readonly table: StackTable;
+  /** The highlighted function (index into the table's names; -1: none) and which stacks hold it (null: none). */
+  readonly highlight: number;
+  readonly holding: Uint8Array | null;
+  /** A lane's sampling interval (0: unknown), the activity graph's full height. */
+  intervalOf(lane: number): number;
+  /** Filled with each drawn activity graph, by lane index (what the page drew, for hover and tests). */
+  readonly drawn: Map<number, ActivityGraph>;
 }
 
 /** The narrowest a loss is drawn, in CSS pixels, so a loss between two close records still shows. */
 export const MIN_LOSS_WIDTH = 4;
 
 /**
- * The lanes on a canvas in device pixels. Wide zoom: per-pixel density, intensity by log(count). Zoomed in:
- * spans as bars on the lower half, records as ticks coloured by event; same-pixel marks are skipped.
+ * The lanes on a canvas in device pixels. Wide zoom: an activity graph (records per bucket, coloured by the top
+ * self function or the lane's event). Zoomed in: spans as bars on the lower half, records as ticks coloured by event;
+ * same-pixel marks are skipped. A stack chart lane: its activity graph over its boxes (stack-chart.ts).
  */
 export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
   const ctx = canvas.getContext('2d', { alpha: true });
@@ -175,7 +191,7 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
   let lostHatch: CanvasPattern | string | null = null;
   let overwrittenHatch: CanvasPattern | string | null = null;
   let binnedRows: Uint32Array | null = null;
-  let binned: ReturnType<typeof binDensity> | null = null;
+  let binned: ActivityGraph | null = null;
   for (const f of input.frame) {
     const lane = input.lanes[f.lane];
     const y = Math.round(f.top * dpr);
@@ -199,18 +215,27 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     const e = f.end;
     if (e - s === 0) continue;
     if (f.dense) {
-      // A process header over one thread holds that thread lane's rows (the same array): binned once.
-      if (lane.rows !== binnedRows) { binned = binDensity(time, lane.rows, t0, t1, W, input.densityBuffer); binnedRows = lane.rows; }
-      const { counts, max } = binned!;
-      // In the legend colour of the event most of the lane's records belong to (a lane mostly holds one event).
-      ctx.fillStyle = f.densityEvent >= 0 ? colors.palette[f.densityEvent % colors.palette.length] : colors.mark;
-      for (let px = 0; px < counts.length; px++) {
-        const c = counts[px];
-        if (c === 0) continue;
-        ctx.globalAlpha = densityAlpha(c, max);
-        ctx.fillRect(px, y + 1, 1, hp - 2);
+      // The activity graph: over the whole lane, or over the top LANE_HEIGHT of a stack chart. A process header over one
+      // thread holds that thread lane's rows (the same array): built once.
+      const graphHeight = f.stackDepth > 0 ? Math.round(LANE_HEIGHT * dpr) : hp;
+      const { stacks } = input;
+      if (lane.rows !== binnedRows || !binned) {
+        const buckets = Math.max(1, Math.floor(W / (ACTIVITY_BUCKET_PX * dpr)));
+        binned = buildActivityGraph(time, lane.rows, t0, t1, buckets, stacks.stack, stacks.table, stacks.holding, stacks.intervalOf(f.lane));
+        binnedRows = lane.rows;
       }
-      ctx.globalAlpha = 1;
+      stacks.drawn.set(f.lane, binned);
+      drawActivityGraph(ctx, binned, W, y + 1, graphHeight - 2, stacks.highlight, {
+        palette: colors.palette,
+        // In the legend colour of the event most of the lane's records belong to (a lane mostly holds one event).
+        plain: f.densityEvent >= 0 ? colors.palette[f.densityEvent % colors.palette.length] : colors.mark,
+        dim: colors.foreground,
+      });
+      if (f.stackDepth > 0) {
+        drawStackColumns(ctx, { rows: lane.rows, time, stack: stacks.stack, table: stacks.table, interval: stacks.intervalOf(f.lane) }, t0, t1, W,
+          y + graphHeight, Math.round(STACK_ROW_HEIGHT * dpr), f.stackDepth, dpr,
+          { palette: colors.palette, foreground: colors.foreground, selection: colors.selection }, stacks.highlight);
+      }
       continue;
     }
     const spans = input.laneSpans[f.lane];

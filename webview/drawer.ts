@@ -1,6 +1,7 @@
 // The bottom drawer under the timeline (as Perfetto's details panel): the record details, range summary, call tree,
-// coverage and breakpoint sections side by side, so the plot keeps the whole width. A handle above it resizes it by
-// dragging or with the arrow keys; the page remembers the height (view-state.ts).
+// coverage and breakpoint sections side by side, so the plot keeps the whole width. It takes the height the lanes leave
+// (they take only what they need), at least the height its handle sets by dragging or with the arrow keys, which the
+// page remembers (view-state.ts).
 
 import { el } from './dom';
 
@@ -43,14 +44,20 @@ export class Drawer {
     this.handle.addEventListener('keydown', (e) => {
       if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
       e.preventDefault();
-      this.setHeight(this.height + (e.key === 'ArrowUp' ? KEY_STEP : -KEY_STEP));
+      this.setHeight(this.shownHeight() + (e.key === 'ArrowUp' ? KEY_STEP : -KEY_STEP));
       this.onResized(this.height);
     });
     new ResizeObserver(() => this.apply()).observe(parent);
     this.apply();
   }
 
+  /** The height asked for (dragged, or remembered): the least the drawer takes; it takes more when the lanes leave more. */
   get height(): number { return clampDrawerHeight(this.wanted, this.available(), this.above()); }
+
+  /** The height on screen: a drag or a key step starts from it, not from the least it may take. */
+  private shownHeight(): number {
+    return Math.round(this.element.getBoundingClientRect().height) || this.height;
+  }
 
   setHeight(height: number): void {
     this.wanted = clampDrawerHeight(height, this.available(), this.above());
@@ -73,7 +80,7 @@ export class Drawer {
     e.preventDefault();
     this.handle.setPointerCapture(e.pointerId);
     const startY = e.clientY;
-    const startHeight = this.height;
+    const startHeight = this.shownHeight();
     const move = (m: PointerEvent) => this.setHeight(startHeight + (startY - m.clientY));
     const end = () => {
       this.handle.removeEventListener('pointermove', move);

@@ -9,6 +9,7 @@ import { pairSpans, type Spans } from './spans';
 import { visibleRange } from './hit-test';
 import { snapshotLossMarks, type LossMark } from './losses';
 import { laneStatesOf, STATE_BAND_HEIGHT, type LaneStates } from './state-lane';
+import { buildStackChart, maxStackDepth, samplingInterval, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
 
 export const LANE_HEIGHT = 22;
 export const COLLAPSED_HEIGHT = 8;
@@ -30,6 +31,8 @@ export interface FrameLane {
   readonly band: number;
   /** Dense lanes: the store event most of the lane's records belong to, whose legend colour the density takes. */
   readonly densityEvent: number;
+  /** A thread lane shown as a stack chart: its depth (drawn under an activity graph of LANE_HEIGHT); 0: not one. */
+  readonly stackDepth: number;
 }
 
 /**
@@ -69,6 +72,14 @@ export class TimelineLayout {
   laneMarks: (LossMark[] | undefined)[] = [];
   /** Per lane: its thread's states (state-lane.ts), drawn as a band under its records. */
   laneStates: (LaneStates | undefined)[] = [];
+  /** Per lane shown as a stack chart (a thread lane with callchains the user did not switch to ticks): its depth; 0: not one. */
+  stackDepth: number[] = [];
+  /** Per stack chart lane: its boxes, once built (stackChart: after the first frame in idle time, or when first pointed at). */
+  private stackCharts: (StackChart | undefined)[] = [];
+  /** Per lane: whether any of its rows has a callchain (a stack chart can be shown), found when the lanes are built. */
+  hasStacks: boolean[] = [];
+  /** Per lane: its sampling interval for the activity graph's scale (0: unknown), found the first time it is drawn. */
+  private laneInterval: (number | undefined)[] = [];
   /** Per lane: mostFrequentEvent of its rows, found the first time the lane is drawn dense. */
   private laneDensityEvent: (number | undefined)[] = [];
   /** Per complete snapshot (by id): its marks, found once. */
@@ -95,8 +106,8 @@ export class TimelineLayout {
    * they were. Span pairing is not part of it: see ensureSpans.
    */
   update(grouping: LaneGrouping, include: ((row: number) => boolean) | null, filterVersion: number, collapsed: ReadonlySet<string>,
-    shown: number): boolean {
-    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}`;
+    shown: number, ticks: ReadonlySet<string> = new Set()): boolean {
+    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}`;
     if (key === this.builtKey) return false;
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
@@ -104,11 +115,22 @@ export class TimelineLayout {
     this.laneStates = laneStatesOf(this.store.threadStates, this.lanes, (t) => this.store.threadStatesSnapshot[t] === shown);
     this.laneTop = [];
     this.laneHeight = [];
+    const stack = this.store.stack;
+    const table = stack.length > 0 ? this.store.stackTable() : null;
+    this.hasStacks = this.lanes.map((lane) => table !== null && lane.kind === 'group' && lane.pid !== undefined && anyStack(stack, lane.rows));
+    // Each thread lane with callchains is a stack chart unless switched to ticks: its depth is its height, found here; its
+    // boxes are not needed to draw it.
+    this.stackDepth = this.lanes.map((lane, i) => (this.hasStacks[i] && !lane.collapsed && !ticks.has(lane.key) && table !== null
+      ? maxStackDepth(lane.rows, stack, table) : 0));
+    this.stackCharts = [];
+    this.laneInterval = [];
     let y = 0;
     for (const [i, lane] of this.lanes.entries()) {
       this.laneTop.push(y);
-      // A collapsed process header keeps its height: it is the summary of the threads it hides.
-      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : LANE_HEIGHT + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
+      // A collapsed process header keeps its height: it is the summary of the threads it hides. A stack chart is as
+      // tall as its deepest callchain, under its activity graph.
+      const records = LANE_HEIGHT + this.stackDepth[i] * STACK_ROW_HEIGHT;
+      const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : records + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
       this.laneHeight.push(h);
       y += h + 1;
     }
@@ -146,9 +168,12 @@ export class TimelineLayout {
     return this.spansVersion === this.store.version && this.laneSpansKey === this.builtKey;
   }
 
-  /** After a frame: build the spans in idle time, unless a frame is due (`build` then rebuilds what it will show). */
+  /**
+   * After a frame: build the spans (and the stack charts' boxes) in idle time, unless a frame is due (`build` then
+   * rebuilds what it will show).
+   */
   ensureSpansWhenIdle(build: () => void): void {
-    if (this.idleSpansPending || this.spansReady) return;
+    if (this.idleSpansPending || (this.spansReady && this.stackChartsReady)) return;
     this.idleSpansPending = true;
     const run = () => {
       this.idleSpansPending = false;
@@ -167,11 +192,28 @@ export class TimelineLayout {
       if (top > viewportHeight) break;
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
-      const dense = lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
+      const stackDepth = this.stackDepth[li] ?? 0;
+      const dense = stackDepth > 0 || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
       const densityEvent = dense ? this.laneDensityEvent[li] ??= this.densityEventOf(lane) : -1;
-      out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent });
+      out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent, stackDepth });
     }
     return out;
+  }
+
+  /** The boxes of stack chart lane `lane` (built now if they were not yet), or undefined when it is not one. */
+  stackChart(lane: number): StackChart | undefined {
+    if (!(this.stackDepth[lane] > 0)) return undefined;
+    return this.stackCharts[lane] ??= buildStackChart(this.lanes[lane].rows, this.store.time, this.store.stack, this.store.stackTable());
+  }
+
+  /** True when every stack chart lane's boxes are built. */
+  get stackChartsReady(): boolean {
+    return this.stackDepth.every((depth, lane) => depth === 0 || this.stackCharts[lane] !== undefined);
+  }
+
+  /** The sampling interval of a lane's callchain samples (the activity graph's full height), found once per lane. */
+  intervalOf(lane: number): number {
+    return this.laneInterval[lane] ??= this.store.stack.length > 0 ? samplingInterval(this.lanes[lane].rows, this.store.time, this.store.stack) : 0;
   }
 
   /**
@@ -181,6 +223,9 @@ export class TimelineLayout {
    */
   private densityEventOf(lane: Lane): number {
     const snaps = this.shown >= 0 ? this.store.snapshots.slice(this.shown, this.shown + 1) : this.store.snapshots;
+    // One event in the shown capture: every lane's records are of it.
+    const present = this.store.events.map((_, e) => snaps.some((snap) => (snap.eventRows[e] ?? 0) > 0));
+    if (present.filter(Boolean).length === 1 && snaps.every((snap) => snap.untimedRows === 0)) return present.indexOf(true);
     let placed = 0;
     for (const snap of snaps) placed += snap.receivedRows - snap.untimedRows;
     if (lane.rows.length !== placed || snaps.some((snap) => snap.untimedRows > 0)) return mostFrequentEvent(this.store.event, lane.rows);
@@ -232,6 +277,15 @@ export class TimelineLayout {
       processCommOf: (pid: number) => s.processCommOf(pid),
     };
   }
+}
+
+/** Whether any of `rows` has a callchain (stack id ≥ 0). */
+function anyStack(stack: Int32Array, rows: Uint32Array): boolean {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row < stack.length && stack[row] >= 0) return true;
+  }
+  return false;
 }
 
 /** The spans that open on a shown row, per lane of `lanes`, each sorted by start. */

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration, formatOffset, TimeBase } from './time-format';
 import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
-import { binDensity, densityAlpha } from './density';
+import { binDensity } from './density';
 import { mostFrequentEvent } from './layout';
 import { buildLanes, identityRows, mergeByTime, sortRowsByTime, type LaneSource } from './lanes';
 import { legendEntries, PALETTE_SIZE } from './legend';
@@ -139,11 +139,6 @@ describe('density binning', () => {
       assert.equal(r.max, Math.max(...expected), `seed ${seed}`);
       assert.equal(r.total, expected.reduce((a, b) => a + b, 0), `seed ${seed}`);
     }
-  });
-  it('keeps a single record visible next to dense columns', () => {
-    assert.equal(densityAlpha(0, 10), 0);
-    assert.ok(densityAlpha(1, 1000) >= 0.25);
-    assert.equal(densityAlpha(1000, 1000), 1);
   });
 });
 

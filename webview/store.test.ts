@@ -39,6 +39,23 @@ describe('record store', () => {
     assert.deepEqual(Array.from(store.rowsOf(1)), [2, 3, 4, 5, 6]);
     assert.ok(store.timeSorted, 'untimed rows neither break nor advance the order');
   });
+  it('fits a capture to its samples, not to side-band from long before them (a keeper attached after 170 s)', () => {
+    const store = new RecordStore();
+    // COMM and MMAP2 of the target at 0 s and 5 s (kept: the samples need them), then samples from 70 s to 170 s.
+    const kept = columns([0, 5e9, 70e9, 120e9, 170e9], [7, 7, 7, 7, 7], [0, 0, 0, 0, 0]);
+    kept.kind.set([3, 10], 0);
+    store.beginSnapshot(start('kept', '1000', 5, 1, 'task-clock'));
+    for (const b of columnsToBatches(kept, { snapshotId: 'kept' })) store.addBatch(b);
+    assert.deepEqual(store.timeExtent(0), [70e9, 170e9], 'Fit shows the samples');
+    // A capture of side-band alone spans its records.
+    const sideband = columns([1e9, 2e9], [7, 7], [0, 0]);
+    sideband.kind.fill(3);
+    store.beginSnapshot(start('side', '1000', 2, 1, 'task-clock'));
+    for (const b of columnsToBatches(sideband, { snapshotId: 'side' })) store.addBatch(b);
+    assert.deepEqual(store.timeExtent(1), [1e9, 2e9]);
+    assert.deepEqual(store.timeExtent(), [70e9, 170e9], 'all captures: their samples');
+  });
+
   it('appends snapshots on one internal clock, rebasing later origins exactly, and maps events by name', () => {
     const store = new RecordStore();
     const a = columns([0, 10, 20], [7, 8, 7], [0, 1, 0]);

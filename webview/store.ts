@@ -15,7 +15,7 @@
 
 import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart, ThreadStates } from '../shared/protocol';
 import { THREAD_STATE_COLUMNS, type ThreadStateTable } from '../shared/thread-states';
-import { COLUMN_NAMES, COLUMN_TYPES, type ColumnName, type WireColumnArray } from '../shared/columns';
+import { COLUMN_NAMES, COLUMN_TYPES, RecordType, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 
 export interface SnapshotEntry {
@@ -41,6 +41,13 @@ export interface SnapshotEntry {
   /** Min/max rebased time of the snapshot's timed rows (Infinity/-Infinity while it has none). */
   minTime: number;
   maxTime: number;
+  /**
+   * Min/max rebased time of its timed samples (Infinity/-Infinity while it has none): what Fit shows. A capture's
+   * side-band names what its samples ran (a comm, the mappings of a library) from when that happened, which may be
+   * long before the rings' oldest sample: a keeper attached after 170 s kept its target's COMM and MMAP2 of second 0.
+   */
+  minSampleTime: number;
+  maxSampleTime: number;
   /** Rows without a time (NaN in the time column): counted, never placed on the axis. */
   untimedRows: number;
   /** Snapshot-local stack id → store stack id, when the snapshot sent stacks. */
@@ -271,7 +278,8 @@ export class RecordStore {
       id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
       offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
       takenAtMs: msg.takenAtMs, coverage: msg.coverage, losses: msg.losses ?? [], eventMap, eventTable, firstGlobalRow: this.length,
-      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity, untimedRows: 0, eventRows: [],
+      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity, minSampleTime: Infinity, maxSampleTime: -Infinity,
+      untimedRows: 0, eventRows: [],
     };
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
@@ -293,7 +301,7 @@ export class RecordStore {
     this.reserve(this.length + n);
     const base = this.length;
     const c = msg.columns;
-    this.appendTimes(snap, new COLUMN_TYPES.time(c.time), base);
+    this.appendTimes(snap, new COLUMN_TYPES.time(c.time), base, new COLUMN_TYPES.kind(c.kind));
     this.mapEvents(snap, new COLUMN_TYPES.event(c.event), base);
     this.addRun(base, msg.firstRow, snap.index);
     const buffers: UncopiedBatch['buffers'] = {};
@@ -326,7 +334,7 @@ export class RecordStore {
    * Rows [base, base + localTime.length) of the time column: the batch's times rebased onto the store's origin,
    * and the snapshot's extent, untimed count and the store's order updated in the same pass.
    */
-  private appendTimes(snap: SnapshotEntry, localTime: Float64Array, base: number): void {
+  private appendTimes(snap: SnapshotEntry, localTime: Float64Array, base: number, kind: WireColumnArray<'kind'>): void {
     const n = localTime.length;
     // Simple loops and block copies (the page's code is cold when a big snapshot arrives: tight
     // typed loops get optimized early, calls per row do not).
@@ -339,6 +347,8 @@ export class RecordStore {
     if (snap.originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
     let minTime = snap.minTime;
     let maxTime = snap.maxTime;
+    let minSampleTime = snap.minSampleTime;
+    let maxSampleTime = snap.maxSampleTime;
     let lastTime = this.lastTime;
     let sorted = this.timeSorted;
     let untimed = 0;
@@ -347,11 +357,17 @@ export class RecordStore {
       if (t !== t) { untimed++; continue; } // NaN (no time) neither breaks nor advances the order
       if (t < minTime) minTime = t;
       if (t > maxTime) maxTime = t;
+      if (kind[i - base] === RecordType.SAMPLE) {
+        if (t < minSampleTime) minSampleTime = t;
+        if (t > maxSampleTime) maxSampleTime = t;
+      }
       if (t < lastTime) sorted = false;
       else lastTime = t;
     }
     snap.minTime = minTime;
     snap.maxTime = maxTime;
+    snap.minSampleTime = minSampleTime;
+    snap.maxSampleTime = maxSampleTime;
     snap.untimedRows += untimed;
     this.lastTime = lastTime;
     this.timeSorted = sorted;
@@ -586,11 +602,16 @@ export class RecordStore {
     return this.symbol;
   }
 
-  /** Rebased time range of the rows with a time, of one snapshot (by index) or of all; null when there are none. */
+  /**
+   * Rebased time range of one snapshot (by index) or of all: of their samples, or where there is none, of every row with
+   * a time (a capture of side-band or tracepoints alone); null when no row has a time.
+   */
   timeExtent(snapshotIndex?: number): [number, number] | null {
     let lo = Infinity;
     let hi = -Infinity;
     const snaps = snapshotIndex === undefined ? this.snapshots : this.snapshots.slice(snapshotIndex, snapshotIndex + 1);
+    for (const s of snaps) { if (s.minSampleTime < lo) lo = s.minSampleTime; if (s.maxSampleTime > hi) hi = s.maxSampleTime; }
+    if (lo <= hi) return [lo, hi];
     for (const s of snaps) { if (s.minTime < lo) lo = s.minTime; if (s.maxTime > hi) hi = s.maxTime; }
     return lo <= hi ? [lo, hi] : null;
   }

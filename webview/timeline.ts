@@ -20,6 +20,10 @@ import { el } from './dom';
 import { TimeBase } from './time-format';
 import type { Selection } from './aggregation';
 import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
+import { boxAt, describeBox, entryOf, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
+import { stacksHolding, type ActivityGraph } from './activity-graph';
+import { LANE_HEIGHT } from './layout';
+import type { SourceLocation } from '../shared/stacks';
 
 export const LABEL_WIDTH = 190;
 /**
@@ -35,11 +39,18 @@ export interface TimelineCallbacks {
   onViewChange(): void;
   /** The lanes were rebuilt (new records, grouping, filter or collapsed lanes): counts may have changed. */
   onLanesChanged?(): void;
+  /** A stack chart box was clicked: reveal its function's source (the panel asks the editor; the offline page cannot). */
+  onRevealSource?(location: SourceLocation): void;
 }
+
+/** A stack chart box under the pointer: its lane, depth and index in that depth's boxes. */
+export interface StackBoxHit { readonly lane: number; readonly depth: number; readonly box: number }
 
 export class Timeline {
   grouping: LaneGrouping = 'thread';
   readonly collapsed = new Set<string>();
+  /** Thread lanes with callchains the user switched from the stack chart (their default) to ticks, by key. */
+  readonly ticks = new Set<string>();
   followLatest = false;
   /** The capture shown (index in the store's snapshots; -1 before any): its records alone are laid out. */
   shown = -1;
@@ -54,6 +65,14 @@ export class Timeline {
   selectedLane = -1;
   selectedPos = -1;
   private hover: { lane: number; pos: number; x: number; y: number } | null = null;
+  /** The function whose stack chart boxes and activity are highlighted (index into the store's stack names; -1: none). */
+  private highlightName = -1;
+  /** The name asked for by setHighlightedFunction (null: none), resolved to highlightName as stacks arrive. */
+  private highlightText: string | null = null;
+  /** Which stacks hold the highlighted function, for the stack table size it was found for. */
+  private holding: { name: number; stacks: number; table: Uint8Array } | null = null;
+  /** Each activity graph the last frame drew, by lane index. */
+  private readonly drawnActivity = new Map<number, ActivityGraph>();
 
   readonly scheduler: RenderScheduler;
   private readonly scroll: HTMLDivElement;
@@ -76,7 +95,6 @@ export class Timeline {
   private viewportHeight = 0;
   private dpr = 1;
   private colors: Colors | null = null;
-  private densityBuffer = new Uint32Array(0);
   /** Time spent in the last render, ms (for benchmarks and the status line). */
   lastRenderMs = 0;
   renderCount = 0;
@@ -188,6 +206,79 @@ export class Timeline {
     this.layout.invalidate();
     this.scheduler.schedule();
     this.callbacks.onViewChange();
+  }
+
+  /** Switch a thread lane with callchains between its stack chart and ticks. */
+  toggleStackChart(key: string): void {
+    if (this.ticks.has(key)) this.ticks.delete(key); else this.ticks.add(key);
+    this.layout.invalidate();
+    this.scheduler.schedule();
+    this.callbacks.onViewChange();
+  }
+
+  /**
+   * Highlight a function's boxes in the stack charts and its share of the activity graphs (the function the call tree,
+   * the flame graph and the filter's stack:= term choose; null: none). Names are the stack table's (functions).
+   */
+  setHighlightedFunction(name: string | null): void {
+    this.highlightText = name;
+    this.highlightName = -1;
+    this.resolveHighlight();
+    this.scheduler.schedule();
+  }
+
+  /** The highlighted function's index, once the stacks that name it have arrived (the filter's text is lower-cased). */
+  private resolveHighlight(): void {
+    if (this.highlightText === null || this.highlightName >= 0) return;
+    const names = this.store.stackTable().names;
+    const wanted = this.highlightText;
+    let index = names.indexOf(wanted);
+    if (index < 0) index = names.findIndex((n) => n.toLowerCase() === wanted.toLowerCase());
+    this.highlightName = index;
+  }
+
+  /** The highlighted function's name, or null. */
+  highlightedFunction(): string | null {
+    return this.highlightName < 0 ? null : this.store.stackTable().names[this.highlightName] ?? null;
+  }
+
+  /** Which stacks hold the highlighted function (found again when stacks were added), or null without one. */
+  private holdingStacks(): Uint8Array | null {
+    if (this.highlightName < 0) return null;
+    const table = this.store.stackTable();
+    const stacks = table.start.length - 1;
+    if (this.holding?.name !== this.highlightName || this.holding.stacks !== stacks) {
+      this.holding = { name: this.highlightName, stacks, table: stacksHolding(table, this.highlightName) };
+    }
+    return this.holding.table;
+  }
+
+  /** The stack chart of the lane `key` as laid out (undefined: the lane is not one). */
+  stackChartOf(key: string): StackChart | undefined {
+    this.ensureLayout();
+    const li = this.lanes.findIndex((l) => l.key === key);
+    return li < 0 ? undefined : this.layout.stackChart(li);
+  }
+
+  /** The activity graph the last frame drew in the lane `key`, or undefined. */
+  activityOf(key: string): ActivityGraph | undefined {
+    const li = this.lanes.findIndex((l) => l.key === key);
+    return li < 0 ? undefined : this.drawnActivity.get(li);
+  }
+
+  /** The stack chart box under a point of the plot, or null. */
+  stackBoxAt(px: number, py: number): StackBoxHit | null {
+    const y = py + this.scroll.scrollTop;
+    const li = laneAtY(this.layout, y);
+    if (li < 0 || !(this.layout.stackDepth[li] > 0)) return null;
+    const chart = this.layout.stackChart(li)!;
+    const depth = Math.floor((y - this.layout.laneTop[li] - LANE_HEIGHT) / STACK_ROW_HEIGHT);
+    if (depth < 0 || depth >= chart.depth) return null;
+    const x = this.viewport.x();
+    const t = x.invert(px);
+    // Half a pixel either side: a box of a single sample at wide zoom is still under the pointer it is drawn under.
+    const box = boxAt(chart.levels[depth], t, Math.abs(x.invert(px + 0.5) - t));
+    return box < 0 ? null : { lane: li, depth, box };
   }
 
   /** Called after the store changed (a snapshot began or a batch arrived). */
@@ -397,7 +488,7 @@ export class Timeline {
   private ensureLayout(): void {
     const previousKey = this.lanes[this.selectedLane]?.key;
     const previousRow = this.selectedRow();
-    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown)) return;
+    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown, this.ticks)) return;
     this.selectedLane = -1;
     this.selectedPos = -1;
     if (previousRow !== null) {
@@ -415,6 +506,8 @@ export class Timeline {
 
   private renderLabels(): void {
     this.labels.style.height = `${this.layout.totalHeight}px`;
+    // The lane area is as tall as its lanes (flex shrinks it when the drawer needs the room); the drawer takes the rest.
+    this.scroll.style.height = `${this.layout.totalHeight}px`;
     // Rows are kept per lane and updated in place, not rebuilt: a label row replaced between a pointer's press and its
     // release swallows the click (seen when lanes were rebuilt while a busy page caught up), and a kept row keeps focus.
     const kept = new Map<string, HTMLDivElement>();
@@ -424,10 +517,17 @@ export class Timeline {
       kept.delete(lane.key);
       const kindClass = lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane'
         : lane.pid !== undefined ? ' rs-thread-lane' : '';
-      row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}`;
+      const chart = this.layout.stackDepth[i] > 0;
+      row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}${chart ? ' rs-stack-lane' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
       row.style.height = `${this.layout.laneHeight[i]}px`;
       const [toggle, name, count] = row.children as unknown as [HTMLButtonElement, HTMLSpanElement, HTMLSpanElement];
+      // Stack chart or ticks, on the thread lanes with callchains only (made when first needed: a label costs the first paint).
+      let mode = row.querySelector<HTMLButtonElement>('.rs-lane-mode');
+      if (!this.layout.hasStacks[i] || lane.collapsed) mode?.remove();
+      else mode ??= this.modeButton(row, lane.key);
+      if (mode?.isConnected) this.updateModeButton(mode, lane.label, chart);
+
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
       toggle.setAttribute('aria-label', lane.kind === 'process'
@@ -460,6 +560,21 @@ export class Timeline {
     el('span', 'rs-lane-name', row);
     el('span', 'rs-lane-count', row);
     return row;
+  }
+
+  /** The button of a thread lane with callchains that switches it between stack chart and ticks. */
+  private modeButton(row: HTMLDivElement, key: string): HTMLButtonElement {
+    const mode = el('button', 'rs-lane-mode', row);
+    mode.type = 'button';
+    mode.addEventListener('click', () => this.toggleStackChart(key));
+    return mode;
+  }
+
+  private updateModeButton(mode: HTMLButtonElement, label: string, chart: boolean): void {
+    mode.textContent = chart ? 'ticks' : 'stack';
+    mode.setAttribute('aria-pressed', String(chart));
+    mode.setAttribute('aria-label', chart ? `Show ${label} as ticks` : `Show ${label} as a stack chart`);
+    mode.title = chart ? 'Show this thread\'s records as ticks' : 'Show this thread\'s callchains as a stack chart';
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -496,16 +611,21 @@ export class Timeline {
       if (this.store.length <= SPANS_IN_FRAME_MAX_ROWS) this.layout.ensureSpans(this.grouping, this.include);
       else this.redrawWithSpans = true;
     }
-    if (this.densityBuffer.length < deviceWidth) this.densityBuffer = new Uint32Array(deviceWidth);
     const colors = this.colors;
     const shown = this.store.snapshots[this.shown];
     drawAxis(this.axisSvg, x, this.width, this.timeBase());
     drawCoverage(this.coverageCanvas, x, {
       snapshots: shown ? [shown] : [], origin: this.store.originNs, viewStart: this.viewport.fullDomain()[0], width: this.width, dpr: this.dpr, colors,
     });
+    this.drawnActivity.clear();
+    this.resolveHighlight();
     drawLanes(this.canvas, {
       frame, lanes: this.lanes, laneSpans: this.layout.laneSpans, time: this.store.time, event: this.store.event, t0, t1, dpr: this.dpr, colors,
-      densityBuffer: this.densityBuffer, laneMarks: this.layout.laneMarks, laneStates: this.layout.laneStates, stateTables: this.store.threadStates,
+      laneMarks: this.layout.laneMarks, laneStates: this.layout.laneStates, stateTables: this.store.threadStates,
+      stacks: {
+        stack: this.store.stack, table: this.store.stackTable(), highlight: this.highlightName, holding: this.holdingStacks(),
+        intervalOf: (lane) => this.layout.intervalOf(lane), drawn: this.drawnActivity,
+      },
     });
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
@@ -525,6 +645,8 @@ export class Timeline {
       if (this.scheduler.isPending) return;
       this.ensureLayout();
       this.layout.ensureSpans(this.grouping, this.include);
+      // The stack charts' boxes, for hover and click (drawing does not need them).
+      for (let li = 0; li < this.lanes.length; li++) this.layout.stackChart(li);
       if (this.redrawWithSpans) {
         this.redrawWithSpans = false;
         this.scheduler.schedule();
@@ -539,6 +661,14 @@ export class Timeline {
     const r = this.overlay.getBoundingClientRect();
     const px = e.clientX - r.left;
     const py = e.clientY - r.top;
+    const box = this.stackBoxAt(px, py);
+    if (box) {
+      const chart = this.layout.stackChart(box.lane)!;
+      this.hover = null;
+      this.tooltip.show(describeBox(chart, box.depth, box.box, this.store.stackTable()), e.clientX, e.clientY);
+      this.scheduler.schedule();
+      return;
+    }
     const state = this.stateAt(px, py);
     const hit = state ? null : this.hitTest(px, py);
     if (!hit) {
@@ -559,8 +689,22 @@ export class Timeline {
     if (e.shiftKey) return;
     this.scroll.focus({ preventScroll: true });
     const r = this.overlay.getBoundingClientRect();
+    const box = this.stackBoxAt(e.clientX - r.left, e.clientY - r.top);
+    if (box) { this.chooseBox(box); return; }
     const hit = this.hitTest(e.clientX - r.left, e.clientY - r.top);
     if (hit) this.select(hit.lane, hit.pos); else this.clearSelection();
+  }
+
+  /** A click on a stack chart box: its function is highlighted and its source revealed. */
+  private chooseBox(hit: StackBoxHit): void {
+    const chart = this.layout.stackChart(hit.lane)!;
+    const name = chart.levels[hit.depth].name[hit.box];
+    const table = this.store.stackTable();
+    this.highlightName = name;
+    this.highlightText = table.names[name] ?? null;
+    this.scheduler.schedule();
+    const at = entryOf(table, name);
+    if (at) this.callbacks.onRevealSource?.(at);
   }
 
   private ensureVisible(lane: number, t: number): void {

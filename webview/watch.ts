@@ -110,14 +110,22 @@ export class WatchPanel {
       empty.className = 'rs-hint';
       empty.textContent = 'No hardware breakpoints. Add one below, or from the editor gutter.';
     }
-    for (const w of watches) {
+    // Uprobes take no debug register: listed apart, after the breakpoints the meter counts.
+    const ordered = [...watches.filter((w) => w.probe !== 'uprobe'), ...watches.filter((w) => w.probe === 'uprobe')];
+    for (const [index, w] of ordered.entries()) {
+      if (w.probe === 'uprobe' && ordered[index - 1]?.probe !== 'uprobe') {
+        const heading = this.list.insertRow().insertCell();
+        heading.colSpan = 7;
+        heading.className = 'rs-hint rs-watch-uprobes';
+        heading.textContent = 'Uprobes (source lines counted by the kernel\'s uprobes: no debug register, not in the meter)';
+      }
       const tr = this.list.insertRow();
       tr.dataset.watchId = w.id;
       const cell = (text: string) => { const td = tr.insertCell(); td.textContent = text; td.title = text; return td; };
       const loc = cell(describeLocation(w.location));
       if (w.resolvedAddress && w.location.kind !== 'address') loc.title = `${loc.textContent} (${w.resolvedAddress})`;
-      cell(w.type);
-      cell(String(w.length));
+      cell(w.probe === 'uprobe' ? 'uprobe' : w.type);
+      cell(w.probe === 'uprobe' ? '—' : String(w.length));
       cell(describeTarget(w.target) + (w.pinned ? ' · pinned' : ''));
       const enabledCell = tr.insertCell();
       const toggle = createCheckbox('', { checked: w.enabled });

@@ -93,3 +93,22 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
     }),
   );
 }
+
+/**
+ * After a window reload (or in a new window) the kept recordings an editor started are shown again: each live one is
+ * attached as Start Kept Recording attached it, with the same warnings. A keeper that cannot be attached (it exited
+ * meanwhile) is said in the output, not as an error: nothing was asked.
+ */
+export async function reattachKeepers(services: Services): Promise<void> {
+  const { sessions, keepers, log } = services;
+  for (const state of keepers.startedFromEditor()) {
+    if (sessions.list().some((session) => session.kind === 'keeper' && session.state !== 'stopped' && session.label.startsWith(`keeper ${state.pid}:`))) continue;
+    try {
+      noticeKeptSilentBreakpoints(state.limitations, log);
+      const session = await sessions.attachKeeper(state);
+      log(`attached again to ${session.label} (started ${state.startedAt})`);
+    } catch (error) {
+      log(`cannot attach again to keeper ${state.pid}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}

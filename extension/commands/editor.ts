@@ -1,18 +1,24 @@
-// Hardware breakpoints from the editor: Record Hits on This Line (gutter), Watch Writes / Reads and Writes to
+// Hardware breakpoints from the editor: Record Hits on This Line (gutter; a breakpoint or uprobes, as picked), Watch Writes / Reads and Writes to
 // the symbol under the cursor, and Convert Breakpoints to Hardware Breakpoints.
 
 import * as vscode from 'vscode';
 import { registerCommand, type Services } from '../services';
+import { LINE_PROBE_MODES } from '../../native/specs/line-probe';
+import { pickLineProbeMode } from '../ui/line-probe-pick';
 
 export function registerEditorCommands(context: vscode.ExtensionContext, services: Services): void {
   const { breakpoints, log } = services;
   context.subscriptions.push(
-    registerCommand(services, 'ringside.recordHitsOnLine', async (arg?: { lineNumber?: number; uri?: vscode.Uri }) => {
+    // `probe` (auto, breakpoint, uprobe) skips the question: a keybinding or a test may name the mechanism.
+    registerCommand(services, 'ringside.recordHitsOnLine', async (arg?: { lineNumber?: number; uri?: vscode.Uri; probe?: unknown }) => {
       const editor = vscode.window.activeTextEditor;
       const uri = arg?.uri ?? editor?.document.uri;
       const line = arg?.lineNumber ?? (editor ? editor.selection.active.line + 1 : undefined);
       if (!uri || !line) throw new Error('right-click a line number in a C/C++ file');
-      await breakpoints.recordHitsOnLine(uri, line);
+      const named = LINE_PROBE_MODES.find((mode) => mode === arg?.probe);
+      const mode = named ?? await pickLineProbeMode();
+      if (!mode) return;
+      await breakpoints.recordHitsOnLine(uri, line, mode);
     }),
     registerCommand(services, 'ringside.watchWrites', async () => {
       const editor = vscode.window.activeTextEditor;

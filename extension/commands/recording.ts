@@ -11,7 +11,7 @@ import type { SessionNode } from '../ui/sessions-view';
 import { pickEvents, pickTarget } from '../ui/pickers';
 import { noticeKeptSilentBreakpoints, noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
-import { registerCommand, settings, type Services } from '../services';
+import { registerCommand, samplingSettings, settings, type Services } from '../services';
 import { withProgressAfterASecond } from '../ui/progress';
 
 export function registerRecordingCommands(context: vscode.ExtensionContext, services: Services): void {
@@ -82,11 +82,15 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
   };
 
   /** Specs resolved against the picked target: its symbols name watchpoints and source lines. */
-  const resolveForTarget = (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) =>
-    backend.resolveEvents(
+  const resolveForTarget = async (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) => {
+    const events = await backend.resolveEvents(
       specs,
       { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) },
     );
+    // What resolving decided (a source line moved to uprobes, or why not), as the CLI prints it.
+    for (const event of events) for (const note of event.notes) log(`${event.name}: ${note}`);
+    return events;
+  };
 
   const startRecording = async (kept: boolean) => {
     const s = settings();
@@ -103,6 +107,7 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
         events: specs,
         target,
         pages: s.pages,
+        ...samplingSettings(s),
         ...(s.windowSec !== undefined ? { windowSec: s.windowSec } : {}),
         ...(chosen.target.kind === 'launch' && chosen.target.cwd ? { cwd: chosen.target.cwd } : {}),
       });

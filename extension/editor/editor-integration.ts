@@ -2,7 +2,8 @@
 // <name>" (symbols, or any expression through the paused debug adapter), "Convert Breakpoints to
 // Hardware Breakpoints", and the hits shown back: gutter decorations on armed lines, inline hit
 // counts, CodeLens on watched variables, hovers with the last hits. Each armed set is a recording
-// session of its own on the chosen target; its events are breakpoints (at most 4 debug registers).
+// session of its own on the chosen target; its events are breakpoints (at most 4 debug registers), or, for a source
+// line, uprobes where native/specs/line-probe.ts says so (breakpoints silent here, registers taken, or asked).
 
 import { readlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -34,6 +35,8 @@ import {
 } from './hardware-breakpoints';
 import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
+import type { LineProbeMode } from '../../native/specs/line-probe';
+import { readPerfAccess, uprobeRefusal } from '../../native/sys/access';
 
 interface Armed {
   readonly id: string;
@@ -41,6 +44,8 @@ interface Armed {
   readonly eventIndex: number;
   readonly spec: string;
   readonly kind: 'line' | 'watch';
+  /** What counts it: a debug register, or (a source line only) the kernel's uprobes, which take none. */
+  readonly probe: 'breakpoint' | 'uprobe';
   readonly file?: string;
   readonly line?: number;
   readonly name?: string;
@@ -105,9 +110,10 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     return registerUse(this.manager.breakpointHolders()).used;
   }
 
-  async recordHitsOnLine(uri: vscode.Uri, line: number): Promise<void> {
+  /** `mode`: auto (uprobes where breakpoints cannot see the line), or the mechanism the user picked. */
+  async recordHitsOnLine(uri: vscode.Uri, line: number, mode: LineProbeMode = 'auto'): Promise<void> {
     const file = path.basename(uri.fsPath);
-    await this.arm([{ spec: lineBreakpointSpec(file, line), kind: 'line', file: uri.fsPath, line, access: 'x', length: 8 }]);
+    await this.arm([{ spec: lineBreakpointSpec(file, line), kind: 'line', file: uri.fsPath, line, access: 'x', length: 8 }], undefined, mode);
   }
 
   /** The identifier under the cursor, as a global via symbols or any expression via the paused debugger. */
@@ -171,17 +177,32 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
   }
 
   /** Opens one recording session holding the given breakpoints on the chosen target. */
-  private async arm(items: Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate'>[], pid?: number): Promise<void> {
+  private async arm(items: Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate' | 'probe'>[], pid?: number,
+    mode: LineProbeMode = 'auto'): Promise<void> {
     const chosen = pid !== undefined
       ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) }
       : await this.targetFromActiveSession() ?? await this.chooseTarget();
     if (!chosen) return;
-    this.assertRegistersFree(items.length, chosen.target);
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
-    const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context);
+    // Source lines go to uprobes where the one rule says (line-probe.ts): breakpoints silent here, too few registers, or asked.
+    const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context,
+      { mode, freeRegisters: () => freeRegisters(registerUse(this.manager.breakpointHolders()), registerTarget(chosen.target)) });
+    // Why a line is counted the way it is (moved to uprobes, or uprobes refused and the fix): said before it runs.
+    for (const event of events) {
+      for (const note of event.notes) {
+        const message = `${event.name}: ${note}`;
+        this.log(message);
+        if (!/uprobe/.test(note)) continue;
+        // A refusal is a warning (the line may record nothing); a move to uprobes only informs.
+        if (/refused/.test(note)) void vscode.window.showWarningMessage(`Ringside: ${message}`);
+        else void vscode.window.showInformationMessage(`Ringside: ${message}`);
+      }
+    }
+    // After the notes, so that a refusal (uprobes refused, registers taken) is said with the ENOSPC it leads to.
+    this.assertRegistersFree(events.filter((event) => event.isBreakpoint).reduce((sum, event) => sum + 1 + (event.extraSites?.length ?? 0), 0), chosen.target);
     // A line the compiler put in several functions takes one debug register per place: say so.
-    const places = events.filter((event) => event.extraSites?.length);
+    const places = events.filter((event) => event.isBreakpoint && event.extraSites?.length);
     for (const event of places) {
       const message = `${event.name}: the line is in ${event.extraSites!.length + 1} places; each is armed with its own debug register and the hit count is their sum`;
       this.log(message);
@@ -201,8 +222,11 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     }
     items.forEach((item, eventIndex) => {
       const resolved = events[eventIndex];
+      const uprobe = resolved.uprobe !== undefined;
       this.armed.push({
-        ...item, id: `w${this.nextId++}`, sessionId: session.id, eventIndex, enabled: true,
+        ...item, id: `w${this.nextId++}`, sessionId: session.id, eventIndex, enabled: true, probe: uprobe ? 'uprobe' : 'breakpoint',
+        // A moved line is named as it is counted (line:FILE:LINE), with the line the line table gave.
+        ...(uprobe && item.file !== undefined && resolved.location?.line !== undefined ? { spec: `line:${path.basename(item.file)}:${resolved.location.line}` } : {}),
         ...(resolved.location ? { address: resolved.location.address } : {}),
         ...(locate ? { locate } : {}),
         ...(session.childPid ? { pid: session.childPid } : chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}),
@@ -214,7 +238,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
 
   /** Refuses before opening anything when the open breakpoints of Ringside's sessions leave too few registers for `target`. */
   private assertRegistersFree(wanted: number, target: RecordTarget): void {
-    const where = target.kind === 'pid' ? { kind: 'process' as const, pid: target.pid } : { kind: target.kind === 'cpus' ? 'cpus' as const : 'new-process' as const };
+    if (wanted === 0) return;
+    const where = registerTarget(target);
     const holders = this.manager.breakpointHolders();
     const free = freeRegisters(registerUse(holders), where);
     if (wanted <= free) return;
@@ -242,10 +267,19 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     return pid;
   }
 
-  /** The probe's message where this machine delivers no breakpoint hits (asked once per process), else undefined. */
-  private unseenHits(): UnseenHits {
+  /**
+   * Why `armed` can see no hit on this machine, with the probe's evidence and the fix, else undefined: a hardware
+   * breakpoint where they do not fire (uprobes see every hit). For a line, the fix is a uprobe, or CAP_PERFMON for one.
+   */
+  private unseenHits(armed: Armed): UnseenHits {
+    if (armed.probe === 'uprobe') return undefined;
     const delivery = breakpointDelivery();
-    return delivery.state === 'silent' ? delivery.message : undefined;
+    if (delivery.state !== 'silent') return undefined;
+    if (armed.kind !== 'line') return delivery.message;
+    const refusal = uprobeRefusal(readPerfAccess());
+    return `${delivery.message} ${refusal
+      ? `Uprobes, which count a line without debug registers, are refused too: ${refusal.reason}; ${refusal.hint}.`
+      : 'Uprobes count a line here: record it again with auto or uprobe.'}`;
   }
 
   private updateHits(sessionId: string): void {
@@ -278,10 +312,10 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
 
   private editorDecorations(editor: vscode.TextEditor, lines: Armed[]): void {
     const at = (line: number) => new vscode.Range(line - 1, 0, line - 1, 0);
-    editor.setDecorations(this.gutter, lines.map((a) => ({ range: at(a.line!), hoverMessage: `Ringside hardware breakpoint ${a.spec}${a.enabled ? '' : ' (disabled)'}` })));
+    editor.setDecorations(this.gutter, lines.map((a) => ({ range: at(a.line!), hoverMessage: `Ringside ${probeName(a)} ${a.spec}${a.enabled ? '' : ' (disabled)'}` })));
     editor.setDecorations(this.hitCount, lines.filter((a) => a.hits).map((a) => ({
       range: new vscode.Range(a.line! - 1, Number.MAX_SAFE_INTEGER, a.line! - 1, Number.MAX_SAFE_INTEGER),
-      renderOptions: { after: { contentText: lineHitsText(a.hits!.count, this.unseenHits()) } },
+      renderOptions: { after: { contentText: lineHitsText(a.hits!.count, this.unseenHits(a)) } },
     })));
   }
 
@@ -292,7 +326,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       const match = new RegExp(`\\b${armed.name!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).exec(text);
       if (!match) continue;
       const position = document.positionAt(match.index);
-      const title = armed.hits ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access, this.unseenHits())
+      const title = armed.hits ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access, this.unseenHits(armed))
         : `watched (${armed.access}) — capture a snapshot to count`;
       lenses.push(new vscode.CodeLens(new vscode.Range(position, position), { title, command: 'ringside.showTimeline', arguments: [] }));
     }
@@ -303,8 +337,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     const line = position.line + 1;
     const armed = this.armed.find((a) => a.kind === 'line' && a.file === document.uri.fsPath && a.line === line && a.hits);
     if (!armed?.hits) return undefined;
-    const unseen = this.unseenHits();
-    const markdown = new vscode.MarkdownString(`**Ringside** ${armed.spec}: ${lineHitsText(armed.hits.count, unseen)}\n\n`);
+    const unseen = this.unseenHits(armed);
+    const markdown = new vscode.MarkdownString(`**Ringside** ${probeName(armed)} ${armed.spec}: ${lineHitsText(armed.hits.count, unseen)}\n\n`);
     markdown.isTrusted = false;
     if (unseen !== undefined && armed.hits.count === 0) markdown.appendText(`${unseen}\n`);
     for (const hit of armed.hits.last.slice(-5).reverse()) {
@@ -342,6 +376,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
         }
         case 'modify': {
           const armed = this.find(request.id);
+          if (armed.probe === 'uprobe') throw new Error(`${armed.spec} is counted by uprobes, which are not changed in place: remove it and add the new place`);
           if (request.spec.location.kind !== 'address') throw new Error('modify in place takes an address (symbols and lines: remove and add)');
           const events = this.manager.events(armed.sessionId);
           const attr = events[armed.eventIndex].attr;
@@ -354,8 +389,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       }
     },
     listMessage: (): HostToWebview => {
-      const unseen = this.unseenHits();
-      const watches: WatchInfo[] = this.armed.map((a) => ({
+      const watches: WatchInfo[] = this.armed.map((a) => ({ a, unseen: this.unseenHits(a) })).map(({ a, unseen }) => ({
         id: a.id,
         location: a.kind === 'line'
           ? { kind: 'line', file: a.file ?? '', line: a.line ?? 0 }
@@ -363,6 +397,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
         type: a.access, length: a.length,
         target: a.pid !== undefined ? { kind: 'process', pid: a.pid } : { kind: 'all-cpus' },
         pinned: false, enabled: a.enabled, hits: a.hits?.count ?? 0,
+        ...(a.probe === 'uprobe' ? { probe: 'uprobe' as const } : {}),
         ...(unseen !== undefined ? { unseen } : {}),
         ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
       }));
@@ -380,7 +415,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     },
   };
 
-  private fromWatchSpec(spec: WatchSpec): Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate'> {
+  private fromWatchSpec(spec: WatchSpec): Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate' | 'probe'> {
     const access = spec.type;
     switch (spec.location.kind) {
       case 'line':
@@ -417,6 +452,16 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     this.hitCount.dispose();
     this.lensesChanged.dispose();
   }
+}
+
+/** What the kernel side of an armed item is called in the hover. */
+function probeName(armed: Armed): string {
+  return armed.probe === 'uprobe' ? 'uprobe' : 'hardware breakpoint';
+}
+
+/** Where a recording's breakpoints would hold registers (hardware-breakpoints.ts's freeRegisters rule). */
+function registerTarget(target: RecordTarget): { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' } {
+  return target.kind === 'pid' ? { kind: 'process', pid: target.pid } : { kind: target.kind === 'cpus' ? 'cpus' : 'new-process' };
 }
 
 function bpTypeOf(type: WatchSpec['type']): number {

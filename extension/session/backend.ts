@@ -3,11 +3,13 @@
 // native/perf Recorder. The rest (decode, perf.data, attaching) comes from coreBackend.
 
 import { availableParallelism } from 'node:os';
-import type { ResolvedEvent } from '../../native/abi/snapshot';
 import { Recorder } from '../../native/perf/recorder';
 import { allocateDecodableCopy } from '../../native/decode/wasm/copy-room';
 import { describeExit } from '../../native/perf/launch';
-import { expandEventSpecs, resolveEventSpec } from '../../native/specs/resolve';
+import { expandEventSpecs, resolveEventSpec, type ResolvedSpec } from '../../native/specs/resolve';
+import { chooseLineProbes } from '../../native/specs/line-probe';
+import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
+import { readPerfAccess } from '../../native/sys/access';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { createCoreBackend } from './core-backend';
 import type { Backend, RecordOptions, RingSource, RingStatus } from './ports';
@@ -28,12 +30,18 @@ export interface RecordingSettings {
 export function createBackend(settings: () => RecordingSettings = () => ({})): Backend {
   return {
     ...createCoreBackend(() => ({ warmCopyBuffers: settings().warmCopyBuffers ?? true })),
-    async resolveEvents(specs, context): Promise<ResolvedEvent[]> {
+    async resolveEvents(specs, context, lines): Promise<ResolvedSpec[]> {
       const symbols = lazyTargetSymbols(context)?.symbols;
       const { period, freq, callchain } = settings();
+      const resolveContext = { symbols, period, freq, callchain };
       // Globs (syscalls:sys_enter_*) become the tracepoints they match, as in the CLI and perf; any
       // other spec stays one event at its place (callers pair specs with events by index).
-      return specs.flatMap((spec) => expandEventSpecs([spec])).map((spec) => resolveEventSpec(spec, { symbols, period, freq, callchain }));
+      const resolved = specs.flatMap((spec) => expandEventSpecs([spec])).map((spec) => resolveEventSpec(spec, resolveContext));
+      // Source lines are counted by the one rule the CLI follows (uprobes where breakpoints cannot see them).
+      return chooseLineProbes(resolved, resolveContext, {
+        delivery: breakpointDelivery, access: readPerfAccess,
+        ...(lines ? { mode: lines.mode, ...(lines.freeRegisters ? { freeRegisters: lines.freeRegisters } : {}) } : {}),
+      });
     },
     async record(options: RecordOptions): Promise<RingSource> {
       const target = options.target.kind === 'launch'

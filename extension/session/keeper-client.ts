@@ -27,6 +27,13 @@ export interface KeeperLaunch {
   readonly pages?: number;
   /** Seconds of history wanted: the keeper grows its rings until they keep it (--window; ringside.window). */
   readonly windowSec?: number;
+  /**
+   * How the events sample, as Start Recording resolves them (ringside.samplePeriod, sampleFrequency, callchains): -c,
+   * -F and -g, so a kept recording records what a plain one would.
+   */
+  readonly period?: bigint;
+  readonly freq?: number;
+  readonly callchain?: boolean;
   readonly cwd?: string;
   /** Node binary to run the CLI with (default: this process's, with ELECTRON_RUN_AS_NODE for VS Code). */
   readonly nodePath?: string;
@@ -39,6 +46,9 @@ export function keeperArguments(launch: KeeperLaunch): string[] {
   for (const spec of launch.events) args.push('-e', spec);
   if (launch.pages !== undefined) args.push('--pages', String(launch.pages));
   if (launch.windowSec !== undefined) args.push('--window', String(launch.windowSec));
+  if (launch.period !== undefined) args.push('-c', String(launch.period));
+  if (launch.freq !== undefined) args.push('-F', String(launch.freq));
+  if (launch.callchain) args.push('--call-graph=fp');
   switch (launch.target.kind) {
     case 'pid': args.push('-p', String(launch.target.pid)); break;
     case 'cpus': args.push('-a'); break;
@@ -58,6 +68,18 @@ export class KeeperClient {
   /** Live keepers of this user; what dead keepers left (killed with SIGKILL) is pruned. */
   list(): ListedKeeper[] {
     return listKeeperStates({ ...(this.dir !== undefined ? { dir: this.dir } : {}), pruneDead: true });
+  }
+
+  /**
+   * The live keepers an editor started (start() leaves each its log beside its state file; `ringside keep` in a shell
+   * writes none): the kept recordings a window reloaded shows again.
+   */
+  startedFromEditor(): KeeperState[] {
+    return this.list().flatMap((listed) => {
+      const state = listed.state;
+      if (!state || !listed.alive) return [];
+      return existsSync(keeperLogPath(state.pid, state.stateDir ?? this.dir ?? keeperStateDir())) ? [state] : [];
+    });
   }
 
   /**

@@ -7,6 +7,8 @@ import type { EventDescription, RawSnapshot, ResolvedEvent } from '../../native/
 import type { KeeperState } from '../../native/keeper/state';
 import type { ForeignFdHint } from '../../native/attach/foreign';
 import type { TriggerOptions } from '../../native/perf/trigger-watcher';
+import type { ResolvedSpec } from '../../native/specs/resolve';
+import type { LineProbeMode } from '../../native/specs/line-probe';
 
 export type { ForeignFdHint };
 import type { ProcessSideband } from '../../native/perf/sideband-types';
@@ -63,8 +65,19 @@ export interface RingSource {
   dispose(): void;
 }
 
+/** How the editor wants source lines counted (native/specs/line-probe.ts decides, as for the CLI). */
+export interface LineProbeRequest {
+  readonly mode: LineProbeMode;
+  /** Debug registers the target has free for these events. */
+  readonly freeRegisters?: () => number;
+}
+
 export interface Backend {
-  resolveEvents(specs: readonly string[], context: { readonly pid?: number; readonly executable?: string }): Promise<ResolvedEvent[]>;
+  /**
+   * Specs resolved against the target's symbols, with each source-line breakpoint moved to uprobes where the rule of
+   * native/specs/line-probe.ts says (auto, as the CLI, unless `lines` says otherwise); each event's `notes` say why.
+   */
+  resolveEvents(specs: readonly string[], context: { readonly pid?: number; readonly executable?: string }, lines?: LineProbeRequest): Promise<ResolvedSpec[]>;
   record(options: RecordOptions): Promise<RingSource>;
   attachKeeper(state: KeeperState): Promise<RingSource>;
   borrowForeign(pid: number, fd: number, hint: ForeignFdHint): Promise<RingSource>;

@@ -149,6 +149,12 @@ export interface RawSnapshot {
   readonly recordingStartedAtMs?: number;
   /** Wall-clock ms since which the gap-free copies hold what was written: the snapshot that last swapped them, else the start. */
   readonly gapFreeSinceMs?: number;
+  /**
+   * Bytes that rings a resize retired wrote (less what their successors also hold) and that this snapshot no longer
+   * holds: the rings were closed, or their copies dropped once the grown rings wrapped. Overwritten, as far as this
+   * snapshot goes; the overwrite note counts them (decode/losses.ts). Absent: none.
+   */
+  readonly retiredBytesLeftOut?: bigint;
 }
 
 /**

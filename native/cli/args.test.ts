@@ -36,6 +36,24 @@ describe('cli args', () => {
     assert.throws(() => graph('-g', 'fp,8'), /expected fp, dwarf/);
   });
 
+  it('takes --follow[=MS] for JSON Lines on stdout only, and says why anywhere else', () => {
+    const follow = (...args: string[]) => {
+      const options = parseArgs(['capture', '-e', 'task-clock', ...args, '--', 'prog']);
+      return options.command === 'capture' ? options.follow : 'not a capture';
+    };
+    assert.equal(follow(), undefined);
+    assert.deepEqual(follow('--follow'), { intervalMs: 250 });
+    assert.deepEqual(follow('--follow=100'), { intervalMs: 100 });
+    assert.deepEqual(follow('--follow', '-o', '-'), { intervalMs: 250 });
+    assert.deepEqual(follow('--follow', '-o', '/dev/null'), { intervalMs: 250 }, 'a device is written in place');
+    assert.throws(() => follow('--follow=0'), /--follow 0/);
+    assert.throws(() => follow('--follow=x'), /--follow x/);
+    assert.throws(() => follow('--follow', '-o', 'x.jsonl'), /redirect stdout \(> x\.jsonl\)/);
+    assert.throws(() => follow('--follow', '-o', 'x.data'), /-o x\.data is written whole when the capture ends/);
+    assert.throws(() => parseArgs(['keep', '-e', 'task-clock', '--follow', '--', 'prog']), /--follow is for capture/);
+    assert.match(COMMAND_USAGE.capture, /--follow\[=MS\]: stream JSON Lines/);
+  });
+
   it('keeps arguments after -- for the launched command, even ones that look like options', () => {
     const options = parseArgs(['capture', '--', 'prog', '-e', '-p']);
     assert.deepEqual(options.command === 'capture' && options.target, { kind: 'launch', argv: ['prog', '-e', '-p'] });

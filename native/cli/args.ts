@@ -4,6 +4,9 @@
 import { isCharacterDevice } from '../sys/writable';
 import { DEFAULT_CLOCK_FREQ, DEFAULT_DWARF_STACK_BYTES, MAX_DWARF_STACK_BYTES, type CallGraph } from '../specs/resolve';
 
+/** How often --follow reads the rings when no interval is given: 4 reads a second. */
+export const DEFAULT_FOLLOW_MS = 250;
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -47,6 +50,8 @@ export interface CaptureOptions {
   readonly minIntervalSec: number;
   /** History wanted (seconds): rings grow until they keep this much (RecorderOptions.windowSec). */
   readonly windowSec?: number;
+  /** --follow: JSON Lines of what the rings gain, every `intervalMs`, while the capture runs (capture only). */
+  readonly follow?: { readonly intervalMs: number };
 }
 
 export interface EventsOptions {
@@ -107,16 +112,21 @@ to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at
 --snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
 --window SEC: the history wanted; rings that keep less are reopened larger (within the locked-memory budget).`;
 
+const FOLLOW_HELP = `--follow[=MS]: stream JSON Lines to stdout while COMMAND runs, like \`tail -f\` of the rings: every MS (${DEFAULT_FOLLOW_MS} ms)
+the records written since the previous read, read without pausing the rings; records a ring overwrote before they were read are
+counted on stderr (give --pages more, or a shorter MS). SIGUSR2 reads at once.`;
+
 /** Each subcommand's usage line(s) and the notes that concern it: `ringside SUB --help` prints one of these. */
 export const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
   events: `usage: ringside events [--json]
 Lists the events this machine offers (software, tracepoints, PMUs, breakpoints); --json for a machine-readable list.`,
   capture: `usage: ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [--leave-running] [--window SEC] [-q]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [--follow[=MS]] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
 ${SPEC_HELP}
 ${OUTPUT_HELP}
+${FOLLOW_HELP}
 capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
 SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
@@ -144,7 +154,7 @@ export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [--leave-running] [--window SEC] [-q]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [--follow[=MS]] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
   ringside decode FILE.data [-o OUT] [--keep-going]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--window SEC]
@@ -301,6 +311,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let postSec = 0;
   let minIntervalSec = 1;
   let windowSec: number | undefined;
+  let follow: { intervalMs: number } | undefined;
   const seconds = (arg: string, text: string, allowZero: boolean) => {
     const value = Number(text);
     if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) throw new UsageError(`${arg} ${text}: expected ${allowZero ? 'a number of seconds >= 0' : 'a positive number of seconds'}`);
@@ -353,6 +364,8 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '--post') postSec = seconds(arg, value(), true);
     else if (arg === '--min-interval') minIntervalSec = seconds(arg, value(), true);
     else if (arg === '--window') windowSec = seconds(arg, value(), false);
+    else if (arg === '--follow') follow = { intervalMs: DEFAULT_FOLLOW_MS };
+    else if (arg.startsWith('--follow=')) follow = { intervalMs: positiveInteger('--follow', arg.slice('--follow='.length)) };
     else throw new UsageError(`${command}: unknown option ${arg}`);
   }
   if (period !== undefined && freq !== undefined) throw new UsageError('-c and -F are mutually exclusive');
@@ -364,7 +377,14 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (snapshotOnExitSignal && snapshotDir === undefined) throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
   if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
   if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
+  if (follow && command === 'keep') throw new UsageError('keep holds rings for later attachment; --follow is for capture');
+  if (follow && formatOf(output) !== 'jsonl') throw new UsageError(`--follow streams JSON Lines; -o ${output} is written whole when the capture ends`);
+  if (follow && output !== undefined && output !== '-' && !isCharacterDevice(output)) {
+    // A file is renamed into place whole at the end (never half-written): that is not following.
+    throw new UsageError(`--follow streams JSON Lines to standard output as they come; drop -o ${output} and redirect stdout (> ${output}) to keep them`);
+  }
   return {
+    ...(follow ? { follow } : {}),
     command, events, target, pages, period, freq, callGraph, durationSec, output,
     format: formatOf(
       output,

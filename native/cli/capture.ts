@@ -13,6 +13,8 @@ import { breakpointDelivery } from '../perf/breakpoint-delivery';
 import { readPerfAccess } from '../sys/access';
 import { constants as osConstants } from 'node:os';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
+import { FollowOrder, type RingFollower } from '../perf/follow';
+import { formatBytes } from '../decode/losses';
 import { describeExit, shellStatus } from '../perf/launch';
 import { DecodePool } from '../decode-pool/pool';
 import { allocateDecodableCopy } from '../decode/wasm/copy-room';
@@ -82,8 +84,16 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
   if (!options.quiet) for (const limitation of recorder.limitations) process.stderr.write(`ringside: ${limitation}\n`);
   const writer = new SnapshotWriter(options);
   let snapshots = 0;
+  const follow = options.follow ? new FollowLoop(recorder, pool, writer, options.follow.intervalMs, options.target.kind === 'cpus') : undefined;
   try {
     const take = async (reason: string) => {
+      if (follow) {
+        // Following: SIGUSR2 reads at once; the end reads what is left, and says what was followed.
+        const end = !reason.startsWith('SIGUSR2');
+        await follow.readNow(end);
+        if (!options.quiet && end) process.stderr.write(follow.summary(reason));
+        return;
+      }
       const raw = recorder.snapshot();
       const decoded: DecodedSnapshot = await pool.decode(raw);
       snapshots++;
@@ -97,8 +107,11 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       const { file, records, losses } = await writeTriggeredSnapshot(() => recorder.peekSnapshot(), options.snapshotDir!, ++triggered);
       if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records${losses.overwritten ? `; ${losses.overwritten}` : ''})\n`);
     };
-    return await waitForTriggers(options, recorder, take, prepared, takeTriggered);
+    // A timed follow read that fails (stdout closed, a full disk) ends the capture now, through the same last read that rethrows it.
+    const watchFollow = follow ? (end: (reason: string) => void) => follow.onFailure(() => end('a follow read failed')) : undefined;
+    return await waitForTriggers(options, recorder, take, prepared, takeTriggered, watchFollow);
   } finally {
+    follow?.stop();
     // A capture that failed part way still ends the group it launched (at once when it is gone already).
     try {
       if (!options.leaveRunning) await recorder.endLaunched(LAUNCHED_GRACE_MS);
@@ -107,6 +120,97 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
       await pool.close();
       await writer.close();
     }
+  }
+}
+
+/**
+ * `capture --follow`: every `intervalMs`, what the rings gained since the previous read (RingFollower),
+ * decoded and written as JSON Lines. One read at a time: a read that takes longer than the interval
+ * delays the next one instead of queueing reads behind it (the rings hold what comes meanwhile).
+ */
+class FollowLoop {
+  private readonly follower: RingFollower;
+  /** Reads overlap by the microseconds their heads are read apart: lines are released in time order. */
+  private readonly order = new FollowOrder<string>();
+  private readonly saidAtStart: ReadonlySet<string>;
+  private readonly timer: NodeJS.Timeout;
+  private running: Promise<void> = Promise.resolve();
+  private busy = false;
+  private reads = 0;
+  private records = 0;
+  private skippedBytes = 0n;
+  private readsSkipping = 0;
+  private failure: unknown;
+
+  constructor(
+    private readonly recorder: Recorder, private readonly pool: DecodePool, private readonly writer: SnapshotWriter, private readonly intervalMs: number,
+    private readonly everyProcess: boolean,
+  ) {
+    this.follower = recorder.follow({ fromStart: true });
+    this.saidAtStart = new Set(recorder.limitations);
+    this.timer = setInterval(() => {
+      if (!this.busy) void this.readNow(false).catch((error: unknown) => this.fail(error));
+    }, intervalMs);
+  }
+
+  private failed: (() => void) | undefined;
+
+  /** `failed` runs once, when a timed read fails (the failure is rethrown by the next readNow). */
+  onFailure(failed: () => void): void {
+    this.failed = failed;
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    clearInterval(this.timer);
+    this.failed?.();
+  }
+
+  /** Reads now (after a read in progress), and rethrows the first failure of a timed read; `final` writes everything held back. */
+  readNow(final = false): Promise<void> {
+    if (final) clearInterval(this.timer); // nothing is read after the last read
+    this.running = this.running.then(() => this.readOnce(final));
+    return this.running.then(() => {
+      if (this.failure !== undefined) throw this.failure;
+    });
+  }
+
+  private async readOnce(final: boolean): Promise<void> {
+    if (this.failure !== undefined) return;
+    this.busy = true;
+    try {
+      const read = this.follower.read();
+      const decoded = await this.pool.decode(read);
+      // /proc of a launched command or one process is a few reads; of every process (-a) it is thousands: read once,
+      // after which the side-band names what starts and maps code.
+      const procState = this.reads === 0 || !this.everyProcess ? this.recorder.processesNow() : [];
+      this.records += await this.writer.writeFollowed(decoded, procState,
+        (lines) => this.order.take(lines, read.cutSpreadNs, final));
+      this.reads++;
+      if (read.skippedBytes > 0n) {
+        this.skippedBytes += read.skippedBytes;
+        this.readsSkipping++;
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  summary(reason: string): string {
+    // What the recording learned while it ran (a resize and why) was not said at the start.
+    const lines = this.recorder.limitations.filter((note) => !this.saidAtStart.has(note)).map((note) => `ringside: ${note}\n`);
+    lines.push(`ringside: followed ${this.records.toLocaleString('en-US')} records in ${this.reads} reads, one every ${this.intervalMs} ms, until ${reason}\n`);
+    if (this.skippedBytes > 0n) {
+      lines.push(`ringside: ${formatBytes(Number(this.skippedBytes))} were overwritten before they could be read (in ${this.readsSkipping} of ${this.reads} reads): ` +
+        `the rings filled faster than --follow=${this.intervalMs} read them; give --pages more, or a shorter interval\n`);
+    }
+    return lines.join('');
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.follower.close();
   }
 }
 
@@ -148,10 +252,13 @@ async function waitForTriggers(
   take: (reason: string) => Promise<void>,
   prepared: PreparedCapture,
   takeTriggered: (reason: string) => Promise<void> = take,
+  /** Given a way to end the capture (as --duration does), by something outside these triggers. */
+  endOn?: (end: (reason: string) => void) => void,
 ): Promise<number> {
   const queue: Trigger[] = [];
   let wake: (() => void) | undefined;
   const push = (trigger: Trigger) => { queue.push(trigger); wake?.(); };
+  endOn?.((reason) => push({ kind: 'done', reason, status: 1, endLaunched: true }));
   const onUsr2 = () => push({ kind: 'snapshot', reason: 'SIGUSR2' });
   // A launched command runs in a process group of its own, so Ctrl-C reaches only Ringside: the
   // snapshot is taken, then the command's whole group is ended (unless --leave-running).

@@ -11,7 +11,6 @@ import type { RingStatus } from '../perf/borrowed';
 import { SnapshotWriter, cliLosses, snapshotLimitations, summarizeSnapshot } from './output';
 import { describePruning, pruneSideband, type SidebandPruning } from '../decode/sideband-prune';
 import { DecodePool } from '../decode-pool/pool';
-import { synthesizeSideband } from '../perf/procfs';
 import { TriggerWatcher } from '../perf/trigger-watcher';
 import { onExitSignal, writeTriggeredSnapshot, type TriggeredSnapshot } from './triggers';
 
@@ -87,7 +86,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
 
 /**
  * One snapshot of a keeper's rings as a client takes it (spooled side-band and ring joined, retired
- * rings with the grown ones), with its target's /proc state. `state` names the keeper; its newest
+ * rings with the grown ones), with its target's /proc state now and at the keeper's start. `state` names the keeper; its newest
  * generation is read under the lease. With `prune`, the side-band older than the oldest sample is
  * cut to the state the samples need: the spool holds up to 32 MiB per ring of history, the rings
  * seconds or less, and emitting it all took tens of seconds on a busy keeper.
@@ -96,9 +95,8 @@ function keeperSnapshot(state: KeeperState, prune: boolean): { snapshot: Trigger
   const source = attachKeeperRings(state, { warmCopyBuffers: false });
   let whole: TriggeredSnapshot;
   try {
-    const target = state.target;
-    const pids = target.kind === 'launch' && target.childPid !== undefined ? [target.childPid] : target.kind === 'pid' ? [target.pid] : [];
-    whole = { ...source.snapshot(), processes: synthesizeSideband(pids) };
+    // With its target's tasks, those of the keeper's start included (KeptRingSource.snapshot).
+    whole = source.snapshot();
   } finally {
     source.dispose();
   }

@@ -36,6 +36,12 @@ run(process.argv.slice(2)).then(
   // this process alive through its child handle. stdout/stderr are synchronous for files and pipes.
   (code) => process.exit(code),
   (error: unknown) => {
+    // The reader of stdout is gone (`ringside capture --follow ... | head`): end quietly, as a filter killed by SIGPIPE does
+    // (the capture has ended what it launched by now).
+    if ((error as NodeJS.ErrnoException | undefined)?.code === 'EPIPE') {
+      process.exitCode = 128 + 13;
+      return;
+    }
     process.stderr.write(`ringside: ${describeError(error)}\n`);
     if (error instanceof UsageError) process.stderr.write(`(see ringside ${helpTopicOf(process.argv[2])}--help)\n`);
     if (process.env.RINGSIDE_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);

@@ -76,6 +76,38 @@ export class SnapshotWriter {
     }
   }
 
+  /**
+   * A follower's read (JSON Lines only): records never written before, formatted and handed to `release`
+   * (a FollowOrder's take), which returns the lines that may be written now, in time order.
+   */
+  async writeFollowed(
+    snapshot: DecodedSnapshot, procState: readonly ProcessSideband[],
+    release: (lines: readonly { time: bigint | null; item: string }[]) => readonly string[],
+  ): Promise<number> {
+    this.snapshotIndex++;
+    this.symbols.learn(snapshot, procState);
+    const decoded: DecodedSnapshot = { ...snapshot, unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack) };
+    const { columns } = decoded;
+    const origin = columns.timeOriginNs;
+    const symbolize = (pid: number, ip: bigint, kernel: boolean) => this.symbols.frames.nameOf(pid, ip, kernel);
+    const lines: { time: bigint | null; item: string }[] = [];
+    for (let row = 0; row < columns.length; row++) {
+      const time = columns.time[row];
+      lines.push({ time: Number.isNaN(time) ? null : origin + BigInt(Math.round(time)), item: formatRecordJson(decoded, row, symbolize) + '\n' });
+    }
+    const released = release(lines);
+    let chunk = '';
+    for (const line of released) {
+      chunk += line;
+      if (chunk.length > 1 << 20) {
+        await this.flush(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) await this.flush(chunk);
+    return released.length;
+  }
+
   private async writeJsonLines(decoded: DecodedSnapshot): Promise<void> {
     const { columns, rings } = decoded;
     const origin = columns.timeOriginNs;

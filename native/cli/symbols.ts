@@ -26,12 +26,8 @@ export class SnapshotSymbols {
   private readonly known = new Map<number, KnownProcess>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
   readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
-    (pid, ip, kernel) => (kernel ? KERNEL_LIBRARY : this.symbolizer.mappedFile(pid, ip)),
-    (pid, tid) => {
-      const process = this.known.get(pid);
-      const own = process ? (tid === pid ? process.comm : process.threads.get(tid)) : undefined;
-      return own || process?.comm || undefined;
-    });
+    (pid, tid) => this.commOf(pid, tid),
+    (pid, ip, kernel) => (kernel ? KERNEL_LIBRARY : this.symbolizer.mappedFile(pid, ip)));
 
   private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);
@@ -51,12 +47,17 @@ export class SnapshotSymbols {
 
   /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
   learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
-    this.frames.forgetAddresses();
+    // Names resolved so far stay valid until a mapping changes: a follower learns four times a second.
+    let mappingsChanged = false;
     for (const proc of procState) {
       const entry = this.process(proc.pid);
       if (proc.comm) this.nameThread(proc.pid, proc.tid, proc.comm);
       for (const map of proc.maps) {
         if (!map.path.startsWith('/') || !map.perms.includes('x')) continue;
+        const known = entry.maps.get(`${map.start}`);
+        if (known && known.end === map.end && known.pgoff === map.pgoff && known.path === map.path) continue;
+        if (!mappingsChanged) this.frames.forgetAddresses();
+        mappingsChanged = true;
         this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
         entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path, executable: true });
       }
@@ -92,10 +93,21 @@ export class SnapshotSymbols {
         const pgoff = BigInt(f.pgoff as bigint);
         // Data mappings (side-band with mmap_data, for -g dwarf) hold no code to name, but an exported
         // perf.data needs them: perf's unwinder reads .eh_frame_hdr through them.
+        if (!mappingsChanged) this.frames.forgetAddresses();
+        mappingsChanged = true;
         if (!f.data) this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
         if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });
       }
     }
+  }
+
+  /**
+   * The comm of thread `tid` of `pid` as learnt so far, undefined when unknown: its own name only (a caller may know
+   * better than the process's name, e.g. from sched_switch).
+   */
+  commOf(pid: number, tid: number): string | undefined {
+    const entry = this.known.get(pid);
+    return (tid === pid ? entry?.comm : entry?.threads.get(tid)) || undefined;
   }
 
   symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {

@@ -20,7 +20,7 @@ export interface LossContext {
   readonly pagesOption: string;
 }
 
-type Timing = Pick<RawSnapshot, 'takenAtMs' | 'recordingStartedAtMs' | 'gapFreeSinceMs'>;
+type Timing = Pick<RawSnapshot, 'takenAtMs' | 'recordingStartedAtMs' | 'gapFreeSinceMs' | 'retiredBytesLeftOut'>;
 
 export function formatBytes(bytes: bigint | number): string {
   const value = Number(bytes);
@@ -76,39 +76,62 @@ export function describeLosses(decoded: DecodedSnapshot, timing: Timing, context
   return { ...(overwritten ? { overwritten } : {}), notes };
 }
 
-/** Records a ring would hold had it kept everything written: retained records scaled by bytes written over bytes kept. */
-function estimatedRecords(ring: RingCoverage): number {
-  const kept = ring.bytesWritten - ring.bytesOverwritten;
-  if (ring.bytesOverwritten === 0n || kept <= 0n) return ring.recordsRetained;
-  return Math.round(ring.recordsRetained * Number(ring.bytesWritten) / Number(kept));
+/**
+ * Records the flight recorders would hold had they kept everything written: what they kept, plus the bytes they
+ * overwrote at the size their kept records have on average, pooled over every backward ring. Pooled, not per ring: a
+ * ring retired when the rings grew is cut where its successor took over, and when the swap outlasted it the cut leaves
+ * none of its records, although everything it wrote before the successor started was overwritten (its bytesWritten,
+ * from data_head, less the cut: those records are in the successor). Per ring, that ring counted for nothing and a run
+ * that lost its start read "kept 10,000 of about 10,000". Null when no ring kept a byte (no size to convert with).
+ */
+function estimatedRecords(backward: readonly RingCopyCoverage[], leftOut: bigint): number | null {
+  let keptRecords = 0;
+  let keptBytes = 0n;
+  // What retired rings the snapshot no longer holds wrote is overwritten as far as it goes.
+  let overwritten = leftOut;
+  for (const ring of backward) {
+    keptRecords += ring.recordsRetained;
+    keptBytes += ring.bytesWritten - ring.bytesOverwritten > 0n ? ring.bytesWritten - ring.bytesOverwritten : 0n;
+    overwritten += ring.bytesOverwritten;
+  }
+  if (keptBytes <= 0n || keptRecords === 0) return null;
+  return keptRecords + Math.round(Number(overwritten) * keptRecords / Number(keptBytes));
 }
+
+type RingCopyCoverage = Pick<RingCoverage, 'recordsRetained' | 'bytesWritten' | 'bytesOverwritten'>;
 
 function overwriteNote(decoded: DecodedSnapshot, timing: Timing, context: LossContext): string | undefined {
   const backward = decoded.coverage.filter((_, r) => decoded.rings[r]?.direction === 'backward');
   const overwrote = backward.filter((ring) => ring.bytesOverwritten > 0n);
-  if (overwrote.length === 0) return undefined;
-  let kept = 0;
-  let estimate = 0;
-  for (const [r, ring] of decoded.coverage.entries()) {
-    kept += ring.recordsRetained;
-    estimate += decoded.rings[r]?.direction === 'backward' ? estimatedRecords(ring) : ring.recordsRetained;
-  }
-  // Complete from the newest "oldest record" of the rings that overwrote: before it, some ring's records are gone.
-  const completeFrom = overwrote.reduce<bigint | null>((max, ring) =>
+  const leftOut = timing.retiredBytesLeftOut ?? 0n;
+  if (overwrote.length === 0 && leftOut === 0n) return undefined;
+  const kept = decoded.coverage.reduce((sum, ring) => sum + ring.recordsRetained, 0);
+  const sideband = kept - backward.reduce((sum, ring) => sum + ring.recordsRetained, 0);
+  const flightRecords = estimatedRecords(backward, leftOut);
+  // Complete from the newest "oldest record" of the rings that overwrote: before it, some ring's records are gone. A ring
+  // that overwrote everything it held (a retired ring cut where its successor took over) leaves the others' oldest.
+  const newestOldest = (rings: readonly RingCoverage[]) => rings.reduce<bigint | null>((max, ring) =>
     ring.oldestTimeNs !== null && (max === null || ring.oldestTimeNs > max) ? ring.oldestTimeNs : max, null);
+  const completeFrom = newestOldest(overwrote) ?? newestOldest(backward);
   const newest = backward.reduce<bigint | null>((max, ring) =>
     ring.newestTimeNs !== null && (max === null || ring.newestTimeNs > max) ? ring.newestTimeNs : max, null);
   const keptSec = completeFrom !== null && newest !== null ? Number(newest - completeFrom) / 1e9 : null;
   // What the overwritten copies count as written began at the recording's start, or for gap-free copies at the last swap.
-  const starts = overwrote.map((ring) => ring.path === 'gap-free' ? timing.gapFreeSinceMs : timing.recordingStartedAtMs);
+  // Retired rings left out held paused copies since the start (a keeper's, or a recording's once its grown rings wrapped).
+  const starts = [...overwrote.map((ring) => ring.path === 'gap-free' ? timing.gapFreeSinceMs : timing.recordingStartedAtMs),
+    ...(leftOut > 0n ? [timing.recordingStartedAtMs] : [])];
   const recordedSec = starts.every((start) => start !== undefined)
     ? (timing.takenAtMs - Math.min(...(starts as number[]))) / 1000 : null;
   const span = keptSec === null ? ''
     : recordedSec === null ? `the last ${seconds(keptSec)}` : `the last ${seconds(keptSec)} of ${seconds(Math.max(recordedSec, keptSec))}`;
-  const written = overwrote.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n);
+  // Per ring: its own bytes, and its share of what retired rings left out wrote before it.
+  const leftOutShare = backward.length > 0 ? leftOut / BigInt(backward.length) : leftOut;
+  const written = backward.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n) + leftOutShare;
   // Twice what this run wrote: the same work writes more or less from run to run (callchain depths, kernel samples
   // under load), and a size just above this run's bytes overwrote again on the next (seen with both cores busy).
   const pages = nextPowerOfTwo(Math.ceil((2 * Number(written)) / context.pageBytes));
-  return `kept ${span ? `${span}: ` : ''}${count(kept)} of about ${count(Math.max(estimate, kept))} records; ` +
+  // No kept record to tell the size of those overwritten: how many there were is not estimated.
+  const of = flightRecords === null ? `${count(kept)} records` : `${count(kept)} of about ${count(Math.max(flightRecords + sideband, kept))} records`;
+  return `kept ${span ? `${span}: ` : ''}${of}; ` +
     `the rings overwrote the rest (${context.pagesOption} ${pages} keeps it all, if the locked-memory budget allows)`;
 }

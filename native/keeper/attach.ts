@@ -6,7 +6,9 @@
 import type { RawSnapshot } from '../abi/snapshot';
 import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions, type RingStatus } from '../perf/borrowed';
 import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
-import { readSidebandSpool, sidebandSpoolPath } from './sideband';
+import { readSidebandSpool, readStartTasks, sidebandSpoolPath, StartTasksError } from './sideband';
+import { mergeTasks, synthesizeSideband } from '../perf/procfs';
+import type { ProcessSideband } from '../perf/sideband-types';
 import { describePruning, pruneSideband } from '../decode/sideband-prune';
 import {
   KeeperStateError, isKeeperAlive, keeperEventDescriptions, keeperStateDir, keeperStatePath, readKeeperState, releasePauseLease, removeKeeperState,
@@ -71,8 +73,24 @@ export interface KeptRingOptions extends CopyBufferOptions {
   readonly neededSidebandOnly?: boolean;
 }
 
+/** A keeper's snapshot with the /proc state of its tasks: read at its start (those gone since) and now. */
+export type KeptSnapshot = RawSnapshot & { readonly processes: readonly ProcessSideband[] };
+
+/**
+ * The processes whose tasks a snapshot reads from /proc now: the keeper's launched command or process. Not
+ * every process for a keeper of CPUs: perf.data export reads the sampled ones (perfdata/index.ts), and the
+ * task list of its start names the rest.
+ */
+function targetPids(state: KeeperState): number[] {
+  const target = state.target;
+  if (target.kind === 'launch') return target.childPid !== undefined ? [target.childPid] : [];
+  return target.kind === 'pid' ? [target.pid] : [];
+}
+
 export class KeptRingSource {
   private state: KeeperState;
+  /** The keeper's start-time tasks, read once (they never change), or why they could not be. */
+  private startTasks: { tasks: readonly ProcessSideband[]; problem?: string } | undefined;
   private source: AttachedRingSource;
   private paused = false;
   private disposed = false;
@@ -105,7 +123,7 @@ export class KeptRingSource {
     return this.state.limitations ?? [];
   }
 
-  snapshot(): RawSnapshot {
+  snapshot(): KeptSnapshot {
     this.assertLive();
     if (!this.paused) this.lease(true);
     try {
@@ -115,7 +133,12 @@ export class KeptRingSource {
         const raw = this.source.snapshot();
         if (this.paused || attempt === SNAPSHOT_ATTEMPTS || this.newestGeneration() === this.generation(this.state)) {
           // The keeper's rings are plain flight recorders: what they count as written began when it started.
-          const described = { ...raw, limitations: this.limitations, recordingStartedAtMs: Date.parse(this.state.startedAt) };
+          const { tasks, problem } = this.tasksAtStart();
+          const described: KeptSnapshot = {
+            ...raw, limitations: problem ? [...this.limitations, problem] : this.limitations, recordingStartedAtMs: Date.parse(this.state.startedAt),
+            processes: mergeTasks(tasks, synthesizeSideband(targetPids(this.state))),
+            ...(this.state.retiredBytesLeftOut !== undefined ? { retiredBytesLeftOut: BigInt(this.state.retiredBytesLeftOut) } : {}),
+          };
           return this.options.neededSidebandOnly ? this.neededSideband(described) : described;
         }
       }
@@ -124,8 +147,21 @@ export class KeptRingSource {
     }
   }
 
+  /** The tasks the keeper wrote when it started (see writeStartTasks), read on the first snapshot. */
+  private tasksAtStart(): { tasks: readonly ProcessSideband[]; problem?: string } {
+    if (!this.startTasks) {
+      try {
+        this.startTasks = { tasks: this.state.stateDir !== undefined ? readStartTasks(this.state.pid, this.state.stateDir) : [] };
+      } catch (error) {
+        if (!(error instanceof StartTasksError)) throw error;
+        this.startTasks = { tasks: [], problem: `the keeper's task list of its start is not used (${error.message}): threads that exited before this snapshot may have no name` };
+      }
+    }
+    return this.startTasks;
+  }
+
   /** `raw` with its side-band cut to what its samples need, saying so among its limitations when anything was left out. */
-  private neededSideband(raw: RawSnapshot): RawSnapshot {
+  private neededSideband<T extends RawSnapshot>(raw: T): T {
     const { snapshot, pruning } = pruneSideband(raw);
     const left = describePruning(pruning);
     return left ? { ...snapshot, limitations: [...snapshot.limitations ?? [], left] } : snapshot;

@@ -10,7 +10,7 @@ import { Recorder, type RecorderTarget, type RetiredRing } from '../perf/recorde
 import type { BackwardRing } from '../perf/ring';
 import { pageSize } from '../sys/libc';
 import { ensurePrivateDirectory } from '../sys/safe-file';
-import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath } from './sideband';
+import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath, writeStartTasks } from './sideband';
 import {
   buildKeeperState,
   collectPauseLeases,
@@ -118,9 +118,22 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
         ...(retired.newestNs !== null ? { newestNs: retired.newestNs.toString() } : {}),
       },
     });
+    // The tasks there were at the start, written before the state file names the keeper: a client that
+    // finds the keeper finds them too. Without them only threads alive at snapshot time are named.
+    const ownLimitations: string[] = [];
+    try {
+      writeStartTasks(process.pid, dir, recorder.startTasks);
+    } catch (error) {
+      const message = `the tasks there were when the keeper started could not be written to ${dir} ` +
+        `(${error instanceof Error ? error.message : String(error)}): threads that exit before a snapshot may have no name in it`;
+      notes.push(message);
+      ownLimitations.push(message);
+    }
     let generation = 0;
     const build = (resizing: boolean): KeeperState => buildKeeperState({
-      target, events: recorder.eventDescriptions(), stateDir: dir, startedAt, generation, resizing, limitations: recorder.limitations,
+      target, events: recorder.eventDescriptions(), stateDir: dir, startedAt, generation, resizing, limitations: [...recorder.limitations, ...ownLimitations],
+      // Closed retired rings, and those withdrawn from the file but still open: clients copy neither any more.
+      retiredBytesLeftOut: [...withdrawn].reduce((sum, retired) => sum + retired.bytesWritten, recorder.retiredBytesLeftOut),
       rings: [
         ...recorder.backwardRings.map((ring) => ringState(ring, 'backward')),
         ...recorder.retiredRings.filter((retired) => !withdrawn.has(retired)).map(retiredState),
@@ -234,6 +247,8 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       recorder.dispose();
     } finally {
       for (const { spool } of spools) spool.dispose();
+      // The start-time task list (and a state file, if it got that far): nothing of a keeper that never ran stays.
+      removeKeeperState(process.pid, dir);
     }
     throw error;
   }

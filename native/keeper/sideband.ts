@@ -16,9 +16,11 @@
 // newest half of a 32 MiB file took up to a second on a busy disk, and a keeper that stalls that
 // long while its target forks loses the side-band it exists to keep.)
 
-import { closeSync, constants, openSync, readFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readdirSync, renameSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isWholeRecord, u32View } from '../decode/walk';
+import type { ProcessMapping, ProcessSideband } from '../perf/sideband-types';
+import { writeFileAtomic } from '../sys/safe-file';
 
 /** How often a keeper empties its side-band rings into their spools. */
 export const SPOOL_DRAIN_MS = 20;
@@ -329,4 +331,113 @@ export function readSidebandSpool(file: string): SpooledSideband | null {
 /** Removes every spool a keeper left (a keeper killed with SIGKILL cannot). */
 export function removeSidebandSpools(keeperPid: number, ringIds: readonly number[], dir: string): void {
   for (const ringId of ringIds) new SidebandSpool(sidebandSpoolPath(keeperPid, ringId, dir)).dispose();
+}
+
+// The tasks there were when the keeper started (Recorder.startTasks: every thread's comm, every process's
+// executable mappings), the side-band perf synthesises at record start. No ring holds it, so nothing
+// overwrites it: the keeper writes it once, beside its spools, and every client's snapshot names what it
+// names (threads that exited before the snapshot included). Its name falls under the spools' cleanup.
+
+const START_TASKS_VERSION = 1;
+
+export function startTasksPath(keeperPid: number, dir: string): string {
+  return path.join(dir, `keeper-${keeperPid}.sideband-tasks.json`);
+}
+
+interface StoredMapping {
+  readonly start: string;
+  readonly end: string;
+  readonly perms: string;
+  readonly pgoff: string;
+  readonly inode: number;
+  readonly path: string;
+}
+
+/** One process: its mappings once, then each thread's comm (the threads of a process share their mappings). */
+interface StoredProcess {
+  readonly pid: number;
+  readonly maps: readonly StoredMapping[];
+  readonly threads: readonly { readonly tid: number; readonly comm: string }[];
+}
+
+/** Writes the keeper's start-time tasks (mode 0600, whole or not at all, never through a link). */
+export function writeStartTasks(keeperPid: number, dir: string, tasks: readonly ProcessSideband[]): string {
+  const processes = new Map<number, { pid: number; maps: StoredMapping[]; threads: { tid: number; comm: string }[] }>();
+  for (const task of tasks) {
+    let stored = processes.get(task.pid);
+    if (!stored) {
+      stored = { pid: task.pid, threads: [], maps: task.maps.map((map) => ({
+        start: map.start.toString(16), end: map.end.toString(16), perms: map.perms, pgoff: map.pgoff.toString(16), inode: map.inode, path: map.path,
+      })) };
+      processes.set(task.pid, stored);
+    }
+    stored.threads.push({ tid: task.tid, comm: task.comm });
+  }
+  const file = startTasksPath(keeperPid, dir);
+  writeFileAtomic(file, JSON.stringify({ version: START_TASKS_VERSION, processes: [...processes.values()] }), { privateDirectory: true });
+  return file;
+}
+
+export class StartTasksError extends Error {
+  constructor(readonly file: string, reason: string) {
+    super(`${file}: ${reason}`);
+    this.name = 'StartTasksError';
+  }
+}
+
+/**
+ * The tasks a keeper wrote when it started; [] when it wrote none (a launched command has none; a keeper
+ * from before this file). A file that is not the keeper's own (not a regular file, another owner, readable
+ * by others) or not what it writes is a StartTasksError naming it and why.
+ */
+export function readStartTasks(keeperPid: number, dir: string): ProcessSideband[] {
+  const file = startTasksPath(keeperPid, dir);
+  let text: string;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return [];
+    throw new StartTasksError(file, code === 'ELOOP' ? 'a symbolic link, not the keeper\'s file' : `cannot be read (${code ?? String(error)})`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    const uid = process.getuid?.() ?? stat.uid;
+    if (!stat.isFile()) throw new StartTasksError(file, 'not a regular file');
+    if (stat.uid !== uid) throw new StartTasksError(file, `owned by uid ${stat.uid}, not by us (uid ${uid})`);
+    if ((stat.mode & 0o077) !== 0) throw new StartTasksError(file, `mode ${(stat.mode & 0o777).toString(8)} lets other users read it; expected 0600`);
+    text = readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+  let parsed: { version?: unknown; processes?: unknown };
+  try {
+    parsed = JSON.parse(text) as typeof parsed;
+  } catch (error) {
+    throw new StartTasksError(file, `not JSON: ${(error as Error).message}`);
+  }
+  if (parsed.version !== START_TASKS_VERSION || !Array.isArray(parsed.processes)) {
+    throw new StartTasksError(file, `not a version ${START_TASKS_VERSION} task list`);
+  }
+  const tasks: ProcessSideband[] = [];
+  for (const value of parsed.processes as StoredProcess[]) {
+    if (!Number.isInteger(value?.pid) || !Array.isArray(value.maps) || !Array.isArray(value.threads)) {
+      throw new StartTasksError(file, 'a process entry without pid, maps and threads');
+    }
+    let maps: ProcessMapping[];
+    try {
+      maps = value.maps.map((map) => ({
+        start: BigInt(`0x${map.start}`), end: BigInt(`0x${map.end}`), perms: String(map.perms), pgoff: BigInt(`0x${map.pgoff}`),
+        inode: Number(map.inode), path: String(map.path),
+      }));
+    } catch {
+      throw new StartTasksError(file, `a mapping of pid ${value.pid} with an address that is not hex`);
+    }
+    for (const thread of value.threads) {
+      if (!Number.isInteger(thread?.tid) || typeof thread.comm !== 'string') throw new StartTasksError(file, `a thread of pid ${value.pid} without tid and comm`);
+      tasks.push({ pid: value.pid, tid: thread.tid, comm: thread.comm, maps });
+    }
+  }
+  return tasks;
 }

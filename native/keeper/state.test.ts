@@ -64,12 +64,15 @@ describe('keeper state file', () => {
   it('keeps the generation, the retired rings with their times and the limitations; a file without a generation is generation 0', () => {
     const retired = { fd: 9, ringId: 3, label: 'cpu0 (1 pages, retired)', cpu: 0, tid: -1, direction: 'backward' as const, pages: 1, defaultEvent: 0,
       retired: { cutAtNs: '18446744073709551615', oldestNs: '5', newestNs: '7' } };
-    const state = { ...sample(), generation: 3, resizing: true, limitations: ['rings resized from 1 to 8 pages'], rings: [...sample().rings, retired] };
+    const state = { ...sample(), generation: 3, resizing: true, limitations: ['rings resized from 1 to 8 pages'], rings: [...sample().rings, retired],
+      retiredBytesLeftOut: '18446744073709551616' };
     const read = readKeeperState(writeKeeperState(state, dir));
     assert.equal(read.generation, 3);
     assert.equal(read.resizing, true);
     assert.deepEqual(read.rings[1].retired, retired.retired);
     assert.deepEqual(read.limitations, ['rings resized from 1 to 8 pages']);
+    assert.equal(read.retiredBytesLeftOut, '18446744073709551616', 'what closed retired rings wrote, exact past 2^64');
+    assert.throws(() => validateKeeperState({ ...JSON.parse(JSON.stringify(state)), retiredBytesLeftOut: 5 }), /retiredBytesLeftOut must be a decimal string/);
     const old = JSON.parse(JSON.stringify(sample())) as Record<string, unknown>;
     delete old.generation;
     assert.equal(validateKeeperState(old).generation, 0);

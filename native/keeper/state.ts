@@ -88,6 +88,11 @@ export interface KeeperState {
   readonly resizing?: boolean;
   /** What the recording cannot see and why, and every resize so far (the recorder's limitations). */
   readonly limitations?: readonly string[];
+  /**
+   * Bytes that retired rings no longer published wrote (decimal; RawSnapshot.retiredBytesLeftOut): a snapshot's
+   * overwrite note counts them as overwritten. Absent: none.
+   */
+  readonly retiredBytesLeftOut?: string;
 }
 
 export class KeeperStateError extends Error {
@@ -201,6 +206,7 @@ export function buildKeeperState(input: {
   generation?: number;
   resizing?: boolean;
   limitations?: readonly string[];
+  retiredBytesLeftOut?: bigint;
 }): KeeperState {
   const pid = input.pid ?? process.pid;
   const ticks = processStartTicks(pid);
@@ -222,6 +228,7 @@ export function buildKeeperState(input: {
     generation: input.generation ?? 0,
     ...(input.resizing ? { resizing: true } : {}),
     ...(input.limitations?.length ? { limitations: input.limitations } : {}),
+    ...(input.retiredBytesLeftOut ? { retiredBytesLeftOut: input.retiredBytesLeftOut.toString() } : {}),
   };
 }
 
@@ -468,6 +475,9 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
   if (obj.limitations !== undefined && (!Array.isArray(obj.limitations) || !obj.limitations.every((line) => typeof line === 'string'))) {
     fail('limitations must be an array of strings');
   }
+  if (obj.retiredBytesLeftOut !== undefined && (typeof obj.retiredBytesLeftOut !== 'string' || !/^\d+$/.test(obj.retiredBytesLeftOut))) {
+    fail('retiredBytesLeftOut must be a decimal string');
+  }
   return {
     version: KEEPER_STATE_VERSION,
     pid, uid,
@@ -477,6 +487,7 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     target, events, rings, generation,
     ...(obj.resizing === true ? { resizing: true } : {}),
     ...(obj.limitations !== undefined ? { limitations: obj.limitations as string[] } : {}),
+    ...(obj.retiredBytesLeftOut !== undefined ? { retiredBytesLeftOut: obj.retiredBytesLeftOut as string } : {}),
   };
 }
 

@@ -84,6 +84,23 @@ export function synthesizeSideband(pids: Iterable<number>, options: { executable
   return result;
 }
 
+/**
+ * The tasks a recording knows by /proc: those read now, plus those read when it started that are gone
+ * since (perf synthesises every task at record start; a thread that exited before the snapshot has no
+ * COMM anywhere else, so perf script would name its samples ':TID'). A started task whose pid is
+ * alive now (the same process, or one that reused its pid) keeps its comm but not its mappings: the
+ * process's mappings are the ones read now.
+ */
+export function mergeTasks(atStart: readonly ProcessSideband[], now: readonly ProcessSideband[]): ProcessSideband[] {
+  if (atStart.length === 0) return [...now];
+  const livePids = new Set(now.map((task) => task.pid));
+  const liveTasks = new Set(now.map((task) => `${task.pid}/${task.tid}`));
+  const gone = atStart
+    .filter((task) => !liveTasks.has(`${task.pid}/${task.tid}`))
+    .map((task) => (livePids.has(task.pid) ? { ...task, maps: [] } : task));
+  return [...gone, ...now];
+}
+
 /** Pids of every process on the machine (for -a synthesis). */
 export function allPids(): number[] {
   return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);

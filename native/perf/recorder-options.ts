@@ -37,7 +37,7 @@ export interface RecorderOptions {
   readonly sidebandPages?: number;
   /** Zero-copy reads (koffi.view) when the runtime allows; false forces memcpy (default: allowed where supported). */
   readonly useZeroCopy?: boolean;
-  /** Synthesize COMM/MMAP2 equivalents from /proc at snapshot time (default true). */
+  /** Synthesize COMM/MMAP2 equivalents from /proc when the recording starts and at snapshot time (default true). */
   readonly synthesize?: boolean;
   /**
    * Keep one pre-faulted copy buffer per flight-recorder ring, warmed while idle, so a snapshot's

@@ -14,7 +14,7 @@ import {
   BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
   type RingCopyGroup,
 } from './ring';
-import { onlineCpus, threadsOf, synthesizeSideband, allPids } from './procfs';
+import { onlineCpus, threadsOf, synthesizeSideband, allPids, mergeTasks } from './procfs';
 import type { ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy, UprobeTarget } from '../abi/snapshot';
 import { TracefsUprobeError, TracefsUprobes } from './tracefs-uprobes';
@@ -30,6 +30,7 @@ import { GROWTH_CHECK_MS, RingGrowth, dropFrom, growthCeiling, newestSampleTime,
 import { LaunchedCommand, type ChildExit } from './launch';
 import { LoadBaseMismatchError, checkBase, loadBaseFromSideband, verifyLoadBase } from './load-base';
 import { pauseRings, quiescentCopy, snapshotRings } from './snapshot-loop';
+import { RingFollower } from './follow';
 
 /**
  * How often the side-band rings are emptied into their held store. A 16-page ring holds about 600
@@ -41,7 +42,10 @@ const SIDEBAND_DRAIN_MS = 20;
 export type { RecorderOptions, RecorderTarget, LaunchStdio } from './recorder-options';
 
 export interface RecorderSnapshot extends RawSnapshot {
-  /** /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband). */
+  /**
+   * /proc state of the watched processes at snapshot time (see procfs.synthesizeSideband), and of the tasks read at
+   * the start that exited since (procfs.mergeTasks).
+   */
   readonly processes: readonly ProcessSideband[];
 }
 
@@ -58,6 +62,8 @@ export interface RetiredRing {
   /** Its oldest and newest sample times, after the cut (null when it holds no sample). */
   readonly oldestNs: bigint | null;
   readonly newestNs: bigint | null;
+  /** What it wrote (data_head) less the cut: counted as left out of snapshots once it is closed (RawSnapshot.retiredBytesLeftOut). */
+  readonly bytesWritten: bigint;
   /** Every fd that wrote into it, owner first (closeRetired closes them). */
   readonly fds: readonly PerfEventFd[];
 }
@@ -121,8 +127,12 @@ export class Recorder {
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
   private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
+  /** Readers of what the rings gain while recording (follow()), told when a resize retires a ring. */
+  private readonly followers = new Set<RingFollower>();
   /** Ring ids are never reused, so a retired ring's copies keep an id of their own. */
   private nextRingId = 0;
+  /** What retired rings wrote that no snapshot holds any more (RawSnapshot.retiredBytesLeftOut). */
+  private retiredLeftOut = 0n;
   /** Final contents of rings retired by a resize, handed to snapshots with the live rings. */
   private retired: RingCopy[] = [];
   /** Rings retired by a resize but kept open (keepRetired), oldest first. */
@@ -134,6 +144,8 @@ export class Recorder {
   private growthTimer: NodeJS.Timeout | undefined;
   /** Pages of the rings a resize leaves alone (trigger events' own rings). */
   private readonly fixedPages: number;
+  /** COMM/MMAP2 equivalents of every task of the target when the recording started (see open). */
+  private tasksAtStart: readonly ProcessSideband[] = [];
   /** Wall-clock ms when the events began recording (RawSnapshot.recordingStartedAtMs). */
   private recordingStartedAtMs = Date.now();
   /** Wall-clock ms since which the gap-free pairs' live rings record (RawSnapshot.gapFreeSinceMs). */
@@ -234,6 +246,10 @@ export class Recorder {
     }
     // A launched command's events start with its exec, which open() waited for.
     recorder.recordingStartedAtMs = recorder.gapFreeSinceMs = Date.now();
+    // Every task there is now, read once the events record, as perf record synthesises them: threads
+    // that exit before a snapshot are named by this alone. A launched command has none yet (its
+    // tasks are all born under the recording, their FORK/COMM/MMAP2 in the side-band).
+    if (options.target.kind !== 'launch') recorder.tasksAtStart = recorder.synthesize();
     recorder.warmer.schedule();
     if (options.windowSec !== undefined) {
       recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
@@ -541,7 +557,11 @@ export class Recorder {
     });
     // After the check: its note (a resize, or why growth stopped) is written by then.
     if (resized || this.growth.notes.length !== notes) this.options.onResize?.('done');
-    if (!this.options.gapFree && allWrapped && this.retired.length > 0) this.retired = [];
+    if (!this.options.gapFree && allWrapped && this.retired.length > 0) {
+      // Paused copies repeat the retired records in every snapshot until here: from now on they are left out.
+      this.retiredLeftOut += this.retired.reduce((sum, copy) => sum + copy.bytesWritten, 0n);
+      this.retired = [];
+    }
   }
 
   /**
@@ -588,9 +608,15 @@ export class Recorder {
         (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid));
       const since = successor ? oldestSampleTime(peekUnwrapped(liveRing(successor))) : null;
       const kept = since === null ? copy : dropFrom(copy, since);
+      for (const follower of this.followers) {
+        for (const ring of unit.kind === 'backward' ? [unit.ring] : unit.pair.rings) {
+          follower.retire(ring, since === null ? undefined : (increment) => dropFrom(increment, since));
+        }
+      }
       if (this.options.keepRetired && unit.kind === 'backward') {
         this.retiredOpen.push({
           ring: unit.ring, pages: this.sizes.pages, cutAtNs: since, oldestNs: oldestSampleTime(kept), newestNs: newestSampleTime(kept), fds: unit.fds,
+          bytesWritten: kept.bytesWritten,
         });
       } else {
         this.retired.push({ ...kept, label: `${copy.label} (${this.sizes.pages} pages, retired)` });
@@ -611,6 +637,11 @@ export class Recorder {
     this.warmer.schedule();
   }
 
+  /** What rings a resize retired wrote that no snapshot holds any more (RawSnapshot.retiredBytesLeftOut). */
+  get retiredBytesLeftOut(): bigint {
+    return this.retiredLeftOut;
+  }
+
   /** Rings retired by a resize and kept open (RecorderOptions.keepRetired), oldest first. */
   get retiredRings(): readonly RetiredRing[] {
     return this.retiredOpen;
@@ -621,6 +652,7 @@ export class Recorder {
     const index = this.retiredOpen.indexOf(retired);
     if (index < 0) return;
     this.retiredOpen.splice(index, 1);
+    this.retiredLeftOut += retired.bytesWritten;
     try {
       retired.ring.dispose();
     } finally {
@@ -698,11 +730,23 @@ export class Recorder {
       this.gapFreeSinceMs = takenAtMs;
     }
     this.warmer.schedule();
-    const processes = this.synthesize();
+    const processes = mergeTasks(this.tasksAtStart, this.synthesize());
     return {
       events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations,
       recordingStartedAtMs: this.recordingStartedAtMs, gapFreeSinceMs,
+      ...(this.retiredLeftOut > 0n ? { retiredBytesLeftOut: this.retiredLeftOut } : {}),
     };
+  }
+
+  /** The /proc state of the watched processes now, with the tasks of the start that exited since (what a snapshot carries as `processes`). */
+  processesNow(): ProcessSideband[] {
+    this.checkOpen();
+    return mergeTasks(this.tasksAtStart, this.synthesize());
+  }
+
+  /** Every task of the target as /proc showed it when the recording started (empty for a launched command). */
+  get startTasks(): readonly ProcessSideband[] {
+    return this.tasksAtStart;
   }
 
   private synthesize(): ProcessSideband[] {
@@ -711,6 +755,26 @@ export class Recorder {
     if (target.kind === 'launch') return this.childPid ? synthesizeSideband([this.childPid]) : [];
     if (target.kind === 'pid') return synthesizeSideband([target.pid]);
     return synthesizeSideband(allPids());
+  }
+
+  /**
+   * Follows the recording: each read() of the result returns what the rings gained since the previous
+   * read (the first: since this call, or `fromStart` everything they hold), without pausing them (see
+   * RingFollower). close() it when done; dispose() closes it too.
+   */
+  follow(options: { fromStart?: boolean } = {}): RingFollower {
+    this.checkOpen();
+    const follower: RingFollower = new RingFollower({
+      backward: () => {
+        this.checkOpen();
+        return this.backwardRings;
+      },
+      forward: () => this.forwardRings,
+      events: () => this.eventDescriptions(),
+      limitations: () => this.limitations,
+    }, options.fromStart ?? false, () => this.followers.delete(follower));
+    this.followers.add(follower);
+    return follower;
   }
 
   /** Stops writes into every flight-recorder ring (records arriving meanwhile are counted as lost). */
@@ -757,6 +821,7 @@ export class Recorder {
     if (this.disposed) return;
     this.disposed = true;
     this.warmer.dispose();
+    for (const follower of [...this.followers]) follower.close();
     if (this.drainTimer) clearInterval(this.drainTimer);
     if (this.growthTimer) clearInterval(this.growthTimer);
     this.retired = [];

@@ -196,6 +196,26 @@ export function backwardBytesWritten(head: bigint): bigint {
   return head === 0n ? 0n : U64_RANGE - head;
 }
 
+/** What BackwardRing.readSince copied. */
+export interface FollowedBytes {
+  readonly bytes: Uint8Array;
+  readonly head: bigint;
+  readonly written: bigint;
+  readonly skippedBytes: bigint;
+}
+
+/** Bytes of the whole records at the start of `bytes` (perf_event_header: u16 size at offset 6), at most `limit`. */
+function wholeRecordBytes(bytes: Uint8Array, limit: number): number {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let offset = 0;
+  while (offset + 8 <= limit) {
+    const size = view.getUint16(offset + 6, true);
+    if (size < 8 || offset + size > limit) break;
+    offset += size;
+  }
+  return offset;
+}
+
 /** The mmap of one perf fd and the raw reads on it, shared by both ring kinds and by rings mapped from borrowed fds. */
 export class RingMapping {
   readonly mapping: Mapping;
@@ -395,6 +415,28 @@ export class BackwardRing {
     return { copy: this.toCopy(result.bytes, result.validBytes, result.written, 'paused', lost), pauseWindowNs };
   }
 
+  /**
+   * What the kernel wrote after data_head was `sinceHead`, newest first, copied WITHOUT pausing output
+   * (a follower's read: it must never make the flight recorder lose a record). The kernel goes on
+   * writing below data_head meanwhile; a byte at head-space offset x is overwritten once data_head
+   * has reached x - dataSize, so after the copy data_head is read again and only what the kernel
+   * cannot have reached is kept, cut back to whole records. `skippedBytes`: written since `sinceHead`
+   * and not in the copy (overwritten before or during the read). `head`: data_head as the caller read
+   * it (a follower reads every ring's head before copying any); returned as the next read's `sinceHead`.
+   */
+  readSince(sinceHead: bigint, head: bigint = this.head(), mode: CopyMode = this.mode): FollowedBytes {
+    const written = BigInt.asUintN(64, sinceHead - head);
+    if (written === 0n) return { bytes: new Uint8Array(0), head, written, skippedBytes: 0n };
+    const size = this.ring.dataSize;
+    const take = written >= BigInt(size) ? size : Number(written);
+    const bytes = new Uint8Array(take);
+    this.ring.copyLinear(Number(head & BigInt(size - 1)), take, bytes, mode);
+    const writtenDuring = BigInt.asUintN(64, head - this.head(mode));
+    const intact = writtenDuring >= BigInt(size) ? 0 : Math.min(take, size - Number(writtenDuring));
+    const whole = wholeRecordBytes(bytes, intact);
+    return { bytes: bytes.subarray(0, whole), head, written, skippedBytes: written - BigInt(whole) };
+  }
+
   /** A copy's RingCopy; the loss count is read now, so a pause window just ended is in it. */
   toCopy(bytes: Uint8Array, validBytes: number, bytesWritten: bigint, path: SnapshotPath, lostSinceOpen = this.lostSinceOpen()): RingCopy {
     return {
@@ -451,6 +493,7 @@ export class ForwardRing {
   private heldBytes = 0;
   /** Bytes dropped from `held` (oldest first) because the bound was reached, since the last read(). */
   private dropped = 0n;
+  private readonly taps = new Set<ForwardTap>();
 
   /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
   private readonly writers: PerfEventFd[];
@@ -479,10 +522,14 @@ export class ForwardRing {
     return this.ring.readU64(MmapPage.DATA_HEAD, this.mode);
   }
 
-  /** Moves what the kernel wrote since the last drain into the held store and frees that ring space. Returns the bytes moved. */
-  drain(mode: CopyMode = this.mode): number {
-    const pending = this.pending(mode, true);
+  /**
+   * Moves what the kernel wrote since the last drain into the held store and frees that ring space. Returns the bytes moved.
+   * `upToHead`: only up to a data_head read earlier (a follower's cut across every ring), not the present one.
+   */
+  drain(mode: CopyMode = this.mode, upToHead?: bigint): number {
+    const pending = this.pending(mode, true, upToHead);
     if (pending.byteLength === 0) return 0;
+    for (const tap of this.taps) tap.push(pending);
     this.held.push(pending);
     this.heldBytes += pending.byteLength;
     while (this.heldBytes > ForwardRing.MAX_HELD_BYTES && this.held.length > 1) {
@@ -499,18 +546,33 @@ export class ForwardRing {
    */
   takePending(mode: CopyMode = this.mode): { start: bigint; bytes: Uint8Array } {
     const start = this.consumed;
-    return { start, bytes: this.pending(mode, true) };
+    const bytes = this.pending(mode, true);
+    if (bytes.byteLength > 0) for (const tap of this.taps) tap.push(bytes);
+    return { start, bytes };
+  }
+
+  /**
+   * A follower's view of the side-band: every chunk consumed from now on (by drain, read or
+   * takePending), whoever consumes it, until the tap is closed; `includeHeld`: also what is drained
+   * and not yet read. Chunks are shared, never copied.
+   */
+  tap(includeHeld = false): ForwardTap {
+    const tap = new ForwardTap(this, () => this.taps.delete(tap));
+    // What was drained before and not read by a snapshot yet: a follower from the recording's start needs it.
+    if (includeHeld) for (const chunk of this.held) tap.push(chunk);
+    this.taps.add(tap);
+    return tap;
   }
 
   /** Everything held and not yet consumed, without consuming it (the next read() returns it again). */
   peek(mode: CopyMode = this.mode): RingCopy {
-    return this.toCopy([...this.held, this.pending(mode, false)], this.dropped);
+    return this.copyOf([...this.held, this.pending(mode, false)], this.dropped);
   }
 
   /** Everything drained since the last read plus what is pending now (oldest first), handing the space back to the kernel. */
   read(mode: CopyMode = this.mode): RingSnapshot {
     this.drain(mode);
-    const copy = this.toCopy(this.held, this.dropped);
+    const copy = this.copyOf(this.held, this.dropped);
     this.held = [];
     this.heldBytes = 0;
     this.dropped = 0n;
@@ -518,13 +580,13 @@ export class ForwardRing {
   }
 
   /** The records between data_tail and data_head, linearised; with `consume`, data_tail moves to data_head. */
-  private pending(mode: CopyMode, consume: boolean): Uint8Array {
+  private pending(mode: CopyMode, consume: boolean, upToHead?: bigint): Uint8Array {
     // Reading data_head before the copy is the acquire: the kernel publishes head after the data
     // (and the call boundary into koffi keeps the loads ordered on x86/arm64 for our purposes).
-    const head = this.ring.readU64(MmapPage.DATA_HEAD, mode);
+    const head = upToHead ?? this.ring.readU64(MmapPage.DATA_HEAD, mode);
     const tail = this.ring.readU64(MmapPage.DATA_TAIL, mode);
     const size = this.ring.dataSize;
-    const length = Math.min(Number(head - tail), size);
+    const length = Math.max(0, Math.min(Number(head - tail), size));
     const bytes = new Uint8Array(length);
     if (length > 0) this.ring.copyLinear(Number(tail & BigInt(size - 1)), length, bytes, mode);
     if (consume) {
@@ -534,7 +596,8 @@ export class ForwardRing {
     return bytes;
   }
 
-  private toCopy(chunks: readonly Uint8Array[], droppedBytes: bigint): RingCopy {
+  /** `chunks` (oldest first) as one forward copy of this ring. */
+  copyOf(chunks: readonly Uint8Array[], droppedBytes: bigint): RingCopy {
     const lostSinceOpen = this.lostSinceOpen();
     const length = chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0);
     const bytes = new Uint8Array(length);
@@ -575,6 +638,37 @@ export class ForwardRing {
   /** Unmaps and closes the event. Idempotent. */
   dispose(): void {
     this.ring.release(this.event);
+  }
+}
+
+/**
+ * Side-band chunks a follower has not taken yet (ForwardRing.tap), oldest first. Bounded like the
+ * ring's own held store: past MAX_HELD_BYTES the oldest are dropped and counted, never the newest.
+ */
+export class ForwardTap {
+  private chunks: Uint8Array[] = [];
+  private bytes = 0;
+  private dropped = 0n;
+
+  constructor(readonly ring: ForwardRing, readonly close: () => void) {}
+
+  push(chunk: Uint8Array): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.byteLength;
+    while (this.bytes > ForwardRing.MAX_HELD_BYTES && this.chunks.length > 1) {
+      const oldest = this.chunks.shift()!;
+      this.bytes -= oldest.byteLength;
+      this.dropped += BigInt(oldest.byteLength);
+    }
+  }
+
+  /** Everything pushed since the last take, as one forward copy of the ring (droppedBytes: what the bound dropped). */
+  take(): RingCopy {
+    const copy = this.ring.copyOf(this.chunks, this.dropped);
+    this.chunks = [];
+    this.bytes = 0;
+    this.dropped = 0n;
+    return copy;
   }
 }
 

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, existsSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { assertSilentBreakpoints, hostBreakpoints, otherHostVerdict, SILENT_BREAKPOINTS } from '../host/breakpoints';
+import { underPerfProbes } from '../host/perf-probes';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
@@ -581,28 +582,6 @@ function markedLine(file: string, marker: string): number {
   const line = readFileSync(path.join(root, 'test/fixtures', file), 'utf8').split('\n').findIndex((text) => text.includes(marker)) + 1;
   assert.ok(line > 0, `${file} has no line with ${marker}`);
   return line;
-}
-
-/**
- * perf as the referee of uprobe counts: `perf probe -x BINARY -a GROUP:EVENT=PROBE` for each probe, then
- * `perf stat` of every probe of the group while COMMAND runs (perf stat follows its children: COMMAND may be
- * a Ringside capture, so that perf counts the very run Ringside records); the sum of their counts, and
- * COMMAND's output. The probes are deleted whatever happens.
- */
-function underPerfProbes(binary: string, probes: readonly string[], command: readonly string[]) {
-  const group = `ringside_test_${process.pid}`;
-  const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
-  try {
-    probes.forEach((probe, index) => execFileSync('perf', ['probe', '-q', '-x', binary, '-a', `${group}:p${index}=${probe}`], { stdio: ['ignore', 'ignore', 'pipe'] }));
-    const counts = path.join(dir, 'stat.csv');
-    const run = spawnSync('perf', ['stat', '-x', ',', '-o', counts, '-e', `${group}:*`, '--', ...command], { encoding: 'utf8', maxBuffer: 1 << 30, input: '' });
-    const rows = readFileSync(counts, 'utf8').split('\n').filter((row) => row.includes(`${group}:`));
-    assert.ok(rows.length >= probes.length, `perf stat printed no count for ${group}: ${run.stderr}`);
-    return { perf: rows.reduce((sum, row) => sum + Number(row.split(',')[0]), 0), code: run.status, stdout: run.stdout, stderr: run.stderr };
-  } finally {
-    spawnSync('perf', ['probe', '-q', '-d', `${group}:*`], { stdio: 'ignore' });
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 /** Groups of uprobes Ringside defined in tracefs that are still there. */

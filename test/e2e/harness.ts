@@ -164,6 +164,11 @@ export interface ScenarioOptions {
    * copies that uid can read: the way desktop VS Code runs, as an ordinary user.
    */
   asUid?: number;
+  /**
+   * Extra environment of code-server and so of the extension host, e.g. `RINGSIDE_BREAKPOINT_DELIVERY=silent` to run the
+   * path of a host whose breakpoints never fire on any host.
+   */
+  env?: Record<string, string>;
 }
 
 function safeName(text: string): string {
@@ -223,7 +228,8 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       chmodSync(base, 0o755);
     }
 
-    const server = await codeServer().startCodeServer({ workspace: workspace.folder, extensionsDir, userDataDir, timeoutMs: E2E_TIMEOUT_MS, ...asUser });
+    const env = { ...asUser.env, ...options.env };
+    const server = await codeServer().startCodeServer({ workspace: workspace.folder, extensionsDir, userDataDir, timeoutMs: E2E_TIMEOUT_MS, ...asUser, env });
     cleanups.push(async () => {
       writeFileSync(path.join(artifactsDir, 'code-server.log'), server.output());
       await server.stop();
@@ -611,3 +617,30 @@ export async function startRecordingDemo(page: Page, options: { tracepoints?: re
   await acceptQuickInput(page, 'Ringside: program and arguments');
   await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
 }
+
+/**
+ * Generated texts (decoration `before`/`after` content, which VS Code paints as CSS generated content) on one 1-based
+ * line of the active editor: the view line at the same height as that line's number in the gutter.
+ */
+export async function textsPaintedOnLine(page: Page, line: number): Promise<string[]> {
+  return page.locator('.editor-instance .monaco-editor').first().evaluate((editor: HTMLElement, wanted: number) => {
+    const number = Array.from(editor.querySelectorAll<HTMLElement>('.margin-view-overlays .line-numbers'))
+      .find((element) => element.textContent?.trim() === String(wanted));
+    if (!number) return [];
+    const top = number.getBoundingClientRect().top;
+    const view = Array.from(editor.querySelectorAll<HTMLElement>('.view-lines .view-line'))
+      .find((element) => Math.abs(element.getBoundingClientRect().top - top) < 2);
+    if (!view) return [];
+    const found: string[] = [];
+    for (const span of Array.from(view.querySelectorAll<HTMLElement>('span'))) {
+      for (const pseudo of ['::before', '::after']) {
+        const content = getComputedStyle(span, pseudo).content;
+        if (content && content !== 'none' && content !== 'normal') found.push(content.replace(/^"|"$/g, ''));
+      }
+    }
+    return found;
+  }, line);
+}
+
+/** The title of the question Record Hits on This Line asks first (extension/ui/line-probe-pick.ts): auto, hardware breakpoint or uprobe. */
+export const LINE_PROBE_PICK = /count this line's hits with/;

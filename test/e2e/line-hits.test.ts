@@ -1,39 +1,15 @@
-// Scenario 2: right-click the gutter on the demo's counter-increment line → "Record Hits on This Line", run
+// Scenario 2: right-click the gutter on the demo's counter-increment line → "Record Hits on This Line" → hardware
+// breakpoint, run
 // the demo for a known number of rounds, snapshot: the hit count the editor shows next to the line and the timeline's
 // breakpoint lane both equal the demo's loop count (demoIncrements(rounds)), exactly.
 import assert from 'node:assert/strict';
-import type { Page } from 'playwright-core';
 import {
   acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, lineNumberMenu, openFile, scenarioLifecycle, ringsideErrors, runCommand,
-  waitForNotification, waitForTimeline,
+  textsPaintedOnLine, waitForNotification, waitForTimeline, LINE_PROBE_PICK,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
 const ROUNDS = 3;
-
-/**
- * Generated texts (decoration `before`/`after` content, which VS Code paints as CSS generated content) on one 1-based
- * line of the active editor: the view line at the same height as that line's number in the gutter.
- */
-async function textsPaintedOnLine(page: Page, line: number): Promise<string[]> {
-  return page.locator('.editor-instance .monaco-editor').first().evaluate((editor: HTMLElement, wanted: number) => {
-    const number = Array.from(editor.querySelectorAll<HTMLElement>('.margin-view-overlays .line-numbers'))
-      .find((element) => element.textContent?.trim() === String(wanted));
-    if (!number) return [];
-    const top = number.getBoundingClientRect().top;
-    const view = Array.from(editor.querySelectorAll<HTMLElement>('.view-lines .view-line'))
-      .find((element) => Math.abs(element.getBoundingClientRect().top - top) < 2);
-    if (!view) return [];
-    const found: string[] = [];
-    for (const span of Array.from(view.querySelectorAll<HTMLElement>('span'))) {
-      for (const pseudo of ['::before', '::after']) {
-        const content = getComputedStyle(span, pseudo).content;
-        if (content && content !== 'none' && content !== 'normal') found.push(content.replace(/^"|"$/g, ''));
-      }
-    }
-    return found;
-  }, line);
-}
 
 describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exactly', function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
@@ -47,6 +23,8 @@ describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exact
 
     await openFile(page, 'demo.c');
     await lineNumberMenu(page, workspace.counterLine, 'Record Hits on This Line');
+    // The hardware breakpoint, picked: this scenario is the debug-register path (line-hits-uprobes.test.ts is auto's).
+    await answerQuickPick(page, LINE_PROBE_PICK, 'hardware breakpoint');
     await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
     const commandLine = await acceptQuickInput(page, 'Ringside: program and arguments');
     assert.equal(commandLine, `${workspace.program} ${ROUNDS}`);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
-  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, lineNumberMenu, openFile, ringsideErrors, runCommand, scenarioLifecycle,
+  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, LINE_PROBE_PICK, lineNumberMenu, openFile, ringsideErrors, runCommand, scenarioLifecycle,
   waitForNotification, waitForQuickInput, waitForTimeline,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
@@ -66,10 +66,16 @@ describe('e2e: Ringside in code-server run by an ordinary user (uid 65534)', fun
     // The gutter: a hardware breakpoint on the demo's counter line, user space of its own program.
     await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
     await lineNumberMenu(page, workspace.counterLine, 'Record Hits on This Line');
+    // auto: uprobes are refused to this user, so the line is a hardware breakpoint whatever the host does.
+    await answerQuickPick(page, LINE_PROBE_PICK, 'auto');
     await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
     await acceptQuickInput(page, 'Ringside: program and arguments');
     await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
-    if (!fire) await waitForNotification(page, SILENT_BREAKPOINTS);
+    if (!fire) {
+      await waitForNotification(page, SILENT_BREAKPOINTS);
+      // Where uprobes would have counted the line, the user is told why they cannot, and the fix.
+      await waitForNotification(page, /uprobes, which would count this line \(line:demo\.c:\d+\), are refused: .*CAP_PERFMON/);
+    }
     await page.waitForTimeout(1000);
     await runCommand(page, 'Ringside: Capture Snapshot');
     // The first session is stopped, so one recording runs and Capture Snapshot takes it without asking; the

@@ -6,10 +6,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ownPerfFds, ownPerfMappings, repoRoot, standInVscode } from './helpers';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fixture, ownPerfFds, ownPerfMappings, repoRoot, standInVscode, waitFor } from './helpers';
+import { decodeRecordAt } from '../../native/decode/record';
+import { RecordType } from '../../native/abi/uapi';
 
 interface Registered {
   commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[];
+  /** The tree data providers registered, by view id (the Sessions view's is read as VS Code would). */
+  providers?: Map<string, { getChildren(node?: unknown): unknown[] }>;
   /** Titles and item labels of every quick pick shown; `pickLabel` chooses the item whose label contains it (none: dismissed). */
   quickPicks: { title: string; labels: string[] }[]; pickLabel?: string; executed: string[];
   /** Every executeCommand with its arguments; the value each input box started with (all are dismissed). */
@@ -49,7 +55,11 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
       createOutputChannel: () => ({ appendLine() {}, show() {}, dispose() {} }),
       createStatusBarItem: statusItem,
       createTextEditorDecorationType: () => disposable,
-      registerTreeDataProvider: (id: string) => { registered.trees.push(id); return disposable; },
+      registerTreeDataProvider: (id: string, provider: { getChildren(node?: unknown): unknown[] }) => {
+        registered.trees.push(id);
+        (registered.providers ??= new Map()).set(id, provider);
+        return disposable;
+      },
       registerWebviewPanelSerializer: (id: string) => { registered.serializers.push(id); return disposable; },
       onDidChangeVisibleTextEditors: () => disposable,
       visibleTextEditors: [],
@@ -105,10 +115,21 @@ describe('extension: activation with a stand-in vscode module', function () {
     commands: new Map(), trees: [], serializers: [], errors: [], quickPicks: [], executed: [], calls: [], inputBoxes: [], toPage: [],
   };
 
+  const config: Record<string, unknown> = { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] };
+  // Keepers are looked for (and started) in a directory of this test's own, never among other users' of the machine.
+  const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-activation-'));
+  const previousRuntimeDir = process.env.XDG_RUNTIME_DIR;
+
   before(() => {
-    restoreVscode = standInVscode(fakeVscode(registered, { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] }));
+    process.env.XDG_RUNTIME_DIR = runtimeDir;
+    restoreVscode = standInVscode(fakeVscode(registered, config));
   });
-  after(() => restoreVscode());
+  after(() => {
+    restoreVscode();
+    if (previousRuntimeDir === undefined) delete process.env.XDG_RUNTIME_DIR;
+    else process.env.XDG_RUNTIME_DIR = previousRuntimeDir;
+    rmSync(runtimeDir, { recursive: true, force: true });
+  });
 
   it('registers exactly the manifest commands, views and panel, and activates only on them', async () => {
     const extension = await import('../../extension/extension');
@@ -179,6 +200,50 @@ describe('extension: activation with a stand-in vscode module', function () {
 
     for (const disposable of context.subscriptions) disposable.dispose();
     await extension.deactivate();
+    assert.equal(ownPerfFds().length, 0);
+    assert.equal(ownPerfMappings(), 0);
+  });
+  // Kept recordings behave like plain ones: `ringside keep` gets the sampling settings Start Recording resolves events
+  // with (here ringside.callchains), and after a window reload (a fresh activation) the Sessions view shows the keeper
+  // the editor started, attached again: its snapshots hold callchains.
+  it('a kept recording records with the callchains setting and is in the Sessions view again after a reload', async () => {
+    config.callchains = true;
+    const { KeeperClient } = await import('../../extension/session/keeper-client');
+    const { samplingSettings, settings } = await import('../../extension/services');
+    const keepers = new KeeperClient();
+    const state = await keepers.start({
+      cliPath: path.join(repoRoot, 'dist/cli.js'), events: ['task-clock'], target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '300000'] }, pages: 16,
+      ...samplingSettings(settings()),
+    });
+    const extension = await import('../../extension/extension');
+    const context = extensionContext();
+    try {
+      extension.activate(context as never);
+      type Node = { kind: string; session?: { id: string; label: string; kind: string }; snapshot?: { decoded: Parameters<typeof decodeRecordAt>[0] } };
+      const tree = registered.providers!.get('ringside.sessions')! as { getChildren(node?: Node): Node[] };
+      const shown = await waitFor('the keeper in the Sessions view', () => tree.getChildren().find((node) => node.session?.label.startsWith(`keeper ${state.pid}:`)), 30_000);
+      assert.equal(shown.session!.kind, 'keeper');
+      await registered.commands.get('ringside.snapshotSession')!(shown);
+      assert.deepEqual(registered.errors, []);
+      const session = tree.getChildren().find((node) => node.session?.id === shown.session!.id)!;
+      const list = tree.getChildren(session).find((node) => node.kind === 'snapshots')!;
+      const { decoded } = tree.getChildren(list)[0].snapshot!;
+      let samples = 0;
+      let withCallchains = 0;
+      for (let row = 0; row < decoded.columns.length; row++) {
+        if (decoded.columns.kind[row] !== RecordType.SAMPLE) continue;
+        samples++;
+        const chain = decodeRecordAt(decoded, row).fields.callchain;
+        if (Array.isArray(chain) && chain.length > 0) withCallchains++;
+      }
+      assert.ok(samples > 0, 'the kept recording sampled its program');
+      assert.equal(withCallchains, samples, 'every sample has its callchain, as ringside.callchains asks');
+    } finally {
+      for (const disposable of context.subscriptions) disposable.dispose();
+      await extension.deactivate();
+      await keepers.stop(state);
+      delete config.callchains;
+    }
     assert.equal(ownPerfFds().length, 0);
     assert.equal(ownPerfMappings(), 0);
   });

@@ -14,35 +14,12 @@ import { KeeperClient } from '../../extension/session/keeper-client';
 import type { KeeperState } from '../../native/keeper/state';
 import type { HostToWebview, WatchBudget, WatchSpec } from '../../shared/protocol';
 import { fixture, ownPerfFds, repoRoot, standInVscode, waitFor } from './helpers';
+import { editorVscode, type ShownMessages } from './editor-vscode';
 import { assumeBreakpointDelivery } from '../../native/perf/breakpoint-delivery';
 import { hostBreakpoints, otherHostVerdict, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
 /** The messages the editor showed through the stand-in, by kind. */
-const shown = { information: [] as string[], warning: [] as string[] };
-
-/** What HardwareBreakpoints touches of the vscode API: decorations, providers, emitters, information and warning messages. */
-function editorVscode() {
-  const disposable = { dispose() { /* nothing held */ } };
-  class EventEmitter<T> {
-    private listeners: ((value: T) => void)[] = [];
-    event = (listener: (value: T) => void) => { this.listeners.push(listener); return disposable; };
-    fire(value: T) { for (const listener of this.listeners) listener(value); }
-    dispose() { this.listeners = []; }
-  }
-  return {
-    EventEmitter,
-    ThemeColor: class { constructor(readonly id: string) {} },
-    OverviewRulerLane: { Left: 1 },
-    window: {
-      createTextEditorDecorationType: () => disposable,
-      onDidChangeVisibleTextEditors: () => disposable,
-      visibleTextEditors: [],
-      showInformationMessage: async (message: string) => { shown.information.push(message); return undefined; },
-      showWarningMessage: async (message: string) => { shown.warning.push(message); return undefined; },
-    },
-    languages: { registerCodeLensProvider: () => disposable, registerHoverProvider: () => disposable },
-  };
-}
+const shown: ShownMessages = { information: [], warning: [] };
 
 /**
  * `ringside keep -e mem:counter:w` on kernel_writer (it writes its global `counter` once, then sleeps 30 s), in a
@@ -75,7 +52,7 @@ async function withWatchingKeeper(env: NodeJS.ProcessEnv, body: (state: KeeperSt
 describe('extension: debug registers held by every open session', function () {
   this.timeout(60_000);
   let restoreVscode = () => { /* installed in before() */ };
-  before(() => { restoreVscode = standInVscode(editorVscode()); });
+  before(() => { restoreVscode = standInVscode(editorVscode(shown)); });
   after(() => restoreVscode());
 
   it('counts a recording\'s watchpoint in the meter and in the ENOSPC check, and names it when refusing', async () => {

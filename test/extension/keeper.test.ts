@@ -19,6 +19,7 @@ import { processAlive } from '../../native/perf/borrowed';
 import { RecordType } from '../../native/abi/uapi';
 import { decodeRecordAt } from '../../native/decode/record';
 import { fixture, ownPerfFds, ownPerfMappings, repoRoot, waitFor } from './helpers';
+import { snapshotToWire } from '../../host/wire';
 
 /** A keeper in its own process, run from the compiled native/keeper module (what `ringside keep` runs). */
 function spawnKeeper(runtimeDir: string, argv: string[]): ChildProcess {
@@ -200,6 +201,38 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     assert.equal(client.list().length, 0, 'the CLI keeper removed its state file on SIGTERM');
   });
 
+  // The tasks a `keep -p` read at its start reach the editor's client too: the timeline's thread list names threads
+  // that were alive when the keeper started and exited before the snapshot (no COMM record of them is in any ring).
+  it('a session attached to `keep -p` names the threads that were alive at the keeper\'s start and exited before the snapshot', async () => {
+    const cliPath = path.join(repoRoot, 'dist', 'cli.js');
+    const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
+    const work = mkdtempSync(path.join(runtimeDir, 'work-'));
+    const load = spawn(fixture('comm_churn'), [work, '2', '0', '0', '20'], { stdio: 'ignore' });
+    try {
+      await waitFor('the workload named its early threads', () => existsSync(path.join(work, 'ready')), 30_000);
+      const pid = load.pid!;
+      const early = readdirSync(`/proc/${pid}/task`).map(Number).filter((tid) => tid !== pid);
+      assert.equal(early.length, 2);
+      const state = await client.start({ cliPath, events: ['task-clock'], target: { kind: 'pid', pid }, pages: 64, env: { XDG_RUNTIME_DIR: runtimeDir } });
+      const manager = new SessionManager({ backend: createBackend() });
+      try {
+        writeFileSync(path.join(work, 'go'), '');
+        await waitFor('the early threads ran and exited', () => existsSync(path.join(work, 'done')), 60_000);
+        for (const tid of early) assert.ok(!existsSync(`/proc/${pid}/task/${tid}`), `thread ${tid} exited before the snapshot`);
+        const session = await manager.attachKeeper(state);
+        const entry = await manager.snapshot(session.id);
+        const { start } = snapshotToWire(entry.decoded, { snapshotId: 's', name: 's', takenAtMs: entry.takenAtMs, symbols: entry.symbols });
+        const names = early.map((tid) => start.threads.find((thread) => thread.tid === tid)?.comm).sort();
+        assert.deepEqual(names, ['early-0', 'early-1'], `the thread list: ${JSON.stringify(start.threads)}`);
+      } finally {
+        await manager.dispose();
+        await client.stop(state);
+      }
+    } finally {
+      load.kill('SIGKILL');
+    }
+  });
+
   it('a keeper the client started writes its stderr into its log beside its state, removed with it', async () => {
     const cliPath = path.join(repoRoot, 'dist', 'cli.js');
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
@@ -363,6 +396,12 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, pages: 1, windowSec: 2.5 }),
       ['c', 'keep', '--pages', '1', '--window', '2.5', '-a'],
     );
+    // The sampling settings Start Recording resolves its events with (ringside.samplePeriod, sampleFrequency, callchains).
+    assert.deepEqual(
+      keeperArguments({ cliPath: 'c', events: ['task-clock'], target: { kind: 'pid', pid: 7 }, period: 250000n, callchain: true }),
+      ['c', 'keep', '-e', 'task-clock', '-c', '250000', '--call-graph=fp', '-p', '7'],
+    );
+    assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, freq: 99, callchain: false }), ['c', 'keep', '-F', '99', '-a']);
   });
 
   it('resumes rings a client left paused when it died (PAUSE_OUTPUT belongs to the ring, not the fd)', async () => {

@@ -1,6 +1,7 @@
 // The call tree pane in Chromium against perf: a `perf record -g` capture imported by Ringside, written
 // as the offline timeline page, opened, and the inverted tree's roots (samples per leaf function) read
-// off the page and compared with `perf report --no-children -n`; the flame graph draws boxes. Then the
+// off the page and compared with `perf report --no-children -n`, and so are the self samples of the thread lanes'
+// stack charts; the flame graph draws boxes. Then the
 // aggregate views of the same page: the flame graph's hot frame, hover, click-to-zoom and back; the
 // functions and lines tables against `perf report --sort sym/srcline`; and a chosen function filtering
 // the tracks to exactly the samples `perf script` shows it in.
@@ -93,6 +94,39 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
     const roots = (await rows()).filter((r) => r.depth === 1);
     const ours = withFirstPltStubAsInit(new Map(roots.map((r) => [r.fn, r.total])), fixture('pd_work'));
     assert.deepEqual(Object.fromEntries([...ours].sort()), Object.fromEntries([...theirs].sort()));
+
+    // The thread lanes' stack charts hold the same samples: a function's self samples are its boxes' samples less those
+    // of the boxes under them (each box at depth d + 1 lies inside one at depth d).
+    const chartSelf = await tab.evaluate(() => {
+      type Level = { count: number; start: Float64Array; name: Int32Array; samples: Uint32Array };
+      type Chart = { depth: number; levels: Level[] };
+      type App = { timeline: { lanes: { key: string }[]; stackChartOf(key: string): Chart | undefined }; store: { stackTable(): { names: string[] } } };
+      const app = (window as unknown as { ringside: App }).ringside;
+      const names = app.store.stackTable().names;
+      const self: Record<string, number> = {};
+      let charts = 0;
+      for (const lane of app.timeline.lanes) {
+        const chart = app.timeline.stackChartOf(lane.key);
+        if (!chart) continue;
+        charts++;
+        chart.levels.forEach((level, d) => {
+          for (let b = 0; b < level.count; b++) {
+            const name = names[level.name[b]];
+            self[name] = (self[name] ?? 0) + level.samples[b];
+            if (d === 0) continue;
+            const parent = chart.levels[d - 1];
+            let lo = 0;
+            let hi = parent.count;
+            while (lo < hi) { const mid = (lo + hi) >> 1; if (parent.start[mid] <= level.start[b]) lo = mid + 1; else hi = mid; }
+            self[names[parent.name[lo - 1]]] -= level.samples[b];
+          }
+        });
+      }
+      return { charts, self };
+    });
+    assert.ok(chartSelf.charts >= 1, 'the sampled threads are stack charts');
+    const chartOurs = withFirstPltStubAsInit(new Map(Object.entries(chartSelf.self).filter(([, n]) => n !== 0)), fixture('pd_work'));
+    assert.deepEqual(Object.fromEntries([...chartOurs].sort()), Object.fromEntries([...theirs].sort()), 'stack chart self samples = perf report');
 
     await tab.click('#rs-calltree button[data-mode="flame"]');
     const boxes = Number(await tab.locator('#rs-calltree canvas.rs-flame').getAttribute('data-boxes'));

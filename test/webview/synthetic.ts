@@ -235,6 +235,38 @@ export function bigStacks(n: number): SyntheticSnapshot {
   };
 }
 
+/**
+ * The call paths of a small interpreter, leaf first: main; parse ← main; lex ← parse ← main; eval ← main; add ← eval ← main.
+ * Every function has an entry line in interp.c (line 10 × its index + 1).
+ */
+export const CALL_PATH_STACKS = {
+  names: ['main', 'parse', 'lex', 'eval', 'add'],
+  start: [0, 1, 3, 6, 8, 11],
+  frames: [0, 1, 0, 2, 1, 0, 3, 0, 4, 3, 0],
+  locations: [0, 1, 2, 3, 4].map((n) => ({ file: '/src/interp.c', line: 10 * n + 1 })),
+  leafLocation: [-1, -1, -1, -1, -1],
+  nameLocation: [0, 1, 2, 3, 4],
+};
+
+/** The stack (index into CALL_PATH_STACKS) of each sample of thread 300, one every 10 µs from 1 ms (see callPaths). */
+export const CALL_PATH_SEQUENCE = [1, 1, 2, 2, 2, 1, 3, 4, 4, 3, 0, 2];
+
+/**
+ * Thread 300 of process `interp` sampled (cpu-clock, with callchains) every 10 µs from 1 ms along CALL_PATH_SEQUENCE,
+ * with a sched_switch of the same thread (no callchain) between its 4th and 5th samples, and thread 301 of the same
+ * process with two sched_switch records only.
+ */
+export function callPaths(): SyntheticSnapshot {
+  const rows: SyntheticRow[] = CALL_PATH_SEQUENCE.map((stack, i) => ({ t: 1000 * US + i * 10 * US, event: 4, pid: 300, tid: 300, cpu: 0, stack }));
+  rows.push({ t: 1000 * US + 35 * US, event: 0, pid: 300, tid: 300, cpu: 0 });
+  rows.push({ t: 1000 * US + 20 * US, event: 0, pid: 300, tid: 301, cpu: 1 });
+  rows.push({ t: 1000 * US + 90 * US, event: 0, pid: 300, tid: 301, cpu: 1 });
+  rows.sort((a, b) => a.t - b.t);
+  const threads = [{ pid: 300, tid: 300, comm: 'interp' }, { pid: 300, tid: 301, comm: 'interp' }];
+  const { start, batches } = snapshot('calls', 'call paths', rows, SMALL_ORIGIN, 8, SMALL_EVENTS, threads);
+  return { start: { ...start, stacks: CALL_PATH_STACKS }, batches };
+}
+
 type Send = (message: unknown) => void;
 
 /**

@@ -50,7 +50,9 @@ describe('thread state band in Chromium', function () {
     await afterFrames(page);
     const lane = (key: string) => page.evaluate((k) => (window as unknown as { __lane(k: string): { top: number; height: number } }).__lane(k), key);
     assert.equal((await lane('thread:100')).height, 22 + 7, 'a thread lane with states is taller by its band');
-    assert.equal((await lane('thread:200')).height, 22, 'a thread without sched_switch records has no band');
+    // Thread 200's samples have callchains (main ← busy_loop ← helper): its stack chart, 3 depths of 13 px under its
+    // activity graph, and no band under them.
+    assert.equal((await lane('thread:200')).height, 22 + 3 * 13, 'a thread without sched_switch records has no band');
     const ink = (key: string, t0: number, t1: number, from: number, to: number) => page.evaluate(([k, a, b, f, g]) =>
       (window as unknown as { __ink(k: string, a: number, b: number, f: number, g: number): number }).__ink(k as string, a as number, b as number,
         f as number, g as number), [key, t0, t1, from, to] as const);

@@ -468,6 +468,26 @@ describe('timeline webview in Chromium', function () {
     assert.equal((await page.evaluate(() => (window as unknown as { __lane(k: string): { height: number } }).__lane('thread:100')))!.height, 8);
   });
 
+  it('lists source lines counted by uprobes apart from the hardware breakpoints, outside the register meter', async () => {
+    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
+      type: 'watchList', budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
+      watches: [
+        { id: 'u1', location: { kind: 'line', file: '/src/demo.c', line: 37 }, type: 'x', length: 8, target: { kind: 'process', pid: 300 },
+          pinned: false, enabled: true, hits: 3000, probe: 'uprobe' },
+        { id: 'b1', location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: 300 },
+          pinned: false, enabled: true, hits: 5 },
+      ],
+    }));
+    await page.waitForSelector('tr[data-watch-id="u1"]');
+    // In the table's order: the breakpoint, then the uprobes' heading, then the uprobe line (type "uprobe", no length).
+    const rows = await page.$$eval('tr', (trs) => trs.map((tr) => tr.dataset.watchId ?? (tr.querySelector('.rs-watch-uprobes') ? 'heading' : '')).filter(Boolean));
+    assert.deepEqual(rows, ['b1', 'heading', 'u1']);
+    assert.match(await text(page, '.rs-watch-uprobes'), /^Uprobes \(source lines counted by the kernel's uprobes: no debug register, not in the meter\)$/);
+    assert.deepEqual(await page.$$eval('tr[data-watch-id="u1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
+      ['/src/demo.c:37', 'uprobe', '—', 'pid 300', '', '3,000']);
+    assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 1\/4 used/);
+  });
+
   it('lists breakpoints, posts typed watch requests, and explains ENOSPC inline', async () => {
     await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
       type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
@@ -648,20 +668,38 @@ describe('timeline webview in Chromium', function () {
         return (m.firstElementChild as HTMLElement).getBoundingClientRect().width / m.clientWidth;
       });
       assert.ok(Math.abs(half - 0.5) < 0.05, `2/4 fills half: ${half}`);
-      // Drag the handle up by 100 px: the drawer grows by as much and the page remembers its height.
+      // The lanes take their content's height and the drawer the rest, down to the page's bottom.
+      await groupLanes(narrow, 'thread');
+      await afterFrames(narrow);
       const drawerHeight = () => narrow.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height);
+      const sizes = await narrow.evaluate(() => ({
+        lanes: (document.querySelector('.rs-scroll') as HTMLElement).clientHeight,
+        content: parseFloat((document.querySelector('.rs-labels') as HTMLElement).style.height),
+        drawerBottom: document.querySelector('.rs-drawer')!.getBoundingClientRect().bottom,
+        center: document.querySelector('.rs-center')!.getBoundingClientRect().height,
+      }));
+      assert.ok(Math.abs(sizes.lanes - Math.max(80, sizes.content)) <= 2, `the lanes take their content's height: ${JSON.stringify(sizes)}`);
+      assert.ok(Math.abs(sizes.drawerBottom - 800) <= 1, `the drawer takes the rest of the page: ${JSON.stringify(sizes)}`);
+      // Drag the handle up: the drawer grows by as much (as far as the timeline keeps its 160 px) and the page remembers
+      // its height.
+      const step = Math.min(60, Math.floor(sizes.center - 160));
+      assert.ok(step >= 30, `room to drag: ${JSON.stringify(sizes)}`);
       const before = await drawerHeight();
       const handle = (await narrow.locator('.rs-drawer-handle').boundingBox())!;
       await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
       await narrow.mouse.down();
-      await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2 - 100, { steps: 5 });
+      await narrow.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2 - step, { steps: 5 });
       await narrow.mouse.up();
-      assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100);
+      assert.equal(Math.round(await drawerHeight()), Math.round(before) + step);
       type Saved = { __getState(): { drawerHeight?: number } | undefined };
-      await narrow.waitForFunction((h) => (window as unknown as Saved).__getState()?.drawerHeight === h, Math.round(before) + 100);
+      await narrow.waitForFunction((h) => (window as unknown as Saved).__getState()?.drawerHeight === h, Math.round(before) + step);
       await narrow.focus('.rs-drawer-handle');
       await narrow.keyboard.press('ArrowDown');
-      assert.equal(Math.round(await drawerHeight()), Math.round(before) + 100 - 24);
+      assert.equal(Math.round(await drawerHeight()), Math.round(before) + step - 24);
+      // Below what the lanes leave it the drawer does not go: the lanes never take more than their content.
+      await narrow.keyboard.press('ArrowDown');
+      await narrow.keyboard.press('ArrowDown');
+      assert.equal(Math.round(await drawerHeight()), Math.round(before));
       await narrow.screenshot({ path: path.join(ARTIFACTS, 'webview-1280.png') });
     } finally {
       await narrow.close();
@@ -700,6 +738,8 @@ describe('timeline webview in Chromium', function () {
 
   it('takes its colours from the --vscode-* theme variables, live', async () => {
     await page.click('#rs-zoom-reset');
+    // Thread 200's samples have callchains: its lane is a stack chart until switched to ticks.
+    await page.click('.rs-lane-label[data-lane="thread:200"] .rs-lane-mode');
     const tickColour = () => page.evaluate(() => {
       const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
       const lane = w.__lane('thread:200');
@@ -718,6 +758,7 @@ describe('timeline webview in Chromium', function () {
     });
     await afterFrames(page);
     assert.deepEqual(await tickColour(), [255, 0, 0, 255]);
+    await page.click('.rs-lane-label[data-lane="thread:200"] .rs-lane-mode');
   });
 
   it('restores grouping, collapsed lanes and filter from the initial state', async () => {
@@ -730,8 +771,14 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(lanes, [['watch:mem:counter:w', false], ['event:syscalls:sys_enter_read', false], ['event:syscalls:sys_exit_read', false],
       ['event:cpu-clock', true]]);
     assert.equal(await restored.inputValue('#rs-filter input'), '-event:sched');
-    const drawer = await restored.evaluate(() => document.querySelector('.rs-drawer')!.getBoundingClientRect().height);
-    assert.equal(drawer, 200, 'the drawer keeps its height');
+    const drawer = await restored.evaluate(() => ({
+      height: document.querySelector('.rs-drawer')!.getBoundingClientRect().height,
+      lanes: (document.querySelector('.rs-scroll') as HTMLElement).clientHeight,
+      content: parseFloat((document.querySelector('.rs-labels') as HTMLElement).style.height),
+    }));
+    // Its remembered height is the least it takes; the lanes take what they need and leave it the rest.
+    assert.ok(drawer.height >= 200, `the drawer keeps at least its height: ${drawer.height}`);
+    assert.ok(drawer.lanes <= Math.max(80, drawer.content) + 2, `the lanes take their content's height: ${JSON.stringify(drawer)}`);
     await restored.close();
   });
 
