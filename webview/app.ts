@@ -217,7 +217,10 @@ export class App {
     for (const root of this.center.querySelectorAll<HTMLElement>('.rs-timeline')) {
       const lanes = root.querySelector<HTMLElement>('.rs-scroll');
       const least = lanes ? parseFloat(getComputedStyle(lanes).minHeight) || 0 : 0;
-      const chart = root.offsetHeight - (lanes?.offsetHeight ?? 0) + least;
+      // Its rows other than the lanes (axis, coverage strip; the tooltip is positioned, 0 high) and its border, summed:
+      // not its own height, which the min-height set here holds up.
+      let chart = root.offsetHeight - root.clientHeight + least;
+      for (const row of root.children) if (row !== lanes) chart += (row as HTMLElement).offsetHeight;
       // Its content (every lane) would be its minimum otherwise: the lanes scroll within the least area instead.
       root.style.minHeight = `${chart}px`;
       height += chart;
