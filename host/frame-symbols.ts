@@ -7,12 +7,19 @@ export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string |
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
 /** The comm of a thread as the capture's side-band and /proc synthesis name it (undefined: unknown). */
 export type ThreadNameFn = (pid: number, tid: number) => string | undefined;
+// The library perf names kernel frames by, for the symbolizers on the native side (which reach shared/ through host/).
+export { KERNEL_LIBRARY } from '../shared/stacks';
+
+/** The object file an address is in (perf's dso), `[kernel.kallsyms]` for the kernel. */
+export type LibraryFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 
 /** What one address resolved to: `name` indexes the table's strings (-1: no symbol). */
 export interface FrameSymbol {
   readonly name: number;
   readonly file?: string;
   readonly line?: number;
+  /** The object file it is in, where the symbolizer knows it. */
+  readonly library?: string;
 }
 
 const NONE: FrameSymbol = { name: -1 };
@@ -32,9 +39,11 @@ export class FrameSymbols {
 
   /**
    * `threadName`: what the capture knows of its threads' names, beside its addresses (the timeline names a thread no
-   * COMM record of a snapshot names by it: one that ran before the recording started).
+   * COMM record of a snapshot names by it: one that ran before the recording started); `library`: the object file of an
+   * address (perf's dso), so the call tree can collapse a library.
    */
-  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly threadName?: ThreadNameFn) {}
+  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly threadName?: ThreadNameFn,
+    private readonly library?: LibraryFn) {}
 
   /** The comm of thread `tid` of `pid`, when the capture knows it. */
   commOf(pid: number, tid: number): string | undefined {
@@ -51,7 +60,9 @@ export class FrameSymbols {
       const name = this.namedOnly.get(owner)?.get(ip) ?? this.nameIndex(pid, ip, kernel);
       // Kernel addresses have no line table Ringside reads (no vmlinux with DWARF).
       const position = kernel ? undefined : this.sourceLine?.(pid, ip);
-      hit = name < 0 && !position ? NONE : { name, ...(position ? { file: position.file, line: position.line } : {}) };
+      const library = this.library?.(pid, ip, kernel);
+      hit = name < 0 && !position && library === undefined ? NONE
+        : { name, ...(position ? { file: position.file, line: position.line } : {}), ...(library !== undefined ? { library } : {}) };
       known.set(ip, hit);
     }
     return hit;

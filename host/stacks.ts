@@ -42,6 +42,10 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     return index;
   };
   const leafLocation: number[] = [];
+  // Per interned name: the object file it is in (the first frame that named it tells), for collapsing a library.
+  const libraries: string[] = [];
+  const libraryIndex = new Map<string, number>();
+  const nameLibrary: number[] = [];
   /** Per interned name: its entry's line (-1 unknown, undefined not tried yet). */
   const nameLocation: (number | undefined)[] = [];
   // Per frame of the tables: its name's index and its own line (-2: not resolved yet).
@@ -64,6 +68,11 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     const symbol = resolved.name < 0 ? undefined : symbols.strings[resolved.name];
     const name = intern(symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(symbol));
     if (nameLocation[name] === undefined && symbol !== undefined && !kernel) nameLocation[name] = entryLocation(symbols, pid, ip, symbol);
+    if (nameLibrary[name] === undefined && resolved.library !== undefined) {
+      let at = libraryIndex.get(resolved.library);
+      if (at === undefined) { at = libraries.length; libraries.push(resolved.library); libraryIndex.set(resolved.library, at); }
+      nameLibrary[name] = at;
+    }
     frameName[frame] = name;
     return name;
   };
@@ -93,7 +102,10 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     }
     stackOf[row] = id;
   }
-  const table = { names, start: Uint32Array.from(start), frames: Int32Array.from(frames) };
+  const table = {
+    names, start: Uint32Array.from(start), frames: Int32Array.from(frames),
+    ...(libraries.length > 0 ? { libraries, nameLibrary: Int32Array.from(names, (_, n) => nameLibrary[n] ?? -1) } : {}),
+  };
   if (locations.length === 0) return { table, stackOf };
   return {
     table: {

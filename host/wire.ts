@@ -35,9 +35,20 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
   const { pid, tid, kind, length } = snapshot.columns;
   const names = new Map<string, ThreadInfo>();
   for (let row = 0; row < length; row++) {
-    if (kind[row] !== RecordType.COMM) continue;
-    const fields = decodeRecordAt(snapshot, row).fields as { pid?: number; tid?: number; comm?: string };
-    if (fields.pid !== undefined && fields.tid !== undefined) names.set(`${fields.pid}/${fields.tid}`, { pid: fields.pid, tid: fields.tid, comm: fields.comm ?? '' });
+    if (kind[row] !== RecordType.COMM && kind[row] !== RecordType.FORK) continue;
+    let fields: { pid?: number; tid?: number; ppid?: number; ptid?: number; comm?: string };
+    try {
+      fields = decodeRecordAt(snapshot, row).fields as typeof fields;
+    } catch {
+      continue; // a damaged record names nothing; the walk already counted it
+    }
+    if (fields.pid === undefined || fields.tid === undefined) continue;
+    const key = `${fields.pid}/${fields.tid}`;
+    if (kind[row] === RecordType.COMM) { names.set(key, { pid: fields.pid, tid: fields.tid, comm: fields.comm ?? '' }); continue; }
+    // A new task is named by the thread that made it until it sets its own (as perf's thread__fork does): a forked
+    // subshell that never execs is "bash" in perf script, never nameless.
+    const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
+    if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
   for (let row = 0; row < length; row++) {
     if (tid[row] < 0) continue;
@@ -91,9 +102,10 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
 
 /** A StackTable as the JSON of snapshotStart.stacks. */
 function wireStacks(table: StackTable): WireStacks {
-  const { names, start, frames, locations, leafLocation, nameLocation } = table;
+  const { names, start, frames, locations, leafLocation, nameLocation, libraries, nameLibrary } = table;
   return {
     names, start: Array.from(start), frames: Array.from(frames),
+    ...(libraries && nameLibrary ? { libraries, nameLibrary: Array.from(nameLibrary) } : {}),
     ...(locations && leafLocation && nameLocation
       ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
   };

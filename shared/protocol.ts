@@ -105,6 +105,9 @@ export interface WireStacks {
   readonly locations?: readonly { readonly file: string; readonly line: number }[];
   readonly leafLocation?: readonly number[];
   readonly nameLocation?: readonly number[];
+  /** The object files of the functions: `nameLibrary[n]` indexes `libraries` (-1: unknown). */
+  readonly libraries?: readonly string[];
+  readonly nameLibrary?: readonly number[];
 }
 
 export interface RecordBatch {

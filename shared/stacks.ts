@@ -20,7 +20,13 @@ export interface StackTable {
   readonly locations?: readonly SourceLocation[];
   readonly leafLocation?: Int32Array;
   readonly nameLocation?: Int32Array;
+  /** The objects (executables, shared libraries, `[kernel.kallsyms]`) the functions are in: `nameLibrary[n]` indexes it (-1: unknown). */
+  readonly libraries?: readonly string[];
+  readonly nameLibrary?: Int32Array;
 }
 
 // One home for these, shared with the native tables (pure: no node, no DOM).
 export { functionName, KERNEL_FRAME, UNKNOWN_FRAME } from '../native/tables/symbol-name';
+
+/** The library perf names kernel frames by. */
+export const KERNEL_LIBRARY = '[kernel.kallsyms]';

@@ -136,6 +136,13 @@ function validateSnapshotStart(o: Obj): void {
         list.forEach((_, i) => int(list as unknown as Obj, String(i), `${p}.${key}`, -1, locations.length - 1));
       }
     }
+    if (s.libraries !== undefined || s.nameLibrary !== undefined) {
+      const libraries = arr(s, 'libraries', p);
+      libraries.forEach((_, i) => str(libraries as unknown as Obj, String(i), `${p}.libraries`, 4096));
+      const nameLibrary = arr(s, 'nameLibrary', p);
+      if (nameLibrary.length !== names.length) fail(`${p}.nameLibrary`, `${names.length} entries`);
+      nameLibrary.forEach((_, i) => int(nameLibrary as unknown as Obj, String(i), `${p}.nameLibrary`, -1, libraries.length - 1));
+    }
   }
   if (o.losses !== undefined) {
     const totalRows = o.totalRows as number;

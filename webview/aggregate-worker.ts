@@ -3,8 +3,9 @@
 // store, and the filter's shown-rows mask, sent once per filter; each selection query is then one typed pass over the
 // rows plus the trees and counts of call-tree.ts, answered with the trees' buffers transferred.
 
-import { aggregateWeights, selectionWeights, type CallTree } from './call-tree';
+import { selectionWeights, type CallTree } from './call-tree';
 import type { AggregateAnswer, ToAggregateWorker } from './aggregation';
+import { aggregateTransformed } from './call-tree-transforms';
 import type { StackTable } from '../shared/stacks';
 
 interface WorkerScope {
@@ -35,7 +36,7 @@ scope.onmessage = (event) => {
         return;
       }
       const weight = selectionWeights(columns.table, columns.time, columns.stack, m.range, m.shownVersion === null ? null : shown!.mask);
-      const aggregate = aggregateWeights(columns.table, weight);
+      const aggregate = aggregateTransformed(columns.table, weight, m.transforms);
       computed++;
       // Each tree's arrays are views of its own buffers (subarrays of the builder's): copied exact, then transferred.
       const exact = (tree: CallTree): CallTree => ({

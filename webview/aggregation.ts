@@ -7,7 +7,8 @@
 // Where no worker can start, the same pure code runs here (counted, so tests can tell).
 
 import type { StackTable } from '../shared/stacks';
-import { aggregateWeights, selectionWeights, type Aggregate } from './call-tree';
+import { selectionWeights, type Aggregate } from './call-tree';
+import { aggregateTransformed, type CallTreeTransform } from './call-tree-transforms';
 
 declare const RINGSIDE_AGGREGATE_WORKER: string | undefined;
 
@@ -19,7 +20,10 @@ export interface Selection {
    * `mask()` builds it (1: counted) when the worker lacks it.
    */
   readonly shown: { readonly version: string; mask(): Uint8Array } | null;
+  /** Applied to the stacks before the trees are built (none: the stacks as sampled). */
+  readonly transforms?: readonly CallTreeTransform[];
 }
+
 
 /** What the aggregation reads from the store. */
 export interface AggregationSource {
@@ -34,7 +38,7 @@ export type ToAggregateWorker =
   | { readonly type: 'columns'; readonly version: number; readonly time: Float64Array; readonly stack: Int32Array; readonly table: StackTable }
   | { readonly type: 'shown'; readonly version: string; readonly mask: Uint8Array }
   | { readonly type: 'query'; readonly id: number; readonly columnsVersion: number; readonly range: readonly [number, number] | null;
-      readonly shownVersion: string | null };
+      readonly shownVersion: string | null; readonly transforms: readonly CallTreeTransform[] };
 
 export interface AggregateAnswer {
   readonly type: 'answer';
@@ -128,6 +132,7 @@ export class Aggregation {
     this.pendingQuery = { source, selection };
     const query: ToAggregateWorker = {
       type: 'query', id, columnsVersion: source.version, range: selection.range, shownVersion: shown ? shown.version : null,
+      transforms: selection.transforms ?? [],
     };
     this.worker.postMessage(query);
   }
@@ -155,7 +160,7 @@ export class Aggregation {
     const weight = selectionWeights(table, source.time.subarray(0, n), source.stack.subarray(0, Math.min(n, source.stack.length)),
       selection.range, selection.shown ? selection.shown.mask() : null);
     this.counts.computedOnPage++;
-    return aggregateWeights(table, weight);
+    return aggregateTransformed(table, weight, selection.transforms ?? []);
   }
 
   private stop(): void {

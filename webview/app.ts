@@ -130,7 +130,8 @@ export class App {
     this.legend.hidden = true;
     this.center = center;
     this.timeline = this.active = this.createTimeline();
-    this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon());
+    this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon(),
+      () => this.chartsMinimumHeight());
     const side = this.drawer.element;
     this.details = new DetailsPane(
       side,
@@ -206,6 +207,27 @@ export class App {
   /** The filter applied to the charts (null: every record). */
   private include: ((row: number) => boolean) | null = null;
 
+  /**
+   * The least height the center needs: the legend, and per chart its axis and coverage rows plus the least its lane
+   * area keeps (its CSS min-height), set as each chart's min-height. Two compared charts need about twice one's; the
+   * drawer gives way so they never overlap it or each other.
+   */
+  private chartsMinimumHeight(): number {
+    let height = this.legend.hidden ? 0 : this.legend.offsetHeight;
+    for (const root of this.center.querySelectorAll<HTMLElement>('.rs-timeline')) {
+      const lanes = root.querySelector<HTMLElement>('.rs-scroll');
+      const least = lanes ? parseFloat(getComputedStyle(lanes).minHeight) || 0 : 0;
+      // Its rows other than the lanes (axis, coverage strip; the tooltip is positioned, 0 high) and its border, summed:
+      // not its own height, which the min-height set here holds up.
+      let chart = root.offsetHeight - root.clientHeight + least;
+      for (const row of root.children) if (row !== lanes) chart += (row as HTMLElement).offsetHeight;
+      // Its content (every lane) would be its minimum otherwise: the lanes scroll within the least area instead.
+      root.style.minHeight = `${chart}px`;
+      height += chart;
+    }
+    return height;
+  }
+
   /** The charts on the page: the shown capture's, then the compared one's. */
   private timelines(): Timeline[] {
     return this.compare ? [this.timeline, this.compare] : [this.timeline];
@@ -254,6 +276,7 @@ export class App {
     if (this.compare?.shown === index) this.closeCompare();
     this.activate(this.timeline);
     this.timeline.showSnapshot(index);
+    this.updateComparison();
     this.showWholeCapture();
     this.renderSnapshots();
     this.renderLegend();
@@ -276,6 +299,19 @@ export class App {
     this.compare.showSnapshot(index);
     this.renderSnapshots();
     this.renderLegend();
+    this.updateComparison();
+    this.drawer.refit();
+  }
+
+  /** The call tree's Difference tab: the compared capture (B) minus the shown one (A), while two are compared. */
+  private updateComparison(): void {
+    const compare = this.compare;
+    const a = this.store.snapshots[this.timeline.shown];
+    const b = compare ? this.store.snapshots[compare.shown] : undefined;
+    if (!compare || !a || !b) { this.callTree.setComparison(null); return; }
+    this.callTree.setComparison({
+      a: { range: null, shown: this.timeline.captureRows() }, b: { range: null, shown: compare.captureRows() }, labelA: a.name, labelB: b.name,
+    });
   }
 
   private closeCompare(): void {
@@ -283,6 +319,8 @@ export class App {
     if (this.active === this.compare) this.activate(this.timeline);
     this.compare.dispose();
     this.compare = null;
+    this.drawer.refit();
+    this.updateComparison();
     this.renderSnapshots();
     this.renderLegend();
     this.updateMatchCount();
@@ -364,7 +402,6 @@ export class App {
         if (m.limitations?.length) this.limitations.set(m.snapshotId, m.limitations);
         if (this.filterText.includes('field.')) this.applyFilter(this.filterText); // ask about the new snapshot too
         this.renderSnapshots();
-        renderCoverageTable(this.coverageList, this.store.snapshots);
         // A new capture (Capture Snapshot, Open perf.data) is what the user wants to see: show it, fitted.
         if (isNew) this.showSnapshot(entry.index);
         this.timeline.dataChanged();
@@ -383,6 +420,7 @@ export class App {
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
         if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();
+        if (m.stackIndex && this.compare && received && this.store.isComplete(received)) this.updateComparison();
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
           this.restoreWindow = undefined;
@@ -452,6 +490,7 @@ export class App {
 
   private applyFilter(text: string): void {
     this.filterText = text;
+    this.callTree.filterChanged(text);
     const parsed = parseFilter(text);
     // A filter that does not parse says why and leaves the lanes as they were (never an empty timeline without a word).
     this.filterField.setAttribute('aria-invalid', String(!parsed.ok));
@@ -576,6 +615,17 @@ export class App {
       + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
 
+  /** The coverage of the rings of the captures on the page (the shown one, and the compared one), not of every capture kept. */
+  private renderCoverage(): void {
+    const onPage = this.timelines().map((t) => this.store.snapshots[t.shown]).filter((s) => s !== undefined);
+    const key = onPage.map((s) => `${s.id}:${s.coverage.length}`).join('|');
+    if (key === this.coverageKey) return;
+    this.coverageKey = key;
+    renderCoverageTable(this.coverageList, onPage);
+  }
+
+  private coverageKey: string | null = null;
+
   private renderSnapshots(): void {
     this.snapshotList.replaceChildren();
     for (const s of this.store.snapshots) {
@@ -587,9 +637,11 @@ export class App {
       button.setAttribute('aria-pressed', String(s.index === this.timeline.shown));
       if (s.index === this.compare?.shown) li.classList.add('rs-compared');
       el('span', 'rs-snapshot-name', button, s.name);
-      el('span', 'rs-snapshot-meta', button,
-        `${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records · `
-        + new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
+      // The capture time first: captures of one session share their name, the time tells them apart.
+      const time = el('span', 'rs-snapshot-time', undefined, new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
+      const meta = el('span', 'rs-snapshot-meta', button);
+      meta.append(time,
+        ` · ${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`);
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.
@@ -602,6 +654,7 @@ export class App {
         if (e.ctrlKey || e.metaKey || e.shiftKey) this.toggleCompare(s.index); else this.showSnapshot(s.index);
       });
     }
+    this.renderCoverage();
     // Two charts: each names its capture above its lane labels.
     const nameOf = (t: Timeline) => this.store.snapshots[t.shown]?.name ?? null;
     this.timeline.setTitle(this.compare ? nameOf(this.timeline) : null);

@@ -8,9 +8,13 @@
 
 import type { RecordStore } from './store';
 import {
-  childrenByTotal, flameBoxAt, flameLayout, pathTo, type Aggregate, type CallTree, type FlameBox, type FunctionCount, type LineCount,
-  type TreeDirection,
+  childrenByTotal, flameBoxAt, flameLayout, pathTo, selectionWeights, type Aggregate, type CallTree, type FlameBox, type FunctionCount,
+  type LineCount, type TreeDirection,
 } from './call-tree';
+import { transformStacks, type CallTreeTransform } from './call-tree-transforms';
+import { openTransformMenu, transformChoices, TransformBar, type TransformTarget } from './call-tree-transform-bar';
+import { diffCaptures } from './call-tree-diff';
+import { renderDiff, type DiffViewState } from './call-tree-diff-view';
 import { Aggregation, type Selection } from './aggregation';
 import type { SourceLocation, StackTable } from '../shared/stacks';
 import type { HostToWebview } from '../shared/protocol';
@@ -18,7 +22,15 @@ import type { HostRequests } from './details';
 import { readColors, sizeCanvas } from './draw';
 import { el } from './dom';
 
-export type CallTreeMode = TreeDirection | 'flame' | 'functions' | 'lines';
+export type CallTreeMode = TreeDirection | 'flame' | 'functions' | 'lines' | 'diff';
+
+/** Two captures compared: A the shown one, B the compared one (the Difference tab shows B − A). */
+export interface Comparison {
+  readonly a: Selection;
+  readonly b: Selection;
+  readonly labelA: string;
+  readonly labelB: string;
+}
 
 type RevealReply = Extract<HostToWebview, { type: 'revealReply' }>;
 
@@ -96,6 +108,12 @@ export class CallTreeView {
   private chosenAt: SourceLocation | undefined;
   private editor = false;
   private readonly pendingReveal = new Set<number>();
+  /** The transforms applied before the trees are built, as breadcrumbs. */
+  private readonly transformBar: TransformBar;
+  /** The selection shown, asked again when the transforms change. */
+  private lastSelection: Selection | null = null;
+  private comparison: Comparison | null = null;
+  private diffState: DiffViewState = { mode: 'functions', sort: 'self-delta' };
 
   constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly actions: CallTreeActions) {
     this.section = el('section', 'rs-calltree', parent);
@@ -106,6 +124,7 @@ export class CallTreeView {
     modes.setAttribute('role', 'tablist');
     const labels = [
       ['top-down', 'Top-down'], ['bottom-up', 'Bottom-up'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['lines', 'Lines'],
+      ['diff', 'Difference'],
     ] as const;
     for (const [mode, text] of labels) {
       const button = el('button', 'rs-calltree-mode', modes, text);
@@ -115,9 +134,15 @@ export class CallTreeView {
       button.addEventListener('click', () => { this.mode = mode; this.render(); });
       this.buttons.set(mode, button);
     }
+    const diffButton = this.buttons.get('diff')!;
+    diffButton.hidden = true; // shown while two captures are compared
+    diffButton.title = 'B − A: the compared capture minus the shown one, per function and as a differential flame graph';
     this.summary = el('p', 'rs-calltree-summary rs-hint', this.section);
     this.selection = el('div', 'rs-calltree-selection', this.section);
     this.selection.setAttribute('aria-live', 'polite');
+    this.transformBar = new TransformBar(this.section, () => {
+      if (this.lastSelection) this.setSelection(this.lastSelection, this.label); else this.render();
+    });
     this.body = el('div', 'rs-calltree-body', this.section);
     // The flame graph is laid out for one width: lay it out again when the pane around it is resized.
     new ResizeObserver(() => {
@@ -133,17 +158,48 @@ export class CallTreeView {
   /** Show the samples of a selection (every row with a stack when its range is null): asks the worker, draws its answer. */
   setSelection(selection: Selection, label: string): void {
     this.label = label;
+    this.lastSelection = selection;
     if (this.store.stackTable().start.length <= 1) { this.aggregate = null; this.render(); return; }
     this.pending = true;
     this.section.dataset.pending = 'true';
     this.summary.textContent = `Counting samples with callchains… · ${label}`;
-    this.aggregation.query(this.store, selection, (aggregate) => {
+    this.aggregation.query(this.store, { ...selection, transforms: this.transformBar.transforms }, (aggregate) => {
       if (aggregate === null) return; // a newer selection replaced this one
       this.aggregate = aggregate;
       this.pending = false;
       delete this.section.dataset.pending;
       this.render();
     });
+  }
+
+  /** Two captures to subtract in the Difference tab (null: one capture shown, no tab). */
+  setComparison(comparison: Comparison | null): void {
+    this.comparison = comparison;
+    this.buttons.get('diff')!.hidden = comparison === null;
+    if (comparison === null && this.mode === 'diff') this.mode = 'top-down';
+    if (this.mode === 'diff') this.render();
+  }
+
+  /** Applies a transform (as the menu or a key does): the trees are built again through it. */
+  addTransform(t: CallTreeTransform): void {
+    this.transformBar.push(t);
+  }
+
+  get transforms(): readonly CallTreeTransform[] {
+    return this.transformBar.transforms;
+  }
+
+  /**
+   * The filter box changed: when it no longer holds a stack:= term, the chosen function, its line and the flame graph's
+   * zoom are forgotten (they said what the tracks showed).
+   */
+  filterChanged(text: string): void {
+    if (/(?<=^|\s)-?stack:=/.test(text) || (this.chosen < 0 && this.flamePath.length === 0)) return;
+    this.chosen = -1;
+    this.chosenAt = undefined;
+    this.flamePath = [];
+    this.selection.replaceChildren();
+    this.render();
   }
 
   /** Whether the host answers reveal requests (the panel does; the offline page does not). */
@@ -173,16 +229,59 @@ export class CallTreeView {
       this.summary.textContent = 'No samples with callchains (record with -g, or the call graph option).';
       return;
     }
+    if (this.mode === 'diff' && this.comparison) { this.renderDifference(this.comparison, table); return; }
     const aggregate = this.aggregate;
     if (!aggregate) return; // the worker has not answered yet
     const direction: TreeDirection = this.mode === 'bottom-up' ? 'bottom-up' : 'top-down';
     const tree = direction === 'bottom-up' ? aggregate.bottomUp : aggregate.topDown;
     if (!this.pending) this.summary.textContent = `${tree.total[0].toLocaleString('en-US')} samples with callchains · ${this.label}`;
     if (tree.total[0] === 0) return;
-    if (this.mode === 'flame') this.drawFlame(tree, table);
-    else if (this.mode === 'functions') this.renderFunctions(table, aggregate.functions, tree.total[0]);
-    else if (this.mode === 'lines') this.renderLines(table, aggregate.lines, tree.total[0]);
-    else this.renderList(tree, table.names);
+    if (this.mode === 'flame') this.drawFlame(tree, aggregate.names);
+    else if (this.mode === 'functions') this.renderFunctions(table, aggregate.names, aggregate.functions, tree.total[0]);
+    else if (this.mode === 'lines') this.renderLines(table, aggregate.names, aggregate.lines, tree.total[0]);
+    else this.renderList(tree, aggregate.names, direction);
+  }
+
+  /** B − A of the two compared captures (their whole captures, through the same transforms), counted here. */
+  private renderDifference(comparison: Comparison, table: StackTable): void {
+    const n = this.store.length;
+    const time = this.store.time.subarray(0, n);
+    const stack = this.store.stack.subarray(0, Math.min(n, this.store.stack.length));
+    const side = (selection: Selection) => transformStacks(table,
+      selectionWeights(table, time, stack, selection.range, selection.shown ? selection.shown.mask() : null), this.transformBar.transforms);
+    const diff = diffCaptures(side(comparison.a), side(comparison.b));
+    this.summary.textContent = `Difference of ${comparison.labelB} (B) and ${comparison.labelA} (A)`;
+    renderDiff(this.body, diff, { a: comparison.labelA, b: comparison.labelB }, this.diffState, (state) => {
+      this.diffState = state;
+      this.render();
+    });
+  }
+
+  /** The transforms a node offers: its function, its call path (top-down trees) and its library, when the host named one. */
+  private transformTarget(names: readonly string[], name: number, path: readonly string[] | null): TransformTarget | null {
+    const label = names[name];
+    if (label === undefined) return null;
+    const table = this.store.stackTable();
+    const library = name < table.names.length ? table.libraries?.[table.nameLibrary?.[name] ?? -1] ?? null : null;
+    return { name: label, path, library };
+  }
+
+  /** Right-click and the f / F / m / C keys on `element` offer the transforms of `target`. */
+  private transformable(element: HTMLElement, target: () => TransformTarget | null): void {
+    element.addEventListener('contextmenu', (e) => {
+      const t = target();
+      if (!t) return;
+      e.preventDefault();
+      openTransformMenu(this.section, e.clientX, e.clientY, t, (transform) => this.addTransform(transform));
+    });
+    element.addEventListener('keydown', (e) => {
+      if (e.ctrlKey || e.altKey || e.metaKey) return;
+      const t = target();
+      const choice = t ? transformChoices(t).find((c) => c.key === e.key) : undefined;
+      if (!choice) return;
+      e.preventDefault();
+      this.addTransform(choice.transform);
+    });
   }
 
   /** Filters the tracks to the samples whose stack holds function `name` and reveals `at` (default: the function's entry). */
@@ -243,7 +342,7 @@ export class CallTreeView {
     row.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.choose(name, at); } });
   }
 
-  private renderList(tree: CallTree, names: readonly string[]): void {
+  private renderList(tree: CallTree, names: readonly string[], direction: TreeDirection): void {
     const list = el('table', 'rs-calltree-list', this.body);
     const head = list.createTHead().insertRow();
     for (const h of ['Total', 'Self', 'Function']) el('th', '', head, h).scope = 'col';
@@ -260,7 +359,10 @@ export class CallTreeView {
       const name = names[tree.name[node]] ?? '?';
       const cell = el('td', 'rs-calltree-fn', tr, name);
       cell.style.paddingLeft = `${(tree.depth[node] - 1) * 12 + 4}px`;
-      this.choosable(tr, tree.name[node], `Show the samples through ${name} on the tracks`);
+      this.choosable(tr, tree.name[node], `Show the samples through ${name} on the tracks (right-click or f, F, m, C: transform the tree)`);
+      // A top-down path is a call path from the root; a bottom-up one is not, so it offers no subtree.
+      this.transformable(tr, () => this.transformTarget(names, tree.name[node],
+        direction === 'top-down' ? pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?') : null));
     };
     const visit = (node: number) => {
       for (const child of childrenByTotal(tree, node)) {
@@ -274,7 +376,7 @@ export class CallTreeView {
     for (const root of childrenByTotal(tree, 0)) { row(root); visit(root); }
   }
 
-  private renderFunctions(table: StackTable, functions: readonly FunctionCount[], all: number): void {
+  private renderFunctions(table: StackTable, names: readonly string[], functions: readonly FunctionCount[], all: number): void {
     const list = el('table', 'rs-calltree-list rs-functions', this.body);
     const head = list.createTHead().insertRow();
     for (const h of ['Self', 'Total', 'Function', 'Source']) el('th', '', head, h).scope = 'col';
@@ -285,16 +387,17 @@ export class CallTreeView {
       tr.className = 'rs-function-row';
       el('td', 'rs-num rs-function-self', tr, `${f.self} (${percent(f.self)})`).dataset.count = String(f.self);
       el('td', 'rs-num rs-function-total', tr, `${f.total} (${percent(f.total)})`).dataset.count = String(f.total);
-      const name = table.names[f.name] ?? '?';
+      const name = names[f.name] ?? '?';
       el('td', 'rs-calltree-fn', tr, name);
       const entry = this.entryOf(table, f.name);
       const source = el('td', 'rs-calltree-source', tr, entry ? `${baseName(entry.file)}:${entry.line}` : '');
       if (entry) source.title = `${entry.file}:${entry.line}`;
       this.choosable(tr, f.name, `Show the samples through ${name} on the tracks${entry ? ' and reveal its source' : ''}`);
+      this.transformable(tr, () => this.transformTarget(names, f.name, null));
     }
   }
 
-  private renderLines(table: StackTable, lines: readonly LineCount[], all: number): void {
+  private renderLines(table: StackTable, names: readonly string[], lines: readonly LineCount[], all: number): void {
     if (lines.length === 0) {
       el('p', 'rs-hint', this.body, 'No source lines for these samples (build with -g, or the binaries are gone).');
       return;
@@ -316,7 +419,7 @@ export class CallTreeView {
       tr.dataset.line = String(at.line);
       el('td', 'rs-num rs-line-self', tr, `${l.self} (${((100 * l.self) / all).toFixed(1)}%)`).dataset.count = String(l.self);
       el('td', 'rs-calltree-source', tr, `${baseName(at.file)}:${at.line}`).title = `${at.file}:${at.line}`;
-      const name = table.names[l.name] ?? '?';
+      const name = names[l.name] ?? '?';
       el('td', 'rs-calltree-fn', tr, name);
       this.choosable(tr, l.name, `Show the samples through ${name} on the tracks and reveal ${at.file}:${at.line}`, at);
     }
@@ -342,8 +445,7 @@ export class CallTreeView {
     this.render();
   }
 
-  private drawFlame(tree: CallTree, table: StackTable): void {
-    const names = table.names;
+  private drawFlame(tree: CallTree, names: readonly string[]): void {
     const focus = this.flameFocus(tree);
     const crumbs = el('nav', 'rs-flame-crumbs', this.body);
     crumbs.setAttribute('aria-label', 'Flame graph zoom');
@@ -433,6 +535,15 @@ export class CallTreeView {
       canvas.style.cursor = 'pointer';
     });
     canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+    // Right-click a frame: its transforms (the box under the pointer, found again when the menu opens).
+    let lastBox: FlameBox | undefined;
+    canvas.addEventListener('contextmenu', (e) => { lastBox = boxAt(e); }, true);
+    this.transformable(canvas, () => {
+      // A key on the focused graph: the frame it is zoomed into.
+      const node = lastBox?.node ?? focus;
+      lastBox = undefined;
+      return node > 0 ? this.transformTarget(names, tree.name[node], pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?')) : null;
+    });
     // A click zooms into the frame and chooses its function (filter and reveal), as a row of the tree does.
     canvas.addEventListener('click', (e) => {
       const b = boxAt(e);

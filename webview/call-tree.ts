@@ -175,6 +175,8 @@ export function lineCountsOfWeights(stacks: StackTable, weight: Float64Array): L
 
 /** Everything the call tree pane shows of one selection: both trees, the counts per function and per line. */
 export interface Aggregate {
+  /** The names the trees and counts refer to: the stack table's, and a collapsed library's after them. */
+  readonly names: readonly string[];
   readonly topDown: CallTree;
   readonly bottomUp: CallTree;
   readonly functions: readonly FunctionCount[];
@@ -207,6 +209,7 @@ export function selectionWeights(stacks: StackTable, time: Float64Array, stack: 
 /** The pane's whole answer for samples counted per distinct stack. */
 export function aggregateWeights(stacks: StackTable, weight: Float64Array): Aggregate {
   return {
+    names: stacks.names,
     topDown: callTreeOfWeights(stacks, weight, 'top-down'), bottomUp: callTreeOfWeights(stacks, weight, 'bottom-up'),
     functions: functionCountsOfWeights(stacks, weight), lines: lineCountsOfWeights(stacks, weight),
   };

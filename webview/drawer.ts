@@ -11,9 +11,12 @@ export const MIN_DRAWER_HEIGHT = 60;
 export const MIN_TIMELINE_HEIGHT = 160;
 const KEY_STEP = 24;
 
-/** A drawer height that leaves the timeline its minimum within `available` pixels (drawer and timeline together). Pure. */
-export function clampDrawerHeight(height: number, available: number): number {
-  const most = Math.max(MIN_DRAWER_HEIGHT, available - MIN_TIMELINE_HEIGHT);
+/**
+ * A drawer height that leaves the timeline its minimum (`above`: what the charts above need, two compared ones more than
+ * one) within `available` pixels (drawer and timeline together). Pure.
+ */
+export function clampDrawerHeight(height: number, available: number, above = MIN_TIMELINE_HEIGHT): number {
+  const most = Math.max(MIN_DRAWER_HEIGHT, available - Math.max(MIN_TIMELINE_HEIGHT, above));
   return Math.round(Math.min(most, Math.max(MIN_DRAWER_HEIGHT, Number.isFinite(height) ? height : DEFAULT_DRAWER_HEIGHT)));
 }
 
@@ -24,11 +27,11 @@ export class Drawer {
   private wanted: number;
 
   /**
-   * `available` measures the height the drawer shares with the timeline; `onResized` is told the new height when
-   * the user has resized it (to save it).
+   * `available` measures the height the drawer shares with the timeline, `above` the least the charts above it need;
+   * `onResized` is told the new height when the user has resized it (to save it).
    */
   constructor(parent: HTMLElement, height: number | undefined, private readonly available: () => number,
-    private readonly onResized: (height: number) => void) {
+    private readonly onResized: (height: number) => void, private readonly above: () => number = () => MIN_TIMELINE_HEIGHT) {
     this.wanted = height ?? DEFAULT_DRAWER_HEIGHT;
     this.handle = el('div', 'rs-drawer-handle', parent);
     this.handle.setAttribute('role', 'separator');
@@ -49,7 +52,7 @@ export class Drawer {
   }
 
   /** The height asked for (dragged, or remembered): the least the drawer takes; it takes more when the lanes leave more. */
-  get height(): number { return clampDrawerHeight(this.wanted, this.available()); }
+  get height(): number { return clampDrawerHeight(this.wanted, this.available(), this.above()); }
 
   /** The height on screen: a drag or a key step starts from it, not from the least it may take. */
   private shownHeight(): number {
@@ -57,7 +60,12 @@ export class Drawer {
   }
 
   setHeight(height: number): void {
-    this.wanted = clampDrawerHeight(height, this.available());
+    this.wanted = clampDrawerHeight(height, this.available(), this.above());
+    this.apply();
+  }
+
+  /** What the charts above need changed (a second one was opened or closed): the drawer gives way, or takes back its height. */
+  refit(): void {
     this.apply();
   }
 

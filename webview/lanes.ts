@@ -24,6 +24,8 @@ export interface LaneSource {
   /** The process of a row: read once per thread lane, so a source may answer it without a whole column. */
   pidOf(row: number): number;
   commOf(row: number): string;
+  /** A process's own comm (its main thread's), whatever rows a filter leaves: process headers are named by it. */
+  processCommOf?(pid: number): string | undefined;
 }
 
 export interface Lane {
@@ -323,7 +325,8 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       ...(g.keep !== undefined ? { keep: g.keep } : {}),
       collapsed: collapsed.has(g.key),
     }));
-  return grouping === 'thread' ? withProcessHeaders(lanes, src.time, collapsed, headerRows ?? undefined) : lanes;
+  return grouping === 'thread'
+    ? withProcessHeaders(lanes, src.time, collapsed, headerRows ?? undefined, src.processCommOf?.bind(src)) : lanes;
 }
 
 /** Row lists each sorted by time merged into one (pairwise, so n·log k steps and no comparator calls); ties by row. */
@@ -358,7 +361,7 @@ export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): 
  * their rows in time order (drawn as a density summary). A collapsed header hides its thread lanes.
  */
 export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, collapsed: ReadonlySet<string>,
-  headerRows?: ReadonlyMap<number, Uint32Array>): Lane[] {
+  headerRows?: ReadonlyMap<number, Uint32Array>, processComm?: (pid: number) => string | undefined): Lane[] {
   const out: Lane[] = [];
   for (let i = 0; i < lanes.length;) {
     const pid = lanes[i].pid;
@@ -367,7 +370,8 @@ export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, c
     while (end < lanes.length && lanes[end].pid === pid) end++;
     const threads = lanes.slice(i, end);
     const main = threads.find((t) => t.key === `thread:${pid}`) ?? threads[0];
-    const comm = main.label.slice(0, main.label.lastIndexOf(' '));
+    // The process's own name when the source knows it: a filter that hides the main thread must not rename the header.
+    const comm = processComm?.(pid) || main.label.slice(0, main.label.lastIndexOf(' '));
     const rows = headerRows?.get(pid) ?? mergeByTime(time, threads.map((t) => t.rows));
     const key = `process:${pid}`;
     const isCollapsed = collapsed.has(key);

@@ -274,6 +274,7 @@ export class TimelineLayout {
       partsOf: (name: 'tid' | 'cpu') => s.columnParts(name),
       pidOf: (row: number) => s.valueAt('pid', row),
       commOf: (row: number) => s.commOf(row),
+      processCommOf: (pid: number) => s.processCommOf(pid),
     };
   }
 }

@@ -119,6 +119,10 @@ export class RecordStore {
   private readonly stackLocationIds = new Map<string, number>();
   private readonly stackLeafLocation: number[] = [];
   private readonly stackNameLocation: number[] = [];
+  /** The object files of the functions (perf's dso), interned across snapshots; per name its library, -1 unknown. */
+  private readonly stackLibraries: string[] = [];
+  private readonly stackLibraryIds = new Map<string, number>();
+  private readonly stackNameLibrary: number[] = [];
   private stackCache: StackTable | null = null;
   /** Per stack id, its function names (filled as the filter asks; stacks never change once interned). */
   private readonly stackFunctionLists: (readonly string[] | undefined)[] = [];
@@ -424,6 +428,10 @@ export class RecordStore {
 
   isComplete(snap: SnapshotEntry): boolean { return snap.receivedRows >= snap.totalRows; }
 
+  processCommOf(pid: number): string | undefined {
+    return this.commByPid.get(pid);
+  }
+
   commOf(row: number): string {
     return this.commByTid.get(this.valueAt('tid', row)) ?? this.commByPid.get(this.valueAt('pid', row)) ?? '';
   }
@@ -515,9 +523,14 @@ export class RecordStore {
 
   /** All stacks received so far, as the call tree reads them. */
   stackTable(): StackTable {
-    if (!this.stackCache || this.stackCache.start.length !== this.stackStarts.length) {
+    if (!this.stackCache || this.stackCache.start.length !== this.stackStarts.length
+      || (this.stackCache.libraries?.length ?? 0) !== this.stackLibraries.length
+      || (this.stackCache.nameLibrary?.length ?? 0) !== (this.stackLibraries.length ? this.stackNames.length : 0)) {
       this.stackCache = {
         names: this.stackNames, start: Uint32Array.from(this.stackStarts), frames: Int32Array.from(this.stackFrames),
+        ...(this.stackLibraries.length ? {
+          libraries: this.stackLibraries, nameLibrary: Int32Array.from(this.stackNames, (_, n) => this.stackNameLibrary[n] ?? -1),
+        } : {}),
         ...(this.stackLocations.length ? {
           locations: this.stackLocations, leafLocation: Int32Array.from(this.stackLeafLocation),
           nameLocation: Int32Array.from(this.stackNames, (_, n) => this.stackNameLocation[n] ?? -1),
@@ -542,6 +555,13 @@ export class RecordStore {
         this.stackLocationIds.set(key, id);
       }
       return id;
+    });
+    stacks.nameLibrary?.forEach((l, n) => {
+      const library = stacks.libraries?.[l];
+      if (library === undefined || (this.stackNameLibrary[nameMap[n]] ?? -1) >= 0) return;
+      let id = this.stackLibraryIds.get(library);
+      if (id === undefined) { id = this.stackLibraries.length; this.stackLibraries.push(library); this.stackLibraryIds.set(library, id); }
+      this.stackNameLibrary[nameMap[n]] = id;
     });
     stacks.nameLocation?.forEach((l, n) => {
       if (l >= 0 && (this.stackNameLocation[nameMap[n]] ?? -1) < 0) this.stackNameLocation[nameMap[n]] = locationMap[l];

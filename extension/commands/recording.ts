@@ -12,6 +12,7 @@ import { pickEvents, pickRecordingsToStop, pickTarget } from '../ui/pickers';
 import { noticeKeptSilentBreakpoints, noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
 import { registerCommand, samplingSettings, settings, type Services } from '../services';
+import { withProgressAfterASecond } from '../ui/progress';
 
 export function registerRecordingCommands(context: vscode.ExtensionContext, services: Services): void {
   const { sessions, keepers, backend, log, timelineHost, cliPath } = services;
@@ -33,9 +34,11 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
         reported = fraction;
       });
     };
+    // A big one says so at once; any other says so once it has taken a second (a loaded machine, a first symbolization).
     const entry = bytes >= settings().bigSnapshotBytes
       ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ringside: snapshot of ${formatBytes(bytes)}` }, take)
-      : await take();
+      : await withProgressAfterASecond(`Ringside: snapshot of ${formatBytes(bytes)}`,
+        (progress) => sessions.snapshot(sessionId, (message) => progress.step(message)), false);
     TimelinePanel.show(timelineHost, [entry]);
     log(`snapshot ${entry.name}: ${entry.recordCount} records, ${formatBytes(entry.sizeBytes)}, longest pause ${(entry.maxPauseNs / 1e3).toFixed(1)} µs, decoded in ${entry.decodeMs.toFixed(1)} ms`);
     return entry;

@@ -1,13 +1,16 @@
 // Snapshots on the timeline and in files: Show Timeline, Open Snapshot in Timeline, Delete Snapshot,
 // Export Snapshot… (perf.data, JSON Lines, HTML) and Open perf.data….
 
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { TimelinePanel } from '../panel/timeline-panel';
+import { OpenCancelled } from '../session/session-manager';
+import { withProgressAfterASecond } from '../ui/progress';
 import type { SessionNode } from '../ui/sessions-view';
 import { registerCommand, type Services } from '../services';
 
 export function registerSnapshotCommands(context: vscode.ExtensionContext, services: Services): void {
-  const { sessions, timelineHost } = services;
+  const { sessions, timelineHost, log } = services;
   context.subscriptions.push(
     registerCommand(services, 'ringside.showTimeline', () => TimelinePanel.show(timelineHost, sessions.allSnapshots())),
     registerCommand(services, 'ringside.openSnapshot', (node: SessionNode) => {
@@ -36,8 +39,16 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
     registerCommand(services, 'ringside.openPerfData', async () => {
       const uris = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'perf.data': ['data', '*'] }, title: 'Open perf.data' });
       if (!uris?.[0]) return;
-      const session = await sessions.openPerfData(uris[0].fsPath);
-      TimelinePanel.show(timelineHost, session.snapshots);
+      const file = uris[0].fsPath;
+      // Reading, decoding and symbolizing a big file takes seconds on a loaded machine: say so, and let the user give up.
+      const session = await withProgressAfterASecond(`Ringside: opening ${path.basename(file)}`, (progress) => {
+        progress.step('reading and decoding');
+        return sessions.openPerfData(file, progress.cancelled).catch((error: unknown) => {
+          if (error instanceof OpenCancelled) { log(error.message); return undefined; }
+          throw error;
+        });
+      });
+      if (session) TimelinePanel.show(timelineHost, session.snapshots);
     }),
   );
 }

@@ -84,6 +84,14 @@ export interface SessionChange {
 
 export type ExportFormat = 'perf.data' | 'jsonl' | 'html';
 
+/** The user cancelled opening a file: nothing was added. */
+export class OpenCancelled extends Error {
+  constructor(readonly file: string) {
+    super(`opening ${file} was cancelled`);
+    this.name = 'OpenCancelled';
+  }
+}
+
 export class SessionError extends Error {
   constructor(message: string) {
     super(message);
@@ -234,11 +242,15 @@ export class SessionManager {
     return this.adopt('borrowed', label ?? `pid ${pid} fd ${fd}`, source);
   }
 
-  /** A perf.data file as a session with one snapshot and no rings. */
-  async openPerfData(file: string): Promise<SessionInfo> {
+  /**
+   * A perf.data file as a session with one snapshot and no rings. `cancelled` is asked once the file is read and decoded:
+   * when it says so, nothing is added and OpenCancelled is thrown.
+   */
+  async openPerfData(file: string, cancelled?: () => boolean): Promise<SessionInfo> {
     this.assertLive();
     const started = Date.now();
     const decoded = await this.backend.readPerfData(file);
+    if (cancelled?.()) throw new OpenCancelled(file);
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
     this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started);

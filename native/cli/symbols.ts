@@ -34,7 +34,8 @@ export class SnapshotSymbols {
   private readonly logpointNames = new Map<string, readonly string[] | null>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
   readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
-    (pid, tid) => this.commOf(pid, tid));
+    (pid, tid) => this.commOf(pid, tid),
+    (pid, ip, kernel) => this.symbolizer.dsoOf(pid, ip, kernel));
 
   private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);

@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { captureName, SessionManager } from '../../extension/session/session-manager';
+import { captureName, OpenCancelled, SessionManager } from '../../extension/session/session-manager';
 import { createCoreBackend } from '../../extension/session/core-backend';
 import type { Backend } from '../../extension/session/ports';
 import { rowDetails } from '../../host/wire';
@@ -61,6 +61,24 @@ describe('extension: callchain frames of an opened perf.data are named as perf s
       assert.ok(theirs.length > 20, `${theirs.length} samples`);
       assert.ok(theirs.some((chain) => /^pd_inner\+0x[0-9a-f]+ ← pd_outer\+0x[0-9a-f]+ ← main\+0x/.test(chain)), 'the fixture spins in pd_inner ← pd_outer ← main');
       assert.deepEqual([...ours].sort(), [...theirs].sort());
+    } finally {
+      await manager.dispose();
+    }
+  });
+
+  it('opening cancelled while the file was read adds nothing and says so', async () => {
+    const file = path.join(dir, 'cancelled.data');
+    perfRecord(file, ['-e', 'task-clock', '-c', '500000'], [fixture('pd_work'), '1', '1000000']);
+    const manager = new SessionManager({ backend: coreOnly() });
+    try {
+      let asked = 0;
+      await assert.rejects(manager.openPerfData(file, () => { asked++; return true; }),
+        (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message));
+      assert.equal(asked, 1, 'asked once the file was read');
+      assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
+      const opened = await manager.openPerfData(file, () => false);
+      assert.equal(manager.list().length, 1);
+      assert.ok(opened.snapshots[0].recordCount > 0);
     } finally {
       await manager.dispose();
     }

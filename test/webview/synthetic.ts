@@ -294,3 +294,13 @@ export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (
     begin();
   });
 }
+
+/**
+ * The small capture recorded again with twice the work in helper: the same rows plus, for each of its 25 samples in
+ * helper (stack 1), another at 2.5 µs after it. helper's samples double (25 → 50), busy_loop's own stay 76.
+ */
+export function smallDoubled(): SyntheticSnapshot {
+  const rows = smallRows();
+  const extra = rows.filter((r) => r.stack === 1).map((r) => ({ ...r, t: r.t + 2.5 * US }));
+  return snapshot('snap-3', 'helper doubled', [...rows, ...extra].sort((a, b) => a.t - b.t), SMALL_ORIGIN + 10_000_000n, 50);
+}
