@@ -47,7 +47,7 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols)
   for (let row = 0; row < length; row++) {
     if (kind[row] !== RecordType.SAMPLE || withCallchain[event[row]] === false) continue;
     let callchain: unknown;
-    let pid = -1;
+    let pid: number;
     try {
       const record = decodeRecordAt(snapshot, row);
       callchain = (record.fields as { callchain?: unknown }).callchain;

@@ -94,6 +94,7 @@ export class KeeperClient {
       try {
         return readFileSync(startLog, 'utf8').trim() || 'no message';
       } catch {
+        // no log yet (the keeper died before writing one): the caller's message says so
         return 'no message';
       }
     };

@@ -356,7 +356,9 @@ export class SessionManager {
     if (session.ownerWatch) clearInterval(session.ownerWatch);
     session.triggerWatch?.stop();
     session.triggerWatch = undefined;
-    if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => undefined);
+    if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => {
+      // the snapshot's failure reaches whoever awaits it; stopping only waits for it to settle
+    });
     if (session.source) {
       const source = session.source;
       session.source = undefined;
@@ -421,7 +423,9 @@ export class SessionManager {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => undefined);
+    for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => {
+      // stop reports its own failures to the user; dispose goes on stopping the rest
+    });
     this.sessions.clear();
     this.listeners.clear();
     await this.backend.close?.();

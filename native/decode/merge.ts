@@ -6,7 +6,7 @@
 // decreases inside one ring (running maximum), so each ring's own order is always preserved: the
 // kernel's write order wins over tiny cross-CPU clock skews.
 
-import { ColumnSet } from './column-set';
+import type { ColumnSet } from './column-set';
 import type { RingRows, SetSource } from './decode-ring';
 
 /** time[start, stop) += amount (NaN, i.e. no time, stays NaN). */

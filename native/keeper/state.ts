@@ -279,6 +279,7 @@ export function pruneDeadKeeperFiles(dir: string): number[] {
   try {
     names = readdirSync(dir);
   } catch {
+    // no state directory yet: there are no keepers to prune
     return [];
   }
   const pruned: number[] = [];
@@ -356,10 +357,11 @@ export function collectPauseLeases(keeperPid: number, dir: string = keeperStateD
   const prefix = `keeper-${keeperPid}.paused-by-`;
   const alive: number[] = [];
   const gone: number[] = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
+    // no state directory yet: no keepers, alive or gone
     return { alive, gone };
   }
   for (const name of names) {

@@ -236,6 +236,7 @@ export class RingMapping {
       this.zeroCopy();
       return 'zero-copy';
     } catch {
+      // koffi.view refused (a V8 sandbox that forbids external ArrayBuffers): remembered, and memcpy serves
       this.zeroCopyRefused = true;
       return 'memcpy';
     }

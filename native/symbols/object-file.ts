@@ -6,9 +6,9 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
-import { ElfFile, ElfSymbol, crc32 } from './elf';
+import { ElfFile, type ElfSymbol, crc32 } from './elf';
 import { compareAliases, withoutEnclosedLabels } from './best-symbol';
-import { DwarfInfo, DwarfVariable } from './dwarf-info';
+import { DwarfInfo, type DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
 
@@ -53,7 +53,7 @@ export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAUL
 }
 
 function isFile(p: string): boolean {
-  try { return existsSync(p) && statSync(p).isFile(); } catch { return false; }
+  try { return existsSync(p) && statSync(p).isFile(); } catch { /* missing or unreadable: not a file we can use */ return false; }
 }
 
 export interface FunctionSymbol {
@@ -229,6 +229,7 @@ export function openVdsoObject(): ObjectFile | null {
       vdso = new ObjectFile('[vdso]', DEFAULT_DEBUG_ROOT, image);
     }
   } catch {
+    // no readable vDSO image (seccomp or a masked /proc/self/mem): vDSO frames stay unnamed
     vdso = null;
   }
   return vdso;
