@@ -92,7 +92,8 @@ interface UncopiedBatch {
 
 // The store's record columns read as its properties (store.time, store.kind, ...), one per wire column:
 // getters that first copy what arrived since the column was last read (defined below the class).
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging -- the merge is the point: the getters are defined below the class, one per wire column
+/* eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging --
+   getters defined below the class */
 export interface RecordStore extends Readonly<StoreColumns> {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above

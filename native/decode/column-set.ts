@@ -78,7 +78,8 @@ export interface FlatColumns {
 }
 
 // The set's columns are its own properties (set.time, set.kind, ...), declared from the schema.
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging -- the merge is the point: the class defines these properties from the schema at run time
+/* eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging --
+   the class defines these from the schema */
 export interface ColumnSet extends ColumnArrays {}
 
 /**
