@@ -153,3 +153,111 @@ describe('architecture: who may import what', () => {
     assert.deepEqual([...importers('@vscode/webview-ui-toolkit')], ['webview/toolkit.ts']);
   });
 });
+
+// ---- import cycles -------------------------------------------------------------------------------------------
+
+/** The repository file an import of ours names (`x` → x.ts or x/index.ts), or undefined for a package. */
+function fileOf(i: Import): string | undefined {
+  if (!i.specifier.startsWith('.')) return undefined;
+  const target = targetOf(i);
+  return [`${target}.ts`, `${target}/index.ts`, target].find((candidate) => fileSet.has(candidate));
+}
+
+const fileSet = new Set(files);
+
+/** Who imports whom among our own files (type-only imports too: a cycle of types is still one of meaning). */
+const edges = new Map<string, Set<string>>(files.map((file) => [file, new Set<string>()]));
+for (const i of all) {
+  const to = fileOf(i);
+  if (to !== undefined && to !== i.file) edges.get(i.file)!.add(to);
+}
+
+/** The strongly connected components with more than one file (Tarjan): every import cycle lies inside one. */
+function cyclicComponents(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, counter);
+    low.set(file, counter);
+    counter++;
+    stack.push(file);
+    onStack.add(file);
+    for (const next of edges.get(file)!) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1) components.push(component.sort());
+    }
+  };
+  for (const file of [...edges.keys()].sort()) if (!index.has(file)) visit(file);
+  return components;
+}
+
+// TEMPORARY: the import cycles native/decode holds today (issue 36), known so that the rule below fails on any NEW
+// cycle while they are being removed. Each entry is one import (importer → imported) that lies on a cycle. Empty
+// this list once they are gone; never add to it.
+const KNOWN_CYCLE_IMPORTS: readonly string[] = [
+  'native/decode/decode-ring.ts -> native/decode/wasm/copy-room.ts',
+  'native/decode/merge.ts -> native/decode/decode-ring.ts',
+  'native/decode/scatter.ts -> native/decode/merge.ts',
+  'native/decode/scatter.ts -> native/decode/decode-ring.ts',
+  'native/decode/scatter.ts -> native/decode/wasm/key-run.ts',
+  'native/decode/scatter.ts -> native/decode/uniform.ts',
+  'native/decode/uniform.ts -> native/decode/decode-ring.ts',
+  'native/decode/uniform.ts -> native/decode/merge.ts',
+  'native/decode/wasm/copy-room.ts -> native/decode/decode-ring.ts',
+  'native/decode/wasm/copy-room.ts -> native/decode/wasm/snapshot-memory.ts',
+  'native/decode/wasm/key-run.ts -> native/decode/scatter.ts',
+  'native/decode/wasm/merge-scatter.ts -> native/decode/uniform.ts',
+  'native/decode/wasm/snapshot-memory.ts -> native/decode/wasm/key-run.ts',
+  'native/decode/wasm/snapshot-memory.ts -> native/decode/wasm/merge-scatter.ts',
+];
+
+describe('architecture: no import cycles', () => {
+  const components = cyclicComponents(edges);
+  const onCycles = components.flatMap((component) => {
+    const members = new Set(component);
+    return component.flatMap((file) => [...edges.get(file)!].filter((to) => members.has(to)).map((to) => `${file} -> ${to}`));
+  });
+
+  it('sees the imports between our files', () => {
+    assert.ok([...edges.values()].reduce((sum, targets) => sum + targets.size, 0) > 300);
+  });
+
+  it('finds a cycle however long, and only the files on it', () => {
+    const graph = (pairs: string[]) => {
+      const out = new Map<string, Set<string>>();
+      for (const pair of pairs) {
+        const [from, to] = pair.split('>');
+        out.set(from, (out.get(from) ?? new Set()).add(to));
+        if (!out.has(to)) out.set(to, new Set());
+      }
+      return out;
+    };
+    assert.deepEqual(cyclicComponents(graph(['a>b', 'b>c', 'c>d', 'd>b', 'a>e'])), [['b', 'c', 'd']]);
+    assert.deepEqual(cyclicComponents(graph(['a>b', 'b>c', 'a>c'])), []);
+  });
+
+  it('no import lies on a cycle (but the known ones being removed)', () => {
+    const fresh = onCycles.filter((edge) => !KNOWN_CYCLE_IMPORTS.includes(edge));
+    assert.deepEqual(fresh, [], `new import cycles, among: ${components.map((c) => c.join(', ')).join(' | ')}`);
+  });
+
+  it('every known cycle import still is one (else remove it from KNOWN_CYCLE_IMPORTS)', () => {
+    assert.deepEqual(KNOWN_CYCLE_IMPORTS.filter((edge) => !onCycles.includes(edge)), []);
+  });
+});
