@@ -12,6 +12,7 @@ import { TimelinePanel, type TimelineHost } from './panel/timeline-panel';
 import { describeError } from './ui/errors';
 import { pickTarget } from './ui/pickers';
 import { HardwareBreakpoints } from './editor/editor-integration';
+import { powerOfTwoAtLeast } from '../native/abi/units';
 
 export interface Settings {
   readonly defaultEvents: string[];
@@ -36,7 +37,7 @@ export function settings(): Settings {
   const chosen = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
   return {
     defaultEvents: config.get<string[]>('defaultEvents') ?? ['task-clock'],
-    pages: chosen === undefined ? undefined : 2 ** Math.ceil(Math.log2(Math.max(1, chosen))),
+    pages: chosen === undefined ? undefined : powerOfTwoAtLeast(chosen),
     period: config.get<number | null>('samplePeriod') ?? undefined,
     freq: config.get<number | null>('sampleFrequency') ?? undefined,
     callchains: config.get<boolean>('callchains') ?? false,

@@ -4,6 +4,7 @@
 // after the rings are running again, so the pause window stays as short as the copy.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
+import { formatBytes } from '../../native/abi/units';
 import type { EventDescription } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
@@ -592,8 +593,3 @@ export function formatClock(ms: number): string {
   return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
 }
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}

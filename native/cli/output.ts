@@ -12,7 +12,8 @@ import { SnapshotSymbols } from './symbols';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
-import { describeLosses, formatBytes, type LossReport } from '../decode/losses';
+import { describeLosses, type LossReport } from '../decode/losses';
+import { formatBytes } from '../abi/units';
 import { AtomicFile, FileWriteError } from '../sys/safe-file';
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */

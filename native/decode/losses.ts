@@ -4,6 +4,7 @@
 // (its first line names the overwrite), the timeline page's and the panel's snapshot notes.
 
 import type { RawSnapshot } from '../abi/snapshot';
+import { formatBytes, powerOfTwoAtLeast } from '../abi/units';
 import type { DecodedSnapshot, RingCoverage } from './types';
 
 export interface LossReport {
@@ -22,12 +23,6 @@ export interface LossContext {
 
 type Timing = Pick<RawSnapshot, 'takenAtMs' | 'recordingStartedAtMs' | 'gapFreeSinceMs'>;
 
-export function formatBytes(bytes: bigint | number): string {
-  const value = Number(bytes);
-  if (value >= 1 << 20) return `${(value / (1 << 20)).toFixed(1)} MiB`;
-  if (value >= 1 << 10) return `${(value / (1 << 10)).toFixed(1)} KiB`;
-  return `${value} B`;
-}
 
 const count = (n: number | bigint) => n.toLocaleString('en-US');
 
@@ -35,12 +30,6 @@ const count = (n: number | bigint) => n.toLocaleString('en-US');
 function seconds(value: number): string {
   if (value < 0.095) return `${(value * 1000).toFixed(0)} ms`;
   return `${value < 10 ? value.toFixed(1) : value.toFixed(0)} s`;
-}
-
-function nextPowerOfTwo(n: number): number {
-  let power = 1;
-  while (power < n) power *= 2;
-  return power;
 }
 
 /**
@@ -108,7 +97,7 @@ function overwriteNote(decoded: DecodedSnapshot, timing: Timing, context: LossCo
   const written = overwrote.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n);
   // Twice what this run wrote: the same work writes more or less from run to run (callchain depths, kernel samples
   // under load), and a size just above this run's bytes overwrote again on the next (seen with both cores busy).
-  const pages = nextPowerOfTwo(Math.ceil((2 * Number(written)) / context.pageBytes));
+  const pages = powerOfTwoAtLeast(Math.ceil((2 * Number(written)) / context.pageBytes));
   return `kept ${span ? `${span}: ` : ''}${count(kept)} of about ${count(Math.max(estimate, kept))} records; ` +
     `the rings overwrote the rest (${context.pagesOption} ${pages} keeps it all, if the locked-memory budget allows)`;
 }

@@ -33,7 +33,8 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi'],
   // The page goes to disk through the one safe writer (0600, temp file + rename), as every output does.
   host: ['node', 'shared', 'native/decode', 'native/abi', 'native/sys/safe-file.ts'],
-  webview: ['shared', 'd3'],
+  // The ring's units (byte counts as people read them) have one home below both hosts and the page.
+  webview: ['shared', 'd3', 'native/abi/units.ts'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
   // The VS Code extension; its session logic is tested in plain Node, so it sees vscode's types only.
   extension: ['node', 'vscode', 'native', 'shared', 'host'],
