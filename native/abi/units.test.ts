@@ -12,6 +12,14 @@ describe('abi/units', () => {
   });
 
   it('shows byte counts in binary units, one decimal below 10 of a unit', () => {
-    assert.deepEqual([0, 512, 1536, 64 * 1024, 1 << 20, 12n, 5n * 2n ** 30n].map(formatBytes), ['0 B', '512 B', '1.5 KiB', '64 KiB', '1.0 MiB', '12 B', '5.0 GiB']);
+    assert.deepEqual([0, 512, 1536, 64 * 1024, 1 << 20, 12n, 5n * 2n ** 30n].map(formatBytes), [
+      '0 B',
+      '512 B',
+      '1.5 KiB',
+      '64 KiB',
+      '1.0 MiB',
+      '12 B',
+      '5.0 GiB',
+    ]);
   });
 });

@@ -17,10 +17,7 @@ async function problems(code: string): Promise<string[]> {
 
 describe('architecture: our lint rule, a catch that drops its error says why', () => {
   it('flags a catch without a binding or a comment, and a promise .catch whose handler takes no error', async () => {
-    assert.deepEqual(await problems('try { f(); } catch { g(); }\np.catch(() => undefined);\n'), [
-      '1: ringside/catch-says-why',
-      '2: ringside/catch-says-why',
-    ]);
+    assert.deepEqual(await problems('try { f(); } catch { g(); }\np.catch(() => undefined);\n'), ['1: ringside/catch-says-why', '2: ringside/catch-says-why']);
   });
 
   it('passes a catch that says why, or binds the error', async () => {
