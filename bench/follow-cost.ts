@@ -56,6 +56,7 @@ function main(): void {
   try {
     statSync(CLI);
   } catch {
+    // Any stat failure means the same here: there is no bundle to run.
     throw new BenchUnavailableError(`${CLI} is missing: npm run build first`);
   }
   const dir = mkdtempSync(join(tmpdir(), 'ringside-follow-cost-'));

@@ -99,7 +99,12 @@ function targetCost(iterations: number, gdbIterations: number, table: Table): Re
   };
   const unprobed = (n: number) => median([0, 1, 2].map(() => run([binary], n)));
   const ringside = (spec: string) => [process.execPath, cli, 'capture', '-q', '-e', spec, '-o', '/dev/null', '--', binary];
-  try { execFileSync('gdb', ['--version']); } catch { throw new BenchUnavailableError('gdb is not installed'); }
+  try {
+    execFileSync('gdb', ['--version']);
+  } catch {
+    // gdb that does not run is gdb that is not there, for this bench.
+    throw new BenchUnavailableError('gdb is not installed');
+  }
   const gdb = ['gdb', '-batch', '-nx', '-ex', `dprintf logpoint_loop.c:${line},"%ld %ld\\n",i,total`, '-ex', 'run', '--args', binary];
   const base = unprobed(iterations);
   const perHit = (ns: number, baseline: number, n: number) => (ns - baseline) / n;

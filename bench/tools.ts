@@ -32,6 +32,7 @@ export function checkPrerequisites(chromium = true): { gcc: string; perf: string
   try {
     if (chromium) accessSync(CHROMIUM, constants.X_OK);
   } catch {
+    // missing or not executable: the bench says which package provides it
     missing.push(`Chromium is not at ${CHROMIUM} (the render baseline): apt-get install chromium`);
   }
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {

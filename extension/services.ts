@@ -13,6 +13,7 @@ import { describeError } from './ui/errors';
 import { pickTarget } from './ui/pickers';
 import { HardwareBreakpoints } from './editor/editor-integration';
 import { Logpoints } from './editor/logpoints';
+import { powerOfTwoAtLeast } from '../native/abi/units';
 
 export interface Settings {
   readonly defaultEvents: string[];
@@ -37,7 +38,7 @@ export function settings(): Settings {
   const chosen = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
   return {
     defaultEvents: config.get<string[]>('defaultEvents') ?? ['task-clock'],
-    pages: chosen === undefined ? undefined : 2 ** Math.ceil(Math.log2(Math.max(1, chosen))),
+    pages: chosen === undefined ? undefined : powerOfTwoAtLeast(chosen),
     period: config.get<number | null>('samplePeriod') ?? undefined,
     freq: config.get<number | null>('sampleFrequency') ?? undefined,
     callchains: config.get<boolean>('callchains') ?? false,

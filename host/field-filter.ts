@@ -81,6 +81,7 @@ export function rowsMatchingField(snapshot: DecodedSnapshot, name: string, op: F
       try {
         v = (decodeRecordAt(snapshot, row).fields as Record<string, unknown>)[name];
       } catch {
+        // a record the decoder cannot read has no field to match: the filter leaves it out
         continue;
       }
     }

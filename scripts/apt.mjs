@@ -84,6 +84,7 @@ function havePackageLists() {
   try {
     return readdirSync('/var/lib/apt/lists').some((name) => /_Packages(\.\w+)?$/.test(name));
   } catch {
+    // no lists directory: no package lists
     return false;
   }
 }

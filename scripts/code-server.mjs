@@ -85,10 +85,11 @@ function codeServerRuns() {
  */
 export function lastInstallMs(dir = installDir) {
   let newest;
-  let entries = [];
+  let entries;
   try {
     entries = readdirSync(dir).filter((name) => name.startsWith('.installed-'));
   } catch {
+    // not installed there yet: nothing installed
     return undefined;
   }
   for (const name of entries) {
@@ -195,10 +196,11 @@ export function freePort() {
 export function portHolder(port) {
   const inodes = new Set();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
+    let text;
     try {
       text = readFileSync(table, 'utf8');
     } catch {
+      // no such table (no IPv6, say): nothing listens there
       continue;
     }
     for (const line of text.split('\n').slice(1)) {
@@ -209,17 +211,18 @@ export function portHolder(port) {
   }
   if (inodes.size === 0) return undefined;
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    let fds = [];
+    let fds;
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
     } catch {
       continue; // another user's process, or gone
     }
     for (const fd of fds) {
-      let target = '';
+      let target;
       try {
         target = readlinkSync(`/proc/${pid}/fd/${fd}`);
       } catch {
+        // that fd closed since the listing: skip it
         continue;
       }
       const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];

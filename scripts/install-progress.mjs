@@ -54,6 +54,7 @@ function newestStep({ installDir, rootPid }) {
     const inPackage = cwd.split('/node_modules/').slice(1).pop() ?? (cwd.startsWith(installDir) ? path.relative(installDir, cwd) : '');
     return `; now: ${command.length > 50 ? `${command.slice(0, 47)}...` : command}${inPackage ? ` in ${inPackage}` : ''}`;
   } catch {
+    // the child exited between listing and reading: say nothing of it
     return '';
   }
 }

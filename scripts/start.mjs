@@ -83,6 +83,7 @@ async function main() {
     try {
       process.kill(server.pid, 0);
     } catch {
+      // kill(pid, 0) failing means the process is gone
       clearInterval(watchdog);
       console.error('ringside: code-server exited');
       void server.stop().then(() => process.exit(1));

@@ -16,6 +16,7 @@ function describeMode(path) {
     const rwx = (shift) => ['r', 'w', 'x'].map((letter, i) => (bits >> (shift + 2 - i)) & 1 ? letter : '-').join('');
     return `mode ${bits.toString(8).padStart(4, '0')} (d${rwx(6)}${rwx(3)}${rwx(0)}), owner uid ${stat.uid} gid ${stat.gid}`;
   } catch {
+    // the path cannot be stat'ed: no mode to describe
     return undefined;
   }
 }
@@ -30,6 +31,7 @@ export function probeTracefs(mountsText = readMounts()) {
       accessSync('/sys/kernel/debug/tracing/events', fsConstants.R_OK | fsConstants.X_OK);
       return { path: '/sys/kernel/debug/tracing', state: 'ok' };
     } catch {
+      // neither tracefs mount point is there
       return { path, state: 'unmounted' };
     }
   }
@@ -37,6 +39,7 @@ export function probeTracefs(mountsText = readMounts()) {
     accessSync(`${path}/events`, fsConstants.R_OK | fsConstants.X_OK);
     return { path, state: 'ok' };
   } catch {
+    // mounted but closed to us: the mode says to whom it is open
     return { path, state: 'denied', modeText: describeMode(path) };
   }
 }
@@ -45,6 +48,7 @@ function readMounts() {
   try {
     return readFileSync('/proc/mounts', 'utf8');
   } catch {
+    // no /proc/mounts to read: nothing is known to be mounted
     return '';
   }
 }
@@ -55,6 +59,7 @@ function describeUid(uid) {
     name = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => Number(fields[2]) === uid)?.[0];
     if (name === undefined && uid === process.geteuid?.()) name = userInfo().username;
   } catch {
+    // no readable /etc/passwd: the uid alone names the user
     name = undefined;
   }
   return name ? `uid ${uid} (${name})` : `uid ${uid}`;

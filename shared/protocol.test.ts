@@ -4,6 +4,7 @@ import { batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, trans
 import { validateHostToWebview, validateWebviewToHost } from './validate';
 import type { SnapshotStart } from './protocol';
 import type { RecordColumns } from '../native/decode/types';
+import type { PerfEventAttr } from '../native/abi/attr';
 
 function makeColumns(n: number): RecordColumns {
   const c = {
@@ -254,7 +255,7 @@ describe('host-side conversions', () => {
     const { snapshotMessages, recordDetailsOf } = await import('../host/messages');
     const { validateHostToWebview: validate } = await import('./validate');
     const cols = makeColumns(5);
-    const attr = (type: number) => ({ type }) as unknown as import('../native/abi/attr').PerfEventAttr;
+    const attr = (type: number) => ({ type }) as unknown as PerfEventAttr;
     const decoded = {
       events: [{ index: 0, name: 'sched:sched_switch', attr: attr(2), ids: [] }, { index: 1, name: 'mem:x:w', attr: attr(5), ids: [] },
         { index: 2, name: 'cpu-clock', attr: attr(1), ids: [] }],

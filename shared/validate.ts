@@ -376,6 +376,7 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
       case 'snapshotWhenRequest': {
         // An event spec is one line of printable text: the host puts it in an input box for the user to confirm, then resolves it as an event.
         const spec = str(o, 'event', type, 4096);
+        // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
         if (spec.trim() === '' || /[\u0000-\u001f\u007f]/.test(spec)) fail(`${type}.event`, 'a non-empty event spec without control characters');
         return;
       }

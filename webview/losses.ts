@@ -4,7 +4,8 @@
 // columns and snapshot facts in, marks on the store's time axis out; layout.ts finds each mark's lane by its row.
 
 import type { CoverageFact, LossInfo } from '../shared/protocol';
-import { formatBytes, formatDuration } from './time-format';
+import { formatDuration } from './time-format';
+import { formatBytes } from '../native/abi/units';
 
 export interface LossMark {
   /** Rebased ns; start may be -Infinity (the overwritten part of a recording's first snapshot has no known start). */

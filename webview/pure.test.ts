@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { axisTickFormatter, formatAbsolute, formatAddress, formatBytes, formatDuration, formatOffset, TimeBase } from './time-format';
+import { axisTickFormatter, formatAbsolute, formatAddress, formatDuration, formatOffset, TimeBase } from './time-format';
+import { formatBytes } from '../native/abi/units';
 import { bisectLeft, bisectRight, nearestPosition, visibleRange } from './hit-test';
 import { binDensity } from './density';
 import { mostFrequentEvent } from './layout';

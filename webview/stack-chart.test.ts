@@ -65,7 +65,7 @@ describe('activity graph', () => {
     assert.deepEqual([graph.counts[0], graph.counts[9], graph.scale], [1000, 1, 1000]);
     const drawn: number[] = [];
     const ctx = { fillStyle: '', globalAlpha: 1, beginPath() {}, fill() {}, rect(_x: number, _y: number, _w: number, h: number) { drawn.push(h); } };
-    drawActivityGraph(ctx as unknown as CanvasRenderingContext2D, graph, 100, 0, 20, -1, { palette: ['#000'], plain: '#fff', dim: '#888' });
+    drawActivityGraph(ctx as unknown as Parameters<typeof drawActivityGraph>[0], graph, 100, 0, 20, -1, { palette: ['#000'], plain: '#fff', dim: '#888' });
     assert.deepEqual(drawn, [20, 1]);
   });
 });

@@ -273,7 +273,6 @@ export function drawStackColumns(ctx: CanvasRenderingContext2D, input: StackColu
   // The sample covering column x: the last row at or before its left edge (with a callchain), while it lasts.
   let pos = 0;
   for (let x = 0; x <= width; x++) {
-    let s = -1;
     let last = 0;
     let frameDepth = 0;
     if (x < width) {
@@ -291,11 +290,11 @@ export function drawStackColumns(ctx: CanvasRenderingContext2D, input: StackColu
         const sampled = time[rows[p]];
         const end = q < rows.length && time[rows[q]] - sampled <= gap ? time[rows[q]] : sampled + interval;
         if (t < end) {
-          s = stack[rows[p]];
+          const s = stack[rows[p]];
           if (s + 1 < stackStart.length) {
             last = stackStart[s + 1] - 1;
             frameDepth = Math.min(depth, stackStart[s + 1] - stackStart[s]);
-          } else s = -1;
+          }
         }
       }
     }

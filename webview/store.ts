@@ -99,8 +99,11 @@ interface UncopiedBatch {
 
 // The store's record columns read as its properties (store.time, store.kind, ...), one per wire column:
 // getters that first copy what arrived since the column was last read (defined below the class).
+/* eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging --
+   getters defined below the class */
 export interface RecordStore extends Readonly<StoreColumns> {}
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class RecordStore {
   originNs: bigint | null = null;
   length = 0;

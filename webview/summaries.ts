@@ -4,7 +4,8 @@
 import type { CoverageFact } from '../shared/protocol';
 import type { RecordStore } from './store';
 import { el } from './dom';
-import { formatBytes, formatDuration, type TimeBase } from './time-format';
+import { formatDuration, type TimeBase } from './time-format';
+import { formatBytes } from '../native/abi/units';
 import { recordTypeName } from '../shared/columns';
 import { createButton } from './toolkit';
 

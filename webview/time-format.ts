@@ -81,15 +81,6 @@ export function formatAbsolute(originNs: bigint, relativeNs: number): string {
   return `${negative ? '-' : ''}${seconds}.${nanos}`;
 }
 
-/** Formats a byte count: 1536 → "1.5 KiB". */
-export function formatBytes(bytes: bigint | number): string {
-  let v = Number(bytes);
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return i === 0 ? `${v} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
-
 /** Hex address from two u32 halves, as perf prints it (no leading zeros). */
 export function formatAddress(hi: number, lo: number): string {
   return '0x' + ((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0)).toString(16);

@@ -4,7 +4,8 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
-import { formatBytes, type SnapshotEntry } from '../session/session-manager';
+import type { SnapshotEntry } from '../session/session-manager';
+import { formatBytes } from '../../native/abi/units';
 import type { RecordTarget } from '../session/ports';
 import { TimelinePanel } from '../panel/timeline-panel';
 import type { SessionNode } from '../ui/sessions-view';

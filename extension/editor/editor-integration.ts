@@ -256,6 +256,7 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     try {
       return { target: { kind: 'pid', pid }, executable: readlinkSync(`/proc/${pid}/exe`) };
     } catch {
+      // the process exited since the check above: no running target to offer
       return undefined;
     }
   }

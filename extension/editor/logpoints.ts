@@ -76,6 +76,7 @@ export class Logpoints implements vscode.Disposable, vscode.HoverProvider {
     try {
       return { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) };
     } catch {
+      // The target exited between the check and the read: there is nothing to attach a logpoint to.
       return undefined;
     }
   }

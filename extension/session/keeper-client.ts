@@ -10,6 +10,7 @@ import {
   type KeeperState, type ListedKeeper,
 } from '../../native/keeper/state';
 import { ensurePrivateDirectory } from '../../native/sys/safe-file';
+import type { AllCpusTarget } from '../../native/perf/recorder-options';
 
 export class KeeperError extends Error {
   constructor(message: string) {
@@ -23,7 +24,7 @@ export interface KeeperLaunch {
   readonly cliPath: string;
   /** Event specs (-e). */
   readonly events: readonly string[];
-  readonly target: { readonly kind: 'pid'; readonly pid: number } | { readonly kind: 'cpus' } | { readonly kind: 'launch'; readonly argv: readonly string[] };
+  readonly target: AllCpusTarget;
   readonly pages?: number;
   /** Seconds of history wanted: the keeper grows its rings until they keep it (--window; ringside.window). */
   readonly windowSec?: number;
@@ -116,6 +117,7 @@ export class KeeperClient {
       try {
         return readFileSync(startLog, 'utf8').trim() || 'no message';
       } catch {
+        // no log yet (the keeper died before writing one): the caller's message says so
         return 'no message';
       }
     };

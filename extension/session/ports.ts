@@ -9,15 +9,13 @@ import type { ForeignFdHint } from '../../native/attach/foreign';
 import type { TriggerOptions } from '../../native/perf/trigger-watcher';
 import type { ResolvedSpec } from '../../native/specs/resolve';
 import type { LineProbeMode } from '../../native/specs/line-probe';
+import type { RecordingTarget } from '../../native/perf/recorder-options';
 
 export type { ForeignFdHint };
 import type { ProcessSideband } from '../../native/perf/sideband-types';
 import type { FrameSymbols } from '../../host/frame-symbols';
 
-export type RecordTarget =
-  | { readonly kind: 'pid'; readonly pid: number }
-  | { readonly kind: 'cpus'; readonly cpus?: readonly number[] }
-  | { readonly kind: 'launch'; readonly argv: readonly string[]; readonly cwd?: string; readonly env?: Readonly<Record<string, string>> };
+export type RecordTarget = RecordingTarget<{ readonly cwd?: string; readonly env?: Readonly<Record<string, string>> }>;
 
 export interface RecordOptions {
   readonly events: readonly ResolvedEvent[];

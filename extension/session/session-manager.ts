@@ -4,6 +4,7 @@
 // after the rings are running again, so the pause window stays as short as the copy.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
+import { formatBytes } from '../../native/abi/units';
 import type { EventDescription } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
@@ -368,7 +369,9 @@ export class SessionManager {
     if (session.ownerWatch) clearInterval(session.ownerWatch);
     session.triggerWatch?.stop();
     session.triggerWatch = undefined;
-    if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => undefined);
+    if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => {
+      // the snapshot's failure reaches whoever awaits it; stopping only waits for it to settle
+    });
     if (session.source) {
       const source = session.source;
       session.source = undefined;
@@ -433,7 +436,9 @@ export class SessionManager {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => undefined);
+    for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => {
+      // stop reports its own failures to the user; dispose goes on stopping the rest
+    });
     this.sessions.clear();
     this.listeners.clear();
     await this.backend.close?.();
@@ -605,8 +610,3 @@ export function formatClock(ms: number): string {
   return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
 }
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import type { SessionInfo, SessionManager, SnapshotEntry } from '../session/session-manager';
-import { formatBytes } from '../session/session-manager';
+import { formatBytes } from '../../native/abi/units';
 import type { RingStatus } from '../session/ports';
 
 export type SessionNode =

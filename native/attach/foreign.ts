@@ -8,7 +8,7 @@ import { listEvents, type EventList } from '../specs/list';
 import type { PerfEventAttr } from '../abi/attr';
 import { findAttrBySampleId } from '../perfdata/attr-lookup';
 import { adoptEventFd } from '../perf/events';
-import { BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring';
+import { type BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring';
 import * as libc from '../sys/libc';
 import { readProcMapsIfAlive } from '../sys/procmaps';
 import { PerfError } from '../sys/errors';
@@ -41,6 +41,7 @@ export function scanPerfFds(options: { excludePids?: readonly number[] } = {}): 
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
   } catch {
+    // no /proc to read (a masked procfs): there are no processes to offer
     return [];
   }
   for (const pidText of pids) {
@@ -73,6 +74,7 @@ function readText(file: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch {
+    // a process that exited, or one we may not read: nothing known about it
     return '';
   }
 }
@@ -98,6 +100,7 @@ export function attrFromOwnerPerfData(pid: number, sampleId: bigint): { attr: Pe
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
+    // the process exited or is another user's: it holds no ring we can borrow
     return undefined;
   }
   for (const fd of fds) {
@@ -105,6 +108,7 @@ export function attrFromOwnerPerfData(pid: number, sampleId: bigint): { attr: Pe
     try {
       target = readlinkSync(`/proc/${pid}/fd/${fd}`);
     } catch {
+      // that fd closed since the listing: skip it
       continue;
     }
     if (!target.startsWith('/')) continue;

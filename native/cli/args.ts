@@ -2,6 +2,8 @@
 // The grammar follows perf where perf has one (-e, -p, -a, -c, -F, -g, --) so muscle memory carries over.
 
 import { isCharacterDevice } from '../sys/writable';
+import type { AllCpusTarget } from '../perf/recorder-options';
+import { isPowerOfTwo } from '../abi/units';
 import { DEFAULT_CLOCK_FREQ, DEFAULT_DWARF_STACK_BYTES, MAX_DWARF_STACK_BYTES, type CallGraph } from '../specs/resolve';
 
 /** How often --follow reads the rings when no interval is given: 4 reads a second. */
@@ -11,10 +13,7 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-export type CaptureTarget =
-  | { readonly kind: 'launch'; readonly argv: readonly string[] }
-  | { readonly kind: 'pid'; readonly pid: number }
-  | { readonly kind: 'cpus' };
+export type CaptureTarget = AllCpusTarget;
 
 export type OutputFormat = 'jsonl' | 'perf.data' | 'html' | 'pprof';
 
@@ -338,7 +337,7 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
     else if (arg === '--pages' || arg === '-m') {
       const given = positiveInteger(arg, value());
       pages = given;
-      if ((given & (given - 1)) !== 0) throw new UsageError(`${arg} ${pages}: the number of data pages must be a power of two`);
+      if (!isPowerOfTwo(given)) throw new UsageError(`${arg} ${pages}: the number of data pages must be a power of two`);
     } else if (arg === '-c' || arg === '--count') {
       const text = value();
       if (!/^\d+$/.test(text) || BigInt(text) === 0n) throw new UsageError(`${arg} ${text}: expected a positive integer period`);

@@ -14,7 +14,7 @@ import { readPerfAccess } from '../sys/access';
 import { constants as osConstants } from 'node:os';
 import { Recorder, type RecorderTarget } from '../perf/recorder';
 import { FollowOrder, type RingFollower } from '../perf/follow';
-import { formatBytes } from '../decode/losses';
+import { formatBytes } from '../abi/units';
 import { describeExit, shellStatus } from '../perf/launch';
 import { DecodePool } from '../decode-pool/pool';
 import { allocateDecodableCopy } from '../decode/wasm/copy-room';

@@ -257,7 +257,9 @@ export class DecodePool {
    */
   decode(raw: SnapshotInput, options: PoolDecodeOptions = {}): Promise<DecodedSnapshot> {
     const run = this.queue.then(() => this.decodeNow(raw, options));
-    this.queue = run.catch(() => undefined);
+    this.queue = run.catch(() => {
+      // the caller gets this decode's failure from `run`; the queue only orders the next decode after it
+    });
     return run;
   }
 

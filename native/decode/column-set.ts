@@ -78,12 +78,15 @@ export interface FlatColumns {
 }
 
 // The set's columns are its own properties (set.time, set.kind, ...), declared from the schema.
+/* eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging --
+   the class defines these from the schema */
 export interface ColumnSet extends ColumnArrays {}
 
 /**
  * One typed array per column, all views of one buffer; `time` is relative to the owning ring's
  * time base until merged. `length` is the capacity in rows.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see the interface above
 export class ColumnSet {
   readonly buffer: ArrayBuffer | SharedArrayBuffer;
   private flatViews: FlatColumns | undefined;

@@ -88,9 +88,10 @@ describe('decode/jsonl', () => {
       lines[0],
       { type: 'COMM', event: 'syscalls:sys_enter_getpid', time: 10, pid: 7, tid: 7, cpu: 0, comm: 'fixture', exec: true, sampleId: { pid: 7, tid: 7, time: 10, identifier: 3 } },
     );
+    // JSON.parse reads the u64 as the nearest double; the text itself is checked digit for digit below.
     assert.deepEqual(
       lines[1],
-      { type: 'SAMPLE', event: 'syscalls:sys_enter_getpid', time: 20, pid: 7, tid: 7, cpu: 0, fields: { __syscall_nr: 39, count: 18446744073709551360 }, identifier: 3 },
+      { type: 'SAMPLE', event: 'syscalls:sys_enter_getpid', time: 20, pid: 7, tid: 7, cpu: 0, fields: { __syscall_nr: 39, count: Number('18446744073709551360') }, identifier: 3 },
     );
     assert.ok(formatRecordJson(snapshot, 1).includes('"count":18446744073709551360'), 'u64 digits written exactly');
     assert.equal(lines[2].type, 'EXIT');

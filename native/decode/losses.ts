@@ -4,6 +4,7 @@
 // (its first line names the overwrite), the timeline page's and the panel's snapshot notes.
 
 import type { RawSnapshot } from '../abi/snapshot';
+import { formatBytes, powerOfTwoAtLeast } from '../abi/units';
 import type { DecodedSnapshot, RingCoverage } from './types';
 
 export interface LossReport {
@@ -22,12 +23,6 @@ export interface LossContext {
 
 type Timing = Pick<RawSnapshot, 'takenAtMs' | 'recordingStartedAtMs' | 'gapFreeSinceMs' | 'retiredBytesLeftOut'>;
 
-export function formatBytes(bytes: bigint | number): string {
-  const value = Number(bytes);
-  if (value >= 1 << 20) return `${(value / (1 << 20)).toFixed(1)} MiB`;
-  if (value >= 1 << 10) return `${(value / (1 << 10)).toFixed(1)} KiB`;
-  return `${value} B`;
-}
 
 const count = (n: number | bigint) => n.toLocaleString('en-US');
 
@@ -35,12 +30,6 @@ const count = (n: number | bigint) => n.toLocaleString('en-US');
 function seconds(value: number): string {
   if (value < 0.095) return `${(value * 1000).toFixed(0)} ms`;
   return `${value < 10 ? value.toFixed(1) : value.toFixed(0)} s`;
-}
-
-function nextPowerOfTwo(n: number): number {
-  let power = 1;
-  while (power < n) power *= 2;
-  return power;
 }
 
 /**
@@ -129,7 +118,7 @@ function overwriteNote(decoded: DecodedSnapshot, timing: Timing, context: LossCo
   const written = backward.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n) + leftOutShare;
   // Twice what this run wrote: the same work writes more or less from run to run (callchain depths, kernel samples
   // under load), and a size just above this run's bytes overwrote again on the next (seen with both cores busy).
-  const pages = nextPowerOfTwo(Math.ceil((2 * Number(written)) / context.pageBytes));
+  const pages = powerOfTwoAtLeast(Math.ceil((2 * Number(written)) / context.pageBytes));
   // No kept record to tell the size of those overwritten: how many there were is not estimated.
   const of = flightRecords === null ? `${count(kept)} records` : `${count(kept)} of about ${count(Math.max(flightRecords + sideband, kept))} records`;
   return `kept ${span ? `${span}: ` : ''}${of}; ` +

@@ -6,7 +6,7 @@
 // decreases inside one ring (running maximum), so each ring's own order is always preserved: the
 // kernel's write order wins over tiny cross-CPU clock skews.
 
-import { ColumnSet, type SetSource } from './column-set';
+import type { ColumnSet, SetSource } from './column-set';
 import { COLUMN_WIDTH, RECORD_COLUMN_NAMES } from './column-schema';
 import type { RingRows } from './decode-ring';
 

@@ -112,6 +112,7 @@ export function rawFieldsReader(snapshot: DecodedSnapshot, names: readonly strin
       try {
         fields = (decodeRecordAt(snapshot, row).fields as { tracepoint?: Record<string, TracepointValue> }).tracepoint;
       } catch {
+        // a damaged record has no fields: it does not match
         return false;
       }
       if (!fields) return false;

@@ -7,6 +7,7 @@
 // Forward (side-band) ring: bytes[0] is the oldest record.
 
 import { RecordType } from '../abi/uapi';
+import { isPowerOfTwo } from '../abi/units';
 import type { DecodeAnomaly } from './types';
 import type { RingCopy } from '../abi/snapshot';
 
@@ -159,7 +160,7 @@ const U64 = 1n << 64n;
  */
 export function linearizeRing(ring: Uint8Array, head: bigint, direction: 'backward' | 'forward', tail?: bigint): LinearizedRing {
   const size = ring.length;
-  if (size === 0 || (size & (size - 1)) !== 0) throw new RangeError(`ring data area must be a power of two bytes, got ${size}`);
+  if (!isPowerOfTwo(size)) throw new RangeError(`ring data area must be a power of two bytes, got ${size}`);
   const headU = BigInt.asUintN(64, head);
   const mask = BigInt(size - 1);
   let start: number;

@@ -432,6 +432,7 @@ export function readStartTasks(keeperPid: number, dir: string): ProcessSideband[
         inode: Number(map.inode), path: String(map.path),
       }));
     } catch {
+      // BigInt's SyntaxError says only "cannot convert": the file and the field are what the user needs.
       throw new StartTasksError(file, `a mapping of pid ${value.pid} with an address that is not hex`);
     }
     for (const thread of value.threads) {

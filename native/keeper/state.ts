@@ -10,14 +10,13 @@ import type { TracepointFormat, EventDescription } from '../abi/snapshot';
 import { decodeAttr, encodeAttr, type PerfEventAttr } from '../abi/attr';
 import { processAlive } from '../perf/borrowed';
 import { readProcessStat } from '../perf/procfs';
+import type { RecordingTarget } from '../perf/recorder-options';
+import { isPowerOfTwo } from '../abi/units';
 import { ensurePrivateDirectory, privateDirectoriesBeside, writeFileAtomic } from '../sys/safe-file';
 
 export const KEEPER_STATE_VERSION = 1;
 
-export type KeeperTarget =
-  | { readonly kind: 'pid'; readonly pid: number }
-  | { readonly kind: 'cpus'; readonly cpus?: readonly number[] }
-  | { readonly kind: 'launch'; readonly argv: readonly string[]; readonly childPid?: number };
+export type KeeperTarget = RecordingTarget<{ readonly childPid?: number }>;
 
 export interface KeeperEventState {
   readonly name: string;
@@ -286,6 +285,7 @@ export function pruneDeadKeeperFiles(dir: string): number[] {
   try {
     names = readdirSync(dir);
   } catch {
+    // no state directory yet: there are no keepers to prune
     return [];
   }
   const pruned: number[] = [];
@@ -363,10 +363,11 @@ export function collectPauseLeases(keeperPid: number, dir: string = keeperStateD
   const prefix = `keeper-${keeperPid}.paused-by-`;
   const alive: number[] = [];
   const gone: number[] = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
+    // no state directory yet: no keepers, alive or gone
     return { alive, gone };
   }
   for (const name of names) {
@@ -442,7 +443,7 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
     const fd = nonNegativeInt(ring.fd) ?? fail(`rings[${i}].fd must be a non-negative integer`);
     const ringId = nonNegativeInt(ring.ringId) ?? fail(`rings[${i}].ringId must be a non-negative integer`);
     const pages = positiveInt(ring.pages) ?? fail(`rings[${i}].pages must be a positive integer`);
-    if ((pages & (pages - 1)) !== 0) fail(`rings[${i}].pages must be a power of two, got ${pages}`);
+    if (!isPowerOfTwo(pages)) fail(`rings[${i}].pages must be a power of two, got ${pages}`);
     if (ring.direction !== 'backward' && ring.direction !== 'forward') fail(`rings[${i}].direction must be "backward" or "forward"`);
     if (typeof ring.label !== 'string') fail(`rings[${i}].label must be a string`);
     if (!Number.isInteger(ring.cpu) || !Number.isInteger(ring.tid)) fail(`rings[${i}].cpu and .tid must be integers (-1 for any)`);

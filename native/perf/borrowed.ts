@@ -5,7 +5,7 @@
 // its owner's reader: it is only peeked at, [data_tail, data_head), and data_tail never moves.
 
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
-import { BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
+import { type BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
 import { adoptEventFd, type PerfEventFd } from './events';
 import type { PerfEventAttr } from '../abi/attr';
 import { MmapPage } from '../abi/uapi';

@@ -146,6 +146,7 @@ export class LaunchedCommand {
       try {
         cmdline = readFileSync(`/proc/${this.pid}/cmdline`, 'latin1');
       } catch {
+        // the process is gone (exited before exec): nothing left to wait for, and exitCode says why
         return;
       }
       if (cmdline.length > 0 && !cmdline.includes(WRAPPER_MARKER)) {

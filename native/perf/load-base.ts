@@ -19,6 +19,7 @@ function realPath(file: string): string {
   try {
     return realpathSync(file);
   } catch {
+    // a path that no longer resolves (deleted or unreachable): compare it as written
     return file;
   }
 }
@@ -44,6 +45,7 @@ export function verifyLoadBase(pid: number, exePath: string, expectedBase: bigin
   try {
     maps = readMaps(pid);
   } catch {
+    // the process exited (or is a zombie): it has no maps left, handled below
     maps = [];
   }
   // A process that exited (or a zombie) has no maps left to check.

@@ -32,6 +32,7 @@ export function threadsOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).map(Number).filter(Number.isInteger).sort((a, b) => a - b);
   } catch {
+    // the error for the caller names the missing process, which is the cause here
     throw new Error(`process ${pid} does not exist (no /proc/${pid}/task)`);
   }
 }
@@ -40,6 +41,7 @@ export function commOf(pid: number, tid: number = pid): string | null {
   try {
     return readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').replace(/\n$/, '');
   } catch {
+    // the thread exited or is not ours to read: no name
     return null;
   }
 }
@@ -48,6 +50,7 @@ export function exeOf(pid: number): string | null {
   try {
     return readlinkSync(`/proc/${pid}/exe`);
   } catch {
+    // the process exited or its exe is not ours to read: no path
     return null;
   }
 }
@@ -72,6 +75,7 @@ export function synthesizeSideband(pids: Iterable<number>, options: { executable
       maps = readMaps(pid);
       tids = threadsOf(pid);
     } catch {
+      // the process exited between listing and reading: it has no side band left to synthesise
       continue;
     }
     const kept = options.executableOnly === false ? maps : maps.filter((m) => m.perms[2] === 'x');
@@ -123,6 +127,7 @@ export function readProcessStat(pid: number): ProcessStat | null {
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
+    // the process exited: no stat
     return null;
   }
   // comm (field 2) may contain spaces and parentheses: fields after it start past the LAST ')'.

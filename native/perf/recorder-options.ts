@@ -4,14 +4,26 @@
 import type { CopyAllocator, ResolvedEvent } from '../abi/snapshot';
 import type { PerfAccess } from '../sys/access';
 
-export type RecorderTarget =
-  | { kind: 'pid'; pid: number }
-  | { kind: 'cpus'; cpus?: number[] }
-  | {
-    kind: 'launch'; argv: string[]; cwd?: string; env?: Record<string, string>; stdio?: LaunchStdio;
-    /** The command may outlive this process (`capture --leave-running`); otherwise it ends when this process dies, however. */
-    outlive?: boolean;
-  };
+/**
+ * What a recording watches: one process and its threads, every CPU (or the CPUs listed), or a command it launches.
+ * The one definition every layer uses (recorder, keeper state, CLI, extension): each adds what its launch carries
+ * (`Launch`), and a layer that records every CPU or none (the CLI's -a) drops the CPU list (`Cpus` = object).
+ */
+export type RecordingTarget<Launch extends object = object, Cpus extends object = { readonly cpus?: readonly number[] }> =
+  | { readonly kind: 'pid'; readonly pid: number }
+  | ({ readonly kind: 'cpus' } & Cpus)
+  | ({ readonly kind: 'launch'; readonly argv: readonly string[] } & Launch);
+
+/** A target as the command line names it: a process, every CPU (-a), or a command. */
+export type AllCpusTarget = RecordingTarget<object, object>;
+
+export type RecorderTarget = RecordingTarget<{
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly stdio?: LaunchStdio;
+  /** The command may outlive this process (`capture --leave-running`); otherwise it ends when this process dies, however. */
+  readonly outlive?: boolean;
+}>;
 
 /** How the launched command's stdin/stdout/stderr are wired: one choice for all three, or one each (an fd number reuses ours). */
 export type LaunchStdio = StdioChoice | readonly [StdioChoice | number, StdioChoice | number, StdioChoice | number];

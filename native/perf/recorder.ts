@@ -9,6 +9,7 @@
 import type { PerfEventAttr } from '../abi/attr';
 import { availableParallelism } from 'node:os';
 import { PerfType, Sample } from '../abi/uapi';
+import { isPowerOfTwo } from '../abi/units';
 import { openEvent, type PerfEventFd } from './events';
 import {
   BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
@@ -206,7 +207,7 @@ export class Recorder {
 
   static async open(options: RecorderOptions): Promise<Recorder> {
     const pages = options.pages ?? DEFAULT_RING_PAGES;
-    if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0) {
+    if (!isPowerOfTwo(pages)) {
       throw new RangeError(`--pages must be a power of two, got ${pages}`);
     }
     if (options.events.length === 0) throw new Error('a recording needs at least one event');

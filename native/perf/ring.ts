@@ -11,6 +11,7 @@
 
 import { Mapping, pageSize, PROT_READ, PROT_WRITE, zeroCopySupported } from '../sys/libc';
 import { MmapPage } from '../abi/uapi';
+import { isPowerOfTwo } from '../abi/units';
 import { adoptEventFd, type PerfEventFd } from './events';
 import type { PerfEventAttr } from '../abi/attr';
 import { plainCopyBuffer, type CopyAllocator, type CopyBuffer, type RingCopy, type SnapshotPath } from '../abi/snapshot';
@@ -172,7 +173,7 @@ export class SpareBufferWarmer {
 }
 
 function checkDataPages(dataPages: number): void {
-  if (!Number.isInteger(dataPages) || dataPages < 1 || (dataPages & (dataPages - 1)) !== 0) {
+  if (!isPowerOfTwo(dataPages)) {
     throw new RangeError(`ring data pages must be a power of two >= 1, got ${dataPages}`);
   }
 }
@@ -256,6 +257,7 @@ export class RingMapping {
       this.zeroCopy();
       return 'zero-copy';
     } catch {
+      // koffi.view refused (a V8 sandbox that forbids external ArrayBuffers): remembered, and memcpy serves
       this.zeroCopyRefused = true;
       return 'memcpy';
     }

@@ -107,6 +107,7 @@ function removeLeftovers(control: string): void {
   try {
     text = readFileSync(control, 'utf8');
   } catch {
+    // no uprobe_events to read (tracefs closed to us): nothing of ours can be left in it to remove
     return;
   }
   for (const line of text.split('\n')) {

@@ -21,6 +21,7 @@ export function findAttrBySampleId(file: string, sampleId: bigint): PerfEventAtt
   try {
     fd = openSync(file, 'r');
   } catch {
+    // no such file or not readable: the caller asks the user which event this is instead
     return undefined;
   }
   try {

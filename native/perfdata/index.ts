@@ -191,6 +191,7 @@ function kernelFacts(): WriteOptions['kernel'] {
     if (textStart === 0n) return undefined; // kptr_restrict hides addresses
     return { textStart, buildId: kernelBuildId() };
   } catch {
+    // kallsyms not readable here: the perf.data goes without kernel facts, as perf's own does
     return undefined;
   }
 }

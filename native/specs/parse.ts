@@ -217,7 +217,7 @@ export function parseEventSpec(spec: string): EventSpecAst {
   const head = WORD.exec(spec);
   if (!head) throw new SpecError(`expected an event name, found '${spec[0]}'`, spec, 0);
   const word = head[0];
-  let cursor = word.length;
+  const cursor = word.length;
   const next = spec[cursor];
 
   const software = SOFTWARE_BY_NAME.get(word);

@@ -197,6 +197,7 @@ export function listPmuNames(sysfsRoot: string = DEFAULT_SYSFS_ROOT): string[] {
   try {
     return readdirSync(pmuDevicesDir(sysfsRoot)).filter((name) => isFile(join(pmuDevicesDir(sysfsRoot), name, 'type'))).sort();
   } catch {
+    // no sysfs PMU directory (a container without /sys): there are no PMUs to list
     return [];
   }
 }
@@ -207,7 +208,7 @@ export function readPmu(name: string, sysfsRoot: string = DEFAULT_SYSFS_ROOT): P
   const dir = join(pmuDevicesDir(sysfsRoot), name);
   const typePath = join(dir, 'type');
   let typeText: string;
-  try { typeText = readFileSync(typePath, 'utf8').trim(); } catch { return undefined; }
+  try { typeText = readFileSync(typePath, 'utf8').trim(); } catch { /* not a PMU (no readable type file) */ return undefined; }
   if (!/^\d+$/.test(typeText)) throw new PmuError(`type '${typeText}' is not a number`, typePath);
   const formats = readDirFiles(join(dir, 'format')).map(([file, text, path]) => parseFormatTerm(file, text, path));
   // events/ also holds NAME.unit, NAME.scale, NAME.per-pkg, NAME.snapshot: metadata, not events.
@@ -237,7 +238,7 @@ export function listPmus(sysfsRoot: string = DEFAULT_SYSFS_ROOT, onError?: (erro
 
 function readDirFiles(dir: string): [string, string, string][] {
   let names: string[];
-  try { names = readdirSync(dir).sort(); } catch { return []; }
+  try { names = readdirSync(dir).sort(); } catch { /* the PMU has no such directory (no formats, no events): nothing to read */ return []; }
   const files: [string, string, string][] = [];
   for (const file of names) {
     const path = join(dir, file);
@@ -248,5 +249,5 @@ function readDirFiles(dir: string): [string, string, string][] {
 }
 
 function isFile(path: string): boolean {
-  try { return statSync(path).isFile(); } catch { return false; }
+  try { return statSync(path).isFile(); } catch { /* missing or unreadable: not a file we can use */ return false; }
 }

@@ -232,6 +232,7 @@ export function readMaxSampleRate(): number | undefined {
     const text = readFileSync(MAX_SAMPLE_RATE_PATH, 'utf8').trim();
     return /^\d+$/.test(text) ? Number(text) : undefined;
   } catch {
+    // sysctl not readable here: no limit known, the caller uses perf's default
     return undefined;
   }
 }
@@ -611,6 +612,7 @@ function sameFile(a: string, b: string): boolean {
   try {
     return realpathSync(a) === realpathSync(b);
   } catch {
+    // one of them does not exist: not the same file
     return false;
   }
 }

@@ -98,7 +98,7 @@ export function listSystems(tracefsRoot: string): string[] {
 export function listSystemEvents(tracefsRoot: string, system: string): string[] {
   const dir = join(tracefsRoot, 'events', system);
   let entries;
-  try { entries = readdirSync(dir, { withFileTypes: true }); } catch { return []; }
+  try { entries = readdirSync(dir, { withFileTypes: true }); } catch { /* no such system (or not readable): it has no events */ return []; }
   return entries
     .filter((entry) => entry.isDirectory() && existsSync(join(dir, entry.name, 'id')))
     .map((entry) => entry.name)
@@ -149,10 +149,11 @@ function tryReadId(tracefsRoot: string, system: string, name: string): number | 
     const text = readFileSync(join(tracefsRoot, 'events', system, name, 'id'), 'utf8').trim();
     return /^\d+$/.test(text) ? Number(text) : undefined;
   } catch {
+    // no such event, or its id is not readable: unknown
     return undefined;
   }
 }
 
 function isDirectory(path: string): boolean {
-  try { return statSync(path).isDirectory(); } catch { return false; }
+  try { return statSync(path).isDirectory(); } catch { /* missing or unreadable: not a directory we can use */ return false; }
 }

@@ -4,7 +4,7 @@
 // Also the per-unit facts the line table needs (comp_dir, stmt_list). DWARF 2-5, 32- and 64-bit DWARF.
 // Pure: works on section bytes.
 
-import { DwarfCursor, DwarfFormatError, FormValue, FormContext, stringAt } from './dwarf-reader';
+import { DwarfCursor, DwarfFormatError, type FormValue, type FormContext, stringAt } from './dwarf-reader';
 
 export interface DwarfSections {
   readonly info: Uint8Array;
@@ -144,9 +144,9 @@ export class DwarfInfo {
       if (end > info.length) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} runs past the section end`);
       const version = c.u16();
       if (version < 2 || version > 5) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} has unsupported version ${version}`);
-      let addressSize: number; let abbrevOffset: number; let unitType = 1;
+      let addressSize: number; let abbrevOffset: number;
       if (version >= 5) {
-        unitType = c.u8();
+        const unitType = c.u8();
         addressSize = c.u8();
         abbrevOffset = c.offsetWord(offsetSize);
         if (unitType === 4 || unitType === 5) c.u64(); // skeleton / split_compile: dwo_id

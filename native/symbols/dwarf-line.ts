@@ -3,7 +3,7 @@
 // the next row) and address -> file:line (the last row at or below the address, as addr2line does).
 // Pure: works on section bytes; the unit's comp_dir comes from .debug_info (dwarf-info.ts).
 
-import { DwarfCursor, DwarfFormatError, FormContext, FormValue, joinPath } from './dwarf-reader';
+import { DwarfCursor, DwarfFormatError, type FormContext, type FormValue, joinPath } from './dwarf-reader';
 
 export interface LineRow {
   readonly address: bigint;

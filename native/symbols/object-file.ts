@@ -6,10 +6,10 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
-import { ElfFile, ElfFormatError, ElfSymbol, crc32 } from './elf';
+import { ElfFile, ElfFormatError, type ElfSymbol, crc32 } from './elf';
 import { compareAliases, withoutEnclosedLabels } from './best-symbol';
 import { demangle } from './demangle';
-import { DwarfInfo, DwarfVariable } from './dwarf-info';
+import { DwarfInfo, type DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
 
@@ -133,7 +133,7 @@ export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAUL
 }
 
 function isFile(p: string): boolean {
-  try { return existsSync(p) && statSync(p).isFile(); } catch { return false; }
+  try { return existsSync(p) && statSync(p).isFile(); } catch { /* missing or unreadable: not a file we can use */ return false; }
 }
 
 export interface FunctionSymbol {
@@ -351,6 +351,7 @@ export function openVdsoObject(): ObjectFile | null {
       vdso = new ObjectFile('[vdso]', DEFAULT_DEBUG_ROOT, image);
     }
   } catch {
+    // no readable vDSO image (seccomp or a masked /proc/self/mem): vDSO frames stay unnamed
     vdso = null;
   }
   return vdso;

@@ -2,7 +2,7 @@
 // (big-endian ELF, corrupt input, hand-written line programs, LEB128 edges), next to the code.
 
 import assert from 'node:assert/strict';
-import { deflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import { ElfFile, ElfFormatError, crc32, fileOffsetOfVaddr, PT_LOAD, type ProgramHeader } from './elf';
 import { DwarfCursor, DwarfFormatError, DW_FORM } from './dwarf-reader';
 import { LineTable } from './dwarf-line';
@@ -46,7 +46,7 @@ function compressed(payload: Uint8Array, bigEndian: boolean, declaredSize = payl
   return out;
 }
 
-const inflate = (d: Uint8Array) => new Uint8Array(require('node:zlib').inflateSync(d));
+const inflate = (d: Uint8Array) => new Uint8Array(inflateSync(d));
 
 describe('symbols/parsers (synthetic bytes)', () => {
   it('reads big- and little-endian ELF64 headers and a SHF_COMPRESSED section', () => {

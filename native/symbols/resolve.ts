@@ -2,10 +2,10 @@
 // source line -> its first is_stmt address, for one executable at a given load base. Errors are typed
 // (SymbolError.code) and carry candidates: close names, nearest lines with code, or candidate files.
 
-import { ElfFormatError, ET_DYN, ET_EXEC, PT_INTERP, PT_LOAD, ElfFile, fileOffsetOfVaddr } from './elf';
+import { ElfFormatError, ET_DYN, ET_EXEC, PT_INTERP, PT_LOAD, type ElfFile, fileOffsetOfVaddr } from './elf';
 import { DwarfFormatError, basename } from './dwarf-reader';
-import { DwarfVariable } from './dwarf-info';
-import { ObjectFile, openObjectFile } from './object-file';
+import type { DwarfVariable } from './dwarf-info';
+import { type ObjectFile, openObjectFile } from './object-file';
 
 export type SymbolErrorCode =
   | 'NO_SUCH_SYMBOL' | 'NO_CODE_AT_LINE' | 'AMBIGUOUS_FILE' | 'NO_DEBUG_INFO' | 'BAD_ELF'

@@ -4,8 +4,8 @@
 
 import { mapRange } from '../abi/mappings';
 import { Kallsyms } from './kallsyms';
-import { MapEntry, parseProcMaps } from '../sys/procmaps';
-import { ObjectFile, openObjectFile, openVdsoObject } from './object-file';
+import { type MapEntry, parseProcMaps } from '../sys/procmaps';
+import { type ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
 import { AARCH64, X86_64, unwindArchOf, unwindStack } from './unwind';
 
@@ -114,6 +114,7 @@ export class Symbolizer {
       const hit = located.object.lineTable()?.lineForAddress(located.vaddr);
       return hit ? { file: hit.file, line: hit.line } : undefined;
     } catch {
+      // a line table we cannot parse: remembered as broken, the frame keeps its symbol without a line
       this.broken.add(located.object);
       return undefined;
     }
@@ -179,6 +180,7 @@ export class Symbolizer {
         }
         object = vdso ?? openObjectFile(found.path, this.options.debugRoot);
       } catch {
+        // an object we cannot read or parse: remembered as unreadable, its frames stay unnamed
         this.unreadable.add(found.path);
         return undefined;
       }
@@ -194,7 +196,7 @@ export class Symbolizer {
     if (this.kernel === undefined) {
       if (this.options.kallsymsText !== undefined) this.kernel = new Kallsyms(this.options.kallsymsText);
       else if (this.options.kallsyms) {
-        try { this.kernel = Kallsyms.read(); } catch { this.kernel = null; }
+        try { this.kernel = Kallsyms.read(); } catch { /* kallsyms not readable here: kernel frames stay unnamed */ this.kernel = null; }
       } else this.kernel = null;
       if (this.kernel && !this.kernel.usable) this.kernel = null;
     }

@@ -131,6 +131,7 @@ export function unwindStack(input: UnwindInput): UnwindResult {
       if (!location) return { frames, end: 'no-cfi' };
       row = location.cfi.rowAt(lookup - location.bias);
     } catch {
+      // unparsable call frame information: the walk ends there and says so ('bad-cfi')
       return { frames, end: 'bad-cfi' };
     }
     if (!row) return { frames, end: 'no-cfi' };

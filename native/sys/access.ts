@@ -89,6 +89,7 @@ function readNumber(path: string): number | null {
     const value = Number(readFileSync(path, 'utf8').trim());
     return Number.isFinite(value) ? value : null;
   } catch {
+    // no such sysctl on this kernel, or not readable: unknown
     return null;
   }
 }
@@ -111,6 +112,7 @@ function describeMode(path: string): string | undefined {
     const rwx = (shift: number) => ['r', 'w', 'x'].map((letter, i) => (bits >> (shift + 2 - i)) & 1 ? letter : '-').join('');
     return `mode ${bits.toString(8).padStart(4, '0')} (d${rwx(6)}${rwx(3)}${rwx(0)}), owner uid ${stat.uid} gid ${stat.gid}`;
   } catch {
+    // the path cannot be stat'ed: no mode to describe
     return undefined;
   }
 }
@@ -125,6 +127,7 @@ export function probeTracefs(mountsText: string): TracefsAccess {
       accessSync('/sys/kernel/debug/tracing/events', fsConstants.R_OK | fsConstants.X_OK);
       return { path: '/sys/kernel/debug/tracing', state: 'ok' };
     } catch {
+      // neither tracefs mount point is there
       return { path, state: 'unmounted' };
     }
   }
@@ -132,6 +135,7 @@ export function probeTracefs(mountsText: string): TracefsAccess {
     accessSync(`${path}/events`, fsConstants.R_OK | fsConstants.X_OK);
     return { path, state: 'ok' };
   } catch {
+    // mounted but closed to us: the mode says to whom it is open
     return { path, state: 'denied', modeText: describeMode(path) };
   }
 }
@@ -175,6 +179,7 @@ export function describeUid(uid: number): string {
     name = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => Number(fields[2]) === uid)?.[0];
     if (name === undefined && typeof process.geteuid === 'function' && uid === process.geteuid()) name = userInfo().username;
   } catch {
+    // no readable /etc/passwd: the uid alone names the user
     name = undefined;
   }
   return name ? `uid ${uid} (${name})` : `uid ${uid}`;

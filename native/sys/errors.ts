@@ -49,6 +49,7 @@ function readProcValue(path: string): string | null {
   try {
     return readFileSync(path, 'utf8').trim();
   } catch {
+    // no such proc file on this kernel, or not readable: the hint leaves it out
     return null;
   }
 }

@@ -13,6 +13,7 @@ export function readProcessMemory(pid: number, address: bigint, length: number):
   try {
     fd = openSync(`/proc/${pid}/mem`, 'r');
   } catch {
+    // Gone, or not this user's to read (ptrace access): the caller says <not captured> for what it wanted.
     return undefined;
   }
   try {
@@ -26,6 +27,7 @@ export function readProcessMemory(pid: number, address: bigint, length: number):
       try {
         n = readSync(fd, buffer, got, Math.min(length - got, toPageEnd), here);
       } catch {
+        // An unmapped page (EIO): what was read before it is returned, the rest is not there.
         break;
       }
       if (n <= 0) break;

@@ -43,6 +43,7 @@ export function readProcMapsIfAlive(pid: number): MapEntry[] {
   try {
     return readProcMaps(pid);
   } catch {
+    // the process exited: it has no maps
     return [];
   }
 }

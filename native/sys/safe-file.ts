@@ -173,12 +173,14 @@ export function privateDirectoriesBeside(dir: string, prefix: string): string[] 
   try {
     names = readdirSync(dir);
   } catch {
+    // no such directory: no candidates
     return [];
   }
   return names.filter((name) => name.startsWith(prefix)).sort().map((name) => path.join(dir, name)).filter((candidate) => {
     try {
       return privateDirectoryProblem(lstatSync(candidate)) === null;
     } catch {
+      // it vanished or cannot be stat'ed: not a private directory we can use
       return false;
     }
   });
@@ -297,6 +299,7 @@ export class AtomicFile {
       ftruncateSync(this.fd, this.checkpointBytes);
       this.commit();
     } catch {
+      // cutting at the checkpoint failed as well: remove the file rather than leave a cut line
       this.abort();
     }
   }

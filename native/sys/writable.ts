@@ -20,6 +20,7 @@ function statOrNull(file: string): Stats | null {
   try {
     return statSync(file);
   } catch {
+    // no such file, or a parent we cannot search: null is the answer the caller checks
     return null;
   }
 }
@@ -28,6 +29,7 @@ function lstatOrNull(file: string): Stats | null {
   try {
     return lstatSync(file);
   } catch {
+    // no such file, or a parent we cannot search: null is the answer the caller checks
     return null;
   }
 }
@@ -37,6 +39,7 @@ function canWrite(file: string, mode: number): boolean {
     accessSync(file, mode);
     return true;
   } catch {
+    // access refused: that is the answer
     return false;
   }
 }

@@ -144,6 +144,7 @@ export class PprofBuilder {
       const period = (decodeRecordAt(tables.snapshot, row).fields as { period?: unknown }).period;
       return typeof period === 'bigint' ? period : 0n;
     } catch {
+      // A damaged record: the decode already counted it; it weighs nothing in the profile.
       return 0n;
     }
   }

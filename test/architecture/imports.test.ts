@@ -35,13 +35,14 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi', 'native/tables/symbol-name'],
   // The page goes to disk through the one safe writer (0600, temp file + rename), as every output does.
   host: ['node', 'shared', 'native/decode', 'native/tables', 'native/abi', 'native/sys/safe-file.ts'],
-  webview: ['shared', 'd3'],
+  // The ring's units (byte counts as people read them) have one home below both hosts and the page.
+  webview: ['shared', 'd3', 'native/abi/units.ts'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
   // The VS Code extension; its session logic is tested in plain Node, so it sees vscode's types only.
   extension: ['node', 'vscode', 'native', 'shared', 'host'],
   'extension/session': ['node', 'type:vscode', 'native', 'shared', 'host'],
   // Tests and benchmarks reach everything but the native boundary and the editor's runtime.
-  test: ['node', 'native', 'shared', 'host', 'webview', 'extension', 'test', 'bench', 'playwright-core', 'esbuild'],
+  test: ['node', 'native', 'shared', 'host', 'webview', 'extension', 'test', 'bench', 'playwright-core', 'esbuild', 'eslint'],
   bench: ['node', 'native', 'shared', 'host', 'webview', 'bench', 'playwright-core', 'esbuild'],
 };
 
@@ -153,5 +154,89 @@ describe('architecture: who may import what', () => {
   it('@vscode/webview-ui-toolkit (deprecated upstream) is imported by exactly one module, so it can be swapped', () => {
     assert.deepEqual(rulesAllowing('@vscode/webview-ui-toolkit'), ['webview/toolkit.ts']);
     assert.deepEqual([...importers('@vscode/webview-ui-toolkit')], ['webview/toolkit.ts']);
+  });
+});
+
+// ---- import cycles -------------------------------------------------------------------------------------------
+
+/** The repository file an import of ours names (`x` → x.ts or x/index.ts), or undefined for a package. */
+function fileOf(i: Import): string | undefined {
+  if (!i.specifier.startsWith('.')) return undefined;
+  const target = targetOf(i);
+  return [`${target}.ts`, `${target}/index.ts`, target].find((candidate) => fileSet.has(candidate));
+}
+
+const fileSet = new Set(files);
+
+/** Who imports whom among our own files (type-only imports too: a cycle of types is still one of meaning). */
+const edges = new Map<string, Set<string>>(files.map((file) => [file, new Set<string>()]));
+for (const i of all) {
+  const to = fileOf(i);
+  if (to !== undefined && to !== i.file) edges.get(i.file)!.add(to);
+}
+
+/** The strongly connected components with more than one file (Tarjan): every import cycle lies inside one. */
+function cyclicComponents(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, counter);
+    low.set(file, counter);
+    counter++;
+    stack.push(file);
+    onStack.add(file);
+    for (const next of edges.get(file)!) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(file, Math.min(low.get(file)!, index.get(next)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1) components.push(component.sort());
+    }
+  };
+  for (const file of [...edges.keys()].sort()) if (!index.has(file)) visit(file);
+  return components;
+}
+
+
+describe('architecture: no import cycles', () => {
+  const components = cyclicComponents(edges);
+  const onCycles = components.flatMap((component) => {
+    const members = new Set(component);
+    return component.flatMap((file) => [...edges.get(file)!].filter((to) => members.has(to)).map((to) => `${file} -> ${to}`));
+  });
+
+  it('sees the imports between our files', () => {
+    assert.ok([...edges.values()].reduce((sum, targets) => sum + targets.size, 0) > 300);
+  });
+
+  it('finds a cycle however long, and only the files on it', () => {
+    const graph = (pairs: string[]) => {
+      const out = new Map<string, Set<string>>();
+      for (const pair of pairs) {
+        const [from, to] = pair.split('>');
+        out.set(from, (out.get(from) ?? new Set()).add(to));
+        if (!out.has(to)) out.set(to, new Set());
+      }
+      return out;
+    };
+    assert.deepEqual(cyclicComponents(graph(['a>b', 'b>c', 'c>d', 'd>b', 'a>e'])), [['b', 'c', 'd']]);
+    assert.deepEqual(cyclicComponents(graph(['a>b', 'b>c', 'a>c'])), []);
+  });
+
+  it('no import lies on a cycle', () => {
+    assert.deepEqual(onCycles, [], `import cycles, among: ${components.map((c) => c.join(', ')).join(' | ')}`);
   });
 });

@@ -29,6 +29,7 @@ export function fullDecodeSwitches(snapshot: DecodedSnapshot): { switches: Switc
     try {
       fields = (decodeRecordAt(snapshot, row).fields as { tracepoint?: Record<string, unknown> }).tracepoint;
     } catch {
+      // a damaged record has no fields to check
       continue;
     }
     const prevPid = fields?.prev_pid, nextPid = fields?.next_pid, prevState = fields?.prev_state;

@@ -66,6 +66,7 @@ function perfFdsOf(pid: number): number {
     try {
       return readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:[perf_event]';
     } catch {
+      // that fd closed since the listing: not a perf fd
       return false;
     }
   }).length;
@@ -100,6 +101,7 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
       try {
         state = readKeeperState(keeperStatePath(keeper!.pid!, stateDir()));
       } catch {
+        // the keeper is between writes of its state: read it again
         continue;
       }
       if (accept(state)) return state;

@@ -142,7 +142,7 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
       '--', fixture('kernel_getpid'), '3', '4000'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
-    const written = (): string[] => { try { return readdirSync(snapshots); } catch { return []; } };
+    const written = (): string[] => { try { return readdirSync(snapshots); } catch { /* no snapshot directory yet: nothing written */ return []; } };
     for (const deadline = Date.now() + 20000; !/wrote .*ringside-001-/.test(stderr); await new Promise((resolve) => setTimeout(resolve, 100))) {
       assert.ok(Date.now() < deadline, `no triggered snapshot: ${stderr}`);
     }

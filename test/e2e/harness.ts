@@ -313,7 +313,9 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     if (!opened) {
       // Keys typed while a webview holds the focus (e.g. a timeline panel restored after a reload) may never reach the
       // workbench; the title bar's command center opens the same quick input with a click.
-      await page.locator('.command-center .command-center-center, .command-center').first().click({ timeout: 5000 }).catch(() => undefined);
+      await page.locator('.command-center .command-center-center, .command-center').first().click({ timeout: 5000 }).catch(() => {
+        // no command center in this layout: the palette keys are tried again
+      });
       if (!await input.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) continue;
     }
     // The palette can close again right after opening when a webview restored after a reload takes
@@ -328,7 +330,9 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     // The palette can also close between the row appearing and the click (the first screen's walkthrough editor
     // taking the focus as it loads, seen once on a quiet machine): then open it again, not wait a minute on a hidden row.
     if (!await row.click({ timeout: 5000 }).then(() => true, () => false)) continue;
-    await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => undefined);
+    await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
+      // the palette closes as the command runs; the caller waits on what the command does
+    });
     return;
   }
   await page.keyboard.press('Escape');
@@ -409,6 +413,7 @@ export async function clickContextMenuItem(page: Page, item: string, timeoutMs =
   try {
     await entry.waitFor({ state: 'visible', timeout: timeoutMs });
   } catch {
+    // the menu lacks the item: the error below names what it offers instead
     const offered = await page.locator('.monaco-menu .action-item .action-label').allInnerTexts();
     await page.keyboard.press('Escape');
     throw new E2eError(`context menu has no "${item}"; it offers: ${offered.filter(Boolean).join(' | ')}`);
@@ -462,7 +467,9 @@ export async function answerQuickPick(page: Page, title: string
   await input.fill(typed);
   await widget.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ state: 'visible', timeout: timeoutMs });
   await input.press('Enter');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => undefined);
+  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => {
+    // the title may already be gone; the caller checks what the pick did
+  });
 }
 
 /** Accepts the input box or multi-select quick pick titled `title` as it is (its defaults) with Enter; returns the value it showed. */
@@ -471,7 +478,9 @@ export async function acceptQuickInput(page: Page, title: string | RegExp, timeo
   const input = widget.locator('.quick-input-box input').first();
   const value = await input.inputValue();
   await input.press('Enter');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => undefined);
+  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => {
+    // the title may already be gone; the caller checks what the input did
+  });
   return value;
 }
 

@@ -15,6 +15,7 @@ function alive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch {
+    // kill(pid, 0) failing means the process is gone
     return false;
   }
 }

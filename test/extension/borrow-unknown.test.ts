@@ -101,8 +101,7 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
       assert.equal(info.direction, 'backward');
       assert.match(info.explanation, /raw records/);
       assert.equal(info.source.events[0].attr.sampleType, 0);
-      const raw = info.source.snapshot();
-      const copy = 'then' in raw ? await raw : raw;
+      const copy = info.source.snapshot();
       assert.ok(copy.rings[0].validBytes > 0, 'the ring holds bytes');
       const decoded = await coreOnly().decode(copy);
       let samples = 0;

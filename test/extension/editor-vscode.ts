@@ -10,7 +10,7 @@ export interface ShownMessages {
 export function editorVscode(shown: ShownMessages) {
   const disposable = { dispose() { /* nothing held */ } };
   class EventEmitter<T> {
-    private listeners: ((value: T) => void)[] = [];
+    listeners: ((value: T) => void)[] = [];
     event = (listener: (value: T) => void) => { this.listeners.push(listener); return disposable; };
     fire(value: T) { for (const listener of this.listeners) listener(value); }
     dispose() { this.listeners = []; }

@@ -2,12 +2,13 @@
 // and an attached event are usual together), under a stand-in `vscode` whose quick pick answers as a user would.
 import * as assert from 'node:assert/strict';
 import { standInVscode } from './helpers';
+import type { pickRecordingsToStop } from '../../extension/ui/pickers';
 
 describe('extension: Stop Recording picks one recording or all of them', () => {
   const offered: { title: string; labels: string[] }[] = [];
   let answer: string | undefined;
   let restore: () => void;
-  let pick: typeof import('../../extension/ui/pickers').pickRecordingsToStop;
+  let pick: typeof pickRecordingsToStop;
 
   before(async () => {
     restore = standInVscode({

@@ -6,7 +6,7 @@ import { copyFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ObjectFile, findDebugFile, readElf } from '../../native/symbols/object-file';
-import { SHF_COMPRESSED } from '../../native/symbols/elf';
+import { ElfFile, ElfFormatError, SHF_COMPRESSED } from '../../native/symbols/elf';
 import { basename } from '../../native/symbols/dwarf-reader';
 import { addr2line, fixture, nm, objdumpDecodedLine, readelfBuildId } from './binutils';
 
@@ -210,7 +210,6 @@ describe('symbols: ELF and DWARF against binutils', function () {
   });
 
   it('rejects non-ELF and truncated input with a typed error', () => {
-    const { ElfFile, ElfFormatError } = require('../../native/symbols/elf') as typeof import('../../native/symbols/elf');
     assert.throws(() => new ElfFile(new TextEncoder().encode('#!/bin/sh\necho hi\n')), ElfFormatError);
     const bytes = readElf(fixture('sym_o0_pie')).bytes;
     assert.throws(() => new ElfFile(bytes.subarray(0, 200)), ElfFormatError);

@@ -3,7 +3,7 @@
 // lines resolve to objdump's first is_stmt address, and every error is typed with useful candidates.
 
 import assert from 'node:assert/strict';
-import { spawn, ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readSync, closeSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';

@@ -11,6 +11,8 @@ import { Symbolizer } from '../../native/symbols/symbolizer';
 import { mapRange } from '../../native/abi/mappings';
 import { prng } from '../../native/decode/test-records';
 import { Kallsyms } from '../../native/symbols/kallsyms';
+import { ElfFile } from '../../native/symbols/elf';
+import { ObjectFile } from '../../native/symbols/object-file';
 import { parseProcMaps } from '../../native/sys/procmaps';
 import { addr2line, fixture, objdumpPlt } from './binutils';
 
@@ -95,7 +97,6 @@ describe('symbols: Symbolizer', function () {
     const exe = fixture('sym_o2_pie');
     const base = 0x7f0000400000n;
     // A synthetic maps text laid out like the kernel would map the file (segments at their file offsets).
-    const { ElfFile } = require('../../native/symbols/elf') as typeof import('../../native/symbols/elf');
     const elf = new ElfFile(readFileSync(exe));
     const lines = elf.programHeaders.filter((p) => p.type === 1).map((p) => {
       const start = base + (p.vaddr & ~0xfffn);
@@ -104,7 +105,6 @@ describe('symbols: Symbolizer', function () {
     });
     const symbolizer = new Symbolizer();
     symbolizer.addProcessMaps(42, lines.join('\n') + '\n');
-    const { ObjectFile } = require('../../native/symbols/object-file') as typeof import('../../native/symbols/object-file');
     const rows = new ObjectFile(exe).lineTable()!.sequences.flatMap((q) => q.rows);
     const addresses = [...new Set(rows.flatMap((r) => [r.address, r.address + 1n]))].slice(0, 60);
     const expected = addr2line(exe, addresses);

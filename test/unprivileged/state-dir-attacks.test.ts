@@ -34,6 +34,7 @@ function isLink(file: string): boolean {
   try {
     return lstatSync(file).isSymbolicLink();
   } catch {
+    // no such file: not a link
     return false;
   }
 }

@@ -22,6 +22,7 @@ async function legendIs(page: Page, expected: readonly string[], what: string): 
     await page.waitForFunction((want) => [...document.querySelectorAll('.rs-legend-item:not(.rs-legend-state)')]
       .map((e) => (e as HTMLElement).dataset.event).join('|') === want.join('|'), expected, { timeout: 5000 });
   } catch {
+    // the wait timed out: the assertion names what the legend shows instead
     assert.deepEqual(await names(page), expected, what);
   }
   assert.equal(await page.getAttribute('.rs-legend', 'data-events'), String(expected.length), what);

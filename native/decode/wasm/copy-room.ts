@@ -99,6 +99,7 @@ function memoryOf(bytes: number, shared: boolean): WebAssembly.Memory | null {
   try {
     return new WebAssembly.Memory({ initial: pages, maximum: pages, shared });
   } catch {
+    // the runtime refuses this memory (too large, or no shared memory): the caller copies into an ArrayBuffer instead
     return null;
   }
 }
@@ -138,8 +139,8 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
 export function decodableCopyOf(source: Uint8Array, shared = false): Uint8Array {
   const { bytes, whole } = allocateDecodableCopy(source.length, shared, source);
   bytes.set(source);
-  // Fault the room in, as the copy's owner does while idle.
-  for (let at = 0; at < whole.length; at += 4096) whole[at] = whole[at];
+  // Fault the room in, as the copy's owner does while idle: a write per page (a read would map the shared zero page).
+  for (let at = 0; at < whole.length; at += 4096) whole[at] |= 0;
   return bytes;
 }
 

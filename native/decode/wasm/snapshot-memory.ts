@@ -211,6 +211,7 @@ function makeMemory(
   try {
     memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared });
   } catch {
+    // the runtime refuses this memory (too large, or no shared memory): the caller decodes without it
     return null;
   }
   const made = new SnapshotMemory(memory, shared, slots, { lanes, laneBytes, entries, sideBandTime, sideBandDestination, outAddress, outRows, total });
