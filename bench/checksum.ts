@@ -5,7 +5,14 @@ import type { RecordColumns } from '../native/decode/types';
 
 /** Column sums; the integer ones wrap at 2^32, as walker.c's do (a 256 MiB ring's ipLo sum passes 2^53, where a double stops being exact). */
 export function columnChecksum(columns: RecordColumns): Record<string, number> {
-  let tid = 0, cpu = 0, event = 0, kind = 0, ipLo = 0, ipHi = 0, offset = 0, time = 0;
+  let tid = 0,
+    cpu = 0,
+    event = 0,
+    kind = 0,
+    ipLo = 0,
+    ipHi = 0,
+    offset = 0,
+    time = 0;
   for (let i = 0; i < columns.length; i++) {
     tid = (tid + columns.tid[i]) >>> 0;
     cpu = (cpu + columns.cpu[i]) >>> 0;

@@ -144,7 +144,10 @@ async function serve(descriptionFile: string, bytesFile: string): Promise<void> 
           if (i >= 0) times.push(ns);
         }
         const answer: SideMeasurement = {
-          records: last?.columns.length ?? 0, median_ns: median(times), runs_ns: times, checksum: last ? columnChecksum(last.columns) : {},
+          records: last?.columns.length ?? 0,
+          median_ns: median(times),
+          runs_ns: times,
+          checksum: last ? columnChecksum(last.columns) : {},
         };
         process.stdout.write(`${JSON.stringify(answer)}\n`);
       } else if (verb === 'wasm') {

@@ -51,7 +51,8 @@ function main(): void {
   const seconds = Number(process.argv[2] ?? 3);
   const rates = (process.argv[3] ?? '10000,200000').split(',').map(Number);
   const rounds = Number(process.argv[4] ?? 3);
-  if (!(seconds > 0) || rates.some((rate) => !(rate > 0)) || !(rounds >= 1)) throw new BenchUnavailableError('usage: follow-cost.js [seconds] [rate,rate...] [rounds]');
+  if (!(seconds > 0) || rates.some((rate) => !(rate > 0)) || !(rounds >= 1))
+    throw new BenchUnavailableError('usage: follow-cost.js [seconds] [rate,rate...] [rounds]');
   const { gcc, perf } = checkPrerequisites(false);
   try {
     statSync(CLI);
@@ -80,7 +81,11 @@ function main(): void {
           kept.follow.push(countCalls(out) / calls);
         },
         perf: () => {
-          run('sh', ['-c', `"${perf}" record -q -e ${EVENT} -o - -- ${argv.map((a) => `'${a}'`).join(' ')} | "${perf}" script -i - -F comm,tid,time,event,trace`], out);
+          run(
+            'sh',
+            ['-c', `"${perf}" record -q -e ${EVENT} -o - -- ${argv.map((a) => `'${a}'`).join(' ')} | "${perf}" script -i - -F comm,tid,time,event,trace`],
+            out,
+          );
           kept.perf.push(countCalls(out) / calls);
         },
       };
@@ -98,16 +103,32 @@ function main(): void {
     }
     const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     const percent = (cpuSeconds: number) => (100 * cpuSeconds) / seconds;
-    const table = new Table(['calls/s', 'workload % CPU', 'ringside capture (no follow)', 'ringside --follow', 'perf record | perf script',
-      'follow / perf', 'follow kept', 'perf kept']);
+    const table = new Table([
+      'calls/s',
+      'workload % CPU',
+      'ringside capture (no follow)',
+      'ringside --follow',
+      'perf record | perf script',
+      'follow / perf',
+      'follow kept',
+      'perf kept',
+    ]);
     const json: Record<string, number | string> = { seconds, rounds, loadavg };
     for (const { rate, cpu, kept } of results) {
       // What each way costs beyond the workload's own CPU, paired per round.
       const cost = (side: string) => cpu[side].map((c, r) => c - cpu.workload[r]);
       const follow = median(cost('follow'));
       const perfPipe = median(cost('perf'));
-      table.add(rate, percent(median(cpu.workload)), percent(median(cost('alone'))), percent(follow), percent(perfPipe), follow / perfPipe,
-        `${round(100 * Math.min(...kept.follow))} %`, `${round(100 * Math.min(...kept.perf))} %`);
+      table.add(
+        rate,
+        percent(median(cpu.workload)),
+        percent(median(cost('alone'))),
+        percent(follow),
+        percent(perfPipe),
+        follow / perfPipe,
+        `${round(100 * Math.min(...kept.follow))} %`,
+        `${round(100 * Math.min(...kept.perf))} %`,
+      );
       json[`follow_cost_pct_${rate}`] = round(percent(follow));
       json[`perf_pipe_cost_pct_${rate}`] = round(percent(perfPipe));
       json[`capture_cost_pct_${rate}`] = round(percent(median(cost('alone'))));
@@ -126,10 +147,9 @@ function main(): void {
 /** Runs argv to its end (stdout to `file`, or ignored); a failure is the bench's error. */
 function run(command: string, args: readonly string[], file?: string): void {
   const result = spawnSync('sh', ['-c', `exec "$0" "$@" > "${file ?? '/dev/null'}"`, command, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  if (result.status !== 0) throw new BenchUnavailableError(`${command} ${args.slice(0, 6).join(' ')}… failed (${result.status}): ${result.stderr.slice(-2000)}`);
+  if (result.status !== 0)
+    throw new BenchUnavailableError(`${command} ${args.slice(0, 6).join(' ')}… failed (${result.status}): ${result.stderr.slice(-2000)}`);
 }
-
-
 
 try {
   main();

@@ -27,14 +27,19 @@ function loopNs(stdout: string, hits: number, side: string): number {
 function main(): void {
   const hits = Number(process.argv[2] ?? 2000);
   const rounds = Number(process.argv[3] ?? 5);
-  if (!Number.isInteger(hits) || hits < 1 || !Number.isInteger(rounds) || rounds < 1) throw new BenchUnavailableError('usage: line-probe-cost.js [hits ≥ 1] [rounds ≥ 1]');
+  if (!Number.isInteger(hits) || hits < 1 || !Number.isInteger(rounds) || rounds < 1)
+    throw new BenchUnavailableError('usage: line-probe-cost.js [hits ≥ 1] [rounds ≥ 1]');
   const { gcc } = checkPrerequisites(false);
-  if (spawnSync('sh', ['-c', 'command -v gdb'], { encoding: 'utf8' }).status !== 0) throw new BenchUnavailableError('gdb is not installed (the dprintf baseline): apt-get install gdb');
+  if (spawnSync('sh', ['-c', 'command -v gdb'], { encoding: 'utf8' }).status !== 0)
+    throw new BenchUnavailableError('gdb is not installed (the dprintf baseline): apt-get install gdb');
   const dir = mkdtempSync(join(tmpdir(), 'ringside-line-cost-'));
   try {
     // -O0: the marked line has an address of its own (at -O1 it shares the function's entry, which perf probe refuses).
     const program = compileC(gcc, SOURCE, dir, 'line_loop', ['-O0', '-g']);
-    const line = readFileSync(SOURCE, 'utf8').split('\n').findIndex((text) => text.includes('/* BENCH_LINE */')) + 1;
+    const line =
+      readFileSync(SOURCE, 'utf8')
+        .split('\n')
+        .findIndex((text) => text.includes('/* BENCH_LINE */')) + 1;
     const spec = `line:line_loop.c:${line}`;
     const sides: Record<string, () => number> = {
       unprobed: () => {
@@ -44,18 +49,25 @@ function main(): void {
       },
       uprobe: () => {
         const out = join(dir, 'hits.jsonl');
-        const run = spawnSync(process.execPath, [CLI, 'capture', '-q', '-e', spec, '--pages', '256', '-o', out, '--', program, String(hits)],
-          { encoding: 'utf8', maxBuffer: 1 << 26 });
+        const run = spawnSync(process.execPath, [CLI, 'capture', '-q', '-e', spec, '--pages', '256', '-o', out, '--', program, String(hits)], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 26,
+        });
         if (run.status !== 0) throw new BenchUnavailableError(`ringside capture -e ${spec} failed (${run.status}): ${run.stderr}`);
-        const seen = readFileSync(out, 'utf8').split('\n').filter((row) => row.includes(`"event":"${spec}"`)).length;
+        const seen = readFileSync(out, 'utf8')
+          .split('\n')
+          .filter((row) => row.includes(`"event":"${spec}"`)).length;
         if (seen !== hits) throw new BenchUnavailableError(`ringside counted ${seen} of ${hits} hits of ${spec}`);
         return loopNs(run.stdout, hits, 'uprobe');
       },
       gdb: () => {
-        const run = spawnSync('gdb', ['-batch', '-nx', '-ex', `dprintf line_loop.c:${line},"hit\\n"`, '-ex', 'run', '--args', program, String(hits)],
-          { encoding: 'utf8', maxBuffer: 1 << 26 });
+        const run = spawnSync('gdb', ['-batch', '-nx', '-ex', `dprintf line_loop.c:${line},"hit\\n"`, '-ex', 'run', '--args', program, String(hits)], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 26,
+        });
         const seen = run.stdout.split('\n').filter((row) => row === 'hit').length;
-        if (run.status !== 0 || seen !== hits) throw new BenchUnavailableError(`gdb dprintf printed ${seen} of ${hits} hits (${run.status}): ${run.stderr.slice(-2000)}`);
+        if (run.status !== 0 || seen !== hits)
+          throw new BenchUnavailableError(`gdb dprintf printed ${seen} of ${hits} hits (${run.status}): ${run.stderr.slice(-2000)}`);
         return loopNs(run.stdout, hits, 'gdb dprintf');
       },
     };
@@ -78,13 +90,17 @@ function main(): void {
     table.add('gdb dprintf', median(times.gdb) / hits, median(gdb), median(gdb.map((g, r) => g / uprobe[r])));
     console.log(`${hits} hits per run, ${rounds} rounds, load average ${loadavg}`);
     console.log(table.toString());
-    console.log(JSON.stringify({
-      hits, rounds, loadavg,
-      unprobed_ns_per_iteration: round(median(times.unprobed) / hits),
-      uprobe_ns_per_hit: round(median(uprobe)),
-      gdb_dprintf_ns_per_hit: round(median(gdb)),
-      gdb_dprintf_vs_uprobe: round(median(gdb.map((g, r) => g / uprobe[r]))),
-    }));
+    console.log(
+      JSON.stringify({
+        hits,
+        rounds,
+        loadavg,
+        unprobed_ns_per_iteration: round(median(times.unprobed) / hits),
+        uprobe_ns_per_hit: round(median(uprobe)),
+        gdb_dprintf_ns_per_hit: round(median(gdb)),
+        gdb_dprintf_vs_uprobe: round(median(gdb.map((g, r) => g / uprobe[r]))),
+      }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -30,7 +30,10 @@ const fixture = (name: string) => {
   if (!existsSync(file)) throw new BenchUnavailableError(`${file} is missing: run node test/setup/prepare.mjs`);
   return file;
 };
-const markedLine = (source: string, mark: string) => readFileSync(path.join(root, 'test/fixtures', source), 'utf8').split('\n').findIndex((text) => text.includes(mark)) + 1;
+const markedLine = (source: string, mark: string) =>
+  readFileSync(path.join(root, 'test/fixtures', source), 'utf8')
+    .split('\n')
+    .findIndex((text) => text.includes(mark)) + 1;
 
 /** Records the hits of the fixture's loop line (12 rounds) and returns them with the decoded snapshot's sample rows. */
 async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHit[]; decodeOne: (index: number) => void; binary: string }> {
@@ -48,18 +51,27 @@ async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHi
       const fields = record.fields as { regsUser: RegsBlock; stackUser: { data: Uint8Array; dynSize: bigint } };
       return { pid: record.pid!, registers: fields.regsUser.regs, stack: fields.stackUser.data.subarray(0, Number(fields.stackUser.dynSize)) };
     });
-    return { hits, decodeOne: (index) => { decodeRecordAt(decoded, rows[index % rows.length]); }, binary };
+    return {
+      hits,
+      decodeOne: (index) => {
+        decodeRecordAt(decoded, rows[index % rows.length]);
+      },
+      binary,
+    };
   } finally {
     recorder.dispose();
   }
 }
 
 async function hostEvaluation(evaluations: number, table: Table): Promise<Record<string, number>> {
-  const rate = async (body: (k: number) => void) => median(await repeat(1, 5, () => {
-    const start = nowNs();
-    for (let k = 0; k < evaluations; k++) body(k);
-    return evaluations / ((nowNs() - start) / 1e9);
-  }));
+  const rate = async (body: (k: number) => void) =>
+    median(
+      await repeat(1, 5, () => {
+        const start = nowNs();
+        for (let k = 0; k < evaluations; k++) body(k);
+        return evaluations / ((nowNs() - start) / 1e9);
+      }),
+    );
   const result: Record<string, number> = {};
   for (const optimization of ['O2', 'O0'] as const) {
     const { hits, decodeOne, binary } = await recordHits(optimization);
@@ -75,7 +87,11 @@ async function hostEvaluation(evaluations: number, table: Table): Promise<Record
     table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), 1);
     table.add(`-${optimization}: values of all ${Object.keys(check.values).length} variables in scope`, round(all), round(all / decode, 3));
     table.add(`-${optimization}: values of i and total`, round(named), round(named / decode, 3));
-    Object.assign(result, { [`${optimization}DecodePerSec`]: round(decode), [`${optimization}AllInScopePerSec`]: round(all), [`${optimization}TwoNamedPerSec`]: round(named) });
+    Object.assign(result, {
+      [`${optimization}DecodePerSec`]: round(decode),
+      [`${optimization}AllInScopePerSec`]: round(all),
+      [`${optimization}TwoNamedPerSec`]: round(named),
+    });
   }
   return result;
 }

@@ -33,7 +33,11 @@ export interface ParallelResult {
  * fall on every side alike. Every pool's columns are checked against one thread's once.
  */
 export async function measureParallel(
-  input: SnapshotInput, runs: number, warmup: number, pool: DecodePool, others: readonly DecodePool[] = [],
+  input: SnapshotInput,
+  runs: number,
+  warmup: number,
+  pool: DecodePool,
+  others: readonly DecodePool[] = [],
 ): Promise<ParallelResult> {
   const arena = new ColumnArena();
   const pools = [pool, ...others];
@@ -87,23 +91,37 @@ function twoRings(ringBytes: number): SnapshotInput {
   const recordsPerRing = Math.floor(ringBytes / 56);
   const timeOf = (i: number, cpu: number) => 1_000_000n + BigInt(2 * BURST * Math.floor(i / BURST) + cpu * BURST + (i % BURST));
   const sampleType = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
-  const ring = (cpu: number) => ringFromRecords(Array.from({ length: recordsPerRing }, (_, i) =>
-    sampleRecord(sampleType, { id: 7n, ip: 0x401000n + BigInt(i & 255), pid: 10, tid: 10 + cpu, time: timeOf(i, cpu), cpu, period: 1n })),
-  ringBytes, 'backward', { ringId: cpu, cpu });
+  const ring = (cpu: number) =>
+    ringFromRecords(
+      Array.from({ length: recordsPerRing }, (_, i) =>
+        sampleRecord(sampleType, { id: 7n, ip: 0x401000n + BigInt(i & 255), pid: 10, tid: 10 + cpu, time: timeOf(i, cpu), cpu, period: 1n }),
+      ),
+      ringBytes,
+      'backward',
+      { ringId: cpu, cpu },
+    );
   return { events: [eventOf(0, attrOf(sampleType), [7n], 'bench')], rings: [ring(0), ring(1)] };
 }
 
 async function thresholdSweep(): Promise<void> {
   const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
   try {
-    console.log(`two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs), load average ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+    console.log(
+      `two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs), load average ${loadavg()
+        .map((v) => v.toFixed(2))
+        .join(' ')}`,
+    );
     console.log('KiB per ring\tone thread ms\tparallel ms\tparallel/one');
     for (const kib of [64, 256, 1024, 2048, 4096, 16384]) {
       const r = await measureParallel(twoRings(kib * 1024), 15, 3, pool);
       const figures = [r.singleNs / 1e6, r.parallelNs / 1e6, r.parallelNs / r.singleNs];
       console.log(`${kib}\t${figures.map((value) => value.toFixed(2)).join('\t')}`);
     }
-    console.log(`load average at the end ${loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+    console.log(
+      `load average at the end ${loadavg()
+        .map((v) => v.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await pool.close();
   }

@@ -31,14 +31,19 @@ async function main(): Promise<void> {
   const bytes = Number(sizeMib) * 1024 * 1024;
   // Copies made as the CLI and the extension make them: decodable, with a room for their columns.
   const recorder = await Recorder.open({
-    events: [layout.event], target: { kind: 'pid', pid: child.pid! }, pages: bytes / 4096, sideband: false, allocateCopy: allocateDecodableCopy,
+    events: [layout.event],
+    target: { kind: 'pid', pid: child.pid! },
+    pages: bytes / 4096,
+    sideband: false,
+    allocateCopy: allocateDecodableCopy,
   });
   try {
     // The flight-recorder ring (the first ring listed may be another: rings are listed per ring group).
-    const written = () => recorder.ringStats().filter((ring) => ring.direction === 'backward').reduce(
-      (most, ring) => ring.bytesWritten > most ? ring.bytesWritten : most,
-      0n,
-    );
+    const written = () =>
+      recorder
+        .ringStats()
+        .filter((ring) => ring.direction === 'backward')
+        .reduce((most, ring) => (ring.bytesWritten > most ? ring.bytesWritten : most), 0n);
     while (written() < BigInt(bytes * 2)) await new Promise((resolve) => setTimeout(resolve, 20));
     const snapshot = recorder.snapshot();
     if (!endToEnd && mode !== 'live') child.kill('SIGKILL');
@@ -53,7 +58,9 @@ async function main(): Promise<void> {
       rows = columns.length;
       arena?.recycle(columns);
     }
-    console.log(`${layout.name} ${sizeMib} MiB: ${rows} records, median ${endToEnd ? 'snapshot + decode' : 'decode'} ${(median(times) / 1e6).toFixed(2)} ms = ${(rows / median(times) * 1e3).toFixed(2)} Mrec/s`);
+    console.log(
+      `${layout.name} ${sizeMib} MiB: ${rows} records, median ${endToEnd ? 'snapshot + decode' : 'decode'} ${(median(times) / 1e6).toFixed(2)} ms = ${((rows / median(times)) * 1e3).toFixed(2)} Mrec/s`,
+    );
   } finally {
     recorder.dispose();
     child.kill('SIGKILL');

@@ -17,7 +17,10 @@ import { BenchUnavailableError, median, round, Table } from './stats';
 
 const cli = path.resolve(__dirname, '../../dist/cli.js');
 
-interface Measured { readonly wallS: number; readonly rssMiB: number }
+interface Measured {
+  readonly wallS: number;
+  readonly rssMiB: number;
+}
 
 /** Runs `argv` under /usr/bin/time; its wall seconds and the peak RSS of its largest process. */
 function timed(argv: readonly string[]): Measured {
@@ -35,18 +38,36 @@ function lines(file: string): number {
   return count;
 }
 
-interface PairRow { readonly what: string; readonly ours: Measured[]; readonly theirs: Measured[]; readonly note: string }
+interface PairRow {
+  readonly what: string;
+  readonly ours: Measured[];
+  readonly theirs: Measured[];
+  readonly note: string;
+}
 
 function summarize(table: Table, row: PairRow): Record<string, number> {
   const wall = row.ours.map((m, i) => m.wallS / row.theirs[i].wallS);
   const rss = row.ours.map((m, i) => m.rssMiB / row.theirs[i].rssMiB);
   const figures = {
-    ours_wall_s: median(row.ours.map((m) => m.wallS)), theirs_wall_s: median(row.theirs.map((m) => m.wallS)),
-    wall_ratio: median(wall), wall_ratio_min: Math.min(...wall), wall_ratio_max: Math.max(...wall),
-    ours_rss_mib: median(row.ours.map((m) => m.rssMiB)), theirs_rss_mib: median(row.theirs.map((m) => m.rssMiB)), rss_ratio: median(rss),
+    ours_wall_s: median(row.ours.map((m) => m.wallS)),
+    theirs_wall_s: median(row.theirs.map((m) => m.wallS)),
+    wall_ratio: median(wall),
+    wall_ratio_min: Math.min(...wall),
+    wall_ratio_max: Math.max(...wall),
+    ours_rss_mib: median(row.ours.map((m) => m.rssMiB)),
+    theirs_rss_mib: median(row.theirs.map((m) => m.rssMiB)),
+    rss_ratio: median(rss),
   };
-  table.add(row.what, figures.ours_wall_s, figures.theirs_wall_s, `${round(figures.wall_ratio, 3)} (${round(figures.wall_ratio_min, 3)}-${round(figures.wall_ratio_max, 3)})`,
-    round(figures.ours_rss_mib, 4), round(figures.theirs_rss_mib, 4), round(figures.rss_ratio, 3), row.note);
+  table.add(
+    row.what,
+    figures.ours_wall_s,
+    figures.theirs_wall_s,
+    `${round(figures.wall_ratio, 3)} (${round(figures.wall_ratio_min, 3)}-${round(figures.wall_ratio_max, 3)})`,
+    round(figures.ours_rss_mib, 4),
+    round(figures.theirs_rss_mib, 4),
+    round(figures.rss_ratio, 3),
+    row.note,
+  );
   return Object.fromEntries(Object.entries(figures).map(([key, value]) => [key, round(value)]));
 }
 
@@ -56,19 +77,39 @@ function main(): void {
   const { perf } = checkPrerequisites(false);
   const dir = mkdtempSync(path.join(tmpdir(), 'ringside-bench-outputs-'));
   const loadStart = loadavg()[0];
-  const table = new Table(['case', 'ringside s', 'baseline s', 'wall ratio (range)', 'ringside MiB', 'baseline MiB', 'RSS ratio', 'records ringside / baseline']);
+  const table = new Table([
+    'case',
+    'ringside s',
+    'baseline s',
+    'wall ratio (range)',
+    'ringside MiB',
+    'baseline MiB',
+    'RSS ratio',
+    'records ringside / baseline',
+  ]);
   const json: Record<string, unknown> = { rounds, load_start: round(loadStart, 3) };
   try {
     for (const seconds of [1, 3]) {
-      const row: PairRow & { ours: Measured[]; theirs: Measured[] } = { what: `capture -a -g ${seconds} s → JSONL vs perf record + perf script`, ours: [], theirs: [], note: '' };
+      const row: PairRow & { ours: Measured[]; theirs: Measured[] } = {
+        what: `capture -a -g ${seconds} s → JSONL vs perf record + perf script`,
+        ours: [],
+        theirs: [],
+        note: '',
+      };
       let counts = '';
       for (let r = 0; r < rounds; r++) {
         const ours = path.join(dir, 'capture.jsonl');
         row.ours.push(timed([process.execPath, cli, 'capture', '-q', '-a', '-e', 'cpu-clock', '-c', '50000', '-g', '--duration', String(seconds), '-o', ours]));
         const data = path.join(dir, 'perf-capture.data');
         const text = path.join(dir, 'perf-capture.txt');
-        row.theirs.push(timed(['sh', '-c', `"$0" record -q -a -e cpu-clock -c 50000 -g -o "$1" -- sleep ${seconds} && "$0" script -i "$1" > "$2"`, perf, data, text]));
-        counts = `${lines(ours)} lines / ${spawnSync(perf, ['script', '-i', data, '-F', 'time'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout.split('\n').filter(Boolean).length} samples`;
+        row.theirs.push(
+          timed(['sh', '-c', `"$0" record -q -a -e cpu-clock -c 50000 -g -o "$1" -- sleep ${seconds} && "$0" script -i "$1" > "$2"`, perf, data, text]),
+        );
+        counts = `${lines(ours)} lines / ${
+          spawnSync(perf, ['script', '-i', data, '-F', 'time'], { encoding: 'utf8', maxBuffer: 1 << 30 })
+            .stdout.split('\n')
+            .filter(Boolean).length
+        } samples`;
       }
       json[`capture_${seconds}s_jsonl_vs_perf`] = { ...summarize(table, { ...row, note: counts }) };
     }
@@ -89,7 +130,12 @@ function main(): void {
       pprof.push(timed(decodeTo('decode.pb.gz')));
     }
     const size = `${(statSync(data).size / 1048576).toFixed(1)} MiB perf.data, ${lines(path.join(dir, 'decode.jsonl'))} lines`;
-    json.decode_jsonl_vs_perf_script = summarize(table, { what: 'decode perf.data (-a -g) → JSONL vs perf script', ours: jsonl, theirs: perfScript, note: size });
+    json.decode_jsonl_vs_perf_script = summarize(table, {
+      what: 'decode perf.data (-a -g) → JSONL vs perf script',
+      ours: jsonl,
+      theirs: perfScript,
+      note: size,
+    });
     json.decode_html_vs_jsonl = summarize(table, { what: 'decode → HTML vs → JSONL', ours: html, theirs: jsonl, note: '' });
     json.decode_pprof_vs_jsonl = summarize(table, { what: 'decode → pprof vs → JSONL', ours: pprof, theirs: jsonl, note: '' });
   } finally {

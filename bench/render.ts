@@ -57,7 +57,10 @@ function serve(distDir: string, columns: RecordColumns, start: SnapshotStart, st
   };
   const server = createServer((request, response) => {
     const file = files[request.url ?? ''];
-    if (!file) { response.writeHead(404).end(); return; }
+    if (!file) {
+      response.writeHead(404).end();
+      return;
+    }
     response.writeHead(200, { 'content-type': file[0] }).end(file[1]);
   });
   return new Promise((resolve, reject) => {
@@ -71,7 +74,7 @@ async function prepare(page: Page, url: string): Promise<void> {
   await page.goto(url);
   await page.waitForFunction(() => (window as unknown as { ringside?: unknown }).ringside !== undefined);
   await page.evaluate(async () => {
-    const meta = await (await fetch('/meta.json')).json() as {
+    const meta = (await (await fetch('/meta.json')).json()) as {
       start: { totalRows: number; batchCount: number } & Record<string, unknown>;
       rows: number;
       batchRows: number;
@@ -83,7 +86,10 @@ async function prepare(page: Page, url: string): Promise<void> {
     const rows = meta.rows;
     const offsets: Record<string, number> = {};
     let at = 0;
-    for (const name of meta.columns) { offsets[name] = at; at += rows * sizes[name]; }
+    for (const name of meta.columns) {
+      offsets[name] = at;
+      at += rows * sizes[name];
+    }
     const batchCount = meta.start.batchCount;
     const batches: unknown[] = [];
     for (let b = 0; b < batchCount; b++) {
@@ -92,13 +98,29 @@ async function prepare(page: Page, url: string): Promise<void> {
       const columns: Record<string, ArrayBuffer> = {};
       for (const name of meta.columns) columns[name] = body.slice(offsets[name] + first * sizes[name], offsets[name] + last * sizes[name]);
       const stackIndex = meta.stacks ? { stackIndex: body.slice(at + first * 4, at + last * 4) } : {};
-      batches.push({ type: 'batch', snapshotId: meta.start.snapshotId, batchIndex: b, batchCount, firstRow: first, rowCount: last - first, columns, ...stackIndex });
+      batches.push({
+        type: 'batch',
+        snapshotId: meta.start.snapshotId,
+        batchIndex: b,
+        batchCount,
+        firstRow: first,
+        rowCount: last - first,
+        columns,
+        ...stackIndex,
+      });
     }
     (window as unknown as { benchMessages: unknown[] }).benchMessages = [meta.start, ...batches];
   });
 }
 
-interface PaintTiming { firstPaintMs: number; receiveMs: number; renderMs: number; rows: number; rejected: number; laneRows: number[] }
+interface PaintTiming {
+  firstPaintMs: number;
+  receiveMs: number;
+  renderMs: number;
+  rows: number;
+  rejected: number;
+  laneRows: number[];
+}
 
 async function firstPaint(page: Page): Promise<PaintTiming> {
   return page.evaluate(async () => {
@@ -175,8 +197,15 @@ async function panFrames(page: Page, steps: number): Promise<number[]> {
 }
 
 /** `stackIndex`: a stack id per row into start.stacks, sent with the batches (a capture with callchains). */
-export async function runRender(distDir: string, columns: RecordColumns, start: SnapshotStart, runs: number, warmup: number,
-  screenshot?: string, stackIndex?: Int32Array): Promise<RenderResult> {
+export async function runRender(
+  distDir: string,
+  columns: RecordColumns,
+  start: SnapshotStart,
+  runs: number,
+  warmup: number,
+  screenshot?: string,
+  stackIndex?: Int32Array,
+): Promise<RenderResult> {
   if (!existsSync(join(distDir, 'timeline.js'))) throw new BenchUnavailableError(`${distDir}/timeline.js is missing: run npm run build`);
   const server = await serve(distDir, columns, start, stackIndex);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;

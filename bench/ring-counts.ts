@@ -23,7 +23,8 @@ function listArg(args: readonly string[], name: string, fallback: readonly numbe
   const at = args.indexOf(name);
   if (at < 0) return [...fallback];
   const values = (args[at + 1] ?? '').split(',').map(Number);
-  if (values.length === 0 || values.some((v) => !Number.isInteger(v) || v <= 0)) throw new BenchUnavailableError(`${name} takes positive integers, e.g. ${name} 16,64`);
+  if (values.length === 0 || values.some((v) => !Number.isInteger(v) || v <= 0))
+    throw new BenchUnavailableError(`${name} takes positive integers, e.g. ${name} 16,64`);
   return values;
 }
 
@@ -63,8 +64,12 @@ async function main(): Promise<void> {
           const parallelMs = c.parallelNs / 1e6;
           table.add(`${size} MiB`, count, c.records, c.threads, oneMs, parallelMs, parallelMs / oneMs, cMs, cMs / oneMs, cMs / parallelMs);
           bySize[String(count)] = {
-            parallel_threads: c.threads, one_thread_same_runs_ms: round(oneMs), parallel_decode_ms: round(parallelMs), c_walker_ms: round(cMs),
-            one_thread_vs_c: round(cMs / oneMs), parallel_vs_c: round(cMs / parallelMs),
+            parallel_threads: c.threads,
+            one_thread_same_runs_ms: round(oneMs),
+            parallel_decode_ms: round(parallelMs),
+            c_walker_ms: round(cMs),
+            one_thread_vs_c: round(cMs / oneMs),
+            parallel_vs_c: round(cMs / parallelMs),
           };
         }
       } finally {
@@ -75,9 +80,15 @@ async function main(): Promise<void> {
     json.load_average = [loadBefore.map((v) => round(v, 3)), loadavg().map((v) => round(v, 3))];
     json.date = new Date(started).toISOString();
     json.seconds = Math.round((Date.now() - started) / 1000);
-    console.log(`Ring count: a real ring's records dealt out to N simulated rings in bursts of 8; one thread vs ${pool.workerCount} worker(s)`
-      + ` + this thread (C = the C walker over the same records as one ring, warm columns, timed just before and after each count); medians of ${runs} runs.`);
-    console.log(`Load average at start ${loadBefore.map((v) => v.toFixed(2)).join(' ')}, at end ${loadavg().map((v) => v.toFixed(2)).join(' ')}.`);
+    console.log(
+      `Ring count: a real ring's records dealt out to N simulated rings in bursts of 8; one thread vs ${pool.workerCount} worker(s)` +
+        ` + this thread (C = the C walker over the same records as one ring, warm columns, timed just before and after each count); medians of ${runs} runs.`,
+    );
+    console.log(
+      `Load average at start ${loadBefore.map((v) => v.toFixed(2)).join(' ')}, at end ${loadavg()
+        .map((v) => v.toFixed(2))
+        .join(' ')}.`,
+    );
     console.log(table.toString());
     console.log(JSON.stringify(json));
   } finally {

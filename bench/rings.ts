@@ -96,7 +96,13 @@ export interface RingCountResult {
 
 /** Decodes the records of `copy` split into `count` rings, `runs` times after `warmup`; `fresh`: false skips the fresh-columns runs (NaN). */
 export async function measureRingCount(
-  events: readonly EventDescription[], copy: RingCopy, count: number, runs: number, warmup: number, pool: DecodePool, fresh = true,
+  events: readonly EventDescription[],
+  copy: RingCopy,
+  count: number,
+  runs: number,
+  warmup: number,
+  pool: DecodePool,
+  fresh = true,
 ): Promise<RingCountResult> {
   const input = { events, rings: splitIntoRings(copy, count) };
   // Fresh columns are timed on plain copies of the same rings: no snapshot memory, every page faulted in by the decode.

@@ -104,7 +104,7 @@ const PARALLEL_HEADLINE_RINGS = 2;
 const LARGE_RING = 256 * MIB;
 
 function rate(records: number, ns: number): number {
-  return records / ns * 1e3; // M records/s
+  return (records / ns) * 1e3; // M records/s
 }
 
 /**
@@ -114,7 +114,7 @@ function rate(records: number, ns: number): number {
  */
 function cBoundVsPerfScript(r: KernelCaseResult): number {
   const cNs = r.memcpyWarmNs + r.cWalkerNs;
-  return (r.records / cNs) / (r.perfScriptRecords / r.perfScriptNs);
+  return r.records / cNs / (r.perfScriptRecords / r.perfScriptNs);
 }
 
 function kernelFigures(r: KernelCaseResult): Record<string, number> {
@@ -262,11 +262,43 @@ async function main(): Promise<number> {
       'zoom frame ms',
       'zoom max ms',
     ]);
-    const pipelineTable = new Table(['ring', 'records', 'snapshot ms (pause+copy+resume, all rings)', 'of which paused ms', 'decode ms', 'transfer ms', 'transfer rows', 'pipeline ms']);
-    const memoryTable = new Table(['ring', 'records', 'kernel data area MiB', 'spare copy MiB (with room)', 'snapshot copy MiB (with room)', 'columns MiB',
-      'columns in the room', 'arena spare MiB', 'per ring MiB']);
-    const countTable = new Table(['ring bytes', 'rings', 'records', 'decode+merge ms (warm arena)', 'Mrec/s', 'fresh columns ms',
-      'columns MiB', 'arena holds MiB', 'threads', 'parallel ms', 'one thread ms (same runs)', 'parallel/one', 'one thread/C', 'parallel/C']);
+    const pipelineTable = new Table([
+      'ring',
+      'records',
+      'snapshot ms (pause+copy+resume, all rings)',
+      'of which paused ms',
+      'decode ms',
+      'transfer ms',
+      'transfer rows',
+      'pipeline ms',
+    ]);
+    const memoryTable = new Table([
+      'ring',
+      'records',
+      'kernel data area MiB',
+      'spare copy MiB (with room)',
+      'snapshot copy MiB (with room)',
+      'columns MiB',
+      'columns in the room',
+      'arena spare MiB',
+      'per ring MiB',
+    ]);
+    const countTable = new Table([
+      'ring bytes',
+      'rings',
+      'records',
+      'decode+merge ms (warm arena)',
+      'Mrec/s',
+      'fresh columns ms',
+      'columns MiB',
+      'arena holds MiB',
+      'threads',
+      'parallel ms',
+      'one thread ms (same runs)',
+      'parallel/one',
+      'one thread/C',
+      'parallel/C',
+    ]);
     const json: Record<string, unknown> = {};
     const byRing: Record<string, unknown> = {};
     const pipeline: Record<string, unknown> = {};
@@ -277,10 +309,12 @@ async function main(): Promise<number> {
       const basicCase = figures.kernel[0];
       const t0 = figures.transport;
       // Transfer to the webview scales with rows: 1M rows measured at 64 MiB, the whole ring below.
-      const transferMs = t0 ? t0.transferMs * basicCase.records / t0.rows : NaN;
+      const transferMs = t0 ? (t0.transferMs * basicCase.records) / t0.rows : NaN;
       const stages = {
-        snapshot_ms: round(basicCase.snapshotNs / 1e6), paused_ms: round(basicCase.snapshotPauseNs / 1e6),
-        decode_ms: round(basicCase.snapshotDecodeNs / 1e6), transfer_ms: t0 ? round(transferMs) : null,
+        snapshot_ms: round(basicCase.snapshotNs / 1e6),
+        paused_ms: round(basicCase.snapshotPauseNs / 1e6),
+        decode_ms: round(basicCase.snapshotDecodeNs / 1e6),
+        transfer_ms: t0 ? round(transferMs) : null,
         total_ms: round((basicCase.snapshotNs + basicCase.snapshotDecodeNs) / 1e6 + (t0 ? transferMs : 0)),
       };
       pipeline[`${size / MIB}MiB`] = stages;
@@ -320,14 +354,34 @@ async function main(): Promise<number> {
           // The C walker's pass over the same records as one ring (warm columns), timed around this count's runs.
           const cMs = c.cWalkerMs;
           const vsC = { one_thread_vs_c: round(cMs / c.pairedSingleMs), parallel_vs_c: round(cMs / c.parallelMs) };
-          countTable.add(mib(size), c.rings, c.records, c.decodeMs, c.records / c.decodeMs / 1e3, c.decodeFreshMs, c.columnBytes / MIB,
-            c.arenaBytes / MIB, c.parallelThreads, c.parallelMs, c.pairedSingleMs, c.parallelMs / c.pairedSingleMs,
-            vsC.one_thread_vs_c, vsC.parallel_vs_c);
+          countTable.add(
+            mib(size),
+            c.rings,
+            c.records,
+            c.decodeMs,
+            c.records / c.decodeMs / 1e3,
+            c.decodeFreshMs,
+            c.columnBytes / MIB,
+            c.arenaBytes / MIB,
+            c.parallelThreads,
+            c.parallelMs,
+            c.pairedSingleMs,
+            c.parallelMs / c.pairedSingleMs,
+            vsC.one_thread_vs_c,
+            vsC.parallel_vs_c,
+          );
           byRingCount[String(c.rings)] = {
-            records: c.records, decode_ms: round(c.decodeMs), decode_mrec_s: round(c.records / c.decodeMs / 1e3),
-            decode_fresh_columns_ms: round(c.decodeFreshMs), columns_mib: round(c.columnBytes / MIB), arena_mib: round(c.arenaBytes / MIB),
-            parallel_threads: c.parallelThreads, parallel_decode_ms: round(c.parallelMs), c_walker_ms: round(cMs),
-            one_thread_same_runs_ms: round(c.pairedSingleMs), ...vsC,
+            records: c.records,
+            decode_ms: round(c.decodeMs),
+            decode_mrec_s: round(c.records / c.decodeMs / 1e3),
+            decode_fresh_columns_ms: round(c.decodeFreshMs),
+            columns_mib: round(c.columnBytes / MIB),
+            arena_mib: round(c.arenaBytes / MIB),
+            parallel_threads: c.parallelThreads,
+            parallel_decode_ms: round(c.parallelMs),
+            c_walker_ms: round(cMs),
+            one_thread_same_runs_ms: round(c.pairedSingleMs),
+            ...vsC,
           };
         }
       }
@@ -335,21 +389,44 @@ async function main(): Promise<number> {
         const paired = figures.parallelVsC;
         json.decode_parallel_vs_c = round(paired.ratio);
         json.decode_parallel_rounds = {
-          rings: PARALLEL_HEADLINE_RINGS, c_walker_ms: round(paired.cWalkerMs), parallel_decode_ms: round(paired.parallelMs),
-          one_thread_ms: round(paired.singleMs), ratios: paired.ratios.map((ratio) => round(ratio)),
+          rings: PARALLEL_HEADLINE_RINGS,
+          c_walker_ms: round(paired.cWalkerMs),
+          parallel_decode_ms: round(paired.parallelMs),
+          one_thread_ms: round(paired.singleMs),
+          ratios: paired.ratios.map((ratio) => round(ratio)),
         };
-        parallelLine = `decode_parallel_vs_c: ${mib(size)} as ${PARALLEL_HEADLINE_RINGS} rings, medians of ${paired.ratios.length} rounds alternating with the C walker: `
-          + `C ${paired.cWalkerMs.toFixed(2)} ms, pool ${paired.parallelMs.toFixed(2)} ms, one thread ${paired.singleMs.toFixed(2)} ms; `
-          + `ratio per round ${paired.ratios.map((ratio) => ratio.toFixed(2)).join(' ')}, median ${paired.ratio.toFixed(3)}`;
+        parallelLine =
+          `decode_parallel_vs_c: ${mib(size)} as ${PARALLEL_HEADLINE_RINGS} rings, medians of ${paired.ratios.length} rounds alternating with the C walker: ` +
+          `C ${paired.cWalkerMs.toFixed(2)} ms, pool ${paired.parallelMs.toFixed(2)} ms, one thread ${paired.singleMs.toFixed(2)} ms; ` +
+          `ratio per round ${paired.ratios.map((ratio) => ratio.toFixed(2)).join(' ')}, median ${paired.ratio.toFixed(3)}`;
       }
       const perLayout: Record<string, unknown> = {};
       for (const r of figures.kernel) {
         const f = kernelFigures(r);
         perLayout[r.layout] = f;
-        kernelTable.add(r.layout, mib(r.ringBytes), r.records, f.bytes_per_record, f.pause_window_ms, f.memcpy_warm_ms, f.snapshot_pause_vs_memcpy,
-          f.pause_window_no_spare_ms, f.memcpy_ms, f.decode_mrec_s, f.c_walker_mrec_s, f.decode_vs_c, f.wasm_walker_mrec_s, f.wasm_walker_vs_c,
-          f.decode_in_bench_process_mrec_s, f.decode_fresh_columns_mrec_s, f.c_walker_fresh_columns_mrec_s, f.snapshot_to_columns_mrec_s, f.perf_script_mrec_s,
-          f.snapshot_to_columns_vs_perf_script, f.snapshot_to_columns_c_bound_vs_perf_script);
+        kernelTable.add(
+          r.layout,
+          mib(r.ringBytes),
+          r.records,
+          f.bytes_per_record,
+          f.pause_window_ms,
+          f.memcpy_warm_ms,
+          f.snapshot_pause_vs_memcpy,
+          f.pause_window_no_spare_ms,
+          f.memcpy_ms,
+          f.decode_mrec_s,
+          f.c_walker_mrec_s,
+          f.decode_vs_c,
+          f.wasm_walker_mrec_s,
+          f.wasm_walker_vs_c,
+          f.decode_in_bench_process_mrec_s,
+          f.decode_fresh_columns_mrec_s,
+          f.c_walker_fresh_columns_mrec_s,
+          f.snapshot_to_columns_mrec_s,
+          f.perf_script_mrec_s,
+          f.snapshot_to_columns_vs_perf_script,
+          f.snapshot_to_columns_c_bound_vs_perf_script,
+        );
       }
       const t = figures.transport;
       const v = figures.render;
@@ -421,16 +498,20 @@ async function main(): Promise<number> {
     console.log('');
     console.log(webTable.toString());
     console.log('');
-    console.log('Pipeline, basic layout (medians of the snapshot -> columns runs; transfer from the transport case, scaled to the ring\'s rows):');
+    console.log("Pipeline, basic layout (medians of the snapshot -> columns runs; transfer from the transport case, scaled to the ring's rows):");
     console.log(pipelineTable.toString());
     console.log('');
-    console.log(`Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8,`
-      + ` decoded and merged by time, on one thread and on ${DECODE_WORKERS} worker(s) + that thread, in a process of their own`
-      + ' (C = the C walker over the same records as one ring, warm columns, from the decoder-vs-C case earlier in the run):');
+    console.log(
+      `Ring count: the ${quick ? '1' : '64'} MiB ring's records dealt out to N simulated per-CPU rings in bursts of 8,` +
+        ` decoded and merged by time, on one thread and on ${DECODE_WORKERS} worker(s) + that thread, in a process of their own` +
+        ' (C = the C walker over the same records as one ring, warm columns, from the decoder-vs-C case earlier in the run):',
+    );
     console.log(countTable.toString());
     if (parallelLine) console.log(parallelLine);
     console.log('');
-    console.log('Memory per flight-recorder ring (basic layout; a copy with a room carries its columns\' memory, else the arena holds a second set for the next snapshot):');
+    console.log(
+      "Memory per flight-recorder ring (basic layout; a copy with a room carries its columns' memory, else the arena holds a second set for the next snapshot):",
+    );
     console.log(memoryTable.toString());
     console.log('');
     const targets = new Table(['key', 'value', 'target', 'met']);
@@ -447,11 +528,14 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (error: unknown) => {
-  if (error instanceof BenchUnavailableError) {
-    console.error(`bench cannot run: ${error.message}`);
-  } else {
-    console.error(error instanceof Error ? error.stack ?? error.message : String(error));
-  }
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof BenchUnavailableError) {
+      console.error(`bench cannot run: ${error.message}`);
+    } else {
+      console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    }
+    process.exit(1);
+  },
+);

@@ -15,7 +15,11 @@ export class ServeProcess {
   private exited: string | null = null;
 
   /** `name`: what the process is, for errors ("the C walker"). */
-  constructor(private readonly name: string, command: string, args: readonly string[]) {
+  constructor(
+    private readonly name: string,
+    command: string,
+    args: readonly string[],
+  ) {
     this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       this.buffered += chunk;
@@ -47,9 +51,11 @@ export class ServeProcess {
   /** Sends `question` (one line) and parses the line that answers it. */
   async ask<T>(question: string): Promise<T> {
     this.child.stdin!.write(`${question}\n`);
-    const line = this.lines.shift() ?? await new Promise<string>((resolve) => {
-      this.waiting = resolve;
-    });
+    const line =
+      this.lines.shift() ??
+      (await new Promise<string>((resolve) => {
+        this.waiting = resolve;
+      }));
     if (!line) throw new BenchUnavailableError(this.exited ?? `${this.name} gave no answer`);
     return JSON.parse(line) as T;
   }

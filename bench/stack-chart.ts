@@ -33,9 +33,19 @@ function random(seed: number): () => number {
 /** Columns of n SAMPLE records 1 µs apart on CPU 0, of the threads `tidOf(i)` gives, in the processes `pidOf(tid)` gives. */
 function columnsOf(n: number, tidOf: (i: number) => number, pidOf: (tid: number) => number = (tid) => tid): RecordColumns {
   const c = {
-    length: n, timeOriginNs: 1_000_000_000_000n, time: new Float64Array(n), kind: new Uint8Array(n).fill(9), misc: new Uint16Array(n).fill(2),
-    event: new Uint16Array(n), pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n),
-    ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+    length: n,
+    timeOriginNs: 1_000_000_000_000n,
+    time: new Float64Array(n),
+    kind: new Uint8Array(n).fill(9),
+    misc: new Uint16Array(n).fill(2),
+    event: new Uint16Array(n),
+    pid: new Int32Array(n),
+    tid: new Int32Array(n),
+    cpu: new Int32Array(n),
+    ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n),
+    ring: new Uint16Array(n),
+    offset: new Uint32Array(n),
   };
   for (let i = 0; i < n; i++) {
     c.time[i] = i * 1000;
@@ -49,9 +59,17 @@ function columnsOf(n: number, tidOf: (i: number) => number, pidOf: (tid: number)
 
 function startOf(id: string, columns: RecordColumns, threads: ThreadInfo[], stacks?: WireStacks): SnapshotStart {
   return {
-    type: 'snapshotStart', snapshotId: id, name: id, timeOriginNs: columns.timeOriginNs.toString(), totalRows: columns.length,
-    batchCount: Math.ceil(columns.length / DEFAULT_BATCH_ROWS), takenAtMs: Date.now(),
-    events: [{ index: 0, name: 'cpu-clock', kind: 'software' }], threads, coverage: [], ...(stacks ? { stacks } : {}),
+    type: 'snapshotStart',
+    snapshotId: id,
+    name: id,
+    timeOriginNs: columns.timeOriginNs.toString(),
+    totalRows: columns.length,
+    batchCount: Math.ceil(columns.length / DEFAULT_BATCH_ROWS),
+    takenAtMs: Date.now(),
+    events: [{ index: 0, name: 'cpu-clock', kind: 'software' }],
+    threads,
+    coverage: [],
+    ...(stacks ? { stacks } : {}),
   };
 }
 
@@ -67,9 +85,8 @@ function walkStacks(n: number): { stacks: WireStacks; stackIndex: Int32Array } {
   const PHASE_DEPTH = 12;
   const names: string[] = ['main'];
   for (let d = 1; d < DEPTH; d++) for (let k = 0; k < (d < PHASE_DEPTH ? PHASES : FANOUT); k++) names.push(`fn_${d}_${k}`);
-  const nameOf = (d: number, k: number) => (d === 0
-    ? 0
-    : d < PHASE_DEPTH ? 1 + (d - 1) * PHASES + k : 1 + (PHASE_DEPTH - 1) * PHASES + (d - PHASE_DEPTH) * FANOUT + k);
+  const nameOf = (d: number, k: number) =>
+    d === 0 ? 0 : d < PHASE_DEPTH ? 1 + (d - 1) * PHASES + k : 1 + (PHASE_DEPTH - 1) * PHASES + (d - PHASE_DEPTH) * FANOUT + k;
   const path = new Int32Array(DEPTH); // the callee chosen per depth (root fixed)
   const ids = new Map<string, number>();
   const start: number[] = [0];
@@ -104,9 +121,11 @@ function walkStacks(n: number): { stacks: WireStacks; stackIndex: Int32Array } {
 
 function line(label: string, r: RenderResult, base?: RenderResult): string {
   const ratio = base ? ` (${(r.firstPaintMs / base.firstPaintMs).toFixed(2)}× one lane)` : '';
-  return `${label.padEnd(12)} first paint ${r.firstPaintMs.toFixed(1)} ms${ratio} · first render ${r.firstRenderMs.toFixed(1)} ms`
-    + ` · zoom frame ${r.zoomFrameMs.toFixed(1)} ms (max ${r.zoomFrameMaxMs.toFixed(1)}) · pan frame ${r.panFrameMs.toFixed(1)} ms`
-    + ` (max ${r.panFrameMaxMs.toFixed(1)}) · lanes ${r.laneRows.length}`;
+  return (
+    `${label.padEnd(12)} first paint ${r.firstPaintMs.toFixed(1)} ms${ratio} · first render ${r.firstRenderMs.toFixed(1)} ms` +
+    ` · zoom frame ${r.zoomFrameMs.toFixed(1)} ms (max ${r.zoomFrameMaxMs.toFixed(1)}) · pan frame ${r.panFrameMs.toFixed(1)} ms` +
+    ` (max ${r.panFrameMaxMs.toFixed(1)}) · lanes ${r.laneRows.length}`
+  );
 }
 
 async function main(): Promise<void> {
@@ -134,6 +153,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.stack ?? error.message : String(error));
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
 });

@@ -44,12 +44,13 @@ export class Table {
   constructor(private readonly header: readonly string[]) {}
 
   add(...cells: (string | number)[]): void {
-    this.rows.push(cells.map((cell) => typeof cell === 'number' ? String(Number.isInteger(cell) ? cell : round(cell)) : cell));
+    this.rows.push(cells.map((cell) => (typeof cell === 'number' ? String(Number.isInteger(cell) ? cell : round(cell)) : cell)));
   }
 
   toString(): string {
     const widths = this.header.map((title, column) => Math.max(title.length, ...this.rows.map((row) => (row[column] ?? '').length)));
-    const line = (cells: readonly string[]) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ');
+    const line = (cells: readonly string[]) =>
+      cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ');
     return [line(this.header), widths.map((w) => '-'.repeat(w)).join('  '), ...this.rows.map(line)].join('\n');
   }
 }

@@ -45,16 +45,23 @@ function measure(label: string, snapshot: DecodedSnapshot): void {
   for (let row = 0; row < snapshot.columns.length; row++) {
     if (snapshot.columns.kind[row] === RecordType.SAMPLE && switchEvent.has(snapshot.columns.event[row])) rows.push(row);
   }
-  if (rows.length === 0) { console.log(`${label}: no sched_switch records`); return; }
+  if (rows.length === 0) {
+    console.log(`${label}: no sched_switch records`);
+    return;
+  }
   const runs = Math.max(5, Math.min(51, Math.round(2_000_000 / rows.length)));
-  const full = perRecord(rows.length, runs, () => { for (const row of rows) decodeRecordAt(snapshot, row); });
+  const full = perRecord(rows.length, runs, () => {
+    for (const row of rows) decodeRecordAt(snapshot, row);
+  });
   const values: (TracepointValue | undefined)[] = [];
   const fields = perRecord(rows.length, runs, () => {
     const read = rawFieldsReader(snapshot, ['prev_pid', 'next_pid', 'prev_state', 'next_comm', 'prev_comm']);
     for (const row of rows) read(row, values);
   });
   let found = 0;
-  const whole = perRecord(rows.length, runs, () => { found = snapshotSwitches(snapshot)?.switches.length ?? 0; });
+  const whole = perRecord(rows.length, runs, () => {
+    found = snapshotSwitches(snapshot)?.switches.length ?? 0;
+  });
   console.log(`${label}: ${rows.length} sched_switch records (${found} switches), median of ${runs} runs`);
   console.log(`  decodeRecordAt (full decode)     ${round(full / 1000, 3)} µs/record`);
   console.log(`  rawFieldsReader (five fields)    ${round(fields / 1000, 3)} µs/record`);

@@ -30,8 +30,12 @@ export function snapshotStartFor(snapshot: DecodedSnapshot, columns: RecordColum
     events: snapshot.events.map((e) => ({ index: e.index, name: e.name, kind: e.tracepoint ? 'tracepoint' : 'software' })),
     threads: [],
     coverage: snapshot.coverage.map((c) => ({
-      ringId: c.ringId, label: c.label, path: c.path, dataSize: c.dataSize,
-      bytesWritten: c.bytesWritten.toString(), bytesOverwritten: c.bytesOverwritten.toString(),
+      ringId: c.ringId,
+      label: c.label,
+      path: c.path,
+      dataSize: c.dataSize,
+      bytesWritten: c.bytesWritten.toString(),
+      bytesOverwritten: c.bytesOverwritten.toString(),
       recordsRetained: c.recordsRetained,
       oldestTimeNs: c.oldestTimeNs === null ? null : c.oldestTimeNs.toString(),
       newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(),
@@ -52,9 +56,18 @@ export async function runTransport(snapshot: DecodedSnapshot, columns: RecordCol
   const worker = new Worker(join(__dirname, 'transport-worker.js'));
   type Reply = { type: string; rows?: number; reason?: string };
   let pending: { resolve: (reply: Reply) => void; reject: (error: unknown) => void } | null = null;
-  worker.on('message', (reply: Reply) => { pending?.resolve(reply); pending = null; });
-  worker.on('error', (error) => { pending?.reject(error); pending = null; });
-  const next = () => new Promise<Reply>((resolve, reject) => { pending = { resolve, reject }; });
+  worker.on('message', (reply: Reply) => {
+    pending?.resolve(reply);
+    pending = null;
+  });
+  worker.on('error', (error) => {
+    pending?.reject(error);
+    pending = null;
+  });
+  const next = () =>
+    new Promise<Reply>((resolve, reject) => {
+      pending = { resolve, reject };
+    });
   let counter = 0;
   const once = async (transfer: boolean, mode: 'move' | 'store' = 'move'): Promise<number> => {
     worker.postMessage(mode);

@@ -17,24 +17,47 @@ const events = (sampleType: number) => [
 ];
 
 function sample(sampleType: number, i: number, id = 11n): Uint8Array {
-  const tail = sampleType & Sample.CALLCHAIN
-    ? new ByteWriter().u64(BigInt(1 + (i % 3))).u64(0x401000n).u64(0x402000n).u64(0x403000n).toBytes().subarray(0, 8 + 8 * (1 + (i % 3)))
-    : undefined;
+  const tail =
+    sampleType & Sample.CALLCHAIN
+      ? new ByteWriter()
+          .u64(BigInt(1 + (i % 3)))
+          .u64(0x401000n)
+          .u64(0x402000n)
+          .u64(0x403000n)
+          .toBytes()
+          .subarray(0, 8 + 8 * (1 + (i % 3)))
+      : undefined;
   return sampleRecord(sampleType, {
-    id, ip: 0xffffffff81000000n + BigInt(i * 16), pid: 40, tid: 41 + (i % 3), time: 5_000_000_000n + BigInt(i * 1000), cpu: 1, period: 1n,
+    id,
+    ip: 0xffffffff81000000n + BigInt(i * 16),
+    pid: 40,
+    tid: 41 + (i % 3),
+    time: 5_000_000_000n + BigInt(i * 1000),
+    cpu: 1,
+    period: 1n,
     ...(tail ? { tail: new ByteWriter().raw(tail).u32(4).u32(i).toBytes() } : {}),
   });
 }
 
 describe('the WebAssembly walker of the bench', () => {
-  for (const [name, sampleType] of [['basic', HOT], ['callchain+raw', FULL]] as const) {
+  for (const [name, sampleType] of [
+    ['basic', HOT],
+    ['callchain+raw', FULL],
+  ] as const) {
     it(`writes the decoder's columns for a backward ring of ${name} samples with LOST, throttle and another event's samples`, () => {
       const records: Uint8Array[] = [];
       for (let i = 0; i < 3000; i++) {
         if (i === 700) {
           // PERF_RECORD_LOST: id, count, then the sample_id trailer; older than the samples after it.
-          records.push(otherRecord(RecordType.LOST, 0, new ByteWriter().u64(11n).u64(9n).toBytes(), sampleType, true,
-            { pid: 40, tid: 41, time: 5_000_000_000n + BigInt(i * 1000) - 1n, id: 11n, cpu: 1 }));
+          records.push(
+            otherRecord(RecordType.LOST, 0, new ByteWriter().u64(11n).u64(9n).toBytes(), sampleType, true, {
+              pid: 40,
+              tid: 41,
+              time: 5_000_000_000n + BigInt(i * 1000) - 1n,
+              id: 11n,
+              cpu: 1,
+            }),
+          );
         }
         if (i === 1500) records.push(throttleRecord(sampleType, 5_000_000_000n + BigInt(i * 1000) - 1n, 11n));
         records.push(sample(sampleType, i, i >= 2000 && i < 2100 ? 12n : 11n));

@@ -15,8 +15,13 @@ import { idLocator, parseInfoFor, type ParseInfo } from '../native/decode/parse-
 import { RecordType } from '../native/abi/uapi';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import {
-  COLUMNS_WIDEST_FIRST, RECORD_COLUMN_NAMES, columnConstructor, columnView,
-  type ColumnArray, type ColumnArrays, type RecordColumnName,
+  COLUMNS_WIDEST_FIRST,
+  RECORD_COLUMN_NAMES,
+  columnConstructor,
+  columnView,
+  type ColumnArray,
+  type ColumnArrays,
+  type RecordColumnName,
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 import { columnOffsets } from '../native/decode/column-set';
@@ -50,7 +55,12 @@ function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<A
   b.local('base', I64);
   for (const scratch of ['rel', 'mn', 'mx']) b.local(scratch, F64);
 
-  JOB_I32.forEach((field, i) => b.get('job').mem(OP.i32Load, 2, i * 4).set(field));
+  JOB_I32.forEach((field, i) =>
+    b
+      .get('job')
+      .mem(OP.i32Load, 2, i * 4)
+      .set(field),
+  );
   b.get('job').mem(OP.i64Load, 3, JOB_BASE).set('base');
   b.get('job').mem(OP.f64Load, 3, JOB_MIN).set('mn');
   b.get('job').mem(OP.f64Load, 3, JOB_MAX).set('mx');
@@ -77,7 +87,12 @@ function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<A
 
 /** Records whose pid and tid are their first fields (walker.c's list). */
 const PID_TID_FIRST: ReadonlySet<number> = new Set([
-  RecordType.MMAP, RecordType.COMM, RecordType.MMAP2, RecordType.ITRACE_START, RecordType.READ, RecordType.NAMESPACES,
+  RecordType.MMAP,
+  RecordType.COMM,
+  RecordType.MMAP2,
+  RecordType.ITRACE_START,
+  RecordType.READ,
+  RecordType.NAMESPACES,
 ]);
 
 // ---- The walker: one ring's bytes and warm columns in one memory, timed like walker.c. ----
@@ -116,7 +131,10 @@ export class WasmWalker {
   private readonly layout: SampleOffsets;
 
   /** `ring`: its bytes (from 0, validBytes of them) are copied into the walker's memory here, untimed, as walker.c reads them from its file. */
-  constructor(private readonly events: readonly EventDescription[], ring: RingCopy) {
+  constructor(
+    private readonly events: readonly EventDescription[],
+    ring: RingCopy,
+  ) {
     const event = events.find((e) => e.index === ring.defaultEvent) ?? events[0];
     const info = parseInfoFor(event);
     this.info = info;
@@ -146,7 +164,14 @@ export class WasmWalker {
     bytes.fill(0, this.end);
     const layout = this.layout;
     const constants = {
-      ...this.at, src: 0, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip, sMin: layout.sampleMin, sId: layout.id,
+      ...this.at,
+      src: 0,
+      sTime: layout.time,
+      sPidTid: layout.pidTid,
+      sCpu: layout.cpu,
+      sIp: layout.ip,
+      sMin: layout.sampleMin,
+      sId: layout.id,
     };
     const instance = new WebAssembly.Instance(new WebAssembly.Module(walkerModule(constants)), { env: { memory: this.memory } });
     this.run = instance.exports.run as (job: number) => number;
@@ -163,11 +188,14 @@ export class WasmWalker {
     // The time base: the probable oldest record's time, as walker.c and the decoder take it.
     const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
     const guess = newestSize >= 8 ? (Math.floor(end / newestSize) - 1) * newestSize : 0;
-    const base = guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
-      ? view.getBigUint64(guess + layout.time, true)
-      : view.getBigUint64(layout.time, true);
+    const base =
+      guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
+        ? view.getBigUint64(guess + layout.time, true)
+        : view.getBigUint64(layout.time, true);
     const values: Record<JobField, number> = { o: 0, end, max: 0x7fffffff, row: this.capacity - 1, step: -1, idLo: -1, idHi: -1, event: this.defaultEvent };
-    JOB_I32.forEach((field, i) => { u32[job + i] = values[field]; });
+    JOB_I32.forEach((field, i) => {
+      u32[job + i] = values[field];
+    });
     view.setBigUint64(this.job + JOB_BASE, base, true);
     view.setFloat64(this.job + JOB_MIN, Infinity, true);
     view.setFloat64(this.job + JOB_MAX, -Infinity, true);

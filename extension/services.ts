@@ -86,7 +86,13 @@ export function createServices(context: vscode.ExtensionContext): Services {
   const sessions = new SessionManager({ backend, retention: settings().retention });
   const keepers = new KeeperClient();
   const cliPath = path.join(context.extensionPath, 'dist', 'cli.js');
-  const breakpoints = new HardwareBreakpoints(sessions, pickTarget, log, () => TimelinePanel.instance?.postWatches(), () => settings().pages);
+  const breakpoints = new HardwareBreakpoints(
+    sessions,
+    pickTarget,
+    log,
+    () => TimelinePanel.instance?.postWatches(),
+    () => settings().pages,
+  );
   const timelineHost: TimelineHost = { extensionUri: context.extensionUri, manager: sessions, log, watches: breakpoints.watchHandler };
   const logpoints = new Logpoints(sessions, pickTarget, log, () => settings().pages);
   return { context, output, log, backend, sessions, keepers, breakpoints, logpoints, timelineHost, cliPath };

@@ -11,15 +11,30 @@ import { toJsonValue } from './messages';
 
 /** Sample fields by the sample_type bit that puts them in the record (names as decodeRecordAt gives them). */
 const SAMPLE_FIELDS: readonly (readonly [number, string])[] = [
-  [Sample.IDENTIFIER, 'identifier'], [Sample.IP, 'ip'], [Sample.TID, 'pid'], [Sample.TID, 'tid'], [Sample.TIME, 'time'],
-  [Sample.ADDR, 'addr'], [Sample.ID, 'id'], [Sample.STREAM_ID, 'streamId'], [Sample.CPU, 'cpu'], [Sample.PERIOD, 'period'],
-  [Sample.WEIGHT, 'weight'], [Sample.DATA_SRC, 'dataSrc'], [Sample.TRANSACTION, 'transaction'], [Sample.PHYS_ADDR, 'physAddr'],
-  [Sample.CGROUP, 'cgroup'], [Sample.DATA_PAGE_SIZE, 'dataPageSize'], [Sample.CODE_PAGE_SIZE, 'codePageSize'],
+  [Sample.IDENTIFIER, 'identifier'],
+  [Sample.IP, 'ip'],
+  [Sample.TID, 'pid'],
+  [Sample.TID, 'tid'],
+  [Sample.TIME, 'time'],
+  [Sample.ADDR, 'addr'],
+  [Sample.ID, 'id'],
+  [Sample.STREAM_ID, 'streamId'],
+  [Sample.CPU, 'cpu'],
+  [Sample.PERIOD, 'period'],
+  [Sample.WEIGHT, 'weight'],
+  [Sample.DATA_SRC, 'dataSrc'],
+  [Sample.TRANSACTION, 'transaction'],
+  [Sample.PHYS_ADDR, 'physAddr'],
+  [Sample.CGROUP, 'cgroup'],
+  [Sample.DATA_PAGE_SIZE, 'dataPageSize'],
+  [Sample.CODE_PAGE_SIZE, 'codePageSize'],
 ];
 /** Shown (and so substring-matched) as hex, as in the details pane. */
 const HEX_FIELDS: ReadonlySet<string> = new Set(['ip', 'addr']);
 
-const NO_FIELD = 0, TRACEPOINT_FIELD = 1, SAMPLE_FIELD = 2;
+const NO_FIELD = 0,
+  TRACEPOINT_FIELD = 1,
+  SAMPLE_FIELD = 2;
 
 /** 0x-hex or decimal (optionally negative) integer text as a bigint, else null. */
 export function parseIntegerText(text: string): bigint | null {
@@ -37,7 +52,10 @@ export function parseIntegerText(text: string): bigint | null {
 export function fieldValueMatches(v: unknown, op: FieldFilterOp, value: string, hexShown = false): boolean {
   if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v))) {
     const n = BigInt(v);
-    if (op === '=') { const want = parseIntegerText(value); return want !== null && want === n; }
+    if (op === '=') {
+      const want = parseIntegerText(value);
+      return want !== null && want === n;
+    }
     const shown = hexShown && n >= 0n ? '0x' + n.toString(16) : n.toString();
     return shown.includes(value.toLowerCase());
   }

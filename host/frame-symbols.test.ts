@@ -13,7 +13,10 @@ describe('host symbol table (FrameSymbols)', () => {
   it('resolves each (process, address) once and interns each name once', () => {
     const asked: string[] = [];
     const table = new FrameSymbols(
-      (pid, ip, kernel) => { asked.push(`${kernel ? 'k' : pid}:${ip.toString(16)}`); return ip < 0x500000n ? `fn_${ip >> 8n}+0x${(ip & 0xffn).toString(16)}` : undefined; },
+      (pid, ip, kernel) => {
+        asked.push(`${kernel ? 'k' : pid}:${ip.toString(16)}`);
+        return ip < 0x500000n ? `fn_${ip >> 8n}+0x${(ip & 0xffn).toString(16)}` : undefined;
+      },
       (_pid, ip) => ({ file: '/src/a.c', line: Number(ip & 0xffn) }),
     );
     for (let i = 0; i < 3; i++) {
@@ -38,8 +41,14 @@ describe('host symbol table (FrameSymbols)', () => {
   it('nameOf names an address without its source line (JSON Lines needs none); resolve looks the line up later without naming it again', () => {
     const asked: string[] = [];
     const table = new FrameSymbols(
-      (pid, ip) => { asked.push(`name ${pid}:${ip.toString(16)}`); return ip < 0x500000n ? 'fn+0x10' : undefined; },
-      (pid, ip) => { asked.push(`line ${pid}:${ip.toString(16)}`); return { file: '/src/a.c', line: 7 }; },
+      (pid, ip) => {
+        asked.push(`name ${pid}:${ip.toString(16)}`);
+        return ip < 0x500000n ? 'fn+0x10' : undefined;
+      },
+      (pid, ip) => {
+        asked.push(`line ${pid}:${ip.toString(16)}`);
+        return { file: '/src/a.c', line: 7 };
+      },
     );
     for (let i = 0; i < 3; i++) {
       assert.equal(table.nameOf(1, 0x401010n, false), 'fn+0x10');
@@ -58,17 +67,25 @@ describe('host symbol table (FrameSymbols)', () => {
 
   it('a snapshot names each distinct frame once across records; details carry their own string table and mark kernel frames', () => {
     const type = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
-    const chain = (ips: bigint[]) => { const w = new ByteWriter().u64(BigInt(ips.length)); for (const ip of ips) w.u64(ip); return w.toBytes(); };
+    const chain = (ips: bigint[]) => {
+      const w = new ByteWriter().u64(BigInt(ips.length));
+      for (const ip of ips) w.u64(ip);
+      return w.toBytes();
+    };
     const frames = [KERNEL_CONTEXT, 0xffffffff81001234n, USER_CONTEXT, 0x401020n, 0x401180n];
-    const records = Array.from(
-      { length: 50 },
-      (_, i) => sampleRecord(type, { ip: 0xffffffff81001234n, pid: 7, tid: 7, time: BigInt(100 + i), tail: chain(frames) }, Misc.KERNEL),
+    const records = Array.from({ length: 50 }, (_, i) =>
+      sampleRecord(type, { ip: 0xffffffff81001234n, pid: 7, tid: 7, time: BigInt(100 + i), tail: chain(frames) }, Misc.KERNEL),
     );
     const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(type), [], 'task-clock')], rings: [ringFromRecords(records, 1 << 16, 'backward')] });
     let calls = 0;
     // Kernel symbols unreadable (kallsyms hidden): kernel addresses have no name.
-    const table = new FrameSymbols((_pid, ip, kernel) => { calls++; return kernel ? undefined : ip === 0x401020n ? 'hot_loop+0x20' : 'main+0x80'; },
-      (_pid, ip) => (ip === 0x401020n ? { file: '/demo/loops.c', line: 12 } : undefined));
+    const table = new FrameSymbols(
+      (_pid, ip, kernel) => {
+        calls++;
+        return kernel ? undefined : ip === 0x401020n ? 'hot_loop+0x20' : 'main+0x80';
+      },
+      (_pid, ip) => (ip === 0x401020n ? { file: '/demo/loops.c', line: 12 } : undefined),
+    );
     snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1, symbols: table });
     for (let row = 0; row < decoded.columns.length; row++) {
       const details = rowDetails(decoded, row, table);

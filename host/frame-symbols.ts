@@ -42,8 +42,12 @@ export class FrameSymbols {
    * COMM record of a snapshot names by it: one that ran before the recording started); `library`: the object file of an
    * address (perf's dso), so the call tree can collapse a library.
    */
-  constructor(private readonly symbolize: SymbolizeFn, private readonly sourceLine?: SourceLineFn, private readonly threadName?: ThreadNameFn,
-    private readonly library?: LibraryFn) {}
+  constructor(
+    private readonly symbolize: SymbolizeFn,
+    private readonly sourceLine?: SourceLineFn,
+    private readonly threadName?: ThreadNameFn,
+    private readonly library?: LibraryFn,
+  ) {}
 
   /** The comm of thread `tid` of `pid`, when the capture knows it. */
   commOf(pid: number, tid: number): string | undefined {
@@ -54,15 +58,20 @@ export class FrameSymbols {
   resolve(pid: number, ip: bigint, kernel: boolean): FrameSymbol {
     const owner = kernel ? -1 : pid;
     let known = this.byOwner.get(owner);
-    if (!known) { known = new Map(); this.byOwner.set(owner, known); }
+    if (!known) {
+      known = new Map();
+      this.byOwner.set(owner, known);
+    }
     let hit = known.get(ip);
     if (hit === undefined) {
       const name = this.namedOnly.get(owner)?.get(ip) ?? this.nameIndex(pid, ip, kernel);
       // Kernel addresses have no line table Ringside reads (no vmlinux with DWARF).
       const position = kernel ? undefined : this.sourceLine?.(pid, ip);
       const library = this.library?.(pid, ip, kernel);
-      hit = name < 0 && !position && library === undefined ? NONE
-        : { name, ...(position ? { file: position.file, line: position.line } : {}), ...(library !== undefined ? { library } : {}) };
+      hit =
+        name < 0 && !position && library === undefined
+          ? NONE
+          : { name, ...(position ? { file: position.file, line: position.line } : {}), ...(library !== undefined ? { library } : {}) };
       known.set(ip, hit);
     }
     return hit;
@@ -74,7 +83,10 @@ export class FrameSymbols {
     let name = this.byOwner.get(owner)?.get(ip)?.name;
     if (name === undefined) {
       let named = this.namedOnly.get(owner);
-      if (!named) { named = new Map(); this.namedOnly.set(owner, named); }
+      if (!named) {
+        named = new Map();
+        this.namedOnly.set(owner, named);
+      }
       name = named.get(ip);
       if (name === undefined) {
         name = this.nameIndex(pid, ip, kernel);

@@ -38,6 +38,10 @@ export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, sym
   const { script, css } = webviewAssets();
   writeFileAtomic(
     file,
-    renderStandaloneHtml({ script, css, data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, ...(threadStates ? { threadStates } : {}), batches, details }] } }),
+    renderStandaloneHtml({
+      script,
+      css,
+      data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, ...(threadStates ? { threadStates } : {}), batches, details }] },
+    }),
   );
 }

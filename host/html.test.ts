@@ -9,10 +9,19 @@ describe('webview HTML', () => {
     const nonce = makeNonce();
     assert.match(nonce, /^[A-Za-z0-9_-]{43}$/);
     assert.notEqual(nonce, makeNonce());
-    const html = renderWebviewHtml({ scriptUri: 'https://x/timeline.js', styleUri: 'https://x/timeline.css', cspSource: 'https://x', nonce,
-      initialState: { filter: '</script><script>alert(1)</script>' } });
+    const html = renderWebviewHtml({
+      scriptUri: 'https://x/timeline.js',
+      styleUri: 'https://x/timeline.css',
+      cspSource: 'https://x',
+      nonce,
+      initialState: { filter: '</script><script>alert(1)</script>' },
+    });
     // Attribute-escaped quotes: the browser decodes &#39; back to ' when it reads the policy.
-    assert.ok(html.includes(`content="default-src &#39;none&#39;; script-src &#39;nonce-${nonce}&#39;; style-src https://x &#39;nonce-${nonce}&#39;; font-src https://x; img-src https://x data:; worker-src blob:"`));
+    assert.ok(
+      html.includes(
+        `content="default-src &#39;none&#39;; script-src &#39;nonce-${nonce}&#39;; style-src https://x &#39;nonce-${nonce}&#39;; font-src https://x; img-src https://x data:; worker-src blob:"`,
+      ),
+    );
     // The toolkit (FAST) reads the nonce for its <style> probe from this meta, which must come before the bundle.
     assert.ok(html.indexOf(`<meta property="csp-nonce" content="${nonce}">`) > 0);
     assert.ok(html.indexOf('csp-nonce') < html.indexOf('<script nonce'));
@@ -21,7 +30,10 @@ describe('webview HTML', () => {
     assert.ok(html.includes('\\u003c/script\\u003e'));
     assert.throws(() => renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "x; script-src 'unsafe-inline'", nonce }), /cspSource/);
     // What webview.cspSource really is in VS Code 1.100 (desktop and code-server).
-    assert.match(renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce }), /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net &#39;nonce-/);
+    assert.match(
+      renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: "'self' https://*.vscode-cdn.net", nonce }),
+      /style-src &#39;self&#39; https:\/\/\*\.vscode-cdn\.net &#39;nonce-/,
+    );
     assert.throws(() => renderWebviewHtml({ scriptUri: 'a', styleUri: 'b', cspSource: 'x', nonce: 'short' }), /nonce/);
   });
 
@@ -35,17 +47,45 @@ describe('webview HTML', () => {
   });
 
   it('renders a standalone page with the bundle, data and stand-in inlined under a nonce', () => {
-    const start: SnapshotStart = { type: 'snapshotStart', snapshotId: 's', name: 'n', timeOriginNs: '0', totalRows: 0, batchCount: 1,
-      takenAtMs: 0, events: [], threads: [{ pid: 1, tid: 1, comm: '</script><img src=x onerror=alert(1)>' }], coverage: [] };
-    const cols = { length: 0, timeOriginNs: 0n, time: new Float64Array(0), kind: new Uint8Array(0), misc: new Uint16Array(0),
-      event: new Uint16Array(0), pid: new Int32Array(0), tid: new Int32Array(0), cpu: new Int32Array(0), ipHi: new Uint32Array(0),
-      ipLo: new Uint32Array(0), ring: new Uint16Array(0), offset: new Uint32Array(0) };
-    const html = renderStandaloneHtml({ script: 'var s = "</script>";', css: 'body{}', nonce: 'abcdefghijklmnopqrstuvwxyz012345',
-      data: { snapshots: [{ start, batches: columnsToBatches(cols, { snapshotId: 's' }) }] } });
+    const start: SnapshotStart = {
+      type: 'snapshotStart',
+      snapshotId: 's',
+      name: 'n',
+      timeOriginNs: '0',
+      totalRows: 0,
+      batchCount: 1,
+      takenAtMs: 0,
+      events: [],
+      threads: [{ pid: 1, tid: 1, comm: '</script><img src=x onerror=alert(1)>' }],
+      coverage: [],
+    };
+    const cols = {
+      length: 0,
+      timeOriginNs: 0n,
+      time: new Float64Array(0),
+      kind: new Uint8Array(0),
+      misc: new Uint16Array(0),
+      event: new Uint16Array(0),
+      pid: new Int32Array(0),
+      tid: new Int32Array(0),
+      cpu: new Int32Array(0),
+      ipHi: new Uint32Array(0),
+      ipLo: new Uint32Array(0),
+      ring: new Uint16Array(0),
+      offset: new Uint32Array(0),
+    };
+    const html = renderStandaloneHtml({
+      script: 'var s = "</script>";',
+      css: 'body{}',
+      nonce: 'abcdefghijklmnopqrstuvwxyz012345',
+      data: { snapshots: [{ start, batches: columnsToBatches(cols, { snapshotId: 's' }) }] },
+    });
     assert.equal(html.match(/<script nonce="abcdefghijklmnopqrstuvwxyz012345">/g)?.length, 2);
     assert.ok(html.includes('var s = "<\\/script>";'));
     assert.ok(!html.includes('</script><img'));
-    assert.ok(html.includes('script-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; style-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; img-src data:'));
+    assert.ok(
+      html.includes('script-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; style-src &#39;nonce-abcdefghijklmnopqrstuvwxyz012345&#39;; img-src data:'),
+    );
     assert.ok(!html.includes('unsafe-inline'));
     assert.ok(html.includes('<style nonce="abcdefghijklmnopqrstuvwxyz012345">'));
     assert.ok(html.includes('<meta property="csp-nonce" content="abcdefghijklmnopqrstuvwxyz012345">'));

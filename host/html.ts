@@ -22,8 +22,11 @@ export function escapeHtml(text: string): string {
 /** JSON safe inside a <script> data block: no "</script", no HTML comment openers, no line separators. */
 export function jsonForScript(value: unknown): string {
   return JSON.stringify(value ?? null)
-    .replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** 32 random bytes as base64url, from the platform's crypto (node 20 and browsers both have it). */
@@ -49,8 +52,9 @@ export function assertNonce(nonce: string): void {
  * attributes stay blocked (a nonce never allows them). Workers: see WORKER_SRC.
  */
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
-  return `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource} 'nonce-${nonce}'; font-src ${cspSource}; img-src ${cspSource} data:; `
-    + WORKER_SRC;
+  return (
+    `default-src 'none'; script-src 'nonce-${nonce}'; style-src ${cspSource} 'nonce-${nonce}'; font-src ${cspSource}; img-src ${cspSource} data:; ` + WORKER_SRC
+  );
 }
 
 /**

@@ -6,35 +6,70 @@ import type { EventDescription } from '../native/abi/snapshot';
 import { PerfType } from '../native/abi/uapi';
 import { columnsToBatches, type BatchOptions } from '../shared/batches';
 import type {
-  WireStacks, CallchainEntry, CoverageFact, EventInfo, EventKind, JsonValue, LossInfo, RecordBatch, RecordDetails, SnapshotStart,
+  WireStacks,
+  CallchainEntry,
+  CoverageFact,
+  EventInfo,
+  EventKind,
+  JsonValue,
+  LossInfo,
+  RecordBatch,
+  RecordDetails,
+  SnapshotStart,
   ThreadInfo,
 } from '../shared/protocol';
 
 export function eventInfoOf(e: EventDescription): EventInfo {
-  const kind: EventKind = e.attr.type === PerfType.TRACEPOINT ? 'tracepoint' : e.attr.type === PerfType.BREAKPOINT ? 'breakpoint'
-    : e.attr.type === PerfType.SOFTWARE ? 'software' : 'other';
+  const kind: EventKind =
+    e.attr.type === PerfType.TRACEPOINT
+      ? 'tracepoint'
+      : e.attr.type === PerfType.BREAKPOINT
+        ? 'breakpoint'
+        : e.attr.type === PerfType.SOFTWARE
+          ? 'software'
+          : 'other';
   return { index: e.index, name: e.name, kind };
 }
 
 export function coverageFactOf(c: RingCoverage): CoverageFact {
   return {
-    ringId: c.ringId, label: c.label, path: c.path, dataSize: c.dataSize, bytesWritten: c.bytesWritten.toString(),
-    bytesOverwritten: c.bytesOverwritten.toString(), recordsRetained: c.recordsRetained,
+    ringId: c.ringId,
+    label: c.label,
+    path: c.path,
+    dataSize: c.dataSize,
+    bytesWritten: c.bytesWritten.toString(),
+    bytesOverwritten: c.bytesOverwritten.toString(),
+    recordsRetained: c.recordsRetained,
     oldestTimeNs: c.oldestTimeNs === null ? null : c.oldestTimeNs.toString(),
-    newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(), lost: (c.lostSinceOpen ?? c.lostRecords).toString(),
+    newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(),
+    lost: (c.lostSinceOpen ?? c.lostRecords).toString(),
   };
 }
 
 /** The snapshotStart message for a decoded snapshot plus its batches (send start, then batch 0, then one per ack). */
-export function snapshotMessages(decoded: DecodedSnapshot, options: BatchOptions & {
-  readonly name: string; readonly takenAtMs: number; readonly threads: readonly ThreadInfo[]; readonly limitations?: readonly string[];
-  readonly stackTable?: WireStacks; readonly losses?: readonly LossInfo[];
-}): { start: SnapshotStart; batches: RecordBatch[] } {
+export function snapshotMessages(
+  decoded: DecodedSnapshot,
+  options: BatchOptions & {
+    readonly name: string;
+    readonly takenAtMs: number;
+    readonly threads: readonly ThreadInfo[];
+    readonly limitations?: readonly string[];
+    readonly stackTable?: WireStacks;
+    readonly losses?: readonly LossInfo[];
+  },
+): { start: SnapshotStart; batches: RecordBatch[] } {
   const batches = columnsToBatches(decoded.columns, options);
   const start: SnapshotStart = {
-    type: 'snapshotStart', snapshotId: options.snapshotId, name: options.name, timeOriginNs: decoded.columns.timeOriginNs.toString(),
-    totalRows: decoded.columns.length, batchCount: batches.length, takenAtMs: options.takenAtMs,
-    events: decoded.events.map(eventInfoOf), threads: options.threads, coverage: decoded.coverage.map(coverageFactOf),
+    type: 'snapshotStart',
+    snapshotId: options.snapshotId,
+    name: options.name,
+    timeOriginNs: decoded.columns.timeOriginNs.toString(),
+    totalRows: decoded.columns.length,
+    batchCount: batches.length,
+    takenAtMs: options.takenAtMs,
+    events: decoded.events.map(eventInfoOf),
+    threads: options.threads,
+    coverage: decoded.coverage.map(coverageFactOf),
     ...(options.limitations?.length ? { limitations: [...options.limitations] } : {}),
     ...(options.stackTable ? { stacks: options.stackTable } : {}),
     ...(options.losses?.length ? { losses: options.losses } : {}),
@@ -61,13 +96,20 @@ export function toJsonValue(v: unknown, depth = 0): JsonValue {
 }
 
 /** A DecodedRecord as the details pane wants it; the host adds symbolized callchain and source when it has them. */
-export function recordDetailsOf(record: DecodedRecord, extra: {
-  readonly tracepointFields?: Readonly<Record<string, unknown>>; readonly callchain?: readonly CallchainEntry[];
-  readonly symbols?: readonly string[]; readonly source?: { readonly file: string; readonly line: number };
-} = {}): RecordDetails {
+export function recordDetailsOf(
+  record: DecodedRecord,
+  extra: {
+    readonly tracepointFields?: Readonly<Record<string, unknown>>;
+    readonly callchain?: readonly CallchainEntry[];
+    readonly symbols?: readonly string[];
+    readonly source?: { readonly file: string; readonly line: number };
+  } = {},
+): RecordDetails {
   const fields = toJsonValue(record.fields) as { [name: string]: JsonValue };
   return {
-    type: record.type, misc: record.misc, fields,
+    type: record.type,
+    misc: record.misc,
+    fields,
     ...(record.event !== undefined ? { event: record.event } : {}),
     ...(record.timeNs !== undefined ? { timeNs: record.timeNs.toString() } : {}),
     ...(record.pid !== undefined ? { pid: record.pid } : {}),

@@ -25,7 +25,11 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
   const nameIndex = new Map<string, number>();
   const intern = (name: string) => {
     let index = nameIndex.get(name);
-    if (index === undefined) { index = names.length; names.push(name); nameIndex.set(name, index); }
+    if (index === undefined) {
+      index = names.length;
+      names.push(name);
+      nameIndex.set(name, index);
+    }
     return index;
   };
   const stackIds = new Map<string, number>();
@@ -38,7 +42,11 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     if (file === undefined || line === undefined) return -1;
     const key = `${line}:${file}`;
     let index = locationIndex.get(key);
-    if (index === undefined) { index = locations.length; locations.push({ file, line }); locationIndex.set(key, index); }
+    if (index === undefined) {
+      index = locations.length;
+      locations.push({ file, line });
+      locationIndex.set(key, index);
+    }
     return index;
   };
   const leafLocation: number[] = [];
@@ -70,7 +78,11 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     if (nameLocation[name] === undefined && symbol !== undefined && !kernel) nameLocation[name] = entryLocation(symbols, pid, ip, symbol);
     if (nameLibrary[name] === undefined && resolved.library !== undefined) {
       let at = libraryIndex.get(resolved.library);
-      if (at === undefined) { at = libraries.length; libraries.push(resolved.library); libraryIndex.set(resolved.library, at); }
+      if (at === undefined) {
+        at = libraries.length;
+        libraries.push(resolved.library);
+        libraryIndex.set(resolved.library, at);
+      }
       nameLibrary[name] = at;
     }
     frameName[frame] = name;
@@ -103,13 +115,17 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     stackOf[row] = id;
   }
   const table = {
-    names, start: Uint32Array.from(start), frames: Int32Array.from(frames),
+    names,
+    start: Uint32Array.from(start),
+    frames: Int32Array.from(frames),
     ...(libraries.length > 0 ? { libraries, nameLibrary: Int32Array.from(names, (_, n) => nameLibrary[n] ?? -1) } : {}),
   };
   if (locations.length === 0) return { table, stackOf };
   return {
     table: {
-      ...table, locations, leafLocation: Int32Array.from(leafLocation),
+      ...table,
+      locations,
+      leafLocation: Int32Array.from(leafLocation),
       nameLocation: Int32Array.from(names, (_, n) => nameLocation[n] ?? -1),
     },
     stackOf,

@@ -46,7 +46,10 @@ export function base64Encode(buffer: ArrayBuffer): string {
   for (; i + 2 < bytes.length; i += 3) {
     const n = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
     chunk += B64[n >> 18] + B64[(n >> 12) & 63] + B64[(n >> 6) & 63] + B64[n & 63];
-    if (chunk.length >= 65536) { parts.push(chunk); chunk = ''; }
+    if (chunk.length >= 65536) {
+      parts.push(chunk);
+      chunk = '';
+    }
   }
   const rest = bytes.length - i;
   if (rest === 1) {
@@ -71,7 +74,10 @@ export function base64Decode(text: string): ArrayBuffer {
     if (d < 0) throw new RangeError(`invalid base64 character at ${i}`);
     value = (value << 6) | d;
     bits += 6;
-    if (bits >= 8) { bits -= 8; out[o++] = (value >> bits) & 255; }
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (value >> bits) & 255;
+    }
   }
   return out.buffer.slice(0, o);
 }
@@ -80,7 +86,8 @@ function encodeBatch(batch: RecordBatch): unknown {
   const columns: Record<string, string> = {};
   for (const name of COLUMN_NAMES) columns[name] = base64Encode(batch.columns[name]);
   return {
-    ...batch, columns,
+    ...batch,
+    columns,
     ...(batch.symbolIndex ? { symbolIndex: base64Encode(batch.symbolIndex) } : {}),
     ...(batch.stackIndex ? { stackIndex: base64Encode(batch.stackIndex) } : {}),
   };
@@ -224,7 +231,9 @@ export function renderStandaloneHtml(options: StandaloneOptions): string {
     watches: options.data.watches,
     initialState: options.data.initialState,
     snapshots: options.data.snapshots.map((s) => ({
-      start: s.start, ...(s.threadStates ? { threadStates: encodeThreadStates(s.threadStates) } : {}), batches: s.batches.map(encodeBatch),
+      start: s.start,
+      ...(s.threadStates ? { threadStates: encodeThreadStates(s.threadStates) } : {}),
+      batches: s.batches.map(encodeBatch),
       details: s.details,
     })),
   };

@@ -8,7 +8,12 @@ import type { TracepointValue } from '../native/decode/tracepoint';
 import { RecordType } from '../native/abi/uapi';
 import type { ThreadStates } from '../shared/protocol';
 import {
-  StateFlag, ThreadState, THREAD_STATE_COLUMN_NAMES, threadStateOfPrevState, type ThreadStateCode, type ThreadStateTable,
+  StateFlag,
+  ThreadState,
+  THREAD_STATE_COLUMN_NAMES,
+  threadStateOfPrevState,
+  type ThreadStateCode,
+  type ThreadStateTable,
 } from '../shared/thread-states';
 
 /** One sched_switch: on `cpu` at `time`, `prevTid` left with `prevState` and `nextTid` came on. */
@@ -40,17 +45,34 @@ export interface SwitchEdges {
  */
 export function buildThreadStates(switches: readonly SwitchRecord[], edges: SwitchEdges): ThreadStateTable {
   const order = switches.map((_, i) => i).sort((a, b) => switches[a].time - switches[b].time || a - b);
-  const start: number[] = [], end: number[] = [], tid: number[] = [], cpu: number[] = [], state: number[] = [], flags: number[] = [];
-  const nextTid: number[] = [], nextComm: number[] = [];
+  const start: number[] = [],
+    end: number[] = [],
+    tid: number[] = [],
+    cpu: number[] = [],
+    state: number[] = [],
+    flags: number[] = [];
+  const nextTid: number[] = [],
+    nextComm: number[] = [];
   const comms: string[] = [];
   const commIds = new Map<string, number>();
   const commId = (comm: string): number => {
     let id = commIds.get(comm);
-    if (id === undefined) { id = comms.length; comms.push(comm); commIds.set(comm, id); }
+    if (id === undefined) {
+      id = comms.length;
+      comms.push(comm);
+      commIds.set(comm, id);
+    }
     return id;
   };
   const push = (t0: number, t1: number, thread: number, onCpu: number, code: number, flag: number, next: number, nextName: number): number => {
-    start.push(t0); end.push(t1); tid.push(thread); cpu.push(onCpu); state.push(code); flags.push(flag); nextTid.push(next); nextComm.push(nextName);
+    start.push(t0);
+    end.push(t1);
+    tid.push(thread);
+    cpu.push(onCpu);
+    state.push(code);
+    flags.push(flag);
+    nextTid.push(next);
+    nextComm.push(nextName);
     return start.length - 1;
   };
   /** Per thread: where and since when it runs. */
@@ -83,7 +105,11 @@ export function buildThreadStates(switches: readonly SwitchRecord[], edges: Swit
     }
     if (next > 0) {
       const open = offCpu.get(next);
-      if (open !== undefined) { end[open] = s.time; flags[open] &= ~StateFlag.END_UNKNOWN; offCpu.delete(next); }
+      if (open !== undefined) {
+        end[open] = s.time;
+        flags[open] &= ~StateFlag.END_UNKNOWN;
+        offCpu.delete(next);
+      }
       running.set(next, { cpu: s.cpu, since: s.time });
     }
     lastSwitchOnCpu.set(s.cpu, s.time);
@@ -91,8 +117,16 @@ export function buildThreadStates(switches: readonly SwitchRecord[], edges: Swit
   // Still running at the end: running up to the snapshot's last record.
   for (const [thread, run] of running) push(run.since, Math.max(run.since, edges.end), thread, run.cpu, ThreadState.RUNNING, StateFlag.END_UNKNOWN, -1, -1);
   return {
-    count: start.length, start: Float64Array.from(start), end: Float64Array.from(end), tid: Int32Array.from(tid), cpu: Int32Array.from(cpu),
-    state: Uint8Array.from(state), flags: Uint8Array.from(flags), nextTid: Int32Array.from(nextTid), nextComm: Int32Array.from(nextComm), comms,
+    count: start.length,
+    start: Float64Array.from(start),
+    end: Float64Array.from(end),
+    tid: Int32Array.from(tid),
+    cpu: Int32Array.from(cpu),
+    state: Uint8Array.from(state),
+    flags: Uint8Array.from(flags),
+    nextTid: Int32Array.from(nextTid),
+    nextComm: Int32Array.from(nextComm),
+    comms,
   };
 }
 
@@ -112,7 +146,10 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchR
   const switchEvent = new Uint8Array(snapshot.events.length);
   let any = false;
   snapshot.events.forEach((e, i) => {
-    if (isSchedSwitch(e.name) && e.tracepoint?.fields.some((f) => f.name === 'prev_state')) { switchEvent[i] = 1; any = true; }
+    if (isSchedSwitch(e.name) && e.tracepoint?.fields.some((f) => f.name === 'prev_state')) {
+      switchEvent[i] = 1;
+      any = true;
+    }
   });
   if (!any) return null;
   const { kind, event, time, cpu, length } = snapshot.columns;

@@ -13,7 +13,11 @@ const sampleType = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
 
 function snapshot() {
   const comm = new ByteWriter().u32(42).u32(43).raw(new TextEncoder().encode('worker\0\0')).toBytes();
-  const chain = (ips: bigint[]) => { const w = new ByteWriter().u64(BigInt(ips.length)); for (const ip of ips) w.u64(ip); return w.toBytes(); };
+  const chain = (ips: bigint[]) => {
+    const w = new ByteWriter().u64(BigInt(ips.length));
+    for (const ip of ips) w.u64(ip);
+    return w.toBytes();
+  };
   const USER_CONTEXT = 0xfffffffffffffe00n;
   const records = [
     otherRecord(RecordType.COMM, 0, comm),
@@ -28,13 +32,21 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
     const decoded = snapshot();
     const asked: bigint[] = [];
     const { start, batches } = snapshotToWire(decoded, {
-      snapshotId: 's', name: 'S', takenAtMs: 1,
-      symbols: new FrameSymbols((_pid, ip) => { asked.push(ip); return ip === 0x401000n ? 'main+0x10' : undefined; }),
+      snapshotId: 's',
+      name: 'S',
+      takenAtMs: 1,
+      symbols: new FrameSymbols((_pid, ip) => {
+        asked.push(ip);
+        return ip === 0x401000n ? 'main+0x10' : undefined;
+      }),
     });
     assert.ok(validateHostToWebview(start).ok);
     assert.deepEqual(start.threads, [{ pid: 42, tid: 43, comm: 'worker' }]);
-    assert.deepEqual(asked, [0x401000n, 0x400ff0n, 0x401100n],
-      'each distinct (pid, ip) once: sample IPs and callchain frames alike, and the entry of each named function');
+    assert.deepEqual(
+      asked,
+      [0x401000n, 0x400ff0n, 0x401100n],
+      'each distinct (pid, ip) once: sample IPs and callchain frames alike, and the entry of each named function',
+    );
     const batch = batches[0];
     assert.deepEqual(batch.symbolTable, ['main+0x10']);
     assert.deepEqual([...new Int32Array(batch.symbolIndex!)], [-1, 0, 0]);
@@ -51,28 +63,52 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
       return w.toBytes();
     };
     const sample = (time: bigint, ips: bigint[]) => sampleRecord(sampleType, { ip: ips[0], pid: 42, tid: 42, time, tail: chain(ips) });
-    const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(sampleType), [], 'task-clock')], rings: [ringFromRecords([
-      sample(100n, [0x401000n, 0x401100n]), sample(200n, [0x401000n]), sample(300n, [0x401008n, 0x401100n]),
-      sample(400n, [0x401000n, 0x401100n]),
-    ], 4096, 'backward')] });
+    const decoded = decodeSnapshot({
+      events: [eventOf(0, attrOf(sampleType), [], 'task-clock')],
+      rings: [
+        ringFromRecords(
+          [sample(100n, [0x401000n, 0x401100n]), sample(200n, [0x401000n]), sample(300n, [0x401008n, 0x401100n]), sample(400n, [0x401000n, 0x401100n])],
+          4096,
+          'backward',
+        ),
+      ],
+    });
     // hot starts at 0x400ff0 (line 10), main at 0x4010f0 (line 20).
-    const lines = new Map([[0x400ff0n, 10], [0x401000n, 12], [0x401008n, 13], [0x4010f0n, 20], [0x401100n, 22]]);
+    const lines = new Map([
+      [0x400ff0n, 10],
+      [0x401000n, 12],
+      [0x401008n, 13],
+      [0x4010f0n, 20],
+      [0x401100n, 22],
+    ]);
     const symbols = new FrameSymbols(
       (_pid, ip) => (ip < 0x4010f0n ? `hot+0x${(ip - 0x400ff0n).toString(16)}` : `main+0x${(ip - 0x4010f0n).toString(16)}`),
-      (_pid, ip) => lines.has(ip) ? { file: '/src/a.c', line: lines.get(ip)! } : undefined);
+      (_pid, ip) => (lines.has(ip) ? { file: '/src/a.c', line: lines.get(ip)! } : undefined),
+    );
     const { start, batches } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1, symbols });
     assert.ok(validateHostToWebview(start).ok);
     const at = (line: number) => ({ file: '/src/a.c', line });
     assert.deepEqual(start.stacks, {
-      names: ['hot', 'main'], start: [0, 2, 3, 5], frames: [0, 1, 0, 0, 1],
-      locations: [at(12), at(10), at(20), at(13)], leafLocation: [0, 0, 3], nameLocation: [1, 2],
+      names: ['hot', 'main'],
+      start: [0, 2, 3, 5],
+      frames: [0, 1, 0, 0, 1],
+      locations: [at(12), at(10), at(20), at(13)],
+      leafLocation: [0, 0, 3],
+      nameLocation: [1, 2],
     });
     assert.deepEqual([...new Int32Array(batches[0].stackIndex!)].sort(), [0, 0, 1, 2]);
   });
 
   it('details carry the symbolized callchain without context markers, and the source line', () => {
     const decoded = snapshot();
-    const details = rowDetails(decoded, 1, new FrameSymbols((_pid, ip) => `f_${ip.toString(16)}`, (_pid, ip) => ({ file: 'a.c', line: Number(ip & 0xfffn) })));
+    const details = rowDetails(
+      decoded,
+      1,
+      new FrameSymbols(
+        (_pid, ip) => `f_${ip.toString(16)}`,
+        (_pid, ip) => ({ file: 'a.c', line: Number(ip & 0xfffn) }),
+      ),
+    );
     assert.deepEqual(details.callchain, [
       { ip: '0x401000', symbol: 0, file: 'a.c', line: 0 },
       { ip: '0x401100', symbol: 1, file: 'a.c', line: 0x100 },
@@ -86,11 +122,10 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
 });
 
 describe('host-side wire: losses', () => {
-  it('sends each LOST / LOST_SAMPLES record with its count, ring and the time of the ring\'s previous record', () => {
+  it("sends each LOST / LOST_SAMPLES record with its count, ring and the time of the ring's previous record", () => {
     const idType = Sample.TID | Sample.TIME;
     const ids = (time: bigint) => ({ pid: 42, tid: 43, time });
-    const lost = (count: bigint, time: bigint) =>
-      otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(count).toBytes(), idType, true, ids(time));
+    const lost = (count: bigint, time: bigint) => otherRecord(RecordType.LOST, 0, new ByteWriter().u64(7n).u64(count).toBytes(), idType, true, ids(time));
     const lostSamples = otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(3n).toBytes(), idType, true, ids(400n));
     const records = [
       lost(5n, 50n),
@@ -100,10 +135,12 @@ describe('host-side wire: losses', () => {
       lostSamples,
     ];
     // A forward ring keeps write order (a backward ring's walk moves each LOST before its partner record; the decoder tests cover that).
-    const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(idType, { flags: { sampleIdAll: true } }), [], 'task-clock')],
-      rings: [ringFromRecords(records, 4096, 'forward')] });
+    const decoded = decodeSnapshot({
+      events: [eventOf(0, attrOf(idType, { flags: { sampleIdAll: true } }), [], 'task-clock')],
+      rings: [ringFromRecords(records, 4096, 'forward')],
+    });
     const origin = decoded.columns.timeOriginNs;
-    const at = (ns: bigint) => (ns).toString();
+    const at = (ns: bigint) => ns.toString();
     const label = decoded.coverage[0].label;
     assert.deepEqual(lossesOf(decoded), [
       { row: 0, kind: 'LOST', lost: '5', ring: label, sinceNs: null },
@@ -123,9 +160,21 @@ describe('host-side wire: rows matching a decoded field', () => {
   const tracepointType = Sample.IDENTIFIER | Sample.TID | Sample.TIME | Sample.RAW;
   const softwareType = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.PERIOD;
   const format: TracepointFormat = {
-    system: 'syscalls', name: 'sys_enter_openat', id: 600, printFormat: '',
+    system: 'syscalls',
+    name: 'sys_enter_openat',
+    id: 600,
+    printFormat: '',
     fields: [
-      { name: 'common_type', declaration: 'unsigned short common_type', offset: 0, size: 2, signed: false, arrayLength: 0, location: 'inline', isString: false },
+      {
+        name: 'common_type',
+        declaration: 'unsigned short common_type',
+        offset: 0,
+        size: 2,
+        signed: false,
+        arrayLength: 0,
+        location: 'inline',
+        isString: false,
+      },
       { name: 'common_pid', declaration: 'int common_pid', offset: 4, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
       { name: '__syscall_nr', declaration: 'int __syscall_nr', offset: 8, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
       { name: 'filename', declaration: '__data_loc char[] filename', offset: 12, size: 4, signed: false, arrayLength: 0, location: 'data_loc', isString: true },
@@ -134,7 +183,13 @@ describe('host-side wire: rows matching a decoded field', () => {
   /** RAW payload of sys_enter_openat: fixed part (16 bytes), then the filename the data_loc points at. */
   function openat(nr: number, filename: string): Uint8Array {
     const name = new TextEncoder().encode(filename + '\0');
-    const body = new ByteWriter().u16(600).u16(0).u32(7).u32(nr).u32((name.length << 16) | 16).raw(name);
+    const body = new ByteWriter()
+      .u16(600)
+      .u16(0)
+      .u32(7)
+      .u32(nr)
+      .u32((name.length << 16) | 16)
+      .raw(name);
     while ((body.length + 4) % 8 !== 0) body.u8(0);
     return new ByteWriter().u32(body.length).raw(body.toBytes()).toBytes();
   }
@@ -143,21 +198,19 @@ describe('host-side wire: rows matching a decoded field', () => {
       { ...eventOf(0, attrOf(tracepointType, { type: 2, flags: { sampleIdAll: true } }), [3n], 'syscalls:sys_enter_openat'), tracepoint: format },
       eventOf(1, attrOf(softwareType, { flags: { sampleIdAll: true } }), [4n], 'page-faults'),
     ];
-    const comm = otherRecord(
-      RecordType.COMM,
-      0,
-      new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(),
-      tracepointType,
-      true,
-      { pid: 7, tid: 7, time: 5n, id: 3n },
-    );
+    const comm = otherRecord(RecordType.COMM, 0, new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(), tracepointType, true, {
+      pid: 7,
+      tid: 7,
+      time: 5n,
+      id: 3n,
+    });
     const records = [
-      comm,                                                                                                    // row 0: not a sample
+      comm, // row 0: not a sample
       sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 10n, tail: openat(257, '/etc/passwd') }), // row 1
       sampleRecord(softwareType, { id: 4n, ip: 0x401000n, pid: 7, tid: 7, time: 15n, addr: 0x7ffd1000n, period: 16n }), // row 2
       sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 20n, tail: openat(257, '/tmp/Passwd.bak') }), // row 3
       sampleRecord(softwareType, { id: 4n, ip: 0x401010n, pid: 7, tid: 7, time: 25n, addr: 0x10n, period: 1n }), // row 4
-      sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 30n, tail: openat(56, 'passwd') }),        // row 5
+      sampleRecord(tracepointType, { id: 3n, pid: 7, tid: 7, time: 30n, tail: openat(56, 'passwd') }), // row 5
     ];
     return decodeSnapshot({ events, rings: [ringFromRecords(records, 4096, 'backward', { cpu: 0 })] });
   }
@@ -194,8 +247,13 @@ describe('host-side wire: rows matching a decoded field', () => {
       }
       return rows;
     };
-    for (const [name, op, value] of [['filename', '~', 'passwd'], ['filename', '=', 'passwd'], ['__syscall_nr', '=', '257'], ['__syscall_nr', '~', '5'],
-      ['common_pid', '=', '7']] as const) {
+    for (const [name, op, value] of [
+      ['filename', '~', 'passwd'],
+      ['filename', '=', 'passwd'],
+      ['__syscall_nr', '=', '257'],
+      ['__syscall_nr', '~', '5'],
+      ['common_pid', '=', '7'],
+    ] as const) {
       assert.deepEqual([...rowsMatchingField(s, name, op, value)], byDecoding(name, op, value), `${name} ${op} ${value}`);
     }
     assert.deepEqual(byDecoding('common_pid', '=', '7'), [], 'common fields are not among the decoded ones, so they never match');

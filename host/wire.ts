@@ -44,7 +44,10 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
     }
     if (fields.pid === undefined || fields.tid === undefined) continue;
     const key = `${fields.pid}/${fields.tid}`;
-    if (kind[row] === RecordType.COMM) { names.set(key, { pid: fields.pid, tid: fields.tid, comm: fields.comm ?? '' }); continue; }
+    if (kind[row] === RecordType.COMM) {
+      names.set(key, { pid: fields.pid, tid: fields.tid, comm: fields.comm ?? '' });
+      continue;
+    }
     // A new task is named by the thread that made it until it sets its own (as perf's thread__fork does): a forked
     // subshell that never execs is "bash" in perf script, never nameless.
     const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
@@ -72,29 +75,51 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
   const table: string[] = [];
   const positionOf = new Map<string, number>();
   const index = new Int32Array(length);
-  let lastOwner = NaN, lastHi = NaN, lastLo = NaN, lastId = -1;
+  let lastOwner = NaN,
+    lastHi = NaN,
+    lastLo = NaN,
+    lastId = -1;
   for (let row = 0; row < length; row++) {
     const hi = ipHi[row];
     const lo = ipLo[row];
-    if (kind[row] !== RecordType.SAMPLE || (hi === 0 && lo === 0)) { index[row] = -1; continue; }
+    if (kind[row] !== RecordType.SAMPLE || (hi === 0 && lo === 0)) {
+      index[row] = -1;
+      continue;
+    }
     const kernel = (misc[row] & Misc.CPUMODE_MASK) === Misc.KERNEL;
     const owner = kernel ? -1 : pid[row];
-    if (owner === lastOwner && hi === lastHi && lo === lastLo) { index[row] = lastId; continue; }
+    if (owner === lastOwner && hi === lastHi && lo === lastLo) {
+      index[row] = lastId;
+      continue;
+    }
     let byHi = cache.get(owner);
-    if (!byHi) { byHi = new Map(); cache.set(owner, byHi); }
+    if (!byHi) {
+      byHi = new Map();
+      cache.set(owner, byHi);
+    }
     let byLo = byHi.get(hi);
-    if (!byLo) { byLo = new Map(); byHi.set(hi, byLo); }
+    if (!byLo) {
+      byLo = new Map();
+      byHi.set(hi, byLo);
+    }
     let id = byLo.get(lo);
     if (id === undefined) {
       const symbol = symbols.nameOf(pid[row], (BigInt(hi) << 32n) | BigInt(lo), kernel);
       if (symbol === undefined) id = -1;
       else {
         id = positionOf.get(symbol);
-        if (id === undefined) { id = table.length; table.push(symbol); positionOf.set(symbol, id); }
+        if (id === undefined) {
+          id = table.length;
+          table.push(symbol);
+          positionOf.set(symbol, id);
+        }
       }
       byLo.set(lo, id);
     }
-    lastOwner = owner; lastHi = hi; lastLo = lo; lastId = id;
+    lastOwner = owner;
+    lastHi = hi;
+    lastLo = lo;
+    lastId = id;
     index[row] = id;
   }
   return { index, table };
@@ -104,10 +129,11 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
 function wireStacks(table: StackTable): WireStacks {
   const { names, start, frames, locations, leafLocation, nameLocation, libraries, nameLibrary } = table;
   return {
-    names, start: Array.from(start), frames: Array.from(frames),
+    names,
+    start: Array.from(start),
+    frames: Array.from(frames),
     ...(libraries && nameLibrary ? { libraries, nameLibrary: Array.from(nameLibrary) } : {}),
-    ...(locations && leafLocation && nameLocation
-      ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
+    ...(locations && leafLocation && nameLocation ? { locations, leafLocation: Array.from(leafLocation), nameLocation: Array.from(nameLocation) } : {}),
   };
 }
 
@@ -125,7 +151,9 @@ export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
       const lost = (decodeRecordAt(snapshot, row).fields as { lost?: bigint }).lost ?? 0n;
       const since = lastTimeOfRing.get(ring[row]);
       out.push({
-        row, kind: k === RecordType.LOST ? 'LOST' : 'LOST_SAMPLES', lost: lost.toString(),
+        row,
+        kind: k === RecordType.LOST ? 'LOST' : 'LOST_SAMPLES',
+        lost: lost.toString(),
         ring: snapshot.coverage[ring[row]]?.label ?? `ring ${ring[row]}`,
         sinceNs: since === undefined ? null : (timeOriginNs + BigInt(since)).toString(),
       });
@@ -148,10 +176,12 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
-    ...(withStacks ? {
-      stacks: withStacks.stackOf,
-      stackTable: wireStacks(withStacks.table),
-    } : {}),
+    ...(withStacks
+      ? {
+          stacks: withStacks.stackOf,
+          stackTable: wireStacks(withStacks.table),
+        }
+      : {}),
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
@@ -187,10 +217,16 @@ export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: Fra
       let symbol: number | undefined;
       if (symbols && resolved && resolved.name >= 0) {
         symbol = localIndex.get(resolved.name);
-        if (symbol === undefined) { symbol = names.length; names.push(symbols.strings[resolved.name]); localIndex.set(resolved.name, symbol); }
+        if (symbol === undefined) {
+          symbol = names.length;
+          names.push(symbols.strings[resolved.name]);
+          localIndex.set(resolved.name, symbol);
+        }
       }
       chain.push({
-        ip: hex(frame.ip), ...(symbol !== undefined ? { symbol } : {}), ...(kernel ? { kernel: true } : {}),
+        ip: hex(frame.ip),
+        ...(symbol !== undefined ? { symbol } : {}),
+        ...(kernel ? { kernel: true } : {}),
         ...(resolved?.file !== undefined && resolved.line !== undefined ? { file: resolved.file, line: resolved.line } : {}),
       });
     }
@@ -207,9 +243,12 @@ export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: Fra
     ...(typeof fields.addr === 'bigint' ? { addr: hex(fields.addr) } : {}),
     ...(symbol ? { sym: symbol } : {}),
   };
-  return recordDetailsOf({ ...record, fields: shown }, {
-    ...(tracepoint ? { tracepointFields: tracepoint } : {}),
-    ...(chain ? { callchain: chain, symbols: names } : {}),
-    ...(source ? { source } : {}),
-  });
+  return recordDetailsOf(
+    { ...record, fields: shown },
+    {
+      ...(tracepoint ? { tracepointFields: tracepoint } : {}),
+      ...(chain ? { callchain: chain, symbols: names } : {}),
+      ...(source ? { source } : {}),
+    },
+  );
 }

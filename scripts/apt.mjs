@@ -35,7 +35,8 @@ export function missingPackages(packages) {
 export function lockRefusal(stderr) {
   if (!/Could not get lock|Unable to lock|Unable to acquire the dpkg frontend lock/.test(stderr)) return undefined;
   return (stderr.split('\n').find((line) => /Could not get lock/.test(line)) ?? stderr.split('\n').find((line) => line.startsWith('E:')) ?? stderr)
-    .replace(/^E:\s*/, '').trim();
+    .replace(/^E:\s*/, '')
+    .trim();
 }
 
 /**
@@ -53,8 +54,10 @@ export function aptGet(args, { lockTimeoutS = APT_LOCK_TIMEOUT_S, log = (line) =
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive', LC_ALL: 'C' },
     });
     if (result.error) {
-      throw new ScriptError(`apt-get could not run (${result.error.code ?? result.error.message}); is this Debian or Ubuntu? ` +
-        `Install the packages with your package manager instead: apt-get ${args.join(' ')}`);
+      throw new ScriptError(
+        `apt-get could not run (${result.error.code ?? result.error.message}); is this Debian or Ubuntu? ` +
+          `Install the packages with your package manager instead: apt-get ${args.join(' ')}`,
+      );
     }
     const refusal = result.status === 0 ? undefined : lockRefusal(result.stderr);
     if (!refusal) {
@@ -63,8 +66,9 @@ export function aptGet(args, { lockTimeoutS = APT_LOCK_TIMEOUT_S, log = (line) =
     }
     const waited = Date.now() - started;
     if (waited >= lockTimeoutS * 1000) {
-      throw new ScriptError(`apt is still busy after ${Math.round(waited / 1000)} s (${refusal}); ` +
-        `let that process finish (or stop it), then run this again`);
+      throw new ScriptError(
+        `apt is still busy after ${Math.round(waited / 1000)} s (${refusal}); ` + `let that process finish (or stop it), then run this again`,
+      );
     }
     if (lastSaid === 0 || Date.now() - lastSaid >= SAY_EVERY_MS) {
       log(`ringside: waiting for apt: ${refusal} (${Math.round(waited / 1000)} s so far; giving up after ${lockTimeoutS} s)`);

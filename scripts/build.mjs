@@ -9,36 +9,66 @@ const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es
 mkdirSync('dist/webview', { recursive: true });
 const jobs = [];
 if (existsSync('native/cli/main.ts')) {
-  jobs.push(build({
-    ...common, platform: 'node', format: 'cjs', entryPoints: ['native/cli/main.ts'], outfile: 'dist/cli.js',
-    // koffi loads its prebuilt .node files relative to its own package: keep it external.
-    external: ['koffi'], banner: { js: '#!/usr/bin/env node' },
-  }));
+  jobs.push(
+    build({
+      ...common,
+      platform: 'node',
+      format: 'cjs',
+      entryPoints: ['native/cli/main.ts'],
+      outfile: 'dist/cli.js',
+      // koffi loads its prebuilt .node files relative to its own package: keep it external.
+      external: ['koffi'],
+      banner: { js: '#!/usr/bin/env node' },
+    }),
+  );
 }
 if (existsSync('native/decode-pool/decode-worker.ts')) {
   // The decode pool's worker thread: its own file, next to the cli and extension bundles that start it.
-  jobs.push(build({
-    ...common, platform: 'node', format: 'cjs', entryPoints: ['native/decode-pool/decode-worker.ts'], outfile: 'dist/decode-worker.js',
-  }));
+  jobs.push(
+    build({
+      ...common,
+      platform: 'node',
+      format: 'cjs',
+      entryPoints: ['native/decode-pool/decode-worker.ts'],
+      outfile: 'dist/decode-worker.js',
+    }),
+  );
 }
 if (existsSync('extension/extension.ts')) {
-  jobs.push(build({
-    ...common, platform: 'node', format: 'cjs', entryPoints: ['extension/extension.ts'], outfile: 'dist/extension.js',
-    external: ['vscode', 'koffi'],
-  }));
+  jobs.push(
+    build({
+      ...common,
+      platform: 'node',
+      format: 'cjs',
+      entryPoints: ['extension/extension.ts'],
+      outfile: 'dist/extension.js',
+      external: ['vscode', 'koffi'],
+    }),
+  );
 }
 if (existsSync('webview/main.ts')) {
   // The call tree's aggregation worker is bundled first and inlined into the page's bundle as a string
   // (RINGSIDE_AGGREGATE_WORKER), which the page starts from a Blob URL: one file serves the panel and the offline export.
   const worker = await build({
-    ...common, sourcemap: false, write: false, platform: 'browser', format: 'iife', entryPoints: ['webview/aggregate-worker.ts'],
+    ...common,
+    sourcemap: false,
+    write: false,
+    platform: 'browser',
+    format: 'iife',
+    entryPoints: ['webview/aggregate-worker.ts'],
     outfile: 'dist/webview/aggregate-worker.js',
   });
   const workerSource = worker.outputFiles[0].text;
-  jobs.push(build({
-    ...common, platform: 'browser', format: 'iife', entryPoints: ['webview/main.ts'], outfile: 'dist/webview/timeline.js',
-    define: { RINGSIDE_AGGREGATE_WORKER: JSON.stringify(workerSource) },
-  }));
+  jobs.push(
+    build({
+      ...common,
+      platform: 'browser',
+      format: 'iife',
+      entryPoints: ['webview/main.ts'],
+      outfile: 'dist/webview/timeline.js',
+      define: { RINGSIDE_AGGREGATE_WORKER: JSON.stringify(workerSource) },
+    }),
+  );
   if (existsSync('webview/timeline.css')) copyFileSync('webview/timeline.css', 'dist/webview/timeline.css');
 }
 await Promise.all(jobs);

@@ -130,10 +130,19 @@ export function ensureCodeServer() {
   const started = Date.now();
   mkdirSync(installDir, { recursive: true });
   // A private project so the install neither touches the repo's package.json nor inherits its policies.
-  writeFileSync(path.join(installDir, 'package.json'), JSON.stringify({
-    name: 'ringside-code-server', private: true, description: 'code-server for Ringside e2e tests and npm start (generated)',
-    dependencies: { 'code-server': CODE_SERVER_VERSION },
-  }, null, 2) + '\n');
+  writeFileSync(
+    path.join(installDir, 'package.json'),
+    JSON.stringify(
+      {
+        name: 'ringside-code-server',
+        private: true,
+        description: 'code-server for Ringside e2e tests and npm start (generated)',
+        dependencies: { 'code-server': CODE_SERVER_VERSION },
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'ringside-cs-install-'));
   try {
     seedRipgrepCache(tmpDir);
@@ -154,14 +163,18 @@ export function ensureCodeServer() {
       npm_config_update_notifier: 'false',
     };
     const lastMs = lastInstallMs();
-    log(`installing code-server@${CODE_SERVER_VERSION} into ${path.relative(repoRoot, installDir)}: npm downloads it and compiles its ` +
-      `native modules with node-gyp; ${lastMs === undefined ? FIRST_INSTALL_HINT : `the last install here took ${formatDuration(lastMs)}`}. ` +
-      'A line every 30 s says what it is doing.');
+    log(
+      `installing code-server@${CODE_SERVER_VERSION} into ${path.relative(repoRoot, installDir)}: npm downloads it and compiles its ` +
+        `native modules with node-gyp; ${lastMs === undefined ? FIRST_INSTALL_HINT : `the last install here took ${formatDuration(lastMs)}`}. ` +
+        'A line every 30 s says what it is doing.',
+    );
     const stopProgress = startInstallProgress(started);
     let result;
     try {
       result = spawnSync('npm', ['install', '--unsafe-perm', '--omit=dev', '--no-package-lock'], {
-        cwd: installDir, env, stdio: ['ignore', 'inherit', 'inherit'],
+        cwd: installDir,
+        env,
+        stdio: ['ignore', 'inherit', 'inherit'],
       });
     } finally {
       stopProgress();
@@ -230,7 +243,9 @@ export function portHolder(port) {
         let command = '';
         try {
           command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').replace(/\s+/g, ' ');
-        } catch { /* gone */ }
+        } catch {
+          /* gone */
+        }
         return `pid ${pid}${command ? `: ${command.length > 100 ? `${command.slice(0, 97)}...` : command}` : ''}`;
       }
     }
@@ -248,8 +263,12 @@ export function assertPortFree(port) {
     probe.once('error', (error) => {
       if (error.code === 'EADDRINUSE') {
         const holder = portHolder(port);
-        reject(new CodeServerError(`port ${port} on 127.0.0.1 is already in use${holder ? ` (by ${holder})` : ''}; ` +
-          'choose another with PORT=<port> npm start, or stop that server'));
+        reject(
+          new CodeServerError(
+            `port ${port} on 127.0.0.1 is already in use${holder ? ` (by ${holder})` : ''}; ` +
+              'choose another with PORT=<port> npm start, or stop that server',
+          ),
+        );
       } else if (error.code === 'EACCES') {
         reject(new CodeServerError(`port ${port} needs privileges to listen on (ports below 1024 are root's); choose another with PORT=<port>`));
       } else {
@@ -319,10 +338,20 @@ export function copyCodeServerFor(uid, dir) {
  * `runAsUid`: start it as that user (uid = gid, no supplementary groups, no capabilities) with `entry` from
  * copyCodeServerFor; the run directory is handed to that user too. Needs root.
  */
-export async function startCodeServer({ workspace, port, extensionsDir, userDataDir, timeoutMs = 60_000, env = {}, stdio = 'pipe', runAsUid, entry: givenEntry }) {
+export async function startCodeServer({
+  workspace,
+  port,
+  extensionsDir,
+  userDataDir,
+  timeoutMs = 60_000,
+  env = {},
+  stdio = 'pipe',
+  runAsUid,
+  entry: givenEntry,
+}) {
   const entry = givenEntry ?? ensureCodeServer();
   if (port !== undefined) await assertPortFree(port);
-  const chosenPort = port ?? await freePort();
+  const chosenPort = port ?? (await freePort());
   mkdirSync(extensionsDir, { recursive: true });
   mkdirSync(userDataDir, { recursive: true });
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'ringside-cs-run-'));
@@ -330,11 +359,16 @@ export async function startCodeServer({ workspace, port, extensionsDir, userData
   writeFileSync(configFile, `bind-addr: 127.0.0.1:${chosenPort}\nauth: none\ncert: false\n`);
   const args = [
     entry,
-    '--config', configFile,
-    '--bind-addr', `127.0.0.1:${chosenPort}`,
-    '--auth', 'none',
-    '--user-data-dir', userDataDir,
-    '--extensions-dir', extensionsDir,
+    '--config',
+    configFile,
+    '--bind-addr',
+    `127.0.0.1:${chosenPort}`,
+    '--auth',
+    'none',
+    '--user-data-dir',
+    userDataDir,
+    '--extensions-dir',
+    extensionsDir,
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',
@@ -396,12 +430,24 @@ export function installVsix(vsixPath, extensionsDir) {
   const configFile = path.join(tmpDir, 'config.yaml');
   writeFileSync(configFile, 'auth: none\n');
   try {
-    const result = spawnSync(process.execPath, [
-      entry, '--config', configFile, '--user-data-dir', path.join(tmpDir, 'user-data'), '--extensions-dir', extensionsDir,
-      '--install-extension', path.resolve(vsixPath), '--force',
-    ], { encoding: 'utf8', env: { ...process.env, TMPDIR: tmpDir }, timeout: 120_000 });
+    const result = spawnSync(
+      process.execPath,
+      [
+        entry,
+        '--config',
+        configFile,
+        '--user-data-dir',
+        path.join(tmpDir, 'user-data'),
+        '--extensions-dir',
+        extensionsDir,
+        '--install-extension',
+        path.resolve(vsixPath),
+        '--force',
+      ],
+      { encoding: 'utf8', env: { ...process.env, TMPDIR: tmpDir }, timeout: 120_000 },
+    );
     const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-    if (result.status !== 0 || /failed|error/i.test(output) && !/successfully installed/i.test(output)) {
+    if (result.status !== 0 || (/failed|error/i.test(output) && !/successfully installed/i.test(output))) {
       throw new CodeServerError(`installing ${vsixPath} failed (exit ${result.status}):\n${output}`);
     }
     return output.trim();

@@ -42,7 +42,10 @@ function newestStep({ installDir, rootPid }) {
   for (const [pid, info] of table) if (underUs(pid) && (!newest || info.start >= newest.start)) newest = { pid, start: info.start };
   if (!newest) return '';
   try {
-    const argv = readFileSync(`/proc/${newest.pid}/cmdline`, 'utf8').split('\0').filter(Boolean).map((arg) => arg.startsWith('/') ? path.basename(arg) : arg);
+    const argv = readFileSync(`/proc/${newest.pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .map((arg) => (arg.startsWith('/') ? path.basename(arg) : arg));
     const command = argv.join(' ').replace(/\s+/g, ' ');
     let cwd = '';
     try {
@@ -63,7 +66,10 @@ if (!isMainThread && workerData?.role === 'install-progress') {
   const { started, everyMs, lastMs } = workerData;
   setInterval(() => {
     const last = lastMs === undefined ? 'no earlier install here to compare with' : `the last install here took ${formatDuration(lastMs)}`;
-    writeSync(2, `[code-server] still installing: npm builds code-server and its native modules (${formatDuration(Date.now() - started)} so far; ${last})` +
-      `${newestStep(workerData)}\n`);
+    writeSync(
+      2,
+      `[code-server] still installing: npm builds code-server and its native modules (${formatDuration(Date.now() - started)} so far; ${last})` +
+        `${newestStep(workerData)}\n`,
+    );
   }, everyMs);
 }

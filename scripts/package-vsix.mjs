@@ -44,7 +44,10 @@ export function listVsix(vsixPath) {
   // The end-of-central-directory record (signature 0x06054b50) sits in the last 22..65557 bytes.
   let eocd = -1;
   for (let i = zip.length - 22; i >= Math.max(0, zip.length - 65_557); i--) {
-    if (zip.readUInt32LE(i) === 0x06054b50) { eocd = i; break; }
+    if (zip.readUInt32LE(i) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
   }
   if (eocd < 0) throw new PackageVsixError(`${vsixPath} is not a zip (no end-of-central-directory record)`);
   const count = zip.readUInt16LE(eocd + 10);
@@ -81,12 +84,16 @@ export function packageVsix({ out, build = true, root = repoRoot } = {}) {
   }
   const vsce = path.join(repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
   const args = [
-    vsce, 'package',
-    '--target', 'linux-x64', // koffi's binary inside is linux_x64 only
-    '--out', vsixPath,
+    vsce,
+    'package',
+    '--target',
+    'linux-x64', // koffi's binary inside is linux_x64 only
+    '--out',
+    vsixPath,
     '--no-yarn',
     // The manifest has no repository/LICENSE file yet; without these vsce stops to ask on a terminal.
-    '--allow-missing-repository', '--skip-license',
+    '--allow-missing-repository',
+    '--skip-license',
     // README links are relative to the repo; there is no public URL to rewrite them to.
     '--no-rewrite-relative-links',
   ];

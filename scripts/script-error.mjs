@@ -19,8 +19,10 @@ export function describeFailure(error) {
 
 /** Runs a script's main function; any failure is printed as `ringside: …` and ends the process with status 1. */
 export function runMain(main) {
-  Promise.resolve().then(main).catch((error) => {
-    process.stderr.write(`\n${describeFailure(error)}\n`);
-    process.exit(1);
-  });
+  Promise.resolve()
+    .then(main)
+    .catch((error) => {
+      process.stderr.write(`\n${describeFailure(error)}\n`);
+      process.exit(1);
+    });
 }

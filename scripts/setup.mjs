@@ -23,14 +23,16 @@ function main() {
       installDebianPackages(debianPackages);
     } else {
       const missing = missingPackages(debianPackages);
-      if (missing.length) console.error(`ringside: missing Debian packages: ${missing.join(' ')}\n          install them with: sudo apt-get install -y ${missing.join(' ')}`);
+      if (missing.length)
+        console.error(`ringside: missing Debian packages: ${missing.join(' ')}\n          install them with: sudo apt-get install -y ${missing.join(' ')}`);
     }
   }
 
   if (!existsSync(`${root}/node_modules/.package-lock.json`)) {
     console.log('ringside: npm ci');
     const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { stdio: ['ignore', 'inherit', 'inherit'], cwd: root });
-    if (npm.error) throw new ScriptError(npm.error.code === 'ENOENT' ? 'npm is not on PATH (it comes with Node.js)' : `npm could not run (${npm.error.message})`);
+    if (npm.error)
+      throw new ScriptError(npm.error.code === 'ENOENT' ? 'npm is not on PATH (it comes with Node.js)' : `npm could not run (${npm.error.message})`);
     if (npm.status !== 0) throw new ScriptError(`npm ci failed (exit ${npm.status}); its messages are above`);
   }
 
@@ -38,7 +40,10 @@ function main() {
   const tracefs = probeTracefs();
   if (tracefs.state === 'unmounted' && isRoot) {
     const mount = spawnSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS_PRIMARY], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
-    if (mount.status !== 0) console.error(`ringside: tracefs is not mounted and '${TRACEFS_MOUNT_COMMAND}' failed: ${mount.stderr?.trim() || `exit ${mount.status}`}; tracepoints will not work`);
+    if (mount.status !== 0)
+      console.error(
+        `ringside: tracefs is not mounted and '${TRACEFS_MOUNT_COMMAND}' failed: ${mount.stderr?.trim() || `exit ${mount.status}`}; tracepoints will not work`,
+      );
   } else {
     const problem = tracefsProblem(tracefs);
     if (problem) console.error(`ringside: ${problem}`);

@@ -37,10 +37,11 @@ async function main() {
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CodeServerError(`PORT=${process.env.PORT} is not a TCP port (1-65535)`);
   // Before the build and a possibly long code-server install, not after them.
   await assertPortFree(port);
-  if (!process.argv.includes('--no-build')) step('building', () => {
-    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
-    if (built.status !== 0) throw new PackageVsixError(`npm run build failed (exit ${built.status}); its messages are above`);
-  });
+  if (!process.argv.includes('--no-build'))
+    step('building', () => {
+      const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
+      if (built.status !== 0) throw new PackageVsixError(`npm run build failed (exit ${built.status}); its messages are above`);
+    });
   // Installed: returns at once. Not yet (the first start): it says what it does every 30 s and how long the last took.
   ensureCodeServer();
   const { vsixPath, bytes } = step('packaging the extension', () => packageVsix({ build: false }));

@@ -14,8 +14,7 @@ if (!Number.isInteger(hogCount) || hogCount < 0) {
   process.exit(2);
 }
 
-const hogs = Array.from({ length: hogCount }, () =>
-  spawn('sh', ['-c', 'while :; do :; done'], { detached: true, stdio: 'ignore' }));
+const hogs = Array.from({ length: hogCount }, () => spawn('sh', ['-c', 'while :; do :; done'], { detached: true, stdio: 'ignore' }));
 const endHogs = () => {
   for (const hog of hogs) {
     try {
@@ -29,7 +28,9 @@ process.on('exit', endHogs);
 
 const started = Date.now();
 let peakLoad = 0;
-const sampler = setInterval(() => { peakLoad = Math.max(peakLoad, loadavg()[0]); }, 5000);
+const sampler = setInterval(() => {
+  peakLoad = Math.max(peakLoad, loadavg()[0]);
+}, 5000);
 console.log(`ringside: npm test with ${hogCount} busy loop(s) beside it (pids ${hogs.map((hog) => hog.pid).join(', ')})`);
 const test = spawn('npm', ['test'], { stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -43,7 +44,9 @@ test.on('exit', (code, signal) => {
   clearInterval(sampler);
   endHogs();
   const minutes = ((Date.now() - started) / 60000).toFixed(1);
-  console.log(`ringside: npm test ${code === 0 ? 'passed' : `failed (${signal ?? `exit ${code}`})`} in ${minutes} min ` +
-    `with ${hogCount} busy loop(s); peak 1-minute load ${peakLoad.toFixed(1)}`);
+  console.log(
+    `ringside: npm test ${code === 0 ? 'passed' : `failed (${signal ?? `exit ${code}`})`} in ${minutes} min ` +
+      `with ${hogCount} busy loop(s); peak 1-minute load ${peakLoad.toFixed(1)}`,
+  );
   process.exit(code ?? 1);
 });

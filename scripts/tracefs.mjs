@@ -13,7 +13,7 @@ function describeMode(path) {
   try {
     const stat = statSync(path);
     const bits = stat.mode & 0o777;
-    const rwx = (shift) => ['r', 'w', 'x'].map((letter, i) => (bits >> (shift + 2 - i)) & 1 ? letter : '-').join('');
+    const rwx = (shift) => ['r', 'w', 'x'].map((letter, i) => ((bits >> (shift + 2 - i)) & 1 ? letter : '-')).join('');
     return `mode ${bits.toString(8).padStart(4, '0')} (d${rwx(6)}${rwx(3)}${rwx(0)}), owner uid ${stat.uid} gid ${stat.gid}`;
   } catch {
     // the path cannot be stat'ed: no mode to describe
@@ -23,8 +23,12 @@ function describeMode(path) {
 
 /** { path, state: 'ok' | 'unmounted' | 'denied', modeText? } from /proc/mounts and an access check of events/. */
 export function probeTracefs(mountsText = readMounts()) {
-  const mounted = mountsText.split('\n').map((line) => line.split(' ')).filter((fields) => fields[2] === 'tracefs').map((fields) => fields[1]);
-  const path = mounted.includes(TRACEFS_PRIMARY) ? TRACEFS_PRIMARY : mounted[0] ?? TRACEFS_PRIMARY;
+  const mounted = mountsText
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields[2] === 'tracefs')
+    .map((fields) => fields[1]);
+  const path = mounted.includes(TRACEFS_PRIMARY) ? TRACEFS_PRIMARY : (mounted[0] ?? TRACEFS_PRIMARY);
   if (mounted.length === 0) {
     // Old kernels expose it under debugfs without a mount of its own.
     try {
@@ -56,7 +60,10 @@ function readMounts() {
 function describeUid(uid) {
   let name;
   try {
-    name = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => Number(fields[2]) === uid)?.[0];
+    name = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => Number(fields[2]) === uid)?.[0];
     if (name === undefined && uid === process.geteuid?.()) name = userInfo().username;
   } catch {
     // no readable /etc/passwd: the uid alone names the user
@@ -70,11 +77,15 @@ function kernelEventsAllowed() {
   let paranoid = null;
   try {
     paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim());
-  } catch { /* unreadable: the kernel's default, 2 */ }
+  } catch {
+    /* unreadable: the kernel's default, 2 */
+  }
   let caps = 0n;
   try {
     caps = BigInt(`0x${/^CapEff:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '0'}`);
-  } catch { /* no /proc: no capabilities known */ }
+  } catch {
+    /* no /proc: no capabilities known */
+  }
   const capable = ((caps >> 38n) & 1n) === 1n || ((caps >> 21n) & 1n) === 1n;
   const text = paranoid === null ? 'kernel.perf_event_paranoid could not be read' : `kernel.perf_event_paranoid = ${paranoid}`;
   return { allowed: capable || (paranoid ?? 2) <= 1, text };
@@ -87,11 +98,14 @@ export function tracefsProblem(probe = probeTracefs()) {
   const euid = process.geteuid?.() ?? -1;
   const gid = process.getegid?.() ?? 0;
   const kernel = kernelEventsAllowed();
-  const paranoid = kernel.allowed ? '' :
-    `; recording tracepoints then also needs kernel.perf_event_paranoid <= 1 (syscall tracepoints of your own programs) or -1 (any, or -a), ` +
-    `or CAP_PERFMON (${kernel.text})`;
-  return `tracefs is mounted at ${probe.path} but ${describeUid(euid)} may not read it${probe.modeText ? ` (${probe.modeText})` : ''}, ` +
+  const paranoid = kernel.allowed
+    ? ''
+    : `; recording tracepoints then also needs kernel.perf_event_paranoid <= 1 (syscall tracepoints of your own programs) or -1 (any, or -a), ` +
+      `or CAP_PERFMON (${kernel.text})`;
+  return (
+    `tracefs is mounted at ${probe.path} but ${describeUid(euid)} may not read it${probe.modeText ? ` (${probe.modeText})` : ''}, ` +
     'so tracepoint ids and formats cannot be read ' +
     `(let this user's group in with \`sudo mount -o remount,gid=${gid},mode=750 ${probe.path}\` (its files are readable by their group only, ` +
-    `so a wider mode alone is not enough), or run as root${paranoid})`;
+    `so a wider mode alone is not enough), or run as root${paranoid})`
+  );
 }

@@ -33,16 +33,26 @@ export function symbolColumnOf(symbols: readonly (string | null)[]): SymbolColum
   const seen = new Map<string, number>();
   for (let r = 0; r < symbols.length; r++) {
     const s = symbols[r];
-    if (s === null || s === undefined) { index[r] = -1; continue; }
+    if (s === null || s === undefined) {
+      index[r] = -1;
+      continue;
+    }
     let id = seen.get(s);
-    if (id === undefined) { id = table.length; table.push(s); seen.set(s, id); }
+    if (id === undefined) {
+      id = table.length;
+      table.push(s);
+      seen.set(s, id);
+    }
     index[r] = id;
   }
   return { index, table };
 }
 
-function sliceColumn(column: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; BYTES_PER_ELEMENT: number },
-  start: number, end: number): ArrayBuffer {
+function sliceColumn(
+  column: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; BYTES_PER_ELEMENT: number },
+  start: number,
+  end: number,
+): ArrayBuffer {
   const size = column.BYTES_PER_ELEMENT;
   const begin = column.byteOffset + start * size;
   const finish = column.byteOffset + end * size;
@@ -90,10 +100,16 @@ export function columnsToBatches(columns: WireColumns, options: BatchOptions): R
       const global = symbols.index;
       for (let r = start; r < end; r++) {
         const g = global[r];
-        if (g < 0) { index[r - start] = -1; continue; }
+        if (g < 0) {
+          index[r - start] = -1;
+          continue;
+        }
         if (g >= localId.length) throw new RangeError(`symbols.index[${r}] = ${g} is past the table (${localId.length} entries)`);
         let id = localId[g];
-        if (id < 0) { id = localId[g] = used.length; used.push(g); }
+        if (id < 0) {
+          id = localId[g] = used.length;
+          used.push(g);
+        }
         index[r - start] = id;
       }
       symbolTable = used.map((g) => symbols.table[g]);
@@ -101,8 +117,14 @@ export function columnsToBatches(columns: WireColumns, options: BatchOptions): R
       symbolIndex = index.buffer;
     }
     batches.push({
-      type: 'batch', snapshotId: options.snapshotId, batchIndex: b, batchCount, firstRow: start, rowCount: end - start,
-      columns: buffers, ...(symbolIndex ? { symbolIndex, symbolTable } : {}),
+      type: 'batch',
+      snapshotId: options.snapshotId,
+      batchIndex: b,
+      batchCount,
+      firstRow: start,
+      rowCount: end - start,
+      columns: buffers,
+      ...(symbolIndex ? { symbolIndex, symbolTable } : {}),
       ...(options.stacks ? { stackIndex: sliceColumn(options.stacks, start, end) } : {}),
     });
   }

@@ -3,9 +3,7 @@
 // kind names the page shows for the `kind` column. Pure (types and constants), imported by the
 // batch codec, the validator and the page's store.
 
-import {
-  WIRE_COLUMN_NAMES, columnConstructor, type ColumnArray, type ColumnConstructor, type WireColumnName,
-} from '../native/decode/column-schema';
+import { WIRE_COLUMN_NAMES, columnConstructor, type ColumnArray, type ColumnConstructor, type WireColumnName } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 
 export { recordTypeName, RecordType } from '../native/abi/uapi';
@@ -18,8 +16,9 @@ export type ColumnName = WireColumnName;
 export const COLUMN_NAMES: readonly ColumnName[] = WIRE_COLUMN_NAMES;
 
 /** Column name → element constructor of the columns that go on the wire. */
-export const COLUMN_TYPES = Object.fromEntries(COLUMN_NAMES.map((name) => [name, columnConstructor(name)])) as
-  { readonly [K in ColumnName]: ColumnConstructor<K> };
+export const COLUMN_TYPES = Object.fromEntries(COLUMN_NAMES.map((name) => [name, columnConstructor(name)])) as {
+  readonly [K in ColumnName]: ColumnConstructor<K>;
+};
 
 /** The decoded columns a batch carries (RecordColumns without the host-only ring/offset). */
 export type WireColumns = Pick<RecordColumns, ColumnName | 'length' | 'timeOriginNs'>;

@@ -8,24 +8,60 @@ import type { PerfEventAttr } from '../native/abi/attr';
 
 function makeColumns(n: number): RecordColumns {
   const c = {
-    length: n, timeOriginNs: 1_000_000_000_000n,
-    time: new Float64Array(n), kind: new Uint8Array(n), misc: new Uint16Array(n), event: new Uint16Array(n),
-    pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n), ipLo: new Uint32Array(n),
-    ring: new Uint16Array(n), offset: new Uint32Array(n),
+    length: n,
+    timeOriginNs: 1_000_000_000_000n,
+    time: new Float64Array(n),
+    kind: new Uint8Array(n),
+    misc: new Uint16Array(n),
+    event: new Uint16Array(n),
+    pid: new Int32Array(n),
+    tid: new Int32Array(n),
+    cpu: new Int32Array(n),
+    ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n),
+    ring: new Uint16Array(n),
+    offset: new Uint32Array(n),
   };
   for (let i = 0; i < n; i++) {
-    c.time[i] = i * 1000.5; c.kind[i] = 9; c.misc[i] = i & 0xffff; c.event[i] = i % 3; c.pid[i] = 100 + (i % 7);
-    c.tid[i] = -1 + i; c.cpu[i] = i % 2; c.ipHi[i] = 0xffffffff; c.ipLo[i] = i * 16; c.ring[i] = i % 4; c.offset[i] = i * 32;
+    c.time[i] = i * 1000.5;
+    c.kind[i] = 9;
+    c.misc[i] = i & 0xffff;
+    c.event[i] = i % 3;
+    c.pid[i] = 100 + (i % 7);
+    c.tid[i] = -1 + i;
+    c.cpu[i] = i % 2;
+    c.ipHi[i] = 0xffffffff;
+    c.ipLo[i] = i * 16;
+    c.ring[i] = i % 4;
+    c.offset[i] = i * 32;
   }
   return c;
 }
 
 const start: SnapshotStart = {
-  type: 'snapshotStart', snapshotId: 's1', name: 'snap 1', timeOriginNs: '1000000000000', totalRows: 10, batchCount: 3,
-  takenAtMs: 1700000000000, events: [{ index: 0, name: 'sched:sched_switch', kind: 'tracepoint' }],
+  type: 'snapshotStart',
+  snapshotId: 's1',
+  name: 'snap 1',
+  timeOriginNs: '1000000000000',
+  totalRows: 10,
+  batchCount: 3,
+  takenAtMs: 1700000000000,
+  events: [{ index: 0, name: 'sched:sched_switch', kind: 'tracepoint' }],
   threads: [{ pid: 1, tid: 1, comm: '<b>init</b>' }],
-  coverage: [{ ringId: 0, label: 'cpu0', path: 'paused', dataSize: 65536, bytesWritten: '18446744073709551615',
-    bytesOverwritten: '100', recordsRetained: 10, oldestTimeNs: '1000000000000', newestTimeNs: null, lost: '0' }],
+  coverage: [
+    {
+      ringId: 0,
+      label: 'cpu0',
+      path: 'paused',
+      dataSize: 65536,
+      bytesWritten: '18446744073709551615',
+      bytesOverwritten: '100',
+      recordsRetained: 10,
+      oldestTimeNs: '1000000000000',
+      newestTimeNs: null,
+      lost: '0',
+    },
+  ],
 };
 
 describe('webview protocol', () => {
@@ -33,8 +69,15 @@ describe('webview protocol', () => {
     const cols = makeColumns(1000);
     const symbols = Array.from({ length: 1000 }, (_, i) => (i % 5 === 0 ? null : `fn${i % 3}`));
     const batches = columnsToBatches(cols, { snapshotId: 's', batchRows: 300, symbols });
-    assert.deepEqual(batches.map((b) => [b.firstRow, b.rowCount, b.batchIndex, b.batchCount]),
-      [[0, 300, 0, 4], [300, 300, 1, 4], [600, 300, 2, 4], [900, 100, 3, 4]]);
+    assert.deepEqual(
+      batches.map((b) => [b.firstRow, b.rowCount, b.batchIndex, b.batchCount]),
+      [
+        [0, 300, 0, 4],
+        [300, 300, 1, 4],
+        [600, 300, 2, 4],
+        [900, 100, 3, 4],
+      ],
+    );
     assert.equal(batchCountOf(1000, 300), batches.length);
     assert.equal(batchCountOf(0), 1, 'an empty snapshot still sends one batch');
     for (const b of batches) {
@@ -67,9 +110,18 @@ describe('webview protocol', () => {
     assert.deepEqual(column.table, ['fn0', 'fn1', 'fn2']);
     const fromColumn = columnsToBatches(cols, { snapshotId: 's', batchRows: 4, symbols: column });
     const fromStrings = columnsToBatches(cols, { snapshotId: 's', batchRows: 4, symbols: strings });
-    assert.deepEqual(fromColumn.map((b) => [b.symbolTable, Array.from(new Int32Array(b.symbolIndex!))]),
-      fromStrings.map((b) => [b.symbolTable, Array.from(new Int32Array(b.symbolIndex!))]));
-    assert.deepEqual(fromColumn.map((b) => b.symbolTable), [['fn0', 'fn1', 'fn2'], ['fn1', 'fn2', 'fn0'], ['fn2', 'fn0']]);
+    assert.deepEqual(
+      fromColumn.map((b) => [b.symbolTable, Array.from(new Int32Array(b.symbolIndex!))]),
+      fromStrings.map((b) => [b.symbolTable, Array.from(new Int32Array(b.symbolIndex!))]),
+    );
+    assert.deepEqual(
+      fromColumn.map((b) => b.symbolTable),
+      [
+        ['fn0', 'fn1', 'fn2'],
+        ['fn1', 'fn2', 'fn0'],
+        ['fn2', 'fn0'],
+      ],
+    );
     assert.deepEqual(batchesToColumns(fromColumn, 0n).symbols, strings);
     assert.throws(() => columnsToBatches(cols, { snapshotId: 's', symbols: { index: new Int32Array(10).fill(3), table: ['a'] } }), /past the table/);
     assert.throws(() => columnsToBatches(cols, { snapshotId: 's', symbols: { index: new Int32Array(9), table: ['a'] } }), /9 entries for 10 rows/);
@@ -110,16 +162,64 @@ describe('webview protocol', () => {
       { type: 'init', protocolVersion: 1, editor: true },
       { type: 'init', protocolVersion: 1, editor: true, recorder: true },
       { ...start, stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0] } },
-      { ...start, stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0], locations: [{ file: 'a.c', line: 3 }],
-        leafLocation: [0, -1], nameLocation: [-1, 0] } },
-      { type: 'detailsReply', replyTo: 3, snapshotId: 's1', row: 2, details: { type: 'SAMPLE', misc: 2, timeNs: '123', fields: { a: [1, 'x', null] },
-        callchain: [{ ip: '0xffff', symbol: 0, file: 'a.c', line: 3 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['main'], source: { file: 'a.c', line: 3 } } },
+      {
+        ...start,
+        stacks: {
+          names: ['main', 'f'],
+          start: [0, 2, 3],
+          frames: [1, 0, 0],
+          locations: [{ file: 'a.c', line: 3 }],
+          leafLocation: [0, -1],
+          nameLocation: [-1, 0],
+        },
+      },
+      {
+        type: 'detailsReply',
+        replyTo: 3,
+        snapshotId: 's1',
+        row: 2,
+        details: {
+          type: 'SAMPLE',
+          misc: 2,
+          timeNs: '123',
+          fields: { a: [1, 'x', null] },
+          callchain: [
+            { ip: '0xffff', symbol: 0, file: 'a.c', line: 3 },
+            { ip: '0xffffffff81000000', kernel: true },
+          ],
+          symbols: ['main'],
+          source: { file: 'a.c', line: 3 },
+        },
+      },
       { type: 'watchReply', replyTo: 1, ok: false, error: { code: 'ENOSPC', message: 'no slot', hint: 'remove one' } },
-      { type: 'watchList', watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8,
-        target: { kind: 'process', pid: 42 }, pinned: true, enabled: true, hits: 3 }],
-        budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 } },
-      { type: 'watchList', watches: [],
-        budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: ['mem:demo_rounds:w (demo (pid 42): task-clock, mem:demo_rounds:w)'] } },
+      {
+        type: 'watchList',
+        watches: [
+          {
+            id: 'w1',
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'rw',
+            length: 8,
+            target: { kind: 'process', pid: 42 },
+            pinned: true,
+            enabled: true,
+            hits: 3,
+          },
+        ],
+        budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
+      },
+      {
+        type: 'watchList',
+        watches: [],
+        budget: {
+          used: 1,
+          total: 4,
+          cpuPinned: 0,
+          maxTaskPinned: 1,
+          flexible: 0,
+          heldByRecordings: ['mem:demo_rounds:w (demo (pid 42): task-clock, mem:demo_rounds:w)'],
+        },
+      },
     ]) {
       const v = validateHostToWebview(m);
       assert.ok(v.ok, v.ok ? '' : v.reason);
@@ -137,8 +237,10 @@ describe('webview protocol', () => {
       [{ ...start, coverage: [{ ...start.coverage[0], lost: 1 }] }, /coverage\[0\]\.lost/],
       [{ ...start, limitations: 'user space only' }, /limitations: expected an array/],
       [{ ...start, limitations: [7] }, /limitations\.0: expected a string/],
-      [{ type: 'watchList', watches: [], budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [1] } },
-        /budget\.heldByRecordings\.0: expected a string/],
+      [
+        { type: 'watchList', watches: [], budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [1] } },
+        /budget\.heldByRecordings\.0: expected a string/,
+      ],
       [{ ...batch, columns: { ...batch.columns, time: new ArrayBuffer(31) } }, /columns\.time: expected exactly 32 bytes/],
       [{ ...batch, columns: { ...batch.columns, pid: new Int32Array(4) } }, /columns\.pid: expected an ArrayBuffer/],
       [{ ...batch, batchIndex: 1 }, /batchIndex: expected < batchCount/],
@@ -148,30 +250,41 @@ describe('webview protocol', () => {
       [{ ...start, stacks: { names: ['main'], start: [0, 2], frames: [0, 1] } }, /stacks\.frames\.1/],
       [{ ...start, stacks: { names: ['main'], start: [0, 2, 1], frames: [0, 0] } }, /stacks\.start\.2/],
       [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0, 0] } }, /stacks\.start: expected ending at 2 frames/],
-      [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], leafLocation: [0], nameLocation: [0] } },
-        /stacks\.locations: expected an array/],
-      [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], locations: [{ file: 'a.c', line: 0 }],
-        leafLocation: [0], nameLocation: [0] } },
-        /stacks\.locations\[0\]\.line/],
-      [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], locations: [{ file: 'a.c', line: 1 }],
-        leafLocation: [1], nameLocation: [0] } },
-        /stacks\.leafLocation\.0/],
-      [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], locations: [], leafLocation: [], nameLocation: [-1] } },
-        /stacks\.leafLocation: expected 1 entries/],
+      [{ ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], leafLocation: [0], nameLocation: [0] } }, /stacks\.locations: expected an array/],
+      [
+        { ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], locations: [{ file: 'a.c', line: 0 }], leafLocation: [0], nameLocation: [0] } },
+        /stacks\.locations\[0\]\.line/,
+      ],
+      [
+        { ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], locations: [{ file: 'a.c', line: 1 }], leafLocation: [1], nameLocation: [0] } },
+        /stacks\.leafLocation\.0/,
+      ],
+      [
+        { ...start, stacks: { names: ['main'], start: [0, 1], frames: [0], locations: [], leafLocation: [], nameLocation: [-1] } },
+        /stacks\.leafLocation: expected 1 entries/,
+      ],
       [{ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 0 }, /details or error/],
       [{ type: 'detailsReply', replyTo: 1, snapshotId: 's', row: 0, details: { type: 'x', misc: 0, fields: { n: Infinity } } }, /fields\.n/],
       [{ type: 'watchReply', replyTo: 1, ok: false }, /error when ok is false/],
     ];
     for (const [m, re] of cases) {
       const v = validateHostToWebview(m);
-      assert.equal(v.ok, false, JSON.stringify(m, (_, x) => (x instanceof ArrayBuffer ? `AB${x.byteLength}` : x)));
+      assert.equal(
+        v.ok,
+        false,
+        JSON.stringify(m, (_, x) => (x instanceof ArrayBuffer ? `AB${x.byteLength}` : x)),
+      );
       if (!v.ok) assert.match(v.reason, re);
     }
   });
 
   it('validates webview requests, including watch specs', () => {
-    const add = { type: 'watchRequest', requestId: 7, op: 'add', spec: { location: { kind: 'line', file: 'main.c', line: 12 },
-      type: 'w', length: 4, target: { kind: 'all-cpus' }, pinned: false } };
+    const add = {
+      type: 'watchRequest',
+      requestId: 7,
+      op: 'add',
+      spec: { location: { kind: 'line', file: 'main.c', line: 12 }, type: 'w', length: 4, target: { kind: 'all-cpus' }, pinned: false },
+    };
     assert.ok(validateWebviewToHost(add).ok);
     assert.ok(validateWebviewToHost({ type: 'ready', protocolVersion: 1 }).ok);
     assert.ok(validateWebviewToHost({ type: 'resync', have: [{ snapshotId: 's', rows: 10 }] }).ok);
@@ -257,24 +370,63 @@ describe('host-side conversions', () => {
     const cols = makeColumns(5);
     const attr = (type: number) => ({ type }) as unknown as PerfEventAttr;
     const decoded = {
-      events: [{ index: 0, name: 'sched:sched_switch', attr: attr(2), ids: [] }, { index: 1, name: 'mem:x:w', attr: attr(5), ids: [] },
-        { index: 2, name: 'cpu-clock', attr: attr(1), ids: [] }],
-      rings: [], anomalies: [], columns: cols,
-      coverage: [{ ringId: 0, label: 'cpu0', path: 'paused' as const, dataSize: 4096, bytesWritten: 10n ** 19n, bytesOverwritten: 5n,
-        recordsRetained: 5, oldestTimeNs: 1_000_000_000_000n, newestTimeNs: null, lostRecords: 3n, anomalies: 0 }],
+      events: [
+        { index: 0, name: 'sched:sched_switch', attr: attr(2), ids: [] },
+        { index: 1, name: 'mem:x:w', attr: attr(5), ids: [] },
+        { index: 2, name: 'cpu-clock', attr: attr(1), ids: [] },
+      ],
+      rings: [],
+      anomalies: [],
+      columns: cols,
+      coverage: [
+        {
+          ringId: 0,
+          label: 'cpu0',
+          path: 'paused' as const,
+          dataSize: 4096,
+          bytesWritten: 10n ** 19n,
+          bytesOverwritten: 5n,
+          recordsRetained: 5,
+          oldestTimeNs: 1_000_000_000_000n,
+          newestTimeNs: null,
+          lostRecords: 3n,
+          anomalies: 0,
+        },
+      ],
     };
     const { start, batches } = snapshotMessages(decoded, { snapshotId: 'x', name: 'X', takenAtMs: 1, threads: [], batchRows: 2 });
-    assert.deepEqual(start.events.map((e) => e.kind), ['tracepoint', 'breakpoint', 'software']);
+    assert.deepEqual(
+      start.events.map((e) => e.kind),
+      ['tracepoint', 'breakpoint', 'software'],
+    );
     assert.equal(start.coverage[0].bytesWritten, '10000000000000000000');
     assert.equal(start.coverage[0].lost, '3');
     assert.equal(start.batchCount, 3);
     assert.equal(batches.length, 3);
     const v = validate(start);
     assert.ok(v.ok, v.ok ? '' : v.reason);
-    const details = recordDetailsOf({ type: 'SAMPLE', misc: 2, timeNs: 123n, pid: 1, fields: { ip: 0xffffffff81000000n, raw: new Uint8Array([1, 171]), n: [1n, 2] } },
-      { callchain: [{ ip: '0x1', symbol: 0 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['f'] });
-    assert.deepEqual(details, { type: 'SAMPLE', misc: 2, timeNs: '123', pid: 1, fields: { ip: '18446744071578845184', raw: '01ab', n: ['1', 2] },
-      callchain: [{ ip: '0x1', symbol: 0 }, { ip: '0xffffffff81000000', kernel: true }], symbols: ['f'] });
+    const details = recordDetailsOf(
+      { type: 'SAMPLE', misc: 2, timeNs: 123n, pid: 1, fields: { ip: 0xffffffff81000000n, raw: new Uint8Array([1, 171]), n: [1n, 2] } },
+      {
+        callchain: [
+          { ip: '0x1', symbol: 0 },
+          { ip: '0xffffffff81000000', kernel: true },
+        ],
+        symbols: ['f'],
+      },
+    );
+    assert.deepEqual(details, {
+      type: 'SAMPLE',
+      misc: 2,
+      timeNs: '123',
+      pid: 1,
+      fields: { ip: '18446744071578845184', raw: '01ab', n: ['1', 2] },
+      callchain: [
+        { ip: '0x1', symbol: 0 },
+        { ip: '0xffffffff81000000', kernel: true },
+      ],
+      symbols: ['f'],
+    });
     const r = validate({ type: 'detailsReply', replyTo: 1, snapshotId: 'x', row: 0, details });
     assert.ok(r.ok, r.ok ? '' : r.reason);
     // A frame's symbol must index the record's string table.

@@ -161,10 +161,7 @@ export type WatchLocation =
   | { readonly kind: 'address'; readonly address: string }
   | { readonly kind: 'symbol'; readonly symbol: string }
   | { readonly kind: 'line'; readonly file: string; readonly line: number };
-export type WatchTarget =
-  | { readonly kind: 'process'; readonly pid: number }
-  | { readonly kind: 'cpu'; readonly cpu: number }
-  | { readonly kind: 'all-cpus' };
+export type WatchTarget = { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpu'; readonly cpu: number } | { readonly kind: 'all-cpus' };
 
 export interface WatchSpec {
   readonly location: WatchLocation;
@@ -220,16 +217,26 @@ export interface ErrorInfo {
 // Host → webview
 
 export type HostToWebview =
-  | { readonly type: 'init'; readonly protocolVersion: number; readonly title?: string;
+  | {
+      readonly type: 'init';
+      readonly protocolVersion: number;
+      readonly title?: string;
       /** The host has an editor that answers `revealRequest` (the panel does; the offline page does not). */
       readonly editor?: boolean;
       /** The host can start a recording, so it answers `snapshotWhenRequest` (the panel can; the offline page cannot). */
-      readonly recorder?: boolean }
+      readonly recorder?: boolean;
+    }
   | SnapshotStart
   | RecordBatch
   | ThreadStates
-  | { readonly type: 'detailsReply'; readonly replyTo: number; readonly snapshotId: string; readonly row: number;
-      readonly details?: RecordDetails; readonly error?: ErrorInfo }
+  | {
+      readonly type: 'detailsReply';
+      readonly replyTo: number;
+      readonly snapshotId: string;
+      readonly row: number;
+      readonly details?: RecordDetails;
+      readonly error?: ErrorInfo;
+    }
   | { readonly type: 'watchReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
   | { readonly type: 'watchList'; readonly watches: readonly WatchInfo[]; readonly budget: WatchBudget }
   | { readonly type: 'revealReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
@@ -269,8 +276,14 @@ export type WebviewToHost =
   | ({ readonly type: 'watchRequest'; readonly requestId: number } & WatchRequest)
   | { readonly type: 'revealRequest'; readonly requestId: number; readonly file: string; readonly line: number }
   | { readonly type: 'exportRequest'; readonly requestId: number; readonly snapshotId: string }
-  | { readonly type: 'fieldFilterRequest'; readonly requestId: number; readonly snapshotId: string; readonly name: string;
-      readonly op: FieldFilterOp; readonly value: string }
+  | {
+      readonly type: 'fieldFilterRequest';
+      readonly requestId: number;
+      readonly snapshotId: string;
+      readonly name: string;
+      readonly op: FieldFilterOp;
+      readonly value: string;
+    }
   /** Offer "Snapshot When…" with this event (its spec as the recording names it) as the trigger; the user confirms it. */
   | { readonly type: 'snapshotWhenRequest'; readonly event: string }
   | { readonly type: 'webviewError'; readonly message: string };

@@ -55,14 +55,22 @@ export function threadStateOfPrevState(prevState: bigint | number): ThreadStateC
   if (low === 0) return (value & 0x100n) !== 0n ? ThreadState.PREEMPTED : ThreadState.RUNNABLE;
   const bit = low & -low;
   switch (bit) {
-    case 0x01: return ThreadState.SLEEPING;
-    case 0x02: return ThreadState.UNINTERRUPTIBLE;
-    case 0x04: return ThreadState.STOPPED;
-    case 0x08: return ThreadState.TRACED;
-    case 0x10: return ThreadState.DEAD;
-    case 0x20: return ThreadState.ZOMBIE;
-    case 0x40: return ThreadState.PARKED;
-    default: return ThreadState.IDLE;
+    case 0x01:
+      return ThreadState.SLEEPING;
+    case 0x02:
+      return ThreadState.UNINTERRUPTIBLE;
+    case 0x04:
+      return ThreadState.STOPPED;
+    case 0x08:
+      return ThreadState.TRACED;
+    case 0x10:
+      return ThreadState.DEAD;
+    case 0x20:
+      return ThreadState.ZOMBIE;
+    case 0x40:
+      return ThreadState.PARKED;
+    default:
+      return ThreadState.IDLE;
   }
 }
 
@@ -94,8 +102,14 @@ export interface ThreadStateTable {
 
 /** The typed columns of a ThreadStateTable, in message field order (each travels as an exact-length ArrayBuffer). */
 export const THREAD_STATE_COLUMNS = {
-  start: Float64Array, end: Float64Array, tid: Int32Array, cpu: Int32Array, state: Uint8Array, flags: Uint8Array,
-  nextTid: Int32Array, nextComm: Int32Array,
+  start: Float64Array,
+  end: Float64Array,
+  tid: Int32Array,
+  cpu: Int32Array,
+  state: Uint8Array,
+  flags: Uint8Array,
+  nextTid: Int32Array,
+  nextComm: Int32Array,
 } as const;
 export type ThreadStateColumn = keyof typeof THREAD_STATE_COLUMNS;
 export const THREAD_STATE_COLUMN_NAMES = Object.keys(THREAD_STATE_COLUMNS) as ThreadStateColumn[];

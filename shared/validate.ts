@@ -108,7 +108,8 @@ function validateSnapshotStart(o: Obj): void {
     for (const k of ['oldestTimeNs', 'newestTimeNs']) if (co[k] !== null) decimal(co, k, p);
     decimal(co, 'lost', p);
   });
-  if (o.limitations !== undefined) arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
+  if (o.limitations !== undefined)
+    arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
   if (o.stacks !== undefined) {
     const p = 'snapshotStart.stacks';
     const s = obj(o.stacks, p);
@@ -119,7 +120,9 @@ function validateSnapshotStart(o: Obj): void {
     const start = arr(s, 'start', p);
     if (start.length < 1) fail(`${p}.start`, 'at least [0]');
     let previous = 0;
-    start.forEach((_, i) => { previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length); });
+    start.forEach((_, i) => {
+      previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length);
+    });
     if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
     if (s.locations !== undefined || s.leafLocation !== undefined || s.nameLocation !== undefined) {
       const locations = arr(s, 'locations', p);
@@ -130,7 +133,10 @@ function validateSnapshotStart(o: Obj): void {
         int(lo, 'line', at, 1);
       });
       // One entry per stack and per name, each -1 or a location.
-      for (const [key, count] of [['leafLocation', start.length - 1], ['nameLocation', names.length]] as const) {
+      for (const [key, count] of [
+        ['leafLocation', start.length - 1],
+        ['nameLocation', names.length],
+      ] as const) {
         const list = arr(s, key, p);
         if (list.length !== count) fail(`${p}.${key}`, `${count} entries`);
         list.forEach((_, i) => int(list as unknown as Obj, String(i), `${p}.${key}`, -1, locations.length - 1));
@@ -177,7 +183,9 @@ function validateBatch(o: Obj): void {
   if (o.symbolIndex !== undefined || o.symbolTable !== undefined) {
     buffer(o, 'symbolIndex', p, rows * 4);
     const table = arr(o, 'symbolTable', p);
-    table.forEach((s, i) => { if (typeof s !== 'string') fail(`${p}.symbolTable[${i}]`, 'a string'); });
+    table.forEach((s, i) => {
+      if (typeof s !== 'string') fail(`${p}.symbolTable[${i}]`, 'a string');
+    });
     const index = new Int32Array(o.symbolIndex as ArrayBuffer);
     for (let i = 0; i < index.length; i++) {
       if (index[i] < -1 || index[i] >= table.length) fail(`${p}.symbolIndex[${i}]`, `-1..${table.length - 1}`);
@@ -192,7 +200,9 @@ function validateThreadStates(o: Obj): void {
   const columns = obj(o.columns, `${p}.columns`);
   for (const name of THREAD_STATE_COLUMN_NAMES) buffer(columns, name, `${p}.columns`, count * THREAD_STATE_COLUMNS[name].BYTES_PER_ELEMENT);
   const comms = arr(o, 'comms', p);
-  comms.forEach((c, i) => { if (typeof c !== 'string' || c.length > 256) fail(`${p}.comms[${i}]`, 'a string'); });
+  comms.forEach((c, i) => {
+    if (typeof c !== 'string' || c.length > 256) fail(`${p}.comms[${i}]`, 'a string');
+  });
   const start = new Float64Array(columns.start as ArrayBuffer);
   const end = new Float64Array(columns.end as ArrayBuffer);
   const state = new Uint8Array(columns.state as ArrayBuffer);
@@ -210,8 +220,14 @@ function validateThreadStates(o: Obj): void {
 function validateJson(v: unknown, path: string, depth = 0): void {
   if (depth > 32) fail(path, 'JSON nested at most 32 deep');
   if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
-  if (typeof v === 'number') { if (!Number.isFinite(v)) fail(path, 'a finite number'); return; }
-  if (Array.isArray(v)) { v.forEach((x, i) => validateJson(x, `${path}[${i}]`, depth + 1)); return; }
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) fail(path, 'a finite number');
+    return;
+  }
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => validateJson(x, `${path}[${i}]`, depth + 1));
+    return;
+  }
   const o = obj(v, path);
   for (const k of Object.keys(o)) validateJson(o[k], `${path}.${k}`, depth + 1);
 }
@@ -266,9 +282,14 @@ function validateWatchSpec(v: unknown, path: string): void {
   if (len !== 1 && len !== 2 && len !== 4 && len !== 8) fail(`${path}.length`, '1, 2, 4 or 8');
   const tgt = obj(s.target, `${path}.target`);
   switch (oneOf(tgt, 'kind', `${path}.target`, ['process', 'cpu', 'all-cpus'] as const)) {
-    case 'process': int(tgt, 'pid', `${path}.target`, 1, 2 ** 31 - 1); break;
-    case 'cpu': int(tgt, 'cpu', `${path}.target`, 0, 65535); break;
-    case 'all-cpus': break;
+    case 'process':
+      int(tgt, 'pid', `${path}.target`, 1, 2 ** 31 - 1);
+      break;
+    case 'cpu':
+      int(tgt, 'cpu', `${path}.target`, 0, 65535);
+      break;
+    case 'all-cpus':
+      break;
   }
   bool(s, 'pinned', path);
 }
@@ -300,15 +321,24 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
     const type = str(o, 'type', 'message', 64);
     switch (type) {
       case 'init':
-        int(o, 'protocolVersion', 'init'); optStr(o, 'title', 'init');
+        int(o, 'protocolVersion', 'init');
+        optStr(o, 'title', 'init');
         if (o.editor !== undefined) bool(o, 'editor', 'init');
         if (o.recorder !== undefined) bool(o, 'recorder', 'init');
         return;
-      case 'snapshotStart': validateSnapshotStart(o); return;
-      case 'batch': validateBatch(o); return;
-      case 'threadStates': validateThreadStates(o); return;
+      case 'snapshotStart':
+        validateSnapshotStart(o);
+        return;
+      case 'batch':
+        validateBatch(o);
+        return;
+      case 'threadStates':
+        validateThreadStates(o);
+        return;
       case 'detailsReply':
-        int(o, 'replyTo', type); str(o, 'snapshotId', type, 256); int(o, 'row', type);
+        int(o, 'replyTo', type);
+        str(o, 'snapshotId', type, 256);
+        int(o, 'row', type);
         if (o.details === undefined && o.error === undefined) fail(type, 'details or error');
         if (o.details !== undefined) validateDetails(o.details, `${type}.details`);
         if (o.error !== undefined) error(o.error, `${type}.error`);
@@ -328,9 +358,12 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
         }
         return;
       }
-      case 'removeSnapshot': str(o, 'snapshotId', type, 256); return;
+      case 'removeSnapshot':
+        str(o, 'snapshotId', type, 256);
+        return;
       case 'fieldFilterReply': {
-        int(o, 'replyTo', type); str(o, 'snapshotId', type, 256);
+        int(o, 'replyTo', type);
+        str(o, 'snapshotId', type, 256);
         if ((o.rows === undefined) === (o.error === undefined)) fail(type, 'exactly one of rows or error');
         if (o.rows !== undefined) {
           if (!isArrayBuffer(o.rows) || o.rows.byteLength % 4 !== 0) fail(`${type}.rows`, 'an ArrayBuffer of Uint32 row indexes');
@@ -338,7 +371,8 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
         if (o.error !== undefined) error(o.error, `${type}.error`);
         return;
       }
-      default: fail('message.type', `a known host message type (got ${JSON.stringify(type)})`);
+      default:
+        fail('message.type', `a known host message type (got ${JSON.stringify(type)})`);
     }
   }, v);
 }
@@ -348,8 +382,13 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
   return guard<WebviewToHost>((o) => {
     const type = str(o, 'type', 'message', 64);
     switch (type) {
-      case 'ready': int(o, 'protocolVersion', type); return;
-      case 'batchAck': str(o, 'snapshotId', type, 256); int(o, 'batchIndex', type); return;
+      case 'ready':
+        int(o, 'protocolVersion', type);
+        return;
+      case 'batchAck':
+        str(o, 'snapshotId', type, 256);
+        int(o, 'batchIndex', type);
+        return;
       case 'resync':
         arr(o, 'have', type).forEach((h, i) => {
           const ho = obj(h, `${type}.have[${i}]`);
@@ -357,7 +396,11 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
           int(ho, 'rows', `${type}.have[${i}]`);
         });
         return;
-      case 'detailsRequest': int(o, 'requestId', type); str(o, 'snapshotId', type, 256); int(o, 'row', type); return;
+      case 'detailsRequest':
+        int(o, 'requestId', type);
+        str(o, 'snapshotId', type, 256);
+        int(o, 'row', type);
+        return;
       case 'watchRequest': {
         int(o, 'requestId', type);
         const op = oneOf(o, 'op', type, ['add', 'remove', 'enable', 'disable', 'modify'] as const);
@@ -365,10 +408,18 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
         if (op === 'add' || op === 'modify') validateWatchSpec(o.spec, `${type}.spec`);
         return;
       }
-      case 'revealRequest': int(o, 'requestId', type); str(o, 'file', type, 4096); int(o, 'line', type, 1); return;
-      case 'exportRequest': int(o, 'requestId', type); str(o, 'snapshotId', type, 256); return;
+      case 'revealRequest':
+        int(o, 'requestId', type);
+        str(o, 'file', type, 4096);
+        int(o, 'line', type, 1);
+        return;
+      case 'exportRequest':
+        int(o, 'requestId', type);
+        str(o, 'snapshotId', type, 256);
+        return;
       case 'fieldFilterRequest':
-        int(o, 'requestId', type); str(o, 'snapshotId', type, 256);
+        int(o, 'requestId', type);
+        str(o, 'snapshotId', type, 256);
         if (str(o, 'name', type, 256) === '') fail(`${type}.name`, 'a non-empty field name');
         oneOf(o, 'op', type, ['=', '~'] as const);
         str(o, 'value', type, 4096);
@@ -380,8 +431,11 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
         if (spec.trim() === '' || /[\u0000-\u001f\u007f]/.test(spec)) fail(`${type}.event`, 'a non-empty event spec without control characters');
         return;
       }
-      case 'webviewError': str(o, 'message', type); return;
-      default: fail('message.type', `a known webview message type (got ${JSON.stringify(type)})`);
+      case 'webviewError':
+        str(o, 'message', type);
+        return;
+      default:
+        fail('message.type', `a known webview message type (got ${JSON.stringify(type)})`);
     }
   }, v);
 }

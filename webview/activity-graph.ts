@@ -31,7 +31,11 @@ export function stacksHolding(table: StackTable, name: number): Uint8Array {
   const count = table.start.length - 1;
   const out = new Uint8Array(Math.max(0, count));
   for (let s = 0; s < count; s++) {
-    for (let f = table.start[s]; f < table.start[s + 1]; f++) if (table.frames[f] === name) { out[s] = 1; break; }
+    for (let f = table.start[s]; f < table.start[s + 1]; f++)
+      if (table.frames[f] === name) {
+        out[s] = 1;
+        break;
+      }
   }
   return out;
 }
@@ -42,8 +46,18 @@ export function stacksHolding(table: StackTable, name: number): Uint8Array {
  * lane's sampling interval (0: unknown), makes a thread sampled every interval reach full height; otherwise the
  * fullest bucket does.
  */
-export function buildActivityGraph(time: Float64Array, rows: Uint32Array, t0: number, t1: number, buckets: number,
-  stack: Int32Array, table: StackTable, holding: Uint8Array | null, interval: number, scratch?: Int32Array): ActivityGraph {
+export function buildActivityGraph(
+  time: Float64Array,
+  rows: Uint32Array,
+  t0: number,
+  t1: number,
+  buckets: number,
+  stack: Int32Array,
+  table: StackTable,
+  holding: Uint8Array | null,
+  interval: number,
+  scratch?: Int32Array,
+): ActivityGraph {
   const { counts, max } = binDensity(time, rows, t0, t1, buckets);
   const n = counts.length;
   const top = new Int32Array(n).fill(-1);
@@ -55,7 +69,10 @@ export function buildActivityGraph(time: Float64Array, rows: Uint32Array, t0: nu
   const hasStacks = stack.length > 0 && table.start.length > 1;
   for (let b = 0; b < n; b++) {
     const count = counts[b];
-    if (count === 0 || !hasStacks) { pos += count; continue; }
+    if (count === 0 || !hasStacks) {
+      pos += count;
+      continue;
+    }
     const step = count > COLOUR_SAMPLES ? count / COLOUR_SAMPLES : 1;
     let read = 0;
     let held = 0;
@@ -68,7 +85,10 @@ export function buildActivityGraph(time: Float64Array, rows: Uint32Array, t0: nu
       if (holding !== null && holding[s] === 1) held++;
       const leaf = table.frames[table.start[s]];
       if (tally[leaf]++ === 0) touched.push(leaf);
-      if (tally[leaf] > bestCount || (tally[leaf] === bestCount && leaf < best)) { best = leaf; bestCount = tally[leaf]; }
+      if (tally[leaf] > bestCount || (tally[leaf] === bestCount && leaf < best)) {
+        best = leaf;
+        bestCount = tally[leaf];
+      }
     }
     for (const leaf of touched) tally[leaf] = 0;
     touched.length = 0;
@@ -93,8 +113,15 @@ export interface ActivityStyle {
 const DIM = '\0dim';
 
 /** The graph on `ctx` in device pixels: one filled column per bucket, rising from the bottom of [y, y + height). */
-export function drawActivityGraph(ctx: CanvasRenderingContext2D, graph: ActivityGraph, width: number, y: number, height: number,
-  highlight: number, style: ActivityStyle): void {
+export function drawActivityGraph(
+  ctx: CanvasRenderingContext2D,
+  graph: ActivityGraph,
+  width: number,
+  y: number,
+  height: number,
+  highlight: number,
+  style: ActivityStyle,
+): void {
   const n = graph.counts.length;
   const columnWidth = width / n;
   const bottom = y + height;
@@ -102,7 +129,10 @@ export function drawActivityGraph(ctx: CanvasRenderingContext2D, graph: Activity
   const byColour = new Map<string, number[]>();
   const add = (colour: string, x: number, top: number, w: number, h: number) => {
     let list = byColour.get(colour);
-    if (!list) { list = []; byColour.set(colour, list); }
+    if (!list) {
+      list = [];
+      byColour.set(colour, list);
+    }
     list.push(x, top, w, h);
   };
   for (let b = 0; b < n; b++) {

@@ -40,13 +40,21 @@ scope.onmessage = (event) => {
       computed++;
       // Each tree's arrays are views of its own buffers (subarrays of the builder's): copied exact, then transferred.
       const exact = (tree: CallTree): CallTree => ({
-        size: tree.size, name: tree.name.slice(), parent: tree.parent.slice(), depth: tree.depth.slice(), self: tree.self.slice(),
-        total: tree.total.slice(), firstChild: tree.firstChild.slice(), nextSibling: tree.nextSibling.slice(),
+        size: tree.size,
+        name: tree.name.slice(),
+        parent: tree.parent.slice(),
+        depth: tree.depth.slice(),
+        self: tree.self.slice(),
+        total: tree.total.slice(),
+        firstChild: tree.firstChild.slice(),
+        nextSibling: tree.nextSibling.slice(),
       });
       const topDown = exact(aggregate.topDown);
       const bottomUp = exact(aggregate.bottomUp);
-      scope.postMessage({ type: 'answer', id: m.id, computed, aggregate: { ...aggregate, topDown, bottomUp } },
-        [...buffersOf(topDown), ...buffersOf(bottomUp)]);
+      scope.postMessage({ type: 'answer', id: m.id, computed, aggregate: { ...aggregate, topDown, bottomUp } }, [
+        ...buffersOf(topDown),
+        ...buffersOf(bottomUp),
+      ]);
       return;
     }
   }

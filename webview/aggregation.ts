@@ -24,7 +24,6 @@ export interface Selection {
   readonly transforms?: readonly CallTreeTransform[];
 }
 
-
 /** What the aggregation reads from the store. */
 export interface AggregationSource {
   readonly version: number;
@@ -37,8 +36,14 @@ export interface AggregationSource {
 export type ToAggregateWorker =
   | { readonly type: 'columns'; readonly version: number; readonly time: Float64Array; readonly stack: Int32Array; readonly table: StackTable }
   | { readonly type: 'shown'; readonly version: string; readonly mask: Uint8Array }
-  | { readonly type: 'query'; readonly id: number; readonly columnsVersion: number; readonly range: readonly [number, number] | null;
-      readonly shownVersion: string | null; readonly transforms: readonly CallTreeTransform[] };
+  | {
+      readonly type: 'query';
+      readonly id: number;
+      readonly columnsVersion: number;
+      readonly range: readonly [number, number] | null;
+      readonly shownVersion: string | null;
+      readonly transforms: readonly CallTreeTransform[];
+    };
 
 export interface AggregateAnswer {
   readonly type: 'answer';
@@ -131,7 +136,11 @@ export class Aggregation {
     this.pending = done;
     this.pendingQuery = { source, selection };
     const query: ToAggregateWorker = {
-      type: 'query', id, columnsVersion: source.version, range: selection.range, shownVersion: shown ? shown.version : null,
+      type: 'query',
+      id,
+      columnsVersion: source.version,
+      range: selection.range,
+      shownVersion: shown ? shown.version : null,
       transforms: selection.transforms ?? [],
     };
     this.worker.postMessage(query);
@@ -139,13 +148,19 @@ export class Aggregation {
 
   private answer(m: AggregateAnswer): void {
     this.counts.computedInWorker = Math.max(this.counts.computedInWorker, m.computed);
-    if (m.id !== this.latest) { this.counts.dropped++; return; }
+    if (m.id !== this.latest) {
+      this.counts.dropped++;
+      return;
+    }
     const done = this.pending;
     const query = this.pendingQuery;
     this.pending = null;
     this.pendingQuery = null;
     this.counts.answered++;
-    if (m.aggregate) { done?.(m.aggregate); return; }
+    if (m.aggregate) {
+      done?.(m.aggregate);
+      return;
+    }
     // The worker lacked this query's data (it never should): send it again next time, count this one here.
     console.warn(`Ringside: the aggregation worker could not answer: ${m.error}`);
     this.columnsVersion = -1;
@@ -157,8 +172,13 @@ export class Aggregation {
   private computeOnPage(source: AggregationSource, selection: Selection): Aggregate {
     const n = source.length;
     const table = source.stackTable();
-    const weight = selectionWeights(table, source.time.subarray(0, n), source.stack.subarray(0, Math.min(n, source.stack.length)),
-      selection.range, selection.shown ? selection.shown.mask() : null);
+    const weight = selectionWeights(
+      table,
+      source.time.subarray(0, n),
+      source.stack.subarray(0, Math.min(n, source.stack.length)),
+      selection.range,
+      selection.shown ? selection.shown.mask() : null,
+    );
     this.counts.computedOnPage++;
     return aggregateTransformed(table, weight, selection.transforms ?? []);
   }

@@ -68,20 +68,31 @@ export class App {
   private filtering = false;
   rejected = 0;
 
-  constructor(root: HTMLElement, private readonly api: VsCodeApi, initialState: unknown) {
+  constructor(
+    root: HTMLElement,
+    private readonly api: VsCodeApi,
+    initialState: unknown,
+  ) {
     registerToolkit();
-    const restored = isViewState(api.getState()) ? api.getState() as PersistedViewState : isViewState(initialState) ? initialState : null;
+    const restored = isViewState(api.getState()) ? (api.getState() as PersistedViewState) : isViewState(initialState) ? initialState : null;
 
     const toolbar = el('header', 'rs-toolbar', root);
     toolbar.setAttribute('role', 'toolbar');
     toolbar.setAttribute('aria-label', 'Timeline controls');
-    this.groupingBox = createDropdown('Group lanes by', [
-      { value: 'cpu', label: 'By CPU' }, { value: 'thread', label: 'By thread' }, { value: 'event', label: 'By event' },
-    ], { id: 'rs-grouping', value: restored?.grouping ?? 'thread' });
-    const filter = this.filterField = createTextField('Filter records', {
-      id: 'rs-filter', placeholder: 'event:… pid:… tid:… comm:… sym:… stack:… cpu:… ip:0x… field.NAME=… field.NAME~…',
+    this.groupingBox = createDropdown(
+      'Group lanes by',
+      [
+        { value: 'cpu', label: 'By CPU' },
+        { value: 'thread', label: 'By thread' },
+        { value: 'event', label: 'By event' },
+      ],
+      { id: 'rs-grouping', value: restored?.grouping ?? 'thread' },
+    );
+    const filter = (this.filterField = createTextField('Filter records', {
+      id: 'rs-filter',
+      placeholder: 'event:… pid:… tid:… comm:… sym:… stack:… cpu:… ip:0x… field.NAME=… field.NAME~…',
       value: restored?.filter ?? '',
-    });
+    }));
     this.filterError = el('span', 'rs-filter-error', undefined);
     this.filterError.setAttribute('role', 'alert');
     this.filterStatus = el('span', 'rs-filter-status', undefined);
@@ -89,8 +100,7 @@ export class App {
     this.matchCount = el('span', 'rs-match-count', undefined);
     this.matchCount.id = 'rs-match-count';
     this.matchCount.setAttribute('aria-live', 'polite');
-    const previousMatch = createButton('↑', 'Previous match (Shift+Enter in the filter)',
-      { appearance: 'icon', id: 'rs-match-previous' });
+    const previousMatch = createButton('↑', 'Previous match (Shift+Enter in the filter)', { appearance: 'icon', id: 'rs-match-previous' });
     const nextMatch = createButton('↓', 'Next match (Enter in the filter)', { appearance: 'icon', id: 'rs-match-next' });
     previousMatch.addEventListener('click', () => this.step(-1));
     nextMatch.addEventListener('click', () => this.step(1));
@@ -105,17 +115,34 @@ export class App {
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
     this.followBox = createCheckbox('Follow latest', { id: 'rs-follow', checked: restored?.followLatest ?? false });
     this.perfClockBox = createCheckbox('Perf clock', { id: 'rs-perf-clock', checked: restored?.perfClock ?? false });
-    this.perfClockBox.title = 'Show times as the perf clock (what perf script prints, exact ns in the details) instead of time since the capture\'s start';
+    this.perfClockBox.title = "Show times as the perf clock (what perf script prints, exact ns in the details) instead of time since the capture's start";
     const exportButton = createButton('Export HTML', 'Export the shown capture as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
     exportButton.addEventListener('click', () => {
       const shown = this.store.snapshots[this.timeline.shown];
-      if (!shown) { this.status.textContent = 'Nothing to export yet.'; return; }
+      if (!shown) {
+        this.status.textContent = 'Nothing to export yet.';
+        return;
+      }
       this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: shown.id });
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
-    toolbar.append(this.groupingBox, filter, this.filterError, this.filterStatus, this.matchCount, previousMatch, nextMatch,
-      zoomIn, zoomOut, reset, this.followBox, this.perfClockBox, exportButton, this.status);
+    toolbar.append(
+      this.groupingBox,
+      filter,
+      this.filterError,
+      this.filterStatus,
+      this.matchCount,
+      previousMatch,
+      nextMatch,
+      zoomIn,
+      zoomOut,
+      reset,
+      this.followBox,
+      this.perfClockBox,
+      exportButton,
+      this.status,
+    );
 
     // The snapshots as a strip under the toolbar, the timeline over the whole width, the details in a drawer below it.
     const nav = el('nav', 'rs-snapshots', root);
@@ -130,15 +157,15 @@ export class App {
     this.legend.hidden = true;
     this.center = center;
     this.timeline = this.active = this.createTimeline();
-    this.drawer = new Drawer(body, restored?.drawerHeight, () => body.clientHeight - 6, () => this.saveStateSoon(),
-      () => this.chartsMinimumHeight());
-    const side = this.drawer.element;
-    this.details = new DetailsPane(
-      side,
-      this.store,
-      { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
-      () => this.active.timeBase(),
+    this.drawer = new Drawer(
+      body,
+      restored?.drawerHeight,
+      () => body.clientHeight - 6,
+      () => this.saveStateSoon(),
+      () => this.chartsMinimumHeight(),
     );
+    const side = this.drawer.element;
+    this.details = new DetailsPane(side, this.store, { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) }, () => this.active.timeBase());
     this.rangeSummary = el('section', 'rs-range', side);
     this.rangeSummary.id = 'rs-range';
     this.rangeSummary.setAttribute('aria-label', 'Selected time range');
@@ -150,7 +177,10 @@ export class App {
     this.callTree = new CallTreeView(side, this.store, {
       host: { nextRequestId: () => this.nextRequestId++, post: (m) => this.post(m) },
       filterText: () => this.filterText,
-      filterTo: (text) => { this.filterField.value = text; this.applyFilter(text); },
+      filterTo: (text) => {
+        this.filterField.value = text;
+        this.applyFilter(text);
+      },
     });
     this.coverageList = el('section', 'rs-coverage-list', side);
     this.coverageList.setAttribute('aria-label', 'Ring coverage');
@@ -189,7 +219,8 @@ export class App {
       this.saveStateSoon();
     });
     document.addEventListener('visibilitychange', () => {
-      if (document.visibilityState === 'visible') this.post({ type: 'resync', have: this.store.snapshots.map((s) => ({ snapshotId: s.id, rows: s.receivedRows })) });
+      if (document.visibilityState === 'visible')
+        this.post({ type: 'resync', have: this.store.snapshots.map((s) => ({ snapshotId: s.id, rows: s.receivedRows })) });
     });
     this.updateStatus();
     this.timeline.scheduler.schedule();
@@ -244,7 +275,10 @@ export class App {
         this.details.show(row);
         this.updateMatchCount();
       },
-      onLanesChanged: () => { this.updateStatus(); this.updateMatchCount(); },
+      onLanesChanged: () => {
+        this.updateStatus();
+        this.updateMatchCount();
+      },
       onBrush: (range) => {
         if (timeline !== this.active) {
           if (range === null) return;
@@ -267,8 +301,17 @@ export class App {
   }
 
   private renderRange(timeline: Timeline, range: [number, number] | null): void {
-    renderRangeSummary(this.rangeSummary, range, this.store, (t0, t1) => timeline.rowsInRange(t0, t1),
-      (t0, t1) => { timeline.clearBrush(); timeline.setWindow(t0, t1); }, timeline.timeBase());
+    renderRangeSummary(
+      this.rangeSummary,
+      range,
+      this.store,
+      (t0, t1) => timeline.rowsInRange(t0, t1),
+      (t0, t1) => {
+        timeline.clearBrush();
+        timeline.setWindow(t0, t1);
+      },
+      timeline.timeBase(),
+    );
   }
 
   /** Show a capture (index in the store): fitted, its records alone on the lanes, counted and stepped through. */
@@ -287,9 +330,12 @@ export class App {
   /** Ctrl/Shift+click in the strip: compare a capture with the shown one in a second chart (again: stop comparing). */
   private toggleCompare(index: number): void {
     if (index === this.timeline.shown) return;
-    if (this.compare?.shown === index) { this.closeCompare(); return; }
+    if (this.compare?.shown === index) {
+      this.closeCompare();
+      return;
+    }
     if (!this.compare) {
-      const compare = this.compare = this.createTimeline();
+      const compare = (this.compare = this.createTimeline());
       compare.grouping = this.timeline.grouping;
       for (const key of this.timeline.collapsed) compare.collapsed.add(key);
       compare.setFilter(this.include);
@@ -308,9 +354,15 @@ export class App {
     const compare = this.compare;
     const a = this.store.snapshots[this.timeline.shown];
     const b = compare ? this.store.snapshots[compare.shown] : undefined;
-    if (!compare || !a || !b) { this.callTree.setComparison(null); return; }
+    if (!compare || !a || !b) {
+      this.callTree.setComparison(null);
+      return;
+    }
     this.callTree.setComparison({
-      a: { range: null, shown: this.timeline.captureRows() }, b: { range: null, shown: compare.captureRows() }, labelA: a.name, labelB: b.name,
+      a: { range: null, shown: this.timeline.captureRows() },
+      b: { range: null, shown: compare.captureRows() },
+      labelA: a.name,
+      labelB: b.name,
     });
   }
 
@@ -350,7 +402,10 @@ export class App {
     const key = `${shown}:${this.store.snapshots[shown]?.untimedRows ?? 0}`;
     if (key === this.untimedKey) return;
     this.untimedKey = key;
-    renderUntimed(this.untimed, this.store, shown, (row) => { this.active.clearSelection(); this.details.show(row); });
+    renderUntimed(this.untimed, this.store, shown, (row) => {
+      this.active.clearSelection();
+      this.details.show(row);
+    });
   }
 
   /** The call tree of the shown capture, as far as it has arrived. */
@@ -435,7 +490,10 @@ export class App {
       }
       case 'threadStates':
         // Drawn as each thread lane's state band; the legend names the states.
-        if (this.store.addThreadStates(m)) { this.renderLegend(); this.timeline.dataChanged(); }
+        if (this.store.addThreadStates(m)) {
+          this.renderLegend();
+          this.timeline.dataChanged();
+        }
         return;
       case 'detailsReply':
         this.details.detailsReply(m);
@@ -495,30 +553,45 @@ export class App {
     // A filter that does not parse says why and leaves the lanes as they were (never an empty timeline without a word).
     this.filterField.setAttribute('aria-invalid', String(!parsed.ok));
     this.filterField.classList.toggle('rs-invalid', !parsed.ok);
-    if (!parsed.ok) { this.filterError.textContent = parsed.error; return; }
+    if (!parsed.ok) {
+      this.filterError.textContent = parsed.error;
+      return;
+    }
     this.filterError.textContent = '';
     this.filtering = parsed.terms.length > 0;
     // The function a stack:= term names (the call tree's and flame graph's choice) is highlighted in the stack charts.
     const chosen = parsed.terms.find((t) => t.key === 'stack' && t.exact === true && !t.negate);
     for (const t of this.timelines()) t.setHighlightedFunction(chosen?.value ?? null);
     const s = this.store;
-    if (!this.resolveFieldTerms(parsed.terms)) { this.saveStateSoon(); return; } // applied when the host answers
-    if (parsed.terms.length === 0) { this.setFilter(null); this.saveStateSoon(); return; }
+    if (!this.resolveFieldTerms(parsed.terms)) {
+      this.saveStateSoon();
+      return;
+    } // applied when the host answers
+    if (parsed.terms.length === 0) {
+      this.setFilter(null);
+      this.saveStateSoon();
+      return;
+    }
     const fieldMatches = this.fieldMatches;
-    this.setFilter(compileFilter(parsed.terms, {
-      eventName: (r) => s.events[s.event[r]]?.name ?? '',
-      comm: (r) => s.commOf(r),
-      symbol: (r) => s.symbolOf(r),
-      stackFunctions: (r) => s.stackFunctionsOf(r),
-      kindName: (r) => recordTypeName(s.kind[r]),
-      pid: (r) => s.pid[r], tid: (r) => s.tid[r], cpu: (r) => s.cpu[r], misc: (r) => s.misc[r],
-      ipHex: (r) => formatAddress(s.ipHi[r], s.ipLo[r]).slice(2),
-      fieldMatches: (term, r) => {
-        const snap = s.snapshots[s.snapshotIndexOf(r)];
-        const answer = snap ? fieldMatches.get(fieldTermKey(term))?.get(snap.id) : undefined;
-        return answer instanceof Uint8Array && answer[s.localRowOf(r)] === 1;
-      },
-    }));
+    this.setFilter(
+      compileFilter(parsed.terms, {
+        eventName: (r) => s.events[s.event[r]]?.name ?? '',
+        comm: (r) => s.commOf(r),
+        symbol: (r) => s.symbolOf(r),
+        stackFunctions: (r) => s.stackFunctionsOf(r),
+        kindName: (r) => recordTypeName(s.kind[r]),
+        pid: (r) => s.pid[r],
+        tid: (r) => s.tid[r],
+        cpu: (r) => s.cpu[r],
+        misc: (r) => s.misc[r],
+        ipHex: (r) => formatAddress(s.ipHi[r], s.ipLo[r]).slice(2),
+        fieldMatches: (term, r) => {
+          const snap = s.snapshots[s.snapshotIndexOf(r)];
+          const answer = snap ? fieldMatches.get(fieldTermKey(term))?.get(snap.id) : undefined;
+          return answer instanceof Uint8Array && answer[s.localRowOf(r)] === 1;
+        },
+      }),
+    );
     this.saveStateSoon();
   }
 
@@ -537,7 +610,10 @@ export class App {
     for (const term of fieldTerms) {
       const key = fieldTermKey(term);
       let bySnapshot = this.fieldMatches.get(key);
-      if (!bySnapshot) { bySnapshot = new Map(); this.fieldMatches.set(key, bySnapshot); }
+      if (!bySnapshot) {
+        bySnapshot = new Map();
+        this.fieldMatches.set(key, bySnapshot);
+      }
       for (const snap of this.store.snapshots) {
         const answer = bySnapshot.get(snap.id);
         if (answer === undefined) {
@@ -593,11 +669,14 @@ export class App {
   }
 
   private updateMatchCount(): void {
-    if (!this.filtering) { this.matchCount.textContent = ''; return; }
+    if (!this.filtering) {
+      this.matchCount.textContent = '';
+      return;
+    }
     const shown = this.active.shownCount();
     const at = this.active.selectedMatchIndex();
-    this.matchCount.textContent = shown === 0 ? 'no records match'
-      : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
+    this.matchCount.textContent =
+      shown === 0 ? 'no records match' : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
   }
 
   private updateStatus(): void {
@@ -608,16 +687,19 @@ export class App {
     // The shown capture's records; with a filter on, what it shows out of them.
     const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
     const untimed = capture?.untimedRows ?? 0;
-    this.status.textContent = `${shown}${(capture?.receivedRows ?? 0).toLocaleString('en-US')} records`
-      + ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}`
-      + (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '')
-      + (userSpaceOnly ? ' · user space only' : '')
-      + (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
+    this.status.textContent =
+      `${shown}${(capture?.receivedRows ?? 0).toLocaleString('en-US')} records` +
+      ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}` +
+      (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '') +
+      (userSpaceOnly ? ' · user space only' : '') +
+      (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
 
   /** The coverage of the rings of the captures on the page (the shown one, and the compared one), not of every capture kept. */
   private renderCoverage(): void {
-    const onPage = this.timelines().map((t) => this.store.snapshots[t.shown]).filter((s) => s !== undefined);
+    const onPage = this.timelines()
+      .map((t) => this.store.snapshots[t.shown])
+      .filter((s) => s !== undefined);
     const key = onPage.map((s) => `${s.id}:${s.coverage.length}`).join('|');
     if (key === this.coverageKey) return;
     this.coverageKey = key;
@@ -640,8 +722,7 @@ export class App {
       // The capture time first: captures of one session share their name, the time tells them apart.
       const time = el('span', 'rs-snapshot-time', undefined, new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
       const meta = el('span', 'rs-snapshot-meta', button);
-      meta.append(time,
-        ` · ${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`);
+      meta.append(time, ` · ${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`);
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.
@@ -651,7 +732,8 @@ export class App {
       const untimed = s.untimedRows > 0 ? [`${s.untimedRows.toLocaleString('en-US')} records without a time are counted but not placed on the axis`] : [];
       button.title = [button.textContent ?? '', ...limitations, ...untimed].join('\n'); // all of it, where the strip cuts it short
       button.addEventListener('click', (e) => {
-        if (e.ctrlKey || e.metaKey || e.shiftKey) this.toggleCompare(s.index); else this.showSnapshot(s.index);
+        if (e.ctrlKey || e.metaKey || e.shiftKey) this.toggleCompare(s.index);
+        else this.showSnapshot(s.index);
       });
     }
     this.renderCoverage();

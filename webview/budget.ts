@@ -20,17 +20,23 @@ export function explainEnospc(budget: WatchBudget, pinned: boolean): string {
   const registers = `${budget.total} debug registers per CPU`;
   const taken = `${budget.cpuPinned} pinned per-CPU + ${budget.maxTaskPinned} pinned by the busiest task`;
   if (breakpointFits(budget, pinned)) {
-    return `The counts shown leave a register free on this CPU (${taken}, ${budget.flexible} flexible, of ${registers}), `
-      + 'so the refusal came from elsewhere: for a breakpoint on every CPU the kernel checks the busiest CPU, and for a task '
-      + 'it counts the pinned breakpoints that task already has.';
+    return (
+      `The counts shown leave a register free on this CPU (${taken}, ${budget.flexible} flexible, of ${registers}), ` +
+      'so the refusal came from elsewhere: for a breakpoint on every CPU the kernel checks the busiest CPU, and for a task ' +
+      'it counts the pinned breakpoints that task already has.'
+    );
   }
   if (pinned) {
     const reserved = budget.flexible > 0 ? ', plus 1 register kept for the flexible breakpoints' : '';
-    return `No debug register free (ENOSPC): a pinned breakpoint needs ${taken}${reserved} to stay below the ${registers}. `
-      + 'Remove one (a disabled breakpoint keeps its register: the kernel reserves it when the breakpoint is opened), '
-      + 'or make this one flexible (not pinned): flexible breakpoints take turns on one register.';
+    return (
+      `No debug register free (ENOSPC): a pinned breakpoint needs ${taken}${reserved} to stay below the ${registers}. ` +
+      'Remove one (a disabled breakpoint keeps its register: the kernel reserves it when the breakpoint is opened), ' +
+      'or make this one flexible (not pinned): flexible breakpoints take turns on one register.'
+    );
   }
-  return `No debug register free (ENOSPC): ${taken} already use all ${registers}, and no flexible breakpoint holds a `
-    + 'register to share. Remove a pinned breakpoint: disabling one does not free its register, the kernel reserves it '
-    + 'for as long as the breakpoint is open.';
+  return (
+    `No debug register free (ENOSPC): ${taken} already use all ${registers}, and no flexible breakpoint holds a ` +
+    'register to share. Remove a pinned breakpoint: disabling one does not free its register, the kernel reserves it ' +
+    'for as long as the breakpoint is open.'
+  );
 }

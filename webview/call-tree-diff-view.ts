@@ -4,9 +4,7 @@
 
 import { el } from './dom';
 import { sizeCanvas } from './draw';
-import {
-  diffColor, diffFlameLayout, nodeDelta, sortFunctionDiffs, type CaptureDiff, type DiffSort,
-} from './call-tree-diff';
+import { diffColor, diffFlameLayout, nodeDelta, sortFunctionDiffs, type CaptureDiff, type DiffSort } from './call-tree-diff';
 
 export type DiffMode = 'functions' | 'tree' | 'flame';
 
@@ -34,15 +32,25 @@ export function formatChange(percent: number): string {
 const count = (n: number) => n.toLocaleString('en-US');
 
 /** Renders the difference into `body` (emptied first); `changed` is told the tab's new state (mode, sort) to render again. */
-export function renderDiff(body: HTMLElement, diff: CaptureDiff, labels: { readonly a: string; readonly b: string },
-  state: DiffViewState, changed: (state: DiffViewState) => void): void {
+export function renderDiff(
+  body: HTMLElement,
+  diff: CaptureDiff,
+  labels: { readonly a: string; readonly b: string },
+  state: DiffViewState,
+  changed: (state: DiffViewState) => void,
+): void {
   body.replaceChildren();
   const head = el('p', 'rs-hint rs-diff-summary', body);
-  head.textContent = `B − A: ${labels.b} (${count(diff.samplesB)} samples) minus ${labels.a} (${count(diff.samplesA)} samples)`
-    + ' · change of each function\'s share of its capture\'s samples; red: more in B, blue: less';
+  head.textContent =
+    `B − A: ${labels.b} (${count(diff.samplesB)} samples) minus ${labels.a} (${count(diff.samplesA)} samples)` +
+    " · change of each function's share of its capture's samples; red: more in B, blue: less";
   const tabs = el('div', 'rs-calltree-modes rs-diff-modes', body);
   tabs.setAttribute('role', 'tablist');
-  for (const [mode, text] of [['functions', 'Functions'], ['tree', 'Call tree'], ['flame', 'Flame graph']] as const) {
+  for (const [mode, text] of [
+    ['functions', 'Functions'],
+    ['tree', 'Call tree'],
+    ['flame', 'Flame graph'],
+  ] as const) {
     const b = el('button', 'rs-calltree-mode', tabs, text);
     b.type = 'button';
     b.dataset.diffMode = mode;
@@ -69,12 +77,20 @@ function renderFunctions(body: HTMLElement, diff: CaptureDiff, state: DiffViewSt
   const table = el('table', 'rs-calltree-list rs-diff-functions', body);
   const head = table.createTHead().insertRow();
   const columns: [string, DiffSort | null][] = [
-    ['Function', 'name'], ['Self A', null], ['Self B', null], ['Δ self', 'self-delta'], ['Change', 'self-change'], ['Δ total', 'total-delta'],
+    ['Function', 'name'],
+    ['Self A', null],
+    ['Self B', null],
+    ['Δ self', 'self-delta'],
+    ['Change', 'self-change'],
+    ['Δ total', 'total-delta'],
   ];
   for (const [text, sort] of columns) {
     const th = el('th', '', head);
     th.scope = 'col';
-    if (!sort) { th.textContent = text; continue; }
+    if (!sort) {
+      th.textContent = text;
+      continue;
+    }
     const b = el('button', 'rs-diff-sort', th, text);
     b.type = 'button';
     b.dataset.sort = sort;
@@ -176,7 +192,10 @@ function renderFlame(body: HTMLElement, diff: CaptureDiff): void {
     const fx = (e.clientX - r.left) / width;
     const row = Math.floor((e.clientY - r.top) / FLAME_ROW);
     const hit = boxes.find((b) => b.depth === row && fx >= b.x && fx < b.x + b.width);
-    if (!hit) { tip.hidden = true; return; }
+    if (!hit) {
+      tip.hidden = true;
+      return;
+    }
     const n = hit.node;
     tip.textContent = `${tree.name[n]}\nA ${count(tree.totalA[n])} · B ${count(tree.totalB[n])} samples · ${formatDelta(nodeDelta(diff, n))}`;
     tip.hidden = false;
@@ -184,5 +203,7 @@ function renderFlame(body: HTMLElement, diff: CaptureDiff): void {
     tip.style.left = `${Math.min(e.clientX - fr.left + 12, Math.max(0, fr.width - tip.offsetWidth))}px`;
     tip.style.top = `${e.clientY - fr.top + 14}px`;
   });
-  canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+  canvas.addEventListener('mouseleave', () => {
+    tip.hidden = true;
+  });
 }

@@ -60,7 +60,12 @@ export function diffCaptures(a: DiffSide, b: DiffSide): CaptureDiff {
   const counts: number[][] = []; // per function: [selfA, selfB, totalA, totalB]
   const fn = (name: string) => {
     let at = fnIndex.get(name);
-    if (at === undefined) { at = fnNames.length; fnIndex.set(name, at); fnNames.push(name); counts.push([0, 0, 0, 0]); }
+    if (at === undefined) {
+      at = fnNames.length;
+      fnIndex.set(name, at);
+      fnNames.push(name);
+      counts.push([0, 0, 0, 0]);
+    }
     return at;
   };
   const tree = new DiffTreeBuilder();
@@ -94,7 +99,11 @@ export function diffCaptures(a: DiffSide, b: DiffSide): CaptureDiff {
   const functions = fnNames.map((name, i): FunctionDiff => {
     const [selfA, selfB, totalA, totalB] = counts[i];
     return {
-      name, selfA, selfB, totalA, totalB,
+      name,
+      selfA,
+      selfB,
+      totalA,
+      totalB,
       selfDelta: share(selfB, all[1]) - share(selfA, all[0]),
       totalDelta: share(totalB, all[1]) - share(totalA, all[0]),
       selfChange: selfA > 0 ? (100 * (selfB - selfA)) / selfA : selfB > 0 ? Infinity : 0,
@@ -150,7 +159,10 @@ export function diffFlameLayout(tree: DiffTree, minWidth = 0): DiffFlameBox[] {
     let at = x;
     for (const c of children) {
       const width = tree.totalB[c] / all;
-      if (width >= minWidth) { boxes.push({ node: c, x: at, width, depth }); visit(c, at, depth + 1); }
+      if (width >= minWidth) {
+        boxes.push({ node: c, x: at, width, depth });
+        visit(c, at, depth + 1);
+      }
       at += width;
     }
   };
@@ -173,9 +185,15 @@ class DiffTreeBuilder {
     const known = this.children.get(key);
     if (known !== undefined) return known;
     const node = this.name.length;
-    this.name.push(name); this.parent.push(parent); this.depth.push(this.depth[parent] + 1);
-    this.firstChild.push(-1); this.nextSibling.push(-1); this.lastChild.push(-1); this.counts.push([0, 0, 0, 0]);
-    if (this.lastChild[parent] < 0) this.firstChild[parent] = node; else this.nextSibling[this.lastChild[parent]] = node;
+    this.name.push(name);
+    this.parent.push(parent);
+    this.depth.push(this.depth[parent] + 1);
+    this.firstChild.push(-1);
+    this.nextSibling.push(-1);
+    this.lastChild.push(-1);
+    this.counts.push([0, 0, 0, 0]);
+    if (this.lastChild[parent] < 0) this.firstChild[parent] = node;
+    else this.nextSibling[this.lastChild[parent]] = node;
     this.lastChild[parent] = node;
     this.children.set(key, node);
     return node;
@@ -189,9 +207,16 @@ class DiffTreeBuilder {
   done(): DiffTree {
     const column = (i: number) => Float64Array.from(this.counts, (c) => c[i]);
     return {
-      size: this.name.length, name: this.name, parent: Int32Array.from(this.parent), depth: Int32Array.from(this.depth),
-      firstChild: Int32Array.from(this.firstChild), nextSibling: Int32Array.from(this.nextSibling),
-      totalA: column(0), totalB: column(1), selfA: column(2), selfB: column(3),
+      size: this.name.length,
+      name: this.name,
+      parent: Int32Array.from(this.parent),
+      depth: Int32Array.from(this.depth),
+      firstChild: Int32Array.from(this.firstChild),
+      nextSibling: Int32Array.from(this.nextSibling),
+      totalA: column(0),
+      totalB: column(1),
+      selfA: column(2),
+      selfB: column(3),
     };
   }
 }

@@ -10,13 +10,18 @@ export class TransformBar {
   readonly element: HTMLElement;
   private list: CallTreeTransform[] = [];
 
-  constructor(parent: HTMLElement, private readonly onChange: (transforms: readonly CallTreeTransform[]) => void) {
+  constructor(
+    parent: HTMLElement,
+    private readonly onChange: (transforms: readonly CallTreeTransform[]) => void,
+  ) {
     this.element = el('nav', 'rs-transforms', parent);
     this.element.setAttribute('aria-label', 'Call tree transforms');
     this.render();
   }
 
-  get transforms(): readonly CallTreeTransform[] { return this.list; }
+  get transforms(): readonly CallTreeTransform[] {
+    return this.list;
+  }
 
   push(t: CallTreeTransform): void {
     const key = JSON.stringify(t);
@@ -72,7 +77,11 @@ export function transformChoices(target: TransformTarget): { readonly key: strin
   out.push({ key: 'F', label: `Focus on function ${target.name}`, transform: { kind: 'focus-function', name: target.name } });
   out.push({ key: 'm', label: `Merge function ${target.name} into its callers`, transform: { kind: 'merge-function', name: target.name } });
   if (target.library) {
-    out.push({ key: 'C', label: `Collapse ${libraryFrameName(target.library)} into one node`, transform: { kind: 'collapse-library', library: target.library } });
+    out.push({
+      key: 'C',
+      label: `Collapse ${libraryFrameName(target.library)} into one node`,
+      transform: { kind: 'collapse-library', library: target.library },
+    });
   }
   return out;
 }
@@ -82,17 +91,30 @@ export function openTransformMenu(host: HTMLElement, x: number, y: number, targe
   host.querySelector('.rs-transform-menu')?.remove();
   const menu = el('div', 'rs-transform-menu', host);
   menu.setAttribute('role', 'menu');
-  const close = () => { menu.remove(); document.removeEventListener('pointerdown', outside, true); };
-  const outside = (e: Event) => { if (!menu.contains(e.target as Node)) close(); };
+  const close = () => {
+    menu.remove();
+    document.removeEventListener('pointerdown', outside, true);
+  };
+  const outside = (e: Event) => {
+    if (!menu.contains(e.target as Node)) close();
+  };
   for (const choice of transformChoices(target)) {
     const item = el('button', 'rs-transform-item', menu, choice.label);
     item.type = 'button';
     item.setAttribute('role', 'menuitem');
     item.dataset.kind = choice.transform.kind;
     el('kbd', '', item, choice.key);
-    item.addEventListener('click', () => { close(); apply(choice.transform); });
+    item.addEventListener('click', () => {
+      close();
+      apply(choice.transform);
+    });
   }
-  menu.addEventListener('keydown', (e) => { if (e.key === 'Escape') { e.preventDefault(); close(); } });
+  menu.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      close();
+    }
+  });
   const box = host.getBoundingClientRect();
   menu.style.left = `${Math.max(0, Math.min(x - box.left, box.width - 260))}px`;
   menu.style.top = `${y - box.top + host.scrollTop}px`;

@@ -20,10 +20,14 @@ export type CallTreeTransform =
 /** The breadcrumb of a transform. */
 export function transformLabel(t: CallTreeTransform): string {
   switch (t.kind) {
-    case 'focus-function': return `Focus: ${t.name}`;
-    case 'focus-subtree': return `Focus: ${t.path.join(' › ')}`;
-    case 'merge-function': return `Merge: ${t.name}`;
-    case 'collapse-library': return `Collapse: ${t.library}`;
+    case 'focus-function':
+      return `Focus: ${t.name}`;
+    case 'focus-subtree':
+      return `Focus: ${t.path.join(' › ')}`;
+    case 'merge-function':
+      return `Merge: ${t.name}`;
+    case 'collapse-library':
+      return `Collapse: ${t.library}`;
   }
 }
 
@@ -79,7 +83,11 @@ function applyOne(table: StackTable, weight: Float64Array, t: CallTreeTransform)
     switch (t.kind) {
       case 'focus-function': {
         let outermost = -1;
-        for (let f = to - 1; f >= from; f--) if (frames[f] === target) { outermost = f; break; }
+        for (let f = to - 1; f >= from; f--)
+          if (frames[f] === target) {
+            outermost = f;
+            break;
+          }
         if (outermost < 0) continue;
         for (let f = from; f <= outermost; f++) kept.push(frames[f]);
         break;
@@ -97,13 +105,15 @@ function applyOne(table: StackTable, weight: Float64Array, t: CallTreeTransform)
         break;
       case 'collapse-library':
         for (let f = from; f < to; f++) {
-          if (inLibrary!.has(frames[f])) { if (kept[kept.length - 1] !== libraryName) kept.push(libraryName); } else kept.push(frames[f]);
+          if (inLibrary!.has(frames[f])) {
+            if (kept[kept.length - 1] !== libraryName) kept.push(libraryName);
+          } else kept.push(frames[f]);
         }
         break;
     }
     // A leaf that stays the leaf keeps its sampled line; a new leaf (its callee merged or collapsed away) has none known.
     const sameLeaf = kept.length > 0 && kept[0] === frames[from] && !(t.kind === 'collapse-library' && kept[0] === libraryName);
-    rewrite.add(kept, w, sameLeaf ? table.leafLocation?.[s] ?? -1 : -1);
+    rewrite.add(kept, w, sameLeaf ? (table.leafLocation?.[s] ?? -1) : -1);
   }
   return rewrite.done(names);
 }
@@ -113,7 +123,9 @@ function libraryMembers(table: StackTable, library: string): Set<number> {
   const members = new Set<number>();
   const libraryIndex = table.libraries?.indexOf(library) ?? -1;
   if (libraryIndex < 0 || !table.nameLibrary) return members;
-  table.nameLibrary.forEach((l, n) => { if (l === libraryIndex) members.add(n); });
+  table.nameLibrary.forEach((l, n) => {
+    if (l === libraryIndex) members.add(n);
+  });
   return members;
 }
 
@@ -140,13 +152,13 @@ function makeRewriter(table: StackTable) {
       weights[id] += w;
     },
     done(names: string[]): TransformedStacks {
-      const nameLocation = table.nameLocation
-        ? Int32Array.from(names, (_, n) => (n < table.nameLocation!.length ? table.nameLocation![n] : -1)) : undefined;
-      const nameLibrary = table.nameLibrary
-        ? Int32Array.from(names, (_, n) => (n < table.nameLibrary!.length ? table.nameLibrary![n] : -1)) : undefined;
+      const nameLocation = table.nameLocation ? Int32Array.from(names, (_, n) => (n < table.nameLocation!.length ? table.nameLocation![n] : -1)) : undefined;
+      const nameLibrary = table.nameLibrary ? Int32Array.from(names, (_, n) => (n < table.nameLibrary!.length ? table.nameLibrary![n] : -1)) : undefined;
       return {
         table: {
-          names, start: Uint32Array.from(start), frames: Int32Array.from(frames),
+          names,
+          start: Uint32Array.from(start),
+          frames: Int32Array.from(frames),
           ...(table.locations ? { locations: table.locations, leafLocation: Int32Array.from(leafLocation) } : {}),
           ...(nameLocation ? { nameLocation } : {}),
           ...(table.libraries && nameLibrary ? { libraries: table.libraries, nameLibrary } : {}),

@@ -8,8 +8,17 @@
 
 import type { RecordStore } from './store';
 import {
-  childrenByTotal, flameBoxAt, flameLayout, pathTo, selectionWeights, type Aggregate, type CallTree, type FlameBox, type FunctionCount,
-  type LineCount, type TreeDirection,
+  childrenByTotal,
+  flameBoxAt,
+  flameLayout,
+  pathTo,
+  selectionWeights,
+  type Aggregate,
+  type CallTree,
+  type FlameBox,
+  type FunctionCount,
+  type LineCount,
+  type TreeDirection,
 } from './call-tree';
 import { transformStacks, type CallTreeTransform } from './call-tree-transforms';
 import { openTransformMenu, transformChoices, TransformBar, type TransformTarget } from './call-tree-transform-bar';
@@ -115,7 +124,11 @@ export class CallTreeView {
   private comparison: Comparison | null = null;
   private diffState: DiffViewState = { mode: 'functions', sort: 'self-delta' };
 
-  constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly actions: CallTreeActions) {
+  constructor(
+    parent: HTMLElement,
+    private readonly store: RecordStore,
+    private readonly actions: CallTreeActions,
+  ) {
     this.section = el('section', 'rs-calltree', parent);
     this.section.id = 'rs-calltree';
     this.section.setAttribute('aria-label', 'Call tree');
@@ -123,7 +136,11 @@ export class CallTreeView {
     const modes = el('div', 'rs-calltree-modes', this.section);
     modes.setAttribute('role', 'tablist');
     const labels = [
-      ['top-down', 'Top-down'], ['bottom-up', 'Bottom-up'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['lines', 'Lines'],
+      ['top-down', 'Top-down'],
+      ['bottom-up', 'Bottom-up'],
+      ['flame', 'Flame graph'],
+      ['functions', 'Functions'],
+      ['lines', 'Lines'],
       ['diff', 'Difference'],
     ] as const;
     for (const [mode, text] of labels) {
@@ -131,7 +148,10 @@ export class CallTreeView {
       button.type = 'button';
       button.dataset.mode = mode;
       button.setAttribute('role', 'tab');
-      button.addEventListener('click', () => { this.mode = mode; this.render(); });
+      button.addEventListener('click', () => {
+        this.mode = mode;
+        this.render();
+      });
       this.buttons.set(mode, button);
     }
     const diffButton = this.buttons.get('diff')!;
@@ -141,7 +161,8 @@ export class CallTreeView {
     this.selection = el('div', 'rs-calltree-selection', this.section);
     this.selection.setAttribute('aria-live', 'polite');
     this.transformBar = new TransformBar(this.section, () => {
-      if (this.lastSelection) this.setSelection(this.lastSelection, this.label); else this.render();
+      if (this.lastSelection) this.setSelection(this.lastSelection, this.label);
+      else this.render();
     });
     this.body = el('div', 'rs-calltree-body', this.section);
     // The flame graph is laid out for one width: lay it out again when the pane around it is resized.
@@ -159,7 +180,11 @@ export class CallTreeView {
   setSelection(selection: Selection, label: string): void {
     this.label = label;
     this.lastSelection = selection;
-    if (this.store.stackTable().start.length <= 1) { this.aggregate = null; this.render(); return; }
+    if (this.store.stackTable().start.length <= 1) {
+      this.aggregate = null;
+      this.render();
+      return;
+    }
     this.pending = true;
     this.section.dataset.pending = 'true';
     this.summary.textContent = `Counting samples with callchains… · ${label}`;
@@ -229,7 +254,10 @@ export class CallTreeView {
       this.summary.textContent = 'No samples with callchains (record with -g, or the call graph option).';
       return;
     }
-    if (this.mode === 'diff' && this.comparison) { this.renderDifference(this.comparison, table); return; }
+    if (this.mode === 'diff' && this.comparison) {
+      this.renderDifference(this.comparison, table);
+      return;
+    }
     const aggregate = this.aggregate;
     if (!aggregate) return; // the worker has not answered yet
     const direction: TreeDirection = this.mode === 'bottom-up' ? 'bottom-up' : 'top-down';
@@ -247,8 +275,12 @@ export class CallTreeView {
     const n = this.store.length;
     const time = this.store.time.subarray(0, n);
     const stack = this.store.stack.subarray(0, Math.min(n, this.store.stack.length));
-    const side = (selection: Selection) => transformStacks(table,
-      selectionWeights(table, time, stack, selection.range, selection.shown ? selection.shown.mask() : null), this.transformBar.transforms);
+    const side = (selection: Selection) =>
+      transformStacks(
+        table,
+        selectionWeights(table, time, stack, selection.range, selection.shown ? selection.shown.mask() : null),
+        this.transformBar.transforms,
+      );
     const diff = diffCaptures(side(comparison.a), side(comparison.b));
     this.summary.textContent = `Difference of ${comparison.labelB} (B) and ${comparison.labelA} (A)`;
     renderDiff(this.body, diff, { a: comparison.labelA, b: comparison.labelB }, this.diffState, (state) => {
@@ -262,7 +294,7 @@ export class CallTreeView {
     const label = names[name];
     if (label === undefined) return null;
     const table = this.store.stackTable();
-    const library = name < table.names.length ? table.libraries?.[table.nameLibrary?.[name] ?? -1] ?? null : null;
+    const library = name < table.names.length ? (table.libraries?.[table.nameLibrary?.[name] ?? -1] ?? null) : null;
     return { name: label, path, library };
   }
 
@@ -339,7 +371,12 @@ export class CallTreeView {
     row.title = title;
     if (name === this.chosen) row.classList.add('rs-chosen');
     row.addEventListener('click', () => this.choose(name, at));
-    row.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.choose(name, at); } });
+    row.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        this.choose(name, at);
+      }
+    });
   }
 
   private renderList(tree: CallTree, names: readonly string[], direction: TreeDirection): void {
@@ -361,8 +398,9 @@ export class CallTreeView {
       cell.style.paddingLeft = `${(tree.depth[node] - 1) * 12 + 4}px`;
       this.choosable(tr, tree.name[node], `Show the samples through ${name} on the tracks (right-click or f, F, m, C: transform the tree)`);
       // A top-down path is a call path from the root; a bottom-up one is not, so it offers no subtree.
-      this.transformable(tr, () => this.transformTarget(names, tree.name[node],
-        direction === 'top-down' ? pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?') : null));
+      this.transformable(tr, () =>
+        this.transformTarget(names, tree.name[node], direction === 'top-down' ? pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?') : null),
+      );
     };
     const visit = (node: number) => {
       for (const child of childrenByTotal(tree, node)) {
@@ -373,7 +411,10 @@ export class CallTreeView {
       }
     };
     // Every root is listed (in the inverted tree they are the self counts per function); their subtrees share a row budget.
-    for (const root of childrenByTotal(tree, 0)) { row(root); visit(root); }
+    for (const root of childrenByTotal(tree, 0)) {
+      row(root);
+      visit(root);
+    }
   }
 
   private renderFunctions(table: StackTable, names: readonly string[], functions: readonly FunctionCount[], all: number): void {
@@ -431,7 +472,11 @@ export class CallTreeView {
     const kept: number[] = [];
     for (const name of this.flamePath) {
       let next = -1;
-      for (let c = tree.firstChild[node]; c >= 0; c = tree.nextSibling[c]) if (tree.name[c] === name) { next = c; break; }
+      for (let c = tree.firstChild[node]; c >= 0; c = tree.nextSibling[c])
+        if (tree.name[c] === name) {
+          next = c;
+          break;
+        }
       if (next < 0) break;
       node = next;
       kept.push(name);
@@ -514,7 +559,7 @@ export class CallTreeView {
       }
     }
     canvas.dataset.boxes = String(boxes.length);
-    canvas.dataset.focus = focus === 0 ? '' : names[tree.name[focus]] ?? '?';
+    canvas.dataset.focus = focus === 0 ? '' : (names[tree.name[focus]] ?? '?');
 
     const boxAt = (e: MouseEvent) => {
       const r = canvas.getBoundingClientRect();
@@ -523,26 +568,45 @@ export class CallTreeView {
     const all = tree.total[0];
     canvas.addEventListener('mousemove', (e) => {
       const b = boxAt(e);
-      if (!b) { tip.hidden = true; canvas.style.cursor = ''; return; }
+      if (!b) {
+        tip.hidden = true;
+        canvas.style.cursor = '';
+        return;
+      }
       const n = b.node;
       const count = (v: number) => v.toLocaleString('en-US');
-      tip.textContent = `${names[tree.name[n]] ?? '?'}\nself ${count(tree.self[n])} · total ${count(tree.total[n])}`
-        + ` (${((100 * tree.total[n]) / all).toFixed(1)}% of ${all.toLocaleString('en-US')} samples)`;
+      tip.textContent =
+        `${names[tree.name[n]] ?? '?'}\nself ${count(tree.self[n])} · total ${count(tree.total[n])}` +
+        ` (${((100 * tree.total[n]) / all).toFixed(1)}% of ${all.toLocaleString('en-US')} samples)`;
       tip.hidden = false;
       const fr = frame.getBoundingClientRect();
       tip.style.left = `${Math.min(e.clientX - fr.left + 12, Math.max(0, fr.width - tip.offsetWidth))}px`;
       tip.style.top = `${e.clientY - fr.top + 14}px`;
       canvas.style.cursor = 'pointer';
     });
-    canvas.addEventListener('mouseleave', () => { tip.hidden = true; });
+    canvas.addEventListener('mouseleave', () => {
+      tip.hidden = true;
+    });
     // Right-click a frame: its transforms (the box under the pointer, found again when the menu opens).
     let lastBox: FlameBox | undefined;
-    canvas.addEventListener('contextmenu', (e) => { lastBox = boxAt(e); }, true);
+    canvas.addEventListener(
+      'contextmenu',
+      (e) => {
+        lastBox = boxAt(e);
+      },
+      true,
+    );
     this.transformable(canvas, () => {
       // A key on the focused graph: the frame it is zoomed into.
       const node = lastBox?.node ?? focus;
       lastBox = undefined;
-      return node > 0 ? this.transformTarget(names, tree.name[node], pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?')) : null;
+      return node > 0
+        ? this.transformTarget(
+            names,
+            tree.name[node],
+            pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?'),
+          )
+        : null;
     });
     // A click zooms into the frame and chooses its function (filter and reveal), as a row of the tree does.
     canvas.addEventListener('click', (e) => {

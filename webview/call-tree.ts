@@ -36,7 +36,9 @@ class Builder {
   private readonly children = new Map<number, number>();
   private readonly nameCount: number;
 
-  constructor(nameCount: number) { this.nameCount = nameCount + 1; }
+  constructor(nameCount: number) {
+    this.nameCount = nameCount + 1;
+  }
 
   child(parent: number, name: number): number {
     const key = parent * this.nameCount + (name + 1);
@@ -50,27 +52,47 @@ class Builder {
     // Append after the last child so siblings keep first-seen order.
     let last = this.firstChild[parent];
     if (last < 0) this.firstChild[parent] = node;
-    else { while (this.nextSibling[last] >= 0) last = this.nextSibling[last]; this.nextSibling[last] = node; }
+    else {
+      while (this.nextSibling[last] >= 0) last = this.nextSibling[last];
+      this.nextSibling[last] = node;
+    }
     this.children.set(key, node);
     return node;
   }
 
   private grow(): void {
     const n = this.name.length * 2;
-    const i32 = (a: Int32Array, fill: number) => { const b = new Int32Array(n).fill(fill); b.set(a); return b; };
-    const f64 = (a: Float64Array) => { const b = new Float64Array(n); b.set(a); return b; };
-    this.name = i32(this.name, -1); this.parent = i32(this.parent, -1); this.depth = i32(this.depth, 0);
-    this.firstChild = i32(this.firstChild, -1); this.nextSibling = i32(this.nextSibling, -1);
-    this.self = f64(this.self); this.total = f64(this.total);
+    const i32 = (a: Int32Array, fill: number) => {
+      const b = new Int32Array(n).fill(fill);
+      b.set(a);
+      return b;
+    };
+    const f64 = (a: Float64Array) => {
+      const b = new Float64Array(n);
+      b.set(a);
+      return b;
+    };
+    this.name = i32(this.name, -1);
+    this.parent = i32(this.parent, -1);
+    this.depth = i32(this.depth, 0);
+    this.firstChild = i32(this.firstChild, -1);
+    this.nextSibling = i32(this.nextSibling, -1);
+    this.self = f64(this.self);
+    this.total = f64(this.total);
   }
 
   done(): CallTree {
     const n = this.size;
-    return { size: n, name: this.name.subarray(0, n), parent: this.parent.subarray(0, n), depth: this.depth.subarray(0, n),
-      self: this.self.subarray(
-        0,
-        n,
-      ), total: this.total.subarray(0, n), firstChild: this.firstChild.subarray(0, n), nextSibling: this.nextSibling.subarray(0, n) };
+    return {
+      size: n,
+      name: this.name.subarray(0, n),
+      parent: this.parent.subarray(0, n),
+      depth: this.depth.subarray(0, n),
+      self: this.self.subarray(0, n),
+      total: this.total.subarray(0, n),
+      firstChild: this.firstChild.subarray(0, n),
+      nextSibling: this.nextSibling.subarray(0, n),
+    };
   }
 }
 
@@ -92,8 +114,16 @@ export function callTreeOfWeights(stacks: StackTable, weight: Float64Array, dire
     if (w === 0 || start[s + 1] === start[s]) continue;
     let node = 0;
     tree.total[0] += w;
-    if (direction === 'top-down') for (let f = start[s + 1] - 1; f >= start[s]; f--) { node = tree.child(node, frames[f]); tree.total[node] += w; }
-    else for (let f = start[s]; f < start[s + 1]; f++) { node = tree.child(node, frames[f]); tree.total[node] += w; }
+    if (direction === 'top-down')
+      for (let f = start[s + 1] - 1; f >= start[s]; f--) {
+        node = tree.child(node, frames[f]);
+        tree.total[node] += w;
+      }
+    else
+      for (let f = start[s]; f < start[s + 1]; f++) {
+        node = tree.child(node, frames[f]);
+        tree.total[node] += w;
+      }
     tree.self[node] += w;
   }
   return tree.done();
@@ -184,8 +214,13 @@ export interface Aggregate {
 }
 
 /** The samples' stack weights, one typed pass over the rows: every row (`range` null), or rows timed in [t0, t1] that `shown` marks. */
-export function selectionWeights(stacks: StackTable, time: Float64Array, stack: Int32Array, range: readonly [number, number] | null,
-  shown: Uint8Array | null): Float64Array {
+export function selectionWeights(
+  stacks: StackTable,
+  time: Float64Array,
+  stack: Int32Array,
+  range: readonly [number, number] | null,
+  shown: Uint8Array | null,
+): Float64Array {
   const weight = new Float64Array(stacks.start.length > 0 ? stacks.start.length - 1 : 0);
   const n = Math.min(time.length, stack.length);
   if (range === null) {
@@ -210,8 +245,10 @@ export function selectionWeights(stacks: StackTable, time: Float64Array, stack: 
 export function aggregateWeights(stacks: StackTable, weight: Float64Array): Aggregate {
   return {
     names: stacks.names,
-    topDown: callTreeOfWeights(stacks, weight, 'top-down'), bottomUp: callTreeOfWeights(stacks, weight, 'bottom-up'),
-    functions: functionCountsOfWeights(stacks, weight), lines: lineCountsOfWeights(stacks, weight),
+    topDown: callTreeOfWeights(stacks, weight, 'top-down'),
+    bottomUp: callTreeOfWeights(stacks, weight, 'bottom-up'),
+    functions: functionCountsOfWeights(stacks, weight),
+    lines: lineCountsOfWeights(stacks, weight),
   };
 }
 

@@ -14,8 +14,14 @@ const BISECT_ABOVE_RECORDS_PER_COLUMN = 64;
  * Count the lane's records per pixel column over the window [t0, t1] mapped onto `width`
  * columns. Returns the counts and the largest count (for normalising intensity).
  */
-export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t1: number, width: number,
-  into?: Uint32Array): { counts: Uint32Array; max: number; total: number } {
+export function binDensity(
+  times: Float64Array,
+  rows: Uint32Array,
+  t0: number,
+  t1: number,
+  width: number,
+  into?: Uint32Array,
+): { counts: Uint32Array; max: number; total: number } {
   const columns = Math.max(1, Math.floor(width));
   const counts = into && into.length >= columns ? into.subarray(0, columns) : new Uint32Array(columns);
   counts.fill(0);
@@ -50,7 +56,10 @@ export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t
         lo = hi + 1;
         for (let step = 1; ; step *= 2) {
           hi = lo + step - 1;
-          if (hi >= end) { hi = end; break; }
+          if (hi >= end) {
+            hi = end;
+            break;
+          }
           at = Math.floor((times[rows[hi]] - t0) * scale);
           if (at >= columns) at = columns - 1;
           if (at > x) break;
@@ -61,7 +70,10 @@ export function binDensity(times: Float64Array, rows: Uint32Array, t0: number, t
         for (let step = 1; hi - step >= lo; step *= 2) {
           at = Math.floor((times[rows[hi - step]] - t0) * scale);
           if (at >= columns) at = columns - 1;
-          if (at <= x) { lo = hi - step + 1; break; }
+          if (at <= x) {
+            lo = hi - step + 1;
+            break;
+          }
           hi -= step;
         }
       }

@@ -18,7 +18,6 @@ export interface HostRequests {
   post(message: WebviewToHost): void;
 }
 
-
 /** A frame as perf script names it: `function+0xoff`, else [kernel] (kallsyms unreadable) or [unknown]. */
 export function frameName(frame: CallchainEntry, symbols: readonly string[] | undefined): string {
   const name = frame.symbol !== undefined ? symbols?.[frame.symbol] : undefined;
@@ -52,8 +51,12 @@ export class DetailsPane {
   /** The record shown (store row: selected on a chart, or picked among those without a time), or null. */
   private row: number | null = null;
 
-  constructor(parent: HTMLElement, private readonly store: RecordStore, private readonly host: HostRequests,
-    private readonly timeBase: () => TimeBase) {
+  constructor(
+    parent: HTMLElement,
+    private readonly store: RecordStore,
+    private readonly host: HostRequests,
+    private readonly timeBase: () => TimeBase,
+  ) {
     this.details = el('section', 'rs-details', parent);
     this.details.id = 'rs-details';
     this.details.setAttribute('aria-label', 'Record details');
@@ -91,11 +94,18 @@ export class DetailsPane {
   show(row: number | null): void {
     this.details.replaceChildren();
     this.row = row;
-    if (row === null) { el('p', 'rs-hint', this.details, 'Click a record to see its details.'); return; }
+    if (row === null) {
+      el('p', 'rs-hint', this.details, 'Click a record to see its details.');
+      return;
+    }
     const s = this.store;
     el('h2', '', this.details, s.events[s.event[row]]?.name ?? 'record');
     const table = el('table', 'rs-fields', this.details);
-    const add = (k: string, v: string) => { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); };
+    const add = (k: string, v: string) => {
+      const tr = table.insertRow();
+      el('th', '', tr, k).scope = 'row';
+      el('td', '', tr, v);
+    };
     add('type', recordTypeName(s.kind[row]));
     const time = table.insertRow();
     el('th', '', time, 'time').scope = 'row';
@@ -116,8 +126,10 @@ export class DetailsPane {
     add('snapshot', `${snap?.name ?? '?'} · row ${s.localRowOf(row)}`);
     const trigger = this.recorder ? triggerSpecOf(s.kind[row], s.events[s.event[row]]) : undefined;
     if (trigger !== undefined) {
-      const button = createButton('Snapshot When This Fires', `Record, and take a snapshot each time ${trigger} fires (Snapshot When…)`,
-        { appearance: 'secondary', id: 'rs-snapshot-when' });
+      const button = createButton('Snapshot When This Fires', `Record, and take a snapshot each time ${trigger} fires (Snapshot When…)`, {
+        appearance: 'secondary',
+        id: 'rs-snapshot-when',
+      });
       button.addEventListener('click', () => this.host.post({ type: 'snapshotWhenRequest', event: trigger }));
       el('div', 'rs-snapshot-when', this.details).appendChild(button);
     }
@@ -135,7 +147,11 @@ export class DetailsPane {
       if (entries.length === 0) return;
       el('h3', '', target, title);
       const table = el('table', 'rs-fields', target);
-      for (const [k, v] of entries) { const tr = table.insertRow(); el('th', '', tr, k).scope = 'row'; el('td', '', tr, v); }
+      for (const [k, v] of entries) {
+        const tr = table.insertRow();
+        el('th', '', tr, k).scope = 'row';
+        el('td', '', tr, v);
+      }
     };
     section('Record', [['record', d.type]]);
     if (d.timeNs !== undefined) {
@@ -146,8 +162,15 @@ export class DetailsPane {
       el('td', '', tr, d.timeNs);
       tr.hidden = !this.timeBase().perfClock;
     }
-    section('Fields', Object.entries(d.fields).map(([k, v]) => [k, jsonText(v)]));
-    if (d.tracepointFields) section('Tracepoint fields', Object.entries(d.tracepointFields).map(([k, v]) => [k, jsonText(v)]));
+    section(
+      'Fields',
+      Object.entries(d.fields).map(([k, v]) => [k, jsonText(v)]),
+    );
+    if (d.tracepointFields)
+      section(
+        'Tracepoint fields',
+        Object.entries(d.tracepointFields).map(([k, v]) => [k, jsonText(v)]),
+      );
     if (d.callchain && d.callchain.length > 0) {
       el('h3', '', target, 'Callchain');
       const list = el('ol', 'rs-callchain', target);
@@ -165,7 +188,12 @@ export class DetailsPane {
         item.setAttribute('role', 'link');
         item.title = `Reveal ${file}:${line} in the editor`;
         item.addEventListener('click', () => this.reveal(file, line));
-        item.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.reveal(file, line); } });
+        item.addEventListener('keydown', (e) => {
+          if (e.key === 'Enter') {
+            e.preventDefault();
+            this.reveal(file, line);
+          }
+        });
       }
       el('div', 'rs-reveal-status rs-hint', target);
     }

@@ -20,8 +20,16 @@ export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
 
 export interface Colors {
-  mark: string; laneAlt: string; hatch: string; lost: string; span: string; syscall: string; selection: string;
-  boundary: string; foreground: string; palette: string[];
+  mark: string;
+  laneAlt: string;
+  hatch: string;
+  lost: string;
+  span: string;
+  syscall: string;
+  selection: string;
+  boundary: string;
+  foreground: string;
+  palette: string[];
   /** Thread state band colours by state code. */
   states: string[];
 }
@@ -34,9 +42,15 @@ export function readColors(element: Element): Colors {
   const v = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
   const mark = v('--rs-mark', '#3794ff');
   return {
-    mark, laneAlt: v('--rs-lane-alt', 'rgba(128,128,128,0.08)'), hatch: v('--rs-hatch', '#888'), lost: v('--rs-lost', '#f14c4c'),
-    span: v('--rs-span', mark), syscall: v('--rs-syscall', '#cca700'), selection: v('--rs-selection', '#ffffff'),
-    boundary: v('--rs-boundary', '#888'), foreground: v('--rs-foreground', '#ccc'),
+    mark,
+    laneAlt: v('--rs-lane-alt', 'rgba(128,128,128,0.08)'),
+    hatch: v('--rs-hatch', '#888'),
+    lost: v('--rs-lost', '#f14c4c'),
+    span: v('--rs-span', mark),
+    syscall: v('--rs-syscall', '#cca700'),
+    selection: v('--rs-selection', '#ffffff'),
+    boundary: v('--rs-boundary', '#888'),
+    foreground: v('--rs-foreground', '#ccc'),
     palette: Array.from({ length: PALETTE_SIZE }, (_, i) => v(`--rs-palette-${i}`, mark)),
     states: readStateColors(style, mark),
   };
@@ -60,9 +74,13 @@ export function drawAxis(axisSvg: SVGSVGElement, x: TimeScale, width: number, ba
   const shift = base.shift();
   const shown = x.copy().domain([d0 + shift, d1 + shift]);
   const ticks = shown.ticks(Math.max(2, Math.floor(width / 110)));
-  const step = ticks.length > 1 ? ticks[1] - ticks[0] : (d1 - d0);
+  const step = ticks.length > 1 ? ticks[1] - ticks[0] : d1 - d0;
   const format = base.tickFormatter(step);
-  const axis = d3.axisBottom(shown).tickValues(ticks).tickFormat((d) => format(+d)).tickSizeOuter(0);
+  const axis = d3
+    .axisBottom(shown)
+    .tickValues(ticks)
+    .tickFormat((d) => format(+d))
+    .tickSizeOuter(0);
   let g = svg.select<SVGGElement>('g.rs-axis-g');
   if (g.empty()) g = svg.append('g').attr('class', 'rs-axis-g');
   g.attr('transform', 'translate(0,2)').call(axis);
@@ -79,7 +97,14 @@ function hatchPattern(ctx: CanvasRenderingContext2D, color: string): CanvasPatte
   if (!t) return color;
   t.strokeStyle = color;
   t.lineWidth = 1.5;
-  t.beginPath(); t.moveTo(0, 6); t.lineTo(6, 0); t.moveTo(-1, 1); t.lineTo(1, -1); t.moveTo(5, 7); t.lineTo(7, 5); t.stroke();
+  t.beginPath();
+  t.moveTo(0, 6);
+  t.lineTo(6, 0);
+  t.moveTo(-1, 1);
+  t.lineTo(1, -1);
+  t.moveTo(5, 7);
+  t.lineTo(7, 5);
+  t.stroke();
   return ctx.createPattern(tile, 'repeat') ?? color;
 }
 
@@ -209,7 +234,10 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
       if (mark.overwritten) ctx.fillStyle = overwrittenHatch ??= hatchPattern(ctx, colors.hatch);
       else ctx.fillStyle = lostHatch ??= hatchPattern(ctx, colors.lost);
       ctx.fillRect(x0, y, x1 - x0, hp);
-      if (!mark.overwritten) { ctx.fillStyle = colors.lost; ctx.fillRect(x0, y, x1 - x0, Math.max(1, Math.round(dpr))); }
+      if (!mark.overwritten) {
+        ctx.fillStyle = colors.lost;
+        ctx.fillRect(x0, y, x1 - x0, Math.max(1, Math.round(dpr)));
+      }
     }
     const s = f.first;
     const e = f.end;
@@ -232,9 +260,19 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
         dim: colors.foreground,
       });
       if (f.stackDepth > 0) {
-        drawStackColumns(ctx, { rows: lane.rows, time, stack: stacks.stack, table: stacks.table, interval: stacks.intervalOf(f.lane) }, t0, t1, W,
-          y + graphHeight, Math.round(STACK_ROW_HEIGHT * dpr), f.stackDepth, dpr,
-          { palette: colors.palette, foreground: colors.foreground, selection: colors.selection }, stacks.highlight);
+        drawStackColumns(
+          ctx,
+          { rows: lane.rows, time, stack: stacks.stack, table: stacks.table, interval: stacks.intervalOf(f.lane) },
+          t0,
+          t1,
+          W,
+          y + graphHeight,
+          Math.round(STACK_ROW_HEIGHT * dpr),
+          f.stackDepth,
+          dpr,
+          { palette: colors.palette, foreground: colors.foreground, selection: colors.selection },
+          stacks.highlight,
+        );
       }
       continue;
     }
@@ -283,25 +321,43 @@ export interface OverlayInput {
 export function drawOverlay(marksGroup: SVGGElement, x: TimeScale, input: OverlayInput): void {
   const { colors } = input;
   const marks = d3.select(marksGroup);
-  marks.selectAll<SVGLineElement, unknown>('line.rs-boundary')
+  marks
+    .selectAll<SVGLineElement, unknown>('line.rs-boundary')
     .data(input.boundaries, (d) => (d as { id: string }).id)
-    .join('line').attr('class', 'rs-boundary')
-    .attr('x1', (d) => x(d.maxTime)).attr('x2', (d) => x(d.maxTime))
-    .attr('y1', 0).attr('y2', input.viewportHeight)
+    .join('line')
+    .attr('class', 'rs-boundary')
+    .attr('x1', (d) => x(d.maxTime))
+    .attr('x2', (d) => x(d.maxTime))
+    .attr('y1', 0)
+    .attr('y2', input.viewportHeight)
     .attr('stroke', colors.boundary);
-  marks.selectAll<SVGTextElement, unknown>('text.rs-boundary-label')
+  marks
+    .selectAll<SVGTextElement, unknown>('text.rs-boundary-label')
     .data(input.boundaries, (d) => (d as { id: string }).id)
-    .join('text').attr('class', 'rs-boundary-label')
-    .attr('x', (d) => x(d.maxTime) - 4).attr('y', 10).attr('text-anchor', 'end')
+    .join('text')
+    .attr('class', 'rs-boundary-label')
+    .attr('x', (d) => x(d.maxTime) - 4)
+    .attr('y', 10)
+    .attr('text-anchor', 'end')
     .text((d) => d.name);
   const sel = input.selected === null ? [] : [input.selected];
-  marks.selectAll<SVGCircleElement, { time: number; y: number }>('circle.rs-selected')
-    .data(sel).join('circle').attr('class', 'rs-selected')
+  marks
+    .selectAll<SVGCircleElement, { time: number; y: number }>('circle.rs-selected')
+    .data(sel)
+    .join('circle')
+    .attr('class', 'rs-selected')
     .attr('cx', (s) => x(s.time))
     .attr('cy', (s) => s.y)
-    .attr('r', 5).attr('stroke', colors.selection);
+    .attr('r', 5)
+    .attr('stroke', colors.selection);
   const hover = input.hoverX === null ? [] : [input.hoverX];
-  marks.selectAll<SVGLineElement, number>('line.rs-hover')
-    .data(hover).join('line').attr('class', 'rs-hover')
-    .attr('x1', (h) => h).attr('x2', (h) => h).attr('y1', 0).attr('y2', input.viewportHeight);
+  marks
+    .selectAll<SVGLineElement, number>('line.rs-hover')
+    .data(hover)
+    .join('line')
+    .attr('class', 'rs-hover')
+    .attr('x1', (h) => h)
+    .attr('x2', (h) => h)
+    .attr('y1', 0)
+    .attr('y2', input.viewportHeight);
 }

@@ -6,7 +6,7 @@ describe('details drawer height', () => {
     assert.equal(clampDrawerHeight(300, 800), 300);
     assert.equal(clampDrawerHeight(10, 800), MIN_DRAWER_HEIGHT);
     assert.equal(clampDrawerHeight(790, 800), 800 - MIN_TIMELINE_HEIGHT);
-    assert.equal(clampDrawerHeight(300, 100), MIN_DRAWER_HEIGHT, 'a tiny page still shows the drawer\'s minimum');
+    assert.equal(clampDrawerHeight(300, 100), MIN_DRAWER_HEIGHT, "a tiny page still shows the drawer's minimum");
     assert.equal(clampDrawerHeight(NaN, 800), DEFAULT_DRAWER_HEIGHT);
   });
 });

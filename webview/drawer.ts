@@ -30,8 +30,13 @@ export class Drawer {
    * `available` measures the height the drawer shares with the timeline, `above` the least the charts above it need;
    * `onResized` is told the new height when the user has resized it (to save it).
    */
-  constructor(parent: HTMLElement, height: number | undefined, private readonly available: () => number,
-    private readonly onResized: (height: number) => void, private readonly above: () => number = () => MIN_TIMELINE_HEIGHT) {
+  constructor(
+    parent: HTMLElement,
+    height: number | undefined,
+    private readonly available: () => number,
+    private readonly onResized: (height: number) => void,
+    private readonly above: () => number = () => MIN_TIMELINE_HEIGHT,
+  ) {
     this.wanted = height ?? DEFAULT_DRAWER_HEIGHT;
     this.handle = el('div', 'rs-drawer-handle', parent);
     this.handle.setAttribute('role', 'separator');
@@ -52,7 +57,9 @@ export class Drawer {
   }
 
   /** The height asked for (dragged, or remembered): the least the drawer takes; it takes more when the lanes leave more. */
-  get height(): number { return clampDrawerHeight(this.wanted, this.available(), this.above()); }
+  get height(): number {
+    return clampDrawerHeight(this.wanted, this.available(), this.above());
+  }
 
   /** The height on screen: a drag or a key step starts from it, not from the least it may take. */
   private shownHeight(): number {

@@ -30,9 +30,19 @@ describe('filter: field.NAME terms', () => {
     const matchingRows = new Set([0, 2]);
     const asked: FilterTerm[] = [];
     const subject: FilterSubject = {
-      eventName: () => 'e', comm: (r) => (r === 2 ? 'idle' : 'app'), symbol: () => null, kindName: () => 'SAMPLE',
-      pid: () => 1, tid: () => 1, cpu: () => 0, misc: () => 0, ipHex: () => '0',
-      fieldMatches: (term, row) => { asked.push(term); return matchingRows.has(row); },
+      eventName: () => 'e',
+      comm: (r) => (r === 2 ? 'idle' : 'app'),
+      symbol: () => null,
+      kindName: () => 'SAMPLE',
+      pid: () => 1,
+      tid: () => 1,
+      cpu: () => 0,
+      misc: () => 0,
+      ipHex: () => '0',
+      fieldMatches: (term, row) => {
+        asked.push(term);
+        return matchingRows.has(row);
+      },
     };
     const keep = compileFilter(parsed.terms, subject);
     assert.deepEqual([0, 1, 2, 3].filter(keep), [0]);
@@ -49,8 +59,16 @@ describe('filter: stack:NAME terms', () => {
     assert.deepEqual(parsed.terms, [{ key: 'stack', negate: false, value: 'pd_outer' }]);
     const chains: Record<number, string[]> = { 0: ['pd_inner', 'pd_outer', 'main'], 1: ['pd_write_counter', 'main'], 2: [] };
     const subject: FilterSubject = {
-      eventName: () => 'task-clock', comm: () => 'pd_work', symbol: () => 'pd_outer+0x4', kindName: () => 'SAMPLE',
-      pid: () => 1, tid: () => 1, cpu: () => 0, misc: () => 0, ipHex: () => '0', stackFunctions: (r) => chains[r] ?? [],
+      eventName: () => 'task-clock',
+      comm: () => 'pd_work',
+      symbol: () => 'pd_outer+0x4',
+      kindName: () => 'SAMPLE',
+      pid: () => 1,
+      tid: () => 1,
+      cpu: () => 0,
+      misc: () => 0,
+      ipHex: () => '0',
+      stackFunctions: (r) => chains[r] ?? [],
     };
     assert.deepEqual([0, 1, 2, 3].filter(compileFilter(parsed.terms, subject)), [0]);
     const negated = parseFilter('-stack:main');
@@ -59,7 +77,8 @@ describe('filter: stack:NAME terms', () => {
     const exact = parseFilter('stack:=PD_INNER stack:="main"');
     assert.ok(exact.ok);
     assert.deepEqual(exact.terms, [
-      { key: 'stack', negate: false, value: 'pd_inner', exact: true }, { key: 'stack', negate: false, value: 'main', exact: true },
+      { key: 'stack', negate: false, value: 'pd_inner', exact: true },
+      { key: 'stack', negate: false, value: 'main', exact: true },
     ]);
     assert.deepEqual([0, 1, 2, 3].filter(compileFilter(exact.terms, subject)), [0]);
     const partial = parseFilter('stack:=pd_inn');
@@ -78,8 +97,7 @@ describe('filter: words with a colon', () => {
     assert.match((parsed as { error: string }).error, /^unknown key "foo:" in "foo:bar": use event:, comm:/);
     assert.match((parsed as { error: string }).error, /as event:foo:bar\)$/);
     assert.equal(parseFilter('-sched:sched_switch').ok, false);
-    assert.deepEqual(parseFilter('event:sched:sched_switch'),
-      { ok: true, terms: [{ key: 'event', negate: false, value: 'sched:sched_switch' }] });
+    assert.deepEqual(parseFilter('event:sched:sched_switch'), { ok: true, terms: [{ key: 'event', negate: false, value: 'sched:sched_switch' }] });
     assert.deepEqual(parseFilter('busy'), { ok: true, terms: [{ key: 'any', negate: false, value: 'busy' }] });
   });
 });

@@ -35,7 +35,10 @@ export type ParsedFilter = { readonly ok: true; readonly terms: readonly FilterT
 const TEXT_KEYS: ReadonlySet<string> = new Set(['event', 'comm', 'sym', 'symbol', 'stack', 'kind']);
 const NUMBER_KEYS: ReadonlySet<string> = new Set(['pid', 'tid', 'cpu', 'misc']);
 /** The keys a filter error offers: `event:, comm:, …, ip:` (`symbol:` is another name for `sym:`). */
-const KNOWN_KEYS = [...TEXT_KEYS, ...NUMBER_KEYS, 'ip'].filter((k) => k !== 'symbol').map((k) => `${k}:`).join(', ');
+const KNOWN_KEYS = [...TEXT_KEYS, ...NUMBER_KEYS, 'ip']
+  .filter((k) => k !== 'symbol')
+  .map((k) => `${k}:`)
+  .join(', ');
 
 function tokenize(text: string): string[] | string {
   const tokens: string[] = [];
@@ -91,12 +94,15 @@ export function parseFilter(text: string): ParsedFilter {
         if (value === '=') return { ok: false, error: 'stack:= needs a function name' };
         terms.push({ key: 'stack', negate, value: value.slice(1).toLowerCase(), exact: true });
       } else {
-        terms.push({ key: maybeKey === 'symbol' ? 'sym' : maybeKey as FilterKey, negate, value: value.toLowerCase() });
+        terms.push({ key: maybeKey === 'symbol' ? 'sym' : (maybeKey as FilterKey), negate, value: value.toLowerCase() });
       }
     } else if (colon > 0) {
       // A word with a colon is a key:value term; an unknown key would match nothing and hide every record.
-      return { ok: false, error: `unknown key "${token.slice(0, colon)}:" in "${token}": use ${KNOWN_KEYS} or field.NAME= `
-        + `(an event name goes after event:, as event:${token})` };
+      return {
+        ok: false,
+        error:
+          `unknown key "${token.slice(0, colon)}:" in "${token}": use ${KNOWN_KEYS} or field.NAME= ` + `(an event name goes after event:, as event:${token})`,
+      };
     } else {
       terms.push({ key: 'any', negate, value: token.toLowerCase() });
     }
@@ -124,23 +130,36 @@ export interface FilterSubject {
 
 function matches(term: FilterTerm, s: FilterSubject, row: number): boolean {
   switch (term.key) {
-    case 'event': return s.eventName(row).toLowerCase().includes(term.value);
-    case 'comm': return s.comm(row).toLowerCase().includes(term.value);
-    case 'sym': return (s.symbol(row) ?? '').toLowerCase().includes(term.value);
+    case 'event':
+      return s.eventName(row).toLowerCase().includes(term.value);
+    case 'comm':
+      return s.comm(row).toLowerCase().includes(term.value);
+    case 'sym':
+      return (s.symbol(row) ?? '').toLowerCase().includes(term.value);
     case 'stack': {
       const wanted = (name: string) => (term.exact ? name.toLowerCase() === term.value : name.toLowerCase().includes(term.value));
       return (s.stackFunctions?.(row) ?? []).some(wanted);
     }
-    case 'kind': return s.kindName(row).toLowerCase().includes(term.value);
-    case 'pid': return String(s.pid(row)) === term.value;
-    case 'tid': return String(s.tid(row)) === term.value;
-    case 'cpu': return String(s.cpu(row)) === term.value;
-    case 'misc': return String(s.misc(row)) === term.value;
-    case 'ip': return s.ipHex(row) === term.value;
-    case 'field': return s.fieldMatches?.(term, row) ?? false;
+    case 'kind':
+      return s.kindName(row).toLowerCase().includes(term.value);
+    case 'pid':
+      return String(s.pid(row)) === term.value;
+    case 'tid':
+      return String(s.tid(row)) === term.value;
+    case 'cpu':
+      return String(s.cpu(row)) === term.value;
+    case 'misc':
+      return String(s.misc(row)) === term.value;
+    case 'ip':
+      return s.ipHex(row) === term.value;
+    case 'field':
+      return s.fieldMatches?.(term, row) ?? false;
     case 'any':
-      return s.eventName(row).toLowerCase().includes(term.value) || s.comm(row).toLowerCase().includes(term.value)
-        || (s.symbol(row) ?? '').toLowerCase().includes(term.value);
+      return (
+        s.eventName(row).toLowerCase().includes(term.value) ||
+        s.comm(row).toLowerCase().includes(term.value) ||
+        (s.symbol(row) ?? '').toLowerCase().includes(term.value)
+      );
   }
 }
 

@@ -5,7 +5,8 @@
 export function bisectLeft(times: Float64Array, rows: Uint32Array, t: number, lo = 0, hi = rows.length): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (times[rows[mid]] < t) lo = mid + 1; else hi = mid;
+    if (times[rows[mid]] < t) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }
@@ -14,7 +15,8 @@ export function bisectLeft(times: Float64Array, rows: Uint32Array, t: number, lo
 export function bisectRight(times: Float64Array, rows: Uint32Array, t: number, lo = 0, hi = rows.length): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (times[rows[mid]] <= t) lo = mid + 1; else hi = mid;
+    if (times[rows[mid]] <= t) lo = mid + 1;
+    else hi = mid;
   }
   return lo;
 }
@@ -37,7 +39,10 @@ export function nearestPosition(times: Float64Array, rows: Uint32Array, t: numbe
   for (const candidate of [i - 1, i]) {
     if (candidate < 0 || candidate >= rows.length) continue;
     const d = Math.abs(times[rows[candidate]] - t);
-    if (d < bestDistance) { best = candidate; bestDistance = d; }
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
   }
   return bestDistance <= maxDistance ? best : -1;
 }

@@ -9,7 +9,6 @@ import { recordTypeName } from '../shared/columns';
 
 const HIT_RADIUS_PX = 5;
 
-
 /** Where the lanes sit: top and height of each, in CSS pixels from the top of the lane area. */
 export interface LanePlaces {
   readonly lanes: readonly Lane[];
@@ -34,8 +33,14 @@ export function laneAtY(places: LanePlaces, y: number): number {
  * The record under a point of the plot (`px`, `py` in plot pixels, `scrollTop` of the lanes), or null: the
  * lane by bisection, then the nearest row of that lane within HIT_RADIUS_PX of `px`.
  */
-export function hitTest(places: LanePlaces, time: Float64Array, x: { invert(px: number): number }, px: number, py: number,
-  scrollTop: number): { lane: number; pos: number } | null {
+export function hitTest(
+  places: LanePlaces,
+  time: Float64Array,
+  x: { invert(px: number): number },
+  px: number,
+  py: number,
+  scrollTop: number,
+): { lane: number; pos: number } | null {
   const li = laneAtY(places, py + scrollTop);
   if (li < 0) return null;
   const t = x.invert(px);
@@ -69,7 +74,13 @@ export class Tooltip {
 
   show(lines: readonly string[], clientX: number, clientY: number): void {
     const tooltip = this.element;
-    tooltip.replaceChildren(...lines.map((l) => { const d = document.createElement('div'); d.textContent = l; return d; }));
+    tooltip.replaceChildren(
+      ...lines.map((l) => {
+        const d = document.createElement('div');
+        d.textContent = l;
+        return d;
+      }),
+    );
     tooltip.hidden = false;
     const host = tooltip.parentElement!.getBoundingClientRect();
     const left = Math.min(clientX - host.left + 14, host.width - tooltip.offsetWidth - 4);
@@ -77,7 +88,9 @@ export class Tooltip {
     tooltip.style.top = `${clientY - host.top + 14}px`;
   }
 
-  hide(): void { this.element.hidden = true; }
+  hide(): void {
+    this.element.hidden = true;
+  }
 }
 
 /** What the keyboard drives. */

@@ -77,7 +77,15 @@ export function sortRowsByTime(time: Float64Array, rows: Uint32Array): Uint32Arr
 }
 
 interface Group {
-  key: string; label: string; order: number; watch: boolean; count: number; rows?: Uint32Array; fill: number; pid?: number; keep?: number;
+  key: string;
+  label: string;
+  order: number;
+  watch: boolean;
+  count: number;
+  rows?: Uint32Array;
+  fill: number;
+  pid?: number;
+  keep?: number;
 }
 
 /**
@@ -89,8 +97,13 @@ interface Group {
  * index) through the previous row's answer or a numeric map, so the per-row cost is a few array
  * reads; keys and labels are built once per group, not per row.
  */
-export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((row: number) => boolean) | null,
-  collapsed: ReadonlySet<string>, ranges?: readonly (readonly [number, number])[]): Lane[] {
+export function buildLanes(
+  src: LaneSource,
+  grouping: LaneGrouping,
+  include: ((row: number) => boolean) | null,
+  collapsed: ReadonlySet<string>,
+  ranges?: readonly (readonly [number, number])[],
+): Lane[] {
   const n = src.length;
   // Only the rows in `ranges` (one capture's) are placed; without them, every row.
   const scan = ranges ?? [[0, n] as const];
@@ -99,7 +112,11 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   const byKey = new Map<string, number>();
   const intern = (key: string, label: string, order: number, watch = false): number => {
     let g = byKey.get(key);
-    if (g === undefined) { g = groups.length; groups.push({ key, label, order, watch, count: 0, fill: 0 }); byKey.set(key, g); }
+    if (g === undefined) {
+      g = groups.length;
+      groups.push({ key, label, order, watch, count: 0, fill: 0 });
+      byKey.set(key, g);
+    }
     return g;
   };
   const eventCount = src.events.length;
@@ -153,13 +170,16 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
   // The general path reads the grouping column by row; the path that places every row reads it in parts.
   const columnOf = (): Int32Array | Uint16Array => (grouping === 'cpu' ? src.cpu : grouping === 'thread' ? src.tid : src.event);
   const partsOf = (): readonly { readonly base: number; readonly values: Int32Array | Uint16Array }[] =>
-    grouping === 'event' ? [{ base: 0, values: src.event }]
-      : src.partsOf?.(grouping === 'cpu' ? 'cpu' : 'tid') ?? [{ base: 0, values: columnOf() }];
+    grouping === 'event' ? [{ base: 0, values: src.event }] : (src.partsOf?.(grouping === 'cpu' ? 'cpu' : 'tid') ?? [{ base: 0, values: columnOf() }]);
   const time = src.time;
   const event = src.event;
   let counts = new Int32Array(64);
   const countSlot = (g: number): void => {
-    if (g >= counts.length) { const grown = new Int32Array(Math.max(g + 1, counts.length * 2)); grown.set(counts); counts = grown; }
+    if (g >= counts.length) {
+      const grown = new Int32Array(Math.max(g + 1, counts.length * 2));
+      grown.set(counts);
+      counts = grown;
+    }
   };
 
   // Pass 1: the size of every group, and the group of every row (-1: left out). Rows of one group
@@ -183,7 +203,7 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
       // Every row is placed: only the grouping column is read, and a run's rows are stored with one fill
       // (the first paint of a big snapshot runs this loop cold, so it is kept to a read and a compare).
       let runStart = from;
-      for (const { base, values } of parts ??= partsOf()) {
+      for (const { base, values } of (parts ??= partsOf())) {
         const last = Math.min(end, base + values.length);
         for (let row = Math.max(from, base); row < last; row++) {
           const value = values[row - base];
@@ -280,7 +300,12 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
     groups.forEach((group, g) => {
       if (group.pid === undefined) return;
       let slot = slotOfPid.get(group.pid);
-      if (slot === undefined) { slot = sizes.length; slotOfPid.set(group.pid, slot); sizes.push(0); threadsOf.push([]); }
+      if (slot === undefined) {
+        slot = sizes.length;
+        slotOfPid.set(group.pid, slot);
+        sizes.push(0);
+        threadsOf.push([]);
+      }
       processOf[g] = slot;
       sizes[slot] += counts[g];
       threadsOf[slot].push(g);
@@ -319,14 +344,13 @@ export function buildLanes(src: LaneSource, grouping: LaneGrouping, include: ((r
     .map((g) => ({
       key: g.key,
       label: g.label,
-      kind: g.watch ? 'watch' as const : 'group' as const,
+      kind: g.watch ? ('watch' as const) : ('group' as const),
       rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows === sharedRows ? g.rows.slice() : g.rows!),
       ...(g.pid !== undefined ? { pid: g.pid } : {}),
       ...(g.keep !== undefined ? { keep: g.keep } : {}),
       collapsed: collapsed.has(g.key),
     }));
-  return grouping === 'thread'
-    ? withProcessHeaders(lanes, src.time, collapsed, headerRows ?? undefined, src.processCommOf?.bind(src)) : lanes;
+  return grouping === 'thread' ? withProcessHeaders(lanes, src.time, collapsed, headerRows ?? undefined, src.processCommOf?.bind(src)) : lanes;
 }
 
 /** Row lists each sorted by time merged into one (pairwise, so n·log k steps and no comparator calls); ties by row. */
@@ -339,7 +363,9 @@ export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): 
       const a = level[k];
       const b = level[k + 1];
       const out = new Uint32Array(a.length + b.length);
-      let i = 0, j = 0, o = 0;
+      let i = 0,
+        j = 0,
+        o = 0;
       while (i < a.length && j < b.length) {
         const ta = time[a[i]];
         const tb = time[b[j]];
@@ -360,25 +386,44 @@ export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): 
  * named by the process's comm (its main thread's, else its first thread's) and pid, counts its threads (title), holds all
  * their rows in time order (drawn as a density summary). A collapsed header hides its thread lanes.
  */
-export function withProcessHeaders(lanes: readonly Lane[], time: Float64Array, collapsed: ReadonlySet<string>,
-  headerRows?: ReadonlyMap<number, Uint32Array>, processComm?: (pid: number) => string | undefined): Lane[] {
+export function withProcessHeaders(
+  lanes: readonly Lane[],
+  time: Float64Array,
+  collapsed: ReadonlySet<string>,
+  headerRows?: ReadonlyMap<number, Uint32Array>,
+  processComm?: (pid: number) => string | undefined,
+): Lane[] {
   const out: Lane[] = [];
   for (let i = 0; i < lanes.length;) {
     const pid = lanes[i].pid;
-    if (pid === undefined) { out.push(lanes[i++]); continue; }
+    if (pid === undefined) {
+      out.push(lanes[i++]);
+      continue;
+    }
     let end = i;
     while (end < lanes.length && lanes[end].pid === pid) end++;
     const threads = lanes.slice(i, end);
     const main = threads.find((t) => t.key === `thread:${pid}`) ?? threads[0];
     // The process's own name when the source knows it: a filter that hides the main thread must not rename the header.
     const comm = processComm?.(pid) || main.label.slice(0, main.label.lastIndexOf(' '));
-    const rows = headerRows?.get(pid) ?? mergeByTime(time, threads.map((t) => t.rows));
+    const rows =
+      headerRows?.get(pid) ??
+      mergeByTime(
+        time,
+        threads.map((t) => t.rows),
+      );
     const key = `process:${pid}`;
     const isCollapsed = collapsed.has(key);
     const label = `${comm} ${pid}`;
     out.push({
-      key, label, title: `${label}: ${threads.length} thread${threads.length === 1 ? '' : 's'}`, kind: 'process', pid,
-      keep: String(pid).length, rows, collapsed: isCollapsed,
+      key,
+      label,
+      title: `${label}: ${threads.length} thread${threads.length === 1 ? '' : 's'}`,
+      kind: 'process',
+      pid,
+      keep: String(pid).length,
+      rows,
+      collapsed: isCollapsed,
     });
     if (!isCollapsed) out.push(...threads);
     i = end;

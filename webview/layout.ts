@@ -15,7 +15,12 @@ export const LANE_HEIGHT = 22;
 export const COLLAPSED_HEIGHT = 8;
 
 /** The spans of one lane sorted by start, with the running maximum of their ends (for bisection). */
-export interface LaneSpans { start: Float64Array; end: Float64Array; prefixMaxEnd: Float64Array; type: Uint8Array }
+export interface LaneSpans {
+  start: Float64Array;
+  end: Float64Array;
+  prefixMaxEnd: Float64Array;
+  type: Uint8Array;
+}
 
 /** One visible lane of a frame: its position on screen and the rows [first, end) inside the window. */
 export interface FrameLane {
@@ -105,8 +110,14 @@ export class TimelineLayout {
    * Lanes (what the first frame needs: rows per lane, sorted by time), rebuilt when an input changed; true when
    * they were. Span pairing is not part of it: see ensureSpans.
    */
-  update(grouping: LaneGrouping, include: ((row: number) => boolean) | null, filterVersion: number, collapsed: ReadonlySet<string>,
-    shown: number, ticks: ReadonlySet<string> = new Set()): boolean {
+  update(
+    grouping: LaneGrouping,
+    include: ((row: number) => boolean) | null,
+    filterVersion: number,
+    collapsed: ReadonlySet<string>,
+    shown: number,
+    ticks: ReadonlySet<string> = new Set(),
+  ): boolean {
     const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}`;
     if (key === this.builtKey) return false;
     this.shown = shown;
@@ -120,8 +131,9 @@ export class TimelineLayout {
     this.hasStacks = this.lanes.map((lane) => table !== null && lane.kind === 'group' && lane.pid !== undefined && anyStack(stack, lane.rows));
     // Each thread lane with callchains is a stack chart unless switched to ticks: its depth is its height, found here; its
     // boxes are not needed to draw it.
-    this.stackDepth = this.lanes.map((lane, i) => (this.hasStacks[i] && !lane.collapsed && !ticks.has(lane.key) && table !== null
-      ? maxStackDepth(lane.rows, stack, table) : 0));
+    this.stackDepth = this.lanes.map((lane, i) =>
+      this.hasStacks[i] && !lane.collapsed && !ticks.has(lane.key) && table !== null ? maxStackDepth(lane.rows, stack, table) : 0,
+    );
     this.stackCharts = [];
     this.laneInterval = [];
     let y = 0;
@@ -179,7 +191,8 @@ export class TimelineLayout {
       this.idleSpansPending = false;
       build();
     };
-    if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 1000 }); else setTimeout(run, 50);
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 1000 });
+    else setTimeout(run, 50);
   }
 
   /** The lanes a frame shows: visible in the scrolled viewport, with the rows inside [t0, t1]. */
@@ -194,7 +207,7 @@ export class TimelineLayout {
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
       const stackDepth = this.stackDepth[li] ?? 0;
       const dense = stackDepth > 0 || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
-      const densityEvent = dense ? this.laneDensityEvent[li] ??= this.densityEventOf(lane) : -1;
+      const densityEvent = dense ? (this.laneDensityEvent[li] ??= this.densityEventOf(lane)) : -1;
       out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent, stackDepth });
     }
     return out;
@@ -203,7 +216,7 @@ export class TimelineLayout {
   /** The boxes of stack chart lane `lane` (built now if they were not yet), or undefined when it is not one. */
   stackChart(lane: number): StackChart | undefined {
     if (!(this.stackDepth[lane] > 0)) return undefined;
-    return this.stackCharts[lane] ??= buildStackChart(this.lanes[lane].rows, this.store.time, this.store.stack, this.store.stackTable());
+    return (this.stackCharts[lane] ??= buildStackChart(this.lanes[lane].rows, this.store.time, this.store.stack, this.store.stackTable()));
   }
 
   /** True when every stack chart lane's boxes are built. */
@@ -213,7 +226,7 @@ export class TimelineLayout {
 
   /** The sampling interval of a lane's callchain samples (the activity graph's full height), found once per lane. */
   intervalOf(lane: number): number {
-    return this.laneInterval[lane] ??= this.store.stack.length > 0 ? samplingInterval(this.lanes[lane].rows, this.store.time, this.store.stack) : 0;
+    return (this.laneInterval[lane] ??= this.store.stack.length > 0 ? samplingInterval(this.lanes[lane].rows, this.store.time, this.store.stack) : 0);
   }
 
   /**
@@ -234,7 +247,10 @@ export class TimelineLayout {
     for (let e = 0; e < this.store.events.length; e++) {
       let count = 0;
       for (const snap of snaps) count += snap.eventRows[e] ?? 0;
-      if (count > bestCount) { best = e; bestCount = count; }
+      if (count > bestCount) {
+        best = e;
+        bestCount = count;
+      }
     }
     return best;
   }
@@ -247,12 +263,19 @@ export class TimelineLayout {
     for (const snap of s.snapshots) {
       if (!s.isComplete(snap) || (this.shown >= 0 && snap.index !== this.shown)) continue;
       let marks = this.marksOfSnapshot.get(snap.id);
-      if (!marks) { marks = snapshotLossMarks(s, snap.index); this.marksOfSnapshot.set(snap.id, marks); }
+      if (!marks) {
+        marks = snapshotLossMarks(s, snap.index);
+        this.marksOfSnapshot.set(snap.id, marks);
+      }
       for (const mark of marks) {
         const r = mark.row;
         const ev = s.events[s.event[r]];
-        const keys = grouping === 'cpu' ? [`cpu:${s.cpu[r]}`] : grouping === 'thread' ? [`thread:${s.tid[r]}`, `process:${s.pid[r]}`]
-          : [ev?.kind === 'breakpoint' ? `watch:${ev.name}` : `event:${ev?.name}`];
+        const keys =
+          grouping === 'cpu'
+            ? [`cpu:${s.cpu[r]}`]
+            : grouping === 'thread'
+              ? [`thread:${s.tid[r]}`, `process:${s.pid[r]}`]
+              : [ev?.kind === 'breakpoint' ? `watch:${ev.name}` : `event:${ev?.name}`];
         const li = keys.map((k) => laneOfKey.get(k)).find((i) => i !== undefined);
         if (li === undefined) continue;
         (out[li] ??= []).push(mark);
@@ -268,9 +291,18 @@ export class TimelineLayout {
   private source(): LaneSource {
     const s = this.store;
     return {
-      length: s.length, time: s.time, event: s.event, events: s.events, timeSorted: s.timeSorted,
+      length: s.length,
+      time: s.time,
+      event: s.event,
+      events: s.events,
+      timeSorted: s.timeSorted,
       allTimed: s.snapshots.every((snap) => snap.untimedRows === 0),
-      get tid() { return s.tid; }, get cpu() { return s.cpu; },
+      get tid() {
+        return s.tid;
+      },
+      get cpu() {
+        return s.cpu;
+      },
       partsOf: (name: 'tid' | 'cpu') => s.columnParts(name),
       pidOf: (row: number) => s.valueAt('pid', row),
       commOf: (row: number) => s.commOf(row),
@@ -289,8 +321,13 @@ function anyStack(stack: Int32Array, rows: Uint32Array): boolean {
 }
 
 /** The spans that open on a shown row, per lane of `lanes`, each sorted by start. */
-export function laneSpansOf(spans: Spans, lanes: readonly Lane[], grouping: LaneGrouping, include: ((row: number) => boolean) | null,
-  eventNameOf: (row: number) => string | undefined): (LaneSpans | undefined)[] {
+export function laneSpansOf(
+  spans: Spans,
+  lanes: readonly Lane[],
+  grouping: LaneGrouping,
+  include: ((row: number) => boolean) | null,
+  eventNameOf: (row: number) => string | undefined,
+): (LaneSpans | undefined)[] {
   const out: (LaneSpans | undefined)[] = lanes.map(() => undefined);
   if (spans.count === 0) return out;
   const laneOfKey = new Map(lanes.map((l, i) => [l.key, i]));
@@ -300,14 +337,23 @@ export function laneSpansOf(spans: Spans, lanes: readonly Lane[], grouping: Lane
     if (include !== null && !include(open)) continue;
     let key: string;
     switch (grouping) {
-      case 'cpu': key = `cpu:${spans.cpu[i]}`; break;
-      case 'thread': key = `thread:${spans.tid[i]}`; break;
-      case 'event': key = `event:${eventNameOf(open)}`; break;
+      case 'cpu':
+        key = `cpu:${spans.cpu[i]}`;
+        break;
+      case 'thread':
+        key = `thread:${spans.tid[i]}`;
+        break;
+      case 'event':
+        key = `event:${eventNameOf(open)}`;
+        break;
     }
     const li = laneOfKey.get(key);
     if (li === undefined) continue;
     let list = perLane.get(li);
-    if (!list) { list = []; perLane.set(li, list); }
+    if (!list) {
+      list = [];
+      perLane.set(li, list);
+    }
     list.push(i);
   }
   for (const [li, list] of perLane) {
@@ -316,7 +362,9 @@ export function laneSpansOf(spans: Spans, lanes: readonly Lane[], grouping: Lane
     const ls: LaneSpans = { start: new Float64Array(n), end: new Float64Array(n), prefixMaxEnd: new Float64Array(n), type: new Uint8Array(n) };
     let maxEnd = -Infinity;
     list.forEach((s, j) => {
-      ls.start[j] = spans.start[s]; ls.end[j] = spans.end[s]; ls.type[j] = spans.type[s];
+      ls.start[j] = spans.start[s];
+      ls.end[j] = spans.end[s];
+      ls.type[j] = spans.type[s];
       maxEnd = Math.max(maxEnd, spans.end[s]);
       ls.prefixMaxEnd[j] = maxEnd;
     });

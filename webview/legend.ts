@@ -12,8 +12,10 @@ export const PALETTE_SIZE = 8;
  * The entries the legend shows: the name of each store event in `shown` (indexes into `events`; default: all) and the
  * CSS colour its ticks use. Pure.
  */
-export function legendEntries(events: readonly StoreEvent[], shown: readonly number[] = [...events.keys()]):
-  { readonly name: string; readonly color: string }[] {
+export function legendEntries(
+  events: readonly StoreEvent[],
+  shown: readonly number[] = [...events.keys()],
+): { readonly name: string; readonly color: string }[] {
   return shown.map((i) => ({ name: events[i].name, color: `var(--rs-palette-${i % PALETTE_SIZE})` }));
 }
 
@@ -21,8 +23,12 @@ export function legendEntries(events: readonly StoreEvent[], shown: readonly num
  * The legend: the events `shown` (store event indexes), then the thread states drawn in the state bands (`states`,
  * from stateLegendEntries). `data-events` on the target says how many events it lists.
  */
-export function renderLegend(target: HTMLElement, events: readonly StoreEvent[], shown: readonly number[],
-  states: readonly { readonly name: string; readonly color: string }[] = []): void {
+export function renderLegend(
+  target: HTMLElement,
+  events: readonly StoreEvent[],
+  shown: readonly number[],
+  states: readonly { readonly name: string; readonly color: string }[] = [],
+): void {
   target.replaceChildren();
   target.hidden = shown.length === 0;
   target.dataset.events = String(shown.length);

@@ -6,8 +6,16 @@ const ORIGIN = 1_000_000n;
 
 function coverage(label: string, oldest: number | null, overwritten: string): CoverageFact {
   return {
-    ringId: 0, label, path: 'paused', dataSize: 4096, bytesWritten: String(4096 + Number(overwritten)), bytesOverwritten: overwritten,
-    recordsRetained: 64, oldestTimeNs: oldest === null ? null : String(ORIGIN + BigInt(oldest)), newestTimeNs: null, lost: '0',
+    ringId: 0,
+    label,
+    path: 'paused',
+    dataSize: 4096,
+    bytesWritten: String(4096 + Number(overwritten)),
+    bytesOverwritten: overwritten,
+    recordsRetained: 64,
+    oldestTimeNs: oldest === null ? null : String(ORIGIN + BigInt(oldest)),
+    newestTimeNs: null,
+    lost: '0',
   };
 }
 
@@ -15,18 +23,27 @@ describe('loss marks', () => {
   // Two snapshots: rows 0..4 (snapshot 0, times 10..50), rows 5..7 (snapshot 1, times 100..120).
   const time = Float64Array.from([10, 20, 30, 40, 50, 100, 110, 120]);
   const src: LossSource = {
-    originNs: ORIGIN, time,
+    originNs: ORIGIN,
+    time,
     snapshots: [
-      { index: 0, name: 'first', minTime: 10, maxTime: 50, coverage: [coverage('cpu0', 10, '1024'), coverage('cpu1', 20, '0')],
-        losses: [{ row: 3, kind: 'LOST', lost: '12', ring: 'cpu0', sinceNs: String(ORIGIN + 20n) },
-          { row: 0, kind: 'LOST_SAMPLES', lost: '1', ring: 'cpu1', sinceNs: null }] },
+      {
+        index: 0,
+        name: 'first',
+        minTime: 10,
+        maxTime: 50,
+        coverage: [coverage('cpu0', 10, '1024'), coverage('cpu1', 20, '0')],
+        losses: [
+          { row: 3, kind: 'LOST', lost: '12', ring: 'cpu0', sinceNs: String(ORIGIN + 20n) },
+          { row: 0, kind: 'LOST_SAMPLES', lost: '1', ring: 'cpu1', sinceNs: null },
+        ],
+      },
       { index: 1, name: 'second', minTime: 100, maxTime: 120, coverage: [coverage('cpu0', 110, '64')], losses: [] },
     ],
     rangesOf: (i) => (i === 0 ? [[0, 5]] : [[5, 8]]),
     globalRowOf: (i, local) => (i === 0 ? local : 5 + local),
   };
 
-  it('places a LOST record from its ring\'s previous record to itself, and says how many and why', () => {
+  it("places a LOST record from its ring's previous record to itself, and says how many and why", () => {
     const [lost, samples, overwritten] = snapshotLossMarks(src, 0);
     assert.deepEqual([lost.start, lost.end, lost.row, lost.overwritten], [20, 40, 3, false]);
     assert.equal(lost.lines[0], '12 records lost in ring cpu0 (LOST)');
@@ -37,7 +54,7 @@ describe('loss marks', () => {
     assert.equal(overwritten.lines[0], 'about 16 records, 1.0 KiB overwritten in ring cpu0');
   });
 
-  it('starts a later snapshot\'s overwritten part at the end of the snapshot before it', () => {
+  it("starts a later snapshot's overwritten part at the end of the snapshot before it", () => {
     const [mark] = snapshotLossMarks(src, 1);
     assert.deepEqual([mark.start, mark.end, mark.row], [50, 110, 6]);
     assert.equal(mark.lines[0], 'about 1 record, 64 B overwritten in ring cpu0');

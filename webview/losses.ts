@@ -22,8 +22,12 @@ export interface LossSource {
   readonly originNs: bigint | null;
   readonly time: Float64Array;
   readonly snapshots: readonly {
-    readonly index: number; readonly name: string; readonly coverage: readonly CoverageFact[]; readonly losses: readonly LossInfo[];
-    readonly minTime: number; readonly maxTime: number;
+    readonly index: number;
+    readonly name: string;
+    readonly coverage: readonly CoverageFact[];
+    readonly losses: readonly LossInfo[];
+    readonly minTime: number;
+    readonly maxTime: number;
   }[];
   rangesOf(snapshotIndex: number): [number, number][];
   globalRowOf(snapshotIndex: number, localRow: number): number;
@@ -50,10 +54,15 @@ export function snapshotLossMarks(src: LossSource, snapshotIndex: number): LossM
     const start = loss.sinceNs === null ? end : Math.min(end, rebase(loss.sinceNs));
     const what = loss.kind === 'LOST' ? plural(loss.lost, 'record') : plural(loss.lost, 'sample');
     marks.push({
-      start, end, row, overwritten: false,
-      lines: [`${what} lost in ring ${loss.ring} (${loss.kind})`,
+      start,
+      end,
+      row,
+      overwritten: false,
+      lines: [
+        `${what} lost in ring ${loss.ring} (${loss.kind})`,
         loss.sinceNs === null ? 'before its first record kept' : `in the ${formatDuration(end - start)} before this record`,
-        loss.kind === 'LOST' ? WHY_LOST : WHY_LOST_SAMPLES],
+        loss.kind === 'LOST' ? WHY_LOST : WHY_LOST_SAMPLES,
+      ],
     });
   }
   // The overwritten part ends at the ring's oldest surviving record; the previous snapshot's end (or nothing) starts it.
@@ -63,12 +72,16 @@ export function snapshotLossMarks(src: LossSource, snapshotIndex: number): LossM
     if (BigInt(c.bytesOverwritten) <= 0n || c.oldestTimeNs === null) continue;
     const t = rebase(c.oldestTimeNs);
     const list = wanted.get(t);
-    if (list) list.push(c); else wanted.set(t, [c]);
+    if (list) list.push(c);
+    else wanted.set(t, [c]);
   }
   if (wanted.size === 0) return marks;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const t of wanted.keys()) { lo = Math.min(lo, t); hi = Math.max(hi, t); }
+  for (const t of wanted.keys()) {
+    lo = Math.min(lo, t);
+    hi = Math.max(hi, t);
+  }
   const time = src.time;
   for (const [first, end] of src.rangesOf(snapshotIndex)) {
     for (let row = first; row < end && wanted.size > 0; row++) {
@@ -84,9 +97,15 @@ export function snapshotLossMarks(src: LossSource, snapshotIndex: number): LossM
         const records = perRecord > 0 ? Math.round(Number(c.bytesOverwritten) / perRecord).toLocaleString('en-US') : '';
         const about = records ? `about ${plural(records, 'record')}, ` : '';
         marks.push({
-          start: Math.min(previous, t), end: t, row, overwritten: true,
-          lines: [`${about}${formatBytes(BigInt(c.bytesOverwritten))} overwritten in ring ${c.label}`,
-            `before its oldest record kept (${snap.name})`, WHY_OVERWRITTEN],
+          start: Math.min(previous, t),
+          end: t,
+          row,
+          overwritten: true,
+          lines: [
+            `${about}${formatBytes(BigInt(c.bytesOverwritten))} overwritten in ring ${c.label}`,
+            `before its oldest record kept (${snap.name})`,
+            WHY_OVERWRITTEN,
+          ],
         });
       }
     }

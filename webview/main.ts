@@ -15,7 +15,11 @@ function hostApi(): VsCodeApi {
 function initialState(): unknown {
   const block = document.getElementById('ringside-initial-state');
   if (!block?.textContent) return undefined;
-  try { return JSON.parse(block.textContent); } catch { /* no initial state, or one we cannot parse: the page starts empty */ return undefined; }
+  try {
+    return JSON.parse(block.textContent);
+  } catch {
+    /* no initial state, or one we cannot parse: the page starts empty */ return undefined;
+  }
 }
 
 const api = hostApi();

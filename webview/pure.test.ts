@@ -35,7 +35,7 @@ describe('time formatting', () => {
     assert.equal(formatAbsolute(123_456_789_012_345_678n, 22), '123456789.012345700');
     assert.equal(formatAbsolute(5n, 0), '0.000000005');
   });
-  it('formats a time since the capture\'s start in one unit, to the nanosecond', () => {
+  it("formats a time since the capture's start in one unit, to the nanosecond", () => {
     assert.equal(formatOffset(505_000), '505.000 µs');
     assert.equal(formatOffset(1_500_000_000), '1.500000000 s');
     assert.equal(formatOffset(7), '7 ns');
@@ -43,7 +43,7 @@ describe('time formatting', () => {
     assert.equal(formatOffset(-2_500), '-2.500 µs');
     assert.equal(formatOffset(NaN), '—');
   });
-  it('shows every time in one base: since the shown capture\'s start, or the perf clock with its exact integer', () => {
+  it("shows every time in one base: since the shown capture's start, or the perf clock with its exact integer", () => {
     // Store times count from 5000 s of the perf clock; the shown capture starts 2 ms later.
     const relative = new TimeBase(2_000_000, 5_000_000_000_000n, false);
     assert.equal(relative.format(2_505_000), '505.000 µs');
@@ -104,7 +104,10 @@ describe('density binning', () => {
     const buf = new Uint32Array(2000);
     const r = binDensity(time, rowsOf(n), 0, n, 1000, buf);
     assert.equal(r.total, n);
-    assert.equal(r.counts.reduce((a, b) => a + b, 0), n);
+    assert.equal(
+      r.counts.reduce((a, b) => a + b, 0),
+      n,
+    );
     assert.equal(r.counts.buffer, buf.buffer);
     assert.equal(r.max, 1000);
   });
@@ -138,13 +141,20 @@ describe('density binning', () => {
       const expected = naive(time, rows, t0, t1, width);
       assert.deepEqual(Array.from(r.counts), expected, `seed ${seed}`);
       assert.equal(r.max, Math.max(...expected), `seed ${seed}`);
-      assert.equal(r.total, expected.reduce((a, b) => a + b, 0), `seed ${seed}`);
+      assert.equal(
+        r.total,
+        expected.reduce((a, b) => a + b, 0),
+        `seed ${seed}`,
+      );
     }
   });
 });
 
-function source(rows: { t: number; ev: number; pid: number; tid: number; cpu: number; kind?: number; misc?: number }[],
-  events: { name: string; kind: 'tracepoint' | 'breakpoint' | 'software' | 'other' }[], comms: Record<number, string>): SpanSource {
+function source(
+  rows: { t: number; ev: number; pid: number; tid: number; cpu: number; kind?: number; misc?: number }[],
+  events: { name: string; kind: 'tracepoint' | 'breakpoint' | 'software' | 'other' }[],
+  comms: Record<number, string>,
+): SpanSource {
   return {
     length: rows.length,
     time: Float64Array.from(rows.map((r) => r.t)),
@@ -159,7 +169,7 @@ function source(rows: { t: number; ev: number; pid: number; tid: number; cpu: nu
   };
 }
 
-describe('a dense lane\'s colour', () => {
+describe("a dense lane's colour", () => {
   it('is the event most of its rows belong to, the lowest index among equals, -1 for none, any 16-bit index', () => {
     const event = Uint16Array.from([3, 1, 3, 1, 65535, 65535, 65535, 2]);
     assert.equal(mostFrequentEvent(event, Uint32Array.from([0, 1, 2, 3])), 1, 'two each: the lower index');
@@ -171,50 +181,92 @@ describe('a dense lane\'s colour', () => {
 });
 
 describe('lane grouping', () => {
-  const events = [{ name: 'sched:sched_switch', kind: 'tracepoint' as const }, { name: 'mem:0x1000:w', kind: 'breakpoint' as const }];
-  const src: LaneSource = source([
-    { t: 30, ev: 0, pid: 5, tid: 6, cpu: 1 },
-    { t: 10, ev: 0, pid: 5, tid: 5, cpu: 0 },
-    { t: 20, ev: 1, pid: 9, tid: 9, cpu: 1 },
-    { t: NaN, ev: 0, pid: 9, tid: 9, cpu: 1 },
-    { t: 5, ev: 0, pid: 9, tid: 9, cpu: 0 },
-  ], events, { 5: 'app', 6: 'app-worker', 9: 'x<y>' });
+  const events = [
+    { name: 'sched:sched_switch', kind: 'tracepoint' as const },
+    { name: 'mem:0x1000:w', kind: 'breakpoint' as const },
+  ];
+  const src: LaneSource = source(
+    [
+      { t: 30, ev: 0, pid: 5, tid: 6, cpu: 1 },
+      { t: 10, ev: 0, pid: 5, tid: 5, cpu: 0 },
+      { t: 20, ev: 1, pid: 9, tid: 9, cpu: 1 },
+      { t: NaN, ev: 0, pid: 9, tid: 9, cpu: 1 },
+      { t: 5, ev: 0, pid: 9, tid: 9, cpu: 0 },
+    ],
+    events,
+    { 5: 'app', 6: 'app-worker', 9: 'x<y>' },
+  );
 
   it('groups by CPU with a watchpoint lane first and rows sorted by time', () => {
     const lanes = buildLanes(src, 'cpu', () => true, new Set(['cpu:1']));
-    assert.deepEqual(lanes.map((l) => [l.key, l.label, l.kind, Array.from(l.rows), l.collapsed]), [
-      ['watch:mem:0x1000:w', '◆ mem:0x1000:w', 'watch', [2], false],
-      ['cpu:0', 'CPU 0', 'group', [4, 1], false],
-      ['cpu:1', 'CPU 1', 'group', [2, 0], true],
-    ]);
+    assert.deepEqual(
+      lanes.map((l) => [l.key, l.label, l.kind, Array.from(l.rows), l.collapsed]),
+      [
+        ['watch:mem:0x1000:w', '◆ mem:0x1000:w', 'watch', [2], false],
+        ['cpu:0', 'CPU 0', 'group', [4, 1], false],
+        ['cpu:1', 'CPU 1', 'group', [2, 0], true],
+      ],
+    );
   });
-  it('lays out only the rows of the shown capture\'s ranges', () => {
-    const lanes = buildLanes(src, 'cpu', null, new Set(), [[0, 1], [3, 5]]);
-    assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), [['cpu:0', [4]], ['cpu:1', [0]]], 'row 3 has no time; 1 and 2 are outside');
+  it("lays out only the rows of the shown capture's ranges", () => {
+    const lanes = buildLanes(src, 'cpu', null, new Set(), [
+      [0, 1],
+      [3, 5],
+    ]);
+    assert.deepEqual(
+      lanes.map((l) => [l.key, Array.from(l.rows)]),
+      [
+        ['cpu:0', [4]],
+        ['cpu:1', [0]],
+      ],
+      'row 3 has no time; 1 and 2 are outside',
+    );
     const all = buildLanes(src, 'cpu', null, new Set(), [[0, 5]]);
-    assert.deepEqual(all.map((l) => [l.key, Array.from(l.rows)]), buildLanes(src, 'cpu', null, new Set()).map((l) => [l.key, Array.from(l.rows)]));
+    assert.deepEqual(
+      all.map((l) => [l.key, Array.from(l.rows)]),
+      buildLanes(src, 'cpu', null, new Set()).map((l) => [l.key, Array.from(l.rows)]),
+    );
     assert.deepEqual(buildLanes(src, 'cpu', null, new Set(), []), [], 'an empty capture has no lanes');
   });
   it('groups by thread under one header per process (comm, pid, thread count), and by event', () => {
     const threads = buildLanes(src, 'thread', () => true, new Set());
-    assert.deepEqual(threads.map((l) => [l.key, l.label, l.kind, Array.from(l.rows)]), [
-      ['watch:mem:0x1000:w', '◆ mem:0x1000:w', 'watch', [2]],
-      ['process:5', 'app 5', 'process', [1, 0]],
-      ['thread:5', 'app 5', 'group', [1]],
-      ['thread:6', 'app-worker 6', 'group', [0]],
-      ['process:9', 'x<y> 9', 'process', [4, 2]],
-      ['thread:9', 'x<y> 9', 'group', [4, 2]],
-    ]);
+    assert.deepEqual(
+      threads.map((l) => [l.key, l.label, l.kind, Array.from(l.rows)]),
+      [
+        ['watch:mem:0x1000:w', '◆ mem:0x1000:w', 'watch', [2]],
+        ['process:5', 'app 5', 'process', [1, 0]],
+        ['thread:5', 'app 5', 'group', [1]],
+        ['thread:6', 'app-worker 6', 'group', [0]],
+        ['process:9', 'x<y> 9', 'process', [4, 2]],
+        ['thread:9', 'x<y> 9', 'group', [4, 2]],
+      ],
+    );
     const folded = buildLanes(src, 'thread', null, new Set(['process:5']));
-    assert.deepEqual(folded.map((l) => [l.key, l.collapsed]),
-      [['watch:mem:0x1000:w', false], ['process:5', true], ['process:9', false], ['thread:9', false]],
-      'a collapsed process hides its threads and keeps their rows in its summary');
+    assert.deepEqual(
+      folded.map((l) => [l.key, l.collapsed]),
+      [
+        ['watch:mem:0x1000:w', false],
+        ['process:5', true],
+        ['process:9', false],
+        ['thread:9', false],
+      ],
+      'a collapsed process hides its threads and keeps their rows in its summary',
+    );
     assert.deepEqual(Array.from(folded[1].rows), [1, 0]);
     const kept = threads.map((l) => l.label.slice(l.label.length - (l.keep ?? 0)));
     assert.deepEqual(kept, ['', '5', '5', '6', '9', '9'], 'what tells each lane apart');
-    assert.deepEqual(threads.filter((l) => l.kind === 'process').map((l) => l.title), ['app 5: 2 threads', 'x<y> 9: 1 thread']);
+    assert.deepEqual(
+      threads.filter((l) => l.kind === 'process').map((l) => l.title),
+      ['app 5: 2 threads', 'x<y> 9: 1 thread'],
+    );
     const byEvent = buildLanes(src, 'event', () => true, new Set());
-    assert.deepEqual(byEvent.map((l) => [l.key, l.kind, l.rows.length]), [['watch:mem:0x1000:w', 'watch', 1], ['event:sched:sched_switch', 'group', 3]]);
+    assert.deepEqual(
+      byEvent.map((l) => [l.key, l.kind, l.rows.length]),
+      [
+        ['watch:mem:0x1000:w', 'watch', 1],
+        ['event:sched:sched_switch', 'group', 3],
+      ],
+    );
   });
   it('trusts a time-sorted source (no sort pass) and gives the same lanes, with or without a filter function', () => {
     const rows = [0, 1, 2, 3, 4, 5].map((i) => ({ t: i * 10, ev: i % 2, pid: 5, tid: 5 + (i % 3), cpu: i % 2 }));
@@ -223,12 +275,23 @@ describe('lane grouping', () => {
     for (const grouping of ['cpu', 'thread', 'event'] as const) {
       const a = buildLanes(plain, grouping, () => true, new Set());
       const b = buildLanes(sorted, grouping, null, new Set());
-      assert.deepEqual(b.map((l) => [l.key, l.label, Array.from(l.rows)]), a.map((l) => [l.key, l.label, Array.from(l.rows)]), grouping);
+      assert.deepEqual(
+        b.map((l) => [l.key, l.label, Array.from(l.rows)]),
+        a.map((l) => [l.key, l.label, Array.from(l.rows)]),
+        grouping,
+      );
     }
   });
   it('applies the filter predicate', () => {
     const lanes = buildLanes(src, 'cpu', (r) => src.tid[r] === 9, new Set());
-    assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), [['watch:mem:0x1000:w', [2]], ['cpu:0', [4]], ['cpu:1', [2]]]);
+    assert.deepEqual(
+      lanes.map((l) => [l.key, Array.from(l.rows)]),
+      [
+        ['watch:mem:0x1000:w', [2]],
+        ['cpu:0', [4]],
+        ['cpu:1', [2]],
+      ],
+    );
   });
   it('gives what a naive per-row grouping gives, whatever the mix of groups, gaps and filters', () => {
     const events = [
@@ -237,18 +300,31 @@ describe('lane grouping', () => {
       { name: 'syscalls:sys_enter_read', kind: 'tracepoint' as const },
     ];
     // Reference: every lane's rows by a plain filter over all rows.
-    const naive = (lanes: readonly { key: string; rows: Uint32Array }[], src: LaneSource, grouping: 'cpu' | 'thread' | 'event',
-      include: ((row: number) => boolean) | null, ranges: readonly (readonly [number, number])[]) => lanes.map((lane) => {
-      const rows: number[] = [];
-      for (let row = 0; row < src.length; row++) {
-        if (Number.isNaN(src.time[row]) || (include && !include(row)) || !ranges.some(([a, b]) => row >= a && row < b)) continue;
-        const ev = src.events[src.event[row]];
-        const watch = `watch:${ev.name}`;
-        const key = grouping === 'cpu' ? `cpu:${src.cpu[row]}` : grouping === 'thread' ? `thread:${src.tid[row]}` : ev.kind === 'breakpoint' ? watch : `event:${ev.name}`;
-        if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint') || lane.key === `process:${src.pidOf(row)}`) rows.push(row);
-      }
-      return [lane.key, rows];
-    });
+    const naive = (
+      lanes: readonly { key: string; rows: Uint32Array }[],
+      src: LaneSource,
+      grouping: 'cpu' | 'thread' | 'event',
+      include: ((row: number) => boolean) | null,
+      ranges: readonly (readonly [number, number])[],
+    ) =>
+      lanes.map((lane) => {
+        const rows: number[] = [];
+        for (let row = 0; row < src.length; row++) {
+          if (Number.isNaN(src.time[row]) || (include && !include(row)) || !ranges.some(([a, b]) => row >= a && row < b)) continue;
+          const ev = src.events[src.event[row]];
+          const watch = `watch:${ev.name}`;
+          const key =
+            grouping === 'cpu'
+              ? `cpu:${src.cpu[row]}`
+              : grouping === 'thread'
+                ? `thread:${src.tid[row]}`
+                : ev.kind === 'breakpoint'
+                  ? watch
+                  : `event:${ev.name}`;
+          if (key === lane.key || (lane.key === watch && ev.kind === 'breakpoint') || lane.key === `process:${src.pidOf(row)}`) rows.push(row);
+        }
+        return [lane.key, rows];
+      });
     for (let seed = 1; seed <= 60; seed++) {
       const random = prng(seed);
       const n = 1 + Math.floor(random() * 300);
@@ -276,11 +352,20 @@ describe('lane grouping', () => {
       const include = random() < 0.5 ? null : (row: number) => row !== cut;
       // A third of the seeds show one capture's rows: two ranges with a gap between them.
       const [a, b, c] = [random(), random(), random()].map((x) => Math.floor(x * n)).sort((x, y) => x - y);
-      const ranges = random() < 1 / 3 ? [[0, a], [b, c]] as const : undefined;
+      const ranges =
+        random() < 1 / 3
+          ? ([
+              [0, a],
+              [b, c],
+            ] as const)
+          : undefined;
       for (const grouping of ['cpu', 'thread', 'event'] as const) {
         const lanes = buildLanes(src, grouping, include, new Set(), ranges);
-        assert.deepEqual(lanes.map((l) => [l.key, Array.from(l.rows)]), naive(lanes, src, grouping, include, ranges ?? [[0, n]]),
-          `seed ${seed} ${grouping}`);
+        assert.deepEqual(
+          lanes.map((l) => [l.key, Array.from(l.rows)]),
+          naive(lanes, src, grouping, include, ranges ?? [[0, n]]),
+          `seed ${seed} ${grouping}`,
+        );
         // By event, a breakpoint's rows are its watch lane; otherwise watch lanes repeat rows of group lanes.
         const total = lanes.filter((l) => grouping === 'event' || l.kind === 'group').reduce((sum, l) => sum + l.rows.length, 0);
         if (grouping === 'thread') {
@@ -295,7 +380,7 @@ describe('lane grouping', () => {
       }
     }
   });
-  it('gives a lane holding every row the page\'s shared 0..n-1, and sorts a copy of it when times are not in order', () => {
+  it("gives a lane holding every row the page's shared 0..n-1, and sorts a copy of it when times are not in order", () => {
     const rows = [30, 10, 20, 40].map((t) => ({ t, ev: 0, pid: 5, tid: 5, cpu: 0 }));
     const unsorted = { ...source(rows, events, {}), allTimed: true };
     const [lane] = buildLanes(unsorted, 'cpu', null, new Set());
@@ -303,7 +388,11 @@ describe('lane grouping', () => {
     assert.deepEqual(Array.from(identityRows(4)), [0, 1, 2, 3], 'the shared rows were not reordered');
     const [sorted] = buildLanes({ ...unsorted, timeSorted: true }, 'cpu', null, new Set());
     assert.equal(sorted.rows.buffer, identityRows(4).buffer, 'time-sorted: the shared rows themselves');
-    assert.deepEqual(Array.from(identityRows(70_000).subarray(65_530, 65_540)), Array.from({ length: 10 }, (_, i) => 65_530 + i), 'grown');
+    assert.deepEqual(
+      Array.from(identityRows(70_000).subarray(65_530, 65_540)),
+      Array.from({ length: 10 }, (_, i) => 65_530 + i),
+      'grown',
+    );
   });
 
   it('merges sorted row lists by time, ties by row', () => {
@@ -315,7 +404,10 @@ describe('lane grouping', () => {
   it('gives every event a legend entry in the colour its ticks use', () => {
     const events = Array.from({ length: PALETTE_SIZE + 1 }, (_, i) => ({ name: `e${i}`, kind: 'software' as const }));
     const entries = legendEntries(events);
-    assert.deepEqual(entries.map((e) => e.name), events.map((e) => e.name));
+    assert.deepEqual(
+      entries.map((e) => e.name),
+      events.map((e) => e.name),
+    );
     assert.equal(new Set(entries.slice(0, PALETTE_SIZE).map((e) => e.color)).size, PALETTE_SIZE, 'distinct while the palette lasts');
     assert.equal(entries[PALETTE_SIZE].color, 'var(--rs-palette-0)');
     // A capture that recorded events 1 and 8 lists those alone, in the colours they have on every capture.
@@ -338,25 +430,34 @@ describe('span pairing', () => {
       { name: 'raw_syscalls:sys_enter', kind: 'tracepoint' as const },
       { name: 'raw_syscalls:sys_exit', kind: 'tracepoint' as const },
     ];
-    const src = source([
-      { t: 0, ev: 0, pid: 1, tid: 1, cpu: 0 }, // 0: cpu0 switch (1 out)
-      { t: 10, ev: 1, pid: 2, tid: 2, cpu: 0 }, // 1: tid2 enter read
-      { t: 12, ev: 1, pid: 3, tid: 3, cpu: 1 }, // 2: tid3 enter read (never exits)
-      { t: 15, ev: 1, pid: 2, tid: 2, cpu: 0 }, // 3: tid2 nested enter read
-      { t: 18, ev: 2, pid: 2, tid: 2, cpu: 0 }, // 4: exit pairs with 3
-      { t: 20, ev: 2, pid: 2, tid: 2, cpu: 0 }, // 5: exit pairs with 1
-      { t: 30, ev: 0, pid: 2, tid: 2, cpu: 0 }, // 6: cpu0 switch: tid2 ran 0..30
-      { t: 31, ev: 3, pid: 2, tid: 2, cpu: 1 }, // 7: raw enter
-      { t: 33, ev: 4, pid: 2, tid: 2, cpu: 1 }, // 8: raw exit
-      { t: 40, ev: 0, pid: 4, tid: 4, cpu: 1, kind: 14, misc: 0 }, // 9: switch in tid4
-      { t: 45, ev: 0, pid: 4, tid: 4, cpu: 1, kind: 14, misc: 1 << 13 }, // 10: switch out tid4
-      { t: 50, ev: 2, pid: 9, tid: 9, cpu: 1 }, // 11: unmatched exit
-    ], events, {});
-    const spans = pairSpans(src);
-    const got = Array.from(
-      { length: spans.count },
-      (_, i) => [spans.openRow[i], spans.closeRow[i], spans.tid[i], spans.cpu[i], spans.type[i], spans.start[i], spans.end[i]],
+    const src = source(
+      [
+        { t: 0, ev: 0, pid: 1, tid: 1, cpu: 0 }, // 0: cpu0 switch (1 out)
+        { t: 10, ev: 1, pid: 2, tid: 2, cpu: 0 }, // 1: tid2 enter read
+        { t: 12, ev: 1, pid: 3, tid: 3, cpu: 1 }, // 2: tid3 enter read (never exits)
+        { t: 15, ev: 1, pid: 2, tid: 2, cpu: 0 }, // 3: tid2 nested enter read
+        { t: 18, ev: 2, pid: 2, tid: 2, cpu: 0 }, // 4: exit pairs with 3
+        { t: 20, ev: 2, pid: 2, tid: 2, cpu: 0 }, // 5: exit pairs with 1
+        { t: 30, ev: 0, pid: 2, tid: 2, cpu: 0 }, // 6: cpu0 switch: tid2 ran 0..30
+        { t: 31, ev: 3, pid: 2, tid: 2, cpu: 1 }, // 7: raw enter
+        { t: 33, ev: 4, pid: 2, tid: 2, cpu: 1 }, // 8: raw exit
+        { t: 40, ev: 0, pid: 4, tid: 4, cpu: 1, kind: 14, misc: 0 }, // 9: switch in tid4
+        { t: 45, ev: 0, pid: 4, tid: 4, cpu: 1, kind: 14, misc: 1 << 13 }, // 10: switch out tid4
+        { t: 50, ev: 2, pid: 9, tid: 9, cpu: 1 }, // 11: unmatched exit
+      ],
+      events,
+      {},
     );
+    const spans = pairSpans(src);
+    const got = Array.from({ length: spans.count }, (_, i) => [
+      spans.openRow[i],
+      spans.closeRow[i],
+      spans.tid[i],
+      spans.cpu[i],
+      spans.type[i],
+      spans.start[i],
+      spans.end[i],
+    ]);
     assert.deepEqual(got, [
       [3, 4, 2, 0, SpanType.SYSCALL, 15, 18],
       [1, 5, 2, 0, SpanType.SYSCALL, 10, 20],
@@ -374,8 +475,15 @@ describe('filter parsing', () => {
     { ev: 'mem:counter:w', comm: 'bash', sym: 'counter_loop', kind: 'SAMPLE', pid: 10, tid: 10, cpu: 1, misc: 2, ip: '401234' },
   ];
   const subject: FilterSubject = {
-    eventName: (r) => rows[r].ev, comm: (r) => rows[r].comm, symbol: (r) => rows[r].sym, kindName: (r) => rows[r].kind,
-    pid: (r) => rows[r].pid, tid: (r) => rows[r].tid, cpu: (r) => rows[r].cpu, misc: (r) => rows[r].misc, ipHex: (r) => rows[r].ip,
+    eventName: (r) => rows[r].ev,
+    comm: (r) => rows[r].comm,
+    symbol: (r) => rows[r].sym,
+    kindName: (r) => rows[r].kind,
+    pid: (r) => rows[r].pid,
+    tid: (r) => rows[r].tid,
+    cpu: (r) => rows[r].cpu,
+    misc: (r) => rows[r].misc,
+    ipHex: (r) => rows[r].ip,
   };
   const matching = (text: string) => {
     const p = parseFilter(text);
@@ -404,9 +512,14 @@ describe('filter parsing', () => {
   });
 });
 
-describe('debug-register budget (the kernel\'s hw_breakpoint admission rule)', () => {
-  const b = (cpuPinned: number, maxTaskPinned: number, flexible: number): WatchBudget =>
-    ({ used: cpuPinned + maxTaskPinned + Math.min(flexible, 1), total: 4, cpuPinned, maxTaskPinned, flexible });
+describe("debug-register budget (the kernel's hw_breakpoint admission rule)", () => {
+  const b = (cpuPinned: number, maxTaskPinned: number, flexible: number): WatchBudget => ({
+    used: cpuPinned + maxTaskPinned + Math.min(flexible, 1),
+    total: 4,
+    cpuPinned,
+    maxTaskPinned,
+    flexible,
+  });
   it('admits flexible breakpoints when one already exists or pinned use leaves a register', () => {
     assert.equal(breakpointFits(b(3, 0, 0), false), true);
     assert.equal(breakpointFits(b(2, 2, 0), false), false);
@@ -442,7 +555,10 @@ describe('render scheduler', () => {
   it('collapses many requests into one frame', () => {
     const frames: (() => void)[] = [];
     let renders = 0;
-    const s = new RenderScheduler(() => renders++, (cb) => frames.push(cb));
+    const s = new RenderScheduler(
+      () => renders++,
+      (cb) => frames.push(cb),
+    );
     assert.equal(s.schedule(), true);
     assert.equal(s.schedule(), false);
     assert.equal(frames.length, 1);

@@ -5,8 +5,10 @@ export class RenderScheduler {
   private pending = false;
   private readonly raf: (cb: () => void) => unknown;
 
-  constructor(private readonly render: () => void,
-    raf: ((cb: () => void) => unknown) | undefined = globalThis.requestAnimationFrame?.bind(globalThis)) {
+  constructor(
+    private readonly render: () => void,
+    raf: ((cb: () => void) => unknown) | undefined = globalThis.requestAnimationFrame?.bind(globalThis),
+  ) {
     this.raf = raf ?? ((cb) => setTimeout(cb, 16));
   }
 
@@ -21,5 +23,7 @@ export class RenderScheduler {
     return true;
   }
 
-  get isPending(): boolean { return this.pending; }
+  get isPending(): boolean {
+    return this.pending;
+  }
 }

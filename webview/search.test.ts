@@ -4,9 +4,7 @@ import { matchIndex, stepMatch, type SearchLane } from './search';
 describe('stepping through shown records', () => {
   // Rows 0..6; times with a tie at 20 (rows 1 and 4 in different lanes, rows 2 and 3 in one lane).
   const time = Float64Array.from([10, 20, 30, 30, 20, 50, 40]);
-  const lanes: SearchLane[] = [
-    { rows: Uint32Array.from([0, 1, 2, 3]) }, { rows: Uint32Array.from([4, 6, 5]) }, { rows: new Uint32Array(0) },
-  ];
+  const lanes: SearchLane[] = [{ rows: Uint32Array.from([0, 1, 2, 3]) }, { rows: Uint32Array.from([4, 6, 5]) }, { rows: new Uint32Array(0) }];
   const order = [0, 1, 4, 2, 3, 6, 5]; // by time, ties by row
   const rowAt = (found: { lane: number; pos: number } | null) => (found === null ? -1 : lanes[found.lane].rows[found.pos]);
 

@@ -4,10 +4,15 @@
 
 import { bisectLeft, bisectRight } from './hit-test';
 
-export interface SearchLane { readonly rows: Uint32Array }
+export interface SearchLane {
+  readonly rows: Uint32Array;
+}
 
 /** A record's place in the order: its time, then its row. */
-export interface SearchPoint { readonly time: number; readonly row: number }
+export interface SearchPoint {
+  readonly time: number;
+  readonly row: number;
+}
 
 const before = (t: number, r: number, p: SearchPoint) => t < p.time || (t === p.time && r < p.row);
 
@@ -16,14 +21,12 @@ const before = (t: number, r: number, p: SearchPoint) => t < p.time || (t === p.
  * from the start (or the end) when `from` is null, and wrapping around past the last (or first). Null when no lane
  * has rows.
  */
-export function stepMatch(lanes: readonly SearchLane[], time: Float64Array, from: SearchPoint | null,
-  direction: 1 | -1): { lane: number; pos: number } | null {
+export function stepMatch(lanes: readonly SearchLane[], time: Float64Array, from: SearchPoint | null, direction: 1 | -1): { lane: number; pos: number } | null {
   const found = scan(lanes, time, from, direction);
   return found ?? (from === null ? null : scan(lanes, time, null, direction));
 }
 
-function scan(lanes: readonly SearchLane[], time: Float64Array, from: SearchPoint | null,
-  direction: 1 | -1): { lane: number; pos: number } | null {
+function scan(lanes: readonly SearchLane[], time: Float64Array, from: SearchPoint | null, direction: 1 | -1): { lane: number; pos: number } | null {
   let best: { lane: number; pos: number; time: number; row: number } | null = null;
   lanes.forEach((lane, li) => {
     const rows = lane.rows;

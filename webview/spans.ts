@@ -75,7 +75,11 @@ export function pairSpans(src: SpanSource): Spans {
       } else {
         const inRow = switchedInAt.get(tid);
         if (inRow !== undefined) {
-          open.push(inRow); close.push(row); owner.push(tid); ownerCpu.push(src.cpu[row]); types.push(SpanType.RUN);
+          open.push(inRow);
+          close.push(row);
+          owner.push(tid);
+          ownerCpu.push(src.cpu[row]);
+          types.push(SpanType.RUN);
           switchedInAt.delete(tid);
         }
       }
@@ -86,7 +90,11 @@ export function pairSpans(src: SpanSource): Spans {
       const cpu = src.cpu[row];
       const previous = lastSwitchOnCpu.get(cpu);
       if (previous !== undefined) {
-        open.push(previous); close.push(row); owner.push(src.tid[row]); ownerCpu.push(cpu); types.push(SpanType.RUN);
+        open.push(previous);
+        close.push(row);
+        owner.push(src.tid[row]);
+        ownerCpu.push(cpu);
+        types.push(SpanType.RUN);
       }
       lastSwitchOnCpu.set(cpu, row);
       continue;
@@ -96,21 +104,35 @@ export function pairSpans(src: SpanSource): Spans {
       const key = `${src.tid[row]}\u0000${sc.key}`;
       let stack = openSyscalls.get(key);
       if (sc.open) {
-        if (!stack) { stack = []; openSyscalls.set(key, stack); }
+        if (!stack) {
+          stack = [];
+          openSyscalls.set(key, stack);
+        }
         stack.push(row);
       } else if (stack && stack.length > 0) {
         const enter = stack.pop()!;
-        open.push(enter); close.push(row); owner.push(src.tid[row]); ownerCpu.push(src.cpu[enter]); types.push(SpanType.SYSCALL);
+        open.push(enter);
+        close.push(row);
+        owner.push(src.tid[row]);
+        ownerCpu.push(src.cpu[enter]);
+        types.push(SpanType.SYSCALL);
       }
     }
   }
   const count = open.length;
   const spans: Spans = {
     count,
-    start: new Float64Array(count), end: new Float64Array(count),
-    openRow: Uint32Array.from(open), closeRow: Uint32Array.from(close),
-    tid: Int32Array.from(owner), cpu: Int32Array.from(ownerCpu), type: Uint8Array.from(types),
+    start: new Float64Array(count),
+    end: new Float64Array(count),
+    openRow: Uint32Array.from(open),
+    closeRow: Uint32Array.from(close),
+    tid: Int32Array.from(owner),
+    cpu: Int32Array.from(ownerCpu),
+    type: Uint8Array.from(types),
   };
-  for (let i = 0; i < count; i++) { spans.start[i] = src.time[open[i]]; spans.end[i] = src.time[close[i]]; }
+  for (let i = 0; i < count; i++) {
+    spans.start[i] = src.time[open[i]];
+    spans.end[i] = src.time[close[i]];
+  }
   return spans;
 }

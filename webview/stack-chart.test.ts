@@ -15,8 +15,10 @@ function chartOf(stacks: number[], times: number[]) {
   return buildStackChart(rows, Float64Array.from(times), Int32Array.from(stacks), TABLE);
 }
 
-const boxesOf = (chart: ReturnType<typeof chartOf>) => chart.levels.map((level) => Array.from({ length: level.count },
-  (_, b) => `${TABLE.names[level.name[b]]} ${level.start[b]}-${level.end[b]} ×${level.samples[b]}`));
+const boxesOf = (chart: ReturnType<typeof chartOf>) =>
+  chart.levels.map((level) =>
+    Array.from({ length: level.count }, (_, b) => `${TABLE.names[level.name[b]]} ${level.start[b]}-${level.end[b]} ×${level.samples[b]}`),
+  );
 
 describe('stack chart boxes', () => {
   it('merges consecutive samples with the same call path per depth; a sample lasts until the next, the last one interval', () => {
@@ -26,7 +28,10 @@ describe('stack chart boxes', () => {
   });
 
   it('splits a function reached by another path: same name, different call node', () => {
-    assert.deepEqual(boxesOf(chartOf([1, 3, 3], [0, 10, 20])), [['main 0-10 ×1', 'other 10-30 ×2'], ['a 0-10 ×1', 'a 10-30 ×2']]);
+    assert.deepEqual(boxesOf(chartOf([1, 3, 3], [0, 10, 20])), [
+      ['main 0-10 ×1', 'other 10-30 ×2'],
+      ['a 0-10 ×1', 'a 10-30 ×2'],
+    ]);
     const nodes = callNodes(TABLE);
     assert.notEqual(nodes[0], nodes[7], 'main at the root and other at the root are different nodes');
     assert.equal(nodes[2], nodes[5], 'main under stacks 1 and 2 is the same node');
@@ -35,7 +40,10 @@ describe('stack chart boxes', () => {
   it('passes over records without a callchain and ends every box at a gap of more than four intervals', () => {
     // Rows 2 has no stack (a tracepoint); the gap between 30 and 200 is 17 intervals.
     const chart = chartOf([1, 1, -1, 1, 1, 1], [0, 10, 15, 20, 30, 200]);
-    assert.deepEqual(boxesOf(chart), [['main 0-40 ×4', 'main 200-210 ×1'], ['a 0-40 ×4', 'a 200-210 ×1']]);
+    assert.deepEqual(boxesOf(chart), [
+      ['main 0-40 ×4', 'main 200-210 ×1'],
+      ['a 0-40 ×4', 'a 200-210 ×1'],
+    ]);
     assert.equal(boxAt(chart.levels[0], 100), -1, 'nothing drawn in the gap');
     assert.equal(boxAt(chart.levels[0], 205), 1);
   });
@@ -47,13 +55,16 @@ describe('stack chart boxes', () => {
 });
 
 describe('activity graph', () => {
-  it('counts records per bucket exactly, names each bucket\'s top self function, and the highlighted function\'s share', () => {
+  it("counts records per bucket exactly, names each bucket's top self function, and the highlighted function's share", () => {
     const stacks = Int32Array.from([1, 2, 2, 0, -1, 1]);
     const time = Float64Array.from([0, 1, 2, 5, 6, 9]);
     const rows = Uint32Array.from(stacks, (_, i) => i);
     const graph = buildActivityGraph(time, rows, 0, 10, 2, stacks, TABLE, stacksHolding(TABLE, 2), 0);
     assert.deepEqual(Array.from(graph.counts), [3, 3]);
-    assert.deepEqual(Array.from(graph.top).map((n) => TABLE.names[n]), ['b', 'main']);
+    assert.deepEqual(
+      Array.from(graph.top).map((n) => TABLE.names[n]),
+      ['b', 'main'],
+    );
     assert.deepEqual(Array.from(graph.highlighted!), [2, 0]);
     assert.equal(graph.scale, 3);
   });
@@ -64,7 +75,15 @@ describe('activity graph', () => {
     const graph = buildActivityGraph(time, rows, 0, 10, 10, new Int32Array(0), TABLE, null, 0);
     assert.deepEqual([graph.counts[0], graph.counts[9], graph.scale], [1000, 1, 1000]);
     const drawn: number[] = [];
-    const ctx = { fillStyle: '', globalAlpha: 1, beginPath() {}, fill() {}, rect(_x: number, _y: number, _w: number, h: number) { drawn.push(h); } };
+    const ctx = {
+      fillStyle: '',
+      globalAlpha: 1,
+      beginPath() {},
+      fill() {},
+      rect(_x: number, _y: number, _w: number, h: number) {
+        drawn.push(h);
+      },
+    };
     drawActivityGraph(ctx as unknown as Parameters<typeof drawActivityGraph>[0], graph, 100, 0, 20, -1, { palette: ['#000'], plain: '#fff', dim: '#888' });
     assert.deepEqual(drawn, [20, 1]);
   });

@@ -76,7 +76,10 @@ export function callNodes(table: StackTable): Int32Array {
     for (let f = start[s + 1] - 1; f >= start[s]; f--) {
       const key = (parent + 1) * names + frames[f];
       let id = ids.get(key);
-      if (id === undefined) { id = ids.size; ids.set(key, id); }
+      if (id === undefined) {
+        id = ids.size;
+        ids.set(key, id);
+      }
       nodes[f] = id;
       parent = id;
     }
@@ -120,7 +123,11 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
       // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
       if (s < 0 || s + 1 >= stackStart.length) continue;
       t = time[row];
-      if (openDepth > 0 && t - previousTime > gap) { closeFrom = 0; endTime = previousTime + interval; previousStack = -1; }
+      if (openDepth > 0 && t - previousTime > gap) {
+        closeFrom = 0;
+        endTime = previousTime + interval;
+        previousStack = -1;
+      }
     } else {
       closeFrom = 0;
       endTime = previousTime + interval;
@@ -134,17 +141,28 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
       // The deepest depth whose call node is the open box's (all above it are then the same too).
       let common = Math.min(depth, closeFrom);
       while (common > 0 && nodes[last - (common - 1)] !== openNode[common - 1]) common--;
-      if (common < closeFrom) { closeFrom = common; endTime = t; }
+      if (common < closeFrom) {
+        closeFrom = common;
+        endTime = t;
+      }
     }
     if (closeFrom < openDepth) {
       for (let d = closeFrom; d < openDepth; d++) {
         const k = levelCount[d]++;
         if (k === levelStart[d].length) {
           const size = k * 2;
-          const f1 = new Float64Array(size); f1.set(levelStart[d]); levelStart[d] = f1;
-          const f2 = new Float64Array(size); f2.set(levelEnd[d]); levelEnd[d] = f2;
-          const i1 = new Int32Array(size); i1.set(levelName[d]); levelName[d] = i1;
-          const u1 = new Uint32Array(size); u1.set(levelSamples[d]); levelSamples[d] = u1;
+          const f1 = new Float64Array(size);
+          f1.set(levelStart[d]);
+          levelStart[d] = f1;
+          const f2 = new Float64Array(size);
+          f2.set(levelEnd[d]);
+          levelEnd[d] = f2;
+          const i1 = new Int32Array(size);
+          i1.set(levelName[d]);
+          levelName[d] = i1;
+          const u1 = new Uint32Array(size);
+          u1.set(levelSamples[d]);
+          levelSamples[d] = u1;
         }
         levelStart[d][k] = openStart[d];
         levelEnd[d][k] = endTime;
@@ -166,10 +184,14 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
       openDepth = depth;
       if (depth > deepest) {
         // A depth seen for the first time: its box arrays.
-        const counts = new Uint32Array(depth); counts.set(levelCount); levelCount = counts;
+        const counts = new Uint32Array(depth);
+        counts.set(levelCount);
+        levelCount = counts;
         for (let d = deepest; d < depth; d++) {
-          levelStart.push(new Float64Array(256)); levelEnd.push(new Float64Array(256));
-          levelName.push(new Int32Array(256)); levelSamples.push(new Uint32Array(256));
+          levelStart.push(new Float64Array(256));
+          levelEnd.push(new Float64Array(256));
+          levelName.push(new Int32Array(256));
+          levelSamples.push(new Uint32Array(256));
         }
         deepest = depth;
       }
@@ -180,7 +202,10 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
   for (let d = 0; d < deepest; d++) {
     const n = levelCount[d];
     levels.push({
-      count: n, start: levelStart[d].subarray(0, n), end: levelEnd[d].subarray(0, n), name: levelName[d].subarray(0, n),
+      count: n,
+      start: levelStart[d].subarray(0, n),
+      end: levelEnd[d].subarray(0, n),
+      name: levelName[d].subarray(0, n),
       samples: levelSamples[d].subarray(0, n),
     });
   }
@@ -193,7 +218,8 @@ export function boxAt(level: StackLevel, t: number, slack = 0): number {
   let hi = level.count;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (level.end[mid] + slack <= t) lo = mid + 1; else hi = mid;
+    if (level.end[mid] + slack <= t) lo = mid + 1;
+    else hi = mid;
   }
   return lo < level.count && level.start[lo] - slack <= t ? lo : -1;
 }
@@ -239,8 +265,19 @@ export interface StackColumnsInput {
  * over), at a cost of the columns, not the samples: a million samples need no boxes to be drawn. Boxes are coloured by
  * function, batched per colour; the `highlight` function's are outlined and the others dimmed while one is.
  */
-export function drawStackColumns(ctx: CanvasRenderingContext2D, input: StackColumnsInput, t0: number, t1: number, width: number,
-  y: number, rowHeight: number, depth: number, dpr: number, style: StackChartStyle, highlight: number): void {
+export function drawStackColumns(
+  ctx: CanvasRenderingContext2D,
+  input: StackColumnsInput,
+  t0: number,
+  t1: number,
+  width: number,
+  y: number,
+  rowHeight: number,
+  depth: number,
+  dpr: number,
+  style: StackChartStyle,
+  highlight: number,
+): void {
   const { rows, time, stack, table, interval } = input;
   const { start: stackStart, frames } = table;
   const nodes = callNodes(table);
@@ -279,7 +316,11 @@ export function drawStackColumns(ctx: CanvasRenderingContext2D, input: StackColu
       const t = t0 + x * nsPerPx;
       let lo = pos;
       let hi = rows.length;
-      while (lo < hi) { const mid = (lo + hi) >>> 1; if (time[rows[mid]] <= t) lo = mid + 1; else hi = mid; }
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (time[rows[mid]] <= t) lo = mid + 1;
+        else hi = mid;
+      }
       pos = lo; // later columns search from here
       let p = lo - 1;
       while (p >= 0 && (rows[p] >= stack.length || stack[rows[p]] < 0)) p--;
@@ -302,7 +343,11 @@ export function drawStackColumns(ctx: CanvasRenderingContext2D, input: StackColu
       const node = d < frameDepth ? nodes[last - d] : -1;
       if (node === runNode[d]) continue;
       if (runNode[d] >= 0) closeRun(d, x);
-      if (node >= 0) { runNode[d] = node; runName[d] = frames[last - d]; runX[d] = x; }
+      if (node >= 0) {
+        runNode[d] = node;
+        runName[d] = frames[last - d];
+        runX[d] = x;
+      }
     }
   }
   batches.forEach((rects, key) => {

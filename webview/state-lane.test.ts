@@ -6,7 +6,16 @@ import { StateFlag, ThreadState, THREAD_STATE_COLUMN_NAMES, type ThreadStateTabl
 import type { SnapshotStart, ThreadStates } from '../shared/protocol';
 
 const start = (id: string, origin: string): SnapshotStart => ({
-  type: 'snapshotStart', snapshotId: id, name: id, timeOriginNs: origin, totalRows: 0, batchCount: 1, takenAtMs: 0, events: [], threads: [], coverage: [],
+  type: 'snapshotStart',
+  snapshotId: id,
+  name: id,
+  timeOriginNs: origin,
+  totalRows: 0,
+  batchCount: 1,
+  takenAtMs: 0,
+  events: [],
+  threads: [],
+  coverage: [],
 });
 const lane = (key: string, collapsed = false, kind: Lane['kind'] = 'group'): Lane => ({ key, label: key, kind, rows: new Uint32Array(0), collapsed });
 
@@ -14,21 +23,35 @@ describe('thread state lanes (page side)', () => {
   // cpu 0: 10 runs 100..200 and sleeps until 300, then runs to the end; 20 runs 200..300 and is preempted (as the host
   // builds them from three switches, host/thread-states.ts).
   const S = ThreadState;
-  const rows: [number, number, number, number, number, number][] = [ // start, end, tid, state, flags, next
-    [100, 200, 10, S.RUNNING, 0, 20], [200, 300, 10, S.SLEEPING, 0, 20], [200, 300, 20, S.RUNNING, 0, 10],
-    [300, 400, 20, S.PREEMPTED, StateFlag.END_UNKNOWN, 10], [300, 400, 10, S.RUNNING, StateFlag.END_UNKNOWN, -1],
+  const rows: [number, number, number, number, number, number][] = [
+    // start, end, tid, state, flags, next
+    [100, 200, 10, S.RUNNING, 0, 20],
+    [200, 300, 10, S.SLEEPING, 0, 20],
+    [200, 300, 20, S.RUNNING, 0, 10],
+    [300, 400, 20, S.PREEMPTED, StateFlag.END_UNKNOWN, 10],
+    [300, 400, 10, S.RUNNING, StateFlag.END_UNKNOWN, -1],
   ];
   const table: ThreadStateTable = {
-    count: rows.length, start: Float64Array.from(rows, (r) => r[0]), end: Float64Array.from(rows, (r) => r[1]), tid: Int32Array.from(rows, (r) => r[2]),
-    cpu: new Int32Array(rows.length), state: Uint8Array.from(rows, (r) => r[3]), flags: Uint8Array.from(rows, (r) => r[4]),
-    nextTid: Int32Array.from(rows, (r) => r[5]), nextComm: Int32Array.from(rows, (r) => (r[5] === 20 ? 1 : r[5] === 10 ? 0 : -1)), comms: ['ten', 'twenty'],
+    count: rows.length,
+    start: Float64Array.from(rows, (r) => r[0]),
+    end: Float64Array.from(rows, (r) => r[1]),
+    tid: Int32Array.from(rows, (r) => r[2]),
+    cpu: new Int32Array(rows.length),
+    state: Uint8Array.from(rows, (r) => r[3]),
+    flags: Uint8Array.from(rows, (r) => r[4]),
+    nextTid: Int32Array.from(rows, (r) => r[5]),
+    nextComm: Int32Array.from(rows, (r) => (r[5] === 20 ? 1 : r[5] === 10 ? 0 : -1)),
+    comms: ['ten', 'twenty'],
   };
   const message = (snapshotId: string): ThreadStates => ({
-    type: 'threadStates', snapshotId, count: table.count, comms: table.comms,
+    type: 'threadStates',
+    snapshotId,
+    count: table.count,
+    comms: table.comms,
     columns: Object.fromEntries(THREAD_STATE_COLUMN_NAMES.map((name) => [name, table[name].slice().buffer])) as ThreadStates['columns'],
   });
 
-  it('the store keeps a snapshot\'s states once, rebased onto its time axis, and only for a snapshot it knows', () => {
+  it("the store keeps a snapshot's states once, rebased onto its time axis, and only for a snapshot it knows", () => {
     const store = new RecordStore();
     store.beginSnapshot(start('a', '1000'));
     store.beginSnapshot(start('b', '1500'));
@@ -37,7 +60,12 @@ describe('thread state lanes (page side)', () => {
     assert.equal(store.addThreadStates(message('b')), true);
     assert.equal(store.addThreadStates(message('b')), false, 'a resend is ignored');
     assert.ok(store.version > version, 'views rebuild');
-    assert.deepEqual(Array.from(store.threadStates[0].start).sort((x, y) => x - y).slice(0, 2), [600, 700]);
+    assert.deepEqual(
+      Array.from(store.threadStates[0].start)
+        .sort((x, y) => x - y)
+        .slice(0, 2),
+      [600, 700],
+    );
   });
 
   it('gives expanded thread lanes their intervals by start, and finds the one under a time', () => {
@@ -50,7 +78,13 @@ describe('thread state lanes (page side)', () => {
     assert.deepEqual(Array.from(ten.start), [100, 200, 300]);
     // Another capture's table (not admitted) adds nothing; the admitted one keeps its table index.
     const withOther = laneStatesOf([table, table], lanes, (t) => t === 1);
-    assert.deepEqual([Array.from(withOther[1]!.start), Array.from(withOther[1]!.table)], [[100, 200, 300], [1, 1, 1]]);
+    assert.deepEqual(
+      [Array.from(withOther[1]!.start), Array.from(withOther[1]!.table)],
+      [
+        [100, 200, 300],
+        [1, 1, 1],
+      ],
+    );
     assert.equal(laneStatesOf([table], lanes, () => false)[1], undefined);
     const tip = describeState(ten, stateAt(ten, 250, 0), [table]);
     assert.match(tip[0], /^Sleeping \(S\) · 100(\.0+)? ns$/);
@@ -59,6 +93,9 @@ describe('thread state lanes (page side)', () => {
     assert.equal(stateAt(ten, 150, 0), 0);
     assert.equal(stateAt(ten, 50, 10), -1, 'nothing before its first interval');
     assert.equal(stateAt(ten, 95, 10), 0, 'the nearest within the radius');
-    assert.deepEqual(stateLegendEntries([table]).map((e) => e.name), ['Running', 'Preempted (R+)', 'Sleeping (S)']);
+    assert.deepEqual(
+      stateLegendEntries([table]).map((e) => e.name),
+      ['Running', 'Preempted (R+)', 'Sleeping (S)'],
+    );
   });
 });

@@ -25,8 +25,11 @@ export interface LaneStates {
  * The intervals of every expanded thread lane (key `thread:TID`) from the tables `include` admits (by index: another
  * capture's states may cover the same threads and time); undefined for lanes without any.
  */
-export function laneStatesOf(tables: readonly ThreadStateTable[], lanes: readonly Lane[], include: (table: number) => boolean = () => true):
-  (LaneStates | undefined)[] {
+export function laneStatesOf(
+  tables: readonly ThreadStateTable[],
+  lanes: readonly Lane[],
+  include: (table: number) => boolean = () => true,
+): (LaneStates | undefined)[] {
   const out: (LaneStates | undefined)[] = lanes.map(() => undefined);
   if (tables.length === 0) return out;
   const laneOfTid = new Map<number, number>();
@@ -40,24 +43,35 @@ export function laneStatesOf(tables: readonly ThreadStateTable[], lanes: readonl
       const li = laneOfTid.get(table.tid[i]);
       if (li === undefined || table.end[i] <= table.start[i]) continue;
       let list = perLane.get(li);
-      if (!list) { list = []; perLane.set(li, list); }
+      if (!list) {
+        list = [];
+        perLane.set(li, list);
+      }
       list.push(t, i);
     }
   });
   for (const [li, pairs] of perLane) {
     const n = pairs.length / 2;
-    const order = Array.from({ length: n }, (_, k) => k)
-      .sort((a, b) => tables[pairs[2 * a]].start[pairs[2 * a + 1]] - tables[pairs[2 * b]].start[pairs[2 * b + 1]]);
+    const order = Array.from({ length: n }, (_, k) => k).sort(
+      (a, b) => tables[pairs[2 * a]].start[pairs[2 * a + 1]] - tables[pairs[2 * b]].start[pairs[2 * b + 1]],
+    );
     const ls: LaneStates = {
-      start: new Float64Array(n), end: new Float64Array(n), prefixMaxEnd: new Float64Array(n), state: new Uint8Array(n),
-      table: new Uint16Array(n), index: new Uint32Array(n),
+      start: new Float64Array(n),
+      end: new Float64Array(n),
+      prefixMaxEnd: new Float64Array(n),
+      state: new Uint8Array(n),
+      table: new Uint16Array(n),
+      index: new Uint32Array(n),
     };
     let maxEnd = -Infinity;
     order.forEach((k, j) => {
       const table = tables[pairs[2 * k]];
       const i = pairs[2 * k + 1];
-      ls.start[j] = table.start[i]; ls.end[j] = table.end[i]; ls.state[j] = table.state[i];
-      ls.table[j] = pairs[2 * k]; ls.index[j] = i;
+      ls.start[j] = table.start[i];
+      ls.end[j] = table.end[i];
+      ls.state[j] = table.state[i];
+      ls.table[j] = pairs[2 * k];
+      ls.index[j] = i;
       maxEnd = Math.max(maxEnd, table.end[i]);
       ls.prefixMaxEnd[j] = maxEnd;
     });
@@ -68,8 +82,13 @@ export function laneStatesOf(tables: readonly ThreadStateTable[], lanes: readonl
 
 /** First position whose prefixMaxEnd reaches t (every interval before it ends before t). */
 function firstEndingAtOrAfter(states: LaneStates, t: number): number {
-  let lo = 0, hi = states.start.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (states.prefixMaxEnd[mid] < t) lo = mid + 1; else hi = mid; }
+  let lo = 0,
+    hi = states.start.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (states.prefixMaxEnd[mid] < t) lo = mid + 1;
+    else hi = mid;
+  }
   return lo;
 }
 
@@ -79,7 +98,10 @@ export function stateAt(states: LaneStates, t: number, radius: number): number {
   let bestDistance = Infinity;
   for (let i = firstEndingAtOrAfter(states, t - radius); i < states.start.length && states.start[i] <= t + radius; i++) {
     const distance = t < states.start[i] ? states.start[i] - t : t > states.end[i] ? t - states.end[i] : 0;
-    if (distance < bestDistance) { best = i; bestDistance = distance; }
+    if (distance < bestDistance) {
+      best = i;
+      bestDistance = distance;
+    }
   }
   return best;
 }
@@ -88,8 +110,17 @@ export function stateAt(states: LaneStates, t: number, radius: number): number {
  * The band of one lane between t0 and t1 on a canvas in device pixels (`y`, `height`: the band's). Intervals narrower
  * than a pixel in a pixel already painted are skipped; a start or end that was not recorded is drawn paler.
  */
-export function drawStateBand(ctx: CanvasRenderingContext2D, states: LaneStates, tables: readonly ThreadStateTable[], t0: number, t1: number,
-  pxPerNs: number, y: number, height: number, colors: readonly string[]): void {
+export function drawStateBand(
+  ctx: CanvasRenderingContext2D,
+  states: LaneStates,
+  tables: readonly ThreadStateTable[],
+  t0: number,
+  t1: number,
+  pxPerNs: number,
+  y: number,
+  height: number,
+  colors: readonly string[],
+): void {
   const W = ctx.canvas.width;
   let lastX1 = -1;
   for (let i = firstEndingAtOrAfter(states, t0); i < states.start.length && states.start[i] <= t1; i++) {

@@ -8,22 +8,45 @@ import type { RecordColumns } from '../native/decode/types';
 function columns(times: number[], tids: number[], events: number[]): RecordColumns {
   const n = times.length;
   return {
-    length: n, timeOriginNs: 0n, time: Float64Array.from(times), kind: new Uint8Array(n).fill(9), misc: new Uint16Array(n),
-    event: Uint16Array.from(events), pid: Int32Array.from(tids), tid: Int32Array.from(tids), cpu: new Int32Array(n),
-    ipHi: new Uint32Array(n), ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+    length: n,
+    timeOriginNs: 0n,
+    time: Float64Array.from(times),
+    kind: new Uint8Array(n).fill(9),
+    misc: new Uint16Array(n),
+    event: Uint16Array.from(events),
+    pid: Int32Array.from(tids),
+    tid: Int32Array.from(tids),
+    cpu: new Int32Array(n),
+    ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n),
+    ring: new Uint16Array(n),
+    offset: new Uint32Array(n),
   };
 }
 
 function start(id: string, origin: string, rows: number, batches: number, eventName: string): SnapshotStart {
   return {
-    type: 'snapshotStart', snapshotId: id, name: id, timeOriginNs: origin, totalRows: rows, batchCount: batches, takenAtMs: 0,
-    events: [{ index: 0, name: eventName, kind: 'tracepoint' }, { index: 1, name: 'mem:x:w', kind: 'breakpoint' }],
-    threads: [{ pid: 7, tid: 7, comm: 'seven' }, { pid: 7, tid: 8, comm: 'eight' }], coverage: [],
+    type: 'snapshotStart',
+    snapshotId: id,
+    name: id,
+    timeOriginNs: origin,
+    totalRows: rows,
+    batchCount: batches,
+    takenAtMs: 0,
+    events: [
+      { index: 0, name: eventName, kind: 'tracepoint' },
+      { index: 1, name: 'mem:x:w', kind: 'breakpoint' },
+    ],
+    threads: [
+      { pid: 7, tid: 7, comm: 'seven' },
+      { pid: 7, tid: 8, comm: 'eight' },
+    ],
+    coverage: [],
   };
 }
 
 describe('record store', () => {
-  it('keeps perf\'s time-0 side-band records of a perf.data capture untimed: counted, outside the capture\'s extent', () => {
+  it("keeps perf's time-0 side-band records of a perf.data capture untimed: counted, outside the capture's extent", () => {
     const store = new RecordStore();
     store.beginSnapshot(start('live', '5000000000000', 2, 1, 'cpu-clock'));
     for (const b of columnsToBatches(columns([0, 1000], [7, 7], [0, 0]), { snapshotId: 'live' })) store.addBatch(b);
@@ -62,20 +85,44 @@ describe('record store', () => {
     store.beginSnapshot(start('a', '1000000000000000000', 3, 2, 'sched:sched_switch'));
     for (const b of columnsToBatches(a, { snapshotId: 'a', batchRows: 2, symbols: ['f', null, 'g'] })) store.addBatch(b);
     const b = columns([5, 6], [8, 8], [1, 0]);
-    store.beginSnapshot({ ...start('b', '1000000000000000500', 2, 1, 'cpu-clock'),
-      events: [{ index: 0, name: 'cpu-clock', kind: 'software' }, { index: 1, name: 'mem:x:w', kind: 'breakpoint' }] });
+    store.beginSnapshot({
+      ...start('b', '1000000000000000500', 2, 1, 'cpu-clock'),
+      events: [
+        { index: 0, name: 'cpu-clock', kind: 'software' },
+        { index: 1, name: 'mem:x:w', kind: 'breakpoint' },
+      ],
+    });
     for (const batch of columnsToBatches(b, { snapshotId: 'b' })) store.addBatch(batch);
     assert.equal(store.length, 5);
     assert.deepEqual(Array.from(store.time.subarray(0, 5)), [0, 10, 20, 505, 506]);
-    assert.deepEqual(store.events.map((e) => e.name), ['sched:sched_switch', 'mem:x:w', 'cpu-clock']);
+    assert.deepEqual(
+      store.events.map((e) => e.name),
+      ['sched:sched_switch', 'mem:x:w', 'cpu-clock'],
+    );
     assert.deepEqual(Array.from(store.event.subarray(0, 5)), [0, 1, 0, 1, 2]);
-    assert.deepEqual([0, 1, 2, 3].map((r) => store.symbolOf(r)), ['f', null, 'g', null]);
-    assert.deepEqual([0, 1, 2, 3, 4].map((r) => store.localRowOf(r)), [0, 1, 2, 0, 1]);
-    assert.deepEqual([0, 1, 2, 3, 4].map((r) => store.snapshotIndexOf(r)), [0, 0, 0, 1, 1]);
+    assert.deepEqual(
+      [0, 1, 2, 3].map((r) => store.symbolOf(r)),
+      ['f', null, 'g', null],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((r) => store.localRowOf(r)),
+      [0, 1, 2, 0, 1],
+    );
+    assert.deepEqual(
+      [0, 1, 2, 3, 4].map((r) => store.snapshotIndexOf(r)),
+      [0, 0, 0, 1, 1],
+    );
     assert.equal(store.commOf(1), 'eight');
     assert.deepEqual(store.timeExtent(), [0, 506]);
     // Each capture's events with records, by store index: b announced mem:x:w (1) and recorded it; a never recorded cpu-clock (2).
-    assert.deepEqual([store.eventsWithRecords([0]), store.eventsWithRecords([1]), store.eventsWithRecords([0, 1])], [[0, 1], [1, 2], [0, 1, 2]]);
+    assert.deepEqual(
+      [store.eventsWithRecords([0]), store.eventsWithRecords([1]), store.eventsWithRecords([0, 1])],
+      [
+        [0, 1],
+        [1, 2],
+        [0, 1, 2],
+      ],
+    );
     assert.deepEqual(store.snapshots[0].eventRows, [2, 1]);
     assert.ok(store.isComplete(store.getSnapshot('a')!));
   });
@@ -100,7 +147,10 @@ describe('record store', () => {
     const a = columns([1, 2, 2, 3, NaN, 4], [7, 7, 7, 7, 7, 7], [0, 5, 1, 5, 0, 5]);
     for (const b of columnsToBatches(a, { snapshotId: 'a', batchRows: 2 })) store.addBatch(b);
     assert.equal(store.time, reserved, 'no regrowth while the batches arrive');
-    assert.deepEqual(store.events.map((e) => e.name), ['e', 'mem:x:w', 'event 5']);
+    assert.deepEqual(
+      store.events.map((e) => e.name),
+      ['e', 'mem:x:w', 'event 5'],
+    );
     assert.deepEqual(Array.from(store.event.subarray(0, 6)), [0, 2, 1, 2, 0, 2]);
     assert.equal(store.getSnapshot('a')!.eventMap.get(5), 2);
     assert.deepEqual(store.eventsWithRecords([0]), [0, 1, 2], 'the placeholder event counts as recorded');
@@ -122,11 +172,28 @@ describe('record store', () => {
     const b = columnsToBatches(columns([1, 2, 3, 4], [8, 8, 8, 8], [0, 0, 0, 0]), { snapshotId: 'b', batchRows: 2, symbols: ['f', 'g', null, 'f'] });
     // The host's flow control interleaves the streams of two snapshots: a0 b0 a1 b1 a2.
     for (const batch of [a[0], b[0], a[1], b[1], a[2]]) store.addBatch(batch);
-    const expected: [number, number][] = [[0, 0], [0, 1], [1, 0], [1, 1], [0, 2], [0, 3], [1, 2], [1, 3], [0, 4]];
+    const expected: [number, number][] = [
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+      [0, 2],
+      [0, 3],
+      [1, 2],
+      [1, 3],
+      [0, 4],
+    ];
     const at = (r: number): [number, number] => [store.snapshotIndexOf(r), store.localRowOf(r)];
-    assert.deepEqual(expected.map((_, r) => at(r)), expected, 'in order');
+    assert.deepEqual(
+      expected.map((_, r) => at(r)),
+      expected,
+      'in order',
+    );
     for (const r of [8, 0, 5, 3, 7, 1, 6, 2, 4, 4, 0]) assert.deepEqual(at(r), expected[r], `row ${r}, out of order`);
-    assert.deepEqual(expected.map((_, r) => store.symbolOf(r)), [null, null, 'f', 'g', null, null, null, 'f', null]);
+    assert.deepEqual(
+      expected.map((_, r) => store.symbolOf(r)),
+      [null, null, 'f', 'g', null, null, null, 'f', null],
+    );
     assert.ok(store.symbol.length >= 9);
   });
 
@@ -136,10 +203,18 @@ describe('record store', () => {
     const rowsB = 5;
     // Every column distinct per row, so a batch copied to the wrong rows shows (times from 1: origin 0 makes time 0 untimed).
     const filled = (n: number, from: number): RecordColumns => {
-      const c = columns(Array.from({ length: n }, (_, i) => 1 + from + i), Array.from({ length: n }, (_, i) => 100 + from + i), new Array<number>(n).fill(0));
+      const c = columns(
+        Array.from({ length: n }, (_, i) => 1 + from + i),
+        Array.from({ length: n }, (_, i) => 100 + from + i),
+        new Array<number>(n).fill(0),
+      );
       for (let i = 0; i < n; i++) {
-        c.kind[i] = (from + i) % 200; c.misc[i] = 1000 + from + i; c.pid[i] = 500 + from + i; c.cpu[i] = from + i;
-        c.ipHi[i] = 0x7fff0000 + from + i; c.ipLo[i] = 0x1000 + from + i;
+        c.kind[i] = (from + i) % 200;
+        c.misc[i] = 1000 + from + i;
+        c.pid[i] = 500 + from + i;
+        c.cpu[i] = from + i;
+        c.ipHi[i] = 0x7fff0000 + from + i;
+        c.ipLo[i] = 0x1000 + from + i;
       }
       return c;
     };
@@ -162,31 +237,74 @@ describe('record store', () => {
     order.forEach((batch, n) => {
       store.addBatch(batch);
       readEach(store.length);
-      if (n === 1) assert.deepEqual(Array.from(store.kind.subarray(0, store.length)), want.slice(0, store.length).map((k) => k % 200));
-      if (n === 3) assert.deepEqual(Array.from(store.misc.subarray(0, store.length)), want.slice(0, store.length).map((k) => 1000 + k));
+      if (n === 1)
+        assert.deepEqual(
+          Array.from(store.kind.subarray(0, store.length)),
+          want.slice(0, store.length).map((k) => k % 200),
+        );
+      if (n === 3)
+        assert.deepEqual(
+          Array.from(store.misc.subarray(0, store.length)),
+          want.slice(0, store.length).map((k) => 1000 + k),
+        );
       if (n === 4) void store.cpu; // cpu copied up to here: its parts are the column's rows, then the batches after
       const parts = store.columnParts('cpu');
-      assert.deepEqual(parts.flatMap((p) => Array.from(p.values)), want.slice(0, store.length), `cpu in parts after batch ${n}`);
-      assert.deepEqual(parts.map((p) => p.base), parts.map((_, k) => parts.slice(0, k).reduce((sum, q) => sum + q.values.length, 0)));
+      assert.deepEqual(
+        parts.flatMap((p) => Array.from(p.values)),
+        want.slice(0, store.length),
+        `cpu in parts after batch ${n}`,
+      );
+      assert.deepEqual(
+        parts.map((p) => p.base),
+        parts.map((_, k) => parts.slice(0, k).reduce((sum, q) => sum + q.values.length, 0)),
+      );
     });
     const n = rowsA + rowsB;
     assert.equal(store.length, n);
     const expect = (f: (k: number) => number) => want.map(f);
-    assert.deepEqual(Array.from(store.kind.subarray(0, n)), expect((k) => k % 200), 'kind: its first copy and then the rest');
-    assert.deepEqual(Array.from(store.misc.subarray(0, n)), expect((k) => 1000 + k));
+    assert.deepEqual(
+      Array.from(store.kind.subarray(0, n)),
+      expect((k) => k % 200),
+      'kind: its first copy and then the rest',
+    );
+    assert.deepEqual(
+      Array.from(store.misc.subarray(0, n)),
+      expect((k) => 1000 + k),
+    );
     for (const column of [store.pid, store.tid, store.cpu, store.ipHi, store.ipLo]) assert.ok(column.length >= n, 'every column read, so copied');
     readEach(n);
-    assert.deepEqual(Array.from(store.pid.subarray(0, n)), expect((k) => 500 + k));
-    assert.deepEqual(Array.from(store.tid.subarray(0, n)), expect((k) => 100 + k));
-    assert.deepEqual(Array.from(store.cpu.subarray(0, n)), expect((k) => k));
-    assert.deepEqual(Array.from(store.ipHi.subarray(0, n)), expect((k) => 0x7fff0000 + k));
-    assert.deepEqual(Array.from(store.ipLo.subarray(0, n)), expect((k) => 0x1000 + k));
-    assert.deepEqual(Array.from(store.time.subarray(0, n)), expect((k) => 1 + k));
+    assert.deepEqual(
+      Array.from(store.pid.subarray(0, n)),
+      expect((k) => 500 + k),
+    );
+    assert.deepEqual(
+      Array.from(store.tid.subarray(0, n)),
+      expect((k) => 100 + k),
+    );
+    assert.deepEqual(
+      Array.from(store.cpu.subarray(0, n)),
+      expect((k) => k),
+    );
+    assert.deepEqual(
+      Array.from(store.ipHi.subarray(0, n)),
+      expect((k) => 0x7fff0000 + k),
+    );
+    assert.deepEqual(
+      Array.from(store.ipLo.subarray(0, n)),
+      expect((k) => 0x1000 + k),
+    );
+    assert.deepEqual(
+      Array.from(store.time.subarray(0, n)),
+      expect((k) => 1 + k),
+    );
     assert.deepEqual([store.commOf(0), store.commOf(n - 1)], ['', ''], 'no thread announced for these tids');
   });
 
-  it('colours each dense lane by its most frequent event: the store\'s counts for a lane of every row, the lane\'s rows otherwise', () => {
-    const twoEvents = [{ index: 0, name: 'a', kind: 'tracepoint' as const }, { index: 1, name: 'b', kind: 'tracepoint' as const }];
+  it("colours each dense lane by its most frequent event: the store's counts for a lane of every row, the lane's rows otherwise", () => {
+    const twoEvents = [
+      { index: 0, name: 'a', kind: 'tracepoint' as const },
+      { index: 1, name: 'b', kind: 'tracepoint' as const },
+    ];
     const cases: { tids: number[]; events: number[]; times?: number[]; want: Record<string, number> }[] = [
       // One thread: its lane and its process header hold every row. Event 0 has 4 rows, event 1 has 3.
       { tids: [7, 7, 7, 7, 7, 7, 7], events: [1, 1, 0, 1, 0, 0, 0], want: { 'process:7': 0, 'thread:7': 0 } },
@@ -200,7 +318,14 @@ describe('record store', () => {
     for (const [k, c] of cases.entries()) {
       const store = new RecordStore();
       const n = c.tids.length;
-      store.beginSnapshot({ ...start('s', '0', n, 1, 'a'), events: twoEvents, threads: [{ pid: 7, tid: 7, comm: 'p' }, { pid: 7, tid: 8, comm: 'q' }] });
+      store.beginSnapshot({
+        ...start('s', '0', n, 1, 'a'),
+        events: twoEvents,
+        threads: [
+          { pid: 7, tid: 7, comm: 'p' },
+          { pid: 7, tid: 8, comm: 'q' },
+        ],
+      });
       const rows = { ...columns(c.times ?? c.tids.map((_, i) => i + 1), c.tids, c.events), pid: new Int32Array(n).fill(7) };
       for (const b of columnsToBatches(rows, { snapshotId: 's' })) store.addBatch(b);
       const layout = new TimelineLayout(store);
@@ -225,7 +350,10 @@ describe('record store', () => {
     const table = store.stackTable();
     const named = (id: number) => Array.from(table.frames.subarray(table.start[id], table.start[id + 1]), (n) => table.names[n]).join(' ← ');
     assert.deepEqual(table.names, ['main', 'f', 'g']);
-    assert.deepEqual(Array.from(store.stack.subarray(0, 6), (id) => (id < 0 ? '-' : named(id))), ['f ← main', '-', 'main', 'g ← main', 'f ← main', '-']);
+    assert.deepEqual(
+      Array.from(store.stack.subarray(0, 6), (id) => (id < 0 ? '-' : named(id))),
+      ['f ← main', '-', 'main', 'g ← main', 'f ← main', '-'],
+    );
     assert.equal(table.start.length - 1, 3, 'f ← main is stored once');
     assert.equal(table.locations, undefined, 'no lines sent, none kept');
   });
@@ -234,10 +362,21 @@ describe('record store', () => {
     const store = new RecordStore();
     const at = (line: number) => ({ file: '/src/a.c', line });
     // a: f ← main at line 5 of f; b (its own numbering): f ← main at line 5 again and at line 6, and main's entry line.
-    store.beginSnapshot({ ...start('a', '0', 1, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2], frames: [1, 0],
-      locations: [at(5), at(3)], leafLocation: [0], nameLocation: [-1, 1] } });
-    store.beginSnapshot({ ...start('b', '0', 2, 1, 'e'), stacks: { names: ['f', 'main'], start: [0, 2, 4], frames: [0, 1, 0, 1],
-      locations: [at(6), at(1), at(5), at(9)], leafLocation: [2, 0], nameLocation: [3, 1] } });
+    store.beginSnapshot({
+      ...start('a', '0', 1, 1, 'e'),
+      stacks: { names: ['main', 'f'], start: [0, 2], frames: [1, 0], locations: [at(5), at(3)], leafLocation: [0], nameLocation: [-1, 1] },
+    });
+    store.beginSnapshot({
+      ...start('b', '0', 2, 1, 'e'),
+      stacks: {
+        names: ['f', 'main'],
+        start: [0, 2, 4],
+        frames: [0, 1, 0, 1],
+        locations: [at(6), at(1), at(5), at(9)],
+        leafLocation: [2, 0],
+        nameLocation: [3, 1],
+      },
+    });
     for (const batch of columnsToBatches(columns([1], [7], [0]), { snapshotId: 'a', stacks: Int32Array.from([0]) })) store.addBatch(batch);
     const b = columnsToBatches(columns([2, 3], [7, 7], [0, 0]), { snapshotId: 'b', stacks: Int32Array.from([0, 1]) });
     for (const batch of b) store.addBatch(batch);

@@ -56,7 +56,10 @@ export interface SnapshotEntry {
   readonly eventRows: number[];
 }
 
-export interface StoreEvent { readonly name: string; readonly kind: EventKind }
+export interface StoreEvent {
+  readonly name: string;
+  readonly kind: EventKind;
+}
 
 export class BatchRejected extends Error {}
 
@@ -165,7 +168,9 @@ export class RecordStore {
   static {
     for (const name of COLUMN_NAMES) {
       Object.defineProperty(this.prototype, name, {
-        get(this: RecordStore) { return this.column(name); },
+        get(this: RecordStore) {
+          return this.column(name);
+        },
         enumerable: true,
       });
     }
@@ -228,7 +233,9 @@ export class RecordStore {
     return parts;
   }
 
-  getSnapshot(id: string): SnapshotEntry | undefined { return this.snapshotById.get(id); }
+  getSnapshot(id: string): SnapshotEntry | undefined {
+    return this.snapshotById.get(id);
+  }
 
   /** Each snapshot's thread states (from its sched_switch records), times rebased like its rows'. */
   readonly threadStates: ThreadStateTable[] = [];
@@ -248,10 +255,21 @@ export class RecordStore {
     const c = msg.columns;
     const start = new THREAD_STATE_COLUMNS.start(c.start.slice(0));
     const end = new THREAD_STATE_COLUMNS.end(c.end.slice(0));
-    for (let i = 0; i < msg.count; i++) { start[i] += snap.offsetNs; end[i] += snap.offsetNs; }
+    for (let i = 0; i < msg.count; i++) {
+      start[i] += snap.offsetNs;
+      end[i] += snap.offsetNs;
+    }
     this.threadStates.push({
-      count: msg.count, start, end, tid: new Int32Array(c.tid), cpu: new Int32Array(c.cpu), state: new Uint8Array(c.state),
-      flags: new Uint8Array(c.flags), nextTid: new Int32Array(c.nextTid), nextComm: new Int32Array(c.nextComm), comms: msg.comms,
+      count: msg.count,
+      start,
+      end,
+      tid: new Int32Array(c.tid),
+      cpu: new Int32Array(c.cpu),
+      state: new Uint8Array(c.state),
+      flags: new Uint8Array(c.flags),
+      nextTid: new Int32Array(c.nextTid),
+      nextComm: new Int32Array(c.nextComm),
+      comms: msg.comms,
     });
     this.threadStatesSnapshot.push(snap.index);
     this.threadStatesOf.add(msg.snapshotId);
@@ -278,11 +296,27 @@ export class RecordStore {
     }
     const entry: SnapshotEntry = {
       ...(msg.stacks ? { stackMap: this.internStacks(msg.stacks) } : {}),
-      id: msg.snapshotId, name: msg.name, index: this.snapshots.length, originNs,
-      offsetNs: Number(originNs - this.originNs), totalRows: msg.totalRows, batchCount: msg.batchCount,
-      takenAtMs: msg.takenAtMs, coverage: msg.coverage, losses: msg.losses ?? [], eventMap, eventTable, firstGlobalRow: this.length,
-      receivedRows: 0, batchesReceived: 0, minTime: Infinity, maxTime: -Infinity, minSampleTime: Infinity, maxSampleTime: -Infinity,
-      untimedRows: 0, eventRows: [],
+      id: msg.snapshotId,
+      name: msg.name,
+      index: this.snapshots.length,
+      originNs,
+      offsetNs: Number(originNs - this.originNs),
+      totalRows: msg.totalRows,
+      batchCount: msg.batchCount,
+      takenAtMs: msg.takenAtMs,
+      coverage: msg.coverage,
+      losses: msg.losses ?? [],
+      eventMap,
+      eventTable,
+      firstGlobalRow: this.length,
+      receivedRows: 0,
+      batchesReceived: 0,
+      minTime: Infinity,
+      maxTime: -Infinity,
+      minSampleTime: Infinity,
+      maxSampleTime: -Infinity,
+      untimedRows: 0,
+      eventRows: [],
     };
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
@@ -314,7 +348,10 @@ export class RecordStore {
       const local = new Int32Array(msg.symbolIndex);
       const map = Int32Array.from(msg.symbolTable, (s) => this.internSymbol(s));
       const symbol = this.symbolColumn(base + n);
-      for (let i = 0; i < n; i++) { const s = local[i]; symbol[base + i] = s >= 0 ? map[s] : -1; }
+      for (let i = 0; i < n; i++) {
+        const s = local[i];
+        symbol[base + i] = s >= 0 ? map[s] : -1;
+      }
     } else if (this.symbol.length > 0) {
       this.symbol.fill(-1, base, base + n);
     }
@@ -322,7 +359,10 @@ export class RecordStore {
       const local = new Int32Array(msg.stackIndex);
       const map = snap.stackMap;
       const stack = this.stackColumn(base + n);
-      for (let i = 0; i < n; i++) { const s = local[i]; stack[base + i] = s >= 0 && s < map.length ? map[s] : -1; }
+      for (let i = 0; i < n; i++) {
+        const s = local[i];
+        stack[base + i] = s >= 0 && s < map.length ? map[s] : -1;
+      }
     } else if (this.stack.length > 0) {
       this.stack.fill(-1, base, base + n);
     }
@@ -357,7 +397,10 @@ export class RecordStore {
     let untimed = 0;
     for (let i = base; i < base + n; i++) {
       const t = time[i];
-      if (t !== t) { untimed++; continue; } // NaN (no time) neither breaks nor advances the order
+      if (t !== t) {
+        untimed++;
+        continue;
+      } // NaN (no time) neither breaks nor advances the order
       if (t < minTime) minTime = t;
       if (t > maxTime) maxTime = t;
       if (kind[i - base] === RecordType.SAMPLE) {
@@ -429,7 +472,9 @@ export class RecordStore {
     return out;
   }
 
-  isComplete(snap: SnapshotEntry): boolean { return snap.receivedRows >= snap.totalRows; }
+  isComplete(snap: SnapshotEntry): boolean {
+    return snap.receivedRows >= snap.totalRows;
+  }
 
   processCommOf(pid: number): string | undefined {
     return this.commByPid.get(pid);
@@ -463,7 +508,8 @@ export class RecordStore {
       if (this.runSnapshot[k] !== snapshotIndex) continue;
       const end = k + 1 < this.runCount ? this.runStart[k + 1] : this.length;
       const last = out.at(-1);
-      if (last && last[1] === this.runStart[k]) last[1] = end; else out.push([this.runStart[k], end]);
+      if (last && last[1] === this.runStart[k]) last[1] = end;
+      else out.push([this.runStart[k], end]);
     }
     return out;
   }
@@ -501,9 +547,15 @@ export class RecordStore {
   private addRun(globalStart: number, localStart: number, snapshotIndex: number): void {
     if (this.runCount === this.runStart.length) {
       const size = this.runCount * 2;
-      const start = new Uint32Array(size); start.set(this.runStart); this.runStart = start;
-      const local = new Uint32Array(size); local.set(this.runLocal); this.runLocal = local;
-      const snapshot = new Uint16Array(size); snapshot.set(this.runSnapshot); this.runSnapshot = snapshot;
+      const start = new Uint32Array(size);
+      start.set(this.runStart);
+      this.runStart = start;
+      const local = new Uint32Array(size);
+      local.set(this.runLocal);
+      this.runLocal = local;
+      const snapshot = new Uint16Array(size);
+      snapshot.set(this.runSnapshot);
+      this.runSnapshot = snapshot;
     }
     this.runStart[this.runCount] = globalStart;
     this.runLocal[this.runCount] = localStart;
@@ -526,18 +578,29 @@ export class RecordStore {
 
   /** All stacks received so far, as the call tree reads them. */
   stackTable(): StackTable {
-    if (!this.stackCache || this.stackCache.start.length !== this.stackStarts.length
-      || (this.stackCache.libraries?.length ?? 0) !== this.stackLibraries.length
-      || (this.stackCache.nameLibrary?.length ?? 0) !== (this.stackLibraries.length ? this.stackNames.length : 0)) {
+    if (
+      !this.stackCache ||
+      this.stackCache.start.length !== this.stackStarts.length ||
+      (this.stackCache.libraries?.length ?? 0) !== this.stackLibraries.length ||
+      (this.stackCache.nameLibrary?.length ?? 0) !== (this.stackLibraries.length ? this.stackNames.length : 0)
+    ) {
       this.stackCache = {
-        names: this.stackNames, start: Uint32Array.from(this.stackStarts), frames: Int32Array.from(this.stackFrames),
-        ...(this.stackLibraries.length ? {
-          libraries: this.stackLibraries, nameLibrary: Int32Array.from(this.stackNames, (_, n) => this.stackNameLibrary[n] ?? -1),
-        } : {}),
-        ...(this.stackLocations.length ? {
-          locations: this.stackLocations, leafLocation: Int32Array.from(this.stackLeafLocation),
-          nameLocation: Int32Array.from(this.stackNames, (_, n) => this.stackNameLocation[n] ?? -1),
-        } : {}),
+        names: this.stackNames,
+        start: Uint32Array.from(this.stackStarts),
+        frames: Int32Array.from(this.stackFrames),
+        ...(this.stackLibraries.length
+          ? {
+              libraries: this.stackLibraries,
+              nameLibrary: Int32Array.from(this.stackNames, (_, n) => this.stackNameLibrary[n] ?? -1),
+            }
+          : {}),
+        ...(this.stackLocations.length
+          ? {
+              locations: this.stackLocations,
+              leafLocation: Int32Array.from(this.stackLeafLocation),
+              nameLocation: Int32Array.from(this.stackNames, (_, n) => this.stackNameLocation[n] ?? -1),
+            }
+          : {}),
       };
     }
     return this.stackCache;
@@ -546,7 +609,11 @@ export class RecordStore {
   private internStacks(stacks: NonNullable<SnapshotStart['stacks']>): Int32Array {
     const nameMap = stacks.names.map((name) => {
       let id = this.stackNameIds.get(name);
-      if (id === undefined) { id = this.stackNames.length; this.stackNames.push(name); this.stackNameIds.set(name, id); }
+      if (id === undefined) {
+        id = this.stackNames.length;
+        this.stackNames.push(name);
+        this.stackNameIds.set(name, id);
+      }
       return id;
     });
     const locationMap = (stacks.locations ?? []).map((l) => {
@@ -563,7 +630,11 @@ export class RecordStore {
       const library = stacks.libraries?.[l];
       if (library === undefined || (this.stackNameLibrary[nameMap[n]] ?? -1) >= 0) return;
       let id = this.stackLibraryIds.get(library);
-      if (id === undefined) { id = this.stackLibraries.length; this.stackLibraries.push(library); this.stackLibraryIds.set(library, id); }
+      if (id === undefined) {
+        id = this.stackLibraries.length;
+        this.stackLibraries.push(library);
+        this.stackLibraryIds.set(library, id);
+      }
       this.stackNameLibrary[nameMap[n]] = id;
     });
     stacks.nameLocation?.forEach((l, n) => {
@@ -613,9 +684,15 @@ export class RecordStore {
     let lo = Infinity;
     let hi = -Infinity;
     const snaps = snapshotIndex === undefined ? this.snapshots : this.snapshots.slice(snapshotIndex, snapshotIndex + 1);
-    for (const s of snaps) { if (s.minSampleTime < lo) lo = s.minSampleTime; if (s.maxSampleTime > hi) hi = s.maxSampleTime; }
+    for (const s of snaps) {
+      if (s.minSampleTime < lo) lo = s.minSampleTime;
+      if (s.maxSampleTime > hi) hi = s.maxSampleTime;
+    }
     if (lo <= hi) return [lo, hi];
-    for (const s of snaps) { if (s.minTime < lo) lo = s.minTime; if (s.maxTime > hi) hi = s.maxTime; }
+    for (const s of snaps) {
+      if (s.minTime < lo) lo = s.minTime;
+      if (s.maxTime > hi) hi = s.maxTime;
+    }
     return lo <= hi ? [lo, hi] : null;
   }
 
@@ -641,7 +718,11 @@ export class RecordStore {
 
   private internSymbol(s: string): number {
     let id = this.symbolIds.get(s);
-    if (id === undefined) { id = this.symbols.length; this.symbols.push(s); this.symbolIds.set(s, id); }
+    if (id === undefined) {
+      id = this.symbols.length;
+      this.symbols.push(s);
+      this.symbolIds.set(s, id);
+    }
     return id;
   }
 

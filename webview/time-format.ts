@@ -44,7 +44,11 @@ export function formatOffset(ns: number): string {
  * with `perfClock`, as the perf clock (what perf script prints: seconds.nanoseconds). `rawNs` is the exact integer.
  */
 export class TimeBase {
-  constructor(readonly startNs: number, readonly originNs: bigint, readonly perfClock: boolean) {}
+  constructor(
+    readonly startNs: number,
+    readonly originNs: bigint,
+    readonly perfClock: boolean,
+  ) {}
 
   /** A record's time in the chosen base. */
   format(t: number): string {

@@ -44,7 +44,11 @@ export interface TimelineCallbacks {
 }
 
 /** A stack chart box under the pointer: its lane, depth and index in that depth's boxes. */
-export interface StackBoxHit { readonly lane: number; readonly depth: number; readonly box: number }
+export interface StackBoxHit {
+  readonly lane: number;
+  readonly depth: number;
+  readonly box: number;
+}
 
 export class Timeline {
   grouping: LaneGrouping = 'thread';
@@ -101,10 +105,14 @@ export class Timeline {
   /** A frame was drawn without the spans it shows: draw again once idle time has paired them. */
   private redrawWithSpans = false;
 
-  constructor(host: HTMLElement, private readonly store: RecordStore, private readonly callbacks: TimelineCallbacks) {
+  constructor(
+    host: HTMLElement,
+    private readonly store: RecordStore,
+    private readonly callbacks: TimelineCallbacks,
+  ) {
     this.scheduler = new RenderScheduler(() => this.render());
     this.layout = new TimelineLayout(store);
-    const root = this.root = el('div', 'rs-timeline', host);
+    const root = (this.root = el('div', 'rs-timeline', host));
 
     const axisRow = el('div', 'rs-axis-row', root);
     this.corner = el('div', 'rs-axis-corner', axisRow, 'Lanes');
@@ -125,8 +133,10 @@ export class Timeline {
     this.scroll = el('div', 'rs-scroll', root);
     this.scroll.tabIndex = 0;
     this.scroll.setAttribute('role', 'application');
-    this.scroll.setAttribute('aria-label', 'Timeline lanes. Arrows move between records, plus and minus or W and S zoom, A and D pan, '
-      + 'Home and End jump, Shift+drag selects a range.');
+    this.scroll.setAttribute(
+      'aria-label',
+      'Timeline lanes. Arrows move between records, plus and minus or W and S zoom, A and D pan, ' + 'Home and End jump, Shift+drag selects a range.',
+    );
     this.plot = el('div', 'rs-plot', this.scroll);
     this.canvas = el('canvas', 'rs-canvas', this.plot);
     this.canvas.setAttribute('role', 'img');
@@ -155,13 +165,23 @@ export class Timeline {
     });
 
     this.overlay.addEventListener('pointermove', (e) => this.onPointerMove(e));
-    this.overlay.addEventListener('pointerleave', () => { this.hover = null; this.tooltip.hide(); this.scheduler.schedule(); });
+    this.overlay.addEventListener('pointerleave', () => {
+      this.hover = null;
+      this.tooltip.hide();
+      this.scheduler.schedule();
+    });
     this.overlay.addEventListener('click', (e) => this.onClick(e));
     this.scroll.addEventListener('scroll', () => this.scheduler.schedule());
     this.scroll.addEventListener('keydown', (e) => this.onKey(e));
-    this.resizes = new ResizeObserver(() => { this.viewport.invalidateWidth(); this.scheduler.schedule(); });
+    this.resizes = new ResizeObserver(() => {
+      this.viewport.invalidateWidth();
+      this.scheduler.schedule();
+    });
     this.resizes.observe(this.scroll);
-    this.themes = new MutationObserver(() => { this.colors = null; this.scheduler.schedule(); });
+    this.themes = new MutationObserver(() => {
+      this.colors = null;
+      this.scheduler.schedule();
+    });
     this.themes.observe(document.body, { attributes: true, attributeFilter: ['class'] });
   }
 
@@ -181,7 +201,9 @@ export class Timeline {
     this.root.remove();
   }
 
-  get lanes(): Lane[] { return this.layout.lanes; }
+  get lanes(): Lane[] {
+    return this.layout.lanes;
+  }
 
   // ---------------------------------------------------------------------------------------------
   // Public controls
@@ -202,7 +224,8 @@ export class Timeline {
   }
 
   toggleLane(key: string): void {
-    if (this.collapsed.has(key)) this.collapsed.delete(key); else this.collapsed.add(key);
+    if (this.collapsed.has(key)) this.collapsed.delete(key);
+    else this.collapsed.add(key);
     this.layout.invalidate();
     this.scheduler.schedule();
     this.callbacks.onViewChange();
@@ -210,7 +233,8 @@ export class Timeline {
 
   /** Switch a thread lane with callchains between its stack chart and ticks. */
   toggleStackChart(key: string): void {
-    if (this.ticks.has(key)) this.ticks.delete(key); else this.ticks.add(key);
+    if (this.ticks.has(key)) this.ticks.delete(key);
+    else this.ticks.add(key);
     this.layout.invalidate();
     this.scheduler.schedule();
     this.callbacks.onViewChange();
@@ -239,7 +263,7 @@ export class Timeline {
 
   /** The highlighted function's name, or null. */
   highlightedFunction(): string | null {
-    return this.highlightName < 0 ? null : this.store.stackTable().names[this.highlightName] ?? null;
+    return this.highlightName < 0 ? null : (this.store.stackTable().names[this.highlightName] ?? null);
   }
 
   /** Which stacks hold the highlighted function (found again when stacks were added), or null without one. */
@@ -412,9 +436,13 @@ export class Timeline {
     const counted = this.countedLanes();
     const row = this.selectedRow();
     const [a, b] = this.window();
-    const from = row !== null ? { time: this.store.time[row], row }
-      : direction === 1 ? { time: a, row: -1 } : { time: b, row: Number.MAX_SAFE_INTEGER };
-    const found = stepMatch(counted.map((li) => this.lanes[li]), this.store.time, from, direction);
+    const from = row !== null ? { time: this.store.time[row], row } : direction === 1 ? { time: a, row: -1 } : { time: b, row: Number.MAX_SAFE_INTEGER };
+    const found = stepMatch(
+      counted.map((li) => this.lanes[li]),
+      this.store.time,
+      from,
+      direction,
+    );
     if (!found) return false;
     this.select(counted[found.lane], found.pos);
     return true;
@@ -425,7 +453,11 @@ export class Timeline {
     const row = this.selectedRow();
     if (row === null) return 0;
     const counted = this.countedLanes();
-    return matchIndex(counted.map((li) => this.lanes[li]), this.store.time, { time: this.store.time[row], row });
+    return matchIndex(
+      counted.map((li) => this.lanes[li]),
+      this.store.time,
+      { time: this.store.time[row], row },
+    );
   }
 
   /** The record under a point of the plot, or null. */
@@ -496,7 +528,11 @@ export class Timeline {
       if (li >= 0) {
         const pos = bisectLeft(this.store.time, this.lanes[li].rows, this.store.time[previousRow]);
         for (let p = pos; p < this.lanes[li].rows.length && this.store.time[this.lanes[li].rows[p]] === this.store.time[previousRow]; p++) {
-          if (this.lanes[li].rows[p] === previousRow) { this.selectedLane = li; this.selectedPos = p; break; }
+          if (this.lanes[li].rows[p] === previousRow) {
+            this.selectedLane = li;
+            this.selectedPos = p;
+            break;
+          }
         }
       }
     }
@@ -515,8 +551,8 @@ export class Timeline {
     const rows = this.lanes.map((lane, i) => {
       const row = kept.get(lane.key) ?? this.labelRow(lane.key);
       kept.delete(lane.key);
-      const kindClass = lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane'
-        : lane.pid !== undefined ? ' rs-thread-lane' : '';
+      const kindClass =
+        lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane' : lane.pid !== undefined ? ' rs-thread-lane' : '';
       const chart = this.layout.stackDepth[i] > 0;
       row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}${chart ? ' rs-stack-lane' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
@@ -530,9 +566,12 @@ export class Timeline {
 
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));
-      toggle.setAttribute('aria-label', lane.kind === 'process'
-        ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}`
-        : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`);
+      toggle.setAttribute(
+        'aria-label',
+        lane.kind === 'process'
+          ? `${lane.collapsed ? 'Show' : 'Hide'} the threads of ${lane.label}`
+          : `${lane.collapsed ? 'Expand' : 'Collapse'} lane ${lane.label}`,
+      );
       // What tells the lane apart (a pid, a tid, an event's name) stays whole; the rest is cut with an ellipsis.
       const keep = Math.min(lane.keep ?? 0, lane.label.length);
       name.replaceChildren();
@@ -574,7 +613,7 @@ export class Timeline {
     mode.textContent = chart ? 'ticks' : 'stack';
     mode.setAttribute('aria-pressed', String(chart));
     mode.setAttribute('aria-label', chart ? `Show ${label} as ticks` : `Show ${label} as a stack chart`);
-    mode.title = chart ? 'Show this thread\'s records as ticks' : 'Show this thread\'s callchains as a stack chart';
+    mode.title = chart ? "Show this thread's records as ticks" : "Show this thread's callchains as a stack chart";
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -615,24 +654,43 @@ export class Timeline {
     const shown = this.store.snapshots[this.shown];
     drawAxis(this.axisSvg, x, this.width, this.timeBase());
     drawCoverage(this.coverageCanvas, x, {
-      snapshots: shown ? [shown] : [], origin: this.store.originNs, viewStart: this.viewport.fullDomain()[0], width: this.width, dpr: this.dpr, colors,
+      snapshots: shown ? [shown] : [],
+      origin: this.store.originNs,
+      viewStart: this.viewport.fullDomain()[0],
+      width: this.width,
+      dpr: this.dpr,
+      colors,
     });
     this.drawnActivity.clear();
     this.resolveHighlight();
     drawLanes(this.canvas, {
-      frame, lanes: this.lanes, laneSpans: this.layout.laneSpans, time: this.store.time, event: this.store.event, t0, t1, dpr: this.dpr, colors,
-      laneMarks: this.layout.laneMarks, laneStates: this.layout.laneStates, stateTables: this.store.threadStates,
+      frame,
+      lanes: this.lanes,
+      laneSpans: this.layout.laneSpans,
+      time: this.store.time,
+      event: this.store.event,
+      t0,
+      t1,
+      dpr: this.dpr,
+      colors,
+      laneMarks: this.layout.laneMarks,
+      laneStates: this.layout.laneStates,
+      stateTables: this.store.threadStates,
       stacks: {
-        stack: this.store.stack, table: this.store.stackTable(), highlight: this.highlightName, holding: this.holdingStacks(),
-        intervalOf: (lane) => this.layout.intervalOf(lane), drawn: this.drawnActivity,
+        stack: this.store.stack,
+        table: this.store.stackTable(),
+        highlight: this.highlightName,
+        holding: this.holdingStacks(),
+        intervalOf: (lane) => this.layout.intervalOf(lane),
+        drawn: this.drawnActivity,
       },
     });
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
       boundaries: shown && Number.isFinite(shown.maxTime) ? [shown] : [],
       viewportHeight: this.viewportHeight,
-      selected: row === null ? null
-        : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.recordsHeight(this.selectedLane) / 2 },
+      selected:
+        row === null ? null : { time: this.store.time[row], y: this.layout.laneTop[this.selectedLane] - scrollTop + this.recordsHeight(this.selectedLane) / 2 },
       hoverX: this.hover ? this.hover.x : null,
       colors,
     });
@@ -673,9 +731,14 @@ export class Timeline {
     const hit = state ? null : this.hitTest(px, py);
     if (!hit) {
       this.hover = null;
-      if (state) { this.tooltip.show(state, e.clientX, e.clientY); this.scheduler.schedule(); return; }
+      if (state) {
+        this.tooltip.show(state, e.clientX, e.clientY);
+        this.scheduler.schedule();
+        return;
+      }
       const mark = this.lossAt(px, py);
-      if (mark) this.tooltip.show(mark.lines, e.clientX, e.clientY); else this.tooltip.hide();
+      if (mark) this.tooltip.show(mark.lines, e.clientX, e.clientY);
+      else this.tooltip.hide();
       this.scheduler.schedule();
       return;
     }
@@ -690,9 +753,13 @@ export class Timeline {
     this.scroll.focus({ preventScroll: true });
     const r = this.overlay.getBoundingClientRect();
     const box = this.stackBoxAt(e.clientX - r.left, e.clientY - r.top);
-    if (box) { this.chooseBox(box); return; }
+    if (box) {
+      this.chooseBox(box);
+      return;
+    }
     const hit = this.hitTest(e.clientX - r.left, e.clientY - r.top);
-    if (hit) this.select(hit.lane, hit.pos); else this.clearSelection();
+    if (hit) this.select(hit.lane, hit.pos);
+    else this.clearSelection();
   }
 
   /** A click on a stack chart box: its function is highlighted and its source revealed. */
@@ -725,14 +792,23 @@ export class Timeline {
     if (e.ctrlKey || e.metaKey || e.altKey) return; // the editor's shortcuts (Ctrl+S, Ctrl+A...)
     this.ensureLayout();
     const handled = handleKey(e.key, {
-      lanes: this.lanes, selectedLane: this.selectedLane, selectedPos: this.selectedPos, time: this.store.time,
+      lanes: this.lanes,
+      selectedLane: this.selectedLane,
+      selectedPos: this.selectedPos,
+      time: this.store.time,
       window: () => this.window(),
       selectedRow: () => this.selectedRow(),
       select: (lane, pos) => this.select(lane, pos),
       clearSelection: () => this.clearSelection(),
       zoomBy: (factor, centerTime) => this.zoomBy(factor, centerTime),
-      panBy: (fraction) => { this.followLatest = false; this.viewport.panBy(fraction); },
-      clearBrush: () => { this.clearBrush(); this.callbacks.onBrush(null); },
+      panBy: (fraction) => {
+        this.followLatest = false;
+        this.viewport.panBy(fraction);
+      },
+      clearBrush: () => {
+        this.clearBrush();
+        this.callbacks.onBrush(null);
+      },
     });
     if (!handled) return;
     e.preventDefault();

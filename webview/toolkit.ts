@@ -1,9 +1,7 @@
 // The ONLY module that imports @vscode/webview-ui-toolkit: swap the component library here and
 // nothing else changes. Everything else asks for controls through these factories.
 
-import {
-  provideVSCodeDesignSystem, vsCodeButton, vsCodeCheckbox, vsCodeDropdown, vsCodeOption, vsCodeTextField,
-} from '@vscode/webview-ui-toolkit';
+import { provideVSCodeDesignSystem, vsCodeButton, vsCodeCheckbox, vsCodeDropdown, vsCodeOption, vsCodeTextField } from '@vscode/webview-ui-toolkit';
 
 let registered = false;
 
@@ -14,9 +12,13 @@ export function registerToolkit(): void {
 }
 
 /** A control with a string value (text field, dropdown). */
-export interface ValueControl extends HTMLElement { value: string }
+export interface ValueControl extends HTMLElement {
+  value: string;
+}
 /** A control with a checked state. */
-export interface CheckControl extends HTMLElement { checked: boolean }
+export interface CheckControl extends HTMLElement {
+  checked: boolean;
+}
 
 export function createButton(label: string, ariaLabel: string, options: { appearance?: 'primary' | 'secondary' | 'icon'; id?: string } = {}): HTMLElement {
   const b = document.createElement('vscode-button');
@@ -37,8 +39,11 @@ export function createTextField(ariaLabel: string, options: { placeholder?: stri
   return f;
 }
 
-export function createDropdown(ariaLabel: string, choices: readonly { value: string; label: string }[],
-  options: { id?: string; value?: string } = {}): ValueControl {
+export function createDropdown(
+  ariaLabel: string,
+  choices: readonly { value: string; label: string }[],
+  options: { id?: string; value?: string } = {},
+): ValueControl {
   const d = document.createElement('vscode-dropdown') as unknown as ValueControl;
   d.setAttribute('aria-label', ariaLabel);
   if (options.id) d.id = options.id;
@@ -49,7 +54,10 @@ export function createDropdown(ariaLabel: string, choices: readonly { value: str
     if (c.value === options.value) o.setAttribute('selected', '');
     d.appendChild(o);
   }
-  if (options.value !== undefined) queueMicrotask(() => { d.value = options.value!; });
+  if (options.value !== undefined)
+    queueMicrotask(() => {
+      d.value = options.value!;
+    });
   return d;
 }
 

@@ -20,8 +20,13 @@ export interface PersistedViewState {
 export function isViewState(v: unknown): v is PersistedViewState {
   if (typeof v !== 'object' || v === null) return false;
   const s = v as Record<string, unknown>;
-  return (s.grouping === 'cpu' || s.grouping === 'thread' || s.grouping === 'event') && Array.isArray(s.collapsed)
-    && s.collapsed.every((k) => typeof k === 'string') && typeof s.filter === 'string' && typeof s.followLatest === 'boolean'
-    && (s.drawerHeight === undefined || (typeof s.drawerHeight === 'number' && Number.isFinite(s.drawerHeight)))
-    && (s.perfClock === undefined || typeof s.perfClock === 'boolean');
+  return (
+    (s.grouping === 'cpu' || s.grouping === 'thread' || s.grouping === 'event') &&
+    Array.isArray(s.collapsed) &&
+    s.collapsed.every((k) => typeof k === 'string') &&
+    typeof s.filter === 'string' &&
+    typeof s.followLatest === 'boolean' &&
+    (s.drawerHeight === undefined || (typeof s.drawerHeight === 'number' && Number.isFinite(s.drawerHeight))) &&
+    (s.perfClock === undefined || typeof s.perfClock === 'boolean')
+  );
 }

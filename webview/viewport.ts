@@ -48,9 +48,14 @@ export class Viewport {
   private brushWidth = -1;
   private brushHeight = -1;
 
-  constructor(private readonly overlay: SVGSVGElement, private readonly brushLayer: SVGGElement,
-    private readonly measureWidth: () => number, private readonly callbacks: ViewportCallbacks) {
-    this.zoom = d3.zoom<SVGSVGElement, unknown>()
+  constructor(
+    private readonly overlay: SVGSVGElement,
+    private readonly brushLayer: SVGGElement,
+    private readonly measureWidth: () => number,
+    private readonly callbacks: ViewportCallbacks,
+  ) {
+    this.zoom = d3
+      .zoom<SVGSVGElement, unknown>()
       .filter((event: Event) => {
         // Shift+wheel and horizontal scrolling (trackpads) pan: see panByWheel.
         if (event.type === 'wheel') return !isPanWheel(event as WheelEvent);
@@ -67,7 +72,8 @@ export class Viewport {
     d3.select(this.overlay).call(this.zoom).on('dblclick.zoom', null);
     this.overlay.addEventListener('wheel', (event) => this.panByWheel(event), { passive: false });
 
-    this.brush = d3.brushX()
+    this.brush = d3
+      .brushX()
       .filter((event: MouseEvent) => event.shiftKey && !event.button)
       .on('end', (event: d3.D3BrushEvent<unknown>) => {
         if (!event.sourceEvent) return; // programmatic moves while zooming
@@ -146,7 +152,8 @@ export class Viewport {
   /** Restore a window once data arrives (persisted view state). */
   restoreWindow(start: number, end: number): void {
     this.userAdjusted = true;
-    if (this.hasData) this.setWindow(start, end); else this.pendingWindow = [start, end];
+    if (this.hasData) this.setWindow(start, end);
+    else this.pendingWindow = [start, end];
   }
 
   /**
@@ -208,16 +215,26 @@ export class Viewport {
     const width = this.plotWidth();
     const height = Math.max(1, this.height);
     const [b0, b1] = this.base.domain();
-    this.zoom.extent([[0, 0], [width, height]])
+    this.zoom
+      .extent([
+        [0, 0],
+        [width, height],
+      ])
       .scaleExtent([0.5, Math.max(1, (b1 - b0) / MIN_WINDOW_NS)])
-      .translateExtent([[-width * 0.5, 0], [width * 1.5, height]]);
+      .translateExtent([
+        [-width * 0.5, 0],
+        [width * 1.5, height],
+      ]);
     // The brush sizes its overlay when applied, so re-apply it when its extent changes (only then:
     // each batch of a capture moves the window, and re-applying a brush is DOM work, 7 ms over the
     // 16 batches of a million rows).
     if (width !== this.brushWidth || height !== this.brushHeight) {
       this.brushWidth = width;
       this.brushHeight = height;
-      this.brush.extent([[0, 0], [width, height]]);
+      this.brush.extent([
+        [0, 0],
+        [width, height],
+      ]);
       d3.select(this.brushLayer).call(this.brush);
     }
   }

@@ -28,17 +28,22 @@ export function parseWatchTarget(kind: string, value: string): WatchTarget | str
 
 export function describeLocation(l: WatchLocation): string {
   switch (l.kind) {
-    case 'address': return l.address;
-    case 'symbol': return l.symbol;
-    case 'line': return `${l.file}:${l.line}`;
+    case 'address':
+      return l.address;
+    case 'symbol':
+      return l.symbol;
+    case 'line':
+      return `${l.file}:${l.line}`;
   }
 }
 
 export function describeTarget(t: WatchTarget): string {
   switch (t.kind) {
-    case 'process': return `pid ${t.pid}`;
-    case 'cpu': return `cpu ${t.cpu}`;
-    case 'all-cpus': return 'all CPUs';
+    case 'process':
+      return `pid ${t.pid}`;
+    case 'cpu':
+      return `cpu ${t.cpu}`;
+    case 'all-cpus':
+      return 'all CPUs';
   }
 }
-

@@ -27,7 +27,10 @@ export class WatchPanel {
   /** requestId → what it was, to phrase the reply. */
   private readonly pending = new Map<number, { what: string; pinned: boolean }>();
 
-  constructor(host: HTMLElement, private readonly post: (request: WatchRequest) => number) {
+  constructor(
+    host: HTMLElement,
+    private readonly post: (request: WatchRequest) => number,
+  ) {
     const section = document.createElement('section');
     section.className = 'rs-watch';
     section.setAttribute('aria-labelledby', 'rs-watch-title');
@@ -70,15 +73,30 @@ export class WatchPanel {
     form.setAttribute('role', 'group');
     form.setAttribute('aria-label', 'Add or change a breakpoint');
     this.location = createTextField('Breakpoint location', { placeholder: '0xADDR, symbol or file.c:LINE', id: 'rs-watch-location' });
-    this.type = createDropdown('Access type', [
-      { value: 'w', label: 'write (w)' }, { value: 'rw', label: 'read/write (rw)' }, { value: 'r', label: 'read (r)' },
-      { value: 'x', label: 'execute (x)' },
-    ], { id: 'rs-watch-type', value: 'w' });
-    this.length = createDropdown('Length in bytes', [1, 2, 4, 8].map((n) => ({ value: String(n), label: `${n} byte${n > 1 ? 's' : ''}` })),
-      { id: 'rs-watch-length', value: '4' });
-    this.targetKind = createDropdown('Target', [
-      { value: 'process', label: 'process' }, { value: 'cpu', label: 'cpu' }, { value: 'all-cpus', label: 'all CPUs' },
-    ], { id: 'rs-watch-target-kind', value: 'process' });
+    this.type = createDropdown(
+      'Access type',
+      [
+        { value: 'w', label: 'write (w)' },
+        { value: 'rw', label: 'read/write (rw)' },
+        { value: 'r', label: 'read (r)' },
+        { value: 'x', label: 'execute (x)' },
+      ],
+      { id: 'rs-watch-type', value: 'w' },
+    );
+    this.length = createDropdown(
+      'Length in bytes',
+      [1, 2, 4, 8].map((n) => ({ value: String(n), label: `${n} byte${n > 1 ? 's' : ''}` })),
+      { id: 'rs-watch-length', value: '4' },
+    );
+    this.targetKind = createDropdown(
+      'Target',
+      [
+        { value: 'process', label: 'process' },
+        { value: 'cpu', label: 'cpu' },
+        { value: 'all-cpus', label: 'all CPUs' },
+      ],
+      { id: 'rs-watch-target-kind', value: 'process' },
+    );
     this.targetValue = createTextField('Target pid or CPU', { placeholder: 'pid', id: 'rs-watch-target' });
     this.pinned = createCheckbox('pinned', { id: 'rs-watch-pinned' });
     this.submit = createButton('Add', 'Add breakpoint', { appearance: 'primary', id: 'rs-watch-submit' });
@@ -117,11 +135,16 @@ export class WatchPanel {
         const heading = this.list.insertRow().insertCell();
         heading.colSpan = 7;
         heading.className = 'rs-hint rs-watch-uprobes';
-        heading.textContent = 'Uprobes (source lines counted by the kernel\'s uprobes: no debug register, not in the meter)';
+        heading.textContent = "Uprobes (source lines counted by the kernel's uprobes: no debug register, not in the meter)";
       }
       const tr = this.list.insertRow();
       tr.dataset.watchId = w.id;
-      const cell = (text: string) => { const td = tr.insertCell(); td.textContent = text; td.title = text; return td; };
+      const cell = (text: string) => {
+        const td = tr.insertCell();
+        td.textContent = text;
+        td.title = text;
+        return td;
+      };
       const loc = cell(describeLocation(w.location));
       if (w.resolvedAddress && w.location.kind !== 'address') loc.title = `${loc.textContent} (${w.resolvedAddress})`;
       cell(w.probe === 'uprobe' ? 'uprobe' : w.type);
@@ -134,7 +157,11 @@ export class WatchPanel {
       if (!w.enabled) toggle.title = 'Disabled: records nothing, but still holds its debug register until removed';
       toggle.classList.add('rs-watch-enable');
       toggle.addEventListener('change', () => {
-        this.send({ op: toggle.checked ? 'enable' : 'disable', id: w.id }, `${toggle.checked ? 'Enable' : 'Disable'} ${describeLocation(w.location)}`, w.pinned);
+        this.send(
+          { op: toggle.checked ? 'enable' : 'disable', id: w.id },
+          `${toggle.checked ? 'Enable' : 'Disable'} ${describeLocation(w.location)}`,
+          w.pinned,
+        );
       });
       enabledCell.appendChild(toggle);
       if (w.unseen !== undefined && w.hits === 0) cell('not seen here').title = w.unseen;
@@ -182,9 +209,10 @@ export class WatchPanel {
     this.meter.setAttribute('aria-valuenow', String(used));
     this.meter.classList.toggle('rs-full', used >= total);
     this.meterFill.style.width = `${total > 0 ? Math.min(100, (100 * used) / total) : 0}%`;
-    this.budgetText.textContent = `Debug registers: ${this.budget.used}/${this.budget.total} used `
-      + `(${this.budget.cpuPinned} pinned per-CPU, ${this.budget.maxTaskPinned} pinned by the busiest task, ${this.budget.flexible} flexible)`
-      + (this.budget.heldByRecordings?.length ? `; also held by recordings: ${this.budget.heldByRecordings.join(', ')}` : '');
+    this.budgetText.textContent =
+      `Debug registers: ${this.budget.used}/${this.budget.total} used ` +
+      `(${this.budget.cpuPinned} pinned per-CPU, ${this.budget.maxTaskPinned} pinned by the busiest task, ${this.budget.flexible} flexible)` +
+      (this.budget.heldByRecordings?.length ? `; also held by recordings: ${this.budget.heldByRecordings.join(', ')}` : '');
   }
 
   private startEditing(w: WatchInfo): void {
@@ -214,13 +242,25 @@ export class WatchPanel {
 
   private onSubmit(): void {
     const location = parseWatchLocation(this.location.value ?? '');
-    if (typeof location === 'string') { this.showProblem(location); return; }
+    if (typeof location === 'string') {
+      this.showProblem(location);
+      return;
+    }
     const target = parseWatchTarget(this.targetKind.value, this.targetValue.value ?? '');
-    if (typeof target === 'string') { this.showProblem(target); return; }
+    if (typeof target === 'string') {
+      this.showProblem(target);
+      return;
+    }
     const type = this.type.value as WatchType;
     const length = Number(this.length.value) as WatchLength;
-    if (!['r', 'w', 'rw', 'x'].includes(type)) { this.showProblem('Choose r, w, rw or x.'); return; }
-    if (![1, 2, 4, 8].includes(length)) { this.showProblem('Choose a length of 1, 2, 4 or 8 bytes.'); return; }
+    if (!['r', 'w', 'rw', 'x'].includes(type)) {
+      this.showProblem('Choose r, w, rw or x.');
+      return;
+    }
+    if (![1, 2, 4, 8].includes(length)) {
+      this.showProblem('Choose a length of 1, 2, 4 or 8 bytes.');
+      return;
+    }
     const spec: WatchSpec = { location, type, length, target, pinned: this.pinned.checked };
     if (this.editing) this.send({ op: 'modify', id: this.editing, spec }, `Change ${describeLocation(location)}`, spec.pinned);
     else this.send({ op: 'add', spec }, `Add ${describeLocation(location)}`, spec.pinned);
@@ -233,5 +273,7 @@ export class WatchPanel {
     this.status.textContent = `${what}…`;
   }
 
-  get count(): number { return this.watches.length; }
+  get count(): number {
+    return this.watches.length;
+  }
 }

@@ -39,18 +39,26 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
           persistentSpec: event.spec,
         })),
       ];
-      if (items.length === 0) throw new Error(`no keeper, no process with perf event fds and no persistent PMU event is visible (start a kept recording, or run e.g. perf record --overwrite). Persistent events: ${persistent.none ?? 'none'}`);
+      if (items.length === 0)
+        throw new Error(
+          `no keeper, no process with perf event fds and no persistent PMU event is visible (start a kept recording, or run e.g. perf record --overwrite). Persistent events: ${persistent.none ?? 'none'}`,
+        );
       // Say plainly when this kernel has no persistent events, instead of just leaving them out.
       if (persistent.none) items.push({ label: '$(info) No persistent PMU events here', description: '', detail: persistent.none, unavailable: true });
       // Kept open when focus moves: attaching is what one does right after a window reload, while the
       // restored timeline panel loads and takes focus (which closed the list before it could be used).
-      const picked = await vscode.window.showQuickPick(items, { title: 'Ringside: attach to', matchOnDetail: true, matchOnDescription: true, ignoreFocusOut: true });
+      const picked = await vscode.window.showQuickPick(items, {
+        title: 'Ringside: attach to',
+        matchOnDetail: true,
+        matchOnDescription: true,
+        ignoreFocusOut: true,
+      });
       if (!picked || picked.unavailable) return;
       if (picked.persistentSpec) {
-        const source = attachPersistentEvent(
-          picked.persistentSpec,
-          { pages: settings().pages ?? DEFAULT_RING_PAGES, warmCopyBuffers: settings().warmCopyBuffers },
-        );
+        const source = attachPersistentEvent(picked.persistentSpec, {
+          pages: settings().pages ?? DEFAULT_RING_PAGES,
+          warmCopyBuffers: settings().warmCopyBuffers,
+        });
         sessions.adopt('borrowed', picked.persistentSpec, source);
         log(`attached to persistent event ${picked.persistentSpec} on ${source.ringStats().length} CPU(s), read-only`);
         return;
@@ -87,7 +95,8 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
         { title: 'Stop which keeper?' },
       );
       if (!picked) return;
-      for (const session of sessions.list().filter((s) => s.kind === 'keeper' && s.label.startsWith(`keeper ${picked.state.pid}:`))) await sessions.stop(session.id);
+      for (const session of sessions.list().filter((s) => s.kind === 'keeper' && s.label.startsWith(`keeper ${picked.state.pid}:`)))
+        await sessions.stop(session.id);
       await keepers.stop(picked.state);
       log(`keeper ${picked.state.pid} stopped`);
     }),
@@ -102,7 +111,8 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
 export async function reattachKeepers(services: Services): Promise<void> {
   const { sessions, keepers, log } = services;
   for (const state of keepers.startedFromEditor()) {
-    if (sessions.list().some((session) => session.kind === 'keeper' && session.state !== 'stopped' && session.label.startsWith(`keeper ${state.pid}:`))) continue;
+    if (sessions.list().some((session) => session.kind === 'keeper' && session.state !== 'stopped' && session.label.startsWith(`keeper ${state.pid}:`)))
+      continue;
     try {
       noticeKeptSilentBreakpoints(state.limitations, log);
       const session = await sessions.attachKeeper(state);

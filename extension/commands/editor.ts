@@ -16,7 +16,7 @@ export function registerEditorCommands(context: vscode.ExtensionContext, service
       const line = arg?.lineNumber ?? (editor ? editor.selection.active.line + 1 : undefined);
       if (!uri || !line) throw new Error('right-click a line number in a C/C++ file');
       const named = LINE_PROBE_MODES.find((mode) => mode === arg?.probe);
-      const mode = named ?? await pickLineProbeMode();
+      const mode = named ?? (await pickLineProbeMode());
       if (!mode) return;
       await breakpoints.recordHitsOnLine(uri, line, mode);
     }),
@@ -32,19 +32,31 @@ export function registerEditorCommands(context: vscode.ExtensionContext, service
     }),
     registerCommand(services, 'ringside.convertBreakpoints', async () => {
       const scope = await vscode.window.showQuickPick(
-        [{ label: 'Active file', id: 'file' as const }, { label: 'Whole workspace', id: 'workspace' as const }],
+        [
+          { label: 'Active file', id: 'file' as const },
+          { label: 'Whole workspace', id: 'workspace' as const },
+        ],
         { title: 'Convert which breakpoints?' },
       );
       if (!scope) return;
       const disable = await vscode.window.showQuickPick(
-        [{ label: 'Keep the originals enabled', off: false }, { label: 'Disable the originals', off: true }],
-        { title: 'And VS Code\'s own breakpoints?' },
+        [
+          { label: 'Keep the originals enabled', off: false },
+          { label: 'Disable the originals', off: true },
+        ],
+        { title: "And VS Code's own breakpoints?" },
       );
       if (!disable) return;
       const result = await breakpoints.convertDebuggerBreakpoints(scope.id, disable.off);
       for (const skipped of result.skipped) log(`convert: ${skipped.request.file}:${skipped.request.line}: ${skipped.reason}`);
-      void vscode.window.showInformationMessage(`Ringside: armed ${result.armed} hardware breakpoint(s)${result.skipped.length ? `; ${result.skipped.length} listed in the output with the reason` : ''}`, ...(result.skipped.length ? ['Show Output'] : []))
-        .then((choice) => { if (choice) services.output.show(true); });
+      void vscode.window
+        .showInformationMessage(
+          `Ringside: armed ${result.armed} hardware breakpoint(s)${result.skipped.length ? `; ${result.skipped.length} listed in the output with the reason` : ''}`,
+          ...(result.skipped.length ? ['Show Output'] : []),
+        )
+        .then((choice) => {
+          if (choice) services.output.show(true);
+        });
     }),
   );
 }

@@ -36,12 +36,18 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
       });
     };
     // A big one says so at once; any other says so once it has taken a second (a loaded machine, a first symbolization).
-    const entry = bytes >= settings().bigSnapshotBytes
-      ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ringside: snapshot of ${formatBytes(bytes)}` }, take)
-      : await withProgressAfterASecond(`Ringside: snapshot of ${formatBytes(bytes)}`,
-        (progress) => sessions.snapshot(sessionId, (message) => progress.step(message)), false);
+    const entry =
+      bytes >= settings().bigSnapshotBytes
+        ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ringside: snapshot of ${formatBytes(bytes)}` }, take)
+        : await withProgressAfterASecond(
+            `Ringside: snapshot of ${formatBytes(bytes)}`,
+            (progress) => sessions.snapshot(sessionId, (message) => progress.step(message)),
+            false,
+          );
     TimelinePanel.show(timelineHost, [entry]);
-    log(`snapshot ${entry.name}: ${entry.recordCount} records, ${formatBytes(entry.sizeBytes)}, longest pause ${(entry.maxPauseNs / 1e3).toFixed(1)} µs, decoded in ${entry.decodeMs.toFixed(1)} ms`);
+    log(
+      `snapshot ${entry.name}: ${entry.recordCount} records, ${formatBytes(entry.sizeBytes)}, longest pause ${(entry.maxPauseNs / 1e3).toFixed(1)} µs, decoded in ${entry.decodeMs.toFixed(1)} ms`,
+    );
     return entry;
   };
 
@@ -57,18 +63,30 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
       return;
     }
     if (live.length > 1) {
-      const picked = await vscode.window.showQuickPick([
-        ...live.map((s) => ({ label: s.label, description: `${s.kind} · ${s.snapshots.length} snapshot(s)`, ids: [s.id] })),
-        { label: '$(files) All of them', description: `${live.length} recordings`, ids: live.map((s) => s.id) },
-      ], { title: 'Ringside: capture a snapshot of which recording?' });
+      const picked = await vscode.window.showQuickPick(
+        [
+          ...live.map((s) => ({ label: s.label, description: `${s.kind} · ${s.snapshots.length} snapshot(s)`, ids: [s.id] })),
+          { label: '$(files) All of them', description: `${live.length} recordings`, ids: live.map((s) => s.id) },
+        ],
+        { title: 'Ringside: capture a snapshot of which recording?' },
+      );
       for (const id of picked?.ids ?? []) await capture(id);
       return;
     }
     type Choice = vscode.QuickPickItem & { keeper?: KeeperState; then?: string };
     const kept = keepers.list().filter((k) => k.state && k.alive);
     const choices: Choice[] = [
-      ...kept.map((k) => ({ label: `$(lock) keeper ${k.state!.pid}`, description: k.state!.events.map((e) => e.name).join(', '), detail: 'attach to this kept recorder and capture', keeper: k.state! })),
-      { label: '$(plug) Attach to Event…', detail: 'a ring another process owns (perf record --overwrite), or a persistent event', then: 'ringside.attachToEvent' },
+      ...kept.map((k) => ({
+        label: `$(lock) keeper ${k.state!.pid}`,
+        description: k.state!.events.map((e) => e.name).join(', '),
+        detail: 'attach to this kept recorder and capture',
+        keeper: k.state!,
+      })),
+      {
+        label: '$(plug) Attach to Event…',
+        detail: 'a ring another process owns (perf record --overwrite), or a persistent event',
+        then: 'ringside.attachToEvent',
+      },
       { label: '$(record) Start Recording…', detail: 'open events now; capture once something happened', then: 'ringside.startRecording' },
     ];
     const picked = await vscode.window.showQuickPick(choices, { title: 'Ringside: nothing is recording yet. Capture from…' });
@@ -84,10 +102,10 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
 
   /** Specs resolved against the picked target: its symbols name watchpoints and source lines. */
   const resolveForTarget = async (specs: readonly string[], chosen: NonNullable<Awaited<ReturnType<typeof pickTarget>>>) => {
-    const events = await backend.resolveEvents(
-      specs,
-      { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(chosen.executable ? { executable: chosen.executable } : {}) },
-    );
+    const events = await backend.resolveEvents(specs, {
+      ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}),
+      ...(chosen.executable ? { executable: chosen.executable } : {}),
+    });
     // What resolving decided (a source line moved to uprobes, or why not), as the CLI prints it.
     for (const event of events) for (const note of event.notes) log(`${event.name}: ${note}`);
     return events;
@@ -100,9 +118,12 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     const chosen = await pickTarget();
     if (!chosen) return;
     if (kept || s.keeper) {
-      const target = chosen.target.kind === 'launch'
-        ? { kind: 'launch' as const, argv: chosen.target.argv }
-        : chosen.target.kind === 'pid' ? chosen.target : { kind: 'cpus' as const };
+      const target =
+        chosen.target.kind === 'launch'
+          ? { kind: 'launch' as const, argv: chosen.target.argv }
+          : chosen.target.kind === 'pid'
+            ? chosen.target
+            : { kind: 'cpus' as const };
       const state = await keepers.start({
         cliPath,
         events: specs,
@@ -133,11 +154,14 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
    */
   const snapshotWhen = async (triggerSpec?: string, suggested?: string) => {
     const s = settings();
-    const trigger = triggerSpec ?? await vscode.window.showInputBox({
-      title: 'Ringside: snapshot when which event fires?',
-      prompt: 'a tracepoint (syscalls:sys_enter_kill), a software event, or a breakpoint (mem:SYMBOL:w, mem:file.c:LINE)',
-      value: suggested ?? 'syscalls:sys_enter_kill', ignoreFocusOut: true,
-    });
+    const trigger =
+      triggerSpec ??
+      (await vscode.window.showInputBox({
+        title: 'Ringside: snapshot when which event fires?',
+        prompt: 'a tracepoint (syscalls:sys_enter_kill), a software event, or a breakpoint (mem:SYMBOL:w, mem:file.c:LINE)',
+        value: suggested ?? 'syscalls:sys_enter_kill',
+        ignoreFocusOut: true,
+      }));
     if (!trigger) return;
     const specs = await pickEvents(context.workspaceState, s.defaultEvents);
     if (!specs) return;
@@ -149,7 +173,10 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     const events = await resolveForTarget(all, chosen);
     noticeSilentBreakpoints([events[all.indexOf(trigger)]], log);
     const session = await sessions.startRecording({
-      events, target, pages: s.pages, label: `snapshot when ${trigger}: ${specs.join(', ')}`,
+      events,
+      target,
+      pages: s.pages,
+      label: `snapshot when ${trigger}: ${specs.join(', ')}`,
       triggers: { eventIndices: [all.indexOf(trigger)], postSec: 0, minIntervalSec: 1 },
     });
     log(`recording ${session.label} (${session.id}); a snapshot is taken each time ${trigger} fires`);

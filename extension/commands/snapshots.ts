@@ -24,14 +24,19 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
     registerCommand(services, 'ringside.exportSnapshot', async (arg: SessionNode | string) => {
       const snapshot = typeof arg === 'string' ? sessions.snapshotById(arg) : arg?.kind === 'snapshot' ? arg.snapshot : sessions.allSnapshots().slice(-1)[0];
       if (!snapshot) throw new Error('no snapshot to export yet');
-      const format = await vscode.window.showQuickPick([
-        { label: 'perf.data', description: 'perf report / perf script read it', format: 'perf.data' as const, ext: 'data' },
-        { label: 'JSON Lines', description: 'one record per line', format: 'jsonl' as const, ext: 'jsonl' },
-        { label: 'HTML', description: 'self-contained timeline page for a bug report', format: 'html' as const, ext: 'html' },
-      ], { title: `Export snapshot ${snapshot.name}` });
+      const format = await vscode.window.showQuickPick(
+        [
+          { label: 'perf.data', description: 'perf report / perf script read it', format: 'perf.data' as const, ext: 'data' },
+          { label: 'JSON Lines', description: 'one record per line', format: 'jsonl' as const, ext: 'jsonl' },
+          { label: 'HTML', description: 'self-contained timeline page for a bug report', format: 'html' as const, ext: 'html' },
+        ],
+        { title: `Export snapshot ${snapshot.name}` },
+      );
       if (!format) return;
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri ?? vscode.Uri.file(process.cwd());
-      const uri = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, `ringside-${snapshot.name.replace(/[^\d]/g, '')}.${format.ext}`) });
+      const uri = await vscode.window.showSaveDialog({
+        defaultUri: vscode.Uri.joinPath(folder, `ringside-${snapshot.name.replace(/[^\d]/g, '')}.${format.ext}`),
+      });
       if (!uri) return;
       await sessions.exportSnapshot(snapshot.id, format.format, uri.fsPath);
       void vscode.window.showInformationMessage(`Ringside: exported ${snapshot.recordCount} records to ${uri.fsPath}`);
@@ -44,7 +49,10 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
       const session = await withProgressAfterASecond(`Ringside: opening ${path.basename(file)}`, (progress) => {
         progress.step('reading and decoding');
         return sessions.openPerfData(file, progress.cancelled).catch((error: unknown) => {
-          if (error instanceof OpenCancelled) { log(error.message); return undefined; }
+          if (error instanceof OpenCancelled) {
+            log(error.message);
+            return undefined;
+          }
           throw error;
         });
       });

@@ -129,44 +129,60 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       const sizeText = (await evaluate(`sizeof(${expression})`)).result;
       const addressMatch = /0x[0-9a-f]+|\d+/i.exec(addressText)?.[0];
       const size = Number(/\d+/.exec(sizeText)?.[0] ?? NaN);
-      if (!addressMatch || !Number.isInteger(size) || size <= 0) throw new Error(`the debugger could not give an address and size for "${expression}" (&: ${addressText}; sizeof: ${sizeText})`);
+      if (!addressMatch || !Number.isInteger(size) || size <= 0)
+        throw new Error(`the debugger could not give an address and size for "${expression}" (&: ${addressText}; sizeof: ${sizeText})`);
       const address = BigInt(addressMatch);
       const { spec, length, note } = watchAddressSpec(address, size, access);
       if (note) void vscode.window.showInformationMessage(`Ringside: ${expression}: ${note}`);
       // A paused debuggee is ptrace-stopped; perf events on it work like on any other process.
       const pid = await this.debuggeePid(debug);
-      await this.arm([{ spec, kind: 'watch', name: expression, access, length, address, file: editor.document.uri.fsPath, line: (range?.start.line ?? 0) + 1 }], pid);
+      await this.arm(
+        [{ spec, kind: 'watch', name: expression, access, length, address, file: editor.document.uri.fsPath, line: (range?.start.line ?? 0) + 1 }],
+        pid,
+      );
       return;
     }
-    if (!/^[A-Za-z_]\w*$/.test(expression)) throw new Error(`"${expression}" is not a global or static variable name; pause in the debugger to watch any expression (locals, heap objects)`);
-    await this.arm([{
-      spec: watchSpec(expression, access),
-      kind: 'watch',
-      name: expression,
-      access,
-      length: 8,
-      file: editor.document.uri.fsPath,
-      line: (range?.start.line ?? 0) + 1,
-    }]);
+    if (!/^[A-Za-z_]\w*$/.test(expression))
+      throw new Error(`"${expression}" is not a global or static variable name; pause in the debugger to watch any expression (locals, heap objects)`);
+    await this.arm([
+      {
+        spec: watchSpec(expression, access),
+        kind: 'watch',
+        name: expression,
+        access,
+        length: 8,
+        file: editor.document.uri.fsPath,
+        line: (range?.start.line ?? 0) + 1,
+      },
+    ]);
   }
 
-  async convertDebuggerBreakpoints(scope: 'file' | 'workspace', disableOriginals: boolean): Promise<{
+  async convertDebuggerBreakpoints(
+    scope: 'file' | 'workspace',
+    disableOriginals: boolean,
+  ): Promise<{
     armed: number;
     skipped: readonly { request: BreakpointRequest; reason: string }[];
   }> {
     const active = vscode.window.activeTextEditor?.document.uri.fsPath;
-    const sources = vscode.debug.breakpoints.filter((bp): bp is vscode.SourceBreakpoint => bp instanceof vscode.SourceBreakpoint)
+    const sources = vscode.debug.breakpoints
+      .filter((bp): bp is vscode.SourceBreakpoint => bp instanceof vscode.SourceBreakpoint)
       .filter((bp) => scope === 'workspace' || bp.location.uri.fsPath === active);
     const requests: BreakpointRequest[] = sources.map((bp) => ({
-      file: path.basename(bp.location.uri.fsPath), line: bp.location.range.start.line + 1, enabled: bp.enabled,
-      ...(bp.condition ? { condition: bp.condition } : {}), ...(bp.logMessage ? { logMessage: bp.logMessage } : {}),
+      file: path.basename(bp.location.uri.fsPath),
+      line: bp.location.range.start.line + 1,
+      enabled: bp.enabled,
+      ...(bp.condition ? { condition: bp.condition } : {}),
+      ...(bp.logMessage ? { logMessage: bp.logMessage } : {}),
     }));
     const plan = planConversion(requests, this.slotsInUse, DEBUG_REGISTERS);
     if (plan.armed.length) {
-      await this.arm(plan.armed.map(({ request, spec }) => {
-        const original = sources[requests.indexOf(request)];
-        return { spec, kind: 'line' as const, file: original.location.uri.fsPath, line: request.line, access: 'x' as const, length: 8 as const };
-      }));
+      await this.arm(
+        plan.armed.map(({ request, spec }) => {
+          const original = sources[requests.indexOf(request)];
+          return { spec, kind: 'line' as const, file: original.location.uri.fsPath, line: request.line, access: 'x' as const, length: 8 as const };
+        }),
+      );
       if (disableOriginals) {
         const armedOriginals = plan.armed.map(({ request }) => sources[requests.indexOf(request)]);
         vscode.debug.removeBreakpoints(armedOriginals);
@@ -177,17 +193,24 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
   }
 
   /** Opens one recording session holding the given breakpoints on the chosen target. */
-  private async arm(items: Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate' | 'probe'>[], pid?: number,
-    mode: LineProbeMode = 'auto'): Promise<void> {
-    const chosen = pid !== undefined
-      ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) }
-      : await this.targetFromActiveSession() ?? await this.chooseTarget();
+  private async arm(
+    items: Omit<Armed, 'id' | 'sessionId' | 'eventIndex' | 'enabled' | 'locate' | 'probe'>[],
+    pid?: number,
+    mode: LineProbeMode = 'auto',
+  ): Promise<void> {
+    const chosen =
+      pid !== undefined
+        ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) }
+        : ((await this.targetFromActiveSession()) ?? (await this.chooseTarget()));
     if (!chosen) return;
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
     // Source lines go to uprobes where the one rule says (line-probe.ts): breakpoints silent here, too few registers, or asked.
-    const events = await this.manager.backend.resolveEvents(items.map((item) => item.spec), context,
-      { mode, freeRegisters: () => freeRegisters(registerUse(this.manager.breakpointHolders()), registerTarget(chosen.target)) });
+    const events = await this.manager.backend.resolveEvents(
+      items.map((item) => item.spec),
+      context,
+      { mode, freeRegisters: () => freeRegisters(registerUse(this.manager.breakpointHolders()), registerTarget(chosen.target)) },
+    );
     // Why a line is counted the way it is (moved to uprobes, or uprobes refused and the fix): said before it runs.
     for (const event of events) {
       for (const note of event.notes) {
@@ -200,7 +223,10 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       }
     }
     // After the notes, so that a refusal (uprobes refused, registers taken) is said with the ENOSPC it leads to.
-    this.assertRegistersFree(events.filter((event) => event.isBreakpoint).reduce((sum, event) => sum + 1 + (event.extraSites?.length ?? 0), 0), chosen.target);
+    this.assertRegistersFree(
+      events.filter((event) => event.isBreakpoint).reduce((sum, event) => sum + 1 + (event.extraSites?.length ?? 0), 0),
+      chosen.target,
+    );
     // A line the compiler put in several functions takes one debug register per place: say so.
     const places = events.filter((event) => event.isBreakpoint && event.extraSites?.length);
     for (const event of places) {
@@ -210,7 +236,12 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     }
     noticeSilentBreakpoints(events, (line) => this.log(line));
     const pages = this.ringPages();
-    const session = await this.manager.startRecording({ events, target: chosen.target, label: `breakpoints: ${items.map((i) => i.spec).join(', ')}`, ...(pages ? { pages } : {}) });
+    const session = await this.manager.startRecording({
+      events,
+      target: chosen.target,
+      label: `breakpoints: ${items.map((i) => i.spec).join(', ')}`,
+      ...(pages ? { pages } : {}),
+    });
     let locate: ((ip: bigint) => SourcePlace | undefined) | undefined;
     if (executable) {
       try {
@@ -224,9 +255,16 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       const resolved = events[eventIndex];
       const uprobe = resolved.uprobe !== undefined;
       this.armed.push({
-        ...item, id: `w${this.nextId++}`, sessionId: session.id, eventIndex, enabled: true, probe: uprobe ? 'uprobe' : 'breakpoint',
+        ...item,
+        id: `w${this.nextId++}`,
+        sessionId: session.id,
+        eventIndex,
+        enabled: true,
+        probe: uprobe ? 'uprobe' : 'breakpoint',
         // A moved line is named as it is counted (line:FILE:LINE), with the line the line table gave.
-        ...(uprobe && item.file !== undefined && resolved.location?.line !== undefined ? { spec: `line:${path.basename(item.file)}:${resolved.location.line}` } : {}),
+        ...(uprobe && item.file !== undefined && resolved.location?.line !== undefined
+          ? { spec: `line:${path.basename(item.file)}:${resolved.location.line}` }
+          : {}),
         ...(resolved.location ? { address: resolved.location.address } : {}),
         ...(locate ? { locate } : {}),
         ...(session.childPid ? { pid: session.childPid } : chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}),
@@ -245,8 +283,9 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     if (wanted <= free) return;
     const named = competingHolders(holders, where).map((holder) => `${holder.name} (${holder.sessionLabel})`);
     const on = where.kind === 'process' ? ` on pid ${where.pid}` : where.kind === 'cpus' ? ' on every CPU' : '';
-    throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free${on}; held by: ${named.join(', ') || 'other tools'}`),
-      { code: 'ENOSPC' });
+    throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free${on}; held by: ${named.join(', ') || 'other tools'}`), {
+      code: 'ENOSPC',
+    });
   }
 
   private async targetFromActiveSession(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
@@ -278,9 +317,11 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     if (delivery.state !== 'silent') return undefined;
     if (armed.kind !== 'line') return delivery.message;
     const refusal = uprobeRefusal(readPerfAccess());
-    return `${delivery.message} ${refusal
-      ? `Uprobes, which count a line without debug registers, are refused too: ${refusal.reason}; ${refusal.hint}.`
-      : 'Uprobes count a line here: record it again with auto or uprobe.'}`;
+    return `${delivery.message} ${
+      refusal
+        ? `Uprobes, which count a line without debug registers, are refused too: ${refusal.reason}; ${refusal.hint}.`
+        : 'Uprobes count a line here: record it again with auto or uprobe.'
+    }`;
   }
 
   private updateHits(sessionId: string): void {
@@ -313,11 +354,19 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
 
   private editorDecorations(editor: vscode.TextEditor, lines: Armed[]): void {
     const at = (line: number) => new vscode.Range(line - 1, 0, line - 1, 0);
-    editor.setDecorations(this.gutter, lines.map((a) => ({ range: at(a.line!), hoverMessage: `Ringside ${probeName(a)} ${a.spec}${a.enabled ? '' : ' (disabled)'}` })));
-    editor.setDecorations(this.hitCount, lines.filter((a) => a.hits).map((a) => ({
-      range: new vscode.Range(a.line! - 1, Number.MAX_SAFE_INTEGER, a.line! - 1, Number.MAX_SAFE_INTEGER),
-      renderOptions: { after: { contentText: lineHitsText(a.hits!.count, this.unseenHits(a)) } },
-    })));
+    editor.setDecorations(
+      this.gutter,
+      lines.map((a) => ({ range: at(a.line!), hoverMessage: `Ringside ${probeName(a)} ${a.spec}${a.enabled ? '' : ' (disabled)'}` })),
+    );
+    editor.setDecorations(
+      this.hitCount,
+      lines
+        .filter((a) => a.hits)
+        .map((a) => ({
+          range: new vscode.Range(a.line! - 1, Number.MAX_SAFE_INTEGER, a.line! - 1, Number.MAX_SAFE_INTEGER),
+          renderOptions: { after: { contentText: lineHitsText(a.hits!.count, this.unseenHits(a)) } },
+        })),
+    );
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
@@ -327,7 +376,8 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       const match = new RegExp(`\\b${armed.name!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`).exec(text);
       if (!match) continue;
       const position = document.positionAt(match.index);
-      const title = armed.hits ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access, this.unseenHits(armed))
+      const title = armed.hits
+        ? watchLensText(armed.hits, armed.access === 'x' ? 'rw' : armed.access, this.unseenHits(armed))
         : `watched (${armed.access}) — capture a snapshot to count`;
       lenses.push(new vscode.CodeLens(new vscode.Range(position, position), { title, command: 'ringside.showTimeline', arguments: [] }));
     }
@@ -343,7 +393,9 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     markdown.isTrusted = false;
     if (unseen !== undefined && armed.hits.count === 0) markdown.appendText(`${unseen}\n`);
     for (const hit of armed.hits.last.slice(-5).reverse()) {
-      markdown.appendText(`tid ${hit.tid} · ${hit.timeNs ?? '?'} ns · ip 0x${hit.ip.toString(16)}${hit.place?.function ? ` in ${hit.place.function}()` : ''}\n`);
+      markdown.appendText(
+        `tid ${hit.tid} · ${hit.timeNs ?? '?'} ns · ip 0x${hit.ip.toString(16)}${hit.place?.function ? ` in ${hit.place.function}()` : ''}\n`,
+      );
     }
     return new vscode.Hover(markdown);
   }
@@ -382,35 +434,48 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
           const events = this.manager.events(armed.sessionId);
           const attr = events[armed.eventIndex].attr;
           this.manager.modifyEvent(armed.sessionId, armed.eventIndex, {
-            ...attr, type: PerfType.BREAKPOINT, bpType: bpTypeOf(request.spec.type),
-            config1: BigInt(request.spec.location.address), config2: BigInt(request.spec.type === 'x' ? 8 : request.spec.length),
+            ...attr,
+            type: PerfType.BREAKPOINT,
+            bpType: bpTypeOf(request.spec.type),
+            config1: BigInt(request.spec.location.address),
+            config2: BigInt(request.spec.type === 'x' ? 8 : request.spec.length),
           });
           return;
         }
       }
     },
     listMessage: (): HostToWebview => {
-      const watches: WatchInfo[] = this.armed.map((a) => ({ a, unseen: this.unseenHits(a) })).map(({ a, unseen }) => ({
-        id: a.id,
-        location: a.kind === 'line'
-          ? { kind: 'line', file: a.file ?? '', line: a.line ?? 0 }
-          : a.name ? { kind: 'symbol', symbol: a.name } : { kind: 'address', address: `0x${(a.address ?? 0n).toString(16)}` },
-        type: a.access, length: a.length,
-        target: a.pid !== undefined ? { kind: 'process', pid: a.pid } : { kind: 'all-cpus' },
-        pinned: false, enabled: a.enabled, hits: a.hits?.count ?? 0,
-        ...(a.probe === 'uprobe' ? { probe: 'uprobe' as const } : {}),
-        ...(unseen !== undefined ? { unseen } : {}),
-        ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
-      }));
+      const watches: WatchInfo[] = this.armed
+        .map((a) => ({ a, unseen: this.unseenHits(a) }))
+        .map(({ a, unseen }) => ({
+          id: a.id,
+          location:
+            a.kind === 'line'
+              ? { kind: 'line', file: a.file ?? '', line: a.line ?? 0 }
+              : a.name
+                ? { kind: 'symbol', symbol: a.name }
+                : { kind: 'address', address: `0x${(a.address ?? 0n).toString(16)}` },
+          type: a.access,
+          length: a.length,
+          target: a.pid !== undefined ? { kind: 'process', pid: a.pid } : { kind: 'all-cpus' },
+          pinned: false,
+          enabled: a.enabled,
+          hits: a.hits?.count ?? 0,
+          ...(a.probe === 'uprobe' ? { probe: 'uprobe' as const } : {}),
+          ...(unseen !== undefined ? { unseen } : {}),
+          ...(a.address !== undefined ? { resolvedAddress: `0x${a.address.toString(16)}` } : {}),
+        }));
       // Every open breakpoint holds a register on current kernels (no flexible sharing): one bound to a process counts
       // for its threads, a CPU-wide one for the CPUs. Reporting them as flexible made the page explain a refusal with
       // "a register is free".
       const holders = this.manager.breakpointHolders();
       const { used, cpuPinned, maxTaskPinned } = registerUse(holders);
-      const heldByRecordings = holders.filter((holder) => !this.armed.some((a) => a.sessionId === holder.sessionId && a.eventIndex === holder.eventIndex))
+      const heldByRecordings = holders
+        .filter((holder) => !this.armed.some((a) => a.sessionId === holder.sessionId && a.eventIndex === holder.eventIndex))
         .map((holder) => `${holder.name} (${holder.sessionLabel})`);
       return {
-        type: 'watchList', watches,
+        type: 'watchList',
+        watches,
         budget: { used, total: DEBUG_REGISTERS, cpuPinned, maxTaskPinned, flexible: 0, ...(heldByRecordings.length ? { heldByRecordings } : {}) },
       };
     },
@@ -431,7 +496,13 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
       case 'symbol':
         if (access === 'x') return { spec: `mem:${spec.location.symbol}:x`, kind: 'line', access: 'x', length: 8 };
         if (access === 'r') throw new Error('x86 debug registers cannot watch reads alone: use rw');
-        return { spec: watchSpec(spec.location.symbol, access, { length: spec.length }), kind: 'watch', name: spec.location.symbol, access, length: spec.length };
+        return {
+          spec: watchSpec(spec.location.symbol, access, { length: spec.length }),
+          kind: 'watch',
+          name: spec.location.symbol,
+          access,
+          length: spec.length,
+        };
       case 'address': {
         const address = BigInt(spec.location.address);
         if (access === 'x') return { spec: `mem:0x${address.toString(16)}:x`, kind: 'line', access: 'x', length: 8, address };
@@ -467,9 +538,13 @@ function registerTarget(target: RecordTarget): { readonly kind: 'process'; reado
 
 function bpTypeOf(type: WatchSpec['type']): number {
   switch (type) {
-    case 'r': return BreakpointType.R;
-    case 'w': return BreakpointType.W;
-    case 'rw': return BreakpointType.RW;
-    case 'x': return BreakpointType.X;
+    case 'r':
+      return BreakpointType.R;
+    case 'w':
+      return BreakpointType.W;
+    case 'rw':
+      return BreakpointType.RW;
+    case 'x':
+      return BreakpointType.X;
   }
 }

@@ -15,7 +15,8 @@ export type WatchAccess = 'w' | 'rw';
 /** `mem:FILE:LINE:x`: execute breakpoint at the line's first is_stmt address. */
 export function lineBreakpointSpec(file: string, line: number): string {
   if (!Number.isInteger(line) || line < 1) throw new RangeError(`line must be a positive integer, got ${line}`);
-  if (/[:\s]/.test(file)) throw new RangeError(`file name ${JSON.stringify(file)} cannot be written in an event spec (contains ':' or spaces); rename or use the address`);
+  if (/[:\s]/.test(file))
+    throw new RangeError(`file name ${JSON.stringify(file)} cannot be written in an event spec (contains ':' or spaces); rename or use the address`);
   return `mem:${file}:${line}:x`;
 }
 
@@ -25,7 +26,8 @@ export function lineBreakpointSpec(file: string, line: number): string {
  * writes user memory (clearing .bss at exec, read() filling a buffer), which `userOnly: false` keeps.
  */
 export function watchSpec(name: string, access: WatchAccess, options: { length?: 1 | 2 | 4 | 8; userOnly?: boolean } = {}): string {
-  if (!/^[A-Za-z_][\w]*$/.test(name)) throw new RangeError(`${JSON.stringify(name)} is not a variable name Ringside can resolve from symbols; pause in the debugger to watch an expression`);
+  if (!/^[A-Za-z_][\w]*$/.test(name))
+    throw new RangeError(`${JSON.stringify(name)} is not a variable name Ringside can resolve from symbols; pause in the debugger to watch an expression`);
   return `mem:${name}${options.length ? `/${options.length}` : ''}:${access}${options.userOnly === false ? '' : ':u'}`;
 }
 
@@ -71,16 +73,20 @@ export function registerUse(holders: readonly (Pick<BreakpointHolder, 'scope'> &
  * Registers a new breakpoint on `target` finds free: on a process, what its threads and the CPU-wide ones left; on
  * every CPU, what the busiest task left; on a command not yet launched, what the CPU-wide ones left.
  */
-export function freeRegisters(use: RegisterUse, target: { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' },
-  slots: number = DEBUG_REGISTERS): number {
-  const taken = target.kind === 'process' ? use.cpuPinned + (use.perProcess.get(target.pid) ?? 0)
-    : target.kind === 'cpus' ? use.used : use.cpuPinned;
+export function freeRegisters(
+  use: RegisterUse,
+  target: { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' },
+  slots: number = DEBUG_REGISTERS,
+): number {
+  const taken = target.kind === 'process' ? use.cpuPinned + (use.perProcess.get(target.pid) ?? 0) : target.kind === 'cpus' ? use.used : use.cpuPinned;
   return Math.max(0, slots - taken);
 }
 
 /** The holders a new breakpoint on `target` competes with (the CPU-wide ones and, on a process, that process's). */
-export function competingHolders<H extends Pick<BreakpointHolder, 'scope'>>(holders: readonly H[],
-  target: { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' }): H[] {
+export function competingHolders<H extends Pick<BreakpointHolder, 'scope'>>(
+  holders: readonly H[],
+  target: { readonly kind: 'process'; readonly pid: number } | { readonly kind: 'cpus' | 'new-process' },
+): H[] {
   return holders.filter(({ scope }) => scope.kind === 'cpus' || target.kind === 'cpus' || (target.kind === 'process' && scope.pid === target.pid));
 }
 
@@ -108,10 +114,19 @@ export function planConversion(requests: readonly BreakpointRequest[], slotsInUs
   const seen = new Set<string>();
   for (const request of requests) {
     const key = `${request.file}:${request.line}`;
-    if (!request.enabled) { skipped.push({ request, reason: 'disabled in VS Code' }); continue; }
-    if (seen.has(key)) { skipped.push({ request, reason: 'same line as another breakpoint' }); continue; }
+    if (!request.enabled) {
+      skipped.push({ request, reason: 'disabled in VS Code' });
+      continue;
+    }
+    if (seen.has(key)) {
+      skipped.push({ request, reason: 'same line as another breakpoint' });
+      continue;
+    }
     if (free === 0) {
-      skipped.push({ request, reason: `no free debug register (x86 has ${slots}; ${slotsInUse + armed.length} in use by Ringside, more may be held by debuggers or other perf sessions)` });
+      skipped.push({
+        request,
+        reason: `no free debug register (x86 has ${slots}; ${slotsInUse + armed.length} in use by Ringside, more may be held by debuggers or other perf sessions)`,
+      });
       continue;
     }
     let spec: string;
@@ -175,10 +190,12 @@ export interface HitSummary {
  * watchpoint traps AFTER the accessing instruction, so its sample IP is the next instruction: the
  * accessing line is the one holding ip - 1 (inside the accessing instruction).
  */
-export function summarizeHits(snapshot: DecodedSnapshot, eventIndex: number, locate?: (
-  pid: number,
-  ip: bigint,
-) => SourcePlace | undefined, keepLast = 10): HitSummary {
+export function summarizeHits(
+  snapshot: DecodedSnapshot,
+  eventIndex: number,
+  locate?: (pid: number, ip: bigint) => SourcePlace | undefined,
+  keepLast = 10,
+): HitSummary {
   const { columns } = snapshot;
   const attr = snapshot.events[eventIndex]?.attr;
   const trapsAfter = attr?.type === PerfType.BREAKPOINT && attr.bpType !== BreakpointType.X;

@@ -15,7 +15,7 @@ describe('editor: hit counts on a machine that delivers breakpoint hits and on o
     assert.equal(lineHitsText(7, why), '7 hits in the last snapshot');
   });
 
-  it('a watched variable\'s lens likewise', () => {
+  it("a watched variable's lens likewise", () => {
     assert.equal(watchLensText(summary(3), 'w', undefined), 'written 3× in this snapshot');
     assert.equal(watchLensText(summary(0), 'rw', why), 'no accesses can be seen on this machine: hardware breakpoints do not fire here');
     assert.equal(watchLensText(summary(2), 'rw', why), 'accessed 2× in this snapshot');

@@ -51,7 +51,7 @@ export class Logpoints implements vscode.Disposable, vscode.HoverProvider {
 
   /** Starts logging the values at `line` of the file, in the active session's process or a target the user picks. */
   async logValuesAtLine(uri: vscode.Uri, line: number): Promise<void> {
-    const chosen = this.activeSessionTarget() ?? await this.chooseTarget();
+    const chosen = this.activeSessionTarget() ?? (await this.chooseTarget());
     if (!chosen) return;
     const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
     const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
@@ -97,10 +97,13 @@ export class Logpoints implements vscode.Disposable, vscode.HoverProvider {
   private decorate(): void {
     for (const editor of vscode.window.visibleTextEditors) {
       const lines = this.armed.filter((armed) => armed.file === editor.document.uri.fsPath);
-      editor.setDecorations(this.values, lines.map((armed) => ({
-        range: new vscode.Range(armed.line - 1, Number.MAX_SAFE_INTEGER, armed.line - 1, Number.MAX_SAFE_INTEGER),
-        renderOptions: { after: { contentText: armed.tally ? logpointInlineText(armed.tally) : 'log: values at each hit — capture a snapshot to see them' } },
-      })));
+      editor.setDecorations(
+        this.values,
+        lines.map((armed) => ({
+          range: new vscode.Range(armed.line - 1, Number.MAX_SAFE_INTEGER, armed.line - 1, Number.MAX_SAFE_INTEGER),
+          renderOptions: { after: { contentText: armed.tally ? logpointInlineText(armed.tally) : 'log: values at each hit — capture a snapshot to see them' } },
+        })),
+      );
     }
   }
 

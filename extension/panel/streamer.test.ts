@@ -9,7 +9,9 @@ import { SnapshotStreamer } from './streamer';
 /** A forward ring of `count` SAMPLE records (ip, tid, time) with increasing times. */
 function syntheticSnapshot(count: number) {
   const event: EventDescription = {
-    index: 0, name: 'cpu-clock', ids: [],
+    index: 0,
+    name: 'cpu-clock',
+    ids: [],
     attr: {
       type: PerfType.SOFTWARE,
       config: BigInt(SoftwareConfig.CPU_CLOCK),
@@ -57,7 +59,10 @@ describe('extension: timeline panel flow control', () => {
     streamer.add('a', 'first', 1, decoded);
     assert.equal(sent.length, 0, 'nothing before ready');
     streamer.onReady();
-    assert.deepEqual(sent.map((m) => m.type), ['snapshotStart', 'batch', 'batch']);
+    assert.deepEqual(
+      sent.map((m) => m.type),
+      ['snapshotStart', 'batch', 'batch'],
+    );
     const batches: RecordBatch[] = [];
     while (!streamer.idle) {
       const batch = sent.find((m) => m.type === 'batch' && !batches.includes(m as RecordBatch));
@@ -82,7 +87,10 @@ describe('extension: timeline panel flow control', () => {
     streamer.add('b', 'hidden', 1, decoded);
     assert.equal(sent.length, 0, 'hidden: nothing sent');
     streamer.setVisible(true);
-    streamer.onResync([{ snapshotId: 'b', rows: 250 }, { snapshotId: 'gone', rows: 3 }]);
+    streamer.onResync([
+      { snapshotId: 'b', rows: 250 },
+      { snapshotId: 'gone', rows: 3 },
+    ]);
     const types = sent.map((m) => m.type);
     assert.deepEqual(types, ['removeSnapshot', 'batch'], 'the page knows b already: no new start; continues at the batch holding row 250');
     const first = sent[1];

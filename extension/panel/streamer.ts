@@ -26,14 +26,22 @@ export class SnapshotStreamer {
   private visible = true;
   private ready = false;
 
-  constructor(private readonly post: Post, private readonly window = 2, private readonly batchRows?: number) {}
+  constructor(
+    private readonly post: Post,
+    private readonly window = 2,
+    private readonly batchRows?: number,
+  ) {}
 
   /** Queues a snapshot (replacing one with the same id). */
   add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
-    const { start, threadStates, batches } = snapshotToWire(
-      decoded,
-      { snapshotId, name, takenAtMs, symbols, limitations, ...(this.batchRows ? { batchRows: this.batchRows } : {}) },
-    );
+    const { start, threadStates, batches } = snapshotToWire(decoded, {
+      snapshotId,
+      name,
+      takenAtMs,
+      symbols,
+      limitations,
+      ...(this.batchRows ? { batchRows: this.batchRows } : {}),
+    });
     this.streams.set(snapshotId, { start, ...(threadStates ? { threadStates } : {}), batches, next: 0, startSent: false, inFlight: new Set() });
     this.pump();
   }

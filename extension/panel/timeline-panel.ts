@@ -35,7 +35,12 @@ export class TimelinePanel implements vscode.Disposable {
 
   static show(host: TimelineHost, snapshots: readonly SnapshotEntry[] = []): TimelinePanel {
     if (!TimelinePanel.current) {
-      const panel = vscode.window.createWebviewPanel(TIMELINE_VIEW_TYPE, 'Ringside Timeline', vscode.ViewColumn.Active, TimelinePanel.options(host.extensionUri));
+      const panel = vscode.window.createWebviewPanel(
+        TIMELINE_VIEW_TYPE,
+        'Ringside Timeline',
+        vscode.ViewColumn.Active,
+        TimelinePanel.options(host.extensionUri),
+      );
       TimelinePanel.current = new TimelinePanel(panel, host, undefined);
     } else {
       TimelinePanel.current.panel.reveal(undefined, true);
@@ -68,7 +73,11 @@ export class TimelinePanel implements vscode.Disposable {
     };
   }
 
-  private constructor(private readonly panel: vscode.WebviewPanel, private readonly host: TimelineHost, restoredState: unknown) {
+  private constructor(
+    private readonly panel: vscode.WebviewPanel,
+    private readonly host: TimelineHost,
+    restoredState: unknown,
+  ) {
     this.streamer = new SnapshotStreamer((message) => this.post(message));
     const webview = panel.webview;
     const root = vscode.Uri.joinPath(host.extensionUri, 'dist', 'webview');
@@ -162,7 +171,12 @@ export class TimelinePanel implements vscode.Disposable {
           const rows = rowsMatchingField(entry.decoded, message.name, message.op, message.value);
           this.post({ type: 'fieldFilterReply', replyTo: message.requestId, snapshotId: message.snapshotId, rows: rows.buffer as ArrayBuffer });
         } catch (error) {
-          this.post({ type: 'fieldFilterReply', replyTo: message.requestId, snapshotId: message.snapshotId, error: { code: 'FIELD_FILTER', message: (error as Error).message } });
+          this.post({
+            type: 'fieldFilterReply',
+            replyTo: message.requestId,
+            snapshotId: message.snapshotId,
+            error: { code: 'FIELD_FILTER', message: (error as Error).message },
+          });
         }
         return;
       }
@@ -170,19 +184,30 @@ export class TimelinePanel implements vscode.Disposable {
         try {
           const document = await vscode.workspace.openTextDocument(vscode.Uri.file(message.file));
           const line = Math.max(0, Math.min(document.lineCount - 1, message.line - 1));
-          await vscode.window.showTextDocument(
-            document,
-            { selection: new vscode.Range(line, 0, line, 0), viewColumn: vscode.ViewColumn.Beside, preserveFocus: false },
-          );
+          await vscode.window.showTextDocument(document, {
+            selection: new vscode.Range(line, 0, line, 0),
+            viewColumn: vscode.ViewColumn.Beside,
+            preserveFocus: false,
+          });
           this.post({ type: 'revealReply', replyTo: message.requestId, ok: true });
         } catch (error) {
-          this.post({ type: 'revealReply', replyTo: message.requestId, ok: false, error: { code: 'REVEAL', message: `cannot open ${message.file}:${message.line}: ${(error as Error).message}` } });
+          this.post({
+            type: 'revealReply',
+            replyTo: message.requestId,
+            ok: false,
+            error: { code: 'REVEAL', message: `cannot open ${message.file}:${message.line}: ${(error as Error).message}` },
+          });
         }
         return;
       }
       case 'watchRequest': {
         if (!this.host.watches) {
-          this.post({ type: 'watchReply', replyTo: message.requestId, ok: false, error: { code: 'NO_SESSION', message: 'start a recording with a launched or attached process to arm breakpoints' } });
+          this.post({
+            type: 'watchReply',
+            replyTo: message.requestId,
+            ok: false,
+            error: { code: 'NO_SESSION', message: 'start a recording with a launched or attached process to arm breakpoints' },
+          });
           return;
         }
         try {

@@ -39,23 +39,27 @@ export function createBackend(settings: () => RecordingSettings = () => ({})): B
       const resolved = specs.flatMap((spec) => expandEventSpecs([spec])).map((spec) => resolveEventSpec(spec, resolveContext));
       // Source lines are counted by the one rule the CLI follows (uprobes where breakpoints cannot see them).
       return chooseLineProbes(resolved, resolveContext, {
-        delivery: breakpointDelivery, access: readPerfAccess,
+        delivery: breakpointDelivery,
+        access: readPerfAccess,
         ...(lines ? { mode: lines.mode, ...(lines.freeRegisters ? { freeRegisters: lines.freeRegisters } : {}) } : {}),
       });
     },
     async record(options: RecordOptions): Promise<RingSource> {
-      const target = options.target.kind === 'launch'
-        ? {
-          kind: 'launch' as const,
-          argv: [...options.target.argv],
-          ...(options.target.cwd ? { cwd: options.target.cwd } : {}),
-          ...(options.target.env ? { env: { ...options.target.env } } : {}),
-          stdio: 'ignore' as const,
-        }
-        : options.target.kind === 'pid' ? { kind: 'pid' as const, pid: options.target.pid }
-        : { kind: 'cpus' as const, ...(options.target.cpus ? { cpus: [...options.target.cpus] } : {}) };
+      const target =
+        options.target.kind === 'launch'
+          ? {
+              kind: 'launch' as const,
+              argv: [...options.target.argv],
+              ...(options.target.cwd ? { cwd: options.target.cwd } : {}),
+              ...(options.target.env ? { env: { ...options.target.env } } : {}),
+              stdio: 'ignore' as const,
+            }
+          : options.target.kind === 'pid'
+            ? { kind: 'pid' as const, pid: options.target.pid }
+            : { kind: 'cpus' as const, ...(options.target.cpus ? { cpus: [...options.target.cpus] } : {}) };
       const recorder = await Recorder.open({
-        events: options.events, target,
+        events: options.events,
+        target,
         ...(options.pages !== undefined ? { pages: options.pages } : {}),
         ...(options.gapFree !== undefined ? { gapFree: options.gapFree } : {}),
         ...(options.sideband !== undefined ? { sideband: options.sideband } : {}),
@@ -80,14 +84,24 @@ export function recorderSource(recorder: Recorder): RingSource {
   return {
     events,
     snapshot: () => recorder.snapshot(),
-    pause: () => { recorder.pause(); paused = true; },
-    resume: () => { recorder.resume(); paused = false; },
+    pause: () => {
+      recorder.pause();
+      paused = true;
+    },
+    resume: () => {
+      recorder.resume();
+      paused = false;
+    },
     ringStats: (): RingStatus[] => {
       const metas = new Map([...recorder.backwardRings, ...recorder.forwardRings].map((ring) => [ring.meta.ringId, ring.meta]));
       return recorder.ringStats().map((stats) => ({
-        ringId: stats.ringId, label: stats.label,
-        cpu: metas.get(stats.ringId)?.cpu ?? -1, tid: metas.get(stats.ringId)?.tid ?? -1,
-        direction: stats.direction, dataSize: stats.dataSize, bytesWritten: stats.bytesWritten,
+        ringId: stats.ringId,
+        label: stats.label,
+        cpu: metas.get(stats.ringId)?.cpu ?? -1,
+        tid: metas.get(stats.ringId)?.tid ?? -1,
+        direction: stats.direction,
+        dataSize: stats.dataSize,
+        bytesWritten: stats.bytesWritten,
         paused: paused && stats.direction === 'backward',
       }));
     },

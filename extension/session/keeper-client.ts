@@ -6,8 +6,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, existsSync, openSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import {
-  isKeeperAlive, keeperLogPath, keeperStateDir, keeperStateDirs, keeperStatePath, listKeeperStates, prepareKeeperStateDir, readKeeperState, removeKeeperState,
-  type KeeperState, type ListedKeeper,
+  isKeeperAlive,
+  keeperLogPath,
+  keeperStateDir,
+  keeperStateDirs,
+  keeperStatePath,
+  listKeeperStates,
+  prepareKeeperStateDir,
+  readKeeperState,
+  removeKeeperState,
+  type KeeperState,
+  type ListedKeeper,
 } from '../../native/keeper/state';
 import { ensurePrivateDirectory } from '../../native/sys/safe-file';
 import type { AllCpusTarget } from '../../native/perf/recorder-options';
@@ -51,9 +60,15 @@ export function keeperArguments(launch: KeeperLaunch): string[] {
   if (launch.freq !== undefined) args.push('-F', String(launch.freq));
   if (launch.callchain) args.push('--call-graph=fp');
   switch (launch.target.kind) {
-    case 'pid': args.push('-p', String(launch.target.pid)); break;
-    case 'cpus': args.push('-a'); break;
-    case 'launch': args.push('--', ...launch.target.argv); break;
+    case 'pid':
+      args.push('-p', String(launch.target.pid));
+      break;
+    case 'cpus':
+      args.push('-a');
+      break;
+    case 'launch':
+      args.push('--', ...launch.target.argv);
+      break;
   }
   return args;
 }
@@ -122,7 +137,9 @@ export class KeeperClient {
       }
     };
     let exitCode: number | null | undefined;
-    child.once('exit', (code, signal) => { exitCode = code ?? (signal ? -1 : null); });
+    child.once('exit', (code, signal) => {
+      exitCode = code ?? (signal ? -1 : null);
+    });
     const pid = child.pid;
     if (pid === undefined) {
       rmSync(startLog, { force: true });

@@ -34,11 +34,14 @@ export interface PersistentEventListing {
 /** Every event of every persistent PMU under `sysfsRoot`. */
 export function listPersistentEvents(sysfsRoot: string = DEFAULT_SYSFS_ROOT): PersistentEventListing {
   const pmus = listEvents({ sysfsRoot }).pmus.filter((pmu) => pmu.persistent);
-  const events = pmus.flatMap((pmu) => pmu.events.map((event) => ({ pmu: pmu.name, event: event.name, spec: `${pmu.name}/${event.name}/`, terms: event.terms, type: pmu.type })));
+  const events = pmus.flatMap((pmu) =>
+    pmu.events.map((event) => ({ pmu: pmu.name, event: event.name, spec: `${pmu.name}/${event.name}/`, terms: event.terms, type: pmu.type })),
+  );
   if (events.length > 0) return { events, pmus: pmus.map((pmu) => pmu.name) };
-  const none = pmus.length === 0
-    ? `this kernel exposes no persistent PMU (no PMU under ${pmuDevicesDir(sysfsRoot)} has an attrN: format term); use a kept recording ("ringside keep" / keeper.enabled) for events that outlive the editor`
-    : `persistent PMU ${pmus.map((pmu) => pmu.name).join(', ')} lists no events; type a spec such as ${pmus[0].name}/TERM=VALUE/ with its format terms`;
+  const none =
+    pmus.length === 0
+      ? `this kernel exposes no persistent PMU (no PMU under ${pmuDevicesDir(sysfsRoot)} has an attrN: format term); use a kept recording ("ringside keep" / keeper.enabled) for events that outlive the editor`
+      : `persistent PMU ${pmus.map((pmu) => pmu.name).join(', ')} lists no events; type a spec such as ${pmus[0].name}/TERM=VALUE/ with its format terms`;
   return { events: [], pmus: pmus.map((pmu) => pmu.name), none };
 }
 
@@ -76,16 +79,26 @@ export function attachPersistentEvent(spec: string, options: PersistentAttachOpt
     for (const ring of rings) ring.dispose();
     for (const event of opened.slice(rings.length)) event.dispose();
     if (error instanceof Error && !(error instanceof AttachError)) {
-      throw new AttachError(`could not attach to persistent event ${spec}: ${error.message}`, 'check the PMU still exists and that perf_event_paranoid allows per-CPU events (or run with CAP_PERFMON)');
+      throw new AttachError(
+        `could not attach to persistent event ${spec}: ${error.message}`,
+        'check the PMU still exists and that perf_event_paranoid allows per-CPU events (or run with CAP_PERFMON)',
+      );
     }
     throw error;
   }
-  const events: EventDescription[] = [{
-    index: 0,
-    name: resolved.name,
-    attr,
-    ids: rings.map((ring) => ring.event.id()),
-    ...(resolved.tracepoint ? { tracepoint: resolved.tracepoint } : {}),
-  }];
-  return new AttachedRingSource(events, rings.map((ring) => ({ kind: 'backward' as const, ring })), { pid: process.pid, alive: () => true }, options.warmCopyBuffers);
+  const events: EventDescription[] = [
+    {
+      index: 0,
+      name: resolved.name,
+      attr,
+      ids: rings.map((ring) => ring.event.id()),
+      ...(resolved.tracepoint ? { tracepoint: resolved.tracepoint } : {}),
+    },
+  ];
+  return new AttachedRingSource(
+    events,
+    rings.map((ring) => ({ kind: 'backward' as const, ring })),
+    { pid: process.pid, alive: () => true },
+    options.warmCopyBuffers,
+  );
 }

@@ -78,7 +78,8 @@ export interface SessionInfo {
 
 export interface SessionChange {
   readonly sessionId: string;
-  readonly what: 'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited' | 'triggered' | 'trigger-failed';
+  readonly what:
+    'started' | 'state' | 'snapshot' | 'snapshot-deleted' | 'stopped' | 'removed' | 'target-exited' | 'owner-exited' | 'triggered' | 'trigger-failed';
   /** 'trigger-failed': why the triggered snapshot could not be taken. */
   readonly detail?: string;
 }
@@ -201,8 +202,7 @@ export class SessionManager {
   async startRecording(options: RecordOptions & { readonly label?: string }): Promise<SessionInfo> {
     this.assertLive();
     const source = await this.backend.record(options);
-    const label = options.label
-      ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
+    const label = options.label ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
     const info = this.adopt('recording', label, source, recordScope(options.target, source.childPid));
     this.session(info.id).placesOfEvent = options.events.map((event) => 1 + (event.extraSites?.length ?? 0));
     if (options.triggers && source.watchTriggers) {
@@ -222,7 +222,8 @@ export class SessionManager {
     } catch (error) {
       // A session stopped while the trigger waited for its post time has nothing to take; any other
       // failure is the user's to know: the trigger fired and no snapshot holds it.
-      if (session.state !== 'stopped') this.emitId(session.id, 'trigger-failed', `${trigger} fired, but its snapshot failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (session.state !== 'stopped')
+        this.emitId(session.id, 'trigger-failed', `${trigger} fired, but its snapshot failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
       session.triggerWatch?.rearm();
     }
@@ -300,7 +301,7 @@ export class SessionManager {
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
       // What this snapshot lost (rings that overwrote the start, side-band not spooled) joins the recording's limitations.
       const losses = describeLosses(decoded, raw, { pageBytes: pageSize(), pagesOption: 'ringside.bufferPages' });
-      const limitations = [...raw.limitations ?? [], ...losses.notes];
+      const limitations = [...(raw.limitations ?? []), ...losses.notes];
       return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, limitations, raw.processes ?? [], trigger);
     })();
     session.snapshotInFlight = work;
@@ -344,7 +345,7 @@ export class SessionManager {
   /** ioctl ENABLE/DISABLE on every fd of one event (watch controls). */
   setEventEnabled(sessionId: string, eventIndex: number, enabled: boolean): void {
     const source = this.liveSource(sessionId);
-    if (!source.setEventEnabled) throw new SessionError('this session\'s rings were borrowed: their owner decides what is enabled');
+    if (!source.setEventEnabled) throw new SessionError("this session's rings were borrowed: their owner decides what is enabled");
     source.setEventEnabled(eventIndex, enabled);
     this.emit(this.session(sessionId), 'state');
   }
@@ -352,7 +353,7 @@ export class SessionManager {
   /** PERF_EVENT_IOC_MODIFY_ATTRIBUTES on every fd of one event (move a breakpoint without reopening). */
   modifyEvent(sessionId: string, eventIndex: number, attr: EventDescription['attr']): void {
     const source = this.liveSource(sessionId);
-    if (!source.modifyEvent) throw new SessionError('this session\'s rings were borrowed: their owner decides their attributes');
+    if (!source.modifyEvent) throw new SessionError("this session's rings were borrowed: their owner decides their attributes");
     source.modifyEvent(eventIndex, attr);
     this.emit(this.session(sessionId), 'state');
   }
@@ -369,9 +370,10 @@ export class SessionManager {
     if (session.ownerWatch) clearInterval(session.ownerWatch);
     session.triggerWatch?.stop();
     session.triggerWatch = undefined;
-    if (session.snapshotInFlight) await session.snapshotInFlight.catch(() => {
-      // the snapshot's failure reaches whoever awaits it; stopping only waits for it to settle
-    });
+    if (session.snapshotInFlight)
+      await session.snapshotInFlight.catch(() => {
+        // the snapshot's failure reaches whoever awaits it; stopping only waits for it to settle
+      });
     if (session.source) {
       const source = session.source;
       session.source = undefined;
@@ -436,9 +438,10 @@ export class SessionManager {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    for (const id of [...this.sessions.keys()]) await this.stop(id).catch(() => {
-      // stop reports its own failures to the user; dispose goes on stopping the rest
-    });
+    for (const id of [...this.sessions.keys()])
+      await this.stop(id).catch(() => {
+        // stop reports its own failures to the user; dispose goes on stopping the rest
+      });
     this.sessions.clear();
     this.listeners.clear();
     await this.backend.close?.();
@@ -447,7 +450,13 @@ export class SessionManager {
   private create(kind: SessionKind, label: string, source?: RingSource, scope?: SessionScope): Session {
     const id = `s${this.nextSessionNumber++}`;
     const session: Session = {
-      id, kind, label: distinctLabel(label, [...this.sessions.values()].map((s) => s.label)), source,
+      id,
+      kind,
+      label: distinctLabel(
+        label,
+        [...this.sessions.values()].map((s) => s.label),
+      ),
+      source,
       ...(scope ? { scope } : {}),
       startedAtMs: this.now(),
       state: 'running',
@@ -462,8 +471,17 @@ export class SessionManager {
     return session;
   }
 
-  private addSnapshot(session: Session, decoded: DecodedSnapshot, takenAtMs: number, sizeBytes: number, maxPauseNs: number, decodeMs: number,
-    limitations: readonly string[] = [], processes: readonly ProcessSideband[] = [], trigger?: string): SnapshotEntry {
+  private addSnapshot(
+    session: Session,
+    decoded: DecodedSnapshot,
+    takenAtMs: number,
+    sizeBytes: number,
+    maxPauseNs: number,
+    decodeMs: number,
+    limitations: readonly string[] = [],
+    processes: readonly ProcessSideband[] = [],
+    trigger?: string,
+  ): SnapshotEntry {
     // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
     session.symbols.learn(decoded, processes);
     let name = formatClock(takenAtMs);
@@ -476,8 +494,16 @@ export class SessionManager {
     };
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
-      name, sessionId: session.id, takenAtMs, decoded: withValues, sizeBytes,
-      recordCount: decoded.columns.length, maxPauseNs, decodeMs, limitations, symbols: session.symbols.frames,
+      name,
+      sessionId: session.id,
+      takenAtMs,
+      decoded: withValues,
+      sizeBytes,
+      recordCount: decoded.columns.length,
+      maxPauseNs,
+      decodeMs,
+      limitations,
+      symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
     };
     session.snapshots.push(entry);
@@ -505,8 +531,12 @@ export class SessionManager {
 
   private info(session: Session): SessionInfo {
     return {
-      id: session.id, kind: session.kind, label: session.label, state: session.state,
-      startedAtMs: session.startedAtMs, targetExited: session.targetExited,
+      id: session.id,
+      kind: session.kind,
+      label: session.label,
+      state: session.state,
+      startedAtMs: session.startedAtMs,
+      targetExited: session.targetExited,
       ...(session.childPid !== undefined ? { childPid: session.childPid } : {}),
       limitations: session.source?.limitations ?? [],
       ownerExited: session.ownerExited,
@@ -557,8 +587,10 @@ const SHOWN_ARGS = 32;
  */
 export function describeRecordTarget(target: RecordOptions['target'], childPid?: number): string {
   switch (target.kind) {
-    case 'pid': return `pid ${target.pid}`;
-    case 'cpus': return target.cpus ? `cpus ${target.cpus.join(',')}` : 'all CPUs';
+    case 'pid':
+      return `pid ${target.pid}`;
+    case 'cpus':
+      return target.cpus ? `cpus ${target.cpus.join(',')}` : 'all CPUs';
     case 'launch': {
       const program = (target.argv[0] ?? '').split('/').pop() ?? '';
       const args = target.argv.slice(1).join(' ');
@@ -571,9 +603,12 @@ export function describeRecordTarget(target: RecordOptions['target'], childPid?:
 /** The scope of a recording: a launched command's or a process's threads, or the CPUs. */
 function recordScope(target: RecordOptions['target'], childPid?: number): SessionScope | undefined {
   switch (target.kind) {
-    case 'pid': return { kind: 'process', pid: target.pid };
-    case 'cpus': return { kind: 'cpus' };
-    case 'launch': return childPid !== undefined ? { kind: 'process', pid: childPid } : undefined;
+    case 'pid':
+      return { kind: 'process', pid: target.pid };
+    case 'cpus':
+      return { kind: 'cpus' };
+    case 'launch':
+      return childPid !== undefined ? { kind: 'process', pid: childPid } : undefined;
   }
 }
 
@@ -609,4 +644,3 @@ export function formatClock(ms: number): string {
   const pad = (n: number, width = 2) => String(n).padStart(width, '0');
   return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
 }
-

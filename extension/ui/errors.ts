@@ -25,7 +25,11 @@ export function describeError(error: unknown, doing?: string): UserFacingError {
   const prefix = doing ? `${doing}: ` : '';
   if (error instanceof PerfError) {
     const command = fixCommandOf(error.hint);
-    return { message: `${prefix}${error.code} from ${error.syscall}: ${error.hint}`, ...(command ? { command } : {}), detail: `${prefix}${error.stack ?? error.message}` };
+    return {
+      message: `${prefix}${error.code} from ${error.syscall}: ${error.hint}`,
+      ...(command ? { command } : {}),
+      detail: `${prefix}${error.stack ?? error.message}`,
+    };
   }
   if (error instanceof Error) {
     const command = fixCommandOf(error.message);

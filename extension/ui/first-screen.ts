@@ -25,7 +25,7 @@ async function readRequest(folder: vscode.WorkspaceFolder): Promise<FirstScreenR
     return undefined; // no such file: an ordinary folder
   }
   const parsed: unknown = JSON.parse(text);
-  return typeof parsed === 'object' && parsed !== null ? parsed as FirstScreenRequest : undefined;
+  return typeof parsed === 'object' && parsed !== null ? (parsed as FirstScreenRequest) : undefined;
 }
 
 /** Shows the first screen once per workspace (later opens restore whatever the user left open). */
@@ -106,8 +106,9 @@ async function openWalkthroughBeside(context: vscode.ExtensionContext, log: (lin
       }
       return;
     }
-    if (attempt === 1) log(`first screen: the walkthrough opened as "${tabs.map((tab) => tab.label).join('", "')}" (Ringside's is not registered yet); asking again`);
+    if (attempt === 1)
+      log(`first screen: the walkthrough opened as "${tabs.map((tab) => tab.label).join('", "')}" (Ringside's is not registered yet); asking again`);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  log('first screen: VS Code never showed Ringside\'s walkthrough; Help → Welcome lists it');
+  log("first screen: VS Code never showed Ringside's walkthrough; Help → Welcome lists it");
 }

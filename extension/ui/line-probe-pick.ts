@@ -4,15 +4,27 @@
 import * as vscode from 'vscode';
 import type { LineProbeMode } from '../../native/specs/line-probe';
 
-export const LINE_PROBE_PICK_TITLE = 'Ringside: count this line\'s hits with…';
+export const LINE_PROBE_PICK_TITLE = "Ringside: count this line's hits with…";
 
 const CHOICES: readonly (vscode.QuickPickItem & { readonly mode: LineProbeMode })[] = [
-  { mode: 'auto', label: 'auto', description: 'default',
-    detail: 'a hardware breakpoint, or uprobes where breakpoints do not fire on this machine or the 4 debug registers are taken' },
-  { mode: 'breakpoint', label: 'hardware breakpoint', description: 'mem:FILE:LINE:x',
-    detail: 'one of the 4 debug registers per place of the line; sees nothing on a host that does not deliver breakpoints' },
-  { mode: 'uprobe', label: 'uprobe', description: 'line:FILE:LINE',
-    detail: 'the kernel\'s uprobes on every address of the line: no register limit; needs CAP_PERFMON (or root)' },
+  {
+    mode: 'auto',
+    label: 'auto',
+    description: 'default',
+    detail: 'a hardware breakpoint, or uprobes where breakpoints do not fire on this machine or the 4 debug registers are taken',
+  },
+  {
+    mode: 'breakpoint',
+    label: 'hardware breakpoint',
+    description: 'mem:FILE:LINE:x',
+    detail: 'one of the 4 debug registers per place of the line; sees nothing on a host that does not deliver breakpoints',
+  },
+  {
+    mode: 'uprobe',
+    label: 'uprobe',
+    description: 'line:FILE:LINE',
+    detail: "the kernel's uprobes on every address of the line: no register limit; needs CAP_PERFMON (or root)",
+  },
 ];
 
 /** The mechanism picked (Enter takes auto), or undefined when the pick was dismissed. */

@@ -22,17 +22,26 @@ export async function pickEvents(state: vscode.Memento, defaults: readonly strin
   const items: EventPick[] = [];
   const section = (label: string) => items.push({ label, kind: vscode.QuickPickItemKind.Separator });
   section(access.mayRecordKernel ? 'Software' : `Software (user space only: ${paranoidText(access)})`);
-  for (const event of list.software) items.push({ label: event.name, description: event.aliases.join(', '), spec: event.name, picked: remembered.has(event.name) });
-  section(list.tracepointsError ? `Tracepoints (unavailable: ${list.tracepointsError})`
-    : access.mayRecordKernel ? `Tracepoints (${list.tracepoints.length})`
-    : `Tracepoints (${list.tracepoints.length}; not recordable as you: they fire in the kernel, which needs ${PARANOID_SYSCTL} <= 1 or CAP_PERFMON, and it is ${access.paranoid ?? 'unreadable'})`);
+  for (const event of list.software)
+    items.push({ label: event.name, description: event.aliases.join(', '), spec: event.name, picked: remembered.has(event.name) });
+  section(
+    list.tracepointsError
+      ? `Tracepoints (unavailable: ${list.tracepointsError})`
+      : access.mayRecordKernel
+        ? `Tracepoints (${list.tracepoints.length})`
+        : `Tracepoints (${list.tracepoints.length}; not recordable as you: they fire in the kernel, which needs ${PARANOID_SYSCTL} <= 1 or CAP_PERFMON, and it is ${access.paranoid ?? 'unreadable'})`,
+  );
   for (const tp of list.tracepoints) {
     const spec = `${tp.system}:${tp.name}`;
     items.push({ label: spec, description: `id ${tp.id}`, spec, picked: remembered.has(spec) });
   }
   section('Hardware breakpoints (type a spec in the box)');
   for (const bp of list.breakpoints) items.push({ label: bp.syntax, detail: bp.description, alwaysShow: false });
-  section(list.pmus.some((pmu) => pmu.persistent) ? 'PMUs (persistent ones marked)' : 'PMUs (this kernel has no persistent PMU: use a kept recording for events that outlive the editor)');
+  section(
+    list.pmus.some((pmu) => pmu.persistent)
+      ? 'PMUs (persistent ones marked)'
+      : 'PMUs (this kernel has no persistent PMU: use a kept recording for events that outlive the editor)',
+  );
   for (const pmu of list.pmus) {
     for (const event of pmu.events) {
       const spec = `${pmu.name}/${event.name}/`;
@@ -55,7 +64,10 @@ export async function pickEvents(state: vscode.Memento, defaults: readonly strin
       // In the order the settings (or the last choice) list them, then what was ticked now: the list puts typed-in specs
       // on top, yet the first event is the one that owns the shared rings and leads the recording's name.
       const order = [...remembered];
-      const rank = (spec: string) => { const at = order.indexOf(spec); return at < 0 ? order.length : at; };
+      const rank = (spec: string) => {
+        const at = order.indexOf(spec);
+        return at < 0 ? order.length : at;
+      };
       specs.sort((a, b) => rank(a) - rank(b));
       // A typed spec that matches nothing is taken as is (breakpoints, raw PMU terms).
       if (specs.length === 0 && pick.value.trim()) specs.push(...pick.value.trim().split(/\s*,\s*/));
@@ -102,15 +114,17 @@ export function launchDefaults(): LaunchDefaults {
   const config = vscode.workspace.getConfiguration('ringside');
   const program = config.get<string>('launch.program');
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const substitute = (text: string) => folder ? text.replace(/\$\{workspaceFolder\}/g, folder.uri.fsPath) : text;
-  if (program) return { program: substitute(program), args: (config.get<string[]>('launch.args') ?? []).map(substitute), ...(folder ? { cwd: folder.uri.fsPath } : {}) };
+  const substitute = (text: string) => (folder ? text.replace(/\$\{workspaceFolder\}/g, folder.uri.fsPath) : text);
+  if (program)
+    return { program: substitute(program), args: (config.get<string[]>('launch.args') ?? []).map(substitute), ...(folder ? { cwd: folder.uri.fsPath } : {}) };
   const launch = vscode.workspace.getConfiguration('launch', folder?.uri).get<{ program?: string; args?: string[]; cwd?: string }[]>('configurations') ?? [];
   const first = launch.find((c) => typeof c.program === 'string');
-  if (first?.program) return {
-    program: substitute(first.program),
-    args: (first.args ?? []).map(substitute),
-    cwd: first.cwd ? substitute(first.cwd) : folder?.uri.fsPath,
-  };
+  if (first?.program)
+    return {
+      program: substitute(first.program),
+      args: (first.args ?? []).map(substitute),
+      cwd: first.cwd ? substitute(first.cwd) : folder?.uri.fsPath,
+    };
   return { args: [], ...(folder ? { cwd: folder.uri.fsPath } : {}) };
 }
 
@@ -124,16 +138,24 @@ export function splitCommandLine(text: string): string[] {
 export async function pickTarget(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
   const defaults = launchDefaults();
   const access = readPerfAccess();
-  const choice = await vscode.window.showQuickPick([
-    { label: '$(play) Launch a program', detail: defaults.program ? `${defaults.program} ${defaults.args.join(' ')}` : 'set ringside.launch.program or a launch configuration to skip typing', id: 'launch' as const },
-    { label: '$(debug-alt) A running process', detail: 'pick from every process: pid, comm and command line', id: 'pid' as const },
-    {
-      label: '$(server) Whole system, per CPU',
-      detail: access.mayRecordCpuWide ? 'one ring per CPU'
-        : `not as you: needs ${PARANOID_SYSCTL} <= 0 or CAP_PERFMON (${paranoidText(access)}); your own programs and processes work`,
-      id: 'cpus' as const,
-    },
-  ], { title: 'Ringside: record what?' });
+  const choice = await vscode.window.showQuickPick(
+    [
+      {
+        label: '$(play) Launch a program',
+        detail: defaults.program ? `${defaults.program} ${defaults.args.join(' ')}` : 'set ringside.launch.program or a launch configuration to skip typing',
+        id: 'launch' as const,
+      },
+      { label: '$(debug-alt) A running process', detail: 'pick from every process: pid, comm and command line', id: 'pid' as const },
+      {
+        label: '$(server) Whole system, per CPU',
+        detail: access.mayRecordCpuWide
+          ? 'one ring per CPU'
+          : `not as you: needs ${PARANOID_SYSCTL} <= 0 or CAP_PERFMON (${paranoidText(access)}); your own programs and processes work`,
+        id: 'cpus' as const,
+      },
+    ],
+    { title: 'Ringside: record what?' },
+  );
   if (!choice) return undefined;
   if (choice.id === 'cpus') return { target: { kind: 'cpus' } };
   if (choice.id === 'pid') {

@@ -15,13 +15,15 @@ export interface ProgressSink {
   cancelled(): boolean;
 }
 
-export async function withProgressAfterASecond<T>(title: string, work: (progress: ProgressSink) => Promise<T>,
-  cancellable = true): Promise<T> {
+export async function withProgressAfterASecond<T>(title: string, work: (progress: ProgressSink) => Promise<T>, cancellable = true): Promise<T> {
   let cancelled = false;
   let message: string | undefined;
   let report: ((message: string) => void) | undefined;
   const sink: ProgressSink = {
-    step: (m) => { message = m; report?.(m); },
+    step: (m) => {
+      message = m;
+      report?.(m);
+    },
     cancelled: () => cancelled,
   };
   const running = work(sink);
@@ -31,8 +33,13 @@ export async function withProgressAfterASecond<T>(title: string, work: (progress
     void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable }, (progress, token) => {
       report = (m) => progress.report({ message: m });
       if (message !== undefined) report(message);
-      token.onCancellationRequested(() => { cancelled = true; });
-      return running.then(() => undefined, () => undefined);
+      token.onCancellationRequested(() => {
+        cancelled = true;
+      });
+      return running.then(
+        () => undefined,
+        () => undefined,
+      );
     });
   }, PROGRESS_AFTER_MS);
   try {

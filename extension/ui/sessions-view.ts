@@ -18,17 +18,12 @@ export function describeRing(ring: RingStatus, last?: SnapshotEntry): string {
   const fill = ring.dataSize ? Math.min(100, Number((ring.bytesWritten * 100n) / BigInt(ring.dataSize))) : 0;
   const overwritten = ring.bytesWritten > BigInt(ring.dataSize) ? ring.bytesWritten - BigInt(ring.dataSize) : 0n;
   const coverage = last?.decoded.coverage.find((c) => c.ringId === ring.ringId);
-  const parts = [
-    ring.paused ? 'paused' : 'running',
-    formatBytes(ring.dataSize),
-    `${fill}% full`,
-    `${formatBytes(Number(overwritten))} overwritten`,
-  ];
+  const parts = [ring.paused ? 'paused' : 'running', formatBytes(ring.dataSize), `${fill}% full`, `${formatBytes(Number(overwritten))} overwritten`];
   if (coverage?.oldestTimeNs !== null && coverage?.oldestTimeNs !== undefined) {
     parts.push(`oldest ${((Number(coverage.newestTimeNs ?? coverage.oldestTimeNs) - Number(coverage.oldestTimeNs)) / 1e6).toFixed(1)} ms before newest`);
   }
   // The kernel's exact count where it has one (PERF_FORMAT_LOST), else the LOST records of the copy.
-  const lost = coverage ? coverage.lostSinceOpen ?? coverage.lostRecords : 0n;
+  const lost = coverage ? (coverage.lostSinceOpen ?? coverage.lostRecords) : 0n;
   if (lost > 0n) parts.push(`${lost} lost`);
   return parts.join(' · ');
 }
@@ -64,7 +59,8 @@ export class SessionsTreeProvider implements vscode.TreeDataProvider<SessionNode
         return children;
       }
       case 'event':
-        return this.manager.ringStats(node.sessionId)
+        return this.manager
+          .ringStats(node.sessionId)
           .filter((ring) => ring.direction === 'backward')
           .map((ring): SessionNode => ({ kind: 'ring', sessionId: node.sessionId, ring }))
           .filter((ringNode) => ringNode.kind === 'ring' && this.ringBelongsTo(ringNode.ring, node));
@@ -160,7 +156,10 @@ export class RecordingStatusBar implements vscode.Disposable {
   update(): void {
     const sessions = this.manager.list();
     const live = sessions.filter((s) => s.state !== 'stopped');
-    const last = sessions.flatMap((s) => s.snapshots).sort((a, b) => a.takenAtMs - b.takenAtMs).pop();
+    const last = sessions
+      .flatMap((s) => s.snapshots)
+      .sort((a, b) => a.takenAtMs - b.takenAtMs)
+      .pop();
     void vscode.commands.executeCommand('setContext', 'ringside.recording', live.length > 0);
     if (sessions.length === 0) {
       this.state.hide();
@@ -172,7 +171,10 @@ export class RecordingStatusBar implements vscode.Disposable {
     const limitations = [...new Set(live.flatMap((s) => s.limitations))];
     const userSpaceOnly = limitations.some((line) => line.startsWith('user space only'));
     this.state.text = `${recording}${userSpaceOnly ? ' · user space only' : ''}${last ? ` · last ${formatBytes(last.sizeBytes)}` : ''}`;
-    this.state.tooltip = [last ? `Last snapshot ${last.name}: ${last.recordCount} records, ${formatBytes(last.sizeBytes)}` : 'No snapshot yet', ...limitations].join('\n');
+    this.state.tooltip = [
+      last ? `Last snapshot ${last.name}: ${last.recordCount} records, ${formatBytes(last.sizeBytes)}` : 'No snapshot yet',
+      ...limitations,
+    ].join('\n');
     this.state.show();
     if (live.length) this.snapshotButton.show();
     else this.snapshotButton.hide();

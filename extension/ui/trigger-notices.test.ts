@@ -8,9 +8,15 @@ function recorder() {
     const entry = { title, texts: [] as string[], open: true, closed: false };
     shown.push(entry);
     return {
-      update: (message) => { entry.texts.push(message); },
-      close: () => { entry.open = false; },
-      get closed() { return entry.closed; },
+      update: (message) => {
+        entry.texts.push(message);
+      },
+      close: () => {
+        entry.open = false;
+      },
+      get closed() {
+        return entry.closed;
+      },
     };
   };
   return { shown, open };

@@ -27,9 +27,15 @@ export class TriggerNotices {
   /** A trigger of session `sessionId` (labelled `label`) took a snapshot, described by `message`. */
   triggered(sessionId: string, label: string, message: string): void {
     let entry = this.sessions.get(sessionId);
-    if (!entry) { entry = { count: 0, notice: null, muted: false }; this.sessions.set(sessionId, entry); }
+    if (!entry) {
+      entry = { count: 0, notice: null, muted: false };
+      this.sessions.set(sessionId, entry);
+    }
     entry.count++;
-    if (entry.notice?.closed) { entry.notice = null; entry.muted = true; }
+    if (entry.notice?.closed) {
+      entry.notice = null;
+      entry.muted = true;
+    }
     if (entry.muted) return;
     if (!entry.notice) entry.notice = this.open(`Ringside: ${label}`);
     entry.notice.update(entry.count === 1 ? message : `${entry.count} snapshots taken; the last: ${message}`);

@@ -16,17 +16,31 @@ function openNotice(title: string): Notice {
   let report: ((message: string) => void) | undefined;
   let pending: string | undefined;
   let finish: (() => void) | undefined;
-  void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: true }, (progress, token) =>
-    new Promise<void>((resolve) => {
-      finish = resolve;
-      report = (message) => progress.report({ message });
-      if (pending !== undefined) report(pending);
-      token.onCancellationRequested(() => { closed = true; resolve(); });
-    }));
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    (progress, token) =>
+      new Promise<void>((resolve) => {
+        finish = resolve;
+        report = (message) => progress.report({ message });
+        if (pending !== undefined) report(pending);
+        token.onCancellationRequested(() => {
+          closed = true;
+          resolve();
+        });
+      }),
+  );
   return {
-    update: (message) => { if (report) report(message); else pending = message; },
-    close: () => { closed = true; finish?.(); },
-    get closed() { return closed; },
+    update: (message) => {
+      if (report) report(message);
+      else pending = message;
+    },
+    close: () => {
+      closed = true;
+      finish?.();
+    },
+    get closed() {
+      return closed;
+    },
   };
 }
 
@@ -36,10 +50,16 @@ export function registerViews(context: vscode.ExtensionContext, services: Servic
   const statusBar = new RecordingStatusBar(sessions);
   const triggerNotices = new TriggerNotices(openNotice);
   context.subscriptions.push(
-    output, tree, statusBar, breakpoints, triggerNotices,
+    output,
+    tree,
+    statusBar,
+    breakpoints,
+    triggerNotices,
     vscode.window.registerTreeDataProvider('ringside.sessions', tree),
     TimelinePanel.registerSerializer(timelineHost),
-    vscode.workspace.onDidChangeConfiguration((event) => { if (event.affectsConfiguration('ringside.snapshotRetention')) sessions.setRetention(settings().retention); }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('ringside.snapshotRetention')) sessions.setRetention(settings().retention);
+    }),
     sessions.onDidChange((change) => {
       if (change.what === 'target-exited') {
         const how = sessions.get(change.sessionId).targetExit;
@@ -67,6 +87,10 @@ export function registerViews(context: vscode.ExtensionContext, services: Servic
       }
     }),
     registerCommand(services, 'ringside.showOutput', () => output.show(true)),
-    { dispose: () => { TimelinePanel.instance?.dispose(); } },
+    {
+      dispose: () => {
+        TimelinePanel.instance?.dispose();
+      },
+    },
   );
 }

@@ -9,7 +9,11 @@
  * as perf's maps__fixup_overlappings does. Only the overlapped run is touched.
  */
 export function mapRange<T extends { readonly start: bigint; readonly end: bigint }>(
-  list: T[], start: bigint, end: bigint, added: T | null, cut: (m: T, from: bigint, to: bigint) => T,
+  list: T[],
+  start: bigint,
+  end: bigint,
+  added: T | null,
+  cut: (m: T, from: bigint, to: bigint) => T,
 ): void {
   let first = 0;
   let past = list.length;

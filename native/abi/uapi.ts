@@ -89,9 +89,7 @@ export const RecordType = {
   CALLCHAIN_DEFERRED: 22,
 } as const;
 
-export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
-  Object.entries(RecordType).map(([name, value]) => [value, name]),
-);
+export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(RecordType).map(([name, value]) => [value, name]));
 
 /** The PERF_RECORD_* name of a record type without the prefix (`SAMPLE`), or `TYPE_n` for one this list does not name. */
 export function recordTypeName(type: number): string {

@@ -12,7 +12,16 @@ import { type BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring'
 import * as libc from '../sys/libc';
 import { readProcMapsIfAlive } from '../sys/procmaps';
 import { PerfError } from '../sys/errors';
-import { AttachCancelledError, AttachError, AttachedRingSource, PeekRing, borrowPerfFd, processAlive, type AttachedRing, type CopyBufferOptions } from '../perf/borrowed';
+import {
+  AttachCancelledError,
+  AttachError,
+  AttachedRingSource,
+  PeekRing,
+  borrowPerfFd,
+  processAlive,
+  type AttachedRing,
+  type CopyBufferOptions,
+} from '../perf/borrowed';
 
 export interface ForeignFdHint {
   /** Data pages of the owner's mapping when known (else probed). */
@@ -153,12 +162,19 @@ export function probeForeignFd(pid: number, fd: number, pagesHint?: number): For
   try {
     link = readlinkSync(`/proc/${pid}/fd/${fd}`);
   } catch (error) {
-    throw new AttachError(`pid ${pid} has no fd ${fd} we can see (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'the process may have exited or closed it; borrowing needs the same user or CAP_SYS_PTRACE');
+    throw new AttachError(
+      `pid ${pid} has no fd ${fd} we can see (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      'the process may have exited or closed it; borrowing needs the same user or CAP_SYS_PTRACE',
+    );
   }
-  if (link !== 'anon_inode:[perf_event]') throw new AttachError(`fd ${fd} of pid ${pid} is ${link}, not a perf event`, 'pick an fd listed as anon_inode:[perf_event]');
+  if (link !== 'anon_inode:[perf_event]')
+    throw new AttachError(`fd ${fd} of pid ${pid} is ${link}, not a perf event`, 'pick an fd listed as anon_inode:[perf_event]');
   const pages = pagesHint !== undefined ? [pagesHint] : perfMappingPages(pid);
   if (pages.length === 0) {
-    throw new AttachError(`pid ${pid} fd ${fd} has no ring mapped`, 'the owner never mmapped it (a counting event, or its output goes into another fd\'s ring via SET_OUTPUT: pick that fd)');
+    throw new AttachError(
+      `pid ${pid} fd ${fd} has no ring mapped`,
+      "the owner never mmapped it (a counting event, or its output goes into another fd's ring via SET_OUTPUT: pick that fd)",
+    );
   }
   // Ask the kernel for the sample id first: it names the event in the owner's perf.data header.
   const probeFd = borrowPerfFd(pid, fd);
@@ -187,9 +203,11 @@ interface EventIdentity {
  */
 export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint = {}, options: CopyBufferOptions = {}): BorrowedRingInfo {
   const probe = probeForeignFd(pid, fd, hint.pages);
-  const identity: EventIdentity = hint.event ? { attr: hint.event.attr, name: hint.event.name, origin: 'hint' }
-    : probe.ownerAttr ? { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file }
-    : { origin: 'unknown' };
+  const identity: EventIdentity = hint.event
+    ? { attr: hint.event.attr, name: hint.event.name, origin: 'hint' }
+    : probe.ownerAttr
+      ? { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file }
+      : { origin: 'unknown' };
   return mapForeignRing(probe, identity, options);
 }
 
@@ -197,9 +215,7 @@ export function borrowForeignRing(pid: number, fd: number, hint: ForeignFdHint =
 // "Which event is it?" — asked when the attr is nowhere to be read
 
 /** The user's answer: an event spec (decoded with that spec's sample layout) or raw records. */
-export type EventAnswer =
-  | { readonly kind: 'spec'; readonly spec: string }
-  | { readonly kind: 'raw' };
+export type EventAnswer = { readonly kind: 'spec'; readonly spec: string } | { readonly kind: 'raw' };
 
 export interface EventChoice {
   readonly label: string;
@@ -234,7 +250,12 @@ export const RAW_RECORDS_CHOICE: EventChoice = {
 export function eventChoices(list: EventList): EventChoice[] {
   const choices: EventChoice[] = [RAW_RECORDS_CHOICE];
   for (const event of list.software) {
-    choices.push({ label: event.name, detail: `software event, Ringside's sample layout (ip tid time cpu period id)${event.aliases.length ? ` · ${event.aliases.join(', ')}` : ''}`, group: 'Software', answer: { kind: 'spec', spec: event.name } });
+    choices.push({
+      label: event.name,
+      detail: `software event, Ringside's sample layout (ip tid time cpu period id)${event.aliases.length ? ` · ${event.aliases.join(', ')}` : ''}`,
+      group: 'Software',
+      answer: { kind: 'spec', spec: event.name },
+    });
   }
   for (const pmu of list.pmus) {
     for (const event of pmu.events) {
@@ -267,7 +288,11 @@ export async function borrowForeignRingAsking(pid: number, fd: number, options: 
   const probe = probeForeignFd(pid, fd, options.pages);
   if (probe.ownerAttr) return mapForeignRing(probe, { attr: probe.ownerAttr.attr, origin: 'perf.data', file: probe.ownerAttr.file }, options);
   const question: UnknownEventQuestion = {
-    pid, fd, comm: readText(`/proc/${pid}/comm`).trim(), sampleId: probe.sampleId, pages: probe.pages,
+    pid,
+    fd,
+    comm: readText(`/proc/${pid}/comm`).trim(),
+    sampleId: probe.sampleId,
+    pages: probe.pages,
     why: `pid ${pid} writes no perf.data header with sample id ${probe.sampleId}: which event is fd ${fd}? Its records are decoded with that event's sample layout.`,
     choices: options.choices ? options.choices() : eventChoices(listEvents()),
   };
@@ -289,19 +314,17 @@ function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity, options:
     const meta: RingMeta = { ringId: 0, label: `pid ${pid} fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0 };
     let ring: BackwardRing;
     try {
-      ring = mapExistingRing(
-        borrowed,
-        pages,
-        'backward',
-        { meta, attr: { ...(attr ?? unknownAttr()), flags: { ...(attr?.flags ?? {}), writeBackward: true } } },
-      ) as BackwardRing;
+      ring = mapExistingRing(borrowed, pages, 'backward', {
+        meta,
+        attr: { ...(attr ?? unknownAttr()), flags: { ...(attr?.flags ?? {}), writeBackward: true } },
+      }) as BackwardRing;
     } catch (error) {
       lastError = error;
       if (error instanceof PerfError && error.errno === EINVAL) continue;
       throw error;
     }
     const head = ring.head();
-    const backward = attr && attrKnowsDirection ? attr.flags.writeBackward === true : head > (1n << 63n);
+    const backward = attr && attrKnowsDirection ? attr.flags.writeBackward === true : head > 1n << 63n;
     const eventAttr = attr ? { ...attr, flags: { ...attr.flags, writeBackward: backward } } : { ...unknownAttr(), flags: { writeBackward: backward } };
     const name = identity.name ?? (attr ? `pid ${pid} fd ${fd}` : `pid ${pid} fd ${fd} (${identity.origin === 'raw' ? 'raw records' : 'unknown event'})`);
     const events: EventDescription[] = [{ index: 0, name, attr: eventAttr, ids: [sampleId] }];
@@ -314,15 +337,18 @@ function mapForeignRing(probe: ForeignFdProbe, identity: EventIdentity, options:
     }
     const attrSentence: Record<AttrOrigin, string> = {
       'perf.data': `The event's attr was read from the owner's perf.data header (${identity.file}).`,
-      hint: 'The event\'s attr was given by you.',
+      hint: "The event's attr was given by you.",
       answer: `You said it is ${name}: records are decoded with that event's sample layout (if the owner asked for other sample fields, decoding reports anomalies: pick again or decode raw).`,
       raw: 'You chose raw records: records are shown by type and size, sample fields are not decoded.',
-      unknown: 'The event\'s attr is unknown (the owner writes no perf.data header Ringside can read): records are shown by type, sample fields cannot be decoded until you say which event it is.',
+      unknown:
+        "The event's attr is unknown (the owner writes no perf.data header Ringside can read): records are shown by type, sample fields cannot be decoded until you say which event it is.",
     };
     const explanation = [
       `Borrowed fd ${fd} of pid ${pid} with pidfd_getfd: the same event and the same ring as its owner.`,
       `Inherited from the owner: ${pages} data pages and ${backward ? 'an overwrite (backward) ring' : 'a forward ring'}; Ringside cannot change either.`,
-      backward ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).' : 'A forward ring belongs to its owner\'s reader: Ringside only peeks at the unread part and never consumes it.',
+      backward
+        ? 'Snapshots pause the shared ring briefly (the owner loses nothing it has not already overwritten).'
+        : "A forward ring belongs to its owner's reader: Ringside only peeks at the unread part and never consumes it.",
       attrSentence[identity.origin],
     ].join(' ');
     return {

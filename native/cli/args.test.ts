@@ -3,7 +3,23 @@ import { COMMAND_USAGE, parseArgs, UsageError } from './args';
 
 describe('cli args', () => {
   it('parses a launch capture with several events and perf-style options', () => {
-    const options = parseArgs(['capture', '-e', 'mem:counter:w', '-e', 'syscalls:sys_enter_getpid', '--pages', '8', '-c', '10', '-g', '-o', 'x.data', '--', './fixture', '100']);
+    const options = parseArgs([
+      'capture',
+      '-e',
+      'mem:counter:w',
+      '-e',
+      'syscalls:sys_enter_getpid',
+      '--pages',
+      '8',
+      '-c',
+      '10',
+      '-g',
+      '-o',
+      'x.data',
+      '--',
+      './fixture',
+      '100',
+    ]);
     assert.equal(options.command, 'capture');
     if (options.command !== 'capture') return;
     assert.deepEqual(options.events, ['mem:counter:w', 'syscalls:sys_enter_getpid']);
@@ -17,7 +33,7 @@ describe('cli args', () => {
     assert.ok(cold.command === 'capture' && !cold.warmCopy && !cold.sideband);
   });
 
-  it('takes perf\'s call-graph modes: -g alone is frame pointers, dwarf copies 8192 bytes of stack unless told', () => {
+  it("takes perf's call-graph modes: -g alone is frame pointers, dwarf copies 8192 bytes of stack unless told", () => {
     const graph = (...args: string[]) => {
       const options = parseArgs(['capture', '-e', 'task-clock', ...args, '--', 'prog']);
       return options.command === 'capture' ? options.callGraph : 'not a capture';
@@ -75,18 +91,27 @@ describe('cli args', () => {
 
   it('parses events and decode', () => {
     assert.deepEqual(parseArgs(['events', '--json']), { command: 'events', json: true });
-    assert.deepEqual(
-      parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']),
-      { command: 'decode', input: 'in.data', output: 'o.jsonl', format: 'jsonl', keepGoing: true },
-    );
+    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.jsonl', '--keep-going']), {
+      command: 'decode',
+      input: 'in.data',
+      output: 'o.jsonl',
+      format: 'jsonl',
+      keepGoing: true,
+    });
     // decode writes every output capture does (a damaged record skipped alike in each: test/perfdata/damage.test.ts).
-    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.data']), { command: 'decode', input: 'in.data', output: 'o.data', format: 'perf.data', keepGoing: false });
+    assert.deepEqual(parseArgs(['decode', 'in.data', '-o', 'o.data']), {
+      command: 'decode',
+      input: 'in.data',
+      output: 'o.data',
+      format: 'perf.data',
+      keepGoing: false,
+    });
     const html = parseArgs(['decode', 'in.data', '--output', 'o.html']);
     assert.ok(html.command === 'decode' && html.format === 'html');
     assert.throws(() => parseArgs(['decode']), /needs a perf.data file/);
   });
 
-  it('`SUB --help` / `-h` / `help SUB` is that subcommand\'s usage; after -- they belong to the launched command', () => {
+  it("`SUB --help` / `-h` / `help SUB` is that subcommand's usage; after -- they belong to the launched command", () => {
     for (const command of ['events', 'capture', 'decode', 'keep', 'snapshot', 'list'] as const) {
       assert.deepEqual(parseArgs([command, '--help']), { command: 'help', topic: command });
       assert.deepEqual(parseArgs([command, '-h']), { command: 'help', topic: command });
@@ -105,11 +130,18 @@ describe('cli args', () => {
   });
 
   it('-o on a character device (/dev/null) is JSON Lines written there, for every command with -o', () => {
-    for (const args of [['capture', '-a'], ['decode', 'in.data'], ['snapshot', '42']]) {
+    for (const args of [
+      ['capture', '-a'],
+      ['decode', 'in.data'],
+      ['snapshot', '42'],
+    ]) {
       const options = parseArgs([...args, '-o', '/dev/null']);
       assert.ok('format' in options && options.format === 'jsonl' && options.output === '/dev/null', JSON.stringify(options));
     }
-    assert.throws(() => parseArgs(['capture', '-a', '-o', '/tmp/not-a-device.txt']), /unknown output format; use a \.jsonl, \.data or \.html file name \(or a device such as \/dev\/null\)/);
+    assert.throws(
+      () => parseArgs(['capture', '-a', '-o', '/tmp/not-a-device.txt']),
+      /unknown output format; use a \.jsonl, \.data or \.html file name \(or a device such as \/dev\/null\)/,
+    );
   });
 
   it('parses triggers and refuses half of them', () => {
@@ -132,9 +164,18 @@ describe('cli args', () => {
     const keptWindow = parseArgs(['keep', '--window', '2', '--pages', '1', '-a']);
     assert.ok(keptWindow.command === 'keep' && keptWindow.windowSec === 2 && keptWindow.pages === 1);
     assert.throws(() => parseArgs(['keep', '--window', '0', '-a']), /--window 0/);
-    assert.throws(() => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']), /--post -1: expected a number of seconds >= 0/);
-    assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']),
-      { command: 'snapshot', keeperPid: 42, output: 'k.data', format: 'perf.data', quiet: false, allSideband: false });
+    assert.throws(
+      () => parseArgs(['capture', '--snapshot-on', 'a:b', '--snapshot-dir', 'd', '--post', '-1', '--', 'x']),
+      /--post -1: expected a number of seconds >= 0/,
+    );
+    assert.deepEqual(parseArgs(['snapshot', '42', '-o', 'k.data']), {
+      command: 'snapshot',
+      keeperPid: 42,
+      output: 'k.data',
+      format: 'perf.data',
+      quiet: false,
+      allSideband: false,
+    });
     const whole = parseArgs(['snapshot', '42', '--all-sideband', '-o', 'k.jsonl']);
     assert.ok(whole.command === 'snapshot' && whole.allSideband && whole.format === 'jsonl');
     assert.throws(() => parseArgs(['snapshot']), /snapshot needs the pid of a running `ringside keep`/);

@@ -315,7 +315,8 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   let follow: { intervalMs: number } | undefined;
   const seconds = (arg: string, text: string, allowZero: boolean) => {
     const value = Number(text);
-    if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) throw new UsageError(`${arg} ${text}: expected ${allowZero ? 'a number of seconds >= 0' : 'a positive number of seconds'}`);
+    if (!Number.isFinite(value) || value < 0 || (!allowZero && value === 0))
+      throw new UsageError(`${arg} ${text}: expected ${allowZero ? 'a number of seconds >= 0' : 'a positive number of seconds'}`);
     return value;
   };
   for (let i = 0; i < args.length; i++) {
@@ -374,10 +375,13 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   if (targets !== 1) throw new UsageError(`${command} needs exactly one target: -p PID, -a, or -- COMMAND`);
   const target: CaptureTarget = launch ? { kind: 'launch', argv: launch } : pid !== undefined ? { kind: 'pid', pid } : { kind: 'cpus' };
   if (command === 'keep' && output !== undefined) throw new UsageError('keep holds rings for later attachment; it writes no output (-o)');
-  if (snapshotOn.length > 0 && snapshotDir === undefined) throw new UsageError('--snapshot-on needs --snapshot-dir DIR: each trigger writes a numbered perf.data there');
-  if (snapshotOnExitSignal && snapshotDir === undefined) throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
+  if (snapshotOn.length > 0 && snapshotDir === undefined)
+    throw new UsageError('--snapshot-on needs --snapshot-dir DIR: each trigger writes a numbered perf.data there');
+  if (snapshotOnExitSignal && snapshotDir === undefined)
+    throw new UsageError('--snapshot-on-exit-signal needs --snapshot-dir DIR: the snapshot is a numbered perf.data there');
   if (snapshotOnExitSignal && !launch) throw new UsageError('--snapshot-on-exit-signal watches a launched command: give it with -- COMMAND');
-  if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal) throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
+  if (snapshotDir !== undefined && snapshotOn.length === 0 && !snapshotOnExitSignal)
+    throw new UsageError('--snapshot-dir is where triggers write; give at least one --snapshot-on SPEC or --snapshot-on-exit-signal');
   if (follow && command === 'keep') throw new UsageError('keep holds rings for later attachment; --follow is for capture');
   if (follow && formatOf(output) !== 'jsonl') throw new UsageError(`--follow streams JSON Lines; -o ${output} is written whole when the capture ends`);
   if (follow && output !== undefined && output !== '-' && !isCharacterDevice(output)) {
@@ -386,9 +390,26 @@ function parseCapture(command: 'capture' | 'keep', args: readonly string[]): Cap
   }
   return {
     ...(follow ? { follow } : {}),
-    command, events, target, pages, period, freq, callGraph, durationSec, output,
-    format: formatOf(
-      output,
-    ), gapFree, sideband, warmCopy, quiet, leaveRunning, snapshotOn, snapshotOnExitSignal, snapshotDir, postSec, minIntervalSec, windowSec,
+    command,
+    events,
+    target,
+    pages,
+    period,
+    freq,
+    callGraph,
+    durationSec,
+    output,
+    format: formatOf(output),
+    gapFree,
+    sideband,
+    warmCopy,
+    quiet,
+    leaveRunning,
+    snapshotOn,
+    snapshotOnExitSignal,
+    snapshotDir,
+    postSec,
+    minIntervalSec,
+    windowSec,
   };
 }

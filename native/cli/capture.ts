@@ -50,8 +50,11 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
   const triggerIndices = triggers.map((spec) => specs.indexOf(spec));
   const context = { symbols: lazy?.symbols, period: options.period, freq: options.freq, callchain: options.callGraph };
   // A source-line breakpoint on a host whose breakpoints are silent is counted by uprobes where they may be opened.
-  const resolved = chooseLineProbes(specs.map((spec) => resolveEventSpec(spec, context)), context,
-    { delivery: breakpointDelivery, access: readPerfAccess });
+  const resolved = chooseLineProbes(
+    specs.map((spec) => resolveEventSpec(spec, context)),
+    context,
+    { delivery: breakpointDelivery, access: readPerfAccess },
+  );
   const notes = resolved.flatMap((event) => event.notes.map((note) => `${event.name}: ${note}`));
   const events: ResolvedEvent[] = resolved;
   // Set only when a spec placed symbols at the predicted base: then the launch must verify it.
@@ -105,7 +108,8 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     // A triggered snapshot goes to a file of its own and takes nothing from -o's: its moments are in the next regular snapshot too.
     const takeTriggered = async (reason: string) => {
       const { file, records, losses } = await writeTriggeredSnapshot(() => recorder.peekSnapshot(), options.snapshotDir!, ++triggered);
-      if (!options.quiet) process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records${losses.overwritten ? `; ${losses.overwritten}` : ''})\n`);
+      if (!options.quiet)
+        process.stderr.write(`ringside: ${reason}: wrote ${file} (${records} records${losses.overwritten ? `; ${losses.overwritten}` : ''})\n`);
     };
     // A timed follow read that fails (stdout closed, a full disk) ends the capture now, through the same last read that rethrows it.
     const watchFollow = follow ? (end: (reason: string) => void) => follow.onFailure(() => end('a follow read failed')) : undefined;
@@ -143,7 +147,10 @@ class FollowLoop {
   private failure: unknown;
 
   constructor(
-    private readonly recorder: Recorder, private readonly pool: DecodePool, private readonly writer: SnapshotWriter, private readonly intervalMs: number,
+    private readonly recorder: Recorder,
+    private readonly pool: DecodePool,
+    private readonly writer: SnapshotWriter,
+    private readonly intervalMs: number,
     private readonly everyProcess: boolean,
   ) {
     this.follower = recorder.follow({ fromStart: true });
@@ -185,8 +192,7 @@ class FollowLoop {
       // /proc of a launched command or one process is a few reads; of every process (-a) it is thousands: read once,
       // after which the side-band names what starts and maps code.
       const procState = this.reads === 0 || !this.everyProcess ? this.recorder.processesNow() : [];
-      this.records += await this.writer.writeFollowed(decoded, procState,
-        (lines) => this.order.take(lines, read.cutSpreadNs, final));
+      this.records += await this.writer.writeFollowed(decoded, procState, (lines) => this.order.take(lines, read.cutSpreadNs, final));
       this.reads++;
       if (read.skippedBytes > 0n) {
         this.skippedBytes += read.skippedBytes;
@@ -202,8 +208,10 @@ class FollowLoop {
     const lines = this.recorder.limitations.filter((note) => !this.saidAtStart.has(note)).map((note) => `ringside: ${note}\n`);
     lines.push(`ringside: followed ${this.records.toLocaleString('en-US')} records in ${this.reads} reads, one every ${this.intervalMs} ms, until ${reason}\n`);
     if (this.skippedBytes > 0n) {
-      lines.push(`ringside: ${formatBytes(Number(this.skippedBytes))} were overwritten before they could be read (in ${this.readsSkipping} of ${this.reads} reads): ` +
-        `the rings filled faster than --follow=${this.intervalMs} read them; give --pages more, or a shorter interval\n`);
+      lines.push(
+        `ringside: ${formatBytes(Number(this.skippedBytes))} were overwritten before they could be read (in ${this.readsSkipping} of ${this.reads} reads): ` +
+          `the rings filled faster than --follow=${this.intervalMs} read them; give --pages more, or a shorter interval\n`,
+      );
     }
     return lines.join('');
   }
@@ -257,7 +265,10 @@ async function waitForTriggers(
 ): Promise<number> {
   const queue: Trigger[] = [];
   let wake: (() => void) | undefined;
-  const push = (trigger: Trigger) => { queue.push(trigger); wake?.(); };
+  const push = (trigger: Trigger) => {
+    queue.push(trigger);
+    wake?.();
+  };
   endOn?.((reason) => push({ kind: 'done', reason, status: 1, endLaunched: true }));
   const onUsr2 = () => push({ kind: 'snapshot', reason: 'SIGUSR2' });
   // A launched command runs in a process group of its own, so Ctrl-C reaches only Ringside: the
@@ -265,14 +276,18 @@ async function waitForTriggers(
   const onStop = (signal: NodeJS.Signals) => push({ kind: 'done', reason: signal, status: 128 + (osConstants.signals[signal] ?? 0), endLaunched: true });
   process.on('SIGUSR2', onUsr2);
   for (const signal of STOP_SIGNALS) process.on(signal, onStop);
-  const watcher = prepared.triggerIndices.length > 0
-    ? new TriggerWatcher(() => recorder.backwardRings, {
-      eventIndices: prepared.triggerIndices,
-      postSec: options.postSec,
-      minIntervalSec: options.minIntervalSec,
-    },
-      () => push({ kind: 'triggered', reason: `trigger ${options.snapshotOn.join(', ')}` }))
-    : undefined;
+  const watcher =
+    prepared.triggerIndices.length > 0
+      ? new TriggerWatcher(
+          () => recorder.backwardRings,
+          {
+            eventIndices: prepared.triggerIndices,
+            postSec: options.postSec,
+            minIntervalSec: options.minIntervalSec,
+          },
+          () => push({ kind: 'triggered', reason: `trigger ${options.snapshotOn.join(', ')}` }),
+        )
+      : undefined;
   watcher?.start();
   const target = options.target;
   const timers: NodeJS.Timeout[] = [];
@@ -301,11 +316,18 @@ async function waitForTriggers(
     // Poll rather than wait on a pidfd: the rings stay readable after the target exits, so a late
     // detection only delays the snapshot, it never loses records.
     const pid = target.pid;
-    timers.push(setInterval(() => { if (!existsSync(`/proc/${pid}`)) push({ kind: 'done', reason: `pid ${pid} exited`, status: 0, endLaunched: false }); }, 200));
+    timers.push(
+      setInterval(() => {
+        if (!existsSync(`/proc/${pid}`)) push({ kind: 'done', reason: `pid ${pid} exited`, status: 0, endLaunched: false });
+      }, 200),
+    );
   }
   try {
     for (;;) {
-      while (queue.length === 0) await new Promise<void>((resolve) => { wake = resolve; });
+      while (queue.length === 0)
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
       const trigger = queue.shift()!;
       if (trigger.kind === 'triggered') {
         await takeTriggered(trigger.reason);

@@ -22,27 +22,40 @@ export async function runKeep(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
   const triggers = prepared.triggerIndices;
   const log = (line: string) => process.stderr.write(line + '\n');
-  return runKeeperUntilSignal({
-    events: prepared.events, target: recorderTarget(options, prepared), pages: options.pages,
-    ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
-    // A trigger's ring holds only its own records, so a moving data_head means it fired.
-    ...(triggers.length ? { ownRing: triggers } : {}),
-  }, log, triggers.length === 0 && !options.snapshotOnExitSignal ? undefined : (keeper) => {
-    // The keeper takes its triggered snapshots itself, so they are written with nobody attached. It
-    // takes them as its clients do: its side-band lives in its spools, which the recorder no longer holds.
-    let written = 0;
-    const write = (reason: string) => writeTriggeredSnapshot(() => keeperSnapshot(keeper.state, true).snapshot, options.snapshotDir!, ++written)
-      .then(({ file, records }) => { if (!options.quiet) log(`ringside: ${reason}: wrote ${file} (${records} records)`); })
-      .catch((error: unknown) => log(`ringside: a triggered snapshot failed: ${error instanceof Error ? error.message : String(error)}`));
-    // The launched command's events stay open after it died: the rings hold the moments before.
-    if (options.snapshotOnExitSignal) onExitSignal(keeper.recorder, (reason) => void write(reason));
-    if (triggers.length === 0) return () => undefined;
-    const watcher: TriggerWatcher = new TriggerWatcher(() => keeper.recorder.backwardRings,
-      { eventIndices: triggers, postSec: options.postSec, minIntervalSec: options.minIntervalSec },
-      () => void write(`trigger ${options.snapshotOn.join(', ')}`).finally(() => watcher.rearm()));
-    watcher.start();
-    return () => watcher.stop();
-  });
+  return runKeeperUntilSignal(
+    {
+      events: prepared.events,
+      target: recorderTarget(options, prepared),
+      pages: options.pages,
+      ...(options.windowSec !== undefined ? { windowSec: options.windowSec } : {}),
+      // A trigger's ring holds only its own records, so a moving data_head means it fired.
+      ...(triggers.length ? { ownRing: triggers } : {}),
+    },
+    log,
+    triggers.length === 0 && !options.snapshotOnExitSignal
+      ? undefined
+      : (keeper) => {
+          // The keeper takes its triggered snapshots itself, so they are written with nobody attached. It
+          // takes them as its clients do: its side-band lives in its spools, which the recorder no longer holds.
+          let written = 0;
+          const write = (reason: string) =>
+            writeTriggeredSnapshot(() => keeperSnapshot(keeper.state, true).snapshot, options.snapshotDir!, ++written)
+              .then(({ file, records }) => {
+                if (!options.quiet) log(`ringside: ${reason}: wrote ${file} (${records} records)`);
+              })
+              .catch((error: unknown) => log(`ringside: a triggered snapshot failed: ${error instanceof Error ? error.message : String(error)}`));
+          // The launched command's events stay open after it died: the rings hold the moments before.
+          if (options.snapshotOnExitSignal) onExitSignal(keeper.recorder, (reason) => void write(reason));
+          if (triggers.length === 0) return () => undefined;
+          const watcher: TriggerWatcher = new TriggerWatcher(
+            () => keeper.recorder.backwardRings,
+            { eventIndices: triggers, postSec: options.postSec, minIntervalSec: options.minIntervalSec },
+            () => void write(`trigger ${options.snapshotOn.join(', ')}`).finally(() => watcher.rearm()),
+          );
+          watcher.start();
+          return () => watcher.stop();
+        },
+  );
 }
 
 /**
@@ -65,7 +78,9 @@ export async function runSnapshot(options: SnapshotOptions): Promise<number> {
   const state = keepers.find((keeper) => keeper.pid === options.keeperPid);
   if (!state) {
     const running = keepers.map((keeper) => keeper.pid).join(', ');
-    throw new Error(`no running keeper with pid ${options.keeperPid} in ${searchedStateDirs()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`);
+    throw new Error(
+      `no running keeper with pid ${options.keeperPid} in ${searchedStateDirs()} (${running ? `running: ${running}` : 'none is running'}; \`ringside list\` shows them)`,
+    );
   }
   const writer = new SnapshotWriter({ format: options.format, output: options.output });
   // A keeper of per-CPU rings gives one ring per CPU: large ones decode and merge on worker threads
@@ -140,15 +155,26 @@ export async function runList(options: ListOptions): Promise<number> {
     for (const source of sources) source.dispose();
   }
   if (options.json) {
-    process.stdout.write(JSON.stringify(listed.map(({ state, rings }) => ({
-      pid: state.pid, startedAt: state.startedAt, target: state.target, events: state.events.map((event) => event.name), generation: state.generation ?? 0,
-      rings: rings.map((ring) => ({
-        label: ring.label, direction: ring.direction, dataSize: ring.dataSize, bytesWritten: ring.bytesWritten.toString(),
-        ...(ring.direction === 'backward' && !ring.retired ? { bytesPerSec: Math.round(ring.bytesPerSec), coverageSec: ring.coverageSec } : {}),
-        ...(ring.retired ? { retired: ring.range ?? {} } : {}),
-      })),
-      limitations: state.limitations ?? [],
-    }))) + '\n');
+    process.stdout.write(
+      JSON.stringify(
+        listed.map(({ state, rings }) => ({
+          pid: state.pid,
+          startedAt: state.startedAt,
+          target: state.target,
+          events: state.events.map((event) => event.name),
+          generation: state.generation ?? 0,
+          rings: rings.map((ring) => ({
+            label: ring.label,
+            direction: ring.direction,
+            dataSize: ring.dataSize,
+            bytesWritten: ring.bytesWritten.toString(),
+            ...(ring.direction === 'backward' && !ring.retired ? { bytesPerSec: Math.round(ring.bytesPerSec), coverageSec: ring.coverageSec } : {}),
+            ...(ring.retired ? { retired: ring.range ?? {} } : {}),
+          })),
+          limitations: state.limitations ?? [],
+        })),
+      ) + '\n',
+    );
     return 0;
   }
   if (listed.length === 0) process.stdout.write(`no keeper is running (state files in ${searchedStateDirs()})\n`);
@@ -161,8 +187,8 @@ export async function runList(options: ListOptions): Promise<number> {
       if (ring.direction === 'forward') written = `${ring.bytesWritten} bytes of side-band`;
       else if (ring.retired) written = `retired, ${retiredRange(ring.range)}`;
       else {
-        const coverage = ring.coverageSec === null ? 'not written meanwhile'
-          : `keeps ${ring.coverageSec.toFixed(2)} s at ${Math.round(ring.bytesPerSec / 1024)} KiB/s`;
+        const coverage =
+          ring.coverageSec === null ? 'not written meanwhile' : `keeps ${ring.coverageSec.toFixed(2)} s at ${Math.round(ring.bytesPerSec / 1024)} KiB/s`;
         written = `${ring.bytesWritten} bytes written${ring.bytesWritten > BigInt(ring.dataSize) ? ' (wrapped: holds the newest)' : ''}, ${coverage}`;
       }
       process.stdout.write(`  ${ring.label.padEnd(24)} ${ring.direction.padEnd(8)} ${ring.dataSize / 1024} KiB, ${written}\n`);

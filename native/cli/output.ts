@@ -42,10 +42,12 @@ export class SnapshotWriter {
   private streamError: Error | undefined;
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
-  constructor(private readonly options: Pick<CaptureOptions, 'format' | 'output'> & {
-    /** Snapshots read from a file (decode): its pids are history, so perf.data gets no COMM/MMAP from today's /proc. */
-    readonly fromFile?: boolean;
-  }) {
+  constructor(
+    private readonly options: Pick<CaptureOptions, 'format' | 'output'> & {
+      /** Snapshots read from a file (decode): its pids are history, so perf.data gets no COMM/MMAP from today's /proc. */
+      readonly fromFile?: boolean;
+    },
+  ) {
     if (options.output !== undefined && options.output !== '-') checkWritableFile(options.output, '-o');
     // Opened here, before anything is recorded: a file that cannot be created fails the capture now.
     if (options.format === 'jsonl' && options.output && options.output !== '-') {
@@ -93,7 +95,8 @@ export class SnapshotWriter {
    * (a FollowOrder's take), which returns the lines that may be written now, in time order.
    */
   async writeFollowed(
-    snapshot: DecodedSnapshot, procState: readonly ProcessSideband[],
+    snapshot: DecodedSnapshot,
+    procState: readonly ProcessSideband[],
     release: (lines: readonly { time: bigint | null; item: string }[]) => readonly string[],
   ): Promise<number> {
     this.snapshotIndex++;
@@ -192,8 +195,15 @@ export class SnapshotWriter {
         return;
       }
       // Full buffer: wait for drain, or fail with the error that ends the stream instead.
-      const drained = () => { process.stdout.off('error', failed); resolve(); };
-      const failed = (error: Error) => { process.stdout.off('drain', drained); this.streamError ??= error; reject(error); };
+      const drained = () => {
+        process.stdout.off('error', failed);
+        resolve();
+      };
+      const failed = (error: Error) => {
+        process.stdout.off('drain', drained);
+        this.streamError ??= error;
+        reject(error);
+      };
       process.stdout.once('drain', drained);
       process.stdout.once('error', failed);
     });
@@ -236,8 +246,12 @@ class DeviceOutput {
   }
 
   /** A device keeps what reached it: nothing to mark or roll back. */
-  checkpoint(): void { /* nothing to mark */ }
-  rollback(): void { /* nothing to take back */ }
+  checkpoint(): void {
+    /* nothing to mark */
+  }
+  rollback(): void {
+    /* nothing to take back */
+  }
 
   commit(): void {
     closeSync(this.fd);
@@ -255,7 +269,7 @@ export function cliLosses(raw: RawSnapshot, decoded: DecodedSnapshot): LossRepor
 
 /** A snapshot's limitations as its output shows them: the recording's, then what this snapshot lost. */
 export function snapshotLimitations(raw: RawSnapshot, losses: LossReport): string[] {
-  return [...raw.limitations ?? [], ...losses.notes];
+  return [...(raw.limitations ?? []), ...losses.notes];
 }
 
 /**
@@ -289,8 +303,13 @@ function lostText(ring: RingCoverage): string {
  * The stderr summary of a snapshot. A snapshot whose rings overwrote the start of what they
  * recorded says so on its first line: the per-ring lines below are easy to read past.
  */
-export function summarizeSnapshot(index: number, reason: string, raw: RawSnapshot, decoded: DecodedSnapshot,
-  losses: LossReport = cliLosses(raw, decoded)): string {
+export function summarizeSnapshot(
+  index: number,
+  reason: string,
+  raw: RawSnapshot,
+  decoded: DecodedSnapshot,
+  losses: LossReport = cliLosses(raw, decoded),
+): string {
   const overwrote = losses.overwritten ? `; ${losses.overwritten}` : '';
   const lines = [`ringside: snapshot ${index} (${reason}): ${decoded.columns.length} records from ${decoded.rings.length} ring(s)${overwrote}`];
   for (const limitation of raw.limitations ?? []) lines.push(`  ${limitation}`);
@@ -307,8 +326,8 @@ export function summarizeSnapshot(index: number, reason: string, raw: RawSnapsho
     const oldest = ring.oldestTimeNs === null ? '-' : ring.oldestTimeNs.toString();
     lines.push(
       `  ${ring.label.padEnd(10)} ${ring.path.padEnd(8)} ${String(ring.recordsRetained).padStart(8)} records  ` +
-      `written ${formatBytes(ring.bytesWritten)}${sinceLast && ring.path === 'gap-free' ? ' since the last snapshot' : ''}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
-      `oldest ${oldest}, lost ${lostText(ring)}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}${shared}`,
+        `written ${formatBytes(ring.bytesWritten)}${sinceLast && ring.path === 'gap-free' ? ' since the last snapshot' : ''}, overwritten ${formatBytes(ring.bytesOverwritten)} of ${formatBytes(ring.dataSize)}, ` +
+        `oldest ${oldest}, lost ${lostText(ring)}${ring.anomalies ? `, ${ring.anomalies} anomalies` : ''}${shared}`,
     );
   }
   return lines.join('\n') + '\n';

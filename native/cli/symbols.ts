@@ -33,9 +33,12 @@ export class SnapshotSymbols {
   /** The NAMEs of each logpoint spec (null: all in scope). */
   private readonly logpointNames = new Map<string, readonly string[] | null>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
-  readonly frames = new FrameSymbols((pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel), (pid, ip) => this.symbolizer.sourceLine(pid, ip),
+  readonly frames = new FrameSymbols(
+    (pid, ip, kernel) => this.symbolizer.symbolize(pid, ip, kernel),
+    (pid, ip) => this.symbolizer.sourceLine(pid, ip),
     (pid, tid) => this.commOf(pid, tid),
-    (pid, ip, kernel) => this.symbolizer.dsoOf(pid, ip, kernel));
+    (pid, ip, kernel) => this.symbolizer.dsoOf(pid, ip, kernel),
+  );
 
   private process(pid: number): KnownProcess {
     let entry = this.known.get(pid);
@@ -92,7 +95,7 @@ export class SnapshotSymbols {
         const child = this.process(pid);
         if (from && from !== child) for (const [key, map] of from.maps) child.maps.set(key, map);
         // A new task starts with the comm of the thread that made it (ptid of ppid), until it sets its own.
-        const made = from ? (Number(f.ptid) === parent ? from.comm : from.threads.get(Number(f.ptid)) ?? from.comm) : '';
+        const made = from ? (Number(f.ptid) === parent ? from.comm : (from.threads.get(Number(f.ptid)) ?? from.comm)) : '';
         const own = tid === pid ? child.comm : child.threads.get(tid);
         if (!own && made) this.nameThread(pid, tid, made);
       } else if (typeof f.filename === 'string') {
@@ -131,13 +134,17 @@ export class SnapshotSymbols {
    * A logpoint hit's values (see LogpointEvaluator), or undefined for an event that is not a logpoint.
    * Memory beyond the sampled stack is read from the live process where this user may (/proc/PID/mem).
    */
-  sampleValues(event: EventDescription, pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array):
-    Readonly<Record<string, unknown>> | undefined {
+  sampleValues(
+    event: EventDescription,
+    pid: number,
+    registers: Readonly<Record<number, bigint>>,
+    stack: Uint8Array,
+  ): Readonly<Record<string, unknown>> | undefined {
     if (!isLogpointSpec(event.name)) return undefined;
     let names = this.logpointNames.get(event.name);
     if (names === undefined) {
       const ast = parseEventSpec(event.name);
-      names = ast.kind === 'logpoint' ? ast.variables ?? null : null;
+      names = ast.kind === 'logpoint' ? (ast.variables ?? null) : null;
       this.logpointNames.set(event.name, names);
     }
     return { ...this.logpoints.evaluate({ pid, registers, stack }, names ?? undefined) };

@@ -38,8 +38,11 @@ export type TriggeredSnapshot = RawSnapshot & { readonly processes: readonly Pro
  * `dir`'s snapshot number `index` (a perf.data that perf script reads, with COMM/MMAP of the live
  * processes); returns the file and its record count.
  */
-export async function writeTriggeredSnapshot(take: () => TriggeredSnapshot, dir: string, index: number):
-  Promise<{ file: string; records: number; losses: LossReport }> {
+export async function writeTriggeredSnapshot(
+  take: () => TriggeredSnapshot,
+  dir: string,
+  index: number,
+): Promise<{ file: string; records: number; losses: LossReport }> {
   const raw = take();
   const decoded = decodeSnapshot(raw);
   const losses = cliLosses(raw, decoded);

@@ -88,14 +88,10 @@ export interface PlannedScatterRequest {
 }
 
 /** One ring of a KeyRequest: keyed, or decoded into rows (a ring keyRing does not take). */
-export type KeyResult =
-  | { readonly ringNumber: number; readonly keyed: KeyedRing }
-  | { readonly ringNumber: number; readonly decoded: RingResult };
+export type KeyResult = { readonly ringNumber: number; readonly keyed: KeyedRing } | { readonly ringNumber: number; readonly decoded: RingResult };
 
 /** A ScatterSource as it crosses threads. */
-export type SharedSource =
-  | { readonly kind: 'keyed'; readonly ring: RingCopy; readonly keys: KeyedRing }
-  | { readonly kind: 'rows'; readonly rows: SharedRows };
+export type SharedSource = { readonly kind: 'keyed'; readonly ring: RingCopy; readonly keys: KeyedRing } | { readonly kind: 'rows'; readonly rows: SharedRows };
 
 /** Write one slice of the scatter merge of `sources` into `out`. */
 export interface ScatterRequest {
@@ -142,7 +138,12 @@ class SharedSets implements SetSource {
 function ringResult(ringNumber: number, decode: RingDecode, sets: SharedSets): RingResult {
   const { rows, state, anomalies } = decode;
   return {
-    ringNumber, set: sharedSetOf(rows.set), first: rows.first, count: rows.count, state, anomalies,
+    ringNumber,
+    set: sharedSetOf(rows.set),
+    first: rows.first,
+    count: rows.count,
+    state,
+    anomalies,
     spare: sets.spare.filter((set) => set !== rows.set).map(sharedSetOf),
   };
 }
@@ -161,9 +162,9 @@ export function keyRequest(request: KeyRequest): KeyResult[] {
 
 /** Writes the request's slice of the scatter merge; returns the rows written (exported so it is testable on one thread). */
 export function scatterRequest(request: ScatterRequest): number {
-  const sources = request.sources.map((source): ScatterSource => source.kind === 'keyed'
-    ? source
-    : { kind: 'rows', rows: { set: columnSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } });
+  const sources = request.sources.map((source): ScatterSource =>
+    source.kind === 'keyed' ? source : { kind: 'rows', rows: { set: columnSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } },
+  );
   scatterSlice(columnSetOf(request.out), sources, eventTables(request.events), request.shift, request.slice);
   let rows = 0;
   for (let r = 0; r < sources.length; r++) rows += request.slice.to[r] - request.slice.from[r];

@@ -4,9 +4,7 @@ import { ColumnArena } from '../decode/arena';
 import { decodeSnapshot } from '../decode/columns';
 import { flightRecordersWithRecords, type SnapshotInput } from '../decode/assemble';
 import { Sample } from '../abi/uapi';
-import {
-  attrOf, columnByteDifferences, eventOf, randomPerCpuSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,
-} from '../decode/test-records';
+import { attrOf, columnByteDifferences, eventOf, randomPerCpuSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord } from '../decode/test-records';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RingCopy } from '../abi/snapshot';
 import { ByteWriter, commRecord, header, otherRecord, throttleRecord } from '../decode/test-records';
@@ -66,10 +64,15 @@ describe('decode-pool: rings decoded on worker threads', function () {
 
   it('rings whose times lie 2^60 ns apart (damaged): still the single-thread bytes', async () => {
     const st = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
-    const ringAt = (r: number, base: bigint) => ringFromRecords(
-      Array.from({ length: 300 }, (_, i) =>
-        sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time: base + BigInt(i * 7), cpu: r, period: 1n })),
-      1 << 16, 'backward', { ringId: r, cpu: r });
+    const ringAt = (r: number, base: bigint) =>
+      ringFromRecords(
+        Array.from({ length: 300 }, (_, i) =>
+          sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time: base + BigInt(i * 7), cpu: r, period: 1n }),
+        ),
+        1 << 16,
+        'backward',
+        { ringId: r, cpu: r },
+      );
     const input = { events: [eventOf(0, attrOf(st), [11n])], rings: [ringAt(0, 1000n), ringAt(1, 1n << 60n), ringAt(2, 5000n)] };
     assert.equal(pool.usesWorkers(input), true);
     assertSameDecode(await pool.decode(input), referee(input), 'far apart');
@@ -84,9 +87,14 @@ describe('decode-pool: rings decoded on worker threads', function () {
   /** Backward rings of `times[r]` samples each (ring r on cpu r); no records: an empty ring. */
   const ringsOf = (times: readonly (readonly bigint[])[]): SnapshotInput => {
     const st = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
-    const rings = times.map((list, r) => ringFromRecords(
-      list.map((time, i) => sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 100 + r, time, cpu: r, period: 1n })),
-      1 << 18, 'backward', { ringId: r, cpu: r }));
+    const rings = times.map((list, r) =>
+      ringFromRecords(
+        list.map((time, i) => sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 100 + r, time, cpu: r, period: 1n })),
+        1 << 18,
+        'backward',
+        { ringId: r, cpu: r },
+      ),
+    );
     return { events: [eventOf(0, attrOf(st), [11n])], rings };
   };
 
@@ -164,7 +172,11 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
   /** Decodes `input` with every pool, asserts each gave the single-thread bytes and the scatter pools keyed `keyed` rings. */
   const assertScattered = async (input: SnapshotInput, label: string, keyed: number) => {
     const single = referee(input);
-    for (const [name, pool] of [['1 worker', one], ['3 workers', three], ['written here', here]] as const) {
+    for (const [name, pool] of [
+      ['1 worker', one],
+      ['3 workers', three],
+      ['written here', here],
+    ] as const) {
       const before = pool.keyedRings;
       const slicedBefore = pool.parallelMerges;
       assertSameDecode(await pool.decode(input), single, `${label}, ${name}`);
@@ -178,10 +190,19 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
   const events = [eventOf(0, attrOf(st, { flags: { sampleIdAll: true } }), [11n]), eventOf(1, attrOf(untimedType), [21n])];
   const sample = (r: number, i: number, time: bigint) => sampleRecord(st, { id: 11n, ip: 0x1000n + BigInt(i), pid: 1, tid: 100 + r, time, cpu: r, period: 1n });
   const ringOf = (r: number, records: readonly Uint8Array[]): RingCopy => ringFromRecords(records, 1 << 18, 'backward', { ringId: r, cpu: r });
-  const timed = (r: number, times: readonly bigint[]) => ringOf(r, times.map((time, i) => sample(r, i, time)));
+  const timed = (r: number, times: readonly bigint[]) =>
+    ringOf(
+      r,
+      times.map((time, i) => sample(r, i, time)),
+    );
 
   it('gives the single-thread bytes with equal times across rings at every cut, and with every ring at one time', async () => {
-    const ties = [0, 1, 2, 3].map((r) => timed(r, Array.from({ length: 900 + r }, (_, i) => 5000n + BigInt(Math.floor(i / 300)))));
+    const ties = [0, 1, 2, 3].map((r) =>
+      timed(
+        r,
+        Array.from({ length: 900 + r }, (_, i) => 5000n + BigInt(Math.floor(i / 300))),
+      ),
+    );
     await assertScattered({ events, rings: ties }, 'ties', 4);
     await assertScattered({ events, rings: [0, 1, 2].map((r) => timed(r, Array<bigint>(700).fill(42n))) }, 'one time', 3);
   });
@@ -190,7 +211,12 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
     const steady = (length: number, step: number, at = 0) => Array.from({ length }, (_, i) => 1000n + BigInt(at + i * step));
     await assertScattered({ events, rings: [timed(0, []), timed(1, steady(500, 3)), timed(2, []), timed(3, steady(400, 4, 1))] }, 'empty rings', 4);
     await assertScattered({ events, rings: [timed(0, steady(3000, 1)), timed(1, steady(3, 700))] }, 'one long ring', 2);
-    const dealt = Array.from({ length: 16 }, (_, r) => timed(r, Array.from({ length: 200 }, (_, i) => 1000n + BigInt(16 * i + r))));
+    const dealt = Array.from({ length: 16 }, (_, r) =>
+      timed(
+        r,
+        Array.from({ length: 200 }, (_, i) => 1000n + BigInt(16 * i + r)),
+      ),
+    );
     const comm = commRecord(st, 'task', 900n, 11n);
     const side = ringFromRecords([comm], 1 << 12, 'forward', { ringId: 16 });
     await assertScattered({ events, rings: [...dealt, side] }, 'bursts of one, side-band', 16);
@@ -199,20 +225,39 @@ describe('decode-pool: the scatter path (rows decoded straight into their merged
 
   it('keys rings with records other than timed samples, and copies the rows of rings it cannot key between keyed rings', async () => {
     const steady = (r: number) => Array.from({ length: 600 }, (_, i) => 2000n + BigInt(5 * i + r));
-    const untimed = ringOf(1, Array.from({ length: 300 }, (_, i) =>
-      i % 7 === 3 ? sampleRecord(untimedType, { id: 21n, ip: 1n, pid: 1, tid: 1, cpu: 1 }) : sample(1, i, 2000n + BigInt(10 * i))));
+    const untimed = ringOf(
+      1,
+      Array.from({ length: 300 }, (_, i) =>
+        i % 7 === 3 ? sampleRecord(untimedType, { id: 21n, ip: 1n, pid: 1, tid: 1, cpu: 1 }) : sample(1, i, 2000n + BigInt(10 * i)),
+      ),
+    );
     const comm = commRecord(st, 'task', 2500n, 11n);
     const throttle = throttleRecord(st, 2700n, 11n);
-    const withOthers = ringOf(
-      2,
-      [...steady(2).slice(0, 100).map((time, i) => sample(2, i, time)), comm, sample(2, 101, 2600n), throttle, sample(2, 102, 2800n)],
-    );
+    const withOthers = ringOf(2, [
+      ...steady(2)
+        .slice(0, 100)
+        .map((time, i) => sample(2, i, time)),
+      comm,
+      sample(2, 101, 2600n),
+      throttle,
+      sample(2, 102, 2800n),
+    ]);
     const cut = ringOf(3, [header(RecordType.SAMPLE, 2, 12).u64(0n).toBytes(), ...steady(3).map((time, i) => sample(3, i, time))]);
     // Not keyed: an unknown id (an anomaly the decoder lists). Keyed: a LOST record, moved before its partner as the decoder does.
-    const stranger = ringOf(5, [...steady(5).slice(0, 200).map((time, i) => sample(5, i, time)),
-      sampleRecord(st, { id: 99n, ip: 1n, pid: 1, tid: 1, time: 3100n, cpu: 5, period: 1n })]);
+    const stranger = ringOf(5, [
+      ...steady(5)
+        .slice(0, 200)
+        .map((time, i) => sample(5, i, time)),
+      sampleRecord(st, { id: 99n, ip: 1n, pid: 1, tid: 1, time: 3100n, cpu: 5, period: 1n }),
+    ]);
     const lost = otherRecord(RecordType.LOST, 0, new ByteWriter().u64(11n).u64(3n).toBytes(), st, true, { pid: 1, tid: 1, time: 2300n, id: 11n });
-    const withLost = ringOf(6, [...steady(6).slice(0, 50).map((time, i) => sample(6, i, time)), lost, sample(6, 50, 2400n)]);
+    const withLost = ringOf(6, [
+      ...steady(6)
+        .slice(0, 50)
+        .map((time, i) => sample(6, i, time)),
+      lost,
+      sample(6, 50, 2400n),
+    ]);
     await assertScattered({ events, rings: [timed(0, steady(0)), untimed, withOthers, cut, timed(4, steady(4)), stranger, withLost] }, 'mixed', 6);
   });
 

@@ -25,7 +25,16 @@ import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from '
 import { ColumnSet, columnSetBytes, type SetSource } from '../decode/column-set';
 import { decodeSnapshot } from '../decode/columns';
 import { decodeRingByRing, flightRecordersWithRecords, type SnapshotInput } from '../decode/assemble';
-import { keyOrDecode, scatterPlan, type KeyOutcome, type KeyStep, type ScatterCounts, type ScatterThreads, type StepOutcome, type WriteStep } from '../decode/scatter-plan';
+import {
+  keyOrDecode,
+  scatterPlan,
+  type KeyOutcome,
+  type KeyStep,
+  type ScatterCounts,
+  type ScatterThreads,
+  type StepOutcome,
+  type WriteStep,
+} from '../decode/scatter-plan';
 import type { MergeSlice } from '../decode/merge';
 import { scatterSlice } from '../decode/scatter';
 import { sharedKeyScratch, type KeyScratch } from '../decode/key-scratch';
@@ -108,7 +117,10 @@ class PoolWorker {
   /** This side of the worker's channel (decode-worker.ts says why a channel of its own). */
   private readonly port: MessagePort;
 
-  constructor(file: string, private readonly onFailure: (self: PoolWorker) => void) {
+  constructor(
+    file: string,
+    private readonly onFailure: (self: PoolWorker) => void,
+  ) {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(file, { workerData: { port: port2 }, transferList: [port2] });
@@ -318,14 +330,21 @@ export class DecodePool {
     const rings = raw.rings;
     const lanes = lanesOf(rings, step.rings, Math.max(1, Math.min(step.rings.length, this.workerCount + 1)));
     const keyPlace = (r: number, lane: number): KeyArraysInMemory | null => step.memory?.keyPlaceOf(rings[r].bytes, lane) ?? null;
-    const requests = lanes.slice(1).map((lane, w) => this.workers[w].run({
-      kind: 'key', id: this.nextId++, events: raw.events, known: step.known,
-      tasks: lane.map((r) => {
-        const place = keyPlace(r, w + 1);
-        const ring = step.shared[r];
-        return place ? { ringNumber: r, ring, scratch: null, place } : { ringNumber: r, ring, scratch: this.keyScratch[r] ?? null };
-      }),
-    }).then(keyedOf));
+    const requests = lanes.slice(1).map((lane, w) =>
+      this.workers[w]
+        .run({
+          kind: 'key',
+          id: this.nextId++,
+          events: raw.events,
+          known: step.known,
+          tasks: lane.map((r) => {
+            const place = keyPlace(r, w + 1);
+            const ring = step.shared[r];
+            return place ? { ringNumber: r, ring, scratch: null, place } : { ringNumber: r, ring, scratch: this.keyScratch[r] ?? null };
+          }),
+        })
+        .then(keyedOf),
+    );
     const outcomes = new Map<number, KeyOutcome>();
     let failure: unknown = null;
     try {
@@ -339,7 +358,9 @@ export class DecodePool {
     const settled = await Promise.allSettled(requests);
     for (const s of settled) {
       if (s.status === 'rejected') failure ??= s.reason;
-      else for (const result of s.value) outcomes.set(result.ringNumber, 'keyed' in result ? { keyed: result.keyed } : { decoded: decodeOf(result.decoded, sets) });
+      else
+        for (const result of s.value)
+          outcomes.set(result.ringNumber, 'keyed' in result ? { keyed: result.keyed } : { decoded: decodeOf(result.decoded, sets) });
     }
     const answered: KeyOutcome[] = [];
     for (const r of step.rings) {
@@ -377,7 +398,9 @@ export class DecodePool {
     const { slices, plan, out, sources, shift } = step;
     let writes: Promise<DecodeReply>[];
     if (plan) {
-      writes = slices.slice(1).map((slice, w) => this.workers[w].run({ kind: 'scatter-planned', id: this.nextId++, plan, slice: plainSlice(slice), lane: w + 1 }));
+      writes = slices
+        .slice(1)
+        .map((slice, w) => this.workers[w].run({ kind: 'scatter-planned', id: this.nextId++, plan, slice: plainSlice(slice), lane: w + 1 }));
     } else {
       const shifts = Array.from(shift);
       const wire = sources.map((source, r): SharedSource => {
@@ -385,9 +408,17 @@ export class DecodePool {
         if (source.kind === 'uniform') throw new Error(`ring ${r} is read in place, which only a snapshot memory's merge does`);
         return { kind: 'rows', rows: { set: sharedSetOf(source.rows.set), first: source.rows.first, count: source.rows.count } };
       });
-      writes = slices.slice(1).map((slice, w) => this.workers[w].run({
-        kind: 'scatter', id: this.nextId++, events: raw.events, sources: wire, shift: shifts, out: sharedSetOf(out), slice: plainSlice(slice),
-      }));
+      writes = slices.slice(1).map((slice, w) =>
+        this.workers[w].run({
+          kind: 'scatter',
+          id: this.nextId++,
+          events: raw.events,
+          sources: wire,
+          shift: shifts,
+          out: sharedSetOf(out),
+          slice: plainSlice(slice),
+        }),
+      );
     }
     let failure: unknown = null;
     const others = [0];

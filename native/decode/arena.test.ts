@@ -4,9 +4,7 @@ import { ColumnArena } from './arena';
 import { decodeSnapshot } from './columns';
 import { COLUMN_BYTES_PER_ROW, RECORD_COLUMN_NAMES } from './column-schema';
 import { ColumnSet } from './column-set';
-import {
-  columnDifferences, randomPerCpuSnapshot as randomSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord,
-} from './test-records';
+import { columnDifferences, randomPerCpuSnapshot as randomSnapshot, recordByRecordMismatches, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
@@ -20,7 +18,8 @@ function copyOf(columns: RecordColumns): RecordColumns {
 
 describe('decode/column-set', () => {
   it('swaps two rows in every column, whatever its width and sign, and nothing else', () => {
-    for (const rows of [3, 5000]) { // packed and staggered layouts
+    for (const rows of [3, 5000]) {
+      // packed and staggered layouts
       const set = new ColumnSet(rows);
       const value = (name: string, row: number) => -(row * 100 + RECORD_COLUMN_NAMES.indexOf(name as never) + 1);
       for (const name of RECORD_COLUMN_NAMES) {

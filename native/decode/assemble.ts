@@ -59,7 +59,9 @@ export function decodeRingByRing(raw: RawSnapshot | SnapshotInput, tables: Event
  * flight-recorder rings' numbers in decode order.
  */
 export function sideBandFirst(
-  rings: readonly RingCopy[], tables: EventTables, sets: SetSource,
+  rings: readonly RingCopy[],
+  tables: EventTables,
+  sets: SetSource,
 ): { decodes: RingDecode[]; known: TimeMark; backward: number[] } {
   const decodes = new Array<RingDecode>(rings.length);
   const known: TimeMark = { hi: -1, lo: 0 };
@@ -127,7 +129,11 @@ export function timeAxis(rings: readonly RingCopy[], decodes: readonly RingDecod
  * when two or more rings hold rows (a parallel merge).
  */
 export function assembleSnapshot(
-  raw: RawSnapshot | SnapshotInput, decodes: readonly RingDecode[], sets: SetSource, arena?: ColumnArena, merged?: RingRows,
+  raw: RawSnapshot | SnapshotInput,
+  decodes: readonly RingDecode[],
+  sets: SetSource,
+  arena?: ColumnArena,
+  merged?: RingRows,
 ): DecodedSnapshot {
   const { events, rings } = raw;
   const sources: RingRows[] = decodes.map((decode) => decode.rows);
@@ -163,7 +169,7 @@ export function assembleSnapshot(
     const state = decodes[r].state;
     // A backward ring overwrites its oldest records; a forward (side-band) ring never does: the
     // kernel stops and reports LOST instead, and what earlier snapshots consumed is not overwritten.
-    const overwritten = ring.direction === 'forward' ? ring.droppedBytes ?? 0n : ring.bytesWritten - BigInt(state.offset);
+    const overwritten = ring.direction === 'forward' ? (ring.droppedBytes ?? 0n) : ring.bytesWritten - BigInt(state.offset);
     const timed = state.baseHi >= 0;
     return {
       ringId: ring.ringId,

@@ -61,8 +61,9 @@ export const RECORD_COLUMN_NAMES = Object.keys(RECORD_COLUMNS) as RecordColumnNa
  */
 export const HOST_ONLY_COLUMNS = ['ring', 'offset'] as const satisfies readonly RecordColumnName[];
 export type WireColumnName = Exclude<RecordColumnName, (typeof HOST_ONLY_COLUMNS)[number]>;
-export const WIRE_COLUMN_NAMES = RECORD_COLUMN_NAMES.filter((name): name is WireColumnName =>
-  !(HOST_ONLY_COLUMNS as readonly RecordColumnName[]).includes(name));
+export const WIRE_COLUMN_NAMES = RECORD_COLUMN_NAMES.filter(
+  (name): name is WireColumnName => !(HOST_ONLY_COLUMNS as readonly RecordColumnName[]).includes(name),
+);
 
 /** The typed array of column K. */
 export type ColumnArray<K extends RecordColumnName> = ElementArray[(typeof RECORD_COLUMNS)[K]];
@@ -78,16 +79,17 @@ export function columnConstructor<K extends RecordColumnName>(name: K): ColumnCo
 }
 
 /** Each column's element width in bytes: what schema-driven copies dispatch on (one loop per width, FlatColumns). */
-export const COLUMN_WIDTH = Object.fromEntries(
-  RECORD_COLUMN_NAMES.map((name) => [name, columnConstructor(name).BYTES_PER_ELEMENT]),
-) as { readonly [K in RecordColumnName]: 1 | 2 | 4 | 8 };
+export const COLUMN_WIDTH = Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [name, columnConstructor(name).BYTES_PER_ELEMENT])) as {
+  readonly [K in RecordColumnName]: 1 | 2 | 4 | 8;
+};
 
 /** Bytes one row takes across all columns (39: time 8, pid/tid/cpu/ipHi/ipLo/offset 4 each, misc/event/ring 2 each, kind 1). */
 export const COLUMN_BYTES_PER_ROW = RECORD_COLUMN_NAMES.reduce((sum, name) => sum + columnConstructor(name).BYTES_PER_ELEMENT, 0);
 
 /** The columns widest element first (stable: schema order within a width), so views laid out in this order are aligned. */
-export const COLUMNS_WIDEST_FIRST: readonly RecordColumnName[] = [...RECORD_COLUMN_NAMES]
-  .sort((a, b) => columnConstructor(b).BYTES_PER_ELEMENT - columnConstructor(a).BYTES_PER_ELEMENT);
+export const COLUMNS_WIDEST_FIRST: readonly RecordColumnName[] = [...RECORD_COLUMN_NAMES].sort(
+  (a, b) => columnConstructor(b).BYTES_PER_ELEMENT - columnConstructor(a).BYTES_PER_ELEMENT,
+);
 
 /** A fresh column `name` of `length` elements. */
 export function newColumn<K extends RecordColumnName>(name: K, length: number): ColumnArray<K> {
@@ -95,8 +97,6 @@ export function newColumn<K extends RecordColumnName>(name: K, length: number): 
 }
 
 /** Column `name` as a view of `length` elements of `buffer` from `byteOffset`. */
-export function columnView<K extends RecordColumnName>(
-  name: K, buffer: ArrayBufferLike, byteOffset: number, length: number,
-): ColumnArray<K> {
+export function columnView<K extends RecordColumnName>(name: K, buffer: ArrayBufferLike, byteOffset: number, length: number): ColumnArray<K> {
   return new (columnConstructor(name))(buffer, byteOffset, length);
 }

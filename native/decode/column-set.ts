@@ -3,8 +3,13 @@
 // may be shared memory that worker threads decode into.
 
 import {
-  COLUMNS_WIDEST_FIRST, RECORD_COLUMN_NAMES, columnConstructor, columnView,
-  type ColumnArray, type ColumnArrays, type RecordColumnName,
+  COLUMNS_WIDEST_FIRST,
+  RECORD_COLUMN_NAMES,
+  columnConstructor,
+  columnView,
+  type ColumnArray,
+  type ColumnArrays,
+  type RecordColumnName,
 } from './column-schema';
 import type { RecordColumns } from './types';
 
@@ -95,7 +100,11 @@ export class ColumnSet {
    * `buffer` (at least columnSetBytes(length) bytes from `byteOffset`, a multiple of 8) lets
    * the caller choose shared memory, or a copy's WebAssembly memory (wasm/copy-room.ts).
    */
-  constructor(readonly length: number, buffer?: ArrayBuffer | SharedArrayBuffer, readonly byteOffset = 0) {
+  constructor(
+    readonly length: number,
+    buffer?: ArrayBuffer | SharedArrayBuffer,
+    readonly byteOffset = 0,
+  ) {
     const bytes = columnSetBytes(length);
     if (byteOffset % 8 !== 0) throw new RangeError(`a column set starts at a multiple of 8 bytes, not ${byteOffset}`);
     if (buffer && buffer.byteLength < byteOffset + bytes) {
@@ -147,10 +156,29 @@ export class ColumnSet {
       const i = at[name] + a;
       const j = at[name] + b;
       switch (columnConstructor(name).BYTES_PER_ELEMENT) {
-        case 8: { const kept = f64[i]; f64[i] = f64[j]; f64[j] = kept; break; }
-        case 4: { const kept = u32[i]; u32[i] = u32[j]; u32[j] = kept; break; }
-        case 2: { const kept = u16[i]; u16[i] = u16[j]; u16[j] = kept; break; }
-        default: { const kept = u8[i]; u8[i] = u8[j]; u8[j] = kept; }
+        case 8: {
+          const kept = f64[i];
+          f64[i] = f64[j];
+          f64[j] = kept;
+          break;
+        }
+        case 4: {
+          const kept = u32[i];
+          u32[i] = u32[j];
+          u32[j] = kept;
+          break;
+        }
+        case 2: {
+          const kept = u16[i];
+          u16[i] = u16[j];
+          u16[j] = kept;
+          break;
+        }
+        default: {
+          const kept = u8[i];
+          u8[i] = u8[j];
+          u8[j] = kept;
+        }
       }
     }
   }

@@ -101,7 +101,7 @@ describe('decode/columns', () => {
     assert.equal(cov.newestTimeNs, 1099n);
   });
 
-  it('finds a wrapped backward ring\'s oldest whole record without walking, when records of another size moved it off the stride', () => {
+  it("finds a wrapped backward ring's oldest whole record without walking, when records of another size moved it off the stride", () => {
     const st = Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD; // 48-byte samples
     const lost = otherRecord(RecordType.LOST, 0, new ByteWriter().u64(1n).u64(3n).toBytes()); // 24 bytes
     let found = 0;
@@ -128,30 +128,27 @@ describe('decode/columns', () => {
     const st = Sample.TID | Sample.TIME | Sample.CPU | Sample.IDENTIFIER;
     const side = eventOf(1, attrOf(st, { flags: { sampleIdAll: true } }), [900n], 'dummy');
     const sampler = eventOf(0, attrOf(st | Sample.IP), [100n], 'cpu-clock');
-    const comm = otherRecord(
-      RecordType.COMM,
-      0x2000,
-      new ByteWriter().u32(42).u32(42).cstring('fixture').toBytes(),
-      st,
-      true,
-      { pid: 41, tid: 41, time: 15n, cpu: 3, id: 900n },
-    );
-    const fork = otherRecord(
-      RecordType.FORK,
-      0,
-      new ByteWriter().u32(42).u32(41).u32(42).u32(41).u64(5n).toBytes(),
-      st,
-      true,
-      { pid: 41, tid: 41, time: 5n, cpu: 2, id: 900n },
-    );
-    const exit = otherRecord(
-      RecordType.EXIT,
-      0,
-      new ByteWriter().u32(42).u32(41).u32(43).u32(41).u64(99n).toBytes(),
-      st,
-      true,
-      { pid: 42, tid: 43, time: 40n, cpu: 1, id: 900n },
-    );
+    const comm = otherRecord(RecordType.COMM, 0x2000, new ByteWriter().u32(42).u32(42).cstring('fixture').toBytes(), st, true, {
+      pid: 41,
+      tid: 41,
+      time: 15n,
+      cpu: 3,
+      id: 900n,
+    });
+    const fork = otherRecord(RecordType.FORK, 0, new ByteWriter().u32(42).u32(41).u32(42).u32(41).u64(5n).toBytes(), st, true, {
+      pid: 41,
+      tid: 41,
+      time: 5n,
+      cpu: 2,
+      id: 900n,
+    });
+    const exit = otherRecord(RecordType.EXIT, 0, new ByteWriter().u32(42).u32(41).u32(43).u32(41).u64(99n).toBytes(), st, true, {
+      pid: 42,
+      tid: 43,
+      time: 40n,
+      cpu: 1,
+      id: 900n,
+    });
     const samples = [10n, 20n, 30n].map((t) => sampleRecord(st | Sample.IP, { id: 100n, pid: 42, tid: 42, time: t, cpu: 0, ip: 0x401000n }));
     const snapshot = decodeSnapshot({
       events: [sampler, side],
@@ -183,7 +180,10 @@ describe('decode/columns', () => {
     });
     const c = snapshot.columns;
     assert.deepEqual(Array.from(c.kind), [RecordType.LOST, RecordType.SAMPLE, RecordType.SAMPLE, RecordType.LOST, RecordType.LOST, RecordType.SAMPLE]);
-    assert.deepEqual(Array.from(c.time, (t) => (Number.isNaN(t) ? -1 : t)), [-1, 0, 100, -1, -1, 200]);
+    assert.deepEqual(
+      Array.from(c.time, (t) => (Number.isNaN(t) ? -1 : t)),
+      [-1, 0, 100, -1, -1, 200],
+    );
     assert.equal(snapshot.coverage[1].lostRecords, 6n);
     assert.equal(snapshot.coverage[1].oldestTimeNs, 200n);
     assert.equal(snapshot.coverage[0].lostRecords, 0n);
@@ -232,8 +232,14 @@ describe('decode/columns', () => {
       for (const column of columnsOf(c)) assert.equal(column.length, c.length);
       assert.deepEqual(Array.from(c.offset), Array.from(walk.offsets));
       assert.equal(c.timeOriginNs, firstTime);
-      assert.deepEqual(Array.from(c.time), Array.from({ length: c.length }, (_, i) => i));
-      assert.deepEqual(Array.from(c.ipLo), Array.from({ length: c.length }, (_, i) => 0x1000 + Number(firstTime) + i));
+      assert.deepEqual(
+        Array.from(c.time),
+        Array.from({ length: c.length }, (_, i) => i),
+      );
+      assert.deepEqual(
+        Array.from(c.ipLo),
+        Array.from({ length: c.length }, (_, i) => 0x1000 + Number(firstTime) + i),
+      );
     };
 
     it('grows its columns when older records are smaller than the newest (the size estimate is crossed several times)', () => {
@@ -247,7 +253,10 @@ describe('decode/columns', () => {
       assertConsecutive(c, ring, 5000n + BigInt(2000 - kept));
       assert.equal(snapshot.coverage[0].recordsRetained, kept);
       assert.equal(snapshot.coverage[0].newestTimeNs, 5000n + 1999n);
-      assert.deepEqual(snapshot.anomalies.map((a) => a.kind), ['truncated-oldest']);
+      assert.deepEqual(
+        snapshot.anomalies.map((a) => a.kind),
+        ['truncated-oldest'],
+      );
     });
 
     it('hands exact-size arrays over when older records are much larger than the newest (no pinned room)', () => {
@@ -278,7 +287,10 @@ describe('decode/columns', () => {
       const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st))], rings: [ringFromRecords([], 4096, 'backward', { ringId: 1 }), ring] });
       const c = snapshot.columns;
       assert.equal(c.timeOriginNs, 0x2_0000_0001n);
-      assert.deepEqual(Array.from(c.time), times.map((t) => Number(t - 1n)));
+      assert.deepEqual(
+        Array.from(c.time),
+        times.map((t) => Number(t - 1n)),
+      );
       assert.deepEqual(Array.from(c.ring), Array(times.length).fill(1), 'rows name their ring even when an empty ring comes first');
       assert.equal(snapshot.coverage[1].oldestTimeNs, 0x2_0000_0001n);
       assert.equal(snapshot.coverage[1].newestTimeNs, 0x2_0000_000bn);
@@ -316,7 +328,10 @@ describe('decode/columns', () => {
     const c = snapshot.columns;
     const f = Number(far);
     assert.equal(c.timeOriginNs, 0x3_0000_0000n);
-    assert.deepEqual(Array.from(c.time, (t) => (Number.isNaN(t) ? -1 : t)), [-1, 0, 10, 15, 20, f, f + 1, f + 2, f + 5, f + 10]);
+    assert.deepEqual(
+      Array.from(c.time, (t) => (Number.isNaN(t) ? -1 : t)),
+      [-1, 0, 10, 15, 20, f, f + 1, f + 2, f + 5, f + 10],
+    );
     assert.deepEqual(Array.from(c.ring), [2, 0, 0, 2, 0, 1, 1, 1, 0, 1]);
     assert.deepEqual(Array.from(c.kind), [RecordType.LOST, ...Array(9).fill(RecordType.SAMPLE)]);
     assert.equal(snapshot.coverage[2].lostRecords, 4n);
@@ -332,21 +347,39 @@ describe('decode/columns', () => {
     const sideTimes = [10n, 1001n, 1301n, 5000n];
     const snapshot = decodeSnapshot({
       events: [sampler, side],
-      rings: [ringFromRecords(sideTimes.map(comm), 1024, 'forward', { ringId: 0, defaultEvent: 1 }), ringFromRecords(samples, 32768, 'backward', { ringId: 1, cpu: 0 })],
+      rings: [
+        ringFromRecords(sideTimes.map(comm), 1024, 'forward', { ringId: 0, defaultEvent: 1 }),
+        ringFromRecords(samples, 32768, 'backward', { ringId: 1, cpu: 0 }),
+      ],
     });
     const c = snapshot.columns;
-    const expected = [
-      ...sideTimes.map((t) => ({ t, ring: 0 })),
-      ...samples.map((_, i) => ({ t: 1000n + 2n * BigInt(i), ring: 1 })),
-    ].sort((a, b) => Number(a.t - b.t));
+    const expected = [...sideTimes.map((t) => ({ t, ring: 0 })), ...samples.map((_, i) => ({ t: 1000n + 2n * BigInt(i), ring: 1 }))].sort((a, b) =>
+      Number(a.t - b.t),
+    );
     assert.equal(c.length, 304);
     assert.equal(c.timeOriginNs, 10n);
-    assert.deepEqual(Array.from(c.time), expected.map((e) => Number(e.t - 10n)));
-    assert.deepEqual(Array.from(c.ring), expected.map((e) => e.ring));
+    assert.deepEqual(
+      Array.from(c.time),
+      expected.map((e) => Number(e.t - 10n)),
+    );
+    assert.deepEqual(
+      Array.from(c.ring),
+      expected.map((e) => e.ring),
+    );
     const sampleRows = Array.from(c.kind).flatMap((kind, row) => (kind === RecordType.SAMPLE ? [row] : []));
-    assert.deepEqual(sampleRows.map((row) => c.ipLo[row]), samples.map((_, i) => i), 'every sample once, oldest first');
-    assert.deepEqual(sampleRows.map((row) => c.event[row]), Array(300).fill(0));
-    assert.deepEqual(Array.from(c.cpu).filter((_, row) => c.ring[row] === 0), [1, 1, 1, 1]);
+    assert.deepEqual(
+      sampleRows.map((row) => c.ipLo[row]),
+      samples.map((_, i) => i),
+      'every sample once, oldest first',
+    );
+    assert.deepEqual(
+      sampleRows.map((row) => c.event[row]),
+      Array(300).fill(0),
+    );
+    assert.deepEqual(
+      Array.from(c.cpu).filter((_, row) => c.ring[row] === 0),
+      [1, 1, 1, 1],
+    );
   });
 
   it('merges in runs: a large ring around a small one costs a few runs, ties go to the lower ring', () => {

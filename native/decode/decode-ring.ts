@@ -148,13 +148,36 @@ function isExact(state: RingState): boolean {
  * on every use and boxed each time it stored, which cost more than the row's stores.
  */
 function decodeSampleRun(
-  u32: Uint32Array, end: number, maxCount: number, flat: FlatColumns, step: number, layout: HotLayout,
-  sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, run: SampleRunState,
+  u32: Uint32Array,
+  end: number,
+  maxCount: number,
+  flat: FlatColumns,
+  step: number,
+  layout: HotLayout,
+  sampleIdOffset: number,
+  idLo: number,
+  idHi: number,
+  event: number,
+  baseHi: number,
+  baseLo: number,
+  run: SampleRunState,
 ): number {
   const { f64, u32: w32, u16: w16, u8: w8, at } = flat;
-  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
-  const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, offsetAt = at.offset;
-  const sTime = layout.time, sPidTid = layout.pidTid, sCpu = layout.cpu, sIp = layout.ip, sMin = layout.sampleMin;
+  const timeAt = at.time,
+    kindAt = at.kind,
+    miscAt = at.misc,
+    eventAt = at.event,
+    pidAt = at.pid,
+    tidAt = at.tid;
+  const cpuAt = at.cpu,
+    ipHiAt = at.ipHi,
+    ipLoAt = at.ipLo,
+    offsetAt = at.offset;
+  const sTime = layout.time,
+    sPidTid = layout.pidTid,
+    sCpu = layout.cpu,
+    sIp = layout.ip,
+    sMin = layout.sampleMin;
   const SAMPLE = RecordType.SAMPLE;
   const twoTo32 = TWO_32;
   let o = run.offset;
@@ -216,8 +239,16 @@ function decodeSampleRun(
  * Returns the number of records decoded. Kept in its own function so V8 optimises it in isolation.
  */
 function decodeRing(
-  u32: Uint32Array, ring: RingCopy, end: number, maxCount: number, out: ColumnSet, firstRow: number, step: number,
-  state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
+  u32: Uint32Array,
+  ring: RingCopy,
+  end: number,
+  maxCount: number,
+  out: ColumnSet,
+  firstRow: number,
+  step: number,
+  state: RingState,
+  tables: EventTables,
+  anomalies: DecodeAnomaly[],
 ): number {
   const { layouts, indexOf, ids, positionOf } = tables;
   const defaultPosition = positionOf.get(ring.defaultEvent) ?? 0;
@@ -280,11 +311,24 @@ function decodeRing(
         run.minAt = minAt;
         run.maxAt = maxAt;
         // An id not yet known (lastIdHi -1) matches no sample: decodeSampleRun would decode none.
-        const n = engine && (sampleIdOffset < 0 || lastIdHi >= 0)
-          ? engine.decode(end, maxCount - decoded, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run)
-          : decodeSampleRun(
-            u32, end, maxCount - decoded, flat, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run,
-          );
+        const n =
+          engine && (sampleIdOffset < 0 || lastIdHi >= 0)
+            ? engine.decode(end, maxCount - decoded, step, layouts[layoutPosition], sampleIdOffset, lastIdLo, lastIdHi, fastEvent, baseHi, baseLo, run)
+            : decodeSampleRun(
+                u32,
+                end,
+                maxCount - decoded,
+                flat,
+                step,
+                layouts[layoutPosition],
+                sampleIdOffset,
+                lastIdLo,
+                lastIdHi,
+                fastEvent,
+                baseHi,
+                baseLo,
+                run,
+              );
         decoded += n;
         o = run.offset;
         row = run.row;
@@ -519,7 +563,15 @@ function decodeRing(
  * largest time) and the anomalies it noted.
  */
 export function decodeOneRecord(
-  u32: Uint32Array, ring: RingCopy, end: number, offset: number, out: ColumnSet, row: number, baseHi: number, baseLo: number, tables: EventTables,
+  u32: Uint32Array,
+  ring: RingCopy,
+  end: number,
+  offset: number,
+  out: ColumnSet,
+  row: number,
+  baseHi: number,
+  baseLo: number,
+  tables: EventTables,
 ): { state: RingState; anomalies: DecodeAnomaly[] } {
   const state = freshState(baseHi, baseLo);
   state.offset = offset;
@@ -547,8 +599,16 @@ export function firstSetRows(ring: RingCopy): number {
  * touched, so their pages are never faulted in.
  */
 function decodeBackward(
-  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
-  known: TimeMark, sets: SetSource, fresh: boolean,
+  u32: Uint32Array,
+  ring: RingCopy,
+  ringNumber: number,
+  end: number,
+  state: RingState,
+  tables: EventTables,
+  anomalies: DecodeAnomaly[],
+  known: TimeMark,
+  sets: SetSource,
+  fresh: boolean,
 ): RingRows {
   const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
   if (state.baseHi < 0 && newestSize >= 8) chooseBase(u32, ring, end, newestSize, state, tables, known);
@@ -597,9 +657,7 @@ function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number
  * newest one's size. Any base gives the same exact result (the final shift corrects it); a wrong
  * guess only costs that pass. A base not within 2^52 ns before the newest record is not used.
  */
-function chooseBase(
-  u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables, known: TimeMark,
-): void {
+function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables, known: TimeMark): void {
   const newest = probeTime(u32, ring, end, 0, tables);
   if (newest.baseHi < 0) return;
   const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
@@ -653,7 +711,13 @@ export interface TimeMark {
 
 /** A forward ring (oldest first in memory): a header pass for the exact count, then one decode pass. */
 function decodeForward(
-  u32: Uint32Array, ring: RingCopy, ringNumber: number, end: number, state: RingState, tables: EventTables, anomalies: DecodeAnomaly[],
+  u32: Uint32Array,
+  ring: RingCopy,
+  ringNumber: number,
+  end: number,
+  state: RingState,
+  tables: EventTables,
+  anomalies: DecodeAnomaly[],
   sets: SetSource,
 ): RingRows {
   const count = scanRing(ring, u32).count;
@@ -701,9 +765,10 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
   // an idle CPU's ring decoded first would leave the busy one the JavaScript loop.
   const room = backward && end >= 8 ? roomOf(ring.bytes) : undefined;
   const source = room ? roomFirst(room, sets) : sets;
-  const decodeRows = (into: RingState): RingRows => backward
-    ? decodeBackward(u32, ring, r, end, into, tables, listed, known, source, sets === FRESH_SETS)
-    : decodeForward(u32, ring, r, end, into, tables, listed, sets);
+  const decodeRows = (into: RingState): RingRows =>
+    backward
+      ? decodeBackward(u32, ring, r, end, into, tables, listed, known, source, sets === FRESH_SETS)
+      : decodeForward(u32, ring, r, end, into, tables, listed, sets);
   let rows = decodeRows(state);
   if (!isExact(state)) {
     // Some time lies 2^53 ns or more from the ring's base (a damaged record): decode again

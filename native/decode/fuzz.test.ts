@@ -11,10 +11,20 @@ import { decodeRecordAt, decodeRecordBytes, rowSource } from './record';
 import { attrOf, ByteWriter, eventOf, otherRecord, prng, readBlock, ringFromRecords, sampleRecord } from './test-records';
 import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
 
-
 const ST =
-  Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.READ | Sample.CALLCHAIN
-  | Sample.RAW | Sample.BRANCH_STACK | Sample.REGS_USER | Sample.STACK_USER | Sample.WEIGHT;
+  Sample.IDENTIFIER |
+  Sample.IP |
+  Sample.TID |
+  Sample.TIME |
+  Sample.CPU |
+  Sample.PERIOD |
+  Sample.READ |
+  Sample.CALLCHAIN |
+  Sample.RAW |
+  Sample.BRANCH_STACK |
+  Sample.REGS_USER |
+  Sample.STACK_USER |
+  Sample.WEIGHT;
 const READ_FORMAT = ReadFormat.GROUP | ReadFormat.ID;
 const TRACEPOINT: TracepointFormat = {
   system: 'fuzz',
@@ -40,16 +50,31 @@ function validRecords(random: () => number, count: number): Uint8Array[] {
   for (let i = 0; i < count; i++) {
     const time = 1000n + BigInt(i);
     if (random() < 0.2) {
-      records.push(otherRecord(RecordType.COMM, 0, new ByteWriter().u32(1).u32(1).cstring(`task${i}`).toBytes(), ST, true, { pid: 1, tid: 1, time, id: 1n, cpu: 0 }));
+      records.push(
+        otherRecord(RecordType.COMM, 0, new ByteWriter().u32(1).u32(1).cstring(`task${i}`).toBytes(), ST, true, { pid: 1, tid: 1, time, id: 1n, cpu: 0 }),
+      );
       continue;
     }
     const tail = new ByteWriter()
       .raw(readBlock(READ_FORMAT, [{ value: 1n, id: 1n }]))
-      .u64(2n).u64(0xffffffffffffff80n).u64(0xffffffff81000000n)
-      .u32(12).u32(7).u32((4 << 16) | 8).u32(0x00636261)
-      .u64(1n).u64(0n).u64(1n).u64(2n).u64(0n)
-      .u64(2n).u64(1n).u64(2n)
-      .u64(8n).u64(0n).u64(8n)
+      .u64(2n)
+      .u64(0xffffffffffffff80n)
+      .u64(0xffffffff81000000n)
+      .u32(12)
+      .u32(7)
+      .u32((4 << 16) | 8)
+      .u32(0x00636261)
+      .u64(1n)
+      .u64(0n)
+      .u64(1n)
+      .u64(2n)
+      .u64(0n)
+      .u64(2n)
+      .u64(1n)
+      .u64(2n)
+      .u64(8n)
+      .u64(0n)
+      .u64(8n)
       .u64(5n)
       .toBytes();
     records.push(sampleRecord(ST, { id: 1n, ip: 0x401000n, pid: 1, tid: 1, time, cpu: 0, period: 1n, tail }));
@@ -99,19 +124,21 @@ describe('decode/fuzz (seeded)', () => {
       const direction = random() < 0.5 ? 'backward' : 'forward';
       const validBytes = Math.floor(random() * (length + 64));
       exercise(
-        [{
-          ringId: 0,
-          label: 'r',
-          cpu: 0,
-          tid: -1,
-          direction,
-          defaultEvent: random() < 0.8 ? 0 : 1,
-          bytes,
-          validBytes,
-          dataSize: length,
-          bytesWritten: BigInt(validBytes),
-          path: 'paused',
-        }],
+        [
+          {
+            ringId: 0,
+            label: 'r',
+            cpu: 0,
+            tid: -1,
+            direction,
+            defaultEvent: random() < 0.8 ? 0 : 1,
+            bytes,
+            validBytes,
+            dataSize: length,
+            bytesWritten: BigInt(validBytes),
+            path: 'paused',
+          },
+        ],
         evs,
       );
     }
@@ -121,7 +148,11 @@ describe('decode/fuzz (seeded)', () => {
     const evs = events();
     for (let seed = 1; seed <= 300; seed++) {
       const random = prng(seed * 7919);
-      const ring = ringFromRecords(validRecords(random, 3 + Math.floor(random() * 20)), 1 << (9 + Math.floor(random() * 3)), random() < 0.7 ? 'backward' : 'forward');
+      const ring = ringFromRecords(
+        validRecords(random, 3 + Math.floor(random() * 20)),
+        1 << (9 + Math.floor(random() * 3)),
+        random() < 0.7 ? 'backward' : 'forward',
+      );
       const mutations = 1 + Math.floor(random() * 8);
       for (let m = 0; m < mutations; m++) {
         const at = Math.floor(random() * ring.validBytes);

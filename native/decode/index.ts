@@ -1,7 +1,17 @@
 // The decoder's public surface (pure TypeScript: runs in node and in the webview).
 export * from './types';
 export { DecodeError } from './errors';
-export { computeParseInfo, parseInfoFor, idLocator, popcount64, BranchSampleFlag, type ParseInfo, type SampleLayout, type TrailerLayout, type IdLocator } from './parse-info';
+export {
+  computeParseInfo,
+  parseInfoFor,
+  idLocator,
+  popcount64,
+  BranchSampleFlag,
+  type ParseInfo,
+  type SampleLayout,
+  type TrailerLayout,
+  type IdLocator,
+} from './parse-info';
 export { walkRing, linearizeRing, type RingWalk, type LinearizedRing } from './walk';
 export { decodeSnapshot } from './columns';
 export type { SnapshotInput } from './assemble';

@@ -57,48 +57,72 @@ describe('decode/jsonl', () => {
       id: 9,
       printFormat: '',
       fields: [
-        { name: 'common_type', declaration: 'unsigned short common_type', offset: 0, size: 2, signed: false, arrayLength: 0, location: 'inline', isString: false },
+        {
+          name: 'common_type',
+          declaration: 'unsigned short common_type',
+          offset: 0,
+          size: 2,
+          signed: false,
+          arrayLength: 0,
+          location: 'inline',
+          isString: false,
+        },
         { name: '__syscall_nr', declaration: 'int __syscall_nr', offset: 8, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
         { name: 'count', declaration: 'size_t count', offset: 16, size: 8, signed: false, arrayLength: 0, location: 'inline', isString: false },
       ],
     };
     const st = Sample.IDENTIFIER | Sample.TID | Sample.TIME | Sample.RAW;
-    const tpEvent: EventDescription = { ...eventOf(0, attrOf(st, { type: 2, flags: { sampleIdAll: true } }), [3n], 'syscalls:sys_enter_getpid'), tracepoint: tp };
+    const tpEvent: EventDescription = {
+      ...eventOf(0, attrOf(st, { type: 2, flags: { sampleIdAll: true } }), [3n], 'syscalls:sys_enter_getpid'),
+      tracepoint: tp,
+    };
     const raw = new ByteWriter().u32(28).u16(9).u16(0).u32(7).u32(39).u32(0).u64(0xffffffffffffff00n).u32(0).toBytes();
     const sample = sampleRecord(st, { id: 3n, pid: 7, tid: 7, time: 20n, tail: raw });
-    const comm = otherRecord(
-      RecordType.COMM,
-      Misc.COMM_EXEC,
-      new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(),
-      st,
-      true,
-      { pid: 7, tid: 7, time: 10n, id: 3n },
-    );
-    const exit = otherRecord(
-      RecordType.EXIT,
-      0,
-      new ByteWriter().u32(7).u32(1).u32(7).u32(1).u64(30n).toBytes(),
-      st,
-      true,
-      { pid: 7, tid: 7, time: 30n, id: 3n },
-    );
+    const comm = otherRecord(RecordType.COMM, Misc.COMM_EXEC, new ByteWriter().u32(7).u32(7).cstring('fixture').toBytes(), st, true, {
+      pid: 7,
+      tid: 7,
+      time: 10n,
+      id: 3n,
+    });
+    const exit = otherRecord(RecordType.EXIT, 0, new ByteWriter().u32(7).u32(1).u32(7).u32(1).u64(30n).toBytes(), st, true, {
+      pid: 7,
+      tid: 7,
+      time: 30n,
+      id: 3n,
+    });
     const snapshot = decodeSnapshot({ events: [tpEvent], rings: [ringFromRecords([comm, sample, exit], 1024, 'backward', { cpu: 0 })] });
     const lines = formatSnapshotJsonl(snapshot).map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.deepEqual(
-      lines[0],
-      { type: 'COMM', event: 'syscalls:sys_enter_getpid', time: 10, pid: 7, tid: 7, cpu: 0, comm: 'fixture', exec: true, sampleId: { pid: 7, tid: 7, time: 10, identifier: 3 } },
-    );
+    assert.deepEqual(lines[0], {
+      type: 'COMM',
+      event: 'syscalls:sys_enter_getpid',
+      time: 10,
+      pid: 7,
+      tid: 7,
+      cpu: 0,
+      comm: 'fixture',
+      exec: true,
+      sampleId: { pid: 7, tid: 7, time: 10, identifier: 3 },
+    });
     // JSON.parse reads the u64 as the nearest double; the text itself is checked digit for digit below.
-    assert.deepEqual(
-      lines[1],
-      { type: 'SAMPLE', event: 'syscalls:sys_enter_getpid', time: 20, pid: 7, tid: 7, cpu: 0, fields: { __syscall_nr: 39, count: Number('18446744073709551360') }, identifier: 3 },
-    );
+    assert.deepEqual(lines[1], {
+      type: 'SAMPLE',
+      event: 'syscalls:sys_enter_getpid',
+      time: 20,
+      pid: 7,
+      tid: 7,
+      cpu: 0,
+      fields: { __syscall_nr: 39, count: Number('18446744073709551360') },
+      identifier: 3,
+    });
     assert.ok(formatRecordJson(snapshot, 1).includes('"count":18446744073709551360'), 'u64 digits written exactly');
     assert.equal(lines[2].type, 'EXIT');
     assert.equal(lines[2].ppid, 1);
   });
 
   it('serialises bigint exactly, bytes as hex and addresses as hex strings', () => {
-    assert.equal(toJson({ a: 2n ** 64n - 1n, addr: 255n, b: Uint8Array.from([1, 171]), c: undefined, d: [1, 'x', null, NaN] }), '{"a":18446744073709551615,"addr":"0xff","b":"01ab","d":[1,"x",null,null]}');
+    assert.equal(
+      toJson({ a: 2n ** 64n - 1n, addr: 255n, b: Uint8Array.from([1, 171]), c: undefined, d: [1, 'x', null, NaN] }),
+      '{"a":18446744073709551615,"addr":"0xff","b":"01ab","d":[1,"x",null,null]}',
+    );
   });
 });

@@ -26,10 +26,8 @@ export interface LogpointTally {
 /** The tallies of every event `isLogpoint` accepts, in event order; rows oldest first, so `last` is the newest hit. */
 export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName: string) => boolean): LogpointTally[] {
   const tallies = new Map<number, LogpointTally>();
-  for (const event of snapshot.events) if (isLogpoint(event.name)) tallies.set(
-    event.index,
-    { event: event.name, eventIndex: event.index, hits: 0, variables: new Map() },
-  );
+  for (const event of snapshot.events)
+    if (isLogpoint(event.name)) tallies.set(event.index, { event: event.name, eventIndex: event.index, hits: 0, variables: new Map() });
   if (tallies.size === 0) return [];
   const { kind, event, length } = snapshot.columns;
   for (let row = 0; row < length; row++) {

@@ -23,7 +23,6 @@ export interface LossContext {
 
 type Timing = Pick<RawSnapshot, 'takenAtMs' | 'recordingStartedAtMs' | 'gapFreeSinceMs' | 'retiredBytesLeftOut'>;
 
-
 const count = (n: number | bigint) => n.toLocaleString('en-US');
 
 /** Seconds with two significant decimals below 10 s (0.25 s, 1.3 s, 41 s). */
@@ -45,13 +44,17 @@ export function describeLosses(decoded: DecodedSnapshot, timing: Timing, context
   for (const [r, ring] of decoded.coverage.entries()) {
     const direction = decoded.rings[r]?.direction;
     if (direction === 'forward' && ring.bytesOverwritten > 0n) {
-      notes.push(`side-band ${ring.label}: the oldest ${formatBytes(ring.bytesOverwritten)} of COMM/MMAP/FORK/EXIT records were dropped ` +
-        'to keep the side-band store bounded');
+      notes.push(
+        `side-band ${ring.label}: the oldest ${formatBytes(ring.bytesOverwritten)} of COMM/MMAP/FORK/EXIT records were dropped ` +
+          'to keep the side-band store bounded',
+      );
     }
     if (ring.unspooled && ring.unspooled.bytes > 0n) {
       const { records, bytes, error, file } = ring.unspooled;
-      notes.push(`side-band ${ring.label}: lost ${count(records)} records (${formatBytes(bytes)}): the keeper could not write them ` +
-        `to its spool ${file} (${error}); free space there, or point XDG_RUNTIME_DIR at a larger file system`);
+      notes.push(
+        `side-band ${ring.label}: lost ${count(records)} records (${formatBytes(bytes)}): the keeper could not write them ` +
+          `to its spool ${file} (${error}); free space there, or point XDG_RUNTIME_DIR at a larger file system`,
+      );
     }
     const kernelLost = ring.lostSinceOpen ?? ring.lostRecords;
     if (kernelLost > 0n) {
@@ -84,7 +87,7 @@ function estimatedRecords(backward: readonly RingCopyCoverage[], leftOut: bigint
     overwritten += ring.bytesOverwritten;
   }
   if (keptBytes <= 0n || keptRecords === 0) return null;
-  return keptRecords + Math.round(Number(overwritten) * keptRecords / Number(keptBytes));
+  return keptRecords + Math.round((Number(overwritten) * keptRecords) / Number(keptBytes));
 }
 
 type RingCopyCoverage = Pick<RingCoverage, 'recordsRetained' | 'bytesWritten' | 'bytesOverwritten'>;
@@ -99,28 +102,36 @@ function overwriteNote(decoded: DecodedSnapshot, timing: Timing, context: LossCo
   const flightRecords = estimatedRecords(backward, leftOut);
   // Complete from the newest "oldest record" of the rings that overwrote: before it, some ring's records are gone. A ring
   // that overwrote everything it held (a retired ring cut where its successor took over) leaves the others' oldest.
-  const newestOldest = (rings: readonly RingCoverage[]) => rings.reduce<bigint | null>((max, ring) =>
-    ring.oldestTimeNs !== null && (max === null || ring.oldestTimeNs > max) ? ring.oldestTimeNs : max, null);
+  const newestOldest = (rings: readonly RingCoverage[]) =>
+    rings.reduce<bigint | null>((max, ring) => (ring.oldestTimeNs !== null && (max === null || ring.oldestTimeNs > max) ? ring.oldestTimeNs : max), null);
   const completeFrom = newestOldest(overwrote) ?? newestOldest(backward);
-  const newest = backward.reduce<bigint | null>((max, ring) =>
-    ring.newestTimeNs !== null && (max === null || ring.newestTimeNs > max) ? ring.newestTimeNs : max, null);
+  const newest = backward.reduce<bigint | null>(
+    (max, ring) => (ring.newestTimeNs !== null && (max === null || ring.newestTimeNs > max) ? ring.newestTimeNs : max),
+    null,
+  );
   const keptSec = completeFrom !== null && newest !== null ? Number(newest - completeFrom) / 1e9 : null;
   // What the overwritten copies count as written began at the recording's start, or for gap-free copies at the last swap.
   // Retired rings left out held paused copies since the start (a keeper's, or a recording's once its grown rings wrapped).
-  const starts = [...overwrote.map((ring) => ring.path === 'gap-free' ? timing.gapFreeSinceMs : timing.recordingStartedAtMs),
-    ...(leftOut > 0n ? [timing.recordingStartedAtMs] : [])];
-  const recordedSec = starts.every((start) => start !== undefined)
-    ? (timing.takenAtMs - Math.min(...(starts as number[]))) / 1000 : null;
-  const span = keptSec === null ? ''
-    : recordedSec === null ? `the last ${seconds(keptSec)}` : `the last ${seconds(keptSec)} of ${seconds(Math.max(recordedSec, keptSec))}`;
+  const starts = [
+    ...overwrote.map((ring) => (ring.path === 'gap-free' ? timing.gapFreeSinceMs : timing.recordingStartedAtMs)),
+    ...(leftOut > 0n ? [timing.recordingStartedAtMs] : []),
+  ];
+  const recordedSec = starts.every((start) => start !== undefined) ? (timing.takenAtMs - Math.min(...(starts as number[]))) / 1000 : null;
+  const span =
+    keptSec === null
+      ? ''
+      : recordedSec === null
+        ? `the last ${seconds(keptSec)}`
+        : `the last ${seconds(keptSec)} of ${seconds(Math.max(recordedSec, keptSec))}`;
   // Per ring: its own bytes, and its share of what retired rings left out wrote before it.
   const leftOutShare = backward.length > 0 ? leftOut / BigInt(backward.length) : leftOut;
-  const written = backward.reduce((max, ring) => ring.bytesWritten > max ? ring.bytesWritten : max, 0n) + leftOutShare;
+  const written = backward.reduce((max, ring) => (ring.bytesWritten > max ? ring.bytesWritten : max), 0n) + leftOutShare;
   // Twice what this run wrote: the same work writes more or less from run to run (callchain depths, kernel samples
   // under load), and a size just above this run's bytes overwrote again on the next (seen with both cores busy).
   const pages = powerOfTwoAtLeast(Math.ceil((2 * Number(written)) / context.pageBytes));
   // No kept record to tell the size of those overwritten: how many there were is not estimated.
   const of = flightRecords === null ? `${count(kept)} records` : `${count(kept)} of about ${count(Math.max(flightRecords + sideband, kept))} records`;
-  return `kept ${span ? `${span}: ` : ''}${of}; ` +
-    `the rings overwrote the rest (${context.pagesOption} ${pages} keeps it all, if the locked-memory budget allows)`;
+  return (
+    `kept ${span ? `${span}: ` : ''}${of}; ` + `the rings overwrote the rest (${context.pagesOption} ${pages} keeps it all, if the locked-memory budget allows)`
+  );
 }

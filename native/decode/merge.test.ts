@@ -87,13 +87,28 @@ describe('decode/merge: the merge by time, whole, in place and cut into slices',
     const same = [0, 1, 2, 3].map((r) => ringRows(r, Array(50 + r).fill(7)));
     assertSlicedIsWhole(same, new Float64Array(4), 'all equal');
     // Plateaus of equal times shared by all rings, with the rings' shifts making them equal.
-    const plateaus = [0, 1, 2].map((r) => ringRows(r, Array.from({ length: 120 }, (_, i) => 10 * Math.floor(i / 30) - r)));
+    const plateaus = [0, 1, 2].map((r) =>
+      ringRows(
+        r,
+        Array.from({ length: 120 }, (_, i) => 10 * Math.floor(i / 30) - r),
+      ),
+    );
     assertSlicedIsWhole(plateaus, Float64Array.from([0, 1, 2]), 'shifted plateaus');
   });
 
   it('keeps the single merge with empty rings, one ring, and rows above room in the set', () => {
     assertSlicedIsWhole([ringRows(0, []), ringRows(1, [1, 2, 3], 5), ringRows(2, [])], new Float64Array(3), 'one ring with rows');
-    assertSlicedIsWhole([ringRows(0, Array.from({ length: 40 }, (_, i) => i), 3)], new Float64Array(1), 'a single ring');
+    assertSlicedIsWhole(
+      [
+        ringRows(
+          0,
+          Array.from({ length: 40 }, (_, i) => i),
+          3,
+        ),
+      ],
+      new Float64Array(1),
+      'a single ring',
+    );
     assertSlicedIsWhole([ringRows(0, []), ringRows(1, [])], new Float64Array(2), 'no rows');
     assertSlicedIsWhole([ringRows(0, [4]), ringRows(1, []), ringRows(2, [4])], new Float64Array(3), 'two rows, equal');
   });
@@ -102,10 +117,19 @@ describe('decode/merge: the merge by time, whole, in place and cut into slices',
     const rings = 64;
     const times: number[][] = Array.from({ length: rings }, () => []);
     for (let i = 0; i < 64 * 8 * 6; i++) times[Math.floor(i / 8) % rings].push(i);
-    assertSlicedIsWhole(times.map((t, r) => ringRows(r, t)), new Float64Array(rings), 'bursts of 8', 5);
+    assertSlicedIsWhole(
+      times.map((t, r) => ringRows(r, t)),
+      new Float64Array(rings),
+      'bursts of 8',
+      5,
+    );
     // Bursts of one record: every run is a single row.
     const single: number[][] = Array.from({ length: 7 }, (_, r) => Array.from({ length: 300 }, (_, i) => 7 * i + r));
-    assertSlicedIsWhole(single.map((t, r) => ringRows(r, t)), new Float64Array(7), 'bursts of 1');
+    assertSlicedIsWhole(
+      single.map((t, r) => ringRows(r, t)),
+      new Float64Array(7),
+      'bursts of 1',
+    );
   });
 
   it('cuts between rows without a time and times that step back, each still next to its ring neighbours', () => {
@@ -151,9 +175,26 @@ describe('decode/merge: the merge by time, whole, in place and cut into slices',
 
   it('balances the slices by rows within a few percent of a share', () => {
     // Two rings interleaved in bursts of 8, as CPUs interleave; and one ring ten times the other.
-    const bursts = [0, 1].map((r) => ringRows(r, Array.from({ length: 40_000 }, (_, i) => 16 * Math.floor(i / 8) + 8 * r + (i % 8))));
-    const skewed = [ringRows(0, Array.from({ length: 50_000 }, (_, i) => i)), ringRows(1, Array.from({ length: 5000 }, (_, i) => 10 * i))];
-    for (const [label, sources] of [['bursts', bursts], ['skewed', skewed]] as const) {
+    const bursts = [0, 1].map((r) =>
+      ringRows(
+        r,
+        Array.from({ length: 40_000 }, (_, i) => 16 * Math.floor(i / 8) + 8 * r + (i % 8)),
+      ),
+    );
+    const skewed = [
+      ringRows(
+        0,
+        Array.from({ length: 50_000 }, (_, i) => i),
+      ),
+      ringRows(
+        1,
+        Array.from({ length: 5000 }, (_, i) => 10 * i),
+      ),
+    ];
+    for (const [label, sources] of [
+      ['bursts', bursts],
+      ['skewed', skewed],
+    ] as const) {
       const total = sum(sources.map((rows) => rows.count));
       for (const parts of [2, 3, 4, 8]) {
         const sizes = mergeSlices(sources, new Float64Array(2), parts).map((slice) => sum(Array.from(slice.to, (to, r) => to - slice.from[r])));
@@ -162,7 +203,7 @@ describe('decode/merge: the merge by time, whole, in place and cut into slices',
     }
   });
 
-  it('merges a slice as mergeRuns would: the slice\'s runs are the whole merge\'s runs cut at the slice', () => {
+  it("merges a slice as mergeRuns would: the slice's runs are the whole merge's runs cut at the slice", () => {
     const times = [Float64Array.from([0, 2, 4, 6, 8, 10]), Float64Array.from([1, 3, 5, 7, 9, 11])];
     const slice: MergeSlice = { from: [2, 1], to: [4, 4], at: 3 };
     const runs = mergeRuns(times, [6, 6], new Float64Array(2), slice);

@@ -59,7 +59,12 @@ export class MergeCursor {
   private readonly heap: Int32Array;
   private heapSize = 0;
 
-  constructor(private readonly times: readonly Float64Array[], counts: readonly number[], private readonly shift: ArrayLike<number>, slice?: MergeSlice) {
+  constructor(
+    private readonly times: readonly Float64Array[],
+    counts: readonly number[],
+    private readonly shift: ArrayLike<number>,
+    slice?: MergeSlice,
+  ) {
     const ringCount = times.length;
     let total = 0;
     for (let r = 0; r < ringCount; r++) total += slice ? slice.to[r] - slice.from[r] : counts[r];
@@ -175,7 +180,11 @@ class RingKeys {
   private readonly keys: Float64Array | null;
 
   /** `sorted`: the times are all present and never decrease (known to the caller, or found by isSorted). */
-  constructor(private readonly time: KeyTimes, private readonly amount: number, sorted: boolean) {
+  constructor(
+    private readonly time: KeyTimes,
+    private readonly amount: number,
+    sorted: boolean,
+  ) {
     if (sorted) {
       this.keys = null;
       return;
@@ -184,7 +193,7 @@ class RingKeys {
     const array = time instanceof Float64Array ? time : null;
     let k = -Infinity;
     for (let i = 0; i < time.length; i++) {
-      const value = (array ? array[i] : time.at(i) ?? NaN) + amount;
+      const value = (array ? array[i] : (time.at(i) ?? NaN)) + amount;
       if (value === value && value > k) k = value;
       keys[i] = k;
     }
@@ -231,7 +240,11 @@ const SAMPLES_PER_SLICE = 64;
  * before it are below K), which come first in the slice either way.
  */
 export function mergeSlices(sources: readonly RingRows[], shift: ArrayLike<number>, parts: number): MergeSlice[] {
-  return mergeSlicesOfTimes(sources.map((rows) => rows.set.time.subarray(rows.first, rows.first + rows.count)), shift, parts);
+  return mergeSlicesOfTimes(
+    sources.map((rows) => rows.set.time.subarray(rows.first, rows.first + rows.count)),
+    shift,
+    parts,
+  );
 }
 
 /**
@@ -244,7 +257,12 @@ export function mergeSlicesOfTimes(times: readonly KeyTimes[], shift: ArrayLike<
   const rings = times.map((time, r) => new RingKeys(time, shift[r], sorted?.[r] === true || (time instanceof Float64Array && isSorted(time))));
   let total = 0;
   for (const time of times) total += time.length;
-  interface Sampled { key: number; ring: number; row: number; weight: number }
+  interface Sampled {
+    key: number;
+    ring: number;
+    row: number;
+    weight: number;
+  }
   const samples: Sampled[] = [];
   const perRing = SAMPLES_PER_SLICE * parts;
   rings.forEach((keys, r) => {
@@ -342,16 +360,41 @@ export function mergeSliceInto(out: ColumnSet, sources: readonly RingRows[], shi
     const to = target.at[name] + slice.at;
     switch (COLUMN_WIDTH[name]) {
       case 8:
-        gather64(target.f64, flats.map((flat) => flat.f64), name === 'time' ? shift : null, runs, starts, to);
+        gather64(
+          target.f64,
+          flats.map((flat) => flat.f64),
+          name === 'time' ? shift : null,
+          runs,
+          starts,
+          to,
+        );
         break;
       case 4:
-        gather32(target.u32, flats.map((flat) => flat.u32), runs, starts, to);
+        gather32(
+          target.u32,
+          flats.map((flat) => flat.u32),
+          runs,
+          starts,
+          to,
+        );
         break;
       case 2:
-        gather16(target.u16, flats.map((flat) => flat.u16), runs, starts, to);
+        gather16(
+          target.u16,
+          flats.map((flat) => flat.u16),
+          runs,
+          starts,
+          to,
+        );
         break;
       default:
-        gather8(target.u8, flats.map((flat) => flat.u8), runs, starts, to);
+        gather8(
+          target.u8,
+          flats.map((flat) => flat.u8),
+          runs,
+          starts,
+          to,
+        );
     }
   }
 }
@@ -362,7 +405,12 @@ export function mergeSliceInto(out: ColumnSet, sources: readonly RingRows[], shi
 const LONG_RUN = 64;
 
 function gather64(
-  out: Float64Array, sources: readonly Float64Array[], shift: ArrayLike<number> | null, runs: MergeRuns, starts: readonly number[], at: number,
+  out: Float64Array,
+  sources: readonly Float64Array[],
+  shift: ArrayLike<number> | null,
+  runs: MergeRuns,
+  starts: readonly number[],
+  at: number,
 ): void {
   let to = at;
   for (let k = 0; k < runs.count; k++) {

@@ -8,18 +8,36 @@ import { attrOf, ByteWriter, concat, eventOf, prng, readBlock, sampleRecord } fr
 import type { TracepointValue } from './tracepoint';
 import type { DecodedSnapshot, RecordColumns } from './types';
 
-const field = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField =>
-  ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
+const field = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField => ({
+  name,
+  declaration,
+  offset,
+  size,
+  signed,
+  arrayLength: 0,
+  location: 'inline',
+  isString: false,
+  ...extra,
+});
 
 /** A format with every kind of field decodeTracepoint knows, its dynamic data from byte 72. */
 const FORMAT: TracepointFormat = {
-  system: 'test', name: 'every_kind', id: 7, printFormat: '',
+  system: 'test',
+  name: 'every_kind',
+  id: 7,
+  printFormat: '',
   fields: [
-    field('common_type', 'unsigned short common_type', 0, 2, false), field('common_flags', 'unsigned char common_flags', 2, 1, false),
-    field('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false), field('common_pid', 'int common_pid', 4, 4, true),
-    field('comm', 'char comm[16]', 8, 16, false, { arrayLength: 16, isString: true }), field('pid', 'pid_t pid', 24, 4, true),
-    field('state', 'long state', 32, 8, true), field('p', 'void * p', 40, 8, false), field('u16f', 'u16 u16f', 48, 2, false),
-    field('u8f', 'u8 u8f', 50, 1, false), field('bits', 'struct three bits', 51, 3, false),
+    field('common_type', 'unsigned short common_type', 0, 2, false),
+    field('common_flags', 'unsigned char common_flags', 2, 1, false),
+    field('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false),
+    field('common_pid', 'int common_pid', 4, 4, true),
+    field('comm', 'char comm[16]', 8, 16, false, { arrayLength: 16, isString: true }),
+    field('pid', 'pid_t pid', 24, 4, true),
+    field('state', 'long state', 32, 8, true),
+    field('p', 'void * p', 40, 8, false),
+    field('u16f', 'u16 u16f', 48, 2, false),
+    field('u8f', 'u8 u8f', 50, 1, false),
+    field('bits', 'struct three bits', 51, 3, false),
     field('arr', 'int arr[2]', 56, 8, true, { arrayLength: 2 }),
     field('name', '__data_loc char[] name', 64, 4, false, { location: 'data_loc', isString: true }),
     field('ids', '__rel_loc u32[] ids', 68, 4, false, { location: 'rel_loc' }),
@@ -33,10 +51,31 @@ const NAMES = ['comm', 'pid', 'state', 'p', 'u16f', 'u8f', 'bits', 'arr', 'name'
 function payload(random: () => number): Uint8Array {
   const comm = new Uint8Array(16);
   comm.set(new TextEncoder().encode(`task-${Math.floor(random() * 1000)}`));
-  return new ByteWriter().u16(7).u8(0).u8(0).u32(42).raw(comm).u32(Math.floor(random() * 2 ** 31)).u32(0)
-    .u64(BigInt(Math.floor(random() * 2 ** 40)) - (1n << 39n)).u64(0xffffffff81000000n + BigInt(Math.floor(random() * 4096)))
-    .u16(0xfffe).u8(200).u8(1).u8(2).u8(3).u8(9).u8(0).u32(-5 >>> 0).u32(6)
-    .u32((6 << 16) | 72).u32((8 << 16) | 6).raw(new TextEncoder().encode('hello\0')).u32(7).u32(9).toBytes();
+  return new ByteWriter()
+    .u16(7)
+    .u8(0)
+    .u8(0)
+    .u32(42)
+    .raw(comm)
+    .u32(Math.floor(random() * 2 ** 31))
+    .u32(0)
+    .u64(BigInt(Math.floor(random() * 2 ** 40)) - (1n << 39n))
+    .u64(0xffffffff81000000n + BigInt(Math.floor(random() * 4096)))
+    .u16(0xfffe)
+    .u8(200)
+    .u8(1)
+    .u8(2)
+    .u8(3)
+    .u8(9)
+    .u8(0)
+    .u32(-5 >>> 0)
+    .u32(6)
+    .u32((6 << 16) | 72)
+    .u32((8 << 16) | 6)
+    .raw(new TextEncoder().encode('hello\0'))
+    .u32(7)
+    .u32(9)
+    .toBytes();
 }
 
 type Damage = 'none' | 'short payload' | 'dynamic past end' | 'cut record' | 'payload past record' | 'huge count' | 'not a sample';
@@ -81,13 +120,30 @@ function sampleOf(event: EventDescription, random: () => number, damage: Damage)
 /** FORMAT without its dynamic fields (a payload too short for it has no dynamic field to say so). */
 const INLINE_FORMAT: TracepointFormat = { ...FORMAT, fields: FORMAT.fields.filter((f) => f.location === 'inline') };
 
-const tracepointEvent = (index: number, sampleType: number, readFormat = 0, format = FORMAT): EventDescription =>
-  ({ ...eventOf(index, attrOf(sampleType, { readFormat })), tracepoint: format });
+const tracepointEvent = (index: number, sampleType: number, readFormat = 0, format = FORMAT): EventDescription => ({
+  ...eventOf(index, attrOf(sampleType, { readFormat })),
+  tracepoint: format,
+});
 
 const EVENTS: EventDescription[] = [
   tracepointEvent(0, Sample.TID | Sample.TIME | Sample.CPU | Sample.RAW),
-  tracepointEvent(1, Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ID | Sample.CPU | Sample.PERIOD | Sample.READ
-    | Sample.CALLCHAIN | Sample.RAW | Sample.WEIGHT | Sample.DATA_SRC | Sample.PHYS_ADDR, ReadFormat.GROUP | ReadFormat.TOTAL_TIME_ENABLED | ReadFormat.ID),
+  tracepointEvent(
+    1,
+    Sample.IDENTIFIER |
+      Sample.IP |
+      Sample.TID |
+      Sample.TIME |
+      Sample.ID |
+      Sample.CPU |
+      Sample.PERIOD |
+      Sample.READ |
+      Sample.CALLCHAIN |
+      Sample.RAW |
+      Sample.WEIGHT |
+      Sample.DATA_SRC |
+      Sample.PHYS_ADDR,
+    ReadFormat.GROUP | ReadFormat.TOTAL_TIME_ENABLED | ReadFormat.ID,
+  ),
   tracepointEvent(2, Sample.TID | Sample.TIME | Sample.READ | Sample.RAW | Sample.WEIGHT_STRUCT, ReadFormat.TOTAL_TIME_RUNNING | ReadFormat.LOST),
   // A field after RAW whose size varies per record: read through decodeRecordAt.
   tracepointEvent(3, Sample.TID | Sample.TIME | Sample.CALLCHAIN | Sample.RAW | Sample.BRANCH_STACK),
@@ -102,13 +158,24 @@ function snapshotOf(records: readonly Uint8Array[], events: readonly number[]): 
   const columns = Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [name, newColumn(name, n)])) as unknown as RecordColumns;
   let at = 0;
   records.forEach((record, i) => {
-    columns.offset[i] = at; columns.event[i] = events[i]; columns.kind[i] = RecordType.SAMPLE;
+    columns.offset[i] = at;
+    columns.event[i] = events[i];
+    columns.kind[i] = RecordType.SAMPLE;
     at += record.length;
   });
   const bytes = concat(records);
   const ring: RingCopy = {
-    ringId: 0, label: 'ring0', cpu: 0, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length,
-    bytesWritten: BigInt(bytes.length), path: 'paused',
+    ringId: 0,
+    label: 'ring0',
+    cpu: 0,
+    tid: -1,
+    direction: 'forward',
+    defaultEvent: 0,
+    bytes,
+    validBytes: bytes.length,
+    dataSize: bytes.length,
+    bytesWritten: BigInt(bytes.length),
+    path: 'paused',
   };
   return { events: EVENTS, rings: [ring], columns: { ...columns, length: n, timeOriginNs: 0n }, coverage: [], anomalies: [] };
 }
@@ -140,13 +207,22 @@ describe('decode/raw-fields', () => {
       }
       const what = `row ${row}: event ${events[row]}, ${damages[row]}`;
       assert.equal(read(row, out), expected !== undefined, what);
-      if (expected) assert.deepEqual(out, NAMES.map((name) => expected[name]), what);
+      if (expected)
+        assert.deepEqual(
+          out,
+          NAMES.map((name) => expected[name]),
+          what,
+        );
       const key = `${events[row]}:${damages[row]}:${expected !== undefined}`;
       read_.set(key, (read_.get(key) ?? 0) + 1);
     }
     // Every tracepoint layout read undamaged records, and every damage was left out somewhere.
     for (const event of [0, 1, 2, 3, 6]) assert.ok(read_.has(`${event}:none:true`), `event ${event} read: ${[...read_.keys()]}`);
-    for (const damage of DAMAGE) assert.ok([...read_.keys()].some((k) => k.endsWith(`:${damage}:false`)), `${damage} left out: ${[...read_.keys()]}`);
+    for (const damage of DAMAGE)
+      assert.ok(
+        [...read_.keys()].some((k) => k.endsWith(`:${damage}:false`)),
+        `${damage} left out: ${[...read_.keys()]}`,
+      );
     assert.equal(read(-1, out), false);
     assert.equal(read(records.length, out), false);
   });

@@ -26,14 +26,14 @@ type EventPlan =
   | { readonly path: 'none' }
   | { readonly path: 'full'; readonly names: readonly string[] }
   | {
-    readonly path: 'fast';
-    readonly info: ParseInfo;
-    /** Bytes of the sample fields after RAW, all of which must fit the record. */
-    readonly tailBytes: number;
-    readonly payloadFits: (view: DataView, raw: number, rawLength: number) => boolean;
-    /** Per name: its reader, or null when the format has no such (non-common) field. */
-    readonly readers: readonly (TracepointFieldReader | null)[];
-  };
+      readonly path: 'fast';
+      readonly info: ParseInfo;
+      /** Bytes of the sample fields after RAW, all of which must fit the record. */
+      readonly tailBytes: number;
+      readonly payloadFits: (view: DataView, raw: number, rawLength: number) => boolean;
+      /** Per name: its reader, or null when the format has no such (non-common) field. */
+      readonly readers: readonly (TracepointFieldReader | null)[];
+    };
 
 function planOf(event: EventDescription | undefined, names: readonly string[]): EventPlan {
   const format = event?.tracepoint;
@@ -103,7 +103,10 @@ export function rawFieldsReader(snapshot: DecodedSnapshot, names: readonly strin
     const eventIndex = eventColumn[row];
     let plan = plans.get(eventIndex);
     if (!plan) {
-      plan = planOf(snapshot.events.find((e) => e.index === eventIndex), names);
+      plan = planOf(
+        snapshot.events.find((e) => e.index === eventIndex),
+        names,
+      );
       plans.set(eventIndex, plan);
     }
     if (plan.path === 'none') return false;
@@ -122,7 +125,10 @@ export function rawFieldsReader(snapshot: DecodedSnapshot, names: readonly strin
     const ring = snapshot.rings[ringColumn[row]];
     if (!ring) return false;
     let view = views.get(ring);
-    if (!view) { view = new DataView(ring.bytes.buffer, ring.bytes.byteOffset, ring.bytes.length); views.set(ring, view); }
+    if (!view) {
+      view = new DataView(ring.bytes.buffer, ring.bytes.byteOffset, ring.bytes.length);
+      views.set(ring, view);
+    }
     const raw = payloadStart(view, offsetColumn[row], plan.info, plan.tailBytes);
     if (raw < 0) return false;
     const rawLength = view.getUint32(raw - 4, true);

@@ -30,15 +30,42 @@ function everythingSample() {
   const readFormat = ReadFormat.GROUP | ReadFormat.TOTAL_TIME_ENABLED | ReadFormat.TOTAL_TIME_RUNNING | ReadFormat.ID | ReadFormat.LOST;
   const attr = attrOf(sampleType, { readFormat, sampleRegsUser: 0b101n, sampleRegsIntr: 0xffn, branchSampleType: 1n << 17n });
   const tail = new ByteWriter()
-    .raw(readBlock(readFormat, [{ value: 11n, id: 1n, lost: 0n }, { value: 22n, id: 2n, lost: 3n }], 1000n, 900n))
-    .u64(5n).u64(KERNEL_MARK).u64(0xffffffff81234567n).u64(0xffffffff81000010n).u64(USER_MARK).u64(0x401136n) // callchain
-    .u32(12).raw([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) // raw: 4 + 12 = 16
-    .u64(2n).u64(7n) // branch nr, hw_idx
-    .u64(0x401000n).u64(0x402000n).u64(1n | (123n << 4n) | (3n << 20n))
-    .u64(0x403000n).u64(0x404000n).u64(2n)
-    .u64(2n).u64(0xaan).u64(0xccn) // regs user: abi 64, r0, r2
-    .u64(16n).raw(Array.from({ length: 16 }, (_, i) => i)).u64(10n) // stack user
-    .u32(0x11223344).u16(0x5566).u16(0x7788) // weight struct
+    .raw(
+      readBlock(
+        readFormat,
+        [
+          { value: 11n, id: 1n, lost: 0n },
+          { value: 22n, id: 2n, lost: 3n },
+        ],
+        1000n,
+        900n,
+      ),
+    )
+    .u64(5n)
+    .u64(KERNEL_MARK)
+    .u64(0xffffffff81234567n)
+    .u64(0xffffffff81000010n)
+    .u64(USER_MARK)
+    .u64(0x401136n) // callchain
+    .u32(12)
+    .raw([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) // raw: 4 + 12 = 16
+    .u64(2n)
+    .u64(7n) // branch nr, hw_idx
+    .u64(0x401000n)
+    .u64(0x402000n)
+    .u64(1n | (123n << 4n) | (3n << 20n))
+    .u64(0x403000n)
+    .u64(0x404000n)
+    .u64(2n)
+    .u64(2n)
+    .u64(0xaan)
+    .u64(0xccn) // regs user: abi 64, r0, r2
+    .u64(16n)
+    .raw(Array.from({ length: 16 }, (_, i) => i))
+    .u64(10n) // stack user
+    .u32(0x11223344)
+    .u16(0x5566)
+    .u16(0x7788) // weight struct
     .u64(0x1234n) // data src
     .u64(0x55n) // transaction
     .u64(0n) // regs intr abi NONE: no registers follow
@@ -46,7 +73,8 @@ function everythingSample() {
     .u64(99n) // cgroup
     .u64(4096n) // data page size
     .u64(2097152n) // code page size
-    .u64(8n).raw([9, 8, 7, 6, 5, 4, 3, 2]) // aux
+    .u64(8n)
+    .raw([9, 8, 7, 6, 5, 4, 3, 2]) // aux
     .toBytes();
   const bytes = sampleRecord(
     sampleType,
@@ -75,11 +103,20 @@ describe('decode/record', () => {
     const read = f.read as ReadBlock;
     assert.equal(read.timeEnabled, 1000n);
     assert.equal(read.timeRunning, 900n);
-    assert.deepEqual(read.values, [{ value: 11n, id: 1n, lost: 0n }, { value: 22n, id: 2n, lost: 3n }]);
+    assert.deepEqual(read.values, [
+      { value: 11n, id: 1n, lost: 0n },
+      { value: 22n, id: 2n, lost: 3n },
+    ]);
     const chain = f.callchain as CallchainFrame[];
     assert.deepEqual(
       chain.map((frame) => [frame.context, frame.isMarker]),
-      [['kernel', true], ['kernel', false], ['kernel', false], ['user', true], ['user', false]],
+      [
+        ['kernel', true],
+        ['kernel', false],
+        ['kernel', false],
+        ['user', true],
+        ['user', false],
+      ],
     );
     assert.equal(chain[4].ip, 0x401136n);
     assert.deepEqual(Array.from(f.raw as Uint8Array), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
@@ -116,7 +153,11 @@ describe('decode/record', () => {
     const attr = attrOf(st, { readFormat, branchSampleType: 1n << 19n });
     const tail = new ByteWriter()
       .raw(readBlock(readFormat, [{ value: 5n, id: 9n }], 0n, 44n))
-      .u64(1n).u64(1n).u64(2n).u64(0n).u64(6n) // 1 branch, then its counter
+      .u64(1n)
+      .u64(1n)
+      .u64(2n)
+      .u64(0n)
+      .u64(6n) // 1 branch, then its counter
       .u64(0n) // stack size 0: no data, no dyn_size
       .u64(300n)
       .toBytes();
@@ -172,12 +213,21 @@ describe('decode/record', () => {
       [
         RecordType.MMAP2,
         Misc.MMAP_BUILD_ID,
-        w().u32(10).u32(10).u64(0x1000n).u64(0x1000n).u64(0n).u8(4).u8(0).u16(0).raw([
-          0xde,
-          0xad,
-          0xbe,
-          0xef,
-        ]).raw(new Uint8Array(16)).u32(5).u32(2).cstring('/x').toBytes(),
+        w()
+          .u32(10)
+          .u32(10)
+          .u64(0x1000n)
+          .u64(0x1000n)
+          .u64(0n)
+          .u8(4)
+          .u8(0)
+          .u16(0)
+          .raw([0xde, 0xad, 0xbe, 0xef])
+          .raw(new Uint8Array(16))
+          .u32(5)
+          .u32(2)
+          .cstring('/x')
+          .toBytes(),
         { pid: 10, tid: 10, addr: 0x1000n, len: 0x1000n, pgoff: 0n, buildId: 'deadbeef', prot: 5, flags: 2, filename: '/x', data: false },
       ],
       [RecordType.AUX, 0, w().u64(64n).u64(128n).u64(1n).toBytes(), { auxOffset: 64n, auxSize: 128n, flags: 1n }],
@@ -189,7 +239,14 @@ describe('decode/record', () => {
         RecordType.NAMESPACES,
         0,
         w().u32(10).u32(10).u64(2n).u64(1n).u64(2n).u64(3n).u64(4n).toBytes(),
-        { pid: 10, tid: 10, namespaces: [{ dev: 1n, inode: 2n }, { dev: 3n, inode: 4n }] },
+        {
+          pid: 10,
+          tid: 10,
+          namespaces: [
+            { dev: 1n, inode: 2n },
+            { dev: 3n, inode: 4n },
+          ],
+        },
       ],
       [
         RecordType.KSYMBOL,
@@ -210,7 +267,13 @@ describe('decode/record', () => {
         RecordType.CALLCHAIN_DEFERRED,
         0,
         w().u64(0xc00c1en).u64(2n).u64(USER_MARK).u64(0x401000n).toBytes(),
-        { cookie: 0xc00c1en, callchain: [{ ip: USER_MARK, context: 'user', isMarker: true }, { ip: 0x401000n, context: 'user', isMarker: false }] },
+        {
+          cookie: 0xc00c1en,
+          callchain: [
+            { ip: USER_MARK, context: 'user', isMarker: true },
+            { ip: 0x401000n, context: 'user', isMarker: false },
+          ],
+        },
       ],
     ];
     for (const [type, misc, body, expected] of cases) {
@@ -252,7 +315,9 @@ describe('decode/record', () => {
   it('decodes a row of a snapshot on demand, with the event its id maps to', () => {
     const st = Sample.IDENTIFIER | Sample.IP | Sample.TIME;
     const events = [eventOf(0, attrOf(st), [1n], 'a'), eventOf(1, attrOf(st), [2n], 'b')];
-    const ring = ringFromRecords([sampleRecord(st, { id: 2n, ip: 0x10n, time: 5n }), sampleRecord(st, { id: 1n, ip: 0x20n, time: 6n })], 256, 'backward', { cpu: 3 });
+    const ring = ringFromRecords([sampleRecord(st, { id: 2n, ip: 0x10n, time: 5n }), sampleRecord(st, { id: 1n, ip: 0x20n, time: 6n })], 256, 'backward', {
+      cpu: 3,
+    });
     const snapshot = decodeSnapshot({ events, rings: [ring] });
     const first = decodeRecordAt(snapshot, 0);
     assert.equal(first.event, 'b');

@@ -445,7 +445,12 @@ export function decodeRecordBytes(bytes: Uint8Array, offset: number, event: Even
   const typeName = RECORD_TYPE_NAMES[type];
   const eventName = event?.name;
   if (typeName === undefined) {
-    return { type: `RAW_${type}`, ...(eventName !== undefined ? { event: eventName } : {}), misc, fields: { bytes: hex(bytes.subarray(offset + 8, offset + size)) } };
+    return {
+      type: `RAW_${type}`,
+      ...(eventName !== undefined ? { event: eventName } : {}),
+      misc,
+      fields: { bytes: hex(bytes.subarray(offset + 8, offset + size)) },
+    };
   }
   const info = event ? parseInfoFor(event) : undefined;
   const name = typeName;
@@ -453,8 +458,16 @@ export function decodeRecordBytes(bytes: Uint8Array, offset: number, event: Even
     if (!info) throw new DecodeError(offset, 'SAMPLE', 'no event describes this sample');
     const fields = decodeSample(new RecordCursor(bytes, offset + 8, offset + size, 'SAMPLE'), info, event);
     const pid = typeof fields.pid === 'number' ? fields.pid : undefined;
-    return recordOf(name, eventName, misc, typeof fields.time === 'bigint' ? fields.time : undefined, pid, pid !== undefined ? fields.tid as number : undefined,
-      typeof fields.cpu === 'number' ? fields.cpu : undefined, fields);
+    return recordOf(
+      name,
+      eventName,
+      misc,
+      typeof fields.time === 'bigint' ? fields.time : undefined,
+      pid,
+      pid !== undefined ? (fields.tid as number) : undefined,
+      typeof fields.cpu === 'number' ? fields.cpu : undefined,
+      fields,
+    );
   }
   const trailerSize = info?.trailer.size ?? 0;
   if (size < 8 + trailerSize) throw new DecodeError(offset, `${name}.sampleId`, `record of ${size} bytes cannot hold a ${trailerSize}-byte sample_id trailer`);
@@ -477,8 +490,16 @@ export function decodeRecordBytes(bytes: Uint8Array, offset: number, event: Even
  * JSON shows them: conditional spreads cost more than the decode itself, and a busy side-band
  * is hundreds of thousands of records.
  */
-function recordOf(type: string, event: string | undefined, misc: number, timeNs: bigint | undefined, pid: number | undefined, tid: number | undefined,
-  cpu: number | undefined, fields: Record<string, unknown>): DecodedRecord {
+function recordOf(
+  type: string,
+  event: string | undefined,
+  misc: number,
+  timeNs: bigint | undefined,
+  pid: number | undefined,
+  tid: number | undefined,
+  cpu: number | undefined,
+  fields: Record<string, unknown>,
+): DecodedRecord {
   const record: { -readonly [K in keyof DecodedRecord]?: DecodedRecord[K] } = event !== undefined ? { type, event, misc } : { type, misc };
   if (timeNs !== undefined) record.timeNs = timeNs;
   if (pid !== undefined) record.pid = pid;

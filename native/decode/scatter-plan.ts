@@ -89,7 +89,12 @@ export type ScatterPlanRun = Generator<ScatterStep, DecodedSnapshot | null, Step
  * back, when the times span 2^53 ns or more. The caller began the arena's snapshot.
  */
 export function scatterPlan(
-  raw: SnapshotInput, tables: EventTables, sets: SetSource, arena: ColumnArena | undefined, threads: ScatterThreads, counts?: ScatterCounts,
+  raw: SnapshotInput,
+  tables: EventTables,
+  sets: SetSource,
+  arena: ColumnArena | undefined,
+  threads: ScatterThreads,
+  counts?: ScatterCounts,
 ): ScatterPlanRun | null {
   const withRecords = flightRecordersWithRecords(raw.rings);
   if (withRecords.length < 2) return null;
@@ -101,8 +106,13 @@ export function scatterPlan(
 }
 
 function* scatterRun(
-  raw: SnapshotInput, tables: EventTables, sets: SetSource, arena: ColumnArena | undefined, threads: ScatterThreads,
-  memory: SnapshotMemory | null, counts: ScatterCounts | undefined,
+  raw: SnapshotInput,
+  tables: EventTables,
+  sets: SetSource,
+  arena: ColumnArena | undefined,
+  threads: ScatterThreads,
+  memory: SnapshotMemory | null,
+  counts: ScatterCounts | undefined,
 ): ScatterPlanRun {
   const first = yield* scatterOnce(raw, tables, sets, arena, threads, memory, true, counts);
   if (first !== REDO) return first;
@@ -117,8 +127,14 @@ function* scatterRun(
 const REDO = Symbol('redo with every ring keyed');
 
 function* scatterOnce(
-  raw: SnapshotInput, tables: EventTables, sets: SetSource, arena: ColumnArena | undefined, threads: ScatterThreads,
-  memory: SnapshotMemory | null, inPlace: boolean, counts: ScatterCounts | undefined,
+  raw: SnapshotInput,
+  tables: EventTables,
+  sets: SetSource,
+  arena: ColumnArena | undefined,
+  threads: ScatterThreads,
+  memory: SnapshotMemory | null,
+  inPlace: boolean,
+  counts: ScatterCounts | undefined,
 ): Generator<ScatterStep, DecodedSnapshot | null | typeof REDO, StepOutcome> {
   const rings = raw.rings;
   const { decodes, known, backward } = sideBandFirst(rings, tables, sets);
@@ -152,7 +168,7 @@ function* scatterOnce(
       giveDecoded();
       throw error;
     }
-    if (keyed.kind !== 'key' || keyed.rings.length !== toKey.length) throw new Error('the scatter plan\'s key step answered something else');
+    if (keyed.kind !== 'key' || keyed.rings.length !== toKey.length) throw new Error("the scatter plan's key step answered something else");
     toKey.forEach((r, i) => {
       const outcome = keyed.rings[i];
       if ('keyed' in outcome) {
@@ -208,7 +224,7 @@ function* scatterOnce(
   let notUniform: boolean;
   try {
     const written = yield { kind: 'write', slices, out, sources, shift, plan };
-    if (written.kind !== 'write') throw new Error('the scatter plan\'s write step answered something else');
+    if (written.kind !== 'write') throw new Error("the scatter plan's write step answered something else");
     notUniform = written.failed;
     if (memory && plan && !notUniform) {
       // The side-band rows, then the records each slice listed (not plain samples), into their rows.
@@ -237,8 +253,14 @@ function* scatterOnce(
  * small); a ring keyRing does not take is decoded into rows of its own from `sets`.
  */
 export function keyOrDecode(
-  ring: RingCopy, ringNumber: number, tables: EventTables, known: TimeMark, sets: SetSource,
-  place: KeyArraysInMemory | null, scratch: KeyScratch | null, fresh: (rows: number) => KeyScratch,
+  ring: RingCopy,
+  ringNumber: number,
+  tables: EventTables,
+  known: TimeMark,
+  sets: SetSource,
+  place: KeyArraysInMemory | null,
+  scratch: KeyScratch | null,
+  fresh: (rows: number) => KeyScratch,
 ): KeyOutcome {
   const inMemory = place ? keyRunIn(place) : null;
   const keyed = inMemory ? keyRing(ring, tables, inMemory.scratch, fresh, inMemory.engine) : keyRing(ring, tables, scratch, fresh);
@@ -276,7 +298,8 @@ export function decodeScattered(raw: SnapshotInput, tables: EventTables, sets: S
 function runHere(step: ScatterStep, tables: EventTables, sets: SetSource): StepOutcome {
   if (step.kind === 'key') {
     const rings = step.rings.map((r) =>
-      keyOrDecode(step.shared[r], r, tables, step.known, sets, step.memory?.keyPlaceOf(step.shared[r].bytes, 0) ?? null, null, freshKeyScratch));
+      keyOrDecode(step.shared[r], r, tables, step.known, sets, step.memory?.keyPlaceOf(step.shared[r].bytes, 0) ?? null, null, freshKeyScratch),
+    );
     return { kind: 'key', rings };
   }
   const [slice] = step.slices;

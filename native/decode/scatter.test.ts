@@ -7,8 +7,18 @@ import { eventTables } from './decode-ring';
 import { OTHER_RECORD, keyRing } from './scatter';
 import { sharedKeyScratch, type KeyScratch } from './key-scratch';
 import {
-  attrOf, ByteWriter, columnByteDifferences, commRecord, eventOf, header, otherRecord, randomPerCpuSnapshot, recordByRecordMismatches,
-  ringFromRecords, sampleRecord, throttleRecord,
+  attrOf,
+  ByteWriter,
+  columnByteDifferences,
+  commRecord,
+  eventOf,
+  header,
+  otherRecord,
+  randomPerCpuSnapshot,
+  recordByRecordMismatches,
+  ringFromRecords,
+  sampleRecord,
+  throttleRecord,
 } from './test-records';
 import type { RingCopy } from '../abi/snapshot';
 
@@ -54,14 +64,25 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
   it('grows past the room the newest record suggests, keeping every key, and reuses scratch that is big enough', () => {
     // 900 small samples under one newest sample of over 1 KiB: the first estimate of the row count is far too small.
     const wide = [eventOf(0, attrOf(HOT, { flags: { sampleIdAll: true } }), [11n]), eventOf(1, attrOf(HOT | Sample.RAW), [12n])];
-    const bigOf = sampleRecord(HOT | Sample.RAW, { id: 12n, ip: 1n, pid: 1, tid: 2, time: 9_000_000n, cpu: 0, period: 1n,
-      tail: new ByteWriter().u32(1020).raw(new Uint8Array(1020)).toBytes() });
+    const bigOf = sampleRecord(HOT | Sample.RAW, {
+      id: 12n,
+      ip: 1n,
+      pid: 1,
+      tid: 2,
+      time: 9_000_000n,
+      cpu: 0,
+      period: 1n,
+      tail: new ByteWriter().u32(1020).raw(new Uint8Array(1020)).toBytes(),
+    });
     assert.ok(bigOf.length > 1000);
     const ring = backward([...Array.from({ length: 900 }, (_, i) => hot(i, 1000n + BigInt(i))), bigOf]);
     const keyed = keyRing(ring, eventTables(wide), null, sharedKeyScratch);
     assert.ok(keyed);
     assert.equal(keyed.count, 901);
-    assert.deepEqual(Array.from(keyed.scratch.time.subarray(keyed.first, keyed.first + 3)), [0, 1, 2].map((i) => i + 1000 - 9_000_000));
+    assert.deepEqual(
+      Array.from(keyed.scratch.time.subarray(keyed.first, keyed.first + 3)),
+      [0, 1, 2].map((i) => i + 1000 - 9_000_000),
+    );
     assert.equal(keyed.scratch.position[keyed.first + 900], 1);
     assert.equal(keyed.onlyPosition, -1, 'two events');
     const single = decodeSnapshot({ events: wide, rings: [ring] });
@@ -116,7 +137,10 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
       const single = decodeSnapshot({ events, rings: [ring] });
       assert.deepEqual(Array.from(keyed.scratch.offset.subarray(keyed.first, keyed.first + keyed.count)), Array.from(single.columns.offset));
       const times = Array.from(keyed.scratch.time.subarray(keyed.first, keyed.first + keyed.count));
-      assert.equal(keyed.sorted, times.every((time, i) => i === 0 || time >= times[i - 1]));
+      assert.equal(
+        keyed.sorted,
+        times.every((time, i) => i === 0 || time >= times[i - 1]),
+      );
     }
     // Out of order as walked, in order once placed (the merge reads them placed); and a LOST record
     // below the record before it even where it is placed.
@@ -149,7 +173,11 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
         if (!keys) continue;
         keyed++;
         const times = Array.from(keys.scratch.time.subarray(keys.first, keys.first + keys.count));
-        assert.equal(keys.sorted, times.every((time, i) => time === time && (i === 0 || time >= times[i - 1])), `seed ${seed} ring ${ring.ringId}`);
+        assert.equal(
+          keys.sorted,
+          times.every((time, i) => time === time && (i === 0 || time >= times[i - 1])),
+          `seed ${seed} ring ${ring.ringId}`,
+        );
       }
     }
     assert.equal(keyed, rings);
@@ -167,7 +195,11 @@ describe('decode/scatter: keying flight-recorder rings for the scatter decode', 
       assert.equal(direct !== null, multiRing, `seed ${seed}: the scatter path takes every snapshot of two rings or more`);
       if (direct) scattered++;
       const fromArena = decodeSnapshot(input, { arena });
-      for (const [label, decoded] of [['decodeSnapshot', decodeSnapshot(input)], ['decodeScattered', direct ?? merged], ['arena', fromArena]] as const) {
+      for (const [label, decoded] of [
+        ['decodeSnapshot', decodeSnapshot(input)],
+        ['decodeScattered', direct ?? merged],
+        ['arena', fromArena],
+      ] as const) {
         assert.deepEqual(columnByteDifferences(decoded.columns, merged.columns), [], `seed ${seed} ${label}`);
         assert.deepEqual(decoded.coverage, merged.coverage, `seed ${seed} ${label}`);
         assert.deepEqual(decoded.anomalies, merged.anomalies, `seed ${seed} ${label}`);

@@ -70,7 +70,11 @@ export interface KeyedRing {
  * bigger arrays are made with `fresh`.
  */
 export function keyRing(
-  ring: RingCopy, tables: EventTables, scratch: KeyScratch | null, fresh: (rows: number) => KeyScratch, engine: KeyRunEngine | null = null,
+  ring: RingCopy,
+  tables: EventTables,
+  scratch: KeyScratch | null,
+  fresh: (rows: number) => KeyScratch,
+  engine: KeyRunEngine | null = null,
 ): KeyedRing | null {
   if (ring.direction !== 'backward' || tables.layouts.length === 0) return null;
   const u32 = u32View(ring.bytes);
@@ -289,8 +293,15 @@ export function keyRing(
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
   return {
-    scratch: keys, first: capacity - rows, count: rows, onlyPosition: layouts || otherRecords > 0 ? -1 : Math.max(layoutPosition, 0),
-    samplePosition: layouts ? -1 : Math.max(layoutPosition, 0), otherRecords, sorted, state, anomalies,
+    scratch: keys,
+    first: capacity - rows,
+    count: rows,
+    onlyPosition: layouts || otherRecords > 0 ? -1 : Math.max(layoutPosition, 0),
+    samplePosition: layouts ? -1 : Math.max(layoutPosition, 0),
+    otherRecords,
+    sorted,
+    state,
+    anomalies,
   };
 }
 
@@ -340,7 +351,12 @@ function timesOf(source: ScatterSource): Float64Array {
  */
 export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, slice: MergeSlice): void {
   const times = scatterTimes(sources);
-  const cursor = new MergeCursor(times, times.map((t) => t.length), shift, slice);
+  const cursor = new MergeCursor(
+    times,
+    times.map((t) => t.length),
+    shift,
+    slice,
+  );
   const ringCount = sources.length;
   // Each keyed ring's arrays, by ring number (empty stand-ins for rings copied as rows).
   const words: Uint32Array[] = [];
@@ -381,7 +397,21 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
   let fastPosition = -1;
   const flat = out.flat();
   const fast: FastRuns = {
-    times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed, flat, position: -1, event: 0, pidTid: 0, cpu: 0, ip: 0, pending: false,
+    times,
+    shift,
+    words,
+    offsetsOf,
+    positionsOf,
+    onlyOf,
+    firstOf,
+    keyed,
+    flat,
+    position: -1,
+    event: 0,
+    pidTid: 0,
+    cpu: 0,
+    ip: 0,
+    pending: false,
   };
   let to = slice.at;
   // True when the cursor holds the rest of a run that scatterFastRuns is to take up again.
@@ -510,9 +540,22 @@ interface FastRuns {
 function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume: boolean): number {
   const { times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed } = fast;
   const { f64, u32: w32, u16: w16, u8: w8, at } = fast.flat;
-  const timeAt = at.time, kindAt = at.kind, miscAt = at.misc, eventAt = at.event, pidAt = at.pid, tidAt = at.tid;
-  const cpuAt = at.cpu, ipHiAt = at.ipHi, ipLoAt = at.ipLo, ringAt = at.ring, offsetAt = at.offset;
-  const position = fast.position, event = fast.event, pidTid = fast.pidTid, cpu = fast.cpu, ip = fast.ip;
+  const timeAt = at.time,
+    kindAt = at.kind,
+    miscAt = at.misc,
+    eventAt = at.event,
+    pidAt = at.pid,
+    tidAt = at.tid;
+  const cpuAt = at.cpu,
+    ipHiAt = at.ipHi,
+    ipLoAt = at.ipLo,
+    ringAt = at.ring,
+    offsetAt = at.offset;
+  const position = fast.position,
+    event = fast.event,
+    pidTid = fast.pidTid,
+    cpu = fast.cpu,
+    ip = fast.ip;
   const SAMPLE = RecordType.SAMPLE;
   // `resume`: the cursor already holds the run to start with (the rest of one scatterSlice handed back).
   let held = resume;

@@ -17,11 +17,30 @@ const events = [eventOf(0, attrOf(HOT), [SAMPLE_ID], 'task-clock'), eventOf(1, a
 const ids = (pid: number, tid: number, time: number) => ({ pid, tid, time: BASE + BigInt(time), id: SIDEBAND_ID, cpu: 0 });
 const comm = (time: number, pid: number, tid: number, name: string) =>
   otherRecord(RecordType.COMM, 0, new ByteWriter().u32(pid).u32(tid).cstring(name).toBytes(), SIDEBAND, true, ids(pid, tid, time));
-const mmap2 = (time: number, pid: number, start: number, length: number, file: string) => otherRecord(RecordType.MMAP2, 2,
-  new ByteWriter().u32(pid).u32(pid).u64(start).u64(length).u64(0).u32(0).u32(0).u64(0).u64(0).u32(5).u32(2).cstring(file).toBytes(),
-  SIDEBAND, true, ids(pid, pid, time));
-const task = (type: number, time: number, pid: number, ppid: number, tid: number, ptid: number) => otherRecord(type, 0,
-  new ByteWriter().u32(pid).u32(ppid).u32(tid).u32(ptid).u64(BASE + BigInt(time)).toBytes(), SIDEBAND, true, ids(pid, tid, time));
+const mmap2 = (time: number, pid: number, start: number, length: number, file: string) =>
+  otherRecord(
+    RecordType.MMAP2,
+    2,
+    new ByteWriter().u32(pid).u32(pid).u64(start).u64(length).u64(0).u32(0).u32(0).u64(0).u64(0).u32(5).u32(2).cstring(file).toBytes(),
+    SIDEBAND,
+    true,
+    ids(pid, pid, time),
+  );
+const task = (type: number, time: number, pid: number, ppid: number, tid: number, ptid: number) =>
+  otherRecord(
+    type,
+    0,
+    new ByteWriter()
+      .u32(pid)
+      .u32(ppid)
+      .u32(tid)
+      .u32(ptid)
+      .u64(BASE + BigInt(time))
+      .toBytes(),
+    SIDEBAND,
+    true,
+    ids(pid, tid, time),
+  );
 const fork = (time: number, pid: number, ppid: number, tid: number, ptid: number) => task(RecordType.FORK, time, pid, ppid, tid, ptid);
 const exit = (time: number, pid: number, tid: number) => task(RecordType.EXIT, time, pid, pid, tid, tid);
 const lost = (time: number) => otherRecord(RecordType.LOST, 0, new ByteWriter().u64(SIDEBAND_ID).u64(3).toBytes(), SIDEBAND, true, ids(-1, -1, time));
@@ -95,13 +114,26 @@ function perfView(snapshot: DecodedSnapshot): string[] {
 describe('decode/sideband-prune', () => {
   it('keeps the older side-band the samples need (comms, live mappings, the forks they came through), LOST records, and all after the oldest sample', () => {
     const sideband = [
-      comm(10, 50, 50, 'gone'), mmap2(11, 50, 0x400000, 0x1000, '/bin/gone'), exit(12, 50, 50),
-      comm(20, 60, 60, 'sh'), mmap2(21, 60, 0x10000, 0x10000, '/lib/libc'), mmap2(22, 60, 0x400000, 0x1000, '/bin/old'),
-      mmap2(23, 60, 0x400000, 0x1000, '/bin/sh'), mmap2(24, 60, 0x10800, 0x800, '/lib/patch'),
-      fork(30, 70, 60, 70, 60), fork(31, 60, 60, 61, 60), mmap2(32, 70, 0x500000, 0x1000, '/bin/child'),
-      comm(33, 80, 80, 'parent'), mmap2(34, 80, 0x400000, 0x1000, '/bin/parent'), comm(35, 85, 85, 'idle'), mmap2(36, 85, 0x400000, 0x1000, '/bin/idle'),
-      lost(37), exit(38, 85, 85),
-      comm(105, 70, 70, 'renamed'), fork(110, 90, 80, 90, 80), mmap2(111, 85, 0x600000, 0x1000, '/bin/late'),
+      comm(10, 50, 50, 'gone'),
+      mmap2(11, 50, 0x400000, 0x1000, '/bin/gone'),
+      exit(12, 50, 50),
+      comm(20, 60, 60, 'sh'),
+      mmap2(21, 60, 0x10000, 0x10000, '/lib/libc'),
+      mmap2(22, 60, 0x400000, 0x1000, '/bin/old'),
+      mmap2(23, 60, 0x400000, 0x1000, '/bin/sh'),
+      mmap2(24, 60, 0x10800, 0x800, '/lib/patch'),
+      fork(30, 70, 60, 70, 60),
+      fork(31, 60, 60, 61, 60),
+      mmap2(32, 70, 0x500000, 0x1000, '/bin/child'),
+      comm(33, 80, 80, 'parent'),
+      mmap2(34, 80, 0x400000, 0x1000, '/bin/parent'),
+      comm(35, 85, 85, 'idle'),
+      mmap2(36, 85, 0x400000, 0x1000, '/bin/idle'),
+      lost(37),
+      exit(38, 85, 85),
+      comm(105, 70, 70, 'renamed'),
+      fork(110, 90, 80, 90, 80),
+      mmap2(111, 85, 0x600000, 0x1000, '/bin/late'),
     ];
     const samples = [sample(100, 70, 70, 0x500010), sample(101, 60, 61, 0x10900), sample(106, 70, 70, 0x10100), sample(112, 90, 90)];
     const raw = snapshotOf(samples, sideband);
@@ -113,7 +145,10 @@ describe('decode/sideband-prune', () => {
     assert.equal(snapshot.rings[0], raw.rings[0], 'the flight recorder is untouched');
     assert.deepEqual(perfView(decodeSnapshot(snapshot)), perfView(decodeSnapshot(raw)));
     assert.deepEqual(perfView(decodeSnapshot(snapshot)), [
-      `${BASE + 100n} 70/70 sh /bin/child`, `${BASE + 101n} 60/61 sh /lib/patch`, `${BASE + 106n} 70/70 renamed /lib/libc`, `${BASE + 112n} 90/90 parent /bin/parent`,
+      `${BASE + 100n} 70/70 sh /bin/child`,
+      `${BASE + 101n} 60/61 sh /lib/patch`,
+      `${BASE + 106n} 70/70 renamed /lib/libc`,
+      `${BASE + 112n} 90/90 parent /bin/parent`,
     ]);
   });
 

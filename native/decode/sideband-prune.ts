@@ -37,8 +37,10 @@ export interface SidebandPruning {
 export function describePruning(pruning: SidebandPruning): string | null {
   if (pruning.olderRecords === pruning.keptRecords) return null;
   const mib = (pruning.droppedBytes / (1 << 20)).toFixed(1);
-  return `side-band before the oldest sample: kept ${pruning.keptRecords} of ${pruning.olderRecords} records (the comms, mappings and forks `
-    + `the samples need; ${mib} MiB left out)`;
+  return (
+    `side-band before the oldest sample: kept ${pruning.keptRecords} of ${pruning.olderRecords} records (the comms, mappings and forks ` +
+    `the samples need; ${mib} MiB left out)`
+  );
 }
 
 /** One mapping piece of a process: [start, end) of the record at `row`, filed under `owner` (whose pid the record names). */
@@ -70,8 +72,15 @@ interface Thread {
 
 /** Record types that only set per-task state, which the replay below stands in for. */
 function isTaskState(type: number): boolean {
-  return type === RecordType.COMM || type === RecordType.FORK || type === RecordType.EXIT || type === RecordType.MMAP || type === RecordType.MMAP2
-    || type === RecordType.SWITCH || type === RecordType.SWITCH_CPU_WIDE;
+  return (
+    type === RecordType.COMM ||
+    type === RecordType.FORK ||
+    type === RecordType.EXIT ||
+    type === RecordType.MMAP ||
+    type === RecordType.MMAP2 ||
+    type === RecordType.SWITCH ||
+    type === RecordType.SWITCH_CPU_WIDE
+  );
 }
 
 /** Maps [start, end) to `row` in `proc`, cutting what it overlaps as perf's maps__fixup_overlappings does. */

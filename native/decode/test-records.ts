@@ -83,7 +83,9 @@ export function sampleRecord(sampleType: number, values: SampleValues, misc = 2)
   if (sampleType & Sample.PERIOD) body.u64(values.period ?? 0n);
   if (values.tail) body.raw(values.tail);
   const bodyBytes = body.toBytes();
-  return header(RecordType.SAMPLE, misc, 8 + bodyBytes.length).raw(bodyBytes).toBytes();
+  return header(RecordType.SAMPLE, misc, 8 + bodyBytes.length)
+    .raw(bodyBytes)
+    .toBytes();
 }
 
 /** struct sample_id trailer bytes for `sampleType`. */
@@ -111,7 +113,10 @@ export function commRecord(sampleType: number, comm: string, time: bigint, id: b
 /** A non-sample record: body (already 8-aligned) then the sample_id trailer when `sampleIdAll`. */
 export function otherRecord(type: number, misc: number, body: Uint8Array, sampleType = 0, sampleIdAll = false, ids: IdValues = {}): Uint8Array {
   const tail = sampleIdAll ? trailer(sampleType, ids) : new Uint8Array(0);
-  return header(type, misc, 8 + body.length + tail.length).raw(body).raw(tail).toBytes();
+  return header(type, misc, 8 + body.length + tail.length)
+    .raw(body)
+    .raw(tail)
+    .toBytes();
 }
 
 export function readBlock(readFormat: number, values: { value: bigint; id?: bigint; lost?: bigint }[], timeEnabled = 0n, timeRunning = 0n): Uint8Array {
@@ -180,7 +185,19 @@ export function ringFromRecords(
 
 /** A RingCopy straight from linearised bytes (for walk edge cases). */
 export function ringFromLinear(bytes: Uint8Array, direction: 'backward' | 'forward', validBytes = bytes.length, dataSize = bytes.length): RingCopy {
-  return { ringId: 0, label: 'ring0', cpu: -1, tid: -1, direction, defaultEvent: 0, bytes, validBytes, dataSize, bytesWritten: BigInt(validBytes), path: 'paused' };
+  return {
+    ringId: 0,
+    label: 'ring0',
+    cpu: -1,
+    tid: -1,
+    direction,
+    defaultEvent: 0,
+    bytes,
+    validBytes,
+    dataSize,
+    bytesWritten: BigInt(validBytes),
+    path: 'paused',
+  };
 }
 
 export function concat(parts: readonly Uint8Array[]): Uint8Array {
@@ -235,7 +252,8 @@ export function recordByRecordMismatches(snapshot: DecodedSnapshot, limit = 10):
     const time = c.time[row];
     const bulkTime = time === time ? c.timeOriginNs + BigInt(time) : undefined;
     if (record.timeNs !== undefined && bulkTime !== record.timeNs) note(row, 'time', bulkTime, record.timeNs);
-    if (record.pid !== undefined && (c.pid[row] !== record.pid || c.tid[row] !== record.tid)) note(row, 'pid/tid', `${c.pid[row]}/${c.tid[row]}`, `${record.pid}/${record.tid}`);
+    if (record.pid !== undefined && (c.pid[row] !== record.pid || c.tid[row] !== record.tid))
+      note(row, 'pid/tid', `${c.pid[row]}/${c.tid[row]}`, `${record.pid}/${record.tid}`);
     if (record.cpu !== undefined && c.cpu[row] !== record.cpu) note(row, 'cpu', c.cpu[row], record.cpu);
     const ip = record.type === 'SAMPLE' && typeof record.fields.ip === 'bigint' ? record.fields.ip : 0n;
     const bulkIp = (BigInt(c.ipHi[row]) << 32n) | BigInt(c.ipLo[row]);
@@ -266,8 +284,7 @@ export function columnDifferences(a: RecordColumns, b: RecordColumns, limit = 10
 export function columnByteDifferences(a: RecordColumns, b: RecordColumns): string[] {
   if (a.length !== b.length) return [`length ${a.length} vs ${b.length}`];
   const problems: string[] = a.timeOriginNs === b.timeOriginNs ? [] : [`timeOriginNs ${a.timeOriginNs} vs ${b.timeOriginNs}`];
-  const bytesOf = (column: RecordColumns[keyof RecordColumns] & ArrayBufferView) =>
-    new Uint8Array(column.buffer, column.byteOffset, column.byteLength);
+  const bytesOf = (column: RecordColumns[keyof RecordColumns] & ArrayBufferView) => new Uint8Array(column.buffer, column.byteOffset, column.byteLength);
   for (const name of RECORD_COLUMN_NAMES) {
     const x = bytesOf(a[name]);
     const y = bytesOf(b[name]);
@@ -313,7 +330,10 @@ export function randomPerCpuSnapshot(seed: number, maxRecords = 400, secondEvent
     for (let i = 0; i < count; i++) {
       time += BigInt(1 + Math.floor(random() * 40));
       if (random() < 0.3 && secondEvent) {
-        const tail = new ByteWriter().u32(4 + 8 * Math.floor(random() * 4)).raw(new Uint8Array(32)).toBytes();
+        const tail = new ByteWriter()
+          .u32(4 + 8 * Math.floor(random() * 4))
+          .raw(new Uint8Array(32))
+          .toBytes();
         const raw = tail.subarray(0, 4 + new DataView(tail.buffer).getUint32(0, true));
         records.push(sampleRecord(NO_IP, { id: 21n, pid: 100 + r, tid: 200 + i, time, tail: new ByteWriter().raw(raw).pad8().toBytes() }));
       } else {
@@ -340,50 +360,91 @@ export function randomPerCpuSnapshot(seed: number, maxRecords = 400, secondEvent
   return { events, rings };
 }
 
-const schedField = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField =>
-  ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
+const schedField = (
+  name: string,
+  declaration: string,
+  offset: number,
+  size: number,
+  signed: boolean,
+  extra: Partial<TracepointField> = {},
+): TracepointField => ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
 const schedComm = (name: string, offset: number) => schedField(name, `char ${name}[16]`, offset, 16, false, { arrayLength: 16, isString: true });
 
 /** sched:sched_switch as the tracefs of 6.x kernels describes it, recorded with TID, TIME, CPU and RAW. */
 export const SCHED_SWITCH: EventDescription = {
-  index: 0, name: 'sched:sched_switch', ids: [],
+  index: 0,
+  name: 'sched:sched_switch',
+  ids: [],
   attr: { type: PerfType.TRACEPOINT, config: 372n, samplePeriod: 1n, sampleType: Sample.TID | Sample.TIME | Sample.CPU | Sample.RAW, readFormat: 0, flags: {} },
   tracepoint: {
-    system: 'sched', name: 'sched_switch', id: 372, printFormat: '',
+    system: 'sched',
+    name: 'sched_switch',
+    id: 372,
+    printFormat: '',
     fields: [
-      schedField('common_type', 'unsigned short common_type', 0, 2, false), schedField('common_flags', 'unsigned char common_flags', 2, 1, false),
-      schedField('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false), schedField('common_pid', 'int common_pid', 4, 4, true),
-      schedComm('prev_comm', 8), schedField('prev_pid', 'pid_t prev_pid', 24, 4, true), schedField('prev_prio', 'int prev_prio', 28, 4, true),
-      schedField('prev_state', 'long prev_state', 32, 8, true), schedComm('next_comm', 40), schedField('next_pid', 'pid_t next_pid', 56, 4, true),
+      schedField('common_type', 'unsigned short common_type', 0, 2, false),
+      schedField('common_flags', 'unsigned char common_flags', 2, 1, false),
+      schedField('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false),
+      schedField('common_pid', 'int common_pid', 4, 4, true),
+      schedComm('prev_comm', 8),
+      schedField('prev_pid', 'pid_t prev_pid', 24, 4, true),
+      schedField('prev_prio', 'int prev_prio', 28, 4, true),
+      schedField('prev_state', 'long prev_state', 32, 8, true),
+      schedComm('next_comm', 40),
+      schedField('next_pid', 'pid_t next_pid', 56, 4, true),
       schedField('next_prio', 'int next_prio', 60, 4, true),
     ],
   },
 };
 
 /** One sched_switch: on `cpu` at `time`, prev [comm, pid, prev_state] switched out for next [comm, pid]. */
-export interface SwitchSample { time: number; cpu: number; prev: [string, number, number]; next: [string, number] }
+export interface SwitchSample {
+  time: number;
+  cpu: number;
+  prev: [string, number, number];
+  next: [string, number];
+}
 
 /** One ring of SCHED_SWITCH samples: header, pid/tid, time, cpu, then the RAW payload (u32 size, 64 bytes, 4 of padding). */
 export function schedSwitchRing(switches: readonly SwitchSample[]): RingCopy {
   const size = 8 + 8 + 8 + 8 + 4 + 68;
   const bytes = new Uint8Array(size * switches.length);
   const view = new DataView(bytes.buffer);
-  const text = (at: number, s: string) => { for (let i = 0; i < s.length; i++) bytes[at + i] = s.charCodeAt(i); };
+  const text = (at: number, s: string) => {
+    for (let i = 0; i < s.length; i++) bytes[at + i] = s.charCodeAt(i);
+  };
   switches.forEach((s, i) => {
     const at = i * size;
-    view.setUint32(at, RecordType.SAMPLE, true); view.setUint16(at + 4, 1, true); view.setUint16(at + 6, size, true);
-    view.setInt32(at + 8, s.prev[1], true); view.setInt32(at + 12, s.prev[1], true);
+    view.setUint32(at, RecordType.SAMPLE, true);
+    view.setUint16(at + 4, 1, true);
+    view.setUint16(at + 6, size, true);
+    view.setInt32(at + 8, s.prev[1], true);
+    view.setInt32(at + 12, s.prev[1], true);
     view.setBigUint64(at + 16, BigInt(s.time), true);
     view.setUint32(at + 24, s.cpu, true);
     view.setUint32(at + 32, 68, true);
     const raw = at + 36;
-    view.setUint16(raw, 372, true); view.setInt32(raw + 4, s.prev[1], true);
-    text(raw + 8, s.prev[0]); view.setInt32(raw + 24, s.prev[1], true); view.setInt32(raw + 28, 120, true);
+    view.setUint16(raw, 372, true);
+    view.setInt32(raw + 4, s.prev[1], true);
+    text(raw + 8, s.prev[0]);
+    view.setInt32(raw + 24, s.prev[1], true);
+    view.setInt32(raw + 28, 120, true);
     view.setBigInt64(raw + 32, BigInt(s.prev[2]), true);
-    text(raw + 40, s.next[0]); view.setInt32(raw + 56, s.next[1], true); view.setInt32(raw + 60, 120, true);
+    text(raw + 40, s.next[0]);
+    view.setInt32(raw + 56, s.next[1], true);
+    view.setInt32(raw + 60, 120, true);
   });
   return {
-    ringId: 0, label: 'cpu0', cpu: 0, tid: -1, direction: 'forward', defaultEvent: 0, bytes, validBytes: bytes.length, dataSize: bytes.length,
-    bytesWritten: BigInt(bytes.length), path: 'paused',
+    ringId: 0,
+    label: 'cpu0',
+    cpu: 0,
+    tid: -1,
+    direction: 'forward',
+    defaultEvent: 0,
+    bytes,
+    validBytes: bytes.length,
+    dataSize: bytes.length,
+    bytesWritten: BigInt(bytes.length),
+    path: 'paused',
   };
 }

@@ -19,7 +19,12 @@ function format(fields: TracepointField[]): TracepointFormat {
   return { system: 'test', name: 'event', id: 1, fields: [...COMMON, ...fields], printFormat: '' };
 }
 
-const common = (w: ByteWriter) => w.u16(372).u8(1).u8(2).u32(-5 >>> 0);
+const common = (w: ByteWriter) =>
+  w
+    .u16(372)
+    .u8(1)
+    .u8(2)
+    .u32(-5 >>> 0);
 
 describe('decode/tracepoint', () => {
   it('decodes sched_switch-like fields: char arrays as strings, signed and unsigned scalars', () => {
@@ -35,7 +40,17 @@ describe('decode/tracepoint', () => {
     const comm = new Uint8Array(16);
     comm.set(new TextEncoder().encode('kworker/0:1'));
     comm[12] = 0x41; // garbage after the NUL is ignored
-    const raw = common(new ByteWriter()).raw(comm).u32(1234).u32(-20 >>> 0).u64(-1n).u8(200).u8(0).u16(0xfffe).u32(0).u64(0xffffffffffffffffn).toBytes();
+    const raw = common(new ByteWriter())
+      .raw(comm)
+      .u32(1234)
+      .u32(-20 >>> 0)
+      .u64(-1n)
+      .u8(200)
+      .u8(0)
+      .u16(0xfffe)
+      .u32(0)
+      .u64(0xffffffffffffffffn)
+      .toBytes();
     assert.deepEqual(decodeTracepoint(fmt, raw), {
       prev_comm: 'kworker/0:1',
       prev_pid: 1234,
@@ -56,7 +71,14 @@ describe('decode/tracepoint', () => {
       field('args', 'unsigned long args[3]', 16, 24, false, { arrayLength: 3 }),
       field('deltas', 's32 deltas[2]', 40, 8, true, { arrayLength: 2 }),
     ]);
-    const raw = common(new ByteWriter()).u64(0x7ffc1234n).u64(1n).u64(2n).u64(3n).u32(-1 >>> 0).u32(7).toBytes();
+    const raw = common(new ByteWriter())
+      .u64(0x7ffc1234n)
+      .u64(1n)
+      .u64(2n)
+      .u64(3n)
+      .u32(-1 >>> 0)
+      .u32(7)
+      .toBytes();
     assert.deepEqual(decodeTracepoint(fmt, raw), { filename: '0x7ffc1234', args: [1n, 2n, 3n], deltas: [-1, 7] });
   });
 
@@ -85,7 +107,12 @@ describe('decode/tracepoint', () => {
     const outside = format([field('x', 'int x', 8, 4, true)]);
     assert.throws(() => decodeTracepoint(outside, new Uint8Array(10)), DecodeError);
     const loc = format([field('name', '__data_loc char[] name', 8, 4, false, { location: 'data_loc', isString: true })]);
-    const raw = common(new ByteWriter()).u32((100 << 16) | 12).toBytes();
-    assert.throws(() => decodeTracepoint(loc, raw), (error: unknown) => error instanceof DecodeError && error.what === 'tracepoint field name');
+    const raw = common(new ByteWriter())
+      .u32((100 << 16) | 12)
+      .toBytes();
+    assert.throws(
+      () => decodeTracepoint(loc, raw),
+      (error: unknown) => error instanceof DecodeError && error.what === 'tracepoint field name',
+    );
   });
 });

@@ -19,7 +19,10 @@ function isPointer(declaration: string): boolean {
 function dynamicElementSize(declaration: string): number {
   const match = /__(?:data|rel)_loc\s+(.+?)\s*\[\s*\]/.exec(declaration);
   if (!match) return 0;
-  const type = match[1].replace(/\b(const|volatile|signed|unsigned)\b/g, ' ').replace(/\s+/g, ' ').trim();
+  const type = match[1]
+    .replace(/\b(const|volatile|signed|unsigned)\b/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (type.includes('*')) return 8;
   switch (type) {
     case 'char':

@@ -72,8 +72,12 @@ export type UserStackUnwinder = (pid: number, registers: Readonly<Record<number,
  * variable values), or undefined when the event is not one it reads. They replace the registers and
  * the stack bytes in the record: the values are what those were sampled for.
  */
-export type SampleValuesReader = (event: EventDescription, pid: number, registers: Readonly<Record<number, bigint>>, stack: Uint8Array) =>
-  Readonly<Record<string, unknown>> | undefined;
+export type SampleValuesReader = (
+  event: EventDescription,
+  pid: number,
+  registers: Readonly<Record<number, bigint>>,
+  stack: Uint8Array,
+) => Readonly<Record<string, unknown>> | undefined;
 
 /** What decodeSnapshot returns. */
 export interface DecodedSnapshot {

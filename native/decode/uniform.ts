@@ -58,7 +58,13 @@ export interface UniformRing {
  * that is neither (no trailer time), which the merge does not read in place.
  */
 export function uniformRecordTime(
-  words: Uint32Array, at: number, stride: number, sampleTime: number, otherTimeFromEnd: number, baseHi: number, baseLo: number,
+  words: Uint32Array,
+  at: number,
+  stride: number,
+  sampleTime: number,
+  otherTimeFromEnd: number,
+  baseHi: number,
+  baseLo: number,
 ): number {
   let w: number;
   if (words[at >>> 2] === RecordType.SAMPLE) w = (at + sampleTime) >>> 2;
@@ -70,8 +76,13 @@ export function uniformRecordTime(
 /** Record times oldest first, read from a uniform ring's records in place (key i is record count - 1 - i from the newest). */
 class RecordTimes implements KeyTimes {
   constructor(
-    private readonly words: Uint32Array, private readonly stride: number, private readonly sampleTime: number, private readonly otherTimeFromEnd: number,
-    private readonly baseHi: number, private readonly baseLo: number, readonly length: number,
+    private readonly words: Uint32Array,
+    private readonly stride: number,
+    private readonly sampleTime: number,
+    private readonly otherTimeFromEnd: number,
+    private readonly baseHi: number,
+    private readonly baseLo: number,
+    readonly length: number,
   ) {}
 
   at(index: number): number | undefined {
@@ -141,7 +152,16 @@ export function uniformRing(ring: RingCopy, tables: EventTables): UniformRing | 
   }
   const oldestTime = (count - 1) * stride + sampleTime;
   const state: RingState = {
-    offset: tail, lost: 0, lostRecords: 0, anomalies: 0, baseHi, baseLo, minRel: newer, maxRel: 0, minAt: oldestTime >>> 2, maxAt: sampleTime >>> 2,
+    offset: tail,
+    lost: 0,
+    lostRecords: 0,
+    anomalies: 0,
+    baseHi,
+    baseLo,
+    minRel: newer,
+    maxRel: 0,
+    minAt: oldestTime >>> 2,
+    maxAt: sampleTime >>> 2,
   };
   const anomalies: DecodeAnomaly[] = [];
   const stop = walkEndAnomaly(ring, u32, tail, end);
@@ -150,7 +170,16 @@ export function uniformRing(ring: RingCopy, tables: EventTables): UniformRing | 
     if (stop.kind !== 'truncated-oldest') state.anomalies++;
   }
   return {
-    stride, count, position, sampleIdOffset, idLo, idHi, sampleTime, otherTimeFromEnd,
-    times: new RecordTimes(u32, stride, sampleTime, otherTimeFromEnd, baseHi, baseLo, count), state, anomalies,
+    stride,
+    count,
+    position,
+    sampleIdOffset,
+    idLo,
+    idHi,
+    sampleTime,
+    otherTimeFromEnd,
+    times: new RecordTimes(u32, stride, sampleTime, otherTimeFromEnd, baseHi, baseLo, count),
+    state,
+    anomalies,
   };
 }

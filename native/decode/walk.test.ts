@@ -5,10 +5,8 @@ import { linearizeRing, walkRing } from './walk';
 import { decodeSnapshot } from './columns';
 
 const ST = Sample.IP | Sample.TID | Sample.TIME;
-const rec = (time: number, extra = 0) => sampleRecord(
-  ST | (extra ? Sample.PERIOD : 0),
-  { ip: 0x1000n + BigInt(time), pid: 1, tid: 2, time: BigInt(time), period: 1n },
-);
+const rec = (time: number, extra = 0) =>
+  sampleRecord(ST | (extra ? Sample.PERIOD : 0), { ip: 0x1000n + BigInt(time), pid: 1, tid: 2, time: BigInt(time), period: 1n });
 
 describe('decode/walk', () => {
   it('walks a backward ring that has not filled up: newest first in memory, returned oldest first, stops at the zero header', () => {
@@ -79,9 +77,12 @@ describe('decode/walk', () => {
     // The kernel reports a loss inside the next record's output: ONE reservation holding the LOST
     // record (with its sample_id trailer) and then that record, LOST at the lower address.
     const st = Sample.TID | Sample.TIME;
-    const lost = (count: number, time: number) => header(RecordType.LOST, 0, 8 + 16 + 16).u64(1n).u64(count).raw(
-      trailer(st, { pid: 1, tid: 2, time: BigInt(time) }),
-    ).toBytes();
+    const lost = (count: number, time: number) =>
+      header(RecordType.LOST, 0, 8 + 16 + 16)
+        .u64(1n)
+        .u64(count)
+        .raw(trailer(st, { pid: 1, tid: 2, time: BigInt(time) }))
+        .toBytes();
     const sample = (time: number) => sampleRecord(st, { pid: 1, tid: 2, time: BigInt(time) });
     // Oldest first as written: samples 1, 2; a gap of 5 lost, reported with sample 3; sample 4; a
     // gap of 2, reported with sample 5. LOST's time is when the loss was written, after its partner was sampled.
@@ -96,21 +97,33 @@ describe('decode/walk', () => {
     it('lands in its true place, before the record whose output reported it, not one record late', () => {
       const ring = ringFromRecords(blocks, 4096, 'backward');
       const walk = walkRing(ring);
-      assert.deepEqual(Array.from(walk.offsets, (o) => typeAndTime(ring.bytes, o)), order);
+      assert.deepEqual(
+        Array.from(walk.offsets, (o) => typeAndTime(ring.bytes, o)),
+        order,
+      );
       // A forward ring writes the same block in memory order: nothing to move there.
       const forward = ringFromRecords(blocks, 4096, 'forward');
-      assert.deepEqual(Array.from(walkRing(forward).offsets, (o) => typeAndTime(forward.bytes, o)), order);
+      assert.deepEqual(
+        Array.from(walkRing(forward).offsets, (o) => typeAndTime(forward.bytes, o)),
+        order,
+      );
     });
 
     it('keeps a LOST in the oldest row whose partner was overwritten, and decodes columns in the same order', () => {
       // Newest first in memory: LOST@51 SAMPLE@50 SAMPLE@40 LOST@31 | SAMPLE@30 cut by the valid length.
       const ring = ringFromRecords(blocks, 4096, 'backward');
       const cut = { ...ring, validBytes: 40 + 32 + 32 + 40 };
-      assert.deepEqual(Array.from(walkRing(cut).offsets, (o) => typeAndTime(cut.bytes, o)), ['LOST@31', 'SAMPLE@40', 'LOST@51', 'SAMPLE@50']);
+      assert.deepEqual(
+        Array.from(walkRing(cut).offsets, (o) => typeAndTime(cut.bytes, o)),
+        ['LOST@31', 'SAMPLE@40', 'LOST@51', 'SAMPLE@50'],
+      );
       const event = eventOf(0, attrOf(st, { flags: { sampleIdAll: true } }));
       const decoded = decodeSnapshot({ events: [event], rings: [ring] });
       const kinds = Array.from(decoded.columns.kind, (kind) => (kind === RecordType.LOST ? 'LOST' : 'SAMPLE'));
-      assert.deepEqual(kinds.map((kind, row) => `${kind}@${decoded.columns.time[row] + 1}`), order);
+      assert.deepEqual(
+        kinds.map((kind, row) => `${kind}@${decoded.columns.time[row] + 1}`),
+        order,
+      );
       assert.equal(decoded.coverage[0].lostRecords, 7n);
       // Merged with another ring, each LOST still comes right before its partner.
       const other = ringFromRecords([sample(35)], 4096, 'backward', { ringId: 1 });

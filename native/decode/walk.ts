@@ -19,7 +19,6 @@ export interface RingWalk {
   readonly anomalies: DecodeAnomaly[];
 }
 
-
 /** What one pass over a ring's record headers finds, without storing any per-record offset. */
 export interface RingScan {
   /** Number of whole records (the walk's length). */
@@ -69,7 +68,13 @@ export function isWholeRecord(words: Uint32Array, offset: number, end: number): 
 export function walkEndAnomaly(ring: RingCopy, words: Uint32Array, offset: number, end: number): DecodeAnomaly | null {
   if (offset + 8 > end) return null;
   const size = words[(offset >>> 2) + 1] >>> 16;
-  if (size === 0) return { ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size 0 inside the valid data; the ${end - offset} bytes from here on are dropped` };
+  if (size === 0)
+    return {
+      ringId: ring.ringId,
+      offset,
+      kind: 'size-too-small',
+      detail: `record size 0 inside the valid data; the ${end - offset} bytes from here on are dropped`,
+    };
   if (size < 8) return { ringId: ring.ringId, offset, kind: 'size-too-small', detail: `record size ${size} is smaller than its 8-byte header` };
   if ((size & 7) !== 0) return { ringId: ring.ringId, offset, kind: 'size-misaligned', detail: `record size ${size} is not a multiple of 8` };
   if (offset + size <= end) return null; // a whole record: the walk did not stop because of it

@@ -11,8 +11,16 @@ import { mergeTasks, synthesizeSideband } from '../perf/procfs';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { describePruning, pruneSideband } from '../decode/sideband-prune';
 import {
-  KeeperStateError, isKeeperAlive, keeperEventDescriptions, keeperStateDir, keeperStatePath, readKeeperState, releasePauseLease, removeKeeperState,
-  takePauseLease, type KeeperState,
+  KeeperStateError,
+  isKeeperAlive,
+  keeperEventDescriptions,
+  keeperStateDir,
+  keeperStatePath,
+  readKeeperState,
+  releasePauseLease,
+  removeKeeperState,
+  takePauseLease,
+  type KeeperState,
 } from './state';
 
 /** How long a client waits for a keeper to finish swapping its rings (the swap itself takes milliseconds). */
@@ -42,19 +50,27 @@ function borrowGeneration(state: KeeperState, options: CopyBufferOptions): Attac
         // The keeper drains its side-band rings into spools beside its state: a copy is the spool, then
         // the ring. A state without stateDir comes from a keeper that did not spool yet.
         const spool = state.stateDir !== undefined ? sidebandSpoolPath(state.pid, ring.ringId, state.stateDir) : undefined;
-        rings.push({ kind: 'peek', ring: new PeekRing(fd, ring.pages, meta, events[ring.defaultEvent]?.attr, spool ? () => readSidebandSpool(spool) : undefined) });
+        rings.push({
+          kind: 'peek',
+          ring: new PeekRing(fd, ring.pages, meta, events[ring.defaultEvent]?.attr, spool ? () => readSidebandSpool(spool) : undefined),
+        });
       }
     }
   } catch (error) {
     for (const attached of rings) attached.ring.dispose();
     throw error;
   }
-  return new AttachedRingSource(events, rings, {
-    pid: state.pid,
-    alive: () => isKeeperAlive(state),
-    // A keeper killed by SIGKILL leaves its state file; nobody can attach to it any more.
-    gone: () => removeKeeperState(state.pid, state.stateDir ?? keeperStateDir()),
-  }, options.warmCopyBuffers);
+  return new AttachedRingSource(
+    events,
+    rings,
+    {
+      pid: state.pid,
+      alive: () => isKeeperAlive(state),
+      // A keeper killed by SIGKILL leaves its state file; nobody can attach to it any more.
+      gone: () => removeKeeperState(state.pid, state.stateDir ?? keeperStateDir()),
+    },
+    options.warmCopyBuffers,
+  );
 }
 
 /**
@@ -97,7 +113,10 @@ export class KeptRingSource {
   /** Where the keeper looks for leases; a state file from before keepers published it: the default. */
   private readonly dir: string;
 
-  constructor(initial: KeeperState, private readonly options: KeptRingOptions = {}) {
+  constructor(
+    initial: KeeperState,
+    private readonly options: KeptRingOptions = {},
+  ) {
     this.dir = initial.stateDir ?? keeperStateDir();
     this.state = initial;
     this.lease(true);
@@ -135,7 +154,9 @@ export class KeptRingSource {
           // The keeper's rings are plain flight recorders: what they count as written began when it started.
           const { tasks, problem } = this.tasksAtStart();
           const described: KeptSnapshot = {
-            ...raw, limitations: problem ? [...this.limitations, problem] : this.limitations, recordingStartedAtMs: Date.parse(this.state.startedAt),
+            ...raw,
+            limitations: problem ? [...this.limitations, problem] : this.limitations,
+            recordingStartedAtMs: Date.parse(this.state.startedAt),
             processes: mergeTasks(tasks, synthesizeSideband(targetPids(this.state))),
             ...(this.state.retiredBytesLeftOut !== undefined ? { retiredBytesLeftOut: BigInt(this.state.retiredBytesLeftOut) } : {}),
           };
@@ -154,7 +175,10 @@ export class KeptRingSource {
         this.startTasks = { tasks: this.state.stateDir !== undefined ? readStartTasks(this.state.pid, this.state.stateDir) : [] };
       } catch (error) {
         if (!(error instanceof StartTasksError)) throw error;
-        this.startTasks = { tasks: [], problem: `the keeper's task list of its start is not used (${error.message}): threads that exited before this snapshot may have no name` };
+        this.startTasks = {
+          tasks: [],
+          problem: `the keeper's task list of its start is not used (${error.message}): threads that exited before this snapshot may have no name`,
+        };
       }
     }
     return this.startTasks;
@@ -164,7 +188,7 @@ export class KeptRingSource {
   private neededSideband<T extends RawSnapshot>(raw: T): T {
     const { snapshot, pruning } = pruneSideband(raw);
     const left = describePruning(pruning);
-    return left ? { ...snapshot, limitations: [...snapshot.limitations ?? [], left] } : snapshot;
+    return left ? { ...snapshot, limitations: [...(snapshot.limitations ?? []), left] } : snapshot;
   }
 
   pause(): void {

@@ -82,7 +82,12 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
   // the old ones retired. Publishing may fail (disk full): the swap itself must go on regardless.
   let publish: (resizing: boolean) => boolean = () => false;
   const recorder = await Recorder.open({
-    events: options.events, target: options.target, pages: options.pages, gapFree: false, warmCopyBuffers: false, drainSideband: false,
+    events: options.events,
+    target: options.target,
+    pages: options.pages,
+    gapFree: false,
+    warmCopyBuffers: false,
+    drainSideband: false,
     sidebandPages: KEEPER_SIDEBAND_PAGES,
     ...(options.ownRing ? { ownRing: options.ownRing } : {}),
     ...(options.windowSec !== undefined ? { windowSec: options.windowSec, keepRetired: true } : {}),
@@ -102,10 +107,12 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       pages: ring.dataSize / page,
       defaultEvent: ring.meta.defaultEvent,
     });
-    const target: KeeperTarget = options.target.kind === 'launch'
-      ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }
-      : options.target.kind === 'pid' ? { kind: 'pid', pid: options.target.pid }
-      : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
+    const target: KeeperTarget =
+      options.target.kind === 'launch'
+        ? { kind: 'launch', argv: options.target.argv, ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}) }
+        : options.target.kind === 'pid'
+          ? { kind: 'pid', pid: options.target.pid }
+          : { kind: 'cpus', ...(options.target.cpus ? { cpus: options.target.cpus } : {}) };
     const startedAt = new Date();
     /** Retired rings no longer published: closed once no client's lease is out (see leaseWatch). */
     const withdrawn = new Set<RetiredRing>();
@@ -124,22 +131,30 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     try {
       writeStartTasks(process.pid, dir, recorder.startTasks);
     } catch (error) {
-      const message = `the tasks there were when the keeper started could not be written to ${dir} ` +
+      const message =
+        `the tasks there were when the keeper started could not be written to ${dir} ` +
         `(${error instanceof Error ? error.message : String(error)}): threads that exit before a snapshot may have no name in it`;
       notes.push(message);
       ownLimitations.push(message);
     }
     let generation = 0;
-    const build = (resizing: boolean): KeeperState => buildKeeperState({
-      target, events: recorder.eventDescriptions(), stateDir: dir, startedAt, generation, resizing, limitations: [...recorder.limitations, ...ownLimitations],
-      // Closed retired rings, and those withdrawn from the file but still open: clients copy neither any more.
-      retiredBytesLeftOut: [...withdrawn].reduce((sum, retired) => sum + retired.bytesWritten, recorder.retiredBytesLeftOut),
-      rings: [
-        ...recorder.backwardRings.map((ring) => ringState(ring, 'backward')),
-        ...recorder.retiredRings.filter((retired) => !withdrawn.has(retired)).map(retiredState),
-        ...recorder.forwardRings.map((ring) => ringState(ring, 'forward')),
-      ],
-    });
+    const build = (resizing: boolean): KeeperState =>
+      buildKeeperState({
+        target,
+        events: recorder.eventDescriptions(),
+        stateDir: dir,
+        startedAt,
+        generation,
+        resizing,
+        limitations: [...recorder.limitations, ...ownLimitations],
+        // Closed retired rings, and those withdrawn from the file but still open: clients copy neither any more.
+        retiredBytesLeftOut: [...withdrawn].reduce((sum, retired) => sum + retired.bytesWritten, recorder.retiredBytesLeftOut),
+        rings: [
+          ...recorder.backwardRings.map((ring) => ringState(ring, 'backward')),
+          ...recorder.retiredRings.filter((retired) => !withdrawn.has(retired)).map(retiredState),
+          ...recorder.forwardRings.map((ring) => ringState(ring, 'forward')),
+        ],
+      });
     let state = build(false);
     const statePath = writeKeeperState(state, dir);
     let publishError: string | undefined;
@@ -175,13 +190,20 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       }
       // Records lost to a full file system are lost even when the spool made room by dropping its oldest.
       const lost = spools.reduce((sum, { spool }) => sum + spool.unspooled.records, 0n);
-      const error = failure instanceof Error ? failure.message : failure !== undefined ? String(failure)
-        : lost > 0n ? spools.find(({ spool }) => spool.unspooled.records > 0n)!.spool.unspooled.error : undefined;
+      const error =
+        failure instanceof Error
+          ? failure.message
+          : failure !== undefined
+            ? String(failure)
+            : lost > 0n
+              ? spools.find(({ spool }) => spool.unspooled.records > 0n)!.spool.unspooled.error
+              : undefined;
       // Holding the rings matters more than the side-band: keep running, say it once per cause.
       // Every snapshot names the loss (the spool's segments count it).
       if (error !== undefined && error !== spoolError) {
-        process.stderr.write(`ringside keep: cannot write the side-band spool in ${dir}: ${error}; ${lost} side-band records lost so far ` +
-          '(snapshots name the loss)\n');
+        process.stderr.write(
+          `ringside keep: cannot write the side-band spool in ${dir}: ${error}; ${lost} side-band records lost so far ` + '(snapshots name the loss)\n',
+        );
       }
       spoolError = error ?? spoolError;
     };
@@ -215,8 +237,10 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
       const now = performance.now();
       for (const retired of recorder.retiredRings) if (!retiredAtMs.has(retired)) retiredAtMs.set(retired, now);
       for (const retired of retiredAtMs.keys()) if (!recorder.retiredRings.includes(retired)) retiredAtMs.delete(retired);
-      const obsolete = recorder.retiredRings.filter((retired) => !withdrawn.has(retired) &&
-        supersededRing(retired, recorder.backwardRings, (now - retiredAtMs.get(retired)!) / 1000, options.windowSec ?? 0));
+      const obsolete = recorder.retiredRings.filter(
+        (retired) =>
+          !withdrawn.has(retired) && supersededRing(retired, recorder.backwardRings, (now - retiredAtMs.get(retired)!) / 1000, options.windowSec ?? 0),
+      );
       if (obsolete.length > 0) {
         for (const retired of obsolete) withdrawn.add(retired);
         // A ring the file still names is never closed: a client may read the file and borrow it.
@@ -225,7 +249,9 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
     }, LEASE_CHECK_MS);
     let stopped = false;
     return {
-      recorder, statePath, notes,
+      recorder,
+      statePath,
+      notes,
       get state() {
         return state;
       },
@@ -263,8 +289,9 @@ export async function startKeeper(options: KeeperOptions): Promise<RunningKeeper
 function supersededRing(retired: RetiredRing, live: readonly BackwardRing[], retiredForSec: number, windowSec: number): boolean {
   if (retired.oldestNs === null || retiredForSec > windowSec) return true;
   const meta = retired.ring.meta;
-  const successors = live.filter((ring) => ring.meta.defaultEvent === meta.defaultEvent &&
-    (meta.cpu >= 0 ? ring.meta.cpu === meta.cpu : ring.meta.tid === meta.tid));
+  const successors = live.filter(
+    (ring) => ring.meta.defaultEvent === meta.defaultEvent && (meta.cpu >= 0 ? ring.meta.cpu === meta.cpu : ring.meta.tid === meta.tid),
+  );
   return successors.length > 0 && successors.every((ring) => ring.bytesWritten() >= BigInt(ring.dataSize));
 }
 
@@ -272,12 +299,17 @@ function supersededRing(retired: RetiredRing, live: readonly BackwardRing[], ret
  * Runs a keeper until SIGTERM/SIGINT. `whileRunning` starts work that lives as long as the keeper
  * (triggered snapshots) and returns how to stop it.
  */
-export async function runKeeperUntilSignal(options: KeeperOptions, log: (line: string) => void = (line) => process.stderr.write(line + '\n'),
-  whileRunning?: (keeper: RunningKeeper) => () => void): Promise<number> {
+export async function runKeeperUntilSignal(
+  options: KeeperOptions,
+  log: (line: string) => void = (line) => process.stderr.write(line + '\n'),
+  whileRunning?: (keeper: RunningKeeper) => () => void,
+): Promise<number> {
   const keeper = await startKeeper(options);
   const stopWork = whileRunning?.(keeper);
   for (const note of keeper.notes) log(`ringside keep: ${note}`);
-  log(`ringside keep: pid ${process.pid} holds ${keeper.state.rings.length} ring(s) of ${keeper.state.events.map((e) => e.name).join(', ')}; state in ${keeper.statePath}; stop with kill -TERM ${process.pid}`);
+  log(
+    `ringside keep: pid ${process.pid} holds ${keeper.state.rings.length} ring(s) of ${keeper.state.events.map((e) => e.name).join(', ')}; state in ${keeper.statePath}; stop with kill -TERM ${process.pid}`,
+  );
   await new Promise<void>((resolve) => {
     const done = () => {
       process.off('SIGTERM', done);

@@ -8,7 +8,9 @@ import { SidebandSpool, readSidebandSpool, sidebandSpoolPath } from './sideband'
 
 describe('keeper side-band spool', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-spool-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-spool-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('appends drained chunks at their stream positions and reads back whole records only', () => {

@@ -104,7 +104,10 @@ export class SidebandSpool {
   private needSegment = true;
   private lost: Unspooled = { records: 0n, bytes: 0n, error: '' };
 
-  constructor(readonly file: string, private readonly maxBytes: number = SPOOL_MAX_BYTES) {}
+  constructor(
+    readonly file: string,
+    private readonly maxBytes: number = SPOOL_MAX_BYTES,
+  ) {}
 
   /** What the spool lost since it began because a write failed (zero when nothing). */
   get unspooled(): Unspooled {
@@ -292,7 +295,9 @@ export function readSidebandSpool(file: string): SpooledSideband | null {
   // A segment read while it was the newest and then rotated away ends short of the next one's base:
   // read again (the keeper rotates once per half bound, so a second read almost always holds).
   for (let attempt = 0; attempt < 3; attempt++) {
-    const read = spoolSegments(file).map((segment) => readSegment(segment.file)).filter((segment) => segment !== null);
+    const read = spoolSegments(file)
+      .map((segment) => readSegment(segment.file))
+      .filter((segment) => segment !== null);
     if (read.length === 0) return null;
     let first = read.length - 1;
     holes = 0n;
@@ -366,9 +371,18 @@ export function writeStartTasks(keeperPid: number, dir: string, tasks: readonly 
   for (const task of tasks) {
     let stored = processes.get(task.pid);
     if (!stored) {
-      stored = { pid: task.pid, threads: [], maps: task.maps.map((map) => ({
-        start: map.start.toString(16), end: map.end.toString(16), perms: map.perms, pgoff: map.pgoff.toString(16), inode: map.inode, path: map.path,
-      })) };
+      stored = {
+        pid: task.pid,
+        threads: [],
+        maps: task.maps.map((map) => ({
+          start: map.start.toString(16),
+          end: map.end.toString(16),
+          perms: map.perms,
+          pgoff: map.pgoff.toString(16),
+          inode: map.inode,
+          path: map.path,
+        })),
+      };
       processes.set(task.pid, stored);
     }
     stored.threads.push({ tid: task.tid, comm: task.comm });
@@ -379,7 +393,10 @@ export function writeStartTasks(keeperPid: number, dir: string, tasks: readonly 
 }
 
 export class StartTasksError extends Error {
-  constructor(readonly file: string, reason: string) {
+  constructor(
+    readonly file: string,
+    reason: string,
+  ) {
     super(`${file}: ${reason}`);
     this.name = 'StartTasksError';
   }
@@ -399,7 +416,7 @@ export function readStartTasks(keeperPid: number, dir: string): ProcessSideband[
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return [];
-    throw new StartTasksError(file, code === 'ELOOP' ? 'a symbolic link, not the keeper\'s file' : `cannot be read (${code ?? String(error)})`);
+    throw new StartTasksError(file, code === 'ELOOP' ? "a symbolic link, not the keeper's file" : `cannot be read (${code ?? String(error)})`);
   }
   try {
     const stat = fstatSync(fd);
@@ -428,15 +445,20 @@ export function readStartTasks(keeperPid: number, dir: string): ProcessSideband[
     let maps: ProcessMapping[];
     try {
       maps = value.maps.map((map) => ({
-        start: BigInt(`0x${map.start}`), end: BigInt(`0x${map.end}`), perms: String(map.perms), pgoff: BigInt(`0x${map.pgoff}`),
-        inode: Number(map.inode), path: String(map.path),
+        start: BigInt(`0x${map.start}`),
+        end: BigInt(`0x${map.end}`),
+        perms: String(map.perms),
+        pgoff: BigInt(`0x${map.pgoff}`),
+        inode: Number(map.inode),
+        path: String(map.path),
       }));
     } catch {
       // BigInt's SyntaxError says only "cannot convert": the file and the field are what the user needs.
       throw new StartTasksError(file, `a mapping of pid ${value.pid} with an address that is not hex`);
     }
     for (const thread of value.threads) {
-      if (!Number.isInteger(thread?.tid) || typeof thread.comm !== 'string') throw new StartTasksError(file, `a thread of pid ${value.pid} without tid and comm`);
+      if (!Number.isInteger(thread?.tid) || typeof thread.comm !== 'string')
+        throw new StartTasksError(file, `a thread of pid ${value.pid} without tid and comm`);
       tasks.push({ pid: value.pid, tid: thread.tid, comm: thread.comm, maps });
     }
   }

@@ -6,8 +6,17 @@ import { spawnSync } from 'node:child_process';
 import { PerfType, SoftwareConfig, Sample } from '../abi/uapi';
 import type { PerfEventAttr } from '../abi/attr';
 import {
-  attrFromHex, buildKeeperState, isKeeperAlive, keeperEventDescriptions, keeperStateDir, KeeperStateError,
-  listKeeperStates, processStartTicks, readKeeperState, validateKeeperState, writeKeeperState,
+  attrFromHex,
+  buildKeeperState,
+  isKeeperAlive,
+  keeperEventDescriptions,
+  keeperStateDir,
+  KeeperStateError,
+  listKeeperStates,
+  processStartTicks,
+  readKeeperState,
+  validateKeeperState,
+  writeKeeperState,
 } from './state';
 
 const attr: PerfEventAttr = {
@@ -21,7 +30,9 @@ const attr: PerfEventAttr = {
 
 describe('keeper state file', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-state-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-state-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   function sample() {
@@ -50,7 +61,10 @@ describe('keeper state file', () => {
   it('refuses a state file other users can read', () => {
     const file = writeKeeperState(sample(), dir);
     chmodSync(file, 0o644);
-    assert.throws(() => readKeeperState(file), (e: unknown) => e instanceof KeeperStateError && /0600/.test(e.message));
+    assert.throws(
+      () => readKeeperState(file),
+      (e: unknown) => e instanceof KeeperStateError && /0600/.test(e.message),
+    );
   });
 
   it('names the bad field of a malformed state', () => {
@@ -62,10 +76,25 @@ describe('keeper state file', () => {
   });
 
   it('keeps the generation, the retired rings with their times and the limitations; a file without a generation is generation 0', () => {
-    const retired = { fd: 9, ringId: 3, label: 'cpu0 (1 pages, retired)', cpu: 0, tid: -1, direction: 'backward' as const, pages: 1, defaultEvent: 0,
-      retired: { cutAtNs: '18446744073709551615', oldestNs: '5', newestNs: '7' } };
-    const state = { ...sample(), generation: 3, resizing: true, limitations: ['rings resized from 1 to 8 pages'], rings: [...sample().rings, retired],
-      retiredBytesLeftOut: '18446744073709551616' };
+    const retired = {
+      fd: 9,
+      ringId: 3,
+      label: 'cpu0 (1 pages, retired)',
+      cpu: 0,
+      tid: -1,
+      direction: 'backward' as const,
+      pages: 1,
+      defaultEvent: 0,
+      retired: { cutAtNs: '18446744073709551615', oldestNs: '5', newestNs: '7' },
+    };
+    const state = {
+      ...sample(),
+      generation: 3,
+      resizing: true,
+      limitations: ['rings resized from 1 to 8 pages'],
+      rings: [...sample().rings, retired],
+      retiredBytesLeftOut: '18446744073709551616',
+    };
     const read = readKeeperState(writeKeeperState(state, dir));
     assert.equal(read.generation, 3);
     assert.equal(read.resizing, true);
@@ -77,7 +106,10 @@ describe('keeper state file', () => {
     delete old.generation;
     assert.equal(validateKeeperState(old).generation, 0);
     const good = JSON.parse(JSON.stringify(state)) as { rings: Record<string, unknown>[] };
-    assert.throws(() => validateKeeperState({ ...good, rings: [{ ...good.rings[1], retired: { cutAtNs: 12 } }] }), /rings\[0\]\.retired\.cutAtNs must be a decimal string/);
+    assert.throws(
+      () => validateKeeperState({ ...good, rings: [{ ...good.rings[1], retired: { cutAtNs: 12 } }] }),
+      /rings\[0\]\.retired\.cutAtNs must be a decimal string/,
+    );
     assert.throws(() => validateKeeperState({ ...good, rings: [{ ...good.rings[1], direction: 'forward' }] }), /rings\[0\] is retired but not a backward ring/);
     assert.throws(() => validateKeeperState({ ...good, generation: -1 }), /generation must be a non-negative integer/);
   });

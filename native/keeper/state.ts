@@ -95,7 +95,10 @@ export interface KeeperState {
 }
 
 export class KeeperStateError extends Error {
-  constructor(message: string, readonly file?: string) {
+  constructor(
+    message: string,
+    readonly file?: string,
+  ) {
     super(file ? `${file}: ${message}` : message);
     this.name = 'KeeperStateError';
   }
@@ -125,7 +128,9 @@ export function keeperStateDirs(env: NodeJS.ProcessEnv = process.env, uid: numbe
   const base = path.dirname(preferred);
   return privateDirectoriesBeside(base, path.basename(preferred)).filter((dir) => {
     const name = path.basename(dir);
-    return name === path.basename(preferred) || (name.startsWith(fallbackPrefix(preferred)) && /^[A-Za-z0-9]{6}$/.test(name.slice(fallbackPrefix(preferred).length)));
+    return (
+      name === path.basename(preferred) || (name.startsWith(fallbackPrefix(preferred)) && /^[A-Za-z0-9]{6}$/.test(name.slice(fallbackPrefix(preferred).length)))
+    );
   });
 }
 
@@ -142,7 +147,8 @@ export function prepareKeeperStateDir(env: NodeJS.ProcessEnv = process.env, uid:
   const fallback = keeperStateDirs(env, uid).find((dir) => dir !== preferred) ?? mkdtempSync(path.join(path.dirname(preferred), fallbackPrefix(preferred)));
   return {
     dir: fallback,
-    note: `${preferred} is not a private directory of uid ${uid} (${made.reason}); state goes to ${fallback} instead, where \`ringside list\` ` +
+    note:
+      `${preferred} is not a private directory of uid ${uid} (${made.reason}); state goes to ${fallback} instead, where \`ringside list\` ` +
       `and the editor look too (remove ${preferred} to use it again)`,
   };
 }
@@ -415,7 +421,8 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
   const pid = positiveInt(obj.pid) ?? fail('pid must be a positive integer');
   const uid = nonNegativeInt(obj.uid) ?? fail('uid must be a non-negative integer');
   if (typeof obj.startedAt !== 'string' || Number.isNaN(Date.parse(obj.startedAt))) fail('startedAt must be an ISO date');
-  if (obj.procStartTicks !== undefined && (typeof obj.procStartTicks !== 'string' || !/^\d+$/.test(obj.procStartTicks))) fail('procStartTicks must be a decimal string');
+  if (obj.procStartTicks !== undefined && (typeof obj.procStartTicks !== 'string' || !/^\d+$/.test(obj.procStartTicks)))
+    fail('procStartTicks must be a decimal string');
   if (obj.stateDir !== undefined && (typeof obj.stateDir !== 'string' || !path.isAbsolute(obj.stateDir))) fail('stateDir must be an absolute path');
   const target = validateTarget(obj.target) ?? fail('target must be {kind:"pid",pid} | {kind:"cpus",cpus?} | {kind:"launch",argv}');
   if (!Array.isArray(obj.events) || obj.events.length === 0) fail('events must be a non-empty array');
@@ -463,7 +470,10 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
       retired = times;
     }
     return {
-      fd, ringId, pages, defaultEvent,
+      fd,
+      ringId,
+      pages,
+      defaultEvent,
       label: ring.label as string,
       cpu: ring.cpu as number,
       tid: ring.tid as number,
@@ -471,7 +481,7 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
       ...(retired ? { retired } : {}),
     };
   });
-  const generation = obj.generation === undefined ? 0 : nonNegativeInt(obj.generation) ?? fail('generation must be a non-negative integer');
+  const generation = obj.generation === undefined ? 0 : (nonNegativeInt(obj.generation) ?? fail('generation must be a non-negative integer'));
   if (obj.resizing !== undefined && typeof obj.resizing !== 'boolean') fail('resizing must be a boolean');
   if (obj.limitations !== undefined && (!Array.isArray(obj.limitations) || !obj.limitations.every((line) => typeof line === 'string'))) {
     fail('limitations must be an array of strings');
@@ -481,11 +491,15 @@ export function validateKeeperState(value: unknown, file?: string): KeeperState 
   }
   return {
     version: KEEPER_STATE_VERSION,
-    pid, uid,
+    pid,
+    uid,
     startedAt: obj.startedAt as string,
     ...(obj.procStartTicks !== undefined ? { procStartTicks: obj.procStartTicks as string } : {}),
     ...(obj.stateDir !== undefined ? { stateDir: obj.stateDir as string } : {}),
-    target, events, rings, generation,
+    target,
+    events,
+    rings,
+    generation,
     ...(obj.resizing === true ? { resizing: true } : {}),
     ...(obj.limitations !== undefined ? { limitations: obj.limitations as string[] } : {}),
     ...(obj.retiredBytesLeftOut !== undefined ? { retiredBytesLeftOut: obj.retiredBytesLeftOut as string } : {}),

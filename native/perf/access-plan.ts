@@ -24,23 +24,28 @@ export interface AccessPlan {
  * them; what cannot be narrowed (CPU-wide targets, tracepoints, an explicit :k) is refused here,
  * before any fd is opened, with the level or capability that would allow it.
  */
-export function planForAccess(events: readonly ResolvedEvent[], target: AccessTargetKind, access: PerfAccess,
-  breakpointsFire: () => boolean = () => false): AccessPlan {
+export function planForAccess(
+  events: readonly ResolvedEvent[],
+  target: AccessTargetKind,
+  access: PerfAccess,
+  breakpointsFire: () => boolean = () => false,
+): AccessPlan {
   const uprobe = events.find((event) => event.uprobe !== undefined);
   const refusal = uprobe ? uprobeRefusal(access) : null;
   if (uprobe && refusal) {
     // A source line can still be counted as this user with an execute breakpoint, where they fire.
     const line = uprobe.name.startsWith(LINE_SPEC_PREFIX) ? uprobe.name.slice(LINE_SPEC_PREFIX.length) : undefined;
-    const instead = line !== undefined && breakpointsFire()
-      ? `; or count the line with a hardware breakpoint, which works as you are: -e mem:${line}:x` : '';
+    const instead = line !== undefined && breakpointsFire() ? `; or count the line with a hardware breakpoint, which works as you are: -e mem:${line}:x` : '';
     throw new AccessError(`${uprobe.name} is a uprobe, and ${refusal.reason}`, `${refusal.hint}${instead}`);
   }
   const who = `${describeUid(access.euid)} has no CAP_PERFMON and ${paranoidText(access)}`;
   const tracepoints = events.filter((event) => event.tracepoint !== undefined);
   if (target === 'cpus' && !access.mayRecordCpuWide) {
     const level = tracepoints.length > 0 ? -1 : 0;
-    throw new AccessError(`-a records every process on every CPU, which needs ${PARANOID_SYSCTL} <= ${level} or CAP_PERFMON, but ${who}`,
-      `${grantAdvice(level)}; or record only your own program (\`-- COMMAND\` or \`-p PID\`), which works at level 2 for user space`);
+    throw new AccessError(
+      `-a records every process on every CPU, which needs ${PARANOID_SYSCTL} <= ${level} or CAP_PERFMON, but ${who}`,
+      `${grantAdvice(level)}; or record only your own program (\`-- COMMAND\` or \`-p PID\`), which works at level 2 for user space`,
+    );
   }
   for (const event of tracepoints) {
     const syscall = event.tracepoint?.system === 'syscalls';
@@ -49,16 +54,20 @@ export function planForAccess(events: readonly ResolvedEvent[], target: AccessTa
     const level = syscall && target !== 'cpus' ? 1 : -1;
     const allowed = level === 1 ? access.mayRecordKernel : access.mayRecordRawTracepoints;
     if (!allowed) {
-      throw new AccessError(`tracepoint ${event.name} fires in the kernel, and recording it needs ${PARANOID_SYSCTL} <= ${level} or CAP_PERFMON, but ${who}`,
-        `${grantAdvice(level)}; user-space events (task-clock, page-faults, mem:SYMBOL:w) work as you are`);
+      throw new AccessError(
+        `tracepoint ${event.name} fires in the kernel, and recording it needs ${PARANOID_SYSCTL} <= ${level} or CAP_PERFMON, but ${who}`,
+        `${grantAdvice(level)}; user-space events (task-clock, page-faults, mem:SYMBOL:w) work as you are`,
+      );
     }
   }
   if (access.mayRecordKernel) return { events: [...events], excludeKernel: false, limitation: null };
   const narrowed = events.map((event) => {
     if (event.attr.flags.excludeKernel) return event;
     if (event.explicitModifiers) {
-      throw new AccessError(`${event.name} asks for kernel samples, which need ${PARANOID_SYSCTL} <= 1 or CAP_PERFMON, but ${who}`,
-        `${grantAdvice(1)}; or drop the kernel modifier (${event.name.replace(/:[a-zA-Z]+$/, '')}:u records user space)`);
+      throw new AccessError(
+        `${event.name} asks for kernel samples, which need ${PARANOID_SYSCTL} <= 1 or CAP_PERFMON, but ${who}`,
+        `${grantAdvice(1)}; or drop the kernel modifier (${event.name.replace(/:[a-zA-Z]+$/, '')}:u records user space)`,
+      );
     }
     return { ...event, attr: { ...event.attr, flags: { ...event.attr.flags, excludeKernel: true, excludeHv: true } } };
   });

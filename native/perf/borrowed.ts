@@ -50,7 +50,10 @@ export interface RingStatus {
 }
 
 export class AttachError extends Error {
-  constructor(message: string, readonly hint?: string) {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
     super(message);
     this.name = 'AttachError';
   }
@@ -104,8 +107,13 @@ export class PeekRing {
    * (its stream position and whole records; see native/keeper/sideband): copies join that and the
    * ring, without a gap or a repeat.
    */
-  constructor(private readonly fd: number, dataPages: number, readonly meta: RingMeta, attr?: PerfEventAttr,
-    private readonly drained?: () => DrainedSideband | null) {
+  constructor(
+    private readonly fd: number,
+    dataPages: number,
+    readonly meta: RingMeta,
+    attr?: PerfEventAttr,
+    private readonly drained?: () => DrainedSideband | null,
+  ) {
     try {
       this.ring = new RingMapping(fd, dataPages, false, meta.label);
     } catch (error) {
@@ -134,8 +142,15 @@ export class PeekRing {
     this.ring.copyLinear(Number((head - BigInt(length)) & BigInt(size - 1)), length, inRing, mode);
     const lostSinceOpen = this.event ? lostByWriters([this.event]) : null;
     const copy = {
-      ...this.meta, direction: 'forward' as const, bytes: inRing, validBytes: length, dataSize: size,
-      bytesWritten: head, ...(lostSinceOpen !== null ? { lostSinceOpen } : {}), path: 'peek' as const, copiedAtNs: performance.now() * 1e6,
+      ...this.meta,
+      direction: 'forward' as const,
+      bytes: inRing,
+      validBytes: length,
+      dataSize: size,
+      bytesWritten: head,
+      ...(lostSinceOpen !== null ? { lostSinceOpen } : {}),
+      path: 'peek' as const,
+      copiedAtNs: performance.now() * 1e6,
     };
     const earlier = this.drained ? this.drainedUpTo(head - BigInt(length)) : null;
     if (!earlier) return copy;
@@ -147,7 +162,10 @@ export class PeekRing {
     bytes.set(inRing.subarray(length - fromRing, length), earlier.bytes.length);
     const { droppedBytes, unspooled } = earlier;
     return {
-      ...copy, bytes, validBytes: bytes.length, ...(droppedBytes > 0n ? { droppedBytes } : {}),
+      ...copy,
+      bytes,
+      validBytes: bytes.length,
+      ...(droppedBytes > 0n ? { droppedBytes } : {}),
       ...(unspooled ? { unspooled: { ...unspooled, file: earlier.file ?? this.meta.label } } : {}),
     };
   }
@@ -165,8 +183,10 @@ export class PeekRing {
       const drainedEnd = drained ? drained.end : 0n;
       if (drained && drainedEnd >= tail) return drained;
       if (attempt === 100) {
-        throw new AttachError(`the side-band spool of ${this.meta.label} ends at ${drainedEnd}, before the ring's data_tail ${tail}`,
-          'its keeper stopped writing it (out of disk space in its state directory?)');
+        throw new AttachError(
+          `the side-band spool of ${this.meta.label} ends at ${drainedEnd}, before the ring's data_tail ${tail}`,
+          'its keeper stopped writing it (out of disk space in its state directory?)',
+        );
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
     }
@@ -204,9 +224,7 @@ export class PeekRing {
  * `cutAtNs` on, which its successor holds).
  */
 export type AttachedRing =
-  | { kind: 'backward'; ring: BackwardRing }
-  | { kind: 'peek'; ring: PeekRing }
-  | { kind: 'retired'; ring: BackwardRing; cutAtNs: bigint | null };
+  { kind: 'backward'; ring: BackwardRing } | { kind: 'peek'; ring: PeekRing } | { kind: 'retired'; ring: BackwardRing; cutAtNs: bigint | null };
 
 /** The ringside.warmCopyBuffers setting, for sources over borrowed rings (default true). */
 export interface CopyBufferOptions {
@@ -222,9 +240,13 @@ export class AttachedRingSource {
   private readonly warmer: SpareBufferWarmer;
 
   /** `owner` is told before rings are paused and after they are resumed (see RingOwner). */
-  constructor(readonly events: readonly EventDescription[], private readonly rings: readonly AttachedRing[], private readonly owner: RingOwner,
-    warmCopyBuffers = true) {
-    this.warmer = new SpareBufferWarmer(() => this.rings.flatMap((attached) => attached.kind === 'backward' ? [attached.ring] : []), warmCopyBuffers);
+  constructor(
+    readonly events: readonly EventDescription[],
+    private readonly rings: readonly AttachedRing[],
+    private readonly owner: RingOwner,
+    warmCopyBuffers = true,
+  ) {
+    this.warmer = new SpareBufferWarmer(() => this.rings.flatMap((attached) => (attached.kind === 'backward' ? [attached.ring] : [])), warmCopyBuffers);
     this.warmer.schedule();
   }
 
@@ -274,7 +296,7 @@ export class AttachedRingSource {
 
   /** The rings a pause acts on (retired ones are not written any more). */
   private liveRings(): SnapshotRing[] {
-    return this.rings.flatMap((attached) => attached.kind === 'retired' ? [] : [attached]);
+    return this.rings.flatMap((attached) => (attached.kind === 'retired' ? [] : [attached]));
   }
 
   private takeLease(): void {
@@ -291,8 +313,14 @@ export class AttachedRingSource {
       if (attached.kind === 'peek') return attached.ring.status();
       const stats = attached.ring.stats();
       return {
-        ringId: stats.ringId, label: stats.label, cpu: attached.ring.meta.cpu, tid: attached.ring.meta.tid,
-        direction: 'backward', dataSize: stats.dataSize, bytesWritten: stats.bytesWritten, paused: this.paused,
+        ringId: stats.ringId,
+        label: stats.label,
+        cpu: attached.ring.meta.cpu,
+        tid: attached.ring.meta.tid,
+        direction: 'backward',
+        dataSize: stats.dataSize,
+        bytesWritten: stats.bytesWritten,
+        paused: this.paused,
         ...(attached.kind === 'retired' ? { retired: true } : {}),
       };
     });
@@ -316,14 +344,22 @@ export class AttachedRingSource {
     if (this.paused) {
       for (const attached of this.rings) {
         if (attached.kind === 'backward') {
-          try { attached.ring.event.pauseOutput(false); } catch { /* the owner may have closed it */ }
+          try {
+            attached.ring.event.pauseOutput(false);
+          } catch {
+            /* the owner may have closed it */
+          }
         }
       }
       this.releaseLease();
     }
     const errors: unknown[] = [];
     for (const attached of this.rings) {
-      try { attached.ring.dispose(); } catch (error) { errors.push(error); }
+      try {
+        attached.ring.dispose();
+      } catch (error) {
+        errors.push(error);
+      }
     }
     if (errors.length) throw errors[0];
   }
@@ -332,4 +368,3 @@ export class AttachedRingSource {
     if (this.disposed) throw new AttachError('rings were detached');
   }
 }
-

@@ -48,15 +48,19 @@ function assumedDelivery(value: string | undefined): BreakpointDelivery | undefi
 export function assumeBreakpointDelivery(verdict: 'fires' | 'silent'): () => void {
   const before = cached;
   cached = assumedDelivery(verdict);
-  return () => { cached = before; };
+  return () => {
+    cached = before;
+  };
 }
 
 /** The text every surface shows when breakpoints are silent: what was measured, what it means, the fix. */
 export function silentBreakpointsMessage(counted: number, calls: number): string {
-  return `hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on ` +
+  return (
+    `hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on ` +
     `${PROBE_FUNCTION}() in Ringside's own process and it counted ${counted} of ${calls} calls. ` +
     `The debug exceptions never reach this kernel, which is what a hypervisor that does not virtualize the debug registers does; ` +
-    `watchpoints and line breakpoints will record nothing here. Run on bare metal or in a VM that passes debug registers through.`;
+    `watchpoints and line breakpoints will record nothing here. Run on bare metal or in a VM that passes debug registers through.`
+  );
 }
 
 /** Whether a limitation line (a recorder's, a keeper's) is the silent-breakpoints message. */
@@ -75,17 +79,24 @@ function probe(): BreakpointDelivery {
   if (address === null) return { state: 'unknown', reason: `libc has no ${PROBE_FUNCTION}` };
   let fd;
   try {
-    fd = openEvent({
-      type: PerfType.BREAKPOINT,
-      config: 0n,
-      samplePeriod: 0n,
-      sampleType: 0,
-      readFormat: 0,
-      flags: { disabled: true, excludeKernel: true, excludeHv: true },
-      bpType: BreakpointType.X,
-      config1: address,
-      config2: 8n,
-    }, 0, -1, -1, undefined, { name: `probe mem:${PROBE_FUNCTION}:x` });
+    fd = openEvent(
+      {
+        type: PerfType.BREAKPOINT,
+        config: 0n,
+        samplePeriod: 0n,
+        sampleType: 0,
+        readFormat: 0,
+        flags: { disabled: true, excludeKernel: true, excludeHv: true },
+        bpType: BreakpointType.X,
+        config1: address,
+        config2: 8n,
+      },
+      0,
+      -1,
+      -1,
+      undefined,
+      { name: `probe mem:${PROBE_FUNCTION}:x` },
+    );
   } catch (error) {
     if (error instanceof PerfError) return { state: 'unknown', reason: `the probe breakpoint was refused: ${error.message}` };
     throw error;

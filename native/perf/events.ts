@@ -90,7 +90,7 @@ export class PerfEventFd {
    * the event was opened without PERF_FORMAT_LOST (kernels before 6.0).
    */
   lostSamples(): bigint | null {
-    if (!(this.attr.readFormat & ReadFormat.LOST) || (this.attr.readFormat & ReadFormat.GROUP)) return null;
+    if (!(this.attr.readFormat & ReadFormat.LOST) || this.attr.readFormat & ReadFormat.GROUP) return null;
     return this.readCounts().lost;
   }
 
@@ -103,14 +103,16 @@ export class PerfEventFd {
     if (format & ReadFormat.GROUP) throw new Error(`readCounts reads one event, not a group (${this.name})`);
     const withLost = (format & ReadFormat.LOST) !== 0;
     // value, then time enabled / time running / id when asked for, then lost.
-    const words = 1 +
+    const words =
+      1 +
       (format & ReadFormat.TOTAL_TIME_ENABLED ? 1 : 0) +
       (format & ReadFormat.TOTAL_TIME_RUNNING ? 1 : 0) +
       (format & ReadFormat.ID ? 1 : 0) +
       (withLost ? 1 : 0);
     const out = new Uint8Array(words * 8);
     const got = libc.read(this.liveFd(), out);
-    if (got !== out.length) throw new PerfError('read', EINVAL, { ...this.context('read'), note: `(read ${got} of ${out.length} bytes of read_format 0x${format.toString(16)})` });
+    if (got !== out.length)
+      throw new PerfError('read', EINVAL, { ...this.context('read'), note: `(read ${got} of ${out.length} bytes of read_format 0x${format.toString(16)})` });
     const view = new DataView(out.buffer);
     return { value: view.getBigUint64(0, true), lost: withLost ? view.getBigUint64((words - 1) * 8, true) : null };
   }
@@ -149,7 +151,9 @@ export function lostReadFormat(): number {
 }
 
 function kernelOlderThan(major: number, minor: number): boolean {
-  const [have, haveMinor] = release().split('.').map((part) => Number.parseInt(part, 10));
+  const [have, haveMinor] = release()
+    .split('.')
+    .map((part) => Number.parseInt(part, 10));
   return have < major || (have === major && haveMinor < minor);
 }
 
@@ -157,13 +161,14 @@ function kernelOlderThan(major: number, minor: number): boolean {
 function suspiciousFields(attr: PerfEventAttr): string[] {
   const fields: string[] = [];
   if (attr.flags.writeBackward && kernelOlderThan(4, 7)) fields.push(`write_backward (needs Linux 4.7; this is ${release()})`);
-  if (attr.flags.inherit && (attr.readFormat & 8 /* GROUP */)) fields.push('inherit with read_format GROUP');
+  if (attr.flags.inherit && attr.readFormat & 8 /* GROUP */) fields.push('inherit with read_format GROUP');
   if (attr.flags.sigtrap && !attr.flags.removeOnExec) fields.push('sigtrap without remove_on_exec');
   if (attr.flags.freq && attr.samplePeriod === 0n) fields.push('freq with sample_freq 0');
   if (attr.sampleType & ~((Sample.WEIGHT_STRUCT << 1) - 1)) fields.push('sample_type has unknown bits');
   if (attr.type === PerfType.BREAKPOINT) {
     // arch/x86/kernel/hw_breakpoint.c: the debug registers trigger on execute, write, or read+write.
-    if (attr.bpType === BreakpointType.R && arch() === 'x64') fields.push('bp_type R: x86 debug registers cannot watch reads alone (use :rw for reads and writes, or :w)');
+    if (attr.bpType === BreakpointType.R && arch() === 'x64')
+      fields.push('bp_type R: x86 debug registers cannot watch reads alone (use :rw for reads and writes, or :w)');
     if (![1, 2, 4, 8].includes(Number(attr.config2 ?? 0n)) && attr.bpType !== 4) fields.push(`bp_len ${attr.config2} (1, 2, 4 or 8)`);
     if ((attr.config1 ?? 0n) % BigInt(Number(attr.config2 ?? 1n) || 1) !== 0n) fields.push('bp_addr not aligned to bp_len');
     if (attr.samplePeriod === 0n) fields.push('sample_period 0 on a breakpoint');
@@ -177,19 +182,28 @@ function suspiciousFields(attr: PerfEventAttr): string[] {
  * perf_event_open with size negotiation. pid/cpu follow perf_event_open(2): (pid, -1) one task on
  * any CPU, (-1, cpu) every task on one CPU, (0, -1) the calling thread.
  */
-export function openEvent(attr: PerfEventAttr, pid: number, cpu: number, groupFd: number = -1,
-  flags: number = PerfFlag.FD_CLOEXEC, options: OpenOptions = {}): PerfEventFd {
+export function openEvent(
+  attr: PerfEventAttr,
+  pid: number,
+  cpu: number,
+  groupFd: number = -1,
+  flags: number = PerfFlag.FD_CLOEXEC,
+  options: OpenOptions = {},
+): PerfEventFd {
   const path = options.uprobePath;
   if (path === undefined) return openEncoded(attr, attr, pid, cpu, groupFd, flags, options);
   return libc.withCString(path, (pointer) => openEncoded(attr, { ...attr, config1: pointer }, pid, cpu, groupFd, flags, options));
 }
 
 /** `encoded` is what the kernel is given; `attr` what the fd keeps (a uprobe's path pointer is valid only during the call). */
-function openEncoded(attr: PerfEventAttr, encoded: PerfEventAttr, pid: number, cpu: number, groupFd: number,
-  flags: number, options: OpenOptions): PerfEventFd {
+function openEncoded(attr: PerfEventAttr, encoded: PerfEventAttr, pid: number, cpu: number, groupFd: number, flags: number, options: OpenOptions): PerfEventFd {
   const name = options.name ?? `type ${attr.type} config ${attr.config}`;
   const context: ErrorContext = {
-    eventName: name, pid, cpu, attrType: attr.type, attrConfig: attr.config,
+    eventName: name,
+    pid,
+    cpu,
+    attrType: attr.type,
+    attrConfig: attr.config,
     excludeKernel: attr.flags.excludeKernel ?? false,
     ...(options.uprobePath !== undefined ? { uprobePath: options.uprobePath } : {}),
   };
@@ -215,8 +229,18 @@ function openEncoded(attr: PerfEventAttr, encoded: PerfEventAttr, pid: number, c
   }
 }
 
-function openAtSize(attr: PerfEventAttr, encoded: PerfEventAttr, size: number, pid: number, cpu: number, groupFd: number, flags: number,
-  name: string, context: ErrorContext, dropped: number): PerfEventFd {
+function openAtSize(
+  attr: PerfEventAttr,
+  encoded: PerfEventAttr,
+  size: number,
+  pid: number,
+  cpu: number,
+  groupFd: number,
+  flags: number,
+  name: string,
+  context: ErrorContext,
+  dropped: number,
+): PerfEventFd {
   const bytes = encodeAttr(encoded, size);
   try {
     const fd = libc.perfEventOpen(bytes, pid, cpu, groupFd, flags, context);

@@ -4,7 +4,7 @@ import { FollowOrder } from './follow';
 /** Items as a read hands them over: [time, name]; null: a record without a time. */
 const items = (...entries: [bigint | null, string][]) => entries.map(([time, item]) => ({ time, item }));
 
-describe('FollowOrder: a follower\'s overlapping reads written in time order', () => {
+describe("FollowOrder: a follower's overlapping reads written in time order", () => {
   it('holds back what a later read could still precede, and releases it after that read', () => {
     const order = new FollowOrder<string>();
     const margin = FollowOrder.MARGIN_NS;

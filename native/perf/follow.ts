@@ -48,7 +48,11 @@ export class RingFollower {
    * `fromStart`: the first read returns everything the rings hold (a capture that streams from its
    * start); else it starts at the rings' present heads and returns only what is written after this call.
    */
-  constructor(private readonly rings: FollowedRings, fromStart: boolean, private readonly onClose: () => void = () => {}) {
+  constructor(
+    private readonly rings: FollowedRings,
+    fromStart: boolean,
+    private readonly onClose: () => void = () => {},
+  ) {
     if (!fromStart) for (const ring of rings.backward()) this.cursors.set(ring, ring.head());
     for (const ring of rings.forward()) this.taps.set(ring, ring.tap(fromStart));
   }
@@ -95,14 +99,20 @@ export class RingFollower {
     });
     forward.forEach((ring, k) => {
       let tap = this.taps.get(ring);
-      if (!tap) this.taps.set(ring, tap = ring.tap());
+      if (!tap) this.taps.set(ring, (tap = ring.tap()));
       ring.drain(ring.mode, forwardHeads[k]);
       const copy = tap.take();
       if (copy.validBytes > 0 || copy.droppedBytes) rings.push(copy);
     });
     return {
-      events: this.rings.events(), rings, takenAtMs, pauseWindowNs: rings.map(() => 0), limitations: this.rings.limitations(),
-      skippedBytes, cutSpreadNs, readNs: Number(process.hrtime.bigint() - started),
+      events: this.rings.events(),
+      rings,
+      takenAtMs,
+      pauseWindowNs: rings.map(() => 0),
+      limitations: this.rings.limitations(),
+      skippedBytes,
+      cutSpreadNs,
+      readNs: Number(process.hrtime.bigint() - started),
     };
   }
 

@@ -40,7 +40,7 @@ describe('the overwrite note of rings that grew', () => {
     // everything the old ring still holds (176..200) is in the successor and the cut leaves nothing.
     const { note, kept, about } = noteFor(200, 170);
     assert.equal(kept, 231, note);
-    assert.match(note, /^kept the last 0\.2 s of 2\.0 s: /, 'what is kept is whole from the successor\'s oldest sample on');
+    assert.match(note, /^kept the last 0\.2 s of 2\.0 s: /, "what is kept is whole from the successor's oldest sample on");
     // Written in all: samples 1..400, once each. The few the old ring overwrote while both recorded (170..175) count
     // twice: the estimate is off by at most what the swap's overlap outlasted the old ring.
     assert.ok(Math.abs(about - 400) <= 8, `about ${about} records where 400 were written: ${note}`);
@@ -55,7 +55,7 @@ describe('the overwrite note of rings that grew', () => {
     assert.match(report.overwritten ?? '', /^kept the last 0\.2 s of 2\.0 s: 231 of about 400 records; the rings overwrote the rest \(--pages 8 keeps it all/);
   });
 
-  it('counts it as before when the cut leaves some of the retired ring\'s records', () => {
+  it("counts it as before when the cut leaves some of the retired ring's records", () => {
     const { note, kept, about } = noteFor(200, 190);
     assert.ok(kept > 211 && kept <= 236, note);
     assert.ok(Math.abs(about - 400) <= 8, `about ${about} records where 400 were written: ${note}`);

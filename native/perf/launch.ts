@@ -63,7 +63,11 @@ export class LaunchedCommand {
   /** Resolves with the command's exit code (null when killed by a signal). */
   readonly exited: Promise<number | null>;
 
-  private constructor(private readonly child: ChildProcess, readonly pid: number, private guardian: ChildProcess | null) {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly pid: number,
+    private guardian: ChildProcess | null,
+  ) {
     this.exitStatus = new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) resolve({ code: child.exitCode, signal: child.signalCode });
       child.once('exit', (code, signal) => {
@@ -210,7 +214,9 @@ export class LaunchedCommand {
 /** Starts the guardian of group `pid`; it holds neither this process's event loop nor any of its stdio. */
 function startGuardian(pid: number): ChildProcess {
   const guardian = spawn('/bin/sh', ['-c', GUARDIAN, 'ringside-guardian', String(pid)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
-  guardian.on('error', () => { /* no shell to guard with: the command then ends only by end() */ });
+  guardian.on('error', () => {
+    /* no shell to guard with: the command then ends only by end() */
+  });
   guardian.unref();
   (guardian.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   return guardian;

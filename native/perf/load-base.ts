@@ -9,7 +9,13 @@ import { readMaps } from './procfs';
 import type { ProcessMapping } from './sideband-types';
 
 export class LoadBaseMismatchError extends Error {
-  constructor(message: string, readonly pid: number, readonly exePath: string, readonly expected: bigint, readonly actual: bigint | null) {
+  constructor(
+    message: string,
+    readonly pid: number,
+    readonly exePath: string,
+    readonly expected: bigint,
+    readonly actual: bigint | null,
+  ) {
     super(message);
     this.name = 'LoadBaseMismatchError';
   }
@@ -28,9 +34,13 @@ export function checkBase(pid: number, exePath: string, expectedBase: bigint, ac
   if (actual !== expectedBase) {
     throw new LoadBaseMismatchError(
       `${exePath} is loaded at 0x${actual.toString(16)} in process ${pid} (${source}), ` +
-      `not at the expected 0x${expectedBase.toString(16)}: ` +
-      'address-space randomisation was not disabled (or the binary changed), so breakpoints on its symbols point elsewhere',
-      pid, exePath, expectedBase, actual);
+        `not at the expected 0x${expectedBase.toString(16)}: ` +
+        'address-space randomisation was not disabled (or the binary changed), so breakpoints on its symbols point elsewhere',
+      pid,
+      exePath,
+      expectedBase,
+      actual,
+    );
   }
 }
 

@@ -30,7 +30,10 @@ export function onlineCpus(): number[] {
 /** Thread ids of a process (from /proc/PID/task), sorted; throws a clear error if it does not exist. */
 export function threadsOf(pid: number): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).map(Number).filter(Number.isInteger).sort((a, b) => a - b);
+    return readdirSync(`/proc/${pid}/task`)
+      .map(Number)
+      .filter(Number.isInteger)
+      .sort((a, b) => a - b);
   } catch {
     // the error for the caller names the missing process, which is the cause here
     throw new Error(`process ${pid} does not exist (no /proc/${pid}/task)`);
@@ -99,15 +102,15 @@ export function mergeTasks(atStart: readonly ProcessSideband[], now: readonly Pr
   if (atStart.length === 0) return [...now];
   const livePids = new Set(now.map((task) => task.pid));
   const liveTasks = new Set(now.map((task) => `${task.pid}/${task.tid}`));
-  const gone = atStart
-    .filter((task) => !liveTasks.has(`${task.pid}/${task.tid}`))
-    .map((task) => (livePids.has(task.pid) ? { ...task, maps: [] } : task));
+  const gone = atStart.filter((task) => !liveTasks.has(`${task.pid}/${task.tid}`)).map((task) => (livePids.has(task.pid) ? { ...task, maps: [] } : task));
   return [...gone, ...now];
 }
 
 /** Pids of every process on the machine (for -a synthesis). */
 export function allPids(): number[] {
-  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
 }
 
 /** Fields of /proc/PID/stat this project reads. */

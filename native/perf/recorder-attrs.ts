@@ -65,8 +65,7 @@ export function flightRecorderAttr(event: ResolvedEvent, target: RecorderTarget,
  * unwinder reads .eh_frame_hdr through the read-only segment that maps it, so an exported perf.data
  * needs those mappings for perf to unwind it.
  */
-export function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean,
-  userStacks: boolean): PerfEventAttr {
+export function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, excludeKernel: boolean, follow: boolean, userStacks: boolean): PerfEventAttr {
   const launch = target.kind === 'launch';
   return {
     type: PerfType.SOFTWARE,
@@ -75,9 +74,17 @@ export function sidebandAttr(target: RecorderTarget, contextSwitch: boolean, exc
     sampleType: SIDEBAND_SAMPLE,
     readFormat: lostReadFormat(),
     flags: {
-      comm: true, commExec: true, mmap: true, mmap2: true, task: true, contextSwitch,
+      comm: true,
+      commExec: true,
+      mmap: true,
+      mmap2: true,
+      task: true,
+      contextSwitch,
       ...(userStacks ? { mmapData: true } : {}),
-      sampleIdAll: true, inherit: follow, disabled: launch, enableOnExec: launch,
+      sampleIdAll: true,
+      inherit: follow,
+      disabled: launch,
+      enableOnExec: launch,
       // Side-band records are not samples, so excluding the kernel loses none of them; without it a
       // user who may not profile the kernel is refused this event alone (perf does the same).
       ...(excludeKernel ? { excludeKernel: true, excludeHv: true } : {}),

@@ -7,7 +7,9 @@ import type { ResolvedEvent } from '../abi/snapshot';
 import { PerfType } from '../abi/uapi';
 
 const event = (name: string, extra: Partial<ResolvedEvent> = {}, flags: Record<string, boolean> = {}, clockid?: number): ResolvedEvent => ({
-  name, isBreakpoint: false, ...extra,
+  name,
+  isBreakpoint: false,
+  ...extra,
   attr: { type: PerfType.SOFTWARE, config: 0n, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags, ...(clockid !== undefined ? { clockid } : {}) },
 });
 
@@ -21,29 +23,34 @@ describe('ring groups', () => {
   });
 
   it('keeps breakpoints out of gap-free pairs, in a plain shared ring', () => {
-    assert.deepEqual(
-      ringGroupsFor([watch, clock, tracepoint], true, new Set()),
-      [{ eventIndices: [1, 2], gapFree: true }, { eventIndices: [0], gapFree: false }],
-    );
+    assert.deepEqual(ringGroupsFor([watch, clock, tracepoint], true, new Set()), [
+      { eventIndices: [1, 2], gapFree: true },
+      { eventIndices: [0], gapFree: false },
+    ]);
   });
 
   it('gives trigger events a ring each', () => {
-    assert.deepEqual(ringGroupsFor([clock, tracepoint, event('syscalls:sys_enter_getppid')], true, new Set([2])),
-      [{ eventIndices: [0, 1], gapFree: true }, { eventIndices: [2], gapFree: true }]);
+    assert.deepEqual(ringGroupsFor([clock, tracepoint, event('syscalls:sys_enter_getppid')], true, new Set([2])), [
+      { eventIndices: [0, 1], gapFree: true },
+      { eventIndices: [2], gapFree: true },
+    ]);
   });
 
   it('shares a ring only between events of the same clock (the kernel refuses SET_OUTPUT across clocks)', () => {
     const monotonic = event('cpu/config=0,attr11=0x100000000/', {}, { useClockid: true }, 1);
-    assert.deepEqual(
-      ringGroupsFor([clock, monotonic, tracepoint], false, new Set()),
-      [{ eventIndices: [0, 2], gapFree: false }, { eventIndices: [1], gapFree: false }],
-    );
+    assert.deepEqual(ringGroupsFor([clock, monotonic, tracepoint], false, new Set()), [
+      { eventIndices: [0, 2], gapFree: false },
+      { eventIndices: [1], gapFree: false },
+    ]);
   });
 
   it('sizes a shared ring at the default pages per event, rounded up to a power of two', () => {
-    assert.deepEqual(
-      [1, 2, 3, 4, 5].map(defaultRingPages),
-      [DEFAULT_RING_PAGES, 2 * DEFAULT_RING_PAGES, 4 * DEFAULT_RING_PAGES, 4 * DEFAULT_RING_PAGES, 8 * DEFAULT_RING_PAGES],
-    );
+    assert.deepEqual([1, 2, 3, 4, 5].map(defaultRingPages), [
+      DEFAULT_RING_PAGES,
+      2 * DEFAULT_RING_PAGES,
+      4 * DEFAULT_RING_PAGES,
+      4 * DEFAULT_RING_PAGES,
+      8 * DEFAULT_RING_PAGES,
+    ]);
   });
 });

@@ -12,7 +12,14 @@ import { PerfType, Sample } from '../abi/uapi';
 import { isPowerOfTwo } from '../abi/units';
 import { openEvent, type PerfEventFd } from './events';
 import {
-  BackwardRing, ForwardRing, GapFreeRingPair, SpareBufferWarmer, defaultCopyMode, type CopyMode, type RingMeta, type RingStats,
+  BackwardRing,
+  ForwardRing,
+  GapFreeRingPair,
+  SpareBufferWarmer,
+  defaultCopyMode,
+  type CopyMode,
+  type RingMeta,
+  type RingStats,
   type RingCopyGroup,
 } from './ring';
 import { onlineCpus, threadsOf, synthesizeSideband, allPids, mergeTasks } from './procfs';
@@ -78,14 +85,21 @@ type PrimaryFds = ReadonlyMap<number, PerfEventFd>;
  */
 type RingUnit =
   | {
-    readonly kind: 'backward'; readonly group: RingGroup; readonly ring: BackwardRing; readonly primaries: PrimaryFds;
-    readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[];
-  }
+      readonly kind: 'backward';
+      readonly group: RingGroup;
+      readonly ring: BackwardRing;
+      readonly primaries: PrimaryFds;
+      readonly fds: readonly PerfEventFd[];
+      readonly firstLive: readonly PerfEventFd[];
+    }
   | {
-    readonly kind: 'pair'; readonly group: RingGroup; readonly pair: GapFreeRingPair;
-    readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>;
-    readonly fds: readonly PerfEventFd[]; readonly firstLive: readonly PerfEventFd[];
-  }
+      readonly kind: 'pair';
+      readonly group: RingGroup;
+      readonly pair: GapFreeRingPair;
+      readonly primaries: ReadonlyMap<BackwardRing, PrimaryFds>;
+      readonly fds: readonly PerfEventFd[];
+      readonly firstLive: readonly PerfEventFd[];
+    }
   | { readonly kind: 'forward'; readonly ring: ForwardRing };
 
 /** What openOnSlot opened: the ring, the fds redirected into it, and each event's first fd. */
@@ -215,11 +229,12 @@ export class Recorder {
     const access = options.access ?? readPerfAccess();
     const plan = planForAccess(options.events, options.target.kind, access, () => breakpointDelivery().state === 'fires');
     const sizes = ringSizesFor(options, plan.events, access);
-    const perThread = options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
-      ? `hardware breakpoints${plan.events.some((event) => event.uprobe) ? ' (and, beside them, uprobes)' : ''} ` +
-        `watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
-        'threads it creates later are not watched'
-      : null;
+    const perThread =
+      options.target.kind === 'pid' && !followsNewThreads(options.target, plan.events)
+        ? `hardware breakpoints${plan.events.some((event) => event.uprobe) ? ' (and, beside them, uprobes)' : ''} ` +
+          `watch the ${threadsOf(options.target.pid).length} thread(s) process ${options.target.pid} has now; ` +
+          'threads it creates later are not watched'
+        : null;
     const delivery = plan.events.some((event) => event.isBreakpoint) ? breakpointDelivery() : null;
     const silentBreakpoints = delivery?.state === 'silent' ? delivery.message : null;
     if (options.windowSec !== undefined && !(options.windowSec > 0)) {
@@ -228,8 +243,14 @@ export class Recorder {
     const uprobes = Recorder.defineUprobes(plan.events, options.target, access);
     let recorder: Recorder;
     try {
-      recorder = new Recorder(options, mode, plan, sizes,
-        [plan.limitation, sizes.note, perThread, silentBreakpoints, uprobes.note].filter((line): line is string => line !== null), access);
+      recorder = new Recorder(
+        options,
+        mode,
+        plan,
+        sizes,
+        [plan.limitation, sizes.note, perThread, silentBreakpoints, uprobes.note].filter((line): line is string => line !== null),
+        access,
+      );
     } catch (error) {
       uprobes.definitions?.dispose();
       throw error;
@@ -270,8 +291,11 @@ export class Recorder {
    * Where it may not (tracefs is root's), they are opened through the uprobe PMU without inherit:
    * the threads there are now are watched, and the note says what is not.
    */
-  private static defineUprobes(events: readonly ResolvedEvent[], target: RecorderTarget, access: PerfAccess):
-    { definitions: TracefsUprobes | null; note: string | null } {
+  private static defineUprobes(
+    events: readonly ResolvedEvent[],
+    target: RecorderTarget,
+    access: PerfAccess,
+  ): { definitions: TracefsUprobes | null; note: string | null } {
     const probed = events.filter((event) => event.uprobe !== undefined);
     if (probed.length === 0 || !followsNewThreads(target, events)) return { definitions: null, note: null };
     const sites = probed.flatMap((event) => event.uprobe!.sites.map((site) => ({ path: event.uprobe!.path, offset: site.offset })));
@@ -282,7 +306,8 @@ export class Recorder {
       const names = probed.map((event) => event.name).join(', ');
       return {
         definitions: null,
-        note: `${names}: uprobes watch only the threads there are when the recording starts, not threads or children created later: ` +
+        note:
+          `${names}: uprobes watch only the threads there are when the recording starts, not threads or children created later: ` +
           `following them needs uprobes defined in tracefs, and ${error.message}`,
       };
     }
@@ -335,8 +360,7 @@ export class Recorder {
     const { events } = this.plan;
     const { sidebandPages } = this.sizes;
     const pages = only?.pages ?? this.sizes.pages;
-    const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr =>
-      ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
+    const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
     if (!only) {
       events.forEach((event, index) => {
         this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
@@ -350,8 +374,10 @@ export class Recorder {
     for (const slot of slots) {
       let slotOpened = false;
       for (const group of groups) {
-        const members = group.eventIndices.map((eventIndex) =>
-          ({ eventIndex, attr: only ? disabledUntilSwap(this.attrs[eventIndex]) : this.attrs[eventIndex] }));
+        const members = group.eventIndices.map((eventIndex) => ({
+          eventIndex,
+          attr: only ? disabledUntilSwap(this.attrs[eventIndex]) : this.attrs[eventIndex],
+        }));
         const names = group.eventIndices.map((index) => events[index].name);
         const ringId = this.nextRingId++;
         const label = allGroups.length > 1 ? `${slot.label} ${names.join('+')}` : slot.label;
@@ -375,7 +401,10 @@ export class Recorder {
           const pair = new GapFreeRingPair(first.ring, standby.ring, { first: first.followers, second: standby.followers });
           const firstLive = [first.ring.event, ...first.followers];
           const fds = [...firstLive, standby.ring.event, ...standby.followers];
-          const primaries = new Map([[first.ring, first.primaries], [standby.ring, standby.primaries]]);
+          const primaries = new Map([
+            [first.ring, first.primaries],
+            [standby.ring, standby.primaries],
+          ]);
           this.units.push({ kind: 'pair', group, pair, primaries, fds, firstLive });
         } else {
           const fds = [first.ring.event, ...first.followers];
@@ -384,9 +413,13 @@ export class Recorder {
       }
       if (slotOpened) opened++;
       if (slotOpened && !only && this.options.sideband !== false) {
-        this.attrs[sidebandIndex] = sidebandAttr(target, this.options.contextSwitch ?? false, this.plan.excludeKernel,
+        this.attrs[sidebandIndex] = sidebandAttr(
+          target,
+          this.options.contextSwitch ?? false,
+          this.plan.excludeKernel,
           followsNewThreads(target, events),
-          events.some((event) => (event.attr.sampleType & Sample.STACK_USER) !== 0));
+          events.some((event) => (event.attr.sampleType & Sample.STACK_USER) !== 0),
+        );
         this.fdsByEvent[sidebandIndex] ??= [];
         const ringId = this.nextRingId++;
         const sideband = this.openOnSlot([{ eventIndex: sidebandIndex, attr: this.attrs[sidebandIndex] }], slot, (fd) => {
@@ -414,8 +447,10 @@ export class Recorder {
    * every thread has exited.
    */
   private openOnSlot<R extends { dispose(): void; addWriter(fd: PerfEventFd): void }>(
-    members: readonly { eventIndex: number; attr: PerfEventAttr }[], slot: Slot,
-    map: (owner: PerfEventFd) => R): OpenedGroup<R> | null {
+    members: readonly { eventIndex: number; attr: PerfEventAttr }[],
+    slot: Slot,
+    map: (owner: PerfEventFd) => R,
+  ): OpenedGroup<R> | null {
     const tids = slot.tids ?? [slot.pid];
     const attached = slot.tids !== undefined;
     let ring: R | undefined;
@@ -536,7 +571,11 @@ export class Recorder {
       verifyLoadBase(pid, exePath, expectedBase);
     } catch (error) {
       if (!(error instanceof LoadBaseMismatchError) || error.actual !== null) throw error;
-      const fromSideband = loadBaseFromSideband(this.forwardRings.map((ring) => ring.peek()), pid, exePath);
+      const fromSideband = loadBaseFromSideband(
+        this.forwardRings.map((ring) => ring.peek()),
+        pid,
+        exePath,
+      );
       if (fromSideband === null) throw error;
       checkBase(pid, exePath, expectedBase, fromSideband, 'side-band MMAP2');
     }
@@ -546,7 +585,7 @@ export class Recorder {
   private checkGrowth(): void {
     if (this.disposed || !this.growth) return;
     const ownRing = new Set(this.options.ownRing);
-    const rings = this.units.flatMap((unit) => unit.kind !== 'forward' && isGrowable(unit.group, ownRing) ? [liveRing(unit)] : []);
+    const rings = this.units.flatMap((unit) => (unit.kind !== 'forward' && isGrowable(unit.group, ownRing) ? [liveRing(unit)] : []));
     // Retired rings kept open still hold their locked pages.
     const held = this.retiredOpen.reduce((pages, retired) => pages + retired.pages + 1, 0);
     const ceiling = () => growthCeiling(this.options, this.plan.events, this.access, this.sizes, this.fixedPages, held);
@@ -577,8 +616,7 @@ export class Recorder {
   private grow(pages: number): void {
     const ownRing = new Set(this.options.ownRing);
     const groups = ringGroupsFor(this.plan.events, this.options.gapFree ?? false, ownRing).filter((group) => isGrowable(group, ownRing));
-    const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> =>
-      unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
+    const old = this.units.filter((unit): unit is Exclude<RingUnit, { kind: 'forward' }> => unit.kind !== 'forward' && isGrowable(unit.group, ownRing));
     const firstNew = this.units.length;
     // New fds are appended to each event's list: a failed resize closes exactly those.
     const fdCounts = this.fdsByEvent.map((fds) => fds?.length ?? 0);
@@ -605,8 +643,11 @@ export class Recorder {
     for (const unit of old) for (const fd of unit.fds) fd.disable();
     for (const unit of old) {
       const copy = unit.kind === 'backward' ? quiescentCopy(unit.ring) : unit.pair.finalCopy();
-      const successor = fresh.find((candidate) => candidate.group.eventIndices[0] === unit.group.eventIndices[0] &&
-        (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid));
+      const successor = fresh.find(
+        (candidate) =>
+          candidate.group.eventIndices[0] === unit.group.eventIndices[0] &&
+          (copy.cpu >= 0 ? liveRing(candidate).meta.cpu === copy.cpu : liveRing(candidate).meta.tid === copy.tid),
+      );
       const since = successor ? oldestSampleTime(peekUnwrapped(liveRing(successor))) : null;
       const kept = since === null ? copy : dropFrom(copy, since);
       for (const follower of this.followers) {
@@ -616,7 +657,12 @@ export class Recorder {
       }
       if (this.options.keepRetired && unit.kind === 'backward') {
         this.retiredOpen.push({
-          ring: unit.ring, pages: this.sizes.pages, cutAtNs: since, oldestNs: oldestSampleTime(kept), newestNs: newestSampleTime(kept), fds: unit.fds,
+          ring: unit.ring,
+          pages: this.sizes.pages,
+          cutAtNs: since,
+          oldestNs: oldestSampleTime(kept),
+          newestNs: newestSampleTime(kept),
+          fds: unit.fds,
           bytesWritten: kept.bytesWritten,
         });
       } else {
@@ -733,8 +779,14 @@ export class Recorder {
     this.warmer.schedule();
     const processes = mergeTasks(this.tasksAtStart, this.synthesize());
     return {
-      events: this.eventDescriptions(), rings, takenAtMs, pauseWindowNs, processes, limitations: this.limitations,
-      recordingStartedAtMs: this.recordingStartedAtMs, gapFreeSinceMs,
+      events: this.eventDescriptions(),
+      rings,
+      takenAtMs,
+      pauseWindowNs,
+      processes,
+      limitations: this.limitations,
+      recordingStartedAtMs: this.recordingStartedAtMs,
+      gapFreeSinceMs,
       ...(this.retiredLeftOut > 0n ? { retiredBytesLeftOut: this.retiredLeftOut } : {}),
     };
   }
@@ -765,15 +817,19 @@ export class Recorder {
    */
   follow(options: { fromStart?: boolean } = {}): RingFollower {
     this.checkOpen();
-    const follower: RingFollower = new RingFollower({
-      backward: () => {
-        this.checkOpen();
-        return this.backwardRings;
+    const follower: RingFollower = new RingFollower(
+      {
+        backward: () => {
+          this.checkOpen();
+          return this.backwardRings;
+        },
+        forward: () => this.forwardRings,
+        events: () => this.eventDescriptions(),
+        limitations: () => this.limitations,
       },
-      forward: () => this.forwardRings,
-      events: () => this.eventDescriptions(),
-      limitations: () => this.limitations,
-    }, options.fromStart ?? false, () => this.followers.delete(follower));
+      options.fromStart ?? false,
+      () => this.followers.delete(follower),
+    );
     this.followers.add(follower);
     return follower;
   }
@@ -791,12 +847,12 @@ export class Recorder {
 
   ringStats(): RingStats[] {
     this.checkOpen();
-    return this.units.map((unit) => unit.kind === 'pair' ? unit.pair.stats() : unit.ring.stats());
+    return this.units.map((unit) => (unit.kind === 'pair' ? unit.pair.stats() : unit.ring.stats()));
   }
 
   /** The rings themselves, for tests and the keeper (borrowing fds). */
   get backwardRings(): readonly BackwardRing[] {
-    return this.units.flatMap((unit) => unit.kind === 'backward' ? [unit.ring] : unit.kind === 'pair' ? unit.pair.rings : []);
+    return this.units.flatMap((unit) => (unit.kind === 'backward' ? [unit.ring] : unit.kind === 'pair' ? unit.pair.rings : []));
   }
 
   /**
@@ -814,7 +870,7 @@ export class Recorder {
   }
 
   get forwardRings(): readonly ForwardRing[] {
-    return this.units.flatMap((unit) => unit.kind === 'forward' ? [unit.ring] : []);
+    return this.units.flatMap((unit) => (unit.kind === 'forward' ? [unit.ring] : []));
   }
 
   /** Closes every fd and mapping. Idempotent. A launched command that was never released is killed. */

@@ -27,13 +27,18 @@ export function pagesForWindow(bytesPerSec: number, windowSec: number, pageBytes
  * mapped: `current` is the growable rings' size, `fixedPages` that of the rings a resize leaves alone, `heldPages`
  * what retired rings still mapped take (header pages included).
  */
-export function growthCeiling(options: RecorderOptions, events: readonly ResolvedEvent[], access: PerfAccess, current: RingSizes,
-  fixedPages: number, heldPages = 0): number {
+export function growthCeiling(
+  options: RecorderOptions,
+  events: readonly ResolvedEvent[],
+  access: PerfAccess,
+  current: RingSizes,
+  fixedPages: number,
+  heldPages = 0,
+): number {
   const budget = access.lockedPagesBudget;
   if (budget === null) return Number.MAX_SAFE_INTEGER;
   const { slots, flightRings, growableRings, sidebandRings } = ringCounts(options, events);
-  const perSlot = (flightRings - growableRings) * (fixedPages + 1) + growableRings * (current.pages + 1) +
-    sidebandRings * (current.sidebandPages + 1);
+  const perSlot = (flightRings - growableRings) * (fixedPages + 1) + growableRings * (current.pages + 1) + sidebandRings * (current.sidebandPages + 1);
   const mapped = slots * perSlot + heldPages;
   const free = budget - mapped;
   let pages = 0;
@@ -62,7 +67,10 @@ export class RingGrowth {
   /** When the recording opened (performance.now ms): notes say how long after it they happened. */
   private readonly openedAtMs = performance.now();
 
-  constructor(private readonly windowSec: number, private readonly access: PerfAccess) {}
+  constructor(
+    private readonly windowSec: number,
+    private readonly access: PerfAccess,
+  ) {}
 
   /**
    * Measures the growable rings that record now; when one keeps less than the window, calls
@@ -102,8 +110,10 @@ export class RingGrowth {
     if (limit <= current) {
       this.stopped = true;
       const budget = kib(this.access.lockedPagesBudget ?? 0, this.access);
-      this.notes.push(`rings stay at ${current} pages (${at}): ${why}, and the locked-memory budget (${budget}) ` +
-        'leaves no room for larger ones while both sets are mapped');
+      this.notes.push(
+        `rings stay at ${current} pages (${at}): ${why}, and the locked-memory budget (${budget}) ` +
+          'leaves no room for larger ones while both sets are mapped',
+      );
       return { allWrapped };
     }
     const pages = Math.min(wanted, limit);

@@ -50,8 +50,12 @@ export function ringCounts(options: RecorderOptions, events: readonly ResolvedEv
   const groups = ringGroupsFor(events, options.gapFree ?? false, ownRing);
   const target = options.target;
   // One ring per ring group per CPU (events and an attached process's threads share them), plus a side-band ring.
-  const slots = target.kind === 'cpus' ? (target.cpus ?? onlineCpus()).length
-    : target.kind === 'pid' && !followsNewThreads(target, events) ? threadsOf(target.pid).length : onlineCpus().length;
+  const slots =
+    target.kind === 'cpus'
+      ? (target.cpus ?? onlineCpus()).length
+      : target.kind === 'pid' && !followsNewThreads(target, events)
+        ? threadsOf(target.pid).length
+        : onlineCpus().length;
   const ringsOf = (group: RingGroup) => (group.gapFree ? 2 : 1);
   const flightRings = groups.reduce((count, group) => count + ringsOf(group), 0);
   const growableRings = groups.filter((group) => isGrowable(group, ownRing)).reduce((count, group) => count + ringsOf(group), 0);
@@ -76,7 +80,8 @@ export function ringSizesFor(options: RecorderOptions, events: readonly Resolved
   // and none can read, so pages this computation thinks are free may not be (mmap then fails with EPERM).
   const askedSideband = Math.min(options.sidebandPages ?? DEFAULT_SIDEBAND_PAGES, DEFAULT_SIDEBAND_PAGES);
   if (cost(asked, askedSideband) <= budget) return { pages: asked, sidebandPages: askedSideband, note: null };
-  const limits = `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
+  const limits =
+    `${MLOCK_SYSCTL} = ${access.perfMlockKb ?? 'unknown'} KiB per CPU x ${access.onlineCpus} CPUs for your user, ` +
     `plus RLIMIT_MEMLOCK (ulimit -l) = ${(access.memlockLimitBytes ?? 0) / 1024} KiB for this process`;
   const neededKb = Math.ceil((cost(asked, askedSideband) * access.pageSize) / 1024 / access.onlineCpus);
   const fix = `raise it with \`sudo sysctl ${MLOCK_SYSCTL}=${neededKb}\` or \`ulimit -l\`, or grant CAP_IPC_LOCK`;
@@ -86,18 +91,19 @@ export function ringSizesFor(options: RecorderOptions, events: readonly Resolved
     if (pages >= sidebandPages && pages > 1) pages /= 2;
     else sidebandPages /= 2;
   }
-  const rings = `${slots * flightRings} flight-recorder ring(s) of ${asked} pages and ` +
-    `${slots * sidebandRings} side-band ring(s) of ${askedSideband} pages`;
+  const rings =
+    `${slots * flightRings} flight-recorder ring(s) of ${asked} pages and ` + `${slots * sidebandRings} side-band ring(s) of ${askedSideband} pages`;
   if (options.pages !== undefined || cost(pages, sidebandPages) > budget) {
     const fits = cost(pages, sidebandPages) <= budget ? `; --pages ${pages} fits` : '';
     throw new AccessError(
       `${rings} need ${kib(cost(asked, askedSideband), access)} of locked memory, ` +
-      `more than the ${kib(budget, access)} perf lets this user lock (${limits})`,
-      `${fix}${fits}`);
+        `more than the ${kib(budget, access)} perf lets this user lock (${limits})`,
+      `${fix}${fits}`,
+    );
   }
   return {
-    pages, sidebandPages,
-    note: `rings are ${pages} pages (asked ${asked}) to fit the ${kib(budget, access)} of locked memory perf lets this user lock ` +
-      `(${limits}); ${fix}`,
+    pages,
+    sidebandPages,
+    note: `rings are ${pages} pages (asked ${asked}) to fit the ${kib(budget, access)} of locked memory perf lets this user lock ` + `(${limits}); ${fix}`,
   };
 }

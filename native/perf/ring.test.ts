@@ -72,7 +72,10 @@ describe('ring arithmetic and procfs parsing (synthetic)', () => {
     assert.equal(spare.ready, true);
     spare.release();
     assert.equal(spare.ready, false);
-    assert.ok(first.every((b) => b === 7), 'the first snapshot\'s bytes were never touched again');
+    assert.ok(
+      first.every((b) => b === 7),
+      "the first snapshot's bytes were never touched again",
+    );
   });
 
   it('parses CPU lists and maps lines', () => {

@@ -73,7 +73,11 @@ export class SpareCopyBuffer {
    * `allocate`: where copies go (the decoder's: with room for the ring's columns after the copy,
    * warmed here with it); default a plain buffer of `size` bytes.
    */
-  constructor(readonly size: number, readonly shared = false, private readonly allocate: CopyAllocator = plainCopyBuffer) {}
+  constructor(
+    readonly size: number,
+    readonly shared = false,
+    private readonly allocate: CopyAllocator = plainCopyBuffer,
+  ) {}
 
   /** True when the whole spare is faulted in. */
   get ready(): boolean {
@@ -131,7 +135,10 @@ export class SpareBufferWarmer {
   private disposed = false;
 
   /** `rings` is asked anew at every turn, so rings added or swapped later are warmed too. */
-  constructor(private readonly rings: () => readonly BackwardRing[], private readonly enabled = true) {}
+  constructor(
+    private readonly rings: () => readonly BackwardRing[],
+    private readonly enabled = true,
+  ) {}
 
   schedule(): void {
     if (!this.enabled || this.disposed || this.tick) return;
@@ -227,7 +234,12 @@ export class RingMapping {
   private headerWords: BigUint64Array | null = null;
   private zeroCopyRefused = false;
 
-  constructor(fd: number, readonly dataPages: number, writable: boolean, eventName: string) {
+  constructor(
+    fd: number,
+    readonly dataPages: number,
+    writable: boolean,
+    eventName: string,
+  ) {
     checkDataPages(dataPages);
     const page = pageSize();
     this.mapping = Mapping.map(fd, (dataPages + 1) * page, writable ? PROT_READ | PROT_WRITE : PROT_READ, { eventName });
@@ -336,16 +348,26 @@ export class BackwardRing {
    * rings one snapshot copies together (the recorder's), which the allocator is told of.
    */
   constructor(
-    readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode(), sharedCopies = false,
-    allocateCopy?: CopyAllocator, group?: RingCopyGroup,
+    readonly event: PerfEventFd,
+    dataPages: number,
+    readonly meta: RingMeta,
+    public mode: CopyMode = defaultCopyMode(),
+    sharedCopies = false,
+    allocateCopy?: CopyAllocator,
+    group?: RingCopyGroup,
   ) {
     if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, false, event.name);
-    const allocate: CopyAllocator | undefined = allocateCopy && group
-      ? (copyBytes, shared, previous) => allocateCopy(copyBytes, shared, previous, {
-        key: group.key, member: this, members: () => group.rings().map((ring) => ({ member: ring, copyBytes: ring.dataSize })), threads: group.threads,
-      })
-      : allocateCopy;
+    const allocate: CopyAllocator | undefined =
+      allocateCopy && group
+        ? (copyBytes, shared, previous) =>
+            allocateCopy(copyBytes, shared, previous, {
+              key: group.key,
+              member: this,
+              members: () => group.rings().map((ring) => ({ member: ring, copyBytes: ring.dataSize })),
+              threads: group.threads,
+            })
+        : allocateCopy;
     this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies, allocate);
     this.writers = [event];
   }
@@ -500,7 +522,12 @@ export class ForwardRing {
   /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
   private readonly writers: PerfEventFd[];
 
-  constructor(readonly event: PerfEventFd, dataPages: number, readonly meta: RingMeta, public mode: CopyMode = defaultCopyMode()) {
+  constructor(
+    readonly event: PerfEventFd,
+    dataPages: number,
+    readonly meta: RingMeta,
+    public mode: CopyMode = defaultCopyMode(),
+  ) {
     if (event.attr.flags.writeBackward) throw new Error(`ForwardRing needs an event without writeBackward (${event.name})`);
     this.ring = new RingMapping(event.fd, dataPages, true, event.name);
     this.writers = [event];
@@ -652,7 +679,10 @@ export class ForwardTap {
   private bytes = 0;
   private dropped = 0n;
 
-  constructor(readonly ring: ForwardRing, readonly close: () => void) {}
+  constructor(
+    readonly ring: ForwardRing,
+    readonly close: () => void,
+  ) {}
 
   push(chunk: Uint8Array): void {
     this.chunks.push(chunk);
@@ -697,7 +727,10 @@ export class GapFreeRingPair {
     // Everything `first` holds counts: it is fresh, and an enabled event writes from the moment it
     // is opened, before the standby is opened and the pair built (35 ms on a busy machine).
     this.liveSinceHead = 0n;
-    this.followersOf = new Map([[first, followers.first ?? []], [second, followers.second ?? []]]);
+    this.followersOf = new Map([
+      [first, followers.first ?? []],
+      [second, followers.second ?? []],
+    ]);
   }
 
   get rings(): readonly BackwardRing[] {
@@ -770,9 +803,20 @@ export class GapFreeRingPair {
  * forward rings writable. The kernel reuses the fd's ring when one exists, which is only allowed
  * with the same number of data pages. The returned ring owns `fd` (dispose closes it).
  */
-export function mapExistingRing(fd: number, dataPages: number, direction: 'backward' | 'forward',
-  options: { meta?: Partial<RingMeta>; attr?: PerfEventAttr; mode?: CopyMode } = {}): BackwardRing | ForwardRing {
-  const attr: PerfEventAttr = options.attr ?? { type: 1, config: 0n, samplePeriod: 0n, sampleType: 0, readFormat: 0, flags: { writeBackward: direction === 'backward' } };
+export function mapExistingRing(
+  fd: number,
+  dataPages: number,
+  direction: 'backward' | 'forward',
+  options: { meta?: Partial<RingMeta>; attr?: PerfEventAttr; mode?: CopyMode } = {},
+): BackwardRing | ForwardRing {
+  const attr: PerfEventAttr = options.attr ?? {
+    type: 1,
+    config: 0n,
+    samplePeriod: 0n,
+    sampleType: 0,
+    readFormat: 0,
+    flags: { writeBackward: direction === 'backward' },
+  };
   const event = adoptEventFd(fd, attr, `fd ${fd}`);
   const meta: RingMeta = { ringId: 0, label: `fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0, ...options.meta };
   try {

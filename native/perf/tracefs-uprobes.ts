@@ -27,7 +27,10 @@ export class TracefsUprobes {
   private disposed = false;
   private readonly ids = new Map<string, number>();
 
-  private constructor(private readonly tracefs: string, private readonly group: string) {}
+  private constructor(
+    private readonly tracefs: string,
+    private readonly group: string,
+  ) {}
 
   /** Defines one uprobe per site (each file and offset once). TracefsUprobeError names the file and the reason. */
   static define(tracefs: string, sites: readonly UprobeSite[]): TracefsUprobes {
@@ -57,7 +60,9 @@ export class TracefsUprobes {
     try {
       id = Number(readFileSync(idFile, 'utf8').trim());
     } catch (error) {
-      throw new TracefsUprobeError(`${idFile}: cannot read the id of the uprobe just defined (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new TracefsUprobeError(
+        `${idFile}: cannot read the id of the uprobe just defined (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
     this.ids.set(key, id);
   }
@@ -94,9 +99,12 @@ function write(control: string, line: string): void {
     appendFileSync(control, `${line}\n`);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    const why = code === 'EACCES' || code === 'EPERM'
-      ? `${control} is writable only by root (defining a uprobe there needs it, as perf probe does)`
-      : code === 'EBUSY' ? 'the uprobe is still in use' : `the kernel refused '${line}'`;
+    const why =
+      code === 'EACCES' || code === 'EPERM'
+        ? `${control} is writable only by root (defining a uprobe there needs it, as perf probe does)`
+        : code === 'EBUSY'
+          ? 'the uprobe is still in use'
+          : `the kernel refused '${line}'`;
     throw new TracefsUprobeError(`${why} (${code})`);
   }
 }

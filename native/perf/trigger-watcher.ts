@@ -23,11 +23,17 @@ export class TriggerWatcher {
   private lastFiredMs = -Infinity;
 
   /** `rings()` is asked at every poll (gap-free pairs swap which ring is live). */
-  constructor(private readonly rings: () => readonly BackwardRing[], private readonly options: TriggerOptions, private readonly fire: () => void) {}
+  constructor(
+    private readonly rings: () => readonly BackwardRing[],
+    private readonly options: TriggerOptions,
+    private readonly fire: () => void,
+  ) {}
 
   private written(): bigint {
     const triggers = new Set(this.options.eventIndices);
-    return this.rings().filter((ring) => triggers.has(ring.meta.defaultEvent)).reduce((sum, ring) => sum + ring.bytesWritten(), 0n);
+    return this.rings()
+      .filter((ring) => triggers.has(ring.meta.defaultEvent))
+      .reduce((sum, ring) => sum + ring.bytesWritten(), 0n);
   }
 
   /**

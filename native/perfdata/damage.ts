@@ -96,7 +96,7 @@ function findDamage(imported: PerfDataImport, decoded: DecodedSnapshot): Damage[
       if (!(error instanceof DecodeError)) throw error;
       const ringOffset = offset[row];
       // The reader's one ring maps back to the file; the field's offset is the same distance into the record there.
-      const fileOffset = ring[row] === 0 ? imported.fileOffsetOf(ringOffset) ?? ringOffset : ringOffset;
+      const fileOffset = ring[row] === 0 ? (imported.fileOffsetOf(ringOffset) ?? ringOffset) : ringOffset;
       const bytes = decoded.rings[ring[row]].bytes;
       const size = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint16(ringOffset + 6, true);
       const inside = error.offset - ringOffset;

@@ -77,9 +77,7 @@ export const UserRecord = {
   COMPRESSED2: 83,
 } as const;
 
-export const USER_RECORD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
-  Object.entries(UserRecord).map(([name, value]) => [value, name]),
-);
+export const USER_RECORD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(UserRecord).map(([name, value]) => [value, name]));
 
 /** First record type that only exists in perf.data files/pipes. */
 export const USER_TYPE_START = 64;

@@ -112,9 +112,10 @@ function mappedFileBuildIds(snapshot: DecodedSnapshot, cache: Map<string, string
     const path = fields.filename;
     if (typeof path !== 'string' || out.has(path) || fields.data === true) continue;
     if (typeof fields.prot === 'number' && (fields.prot & 4) === 0) continue;
-    const withId = typeof fields.buildId === 'string' && fields.buildId
-      ? { path, buildId: fields.buildId.replace(/^0x/, '') }
-      : withBuildId({ start: 0n, end: 0n, pgoff: 0n, path }, cache);
+    const withId =
+      typeof fields.buildId === 'string' && fields.buildId
+        ? { path, buildId: fields.buildId.replace(/^0x/, '') }
+        : withBuildId({ start: 0n, end: 0n, pgoff: 0n, path }, cache);
     if (withId.buildId) out.set(path, withId.buildId);
   }
   return [...out].map(([path, buildId]) => ({ path, buildId }));
@@ -207,7 +208,10 @@ function kernelBuildId(): string | undefined {
       const type = view.getUint32(at + 8, true);
       const nameStart = at + 12;
       const descStart = nameStart + Math.ceil(nameSize / 4) * 4;
-      const name = notes.subarray(nameStart, nameStart + nameSize).toString('latin1').replace(/\0+$/, '');
+      const name = notes
+        .subarray(nameStart, nameStart + nameSize)
+        .toString('latin1')
+        .replace(/\0+$/, '');
       if (type === 3 && name === 'GNU' && descStart + descSize <= notes.length) return notes.subarray(descStart, descStart + descSize).toString('hex');
       at = descStart + Math.ceil(descSize / 4) * 4;
     }

@@ -79,7 +79,14 @@ function snapshotOf(records: Uint8Array[]): DecodedSnapshot {
 }
 
 const OPTIONS: WriteOptions = {
-  synthesized: [{ pid: 42, tid: 42, comm: 'demo', maps: [{ start: 0x400000n, end: 0x401000n, pgoff: 0n, path: '/usr/bin/demo', buildId: '00112233445566778899aabbccddeeff00112233' }] }],
+  synthesized: [
+    {
+      pid: 42,
+      tid: 42,
+      comm: 'demo',
+      maps: [{ start: 0x400000n, end: 0x401000n, pgoff: 0n, path: '/usr/bin/demo', buildId: '00112233445566778899aabbccddeeff00112233' }],
+    },
+  ],
   cmdline: ['ringside', 'capture', '-e', 'task-clock'],
   hostname: 'box',
   osrelease: '6.1.0',
@@ -98,7 +105,11 @@ describe('perfdata (synthetic bytes)', () => {
     assert.equal(parsed.pageSize, 4096);
     assert.equal(parsed.headerPage, DEFAULT_HEADER_PAGE);
     assert.equal(parsed.byteLength, blob.length);
-    assert.deepEqual(parsed.systems.map((s) => [s.system, s.formats.length]), [['syscalls', 1]], 'duplicate formats written once');
+    assert.deepEqual(
+      parsed.systems.map((s) => [s.system, s.formats.length]),
+      [['syscalls', 1]],
+      'duplicate formats written once',
+    );
     const back: TracepointFormat = parseTracepointFormat(parsed.systems[0].formats[0], 'syscalls');
     assert.deepEqual(back, format);
     assert.equal(formatToText(back), formatToText(format));
@@ -106,7 +117,10 @@ describe('perfdata (synthetic bytes)', () => {
 
   it('tracing data with a bad magic is a PerfDataError at the blob start', () => {
     const blob = new Uint8Array(32);
-    assert.throws(() => parseTracingData(new Cursor(blob, true, 'f.data', 100, 'tracing')), (e: unknown) => e instanceof PerfDataError && e.offset === 100);
+    assert.throws(
+      () => parseTracingData(new Cursor(blob, true, 'f.data', 100, 'tracing')),
+      (e: unknown) => e instanceof PerfDataError && e.offset === 100,
+    );
   });
 
   it('writer -> reader: features, ids, synthesized COMM/MMAP2, IDENTIFIER inserted, time order, FINISHED_ROUND', () => {
@@ -134,15 +148,21 @@ describe('perfdata (synthetic bytes)', () => {
     const decoded = decodeSnapshot({ events: read.events, rings: read.rings });
     assert.deepEqual(decoded.anomalies, []);
     const records = Array.from({ length: decoded.columns.length }, (_, row) => decodeRecordAt(decoded, row));
-    assert.deepEqual(records.map((r) => r.type), ['COMM', 'MMAP2', 'SAMPLE', 'SAMPLE']);
+    assert.deepEqual(
+      records.map((r) => r.type),
+      ['COMM', 'MMAP2', 'SAMPLE', 'SAMPLE'],
+    );
     assert.equal(records[0].fields.comm, 'demo');
     assert.equal(records[1].fields.filename, '/usr/bin/demo');
     assert.equal(records[1].fields.addr, 0x400000n);
     assert.equal(records[1].fields.len, 0x1000n);
-    assert.deepEqual(records.slice(2).map((r) => [r.timeNs, r.fields.ip, r.fields.period, r.fields.identifier]), [
-      [1000n, 0x400200n, 5n, read.events[0].ids[0]],
-      [2000n, 0x400100n, 7n, read.events[0].ids[0]],
-    ]);
+    assert.deepEqual(
+      records.slice(2).map((r) => [r.timeNs, r.fields.ip, r.fields.period, r.fields.identifier]),
+      [
+        [1000n, 0x400200n, 5n, read.events[0].ids[0]],
+        [2000n, 0x400100n, 7n, read.events[0].ids[0]],
+      ],
+    );
   });
 
   it('reader sorts an out-of-order data section by time', () => {
@@ -165,7 +185,10 @@ describe('perfdata (synthetic bytes)', () => {
     const tableOffset = Number(view.getBigUint64(40, true) + view.getBigUint64(48, true));
     // First feature present is BUILD_ID: point it past the end of the file.
     view.setBigUint64(tableOffset, BigInt(file.length + 10), true);
-    assert.throws(() => readPerfData(file, 'feat.data'), (e: unknown) => e instanceof PerfDataError && e.offset === tableOffset && /BUILD_ID/.test(e.message));
+    assert.throws(
+      () => readPerfData(file, 'feat.data'),
+      (e: unknown) => e instanceof PerfDataError && e.offset === tableOffset && /BUILD_ID/.test(e.message),
+    );
     const lenient = readPerfData(file, 'feat.data', { keepGoing: true });
     assert.equal(lenient.warnings.length, 1);
     assert.equal(lenient.features.hostname, 'box');

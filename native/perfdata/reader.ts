@@ -154,7 +154,10 @@ class PerfDataReader {
 
   private cursor(offset: number, size: number, context: string): Cursor {
     if (offset < 0 || size < 0 || offset + size > this.bytes.length) {
-      this.fail(Math.min(offset, this.bytes.length), `${context} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`);
+      this.fail(
+        Math.min(offset, this.bytes.length),
+        `${context} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`,
+      );
     }
     return new Cursor(this.bytes.subarray(offset, offset + size), this.littleEndian, this.file, offset, context);
   }
@@ -212,7 +215,8 @@ class PerfDataReader {
     const bytes = cursor.take(size, what);
     const declared = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(4, this.littleEndian);
     // attr.size 0 means the oldest ABI; otherwise it must fit the space perf reserved for it.
-    if (declared !== 0 && (declared < PERF_ATTR_SIZE_VER0 || declared > size)) this.fail(offset + 4, `${what}: attr.size ${declared} does not fit its ${size}-byte slot`);
+    if (declared !== 0 && (declared < PERF_ATTR_SIZE_VER0 || declared > size))
+      this.fail(offset + 4, `${what}: attr.size ${declared} does not fit its ${size}-byte slot`);
     const attr = decodeAttr(bytes.subarray(0, declared || PERF_ATTR_SIZE_VER0), this.littleEndian);
     if (attr.type > 0xffff && attr.type !== 0xffffffff) this.fail(offset, `${what}: event type ${attr.type} is not plausible`);
     return attr;
@@ -233,7 +237,8 @@ class PerfDataReader {
       const offset = table.u64Number(`feature ${bit} offset`);
       const size = table.u64Number(`feature ${bit} size`);
       if (offset + size > this.bytes.length) {
-        if (!this.options.keepGoing) this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`);
+        if (!this.options.keepGoing)
+          this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`);
         cutOff.push({ name: featureName(bit), at, offset, size });
         continue;
       }
@@ -343,7 +348,7 @@ class PerfDataReader {
       const size = view.getUint16(pos + 6, true);
       if (size < 8) this.fail(pos, `record of type ${type} has size ${size}, smaller than its header`);
       if (pos + size > end) this.fail(pos, `record of type ${type} (${size} bytes) runs past the end of the data section`);
-      const typeName = type < USER_TYPE_START ? recordTypeName(type) : USER_RECORD_NAMES[type] ?? `USER_TYPE_${type}`;
+      const typeName = type < USER_TYPE_START ? recordTypeName(type) : (USER_RECORD_NAMES[type] ?? `USER_TYPE_${type}`);
       this.counts[typeName] = (this.counts[typeName] ?? 0) + 1;
       let next = pos + size;
       if (type < USER_TYPE_START) {

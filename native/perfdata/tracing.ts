@@ -31,7 +31,8 @@ export interface TracingData {
 export function parseTracingData(cursor: Cursor): TracingData {
   const start = cursor.pos;
   const magic = cursor.take(TRACING_MAGIC.length, 'tracing data magic');
-  if (!TRACING_MAGIC.every((byte, i) => magic[i] === byte)) cursor.fail('tracing data does not start with the "\\x17\\x08\\x44tracing" magic', cursor.absolute - magic.length);
+  if (!TRACING_MAGIC.every((byte, i) => magic[i] === byte))
+    cursor.fail('tracing data does not start with the "\\x17\\x08\\x44tracing" magic', cursor.absolute - magic.length);
   const version = cursor.cString('tracing data version');
   const bigEndian = cursor.u8('endianness flag') !== 0;
   const longSize = cursor.u8('long size');
@@ -156,16 +157,11 @@ export function buildTracingData(input: TracingDataInput): Uint8Array {
 
 /** Writes a TracepointFormat back as the text tracefs prints in `events/<sys>/<name>/format`. */
 export function formatToText(format: TracepointFormat): string {
-  const line = (field: TracepointField) =>
-    `\tfield:${field.declaration};\toffset:${field.offset};\tsize:${field.size};\tsigned:${field.signed ? 1 : 0};\n`;
+  const line = (field: TracepointField) => `\tfield:${field.declaration};\toffset:${field.offset};\tsize:${field.size};\tsigned:${field.signed ? 1 : 0};\n`;
   const common = format.fields.filter((field) => field.name.startsWith('common_'));
   const own = format.fields.filter((field) => !field.name.startsWith('common_'));
   return (
-    `name: ${format.name}\nID: ${format.id}\nformat:\n` +
-    common.map(line).join('') +
-    '\n' +
-    own.map(line).join('') +
-    `\nprint fmt: ${format.printFormat}\n`
+    `name: ${format.name}\nID: ${format.id}\nformat:\n` + common.map(line).join('') + '\n' + own.map(line).join('') + `\nprint fmt: ${format.printFormat}\n`
   );
 }
 
@@ -179,4 +175,3 @@ export const DEFAULT_HEADER_PAGE =
 export const DEFAULT_HEADER_EVENT =
   '# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n\tarray       :   32 bits\n\n' +
   '\tpadding     : type == 29\n\ttime_extend : type == 30\n\ttime_stamp : type == 31\n\tdata max type_len  == 28\n';
-

@@ -449,7 +449,8 @@ function collectBuildIds(options: WriteOptions): { path: string; buildId: string
     }
   }
   for (const entry of options.buildIds ?? []) {
-    if (/^([0-9a-f]{2}){1,20}$/.test(entry.buildId) && !byPath.has(entry.path)) byPath.set(entry.path, { path: entry.path, buildId: entry.buildId, cpumode: Misc.USER });
+    if (/^([0-9a-f]{2}){1,20}$/.test(entry.buildId) && !byPath.has(entry.path))
+      byPath.set(entry.path, { path: entry.path, buildId: entry.buildId, cpumode: Misc.USER });
   }
   return [...byPath.values()];
 }

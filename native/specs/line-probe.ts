@@ -35,8 +35,14 @@ export interface LineProbeFacts {
 
 /** An execute breakpoint on a source line (mem:FILE:LINE:x), not on a symbol or an address. */
 function isLineBreakpoint(event: ResolvedSpec): boolean {
-  return event.isBreakpoint && event.attr.bpType === BreakpointType.X && event.location !== undefined
-    && event.location.symbol === undefined && event.location.file !== undefined && event.location.line !== undefined;
+  return (
+    event.isBreakpoint &&
+    event.attr.bpType === BreakpointType.X &&
+    event.location !== undefined &&
+    event.location.symbol === undefined &&
+    event.location.file !== undefined &&
+    event.location.line !== undefined
+  );
 }
 
 /** Debug registers one breakpoint event takes: one per place of its line. */
@@ -55,8 +61,10 @@ export function chooseLineProbes(events: readonly ResolvedSpec[], ctx: ResolveCo
   if (mode === 'breakpoint' || !events.some(isLineBreakpoint)) return [...events];
   const delivery = facts.delivery();
   // Registers left for the lines once the other breakpoints (watchpoints, symbols) have theirs; lines take them in order.
-  let registersLeft = facts.freeRegisters === undefined ? Number.POSITIVE_INFINITY
-    : facts.freeRegisters() - events.filter((event) => event.isBreakpoint && !isLineBreakpoint(event)).reduce((sum, event) => sum + registersOf(event), 0);
+  let registersLeft =
+    facts.freeRegisters === undefined
+      ? Number.POSITIVE_INFINITY
+      : facts.freeRegisters() - events.filter((event) => event.isBreakpoint && !isLineBreakpoint(event)).reduce((sum, event) => sum + registersOf(event), 0);
   // Why each line moves (null: it stays), and for one that does not fit, the registers it found left.
   const wanted = events.map((event): { why: 'asked' | 'silent' | 'registers'; left: number } | null => {
     if (!isLineBreakpoint(event)) return null;
@@ -80,15 +88,21 @@ export function chooseLineProbes(events: readonly ResolvedSpec[], ctx: ResolveCo
     const text = `${asked.kind === 'breakpoint' && asked.address.kind === 'line' ? asked.address.file : file}:${line}`;
     if (refusal) {
       const refused = `uprobes, which would count this line (line:${text}), are refused: ${refusal.reason}; ${refusal.hint}`;
-      const kept = why === 'registers' ? `the debug registers are taken and ${refused}`
-        : silent ? `breakpoints do not fire on this machine, and ${refused}`
-        : `${refused}; counted with a hardware breakpoint instead${delivery.state === 'fires' ? ' (they fire on this machine)' : ''}`;
+      const kept =
+        why === 'registers'
+          ? `the debug registers are taken and ${refused}`
+          : silent
+            ? `breakpoints do not fire on this machine, and ${refused}`
+            : `${refused}; counted with a hardware breakpoint instead${delivery.state === 'fires' ? ' (they fire on this machine)' : ''}`;
       return { ...event, notes: [...event.notes, kept] };
     }
     const moved = resolveEventAst({ kind: 'line', spec: event.name, file, line, position: 0, text: `${file}:${line}` }, ctx);
-    const because = why === 'asked' ? 'counted with uprobes as asked'
-      : silent ? `hardware breakpoints do not fire on this machine (the probe counted ${silent.counted} of ${silent.calls} calls), so this line is counted with uprobes instead`
-      : `the ${registersOf(event) > 1 ? `${registersOf(event)} debug registers this line needs are` : 'debug register this line needs is'} not free (x86 has 4; ${move.left} left), so this line is counted with uprobes instead, which take none`;
+    const because =
+      why === 'asked'
+        ? 'counted with uprobes as asked'
+        : silent
+          ? `hardware breakpoints do not fire on this machine (the probe counted ${silent.counted} of ${silent.calls} calls), so this line is counted with uprobes instead`
+          : `the ${registersOf(event) > 1 ? `${registersOf(event)} debug registers this line needs are` : 'debug register this line needs is'} not free (x86 has 4; ${move.left} left), so this line is counted with uprobes instead, which take none`;
     return { ...moved, notes: [`${because}, as line:${text} counts it (every address where a statement of the line begins)`, ...moved.notes] };
   });
 }

@@ -30,13 +30,23 @@ export interface ListOptions {
 
 export const BREAKPOINT_SYNTAX: EventList['breakpoints'] = [
   { syntax: 'mem:0xADDR[/LEN][:ACCESS]', description: 'hardware watchpoint at an address; LEN 1, 2, 4 or 8 (default 4); ACCESS r, w, rw (default) or x' },
-  { syntax: 'mem:SYMBOL[/LEN][:ACCESS]', description: "a global/static variable of the target (length from its size, at most 8) or a function (execute breakpoint)" },
+  {
+    syntax: 'mem:SYMBOL[/LEN][:ACCESS]',
+    description: 'a global/static variable of the target (length from its size, at most 8) or a function (execute breakpoint)',
+  },
   { syntax: 'mem:FILE:LINE[:x]', description: 'execute breakpoint at the first instruction of a source line of the target (needs DWARF line info)' },
 ];
 
 export const UPROBE_SYNTAX: EventList['uprobes'] = [
-  { syntax: 'line:FILE:LINE', description: 'every execution of a source line of the target: a uprobe on each address where a statement of it begins (all inlined copies), as perf probe FILE:LINE' },
-  { syntax: 'uprobe:BIN:SYMBOL[+OFF]', description: 'every execution of one instruction of an executable or shared library (uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid)' },
+  {
+    syntax: 'line:FILE:LINE',
+    description:
+      'every execution of a source line of the target: a uprobe on each address where a statement of it begins (all inlined copies), as perf probe FILE:LINE',
+  },
+  {
+    syntax: 'uprobe:BIN:SYMBOL[+OFF]',
+    description: 'every execution of one instruction of an executable or shared library (uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid)',
+  },
 ];
 
 export function listEvents(options: ListOptions = {}): EventList {
@@ -96,6 +106,9 @@ export function formatEventList(list: EventList): string {
     lines.push(`  ${pmu.name} (type ${pmu.type}${pmu.persistent ? ', persistent' : ''})${formats ? `: ${formats}` : ''}`);
   }
   for (const problem of list.pmuErrors ?? []) lines.push(`  (skipped a PMU: ${problem})`);
-  lines.push('', 'Modifiers: EVENT:u (user), :k (kernel), :h (hypervisor), :G/:H (guest/host), :I (no idle), :p/:pp/:ppp (precise), :D (pinned), :e (exclusive)');
+  lines.push(
+    '',
+    'Modifiers: EVENT:u (user), :k (kernel), :h (hypervisor), :G/:H (guest/host), :I (no idle), :p/:pp/:ppp (precise), :D (pinned), :e (exclusive)',
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -25,9 +25,21 @@ describe('specs/parse', () => {
   describe('software events', () => {
     it('knows every name and alias with its PERF_COUNT_SW_* config', () => {
       const expected: Record<string, number> = {
-        'cpu-clock': 0, 'task-clock': 1, 'page-faults': 2, faults: 2, 'context-switches': 3, cs: 3,
-        'cpu-migrations': 4, migrations: 4, 'minor-faults': 5, 'major-faults': 6, 'alignment-faults': 7,
-        'emulation-faults': 8, dummy: 9, 'bpf-output': 10, 'cgroup-switches': 11,
+        'cpu-clock': 0,
+        'task-clock': 1,
+        'page-faults': 2,
+        faults: 2,
+        'context-switches': 3,
+        cs: 3,
+        'cpu-migrations': 4,
+        migrations: 4,
+        'minor-faults': 5,
+        'major-faults': 6,
+        'alignment-faults': 7,
+        'emulation-faults': 8,
+        dummy: 9,
+        'bpf-output': 10,
+        'cgroup-switches': 11,
       };
       for (const [name, config] of Object.entries(expected)) {
         const ast = as(parseEventSpec(name), 'software');
@@ -41,7 +53,13 @@ describe('specs/parse', () => {
     it('takes modifiers and terms', () => {
       const ast = as(parseEventSpec('cs/period=10,name=switches/:uk'), 'software');
       assert.equal(ast.name, 'context-switches');
-      assert.deepEqual(ast.terms.map((term) => [term.key, term.value?.value, term.position]), [['period', 10n, 3], ['name', 'switches', 13]]);
+      assert.deepEqual(
+        ast.terms.map((term) => [term.key, term.value?.value, term.position]),
+        [
+          ['period', 10n, 3],
+          ['name', 'switches', 13],
+        ],
+      );
       assert.deepEqual(ast.modifiers, { text: 'uk', position: 28 });
     });
 
@@ -58,7 +76,10 @@ describe('specs/parse', () => {
       assert.equal(plain.event, 'sched_switch');
       const full = as(parseEventSpec('syscalls:sys_enter_newuname/aux-action=resume/:u'), 'tracepoint');
       assert.equal(full.event, 'sys_enter_newuname');
-      assert.deepEqual(full.terms.map((term) => [term.key, term.value]), [['aux-action', { kind: 'string', value: 'resume' }]]);
+      assert.deepEqual(
+        full.terms.map((term) => [term.key, term.value]),
+        [['aux-action', { kind: 'string', value: 'resume' }]],
+      );
       assert.equal(full.modifiers?.text, 'u');
     });
 
@@ -73,7 +94,7 @@ describe('specs/parse', () => {
       expectSpecError('sched:*[', 7, /unexpected|modifiers/);
     });
 
-    it('matches globs as perf\'s strglobmatch: anchored, * ? and [classes], the rest literal', () => {
+    it("matches globs as perf's strglobmatch: anchored, * ? and [classes], the rest literal", () => {
       const matches = (glob: string, name: string) => globToRegExp(glob).test(name);
       assert.ok(matches('sys_enter_*', 'sys_enter_write') && matches('sys_enter_*', 'sys_enter_'));
       assert.ok(!matches('sys_enter_*', 'sys_exit_write') && !matches('enter_*', 'sys_enter_write'), 'anchored at both ends');
@@ -102,7 +123,13 @@ describe('specs/parse', () => {
       assert.equal(decimal.address.kind === 'number' && decimal.address.value, 4096n);
       assert.equal(decimal.length, undefined);
       assert.equal(decimal.access, undefined);
-      for (const [text, access] of [['r', 'r'], ['w', 'w'], ['rw', 'rw'], ['wr', 'rw'], ['x', 'x']] as const) {
+      for (const [text, access] of [
+        ['r', 'r'],
+        ['w', 'w'],
+        ['rw', 'rw'],
+        ['wr', 'rw'],
+        ['x', 'x'],
+      ] as const) {
         assert.equal(as(parseEventSpec(`mem:0x10:${text}`), 'breakpoint').access?.value, access, text);
       }
     });
@@ -154,14 +181,21 @@ describe('specs/parse', () => {
       expectSpecError('line:loop.c:', 11, /needs a line number/, 'loop.c');
       expectSpecError('line:loop.c:x7', 12, /'x7' is not a line number/, 'x7');
       expectSpecError('line:loop.c:0', 12, /line numbers start at 1, got 0/);
-      expectSpecError('line:loop.c:42:x', 14, /line: counts executions with uprobes and takes no access; for a hardware breakpoint write mem:loop\.c:42:x/, ':x');
+      expectSpecError(
+        'line:loop.c:42:x',
+        14,
+        /line: counts executions with uprobes and takes no access; for a hardware breakpoint write mem:loop\.c:42:x/,
+        ':x',
+      );
       expectSpecError('line:loop.c:42:u', 14, /unexpected ':u' after line:loop\.c:42 \(line: takes no access, length, terms or modifiers\)/, ':u');
     });
 
     it('parses uprobe:BIN:SYMBOL[+OFF], hex or decimal', () => {
       const plain = as(parseEventSpec('uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid'), 'uprobe');
-      assert.deepEqual([plain.binary, plain.binaryPosition, plain.symbol, plain.symbolPosition, plain.offset],
-        ['/lib/x86_64-linux-gnu/libc.so.6', 7, 'getppid', 39, 0n]);
+      assert.deepEqual(
+        [plain.binary, plain.binaryPosition, plain.symbol, plain.symbolPosition, plain.offset],
+        ['/lib/x86_64-linux-gnu/libc.so.6', 7, 'getppid', 39, 0n],
+      );
       assert.equal(as(parseEventSpec('uprobe:app:main+0x10'), 'uprobe').offset, 16n);
       assert.equal(as(parseEventSpec('uprobe:app:main+16'), 'uprobe').offset, 16n);
       assert.equal(as(parseEventSpec('uprobe:./bin/app:ns::f'), 'uprobe').symbol, 'ns::f');
@@ -178,7 +212,10 @@ describe('specs/parse', () => {
 
     it('keeps the slashes of their paths inside one spec of a list', () => {
       const list = parseEventList('line:src/a.c:3,uprobe:/usr/lib/libc.so.6:getppid,cs');
-      assert.deepEqual(list.map((ast) => ast.kind), ['line', 'uprobe', 'software']);
+      assert.deepEqual(
+        list.map((ast) => ast.kind),
+        ['line', 'uprobe', 'software'],
+      );
     });
   });
 
@@ -199,8 +236,14 @@ describe('specs/parse', () => {
     });
 
     it('takes the rest of a comma list as its names; one without names leaves the list to the next spec', () => {
-      assert.deepEqual(parseEventList('cs,log:a.c:3:i,cs').map((ast) => ast.kind === 'logpoint' ? ast.variables : ast.kind), ['software', ['i', 'cs']]);
-      assert.deepEqual(parseEventList('log:src/a.c:3,cs').map((ast) => ast.kind), ['logpoint', 'software']);
+      assert.deepEqual(
+        parseEventList('cs,log:a.c:3:i,cs').map((ast) => (ast.kind === 'logpoint' ? ast.variables : ast.kind)),
+        ['software', ['i', 'cs']],
+      );
+      assert.deepEqual(
+        parseEventList('log:src/a.c:3,cs').map((ast) => ast.kind),
+        ['logpoint', 'software'],
+      );
     });
   });
 
@@ -208,9 +251,15 @@ describe('specs/parse', () => {
     it('parses terms with numbers, strings and flags, and bare or colon modifiers', () => {
       const ast = as(parseEventSpec('msr/event=0x4,config1=12,name=smi_count,aux-output/uk'), 'pmu');
       assert.equal(ast.pmu, 'msr');
-      assert.deepEqual(ast.terms.map((term) => [term.key, term.value?.value, term.position]), [
-        ['event', 4n, 4], ['config1', 12n, 14], ['name', 'smi_count', 25], ['aux-output', undefined, 40],
-      ]);
+      assert.deepEqual(
+        ast.terms.map((term) => [term.key, term.value?.value, term.position]),
+        [
+          ['event', 4n, 4],
+          ['config1', 12n, 14],
+          ['name', 'smi_count', 25],
+          ['aux-output', undefined, 40],
+        ],
+      );
       assert.deepEqual(ast.modifiers, { text: 'uk', position: 51 });
       assert.equal(as(parseEventSpec('msr/tsc/:k'), 'pmu').modifiers?.text, 'k');
       assert.equal(as(parseEventSpec('persistent/mce_record/'), 'pmu').terms[0].key, 'mce_record');
@@ -242,14 +291,20 @@ describe('specs/parse', () => {
 
     it('splits comma lists outside slashes', () => {
       const list = parseEventList('cs,msr/event=0x4,name=x/,mem:0x10/4:w,sched:sched_switch');
-      assert.deepEqual(list.map((ast) => ast.kind), ['software', 'pmu', 'breakpoint', 'tracepoint']);
+      assert.deepEqual(
+        list.map((ast) => ast.kind),
+        ['software', 'pmu', 'breakpoint', 'tracepoint'],
+      );
       assert.equal(list[1].kind === 'pmu' && list[1].terms.length, 2);
     });
   });
 
   it('never throws anything but SpecError on random input (seeded fuzz)', () => {
     let state = 12345;
-    const random = () => { state = (Math.imul(state, 1103515245) + 12345) >>> 0; return state / 4294967296; };
+    const random = () => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state / 4294967296;
+    };
     const pieces = [
       'mem:',
       '*',

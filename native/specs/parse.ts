@@ -76,8 +76,18 @@ for (const event of SOFTWARE_EVENTS) {
 
 /** perf's hardware event names: recognised only to say why they cannot be used here. */
 const HARDWARE_EVENT_NAMES = new Set([
-  'cycles', 'cpu-cycles', 'instructions', 'cache-references', 'cache-misses', 'branches', 'branch-instructions',
-  'branch-misses', 'bus-cycles', 'stalled-cycles-frontend', 'stalled-cycles-backend', 'ref-cycles',
+  'cycles',
+  'cpu-cycles',
+  'instructions',
+  'cache-references',
+  'cache-misses',
+  'branches',
+  'branch-instructions',
+  'branch-misses',
+  'bus-cycles',
+  'stalled-cycles-frontend',
+  'stalled-cycles-backend',
+  'ref-cycles',
 ]);
 
 export type BreakpointAddress =
@@ -89,21 +99,21 @@ export type BreakpointAccess = 'r' | 'w' | 'rw' | 'x';
 
 export type EventSpecAst =
   | {
-    readonly kind: 'software';
-    readonly spec: string;
-    readonly name: string;
-    readonly config: number;
-    readonly terms: readonly SpecTerm[];
-    readonly modifiers?: SpecModifiers;
-  }
+      readonly kind: 'software';
+      readonly spec: string;
+      readonly name: string;
+      readonly config: number;
+      readonly terms: readonly SpecTerm[];
+      readonly modifiers?: SpecModifiers;
+    }
   | {
-    readonly kind: 'tracepoint';
-    readonly spec: string;
-    readonly system: string;
-    readonly event: string;
-    readonly terms: readonly SpecTerm[];
-    readonly modifiers?: SpecModifiers;
-  }
+      readonly kind: 'tracepoint';
+      readonly spec: string;
+      readonly system: string;
+      readonly event: string;
+      readonly terms: readonly SpecTerm[];
+      readonly modifiers?: SpecModifiers;
+    }
   | {
       readonly kind: 'breakpoint';
       readonly spec: string;
@@ -113,52 +123,52 @@ export type EventSpecAst =
       readonly modifiers?: SpecModifiers;
     }
   | {
-    /** `line:FILE:LINE`: one uprobe on each address the line table gives the line (all inlined copies). */
-    readonly kind: 'line';
-    readonly spec: string;
-    readonly file: string;
-    readonly line: number;
-    /** Column of FILE; `text` is FILE:LINE as written. */
-    readonly position: number;
-    readonly text: string;
-    readonly modifiers?: undefined;
-  }
+      /** `line:FILE:LINE`: one uprobe on each address the line table gives the line (all inlined copies). */
+      readonly kind: 'line';
+      readonly spec: string;
+      readonly file: string;
+      readonly line: number;
+      /** Column of FILE; `text` is FILE:LINE as written. */
+      readonly position: number;
+      readonly text: string;
+      readonly modifiers?: undefined;
+    }
   | {
-    /**
-     * `log:FILE:LINE[:NAME,...]`: a logpoint. A uprobe where a debugger would break on the line (one
-     * place per function holding it) that samples the user registers and stack; each hit's values of
-     * the variables in scope there (or only of NAMEs) are read on the host through the DWARF.
-     */
-    readonly kind: 'logpoint';
-    readonly spec: string;
-    readonly file: string;
-    readonly line: number;
-    /** Column of FILE; `text` is FILE:LINE as written. */
-    readonly position: number;
-    readonly text: string;
-    /** The names asked for, in order; undefined: every variable in scope. */
-    readonly variables?: readonly string[];
-    readonly modifiers?: undefined;
-  }
+      /**
+       * `log:FILE:LINE[:NAME,...]`: a logpoint. A uprobe where a debugger would break on the line (one
+       * place per function holding it) that samples the user registers and stack; each hit's values of
+       * the variables in scope there (or only of NAMEs) are read on the host through the DWARF.
+       */
+      readonly kind: 'logpoint';
+      readonly spec: string;
+      readonly file: string;
+      readonly line: number;
+      /** Column of FILE; `text` is FILE:LINE as written. */
+      readonly position: number;
+      readonly text: string;
+      /** The names asked for, in order; undefined: every variable in scope. */
+      readonly variables?: readonly string[];
+      readonly modifiers?: undefined;
+    }
   | {
-    /** `uprobe:BIN:SYMBOL[+OFF]`: one uprobe at SYMBOL + OFF of the ELF file BIN (an executable or a shared library). */
-    readonly kind: 'uprobe';
-    readonly spec: string;
-    readonly binary: string;
-    readonly binaryPosition: number;
-    readonly symbol: string;
-    readonly symbolPosition: number;
-    readonly offset: bigint;
-    readonly modifiers?: undefined;
-  }
+      /** `uprobe:BIN:SYMBOL[+OFF]`: one uprobe at SYMBOL + OFF of the ELF file BIN (an executable or a shared library). */
+      readonly kind: 'uprobe';
+      readonly spec: string;
+      readonly binary: string;
+      readonly binaryPosition: number;
+      readonly symbol: string;
+      readonly symbolPosition: number;
+      readonly offset: bigint;
+      readonly modifiers?: undefined;
+    }
   | {
-    readonly kind: 'pmu';
-    readonly spec: string;
-    readonly pmu: string;
-    readonly pmuPosition: number;
-    readonly terms: readonly SpecTerm[];
-    readonly modifiers?: SpecModifiers;
-  };
+      readonly kind: 'pmu';
+      readonly spec: string;
+      readonly pmu: string;
+      readonly pmuPosition: number;
+      readonly terms: readonly SpecTerm[];
+      readonly modifiers?: SpecModifiers;
+    };
 
 const WORD = /^[A-Za-z_][A-Za-z0-9_.-]*/;
 const TRACEPOINT_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]*/;
@@ -242,7 +252,10 @@ export function parseEventSpec(spec: string): EventSpecAst {
     const suggestion = nearest(word, [...SOFTWARE_BY_NAME.keys()]);
     throw new SpecError(
       `unknown event '${word}'${suggestion ? ` (did you mean '${suggestion}'?)` : ''}; expected a software event, SYSTEM:TRACEPOINT, mem:ADDR, line:FILE:LINE, log:FILE:LINE, uprobe:BIN:SYMBOL or PMU/TERMS/ (see 'ringside events')`,
-      spec, 0, word);
+      spec,
+      0,
+      word,
+    );
   }
   throw new SpecError(`unexpected '${next}' after '${word}'`, spec, cursor);
 }
@@ -314,7 +327,12 @@ function parseLogpoint(spec: string): EventSpecAst {
   const variables: string[] = [];
   for (const name of spec.slice(at).split(',')) {
     if (!VARIABLE_NAME.test(name)) {
-      throw new SpecError(name === '' ? 'empty variable name (two commas in a row, or a trailing comma)' : `'${name}' is not a variable name (a C identifier)`, spec, at, name || undefined);
+      throw new SpecError(
+        name === '' ? 'empty variable name (two commas in a row, or a trailing comma)' : `'${name}' is not a variable name (a C identifier)`,
+        spec,
+        at,
+        name || undefined,
+      );
     }
     variables.push(name);
     at += name.length + 1;
@@ -362,7 +380,12 @@ function parseUprobe(spec: string): EventSpecAst {
   const symbol = SYMBOL.exec(spec.slice(cursor))?.[0];
   if (!symbol) {
     const bad = /^[^+:]*/.exec(spec.slice(cursor))?.[0] ?? '';
-    throw new SpecError(bad === '' ? `uprobe:${binary}: needs a function name after the colon` : `'${bad}' is not a symbol name`, spec, cursor, bad || undefined);
+    throw new SpecError(
+      bad === '' ? `uprobe:${binary}: needs a function name after the colon` : `'${bad}' is not a symbol name`,
+      spec,
+      cursor,
+      bad || undefined,
+    );
   }
   cursor += symbol.length;
   let offset = 0n;
@@ -375,7 +398,12 @@ function parseUprobe(spec: string): EventSpecAst {
   }
   if (cursor < spec.length) {
     const extra = spec.slice(cursor);
-    throw new SpecError(`unexpected '${extra}' after uprobe:${binary}:${spec.slice(symbolPosition, cursor)} (a uprobe takes no access, terms or modifiers)`, spec, cursor, extra);
+    throw new SpecError(
+      `unexpected '${extra}' after uprobe:${binary}:${spec.slice(symbolPosition, cursor)} (a uprobe takes no access, terms or modifiers)`,
+      spec,
+      cursor,
+      extra,
+    );
   }
   return { kind: 'uprobe', spec, binary, binaryPosition, symbol, symbolPosition, offset };
 }
@@ -399,7 +427,10 @@ function parseBreakpoint(spec: string): EventSpecAst {
       const bad = /^[^:/]*/.exec(rest)?.[0] ?? '';
       throw new SpecError(
         bad === '' ? 'mem: needs an address: 0xHEX, a symbol name or FILE:LINE' : `'${bad}' is not an address, a symbol name or FILE:LINE`,
-        spec, cursor, bad || undefined);
+        spec,
+        cursor,
+        bad || undefined,
+      );
     }
     address = { kind: 'symbol', name: symbol[0], position: cursor, text: symbol[0] };
     cursor += symbol[0].length;
@@ -493,7 +524,10 @@ function parseModifierText(spec: string, position: number, text: string): SpecMo
     if (!MODIFIER_LETTERS.includes(text[i])) {
       throw new SpecError(
         `unknown modifier '${text[i]}' in '${text}' (known: u user, k kernel, h hypervisor, G guest, H host, I no idle, p precise, D pinned, e exclusive)`,
-        spec, position + i, text[i]);
+        spec,
+        position + i,
+        text[i],
+      );
     }
   }
   const precise = [...text].filter((c) => c === 'p').length;
@@ -521,13 +555,25 @@ export interface ModifierEffect {
  * which is exactly what perf 6.1 writes into its attrs (checked against `perf stat -vv` in tests).
  */
 export function modifierEffect(modifiers: SpecModifiers | undefined): ModifierEffect {
-  let excludeUser = false, excludeKernel = false, excludeHv = false, excludeAny = false;
-  let excludeGuest = modifiers === undefined, excludeHost = false, excludeGuestHostGiven = false;
-  let excludeIdle = false, preciseIp = 0, pinned = false, exclusive = false;
+  let excludeUser = false,
+    excludeKernel = false,
+    excludeHv = false,
+    excludeAny = false;
+  let excludeGuest = modifiers === undefined,
+    excludeHost = false,
+    excludeGuestHostGiven = false;
+  let excludeIdle = false,
+    preciseIp = 0,
+    pinned = false,
+    exclusive = false;
   for (const letter of modifiers?.text ?? '') {
     switch (letter) {
-      case 'u': case 'k': case 'h':
-        if (!excludeAny) { excludeAny = excludeUser = excludeKernel = excludeHv = true; }
+      case 'u':
+      case 'k':
+      case 'h':
+        if (!excludeAny) {
+          excludeAny = excludeUser = excludeKernel = excludeHv = true;
+        }
         if (letter === 'u') {
           excludeUser = false;
           if (!excludeGuestHostGiven) excludeGuest = true;
@@ -535,19 +581,29 @@ export function modifierEffect(modifiers: SpecModifiers | undefined): ModifierEf
         if (letter === 'k') excludeKernel = false;
         if (letter === 'h') excludeHv = false;
         break;
-      case 'G': case 'H':
-        if (!excludeGuestHostGiven) { excludeGuestHostGiven = excludeGuest = excludeHost = true; }
+      case 'G':
+      case 'H':
+        if (!excludeGuestHostGiven) {
+          excludeGuestHostGiven = excludeGuest = excludeHost = true;
+        }
         if (letter === 'G') excludeGuest = false;
         if (letter === 'H') excludeHost = false;
         break;
-      case 'I': excludeIdle = true; break;
+      case 'I':
+        excludeIdle = true;
+        break;
       case 'p':
         preciseIp++;
         if (!excludeGuestHostGiven) excludeGuest = true; // perf: precise sampling requires exclude_guest
         break;
-      case 'D': pinned = true; break;
-      case 'e': exclusive = true; break;
-      default: break;
+      case 'D':
+        pinned = true;
+        break;
+      case 'e':
+        exclusive = true;
+        break;
+      default:
+        break;
     }
   }
   return { excludeUser, excludeKernel, excludeHv, excludeGuest, excludeHost, excludeIdle, preciseIp, pinned, exclusive };
@@ -559,7 +615,10 @@ export function nearest(word: string, candidates: Iterable<string>): string | un
   let bestDistance = 3;
   for (const candidate of candidates) {
     const distance = editDistance(word, candidate);
-    if (distance < bestDistance) { best = candidate; bestDistance = distance; }
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
   }
   return best;
 }

@@ -1,8 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { decodeAttr, encodeAttr, type PerfEventAttr } from '../abi/attr';
-import {
-  applyAttrWord, applyFormatTerm, formatWidth, packFormatValue, parseEventAlias, parseFormatTerm, PmuError,
-} from './pmu';
+import { applyAttrWord, applyFormatTerm, formatWidth, packFormatValue, parseEventAlias, parseFormatTerm, PmuError } from './pmu';
 
 const BASE: PerfEventAttr = { type: 42, config: 0n, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: {} };
 
@@ -14,13 +12,22 @@ function word(attr: PerfEventAttr, index: number): bigint {
 describe('specs/pmu (pure)', () => {
   it('parses configN ranges, single bits and attrN', () => {
     assert.deepEqual(parseFormatTerm('event', 'config:0-7,32-35\n'), {
-      name: 'event', target: { kind: 'config', index: 0 }, ranges: [{ lo: 0, hi: 7 }, { lo: 32, hi: 35 }], text: 'config:0-7,32-35',
+      name: 'event',
+      target: { kind: 'config', index: 0 },
+      ranges: [
+        { lo: 0, hi: 7 },
+        { lo: 32, hi: 35 },
+      ],
+      text: 'config:0-7,32-35',
     });
     assert.deepEqual(parseFormatTerm('edge', 'config1:18').target, { kind: 'config', index: 1 });
     assert.deepEqual(parseFormatTerm('x', 'config2:0-63').ranges, [{ lo: 0, hi: 63 }]);
     assert.deepEqual(parseFormatTerm('x', 'config3:1').target, { kind: 'config', index: 3 });
     assert.deepEqual(parseFormatTerm('persistent', 'attr5:23'), {
-      name: 'persistent', target: { kind: 'attr', index: 5 }, ranges: [{ lo: 23, hi: 23 }], text: 'attr5:23',
+      name: 'persistent',
+      target: { kind: 'attr', index: 5 },
+      ranges: [{ lo: 23, hi: 23 }],
+      text: 'attr5:23',
     });
     assert.equal(formatWidth(parseFormatTerm('event', 'config:0-7,32-35')), 12);
   });
@@ -101,6 +108,9 @@ describe('specs/pmu (pure)', () => {
   it('parses event aliases with numbers, flags and ? parameters', () => {
     assert.deepEqual(parseEventAlias('tsc', 'event=0x00\n'), { name: 'tsc', text: 'event=0x00', terms: [{ key: 'event', value: 0n }] });
     assert.deepEqual(parseEventAlias('x', 'event=0x3c,umask=?,edge').terms, [{ key: 'event', value: 0x3cn }, { key: 'umask', value: '?' }, { key: 'edge' }]);
-    assert.throws(() => parseEventAlias('x', 'event=abc', '/f'), (error: unknown) => error instanceof PmuError && /not a number/.test(error.message));
+    assert.throws(
+      () => parseEventAlias('x', 'event=abc', '/f'),
+      (error: unknown) => error instanceof PmuError && /not a number/.test(error.message),
+    );
   });
 });

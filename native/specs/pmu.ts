@@ -26,7 +26,10 @@ export const ATTR_U64_COUNT = PERF_ATTR_SIZE_LATEST / 8;
 
 export class PmuError extends Error {
   override readonly name = 'PmuError';
-  constructor(message: string, readonly path?: string) {
+  constructor(
+    message: string,
+    readonly path?: string,
+  ) {
     super(path ? `${path}: ${message}` : message);
   }
 }
@@ -37,9 +40,7 @@ export interface BitRange {
 }
 
 /** Which u64 of the attr a format term writes. configN are named words of the same array. */
-export type FormatTarget =
-  | { readonly kind: 'config'; readonly index: 0 | 1 | 2 | 3 }
-  | { readonly kind: 'attr'; readonly index: number };
+export type FormatTarget = { readonly kind: 'config'; readonly index: 0 | 1 | 2 | 3 } | { readonly kind: 'attr'; readonly index: number };
 
 export interface PmuFormatTerm {
   readonly name: string;
@@ -108,7 +109,9 @@ export function formatWidth(term: PmuFormatTerm): number {
 export function packFormatValue(term: PmuFormatTerm, value: bigint): { mask: bigint; bits: bigint } {
   const width = formatWidth(term);
   if (value < 0n || (width < 64 && value >> BigInt(width) !== 0n)) {
-    throw new RangeError(`value 0x${value.toString(16)} does not fit format '${term.name}' (${term.text}, ${width} bits, max 0x${((1n << BigInt(width)) - 1n).toString(16)})`);
+    throw new RangeError(
+      `value 0x${value.toString(16)} does not fit format '${term.name}' (${term.text}, ${width} bits, max 0x${((1n << BigInt(width)) - 1n).toString(16)})`,
+    );
   }
   let mask = 0n;
   let bits = 0n;
@@ -133,8 +136,9 @@ export function formatWordIndex(term: PmuFormatTerm): number {
  * PerfEventAttr has no field (reserved bits), since the kernel would refuse it with EINVAL anyway.
  */
 export function applyAttrWord(attr: PerfEventAttr, index: number, mask: bigint, bits: bigint): PerfEventAttr {
-  if (!Number.isInteger(index) || index < 0 || index >= ATTR_U64_COUNT) throw new RangeError(`attr${index} is outside perf_event_attr (attr0..attr${ATTR_U64_COUNT - 1})`);
-  if (index === 0 && (mask >> 32n) !== 0n) throw new RangeError('attr0 bits 32-63 are attr.size, which the opener negotiates with the kernel: not settable');
+  if (!Number.isInteger(index) || index < 0 || index >= ATTR_U64_COUNT)
+    throw new RangeError(`attr${index} is outside perf_event_attr (attr0..attr${ATTR_U64_COUNT - 1})`);
+  if (index === 0 && mask >> 32n !== 0n) throw new RangeError('attr0 bits 32-63 are attr.size, which the opener negotiates with the kernel: not settable');
   const bytes = encodeAttr(attr);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -163,10 +167,14 @@ export function applyFormatTerm(attr: PerfEventAttr, term: PmuFormatTerm, value:
   }
   const set = (old: bigint | undefined) => ((old ?? 0n) & ~mask) | bits;
   switch (term.target.index) {
-    case 0: return { ...attr, config: set(attr.config) };
-    case 1: return { ...attr, config1: set(attr.config1) };
-    case 2: return { ...attr, config2: set(attr.config2) };
-    case 3: return { ...attr, config3: set(attr.config3) };
+    case 0:
+      return { ...attr, config: set(attr.config) };
+    case 1:
+      return { ...attr, config1: set(attr.config1) };
+    case 2:
+      return { ...attr, config2: set(attr.config2) };
+    case 3:
+      return { ...attr, config3: set(attr.config3) };
   }
 }
 
@@ -195,7 +203,9 @@ export function pmuDevicesDir(sysfsRoot: string = DEFAULT_SYSFS_ROOT): string {
 /** Names of the PMUs under sysfs, sorted. */
 export function listPmuNames(sysfsRoot: string = DEFAULT_SYSFS_ROOT): string[] {
   try {
-    return readdirSync(pmuDevicesDir(sysfsRoot)).filter((name) => isFile(join(pmuDevicesDir(sysfsRoot), name, 'type'))).sort();
+    return readdirSync(pmuDevicesDir(sysfsRoot))
+      .filter((name) => isFile(join(pmuDevicesDir(sysfsRoot), name, 'type')))
+      .sort();
   } catch {
     // no sysfs PMU directory (a container without /sys): there are no PMUs to list
     return [];
@@ -208,7 +218,11 @@ export function readPmu(name: string, sysfsRoot: string = DEFAULT_SYSFS_ROOT): P
   const dir = join(pmuDevicesDir(sysfsRoot), name);
   const typePath = join(dir, 'type');
   let typeText: string;
-  try { typeText = readFileSync(typePath, 'utf8').trim(); } catch { /* not a PMU (no readable type file) */ return undefined; }
+  try {
+    typeText = readFileSync(typePath, 'utf8').trim();
+  } catch {
+    /* not a PMU (no readable type file) */ return undefined;
+  }
   if (!/^\d+$/.test(typeText)) throw new PmuError(`type '${typeText}' is not a number`, typePath);
   const formats = readDirFiles(join(dir, 'format')).map(([file, text, path]) => parseFormatTerm(file, text, path));
   // events/ also holds NAME.unit, NAME.scale, NAME.per-pkg, NAME.snapshot: metadata, not events.
@@ -238,16 +252,28 @@ export function listPmus(sysfsRoot: string = DEFAULT_SYSFS_ROOT, onError?: (erro
 
 function readDirFiles(dir: string): [string, string, string][] {
   let names: string[];
-  try { names = readdirSync(dir).sort(); } catch { /* the PMU has no such directory (no formats, no events): nothing to read */ return []; }
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    /* the PMU has no such directory (no formats, no events): nothing to read */ return [];
+  }
   const files: [string, string, string][] = [];
   for (const file of names) {
     const path = join(dir, file);
     if (!isFile(path)) continue;
-    try { files.push([file, readFileSync(path, 'utf8'), path]); } catch { /* unreadable (permissions): skip */ }
+    try {
+      files.push([file, readFileSync(path, 'utf8'), path]);
+    } catch {
+      /* unreadable (permissions): skip */
+    }
   }
   return files;
 }
 
 function isFile(path: string): boolean {
-  try { return statSync(path).isFile(); } catch { /* missing or unreadable: not a file we can use */ return false; }
+  try {
+    return statSync(path).isFile();
+  } catch {
+    /* missing or unreadable: not a file we can use */ return false;
+  }
 }

@@ -83,7 +83,10 @@ function expandEventSpec(spec: string, ctx: Pick<ResolveContext, 'tracefsRoot'>)
     for (const event of listSystemEvents(root, system)) if (eventPattern.test(event)) matches.push(`${system}:${event}${suffix}`);
   }
   if (matches.length === 0) {
-    const where = systems.length === 0 ? `no tracepoint system matches '${ast.system}'` : `no tracepoint of ${systems.length === 1 ? `system '${systems[0]}'` : `the ${systems.length} systems matching '${ast.system}'`} matches '${ast.event}'`;
+    const where =
+      systems.length === 0
+        ? `no tracepoint system matches '${ast.system}'`
+        : `no tracepoint of ${systems.length === 1 ? `system '${systems[0]}'` : `the ${systems.length} systems matching '${ast.system}'`} matches '${ast.event}'`;
     throw new SpecError(`the glob '${glob}' matches no tracepoint in ${root}/events (${where}; see 'ringside events')`, spec, 0, glob);
   }
   return matches;
@@ -161,8 +164,12 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
       if (!pmu) {
         const known = listPmuNames(sysfsRoot);
         const guess = nearest(ast.pmu, known);
-        throw new SpecError(`no PMU '${ast.pmu}' on this machine${guess ? ` (did you mean '${guess}'?)` : ''}; PMUs here: ${known.join(', ') || 'none'}`,
-          ast.spec, ast.pmuPosition, ast.pmu);
+        throw new SpecError(
+          `no PMU '${ast.pmu}' on this machine${guess ? ` (did you mean '${guess}'?)` : ''}; PMUs here: ${known.join(', ') || 'none'}`,
+          ast.spec,
+          ast.pmuPosition,
+          ast.pmu,
+        );
       }
       attr.type = pmu.type;
       const applied = applyPmuTerms(attr, pmu, ast.terms, ast.spec);
@@ -179,7 +186,8 @@ function resolveByKind(ast: EventSpecAst, ctx: ResolveContext): ResolvedSpec {
  */
 function applyDwarfCallGraph(attr: PerfEventAttr, stackBytes: number, spec: string): void {
   const arch = unwindArchOfNode(process.arch);
-  if (!arch) throw new SpecError(`-g dwarf: DWARF unwinding is implemented for x86_64 and aarch64, not ${process.arch}; use -g (frame pointers)`, spec, 0, '-g');
+  if (!arch)
+    throw new SpecError(`-g dwarf: DWARF unwinding is implemented for x86_64 and aarch64, not ${process.arch}; use -g (frame pointers)`, spec, 0, '-g');
   if (!Number.isInteger(stackBytes) || stackBytes <= 0 || stackBytes % 8 !== 0 || stackBytes > MAX_DWARF_STACK_BYTES) {
     throw new SpecError(`-g dwarf,${stackBytes}: the stack copy must be a multiple of 8 bytes up to ${MAX_DWARF_STACK_BYTES}`, spec, 0, '-g');
   }
@@ -206,7 +214,9 @@ function applySamplingDefaults(attr: PerfEventAttr, ast: EventSpecAst, ctx: Reso
     const max = readMaxSampleRate();
     const freq = max !== undefined && max >= 1 && max < DEFAULT_CLOCK_FREQ ? max : DEFAULT_CLOCK_FREQ;
     if (freq < DEFAULT_CLOCK_FREQ) {
-      notes.push(`sampling at ${freq} Hz, not the default ${DEFAULT_CLOCK_FREQ} Hz: kernel.perf_event_max_sample_rate is ${max} (raise it with sysctl, or give -F)`);
+      notes.push(
+        `sampling at ${freq} Hz, not the default ${DEFAULT_CLOCK_FREQ} Hz: kernel.perf_event_max_sample_rate is ${max} (raise it with sysctl, or give -F)`,
+      );
     }
     attr.samplePeriod = BigInt(freq);
     attr.flags.freq = true;
@@ -220,7 +230,10 @@ function setFrequency(attr: PerfEventAttr, freq: number | bigint, spec: string, 
   if (max !== undefined && value > BigInt(max)) {
     throw new SpecError(
       `${term} ${freq} Hz exceeds kernel.perf_event_max_sample_rate (${max}); lower it or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=${freq}`,
-      spec, position, term);
+      spec,
+      position,
+      term,
+    );
   }
   attr.samplePeriod = value;
   attr.flags.freq = true;
@@ -279,7 +292,8 @@ function applyGenericTerm(attr: PerfEventAttr, term: SpecTerm, spec: string, raw
     }
     case 'aux-output': {
       const on = term.value === undefined ? true : number() !== 0n;
-      if (on) attr.flags.auxOutput = true; else delete attr.flags.auxOutput;
+      if (on) attr.flags.auxOutput = true;
+      else delete attr.flags.auxOutput;
       return true;
     }
     case 'aux-sample-size': {
@@ -288,7 +302,10 @@ function applyGenericTerm(attr: PerfEventAttr, term: SpecTerm, spec: string, raw
       attr.auxSampleSize = Number(size);
       return true;
     }
-    case 'config': case 'config1': case 'config2': case 'config3': {
+    case 'config':
+    case 'config1':
+    case 'config2':
+    case 'config3': {
       if (!rawConfigAllowed) return false;
       const value = number();
       if (value >= 1n << 64n) throw new SpecError(`${term.key} value does not fit 64 bits`, spec, term.position, term.key);
@@ -310,8 +327,12 @@ function applyGenericTerms(attr: PerfEventAttr, terms: readonly SpecTerm[], spec
   for (const term of terms) {
     if (!applyGenericTerm(attr, term, spec, rawConfigAllowed, state)) {
       const guess = nearest(term.key, GENERIC_TERMS);
-      throw new SpecError(`unknown term '${term.key}'${guess ? ` (did you mean '${guess}'?)` : ''}; terms here: ${GENERIC_TERMS.join(', ')}`,
-        spec, term.position, term.key);
+      throw new SpecError(
+        `unknown term '${term.key}'${guess ? ` (did you mean '${guess}'?)` : ''}; terms here: ${GENERIC_TERMS.join(', ')}`,
+        spec,
+        term.position,
+        term.key,
+      );
     }
   }
   return { attr, name: state.name };
@@ -342,7 +363,12 @@ function applyPmuTerms(base: PerfEventAttr, pmu: PmuInfo, terms: readonly SpecTe
     for (const aliasTerm of alias.terms) {
       if (aliasTerm.value === '?') {
         if (!userKeys.has(aliasTerm.key)) {
-          throw new SpecError(`event '${alias.name}' of PMU ${pmu.name} needs ${aliasTerm.key}=VALUE (sysfs says '${alias.text}')`, spec, term.position, term.key);
+          throw new SpecError(
+            `event '${alias.name}' of PMU ${pmu.name} needs ${aliasTerm.key}=VALUE (sysfs says '${alias.text}')`,
+            spec,
+            term.position,
+            term.key,
+          );
         }
         continue;
       }
@@ -369,7 +395,10 @@ function applyPmuTerms(base: PerfEventAttr, pmu: PmuInfo, terms: readonly SpecTe
     const guess = nearest(term.key, known);
     throw new SpecError(
       `unknown term '${term.key}' for PMU ${pmu.name}${guess ? ` (did you mean '${guess}'?)` : ''}; formats: ${[...formats.keys()].join(', ') || 'none'}; events: ${[...aliases.keys()].join(', ') || 'none'}`,
-      spec, term.position, term.key);
+      spec,
+      term.position,
+      term.key,
+    );
   }
   return { attr, name: state.name };
 }
@@ -382,8 +411,12 @@ function checkTracepoint(root: string, ast: Extract<EventSpecAst, { kind: 'trace
     throw new SpecError(`no tracepoint system '${ast.system}' in ${root}/events${guess ? ` (did you mean '${guess}'?)` : ''}`, ast.spec, 0, ast.system);
   }
   const guess = nearest(ast.event, listSystemEvents(root, ast.system));
-  throw new SpecError(`no tracepoint '${ast.system}:${ast.event}'${guess ? ` (did you mean '${ast.system}:${guess}'?)` : ''}`,
-    ast.spec, ast.system.length + 1, ast.event);
+  throw new SpecError(
+    `no tracepoint '${ast.system}:${ast.event}'${guess ? ` (did you mean '${ast.system}:${guess}'?)` : ''}`,
+    ast.spec,
+    ast.system.length + 1,
+    ast.event,
+  );
 }
 
 function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[]): ResolvedSpec {
@@ -394,7 +427,13 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
   let location: ResolvedEvent['location'];
   let extraSites: ResolvedEvent['extraSites'];
   const needSymbols = (what: string): TargetSymbols => {
-    if (!ctx.symbols) throw new SpecError(`${what} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`, ast.spec, address.position, address.text);
+    if (!ctx.symbols)
+      throw new SpecError(
+        `${what} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`,
+        ast.spec,
+        address.position,
+        address.text,
+      );
     return ctx.symbols;
   };
 
@@ -405,7 +444,9 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
     case 'symbol': {
       const symbols = needSymbols(`symbol '${address.name}'`);
       let symbol;
-      try { symbol = symbols.resolveSymbol(address.name); } catch (error) {
+      try {
+        symbol = symbols.resolveSymbol(address.name);
+      } catch (error) {
         throw new SpecError(`cannot resolve symbol '${address.name}': ${(error as Error).message}`, ast.spec, address.position, address.name);
       }
       if (!symbol) throw new SpecError(`no symbol '${address.name}' in the target`, ast.spec, address.position, address.name);
@@ -421,19 +462,28 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
     case 'line': {
       const symbols = needSymbols(`source line ${address.file}:${address.line}`);
       let line;
-      try { line = symbols.resolveLine(address.file, address.line); } catch (error) {
+      try {
+        line = symbols.resolveLine(address.file, address.line);
+      } catch (error) {
         throw new SpecError(`cannot resolve ${address.file}:${address.line}: ${(error as Error).message}`, ast.spec, address.position, address.text);
       }
       if (!line) throw new SpecError(`no code at ${address.file}:${address.line}`, ast.spec, address.position, address.text);
       if (ast.access && ast.access.value !== 'x') {
-        throw new SpecError(`a source line breakpoint executes: use :x (or no access), not :${ast.access.value}`, ast.spec, ast.access.position, ast.access.value);
+        throw new SpecError(
+          `a source line breakpoint executes: use :x (or no access), not :${ast.access.value}`,
+          ast.spec,
+          ast.access.position,
+          ast.access.value,
+        );
       }
       bpAddress = line.address;
       defaultAccess = 'x';
       location = { file: line.file, line: line.line, address: bpAddress, length: 0 };
       if (line.sites.length > 1) {
         extraSites = line.sites.slice(1);
-        notes.push(`${basename(line.file)}:${line.line} is in ${line.sites.length} places (${line.sites.map((site) => site.function ?? `0x${site.address.toString(16)}`).join(', ')}): all are armed, one debug register each`);
+        notes.push(
+          `${basename(line.file)}:${line.line} is in ${line.sites.length} places (${line.sites.map((site) => site.function ?? `0x${site.address.toString(16)}`).join(', ')}): all are armed, one debug register each`,
+        );
       }
       if (line.line !== address.line) notes.push(`${address.file}:${address.line} has no code; breaking at line ${line.line}, the next line that does`);
       break;
@@ -444,7 +494,12 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
   let length: number;
   if (access === 'x') {
     if (ast.length && ast.length.value !== EXECUTE_BREAKPOINT_LENGTH) {
-      throw new SpecError(`an execute breakpoint has length ${EXECUTE_BREAKPOINT_LENGTH} (sizeof(long)), not ${ast.length.value}`, ast.spec, ast.length.position, String(ast.length.value));
+      throw new SpecError(
+        `an execute breakpoint has length ${EXECUTE_BREAKPOINT_LENGTH} (sizeof(long)), not ${ast.length.value}`,
+        ast.spec,
+        ast.length.position,
+        String(ast.length.value),
+      );
     }
     length = EXECUTE_BREAKPOINT_LENGTH;
   } else if (ast.length) {
@@ -452,14 +507,20 @@ function resolveBreakpoint(ast: Extract<EventSpecAst, { kind: 'breakpoint' }>, a
   } else if (knownSize !== undefined && knownSize > 0) {
     length = [8, 4, 2, 1].find((candidate) => candidate <= knownSize! && bpAddress % BigInt(candidate) === 0n) ?? 1;
     if (length < knownSize) {
-      notes.push(`'${location?.symbol}' is ${knownSize} bytes; a hardware watchpoint covers at most ${length} aligned bytes here, so only its first ${length} bytes are watched`);
+      notes.push(
+        `'${location?.symbol}' is ${knownSize} bytes; a hardware watchpoint covers at most ${length} aligned bytes here, so only its first ${length} bytes are watched`,
+      );
     }
   } else {
     length = DEFAULT_DATA_BREAKPOINT_LENGTH;
   }
   if (access !== 'x' && bpAddress % BigInt(length) !== 0n) {
-    throw new SpecError(`address 0x${bpAddress.toString(16)} is not aligned to the watch length ${length} (hardware needs address % length == 0)`,
-      ast.spec, ast.length?.position ?? address.position, address.text);
+    throw new SpecError(
+      `address 0x${bpAddress.toString(16)} is not aligned to the watch length ${length} (hardware needs address % length == 0)`,
+      ast.spec,
+      ast.length?.position ?? address.position,
+      address.text,
+    );
   }
 
   attr.type = PerfType.BREAKPOINT;
@@ -492,8 +553,12 @@ function uprobeAttr(attr: PerfEventAttr, target: UprobeTarget, ctx: ResolveConte
   const sysfsRoot = ctx.sysfsRoot ?? DEFAULT_SYSFS_ROOT;
   const pmu = readPmu(UPROBE_PMU, sysfsRoot);
   if (!pmu) {
-    throw new SpecError(`this kernel has no uprobe PMU (${sysfsRoot}/bus/event_source/devices/uprobe): it was built without CONFIG_UPROBE_EVENTS; ` +
-      'count a source line with a hardware breakpoint instead (mem:FILE:LINE:x)', spec, position);
+    throw new SpecError(
+      `this kernel has no uprobe PMU (${sysfsRoot}/bus/event_source/devices/uprobe): it was built without CONFIG_UPROBE_EVENTS; ` +
+        'count a source line with a hardware breakpoint instead (mem:FILE:LINE:x)',
+      spec,
+      position,
+    );
   }
   return {
     ...attr,
@@ -506,14 +571,26 @@ function uprobeAttr(attr: PerfEventAttr, target: UprobeTarget, ctx: ResolveConte
 }
 
 /** line:FILE:LINE: a uprobe on every is_stmt address of the line in the target executable (perf probe's choice of addresses). */
-function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' | 'logpoint' }>, attr: PerfEventAttr, ctx: ResolveContext, notes: string[],
-  places: 'statements' | 'sites' = 'statements'): ResolvedSpec {
+function resolveLineUprobes(
+  ast: Extract<EventSpecAst, { kind: 'line' | 'logpoint' }>,
+  attr: PerfEventAttr,
+  ctx: ResolveContext,
+  notes: string[],
+  places: 'statements' | 'sites' = 'statements',
+): ResolvedSpec {
   const symbols = ctx.symbols;
   if (!symbols) {
-    throw new SpecError(`source line ${ast.text} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`, ast.spec, ast.position, ast.text);
+    throw new SpecError(
+      `source line ${ast.text} needs a target executable to look it up in (launch one with -- COMMAND, or attach with -p PID)`,
+      ast.spec,
+      ast.position,
+      ast.text,
+    );
   }
   let line;
-  try { line = symbols.resolveLine(ast.file, ast.line); } catch (error) {
+  try {
+    line = symbols.resolveLine(ast.file, ast.line);
+  } catch (error) {
     throw new SpecError(`cannot resolve ${ast.text}: ${(error as Error).message}`, ast.spec, ast.position, ast.text);
   }
   if (!line) throw new SpecError(`no code at ${ast.text}`, ast.spec, ast.position, ast.text);
@@ -526,7 +603,9 @@ function resolveLineUprobes(ast: Extract<EventSpecAst, { kind: 'line' | 'logpoin
   if (line.line !== ast.line) notes.push(`${ast.file}:${ast.line} has no code; counting line ${line.line}, the next line that does`);
   if (target.sites.length > 1) {
     const addresses = target.sites.map((site) => `${site.function ? `${site.function} ` : ''}0x${site.address.toString(16)}`).join(', ');
-    notes.push(`${basename(line.file)}:${line.line} ${places === 'sites' ? 'is in' : 'begins at'} ${target.sites.length} ${places === 'sites' ? 'functions' : 'addresses'} (${addresses}): one uprobe on each, hits are their sum`);
+    notes.push(
+      `${basename(line.file)}:${line.line} ${places === 'sites' ? 'is in' : 'begins at'} ${target.sites.length} ${places === 'sites' ? 'functions' : 'addresses'} (${addresses}): one uprobe on each, hits are their sum`,
+    );
   }
   return {
     name: ast.spec,
@@ -573,15 +652,26 @@ function resolveUprobe(ast: Extract<EventSpecAst, { kind: 'uprobe' }>, attr: Per
     throw new SpecError(`cannot resolve '${ast.symbol}' in ${path}: ${(error as Error).message}`, ast.spec, ast.symbolPosition, ast.symbol);
   }
   if (symbol.kind !== 'function') {
-    throw new SpecError(`'${ast.symbol}' in ${path} is a variable, not code: a uprobe runs on an instruction (to watch a variable, use mem:${ast.symbol}:rw)`,
-      ast.spec, ast.symbolPosition, ast.symbol);
+    throw new SpecError(
+      `'${ast.symbol}' in ${path} is a variable, not code: a uprobe runs on an instruction (to watch a variable, use mem:${ast.symbol}:rw)`,
+      ast.spec,
+      ast.symbolPosition,
+      ast.symbol,
+    );
   }
   if (symbol.size > 0 && ast.offset >= BigInt(symbol.size)) {
-    throw new SpecError(`offset ${ast.offset} is past the end of '${ast.symbol}' (${symbol.size} bytes)`, ast.spec, ast.symbolPosition + ast.symbol.length + 1, String(ast.offset));
+    throw new SpecError(
+      `offset ${ast.offset} is past the end of '${ast.symbol}' (${symbol.size} bytes)`,
+      ast.spec,
+      ast.symbolPosition + ast.symbol.length + 1,
+      String(ast.offset),
+    );
   }
   const address = symbol.address + ast.offset;
   let offset: bigint;
-  try { offset = symbols.fileOffset(address); } catch (error) {
+  try {
+    offset = symbols.fileOffset(address);
+  } catch (error) {
     throw new SpecError(`cannot place '${ast.symbol}' in ${path}: ${(error as Error).message}`, ast.spec, ast.symbolPosition, ast.symbol);
   }
   if (ast.offset !== 0n) notes.push(`the uprobe is ${ast.offset} bytes into ${ast.symbol}: that must be the start of an instruction (as perf probe requires)`);
@@ -600,12 +690,18 @@ function resolveUprobe(ast: Extract<EventSpecAst, { kind: 'uprobe' }>, attr: Per
 function uprobeBinary(ast: Extract<EventSpecAst, { kind: 'uprobe' }>, ctx: ResolveContext): string {
   const asPath = resolvePath(ast.binary);
   if (existsSync(asPath)) {
-    if (!statSync(asPath).isFile()) throw new SpecError(`${asPath} is not a file: uprobe: needs an executable or shared library`, ast.spec, ast.binaryPosition, ast.binary);
+    if (!statSync(asPath).isFile())
+      throw new SpecError(`${asPath} is not a file: uprobe: needs an executable or shared library`, ast.spec, ast.binaryPosition, ast.binary);
     return realpathSync(asPath);
   }
   if (!ast.binary.includes('/') && ctx.symbols && basename(ctx.symbols.path) === ast.binary) return ctx.symbols.path;
-  throw new SpecError(`no file '${ast.binary}' (from ${process.cwd()}): uprobe: needs the path of an executable or shared library, ` +
-    'e.g. uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid, or the launched program\'s own name', ast.spec, ast.binaryPosition, ast.binary);
+  throw new SpecError(
+    `no file '${ast.binary}' (from ${process.cwd()}): uprobe: needs the path of an executable or shared library, ` +
+      "e.g. uprobe:/lib/x86_64-linux-gnu/libc.so.6:getppid, or the launched program's own name",
+    ast.spec,
+    ast.binaryPosition,
+    ast.binary,
+  );
 }
 
 function sameFile(a: string, b: string): boolean {

@@ -13,7 +13,10 @@ export const TRACEFS_MOUNT_COMMAND = `mount -t tracefs nodev ${TRACEFS_PRIMARY}`
 
 export class TracefsError extends Error {
   override readonly name = 'TracefsError';
-  constructor(message: string, readonly hint?: string) {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
     super(hint ? `${message} (${hint})` : message);
   }
 }
@@ -47,14 +50,16 @@ export function tracefsDeniedError(tracefs: TracefsAccess): TracefsError {
   const access = readPerfAccess();
   const gid = typeof process.getegid === 'function' ? process.getegid() : 0;
   // Readable tracefs alone is not enough where the kernel refuses kernel events to this user.
-  const paranoid = access.mayRecordKernel ? '' :
-    `; recording tracepoints then also needs ${PARANOID_SYSCTL} <= 1 (syscall tracepoints of your own programs) or -1 (any, or -a), ` +
-    `or CAP_PERFMON (${paranoidText(access)})`;
+  const paranoid = access.mayRecordKernel
+    ? ''
+    : `; recording tracepoints then also needs ${PARANOID_SYSCTL} <= 1 (syscall tracepoints of your own programs) or -1 (any, or -a), ` +
+      `or CAP_PERFMON (${paranoidText(access)})`;
   return new TracefsError(
     `tracefs is mounted at ${tracefs.path} but ${describeUid(access.euid)} may not read it${tracefs.modeText ? ` (${tracefs.modeText})` : ''}, ` +
-    'so tracepoint ids and formats cannot be read',
+      'so tracepoint ids and formats cannot be read',
     `let this user's group in with \`sudo mount -o remount,gid=${gid},mode=750 ${tracefs.path}\` (its files are readable by their group only, ` +
-    `so a wider mode alone is not enough), or run as root${paranoid}`);
+      `so a wider mode alone is not enough), or run as root${paranoid}`,
+  );
 }
 
 /** Returns the tracefs directory, mounting it at /sys/kernel/tracing if needed and allowed. */
@@ -64,7 +69,11 @@ export function findTracefs(options: FindTracefsOptions = {}): string {
     return options.root;
   }
   let mounts = '';
-  try { mounts = readFileSync('/proc/mounts', 'utf8'); } catch { /* no /proc: fall through to the path checks */ }
+  try {
+    mounts = readFileSync('/proc/mounts', 'utf8');
+  } catch {
+    /* no /proc: fall through to the path checks */
+  }
   const chosen = chooseTracefsRoot(mounts, isDirectory(join(TRACEFS_DEBUGFS, 'events')));
   if (chosen !== undefined && isDirectory(join(chosen, 'events'))) return chosen;
   const probed = probeTracefs(mounts);
@@ -78,8 +87,10 @@ export function findTracefs(options: FindTracefsOptions = {}): string {
     execFileSync('mount', ['-t', 'tracefs', 'nodev', TRACEFS_PRIMARY], { stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (error) {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    throw new TracefsError(`tracefs is not mounted and '${TRACEFS_MOUNT_COMMAND}' failed${stderr ? `: ${stderr}` : ''}`,
-      'is CONFIG_TRACING enabled in this kernel?');
+    throw new TracefsError(
+      `tracefs is not mounted and '${TRACEFS_MOUNT_COMMAND}' failed${stderr ? `: ${stderr}` : ''}`,
+      'is CONFIG_TRACING enabled in this kernel?',
+    );
   }
   if (!isDirectory(join(TRACEFS_PRIMARY, 'events'))) throw new TracefsError(`mounted tracefs at ${TRACEFS_PRIMARY} but it has no events/ directory`);
   return TRACEFS_PRIMARY;
@@ -98,7 +109,11 @@ export function listSystems(tracefsRoot: string): string[] {
 export function listSystemEvents(tracefsRoot: string, system: string): string[] {
   const dir = join(tracefsRoot, 'events', system);
   let entries;
-  try { entries = readdirSync(dir, { withFileTypes: true }); } catch { /* no such system (or not readable): it has no events */ return []; }
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    /* no such system (or not readable): it has no events */ return [];
+  }
   return entries
     .filter((entry) => entry.isDirectory() && existsSync(join(dir, entry.name, 'id')))
     .map((entry) => entry.name)
@@ -138,7 +153,9 @@ export function readTracepointId(tracefsRoot: string, system: string, name: stri
 export function readTracepointFormat(tracefsRoot: string, system: string, name: string): TracepointFormat {
   const path = join(tracefsRoot, 'events', system, name, 'format');
   let text: string;
-  try { text = readFileSync(path, 'utf8'); } catch (error) {
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
     throw new TracefsError(`cannot read ${path}: ${(error as Error).message}`);
   }
   return parseTracepointFormat(text, system);
@@ -155,5 +172,9 @@ function tryReadId(tracefsRoot: string, system: string, name: string): number | 
 }
 
 function isDirectory(path: string): boolean {
-  try { return statSync(path).isDirectory(); } catch { /* missing or unreadable: not a directory we can use */ return false; }
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    /* missing or unreadable: not a directory we can use */ return false;
+  }
 }

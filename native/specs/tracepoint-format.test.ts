@@ -33,16 +33,55 @@ describe('specs/tracepoint-format', () => {
     assert.equal(format.id, 1234);
     assert.equal(format.printFormat, '"comm=%s name=%s", REC->comm, __get_str(name)');
     const byName = Object.fromEntries(format.fields.map((field) => [field.name, field]));
-    assert.deepEqual(format.fields.map((field) => field.name), [
-      'common_type', 'common_flags', 'common_preempt_count', 'common_pid',
-      'comm', 'name', 'rel', 'filename', 'saddr', 'caller', 'old_comm', 'addrs', 'cpumask', 'delta',
-    ]);
     assert.deepEqual(
-      byName.common_pid,
-      { name: 'common_pid', declaration: 'int common_pid', offset: 4, size: 4, signed: true, arrayLength: 0, location: 'inline', isString: false },
+      format.fields.map((field) => field.name),
+      [
+        'common_type',
+        'common_flags',
+        'common_preempt_count',
+        'common_pid',
+        'comm',
+        'name',
+        'rel',
+        'filename',
+        'saddr',
+        'caller',
+        'old_comm',
+        'addrs',
+        'cpumask',
+        'delta',
+      ],
     );
-    assert.deepEqual(byName.comm, { name: 'comm', declaration: 'char comm[16]', offset: 8, size: 16, signed: false, arrayLength: 16, location: 'inline', isString: true });
-    assert.deepEqual(byName.name, { name: 'name', declaration: '__data_loc char[] name', offset: 24, size: 4, signed: false, arrayLength: 0, location: 'data_loc', isString: true });
+    assert.deepEqual(byName.common_pid, {
+      name: 'common_pid',
+      declaration: 'int common_pid',
+      offset: 4,
+      size: 4,
+      signed: true,
+      arrayLength: 0,
+      location: 'inline',
+      isString: false,
+    });
+    assert.deepEqual(byName.comm, {
+      name: 'comm',
+      declaration: 'char comm[16]',
+      offset: 8,
+      size: 16,
+      signed: false,
+      arrayLength: 16,
+      location: 'inline',
+      isString: true,
+    });
+    assert.deepEqual(byName.name, {
+      name: 'name',
+      declaration: '__data_loc char[] name',
+      offset: 24,
+      size: 4,
+      signed: false,
+      arrayLength: 0,
+      location: 'data_loc',
+      isString: true,
+    });
     assert.equal(byName.rel.location, 'rel_loc');
     assert.equal(byName.rel.isString, true);
     assert.equal(byName.filename.declaration, 'const char * filename');
@@ -76,7 +115,11 @@ describe('specs/tracepoint-format', () => {
       ['name: x\nID: 1\nbogus line\n', /line 3: unexpected line 'bogus line'/],
     ];
     for (const [text, pattern] of cases) {
-      assert.throws(() => parseTracepointFormat(text), (error: unknown) => error instanceof TracepointFormatError && pattern.test(error.message), text);
+      assert.throws(
+        () => parseTracepointFormat(text),
+        (error: unknown) => error instanceof TracepointFormatError && pattern.test(error.message),
+        text,
+      );
     }
   });
 });

@@ -15,7 +15,10 @@ import type { TracepointField, TracepointFormat } from '../abi/snapshot';
 
 export class TracepointFormatError extends Error {
   override readonly name = 'TracepointFormatError';
-  constructor(message: string, readonly lineNumber: number) {
+  constructor(
+    message: string,
+    readonly lineNumber: number,
+  ) {
     super(`tracepoint format line ${lineNumber}: ${message}`);
   }
 }
@@ -68,8 +71,13 @@ function parseFieldLine(line: string, lineNumber: number): TracepointField {
 
   let location: TracepointField['location'] = 'inline';
   let rest = declaration;
-  if (rest.startsWith('__data_loc ')) { location = 'data_loc'; rest = rest.slice('__data_loc '.length); }
-  else if (rest.startsWith('__rel_loc ')) { location = 'rel_loc'; rest = rest.slice('__rel_loc '.length); }
+  if (rest.startsWith('__data_loc ')) {
+    location = 'data_loc';
+    rest = rest.slice('__data_loc '.length);
+  } else if (rest.startsWith('__rel_loc ')) {
+    location = 'rel_loc';
+    rest = rest.slice('__rel_loc '.length);
+  }
 
   if (location !== 'inline') {
     // `__data_loc char[] name`: the element type carries the empty brackets, the name comes last.
@@ -81,7 +89,7 @@ function parseFieldLine(line: string, lineNumber: number): TracepointField {
   }
 
   const parts = DECLARATION.exec(rest);
-  if (!parts || parts[1].trim() === '' && !rest.includes('*')) {
+  if (!parts || (parts[1].trim() === '' && !rest.includes('*'))) {
     throw new TracepointFormatError(`cannot find the type and name in '${declaration}'`, lineNumber);
   }
   const type = parts[1].trim();
@@ -93,7 +101,8 @@ function parseFieldLine(line: string, lineNumber: number): TracepointField {
     const isPointerArray = type.includes('*');
     isString = !isPointerArray && isCharType(type);
     if (/^\d+$/.test(bracket.trim())) arrayLength = Number(bracket.trim());
-    else if (isString) arrayLength = size; // `char comm[TASK_COMM_LEN]` on old kernels: one byte per char
+    else if (isString)
+      arrayLength = size; // `char comm[TASK_COMM_LEN]` on old kernels: one byte per char
     else arrayLength = 0;
   }
   if (offset > 0xffff || size > 0xffff) throw new TracepointFormatError(`${fieldName}: offset ${offset} / size ${size} out of range`, lineNumber);

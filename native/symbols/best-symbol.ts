@@ -16,7 +16,7 @@ function leadingUnderscores(name: string): number {
 
 /** Positive when `a` should be shown over `b`, negative for `b`, 0 on a full tie (perf keeps the first seen). */
 export function compareAliases(a: AliasCandidate, b: AliasCandidate): number {
-  if ((a.size > 0) !== (b.size > 0)) return a.size > 0 ? 1 : -1;
+  if (a.size > 0 !== b.size > 0) return a.size > 0 ? 1 : -1;
   if ((a.binding === 'weak') !== (b.binding === 'weak')) return b.binding === 'weak' ? 1 : -1;
   if ((a.binding === 'global') !== (b.binding === 'global')) return a.binding === 'global' ? 1 : -1;
   const ua = leadingUnderscores(a.name);

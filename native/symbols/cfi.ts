@@ -7,8 +7,7 @@ import { DwarfCursor, DwarfFormatError } from './dwarf-reader';
 
 /** How to compute the canonical frame address (the caller's stack pointer before the call). */
 export type CfaRule =
-  | { readonly kind: 'register'; readonly register: number; readonly offset: bigint }
-  | { readonly kind: 'expression'; readonly expression: Uint8Array };
+  { readonly kind: 'register'; readonly register: number; readonly offset: bigint } | { readonly kind: 'expression'; readonly expression: Uint8Array };
 
 /** Where a register of the caller is (DWARF 6.4.1 register rules). */
 export type RegisterRule =
@@ -82,13 +81,36 @@ const PE_DATAREL = 0x30;
 
 // DW_CFA_*
 const CFA = {
-  advanceLoc: 0x40, offset: 0x80, restore: 0xc0,
-  nop: 0x00, setLoc: 0x01, advanceLoc1: 0x02, advanceLoc2: 0x03, advanceLoc4: 0x04, offsetExtended: 0x05,
-  restoreExtended: 0x06, undefined: 0x07, sameValue: 0x08, register: 0x09, rememberState: 0x0a, restoreState: 0x0b,
-  defCfa: 0x0c, defCfaRegister: 0x0d, defCfaOffset: 0x0e, defCfaExpression: 0x0f, expression: 0x10,
-  offsetExtendedSf: 0x11, defCfaSf: 0x12, defCfaOffsetSf: 0x13, valOffset: 0x14, valOffsetSf: 0x15, valExpression: 0x16,
+  advanceLoc: 0x40,
+  offset: 0x80,
+  restore: 0xc0,
+  nop: 0x00,
+  setLoc: 0x01,
+  advanceLoc1: 0x02,
+  advanceLoc2: 0x03,
+  advanceLoc4: 0x04,
+  offsetExtended: 0x05,
+  restoreExtended: 0x06,
+  undefined: 0x07,
+  sameValue: 0x08,
+  register: 0x09,
+  rememberState: 0x0a,
+  restoreState: 0x0b,
+  defCfa: 0x0c,
+  defCfaRegister: 0x0d,
+  defCfaOffset: 0x0e,
+  defCfaExpression: 0x0f,
+  expression: 0x10,
+  offsetExtendedSf: 0x11,
+  defCfaSf: 0x12,
+  defCfaOffsetSf: 0x13,
+  valOffset: 0x14,
+  valOffsetSf: 0x15,
+  valExpression: 0x16,
   /** DW_CFA_AARCH64_negate_ra_state on aarch64 (return-address signing), GNU_window_save on SPARC: no register rule to change here. */
-  gnuWindowSave: 0x2d, gnuArgsSize: 0x2e, gnuNegativeOffsetExtended: 0x2f,
+  gnuWindowSave: 0x2d,
+  gnuArgsSize: 0x2e,
+  gnuNegativeOffsetExtended: 0x2f,
 } as const;
 
 /** Reads a DW_EH_PE-encoded pointer at the cursor; `base` is the link-time address of the section's first byte. */
@@ -98,25 +120,48 @@ function readEncoded(cursor: DwarfCursor, encoding: number, addressSize: number,
   const at = sectionAddress + BigInt(cursor.offset);
   let value: bigint;
   switch (encoding & PE_FORMAT) {
-    case PE.absptr: value = cursor.uint(addressSize); break;
-    case PE.uleb128: value = cursor.uleb(); break;
-    case PE.udata2: value = BigInt(cursor.u16()); break;
-    case PE.udata4: value = BigInt(cursor.u32()); break;
-    case PE.udata8: value = cursor.u64(); break;
-    case PE.sleb128: value = cursor.sleb(); break;
-    case PE.sdata2: value = BigInt.asIntN(16, BigInt(cursor.u16())); break;
-    case PE.sdata4: value = BigInt.asIntN(32, BigInt(cursor.u32())); break;
-    case PE.sdata8: value = BigInt.asIntN(64, cursor.u64()); break;
-    default: throw new DwarfFormatError(`unknown pointer format 0x${(encoding & PE_FORMAT).toString(16)}`);
+    case PE.absptr:
+      value = cursor.uint(addressSize);
+      break;
+    case PE.uleb128:
+      value = cursor.uleb();
+      break;
+    case PE.udata2:
+      value = BigInt(cursor.u16());
+      break;
+    case PE.udata4:
+      value = BigInt(cursor.u32());
+      break;
+    case PE.udata8:
+      value = cursor.u64();
+      break;
+    case PE.sleb128:
+      value = cursor.sleb();
+      break;
+    case PE.sdata2:
+      value = BigInt.asIntN(16, BigInt(cursor.u16()));
+      break;
+    case PE.sdata4:
+      value = BigInt.asIntN(32, BigInt(cursor.u32()));
+      break;
+    case PE.sdata8:
+      value = BigInt.asIntN(64, cursor.u64());
+      break;
+    default:
+      throw new DwarfFormatError(`unknown pointer format 0x${(encoding & PE_FORMAT).toString(16)}`);
   }
   switch (encoding & PE_APPLICATION) {
-    case 0: break;
-    case PE_PCREL: value += at; break;
+    case 0:
+      break;
+    case PE_PCREL:
+      value += at;
+      break;
     case PE_DATAREL:
       if (dataRelBase === undefined) throw new DwarfFormatError('data-relative pointer outside .eh_frame_hdr');
       value += dataRelBase;
       break;
-    default: throw new DwarfFormatError(`pointer application 0x${(encoding & PE_APPLICATION).toString(16)} is not supported`);
+    default:
+      throw new DwarfFormatError(`pointer application 0x${(encoding & PE_APPLICATION).toString(16)} is not supported`);
   }
   return BigInt.asUintN(addressSize * 8, value);
 }
@@ -131,7 +176,12 @@ class FrameSection {
   private readonly cies = new Map<number, Cie>();
   private sorted: Fde[] | undefined;
 
-  constructor(readonly section: CfiSection, readonly isEhFrame: boolean, readonly littleEndian: boolean, readonly addressSize: number) {}
+  constructor(
+    readonly section: CfiSection,
+    readonly isEhFrame: boolean,
+    readonly littleEndian: boolean,
+    readonly addressSize: number,
+  ) {}
 
   /** The FDE whose entry starts at byte `offset` of the section (undefined for a CIE or the terminator). */
   fdeAt(offset: number): Fde | undefined {
@@ -143,9 +193,7 @@ class FrameSection {
     if (this.isCieId(id, offsetSize)) return undefined;
     const cieOffset = this.isEhFrame ? idAt - Number(id) : Number(id);
     const cie = this.cieAt(cieOffset);
-    const start = this.isEhFrame
-      ? readEncoded(cursor, cie.fdeEncoding, cie.addressSize, this.section.address)
-      : cursor.uint(cie.addressSize);
+    const start = this.isEhFrame ? readEncoded(cursor, cie.fdeEncoding, cie.addressSize, this.section.address) : cursor.uint(cie.addressSize);
     const range = this.isEhFrame ? readRange(cursor, cie.fdeEncoding, cie.addressSize) : cursor.uint(cie.addressSize);
     if (cie.hasAugmentationData) cursor.offset += cursor.ulebNumber();
     if (cursor.offset > end || end > this.section.bytes.length) throw new DwarfFormatError(`FDE at 0x${offset.toString(16)} runs past its end`);
@@ -178,10 +226,15 @@ class FrameSection {
 
   find(pc: bigint): Fde | undefined {
     const fdes = this.all();
-    let lo = 0; let hi = fdes.length - 1; let best: Fde | undefined;
+    let lo = 0;
+    let hi = fdes.length - 1;
+    let best: Fde | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (fdes[mid].start <= pc) { best = fdes[mid]; lo = mid + 1; } else hi = mid - 1;
+      if (fdes[mid].start <= pc) {
+        best = fdes[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     return best && pc < best.end ? best : undefined;
   }
@@ -223,9 +276,10 @@ class FrameSection {
         else if (letter === 'P') {
           const encoding = cursor.u8();
           // The personality routine's address is not needed to unwind; skip it by its format.
-          readEncoded(cursor, (encoding & ~PE_INDIRECT) & PE_FORMAT, addressSize, 0n);
+          readEncoded(cursor, encoding & ~PE_INDIRECT & PE_FORMAT, addressSize, 0n);
         } else if (letter === 'S') signalFrame = true;
-        else if (letter === 'B' || letter === 'G') continue; // aarch64 BTI / MTE tags: no data
+        else if (letter === 'B' || letter === 'G')
+          continue; // aarch64 BTI / MTE tags: no data
         else break; // unknown letters: the length still tells where the data ends
       }
       cursor.offset = dataEnd;
@@ -233,7 +287,13 @@ class FrameSection {
       signalFrame = true;
     }
     const cie: Cie = {
-      codeAlignment, dataAlignment, returnAddressRegister, fdeEncoding, hasAugmentationData, signalFrame, addressSize,
+      codeAlignment,
+      dataAlignment,
+      returnAddressRegister,
+      fdeEncoding,
+      hasAugmentationData,
+      signalFrame,
+      addressSize,
       littleEndian: this.littleEndian,
       initialInstructions: this.section.bytes.subarray(cursor.offset, end),
     };
@@ -249,7 +309,11 @@ class SearchTable {
   private readonly entrySize: number;
   private readonly encoding: number;
 
-  constructor(private readonly header: CfiSection, private readonly littleEndian: boolean, private readonly addressSize: number) {
+  constructor(
+    private readonly header: CfiSection,
+    private readonly littleEndian: boolean,
+    private readonly addressSize: number,
+  ) {
     const cursor = new DwarfCursor(header.bytes, 0, littleEndian);
     const version = cursor.u8();
     const framePointerEncoding = cursor.u8();
@@ -269,7 +333,9 @@ class SearchTable {
     if (this.tableOffset + this.count * this.entrySize > header.bytes.length) throw new DwarfFormatError('.eh_frame_hdr table runs past its end');
   }
 
-  get usable(): boolean { return this.count > 0; }
+  get usable(): boolean {
+    return this.count > 0;
+  }
 
   private entry(index: number): { location: bigint; fde: bigint } {
     const cursor = new DwarfCursor(this.header.bytes, this.tableOffset + index * this.entrySize, this.littleEndian);
@@ -280,11 +346,16 @@ class SearchTable {
 
   /** Link-time address of the FDE whose initial location is the last one at or before `pc`. */
   lookup(pc: bigint): bigint | undefined {
-    let lo = 0; let hi = this.count - 1; let found: bigint | undefined;
+    let lo = 0;
+    let hi = this.count - 1;
+    let found: bigint | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       const { location, fde } = this.entry(mid);
-      if (location <= pc) { found = fde; lo = mid + 1; } else hi = mid - 1;
+      if (location <= pc) {
+        found = fde;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     return found;
   }
@@ -315,7 +386,9 @@ export class CallFrameInfo {
     }
   }
 
-  get empty(): boolean { return !this.ehFrame && !this.debugFrame; }
+  get empty(): boolean {
+    return !this.ehFrame && !this.debugFrame;
+  }
 
   /** The rules at `pc`, from .eh_frame first and .debug_frame second (as libdw and libunwind look), or undefined when no FDE covers it. */
   rowAt(pc: bigint): UnwindRow | undefined {
@@ -353,8 +426,14 @@ function runFde(fde: Fde, pc: bigint): UnwindRow {
  * Executes CFA instructions into `state`. `initial` is the CIE's rules (for DW_CFA_restore*), undefined
  * while running the CIE itself. With `stopAt`, stops before the first location advance past it.
  */
-function execute(program: Uint8Array, cie: Cie, state: RuleState, initial: ReadonlyMap<number, RegisterRule> | undefined,
-  start: bigint, stopAt: bigint | undefined): void {
+function execute(
+  program: Uint8Array,
+  cie: Cie,
+  state: RuleState,
+  initial: ReadonlyMap<number, RegisterRule> | undefined,
+  start: bigint,
+  stopAt: bigint | undefined,
+): void {
   // Multi-byte operands (advance_loc2/4, set_loc) are in the object's byte order.
   const cursor = new DwarfCursor(program, 0, cie.littleEndian);
   let location = start;
@@ -395,30 +474,65 @@ function execute(program: Uint8Array, cie: Cie, state: RuleState, initial: Reado
       continue;
     }
     switch (opcode) {
-      case CFA.nop: break;
+      case CFA.nop:
+        break;
       case CFA.setLoc: {
         const next = readEncoded(cursor, cie.fdeEncoding & ~PE_APPLICATION, cie.addressSize, 0n);
         if (stopAt !== undefined && next > stopAt) return;
         location = next;
         break;
       }
-      case CFA.advanceLoc1: if (!advance(BigInt(cursor.u8()))) return; break;
-      case CFA.advanceLoc2: if (!advance(BigInt(cursor.u16()))) return; break;
-      case CFA.advanceLoc4: if (!advance(BigInt(cursor.u32()))) return; break;
-      case CFA.offsetExtended: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'offset', offset: cursor.uleb() * cie.dataAlignment }); break; }
-      case CFA.offsetExtendedSf: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'offset', offset: cursor.sleb() * cie.dataAlignment }); break; }
+      case CFA.advanceLoc1:
+        if (!advance(BigInt(cursor.u8()))) return;
+        break;
+      case CFA.advanceLoc2:
+        if (!advance(BigInt(cursor.u16()))) return;
+        break;
+      case CFA.advanceLoc4:
+        if (!advance(BigInt(cursor.u32()))) return;
+        break;
+      case CFA.offsetExtended: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'offset', offset: cursor.uleb() * cie.dataAlignment });
+        break;
+      }
+      case CFA.offsetExtendedSf: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'offset', offset: cursor.sleb() * cie.dataAlignment });
+        break;
+      }
       case CFA.gnuNegativeOffsetExtended: {
         const r = cursor.ulebNumber();
         state.registers.set(r, { kind: 'offset', offset: -cursor.uleb() * cie.dataAlignment });
         break;
       }
-      case CFA.valOffset: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'val-offset', offset: cursor.uleb() * cie.dataAlignment }); break; }
-      case CFA.valOffsetSf: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'val-offset', offset: cursor.sleb() * cie.dataAlignment }); break; }
-      case CFA.restoreExtended: restore(cursor.ulebNumber()); break;
-      case CFA.undefined: state.registers.set(cursor.ulebNumber(), { kind: 'undefined' }); break;
-      case CFA.sameValue: state.registers.set(cursor.ulebNumber(), { kind: 'same' }); break;
-      case CFA.register: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'register', register: cursor.ulebNumber() }); break; }
-      case CFA.rememberState: stack.push({ cfa: state.cfa, registers: new Map(state.registers) }); break;
+      case CFA.valOffset: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'val-offset', offset: cursor.uleb() * cie.dataAlignment });
+        break;
+      }
+      case CFA.valOffsetSf: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'val-offset', offset: cursor.sleb() * cie.dataAlignment });
+        break;
+      }
+      case CFA.restoreExtended:
+        restore(cursor.ulebNumber());
+        break;
+      case CFA.undefined:
+        state.registers.set(cursor.ulebNumber(), { kind: 'undefined' });
+        break;
+      case CFA.sameValue:
+        state.registers.set(cursor.ulebNumber(), { kind: 'same' });
+        break;
+      case CFA.register: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'register', register: cursor.ulebNumber() });
+        break;
+      }
+      case CFA.rememberState:
+        stack.push({ cfa: state.cfa, registers: new Map(state.registers) });
+        break;
       case CFA.restoreState: {
         const saved = stack.pop();
         if (!saved) throw new DwarfFormatError('DW_CFA_restore_state without a remembered state');
@@ -427,17 +541,45 @@ function execute(program: Uint8Array, cie: Cie, state: RuleState, initial: Reado
         state.registers = saved.registers;
         break;
       }
-      case CFA.defCfa: { const r = cursor.ulebNumber(); state.cfa = { kind: 'register', register: r, offset: cursor.uleb() }; break; }
-      case CFA.defCfaSf: { const r = cursor.ulebNumber(); state.cfa = { kind: 'register', register: r, offset: cursor.sleb() * cie.dataAlignment }; break; }
-      case CFA.defCfaRegister: setCfaRegister(cursor.ulebNumber()); break;
-      case CFA.defCfaOffset: setCfaOffset(cursor.uleb()); break;
-      case CFA.defCfaOffsetSf: setCfaOffset(cursor.sleb() * cie.dataAlignment); break;
-      case CFA.defCfaExpression: state.cfa = { kind: 'expression', expression: block() }; break;
-      case CFA.expression: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'expression', expression: block() }); break; }
-      case CFA.valExpression: { const r = cursor.ulebNumber(); state.registers.set(r, { kind: 'val-expression', expression: block() }); break; }
-      case CFA.gnuArgsSize: cursor.uleb(); break;
-      case CFA.gnuWindowSave: break;
-      default: throw new DwarfFormatError(`unknown call frame instruction 0x${opcode.toString(16)}`);
+      case CFA.defCfa: {
+        const r = cursor.ulebNumber();
+        state.cfa = { kind: 'register', register: r, offset: cursor.uleb() };
+        break;
+      }
+      case CFA.defCfaSf: {
+        const r = cursor.ulebNumber();
+        state.cfa = { kind: 'register', register: r, offset: cursor.sleb() * cie.dataAlignment };
+        break;
+      }
+      case CFA.defCfaRegister:
+        setCfaRegister(cursor.ulebNumber());
+        break;
+      case CFA.defCfaOffset:
+        setCfaOffset(cursor.uleb());
+        break;
+      case CFA.defCfaOffsetSf:
+        setCfaOffset(cursor.sleb() * cie.dataAlignment);
+        break;
+      case CFA.defCfaExpression:
+        state.cfa = { kind: 'expression', expression: block() };
+        break;
+      case CFA.expression: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'expression', expression: block() });
+        break;
+      }
+      case CFA.valExpression: {
+        const r = cursor.ulebNumber();
+        state.registers.set(r, { kind: 'val-expression', expression: block() });
+        break;
+      }
+      case CFA.gnuArgsSize:
+        cursor.uleb();
+        break;
+      case CFA.gnuWindowSave:
+        break;
+      default:
+        throw new DwarfFormatError(`unknown call frame instruction 0x${opcode.toString(16)}`);
     }
   }
 }

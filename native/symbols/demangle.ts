@@ -13,13 +13,39 @@
 class Unsupported extends Error {}
 
 const BUILTIN: Record<string, string> = {
-  v: 'void', w: 'wchar_t', b: 'bool', c: 'char', a: 'signed char', h: 'unsigned char', s: 'short', t: 'unsigned short',
-  i: 'int', j: 'unsigned int', l: 'long', m: 'unsigned long', x: 'long long', y: 'unsigned long long', n: '__int128',
-  o: 'unsigned __int128', f: 'float', d: 'double', e: 'long double', g: '__float128', z: '...',
+  v: 'void',
+  w: 'wchar_t',
+  b: 'bool',
+  c: 'char',
+  a: 'signed char',
+  h: 'unsigned char',
+  s: 'short',
+  t: 'unsigned short',
+  i: 'int',
+  j: 'unsigned int',
+  l: 'long',
+  m: 'unsigned long',
+  x: 'long long',
+  y: 'unsigned long long',
+  n: '__int128',
+  o: 'unsigned __int128',
+  f: 'float',
+  d: 'double',
+  e: 'long double',
+  g: '__float128',
+  z: '...',
 };
 const BUILTIN_D: Record<string, string> = {
-  n: 'decltype(nullptr)', i: 'char32_t', s: 'char16_t', u: 'char8_t', a: 'auto', c: 'decltype(auto)', d: 'decimal64',
-  e: 'decimal128', f: 'decimal32', h: 'half',
+  n: 'decltype(nullptr)',
+  i: 'char32_t',
+  s: 'char16_t',
+  u: 'char8_t',
+  a: 'auto',
+  c: 'decltype(auto)',
+  d: 'decimal64',
+  e: 'decimal128',
+  f: 'decimal32',
+  h: 'half',
 };
 /** Standard abbreviations: short form, full form (verbose, or before a constructor/destructor), class name. */
 const STD_ABBREVIATION: Record<string, readonly [string, string, string]> = {
@@ -31,11 +57,54 @@ const STD_ABBREVIATION: Record<string, readonly [string, string, string]> = {
   d: ['std::iostream', 'std::basic_iostream<char, std::char_traits<char> >', 'basic_iostream'],
 };
 const OPERATORS: Record<string, string> = {
-  nw: 'new', na: 'new[]', dl: 'delete', da: 'delete[]', ps: '+', ng: '-', ad: '&', de: '*', co: '~', pl: '+', mi: '-',
-  ml: '*', dv: '/', rm: '%', an: '&', or: '|', eo: '^', aS: '=', pL: '+=', mI: '-=', mL: '*=', dV: '/=', rM: '%=',
-  aN: '&=', oR: '|=', eO: '^=', ls: '<<', rs: '>>', lS: '<<=', rS: '>>=', eq: '==', ne: '!=', lt: '<', gt: '>',
-  le: '<=', ge: '>=', ss: '<=>', nt: '!', aa: '&&', oo: '||', pp: '++', mm: '--', cm: ',', pm: '->*', pt: '->',
-  cl: '()', ix: '[]', qu: '?',
+  nw: 'new',
+  na: 'new[]',
+  dl: 'delete',
+  da: 'delete[]',
+  ps: '+',
+  ng: '-',
+  ad: '&',
+  de: '*',
+  co: '~',
+  pl: '+',
+  mi: '-',
+  ml: '*',
+  dv: '/',
+  rm: '%',
+  an: '&',
+  or: '|',
+  eo: '^',
+  aS: '=',
+  pL: '+=',
+  mI: '-=',
+  mL: '*=',
+  dV: '/=',
+  rM: '%=',
+  aN: '&=',
+  oR: '|=',
+  eO: '^=',
+  ls: '<<',
+  rs: '>>',
+  lS: '<<=',
+  rS: '>>=',
+  eq: '==',
+  ne: '!=',
+  lt: '<',
+  gt: '>',
+  le: '<=',
+  ge: '>=',
+  ss: '<=>',
+  nt: '!',
+  aa: '&&',
+  oo: '||',
+  pp: '++',
+  mm: '--',
+  cm: ',',
+  pm: '->*',
+  pt: '->',
+  cl: '()',
+  ix: '[]',
+  qu: '?',
 };
 
 interface Name {
@@ -62,18 +131,28 @@ class Demangler {
   /** Function types met so far, by their printed form: a pointer to one prints as `ret (*)(params)`. */
   private readonly functionTypes = new Map<string, { readonly returns: string; readonly params: string }>();
 
-  constructor(private readonly s: string, private readonly verbose: boolean) {}
+  constructor(
+    private readonly s: string,
+    private readonly verbose: boolean,
+  ) {}
 
-  private peek(offset = 0): string { return this.s[this.pos + offset] ?? ''; }
+  private peek(offset = 0): string {
+    return this.s[this.pos + offset] ?? '';
+  }
   private next(): string {
     if (this.pos >= this.s.length) throw new Unsupported();
     return this.s[this.pos++];
   }
-  private expect(c: string): void { if (this.next() !== c) throw new Unsupported(); }
+  private expect(c: string): void {
+    if (this.next() !== c) throw new Unsupported();
+  }
 
   private number(): number {
     let neg = false;
-    if (this.peek() === 'n') { neg = true; this.pos++; }
+    if (this.peek() === 'n') {
+      neg = true;
+      this.pos++;
+    }
     const start = this.pos;
     while (/[0-9]/.test(this.peek())) this.pos++;
     if (start === this.pos) throw new Unsupported();
@@ -83,7 +162,10 @@ class Demangler {
 
   /** <seq-id> _ : base-36 index, S_ being 0. */
   private seqId(): number {
-    if (this.peek() === '_') { this.pos++; return 0; }
+    if (this.peek() === '_') {
+      this.pos++;
+      return 0;
+    }
     let n = 0;
     while (/[0-9A-Z]/.test(this.peek())) n = n * 36 + Number.parseInt(this.next(), 36);
     this.expect('_');
@@ -99,7 +181,10 @@ class Demangler {
   }
 
   private abiTags(text: string): string {
-    while (this.peek() === 'B') { this.pos++; text += `[abi:${this.sourceName()}]`; }
+    while (this.peek() === 'B') {
+      this.pos++;
+      text += `[abi:${this.sourceName()}]`;
+    }
     return text;
   }
 
@@ -107,11 +192,17 @@ class Demangler {
   private unqualifiedName(enclosing: string): string {
     this.lastWasStructor = false;
     const c = this.peek();
-    if (c === 'L') { this.pos++; return this.unqualifiedName(enclosing); } // internal linkage marker (GCC)
+    if (c === 'L') {
+      this.pos++;
+      return this.unqualifiedName(enclosing);
+    } // internal linkage marker (GCC)
     if (/[0-9]/.test(c)) return this.abiTags(this.sourceName());
     if (c === 'C' && /[1-5I]/.test(this.peek(1))) {
       this.pos += 2;
-      if (this.s[this.pos - 1] === 'I') { this.next(); this.type(); }
+      if (this.s[this.pos - 1] === 'I') {
+        this.next();
+        this.type();
+      }
       this.lastWasStructor = true;
       return this.abiTags(stripTemplateArgs(enclosing));
     }
@@ -222,9 +313,20 @@ class Demangler {
 
   type(): string {
     const c = this.peek();
-    if (BUILTIN[c]) { this.pos++; return BUILTIN[c]; }
-    if (c === 'D' && BUILTIN_D[this.peek(1)]) { this.pos += 2; return BUILTIN_D[this.s[this.pos - 1]]; }
-    if (c === 'u') { this.pos++; const t = this.sourceName(); this.subs.push(t); return t; }
+    if (BUILTIN[c]) {
+      this.pos++;
+      return BUILTIN[c];
+    }
+    if (c === 'D' && BUILTIN_D[this.peek(1)]) {
+      this.pos += 2;
+      return BUILTIN_D[this.s[this.pos - 1]];
+    }
+    if (c === 'u') {
+      this.pos++;
+      const t = this.sourceName();
+      this.subs.push(t);
+      return t;
+    }
     let result: string;
     if (c === 'r' || c === 'V' || c === 'K') {
       const quals: string[] = [];
@@ -248,7 +350,10 @@ class Demangler {
       const returns = this.type();
       const params: string[] = [];
       while (this.peek() !== 'E') {
-        if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') { this.pos++; continue; }
+        if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') {
+          this.pos++;
+          continue;
+        }
         params.push(this.type());
       }
       this.pos++;
@@ -294,7 +399,10 @@ class Demangler {
     let noReturnType = false;
     for (;;) {
       const c = this.peek();
-      if (c === 'E') { this.pos++; break; }
+      if (c === 'E') {
+        this.pos++;
+        break;
+      }
       let fromSubstitution = false;
       template = c === 'I';
       noReturnType = false;
@@ -325,12 +433,19 @@ class Demangler {
   /** <name>: nested, unscoped (possibly std::), unscoped template, local, or a substitution with args. */
   name(): Name {
     const c = this.peek();
-    if (c === 'N') { this.pos++; return this.nestedName(); }
+    if (c === 'N') {
+      this.pos++;
+      return this.nestedName();
+    }
     if (c === 'Z') {
       this.pos++;
       const outer = this.encoding('print');
       this.expect('E');
-      if (this.peek() === 's') { this.pos++; this.discriminator(); return { text: `${outer}::string literal`, last: 'string literal' }; }
+      if (this.peek() === 's') {
+        this.pos++;
+        this.discriminator();
+        return { text: `${outer}::string literal`, last: 'string literal' };
+      }
       const saved = this.templateArgs;
       const inner = this.name();
       this.templateArgs = saved;
@@ -360,7 +475,11 @@ class Demangler {
   private discriminator(): void {
     if (this.peek() !== '_') return;
     this.pos++;
-    if (this.peek() === '_') { this.pos++; this.number(); this.expect('_'); } else this.number();
+    if (this.peek() === '_') {
+      this.pos++;
+      this.number();
+      this.expect('_');
+    } else this.number();
   }
 
   /**
@@ -387,24 +506,44 @@ class Demangler {
     if (kind !== 'h' && kind !== 'v') throw new Unsupported();
     this.number();
     this.expect('_');
-    if (kind === 'v') { this.number(); this.expect('_'); }
+    if (kind === 'v') {
+      this.number();
+      this.expect('_');
+    }
   }
 
   private specialName(): string {
     const code = this.s.slice(this.pos, this.pos + 2);
     this.pos += 2;
     switch (code) {
-      case 'Th': this.pos--; this.callOffset(); return `non-virtual thunk to ${this.encoding('print')}`;
-      case 'Tv': this.pos--; this.callOffset(); return `virtual thunk to ${this.encoding('print')}`;
-      case 'Tc': this.callOffset(); this.callOffset(); return `covariant return thunk to ${this.encoding('print')}`;
-      case 'TH': return `TLS init function for ${this.name().text}`;
-      case 'TW': return `TLS wrapper function for ${this.name().text}`;
-      case 'TV': return `vtable for ${this.type()}`;
-      case 'TT': return `VTT for ${this.type()}`;
-      case 'TI': return `typeinfo for ${this.type()}`;
-      case 'TS': return `typeinfo name for ${this.type()}`;
-      case 'GV': return `guard variable for ${this.name().text}`;
-      default: throw new Unsupported();
+      case 'Th':
+        this.pos--;
+        this.callOffset();
+        return `non-virtual thunk to ${this.encoding('print')}`;
+      case 'Tv':
+        this.pos--;
+        this.callOffset();
+        return `virtual thunk to ${this.encoding('print')}`;
+      case 'Tc':
+        this.callOffset();
+        this.callOffset();
+        return `covariant return thunk to ${this.encoding('print')}`;
+      case 'TH':
+        return `TLS init function for ${this.name().text}`;
+      case 'TW':
+        return `TLS wrapper function for ${this.name().text}`;
+      case 'TV':
+        return `vtable for ${this.type()}`;
+      case 'TT':
+        return `VTT for ${this.type()}`;
+      case 'TI':
+        return `typeinfo for ${this.type()}`;
+      case 'TS':
+        return `typeinfo name for ${this.type()}`;
+      case 'GV':
+        return `guard variable for ${this.name().text}`;
+      default:
+        throw new Unsupported();
     }
   }
 }

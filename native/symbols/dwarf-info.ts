@@ -52,22 +52,72 @@ export interface DwarfVariable {
 
 // DW_TAG_*
 export const TAG = {
-  array_type: 0x01, class_type: 0x02, enumeration_type: 0x04, lexical_block: 0x0b, member: 0x0d, pointer_type: 0x0f,
-  reference_type: 0x10, compile_unit: 0x11, structure_type: 0x13, subroutine_type: 0x15, typedef: 0x16,
-  union_type: 0x17, inlined_subroutine: 0x1d, ptr_to_member_type: 0x1f, subrange_type: 0x21, base_type: 0x24,
-  const_type: 0x26, subprogram: 0x2e, variable: 0x34, volatile_type: 0x35, restrict_type: 0x37, namespace: 0x39,
-  unspecified_type: 0x3b, partial_unit: 0x3c, rvalue_reference_type: 0x42, atomic_type: 0x47, immutable_type: 0x4b,
-  skeleton_unit: 0x4a, formal_parameter: 0x05, enumerator: 0x28,
+  array_type: 0x01,
+  class_type: 0x02,
+  enumeration_type: 0x04,
+  lexical_block: 0x0b,
+  member: 0x0d,
+  pointer_type: 0x0f,
+  reference_type: 0x10,
+  compile_unit: 0x11,
+  structure_type: 0x13,
+  subroutine_type: 0x15,
+  typedef: 0x16,
+  union_type: 0x17,
+  inlined_subroutine: 0x1d,
+  ptr_to_member_type: 0x1f,
+  subrange_type: 0x21,
+  base_type: 0x24,
+  const_type: 0x26,
+  subprogram: 0x2e,
+  variable: 0x34,
+  volatile_type: 0x35,
+  restrict_type: 0x37,
+  namespace: 0x39,
+  unspecified_type: 0x3b,
+  partial_unit: 0x3c,
+  rvalue_reference_type: 0x42,
+  atomic_type: 0x47,
+  immutable_type: 0x4b,
+  skeleton_unit: 0x4a,
+  formal_parameter: 0x05,
+  enumerator: 0x28,
 } as const;
 
 // DW_AT_*: the names, addresses and sizes of globals; scopes, locations and types of locals (dwarf-scopes.ts).
 export const AT = {
-  location: 0x02, name: 0x03, byte_size: 0x0b, stmt_list: 0x10, low_pc: 0x11, comp_dir: 0x1b, upper_bound: 0x2f,
-  abstract_origin: 0x31, count: 0x37, decl_file: 0x3a, decl_line: 0x3b, declaration: 0x3c, external: 0x3f,
-  specification: 0x47, type: 0x49, lower_bound: 0x22, str_offsets_base: 0x72, addr_base: 0x73, linkage_name: 0x6e,
-  MIPS_linkage_name: 0x2007, GNU_addr_base: 0x2133,
-  high_pc: 0x12, const_value: 0x1c, artificial: 0x34, data_member_location: 0x38, encoding: 0x3e, frame_base: 0x40,
-  ranges: 0x55, bit_size: 0x0d, data_bit_offset: 0x6b, rnglists_base: 0x74, loclists_base: 0x8c,
+  location: 0x02,
+  name: 0x03,
+  byte_size: 0x0b,
+  stmt_list: 0x10,
+  low_pc: 0x11,
+  comp_dir: 0x1b,
+  upper_bound: 0x2f,
+  abstract_origin: 0x31,
+  count: 0x37,
+  decl_file: 0x3a,
+  decl_line: 0x3b,
+  declaration: 0x3c,
+  external: 0x3f,
+  specification: 0x47,
+  type: 0x49,
+  lower_bound: 0x22,
+  str_offsets_base: 0x72,
+  addr_base: 0x73,
+  linkage_name: 0x6e,
+  MIPS_linkage_name: 0x2007,
+  GNU_addr_base: 0x2133,
+  high_pc: 0x12,
+  const_value: 0x1c,
+  artificial: 0x34,
+  data_member_location: 0x38,
+  encoding: 0x3e,
+  frame_base: 0x40,
+  ranges: 0x55,
+  bit_size: 0x0d,
+  data_bit_offset: 0x6b,
+  rnglists_base: 0x74,
+  loclists_base: 0x8c,
 } as const;
 
 const KEPT_ATTRIBUTES = new Set<number>(Object.values(AT));
@@ -75,8 +125,16 @@ const DW_OP_addr = 0x03;
 const DW_OP_addrx = 0xa1;
 const DW_OP_GNU_addr_index = 0xfb;
 
-interface AbbrevAttribute { readonly name: number; readonly form: number; readonly implicitConst?: bigint }
-interface Abbrev { readonly tag: number; readonly hasChildren: boolean; readonly attributes: readonly AbbrevAttribute[] }
+interface AbbrevAttribute {
+  readonly name: number;
+  readonly form: number;
+  readonly implicitConst?: bigint;
+}
+interface Abbrev {
+  readonly tag: number;
+  readonly hasChildren: boolean;
+  readonly attributes: readonly AbbrevAttribute[];
+}
 
 /** One debugging information entry with the attributes this reader keeps. */
 export interface Die {
@@ -110,7 +168,10 @@ export class DwarfInfo {
    * `unitsOnly`: read each unit's own DIE (name, comp_dir, stmt_list: what the line tables need) and skip the rest
    * of its tree. A source line lookup used to parse every DIE of the object first, most of a cold lookup's cost.
    */
-  constructor(readonly sections: DwarfSections, private readonly unitsOnly = false) {
+  constructor(
+    readonly sections: DwarfSections,
+    private readonly unitsOnly = false,
+  ) {
     this.parse();
   }
 
@@ -144,21 +205,30 @@ export class DwarfInfo {
       if (end > info.length) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} runs past the section end`);
       const version = c.u16();
       if (version < 2 || version > 5) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} has unsupported version ${version}`);
-      let addressSize: number; let abbrevOffset: number;
+      let addressSize: number;
+      let abbrevOffset: number;
       if (version >= 5) {
         const unitType = c.u8();
         addressSize = c.u8();
         abbrevOffset = c.offsetWord(offsetSize);
         if (unitType === 4 || unitType === 5) c.u64(); // skeleton / split_compile: dwo_id
-        if (unitType === 2 || unitType === 6) { c.u64(); c.offsetWord(offsetSize); } // type units: signature, type_offset
+        if (unitType === 2 || unitType === 6) {
+          c.u64();
+          c.offsetWord(offsetSize);
+        } // type units: signature, type_offset
       } else {
         abbrevOffset = c.offsetWord(offsetSize);
         addressSize = c.u8();
       }
       let abbrevs = abbrevCache.get(abbrevOffset);
-      if (!abbrevs) { abbrevs = this.parseAbbrevs(abbrevOffset); abbrevCache.set(abbrevOffset, abbrevs); }
+      if (!abbrevs) {
+        abbrevs = this.parseAbbrevs(abbrevOffset);
+        abbrevCache.set(abbrevOffset, abbrevs);
+      }
       const unit: UnitState = {
-        offset: unitOffset, version, addressSize,
+        offset: unitOffset,
+        version,
+        addressSize,
         ctx: { addressSize, offsetSize, version, debugStr: this.sections.str, debugLineStr: this.sections.lineStr },
       };
       this.parseDies(c, end, abbrevs, unit);
@@ -172,7 +242,10 @@ export class DwarfInfo {
     while (c.offset < end) {
       const offset = c.offset;
       const code = c.ulebNumber();
-      if (code === 0) { parents.pop(); continue; }
+      if (code === 0) {
+        parents.pop();
+        continue;
+      }
       const abbrev = abbrevs.get(code);
       if (!abbrev) throw new DwarfFormatError(`DIE at 0x${offset.toString(16)} uses unknown abbreviation ${code}`);
       const attrs = new Map<number, FormValue>();
@@ -195,12 +268,11 @@ export class DwarfInfo {
 
   private initUnit(unit: UnitState, die: Die): void {
     const strOffsetsBase = die.attrs.get(AT.str_offsets_base);
-    if (strOffsetsBase &&
-      (strOffsetsBase.kind === 'sec_offset' || strOffsetsBase.kind === 'uint')) unit.strOffsetsBase = Number(
-        strOffsetsBase.kind === 'uint' ? strOffsetsBase.value : strOffsetsBase.value,
-      );
+    if (strOffsetsBase && (strOffsetsBase.kind === 'sec_offset' || strOffsetsBase.kind === 'uint'))
+      unit.strOffsetsBase = Number(strOffsetsBase.kind === 'uint' ? strOffsetsBase.value : strOffsetsBase.value);
     const addrBase = die.attrs.get(AT.addr_base) ?? die.attrs.get(AT.GNU_addr_base);
-    if (addrBase && (addrBase.kind === 'sec_offset' || addrBase.kind === 'uint')) unit.addrBase = Number(addrBase.kind === 'uint' ? addrBase.value : addrBase.value);
+    if (addrBase && (addrBase.kind === 'sec_offset' || addrBase.kind === 'uint'))
+      unit.addrBase = Number(addrBase.kind === 'uint' ? addrBase.value : addrBase.value);
     const sectionOffset = (name: number): number | undefined => {
       const value = die.attrs.get(name);
       return value && (value.kind === 'sec_offset' || value.kind === 'uint') ? Number(value.value) : undefined;
@@ -209,8 +281,11 @@ export class DwarfInfo {
     unit.loclistsBase = sectionOffset(AT.loclists_base);
     const stmt = die.attrs.get(AT.stmt_list);
     const info: CompileUnit = {
-      offset: unit.offset, version: unit.version, addressSize: unit.addressSize,
-      name: this.stringAttr(die, AT.name), compDir: this.stringAttr(die, AT.comp_dir),
+      offset: unit.offset,
+      version: unit.version,
+      addressSize: unit.addressSize,
+      name: this.stringAttr(die, AT.name),
+      compDir: this.stringAttr(die, AT.comp_dir),
       stmtList: stmt && (stmt.kind === 'sec_offset' || stmt.kind === 'uint') ? Number(stmt.value) : undefined,
       lowPc: this.addressAttr(die, AT.low_pc),
     };
@@ -290,14 +365,25 @@ export class DwarfInfo {
     if (!type || depth > 64) return undefined;
     const byteSize = this.numberAttr(type, AT.byte_size);
     switch (type.tag) {
-      case TAG.base_type: case TAG.structure_type: case TAG.class_type: case TAG.union_type:
-      case TAG.enumeration_type: case TAG.unspecified_type:
+      case TAG.base_type:
+      case TAG.structure_type:
+      case TAG.class_type:
+      case TAG.union_type:
+      case TAG.enumeration_type:
+      case TAG.unspecified_type:
         if (byteSize !== undefined) return byteSize;
         return type.tag === TAG.enumeration_type ? this.typeSize(this.refAttr(type, AT.type), depth + 1) : undefined;
-      case TAG.typedef: case TAG.const_type: case TAG.volatile_type: case TAG.restrict_type: case TAG.atomic_type:
+      case TAG.typedef:
+      case TAG.const_type:
+      case TAG.volatile_type:
+      case TAG.restrict_type:
+      case TAG.atomic_type:
       case TAG.immutable_type:
         return byteSize ?? this.typeSize(this.refAttr(type, AT.type), depth + 1);
-      case TAG.pointer_type: case TAG.reference_type: case TAG.rvalue_reference_type: case TAG.ptr_to_member_type:
+      case TAG.pointer_type:
+      case TAG.reference_type:
+      case TAG.rvalue_reference_type:
+      case TAG.ptr_to_member_type:
         return byteSize ?? type.unit.addressSize;
       case TAG.array_type: {
         if (byteSize !== undefined) return byteSize;
@@ -373,7 +459,10 @@ export class DwarfInfo {
         if (d) chain.push(d);
       }
       const first = <T>(get: (d: Die) => T | undefined): T | undefined => {
-        for (const d of chain) { const v = get(d); if (v !== undefined) return v; }
+        for (const d of chain) {
+          const v = get(d);
+          if (v !== undefined) return v;
+        }
         return undefined;
       };
       const name = first((d) => this.stringAttr(d, AT.name));

@@ -72,7 +72,10 @@ export class LineTable {
   private sortedSequences: LineSequence[] | undefined;
 
   /** `units` from .debug_info; when empty (no or unreadable .debug_info), every program in the section is run in order. */
-  constructor(private readonly sections: LineSections, units: readonly LineUnit[]) {
+  constructor(
+    private readonly sections: LineSections,
+    units: readonly LineUnit[],
+  ) {
     if (units.length === 0) units = allPrograms(sections);
     const seen = new Set<number>();
     for (const unit of units) {
@@ -143,7 +146,8 @@ export class LineTable {
         const dirIndex = d && (d.kind === 'uint' || d.kind === 'sint') ? Number(d.value) : 0;
         const md5 = e.get(DW_LNCT_MD5);
         fileNames.push({
-          name, path: joinPath(absoluteDirs[dirIndex] ?? unit.compDir, name),
+          name,
+          path: joinPath(absoluteDirs[dirIndex] ?? unit.compDir, name),
           md5: md5 && md5.kind === 'bytes' ? Array.from(md5.bytes, (b) => b.toString(16).padStart(2, '0')).join('') : undefined,
         });
       }
@@ -160,7 +164,8 @@ export class LineTable {
         const name = c.cstring();
         if (name === '') break;
         const dirIndex = c.ulebNumber();
-        c.uleb(); c.uleb(); // mtime, length
+        c.uleb();
+        c.uleb(); // mtime, length
         fileNames.push({ name, path: joinPath(dirs[dirIndex] || unit.compDir, name) });
       }
     }
@@ -178,9 +183,21 @@ export class LineTable {
       return i;
     };
 
-    let address = 0n; let file = 1; let line = 1; let column = 0; let isStmt = defaultIsStmt; let discriminator = 0;
+    let address = 0n;
+    let file = 1;
+    let line = 1;
+    let column = 0;
+    let isStmt = defaultIsStmt;
+    let discriminator = 0;
     let rows: LineRow[] = [];
-    const reset = (): void => { address = 0n; file = 1; line = 1; column = 0; isStmt = defaultIsStmt; discriminator = 0; };
+    const reset = (): void => {
+      address = 0n;
+      file = 1;
+      line = 1;
+      column = 0;
+      isStmt = defaultIsStmt;
+      discriminator = 0;
+    };
     const emit = (endSequence: boolean): void => {
       rows.push({ address, file: fileFor(file), line, column, isStmt, endSequence, discriminator });
       discriminator = 0;
@@ -217,17 +234,38 @@ export class LineTable {
           c.offset = next;
           break;
         }
-        case 1: emit(false); break; // copy
-        case 2: address += c.uleb() * BigInt(minInstructionLength); break;
-        case 3: line += Number(c.sleb()); break;
-        case 4: file = c.ulebNumber(); break;
-        case 5: column = c.ulebNumber(); break;
-        case 6: isStmt = !isStmt; break;
-        case 7: break; // basic_block
-        case 8: address += BigInt(Math.floor((255 - opcodeBase) / lineRange) * minInstructionLength); break;
-        case 9: address += BigInt(c.u16()); break;
-        case 10: case 11: break; // prologue_end, epilogue_begin
-        case 12: c.uleb(); break; // isa
+        case 1:
+          emit(false);
+          break; // copy
+        case 2:
+          address += c.uleb() * BigInt(minInstructionLength);
+          break;
+        case 3:
+          line += Number(c.sleb());
+          break;
+        case 4:
+          file = c.ulebNumber();
+          break;
+        case 5:
+          column = c.ulebNumber();
+          break;
+        case 6:
+          isStmt = !isStmt;
+          break;
+        case 7:
+          break; // basic_block
+        case 8:
+          address += BigInt(Math.floor((255 - opcodeBase) / lineRange) * minInstructionLength);
+          break;
+        case 9:
+          address += BigInt(c.u16());
+          break;
+        case 10:
+        case 11:
+          break; // prologue_end, epilogue_begin
+        case 12:
+          c.uleb();
+          break; // isa
         default:
           for (let i = 0; i < standardLengths[opcode]; i++) c.uleb();
       }
@@ -246,17 +284,27 @@ export class LineTable {
   lineForAddress(address: bigint): { file: string; line: number; column: number; discriminator: number } | undefined {
     const sequences = this.sorted();
     // Sequences do not overlap in a linked file; bisect on start.
-    let lo = 0; let hi = sequences.length - 1; let found: LineSequence | undefined;
+    let lo = 0;
+    let hi = sequences.length - 1;
+    let found: LineSequence | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (sequences[mid].start <= address) { found = sequences[mid]; lo = mid + 1; } else hi = mid - 1;
+      if (sequences[mid].start <= address) {
+        found = sequences[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     if (!found || address >= found.end) return undefined;
     const rows = found.rows;
-    lo = 0; hi = rows.length - 2; let best = -1;
+    lo = 0;
+    hi = rows.length - 2;
+    let best = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (rows[mid].address <= address) { best = mid; lo = mid + 1; } else hi = mid - 1;
+      if (rows[mid].address <= address) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     if (best < 0) return undefined;
     const row = rows[best];

@@ -71,10 +71,15 @@ export class DwarfScopes {
   /** The out-of-line function containing `pc`, or undefined where no subprogram DIE covers it. */
   subprogramAt(pc: bigint): Die | undefined {
     const index = this.subprogramIndex();
-    let lo = 0; let hi = index.length - 1; let found = -1;
+    let lo = 0;
+    let hi = index.length - 1;
+    let found = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (index[mid].start <= pc) { found = mid; lo = mid + 1; } else hi = mid - 1;
+      if (index[mid].start <= pc) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     // Ranges may nest (a nested function, a cold part inside another's range): the latest start that still covers pc.
     for (let i = found; i >= 0 && i > found - 64; i--) if (pc >= index[i].start && pc < index[i].end) return index[i].die;
@@ -96,12 +101,19 @@ export class DwarfScopes {
     // The chain of scopes containing pc, outermost first; a new function scope starts at each inlined copy.
     const chain: Die[] = [subprogram];
     for (let scope: Die | undefined = subprogram; scope;) {
-      scope = (scope.children ?? []).find((child) => (child.tag === TAG.lexical_block || child.tag === TAG.inlined_subroutine)
-        && this.rangesOf(child).some((range) => pc >= range.start && pc < range.end));
+      scope = (scope.children ?? []).find(
+        (child) =>
+          (child.tag === TAG.lexical_block || child.tag === TAG.inlined_subroutine) &&
+          this.rangesOf(child).some((range) => pc >= range.start && pc < range.end),
+      );
       if (scope) chain.push(scope);
     }
     let functionStart = 0;
-    for (let i = chain.length - 1; i > 0; i--) if (chain[i].tag === TAG.inlined_subroutine) { functionStart = i; break; }
+    for (let i = chain.length - 1; i > 0; i--)
+      if (chain[i].tag === TAG.inlined_subroutine) {
+        functionStart = i;
+        break;
+      }
     const scopes = chain.slice(functionStart);
     const parameters: ScopeVariable[] = [];
     const locals: ScopeVariable[] = [];
@@ -189,9 +201,11 @@ export class DwarfScopes {
     let offset: number;
     if (value.kind === 'sec_offset') offset = value.value;
     // DW_FORM_loclistx in DWARF 5; in DWARF 2-3 a data4/data8 location is an offset into .debug_loc.
-    else if (value.kind === 'uint') offset = unit.version >= 5
-      ? this.listIndex(this.info.sections.loclists, unit.loclistsBase, unit.ctx.offsetSize, Number(value.value), '.debug_loclists')
-      : Number(value.value);
+    else if (value.kind === 'uint')
+      offset =
+        unit.version >= 5
+          ? this.listIndex(this.info.sections.loclists, unit.loclistsBase, unit.ctx.offsetSize, Number(value.value), '.debug_loclists')
+          : Number(value.value);
     else return { kind: 'none' };
     const expression = unit.version >= 5 ? this.loclistEntry(die, offset, pc) : this.locEntry(die, offset, pc);
     return expression ? { kind: 'expression', expression } : { kind: 'none' };
@@ -219,18 +233,42 @@ export class DwarfScopes {
     let fallback: Uint8Array | undefined;
     for (;;) {
       const kind = c.u8();
-      let start: bigint; let end: bigint;
+      let start: bigint;
+      let end: bigint;
       switch (kind) {
-        case LLE.end: return fallback;
-        case LLE.baseAddressx: base = index(c.ulebNumber()); continue;
-        case LLE.baseAddress: base = c.uint(size); continue;
-        case LLE.defaultLocation: fallback = counted(); continue;
-        case LLE.startxEndx: start = index(c.ulebNumber()); end = index(c.ulebNumber()); break;
-        case LLE.startxLength: start = index(c.ulebNumber()); end = start + c.uleb(); break;
-        case LLE.offsetPair: start = base + c.uleb(); end = base + c.uleb(); break;
-        case LLE.startEnd: start = c.uint(size); end = c.uint(size); break;
-        case LLE.startLength: start = c.uint(size); end = start + c.uleb(); break;
-        default: throw new DwarfFormatError(`unknown location list entry kind ${kind} at .debug_loclists+0x${(c.offset - 1).toString(16)}`);
+        case LLE.end:
+          return fallback;
+        case LLE.baseAddressx:
+          base = index(c.ulebNumber());
+          continue;
+        case LLE.baseAddress:
+          base = c.uint(size);
+          continue;
+        case LLE.defaultLocation:
+          fallback = counted();
+          continue;
+        case LLE.startxEndx:
+          start = index(c.ulebNumber());
+          end = index(c.ulebNumber());
+          break;
+        case LLE.startxLength:
+          start = index(c.ulebNumber());
+          end = start + c.uleb();
+          break;
+        case LLE.offsetPair:
+          start = base + c.uleb();
+          end = base + c.uleb();
+          break;
+        case LLE.startEnd:
+          start = c.uint(size);
+          end = c.uint(size);
+          break;
+        case LLE.startLength:
+          start = c.uint(size);
+          end = start + c.uleb();
+          break;
+        default:
+          throw new DwarfFormatError(`unknown location list entry kind ${kind} at .debug_loclists+0x${(c.offset - 1).toString(16)}`);
       }
       const expression = counted();
       if (pc >= start && pc < end) return expression;
@@ -248,7 +286,10 @@ export class DwarfScopes {
       const begin = c.uint(size);
       const end = c.uint(size);
       if (begin === 0n && end === 0n) return undefined;
-      if (begin === selection) { base = end; continue; }
+      if (begin === selection) {
+        base = end;
+        continue;
+      }
       const expression = c.take(c.u16());
       if (pc >= base + begin && pc < base + end) return expression;
     }
@@ -260,17 +301,26 @@ export class DwarfScopes {
     const high = this.info.attribute(die, AT.high_pc);
     if (low !== undefined && high) {
       // DWARF 4+: a constant high_pc is the length; an address form is the end itself.
-      const end = high.kind === 'addr' ? high.value : high.kind === 'addrx' ? this.info.addressIndex(die.unit, high.index)
-        : high.kind === 'uint' || high.kind === 'sint' ? low + high.value : undefined;
+      const end =
+        high.kind === 'addr'
+          ? high.value
+          : high.kind === 'addrx'
+            ? this.info.addressIndex(die.unit, high.index)
+            : high.kind === 'uint' || high.kind === 'sint'
+              ? low + high.value
+              : undefined;
       return end === undefined ? [] : [{ start: low, end }];
     }
     const ranges = this.info.attribute(die, AT.ranges);
     if (!ranges) return low !== undefined ? [{ start: low, end: low + 1n }] : [];
     const unit = die.unit;
     if (unit.version >= 5) {
-      const offset = ranges.kind === 'sec_offset' ? ranges.value
-        : ranges.kind === 'uint' ? this.listIndex(this.info.sections.rnglists, unit.rnglistsBase, unit.ctx.offsetSize, Number(ranges.value), '.debug_rnglists')
-          : undefined;
+      const offset =
+        ranges.kind === 'sec_offset'
+          ? ranges.value
+          : ranges.kind === 'uint'
+            ? this.listIndex(this.info.sections.rnglists, unit.rnglistsBase, unit.ctx.offsetSize, Number(ranges.value), '.debug_rnglists')
+            : undefined;
       return offset === undefined ? [] : this.rnglist(die, offset);
     }
     const offset = ranges.kind === 'sec_offset' || ranges.kind === 'uint' ? Number(ranges.value) : undefined;
@@ -288,15 +338,37 @@ export class DwarfScopes {
     for (;;) {
       const kind = c.u8();
       switch (kind) {
-        case RLE.end: return out;
-        case RLE.baseAddressx: base = index(c.ulebNumber()); break;
-        case RLE.baseAddress: base = c.uint(size); break;
-        case RLE.startxEndx: out.push({ start: index(c.ulebNumber()), end: index(c.ulebNumber()) }); break;
-        case RLE.startxLength: { const start = index(c.ulebNumber()); out.push({ start, end: start + c.uleb() }); break; }
-        case RLE.offsetPair: { const start = base + c.uleb(); out.push({ start, end: base + c.uleb() }); break; }
-        case RLE.startEnd: out.push({ start: c.uint(size), end: c.uint(size) }); break;
-        case RLE.startLength: { const start = c.uint(size); out.push({ start, end: start + c.uleb() }); break; }
-        default: throw new DwarfFormatError(`unknown range list entry kind ${kind} at .debug_rnglists+0x${(c.offset - 1).toString(16)}`);
+        case RLE.end:
+          return out;
+        case RLE.baseAddressx:
+          base = index(c.ulebNumber());
+          break;
+        case RLE.baseAddress:
+          base = c.uint(size);
+          break;
+        case RLE.startxEndx:
+          out.push({ start: index(c.ulebNumber()), end: index(c.ulebNumber()) });
+          break;
+        case RLE.startxLength: {
+          const start = index(c.ulebNumber());
+          out.push({ start, end: start + c.uleb() });
+          break;
+        }
+        case RLE.offsetPair: {
+          const start = base + c.uleb();
+          out.push({ start, end: base + c.uleb() });
+          break;
+        }
+        case RLE.startEnd:
+          out.push({ start: c.uint(size), end: c.uint(size) });
+          break;
+        case RLE.startLength: {
+          const start = c.uint(size);
+          out.push({ start, end: start + c.uleb() });
+          break;
+        }
+        default:
+          throw new DwarfFormatError(`unknown range list entry kind ${kind} at .debug_rnglists+0x${(c.offset - 1).toString(16)}`);
       }
     }
   }
@@ -313,7 +385,10 @@ export class DwarfScopes {
       const begin = c.uint(size);
       const end = c.uint(size);
       if (begin === 0n && end === 0n) return out;
-      if (begin === selection) { base = end; continue; }
+      if (begin === selection) {
+        base = end;
+        continue;
+      }
       out.push({ start: base + begin, end: base + end });
     }
   }

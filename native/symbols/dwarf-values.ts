@@ -43,8 +43,15 @@ export class ValueFormatter {
   /** Typedefs, const, volatile, restrict, atomic peeled off. */
   strip(type: Die | undefined): Die | undefined {
     for (let depth = 0; type && depth < 32; depth++) {
-      if (type.tag !== TAG.typedef && type.tag !== TAG.const_type && type.tag !== TAG.volatile_type
-        && type.tag !== TAG.restrict_type && type.tag !== TAG.atomic_type && type.tag !== TAG.immutable_type) return type;
+      if (
+        type.tag !== TAG.typedef &&
+        type.tag !== TAG.const_type &&
+        type.tag !== TAG.volatile_type &&
+        type.tag !== TAG.restrict_type &&
+        type.tag !== TAG.atomic_type &&
+        type.tag !== TAG.immutable_type
+      )
+        return type;
       type = this.info.refAttr(type, AT.type);
     }
     return type;
@@ -68,14 +75,24 @@ export class ValueFormatter {
       if (whole) return whole;
     }
     switch (t.tag) {
-      case TAG.base_type: return this.formatBase(t, value, offset, size ?? 0);
-      case TAG.enumeration_type: return this.formatEnum(t, value, offset, size ?? 0);
-      case TAG.pointer_type: case TAG.reference_type: case TAG.rvalue_reference_type:
+      case TAG.base_type:
+        return this.formatBase(t, value, offset, size ?? 0);
+      case TAG.enumeration_type:
+        return this.formatEnum(t, value, offset, size ?? 0);
+      case TAG.pointer_type:
+      case TAG.reference_type:
+      case TAG.rvalue_reference_type:
         return this.formatPointer(t, value, offset, size ?? 8, targets);
-      case TAG.array_type: return this.formatArray(t, value, targets, offset, depth);
-      case TAG.structure_type: case TAG.class_type: case TAG.union_type: return this.formatStruct(t, value, targets, offset, depth);
-      case TAG.subroutine_type: return '{<text variable, no debug info>}';
-      default: return `<unsupported type tag 0x${t.tag.toString(16)}>`;
+      case TAG.array_type:
+        return this.formatArray(t, value, targets, offset, depth);
+      case TAG.structure_type:
+      case TAG.class_type:
+      case TAG.union_type:
+        return this.formatStruct(t, value, targets, offset, depth);
+      case TAG.subroutine_type:
+        return '{<text variable, no debug info>}';
+      default:
+        return `<unsupported type tag 0x${t.tag.toString(16)}>`;
     }
   }
 
@@ -94,17 +111,21 @@ export class ValueFormatter {
     const encoding = this.encoding(type);
     const bytes = value.bytes.subarray(offset, offset + size);
     switch (encoding) {
-      case ATE.float: return formatFloat(bytes);
+      case ATE.float:
+        return formatFloat(bytes);
       case ATE.boolean: {
         const n = littleEndian(bytes);
         return n === 0n ? 'false' : n === 1n ? 'true' : n.toString();
       }
-      case ATE.signedChar: case ATE.unsignedChar: {
+      case ATE.signedChar:
+      case ATE.unsignedChar: {
         const n = encoding === ATE.signedChar ? BigInt.asIntN(size * 8, littleEndian(bytes)) : littleEndian(bytes);
         return size === 1 ? `${n} ${charLiteral(bytes[0])}` : n.toString();
       }
-      case ATE.signed: return BigInt.asIntN(size * 8, littleEndian(bytes)).toString();
-      default: return littleEndian(bytes).toString();
+      case ATE.signed:
+        return BigInt.asIntN(size * 8, littleEndian(bytes)).toString();
+      default:
+        return littleEndian(bytes).toString();
     }
   }
 
@@ -143,18 +164,27 @@ export class ValueFormatter {
   private formatArray(type: Die, value: ValueBytes, targets: PointerTargets, offset: number, depth: number): string {
     const element = this.info.refAttr(type, AT.type);
     const elementSize = this.size(element);
-    const dimensions = (type.children ?? []).filter((d) => d.tag === TAG.subrange_type).map((range) => {
-      const count = this.info.numberAttr(range, AT.count);
-      if (count !== undefined) return count;
-      const upper = this.info.numberAttr(range, AT.upper_bound);
-      return upper === undefined ? undefined : upper - (this.info.numberAttr(range, AT.lower_bound) ?? 0) + 1;
-    });
+    const dimensions = (type.children ?? [])
+      .filter((d) => d.tag === TAG.subrange_type)
+      .map((range) => {
+        const count = this.info.numberAttr(range, AT.count);
+        if (count !== undefined) return count;
+        const upper = this.info.numberAttr(range, AT.upper_bound);
+        return upper === undefined ? undefined : upper - (this.info.numberAttr(range, AT.lower_bound) ?? 0) + 1;
+      });
     if (elementSize === undefined || dimensions.length === 0 || dimensions.some((d) => d === undefined)) return '<array of unknown size>';
     return this.formatDimensions(element, elementSize, dimensions as number[], value, targets, offset, depth);
   }
 
-  private formatDimensions(element: Die | undefined, elementSize: number, dimensions: readonly number[], value: ValueBytes,
-    targets: PointerTargets, offset: number, depth: number): string {
+  private formatDimensions(
+    element: Die | undefined,
+    elementSize: number,
+    dimensions: readonly number[],
+    value: ValueBytes,
+    targets: PointerTargets,
+    offset: number,
+    depth: number,
+  ): string {
     const [count, ...inner] = dimensions;
     const stride = inner.reduce((product, d) => product * d, elementSize);
     if (inner.length === 0 && this.isCharType(element)) {
@@ -170,9 +200,13 @@ export class ValueFormatter {
     const shown = Math.min(count, PRINT_ELEMENTS);
     for (let i = 0; i < shown; i++) {
       const at = offset + i * stride;
-      items.push(inner.length > 0
-        ? this.formatDimensions(element, elementSize, inner, value, targets, at, depth + 1)
-        : depth >= MAX_DEPTH ? '...' : this.format(element, value, targets, at, depth + 1));
+      items.push(
+        inner.length > 0
+          ? this.formatDimensions(element, elementSize, inner, value, targets, at, depth + 1)
+          : depth >= MAX_DEPTH
+            ? '...'
+            : this.format(element, value, targets, at, depth + 1),
+      );
     }
     const parts: string[] = [];
     for (let i = 0; i < items.length;) {
@@ -269,15 +303,24 @@ function littleEndian(bytes: Uint8Array): bigint {
 /** gdb's escape of one character inside quotes; `quote` is the quote being written. */
 function escapeCharacter(code: number, quote: string): string {
   switch (code) {
-    case 7: return '\\a';
-    case 8: return '\\b';
-    case 9: return '\\t';
-    case 10: return '\\n';
-    case 11: return '\\v';
-    case 12: return '\\f';
-    case 13: return '\\r';
-    case 27: return '\\033';
-    case 0x5c: return '\\\\';
+    case 7:
+      return '\\a';
+    case 8:
+      return '\\b';
+    case 9:
+      return '\\t';
+    case 10:
+      return '\\n';
+    case 11:
+      return '\\v';
+    case 12:
+      return '\\f';
+    case 13:
+      return '\\r';
+    case 27:
+      return '\\033';
+    case 0x5c:
+      return '\\\\';
     default:
       if (String.fromCharCode(code) === quote) return `\\${quote}`;
       return code >= 0x20 && code < 0x7f ? String.fromCharCode(code) : `\\${code.toString(8).padStart(3, '0')}`;
@@ -296,7 +339,10 @@ export function formatCharacters(bytes: Uint8Array, emptyQuoted = true): string 
     let run = 1;
     while (i + run < bytes.length && bytes[i + run] === bytes[i]) run++;
     if (run > REPEAT_THRESHOLD) {
-      if (segment) { parts.push(`"${segment}"`); segment = ''; }
+      if (segment) {
+        parts.push(`"${segment}"`);
+        segment = '';
+      }
       parts.push(`${charLiteral(bytes[i])} <repeats ${run} times>`);
     } else {
       for (let k = 0; k < run; k++) segment += escapeCharacter(bytes[i], '"');

@@ -42,7 +42,10 @@ const STV_HIDDEN = 2;
 /** Bounds-checked little/big endian reads over a byte array; every read past the end is an ElfFormatError. */
 export class ByteReader {
   readonly view: DataView;
-  constructor(readonly bytes: Uint8Array, readonly littleEndian: boolean) {
+  constructor(
+    readonly bytes: Uint8Array,
+    readonly littleEndian: boolean,
+  ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
   private check(offset: number, size: number): void {
@@ -50,12 +53,26 @@ export class ByteReader {
       throw new ElfFormatError(`read of ${size} bytes at offset ${offset} is past the end (${this.bytes.length} bytes)`);
     }
   }
-  u8(offset: number): number { this.check(offset, 1); return this.bytes[offset]; }
-  u16(offset: number): number { this.check(offset, 2); return this.view.getUint16(offset, this.littleEndian); }
-  u32(offset: number): number { this.check(offset, 4); return this.view.getUint32(offset, this.littleEndian); }
-  u64(offset: number): bigint { this.check(offset, 8); return this.view.getBigUint64(offset, this.littleEndian); }
+  u8(offset: number): number {
+    this.check(offset, 1);
+    return this.bytes[offset];
+  }
+  u16(offset: number): number {
+    this.check(offset, 2);
+    return this.view.getUint16(offset, this.littleEndian);
+  }
+  u32(offset: number): number {
+    this.check(offset, 4);
+    return this.view.getUint32(offset, this.littleEndian);
+  }
+  u64(offset: number): bigint {
+    this.check(offset, 8);
+    return this.view.getBigUint64(offset, this.littleEndian);
+  }
   /** A 32- or 64-bit word depending on the ELF class. */
-  word(offset: number, is64: boolean): bigint { return is64 ? this.u64(offset) : BigInt(this.u32(offset)); }
+  word(offset: number, is64: boolean): bigint {
+    return is64 ? this.u64(offset) : BigInt(this.u32(offset));
+  }
   cstring(offset: number): string {
     this.check(offset, 0);
     let end = offset;
@@ -133,7 +150,11 @@ export class ElfFile {
    * load(offset, size) must make those bytes present before they are read. The reading layer passes one that reads
    * only the headers and the sections asked for, so an object costs what its symbol tables cost, not its size.
    */
-  constructor(readonly bytes: Uint8Array, private readonly inflate?: Inflate, private readonly load?: (offset: number, size: number) => void) {
+  constructor(
+    readonly bytes: Uint8Array,
+    private readonly inflate?: Inflate,
+    private readonly load?: (offset: number, size: number) => void,
+  ) {
     load?.(0, Math.min(bytes.length, 64));
     if (bytes.length < 16 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
       throw new ElfFormatError('not an ELF file (bad magic)');
@@ -174,13 +195,23 @@ export class ElfFile {
       const o = phoff + i * phentsize;
       if (is64) {
         programHeaders.push({
-          type: r.u32(o), flags: r.u32(o + 4), offset: r.u64(o + 8), vaddr: r.u64(o + 16),
-          fileSize: r.u64(o + 32), memSize: r.u64(o + 40), align: r.u64(o + 48),
+          type: r.u32(o),
+          flags: r.u32(o + 4),
+          offset: r.u64(o + 8),
+          vaddr: r.u64(o + 16),
+          fileSize: r.u64(o + 32),
+          memSize: r.u64(o + 40),
+          align: r.u64(o + 48),
         });
       } else {
         programHeaders.push({
-          type: r.u32(o), offset: BigInt(r.u32(o + 4)), vaddr: BigInt(r.u32(o + 8)),
-          fileSize: BigInt(r.u32(o + 16)), memSize: BigInt(r.u32(o + 20)), flags: r.u32(o + 24), align: BigInt(r.u32(o + 28)),
+          type: r.u32(o),
+          offset: BigInt(r.u32(o + 4)),
+          vaddr: BigInt(r.u32(o + 8)),
+          fileSize: BigInt(r.u32(o + 16)),
+          memSize: BigInt(r.u32(o + 20)),
+          flags: r.u32(o + 24),
+          align: BigInt(r.u32(o + 28)),
         });
       }
     }
@@ -193,13 +224,25 @@ export class ElfFile {
       nameOffsets.push(r.u32(o));
       if (is64) {
         raw.push({
-          index: i, type: r.u32(o + 4), flags: r.u64(o + 8), addr: r.u64(o + 16), offset: Number(r.u64(o + 24)),
-          size: Number(r.u64(o + 32)), link: r.u32(o + 40), entSize: Number(r.u64(o + 56)),
+          index: i,
+          type: r.u32(o + 4),
+          flags: r.u64(o + 8),
+          addr: r.u64(o + 16),
+          offset: Number(r.u64(o + 24)),
+          size: Number(r.u64(o + 32)),
+          link: r.u32(o + 40),
+          entSize: Number(r.u64(o + 56)),
         });
       } else {
         raw.push({
-          index: i, type: r.u32(o + 4), flags: BigInt(r.u32(o + 8)), addr: BigInt(r.u32(o + 12)), offset: r.u32(o + 16),
-          size: r.u32(o + 20), link: r.u32(o + 24), entSize: r.u32(o + 36),
+          index: i,
+          type: r.u32(o + 4),
+          flags: BigInt(r.u32(o + 8)),
+          addr: BigInt(r.u32(o + 12)),
+          offset: r.u32(o + 16),
+          size: r.u32(o + 20),
+          link: r.u32(o + 24),
+          entSize: r.u32(o + 36),
         });
       }
     }
@@ -211,7 +254,9 @@ export class ElfFile {
     }));
   }
 
-  get isPositionIndependent(): boolean { return this.header.type === ET_DYN; }
+  get isPositionIndependent(): boolean {
+    return this.header.type === ET_DYN;
+  }
 
   /** Lowest PT_LOAD p_vaddr, page-truncated by its alignment: what a load bias is measured against. */
   get firstLoadVaddr(): bigint {
@@ -300,11 +345,26 @@ export class ElfFile {
       const nameAt = stringTableReader(strData, this.header.littleEndian);
       const entSize = table.entSize || (this.header.is64 ? 24 : 16);
       for (let o = entSize; o + entSize <= data.length; o += entSize) {
-        let nameOffset: number; let value: bigint; let size: number; let info: number; let other: number; let shndx: number;
+        let nameOffset: number;
+        let value: bigint;
+        let size: number;
+        let info: number;
+        let other: number;
+        let shndx: number;
         if (this.header.is64) {
-          nameOffset = r.u32(o); info = r.u8(o + 4); other = r.u8(o + 5); shndx = r.u16(o + 6); value = r.u64(o + 8); size = Number(r.u64(o + 16));
+          nameOffset = r.u32(o);
+          info = r.u8(o + 4);
+          other = r.u8(o + 5);
+          shndx = r.u16(o + 6);
+          value = r.u64(o + 8);
+          size = Number(r.u64(o + 16));
         } else {
-          nameOffset = r.u32(o); value = BigInt(r.u32(o + 4)); size = r.u32(o + 8); info = r.u8(o + 12); other = r.u8(o + 13); shndx = r.u16(o + 14);
+          nameOffset = r.u32(o);
+          value = BigInt(r.u32(o + 4));
+          size = r.u32(o + 8);
+          info = r.u8(o + 12);
+          other = r.u8(o + 13);
+          shndx = r.u16(o + 14);
         }
         const symType = info & 0xf;
         const bind = info >> 4;
@@ -317,7 +377,9 @@ export class ElfFile {
           continue;
         }
         out.push({
-          name: nameAt(nameOffset), value, size,
+          name: nameAt(nameOffset),
+          value,
+          size,
           kind: symType === STT_OBJECT ? 'object' : 'function',
           label: symType === STT_NOTYPE,
           binding: bind === 0 ? 'local' : bind === 2 ? 'weak' : 'global',
@@ -392,7 +454,15 @@ export class ElfFile {
         const displacement = BigInt(c.u32(i + 2) | 0);
         const name = nameBySlot.get(plt.addr + BigInt(i + 6) + displacement);
         if (name) {
-          out.push({ name: `${name}@plt`, value: plt.addr + BigInt(entry), size: PLT_ENTRY_SIZE, kind: 'function', label: false, binding: 'global', table: 'dynsym' });
+          out.push({
+            name: `${name}@plt`,
+            value: plt.addr + BigInt(entry),
+            size: PLT_ENTRY_SIZE,
+            kind: 'function',
+            label: false,
+            binding: 'global',
+            table: 'dynsym',
+          });
         }
         break;
       }
@@ -403,7 +473,11 @@ export class ElfFile {
   /** Contents of the GNU build-id note as lowercase hex, or undefined. */
   buildId(): string | undefined {
     const noteBlobs: Uint8Array[] = [];
-    for (const s of this.sections) if (s.type === SHT_NOTE) { const d = this.sectionBytes(s); if (d) noteBlobs.push(d); }
+    for (const s of this.sections)
+      if (s.type === SHT_NOTE) {
+        const d = this.sectionBytes(s);
+        if (d) noteBlobs.push(d);
+      }
     if (noteBlobs.length === 0) {
       for (const p of this.programHeaders) {
         if (p.type !== PT_NOTE) continue;
@@ -416,7 +490,9 @@ export class ElfFile {
       const r = new ByteReader(blob, this.header.littleEndian);
       let o = 0;
       while (o + 12 <= blob.length) {
-        const nameSize = r.u32(o); const descSize = r.u32(o + 4); const type = r.u32(o + 8);
+        const nameSize = r.u32(o);
+        const descSize = r.u32(o + 4);
+        const type = r.u32(o + 8);
         const nameStart = o + 12;
         const descStart = nameStart + align4(nameSize);
         if (descStart + descSize > blob.length) break;
@@ -464,7 +540,11 @@ const utf8Encoder = new TextEncoder();
  */
 function stringTableReader(table: Uint8Array, littleEndian: boolean): (offset: number) => string {
   let ascii = true;
-  for (let i = 0; i < table.length; i++) if (table[i] >= 0x80) { ascii = false; break; }
+  for (let i = 0; i < table.length; i++)
+    if (table[i] >= 0x80) {
+      ascii = false;
+      break;
+    }
   if (!ascii) {
     const reader = new ByteReader(table, littleEndian);
     return (offset) => reader.cstring(offset);
@@ -479,7 +559,9 @@ function stringTableReader(table: Uint8Array, littleEndian: boolean): (offset: n
 
 const latin1 = new TextDecoder('latin1');
 
-function align4(n: number): number { return (n + 3) & ~3; }
+function align4(n: number): number {
+  return (n + 3) & ~3;
+}
 
 export function toHex(bytes: Uint8Array): string {
   let s = '';

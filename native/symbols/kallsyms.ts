@@ -86,7 +86,9 @@ export class Kallsyms {
   }
 
   /** True when addresses were readable (not all hidden by kptr_restrict). */
-  get usable(): boolean { return this.names.length > 0; }
+  get usable(): boolean {
+    return this.names.length > 0;
+  }
 
   private addressAt(i: number): bigint {
     return (BigInt(this.high[i]) << 32n) | BigInt(this.low[i]);
@@ -100,10 +102,15 @@ export class Kallsyms {
   lookup(address: bigint): { symbol: KernelSymbol; offset: bigint } | undefined {
     const wantHigh = Number(address >> 32n);
     const wantLow = Number(address & 0xffffffffn);
-    let lo = 0; let hi = this.names.length - 1; let best = -1;
+    let lo = 0;
+    let hi = this.names.length - 1;
+    let best = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (this.high[mid] < wantHigh || (this.high[mid] === wantHigh && this.low[mid] <= wantLow)) { best = mid; lo = mid + 1; } else hi = mid - 1;
+      if (this.high[mid] < wantHigh || (this.high[mid] === wantHigh && this.low[mid] <= wantLow)) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     if (best < 0) return undefined;
     // Several names can share an address (memcpy, __memcpy, __pi_memcpy). perf gives each kallsyms symbol

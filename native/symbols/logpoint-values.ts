@@ -46,7 +46,10 @@ export class LogpointEvaluator {
   /** Fast plans by pc and names asked (see fastPlan). */
   private readonly plans = new WeakMap<ObjectFile, Map<string, FastPlan | null>>();
 
-  constructor(private readonly locate: ObjectLocator, private readonly processMemory?: ProcessMemoryReader) {}
+  constructor(
+    private readonly locate: ObjectLocator,
+    private readonly processMemory?: ProcessMemoryReader,
+  ) {}
 
   private state(object: ObjectFile): ObjectState | null {
     let state = this.objects.get(object);
@@ -104,7 +107,11 @@ export class LogpointEvaluator {
     const unit = scope.subprogram.unit;
     const info = located.object.dwarfInfo()!;
     const base: ExpressionContext = {
-      registers, read: readStack, cfa: cfaOf, addressBias: bias, addressIndex: (index) => info.addressIndex(unit, index),
+      registers,
+      read: readStack,
+      cfa: cfaOf,
+      addressBias: bias,
+      addressIndex: (index) => info.addressIndex(unit, index),
     };
     let frameBase: bigint | undefined;
     const frameBaseOf = (): bigint => {
@@ -156,8 +163,14 @@ export class LogpointEvaluator {
    * distance from the CFA (the common case at -O0, and for many locals at -O2): read with plain
    * arithmetic instead of the expression machine. Null when some value needs the general path.
    */
-  private fastPlan(object: ObjectFile, state: ObjectState, vaddr: bigint, scope: ScopeAtPc,
-    names: readonly string[] | undefined, arch: UnwindArch): FastPlan | null {
+  private fastPlan(
+    object: ObjectFile,
+    state: ObjectState,
+    vaddr: bigint,
+    scope: ScopeAtPc,
+    names: readonly string[] | undefined,
+    arch: UnwindArch,
+  ): FastPlan | null {
     const key = `${vaddr}\0${names?.join(',') ?? ''}`;
     let plans = this.plans.get(object);
     if (!plans) this.plans.set(object, (plans = new Map()));
@@ -170,8 +183,13 @@ export class LogpointEvaluator {
     return plan;
   }
 
-  private valueOf(variable: ScopeVariable, formatter: ValueFormatter, ctx: ExpressionContext,
-    memory: (address: bigint, length: number) => Uint8Array | undefined, targets: PointerTargets): string {
+  private valueOf(
+    variable: ScopeVariable,
+    formatter: ValueFormatter,
+    ctx: ExpressionContext,
+    memory: (address: bigint, length: number) => Uint8Array | undefined,
+    targets: PointerTargets,
+  ): string {
     const size = formatter.size(variable.type);
     if (size === undefined) return '<incomplete type>';
     let value: ValueBytes;
@@ -195,15 +213,15 @@ export class LogpointEvaluator {
     for (const die of info.diesOfTag(TAG.variable)) {
       if (die.parent?.tag === TAG.subprogram || die.parent?.tag === TAG.lexical_block) continue;
       if (!info.attribute(die, AT.location) || scopes.nameOf(die) !== name) continue;
-      const external = info.flagAttr(die, AT.external) || (info.refAttr(die, AT.specification) !== undefined);
+      const external = info.flagAttr(die, AT.external) || info.refAttr(die, AT.specification) !== undefined;
       if (!best || external) best = die;
       if (external) break;
     }
     if (!best) return undefined;
     const location = info.attribute(best, AT.location)!;
     let type: Die | undefined;
-    for (let d: Die | undefined = best; d && !type; d = info.refAttr(d, AT.specification) ??
-      info.refAttr(d, AT.abstract_origin)) type = info.refAttr(d, AT.type);
+    for (let d: Die | undefined = best; d && !type; d = info.refAttr(d, AT.specification) ?? info.refAttr(d, AT.abstract_origin))
+      type = info.refAttr(d, AT.type);
     return { name, type, parameter: false, location: location.kind === 'block' ? { kind: 'expression', expression: location.bytes } : { kind: 'none' } };
   }
 }
@@ -227,8 +245,14 @@ const DW_OP_call_frame_cfa = 0x9c;
 const ATE_SIGNED = 0x5;
 const ATE_UNSIGNED = 0x7;
 
-function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: bigint, scope: ScopeAtPc, names: readonly string[] | undefined,
-  arch: UnwindArch): FastPlan | null {
+function compileFastPlan(
+  object: ObjectFile,
+  formatter: ValueFormatter,
+  vaddr: bigint,
+  scope: ScopeAtPc,
+  names: readonly string[] | undefined,
+  arch: UnwindArch,
+): FastPlan | null {
   const variables = names ? names.map((name) => scope.variables.find((v) => v.name === name)) : scope.variables;
   const info = object.dwarfInfo()!;
   let cfa: { perfRegister: number; offset: number } | null | undefined;
@@ -245,10 +269,8 @@ function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: b
     const type = formatter.strip(variable.type);
     const size = formatter.size(type);
     const encoding = type ? info.numberAttr(type, AT.encoding) : undefined;
-    if (!type ||
-      type.tag !== TAG.base_type ||
-      (encoding !== ATE_SIGNED && encoding !== ATE_UNSIGNED) ||
-      (size !== 1 && size !== 2 && size !== 4 && size !== 8)) return null;
+    if (!type || type.tag !== TAG.base_type || (encoding !== ATE_SIGNED && encoding !== ATE_UNSIGNED) || (size !== 1 && size !== 2 && size !== 4 && size !== 8))
+      return null;
     const expression = variable.location.expression;
     const signed = encoding === ATE_SIGNED;
     if (expression.length === 1 && expression[0] >= DW_OP_reg0 && expression[0] < DW_OP_reg0 + 32) {
@@ -258,10 +280,13 @@ function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: b
       continue;
     }
     const frameBase = scope.frameBase;
-    if (expression[0] !== DW_OP_fbreg ||
+    if (
+      expression[0] !== DW_OP_fbreg ||
       frameBase.kind !== 'expression' ||
       frameBase.expression.length !== 1 ||
-      frameBase.expression[0] !== DW_OP_call_frame_cfa) return null;
+      frameBase.expression[0] !== DW_OP_call_frame_cfa
+    )
+      return null;
     const offset = sleb128(expression, 1);
     const rule = cfaRule();
     if (!offset || !rule) return null;
@@ -272,7 +297,9 @@ function compileFastPlan(object: ObjectFile, formatter: ValueFormatter, vaddr: b
 
 /** A whole-expression SLEB128 operand at `at`, or undefined when the expression holds more than it. */
 function sleb128(bytes: Uint8Array, at: number): { value: number } | undefined {
-  let value = 0; let shift = 0; let byte: number;
+  let value = 0;
+  let shift = 0;
+  let byte: number;
   do {
     if (at >= bytes.length || shift > 28) return undefined;
     byte = bytes[at++];
@@ -298,10 +325,18 @@ function readFast(plan: FastPlan, hit: LogpointHit, sp: bigint): Record<string, 
     if (at < 0 || at + value.size > hit.stack.length) return undefined;
     view ??= new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
     switch (value.size) {
-      case 1: values[value.name] = String(value.signed ? view.getInt8(at) : view.getUint8(at)); break;
-      case 2: values[value.name] = String(value.signed ? view.getInt16(at, true) : view.getUint16(at, true)); break;
-      case 4: values[value.name] = String(value.signed ? view.getInt32(at, true) : view.getUint32(at, true)); break;
-      case 8: values[value.name] = (value.signed ? view.getBigInt64(at, true) : view.getBigUint64(at, true)).toString(); break;
+      case 1:
+        values[value.name] = String(value.signed ? view.getInt8(at) : view.getUint8(at));
+        break;
+      case 2:
+        values[value.name] = String(value.signed ? view.getInt16(at, true) : view.getUint16(at, true));
+        break;
+      case 4:
+        values[value.name] = String(value.signed ? view.getInt32(at, true) : view.getUint32(at, true));
+        break;
+      case 8:
+        values[value.name] = (value.signed ? view.getBigInt64(at, true) : view.getBigUint64(at, true)).toString();
+        break;
     }
   }
   return values;
@@ -319,8 +354,12 @@ function archOf(registers: Readonly<Record<number, bigint>>, locate: ObjectLocat
 }
 
 /** A variable's bytes from its location at this pc: each piece from its register, memory, value or constant. */
-function materialize(location: VariableLocation, size: number, ctx: ExpressionContext,
-  memory: (address: bigint, length: number) => Uint8Array | undefined): ValueBytes {
+function materialize(
+  location: VariableLocation,
+  size: number,
+  ctx: ExpressionContext,
+  memory: (address: bigint, length: number) => Uint8Array | undefined,
+): ValueBytes {
   const bytes = new Uint8Array(size);
   const state = new Uint8Array(size);
   if (location.kind === 'none') {
@@ -339,15 +378,21 @@ function materialize(location: VariableLocation, size: number, ctx: ExpressionCo
     const length = Math.min(piece.size ?? size, size - at);
     const part = piece.part;
     switch (part.kind) {
-      case 'optimized-out': state.fill(BYTE_OPTIMIZED_OUT, at, at + length); break;
+      case 'optimized-out':
+        state.fill(BYTE_OPTIMIZED_OUT, at, at + length);
+        break;
       case 'implicit': {
         bytes.set(part.bytes.subarray(0, length), at);
         if (part.bytes.length < length) state.fill(BYTE_OPTIMIZED_OUT, at + part.bytes.length, at + length);
         break;
       }
-      case 'value': case 'register': {
+      case 'value':
+      case 'register': {
         const value = part.kind === 'value' ? part.value : ctx.registers.get(part.register);
-        if (value === undefined) { state.fill(BYTE_NOT_CAPTURED, at, at + length); break; }
+        if (value === undefined) {
+          state.fill(BYTE_NOT_CAPTURED, at, at + length);
+          break;
+        }
         for (let i = 0; i < Math.min(length, 8); i++) bytes[at + i] = Number((value >> BigInt(8 * i)) & 0xffn);
         // A register holds 8 bytes: a longer value in one register is one the sample cannot hold (vector registers are not sampled).
         if (length > 8) state.fill(part.kind === 'value' ? 0 : BYTE_NOT_CAPTURED, at + 8, at + length);

@@ -17,7 +17,7 @@ export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
 
 /** compareAliases before names: a sized symbol over a zero-size one, non-weak over weak, global over local. */
 function compareBySizeAndBinding(a: ElfSymbol, b: ElfSymbol): number {
-  if ((a.size > 0) !== (b.size > 0)) return a.size > 0 ? 1 : -1;
+  if (a.size > 0 !== b.size > 0) return a.size > 0 ? 1 : -1;
   if ((a.binding === 'weak') !== (b.binding === 'weak')) return b.binding === 'weak' ? 1 : -1;
   if ((a.binding === 'global') !== (b.binding === 'global')) return a.binding === 'global' ? 1 : -1;
   return 0;
@@ -34,7 +34,11 @@ function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
 /** A function whose name is chosen among tied aliases on first use: demangling every alias pair of a large C++ object took a fifth of its load. */
 class AliasedFunction implements FunctionSymbol {
   private chosen: string | undefined;
-  constructor(private readonly group: readonly ElfSymbol[], readonly start: bigint, readonly end: bigint) {}
+  constructor(
+    private readonly group: readonly ElfSymbol[],
+    readonly start: bigint,
+    readonly end: bigint,
+  ) {}
   get name(): string {
     this.chosen ??= bestShownAlias(this.group).name;
     return this.chosen;
@@ -77,7 +81,10 @@ export function readElf(filePath: string): ElfFile {
       const st = fstatSync(again);
       if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
       while (page < last) {
-        if (pages[page]) { page++; continue; }
+        if (pages[page]) {
+          page++;
+          continue;
+        }
         let end = page;
         while (end < last && !pages[end]) end++;
         const from = page * LOAD_PAGE;
@@ -118,7 +125,9 @@ export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAUL
     if (isFile(candidate)) {
       try {
         if (readElf(candidate).buildId() === buildId) return { path: candidate, via: 'build-id' };
-      } catch { /* not a readable ELF: keep looking */ }
+      } catch {
+        /* not a readable ELF: keep looking */
+      }
     }
   }
   const link = elf.debugLink();
@@ -133,7 +142,11 @@ export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAUL
 }
 
 function isFile(p: string): boolean {
-  try { return existsSync(p) && statSync(p).isFile(); } catch { /* missing or unreadable: not a file we can use */ return false; }
+  try {
+    return existsSync(p) && statSync(p).isFile();
+  } catch {
+    /* missing or unreadable: not a file we can use */ return false;
+  }
 }
 
 export interface FunctionSymbol {
@@ -155,7 +168,11 @@ export class ObjectFile {
   private frames: CallFrameInfo | null | undefined;
 
   /** `image`: the object's bytes when it is not a file (the vDSO), else read from `path`. */
-  constructor(readonly path: string, debugRoot = DEFAULT_DEBUG_ROOT, image?: Uint8Array) {
+  constructor(
+    readonly path: string,
+    debugRoot = DEFAULT_DEBUG_ROOT,
+    image?: Uint8Array,
+  ) {
     this.elf = image ? new ElfFile(image, inflate) : readElf(path);
     if (this.elf.hasDwarf() || image) {
       this.dwarfElf = this.elf;
@@ -168,7 +185,9 @@ export class ObjectFile {
     }
   }
 
-  get buildId(): string | undefined { return this.elf.buildId(); }
+  get buildId(): string | undefined {
+    return this.elf.buildId();
+  }
 
   dwarfInfo(): DwarfInfo | undefined {
     if (this.info || !this.dwarfElf) return this.info;
@@ -177,10 +196,17 @@ export class ObjectFile {
     const abbrev = e.sectionData('.debug_abbrev');
     if (!info || !abbrev) return undefined;
     this.info = new DwarfInfo({
-      info, abbrev, str: e.sectionData('.debug_str'), lineStr: e.sectionData('.debug_line_str'),
-      strOffsets: e.sectionData('.debug_str_offsets'), addr: e.sectionData('.debug_addr'), littleEndian: e.header.littleEndian,
-      loclists: e.sectionData('.debug_loclists'), loc: e.sectionData('.debug_loc'),
-      rnglists: e.sectionData('.debug_rnglists'), ranges: e.sectionData('.debug_ranges'),
+      info,
+      abbrev,
+      str: e.sectionData('.debug_str'),
+      lineStr: e.sectionData('.debug_line_str'),
+      strOffsets: e.sectionData('.debug_str_offsets'),
+      addr: e.sectionData('.debug_addr'),
+      littleEndian: e.header.littleEndian,
+      loclists: e.sectionData('.debug_loclists'),
+      loc: e.sectionData('.debug_loc'),
+      rnglists: e.sectionData('.debug_rnglists'),
+      ranges: e.sectionData('.debug_ranges'),
     });
     return this.info;
   }
@@ -191,10 +217,18 @@ export class ObjectFile {
     const info = e?.sectionData('.debug_info');
     const abbrev = e?.sectionData('.debug_abbrev');
     if (!e || !info || !abbrev) return undefined;
-    return new DwarfInfo({
-      info, abbrev, str: e.sectionData('.debug_str'), lineStr: e.sectionData('.debug_line_str'),
-      strOffsets: e.sectionData('.debug_str_offsets'), addr: e.sectionData('.debug_addr'), littleEndian: e.header.littleEndian,
-    }, true);
+    return new DwarfInfo(
+      {
+        info,
+        abbrev,
+        str: e.sectionData('.debug_str'),
+        lineStr: e.sectionData('.debug_line_str'),
+        strOffsets: e.sectionData('.debug_str_offsets'),
+        addr: e.sectionData('.debug_addr'),
+        littleEndian: e.header.littleEndian,
+      },
+      true,
+    );
   }
 
   lineTable(): LineTable | undefined {
@@ -210,14 +244,19 @@ export class ObjectFile {
       info = undefined;
     }
     const units = info
-      ? info.units.filter((u) => u.stmtList !== undefined).map((u) => ({
-        stmtList: u.stmtList as number,
-        compDir: u.compDir,
-        name: u.name,
-        addressSize: u.addressSize,
-      }))
+      ? info.units
+          .filter((u) => u.stmtList !== undefined)
+          .map((u) => ({
+            stmtList: u.stmtList as number,
+            compDir: u.compDir,
+            name: u.name,
+            addressSize: u.addressSize,
+          }))
       : [];
-    this.lines = new LineTable({ line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian }, units);
+    this.lines = new LineTable(
+      { line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian },
+      units,
+    );
     return this.lines;
   }
 
@@ -245,12 +284,16 @@ export class ObjectFile {
     };
     const ehFrame = section(this.elf, '.eh_frame');
     const debugFrame = section(this.elf, '.debug_frame') ?? section(this.dwarfElf, '.debug_frame');
-    this.frames = ehFrame || debugFrame
-      ? new CallFrameInfo({
-        ehFrame, ehFrameHdr: ehFrame ? section(this.elf, '.eh_frame_hdr') : undefined, debugFrame,
-        littleEndian: this.elf.header.littleEndian, addressSize: this.elf.header.is64 ? 8 : 4,
-      })
-      : null;
+    this.frames =
+      ehFrame || debugFrame
+        ? new CallFrameInfo({
+            ehFrame,
+            ehFrameHdr: ehFrame ? section(this.elf, '.eh_frame_hdr') : undefined,
+            debugFrame,
+            littleEndian: this.elf.header.littleEndian,
+            addressSize: this.elf.header.is64 ? 8 : 4,
+          })
+        : null;
     return this.frames;
   }
 
@@ -315,15 +358,19 @@ export class ObjectFile {
   /** Function containing link-time address `vaddr`. */
   functionAt(vaddr: bigint): FunctionSymbol | undefined {
     const fns = this.functionSymbols();
-    let lo = 0; let hi = fns.length - 1; let best: FunctionSymbol | undefined;
+    let lo = 0;
+    let hi = fns.length - 1;
+    let best: FunctionSymbol | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (fns[mid].start <= vaddr) { best = fns[mid]; lo = mid + 1; } else hi = mid - 1;
+      if (fns[mid].start <= vaddr) {
+        best = fns[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     return best && vaddr < best.end ? best : undefined;
   }
 }
-
 
 /**
  * The vDSO the kernel maps into every process, read from this process's own mapping: one kernel
@@ -337,7 +384,9 @@ export function openVdsoObject(): ObjectFile | null {
   if (vdso !== undefined) return vdso;
   vdso = null;
   try {
-    const line = readFileSync('/proc/self/maps', 'utf8').split('\n').find((entry) => entry.endsWith(' [vdso]'));
+    const line = readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .find((entry) => entry.endsWith(' [vdso]'));
     const match = line && /^([0-9a-f]+)-([0-9a-f]+)/.exec(line);
     if (match) {
       const start = Number.parseInt(match[1], 16);

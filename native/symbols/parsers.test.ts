@@ -22,13 +22,20 @@ function buildElf64(opts: { bigEndian: boolean; name: string; data: Uint8Array; 
   v.setUint16(16, opts.type ?? 3, le);
   v.setUint16(18, 62, le);
   v.setBigUint64(40, BigInt(shoff), le);
-  v.setUint16(52, 64, le); v.setUint16(54, 56, le); v.setUint16(58, 64, le); v.setUint16(60, 3, le); v.setUint16(62, 2, le);
+  v.setUint16(52, 64, le);
+  v.setUint16(54, 56, le);
+  v.setUint16(58, 64, le);
+  v.setUint16(60, 3, le);
+  v.setUint16(62, 2, le);
   out.set(opts.data, dataOff);
   out.set(shstr, shstrOff);
   const section = (i: number, nameOff: number, type: number, flags: bigint, off: number, size: number) => {
     const o = shoff + i * 64;
-    v.setUint32(o, nameOff, le); v.setUint32(o + 4, type, le); v.setBigUint64(o + 8, flags, le);
-    v.setBigUint64(o + 24, BigInt(off), le); v.setBigUint64(o + 32, BigInt(size), le);
+    v.setUint32(o, nameOff, le);
+    v.setUint32(o + 4, type, le);
+    v.setBigUint64(o + 8, flags, le);
+    v.setBigUint64(o + 24, BigInt(off), le);
+    v.setBigUint64(o + 32, BigInt(size), le);
   };
   section(1, 1, 1, opts.flags, dataOff, opts.data.length);
   section(2, 2 + opts.name.length, 3, 0n, shstrOff, shstr.length);
@@ -55,7 +62,10 @@ describe('symbols/parsers (synthetic bytes)', () => {
       const elf = new ElfFile(buildElf64({ bigEndian, name: '.debug_str', data: compressed(payload, bigEndian), flags: 0x800n }), inflate);
       assert.equal(elf.header.littleEndian, !bigEndian);
       assert.equal(elf.header.type, 3);
-      assert.deepEqual(elf.sections.map((s) => s.name), ['', '.debug_str', '.shstrtab']);
+      assert.deepEqual(
+        elf.sections.map((s) => s.name),
+        ['', '.debug_str', '.shstrtab'],
+      );
       assert.deepEqual(elf.sectionData('.debug_str'), payload);
     }
   });
@@ -75,7 +85,8 @@ describe('symbols/parsers (synthetic bytes)', () => {
   it('bad magic, unknown class, and section tables past the end are ElfFormatErrors', () => {
     assert.throws(() => new ElfFile(new Uint8Array(64)), /bad magic/);
     const elf = buildElf64({ bigEndian: false, name: '.x', data: new Uint8Array(4), flags: 0n });
-    const badClass = elf.slice(); badClass[4] = 9;
+    const badClass = elf.slice();
+    badClass[4] = 9;
     assert.throws(() => new ElfFile(badClass), /ELF class/);
     assert.throws(() => new ElfFile(elf.subarray(0, elf.length - 10)), ElfFormatError);
   });
@@ -102,27 +113,67 @@ describe('symbols/parsers (synthetic bytes)', () => {
       0xfb, // line_base -5
       14, // line_range
       13, // opcode_base
-      0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, // standard_opcode_lengths
-      ...new TextEncoder().encode('src'), 0, 0, // include_directories: "src"
-      ...new TextEncoder().encode('a.c'), 0, 1, 0, 0, 0, // file 1: a.c in dir 1
+      0,
+      1,
+      1,
+      1,
+      1,
+      0,
+      0,
+      0,
+      1,
+      0,
+      0,
+      1, // standard_opcode_lengths
+      ...new TextEncoder().encode('src'),
+      0,
+      0, // include_directories: "src"
+      ...new TextEncoder().encode('a.c'),
+      0,
+      1,
+      0,
+      0,
+      0, // file 1: a.c in dir 1
     ];
     const program = [
-      0, 9, 2, 0x00, 0x10, 0, 0, 0, 0, 0, 0, // DW_LNE_set_address 0x1000
-      3, 9, // advance_line +9 -> line 10
+      0,
+      9,
+      2,
+      0x00,
+      0x10,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0, // DW_LNE_set_address 0x1000
+      3,
+      9, // advance_line +9 -> line 10
       1, // copy: row 0x1000 line 10
-      13 + (4 * 14) + (1 - -5), // special: addr +4, line +1 -> 0x1004 line 11
+      13 + 4 * 14 + (1 - -5), // special: addr +4, line +1 -> 0x1004 line 11
       6, // negate_stmt
       8, // const_add_pc: +(255-13)/14 = 17 -> 0x1015
       1, // copy: 0x1015 line 11 (not stmt)
-      2, 3, // advance_pc 3 -> 0x1018
-      0, 1, 1, // end_sequence
+      2,
+      3, // advance_pc 3 -> 0x1018
+      0,
+      1,
+      1, // end_sequence
     ];
     const body = [3, 0, ...u32(header.length), ...header, ...program];
     const bytes = new Uint8Array([...u32(body.length), ...body]);
     const table = new LineTable({ line: bytes, littleEndian: true }, [{ stmtList: 0, compDir: '/build' }]);
-    assert.deepEqual(table.files.map((f) => f.path), ['/build/src/a.c']);
+    assert.deepEqual(
+      table.files.map((f) => f.path),
+      ['/build/src/a.c'],
+    );
     const rows = table.sequences[0].rows.map((r) => [Number(r.address), r.line, r.isStmt, r.endSequence]);
-    assert.deepEqual(rows, [[0x1000, 10, true, false], [0x1004, 11, true, false], [0x1015, 11, false, false], [0x1018, 11, false, true]]);
+    assert.deepEqual(rows, [
+      [0x1000, 10, true, false],
+      [0x1004, 11, true, false],
+      [0x1015, 11, false, false],
+      [0x1018, 11, false, true],
+    ]);
     assert.deepEqual(table.addressesForLine('/build/src/a.c', 11), [{ start: 0x1004n, end: 0x1015n }]);
     assert.deepEqual(table.lineForAddress(0x1016n), { file: '/build/src/a.c', line: 11, column: 0, discriminator: 0 });
     assert.equal(table.lineForAddress(0x1018n), undefined, 'end_sequence address is past the sequence');
@@ -137,11 +188,13 @@ describe('symbols/parsers (synthetic bytes)', () => {
   });
 
   it('parses /proc/PID/maps lines with spaces, (deleted), and anonymous mappings', () => {
-    const maps = parseProcMaps([
-      '55d0c0a00000-55d0c0a01000 r-xp 00001000 fe:00 5341515                    /tmp/my dir/prog (deleted)',
-      '7ffd5a1f0000-7ffd5a211000 rw-p 00000000 00:00 0                          [stack]',
-      '7f0000000000-7f0000001000 rw-p 00000000 00:00 0 ',
-    ].join('\n'));
+    const maps = parseProcMaps(
+      [
+        '55d0c0a00000-55d0c0a01000 r-xp 00001000 fe:00 5341515                    /tmp/my dir/prog (deleted)',
+        '7ffd5a1f0000-7ffd5a211000 rw-p 00000000 00:00 0                          [stack]',
+        '7f0000000000-7f0000001000 rw-p 00000000 00:00 0 ',
+      ].join('\n'),
+    );
     assert.equal(maps.length, 3);
     assert.deepEqual(
       { ...maps[0] },
@@ -153,8 +206,15 @@ describe('symbols/parsers (synthetic bytes)', () => {
   });
 
   describe('fileOffsetOfVaddr (where a uprobe goes)', () => {
-    const load = (vaddr: bigint, offset: bigint, fileSize: bigint, memSize = fileSize): ProgramHeader =>
-      ({ type: PT_LOAD, flags: 5, offset, vaddr, fileSize, memSize, align: 0x1000n });
+    const load = (vaddr: bigint, offset: bigint, fileSize: bigint, memSize = fileSize): ProgramHeader => ({
+      type: PT_LOAD,
+      flags: 5,
+      offset,
+      vaddr,
+      fileSize,
+      memSize,
+      align: 0x1000n,
+    });
     // gcc's usual non-PIE layout: R at 0x400000, R E at 0x401000, R, then RW whose vaddr and offset differ by a page.
     const headers: ProgramHeader[] = [
       { type: 6 /* PT_PHDR */, flags: 4, offset: 0x40n, vaddr: 0x400040n, fileSize: 0x2d8n, memSize: 0x2d8n, align: 8n },

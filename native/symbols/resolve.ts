@@ -8,12 +8,21 @@ import type { DwarfVariable } from './dwarf-info';
 import { type ObjectFile, openObjectFile } from './object-file';
 
 export type SymbolErrorCode =
-  | 'NO_SUCH_SYMBOL' | 'NO_CODE_AT_LINE' | 'AMBIGUOUS_FILE' | 'NO_DEBUG_INFO' | 'BAD_ELF'
+  | 'NO_SUCH_SYMBOL'
+  | 'NO_CODE_AT_LINE'
+  | 'AMBIGUOUS_FILE'
+  | 'NO_DEBUG_INFO'
+  | 'BAD_ELF'
   // Additions beyond the first contract: a name defined in several places, a file the line table does not know.
-  | 'AMBIGUOUS_SYMBOL' | 'NO_SUCH_FILE';
+  | 'AMBIGUOUS_SYMBOL'
+  | 'NO_SUCH_FILE';
 
 export class SymbolError extends Error {
-  constructor(readonly code: SymbolErrorCode, message: string, readonly candidates?: string[]) {
+  constructor(
+    readonly code: SymbolErrorCode,
+    message: string,
+    readonly candidates?: string[],
+  ) {
     super(message);
     this.name = 'SymbolError';
   }
@@ -94,7 +103,11 @@ export function openTargetSymbols(executable: string, loadBase: bigint, options:
 }
 
 class ObjectTargetSymbols implements TargetSymbols {
-  constructor(private readonly executable: string, private readonly object: ObjectFile, private readonly bias: bigint) {}
+  constructor(
+    private readonly executable: string,
+    private readonly object: ObjectFile,
+    private readonly bias: bigint,
+  ) {}
 
   get path(): string {
     return this.executable;
@@ -129,7 +142,12 @@ class ObjectTargetSymbols implements TargetSymbols {
       if (size === undefined) continue;
       const file = this.object.declFilePath(v);
       byAddress.set(v.address, {
-        address: v.address, size, kind: 'object', file, line: v.declLine, external: v.external,
+        address: v.address,
+        size,
+        kind: 'object',
+        file,
+        line: v.declLine,
+        external: v.external,
         describe: `${v.enclosingFunction ? `${v.enclosingFunction}::` : ''}${v.qualifiedName}${file ? ` (${basename(file)}:${v.declLine ?? '?'})` : ''}`,
       });
     }
@@ -137,7 +155,12 @@ class ObjectTargetSymbols implements TargetSymbols {
       if (byAddress.has(s.value)) continue;
       const where = s.kind === 'function' ? this.object.lineTable()?.lineForAddress(s.value) : undefined;
       byAddress.set(s.value, {
-        address: s.value, size: s.size, kind: s.kind, file: where?.file, line: where?.line, external: s.binding !== 'local',
+        address: s.value,
+        size: s.size,
+        kind: s.kind,
+        file: where?.file,
+        line: where?.line,
+        external: s.binding !== 'local',
         describe: `${s.name} (${s.kind}${where ? ` at ${basename(where.file)}:${where.line}` : ''})`,
       });
     }
@@ -160,7 +183,11 @@ class ObjectTargetSymbols implements TargetSymbols {
     }
     if (found.length > 1) {
       const candidates = found.map((f) => f.describe);
-      throw new SymbolError('AMBIGUOUS_SYMBOL', `'${wanted}' names ${found.length} different objects in ${this.executable}: ${candidates.join(', ')}; qualify it as function::name`, candidates);
+      throw new SymbolError(
+        'AMBIGUOUS_SYMBOL',
+        `'${wanted}' names ${found.length} different objects in ${this.executable}: ${candidates.join(', ')}; qualify it as function::name`,
+        candidates,
+      );
     }
     const { address, size, kind, file, line } = found[0];
     return { address: address + this.bias, size, kind, file, line };
@@ -171,22 +198,40 @@ class ObjectTargetSymbols implements TargetSymbols {
     if (!table || table.sequences.length === 0) {
       const link = this.object.elf.debugLink();
       const buildId = this.object.buildId;
-      const looked = [buildId ? `/usr/lib/debug/.build-id/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug` : undefined, link ? `debuglink ${link.file}` : undefined].filter(Boolean);
-      throw new SymbolError('NO_DEBUG_INFO', `${this.executable} has no DWARF line table (build with -g${looked.length ? `; also looked for ${looked.join(' and ')}` : ''})`);
+      const looked = [
+        buildId ? `/usr/lib/debug/.build-id/${buildId.slice(0, 2)}/${buildId.slice(2)}.debug` : undefined,
+        link ? `debuglink ${link.file}` : undefined,
+      ].filter(Boolean);
+      throw new SymbolError(
+        'NO_DEBUG_INFO',
+        `${this.executable} has no DWARF line table (build with -g${looked.length ? `; also looked for ${looked.join(' and ')}` : ''})`,
+      );
     }
     const wanted = normalizePath(file.trim());
     const paths = table.filesWithRows();
-    const matches = [...new Set(paths.filter((p) => {
-      const n = normalizePath(p);
-      return n === wanted || n.endsWith('/' + wanted.replace(/^\.\//, ''));
-    }))];
+    const matches = [
+      ...new Set(
+        paths.filter((p) => {
+          const n = normalizePath(p);
+          return n === wanted || n.endsWith('/' + wanted.replace(/^\.\//, ''));
+        }),
+      ),
+    ];
     if (matches.length === 0) {
       const sameBase = paths.filter((p) => basename(p) === basename(wanted));
       const candidates = sameBase.length ? sameBase : paths.filter((p) => !p.startsWith('/usr/'));
-      throw new SymbolError('NO_SUCH_FILE', `no code from '${file}' in ${this.executable}; source files with code: ${candidates.map((p) => basename(p)).join(', ')}`, candidates);
+      throw new SymbolError(
+        'NO_SUCH_FILE',
+        `no code from '${file}' in ${this.executable}; source files with code: ${candidates.map((p) => basename(p)).join(', ')}`,
+        candidates,
+      );
     }
     if (matches.length > 1) {
-      throw new SymbolError('AMBIGUOUS_FILE', `'${file}' matches ${matches.length} source files in ${this.executable}: ${matches.join(', ')}; give more of the path`, matches);
+      throw new SymbolError(
+        'AMBIGUOUS_FILE',
+        `'${file}' matches ${matches.length} source files in ${this.executable}: ${matches.join(', ')}; give more of the path`,
+        matches,
+      );
     }
     const path = matches[0];
     const first = table.firstStatementAddress(path, line);
@@ -196,7 +241,11 @@ class ObjectTargetSymbols implements TargetSymbols {
       const after = lines.find((l) => l > line);
       const nearest = [before, after].filter((l): l is number => l !== undefined);
       const candidates = nearest.map((l) => `${basename(path)}:${l}`);
-      throw new SymbolError('NO_CODE_AT_LINE', `${basename(path)}:${line} has no code${nearest.length ? `; nearest lines with code: ${nearest.join(' and ')}` : ''}`, candidates);
+      throw new SymbolError(
+        'NO_CODE_AT_LINE',
+        `${basename(path)}:${line} has no code${nearest.length ? `; nearest lines with code: ${nearest.join(' and ')}` : ''}`,
+        candidates,
+      );
     }
     // One site per function holding the line's code: its first is_stmt row there. Rows of one
     // function (a loop's condition and increment at -O0) stay one site, as debuggers do.
@@ -219,8 +268,12 @@ class ObjectTargetSymbols implements TargetSymbols {
 }
 
 function variableMatches(v: DwarfVariable, name: string): boolean {
-  return v.qualifiedName === name || v.linkageName === name || (v.name === name && !name.includes('::'))
-    || (v.enclosingFunction !== undefined && `${v.enclosingFunction}::${v.name}` === name);
+  return (
+    v.qualifiedName === name ||
+    v.linkageName === name ||
+    (v.name === name && !name.includes('::')) ||
+    (v.enclosingFunction !== undefined && `${v.enclosingFunction}::${v.name}` === name)
+  );
 }
 
 /** Up to 5 known names close to `wanted`: same name ignoring case, containing it, or within edit distance 2. */
@@ -238,7 +291,10 @@ function closeNames(wanted: string, known: readonly string[]): string[] {
     }
     if (score !== undefined) scored.push([score, name]);
   }
-  return scored.sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1])).slice(0, 5).map(([, n]) => n);
+  return scored
+    .sort((a, b) => a[0] - b[0] || a[1].localeCompare(b[1]))
+    .slice(0, 5)
+    .map(([, n]) => n);
 }
 
 function editDistance(a: string, b: string, limit: number): number {
@@ -266,7 +322,7 @@ function normalizePath(p: string): string {
 }
 
 // x86_64: ELF_ET_DYN_BASE = DEFAULT_MAP_WINDOW / 3 * 2 with DEFAULT_MAP_WINDOW = 2^47 - 4096.
-const X86_64_ELF_ET_DYN_BASE = ((1n << 47n) - 4096n) / 3n * 2n;
+const X86_64_ELF_ET_DYN_BASE = (((1n << 47n) - 4096n) / 3n) * 2n;
 const PAGE_SIZE = 4096n;
 const EM_X86_64 = 62;
 
@@ -289,7 +345,10 @@ export function predictedLoadBase(executable: string): bigint {
     throw new SymbolError('BAD_ELF', `${executable}: load base prediction is implemented for x86_64 only (e_machine ${elf.header.machine})`);
   }
   if (!elf.programHeaders.some((p) => p.type === PT_INTERP)) {
-    throw new SymbolError('BAD_ELF', `${executable} is position-independent without an interpreter (static-pie): the kernel places it with mmap, so its load base cannot be predicted; attach to the running process instead`);
+    throw new SymbolError(
+      'BAD_ELF',
+      `${executable} is position-independent without an interpreter (static-pie): the kernel places it with mmap, so its load base cannot be predicted; attach to the running process instead`,
+    );
   }
   let alignment = 0n;
   for (const p of elf.programHeaders) {

@@ -134,7 +134,9 @@ export class Symbolizer {
       const located = pc === undefined ? undefined : this.locate(pid, pc);
       if (!located || unwindArchOf(located.object.elf.header.machine) !== arch) continue;
       return unwindStack({
-        arch, registers, stack,
+        arch,
+        registers,
+        stack,
         findCfi: (address) => {
           const at = this.locate(pid, address);
           const cfi = at?.object.callFrameInfo();
@@ -158,10 +160,15 @@ export class Symbolizer {
   private mappingAt(pid: number, ip: bigint): Mapping | undefined {
     const maps = this.processes.get(pid);
     if (!maps) return undefined;
-    let lo = 0; let hi = maps.length - 1; let found: Mapping | undefined;
+    let lo = 0;
+    let hi = maps.length - 1;
+    let found: Mapping | undefined;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (maps[mid].start <= ip) { found = maps[mid]; lo = mid + 1; } else hi = mid - 1;
+      if (maps[mid].start <= ip) {
+        found = maps[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
     return found && ip < found.end ? found : undefined;
   }
@@ -196,7 +203,11 @@ export class Symbolizer {
     if (this.kernel === undefined) {
       if (this.options.kallsymsText !== undefined) this.kernel = new Kallsyms(this.options.kallsymsText);
       else if (this.options.kallsyms) {
-        try { this.kernel = Kallsyms.read(); } catch { /* kallsyms not readable here: kernel frames stay unnamed */ this.kernel = null; }
+        try {
+          this.kernel = Kallsyms.read();
+        } catch {
+          /* kallsyms not readable here: kernel frames stay unnamed */ this.kernel = null;
+        }
       } else this.kernel = null;
       if (this.kernel && !this.kernel.usable) this.kernel = null;
     }
@@ -212,4 +223,3 @@ const KERNEL_DSO = '[kernel.kallsyms]';
 function hasSymbols(path: string): boolean {
   return path === VDSO || (path.startsWith('/') && !path.startsWith('//'));
 }
-

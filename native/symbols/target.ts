@@ -14,7 +14,9 @@ export class TargetError extends Error {
 
 /** Finds `command` the way execvp would (relative paths against `cwd`), so symbols come from the binary that will really run. */
 export function resolveExecutable(command: string, cwd: string = process.cwd()): string {
-  const candidates = command.includes('/') ? [path.resolve(cwd, command)] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((dir) => path.join(dir || '.', command));
+  const candidates = command.includes('/')
+    ? [path.resolve(cwd, command)]
+    : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((dir) => path.join(dir || '.', command));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, fsConstants.X_OK);
@@ -60,7 +62,9 @@ export function lazyTargetSymbols(context: { readonly pid?: number; readonly exe
     symbols: {
       resolveSymbol: (name) => get().resolveSymbol(name),
       resolveLine: (file, line) => get().resolveLine(file, line),
-      get path() { return get().path; },
+      get path() {
+        return get().path;
+      },
       fileOffset: (address) => get().fileOffset(address),
     },
     loadBase: () => base,

@@ -10,20 +10,49 @@ import { AARCH64, evaluateExpression, unwindStack, X86_64 } from './unwind';
 /** Little-endian byte assembler. */
 class Bytes {
   readonly out: number[] = [];
-  get length(): number { return this.out.length; }
-  u8(...values: number[]): this { this.out.push(...values.map((v) => v & 0xff)); return this; }
-  u32(value: number): this { for (let i = 0; i < 4; i++) this.out.push((value >>> (8 * i)) & 0xff); return this; }
-  u64(value: bigint): this { for (let i = 0n; i < 8n; i++) this.out.push(Number((value >> (8n * i)) & 0xffn)); return this; }
-  uleb(value: number): this { do { let b = value & 0x7f; value >>>= 7; if (value) b |= 0x80; this.out.push(b); } while (value); return this; }
+  get length(): number {
+    return this.out.length;
+  }
+  u8(...values: number[]): this {
+    this.out.push(...values.map((v) => v & 0xff));
+    return this;
+  }
+  u32(value: number): this {
+    for (let i = 0; i < 4; i++) this.out.push((value >>> (8 * i)) & 0xff);
+    return this;
+  }
+  u64(value: bigint): this {
+    for (let i = 0n; i < 8n; i++) this.out.push(Number((value >> (8n * i)) & 0xffn));
+    return this;
+  }
+  uleb(value: number): this {
+    do {
+      let b = value & 0x7f;
+      value >>>= 7;
+      if (value) b |= 0x80;
+      this.out.push(b);
+    } while (value);
+    return this;
+  }
   sleb(value: number): this {
     for (;;) {
-      const b = value & 0x7f; value >>= 7;
-      if ((value === 0 && !(b & 0x40)) || (value === -1 && (b & 0x40))) { this.out.push(b); return this; }
+      const b = value & 0x7f;
+      value >>= 7;
+      if ((value === 0 && !(b & 0x40)) || (value === -1 && b & 0x40)) {
+        this.out.push(b);
+        return this;
+      }
       this.out.push(b | 0x80);
     }
   }
-  cstring(text: string): this { for (const c of text) this.out.push(c.charCodeAt(0)); this.out.push(0); return this; }
-  bytes(): Uint8Array { return Uint8Array.from(this.out); }
+  cstring(text: string): this {
+    for (const c of text) this.out.push(c.charCodeAt(0));
+    this.out.push(0);
+    return this;
+  }
+  bytes(): Uint8Array {
+    return Uint8Array.from(this.out);
+  }
 }
 
 const R = { rbp: 6, rsp: 7, ra: 16 } as const;
@@ -39,15 +68,32 @@ const undefinedRule = (reg: number) => [0x07, reg];
 /** The x86_64 .plt CFA: rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) (pushes in the lazy-binding stub). */
 const PLT_CFA_EXPRESSION = [0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22];
 
-interface FdeSpec { start: number; size: number; program: number[] }
-interface CieSpec { codeAlignment: number; dataAlignment: number; returnAddress: number; initial: number[] }
+interface FdeSpec {
+  start: number;
+  size: number;
+  program: number[];
+}
+interface CieSpec {
+  codeAlignment: number;
+  dataAlignment: number;
+  returnAddress: number;
+  initial: number[];
+}
 /** What gcc emits on x86_64: CFA = rsp+8 at entry, the return address at CFA-8. */
 const X86_64_CIE: CieSpec = { codeAlignment: 1, dataAlignment: -8, returnAddress: R.ra, initial: [...defCfa(R.rsp, 8), ...offset(R.ra, 1)] };
 
 /** A .eh_frame at link address `address`: one zR CIE (pcrel|sdata4 FDE pointers, x86_64 entry rules), then the FDEs, then the terminator. */
 function ehFrame(address: number, fdes: readonly FdeSpec[], augmentation = 'zR', cie: CieSpec = X86_64_CIE): { bytes: Uint8Array; fdeOffsets: number[] } {
   const b = new Bytes();
-  const cieBody = new Bytes().u32(0).u8(1).cstring(augmentation).uleb(cie.codeAlignment).sleb(cie.dataAlignment).u8(cie.returnAddress).uleb(1).u8(0x1b)
+  const cieBody = new Bytes()
+    .u32(0)
+    .u8(1)
+    .cstring(augmentation)
+    .uleb(cie.codeAlignment)
+    .sleb(cie.dataAlignment)
+    .u8(cie.returnAddress)
+    .uleb(1)
+    .u8(0x1b)
     .u8(...cie.initial);
   while ((cieBody.length + 4) % 8) cieBody.u8(0);
   b.u32(cieBody.length).u8(...cieBody.out);
@@ -58,7 +104,11 @@ function ehFrame(address: number, fdes: readonly FdeSpec[], augmentation = 'zR',
     const body = new Bytes();
     body.u32(at + 4); // CIE pointer: back from this field to the CIE at 0
     const pcBeginAt = at + 4 + body.length;
-    body.u32(fde.start - (address + pcBeginAt)).u32(fde.size).uleb(0).u8(...fde.program);
+    body
+      .u32(fde.start - (address + pcBeginAt))
+      .u32(fde.size)
+      .uleb(0)
+      .u8(...fde.program);
     while ((body.length + 4) % 8) body.u8(0);
     b.u32(body.length).u8(...body.out);
   }
@@ -68,7 +118,10 @@ function ehFrame(address: number, fdes: readonly FdeSpec[], augmentation = 'zR',
 
 /** The .eh_frame_hdr for it: datarel|sdata4 table sorted by start. */
 function ehFrameHdr(address: number, frameAddress: number, fdes: readonly FdeSpec[], fdeOffsets: readonly number[]): Uint8Array {
-  const b = new Bytes().u8(1, 0x1b, 0x03, 0x3b).u32(frameAddress - (address + 4)).u32(fdes.length);
+  const b = new Bytes()
+    .u8(1, 0x1b, 0x03, 0x3b)
+    .u32(frameAddress - (address + 4))
+    .u32(fdes.length);
   const entries = fdes.map((fde, i) => [fde.start, frameAddress + fdeOffsets[i]]).sort((x, y) => x[0] - y[0]);
   for (const [start, fde] of entries) b.u32(start - address).u32(fde - address);
   return b.bytes();
@@ -77,10 +130,21 @@ function ehFrameHdr(address: number, frameAddress: number, fdes: readonly FdeSpe
 /** The same FDEs as a DWARF 3 .debug_frame (absolute addresses, CIE id 0xffffffff). */
 function debugFrame(fdes: readonly FdeSpec[]): Uint8Array {
   const b = new Bytes();
-  const cieBody = new Bytes().u32(0xffffffff).u8(3).cstring('').uleb(1).sleb(-8).uleb(R.ra).u8(...defCfa(R.rsp, 8), ...offset(R.ra, 1));
+  const cieBody = new Bytes()
+    .u32(0xffffffff)
+    .u8(3)
+    .cstring('')
+    .uleb(1)
+    .sleb(-8)
+    .uleb(R.ra)
+    .u8(...defCfa(R.rsp, 8), ...offset(R.ra, 1));
   b.u32(cieBody.length).u8(...cieBody.out);
   for (const fde of fdes) {
-    const body = new Bytes().u32(0).u64(BigInt(fde.start)).u64(BigInt(fde.size)).u8(...fde.program);
+    const body = new Bytes()
+      .u32(0)
+      .u64(BigInt(fde.start))
+      .u64(BigInt(fde.size))
+      .u8(...fde.program);
     b.u32(body.length).u8(...body.out);
   }
   return b.bytes();
@@ -91,9 +155,19 @@ function debugFrame(fdes: readonly FdeSpec[]): Uint8Array {
 const FDES: FdeSpec[] = [
   { start: 0x1000, size: 0x20, program: [...advance(4), ...defCfaOffset(16), ...advance(0x10), ...defCfaOffset(8)] },
   {
-    start: 0x2000, size: 0x40, program: [
-      ...advance(1), ...defCfaOffset(16), ...offset(R.rbp, 2), ...advance(3), ...defCfaRegister(R.rbp),
-      ...advance(0x20), ...rememberState, ...defCfa(R.rsp, 8), ...advance(1), ...restoreState,
+    start: 0x2000,
+    size: 0x40,
+    program: [
+      ...advance(1),
+      ...defCfaOffset(16),
+      ...offset(R.rbp, 2),
+      ...advance(3),
+      ...defCfaRegister(R.rbp),
+      ...advance(0x20),
+      ...rememberState,
+      ...defCfa(R.rsp, 8),
+      ...advance(1),
+      ...restoreState,
     ],
   },
   { start: 0x4000, size: 0x10, program: [...undefinedRule(R.ra)] },
@@ -165,10 +239,21 @@ describe('CFI parser (synthetic .eh_frame, .eh_frame_hdr, .debug_frame)', () => 
 });
 
 describe('DWARF expressions', () => {
-  const noMemory = (): bigint => { throw new Error('no memory'); };
+  const noMemory = (): bigint => {
+    throw new Error('no memory');
+  };
   it('computes the PLT CFA: 8 more bytes once the stub has pushed', () => {
     const expression = Uint8Array.from(PLT_CFA_EXPRESSION);
-    const at = (rip: bigint) => evaluateExpression(expression, new Map([[R.rsp, 0x7ff000n], [R.ra, rip]]), noMemory, []);
+    const at = (rip: bigint) =>
+      evaluateExpression(
+        expression,
+        new Map([
+          [R.rsp, 0x7ff000n],
+          [R.ra, rip],
+        ]),
+        noMemory,
+        [],
+      );
     assert.equal(at(0x5016n), 0x7ff008n);
     assert.equal(at(0x501an), 0x7ff008n);
     assert.equal(at(0x501bn), 0x7ff010n);
@@ -225,7 +310,14 @@ describe('unwinder (synthetic stack)', () => {
     assert.deepEqual(unknown.frames, [0x1234n]);
     assert.equal(unknown.end, 'no-cfi');
     assert.equal(unwindStack({ arch: X86_64, registers, stack, findCfi, maxFrames: 2 }).frames.length, 2);
-    const damaged = unwindStack({ arch: X86_64, registers, stack, findCfi: () => { throw new Error('bad .eh_frame_hdr'); } });
+    const damaged = unwindStack({
+      arch: X86_64,
+      registers,
+      stack,
+      findCfi: () => {
+        throw new Error('bad .eh_frame_hdr');
+      },
+    });
     assert.deepEqual(damaged.frames, [BIAS + 0x2010n]);
     assert.equal(damaged.end, 'bad-cfi');
   });
@@ -277,7 +369,7 @@ describe('unwinder (synthetic aarch64 stack)', () => {
     new DataView(stack.buffer).setBigUint64(8, 0x3008n, true); // G saved x30 at CFA-8
     const registers: Record<number, bigint> = { 32: 0x1008n, 31: sp, 30: 0x2010n, 29: 0n };
     const result = unwindStack({ arch: AARCH64, registers, stack, findCfi: () => ({ cfi, bias: 0n }) });
-    assert.deepEqual(result.frames, [0x1008n, 0x200fn, 0x3007n], "callers one byte before the return address, as perf lists them on every architecture");
+    assert.deepEqual(result.frames, [0x1008n, 0x200fn, 0x3007n], 'callers one byte before the return address, as perf lists them on every architecture');
     assert.equal(result.end, 'outermost');
   });
 });

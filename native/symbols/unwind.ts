@@ -184,22 +184,37 @@ export function evaluateCfa(rule: CfaRule, registers: ReadonlyMap<number, bigint
   return BigInt.asUintN(64, base + rule.offset);
 }
 
-function applyRule(rule: RegisterRule, register: number, cfa: bigint, registers: ReadonlyMap<number, bigint>, read: (address: bigint) => bigint): bigint
-  | undefined {
+function applyRule(
+  rule: RegisterRule,
+  register: number,
+  cfa: bigint,
+  registers: ReadonlyMap<number, bigint>,
+  read: (address: bigint) => bigint,
+): bigint | undefined {
   switch (rule.kind) {
-    case 'undefined': return undefined;
-    case 'same': return registers.get(register);
-    case 'offset': return read(BigInt.asUintN(64, cfa + rule.offset));
-    case 'val-offset': return BigInt.asUintN(64, cfa + rule.offset);
-    case 'register': return registers.get(rule.register);
-    case 'expression': return read(evaluateExpression(rule.expression, registers, read, [cfa]));
-    case 'val-expression': return evaluateExpression(rule.expression, registers, read, [cfa]);
+    case 'undefined':
+      return undefined;
+    case 'same':
+      return registers.get(register);
+    case 'offset':
+      return read(BigInt.asUintN(64, cfa + rule.offset));
+    case 'val-offset':
+      return BigInt.asUintN(64, cfa + rule.offset);
+    case 'register':
+      return registers.get(rule.register);
+    case 'expression':
+      return read(evaluateExpression(rule.expression, registers, read, [cfa]));
+    case 'val-expression':
+      return evaluateExpression(rule.expression, registers, read, [cfa]);
   }
 }
 
 /** Evaluates a DWARF expression on 64-bit values; `initial` is pushed first (the CFA for register rules). */
-export function evaluateExpression(expression: Uint8Array, registers: ReadonlyMap<number, bigint>, read: (
-  address: bigint,
-) => bigint, initial: readonly bigint[]): bigint {
+export function evaluateExpression(
+  expression: Uint8Array,
+  registers: ReadonlyMap<number, bigint>,
+  read: (address: bigint) => bigint,
+  initial: readonly bigint[],
+): bigint {
   return evaluateValue(expression, { registers, read, initial });
 }

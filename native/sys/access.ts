@@ -109,7 +109,7 @@ function describeMode(path: string): string | undefined {
   try {
     const stat = statSync(path);
     const bits = stat.mode & 0o777;
-    const rwx = (shift: number) => ['r', 'w', 'x'].map((letter, i) => (bits >> (shift + 2 - i)) & 1 ? letter : '-').join('');
+    const rwx = (shift: number) => ['r', 'w', 'x'].map((letter, i) => ((bits >> (shift + 2 - i)) & 1 ? letter : '-')).join('');
     return `mode ${bits.toString(8).padStart(4, '0')} (d${rwx(6)}${rwx(3)}${rwx(0)}), owner uid ${stat.uid} gid ${stat.gid}`;
   } catch {
     // the path cannot be stat'ed: no mode to describe
@@ -119,8 +119,12 @@ function describeMode(path: string): string | undefined {
 
 /** tracefs as this user sees it: readable, not mounted, or mounted but closed to this user. */
 export function probeTracefs(mountsText: string): TracefsAccess {
-  const mounted = mountsText.split('\n').map((line) => line.split(' ')).filter((fields) => fields[2] === 'tracefs').map((fields) => fields[1]);
-  const path = mounted.includes('/sys/kernel/tracing') ? '/sys/kernel/tracing' : mounted[0] ?? '/sys/kernel/tracing';
+  const mounted = mountsText
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter((fields) => fields[2] === 'tracefs')
+    .map((fields) => fields[1]);
+  const path = mounted.includes('/sys/kernel/tracing') ? '/sys/kernel/tracing' : (mounted[0] ?? '/sys/kernel/tracing');
   if (mounted.length === 0) {
     // Old kernels expose it under debugfs without a mount of its own.
     try {
@@ -143,16 +147,35 @@ export function probeTracefs(mountsText: string): TracefsAccess {
 /** Reads the facts from /proc and /sys. Cheap (a few small files); call once per recording. */
 export function readAccessFacts(): AccessFacts {
   let status = '';
-  try { status = readFileSync('/proc/self/status', 'utf8'); } catch { /* no /proc: no caps known */ }
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    /* no /proc: no caps known */
+  }
   let limits = '';
-  try { limits = readFileSync('/proc/self/limits', 'utf8'); } catch { /* no /proc */ }
+  try {
+    limits = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    /* no /proc */
+  }
   let mounts = '';
-  try { mounts = readFileSync('/proc/mounts', 'utf8'); } catch { /* no /proc */ }
+  try {
+    mounts = readFileSync('/proc/mounts', 'utf8');
+  } catch {
+    /* no /proc */
+  }
   let onlineCpus = 1;
   try {
-    onlineCpus = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim().split(',')
-      .reduce((count, range) => { const [lo, hi] = range.split('-').map(Number); return count + (hi === undefined ? 1 : hi - lo + 1); }, 0);
-  } catch { /* keep 1 */ }
+    onlineCpus = readFileSync('/sys/devices/system/cpu/online', 'utf8')
+      .trim()
+      .split(',')
+      .reduce((count, range) => {
+        const [lo, hi] = range.split('-').map(Number);
+        return count + (hi === undefined ? 1 : hi - lo + 1);
+      }, 0);
+  } catch {
+    /* keep 1 */
+  }
   const capText = statusField(status, 'CapEff');
   return {
     euid: typeof process.geteuid === 'function' ? process.geteuid() : -1,
@@ -176,7 +199,10 @@ export function describeUid(uid: number): string {
   // /etc/passwd names local users; userInfo() (getpwuid) also knows directory-service users.
   let name: string | undefined;
   try {
-    name = readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => line.split(':')).find((fields) => Number(fields[2]) === uid)?.[0];
+    name = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .map((line) => line.split(':'))
+      .find((fields) => Number(fields[2]) === uid)?.[0];
     if (name === undefined && typeof process.geteuid === 'function' && uid === process.geteuid()) name = userInfo().username;
   } catch {
     // no readable /etc/passwd: the uid alone names the user
@@ -198,7 +224,8 @@ export function grantAdvice(level: number): string {
   return `run \`sudo sysctl ${PARANOID_SYSCTL}=${level}\` (add it to /etc/sysctl.d/ to keep it), or ${PERFMON_COPY_ADVICE}`;
 }
 
-const PERFMON_COPY_ADVICE = 'give CAP_PERFMON to a copy of node used only for Ringside ' +
+const PERFMON_COPY_ADVICE =
+  'give CAP_PERFMON to a copy of node used only for Ringside ' +
   '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`), or run as root';
 
 /**
@@ -209,7 +236,8 @@ const PERFMON_COPY_ADVICE = 'give CAP_PERFMON to a copy of node used only for Ri
 export function uprobeRefusal(access: PerfAccess): { readonly reason: string; readonly hint: string } | null {
   if (access.perfmonCapable) return null;
   return {
-    reason: `the kernel allows uprobes only to a process with CAP_PERFMON (or CAP_SYS_ADMIN), at every ${PARANOID_SYSCTL}, ` +
+    reason:
+      `the kernel allows uprobes only to a process with CAP_PERFMON (or CAP_SYS_ADMIN), at every ${PARANOID_SYSCTL}, ` +
       `and ${describeUid(access.euid)} has neither (perf_event_open answers EACCES)`,
     hint: PERFMON_COPY_ADVICE,
   };
@@ -224,7 +252,10 @@ export function accessLimitation(access: PerfAccess): string | null {
 /** A recording this user may not make, with the real cause and the smallest fix. */
 export class AccessError extends Error {
   override readonly name = 'AccessError';
-  constructor(readonly reason: string, readonly hint: string) {
+  constructor(
+    readonly reason: string,
+    readonly hint: string,
+  ) {
     super(`${reason}; ${hint}`);
   }
 }

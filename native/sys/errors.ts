@@ -7,14 +7,59 @@ import { describeUid, grantAdvice, MLOCK_SYSCTL, PARANOID_SYSCTL, paranoidText, 
 
 /** Linux errno numbers (asm-generic/errno-base.h + errno.h; identical on x86_64 and aarch64). */
 export const ERRNO_NAMES: Readonly<Record<number, string>> = {
-  1: 'EPERM', 2: 'ENOENT', 3: 'ESRCH', 4: 'EINTR', 5: 'EIO', 6: 'ENXIO', 7: 'E2BIG', 8: 'ENOEXEC',
-  9: 'EBADF', 10: 'ECHILD', 11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 15: 'ENOTBLK',
-  16: 'EBUSY', 17: 'EEXIST', 18: 'EXDEV', 19: 'ENODEV', 20: 'ENOTDIR', 21: 'EISDIR', 22: 'EINVAL',
-  23: 'ENFILE', 24: 'EMFILE', 25: 'ENOTTY', 26: 'ETXTBSY', 27: 'EFBIG', 28: 'ENOSPC', 29: 'ESPIPE',
-  30: 'EROFS', 31: 'EMLINK', 32: 'EPIPE', 33: 'EDOM', 34: 'ERANGE', 35: 'EDEADLK', 36: 'ENAMETOOLONG',
-  37: 'ENOLCK', 38: 'ENOSYS', 39: 'ENOTEMPTY', 40: 'ELOOP', 42: 'ENOMSG', 43: 'EIDRM', 61: 'ENODATA',
-  62: 'ETIME', 71: 'EPROTO', 75: 'EOVERFLOW', 84: 'EILSEQ', 95: 'EOPNOTSUPP', 110: 'ETIMEDOUT',
-  114: 'EALREADY', 115: 'EINPROGRESS', 125: 'ECANCELED', 524: 'ENOTSUPP',
+  1: 'EPERM',
+  2: 'ENOENT',
+  3: 'ESRCH',
+  4: 'EINTR',
+  5: 'EIO',
+  6: 'ENXIO',
+  7: 'E2BIG',
+  8: 'ENOEXEC',
+  9: 'EBADF',
+  10: 'ECHILD',
+  11: 'EAGAIN',
+  12: 'ENOMEM',
+  13: 'EACCES',
+  14: 'EFAULT',
+  15: 'ENOTBLK',
+  16: 'EBUSY',
+  17: 'EEXIST',
+  18: 'EXDEV',
+  19: 'ENODEV',
+  20: 'ENOTDIR',
+  21: 'EISDIR',
+  22: 'EINVAL',
+  23: 'ENFILE',
+  24: 'EMFILE',
+  25: 'ENOTTY',
+  26: 'ETXTBSY',
+  27: 'EFBIG',
+  28: 'ENOSPC',
+  29: 'ESPIPE',
+  30: 'EROFS',
+  31: 'EMLINK',
+  32: 'EPIPE',
+  33: 'EDOM',
+  34: 'ERANGE',
+  35: 'EDEADLK',
+  36: 'ENAMETOOLONG',
+  37: 'ENOLCK',
+  38: 'ENOSYS',
+  39: 'ENOTEMPTY',
+  40: 'ELOOP',
+  42: 'ENOMSG',
+  43: 'EIDRM',
+  61: 'ENODATA',
+  62: 'ETIME',
+  71: 'EPROTO',
+  75: 'EOVERFLOW',
+  84: 'EILSEQ',
+  95: 'EOPNOTSUPP',
+  110: 'ETIMEDOUT',
+  114: 'EALREADY',
+  115: 'EINPROGRESS',
+  125: 'ECANCELED',
+  524: 'ENOTSUPP',
 };
 
 export function errnoName(errno: number): string {
@@ -66,16 +111,20 @@ function paranoidHint(code: string, context: ErrorContext): string {
   if (context.pid !== undefined && context.pid > 0) {
     const owner = processOwner(context.pid);
     if (owner !== null && owner !== access.euid && !access.perfmonCapable) {
-      return `process ${context.pid} belongs to ${describeUid(owner)}, and you are ${describeUid(access.euid)}: perf may watch another user's process ` +
-        `only with CAP_SYS_PTRACE (or as root), whatever ${PARANOID_SYSCTL} is; run Ringside as ${describeUid(owner)}, or with sudo.`;
+      return (
+        `process ${context.pid} belongs to ${describeUid(owner)}, and you are ${describeUid(access.euid)}: perf may watch another user's process ` +
+        `only with CAP_SYS_PTRACE (or as root), whatever ${PARANOID_SYSCTL} is; run Ringside as ${describeUid(owner)}, or with sudo.`
+      );
     }
   }
   // paranoid and capability checks answer EACCES; a seccomp filter (Docker's default profile
   // blocks perf_event_open) answers EPERM before the kernel looks at the attr at all.
   if (code === 'EPERM' && access.seccompMode === 2) {
-    return 'perf_event_open was refused with EPERM and this process runs under a seccomp filter (Seccomp: 2 in /proc/self/status), ' +
-      'as containers do by default (Docker\'s profile blocks perf_event_open): run the container with `--security-opt seccomp=unconfined` ' +
-      'or a profile that allows perf_event_open (plus `--cap-add PERFMON` for kernel samples).';
+    return (
+      'perf_event_open was refused with EPERM and this process runs under a seccomp filter (Seccomp: 2 in /proc/self/status), ' +
+      "as containers do by default (Docker's profile blocks perf_event_open): run the container with `--security-opt seccomp=unconfined` " +
+      'or a profile that allows perf_event_open (plus `--cap-add PERFMON` for kernel samples).'
+    );
   }
   const uprobe = context.uprobePath !== undefined ? uprobeRefusal(access) : null;
   if (uprobe) return `${uprobe.reason}; ${uprobe.hint}.`;
@@ -100,9 +149,11 @@ function mlockHint(code: string, context: ErrorContext): string {
     // could not allocate the ring itself.
     return `the kernel could not allocate the ring buffer${asked}: no locked-memory limit applies to this process, so this is the kernel running out of memory for one ring; use fewer --pages.`;
   }
-  return `ring buffers are charged to locked memory${asked}: ${MLOCK_SYSCTL} is ${access.perfMlockKb ?? 'unknown'} KiB per CPU for your user ` +
+  return (
+    `ring buffers are charged to locked memory${asked}: ${MLOCK_SYSCTL} is ${access.perfMlockKb ?? 'unknown'} KiB per CPU for your user ` +
     `and RLIMIT_MEMLOCK (ulimit -l) is ${access.memlockLimitBytes === null ? 'unlimited' : `${access.memlockLimitBytes / 1024} KiB`}; ` +
-    `use fewer --pages, raise it with \`sudo sysctl ${MLOCK_SYSCTL}=N\` or \`ulimit -l\`, or grant CAP_IPC_LOCK.`;
+    `use fewer --pages, raise it with \`sudo sysctl ${MLOCK_SYSCTL}=N\` or \`ulimit -l\`, or grant CAP_IPC_LOCK.`
+  );
 }
 
 function tracepointHint(context: ErrorContext): string {
@@ -121,8 +172,10 @@ function hintFor(syscall: string, code: string, context: ErrorContext): string {
         return `permission denied opening ${name}: ${paranoidHint(code, context)}`;
       case 'ENOSPC':
         if (context.attrType === PERF_TYPE_BREAKPOINT) {
-          return 'no free hardware debug register: x86 has 4 (DR0-DR3) per CPU, shared by every pinned and flexible breakpoint of the task and CPU ' +
-            '(including debuggers and other perf sessions); remove a breakpoint/watchpoint or close other tools using them.';
+          return (
+            'no free hardware debug register: x86 has 4 (DR0-DR3) per CPU, shared by every pinned and flexible breakpoint of the task and CPU ' +
+            '(including debuggers and other perf sessions); remove a breakpoint/watchpoint or close other tools using them.'
+          );
         }
         return `the kernel has no room for ${name} (ENOSPC).`;
       case 'ENOENT':
@@ -154,16 +207,18 @@ function hintFor(syscall: string, code: string, context: ErrorContext): string {
   }
   if (syscall === 'mmap') {
     if (code === 'EPERM' || code === 'ENOMEM') return mlockHint(code, context);
-    if (code === 'EINVAL') return 'the ring size must be 1 + 2^n pages, an event that already has a ring can only be mapped with the same size, and an inherited per-task event (inherit with cpu -1) cannot be mapped at all (open it per CPU).';
+    if (code === 'EINVAL')
+      return 'the ring size must be 1 + 2^n pages, an event that already has a ring can only be mapped with the same size, and an inherited per-task event (inherit with cpu -1) cannot be mapped at all (open it per CPU).';
     return 'mapping the perf ring buffer failed.';
   }
   if (syscall === 'ioctl') {
     if (code === 'ENOTTY') return `this kernel does not know ioctl ${context.request ?? ''} (too old?).`;
-    if (code === 'EINVAL') return `ioctl ${context.request ?? ''} was rejected (PAUSE_OUTPUT needs a mapped ring; SET_OUTPUT needs the same CPU/task and the same ring direction).`;
+    if (code === 'EINVAL')
+      return `ioctl ${context.request ?? ''} was rejected (PAUSE_OUTPUT needs a mapped ring; SET_OUTPUT needs the same CPU/task and the same ring direction).`;
     return `ioctl ${context.request ?? ''} failed.`;
   }
   if (syscall === 'pidfd_getfd' || syscall === 'pidfd_open') {
-    if (code === 'EPERM') return 'borrowing another process\'s fd needs ptrace access to it (same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE).';
+    if (code === 'EPERM') return "borrowing another process's fd needs ptrace access to it (same user and kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE).";
     if (code === 'ESRCH') return `process ${context.pid ?? '?'} has exited.`;
     if (code === 'EBADF') return 'the target process has no such fd.';
   }

@@ -18,7 +18,13 @@ const syscallVariadic = lib.func('long syscall(long number, ...)') as (...args: 
 const ioctlPtr = lib.func('int ioctl(int fd, unsigned long request, void *arg)') as (fd: number, request: number, arg: Uint8Array | null) => number;
 const ioctlLong = lib.func('ioctl', 'int', ['int', 'unsigned long', 'unsigned long']) as (fd: number, request: number, arg: number) => number;
 const mmapRaw = lib.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)') as (
-  addr: null, length: number, prot: number, flags: number, fd: number, offset: number) => NativePointer;
+  addr: null,
+  length: number,
+  prot: number,
+  flags: number,
+  fd: number,
+  offset: number,
+) => NativePointer;
 const munmapRaw = lib.func('int munmap(void *addr, size_t length)') as (addr: NativePointer, length: number) => number;
 const closeRaw = lib.func('int close(int fd)') as (fd: number) => number;
 const readRaw = lib.func('long read(int fd, void *buf, size_t count)') as (fd: number, buf: Uint8Array, count: number) => number;
@@ -163,7 +169,11 @@ export class Mapping {
   private readonly scratch = new Uint8Array(8);
   private readonly scratchView = new DataView(this.scratch.buffer);
 
-  private constructor(pointer: NativePointer, readonly length: number, readonly writable: boolean) {
+  private constructor(
+    pointer: NativePointer,
+    readonly length: number,
+    readonly writable: boolean,
+  ) {
     this.pointer = pointer;
     this.address = koffi.address(pointer);
   }
@@ -194,7 +204,8 @@ export class Mapping {
   copyOut(offset: number, into: Uint8Array, intoOffset: number, length: number): void {
     this.live();
     if (offset < 0 || length < 0 || offset + length > this.length) throw new RangeError(`copyOut [${offset}, +${length}) outside mapping of ${this.length}`);
-    if (intoOffset < 0 || intoOffset + length > into.length) throw new RangeError(`copyOut target [${intoOffset}, +${length}) outside buffer of ${into.length}`);
+    if (intoOffset < 0 || intoOffset + length > into.length)
+      throw new RangeError(`copyOut target [${intoOffset}, +${length}) outside buffer of ${into.length}`);
     if (length === 0) return;
     memcpyToBuffer(into.subarray(intoOffset, intoOffset + length), this.address + BigInt(offset), length);
   }

@@ -27,8 +27,14 @@ export function parseProcMaps(text: string): MapEntry[] {
     const deleted = path.endsWith(' (deleted)');
     if (deleted) path = path.slice(0, -' (deleted)'.length);
     out.push({
-      start: BigInt('0x' + m[1]), end: BigInt('0x' + m[2]), perms: m[3], offset: BigInt('0x' + m[4]),
-      dev: m[5], inode: Number(m[6]), path, deleted,
+      start: BigInt('0x' + m[1]),
+      end: BigInt('0x' + m[2]),
+      perms: m[3],
+      offset: BigInt('0x' + m[4]),
+      dev: m[5],
+      inode: Number(m[6]),
+      path,
+      deleted,
     });
   }
   return out;

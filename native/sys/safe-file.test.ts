@@ -10,7 +10,9 @@ import { AtomicFile, ensurePrivateDirectory, FileWriteError, openPrivateDirector
 
 describe('safe-file', () => {
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-safe-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-safe-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('writeFileAtomic: mode 0600 whatever the umask, the old file replaced whole, no temporary file left', () => {
@@ -47,8 +49,13 @@ describe('safe-file', () => {
   it('refuses a FIFO at the target (nothing opens it) and a missing directory, naming the file', () => {
     const fifo = path.join(dir, 'pipe.html');
     execFileSync('mkfifo', [fifo]);
-    assert.throws(() => new AtomicFile(fifo), (error: unknown) => error instanceof FileWriteError && error.message === `cannot write ${fifo}: it is a FIFO (named pipe); ` +
-      'Ringside writes outputs as regular files (written whole, then renamed into place)');
+    assert.throws(
+      () => new AtomicFile(fifo),
+      (error: unknown) =>
+        error instanceof FileWriteError &&
+        error.message ===
+          `cannot write ${fifo}: it is a FIFO (named pipe); ` + 'Ringside writes outputs as regular files (written whole, then renamed into place)',
+    );
     const missing = path.join(dir, 'no/such/x.data');
     assert.throws(() => writeFileAtomic(missing, 'x'), new RegExp(`^FileWriteError: cannot write ${missing}: no such file or directory \\(ENOENT\\)`));
   });

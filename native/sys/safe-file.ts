@@ -7,8 +7,21 @@
 // extension's exports, a keeper's state file) goes through here.
 
 import {
-  closeSync, constants, fchmodSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync,
-  unlinkSync, writeSync, type Stats,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
 } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -16,7 +29,12 @@ import { describeUid } from './access';
 
 /** A file that could not be written: names the file, the cause (errno) and what to do. */
 export class FileWriteError extends Error {
-  constructor(readonly file: string, readonly reason: string, readonly hint: string, readonly errno?: string) {
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    readonly hint: string,
+    readonly errno?: string,
+  ) {
     super(`cannot write ${file}: ${reason}`);
     this.name = 'FileWriteError';
   }
@@ -176,14 +194,18 @@ export function privateDirectoriesBeside(dir: string, prefix: string): string[] 
     // no such directory: no candidates
     return [];
   }
-  return names.filter((name) => name.startsWith(prefix)).sort().map((name) => path.join(dir, name)).filter((candidate) => {
-    try {
-      return privateDirectoryProblem(lstatSync(candidate)) === null;
-    } catch {
-      // it vanished or cannot be stat'ed: not a private directory we can use
-      return false;
-    }
-  });
+  return names
+    .filter((name) => name.startsWith(prefix))
+    .sort()
+    .map((name) => path.join(dir, name))
+    .filter((candidate) => {
+      try {
+        return privateDirectoryProblem(lstatSync(candidate)) === null;
+      } catch {
+        // it vanished or cannot be stat'ed: not a private directory we can use
+        return false;
+      }
+    });
 }
 
 export interface AtomicFileOptions {
@@ -207,7 +229,10 @@ export class AtomicFile {
   private checkpointBytes = 0;
   private done = false;
 
-  constructor(readonly file: string, private readonly options: AtomicFileOptions = {}) {
+  constructor(
+    readonly file: string,
+    private readonly options: AtomicFileOptions = {},
+  ) {
     const dir = path.dirname(path.resolve(file));
     this.name = path.basename(file);
     if (this.name === '' || this.name === '.' || this.name === '..') throw new FileWriteError(file, 'it names a directory, not a file', 'name a file');
@@ -216,8 +241,7 @@ export class AtomicFile {
       refuseNonRegularTarget(file, pathInDirectoryFd(this.dirFd, this.name));
       // Hidden, unique per process and attempt; a long name is shortened so the temporary one still fits NAME_MAX.
       this.tempName = `.${this.name.slice(0, 200)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-      this.fd = openSync(pathInDirectoryFd(this.dirFd, this.tempName),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      this.fd = openSync(pathInDirectoryFd(this.dirFd, this.tempName), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     } catch (error) {
       closeSync(this.dirFd);
       throw wrap(file, error);
@@ -235,7 +259,12 @@ export class AtomicFile {
       const failure = wrap(this.file, error);
       this.fail();
       if (this.checkpointBytes === 0) throw failure;
-      throw new FileWriteError(this.file, `${failure.reason}; it keeps only what was whole before (${this.checkpointBytes} bytes)`, failure.hint, failure.errno);
+      throw new FileWriteError(
+        this.file,
+        `${failure.reason}; it keeps only what was whole before (${this.checkpointBytes} bytes)`,
+        failure.hint,
+        failure.errno,
+      );
     }
   }
 
@@ -334,8 +363,11 @@ function refuseNonRegularTarget(file: string, viaFd: string): void {
     throw error;
   }
   if (stats.isFile() || stats.isSymbolicLink()) return;
-  throw new FileWriteError(file, `it is ${describeFileType(stats)}; Ringside writes outputs as regular files (written whole, then renamed into place)`,
-    'name a regular file; for a pipe, write JSON Lines to stdout (no -o) instead');
+  throw new FileWriteError(
+    file,
+    `it is ${describeFileType(stats)}; Ringside writes outputs as regular files (written whole, then renamed into place)`,
+    'name a regular file; for a pipe, write JSON Lines to stdout (no -o) instead',
+  );
 }
 
 /** Writes `data` to `file` whole (mode 0600) or not at all. */

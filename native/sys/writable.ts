@@ -10,7 +10,10 @@ import { describeFileType } from './safe-file';
 /** An output path this process cannot write; the message names the path, who owns it, and what to do. */
 export class OutputPathError extends Error {
   readonly code = 'EOUTPUT';
-  constructor(message: string, readonly hint: string) {
+  constructor(
+    message: string,
+    readonly hint: string,
+  ) {
     super(message);
     this.name = 'OutputPathError';
   }
@@ -74,13 +77,14 @@ export function checkWritableFile(file: string, what = 'output file'): void {
   // A character device (/dev/null, a tty) is written in place (native/cli/output).
   const entry = lstatOrNull(absolute);
   if (entry && !entry.isFile() && !entry.isSymbolicLink() && !entry.isCharacterDevice()) {
-    throw new OutputPathError(`${what} ${file} is ${describeFileType(entry)}; Ringside writes a regular file there (written whole, then renamed into place)`,
-      'name a regular file; to stream JSON Lines into a pipe, leave out -o (stdout)');
+    throw new OutputPathError(
+      `${what} ${file} is ${describeFileType(entry)}; Ringside writes a regular file there (written whole, then renamed into place)`,
+      'name a regular file; to stream JSON Lines into a pipe, leave out -o (stdout)',
+    );
   }
   if (existing) {
     if (!canWrite(absolute, constants.W_OK)) {
-      throw new OutputPathError(`${what} ${file} exists and ${me()} may not overwrite it (${ownership(existing)})`,
-        'remove it, or write to another file');
+      throw new OutputPathError(`${what} ${file} exists and ${me()} may not overwrite it (${ownership(existing)})`, 'remove it, or write to another file');
     }
     return;
   }
@@ -111,7 +115,9 @@ function checkCreatableIn(parent: string, subject: string, createParents: boolea
     throw new OutputPathError(`cannot create ${subject}: directory ${parent} does not exist`, `create it (mkdir -p ${parent}) or write elsewhere`);
   }
   if (!canWrite(ancestor, constants.W_OK | constants.X_OK)) {
-    throw new OutputPathError(`cannot create ${subject}: ${me()} may not write in ${ancestor} (${ownership(stats)})`,
-      'write to a directory you own, e.g. under $HOME');
+    throw new OutputPathError(
+      `cannot create ${subject}: ${me()} may not write in ${ancestor} (${ownership(stats)})`,
+      'write to a directory you own, e.g. under $HOME',
+    );
   }
 }

@@ -9,7 +9,10 @@ export class IntTupleMap {
   private mask: number;
   private count = 0;
 
-  constructor(private readonly keysPerEntry: number, initialCapacity = 1024) {
+  constructor(
+    private readonly keysPerEntry: number,
+    initialCapacity = 1024,
+  ) {
     let capacity = 16;
     while (capacity < initialCapacity * 2) capacity *= 2;
     this.mask = capacity - 1;

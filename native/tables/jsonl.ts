@@ -21,7 +21,11 @@ export class TableJsonl {
   private readonly views: DataView[];
 
   /** `symbolize` names what the tables do not hold (records formatted by the record decoder); the tables must be symbolized. */
-  constructor(private readonly snapshot: DecodedSnapshot, private readonly tables: ProfileTables, private readonly symbolize: Symbolizer) {
+  constructor(
+    private readonly snapshot: DecodedSnapshot,
+    private readonly tables: ProfileTables,
+    private readonly symbolize: Symbolizer,
+  ) {
     this.readers = sampleReaders(snapshot);
     for (const [index, reader] of this.readers) this.eventJson.set(index, JSON.stringify(reader.event.name));
     this.views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
@@ -84,8 +88,8 @@ export class TableJsonl {
 
   /** True when every entry of a callchain is a context marker (an empty stack, not a damaged one). */
   private onlyMarkers(view: DataView, entries: number, count: number): boolean {
-    for (let i = 0; i < count; i++) if (view.getUint32(entries + i * 8 + 4, true) !== 0xffffffff ||
-      view.getUint32(entries + i * 8, true) < 0xfffff001) return false;
+    for (let i = 0; i < count; i++)
+      if (view.getUint32(entries + i * 8 + 4, true) !== 0xffffffff || view.getUint32(entries + i * 8, true) < 0xfffff001) return false;
     return true;
   }
 

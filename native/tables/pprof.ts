@@ -59,8 +59,17 @@ export class PprofBuilder {
       let total = this.totals.get(totalKey);
       if (!total) this.totals.set(totalKey, (total = { locations, event: name, samples: 0, period: 0n }));
       total.samples++;
-      total.period += this.periodOf(tables, row, reader.info.sample.period, views[ring[row]], offset[row], (reader.info.sampleType & Sample.PERIOD) !== 0,
-        reader.inPlace, reader.event.attr.samplePeriod, reader.event.attr.flags.freq === true);
+      total.period += this.periodOf(
+        tables,
+        row,
+        reader.info.sample.period,
+        views[ring[row]],
+        offset[row],
+        (reader.info.sampleType & Sample.PERIOD) !== 0,
+        reader.inPlace,
+        reader.event.attr.samplePeriod,
+        reader.event.attr.flags.freq === true,
+      );
       if (!Number.isNaN(time[row])) {
         const ns = snapshot.columns.timeOriginNs + BigInt(time[row]);
         if (this.earliestNs === undefined || ns < this.earliestNs) this.earliestNs = ns;
@@ -72,11 +81,14 @@ export class PprofBuilder {
   /** The profile: sample types `samples/count` and `period/count`, `samples` the default (what pprof -top shows). */
   profile(): Profile {
     const s = (text: string) => this.strings.dedup(text);
-    const samples = [...this.totals.values()].map((total) => new PprofSample({
-      locationId: total.locations,
-      value: [total.samples, total.period],
-      label: [new Label({ key: s('event'), str: s(total.event) })],
-    }));
+    const samples = [...this.totals.values()].map(
+      (total) =>
+        new PprofSample({
+          locationId: total.locations,
+          value: [total.samples, total.period],
+          label: [new Label({ key: s('event'), str: s(total.event) })],
+        }),
+    );
     return new Profile({
       sampleType: [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('period'), unit: s('count') })],
       sample: samples,
@@ -136,8 +148,17 @@ export class PprofBuilder {
   }
 
   /** A sample's period: read in place, decoded, or the event's fixed period (perf's rule when the sample has none). */
-  private periodOf(tables: ProfileTables, row: number, at: number, view: DataView, offset: number, sampled: boolean, inPlace: boolean,
-    fixed: bigint, freq: boolean): bigint {
+  private periodOf(
+    tables: ProfileTables,
+    row: number,
+    at: number,
+    view: DataView,
+    offset: number,
+    sampled: boolean,
+    inPlace: boolean,
+    fixed: bigint,
+    freq: boolean,
+  ): bigint {
     if (!sampled) return freq ? 0n : fixed;
     if (inPlace) return view.getBigUint64(offset + at, true);
     try {

@@ -30,8 +30,8 @@ export interface FrameResolution {
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
 /** Sample fields the fast reader handles in place; a sample with any other field is read by the record decoder. */
-const IN_PLACE_FIELDS = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID | Sample.STREAM_ID | Sample.CPU
-  | Sample.PERIOD | Sample.CALLCHAIN;
+const IN_PLACE_FIELDS =
+  Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID | Sample.STREAM_ID | Sample.CPU | Sample.PERIOD | Sample.CALLCHAIN;
 
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
@@ -232,8 +232,13 @@ export class ProfileTables {
 }
 
 /** Context markers the record decoder names other than kernel: their entries are user-side addresses. */
-const KNOWN_CONTEXTS: ReadonlySet<number> = new Set([CallchainContext.HV, CallchainContext.USER, CallchainContext.GUEST,
-  CallchainContext.GUEST_USER, 0xfffffd80 /* PERF_CONTEXT_USER_DEFERRED */]);
+const KNOWN_CONTEXTS: ReadonlySet<number> = new Set([
+  CallchainContext.HV,
+  CallchainContext.USER,
+  CallchainContext.GUEST,
+  CallchainContext.GUEST_USER,
+  0xfffffd80 /* PERF_CONTEXT_USER_DEFERRED */,
+]);
 
 function isKernelAddress(ip: bigint): boolean {
   return ip >= 0xffff800000000000n;
@@ -246,7 +251,8 @@ export function sampleReaders(snapshot: DecodedSnapshot): Map<number, SampleRead
     const info = parseInfoFor(event);
     const sampleType = info.sampleType;
     readers.set(event.index, {
-      event, info,
+      event,
+      info,
       inPlace: (sampleType & ~IN_PLACE_FIELDS) === 0,
       hasCallchain: (sampleType & Sample.CALLCHAIN) !== 0,
     });

@@ -59,7 +59,11 @@ function sources(dir: string): string[] {
   return out;
 }
 
-interface Import { file: string; specifier: string; typeOnly: boolean }
+interface Import {
+  file: string;
+  specifier: string;
+  typeOnly: boolean;
+}
 
 function importsOf(file: string): Import[] {
   const text = readFileSync(path.join(root, file), 'utf8');
@@ -90,7 +94,9 @@ const contains = (key: string, target: string) => target === key || target === k
 function ruleOf(file: string): string | undefined {
   if (/\.test\.ts$/.test(file) || file.startsWith('test/')) return 'test';
   if (file.startsWith('bench/')) return 'bench';
-  return Object.keys(RULES).filter((key) => contains(key, file)).sort((a, b) => b.length - a.length)[0];
+  return Object.keys(RULES)
+    .filter((key) => contains(key, file))
+    .sort((a, b) => b.length - a.length)[0];
 }
 
 /** What an import names: a repository path without extension, a package name, or `node`. */
@@ -123,13 +129,19 @@ describe('architecture: who may import what', () => {
   });
 
   it('every source file falls under a rule', () => {
-    assert.deepEqual(files.filter((file) => ruleOf(file) === undefined), []);
+    assert.deepEqual(
+      files.filter((file) => ruleOf(file) === undefined),
+      [],
+    );
   });
 
   for (const rule of Object.keys(RULES)) {
     it(`${rule} imports only ${RULES[rule].join(', ') || 'nothing outside itself'}`, () => {
       const offenders = all.filter((i) => ruleOf(i.file) === rule && !allowed(i));
-      assert.deepEqual(offenders.map((i) => `${i.file} -> ${i.specifier}${i.typeOnly ? ' (type)' : ''}`), []);
+      assert.deepEqual(
+        offenders.map((i) => `${i.file} -> ${i.specifier}${i.typeOnly ? ' (type)' : ''}`),
+        [],
+      );
     });
   }
 
@@ -209,7 +221,6 @@ function cyclicComponents(edges: ReadonlyMap<string, ReadonlySet<string>>): stri
   for (const file of [...edges.keys()].sort()) if (!index.has(file)) visit(file);
   return components;
 }
-
 
 describe('architecture: no import cycles', () => {
   const components = cyclicComponents(edges);

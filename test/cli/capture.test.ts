@@ -13,24 +13,39 @@ const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
 const fixture = (name: string) => path.join(root, 'fixtures-bin', name);
 
-interface JsonRecord { type: string; event?: string; time?: number
-  | bigint; pid?: number; tid?: number; cpu?: number; ip?: string; sym?: string; addr?: string; fields?: Record<string, unknown>; lost?: number }
+interface JsonRecord {
+  type: string;
+  event?: string;
+  time?: number | bigint;
+  pid?: number;
+  tid?: number;
+  cpu?: number;
+  ip?: string;
+  sym?: string;
+  addr?: string;
+  fields?: Record<string, unknown>;
+  lost?: number;
+}
 
 /** Parses JSON Lines keeping `time` exact (integers above 2^53 must not be rounded). */
 function parseLines(text: string): JsonRecord[] {
-  return text.split('\n').filter(Boolean).map((line) => {
-    const exact = line.replace(/"time":(\d+)/, '"time":"$1"');
-    const record = JSON.parse(exact) as JsonRecord & { time?: string };
-    return { ...record, time: record.time === undefined ? undefined : BigInt(record.time) };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const exact = line.replace(/"time":(\d+)/, '"time":"$1"');
+      const record = JSON.parse(exact) as JsonRecord & { time?: string };
+      return { ...record, time: record.time === undefined ? undefined : BigInt(record.time) };
+    });
 }
 
 function ringside(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const result = spawnSync(
-    process.execPath,
-    [cli, ...args],
-    { encoding: 'utf8', maxBuffer: 1 << 30, input: options.input ?? '', env: { ...process.env, ...options.env } },
-  );
+  const result = spawnSync(process.execPath, [cli, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    input: options.input ?? '',
+    env: { ...process.env, ...options.env },
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -55,9 +70,15 @@ async function attachToLateThreads(args: string[], threads: number, iterations: 
   const child = spawn(process.execPath, [cli, 'capture', '--pages', '256', ...args, '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  const capture = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const capture = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, stdout, stderr })),
+  );
   try {
     for (const deadline = Date.now() + 60000; !catchesSignal(child.pid!, 'SIGUSR2'); await new Promise((resolve) => setTimeout(resolve, 20))) {
       assert.ok(Date.now() < deadline && child.exitCode === null, `the capture never started recording: ${stderr}`);
@@ -101,16 +122,27 @@ describe('ringside capture (real kernel)', function () {
 
   it('a write watchpoint on a launched command sees every write, from the writing function, in time order, as perf does on the same run', () => {
     const n = 1000;
-    const counter = execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0];
+    const counter = execFileSync('nm', [fixture('kernel_writer')], { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => / counter$/.test(l))!
+      .split(' ')[0];
     // perf records the same run: its watchpoint, inherited from the capture down to the launched command, sees the
     // same writes as Ringside's (on a busy VM a separate run of perf was once seen counting n + 1).
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
     let run: { code: number | null; stdout: string; stderr: string };
     let perfHits: string[];
     try {
-      run = perfRecording(['-o', `${dir}/p.data`, '-e', `mem:0x${counter}/8:w:u`], ['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), String(n)]);
-      perfHits = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'comm,ip,sym'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 })
-        .split('\n').filter((line) => /^\s*kernel_writer .* writer$/.test(line.trimEnd()));
+      run = perfRecording(
+        ['-o', `${dir}/p.data`, '-e', `mem:0x${counter}/8:w:u`],
+        ['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), String(n)],
+      );
+      perfHits = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'comm,ip,sym'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        maxBuffer: 1 << 28,
+      })
+        .split('\n')
+        .filter((line) => /^\s*kernel_writer .* writer$/.test(line.trimEnd()));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -135,8 +167,9 @@ describe('ringside capture (real kernel)', function () {
   // (the hardware is unchanged, so hits are compared only with the host's own verdict above).
   it('says up front that watchpoints record nothing exactly when the verdict is silent, on either kind of host', () => {
     for (const verdict of [otherHostVerdict(), hostBreakpoints().fire ? 'fires' : 'silent']) {
-      const { code, stderr } = ringside(['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), '10'],
-        { env: { RINGSIDE_BREAKPOINT_DELIVERY: verdict } });
+      const { code, stderr } = ringside(['capture', '-e', 'mem:counter:w', '--', fixture('kernel_writer'), '10'], {
+        env: { RINGSIDE_BREAKPOINT_DELIVERY: verdict },
+      });
       assert.equal(code, 0, stderr);
       assert.equal(SILENT_BREAKPOINTS.test(stderr), verdict === 'silent', `${verdict}: ${stderr}`);
     }
@@ -150,7 +183,9 @@ describe('ringside capture (real kernel)', function () {
     if (!hostBreakpoints().fire) return assertSilentBreakpoints(stderr, hits.length);
     assert.ok(hits.length > 10 && hits.length < n / 10, `kept ${hits.length} of ${n}`);
     // A launched command gets one 4 KiB ring per CPU (inherited events are per CPU); a sample is at least 40 bytes.
-    const cpus = readFileSync('/proc/cpuinfo', 'utf8').split('\n').filter((l) => l.startsWith('processor')).length;
+    const cpus = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('processor')).length;
     assert.ok(hits.length <= (cpus * 4096) / 40, `${hits.length} samples cannot fit ${cpus} one-page rings`);
     const last = hits[hits.length - 1];
     assert.match(last.sym ?? '', /^writer\+/, 'the newest record is the last write');
@@ -159,8 +194,10 @@ describe('ringside capture (real kernel)', function () {
     // overwritten holds as many whole samples as fit its page, every one of them printed. The samples are all of one
     // size, so every such ring holds the same number. (Not their times: how long the writer is preempted between two
     // writes depends on the machine's load.)
-    const full = [...stderr.matchAll(/^\s*cpu(\d+) pid \d+ (?!sideband)\S+\s+(\d+) records\s+written [^,]+, overwritten (?!0 B)/gm)]
-      .map((match) => ({ cpu: Number(match[1]), records: Number(match[2]) }));
+    const full = [...stderr.matchAll(/^\s*cpu(\d+) pid \d+ (?!sideband)\S+\s+(\d+) records\s+written [^,]+, overwritten (?!0 B)/gm)].map((match) => ({
+      cpu: Number(match[1]),
+      records: Number(match[2]),
+    }));
     assert.ok(full.length >= 1, `a ring was overwritten:\n${stderr}`);
     for (const ring of full) assert.equal(hits.filter((hit) => hit.cpu === ring.cpu).length, ring.records, `cpu ${ring.cpu}: every record of its ring`);
     assert.equal(new Set(full.map((ring) => ring.records)).size, 1, `full rings hold the same number of samples: ${JSON.stringify(full)}`);
@@ -185,8 +222,11 @@ describe('ringside capture (real kernel)', function () {
       const run = ringside(['capture', '-e', glob, '-o', out, '--', fixture('kernel_getpid'), String(n)]);
       assert.equal(run.code, 0, run.stderr);
       // The referee: the tracepoints in the perf.data perf record writes for the same glob.
-      const opened = (file: string) => execFileSync('perf', ['evlist', '-i', file], { encoding: 'utf8' })
-        .split('\n').filter((line) => line.startsWith('syscalls:')).sort();
+      const opened = (file: string) =>
+        execFileSync('perf', ['evlist', '-i', file], { encoding: 'utf8' })
+          .split('\n')
+          .filter((line) => line.startsWith('syscalls:'))
+          .sort();
       const perfData = path.join(dir, 'perf.data');
       execFileSync('perf', ['record', '-q', '-o', perfData, '-e', glob, '--', fixture('kernel_getpid'), String(n)], { stdio: 'ignore' });
       const perfOpened = opened(perfData);
@@ -241,7 +281,10 @@ describe('ringside capture (real kernel)', function () {
     assert.equal(traced.code, 0, traced.stderr);
     const hits = samples(parseLines(traced.stdout), 'syscalls:sys_enter_getpid').filter((hit) => hit.pid === traced.pid);
     assert.deepEqual(perThread(hits.map((hit) => hit.tid!)), Array(threads).fill(iterations), 'getpid records per thread');
-    assert.ok(hits.every((hit) => hit.tid !== traced.pid), 'every record is from a thread born after the attach');
+    assert.ok(
+      hits.every((hit) => hit.tid !== traced.pid),
+      'every record is from a thread born after the attach',
+    );
 
     // perf record -p on the same program counts the same per thread.
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-perf-'));
@@ -249,8 +292,24 @@ describe('ringside capture (real kernel)', function () {
       // perf starts with its events disabled and acknowledges 'enable' on its control FIFOs; then the threads start.
       const again = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
       execFileSync('mkfifo', [`${dir}/ctl`, `${dir}/ack`]);
-      const perf = spawn('perf', ['record', '-q', '-D', '-1', '--control', `fifo:${dir}/ctl,${dir}/ack`, '-o', `${dir}/p.data`,
-        '-e', 'syscalls:sys_enter_getpid', '-p', String(again.pid)], { stdio: 'ignore' });
+      const perf = spawn(
+        'perf',
+        [
+          'record',
+          '-q',
+          '-D',
+          '-1',
+          '--control',
+          `fifo:${dir}/ctl,${dir}/ack`,
+          '-o',
+          `${dir}/p.data`,
+          '-e',
+          'syscalls:sys_enter_getpid',
+          '-p',
+          String(again.pid),
+        ],
+        { stdio: 'ignore' },
+      );
       const perfExited = new Promise((resolve) => perf.once('exit', resolve));
       try {
         execFileSync('sh', ['-c', `echo enable > ${dir}/ctl && head -c 4 ${dir}/ack`], { timeout: 60000 });
@@ -260,12 +319,13 @@ describe('ringside capture (real kernel)', function () {
         throw error;
       }
       await perfExited;
-      const lines = execFileSync(
-        'perf',
-        ['script', '-i', `${dir}/p.data`, '-F', 'pid,tid'],
-        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-      ).split('\n').filter((l) => l.trim());
-      const tids = lines.map((line) => line.trim().split(/[\s/]+/)).filter(([pid]) => Number(pid) === again.pid).map(([, tid]) => Number(tid));
+      const lines = execFileSync('perf', ['script', '-i', `${dir}/p.data`, '-F', 'pid,tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split('\n')
+        .filter((l) => l.trim());
+      const tids = lines
+        .map((line) => line.trim().split(/[\s/]+/))
+        .filter(([pid]) => Number(pid) === again.pid)
+        .map(([, tid]) => Number(tid));
       assert.deepEqual(perThread(tids), Array(threads).fill(iterations), 'perf record -p');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -274,7 +334,10 @@ describe('ringside capture (real kernel)', function () {
     // Hardware breakpoints on an attached process stay per thread, and the summary says what that leaves out.
     const watched = await attach(['-e', 'mem:late_counter:w']);
     assert.equal(watched.code, 0, watched.stderr);
-    assert.match(watched.stderr, new RegExp(`hardware breakpoints watch the 1 thread\\(s\\) process ${watched.pid} has now; threads it creates later are not watched`));
+    assert.match(
+      watched.stderr,
+      new RegExp(`hardware breakpoints watch the 1 thread\\(s\\) process ${watched.pid} has now; threads it creates later are not watched`),
+    );
   });
 
   it('a source line inlined into two functions is armed in both: hits are the sum over its places, as perf counts them', () => {
@@ -292,7 +355,8 @@ describe('ringside capture (real kernel)', function () {
     // perf, with one execute breakpoint per place, counts the same; binutils puts both on the line.
     const sites = [...new Set(hits.map((hit) => hit.ip!))];
     assert.equal(sites.length, 2);
-    for (const ip of sites) assert.match(execFileSync('addr2line', ['-e', fixture('inline_sites'), ip], { encoding: 'utf8' }), new RegExp(`inline_sites\\.c:${line}\\b`));
+    for (const ip of sites)
+      assert.match(execFileSync('addr2line', ['-e', fixture('inline_sites'), ip], { encoding: 'utf8' }), new RegExp(`inline_sites\\.c:${line}\\b`));
     const perfArgs = sites.flatMap((ip) => ['-e', `mem:${ip}:x`]);
     assert.equal(perfScriptCount([...perfArgs, '--', fixture('inline_sites'), String(a), String(b)], 'mem:'), a + b);
   });
@@ -313,7 +377,9 @@ describe('ringside capture (real kernel)', function () {
     // 4 s of its own CPU time: however busy the machine, most of it is left when the capture attaches.
     const target = spawn(fixture('kernel_busy'), ['4000', 'cpu'], { stdio: 'ignore' });
     try {
-      const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-F', '500', '-p', String(target.pid)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-F', '500', '-p', String(target.pid)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       capture.stdout.on('data', (d) => (stdout += d));
@@ -342,14 +408,19 @@ describe('ringside capture (real kernel)', function () {
   it('records every CPU with -a for --duration, each sample on the CPU its ring belongs to', async () => {
     // A spinning process pinned to each online CPU, so every CPU has something to sample (an idle CPU
     // in NOHZ gives cpu-clock almost nothing) and we know which process each CPU ran.
-    const online = readFileSync('/sys/devices/system/cpu/online', 'utf8').trim().split(',').flatMap((part) => {
-      const [from, to] = part.split('-').map(Number);
-      return Array.from({ length: (to ?? from) - from + 1 }, (_, i) => from + i);
-    });
+    const online = readFileSync('/sys/devices/system/cpu/online', 'utf8')
+      .trim()
+      .split(',')
+      .flatMap((part) => {
+        const [from, to] = part.split('-').map(Number);
+        return Array.from({ length: (to ?? from) - from + 1 }, (_, i) => from + i);
+      });
     // They spin until the capture is done, however long its start takes on a busy machine.
     const spinners = online.map((cpu) => spawn('taskset', ['-c', String(cpu), fixture('kernel_busy'), '600000'], { stdio: 'ignore' }));
     try {
-      const capture = spawn(process.execPath, [cli, 'capture', '-a', '-e', 'cpu-clock', '-c', '1000000', '--duration', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const capture = spawn(process.execPath, [cli, 'capture', '-a', '-e', 'cpu-clock', '-c', '1000000', '--duration', '1'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       capture.stdout.on('data', (d) => (stdout += d));
@@ -400,7 +471,10 @@ describe('ringside capture (real kernel)', function () {
       assert.equal(decoded.code, 0, decoded.stderr);
       const records = parseLines(decoded.stdout);
       const synthesized = records.filter((r) => r.type !== 'SAMPLE' && r.time === 0n);
-      assert.ok(synthesized.some((r) => r.type === 'COMM'), 'the file carries synthesized COMM records');
+      assert.ok(
+        synthesized.some((r) => r.type === 'COMM'),
+        'the file carries synthesized COMM records',
+      );
       assert.deepEqual([...new Set(synthesized.map((r) => r.event))], ['sideband']);
       assert.deepEqual([...new Set(samples(records).map((r) => r.event))], ['syscalls:sys_enter_getpid']);
     } finally {
@@ -471,11 +545,12 @@ describe('ringside capture (real kernel)', function () {
   it('at perf_event_paranoid 3 an ordinary user gets what perf gets: user space, or one message naming the level', () => {
     const paranoidFile = '/proc/sys/kernel/perf_event_paranoid';
     const saved = readFileSync(paranoidFile, 'utf8').trim();
-    const asNobody = (argv: string[]) => spawnSync(
-      'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv],
-      { encoding: 'utf8', cwd: '/tmp', env: { PATH: process.env.PATH, HOME: '/tmp' } },
-    );
+    const asNobody = (argv: string[]) =>
+      spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv], {
+        encoding: 'utf8',
+        cwd: '/tmp',
+        env: { PATH: process.env.PATH, HOME: '/tmp' },
+      });
     try {
       execFileSync('sh', ['-c', `echo 3 > ${paranoidFile}`]);
       // Upstream kernels treat every level >= 2 alike; Debian's and Android's kernels refuse every
@@ -504,13 +579,13 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
   async function startLong(extra: string[] = []) {
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-signal-'));
     const out = path.join(dir, 'out.jsonl');
-    const capture = spawn(
-      process.execPath,
-      [cli, 'capture', '-e', 'task-clock', '-o', out, ...extra, '--', fixture('kernel_busy'), '30000'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-o', out, ...extra, '--', fixture('kernel_busy'), '30000'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    capture.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    capture.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     const exited = new Promise<{
       code: number | null;
       signal: NodeJS.Signals | null;
@@ -520,20 +595,28 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
     for (const deadline = Date.now() + 10000; !child && Date.now() < deadline;) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       // pgrep exits 1 while there is no match yet.
-      child = Number(spawnSync('pgrep', ['-P', String(capture.pid), '-f', 'kernel_busy'], { encoding: 'utf8' }).stdout.trim().split('\n')[0] || 0);
+      child = Number(
+        spawnSync('pgrep', ['-P', String(capture.pid), '-f', 'kernel_busy'], { encoding: 'utf8' })
+          .stdout.trim()
+          .split('\n')[0] || 0,
+      );
     }
     assert.ok(child > 0, 'the launched command runs');
     await new Promise((resolve) => setTimeout(resolve, 300));
     return { capture, exited, out, dir, child, stderr: () => stderr };
   }
 
-  for (const [signal, status] of [['SIGTERM', 143], ['SIGHUP', 129], ['SIGINT', 130]] as const) {
+  for (const [signal, status] of [
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+    ['SIGINT', 130],
+  ] as const) {
     it(`${signal}: a final snapshot is written, the launched command is ended, exit status ${status}`, async () => {
       const run = await startLong();
       try {
         run.capture.kill(signal);
         assert.deepEqual(await run.exited, { code: status, signal: null }, run.stderr());
-        assert.ok(samples(parseLines(readFileSync(run.out, 'utf8'))).length > 0, 'the snapshot holds the spinner\'s samples');
+        assert.ok(samples(parseLines(readFileSync(run.out, 'utf8'))).length > 0, "the snapshot holds the spinner's samples");
         assert.match(run.stderr(), new RegExp(`snapshot 1 \\(${signal}\\)`));
         assert.match(run.stderr(), new RegExp(`ended the launched command \\(pid ${run.child}\\): killed by SIGTERM`));
         assert.equal(alive(run.child), false, 'no launched command outlives the capture');
@@ -566,7 +649,7 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
     }
   });
 
-  it('passes the launched command\'s status through: its exit code, or 128+N and the signal\'s name', () => {
+  it("passes the launched command's status through: its exit code, or 128+N and the signal's name", () => {
     const three = ringside(['capture', '-e', 'task-clock', '-o', '/tmp/ringside-status.jsonl', '--', '/bin/sh', '-c', 'exit 3']);
     assert.equal(three.code, 3, three.stderr);
     assert.match(three.stderr, /snapshot 1 \(command exited with status 3\)/);
@@ -579,14 +662,19 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
 
 /** Source line of `marker` in a fixture's C file (1-based). */
 function markedLine(file: string, marker: string): number {
-  const line = readFileSync(path.join(root, 'test/fixtures', file), 'utf8').split('\n').findIndex((text) => text.includes(marker)) + 1;
+  const line =
+    readFileSync(path.join(root, 'test/fixtures', file), 'utf8')
+      .split('\n')
+      .findIndex((text) => text.includes(marker)) + 1;
   assert.ok(line > 0, `${file} has no line with ${marker}`);
   return line;
 }
 
 /** Groups of uprobes Ringside defined in tracefs that are still there. */
 function ringsideUprobeGroups(): string[] {
-  return readFileSync('/sys/kernel/tracing/uprobe_events', 'utf8').split('\n').filter((line) => line.includes(':ringside_') && !line.includes(':ringside_test_'));
+  return readFileSync('/sys/kernel/tracing/uprobe_events', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(':ringside_') && !line.includes(':ringside_test_'));
 }
 
 describe('ringside capture: source lines and functions counted by uprobes, perf probe as referee', function () {
@@ -602,10 +690,16 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     const line = markedLine('sym_basic.c', 'for (int i = 0; i < rounds; i++)');
     const rounds = 100;
     // perf counts the run Ringside records.
-    const { perf, code, stdout, stderr } = underPerfProbes(fixture('sym_o0_nopie'), [`sym_basic.c:${line}`],
-      [process.execPath, cli, 'capture', '-e', `line:sym_basic.c:${line}`, '--', fixture('sym_o0_nopie'), String(rounds)]);
+    const { perf, code, stdout, stderr } = underPerfProbes(
+      fixture('sym_o0_nopie'),
+      [`sym_basic.c:${line}`],
+      [process.execPath, cli, 'capture', '-e', `line:sym_basic.c:${line}`, '--', fixture('sym_o0_nopie'), String(rounds)],
+    );
     assert.equal(code, 0, stderr);
-    assert.match(stderr, new RegExp(`sym_basic\\.c:${line} begins at 4 addresses \\(writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+\\)`));
+    assert.match(
+      stderr,
+      new RegExp(`sym_basic\\.c:${line} begins at 4 addresses \\(writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+, writer 0x[0-9a-f]+\\)`),
+    );
     const hits = samples(parseLines(stdout), `line:sym_basic.c:${line}`);
     assert.equal(perf, 1 + 1 + rounds + (rounds + 1), 'perf probe places the same four probes');
     assert.equal(hits.length, perf);
@@ -623,7 +717,8 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     assert.deepEqual([byFunction('from_a'), byFunction('from_b')], [a, b]);
     const sites = [...new Set(hits.map((hit) => hit.ip!))].sort();
     assert.equal(sites.length, 2);
-    for (const ip of sites) assert.match(execFileSync('addr2line', ['-e', fixture('inline_sites'), ip], { encoding: 'utf8' }), new RegExp(`inline_sites\\.c:${line}\\b`));
+    for (const ip of sites)
+      assert.match(execFileSync('addr2line', ['-e', fixture('inline_sites'), ip], { encoding: 'utf8' }), new RegExp(`inline_sites\\.c:${line}\\b`));
     // perf probe refuses FILE:LINE here (the inlined line shares its address with the call site's line), and 6.1
     // misplaces an absolute address in a non-PIE (it takes the address for a file offset): probe FUNCTION+OFFSET.
     const places = [...new Set(hits.map((hit) => hit.sym!))].map((sym) => sym.replace(/\+0x([0-9a-f]+)$/, (_, hex: string) => `+${Number.parseInt(hex, 16)}`));
@@ -634,7 +729,7 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     assert.equal(samples(parseLines(again.stdout)).length, again.perf);
   });
 
-  it('uprobe:LIB:SYMBOL counts a shared library\'s function at its file offset, as perf probe -x LIB does', () => {
+  it("uprobe:LIB:SYMBOL counts a shared library's function at its file offset, as perf probe -x LIB does", () => {
     const libc = execFileSync('sh', ['-c', `ldd ${fixture('libc_calls')} | sed -n 's/.*libc\\.so\\.6 => \\([^ ]*\\).*/\\1/p'`], { encoding: 'utf8' }).trim();
     assert.ok(existsSync(libc), `ldd names libc.so.6 of libc_calls: '${libc}'`);
     const n = 777;
@@ -643,7 +738,10 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     assert.equal(code, 0, stderr);
     const hits = samples(parseLines(stdout), `uprobe:${libc}:getppid`);
     // glibc's own name for the function's code (__GI___getppid), at offset 0: its entry.
-    assert.ok(hits.every((hit) => /getppid\+0x0$/.test(hit.sym ?? '')), `every hit is at getppid's entry: ${hits[0]?.sym}`);
+    assert.ok(
+      hits.every((hit) => /getppid\+0x0$/.test(hit.sym ?? '')),
+      `every hit is at getppid's entry: ${hits[0]?.sym}`,
+    );
     // A run of its own: around a capture perf would also count the getppid() calls of the shell that launches the command.
     const { perf } = underPerfProbes(libc, ['getppid'], command);
     assert.equal(perf, n);
@@ -670,19 +768,29 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
     const [a, b] = [30, 50];
     const line = markedLine('inline_sites.c', '/* INLINE_LINE */');
     const spec = `mem:inline_sites.c:${line}:x`;
-    const { code, stdout, stderr } = ringside(['capture', '-e', spec, '--', fixture('inline_sites'), String(a), String(b)],
-      { env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' } });
+    const { code, stdout, stderr } = ringside(['capture', '-e', spec, '--', fixture('inline_sites'), String(a), String(b)], {
+      env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' },
+    });
     assert.equal(code, 0, stderr);
-    assert.match(stderr, new RegExp(`${spec}: hardware breakpoints do not fire on this machine \\(the probe counted 0 of \\d+ calls\\), so this line is counted with uprobes instead, as line:inline_sites\\.c:${line} counts it`));
+    assert.match(
+      stderr,
+      new RegExp(
+        `${spec}: hardware breakpoints do not fire on this machine \\(the probe counted 0 of \\d+ calls\\), so this line is counted with uprobes instead, as line:inline_sites\\.c:${line} counts it`,
+      ),
+    );
     assert.doesNotMatch(stderr, SILENT_BREAKPOINTS, 'no breakpoint is left to be silent');
     assert.equal(samples(parseLines(stdout), spec).length, a + b);
   });
 
-  it('removes uprobes a Ringside that no longer runs left in tracefs, and no one else\'s', () => {
+  it("removes uprobes a Ringside that no longer runs left in tracefs, and no one else's", () => {
     let dead = 4_000_000;
     while (existsSync(`/proc/${dead}`)) dead--;
     const binary = fixture('libc_calls');
-    const offset = '0x' + execFileSync('sh', ['-c', `readelf -lW ${binary} | awk '$1 == "LOAD" && / R E / { print $2 }'`], { encoding: 'utf8' }).trim().replace(/^0x/, '');
+    const offset =
+      '0x' +
+      execFileSync('sh', ['-c', `readelf -lW ${binary} | awk '$1 == "LOAD" && / R E / { print $2 }'`], { encoding: 'utf8' })
+        .trim()
+        .replace(/^0x/, '');
     const control = '/sys/kernel/tracing/uprobe_events';
     const leftover = `ringside_${dead}_0/s0`;
     const someoneElses = `ringside_test_${process.pid}/other`;
@@ -691,7 +799,7 @@ describe('ringside capture: source lines and functions counted by uprobes, perf 
       const { code, stderr } = ringside(['capture', '-e', `uprobe:${binary}:main`, '-o', '/dev/null', '--', binary, '3']);
       assert.equal(code, 0, stderr);
       const left = readFileSync(control, 'utf8');
-      assert.doesNotMatch(left, new RegExp(`ringside_${dead}_0`), 'the dead recording\'s uprobe is removed');
+      assert.doesNotMatch(left, new RegExp(`ringside_${dead}_0`), "the dead recording's uprobe is removed");
       assert.match(left, new RegExp(`ringside_test_${process.pid}/other`), 'a group of another name is left alone');
     } finally {
       spawnSync('sh', ['-c', `echo '-:${someoneElses}' >> ${control}; echo '-:${leftover}' >> ${control}`], { stdio: 'ignore' });

@@ -12,7 +12,9 @@ import { threadStateOfPrevState } from '../../shared/thread-states';
 /** snapshotSwitches by full decode: its switches, its last time and each CPU's first time (null: no switches). */
 export function fullDecodeSwitches(snapshot: DecodedSnapshot): { switches: SwitchRecord[]; end: number; cpuStart: Map<number, number> } | null {
   const switchEvent = new Uint8Array(snapshot.events.length);
-  snapshot.events.forEach((e, i) => { if (isSchedSwitch(e.name) && e.tracepoint?.fields.some((f) => f.name === 'prev_state')) switchEvent[i] = 1; });
+  snapshot.events.forEach((e, i) => {
+    if (isSchedSwitch(e.name) && e.tracepoint?.fields.some((f) => f.name === 'prev_state')) switchEvent[i] = 1;
+  });
   const { kind, event, time, cpu, length } = snapshot.columns;
   const switches: SwitchRecord[] = [];
   const cpuStart = new Map<number, number>();
@@ -32,7 +34,9 @@ export function fullDecodeSwitches(snapshot: DecodedSnapshot): { switches: Switc
       // a damaged record has no fields to check
       continue;
     }
-    const prevPid = fields?.prev_pid, nextPid = fields?.next_pid, prevState = fields?.prev_state;
+    const prevPid = fields?.prev_pid,
+      nextPid = fields?.next_pid,
+      prevState = fields?.prev_state;
     if (typeof prevPid !== 'number' || typeof nextPid !== 'number' || (typeof prevState !== 'bigint' && typeof prevState !== 'number')) continue;
     const nextComm = typeof fields?.next_comm === 'string' ? fields.next_comm : '';
     const prevComm = typeof fields?.prev_comm === 'string' ? fields.prev_comm : '';
@@ -45,7 +49,10 @@ export function fullDecodeSwitches(snapshot: DecodedSnapshot): { switches: Switc
 export function assertSwitchesAsFullDecode(snapshot: DecodedSnapshot): number {
   const fast = snapshotSwitches(snapshot);
   const full = fullDecodeSwitches(snapshot);
-  if (!full || !fast) { assert.equal(fast, full); return 0; }
+  if (!full || !fast) {
+    assert.equal(fast, full);
+    return 0;
+  }
   assert.deepEqual(fast.switches, full.switches);
   assert.equal(fast.edges.end, full.end);
   for (const [c, first] of full.cpuStart) assert.equal(fast.edges.cpuStart(c), first, `cpu ${c}'s first record`);

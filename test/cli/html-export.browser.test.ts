@@ -32,24 +32,40 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   const fire = () => hostBreakpoints().fire;
   it('shows every hit of a watchpoint in its lane, draws them, and opens a record', async function () {
     const capture = captureTo('watch-lane.html', 'mem:counter:w', 'kernel_writer', 400);
-    if (!fire()) return assertSilentBreakpoints(capture.stderr, Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1] ?? NaN) - sideBandRecords(capture.stderr));
-    await showsLane(capture.file, page => page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: 'mem:counter:w' }) }), 400, /writer\+0x/);
+    if (!fire())
+      return assertSilentBreakpoints(
+        capture.stderr,
+        Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1] ?? NaN) - sideBandRecords(capture.stderr),
+      );
+    await showsLane(
+      capture.file,
+      (page) => page.locator('.rs-lane-label', { has: page.locator('.rs-lane-name', { hasText: 'mem:counter:w' }) }),
+      400,
+      /writer\+0x/,
+    );
   });
 
-  it('shows every record of a tracepoint capture in its thread\'s lanes, draws them, and opens a record', async () => {
+  it("shows every record of a tracepoint capture in its thread's lanes, draws them, and opens a record", async () => {
     const n = 400;
     const capture = captureTo('tracepoint.html', 'syscalls:sys_enter_getpid', 'kernel_getpid', n);
     const total = Number(/snapshot 1 \([^)]*\): (\d+) records/.exec(capture.stderr)?.[1]);
     assert.ok(total > n, capture.stderr);
     const pid = Number(/pid (\d+) /.exec(capture.stderr)?.[1]);
-    await showsLane(capture.file, (page) => page.locator('.rs-lane-label.rs-process-lane', { has: page.locator('.rs-lane-name', { hasText: `kernel_getpid ${pid}` }) }),
-      total, /kernel_getpid/);
+    await showsLane(
+      capture.file,
+      (page) => page.locator('.rs-lane-label.rs-process-lane', { has: page.locator('.rs-lane-name', { hasText: `kernel_getpid ${pid}` }) }),
+      total,
+      /kernel_getpid/,
+    );
   });
 
   function captureTo(name: string, event: string, workload: string, n: number) {
     const file = path.join(dir, name);
-    const capture = spawnSync(process.execPath,
-      [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)], { encoding: 'utf8' });
+    const capture = spawnSync(
+      process.execPath,
+      [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)],
+      { encoding: 'utf8' },
+    );
     assert.equal(capture.status, 0, capture.stderr);
     return { file, stderr: capture.stderr };
   }
@@ -76,17 +92,20 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     // Pixels: the canvas row of that lane is not empty.
     const box = await lane.first().boundingBox();
     assert.ok(box);
-    const painted = await page.evaluate((y) => {
-      const canvas = document.querySelector('canvas.rs-canvas') as HTMLCanvasElement;
-      const rect = canvas.getBoundingClientRect();
-      const scale = canvas.width / rect.width;
-      const ctx = canvas.getContext('2d')!;
-      const row = ctx.getImageData(0, Math.round((y - rect.top) * scale), canvas.width, 1).data;
-      const bg = [row[0], row[1], row[2]];
-      let different = 0;
-      for (let i = 0; i < row.length; i += 4) if (Math.abs(row[i] - bg[0]) + Math.abs(row[i + 1] - bg[1]) + Math.abs(row[i + 2] - bg[2]) > 60) different++;
-      return different;
-    }, box.y + box.height / 2);
+    const painted = await page.evaluate(
+      (y) => {
+        const canvas = document.querySelector('canvas.rs-canvas') as HTMLCanvasElement;
+        const rect = canvas.getBoundingClientRect();
+        const scale = canvas.width / rect.width;
+        const ctx = canvas.getContext('2d')!;
+        const row = ctx.getImageData(0, Math.round((y - rect.top) * scale), canvas.width, 1).data;
+        const bg = [row[0], row[1], row[2]];
+        let different = 0;
+        for (let i = 0; i < row.length; i += 4) if (Math.abs(row[i] - bg[0]) + Math.abs(row[i + 1] - bg[1]) + Math.abs(row[i + 2] - bg[2]) > 60) different++;
+        return different;
+      },
+      box.y + box.height / 2,
+    );
     assert.ok(painted > 5, `${painted} painted pixels in the lane`);
 
     // Keyboard: Home selects the first record and the details pane shows its decoded fields.
@@ -113,13 +132,20 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
       await page.goto('file://' + file);
       // The snapshot list shows each limitation's first clause; its tooltip holds the whole text.
       await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
-      const notes = await page.locator('.rs-snapshot-limit').evaluateAll((nodes) => nodes.map((node) => ({ shown: node.textContent ?? '', title: (node as HTMLElement).title })));
+      const notes = await page
+        .locator('.rs-snapshot-limit')
+        .evaluateAll((nodes) => nodes.map((node) => ({ shown: node.textContent ?? '', title: (node as HTMLElement).title })));
       const silent = verdict === 'silent' || (verdict === undefined && !hostBreakpoints().fire);
       if (silent) {
-        assert.ok(notes.some((note) => note.shown.includes('hardware breakpoints do not fire on this machine') && SILENT_BREAKPOINTS.test(note.title)),
-          `${verdict}: ${JSON.stringify(notes)}`);
+        assert.ok(
+          notes.some((note) => note.shown.includes('hardware breakpoints do not fire on this machine') && SILENT_BREAKPOINTS.test(note.title)),
+          `${verdict}: ${JSON.stringify(notes)}`,
+        );
       } else {
-        assert.ok(notes.every((note) => !SILENT_BREAKPOINTS.test(note.title)), `${verdict}: ${JSON.stringify(notes)}`);
+        assert.ok(
+          notes.every((note) => !SILENT_BREAKPOINTS.test(note.title)),
+          `${verdict}: ${JSON.stringify(notes)}`,
+        );
       }
       await page.close();
     }
@@ -128,8 +154,11 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   it('names every callchain frame of a -g capture of a binary with known functions, with its source line', async () => {
     const file = path.join(dir, 'callchains.html');
     // pd_work spins in pd_inner, called from pd_outer, called from main: task-clock samples with frame-pointer callchains.
-    const capture = spawnSync(process.execPath, [path.join(root, 'dist/cli.js'), 'capture', '-e', 'task-clock', '-g', '-o', file, '--',
-      path.join(root, 'fixtures-bin/pd_work'), '0', '300000000'], { encoding: 'utf8' });
+    const capture = spawnSync(
+      process.execPath,
+      [path.join(root, 'dist/cli.js'), 'capture', '-e', 'task-clock', '-g', '-o', file, '--', path.join(root, 'fixtures-bin/pd_work'), '0', '300000000'],
+      { encoding: 'utf8' },
+    );
     assert.equal(capture.status, 0, capture.stderr);
     const source = readFileSync(path.join(root, 'test/fixtures/pd_work.c'), 'utf8').split('\n');
     const lineOf = (text: string) => source.findIndex((line) => line.includes(text)) + 1;
@@ -143,21 +172,30 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     await page.locator('svg.rs-overlay').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('End');
     await page.locator('#rs-details .rs-callchain li').first().waitFor({ timeout: 15000 });
-    const frames = await page.$$eval('#rs-details .rs-callchain li', (items) => items.map((item) => ({
-      name: item.querySelector('.rs-frame-name')?.textContent ?? '', source: item.querySelector('.rs-frame-source')?.textContent?.trim() ?? '',
-      link: item.classList.contains('rs-frame-link'),
-    })));
+    const frames = await page.$$eval('#rs-details .rs-callchain li', (items) =>
+      items.map((item) => ({
+        name: item.querySelector('.rs-frame-name')?.textContent ?? '',
+        source: item.querySelector('.rs-frame-source')?.textContent?.trim() ?? '',
+        link: item.classList.contains('rs-frame-link'),
+      })),
+    );
     const names = frames.map((frame) => frame.name);
     assert.match(names[0], /^pd_inner\+0x[0-9a-f]+$/, names.join(' ← '));
     assert.match(names[1], /^pd_outer\+0x[0-9a-f]+$/, names.join(' ← '));
     assert.match(names[2], /^main\+0x[0-9a-f]+$/, names.join(' ← '));
     // Past main: libc's start code, named from libc's own symbols (or [unknown] where perf would print it too).
     assert.ok(names.length > 3 && names.slice(3).every((name) => /^[\w.@]+\+0x[0-9a-f]+$|^\[unknown\]$/.test(name)), names.join(' ← '));
-    assert.ok(names.slice(3).some((name) => /libc_start/.test(name)), names.join(' ← '));
+    assert.ok(
+      names.slice(3).some((name) => /libc_start/.test(name)),
+      names.join(' ← '),
+    );
     // Return addresses sit on the line of the call; the offline page shows file:line and links nothing.
     assert.match(frames[1].source, new RegExp(`pd_work\\.c:${lineOf('return pd_inner(n) + 1;')}$`), JSON.stringify(frames[1]));
     assert.match(frames[2].source, new RegExp(`pd_work\\.c:${lineOf('volatile double sink = pd_outer(spin);')}$`), JSON.stringify(frames[2]));
-    assert.ok(frames.every((frame) => !frame.link), 'no editor offline');
+    assert.ok(
+      frames.every((frame) => !frame.link),
+      'no editor offline',
+    );
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -24,7 +24,11 @@ interface Sample {
 
 /** Every sample of a perf.data as perf script prints its comm, pid and tid. */
 function samplesOf(file: string): Sample[] {
-  const script = execFileSync('perf', ['script', '-i', file, '-F', 'comm,pid,tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 });
+  const script = execFileSync('perf', ['script', '-i', file, '-F', 'comm,pid,tid'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    maxBuffer: 1 << 28,
+  });
   const samples: Sample[] = [];
   for (const line of script.split('\n')) {
     // "early-0 1234/1236" (a comm may hold spaces and, when perf knows none, reads ":1236")
@@ -58,44 +62,68 @@ describe('ringside keep names threads as perf does under fork/exec load (real ke
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('perf script of a snapshot names every sample as perf record -p names it: threads of before the keeper, born under it, and exec\'d children', async () => {
+  it("perf script of a snapshot names every sample as perf record -p names it: threads of before the keeper, born under it, and exec'd children", async () => {
     const early = 3;
     const late = 3;
     const children = 3;
     const load = spawn(fixture('comm_churn'), [work, String(early), String(late), String(children), '40'], { stdio: 'ignore' });
     started.push(load);
-    await until(() => existsSync(path.join(work, 'ready')) || load.exitCode !== null, () => 'the workload named its early threads');
+    await until(
+      () => existsSync(path.join(work, 'ready')) || load.exitCode !== null,
+      () => 'the workload named its early threads',
+    );
     assert.equal(load.exitCode, null, 'the workload runs');
     const pid = load.pid!;
 
     // The keeper: it starts while the early threads exist and are blocked (they exit long before the snapshot).
-    const keeper = spawn(process.execPath, [cli, 'keep', ...EVENT, '--pages', '512', '-p', String(pid)],
-      { env: { ...process.env, XDG_RUNTIME_DIR: dir }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const keeper = spawn(process.execPath, [cli, 'keep', ...EVENT, '--pages', '512', '-p', String(pid)], {
+      env: { ...process.env, XDG_RUNTIME_DIR: dir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     started.push(keeper);
     let keeperLog = '';
-    keeper.stderr!.on('data', (chunk) => { keeperLog += String(chunk); });
-    await until(() => /holds \d+ ring/.test(keeperLog) || keeper.exitCode !== null, () => `the keeper started: ${keeperLog}`);
+    keeper.stderr!.on('data', (chunk) => {
+      keeperLog += String(chunk);
+    });
+    await until(
+      () => /holds \d+ ring/.test(keeperLog) || keeper.exitCode !== null,
+      () => `the keeper started: ${keeperLog}`,
+    );
     assert.equal(keeper.exitCode, null, keeperLog);
 
     // perf record of the same process, its events enabled on our command and acknowledged (--control).
     const referee = path.join(dir, 'perf.data');
-    const perf = spawn('perf', ['record', '-q', ...EVENT, '-D', '-1', '--control', 'fd:3,4', '-p', String(pid), '-o', referee],
-      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+    const perf = spawn('perf', ['record', '-q', ...EVENT, '-D', '-1', '--control', 'fd:3,4', '-p', String(pid), '-o', referee], {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+    });
     started.push(perf);
     let perfLog = '';
-    perf.stderr!.on('data', (chunk) => { perfLog += String(chunk); });
+    perf.stderr!.on('data', (chunk) => {
+      perfLog += String(chunk);
+    });
     let acked = '';
-    (perf.stdio[4] as Readable).on('data', (chunk) => { acked += String(chunk); });
+    (perf.stdio[4] as Readable).on('data', (chunk) => {
+      acked += String(chunk);
+    });
     (perf.stdio[3] as Writable).write('enable\n');
-    await until(() => acked.includes('ack') || perf.exitCode !== null, () => `perf record enabled its events: ${perfLog}`);
+    await until(
+      () => acked.includes('ack') || perf.exitCode !== null,
+      () => `perf record enabled its events: ${perfLog}`,
+    );
     assert.equal(perf.exitCode, null, perfLog);
 
     writeFileSync(path.join(work, 'go'), '');
-    await until(() => existsSync(path.join(work, 'done')) || load.exitCode !== null, () => 'the workload ran every phase');
+    await until(
+      () => existsSync(path.join(work, 'done')) || load.exitCode !== null,
+      () => 'the workload ran every phase',
+    );
     assert.equal(load.exitCode, null, 'the workload waits for quit');
 
     const snapshotTo = (file: string) => {
-      const run = spawnSync(process.execPath, [cli, 'snapshot', String(keeper.pid), '-o', file], { encoding: 'utf8', env: { ...process.env, XDG_RUNTIME_DIR: dir } });
+      const run = spawnSync(process.execPath, [cli, 'snapshot', String(keeper.pid), '-o', file], {
+        encoding: 'utf8',
+        env: { ...process.env, XDG_RUNTIME_DIR: dir },
+      });
       assert.equal(run.status, 0, run.stderr);
     };
     const ours = path.join(dir, 'ours.data');
@@ -114,7 +142,11 @@ describe('ringside keep names threads as perf does under fork/exec load (real ke
     const keeperExited = new Promise((resolve) => keeper.once('exit', resolve));
     keeper.kill('SIGTERM');
     assert.equal(await keeperExited, 0, keeperLog);
-    assert.deepEqual(readdirSync(stateDir).filter((name) => name.includes(`keeper-${keeper.pid}.`)), [], 'the keeper removed its files');
+    assert.deepEqual(
+      readdirSync(stateDir).filter((name) => name.includes(`keeper-${keeper.pid}.`)),
+      [],
+      'the keeper removed its files',
+    );
 
     const namesByTid = new Map<number, Set<string>>();
     for (const sample of samplesOf(referee)) {
@@ -128,14 +160,15 @@ describe('ringside keep names threads as perf does under fork/exec load (real ke
       if (!perfs) return sample.comm.startsWith(':');
       return !perfs.has(sample.comm) || (sample.comm.startsWith(':') && [...perfs].some((name) => !name.startsWith(':')));
     });
-    const described = (list: Sample[]) => [...new Set(list.map((s) => `${s.comm} ${s.pid}/${s.tid} (perf: ${[...namesByTid.get(s.tid) ?? ['no sample']].join(', ')})`))].slice(0, 20).join('\n');
+    const described = (list: Sample[]) =>
+      [...new Set(list.map((s) => `${s.comm} ${s.pid}/${s.tid} (perf: ${[...(namesByTid.get(s.tid) ?? ['no sample'])].join(', ')})`))].slice(0, 20).join('\n');
     assert.equal(wrong.length, 0, `${wrong.length} of ${samples.length} samples named otherwise than perf names their thread:\n${described(wrong)}`);
 
     // What the comparison covered: each kind of thread has samples in the snapshot, named as the workload named it.
     const named = (prefix: string) => new Set(samples.filter((sample) => sample.comm.startsWith(prefix)).map((sample) => sample.tid));
     assert.equal(named('early-').size, early, `samples of every thread alive at the keeper's start: ${described(samples)}`);
     assert.equal(named('late-').size, late, 'samples of every thread born under the keeper');
-    assert.equal(named('kid-').size, children, 'samples of a named thread of every exec\'d child');
+    assert.equal(named('kid-').size, children, "samples of a named thread of every exec'd child");
     const childProcesses = new Set(samples.filter((sample) => sample.pid !== pid).map((sample) => sample.pid));
     assert.equal(childProcesses.size, children, 'samples of every child process');
     for (const tid of named('early-')) {

@@ -31,7 +31,9 @@ describe('ringside snapshot of a keeper keeps the side-band its samples need (re
   const env = () => ({ ...process.env, XDG_RUNTIME_DIR: dir });
   const ringside = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: env() });
 
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-keep-sideband-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-keep-sideband-'));
+  });
   afterEach(() => {
     if (keeper && keeper.exitCode === null) keeper.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -39,10 +41,32 @@ describe('ringside snapshot of a keeper keeps the side-band its samples need (re
 
   it('perf script prints the same comm, symbol and object for every sample with the pruned side-band as with the whole spool', async () => {
     const tag = `700.${process.pid}`;
-    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'syscalls:sys_enter_getpid', '-e', 'task-clock', '--pages', '16', '--',
-      '/bin/sh', '-c', LOAD, 'load', path.join(dir, 'done'), fixture('kernel_getpid'), tag], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(
+      process.execPath,
+      [
+        cli,
+        'keep',
+        '-e',
+        'syscalls:sys_enter_getpid',
+        '-e',
+        'task-clock',
+        '--pages',
+        '16',
+        '--',
+        '/bin/sh',
+        '-c',
+        LOAD,
+        'load',
+        path.join(dir, 'done'),
+        fixture('kernel_getpid'),
+        tag,
+      ],
+      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     for (const deadline = Date.now() + 90000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
       if (spawnSync('pgrep', ['-f', `^sleep ${tag.replace('.', '\\.')}$`], { encoding: 'utf8' }).stdout.trim()) break;
       assert.ok(Date.now() < deadline && keeper.exitCode === null, `the load finished (${stderr})`);
@@ -52,9 +76,15 @@ describe('ringside snapshot of a keeper keeps the side-band its samples need (re
       const file = path.join(dir, name);
       const run = ringside(['snapshot', String(keeper!.pid), ...extra, '-o', file]);
       assert.equal(run.status, 0, run.stderr);
-      const script = execFileSync('perf', ['script', '-i', file, '-F', 'comm,pid,tid,time,event,ip,sym,dso'],
-        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
-      const lost = run.stderr.split('\n').filter((line) => / lost /.test(line)).map((line) => line.replace(/^.* lost /, ''));
+      const script = execFileSync('perf', ['script', '-i', file, '-F', 'comm,pid,tid,time,event,ip,sym,dso'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        maxBuffer: 256 << 20,
+      });
+      const lost = run.stderr
+        .split('\n')
+        .filter((line) => / lost /.test(line))
+        .map((line) => line.replace(/^.* lost /, ''));
       return { bytes: statSync(file).size, samples: script.split('\n').filter((line) => line.trim()), stderr: run.stderr, lost };
     };
     const whole = take('whole.data', ['--all-sideband']);
@@ -64,8 +94,14 @@ describe('ringside snapshot of a keeper keeps the side-band its samples need (re
     assert.doesNotMatch(whole.stderr, /side-band before the oldest sample/);
     const perl = pruned.samples.filter((line) => /^\s*perl /.test(line) && line.includes('sys_enter_getpid'));
     assert.ok(perl.length > 100, `perl's getpid burst is in the rings (${pruned.samples.length} samples)`);
-    assert.ok(perl.every((line) => !line.includes('[unknown]')), `perl's samples are named:\n${perl.slice(0, 3).join('\n')}`);
-    assert.ok(pruned.samples.some((line) => /^\s*kernel_getpid /.test(line)), 'samples of the short-lived processes too');
+    assert.ok(
+      perl.every((line) => !line.includes('[unknown]')),
+      `perl's samples are named:\n${perl.slice(0, 3).join('\n')}`,
+    );
+    assert.ok(
+      pruned.samples.some((line) => /^\s*kernel_getpid /.test(line)),
+      'samples of the short-lived processes too',
+    );
     assert.deepEqual(pruned.samples, whole.samples, 'every sample as perf script prints it from the whole spool');
     assert.deepEqual(pruned.lost, whole.lost, 'the same losses, ring by ring');
     // How much side-band the load made before the samples depends on how fast the machine ran its forks, so the sizes are
@@ -73,8 +109,10 @@ describe('ringside snapshot of a keeper keeps the side-band its samples need (re
     // header and a pid (16 bytes) the pruned file does not hold.
     const [kept, older] = /kept (\d+) of (\d+) records/.exec(pruned.stderr)!.slice(1).map(Number);
     assert.ok(kept < older, pruned.stderr);
-    assert.ok(whole.bytes - pruned.bytes >= (older - kept) * 16,
-      `the pruned file (${pruned.bytes} bytes) is smaller than the whole one (${whole.bytes} bytes) by the ${older - kept} records left out`);
+    assert.ok(
+      whole.bytes - pruned.bytes >= (older - kept) * 16,
+      `the pruned file (${pruned.bytes} bytes) is smaller than the whole one (${whole.bytes} bytes) by the ${older - kept} records left out`,
+    );
 
     const exited = new Promise((resolve) => keeper!.once('exit', resolve));
     keeper.kill('SIGTERM');

@@ -23,7 +23,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The load's sequence numbers and times (s) in a perf.data, as perf script prints them, and perf script's count of close samples. */
 function perfScriptRecords(data: string): { numbered: { seq: number; time: number }[]; closes: number } {
-  const script = execFileSync('perf', ['script', '-i', data, '-F', 'time,event,trace'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
+  const script = execFileSync('perf', ['script', '-i', data, '-F', 'time,event,trace'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    maxBuffer: 256 << 20,
+  });
   const lines = script.split('\n').filter((line) => line.includes('sys_enter_close'));
   const numbered = lines.flatMap((line) => {
     const match = /^\s*(\d+\.\d+):.*fd: 0x([0-9a-f]+)/.exec(line);
@@ -81,7 +85,9 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
   const ringside = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: env() });
   let stderr = '';
 
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-keepwin-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-keepwin-'));
+  });
   afterEach(() => {
     if (keeper && keeper.exitCode === null) keeper.kill('SIGKILL');
     keeper = undefined;
@@ -91,7 +97,9 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
   const startKeeper = (args: string[]) => {
     stderr = '';
     keeper = spawn(process.execPath, [cli, 'keep', ...args], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
   };
   /** The state file once `accept` takes it (read every 20 ms). */
   const stateWhen = async (what: string, accept: (state: KeeperState) => boolean, timeoutMs = 20000): Promise<KeeperState> => {
@@ -119,7 +127,21 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
     const calls = 12000;
     // Pinned to one CPU, so one ring holds the whole sequence and a gap can only be a lost record.
     // Nobody snapshots while the load runs: a snapshot pauses the rings, and records arriving then are lost.
-    startKeeper(['-e', 'syscalls:sys_enter_close', '--pages', '1', '--window', '2', '--', 'taskset', '-c', '0', fixture('kernel_paced'), String(calls), '3000']);
+    startKeeper([
+      '-e',
+      'syscalls:sys_enter_close',
+      '--pages',
+      '1',
+      '--window',
+      '2',
+      '--',
+      'taskset',
+      '-c',
+      '0',
+      fixture('kernel_paced'),
+      String(calls),
+      '3000',
+    ]);
     const first = await stateWhen('the first state file', () => true);
     assert.equal(first.generation, 0);
     assert.ok(first.rings.every((ring) => ring.direction === 'forward' || ring.pages === 1));
@@ -131,9 +153,15 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
     const data = path.join(dir, 's.data');
     const snap = ringside(['snapshot', String(keeper!.pid), '-o', data]);
     assert.equal(snap.status, 0, snap.stderr);
-    assert.match(snap.stderr, /rings resized from 1 to \d+ pages in [\d.]+ ms \([\d.]+ s after the recording started\): cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/);
+    assert.match(
+      snap.stderr,
+      /rings resized from 1 to \d+ pages in [\d.]+ ms \([\d.]+ s after the recording started\): cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/,
+    );
     const { numbered, closes } = perfScriptRecords(data);
-    assertContinuous(numbered.map((record) => record.seq), 'perf script on the snapshot');
+    assertContinuous(
+      numbered.map((record) => record.seq),
+      'perf script on the snapshot',
+    );
     assert.equal(Math.max(...numbered.map((record) => record.seq)), calls - 1, 'the last call is there');
     const times = numbered.map((record) => record.time);
     const span = Math.max(...times) - Math.min(...times);
@@ -141,13 +169,18 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
     const jsonl = path.join(dir, 's.jsonl');
     const decoded = ringside(['decode', data, '-o', jsonl]);
     assert.equal(decoded.status, 0, decoded.stderr);
-    const jsonCloses = readFileSync(jsonl, 'utf8').split('\n').filter((line) => line.includes('"type":"SAMPLE"') && line.includes('"event":"syscalls:sys_enter_close"'));
-    assert.equal(jsonCloses.length, closes, 'Ringside\'s JSON Lines of the same snapshot hold as many close samples as perf script');
+    const jsonCloses = readFileSync(jsonl, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('"type":"SAMPLE"') && line.includes('"event":"syscalls:sys_enter_close"'));
+    assert.equal(jsonCloses.length, closes, "Ringside's JSON Lines of the same snapshot hold as many close samples as perf script");
 
     const listed = JSON.parse(ringside(['list', '--json']).stdout) as { pid: number; generation: number; limitations: string[] }[];
     const mine = listed.find((entry) => entry.pid === keeper!.pid)!;
     assert.ok(mine.generation >= 2, 'the state file generation incremented');
-    assert.ok(mine.limitations.some((line) => /rings resized from 1 to/.test(line)), 'list shows the resize history');
+    assert.ok(
+      mine.limitations.some((line) => /rings resized from 1 to/.test(line)),
+      'list shows the resize history',
+    );
     assert.match(ringside(['list']).stdout, /cpu0 pid \d+ +backward +\d+ KiB, \d+ bytes written, not written meanwhile/);
     await stop();
   });
@@ -170,7 +203,8 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
         const { byRing, lost } = numberedByRing(busy);
         const all = [...byRing.values()].flat();
         assert.equal(new Set(all).size, all.length, `no record twice in a snapshot taken while the keeper may be resizing (${[...byRing.keys()].join(', ')})`);
-        if (all.length > 0) assert.ok(Math.max(...all) - Math.min(...all) + 1 - all.length <= lost, `gaps only where the kernel counted lost records (${lost})`);
+        if (all.length > 0)
+          assert.ok(Math.max(...all) - Math.min(...all) + 1 - all.length <= lost, `gaps only where the kernel counted lost records (${lost})`);
         snapshots++;
         const state = readKeeperState(keeperStatePath(keeper!.pid!, stateDir()));
         if (resized(state)) grown = state;
@@ -188,7 +222,7 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
       const live = [...byRing].find(([label]) => /^cpu0 pid \d+$/.test(label));
       assert.ok(retired && retired[1].length > 0, `the retired 1-page ring of cpu0 is in the snapshot: ${[...byRing.keys()].join(', ')}`);
       assert.ok(live && live[1].length > 0, 'the grown ring of cpu0 is in the snapshot');
-      assert.equal(Math.max(...retired[1]) + 1, Math.min(...live[1]), 'the grown ring starts with the call after the retired ring\'s last');
+      assert.equal(Math.max(...retired[1]) + 1, Math.min(...live[1]), "the grown ring starts with the call after the retired ring's last");
       const both = [...retired[1], ...live[1]];
       assert.equal(new Set(both).size, both.length, 'no record in both rings');
 
@@ -201,14 +235,22 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
       assert.ok(retiredLine && Number(retiredLine[1]) > 0, `the CLI snapshot holds the retired ring's records: ${snap.stderr}`);
       const seqs = perfScriptRecords(during).numbered.map((record) => record.seq);
       assert.equal(new Set(seqs).size, seqs.length, 'perf script: no record twice across the swap');
-      const listed = JSON.parse(ringside(['list', '--json']).stdout) as { pid: number;
-        rings: { label: string; retired?: { oldestNs?: string; newestNs?: string; cutAtNs?: string } }[] }[];
+      const listed = JSON.parse(ringside(['list', '--json']).stdout) as {
+        pid: number;
+        rings: { label: string; retired?: { oldestNs?: string; newestNs?: string; cutAtNs?: string } }[];
+      }[];
       const mine = listed.find((entry) => entry.pid === keeper!.pid)!;
       // cutAtNs: where the grown ring took over (absent when nothing reached it while both recorded).
       const held = mine.rings.filter((ring) => ring.retired?.oldestNs);
-      assert.ok(held.length > 0 && held.every((ring) => BigInt(ring.retired!.oldestNs!) <= BigInt(ring.retired!.newestNs!) &&
-        (ring.retired!.cutAtNs === undefined || BigInt(ring.retired!.newestNs!) < BigInt(ring.retired!.cutAtNs))),
-      `list names the retired rings and the times they hold: ${JSON.stringify(mine.rings)}`);
+      assert.ok(
+        held.length > 0 &&
+          held.every(
+            (ring) =>
+              BigInt(ring.retired!.oldestNs!) <= BigInt(ring.retired!.newestNs!) &&
+              (ring.retired!.cutAtNs === undefined || BigInt(ring.retired!.newestNs!) < BigInt(ring.retired!.cutAtNs)),
+          ),
+        `list names the retired rings and the times they hold: ${JSON.stringify(mine.rings)}`,
+      );
       assert.match(ringside(['list']).stdout, /\(1 pages, retired\) backward 4 KiB, retired, holds [\d.]+ to [\d.]+/);
     } finally {
       stale.dispose();
@@ -230,7 +272,10 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
       // One perf fd per published ring, retired ones included, and those already withdrawn (a retired
       // ring that holds no sample is withdrawn at the next scan) but kept open under the lease.
       assert.ok(perfFdsOf(pid) >= grown.rings.length);
-      const withdrawn = await stateWhen('the retired rings withdrawn', (state) => (state.generation ?? 0) > grown.generation! && !state.rings.some((ring) => ring.retired));
+      const withdrawn = await stateWhen(
+        'the retired rings withdrawn',
+        (state) => (state.generation ?? 0) > grown.generation! && !state.rings.some((ring) => ring.retired),
+      );
       assert.ok(withdrawn.generation! > grown.generation!, 'the state file generation increments with each change');
       // Withdrawn from the file, still open while the lease is out (two lease scans later too).
       await sleep(600);
@@ -243,10 +288,11 @@ describe('ringside keep --window (real kernel, perf script as referee)', functio
     const published = readKeeperState(keeperStatePath(pid, stateDir())).rings.length;
     for (const deadline = Date.now() + 1500; perfFdsOf(pid) !== published && Date.now() < deadline;) await sleep(50);
     assert.equal(perfFdsOf(pid), published, 'the retired rings were closed within a second of the lease going');
-    const mappings = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').filter((line) => line.includes('[perf_event]')).length;
+    const mappings = readFileSync(`/proc/${pid}/maps`, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('[perf_event]')).length;
     assert.equal(mappings, published, 'and unmapped');
     assert.equal(first.generation, 0);
     await stop();
   });
 });
-

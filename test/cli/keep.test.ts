@@ -19,7 +19,9 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
   const env = () => ({ ...process.env, XDG_RUNTIME_DIR: dir });
   const ringside = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: env() });
 
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-keep-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-keep-'));
+  });
   afterEach(() => {
     if (keeper && keeper.exitCode === null) keeper.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -28,14 +30,18 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
   it('keep -a holds three events; list shows them; snapshot -o .data holds all three for perf script', async () => {
     // Rings of 4 MiB: at cpu-clock's 4000 Hz they keep tens of seconds, so the getppid calls below are still there when
     // a snapshot's node has started on a busy machine (the default 256 KiB kept about one).
-    keeper = spawn(process.execPath, [cli, 'keep', '-a', '--pages', '1024', '-e', 'cpu-clock', '-e', 'syscalls:sys_enter_getppid', '-e', 'page-faults'],
-      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(process.execPath, [cli, 'keep', '-a', '--pages', '1024', '-e', 'cpu-clock', '-e', 'syscalls:sys_enter_getppid', '-e', 'page-faults'], {
+      env: env(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const listed = async () => {
       for (const deadline = Date.now() + 20000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
         const run = ringside(['list', '--json']);
-        const keepers = run.status === 0 ? JSON.parse(run.stdout) as { pid: number; events: string[]; rings: { direction: string }[] }[] : [];
+        const keepers = run.status === 0 ? (JSON.parse(run.stdout) as { pid: number; events: string[]; rings: { direction: string }[] }[]) : [];
         const mine = keepers.find((k) => k.pid === keeper!.pid);
         if (mine) return mine;
       }
@@ -47,7 +53,9 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     assert.equal(mine.rings.filter((ring) => ring.direction === 'backward').length, cpus, 'the three events share one ring per CPU');
     assert.equal(mine.rings.filter((ring) => ring.direction === 'forward').length, cpus, 'one side-band ring per CPU');
     // What the keeper really maps: one backward and one side-band ring per CPU, nothing per event.
-    const perfMappings = readFileSync(`/proc/${keeper.pid}/maps`, 'utf8').split('\n').filter((line) => line.includes('[perf_event]'));
+    const perfMappings = readFileSync(`/proc/${keeper.pid}/maps`, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('[perf_event]'));
     assert.equal(perfMappings.length, 2 * cpus, perfMappings.join('\n'));
     assert.match(ringside(['list']).stdout, new RegExp(`keeper ${keeper.pid}: cpu-clock, syscalls:sys_enter_getppid, page-faults, sideband on every CPU`));
 
@@ -59,10 +67,18 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const snap = ringside(['snapshot', String(keeper.pid), '-o', data]);
     assert.equal(snap.status, 0, snap.stderr);
     assert.match(snap.stderr, new RegExp(`snapshot 1 \\(keeper ${keeper.pid}\\)`));
-    const script = execFileSync('perf', ['script', '-i', data, '-F', 'comm,pid,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
+    const script = execFileSync('perf', ['script', '-i', data, '-F', 'comm,pid,event'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 256 << 20,
+    });
     const lines = script.split('\n').filter((line) => line.trim());
     assert.equal(lines.filter((line) => line.includes(` ${perl.pid} `) && line.includes('sys_enter_getppid')).length, calls, 'every getppid of that process');
-    for (const event of ['cpu-clock', 'page-faults']) assert.ok(lines.some((line) => line.includes(event)), `${event} in the snapshot`);
+    for (const event of ['cpu-clock', 'page-faults'])
+      assert.ok(
+        lines.some((line) => line.includes(event)),
+        `${event} in the snapshot`,
+      );
     // The summary tells the events of a shared ring apart.
     assert.match(snap.stderr, /samples .*cpu-clock \d+/);
 
@@ -80,23 +96,62 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const snapshots = path.join(dir, 'crashes');
     const calls = 300;
     const crasher = fixture('kernel_crash');
-    const run = spawnSync(process.execPath, [cli, 'capture', '-e', 'syscalls:sys_enter_getpid', '-e', 'page-faults', '--snapshot-on-exit-signal',
-      '--snapshot-dir', snapshots, '-o', path.join(dir, 'final.jsonl'), '--', crasher, String(calls)], { encoding: 'utf8', env: env() });
+    const run = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'capture',
+        '-e',
+        'syscalls:sys_enter_getpid',
+        '-e',
+        'page-faults',
+        '--snapshot-on-exit-signal',
+        '--snapshot-dir',
+        snapshots,
+        '-o',
+        path.join(dir, 'final.jsonl'),
+        '--',
+        crasher,
+        String(calls),
+      ],
+      { encoding: 'utf8', env: env() },
+    );
     assert.equal(run.status, 128 + 11, `the capture reports the command's SIGSEGV as a shell would: ${run.stderr}`);
     assert.match(run.stderr, /command killed by SIGSEGV: wrote .*ringside-001-.*\.data/);
     const files = readdirSync(snapshots);
     assert.equal(files.length, 1, files.join(', '));
-    const lines = execFileSync(
-      'perf',
-      ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 },
-    )
-      .split('\n').filter((line) => line.includes('kernel_crash'));
+    const lines = execFileSync('perf', ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 64 << 20,
+    })
+      .split('\n')
+      .filter((line) => line.includes('kernel_crash'));
     assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, calls, 'every getpid before the crash');
-    assert.ok(lines.some((line) => line.includes('page-faults')), 'and the crashing fault itself is among the page faults');
+    assert.ok(
+      lines.some((line) => line.includes('page-faults')),
+      'and the crashing fault itself is among the page faults',
+    );
     // A command that exits normally writes no crash snapshot.
-    const clean = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'syscalls:sys_enter_getpid', '--snapshot-on-exit-signal', '--snapshot-dir', snapshots,
-      '-o', path.join(dir, 'clean.jsonl'), '--', fixture('kernel_getpid'), '5'], { encoding: 'utf8', env: env() });
+    const clean = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'capture',
+        '-q',
+        '-e',
+        'syscalls:sys_enter_getpid',
+        '--snapshot-on-exit-signal',
+        '--snapshot-dir',
+        snapshots,
+        '-o',
+        path.join(dir, 'clean.jsonl'),
+        '--',
+        fixture('kernel_getpid'),
+        '5',
+      ],
+      { encoding: 'utf8', env: env() },
+    );
     assert.equal(clean.status, 0, clean.stderr);
     assert.equal(readdirSync(snapshots).length, 1);
   });
@@ -106,10 +161,15 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const calls = 250;
     /** Runs a keeper over `command` until its stderr matches `pattern`, then stops it; returns its stderr. */
     const keepUntil = async (command: string[], pattern: RegExp): Promise<string> => {
-      keeper = spawn(process.execPath, [cli, 'keep', '-e', 'syscalls:sys_enter_getpid', '-e', 'page-faults', '--snapshot-on-exit-signal',
-        '--snapshot-dir', snapshots, '--', ...command], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+      keeper = spawn(
+        process.execPath,
+        [cli, 'keep', '-e', 'syscalls:sys_enter_getpid', '-e', 'page-faults', '--snapshot-on-exit-signal', '--snapshot-dir', snapshots, '--', ...command],
+        { env: env(), stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       let stderr = '';
-      keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+      keeper.stderr!.on('data', (chunk) => {
+        stderr += String(chunk);
+      });
       for (const deadline = Date.now() + 20000; !pattern.test(stderr); await new Promise((resolve) => setTimeout(resolve, 100))) {
         assert.ok(Date.now() < deadline, `expected ${pattern}: ${stderr}`);
       }
@@ -121,11 +181,17 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const segv = await keepUntil([fixture('kernel_crash'), String(calls)], /command killed by SIGSEGV: wrote .*ringside-001-.*\.data/);
     const files = readdirSync(snapshots);
     assert.equal(files.length, 1, `${files.join(', ')} ${segv}`);
-    const script = execFileSync('perf', ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+    const script = execFileSync('perf', ['script', '-i', path.join(snapshots, files[0]), '-F', 'comm,event'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 64 << 20,
+    });
     const lines = script.split('\n').filter((line) => line.includes('kernel_crash'));
     assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, calls, 'every getpid before the crash');
-    assert.ok(lines.some((line) => line.includes('page-faults')), 'and the crashing fault itself is among the page faults');
+    assert.ok(
+      lines.some((line) => line.includes('page-faults')),
+      'and the crashing fault itself is among the page faults',
+    );
     // SIGABRT from the command itself: a second keeper numbers its snapshot from 1 again, in the same directory.
     await keepUntil(['/bin/sh', '-c', 'kill -ABRT $$'], /command killed by SIGABRT: wrote .*ringside-001-.*\.data/);
     assert.equal(readdirSync(snapshots).length, 2);
@@ -138,17 +204,32 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
   it('keep --snapshot-on writes a perf.data each time the trigger fires, with nobody attached, and the trigger records are in it', async () => {
     const snapshots = path.join(dir, 'triggered');
     // kernel_getpid 3 4000: three getpid() calls at once, then 4 s asleep while the keeper holds on.
-    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--snapshot-on', 'syscalls:sys_enter_getpid', '--snapshot-dir', snapshots,
-      '--', fixture('kernel_getpid'), '3', '4000'], { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(
+      process.execPath,
+      [cli, 'keep', '-e', 'task-clock', '--snapshot-on', 'syscalls:sys_enter_getpid', '--snapshot-dir', snapshots, '--', fixture('kernel_getpid'), '3', '4000'],
+      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
-    const written = (): string[] => { try { return readdirSync(snapshots); } catch { /* no snapshot directory yet: nothing written */ return []; } };
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    const written = (): string[] => {
+      try {
+        return readdirSync(snapshots);
+      } catch {
+        /* no snapshot directory yet: nothing written */ return [];
+      }
+    };
     for (const deadline = Date.now() + 20000; !/wrote .*ringside-001-/.test(stderr); await new Promise((resolve) => setTimeout(resolve, 100))) {
       assert.ok(Date.now() < deadline, `no triggered snapshot: ${stderr}`);
     }
     assert.equal(written().length, 1, written().join(', '));
-    const lines = execFileSync('perf', ['script', '-i', path.join(snapshots, written()[0]), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-      .split('\n').filter((line) => line.includes('kernel_getpid'));
+    const lines = execFileSync('perf', ['script', '-i', path.join(snapshots, written()[0]), '-F', 'comm,event'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .split('\n')
+      .filter((line) => line.includes('kernel_getpid'));
     assert.equal(lines.filter((line) => line.includes('sys_enter_getpid')).length, 3, 'the three trigger records');
     const exited = new Promise((resolve) => keeper!.once('exit', resolve));
     keeper.kill('SIGTERM');
@@ -163,16 +244,22 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     // The loop ends in a sleep only this test process names (another run's sleep must not count), exec'd
     // so that it is the command the keeper launched, and ends with the keeper.
     const done = `600.${process.pid}`;
-    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done; exec sleep ${done}`],
-      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(
+      process.execPath,
+      [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', `i=0; while [ $i -lt ${execs} ]; do /bin/true; i=$((i+1)); done; exec sleep ${done}`],
+      { env: env(), stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const running = async (): Promise<{ rings: { direction: string; bytesWritten: string }[] }> => {
       for (const deadline = Date.now() + 20000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
         const run = ringside(['list', '--json']);
-        const mine = run.status === 0
-          ? (JSON.parse(run.stdout) as { pid: number; rings: { direction: string; bytesWritten: string }[] }[]).find((k) => k.pid === keeper!.pid)
-          : undefined;
+        const mine =
+          run.status === 0
+            ? (JSON.parse(run.stdout) as { pid: number; rings: { direction: string; bytesWritten: string }[] }[]).find((k) => k.pid === keeper!.pid)
+            : undefined;
         if (mine) return mine;
       }
       throw new Error(`the keeper never listed itself: ${stderr}`);
@@ -188,9 +275,10 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     // Every record the spool holds: the side-band before the oldest task-clock sample is drained too.
     const snap = ringside(['snapshot', String(keeper.pid), '--all-sideband', '-o', output]);
     assert.equal(snap.status, 0, snap.stderr);
-    const records = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(
-      line.replace(/"time":(\d+)/, '"time":"$1"'),
-    ) as { type: string; comm?: string });
+    const records = readFileSync(output, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as { type: string; comm?: string });
     assert.equal(records.filter((record) => record.type === 'COMM' && record.comm === 'true').length, execs, 'one COMM (exec) record per /bin/true');
     assert.equal(records.filter((record) => record.type === 'LOST').length, 0);
     const sideband = snap.stderr.split('\n').filter((line) => line.includes('sideband'));
@@ -205,18 +293,37 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     const snapshots = path.join(dir, 'snapshots');
     // getpid 40 times, getppid once, sleep; then getpid 10 times and getppid again: two triggers.
     const program = 'syscall(39) for 1..40; getppid(); select(undef, undef, undef, 1.5); syscall(39) for 1..10; getppid(); select(undef, undef, undef, 0.5)';
-    const run = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'syscalls:sys_enter_getpid', '--snapshot-on', 'syscalls:sys_enter_getppid',
-      '--snapshot-dir', snapshots, '--min-interval', '0.5', '-o', path.join(dir, 'final.jsonl'), '--', 'perl', '-e', program], { encoding: 'utf8', env: env() });
+    const run = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'capture',
+        '-q',
+        '-e',
+        'syscalls:sys_enter_getpid',
+        '--snapshot-on',
+        'syscalls:sys_enter_getppid',
+        '--snapshot-dir',
+        snapshots,
+        '--min-interval',
+        '0.5',
+        '-o',
+        path.join(dir, 'final.jsonl'),
+        '--',
+        'perl',
+        '-e',
+        program,
+      ],
+      { encoding: 'utf8', env: env() },
+    );
     assert.equal(run.status, 0, run.stderr);
     const files = readdirSync(snapshots).sort();
     assert.equal(files.length, 2, files.join(', '));
     assert.match(files[0], /^ringside-001-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z\.data$/);
-    const events = (file: string) => execFileSync(
-      'perf',
-      ['script', '-i', path.join(snapshots, file), '-F', 'comm,event'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-    )
-      .split('\n').filter((line) => line.includes('perl'));
+    const events = (file: string) =>
+      execFileSync('perf', ['script', '-i', path.join(snapshots, file), '-F', 'comm,event'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+        .split('\n')
+        .filter((line) => line.includes('perl'));
     const first = events(files[0]);
     assert.equal(first.filter((line) => line.includes('sys_enter_getppid')).length, 1, 'the trigger record is in the snapshot');
     assert.equal(first.filter((line) => line.includes('sys_enter_getpid')).length, 40, 'and the records before it');

@@ -22,7 +22,12 @@ const marker = () => `600.${process.pid}${++serial}`;
 /** Pids of live processes whose command line is exactly `sleep MARKER`. */
 function sleepers(mark: string): number[] {
   const found = spawnSync('pgrep', ['-f', `^sleep ${mark.replace('.', '\\.')}$`], { encoding: 'utf8' }).stdout.trim();
-  return found ? found.split('\n').map(Number).filter((pid) => readProcessStat(pid)?.state !== 'Z') : [];
+  return found
+    ? found
+        .split('\n')
+        .map(Number)
+        .filter((pid) => readProcessStat(pid)?.state !== 'Z')
+    : [];
 }
 
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 20000): Promise<T> {
@@ -33,13 +38,20 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
   }
 }
 
-describe('a launched command\'s whole process group ends with the recording (real kernel)', function () {
+describe("a launched command's whole process group ends with the recording (real kernel)", function () {
   this.timeout(60000);
   let dir: string;
   const leftovers: number[] = [];
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-group-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-group-'));
+  });
   afterEach(() => {
-    for (const pid of leftovers.splice(0)) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    for (const pid of leftovers.splice(0))
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -48,10 +60,15 @@ describe('a launched command\'s whole process group ends with the recording (rea
     const busy = fixture('kernel_busy');
     const out = path.join(dir, 'out.jsonl');
     // The shell forks a spinner and a sleep, then becomes a second spinner (the launched pid).
-    const capture = spawn(process.execPath, [cli, 'capture', '-e', 'task-clock', '-o', out, '--', '/bin/sh', '-c',
-      `${busy} 30000 & sleep ${forked} & exec ${busy} 30001`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const capture = spawn(
+      process.execPath,
+      [cli, 'capture', '-e', 'task-clock', '-o', out, '--', '/bin/sh', '-c', `${busy} 30000 & sleep ${forked} & exec ${busy} 30001`],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
-    capture.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    capture.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     const exited = new Promise<number | null>((resolve) => capture.once('exit', (code) => resolve(code)));
     const sleeper = await waitFor('the forked sleep', () => sleepers(forked)[0]);
     leftovers.push(sleeper);
@@ -65,17 +82,25 @@ describe('a launched command\'s whole process group ends with the recording (rea
     assert.deepEqual(processGroupMembers(group), [], 'no process of the launched group remains');
     assert.deepEqual(sleepers(forked), []);
     // perf inheritance still follows children: task-clock samples of both spinners.
-    const records = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string; pid?: number });
-    const pids = new Set(records
-      .filter((record) => record.type === 'SAMPLE').map((record) => record.pid));
+    const records = readFileSync(out, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; pid?: number });
+    const pids = new Set(records.filter((record) => record.type === 'SAMPLE').map((record) => record.pid));
     assert.ok(pids.has(group), `samples of the launched command (${[...pids].join(', ')})`);
-    assert.ok([...pids].some((pid) => pid !== group && pid !== undefined), `samples of the forked spinner (${[...pids].join(', ')})`);
+    assert.ok(
+      [...pids].some((pid) => pid !== group && pid !== undefined),
+      `samples of the forked spinner (${[...pids].join(', ')})`,
+    );
   });
 
   it('capture -- CMD that exits leaving a child behind ends that child with the capture', async () => {
     const forked = marker();
-    const run = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'task-clock', '-o', path.join(dir, 'o.jsonl'),
-      '--', '/bin/sh', '-c', `sleep ${forked} & exit 0`], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      [cli, 'capture', '-q', '-e', 'task-clock', '-o', path.join(dir, 'o.jsonl'), '--', '/bin/sh', '-c', `sleep ${forked} & exit 0`],
+      { encoding: 'utf8' },
+    );
     leftovers.push(...sleepers(forked));
     assert.equal(run.status, 0, run.stderr);
     assert.deepEqual(sleepers(forked), [], 'the forked sleep did not outlive the capture');
@@ -86,9 +111,26 @@ describe('a launched command\'s whole process group ends with the recording (rea
     // The sleeps that stay would hold a pipe open for 600 s: the capture writes its stderr to a file.
     const log = path.join(dir, 'stderr.txt');
     const logFd = openSync(log, 'w');
-    const run = spawnSync(process.execPath, [cli, 'capture', '-q', '--leave-running', '--duration', '0.3', '-e', 'task-clock',
-      '-o', path.join(dir, 'o.jsonl'), '--', '/bin/sh', '-c', `sleep ${forked} & exec sleep ${forked}`],
-      { stdio: ['ignore', 'ignore', logFd] });
+    const run = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'capture',
+        '-q',
+        '--leave-running',
+        '--duration',
+        '0.3',
+        '-e',
+        'task-clock',
+        '-o',
+        path.join(dir, 'o.jsonl'),
+        '--',
+        '/bin/sh',
+        '-c',
+        `sleep ${forked} & exec sleep ${forked}`,
+      ],
+      { stdio: ['ignore', 'ignore', logFd] },
+    );
     closeSync(logFd);
     const left = sleepers(forked);
     leftovers.push(...left);
@@ -100,8 +142,24 @@ describe('a launched command\'s whole process group ends with the recording (rea
     for (const leaveRunning of [false, true]) {
       const forked = marker();
       const launched = marker();
-      const capture = spawn(process.execPath, [cli, 'capture', '-q', ...(leaveRunning ? ['--leave-running'] : []), '-e', 'task-clock',
-        '-o', path.join(dir, 'o.jsonl'), '--', '/bin/sh', '-c', `sleep ${forked} & exec sleep ${launched}`], { stdio: 'ignore' });
+      const capture = spawn(
+        process.execPath,
+        [
+          cli,
+          'capture',
+          '-q',
+          ...(leaveRunning ? ['--leave-running'] : []),
+          '-e',
+          'task-clock',
+          '-o',
+          path.join(dir, 'o.jsonl'),
+          '--',
+          '/bin/sh',
+          '-c',
+          `sleep ${forked} & exec sleep ${launched}`,
+        ],
+        { stdio: 'ignore' },
+      );
       const exited = new Promise((resolve) => capture.once('exit', resolve));
       const [command] = await waitFor('both sleeps', () => {
         const pids = [...sleepers(launched), ...sleepers(forked)];
@@ -124,10 +182,14 @@ describe('a launched command\'s whole process group ends with the recording (rea
     const forked = marker();
     const launched = marker();
     const command = ['/bin/sh', '-c', `sleep ${forked} & exec sleep ${launched}`];
-    const keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', ...command],
-      { env: { ...process.env, XDG_RUNTIME_DIR: dir }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', ...command], {
+      env: { ...process.env, XDG_RUNTIME_DIR: dir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    keeper.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    keeper.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     try {
       const exited = new Promise<number | null>((resolve) => keeper.once('exit', (code) => resolve(code)));
       await waitFor('both sleeps', () => (sleepers(forked).length && sleepers(launched).length ? true : undefined));

@@ -32,28 +32,52 @@ const waitFor = async (what: string, condition: () => boolean, timeoutMs = 60000
 describe('losses said where the result is read (real kernel, perf as referee)', function () {
   this.timeout(180000);
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-losses-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-losses-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('rings that overwrote the start say so on the first line and in the page, and the --pages named keeps it all', () => {
     // task-clock at 4000 Hz over 1.5 s of the fixture's own CPU time: the same number of samples however loaded the machine.
-    const args = (pages: number, out: string) =>
-      ['capture', '-e', 'task-clock', '-F', '4000', '-g', '--pages', String(pages), '-o', out, '--', fixture('kernel_busy'), '1500', 'cpu'];
+    const args = (pages: number, out: string) => [
+      'capture',
+      '-e',
+      'task-clock',
+      '-F',
+      '4000',
+      '-g',
+      '--pages',
+      String(pages),
+      '-o',
+      out,
+      '--',
+      fixture('kernel_busy'),
+      '1500',
+      'cpu',
+    ];
     const page = path.join(dir, 'small.html');
     const small = ringside(args(8, page));
     assert.equal(small.code, 0, small.stderr);
     const first = small.stderr.split('\n').find((line) => line.startsWith('ringside: snapshot 1'))!;
-    const said = /: (\d+) records from \d+ ring\(s\); (kept the last [\d.]+ m?s of [\d.]+ s: ([\d,]+) of about ([\d,]+) records; the rings overwrote the rest \(--pages (\d+) keeps it all[^)]*\))$/
-      .exec(first);
+    const said =
+      /: (\d+) records from \d+ ring\(s\); (kept the last [\d.]+ m?s of [\d.]+ s: ([\d,]+) of about ([\d,]+) records; the rings overwrote the rest \(--pages (\d+) keeps it all[^)]*\))$/.exec(
+        first,
+      );
     assert.ok(said, `the first line names the overwrite: ${first}`);
-    const [records, note, kept, about, pages] = [Number(said[1]), said[2], ...said.slice(3).map((n) => Number(n.replace(/,/g, '')))] as
-      [number, string, number, number, number];
+    const [records, note, kept, about, pages] = [Number(said[1]), said[2], ...said.slice(3).map((n) => Number(n.replace(/,/g, '')))] as [
+      number,
+      string,
+      number,
+      number,
+      number,
+    ];
     assert.equal(kept, records, 'kept is what the snapshot holds');
     assert.ok(about > 2 * kept, `most was overwritten (${kept} of about ${about})`);
     // The estimate from bytes written against what perf record keeps of the same work.
     const perfData = path.join(dir, 'perf.data');
-    execFileSync('perf', ['record', '-q', '-e', 'task-clock', '-F', '4000', '-g', '-o', perfData, '--', fixture('kernel_busy'), '1500', 'cpu'],
-      { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync('perf', ['record', '-q', '-e', 'task-clock', '-F', '4000', '-g', '-o', perfData, '--', fixture('kernel_busy'), '1500', 'cpu'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const perfCount = perfSamples(perfData, 'task-clock').length;
     assert.ok(Math.abs(about - perfCount) < perfCount * 0.25, `about ${about} records, perf record kept ${perfCount}`);
     // The timeline page shows the same sentence among its notes.
@@ -70,22 +94,40 @@ describe('losses said where the result is read (real kernel, perf as referee)', 
   it('--snapshot-on-exit-signal leaves -o whole: both files hold the moments before the crash, for perf script', () => {
     const main = path.join(dir, 'cap.data');
     const snapshots = path.join(dir, 'd');
-    const run = ringside(['capture', '-e', 'task-clock', '-g', '--snapshot-on-exit-signal', '--snapshot-dir', snapshots, '-o', main, '--',
-      fixture('kernel_crash'), '2000000']);
+    const run = ringside([
+      'capture',
+      '-e',
+      'task-clock',
+      '-g',
+      '--snapshot-on-exit-signal',
+      '--snapshot-dir',
+      snapshots,
+      '-o',
+      main,
+      '--',
+      fixture('kernel_crash'),
+      '2000000',
+    ]);
     assert.equal(run.code, 128 + 11, run.stderr);
     assert.match(run.stderr, /command killed by SIGSEGV: wrote .*ringside-001-.*\.data \(\d+ records\)/);
     const summary = /snapshot 1 \(command killed by SIGSEGV\): (\d+) records/.exec(run.stderr);
     assert.ok(summary && Number(summary[1]) > 0, run.stderr);
     assert.match(run.stderr, /gap-free +[1-9]\d* records +written [1-9]/, 'the ring the crasher ran on says what was written');
     const [triggeredName] = readdirSync(snapshots);
-    const times = (file: string) => perfSamples(file, 'task-clock', 'comm,time,event').filter((line) => line.includes('kernel_crash'))
-      .map((line) => /(\d+\.\d+):/.exec(line)![1]);
+    const times = (file: string) =>
+      perfSamples(file, 'task-clock', 'comm,time,event')
+        .filter((line) => line.includes('kernel_crash'))
+        .map((line) => /(\d+\.\d+):/.exec(line)![1]);
     const inMain = times(main);
     const inTriggered = times(path.join(snapshots, triggeredName));
     assert.ok(inTriggered.length > 0, 'the triggered file holds the crasher');
     assert.ok(inMain.length >= inTriggered.length, `-o holds ${inMain.length} samples, the triggered file ${inTriggered.length}`);
     const mainTimes = new Set(inMain);
-    assert.deepEqual(inTriggered.filter((time) => !mainTimes.has(time)), [], 'every sample before the crash is in -o too');
+    assert.deepEqual(
+      inTriggered.filter((time) => !mainTimes.has(time)),
+      [],
+      'every sample before the crash is in -o too',
+    );
   });
 });
 
@@ -116,10 +158,14 @@ describe('a keeper whose side-band spool hits ENOSPC names the loss in every sna
     const done = path.join(work, 'done');
     // Short-lived processes (a fork, an exec and their mappings each) once told to: side-band the spool must take.
     const load = `while [ ! -e "$1" ]; do sleep 0.02; done; for i in $(seq 300); do /bin/true; done; : > "$2"; exec sleep 600`;
-    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', load, 'load', go, done],
-      { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', '/bin/sh', '-c', load, 'load', go, done], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     await waitFor('the keeper to start', () => /holds \d+ ring/.test(stderr));
     // Everything the file system has left goes to a filler: the spool's writes fail with ENOSPC from here on.
     const filler = path.join(runtime, 'filler');
@@ -127,7 +173,9 @@ describe('a keeper whose side-band spool hits ENOSPC names the loss in every sna
     writeFileSync(filler, new Uint8Array(Number(free.bavail) * free.bsize));
     writeFileSync(go, '');
     await waitFor('the load', () => existsSync(done));
-    await waitFor(`the keeper to say it cannot spool (${stderr})`, () => /cannot write the side-band spool in .*: ENOSPC.*; [1-9]\d* side-band records lost so far/.test(stderr));
+    await waitFor(`the keeper to say it cannot spool (${stderr})`, () =>
+      /cannot write the side-band spool in .*: ENOSPC.*; [1-9]\d* side-band records lost so far/.test(stderr),
+    );
     unlinkSync(filler);
 
     const page = path.join(work, 'snap.html');

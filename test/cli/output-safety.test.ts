@@ -4,7 +4,20 @@
 
 import * as assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  lstatSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fixture } from '../kernel/helpers';
@@ -16,15 +29,35 @@ const CALLS = 200;
 
 /** `capture` of CALLS getpid syscalls of a launched program, under umask 022 (what made outputs 0644 before). */
 function capture(output: string): { status: number | null; signal: NodeJS.Signals | null; stderr: string } {
-  const run = spawnSync('sh', ['-c', 'umask 022 && exec "$@"', 'sh', process.execPath, cli, 'capture', '-q', '-e', 'syscalls:sys_enter_getpid', '-o', output,
-    '--', fixture('kernel_getpid'), String(CALLS)], { encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(
+    'sh',
+    [
+      '-c',
+      'umask 022 && exec "$@"',
+      'sh',
+      process.execPath,
+      cli,
+      'capture',
+      '-q',
+      '-e',
+      'syscalls:sys_enter_getpid',
+      '-o',
+      output,
+      '--',
+      fixture('kernel_getpid'),
+      String(CALLS),
+    ],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   return { status: run.status, signal: run.signal, stderr: run.stderr };
 }
 
 describe('capture -o: private, whole or absent, never through a link or into a FIFO (real kernel)', function () {
   this.timeout(120_000);
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-out-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-out-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   for (const ext of ['jsonl', 'data', 'html']) {
@@ -51,7 +84,11 @@ describe('capture -o: private, whole or absent, never through a link or into a F
       assert.equal(capture(linked).status, 0);
       assert.equal(readFileSync(victim, 'utf8'), 'root only\n', 'the file the link pointed at is untouched');
       assert.ok(lstatSync(linked).isFile(), 'the link was replaced by the output');
-      assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.tmp')), [], 'no temporary file left');
+      assert.deepEqual(
+        readdirSync(dir).filter((name) => name.endsWith('.tmp')),
+        [],
+        'no temporary file left',
+      );
     });
   }
 
@@ -106,8 +143,14 @@ describe('capture -o: private, whole or absent, never through a link or into a F
       const first = '{"snapshot":1}\n'.repeat(256);
       file.write(first);
       file.checkpoint();
-      assert.throws(() => file.write('{"snapshot":2}\n'.repeat(65536)), (error: unknown) => error instanceof FileWriteError &&
-        new RegExp(`^cannot write ${out}: no space left on device \\(ENOSPC\\); it keeps only what was whole before \\(${first.length} bytes\\)$`).test(error.message));
+      assert.throws(
+        () => file.write('{"snapshot":2}\n'.repeat(65536)),
+        (error: unknown) =>
+          error instanceof FileWriteError &&
+          new RegExp(`^cannot write ${out}: no space left on device \\(ENOSPC\\); it keeps only what was whole before \\(${first.length} bytes\\)$`).test(
+            error.message,
+          ),
+      );
       assert.equal(readFileSync(out, 'utf8'), first);
       assert.equal(statSync(out).mode & 0o777, 0o600);
       assert.deepEqual(readdirSync(mount).sort(), ['filler', 'kept.jsonl']);

@@ -22,8 +22,11 @@ function goBinary(): string {
  * carry no address ranges) and shortens C++ names (template arguments, `(anonymous namespace)`).
  */
 function pprofTop(file: string): Map<string, number> {
-  const result = spawnSync(goBinary(), ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=1000000', '-nodefraction=0', '-edgefraction=0', file],
-    { encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, HOME: path.dirname(file), PPROF_TMPDIR: path.dirname(file) } });
+  const result = spawnSync(goBinary(), ['tool', 'pprof', '-symbolize=none', '-top', '-nodecount=1000000', '-nodefraction=0', '-edgefraction=0', file], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, HOME: path.dirname(file), PPROF_TMPDIR: path.dirname(file) },
+  });
   assert.equal(result.status, 0, result.stderr);
   const flat = new Map<string, number>();
   let rows = 0;
@@ -59,7 +62,9 @@ function assertSameAsPerfReport(data: string, profile: string, adjust: (counts: 
 describe('pprof output read back by go tool pprof equals perf report --no-children --sort sym', function () {
   this.timeout(180_000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("decode of perf record -g's file to profile.pb.gz: the same top functions and counts", () => {

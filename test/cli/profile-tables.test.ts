@@ -14,7 +14,6 @@ import { ProfileTables } from '../../native/tables/profile-tables';
 import { TableJsonl } from '../../native/tables/jsonl';
 import { captureAllCpus, fixture, importFile, perfFrames, perfNamesPltSlotByPosition, perfRecord, tempDir, type PerfFrame } from '../perfdata/perf-tools';
 
-
 function tablesOf(decoded: DecodedSnapshot): { tables: ProfileTables; symbols: SnapshotSymbols } {
   const symbols = new SnapshotSymbols();
   symbols.learn(decoded);
@@ -37,7 +36,11 @@ function assertTablesMatchRecords(decoded: DecodedSnapshot, tables: ProfileTable
     const expected = callchain.filter((frame) => !frame.isMarker).map((frame) => frame.ip);
     const stack = tables.sampleStack[row];
     const frames = stack < 0 ? [] : tables.framesOf(stack);
-    assert.deepEqual(frames.map((frame) => tables.frameIp(frame)), expected, `callchain of row ${row}`);
+    assert.deepEqual(
+      frames.map((frame) => tables.frameIp(frame)),
+      expected,
+      `callchain of row ${row}`,
+    );
   }
   return samples;
 }
@@ -90,7 +93,9 @@ function assertNamesMatchPerf(decoded: DecodedSnapshot, tables: ProfileTables, p
 describe('stack, frame and function tables equal per-record decoding and perf script (real kernel)', function () {
   this.timeout(180_000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it("perf record -g's own file: stacks, JSON lines and every frame's name", () => {

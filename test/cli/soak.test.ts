@@ -56,7 +56,9 @@ function resourcesOf(pid: number): { fds: Record<string, string>; perfMappings: 
       // closed while listing
     }
   }
-  const perfMappings = readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n').filter((line) => line.includes('anon_inode:[perf_event]')).length;
+  const perfMappings = readFileSync(`/proc/${pid}/maps`, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('anon_inode:[perf_event]')).length;
   return { fds, perfMappings };
 }
 
@@ -94,16 +96,43 @@ describe('soak: a kept recorder under load, a client every second, clients kille
     const stopFile = path.join(dir, 'stop');
     const countFile = path.join(dir, 'count');
     const testBefore = perfResources();
-    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'syscalls:sys_enter_getpid', '--pages', '16', '--',
-      '/bin/sh', '-c', LOAD, 'soak-load', stopFile, countFile, fixture('kernel_getpid')], { env: { ...process.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    keeper = spawn(
+      process.execPath,
+      [
+        cli,
+        'keep',
+        '-e',
+        'syscalls:sys_enter_getpid',
+        '--pages',
+        '16',
+        '--',
+        '/bin/sh',
+        '-c',
+        LOAD,
+        'soak-load',
+        stopFile,
+        countFile,
+        fixture('kernel_getpid'),
+      ],
+      { env: { ...process.env }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let keeperLog = '';
-    keeper.stderr!.on('data', (chunk) => { keeperLog += String(chunk); });
-    const state: KeeperState = await waitFor(`the keeper's state file (${keeperLog})`,
-      () => listKeeperStates().find((listed) => listed.state?.pid === keeper!.pid && listed.alive)?.state, 20000);
+    keeper.stderr!.on('data', (chunk) => {
+      keeperLog += String(chunk);
+    });
+    const state: KeeperState = await waitFor(
+      `the keeper's state file (${keeperLog})`,
+      () => listKeeperStates().find((listed) => listed.state?.pid === keeper!.pid && listed.alive)?.state,
+      20000,
+    );
     const loadPid = state.target.kind === 'launch' ? state.target.childPid : undefined;
     assert.ok(loadPid, 'the keeper launched the load');
     const watcher = attachKeeperRings(state, { warmCopyBuffers: false });
-    const written = () => watcher.ringStats().filter((ring) => ring.direction === 'backward').reduce((sum, ring) => sum + ring.bytesWritten, 0n);
+    const written = () =>
+      watcher
+        .ringStats()
+        .filter((ring) => ring.direction === 'backward')
+        .reduce((sum, ring) => sum + ring.bytesWritten, 0n);
     const tally = { snapshots: 0, snapshotsKilled: 0, pausedAndKilled: 0, slowestResumeMs: 0 };
     const recordingAgain = async (after: string) => {
       const from = written();
@@ -133,7 +162,9 @@ describe('soak: a kept recorder under load, a client every second, clients kille
             setInterval(() => {}, 1000);`;
           const client = spawn(process.execPath, ['-e', script], { env: { ...process.env }, stdio: ['ignore', 'pipe', 'inherit'] });
           await new Promise<void>((resolve, reject) => {
-            client.stdout!.on('data', (chunk) => { if (String(chunk).includes('paused')) resolve(); });
+            client.stdout!.on('data', (chunk) => {
+              if (String(chunk).includes('paused')) resolve();
+            });
             client.once('exit', (code) => reject(new Error(`the pausing client exited (${code}) before pausing`)));
           });
           await sleep(random() * 200);
@@ -146,9 +177,14 @@ describe('soak: a kept recorder under load, a client every second, clients kille
           // `ringside snapshot`, killed at a random moment 40% of the time (startup, attach, the
           // pause window, the copy, or writing its file).
           const output = path.join(dir, `snap-${tally.snapshots + tally.snapshotsKilled}.jsonl`);
-          const client = spawn(process.execPath, [cli, 'snapshot', String(state.pid), '-o', output], { env: { ...process.env }, stdio: ['ignore', 'ignore', 'pipe'] });
+          const client = spawn(process.execPath, [cli, 'snapshot', String(state.pid), '-o', output], {
+            env: { ...process.env },
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
           let stderr = '';
-          client.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+          client.stderr!.on('data', (chunk) => {
+            stderr += String(chunk);
+          });
           const exited = exitOf(client);
           const killAfter = action === 1 || random() < 0.4 ? random() * 700 : null;
           const timer = killAfter === null ? null : setTimeout(() => client.kill('SIGKILL'), killAfter);
@@ -159,8 +195,14 @@ describe('soak: a kept recorder under load, a client every second, clients kille
           } else {
             assert.equal(exit.code, 0, `ringside snapshot failed (seed ${seed}): ${stderr}`);
             assert.match(stderr, /lost \d+ since the ring opened/, 'the summary counts what the kernel lost');
-            const records = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { type: string });
-            assert.ok(records.some((record) => record.type === 'SAMPLE'), `snapshot ${output} holds samples`);
+            const records = readFileSync(output, 'utf8')
+              .split('\n')
+              .filter(Boolean)
+              .map((line) => JSON.parse(line) as { type: string });
+            assert.ok(
+              records.some((record) => record.type === 'SAMPLE'),
+              `snapshot ${output} holds samples`,
+            );
             tally.snapshots++;
           }
           rmSync(output, { force: true });
@@ -169,7 +211,11 @@ describe('soak: a kept recorder under load, a client every second, clients kille
         await sleep(Math.max(0, tick + 1000 - Date.now()));
       }
       assert.ok(tally.pausedAndKilled > 0 && tally.snapshots + tally.snapshotsKilled > 0, JSON.stringify(tally));
-      assert.deepEqual(readdirSync(path.join(dir, `ringside-${process.getuid!()}`)).filter((name) => name.includes('.paused-by-')), [], 'no lease is left behind');
+      assert.deepEqual(
+        readdirSync(path.join(dir, `ringside-${process.getuid!()}`)).filter((name) => name.includes('.paused-by-')),
+        [],
+        'no lease is left behind',
+      );
       const keeperAfter = resourcesOf(state.pid);
       assert.deepEqual(keeperAfter, keeperBefore, `the keeper holds the fds and perf mappings it started with (${JSON.stringify(tally)})`);
 
@@ -202,8 +248,10 @@ describe('soak: a kept recorder under load, a client every second, clients kille
           const sampleSize = BigInt(view.getUint16(sample + 6, true));
           const bytes = ring.bytesWritten();
           const rest = bytes - (counts.value - counts.lost) * sampleSize;
-          assert.ok(rest >= 0n && rest % BigInt(lostRecordSize) === 0n,
-            `${ringState.label}: ${bytes} bytes written = ${counts.value - counts.lost} samples of ${sampleSize} + whole ${lostRecordSize}-byte LOST records (rest ${rest})`);
+          assert.ok(
+            rest >= 0n && rest % BigInt(lostRecordSize) === 0n,
+            `${ringState.label}: ${bytes} bytes written = ${counts.value - counts.lost} samples of ${sampleSize} + whole ${lostRecordSize}-byte LOST records (rest ${rest})`,
+          );
         } finally {
           ring.dispose();
         }
@@ -222,7 +270,9 @@ describe('soak: a kept recorder under load, a client every second, clients kille
         assert.equal(BigInt(copy.validBytes) + (copy.droppedBytes ?? 0n), copy.bytesWritten, `${copy.label}: every side-band byte written is in the copy`);
         assert.deepEqual(walkRing(copy).anomalies, [], `${copy.label}: whole records`);
       }
-      console.log(`      soak (seed ${seed}): ${JSON.stringify(tally)}, ${processes} processes, ${calls} getpid calls, ${lost} counted lost, keeper ${JSON.stringify(keeperAfter)}`);
+      console.log(
+        `      soak (seed ${seed}): ${JSON.stringify(tally)}, ${processes} processes, ${calls} getpid calls, ${lost} counted lost, keeper ${JSON.stringify(keeperAfter)}`,
+      );
     } finally {
       watcher.dispose();
     }

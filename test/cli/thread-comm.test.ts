@@ -12,7 +12,11 @@ const cli = path.join(root, 'dist/cli.js');
 
 /** perf script's comm of every sample, by tid. */
 function commsByTid(file: string, pid: number): Map<number, Set<string>> {
-  const script = execFileSync('perf', ['script', '-i', file, '-F', 'comm,pid,tid'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 28 });
+  const script = execFileSync('perf', ['script', '-i', file, '-F', 'comm,pid,tid'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    maxBuffer: 1 << 28,
+  });
   const byTid = new Map<number, Set<string>>();
   for (const line of script.split('\n')) {
     // "parser 1234/1236" (a comm may hold spaces and, when unknown, reads ":1236")
@@ -38,8 +42,11 @@ describe('perf.data of a process whose threads started before the recording (rea
     demo = spawn(path.join(dir, 'demo', 'demo'), [], { stdio: 'ignore' });
     // The demo names its three workers (parser, hasher, logger) as it starts them: wait until all are named.
     const named = () => readdirSync(`/proc/${demo!.pid}/task`).map((tid) => readFileSync(`/proc/${demo!.pid}/task/${tid}/comm`, 'utf8').trim());
-    for (const deadline = Date.now() + 30_000; !['parser', 'hasher', 'logger'].every((name) => named().includes(name));
-      await new Promise((resolve) => setTimeout(resolve, 50))) {
+    for (
+      const deadline = Date.now() + 30_000;
+      !['parser', 'hasher', 'logger'].every((name) => named().includes(name));
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    ) {
       assert.ok(Date.now() < deadline, `the demo's threads: ${named().join(', ')}`);
     }
   });
@@ -52,7 +59,9 @@ describe('perf.data of a process whose threads started before the recording (rea
   it('every sample of every thread is named as perf record -p names it, none as :TID', () => {
     const pid = demo!.pid!;
     const ours = path.join(dir, 'ours.data');
-    const capture = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'task-clock', '-p', String(pid), '--duration', '1', '-o', ours], { encoding: 'utf8' });
+    const capture = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'task-clock', '-p', String(pid), '--duration', '1', '-o', ours], {
+      encoding: 'utf8',
+    });
     assert.equal(capture.status, 0, capture.stderr);
     const theirs = path.join(dir, 'perf.data');
     const perf = spawnSync('perf', ['record', '-q', '-e', 'task-clock', '-p', String(pid), '-o', theirs, '--', 'sleep', '1'], { encoding: 'utf8' });
@@ -69,6 +78,9 @@ describe('perf.data of a process whose threads started before the recording (rea
       const perfs = perfComms.get(tid);
       if (perfs) assert.deepEqual([...names], [...perfs], `tid ${tid}: as perf record -p names it`);
     }
-    assert.ok(workers.some((tid) => perfComms.has(tid)), 'perf sampled the same workers');
+    assert.ok(
+      workers.some((tid) => perfComms.has(tid)),
+      'perf sampled the same workers',
+    );
   });
 });

@@ -34,13 +34,20 @@ describe('thread states from a real sched_switch capture, against perf script an
     const paced = spawn(fixture('kernel_paced'), ['120000', '120000'], { stdio: 'ignore' });
     busyPid = busy.pid ?? 0;
     pacedPid = paced.pid ?? 0;
-    const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', '--duration', '1', '-o', data],
-      { encoding: 'utf8' });
+    const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', '--duration', '1', '-o', data], { encoding: 'utf8' });
     const running = [busy, paced].map((child) => child.exitCode === null && child.signalCode === null);
-    await Promise.all([busy, paced].map((child) => new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve(null);
-      else { child.on('exit', resolve); child.kill('SIGKILL'); }
-    })));
+    await Promise.all(
+      [busy, paced].map(
+        (child) =>
+          new Promise((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) resolve(null);
+            else {
+              child.on('exit', resolve);
+              child.kill('SIGKILL');
+            }
+          }),
+      ),
+    );
     assert.equal(captured.status, 0, captured.stderr);
     assert.deepEqual(running, [true, true], 'the spinner and the sleeper ran through the whole capture');
   });
@@ -108,7 +115,9 @@ describe('thread states from a real sched_switch capture, against perf script an
       const ranMs = (table.end[run] - table.start[run]) / 1e6;
       assert.ok(Math.abs(ranMs - Number(runTime)) <= 0.002, `${tid} ran ${ranMs} ms at ${sec}.${us}, timehist says ${runTime}`);
       const entry = byTid.get(tid) ?? { ours: 0, theirs: 0, lines: 0 };
-      entry.ours += ranMs; entry.theirs += Number(runTime); entry.lines++;
+      entry.ours += ranMs;
+      entry.theirs += Number(runTime);
+      entry.lines++;
       byTid.set(tid, entry);
       // The off-CPU interval that the switch-in closed, when its switch-out is in the capture.
       let off: number | undefined;
@@ -144,12 +153,13 @@ describe('thread states from a real sched_switch capture, against perf script an
     assert.equal(exported.snapshots[0].threadStates?.count, table.count);
   });
 
-  it('with callchains (-g) and copied user stacks (-g dwarf) in the records, the switches are the full decode\'s', () => {
+  it("with callchains (-g) and copied user stacks (-g dwarf) in the records, the switches are the full decode's", () => {
     // The callchain comes before the RAW payload (read past in place); a user stack after it (read by the full decode).
     for (const callGraph of [['-g'], ['-g', 'dwarf,1024']]) {
       const file = path.join(dir, `sw${callGraph.length}.data`);
-      const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', ...callGraph, '--duration', '0.3', '-o', file],
-        { encoding: 'utf8' });
+      const captured = spawnSync(process.execPath, [cli, 'capture', '-q', '-e', 'sched:sched_switch', '-a', ...callGraph, '--duration', '0.3', '-o', file], {
+        encoding: 'utf8',
+      });
       assert.equal(captured.status, 0, captured.stderr);
       const imported = importPerfDataFile(file);
       const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });

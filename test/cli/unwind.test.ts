@@ -13,7 +13,12 @@ const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
 const fixture = path.join(root, 'fixtures-bin', 'unwind_nofp');
 
-interface JsonSample { type: string; ip?: string; callchain?: string[]; callchainSyms?: (string | null)[] }
+interface JsonSample {
+  type: string;
+  ip?: string;
+  callchain?: string[];
+  callchainSyms?: (string | null)[];
+}
 
 const isUserAddress = (ip: string) => BigInt(ip) < 0x800000000000n;
 
@@ -34,7 +39,11 @@ function perfChains(command: readonly string[]): Set<string> {
     assert.equal(script.status, 0, script.stderr);
     const chains = new Set<string>();
     for (const block of script.stdout.split(/\n\s*\n/)) {
-      const frames = block.split('\n').map((line) => /^\s+[0-9a-f]+ (.+) \((.*)\)$/.exec(line)).filter((m) => m && !m[2].startsWith('[kernel')).map((m) => m![1]);
+      const frames = block
+        .split('\n')
+        .map((line) => /^\s+[0-9a-f]+ (.+) \((.*)\)$/.exec(line))
+        .filter((m) => m && !m[2].startsWith('[kernel'))
+        .map((m) => m![1]);
       if (frames.length) chains.add(frames.join(' <- '));
     }
     return chains;
@@ -51,14 +60,19 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
     const command = [fixture, '400', '0'];
     const result = spawnSync(process.execPath, [cli, 'capture', '-g', 'dwarf', '-e', 'task-clock', '--', ...command], { encoding: 'utf8', maxBuffer: 1 << 30 });
     assert.equal(result.status, 0, result.stderr);
-    const samples = result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonSample)
+    const samples = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonSample)
       .filter((record) => record.type === 'SAMPLE' && record.ip !== undefined && isUserAddress(record.ip));
     // A 64-page ring holds the last few dozen samples of 8 KiB stack each: all of them in the spin phase.
     assert.ok(samples.length >= 20, `${samples.length} user samples kept`);
     const inLevelC = samples.filter((sample) => /^level_c\+/.test(sample.callchainSyms?.[0] ?? ''));
     assert.ok(inLevelC.length >= samples.length / 2, `${inLevelC.length} of ${samples.length} samples in the hot loop`);
     for (const sample of inLevelC) {
-      const names = userChain(sample).split(' <- ').map((frame) => frame.replace(/\+0x[0-9a-f]+$/, ''));
+      const names = userChain(sample)
+        .split(' <- ')
+        .map((frame) => frame.replace(/\+0x[0-9a-f]+$/, ''));
       assert.deepEqual(names.slice(0, 5), ['level_c', 'level_b', 'level_a', 'phase_spin', 'main'], userChain(sample));
     }
     // The same chains, offsets included, that perf unwinds for the same program. Tolerance: a sample
@@ -66,14 +80,19 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
     // other; at most 5% of the samples may have a chain perf never shows.
     const theirs = perfChains(command);
     const unknown = samples.filter((sample) => !theirs.has(userChain(sample)));
-    assert.ok(unknown.length <= samples.length / 20, `${unknown.length} of ${samples.length} chains perf never unwinds:\n${unknown.slice(0, 5).map(userChain).join('\n')}`);
+    assert.ok(
+      unknown.length <= samples.length / 20,
+      `${unknown.length} of ${samples.length} chains perf never unwinds:\n${unknown.slice(0, 5).map(userChain).join('\n')}`,
+    );
   });
 
-  it('puts the unwound callers in the timeline page\'s record details', () => {
+  it("puts the unwound callers in the timeline page's record details", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-unwind-html-'));
     try {
       const page = path.join(dir, 'timeline.html');
-      const result = spawnSync(process.execPath, [cli, 'capture', '-q', '-g', 'dwarf', '-e', 'task-clock', '-o', page, '--', fixture, '300', '0'], { encoding: 'utf8' });
+      const result = spawnSync(process.execPath, [cli, 'capture', '-q', '-g', 'dwarf', '-e', 'task-clock', '-o', page, '--', fixture, '300', '0'], {
+        encoding: 'utf8',
+      });
       assert.equal(result.status, 0, result.stderr);
       const text = readFileSync(page, 'utf8');
       // Each sample's details carry its frames' names as a string table, in callchain order: a sample in
@@ -97,7 +116,10 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
       assert.equal(captured.status, 0, captured.stderr);
       const decoded = spawnSync(process.execPath, [cli, 'decode', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
       assert.equal(decoded.status, 0, decoded.stderr);
-      const ours = decoded.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonCallchainSample & { type: string })
+      const ours = decoded.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonCallchainSample & { type: string })
         .filter((record) => record.type === 'SAMPLE');
       const perf = perfUserFrames(data);
       assert.equal(ours.length, perf.size, 'the same samples');

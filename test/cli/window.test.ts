@@ -14,7 +14,11 @@ const FIRST_FD = 100000;
 
 /** The sequence numbers and times (s) of the load's sys_enter_close records in a perf.data, as perf script prints them. */
 function numberedRecords(data: string): { seq: number; time: number }[] {
-  const script = execFileSync('perf', ['script', '-i', data, '-F', 'time,trace'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 256 << 20 });
+  const script = execFileSync('perf', ['script', '-i', data, '-F', 'time,trace'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    maxBuffer: 256 << 20,
+  });
   return script.split('\n').flatMap((line) => {
     const match = /^\s*(\d+\.\d+):\s+fd: 0x([0-9a-f]+)/.exec(line);
     if (!match) return [];
@@ -26,7 +30,9 @@ function numberedRecords(data: string): { seq: number; time: number }[] {
 describe('ringside capture --window (real kernel, perf script as referee)', function () {
   this.timeout(60000);
   let dir: string;
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-window-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-window-'));
+  });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   for (const mode of ['gap-free', 'paused'] as const) {
@@ -34,10 +40,35 @@ describe('ringside capture --window (real kernel, perf script as referee)', func
       const calls = 12000;
       const data = path.join(dir, 'grown.data');
       // Pinned to one CPU, so one ring holds the whole sequence and a gap can only be a lost record.
-      const run = spawnSync(process.execPath, [cli, 'capture', '-e', 'syscalls:sys_enter_close', '--pages', '1', '--window', '2',
-        ...(mode === 'paused' ? ['--no-gap-free'] : []), '-o', data, '--', 'taskset', '-c', '0', fixture('kernel_paced'), String(calls), '3000'], { encoding: 'utf8' });
+      const run = spawnSync(
+        process.execPath,
+        [
+          cli,
+          'capture',
+          '-e',
+          'syscalls:sys_enter_close',
+          '--pages',
+          '1',
+          '--window',
+          '2',
+          ...(mode === 'paused' ? ['--no-gap-free'] : []),
+          '-o',
+          data,
+          '--',
+          'taskset',
+          '-c',
+          '0',
+          fixture('kernel_paced'),
+          String(calls),
+          '3000',
+        ],
+        { encoding: 'utf8' },
+      );
       assert.equal(run.status, 0, run.stderr);
-      assert.match(run.stderr, /rings resized from 1 to \d+ pages in [\d.]+ ms \([\d.]+ s after the recording started\): cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/);
+      assert.match(
+        run.stderr,
+        /rings resized from 1 to \d+ pages in [\d.]+ ms \([\d.]+ s after the recording started\): cpu0 .* kept [\d.]+ s of history .*less than the 2 s window/,
+      );
       // The old ring is in the snapshot, cut where the grown one took over. Its last records usually survive the cut and
       // the sequence checked below runs across the swap; when the swap took longer than the old page lasts (51 ms at
       // 345 KiB/s was seen in a quiet run), the grown ring already holds all of them and the cut leaves none.

@@ -6,8 +6,17 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import {
-  answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, scenarioLifecycle, openViewPane, ringsideErrors, runCommand, startRecordingDemo,
-  timelineFacts, waitForNotification, waitForTimeline,
+  answerQuickPick,
+  E2E_TIMEOUT_MS,
+  groupLanesBy,
+  scenarioLifecycle,
+  openViewPane,
+  ringsideErrors,
+  runCommand,
+  startRecordingDemo,
+  timelineFacts,
+  waitForNotification,
+  waitForTimeline,
 } from './harness';
 
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';
@@ -28,8 +37,9 @@ describe('e2e scenario 4: export the snapshot as perf.data from the UI', functio
     const shown = await timelineFacts(frame);
     // Samples per event as the timeline shows them (the side-band lane holds COMM/MMAP/EXIT, which perf script does not list);
     // the demo's watchpoint (mem:demo_rounds:w, preselected) has its lane named `◆ event`.
-    const samplesShown = new Map(shown.lanes.filter((lane) => lane.label !== 'sideband')
-      .map((lane) => [lane.watch ? lane.label.replace(/^◆ /, '') : lane.label, lane.count]));
+    const samplesShown = new Map(
+      shown.lanes.filter((lane) => lane.label !== 'sideband').map((lane) => [lane.watch ? lane.label.replace(/^◆ /, '') : lane.label, lane.count]),
+    );
     assert.ok((samplesShown.get(SYSCALL_EVENT) ?? 0) >= 50, JSON.stringify(shown.lanes));
 
     // The snapshot row's inline action, shown on hover.
@@ -61,7 +71,10 @@ describe('e2e scenario 4: export the snapshot as perf.data from the UI', functio
       const name = line.trim().replace(/:$/, '');
       if (name) perScript.set(name, (perScript.get(name) ?? 0) + 1);
     }
-    assert.deepEqual(Object.fromEntries([...perScript].sort()), Object.fromEntries([...samplesShown].sort()),
-      `perf script: ${JSON.stringify([...perScript])}; timeline: ${JSON.stringify([...samplesShown])}`);
+    assert.deepEqual(
+      Object.fromEntries([...perScript].sort()),
+      Object.fromEntries([...samplesShown].sort()),
+      `perf script: ${JSON.stringify([...perScript])}; timeline: ${JSON.stringify([...samplesShown])}`,
+    );
   });
 });

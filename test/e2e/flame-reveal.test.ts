@@ -11,7 +11,10 @@ import type { DrawnFlameBox } from '../../webview/call-tree-view';
 
 /** The source line of `symbol`'s entry in `program`, from nm and addr2line (the referee for Ringside's DWARF reader). */
 function entryLine(program: string, symbol: string): number {
-  const address = execFileSync('nm', [program], { encoding: 'utf8' }).split('\n').find((line) => line.endsWith(` ${symbol}`))?.split(' ')[0];
+  const address = execFileSync('nm', [program], { encoding: 'utf8' })
+    .split('\n')
+    .find((line) => line.endsWith(` ${symbol}`))
+    ?.split(' ')[0];
   assert.ok(address, `${symbol} is not in ${program}`);
   const where = execFileSync('addr2line', ['-e', program, address], { encoding: 'utf8' }).trim();
   const line = Number(/:(\d+)/.exec(where)?.[1]);
@@ -33,8 +36,13 @@ describe('e2e scenario 6: select a range → flame graph → click a frame → t
     // A capture with callchains opens with its call tree.
     await frame.locator('#rs-calltree .rs-calltree-node').first().waitFor({ state: 'visible' });
     // Counted by the aggregation worker: VS Code's webview starts it from its Blob URL under the panel's policy.
-    const where = await frame.locator('#rs-calltree').evaluate(() => (window as unknown as { ringside: { callTree: { aggregation: { stats():
-      { worker: boolean; computedOnPage: number } } } } }).ringside.callTree.aggregation.stats());
+    const where = await frame
+      .locator('#rs-calltree')
+      .evaluate(() =>
+        (
+          window as unknown as { ringside: { callTree: { aggregation: { stats(): { worker: boolean; computedOnPage: number } } } } }
+        ).ringside.callTree.aggregation.stats(),
+      );
     assert.deepEqual({ worker: where.worker, computedOnPage: where.computedOnPage }, { worker: true, computedOnPage: 0 });
     const summary = frame.locator('#rs-calltree .rs-calltree-summary');
     const samplesIn = async () => Number(/^([\d,]+) samples/.exec(await summary.innerText())?.[1].replace(/,/g, '') ?? NaN);
@@ -42,7 +50,10 @@ describe('e2e scenario 6: select a range → flame graph → click a frame → t
     assert.match(await summary.innerText(), / · whole capture$/);
     // Shift+drag over the middle half of the capture, across the parser thread's lane: the call tree follows the range.
     const plot = (await frame.locator('.rs-overlay').first().boundingBox())!;
-    const parserLane = (await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ }).first().boundingBox())!;
+    const parserLane = (await frame
+      .locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ })
+      .first()
+      .boundingBox())!;
     const y = parserLane.y + parserLane.height / 2;
     await page.keyboard.down('Shift');
     await page.mouse.move(plot.x + plot.width * 0.25, y);
@@ -58,8 +69,8 @@ describe('e2e scenario 6: select a range → flame graph → click a frame → t
     await frame.locator('#rs-calltree button[data-mode="flame"]').click();
     const canvas = frame.locator('#rs-calltree canvas.rs-flame');
     await canvas.waitFor({ state: 'visible' });
-    const boxes = () => canvas.evaluate(() => (window as unknown as { ringside: { callTree: { flameBoxes(): DrawnFlameBox[] } } })
-      .ringside.callTree.flameBoxes());
+    const boxes = () =>
+      canvas.evaluate(() => (window as unknown as { ringside: { callTree: { flameBoxes(): DrawnFlameBox[] } } }).ringside.callTree.flameBoxes());
     const entry = 'parser_main';
     const box = (await boxes()).filter((b) => b.name === entry).sort((a, b) => b.width - a.width)[0];
     assert.ok(box, `no ${entry} in the flame graph: ${(await boxes()).map((b) => b.name).join(', ')}`);

@@ -21,8 +21,14 @@ export const E2E_TIMEOUT_MS = 60_000;
 
 export const chromiumPath = '/usr/bin/chromium';
 export const chromiumArgs = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
 ];
 
 export class E2eError extends Error {
@@ -57,18 +63,16 @@ interface RunningCodeServer {
 }
 interface CodeServerScript {
   ensureCodeServer(): string;
-  startCodeServer(
-    options: {
-      workspace: string;
-      port?: number;
-      extensionsDir: string;
-      userDataDir: string;
-      timeoutMs?: number;
-      runAsUid?: number;
-      entry?: string;
-      env?: Record<string, string>;
-    },
-  ): Promise<RunningCodeServer>;
+  startCodeServer(options: {
+    workspace: string;
+    port?: number;
+    extensionsDir: string;
+    userDataDir: string;
+    timeoutMs?: number;
+    runAsUid?: number;
+    entry?: string;
+    env?: Record<string, string>;
+  }): Promise<RunningCodeServer>;
   copyCodeServerFor(uid: number, dir: string): string;
   installVsix(vsixPath: string, extensionsDir: string): string;
 }
@@ -172,7 +176,12 @@ export interface ScenarioOptions {
 }
 
 function safeName(text: string): string {
-  return text.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'step';
+  return (
+    text
+      .replace(/[^\w.-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'step'
+  );
 }
 
 /**
@@ -218,11 +227,14 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
     mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
     writeFileSync(path.join(userDataDir, 'User', 'settings.json'), JSON.stringify({ ...quietUserSettings, ...options.userSettings }, null, 2));
     codeServer().installVsix(vsix, extensionsDir);
-    const asUser = options.asUid === undefined ? {} : {
-      runAsUid: options.asUid,
-      entry: codeServer().copyCodeServerFor(options.asUid, path.join(base, 'code-server')),
-      env: { HOME: base, USER: 'nobody', LOGNAME: 'nobody' },
-    };
+    const asUser =
+      options.asUid === undefined
+        ? {}
+        : {
+            runAsUid: options.asUid,
+            entry: codeServer().copyCodeServerFor(options.asUid, path.join(base, 'code-server')),
+            env: { HOME: base, USER: 'nobody', LOGNAME: 'nobody' },
+          };
     if (options.asUid !== undefined) {
       execFileSync('chown', ['-R', `${options.asUid}:${options.asUid}`, base]);
       chmodSync(base, 0o755);
@@ -236,10 +248,11 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
     });
     // The Ringside output channel (what the extension logged: sessions, targets and how they ended).
     cleanups.push(() => {
-      const found = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-        const full = path.join(dir, entry.name);
-        return entry.isDirectory() ? found(full) : /Ringside\.log$/.test(entry.name) ? [full] : [];
-      });
+      const found = (dir: string): string[] =>
+        readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+          const full = path.join(dir, entry.name);
+          return entry.isDirectory() ? found(full) : /Ringside\.log$/.test(entry.name) ? [full] : [];
+        });
       const logs = existsSync(path.join(userDataDir, 'logs')) ? found(path.join(userDataDir, 'logs')) : [];
       writeFileSync(path.join(artifactsDir, 'ringside-output.log'), logs.map((file) => readFileSync(file, 'utf8')).join('\n'));
     });
@@ -253,7 +266,7 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
     });
     cleanups.push(() => context.close());
     context.setDefaultTimeout(E2E_TIMEOUT_MS);
-    const page = context.pages()[0] ?? await context.newPage();
+    const page = context.pages()[0] ?? (await context.newPage());
     const consoleLines: string[] = [];
     page.on('console', (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
     page.on('pageerror', (error) => consoleLines.push(`[pageerror] ${error.message}`));
@@ -265,7 +278,13 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
     let step = 0;
     let closed = false;
     const scenario: Scenario = {
-      name, page, context, server, workspace, artifactsDir, serverStartMs: server.startMs,
+      name,
+      page,
+      context,
+      server,
+      workspace,
+      artifactsDir,
+      serverStartMs: server.startMs,
       async screenshot(label: string): Promise<string> {
         step += 1;
         const file = path.join(artifactsDir, `${String(step).padStart(2, '0')}-${safeName(label)}.png`);
@@ -309,18 +328,37 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
   while (Date.now() < deadline) {
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
-    const opened = await input.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false);
+    const opened = await input.waitFor({ state: 'visible', timeout: 3000 }).then(
+      () => true,
+      () => false,
+    );
     if (!opened) {
       // Keys typed while a webview holds the focus (e.g. a timeline panel restored after a reload) may never reach the
       // workbench; the title bar's command center opens the same quick input with a click.
-      await page.locator('.command-center .command-center-center, .command-center').first().click({ timeout: 5000 }).catch(() => {
-        // no command center in this layout: the palette keys are tried again
-      });
-      if (!await input.waitFor({ state: 'visible', timeout: 3000 }).then(() => true, () => false)) continue;
+      await page
+        .locator('.command-center .command-center-center, .command-center')
+        .first()
+        .click({ timeout: 5000 })
+        .catch(() => {
+          // no command center in this layout: the palette keys are tried again
+        });
+      if (
+        !(await input.waitFor({ state: 'visible', timeout: 3000 }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
     }
     // The palette can close again right after opening when a webview restored after a reload takes
     // the focus (seen under load): then open it again rather than wait on a hidden input.
-    if (!await input.fill(`>${title}`, { timeout: 3000 }).then(() => true, () => false)) continue;
+    if (
+      !(await input.fill(`>${title}`, { timeout: 3000 }).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     const row = commandRow(page, title);
     try {
       await row.waitFor({ state: 'visible', timeout: Math.min(4000, Math.max(500, deadline - Date.now())) });
@@ -329,7 +367,13 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     }
     // The palette can also close between the row appearing and the click (the first screen's walkthrough editor
     // taking the focus as it loads, seen once on a quiet machine): then open it again, not wait a minute on a hidden row.
-    if (!await row.click({ timeout: 5000 }).then(() => true, () => false)) continue;
+    if (
+      !(await row.click({ timeout: 5000 }).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
       // the palette closes as the command runs; the caller waits on what the command does
     });
@@ -341,9 +385,12 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
 
 /** The palette row whose label is exactly the title (not merely containing it). */
 function commandRow(page: Page, title: string): Locator {
-  return page.locator('.quick-input-list .monaco-list-row').filter({
-    has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`) }),
-  }).first();
+  return page
+    .locator('.quick-input-list .monaco-list-row')
+    .filter({
+      has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRegExp(title)}\\s*$`) }),
+    })
+    .first();
 }
 
 function escapeRegExp(text: string): string {
@@ -379,12 +426,18 @@ export async function openFile(page: Page, relativePath: string, timeoutMs = E2E
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(relativePath) }).first();
   await row.waitFor({ state: 'visible', timeout: timeoutMs });
   await page.keyboard.press('Enter');
-  await page.locator(`.tabs-container .tab[aria-label^="${path.basename(relativePath)}"]`).first().waitFor({ state: 'visible', timeout: timeoutMs });
+  await page
+    .locator(`.tabs-container .tab[aria-label^="${path.basename(relativePath)}"]`)
+    .first()
+    .waitFor({ state: 'visible', timeout: timeoutMs });
 }
 
 /** Moves the cursor of the active editor to a 1-based line with Go to Line (Ctrl+G), which also scrolls it into view. */
 export async function goToLine(page: Page, line: number, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
-  await page.locator('.editor-instance .monaco-editor').first().click({ position: { x: 200, y: 10 } });
+  await page
+    .locator('.editor-instance .monaco-editor')
+    .first()
+    .click({ position: { x: 200, y: 10 } });
   await page.keyboard.press('Control+G');
   const input = page.locator('.quick-input-widget input').first();
   await input.waitFor({ state: 'visible', timeout: timeoutMs });
@@ -399,9 +452,11 @@ export async function goToLine(page: Page, line: number, timeoutMs = E2E_TIMEOUT
  */
 export async function lineNumberMenu(page: Page, line: number, item: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
   await goToLine(page, line, timeoutMs);
-  const lineNumber = page.locator('.editor-instance .margin-view-overlays .line-numbers', {
-    hasText: new RegExp(`^\\s*${line}\\s*$`),
-  }).first();
+  const lineNumber = page
+    .locator('.editor-instance .margin-view-overlays .line-numbers', {
+      hasText: new RegExp(`^\\s*${line}\\s*$`),
+    })
+    .first();
   await lineNumber.waitFor({ state: 'visible', timeout: timeoutMs });
   await lineNumber.click({ button: 'right' });
   await clickContextMenuItem(page, item, timeoutMs);
@@ -422,7 +477,10 @@ export async function clickContextMenuItem(page: Page, item: string, timeoutMs =
   // A click that lands while the menu is still settling only highlights the item; the menu then stays open with the
   // item focused, and Enter runs it (what a user would do next).
   const menu = page.locator('.monaco-menu').first();
-  const closed = await menu.waitFor({ state: 'hidden', timeout: 1500 }).then(() => true, () => false);
+  const closed = await menu.waitFor({ state: 'hidden', timeout: 1500 }).then(
+    () => true,
+    () => false,
+  );
   if (!closed) {
     await entry.hover();
     await page.keyboard.press('Enter');
@@ -451,7 +509,10 @@ export async function treeRowTexts(pane: Locator): Promise<string[]> {
 
 /** Waits until the quick input widget shows a prompt whose title contains `title`. */
 export async function waitForQuickInput(page: Page, title: string | RegExp, timeoutMs = E2E_TIMEOUT_MS): Promise<Locator> {
-  const widget = page.locator('.quick-input-widget').filter({ has: page.locator('.quick-input-title', { hasText: title }) }).first();
+  const widget = page
+    .locator('.quick-input-widget')
+    .filter({ has: page.locator('.quick-input-title', { hasText: title }) })
+    .first();
   await widget.waitFor({ state: 'visible', timeout: timeoutMs });
   return widget;
 }
@@ -460,16 +521,24 @@ export async function waitForQuickInput(page: Page, title: string | RegExp, time
  * Answers the quick pick titled `title` like a user: types `typed` (narrowing the list), waits for a row containing
  * `row` (default: the typed text) and presses Enter, which accepts the first (highlighted) row.
  */
-export async function answerQuickPick(page: Page, title: string
-  | RegExp, typed: string, row: string | RegExp = typed, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+export async function answerQuickPick(
+  page: Page,
+  title: string | RegExp,
+  typed: string,
+  row: string | RegExp = typed,
+  timeoutMs = E2E_TIMEOUT_MS,
+): Promise<void> {
   const widget = await waitForQuickInput(page, title, timeoutMs);
   const input = widget.locator('.quick-input-box input').first();
   await input.fill(typed);
   await widget.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ state: 'visible', timeout: timeoutMs });
   await input.press('Enter');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => {
-    // the title may already be gone; the caller checks what the pick did
-  });
+  await widget
+    .locator('.quick-input-title', { hasText: title })
+    .waitFor({ state: 'hidden', timeout: timeoutMs })
+    .catch(() => {
+      // the title may already be gone; the caller checks what the pick did
+    });
 }
 
 /** Accepts the input box or multi-select quick pick titled `title` as it is (its defaults) with Enter; returns the value it showed. */
@@ -478,9 +547,12 @@ export async function acceptQuickInput(page: Page, title: string | RegExp, timeo
   const input = widget.locator('.quick-input-box input').first();
   const value = await input.inputValue();
   await input.press('Enter');
-  await widget.locator('.quick-input-title', { hasText: title }).waitFor({ state: 'hidden', timeout: timeoutMs }).catch(() => {
-    // the title may already be gone; the caller checks what the input did
-  });
+  await widget
+    .locator('.quick-input-title', { hasText: title })
+    .waitFor({ state: 'hidden', timeout: timeoutMs })
+    .catch(() => {
+      // the title may already be gone; the caller checks what the input did
+    });
   return value;
 }
 
@@ -494,7 +566,9 @@ export async function waitForNotification(page: Page, text: RegExp, timeoutMs = 
 /** Error toasts from Ringside, to fail a step with the extension's own explanation instead of a timeout. */
 export async function ringsideErrors(page: Page): Promise<string[]> {
   // The warning that this machine delivers no breakpoint hits is what a silent host must show, not an error.
-  return (await notificationTexts(page)).filter((text) => /^Ringside:/.test(text) && /error|failed|cannot|not |no /i.test(text) && !SILENT_BREAKPOINTS.test(text));
+  return (await notificationTexts(page)).filter(
+    (text) => /^Ringside:/.test(text) && /error|failed|cannot|not |no /i.test(text) && !SILENT_BREAKPOINTS.test(text),
+  );
 }
 
 export interface TimelineLane {
@@ -525,28 +599,31 @@ export interface TimelineFacts {
 export async function timelineFacts(frame: FrameLocator): Promise<TimelineFacts> {
   const status = (await frame.locator('.rs-status').first().innerText()).trim();
   const match = /^([\d,]+) records · (\d+) snapshots?/.exec(status);
-  const lanes = await frame.locator('canvas.rs-canvas').first().evaluate((canvas: HTMLCanvasElement) => {
-    const ratio = canvas.height / Math.max(1, canvas.clientHeight);
-    const context = canvas.getContext('2d');
-    const pixels = context ? context.getImageData(0, 0, canvas.width, canvas.height).data : new Uint8ClampedArray();
-    const labels = [...document.querySelectorAll<HTMLElement>('.rs-lane-label')];
-    return labels.map((label) => {
-      const top = Math.max(0, Math.round(parseFloat(label.style.top) * ratio));
-      const bottom = Math.min(canvas.height, Math.round((parseFloat(label.style.top) + parseFloat(label.style.height)) * ratio));
-      let ink = 0;
-      // The hairline under each lane sits at its bottom edge: stop one row short of it.
-      for (let y = top; y < bottom - 1; y++) {
-        for (let x = 0; x < canvas.width; x++) if (pixels[(y * canvas.width + x) * 4 + 3] >= 48) ink++;
-      }
-      return {
-        label: label.querySelector('.rs-lane-name')?.textContent ?? '',
-        count: Number((label.querySelector('.rs-lane-count')?.textContent ?? '').replace(/,/g, '')),
-        watch: label.classList.contains('rs-watch-lane'),
-        process: label.classList.contains('rs-process-lane'),
-        inkPixels: ink,
-      };
+  const lanes = await frame
+    .locator('canvas.rs-canvas')
+    .first()
+    .evaluate((canvas: HTMLCanvasElement) => {
+      const ratio = canvas.height / Math.max(1, canvas.clientHeight);
+      const context = canvas.getContext('2d');
+      const pixels = context ? context.getImageData(0, 0, canvas.width, canvas.height).data : new Uint8ClampedArray();
+      const labels = [...document.querySelectorAll<HTMLElement>('.rs-lane-label')];
+      return labels.map((label) => {
+        const top = Math.max(0, Math.round(parseFloat(label.style.top) * ratio));
+        const bottom = Math.min(canvas.height, Math.round((parseFloat(label.style.top) + parseFloat(label.style.height)) * ratio));
+        let ink = 0;
+        // The hairline under each lane sits at its bottom edge: stop one row short of it.
+        for (let y = top; y < bottom - 1; y++) {
+          for (let x = 0; x < canvas.width; x++) if (pixels[(y * canvas.width + x) * 4 + 3] >= 48) ink++;
+        }
+        return {
+          label: label.querySelector('.rs-lane-name')?.textContent ?? '',
+          count: Number((label.querySelector('.rs-lane-count')?.textContent ?? '').replace(/,/g, '')),
+          watch: label.classList.contains('rs-watch-lane'),
+          process: label.classList.contains('rs-process-lane'),
+          inkPixels: ink,
+        };
+      });
     });
-  });
   return {
     status,
     records: match ? Number(match[1].replace(/,/g, '')) : NaN,
@@ -562,8 +639,12 @@ export async function timelineFacts(frame: FrameLocator): Promise<TimelineFacts>
  * newest), then returns its facts. `mayBeEmpty`: that capture may hold no records (a recording of breakpoints that never
  * fire here), so complete is enough.
  */
-export async function waitForTimeline(page: Page, snapshots: number, timeoutMs = E2E_TIMEOUT_MS,
-  mayBeEmpty = false): Promise<{ frame: FrameLocator; facts: TimelineFacts }> {
+export async function waitForTimeline(
+  page: Page,
+  snapshots: number,
+  timeoutMs = E2E_TIMEOUT_MS,
+  mayBeEmpty = false,
+): Promise<{ frame: FrameLocator; facts: TimelineFacts }> {
   const deadline = Date.now() + timeoutMs;
   let last: TimelineFacts | undefined;
   let lastError: unknown;
@@ -582,7 +663,9 @@ export async function waitForTimeline(page: Page, snapshots: number, timeoutMs =
     if (errors.length) throw new E2eError(`the extension reported: ${errors.join(' | ')}`);
     await page.waitForTimeout(250);
   }
-  throw new E2eError(`the timeline never showed ${snapshots} complete snapshot(s): last status ${JSON.stringify(last?.status)}${lastError ? `; ${String(lastError)}` : ''}`);
+  throw new E2eError(
+    `the timeline never showed ${snapshots} complete snapshot(s): last status ${JSON.stringify(last?.status)}${lastError ? `; ${String(lastError)}` : ''}`,
+  );
 }
 
 /** Changes the lane grouping of the timeline page like a user: opens the dropdown and clicks the option. */
@@ -632,23 +715,28 @@ export async function startRecordingDemo(page: Page, options: { tracepoints?: re
  * line of the active editor: the view line at the same height as that line's number in the gutter.
  */
 export async function textsPaintedOnLine(page: Page, line: number): Promise<string[]> {
-  return page.locator('.editor-instance .monaco-editor').first().evaluate((editor: HTMLElement, wanted: number) => {
-    const number = Array.from(editor.querySelectorAll<HTMLElement>('.margin-view-overlays .line-numbers'))
-      .find((element) => element.textContent?.trim() === String(wanted));
-    if (!number) return [];
-    const top = number.getBoundingClientRect().top;
-    const view = Array.from(editor.querySelectorAll<HTMLElement>('.view-lines .view-line'))
-      .find((element) => Math.abs(element.getBoundingClientRect().top - top) < 2);
-    if (!view) return [];
-    const found: string[] = [];
-    for (const span of Array.from(view.querySelectorAll<HTMLElement>('span'))) {
-      for (const pseudo of ['::before', '::after']) {
-        const content = getComputedStyle(span, pseudo).content;
-        if (content && content !== 'none' && content !== 'normal') found.push(content.replace(/^"|"$/g, ''));
+  return page
+    .locator('.editor-instance .monaco-editor')
+    .first()
+    .evaluate((editor: HTMLElement, wanted: number) => {
+      const number = Array.from(editor.querySelectorAll<HTMLElement>('.margin-view-overlays .line-numbers')).find(
+        (element) => element.textContent?.trim() === String(wanted),
+      );
+      if (!number) return [];
+      const top = number.getBoundingClientRect().top;
+      const view = Array.from(editor.querySelectorAll<HTMLElement>('.view-lines .view-line')).find(
+        (element) => Math.abs(element.getBoundingClientRect().top - top) < 2,
+      );
+      if (!view) return [];
+      const found: string[] = [];
+      for (const span of Array.from(view.querySelectorAll<HTMLElement>('span'))) {
+        for (const pseudo of ['::before', '::after']) {
+          const content = getComputedStyle(span, pseudo).content;
+          if (content && content !== 'none' && content !== 'normal') found.push(content.replace(/^"|"$/g, ''));
+        }
       }
-    }
-    return found;
-  }, line);
+      return found;
+    }, line);
 }
 
 /** The title of the question Record Hits on This Line asks first (extension/ui/line-probe-pick.ts): auto, hardware breakpoint or uprobe. */

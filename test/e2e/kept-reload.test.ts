@@ -4,8 +4,16 @@
 // the demo produced after the reload, from the same rings.
 import assert from 'node:assert/strict';
 import {
-  answerQuickPick, E2E_TIMEOUT_MS, openViewPane, scenarioLifecycle, pidsRunning, ringsideErrors, runCommand,
-  startRecordingDemo, timelineFacts, waitForTimeline,
+  answerQuickPick,
+  E2E_TIMEOUT_MS,
+  openViewPane,
+  scenarioLifecycle,
+  pidsRunning,
+  ringsideErrors,
+  runCommand,
+  startRecordingDemo,
+  timelineFacts,
+  waitForTimeline,
 } from './harness';
 
 const SYSCALL_EVENT = 'syscalls:sys_enter_clock_nanosleep';

@@ -5,8 +5,20 @@
 // the same run, which is also the demo's loop count.
 import assert from 'node:assert/strict';
 import {
-  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, LINE_PROBE_PICK, lineNumberMenu, openFile, pidsRunning, ringsideErrors, runCommand,
-  scenarioLifecycle, textsPaintedOnLine, waitForNotification, waitForTimeline,
+  acceptQuickInput,
+  answerQuickPick,
+  demo,
+  E2E_TIMEOUT_MS,
+  LINE_PROBE_PICK,
+  lineNumberMenu,
+  openFile,
+  pidsRunning,
+  ringsideErrors,
+  runCommand,
+  scenarioLifecycle,
+  textsPaintedOnLine,
+  waitForNotification,
+  waitForTimeline,
 } from './harness';
 import { perfProbeCountWhile } from '../host/perf-probes';
 
@@ -16,9 +28,11 @@ describe('e2e: Record Hits on This Line counts with uprobes where breakpoints ar
   this.timeout(5 * E2E_TIMEOUT_MS);
   const lifecycle = scenarioLifecycle();
 
-  it('gutter → auto → launch → snapshot: the line\'s hits equal perf\'s uprobe count of the same run', async () => {
+  it("gutter → auto → launch → snapshot: the line's hits equal perf's uprobe count of the same run", async () => {
     const scenario = await lifecycle.open('line-hits-uprobes', {
-      launchArgs: [String(ROUNDS)], userSettings: { 'ringside.bufferPages': 256 }, env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' },
+      launchArgs: [String(ROUNDS)],
+      userSettings: { 'ringside.bufferPages': 256 },
+      env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' },
     });
     const { page, workspace } = scenario;
     // The workspace's demo is a fresh build: every execution of its line on this machine is this scenario's.
@@ -30,7 +44,12 @@ describe('e2e: Record Hits on This Line counts with uprobes where breakpoints ar
       await acceptQuickInput(page, 'Ringside: program and arguments');
       await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
       // Said at once: why the line is counted with uprobes (the probe's verdict), not that it will record nothing.
-      await waitForNotification(page, new RegExp(`hardware breakpoints do not fire on this machine \\(the probe counted 0 of \\d+ calls\\), so this line is counted with uprobes instead, as line:demo\\.c:${workspace.counterLine} counts it`));
+      await waitForNotification(
+        page,
+        new RegExp(
+          `hardware breakpoints do not fire on this machine \\(the probe counted 0 of \\d+ calls\\), so this line is counted with uprobes instead, as line:demo\\.c:${workspace.counterLine} counts it`,
+        ),
+      );
       await scenario.screenshot('armed');
       // Snapshot once the demo has run all its rounds (a process that ended has no /proc/PID/exe).
       for (const deadline = Date.now() + E2E_TIMEOUT_MS; pidsRunning(workspace.program).length > 0; await page.waitForTimeout(100)) {
@@ -49,12 +68,16 @@ describe('e2e: Record Hits on This Line counts with uprobes where breakpoints ar
       return texts;
     });
     await scenario.screenshot('editor-hit-count');
-    assert.equal(perf, demo().demoIncrements(ROUNDS), 'perf counts the demo\'s loop on its line');
+    assert.equal(perf, demo().demoIncrements(ROUNDS), "perf counts the demo's loop on its line");
     const shown = painted.filter((text) => text.includes('hits in the last snapshot'));
     assert.deepEqual(shown, [`${perf.toLocaleString('en-US')} hits in the last snapshot`], painted.join(' | '));
 
-    await page.locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' }).first()
-      .locator('span', { hasText: 'demo_counter' }).first().hover();
+    await page
+      .locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' })
+      .first()
+      .locator('span', { hasText: 'demo_counter' })
+      .first()
+      .hover();
     const hover = page.locator('.monaco-hover', { hasText: 'hits in the last snapshot' }).first();
     await hover.waitFor({ state: 'visible' });
     const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');

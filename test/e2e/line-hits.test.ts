@@ -4,14 +4,25 @@
 // breakpoint lane both equal the demo's loop count (demoIncrements(rounds)), exactly.
 import assert from 'node:assert/strict';
 import {
-  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, lineNumberMenu, openFile, scenarioLifecycle, ringsideErrors, runCommand,
-  textsPaintedOnLine, waitForNotification, waitForTimeline, LINE_PROBE_PICK,
+  acceptQuickInput,
+  answerQuickPick,
+  demo,
+  E2E_TIMEOUT_MS,
+  lineNumberMenu,
+  openFile,
+  scenarioLifecycle,
+  ringsideErrors,
+  runCommand,
+  textsPaintedOnLine,
+  waitForNotification,
+  waitForTimeline,
+  LINE_PROBE_PICK,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
 const ROUNDS = 3;
 
-describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exactly', function () {
+describe("e2e scenario 2: Record Hits on This Line counts the demo's loop exactly", function () {
   this.timeout(5 * E2E_TIMEOUT_MS);
   const lifecycle = scenarioLifecycle();
 
@@ -41,7 +52,11 @@ describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exact
     assert.deepEqual(await ringsideErrors(page), []);
     const breakpointLanes = facts.lanes.filter((lane) => lane.watch);
     if (!fire) {
-      assert.deepEqual(breakpointLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(facts.lanes));
+      assert.deepEqual(
+        breakpointLanes.map((lane) => lane.count).filter((count) => count > 0),
+        [],
+        JSON.stringify(facts.lanes),
+      );
       await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
       // The line never reads "0 hits" as if it never ran: it says that no hit can be seen on this machine.
       await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
@@ -77,8 +92,12 @@ describe('e2e scenario 2: Record Hits on This Line counts the demo\'s loop exact
     assert.ok(painted.includes('◆'), `the armed line has its gutter mark: ${painted.join(' | ')}`);
 
     // Hovering the line gives the same count, with the last hits.
-    await page.locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' }).first()
-      .locator('span', { hasText: 'demo_counter' }).first().hover();
+    await page
+      .locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' })
+      .first()
+      .locator('span', { hasText: 'demo_counter' })
+      .first()
+      .hover();
     const hover = page.locator('.monaco-hover', { hasText: 'hits in the last snapshot' }).first();
     await hover.waitFor({ state: 'visible' });
     const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');

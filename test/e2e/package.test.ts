@@ -17,14 +17,16 @@ describe('e2e: the packaged extension', function () {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const packager = require(path.join(repoRoot, 'scripts', 'package-vsix.mjs')) as PackageVsixModule;
 
-  it('carries the bundle and koffi\'s linux_x64 binary, and nothing from the sources or other dependencies', () => {
+  it("carries the bundle and koffi's linux_x64 binary, and nothing from the sources or other dependencies", () => {
     const entries = packager.listVsix(extensionVsix());
     for (const required of packager.requiredVsixEntries) assert.ok(entries.includes(required), `missing ${required}`);
-    const strays = entries.filter((entry) =>
-      /\.ts$/.test(entry) && !entry.endsWith('.d.ts')
-      || /^extension\/(native|test|bench|scripts|out|fixtures-bin|\.cache)\//.test(entry)
-      || (/^extension\/node_modules\//.test(entry) && !entry.startsWith('extension/node_modules/koffi/'))
-      || /koffi\/build\/koffi\/(?!linux_x64\/)/.test(entry));
+    const strays = entries.filter(
+      (entry) =>
+        (/\.ts$/.test(entry) && !entry.endsWith('.d.ts')) ||
+        /^extension\/(native|test|bench|scripts|out|fixtures-bin|\.cache)\//.test(entry) ||
+        (/^extension\/node_modules\//.test(entry) && !entry.startsWith('extension/node_modules/koffi/')) ||
+        /koffi\/build\/koffi\/(?!linux_x64\/)/.test(entry),
+    );
     assert.deepEqual(strays, []);
   });
 
@@ -36,8 +38,15 @@ describe('e2e: the packaged extension', function () {
       assert.equal(installed.length, 1, `installed folders: ${readdirSync(extensionsDir).join(', ')}`);
       const koffiDir = path.join(extensionsDir, installed[0], 'node_modules', 'koffi');
       // A fresh Node (like code-server's extension host) resolving koffi from inside the installed extension only.
-      const probe = spawnSync(process.execPath, ['-e', `const k = require(${JSON.stringify(koffiDir)}); const libc = k.load('libc.so.6');
-        const getpid = libc.func('int getpid(void)'); process.stdout.write(String(getpid() === process.pid))`], { encoding: 'utf8', cwd: os.tmpdir() });
+      const probe = spawnSync(
+        process.execPath,
+        [
+          '-e',
+          `const k = require(${JSON.stringify(koffiDir)}); const libc = k.load('libc.so.6');
+        const getpid = libc.func('int getpid(void)'); process.stdout.write(String(getpid() === process.pid))`,
+        ],
+        { encoding: 'utf8', cwd: os.tmpdir() },
+      );
       assert.equal(probe.status, 0, probe.stderr);
       assert.equal(probe.stdout, 'true');
     } finally {

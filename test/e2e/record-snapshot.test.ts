@@ -7,8 +7,20 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
-  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, groupLanesBy, scenarioLifecycle, openViewPane, repoRoot, ringsideErrors, runCommand,
-  timelineFacts, treeRowTexts, waitForNotification, waitForQuickInput, waitForTimeline,
+  acceptQuickInput,
+  answerQuickPick,
+  E2E_TIMEOUT_MS,
+  groupLanesBy,
+  scenarioLifecycle,
+  openViewPane,
+  repoRoot,
+  ringsideErrors,
+  runCommand,
+  timelineFacts,
+  treeRowTexts,
+  waitForNotification,
+  waitForQuickInput,
+  waitForTimeline,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
@@ -60,10 +72,16 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     const count = (lanes: readonly { count: number }[]) => lanes.reduce((sum, lane) => sum + lane.count, 0);
     const processLanes = facts.lanes.filter((lane) => lane.process);
     const threadLanes = facts.lanes.filter((lane) => !lane.watch && !lane.process);
-    assert.ok(processLanes.some((lane) => /^demo \d+$/.test(lane.label)), JSON.stringify(facts.lanes));
+    assert.ok(
+      processLanes.some((lane) => /^demo \d+$/.test(lane.label)),
+      JSON.stringify(facts.lanes),
+    );
     assert.ok(threadLanes.length >= 1 + DEMO_WORKERS.length, JSON.stringify(facts.lanes));
-    assert.ok(threadLanes.every((lane) => lane.count > 0 && /^\S.* \d+$/.test(lane.label)), JSON.stringify(threadLanes));
-    assert.equal(count(processLanes), count(threadLanes), 'each header holds exactly its threads\' records');
+    assert.ok(
+      threadLanes.every((lane) => lane.count > 0 && /^\S.* \d+$/.test(lane.label)),
+      JSON.stringify(threadLanes),
+    );
+    assert.equal(count(processLanes), count(threadLanes), "each header holds exactly its threads' records");
     assert.ok(count(threadLanes) <= facts.records, 'lanes never hold more than the snapshot');
     for (const lane of [...processLanes, ...threadLanes]) assert.ok(lane.inkPixels > 0, `lane ${lane.label} has ${lane.count} records but nothing drawn`);
     // ~150 nanosleeps at least: the tracepoint alone gives the snapshot this many records.
@@ -73,10 +91,18 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     // machine). Where breakpoints never fire there is no hit to show, and the snapshot says why.
     const watchLanes = facts.lanes.filter((lane) => lane.watch);
     if (fire) {
-      assert.deepEqual(watchLanes.map((lane) => lane.label), [`◆ ${WATCH_EVENT}`], JSON.stringify(facts.lanes));
+      assert.deepEqual(
+        watchLanes.map((lane) => lane.label),
+        [`◆ ${WATCH_EVENT}`],
+        JSON.stringify(facts.lanes),
+      );
       assert.ok(watchLanes[0].count >= 30 && watchLanes[0].count <= 250 && watchLanes[0].inkPixels > 0, JSON.stringify(watchLanes[0]));
     } else {
-      assert.deepEqual(watchLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(facts.lanes));
+      assert.deepEqual(
+        watchLanes.map((lane) => lane.count).filter((count) => count > 0),
+        [],
+        JSON.stringify(facts.lanes),
+      );
       await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
     }
 
@@ -96,14 +122,19 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^CPU / }).first().waitFor({ state: 'visible' });
     const byCpu = await timelineFacts(frame);
     const cpuLanes = byCpu.lanes.filter((lane) => !lane.watch);
-    assert.ok(cpuLanes.length >= 1 && cpuLanes.every((lane) => lane.count > 0 && lane.inkPixels > 0 && /^CPU (\d+|\?)$/.test(lane.label)),
-      JSON.stringify(cpuLanes));
+    assert.ok(
+      cpuLanes.length >= 1 && cpuLanes.every((lane) => lane.count > 0 && lane.inkPixels > 0 && /^CPU (\d+|\?)$/.test(lane.label)),
+      JSON.stringify(cpuLanes),
+    );
     assert.ok(count(cpuLanes) <= facts.records, 'lanes never hold more than the snapshot');
 
     // Grouped by thread, the demo's named threads each get a lane of task-clock samples: its workers burn CPU in
     // user-space functions while main mostly sleeps.
     await groupLanesBy(frame, 'thread');
-    await frame.locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ }).first().waitFor({ state: 'visible' });
+    await frame
+      .locator('.rs-lane-label .rs-lane-name', { hasText: /^parser \d+$/ })
+      .first()
+      .waitFor({ state: 'visible' });
     await page.waitForTimeout(300);
     const byThread = await timelineFacts(frame);
     const byThreadScreenshot = await scenario.screenshot('timeline-by-thread');
@@ -138,17 +169,26 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     const rows = await treeRowTexts(pane);
     await scenario.screenshot('sessions-view');
     const flat = rows.map((row) => row.replace(/\s+/g, ' ').trim());
-    assert.ok(flat.some((row) => row.includes(scenario.workspace.program) || /demo/.test(row)), `no session row for the demo: ${flat.join(' | ')}`);
+    assert.ok(
+      flat.some((row) => row.includes(scenario.workspace.program) || /demo/.test(row)),
+      `no session row for the demo: ${flat.join(' | ')}`,
+    );
     const snapshotRow = flat.find((row) => /records · .* · pause \d+ µs/.test(row));
     assert.ok(snapshotRow, `no snapshot row: ${flat.join(' | ')}`);
     // The view and the page count the same snapshot.
-    const snapshotDescription = await pane.locator('.monaco-list-row .label-description', { hasText: / records · / }).first().innerText();
+    const snapshotDescription = await pane
+      .locator('.monaco-list-row .label-description', { hasText: / records · / })
+      .first()
+      .innerText();
     assert.equal(Number(/^([\d,]+) records/.exec(snapshotDescription.trim())?.[1].replace(/,/g, '')), facts.records, snapshotDescription);
     const ringFacts = flat.filter((row) => /% full/.test(row));
     assert.ok(ringFacts.length >= 1, flat.join(' | '));
     for (const row of ringFacts) {
       assert.match(row, /(running|paused) · [\d.]+ [KM]iB · \d+% full · [\d.]+ (B|KiB|MiB) overwritten/, row);
     }
-    assert.ok(ringFacts.some((row) => /oldest [\d.]+ ms before newest/.test(row)), `no ring tells its retained time span: ${ringFacts.join(' | ')}`);
+    assert.ok(
+      ringFacts.some((row) => /oldest [\d.]+ ms before newest/.test(row)),
+      `no ring tells its retained time span: ${ringFacts.join(' | ')}`,
+    );
   });
 });

@@ -25,11 +25,23 @@ describe('e2e: Ringside in code-server (smoke)', function () {
     const walkthrough = page.locator('.gettingStartedContainer').filter({ hasText: 'Ringside: a first recording' }).first();
     await walkthrough.locator('.getting-started-step', { hasText: 'Start a recording' }).first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
     // The side bar shows the Ringside container (its only view, Sessions, titles it) with the view's welcome buttons.
-    await page.locator('.sidebar .composite.title', { hasText: /Ringside/i }).first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
+    await page
+      .locator('.sidebar .composite.title', { hasText: /Ringside/i })
+      .first()
+      .waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
     await page.locator('.sidebar .welcome-view-content', { hasText: 'No recording yet' }).first().waitFor({ state: 'visible', timeout: E2E_TIMEOUT_MS });
     // demo.c is the editor of the first group, and no tab is VS Code's welcome page ("Welcome", or its "Setup"/"Get
     // Started" walkthroughs): only the two Ringside put there.
-    assert.equal(await page.locator('.editor-group-container').first().locator('.tab.active').first().getAttribute('aria-label').then((l) => l?.split(',')[0]), 'demo.c');
+    assert.equal(
+      await page
+        .locator('.editor-group-container')
+        .first()
+        .locator('.tab.active')
+        .first()
+        .getAttribute('aria-label')
+        .then((l) => l?.split(',')[0]),
+      'demo.c',
+    );
     const tabs = (await page.locator('.tabs-container .tab').allInnerTexts()).map((text) => text.trim());
     assert.deepEqual(tabs.sort(), ['Walkthrough: Ringside', 'demo.c']);
     await scenario.screenshot('first-screen');

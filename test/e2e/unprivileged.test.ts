@@ -6,8 +6,19 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
-  acceptQuickInput, answerQuickPick, demo, E2E_TIMEOUT_MS, LINE_PROBE_PICK, lineNumberMenu, openFile, ringsideErrors, runCommand, scenarioLifecycle,
-  waitForNotification, waitForQuickInput, waitForTimeline,
+  acceptQuickInput,
+  answerQuickPick,
+  demo,
+  E2E_TIMEOUT_MS,
+  LINE_PROBE_PICK,
+  lineNumberMenu,
+  openFile,
+  ringsideErrors,
+  runCommand,
+  scenarioLifecycle,
+  waitForNotification,
+  waitForQuickInput,
+  waitForTimeline,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
@@ -55,9 +66,17 @@ describe('e2e: Ringside in code-server run by an ordinary user (uid 65534)', fun
     // once per round.
     const roundsLanes = facts.lanes.filter((lane) => lane.watch);
     if (fire) {
-      assert.deepEqual(roundsLanes.map((lane) => [lane.label, lane.count]), [['◆ mem:demo_rounds:w', ROUNDS]], JSON.stringify(facts.lanes));
+      assert.deepEqual(
+        roundsLanes.map((lane) => [lane.label, lane.count]),
+        [['◆ mem:demo_rounds:w', ROUNDS]],
+        JSON.stringify(facts.lanes),
+      );
     } else {
-      assert.deepEqual(roundsLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(facts.lanes));
+      assert.deepEqual(
+        roundsLanes.map((lane) => lane.count).filter((count) => count > 0),
+        [],
+        JSON.stringify(facts.lanes),
+      );
     }
 
     await runCommand(page, 'Ringside: Stop Recording');
@@ -86,7 +105,11 @@ describe('e2e: Ringside in code-server run by an ordinary user (uid 65534)', fun
     const breakpointLanes = lines.facts.lanes.filter((lane) => lane.watch);
     if (!fire) {
       // No hit where the hardware delivers none; the second snapshot says why.
-      assert.deepEqual(breakpointLanes.map((lane) => lane.count).filter((count) => count > 0), [], JSON.stringify(lines.facts.lanes));
+      assert.deepEqual(
+        breakpointLanes.map((lane) => lane.count).filter((count) => count > 0),
+        [],
+        JSON.stringify(lines.facts.lanes),
+      );
       await lines.frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
       return;
     }

@@ -6,8 +6,16 @@
 import assert from 'node:assert/strict';
 import type { FrameLocator, Page } from 'playwright-core';
 import {
-  acceptQuickInput, answerQuickPick, E2E_TIMEOUT_MS, scenarioLifecycle, pidsRunning, ringsideErrors, runCommand, timelineFacts,
-  waitForNotification, waitForTimeline,
+  acceptQuickInput,
+  answerQuickPick,
+  E2E_TIMEOUT_MS,
+  scenarioLifecycle,
+  pidsRunning,
+  ringsideErrors,
+  runCommand,
+  timelineFacts,
+  waitForNotification,
+  waitForTimeline,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
@@ -56,7 +64,7 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
   this.timeout(6 * E2E_TIMEOUT_MS);
   const lifecycle = scenarioLifecycle();
 
-  it('adds a write watchpoint on demo_counter, shows its hits, disables it, and explains ENOSPC beside the recording\'s own', async () => {
+  it("adds a write watchpoint on demo_counter, shows its hits, disables it, and explains ENOSPC beside the recording's own", async () => {
     const scenario = await lifecycle.open('3-watch-controls');
     const { page, workspace } = scenario;
 
@@ -107,8 +115,14 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     // The list's Hits column says the same as the lane, as soon as the snapshot is in.
     const hitsText = fire ? hits.toLocaleString('en-US') : 'not seen here';
     const hitsCell = row.locator('td').nth(5);
-    await hitsCell.filter({ hasText: hitsText }).waitFor({ state: 'visible' })
-      .catch(async () => /* the wait timed out: fail with what the cell shows instead */ assert.fail(`Hits column shows ${await hitsCell.innerText()}, the timeline lane ${hits}`));
+    await hitsCell
+      .filter({ hasText: hitsText })
+      .waitFor({ state: 'visible' })
+      .catch(async () =>
+        /* the wait timed out: fail with what the cell shows instead */ assert.fail(
+          `Hits column shows ${await hitsCell.innerText()}, the timeline lane ${hits}`,
+        ),
+      );
     await scenario.screenshot('watch-hits');
 
     // 3. Disable it: it records nothing more, but the kernel keeps its debug register reserved until
@@ -116,8 +130,15 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
     await row.locator('vscode-checkbox.rs-watch-enable').first().click();
     await waitForWatchStatus(frame, /^Disable demo_counter: done\./);
     await budgetUsed(frame, 2);
-    assert.match(await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('vscode-checkbox.rs-watch-enable').first().getAttribute('title') ?? '',
-      /still holds its debug register until removed/);
+    assert.match(
+      (await frame
+        .locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' })
+        .first()
+        .locator('vscode-checkbox.rs-watch-enable')
+        .first()
+        .getAttribute('title')) ?? '',
+      /still holds its debug register until removed/,
+    );
     const cells = await frame.locator('.rs-watch-table tbody tr', { hasText: 'demo_counter' }).first().locator('td').allInnerTexts();
     assert.equal(cells[5], hitsText, `Hits column ${cells[5]} vs the timeline lane ${hits}`);
     await scenario.screenshot('watch-disabled');
@@ -127,18 +148,31 @@ describe('e2e scenario 3: watch controls in the timeline panel', function () {
 
     // 4. Two more fill the four debug registers (the recording holds the fourth); one more is refused before anything is
     // opened, naming the holders, with the kernel's rule explained.
-    for (const [location, type] of [['demo_rounds', 'write (w)'], ['demo_counter', 'read/write (rw)']] as const) {
+    for (const [location, type] of [
+      ['demo_rounds', 'write (w)'],
+      ['demo_counter', 'read/write (rw)'],
+    ] as const) {
       const status = await addBreakpoint(frame, location, type, '8 bytes', demoPid);
       assert.match(status, /: done\./, status);
     }
     await budgetUsed(frame, 4);
     const refused = await addBreakpoint(frame, 'demo_counter', 'write (w)', '8 bytes', demoPid);
     await scenario.screenshot('fifth-refused');
-    assert.match(refused, new RegExp(`^Add demo_counter failed: ENOSPC: only 0 of 4 debug registers are free on pid ${demoPid}; `
-      + `held by: mem:demo_rounds:w \\(${recording}\\), mem:demo_counter/8:w:u \\(`), refused);
+    assert.match(
+      refused,
+      new RegExp(
+        `^Add demo_counter failed: ENOSPC: only 0 of 4 debug registers are free on pid ${demoPid}; ` +
+          `held by: mem:demo_rounds:w \\(${recording}\\), mem:demo_counter/8:w:u \\(`,
+      ),
+      refused,
+    );
     const explanation = await frame.locator('#rs-watch-status .rs-enospc').first().innerText();
     // All four are on the demo's task: the page says so, and that none is left, not that one would be free.
-    assert.match(explanation, /^No debug register free \(ENOSPC\): 0 pinned per-CPU \+ 4 pinned by the busiest task already use all 4 debug registers/, explanation);
+    assert.match(
+      explanation,
+      /^No debug register free \(ENOSPC\): 0 pinned per-CPU \+ 4 pinned by the busiest task already use all 4 debug registers/,
+      explanation,
+    );
     await budgetUsed(frame, 4);
 
     // 5. Removing one closes it and frees its register: the count drops and the fifth now fits.

@@ -13,37 +13,69 @@ import { decodeRecordAt } from '../../native/decode/record';
 import { RecordType } from '../../native/abi/uapi';
 
 interface Registered {
-  commands: Map<string, (...args: unknown[]) => unknown>; trees: string[]; serializers: string[]; errors: string[];
+  commands: Map<string, (...args: unknown[]) => unknown>;
+  trees: string[];
+  serializers: string[];
+  errors: string[];
   /** The tree data providers registered, by view id (the Sessions view's is read as VS Code would). */
   providers?: Map<string, { getChildren(node?: unknown): unknown[] }>;
   /** Titles and item labels of every quick pick shown; `pickLabel` chooses the item whose label contains it (none: dismissed). */
-  quickPicks: { title: string; labels: string[] }[]; pickLabel?: string; executed: string[];
+  quickPicks: { title: string; labels: string[] }[];
+  pickLabel?: string;
+  executed: string[];
   /** Every executeCommand with its arguments; the value each input box started with (all are dismissed). */
-  calls: unknown[][]; inputBoxes: { title: string; value: string }[];
+  calls: unknown[][];
+  inputBoxes: { title: string; value: string }[];
   /** The timeline panel's page as the stand-in shows it: what the host posted to it, and its message listener. */
-  toPage: { type: string; [key: string]: unknown }[]; fromPage?: (message: unknown) => void;
+  toPage: { type: string; [key: string]: unknown }[];
+  fromPage?: (message: unknown) => void;
 }
 
 /** Just enough of the vscode API for activate(): unknown members are no-op functions returning disposables. */
 function fakeVscode(registered: Registered, config: Record<string, unknown>) {
-  const disposable = { dispose() { /* nothing held */ } };
-  const anything: unknown = new Proxy(function () { return disposable; }, {
-    get: (_target, key) => (key === 'then' ? undefined : anything),
-    apply: () => disposable,
-    construct: () => anything as object,
-  });
+  const disposable = {
+    dispose() {
+      /* nothing held */
+    },
+  };
+  const anything: unknown = new Proxy(
+    function () {
+      return disposable;
+    },
+    {
+      get: (_target, key) => (key === 'then' ? undefined : anything),
+      apply: () => disposable,
+      construct: () => anything as object,
+    },
+  );
   class EventEmitter<T> {
     private listeners: ((value: T) => void)[] = [];
-    event = (listener: (value: T) => void) => { this.listeners.push(listener); return disposable; };
-    fire(value: T) { for (const l of this.listeners) l(value); }
-    dispose() { this.listeners = []; }
+    event = (listener: (value: T) => void) => {
+      this.listeners.push(listener);
+      return disposable;
+    };
+    fire(value: T) {
+      for (const l of this.listeners) l(value);
+    }
+    dispose() {
+      this.listeners = [];
+    }
   }
   const statusItem = () => ({ show() {}, hide() {}, dispose() {}, text: '', tooltip: '', command: '', name: '' });
   return {
     EventEmitter,
-    ThemeColor: class { constructor(readonly id: string) {} },
-    ThemeIcon: class { constructor(readonly id: string) {} },
-    TreeItem: class { constructor(readonly label: string, readonly collapsibleState: number) {} },
+    ThemeColor: class {
+      constructor(readonly id: string) {}
+    },
+    ThemeIcon: class {
+      constructor(readonly id: string) {}
+    },
+    TreeItem: class {
+      constructor(
+        readonly label: string,
+        readonly collapsibleState: number,
+      ) {}
+    },
     TreeItemCollapsibleState: { None: 0, Collapsed: 1, Expanded: 2 },
     StatusBarAlignment: { Left: 1, Right: 2 },
     OverviewRulerLane: { Left: 1 },
@@ -60,10 +92,16 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
         (registered.providers ??= new Map()).set(id, provider);
         return disposable;
       },
-      registerWebviewPanelSerializer: (id: string) => { registered.serializers.push(id); return disposable; },
+      registerWebviewPanelSerializer: (id: string) => {
+        registered.serializers.push(id);
+        return disposable;
+      },
       onDidChangeVisibleTextEditors: () => disposable,
       visibleTextEditors: [],
-      showErrorMessage: async (message: string) => { registered.errors.push(message); return undefined; },
+      showErrorMessage: async (message: string) => {
+        registered.errors.push(message);
+        return undefined;
+      },
       showInformationMessage: async () => undefined,
       showInputBox: async (options: { title?: string; value?: string } = {}) => {
         registered.inputBoxes.push({ title: options.title ?? '', value: options.value ?? '' });
@@ -71,11 +109,23 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
       },
       createWebviewPanel: () => ({
         webview: {
-          html: '', cspSource: 'vscode-resource:', asWebviewUri: (uri: { fsPath: string }) => ({ toString: () => uri.fsPath }),
-          onDidReceiveMessage: (listener: (message: unknown) => void) => { registered.fromPage = listener; return disposable; },
-          postMessage: async (message: { type: string }) => { registered.toPage.push(message); return true; },
+          html: '',
+          cspSource: 'vscode-resource:',
+          asWebviewUri: (uri: { fsPath: string }) => ({ toString: () => uri.fsPath }),
+          onDidReceiveMessage: (listener: (message: unknown) => void) => {
+            registered.fromPage = listener;
+            return disposable;
+          },
+          postMessage: async (message: { type: string }) => {
+            registered.toPage.push(message);
+            return true;
+          },
         },
-        visible: true, onDidChangeViewState: () => disposable, onDidDispose: () => disposable, reveal() {}, dispose() {},
+        visible: true,
+        onDidChangeViewState: () => disposable,
+        onDidDispose: () => disposable,
+        reveal() {},
+        dispose() {},
       }),
       showQuickPick: async (items: { label: string }[], options: { title?: string } = {}) => {
         registered.quickPicks.push({ title: options.title ?? '', labels: items.map((item) => item.label) });
@@ -83,8 +133,15 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
       },
     },
     commands: {
-      registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => { registered.commands.set(id, handler); return disposable; },
-      executeCommand: async (id: string, ...args: unknown[]) => { registered.executed.push(id); registered.calls.push([id, ...args]); return undefined; },
+      registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => {
+        registered.commands.set(id, handler);
+        return disposable;
+      },
+      executeCommand: async (id: string, ...args: unknown[]) => {
+        registered.executed.push(id);
+        registered.calls.push([id, ...args]);
+        return undefined;
+      },
     },
     workspace: {
       getConfiguration: () => ({ get: (key: string) => config[key], inspect: (key: string) => ({ globalValue: config[key] }) }),
@@ -110,9 +167,19 @@ function extensionContext() {
 
 describe('extension: activation with a stand-in vscode module', function () {
   this.timeout(60000);
-  let restoreVscode = () => { /* installed in before() */ };
+  let restoreVscode = () => {
+    /* installed in before() */
+  };
   const registered: Registered = {
-    commands: new Map(), trees: [], serializers: [], errors: [], quickPicks: [], executed: [], calls: [], inputBoxes: [], toPage: [],
+    commands: new Map(),
+    trees: [],
+    serializers: [],
+    errors: [],
+    quickPicks: [],
+    executed: [],
+    calls: [],
+    inputBoxes: [],
+    toPage: [],
   };
 
   const config: Record<string, unknown> = { bufferPages: 4, snapshotRetention: 5, defaultEvents: ['task-clock'] };
@@ -144,15 +211,23 @@ describe('extension: activation with a stand-in vscode module', function () {
     for (const command of contributed) assert.ok(activation.has(`onCommand:${command}`), command);
     assert.ok(activation.has('onView:ringside.sessions') && activation.has('onWebviewPanel:ringside.timeline'));
     // ...and on a folder that asks for Ringside's first screen (npm start's demo workspace), nothing else.
-    assert.ok([...activation].every((event) => /^(onCommand:ringside\.|onView:ringside\.|onWebviewPanel:ringside\.)/.test(event)
-      || event === 'workspaceContains:.vscode/ringside-first-screen.json'), `no activation on anything else: ${[...activation].join(', ')}`);
+    assert.ok(
+      [...activation].every(
+        (event) =>
+          /^(onCommand:ringside\.|onView:ringside\.|onWebviewPanel:ringside\.)/.test(event) || event === 'workspaceContains:.vscode/ringside-first-screen.json',
+      ),
+      `no activation on anything else: ${[...activation].join(', ')}`,
+    );
 
     // Capture Snapshot with nothing recording offers the ways to get a recording, and starts one when asked.
     await registered.commands.get('ringside.captureSnapshot')!();
     assert.deepEqual(registered.errors, []);
     const offered = registered.quickPicks.pop();
     assert.match(offered?.title ?? '', /nothing is recording yet/);
-    assert.deepEqual(offered?.labels.filter((label) => !label.includes('keeper')), ['$(plug) Attach to Event…', '$(record) Start Recording…']);
+    assert.deepEqual(
+      offered?.labels.filter((label) => !label.includes('keeper')),
+      ['$(plug) Attach to Event…', '$(record) Start Recording…'],
+    );
     registered.pickLabel = 'Start Recording';
     await registered.commands.get('ringside.captureSnapshot')!();
     assert.ok(registered.executed.includes('ringside.startRecording'), registered.executed.join(', '));
@@ -176,11 +251,17 @@ describe('extension: activation with a stand-in vscode module', function () {
     const settle = () => new Promise((resolve) => setImmediate(resolve));
     fromPage({ type: 'ready', protocolVersion: 1 });
     await settle();
-    assert.deepEqual(registered.toPage.find((m) => m.type === 'init'), { type: 'init', protocolVersion: 1, title: 'Ringside', editor: true, recorder: true },
-      'the panel tells its page it can record (the offline export does not)');
+    assert.deepEqual(
+      registered.toPage.find((m) => m.type === 'init'),
+      { type: 'init', protocolVersion: 1, title: 'Ringside', editor: true, recorder: true },
+      'the panel tells its page it can record (the offline export does not)',
+    );
     fromPage({ type: 'snapshotWhenRequest', event: 'syscalls:sys_enter_getpid' });
     await settle();
-    assert.deepEqual(registered.calls.filter(([id]) => id === 'ringside.snapshotWhen'), [['ringside.snapshotWhen', 'syscalls:sys_enter_getpid']]);
+    assert.deepEqual(
+      registered.calls.filter(([id]) => id === 'ringside.snapshotWhen'),
+      [['ringside.snapshotWhen', 'syscalls:sys_enter_getpid']],
+    );
     // The host validates again: a spec that is not one printable line, or not a string, runs nothing.
     fromPage({ type: 'snapshotWhenRequest', event: 'cpu-clock\nsyscalls:sys_enter_kill' });
     fromPage({ type: 'snapshotWhenRequest', event: 7 });
@@ -193,7 +274,10 @@ describe('extension: activation with a stand-in vscode module', function () {
     await snapshotWhen('syscalls:sys_enter_getpid');
     await snapshotWhen();
     await snapshotWhen({ lineNumber: 3 });
-    assert.deepEqual(registered.inputBoxes.map((box) => box.value), ['syscalls:sys_enter_getpid', 'syscalls:sys_enter_kill', 'syscalls:sys_enter_kill']);
+    assert.deepEqual(
+      registered.inputBoxes.map((box) => box.value),
+      ['syscalls:sys_enter_getpid', 'syscalls:sys_enter_kill', 'syscalls:sys_enter_kill'],
+    );
     assert.ok(registered.inputBoxes.every((box) => /snapshot when which event fires/.test(box.title)));
     assert.deepEqual(registered.errors, []);
     assert.equal(registered.quickPicks.length, picks, 'dismissing the input box asks nothing more');
@@ -212,7 +296,10 @@ describe('extension: activation with a stand-in vscode module', function () {
     const { samplingSettings, settings } = await import('../../extension/services');
     const keepers = new KeeperClient();
     const state = await keepers.start({
-      cliPath: path.join(repoRoot, 'dist/cli.js'), events: ['task-clock'], target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '300000'] }, pages: 16,
+      cliPath: path.join(repoRoot, 'dist/cli.js'),
+      events: ['task-clock'],
+      target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '300000'] },
+      pages: 16,
       ...samplingSettings(settings()),
     });
     const extension = await import('../../extension/extension');
@@ -221,7 +308,11 @@ describe('extension: activation with a stand-in vscode module', function () {
       extension.activate(context as never);
       type Node = { kind: string; session?: { id: string; label: string; kind: string }; snapshot?: { decoded: Parameters<typeof decodeRecordAt>[0] } };
       const tree = registered.providers!.get('ringside.sessions')! as { getChildren(node?: Node): Node[] };
-      const shown = await waitFor('the keeper in the Sessions view', () => tree.getChildren().find((node) => node.session?.label.startsWith(`keeper ${state.pid}:`)), 30_000);
+      const shown = await waitFor(
+        'the keeper in the Sessions view',
+        () => tree.getChildren().find((node) => node.session?.label.startsWith(`keeper ${state.pid}:`)),
+        30_000,
+      );
       assert.equal(shown.session!.kind, 'keeper');
       await registered.commands.get('ringside.snapshotSession')!(shown);
       assert.deepEqual(registered.errors, []);

@@ -17,8 +17,12 @@ import { fixture, ownPerfFds, ownPerfMappings, waitFor } from './helpers';
 function coreOnly(): Backend {
   return {
     ...createCoreBackend(),
-    resolveEvents: async () => { throw new Error('not used here'); },
-    record: async () => { throw new Error('not used here'); },
+    resolveEvents: async () => {
+      throw new Error('not used here');
+    },
+    record: async () => {
+      throw new Error('not used here');
+    },
   };
 }
 
@@ -30,7 +34,9 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
   beforeEach(async () => {
     owner = spawn(fixture('ext_perf_ring'), ['1500'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    owner.stdout!.on('data', (chunk) => { out += String(chunk); });
+    owner.stdout!.on('data', (chunk) => {
+      out += String(chunk);
+    });
     const ready = await waitFor('the fixture to open its ring', () => /ready (\d+) (\d+)/.exec(out) ?? undefined);
     ownerFd = Number(ready[1]);
     assert.equal(Number(ready[2]), 16);
@@ -44,12 +50,15 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
     owner = undefined;
   });
 
-  it('asks, decodes the answer\'s layout (samples of the owner), and leaks nothing', async () => {
+  it("asks, decodes the answer's layout (samples of the owner), and leaks nothing", async () => {
     await new Promise((resolve) => setTimeout(resolve, 800)); // let the owner's ring fill
     const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
     const questions: UnknownEventQuestion[] = [];
     const info = await borrowForeignRingAsking(owner!.pid!, ownerFd, {
-      ask: async (question) => { questions.push(question); return { kind: 'spec', spec: 'task-clock' }; },
+      ask: async (question) => {
+        questions.push(question);
+        return { kind: 'spec', spec: 'task-clock' };
+      },
       resolveSpec: (spec) => resolveEventSpec(spec),
     });
     assert.equal(questions.length, 1, 'asked exactly once');
@@ -61,8 +70,14 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
     assert.equal(question.sampleId, info.sampleId);
     assert.match(question.why, /no perf\.data header/);
     assert.deepEqual(question.choices[0], RAW_RECORDS_CHOICE);
-    assert.ok(question.choices.some((choice) => choice.answer.kind === 'spec' && choice.answer.spec === 'task-clock'), 'software events are offered');
-    assert.ok(question.choices.some((choice) => choice.group === 'Tracepoints'), 'tracepoints are offered');
+    assert.ok(
+      question.choices.some((choice) => choice.answer.kind === 'spec' && choice.answer.spec === 'task-clock'),
+      'software events are offered',
+    );
+    assert.ok(
+      question.choices.some((choice) => choice.group === 'Tracepoints'),
+      'tracepoints are offered',
+    );
 
     assert.equal(info.attrOrigin, 'answer');
     assert.equal(info.direction, 'backward', 'direction comes from the ring head, not the answer');
@@ -83,7 +98,7 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
       if (columns.pid[row] === owner!.pid && columns.tid[row] === owner!.pid) ownerSamples++;
     }
     assert.ok(samples > 50, `expected the owner's task-clock samples, got ${samples} of ${columns.length} records`);
-    assert.equal(ownerSamples, samples, 'every sample decodes to the owner\'s pid/tid');
+    assert.equal(ownerSamples, samples, "every sample decodes to the owner's pid/tid");
     assert.equal(snapshot.decoded.anomalies.filter((a) => a.kind !== 'truncated-oldest').length, 0, JSON.stringify(snapshot.decoded.anomalies.slice(0, 3)));
 
     await manager.stop(session.id);
@@ -95,7 +110,12 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
 
   it('decodes as raw records when the user says so', async () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const info = await borrowForeignRingAsking(owner!.pid!, ownerFd, { ask: async () => ({ kind: 'raw' }), resolveSpec: () => { throw new Error('no spec for raw'); } });
+    const info = await borrowForeignRingAsking(owner!.pid!, ownerFd, {
+      ask: async () => ({ kind: 'raw' }),
+      resolveSpec: () => {
+        throw new Error('no spec for raw');
+      },
+    });
     try {
       assert.equal(info.attrOrigin, 'raw');
       assert.equal(info.direction, 'backward');
@@ -115,12 +135,13 @@ describe('extension: borrowing a ring whose event is unknown asks which event it
   it('a cancelled question is a clear AttachError and leaves nothing open', async () => {
     const before = { fds: ownPerfFds().length, maps: ownPerfMappings() };
     await assert.rejects(
-      borrowForeignRingAsking(
-        owner!.pid!,
-        ownerFd,
-        { ask: async () => undefined, resolveSpec: (spec) => resolveEventSpec(spec), choices: () => [RAW_RECORDS_CHOICE] },
-      ),
-      (error: unknown) => error instanceof AttachCancelledError && error instanceof AttachError && /cancelled/.test(error.message));
+      borrowForeignRingAsking(owner!.pid!, ownerFd, {
+        ask: async () => undefined,
+        resolveSpec: (spec) => resolveEventSpec(spec),
+        choices: () => [RAW_RECORDS_CHOICE],
+      }),
+      (error: unknown) => error instanceof AttachCancelledError && error instanceof AttachError && /cancelled/.test(error.message),
+    );
     assert.equal(ownPerfFds().length, before.fds);
     assert.equal(ownPerfMappings(), before.maps);
   });

@@ -19,8 +19,12 @@ function coreOnly(): Backend {
   const core = createCoreBackend();
   return {
     ...core,
-    resolveEvents: async () => { throw new Error('not used here'); },
-    record: async () => { throw new Error('not used here'); },
+    resolveEvents: async () => {
+      throw new Error('not used here');
+    },
+    record: async () => {
+      throw new Error('not used here');
+    },
   };
 }
 
@@ -29,7 +33,9 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
   let dir: string;
   let perf: ChildProcess | undefined;
 
-  beforeEach(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-borrow-')); });
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-borrow-'));
+  });
   afterEach(async () => {
     if (perf && perf.exitCode === null && perf.signalCode === null) {
       const exited = new Promise((resolve) => perf!.once('exit', resolve));
@@ -53,9 +59,13 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
-    perf.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    perf.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const perfPid = perf.pid!;
-    const child = await waitFor('the workload to start', () => childrenOf(perfPid).find((pid) => /ext_loops/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))));
+    const child = await waitFor('the workload to start', () =>
+      childrenOf(perfPid).find((pid) => /ext_loops/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))),
+    );
     const fds = await waitFor('perf to map its rings', () => {
       const found = scanPerfFds().filter((fd) => fd.pid === perfPid);
       return found.length > 0 && found[0].mappedPages.length > 0 ? found : undefined;
@@ -95,11 +105,14 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
     assert.equal(borrowed.source.events[0].attr.flags.writeBackward, true);
     assert.match(borrowed.explanation, /16 data pages/);
     // With the owner's perf.data header at hand, the asking variant must not ask.
-    const notAsked = await borrowForeignRingAsking(
-      borrowedFrom!.pid,
-      borrowedFrom!.fd,
-      { ask: async () => { throw new Error('asked although perf.data names the event'); }, resolveSpec: () => { throw new Error('no spec expected'); } },
-    );
+    const notAsked = await borrowForeignRingAsking(borrowedFrom!.pid, borrowedFrom!.fd, {
+      ask: async () => {
+        throw new Error('asked although perf.data names the event');
+      },
+      resolveSpec: () => {
+        throw new Error('no spec expected');
+      },
+    });
     assert.equal(notAsked.attrOrigin, 'perf.data');
     notAsked.source.dispose();
 
@@ -133,7 +146,13 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
   });
 
   it('explains a pid/fd that is not a perf ring', () => {
-    assert.throws(() => borrowForeignRing(process.pid, 0), (error: unknown) => error instanceof AttachError && /not a perf event/.test(error.message));
-    assert.throws(() => borrowForeignRing(process.pid, 999999), (error: unknown) => error instanceof AttachError && /no fd 999999/.test(error.message));
+    assert.throws(
+      () => borrowForeignRing(process.pid, 0),
+      (error: unknown) => error instanceof AttachError && /not a perf event/.test(error.message),
+    );
+    assert.throws(
+      () => borrowForeignRing(process.pid, 999999),
+      (error: unknown) => error instanceof AttachError && /no fd 999999/.test(error.message),
+    );
   });
 });

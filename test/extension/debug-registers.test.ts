@@ -28,14 +28,20 @@ const shown: ShownMessages = { information: [], warning: [] };
  */
 async function withWatchingKeeper(env: NodeJS.ProcessEnv, body: (state: KeeperState, workload: number | undefined) => Promise<void>): Promise<void> {
   const runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-registers-'));
-  const keeper = spawn(process.execPath, [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--',
-    fixture('kernel_writer'), '1', '30000'], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const keeper = spawn(
+    process.execPath,
+    [path.join(repoRoot, 'dist', 'cli.js'), 'keep', '-e', 'mem:counter:w', '--pages', '8', '--', fixture('kernel_writer'), '1', '30000'],
+    { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir, ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
-  keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+  keeper.stderr!.on('data', (chunk) => {
+    stderr += String(chunk);
+  });
   let workload: number | undefined;
   try {
     const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
-    const state = (await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000)).state!;
+    const state = (await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper.pid && k.alive), 20_000))
+      .state!;
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
     await body(state, workload);
   } finally {
@@ -43,7 +49,11 @@ async function withWatchingKeeper(env: NodeJS.ProcessEnv, body: (state: KeeperSt
     if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill('SIGTERM');
     await exited;
     if (workload) {
-      try { process.kill(workload, 'SIGKILL'); } catch { /* ended with its keeper */ }
+      try {
+        process.kill(workload, 'SIGKILL');
+      } catch {
+        /* ended with its keeper */
+      }
     }
     rmSync(runtimeDir, { recursive: true, force: true });
   }
@@ -51,17 +61,28 @@ async function withWatchingKeeper(env: NodeJS.ProcessEnv, body: (state: KeeperSt
 
 describe('extension: debug registers held by every open session', function () {
   this.timeout(60_000);
-  let restoreVscode = () => { /* installed in before() */ };
-  before(() => { restoreVscode = standInVscode(editorVscode(shown)); });
+  let restoreVscode = () => {
+    /* installed in before() */
+  };
+  before(() => {
+    restoreVscode = standInVscode(editorVscode(shown));
+  });
   after(() => restoreVscode());
 
-  it('counts a recording\'s watchpoint in the meter and in the ENOSPC check, and names it when refusing', async () => {
+  it("counts a recording's watchpoint in the meter and in the ENOSPC check, and names it when refusing", async () => {
     const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
     const fdsBefore = ownPerfFds().length;
     const backend = createBackend();
     const manager = new SessionManager({ backend });
     let posted = 0;
-    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => { posted++; });
+    const breakpoints = new HardwareBreakpoints(
+      manager,
+      async () => undefined,
+      () => undefined,
+      () => {
+        posted++;
+      },
+    );
     const budget = (): WatchBudget => {
       const message: HostToWebview = breakpoints.watchHandler.listMessage();
       assert.equal(message.type, 'watchList');
@@ -76,17 +97,32 @@ describe('extension: debug registers held by every open session', function () {
       assert.ok(pid > 0);
       assert.ok(posted >= 1, 'a recording that starts re-posts the meter');
       const held = [`mem:counter:w (kernel_writer 1 30000 (pid ${pid}): task-clock, mem:counter:w)`];
-      assert.deepEqual(budget(), { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: held },
-        'the recording\'s watchpoint holds a register, and the panel names it (its list shows only what was armed there)');
+      assert.deepEqual(
+        budget(),
+        { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: held },
+        "the recording's watchpoint holds a register, and the panel names it (its list shows only what was armed there)",
+      );
       assert.equal(breakpoints.slotsInUse, 1);
 
-      const add = (spec: Partial<WatchSpec> = {}) => breakpoints.watchHandler.handle({ op: 'add', spec: {
-        location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid }, pinned: false, ...spec,
-      } });
+      const add = (spec: Partial<WatchSpec> = {}) =>
+        breakpoints.watchHandler.handle({
+          op: 'add',
+          spec: {
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'w',
+            length: 8,
+            target: { kind: 'process', pid },
+            pinned: false,
+            ...spec,
+          },
+        });
       for (let i = 0; i < 3; i++) await add();
       const full = budget();
-      assert.deepEqual(full, { used: 4, total: 4, cpuPinned: 0, maxTaskPinned: 4, flexible: 0, heldByRecordings: held },
-        'three armed here plus the recording\'s, counted once each');
+      assert.deepEqual(
+        full,
+        { used: 4, total: 4, cpuPinned: 0, maxTaskPinned: 4, flexible: 0, heldByRecordings: held },
+        "three armed here plus the recording's, counted once each",
+      );
       const listed = breakpoints.watchHandler.listMessage();
       assert.equal(listed.type === 'watchList' ? listed.watches.length : -1, 3, 'the list holds what was armed here');
 
@@ -94,7 +130,12 @@ describe('extension: debug registers held by every open session', function () {
       const fdsFull = ownPerfFds().length;
       await assert.rejects(add({ type: 'rw' }), (error: Error & { code?: string }) => {
         assert.equal(error.code, 'ENOSPC');
-        assert.match(error.message, new RegExp(`^only 0 of 4 debug registers are free on pid ${pid}; held by: mem:counter:w \\(kernel_writer 1 30000 \\(pid ${pid}\\): task-clock, mem:counter:w\\), `));
+        assert.match(
+          error.message,
+          new RegExp(
+            `^only 0 of 4 debug registers are free on pid ${pid}; held by: mem:counter:w \\(kernel_writer 1 30000 \\(pid ${pid}\\): task-clock, mem:counter:w\\), `,
+          ),
+        );
         assert.equal(error.message.match(/mem:counter\/8:w:u \(pid \d+ · breakpoints: /g)?.length, 3, error.message);
         return true;
       });
@@ -116,42 +157,77 @@ describe('extension: debug registers held by every open session', function () {
     const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
     const backend = createBackend();
     const manager = new SessionManager({ backend });
-    const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+    const breakpoints = new HardwareBreakpoints(
+      manager,
+      async () => undefined,
+      () => undefined,
+      () => undefined,
+    );
     try {
       const program = fixture('inline_sites');
-      const line = readFileSync(path.join(repoRoot, 'test/fixtures/inline_sites.c'), 'utf8').split('\n').findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
+      const line =
+        readFileSync(path.join(repoRoot, 'test/fixtures/inline_sites.c'), 'utf8')
+          .split('\n')
+          .findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
       const events = await backend.resolveEvents([`mem:inline_sites.c:${line}:x`], { executable: program });
       assert.equal(events[0].extraSites?.length, 1, 'the line is in from_a and from_b');
       const recording = await manager.startRecording({ events, target: { kind: 'launch', argv: [program, '300', '500'] }, pages: 8 });
       const message = breakpoints.watchHandler.listMessage();
       assert.equal(message.type, 'watchList');
       const pid = recording.childPid!;
-      assert.deepEqual(message.budget, { used: 2, total: 4, cpuPinned: 0, maxTaskPinned: 2, flexible: 0,
-        heldByRecordings: [`mem:inline_sites.c:${line}:x (inline_sites 300 500 (pid ${pid}): mem:inline_sites.c:${line}:x)`] });
+      assert.deepEqual(message.budget, {
+        used: 2,
+        total: 4,
+        cpuPinned: 0,
+        maxTaskPinned: 2,
+        flexible: 0,
+        heldByRecordings: [`mem:inline_sites.c:${line}:x (inline_sites 300 500 (pid ${pid}): mem:inline_sites.c:${line}:x)`],
+      });
     } finally {
       breakpoints.dispose();
       await manager.dispose();
     }
   });
 
-  it('counts a kept recording\'s watchpoint, attached through its state file, for the process it watches', async () => {
+  it("counts a kept recording's watchpoint, attached through its state file, for the process it watches", async () => {
     const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
     await withWatchingKeeper({}, async (state, workload) => {
       const backend = createBackend();
       const manager = new SessionManager({ backend });
-      const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+      const breakpoints = new HardwareBreakpoints(
+        manager,
+        async () => undefined,
+        () => undefined,
+        () => undefined,
+      );
       try {
         assert.ok(workload && workload > 0, JSON.stringify(state.target));
         const attached = await manager.attachKeeper(state);
         const message = breakpoints.watchHandler.listMessage();
         assert.equal(message.type, 'watchList');
-        assert.deepEqual(message.budget, {
-          used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0, heldByRecordings: [`mem:counter:w (${attached.label})`],
-        }, 'the kept watchpoint holds a register on the process it watches');
+        assert.deepEqual(
+          message.budget,
+          {
+            used: 1,
+            total: 4,
+            cpuPinned: 0,
+            maxTaskPinned: 1,
+            flexible: 0,
+            heldByRecordings: [`mem:counter:w (${attached.label})`],
+          },
+          'the kept watchpoint holds a register on the process it watches',
+        );
         // Armed from the panel on the same process, it adds to that process's count.
-        await breakpoints.watchHandler.handle({ op: 'add', spec: {
-          location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: workload! }, pinned: false,
-        } });
+        await breakpoints.watchHandler.handle({
+          op: 'add',
+          spec: {
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'w',
+            length: 8,
+            target: { kind: 'process', pid: workload! },
+            pinned: false,
+          },
+        });
         const both = breakpoints.watchHandler.listMessage();
         assert.equal(both.type === 'watchList' ? both.budget.maxTaskPinned : -1, 2);
       } finally {
@@ -165,17 +241,29 @@ describe('extension: debug registers held by every open session', function () {
   // with this host's verdict and with the other kind's assumed (the hardware is unchanged; only what is said differs).
   it('arming a watchpoint from the editor warns that it will record nothing exactly when breakpoints are silent, on either kind of host', async () => {
     const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
-    for (const verdict of [hostBreakpoints().fire ? 'fires' as const : 'silent' as const, otherHostVerdict()]) {
+    for (const verdict of [hostBreakpoints().fire ? ('fires' as const) : ('silent' as const), otherHostVerdict()]) {
       const restore = assumeBreakpointDelivery(verdict);
       const backend = createBackend();
       const manager = new SessionManager({ backend });
-      const breakpoints = new HardwareBreakpoints(manager, async () => undefined, () => undefined, () => undefined);
+      const breakpoints = new HardwareBreakpoints(
+        manager,
+        async () => undefined,
+        () => undefined,
+        () => undefined,
+      );
       const writer = spawn(fixture('kernel_writer'), ['1', '30000'], { stdio: 'ignore' });
       shown.warning.length = 0;
       try {
-        await breakpoints.watchHandler.handle({ op: 'add', spec: {
-          location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: writer.pid! }, pinned: false,
-        } });
+        await breakpoints.watchHandler.handle({
+          op: 'add',
+          spec: {
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'w',
+            length: 8,
+            target: { kind: 'process', pid: writer.pid! },
+            pinned: false,
+          },
+        });
         const said = shown.warning.filter((message) => SILENT_BREAKPOINTS.test(message));
         assert.equal(said.length, verdict === 'silent' ? 1 : 0, `${verdict}: ${JSON.stringify(shown.warning)}`);
       } finally {

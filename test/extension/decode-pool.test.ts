@@ -20,8 +20,12 @@ describe('extension: snapshots decode on worker threads', function () {
     const backend: Backend = {
       // Sizes lowered so that a few hundred KiB of rings go to the worker.
       ...createCoreBackend(undefined, { workers: 1, minWorkerBytes: 0, minMergeRows: 0 }),
-      resolveEvents: async () => { throw new Error('not used here'); },
-      record: async () => { throw new Error('not used here'); },
+      resolveEvents: async () => {
+        throw new Error('not used here');
+      },
+      record: async () => {
+        throw new Error('not used here');
+      },
     };
     const manager = new SessionManager({ backend });
     let seed = 1;

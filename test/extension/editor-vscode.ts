@@ -8,29 +8,53 @@ export interface ShownMessages {
 }
 
 export function editorVscode(shown: ShownMessages) {
-  const disposable = { dispose() { /* nothing held */ } };
+  const disposable = {
+    dispose() {
+      /* nothing held */
+    },
+  };
   class EventEmitter<T> {
     listeners: ((value: T) => void)[] = [];
-    event = (listener: (value: T) => void) => { this.listeners.push(listener); return disposable; };
-    fire(value: T) { for (const listener of this.listeners) listener(value); }
-    dispose() { this.listeners = []; }
+    event = (listener: (value: T) => void) => {
+      this.listeners.push(listener);
+      return disposable;
+    };
+    fire(value: T) {
+      for (const listener of this.listeners) listener(value);
+    }
+    dispose() {
+      this.listeners = [];
+    }
   }
   return {
     EventEmitter,
-    ThemeColor: class { constructor(readonly id: string) {} },
+    ThemeColor: class {
+      constructor(readonly id: string) {}
+    },
     OverviewRulerLane: { Left: 1 },
     MarkdownString: class {
       isTrusted = true;
       constructor(public value = '') {}
-      appendText(text: string) { this.value += text; return this; }
+      appendText(text: string) {
+        this.value += text;
+        return this;
+      }
     },
-    Hover: class { constructor(readonly contents: { value: string }) {} },
+    Hover: class {
+      constructor(readonly contents: { value: string }) {}
+    },
     window: {
       createTextEditorDecorationType: () => disposable,
       onDidChangeVisibleTextEditors: () => disposable,
       visibleTextEditors: [],
-      showInformationMessage: async (message: string) => { shown.information.push(message); return undefined; },
-      showWarningMessage: async (message: string) => { shown.warning.push(message); return undefined; },
+      showInformationMessage: async (message: string) => {
+        shown.information.push(message);
+        return undefined;
+      },
+      showWarningMessage: async (message: string) => {
+        shown.warning.push(message);
+        return undefined;
+      },
     },
     languages: { registerCodeLensProvider: () => disposable, registerHoverProvider: () => disposable },
   };

@@ -5,7 +5,8 @@ import Module from 'node:module';
 import path from 'node:path';
 
 /** The checkout: three levels above this compiled file (out/test/extension), or the cwd when compiled elsewhere. */
-export const repoRoot = [path.resolve(__dirname, '../../..'), process.cwd()].find((dir) => existsSync(path.join(dir, 'test/setup/prepare.mjs'))) ?? process.cwd();
+export const repoRoot =
+  [path.resolve(__dirname, '../../..'), process.cwd()].find((dir) => existsSync(path.join(dir, 'test/setup/prepare.mjs'))) ?? process.cwd();
 export const fixturesBin = path.join(repoRoot, 'fixtures-bin');
 
 export function fixture(name: string): string {
@@ -29,7 +30,9 @@ export function ownPerfFds(): number[] {
 
 /** perf ring mappings of this process. */
 export function ownPerfMappings(): number {
-  return readFileSync('/proc/self/maps', 'utf8').split('\n').filter((line) => line.includes('anon_inode:[perf_event]')).length;
+  return readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('anon_inode:[perf_event]')).length;
 }
 
 export function openFdCount(): number {

@@ -46,7 +46,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
   let keeper: ChildProcess | undefined;
   let workload: number | undefined;
 
-  beforeEach(() => { runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-keeper-')); });
+  beforeEach(() => {
+    runtimeDir = mkdtempSync(path.join(tmpdir(), 'ringside-keeper-'));
+  });
   afterEach(async () => {
     if (keeper && keeper.exitCode === null && keeper.signalCode === null) {
       const exited = new Promise((resolve) => keeper!.once('exit', resolve));
@@ -55,7 +57,11 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     }
     keeper = undefined;
     if (workload) {
-      try { process.kill(workload, 'SIGKILL'); } catch { /* already gone */ }
+      try {
+        process.kill(workload, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
     }
     workload = undefined;
     rmSync(runtimeDir, { recursive: true, force: true });
@@ -68,7 +74,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     this.timeout(300_000);
     keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '300000']);
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
     const state = (await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper!.pid && k.alive))).state!;
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
@@ -103,8 +111,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       // What one cycle copies: every ring's data area. A few snapshots' worth may be alive at a time (the decoder's
       // memories, the warm spares); a leak of a cycle's copies would be 200 of them.
       const perCycle = state.rings.reduce((sum, ring) => sum + ring.pages * 4096, 0);
-      const said = `array buffers after GC ${mib(start.arrayBuffers)} → peak ${mib(peakArrayBuffers)}; RSS ${mib(start.rss)} → ${mib(end.rss)}; `
-        + `a cycle copies ${mib(perCycle)}`;
+      const said =
+        `array buffers after GC ${mib(start.arrayBuffers)} → peak ${mib(peakArrayBuffers)}; RSS ${mib(start.rss)} → ${mib(end.rss)}; ` +
+        `a cycle copies ${mib(perCycle)}`;
       assert.ok(peakArrayBuffers - start.arrayBuffers < 20 * perCycle, said);
       assert.ok(end.rss - start.rss < 20 * perCycle + (16 << 20), said);
     } finally {
@@ -115,7 +124,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
   it('lists a live keeper, snapshots its rings, re-attaches after a "reload", and stops it cleanly', async () => {
     keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '30000']);
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const client = new KeeperClient(dir);
     const listed = await waitFor(`the keeper's state file (${stderr})`, () => client.list().find((k) => k.state?.pid === keeper!.pid && k.alive));
@@ -154,8 +165,8 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     const firstTimes = first.decoded.columns.time;
     const secondOrigin = second.decoded.columns.timeOriginNs;
     assert.ok(
-      Number(secondOrigin) +
-        second.decoded.columns.time[second.decoded.columns.length - 1] > Number(first.decoded.columns.timeOriginNs) + firstTimes[firstTimes.length - 1],
+      Number(secondOrigin) + second.decoded.columns.time[second.decoded.columns.length - 1] >
+        Number(first.decoded.columns.timeOriginNs) + firstTimes[firstTimes.length - 1],
       'newer records after re-attach',
     );
 
@@ -203,7 +214,7 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
 
   // The tasks a `keep -p` read at its start reach the editor's client too: the timeline's thread list names threads
   // that were alive when the keeper started and exited before the snapshot (no COMM record of them is in any ring).
-  it('a session attached to `keep -p` names the threads that were alive at the keeper\'s start and exited before the snapshot', async () => {
+  it("a session attached to `keep -p` names the threads that were alive at the keeper's start and exited before the snapshot", async () => {
     const cliPath = path.join(repoRoot, 'dist', 'cli.js');
     const client = new KeeperClient(path.join(runtimeDir, `ringside-${process.getuid!()}`));
     const work = mkdtempSync(path.join(runtimeDir, 'work-'));
@@ -211,7 +222,9 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     try {
       await waitFor('the workload named its early threads', () => existsSync(path.join(work, 'ready')), 30_000);
       const pid = load.pid!;
-      const early = readdirSync(`/proc/${pid}/task`).map(Number).filter((tid) => tid !== pid);
+      const early = readdirSync(`/proc/${pid}/task`)
+        .map(Number)
+        .filter((tid) => tid !== pid);
       assert.equal(early.length, 2);
       const state = await client.start({ cliPath, events: ['task-clock'], target: { kind: 'pid', pid }, pages: 64, env: { XDG_RUNTIME_DIR: runtimeDir } });
       const manager = new SessionManager({ backend: createBackend() });
@@ -238,13 +251,19 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const client = new KeeperClient(dir);
     const state = await client.start({
-      cliPath, events: ['task-clock'], target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '30000'] }, pages: 8,
+      cliPath,
+      events: ['task-clock'],
+      target: { kind: 'launch', argv: [fixture('ext_loops'), '0', '30000'] },
+      pages: 8,
       env: { XDG_RUNTIME_DIR: runtimeDir },
     });
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
     const log = keeperLogPath(state.pid, dir);
     try {
-      const line = await waitFor('the keeper\'s first line in its log', () => /ringside keep: pid (\d+) holds \d+ ring\(s\)/.exec(readFileSync(log, 'utf8')) ?? undefined);
+      const line = await waitFor(
+        "the keeper's first line in its log",
+        () => /ringside keep: pid (\d+) holds \d+ ring\(s\)/.exec(readFileSync(log, 'utf8')) ?? undefined,
+      );
       assert.equal(Number(line[1]), state.pid);
       await new Promise((resolve) => setTimeout(resolve, 500));
       assert.ok(processAlive(state.pid), 'the keeper is still running');
@@ -252,7 +271,11 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       await client.stop(state);
     }
     assert.ok(!existsSync(log), 'the log goes with the state file');
-    assert.deepEqual(readdirSync(dir).filter((name) => name.endsWith('.log')), [], 'no start log left behind');
+    assert.deepEqual(
+      readdirSync(dir).filter((name) => name.endsWith('.log')),
+      [],
+      'no start log left behind',
+    );
   });
 
   it('`ringside keep` outlives the reader of its stderr: a write into a closed pipe does not end it', async () => {
@@ -261,11 +284,12 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     // Its stderr a pipe whose only reader is closed before the keeper writes anything: its first
     // line, written just after it publishes its state, fails with EPIPE.
     keeper = spawn(process.execPath, [cliPath, 'keep', '-e', 'task-clock', '--pages', '8', '--', fixture('ext_loops'), '0', '30000'], {
-      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
     keeper.stderr!.destroy();
     const pid = keeper.pid!;
-    const state = await waitFor('the keeper\'s state', () => existsSync(keeperStatePath(pid, dir)) && readKeeperState(keeperStatePath(pid, dir)), 15000);
+    const state = await waitFor("the keeper's state", () => existsSync(keeperStatePath(pid, dir)) && readKeeperState(keeperStatePath(pid, dir)), 15000);
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.equal(keeper.exitCode, null, 'the keeper is still running');
@@ -309,15 +333,14 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
         let exec = Infinity; // the COMM of the shell's exec of the workload: the loop ran before it
         for (let row = 0; row < decoded.columns.length; row++) {
           if (kind[row] === RecordType.SAMPLE) oldestSample = Math.min(oldestSample, time[row]);
-          else if (kind[row] === RecordType.COMM &&
-            pid[row] === shell &&
-            (decodeRecordAt(decoded, row).fields as { comm?: string }).comm === 'ext_loops') exec = time[row];
+          else if (kind[row] === RecordType.COMM && pid[row] === shell && (decodeRecordAt(decoded, row).fields as { comm?: string }).comm === 'ext_loops')
+            exec = time[row];
         }
         return oldestSample > exec && oldestSample !== Infinity;
       };
       let snapshot = await manager.snapshot(session.id);
       for (const deadline = Date.now() + 60_000; !oldestSampleIsWorkload(snapshot); snapshot = await manager.snapshot(session.id)) {
-        assert.ok(Date.now() < deadline, 'the workload\'s samples filled the ring within a minute');
+        assert.ok(Date.now() < deadline, "the workload's samples filled the ring within a minute");
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
       const note = snapshot.limitations.find((line) => line.startsWith('side-band before the oldest sample: kept '));
@@ -346,7 +369,10 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const client = new KeeperClient(dir);
     const state = await client.start({
-      cliPath, events: ['syscalls:sys_enter_close'], pages: 1, windowSec: 2,
+      cliPath,
+      events: ['syscalls:sys_enter_close'],
+      pages: 1,
+      windowSec: 2,
       // Runs 30 s, longer than the 20 s the test waits for the resize (the test stops it sooner): a keeper whose
       // command exits removes its state file, and a loaded machine can take more than 10 s to measure the rate and
       // resize. With a 10 s workload a fresh-clone CI run once found the state file gone before the resize.
@@ -360,19 +386,31 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       const manager = new SessionManager({ backend: createBackend() });
       // Attached to generation 0: the 1-page rings.
       const session = await manager.attachKeeper(state);
-      const grown = await waitFor('the keeper\'s resize', () => {
-        // A keeper that exits removes its state file: say which process ended instead of failing on the missing file.
-        if (!processAlive(state.pid)) {
-          const workloadEnded = workload !== undefined && !processAlive(workload);
-          throw new Error(`the keeper (pid ${state.pid}) exited before resizing its rings${workloadEnded ? `; its workload (pid ${workload}) had ended` : ''}`);
-        }
-        const now = readKeeperState(keeperStatePath(state.pid, dir));
-        return (now.generation ?? 0) >= 2 && !now.resizing && now.rings.some((ring) => ring.retired) ? now : undefined;
-      }, 20000);
+      const grown = await waitFor(
+        "the keeper's resize",
+        () => {
+          // A keeper that exits removes its state file: say which process ended instead of failing on the missing file.
+          if (!processAlive(state.pid)) {
+            const workloadEnded = workload !== undefined && !processAlive(workload);
+            throw new Error(
+              `the keeper (pid ${state.pid}) exited before resizing its rings${workloadEnded ? `; its workload (pid ${workload}) had ended` : ''}`,
+            );
+          }
+          const now = readKeeperState(keeperStatePath(state.pid, dir));
+          return (now.generation ?? 0) >= 2 && !now.resizing && now.rings.some((ring) => ring.retired) ? now : undefined;
+        },
+        20000,
+      );
       const snapshot = await manager.snapshot(session.id);
-      assert.ok(snapshot.limitations.some((line) => /rings resized from 1 to \d+ pages/.test(line)), snapshot.limitations.join('\n'));
+      assert.ok(
+        snapshot.limitations.some((line) => /rings resized from 1 to \d+ pages/.test(line)),
+        snapshot.limitations.join('\n'),
+      );
       const labels = snapshot.decoded.rings.map((ring) => ring.label);
-      assert.ok(labels.some((label) => /\(1 pages, retired\)$/.test(label)), `the retired rings are in the snapshot: ${labels.join(', ')}`);
+      assert.ok(
+        labels.some((label) => /\(1 pages, retired\)$/.test(label)),
+        `the retired rings are in the snapshot: ${labels.join(', ')}`,
+      );
       const retired = snapshot.decoded.coverage.find((ring) => /^cpu0 .*\(1 pages, retired\)$/.test(ring.label));
       assert.ok(retired && retired.recordsRetained > 0, 'with their last records');
       // The session now holds the new generation's rings (one borrowed fd each), not the old ones.
@@ -388,26 +426,42 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
   });
 
   it('builds the `ringside keep` command line the CLI expects', () => {
-    assert.deepEqual(keeperArguments({ cliPath: '/x/cli.js', events: ['task-clock', 'mem:counter:w'], target: { kind: 'launch', argv: ['./a.out', '-v'] }, pages: 32 }),
-      ['/x/cli.js', 'keep', '-e', 'task-clock', '-e', 'mem:counter:w', '--pages', '32', '--', './a.out', '-v']);
+    assert.deepEqual(
+      keeperArguments({ cliPath: '/x/cli.js', events: ['task-clock', 'mem:counter:w'], target: { kind: 'launch', argv: ['./a.out', '-v'] }, pages: 32 }),
+      ['/x/cli.js', 'keep', '-e', 'task-clock', '-e', 'mem:counter:w', '--pages', '32', '--', './a.out', '-v'],
+    );
     assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'pid', pid: 7 } }), ['c', 'keep', '-p', '7']);
     // ringside.window reaches the keeper, which grows its rings like a recording of our own.
-    assert.deepEqual(
-      keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, pages: 1, windowSec: 2.5 }),
-      ['c', 'keep', '--pages', '1', '--window', '2.5', '-a'],
-    );
+    assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, pages: 1, windowSec: 2.5 }), [
+      'c',
+      'keep',
+      '--pages',
+      '1',
+      '--window',
+      '2.5',
+      '-a',
+    ]);
     // The sampling settings Start Recording resolves its events with (ringside.samplePeriod, sampleFrequency, callchains).
-    assert.deepEqual(
-      keeperArguments({ cliPath: 'c', events: ['task-clock'], target: { kind: 'pid', pid: 7 }, period: 250000n, callchain: true }),
-      ['c', 'keep', '-e', 'task-clock', '-c', '250000', '--call-graph=fp', '-p', '7'],
-    );
+    assert.deepEqual(keeperArguments({ cliPath: 'c', events: ['task-clock'], target: { kind: 'pid', pid: 7 }, period: 250000n, callchain: true }), [
+      'c',
+      'keep',
+      '-e',
+      'task-clock',
+      '-c',
+      '250000',
+      '--call-graph=fp',
+      '-p',
+      '7',
+    ]);
     assert.deepEqual(keeperArguments({ cliPath: 'c', events: [], target: { kind: 'cpus' }, freq: 99, callchain: false }), ['c', 'keep', '-F', '99', '-a']);
   });
 
   it('resumes rings a client left paused when it died (PAUSE_OUTPUT belongs to the ring, not the fd)', async () => {
     keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '30000']);
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const keepers = new KeeperClient(dir);
     const state = (await waitFor(`the keeper's state file (${stderr})`, () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive))).state!;
@@ -419,11 +473,19 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       const { createBackend } = require(${JSON.stringify(backendModule)});
       createBackend().attachKeeper(${JSON.stringify(state)}).then((source) => { source.pause(); console.log('paused'); setInterval(() => {}, 1000); });`;
     const client = spawn(process.execPath, ['-e', script], { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => client.stdout!.on('data', (chunk) => { if (String(chunk).includes('paused')) resolve(); }));
+    await new Promise<void>((resolve) =>
+      client.stdout!.on('data', (chunk) => {
+        if (String(chunk).includes('paused')) resolve();
+      }),
+    );
 
     const watcher = attachKeeperRings(state, { warmCopyBuffers: false });
     try {
-      const written = () => watcher.ringStats().filter((ring) => ring.direction === 'backward').reduce((sum, ring) => sum + ring.bytesWritten, 0n);
+      const written = () =>
+        watcher
+          .ringStats()
+          .filter((ring) => ring.direction === 'backward')
+          .reduce((sum, ring) => sum + ring.bytesWritten, 0n);
       const whilePaused = written();
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(written(), whilePaused, 'the rings are paused while the client lives');
@@ -432,20 +494,25 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       await clientExited;
       const killedAt = written();
       await waitFor('the keeper to resume its rings within a second', () => (written() > killedAt ? true : undefined), 1000);
-      assert.deepEqual(readdirSync(dir).filter((name) => name.includes('.paused-by-')), [], 'the dead client\'s lease is gone');
+      assert.deepEqual(
+        readdirSync(dir).filter((name) => name.includes('.paused-by-')),
+        [],
+        "the dead client's lease is gone",
+      );
     } finally {
       watcher.dispose();
     }
   });
 
   it('`ringside keep -a` stays up until SIGTERM (nothing else keeps it alive), then removes its state', async () => {
-    keeper = spawn(
-      process.execPath,
-      [path.join(repoRoot, 'dist/cli.js'), 'keep', '-a', '-e', 'cpu-clock'],
-      { env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir }, stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    keeper = spawn(process.execPath, [path.join(repoRoot, 'dist/cli.js'), 'keep', '-a', '-e', 'cpu-clock'], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtimeDir },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
-    keeper.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const keepers = new KeeperClient(dir);
     await waitFor(`the keeper's state file (${stderr})`, () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive));
@@ -461,7 +528,7 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '30000']);
     const dir = path.join(runtimeDir, `ringside-${process.getuid!()}`);
     const keepers = new KeeperClient(dir);
-    const state = (await waitFor('the keeper\'s state file', () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive))).state!;
+    const state = (await waitFor("the keeper's state file", () => keepers.list().find((k) => k.state?.pid === keeper!.pid && k.alive))).state!;
     workload = state.target.kind === 'launch' ? state.target.childPid : undefined;
     const previous = process.env.XDG_RUNTIME_DIR;
     process.env.XDG_RUNTIME_DIR = runtimeDir; // where attach finds the keeper's state directory
@@ -469,13 +536,15 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     try {
       const session = await manager.attachKeeper(state);
       const changes: string[] = [];
-      manager.onDidChange((change) => { if (change.sessionId === session.id) changes.push(change.what); });
+      manager.onDidChange((change) => {
+        if (change.sessionId === session.id) changes.push(change.what);
+      });
       const died = new Promise((resolve) => keeper!.once('exit', resolve));
       keeper.kill('SIGKILL');
       await died;
       await waitFor('the session to notice its keeper died', () => changes.includes('owner-exited') || undefined, 5000);
       assert.equal(manager.get(session.id).ownerExited, true);
-      assert.ok(!existsSync(keeperStatePath(state.pid, dir)), 'the dead keeper\'s state file is removed');
+      assert.ok(!existsSync(keeperStatePath(state.pid, dir)), "the dead keeper's state file is removed");
       // Our borrowed fds keep the rings (and their events) alive.
       const snapshot = await manager.snapshot(session.id);
       assert.ok(snapshot.recordCount > 0);

@@ -22,8 +22,12 @@ import { recordLineHits, type LineHitsResult } from './record-line-hits';
 const LOOPS = 1000;
 const source = path.join(repoRoot, 'test/fixtures/ext_loops.c');
 /** `ext_counter += step;` in ext_bump(): runs exactly LOOPS times. */
-const writeLine = readFileSync(source, 'utf8').split('\n').findIndex((text) => text.includes('/* EXT_WRITE_LINE */')) + 1;
-const UPROBE_REFUSAL = /the kernel allows uprobes only to a process with CAP_PERFMON \(or CAP_SYS_ADMIN\), at every kernel\.perf_event_paranoid, and uid 65534 \(nobody\) has neither \(perf_event_open answers EACCES\); .*setcap cap_perfmon/;
+const writeLine =
+  readFileSync(source, 'utf8')
+    .split('\n')
+    .findIndex((text) => text.includes('/* EXT_WRITE_LINE */')) + 1;
+const UPROBE_REFUSAL =
+  /the kernel allows uprobes only to a process with CAP_PERFMON \(or CAP_SYS_ADMIN\), at every kernel\.perf_event_paranoid, and uid 65534 \(nobody\) has neither \(perf_event_open answers EACCES\); .*setcap cap_perfmon/;
 
 const shown: ShownMessages = { information: [], warning: [] };
 const thisHost = (): 'fires' | 'silent' => (hostBreakpoints().fire ? 'fires' : 'silent');
@@ -39,10 +43,14 @@ async function recordWith(verdict: 'fires' | 'silent', mode: LineProbeMode): Pro
   }
 }
 
-describe('extension: Record Hits on This Line counts with a breakpoint or uprobes, as the CLI\'s rule says', function () {
+describe("extension: Record Hits on This Line counts with a breakpoint or uprobes, as the CLI's rule says", function () {
   this.timeout(120_000);
-  let restoreVscode = () => { /* installed in before() */ };
-  before(() => { restoreVscode = standInVscode(editorVscode(shown)); });
+  let restoreVscode = () => {
+    /* installed in before() */
+  };
+  before(() => {
+    restoreVscode = standInVscode(editorVscode(shown));
+  });
   after(() => restoreVscode());
 
   it('auto: uprobes where breakpoints are silent (every hit counted, no register held), a breakpoint where they fire', async () => {
@@ -53,9 +61,19 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
         assert.equal(result.watch.probe, 'uprobe', said);
         assert.equal(result.watch.hits, LOOPS, `uprobes count every execution on any host: ${said}`);
         assert.equal(result.watch.unseen, undefined, said);
-        assert.ok(result.hover?.startsWith(`**Ringside** uprobe line:ext_loops.c:${writeLine}: ${LOOPS.toLocaleString('en-US')} hits in the last snapshot`), said);
+        assert.ok(
+          result.hover?.startsWith(`**Ringside** uprobe line:ext_loops.c:${writeLine}: ${LOOPS.toLocaleString('en-US')} hits in the last snapshot`),
+          said,
+        );
         assert.equal(result.budgetWhileOpen.used, 0, `a uprobe holds no debug register: ${said}`);
-        assert.ok(result.shown.information.some((text) => text.includes(`hardware breakpoints do not fire on this machine (the probe counted 0 of 4 calls), so this line is counted with uprobes instead, as line:ext_loops.c:${writeLine} counts it`)), said);
+        assert.ok(
+          result.shown.information.some((text) =>
+            text.includes(
+              `hardware breakpoints do not fire on this machine (the probe counted 0 of 4 calls), so this line is counted with uprobes instead, as line:ext_loops.c:${writeLine} counts it`,
+            ),
+          ),
+          said,
+        );
         assert.ok(!result.shown.warning.some((text) => SILENT_BREAKPOINTS.test(text)), `nothing records nothing here: ${said}`);
       } else {
         assert.equal(result.watch.probe, undefined, said);
@@ -72,13 +90,19 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
       const uprobe = await recordWith(verdict, 'uprobe');
       assert.equal(uprobe.watch.probe, 'uprobe', JSON.stringify(uprobe));
       assert.equal(uprobe.watch.hits, LOOPS, JSON.stringify(uprobe));
-      assert.ok(uprobe.shown.information.some((text) => text.includes(`counted with uprobes as asked, as line:ext_loops.c:${writeLine} counts it`)), JSON.stringify(uprobe));
+      assert.ok(
+        uprobe.shown.information.some((text) => text.includes(`counted with uprobes as asked, as line:ext_loops.c:${writeLine} counts it`)),
+        JSON.stringify(uprobe),
+      );
 
       const breakpoint = await recordWith(verdict, 'breakpoint');
       const said = JSON.stringify({ verdict, breakpoint });
       assert.equal(breakpoint.watch.probe, undefined, said);
       if (verdict === 'silent') {
-        assert.ok(breakpoint.shown.warning.some((text) => SILENT_BREAKPOINTS.test(text)), `warned at arming: ${said}`);
+        assert.ok(
+          breakpoint.shown.warning.some((text) => SILENT_BREAKPOINTS.test(text)),
+          `warned at arming: ${said}`,
+        );
         assert.match(breakpoint.watch.unseen ?? '', SILENT_BREAKPOINTS, said);
         assert.match(breakpoint.watch.unseen ?? '', /Uprobes count a line here: record it again with auto or uprobe\.$/, said);
       } else {
@@ -87,28 +111,52 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
     }
   });
 
-  it('auto: a line is counted with uprobes when its target\'s four debug registers are taken', async () => {
+  it("auto: a line is counted with uprobes when its target's four debug registers are taken", async () => {
     const { HardwareBreakpoints } = await import('../../extension/editor/editor-integration');
     const restore = assumeBreakpointDelivery('fires');
     const manager = new SessionManager({ backend: createBackend() });
     const writer = spawn(fixture('kernel_writer'), ['1', '60000'], { stdio: 'ignore' });
-    const breakpoints = new HardwareBreakpoints(manager, async () => ({ target: { kind: 'pid', pid: writer.pid! }, executable: fixture('kernel_writer') }),
-      () => undefined, () => undefined, () => 8);
+    const breakpoints = new HardwareBreakpoints(
+      manager,
+      async () => ({ target: { kind: 'pid', pid: writer.pid! }, executable: fixture('kernel_writer') }),
+      () => undefined,
+      () => undefined,
+      () => 8,
+    );
     shown.information.length = 0;
     try {
       for (let i = 0; i < 4; i++) {
-        await breakpoints.watchHandler.handle({ op: 'add', spec: {
-          location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: writer.pid! }, pinned: false,
-        } });
+        await breakpoints.watchHandler.handle({
+          op: 'add',
+          spec: {
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'w',
+            length: 8,
+            target: { kind: 'process', pid: writer.pid! },
+            pinned: false,
+          },
+        });
       }
-      const line = readFileSync(path.join(repoRoot, 'test/fixtures/kernel_writer.c'), 'utf8').split('\n').findIndex((text) => text.includes('counter = i + 1')) + 1;
+      const line =
+        readFileSync(path.join(repoRoot, 'test/fixtures/kernel_writer.c'), 'utf8')
+          .split('\n')
+          .findIndex((text) => text.includes('counter = i + 1')) + 1;
       await breakpoints.recordHitsOnLine({ fsPath: path.join(repoRoot, 'test/fixtures/kernel_writer.c') } as never, line, 'auto');
       const message = breakpoints.watchHandler.listMessage();
       assert.equal(message.type, 'watchList');
       const said = JSON.stringify({ message, shown });
-      assert.deepEqual(message.watches.map((watch) => watch.probe ?? 'breakpoint'), ['breakpoint', 'breakpoint', 'breakpoint', 'breakpoint', 'uprobe'], said);
+      assert.deepEqual(
+        message.watches.map((watch) => watch.probe ?? 'breakpoint'),
+        ['breakpoint', 'breakpoint', 'breakpoint', 'breakpoint', 'uprobe'],
+        said,
+      );
       assert.equal(message.budget.used, 4, `the uprobe is not in the meter: ${said}`);
-      assert.ok(shown.information.some((text) => text.includes('the debug register this line needs is not free (x86 has 4; 0 left), so this line is counted with uprobes instead, which take none')), said);
+      assert.ok(
+        shown.information.some((text) =>
+          text.includes('the debug register this line needs is not free (x86 has 4; 0 left), so this line is counted with uprobes instead, which take none'),
+        ),
+        said,
+      );
     } finally {
       breakpoints.dispose();
       await manager.dispose();
@@ -125,11 +173,19 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
     // threads_late starts its threads on SIGUSR1, sent once the line is armed: every hit is in a thread born after it.
     const target = spawn(fixture('threads_late'), ['signal', String(threads), String(iterations)], { stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => target.once('exit', (code) => resolve(code)));
-    const breakpoints = new HardwareBreakpoints(manager, async () => ({ target: { kind: 'pid', pid: target.pid! }, executable: fixture('threads_late') }),
-      () => undefined, () => undefined, () => 64);
+    const breakpoints = new HardwareBreakpoints(
+      manager,
+      async () => ({ target: { kind: 'pid', pid: target.pid! }, executable: fixture('threads_late') }),
+      () => undefined,
+      () => undefined,
+      () => 64,
+    );
     try {
       const sourceFile = path.join(repoRoot, 'test/fixtures/threads_late.c');
-      const line = readFileSync(sourceFile, 'utf8').split('\n').findIndex((text) => text.includes('late_counter++;')) + 1;
+      const line =
+        readFileSync(sourceFile, 'utf8')
+          .split('\n')
+          .findIndex((text) => text.includes('late_counter++;')) + 1;
       await breakpoints.recordHitsOnLine({ fsPath: sourceFile } as never, line, 'auto');
       const session = manager.list().at(-1)!;
       target.kill('SIGUSR1');
@@ -159,8 +215,9 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
 
     const runAsNobody = (verdict: 'fires' | 'silent', mode: LineProbeMode, loops = LOOPS): LineHitsResult => {
       const run = { program: nobody.fixture('ext_loops'), args: [String(loops), '0'], sourceFile: source, line: writeLine, mode };
-      const result = nobody.run([process.execPath, path.join(nobody.dir, 'out/test/extension/record-line-hits.js'), JSON.stringify(run)],
-        { env: { RINGSIDE_BREAKPOINT_DELIVERY: verdict } });
+      const result = nobody.run([process.execPath, path.join(nobody.dir, 'out/test/extension/record-line-hits.js'), JSON.stringify(run)], {
+        env: { RINGSIDE_BREAKPOINT_DELIVERY: verdict },
+      });
       assert.equal(result.status, 0, result.stderr);
       return JSON.parse(result.stdout) as LineHitsResult;
     };
@@ -181,11 +238,21 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
       // The line never runs (0 loops), so on either host the breakpoint counts none: what the editor says for 0 is checked.
       const result = runAsNobody('silent', 'auto', 0);
       const said = JSON.stringify(result);
-      assert.ok(result.shown.warning.some((text) => UPROBE_REFUSAL.test(text) && text.includes('breakpoints do not fire on this machine, and uprobes')), said);
-      assert.ok(result.shown.warning.some((text) => SILENT_BREAKPOINTS.test(text)), said);
+      assert.ok(
+        result.shown.warning.some((text) => UPROBE_REFUSAL.test(text) && text.includes('breakpoints do not fire on this machine, and uprobes')),
+        said,
+      );
+      assert.ok(
+        result.shown.warning.some((text) => SILENT_BREAKPOINTS.test(text)),
+        said,
+      );
       assert.equal(result.watch.probe, undefined, said);
       assert.match(result.watch.unseen ?? '', SILENT_BREAKPOINTS, said);
-      assert.match(result.watch.unseen ?? '', /Uprobes, which count a line without debug registers, are refused too: the kernel allows uprobes only to a process with CAP_PERFMON.*setcap cap_perfmon/, said);
+      assert.match(
+        result.watch.unseen ?? '',
+        /Uprobes, which count a line without debug registers, are refused too: the kernel allows uprobes only to a process with CAP_PERFMON.*setcap cap_perfmon/,
+        said,
+      );
       // The hover never says "0 hits": it says why none can be seen, the probe's evidence, and the fixes.
       assert.equal(result.watch.hits, 0, said);
       const hover = result.hover ?? '';
@@ -195,4 +262,3 @@ describe('extension: Record Hits on This Line counts with a breakpoint or uprobe
     });
   });
 });
-

@@ -16,14 +16,26 @@ import { decodeRecordAt } from '../../native/decode/record';
 import { RecordType } from '../../native/abi/uapi';
 import { fixture, ownPerfFds, repoRoot, standInVscode, waitFor } from './helpers';
 
-interface Decoration { range: { start: { line: number } }; renderOptions: { after: { contentText: string } } }
+interface Decoration {
+  range: { start: { line: number } };
+  renderOptions: { after: { contentText: string } };
+}
 
 const source = path.join(repoRoot, 'test/fixtures/logpoint_values.c');
 const decorations: Decoration[][] = [];
 
 function logpointVscode() {
-  const disposable = { dispose() { /* nothing held */ } };
-  class Position { constructor(readonly line: number, readonly character: number) {} }
+  const disposable = {
+    dispose() {
+      /* nothing held */
+    },
+  };
+  class Position {
+    constructor(
+      readonly line: number,
+      readonly character: number,
+    ) {}
+  }
   class Range {
     readonly start: Position;
     constructor(line: number, character: number, endLine: number, endCharacter: number) {
@@ -35,13 +47,23 @@ function logpointVscode() {
   class MarkdownString {
     isTrusted = true;
     constructor(public value = '') {}
-    appendText(text: string) { this.value += text; return this; }
+    appendText(text: string) {
+      this.value += text;
+      return this;
+    }
   }
-  class Hover { constructor(readonly contents: MarkdownString) {} }
+  class Hover {
+    constructor(readonly contents: MarkdownString) {}
+  }
   const editor = { document: { uri: { fsPath: source } }, setDecorations: (_type: unknown, list: Decoration[]) => decorations.push(list) };
   return {
-    Position, Range, MarkdownString, Hover,
-    ThemeColor: class { constructor(readonly id: string) {} },
+    Position,
+    Range,
+    MarkdownString,
+    Hover,
+    ThemeColor: class {
+      constructor(readonly id: string) {}
+    },
     window: { createTextEditorDecorationType: () => disposable, onDidChangeVisibleTextEditors: () => disposable, visibleTextEditors: [editor] },
     languages: { registerHoverProvider: () => disposable },
   };
@@ -49,23 +71,35 @@ function logpointVscode() {
 
 describe('extension: Log Values at This Line', function () {
   this.timeout(60_000);
-  let restoreVscode = () => { /* installed in before() */ };
+  let restoreVscode = () => {
+    /* installed in before() */
+  };
   let dir: string;
   before(() => {
     assert.equal(process.getuid?.(), 0, 'a logpoint is a uprobe: root or CAP_PERFMON (the refusal is tested as uid 65534)');
     restoreVscode = standInVscode(logpointVscode());
     dir = mkdtempSync(path.join(tmpdir(), 'ringside-logpoints-'));
   });
-  after(() => { restoreVscode(); rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    restoreVscode();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
-  it('shows the last values, hits and distinct values at the line, every hit\'s values in its record, and exports them', async () => {
+  it("shows the last values, hits and distinct values at the line, every hit's values in its record, and exports them", async () => {
     const { Logpoints } = await import('../../extension/editor/logpoints');
     const fdsBefore = ownPerfFds().length;
     const backend = createBackend();
     const manager = new SessionManager({ backend });
     const binary = fixture('logpoint_values_O0');
-    const line = readFileSync(source, 'utf8').split('\n').findIndex((text) => text.includes('// LOG-LOOP')) + 1;
-    const logpoints = new Logpoints(manager, async () => ({ target: { kind: 'launch', argv: [binary, '12'] }, executable: binary }), () => undefined);
+    const line =
+      readFileSync(source, 'utf8')
+        .split('\n')
+        .findIndex((text) => text.includes('// LOG-LOOP')) + 1;
+    const logpoints = new Logpoints(
+      manager,
+      async () => ({ target: { kind: 'launch', argv: [binary, '12'] }, executable: binary }),
+      () => undefined,
+    );
     try {
       await logpoints.logValuesAtLine({ fsPath: source } as never, line);
       const [armed] = logpoints.list();
@@ -82,10 +116,9 @@ describe('extension: Log Values at This Line', function () {
       assert.ok(text.startsWith('log: 12 hits · rounds = 12 · tag = 0x'), text);
       assert.ok(text.includes(' · i = 11 (12 distinct)'), text);
 
-      const hover = logpoints.provideHover(
-        { uri: { fsPath: source } } as never,
-        { line: line - 1, character: 0 } as never,
-      ) as unknown as { contents: { value: string } };
+      const hover = logpoints.provideHover({ uri: { fsPath: source } } as never, { line: line - 1, character: 0 } as never) as unknown as {
+        contents: { value: string };
+      };
       assert.match(hover.contents.value, /^mode = MODE_DONE \(2 distinct: MODE_RUN ×11, MODE_DONE ×1\)$/m);
       assert.match(hover.contents.value, /^rounds = 12 \(always\)$/m);
 
@@ -100,9 +133,15 @@ describe('extension: Log Values at This Line', function () {
 
       const file = path.join(dir, 'values.jsonl');
       await manager.exportSnapshot(entry.id, 'jsonl', file);
-      const hits = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((text) => JSON.parse(text) as { type: string; values?: Record<string, string> })
+      const hits = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((text) => JSON.parse(text) as { type: string; values?: Record<string, string> })
         .filter((record) => record.type === 'SAMPLE');
-      assert.deepEqual(hits.map((hit) => hit.values?.i), Array.from({ length: 12 }, (_, i) => String(i)));
+      assert.deepEqual(
+        hits.map((hit) => hit.values?.i),
+        Array.from({ length: 12 }, (_, i) => String(i)),
+      );
     } finally {
       await manager.dispose();
       logpoints.dispose();

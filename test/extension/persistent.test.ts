@@ -19,8 +19,12 @@ import { ownPerfFds, ownPerfMappings } from './helpers';
 function coreOnly(): Backend {
   return {
     ...createCoreBackend(),
-    resolveEvents: async () => { throw new Error('not used here'); },
-    record: async () => { throw new Error('not used here'); },
+    resolveEvents: async () => {
+      throw new Error('not used here');
+    },
+    record: async () => {
+      throw new Error('not used here');
+    },
   };
 }
 
@@ -35,7 +39,10 @@ function writePmu(root: string, name: string, type: number, formats: Record<stri
 
 /** perms of this process's perf ring mappings, e.g. ['r--s']. */
 function perfMappingPerms(): string[] {
-  return readFileSync('/proc/self/maps', 'utf8').split('\n').filter((line) => line.includes('anon_inode:[perf_event]')).map((line) => line.split(/\s+/)[1]);
+  return readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('anon_inode:[perf_event]'))
+    .map((line) => line.split(/\s+/)[1]);
 }
 
 describe('extension: persistent PMU events (fake sysfs tree, real kernel)', function () {
@@ -46,14 +53,20 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
     root = mkdtempSync(path.join(tmpdir(), 'ringside-sysfs-'));
     // An ordinary PMU beside it must not be listed as persistent.
     writePmu(root, 'cpu_plain', 4, { event: 'config:0-7' }, { cycles: 'event=0x3c' });
-    writePmu(root, 'persistent', 1, { event: 'config:0-63', persistent: 'attr5:23' }, {
-      context_switches: 'event=0x3,persistent=1',
-      page_faults: 'event=0x2,persistent=1',
-    });
+    writePmu(
+      root,
+      'persistent',
+      1,
+      { event: 'config:0-63', persistent: 'attr5:23' },
+      {
+        context_switches: 'event=0x3,persistent=1',
+        page_faults: 'event=0x2,persistent=1',
+      },
+    );
   });
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-  it('lists only the persistent PMU\'s events, as pmu/event/ specs', () => {
+  it("lists only the persistent PMU's events, as pmu/event/ specs", () => {
     const listing = listPersistentEvents(root);
     assert.deepEqual(listing.pmus, ['persistent']);
     assert.equal(listing.none, undefined);
@@ -65,7 +78,7 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
     const resolved = resolvePersistentEvent('persistent/context_switches/', root);
     assert.equal(resolved.attr.type, 1);
     assert.equal(resolved.attr.config, 3n);
-    assert.equal(resolved.attr.flags.mmap2, true, 'attr5 bit 23 is the flag word\'s mmap2 bit');
+    assert.equal(resolved.attr.flags.mmap2, true, "attr5 bit 23 is the flag word's mmap2 bit");
     assert.equal(resolvePersistentEvent('persistent/page_faults/', root).attr.config, 2n);
   });
 
@@ -76,7 +89,7 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
     assert.equal(ownPerfFds().length, before.fds + cpus, 'one fd per online CPU');
     const perms = perfMappingPerms().slice(before.perms);
     assert.equal(perms.length, cpus);
-    for (const perm of perms) assert.equal(perm, 'r--s', 'the kernel\'s buffer is mapped read-only');
+    for (const perm of perms) assert.equal(perm, 'r--s', "the kernel's buffer is mapped read-only");
     assert.equal(source.events[0].attr.flags.mmap2, true);
     await source.copyBuffersWarm();
     assert.ok(source.copyBuffersReady, 'each CPU ring has a warm spare copy buffer, as a Recorder keeps');
@@ -111,7 +124,10 @@ describe('extension: persistent PMU events (fake sysfs tree, real kernel)', func
 
   it('an unknown persistent event is a clear error and opens nothing', () => {
     const before = ownPerfFds().length;
-    assert.throws(() => attachPersistentEvent('persistent/nope/', { sysfsRoot: root, pages: 8 }), (error: unknown) => error instanceof Error && /nope/.test(error.message));
+    assert.throws(
+      () => attachPersistentEvent('persistent/nope/', { sysfsRoot: root, pages: 8 }),
+      (error: unknown) => error instanceof Error && /nope/.test(error.message),
+    );
     assert.throws(
       () => attachPersistentEvent('persistent/page_faults/', { sysfsRoot: root, pages: 3 }),
       (error: unknown) => error instanceof AttachError && /persistent\/page_faults/.test(error.message),

@@ -35,9 +35,13 @@ export async function recordLineHits(run: LineHitsRun, shown: ShownMessages): Pr
   const { createBackend } = await import('../../extension/session/backend');
   const manager = new SessionManager({ backend: createBackend() });
   const logged: string[] = [];
-  const breakpoints = new HardwareBreakpoints(manager,
+  const breakpoints = new HardwareBreakpoints(
+    manager,
     async () => ({ target: { kind: 'launch', argv: [run.program, ...run.args] }, executable: run.program }),
-    (line) => logged.push(line), () => undefined, () => 64);
+    (line) => logged.push(line),
+    () => undefined,
+    () => 64,
+  );
   const list = () => {
     const message = breakpoints.watchHandler.listMessage();
     if (message.type !== 'watchList') throw new Error(`the panel was sent ${message.type}`);
@@ -66,7 +70,12 @@ if (require.main === module) {
   const shown: ShownMessages = { information: [], warning: [] };
   standInVscode(editorVscode(shown));
   recordLineHits(JSON.parse(process.argv[2]) as LineHitsRun, shown).then(
-    (result) => { process.stdout.write(JSON.stringify(result)); },
-    (error: Error) => { process.stderr.write(`${error.stack ?? error.message}\n`); process.exitCode = 1; },
+    (result) => {
+      process.stdout.write(JSON.stringify(result));
+    },
+    (error: Error) => {
+      process.stderr.write(`${error.stack ?? error.message}\n`);
+      process.exitCode = 1;
+    },
   );
 }

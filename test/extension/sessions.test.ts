@@ -66,7 +66,10 @@ describe('extension: session manager on the real kernel', function () {
     await new Promise((resolve) => setTimeout(resolve, 300));
     const second = await manager.snapshot(session.id);
     assert.ok(sampleCount(manager, first.id, 0) > 5, `task-clock samples in the first snapshot: ${sampleCount(manager, first.id, 0)}`);
-    assert.ok(second.decoded.coverage.some((ring, i) => ring.bytesWritten > first.decoded.coverage[i].bytesWritten), 'rings kept running between snapshots');
+    assert.ok(
+      second.decoded.coverage.some((ring, i) => ring.bytesWritten > first.decoded.coverage[i].bytesWritten),
+      'rings kept running between snapshots',
+    );
     assert.notEqual(first.name, second.name);
     assert.ok(first.maxPauseNs > 0 && first.maxPauseNs < 50e6, `pause window ${first.maxPauseNs} ns`);
 
@@ -78,7 +81,10 @@ describe('extension: session manager on the real kernel', function () {
 
     // Retention 3: a fourth snapshot drops the oldest.
     const fourth = await manager.snapshot(session.id);
-    assert.deepEqual(manager.get(session.id).snapshots.map((s) => s.id), [second.id, afterExit.id, fourth.id]);
+    assert.deepEqual(
+      manager.get(session.id).snapshots.map((s) => s.id),
+      [second.id, afterExit.id, fourth.id],
+    );
     assert.throws(() => manager.snapshotById(first.id), /retention/);
 
     // Export a snapshot as JSON Lines: one line per record.
@@ -120,12 +126,23 @@ describe('extension: session manager on the real kernel', function () {
     assert.equal(manager.get(session.id).state, 'paused');
     const written = manager.ringStats(session.id).map((r) => r.bytesWritten);
     const spinUntil = Date.now() + 100;
-    while (Date.now() < spinUntil) { /* burn task-clock while paused */ }
-    assert.deepEqual(manager.ringStats(session.id).map((r) => r.bytesWritten), written, 'nothing written while paused');
+    while (Date.now() < spinUntil) {
+      /* burn task-clock while paused */
+    }
+    assert.deepEqual(
+      manager.ringStats(session.id).map((r) => r.bytesWritten),
+      written,
+      'nothing written while paused',
+    );
     manager.resume(session.id);
     const spinAgain = Date.now() + 100;
-    while (Date.now() < spinAgain) { /* burn task-clock while running */ }
-    assert.ok(manager.ringStats(session.id).some((r, i) => r.bytesWritten > written[i]), 'writes resumed');
+    while (Date.now() < spinAgain) {
+      /* burn task-clock while running */
+    }
+    assert.ok(
+      manager.ringStats(session.id).some((r, i) => r.bytesWritten > written[i]),
+      'writes resumed',
+    );
     await manager.dispose();
   });
 
@@ -161,7 +178,10 @@ describe('extension: session manager on the real kernel', function () {
 
   it('arms a gutter line breakpoint and a write watchpoint on a launched fixture: exact hit counts, IPs back at the line', async () => {
     const source = path.join(repoRoot, 'test/fixtures/ext_loops.c');
-    const writeLine = readFileSync(source, 'utf8').split('\n').findIndex((line) => line.includes('EXT_WRITE_LINE')) + 1;
+    const writeLine =
+      readFileSync(source, 'utf8')
+        .split('\n')
+        .findIndex((line) => line.includes('EXT_WRITE_LINE')) + 1;
     assert.ok(writeLine > 0);
     const loops = 2500;
     for (const variant of ['ext_loops', 'ext_loops_nopie']) {
@@ -190,8 +210,14 @@ describe('extension: session manager on the real kernel', function () {
       assert.equal(watch.count, loops, `${variant}: write watchpoint hits`);
       // The execute breakpoint's IP is the line's first instruction; a write watchpoint traps after
       // the writing instruction, still inside the same statement at -O0.
-      assert.deepEqual([...line.byLine.entries()].map(([key, n]) => [path.basename(key), n]), [[`ext_loops.c:${writeLine}`, loops]]);
-      assert.deepEqual([...watch.byLine.entries()].map(([key, n]) => [path.basename(key), n]), [[`ext_loops.c:${writeLine}`, loops]]);
+      assert.deepEqual(
+        [...line.byLine.entries()].map(([key, n]) => [path.basename(key), n]),
+        [[`ext_loops.c:${writeLine}`, loops]],
+      );
+      assert.deepEqual(
+        [...watch.byLine.entries()].map(([key, n]) => [path.basename(key), n]),
+        [[`ext_loops.c:${writeLine}`, loops]],
+      );
       assert.equal(watch.last[watch.last.length - 1].place?.function, 'ext_bump');
       assert.equal(watchLensText(watch, 'w'), `written ${loops.toLocaleString('en-US')}× in this snapshot; last by ext_bump() line ${writeLine}`);
       await manager.dispose();

@@ -22,7 +22,10 @@ describe('extension: Stop Recording picks one recording or all of them', () => {
     pick = (await import('../../extension/ui/pickers')).pickRecordingsToStop;
   });
   after(() => restore());
-  beforeEach(() => { offered.length = 0; answer = undefined; });
+  beforeEach(() => {
+    offered.length = 0;
+    answer = undefined;
+  });
 
   const live = [
     { id: 'a', label: 'demo (pid 10)', state: 'recording' },

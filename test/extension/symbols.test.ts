@@ -14,8 +14,12 @@ import { fixture, perfRecord, perfScript, tempDir } from '../perfdata/perf-tools
 function coreOnly(): Backend {
   return {
     ...createCoreBackend(),
-    resolveEvents: async () => { throw new Error('not used here'); },
-    record: async () => { throw new Error('not used here'); },
+    resolveEvents: async () => {
+      throw new Error('not used here');
+    },
+    record: async () => {
+      throw new Error('not used here');
+    },
   };
 }
 
@@ -25,7 +29,11 @@ function perfChains(file: string): string[] {
   const chains: string[] = [];
   let current: string[] | undefined;
   for (const line of lines) {
-    if (!line.startsWith('\t')) { if (current) chains.push(current.join(' ← ')); current = []; continue; }
+    if (!line.startsWith('\t')) {
+      if (current) chains.push(current.join(' ← '));
+      current = [];
+      continue;
+    }
     const name = line.trim().split(/\s+/).slice(1).join(' ');
     current!.push(name);
   }
@@ -36,7 +44,9 @@ function perfChains(file: string): string[] {
 describe('extension: callchain frames of an opened perf.data are named as perf script names them', function () {
   this.timeout(120000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('every frame of every sample, user and kernel', async () => {
@@ -59,7 +69,10 @@ describe('extension: callchain frames of an opened perf.data are named as perf s
       }
       const theirs = perfChains(file);
       assert.ok(theirs.length > 20, `${theirs.length} samples`);
-      assert.ok(theirs.some((chain) => /^pd_inner\+0x[0-9a-f]+ ← pd_outer\+0x[0-9a-f]+ ← main\+0x/.test(chain)), 'the fixture spins in pd_inner ← pd_outer ← main');
+      assert.ok(
+        theirs.some((chain) => /^pd_inner\+0x[0-9a-f]+ ← pd_outer\+0x[0-9a-f]+ ← main\+0x/.test(chain)),
+        'the fixture spins in pd_inner ← pd_outer ← main',
+      );
       assert.deepEqual([...ours].sort(), [...theirs].sort());
     } finally {
       await manager.dispose();
@@ -72,8 +85,13 @@ describe('extension: callchain frames of an opened perf.data are named as perf s
     const manager = new SessionManager({ backend: coreOnly() });
     try {
       let asked = 0;
-      await assert.rejects(manager.openPerfData(file, () => { asked++; return true; }),
-        (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message));
+      await assert.rejects(
+        manager.openPerfData(file, () => {
+          asked++;
+          return true;
+        }),
+        (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message),
+      );
       assert.equal(asked, 1, 'asked once the file was read');
       assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
       const opened = await manager.openPerfData(file, () => false);

@@ -21,7 +21,9 @@ describe('extension: snapshots taken when a trigger fires', function () {
     const events = await backend.resolveEvents(specs, {});
     // kernel_getpid 3 1500: three getpid() calls at once, then 1.5 s asleep.
     const session = await manager.startRecording({
-      events, target: { kind: 'launch', argv: [fixture('kernel_getpid'), '3', '1500'] }, pages: 16,
+      events,
+      target: { kind: 'launch', argv: [fixture('kernel_getpid'), '3', '1500'] },
+      pages: 16,
       triggers: { eventIndices: [1], postSec: 0, minIntervalSec: 0.2 },
     });
     try {
@@ -55,11 +57,21 @@ describe('extension: snapshots taken when a trigger fires', function () {
     let rearmed = 0;
     const source: RingSource = {
       events: [],
-      snapshot: () => { throw new Error('the rings could not be copied (EIO)'); },
+      snapshot: () => {
+        throw new Error('the rings could not be copied (EIO)');
+      },
       pause: () => undefined,
       resume: () => undefined,
       ringStats: () => [],
-      watchTriggers: (_options, fired) => { fire = fired; return { rearm: () => { rearmed++; }, stop: () => undefined }; },
+      watchTriggers: (_options, fired) => {
+        fire = fired;
+        return {
+          rearm: () => {
+            rearmed++;
+          },
+          stop: () => undefined,
+        };
+      },
       dispose: () => undefined,
     };
     const manager = new SessionManager({ backend: { ...backend, record: async () => source } });

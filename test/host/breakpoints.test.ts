@@ -15,7 +15,7 @@ describe('hardware breakpoint delivery on this host', () => {
     assert.equal(probe.state, perf.fire ? 'fires' : 'silent', `probe ${JSON.stringify(probe)}, perf ${JSON.stringify(perf)}`);
   });
 
-  it('the other kind of host\'s verdict can be assumed, in this process and through the environment, and undone', () => {
+  it("the other kind of host's verdict can be assumed, in this process and through the environment, and undone", () => {
     const probed = breakpointDelivery();
     const other = otherHostVerdict();
     const restore = assumeBreakpointDelivery(other);
@@ -29,11 +29,14 @@ describe('hardware breakpoint delivery on this host', () => {
     } finally {
       restore();
     }
-    assert.deepEqual(breakpointDelivery(), probed, 'the probe\'s verdict again');
+    assert.deepEqual(breakpointDelivery(), probed, "the probe's verdict again");
 
     const module = path.resolve(__dirname, '../../native/perf/breakpoint-delivery.js');
-    const ask = (value: string) => spawnSync(process.execPath, ['-e', `console.log(JSON.stringify(require(${JSON.stringify(module)}).breakpointDelivery()))`],
-      { encoding: 'utf8', env: { ...process.env, [DELIVERY_OVERRIDE_VARIABLE]: value } });
+    const ask = (value: string) =>
+      spawnSync(process.execPath, ['-e', `console.log(JSON.stringify(require(${JSON.stringify(module)}).breakpointDelivery()))`], {
+        encoding: 'utf8',
+        env: { ...process.env, [DELIVERY_OVERRIDE_VARIABLE]: value },
+      });
     const silent = ask('silent');
     assert.equal(silent.status, 0, silent.stderr);
     assert.equal(JSON.parse(silent.stdout).state, 'silent');

@@ -21,7 +21,8 @@ export interface HostBreakpoints {
 }
 
 /** What Ringside prints (CLI stderr, summary, the timeline's limitations) when breakpoints are silent. */
-export const SILENT_BREAKPOINTS = /hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on getppid\(\) in Ringside's own process and it counted 0 of \d+ calls/;
+export const SILENT_BREAKPOINTS =
+  /hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on getppid\(\) in Ringside's own process and it counted 0 of \d+ calls/;
 
 let cached: HostBreakpoints | undefined;
 

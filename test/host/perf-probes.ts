@@ -20,7 +20,9 @@ function withPerfProbes<T>(binary: string, probes: readonly string[], body: (gro
   };
   let result: T;
   try {
-    probes.forEach((probe, index) => execFileSync('perf', ['probe', '-q', '-x', binary, '-a', `${group}:p${index}=${probe}`], { stdio: ['ignore', 'ignore', 'pipe'] }));
+    probes.forEach((probe, index) =>
+      execFileSync('perf', ['probe', '-q', '-x', binary, '-a', `${group}:p${index}=${probe}`], { stdio: ['ignore', 'ignore', 'pipe'] }),
+    );
     result = body(group, dir);
   } catch (error) {
     cleanup();
@@ -33,7 +35,9 @@ function withPerfProbes<T>(binary: string, probes: readonly string[], body: (gro
 
 /** The sum of the group's counts in a `perf stat -x , -o FILE` output. */
 function statSum(file: string, group: string, probes: number, stderr: string): number {
-  const rows = readFileSync(file, 'utf8').split('\n').filter((row) => row.includes(`${group}:`));
+  const rows = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((row) => row.includes(`${group}:`));
   assert.ok(rows.length >= probes, `perf stat printed no count for ${group}: ${stderr}`);
   return rows.reduce((sum, row) => sum + Number(row.split(',')[0]), 0);
 }
@@ -55,10 +59,13 @@ export function perfProbeCountWhile<T>(binary: string, probes: readonly string[]
   return withPerfProbes(binary, probes, async (group, dir) => {
     const counts = path.join(dir, 'stat.csv');
     // Opened disabled (-D -1) and enabled through its control fd (3), which answers "ack" on fd 4 once counting.
-    const stat = spawn('perf', ['stat', '-a', '-x', ',', '-o', counts, '-e', `${group}:*`, '-D', '-1', '--control', 'fd:3,4'],
-      { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+    const stat = spawn('perf', ['stat', '-a', '-x', ',', '-o', counts, '-e', `${group}:*`, '-D', '-1', '--control', 'fd:3,4'], {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
-    stat.stderr!.on('data', (chunk) => { stderr += String(chunk); });
+    stat.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     const exited = new Promise<void>((resolve) => stat.once('exit', () => resolve()));
     try {
       const ack = stat.stdio[4] as NodeJS.ReadableStream;

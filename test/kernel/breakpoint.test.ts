@@ -24,7 +24,11 @@ describe('kernel: hardware watchpoint flight recorder', function () {
       const snapshot = recorder.snapshot();
       const rings = snapshot.rings.filter((r) => r.direction === 'backward');
       assert.ok(rings.length >= 1);
-      if (!hostBreakpoints().fire) return assertSilentBreakpoints(recorder.limitations, rings.reduce((sum, ring) => sum + samplesOf(ring).length, 0));
+      if (!hostBreakpoints().fire)
+        return assertSilentBreakpoints(
+          recorder.limitations,
+          rings.reduce((sum, ring) => sum + samplesOf(ring).length, 0),
+        );
       let total = 0;
       for (const ring of rings) {
         const all = walk(ring).records;
@@ -80,7 +84,7 @@ describe('kernel: hardware watchpoint flight recorder', function () {
   // Machines of this kind differ on delivery: the recorder's handling of the verdict this host does not give is run here
   // too, with that verdict assumed. The hardware stays as it is, so only what the recorder says is compared.
   it('says that breakpoints are silent exactly when the verdict is silent, on either kind of host', async () => {
-    for (const verdict of [otherHostVerdict(), hostBreakpoints().fire ? 'fires' as const : 'silent' as const]) {
+    for (const verdict of [otherHostVerdict(), hostBreakpoints().fire ? ('fires' as const) : ('silent' as const)]) {
       const restore = assumeBreakpointDelivery(verdict);
       try {
         const recorder = await Recorder.open({
@@ -92,7 +96,11 @@ describe('kernel: hardware watchpoint flight recorder', function () {
           assert.equal(await recorder.exited, 0);
           const said = recorder.limitations.filter((line) => SILENT_BREAKPOINTS.test(line));
           assert.equal(said.length, verdict === 'silent' ? 1 : 0, `${verdict}: ${recorder.limitations.join(' | ')}`);
-          assert.equal((recorder.snapshot().limitations ?? []).filter((line) => SILENT_BREAKPOINTS.test(line)).length, said.length, 'and the snapshot carries it');
+          assert.equal(
+            (recorder.snapshot().limitations ?? []).filter((line) => SILENT_BREAKPOINTS.test(line)).length,
+            said.length,
+            'and the snapshot carries it',
+          );
         } finally {
           recorder.dispose();
         }

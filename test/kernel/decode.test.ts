@@ -44,7 +44,7 @@ describe('kernel: bulk decode of real rings', function () {
     }
   });
 
-  it('decodes one CPU\'s ring where the recorder copied it, with the WebAssembly loop, as the JavaScript loop does from a plain copy', async () => {
+  it("decodes one CPU's ring where the recorder copied it, with the WebAssembly loop, as the JavaScript loop does from a plain copy", async () => {
     const recorder = await Recorder.open({
       events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 100_000n, 'cpu-clock'), tracepointEvent('syscalls', 'sys_enter_getpid')],
       target: { kind: 'cpus', cpus: [0] },
@@ -70,7 +70,7 @@ describe('kernel: bulk decode of real rings', function () {
         arena.recycle(decoded.columns);
       }
       assert.ok(rows > 3000, `${rows} rows decoded over three snapshots`);
-      assert.equal(inRoom, 3, 'every snapshot was decoded in its copy\'s room');
+      assert.equal(inRoom, 3, "every snapshot was decoded in its copy's room");
     } finally {
       recorder.dispose();
     }

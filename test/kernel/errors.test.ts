@@ -88,34 +88,33 @@ describe('kernel: errors', function () {
   });
 
   it('rejects a tracepoint id that does not exist with a tracefs hint', () => {
-    const error = expectPerfError(() => openEvent(
-      { type: PerfType.TRACEPOINT, config: 0x7ffffffn, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: {} },
-      0,
-      -1,
-      -1,
-      undefined,
-      { name: 'bogus:event' },
-    ));
+    const error = expectPerfError(() =>
+      openEvent({ type: PerfType.TRACEPOINT, config: 0x7ffffffn, samplePeriod: 1n, sampleType: 0, readFormat: 0, flags: {} }, 0, -1, -1, undefined, {
+        name: 'bogus:event',
+      }),
+    );
     assert.ok(['ENOENT', 'EINVAL'].includes(error.code), error.code);
     assert.match(error.hint, /tracepoint|tracefs/);
   });
 
   it('names the suspicious field on EINVAL', () => {
-    const error = expectPerfError(() => openEvent(
-      {
-        type: PerfType.BREAKPOINT,
-        config: 0n,
-        samplePeriod: 1n,
-        sampleType: 0,
-        readFormat: 0,
-        flags: {},
-        bpType: BreakpointType.W,
-        config1: 0x10000n,
-        config2: 3n,
-      },
-      0,
-      -1,
-    ));
+    const error = expectPerfError(() =>
+      openEvent(
+        {
+          type: PerfType.BREAKPOINT,
+          config: 0n,
+          samplePeriod: 1n,
+          sampleType: 0,
+          readFormat: 0,
+          flags: {},
+          bpType: BreakpointType.W,
+          config1: 0x10000n,
+          config2: 3n,
+        },
+        0,
+        -1,
+      ),
+    );
     assert.equal(error.code, 'EINVAL');
     assert.match(error.hint, /bp_len 3/);
   });
@@ -142,11 +141,20 @@ describe('kernel: errors', function () {
         } catch (e) {
           console.log(JSON.stringify({ name: e.name, code: e.code, syscall: e.syscall, hint: e.hint }));
         }`;
-      const output = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') }, cwd: '/' });
+      const output = execFileSync(process.execPath, ['-e', script], {
+        encoding: 'utf8',
+        env: { ...process.env, NODE_PATH: path.join(ROOT, 'node_modules') },
+        cwd: '/',
+      });
       const result = JSON.parse(output.trim());
       assert.equal(result.name, 'PerfError');
       assert.equal(result.code, 'EACCES');
-      assert.match(result.hint, new RegExp(`kernel\\.perf_event_paranoid = ${readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim()} and uid 65534 \\(nobody\\) has no CAP_PERFMON`));
+      assert.match(
+        result.hint,
+        new RegExp(
+          `kernel\\.perf_event_paranoid = ${readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim()} and uid 65534 \\(nobody\\) has no CAP_PERFMON`,
+        ),
+      );
       assert.match(result.hint, /sysctl kernel\.perf_event_paranoid=0/);
       assert.match(result.hint, /CAP_PERFMON/);
     });

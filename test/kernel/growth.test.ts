@@ -26,8 +26,10 @@ describe('kernel: Recorder growth (--window)', function () {
     const roomy = ringSizesFor(options, events, { ...readPerfAccess(), lockedPagesBudget: cpus * (17 + 129) });
     assert.deepEqual(roomy, { pages: 16, sidebandPages: DEFAULT_SIDEBAND_PAGES, note: null });
     // And an explicit --pages is refused for what it needs itself, not for the slack.
-    assert.throws(() => ringSizesFor(options, events, { ...readPerfAccess(), lockedPagesBudget: cpus * (17 + DEFAULT_SIDEBAND_PAGES) }),
-      /flight-recorder ring\(s\) of 16 pages and \d+ side-band ring\(s\) of 16 pages need/);
+    assert.throws(
+      () => ringSizesFor(options, events, { ...readPerfAccess(), lockedPagesBudget: cpus * (17 + DEFAULT_SIDEBAND_PAGES) }),
+      /flight-recorder ring\(s\) of 16 pages and \d+ side-band ring\(s\) of 16 pages need/,
+    );
   });
 
   it('stops growing where the locked-memory budget ends, and says so', async () => {
@@ -38,7 +40,11 @@ describe('kernel: Recorder growth (--window)', function () {
     const access = { ...readPerfAccess(), lockedPagesBudget: mapped + cpus * 17 };
     const before = perfResources();
     const recorder = await Recorder.open({
-      events: [tracepointEvent('syscalls', 'sys_enter_close')], access, pages: 1, windowSec: 2, gapFree: false,
+      events: [tracepointEvent('syscalls', 'sys_enter_close')],
+      access,
+      pages: 1,
+      windowSec: 2,
+      gapFree: false,
       target: { kind: 'launch', argv: ['taskset', '-c', '0', fixture('kernel_paced'), '6000', '1500'], stdio: 'ignore' },
     });
     try {

@@ -41,9 +41,16 @@ export const TEST_SAMPLE_SIZE = 8 + 48;
 
 export function breakpointEvent(address: bigint, length: number, name = 'mem:counter:w:u'): ResolvedEvent {
   const attr: PerfEventAttr = {
-    type: PerfType.BREAKPOINT, config: 0n, samplePeriod: 1n, sampleType: TEST_SAMPLE_TYPE, readFormat: 0,
+    type: PerfType.BREAKPOINT,
+    config: 0n,
+    samplePeriod: 1n,
+    sampleType: TEST_SAMPLE_TYPE,
+    readFormat: 0,
     // exclude_kernel: the ELF loader's clear_user of the .bss tail during exec also hits the watchpoint.
-    flags: { excludeKernel: true }, bpType: BreakpointType.W, config1: address, config2: BigInt(length),
+    flags: { excludeKernel: true },
+    bpType: BreakpointType.W,
+    config1: address,
+    config2: BigInt(length),
   };
   return { name, attr, isBreakpoint: true };
 }
@@ -124,7 +131,9 @@ export function readSample(copy: RingCopy, record: WalkedRecord): TestSample {
 }
 
 export function samplesOf(copy: RingCopy): TestSample[] {
-  return walk(copy).records.filter((r) => r.type === RecordType.SAMPLE).map((r) => readSample(copy, r));
+  return walk(copy)
+    .records.filter((r) => r.type === RecordType.SAMPLE)
+    .map((r) => readSample(copy, r));
 }
 
 /** Perf fds and perf mappings of this process, for leak checks. */
@@ -137,6 +146,8 @@ export function perfResources(): { fds: number; mappings: number } {
       // fd closed while listing
     }
   }
-  const mappings = readFileSync('/proc/self/maps', 'utf8').split('\n').filter((line) => line.includes('anon_inode:[perf_event]')).length;
+  const mappings = readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('anon_inode:[perf_event]')).length;
   return { fds, mappings };
 }

@@ -17,7 +17,9 @@ const SOURCE = path.join(ROOT, 'test/fixtures/logpoint_values.c');
 const ROUNDS = '12';
 
 function markedLine(mark: string): number {
-  const index = readFileSync(SOURCE, 'utf8').split('\n').findIndex((text) => text.includes(`// ${mark}`));
+  const index = readFileSync(SOURCE, 'utf8')
+    .split('\n')
+    .findIndex((text) => text.includes(`// ${mark}`));
   assert.ok(index >= 0, `${mark} is marked in ${SOURCE}`);
   return index + 1;
 }
@@ -34,12 +36,26 @@ interface GdbRun {
 function runGdb(dir: string, binary: string, line: number, belowSp: readonly string[]): GdbRun {
   const script = path.join(dir, 'stops.gdb');
   const checks = belowSp.map((name) => `printf "below-sp ${name} %d\\n", (unsigned long)&${name} < (unsigned long)$sp`);
-  writeFileSync(script, [
-    'set pagination off', 'set confirm off', 'set width 0', 'set height 0',
-    `break logpoint_values.c:${line}`,
-    'commands', 'silent', 'echo <<<HIT\\n', 'info args', 'info locals', ...checks, 'echo >>>\\n', 'continue', 'end',
-    `run ${ROUNDS}`,
-  ].join('\n') + '\n');
+  writeFileSync(
+    script,
+    [
+      'set pagination off',
+      'set confirm off',
+      'set width 0',
+      'set height 0',
+      `break logpoint_values.c:${line}`,
+      'commands',
+      'silent',
+      'echo <<<HIT\\n',
+      'info args',
+      'info locals',
+      ...checks,
+      'echo >>>\\n',
+      'continue',
+      'end',
+      `run ${ROUNDS}`,
+    ].join('\n') + '\n',
+  );
   const output = execFileSync('gdb', ['-batch', '-nx', '-x', script, binary], { encoding: 'utf8', env: { ...process.env, LANG: 'C', LC_ALL: 'C' } });
   const placed = /^Breakpoint 1 at (0x[0-9a-f]+)/m.exec(output);
   const multiple = /^Breakpoint 1 at .*\((\d+) locations\)/m.exec(output);
@@ -53,7 +69,10 @@ function runGdb(dir: string, binary: string, line: number, belowSp: readonly str
     const under = new Set<string>();
     for (const text of body.split('\n')) {
       const check = /^below-sp (\w+) (\d)$/.exec(text);
-      if (check) { if (check[2] === '1') under.add(check[1]); continue; }
+      if (check) {
+        if (check[2] === '1') under.add(check[1]);
+        continue;
+      }
       const at = text.indexOf(' = ');
       if (at < 0) continue; // "No locals.", "No arguments."
       const name = text.slice(0, at);
@@ -65,20 +84,30 @@ function runGdb(dir: string, binary: string, line: number, belowSp: readonly str
   return { addresses, hits, belowSp: below };
 }
 
-interface RingsideHit { ip: bigint; values: Record<string, string>; function?: string }
+interface RingsideHit {
+  ip: bigint;
+  values: Record<string, string>;
+  function?: string;
+}
 
 function runRingside(dir: string, binary: string, line: number, names?: readonly string[]): { hits: RingsideHit[]; stderr: string } {
   const output = path.join(dir, 'values.jsonl');
   const spec = `log:logpoint_values.c:${line}${names ? `:${names.join(',')}` : ''}`;
   const run = spawnSync(process.execPath, [CLI, 'capture', '-e', spec, '-o', output, '--', binary, ROUNDS], { encoding: 'utf8' });
   assert.equal(run.status, 0, run.stderr);
-  const hits = readFileSync(output, 'utf8').split('\n').filter(Boolean).map((text) => JSON.parse(text) as {
-    type: string;
-    ip?: string;
-    values?: Record<string, string>;
-    function?: string;
-    time: number;
-  })
+  const hits = readFileSync(output, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map(
+      (text) =>
+        JSON.parse(text) as {
+          type: string;
+          ip?: string;
+          values?: Record<string, string>;
+          function?: string;
+          time: number;
+        },
+    )
     .filter((record) => record.type === 'SAMPLE')
     .sort((a, b) => a.time - b.time)
     .map((record) => ({ ip: BigInt(record.ip!), values: record.values ?? {}, function: record.function }));
@@ -91,7 +120,7 @@ function loadBias(binary: string): bigint {
   return /Type:\s+DYN/.test(type) ? 0x555555554000n : 0n;
 }
 
-describe('logpoints: values equal gdb\'s at the same line (-O0 and -O2)', function () {
+describe("logpoints: values equal gdb's at the same line (-O0 and -O2)", function () {
   this.timeout(180_000);
   let dir: string;
 
@@ -100,7 +129,9 @@ describe('logpoints: values equal gdb\'s at the same line (-O0 and -O2)', functi
     assert.ok(existsSync(CLI), 'dist/cli.js is built (npm run build)');
     dir = mkdtempSync(path.join(tmpdir(), 'ringside-logpoint-'));
   });
-  after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   const cases = [
     { optimization: 'O0', mark: 'LOG-LOOP', belowSp: [] as string[] },
@@ -163,6 +194,9 @@ describe('logpoints: values equal gdb\'s at the same line (-O0 and -O2)', functi
     assert.match(info, /DW_AT_location\s+: 0x[0-9a-f]+ \(location list\)/, 'locals in location lists');
     assert.match(info, /DW_TAG_inlined_subroutine/, 'mix() inlined');
     const gdb = runGdb(dir, binary, markedLine('LOG-LOOP'), []);
-    assert.ok(gdb.hits.every((hit) => hit.get('before') === '<optimized out>'), 'gdb says `before` is optimized out at the loop line (compared with Ringside above)');
+    assert.ok(
+      gdb.hits.every((hit) => hit.get('before') === '<optimized out>'),
+      'gdb says `before` is optimized out at the loop line (compared with Ringside above)',
+    );
   });
 });

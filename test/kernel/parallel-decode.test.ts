@@ -37,7 +37,10 @@ describe('kernel: parallel decode of real rings', function () {
           const raw = recorder.snapshot();
           const backward = raw.rings.filter((ring) => ring.direction === 'backward');
           flightRings += backward.length;
-          assert.equal(backward.every((ring) => (ring.bytes.buffer instanceof SharedArrayBuffer) === sharedCopyBuffers), true);
+          assert.equal(
+            backward.every((ring) => ring.bytes.buffer instanceof SharedArrayBuffer === sharedCopyBuffers),
+            true,
+          );
           if (pool.usesWorkers(raw)) parallelRounds++;
           const parallel = await pool.decode(raw, { arena });
           const single = decodeSnapshot(raw);
@@ -78,7 +81,10 @@ describe('kernel: parallel decode of real rings', function () {
         const backward = raw.rings.filter((ring) => ring.direction === 'backward');
         const memory = snapshotMemoryOf(backward[0].bytes);
         assert.ok(memory, `round ${round}: the copies are in a snapshot memory`);
-        assert.ok(backward.every((ring) => snapshotMemoryOf(ring.bytes) === memory), `round ${round}: all ${backward.length} in the same one`);
+        assert.ok(
+          backward.every((ring) => snapshotMemoryOf(ring.bytes) === memory),
+          `round ${round}: all ${backward.length} in the same one`,
+        );
         // The reference: the same bytes in plain buffers, decoded on this thread by the JavaScript loops.
         const plain = { ...raw, rings: raw.rings.map((ring) => ({ ...ring, bytes: ring.bytes.slice() })) };
         if (pool.usesWorkers(raw)) parallelRounds++;
@@ -111,7 +117,9 @@ describe('kernel: parallel decode of real rings', function () {
       allocateCopy: allocateDecodableCopy,
     });
     const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
-    const workloads: ChildProcess[] = onlineCpus().map((cpu) => spawn('taskset', ['-c', String(cpu), fixture('kernel_getpid'), '200000000'], { stdio: 'ignore' }));
+    const workloads: ChildProcess[] = onlineCpus().map((cpu) =>
+      spawn('taskset', ['-c', String(cpu), fixture('kernel_getpid'), '200000000'], { stdio: 'ignore' }),
+    );
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
       let withLost = 0;
@@ -130,7 +138,11 @@ describe('kernel: parallel decode of real rings', function () {
         const after = pool.mergesInPlace;
         if (lostRecords === 0n) continue;
         withLost++;
-        assert.deepEqual({ read: after.read - before.read, redone: after.redone - before.redone }, { read: 1, redone: 0 }, `round ${round}: ${lostRecords} lost, read in place`);
+        assert.deepEqual(
+          { read: after.read - before.read, redone: after.redone - before.redone },
+          { read: 1, redone: 0 },
+          `round ${round}: ${lostRecords} lost, read in place`,
+        );
       }
       assert.ok(withLost >= 3, `${withLost} of 5 snapshots held LOST records`);
     } finally {

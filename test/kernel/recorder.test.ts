@@ -14,7 +14,10 @@ describe('kernel: Recorder', function () {
   this.timeout(30000);
 
   it('launches without address-space randomisation and verifies load bases (PIE and non-PIE)', async () => {
-    for (const [name, base] of [['kernel_writer_pie', 0x555555554000n], ['kernel_writer', 0x400000n]] as const) {
+    for (const [name, base] of [
+      ['kernel_writer_pie', 0x555555554000n],
+      ['kernel_writer', 0x400000n],
+    ] as const) {
       const exe = fixture(name);
       const recorder = await Recorder.open({
         events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
@@ -24,11 +27,14 @@ describe('kernel: Recorder', function () {
         const pid = recorder.childPid!;
         verifyLoadBase(pid, exe, base);
         recorder.verifyLoadBase(exe, base);
-        assert.throws(() => verifyLoadBase(pid, exe, base + 0x1000n), (error: unknown) => {
-          assert.ok(error instanceof LoadBaseMismatchError);
-          assert.match(error.message, new RegExp(`0x${base.toString(16)}.*0x${(base + 0x1000n).toString(16)}`));
-          return true;
-        });
+        assert.throws(
+          () => verifyLoadBase(pid, exe, base + 0x1000n),
+          (error: unknown) => {
+            assert.ok(error instanceof LoadBaseMismatchError);
+            assert.match(error.message, new RegExp(`0x${base.toString(16)}.*0x${(base + 0x1000n).toString(16)}`));
+            return true;
+          },
+        );
         assert.throws(() => verifyLoadBase(pid, '/nonexistent/binary', base), /not mapped/);
         assert.equal(await recorder.exited, 0);
       } finally {
@@ -41,7 +47,10 @@ describe('kernel: Recorder', function () {
   });
 
   it('verifies the load base of a command that already exited from the side-band MMAP2 records', async () => {
-    for (const [name, base] of [['kernel_writer_pie', 0x555555554000n], ['kernel_writer', 0x400000n]] as const) {
+    for (const [name, base] of [
+      ['kernel_writer_pie', 0x555555554000n],
+      ['kernel_writer', 0x400000n],
+    ] as const) {
       const exe = fixture(name);
       const recorder = await Recorder.open({
         events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
@@ -72,19 +81,35 @@ describe('kernel: Recorder', function () {
     try {
       // Snapshot while the command sleeps after its writes: a pause in the middle of them would rightly
       // turn a write into a LOST record and break the exact byte count below (seen once in CI).
-      const backwardWritten = () => recorder.ringStats().filter((s) => s.direction === 'backward').reduce((sum, s) => sum + s.bytesWritten, 0n);
-      for (const deadline = Date.now() + 5000; backwardWritten() < 1000n * 56n &&
-        Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 5));
+      const backwardWritten = () =>
+        recorder
+          .ringStats()
+          .filter((s) => s.direction === 'backward')
+          .reduce((sum, s) => sum + s.bytesWritten, 0n);
+      for (const deadline = Date.now() + 5000; backwardWritten() < 1000n * 56n && Date.now() < deadline;)
+        await new Promise((resolve) => setTimeout(resolve, 5));
       const running = recorder.snapshot();
       // The synthesized maps are the executable mappings, as /proc/PID/maps has them now.
-      const loadedAt = BigInt(`0x${readFileSync(`/proc/${recorder.childPid}/maps`, 'utf8').split('\n').find((line) => line.includes(' r-xp ') && line.endsWith(exe))!.split('-')[0]}`);
-      assert.ok(running.processes.some((p) => p.pid === recorder.childPid && p.comm === 'kernel_getpid' && p.maps.some((m) => m.path === exe && m.start === loadedAt)));
+      const loadedAt = BigInt(
+        `0x${
+          readFileSync(`/proc/${recorder.childPid}/maps`, 'utf8')
+            .split('\n')
+            .find((line) => line.includes(' r-xp ') && line.endsWith(exe))!
+            .split('-')[0]
+        }`,
+      );
+      assert.ok(
+        running.processes.some((p) => p.pid === recorder.childPid && p.comm === 'kernel_getpid' && p.maps.some((m) => m.path === exe && m.start === loadedAt)),
+      );
       await recorder.exited;
       const stats = recorder.ringStats();
       const backward = stats.filter((s) => s.direction === 'backward');
       const written = backward.reduce((sum, s) => sum + s.bytesWritten, 0n);
       assert.equal(written, 1000n * 56n);
-      assert.ok(backward.some((s) => s.fillPercent === 100), 'a 2-page ring is full after 56000 bytes');
+      assert.ok(
+        backward.some((s) => s.fillPercent === 100),
+        'a 2-page ring is full after 56000 bytes',
+      );
       assert.ok(backward.every((s) => s.dataSize === 8192 && s.head === (s.bytesWritten === 0n ? 0n : (1n << 64n) - s.bytesWritten)));
       assert.ok(stats.some((s) => s.direction === 'forward' && s.bytesWritten > 0n));
     } finally {
@@ -100,7 +125,9 @@ describe('kernel: Recorder', function () {
       const recorder = await Recorder.open({
         events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock'), tracepointEvent('syscalls', 'sys_enter_getpid')],
         target: i % 2 === 0 ? { kind: 'cpus' } : { kind: 'pid', pid: process.pid },
-        pages: 1, gapFree: i % 4 < 2, sidebandPages: 1,
+        pages: 1,
+        gapFree: i % 4 < 2,
+        sidebandPages: 1,
       });
       if (i % 10 === 0) recorder.snapshot();
       recorder.dispose();
@@ -110,7 +137,10 @@ describe('kernel: Recorder', function () {
 
   it('cleans up after a failed open and rejects bad options clearly', async () => {
     const before = perfResources();
-    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus' }, pages: 3 }), /power of two/);
+    await assert.rejects(
+      Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus' }, pages: 3 }),
+      /power of two/,
+    );
     await assert.rejects(Recorder.open({ events: [], target: { kind: 'cpus' } }), /at least one event/);
     await assert.rejects(
       Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock')], target: { kind: 'cpus', cpus: [999] } }),
@@ -121,10 +151,20 @@ describe('kernel: Recorder', function () {
       /does not exist/,
     );
     // The second event fails to open after the first one's rings exist: everything is closed again.
-    const bogus = { ...tracepointEvent('syscalls', 'sys_enter_getpid'), name: 'bogus', attr: { ...tracepointEvent('syscalls', 'sys_enter_getpid').attr, config: 0x7ffffffn } };
-    await assert.rejects(Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock'), bogus], target: { kind: 'cpus' } }), /PerfError|perf_event_open/);
+    const bogus = {
+      ...tracepointEvent('syscalls', 'sys_enter_getpid'),
+      name: 'bogus',
+      attr: { ...tracepointEvent('syscalls', 'sys_enter_getpid').attr, config: 0x7ffffffn },
+    };
+    await assert.rejects(
+      Recorder.open({ events: [softwareEvent(SoftwareConfig.CPU_CLOCK, 1_000_000n, 'cpu-clock'), bogus], target: { kind: 'cpus' } }),
+      /PerfError|perf_event_open/,
+    );
     // A launch whose events cannot open kills the held child instead of leaving it blocked.
-    await assert.rejects(Recorder.open({ events: [bogus], target: { kind: 'launch', argv: [fixture('kernel_busy'), '10'], stdio: 'ignore' } }), /perf_event_open/);
+    await assert.rejects(
+      Recorder.open({ events: [bogus], target: { kind: 'launch', argv: [fixture('kernel_busy'), '10'], stdio: 'ignore' } }),
+      /perf_event_open/,
+    );
     assert.deepEqual(perfResources(), before);
   });
 
@@ -153,7 +193,8 @@ describe('kernel: Recorder', function () {
       for (const ring of decoded.coverage) assert.equal(ring.lostSinceOpen, 0n, `${ring.label}: the kernel counted no record it could not write`);
       assert.equal(comms, execs, 'one COMM (exec) record per /bin/true');
       // Forward rings are never overwritten, and what the drains moved is not counted as if it were.
-      for (const ring of decoded.coverage.filter((c) => rings.find((r) => r.ringId === c.ringId)?.direction === 'forward')) assert.equal(ring.bytesOverwritten, 0n);
+      for (const ring of decoded.coverage.filter((c) => rings.find((r) => r.ringId === c.ringId)?.direction === 'forward'))
+        assert.equal(ring.bytesOverwritten, 0n);
     } finally {
       recorder.dispose();
     }
@@ -168,7 +209,8 @@ describe('kernel: Recorder', function () {
           tracepointEvent('syscalls', 'sys_enter_getpid'),
           softwareEvent(SoftwareConfig.PAGE_FAULTS, 1n, 'page-faults'),
         ],
-        target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(calls)], stdio: 'ignore' }, gapFree,
+        target: { kind: 'launch', argv: [fixture('kernel_getpid'), String(calls)], stdio: 'ignore' },
+        gapFree,
       });
       try {
         assert.equal(await recorder.exited, 0);
@@ -230,7 +272,7 @@ describe('kernel: Recorder', function () {
       assert.ok(first.records > 0 && second.records > 0, `both snapshots hold side-band records (${first.records}, ${second.records})`);
       for (const ring of [...first.coverage, ...second.coverage]) assert.equal(ring.bytesOverwritten, 0n, `${ring.label}: a forward ring is never overwritten`);
       const secondWritten = second.coverage.reduce((sum, ring) => sum + ring.bytesWritten, 0n);
-      assert.ok(secondWritten > BigInt(second.records * 8), 'the second snapshot\'s rings had written what the first one consumed');
+      assert.ok(secondWritten > BigInt(second.records * 8), "the second snapshot's rings had written what the first one consumed");
       assert.equal(first.lost + second.lost, 0n);
       assert.equal(first.lostRecords + second.lostRecords, 0n);
       expected = first.records + second.records;
@@ -240,8 +282,10 @@ describe('kernel: Recorder', function () {
     // The same load into one-page side-band rings that nobody empties until the end: they fill,
     // the kernel stops writing into them, and counts every record it could not write.
     const full = await Recorder.open({
-      events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')], target: { kind: 'launch', argv, stdio: 'ignore' },
-      sidebandPages: 1, drainSideband: false,
+      events: [softwareEvent(SoftwareConfig.TASK_CLOCK, 1_000_000n, 'task-clock')],
+      target: { kind: 'launch', argv, stdio: 'ignore' },
+      sidebandPages: 1,
+      drainSideband: false,
     });
     try {
       assert.equal(await full.exited, 0);
@@ -250,7 +294,11 @@ describe('kernel: Recorder', function () {
       // Nothing freed space while recording, but a LOST record (40 bytes) may still fit in the room a larger
       // record (an MMAP2 with its path) did not: never more than the kernel counted.
       assert.ok(kept.lostRecords <= kept.lost, `LOST records report ${kept.lostRecords} of the ${kept.lost} lost`);
-      assert.equal(BigInt(kept.records) + kept.lost, BigInt(expected), `kept ${kept.records} + lost ${kept.lost} = the ${expected} records a drained ring keeps`);
+      assert.equal(
+        BigInt(kept.records) + kept.lost,
+        BigInt(expected),
+        `kept ${kept.records} + lost ${kept.lost} = the ${expected} records a drained ring keeps`,
+      );
     } finally {
       full.dispose();
     }

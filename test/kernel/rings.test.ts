@@ -37,7 +37,10 @@ function mainThreadRings(rings: readonly RingCopy[]): RingCopy[] {
 }
 
 function mainThreadSamples(rings: readonly RingCopy[]): ReturnType<typeof samplesOf> {
-  return rings.filter((r) => r.direction === 'backward').flatMap(samplesOf).filter((sample) => sample.tid === process.pid);
+  return rings
+    .filter((r) => r.direction === 'backward')
+    .flatMap(samplesOf)
+    .filter((sample) => sample.tid === process.pid);
 }
 
 describe('kernel: rings', function () {
@@ -70,11 +73,17 @@ describe('kernel: rings', function () {
       assert.equal(busy.status, 0);
       const snapshot = recorder.snapshot();
       const backward = snapshot.rings.filter((r) => r.direction === 'backward');
-      assert.deepEqual(backward.map((r) => r.cpu), cpus);
+      assert.deepEqual(
+        backward.map((r) => r.cpu),
+        cpus,
+      );
       let busySamples = 0;
       for (const ring of backward) {
         const samples = samplesOf(ring);
-        assert.ok(samples.every((s) => s.cpu === ring.cpu), `ring ${ring.label} holds only its CPU's samples`);
+        assert.ok(
+          samples.every((s) => s.cpu === ring.cpu),
+          `ring ${ring.label} holds only its CPU's samples`,
+        );
         busySamples += samples.filter((s) => s.pid === busy.pid).length;
       }
       // 150 ms at one sample per 100 us of CPU is 1500 at most; the kernel's hrtimer and sample-rate
@@ -87,7 +96,12 @@ describe('kernel: rings', function () {
   });
 
   it('counts records written while paused as a PERF_RECORD_LOST after resume', async () => {
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 8 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'pid', pid: process.pid },
+      sideband: false,
+      pages: 8,
+    });
     try {
       callGetpid(10);
       recorder.pause();
@@ -102,7 +116,10 @@ describe('kernel: rings', function () {
       for (const ring of rings.filter((r) => r.direction === 'backward')) {
         const records = walk(ring).records;
         if (records[0]?.type !== RecordType.LOST) continue;
-        assert.deepEqual(records.slice(0, 2).map((r) => r.type), [RecordType.LOST, RecordType.SAMPLE]);
+        assert.deepEqual(
+          records.slice(0, 2).map((r) => r.type),
+          [RecordType.LOST, RecordType.SAMPLE],
+        );
         lost += new DataView(ring.bytes.buffer, ring.bytes.byteOffset + records[0].offset + 8).getBigUint64(8, true);
       }
       assert.equal(lost, 100n);
@@ -119,26 +136,40 @@ describe('kernel: rings', function () {
         assert.deepEqual(order.slice(-2), [records[0].offset, records[1].offset], 'walkRing: LOST, then the sample after the gap, newest last');
         const rows = Array.from({ length: decoded.columns.length }, (_, row) => row).filter((row) => decoded.columns.ring[row] === r);
         const at = rows.findIndex((row) => decoded.columns.kind[row] === RecordType.LOST);
-        assert.deepEqual(rows.slice(at).map((row) => decoded.columns.kind[row]), [RecordType.LOST, RecordType.SAMPLE], 'columns: LOST, then the sample after the gap, newest last');
+        assert.deepEqual(
+          rows.slice(at).map((row) => decoded.columns.kind[row]),
+          [RecordType.LOST, RecordType.SAMPLE],
+          'columns: LOST, then the sample after the gap, newest last',
+        );
         assert.equal(decoded.columns.offset[rows[at + 1]], records[1].offset);
         // In time order of this process's own samples: 10 before the gap, the LOST, 1 after it.
-        const mine = Array.from({ length: decoded.columns.length }, (_, row) => row)
-          .filter((row) => decoded.columns.kind[row] === RecordType.LOST ||
-            (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.tid[row] === process.pid));
+        const mine = Array.from({ length: decoded.columns.length }, (_, row) => row).filter(
+          (row) =>
+            decoded.columns.kind[row] === RecordType.LOST || (decoded.columns.kind[row] === RecordType.SAMPLE && decoded.columns.tid[row] === process.pid),
+        );
         const lostAt = mine.indexOf(rows[at]);
         assert.equal(decoded.columns.kind[mine[lostAt + 1]], RecordType.SAMPLE);
-        assert.equal(decoded.columns.ring[mine[lostAt + 1]], r, 'the row after the LOST is its own ring\'s sample');
+        assert.equal(decoded.columns.ring[mine[lostAt + 1]], r, "the row after the LOST is its own ring's sample");
         lostRows++;
       }
       assert.ok(lostRows > 0);
-      assert.equal(decoded.coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? 0n), 0n), 100n, 'the kernel\'s own count (PERF_FORMAT_LOST) agrees');
+      assert.equal(
+        decoded.coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? 0n), 0n),
+        100n,
+        "the kernel's own count (PERF_FORMAT_LOST) agrees",
+      );
     } finally {
       recorder.dispose();
     }
   });
 
   it('counts records lost while paused even when no LOST record reaches the ring (PERF_FORMAT_LOST)', async () => {
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 8 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'pid', pid: process.pid },
+      sideband: false,
+      pages: 8,
+    });
     try {
       callGetpid(10);
       recorder.pause();
@@ -147,8 +178,14 @@ describe('kernel: rings', function () {
       // Nothing written since the resume: the kernel holds the loss until the next record, so the
       // copy has no LOST record, and only the read_format count knows.
       const decoded = decodeSnapshot({ events: recorder.eventDescriptions(), rings: recorder.snapshot().rings });
-      assert.equal(decoded.coverage.reduce((sum, ring) => sum + ring.lostRecords, 0n), 0n);
-      assert.equal(decoded.coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? -1n), 0n), 37n);
+      assert.equal(
+        decoded.coverage.reduce((sum, ring) => sum + ring.lostRecords, 0n),
+        0n,
+      );
+      assert.equal(
+        decoded.coverage.reduce((sum, ring) => sum + (ring.lostSinceOpen ?? -1n), 0n),
+        37n,
+      );
     } finally {
       recorder.dispose();
     }
@@ -165,14 +202,23 @@ describe('kernel: rings', function () {
     });
     try {
       await recorder.copyBuffersWarm();
-      assert.ok(recorder.backwardRings.every((r) => r.spare.ready), 'every ring has a warm spare after open');
+      assert.ok(
+        recorder.backwardRings.every((r) => r.spare.ready),
+        'every ring has a warm spare after open',
+      );
       assert.equal(await recorder.exited, 0);
       const first = recorder.snapshot().rings.filter((r) => r.direction === 'backward');
       const firstBytes = first.map((r) => Buffer.from(r.bytes.subarray(0, r.validBytes)));
       assert.equal(first.flatMap(samplesOf).length, N);
-      assert.ok(recorder.backwardRings.every((r) => !r.spare.ready), 'each snapshot took its ring\'s spare');
+      assert.ok(
+        recorder.backwardRings.every((r) => !r.spare.ready),
+        "each snapshot took its ring's spare",
+      );
       await recorder.copyBuffersWarm();
-      assert.ok(recorder.backwardRings.every((r) => r.spare.ready), 'and new ones were warmed after it');
+      assert.ok(
+        recorder.backwardRings.every((r) => r.spare.ready),
+        'and new ones were warmed after it',
+      );
       const second = recorder.snapshot().rings.filter((r) => r.direction === 'backward');
       assert.equal(second.flatMap(samplesOf).length, N);
       second.forEach((ring, i) => {
@@ -192,7 +238,13 @@ describe('kernel: rings', function () {
     });
     try {
       assert.equal(await cold.exited, 0);
-      assert.equal(cold.snapshot().rings.filter((r) => r.direction === 'backward').flatMap(samplesOf).length, N);
+      assert.equal(
+        cold
+          .snapshot()
+          .rings.filter((r) => r.direction === 'backward')
+          .flatMap(samplesOf).length,
+        N,
+      );
       await cold.copyBuffersWarm(); // resolves at once: nothing to wait for
       assert.ok(cold.backwardRings.every((r) => !r.spare.ready));
     } finally {
@@ -225,7 +277,10 @@ describe('kernel: rings', function () {
         for (const copy of copies) {
           assert.ok(copy.validBytes < copy.dataSize, `${mode}: ring ${copy.ringId} has not wrapped (${copy.validBytes} of ${copy.dataSize} bytes)`);
           const skipped = copy.bytes.subarray(copy.validBytes);
-          assert.ok(skipped.every((b) => b === SENTINEL), `${mode}: ring ${copy.ringId}: nothing copied past its ${copy.validBytes} valid bytes`);
+          assert.ok(
+            skipped.every((b) => b === SENTINEL),
+            `${mode}: ring ${copy.ringId}: nothing copied past its ${copy.validBytes} valid bytes`,
+          );
         }
       } finally {
         recorder.dispose();
@@ -234,7 +289,12 @@ describe('kernel: rings', function () {
   });
 
   it('gives identical bytes through the zero-copy view and the memcpy path', async () => {
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'pid', pid: process.pid },
+      sideband: false,
+      pages: 4,
+    });
     try {
       callGetpid(400); // 400 * 56 bytes wraps a 16 KiB ring: exercises both halves of the copy
       // The CPU's ring this thread ran on: the one the 400 calls wrapped.
@@ -272,7 +332,10 @@ describe('kernel: rings', function () {
 
   it('sees COMM (exec), MMAP2 of the executable and EXIT of a launched fixture in the forward side-band ring', async () => {
     const exe = fixture('kernel_getpid');
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'launch', argv: [exe, '3'], stdio: 'ignore' } });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'launch', argv: [exe, '3'], stdio: 'ignore' },
+    });
     try {
       await recorder.exited;
       const forward = recorder.snapshot().rings.filter((r) => r.direction === 'forward');
@@ -282,20 +345,27 @@ describe('kernel: rings', function () {
       for (const ring of forward) {
         for (const record of walk(ring).records) {
           const view = new DataView(ring.bytes.buffer, ring.bytes.byteOffset + record.offset);
-          if (record.type === RecordType.COMM &&
-            (record.misc & (1 << 13)) &&
-            view.getUint32(8, true) === recorder.childPid) comms.push(cString(ring.bytes, record.offset + 16, 16));
-          if (record.type === RecordType.MMAP2 &&
-            view.getUint32(8, true) === recorder.childPid) mmaps.push(cString(ring.bytes, record.offset + 72, record.size - 72));
+          if (record.type === RecordType.COMM && record.misc & (1 << 13) && view.getUint32(8, true) === recorder.childPid)
+            comms.push(cString(ring.bytes, record.offset + 16, 16));
+          if (record.type === RecordType.MMAP2 && view.getUint32(8, true) === recorder.childPid)
+            mmaps.push(cString(ring.bytes, record.offset + 72, record.size - 72));
           if (record.type === RecordType.EXIT && view.getUint32(8, true) === recorder.childPid) exits++;
         }
       }
       assert.deepEqual(comms, ['kernel_getpid']);
       assert.ok(mmaps.includes(exe), `MMAP2 filenames: ${mmaps.join(', ')}`);
-      assert.ok(mmaps.some((name) => /libc\.so/.test(name)), 'the dynamic loader mapping libc is seen too');
+      assert.ok(
+        mmaps.some((name) => /libc\.so/.test(name)),
+        'the dynamic loader mapping libc is seen too',
+      );
       assert.equal(exits, 1);
       // Consumed: a second read returns nothing new.
-      assert.ok(recorder.snapshot().rings.filter((r) => r.direction === 'forward').every((r) => r.validBytes === 0));
+      assert.ok(
+        recorder
+          .snapshot()
+          .rings.filter((r) => r.direction === 'forward')
+          .every((r) => r.validBytes === 0),
+      );
     } finally {
       recorder.dispose();
     }
@@ -318,15 +388,25 @@ describe('kernel: rings', function () {
         assert.ok(rings.every((ring) => ring.path === 'gap-free'));
         const samples = rings.flatMap(samplesOf).filter((sample) => sample.tid === process.pid);
         counts.push(samples.length);
-        for (const ring of rings) assert.ok(walk(ring).records.every((r) => r.type === RecordType.SAMPLE), 'no LOST records: the standby never pauses');
+        for (const ring of rings)
+          assert.ok(
+            walk(ring).records.every((r) => r.type === RecordType.SAMPLE),
+            'no LOST records: the standby never pauses',
+          );
         // Copies tile time: nothing seen twice, nothing older than what the previous copy already held.
-        assert.ok(samples.every((sample) => sample.time > previousNewest), 'each copy starts after the previous one ends');
+        assert.ok(
+          samples.every((sample) => sample.time > previousNewest),
+          'each copy starts after the previous one ends',
+        );
         previousNewest = samples.reduce((newest, sample) => (sample.time > newest ? sample.time : newest), previousNewest);
       }
       // Node's own runtime may call getpid() on the main thread now and then (seen once in CI): allow
       // that one extra call per interval, never fewer than ours.
       for (const [index, calls] of [50, 30, 20, 5].entries()) {
-        assert.ok(counts[index] >= calls && counts[index] <= calls + 1, `interval ${index}: ${counts[index]} samples for ${calls} calls (${counts.join(', ')})`);
+        assert.ok(
+          counts[index] >= calls && counts[index] <= calls + 1,
+          `interval ${index}: ${counts[index]} samples for ${calls} calls (${counts.join(', ')})`,
+        );
       }
       const snapshot = recorder.snapshot();
       // Every fd reports its own id: both rings of every pair, and each thread's fd redirected into them.
@@ -341,7 +421,12 @@ describe('kernel: rings', function () {
 
   it('maps a perf fd borrowed with pidfd_getfd read-only and reads the same ring', async () => {
     const before = perfResources();
-    const recorder = await Recorder.open({ events: [tracepointEvent('syscalls', 'sys_enter_getpid')], target: { kind: 'pid', pid: process.pid }, sideband: false, pages: 4 });
+    const recorder = await Recorder.open({
+      events: [tracepointEvent('syscalls', 'sys_enter_getpid')],
+      target: { kind: 'pid', pid: process.pid },
+      sideband: false,
+      pages: 4,
+    });
     try {
       callGetpid(25);
       assert.equal(mainThreadSamples(recorder.snapshot().rings).length, 25);
@@ -438,7 +523,10 @@ describe('kernel: rings', function () {
         const lost = copy.lostSinceOpen;
         assert.ok(lost !== undefined && lost > 0n, `${mode}: the one-page ring overflowed (${lost} lost, ${drains} drains moved ${moved} bytes)`);
         assert.equal(samples + lost, BigInt(calls), `${mode}: ${samples} kept + ${lost} lost = every call`);
-        assert.ok(lostInRecords <= lost && lostInRecords > 0n, `${mode}: LOST records report ${lostInRecords} of the ${lost} (the last gap may have no record after it)`);
+        assert.ok(
+          lostInRecords <= lost && lostInRecords > 0n,
+          `${mode}: LOST records report ${lostInRecords} of the ${lost} (the last gap may have no record after it)`,
+        );
         // How much a drain loop in JS keeps of a C loop's stream depends on the two CPUs' speeds; that it
         // kept several rings' worth is what shows the drains moved records while the writer ran.
         const firstSample = walked.offsets.find((offset) => view.getUint32(offset, true) === RecordType.SAMPLE)!;
@@ -455,7 +543,13 @@ describe('kernel: rings', function () {
     assert.deepEqual(parseCpuList('0-2,4,6-7\n'), [0, 1, 2, 4, 6, 7]);
     assert.throws(() => parseCpuList('0-x'), /bad CPU list/);
     const maps = parseProcMaps('00400000-00401000 r-xp 00000000 08:01 1234    /tmp/a b/prog\n7ffd0000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n');
-    assert.deepEqual(maps.map((m) => [m.start, m.perms, m.path]), [[0x400000n, 'r-xp', '/tmp/a b/prog'], [0x7ffd0000n, 'rw-p', '[stack]']]);
+    assert.deepEqual(
+      maps.map((m) => [m.start, m.perms, m.path]),
+      [
+        [0x400000n, 'r-xp', '/tmp/a b/prog'],
+        [0x7ffd0000n, 'rw-p', '[stack]'],
+      ],
+    );
     const self = synthesizeSideband([process.pid]);
     assert.ok(self.some((p) => p.tid === process.pid && p.maps.some((m) => m.path === process.execPath)));
     assert.deepEqual(synthesizeSideband([2 ** 22 + 7]), [], 'a pid that does not exist is skipped');

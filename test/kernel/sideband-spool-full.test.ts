@@ -19,7 +19,9 @@ describe('keeper side-band spool on a full file system (a small tmpfs)', () => {
     execFileSync('umount', [dir]);
     rmSync(dir, { recursive: true, force: true });
   });
-  afterEach(() => { for (const name of readdirSync(dir)) unlinkSync(path.join(dir, name)); });
+  afterEach(() => {
+    for (const name of readdirSync(dir)) unlinkSync(path.join(dir, name));
+  });
 
   /** Fills what is left of the file system, so the next write fails with ENOSPC. */
   const fill = () => {
@@ -35,7 +37,11 @@ describe('keeper side-band spool on a full file system (a small tmpfs)', () => {
     const read = readSidebandSpool(file)!;
     const kept = numbers(read.bytes);
     assert.ok(kept.length > 0 && kept.length < total, `${kept.length} records kept`);
-    assert.deepEqual(kept, Array.from({ length: kept.length }, (_, i) => total - kept.length + i), 'the newest, without a gap');
+    assert.deepEqual(
+      kept,
+      Array.from({ length: kept.length }, (_, i) => total - kept.length + i),
+      'the newest, without a gap',
+    );
     assert.equal(read.unspooled?.error, 'ENOSPC');
     assert.equal(read.unspooled?.records, BigInt(total - kept.length), 'every record not kept is counted');
     assert.equal(read.unspooled?.bytes, read.base);

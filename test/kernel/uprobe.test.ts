@@ -33,7 +33,10 @@ describe('kernel: uprobes through the uprobe PMU', function () {
       const n = 250;
       const run = spawnSync(exe, [String(n)]);
       assert.equal(run.status, 0);
-      const samples = recorder.snapshot().rings.flatMap(samplesOf).filter((sample) => sample.pid === run.pid);
+      const samples = recorder
+        .snapshot()
+        .rings.flatMap(samplesOf)
+        .filter((sample) => sample.pid === run.pid);
       assert.equal(samples.length, n);
       assert.equal(new Set(samples.map((sample) => sample.ip)).size, 1, 'every hit at the one probed instruction');
     } finally {
@@ -41,22 +44,37 @@ describe('kernel: uprobes through the uprobe PMU', function () {
     }
   });
 
-  it('where tracefs cannot define uprobes, a launched program\'s threads are not followed, and its clone() still works', async () => {
+  it("where tracefs cannot define uprobes, a launched program's threads are not followed, and its clone() still works", async () => {
     const exe = fixture('threads_late');
     const symbols = lazyTargetSymbols({ executable: exe })!.symbols;
     const events = ['main', 'work'].map((name) => resolveEventSpec(`uprobe:${exe}:${name}`, { symbols }));
     const access = { ...readPerfAccess(), tracefs: { path: '/nonexistent-tracefs', state: 'unmounted' as const } };
     const recorder = await Recorder.open({
-      events, target: { kind: 'launch', argv: [exe, '0', '2', '10'], stdio: 'ignore' }, pages: 16, sideband: false, access,
+      events,
+      target: { kind: 'launch', argv: [exe, '0', '2', '10'], stdio: 'ignore' },
+      pages: 16,
+      sideband: false,
+      access,
     });
     try {
       assert.equal(await recorder.exited, 0, 'the threads were created and ran: late_counter = 2 x 10');
-      assert.ok(recorder.limitations.some((line) => line.includes(`uprobe:${exe}:main, uprobe:${exe}:work: uprobes watch only the threads there are when the recording starts`)
-        && line.includes('/nonexistent-tracefs/uprobe_events does not exist')), recorder.limitations.join('\n'));
+      assert.ok(
+        recorder.limitations.some(
+          (line) =>
+            line.includes(`uprobe:${exe}:main, uprobe:${exe}:work: uprobes watch only the threads there are when the recording starts`) &&
+            line.includes('/nonexistent-tracefs/uprobe_events does not exist'),
+        ),
+        recorder.limitations.join('\n'),
+      );
       const snapshot = recorder.snapshot();
       const samples = snapshot.rings.flatMap(samplesOf);
-      const of = (name: string) => samples.filter((sample) => snapshot.events[events.findIndex((event) => event.name.endsWith(`:${name}`))].ids.includes(sample.id));
-      assert.deepEqual(of('main').map((sample) => sample.ip), [nmSymbol(exe, 'main').address], 'main, in the thread that was there, once');
+      const of = (name: string) =>
+        samples.filter((sample) => snapshot.events[events.findIndex((event) => event.name.endsWith(`:${name}`))].ids.includes(sample.id));
+      assert.deepEqual(
+        of('main').map((sample) => sample.ip),
+        [nmSymbol(exe, 'main').address],
+        'main, in the thread that was there, once',
+      );
       assert.equal(of('work').length, 0, 'work() runs only in threads created later, which are not watched');
     } finally {
       recorder.dispose();

@@ -35,9 +35,15 @@ function samplesThrough(file: string, name: string): number {
   let count = 0;
   let inThis = false;
   for (const line of lines) {
-    if (!/^\s/.test(line)) { inThis = false; continue; } // a sample's header line; its frames follow indented
+    if (!/^\s/.test(line)) {
+      inThis = false;
+      continue;
+    } // a sample's header line; its frames follow indented
     const frame = /^\s+[0-9a-f]+ (\S+)/.exec(line);
-    if (!inThis && frame && frame[1].replace(/\+0x[0-9a-f]+$/, '') === name) { count++; inThis = true; }
+    if (!inThis && frame && frame[1].replace(/\+0x[0-9a-f]+$/, '') === name) {
+      count++;
+      inThis = true;
+    }
   }
   return count;
 }
@@ -46,8 +52,14 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
   this.timeout(120000);
   let dir = '';
   let browser: Browser;
-  before(async () => { dir = tempDir(); browser = await launchChromium(); });
-  after(async () => { await browser?.close(); rmSync(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = tempDir();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('bottom-up roots equal perf report --no-children -n; top-down starts at the callers; the flame graph draws', async () => {
     const data = path.join(dir, 'g.data');
@@ -75,18 +87,33 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
     await tab.goto('file://' + page);
     // The capture opens with the call tree of the whole capture in view.
     await tab.locator('#rs-calltree .rs-calltree-node').first().waitFor({ timeout: 30000 });
-    const rows = () => tab.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => ({
-      depth: Number((tr as HTMLElement).dataset.depth), fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
-      total: Number((tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count), self: Number(tr.querySelector('.rs-calltree-self')?.textContent),
-    })));
+    const rows = () =>
+      tab.$$eval('#rs-calltree .rs-calltree-node', (trs) =>
+        trs.map((tr) => ({
+          depth: Number((tr as HTMLElement).dataset.depth),
+          fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
+          total: Number((tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count),
+          self: Number(tr.querySelector('.rs-calltree-self')?.textContent),
+        })),
+      );
     const topDown = await rows();
     // Counted by the aggregation worker, which the offline page (file://, its policy allows blob: workers) starts too.
-    const where = await tab.evaluate(() => (window as unknown as { ringside: { callTree: { aggregation: { stats(): { worker: boolean;
-      computedOnPage: number } } } } }).ringside.callTree.aggregation.stats());
+    const where = await tab.evaluate(() =>
+      (
+        window as unknown as { ringside: { callTree: { aggregation: { stats(): { worker: boolean; computedOnPage: number } } } } }
+      ).ringside.callTree.aggregation.stats(),
+    );
     assert.deepEqual({ worker: where.worker, computedOnPage: where.computedOnPage }, { worker: true, computedOnPage: 0 });
     const total = [...theirs.values()].reduce((a, b) => a + b, 0);
-    assert.equal(topDown.filter((r) => r.depth === 1).reduce((sum, r) => sum + r.total, 0), total, 'every sample once');
-    assert.match(await tab.locator('#rs-calltree .rs-calltree-summary').innerText(), new RegExp(`^${total.toLocaleString('en-US')} samples with callchains · whole capture`));
+    assert.equal(
+      topDown.filter((r) => r.depth === 1).reduce((sum, r) => sum + r.total, 0),
+      total,
+      'every sample once',
+    );
+    assert.match(
+      await tab.locator('#rs-calltree .rs-calltree-summary').innerText(),
+      new RegExp(`^${total.toLocaleString('en-US')} samples with callchains · whole capture`),
+    );
     const inner = topDown.find((r) => r.fn === 'pd_inner');
     assert.ok(inner && inner.depth > 2, 'pd_inner sits below its callers in the top-down tree');
 
@@ -117,7 +144,11 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
             const parent = chart.levels[d - 1];
             let lo = 0;
             let hi = parent.count;
-            while (lo < hi) { const mid = (lo + hi) >> 1; if (parent.start[mid] <= level.start[b]) lo = mid + 1; else hi = mid; }
+            while (lo < hi) {
+              const mid = (lo + hi) >> 1;
+              if (parent.start[mid] <= level.start[b]) lo = mid + 1;
+              else hi = mid;
+            }
             self[names[parent.name[lo - 1]]] -= level.samples[b];
           }
         });
@@ -154,7 +185,10 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     page = path.join(dir, 'g.html');
     writeStandaloneHtml(page, decoded, symbols.frames);
   });
-  after(async () => { await browser?.close(); rmSync(dir, { recursive: true, force: true }); });
+  after(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('hot function widest; hover names it; a click zooms, filters the tracks, names its line; back zooms out', async () => {
     const report = perfReport(data, ['-F', 'sample,sym']);
@@ -226,7 +260,9 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     assert.equal(await tab.locator('#rs-calltree canvas.rs-flame').getAttribute('data-focus'), '');
     assert.equal((await boxes()).length, before.length);
     // A wider pane lays the graph out again for its new width.
-    await tab.evaluate(() => { (document.querySelector('#rs-calltree') as HTMLElement).style.gridColumn = '1 / -1'; });
+    await tab.evaluate(() => {
+      (document.querySelector('#rs-calltree') as HTMLElement).style.gridColumn = '1 / -1';
+    });
     const widened = (w: number) => (document.querySelector('#rs-calltree canvas.rs-flame') as HTMLElement).clientWidth > w;
     await tab.waitForFunction(widened, canvas.width + 100);
     const wider = await tab.locator('#rs-calltree canvas.rs-flame').boundingBox();
@@ -264,11 +300,13 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     await tab.locator('#rs-calltree .rs-calltree-node').first().waitFor({ timeout: 30000 });
 
     await tab.click('#rs-calltree button[data-mode="functions"]');
-    const functions = await tab.$$eval('#rs-calltree .rs-function-row', (trs) => trs.map((tr) => ({
-      fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
-      self: Number((tr.querySelector('.rs-function-self') as HTMLElement).dataset.count),
-      total: Number((tr.querySelector('.rs-function-total') as HTMLElement).dataset.count),
-    })));
+    const functions = await tab.$$eval('#rs-calltree .rs-function-row', (trs) =>
+      trs.map((tr) => ({
+        fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
+        self: Number((tr.querySelector('.rs-function-self') as HTMLElement).dataset.count),
+        total: Number((tr.querySelector('.rs-function-total') as HTMLElement).dataset.count),
+      })),
+    );
     assert.equal(functions[0].fn, 'pd_inner', 'most self samples first');
     // The fixture's own functions exactly; every sample once. (Elsewhere a sample in a PLT stub can be named apart.)
     const own = (counts: Map<string, number>) => Object.fromEntries([...counts].filter(([fn]) => /^(pd_|main$)/.test(fn)).sort());
@@ -284,11 +322,14 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     assert.equal(await shown(), outer.total);
 
     await tab.click('#rs-calltree button[data-mode="lines"]');
-    const lines = await tab.$$eval('#rs-calltree .rs-line-row', (trs) => trs.map((tr) => ({
-      file: (tr as HTMLElement).dataset.file ?? '', line: Number((tr as HTMLElement).dataset.line),
-      fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
-      self: Number((tr.querySelector('.rs-line-self') as HTMLElement).dataset.count),
-    })));
+    const lines = await tab.$$eval('#rs-calltree .rs-line-row', (trs) =>
+      trs.map((tr) => ({
+        file: (tr as HTMLElement).dataset.file ?? '',
+        line: Number((tr as HTMLElement).dataset.line),
+        fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
+        self: Number((tr.querySelector('.rs-line-self') as HTMLElement).dataset.count),
+      })),
+    );
     const ourLines = new Map<string, number>();
     for (const l of lines.filter((l) => l.file.endsWith('/pd_work.c'))) {
       ourLines.set(`pd_work.c:${l.line}`, (ourLines.get(`pd_work.c:${l.line}`) ?? 0) + l.self);

@@ -15,7 +15,9 @@ import { fixture, perfRecord, perfSelfCounts, tempDir, withFirstPltStubAsInit } 
 describe('call tree of a perf.data equals perf report --no-children', function () {
   this.timeout(120000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('exact self sample counts per function, the whole capture', () => {

@@ -16,7 +16,6 @@ import type { RawSnapshot } from '../../native/abi/snapshot';
 import { fixture, perfOutput, perfRecord, repoRoot, tempDir } from './perf-tools';
 import { prng } from '../../native/decode/test-records';
 
-
 const NAME = 'fuzz.data';
 
 /** Reads; the only acceptable failure is a PerfDataError naming the file and an offset within it. */
@@ -41,8 +40,10 @@ function decodeTolerant(imported: PerfDataImport): void {
   }
 }
 
-const asRaw = (imported: PerfDataImport): PerfDataImport & { raw: RawSnapshot } =>
-  ({ ...imported, raw: { events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] } });
+const asRaw = (imported: PerfDataImport): PerfDataImport & { raw: RawSnapshot } => ({
+  ...imported,
+  raw: { events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] },
+});
 
 /**
  * What `ringside decode --keep-going` does before writing, and what each output then asks of every
@@ -118,7 +119,10 @@ describe('perf.data bad input', function () {
       const at = dataStart + Math.floor(random() * (dataEnd - dataStart));
       const result = readOrTypedError(valid.subarray(0, at), true);
       assert.ok(!(result instanceof PerfDataError), `keepGoing at ${at}: ${result instanceof PerfDataError ? result.message : ''}`);
-      assert.ok(result.warnings.some((w) => /runs past the end|ends inside a record header|extends past the end/.test(w) && /, at offset \d+/.test(w)), `a warning names the damage: ${result.warnings.join(' | ')}`);
+      assert.ok(
+        result.warnings.some((w) => /runs past the end|ends inside a record header|extends past the end/.test(w) && /, at offset \d+/.test(w)),
+        `a warning names the damage: ${result.warnings.join(' | ')}`,
+      );
       assert.equal(result.events.length, pristine.events.length, 'events come from the attrs section before the cut');
       // Every whole kernel record before the cut is delivered, none after it.
       const decoded = decodeSnapshot({ events: result.events, rings: result.rings });
@@ -192,12 +196,21 @@ describe('perf.data bad input', function () {
       if (skipped === 0) continue;
       damaged++;
       // Without keepGoing: the typed error naming the file, the record and the field inside it.
-      assert.throws(() => decodeChecked(asRaw(imported), NAME, { keepGoing: false }), (error: unknown) => {
-        assert.ok(error instanceof DamagedRecordError, String(error));
-        assert.ok(samples.some(([at]) => at === error.recordOffset), `record offset ${error.recordOffset} is a sample's`);
-        assert.ok(error.offset >= error.recordOffset && error.message.startsWith(`${NAME}: damaged record at offset ${error.recordOffset}: cannot decode SAMPLE.`), error.message);
-        return true;
-      });
+      assert.throws(
+        () => decodeChecked(asRaw(imported), NAME, { keepGoing: false }),
+        (error: unknown) => {
+          assert.ok(error instanceof DamagedRecordError, String(error));
+          assert.ok(
+            samples.some(([at]) => at === error.recordOffset),
+            `record offset ${error.recordOffset} is a sample's`,
+          );
+          assert.ok(
+            error.offset >= error.recordOffset && error.message.startsWith(`${NAME}: damaged record at offset ${error.recordOffset}: cannot decode SAMPLE.`),
+            error.message,
+          );
+          return true;
+        },
+      );
       // perf as referee (on the first 40: a perf run each): it stops at a record it cannot parse, so it
       // complains and prints fewer samples than the valid file has.
       if (refereed < 40) {
@@ -224,14 +237,15 @@ describe('perf.data bad input', function () {
       return bytes;
     };
     const candidates = sampleRecords().flatMap(([offset, size]) => Array.from({ length: (size - 8) / 8 }, (_, word) => [offset, word] as const));
-    const [at, word] = candidates.find(([offset, w]) => {
-      try {
-        decodeChecked(asRaw(readPerfData(damagedAt(offset, w), NAME)), NAME, { keepGoing: false });
-        return false;
-      } catch (error) {
-        return error instanceof DamagedRecordError;
-      }
-    }) ?? assert.fail('no u64 of any sample whose damage the full decode finds');
+    const [at, word] =
+      candidates.find(([offset, w]) => {
+        try {
+          decodeChecked(asRaw(readPerfData(damagedAt(offset, w), NAME)), NAME, { keepGoing: false });
+          return false;
+        } catch (error) {
+          return error instanceof DamagedRecordError;
+        }
+      }) ?? assert.fail('no u64 of any sample whose damage the full decode finds');
     const damagedFile = path.join(dir, 'damaged.data');
     writeFileSync(damagedFile, damagedAt(at, word));
     const ringside = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
@@ -241,7 +255,11 @@ describe('perf.data bad input', function () {
       rmSync(out, { force: true });
       const strict = ringside(['decode', damagedFile, '-o', out]);
       assert.equal(strict.status, 1, strict.stderr);
-      assert.match(strict.stderr, new RegExp(`^ringside: ${damagedFile}: damaged record at offset ${at}: cannot decode .*, at offset \\d+ \\(.*--keep-going`), strict.stderr);
+      assert.match(
+        strict.stderr,
+        new RegExp(`^ringside: ${damagedFile}: damaged record at offset ${at}: cannot decode .*, at offset \\d+ \\(.*--keep-going`),
+        strict.stderr,
+      );
       assert.ok(!existsSync(out), `no ${ext} output is left behind by a decode that failed`);
       const lenient = ringside(['decode', damagedFile, '-o', out, '--keep-going']);
       assert.equal(lenient.status, 0, lenient.stderr);
@@ -273,11 +291,14 @@ describe('perf.data bad input', function () {
       [new TextEncoder().encode('hello, this is not perf data at all\n'), /not a perf\.data file: magic is "hello, t"/],
       [new Uint8Array(0), /too short for a perf\.data header/],
       [Uint8Array.from(valid.subarray(0, 8)).reverse(), /too short/],
-      [(() => {
-        const b = Uint8Array.from(valid);
-        b.set(valid.subarray(0, 8).slice().reverse(), 0);
-        return b;
-      })(), /big-endian perf\.data files are not supported/],
+      [
+        (() => {
+          const b = Uint8Array.from(valid);
+          b.set(valid.subarray(0, 8).slice().reverse(), 0);
+          return b;
+        })(),
+        /big-endian perf\.data files are not supported/,
+      ],
       [new TextEncoder().encode('PERFFILE' + '\0'.repeat(200)), /old version-1 perf\.data file/],
     ];
     for (const [bytes, message] of cases) {

@@ -26,7 +26,11 @@ function sideOf(file: string): DiffSide {
   return { table, weight: stackWeights(table, stackOf) };
 }
 
-interface PerfDiffLine { readonly symbol: string; readonly baseline: number | null; readonly delta: number | null }
+interface PerfDiffLine {
+  readonly symbol: string;
+  readonly baseline: number | null;
+  readonly delta: number | null;
+}
 
 /** `perf diff A B` (sorted by symbol): per named symbol its baseline percentage and Delta, each null where perf prints none. */
 function perfDiff(a: string, b: string): PerfDiffLine[] {
@@ -44,10 +48,12 @@ function perfDiff(a: string, b: string): PerfDiffLine[] {
 describe('difference of two perf.data equals perf diff', function () {
   this.timeout(180000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('B − A per function: perf diff\'s Delta (percentage points of each file\'s samples), the doubled function about +100 %', () => {
+  it("B − A per function: perf diff's Delta (percentage points of each file's samples), the doubled function about +100 %", () => {
     const a = path.join(dir, 'a.data');
     const b = path.join(dir, 'b.data');
     perfRecord(a, ['-g', '-e', 'task-clock', '-c', '250000'], [fixture('diff_work'), '1', '60000000']);
@@ -79,7 +85,7 @@ describe('difference of two perf.data equals perf diff', function () {
     assert.ok(Math.abs(steady.selfChange) < 30, `diff_steady: ${steady.selfA} → ${steady.selfB} samples`);
   });
 
-  it('names each function\'s library as perf\'s dso column does, and collapses the kernel\'s into one node', () => {
+  it("names each function's library as perf's dso column does, and collapses the kernel's into one node", () => {
     const file = path.join(dir, 'a.data');
     const side = sideOf(file);
     const { table, weight } = side;
@@ -90,7 +96,10 @@ describe('difference of two perf.data equals perf diff', function () {
     assert.ok(kernelNames.length > 0, 'the samples entered the kernel somewhere (timer interrupts at least)');
     const collapsed = transformStacks(table, weight, [{ kind: 'collapse-library', library: KERNEL_LIBRARY }]);
     const used = new Set(Array.from(collapsed.table.frames, (f) => collapsed.table.names[f]));
-    assert.ok(kernelNames.every((n) => !used.has(n)), 'no kernel function is left as a frame of its own');
+    assert.ok(
+      kernelNames.every((n) => !used.has(n)),
+      'no kernel function is left as a frame of its own',
+    );
     assert.ok(used.has(libraryFrameName(KERNEL_LIBRARY)));
     const sum = (w: Float64Array) => w.reduce((x, y) => x + y, 0);
     assert.equal(sum(collapsed.weight), sum(weight), 'every sample stays');

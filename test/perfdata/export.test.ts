@@ -25,7 +25,8 @@ function reportComplaints(file: string): string[] {
   // Histogram rows ("  0.37%  pd_work  [kernel.kallsyms]  [k] access_error") name functions, and
   // kernel functions are called things like access_error: only the other lines can be complaints.
   const histogramRow = /^\s*\d+(\.\d+)?%\s/;
-  return `${stderr}\n${stdout}`.split('\n')
+  return `${stderr}\n${stdout}`
+    .split('\n')
     .filter((line) => !histogramRow.test(line))
     .filter((line) => /warn|error|fail|corrupt|invalid|unsupported|bad |mismatch|can't|cannot/i.test(line));
 }
@@ -40,7 +41,11 @@ describe('perf.data export (perf script reads our files like its own)', function
     work = fixture('pd_work');
     dir = tempDir();
     perfRecord(file('sw.data'), ['-e', 'task-clock', '-c', '100000', '--sample-cpu'], [work, '3', '3000000']);
-    perfRecord(file('tp.data'), ['-e', 'syscalls:sys_enter_write', '-e', 'sched:sched_process_fork', '-e', 'task-clock', '-c', '100000', '--sample-cpu'], [work, '5', '1000000']);
+    perfRecord(
+      file('tp.data'),
+      ['-e', 'syscalls:sys_enter_write', '-e', 'sched:sched_process_fork', '-e', 'task-clock', '-c', '100000', '--sample-cpu'],
+      [work, '5', '1000000'],
+    );
     perfRecord(file('bp.data'), ['-e', `mem:${nmAddress(work, 'pd_counter')}:w`, '--sample-cpu'], [work, '6', '0']);
     perfRecord(file('g.data'), ['-g', '-e', 'task-clock', '-c', '200000', '--sample-cpu'], [work, '1', '4000000']);
     perfRecord(file('ow.data'), ['--overwrite', '-m', '2', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], [work, '1', '4000000']);
@@ -66,7 +71,8 @@ describe('perf.data export (perf script reads our files like its own)', function
       // And our own reader reads the export back to the same samples.
       const again = importFile(out);
       assert.deepEqual(ourSamples(again.decoded), ourSamples(decoded));
-      if (theirs.length === 0) assert.deepEqual(reportComplaints(out), reportComplaints(file(name)), 'perf report says of our export what it says of its own file with no samples');
+      if (theirs.length === 0)
+        assert.deepEqual(reportComplaints(out), reportComplaints(file(name)), 'perf report says of our export what it says of its own file with no samples');
       else assert.deepEqual(reportComplaints(out), [], 'perf report has no complaints');
     });
   }
@@ -96,13 +102,10 @@ describe('perf.data export (perf script reads our files like its own)', function
       const f = record.fields;
       if (kind === RecordType.MMAP2 && typeof f.pid === 'number' && typeof f.filename === 'string' && f.filename.startsWith('/')) {
         const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
-        processes.set(
-          f.pid,
-          {
-            ...entry,
-            maps: [...entry.maps, { start: f.addr as bigint, end: (f.addr as bigint) + (f.len as bigint), pgoff: f.pgoff as bigint, path: f.filename }],
-          },
-        );
+        processes.set(f.pid, {
+          ...entry,
+          maps: [...entry.maps, { start: f.addr as bigint, end: (f.addr as bigint) + (f.len as bigint), pgoff: f.pgoff as bigint, path: f.filename }],
+        });
       } else if (kind === RecordType.COMM && typeof f.pid === 'number' && typeof f.comm === 'string') {
         const entry = processes.get(f.pid) ?? { pid: f.pid, tid: f.pid, comm: '', maps: [] };
         processes.set(f.pid, { ...entry, comm: f.comm });
@@ -142,8 +145,14 @@ describe('perf.data export (perf script reads our files like its own)', function
     const fields = ['--ns', '-F', 'comm,pid,tid,time,ip,sym,symoff,dso'];
     const ours = perfScript(out, fields).lines;
     assert.deepEqual(ours, perfScript(file('sw.data'), fields).lines);
-    assert.ok(ours.some((line) => line.includes('pd_inner+0x')), 'user symbols of the fixture resolved');
-    assert.ok(ours.some((line) => line.includes('[kernel.kallsyms]')), 'kernel samples resolved through the synthesized kernel map');
+    assert.ok(
+      ours.some((line) => line.includes('pd_inner+0x')),
+      'user symbols of the fixture resolved',
+    );
+    assert.ok(
+      ours.some((line) => line.includes('[kernel.kallsyms]')),
+      'kernel samples resolved through the synthesized kernel map',
+    );
     assert.deepEqual(reportComplaints(out), []);
   });
 
@@ -194,12 +203,18 @@ describe('perf.data export (perf script reads our files like its own)', function
     const decoded = decodeSnapshot({ events, rings });
     assert.equal(decoded.anomalies.length, 0);
     const out = file('noids.data');
-    writeFileSync(out, writePerfData(decoded, { synthesized: [], cmdline: ['test'], hostname: 'h', osrelease: 'r', arch: 'x86_64', nrcpus: 2, cpudesc: 'cpu' }));
+    writeFileSync(
+      out,
+      writePerfData(decoded, { synthesized: [], cmdline: ['test'], hostname: 'h', osrelease: 'r', arch: 'x86_64', nrcpus: 2, cpudesc: 'cpu' }),
+    );
     const lines = perfScript(out, ['--ns', '-F', 'pid,tid,time,event,trace']).lines;
     const perfTp = perfScript(file('tp.data'), ['--ns', '-F', 'pid,tid,time,event,trace']).lines;
     assert.deepEqual(lines, perfTp);
     assert.ok(events.some((e) => e.attr.type === PerfType.TRACEPOINT) && events.some((e) => e.attr.type === PerfType.SOFTWARE));
     const reread = readPerfData(readFileSync(out), out);
-    assert.deepEqual(reread.events.map((e) => e.ids.length), [1, 1, 1]);
+    assert.deepEqual(
+      reread.events.map((e) => e.ids.length),
+      [1, 1, 1],
+    );
   });
 });

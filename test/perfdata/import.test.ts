@@ -64,7 +64,11 @@ describe('perf.data import (perf record is the referee)', function () {
     work = fixture('pd_work');
     dir = tempDir();
     perfRecord(file('sw.data'), ['-e', 'task-clock', '-c', '100000', '--sample-cpu'], [work, '3', '3000000']);
-    perfRecord(file('tp.data'), ['-e', 'syscalls:sys_enter_write', '-e', 'sched:sched_process_fork', '-e', 'syscalls:sys_enter_getpid', '--sample-cpu'], [work, '7', '0']);
+    perfRecord(
+      file('tp.data'),
+      ['-e', 'syscalls:sys_enter_write', '-e', 'sched:sched_process_fork', '-e', 'syscalls:sys_enter_getpid', '--sample-cpu'],
+      [work, '7', '0'],
+    );
     perfRecord(file('bp.data'), ['-e', `mem:${nmAddress(work, 'pd_counter')}:w`, '--sample-cpu'], [work, '9', '0']);
     perfRecord(file('g.data'), ['-g', '-e', 'task-clock', '-c', '200000', '--sample-cpu'], [work, '1', '4000000']);
     perfRecord(file('ow.data'), ['--overwrite', '-m', '2', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], [work, '1', '6000000']);
@@ -76,12 +80,18 @@ describe('perf.data import (perf record is the referee)', function () {
   it('reads header, attrs with their ids, and the feature sections like perf report --header-only', () => {
     const { imported } = importFile(file('tp.data'));
     assert.equal(imported.mode, 'file');
-    assert.deepEqual(imported.events.map((e) => e.name), ['syscalls:sys_enter_write', 'sched:sched_process_fork', 'syscalls:sys_enter_getpid']);
+    assert.deepEqual(
+      imported.events.map((e) => e.name),
+      ['syscalls:sys_enter_write', 'sched:sched_process_fork', 'syscalls:sys_enter_getpid'],
+    );
     const header = perfOutput(['report', '--header-only', '-I', '-i', file('tp.data')]).stdout;
     for (const event of imported.events) {
       const line = header.split('\n').find((l) => l.startsWith(`# event : name = ${event.name},`));
       assert.ok(line, `perf lists ${event.name}`);
-      const ids = /id = \{ ([\d, ]+) \}/.exec(line)![1].split(',').map((s) => BigInt(s.trim()));
+      const ids = /id = \{ ([\d, ]+) \}/
+        .exec(line)![1]
+        .split(',')
+        .map((s) => BigInt(s.trim()));
       assert.deepEqual(event.ids, ids, `${event.name} ids`);
       assert.equal(event.attr.type, PerfType.TRACEPOINT);
       assert.ok(event.tracepoint, `${event.name} has its format from TRACING_DATA`);
@@ -98,11 +108,16 @@ describe('perf.data import (perf record is the referee)', function () {
     assert.equal(f.cmdline?.join(' '), value('cmdline'));
     assert.ok(f.present.includes(Feature.TRACING_DATA) && f.present.includes(Feature.EVENT_DESC));
     // Build ids: every entry perf lists (perf buildid-list) with the same id and path.
-    const listed = perfOutput(['buildid-list', '-i', file('tp.data')]).stdout.trim().split('\n');
+    const listed = perfOutput(['buildid-list', '-i', file('tp.data')])
+      .stdout.trim()
+      .split('\n');
     assert.ok(listed.length > 0);
     for (const entry of listed) {
       const [id, ...name] = entry.split(' ');
-      assert.ok(f.buildIds.some((b) => b.buildId === id && b.path === name.join(' ')), `build id ${entry}`);
+      assert.ok(
+        f.buildIds.some((b) => b.buildId === id && b.path === name.join(' ')),
+        `build id ${entry}`,
+      );
     }
   });
 
@@ -136,13 +151,20 @@ describe('perf.data import (perf record is the referee)', function () {
     const ours = ourSamples(decoded);
     const theirs = perfSamples(file('tp.data'), true);
     assertSameSamples(ours, theirs, 'tp.data');
-    assert.equal(ours.filter((s) => s.event === 'syscalls:sys_enter_write' && s.fields?.buf === theirs.find((t) => t.event === 'syscalls:sys_enter_write')?.fields?.buf).length, 7);
+    assert.equal(
+      ours.filter((s) => s.event === 'syscalls:sys_enter_write' && s.fields?.buf === theirs.find((t) => t.event === 'syscalls:sys_enter_write')?.fields?.buf)
+        .length,
+      7,
+    );
     assert.equal(ours.filter((s) => s.event === 'syscalls:sys_enter_getpid').length, 7);
     const fork = ours.filter((s) => s.event === 'sched:sched_process_fork');
     assert.equal(fork.length, 1);
     assert.equal(fork[0].fields?.comm, 'pd_work', 'char[16] field decoded as a string');
     // write(fd, "ringside", i % 8 + 1): counts 1..7 in order.
-    assert.deepEqual(ours.filter((s) => s.event === 'syscalls:sys_enter_write').map((s) => s.fields?.count), ['1', '2', '3', '4', '5', '6', '7']);
+    assert.deepEqual(
+      ours.filter((s) => s.event === 'syscalls:sys_enter_write').map((s) => s.fields?.count),
+      ['1', '2', '3', '4', '5', '6', '7'],
+    );
   });
 
   it('mem: breakpoint: one sample per write, in pd_write_counter, same as perf script', () => {
@@ -152,10 +174,18 @@ describe('perf.data import (perf record is the referee)', function () {
     // perf recorded no hit where this host delivers none: the same (empty) samples is all there is to compare.
     if (!hostBreakpoints().fire) return assert.equal(ours.length, 0);
     // The kernel's ELF loader clears .bss during exec (kernel-mode hits); then the 9 user writes.
-    const user = ours.filter((s) => !BigInt('0x' + s.ip).toString(16).startsWith('ffff'));
+    const user = ours.filter(
+      (s) =>
+        !BigInt('0x' + s.ip)
+          .toString(16)
+          .startsWith('ffff'),
+    );
     assert.equal(user.length, 9);
     const theirSyms = perfScript(file('bp.data'), ['-F', 'ip,sym']).lines.map((l) => l.trim().split(/\s+/));
-    assert.deepEqual(theirSyms.filter(([ip]) => !ip.startsWith('ffff')).map(([, sym]) => sym), new Array(9).fill('pd_write_counter'));
+    assert.deepEqual(
+      theirSyms.filter(([ip]) => !ip.startsWith('ffff')).map(([, sym]) => sym),
+      new Array(9).fill('pd_write_counter'),
+    );
     const symbolizer = symbolizerFor(decoded);
     for (const sample of user) assert.match(symbolizer.symbolize(sample.pid, BigInt('0x' + sample.ip), false) ?? '', /^pd_write_counter\+0x/);
   });
@@ -180,7 +210,10 @@ describe('perf.data import (perf record is the referee)', function () {
     // perf -D prints in file order; compare as multisets keyed by the chain text.
     assert.equal(ourChains.length, chains.length);
     assert.deepEqual(ourChains.map((c) => c.join(',')).sort(), chains.map((c) => c.join(',')).sort());
-    assert.ok(ourChains.some((c) => c.length > 3), 'deep chains present');
+    assert.ok(
+      ourChains.some((c) => c.length > 3),
+      'deep chains present',
+    );
   });
 
   it('--overwrite (backward rings written at exit): same samples as perf script, in time order', () => {
@@ -201,10 +234,15 @@ describe('perf.data import (perf record is the referee)', function () {
 
   it('pipe mode (perf record -o -): HEADER_ATTR, EVENT_UPDATE, TRACING_DATA records give the same samples', () => {
     const pipeFile = file('pipe.data');
-    execSync(`${perfBinary()} record -q -o - -e syscalls:sys_enter_write -e task-clock -c 100000 --sample-cpu -- ${work} 4 1000000 > ${pipeFile}`, { shell: '/bin/bash' });
+    execSync(`${perfBinary()} record -q -o - -e syscalls:sys_enter_write -e task-clock -c 100000 --sample-cpu -- ${work} 4 1000000 > ${pipeFile}`, {
+      shell: '/bin/bash',
+    });
     const imported = readPerfData(readFileSync(pipeFile), pipeFile);
     assert.equal(imported.mode, 'pipe');
-    assert.deepEqual(imported.events.map((e) => e.name), ['syscalls:sys_enter_write', 'task-clock']);
+    assert.deepEqual(
+      imported.events.map((e) => e.name),
+      ['syscalls:sys_enter_write', 'task-clock'],
+    );
     assert.ok(imported.events[0].tracepoint, 'format from the TRACING_DATA record');
     assert.ok((imported.recordCounts.HEADER_ATTR ?? 0) >= 2);
     const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings });

@@ -10,10 +10,12 @@ import { SnapshotSymbols } from '../../native/cli/symbols';
 import { snapshotToWire } from '../../host/wire';
 import { fixture, perfRecord, perfScript, tempDir } from './perf-tools';
 
-describe('thread names of an opened perf.data equal perf script\'s', function () {
+describe("thread names of an opened perf.data equal perf script's", function () {
   this.timeout(120000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('names every sampled thread as perf script names its last sample, forked-only children included', () => {

@@ -187,7 +187,11 @@ export function printLabels(printFormat: string): Map<string, string> {
 }
 
 /** A SAMPLE line of Ringside's JSON Lines with its callchain (`time` kept as its exact digits). */
-export interface JsonCallchainSample { readonly time: string; readonly callchain?: string[]; readonly callchainSyms?: (string | null)[] }
+export interface JsonCallchainSample {
+  readonly time: string;
+  readonly callchain?: string[];
+  readonly callchainSyms?: (string | null)[];
+}
 
 const isKernelAddress = (ip: string) => BigInt(ip) >= 0xffff800000000000n;
 
@@ -199,7 +203,10 @@ export function ourUserFrames(sample: JsonCallchainSample): string[] {
 }
 
 /** One frame as perf script prints it: `sym+0xoff` and its object. */
-export interface PerfFrame { readonly name: string; readonly dso: string }
+export interface PerfFrame {
+  readonly name: string;
+  readonly dso: string;
+}
 
 /**
  * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by exact time), every
@@ -230,7 +237,10 @@ export function perfFrames(file: string): Map<string, PerfFrame[]> {
 export function perfUserFrames(file: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const [time, frames] of perfFrames(file)) {
-    out.set(time, frames.filter((frame) => !frame.dso.startsWith('[kernel')).map((frame) => (frame.name.startsWith('@plt+') ? '[unknown]' : frame.name)));
+    out.set(
+      time,
+      frames.filter((frame) => !frame.dso.startsWith('[kernel')).map((frame) => (frame.name.startsWith('@plt+') ? '[unknown]' : frame.name)),
+    );
   }
   return out;
 }
@@ -258,8 +268,10 @@ export function withFirstPltStubAsInit(counts: ReadonlyMap<string, number>, bina
  * `pltStubsOfLibrariesAsUnresolved`: a shared library's `x@plt` counts as unresolved (see perfNamesPltSlotByPosition),
  * its names listed in `libraryPltNames` so the other side can count the same names apart too.
  */
-export function perfSelfCounts(file: string, options: { pltStubsOfLibrariesAsUnresolved?: boolean } = {}):
-  { named: Map<string, number>; unresolved: number; total: number; libraryPltNames: Set<string> } {
+export function perfSelfCounts(
+  file: string,
+  options: { pltStubsOfLibrariesAsUnresolved?: boolean } = {},
+): { named: Map<string, number>; unresolved: number; total: number; libraryPltNames: Set<string> } {
   const columns = options.pltStubsOfLibrariesAsUnresolved ? 'sample,dso,sym' : 'sample,sym';
   const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', columns, '-g', 'none', '--percent-limit', '0']);
   if (report.status !== 0) throw new Error(`perf report -i ${file} failed (${report.status}): ${report.stderr}`);

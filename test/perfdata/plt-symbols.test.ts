@@ -33,7 +33,9 @@ function retargetSamples(bytes: Buffer, from: bigint, to: bigint, targets: reado
 describe('PLT and .init addresses are named as perf script names them', function () {
   this.timeout(120_000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('every address of .init and .plt of pd_work', () => {

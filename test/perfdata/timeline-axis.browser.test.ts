@@ -17,18 +17,23 @@ describe('time axis of an opened perf.data in Chromium (perf script is the refer
   this.timeout(120000);
   let dir = '';
   let browser: Browser;
-  before(async () => { dir = tempDir(); browser = await launchChromium(); });
-  after(async () => { await browser?.close(); rmSync(dir, { recursive: true, force: true }); });
+  before(async () => {
+    dir = tempDir();
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
-  it('fits the axis to the timed records; perf\'s time-0 side-band records are counted, not placed', async () => {
+  it("fits the axis to the timed records; perf's time-0 side-band records are counted, not placed", async () => {
     const data = path.join(dir, 'all.data');
     perfRecord(data, ['-a', '-e', 'cpu-clock', '-c', '1000000'], ['sleep', '0.2']);
     // Every record perf script reads, side-band included, with its time in ns.
-    const times = perfScript(data, ['--ns', '-F', 'time', '--show-mmap-events', '--show-task-events']).lines
-      .map((line) => {
-        const [, seconds, nanos] = /^\s*(\d+)\.(\d{9}):/.exec(line) ?? assert.fail(`perf script printed no time: ${line}`);
-        return BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
-      });
+    const times = perfScript(data, ['--ns', '-F', 'time', '--show-mmap-events', '--show-task-events']).lines.map((line) => {
+      const [, seconds, nanos] = /^\s*(\d+)\.(\d{9}):/.exec(line) ?? assert.fail(`perf script printed no time: ${line}`);
+      return BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
+    });
     const untimed = times.filter((t) => t === 0n).length;
     const timed = times.filter((t) => t !== 0n);
     assert.ok(untimed > 0, 'perf record -a wrote records stamped 0 (the premise of this test)');
@@ -56,16 +61,27 @@ describe('time axis of an opened perf.data in Chromium (perf script is the refer
     assert.equal(origin, 0n);
     const axis = await tab.evaluate(() => {
       const a = document.querySelector('.rs-axis') as SVGSVGElement;
-      return { start: Number(a.dataset.domainStart), end: Number(a.dataset.domainEnd), base: Number(a.dataset.baseStart),
-        ticks: [...a.querySelectorAll('.tick text')].map((t) => t.textContent ?? '') };
+      return {
+        start: Number(a.dataset.domainStart),
+        end: Number(a.dataset.domainEnd),
+        base: Number(a.dataset.baseStart),
+        ticks: [...a.querySelectorAll('.tick text')].map((t) => t.textContent ?? ''),
+      };
     });
     const span = Number(last - first);
-    assert.ok(Math.abs(axis.start - (Number(first) - span * 0.02)) < 2 && Math.abs(axis.end - (Number(first) + span * 1.02)) < 2,
-      `Fit spans ${first}..${last} ns with its margin, not from 0: the axis shows ${axis.start}..${axis.end}`);
+    assert.ok(
+      Math.abs(axis.start - (Number(first) - span * 0.02)) < 2 && Math.abs(axis.end - (Number(first) + span * 1.02)) < 2,
+      `Fit spans ${first}..${last} ns with its margin, not from 0: the axis shows ${axis.start}..${axis.end}`,
+    );
     assert.equal(axis.base, Number(first), 'times count from the first timed record');
-    assert.ok(axis.ticks.some((t) => /^0(\.0+)? (ms|s)$/.test(t)), `the axis starts at 0 of the capture: ${axis.ticks}`);
+    assert.ok(
+      axis.ticks.some((t) => /^0(\.0+)? (ms|s)$/.test(t)),
+      `the axis starts at 0 of the capture: ${axis.ticks}`,
+    );
     // A process header holds its threads' records again (and a watch lane its event's): count each record once.
-    const placed = await tab.$$eval('.rs-lane-label:not(.rs-process-lane):not(.rs-watch-lane)', (labels) => labels.reduce((n, l) => n + Number(l.querySelector('.rs-lane-count')!.textContent!.replace(/,/g, '')), 0));
+    const placed = await tab.$$eval('.rs-lane-label:not(.rs-process-lane):not(.rs-watch-lane)', (labels) =>
+      labels.reduce((n, l) => n + Number(l.querySelector('.rs-lane-count')!.textContent!.replace(/,/g, '')), 0),
+    );
     assert.equal(placed, timed.length, 'every timed record is on a lane, no untimed one');
     assert.deepEqual(problems, []);
     await tab.close();

@@ -16,7 +16,10 @@ type JsonSample = JsonCallchainSample & { type: string };
 function ringsideJson(args: readonly string[]): JsonSample[] {
   const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
   assert.equal(result.status, 0, result.stderr);
-  return result.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonSample);
+  return result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonSample);
 }
 
 describe('DWARF unwinding of perf.data recorded with --call-graph dwarf (perf script is the referee)', function () {

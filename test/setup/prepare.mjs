@@ -30,7 +30,9 @@ if (built) console.log(`prepare: built ${built} fixture(s) into fixtures-bin/`);
 const tracefs = '/sys/kernel/tracing';
 if (!existsSync(path.join(tracefs, 'events'))) {
   if (process.getuid && process.getuid() !== 0) {
-    console.error(`prepare: tracefs is not mounted at ${tracefs} and this is not root; tracepoint tests will fail. Run: sudo mount -t tracefs nodev ${tracefs}`);
+    console.error(
+      `prepare: tracefs is not mounted at ${tracefs} and this is not root; tracepoint tests will fail. Run: sudo mount -t tracefs nodev ${tracefs}`,
+    );
   } else {
     execSync(`mount -t tracefs nodev ${tracefs}`, { stdio: 'inherit' });
     console.log(`prepare: mounted tracefs at ${tracefs}`);

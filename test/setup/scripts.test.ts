@@ -28,12 +28,15 @@ const script = <T>(relative: string): T => require(path.join(repoRoot, relative)
 /** Holds an fcntl write lock on `file` (what apt-get takes; flock(1) takes a different kind) until killed. */
 function holdFcntlLock(file: string): Promise<ChildProcess> {
   // struct flock on x86_64 and aarch64: short l_type, short l_whence, (4 bytes padding) off_t l_start, off_t l_len, pid_t l_pid.
-  const perl = 'use Fcntl; open(my $f, "+<", $ARGV[0]) or die "open: $!"; ' +
+  const perl =
+    'use Fcntl; open(my $f, "+<", $ARGV[0]) or die "open: $!"; ' +
     'my $lock = pack("s s x4 q q i x4", F_WRLCK, 0, 0, 0, 0); fcntl($f, F_SETLK, $lock) or die "lock: $!"; $| = 1; print "held\\n"; sleep 120;';
   const holder = spawn('perl', ['-e', perl, file], { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let stderr = '';
-    holder.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    holder.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     holder.stdout.once('data', () => resolve(holder));
     holder.once('exit', (code) => reject(new Error(`perl could not hold ${file} (exit ${code}): ${stderr}`)));
   });
@@ -43,16 +46,22 @@ describe('setup and npm start: what a newcomer reads when something is in the wa
   this.timeout(120_000);
 
   it('apt-get refused for a lock names the process holding it, and gives up with one ringside line after the limit', async function () {
-    if (process.getuid?.() !== 0) throw new Error('this test takes apt\'s lock, which needs root (CI runs as root)');
+    if (process.getuid?.() !== 0) throw new Error("this test takes apt's lock, which needs root (CI runs as root)");
     const holder = await holdFcntlLock('/var/lib/apt/lists/lock');
     const said: string[] = [];
     try {
       // Limit 0: the first refusal is final, so apt-get update never really runs (no network, no change to the machine).
-      assert.throws(() => script<AptScript>('scripts/apt.mjs').aptGet(['update', '-qq'], { lockTimeoutS: 0, log: (line) => said.push(line) }), (error: Error) => {
-        assert.equal(error.name, 'ScriptError');
-        assert.match(error.message, new RegExp(`^apt is still busy after \\d+ s \\(Could not get lock /var/lib/apt/lists/lock\\. It is held by process ${holder.pid} \\(perl\\)\\); `));
-        return true;
-      });
+      assert.throws(
+        () => script<AptScript>('scripts/apt.mjs').aptGet(['update', '-qq'], { lockTimeoutS: 0, log: (line) => said.push(line) }),
+        (error: Error) => {
+          assert.equal(error.name, 'ScriptError');
+          assert.match(
+            error.message,
+            new RegExp(`^apt is still busy after \\d+ s \\(Could not get lock /var/lib/apt/lists/lock\\. It is held by process ${holder.pid} \\(perl\\)\\); `),
+          );
+          return true;
+        },
+      );
     } finally {
       holder.kill('SIGKILL');
     }
@@ -71,13 +80,20 @@ describe('setup and npm start: what a newcomer reads when something is in the wa
 
     it('npm start stops before building with one line naming the port and the process on it, no stack trace', () => {
       const started = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/start.mjs')], {
-        env: { ...process.env, PORT: String(port) }, encoding: 'utf8', timeout: 60_000,
+        env: { ...process.env, PORT: String(port) },
+        encoding: 'utf8',
+        timeout: 60_000,
       });
       assert.equal(started.status, 1, started.stderr);
       assert.equal(started.stdout, '', 'nothing was built or installed');
       // One line, the port and this test process (which listens on it) named; nothing like a stack trace's "    at ".
-      assert.match(started.stderr.trim(), new RegExp(`^ringside: port ${port} on 127\\.0\\.0\\.1 is already in use \\(by pid ${process.pid}: \\S*node .*mocha.*\\); ` +
-        'choose another with PORT=<port> npm start, or stop that server$'));
+      assert.match(
+        started.stderr.trim(),
+        new RegExp(
+          `^ringside: port ${port} on 127\\.0\\.0\\.1 is already in use \\(by pid ${process.pid}: \\S*node .*mocha.*\\); ` +
+            'choose another with PORT=<port> npm start, or stop that server$',
+        ),
+      );
     });
 
     it('PORT that is not a port gets one line too', () => {
@@ -112,15 +128,23 @@ describe('setup and npm start: what a newcomer reads when something is in the wa
 
     /** [setup's problem line or 'ok', the CLI's tracepointsError or 'ok'], both as uid 65534, optionally with tracefs unmounted. */
     function bothAsNobody(unmounted: boolean): [string, string] {
-      const setupProbe = [process.execPath, '--input-type=module', '-e',
-        `import { tracefsProblem } from ${JSON.stringify(path.join(nobody.dir, 'scripts/tracefs.mjs'))}; process.stdout.write(tracefsProblem() ?? 'ok')`];
+      const setupProbe = [
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        `import { tracefsProblem } from ${JSON.stringify(path.join(nobody.dir, 'scripts/tracefs.mjs'))}; process.stdout.write(tracefsProblem() ?? 'ok')`,
+      ];
       const cliProbe = [process.execPath, nobody.cli, 'events', '--json'];
       const run = (argv: string[]) => {
         // A private mount namespace: unmounting there leaves the machine's tracefs mounted.
         const command = unmounted
           ? ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', 'umount /sys/kernel/tracing && exec "$@"', 'sh', ...SETPRIV, ...argv]
           : [...SETPRIV, ...argv];
-        const result = spawnSync(command[0], command.slice(1), { cwd: nobody.dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: nobody.dir } });
+        const result = spawnSync(command[0], command.slice(1), {
+          cwd: nobody.dir,
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: nobody.dir },
+        });
         assert.equal(result.status, 0, result.stderr);
         return result.stdout;
       };
@@ -137,7 +161,8 @@ describe('setup and npm start: what a newcomer reads when something is in the wa
     it('as uid 65534 on this machine\'s tracefs: the same sentence, "mounted but may not read" when it is closed to that user', () => {
       const [setup, cli] = bothAsNobody(false);
       assert.equal(setup, cli);
-      const readable = spawnSync(SETPRIV[0], [...SETPRIV.slice(1), 'test', '-r', '/sys/kernel/tracing/events', '-a', '-x', '/sys/kernel/tracing/events']).status === 0;
+      const readable =
+        spawnSync(SETPRIV[0], [...SETPRIV.slice(1), 'test', '-r', '/sys/kernel/tracing/events', '-a', '-x', '/sys/kernel/tracing/events']).status === 0;
       if (readable) assert.equal(setup, 'ok');
       else assert.match(setup, /^tracefs is mounted at \/sys\/kernel\/tracing but uid 65534 \(nobody\) may not read it \(mode \d+ /);
     });

@@ -31,19 +31,29 @@ describe('specs/list (this machine)', () => {
     assert.ok(list.breakpoints.some((entry) => entry.syntax.startsWith('mem:FILE:LINE')));
     // The uprobe specs are offered where the kernel has the uprobe PMU (sysfs is the referee).
     const uprobePmu = existsSync('/sys/bus/event_source/devices/uprobe/type');
-    assert.deepEqual(list.uprobes.map((entry) => entry.syntax), uprobePmu ? ['line:FILE:LINE', 'uprobe:BIN:SYMBOL[+OFF]'] : []);
+    assert.deepEqual(
+      list.uprobes.map((entry) => entry.syntax),
+      uprobePmu ? ['line:FILE:LINE', 'uprobe:BIN:SYMBOL[+OFF]'] : [],
+    );
     const json = JSON.parse(JSON.stringify(list)) as typeof list;
     assert.deepEqual(json.software, list.software);
   });
 
   it('prints software events exactly like `perf list sw`', () => {
-    const ours = formatEventList(list).split('\n').filter((line) => line.endsWith('[Software event]')).sort();
-    const perfs = perfList('sw').filter((line) => line.endsWith('[Software event]')).sort();
+    const ours = formatEventList(list)
+      .split('\n')
+      .filter((line) => line.endsWith('[Software event]'))
+      .sort();
+    const perfs = perfList('sw')
+      .filter((line) => line.endsWith('[Software event]'))
+      .sort();
     assert.deepEqual(ours, perfs);
   });
 
   it('prints tracepoints exactly like `perf list tracepoint`', () => {
-    const ours = formatEventList(list).split('\n').filter((line) => line.endsWith('[Tracepoint event]'));
+    const ours = formatEventList(list)
+      .split('\n')
+      .filter((line) => line.endsWith('[Tracepoint event]'));
     const perfs = perfList('tracepoint').filter((line) => line.endsWith('[Tracepoint event]'));
     assert.deepEqual(ours.sort(), perfs.sort());
   });

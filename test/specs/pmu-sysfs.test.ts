@@ -15,7 +15,6 @@ import { formatEventList, listEvents } from '../../native/specs/list';
 
 const DEVICES = '/sys/bus/event_source/devices';
 
-
 function writeTree(root: string, files: Record<string, string>): void {
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(join(root, path, '..'), { recursive: true });
@@ -70,7 +69,13 @@ describe('specs/pmu on the real sysfs', () => {
   });
 
   it('names an unknown PMU and lists the ones here', () => {
-    expectSpecError('softwar/config=1/', { sysfsRoot: '/sys' }, 0, /no PMU 'softwar' on this machine \(did you mean 'software'\?\); PMUs here: .*breakpoint/, 'softwar');
+    expectSpecError(
+      'softwar/config=1/',
+      { sysfsRoot: '/sys' },
+      0,
+      /no PMU 'softwar' on this machine \(did you mean 'software'\?\); PMUs here: .*breakpoint/,
+      'softwar',
+    );
   });
 });
 
@@ -100,10 +105,16 @@ describe('specs/pmu on a fake sysfs tree (x86 msr and uprobe PMUs as Linux 6.x l
     assert.deepEqual(byName.ref_ctr_offset.ranges, [{ lo: 32, hi: 63 }]);
   });
 
-  it('resolves uprobe specs through the tree\'s type and formats, and rejects oversize values', () => {
+  it("resolves uprobe specs through the tree's type and formats, and rejects oversize values", () => {
     const uprobe = resolveEventSpec('uprobe/retprobe,ref_ctr_offset=0x10,config1=0x1234,config2=0x40/', { sysfsRoot: root }).attr;
     assert.deepEqual([uprobe.type, uprobe.config, uprobe.config1, uprobe.config2], [8, (0x10n << 32n) | 1n, 0x1234n, 0x40n]);
-    expectSpecError('uprobe/ref_ctr_offset=0x100000000/', { sysfsRoot: root }, 7, /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/, 'ref_ctr_offset');
+    expectSpecError(
+      'uprobe/ref_ctr_offset=0x100000000/',
+      { sysfsRoot: root },
+      7,
+      /does not fit format 'ref_ctr_offset' \(config:32-63, 32 bits/,
+      'ref_ctr_offset',
+    );
   });
 
   it('expands the msr PMU event aliases, with name= and modifiers', () => {
@@ -115,7 +126,7 @@ describe('specs/pmu on a fake sysfs tree (x86 msr and uprobe PMUs as Linux 6.x l
     expectSpecError('msr/event=x/', { sysfsRoot: root }, 4, /term 'event' needs a number, got 'x'/, 'event');
   });
 
-  it('lists the tree\'s PMUs and their aliases as `perf list` prints them', () => {
+  it("lists the tree's PMUs and their aliases as `perf list` prints them", () => {
     const text = formatEventList(listEvents({ sysfsRoot: root }));
     assert.match(text, /^ {2}uprobe \(type 8\): ref_ctr_offset=config:32-63, retprobe=config:0$/m);
     for (const name of ['aperf', 'smi', 'tsc']) assert.ok(text.includes(`  ${`msr/${name}/`.padEnd(50)} [Kernel PMU event]`), name);
@@ -150,9 +161,19 @@ describe('specs/pmu on a fake sysfs tree (persistent events)', () => {
     assert.ok(pmu);
     assert.equal(pmu.type, 11);
     assert.equal(pmu.persistent, true);
-    assert.deepEqual(pmu.events.map((event) => event.name), ['mce_record', 'needs_umask', 'raw_alias'], '.unit files are metadata');
-    assert.throws(() => readPmu('broken', root), (error: unknown) => error instanceof PmuError && /type 'abc' is not a number/.test(error.message));
-    assert.throws(() => readPmu('badformat', root), (error: unknown) => error instanceof PmuError && /format\/x: format 'config9:1'/.test(error.message));
+    assert.deepEqual(
+      pmu.events.map((event) => event.name),
+      ['mce_record', 'needs_umask', 'raw_alias'],
+      '.unit files are metadata',
+    );
+    assert.throws(
+      () => readPmu('broken', root),
+      (error: unknown) => error instanceof PmuError && /type 'abc' is not a number/.test(error.message),
+    );
+    assert.throws(
+      () => readPmu('badformat', root),
+      (error: unknown) => error instanceof PmuError && /format\/x: format 'config9:1'/.test(error.message),
+    );
   });
 
   it('persistent/mce_record/ expands the alias: config from event=, mmap2 (attr5:23) from persistent', () => {
@@ -178,19 +199,31 @@ describe('specs/pmu on a fake sysfs tree (persistent events)', () => {
     assert.equal(resolveEventSpec('persistent/needs_umask,umask=3/', { sysfsRoot: root }).attr.config1, 3n);
     expectSpecError('persistent/event=0x1000/', { sysfsRoot: root }, 11, /does not fit format 'event' \(config:0-7,32-35, 12 bits, max 0xfff\)/, 'event');
     expectSpecError('persistent/needs_umask/', { sysfsRoot: root }, 11, /event 'needs_umask' of PMU persistent needs umask=VALUE/, 'needs_umask');
-    expectSpecError('persistent/umask=1,bogus=2/', { sysfsRoot: root }, 19, /unknown term 'bogus' for PMU persistent; formats: edge, event, ext, persistent, umask; events: mce_record, needs_umask, raw_alias/, 'bogus');
+    expectSpecError(
+      'persistent/umask=1,bogus=2/',
+      { sysfsRoot: root },
+      19,
+      /unknown term 'bogus' for PMU persistent; formats: edge, event, ext, persistent, umask; events: mce_record, needs_umask, raw_alias/,
+      'bogus',
+    );
   });
 
   it('lists the fake PMU as persistent, in JSON and text', () => {
     const list = listEvents({ sysfsRoot: root });
     const persistent = list.pmus.find((pmu) => pmu.name === 'persistent');
-    assert.deepEqual(persistent?.formats.find((format) => format.name === 'persistent'), { name: 'persistent', format: 'attr5:23' });
-    assert.equal(persistent?.persistent, true);
     assert.deepEqual(
-      JSON.parse(JSON.stringify(list)).pmus.find((pmu: { name: string }) => pmu.name === 'persistent').events[0],
-      { name: 'mce_record', terms: 'event=0x12,persistent' },
+      persistent?.formats.find((format) => format.name === 'persistent'),
+      { name: 'persistent', format: 'attr5:23' },
     );
-    assert.deepEqual(list.pmus.map((pmu) => pmu.name), ['persistent']);
+    assert.equal(persistent?.persistent, true);
+    assert.deepEqual(JSON.parse(JSON.stringify(list)).pmus.find((pmu: { name: string }) => pmu.name === 'persistent').events[0], {
+      name: 'mce_record',
+      terms: 'event=0x12,persistent',
+    });
+    assert.deepEqual(
+      list.pmus.map((pmu) => pmu.name),
+      ['persistent'],
+    );
     assert.equal(list.pmuErrors?.length, 2);
     assert.match(list.pmuErrors?.join('\n') ?? '', /badformat\/format\/x: format 'config9:1'[\s\S]*broken\/type: type 'abc'/);
     const text = formatEventList(list);

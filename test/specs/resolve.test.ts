@@ -14,7 +14,6 @@ import { expectSpecError } from './spec-error';
 import { findTracefs, readTracepointId } from '../../native/specs/tracefs';
 import { openTargetSymbols, type TargetSymbols } from '../../native/symbols/resolve';
 
-
 /** A TargetSymbols over a real ELF, read with binutils (nm for symbols, objdump for the DWARF line table). */
 function binutilsSymbols(executable: string): TargetSymbols {
   const symbols = new Map<string, { address: bigint; size: number; kind: 'function' | 'object' }>();
@@ -69,7 +68,10 @@ describe('specs/resolve (this machine)', () => {
     assert.equal(event.name, 'page-faults');
     assert.equal(event.isBreakpoint, false);
     assert.deepEqual(event.attr, {
-      type: PerfType.SOFTWARE, config: 2n, samplePeriod: 1n, readFormat: 0,
+      type: PerfType.SOFTWARE,
+      config: 2n,
+      samplePeriod: 1n,
+      readFormat: 0,
       sampleType: Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.IDENTIFIER,
       flags: { sampleIdAll: true, writeBackward: true, excludeGuest: true },
     });
@@ -78,13 +80,16 @@ describe('specs/resolve (this machine)', () => {
     assert.equal(resolveEventSpec('dummy').attr.config, 9n);
   });
 
-  it('cpu-clock / task-clock sample at perf\'s 4000 Hz unless -c/-F or a term says otherwise', () => {
+  it("cpu-clock / task-clock sample at perf's 4000 Hz unless -c/-F or a term says otherwise", () => {
     const clock = resolveEventSpec('cpu-clock');
     const max = Number(readFileSync('/proc/sys/kernel/perf_event_max_sample_rate', 'utf8'));
     // perf record's default, lowered with a note where the kernel allows less (it lowers the limit itself under load).
     assert.equal(clock.attr.samplePeriod, BigInt(Math.min(4000, max)));
     assert.equal(clock.attr.flags.freq, true);
-    assert.equal(clock.notes.some((note) => /perf_event_max_sample_rate/.test(note)), max < 4000);
+    assert.equal(
+      clock.notes.some((note) => /perf_event_max_sample_rate/.test(note)),
+      max < 4000,
+    );
     // The referee: perf record's own default on this machine (perf evlist -v shows the attr it opened).
     const dir = mkdtempSync(join(tmpdir(), 'ringside-freq-'));
     try {
@@ -124,7 +129,9 @@ describe('specs/resolve (this machine)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ringside-dwarf-attr-'));
     try {
       const data = join(dir, 'perf.data');
-      execFileSync('perf', ['record', '-q', '-o', data, '--call-graph', 'dwarf,4096', '-e', 'task-clock', '--', 'true'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      execFileSync('perf', ['record', '-q', '-o', data, '--call-graph', 'dwarf,4096', '-e', 'task-clock', '--', 'true'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       const evlist = execFileSync('perf', ['evlist', '-v', '-i', data], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
       const perfRegs = BigInt(/sample_regs_user: (0x[0-9a-f]+)/.exec(evlist)?.[1] ?? 'missing');
       const perfStack = Number(/sample_stack_user: (\d+)/.exec(evlist)?.[1]);
@@ -185,11 +192,17 @@ describe('specs/resolve (this machine)', () => {
     assert.deepEqual(expandEventSpecs(['sched:sched_switch', 'sched:sched_swi*:u']), ['sched:sched_switch', 'sched:sched_switch:u']);
     assert.deepEqual(expandEventSpecs(['sched:sched_switch', 'sched:sched_swi*']), ['sched:sched_switch']);
     assert.deepEqual(expandEventSpecs(['cpu-clock', 'mem:0x1000:w']), ['cpu-clock', 'mem:0x1000:w'], 'other specs as given');
-    assert.throws(() => expandEventSpecs(['syscalls:sys_enter_nosuch*']), (error: unknown) => {
-      assert.ok(error instanceof SpecError);
-      assert.match(error.message, /the glob 'syscalls:sys_enter_nosuch\*' matches no tracepoint in .*\/events \(no tracepoint of system 'syscalls' matches 'sys_enter_nosuch\*'/);
-      return true;
-    });
+    assert.throws(
+      () => expandEventSpecs(['syscalls:sys_enter_nosuch*']),
+      (error: unknown) => {
+        assert.ok(error instanceof SpecError);
+        assert.match(
+          error.message,
+          /the glob 'syscalls:sys_enter_nosuch\*' matches no tracepoint in .*\/events \(no tracepoint of system 'syscalls' matches 'sys_enter_nosuch\*'/,
+        );
+        return true;
+      },
+    );
     assert.throws(() => expandEventSpecs(['nosuch*:x']), /the glob 'nosuch\*:x' matches no tracepoint .*no tracepoint system matches 'nosuch\*'/);
     // Unexpanded, a glob is refused by name instead of being looked up as a tracepoint called '*'.
     expectSpecError('syscalls:sys_enter_*', {}, 0, /is a glob naming several tracepoints/);
@@ -223,11 +236,22 @@ describe('specs/resolve (this machine)', () => {
     let symbols: TargetSymbols;
     before(() => {
       dir = mkdtempSync(join(tmpdir(), 'ringside-specs-'));
-      writeFileSync(join(dir, 'target.c'), [
-        'int counter;', 'long big_array[4] = {1};', 'char flag;', 'short pair[2];',
-        'int work(int n) {', '  counter += n;', '', '  return n * 2;', '}',
-        'int main(void) { flag = 1; pair[1] = 2; return work(3) + (int)big_array[0]; }', '',
-      ].join('\n'));
+      writeFileSync(
+        join(dir, 'target.c'),
+        [
+          'int counter;',
+          'long big_array[4] = {1};',
+          'char flag;',
+          'short pair[2];',
+          'int work(int n) {',
+          '  counter += n;',
+          '',
+          '  return n * 2;',
+          '}',
+          'int main(void) { flag = 1; pair[1] = 2; return work(3) + (int)big_array[0]; }',
+          '',
+        ].join('\n'),
+      );
       execFileSync('gcc', ['-g', '-O0', '-o', join(dir, 'target'), join(dir, 'target.c')]);
       symbols = binutilsSymbols(join(dir, 'target'));
     });
@@ -294,9 +318,41 @@ describe('specs/resolve (this machine)', () => {
 
   it('random specs resolve or fail with a SpecError, never anything else (seeded fuzz)', () => {
     let state = 777;
-    const random = () => { state = (Math.imul(state, 1103515245) + 12345) >>> 0; return state / 4294967296; };
-    const pieces = ['mem:', 'cs', 'cpu-clock', 'sched:', 'sched_switch', 'msr', 'uprobe', 'tsc', '/', ':', ',', '=', '0x', '10', 'u', 'k', 'p', 'x', 'w',
-      'period=', 'freq=', 'aux-action=', 'pause', 'retprobe', 'ref_ctr_offset=', 'event=', 'config1=', '999999999', 'name='];
+    const random = () => {
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+      return state / 4294967296;
+    };
+    const pieces = [
+      'mem:',
+      'cs',
+      'cpu-clock',
+      'sched:',
+      'sched_switch',
+      'msr',
+      'uprobe',
+      'tsc',
+      '/',
+      ':',
+      ',',
+      '=',
+      '0x',
+      '10',
+      'u',
+      'k',
+      'p',
+      'x',
+      'w',
+      'period=',
+      'freq=',
+      'aux-action=',
+      'pause',
+      'retprobe',
+      'ref_ctr_offset=',
+      'event=',
+      'config1=',
+      '999999999',
+      'name=',
+    ];
     let resolved = 0;
     for (let i = 0; i < 3000; i++) {
       let spec = '';
@@ -313,9 +369,32 @@ describe('specs/resolve (this machine)', () => {
   });
 
   it('modifiers give the same exclude_* flags as perf 6.1 puts in its attr', () => {
-    const specs = ['cpu-clock', 'cpu-clock:u', 'cs:k', 'page-faults:uk', 'task-clock:h', 'cs:G', 'cs:H', 'cs:uG',
-      'cs:Gu', 'cs:GH', 'cs:ukh', 'cs:p', 'cs:kp', 'cs:Gp', 'sched:sched_switch:u', 'sched:sched_switch:k', 'mem:0x1000/8:w', 'mem:0x1000/8:w:k',
-      'mem:0x1000:r:u', 'msr/tsc/uk', 'msr/tsc/', 'msr/event=0x4/u', 'cs:I', 'cs:D'];
+    const specs = [
+      'cpu-clock',
+      'cpu-clock:u',
+      'cs:k',
+      'page-faults:uk',
+      'task-clock:h',
+      'cs:G',
+      'cs:H',
+      'cs:uG',
+      'cs:Gu',
+      'cs:GH',
+      'cs:ukh',
+      'cs:p',
+      'cs:kp',
+      'cs:Gp',
+      'sched:sched_switch:u',
+      'sched:sched_switch:k',
+      'mem:0x1000/8:w',
+      'mem:0x1000/8:w:k',
+      'mem:0x1000:r:u',
+      'msr/tsc/uk',
+      'msr/tsc/',
+      'msr/event=0x4/u',
+      'cs:I',
+      'cs:D',
+    ];
     const names = {
       excludeUser: 'exclude_user',
       excludeKernel: 'exclude_kernel',

@@ -8,13 +8,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TracepointFormat } from '../../native/abi/snapshot';
 import {
-  chooseTracefsRoot, findTracefs, listSystemEvents, listSystems, listTracepoints, readTracepointFormat, readTracepointId,
-  TracefsError, TRACEFS_DEBUGFS, TRACEFS_PRIMARY,
+  chooseTracefsRoot,
+  findTracefs,
+  listSystemEvents,
+  listSystems,
+  listTracepoints,
+  readTracepointFormat,
+  readTracepointId,
+  TracefsError,
+  TRACEFS_DEBUGFS,
+  TRACEFS_PRIMARY,
 } from '../../native/specs/tracefs';
 
 function checkSane(format: TracepointFormat, where: string): void {
   assert.ok(format.fields.length >= 4, `${where}: has common fields`);
-  assert.deepEqual(format.fields.slice(0, 4).map((field) => field.name), ['common_type', 'common_flags', 'common_preempt_count', 'common_pid'], where);
+  assert.deepEqual(
+    format.fields.slice(0, 4).map((field) => field.name),
+    ['common_type', 'common_flags', 'common_preempt_count', 'common_pid'],
+    where,
+  );
   assert.equal(format.fields[0].offset, 0, where);
   assert.equal(format.fields[0].size, 2, where);
   let end = 0;
@@ -43,7 +55,9 @@ function mulberry32(seed: number): () => number {
 
 describe('specs/tracefs (real kernel)', () => {
   let root: string;
-  before(() => { root = findTracefs(); });
+  before(() => {
+    root = findTracefs();
+  });
 
   it('finds the mounted tracefs', () => {
     assert.equal(root, TRACEFS_PRIMARY);
@@ -63,7 +77,10 @@ describe('specs/tracefs (real kernel)', () => {
   it('refuses a directory that is not tracefs with a typed error', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ringside-notrace-'));
     try {
-      assert.throws(() => findTracefs({ root: dir }), (error: unknown) => error instanceof TracefsError && /not a tracefs directory/.test(error.message));
+      assert.throws(
+        () => findTracefs({ root: dir }),
+        (error: unknown) => error instanceof TracefsError && /not a tracefs directory/.test(error.message),
+      );
     } finally {
       rmSync(dir, { recursive: true });
     }
@@ -74,13 +91,16 @@ describe('specs/tracefs (real kernel)', () => {
     assert.equal(format.system, 'syscalls');
     assert.equal(format.name, 'sys_enter_openat');
     assert.equal(format.id, Number(readFileSync(join(root, 'events/syscalls/sys_enter_openat/id'), 'utf8')));
-    assert.deepEqual(format.fields.slice(4).map((field) => [field.name, field.declaration, field.offset, field.size, field.signed]), [
-      ['__syscall_nr', 'int __syscall_nr', 8, 4, true],
-      ['dfd', 'int dfd', 16, 8, false],
-      ['filename', 'const char * filename', 24, 8, false],
-      ['flags', 'int flags', 32, 8, false],
-      ['mode', 'umode_t mode', 40, 8, false],
-    ]);
+    assert.deepEqual(
+      format.fields.slice(4).map((field) => [field.name, field.declaration, field.offset, field.size, field.signed]),
+      [
+        ['__syscall_nr', 'int __syscall_nr', 8, 4, true],
+        ['dfd', 'int dfd', 16, 8, false],
+        ['filename', 'const char * filename', 24, 8, false],
+        ['flags', 'int flags', 32, 8, false],
+        ['mode', 'umode_t mode', 40, 8, false],
+      ],
+    );
     assert.match(format.printFormat, /^"dfd: 0x%08lx, filename: 0x%08lx/);
   });
 
@@ -148,7 +168,12 @@ describe('specs/tracefs (real kernel)', () => {
     } catch (error) {
       assert.fail(`perf (the reference tool the issue compares against) must be installed: ${(error as Error).message}`);
     }
-    const fromPerf = new Set(output.split('\n').filter((line) => line.includes('[Tracepoint event]')).map((line) => line.trim().split(/\s+/)[0]));
+    const fromPerf = new Set(
+      output
+        .split('\n')
+        .filter((line) => line.includes('[Tracepoint event]'))
+        .map((line) => line.trim().split(/\s+/)[0]),
+    );
     const ours = new Set(listTracepoints(root).map((entry) => `${entry.system}:${entry.name}`));
     const missing = [...fromPerf].filter((name) => !ours.has(name));
     assert.deepEqual(missing, [], 'every tracepoint perf lists is ours too');
@@ -161,11 +186,17 @@ describe('specs/tracefs (real kernel)', () => {
     try {
       mkdirSync(join(dir, 'events/demo/tick'), { recursive: true });
       writeFileSync(join(dir, 'events/demo/tick/id'), '77\n');
-      writeFileSync(join(dir, 'events/demo/tick/format'), 'name: tick\nID: 77\nformat:\n\tfield:int n;\toffset:8;\tsize:4;\tsigned:1;\n\nprint fmt: "n=%d", REC->n\n');
+      writeFileSync(
+        join(dir, 'events/demo/tick/format'),
+        'name: tick\nID: 77\nformat:\n\tfield:int n;\toffset:8;\tsize:4;\tsigned:1;\n\nprint fmt: "n=%d", REC->n\n',
+      );
       const found = findTracefs({ root: dir });
       assert.deepEqual(listTracepoints(found), [{ system: 'demo', name: 'tick', id: 77 }]);
       assert.equal(readTracepointFormat(found, 'demo', 'tick').fields[0].name, 'n');
-      assert.throws(() => readTracepointId(found, 'demo', 'tock'), (error: unknown) => error instanceof TracefsError && /no tracepoint demo:tock/.test(error.message));
+      assert.throws(
+        () => readTracepointId(found, 'demo', 'tock'),
+        (error: unknown) => error instanceof TracefsError && /no tracepoint demo:tock/.test(error.message),
+      );
       assert.throws(() => readTracepointFormat(found, 'demo', 'tock'), TracefsError);
     } finally {
       rmSync(dir, { recursive: true });

@@ -54,11 +54,18 @@ export function objdumpDecodedLine(file: string): ObjdumpRow[] {
 
 /** addr2line for many addresses at once: `file:line` with any discriminator note removed. */
 export function addr2line(file: string, addresses: readonly bigint[]): string[] {
-  const out = run('addr2line', ['-e', file, ...addresses.map((a) => '0x' + a.toString(16))]).trim().split('\n');
+  const out = run('addr2line', ['-e', file, ...addresses.map((a) => '0x' + a.toString(16))])
+    .trim()
+    .split('\n');
   return out.map((l) => l.replace(/ \(discriminator \d+\)$/, ''));
 }
 
-export interface NmSymbol { readonly address: bigint; readonly size?: number; readonly type: string; readonly name: string }
+export interface NmSymbol {
+  readonly address: bigint;
+  readonly size?: number;
+  readonly type: string;
+  readonly name: string;
+}
 
 export function nm(file: string, extra: string[] = []): NmSymbol[] {
   const out: NmSymbol[] = [];
@@ -84,4 +91,3 @@ export function objdumpPlt(file: string): Map<bigint, string> {
   for (const match of out.matchAll(/^([0-9a-f]+) <([^>]+@plt)>:$/gm)) if (!match[2].startsWith('*ABS*')) labels.set(BigInt('0x' + match[1]), match[2]);
   return labels;
 }
-

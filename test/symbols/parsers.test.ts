@@ -11,11 +11,25 @@ import { basename } from '../../native/symbols/dwarf-reader';
 import { addr2line, fixture, nm, objdumpDecodedLine, readelfBuildId } from './binutils';
 
 const VARIANTS = [
-  'sym_o0_pie', 'sym_o0_nopie', 'sym_o2_pie', 'sym_o2_nopie', 'sym_dwarf4', 'sym_dwarf4_o2', 'sym_dwarf2', 'sym_dwarf3_o2',
-  'sym_dwarf64', 'sym_gz', 'sym_stripped', 'sym_cpp', 'sym_cpp_o2', 'sym_elf32',
+  'sym_o0_pie',
+  'sym_o0_nopie',
+  'sym_o2_pie',
+  'sym_o2_nopie',
+  'sym_dwarf4',
+  'sym_dwarf4_o2',
+  'sym_dwarf2',
+  'sym_dwarf3_o2',
+  'sym_dwarf64',
+  'sym_gz',
+  'sym_stripped',
+  'sym_cpp',
+  'sym_cpp_o2',
+  'sym_elf32',
 ];
 
-function hex(a: bigint): string { return '0x' + a.toString(16); }
+function hex(a: bigint): string {
+  return '0x' + a.toString(16);
+}
 
 describe('symbols: ELF and DWARF against binutils', function () {
   this.timeout(60000);
@@ -28,9 +42,14 @@ describe('symbols: ELF and DWARF against binutils', function () {
       it('line table rows equal objdump --dwarf=decodedline, row for row', () => {
         const table = object.lineTable();
         assert.ok(table, 'no line table');
-        const ours = table.sequences.flatMap((seq) => seq.rows.map((r) => ({
-          basename: basename(table.files[r.file].path), line: r.endSequence ? undefined : r.line, address: r.address, isStmt: r.isStmt && !r.endSequence,
-        })));
+        const ours = table.sequences.flatMap((seq) =>
+          seq.rows.map((r) => ({
+            basename: basename(table.files[r.file].path),
+            line: r.endSequence ? undefined : r.line,
+            address: r.address,
+            isStmt: r.isStmt && !r.endSequence,
+          })),
+        );
         const theirs = objdumpDecodedLine(file).map(({ basename: b, line, address, isStmt }) => ({ basename: b, line, address, isStmt }));
         assert.ok(theirs.length >= 10, `objdump printed only ${theirs.length} rows`);
         assert.deepEqual(ours, theirs);
@@ -129,10 +148,13 @@ describe('symbols: ELF and DWARF against binutils', function () {
         for (const v of variables) {
           const at = symbols.filter((s) => s.address === v.address && /[bBdDrRvV]/.test(s.type));
           assert.ok(at.length > 0, `nm has nothing at ${hex(v.address)} for ${v.qualifiedName}`);
-          const named = at.find((s) => s.name === v.name ||
-            s.name === v.linkageName ||
-            s.name.startsWith(v.name + '.') ||
-            (v.linkageName === undefined && s.name.startsWith(`_ZL${v.name.length}${v.name}`)));
+          const named = at.find(
+            (s) =>
+              s.name === v.name ||
+              s.name === v.linkageName ||
+              s.name.startsWith(v.name + '.') ||
+              (v.linkageName === undefined && s.name.startsWith(`_ZL${v.name.length}${v.name}`)),
+          );
           assert.ok(named, `${v.qualifiedName} at ${hex(v.address)}: nm names ${at.map((s) => s.name).join(', ')}`);
           assert.equal(v.size, named.size, `${v.qualifiedName} size`);
         }
@@ -144,7 +166,11 @@ describe('symbols: ELF and DWARF against binutils', function () {
         const key = (n: string, a: bigint, size: number | undefined) => `${n}@${hex(a)}/${size}`;
         const ourKeys = new Set(ours.map((s) => key(s.name, s.value, s.size)));
         for (const s of theirs) assert.ok(ourKeys.has(key(s.name, s.address, s.size)), `missing function ${s.name}`);
-        const theirNames = new Set(nm(file).filter((s) => /[tTwWi]/.test(s.type)).map((s) => `${s.name}@${hex(s.address)}`));
+        const theirNames = new Set(
+          nm(file)
+            .filter((s) => /[tTwWi]/.test(s.type))
+            .map((s) => `${s.name}@${hex(s.address)}`),
+        );
         for (const s of ours) assert.ok(theirNames.has(`${s.name}@${hex(s.value)}`), `nm does not list ${s.name}`);
         assert.ok(ours.some((s) => s.name === (name === 'sym_elf32' ? 'bump32' : 'main')));
       });
@@ -157,7 +183,7 @@ describe('symbols: ELF and DWARF against binutils', function () {
     });
   }
 
-  it('finds the stripped fixture\'s DWARF through .gnu_debuglink (CRC checked)', () => {
+  it("finds the stripped fixture's DWARF through .gnu_debuglink (CRC checked)", () => {
     const file = fixture('sym_stripped');
     const object = new ObjectFile(file);
     assert.equal(object.elf.hasDwarf(), false);
@@ -195,7 +221,10 @@ describe('symbols: ELF and DWARF against binutils', function () {
     const data = object.elf.sectionData('.debug_info')!;
     assert.ok(data.length > info.size, 'decompressed data should be larger than the compressed section');
     const plain = new ObjectFile(fixture('sym_o0_pie'));
-    assert.deepEqual(object.variables().map((v) => [v.qualifiedName, v.size]), plain.variables().map((v) => [v.qualifiedName, v.size]));
+    assert.deepEqual(
+      object.variables().map((v) => [v.qualifiedName, v.size]),
+      plain.variables().map((v) => [v.qualifiedName, v.size]),
+    );
   });
 
   it('reads C++: class statics through DW_AT_specification, namespaces, mangled linkage names', () => {

@@ -16,7 +16,9 @@ const cli = path.join(repoRoot, 'dist/cli.js');
 describe('C++ frame names equal perf script (real kernel, g++ fixture)', function () {
   this.timeout(120_000);
   let dir = '';
-  before(() => { dir = tempDir(); });
+  before(() => {
+    dir = tempDir();
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('names every frame of every sample as perf does: lambdas, templates, thunks, labels, operator new[]', () => {
@@ -28,7 +30,9 @@ describe('C++ frame names equal perf script (real kernel, g++ fixture)', functio
     assert.equal(captured.status, 0, captured.stderr);
     const decoded = spawnSync(process.execPath, [cli, 'decode', data], { encoding: 'utf8', maxBuffer: 1 << 30 });
     assert.equal(decoded.status, 0, decoded.stderr);
-    const ours = decoded.stdout.split('\n').filter(Boolean)
+    const ours = decoded.stdout
+      .split('\n')
+      .filter(Boolean)
       .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as { type: string; time: string; callchainSyms?: (string | null)[] })
       .filter((record) => record.type === 'SAMPLE');
     const theirs = perfFrames(data);
@@ -72,17 +76,23 @@ describe('C++ frame names equal perf script (real kernel, g++ fixture)', functio
       'non-virtual thunk to names::Both::right(long)',
       'virtual thunk to names::Square::area(long)',
       'spin_arrays',
-    ]) assert.ok((seen.get(name) ?? 0) > 0, `no frame named ${name}: ${[...seen.keys()].join(', ')}`);
+    ])
+      assert.ok((seen.get(name) ?? 0) > 0, `no frame named ${name}: ${[...seen.keys()].join(', ')}`);
     assert.ok(![...seen.keys()].some((name) => name.startsWith('_Z')), 'no name left mangled');
     assert.ok(!seen.has('local_label_in_loop'), 'the local label inside spin_labelled names nothing');
     // ...and samples after that label do land in spin_labelled, so the label rule was exercised.
     const label = BigInt(nmAddress(binary, 'local_label_in_loop')) - BigInt(nmAddress(binary, '_Z13spin_labelledli'));
-    const afterLabel = ours.flatMap((s) => s.callchainSyms ?? []).filter((name) => {
-      const m = /^spin_labelled\+0x([0-9a-f]+)$/.exec(name ?? '');
-      return m !== null && BigInt(`0x${m[1]}`) >= label;
-    });
+    const afterLabel = ours
+      .flatMap((s) => s.callchainSyms ?? [])
+      .filter((name) => {
+        const m = /^spin_labelled\+0x([0-9a-f]+)$/.exec(name ?? '');
+        return m !== null && BigInt(`0x${m[1]}`) >= label;
+      });
     assert.ok(afterLabel.length > 0, 'samples after local_label_in_loop');
     // operator new[] and delete[] frames: their PLT stubs at least (perf may call them _init, see above).
-    assert.ok([...seen.keys()].some((name) => name.startsWith('operator new[]')), 'operator new[] frames');
+    assert.ok(
+      [...seen.keys()].some((name) => name.startsWith('operator new[]')),
+      'operator new[] frames',
+    );
   });
 });

@@ -16,12 +16,21 @@ async function startWaiting(argv: string[], exe: string): Promise<ChildProcess> 
   const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => { child.kill(); reject(new Error(`${argv.join(' ')} never said ready`)); }, 10000);
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`${argv.join(' ')} never said ready`));
+    }, 10000);
     child.stdout!.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
-      if (seen.includes('ready\n')) { clearTimeout(timer); resolve(); }
+      if (seen.includes('ready\n')) {
+        clearTimeout(timer);
+        resolve();
+      }
     });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`${argv.join(' ')} exited (${code}) before it was ready`)); });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${argv.join(' ')} exited (${code}) before it was ready`));
+    });
   });
   assert.ok(mappedBase(readProcMaps(child.pid!), exe) !== undefined, `${exe} is not mapped in pid ${child.pid}`);
   return child;
@@ -127,9 +136,13 @@ describe('symbols: resolve (TargetSymbols)', function () {
     });
   }
 
-  it('strip --strip-all + debuglink: functions and variables come from the debug file\'s symtab and DWARF', () => {
+  it("strip --strip-all + debuglink: functions and variables come from the debug file's symtab and DWARF", () => {
     const exe = fixture('sym_stripped_all');
-    assert.equal(nm(exe, ['-D']).some((s) => s.name === 'writer'), false, 'writer should not be exported');
+    assert.equal(
+      nm(exe, ['-D']).some((s) => s.name === 'writer'),
+      false,
+      'writer should not be exported',
+    );
     const symbols = openTargetSymbols(exe, 0x10000n);
     const reference = nm(fixture('sym_stripped_all.debug'));
     const writer = symbols.resolveSymbol('writer');
@@ -163,7 +176,10 @@ describe('symbols: resolve (TargetSymbols)', function () {
       const symbols = openTargetSymbols(exe, base);
       const rows = objdumpDecodedLine(exe);
       const line = sourceLineOf('sym_basic.c', 'total_writes += (counter_t)i;');
-      const first = rows.filter((r) => r.basename === 'sym_basic.c' && r.line === line && r.isStmt).map((r) => r.address).sort((a, b) => (a < b ? -1 : 1))[0];
+      const first = rows
+        .filter((r) => r.basename === 'sym_basic.c' && r.line === line && r.isStmt)
+        .map((r) => r.address)
+        .sort((a, b) => (a < b ? -1 : 1))[0];
       const resolved = symbols.resolveLine('sym_basic.c', line);
       assert.equal(resolved.address, first + base);
       assert.equal(resolved.line, line);

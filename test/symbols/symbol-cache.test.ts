@@ -20,7 +20,9 @@ function build(dir: string, name: string, out: string): bigint {
   const source = path.join(dir, `${name}.c`);
   writeFileSync(source, `long ${name}(long x) { return x * 3 + 1; }\nint main(int argc, char **argv) { (void)argv; return (int)${name}(argc); }\n`);
   execFileSync('gcc', ['-O0', '-no-pie', '-o', out, source]);
-  const line = execFileSync('nm', [out], { encoding: 'utf8' }).split('\n').find((entry) => entry.endsWith(` T ${name}`));
+  const line = execFileSync('nm', [out], { encoding: 'utf8' })
+    .split('\n')
+    .find((entry) => entry.endsWith(` T ${name}`));
   assert.ok(line, `nm lists ${name}`);
   return BigInt(`0x${line.split(' ')[0]}`);
 }
@@ -28,19 +30,23 @@ function build(dir: string, name: string, out: string): bigint {
 describe('symbol cache: objects read once, and again when they change on disk', function () {
   this.timeout(60_000);
   let dir = '';
-  before(() => { dir = mkdtempSync(path.join(tmpdir(), 'ringside-symcache-')); });
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ringside-symcache-'));
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a binary replaced between two snapshots is named by its new symbols, though its build-id is the same; an unchanged one is parsed once', () => {
     const program = path.join(dir, 'prog');
     const alpha = build(dir, 'alpha_fn', program);
     // Mapped as the loader maps a non-PIE executable: file offset 0 at 0x400000.
-    const procState: ProcessSideband[] = [{
-      pid: 4242,
-      tid: 4242,
-      comm: 'prog',
-      maps: [{ start: 0x400000n, end: 0x500000n, pgoff: 0n, path: program, perms: 'r-xp' }],
-    }] as unknown as ProcessSideband[];
+    const procState: ProcessSideband[] = [
+      {
+        pid: 4242,
+        tid: 4242,
+        comm: 'prog',
+        maps: [{ start: 0x400000n, end: 0x500000n, pgoff: 0n, path: program, perms: 'r-xp' }],
+      },
+    ] as unknown as ProcessSideband[];
     const symbols = new SnapshotSymbols();
     symbols.learn(NO_RECORDS, procState);
     assert.equal(symbols.resolveFrame(4242, alpha, false).symbol, 'alpha_fn+0x0');

@@ -16,7 +16,12 @@ import { ObjectFile } from '../../native/symbols/object-file';
 import { parseProcMaps } from '../../native/sys/procmaps';
 import { addr2line, fixture, objdumpPlt } from './binutils';
 
-interface PerfSample { readonly pid: number; readonly ip: bigint; readonly sym: string; readonly dso: string }
+interface PerfSample {
+  readonly pid: number;
+  readonly ip: bigint;
+  readonly sym: string;
+  readonly dso: string;
+}
 
 /** Records `argv` with perf (software clock), returns its mmap events and samples in order. */
 function perfRecord(argv: string[]): {
@@ -26,11 +31,11 @@ function perfRecord(argv: string[]): {
   try {
     const data = path.join(dir, 'perf.data');
     execFileSync('perf', ['record', '-q', '-e', 'cpu-clock', '-c', '50000', '-o', data, '--', ...argv], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const text = execFileSync(
-      'perf',
-      ['script', '-i', data, '--show-mmap-events', '-F', 'pid,ip,sym,symoff,dso'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 },
-    );
+    const text = execFileSync('perf', ['script', '-i', data, '--show-mmap-events', '-F', 'pid,ip,sym,symoff,dso'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 64 << 20,
+    });
     const events: ReturnType<typeof perfRecord>['events'] = [];
     for (const line of text.split('\n')) {
       const mmap = /PERF_RECORD_MMAP2? (-?\d+)\/-?\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0)[^\]]*\]: \S+ (.+)$/.exec(line);
@@ -70,7 +75,9 @@ describe('symbols: Symbolizer', function () {
       const exe = fixture(name);
       const { events } = perfRecord([exe, '3000000']);
       const symbolizer = new Symbolizer({ kallsyms: true });
-      let compared = 0; let inFixture = 0; let labelled = 0;
+      let compared = 0;
+      let inFixture = 0;
+      let labelled = 0;
       const mismatches: string[] = [];
       for (const e of events) {
         if (e.kind === 'mmap') {
@@ -98,11 +105,13 @@ describe('symbols: Symbolizer', function () {
     const base = 0x7f0000400000n;
     // A synthetic maps text laid out like the kernel would map the file (segments at their file offsets).
     const elf = new ElfFile(readFileSync(exe));
-    const lines = elf.programHeaders.filter((p) => p.type === 1).map((p) => {
-      const start = base + (p.vaddr & ~0xfffn);
-      const end = base + ((p.vaddr + p.memSize + 0xfffn) & ~0xfffn);
-      return `${start.toString(16)}-${end.toString(16)} r-xp ${(p.offset & ~0xfffn).toString(16).padStart(8, '0')} fe:00 123 ${exe}`;
-    });
+    const lines = elf.programHeaders
+      .filter((p) => p.type === 1)
+      .map((p) => {
+        const start = base + (p.vaddr & ~0xfffn);
+        const end = base + ((p.vaddr + p.memSize + 0xfffn) & ~0xfffn);
+        return `${start.toString(16)}-${end.toString(16)} r-xp ${(p.offset & ~0xfffn).toString(16).padStart(8, '0')} fe:00 123 ${exe}`;
+      });
     const symbolizer = new Symbolizer();
     symbolizer.addProcessMaps(42, lines.join('\n') + '\n');
     const rows = new ObjectFile(exe).lineTable()!.sequences.flatMap((q) => q.rows);
@@ -135,18 +144,23 @@ describe('symbols: Symbolizer', function () {
   });
 
   it('kallsyms: aliases at one address resolve as perf would (last in file order), unsorted input sorted', () => {
-    const k = new Kallsyms([
-      'ffffffff81000300 t zeta',
-      'ffffffff81000100 T __x64_sys_thing',
-      'ffffffff81000100 t x64_sys_thing_local',
-      'ffffffff81000100 T x64_sys_thing',
-      'ffffffff81000200 T memcpy',
-      'ffffffff81000200 T __memcpy',
-      'ffffffff81000200 T __pi_memcpy',
-      '0000000000000000 A hidden',
-      'ffffffff81000400 d some_data',
-    ].join('\n'));
-    assert.deepEqual(k.lookup(0xffffffff81000110n), { symbol: { address: 0xffffffff81000100n, name: 'x64_sys_thing', type: 'T', module: undefined }, offset: 0x10n });
+    const k = new Kallsyms(
+      [
+        'ffffffff81000300 t zeta',
+        'ffffffff81000100 T __x64_sys_thing',
+        'ffffffff81000100 t x64_sys_thing_local',
+        'ffffffff81000100 T x64_sys_thing',
+        'ffffffff81000200 T memcpy',
+        'ffffffff81000200 T __memcpy',
+        'ffffffff81000200 T __pi_memcpy',
+        '0000000000000000 A hidden',
+        'ffffffff81000400 d some_data',
+      ].join('\n'),
+    );
+    assert.deepEqual(k.lookup(0xffffffff81000110n), {
+      symbol: { address: 0xffffffff81000100n, name: 'x64_sys_thing', type: 'T', module: undefined },
+      offset: 0x10n,
+    });
     assert.equal(k.lookup(0xffffffff81000200n)?.symbol.name, '__pi_memcpy', 'perf shows the last alias (the only one with a length)');
     assert.equal(k.lookup(0xffffffff81000500n)?.symbol.name, 'zeta', 'data symbols are not code');
   });

@@ -15,15 +15,25 @@ import { kernelParanoid, NOBODY_UID, repoRoot, parseJsonLines, perfRecordAsNobod
 
 /** The vDSO's function symbols (offset and size), from this process's own copy of the image, as readelf lists them. */
 function vdsoFunctions(): { start: bigint; size: bigint }[] {
-  const line = readFileSync('/proc/self/maps', 'utf8').split('\n').find((entry) => entry.endsWith(' [vdso]'))!;
-  const [start, end] = line.split(' ')[0].split('-').map((hex) => Number.parseInt(hex, 16));
+  const line = readFileSync('/proc/self/maps', 'utf8')
+    .split('\n')
+    .find((entry) => entry.endsWith(' [vdso]'))!;
+  const [start, end] = line
+    .split(' ')[0]
+    .split('-')
+    .map((hex) => Number.parseInt(hex, 16));
   const image = Buffer.alloc(end - start);
   const fd = openSync('/proc/self/mem', 'r');
-  try { readSync(fd, image, 0, image.length, start); } finally { closeSync(fd); }
+  try {
+    readSync(fd, image, 0, image.length, start);
+  } finally {
+    closeSync(fd);
+  }
   const dir = mkdtempSync(path.join(tmpdir(), 'ringside-vdso-'));
   try {
     writeFileSync(path.join(dir, 'vdso.so'), image);
-    return execFileSync('readelf', ['-sW', path.join(dir, 'vdso.so')], { encoding: 'utf8' }).split('\n')
+    return execFileSync('readelf', ['-sW', path.join(dir, 'vdso.so')], { encoding: 'utf8' })
+      .split('\n')
       .map((row) => row.trim().split(/\s+/))
       .filter((cols) => cols[3] === 'FUNC')
       .map((cols) => ({ start: BigInt(`0x${cols[1]}`), size: BigInt(cols[2]) }));
@@ -41,7 +51,9 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
   // An ordinary user may see the kernel only at paranoid <= 1 (perf_allow_kernel()).
   const userSpaceOnly = paranoid >= 2;
 
-  before(() => { nobody = prepareNobodyDir(); });
+  before(() => {
+    nobody = prepareNobodyDir();
+  });
   after(() => nobody?.dispose());
 
   it('a write watchpoint on a global of its own program records every write, as many as perf records as that user', () => {
@@ -50,7 +62,10 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     assert.equal(run.status, 0, run.stderr);
     const hits = parseJsonLines(readFileSync(path.join(nobody.dir, 'w.jsonl'), 'utf8')).filter((r) => r.type === 'SAMPLE');
     if (userSpaceOnly) assert.match(run.stderr, new RegExp(`user space only: kernel\\.perf_event_paranoid = ${paranoid} \\(uid ${NOBODY_UID}`));
-    const nm = execFileSync('nm', [nobody.fixture('kernel_writer')], { encoding: 'utf8' }).split('\n').find((l) => / counter$/.test(l))!.split(' ')[0];
+    const nm = execFileSync('nm', [nobody.fixture('kernel_writer')], { encoding: 'utf8' })
+      .split('\n')
+      .find((l) => / counter$/.test(l))!
+      .split(' ')[0];
     perfRecordAsNobody(nobody, 'w.data', ['-e', `mem:0x${nm}/8:w`, '--', nobody.fixture('kernel_writer'), String(n)]);
     const perfHits = perfScriptAsNobody(nobody, 'w.data', 'ip,sym').filter((line) => / writer$/.test(line.trim()));
     if (!hostBreakpoints().fire) {
@@ -88,11 +103,19 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     const samples = records.filter((r) => r.type === 'SAMPLE');
     // 1 s of CPU time at 1 kHz: well over 100 samples, however the CPU is shared with other work.
     assert.ok(samples.length > 100, `${samples.length} samples`);
-    if (userSpaceOnly) assert.ok(samples.every((s) => isUserIp(s.ip)), 'user space only');
+    if (userSpaceOnly)
+      assert.ok(
+        samples.every((s) => isUserIp(s.ip)),
+        'user space only',
+      );
     perfRecordAsNobody(nobody, 't.data', ['-e', 'task-clock', '-F', '1000', '--', nobody.fixture('kernel_busy'), '1000', 'cpu']);
     const perfLines = perfScriptAsNobody(nobody, 't.data', 'ip,sym').map((line) => line.trim().split(/\s+/));
     assert.ok(perfLines.length > 100, `perf: ${perfLines.length} samples`);
-    if (userSpaceOnly) assert.ok(perfLines.every(([ip]) => isUserIp(`0x${ip}`)), 'perf fell back to user space only too');
+    if (userSpaceOnly)
+      assert.ok(
+        perfLines.every(([ip]) => isUserIp(`0x${ip}`)),
+        'perf fell back to user space only too',
+      );
     // Every sample is named, the vDSO's clock_gettime included, except vDSO code that no vDSO symbol
     // covers: with kvm-clock the time read runs in a static helper (vread_pvclock) that has none, and
     // perf shows those samples as [unknown] too.
@@ -102,13 +125,19 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
       assert.ok(vdso, `unnamed samples ${unnamed.map((ip) => ip.toString(16)).join(' ')} and no vDSO mapping`);
       const vdsoStart = BigInt(vdso.addr as string);
       const offsets = unnamed.map((ip) => ip - vdsoStart);
-      assert.ok(offsets.every((offset) => offset >= 0n && offset < BigInt(vdso.len as number)), 'only vDSO samples are unnamed');
+      assert.ok(
+        offsets.every((offset) => offset >= 0n && offset < BigInt(vdso.len as number)),
+        'only vDSO samples are unnamed',
+      );
       const covering = vdsoFunctions().filter(({ start, size }) => offsets.some((offset) => offset >= start && offset < start + size));
       assert.deepEqual(covering, [], 'a vDSO symbol covers an unnamed sample');
-      assert.ok(perfLines.some(([, sym]) => sym === '[unknown]'), 'perf cannot name that vDSO code either');
+      assert.ok(
+        perfLines.some(([, sym]) => sym === '[unknown]'),
+        'perf cannot name that vDSO code either',
+      );
     }
-    const hottest = (names: string[]) => [...names.reduce((counts, name) => counts.set(name, (counts.get(name) ?? 0) + 1), new Map<string, number>())]
-      .sort((a, b) => b[1] - a[1])[0][0];
+    const hottest = (names: string[]) =>
+      [...names.reduce((counts, name) => counts.set(name, (counts.get(name) ?? 0) + 1), new Map<string, number>())].sort((a, b) => b[1] - a[1])[0][0];
     assert.equal(hottest(samples.map((s) => s.sym?.replace(/\+0x[0-9a-f]+$/, '') ?? '[unknown]')), hottest(perfLines.map(([, sym]) => sym)));
   });
 
@@ -158,23 +187,40 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
       assert.equal(cpuWide.status, 0, cpuWide.stderr);
     } else {
       assert.equal(cpuWide.status, 1);
-      assert.match(cpuWide.stderr, new RegExp(`^ringside: -a records every process on every CPU, which needs kernel\\.perf_event_paranoid <= 0 or CAP_PERFMON, but uid ${NOBODY_UID} .*kernel\\.perf_event_paranoid = ${paranoid}; run \`sudo sysctl kernel\\.perf_event_paranoid=0\``));
+      assert.match(
+        cpuWide.stderr,
+        new RegExp(
+          `^ringside: -a records every process on every CPU, which needs kernel\\.perf_event_paranoid <= 0 or CAP_PERFMON, but uid ${NOBODY_UID} .*kernel\\.perf_event_paranoid = ${paranoid}; run \`sudo sysctl kernel\\.perf_event_paranoid=0\``,
+        ),
+      );
     }
     const tracepoint = nobody.ringside(['capture', '-a', '-e', 'syscalls:sys_enter_getppid', '--duration', '0.2', '-o', 'tp.jsonl']);
     assert.equal(tracepoint.status, 1, 'CPU-wide raw tracepoint data needs paranoid -1 or CAP_PERFMON');
     const tracefsReadable = nobody.run(['test', '-r', `${access.tracefs.path}/events`, '-a', '-x', `${access.tracefs.path}/events`]).status === 0;
     if (!tracefsReadable) {
-      assert.match(tracepoint.stderr, new RegExp(`tracefs is mounted at ${access.tracefs.path} but uid ${NOBODY_UID} \\(nobody\\) may not read it \\(mode 0*${execFileSync('stat', ['-c', '%a', access.tracefs.path], { encoding: 'utf8' }).trim()} `));
+      assert.match(
+        tracepoint.stderr,
+        new RegExp(
+          `tracefs is mounted at ${access.tracefs.path} but uid ${NOBODY_UID} \\(nobody\\) may not read it \\(mode 0*${execFileSync('stat', ['-c', '%a', access.tracefs.path], { encoding: 'utf8' }).trim()} `,
+        ),
+      );
       assert.match(tracepoint.stderr, new RegExp(`sudo mount -o remount,gid=${NOBODY_UID},mode=750 ${access.tracefs.path}`));
       assert.doesNotMatch(tracepoint.stderr, /not mounted/);
     } else {
-      assert.match(tracepoint.stderr, new RegExp(`tracepoint syscalls:sys_enter_getppid .*needs kernel\\.perf_event_paranoid <= -1 or CAP_PERFMON.*= ${paranoid}`));
+      assert.match(
+        tracepoint.stderr,
+        new RegExp(`tracepoint syscalls:sys_enter_getppid .*needs kernel\\.perf_event_paranoid <= -1 or CAP_PERFMON.*= ${paranoid}`),
+      );
     }
   });
 
   it('line: and uprobe: are refused as the kernel refuses them (EACCES without CAP_PERFMON), with the fix, and mem:FILE:LINE:x where breakpoints fire', () => {
-    const line = readFileSync(path.join(repoRoot, 'test/fixtures/inline_sites.c'), 'utf8').split('\n').findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
-    const refusal = `the kernel allows uprobes only to a process with CAP_PERFMON \\(or CAP_SYS_ADMIN\\), at every kernel\\.perf_event_paranoid, ` +
+    const line =
+      readFileSync(path.join(repoRoot, 'test/fixtures/inline_sites.c'), 'utf8')
+        .split('\n')
+        .findIndex((text) => text.includes('/* INLINE_LINE */')) + 1;
+    const refusal =
+      `the kernel allows uprobes only to a process with CAP_PERFMON \\(or CAP_SYS_ADMIN\\), at every kernel\\.perf_event_paranoid, ` +
       `and uid ${NOBODY_UID} \\(nobody\\) has neither \\(perf_event_open answers EACCES\\); give CAP_PERFMON to a copy of node used only for Ringside`;
     const lineRun = nobody.ringside(['capture', '-e', `line:inline_sites.c:${line}`, '-o', 'line.jsonl', '--', nobody.fixture('inline_sites'), '3', '5']);
     assert.equal(lineRun.status, 1, lineRun.stderr);
@@ -188,13 +234,23 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     assert.doesNotMatch(libRun.stderr, /hardware breakpoint/, 'a function is not a line: no mem:FILE:LINE to suggest');
     // Where breakpoints are silent (assumed here, as on the other kind of host), mem:FILE:LINE:x stays a breakpoint for this
     // user, and the note names the uprobe that would count the line and why it is refused.
-    const silent = nobody.run([process.execPath, nobody.cli, 'capture', '-e', `mem:inline_sites.c:${line}:x`, '-o', 'silent.jsonl', '--', nobody.fixture('inline_sites'), '3', '5'],
-      { env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' } });
+    const silent = nobody.run(
+      [process.execPath, nobody.cli, 'capture', '-e', `mem:inline_sites.c:${line}:x`, '-o', 'silent.jsonl', '--', nobody.fixture('inline_sites'), '3', '5'],
+      { env: { RINGSIDE_BREAKPOINT_DELIVERY: 'silent' } },
+    );
     assert.equal(silent.status, 0, silent.stderr);
-    assert.match(silent.stderr, new RegExp(`mem:inline_sites\\.c:${line}:x: breakpoints do not fire on this machine, and uprobes, which would count this line \\(line:inline_sites\\.c:${line}\\), are refused: ${refusal}`));
+    assert.match(
+      silent.stderr,
+      new RegExp(
+        `mem:inline_sites\\.c:${line}:x: breakpoints do not fire on this machine, and uprobes, which would count this line \\(line:inline_sites\\.c:${line}\\), are refused: ${refusal}`,
+      ),
+    );
     // The message is the kernel's own verdict: the uprobe PMU, opened as this user, answers EACCES (and the error says why).
     nobody.withCompiledModules();
-    const probe = nobody.run([process.execPath, '-e', `
+    const probe = nobody.run([
+      process.execPath,
+      '-e',
+      `
       const { openEvent } = require('./out/native/perf/events');
       const { readPmu } = require('./out/native/specs/pmu');
       try {
@@ -203,14 +259,19 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
           { name: 'uprobe', uprobePath: ${JSON.stringify(nobody.fixture('inline_sites'))} });
         fd.dispose();
         console.log('opened');
-      } catch (error) { console.log(error.code + ': ' + error.message); }`]);
+      } catch (error) { console.log(error.code + ': ' + error.message); }`,
+    ]);
     assert.equal(probe.status, 0, probe.stderr);
     assert.match(probe.stdout, new RegExp(`^EACCES: perf_event_open \\(uprobe\\): EACCES \\(errno 13\\): permission denied opening event uprobe: ${refusal}`));
   });
 
   it('log: is refused as the kernel refuses its uprobe (EACCES without CAP_PERFMON), with the fix, before the program runs', () => {
-    const line = readFileSync(path.join(repoRoot, 'test/fixtures/logpoint_values.c'), 'utf8').split('\n').findIndex((text) => text.includes('// LOG-LOOP')) + 1;
-    const refusal = `the kernel allows uprobes only to a process with CAP_PERFMON \\(or CAP_SYS_ADMIN\\), at every kernel\\.perf_event_paranoid, ` +
+    const line =
+      readFileSync(path.join(repoRoot, 'test/fixtures/logpoint_values.c'), 'utf8')
+        .split('\n')
+        .findIndex((text) => text.includes('// LOG-LOOP')) + 1;
+    const refusal =
+      `the kernel allows uprobes only to a process with CAP_PERFMON \\(or CAP_SYS_ADMIN\\), at every kernel\\.perf_event_paranoid, ` +
       `and uid ${NOBODY_UID} \\(nobody\\) has neither \\(perf_event_open answers EACCES\\); give CAP_PERFMON to a copy of node used only for Ringside`;
     const run = nobody.ringside(['capture', '-e', `log:logpoint_values.c:${line}:i,pt`, '-o', 'log.jsonl', '--', nobody.fixture('logpoint_values_O0'), '3']);
     assert.equal(run.status, 1, run.stderr);
@@ -219,13 +280,18 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     assert.ok(!existsSync(path.join(nobody.dir, 'log.jsonl')), 'nothing was recorded, so no output file');
   });
 
-  it('another user\'s process: names its owner, not the paranoid level', async () => {
+  it("another user's process: names its owner, not the paranoid level", async () => {
     const rootsProcess = spawn(path.join(nobody.dir, 'fixtures-bin/kernel_busy'), ['3000'], { stdio: 'ignore' });
     try {
       await new Promise((resolve) => rootsProcess.once('spawn', resolve));
       const run = nobody.ringside(['capture', '-p', String(rootsProcess.pid), '--duration', '0.2']);
       assert.equal(run.status, 1);
-      assert.match(run.stderr, new RegExp(`process ${rootsProcess.pid} belongs to uid 0 \\(root\\), and you are uid ${NOBODY_UID} \\(nobody\\): perf may watch another user's process only with CAP_SYS_PTRACE`));
+      assert.match(
+        run.stderr,
+        new RegExp(
+          `process ${rootsProcess.pid} belongs to uid 0 \\(root\\), and you are uid ${NOBODY_UID} \\(nobody\\): perf may watch another user's process only with CAP_SYS_PTRACE`,
+        ),
+      );
     } finally {
       rootsProcess.kill('SIGKILL');
     }
@@ -238,10 +304,16 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     const ran = path.join(nobody.dir, 'ran');
     try {
       for (const [args, message] of [
-        [['-o', path.join(closed, 'out.jsonl')], `cannot create -o ${closed}/out.jsonl: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed} \\(owner uid 0 \\(root\\), mode 0755\\)`],
+        [
+          ['-o', path.join(closed, 'out.jsonl')],
+          `cannot create -o ${closed}/out.jsonl: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed} \\(owner uid 0 \\(root\\), mode 0755\\)`,
+        ],
         [['-o', path.join(closed, 'out.data')], `cannot create -o ${closed}/out.data: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed}`],
         [['-o', path.join(closed, 'missing', 'out.html')], `cannot create -o ${closed}/missing/out.html: directory ${closed}/missing does not exist`],
-        [['--snapshot-on', 'task-clock', '--snapshot-dir', path.join(closed, 'snaps')], `cannot create --snapshot-dir ${closed}/snaps: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed}`],
+        [
+          ['--snapshot-on', 'task-clock', '--snapshot-dir', path.join(closed, 'snaps')],
+          `cannot create --snapshot-dir ${closed}/snaps: uid ${NOBODY_UID} \\(nobody\\) may not write in ${closed}`,
+        ],
       ] as const) {
         const run = nobody.ringside(['capture', ...args, '--', '/bin/touch', ran]);
         assert.equal(run.status, 1, run.stderr);
@@ -254,10 +326,24 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     }
   });
 
-  it('a container\'s seccomp filter (EPERM) is told apart from the paranoid level, with the fix', () => {
-    const run = nobody.run([nobody.fixture('seccomp_deny_perf'), process.execPath, nobody.cli, 'capture', '-e', 'task-clock', '-o', 'sc.jsonl', '--', '/bin/true']);
+  it("a container's seccomp filter (EPERM) is told apart from the paranoid level, with the fix", () => {
+    const run = nobody.run([
+      nobody.fixture('seccomp_deny_perf'),
+      process.execPath,
+      nobody.cli,
+      'capture',
+      '-e',
+      'task-clock',
+      '-o',
+      'sc.jsonl',
+      '--',
+      '/bin/true',
+    ]);
     assert.equal(run.status, 1, run.stderr);
-    assert.match(run.stderr, /^ringside: perf_event_open \(task-clock\): EPERM .*runs under a seccomp filter \(Seccomp: 2 in \/proc\/self\/status\).*--security-opt seccomp=unconfined/);
+    assert.match(
+      run.stderr,
+      /^ringside: perf_event_open \(task-clock\): EPERM .*runs under a seccomp filter \(Seccomp: 2 in \/proc\/self\/status\).*--security-opt seccomp=unconfined/,
+    );
     assert.doesNotMatch(run.stderr, /sysctl/);
   });
 
@@ -270,13 +356,18 @@ describe('ringside capture as an ordinary user (uid 65534), perf as referee', fu
     while (access.onlineCpus * (2 * (pages + 1) + 17) <= budget!) pages *= 2;
     const refused = nobody.ringside(['capture', '--pages', String(pages), '-o', 'big.jsonl', '--', '/bin/true']);
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, new RegExp(`of locked memory, more than the ${(budget! * 4096) / 1024} KiB perf lets this user lock \\(kernel\\.perf_event_mlock_kb = ${access.perfMlockKb} KiB per CPU x ${access.onlineCpus} CPUs`));
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `of locked memory, more than the ${(budget! * 4096) / 1024} KiB perf lets this user lock \\(kernel\\.perf_event_mlock_kb = ${access.perfMlockKb} KiB per CPU x ${access.onlineCpus} CPUs`,
+      ),
+    );
     assert.match(refused.stderr, new RegExp(`--pages ${pages / 2} fits`));
     const fits = nobody.ringside(['capture', '--pages', String(pages / 2), '-o', 'fits.jsonl', '--', '/bin/true']);
     assert.equal(fits.status, 0, fits.stderr);
     // Without RLIMIT_MEMLOCK only perf_event_mlock_kb per CPU is left: the default 64-page rings
     // shrink until they fit, and the summary says so.
-    const userPages = ((access.perfMlockKb ?? 516) * 1024 / 4096) * access.onlineCpus;
+    const userPages = (((access.perfMlockKb ?? 516) * 1024) / 4096) * access.onlineCpus;
     let fitted = 64;
     while (fitted > 1 && access.onlineCpus * (2 * (fitted + 1) + 17) > userPages) fitted /= 2;
     const small = nobody.run(['prlimit', '--memlock=0:0', process.execPath, nobody.cli, 'capture', '-o', 'small.jsonl', '--', '/bin/true']);

@@ -46,23 +46,39 @@ describe('kept recording as an ordinary user (uid 65534)', function () {
     execFileSync('chown', [`${NOBODY_UID}:${NOBODY_UID}`, runtimeDir]);
   });
   after(() => {
-    if (keeper?.pid) try { process.kill(-keeper.pid, 'SIGKILL'); } catch { /* gone */ }
+    if (keeper?.pid)
+      try {
+        process.kill(-keeper.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     // The program the keeper launched, if the keeper left it behind.
-    try { execFileSync('pkill', ['-KILL', '-f', path.join(nobody.dir, 'fixtures-bin/ext_loops')]); } catch { /* none left */ }
+    try {
+      execFileSync('pkill', ['-KILL', '-f', path.join(nobody.dir, 'fixtures-bin/ext_loops')]);
+    } catch {
+      /* none left */
+    }
     nobody?.dispose();
   });
 
   it('keeps, is found and borrowed by another process of the same user, snapshots its program, and stops cleanly', async () => {
-    keeper = nobody.start([process.execPath, nobody.cli, 'keep', '-e', 'task-clock', '--', nobody.fixture('ext_loops'), '0', '20000'], { XDG_RUNTIME_DIR: runtimeDir });
+    keeper = nobody.start([process.execPath, nobody.cli, 'keep', '-e', 'task-clock', '--', nobody.fixture('ext_loops'), '0', '20000'], {
+      XDG_RUNTIME_DIR: runtimeDir,
+    });
     let stderr = '';
-    keeper.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    keeper.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     const stateDir = path.join(runtimeDir, `ringside-${NOBODY_UID}`);
     const deadline = Date.now() + 30_000;
     while (!(existsSync(stateDir) && readdirSync(stateDir).some((name) => name.startsWith('keeper-'))) && Date.now() < deadline) {
       assert.equal(keeper.exitCode, null, `the keeper exited: ${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    assert.ok(readdirSync(stateDir).some((name) => name.startsWith('keeper-')), `no state file: ${stderr}`);
+    assert.ok(
+      readdirSync(stateDir).some((name) => name.startsWith('keeper-')),
+      `no state file: ${stderr}`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 500)); // let the program spin into the rings
 
     const attached = nobody.run([process.execPath, '-e', ATTACH_SCRIPT], { env: { XDG_RUNTIME_DIR: runtimeDir } });
@@ -75,7 +91,11 @@ describe('kept recording as an ordinary user (uid 65534)', function () {
     const exited = new Promise<number | null>((resolve) => keeper!.once('exit', (code) => resolve(code)));
     process.kill(keeper.pid!, 'SIGTERM');
     assert.equal(await exited, 0, stderr);
-    assert.deepEqual(readdirSync(stateDir).filter((name) => name.startsWith('keeper-')), [], 'the state file is gone');
+    assert.deepEqual(
+      readdirSync(stateDir).filter((name) => name.startsWith('keeper-')),
+      [],
+      'the state file is gone',
+    );
   });
 
   it('keep -p of its own process with --pages 1 --window 2 grows as far as the locked-memory budget lets it, and says so', async () => {
@@ -83,9 +103,13 @@ describe('kept recording as an ordinary user (uid 65534)', function () {
     let keeperErr = '';
     try {
       // ulimit -l 64: the budget is perf_event_mlock_kb per CPU plus 64 KiB, far less than 2 s of task-clock samples every 10 us.
-      keeper = nobody.start(['sh', '-c', `ulimit -l 64 && exec ${process.execPath} ${nobody.cli} keep -p ${spinner.pid} -e task-clock -c 10000 --pages 1 --window 2`],
-        { XDG_RUNTIME_DIR: runtimeDir });
-      keeper.stderr?.on('data', (chunk: Buffer) => { keeperErr += chunk.toString(); });
+      keeper = nobody.start(
+        ['sh', '-c', `ulimit -l 64 && exec ${process.execPath} ${nobody.cli} keep -p ${spinner.pid} -e task-clock -c 10000 --pages 1 --window 2`],
+        { XDG_RUNTIME_DIR: runtimeDir },
+      );
+      keeper.stderr?.on('data', (chunk: Buffer) => {
+        keeperErr += chunk.toString();
+      });
       const ringside = (args: string[]) => nobody.run([process.execPath, nobody.cli, ...args], { env: { XDG_RUNTIME_DIR: runtimeDir }, timeoutMs: 20_000 });
       type Listed = { pid: number; generation: number; limitations: string[]; rings: { direction: string; dataSize: number; retired?: object }[] };
       let mine: Listed | undefined;
@@ -103,11 +127,16 @@ describe('kept recording as an ordinary user (uid 65534)', function () {
       // The budget Ringside computes is this user's whole allowance; when the kernel still charges the
       // user for rings of a process that just ended (the test before this one), it refuses the mmap
       // first, and the note names that limit instead. Either way growth stops at the budget and says so.
-      assert.match(notes, new RegExp([
-        String.raw`rings resized from 1 to \d+ pages .*the locked-memory budget stopped growth at \d+ pages \(the window needs \d+\)`,
-        String.raw`rings stay at \d+ pages .*the locked-memory budget .* leaves no room`,
-        String.raw`rings stay at 1 pages .*opening \d+-page rings failed: mmap .*EPERM.*charged to locked memory`,
-      ].join('|')));
+      assert.match(
+        notes,
+        new RegExp(
+          [
+            String.raw`rings resized from 1 to \d+ pages .*the locked-memory budget stopped growth at \d+ pages \(the window needs \d+\)`,
+            String.raw`rings stay at \d+ pages .*the locked-memory budget .* leaves no room`,
+            String.raw`rings stay at 1 pages .*opening \d+-page rings failed: mmap .*EPERM.*charged to locked memory`,
+          ].join('|'),
+        ),
+      );
       assert.ok(mine.generation >= 1, 'the note is published as a new generation of the state file');
 
       const data = 'window.data';
@@ -118,14 +147,22 @@ describe('kept recording as an ordinary user (uid 65534)', function () {
       assert.ok(samples > 10, `${samples} task-clock samples of its own process`);
       const decoded = nobody.ringside(['decode', data]);
       assert.equal(decoded.status, 0, decoded.stderr);
-      assert.equal(parseJsonLines(decoded.stdout).filter((record) => record.type === 'SAMPLE' && record.event === 'task-clock').length, samples,
-        'perf script and our JSON Lines agree on the snapshot');
+      assert.equal(
+        parseJsonLines(decoded.stdout).filter((record) => record.type === 'SAMPLE' && record.event === 'task-clock').length,
+        samples,
+        'perf script and our JSON Lines agree on the snapshot',
+      );
 
       const exited = new Promise<number | null>((resolve) => keeper!.once('exit', (code) => resolve(code)));
       process.kill(keeper.pid!, 'SIGTERM');
       assert.equal(await exited, 0, keeperErr);
     } finally {
-      if (spinner.pid) try { process.kill(-spinner.pid, 'SIGKILL'); } catch { /* gone */ }
+      if (spinner.pid)
+        try {
+          process.kill(-spinner.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
     }
   });
 });

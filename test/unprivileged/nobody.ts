@@ -43,27 +43,28 @@ export function prepareNobodyDir(): NobodyDir {
   execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, dir]);
   chmodSync(dir, 0o755);
   const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, LANG: 'C' };
-  const run = (argv: readonly string[], options: {
-    timeoutMs?: number;
-    env?: Record<string, string>;
-  } = {}) => spawnSync(SETPRIV[0], [...SETPRIV.slice(1), ...argv], {
-    cwd: dir,
-    encoding: 'utf8',
-    maxBuffer: 1 << 28,
-    timeout: options.timeoutMs ?? 120_000,
-    env: { ...baseEnv, ...options.env },
-  });
+  const run = (
+    argv: readonly string[],
+    options: {
+      timeoutMs?: number;
+      env?: Record<string, string>;
+    } = {},
+  ) =>
+    spawnSync(SETPRIV[0], [...SETPRIV.slice(1), ...argv], {
+      cwd: dir,
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+      timeout: options.timeoutMs ?? 120_000,
+      env: { ...baseEnv, ...options.env },
+    });
   return {
     dir,
     cli: path.join(dir, 'dist/cli.js'),
     fixture: (name) => path.join(dir, 'fixtures-bin', name),
     run,
     ringside: (args, options) => run([process.execPath, path.join(dir, 'dist/cli.js'), ...args], options),
-    start: (argv, env = {}) => spawn(
-      SETPRIV[0],
-      [...SETPRIV.slice(1), ...argv],
-      { cwd: dir, env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true },
-    ),
+    start: (argv, env = {}) =>
+      spawn(SETPRIV[0], [...SETPRIV.slice(1), ...argv], { cwd: dir, env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'pipe'], detached: true }),
     withCompiledModules: () => {
       cpSync(path.join(repoRoot, 'out'), path.join(dir, 'out'), { recursive: true });
       execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, path.join(dir, 'out')]);
@@ -72,10 +73,23 @@ export function prepareNobodyDir(): NobodyDir {
   };
 }
 
-interface JsonRecord { type: string; event?: string; ip?: string; sym?: string; addr?: string; tid?: number; comm?: string; filename?: string; len?: number }
+interface JsonRecord {
+  type: string;
+  event?: string;
+  ip?: string;
+  sym?: string;
+  addr?: string;
+  tid?: number;
+  comm?: string;
+  filename?: string;
+  len?: number;
+}
 
 export function parseJsonLines(text: string): JsonRecord[] {
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonRecord);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as JsonRecord);
 }
 
 /** Lines of `perf script -F FIELDS` on a file, run as uid 65534 like the recording. */

@@ -26,7 +26,13 @@ function asNobody(script: string): void {
 function fingerprint(file: string): string {
   if (!existsSync(file) && !isLink(file)) return 'missing';
   const stats = lstatSync(file);
-  const what = stats.isSymbolicLink() ? `-> ${readlinkSync(file)}` : stats.isFile() ? readFileSync(file, 'utf8') : stats.isDirectory() ? readdirSync(file).sort().join(',') : '';
+  const what = stats.isSymbolicLink()
+    ? `-> ${readlinkSync(file)}`
+    : stats.isFile()
+      ? readFileSync(file, 'utf8')
+      : stats.isDirectory()
+        ? readdirSync(file).sort().join(',')
+        : '';
   return `${stats.uid}:${(stats.mode & 0o7777).toString(8)}:${what}`;
 }
 
@@ -43,7 +49,7 @@ function fingerprints(files: readonly string[]): Record<string, string> {
   return Object.fromEntries(files.map((file) => [file, fingerprint(file)]));
 }
 
-describe('keeper state directory against another user\'s traps (root keeper, uid 65534 attacker)', function () {
+describe("keeper state directory against another user's traps (root keeper, uid 65534 attacker)", function () {
   this.timeout(90_000);
   let base: string;
   const keepers: ChildProcess[] = [];
@@ -68,10 +74,15 @@ describe('keeper state directory against another user\'s traps (root keeper, uid
    * (the shell's) is known before it runs: the trap can name it, as an attacker guessing pids would.
    */
   function heldKeeper(): { keeper: ChildProcess; release: () => void; stderr: () => string } {
-    const keeper = spawn('sh', ['-c', `read go && exec "${process.execPath}" "${cli}" keep -a -e cpu-clock`], { env: env(), stdio: ['pipe', 'ignore', 'pipe'] });
+    const keeper = spawn('sh', ['-c', `read go && exec "${process.execPath}" "${cli}" keep -a -e cpu-clock`], {
+      env: env(),
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
     keepers.push(keeper);
     let stderr = '';
-    keeper.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    keeper.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     return { keeper, release: () => keeper.stdin!.end('go\n'), stderr: () => stderr };
   }
 
@@ -122,26 +133,33 @@ describe('keeper state directory against another user\'s traps (root keeper, uid
     const pid = keeper.pid!;
     const preferred = path.join(base, 'ringside-0');
     // The names the keeper used to write (and those it writes for good) point at the victim.
-    asNobody([
-      `ln -s ${linkedDir} ${preferred}`,
-      `ln -s ${victim} ${linkedDir}/keeper-${pid}.json.${pid}.tmp`,
-      `ln -s ${victim} ${linkedDir}/keeper-${pid}.json`,
-      `ln -s ${victim} ${linkedDir}/keeper-${pid}.sideband-0.1`,
-    ].join('\n'));
+    asNobody(
+      [
+        `ln -s ${linkedDir} ${preferred}`,
+        `ln -s ${victim} ${linkedDir}/keeper-${pid}.json.${pid}.tmp`,
+        `ln -s ${victim} ${linkedDir}/keeper-${pid}.json`,
+        `ln -s ${victim} ${linkedDir}/keeper-${pid}.sideband-0.1`,
+      ].join('\n'),
+    );
     const outside = [victim, linkedDir, preferred, ...readdirSync(linkedDir).map((name) => path.join(linkedDir, name))];
     const before = fingerprints(outside);
     release();
     await waitListed(pid, stderr);
 
-    assert.deepEqual(fingerprints(outside), before, 'no file outside the keeper\'s own directory changed (content, mode, owner, link)');
-    assert.match(stderr(), new RegExp(`${preferred} is not a private directory of uid 0 \\(it is a symbolic link \\(to ${linkedDir}\\) owned by uid ${NOBODY_UID}.*state goes to ${base}/ringside-0-\\w{6} instead`));
+    assert.deepEqual(fingerprints(outside), before, "no file outside the keeper's own directory changed (content, mode, owner, link)");
+    assert.match(
+      stderr(),
+      new RegExp(
+        `${preferred} is not a private directory of uid 0 \\(it is a symbolic link \\(to ${linkedDir}\\) owned by uid ${NOBODY_UID}.*state goes to ${base}/ringside-0-\\w{6} instead`,
+      ),
+    );
     const fallback = readdirSync(base).filter((name) => /^ringside-0-\w{6}$/.test(name));
     assert.equal(fallback.length, 1, readdirSync(base).join(' '));
     const fallbackStats = statSync(path.join(base, fallback[0]));
     assert.equal(fallbackStats.uid, 0);
     assert.equal(fallbackStats.mode & 0o777, 0o700);
     assert.ok(existsSync(path.join(base, fallback[0], `keeper-${pid}.json`)));
-    assert.ok(clientSees(pid), 'the extension\'s KeeperClient finds the keeper in the fallback directory');
+    assert.ok(clientSees(pid), "the extension's KeeperClient finds the keeper in the fallback directory");
 
     // A snapshot is written beside the trap, and is private.
     const out = path.join(base, 'out.data');
@@ -162,8 +180,13 @@ describe('keeper state directory against another user\'s traps (root keeper, uid
     const { keeper, release, stderr } = heldKeeper();
     release();
     await waitListed(keeper.pid!, stderr);
-    assert.match(stderr(), new RegExp(`${preferred} is not a private directory of uid 0 \\(it is owned by uid ${NOBODY_UID}.*state goes to ${base}/ringside-0-(?!AAAAAA)\\w{6} instead`));
-    assert.deepEqual(fingerprints(outside), before, 'the other user\'s directories are untouched (not chmodded, nothing written in them)');
+    assert.match(
+      stderr(),
+      new RegExp(
+        `${preferred} is not a private directory of uid 0 \\(it is owned by uid ${NOBODY_UID}.*state goes to ${base}/ringside-0-(?!AAAAAA)\\w{6} instead`,
+      ),
+    );
+    assert.deepEqual(fingerprints(outside), before, "the other user's directories are untouched (not chmodded, nothing written in them)");
     assert.ok(clientSees(keeper.pid!));
     // A second keeper while the first runs publishes in the same fallback and both are listed.
     const second = heldKeeper();
@@ -207,7 +230,11 @@ describe('keeper state directory against another user\'s traps (root keeper, uid
     await spooled(first);
     await killed(first);
     const left = keeperFiles(first);
-    for (const kind of [/\.json$/, /\.log$/, /\.sideband-\d+\.\d+$/, /\.paused-by-\d+$/]) assert.ok(left.some((name) => kind.test(name)), `${kind} among ${left.join(' ')}`);
+    for (const kind of [/\.json$/, /\.log$/, /\.sideband-\d+\.\d+$/, /\.paused-by-\d+$/])
+      assert.ok(
+        left.some((name) => kind.test(name)),
+        `${kind} among ${left.join(' ')}`,
+      );
     const listed = ringside(['list']);
     assert.equal(listed.status, 0, listed.stderr);
     assert.match(listed.stdout, /no keeper is running/);

@@ -27,8 +27,12 @@ describe('call tree aggregation in a Web Worker (Chromium)', function () {
     session = await openTimelinePage({ errors, warnings: true });
     page = session.page;
     await page.evaluate((n) => (window as unknown as { __stream(w: string, n: number): Promise<number> }).__stream('bigStacks', n), N);
-    await page.waitForFunction((n) => document.querySelector('#rs-calltree .rs-calltree-summary')?.textContent
-      === `${n.toLocaleString('en-US')} samples with callchains · whole capture`, N, { timeout: 60000 });
+    await page.waitForFunction(
+      (n) =>
+        document.querySelector('#rs-calltree .rs-calltree-summary')?.textContent === `${n.toLocaleString('en-US')} samples with callchains · whole capture`,
+      N,
+      { timeout: 60000 },
+    );
   });
 
   after(() => session?.close());
@@ -36,11 +40,11 @@ describe('call tree aggregation in a Web Worker (Chromium)', function () {
   const stats = () => page.evaluate(() => (window as unknown as PageApp).ringside.callTree.aggregation.stats());
   const summary = () => page.locator('#rs-calltree .rs-calltree-summary').innerText();
 
-  it('a selection is counted in the worker while the page stays free, and a replaced selection\'s answer is dropped', async () => {
+  it("a selection is counted in the worker while the page stays free, and a replaced selection's answer is dropped", async () => {
     const before = await stats();
-    assert.equal(before.worker, true, 'the worker started under the page\'s policy (worker-src blob:)');
+    assert.equal(before.worker, true, "the worker started under the page's policy (worker-src blob:)");
     assert.equal(before.computedOnPage, 0);
-    assert.ok(before.computedInWorker >= 1, 'the whole capture\'s tree came from the worker');
+    assert.ok(before.computedInWorker >= 1, "the whole capture's tree came from the worker");
     const returned = await page.evaluate(() => {
       const app = (window as unknown as PageApp).ringside;
       // Two selections back to back: the first is replaced before the worker answers it.
@@ -58,13 +62,17 @@ describe('call tree aggregation in a Web Worker (Chromium)', function () {
     const after = await stats();
     assert.equal(after.computedInWorker - before.computedInWorker, 2, 'both selections were computed by the worker');
     assert.equal(after.computedOnPage, 0, 'nothing was counted on the main thread');
-    assert.equal(after.dropped - before.dropped, 1, 'the replaced selection\'s answer was dropped');
+    assert.equal(after.dropped - before.dropped, 1, "the replaced selection's answer was dropped");
     assert.equal(after.columnsSent, before.columnsSent, 'the columns went to the worker once, not per selection');
     await page.click('#rs-calltree button[data-mode="bottom-up"]');
-    const roots = await page.$$eval('#rs-calltree .rs-calltree-node[data-depth="1"] .rs-calltree-total',
-      (cells) => cells.map((c) => Number((c as HTMLElement).dataset.count)));
+    const roots = await page.$$eval('#rs-calltree .rs-calltree-node[data-depth="1"] .rs-calltree-total', (cells) =>
+      cells.map((c) => Number((c as HTMLElement).dataset.count)),
+    );
     assert.equal(roots.length, 16);
-    assert.equal(roots.reduce((a, b) => a + b, 0), N / 4 + 1);
+    assert.equal(
+      roots.reduce((a, b) => a + b, 0),
+      N / 4 + 1,
+    );
     await page.click('#rs-calltree button[data-mode="top-down"]');
   });
 

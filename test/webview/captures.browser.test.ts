@@ -9,7 +9,10 @@ import type { Page } from 'playwright-core';
 import { ARTIFACTS, afterFrames, openTimelinePage, type TimelineSession } from './harness';
 import { PERFDATA_FIRST_NS, SMALL_ORIGIN, US } from './synthetic';
 
-interface Posted { type: string; [k: string]: unknown }
+interface Posted {
+  type: string;
+  [k: string]: unknown;
+}
 type Probe = {
   __posted: Posted[];
   __stream(which: string): Promise<number>;
@@ -23,8 +26,9 @@ const posted = (page: Page, type: string) => page.evaluate((t) => (window as unk
 const domain = (page: Page) => page.evaluate(() => (window as unknown as Probe).__domain());
 const stream = (page: Page, which: string) => page.evaluate((w) => (window as unknown as Probe).__stream(w), which);
 const status = async (page: Page) => (await page.locator('.rs-status').textContent()) ?? '';
-const shownName = async (page: Page) => (await page.locator('.rs-snapshot-button[aria-pressed="true"] .rs-snapshot-name').allTextContents());
-const lanes = (page: Page) => page.$$eval('.rs-lane-label', (els) => els.map((e) => [(e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-count')!.textContent]));
+const shownName = async (page: Page) => await page.locator('.rs-snapshot-button[aria-pressed="true"] .rs-snapshot-name').allTextContents();
+const lanes = (page: Page) =>
+  page.$$eval('.rs-lane-label', (els) => els.map((e) => [(e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-count')!.textContent]));
 const ticks = (page: Page) => page.$$eval('.rs-axis .tick text', (els) => els.map((e) => e.textContent ?? ''));
 
 /** Axis labels that count time since the capture's start: one unit below a second, and a 0 among them. */
@@ -81,7 +85,11 @@ describe('one view per capture in Chromium', function () {
     await afterFrames(page);
     assertDomain(await domain(page), fitted(0, 1005 * US), 'the strip shows the first capture again, fitted');
     assert.deepEqual(await shownName(page), ['snapshot 1']);
-    assert.deepEqual(await lanes(page), [['watch:mem:counter:w', '2'], ['cpu:0', '13'], ['cpu:1', '103']]);
+    assert.deepEqual(await lanes(page), [
+      ['watch:mem:counter:w', '2'],
+      ['cpu:0', '13'],
+      ['cpu:1', '103'],
+    ]);
     assert.equal(await page.getAttribute('.rs-snapshot[data-snapshot="snap-2"] button', 'aria-pressed'), 'false');
     await page.screenshot({ path: path.join(ARTIFACTS, 'webview-captures.png') });
   });
@@ -96,7 +104,14 @@ describe('one view per capture in Chromium', function () {
     const first = PERFDATA_FIRST_NS - Number(SMALL_ORIGIN);
     const d = await domain(page);
     assertDomain(d, fitted(first, first + 49 * 20 * US), 'Fit spans the 50 samples, not back to time 0 of the side-band records');
-    assert.deepEqual(await lanes(page), [['cpu:0', '25'], ['cpu:1', '25']], 'the side-band records have no place on a lane');
+    assert.deepEqual(
+      await lanes(page),
+      [
+        ['cpu:0', '25'],
+        ['cpu:1', '25'],
+      ],
+      'the side-band records have no place on a lane',
+    );
     await page.click('#rs-zoom-reset');
     await afterFrames(page);
     assertDomain(await domain(page), d, 'Fit is the same window');
@@ -113,9 +128,17 @@ describe('one view per capture in Chromium', function () {
     const request = (await posted(page, 'detailsRequest')).at(-1)!;
     assert.equal(request.row, 4);
     assert.equal(await page.locator('#rs-details .rs-time-main').textContent(), 'no time (not on the axis)');
-    await page.evaluate((id) => (window as unknown as Probe).__send({
-      type: 'detailsReply', replyTo: id, snapshotId: 'pd', row: 4, details: { type: 'COMM', misc: 0, fields: { comm: 'pd_work' } },
-    }), request.requestId as number);
+    await page.evaluate(
+      (id) =>
+        (window as unknown as Probe).__send({
+          type: 'detailsReply',
+          replyTo: id,
+          snapshotId: 'pd',
+          row: 4,
+          details: { type: 'COMM', misc: 0, fields: { comm: 'pd_work' } },
+        }),
+      request.requestId as number,
+    );
     await page.locator('#rs-details .rs-remote-details', { hasText: 'pd_work' }).waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'webview-perfdata-untimed.png') });
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
@@ -135,22 +158,35 @@ describe('one view per capture in Chromium', function () {
       await page.waitForSelector('.rs-tooltip:not([hidden])');
       return page.locator('.rs-tooltip').innerText();
     };
-    assert.match(await hover(), /^time 505\.000 µs$/m, 'time since the capture\'s start');
+    assert.match(await hover(), /^time 505\.000 µs$/m, "time since the capture's start");
     const p = await page.evaluate(() => (window as unknown as Probe).__point('cpu:1', 505000));
     await page.mouse.click(p.x, p.y);
     await page.waitForSelector('#rs-details .rs-time');
-    const timeCell = () => page.evaluate(() => {
-      const cell = document.querySelector('#rs-details .rs-time') as HTMLElement;
-      const raw = cell.querySelector('.rs-time-raw') as HTMLElement;
-      return { main: cell.querySelector('.rs-time-main')!.textContent, raw: raw.textContent, rawShown: !raw.hidden && raw.offsetHeight > 0, title: cell.title };
-    });
+    const timeCell = () =>
+      page.evaluate(() => {
+        const cell = document.querySelector('#rs-details .rs-time') as HTMLElement;
+        const raw = cell.querySelector('.rs-time-raw') as HTMLElement;
+        return {
+          main: cell.querySelector('.rs-time-main')!.textContent,
+          raw: raw.textContent,
+          rawShown: !raw.hidden && raw.offsetHeight > 0,
+          title: cell.title,
+        };
+      });
     assert.deepEqual(await timeCell(), { main: '505.000 µs', raw: '5000000505000 ns', rawShown: false, title: 'perf clock 5000000505000 ns' });
     // The host's decoded details carry the raw perf clock: listed only with the perf clock on.
     const [request] = (await posted(page, 'detailsRequest')).slice(-1);
-    await page.evaluate((id) => (window as unknown as Probe).__send({
-      type: 'detailsReply', replyTo: id, snapshotId: 'snap-1', row: 0,
-      details: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, timeNs: '5000000505000', fields: { period: 10000 } },
-    }), request.requestId as number);
+    await page.evaluate(
+      (id) =>
+        (window as unknown as Probe).__send({
+          type: 'detailsReply',
+          replyTo: id,
+          snapshotId: 'snap-1',
+          row: 0,
+          details: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, timeNs: '5000000505000', fields: { period: 10000 } },
+        }),
+      request.requestId as number,
+    );
     await page.waitForSelector('#rs-details .rs-perf-clock-only', { state: 'attached' });
     assert.equal(await page.locator('#rs-details .rs-perf-clock-only').isHidden(), true);
     // A brushed range says where it is in the same base.
@@ -186,14 +222,17 @@ describe('one view per capture in Chromium', function () {
     await page.keyboard.press('Escape');
   });
 
-  it('keeps End, → and the filter\'s stepping and counts within the shown capture', async () => {
+  it("keeps End, → and the filter's stepping and counts within the shown capture", async () => {
     await stream(page, 'overlapping');
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('10 records · 4 snapshots'));
     await afterFrames(page);
     assert.deepEqual(await shownName(page), ['overlapping capture']);
     // Its ten records lie between the first capture's, over the same millisecond: only they are on the lanes.
     assert.deepEqual(await lanes(page), [['cpu:0', '10']]);
-    const last = async () => { const m = (await posted(page, 'detailsRequest')).at(-1)!; return [m.snapshotId, m.row]; };
+    const last = async () => {
+      const m = (await posted(page, 'detailsRequest')).at(-1)!;
+      return [m.snapshotId, m.row];
+    };
     await page.focus('.rs-scroll');
     await page.keyboard.press('Home');
     assert.deepEqual(await last(), ['snap-o', 0]);
@@ -201,7 +240,7 @@ describe('one view per capture in Chromium', function () {
     assert.deepEqual(await last(), ['snap-o', 9]);
     const requests = (await posted(page, 'detailsRequest')).length;
     await page.keyboard.press('ArrowRight');
-    assert.equal((await posted(page, 'detailsRequest')).length, requests, '→ at the capture\'s last record stays there');
+    assert.equal((await posted(page, 'detailsRequest')).length, requests, "→ at the capture's last record stays there");
     assert.deepEqual(await last(), ['snap-o', 9]);
     for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowLeft');
     assert.deepEqual(await last(), ['snap-o', 5]);
@@ -229,15 +268,18 @@ describe('one view per capture in Chromium', function () {
     await page.click('.rs-snapshot[data-snapshot="snap-2"] button', { modifiers: ['Control'] });
     await page.waitForFunction(() => document.querySelectorAll('.rs-timeline').length === 2);
     await afterFrames(page);
-    const charts = () => page.$$eval('.rs-timeline', (roots) => roots.map((root) => {
-      const axis = root.querySelector('.rs-axis') as SVGSVGElement;
-      return {
-        title: root.querySelector('.rs-axis-row .rs-axis-corner')!.textContent,
-        domain: [Number(axis.dataset.domainStart), Number(axis.dataset.domainEnd)] as [number, number],
-        ticks: [...axis.querySelectorAll('.tick text')].map((t) => t.textContent ?? ''),
-        lanes: [...root.querySelectorAll('.rs-lane-label')].map((l) => [(l as HTMLElement).dataset.lane, l.querySelector('.rs-lane-count')!.textContent]),
-      };
-    }));
+    const charts = () =>
+      page.$$eval('.rs-timeline', (roots) =>
+        roots.map((root) => {
+          const axis = root.querySelector('.rs-axis') as SVGSVGElement;
+          return {
+            title: root.querySelector('.rs-axis-row .rs-axis-corner')!.textContent,
+            domain: [Number(axis.dataset.domainStart), Number(axis.dataset.domainEnd)] as [number, number],
+            ticks: [...axis.querySelectorAll('.tick text')].map((t) => t.textContent ?? ''),
+            lanes: [...root.querySelectorAll('.rs-lane-label')].map((l) => [(l as HTMLElement).dataset.lane, l.querySelector('.rs-lane-count')!.textContent]),
+          };
+        }),
+      );
     const [first, second] = await charts();
     assert.deepEqual([first.title, second.title], ['snapshot 1', 'snapshot 2']);
     assertDomain(first.domain, fitted(0, 1005 * US), 'the shown capture keeps its view');
@@ -256,7 +298,7 @@ describe('one view per capture in Chromium', function () {
       const r = root.querySelector('.rs-overlay')!.getBoundingClientRect();
       const d0 = Number(axis.dataset.domainStart);
       const d1 = Number(axis.dataset.domainEnd);
-      return { x: r.left + (t - d0) / (d1 - d0) * r.width, y: r.top + parseFloat(lane.style.top) + parseFloat(lane.style.height) / 2 };
+      return { x: r.left + ((t - d0) / (d1 - d0)) * r.width, y: r.top + parseFloat(lane.style.top) + parseFloat(lane.style.height) / 2 };
     }, 2_250_000);
     await page.mouse.click(point.x, point.y);
     await page.waitForFunction(() => (window as unknown as Probe).__posted.filter((m) => m.type === 'detailsRequest').at(-1)?.snapshotId === 'snap-2');
@@ -268,7 +310,10 @@ describe('one view per capture in Chromium', function () {
     await page.click('#rs-perf-clock');
     await afterFrames(page);
     const clocks = await charts();
-    assert.ok(clocks.every((c) => c.ticks.length > 1 && c.ticks.every((l) => /^5000\.\d+ s$/.test(l))), `both read the perf clock: ${clocks.map((c) => c.ticks)}`);
+    assert.ok(
+      clocks.every((c) => c.ticks.length > 1 && c.ticks.every((l) => /^5000\.\d+ s$/.test(l))),
+      `both read the perf clock: ${clocks.map((c) => c.ticks)}`,
+    );
     assert.equal(await page.locator('#rs-details .rs-time-main').textContent(), '5000.002250000 s');
     await page.click('#rs-perf-clock');
 
@@ -294,7 +339,9 @@ describe('one view per capture in Chromium', function () {
       return {
         page: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
         body: { scroll: document.body.scrollWidth, client: document.body.clientWidth },
-        perfClock: rect('#rs-perf-clock').right, status: rect('.rs-status').right, strip: rect('.rs-snapshots').right,
+        perfClock: rect('#rs-perf-clock').right,
+        status: rect('.rs-status').right,
+        strip: rect('.rs-snapshots').right,
         plot: parseFloat((document.querySelector('.rs-canvas') as HTMLElement).style.width),
       };
     });

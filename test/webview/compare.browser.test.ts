@@ -12,7 +12,14 @@ import { ARTIFACTS, afterFrames, openTimelinePage, type TimelineSession } from '
 type Probe = { __stream(which: string): Promise<number> };
 const stream = (page: Page, which: string) => page.evaluate((w) => (window as unknown as Probe).__stream(w), which);
 
-interface Box { what: string; chart: number; left: number; top: number; right: number; bottom: number }
+interface Box {
+  what: string;
+  chart: number;
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
 
 /** The boxes that must not overlap: per chart its axis, axis label, coverage strip and label, lanes; the drawer and its headings. */
 function measure(page: Page): Promise<Box[]> {
@@ -40,10 +47,12 @@ function measure(page: Page): Promise<Box[]> {
 function drawerHeadings(page: Page): Promise<{ text: string; top: number; bottom: number }[]> {
   return page.evaluate(() => {
     const drawer = document.querySelector('.rs-drawer')!;
-    return [...drawer.querySelectorAll('h2, h3, .rs-range .rs-hint, .rs-range h2')].map((h) => {
-      const r = h.getBoundingClientRect();
-      return { text: h.textContent ?? '', top: r.top, bottom: r.bottom };
-    }).filter((h) => h.bottom > h.top);
+    return [...drawer.querySelectorAll('h2, h3, .rs-range .rs-hint, .rs-range h2')]
+      .map((h) => {
+        const r = h.getBoundingClientRect();
+        return { text: h.textContent ?? '', top: r.top, bottom: r.bottom };
+      })
+      .filter((h) => h.bottom > h.top);
   });
 }
 
@@ -71,21 +80,35 @@ describe('two compared captures and the call tree drawer in Chromium', function 
 
   // The window sizes, and the panel's own size inside code-server's window of that size (activity bar, title, tabs and
   // status bar taken off; the panel is what the page gets).
-  for (const [width, height] of [[1280, 800], [1920, 1080], [1232, 690], [1872, 970], [1232, 560]] as const) {
+  for (const [width, height] of [
+    [1280, 800],
+    [1920, 1080],
+    [1232, 690],
+    [1872, 970],
+    [1232, 560],
+  ] as const) {
     for (const theme of ['vscode-dark', 'vscode-light']) {
       it(`at ${width}×${height} (${theme}) the two charts and the drawer do not overlap`, async () => {
         await page.setViewportSize({ width, height });
-        await page.evaluate((cls) => { document.body.className = cls; }, theme);
+        await page.evaluate((cls) => {
+          document.body.className = cls;
+        }, theme);
         await afterFrames(page);
         await afterFrames(page);
         const boxes = await measure(page);
         for (const chart of [0, 1]) {
           for (const what of ['axis', 'axis label', 'coverage', 'coverage label', 'lanes']) {
-            assert.ok(boxes.some((b) => b.chart === chart && b.what === what), `chart ${chart} shows its ${what}: ${JSON.stringify(boxes)}`);
+            assert.ok(
+              boxes.some((b) => b.chart === chart && b.what === what),
+              `chart ${chart} shows its ${what}: ${JSON.stringify(boxes)}`,
+            );
           }
         }
         const lanes = boxes.filter((b) => b.what === 'lanes');
-        assert.ok(lanes.every((b) => b.bottom - b.top >= 40), `each chart keeps room for its lanes: ${JSON.stringify(lanes)}`);
+        assert.ok(
+          lanes.every((b) => b.bottom - b.top >= 40),
+          `each chart keeps room for its lanes: ${JSON.stringify(lanes)}`,
+        );
         for (let i = 0; i < boxes.length; i++) {
           for (let j = i + 1; j < boxes.length; j++) {
             const [a, b] = [boxes[i], boxes[j]];
@@ -104,16 +127,25 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     }
   }
 
-  it('chips show the capture time whatever the name\'s length, and a limitation note wraps inside the 260 px chip', async () => {
+  it("chips show the capture time whatever the name's length, and a limitation note wraps inside the 260 px chip", async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.evaluate(() => {
       const g = window as unknown as {
-        RingsideSynthetic: { snapshot(...a: unknown[]): { start: { limitations?: string[]; takenAtMs: number } }; smallRows(): unknown[];
-          stream(send: unknown, snaps: unknown[], onPost: unknown): Promise<number> };
-        __send: unknown; __onPost: unknown;
+        RingsideSynthetic: {
+          snapshot(...a: unknown[]): { start: { limitations?: string[]; takenAtMs: number } };
+          smallRows(): unknown[];
+          stream(send: unknown, snaps: unknown[], onPost: unknown): Promise<number>;
+        };
+        __send: unknown;
+        __onPost: unknown;
       };
-      const snap = g.RingsideSynthetic.snapshot('snap-long', 'demo (pid 28131): task-clock, mem:demo_rounds:w, syscalls:sys_enter_write',
-        g.RingsideSynthetic.smallRows(), 5_000_100_000_000n, 50);
+      const snap = g.RingsideSynthetic.snapshot(
+        'snap-long',
+        'demo (pid 28131): task-clock, mem:demo_rounds:w, syscalls:sys_enter_write',
+        g.RingsideSynthetic.smallRows(),
+        5_000_100_000_000n,
+        50,
+      );
       snap.start.takenAtMs = Date.UTC(2026, 0, 2, 3, 4, 5);
       snap.start.limitations = ['hardware breakpoints do not fire on this machine: the hypervisor does not pass debug registers through'];
       return g.RingsideSynthetic.stream(g.__send, [snap], g.__onPost);
@@ -127,8 +159,12 @@ describe('two compared captures and the call tree drawer in Chromium', function 
         const r = e.getBoundingClientRect();
         return { text: e.textContent ?? '', left: r.left, right: r.right, bottom: r.bottom, clipped: e.scrollWidth > e.clientWidth + 1 };
       };
-      return { box: { left: box.left, right: box.right, bottom: box.bottom, width: box.width }, time: part('.rs-snapshot-time'),
-        meta: part('.rs-snapshot-meta'), note: part('.rs-snapshot-limit') };
+      return {
+        box: { left: box.left, right: box.right, bottom: box.bottom, width: box.width },
+        time: part('.rs-snapshot-time'),
+        meta: part('.rs-snapshot-meta'),
+        note: part('.rs-snapshot-limit'),
+      };
     });
     assert.ok(fit.box.width <= 260.5, `the chip keeps its 260 px: ${fit.box.width}`);
     assert.match(fit.time.text, /^\d\d:\d\d:\d\d$/);
@@ -155,9 +191,11 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     await page.waitForFunction(() => document.querySelectorAll('.rs-timeline').length === 2);
   });
 
-  it('subtracts the shown capture from the compared one: helper\'s samples double, +100 %, red in the flame graph', async () => {
+  it("subtracts the shown capture from the compared one: helper's samples double, +100 %, red in the flame graph", async () => {
     await page.setViewportSize({ width: 1920, height: 1080 });
-    await page.evaluate(() => { document.body.className = 'vscode-dark'; });
+    await page.evaluate(() => {
+      document.body.className = 'vscode-dark';
+    });
     const tab = page.locator('#rs-calltree .rs-calltree-mode[data-mode="diff"]');
     await tab.waitFor({ state: 'visible' });
     await tab.click();
@@ -174,9 +212,15 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     assert.deepEqual(byName.get('busy_loop'), ['busy_loop', '76', '76', pp(76, 126, 76, 101), '0 %', '0.00 pp']);
     assert.equal((await rows())[0][0], 'helper', 'sorted by the size of the change of share: helper first');
     await page.click('.rs-diff-sort[data-sort="name"]');
-    assert.deepEqual((await rows()).map((r) => r[0]), ['busy_loop', 'helper', 'main']);
+    assert.deepEqual(
+      (await rows()).map((r) => r[0]),
+      ['busy_loop', 'helper', 'main'],
+    );
     await page.click('.rs-diff-sort[data-sort="self-change"]');
-    assert.deepEqual((await rows()).map((r) => r[0]), ['helper', 'busy_loop', 'main']);
+    assert.deepEqual(
+      (await rows()).map((r) => r[0]),
+      ['helper', 'busy_loop', 'main'],
+    );
 
     await page.click('.rs-diff-modes [data-diff-mode="flame"]');
     const boxes = JSON.parse((await page.getAttribute('canvas.rs-diff-flame', 'data-boxes')) ?? '[]') as { name: string; delta: number; color: string }[];
@@ -191,29 +235,53 @@ describe('two compared captures and the call tree drawer in Chromium', function 
       const drawn = JSON.parse(c.dataset.boxes!) as { name: string; x: number; y: number; width: number }[];
       const h = drawn.find((d) => d.name === 'helper')!;
       const dpr = c.width / parseFloat(c.style.width);
-      return Array.from(c.getContext('2d')!.getImageData(Math.round((h.x + 1) * dpr), Math.round((h.y + 2) * dpr), 1, 1).data.slice(0, 3));
+      return Array.from(
+        c
+          .getContext('2d')!
+          .getImageData(Math.round((h.x + 1) * dpr), Math.round((h.y + 2) * dpr), 1, 1)
+          .data.slice(0, 3),
+      );
     });
     assert.deepEqual(pixel, [r, g, b]);
     await page.click('.rs-diff-modes [data-diff-mode="tree"]');
     const tree = await page.$$eval('.rs-diff-tree tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    assert.deepEqual(tree.map((t) => [t[0], t[1], t[3]]), [['101', '126', 'main'], ['101', '126', 'busy_loop'], ['25', '50', 'helper']]);
+    assert.deepEqual(
+      tree.map((t) => [t[0], t[1], t[3]]),
+      [
+        ['101', '126', 'main'],
+        ['101', '126', 'busy_loop'],
+        ['25', '50', 'helper'],
+      ],
+    );
     assert.deepEqual(errors, []);
   });
 
   it('applies transforms from the menu and the keys as removable breadcrumbs', async () => {
     await page.click('#rs-calltree .rs-calltree-mode[data-mode="top-down"]');
-    const tree = () => page.$$eval('#rs-calltree .rs-calltree-list tbody tr', (trs) => trs.map((tr) => [
-      tr.querySelector('.rs-calltree-fn')!.textContent, tr.querySelector('.rs-calltree-self')!.textContent,
-    ]));
+    const tree = () =>
+      page.$$eval('#rs-calltree .rs-calltree-list tbody tr', (trs) =>
+        trs.map((tr) => [tr.querySelector('.rs-calltree-fn')!.textContent, tr.querySelector('.rs-calltree-self')!.textContent]),
+      );
     const crumbs = () => page.$$eval('.rs-transforms .rs-transform-crumb', (els) => els.map((e) => e.textContent));
     await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 3);
-    assert.deepEqual(await tree(), [['main', '0'], ['busy_loop', '76'], ['helper', '25']]);
+    assert.deepEqual(await tree(), [
+      ['main', '0'],
+      ['busy_loop', '76'],
+      ['helper', '25'],
+    ]);
     assert.equal(await page.locator('.rs-transforms').isHidden(), true, 'no transforms: no breadcrumbs');
 
     await page.click('#rs-calltree .rs-calltree-list tbody tr:nth-child(3)', { button: 'right' });
     await page.click('.rs-transform-menu .rs-transform-item[data-kind="merge-function"]');
     await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 2);
-    assert.deepEqual(await tree(), [['main', '0'], ['busy_loop', '101']], 'helper merged: its samples are busy_loop\'s own');
+    assert.deepEqual(
+      await tree(),
+      [
+        ['main', '0'],
+        ['busy_loop', '101'],
+      ],
+      "helper merged: its samples are busy_loop's own",
+    );
     assert.deepEqual(await crumbs(), ['Complete tree', 'Merge: helper']);
 
     // F on the focused busy_loop row: focus on the function.
@@ -226,7 +294,10 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     // × on the merge: only the focus stays, helper is back under busy_loop.
     await page.click('.rs-transform[data-kind="merge-function"] .rs-transform-remove');
     await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 2);
-    assert.deepEqual(await tree(), [['busy_loop', '76'], ['helper', '25']]);
+    assert.deepEqual(await tree(), [
+      ['busy_loop', '76'],
+      ['helper', '25'],
+    ]);
     assert.deepEqual(await crumbs(), ['Complete tree', 'Focus: busy_loop']);
     // The flame graph reads the same transformed tree.
     await page.click('#rs-calltree .rs-calltree-mode[data-mode="flame"]');
@@ -237,7 +308,7 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     assert.deepEqual(errors, []);
   });
 
-  it('forgets the chosen function and the flame graph\'s zoom when the stack: filter is cleared', async () => {
+  it("forgets the chosen function and the flame graph's zoom when the stack: filter is cleared", async () => {
     const canvas = page.locator('canvas.rs-flame:not(.rs-diff-flame)');
     const box = (await canvas.boundingBox())!;
     await page.mouse.click(box.x + box.width / 2, box.y + 18 + 9); // busy_loop, under main

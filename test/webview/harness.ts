@@ -94,7 +94,11 @@ window.__stream = function (which, n) {
 };
 `;
 
-export interface Served { url: string; close(): Promise<void>; csp: string }
+export interface Served {
+  url: string;
+  close(): Promise<void>;
+  csp: string;
+}
 
 export function serve(dir: string, helperDir: string, extraPages: Record<string, string>): Promise<Served> {
   const nonce = makeNonce();
@@ -109,35 +113,57 @@ export function serve(dir: string, helperDir: string, extraPages: Record<string,
       return;
     }
     if (url.pathname === '/' || url.pathname === '/restored') {
-      const initialState = url.pathname === '/restored'
-        ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false, drawerHeight: 200 } : undefined;
+      const initialState =
+        url.pathname === '/restored'
+          ? { grouping: 'event', collapsed: ['event:cpu-clock'], filter: '-event:sched', followLatest: false, drawerHeight: 200 }
+          : undefined;
       const html = renderWebviewHtml({ scriptUri: `${origin}/timeline.js`, styleUri: `${origin}/timeline.css`, cspSource: origin, nonce, initialState })
         .replace('<link rel="stylesheet"', `<link rel="stylesheet" href="${origin}/theme.css">\n<link rel="stylesheet"`)
         .replace('<body>', '<body class="vscode-dark">')
-        .replace(`<script nonce="${nonce}" src=`, `<script nonce="${nonce}">${STAND_IN}</script>\n<script nonce="${nonce}" src="${origin}/synthetic.js"></script>\n<script nonce="${nonce}" src=`);
+        .replace(
+          `<script nonce="${nonce}" src=`,
+          `<script nonce="${nonce}">${STAND_IN}</script>\n<script nonce="${nonce}" src="${origin}/synthetic.js"></script>\n<script nonce="${nonce}" src=`,
+        );
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp });
       res.end(html);
       return;
     }
-    if (url.pathname === '/favicon.ico') { res.writeHead(204); res.end(); return; }
+    if (url.pathname === '/favicon.ico') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     if (extraPages[url.pathname]) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end(extraPages[url.pathname]);
       return;
     }
     const file = url.pathname === '/synthetic.js' ? path.join(helperDir, 'synthetic.js') : path.join(dir, path.basename(url.pathname));
-    if (!fs.existsSync(file)) { res.writeHead(404); res.end(); return; }
+    if (!fs.existsSync(file)) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     res.writeHead(200, { 'content-type': file.endsWith('.css') ? 'text/css' : 'text/javascript' });
     res.end(fs.readFileSync(file));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    resolve({ url: origin, csp: contentSecurityPolicy(origin, nonce), close: () => new Promise((r) => server.close(() => r())) });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      resolve({ url: origin, csp: contentSecurityPolicy(origin, nonce), close: () => new Promise((r) => server.close(() => r())) });
+    }),
+  );
 }
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
@@ -156,16 +182,30 @@ export async function buildWebview(): Promise<{ bundle: string; css: string }> {
   if (!fs.existsSync(bundle) || fs.statSync(bundle).mtimeMs < started - 1000 || !fs.existsSync(css)) {
     // The product build stopped on another program first: bundle the webview alone, with the
     // options scripts/build.mjs uses for it, so these tests still test the current webview.
-    console.warn(`scripts/build.mjs did not produce the webview bundle (${run.stderr.split('\n').find((l) => l.includes('ERROR')) ?? run.status}); bundling webview/main.ts alone`);
+    console.warn(
+      `scripts/build.mjs did not produce the webview bundle (${run.stderr.split('\n').find((l) => l.includes('ERROR')) ?? run.status}); bundling webview/main.ts alone`,
+    );
     await build({
-      bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', platform: 'browser', format: 'iife',
-      entryPoints: [path.join(ROOT, 'webview/main.ts')], outfile: bundle,
+      bundle: true,
+      sourcemap: true,
+      logLevel: 'warning',
+      target: 'es2022',
+      platform: 'browser',
+      format: 'iife',
+      entryPoints: [path.join(ROOT, 'webview/main.ts')],
+      outfile: bundle,
     });
     fs.copyFileSync(path.join(ROOT, 'webview/timeline.css'), css);
   }
   await build({
-    entryPoints: [path.join(ROOT, 'test/webview/synthetic.ts')], bundle: true, format: 'iife', globalName: 'RingsideSynthetic',
-    platform: 'browser', target: 'es2022', outfile: path.join(HELPER_DIR, 'synthetic.js'), logLevel: 'error',
+    entryPoints: [path.join(ROOT, 'test/webview/synthetic.ts')],
+    bundle: true,
+    format: 'iife',
+    globalName: 'RingsideSynthetic',
+    platform: 'browser',
+    target: 'es2022',
+    outfile: path.join(HELPER_DIR, 'synthetic.js'),
+    logLevel: 'error',
   });
   return { bundle, css };
 }
@@ -220,19 +260,29 @@ export interface TimelineSession {
  * Builds the webview, serves it (with the extra pages `pages` makes from the built bundle, e.g. standalone exports),
  * launches Chromium and opens one page of it as `options` say.
  */
-export async function openTimelinePage(options: TimelinePageOptions & {
-  readonly pages?: (built: { readonly script: string; readonly css: string }) => Record<string, string>;
-} = {}): Promise<TimelineSession> {
+export async function openTimelinePage(
+  options: TimelinePageOptions & {
+    readonly pages?: (built: { readonly script: string; readonly css: string }) => Record<string, string>;
+  } = {},
+): Promise<TimelineSession> {
   const { bundle, css } = await buildWebview();
   const pages = options.pages?.({ script: fs.readFileSync(bundle, 'utf8'), css: fs.readFileSync(css, 'utf8') }) ?? {};
   const served = await serve(path.join(ROOT, 'dist/webview'), HELPER_DIR, pages);
-  const browser = await launchChromium().catch(async (error: unknown) => { await served.close(); throw error; });
-  const close = async () => { await browser.close(); await served.close(); };
+  const browser = await launchChromium().catch(async (error: unknown) => {
+    await served.close();
+    throw error;
+  });
+  const close = async () => {
+    await browser.close();
+    await served.close();
+  };
   const errors = options.errors ?? [];
   const newPage = async (opts: TimelinePageOptions = {}): Promise<Page> => {
     const page = await browser.newPage({ viewport: opts.viewport ?? { width: 1400, height: 900 } });
     const sink = opts.errors ?? errors;
-    page.on('console', (m) => { if (m.type() === 'error' || (opts.warnings === true && m.type() === 'warning')) sink.push(m.text()); });
+    page.on('console', (m) => {
+      if (m.type() === 'error' || (opts.warnings === true && m.type() === 'warning')) sink.push(m.text());
+    });
     page.on('pageerror', (e) => sink.push(String(e)));
     if (opts.initScript !== undefined) await page.addInitScript(opts.initScript);
     const where = opts.path === undefined ? '/' : opts.path;
@@ -245,7 +295,10 @@ export async function openTimelinePage(options: TimelinePageOptions & {
     }
     return page;
   };
-  const page = await newPage({ ...options, errors }).catch(async (error: unknown) => { await close(); throw error; });
+  const page = await newPage({ ...options, errors }).catch(async (error: unknown) => {
+    await close();
+    throw error;
+  });
   return { browser, served, page, errors, newPage, close };
 }
 
@@ -280,7 +333,11 @@ export async function measurePaint(browser: Browser, url: string, n: number): Pr
       const firstPaintMs = performance.now() - w.__streamStarted;
       const ink = w.__inkColumns('cpu:0');
       const times: number[] = [];
-      for (let i = 0; i < 6; i++) { w.ringside.timeline.zoomBy(i < 3 ? 2 : 0.5); w.ringside.timeline.render(); times.push(w.ringside.timeline.lastRenderMs); }
+      for (let i = 0; i < 6; i++) {
+        w.ringside.timeline.zoomBy(i < 3 ? 2 : 0.5);
+        w.ringside.timeline.render();
+        times.push(w.ringside.timeline.lastRenderMs);
+      }
       return { records, firstPaintMs, maxZoomFrameMs: Math.max(...times), paintedFraction: ink.painted / ink.width };
     }, n);
   } finally {

@@ -6,21 +6,29 @@ import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { afterFrames, openTimelinePage, type TimelineSession } from './harness';
 
-interface Probe { __stream(which: string): Promise<number> }
+interface Probe {
+  __stream(which: string): Promise<number>;
+}
 
 const SMALL = ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock'];
 const OTHER = ['cpu-clock', 'page-faults'];
 
 /** The legend's event entries, in order: name and swatch colour. */
-const legend = (page: Page) => page.$$eval('.rs-legend-item:not(.rs-legend-state)', (els) => els.map((e) =>
-  [(e as HTMLElement).dataset.event ?? '', getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor] as const));
+const legend = (page: Page) =>
+  page.$$eval('.rs-legend-item:not(.rs-legend-state)', (els) =>
+    els.map((e) => [(e as HTMLElement).dataset.event ?? '', getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor] as const),
+  );
 const names = async (page: Page) => (await legend(page)).map(([name]) => name);
 
 /** Waits until the legend lists exactly `expected` (it is redrawn when the shown capture or its records change). */
 async function legendIs(page: Page, expected: readonly string[], what: string): Promise<void> {
   try {
-    await page.waitForFunction((want) => [...document.querySelectorAll('.rs-legend-item:not(.rs-legend-state)')]
-      .map((e) => (e as HTMLElement).dataset.event).join('|') === want.join('|'), expected, { timeout: 5000 });
+    await page.waitForFunction(
+      (want) =>
+        [...document.querySelectorAll('.rs-legend-item:not(.rs-legend-state)')].map((e) => (e as HTMLElement).dataset.event).join('|') === want.join('|'),
+      expected,
+      { timeout: 5000 },
+    );
   } catch {
     // the wait timed out: the assertion names what the legend shows instead
     assert.deepEqual(await names(page), expected, what);
@@ -76,7 +84,7 @@ describe('legend of the shown capture in Chromium', function () {
     assert.ok(![...colours.values()].includes(other.get('page-faults')!), `page-faults has a colour of its own: ${[...other]}`);
     // A lane drawn as density (a process's summary lane always is) takes the colour of the event most of its records
     // belong to: 20 cpu-clock samples and 5 page faults of process 200.
-    assert.equal(await laneColour(page, 'process:200'), other.get('cpu-clock'), 'the process lane is drawn in cpu-clock\'s colour');
+    assert.equal(await laneColour(page, 'process:200'), other.get('cpu-clock'), "the process lane is drawn in cpu-clock's colour");
 
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await legendIs(page, SMALL, 'back to the first capture');
@@ -88,7 +96,7 @@ describe('legend of the shown capture in Chromium', function () {
 
     await page.click('.rs-snapshot[data-snapshot="snap-e"] button', { modifiers: ['Shift'] });
     await page.waitForFunction(() => document.querySelectorAll('.rs-timeline').length === 1);
-    await legendIs(page, SMALL, 'comparison closed: the shown capture\'s events again');
+    await legendIs(page, SMALL, "comparison closed: the shown capture's events again");
 
     await page.click('.rs-snapshot[data-snapshot="snap-e"] button');
     await legendIs(page, OTHER, 'the strip shows the other capture');

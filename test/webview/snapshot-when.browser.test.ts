@@ -8,7 +8,10 @@ import { renderStandaloneHtml } from '../../host/standalone';
 import { afterFrames, openTimelinePage, type TimelineSession } from './harness';
 import { PERFDATA_FIRST_NS, SMALL_ORIGIN, small, US } from './synthetic';
 
-interface Posted { type: string; [k: string]: unknown }
+interface Posted {
+  type: string;
+  [k: string]: unknown;
+}
 interface Probe {
   __posted: Posted[];
   __send(m: unknown): void;
@@ -20,14 +23,21 @@ const BUTTON = '#rs-details #rs-snapshot-when';
 
 /** Client coordinates of time t (ns since the capture's origin) in the middle of a lane, from the page's own DOM. */
 function pointOf(page: Page, lane: string, t: number): Promise<{ x: number; y: number }> {
-  return page.evaluate(([key, time]) => {
-    const label = document.querySelector(`.rs-lane-label[data-lane="${CSS.escape(key as string)}"]`) as HTMLElement;
-    const r = document.querySelector('.rs-overlay')!.getBoundingClientRect();
-    const a = document.querySelector('.rs-axis') as SVGElement;
-    const d0 = Number(a.dataset.domainStart); const d1 = Number(a.dataset.domainEnd);
-    const scroll = document.querySelector('.rs-scroll')!.scrollTop;
-    return { x: r.left + ((time as number) - d0) / (d1 - d0) * r.width, y: r.top + parseFloat(label.style.top) - scroll + parseFloat(label.style.height) / 2 };
-  }, [lane, t] as const);
+  return page.evaluate(
+    ([key, time]) => {
+      const label = document.querySelector(`.rs-lane-label[data-lane="${CSS.escape(key as string)}"]`) as HTMLElement;
+      const r = document.querySelector('.rs-overlay')!.getBoundingClientRect();
+      const a = document.querySelector('.rs-axis') as SVGElement;
+      const d0 = Number(a.dataset.domainStart);
+      const d1 = Number(a.dataset.domainEnd);
+      const scroll = document.querySelector('.rs-scroll')!.scrollTop;
+      return {
+        x: r.left + (((time as number) - d0) / (d1 - d0)) * r.width,
+        y: r.top + parseFloat(label.style.top) - scroll + parseFloat(label.style.height) / 2,
+      };
+    },
+    [lane, t] as const,
+  );
 }
 
 /** Clicks the record at time t of a lane and waits until the details show it (by its event's name). */
@@ -61,8 +71,11 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
   before(async () => {
     // Each test opens its own pages: the first stays blank.
     session = await openTimelinePage({
-      path: null, errors,
-      pages: ({ script, css }) => ({ '/standalone.html': renderStandaloneHtml({ script, css, data: { title: 'Ringside export test', snapshots: [small()] } }) }),
+      path: null,
+      errors,
+      pages: ({ script, css }) => ({
+        '/standalone.html': renderStandaloneHtml({ script, css, data: { title: 'Ringside export test', snapshots: [small()] } }),
+      }),
     });
   });
 
@@ -87,17 +100,23 @@ describe('timeline webview in Chromium: Snapshot When This Fires', function () {
     await select(page, 'watch:mem:counter:w', 500 * US + 1, 'mem:counter:w');
     await page.click(BUTTON);
     await page.waitForFunction(() => (window as unknown as Probe).__posted.filter((m) => m.type === 'snapshotWhenRequest').length === 3);
-    assert.deepEqual((await requests(page)).map((m) => m.event), ['syscalls:sys_exit_read', 'cpu-clock', 'mem:counter:w']);
+    assert.deepEqual(
+      (await requests(page)).map((m) => m.event),
+      ['syscalls:sys_exit_read', 'cpu-clock', 'mem:counter:w'],
+    );
     await page.close();
   });
 
-  it('a side-band record (COMM, MMAP2) does not offer it: its ring\'s event did not fire', async () => {
+  it("a side-band record (COMM, MMAP2) does not offer it: its ring's event did not fire", async () => {
     const page = await livePage({ editor: true, recorder: true });
     await page.evaluate(() => (window as unknown as Probe).__stream('perfData'));
     await page.waitForFunction(() => document.querySelectorAll('#rs-untimed tr').length === 5);
     for (const nth of [0, 4]) {
       await page.locator('#rs-untimed tr').nth(nth).click();
-      await page.waitForFunction((n) => (window as unknown as Probe).__posted.filter((m) => m.type === 'detailsRequest' && m.snapshotId === 'pd').at(-1)?.row === n, nth);
+      await page.waitForFunction(
+        (n) => (window as unknown as Probe).__posted.filter((m) => m.type === 'detailsRequest' && m.snapshotId === 'pd').at(-1)?.row === n,
+        nth,
+      );
       assert.equal(await page.locator('#rs-details h2').textContent(), 'cpu-clock');
       assert.match(await page.locator('#rs-details .rs-fields').first().innerText(), nth === 4 ? /type\s+COMM/ : /type\s+MMAP2/);
       assert.equal(await page.locator(BUTTON).count(), 0);

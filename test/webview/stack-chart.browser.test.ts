@@ -9,15 +9,23 @@ import type { Page } from 'playwright-core';
 import { afterFrames, groupLanes, openTimelinePage, type TimelineSession } from './harness';
 import { CALL_PATH_SEQUENCE, CALL_PATH_STACKS, US } from './synthetic';
 
-interface Box { depth: number; name: string; start: number; end: number; samples: number }
+interface Box {
+  depth: number;
+  name: string;
+  start: number;
+  end: number;
+  samples: number;
+}
 
 interface ChartApi {
   ringside: {
     timeline: {
-      stackChartOf(key: string): {
-        depth: number;
-        levels: { count: number; start: Float64Array; end: Float64Array; name: Int32Array; samples: Uint32Array }[];
-      } | undefined;
+      stackChartOf(key: string):
+        | {
+            depth: number;
+            levels: { count: number; start: Float64Array; end: Float64Array; name: Int32Array; samples: Uint32Array }[];
+          }
+        | undefined;
       activityOf(key: string): { t0: number; t1: number; counts: Uint32Array; top: Int32Array; highlighted: Uint32Array | null } | undefined;
       highlightedFunction(): string | null;
       setWindow(a: number, b: number): void;
@@ -84,27 +92,44 @@ describe('stack chart and activity graphs (Chromium)', function () {
 
   after(() => session?.close());
 
-  const boxes = () => page.evaluate(() => {
-    const w = window as unknown as ChartApi;
-    const chart = w.ringside.timeline.stackChartOf('thread:300');
-    if (!chart) return null;
-    const names = w.ringside.store.stackTable().names;
-    return chart.levels.flatMap((level, depth) => Array.from({ length: level.count }, (_, b) => ({
-      depth, name: names[level.name[b]], start: level.start[b], end: level.end[b], samples: level.samples[b],
-    })));
-  });
+  const boxes = () =>
+    page.evaluate(() => {
+      const w = window as unknown as ChartApi;
+      const chart = w.ringside.timeline.stackChartOf('thread:300');
+      if (!chart) return null;
+      const names = w.ringside.store.stackTable().names;
+      return chart.levels.flatMap((level, depth) =>
+        Array.from({ length: level.count }, (_, b) => ({
+          depth,
+          name: names[level.name[b]],
+          start: level.start[b],
+          end: level.end[b],
+          samples: level.samples[b],
+        })),
+      );
+    });
 
-  it('draws each thread\'s callchains as boxes: merged runs of the same call path per depth, root at the top', async () => {
+  it("draws each thread's callchains as boxes: merged runs of the same call path per depth, root at the top", async () => {
     const got = await boxes();
     assert.ok(got, 'thread 300 (callchains) is a stack chart by default');
     assert.deepEqual(got, expectedBoxes());
     // Spelled out for the reader: main spans every sample; parse, eval, parse under it; lex, add, lex under those.
-    assert.deepEqual(got.filter((b) => b.depth === 1).map((b) => `${b.name}×${b.samples}`), ['parse×6', 'eval×4', 'parse×1']);
-    assert.deepEqual(got.filter((b) => b.depth === 2).map((b) => `${b.name}×${b.samples}`), ['lex×3', 'add×2', 'lex×1']);
+    assert.deepEqual(
+      got.filter((b) => b.depth === 1).map((b) => `${b.name}×${b.samples}`),
+      ['parse×6', 'eval×4', 'parse×1'],
+    );
+    assert.deepEqual(
+      got.filter((b) => b.depth === 2).map((b) => `${b.name}×${b.samples}`),
+      ['lex×3', 'add×2', 'lex×1'],
+    );
     // Its lane is as tall as the chart: the activity graph over three depths of boxes; the thread without callchains is one row.
     const lanes = await page.evaluate(() => {
       const w = window as unknown as ChartApi;
-      return { chart: w.__lane('thread:300')!.height, ticks: w.__lane('thread:301')!.height, plain: w.ringside.timeline.stackChartOf('thread:301') === undefined };
+      return {
+        chart: w.__lane('thread:300')!.height,
+        ticks: w.__lane('thread:301')!.height,
+        plain: w.ringside.timeline.stackChartOf('thread:301') === undefined,
+      };
     });
     assert.equal(lanes.chart, 22 + 3 * 13);
     assert.equal(lanes.ticks, 22);
@@ -119,20 +144,25 @@ describe('stack chart and activity graphs (Chromium)', function () {
     // The capture fits to its last record: widen the window past the last sample's interval.
     await page.evaluate(([a, b]) => (window as unknown as ChartApi).ringside.timeline.setWindow(a, b), [FIRST - STEP, sampleTime(15)]);
     await afterFrames(page);
-    const painted = await page.evaluate(([ts, depths]) => {
-      const w = window as unknown as ChartApi & { __domain(): number[] };
-      const lane = w.__lane('thread:300')!;
-      const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
-      const dpr = canvas.width / parseFloat(canvas.style.width);
-      const d = w.__domain();
-      const scroll = (document.querySelector('.rs-scroll') as HTMLElement).scrollTop;
-      const context = canvas.getContext('2d')!;
-      return Array.from({ length: depths }, (_, depth) => ts.map((t) => {
-        const x = Math.floor(((t - d[0]) / (d[1] - d[0])) * canvas.width);
-        const y = Math.round((lane.top - scroll + 22 + depth * 13 + 6) * dpr);
-        return context.getImageData(x, y, 1, 1).data[3] > 0;
-      }));
-    }, [times, 3] as const);
+    const painted = await page.evaluate(
+      ([ts, depths]) => {
+        const w = window as unknown as ChartApi & { __domain(): number[] };
+        const lane = w.__lane('thread:300')!;
+        const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+        const dpr = canvas.width / parseFloat(canvas.style.width);
+        const d = w.__domain();
+        const scroll = (document.querySelector('.rs-scroll') as HTMLElement).scrollTop;
+        const context = canvas.getContext('2d')!;
+        return Array.from({ length: depths }, (_, depth) =>
+          ts.map((t) => {
+            const x = Math.floor(((t - d[0]) / (d[1] - d[0])) * canvas.width);
+            const y = Math.round((lane.top - scroll + 22 + depth * 13 + 6) * dpr);
+            return context.getImageData(x, y, 1, 1).data[3] > 0;
+          }),
+        );
+      },
+      [times, 3] as const,
+    );
     const covered = [0, 1, 2].map((depth) => times.map((t) => expected.some((b) => b.depth === depth && b.start <= t && t < b.end)));
     assert.deepEqual(painted, covered);
     // Depth 2 is empty under parse's sixth sample and eval's first, and after add; depth 0 ends one interval after the last.
@@ -155,7 +185,7 @@ describe('stack chart and activity graphs (Chromium)', function () {
     assert.deepEqual(tip.split('\n'), ['lex', '/src/interp.c:21', '30.00 µs · 3 samples · depth 2']);
   });
 
-  it('reveals the box\'s function on click and highlights its boxes and its share of the activity graph', async () => {
+  it("reveals the box's function on click and highlights its boxes and its share of the activity graph", async () => {
     const before = await page.evaluate(() => (window as unknown as ChartApi).__posted.filter((m) => m.type === 'revealRequest').length);
     const p = await page.evaluate((t) => {
       const w = window as unknown as ChartApi;
@@ -167,7 +197,7 @@ describe('stack chart and activity graphs (Chromium)', function () {
     await page.waitForFunction((n) => (window as unknown as ChartApi).__posted.filter((m) => m.type === 'revealRequest').length > n, before);
     const reveal = await page.evaluate(() => (window as unknown as ChartApi).__posted.filter((m) => m.type === 'revealRequest').pop()!);
     assert.equal(reveal.file, '/src/interp.c');
-    assert.equal(reveal.line, 31, 'eval\'s entry line');
+    assert.equal(reveal.line, 31, "eval's entry line");
     await afterFrames(page);
     const highlighted = await page.evaluate(() => {
       const t = (window as unknown as ChartApi).ringside.timeline;
@@ -179,12 +209,13 @@ describe('stack chart and activity graphs (Chromium)', function () {
     assert.equal(highlighted.through, 4);
   });
 
-  it('highlights the function the filter\'s stack:= term chooses (the call tree and flame graph set it)', async () => {
+  it("highlights the function the filter's stack:= term chooses (the call tree and flame graph set it)", async () => {
     await page.fill('#rs-filter input', 'stack:=parse');
     await page.waitForFunction(() => (window as unknown as ChartApi).ringside.timeline.highlightedFunction() === 'parse');
     await afterFrames(page);
-    const through = await page.evaluate(() => Array.from((window as unknown as ChartApi).ringside.timeline.activityOf('thread:300')!.highlighted ?? [])
-      .reduce((a, b) => a + b, 0));
+    const through = await page.evaluate(() =>
+      Array.from((window as unknown as ChartApi).ringside.timeline.activityOf('thread:300')!.highlighted ?? []).reduce((a, b) => a + b, 0),
+    );
     // The filter keeps the samples through parse (0-5 and 11): all of them are highlighted.
     assert.equal(through, 7);
     await page.fill('#rs-filter input', '');
@@ -207,7 +238,10 @@ describe('stack chart and activity graphs (Chromium)', function () {
       expected[Math.min(n - 1, Math.floor(((t - graph.t0) * n) / (graph.t1 - graph.t0)))]++;
     }
     assert.deepEqual(graph.counts, expected);
-    assert.equal(expected.reduce((a, b) => a + b, 0), 6);
+    assert.equal(
+      expected.reduce((a, b) => a + b, 0),
+      6,
+    );
     const names = await page.evaluate(() => (window as unknown as ChartApi).ringside.store.stackTable().names);
     const bucketOf = (t: number) => Math.floor(((t - graph.t0) * n) / (graph.t1 - graph.t0));
     assert.equal(names[graph.top[bucketOf(sampleTime(0))]], 'parse');
@@ -243,10 +277,10 @@ describe('stack chart and activity graphs (Chromium)', function () {
   });
 
   it('draws an activity graph in process headers and CPU lanes too, with the same counts', async () => {
-    const sum = (key: string) => page.evaluate((k) => Array.from((window as unknown as ChartApi).ringside.timeline.activityOf(k)?.counts ?? [])
-      .reduce((a, b) => a + b, 0), key);
+    const sum = (key: string) =>
+      page.evaluate((k) => Array.from((window as unknown as ChartApi).ringside.timeline.activityOf(k)?.counts ?? []).reduce((a, b) => a + b, 0), key);
     await afterFrames(page);
-    assert.equal(await sum('process:300'), 15, 'the process header counts both threads\' records');
+    assert.equal(await sum('process:300'), 15, "the process header counts both threads' records");
     await groupLanes(page, 'cpu');
     await page.waitForFunction(() => document.querySelector('.rs-lane-label[data-lane="cpu:0"]') !== null);
     // A lane of a few records shows them as ticks; collapsed (or with more records than pixels) it is its activity graph.

@@ -7,7 +7,15 @@ import type { EventInfo, RecordBatch, SnapshotStart, ThreadInfo, CoverageFact } 
 import type { RecordColumns } from '../../native/decode/types';
 
 export interface SyntheticRow {
-  t: number; event: number; pid: number; tid: number; cpu: number; kind?: number; misc?: number; ip?: number; symbol?: string | null;
+  t: number;
+  event: number;
+  pid: number;
+  tid: number;
+  cpu: number;
+  kind?: number;
+  misc?: number;
+  ip?: number;
+  symbol?: string | null;
   /** Index into SMALL_STACKS. */
   stack?: number;
 }
@@ -15,7 +23,10 @@ export interface SyntheticRow {
 /** The sampled stacks of the small snapshot, leaf first: busy_loop ← main, and helper ← busy_loop ← main. */
 export const SMALL_STACKS = { names: ['main', 'busy_loop', 'helper'], start: [0, 2, 5], frames: [1, 0, 2, 1, 0] };
 
-export interface SyntheticSnapshot { start: SnapshotStart; batches: RecordBatch[] }
+export interface SyntheticSnapshot {
+  start: SnapshotStart;
+  batches: RecordBatch[];
+}
 
 export const SMALL_ORIGIN = 5_000_000_000_000n;
 export const US = 1000;
@@ -37,13 +48,32 @@ export const SMALL_THREADS: ThreadInfo[] = [
 function toColumns(rows: SyntheticRow[], origin: bigint): { columns: RecordColumns; symbols: (string | null)[] } {
   const n = rows.length;
   const c = {
-    length: n, timeOriginNs: origin, time: new Float64Array(n), kind: new Uint8Array(n), misc: new Uint16Array(n),
-    event: new Uint16Array(n), pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n),
-    ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+    length: n,
+    timeOriginNs: origin,
+    time: new Float64Array(n),
+    kind: new Uint8Array(n),
+    misc: new Uint16Array(n),
+    event: new Uint16Array(n),
+    pid: new Int32Array(n),
+    tid: new Int32Array(n),
+    cpu: new Int32Array(n),
+    ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n),
+    ring: new Uint16Array(n),
+    offset: new Uint32Array(n),
   };
   rows.forEach((r, i) => {
-    c.time[i] = r.t; c.kind[i] = r.kind ?? 9; c.misc[i] = r.misc ?? 2; c.event[i] = r.event; c.pid[i] = r.pid; c.tid[i] = r.tid;
-    c.cpu[i] = r.cpu; c.ipHi[i] = 0; c.ipLo[i] = r.ip ?? 0; c.ring[i] = r.cpu; c.offset[i] = i * 64;
+    c.time[i] = r.t;
+    c.kind[i] = r.kind ?? 9;
+    c.misc[i] = r.misc ?? 2;
+    c.event[i] = r.event;
+    c.pid[i] = r.pid;
+    c.tid[i] = r.tid;
+    c.cpu[i] = r.cpu;
+    c.ipHi[i] = 0;
+    c.ipLo[i] = r.ip ?? 0;
+    c.ring[i] = r.cpu;
+    c.offset[i] = i * 64;
   });
   return { columns: c, symbols: rows.map((r) => r.symbol ?? null) };
 }
@@ -53,16 +83,17 @@ export function smallRows(): SyntheticRow[] {
   const rows: SyntheticRow[] = [];
   for (let i = 0; i <= 10; i++) rows.push({ t: i * 100 * US, event: 0, pid: 100, tid: i % 2 === 0 ? 100 : 101, cpu: 0 });
   // Every fourth sample (i % 4 === 3) was in helper, called from busy_loop.
-  for (let i = 0; i <= 100; i++) rows.push({
-    t: i * 10 * US + 5 * US,
-    event: 4,
-    pid: 200,
-    tid: 200,
-    cpu: 1,
-    ip: 0x401000 + i * 4,
-    symbol: 'busy_loop',
-    stack: i % 4 === 3 ? 1 : 0,
-  });
+  for (let i = 0; i <= 100; i++)
+    rows.push({
+      t: i * 10 * US + 5 * US,
+      event: 4,
+      pid: 200,
+      tid: 200,
+      cpu: 1,
+      ip: 0x401000 + i * 4,
+      symbol: 'busy_loop',
+      stack: i % 4 === 3 ? 1 : 0,
+    });
   rows.push({ t: 300 * US + 50, event: 1, pid: 100, tid: 100, cpu: 0 });
   rows.push({ t: 350 * US + 50, event: 2, pid: 100, tid: 100, cpu: 0 });
   rows.push({ t: 500 * US + 1, event: 3, pid: 200, tid: 200, cpu: 1, ip: 0x401100, symbol: 'bump_counter' });
@@ -72,22 +103,43 @@ export function smallRows(): SyntheticRow[] {
 
 function coverage(origin: bigint, oldest: number, newest: number, lost: string, overwritten: string): CoverageFact[] {
   return [0, 1].map((cpu) => ({
-    ringId: cpu, label: `cpu${cpu}`, path: 'paused', dataSize: 65536, bytesWritten: '1048576', bytesOverwritten: overwritten,
-    recordsRetained: 50, oldestTimeNs: (origin + BigInt(oldest)).toString(), newestTimeNs: (origin + BigInt(newest)).toString(),
+    ringId: cpu,
+    label: `cpu${cpu}`,
+    path: 'paused',
+    dataSize: 65536,
+    bytesWritten: '1048576',
+    bytesOverwritten: overwritten,
+    recordsRetained: 50,
+    oldestTimeNs: (origin + BigInt(oldest)).toString(),
+    newestTimeNs: (origin + BigInt(newest)).toString(),
     lost: cpu === 1 ? lost : '0',
   }));
 }
 
-export function snapshot(id: string, name: string, rows: SyntheticRow[], origin: bigint, batchRows: number,
-  events = SMALL_EVENTS, threads = SMALL_THREADS): SyntheticSnapshot {
+export function snapshot(
+  id: string,
+  name: string,
+  rows: SyntheticRow[],
+  origin: bigint,
+  batchRows: number,
+  events = SMALL_EVENTS,
+  threads = SMALL_THREADS,
+): SyntheticSnapshot {
   const { columns, symbols } = toColumns(rows, origin);
   const withStacks = rows.some((r) => r.stack !== undefined);
   const stacks = withStacks ? Int32Array.from(rows, (r) => r.stack ?? -1) : undefined;
   const batches = columnsToBatches(columns, { snapshotId: id, batchRows, symbols, ...(stacks ? { stacks } : {}) });
   const times = rows.map((r) => r.t);
   const start: SnapshotStart = {
-    type: 'snapshotStart', snapshotId: id, name, timeOriginNs: origin.toString(), totalRows: rows.length,
-    batchCount: batches.length, takenAtMs: 1_700_000_000_000, events, threads,
+    type: 'snapshotStart',
+    snapshotId: id,
+    name,
+    timeOriginNs: origin.toString(),
+    totalRows: rows.length,
+    batchCount: batches.length,
+    takenAtMs: 1_700_000_000_000,
+    events,
+    threads,
     coverage: coverage(origin, Math.min(...times.slice(0, 1)), times[times.length - 1] ?? 0, '7', '4096'),
     ...(withStacks ? { stacks: SMALL_STACKS } : {}),
   };
@@ -162,18 +214,28 @@ export function lossy(): SyntheticSnapshot {
   rows.push({ t: 75 * US, event: 4, pid: 200, tid: 200, cpu: 0, kind: 2, misc: 0 });
   for (let i = 0; i <= 10; i++) rows.push({ t: i * 10 * US + 5 * US, event: 4, pid: 200, tid: 201, cpu: 1 });
   rows.sort((a, b) => a.t - b.t);
-  const threads = [{ pid: 200, tid: 200, comm: 'app' }, { pid: 200, tid: 201, comm: 'app' }];
+  const threads = [
+    { pid: 200, tid: 200, comm: 'app' },
+    { pid: 200, tid: 201, comm: 'app' },
+  ];
   const snap = snapshot('lossy', 'lossy snapshot', rows, origin, 100, SMALL_EVENTS, threads);
   const lostRow = rows.findIndex((r) => r.kind === 2);
   const ring = (cpu: number, overwritten: string): CoverageFact => ({
-    ringId: cpu, label: `cpu${cpu}`, path: 'paused', dataSize: 65536, bytesWritten: String(65536 + Number(overwritten)),
-    bytesOverwritten: overwritten, recordsRetained: 1024, oldestTimeNs: (origin + BigInt(cpu * 5 * US)).toString(),
+    ringId: cpu,
+    label: `cpu${cpu}`,
+    path: 'paused',
+    dataSize: 65536,
+    bytesWritten: String(65536 + Number(overwritten)),
+    bytesOverwritten: overwritten,
+    recordsRetained: 1024,
+    oldestTimeNs: (origin + BigInt(cpu * 5 * US)).toString(),
     newestTimeNs: (origin + BigInt(100 * US + cpu * 5 * US)).toString(),
     lost: cpu === 0 ? '12' : '0',
   });
   return {
     start: {
-      ...snap.start, coverage: [ring(0, '4096'), ring(1, '0')],
+      ...snap.start,
+      coverage: [ring(0, '4096'), ring(1, '0')],
       losses: [{ row: lostRow, kind: 'LOST', lost: '12', ring: 'cpu0', sinceNs: (origin + BigInt(50 * US)).toString() }],
     },
     batches: snap.batches,
@@ -185,9 +247,19 @@ export function big(n: number): SyntheticSnapshot {
   const origin = 9_000_000_000_000n;
   const { columns } = toColumns([], origin);
   const c = {
-    ...columns, length: n, time: new Float64Array(n), kind: new Uint8Array(n).fill(9), misc: new Uint16Array(n).fill(2),
-    event: new Uint16Array(n).fill(4), pid: new Int32Array(n), tid: new Int32Array(n), cpu: new Int32Array(n), ipHi: new Uint32Array(n),
-    ipLo: new Uint32Array(n), ring: new Uint16Array(n), offset: new Uint32Array(n),
+    ...columns,
+    length: n,
+    time: new Float64Array(n),
+    kind: new Uint8Array(n).fill(9),
+    misc: new Uint16Array(n).fill(2),
+    event: new Uint16Array(n).fill(4),
+    pid: new Int32Array(n),
+    tid: new Int32Array(n),
+    cpu: new Int32Array(n),
+    ipHi: new Uint32Array(n),
+    ipLo: new Uint32Array(n),
+    ring: new Uint16Array(n),
+    offset: new Uint32Array(n),
   };
   for (let i = 0; i < n; i++) {
     c.time[i] = Math.floor((i * 1e9) / n);
@@ -198,9 +270,16 @@ export function big(n: number): SyntheticSnapshot {
   }
   const batches = columnsToBatches(c, { snapshotId: 'big', batchRows: 65536 });
   const start: SnapshotStart = {
-    type: 'snapshotStart', snapshotId: 'big', name: `${n} records`, timeOriginNs: origin.toString(), totalRows: n,
-    batchCount: batches.length, takenAtMs: 1_700_000_000_000, events: SMALL_EVENTS,
-    threads: [0, 1, 2, 3].map((i) => ({ pid: 300, tid: 300 + i, comm: `load-${i}` })), coverage: coverage(origin, 0, 1e9, '0', '0'),
+    type: 'snapshotStart',
+    snapshotId: 'big',
+    name: `${n} records`,
+    timeOriginNs: origin.toString(),
+    totalRows: n,
+    batchCount: batches.length,
+    takenAtMs: 1_700_000_000_000,
+    events: SMALL_EVENTS,
+    threads: [0, 1, 2, 3].map((i) => ({ pid: 300, tid: 300 + i, comm: `load-${i}` })),
+    coverage: coverage(origin, 0, 1e9, '0', '0'),
   };
   return { start, batches };
 }
@@ -262,7 +341,10 @@ export function callPaths(): SyntheticSnapshot {
   rows.push({ t: 1000 * US + 20 * US, event: 0, pid: 300, tid: 301, cpu: 1 });
   rows.push({ t: 1000 * US + 90 * US, event: 0, pid: 300, tid: 301, cpu: 1 });
   rows.sort((a, b) => a.t - b.t);
-  const threads = [{ pid: 300, tid: 300, comm: 'interp' }, { pid: 300, tid: 301, comm: 'interp' }];
+  const threads = [
+    { pid: 300, tid: 300, comm: 'interp' },
+    { pid: 300, tid: 301, comm: 'interp' },
+  ];
   const { start, batches } = snapshot('calls', 'call paths', rows, SMALL_ORIGIN, 8, SMALL_EVENTS, threads);
   return { start: { ...start, stacks: CALL_PATH_STACKS }, batches };
 }
@@ -273,14 +355,19 @@ type Send = (message: unknown) => void;
  * Stream snapshots like the host does: snapshotStart, then one batch per batchAck. Resolves when
  * the last batch has been acknowledged.
  */
-export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (
-  hook: (m: { type: string; snapshotId?: string; batchIndex?: number }) => void,
-) => void): Promise<number> {
+export function stream(
+  send: Send,
+  snapshots: SyntheticSnapshot[],
+  onPost: (hook: (m: { type: string; snapshotId?: string; batchIndex?: number }) => void) => void,
+): Promise<number> {
   return new Promise((resolve) => {
     let s = 0;
     let acks = 0;
     const begin = () => {
-      if (s >= snapshots.length) { resolve(acks); return; }
+      if (s >= snapshots.length) {
+        resolve(acks);
+        return;
+      }
       send(snapshots[s].start);
       send(snapshots[s].batches[0]);
     };
@@ -289,7 +376,10 @@ export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (
       acks++;
       const next = (m.batchIndex ?? 0) + 1;
       if (next < snapshots[s].batches.length) send(snapshots[s].batches[next]);
-      else { s++; begin(); }
+      else {
+        s++;
+        begin();
+      }
     });
     begin();
   });
@@ -302,5 +392,11 @@ export function stream(send: Send, snapshots: SyntheticSnapshot[], onPost: (
 export function smallDoubled(): SyntheticSnapshot {
   const rows = smallRows();
   const extra = rows.filter((r) => r.stack === 1).map((r) => ({ ...r, t: r.t + 2.5 * US }));
-  return snapshot('snap-3', 'helper doubled', [...rows, ...extra].sort((a, b) => a.t - b.t), SMALL_ORIGIN + 10_000_000n, 50);
+  return snapshot(
+    'snap-3',
+    'helper doubled',
+    [...rows, ...extra].sort((a, b) => a.t - b.t),
+    SMALL_ORIGIN + 10_000_000n,
+    50,
+  );
 }

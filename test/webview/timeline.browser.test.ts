@@ -10,17 +10,20 @@ import { renderStandaloneHtml } from '../../host/standalone';
 import { ARTIFACTS, afterFrames, groupLanes, measurePaint, openTimelinePage, type Served, type TimelineSession } from './harness';
 import { small, smallRows, US } from './synthetic';
 
-interface Posted { type: string; [k: string]: unknown }
+interface Posted {
+  type: string;
+  [k: string]: unknown;
+}
 
 async function posted(page: Page, type: string): Promise<Posted[]> {
   return page.evaluate((t) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t), type);
 }
 
 async function waitPosted(page: Page, type: string, count: number): Promise<Posted[]> {
-  await page.waitForFunction(
-    ([t, c]) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t).length >= (c as number),
-    [type, count] as const,
-  );
+  await page.waitForFunction(([t, c]) => (window as unknown as { __posted: Posted[] }).__posted.filter((m) => m.type === t).length >= (c as number), [
+    type,
+    count,
+  ] as const);
   return posted(page, type);
 }
 
@@ -53,16 +56,24 @@ describe('timeline webview in Chromium', function () {
     const sampleRow = rows.findIndex((r) => r.t === 505 * US);
     // The first test opens the page itself (it checks the response's policy).
     session = await openTimelinePage({
-      path: null, errors: consoleErrors,
+      path: null,
+      errors: consoleErrors,
       pages: ({ script, css }) => {
         const standalone = renderStandaloneHtml({
-          script, css,
-          data: { title: 'Ringside export test', snapshots: [{ ...snap, details: { [sampleRow]: { type: 'SAMPLE', event: 'cpu-clock', misc: 2,
-            fields: { period: 10000, note: 'embedded detail' } } } }] },
+          script,
+          css,
+          data: {
+            title: 'Ringside export test',
+            snapshots: [
+              { ...snap, details: { [sampleRow]: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, fields: { period: 10000, note: 'embedded detail' } } } },
+            ],
+          },
         });
         fs.writeFileSync(path.join(ARTIFACTS, 'standalone-export.html'), standalone);
         // An export with every row's details embedded: its stand-in host can answer field filters itself.
-        const everyRow = Object.fromEntries(rows.map((r, i) => [i, { type: 'SAMPLE', misc: 2, fields: { tid: r.tid, addr: `0x${(0x1000 + i).toString(16)}` } }]));
+        const everyRow = Object.fromEntries(
+          rows.map((r, i) => [i, { type: 'SAMPLE', misc: 2, fields: { tid: r.tid, addr: `0x${(0x1000 + i).toString(16)}` } }]),
+        );
         const complete = renderStandaloneHtml({ script, css, data: { title: 'Ringside complete export', snapshots: [{ ...snap, details: everyRow }] } });
         return { '/standalone.html': standalone, '/standalone-complete.html': complete };
       },
@@ -72,10 +83,12 @@ describe('timeline webview in Chromium', function () {
 
   after(() => session?.close());
 
-  it('the policy admits the toolkit\'s nonce\'d <style> probe and still blocks any other inline style', async () => {
+  it("the policy admits the toolkit's nonce'd <style> probe and still blocks any other inline style", async () => {
     const probe = await browser.newPage();
     const errors: string[] = [];
-    probe.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    probe.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     await probe.goto(served.url + '/');
     await waitPosted(probe, 'ready', 1);
     assert.deepEqual(errors, [], 'the page loads (toolkit included) without a single CSP violation');
@@ -104,7 +117,10 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(ready, [{ type: 'ready', protocolVersion: 1 }]);
     const acks = await page.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
     assert.equal(acks, 3);
-    assert.deepEqual((await posted(page, 'batchAck')).map((m) => m.batchIndex), [0, 1, 2]);
+    assert.deepEqual(
+      (await posted(page, 'batchAck')).map((m) => m.batchIndex),
+      [0, 1, 2],
+    );
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('116 records'));
     // The cases below read the lanes of each CPU (the page starts grouped by thread).
     await groupLanes(page, 'cpu');
@@ -113,16 +129,24 @@ describe('timeline webview in Chromium', function () {
   it('draws lanes by CPU with names, counts and a watchpoint lane', async () => {
     // The status line changes as the last batch arrives; the lanes are drawn on the next frame.
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
-    const labels = await page.$$eval('.rs-lane-label', (els) => els.map((e) => [
-      (e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-name')!.textContent, e.querySelector('.rs-lane-count')!.textContent]));
-    assert.deepEqual(labels, [['watch:mem:counter:w', '◆ mem:counter:w', '2'], ['cpu:0', 'CPU 0', '13'], ['cpu:1', 'CPU 1', '103']]);
+    const labels = await page.$$eval('.rs-lane-label', (els) =>
+      els.map((e) => [(e as HTMLElement).dataset.lane, e.querySelector('.rs-lane-name')!.textContent, e.querySelector('.rs-lane-count')!.textContent]),
+    );
+    assert.deepEqual(labels, [
+      ['watch:mem:counter:w', '◆ mem:counter:w', '2'],
+      ['cpu:0', 'CPU 0', '13'],
+      ['cpu:1', 'CPU 1', '103'],
+    ]);
   });
 
   it('lists every event in a legend, in the colour its ticks are drawn in', async () => {
-    const legend = await page.$$eval('.rs-legend-item', (els) => els.map((e) => [(e as HTMLElement).dataset.event,
-      getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor]));
-    assert.deepEqual(legend.map(([name]) => name),
-      ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock']);
+    const legend = await page.$$eval('.rs-legend-item', (els) =>
+      els.map((e) => [(e as HTMLElement).dataset.event, getComputedStyle(e.querySelector('.rs-legend-swatch')!).backgroundColor]),
+    );
+    assert.deepEqual(
+      legend.map(([name]) => name),
+      ['sched:sched_switch', 'syscalls:sys_enter_read', 'syscalls:sys_exit_read', 'mem:counter:w', 'cpu-clock'],
+    );
     assert.equal(new Set(legend.map(([, colour]) => colour)).size, 5, `distinct colours: ${JSON.stringify(legend)}`);
     // The cpu-clock sample at 505 µs is drawn in the legend's cpu-clock colour.
     const tick = await page.evaluate(() => {
@@ -131,7 +155,7 @@ describe('timeline webview in Chromium', function () {
       const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
       const d = w.__domain();
       const dpr = canvas.width / parseFloat(canvas.style.width);
-      const x = Math.floor((505000 - d[0]) / (d[1] - d[0]) * canvas.width);
+      const x = Math.floor(((505000 - d[0]) / (d[1] - d[0])) * canvas.width);
       const px = canvas.getContext('2d')!.getImageData(x, Math.round((lane.top + lane.height / 2) * dpr), 1, 1).data;
       return `rgb(${px[0]}, ${px[1]}, ${px[2]})`;
     });
@@ -140,16 +164,15 @@ describe('timeline webview in Chromium', function () {
 
   it('paints ticks where records are, bars for spans, and nothing elsewhere', async () => {
     const ink = (key: string, a: number, b: number, y0?: number, y1?: number) =>
-      page.evaluate(([k, t0, t1, f0, f1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1, f0, f1),
-        [key, a, b, y0, y1] as const);
-    assert.ok(await ink('cpu:1', 503 * US, 507 * US) > 0, 'the sample at 505 µs is drawn');
+      page.evaluate(([k, t0, t1, f0, f1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1, f0, f1), [key, a, b, y0, y1] as const);
+    assert.ok((await ink('cpu:1', 503 * US, 507 * US)) > 0, 'the sample at 505 µs is drawn');
     assert.equal(await ink('cpu:1', 506.2 * US, 507.8 * US), 0, 'no sample between 505 and 510 µs');
-    assert.ok(await ink('watch:mem:counter:w', 499 * US, 502 * US) > 0, 'breakpoint hit drawn in its lane');
+    assert.ok((await ink('watch:mem:counter:w', 499 * US, 502 * US)) > 0, 'breakpoint hit drawn in its lane');
     assert.equal(await ink('watch:mem:counter:w', 520 * US, 900 * US), 0);
     // CPU 0: sched_switch every 100 µs → ticks at 100, 200; between them only the run-span bar (lower half).
     assert.equal(await ink('cpu:0', 120 * US, 180 * US, 0.12, 0.45), 0, 'no tick between switches');
-    assert.ok(await ink('cpu:0', 120 * US, 180 * US, 0.55, 0.9) > 0, 'run span bar between switches');
-    assert.ok(await ink('cpu:0', 199 * US, 201 * US, 0.12, 0.45) > 0, 'switch tick at 200 µs');
+    assert.ok((await ink('cpu:0', 120 * US, 180 * US, 0.55, 0.9)) > 0, 'run span bar between switches');
+    assert.ok((await ink('cpu:0', 199 * US, 201 * US, 0.12, 0.45)) > 0, 'switch tick at 200 µs');
   });
 
   it('shows a tooltip on hover, with system names as text only', async () => {
@@ -177,18 +200,39 @@ describe('timeline webview in Chromium', function () {
     const local = await inner(page, '#rs-details .rs-fields');
     assert.match(local, /ip\s+0x4010c8/);
     assert.match(local, /symbol\s+busy_loop/);
-    await page.evaluate((id) => (window as unknown as { __send(m: unknown): void }).__send({
-      type: 'detailsReply', replyTo: id, snapshotId: 'snap-1', row: 0,
-      details: { type: 'SAMPLE', event: 'cpu-clock', misc: 2, timeNs: '5000000505000', fields: { period: 10000, ip: '0x4010c8' },
-        callchain: [{ ip: '0xffffffff81001234', kernel: true }, { ip: '0x4010c8', symbol: 0, file: '/src/loop.c', line: 12 },
-          { ip: '0x401200', symbol: 1, file: '/src/main.c', line: 30 }, { ip: '0x7f0000001000' }],
-        symbols: ['busy_loop+0x8', '<b>main</b>+0x20'],
-        source: { file: '/src/loop.c', line: 12 } },
-    }), request.requestId as number);
+    await page.evaluate(
+      (id) =>
+        (window as unknown as { __send(m: unknown): void }).__send({
+          type: 'detailsReply',
+          replyTo: id,
+          snapshotId: 'snap-1',
+          row: 0,
+          details: {
+            type: 'SAMPLE',
+            event: 'cpu-clock',
+            misc: 2,
+            timeNs: '5000000505000',
+            fields: { period: 10000, ip: '0x4010c8' },
+            callchain: [
+              { ip: '0xffffffff81001234', kernel: true },
+              { ip: '0x4010c8', symbol: 0, file: '/src/loop.c', line: 12 },
+              { ip: '0x401200', symbol: 1, file: '/src/main.c', line: 30 },
+              { ip: '0x7f0000001000' },
+            ],
+            symbols: ['busy_loop+0x8', '<b>main</b>+0x20'],
+            source: { file: '/src/loop.c', line: 12 },
+          },
+        }),
+      request.requestId as number,
+    );
     await page.waitForSelector('#rs-details .rs-callchain');
     const callchain = await page.$$eval('#rs-details .rs-callchain li', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(callchain, ['[kernel] 0xffffffff81001234', 'busy_loop+0x8 0x4010c8 /src/loop.c:12', '<b>main</b>+0x20 0x401200 /src/main.c:30',
-      '[unknown] 0x7f0000001000']);
+    assert.deepEqual(callchain, [
+      '[kernel] 0xffffffff81001234',
+      'busy_loop+0x8 0x4010c8 /src/loop.c:12',
+      '<b>main</b>+0x20 0x401200 /src/main.c:30',
+      '[unknown] 0x7f0000001000',
+    ]);
     assert.equal(await page.$('#rs-details .rs-callchain b'), null, 'names are text, never markup');
     assert.match(await inner(page, '#rs-details .rs-remote-details'), /period\s+10000/);
     await page.click('#rs-reveal');
@@ -232,24 +276,24 @@ describe('timeline webview in Chromium', function () {
     await page.focus('.rs-scroll');
     await page.keyboard.press('Escape');
     await page.keyboard.press('+');
-    await page.waitForFunction(
-      (w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.6; },
-      full[1] - full[0],
-    );
+    await page.waitForFunction((w) => {
+      const d = (window as unknown as { __domain(): number[] }).__domain();
+      return d[1] - d[0] < w * 0.6;
+    }, full[1] - full[0]);
     const zoomed = await domain();
     assert.ok(Math.abs((zoomed[1] - zoomed[0]) * 2 - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     assert.notEqual(await text(page, '.rs-axis .tick text'), '');
     await page.keyboard.press('-');
     await afterFrames(page);
     const back = await domain();
-    assert.ok(Math.abs((back[1] - back[0]) - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
+    assert.ok(Math.abs(back[1] - back[0] - (full[1] - full[0])) < (full[1] - full[0]) * 0.01);
     const box = (await page.locator('.rs-overlay').boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + 30);
     await page.mouse.wheel(0, -400);
-    await page.waitForFunction(
-      (w) => { const d = (window as unknown as { __domain(): number[] }).__domain(); return d[1] - d[0] < w * 0.9; },
-      full[1] - full[0],
-    );
+    await page.waitForFunction((w) => {
+      const d = (window as unknown as { __domain(): number[] }).__domain();
+      return d[1] - d[0] < w * 0.9;
+    }, full[1] - full[0]);
     await page.click('#rs-zoom-reset');
     await afterFrames(page);
     const fitted = await domain();
@@ -291,25 +335,26 @@ describe('timeline webview in Chromium', function () {
     await page.keyboard.up('Shift');
     await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
     d = await domain();
-    assert.ok(near(d[0] - before[0], 100 * perPixel, width) && near(d[1] - d[0], width, width),
-      `Shift+wheel pans, not zooms: ${before} → ${d}`);
+    assert.ok(near(d[0] - before[0], 100 * perPixel, width) && near(d[1] - d[0], width, width), `Shift+wheel pans, not zooms: ${before} → ${d}`);
     before = d;
     await page.mouse.wheel(-150, 0);
     await page.waitForFunction((b) => (window as unknown as { __domain(): number[] }).__domain()[0] !== b, before[0]);
     d = await domain();
-    assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width),
-      `sideways scrolling pans: ${before} → ${d}`);
+    assert.ok(near(d[0] - before[0], -150 * perPixel, width) && near(d[1] - d[0], width, width), `sideways scrolling pans: ${before} → ${d}`);
     await page.click('#rs-zoom-reset');
     await afterFrames(page);
   });
 
   it('brushes a range and counts records per event and thread, and shows the call tree of its samples', async () => {
-    const calltree = async () => page.$$eval('#rs-calltree .rs-calltree-node', (trs) => trs.map((tr) => {
-      const indent = '  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1);
-      const fn = tr.querySelector('.rs-calltree-fn')?.textContent;
-      const self = tr.querySelector('.rs-calltree-self')?.textContent;
-      return `${indent}${fn} ${self}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`;
-    }));
+    const calltree = async () =>
+      page.$$eval('#rs-calltree .rs-calltree-node', (trs) =>
+        trs.map((tr) => {
+          const indent = '  '.repeat(Number((tr as HTMLElement).dataset.depth) - 1);
+          const fn = tr.querySelector('.rs-calltree-fn')?.textContent;
+          const self = tr.querySelector('.rs-calltree-self')?.textContent;
+          return `${indent}${fn} ${self}/${(tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count}`;
+        }),
+      );
     // Nothing brushed: the whole capture (101 samples, every fourth in helper).
     await page.waitForSelector('#rs-calltree:not([data-pending])');
     assert.equal(await text(page, '#rs-calltree .rs-calltree-summary'), '101 samples with callchains · whole capture');
@@ -340,9 +385,19 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await flame.getAttribute('data-boxes'), '3');
     // Callers on top (the root row at the canvas's top edge, in view however short the drawer), callees below them.
     type Box = { name: string; x: number; y: number; width: number; height: number };
-    const boxes = await page.evaluate(() => (window as unknown as { ringside: { callTree: { flameBoxes(): Box[] } } }).ringside.callTree.flameBoxes()
-      .map(({ name, x, y, width, height }) => ({ name, x, y, width, height })));
-    assert.deepEqual(boxes.map((b) => [b.name, b.y]), [['main', 0], ['busy_loop', boxes[0].height + 1], ['helper', 2 * (boxes[0].height + 1)]]);
+    const boxes = await page.evaluate(() =>
+      (window as unknown as { ringside: { callTree: { flameBoxes(): Box[] } } }).ringside.callTree
+        .flameBoxes()
+        .map(({ name, x, y, width, height }) => ({ name, x, y, width, height })),
+    );
+    assert.deepEqual(
+      boxes.map((b) => [b.name, b.y]),
+      [
+        ['main', 0],
+        ['busy_loop', boxes[0].height + 1],
+        ['helper', 2 * (boxes[0].height + 1)],
+      ],
+    );
     // A click lands on the box drawn there.
     const helperBox = boxes[2];
     await flame.click({ position: { x: helperBox.x + helperBox.width / 2, y: helperBox.y + helperBox.height / 2 } });
@@ -359,18 +414,30 @@ describe('timeline webview in Chromium', function () {
     await page.click('vscode-option[value="thread"]');
     await page.waitForSelector('.rs-lane-label[data-lane="thread:101"]');
     const names = await page.$$eval('.rs-lane-name', (els) => els.map((e) => e.textContent));
-    assert.deepEqual(names, ['◆ mem:counter:w', 'worker 100', 'worker 100', 'worker 101',
-      '<img src=x onerror="window.__pwned=1"> 200', '<img src=x onerror="window.__pwned=1"> 200']);
+    assert.deepEqual(names, [
+      '◆ mem:counter:w',
+      'worker 100',
+      'worker 100',
+      'worker 101',
+      '<img src=x onerror="window.__pwned=1"> 200',
+      '<img src=x onerror="window.__pwned=1"> 200',
+    ]);
     const processTitle = await page.getAttribute('.rs-lane-label[data-lane="process:100"] .rs-lane-name', 'title');
     assert.equal(processTitle, 'worker 100: 2 threads');
-    assert.deepEqual(await page.$$eval('.rs-lane-label.rs-thread-lane', (els) => els.map((e) => (e as HTMLElement).dataset.lane)),
-      ['thread:100', 'thread:101', 'thread:200'], 'threads are indented under their process header');
+    assert.deepEqual(
+      await page.$$eval('.rs-lane-label.rs-thread-lane', (els) => els.map((e) => (e as HTMLElement).dataset.lane)),
+      ['thread:100', 'thread:101', 'thread:200'],
+      'threads are indented under their process header',
+    );
     // A long comm is cut, never the pid that tells the lane apart.
     const cut = await page.$eval('.rs-lane-label[data-lane="process:200"] .rs-lane-name', (name) => {
       const head = name.querySelector('.rs-lane-head') as HTMLElement;
       const tail = name.querySelector('.rs-lane-tail') as HTMLElement;
-      return { tail: tail.textContent, headCut: head.scrollWidth > head.clientWidth,
-        tailShown: tail.getBoundingClientRect().right <= name.getBoundingClientRect().right + 0.5 };
+      return {
+        tail: tail.textContent,
+        headCut: head.scrollWidth > head.clientWidth,
+        tailShown: tail.getBoundingClientRect().right <= name.getBoundingClientRect().right + 0.5,
+      };
     });
     assert.deepEqual(cut, { tail: '200', headCut: true, tailShown: true });
     // Hiding a process's threads keeps its header, which sums them.
@@ -400,8 +467,7 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await lastRow(), tid101[4], 'stepping back from the first wraps to the last');
     // A filter that does not parse says why next to the box and leaves the lanes as they were.
     await page.fill('#rs-filter input', 'foo:bar');
-    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent
-      ?.startsWith('unknown key "foo:" in "foo:bar"'));
+    await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent?.startsWith('unknown key "foo:" in "foo:bar"'));
     assert.equal(await page.getAttribute('#rs-filter', 'aria-invalid'), 'true');
     assert.equal(await page.locator('.rs-lane-label').count(), 2, 'the lanes are not emptied');
     await page.fill('#rs-filter input', 'pid:x');
@@ -420,12 +486,16 @@ describe('timeline webview in Chromium', function () {
   it('filters by a decoded field value: asks the host, says filtering…, then applies its rows with the other terms', async () => {
     const rows = smallRows();
     const answer = (requestId: number, snapshotId: string, body: { rows: number[] } | { error: { code: string; message: string } }) =>
-      page.evaluate(([id, snap, b]) => {
-        const reply = 'rows' in b
-          ? { type: 'fieldFilterReply', replyTo: id, snapshotId: snap, rows: Uint32Array.from(b.rows).buffer }
-          : { type: 'fieldFilterReply', replyTo: id, snapshotId: snap, error: b.error };
-        (window as unknown as { __send(m: unknown): void }).__send(reply);
-      }, [requestId, snapshotId, body] as const);
+      page.evaluate(
+        ([id, snap, b]) => {
+          const reply =
+            'rows' in b
+              ? { type: 'fieldFilterReply', replyTo: id, snapshotId: snap, rows: Uint32Array.from(b.rows).buffer }
+              : { type: 'fieldFilterReply', replyTo: id, snapshotId: snap, error: b.error };
+          (window as unknown as { __send(m: unknown): void }).__send(reply);
+        },
+        [requestId, snapshotId, body] as const,
+      );
     const before = (await posted(page, 'fieldFilterRequest')).length;
     await page.fill('#rs-filter input', 'field.prev_pid=101');
     const [request] = (await waitPosted(page, 'fieldFilterRequest', before + 1)).slice(before);
@@ -440,8 +510,10 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await text(page, '.rs-filter-status'), '');
     // Negated and combined with a column term: the cached answer is reused, no new request.
     await page.fill('#rs-filter input', 'event:sched -field.prev_pid=101');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2
-      && document.querySelectorAll('.rs-lane-label')[1]?.getAttribute('data-lane') === 'thread:100');
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll('.rs-lane-label').length === 2 && document.querySelectorAll('.rs-lane-label')[1]?.getAttribute('data-lane') === 'thread:100',
+    );
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.event === 0 && r.tid !== 101).length));
     assert.equal((await posted(page, 'fieldFilterRequest')).length, before + 1);
     // The host's error is shown, and the term matches nothing.
@@ -469,51 +541,129 @@ describe('timeline webview in Chromium', function () {
   });
 
   it('lists source lines counted by uprobes apart from the hardware breakpoints, outside the register meter', async () => {
-    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
-      type: 'watchList', budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
-      watches: [
-        { id: 'u1', location: { kind: 'line', file: '/src/demo.c', line: 37 }, type: 'x', length: 8, target: { kind: 'process', pid: 300 },
-          pinned: false, enabled: true, hits: 3000, probe: 'uprobe' },
-        { id: 'b1', location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: 300 },
-          pinned: false, enabled: true, hits: 5 },
-      ],
-    }));
+    await page.evaluate(() =>
+      (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList',
+        budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
+        watches: [
+          {
+            id: 'u1',
+            location: { kind: 'line', file: '/src/demo.c', line: 37 },
+            type: 'x',
+            length: 8,
+            target: { kind: 'process', pid: 300 },
+            pinned: false,
+            enabled: true,
+            hits: 3000,
+            probe: 'uprobe',
+          },
+          {
+            id: 'b1',
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'w',
+            length: 8,
+            target: { kind: 'process', pid: 300 },
+            pinned: false,
+            enabled: true,
+            hits: 5,
+          },
+        ],
+      }),
+    );
     await page.waitForSelector('tr[data-watch-id="u1"]');
     // In the table's order: the breakpoint, then the uprobes' heading, then the uprobe line (type "uprobe", no length).
-    const rows = await page.$$eval('tr', (trs) => trs.map((tr) => tr.dataset.watchId ?? (tr.querySelector('.rs-watch-uprobes') ? 'heading' : '')).filter(Boolean));
+    const rows = await page.$$eval('tr', (trs) =>
+      trs.map((tr) => tr.dataset.watchId ?? (tr.querySelector('.rs-watch-uprobes') ? 'heading' : '')).filter(Boolean),
+    );
     assert.deepEqual(rows, ['b1', 'heading', 'u1']);
     assert.match(await text(page, '.rs-watch-uprobes'), /^Uprobes \(source lines counted by the kernel's uprobes: no debug register, not in the meter\)$/);
-    assert.deepEqual(await page.$$eval('tr[data-watch-id="u1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
-      ['/src/demo.c:37', 'uprobe', '—', 'pid 300', '', '3,000']);
+    assert.deepEqual(await page.$$eval('tr[data-watch-id="u1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)), [
+      '/src/demo.c:37',
+      'uprobe',
+      '—',
+      'pid 300',
+      '',
+      '3,000',
+    ]);
     assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 1\/4 used/);
   });
 
   it('lists breakpoints, posts typed watch requests, and explains ENOSPC inline', async () => {
-    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
-      type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
-      watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8, target: { kind: 'process', pid: 200 },
-        pinned: false, enabled: true, hits: 3, resolvedAddress: '0x404028' }],
-    }));
+    await page.evaluate(() =>
+      (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList',
+        budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
+        watches: [
+          {
+            id: 'w1',
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'rw',
+            length: 8,
+            target: { kind: 'process', pid: 200 },
+            pinned: false,
+            enabled: true,
+            hits: 3,
+            resolvedAddress: '0x404028',
+          },
+        ],
+      }),
+    );
     await page.waitForSelector('tr[data-watch-id="w1"]');
-    assert.deepEqual(await page.$$eval('tr[data-watch-id="w1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)),
-      ['counter', 'rw', '8', 'pid 200', '', '3']);
+    assert.deepEqual(await page.$$eval('tr[data-watch-id="w1"] td', (tds) => tds.slice(0, 6).map((t) => t.textContent)), [
+      'counter',
+      'rw',
+      '8',
+      'pid 200',
+      '',
+      '3',
+    ]);
     assert.match(await text(page, '.rs-budget-text'), /^Debug registers: 4\/4 used/);
     // Where the machine delivers no breakpoint hits, a breakpoint that counted none says so instead of 0.
     const unseen = 'hardware breakpoints do not fire on this machine: the kernel accepted an execute breakpoint on getppid() ...';
-    await page.evaluate((why) => (window as unknown as { __send(m: unknown): void }).__send({
-      type: 'watchList', budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
-      watches: [{ id: 'w0', location: { kind: 'symbol', symbol: 'counter' }, type: 'w', length: 8, target: { kind: 'process', pid: 200 },
-        pinned: false, enabled: true, hits: 0, unseen: why }],
-    }), unseen);
+    await page.evaluate(
+      (why) =>
+        (window as unknown as { __send(m: unknown): void }).__send({
+          type: 'watchList',
+          budget: { used: 1, total: 4, cpuPinned: 0, maxTaskPinned: 1, flexible: 0 },
+          watches: [
+            {
+              id: 'w0',
+              location: { kind: 'symbol', symbol: 'counter' },
+              type: 'w',
+              length: 8,
+              target: { kind: 'process', pid: 200 },
+              pinned: false,
+              enabled: true,
+              hits: 0,
+              unseen: why,
+            },
+          ],
+        }),
+      unseen,
+    );
     await page.waitForSelector('tr[data-watch-id="w0"]');
     const hitsCell = page.locator('tr[data-watch-id="w0"] td').nth(5);
     assert.equal(await hitsCell.textContent(), 'not seen here');
     assert.equal(await hitsCell.getAttribute('title'), unseen);
-    await page.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
-      type: 'watchList', budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
-      watches: [{ id: 'w1', location: { kind: 'symbol', symbol: 'counter' }, type: 'rw', length: 8, target: { kind: 'process', pid: 200 },
-        pinned: false, enabled: true, hits: 3, resolvedAddress: '0x404028' }],
-    }));
+    await page.evaluate(() =>
+      (window as unknown as { __send(m: unknown): void }).__send({
+        type: 'watchList',
+        budget: { used: 4, total: 4, cpuPinned: 3, maxTaskPinned: 0, flexible: 1, heldByRecordings: ['mem:flag:w (all CPUs: mem:flag:w)'] },
+        watches: [
+          {
+            id: 'w1',
+            location: { kind: 'symbol', symbol: 'counter' },
+            type: 'rw',
+            length: 8,
+            target: { kind: 'process', pid: 200 },
+            pinned: false,
+            enabled: true,
+            hits: 3,
+            resolvedAddress: '0x404028',
+          },
+        ],
+      }),
+    );
     await page.waitForSelector('tr[data-watch-id="w1"]');
     // Registers held by a recording's own breakpoint events are counted, and named since the list does not show them.
     assert.match(await text(page, '.rs-budget-text'), /; also held by recordings: mem:flag:w \(all CPUs: mem:flag:w\)$/);
@@ -522,10 +672,31 @@ describe('timeline webview in Chromium', function () {
     await page.click('#rs-watch-pinned');
     await page.click('#rs-watch-submit');
     const [add] = await waitPosted(page, 'watchRequest', 1);
-    assert.deepEqual({ ...add, requestId: 0 }, { type: 'watchRequest', requestId: 0, op: 'add', spec: {
-      location: { kind: 'line', file: 'src/counter.c', line: 42 }, type: 'w', length: 4, target: { kind: 'process', pid: 200 }, pinned: true } });
-    await page.evaluate((id) => (window as unknown as { __send(m: unknown): void }).__send({ type: 'watchReply', replyTo: id, ok: false,
-      error: { code: 'ENOSPC', message: 'No space left on device', hint: 'All debug registers are taken.' } }), add.requestId as number);
+    assert.deepEqual(
+      { ...add, requestId: 0 },
+      {
+        type: 'watchRequest',
+        requestId: 0,
+        op: 'add',
+        spec: {
+          location: { kind: 'line', file: 'src/counter.c', line: 42 },
+          type: 'w',
+          length: 4,
+          target: { kind: 'process', pid: 200 },
+          pinned: true,
+        },
+      },
+    );
+    await page.evaluate(
+      (id) =>
+        (window as unknown as { __send(m: unknown): void }).__send({
+          type: 'watchReply',
+          replyTo: id,
+          ok: false,
+          error: { code: 'ENOSPC', message: 'No space left on device', hint: 'All debug registers are taken.' },
+        }),
+      add.requestId as number,
+    );
     await page.waitForSelector('.rs-watch-status .rs-enospc');
     const status = await inner(page, '#rs-watch-status');
     assert.match(status, /Add src\/counter\.c:42 failed: ENOSPC: No space left on device/);
@@ -536,15 +707,22 @@ describe('timeline webview in Chromium', function () {
     await page.click('tr[data-watch-id="w1"] .rs-watch-edit');
     // Edit fills the form with the breakpoint; the toolkit field shows it one update later (typing
     // before that once gave 'counter0x404030'), so wait until the user would see it.
-    await page.waitForFunction(() => (document.querySelector('#rs-watch-location')?.shadowRoot?.querySelector('input') as HTMLInputElement | null)?.value === 'counter');
+    await page.waitForFunction(
+      () => (document.querySelector('#rs-watch-location')?.shadowRoot?.querySelector('input') as HTMLInputElement | null)?.value === 'counter',
+    );
     await page.fill('#rs-watch-location input', '0x404030');
     await page.click('#rs-watch-submit');
     await page.click('tr[data-watch-id="w1"] .rs-watch-remove');
     const requests = (await waitPosted(page, 'watchRequest', 4)).slice(1).map((m) => ({ ...m, requestId: 0 }));
     assert.deepEqual(requests, [
       { type: 'watchRequest', requestId: 0, op: 'disable', id: 'w1' },
-      { type: 'watchRequest', requestId: 0, op: 'modify', id: 'w1', spec: { location: { kind: 'address', address: '0x404030' }, type: 'rw',
-        length: 8, target: { kind: 'process', pid: 200 }, pinned: false } },
+      {
+        type: 'watchRequest',
+        requestId: 0,
+        op: 'modify',
+        id: 'w1',
+        spec: { location: { kind: 'address', address: '0x404030' }, type: 'rw', length: 8, target: { kind: 'process', pid: 200 }, pinned: false },
+      },
       { type: 'watchRequest', requestId: 0, op: 'remove', id: 'w1' },
     ]);
   });
@@ -554,12 +732,14 @@ describe('timeline webview in Chromium', function () {
       const c = document.querySelector('.rs-coverage') as HTMLCanvasElement;
       const data = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
       const d = (window as unknown as { __domain(): number[] }).__domain();
-      const oldestX = Math.floor((0 - d[0]) / (d[1] - d[0]) * c.width);
-      let left = 0; let right = 0;
+      const oldestX = Math.floor(((0 - d[0]) / (d[1] - d[0])) * c.width);
+      let left = 0;
+      let right = 0;
       for (let y = 0; y < c.height; y++) {
         for (let x = 0; x < c.width; x++) {
           if (data[(y * c.width + x) * 4 + 3] === 0) continue;
-          if (x < oldestX) left++; else right++;
+          if (x < oldestX) left++;
+          else right++;
         }
       }
       return { left, right };
@@ -582,7 +762,7 @@ describe('timeline webview in Chromium', function () {
       const ink = (key: string, a: number, b: number) =>
         lossy.evaluate(([k, t0, t1]) => (window as unknown as { __ink(...a: unknown[]): number }).__ink(k, t0, t1), [key, a, b] as const);
       // 12 records went missing on CPU 0 between its sample at 50 µs and the LOST record at 75 µs.
-      assert.ok(await ink('cpu:0', 52 * US, 73 * US) > 50, 'the loss is drawn between 50 and 75 µs on CPU 0');
+      assert.ok((await ink('cpu:0', 52 * US, 73 * US)) > 50, 'the loss is drawn between 50 and 75 µs on CPU 0');
       assert.equal(await ink('cpu:0', 81 * US, 89 * US), 0, 'nothing where nothing was lost');
       assert.equal(await ink('cpu:1', 56 * US, 64 * US), 0, 'CPU 1 lost nothing');
       const topColour = await lossy.evaluate((t) => {
@@ -591,13 +771,13 @@ describe('timeline webview in Chromium', function () {
         const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
         const d = w.__domain();
         const dpr = canvas.width / parseFloat(canvas.style.width);
-        const x = Math.floor((t - d[0]) / (d[1] - d[0]) * canvas.width);
+        const x = Math.floor(((t - d[0]) / (d[1] - d[0])) * canvas.width);
         return Array.from(canvas.getContext('2d')!.getImageData(x, Math.round(lane.top * dpr), 1, 1).data);
       }, 62 * US);
       assert.deepEqual(topColour, [0xf1, 0x4c, 0x4c, 255], 'a loss is edged in --vscode-charts-red');
       const d0 = (await lossy.evaluate(() => (window as unknown as { __domain(): number[] }).__domain()))[0];
       assert.ok(d0 < -US, `Fit leaves room before the oldest record: ${d0}`);
-      assert.ok(await ink('cpu:0', d0, -0.3 * US) > 0, 'the overwritten part is hatched before the oldest record CPU 0 kept');
+      assert.ok((await ink('cpu:0', d0, -0.3 * US)) > 0, 'the overwritten part is hatched before the oldest record CPU 0 kept');
       assert.equal(await ink('cpu:1', d0, -0.3 * US), 0, 'CPU 1 overwrote nothing');
       const hover = async (key: string, t: number) => {
         type Points = { __point(k: string, t: number): { x: number; y: number } };
@@ -607,11 +787,9 @@ describe('timeline webview in Chromium', function () {
         return lossy.locator('.rs-tooltip').innerText();
       };
       const lostTip = await hover('cpu:0', 62 * US);
-      assert.match(lostTip,
-        /^12 records lost in ring cpu0 \(LOST\)\nin the 25\.00 µs before this record\n.*ring was paused while a snapshot was copied/);
+      assert.match(lostTip, /^12 records lost in ring cpu0 \(LOST\)\nin the 25\.00 µs before this record\n.*ring was paused while a snapshot was copied/);
       const overwrittenTip = await hover('cpu:0', d0 / 2);
-      assert.match(overwrittenTip,
-        /^about 64 records, 4\.0 KiB overwritten in ring cpu0\nbefore its oldest record kept \(lossy snapshot\)/);
+      assert.match(overwrittenTip, /^about 64 records, 4\.0 KiB overwritten in ring cpu0\nbefore its oldest record kept \(lossy snapshot\)/);
     } finally {
       await lossy.close();
     }
@@ -624,15 +802,25 @@ describe('timeline webview in Chromium', function () {
       await waitPosted(narrow, 'ready', 1);
       await groupLanes(narrow, 'cpu');
       await narrow.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
-      await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
-        type: 'watchList', budget: { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 },
-        watches: [{
-          id: 'w1',
-          location: { kind: 'line', file: '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c', line: 4242 },
-          type: 'rw', length: 8, target: { kind: 'process', pid: 200 }, pinned: true, enabled: true, hits: 123456789,
-          resolvedAddress: '0x404028',
-        }],
-      }));
+      await narrow.evaluate(() =>
+        (window as unknown as { __send(m: unknown): void }).__send({
+          type: 'watchList',
+          budget: { used: 0, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 0 },
+          watches: [
+            {
+              id: 'w1',
+              location: { kind: 'line', file: '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c', line: 4242 },
+              type: 'rw',
+              length: 8,
+              target: { kind: 'process', pid: 200 },
+              pinned: true,
+              enabled: true,
+              hits: 123456789,
+              resolvedAddress: '0x404028',
+            },
+          ],
+        }),
+      );
       await narrow.waitForSelector('tr[data-watch-id="w1"]');
       await narrow.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
       await afterFrames(narrow);
@@ -645,8 +833,11 @@ describe('timeline webview in Chromium', function () {
         return {
           page: { scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth },
           plot: parseFloat((document.querySelector('.rs-canvas') as HTMLElement).style.width),
-          coverage: fits('.rs-coverage-table'), coverageSection: fits('.rs-coverage-list'),
-          watch: fits('.rs-watch-table'), watchSection: fits('.rs-watch'), drawer: fits('.rs-drawer'),
+          coverage: fits('.rs-coverage-table'),
+          coverageSection: fits('.rs-coverage-list'),
+          watch: fits('.rs-watch-table'),
+          watchSection: fits('.rs-watch'),
+          drawer: fits('.rs-drawer'),
           meterBackground: getComputedStyle(meter).backgroundColor,
           meterFill: (meter.firstElementChild as HTMLElement).getBoundingClientRect().width,
           locationTitle: (document.querySelector('tr[data-watch-id="w1"] td') as HTMLElement).title,
@@ -658,10 +849,15 @@ describe('timeline webview in Chromium', function () {
         assert.ok(layout[k].scroll <= layout[k].client, `${k} fits without scrolling sideways: ${JSON.stringify(layout[k])}`);
       }
       assert.equal(layout.locationTitle, '/home/user/projects/a-rather-long-directory-name/src/counter_update_loop.c:4242 (0x404028)');
-      assert.equal(layout.meterBackground, 'rgb(60, 60, 60)', '0/4 draws the dark theme\'s input background, not a white bar');
+      assert.equal(layout.meterBackground, 'rgb(60, 60, 60)', "0/4 draws the dark theme's input background, not a white bar");
       assert.equal(layout.meterFill, 0);
-      await narrow.evaluate(() => (window as unknown as { __send(m: unknown): void }).__send({
-        type: 'watchList', budget: { used: 2, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 2 }, watches: [] }));
+      await narrow.evaluate(() =>
+        (window as unknown as { __send(m: unknown): void }).__send({
+          type: 'watchList',
+          budget: { used: 2, total: 4, cpuPinned: 0, maxTaskPinned: 0, flexible: 2 },
+          watches: [],
+        }),
+      );
       await narrow.waitForFunction(() => document.querySelector('.rs-budget-meter')?.getAttribute('aria-valuenow') === '2');
       const half = await narrow.evaluate(() => {
         const m = document.querySelector('.rs-budget-meter') as HTMLElement;
@@ -733,23 +929,30 @@ describe('timeline webview in Chromium', function () {
       document.dispatchEvent(new Event('visibilitychange'));
     });
     const [resync] = await waitPosted(page, 'resync', 1);
-    assert.deepEqual(resync, { type: 'resync', have: [{ snapshotId: 'snap-1', rows: 116 }, { snapshotId: 'snap-2', rows: 51 }] });
+    assert.deepEqual(resync, {
+      type: 'resync',
+      have: [
+        { snapshotId: 'snap-1', rows: 116 },
+        { snapshotId: 'snap-2', rows: 51 },
+      ],
+    });
   });
 
   it('takes its colours from the --vscode-* theme variables, live', async () => {
     await page.click('#rs-zoom-reset');
     // Thread 200's samples have callchains: its lane is a stack chart until switched to ticks.
     await page.click('.rs-lane-label[data-lane="thread:200"] .rs-lane-mode');
-    const tickColour = () => page.evaluate(() => {
-      const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
-      const lane = w.__lane('thread:200');
-      const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
-      const d = w.__domain();
-      const scroll = document.querySelector('.rs-scroll')!.scrollTop;
-      const x = Math.floor((505000 - d[0]) / (d[1] - d[0]) * canvas.width);
-      const px = canvas.getContext('2d')!.getImageData(x, Math.round(lane.top - scroll + lane.height / 2), 1, 1).data;
-      return Array.from(px);
-    });
+    const tickColour = () =>
+      page.evaluate(() => {
+        const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
+        const lane = w.__lane('thread:200');
+        const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+        const d = w.__domain();
+        const scroll = document.querySelector('.rs-scroll')!.scrollTop;
+        const x = Math.floor(((505000 - d[0]) / (d[1] - d[0])) * canvas.width);
+        const px = canvas.getContext('2d')!.getImageData(x, Math.round(lane.top - scroll + lane.height / 2), 1, 1).data;
+        return Array.from(px);
+      });
     await page.waitForFunction(() => (window as unknown as { __domain(): number[] }).__domain()[1] > 1_005_000);
     assert.deepEqual(await tickColour(), [0xcc, 0xa7, 0x00, 255], 'cpu-clock ticks use --vscode-charts-yellow');
     await page.evaluate(() => {
@@ -768,8 +971,12 @@ describe('timeline webview in Chromium', function () {
     await restored.evaluate(() => (window as unknown as { __stream(w: string): Promise<number> }).__stream('small'));
     await restored.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
     const lanes = await restored.$$eval('.rs-lane-label', (els) => els.map((e) => [(e as HTMLElement).dataset.lane, e.classList.contains('rs-collapsed')]));
-    assert.deepEqual(lanes, [['watch:mem:counter:w', false], ['event:syscalls:sys_enter_read', false], ['event:syscalls:sys_exit_read', false],
-      ['event:cpu-clock', true]]);
+    assert.deepEqual(lanes, [
+      ['watch:mem:counter:w', false],
+      ['event:syscalls:sys_enter_read', false],
+      ['event:syscalls:sys_exit_read', false],
+      ['event:cpu-clock', true],
+    ]);
     assert.equal(await restored.inputValue('#rs-filter input'), '-event:sched');
     const drawer = await restored.evaluate(() => ({
       height: document.querySelector('.rs-drawer')!.getBoundingClientRect().height,
@@ -814,7 +1021,7 @@ describe('timeline webview in Chromium', function () {
     await big.close();
   });
 
-  it('draws a big capture\'s frame before pairing its spans, and again once idle time has paired them', async () => {
+  it("draws a big capture's frame before pairing its spans, and again once idle time has paired them", async () => {
     // One thread of another process with two records: its lanes are drawn zoomed in (spans), every other lane as density.
     type Probe = {
       __stream(w: string, n: number): Promise<number>;
@@ -826,7 +1033,10 @@ describe('timeline webview in Chromium', function () {
       w.__renders = [];
       const timeline = w.ringside.timeline;
       const render = timeline.render.bind(timeline);
-      timeline.render = () => { render(); w.__renders.push({ rows: w.ringside.store.length, spansReady: timeline.layout.spansReady }); };
+      timeline.render = () => {
+        render();
+        w.__renders.push({ rows: w.ringside.store.length, spansReady: timeline.layout.spansReady });
+      };
     };
     for (const n of [300_000, 50_000]) {
       const errors: string[] = [];
@@ -841,7 +1051,10 @@ describe('timeline webview in Chromium', function () {
       if (n > 100_000) {
         assert.equal(full[0].spansReady, false, `${n} records: the first frame of them all is drawn before the spans are paired`);
       } else {
-        assert.ok(full.every((r) => r.spansReady), `${n} records: every frame of them all pairs its spans itself`);
+        assert.ok(
+          full.every((r) => r.spansReady),
+          `${n} records: every frame of them all pairs its spans itself`,
+        );
       }
       assert.equal(full.at(-1)!.spansReady, true, `${n} records: drawn again with its spans`);
       assert.deepEqual(unexpected(errors), []);
@@ -868,8 +1081,9 @@ describe('timeline webview in Chromium', function () {
       const lane = document.querySelector('.rs-lane-label[data-lane="cpu:1"]') as HTMLElement;
       const r = document.querySelector('.rs-overlay')!.getBoundingClientRect();
       const a = document.querySelector('.rs-axis') as SVGElement;
-      const d0 = Number(a.dataset.domainStart); const d1 = Number(a.dataset.domainEnd);
-      return { x: r.left + (505000 - d0) / (d1 - d0) * r.width, y: r.top + parseFloat(lane.style.top) + parseFloat(lane.style.height) / 2 };
+      const d0 = Number(a.dataset.domainStart);
+      const d1 = Number(a.dataset.domainEnd);
+      return { x: r.left + ((505000 - d0) / (d1 - d0)) * r.width, y: r.top + parseFloat(lane.style.top) + parseFloat(lane.style.height) / 2 };
     });
     await page2.mouse.click(p.x, p.y);
     await page2.waitForFunction(() => document.querySelector('#rs-details .rs-remote-details')?.textContent?.includes('embedded detail'));
@@ -881,7 +1095,7 @@ describe('timeline webview in Chromium', function () {
     await page2.close();
   });
 
-  it('standalone export with every row\'s details answers field filters offline', async () => {
+  it("standalone export with every row's details answers field filters offline", async () => {
     const errors: string[] = [];
     const page3 = await session.newPage({ path: '/standalone-complete.html', status: '116 records', errors, grouping: 'cpu' });
     await page3.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
@@ -891,8 +1105,9 @@ describe('timeline webview in Chromium', function () {
     assert.equal(await text(page3, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.tid === 101).length));
     await page3.fill('#rs-filter input', 'field.addr~0X100');
     // Rows 0..15 (addresses 0x1000..0x100f), case-insensitively, across whichever lanes they fall in.
-    await page3.waitForFunction(() => [...document.querySelectorAll('.rs-lane-label .rs-lane-count')]
-      .reduce((sum, e) => sum + Number(e.textContent), 0) === 16);
+    await page3.waitForFunction(
+      () => [...document.querySelectorAll('.rs-lane-label .rs-lane-count')].reduce((sum, e) => sum + Number(e.textContent), 0) === 16,
+    );
     assert.equal(await text(page3, '.rs-filter-error'), '');
     assert.deepEqual(unexpected(errors), []);
     await page3.close();

@@ -46,7 +46,7 @@ function basicRing(times: readonly bigint[], dataSize: number): SnapshotInput {
 }
 
 describe('decode/wasm: a copy decoded in its room', () => {
-  it('gives the JavaScript loop\'s bytes, coverage and anomalies on seeded snapshots, one flight recorder at a time', () => {
+  it("gives the JavaScript loop's bytes, coverage and anomalies on seeded snapshots, one flight recorder at a time", () => {
     let inRoom = 0;
     let rows = 0;
     for (let seed = 1; seed <= 150; seed++) {
@@ -94,7 +94,8 @@ describe('decode/wasm: a copy decoded in its room', () => {
     const NO_ID = Sample.IP | Sample.TID | Sample.TIME | Sample.CPU;
     const WITH_ADDR = BASIC | Sample.ADDR;
     const plainRecords = Array.from({ length: 3000 }, (_, i) =>
-      sampleRecord(NO_ID, { ip: 0x400000n + BigInt(i), pid: 5, tid: 6, time: 900n + BigInt(i), cpu: 0 }));
+      sampleRecord(NO_ID, { ip: 0x400000n + BigInt(i), pid: 5, tid: 6, time: 900n + BigInt(i), cpu: 0 }),
+    );
     const noId = { events: [eventOf(0, attrOf(NO_ID), [], 'no id')], rings: [ringFromRecords(plainRecords, 1 << 16, 'backward')] };
     // Runs of 50 samples of one event, then 50 of the other (different offsets of time, cpu and period).
     const mixedRecords = Array.from({ length: 3000 }, (_, i) => {
@@ -105,7 +106,10 @@ describe('decode/wasm: a copy decoded in its room', () => {
       events: [eventOf(0, attrOf(BASIC), [7n], 'basic'), eventOf(1, attrOf(WITH_ADDR), [9n], 'with addr')],
       rings: [ringFromRecords(mixedRecords, 1 << 17, 'backward', { cpu: 1 })],
     };
-    for (const [what, input] of [['no id', noId], ['two layouts', mixed]] as const) {
+    for (const [what, input] of [
+      ['no id', noId],
+      ['two layouts', mixed],
+    ] as const) {
       const room = decodeSnapshot(inRooms(input));
       assert.ok(decodedInRoom(room), `${what}: decoded in the room`);
       assertSame(room, decodeSnapshot(input), what);
@@ -131,7 +135,12 @@ describe('decode/wasm: a copy decoded in its room', () => {
   });
 
   it('decodes into the room again once its columns are handed back, and in the arena while they are held', () => {
-    const input = inRooms(basicRing(Array.from({ length: 500 }, (_, i) => 1000n + BigInt(i)), 1 << 15));
+    const input = inRooms(
+      basicRing(
+        Array.from({ length: 500 }, (_, i) => 1000n + BigInt(i)),
+        1 << 15,
+      ),
+    );
     const arena = new ColumnArena();
     const first = decodeSnapshot(input, { arena });
     assert.ok(decodedInRoom(first), 'the first decode writes the room');
@@ -146,7 +155,7 @@ describe('decode/wasm: a copy decoded in its room', () => {
     assert.equal(arena.pooledSets, 1, 'the arena pools its own set, never the room');
   });
 
-  it('sizes the next room from the previous copy\'s newest record, and the first from 48-byte records', () => {
+  it("sizes the next room from the previous copy's newest record, and the first from 48-byte records", () => {
     const previous = new Uint8Array(8);
     previous[6] = 96;
     const sized = allocateDecodableCopy(1 << 20, false, previous);

@@ -63,7 +63,10 @@ class SlotRoom implements Room {
   used = false;
   engine: SampleRunEngine | null = null;
 
-  constructor(private readonly snapshot: SnapshotMemory, slot: MemorySlot) {
+  constructor(
+    private readonly snapshot: SnapshotMemory,
+    slot: MemorySlot,
+  ) {
     this.shared = snapshot.kind === 'shared';
     this.jobAddress = slot.sampleJobAddress;
     this.copyAddress = slot.copyAddress;
@@ -130,7 +133,15 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   if (!memory) return plainCopyBuffer(copyBytes, shared, null);
   const buffer = memory.buffer;
   rooms.set(buffer, {
-    memory, shared, jobAddress: 0, copyAddress, copyBytes, set: new ColumnSet(rows, buffer, roomAddress), lent: false, used: false, engine: null,
+    memory,
+    shared,
+    jobAddress: 0,
+    copyAddress,
+    copyBytes,
+    set: new ColumnSet(rows, buffer, roomAddress),
+    lent: false,
+    used: false,
+    engine: null,
   });
   return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
 };
@@ -213,4 +224,3 @@ export function engineFor(bytes: Uint8Array, out: ColumnSet): SampleRunEngine | 
   room.engine ??= new SampleRunEngine(room.memory, room.shared, room.jobAddress, room.copyAddress, sampleRunColumns(room.set));
   return room.engine;
 }
-

@@ -63,17 +63,32 @@ export class Body {
     return found;
   }
 
-  get(localName: string): this { this.code.push(0x20, ...unsignedLeb(this.at(localName))); return this; }
-  set(localName: string): this { this.code.push(0x21, ...unsignedLeb(this.at(localName))); return this; }
-  i32(value: number): this { this.code.push(0x41, ...signedLeb(value)); return this; }
+  get(localName: string): this {
+    this.code.push(0x20, ...unsignedLeb(this.at(localName)));
+    return this;
+  }
+  set(localName: string): this {
+    this.code.push(0x21, ...unsignedLeb(this.at(localName)));
+    return this;
+  }
+  i32(value: number): this {
+    this.code.push(0x41, ...signedLeb(value));
+    return this;
+  }
   f64(value: number): this {
     const bytes = new Uint8Array(new Float64Array([value]).buffer);
     this.code.push(0x44, ...bytes);
     return this;
   }
-  op(...bytes: number[]): this { this.code.push(...bytes); return this; }
+  op(...bytes: number[]): this {
+    this.code.push(...bytes);
+    return this;
+  }
   /** A load or store with its alignment (log2 bytes) and constant offset. */
-  mem(opcode: number, align: number, offset = 0): this { this.code.push(opcode, align, ...unsignedLeb(offset)); return this; }
+  mem(opcode: number, align: number, offset = 0): this {
+    this.code.push(opcode, align, ...unsignedLeb(offset));
+    return this;
+  }
 
   encode(): number[] {
     const groups = this.declared.map((type) => [1, type]);
@@ -83,13 +98,53 @@ export class Body {
 }
 
 export const OP = {
-  block: 0x02, loop: 0x03, if: 0x04, else: 0x05, end: 0x0b, br: 0x0c, brIf: 0x0d, void: 0x40,
-  i32Load: 0x28, i64Load: 0x29, f64Load: 0x2b, i32Load16U: 0x2f, i32Store: 0x36, f64Store: 0x39, i32Store8: 0x3a, i32Store16: 0x3b,
-  i32Eqz: 0x45, i32Eq: 0x46, i32Ne: 0x47, i32LtS: 0x48, i32GtS: 0x4a, i32GeS: 0x4e, f64Eq: 0x61, f64Ne: 0x62, f64Lt: 0x63, f64Gt: 0x64,
-  i64Const: 0x42, i64Ne: 0x52, i64GtS: 0x55, i64GeS: 0x59, i64GeU: 0x5a,
-  i32Add: 0x6a, i32Sub: 0x6b, i32Mul: 0x6c, i32And: 0x71, i32Or: 0x72, i32Shl: 0x74, i32ShrU: 0x76,
-  i64Sub: 0x7d, i64Or: 0x84, i64Shl: 0x86, i64ExtendI32U: 0xad,
-  f64Add: 0xa0, f64Sub: 0xa1, f64Mul: 0xa2, f64ConvertI32U: 0xb8, f64ConvertI64S: 0xb9,
+  block: 0x02,
+  loop: 0x03,
+  if: 0x04,
+  else: 0x05,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  void: 0x40,
+  i32Load: 0x28,
+  i64Load: 0x29,
+  f64Load: 0x2b,
+  i32Load16U: 0x2f,
+  i32Store: 0x36,
+  f64Store: 0x39,
+  i32Store8: 0x3a,
+  i32Store16: 0x3b,
+  i32Eqz: 0x45,
+  i32Eq: 0x46,
+  i32Ne: 0x47,
+  i32LtS: 0x48,
+  i32GtS: 0x4a,
+  i32GeS: 0x4e,
+  f64Eq: 0x61,
+  f64Ne: 0x62,
+  f64Lt: 0x63,
+  f64Gt: 0x64,
+  i64Const: 0x42,
+  i64Ne: 0x52,
+  i64GtS: 0x55,
+  i64GeS: 0x59,
+  i64GeU: 0x5a,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  i32Mul: 0x6c,
+  i32And: 0x71,
+  i32Or: 0x72,
+  i32Shl: 0x74,
+  i32ShrU: 0x76,
+  i64Sub: 0x7d,
+  i64Or: 0x84,
+  i64Shl: 0x86,
+  i64ExtendI32U: 0xad,
+  f64Add: 0xa0,
+  f64Sub: 0xa1,
+  f64Mul: 0xa2,
+  f64ConvertI32U: 0xb8,
+  f64ConvertI64S: 0xb9,
 } as const;
 
 /** How a module declares the memory it imports as env.memory: shared ones need a maximum (any will do). */

@@ -17,7 +17,6 @@ import {
   type KeyRunJobI32 as JobI32,
 } from './job-layout';
 
-
 const I = Object.fromEntries(JOB_I32.map((field, i) => [field, i])) as { readonly [K in JobI32]: number };
 const F = Object.fromEntries(JOB_F64.map((field, i) => [field, i])) as { readonly [K in JobF64]: number };
 
@@ -47,8 +46,18 @@ function keyRunBody(arrays: KeyArrays, layout: KeyRunLayout): Body {
   for (const scratch of ['n', 'p', 'sm', 'size', 'minO', 'maxO', 'at']) b.local(scratch, I32);
   for (const scratch of ['base', 't64', 'd64']) b.local(scratch, I64);
   b.local('rel', F64);
-  JOB_I32.forEach((field, i) => b.get('job').mem(OP.i32Load, 2, i * 4).set(field));
-  JOB_F64.forEach((field, i) => b.get('job').mem(OP.f64Load, 3, F64_START + i * 8).set(field));
+  JOB_I32.forEach((field, i) =>
+    b
+      .get('job')
+      .mem(OP.i32Load, 2, i * 4)
+      .set(field),
+  );
+  JOB_F64.forEach((field, i) =>
+    b
+      .get('job')
+      .mem(OP.f64Load, 3, F64_START + i * 8)
+      .set(field),
+  );
   b.get('baseHi').op(OP.i64ExtendI32U).op(OP.i64Const, 32, OP.i64Shl).get('baseLo').op(OP.i64ExtendI32U, OP.i64Or).set('base');
   b.i32(-1).set('minO').i32(-1).set('maxO');
   const w = rowWriters(b, { src: arrays.ringAddress, sTime: layout.sTime, sMin: layout.sMin, sId: layout.sId });
@@ -79,11 +88,20 @@ function keyRunBody(arrays: KeyArrays, layout: KeyRunLayout): Body {
   b.get('o').get('size').op(OP.i32Add).set('o');
   b.get('n').i32(1).op(OP.i32Add).set('n');
   b.op(OP.br, 0, OP.end, OP.end);
-  for (const [o, at] of [['minO', 'minAt'], ['maxO', 'maxAt']] as const) {
+  for (const [o, at] of [
+    ['minO', 'minAt'],
+    ['maxO', 'maxAt'],
+  ] as const) {
     b.get(o).i32(0).op(OP.i32GeS, OP.if, OP.void).get(o).i32(layout.sTime).op(OP.i32Add).i32(2).op(OP.i32ShrU).set(at).op(OP.end);
   }
-  for (const out of ['o', 'rows', 'minAt', 'maxAt', 'sorted'] as const) b.get('job').get(out).mem(OP.i32Store, 2, I[out] * 4);
-  for (const out of JOB_F64) b.get('job').get(out).mem(OP.f64Store, 3, F64_START + F[out] * 8);
+  for (const out of ['o', 'rows', 'minAt', 'maxAt', 'sorted'] as const)
+    b.get('job')
+      .get(out)
+      .mem(OP.i32Store, 2, I[out] * 4);
+  for (const out of JOB_F64)
+    b.get('job')
+      .get(out)
+      .mem(OP.f64Store, 3, F64_START + F[out] * 8);
   b.get('n');
   return b;
 }
@@ -106,7 +124,9 @@ export class KeyRunEngine {
   private readonly runs = new Map<string, (job: number) => number>();
 
   constructor(
-    private readonly memory: WebAssembly.Memory, private readonly kind: ImportedMemory, private readonly jobAddress: number,
+    private readonly memory: WebAssembly.Memory,
+    private readonly kind: ImportedMemory,
+    private readonly jobAddress: number,
     readonly arrays: KeyArrays,
   ) {
     this.i32 = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
@@ -118,7 +138,15 @@ export class KeyRunEngine {
    * position `position`) from byte state.o up to `end`, the time base known; returns how many.
    */
   key(
-    end: number, max: number, layout: KeyRunLayout, idLo: number, idHi: number, position: number, baseHi: number, baseLo: number, state: KeyRunState,
+    end: number,
+    max: number,
+    layout: KeyRunLayout,
+    idLo: number,
+    idHi: number,
+    position: number,
+    baseHi: number,
+    baseLo: number,
+    state: KeyRunState,
   ): number {
     const run = this.runFor(layout);
     const j = this.i32;
@@ -152,9 +180,8 @@ export class KeyRunEngine {
     let run = this.runs.get(key);
     if (!run) {
       const a = this.arrays;
-      const module = compiledModule(
-        `key-run ${this.kind} ${a.ringAddress} ${a.time} ${a.offset} ${a.position} ${a.capacity} ${key}`,
-        () => oneFunctionModule('run', 1, keyRunBody(a, layout), this.kind),
+      const module = compiledModule(`key-run ${this.kind} ${a.ringAddress} ${a.time} ${a.offset} ${a.position} ${a.capacity} ${key}`, () =>
+        oneFunctionModule('run', 1, keyRunBody(a, layout), this.kind),
       );
       run = new WebAssembly.Instance(module, { env: { memory: this.memory } }).exports.run as (job: number) => number;
       this.runs.set(key, run);

@@ -21,8 +21,16 @@ import { copyShifted, type MergeSlice } from '../merge';
 import type { ScatterSource } from '../scatter';
 import type { ColumnSet } from '../column-set';
 import {
-  ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, ENTRY_UNIFORM, MergeScatterEngine, columnAddresses, mergeScatterKey,
-  type MergeScatterConstants, type MergeScatterEntry,
+  ENTRY_HOLE,
+  ENTRY_KEYED,
+  ENTRY_KEYED_WITH_OTHERS,
+  ENTRY_NONE,
+  ENTRY_UNIFORM,
+  MergeScatterEngine,
+  columnAddresses,
+  mergeScatterKey,
+  type MergeScatterConstants,
+  type MergeScatterEntry,
 } from './merge-scatter';
 import { OTHER_RECORDS, SIDE_BAND_ROWS, type SnapshotMemory } from './snapshot-memory';
 
@@ -44,7 +52,11 @@ export interface ScatterPlan {
  * side-band rows' times into the memory.
  */
 export function planScatter(
-  memory: SnapshotMemory, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>, total: number,
+  memory: SnapshotMemory,
+  sources: readonly ScatterSource[],
+  tables: EventTables,
+  shift: ArrayLike<number>,
+  total: number,
 ): ScatterPlan | null {
   if (sources.length > memory.entries || total > memory.set.length) return null;
   let position = -1;
@@ -85,7 +97,12 @@ export function planScatter(
       const { set, first, count } = source.rows;
       times.set(set.time.subarray(first, first + count), placed);
       const entry = {
-        ...NO_IDS, kind: ENTRY_HOLE, time: memory.sideBandTime + placed * 8, aux: memory.sideBandDestination + placed * 4, src: 0, position: 0,
+        ...NO_IDS,
+        kind: ENTRY_HOLE,
+        time: memory.sideBandTime + placed * 8,
+        aux: memory.sideBandDestination + placed * 4,
+        src: 0,
+        position: 0,
         shift: shift[r],
       } as const;
       placed += count;
@@ -100,17 +117,32 @@ export function planScatter(
     const keys = source.keys;
     if (keys.count === 0) return { ...NO_IDS, kind: ENTRY_NONE, time: 0, aux: 0, src: 0, position: 0, shift: shift[r] };
     return {
-      ...NO_IDS, kind: keys.otherRecords > 0 ? ENTRY_KEYED_WITH_OTHERS : ENTRY_KEYED, time: keys.scratch.time.byteOffset + keys.first * 8,
-      aux: keys.scratch.offset.byteOffset + keys.first * 4, src: source.ring.bytes.byteOffset, position: keys.scratch.position.byteOffset + keys.first * 2,
+      ...NO_IDS,
+      kind: keys.otherRecords > 0 ? ENTRY_KEYED_WITH_OTHERS : ENTRY_KEYED,
+      time: keys.scratch.time.byteOffset + keys.first * 8,
+      aux: keys.scratch.offset.byteOffset + keys.first * 4,
+      src: source.ring.bytes.byteOffset,
+      position: keys.scratch.position.byteOffset + keys.first * 2,
       shift: shift[r],
     };
   });
   const constants: MergeScatterConstants = {
-    columns: columnAddresses(memory.set), pidTid: layout?.pidTid ?? 0, cpu: layout?.cpu ?? 0, ip: layout?.ip ?? 0, time: layout?.time ?? 0,
-    id: sampleIdOffset ?? -1, otherTimeFromEnd, event: position >= 0 ? tables.indexOf[position] : 0,
+    columns: columnAddresses(memory.set),
+    pidTid: layout?.pidTid ?? 0,
+    cpu: layout?.cpu ?? 0,
+    ip: layout?.ip ?? 0,
+    time: layout?.time ?? 0,
+    id: sampleIdOffset ?? -1,
+    otherTimeFromEnd,
+    event: position >= 0 ? tables.indexOf[position] : 0,
   };
   return {
-    memory: memory.memory, kind: memory.kind, entries, constants, jobBase: memory.mergeJobAddress(0), listBase: memory.othersAddress(0),
+    memory: memory.memory,
+    kind: memory.kind,
+    entries,
+    constants,
+    jobBase: memory.mergeJobAddress(0),
+    listBase: memory.othersAddress(0),
     laneBytes: memory.laneBytes,
   };
 }
@@ -175,7 +207,12 @@ export function scatterPlanned(plan: ScatterPlan, slice: MergeSlice, lane: numbe
  * merges again.
  */
 export function placeOtherRecords(
-  plan: ScatterPlan, listed: readonly number[], out: ColumnSet, sources: readonly ScatterSource[], tables: EventTables, shift: ArrayLike<number>,
+  plan: ScatterPlan,
+  listed: readonly number[],
+  out: ColumnSet,
+  sources: readonly ScatterSource[],
+  tables: EventTables,
+  shift: ArrayLike<number>,
 ): boolean {
   // Rows of LOST records read in place that go before the row above them, in row order (the lanes' slices are in row order).
   const beforePartner: number[] = [];
@@ -217,7 +254,13 @@ export function placeOtherRecords(
  * when the keyed path would not have keyed it at the time the merge read (see placeOtherRecords).
  */
 function placeUniformOther(
-  ring: RingCopy, uniform: UniformRing, index: number, out: ColumnSet, to: number, otherTimeFromEnd: number, tables: EventTables,
+  ring: RingCopy,
+  uniform: UniformRing,
+  index: number,
+  out: ColumnSet,
+  to: number,
+  otherTimeFromEnd: number,
+  tables: EventTables,
 ): boolean {
   const words = u32View(ring.bytes);
   const offset = (uniform.count - 1 - index) * uniform.stride;

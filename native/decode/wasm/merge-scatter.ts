@@ -43,7 +43,6 @@ export const ENTRY_UNIFORM = 4;
 /** A key's position when its record is not a plain sample (scatter.ts OTHER_RECORD). */
 const OTHER_POSITION = 0xffff;
 
-
 /** One ring of a slice as the caller describes it. */
 export interface MergeScatterEntry {
   readonly kind: typeof ENTRY_NONE | typeof ENTRY_KEYED | typeof ENTRY_HOLE | typeof ENTRY_KEYED_WITH_OTHERS | typeof ENTRY_UNIFORM;
@@ -88,7 +87,28 @@ export function columnAddresses(set: ColumnSet): { readonly [K in RecordColumnNa
 
 function mergeScatterBody(k: MergeScatterConstants): Body {
   const b = new Body(['job']);
-  const i32Locals = ['n', 'at', 'to', 'r', 'e', 'best', 'rival', 'be', 'i', 'stop', 'tAddr', 'aux', 'src', 'o', 'p', 'tie', 'pos', 'withOthers', 'others', 'list'];
+  const i32Locals = [
+    'n',
+    'at',
+    'to',
+    'r',
+    'e',
+    'best',
+    'rival',
+    'be',
+    'i',
+    'stop',
+    'tAddr',
+    'aux',
+    'src',
+    'o',
+    'p',
+    'tie',
+    'pos',
+    'withOthers',
+    'others',
+    'list',
+  ];
   for (const name of [...i32Locals, 'kind', 'sm', 'failed', 'ty']) b.local(name, I32);
   for (const name of ['k', 'rivalKey', 'shift', 't', 'value']) b.local(name, F64);
   for (const name of ['base', 'id', 'd']) b.local(name, I64);
@@ -252,7 +272,10 @@ function emitRow(b: Body, k: MergeScatterConstants, time: () => void): void {
 function uniformRun(b: Body, k: MergeScatterConstants): void {
   /** Leaves the call, failed, when the i32 on the stack is not 0; `depth`: how deep the call's outer block is here. */
   const failIf = (depth: number): void => {
-    b.op(OP.if, OP.void).i32(1).set('failed').op(OP.br, depth + 1, OP.end);
+    b.op(OP.if, OP.void)
+      .i32(1)
+      .set('failed')
+      .op(OP.br, depth + 1, OP.end);
   };
   /**
    * ty = the type of the record at p; value = its time, shifted (a sample's from its time field,
@@ -321,7 +344,11 @@ export function mergeScatterKey(kind: ImportedMemory, constants: MergeScatterCon
 export class MergeScatterEngine {
   private readonly run: (job: number) => number;
 
-  constructor(private readonly memory: WebAssembly.Memory, kind: ImportedMemory, private readonly constants: MergeScatterConstants) {
+  constructor(
+    private readonly memory: WebAssembly.Memory,
+    kind: ImportedMemory,
+    private readonly constants: MergeScatterConstants,
+  ) {
     const module = compiledModule(mergeScatterKey(kind, constants), () => oneFunctionModule('run', 1, mergeScatterBody(constants), kind));
     this.run = new WebAssembly.Instance(module, { env: { memory } }).exports.run as (job: number) => number;
   }

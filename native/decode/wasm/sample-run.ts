@@ -21,7 +21,6 @@ import {
   type SampleRunJobI32 as JobI32,
 } from './job-layout';
 
-
 /** The columns a sample run writes: every record column but ring, which the decoder fills after the run. */
 export type SampleRunColumnName = Exclude<RecordColumnName, 'ring'>;
 
@@ -105,7 +104,9 @@ export function emitSampleTests(b: Body, w: RowWriters): void {
   b.get('o').get('size').op(OP.i32Add).get('end').op(OP.i32GtS, OP.brIf, 1);
   const sId = w.constant('sId');
   if (sId < 0) return;
-  b.i32(sId + 8).get('size').op(OP.i32GtS, OP.brIf, 1);
+  b.i32(sId + 8)
+    .get('size')
+    .op(OP.i32GtS, OP.brIf, 1);
   w.field('sId', 0);
   b.get('idLo').op(OP.i32Ne, OP.brIf, 1);
   w.field('sId', 4);
@@ -166,7 +167,10 @@ function sampleRunBody(constants: SampleRunConstants): Body {
   b.get('rel').get('maxRel').op(OP.f64Gt, OP.if, OP.void).get('rel').set('maxRel').get('o').set('maxO').op(OP.end);
   emitSampleAdvance(b);
   // minAt / maxAt: the u32 index of the bounding time in the ring, as the JavaScript loop keeps it.
-  for (const [o, at] of [['minO', 'minAt'], ['maxO', 'maxAt']] as const) {
+  for (const [o, at] of [
+    ['minO', 'minAt'],
+    ['maxO', 'maxAt'],
+  ] as const) {
     b.get(o).i32(0).op(OP.i32GeS, OP.if, OP.void).get(o).i32(constants.sTime).op(OP.i32Add).i32(2).op(OP.i32ShrU).set(at).op(OP.end);
   }
   for (const out of ['o', 'row', 'minAt', 'maxAt'] as const) b.get('job').get(out).mem(OP.i32Store, 2, i32At(out));
@@ -213,8 +217,11 @@ export class SampleRunEngine {
   private lastRun: ((job: number) => number) | null = null;
 
   constructor(
-    private readonly memory: WebAssembly.Memory, private readonly shared: boolean, private readonly jobAddress: number,
-    private readonly ringAddress: number, private readonly columns: SampleRunColumns,
+    private readonly memory: WebAssembly.Memory,
+    private readonly shared: boolean,
+    private readonly jobAddress: number,
+    private readonly ringAddress: number,
+    private readonly columns: SampleRunColumns,
   ) {
     this.i32 = new Int32Array(memory.buffer, jobAddress, JOB_I32.length);
     this.f64 = new Float64Array(memory.buffer, jobAddress + F64_START, JOB_F64.length);
@@ -226,8 +233,17 @@ export class SampleRunEngine {
    * idLo/idHi must be a real id (u32 halves) when sampleIdOffset >= 0.
    */
   decode(
-    end: number, maxCount: number, step: number, layout: SampleRunLayout,
-    sampleIdOffset: number, idLo: number, idHi: number, event: number, baseHi: number, baseLo: number, state: SampleRunState,
+    end: number,
+    maxCount: number,
+    step: number,
+    layout: SampleRunLayout,
+    sampleIdOffset: number,
+    idLo: number,
+    idHi: number,
+    event: number,
+    baseHi: number,
+    baseLo: number,
+    state: SampleRunState,
   ): number {
     const run = this.runFor(layout, sampleIdOffset);
     const j = this.i32;
@@ -260,8 +276,17 @@ export class SampleRunEngine {
     // The layout of the last call first: a ring's runs are nearly always of one event, and the key's
     // string took 1-3 µs of a 1 MiB ring's 60 µs decode.
     const last = this.lastLayout;
-    if (last && this.lastRun && last.time === layout.time && last.pidTid === layout.pidTid && last.cpu === layout.cpu && last.ip === layout.ip
-      && last.sampleMin === layout.sampleMin && this.lastIdOffset === sampleIdOffset) return this.lastRun;
+    if (
+      last &&
+      this.lastRun &&
+      last.time === layout.time &&
+      last.pidTid === layout.pidTid &&
+      last.cpu === layout.cpu &&
+      last.ip === layout.ip &&
+      last.sampleMin === layout.sampleMin &&
+      this.lastIdOffset === sampleIdOffset
+    )
+      return this.lastRun;
     const run = this.compiledRun(layout, sampleIdOffset);
     this.lastLayout = layout;
     this.lastIdOffset = sampleIdOffset;
@@ -274,8 +299,14 @@ export class SampleRunEngine {
     let run = this.runs.get(key);
     if (!run) {
       const constants: SampleRunConstants = {
-        ...this.columns, src: this.ringAddress, sTime: layout.time, sPidTid: layout.pidTid, sCpu: layout.cpu, sIp: layout.ip,
-        sMin: layout.sampleMin, sId: sampleIdOffset,
+        ...this.columns,
+        src: this.ringAddress,
+        sTime: layout.time,
+        sPidTid: layout.pidTid,
+        sCpu: layout.cpu,
+        sIp: layout.ip,
+        sMin: layout.sampleMin,
+        sId: sampleIdOffset,
       };
       const instance = new WebAssembly.Instance(sampleRunModule(this.shared ? 'shared' : 'plain', constants), { env: { memory: this.memory } });
       run = instance.exports.run as (job: number) => number;

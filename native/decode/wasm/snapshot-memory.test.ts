@@ -85,11 +85,14 @@ function oneEventRings(seed: number, ringCount: number, records: number): Snapsh
 function withSideBand(seed: number, rings: readonly RingCopy[], ids: bigint[]): SnapshotInput {
   const side = randomPerCpuSnapshot(seed, 50, false);
   const sideBand = side.rings.filter((ring) => ring.direction === 'forward').map((ring) => ({ ...ring, ringId: rings.length, defaultEvent: 1 }));
-  return { events: [eventOf(0, attrOf(BASIC, { flags: { sampleIdAll: true } }), ids, 'basic'), { ...side.events[2], index: 1 }], rings: [...rings, ...sideBand] };
+  return {
+    events: [eventOf(0, attrOf(BASIC, { flags: { sampleIdAll: true } }), ids, 'basic'), { ...side.events[2], index: 1 }],
+    rings: [...rings, ...sideBand],
+  };
 }
 
 describe('decode/wasm: a snapshot memory', () => {
-  it('gives a group\'s rings one memory until one of them asks again, with a whole that covers its keys', () => {
+  it("gives a group's rings one memory until one of them asks again, with a whole that covers its keys", () => {
     const sizes = [1 << 16, 1 << 16, 1 << 17];
     const group = groupOf(sizes);
     const first = sizes.map((size, member) => allocateDecodableCopy(size, true, null, group.askFor(member)));
@@ -112,7 +115,7 @@ describe('decode/wasm: a snapshot memory', () => {
     assert.ok(hasRoom(own.bytes));
   });
 
-  it('sizes a ring\'s keys by the newest record of its last copy', () => {
+  it("sizes a ring's keys by the newest record of its last copy", () => {
     const group = groupOf([1 << 16, 1 << 16]);
     const copies = [0, 1].map((member) => allocateDecodableCopy(1 << 16, true, null, group.askFor(member)).bytes);
     // The newest record of ring 1's copy is 128 bytes: its next keys are sized for 128-byte records.
@@ -125,7 +128,7 @@ describe('decode/wasm: a snapshot memory', () => {
     assert.equal(one.keys.capacity, Math.ceil(Math.floor((1 << 16) / 128) * 1.0625) + 16);
   });
 
-  it('gives the JavaScript decoder\'s bytes, coverage and anomalies on seeded per-CPU snapshots (two events, side-band rings)', () => {
+  it("gives the JavaScript decoder's bytes, coverage and anomalies on seeded per-CPU snapshots (two events, side-band rings)", () => {
     let merged = 0;
     for (let seed = 1; seed <= 150; seed++) {
       const input = randomPerCpuSnapshot(seed);
@@ -173,7 +176,7 @@ describe('decode/wasm: a snapshot memory', () => {
     }
   });
 
-  it('decodes a ring alone in its snapshot into the memory\'s output set, and the next snapshot elsewhere while that is held', () => {
+  it("decodes a ring alone in its snapshot into the memory's output set, and the next snapshot elsewhere while that is held", () => {
     const input = oneEventRings(5, 2, 2000);
     // The idle CPU's ring decoded before the busy one's (ring 0 empty) or after it.
     for (const idle of [0, 1]) {
@@ -232,7 +235,11 @@ function uniformRings(seed: number, ringCount: number, records: number, damage?:
     damage?.(r, list);
     rings.push(ringFromRecords(list, 1 << 18, 'backward', { ringId: r, cpu: r }));
   }
-  return withSideBand(seed, rings, Array.from({ length: ringCount }, (_, r) => 7n + BigInt(r)));
+  return withSideBand(
+    seed,
+    rings,
+    Array.from({ length: ringCount }, (_, r) => 7n + BigInt(r)),
+  );
 }
 
 /** Byte offset of a BASIC sample's time (after its header, id, ip and pid/tid). */
@@ -269,7 +276,10 @@ function withLostAfter(r: number, partners: readonly number[], skew = 0n): (ring
     if (ring !== r) return;
     for (const at of [...partners].sort((a, b) => b - a)) {
       if (at < 0 || at >= list.length) continue;
-      const body = new ByteWriter().u64(7n + BigInt(r)).u64(BigInt(3 + at)).toBytes();
+      const body = new ByteWriter()
+        .u64(7n + BigInt(r))
+        .u64(BigInt(3 + at))
+        .toBytes();
       const ids = { pid: 10, tid: 11 + r, time: timeOfRecord(list, at) + skew, cpu: r, id: 7n + BigInt(r) };
       list.splice(at + 1, 0, otherRecord(RecordType.LOST, 0, body, BASIC, true, ids));
     }
@@ -319,7 +329,7 @@ describe('decode/wasm: uniform rings read in place', () => {
     });
   });
 
-  it('gives the keyed path\'s bytes, coverage and anomalies on one thread, every merge read in place', () => {
+  it("gives the keyed path's bytes, coverage and anomalies on one thread, every merge read in place", () => {
     const failedBefore = plannedSlicesFailed();
     for (let seed = 1; seed <= 40; seed++) {
       const input = uniformRings(seed, 2 + (seed % 4), 3000);
@@ -369,7 +379,7 @@ describe('decode/wasm: uniform rings read in place', () => {
     }
   });
 
-  it('reads rings with LOST records of the samples\' size in place: each decoded, moved before its partner, counted, the keyed path\'s bytes', async () => {
+  it("reads rings with LOST records of the samples' size in place: each decoded, moved before its partner, counted, the keyed path's bytes", async () => {
     const failedBefore = plannedSlicesFailed();
     let lostRecords = 0n;
     for (let seed = 1; seed <= 40; seed++) {
@@ -384,7 +394,10 @@ describe('decode/wasm: uniform rings read in place', () => {
       };
       const input = uniformRings(seed, 2 + (seed % 3), records, damage);
       const tables = eventTables(input.events);
-      assert.ok(input.rings.filter((ring) => ring.direction === 'backward').every((ring) => uniformRing(ring, tables)), `seed ${seed}: taken as uniform`);
+      assert.ok(
+        input.rings.filter((ring) => ring.direction === 'backward').every((ring) => uniformRing(ring, tables)),
+        `seed ${seed}: taken as uniform`,
+      );
       const want = decodeSnapshot(input);
       const got = decodeSnapshot(inSnapshotMemory(input));
       assertSame(got, want, `seed ${seed}`);
@@ -416,21 +429,27 @@ describe('decode/wasm: uniform rings read in place', () => {
       // Its time a little after its partner's (no newer than the record after it): the keyed path's
       // move then changes which rows the merge interleaves, so the ring cannot be read in place.
       ['a LOST record newer than its partner', withLostAfter(0, [700], 1n)],
-      ['a LOST record of an id no event has', (r, list) => {
-        withLostAfter(0, [700])(r, list);
-        if (r !== 0) return;
-        const lost = list[701].slice();
-        new DataView(lost.buffer).setBigUint64(lost.length - 8, 99n, true);
-        list[701] = lost;
-      }],
+      [
+        'a LOST record of an id no event has',
+        (r, list) => {
+          withLostAfter(0, [700])(r, list);
+          if (r !== 0) return;
+          const lost = list[701].slice();
+          new DataView(lost.buffer).setBigUint64(lost.length - 8, 99n, true);
+          list[701] = lost;
+        },
+      ],
       // A COMM record of the samples' size, of an event whose trailer holds its time 8 bytes earlier
       // (no TID): where the ring's event has its time, a STREAM_ID the merge would take for it.
-      ['a record of another event, whose trailer holds its time elsewhere', (r, list) => {
-        if (r !== 0) return;
-        const time = timeOfRecord(list, 700);
-        const body = new ByteWriter().u32(5).u32(5).raw(new TextEncoder().encode('ab\0\0\0\0\0\0')).toBytes();
-        list.splice(701, 0, otherRecord(RecordType.COMM, 0, body, OTHER_LAYOUT, true, { time: time + 1n, streamId: time, cpu: 0, id: OTHER_ID }));
-      }],
+      [
+        'a record of another event, whose trailer holds its time elsewhere',
+        (r, list) => {
+          if (r !== 0) return;
+          const time = timeOfRecord(list, 700);
+          const body = new ByteWriter().u32(5).u32(5).raw(new TextEncoder().encode('ab\0\0\0\0\0\0')).toBytes();
+          list.splice(701, 0, otherRecord(RecordType.COMM, 0, body, OTHER_LAYOUT, true, { time: time + 1n, streamId: time, cpu: 0, id: OTHER_ID }));
+        },
+      ],
     ];
     for (const [what, damage] of cases) {
       const basic = uniformRings(5, 2, 1500, (r, list) => {
@@ -441,7 +460,10 @@ describe('decode/wasm: uniform rings read in place', () => {
       });
       const input = { ...basic, events: [...basic.events, eventOf(2, attrOf(OTHER_LAYOUT, { flags: { sampleIdAll: true } }), [OTHER_ID], 'other')] };
       const tables = eventTables(input.events);
-      assert.ok(input.rings.filter((ring) => ring.direction === 'backward').every((ring) => uniformRing(ring, tables)), `${what}: taken as uniform`);
+      assert.ok(
+        input.rings.filter((ring) => ring.direction === 'backward').every((ring) => uniformRing(ring, tables)),
+        `${what}: taken as uniform`,
+      );
       const failedBefore = plannedSlicesFailed();
       const writtenBefore = plannedSlicesWritten();
       const got = decodeSnapshot(inSnapshotMemory(input));

@@ -66,7 +66,12 @@ export class SnapshotMemory {
   lent = false;
   private readonly bySlotAddress = new Map<number, MemorySlot>();
 
-  constructor(readonly memory: WebAssembly.Memory, shared: boolean, readonly slots: readonly MemorySlot[], layout: MemoryLayout) {
+  constructor(
+    readonly memory: WebAssembly.Memory,
+    shared: boolean,
+    readonly slots: readonly MemorySlot[],
+    layout: MemoryLayout,
+  ) {
     this.buffer = memory.buffer;
     this.kind = shared ? 'shared' : 'plain';
     this.lanes = layout.lanes;
@@ -175,8 +180,12 @@ export function allocateInSnapshotMemory(copyBytes: number, shared: boolean, pre
 }
 
 function makeMemory(
-  members: readonly { readonly member: object; readonly copyBytes: number }[], shared: boolean, asking: object, previous: Uint8Array | null,
-  prior: SnapshotMemory | undefined, threads: number,
+  members: readonly { readonly member: object; readonly copyBytes: number }[],
+  shared: boolean,
+  asking: object,
+  previous: Uint8Array | null,
+  prior: SnapshotMemory | undefined,
+  threads: number,
 ): SnapshotMemory | null {
   const entries = 2 * members.length + 16;
   const laneBytes = align(align(KEY_RUN_JOB_BYTES, 64) + mergeScatterJobBytes(entries), 64) + OTHER_RECORDS * OTHER_BYTES;
@@ -187,9 +196,14 @@ function makeMemory(
   let keyRows = 0;
   for (const { member, copyBytes } of members) {
     const before = prior?.slots.find((s) => s.member === member);
-    const newestSize = member === asking
-      ? (previous ? newestRecordSize(previous.buffer, previous.byteOffset, previous.length) : 0)
-      : before?.given ? newestRecordSize(prior!.buffer, before.copyAddress, before.copyBytes) : 0;
+    const newestSize =
+      member === asking
+        ? previous
+          ? newestRecordSize(previous.buffer, previous.byteOffset, previous.length)
+          : 0
+        : before?.given
+          ? newestRecordSize(prior!.buffer, before.copyAddress, before.copyBytes)
+          : 0;
     const capacity = keyRowsFor(copyBytes, newestSize, before);
     const sampleJobAddress = align(at, 64);
     const copyAddress = align(sampleJobAddress + SAMPLE_RUN_JOB_BYTES, 64);
