@@ -23,6 +23,16 @@ interface FollowedLine {
   fields?: { fd?: number };
 }
 
+/** Captures still running: a test that failed part way ends its own (SIGTERM ends the command it launched too). */
+const running = new Set<Follower>();
+
+async function endRunning(): Promise<void> {
+  for (const follower of [...running]) {
+    follower.child.kill('SIGTERM');
+    await follower.exited;
+  }
+}
+
 /** A running `capture --follow`: its parsed stdout lines as they arrive, its stderr, and its end. */
 class Follower {
   readonly lines: FollowedLine[] = [];
@@ -32,6 +42,7 @@ class Follower {
   private wake: (() => void) | undefined;
 
   constructor(readonly child: ChildProcess) {
+    running.add(this);
     child.stdout!.setEncoding('utf8');
     child.stdout!.on('data', (text: string) => {
       const parts = (this.partial + text).split('\n');
@@ -46,6 +57,7 @@ class Follower {
     });
     this.exited = new Promise((resolve) =>
       child.on('close', (code) => {
+        running.delete(this);
         this.wake?.();
         resolve(code);
       }),
@@ -74,7 +86,10 @@ describe('capture --follow streams what the rings gain while the command runs (r
   beforeEach(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'ringside-follow-'));
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await endRunning();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('every numbered record once, in order, each burst read before the next one runs', async () => {
     const bursts = 5;
@@ -240,7 +255,10 @@ describe('capture --follow as an ordinary user (uid 65534)', function () {
   before(() => {
     nobody = prepareNobodyDir();
   });
-  after(() => nobody?.dispose());
+  after(async () => {
+    await endRunning();
+    nobody?.dispose();
+  });
 
   it("follows its own program's task-clock samples live", async () => {
     const bursts = 3;
