@@ -67,11 +67,13 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
     rmSync(runtimeDir, { recursive: true, force: true });
   });
 
+  // 200 in the suite; RINGSIDE_CLIENT_CYCLES=1000 runs the issue's thousand (about five times as long).
+  const cycles = Number(process.env.RINGSIDE_CLIENT_CYCLES ?? 200);
   // The extension's client, as a window attaching again and again: 200 attach → snapshot → remove cycles against one
   // keeper leave no perf fd or mapping behind, and its memory does not grow with them (this once grew about 0.7 MB a
   // cycle: 49 → 453 MB over 600). Measured after a full GC, between cycles (WeakRefs are kept until a job ends).
-  it('200 attach → snapshot → remove cycles against one keeper leave no fd or mapping and no growing memory behind', async function () {
-    this.timeout(300_000);
+  it(`${cycles} attach → snapshot → remove cycles against one keeper leave no fd or mapping and no growing memory behind`, async function () {
+    this.timeout(1500 * cycles);
     keeper = spawnKeeper(runtimeDir, [fixture('ext_loops'), '0', '300000']);
     let stderr = '';
     keeper.stderr!.on('data', (chunk) => {
@@ -100,7 +102,7 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       for (let i = 0; i < 20; i++) await cycle();
       const start = await measure();
       let peakArrayBuffers = 0;
-      for (let i = 0; i < 200; i++) {
+      for (let i = 0; i < cycles; i++) {
         await cycle();
         if (i % 20 === 19) peakArrayBuffers = Math.max(peakArrayBuffers, (await measure()).arrayBuffers);
       }
@@ -109,7 +111,7 @@ describe('extension: keeper re-attach through pidfd_getfd', function () {
       assert.equal(end.maps, start.maps, 'no ring mapping left');
       const mib = (bytes: number) => `${(bytes / (1 << 20)).toFixed(1)} MiB`;
       // What one cycle copies: every ring's data area. A few snapshots' worth may be alive at a time (the decoder's
-      // memories, the warm spares); a leak of a cycle's copies would be 200 of them.
+      // memories, the warm spares); a leak of a cycle's copies would be `cycles` of them.
       const perCycle = state.rings.reduce((sum, ring) => sum + ring.pages * 4096, 0);
       const said =
         `array buffers after GC ${mib(start.arrayBuffers)} → peak ${mib(peakArrayBuffers)}; RSS ${mib(start.rss)} → ${mib(end.rss)}; ` +
