@@ -21,6 +21,9 @@ import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './fil
 import { formatAddress } from './time-format';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
 
+/** How the recorder's limitation begins when this host's hardware breakpoints never fire (native/perf/breakpoint-delivery.ts). */
+const SILENT_BREAKPOINTS_PREFIX = 'hardware breakpoints do not fire on this machine';
+
 export interface VsCodeApi {
   postMessage(message: unknown, transfer?: Transferable[]): void;
   getState(): unknown;
@@ -684,6 +687,11 @@ export class App {
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
     const capture = snaps[this.timeline.shown];
     const userSpaceOnly = capture !== undefined && this.limitations.get(capture.id)?.some((line) => line.startsWith('user space only'));
+    // Breakpoint events with no record on a host whose breakpoints are silent: that is not "0 hits" (issue 38).
+    const unseen =
+      capture !== undefined &&
+      this.limitations.get(capture.id)?.some((line) => line.startsWith(SILENT_BREAKPOINTS_PREFIX)) === true &&
+      this.store.events.every((event, index) => event.kind !== 'breakpoint' || (capture.eventRows[index] ?? 0) === 0);
     // The shown capture's records; with a filter on, what it shows out of them.
     const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
     const untimed = capture?.untimedRows ?? 0;
@@ -692,6 +700,7 @@ export class App {
       ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}` +
       (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '') +
       (userSpaceOnly ? ' · user space only' : '') +
+      (unseen ? ' · no hits can be seen on this machine: hardware breakpoints do not fire here' : '') +
       (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
   }
 

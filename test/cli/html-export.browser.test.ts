@@ -118,6 +118,27 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     await page.close();
   }
 
+  // A watchpoint that saw no write: "0 records" is the truth where breakpoints fire, and a lie where they are silent
+  // (issue 38): there the status says no hit can be seen. Both verdicts, on this host; the variable is never written.
+  it('a watchpoint with no hit reads "no hits can be seen on this machine" only where breakpoints are silent', async () => {
+    for (const verdict of ['silent', 'fires'] as const) {
+      const file = path.join(dir, `unseen-${verdict}.html`);
+      const capture = spawnSync(
+        process.execPath,
+        [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '0'],
+        { encoding: 'utf8', env: { ...process.env, [DELIVERY_OVERRIDE_VARIABLE]: verdict } },
+      );
+      assert.equal(capture.status, 0, capture.stderr);
+      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      await page.goto('file://' + file);
+      await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
+      const status = (await page.locator('.rs-status').textContent()) ?? '';
+      if (verdict === 'silent') assert.match(status, /no hits can be seen on this machine: hardware breakpoints do not fire here/, status);
+      else assert.doesNotMatch(status, /can be seen/, status);
+      await page.close();
+    }
+  });
+
   // On this host's verdict and, assumed, on the other kind's: the page says so exactly when breakpoints are silent.
   it('a watchpoint page says what the recording could not see when breakpoints are silent, on either kind of host', async () => {
     for (const verdict of [undefined, otherHostVerdict()]) {
