@@ -140,7 +140,7 @@ describe('cli args', () => {
     }
     assert.throws(
       () => parseArgs(['capture', '-a', '-o', '/tmp/not-a-device.txt']),
-      /unknown output format; use a \.jsonl, \.data or \.html file name \(or a device such as \/dev\/null\)/,
+      /unknown output format; use a \.jsonl, \.data, \.html or \.pb\.gz file name \(or a device such as \/dev\/null\)/,
     );
   });
 
