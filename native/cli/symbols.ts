@@ -58,17 +58,14 @@ export class SnapshotSymbols {
 
   /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
   learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
-    // Names resolved so far stay valid until a mapping changes: a follower learns four times a second.
-    let mappingsChanged = false;
+    // Every snapshot names addresses afresh: a file replaced on disk at the same mapping is named by what it holds
+    // now (the parsed objects themselves stay cached until the file changes, see symbols/object-file).
+    this.frames.forgetAddresses();
     for (const proc of procState) {
       const entry = this.process(proc.pid);
       if (proc.comm) this.nameThread(proc.pid, proc.tid, proc.comm);
       for (const map of proc.maps) {
         if (!map.path.startsWith('/') || !map.perms.includes('x')) continue;
-        const known = entry.maps.get(`${map.start}`);
-        if (known && known.end === map.end && known.pgoff === map.pgoff && known.path === map.path) continue;
-        if (!mappingsChanged) this.frames.forgetAddresses();
-        mappingsChanged = true;
         this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
         entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path, executable: true });
       }
@@ -104,8 +101,6 @@ export class SnapshotSymbols {
         const pgoff = BigInt(f.pgoff as bigint);
         // Data mappings (side-band with mmap_data, for -g dwarf) hold no code to name, but an exported
         // perf.data needs them: perf's unwinder reads .eh_frame_hdr through them.
-        if (!mappingsChanged) this.frames.forgetAddresses();
-        mappingsChanged = true;
         if (!f.data) this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
         if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });
       }

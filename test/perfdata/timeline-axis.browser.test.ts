@@ -1,7 +1,7 @@
 // The time axis of an opened perf.data in Chromium, with `perf script` as referee: a system-wide `perf record -a`
 // synthesizes MMAP/COMM/FORK records for every process that already ran, stamped with time 0. The page counts
-// them, places none of them, and fits the axis to the records that have a time: from the first to the last time
-// `perf script` prints other than 0, not from the boot.
+// them, places none of them, counts times from the first record that has one, and fits the axis to the samples
+// (from the first to the last sample time `perf script` prints), not from the boot.
 import * as assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -26,7 +26,7 @@ describe('time axis of an opened perf.data in Chromium (perf script is the refer
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("fits the axis to the timed records; perf's time-0 side-band records are counted, not placed", async () => {
+  it("fits the axis to the samples; perf's time-0 side-band records are counted, not placed", async () => {
     const data = path.join(dir, 'all.data');
     perfRecord(data, ['-a', '-e', 'cpu-clock', '-c', '1000000'], ['sleep', '0.2']);
     // Every record perf script reads, side-band included, with its time in ns.
@@ -38,7 +38,13 @@ describe('time axis of an opened perf.data in Chromium (perf script is the refer
     const timed = times.filter((t) => t !== 0n);
     assert.ok(untimed > 0, 'perf record -a wrote records stamped 0 (the premise of this test)');
     const first = timed.reduce((a, b) => (b < a ? b : a));
-    const last = timed.reduce((a, b) => (b > a ? b : a));
+    // Fit shows the samples (issue 37: not side-band from long before them): perf script's sample lines alone.
+    const samples = perfScript(data, ['--ns', '-F', 'time']).lines.map((line) => {
+      const [, seconds, nanos] = /^\s*(\d+)\.(\d{9}):/.exec(line) ?? assert.fail(`perf script printed no time: ${line}`);
+      return BigInt(seconds) * 1_000_000_000n + BigInt(nanos);
+    });
+    const firstSample = samples.reduce((a, b) => (b < a ? b : a));
+    const lastSample = samples.reduce((a, b) => (b > a ? b : a));
 
     const imported = readPerfData(new Uint8Array(readFileSync(data)), data, { keepGoing: true });
     const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
@@ -68,15 +74,21 @@ describe('time axis of an opened perf.data in Chromium (perf script is the refer
         ticks: [...a.querySelectorAll('.tick text')].map((t) => t.textContent ?? ''),
       };
     });
-    const span = Number(last - first);
+    const span = Number(lastSample - firstSample);
     assert.ok(
-      Math.abs(axis.start - (Number(first) - span * 0.02)) < 2 && Math.abs(axis.end - (Number(first) + span * 1.02)) < 2,
-      `Fit spans ${first}..${last} ns with its margin, not from 0: the axis shows ${axis.start}..${axis.end}`,
+      Math.abs(axis.start - (Number(firstSample) - span * 0.02)) < 2 && Math.abs(axis.end - (Number(firstSample) + span * 1.02)) < 2,
+      `Fit spans the samples ${firstSample}..${lastSample} ns with its margin, not from 0: the axis shows ${axis.start}..${axis.end}`,
     );
     assert.equal(axis.base, Number(first), 'times count from the first timed record');
+    // The ticks read time since that record (not the perf clock): the first sample's, give or take a tick step.
+    const tickSeconds = axis.ticks.map((t) => {
+      const [, value, unit] = /^([\d.]+) (ms|s)$/.exec(t) ?? assert.fail(`a tick in ms or s: ${t}`);
+      return Number(value) / (unit === 'ms' ? 1000 : 1);
+    });
+    const sampleStart = Number(firstSample - first) / 1e9;
     assert.ok(
-      axis.ticks.some((t) => /^0(\.0+)? (ms|s)$/.test(t)),
-      `the axis starts at 0 of the capture: ${axis.ticks}`,
+      tickSeconds[0] >= sampleStart - 0.05 && tickSeconds[0] <= sampleStart + span / 1e9 / 4,
+      `the ticks count from the capture's first record: ${axis.ticks} (its samples start ${sampleStart} s in)`,
     );
     // A process header holds its threads' records again (and a watch lane its event's): count each record once.
     const placed = await tab.$$eval('.rs-lane-label:not(.rs-process-lane):not(.rs-watch-lane)', (labels) =>

@@ -209,7 +209,8 @@ describe("keeper state directory against another user's traps (root keeper, uid 
     };
     // A spool holds side-band the keeper drained: a process started on the machine (its COMM, MMAP2, EXIT) makes some.
     const spooled = async (pid: number) => {
-      for (const deadline = Date.now() + 60_000; !keeperFiles(pid).some((name) => name.includes('.sideband-'));) {
+      // A spool is keeper-PID.sideband-RING.GENERATION (keeper-PID.sideband-tasks.json, the start's task list, is not one).
+      for (const deadline = Date.now() + 60_000; !keeperFiles(pid).some((name) => /\.sideband-\d+\.\d+$/.test(name));) {
         assert.ok(Date.now() < deadline, `keeper ${pid} spooled no side-band: ${keeperFiles(pid).join(' ')}`);
         spawnSync('/bin/true');
         await new Promise((resolve) => setTimeout(resolve, 50));
