@@ -129,10 +129,15 @@ export class TimelineLayout {
     const stack = this.store.stack;
     const table = stack.length > 0 ? this.store.stackTable() : null;
     this.hasStacks = this.lanes.map((lane) => table !== null && lane.kind === 'group' && lane.pid !== undefined && anyStack(stack, lane.rows));
-    // Each thread lane with callchains is a stack chart unless switched to ticks: its depth is its height, found here; its
-    // boxes are not needed to draw it.
+    // A thread lane with callchains is a stack chart by default when it is the only one shown (as Firefox Profiler's
+    // stack chart shows one thread): several deep charts push every lane after the first out of sight, so with more
+    // than one the overview keeps ticks and activity graphs, and each lane's button makes it a chart. `ticks` holds
+    // the lanes switched away from that default. A chart's depth is its height, found here; its boxes are not needed
+    // to draw it.
+    const chartLanes = this.lanes.filter((lane, i) => this.hasStacks[i] && !lane.collapsed).length;
+    const chartByDefault = chartLanes <= 1;
     this.stackDepth = this.lanes.map((lane, i) =>
-      this.hasStacks[i] && !lane.collapsed && !ticks.has(lane.key) && table !== null ? maxStackDepth(lane.rows, stack, table) : 0,
+      this.hasStacks[i] && !lane.collapsed && chartByDefault !== ticks.has(lane.key) && table !== null ? maxStackDepth(lane.rows, stack, table) : 0,
     );
     this.stackCharts = [];
     this.laneInterval = [];

@@ -53,7 +53,10 @@ export interface StackBoxHit {
 export class Timeline {
   grouping: LaneGrouping = 'thread';
   readonly collapsed = new Set<string>();
-  /** Thread lanes with callchains the user switched from the stack chart (their default) to ticks, by key. */
+  /**
+   * Thread lanes with callchains the user switched away from their default, by key: a stack chart where one such lane
+   * is shown, ticks and an activity graph where several are (see LaneLayout.update).
+   */
   readonly ticks = new Set<string>();
   followLatest = false;
   /** The capture shown (index in the store's snapshots; -1 before any): its records alone are laid out. */

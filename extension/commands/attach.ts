@@ -64,6 +64,13 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
         return;
       }
       if (picked.keeper) {
+        // A keeper this window already reads (re-attached after a reload, say) gets no second session: Capture
+        // Snapshot would then ask which of two identical ones to take.
+        const attached = attachedKeeperSession(sessions.list(), picked.keeper.pid);
+        if (attached) {
+          void vscode.window.showInformationMessage(`Ringside: ${attached.label} is attached already; Capture Snapshot takes its rings.`);
+          return;
+        }
         noticeKeptSilentBreakpoints(picked.keeper.limitations, log);
         await sessions.attachKeeper(picked.keeper);
         return;
@@ -111,8 +118,7 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
 export async function reattachKeepers(services: Services): Promise<void> {
   const { sessions, keepers, log } = services;
   for (const state of keepers.startedFromEditor()) {
-    if (sessions.list().some((session) => session.kind === 'keeper' && session.state !== 'stopped' && session.label.startsWith(`keeper ${state.pid}:`)))
-      continue;
+    if (attachedKeeperSession(sessions.list(), state.pid)) continue;
     try {
       noticeKeptSilentBreakpoints(state.limitations, log);
       const session = await sessions.attachKeeper(state);
@@ -121,4 +127,12 @@ export async function reattachKeepers(services: Services): Promise<void> {
       log(`cannot attach again to keeper ${state.pid}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+}
+
+/** The live session of this window that reads keeper `pid`'s rings, if any (its label is "keeper PID: events"). */
+function attachedKeeperSession<S extends { readonly kind: string; readonly state: string; readonly label: string }>(
+  sessions: readonly S[],
+  pid: number,
+): S | undefined {
+  return sessions.find((session) => session.kind === 'keeper' && session.state !== 'stopped' && session.label.startsWith(`keeper ${pid}:`));
 }

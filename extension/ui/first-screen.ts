@@ -97,13 +97,10 @@ async function openWalkthroughBeside(context: vscode.ExtensionContext, log: (lin
     const tabs = await titledWalkthroughTabs(10_000);
     if (tabs.length === 0) return;
     if (tabs.some((tab) => tab.label === ours)) {
-      // An earlier request that VS Code answered with its fallback may have left that tab beside ours (seen on a busy
-      // machine) instead of turning it into ours: it was opened by this first screen, so it is closed by it.
-      const strays = tabs.filter((tab) => tab.label !== ours);
-      if (strays.length > 0) {
-        log(`first screen: closing ${strays.map((tab) => `"${tab.label}"`).join(', ')}, opened in place of Ringside's walkthrough`);
-        await vscode.window.tabGroups.close(strays);
-      }
+      // An earlier request that VS Code answered with its fallback may leave that tab beside ours (seen on a busy
+      // machine), now or a moment later when that request is served: it was opened by this first screen, so it is
+      // closed by it, for as long as such a late answer may come.
+      await closeStrayWalkthroughs(ours, attempt > 1 ? STRAY_WATCH_MS : 0, log);
       return;
     }
     if (attempt === 1)
@@ -111,4 +108,21 @@ async function openWalkthroughBeside(context: vscode.ExtensionContext, log: (lin
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   log("first screen: VS Code never showed Ringside's walkthrough; Help → Welcome lists it");
+}
+
+/** How long after Ringside's walkthrough appears a late fallback walkthrough tab (from an earlier request) is closed. */
+const STRAY_WATCH_MS = 15_000;
+
+/** Closes walkthrough tabs other than `ours` now and, for `watchMs`, as they appear. */
+async function closeStrayWalkthroughs(ours: string, watchMs: number, log: (line: string) => void): Promise<void> {
+  const closeStrays = async () => {
+    const strays = walkthroughTabs().filter((tab) => tab.label !== ours);
+    if (strays.length === 0) return;
+    log(`first screen: closing ${strays.map((tab) => `"${tab.label}"`).join(', ')}, opened in place of Ringside's walkthrough`);
+    await vscode.window.tabGroups.close(strays);
+  };
+  await closeStrays();
+  if (watchMs <= 0) return;
+  const listener = vscode.window.tabGroups.onDidChangeTabs(() => void closeStrays());
+  setTimeout(() => listener.dispose(), watchMs);
 }

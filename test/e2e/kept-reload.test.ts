@@ -13,6 +13,7 @@ import {
   runCommand,
   startRecordingDemo,
   timelineFacts,
+  waitForNotification,
   waitForTimeline,
 } from './harness';
 
@@ -43,7 +44,7 @@ describe('e2e scenario 5: reload the window with a kept recording running, re-at
     }
   });
 
-  it('keeps recording through "Developer: Reload Window" and re-attaches through "Attach to Event…"', async () => {
+  it('keeps recording through "Developer: Reload Window", comes back in the Sessions view by itself, and is not attached twice', async () => {
     const scenario = await lifecycle.open('5-kept-reload');
     const { page, workspace } = scenario;
     await startRecordingDemo(page, { tracepoints: [SYSCALL_EVENT], kept: true });
@@ -70,11 +71,15 @@ describe('e2e scenario 5: reload the window with a kept recording running, re-at
     assert.ok(alive(keeperPid), 'the keeper outlives the window reload');
     await page.waitForTimeout(1000); // the demo keeps running into the keeper's rings while no window is attached
 
-    await runCommand(page, 'Ringside: Attach to Event…');
-    await answerQuickPick(page, 'Ringside: attach to', `keeper ${keeperPid}`);
+    // The keeper an editor started comes back in the Sessions view by itself (issue 37: never "No recording yet."
+    // while it runs); attaching to it again by hand keeps that one session instead of making a twin.
     const reattached = pane.locator('.monaco-list-row[aria-level="1"]', { hasText: `keeper ${keeperPid}:` }).first();
     await openViewPane(page, 'Ringside', 'Sessions');
     await reattached.waitFor({ state: 'visible' });
+    await runCommand(page, 'Ringside: Attach to Event…');
+    await answerQuickPick(page, 'Ringside: attach to', `keeper ${keeperPid}`);
+    await waitForNotification(page, new RegExp(`keeper ${keeperPid}: .* is attached already`));
+    assert.equal(await pane.locator('.monaco-list-row[aria-level="1"]', { hasText: `keeper ${keeperPid}:` }).count(), 1, 'one session for the keeper');
     await runCommand(page, 'Ringside: Capture Snapshot');
     // The restored panel may bring back nothing (snapshots lived in the old extension host) — the new one is all it shows.
     const { frame } = await waitForTimeline(page, 1);
