@@ -499,6 +499,29 @@ export async function openViewPane(page: Page, container: string, view: string, 
   return pane;
 }
 
+/**
+ * Expands the tree row at `level` whose whole text is `name`. A live view refreshes its rows every few seconds and a
+ * click that lands while a row is re-rendered is lost, so this clicks again until the row says it is expanded.
+ */
+export async function expandTreeRow(pane: Locator, level: number, name: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const exact = new RegExp(`^\\s*${escaped}\\s*$`);
+  const row = pane.locator(`.monaco-list-row[aria-level="${level}"]`, { hasText: exact }).first();
+  const expanded = pane.locator(`.monaco-list-row[aria-level="${level}"][aria-expanded="true"]`, { hasText: exact }).first();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await row.waitFor({ state: 'visible', timeout: Math.max(1, deadline - Date.now()) });
+    if ((await row.getAttribute('aria-expanded')) !== 'true') await row.locator('.monaco-tl-twistie').first().click();
+    try {
+      await expanded.waitFor({ state: 'visible', timeout: Math.min(5000, Math.max(1, deadline - Date.now())) });
+      return;
+    } catch (error) {
+      // Not expanded yet: the click met a re-render. Try again until the deadline, then report the wait's own error.
+      if (Date.now() >= deadline) throw error;
+    }
+  }
+}
+
 /** Visible row texts of a tree view pane (e.g. the Sessions view). */
 export async function treeRowTexts(pane: Locator): Promise<string[]> {
   return pane.locator('.monaco-list-row').allInnerTexts();

@@ -17,6 +17,7 @@ import {
   ringsideErrors,
   runCommand,
   timelineFacts,
+  expandTreeRow,
   treeRowTexts,
   waitForNotification,
   waitForQuickInput,
@@ -160,9 +161,7 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
     await pane.locator('.monaco-list-row', { hasText: SYSCALL_EVENT }).first().waitFor({ state: 'visible' });
     for (const eventName of ['task-clock', SYSCALL_EVENT]) {
       // Event rows sit at level 2, under the session row (whose label also names the events).
-      const row = pane.locator('.monaco-list-row[aria-level="2"]', { hasText: new RegExp(`^\\s*${eventName}\\s*$`) }).first();
-      if ((await row.getAttribute('aria-expanded')) !== 'true') await row.locator('.monaco-tl-twistie').first().click();
-      await pane.locator('.monaco-list-row[aria-level="2"][aria-expanded="true"]', { hasText: eventName }).first().waitFor({ state: 'visible' });
+      await expandTreeRow(pane, 2, eventName);
     }
     const ringRow = pane.locator('.monaco-list-row', { hasText: /% full/ }).first();
     await ringRow.waitFor({ state: 'visible' });
