@@ -44,6 +44,8 @@ export function layouts(): Layout[] {
 export interface Tools {
   readonly perf: string;
   readonly walker: string;
+  /** bench/pause_copy.c: the pause window in C on the same ring. */
+  readonly pauseCopy: string;
   readonly workload: string;
   readonly tempDir: string;
 }
@@ -65,6 +67,10 @@ export interface KernelCaseResult {
   readonly memcpyWarmNs: number;
   /** Median over interleaved pairs of pause window (warm spare) / memcpy into an already-written buffer. */
   readonly pauseVsMemcpy: number;
+  /** Median pause window of bench/pause_copy.c on the same ring (pause, copy into a warm buffer, resume). */
+  readonly pauseCNs: number;
+  /** Median over rounds of (Ringside's pause window) / (C's), measured back to back. */
+  readonly pauseVsC: number;
   readonly copyMode: string;
   readonly decodeNs: number;
   /** The decoder writing into fresh columns (no arena): its page-fault cost, beside the C walker's. */
@@ -219,29 +225,42 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
     const memcpyFresh: number[] = [];
     const memcpyWarm: number[] = [];
     const pauseRatios: number[] = [];
+    // The baseline the issue sets: C pausing, copying and resuming the same ring (fd 3 of its process).
+    const pauseC: number[] = [];
+    const pauseVsCRatios: number[] = [];
+    const cPause = new ServeProcess('the C pause-copy', tools.pauseCopy, [String(dataSize / 4096), 'serve'], [ring.event.fd]);
     const warmBuffer = new Uint8Array(dataSize);
     mapping.copyOut(dataOffset, warmBuffer, 0, dataSize);
-    for (let i = -warmup; i < runs; i++) {
-      ring.spare.warm(); // untimed: what the recorder does between snapshots
-      const snap = ring.snapshot();
-      ring.spare.warm();
-      const snapMemcpy = ring.snapshot('memcpy');
-      ring.spare.release();
-      const snapFresh = ring.snapshot();
-      const fresh = new Uint8Array(dataSize);
-      let started = nowNs();
-      mapping.copyOut(dataOffset, fresh, 0, dataSize);
-      const freshNs = nowNs() - started;
-      started = nowNs();
-      mapping.copyOut(dataOffset, warmBuffer, 0, dataSize);
-      const warmNs = nowNs() - started;
-      if (i < 0) continue;
-      pause.push(snap.pauseWindowNs);
-      pauseFresh.push(snapFresh.pauseWindowNs);
-      pauseMemcpyMode.push(snapMemcpy.pauseWindowNs);
-      memcpyFresh.push(freshNs);
-      memcpyWarm.push(warmNs);
-      pauseRatios.push(snap.pauseWindowNs / warmNs);
+    try {
+      for (let i = -warmup; i < runs; i++) {
+        ring.spare.warm(); // untimed: what the recorder does between snapshots
+        const snap = ring.snapshot();
+        ring.spare.warm();
+        const snapMemcpy = ring.snapshot('memcpy');
+        ring.spare.release();
+        const snapFresh = ring.snapshot();
+        const fresh = new Uint8Array(dataSize);
+        let started = nowNs();
+        mapping.copyOut(dataOffset, fresh, 0, dataSize);
+        const freshNs = nowNs() - started;
+        started = nowNs();
+        mapping.copyOut(dataOffset, warmBuffer, 0, dataSize);
+        const warmNs = nowNs() - started;
+        ring.spare.warm();
+        const cSnap = ring.snapshot();
+        const c = await cPause.ask<{ median_ns: number }>('1 0');
+        if (i < 0) continue;
+        pauseC.push(c.median_ns);
+        pauseVsCRatios.push(cSnap.pauseWindowNs / c.median_ns);
+        pause.push(snap.pauseWindowNs);
+        pauseFresh.push(snapFresh.pauseWindowNs);
+        pauseMemcpyMode.push(snapMemcpy.pauseWindowNs);
+        memcpyFresh.push(freshNs);
+        memcpyWarm.push(warmNs);
+        pauseRatios.push(snap.pauseWindowNs / warmNs);
+      }
+    } finally {
+      await cPause.close();
     }
 
     // Capture requested -> decoded columns (the whole snapshot: flight-recorder ring and side-band).
@@ -395,6 +414,8 @@ export async function runKernelCase(tools: Tools, layout: Layout, ringBytes: num
       memcpyNs: median(memcpyFresh),
       memcpyWarmNs: median(memcpyWarm),
       pauseVsMemcpy: median(pauseRatios),
+      pauseCNs: median(pauseC),
+      pauseVsC: median(pauseVsCRatios),
       copyMode: ring.mode,
       decodeNs: median(decodeTimes),
       decodeFreshNs: median(decodeFreshTimes),

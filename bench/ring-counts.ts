@@ -45,7 +45,8 @@ async function main(): Promise<void> {
   try {
     const walker = compileC(gcc, join(__dirname, '..', '..', 'bench', 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
     const workload = compileC(gcc, join(__dirname, '..', '..', 'bench', 'getpid_loop.c'), tempDir, 'getpid_loop', ['-O1', '-g', '-fno-omit-frame-pointer']);
-    const tools = { perf, walker, workload, tempDir };
+    const pauseCopy = compileC(gcc, join(__dirname, '..', '..', 'bench', 'pause_copy.c'), tempDir, 'pause_copy', ['-O3', '-march=native']);
+    const tools = { perf, walker, pauseCopy, workload, tempDir };
     for (const size of sizes) {
       process.stderr.write(`ring ${size} MiB: filling, C walker\n`);
       const ring = await captureRingForCounts(tools, layouts()[0], size * MIB, runs);

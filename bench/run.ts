@@ -27,7 +27,7 @@ const MIB = 1024 * 1024;
 const ONE_MILLION = 1_000_000;
 
 const TARGETS = {
-  snapshot_pause_vs_memcpy: { max: 1.2 },
+  snapshot_pause_vs_c: { max: 1.2 },
   decode_vs_c: { min: 0.75 },
   decode_parallel_vs_c: { min: 1 },
   snapshot_to_columns_vs_perf_script: { min: 30 },
@@ -128,6 +128,8 @@ function kernelFigures(r: KernelCaseResult): Record<string, number> {
     memcpy_ms: round(r.memcpyNs / 1e6),
     memcpy_warm_ms: round(r.memcpyWarmNs / 1e6),
     snapshot_pause_vs_memcpy: round(r.pauseVsMemcpy),
+    pause_window_c_ms: round(r.pauseCNs / 1e6),
+    snapshot_pause_vs_c: round(r.pauseVsC),
     decode_mrec_s: round(rate(r.records, r.decodeNs)),
     decode_in_bench_process_mrec_s: round(rate(r.records, r.decodeInBenchProcessNs)),
     decode_fresh_columns_mrec_s: round(rate(r.records, r.decodeFreshNs)),
@@ -155,8 +157,9 @@ async function main(): Promise<number> {
   const started = Date.now();
   try {
     const walker = compileC(gcc, join(SOURCE_DIR, 'walker.c'), tempDir, 'walker', ['-O3', '-march=native']);
+    const pauseCopy = compileC(gcc, join(SOURCE_DIR, 'pause_copy.c'), tempDir, 'pause_copy', ['-O3', '-march=native']);
     const workload = compileC(gcc, join(SOURCE_DIR, 'getpid_loop.c'), tempDir, 'getpid_loop', ['-O1', '-g', '-fno-omit-frame-pointer']);
-    const tools: Tools = { perf, walker, workload, tempDir };
+    const tools: Tools = { perf, walker, pauseCopy, workload, tempDir };
     const runs = quick ? 3 : 7;
     const warmup = quick ? 1 : 2;
     // 256 MiB needs about 2 GiB over the bench's own (ring, spare, copies, columns, perf.data).
@@ -235,6 +238,8 @@ async function main(): Promise<number> {
       'pause ms',
       'warm memcpy ms',
       'pause/memcpy',
+      'C pause ms',
+      'pause/C',
       'pause ms (no spare)',
       'fresh memcpy ms',
       'decode Mrec/s',
@@ -412,6 +417,8 @@ async function main(): Promise<number> {
           f.pause_window_ms,
           f.memcpy_warm_ms,
           f.snapshot_pause_vs_memcpy,
+          f.pause_window_c_ms,
+          f.snapshot_pause_vs_c,
           f.pause_window_no_spare_ms,
           f.memcpy_ms,
           f.decode_mrec_s,
@@ -468,6 +475,7 @@ async function main(): Promise<number> {
     const headline = bySize.get(quick ? 1 * MIB : 64 * MIB)!;
     const [basic, full] = headline.kernel;
     json.snapshot_pause_vs_memcpy = round(basic.pauseVsMemcpy);
+    json.snapshot_pause_vs_c = round(basic.pauseVsC);
     json.decode_vs_c = round(Math.min(basic.decodeVsC, full.decodeVsC));
     json.decode_vs_c_basic = round(basic.decodeVsC);
     json.decode_vs_c_callchain_raw = round(full.decodeVsC);

@@ -14,13 +14,14 @@ export class ServeProcess {
   private stderr = '';
   private exited: string | null = null;
 
-  /** `name`: what the process is, for errors ("the C walker"). */
+  /** `name`: what the process is, for errors ("the C walker"). `inheritedFds`: descriptors of this process the child gets as fd 3, 4, … */
   constructor(
     private readonly name: string,
     command: string,
     args: readonly string[],
+    inheritedFds: readonly number[] = [],
   ) {
-    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe', ...inheritedFds] });
     this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       this.buffered += chunk;
       for (let at = this.buffered.indexOf('\n'); at >= 0; at = this.buffered.indexOf('\n')) {
