@@ -104,7 +104,7 @@ function twoRings(ringBytes: number): SnapshotInput {
 }
 
 async function thresholdSweep(): Promise<void> {
-  const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+  const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
   try {
     console.log(
       `two rings, ${pool.workerCount} worker(s) + this thread (${availableParallelism()} CPUs), load average ${loadavg()

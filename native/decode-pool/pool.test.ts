@@ -28,7 +28,7 @@ const backwardRingsWithRecords = (input: SnapshotInput) => flightRecordersWithRe
 
 describe('decode-pool: rings decoded on worker threads', function () {
   this.timeout(60_000);
-  const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
+  const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
   after(() => pool.close());
 
   it('gives the single-thread columns byte for byte on seeded per-CPU snapshots (rings of a few KiB up to 4 MiB)', async () => {
@@ -143,14 +143,14 @@ describe('decode-pool: rings decoded on worker threads', function () {
     const script = `
       const { DecodePool } = require(${JSON.stringify(require.resolve('./pool'))});
       const { randomPerCpuSnapshot } = require(${JSON.stringify(require.resolve('../decode/test-records'))});
-      const pool = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+      const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, parallelWhen: 'always' });
       pool.decode(randomPerCpuSnapshot(11, 20000)).then((d) => console.log(d.columns.length, pool.runningWorkers));`;
     const child = spawnSync(process.execPath, ['-e', script], { timeout: 20_000, encoding: 'utf8' });
     assert.equal(child.error, undefined, 'the child exited by itself');
     assert.equal(child.status, 0, child.stderr);
     assert.match(child.stdout, /^\d+ 1\n$/);
 
-    const own = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+    const own = new DecodePool({ workers: 1, minWorkerBytes: 0, parallelWhen: 'always' });
     const input = randomPerCpuSnapshot(11, 20000);
     await own.decode(input);
     assert.equal(own.runningWorkers, 1);
@@ -163,10 +163,10 @@ describe('decode-pool: rings decoded on worker threads', function () {
 
 describe('decode-pool: the scatter path (rows decoded straight into their merged place)', function () {
   this.timeout(60_000);
-  const one = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
-  const three = new DecodePool({ workers: 3, minWorkerBytes: 0, minMergeRows: 0 });
+  const one = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
+  const three = new DecodePool({ workers: 3, minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
   // Default minMergeRows: these snapshots are too small to cut, so this thread writes every row after the workers keyed.
-  const here = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+  const here = new DecodePool({ workers: 1, minWorkerBytes: 0, parallelWhen: 'always' });
   after(() => Promise.all([one.close(), three.close(), here.close()]));
 
   /** Decodes `input` with every pool, asserts each gave the single-thread bytes and the scatter pools keyed `keyed` rings. */

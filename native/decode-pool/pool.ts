@@ -47,6 +47,7 @@ import { columnSetOf, sharedSetOf, type DecodeReply, type KeyResult, type RingRe
 import { keyArrayViews, type KeyArraysInMemory } from '../decode/wasm/key-run';
 import { releaseRoomSet } from '../decode/wasm/copy-room';
 import { scatterPlanned } from '../decode/wasm/memory-scatter';
+import { ParallelChoice, type DecodeWay, type ParallelChoiceProbes, type ParallelWhen } from './parallel-choice';
 
 /**
  * Bytes of flight-recorder ring a worker must get, on average, before the pool uses workers: below
@@ -97,6 +98,10 @@ export interface DecodePoolOptions {
   readonly minWorkerBytes?: number;
   /** Fewest rows of a merge the pool merges in parallel (default MIN_PARALLEL_MERGE_ROWS); Infinity: always here. */
   readonly minMergeRows?: number;
+  /** When workers are used (parallel-choice.ts): 'cores-free' by default; tests of the parallel path say 'always'. */
+  readonly parallelWhen?: ParallelWhen;
+  /** What the 'cores-free' choice reads (tests inject a busy or an idle machine). */
+  readonly probes?: ParallelChoiceProbes;
 }
 
 export interface PoolDecodeOptions {
@@ -211,6 +216,8 @@ export class DecodePool {
   /** What the scatter plan did. */
   private readonly counts: ScatterCounts = { inMemory: 0, readInPlace: 0, readInPlaceRedone: 0, inSlices: 0 };
   private ringsKeyed = 0;
+  private readonly choice: ParallelChoice;
+  private readonly decodesBy: Record<DecodeWay, number> = { parallel: 0, 'one-thread': 0 };
   private closed = false;
   /** The decode in progress: decodes run one after another, since each worker holds one request at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -219,6 +226,7 @@ export class DecodePool {
     this.workerCount = Math.max(0, Math.floor(options.workers ?? defaultWorkerCount()));
     this.minWorkerBytes = options.minWorkerBytes ?? MIN_WORKER_BYTES;
     this.minMergeRows = options.minMergeRows ?? MIN_PARALLEL_MERGE_ROWS;
+    this.choice = new ParallelChoice(options.parallelWhen ?? 'cores-free', options.probes);
   }
 
   /** Merges this pool has cut into slices and merged on its workers (for tests and the bench). */
@@ -281,7 +289,18 @@ export class DecodePool {
       throw new TypeError('DecodePool.decode needs a shared column arena: new ColumnArena({ shared: true })');
     }
     if (!this.usesWorkers(raw)) return decodeSnapshot(raw, { arena });
-    return this.decodeScattered(raw, arena);
+    const way = this.choice.choose();
+    const bytes = flightRecordersWithRecords(raw.rings).reduce((sum, r) => sum + validEnd(raw.rings[r]), 0);
+    const started = process.hrtime.bigint();
+    const decoded = way === 'parallel' ? await this.decodeScattered(raw, arena) : decodeSnapshot(raw, { arena });
+    this.choice.record(way, bytes, Number(process.hrtime.bigint() - started));
+    this.decodesBy[way]++;
+    return decoded;
+  }
+
+  /** Decodes the pool could have given its workers, by the way each went (for tests and the bench). */
+  get decodesByWay(): Readonly<Record<DecodeWay, number>> {
+    return this.decodesBy;
   }
 
   /**

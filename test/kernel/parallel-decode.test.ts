@@ -25,7 +25,7 @@ describe('kernel: parallel decode of real rings', function () {
         pages: 64,
         sharedCopyBuffers,
       });
-      const pool = new DecodePool({ workers: 1, minWorkerBytes: 0 });
+      const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, parallelWhen: 'always' });
       const arena = new ColumnArena({ shared: true });
       try {
         let previous: Awaited<ReturnType<typeof pool.decode>> | undefined;
@@ -71,7 +71,7 @@ describe('kernel: parallel decode of real rings', function () {
       sharedCopyBuffers: true,
       allocateCopy: allocateDecodableCopy,
     });
-    const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
+    const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
     try {
       await recorder.copyBuffersWarm();
       let parallelRounds = 0;
@@ -116,7 +116,7 @@ describe('kernel: parallel decode of real rings', function () {
       sharedCopyBuffers: true,
       allocateCopy: allocateDecodableCopy,
     });
-    const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0 });
+    const pool = new DecodePool({ workers: 1, minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
     const workloads: ChildProcess[] = onlineCpus().map((cpu) =>
       spawn('taskset', ['-c', String(cpu), fixture('kernel_getpid'), '200000000'], { stdio: 'ignore' }),
     );

@@ -191,7 +191,7 @@ describe('decode/wasm: a copy decoded in its room', () => {
     const room = decodeSnapshot(shared);
     assert.ok(decodedInRoom(room));
     assertSame(room, decodeSnapshot(one), 'shared room');
-    const pool = new DecodePool({ minWorkerBytes: 0 });
+    const pool = new DecodePool({ minWorkerBytes: 0, parallelWhen: 'always' });
     try {
       const parallel = await pool.decode(inRooms(input, true));
       assertSame(parallel, decodeSnapshot(input), 'pool over shared rooms');

@@ -203,7 +203,7 @@ describe('decode/wasm: a snapshot memory', () => {
   });
 
   it('gives the same bytes from a decode pool, keyed and merged as WebAssembly on every thread', async () => {
-    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
     try {
       for (let seed = 1; seed <= 30; seed++) {
         const input = seed % 3 === 0 ? randomPerCpuSnapshot(seed, 3000) : oneEventRings(seed, 2 + (seed % 4), 3000);
@@ -408,7 +408,7 @@ describe('decode/wasm: uniform rings read in place', () => {
     assert.equal(plannedSlicesFailed() - failedBefore, 0, 'no ring with LOST records was found not uniform');
     assert.ok(lostRecords > 40n, `${lostRecords} records counted lost`);
     // In a pool, with LOST records on both sides of the cut between the two slices (near each ring's middle).
-    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
     try {
       for (let at = 985; at <= 1015; at++) {
         const input = uniformRings(7, 2, 2000, (r, list) => withLostAfter(r, [at, at + 1, 300])(r, list));
@@ -475,7 +475,7 @@ describe('decode/wasm: uniform rings read in place', () => {
   });
 
   it('gives the same bytes from a decode pool, with the ring found not uniform at the cut between the slices', async () => {
-    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0 });
+    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
     try {
       for (let seed = 1; seed <= 30; seed++) {
         const input = uniformRings(seed, 2 + (seed % 3), 3000);
