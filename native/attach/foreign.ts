@@ -8,7 +8,8 @@ import { listEvents, type EventList } from '../specs/list';
 import type { PerfEventAttr } from '../abi/attr';
 import { findAttrBySampleId } from '../perfdata/attr-lookup';
 import { adoptEventFd } from '../perf/events';
-import { type BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring';
+import type { BackwardRing } from '../perf/backward-ring';
+import type { RingMeta } from '../perf/ring-mapping';
 import * as libc from '../sys/libc';
 import { readProcMapsIfAlive } from '../sys/procmaps';
 import { PerfError } from '../sys/errors';
@@ -18,6 +19,7 @@ import {
   AttachedRingSource,
   PeekRing,
   borrowPerfFd,
+  mapExistingRing,
   processAlive,
   type AttachedRing,
   type CopyBufferOptions,
