@@ -8,7 +8,7 @@ import { formatBytes } from '../../native/abi/units';
 import type { EventDescription } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import type { FrameSymbols } from '../../host/frame-symbols';
 import { PerfType } from '../../native/abi/uapi';
 import { describeLosses } from '../../native/decode/losses';
