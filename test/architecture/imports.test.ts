@@ -59,6 +59,9 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   bench: ['node', 'native', 'shared', 'host', 'webview', 'bench', 'playwright-core', 'esbuild'],
 };
 
+/** The runtime-neutral core, run by Node and the browser alike (tsconfig.neutral.json builds exactly these). */
+const NEUTRAL = ['shared', 'native/abi', 'native/decode', 'native/tables'];
+
 /** Apps: the top of the arrows. Each imports what its rule allows; nothing outside it imports it (tests included). */
 const APPS = ['native/cli'];
 
@@ -188,12 +191,23 @@ describe('architecture: who may import what', () => {
     assert.deepEqual(rulesAllowing('type:vscode'), ['extension/session']);
   });
 
-  it('native/decode, shared/ and the webview are pure: they reach only pure modules and browser packages', () => {
-    const pure = ['native/decode', 'native/abi', 'native/tables', 'shared', 'd3', '@vscode/webview-ui-toolkit', 'pprof-format'];
-    for (const key of ['native/decode', 'native/tables', 'shared', 'webview', 'webview/toolkit.ts']) {
+  it('the runtime-neutral core and the webview are pure: they reach only pure modules and browser packages', () => {
+    const pure = [...NEUTRAL, 'd3', '@vscode/webview-ui-toolkit', 'pprof-format'];
+    for (const key of [...NEUTRAL, 'webview', 'webview/toolkit.ts']) {
       const impure = RULES[key].filter((entry) => !pure.some((p) => contains(p, entry.replace(/^type:/, ''))));
       assert.deepEqual(impure, [], `${key} may import ${impure.join(', ')}`);
     }
+  });
+
+  it('tsconfig.neutral.json builds the runtime-neutral core, and tsconfig.node.json leaves it to it', () => {
+    const config = (name: string) =>
+      JSON.parse(readFileSync(path.join(root, name), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include: string[]; exclude?: string[] };
+    const folders = (globs: readonly string[]) => globs.flatMap((glob) => /^(.+)\/\*\*(?:\/\*\.ts)?$/.exec(glob)?.[1] ?? []).sort();
+    assert.deepEqual(folders(config('tsconfig.neutral.json').include), [...NEUTRAL].sort());
+    // Node's program takes native/** but not the neutral folders in it, so their code never sees Node's types.
+    const node = config('tsconfig.node.json');
+    assert.deepEqual(folders(node.exclude ?? []), NEUTRAL.filter((folder) => folder.startsWith('native/')).sort());
+    assert.ok(!node.include.some((glob) => glob.startsWith('shared/')));
   });
 
   it('@vscode/webview-ui-toolkit (deprecated upstream) is imported by exactly one module, so it can be swapped', () => {
