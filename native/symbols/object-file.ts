@@ -12,6 +12,7 @@ import { demangle } from './demangle';
 import { DwarfInfo, type DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
+import { VDSO_NAME } from '../abi/object-names';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
 
@@ -386,7 +387,7 @@ export function openVdsoObject(): ObjectFile | null {
   try {
     const line = readFileSync('/proc/self/maps', 'utf8')
       .split('\n')
-      .find((entry) => entry.endsWith(' [vdso]'));
+      .find((entry) => entry.endsWith(` ${VDSO_NAME}`));
     const match = line && /^([0-9a-f]+)-([0-9a-f]+)/.exec(line);
     if (match) {
       const start = Number.parseInt(match[1], 16);
@@ -397,7 +398,7 @@ export function openVdsoObject(): ObjectFile | null {
       } finally {
         closeSync(fd);
       }
-      vdso = new ObjectFile('[vdso]', DEFAULT_DEBUG_ROOT, image);
+      vdso = new ObjectFile(VDSO_NAME, DEFAULT_DEBUG_ROOT, image);
     }
   } catch {
     // no readable vDSO image (seccomp or a masked /proc/self/mem): vDSO frames stay unnamed

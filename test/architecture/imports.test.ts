@@ -33,7 +33,7 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   // The `ringside` command: an app beside the extension, on top of the core and the page's host side (APPS).
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
-  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi', 'native/tables/symbol-name'],
+  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi', 'native/abi/object-names', 'native/tables/symbol-name'],
   // The page goes to disk through the one safe writer (0600, temp file + rename), as every output does.
   host: ['node', 'shared', 'native/decode', 'native/tables', 'native/abi', 'native/sys/safe-file.ts'],
   // The symbol cache of one capture, which the CLI and the extension's sessions both keep: it learns from the
