@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { ElfFile, ElfFormatError, type ElfSymbol, crc32 } from './elf';
 import { compareAliases, withoutEnclosedLabels } from './best-symbol';
 import { demangle } from './demangle';
-import { DwarfInfo, type DwarfVariable } from './dwarf-info';
+import { DwarfInfo, type DwarfSections, type DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
 import { VDSO_NAME } from '../abi/object-names';
@@ -142,6 +142,22 @@ export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAUL
   return undefined;
 }
 
+/** The sections every read of an object's DWARF units needs (both dwarfInfo and the units-only read); undefined without .debug_info or .debug_abbrev. */
+function unitSections(e: ElfFile): DwarfSections | undefined {
+  const info = e.sectionData('.debug_info');
+  const abbrev = e.sectionData('.debug_abbrev');
+  if (!info || !abbrev) return undefined;
+  return {
+    info,
+    abbrev,
+    str: e.sectionData('.debug_str'),
+    lineStr: e.sectionData('.debug_line_str'),
+    strOffsets: e.sectionData('.debug_str_offsets'),
+    addr: e.sectionData('.debug_addr'),
+    littleEndian: e.header.littleEndian,
+  };
+}
+
 function isFile(p: string): boolean {
   try {
     return existsSync(p) && statSync(p).isFile();
@@ -193,17 +209,10 @@ export class ObjectFile {
   dwarfInfo(): DwarfInfo | undefined {
     if (this.info || !this.dwarfElf) return this.info;
     const e = this.dwarfElf;
-    const info = e.sectionData('.debug_info');
-    const abbrev = e.sectionData('.debug_abbrev');
-    if (!info || !abbrev) return undefined;
+    const units = unitSections(e);
+    if (!units) return undefined;
     this.info = new DwarfInfo({
-      info,
-      abbrev,
-      str: e.sectionData('.debug_str'),
-      lineStr: e.sectionData('.debug_line_str'),
-      strOffsets: e.sectionData('.debug_str_offsets'),
-      addr: e.sectionData('.debug_addr'),
-      littleEndian: e.header.littleEndian,
+      ...units,
       loclists: e.sectionData('.debug_loclists'),
       loc: e.sectionData('.debug_loc'),
       rnglists: e.sectionData('.debug_rnglists'),
@@ -214,22 +223,8 @@ export class ObjectFile {
 
   /** The compile units' own DIEs only (what the line tables need), when the whole tree was not read already. */
   private dwarfUnits(): DwarfInfo | undefined {
-    const e = this.dwarfElf;
-    const info = e?.sectionData('.debug_info');
-    const abbrev = e?.sectionData('.debug_abbrev');
-    if (!e || !info || !abbrev) return undefined;
-    return new DwarfInfo(
-      {
-        info,
-        abbrev,
-        str: e.sectionData('.debug_str'),
-        lineStr: e.sectionData('.debug_line_str'),
-        strOffsets: e.sectionData('.debug_str_offsets'),
-        addr: e.sectionData('.debug_addr'),
-        littleEndian: e.header.littleEndian,
-      },
-      true,
-    );
+    const units = this.dwarfElf && unitSections(this.dwarfElf);
+    return units && new DwarfInfo(units, true);
   }
 
   lineTable(): LineTable | undefined {
