@@ -266,7 +266,10 @@ export class SessionManager {
       // The target's exit does not close its rings: keep them readable until the user stops.
       source.exited.then(
         (how) => this.markExited(session, typeof how === 'string' ? how : undefined),
-        () => this.markExited(session),
+        () => {
+          // how it ended could not be learnt (the wait itself failed): that it ended is still shown, without a cause
+          this.markExited(session);
+        },
       );
     }
     if (source.ownerAlive !== undefined) {
