@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { powerOfTwoAtLeast } from '../native/abi/units';
 import { checkPrerequisites, compileC } from './tools';
 import { BenchUnavailableError, median, round, Table } from './stats';
 
@@ -72,7 +73,7 @@ function main(): void {
       // What each side wrote of the calls: a follower that falls behind its rings loses the overwritten part (and says so);
       // perf's pipe blocks the recording's reader instead, and loses what its ring cannot take.
       const kept: Record<'follow' | 'perf', number[]> = { follow: [], perf: [] };
-      const pages = String(Math.max(64, 2 ** Math.ceil(Math.log2((rate * 0.5 * 120) / 4096))));
+      const pages = String(Math.max(64, powerOfTwoAtLeast((rate * 0.5 * 120) / 4096)));
       const sides: Record<string, () => void> = {
         workload: () => run(workload, argv.slice(1)),
         alone: () => run(process.execPath, [CLI, 'capture', '-q', '-e', EVENT, '--pages', pages, '-o', '/dev/null', '--', ...argv]),

@@ -8,6 +8,7 @@
 
 import { availableParallelism } from 'node:os';
 import { RecordType } from '../native/abi/uapi';
+import { powerOfTwoAtLeast } from '../native/abi/units';
 import { ColumnArena } from '../native/decode/arena';
 import { decodeSnapshot } from '../native/decode/columns';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
@@ -65,7 +66,7 @@ export function splitIntoRings(copy: RingCopy, count: number): RingCopy[] {
     bytes: b,
     validBytes: b.length,
     // Not wrapped: every record is whole, none is the cut oldest one.
-    dataSize: 2 ** Math.ceil(Math.log2(Math.max(8, b.length + 8))),
+    dataSize: powerOfTwoAtLeast(Math.max(8, b.length + 8)),
     bytesWritten: BigInt(b.length),
   }));
 }

@@ -10,6 +10,7 @@ import { columnsToBatches, transferablesOf } from '../shared/batches';
 import type { SnapshotStart } from '../shared/protocol';
 import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
 import { columnRows } from '../native/decode/column-set';
+import { coverageFactOf, eventInfoOf } from '../host/messages';
 import { median, nowNs } from './stats';
 
 /** The first `rows` rows of `columns` (views, no copy). */
@@ -17,7 +18,7 @@ export function firstRows(columns: RecordColumns, rows: number): RecordColumns {
   return columnRows(columns, columns.timeOriginNs, 0, Math.min(rows, columns.length));
 }
 
-/** The snapshotStart message the host sends before the batches. */
+/** The snapshotStart message the host sends before the batches (its events and coverage as the host writes them). */
 export function snapshotStartFor(snapshot: DecodedSnapshot, columns: RecordColumns, snapshotId: string, batchCount: number): SnapshotStart {
   return {
     type: 'snapshotStart',
@@ -27,20 +28,9 @@ export function snapshotStartFor(snapshot: DecodedSnapshot, columns: RecordColum
     totalRows: columns.length,
     batchCount,
     takenAtMs: Date.now(),
-    events: snapshot.events.map((e) => ({ index: e.index, name: e.name, kind: e.tracepoint ? 'tracepoint' : 'software' })),
+    events: snapshot.events.map(eventInfoOf),
     threads: [],
-    coverage: snapshot.coverage.map((c) => ({
-      ringId: c.ringId,
-      label: c.label,
-      path: c.path,
-      dataSize: c.dataSize,
-      bytesWritten: c.bytesWritten.toString(),
-      bytesOverwritten: c.bytesOverwritten.toString(),
-      recordsRetained: c.recordsRetained,
-      oldestTimeNs: c.oldestTimeNs === null ? null : c.oldestTimeNs.toString(),
-      newestTimeNs: c.newestTimeNs === null ? null : c.newestTimeNs.toString(),
-      lost: c.lostRecords.toString(),
-    })),
+    coverage: snapshot.coverage.map(coverageFactOf),
   };
 }
 

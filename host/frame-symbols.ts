@@ -7,8 +7,6 @@ export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string |
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
 /** The comm of a thread as the capture's side-band and /proc synthesis name it (undefined: unknown). */
 export type ThreadNameFn = (pid: number, tid: number) => string | undefined;
-// The library perf names kernel frames by, for the symbolizers on the native side (which reach shared/ through host/).
-export { KERNEL_LIBRARY } from '../shared/stacks';
 
 /** The object file an address is in (perf's dso), `[kernel.kallsyms]` for the kernel. */
 export type LibraryFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;

@@ -28,5 +28,5 @@ export interface StackTable {
 // One home for these, shared with the native tables (pure: no node, no DOM).
 export { functionName, KERNEL_FRAME, UNKNOWN_FRAME } from '../native/tables/symbol-name';
 
-/** The library perf names kernel frames by. */
-export const KERNEL_LIBRARY = '[kernel.kallsyms]';
+// The library perf names kernel frames by: one home with the symbolizer's (pure).
+export { KERNEL_LIBRARY } from '../native/abi/object-names';

@@ -8,7 +8,7 @@ import { formatBytes } from '../../native/abi/units';
 import type { EventDescription } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import type { FrameSymbols } from '../../host/frame-symbols';
 import { PerfType } from '../../native/abi/uapi';
 import { describeLosses } from '../../native/decode/losses';
@@ -266,7 +266,10 @@ export class SessionManager {
       // The target's exit does not close its rings: keep them readable until the user stops.
       source.exited.then(
         (how) => this.markExited(session, typeof how === 'string' ? how : undefined),
-        () => this.markExited(session),
+        () => {
+          // how it ended could not be learnt (the wait itself failed): that it ended is still shown, without a cause
+          this.markExited(session);
+        },
       );
     }
     if (source.ownerAlive !== undefined) {

@@ -38,7 +38,9 @@ export async function withProgressAfterASecond<T>(title: string, work: (progress
       });
       return running.then(
         () => undefined,
-        () => undefined,
+        () => {
+          // the notification only ends with the work: the caller awaits `running` below and reports its failure
+        },
       );
     });
   }, PROGRESS_AFTER_MS);

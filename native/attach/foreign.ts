@@ -4,11 +4,14 @@
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { EventDescription, ResolvedEvent } from '../abi/snapshot';
+import { PERF_EVENT_INODE } from '../abi/object-names';
+import { isPowerOfTwo } from '../abi/units';
 import { listEvents, type EventList } from '../specs/list';
 import type { PerfEventAttr } from '../abi/attr';
 import { findAttrBySampleId } from '../perfdata/attr-lookup';
 import { adoptEventFd } from '../perf/events';
-import { type BackwardRing, mapExistingRing, type RingMeta } from '../perf/ring';
+import type { BackwardRing } from '../perf/backward-ring';
+import type { RingMeta } from '../perf/ring-mapping';
 import * as libc from '../sys/libc';
 import { readProcMapsIfAlive } from '../sys/procmaps';
 import { PerfError } from '../sys/errors';
@@ -18,6 +21,7 @@ import {
   AttachedRingSource,
   PeekRing,
   borrowPerfFd,
+  mapExistingRing,
   processAlive,
   type AttachedRing,
   type CopyBufferOptions,
@@ -65,7 +69,7 @@ export function scanPerfFds(options: { excludePids?: readonly number[] } = {}): 
     const perfFds: number[] = [];
     for (const fd of fds) {
       try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === 'anon_inode:[perf_event]') perfFds.push(Number(fd));
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === PERF_EVENT_INODE) perfFds.push(Number(fd));
       } catch {
         // closed while we looked
       }
@@ -93,9 +97,9 @@ export function perfMappingPages(pid: number): number[] {
   const page = libc.pageSize();
   const counts = new Set<number>();
   for (const map of readProcMapsIfAlive(pid)) {
-    if (map.path !== 'anon_inode:[perf_event]') continue;
+    if (map.path !== PERF_EVENT_INODE) continue;
     const pages = Number((map.end - map.start) / BigInt(page)) - 1;
-    if (pages >= 1 && (pages & (pages - 1)) === 0) counts.add(pages);
+    if (isPowerOfTwo(pages)) counts.add(pages);
   }
   return [...counts].sort((a, b) => b - a);
 }
@@ -167,8 +171,7 @@ export function probeForeignFd(pid: number, fd: number, pagesHint?: number): For
       'the process may have exited or closed it; borrowing needs the same user or CAP_SYS_PTRACE',
     );
   }
-  if (link !== 'anon_inode:[perf_event]')
-    throw new AttachError(`fd ${fd} of pid ${pid} is ${link}, not a perf event`, 'pick an fd listed as anon_inode:[perf_event]');
+  if (link !== PERF_EVENT_INODE) throw new AttachError(`fd ${fd} of pid ${pid} is ${link}, not a perf event`, `pick an fd listed as ${PERF_EVENT_INODE}`);
   const pages = pagesHint !== undefined ? [pagesHint] : perfMappingPages(pid);
   if (pages.length === 0) {
     throw new AttachError(

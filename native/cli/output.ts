@@ -10,7 +10,7 @@ import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { ProfileTables } from '../tables/profile-tables';
 import { TableJsonl } from '../tables/jsonl';
-import { SnapshotSymbols } from './symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';

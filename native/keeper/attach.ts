@@ -4,8 +4,18 @@
 // and the retired rings' last records.
 
 import type { RawSnapshot } from '../abi/snapshot';
-import { AttachError, AttachedRingSource, PeekRing, borrowPerfFd, type AttachedRing, type CopyBufferOptions, type RingStatus } from '../perf/borrowed';
-import { mapExistingRing, type BackwardRing, type RingMeta } from '../perf/ring';
+import {
+  AttachError,
+  AttachedRingSource,
+  PeekRing,
+  borrowPerfFd,
+  mapExistingRing,
+  type AttachedRing,
+  type CopyBufferOptions,
+  type RingStatus,
+} from '../perf/borrowed';
+import type { BackwardRing } from '../perf/backward-ring';
+import type { RingMeta } from '../perf/ring-mapping';
 import { readSidebandSpool, readStartTasks, sidebandSpoolPath, StartTasksError } from './sideband';
 import { mergeTasks, synthesizeSideband } from '../perf/procfs';
 import type { ProcessSideband } from '../perf/sideband-types';

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { ResolvedEvent } from '../abi/snapshot';
 import { Recorder, type RecorderTarget, type RetiredRing } from '../perf/recorder';
-import type { BackwardRing } from '../perf/ring';
+import type { BackwardRing } from '../perf/backward-ring';
 import { pageSize } from '../sys/libc';
 import { ensurePrivateDirectory } from '../sys/safe-file';
 import { SPOOL_DRAIN_MS, SidebandSpool, sidebandSpoolPath, writeStartTasks } from './sideband';

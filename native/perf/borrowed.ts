@@ -5,7 +5,10 @@
 // its owner's reader: it is only peeked at, [data_tail, data_head), and data_tail never moves.
 
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
-import { type BackwardRing, RingMapping, SpareBufferWarmer, defaultCopyMode, lostByWriters, type RingMeta } from './ring';
+import { BackwardRing } from './backward-ring';
+import { ForwardRing } from './forward-ring';
+import { RingMapping, defaultCopyMode, lostByWriters, type CopyMode, type RingMeta } from './ring-mapping';
+import { SpareBufferWarmer } from './spare-buffer';
 import { adoptEventFd, type PerfEventFd } from './events';
 import type { PerfEventAttr } from '../abi/attr';
 import { MmapPage } from '../abi/uapi';
@@ -77,6 +80,35 @@ export function borrowPerfFd(pid: number, targetFd: number): number {
     throw error;
   } finally {
     libc.close(pidfd);
+  }
+}
+
+/**
+ * Maps an existing perf fd's ring (e.g. one borrowed with pidfd_getfd): backward rings read-only,
+ * forward rings writable. The kernel reuses the fd's ring when one exists, which is only allowed
+ * with the same number of data pages. The returned ring owns `fd` (dispose closes it).
+ */
+export function mapExistingRing(
+  fd: number,
+  dataPages: number,
+  direction: 'backward' | 'forward',
+  options: { meta?: Partial<RingMeta>; attr?: PerfEventAttr; mode?: CopyMode } = {},
+): BackwardRing | ForwardRing {
+  const attr: PerfEventAttr = options.attr ?? {
+    type: 1,
+    config: 0n,
+    samplePeriod: 0n,
+    sampleType: 0,
+    readFormat: 0,
+    flags: { writeBackward: direction === 'backward' },
+  };
+  const event = adoptEventFd(fd, attr, `fd ${fd}`);
+  const meta: RingMeta = { ringId: 0, label: `fd ${fd}`, cpu: -1, tid: -1, defaultEvent: 0, ...options.meta };
+  try {
+    return direction === 'backward' ? new BackwardRing(event, dataPages, meta, options.mode) : new ForwardRing(event, dataPages, meta, options.mode);
+  } catch (error) {
+    event.dispose();
+    throw error;
   }
 }
 

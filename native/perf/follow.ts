@@ -14,7 +14,8 @@
 // that much in time: FollowOrder holds back what a later read could still precede.
 
 import type { EventDescription, RawSnapshot, RingCopy } from '../abi/snapshot';
-import type { BackwardRing, ForwardRing, ForwardTap } from './ring';
+import type { BackwardRing } from './backward-ring';
+import type { ForwardRing, ForwardTap } from './forward-ring';
 
 /** The rings a follower reads, as the recorder has them at each read. */
 export interface FollowedRings {

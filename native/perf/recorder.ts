@@ -11,17 +11,11 @@ import { availableParallelism } from 'node:os';
 import { PerfType, Sample } from '../abi/uapi';
 import { isPowerOfTwo } from '../abi/units';
 import { openEvent, type PerfEventFd } from './events';
-import {
-  BackwardRing,
-  ForwardRing,
-  GapFreeRingPair,
-  SpareBufferWarmer,
-  defaultCopyMode,
-  type CopyMode,
-  type RingMeta,
-  type RingStats,
-  type RingCopyGroup,
-} from './ring';
+import { BackwardRing, type RingCopyGroup } from './backward-ring';
+import { ForwardRing } from './forward-ring';
+import { GapFreeRingPair } from './gap-free-pair';
+import { SpareBufferWarmer } from './spare-buffer';
+import { defaultCopyMode, type CopyMode, type RingMeta, type RingStats } from './ring-mapping';
 import { onlineCpus, threadsOf, synthesizeSideband, allPids, mergeTasks } from './procfs';
 import type { ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy, UprobeTarget } from '../abi/snapshot';

@@ -6,7 +6,7 @@ import type { ResolvedEvent, RingCopy } from '../abi/snapshot';
 import { RecordType } from '../abi/uapi';
 import type { PerfAccess } from '../sys/access';
 import type { RecorderOptions } from './recorder-options';
-import type { BackwardRing } from './ring';
+import type { BackwardRing } from './backward-ring';
 import { kib, ringCounts, type RingSizes } from './ring-sizing';
 
 /** How often --window compares each ring's coverage with the window. */

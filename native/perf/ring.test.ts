@@ -2,7 +2,8 @@
 // in test/kernel/): backward head arithmetic, the spare copy buffer's hand-over, /proc parsing, and
 // load bases from MMAP2 bytes.
 import assert from 'node:assert/strict';
-import { backwardBytesWritten, SpareCopyBuffer } from './ring';
+import { backwardBytesWritten } from './backward-ring';
+import { SpareCopyBuffer } from './spare-buffer';
 import { parseCpuList, toProcessMapping } from './procfs';
 import { parseProcMaps } from '../sys/procmaps';
 import { loadBaseFromSideband } from './load-base';

@@ -4,7 +4,10 @@
 // copies a recording already holds (retired rings) are handed out as they are.
 
 import type { RingCopy } from '../abi/snapshot';
-import type { BackwardRing, ForwardRing, GapFreeRingPair, RingSnapshot } from './ring';
+import type { BackwardRing } from './backward-ring';
+import type { ForwardRing } from './forward-ring';
+import type { GapFreeRingPair } from './gap-free-pair';
+import type { RingSnapshot } from './ring-mapping';
 
 /** One ring (or held copy) as a snapshot reads it. */
 export type SnapshotRing =

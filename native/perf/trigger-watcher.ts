@@ -4,7 +4,7 @@
 // data_head means a trigger fired. The watcher polls those heads, waits `postSec` (the recording goes
 // on), asks for a snapshot, and re-arms once it is taken, at most once per `minIntervalSec`.
 
-import type { BackwardRing } from './ring';
+import type { BackwardRing } from './backward-ring';
 
 /** How often trigger rings are looked at: a trigger fires at most this late (plus --post). */
 const TRIGGER_POLL_MS = 10;

@@ -5,11 +5,17 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TracepointFormat } from '../abi/snapshot';
 import { parseTracepointFormat } from './tracepoint-format';
-import { describeUid, PARANOID_SYSCTL, paranoidText, probeTracefs, readPerfAccess, type TracefsAccess } from '../sys/access';
-
-export const TRACEFS_PRIMARY = '/sys/kernel/tracing';
-export const TRACEFS_DEBUGFS = '/sys/kernel/debug/tracing';
-export const TRACEFS_MOUNT_COMMAND = `mount -t tracefs nodev ${TRACEFS_PRIMARY}`;
+import {
+  describeUid,
+  PARANOID_SYSCTL,
+  paranoidText,
+  probeTracefs,
+  readPerfAccess,
+  TRACEFS_DEBUGFS,
+  TRACEFS_MOUNT_COMMAND,
+  TRACEFS_PRIMARY,
+  type TracefsAccess,
+} from '../sys/access';
 
 export class TracefsError extends Error {
   override readonly name = 'TracefsError';

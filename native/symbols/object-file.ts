@@ -9,9 +9,10 @@ import * as path from 'node:path';
 import { ElfFile, ElfFormatError, type ElfSymbol, crc32 } from './elf';
 import { compareAliases, withoutEnclosedLabels } from './best-symbol';
 import { demangle } from './demangle';
-import { DwarfInfo, type DwarfVariable } from './dwarf-info';
+import { DwarfInfo, type DwarfSections, type DwarfVariable } from './dwarf-info';
 import { LineTable } from './dwarf-line';
 import { CallFrameInfo, type CfiSection } from './cfi';
+import { VDSO_NAME } from '../abi/object-names';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
 
@@ -141,6 +142,22 @@ export function findDebugFile(filePath: string, elf: ElfFile, debugRoot = DEFAUL
   return undefined;
 }
 
+/** The sections every read of an object's DWARF units needs (both dwarfInfo and the units-only read); undefined without .debug_info or .debug_abbrev. */
+function unitSections(e: ElfFile): DwarfSections | undefined {
+  const info = e.sectionData('.debug_info');
+  const abbrev = e.sectionData('.debug_abbrev');
+  if (!info || !abbrev) return undefined;
+  return {
+    info,
+    abbrev,
+    str: e.sectionData('.debug_str'),
+    lineStr: e.sectionData('.debug_line_str'),
+    strOffsets: e.sectionData('.debug_str_offsets'),
+    addr: e.sectionData('.debug_addr'),
+    littleEndian: e.header.littleEndian,
+  };
+}
+
 function isFile(p: string): boolean {
   try {
     return existsSync(p) && statSync(p).isFile();
@@ -192,17 +209,10 @@ export class ObjectFile {
   dwarfInfo(): DwarfInfo | undefined {
     if (this.info || !this.dwarfElf) return this.info;
     const e = this.dwarfElf;
-    const info = e.sectionData('.debug_info');
-    const abbrev = e.sectionData('.debug_abbrev');
-    if (!info || !abbrev) return undefined;
+    const units = unitSections(e);
+    if (!units) return undefined;
     this.info = new DwarfInfo({
-      info,
-      abbrev,
-      str: e.sectionData('.debug_str'),
-      lineStr: e.sectionData('.debug_line_str'),
-      strOffsets: e.sectionData('.debug_str_offsets'),
-      addr: e.sectionData('.debug_addr'),
-      littleEndian: e.header.littleEndian,
+      ...units,
       loclists: e.sectionData('.debug_loclists'),
       loc: e.sectionData('.debug_loc'),
       rnglists: e.sectionData('.debug_rnglists'),
@@ -213,22 +223,8 @@ export class ObjectFile {
 
   /** The compile units' own DIEs only (what the line tables need), when the whole tree was not read already. */
   private dwarfUnits(): DwarfInfo | undefined {
-    const e = this.dwarfElf;
-    const info = e?.sectionData('.debug_info');
-    const abbrev = e?.sectionData('.debug_abbrev');
-    if (!e || !info || !abbrev) return undefined;
-    return new DwarfInfo(
-      {
-        info,
-        abbrev,
-        str: e.sectionData('.debug_str'),
-        lineStr: e.sectionData('.debug_line_str'),
-        strOffsets: e.sectionData('.debug_str_offsets'),
-        addr: e.sectionData('.debug_addr'),
-        littleEndian: e.header.littleEndian,
-      },
-      true,
-    );
+    const units = this.dwarfElf && unitSections(this.dwarfElf);
+    return units && new DwarfInfo(units, true);
   }
 
   lineTable(): LineTable | undefined {
@@ -386,7 +382,7 @@ export function openVdsoObject(): ObjectFile | null {
   try {
     const line = readFileSync('/proc/self/maps', 'utf8')
       .split('\n')
-      .find((entry) => entry.endsWith(' [vdso]'));
+      .find((entry) => entry.endsWith(` ${VDSO_NAME}`));
     const match = line && /^([0-9a-f]+)-([0-9a-f]+)/.exec(line);
     if (match) {
       const start = Number.parseInt(match[1], 16);
@@ -397,7 +393,7 @@ export function openVdsoObject(): ObjectFile | null {
       } finally {
         closeSync(fd);
       }
-      vdso = new ObjectFile('[vdso]', DEFAULT_DEBUG_ROOT, image);
+      vdso = new ObjectFile(VDSO_NAME, DEFAULT_DEBUG_ROOT, image);
     }
   } catch {
     // no readable vDSO image (seccomp or a masked /proc/self/mem): vDSO frames stay unnamed

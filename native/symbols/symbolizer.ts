@@ -3,6 +3,7 @@
 // through /proc/kallsyms. ELF/DWARF files are parsed once per path (+size+mtime) and shared.
 
 import { mapRange } from '../abi/mappings';
+import { KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
 import { Kallsyms } from './kallsyms';
 import { type MapEntry, parseProcMaps } from '../sys/procmaps';
 import { type ObjectFile, openObjectFile, openVdsoObject } from './object-file';
@@ -154,7 +155,7 @@ export class Symbolizer {
 
   /** The object `ip` is in, as perf's dso column names it: the mapped file's path, or the kernel's. */
   dsoOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
-    return kernel ? KERNEL_DSO : this.mappingAt(pid, ip)?.path;
+    return kernel ? KERNEL_LIBRARY : this.mappingAt(pid, ip)?.path;
   }
 
   private mappingAt(pid: number, ip: bigint): Mapping | undefined {
@@ -180,7 +181,7 @@ export class Symbolizer {
     let object = this.opened.get(found);
     if (!object) {
       try {
-        const vdso = found.path === VDSO ? openVdsoObject() : undefined;
+        const vdso = found.path === VDSO_NAME ? openVdsoObject() : undefined;
         if (vdso === null) {
           this.unreadable.add(found.path);
           return undefined;
@@ -215,11 +216,7 @@ export class Symbolizer {
   }
 }
 
-const VDSO = '[vdso]';
-/** What perf calls the kernel's DSO. */
-const KERNEL_DSO = '[kernel.kallsyms]';
-
 /** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */
 function hasSymbols(path: string): boolean {
-  return path === VDSO || (path.startsWith('/') && !path.startsWith('//'));
+  return path === VDSO_NAME || (path.startsWith('/') && !path.startsWith('//'));
 }

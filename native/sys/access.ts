@@ -20,6 +20,11 @@ export const Capability = {
 export const PARANOID_SYSCTL = 'kernel.perf_event_paranoid';
 export const MLOCK_SYSCTL = 'kernel.perf_event_mlock_kb';
 
+/** Where tracefs lives: its own mount point, or (old kernels) under debugfs. */
+export const TRACEFS_PRIMARY = '/sys/kernel/tracing';
+export const TRACEFS_DEBUGFS = '/sys/kernel/debug/tracing';
+export const TRACEFS_MOUNT_COMMAND = `mount -t tracefs nodev ${TRACEFS_PRIMARY}`;
+
 /** The raw facts, each as the kernel exposes it; pure input to `perfAccessFrom`. */
 export interface AccessFacts {
   readonly euid: number;
@@ -124,12 +129,12 @@ export function probeTracefs(mountsText: string): TracefsAccess {
     .map((line) => line.split(' '))
     .filter((fields) => fields[2] === 'tracefs')
     .map((fields) => fields[1]);
-  const path = mounted.includes('/sys/kernel/tracing') ? '/sys/kernel/tracing' : (mounted[0] ?? '/sys/kernel/tracing');
+  const path = mounted.includes(TRACEFS_PRIMARY) ? TRACEFS_PRIMARY : (mounted[0] ?? TRACEFS_PRIMARY);
   if (mounted.length === 0) {
     // Old kernels expose it under debugfs without a mount of its own.
     try {
-      accessSync('/sys/kernel/debug/tracing/events', fsConstants.R_OK | fsConstants.X_OK);
-      return { path: '/sys/kernel/debug/tracing', state: 'ok' };
+      accessSync(`${TRACEFS_DEBUGFS}/events`, fsConstants.R_OK | fsConstants.X_OK);
+      return { path: TRACEFS_DEBUGFS, state: 'ok' };
     } catch {
       // neither tracefs mount point is there
       return { path, state: 'unmounted' };

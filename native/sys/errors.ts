@@ -3,7 +3,17 @@
 // (paranoid level, locked-memory limit, debug registers, tracefs...) using what the call was about.
 
 import { readFileSync } from 'node:fs';
-import { describeUid, grantAdvice, MLOCK_SYSCTL, PARANOID_SYSCTL, paranoidText, readPerfAccess, uprobeRefusal } from './access';
+import {
+  describeUid,
+  grantAdvice,
+  MLOCK_SYSCTL,
+  PARANOID_SYSCTL,
+  paranoidText,
+  readPerfAccess,
+  TRACEFS_MOUNT_COMMAND,
+  TRACEFS_PRIMARY,
+  uprobeRefusal,
+} from './access';
 
 /** Linux errno numbers (asm-generic/errno-base.h + errno.h; identical on x86_64 and aarch64). */
 export const ERRNO_NAMES: Readonly<Record<number, string>> = {
@@ -157,10 +167,10 @@ function mlockHint(code: string, context: ErrorContext): string {
 }
 
 function tracepointHint(context: ErrorContext): string {
-  const mounted = readProcValue('/sys/kernel/tracing/events/header_page') !== null;
+  const mounted = readProcValue(`${TRACEFS_PRIMARY}/events/header_page`) !== null;
   return mounted
-    ? `no tracepoint with id ${context.attrConfig ?? '?'}: check the event exists under /sys/kernel/tracing/events/<system>/<name>/id (ids change across boots).`
-    : 'tracefs is not mounted at /sys/kernel/tracing: run `sudo mount -t tracefs nodev /sys/kernel/tracing`.';
+    ? `no tracepoint with id ${context.attrConfig ?? '?'}: check the event exists under ${TRACEFS_PRIMARY}/events/<system>/<name>/id (ids change across boots).`
+    : `tracefs is not mounted at ${TRACEFS_PRIMARY}: run \`sudo ${TRACEFS_MOUNT_COMMAND}\`.`;
 }
 
 function hintFor(syscall: string, code: string, context: ErrorContext): string {

@@ -6,7 +6,7 @@
 // anywhere, and `test/`) follows the `test` rule, benchmarks the `bench` rule. An entry is a folder or file of this
 // repository (importing anything inside it), a package name, or `node` for Node's built-ins; `type:` before an entry
 // allows type-only imports of it (erased by tsc, so nothing of it runs). Imports inside a file's own rule folder are
-// always allowed.
+// always allowed. An app (APPS) is imported by nothing outside itself, whatever a rule allows of the folder it sits in.
 import * as assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -30,11 +30,24 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'native/tables': ['native/abi', 'native/decode', 'pprof-format'],
   'native/keeper': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/decode'],
   'native/attach': ['node', 'native/sys', 'native/abi', 'native/perf', 'native/perfdata', 'native/specs', 'native/decode'],
+  // The `ringside` command: an app beside the extension, on top of the core and the page's host side (APPS).
   'native/cli': ['node', 'native', 'host'],
   // The timeline page and its two hosts.
-  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi', 'native/tables/symbol-name'],
+  shared: ['type:native/decode/types', 'native/decode/column-schema', 'native/abi/uapi', 'native/abi/object-names', 'native/tables/symbol-name'],
   // The page goes to disk through the one safe writer (0600, temp file + rename), as every output does.
   host: ['node', 'shared', 'native/decode', 'native/tables', 'native/abi', 'native/sys/safe-file.ts'],
+  // The symbol cache of one capture, which the CLI and the extension's sessions both keep: it learns from the
+  // side-band and names addresses through the symbolizer, so it alone on the host side reaches the system code.
+  'host/snapshot-symbols.ts': [
+    'native/abi',
+    'native/decode',
+    'native/tables',
+    'native/symbols',
+    'native/specs',
+    'native/sys/process-memory.ts',
+    'type:native/perf/sideband-types',
+    'type:native/perfdata',
+  ],
   // The ring's units (byte counts as people read them) have one home below both hosts and the page.
   webview: ['shared', 'd3', 'native/abi/units.ts'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
@@ -45,6 +58,12 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   test: ['node', 'native', 'shared', 'host', 'webview', 'extension', 'test', 'bench', 'playwright-core', 'esbuild', 'eslint'],
   bench: ['node', 'native', 'shared', 'host', 'webview', 'bench', 'playwright-core', 'esbuild'],
 };
+
+/** The runtime-neutral core, run by Node and the browser alike (tsconfig.neutral.json builds exactly these). */
+const NEUTRAL = ['shared', 'native/abi', 'native/decode', 'native/tables'];
+
+/** Apps: the top of the arrows. Each imports what its rule allows; nothing outside it imports it (tests included). */
+const APPS = ['native/cli'];
 
 /** Top-level folders that hold no source of ours. */
 const NOT_SOURCE = new Set(['node_modules', 'out', 'dist', 'fixtures-bin', 'test-artifacts', 'scripts', 'docs']);
@@ -107,10 +126,14 @@ function targetOf(i: Import): string {
   return i.specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
+/** The app an import reaches into from outside it, if any. */
+const appEnteredBy = (i: Import) => APPS.find((app) => contains(app, targetOf(i)) && !contains(app, i.file));
+
 function allowed(i: Import): boolean {
   const rule = ruleOf(i.file);
   if (rule === undefined) return false;
   const target = targetOf(i);
+  if (appEnteredBy(i) !== undefined) return false;
   const ownFolder = rule.endsWith('.ts') ? path.posix.dirname(rule) : rule;
   if (contains(ownFolder, target)) return true;
   return RULES[rule].some((entry) => {
@@ -146,6 +169,19 @@ describe('architecture: who may import what', () => {
   }
 
   // What the list above must keep saying, checked on the list itself so that widening a rule is a visible decision.
+  it('nothing imports the CLI app (native/cli) from outside it, and no rule of the core names it', () => {
+    assert.deepEqual(
+      all.filter((i) => appEnteredBy(i) !== undefined).map((i) => `${i.file} -> ${i.specifier}`),
+      [],
+    );
+    // The core folders below the app may not even be allowed to: none lists native/cli, or the whole of native/.
+    const core = Object.keys(RULES).filter((key) => key.startsWith('native/') && !APPS.some((app) => contains(app, key)));
+    assert.deepEqual(
+      core.filter((key) => RULES[key].some((entry) => APPS.some((app) => contains(entry.replace(/^type:/, ''), app)))),
+      [],
+    );
+  });
+
   it('only native/sys/libc.ts may import koffi', () => {
     assert.deepEqual(rulesAllowing('koffi'), ['native/sys/libc.ts']);
   });
@@ -155,12 +191,23 @@ describe('architecture: who may import what', () => {
     assert.deepEqual(rulesAllowing('type:vscode'), ['extension/session']);
   });
 
-  it('native/decode, shared/ and the webview are pure: they reach only pure modules and browser packages', () => {
-    const pure = ['native/decode', 'native/abi', 'native/tables', 'shared', 'd3', '@vscode/webview-ui-toolkit', 'pprof-format'];
-    for (const key of ['native/decode', 'native/tables', 'shared', 'webview', 'webview/toolkit.ts']) {
+  it('the runtime-neutral core and the webview are pure: they reach only pure modules and browser packages', () => {
+    const pure = [...NEUTRAL, 'd3', '@vscode/webview-ui-toolkit', 'pprof-format'];
+    for (const key of [...NEUTRAL, 'webview', 'webview/toolkit.ts']) {
       const impure = RULES[key].filter((entry) => !pure.some((p) => contains(p, entry.replace(/^type:/, ''))));
       assert.deepEqual(impure, [], `${key} may import ${impure.join(', ')}`);
     }
+  });
+
+  it('tsconfig.neutral.json builds the runtime-neutral core, and tsconfig.node.json leaves it to it', () => {
+    const config = (name: string) =>
+      JSON.parse(readFileSync(path.join(root, name), 'utf8').replace(/^\s*\/\/.*$/gm, '')) as { include: string[]; exclude?: string[] };
+    const folders = (globs: readonly string[]) => globs.flatMap((glob) => /^(.+)\/\*\*(?:\/\*\.ts)?$/.exec(glob)?.[1] ?? []).sort();
+    assert.deepEqual(folders(config('tsconfig.neutral.json').include), [...NEUTRAL].sort());
+    // Node's program takes native/** but not the neutral folders in it, so their code never sees Node's types.
+    const node = config('tsconfig.node.json');
+    assert.deepEqual(folders(node.exclude ?? []), NEUTRAL.filter((folder) => folder.startsWith('native/')).sort());
+    assert.ok(!node.include.some((glob) => glob.startsWith('shared/')));
   });
 
   it('@vscode/webview-ui-toolkit (deprecated upstream) is imported by exactly one module, so it can be swapped', () => {

@@ -20,12 +20,31 @@ describe('architecture: our lint rule, a catch that drops its error says why', (
     assert.deepEqual(await problems('try { f(); } catch { g(); }\np.catch(() => undefined);\n'), ['1: ringside/catch-says-why', '2: ringside/catch-says-why']);
   });
 
+  it('flags the same drop in disguise: a binding never read, a rejection handler of .then', async () => {
+    const code = [
+      'try { f(); } catch (error) { g(); }',
+      'p.catch((error) => undefined);',
+      'p.then(() => true, () => false);',
+      'p.then(() => true, function (error) { return false; });',
+    ].join('\n');
+    assert.deepEqual(await problems(code), [
+      '1: ringside/catch-says-why',
+      '2: ringside/catch-says-why',
+      '3: ringside/catch-says-why',
+      '4: ringside/catch-says-why',
+    ]);
+  });
+
   it('passes a catch that says why, or binds the error', async () => {
     const code = [
       'try { f(); } catch { /* already gone */ }',
       'try { f(); } catch (error) { report(error); }',
       'p.catch(() => { /* the caller sees it */ });',
       'p.catch((error) => report(error));',
+      'try { f(); } catch (error) { g(); /* counted below: g() */ }',
+      'p.then(() => true, (error) => report(error));',
+      'p.then(() => true, () => { /* a closed page: the caller tries again */ return false; });',
+      'p.then(() => true);',
     ].join('\n');
     assert.deepEqual(await problems(code), []);
   });

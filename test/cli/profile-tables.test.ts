@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { decodeRecordAt, formatRecordJson, type CallchainFrame, type DecodedSnapshot } from '../../native/decode';
 import { RecordType } from '../../native/abi/uapi';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { ProfileTables } from '../../native/tables/profile-tables';
 import { TableJsonl } from '../../native/tables/jsonl';
 import { captureAllCpus, fixture, importFile, perfFrames, perfNamesPltSlotByPosition, perfRecord, tempDir, type PerfFrame } from '../perfdata/perf-tools';

@@ -317,6 +317,17 @@ export async function waitForWorkbench(page: Page, timeoutMs = E2E_TIMEOUT_MS): 
   await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout: timeoutMs });
 }
 
+/** Whether a UI step (a wait, a fill, a click) succeeded. */
+function succeeded(step: Promise<unknown>): Promise<boolean> {
+  return step.then(
+    () => true,
+    () => {
+      // a failed step is the answer, not an error: the caller tries another way or again, and says what never happened
+      return false;
+    },
+  );
+}
+
 /**
  * Runs a command through the command palette like a user: F1, type the title, wait for its row, Enter.
  * Extension commands only appear a few seconds after the workbench looks ready, so the palette is closed and reopened
@@ -328,10 +339,7 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
   while (Date.now() < deadline) {
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
-    const opened = await input.waitFor({ state: 'visible', timeout: 3000 }).then(
-      () => true,
-      () => false,
-    );
+    const opened = await succeeded(input.waitFor({ state: 'visible', timeout: 3000 }));
     if (!opened) {
       // Keys typed while a webview holds the focus (e.g. a timeline panel restored after a reload) may never reach the
       // workbench; the title bar's command center opens the same quick input with a click.
@@ -342,23 +350,11 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
         .catch(() => {
           // no command center in this layout: the palette keys are tried again
         });
-      if (
-        !(await input.waitFor({ state: 'visible', timeout: 3000 }).then(
-          () => true,
-          () => false,
-        ))
-      )
-        continue;
+      if (!(await succeeded(input.waitFor({ state: 'visible', timeout: 3000 })))) continue;
     }
     // The palette can close again right after opening when a webview restored after a reload takes
     // the focus (seen under load): then open it again rather than wait on a hidden input.
-    if (
-      !(await input.fill(`>${title}`, { timeout: 3000 }).then(
-        () => true,
-        () => false,
-      ))
-    )
-      continue;
+    if (!(await succeeded(input.fill(`>${title}`, { timeout: 3000 })))) continue;
     const row = commandRow(page, title);
     try {
       await row.waitFor({ state: 'visible', timeout: Math.min(4000, Math.max(500, deadline - Date.now())) });
@@ -367,13 +363,7 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     }
     // The palette can also close between the row appearing and the click (the first screen's walkthrough editor
     // taking the focus as it loads, seen once on a quiet machine): then open it again, not wait a minute on a hidden row.
-    if (
-      !(await row.click({ timeout: 5000 }).then(
-        () => true,
-        () => false,
-      ))
-    )
-      continue;
+    if (!(await succeeded(row.click({ timeout: 5000 })))) continue;
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
       // the palette closes as the command runs; the caller waits on what the command does
     });
@@ -477,10 +467,7 @@ export async function clickContextMenuItem(page: Page, item: string, timeoutMs =
   // A click that lands while the menu is still settling only highlights the item; the menu then stays open with the
   // item focused, and Enter runs it (what a user would do next).
   const menu = page.locator('.monaco-menu').first();
-  const closed = await menu.waitFor({ state: 'hidden', timeout: 1500 }).then(
-    () => true,
-    () => false,
-  );
+  const closed = await succeeded(menu.waitFor({ state: 'hidden', timeout: 1500 }));
   if (!closed) {
     await entry.hover();
     await page.keyboard.press('Enter');

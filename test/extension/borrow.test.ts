@@ -80,13 +80,13 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
     // perf has one flight recorder per CPU (plus a forward side-band ring): keep the busiest backward one.
     let borrowed: ReturnType<typeof borrowForeignRing> | undefined;
     let borrowedFrom: (typeof fds)[number] | undefined;
-    let refused = 0;
+    const refusals: string[] = [];
     for (const candidate of fds) {
       let attempt: ReturnType<typeof borrowForeignRing>;
       try {
         attempt = borrowForeignRing(candidate.pid, candidate.fd);
       } catch (error) {
-        refused++;
+        refusals.push(`fd ${candidate.fd}: ${error instanceof Error ? error.message : String(error)}`);
         continue;
       }
       const written = (info: typeof attempt) => info.source.ringStats()[0].bytesWritten;
@@ -98,7 +98,7 @@ describe('extension: borrowing the ring of a running perf record --overwrite', f
         attempt.source.dispose();
       }
     }
-    assert.ok(borrowed, `no perf fd of ${perfPid} could be borrowed (${refused} refused; ${stderr})`);
+    assert.ok(borrowed, `no perf fd of ${perfPid} could be borrowed (${refusals.length} refused: ${refusals.join('; ')}; ${stderr})`);
     assert.equal(borrowed.direction, 'backward');
     assert.equal(borrowed.pages, 16);
     assert.equal(borrowed.attrOrigin, 'perf.data', borrowed.explanation);

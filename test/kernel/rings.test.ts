@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { Recorder } from '../../native/perf/recorder';
-import { borrowPerfFd } from '../../native/perf/borrowed';
-import { mapExistingRing, BackwardRing, ForwardRing } from '../../native/perf/ring';
+import { borrowPerfFd, mapExistingRing } from '../../native/perf/borrowed';
+import { BackwardRing } from '../../native/perf/backward-ring';
+import { ForwardRing } from '../../native/perf/forward-ring';
 import { lostReadFormat, openEvent } from '../../native/perf/events';
 import { processAlive } from '../../native/perf/borrowed';
 import { onlineCpus, parseCpuList, synthesizeSideband } from '../../native/perf/procfs';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { decodeSnapshot } from '../../native/decode';
 import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import type { DrawnFlameBox } from '../../webview/call-tree-view';

@@ -6,7 +6,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { decodeSnapshot } from '../../native/decode';
 import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { snapshotStacks } from '../../host/stacks';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import { buildCallTree, selfByFunction } from '../../webview/call-tree';

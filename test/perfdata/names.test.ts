@@ -6,7 +6,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { decodeSnapshot } from '../../native/decode';
 import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { snapshotToWire } from '../../host/wire';
 import { fixture, perfRecord, perfScript, tempDir } from './perf-tools';
 

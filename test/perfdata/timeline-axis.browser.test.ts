@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { decodeSnapshot } from '../../native/decode';
 import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { launchChromium } from '../webview/harness';
 import { perfRecord, perfScript, tempDir } from './perf-tools';

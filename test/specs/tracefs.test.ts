@@ -16,9 +16,8 @@ import {
   readTracepointFormat,
   readTracepointId,
   TracefsError,
-  TRACEFS_DEBUGFS,
-  TRACEFS_PRIMARY,
 } from '../../native/specs/tracefs';
+import { TRACEFS_DEBUGFS, TRACEFS_PRIMARY } from '../../native/sys/access';
 
 function checkSane(format: TracepointFormat, where: string): void {
   assert.ok(format.fields.length >= 4, `${where}: has common fields`);

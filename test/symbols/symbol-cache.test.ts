@@ -8,7 +8,7 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DecodedSnapshot } from '../../native/decode';
-import { SnapshotSymbols } from '../../native/cli/symbols';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { openObjectFile } from '../../native/symbols/object-file';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
 

@@ -4,18 +4,18 @@
 // Used by the CLI's outputs and by the extension's sessions (one per session); `frames` is the
 // per-address table the timeline's messages are built from.
 
-import type { DecodedSnapshot } from '../decode/types';
-import type { EventDescription } from '../abi/snapshot';
-import { LogpointEvaluator } from '../symbols/logpoint-values';
-import { readProcessMemory } from '../sys/process-memory';
-import { isLogpointSpec, parseEventSpec } from '../specs/parse';
-import { decodeRecordAt } from '../decode/record';
-import { RecordType } from '../abi/uapi';
-import type { ProcessSideband } from '../perf/sideband-types';
-import { Symbolizer } from '../symbols/symbolizer';
-import type { SynthesizedProcess } from '../perfdata/index';
-import { FrameSymbols } from '../../host/frame-symbols';
-import type { FrameResolution } from '../tables/profile-tables';
+import type { DecodedSnapshot } from '../native/decode/types';
+import type { EventDescription } from '../native/abi/snapshot';
+import { LogpointEvaluator } from '../native/symbols/logpoint-values';
+import { readProcessMemory } from '../native/sys/process-memory';
+import { isLogpointSpec, parseEventSpec } from '../native/specs/parse';
+import { decodeRecordAt } from '../native/decode/record';
+import { RecordType } from '../native/abi/uapi';
+import type { ProcessSideband } from '../native/perf/sideband-types';
+import { Symbolizer } from '../native/symbols/symbolizer';
+import type { SynthesizedProcess } from '../native/perfdata/index';
+import { FrameSymbols } from './frame-symbols';
+import type { FrameResolution } from '../native/tables/profile-tables';
 
 interface KnownProcess {
   pid: number;
