@@ -157,6 +157,27 @@ export class RecordColumns {
     return this.stack;
   }
 
+  /**
+   * Removes the store rows in `removed` (ascending, disjoint [start, end) ranges) from every column, moving the rows
+   * after them down; `length`: the rows before. Every deferred column is copied in first (a removal is rare: once per
+   * part of a live capture's window).
+   */
+  removeRows(removed: readonly (readonly [number, number])[], length: number): void {
+    for (const name of DEFERRED_COLUMN_NAMES) this.column(name);
+    const compact = (column: { copyWithin(target: number, start: number, end: number): unknown }) => {
+      let to = removed[0][0];
+      for (let k = 0; k < removed.length; k++) {
+        const from = removed[k][1];
+        const end = k + 1 < removed.length ? removed[k + 1][0] : length;
+        if (end > from) column.copyWithin(to, from, end);
+        to += end - from;
+      }
+    };
+    for (const name of COLUMN_NAMES) compact(this.columns[name]);
+    if (this.symbol.length > 0) compact(this.symbol);
+    if (this.stack.length > 0) compact(this.stack);
+  }
+
   /** Room for `capacity` rows in every column (the deferred ones when they next copy). */
   reserve(capacity: number): void {
     if (capacity <= this.capacity) return;

@@ -65,6 +65,32 @@ export class BatchRuns {
     return run;
   }
 
+  /**
+   * The store rows in `removed` (ascending, disjoint ranges, each the start of a run or runs of one snapshot) are gone:
+   * a run they cover goes, one they cut keeps its rest, and every later run moves down (`length`: the rows before).
+   */
+  removeRows(removed: readonly (readonly [number, number])[], length: number): void {
+    const before = (row: number) => {
+      let count = 0;
+      for (const [a, b] of removed) if (a < row) count += Math.min(b, row) - a;
+      return count;
+    };
+    let kept = 0;
+    for (let k = 0; k < this.runCount; k++) {
+      const start = this.runStart[k];
+      const end = k + 1 < this.runCount ? this.runStart[k + 1] : length;
+      let keptStart = start;
+      for (const [a, b] of removed) if (a <= keptStart && b > keptStart) keptStart = b;
+      if (keptStart >= end) continue;
+      this.runLocal[kept] = this.runLocal[k] + (keptStart - start);
+      this.runSnapshot[kept] = this.runSnapshot[k];
+      this.runStart[kept] = keptStart - before(keptStart);
+      kept++;
+    }
+    this.runCount = kept;
+    this.lastRun = 0;
+  }
+
   add(globalStart: number, localStart: number, snapshotIndex: number): void {
     if (this.runCount === this.runStart.length) {
       const size = this.runCount * 2;

@@ -20,6 +20,20 @@ export class ThreadStateTables {
     return this.received.has(snapshotId);
   }
 
+  /** Drops the tables of snapshot `snapshotIndex` whose every interval ended before `time` (a live capture's window moved on). */
+  dropEndingBefore(snapshotIndex: number, time: number): void {
+    for (let k = this.tables.length - 1; k >= 0; k--) {
+      if (this.snapshotOf[k] !== snapshotIndex) continue;
+      const table = this.tables[k];
+      let newest = -Infinity;
+      for (let i = 0; i < table.count; i++) if (table.end[i] > newest) newest = table.end[i];
+      if (newest < time) {
+        this.tables.splice(k, 1);
+        this.snapshotOf.splice(k, 1);
+      }
+    }
+  }
+
   /** Keeps a snapshot's thread states, rebased by its `offsetNs`. */
   add(msg: ThreadStates, snapshotIndex: number, offsetNs: number): void {
     const c = msg.columns;

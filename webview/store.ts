@@ -9,7 +9,7 @@
 // (store-stacks.ts) and thread states (store-thread-states.ts). This module keeps the snapshots and puts a batch
 // into all of them.
 
-import type { CoverageFact, LossInfo, RecordBatch, SnapshotStart, ThreadStates } from '../shared/protocol';
+import type { CoverageFact, LiveAppend, LossInfo, RecordBatch, SnapshotStart, ThreadInfo, ThreadStates } from '../shared/protocol';
 import type { ThreadStateTable } from '../shared/thread-states';
 import { COLUMN_NAMES, COLUMN_TYPES, RecordType, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { StackTable } from '../shared/stacks';
@@ -30,12 +30,14 @@ export interface SnapshotEntry {
   readonly originNs: bigint;
   /** originNs - store origin, in ns (added to every time of this snapshot). */
   readonly offsetNs: number;
-  readonly totalRows: number;
-  readonly batchCount: number;
+  /** Rows announced (of a live capture: the rows it holds now). */
+  totalRows: number;
+  batchCount: number;
   readonly takenAtMs: number;
-  readonly coverage: readonly CoverageFact[];
+  /** Its rings' coverage (of a live capture: of what the host holds of it, replaced with every append). */
+  coverage: readonly CoverageFact[];
   /** Its LOST / LOST_SAMPLES records (snapshot-local rows). */
-  readonly losses: readonly LossInfo[];
+  losses: readonly LossInfo[];
   /** Snapshot-local event index → store event index. */
   readonly eventMap: Map<number, number>;
   /** The same mapping as a typed table indexed by the local event index (-1: not announced), read per row. */
@@ -59,7 +61,28 @@ export interface SnapshotEntry {
   readonly stackMap?: Int32Array;
   /** Rows received per store event index (missing: none): the events the capture recorded, not just announced. */
   readonly eventRows: number[];
+  /** Set on a live capture (live follow): it grows by appends and drops what falls out of its window. */
+  live?: LiveRows;
 }
+
+/** What the store knows of a live capture beyond a snapshot's facts. */
+export interface LiveRows {
+  /** The live row number of the next append's first row (rows are numbered from the first append on, never reused). */
+  nextRow: number;
+  /** Live rows dropped so far (out of the window): the first row held is this one. */
+  droppedRows: number;
+  /** Rebased time before which rows are out of the window (-Infinity: none yet). */
+  keepFrom: number;
+  /** Appends received. */
+  appends: number;
+}
+
+/**
+ * A live capture's rows are dropped once this fraction of the rows it holds fell out of its window (and its extent is
+ * cut to the window at once): moving the rows after them down costs the size of the window, so it is paid once per
+ * eighth of a window rather than with every append.
+ */
+export const LIVE_EVICTION_SLACK = 1 / 8;
 
 export class BatchRejected extends Error {}
 
@@ -170,12 +193,7 @@ export class RecordStore {
     const originNs = BigInt(msg.timeOriginNs);
     if (this.originNs === null) this.originNs = originNs;
     const { eventMap, eventTable } = this.eventTable.announce(msg.events);
-    for (const t of msg.threads) {
-      if (t.comm !== '') {
-        this.commByTid.set(t.tid, t.comm);
-        if (t.pid === t.tid || !this.commByPid.has(t.pid)) this.commByPid.set(t.pid, t.comm);
-      }
-    }
+    this.learnThreads(msg.threads);
     const entry: SnapshotEntry = {
       ...(msg.stacks ? { stackMap: this.stacks.intern(msg.stacks) } : {}),
       id: msg.snapshotId,
@@ -208,19 +226,176 @@ export class RecordStore {
     return entry;
   }
 
+  private learnThreads(threads: readonly ThreadInfo[]): void {
+    for (const t of threads) {
+      if (t.comm !== '') {
+        this.commByTid.set(t.tid, t.comm);
+        if (t.pid === t.tid || !this.commByPid.has(t.pid)) this.commByPid.set(t.pid, t.comm);
+      }
+    }
+  }
+
   /** Append one batch. Batches of a snapshot must arrive in row order (flow control guarantees it). */
   addBatch(msg: RecordBatch): SnapshotEntry {
     const snap = this.snapshotById.get(msg.snapshotId);
     if (!snap) throw new BatchRejected(`batch for unknown snapshot ${JSON.stringify(msg.snapshotId)}`);
+    if (snap.live) throw new BatchRejected(`${snap.id} is a live capture: it grows by liveAppend only`);
     if (msg.firstRow !== snap.receivedRows) {
       throw new BatchRejected(`batch ${msg.batchIndex} of ${snap.id} starts at row ${msg.firstRow}, expected ${snap.receivedRows}`);
     }
     if (snap.receivedRows + msg.rowCount > snap.totalRows) throw new BatchRejected(`batch overflows snapshot ${snap.id}`);
+    this.appendRows(snap, msg, snap.offsetNs, snap.originNs, snap.stackMap);
+    snap.receivedRows += msg.rowCount;
+    snap.batchesReceived++;
+    this.version++;
+    return snap;
+  }
+
+  /**
+   * Live follow: adds what the rings gained to the live capture `msg.snapshotId` (made by its first append, shown
+   * like any capture) and drops the rows that fell out of its window (see LIVE_EVICTION_SLACK; `slack` 0 drops them at
+   * once). Interned events, stacks and symbols stay; rows, their counts, losses, thread states and the time range go.
+   */
+  appendLive(msg: LiveAppend, slack = LIVE_EVICTION_SLACK): SnapshotEntry {
+    const part = msg.part;
+    let snap = this.snapshotById.get(msg.snapshotId);
+    if (!snap) {
+      snap = this.beginSnapshot({ ...part, totalRows: 0, batchCount: 0 });
+      snap.live = { nextRow: 0, droppedRows: 0, keepFrom: -Infinity, appends: 0 };
+    }
+    const live = snap.live;
+    if (!live) throw new BatchRejected(`${snap.id} is a snapshot, not a live capture`);
+    if (msg.batch.firstRow !== live.nextRow)
+      throw new BatchRejected(`live append ${msg.seq} of ${snap.id} starts at row ${msg.batch.firstRow}, expected ${live.nextRow}`);
+    const originNs = BigInt(part.timeOriginNs);
+    const offsetNs = Number(originNs - this.originNs!);
+    // The part's events by its own indexes (a recording's events keep theirs: the same numbers every time).
+    const { eventMap } = this.eventTable.announce(part.events);
+    for (const [local, id] of eventMap) {
+      snap.eventMap.set(local, id);
+      if (local >= snap.eventTable.length) {
+        const grown = new Int32Array(local + 1).fill(-1);
+        grown.set(snap.eventTable);
+        snap.eventTable = grown;
+      }
+      snap.eventTable[local] = id;
+    }
+    this.learnThreads(part.threads);
+    const stackMap = part.stacks ? this.stacks.intern(part.stacks) : undefined;
+    this.appendRows(snap, msg.batch, offsetNs, originNs, stackMap);
+    const n = msg.batch.rowCount;
+    if (part.losses?.length) snap.losses = [...snap.losses, ...part.losses.map((loss) => ({ ...loss, row: loss.row + live.nextRow }))];
+    snap.coverage = part.coverage;
+    if (msg.threadStates) this.threadStateTables.add(msg.threadStates, snap.index, offsetNs);
+    live.nextRow += n;
+    live.appends++;
+    snap.receivedRows += n;
+    snap.totalRows = snap.receivedRows;
+    snap.batchesReceived++;
+    snap.batchCount = snap.batchesReceived;
+    this.version++;
+    this.keepLiveWindow(snap, Number(BigInt(msg.keepFromNs) - this.originNs!), slack);
+    return snap;
+  }
+
+  /** The last rows dropped (store row ranges before the drop, ascending) and the store version they were dropped at. */
+  lastDrop: { readonly version: number; readonly ranges: readonly (readonly [number, number])[] } | null = null;
+
+  /** Where row `row` (a row number before the last drop) is now: -1 when it was dropped. */
+  rowAfterDrop(row: number): number {
+    if (!this.lastDrop) return row;
+    let before = 0;
+    for (const [a, b] of this.lastDrop.ranges) {
+      if (row < a) break;
+      if (row < b) return -1;
+      before += b - a;
+    }
+    return row - before;
+  }
+
+  /**
+   * The live capture's window starts at `keepFrom` (rebased): its extent is cut there at once, and its rows before it
+   * are dropped once they are more than `slack` of what it holds.
+   */
+  private keepLiveWindow(snap: SnapshotEntry, keepFrom: number, slack: number): void {
+    const live = snap.live!;
+    if (keepFrom > live.keepFrom) live.keepFrom = keepFrom;
+    // The rows of the capture in store order are its live rows in order: the oldest that fell out come first.
+    const time = this.columns.time;
+    const ranges = this.rangesOf(snap.index);
+    let expired = 0;
+    let untimed = 0;
+    scan: for (const [a, b] of ranges) {
+      for (let row = a; row < b; row++) {
+        const t = time[row];
+        if (t >= live.keepFrom) break scan;
+        expired++;
+        if (t !== t) untimed++;
+      }
+    }
+    if (expired > 0 && expired >= Math.max(1, snap.receivedRows * slack)) this.dropLiveRows(snap, ranges, expired, untimed);
+    this.liveExtent(snap);
+  }
+
+  /** Drops the first `count` rows of the live capture (`ranges`: its store rows), keeping every other part consistent. */
+  private dropLiveRows(snap: SnapshotEntry, ranges: readonly [number, number][], count: number, untimed: number): void {
+    const live = snap.live!;
+    const removed: [number, number][] = [];
+    let left = count;
+    for (const [a, b] of ranges) {
+      if (left === 0) break;
+      const end = Math.min(b, a + left);
+      removed.push([a, end]);
+      left -= end - a;
+    }
+    // Their rows per event, before the event column moves.
+    const event = this.columns.event;
+    for (const [a, b] of removed) for (let row = a; row < b; row++) snap.eventRows[event[row]]--;
+    this.columns.removeRows(removed, this.length);
+    this.runs.removeRows(removed, this.length);
+    const moved = (row: number) => {
+      let before = 0;
+      for (const [a, b] of removed) if (a < row) before += Math.min(b, row) - a;
+      return row - before;
+    };
+    for (const other of this.snapshots) other.firstGlobalRow = moved(other.firstGlobalRow);
+    this.length -= count;
+    live.droppedRows += count;
+    snap.receivedRows -= count;
+    snap.totalRows = snap.receivedRows;
+    snap.untimedRows -= untimed;
+    if (snap.losses.length) snap.losses = snap.losses.filter((loss) => loss.row >= live.droppedRows);
+    this.threadStateTables.dropEndingBefore(snap.index, live.keepFrom);
+    // Its extent again from the rows it holds (once per drop, not per append).
+    snap.minTime = snap.minSampleTime = Infinity;
+    const time = this.columns.time;
+    const kind = this.kind;
+    for (const [a, b] of this.rangesOf(snap.index)) {
+      for (let row = a; row < b; row++) {
+        const t = time[row];
+        if (t !== t) continue;
+        if (t < snap.minTime) snap.minTime = t;
+        if (kind[row] === RecordType.SAMPLE && t < snap.minSampleTime) snap.minSampleTime = t;
+      }
+    }
+    this.lastDrop = { version: this.version + 1, ranges: removed };
+    this.version++;
+  }
+
+  /** A live capture's extent starts no earlier than its window (rows waiting to be dropped are not shown). */
+  private liveExtent(snap: SnapshotEntry): void {
+    const keepFrom = snap.live!.keepFrom;
+    if (snap.minTime < keepFrom && snap.maxTime >= keepFrom) snap.minTime = keepFrom;
+    if (snap.minSampleTime < keepFrom && snap.maxSampleTime >= keepFrom) snap.minSampleTime = keepFrom;
+  }
+
+  /** Rows of a batch appended at the store's end, rebased by `offsetNs`, stack ids mapped through `stackMap`. */
+  private appendRows(snap: SnapshotEntry, msg: RecordBatch, offsetNs: number, originNs: bigint, stackMap: Int32Array | undefined): void {
     const n = msg.rowCount;
     this.columns.reserve(this.length + n);
     const base = this.length;
     const c = msg.columns;
-    this.appendTimes(snap, new COLUMN_TYPES.time(c.time), base, new COLUMN_TYPES.kind(c.kind));
+    this.appendTimes(snap, new COLUMN_TYPES.time(c.time), base, new COLUMN_TYPES.kind(c.kind), offsetNs, originNs);
     this.eventTable.map(snap, new COLUMN_TYPES.event(c.event), this.columns.event, base);
     this.runs.add(base, msg.firstRow, snap.index);
     const buffers: DeferredBuffers = {};
@@ -237,9 +412,9 @@ export class RecordStore {
     } else if (this.symbol.length > 0) {
       this.symbol.fill(-1, base, base + n);
     }
-    if (msg.stackIndex && snap.stackMap) {
+    if (msg.stackIndex && stackMap) {
       const local = new Int32Array(msg.stackIndex);
-      const map = snap.stackMap;
+      const map = stackMap;
       const stack = this.columns.stackColumn(base + n);
       for (let i = 0; i < n; i++) {
         const s = local[i];
@@ -249,27 +424,22 @@ export class RecordStore {
       this.stack.fill(-1, base, base + n);
     }
     this.length += n;
-    snap.receivedRows += n;
-    snap.batchesReceived++;
-    this.version++;
-    return snap;
   }
 
   /**
    * Rows [base, base + localTime.length) of the time column: the batch's times rebased onto the store's origin,
    * and the snapshot's extent, untimed count and the store's order updated in the same pass.
    */
-  private appendTimes(snap: SnapshotEntry, localTime: Float64Array, base: number, kind: WireColumnArray<'kind'>): void {
+  private appendTimes(snap: SnapshotEntry, localTime: Float64Array, base: number, kind: WireColumnArray<'kind'>, offsetNs: number, originNs: bigint): void {
     const n = localTime.length;
     // Simple loops and block copies (the page's code is cold when a big snapshot arrives: tight
     // typed loops get optimized early, calls per row do not).
     const time = this.columns.time;
-    const offsetNs = snap.offsetNs;
     if (offsetNs === 0) time.set(localTime, base);
     else for (let i = 0; i < n; i++) time[base + i] = localTime[i] + offsetNs;
     // perf stamps the records it synthesizes for what already ran (MMAP, COMM of existing processes) with time 0:
     // the decoder's origin is then 0, and those rows are untimed, not the start of the capture.
-    if (snap.originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
+    if (originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
     let minTime = snap.minTime;
     let maxTime = snap.maxTime;
     let minSampleTime = snap.minSampleTime;

@@ -9,8 +9,12 @@ import { PROTOCOL_VERSION, type HostToWebview, type WatchRequest, type WebviewTo
 import { validateWebviewToHost } from '../../shared/validate';
 import { rowDetails } from '../../host/wire';
 import { rowsMatchingField } from '../../host/field-filter';
-import { captureName, type SessionManager, type SnapshotEntry } from '../session/session-manager';
+import { captureName, liveUnavailableReason, type SessionManager, type SnapshotEntry } from '../session/session-manager';
 import { SnapshotStreamer } from './streamer';
+import { LiveFollow } from './live-follow';
+
+/** ringside.follow.windowSeconds when unset: how much of a live recording the panel keeps. */
+const DEFAULT_LIVE_WINDOW_SECONDS = 30;
 
 export const TIMELINE_VIEW_TYPE = 'ringside.timeline';
 
@@ -32,6 +36,14 @@ export class TimelinePanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly streamer: SnapshotStreamer;
   private disposed = false;
+  /** The page's "Follow live" box. */
+  private liveWanted = false;
+  /** The page said `ready` (a hidden panel's page is gone: it says so again when shown). */
+  private pageReady = false;
+  private live: LiveFollow | undefined;
+  private liveNumber = 0;
+  /** What the page was last told of live follow, so a change of sessions that changes nothing says nothing. */
+  private liveSaid = '';
 
   static show(host: TimelineHost, snapshots: readonly SnapshotEntry[] = []): TimelinePanel {
     if (!TimelinePanel.current) {
@@ -90,10 +102,16 @@ export class TimelinePanel implements vscode.Disposable {
     });
     this.disposables.push(
       webview.onDidReceiveMessage((raw: unknown) => this.receive(raw)),
-      panel.onDidChangeViewState(() => this.streamer.setVisible(panel.visible)),
+      panel.onDidChangeViewState(() => {
+        this.streamer.setVisible(panel.visible);
+        // Off while hidden: nothing is read for a page nobody sees (its page is recreated, and asks again, when shown).
+        if (!panel.visible) this.pageReady = false;
+        this.updateLive();
+      }),
       panel.onDidDispose(() => this.dispose()),
       host.manager.onDidChange((change) => {
         if (change.what === 'snapshot-deleted' || change.what === 'removed') this.dropMissingSnapshots();
+        if (change.what === 'started' || change.what === 'stopped' || change.what === 'removed' || change.what === 'state') this.updateLive();
       }),
     );
   }
@@ -137,6 +155,11 @@ export class TimelinePanel implements vscode.Disposable {
     switch (message.type) {
       case 'ready':
         if (message.protocolVersion !== PROTOCOL_VERSION) this.host.log(`timeline: page speaks protocol ${message.protocolVersion}, host ${PROTOCOL_VERSION}`);
+        // A new page holds no live capture: a follow for the old one ends, and starts again if the page asks.
+        this.pageReady = true;
+        this.liveWanted = false;
+        this.liveSaid = '';
+        this.updateLive();
         this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside', editor: true, recorder: true });
         this.streamer.onReady();
         if (this.host.watches) this.post(this.host.watches.listMessage());
@@ -144,12 +167,24 @@ export class TimelinePanel implements vscode.Disposable {
       case 'batchAck':
         this.streamer.onAck(message.snapshotId, message.batchIndex);
         return;
+      case 'liveFollow':
+        this.liveWanted = message.on;
+        this.updateLive();
+        return;
+      case 'liveAck':
+        this.live?.onAck(message.snapshotId, message.seq);
+        return;
       case 'resync':
         this.streamer.setVisible(true);
         this.streamer.onResync(message.have);
         return;
       case 'detailsRequest': {
         try {
+          if (message.snapshotId === this.live?.snapshotId) {
+            const details = this.live.details(message.row);
+            this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
+            return;
+          }
           const entry = this.host.manager.snapshotById(message.snapshotId);
           if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
           const details = rowDetails(entry.decoded, message.row, entry.symbols);
@@ -167,8 +202,10 @@ export class TimelinePanel implements vscode.Disposable {
       }
       case 'fieldFilterRequest': {
         try {
-          const entry = this.host.manager.snapshotById(message.snapshotId);
-          const rows = rowsMatchingField(entry.decoded, message.name, message.op, message.value);
+          const rows =
+            message.snapshotId === this.live?.snapshotId
+              ? this.live.rowsMatchingField(message.name, message.op, message.value)
+              : rowsMatchingField(this.host.manager.snapshotById(message.snapshotId).decoded, message.name, message.op, message.value);
           this.post({ type: 'fieldFilterReply', replyTo: message.requestId, snapshotId: message.snapshotId, rows: rows.buffer as ArrayBuffer });
         } catch (error) {
           this.post({
@@ -238,9 +275,75 @@ export class TimelinePanel implements vscode.Disposable {
     }
   }
 
+  /**
+   * Follows the newest running recording live while the page asks for it and is visible; says why not otherwise. A
+   * recording that starts or stops changes which one is followed.
+   */
+  private updateLive(): void {
+    if (this.disposed) return;
+    const wanted = this.liveWanted && this.pageReady && this.panel.visible;
+    const running = this.host.manager.active();
+    if (this.live && (!wanted || this.live.sessionId !== running?.id)) this.stopLive();
+    if (!wanted) {
+      if (this.pageReady) this.sayLive('off');
+      return;
+    }
+    if (this.live) return;
+    if (!running) {
+      this.sayLive('unavailable', 'no recording runs (Start Recording…)');
+      return;
+    }
+    const why = liveUnavailableReason(running, running.kind === 'recording');
+    if (why !== null) {
+      this.sayLive('unavailable', why);
+      return;
+    }
+    try {
+      const reads = this.host.manager.follow(running.id);
+      const windowSeconds = () => {
+        const value = vscode.workspace.getConfiguration('ringside').get<number>('follow.windowSeconds', DEFAULT_LIVE_WINDOW_SECONDS);
+        return Number.isFinite(value) && value > 0 ? value : DEFAULT_LIVE_WINDOW_SECONDS;
+      };
+      const live: LiveFollow = new LiveFollow(reads, (message) => this.post(message), {
+        snapshotId: `live-${running.id}-${++this.liveNumber}`,
+        name: `${running.label} · live`,
+        windowNs: () => windowSeconds() * 1e9,
+        onFailure: (error) => {
+          if (this.live === live) this.live = undefined;
+          this.host.log(`timeline: live follow of "${running.label}" ended: ${(error as Error).message ?? String(error)}`);
+          this.sayLive('unavailable', `following "${running.label}" ended: ${(error as Error).message ?? String(error)}`);
+        },
+      });
+      this.live = live;
+      this.host.log(`timeline: following "${running.label}" live (last ${windowSeconds()} s)`);
+      this.sayLive('following', `${running.label} (last ${windowSeconds()} s)`);
+    } catch (error) {
+      this.sayLive('unavailable', (error as Error).message);
+    }
+  }
+
+  private stopLive(): void {
+    const live = this.live;
+    if (!live) return;
+    this.live = undefined;
+    live.stop();
+    this.host.log(
+      `timeline: live follow ended: ${live.records.toLocaleString('en-US')} records in ${live.appends} appends, ${live.workMs.toFixed(0)} ms of work` +
+        (live.skippedBytes > 0n ? `, ${live.skippedBytes} bytes overwritten before they could be read` : ''),
+    );
+  }
+
+  private sayLive(state: 'following' | 'off' | 'unavailable', detail?: string): void {
+    const key = `${state}|${detail ?? ''}`;
+    if (key === this.liveSaid) return;
+    this.liveSaid = key;
+    this.post({ type: 'liveState', state, ...(detail !== undefined ? { detail } : {}) });
+  }
+
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.stopLive();
     if (TimelinePanel.current === this) TimelinePanel.current = undefined;
     for (const disposable of this.disposables.splice(0)) disposable.dispose();
     this.panel.dispose();

@@ -125,6 +125,38 @@ interface Session {
   placesOfEvent?: readonly number[];
 }
 
+/** A running recording followed live (SessionManager.follow): each read is what its rings gained since the previous. */
+export interface LiveReads {
+  readonly sessionId: string;
+  readonly label: string;
+  read(): Promise<LiveRead>;
+  /** Stops following: the side-band taps close. */
+  close(): void;
+}
+
+/** One live read, decoded and named by the session's symbol table (which learns its mappings as snapshots do). */
+export interface LiveRead {
+  readonly decoded: DecodedSnapshot;
+  readonly symbols: FrameSymbols;
+  /** Bytes written since the previous read and overwritten before they could be read. */
+  readonly skippedBytes: bigint;
+  readonly limitations: readonly string[];
+  /** Reading the rings (no pause) and decoding, ms. */
+  readonly readMs: number;
+  readonly decodeMs: number;
+}
+
+/** Why a session cannot be followed live, for the page to say (null: it can). */
+export function liveUnavailableReason(info: Pick<SessionInfo, 'kind' | 'state' | 'label'>, canFollow: boolean): string | null {
+  if (info.state === 'stopped') return `"${info.label}" is stopped: nothing to follow`;
+  if (info.kind === 'file') return 'an opened perf.data is not a recording';
+  if (!canFollow || info.kind !== 'recording') {
+    // A keeper drains its own side-band (MMAP, COMM) into its spool, so this window has no tap of its own on it.
+    return `${info.kind === 'keeper' ? 'a kept recording' : 'borrowed rings'} cannot be followed live here (the process that owns the rings drains their side-band); Capture Snapshot shows it`;
+  }
+  return null;
+}
+
 /** How soon a session notices that the process owning its borrowed rings (a keeper) died. */
 const OWNER_CHECK_MS = 1000;
 
@@ -310,6 +342,46 @@ export class SessionManager {
     } finally {
       session.snapshotInFlight = undefined;
     }
+  }
+
+  /**
+   * Follows a running recording live: reads what its rings gained since the previous read (no pause, no re-read of
+   * what was read before), decodes it and names it through the session's symbol table. Throws a SessionError saying
+   * why when the session cannot be followed (liveUnavailableReason).
+   */
+  follow(sessionId: string): LiveReads {
+    const session = this.session(sessionId);
+    const source = session.source;
+    const why = liveUnavailableReason(this.info(session), source?.followLive !== undefined);
+    if (why !== null || !source?.followLive) throw new SessionError(why ?? `"${session.label}" cannot be followed live`);
+    const follower = source.followLive();
+    // /proc of a launched command or one process is a few reads; of every process (-a) thousands: read once, after
+    // which the side-band names what starts and maps code (as capture --follow does).
+    const everyProcess = session.scope?.kind === 'cpus';
+    let reads = 0;
+    const decode = (raw: SourceSnapshot) => (this.backend.decodeIncrement ? this.backend.decodeIncrement(raw) : this.backend.decode(raw));
+    return {
+      sessionId: session.id,
+      label: session.label,
+      read: async (): Promise<LiveRead> => {
+        const started = performance.now();
+        const raw = follower.read();
+        const decodeStart = performance.now();
+        const decoded = await decode(raw);
+        const processes = reads === 0 || !everyProcess ? (source.processesNow?.() ?? []) : [];
+        reads++;
+        session.symbols.learn(decoded, processes);
+        return {
+          decoded: { ...decoded, sampleValues: (event, pid, registers, stack) => session.symbols.sampleValues(event, pid, registers, stack) },
+          symbols: session.symbols.frames,
+          skippedBytes: raw.skippedBytes,
+          limitations: raw.limitations ?? [],
+          readMs: decodeStart - started,
+          decodeMs: performance.now() - decodeStart,
+        };
+      },
+      close: () => follower.close(),
+    };
   }
 
   /** Resolves when the session's launched target has exited (at once if it already has). */
