@@ -5,7 +5,7 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
-import { RecordType, Misc } from '../native/abi/uapi';
+import { RecordType, Misc, Sample } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
 import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, ThreadStates, WireStacks } from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
@@ -171,8 +171,10 @@ export interface WireSnapshot {
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): WireSnapshot {
-  // Sampled call stacks for the call tree, when any sample has a callchain.
-  const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
+  // Sampled call stacks for the call tree, when any sample has a callchain. Without an event that samples them there
+  // is none to find: the tables (which decode every sample) are not built at all (a live follow's read, five a second).
+  const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
+  const stacks = options.symbols && callchains ? snapshotStacks(snapshot, options.symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {

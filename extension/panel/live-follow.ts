@@ -26,8 +26,19 @@ export interface LiveFollowOptions {
   /** The window's length, ns (ringside.follow.windowSeconds; read at each append, so a changed setting applies at once). */
   readonly windowNs: () => number;
   readonly intervalMs?: number;
+  /** Told of each append's stages, ms: reading the rings (no pause), decoding, naming and building the message. */
+  readonly onAppend?: (timing: LiveAppendTiming) => void;
   /** Told when a read fails (the follow then ends: the recording stopped, or the rings went away). */
   readonly onFailure?: (error: unknown) => void;
+}
+
+export interface LiveAppendTiming {
+  readonly seq: number;
+  readonly records: number;
+  readonly readMs: number;
+  readonly decodeMs: number;
+  /** Symbols, stacks, threads and the batch (snapshotToWire), and the window. */
+  readonly wireMs: number;
 }
 
 /** A read the page may still show: its rows are live rows [firstRow, firstRow + rows). */
@@ -91,11 +102,13 @@ export class LiveFollow {
       this.reads++;
       this.skippedBytes += read.skippedBytes;
       const message = this.append(read);
+      const wireMs = performance.now() - started;
       if (message) {
         this.awaiting = message.seq;
         this.post(message);
+        this.options.onAppend?.({ seq: message.seq, records: message.batch.rowCount, readMs: read.readMs, decodeMs: read.decodeMs, wireMs });
       }
-      this.workMs += read.readMs + read.decodeMs + (performance.now() - started);
+      this.workMs += read.readMs + read.decodeMs + wireMs;
     } catch (error) {
       if (this.stopped) return;
       this.stop();
@@ -225,10 +238,9 @@ export class LiveFollow {
   }
 }
 
-/** Absolute ns of the newest timed record of a read (null: none has a time). */
+/** Absolute ns of the newest timed record of a read (null: none has a time), as its rings' coverage says. */
 function newestTimeNs(decoded: DecodedSnapshot): bigint | null {
-  const { time, length, timeOriginNs } = decoded.columns;
-  let newest = -Infinity;
-  for (let row = 0; row < length; row++) if (time[row] > newest) newest = time[row];
-  return newest === -Infinity ? null : timeOriginNs + BigInt(Math.round(newest));
+  let newest: bigint | null = null;
+  for (const ring of decoded.coverage) if (ring.newestTimeNs !== null && (newest === null || ring.newestTimeNs > newest)) newest = ring.newestTimeNs;
+  return newest;
 }

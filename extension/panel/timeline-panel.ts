@@ -308,6 +308,15 @@ export class TimelinePanel implements vscode.Disposable {
         snapshotId: `live-${running.id}-${++this.liveNumber}`,
         name: `${running.label} · live`,
         windowNs: () => windowSeconds() * 1e9,
+        // Each stage of the first append (which reads the recording's symbol tables), and of any slow one after it.
+        onAppend: (timing) => {
+          const ms = timing.readMs + timing.decodeMs + timing.wireMs;
+          if (timing.seq === 0 || ms > 1000)
+            this.host.log(
+              `timeline: live append ${timing.seq} (${timing.records.toLocaleString('en-US')} records): read ${timing.readMs.toFixed(1)} ms (no pause), ` +
+                `decode ${timing.decodeMs.toFixed(1)} ms, symbolize and wire ${timing.wireMs.toFixed(1)} ms`,
+            );
+        },
         onFailure: (error) => {
           if (this.live === live) this.live = undefined;
           this.host.log(`timeline: live follow of "${running.label}" ended: ${(error as Error).message ?? String(error)}`);
