@@ -54,8 +54,8 @@ async function record(workload: string, rate: number, seconds: number, follow: b
   const backend = createBackend();
   const manager = new SessionManager({ backend });
   const calls = Math.round(rate * seconds);
-  // Rings that hold a read's worth at the highest rate with room to spare (as follow-cost.ts sizes them).
-  const pages = Math.max(64, 2 ** Math.ceil(Math.log2((rate * 0.5 * 120) / 4096)));
+  // Rings that hold two seconds at the rate (about 120 bytes a record): a read that comes late still finds its records.
+  const pages = Math.max(64, 2 ** Math.ceil(Math.log2((rate * 2 * 120) / 4096)));
   try {
     const events = await backend.resolveEvents([EVENT], {});
     const started = process.cpuUsage();
@@ -73,8 +73,9 @@ async function record(workload: string, rate: number, seconds: number, follow: b
         const m = checked.message;
         if (m.type === 'liveAppend') {
           const entry = store.appendLive(m);
+          // The page acknowledges an append once it holds it; its lanes are laid out again by the next frame, after.
+          live?.onAck(m.snapshotId, m.seq);
           layout.update('thread', null, 0, new Set(), entry.index);
-          setImmediate(() => live?.onAck(m.snapshotId, m.seq));
         }
         page += (performance.now() - pageStarted) / 1000;
       };

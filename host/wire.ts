@@ -53,8 +53,13 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
     const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
     if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
+  // Rows of one thread come in runs: the thread of the previous row is known already (no key built per row).
+  let lastPid = NaN;
+  let lastTid = NaN;
   for (let row = 0; row < length; row++) {
-    if (tid[row] < 0) continue;
+    if (tid[row] < 0 || (pid[row] === lastPid && tid[row] === lastTid)) continue;
+    lastPid = pid[row];
+    lastTid = tid[row];
     const key = `${pid[row]}/${tid[row]}`;
     if (names.has(key)) continue;
     const processComm = names.get(`${pid[row]}/${pid[row]}`)?.comm;
