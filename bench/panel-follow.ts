@@ -10,8 +10,8 @@
 //           and the lanes laid out again (TimelineLayout.update, what the next frame does first). Drawing is not
 //           counted (it is bound by the frame rate, not by the record rate).
 // The CPU of this process (every thread: the decode pool's workers too) is read with process.cpuUsage(); the host's
-// share is follow's less alone's less the page's, the page's is timed around its handling of each append (one thread,
-// synchronous: its wall time). Each recording's one-time work is in it (its symbol tables, read on the first append).
+// share is follow's less alone's less the page's, the page's is read around its handling of each append. Each
+// recording's one-time work is in it (its symbol tables, read on the first append).
 // Printed:
 // CPU % of one core per side over the workload's seconds (medians of the rounds), and what the live capture kept of
 // the calls (the least of the rounds). The workload's own CPU (a child process) is in neither.
@@ -66,8 +66,9 @@ async function record(workload: string, rate: number, seconds: number, follow: b
     const layout = new TimelineLayout(store);
     if (follow) {
       const post = (message: HostToWebview) => {
-        // The page's work is synchronous on one thread: its wall time is its CPU time (and cheaper to read per append).
-        const pageStarted = performance.now();
+        // The page's work is synchronous, while the decode pool's workers are idle (the read was decoded before): the
+        // process's CPU across it is the page's (not its wall time, which a loaded machine stretches).
+        const pageStarted = process.cpuUsage();
         const checked = validateHostToWebview(structuredClone(message));
         if (!checked.ok) throw new Error(checked.reason);
         const m = checked.message;
@@ -77,13 +78,15 @@ async function record(workload: string, rate: number, seconds: number, follow: b
           live?.onAck(m.snapshotId, m.seq);
           layout.update('thread', null, 0, new Set(), entry.index);
         }
-        page += (performance.now() - pageStarted) / 1000;
+        page += cpuSeconds(pageStarted);
       };
       live = new LiveFollow(manager.follow(session.id), post, { snapshotId: 'live', name: 'live', windowNs: () => 30e9 });
     }
     await manager.whenTargetExited(session.id);
     if (live) {
-      // What the rings gained since the last read: the end of the run, read as the panel's next tick would.
+      // What the rings gained since the last read: the end of the run, read as the panel's next tick would (after the
+      // read in progress, if one is).
+      await live.tick();
       await live.tick();
       live.stop();
     }

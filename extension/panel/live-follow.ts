@@ -91,9 +91,20 @@ export class LiveFollow {
     if (snapshotId === this.options.snapshotId && seq === this.awaiting) this.awaiting = -1;
   }
 
-  /** Reads now unless a read or an unacknowledged append is in the way; resolves when done (tests, the benchmark). */
-  async tick(): Promise<void> {
-    if (this.busy || this.stopped || this.awaiting >= 0) return;
+  /** The read in progress (settled when none is). */
+  private running: Promise<void> = Promise.resolve();
+
+  /**
+   * Reads now unless a read or an unacknowledged append is in the way; resolves when this read, or the one in the
+   * way, is done (the benchmark's last read waits for the one in progress, then reads what is left).
+   */
+  tick(): Promise<void> {
+    if (this.busy || this.stopped || this.awaiting >= 0) return this.running;
+    this.running = this.readOnce();
+    return this.running;
+  }
+
+  private async readOnce(): Promise<void> {
     this.busy = true;
     try {
       const read = await this.source.read();
