@@ -173,14 +173,19 @@ export interface WireSnapshot {
   readonly start: SnapshotStart;
   readonly threadStates?: ThreadStates;
   readonly batches: RecordBatch[];
+  /** ms spent naming its addresses (symbols per sample, stacks) and building the rest of the messages. */
+  readonly timing: { readonly symbolizeMs: number; readonly wireMs: number };
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): WireSnapshot {
+  const started = performance.now();
   // Sampled call stacks for the call tree, when any sample has a callchain. Without an event that samples them there
   // is none to find: the tables (which decode every sample) are not built at all (a live follow's read, five a second).
   const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
   const stacks = options.symbols && callchains ? snapshotStacks(snapshot, options.symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
+  const symbolColumn = options.symbols ? rowSymbols(snapshot, options.symbols) : undefined;
+  const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
     ...(withStacks
@@ -196,9 +201,9 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
-    ...(options.symbols ? { symbols: rowSymbols(snapshot, options.symbols) } : {}),
+    ...(symbolColumn ? { symbols: symbolColumn } : {}),
   });
-  return { start, batches, ...(threadStates ? { threadStates } : {}) };
+  return { start, batches, ...(threadStates ? { threadStates } : {}), timing: { symbolizeMs, wireMs: performance.now() - started - symbolizeMs } };
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);

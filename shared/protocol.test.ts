@@ -387,6 +387,8 @@ describe('webview protocol', () => {
       if (!v.ok) assert.match(v.reason, re);
     }
     assert.ok(validateWebviewToHost({ type: 'liveFollow', on: true }).ok);
+    assert.ok(validateWebviewToHost({ type: 'painted', snapshotId: 's1' }).ok);
+    assert.equal(validateWebviewToHost({ type: 'painted' }).ok, false);
     assert.ok(validateWebviewToHost({ type: 'liveAck', snapshotId: 'live-1', seq: 3 }).ok);
     assert.equal(validateWebviewToHost({ type: 'liveFollow', on: 'yes' }).ok, false);
     assert.equal(validateWebviewToHost({ type: 'liveAck', snapshotId: 'live-1', seq: -1 }).ok, false);

@@ -304,6 +304,8 @@ export type WebviewToHost =
   | { readonly type: 'batchAck'; readonly snapshotId: string; readonly batchIndex: number }
   /** The page wants the running recording followed live (its "Follow live" box), or no longer. */
   | { readonly type: 'liveFollow'; readonly on: boolean }
+  /** The page drew the first frame of a snapshot's records (its first batch): the last stage the Output log times. */
+  | { readonly type: 'painted'; readonly snapshotId: string }
   /** The page holds the live append `seq` of `snapshotId`: the host may read the rings again. */
   | { readonly type: 'liveAck'; readonly snapshotId: string; readonly seq: number }
   | { readonly type: 'resync'; readonly have: readonly { readonly snapshotId: string; readonly rows: number }[] }

@@ -414,6 +414,9 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
       case 'liveFollow':
         bool(o, 'on', type);
         return;
+      case 'painted':
+        str(o, 'snapshotId', type, 256);
+        return;
       case 'liveAck':
         str(o, 'snapshotId', type, 256);
         int(o, 'seq', type);

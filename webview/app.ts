@@ -241,6 +241,8 @@ export class App {
   }
 
   private restoreWindow: PersistedViewState['window'] | undefined;
+  /** Snapshots whose first paint was reported. */
+  private readonly painted = new Set<string>();
   /** What the host says of live follow (following which recording, or why not), in the status line. */
   private liveStatus = '';
   /** When the call tree last followed the live capture (it is counted again at most once a second). */
@@ -536,6 +538,11 @@ export class App {
           return;
         }
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
+        // Once the frame after a snapshot's first batch is drawn, the host times its first paint.
+        if (m.firstRow === 0 && !this.painted.has(m.snapshotId)) {
+          this.painted.add(m.snapshotId);
+          requestAnimationFrame(() => requestAnimationFrame(() => this.post({ type: 'painted', snapshotId: m.snapshotId })));
+        }
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
         if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();

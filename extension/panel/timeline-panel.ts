@@ -124,7 +124,30 @@ export class TimelinePanel implements vscode.Disposable {
   addSnapshot(entry: SnapshotEntry): void {
     if (this.disposed || this.streamer.has(entry.id)) return;
     const session = this.host.manager.list().find((s) => s.id === entry.sessionId);
-    this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
+    const timing = this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
+    // Its stages so far; the page's first paint completes the line (a snapshot sent again after a reload is not timed).
+    if (entry.stages) this.timings.set(entry.id, { name: entry.name, maxPauseNs: entry.maxPauseNs, stages: entry.stages, ...timing, firstBatchAt: undefined });
+  }
+
+  /** Per snapshot on its way to the page: its stages, until its first paint is logged. */
+  private readonly timings = new Map<
+    string,
+    { name: string; maxPauseNs: number; stages: NonNullable<SnapshotEntry['stages']>; symbolizeMs: number; wireMs: number; firstBatchAt: number | undefined }
+  >();
+
+  /** The page drew a snapshot's first batch: every stage of it, timed, in the Output log. */
+  private logStages(snapshotId: string): void {
+    const timing = this.timings.get(snapshotId);
+    if (!timing) return;
+    this.timings.delete(snapshotId);
+    const now = performance.now();
+    const { stages } = timing;
+    const paintMs = timing.firstBatchAt === undefined ? NaN : now - timing.firstBatchAt;
+    this.host.log(
+      `snapshot ${timing.name} stages: pause ${(timing.maxPauseNs / 1e3).toFixed(1)} µs, copy ${stages.copyMs.toFixed(1)} ms, ` +
+        `decode ${stages.decodeMs.toFixed(1)} ms, symbolize ${(stages.learnMs + timing.symbolizeMs).toFixed(1)} ms, wire ${timing.wireMs.toFixed(1)} ms, ` +
+        `first paint ${paintMs.toFixed(1)} ms after its first batch was sent; asked for → painted ${(now - stages.startedAt).toFixed(0)} ms`,
+    );
   }
 
   private dropMissingSnapshots(): void {
@@ -138,6 +161,10 @@ export class TimelinePanel implements vscode.Disposable {
   private post(message: HostToWebview): void {
     if (this.disposed) return;
     if (message.type === 'snapshotStart') this.known.push(message.snapshotId);
+    if (message.type === 'batch' && message.firstRow === 0) {
+      const timing = this.timings.get(message.snapshotId);
+      if (timing && timing.firstBatchAt === undefined) timing.firstBatchAt = performance.now();
+    }
     // postMessage serialises ArrayBuffers natively (no JSON), so the columnar batches stay binary.
     void this.panel.webview.postMessage(message);
   }
@@ -173,6 +200,9 @@ export class TimelinePanel implements vscode.Disposable {
         return;
       case 'liveAck':
         this.live?.onAck(message.snapshotId, message.seq);
+        return;
+      case 'painted':
+        this.logStages(message.snapshotId);
         return;
       case 'resync':
         this.streamer.setVisible(true);

@@ -33,6 +33,8 @@ export interface SnapshotEntry {
   readonly maxPauseNs: number;
   /** Time spent decoding after the rings resumed, ms. */
   readonly decodeMs: number;
+  /** How long each stage took, for the Output log (the panel adds symbolize, wire and first paint). */
+  readonly stages?: SnapshotStages;
   /** What the recording could not see and why (user space only, rings shrunk to the lock budget). */
   readonly limitations: readonly string[];
   /** Set when a trigger took this snapshot ("Snapshot When…"): which events fired it. */
@@ -123,6 +125,16 @@ interface Session {
   triggerWatch?: { rearm(): void; stop(): void };
   /** Per event of a recording Ringside opened: the places it is armed at (1 + its line's extra sites). */
   placesOfEvent?: readonly number[];
+}
+
+/** The stages of a snapshot before the panel gets it, ms; `startedAt` is performance.now() when it was asked for. */
+export interface SnapshotStages {
+  readonly startedAt: number;
+  /** Pause → copy → resume of every ring (a perf.data: reading and decoding the file, `decodeMs` then 0). */
+  readonly copyMs: number;
+  readonly decodeMs: number;
+  /** Learning the mappings and comms that name its addresses (the session's symbol table). */
+  readonly learnMs: number;
 }
 
 /** A running recording followed live (SessionManager.follow): each read is what its rings gained since the previous. */
@@ -287,7 +299,10 @@ export class SessionManager {
     if (cancelled?.()) throw new OpenCancelled(file);
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
-    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started);
+    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started, [], [], undefined, {
+      startedAt: performance.now() - (Date.now() - started),
+      copyMs: 0,
+    });
     return this.info(session);
   }
 
@@ -322,8 +337,10 @@ export class SessionManager {
     if (session.snapshotInFlight) return session.snapshotInFlight;
     const source = session.source;
     const work = (async () => {
+      const startedAt = performance.now();
       progress?.('copying rings', 0);
       const raw: SourceSnapshot = await source.snapshot();
+      const copyMs = performance.now() - startedAt;
       const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
       progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
       const decodeStart = performance.now();
@@ -334,7 +351,10 @@ export class SessionManager {
       // What this snapshot lost (rings that overwrote the start, side-band not spooled) joins the recording's limitations.
       const losses = describeLosses(decoded, raw, { pageBytes: pageSize(), pagesOption: 'ringside.bufferPages' });
       const limitations = [...(raw.limitations ?? []), ...losses.notes];
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, limitations, raw.processes ?? [], trigger);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, limitations, raw.processes ?? [], trigger, {
+        startedAt,
+        copyMs,
+      });
     })();
     session.snapshotInFlight = work;
     try {
@@ -553,9 +573,12 @@ export class SessionManager {
     limitations: readonly string[] = [],
     processes: readonly ProcessSideband[] = [],
     trigger?: string,
+    timing?: { readonly startedAt: number; readonly copyMs: number },
   ): SnapshotEntry {
     // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
+    const learnStarted = performance.now();
     session.symbols.learn(decoded, processes);
+    const learnMs = performance.now() - learnStarted;
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
@@ -577,6 +600,7 @@ export class SessionManager {
       limitations,
       symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
+      ...(timing ? { stages: { startedAt: timing.startedAt, copyMs: timing.copyMs, decodeMs, learnMs } } : {}),
     };
     session.snapshots.push(entry);
     this.trim(session);
