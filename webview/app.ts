@@ -129,6 +129,11 @@ export class App {
         this.status.textContent = 'Nothing to export yet.';
         return;
       }
+      if (shown.live) {
+        // The host keeps only the reads of its window, not a capture it can write: a snapshot freezes one.
+        this.status.textContent = 'A live capture is not exported: Capture Snapshot freezes a copy that can be.';
+        return;
+      }
       this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: shown.id });
     });
     this.status = el('span', 'rs-status');
