@@ -202,6 +202,7 @@ const STAND_IN = String.raw`(function () {
           case 'fieldFilterRequest': fieldFilter(m); break;
           case 'watchRequest': error(m.requestId, 'watchReply', 'EREADONLY', 'Breakpoints cannot be changed in an exported page.'); break;
           case 'revealRequest': error(m.requestId, 'revealReply', 'EREADONLY', 'There is no editor to reveal ' + m.file + ':' + m.line + ' in.'); break;
+          case 'liveFollow': if (m.on) send({ type: 'liveState', state: 'unavailable', detail: 'an exported page has no recording to follow' }); break;
         }
       }
     };

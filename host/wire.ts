@@ -5,7 +5,7 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
-import { RecordType, Misc } from '../native/abi/uapi';
+import { RecordType, Misc, Sample } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
 import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, ThreadStates, WireStacks } from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
@@ -53,8 +53,13 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
     const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
     if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
+  // Rows of one thread come in runs: the thread of the previous row is known already (no key built per row).
+  let lastPid = NaN;
+  let lastTid = NaN;
   for (let row = 0; row < length; row++) {
-    if (tid[row] < 0) continue;
+    if (tid[row] < 0 || (pid[row] === lastPid && tid[row] === lastTid)) continue;
+    lastPid = pid[row];
+    lastTid = tid[row];
     const key = `${pid[row]}/${tid[row]}`;
     if (names.has(key)) continue;
     const processComm = names.get(`${pid[row]}/${pid[row]}`)?.comm;
@@ -168,12 +173,19 @@ export interface WireSnapshot {
   readonly start: SnapshotStart;
   readonly threadStates?: ThreadStates;
   readonly batches: RecordBatch[];
+  /** ms spent naming its addresses (symbols per sample, stacks) and building the rest of the messages. */
+  readonly timing: { readonly symbolizeMs: number; readonly wireMs: number };
 }
 
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): WireSnapshot {
-  // Sampled call stacks for the call tree, when any sample has a callchain.
-  const stacks = options.symbols ? snapshotStacks(snapshot, options.symbols) : undefined;
+  const started = performance.now();
+  // Sampled call stacks for the call tree, when any sample has a callchain. Without an event that samples them there
+  // is none to find: the tables (which decode every sample) are not built at all (a live follow's read, five a second).
+  const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
+  const stacks = options.symbols && callchains ? snapshotStacks(snapshot, options.symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
+  const symbolColumn = options.symbols ? rowSymbols(snapshot, options.symbols) : undefined;
+  const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
     ...(withStacks
@@ -189,9 +201,9 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
-    ...(options.symbols ? { symbols: rowSymbols(snapshot, options.symbols) } : {}),
+    ...(symbolColumn ? { symbols: symbolColumn } : {}),
   });
-  return { start, batches, ...(threadStates ? { threadStates } : {}) };
+  return { start, batches, ...(threadStates ? { threadStates } : {}), timing: { symbolizeMs, wireMs: performance.now() - started - symbolizeMs } };
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);

@@ -361,6 +361,38 @@ describe('webview protocol', () => {
       if (!v.ok) assert.match(v.reason, re);
     }
   });
+
+  it('validates live appends (one batch of the live capture, its part announcing exactly its rows) and live follow requests', () => {
+    const [batch] = columnsToBatches(makeColumns(4), { snapshotId: 'live-1' });
+    const append = {
+      type: 'liveAppend',
+      snapshotId: 'live-1',
+      seq: 0,
+      part: { ...start, snapshotId: 'live-1', totalRows: 4, batchCount: 1 },
+      batch,
+      keepFromNs: '0',
+    };
+    assert.ok(validateHostToWebview(append).ok);
+    assert.ok(validateHostToWebview({ type: 'liveState', state: 'unavailable', detail: 'no recording runs' }).ok);
+    const bad: [unknown, RegExp][] = [
+      [{ ...append, part: { ...append.part, snapshotId: 'other' } }, /liveAppend\.part: expected rows of live capture "live-1"/],
+      [{ ...append, part: { ...append.part, totalRows: 5 } }, /liveAppend\.part\.totalRows: expected the batch's 4 rows/],
+      [{ ...append, keepFromNs: 'soon' }, /liveAppend\.keepFromNs/],
+      [{ ...append, batch: { ...batch, columns: { ...batch.columns, time: new ArrayBuffer(3) } } }, /batch\.columns\.time/],
+      [{ type: 'liveState', state: 'maybe' }, /liveState\.state/],
+    ];
+    for (const [m, re] of bad) {
+      const v = validateHostToWebview(m);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, re);
+    }
+    assert.ok(validateWebviewToHost({ type: 'liveFollow', on: true }).ok);
+    assert.ok(validateWebviewToHost({ type: 'painted', snapshotId: 's1' }).ok);
+    assert.equal(validateWebviewToHost({ type: 'painted' }).ok, false);
+    assert.ok(validateWebviewToHost({ type: 'liveAck', snapshotId: 'live-1', seq: 3 }).ok);
+    assert.equal(validateWebviewToHost({ type: 'liveFollow', on: 'yes' }).ok, false);
+    assert.equal(validateWebviewToHost({ type: 'liveAck', snapshotId: 'live-1', seq: -1 }).ok, false);
+  });
 });
 
 describe('host-side conversions', () => {

@@ -213,6 +213,35 @@ export interface ErrorInfo {
   readonly hint?: string;
 }
 
+/**
+ * Live follow: what the rings of a running recording gained since the previous append, added to the live capture
+ * `snapshotId` (shown like a capture, growing by itself). `part` describes these rows as a snapshotStart describes a
+ * snapshot (their own time origin, events, threads, stacks, losses by row within the part; `coverage`: what the host
+ * holds of the live capture now), `batch` holds them (one batch; `firstRow` numbers them on from the previous append,
+ * from 0 at the first), `threadStates` their thread states. Rows of the live capture older than `keepFromNs` (absolute
+ * ns, decimal) fall out of its window and are dropped. Each append is acknowledged (`liveAck` with its `seq`) before
+ * the host reads the rings again.
+ */
+export interface LiveAppend {
+  readonly type: 'liveAppend';
+  readonly snapshotId: string;
+  readonly seq: number;
+  readonly part: SnapshotStart;
+  readonly batch: RecordBatch;
+  readonly threadStates?: ThreadStates;
+  readonly keepFromNs: string;
+}
+
+/**
+ * Whether the panel follows a recording live, and why not: `following` names the recording; `off` when the page asked
+ * for none or the panel is hidden; `unavailable` with the reason (no recording runs, or one that cannot be followed).
+ */
+export interface LiveState {
+  readonly type: 'liveState';
+  readonly state: 'following' | 'off' | 'unavailable';
+  readonly detail?: string;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Host → webview
 
@@ -241,7 +270,9 @@ export type HostToWebview =
   | { readonly type: 'watchList'; readonly watches: readonly WatchInfo[]; readonly budget: WatchBudget }
   | { readonly type: 'revealReply'; readonly replyTo: number; readonly ok: boolean; readonly error?: ErrorInfo }
   | { readonly type: 'removeSnapshot'; readonly snapshotId: string }
-  | FieldFilterReply;
+  | FieldFilterReply
+  | LiveAppend
+  | LiveState;
 
 /**
  * Rows of one snapshot whose decoded field matches (answer to `fieldFilterRequest`): `rows` holds
@@ -271,6 +302,12 @@ export type WatchRequest =
 export type WebviewToHost =
   | { readonly type: 'ready'; readonly protocolVersion: number }
   | { readonly type: 'batchAck'; readonly snapshotId: string; readonly batchIndex: number }
+  /** The page wants the running recording followed live (its "Follow live" box), or no longer. */
+  | { readonly type: 'liveFollow'; readonly on: boolean }
+  /** The page drew the first frame of a snapshot's records (its first batch): the last stage the Output log times. */
+  | { readonly type: 'painted'; readonly snapshotId: string }
+  /** The page holds the live append `seq` of `snapshotId`: the host may read the rings again. */
+  | { readonly type: 'liveAck'; readonly snapshotId: string; readonly seq: number }
   | { readonly type: 'resync'; readonly have: readonly { readonly snapshotId: string; readonly rows: number }[] }
   | { readonly type: 'detailsRequest'; readonly requestId: number; readonly snapshotId: string; readonly row: number }
   | ({ readonly type: 'watchRequest'; readonly requestId: number } & WatchRequest)

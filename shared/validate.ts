@@ -361,6 +361,28 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
       case 'removeSnapshot':
         str(o, 'snapshotId', type, 256);
         return;
+      case 'liveAppend': {
+        const id = str(o, 'snapshotId', type, 256);
+        int(o, 'seq', type);
+        decimal(o, 'keepFromNs', type);
+        const part = obj(o.part, `${type}.part`);
+        validateSnapshotStart(part);
+        const batch = obj(o.batch, `${type}.batch`);
+        validateBatch(batch);
+        // One live capture: the part, its rows and its states all belong to it, and the part announces exactly its rows.
+        if (part.snapshotId !== id || batch.snapshotId !== id) fail(`${type}.part`, `rows of live capture ${JSON.stringify(id)}`);
+        if (part.totalRows !== batch.rowCount) fail(`${type}.part.totalRows`, `the batch's ${batch.rowCount as number} rows`);
+        if (o.threadStates !== undefined) {
+          const states = obj(o.threadStates, `${type}.threadStates`);
+          validateThreadStates(states);
+          if (states.snapshotId !== id) fail(`${type}.threadStates.snapshotId`, JSON.stringify(id));
+        }
+        return;
+      }
+      case 'liveState':
+        oneOf(o, 'state', type, ['following', 'off', 'unavailable'] as const);
+        if (o.detail !== undefined) str(o, 'detail', type, 4096);
+        return;
       case 'fieldFilterReply': {
         int(o, 'replyTo', type);
         str(o, 'snapshotId', type, 256);
@@ -388,6 +410,16 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
       case 'batchAck':
         str(o, 'snapshotId', type, 256);
         int(o, 'batchIndex', type);
+        return;
+      case 'liveFollow':
+        bool(o, 'on', type);
+        return;
+      case 'painted':
+        str(o, 'snapshotId', type, 256);
+        return;
+      case 'liveAck':
+        str(o, 'snapshotId', type, 256);
+        int(o, 'seq', type);
         return;
       case 'resync':
         arr(o, 'have', type).forEach((h, i) => {

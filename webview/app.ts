@@ -6,7 +6,7 @@
 import { PROTOCOL_VERSION, type ErrorInfo, type HostToWebview, type WatchRequest, type WebviewToHost } from '../shared/protocol';
 import { validateHostToWebview } from '../shared/validate';
 import { isViewState, type LaneGrouping, type PersistedViewState } from './view-state';
-import { BatchRejected, RecordStore } from './store';
+import { BatchRejected, RecordStore, type SnapshotEntry } from './store';
 import { Timeline } from './timeline';
 import { recordTypeName } from '../shared/columns';
 import { WatchPanel } from './watch';
@@ -116,7 +116,10 @@ export class App {
     const zoomIn = createButton('+', 'Zoom in', { appearance: 'icon', id: 'rs-zoom-in' });
     const zoomOut = createButton('−', 'Zoom out', { appearance: 'icon', id: 'rs-zoom-out' });
     const reset = createButton('Fit', 'Show everything', { appearance: 'secondary', id: 'rs-zoom-reset' });
-    this.followBox = createCheckbox('Follow latest', { id: 'rs-follow', checked: restored?.followLatest ?? false });
+    this.followBox = createCheckbox('Follow live', { id: 'rs-follow', checked: restored?.followLatest ?? false });
+    this.followBox.title =
+      'While a recording runs, show it live: its newest records as the rings gain them (several times a second, without ' +
+      'pausing them), the last ringside.follow.windowSeconds of them. Capture Snapshot still freezes a copy.';
     this.perfClockBox = createCheckbox('Perf clock', { id: 'rs-perf-clock', checked: restored?.perfClock ?? false });
     this.perfClockBox.title = "Show times as the perf clock (what perf script prints, exact ns in the details) instead of time since the capture's start";
     const exportButton = createButton('Export HTML', 'Export the shown capture as a self-contained HTML file', { appearance: 'secondary', id: 'rs-export' });
@@ -124,6 +127,11 @@ export class App {
       const shown = this.store.snapshots[this.timeline.shown];
       if (!shown) {
         this.status.textContent = 'Nothing to export yet.';
+        return;
+      }
+      if (shown.live) {
+        // The host keeps only the reads of its window, not a capture it can write: a snapshot freezes one.
+        this.status.textContent = 'A live capture is not exported: Capture Snapshot freezes a copy that can be.';
         return;
       }
       this.post({ type: 'exportRequest', requestId: this.nextRequestId++, snapshotId: shown.id });
@@ -219,17 +227,75 @@ export class App {
     this.followBox.addEventListener('change', () => {
       this.timeline.followLatest = this.followBox.checked;
       if (this.followBox.checked) this.timeline.dataChanged();
+      this.post({ type: 'liveFollow', on: this.followBox.checked });
+      if (this.followBox.checked) {
+        // Back to the live capture when one grows already.
+        const live = this.liveCapture();
+        if (live && live.index !== this.timeline.shown) this.showSnapshot(live.index);
+      } else this.liveStatus = '';
+      this.updateStatus();
       this.saveStateSoon();
     });
     document.addEventListener('visibilitychange', () => {
+      // A live capture is the host's follower's, not a snapshot it streams: it is not asked for again.
       if (document.visibilityState === 'visible')
-        this.post({ type: 'resync', have: this.store.snapshots.map((s) => ({ snapshotId: s.id, rows: s.receivedRows })) });
+        this.post({ type: 'resync', have: this.store.snapshots.filter((s) => !s.live).map((s) => ({ snapshotId: s.id, rows: s.receivedRows })) });
     });
     this.updateStatus();
     this.timeline.scheduler.schedule();
   }
 
   private restoreWindow: PersistedViewState['window'] | undefined;
+  /** Snapshots whose first paint was reported. */
+  private readonly painted = new Set<string>();
+  /** What the host says of live follow (following which recording, or why not), in the status line. */
+  private liveStatus = '';
+  /** When the call tree last followed the live capture (it is counted again at most once a second). */
+  private liveTreeAt = 0;
+  private liveTreeTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /** The live capture the host appends to now (the newest one), if any. */
+  private liveCapture(): SnapshotEntry | undefined {
+    for (let k = this.store.snapshots.length - 1; k >= 0; k--) if (this.store.snapshots[k].live) return this.store.snapshots[k];
+    return undefined;
+  }
+
+  /** A live append: held and acknowledged, shown when it is the shown capture (the first one shows it). */
+  private receiveLive(m: Extract<HostToWebview, { type: 'liveAppend' }>): void {
+    const isNew = !this.store.getSnapshot(m.snapshotId);
+    const dropsBefore = this.store.lastDrop;
+    let entry: SnapshotEntry;
+    try {
+      entry = this.store.appendLive(m);
+    } catch (e) {
+      if (!(e instanceof BatchRejected)) throw e;
+      this.post({ type: 'webviewError', message: e.message });
+      return;
+    }
+    this.post({ type: 'liveAck', snapshotId: m.snapshotId, seq: m.seq });
+    // Rows moved down when the window dropped some: the selections follow their records.
+    if (this.store.lastDrop !== dropsBefore) for (const t of this.timelines()) t.rowsDropped();
+    if (isNew) {
+      if (m.part.limitations?.length) this.limitations.set(m.snapshotId, m.part.limitations);
+      if (this.followBox.checked) this.showSnapshot(entry.index);
+    }
+    for (const t of this.timelines()) t.dataChanged();
+    if (entry.index === this.active.shown && !this.brushed) this.followLiveTree();
+    this.renderSnapshots();
+    this.renderLegend();
+    this.updateStatus();
+  }
+
+  /** The call tree of the live capture, counted again at most once a second while it grows. */
+  private followLiveTree(): void {
+    if (this.liveTreeTimer !== undefined) return;
+    const wait = Math.max(0, this.liveTreeAt + 1000 - performance.now());
+    this.liveTreeTimer = setTimeout(() => {
+      this.liveTreeTimer = undefined;
+      this.liveTreeAt = performance.now();
+      if (!this.brushed) this.showWholeCapture();
+    }, wait);
+  }
   private brushedRange: [number, number] | null = null;
   /** Whether the host reveals source in an editor (the panel says so in its init; the offline page has none). */
   private editor = false;
@@ -421,6 +487,8 @@ export class App {
 
   start(): void {
     this.post({ type: 'ready', protocolVersion: PROTOCOL_VERSION });
+    // Whether to follow the running recording live is the page's choice (its box, kept in its view state).
+    if (this.followBox.checked) this.post({ type: 'liveFollow', on: true });
   }
 
   private post(message: WebviewToHost): void {
@@ -475,6 +543,11 @@ export class App {
           return;
         }
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
+        // Once the frame after a snapshot's first batch is drawn, the host times its first paint.
+        if (m.firstRow === 0 && !this.painted.has(m.snapshotId)) {
+          this.painted.add(m.snapshotId);
+          requestAnimationFrame(() => requestAnimationFrame(() => this.post({ type: 'painted', snapshotId: m.snapshotId })));
+        }
         // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
         const received = this.store.getSnapshot(m.snapshotId);
         if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();
@@ -519,7 +592,8 @@ export class App {
         if (!bySnapshot) return; // the term left the filter meanwhile
         const snap = this.store.getSnapshot(pending.snapshotId);
         if (m.rows) {
-          const mask = new Uint8Array(snap?.totalRows ?? 0);
+          // By the snapshot's own row numbers (a live capture's run on from its first append).
+          const mask = new Uint8Array(snap?.live ? snap.live.nextRow : (snap?.totalRows ?? 0));
           for (const row of new Uint32Array(m.rows)) if (row < mask.length) mask[row] = 1;
           bySnapshot.set(pending.snapshotId, mask);
         } else if (m.error) {
@@ -528,6 +602,13 @@ export class App {
         this.applyFilter(this.filterText);
         return;
       }
+      case 'liveAppend':
+        this.receiveLive(m);
+        return;
+      case 'liveState':
+        this.liveStatus = m.state === 'following' ? `live: ${m.detail ?? 'following'}` : m.state === 'unavailable' ? `live: ${m.detail ?? 'unavailable'}` : '';
+        this.updateStatus();
+        return;
       case 'removeSnapshot':
         // Rows stay in the store (the axis would jump); the list marks the snapshot as removed.
         this.snapshotList.querySelector(`[data-snapshot="${CSS.escape(m.snapshotId)}"]`)?.classList.add('rs-removed');
@@ -701,7 +782,8 @@ export class App {
       (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '') +
       (userSpaceOnly ? ' · user space only' : '') +
       (unseen ? ' · no hits can be seen on this machine: hardware breakpoints do not fire here' : '') +
-      (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '');
+      (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '') +
+      (this.followBox.checked && this.liveStatus ? ` · ${this.liveStatus}` : '');
   }
 
   /** The coverage of the rings of the captures on the page (the shown one, and the compared one), not of every capture kept. */
@@ -731,7 +813,11 @@ export class App {
       // The capture time first: captures of one session share their name, the time tells them apart.
       const time = el('span', 'rs-snapshot-time', undefined, new Date(s.takenAtMs).toLocaleTimeString('en-GB'));
       const meta = el('span', 'rs-snapshot-meta', button);
-      meta.append(time, ` · ${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`);
+      meta.append(
+        time,
+        ` · ${s.live ? 'live · ' : ''}${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`,
+      );
+      if (s.live) li.classList.add('rs-live');
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.

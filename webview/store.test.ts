@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { BatchRejected, RecordStore } from './store';
 import { mostFrequentEvent, TimelineLayout } from './layout';
 import { columnsToBatches } from '../shared/batches';
-import type { SnapshotStart } from '../shared/protocol';
+import type { LiveAppend, SnapshotStart } from '../shared/protocol';
 import type { RecordColumns } from '../native/decode/types';
 
 function columns(times: number[], tids: number[], events: number[]): RecordColumns {
@@ -385,5 +385,148 @@ describe('record store', () => {
     assert.deepEqual(Array.from(store.stack.subarray(0, 3)), [0, 0, 1], 'the same functions at the same line are one stack');
     assert.deepEqual(Array.from(table.leafLocation!, line), [5, 6]);
     assert.deepEqual(Array.from(table.nameLocation!, line), [1, 3], 'main from b, f from a (the first snapshot that knew it)');
+  });
+
+  describe('live capture', () => {
+    /** An append of rows at `times` (ns after `origin`), numbered on from `firstRow`, keeping the window from `keepFromNs`. */
+    function append(seq: number, firstRow: number, origin: bigint, times: number[], keepFromNs: bigint, extra: Partial<SnapshotStart> = {}): LiveAppend {
+      const n = times.length;
+      const rows = columns(
+        times,
+        times.map(() => 7),
+        times.map((_, i) => i % 2),
+      );
+      rows.kind.fill(9); // samples
+      const [batch] = columnsToBatches(
+        { ...rows, timeOriginNs: origin },
+        { snapshotId: 'live', symbols: times.map((_, i) => `fn${seq}_${i}`), stacks: Int32Array.from(times, () => 0) },
+      );
+      return {
+        type: 'liveAppend',
+        snapshotId: 'live',
+        seq,
+        part: {
+          ...start('live', String(origin), n, 1, 'cpu-clock'),
+          stacks: { names: [`leaf${seq}`, 'main'], start: [0, 2], frames: [0, 1] },
+          ...extra,
+        },
+        batch: { ...batch, firstRow },
+        keepFromNs: String(keepFromNs),
+      };
+    }
+
+    it('grows by appends (each with its own origin) and drops the rows that fell out of its window, keeping every part consistent', () => {
+      const store = new RecordStore();
+      // A snapshot first (its origin is the store's), then the live capture, with another snapshot arriving between appends.
+      store.beginSnapshot(start('a', '1000', 2, 1, 'cpu-clock'));
+      for (const b of columnsToBatches(columns([0, 1], [7, 7], [0, 0]), { snapshotId: 'a' })) store.addBatch(b);
+      const live = store.appendLive(append(0, 0, 2000n, [0, 100, 200], 0n), 0);
+      assert.ok(live.live);
+      assert.equal(live.index, 1);
+      store.beginSnapshot(start('b', '1000', 1, 1, 'cpu-clock'));
+      for (const b of columnsToBatches(columns([5], [7], [0]), { snapshotId: 'b' })) store.addBatch(b);
+      store.appendLive(append(1, 3, 2300n, [0, 50, 100], 0n, { losses: [{ row: 1, kind: 'LOST', lost: '4', ring: 'cpu0', sinceNs: '2300' }] }), 0);
+      assert.deepEqual(Array.from(store.time.subarray(0, 9)), [0, 1, 1000, 1100, 1200, 5, 1300, 1350, 1400]);
+      assert.deepEqual(store.rangesOf(1), [
+        [2, 5],
+        [6, 9],
+      ]);
+      assert.deepEqual(store.timeExtent(1), [1000, 1400]);
+      assert.deepEqual(live.eventRows, [4, 2]);
+      assert.deepEqual(
+        live.losses.map((l) => l.row),
+        [4],
+        'a loss is numbered among the live rows',
+      );
+      assert.throws(() => store.appendLive(append(2, 5, 2500n, [0], 0n), 0), /starts at row 5, expected 6/);
+
+      // The window moves to 3250 ns absolute (store time 1250): the rows at 1000, 1100 and 1200 fall out.
+      const selectedBefore = 7; // the row at 1350
+      store.appendLive(append(2, 6, 2500n, [0, 10], 2250n), 0);
+      assert.equal(store.length, 8);
+      assert.deepEqual(Array.from(store.time.subarray(0, 8)), [0, 1, 5, 1300, 1350, 1400, 1500, 1510]);
+      assert.deepEqual(store.rangesOf(1), [[3, 8]]);
+      assert.deepEqual(store.rangesOf(2), [[2, 3]], 'the other snapshot moved down, whole');
+      assert.deepEqual(
+        [3, 4, 5, 6, 7].map((r) => store.localRowOf(r)),
+        [3, 4, 5, 6, 7],
+        'live rows keep their numbers (the host answers details by them)',
+      );
+      assert.deepEqual(
+        [0, 1, 2, 3, 7].map((r) => store.snapshotIndexOf(r)),
+        [0, 0, 2, 1, 1],
+      );
+      assert.equal(store.getSnapshot('b')!.firstGlobalRow, 2);
+      assert.equal(live.receivedRows, 5);
+      assert.equal(live.live!.droppedRows, 3);
+      assert.deepEqual(live.eventRows, [3, 2], 'rows per event count what is held');
+      assert.deepEqual(store.timeExtent(1), [1300, 1510]);
+      assert.deepEqual(
+        live.losses.map((l) => l.row),
+        [4],
+      );
+      assert.equal(store.rowAfterDrop(selectedBefore), 4, 'a row kept is found where it moved');
+      assert.equal(store.rowAfterDrop(3), -1, 'a row dropped is gone');
+      assert.deepEqual(
+        [3, 4, 5, 6, 7].map((r) => store.symbolOf(r)),
+        ['fn1_0', 'fn1_1', 'fn1_2', 'fn2_0', 'fn2_1'],
+        'symbols moved with their rows',
+      );
+      assert.deepEqual(
+        [3, 6].map((r) => store.stackFunctionsOf(r)),
+        [
+          ['leaf1', 'main'],
+          ['leaf2', 'main'],
+        ],
+        'stacks moved with their rows; the interned tables keep every stack',
+      );
+      assert.equal(store.stackTable().start.length - 1, 3);
+      assert.deepEqual(Array.from(store.rowsOf(0)), [0, 1]);
+    });
+
+    it('drops rows once an eighth of what it holds fell out, and cuts its extent to the window at once', () => {
+      const store = new RecordStore();
+      const times = Array.from({ length: 80 }, (_, i) => i * 10); // 0..790 ns
+      store.appendLive(append(0, 0, 1000n, times, 0n));
+      // 5 rows (under an eighth of 80) fall out: the extent starts at the window, the rows wait.
+      store.appendLive(append(1, 80, 1800n, [0], 1050n));
+      assert.equal(store.length, 81);
+      assert.deepEqual(store.timeExtent(0), [50, 800]);
+      // 20 rows fall out: they go.
+      store.appendLive(append(2, 81, 1810n, [0], 1200n));
+      assert.equal(store.length, 62);
+      assert.equal(store.time[0], 200);
+      assert.deepEqual(store.timeExtent(0), [200, 810]);
+    });
+
+    it('keeps thread states that reach into the window and drops the rest', () => {
+      const store = new RecordStore();
+      const states = (ends: number[]) => {
+        const n = ends.length;
+        const f64 = (values: number[]) => Float64Array.from(values).buffer;
+        return {
+          type: 'threadStates' as const,
+          snapshotId: 'live',
+          count: n,
+          columns: {
+            start: f64(ends.map((e) => e - 5)),
+            end: f64(ends),
+            tid: new Int32Array(n).fill(7).buffer,
+            cpu: new Int32Array(n).buffer,
+            state: new Uint8Array(n).buffer,
+            flags: new Uint8Array(n).buffer,
+            nextTid: new Int32Array(n).buffer,
+            nextComm: new Int32Array(n).fill(-1).buffer,
+          },
+          comms: [],
+        };
+      };
+      store.appendLive({ ...append(0, 0, 0n, [0, 10], 0n), threadStates: states([10]) }, 0);
+      store.appendLive({ ...append(1, 2, 100n, [0, 10], 0n), threadStates: states([10]) }, 0);
+      assert.equal(store.threadStates.length, 2);
+      store.appendLive(append(2, 4, 200n, [0], 50n), 0);
+      assert.equal(store.threadStates.length, 1);
+      assert.equal(store.threadStates[0].end[0], 110, 'rebased by its own part origin');
+    });
   });
 });

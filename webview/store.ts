@@ -4,19 +4,24 @@
 // time 0 of records it synthesized) gets NaN: it is counted and listed, never placed on an axis.
 // Pure (no DOM): the renderer reads the columns directly.
 //
-// Receiving a big snapshot is bound by writing fresh memory (page faults), so the store keeps per
-// row only what is read per row: which snapshot a row came from and its row number there are
-// answered from the list of appended batches (a batch is a run of consecutive rows of one
-// snapshot), and the symbol column exists only once some batch carried symbols. For the same
-// reason the columns a first frame does not read are copied out of their batches when first read,
-// not as they arrive: time and event (rebased, mapped) are copied at once; kind, misc, pid, tid, cpu,
-// ipHi and ipLo wait (the lanes read the column they group by from the batches, in parts). A 1M-row
-// snapshot's first paint then writes 10 of its 33 bytes per row.
+// Split by concern: the columns and their deferred copy (store-columns.ts), which snapshot a row came from
+// (store-runs.ts), events and their mapping (store-events.ts), sample symbols (store-symbols.ts), stacks
+// (store-stacks.ts) and thread states (store-thread-states.ts). This module keeps the snapshots and puts a batch
+// into all of them.
 
-import type { CoverageFact, EventInfo, EventKind, LossInfo, RecordBatch, SnapshotStart, ThreadStates } from '../shared/protocol';
-import { THREAD_STATE_COLUMNS, type ThreadStateTable } from '../shared/thread-states';
+import type { CoverageFact, LiveAppend, LossInfo, RecordBatch, SnapshotStart, ThreadInfo, ThreadStates } from '../shared/protocol';
+import type { ThreadStateTable } from '../shared/thread-states';
 import { COLUMN_NAMES, COLUMN_TYPES, RecordType, type ColumnName, type WireColumnArray } from '../shared/columns';
-import type { SourceLocation, StackTable } from '../shared/stacks';
+import type { StackTable } from '../shared/stacks';
+import { DEFERRED_COLUMN_NAMES, RecordColumns, type ColumnPart, type DeferredBuffers, type StoreColumns } from './store-columns';
+import { BatchRuns } from './store-runs';
+import { StoreEvents, type StoreEvent } from './store-events';
+import { SymbolNames } from './store-symbols';
+import { StackInterner } from './store-stacks';
+import { ThreadStateTables } from './store-thread-states';
+
+export type { ColumnPart } from './store-columns';
+export type { StoreEvent } from './store-events';
 
 export interface SnapshotEntry {
   readonly id: string;
@@ -25,12 +30,14 @@ export interface SnapshotEntry {
   readonly originNs: bigint;
   /** originNs - store origin, in ns (added to every time of this snapshot). */
   readonly offsetNs: number;
-  readonly totalRows: number;
-  readonly batchCount: number;
+  /** Rows announced (of a live capture: the rows it holds now). */
+  totalRows: number;
+  batchCount: number;
   readonly takenAtMs: number;
-  readonly coverage: readonly CoverageFact[];
+  /** Its rings' coverage (of a live capture: of what the host holds of it, replaced with every append). */
+  coverage: readonly CoverageFact[];
   /** Its LOST / LOST_SAMPLES records (snapshot-local rows). */
-  readonly losses: readonly LossInfo[];
+  losses: readonly LossInfo[];
   /** Snapshot-local event index → store event index. */
   readonly eventMap: Map<number, number>;
   /** The same mapping as a typed table indexed by the local event index (-1: not announced), read per row. */
@@ -54,51 +61,30 @@ export interface SnapshotEntry {
   readonly stackMap?: Int32Array;
   /** Rows received per store event index (missing: none): the events the capture recorded, not just announced. */
   readonly eventRows: number[];
+  /** Set on a live capture (live follow): it grows by appends and drops what falls out of its window. */
+  live?: LiveRows;
 }
 
-export interface StoreEvent {
-  readonly name: string;
-  readonly kind: EventKind;
+/** What the store knows of a live capture beyond a snapshot's facts. */
+export interface LiveRows {
+  /** The live row number of the next append's first row (rows are numbered from the first append on, never reused). */
+  nextRow: number;
+  /** Live rows dropped so far (out of the window): the first row held is this one. */
+  droppedRows: number;
+  /** Rebased time before which rows are out of the window (-Infinity: none yet). */
+  keepFrom: number;
+  /** Appends received. */
+  appends: number;
 }
+
+/**
+ * A live capture's rows are dropped once this fraction of the rows it holds fell out of its window (and its extent is
+ * cut to the window at once): moving the rows after them down costs the size of the window, so it is paid once per
+ * eighth of a window rather than with every append.
+ */
+export const LIVE_EVICTION_SLACK = 1 / 8;
 
 export class BatchRejected extends Error {}
-
-/** The wire columns (shared/columns.ts), each a typed array the store replaces when it grows. */
-type StoreColumns = { [K in ColumnName]: WireColumnArray<K> };
-
-/** `rows` rows of column `name`: `column`'s values, then zeros. */
-function grownColumn<K extends ColumnName>(name: K, column: WireColumnArray<K>, rows: number): WireColumnArray<K> {
-  const grown = new COLUMN_TYPES[name](rows);
-  (grown as { set(values: ArrayLike<number>): void }).set(column);
-  return grown;
-}
-
-/** Appends a batch's buffer of column `name` at row `base` of the store's column. */
-function appendColumn<K extends ColumnName>(columns: StoreColumns, name: K, buffer: ArrayBuffer, base: number): void {
-  (columns[name] as { set(values: ArrayLike<number>, offset: number): void }).set(new COLUMN_TYPES[name](buffer), base);
-}
-
-function setColumn<K extends ColumnName>(columns: { [N in K]: WireColumnArray<N> }, name: K, column: WireColumnArray<K>): void {
-  columns[name] = column;
-}
-
-/** The columns copied (time rebased, event mapped) as each batch arrives. */
-type EagerColumnName = 'time' | 'event';
-/** The columns copied out of their batches when first read. */
-type DeferredColumnName = Exclude<ColumnName, EagerColumnName>;
-const DEFERRED_COLUMN_NAMES = COLUMN_NAMES.filter((name): name is DeferredColumnName => name !== 'time' && name !== 'event');
-
-/** Rows [base, base + values.length) of a 32-bit column (tid, cpu). */
-export interface ColumnPart {
-  readonly base: number;
-  readonly values: Int32Array;
-}
-
-/** A batch whose deferred columns are not all in the store yet: its first store row and the buffers still to copy. */
-interface UncopiedBatch {
-  readonly base: number;
-  readonly buffers: { [K in DeferredColumnName]?: ArrayBuffer };
-}
 
 // The store's record columns read as its properties (store.time, store.kind, ...), one per wire column:
 // getters that first copy what arrived since the column was last read (defined below the class).
@@ -110,39 +96,12 @@ export interface RecordStore extends Readonly<StoreColumns> {}
 export class RecordStore {
   originNs: bigint | null = null;
   length = 0;
-  /** Symbol id per row (-1: none); empty until a batch carries symbols (symbolOf answers null before). */
-  symbol = new Int32Array(0);
-  /** Stack id per row into stackTable() (-1: none); empty until a batch carries stacks. */
-  stack = new Int32Array(0);
-  /** Every snapshot's sampled stacks, each distinct stack once, function names interned once. */
-  private readonly stackNames: string[] = [];
-  private readonly stackNameIds = new Map<string, number>();
-  private readonly stackStarts: number[] = [0];
-  private readonly stackFrames: number[] = [];
-  private readonly stackIds = new Map<string, number>();
-  /** Source lines of the stacks (leaf line per stack, entry line per name), interned across snapshots; -1 unknown. */
-  private readonly stackLocations: SourceLocation[] = [];
-  private readonly stackLocationIds = new Map<string, number>();
-  private readonly stackLeafLocation: number[] = [];
-  private readonly stackNameLocation: number[] = [];
-  /** The object files of the functions (perf's dso), interned across snapshots; per name its library, -1 unknown. */
-  private readonly stackLibraries: string[] = [];
-  private readonly stackLibraryIds = new Map<string, number>();
-  private readonly stackNameLibrary: number[] = [];
-  private stackCache: StackTable | null = null;
-  /** Per stack id, its function names (filled as the filter asks; stacks never change once interned). */
-  private readonly stackFunctionLists: (readonly string[] | undefined)[] = [];
-  /** The appended batches, in store order: rows [runStart[k], runStart[k+1]) came from snapshot runSnapshot[k], starting at its row runLocal[k]. */
-  private runStart = new Uint32Array(16);
-  private runLocal = new Uint32Array(16);
-  private runSnapshot = new Uint16Array(16);
-  private runCount = 0;
-  /** The run the last lookup landed in: filters walk rows in order, so the next lookup usually lands there too. */
-  private lastRun = 0;
-  readonly symbols: string[] = [];
-  private readonly symbolIds = new Map<string, number>();
-  readonly events: StoreEvent[] = [];
-  private readonly eventIds = new Map<string, number>();
+  private readonly columns = new RecordColumns();
+  private readonly runs = new BatchRuns();
+  private readonly eventTable = new StoreEvents();
+  private readonly symbolNames = new SymbolNames();
+  private readonly stacks = new StackInterner();
+  private readonly threadStateTables = new ThreadStateTables();
   readonly snapshots: SnapshotEntry[] = [];
   private readonly snapshotById = new Map<string, SnapshotEntry>();
   readonly commByTid = new Map<number, string>();
@@ -152,52 +111,45 @@ export class RecordStore {
   /** True while every row's time is >= the previous row's (NaN rows excepted): the whole time column can be bisected. */
   timeSorted = true;
   private lastTime = -Infinity;
-  /** The record columns; a deferred one holds the rows of the batches before uncopied[copiedBatches[name]]. */
-  private readonly columns = {} as StoreColumns;
-  /** Rows every column is (or, for a deferred column, will be when next read) allocated for. */
-  private capacity = 0;
-  /** Batches, in arrival order, with deferred columns not yet copied into the store. */
-  private uncopied: UncopiedBatch[] = [];
-  /** Per deferred column: how many of `uncopied` it holds. */
-  private readonly copiedBatches = Object.fromEntries(DEFERRED_COLUMN_NAMES.map((name) => [name, 0])) as Record<DeferredColumnName, number>;
-
-  constructor() {
-    for (const name of COLUMN_NAMES) setColumn(this.columns, name, new COLUMN_TYPES[name](0));
-  }
 
   static {
     for (const name of COLUMN_NAMES) {
       Object.defineProperty(this.prototype, name, {
         get(this: RecordStore) {
-          return this.column(name);
+          return this.columns.column(name);
         },
         enumerable: true,
       });
     }
   }
 
-  /** Column `name` holding every row appended so far. */
-  private column(name: ColumnName): WireColumnArray<ColumnName> {
-    if (name !== 'time' && name !== 'event' && this.copiedBatches[name as DeferredColumnName] !== this.uncopied.length) {
-      this.copyDeferred(name as DeferredColumnName);
-    }
-    return this.columns[name];
+  /** Symbol id per row into `symbols` (-1: none); empty until a batch carries symbols (symbolOf answers null before). */
+  get symbol(): Int32Array<ArrayBuffer> {
+    return this.columns.symbol;
   }
 
-  /** Copies the batches column `name` has not taken yet, growing it to the store's capacity first. */
-  private copyDeferred(name: DeferredColumnName): void {
-    if (this.columns[name].length < this.capacity) setColumn(this.columns, name, grownColumn(name, this.columns[name], this.capacity));
-    const batches = this.uncopied;
-    for (let k = this.copiedBatches[name]; k < batches.length; k++) {
-      const buffers = batches[k].buffers;
-      appendColumn(this.columns, name, buffers[name]!, batches[k].base);
-      buffers[name] = undefined; // each batch's buffer is held by one side at a time: the batch or the column
-    }
-    this.copiedBatches[name] = batches.length;
-    if (DEFERRED_COLUMN_NAMES.every((other) => this.copiedBatches[other] === batches.length)) {
-      this.uncopied = [];
-      for (const other of DEFERRED_COLUMN_NAMES) this.copiedBatches[other] = 0;
-    }
+  /** Stack id per row into stackTable() (-1: none); empty until a batch carries stacks. */
+  get stack(): Int32Array<ArrayBuffer> {
+    return this.columns.stack;
+  }
+
+  /** Every sample symbol, each once. */
+  get symbols(): readonly string[] {
+    return this.symbolNames.names;
+  }
+
+  get events(): readonly StoreEvent[] {
+    return this.eventTable.events;
+  }
+
+  /** Each snapshot's thread states (from its sched_switch records), times rebased like its rows'. */
+  get threadStates(): readonly ThreadStateTable[] {
+    return this.threadStateTables.tables;
+  }
+
+  /** Which snapshot (by index) each table of threadStates came from. */
+  get threadStatesSnapshot(): readonly number[] {
+    return this.threadStateTables.snapshotOf;
   }
 
   /**
@@ -205,18 +157,7 @@ export class RecordStore {
    * per-row lookups (a lane's process, a thread's name) that should not copy a whole column in.
    */
   valueAt(name: ColumnName, row: number): number {
-    if (name === 'time' || name === 'event' || this.copiedBatches[name] === this.uncopied.length) return this.columns[name][row];
-    const batches = this.uncopied;
-    const firstUncopied = this.copiedBatches[name];
-    if (row < batches[firstUncopied].base) return this.columns[name][row];
-    let lo = firstUncopied;
-    let hi = batches.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (batches[mid].base <= row) lo = mid;
-      else hi = mid - 1;
-    }
-    return new COLUMN_TYPES[name](batches[lo].buffers[name]!)[row - batches[lo].base];
+    return this.columns.valueAt(name, row);
   }
 
   /**
@@ -225,54 +166,23 @@ export class RecordStore {
    * copy it in first.
    */
   columnParts(name: 'tid' | 'cpu'): ColumnPart[] {
-    const batches = this.uncopied;
-    const first = this.copiedBatches[name];
-    const copiedRows = first < batches.length ? batches[first].base : this.length;
-    const parts: ColumnPart[] = [{ base: 0, values: this.columns[name].subarray(0, copiedRows) }];
-    for (let k = first; k < batches.length; k++) parts.push({ base: batches[k].base, values: new COLUMN_TYPES[name](batches[k].buffers[name]!) });
-    return parts;
+    return this.columns.columnParts(name, this.length);
   }
 
   getSnapshot(id: string): SnapshotEntry | undefined {
     return this.snapshotById.get(id);
   }
 
-  /** Each snapshot's thread states (from its sched_switch records), times rebased like its rows'. */
-  readonly threadStates: ThreadStateTable[] = [];
-  /** Which snapshot (by index) each table of threadStates came from. */
-  readonly threadStatesSnapshot: number[] = [];
-  private readonly threadStatesOf = new Set<string>();
-
   /** The thread state tables of the given snapshots (by index). */
   threadStatesOfSnapshots(snapshotIndexes: readonly number[]): ThreadStateTable[] {
-    return this.threadStates.filter((_, k) => snapshotIndexes.includes(this.threadStatesSnapshot[k]));
+    return this.threadStateTables.ofSnapshots(snapshotIndexes);
   }
 
   /** Keep a snapshot's thread states; false when the snapshot is unknown or already has them (a resend). */
   addThreadStates(msg: ThreadStates): boolean {
     const snap = this.snapshotById.get(msg.snapshotId);
-    if (!snap || this.threadStatesOf.has(msg.snapshotId)) return false;
-    const c = msg.columns;
-    const start = new THREAD_STATE_COLUMNS.start(c.start.slice(0));
-    const end = new THREAD_STATE_COLUMNS.end(c.end.slice(0));
-    for (let i = 0; i < msg.count; i++) {
-      start[i] += snap.offsetNs;
-      end[i] += snap.offsetNs;
-    }
-    this.threadStates.push({
-      count: msg.count,
-      start,
-      end,
-      tid: new Int32Array(c.tid),
-      cpu: new Int32Array(c.cpu),
-      state: new Uint8Array(c.state),
-      flags: new Uint8Array(c.flags),
-      nextTid: new Int32Array(c.nextTid),
-      nextComm: new Int32Array(c.nextComm),
-      comms: msg.comms,
-    });
-    this.threadStatesSnapshot.push(snap.index);
-    this.threadStatesOf.add(msg.snapshotId);
+    if (!snap || this.threadStateTables.has(msg.snapshotId)) return false;
+    this.threadStateTables.add(msg, snap.index, snap.offsetNs);
     this.version++;
     return true;
   }
@@ -282,20 +192,10 @@ export class RecordStore {
     if (existing) return existing; // a resend after resync: keep what we have
     const originNs = BigInt(msg.timeOriginNs);
     if (this.originNs === null) this.originNs = originNs;
-    const eventMap = new Map<number, number>();
-    for (const e of msg.events) eventMap.set(e.index, this.internEvent(e));
-    let eventTableSize = 0;
-    for (const local of eventMap.keys()) eventTableSize = Math.max(eventTableSize, local + 1);
-    const eventTable = new Int32Array(eventTableSize).fill(-1);
-    for (const [local, id] of eventMap) eventTable[local] = id;
-    for (const t of msg.threads) {
-      if (t.comm !== '') {
-        this.commByTid.set(t.tid, t.comm);
-        if (t.pid === t.tid || !this.commByPid.has(t.pid)) this.commByPid.set(t.pid, t.comm);
-      }
-    }
+    const { eventMap, eventTable } = this.eventTable.announce(msg.events);
+    this.learnThreads(msg.threads);
     const entry: SnapshotEntry = {
-      ...(msg.stacks ? { stackMap: this.internStacks(msg.stacks) } : {}),
+      ...(msg.stacks ? { stackMap: this.stacks.intern(msg.stacks) } : {}),
       id: msg.snapshotId,
       name: msg.name,
       index: this.snapshots.length,
@@ -321,33 +221,190 @@ export class RecordStore {
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
     // Room for every announced row now, so the batches are appended without regrowing the columns.
-    this.reserve(this.length + this.pendingRows());
+    this.columns.reserve(this.length + this.pendingRows());
     this.version++;
     return entry;
+  }
+
+  private learnThreads(threads: readonly ThreadInfo[]): void {
+    for (const t of threads) {
+      if (t.comm !== '') {
+        this.commByTid.set(t.tid, t.comm);
+        if (t.pid === t.tid || !this.commByPid.has(t.pid)) this.commByPid.set(t.pid, t.comm);
+      }
+    }
   }
 
   /** Append one batch. Batches of a snapshot must arrive in row order (flow control guarantees it). */
   addBatch(msg: RecordBatch): SnapshotEntry {
     const snap = this.snapshotById.get(msg.snapshotId);
     if (!snap) throw new BatchRejected(`batch for unknown snapshot ${JSON.stringify(msg.snapshotId)}`);
+    if (snap.live) throw new BatchRejected(`${snap.id} is a live capture: it grows by liveAppend only`);
     if (msg.firstRow !== snap.receivedRows) {
       throw new BatchRejected(`batch ${msg.batchIndex} of ${snap.id} starts at row ${msg.firstRow}, expected ${snap.receivedRows}`);
     }
     if (snap.receivedRows + msg.rowCount > snap.totalRows) throw new BatchRejected(`batch overflows snapshot ${snap.id}`);
+    this.appendRows(snap, msg, snap.offsetNs, snap.originNs, snap.stackMap);
+    snap.receivedRows += msg.rowCount;
+    snap.batchesReceived++;
+    this.version++;
+    return snap;
+  }
+
+  /**
+   * Live follow: adds what the rings gained to the live capture `msg.snapshotId` (made by its first append, shown
+   * like any capture) and drops the rows that fell out of its window (see LIVE_EVICTION_SLACK; `slack` 0 drops them at
+   * once). Interned events, stacks and symbols stay; rows, their counts, losses, thread states and the time range go.
+   */
+  appendLive(msg: LiveAppend, slack = LIVE_EVICTION_SLACK): SnapshotEntry {
+    const part = msg.part;
+    let snap = this.snapshotById.get(msg.snapshotId);
+    if (!snap) {
+      snap = this.beginSnapshot({ ...part, totalRows: 0, batchCount: 0 });
+      snap.live = { nextRow: 0, droppedRows: 0, keepFrom: -Infinity, appends: 0 };
+    }
+    const live = snap.live;
+    if (!live) throw new BatchRejected(`${snap.id} is a snapshot, not a live capture`);
+    if (msg.batch.firstRow !== live.nextRow)
+      throw new BatchRejected(`live append ${msg.seq} of ${snap.id} starts at row ${msg.batch.firstRow}, expected ${live.nextRow}`);
+    const originNs = BigInt(part.timeOriginNs);
+    const offsetNs = Number(originNs - this.originNs!);
+    // The part's events by its own indexes (a recording's events keep theirs: the same numbers every time).
+    const { eventMap } = this.eventTable.announce(part.events);
+    for (const [local, id] of eventMap) {
+      snap.eventMap.set(local, id);
+      if (local >= snap.eventTable.length) {
+        const grown = new Int32Array(local + 1).fill(-1);
+        grown.set(snap.eventTable);
+        snap.eventTable = grown;
+      }
+      snap.eventTable[local] = id;
+    }
+    this.learnThreads(part.threads);
+    const stackMap = part.stacks ? this.stacks.intern(part.stacks) : undefined;
+    this.appendRows(snap, msg.batch, offsetNs, originNs, stackMap);
+    const n = msg.batch.rowCount;
+    if (part.losses?.length) snap.losses = [...snap.losses, ...part.losses.map((loss) => ({ ...loss, row: loss.row + live.nextRow }))];
+    snap.coverage = part.coverage;
+    if (msg.threadStates) this.threadStateTables.add(msg.threadStates, snap.index, offsetNs);
+    live.nextRow += n;
+    live.appends++;
+    snap.receivedRows += n;
+    snap.totalRows = snap.receivedRows;
+    snap.batchesReceived++;
+    snap.batchCount = snap.batchesReceived;
+    this.version++;
+    this.keepLiveWindow(snap, Number(BigInt(msg.keepFromNs) - this.originNs!), slack);
+    return snap;
+  }
+
+  /** The last rows dropped (store row ranges before the drop, ascending) and the store version they were dropped at. */
+  lastDrop: { readonly version: number; readonly ranges: readonly (readonly [number, number])[] } | null = null;
+
+  /** Where row `row` (a row number before the last drop) is now: -1 when it was dropped. */
+  rowAfterDrop(row: number): number {
+    if (!this.lastDrop) return row;
+    let before = 0;
+    for (const [a, b] of this.lastDrop.ranges) {
+      if (row < a) break;
+      if (row < b) return -1;
+      before += b - a;
+    }
+    return row - before;
+  }
+
+  /**
+   * The live capture's window starts at `keepFrom` (rebased): its extent is cut there at once, and its rows before it
+   * are dropped once they are more than `slack` of what it holds.
+   */
+  private keepLiveWindow(snap: SnapshotEntry, keepFrom: number, slack: number): void {
+    const live = snap.live!;
+    if (keepFrom > live.keepFrom) live.keepFrom = keepFrom;
+    // The rows of the capture in store order are its live rows in order: the oldest that fell out come first.
+    const time = this.columns.time;
+    const ranges = this.rangesOf(snap.index);
+    let expired = 0;
+    let untimed = 0;
+    scan: for (const [a, b] of ranges) {
+      for (let row = a; row < b; row++) {
+        const t = time[row];
+        if (t >= live.keepFrom) break scan;
+        expired++;
+        if (t !== t) untimed++;
+      }
+    }
+    if (expired > 0 && expired >= Math.max(1, snap.receivedRows * slack)) this.dropLiveRows(snap, ranges, expired, untimed);
+    this.liveExtent(snap);
+  }
+
+  /** Drops the first `count` rows of the live capture (`ranges`: its store rows), keeping every other part consistent. */
+  private dropLiveRows(snap: SnapshotEntry, ranges: readonly [number, number][], count: number, untimed: number): void {
+    const live = snap.live!;
+    const removed: [number, number][] = [];
+    let left = count;
+    for (const [a, b] of ranges) {
+      if (left === 0) break;
+      const end = Math.min(b, a + left);
+      removed.push([a, end]);
+      left -= end - a;
+    }
+    // Their rows per event, before the event column moves.
+    const event = this.columns.event;
+    for (const [a, b] of removed) for (let row = a; row < b; row++) snap.eventRows[event[row]]--;
+    this.columns.removeRows(removed, this.length);
+    this.runs.removeRows(removed, this.length);
+    const moved = (row: number) => {
+      let before = 0;
+      for (const [a, b] of removed) if (a < row) before += Math.min(b, row) - a;
+      return row - before;
+    };
+    for (const other of this.snapshots) other.firstGlobalRow = moved(other.firstGlobalRow);
+    this.length -= count;
+    live.droppedRows += count;
+    snap.receivedRows -= count;
+    snap.totalRows = snap.receivedRows;
+    snap.untimedRows -= untimed;
+    if (snap.losses.length) snap.losses = snap.losses.filter((loss) => loss.row >= live.droppedRows);
+    this.threadStateTables.dropEndingBefore(snap.index, live.keepFrom);
+    // Its extent again from the rows it holds (once per drop, not per append).
+    snap.minTime = snap.minSampleTime = Infinity;
+    const time = this.columns.time;
+    const kind = this.kind;
+    for (const [a, b] of this.rangesOf(snap.index)) {
+      for (let row = a; row < b; row++) {
+        const t = time[row];
+        if (t !== t) continue;
+        if (t < snap.minTime) snap.minTime = t;
+        if (kind[row] === RecordType.SAMPLE && t < snap.minSampleTime) snap.minSampleTime = t;
+      }
+    }
+    this.lastDrop = { version: this.version + 1, ranges: removed };
+    this.version++;
+  }
+
+  /** A live capture's extent starts no earlier than its window (rows waiting to be dropped are not shown). */
+  private liveExtent(snap: SnapshotEntry): void {
+    const keepFrom = snap.live!.keepFrom;
+    if (snap.minTime < keepFrom && snap.maxTime >= keepFrom) snap.minTime = keepFrom;
+    if (snap.minSampleTime < keepFrom && snap.maxSampleTime >= keepFrom) snap.minSampleTime = keepFrom;
+  }
+
+  /** Rows of a batch appended at the store's end, rebased by `offsetNs`, stack ids mapped through `stackMap`. */
+  private appendRows(snap: SnapshotEntry, msg: RecordBatch, offsetNs: number, originNs: bigint, stackMap: Int32Array | undefined): void {
     const n = msg.rowCount;
-    this.reserve(this.length + n);
+    this.columns.reserve(this.length + n);
     const base = this.length;
     const c = msg.columns;
-    this.appendTimes(snap, new COLUMN_TYPES.time(c.time), base, new COLUMN_TYPES.kind(c.kind));
-    this.mapEvents(snap, new COLUMN_TYPES.event(c.event), base);
-    this.addRun(base, msg.firstRow, snap.index);
-    const buffers: UncopiedBatch['buffers'] = {};
+    this.appendTimes(snap, new COLUMN_TYPES.time(c.time), base, new COLUMN_TYPES.kind(c.kind), offsetNs, originNs);
+    this.eventTable.map(snap, new COLUMN_TYPES.event(c.event), this.columns.event, base);
+    this.runs.add(base, msg.firstRow, snap.index);
+    const buffers: DeferredBuffers = {};
     for (const name of DEFERRED_COLUMN_NAMES) buffers[name] = c[name];
-    this.uncopied.push({ base, buffers });
+    this.columns.appendDeferred(base, buffers);
     if (msg.symbolIndex && msg.symbolTable) {
       const local = new Int32Array(msg.symbolIndex);
-      const map = Int32Array.from(msg.symbolTable, (s) => this.internSymbol(s));
-      const symbol = this.symbolColumn(base + n);
+      const map = this.symbolNames.map(msg.symbolTable);
+      const symbol = this.columns.symbolColumn(base + n);
       for (let i = 0; i < n; i++) {
         const s = local[i];
         symbol[base + i] = s >= 0 ? map[s] : -1;
@@ -355,10 +412,10 @@ export class RecordStore {
     } else if (this.symbol.length > 0) {
       this.symbol.fill(-1, base, base + n);
     }
-    if (msg.stackIndex && snap.stackMap) {
+    if (msg.stackIndex && stackMap) {
       const local = new Int32Array(msg.stackIndex);
-      const map = snap.stackMap;
-      const stack = this.stackColumn(base + n);
+      const map = stackMap;
+      const stack = this.columns.stackColumn(base + n);
       for (let i = 0; i < n; i++) {
         const s = local[i];
         stack[base + i] = s >= 0 && s < map.length ? map[s] : -1;
@@ -367,27 +424,22 @@ export class RecordStore {
       this.stack.fill(-1, base, base + n);
     }
     this.length += n;
-    snap.receivedRows += n;
-    snap.batchesReceived++;
-    this.version++;
-    return snap;
   }
 
   /**
    * Rows [base, base + localTime.length) of the time column: the batch's times rebased onto the store's origin,
    * and the snapshot's extent, untimed count and the store's order updated in the same pass.
    */
-  private appendTimes(snap: SnapshotEntry, localTime: Float64Array, base: number, kind: WireColumnArray<'kind'>): void {
+  private appendTimes(snap: SnapshotEntry, localTime: Float64Array, base: number, kind: WireColumnArray<'kind'>, offsetNs: number, originNs: bigint): void {
     const n = localTime.length;
     // Simple loops and block copies (the page's code is cold when a big snapshot arrives: tight
     // typed loops get optimized early, calls per row do not).
     const time = this.columns.time;
-    const offsetNs = snap.offsetNs;
     if (offsetNs === 0) time.set(localTime, base);
     else for (let i = 0; i < n; i++) time[base + i] = localTime[i] + offsetNs;
     // perf stamps the records it synthesizes for what already ran (MMAP, COMM of existing processes) with time 0:
     // the decoder's origin is then 0, and those rows are untimed, not the start of the capture.
-    if (snap.originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
+    if (originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
     let minTime = snap.minTime;
     let maxTime = snap.maxTime;
     let minSampleTime = snap.minSampleTime;
@@ -419,50 +471,6 @@ export class RecordStore {
     this.timeSorted = sorted;
   }
 
-  /**
-   * Snapshot-local event indexes → store event indexes (a block copy when they are the same numbers), and the
-   * snapshot's rows per event: counted per local index in one pass, then added per event, not per row.
-   */
-  private mapEvents(snap: SnapshotEntry, localEvent: Uint16Array, base: number): void {
-    const n = localEvent.length;
-    let localCounts = new Uint32Array(Math.max(snap.eventTable.length, 1));
-    for (let i = 0; i < n; i++) {
-      const e = localEvent[i];
-      if (e >= localCounts.length) {
-        const grown = new Uint32Array(Math.max(e + 1, localCounts.length * 2));
-        grown.set(localCounts);
-        localCounts = grown;
-      }
-      localCounts[e]++;
-    }
-    let maxLocal = localCounts.length - 1;
-    while (maxLocal > 0 && localCounts[maxLocal] === 0) maxLocal--;
-    let table = snap.eventTable;
-    let identity = maxLocal < table.length;
-    for (let e = 0; identity && e <= maxLocal; e++) if (localCounts[e] > 0 && table[e] !== e) identity = false;
-    if (identity) {
-      this.columns.event.set(localEvent, base);
-    } else {
-      if (maxLocal >= table.length) {
-        const grown = new Int32Array(maxLocal + 1).fill(-1);
-        grown.set(table);
-        table = snap.eventTable = grown;
-      }
-      for (let local = 0; local <= maxLocal; local++) {
-        if (localCounts[local] === 0 || table[local] >= 0) continue;
-        // An event the snapshot did not announce: intern a placeholder name once and remember it.
-        table[local] = this.internEvent({ index: local, name: `event ${local}`, kind: 'other' });
-        snap.eventMap.set(local, table[local]);
-      }
-      const event = this.columns.event;
-      for (let i = 0; i < n; i++) event[base + i] = table[localEvent[i]];
-    }
-    const counts = snap.eventRows;
-    for (let local = 0; local <= maxLocal; local++) {
-      if (localCounts[local] > 0) counts[table[local]] = (counts[table[local]] ?? 0) + localCounts[local];
-    }
-  }
-
   /** The store event indexes that have records in any of the given snapshots (by index), ascending. */
   eventsWithRecords(snapshotIndexes: readonly number[]): number[] {
     const out: number[] = [];
@@ -492,188 +500,32 @@ export class RecordStore {
 
   /** Index in `snapshots` of the snapshot row `row` came from. */
   snapshotIndexOf(row: number): number {
-    return this.runSnapshot[this.runOf(row)];
+    return this.runs.snapshotIndexOf(row);
   }
 
   /** The row's number within its own snapshot (what the host calls it). */
   localRowOf(row: number): number {
-    const run = this.runOf(row);
-    return this.runLocal[run] + (row - this.runStart[run]);
+    return this.runs.localRowOf(row);
   }
 
   /** The store rows of a snapshot, as [start, end) ranges in store order (one per batch received). */
   rangesOf(snapshotIndex: number): [number, number][] {
-    const out: [number, number][] = [];
-    for (let k = 0; k < this.runCount; k++) {
-      if (this.runSnapshot[k] !== snapshotIndex) continue;
-      const end = k + 1 < this.runCount ? this.runStart[k + 1] : this.length;
-      const last = out.at(-1);
-      if (last && last[1] === this.runStart[k]) last[1] = end;
-      else out.push([this.runStart[k], end]);
-    }
-    return out;
+    return this.runs.rangesOf(snapshotIndex, this.length);
   }
 
   /** The store row of a snapshot's row `localRow`, or -1 when it has not arrived. */
   globalRowOf(snapshotIndex: number, localRow: number): number {
-    for (let k = 0; k < this.runCount; k++) {
-      if (this.runSnapshot[k] !== snapshotIndex || localRow < this.runLocal[k]) continue;
-      const end = k + 1 < this.runCount ? this.runStart[k + 1] : this.length;
-      const row = this.runStart[k] + (localRow - this.runLocal[k]);
-      if (row < end) return row;
-    }
-    return -1;
+    return this.runs.globalRowOf(snapshotIndex, localRow, this.length);
   }
 
-  /** The run holding `row` (0 <= row < length): the cached one, its successor, or bisection. */
-  private runOf(row: number): number {
-    const starts = this.runStart;
-    const count = this.runCount;
-    let run = this.lastRun;
-    if (run < count && starts[run] <= row && (run + 1 >= count || row < starts[run + 1])) return run;
-    if (run + 1 < count && starts[run + 1] <= row && (run + 2 >= count || row < starts[run + 2])) return (this.lastRun = run + 1);
-    let lo = 0;
-    let hi = count - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (starts[mid] <= row) lo = mid;
-      else hi = mid - 1;
-    }
-    run = lo;
-    this.lastRun = run;
-    return run;
-  }
-
-  private addRun(globalStart: number, localStart: number, snapshotIndex: number): void {
-    if (this.runCount === this.runStart.length) {
-      const size = this.runCount * 2;
-      const start = new Uint32Array(size);
-      start.set(this.runStart);
-      this.runStart = start;
-      const local = new Uint32Array(size);
-      local.set(this.runLocal);
-      this.runLocal = local;
-      const snapshot = new Uint16Array(size);
-      snapshot.set(this.runSnapshot);
-      this.runSnapshot = snapshot;
-    }
-    this.runStart[this.runCount] = globalStart;
-    this.runLocal[this.runCount] = localStart;
-    this.runSnapshot[this.runCount] = snapshotIndex;
-    this.runCount++;
-  }
-
-  /** The symbol column with room for `rows` rows, created (every earlier row: no symbol) on first use. */
   /** The function names of row's sampled callchain, leaf first (empty: no callchain); one list per distinct stack. */
   stackFunctionsOf(row: number): readonly string[] {
-    const id = row < this.stack.length ? this.stack[row] : -1;
-    if (id < 0 || id + 1 >= this.stackStarts.length) return [];
-    const known = this.stackFunctionLists[id];
-    if (known) return known;
-    const names: string[] = [];
-    for (let f = this.stackStarts[id]; f < this.stackStarts[id + 1]; f++) names.push(this.stackNames[this.stackFrames[f]]);
-    this.stackFunctionLists[id] = names;
-    return names;
+    return this.stacks.functionsOf(row < this.stack.length ? this.stack[row] : -1);
   }
 
   /** All stacks received so far, as the call tree reads them. */
   stackTable(): StackTable {
-    if (
-      !this.stackCache ||
-      this.stackCache.start.length !== this.stackStarts.length ||
-      (this.stackCache.libraries?.length ?? 0) !== this.stackLibraries.length ||
-      (this.stackCache.nameLibrary?.length ?? 0) !== (this.stackLibraries.length ? this.stackNames.length : 0)
-    ) {
-      this.stackCache = {
-        names: this.stackNames,
-        start: Uint32Array.from(this.stackStarts),
-        frames: Int32Array.from(this.stackFrames),
-        ...(this.stackLibraries.length
-          ? {
-              libraries: this.stackLibraries,
-              nameLibrary: Int32Array.from(this.stackNames, (_, n) => this.stackNameLibrary[n] ?? -1),
-            }
-          : {}),
-        ...(this.stackLocations.length
-          ? {
-              locations: this.stackLocations,
-              leafLocation: Int32Array.from(this.stackLeafLocation),
-              nameLocation: Int32Array.from(this.stackNames, (_, n) => this.stackNameLocation[n] ?? -1),
-            }
-          : {}),
-      };
-    }
-    return this.stackCache;
-  }
-
-  private internStacks(stacks: NonNullable<SnapshotStart['stacks']>): Int32Array {
-    const nameMap = stacks.names.map((name) => {
-      let id = this.stackNameIds.get(name);
-      if (id === undefined) {
-        id = this.stackNames.length;
-        this.stackNames.push(name);
-        this.stackNameIds.set(name, id);
-      }
-      return id;
-    });
-    const locationMap = (stacks.locations ?? []).map((l) => {
-      const key = `${l.line}:${l.file}`;
-      let id = this.stackLocationIds.get(key);
-      if (id === undefined) {
-        id = this.stackLocations.length;
-        this.stackLocations.push({ file: l.file, line: l.line });
-        this.stackLocationIds.set(key, id);
-      }
-      return id;
-    });
-    stacks.nameLibrary?.forEach((l, n) => {
-      const library = stacks.libraries?.[l];
-      if (library === undefined || (this.stackNameLibrary[nameMap[n]] ?? -1) >= 0) return;
-      let id = this.stackLibraryIds.get(library);
-      if (id === undefined) {
-        id = this.stackLibraries.length;
-        this.stackLibraries.push(library);
-        this.stackLibraryIds.set(library, id);
-      }
-      this.stackNameLibrary[nameMap[n]] = id;
-    });
-    stacks.nameLocation?.forEach((l, n) => {
-      if (l >= 0 && (this.stackNameLocation[nameMap[n]] ?? -1) < 0) this.stackNameLocation[nameMap[n]] = locationMap[l];
-    });
-    const map = new Int32Array(stacks.start.length - 1);
-    for (let s = 0; s + 1 < stacks.start.length; s++) {
-      const frames = stacks.frames.slice(stacks.start[s], stacks.start[s + 1]).map((f) => nameMap[f]);
-      const leaf = stacks.leafLocation && stacks.leafLocation[s] >= 0 ? locationMap[stacks.leafLocation[s]] : -1;
-      const key = `${leaf}|${frames.join(',')}`;
-      let id = this.stackIds.get(key);
-      if (id === undefined) {
-        id = this.stackStarts.length - 1;
-        this.stackIds.set(key, id);
-        this.stackFrames.push(...frames);
-        this.stackStarts.push(this.stackFrames.length);
-        this.stackLeafLocation.push(leaf);
-      }
-      map[s] = id;
-    }
-    return map;
-  }
-
-  private stackColumn(rows: number): Int32Array {
-    if (this.stack.length < rows) {
-      const grown = new Int32Array(Math.max(rows, this.time.length)).fill(-1);
-      grown.set(this.stack);
-      this.stack = grown;
-    }
-    return this.stack;
-  }
-
-  private symbolColumn(rows: number): Int32Array {
-    if (this.symbol.length < rows) {
-      const grown = new Int32Array(Math.max(rows, this.time.length)).fill(-1);
-      grown.set(this.symbol);
-      this.symbol = grown;
-    }
-    return this.symbol;
+    return this.stacks.table();
   }
 
   /**
@@ -705,51 +557,10 @@ export class RecordStore {
     return out;
   }
 
-  private internEvent(e: EventInfo): number {
-    const key = `${e.kind}\u0000${e.name}`;
-    let id = this.eventIds.get(key);
-    if (id === undefined) {
-      id = this.events.length;
-      this.events.push({ name: e.name, kind: e.kind });
-      this.eventIds.set(key, id);
-    }
-    return id;
-  }
-
-  private internSymbol(s: string): number {
-    let id = this.symbolIds.get(s);
-    if (id === undefined) {
-      id = this.symbols.length;
-      this.symbols.push(s);
-      this.symbolIds.set(s, id);
-    }
-    return id;
-  }
-
   /** Rows announced by snapshotStart messages and not received yet. */
   private pendingRows(): number {
     let rows = 0;
     for (const s of this.snapshots) rows += Math.max(0, s.totalRows - s.receivedRows);
     return rows;
-  }
-
-  private reserve(capacity: number): void {
-    if (capacity <= this.capacity) return;
-    // Announced rows are reserved exactly; growth beyond them (never expected) stays geometric.
-    const next = Math.max(capacity, this.capacity === 0 ? 0 : Math.ceil(this.capacity * 1.5), 1024);
-    this.capacity = next;
-    // Deferred columns grow when they next copy (a column read in between holds every row so far).
-    setColumn(this.columns, 'time', grownColumn('time', this.columns.time, next));
-    setColumn(this.columns, 'event', grownColumn('event', this.columns.event, next));
-    if (this.symbol.length > 0) {
-      const symbol = new Int32Array(next).fill(-1);
-      symbol.set(this.symbol);
-      this.symbol = symbol;
-    }
-    if (this.stack.length > 0) {
-      const stack = new Int32Array(next).fill(-1);
-      stack.set(this.stack);
-      this.stack = stack;
-    }
   }
 }

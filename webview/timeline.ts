@@ -308,6 +308,23 @@ export class Timeline {
     return box < 0 ? null : { lane: li, depth, box };
   }
 
+  /** The selected record's row after the store dropped rows (a live capture's window moved on), until the lanes are rebuilt. */
+  private movedSelection: number | null = null;
+
+  /** The store dropped rows: the selected record is found where it moved to, or let go when it was dropped. */
+  rowsDropped(): void {
+    const row = this.movedSelection ?? this.selectedRow();
+    if (row === null) return;
+    const moved = this.store.rowAfterDrop(row);
+    if (moved < 0) {
+      this.movedSelection = null;
+      this.clearSelection();
+      return;
+    }
+    this.movedSelection = moved;
+    this.callbacks.onSelect(moved);
+  }
+
   /** Called after the store changed (a snapshot began or a batch arrived). */
   dataChanged(): void {
     const extent = this.shown >= 0 ? this.store.timeExtent(this.shown) : null;
@@ -509,6 +526,7 @@ export class Timeline {
   }
 
   clearSelection(): void {
+    this.movedSelection = null;
     if (this.selectedLane < 0) return;
     this.selectedLane = -1;
     this.selectedPos = -1;
@@ -522,8 +540,9 @@ export class Timeline {
   /** Lanes for the current inputs; when they were rebuilt, the selected record is found again and labels redrawn. */
   private ensureLayout(): void {
     const previousKey = this.lanes[this.selectedLane]?.key;
-    const previousRow = this.selectedRow();
+    const previousRow = this.movedSelection ?? this.selectedRow();
     if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown, this.ticks)) return;
+    this.movedSelection = null;
     this.selectedLane = -1;
     this.selectedPos = -1;
     if (previousRow !== null) {

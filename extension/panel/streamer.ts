@@ -5,7 +5,7 @@
 
 import type { DecodedSnapshot } from '../../native/decode/types';
 import type { HostToWebview, RecordBatch, SnapshotStart, ThreadStates } from '../../shared/protocol';
-import { snapshotToWire } from '../../host/wire';
+import { snapshotToWire, type WireSnapshot } from '../../host/wire';
 import type { FrameSymbols } from '../../host/frame-symbols';
 
 export type Post = (message: HostToWebview) => void;
@@ -32,9 +32,16 @@ export class SnapshotStreamer {
     private readonly batchRows?: number,
   ) {}
 
-  /** Queues a snapshot (replacing one with the same id). */
-  add(snapshotId: string, name: string, takenAtMs: number, decoded: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
-    const { start, threadStates, batches } = snapshotToWire(decoded, {
+  /** Queues a snapshot (replacing one with the same id); returns how long naming it and building its messages took. */
+  add(
+    snapshotId: string,
+    name: string,
+    takenAtMs: number,
+    decoded: DecodedSnapshot,
+    symbols?: FrameSymbols,
+    limitations: readonly string[] = [],
+  ): WireSnapshot['timing'] {
+    const { start, threadStates, batches, timing } = snapshotToWire(decoded, {
       snapshotId,
       name,
       takenAtMs,
@@ -44,6 +51,7 @@ export class SnapshotStreamer {
     });
     this.streams.set(snapshotId, { start, ...(threadStates ? { threadStates } : {}), batches, next: 0, startSent: false, inFlight: new Set() });
     this.pump();
+    return timing;
   }
 
   remove(snapshotId: string): void {

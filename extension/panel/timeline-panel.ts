@@ -9,8 +9,12 @@ import { PROTOCOL_VERSION, type HostToWebview, type WatchRequest, type WebviewTo
 import { validateWebviewToHost } from '../../shared/validate';
 import { rowDetails } from '../../host/wire';
 import { rowsMatchingField } from '../../host/field-filter';
-import { captureName, type SessionManager, type SnapshotEntry } from '../session/session-manager';
+import { captureName, liveUnavailableReason, type SessionManager, type SnapshotEntry } from '../session/session-manager';
 import { SnapshotStreamer } from './streamer';
+import { LiveFollow } from './live-follow';
+
+/** ringside.follow.windowSeconds when unset: how much of a live recording the panel keeps. */
+const DEFAULT_LIVE_WINDOW_SECONDS = 30;
 
 export const TIMELINE_VIEW_TYPE = 'ringside.timeline';
 
@@ -32,6 +36,14 @@ export class TimelinePanel implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly streamer: SnapshotStreamer;
   private disposed = false;
+  /** The page's "Follow live" box. */
+  private liveWanted = false;
+  /** The page said `ready` (a hidden panel's page is gone: it says so again when shown). */
+  private pageReady = false;
+  private live: LiveFollow | undefined;
+  private liveNumber = 0;
+  /** What the page was last told of live follow, so a change of sessions that changes nothing says nothing. */
+  private liveSaid = '';
 
   static show(host: TimelineHost, snapshots: readonly SnapshotEntry[] = []): TimelinePanel {
     if (!TimelinePanel.current) {
@@ -90,10 +102,16 @@ export class TimelinePanel implements vscode.Disposable {
     });
     this.disposables.push(
       webview.onDidReceiveMessage((raw: unknown) => this.receive(raw)),
-      panel.onDidChangeViewState(() => this.streamer.setVisible(panel.visible)),
+      panel.onDidChangeViewState(() => {
+        this.streamer.setVisible(panel.visible);
+        // Off while hidden: nothing is read for a page nobody sees (its page is recreated, and asks again, when shown).
+        if (!panel.visible) this.pageReady = false;
+        this.updateLive();
+      }),
       panel.onDidDispose(() => this.dispose()),
       host.manager.onDidChange((change) => {
         if (change.what === 'snapshot-deleted' || change.what === 'removed') this.dropMissingSnapshots();
+        if (change.what === 'started' || change.what === 'stopped' || change.what === 'removed' || change.what === 'state') this.updateLive();
       }),
     );
   }
@@ -106,7 +124,30 @@ export class TimelinePanel implements vscode.Disposable {
   addSnapshot(entry: SnapshotEntry): void {
     if (this.disposed || this.streamer.has(entry.id)) return;
     const session = this.host.manager.list().find((s) => s.id === entry.sessionId);
-    this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
+    const timing = this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
+    // Its stages so far; the page's first paint completes the line (a snapshot sent again after a reload is not timed).
+    if (entry.stages) this.timings.set(entry.id, { name: entry.name, maxPauseNs: entry.maxPauseNs, stages: entry.stages, ...timing, firstBatchAt: undefined });
+  }
+
+  /** Per snapshot on its way to the page: its stages, until its first paint is logged. */
+  private readonly timings = new Map<
+    string,
+    { name: string; maxPauseNs: number; stages: NonNullable<SnapshotEntry['stages']>; symbolizeMs: number; wireMs: number; firstBatchAt: number | undefined }
+  >();
+
+  /** The page drew a snapshot's first batch: every stage of it, timed, in the Output log. */
+  private logStages(snapshotId: string): void {
+    const timing = this.timings.get(snapshotId);
+    if (!timing) return;
+    this.timings.delete(snapshotId);
+    const now = performance.now();
+    const { stages } = timing;
+    const paintMs = timing.firstBatchAt === undefined ? NaN : now - timing.firstBatchAt;
+    this.host.log(
+      `snapshot ${timing.name} stages: pause ${(timing.maxPauseNs / 1e3).toFixed(1)} µs, copy ${stages.copyMs.toFixed(1)} ms, ` +
+        `decode ${stages.decodeMs.toFixed(1)} ms, symbolize ${(stages.learnMs + timing.symbolizeMs).toFixed(1)} ms, wire ${timing.wireMs.toFixed(1)} ms, ` +
+        `first paint ${paintMs.toFixed(1)} ms after its first batch was sent; asked for → painted ${(now - stages.startedAt).toFixed(0)} ms`,
+    );
   }
 
   private dropMissingSnapshots(): void {
@@ -120,6 +161,10 @@ export class TimelinePanel implements vscode.Disposable {
   private post(message: HostToWebview): void {
     if (this.disposed) return;
     if (message.type === 'snapshotStart') this.known.push(message.snapshotId);
+    if (message.type === 'batch' && message.firstRow === 0) {
+      const timing = this.timings.get(message.snapshotId);
+      if (timing && timing.firstBatchAt === undefined) timing.firstBatchAt = performance.now();
+    }
     // postMessage serialises ArrayBuffers natively (no JSON), so the columnar batches stay binary.
     void this.panel.webview.postMessage(message);
   }
@@ -137,6 +182,11 @@ export class TimelinePanel implements vscode.Disposable {
     switch (message.type) {
       case 'ready':
         if (message.protocolVersion !== PROTOCOL_VERSION) this.host.log(`timeline: page speaks protocol ${message.protocolVersion}, host ${PROTOCOL_VERSION}`);
+        // A new page holds no live capture: a follow for the old one ends, and starts again if the page asks.
+        this.pageReady = true;
+        this.liveWanted = false;
+        this.liveSaid = '';
+        this.updateLive();
         this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside', editor: true, recorder: true });
         this.streamer.onReady();
         if (this.host.watches) this.post(this.host.watches.listMessage());
@@ -144,12 +194,27 @@ export class TimelinePanel implements vscode.Disposable {
       case 'batchAck':
         this.streamer.onAck(message.snapshotId, message.batchIndex);
         return;
+      case 'liveFollow':
+        this.liveWanted = message.on;
+        this.updateLive();
+        return;
+      case 'liveAck':
+        this.live?.onAck(message.snapshotId, message.seq);
+        return;
+      case 'painted':
+        this.logStages(message.snapshotId);
+        return;
       case 'resync':
         this.streamer.setVisible(true);
         this.streamer.onResync(message.have);
         return;
       case 'detailsRequest': {
         try {
+          if (message.snapshotId === this.live?.snapshotId) {
+            const details = this.live.details(message.row);
+            this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
+            return;
+          }
           const entry = this.host.manager.snapshotById(message.snapshotId);
           if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
           const details = rowDetails(entry.decoded, message.row, entry.symbols);
@@ -167,8 +232,10 @@ export class TimelinePanel implements vscode.Disposable {
       }
       case 'fieldFilterRequest': {
         try {
-          const entry = this.host.manager.snapshotById(message.snapshotId);
-          const rows = rowsMatchingField(entry.decoded, message.name, message.op, message.value);
+          const rows =
+            message.snapshotId === this.live?.snapshotId
+              ? this.live.rowsMatchingField(message.name, message.op, message.value)
+              : rowsMatchingField(this.host.manager.snapshotById(message.snapshotId).decoded, message.name, message.op, message.value);
           this.post({ type: 'fieldFilterReply', replyTo: message.requestId, snapshotId: message.snapshotId, rows: rows.buffer as ArrayBuffer });
         } catch (error) {
           this.post({
@@ -238,9 +305,84 @@ export class TimelinePanel implements vscode.Disposable {
     }
   }
 
+  /**
+   * Follows the newest running recording live while the page asks for it and is visible; says why not otherwise. A
+   * recording that starts or stops changes which one is followed.
+   */
+  private updateLive(): void {
+    if (this.disposed) return;
+    const wanted = this.liveWanted && this.pageReady && this.panel.visible;
+    const running = this.host.manager.active();
+    if (this.live && (!wanted || this.live.sessionId !== running?.id)) this.stopLive();
+    if (!wanted) {
+      if (this.pageReady) this.sayLive('off');
+      return;
+    }
+    if (this.live) return;
+    if (!running) {
+      this.sayLive('unavailable', 'no recording runs (Start Recording…)');
+      return;
+    }
+    const why = liveUnavailableReason(running, running.kind === 'recording');
+    if (why !== null) {
+      this.sayLive('unavailable', why);
+      return;
+    }
+    try {
+      const reads = this.host.manager.follow(running.id);
+      const windowSeconds = () => {
+        const value = vscode.workspace.getConfiguration('ringside').get<number>('follow.windowSeconds', DEFAULT_LIVE_WINDOW_SECONDS);
+        return Number.isFinite(value) && value > 0 ? value : DEFAULT_LIVE_WINDOW_SECONDS;
+      };
+      const live: LiveFollow = new LiveFollow(reads, (message) => this.post(message), {
+        snapshotId: `live-${running.id}-${++this.liveNumber}`,
+        name: `${running.label} · live`,
+        windowNs: () => windowSeconds() * 1e9,
+        // Each stage of the first append (which reads the recording's symbol tables), and of any slow one after it.
+        onAppend: (timing) => {
+          const ms = timing.readMs + timing.decodeMs + timing.wireMs;
+          if (timing.seq === 0 || ms > 1000)
+            this.host.log(
+              `timeline: live append ${timing.seq} (${timing.records.toLocaleString('en-US')} records): read ${timing.readMs.toFixed(1)} ms (no pause), ` +
+                `decode ${timing.decodeMs.toFixed(1)} ms, symbolize and wire ${timing.wireMs.toFixed(1)} ms`,
+            );
+        },
+        onFailure: (error) => {
+          if (this.live === live) this.live = undefined;
+          this.host.log(`timeline: live follow of "${running.label}" ended: ${(error as Error).message ?? String(error)}`);
+          this.sayLive('unavailable', `following "${running.label}" ended: ${(error as Error).message ?? String(error)}`);
+        },
+      });
+      this.live = live;
+      this.host.log(`timeline: following "${running.label}" live (last ${windowSeconds()} s)`);
+      this.sayLive('following', `${running.label} (last ${windowSeconds()} s)`);
+    } catch (error) {
+      this.sayLive('unavailable', (error as Error).message);
+    }
+  }
+
+  private stopLive(): void {
+    const live = this.live;
+    if (!live) return;
+    this.live = undefined;
+    live.stop();
+    this.host.log(
+      `timeline: live follow ended: ${live.records.toLocaleString('en-US')} records in ${live.appends} appends, ${live.workMs.toFixed(0)} ms of work` +
+        (live.skippedBytes > 0n ? `, ${live.skippedBytes} bytes overwritten before they could be read` : ''),
+    );
+  }
+
+  private sayLive(state: 'following' | 'off' | 'unavailable', detail?: string): void {
+    const key = `${state}|${detail ?? ''}`;
+    if (key === this.liveSaid) return;
+    this.liveSaid = key;
+    this.post({ type: 'liveState', state, ...(detail !== undefined ? { detail } : {}) });
+  }
+
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.stopLive();
     if (TimelinePanel.current === this) TimelinePanel.current = undefined;
     for (const disposable of this.disposables.splice(0)) disposable.dispose();
     this.panel.dispose();

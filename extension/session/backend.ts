@@ -105,6 +105,9 @@ export function recorderSource(recorder: Recorder): RingSource {
         paused: paused && stats.direction === 'backward',
       }));
     },
+    // Live follow reads what the rings gain without pausing them (issue 37); only from the rings this process opened.
+    followLive: () => recorder.follow({ fromStart: false }),
+    processesNow: () => recorder.processesNow(),
     ...(recorder.childPid !== undefined ? { childPid: recorder.childPid } : {}),
     ...(recorder.limitations.length ? { limitations: recorder.limitations } : {}),
     // Settles with how the program ended (its exit code or the signal that killed it).

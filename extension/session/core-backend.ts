@@ -39,6 +39,7 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
       warming ??= setImmediate(warmSlice);
       return decoded;
     },
+    decodeIncrement: (raw) => pool.decode(raw),
     async close() {
       if (warming) clearImmediate(warming);
       warming = undefined;

@@ -7,6 +7,7 @@ import type { EventDescription, RawSnapshot, ResolvedEvent } from '../../native/
 import type { KeeperState } from '../../native/keeper/state';
 import type { ForeignFdHint } from '../../native/attach/foreign';
 import type { TriggerOptions } from '../../native/perf/trigger-watcher';
+import type { FollowRead } from '../../native/perf/follow';
 import type { ResolvedSpec } from '../../native/specs/resolve';
 import type { LineProbeMode } from '../../native/specs/line-probe';
 import type { RecordingTarget } from '../../native/perf/recorder-options';
@@ -34,6 +35,12 @@ import type { RingStatus } from '../../native/perf/borrowed';
 /** A snapshot plus, from our own Recorder, the /proc state of its processes taken with it (what names their code). */
 export type SourceSnapshot = RawSnapshot & { readonly processes?: readonly ProcessSideband[] };
 
+/** What the rings gained since the previous read, read without pausing them (native/perf/follow.ts RingFollower). */
+export interface RingFollow {
+  read(): FollowRead;
+  close(): void;
+}
+
 /** Anything that holds rings and can snapshot them: our own recording, a keeper's rings, a borrowed fd. */
 export interface RingSource {
   readonly events: readonly EventDescription[];
@@ -57,6 +64,12 @@ export interface RingSource {
    * `minIntervalSec`); `rearm` once the snapshot is taken. Recordings opened with `triggers` only.
    */
   watchTriggers?(options: TriggerOptions, fire: () => void): { rearm(): void; stop(): void };
+  /**
+   * Live follow: a reader of what the rings gain from now on (our own Recorder only: a keeper drains its side-band
+   * itself, so a borrowed recording has no tap on it), and the /proc state of its processes now, which names their code.
+   */
+  followLive?(): RingFollow;
+  processesNow?(): readonly ProcessSideband[];
   /** Enable/disable/modify one event in place (watch controls). */
   setEventEnabled?(eventIndex: number, enabled: boolean): void;
   modifyEvent?(eventIndex: number, attr: EventDescription['attr']): void;
@@ -80,6 +93,8 @@ export interface Backend {
   attachKeeper(state: KeeperState): Promise<RingSource>;
   borrowForeign(pid: number, fd: number, hint: ForeignFdHint): Promise<RingSource>;
   decode(raw: RawSnapshot): Promise<DecodedSnapshot>;
+  /** Decodes a live follow's read: small and frequent, so not into the column memory kept warm for the next snapshot. */
+  decodeIncrement?(raw: RawSnapshot): Promise<DecodedSnapshot>;
   /** Ends what decoding holds between snapshots (worker threads); later decodes still work, on this thread. */
   close?(): Promise<void>;
   /** One record as a JSON object line (JSON Lines export). */

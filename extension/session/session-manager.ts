@@ -33,6 +33,8 @@ export interface SnapshotEntry {
   readonly maxPauseNs: number;
   /** Time spent decoding after the rings resumed, ms. */
   readonly decodeMs: number;
+  /** How long each stage took, for the Output log (the panel adds symbolize, wire and first paint). */
+  readonly stages?: SnapshotStages;
   /** What the recording could not see and why (user space only, rings shrunk to the lock budget). */
   readonly limitations: readonly string[];
   /** Set when a trigger took this snapshot ("Snapshot When…"): which events fired it. */
@@ -123,6 +125,48 @@ interface Session {
   triggerWatch?: { rearm(): void; stop(): void };
   /** Per event of a recording Ringside opened: the places it is armed at (1 + its line's extra sites). */
   placesOfEvent?: readonly number[];
+}
+
+/** The stages of a snapshot before the panel gets it, ms; `startedAt` is performance.now() when it was asked for. */
+export interface SnapshotStages {
+  readonly startedAt: number;
+  /** Pause → copy → resume of every ring (a perf.data: reading and decoding the file, `decodeMs` then 0). */
+  readonly copyMs: number;
+  readonly decodeMs: number;
+  /** Learning the mappings and comms that name its addresses (the session's symbol table). */
+  readonly learnMs: number;
+}
+
+/** A running recording followed live (SessionManager.follow): each read is what its rings gained since the previous. */
+export interface LiveReads {
+  readonly sessionId: string;
+  readonly label: string;
+  read(): Promise<LiveRead>;
+  /** Stops following: the side-band taps close. */
+  close(): void;
+}
+
+/** One live read, decoded and named by the session's symbol table (which learns its mappings as snapshots do). */
+export interface LiveRead {
+  readonly decoded: DecodedSnapshot;
+  readonly symbols: FrameSymbols;
+  /** Bytes written since the previous read and overwritten before they could be read. */
+  readonly skippedBytes: bigint;
+  readonly limitations: readonly string[];
+  /** Reading the rings (no pause) and decoding, ms. */
+  readonly readMs: number;
+  readonly decodeMs: number;
+}
+
+/** Why a session cannot be followed live, for the page to say (null: it can). */
+export function liveUnavailableReason(info: Pick<SessionInfo, 'kind' | 'state' | 'label'>, canFollow: boolean): string | null {
+  if (info.state === 'stopped') return `"${info.label}" is stopped: nothing to follow`;
+  if (info.kind === 'file') return 'an opened perf.data is not a recording';
+  if (!canFollow || info.kind !== 'recording') {
+    // A keeper drains its own side-band (MMAP, COMM) into its spool, so this window has no tap of its own on it.
+    return `${info.kind === 'keeper' ? 'a kept recording' : 'borrowed rings'} cannot be followed live here (the process that owns the rings drains their side-band); Capture Snapshot shows it`;
+  }
+  return null;
 }
 
 /** How soon a session notices that the process owning its borrowed rings (a keeper) died. */
@@ -255,7 +299,10 @@ export class SessionManager {
     if (cancelled?.()) throw new OpenCancelled(file);
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
-    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started);
+    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started, [], [], undefined, {
+      startedAt: performance.now() - (Date.now() - started),
+      copyMs: 0,
+    });
     return this.info(session);
   }
 
@@ -293,8 +340,10 @@ export class SessionManager {
     if (session.snapshotInFlight) return session.snapshotInFlight;
     const source = session.source;
     const work = (async () => {
+      const startedAt = performance.now();
       progress?.('copying rings', 0);
       const raw: SourceSnapshot = await source.snapshot();
+      const copyMs = performance.now() - startedAt;
       const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
       progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
       const decodeStart = performance.now();
@@ -305,7 +354,10 @@ export class SessionManager {
       // What this snapshot lost (rings that overwrote the start, side-band not spooled) joins the recording's limitations.
       const losses = describeLosses(decoded, raw, { pageBytes: pageSize(), pagesOption: 'ringside.bufferPages' });
       const limitations = [...(raw.limitations ?? []), ...losses.notes];
-      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, limitations, raw.processes ?? [], trigger);
+      return this.addSnapshot(session, decoded, raw.takenAtMs, sizeBytes, maxPauseNs, decodeMs, limitations, raw.processes ?? [], trigger, {
+        startedAt,
+        copyMs,
+      });
     })();
     session.snapshotInFlight = work;
     try {
@@ -313,6 +365,46 @@ export class SessionManager {
     } finally {
       session.snapshotInFlight = undefined;
     }
+  }
+
+  /**
+   * Follows a running recording live: reads what its rings gained since the previous read (no pause, no re-read of
+   * what was read before), decodes it and names it through the session's symbol table. Throws a SessionError saying
+   * why when the session cannot be followed (liveUnavailableReason).
+   */
+  follow(sessionId: string): LiveReads {
+    const session = this.session(sessionId);
+    const source = session.source;
+    const why = liveUnavailableReason(this.info(session), source?.followLive !== undefined);
+    if (why !== null || !source?.followLive) throw new SessionError(why ?? `"${session.label}" cannot be followed live`);
+    const follower = source.followLive();
+    // /proc of a launched command or one process is a few reads; of every process (-a) thousands: read once, after
+    // which the side-band names what starts and maps code (as capture --follow does).
+    const everyProcess = session.scope?.kind === 'cpus';
+    let reads = 0;
+    const decode = (raw: SourceSnapshot) => (this.backend.decodeIncrement ? this.backend.decodeIncrement(raw) : this.backend.decode(raw));
+    return {
+      sessionId: session.id,
+      label: session.label,
+      read: async (): Promise<LiveRead> => {
+        const started = performance.now();
+        const raw = follower.read();
+        const decodeStart = performance.now();
+        const decoded = await decode(raw);
+        const processes = reads === 0 || !everyProcess ? (source.processesNow?.() ?? []) : [];
+        reads++;
+        session.symbols.learn(decoded, processes);
+        return {
+          decoded: { ...decoded, sampleValues: (event, pid, registers, stack) => session.symbols.sampleValues(event, pid, registers, stack) },
+          symbols: session.symbols.frames,
+          skippedBytes: raw.skippedBytes,
+          limitations: raw.limitations ?? [],
+          readMs: decodeStart - started,
+          decodeMs: performance.now() - decodeStart,
+        };
+      },
+      close: () => follower.close(),
+    };
   }
 
   /** Resolves when the session's launched target has exited (at once if it already has). */
@@ -484,9 +576,12 @@ export class SessionManager {
     limitations: readonly string[] = [],
     processes: readonly ProcessSideband[] = [],
     trigger?: string,
+    timing?: { readonly startedAt: number; readonly copyMs: number },
   ): SnapshotEntry {
     // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
+    const learnStarted = performance.now();
     session.symbols.learn(decoded, processes);
+    const learnMs = performance.now() - learnStarted;
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
@@ -508,6 +603,7 @@ export class SessionManager {
       limitations,
       symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
+      ...(timing ? { stages: { startedAt: timing.startedAt, copyMs: timing.copyMs, decodeMs, learnMs } } : {}),
     };
     session.snapshots.push(entry);
     this.trim(session);

@@ -112,6 +112,10 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     await page.locator('svg.rs-overlay').click({ position: { x: 5, y: 5 } });
     await page.keyboard.press('End');
     await page.waitForFunction((pattern) => new RegExp(pattern).test(document.body.innerText), detail.source, { timeout: 15000 });
+    // Follow live asks for a recording the page does not have: it says so instead of waiting for one.
+    await page.click('#rs-follow');
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.includes('live: an exported page has no recording to follow'));
+    await page.click('#rs-follow');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, `cli-html-export-${path.basename(file, '.html')}.png`) });
     assert.deepEqual(problems, []);

@@ -3,7 +3,7 @@
 // folder, TMPDIR, demo workspace), because extension hosts linger after the browser leaves.
 //
 // Scenarios (one file each): record-snapshot (1), line-hits (2), watch-controls (3), export-perfdata (4),
-// kept-reload (5); plus smoke and package. Screenshots of every step and the server/browser logs land in
+// kept-reload (5), live-follow (the timeline of a running recording growing by itself); plus smoke and package. Screenshots of every step and the server/browser logs land in
 // test-artifacts/e2e/<scenario>/. Environment knobs:
 //   RINGSIDE_E2E_NO_BUILD=1      package what dist/ holds instead of rebuilding first
 //   RINGSIDE_E2E_VSIX=path       test that .vsix instead of packaging the repo

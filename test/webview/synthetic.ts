@@ -3,7 +3,7 @@
 // the real columnsToBatches, streamed one batch per acknowledgement.
 
 import { columnsToBatches } from '../../shared/batches';
-import type { EventInfo, RecordBatch, SnapshotStart, ThreadInfo, CoverageFact } from '../../shared/protocol';
+import type { EventInfo, LiveAppend, RecordBatch, SnapshotStart, ThreadInfo, CoverageFact } from '../../shared/protocol';
 import type { RecordColumns } from '../../native/decode/types';
 
 export interface SyntheticRow {
@@ -399,4 +399,30 @@ export function smallDoubled(): SyntheticSnapshot {
     SMALL_ORIGIN + 10_000_000n,
     50,
   );
+}
+
+/**
+ * A live append as the panel's host sends it (extension/panel/live-follow.ts): `count` cpu-clock samples of thread 100
+ * on cpu 0, one every `step` ns from `from` (ns after SMALL_ORIGIN, which is also the part's own origin offset: each
+ * read has its own), numbered on from `firstRow`, keeping the window from `keepFrom` (ns after SMALL_ORIGIN).
+ */
+export function liveAppend(seq: number, firstRow: number, from: number, count: number, step: number, keepFrom: number): LiveAppend {
+  const rows: SyntheticRow[] = Array.from({ length: count }, (_, i) => ({
+    t: i * step,
+    event: 4,
+    pid: 100,
+    tid: 100,
+    cpu: 0,
+    ip: 0x401000,
+    symbol: 'busy_loop',
+  }));
+  const part = snapshot('live-1', 'worker · live', rows, SMALL_ORIGIN + BigInt(from), Math.max(1, count));
+  return {
+    type: 'liveAppend',
+    snapshotId: 'live-1',
+    seq,
+    part: part.start,
+    batch: { ...part.batches[0], firstRow },
+    keepFromNs: (SMALL_ORIGIN + BigInt(keepFrom)).toString(),
+  };
 }

@@ -1,0 +1,89 @@
+// The events of every snapshot, each (kind, name) once, and the mapping of a batch's snapshot-local event indexes
+// onto them. Pure (no DOM).
+
+import type { EventInfo, EventKind } from '../shared/protocol';
+
+export interface StoreEvent {
+  readonly name: string;
+  readonly kind: EventKind;
+}
+
+/** What mapping a snapshot's events needs of it: its local → store table (grown for events it did not announce) and counts. */
+export interface EventMapping {
+  /** Snapshot-local event index → store event index. */
+  readonly eventMap: Map<number, number>;
+  /** The same mapping as a typed table indexed by the local event index (-1: not announced), read per row. */
+  eventTable: Int32Array;
+  /** Rows received per store event index (missing: none). */
+  readonly eventRows: number[];
+}
+
+export class StoreEvents {
+  readonly events: StoreEvent[] = [];
+  private readonly ids = new Map<string, number>();
+
+  intern(e: EventInfo): number {
+    const key = `${e.kind}\u0000${e.name}`;
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.events.length;
+      this.events.push({ name: e.name, kind: e.kind });
+      this.ids.set(key, id);
+    }
+    return id;
+  }
+
+  /** A snapshot's announced events: local index → store index, as a map and as a typed table. */
+  announce(events: readonly EventInfo[]): { eventMap: Map<number, number>; eventTable: Int32Array } {
+    const eventMap = new Map<number, number>();
+    for (const e of events) eventMap.set(e.index, this.intern(e));
+    let eventTableSize = 0;
+    for (const local of eventMap.keys()) eventTableSize = Math.max(eventTableSize, local + 1);
+    const eventTable = new Int32Array(eventTableSize).fill(-1);
+    for (const [local, id] of eventMap) eventTable[local] = id;
+    return { eventMap, eventTable };
+  }
+
+  /**
+   * Snapshot-local event indexes → store event indexes into `event` at `base` (a block copy when they are the same
+   * numbers), and the snapshot's rows per event: counted per local index in one pass, then added per event, not per row.
+   */
+  map(snap: EventMapping, localEvent: Uint16Array, event: Uint16Array, base: number): void {
+    const n = localEvent.length;
+    let localCounts = new Uint32Array(Math.max(snap.eventTable.length, 1));
+    for (let i = 0; i < n; i++) {
+      const e = localEvent[i];
+      if (e >= localCounts.length) {
+        const grown = new Uint32Array(Math.max(e + 1, localCounts.length * 2));
+        grown.set(localCounts);
+        localCounts = grown;
+      }
+      localCounts[e]++;
+    }
+    let maxLocal = localCounts.length - 1;
+    while (maxLocal > 0 && localCounts[maxLocal] === 0) maxLocal--;
+    let table = snap.eventTable;
+    let identity = maxLocal < table.length;
+    for (let e = 0; identity && e <= maxLocal; e++) if (localCounts[e] > 0 && table[e] !== e) identity = false;
+    if (identity) {
+      event.set(localEvent, base);
+    } else {
+      if (maxLocal >= table.length) {
+        const grown = new Int32Array(maxLocal + 1).fill(-1);
+        grown.set(table);
+        table = snap.eventTable = grown;
+      }
+      for (let local = 0; local <= maxLocal; local++) {
+        if (localCounts[local] === 0 || table[local] >= 0) continue;
+        // An event the snapshot did not announce: intern a placeholder name once and remember it.
+        table[local] = this.intern({ index: local, name: `event ${local}`, kind: 'other' });
+        snap.eventMap.set(local, table[local]);
+      }
+      for (let i = 0; i < n; i++) event[base + i] = table[localEvent[i]];
+    }
+    const counts = snap.eventRows;
+    for (let local = 0; local <= maxLocal; local++) {
+      if (localCounts[local] > 0) counts[table[local]] = (counts[table[local]] ?? 0) + localCounts[local];
+    }
+  }
+}
