@@ -20,9 +20,9 @@
 import type { CopyBuffer, CopyGroup } from '../../abi/snapshot';
 import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
-import type { ImportedMemory } from './encoder';
+import type { MemoryKind } from './kernels';
 import type { KeyArrays, KeyArraysInMemory } from './key-run';
-import { KEY_RUN_JOB_BYTES, OTHER_BYTES, SAMPLE_RUN_JOB_BYTES, mergeScatterJobBytes } from './job-layout';
+import { KEY_RUN_JOB_BYTES, MERGE_ENTRY_BYTES, MERGE_HEADER_BYTES, OTHER_BYTES, SAMPLE_RUN_JOB_BYTES } from './job-layout';
 
 const PAGE_BYTES = 65536;
 const MAX_MEMORY_BYTES = 65536 * PAGE_BYTES;
@@ -34,6 +34,11 @@ export const SIDE_BAND_ROWS = 1 << 16;
 export const OTHER_RECORDS = 1 << 12;
 
 const align = (n: number, to: number): number => Math.ceil(n / to) * to;
+
+/** Bytes a merge job of `rings` entries takes (job-layout.ts: the header, then an entry per ring). */
+export function mergeScatterJobBytes(rings: number): number {
+  return MERGE_HEADER_BYTES + rings * MERGE_ENTRY_BYTES;
+}
 
 /** One ring's place in a snapshot memory. */
 export interface MemorySlot {
@@ -50,7 +55,7 @@ export interface MemorySlot {
 
 export class SnapshotMemory {
   readonly buffer: ArrayBuffer | SharedArrayBuffer;
-  readonly kind: ImportedMemory;
+  readonly kind: MemoryKind;
   /** Threads that can key and merge in this memory at once, each with job records of its own (lanes 0 ... lanes - 1). */
   readonly lanes: number;
   /** Bytes of one thread's job records: the key job, the merge job and the list of other records. */
