@@ -7,7 +7,7 @@ import { WasmWalker } from './wasm-walker';
 
 // The bench sets the WebAssembly walker against walker.c and the decoder by column checksums on
 // real rings; here the same check runs on rings built byte by byte, with the records a real ring
-// mixes into its samples, so a wrong instruction in the hand-assembled module fails `npm test`.
+// mixes into its samples, so a wrong step in the sample run's kernel (native/decode/kernels) fails `npm test`.
 
 const HOT = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
 const FULL = HOT | Sample.CALLCHAIN | Sample.RAW;

@@ -1,15 +1,15 @@
-// The decoder's fast loop written as WebAssembly and run alone, over a copy in its own memory with
-// warm columns: the same row (kind, misc, event, offset, time relative to a base, pid, tid, cpu,
-// ip halves, ring), the same tests per record (type, size, id), over the same bytes, in the same
-// V8. The decoder runs that loop too (native/decode/wasm/sample-run.ts, on copies with a room);
-// this walker shows what the loop costs without the decoder around it (choosing the time base,
-// growing the columns, the rows' ring column, coverage), as walker.c shows what C costs.
+// The decoder's fast loop as WebAssembly, run alone, over a copy in its own memory with warm
+// columns: the decoder's own sample run (native/decode/kernels/sample-run.ts, AssemblyScript, through
+// its engine), the same row (kind, misc, event, offset, time relative to a base, pid, tid, cpu, ip
+// halves; ring 0 from the first touch), the same tests per record (type, size, id), over the same
+// bytes, in the same V8. The decoder runs that loop over copies with a room; this walker shows what
+// the loop costs without the decoder around it (choosing the time base, growing the columns, the
+// rows' ring column, coverage), as walker.c shows what C costs.
 //
-// A baseline, like walker.c: it takes walker.c's shortcuts (an i64 time difference, one pass
-// unless the base guess was wrong) and is not the product. Runs of samples of one event with every
-// field present go through the module; any other record (LOST, throttle, a sample of another
-// event) gets walker.c's general code, in TypeScript here, one record at a time, as such records
-// are rare. The module is assembled with the product's encoder (native/decode/wasm/encoder.ts).
+// A baseline, like walker.c: it takes walker.c's shortcuts (one pass unless the base guess was
+// wrong) and is not the product. Runs of samples of one event with every field present go through
+// the kernel; any other record (LOST, throttle, a sample of another event) gets walker.c's general
+// code, in TypeScript here, one record at a time, as such records are rare.
 
 import { idLocator, parseInfoFor, type ParseInfo } from '../native/decode/parse-info';
 import { RecordType } from '../native/abi/uapi';
@@ -25,65 +25,10 @@ import {
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 import { columnOffsets } from '../native/decode/column-set';
-import { Body, F64, I32, I64, OP, oneFunctionModule } from '../native/decode/wasm/encoder';
-import { emitSampleAdvance, emitSampleRowStores, emitSampleTests, rowWriters } from '../native/decode/wasm/sample-run';
+import { SAMPLE_RUN_JOB_BYTES } from '../native/decode/wasm/job-layout';
+import { SampleRunEngine, type SampleRunColumns, type SampleRunState } from '../native/decode/wasm/sample-run';
 import { columnChecksum, type SideMeasurement } from './checksum';
 import { median, nowNs } from './stats';
-
-/**
- * The job a call reads from memory at its one parameter: i32 fields (byte offsets, row numbers,
- * the run's id and event), then the time base, then what the walk leaves. The ring's and the
- * columns' addresses and the sample's field offsets are constants the module is compiled with.
- */
-const JOB_I32 = ['o', 'end', 'max', 'row', 'step', 'idLo', 'idHi', 'event'] as const;
-type JobField = (typeof JOB_I32)[number];
-const JOB_BASE = Math.ceil((JOB_I32.length * 4) / 8) * 8;
-const JOB_MIN = JOB_BASE + 8;
-const JOB_MAX = JOB_MIN + 8;
-const JOB_END_OFFSET = JOB_MAX + 8;
-const JOB_BYTES = JOB_END_OFFSET + 8;
-
-/**
- * The module: imports its memory as env.memory, exports run(job) → records decoded. Compiled, as
- * the decoder's module is, with the ring's and the columns' addresses and the sample's field
- * offsets as constants (`constants`, by name: src, each column's name, sTime...).
- */
-function walkerModule(constants: Readonly<Record<string, number>>): Uint8Array<ArrayBuffer> {
-  const b = new Body(['job']);
-  for (const field of JOB_I32) b.local(field, I32);
-  for (const scratch of ['n', 'p', 'sm', 'size']) b.local(scratch, I32);
-  b.local('base', I64);
-  for (const scratch of ['rel', 'mn', 'mx']) b.local(scratch, F64);
-
-  JOB_I32.forEach((field, i) =>
-    b
-      .get('job')
-      .mem(OP.i32Load, 2, i * 4)
-      .set(field),
-  );
-  b.get('job').mem(OP.i64Load, 3, JOB_BASE).set('base');
-  b.get('job').mem(OP.f64Load, 3, JOB_MIN).set('mn');
-  b.get('job').mem(OP.f64Load, 3, JOB_MAX).set('mx');
-  const w = rowWriters(b, constants);
-
-  b.op(OP.block, OP.void, OP.loop, OP.void);
-  // The decoder's own record tests and row stores (sample-run.ts); the ring column and the time as walker.c writes them.
-  emitSampleTests(b, w);
-  emitSampleRowStores(b, w);
-  w.store('ring', 1, OP.i32Store16, 1, () => b.i32(0));
-  w.load('sTime', OP.i64Load, 3);
-  b.get('base').op(OP.i64Sub, OP.f64ConvertI64S).set('rel');
-  w.store('time', 3, OP.f64Store, 3, () => b.get('rel'));
-  b.get('rel').get('mn').op(OP.f64Lt, OP.if, OP.void).get('rel').set('mn').op(OP.end);
-  b.get('rel').get('mx').op(OP.f64Gt, OP.if, OP.void).get('rel').set('mx').op(OP.end);
-  emitSampleAdvance(b);
-  b.get('job').get('mn').mem(OP.f64Store, 3, JOB_MIN);
-  b.get('job').get('mx').mem(OP.f64Store, 3, JOB_MAX);
-  b.get('job').get('o').mem(OP.i32Store, 2, JOB_END_OFFSET);
-  b.get('n');
-
-  return oneFunctionModule('run', 1, b, 'plain');
-}
 
 /** Records whose pid and tid are their first fields (walker.c's list). */
 const PID_TID_FIRST: ReadonlySet<number> = new Set([
@@ -118,8 +63,9 @@ interface SampleOffsets {
 
 export class WasmWalker {
   private readonly memory: WebAssembly.Memory;
-  private readonly run: (job: number) => number;
-  private readonly job: number;
+  private readonly engine: SampleRunEngine;
+  /** The walk's bounds of the relative times, as the sample run and the general code keep them. */
+  private readonly state: SampleRunState = { offset: 0, row: 0, minRel: Infinity, maxRel: -Infinity, minAt: 0, maxAt: 0 };
   private readonly end: number;
   private readonly capacity: number;
   /** Where row 0 of each column is in memory. */
@@ -149,8 +95,8 @@ export class WasmWalker {
     // Room for the most records the bytes can hold (8 bytes each), as walker.c has.
     this.capacity = (this.end >> 3) + 1;
     let next = align64(this.end);
-    this.job = next;
-    next += JOB_BYTES;
+    const job = next;
+    next += SAMPLE_RUN_JOB_BYTES;
     // The columns laid out as the decoder lays out a column set (and walker.c its block).
     next = align64(next);
     const { offsets, bytes: columnBytes } = columnOffsets(this.capacity);
@@ -162,19 +108,8 @@ export class WasmWalker {
     bytes.set(ring.bytes.subarray(0, this.end), 0);
     // First-touch every column page before any timing, as walker.c does.
     bytes.fill(0, this.end);
-    const layout = this.layout;
-    const constants = {
-      ...this.at,
-      src: 0,
-      sTime: layout.time,
-      sPidTid: layout.pidTid,
-      sCpu: layout.cpu,
-      sIp: layout.ip,
-      sMin: layout.sampleMin,
-      sId: layout.id,
-    };
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(walkerModule(constants)), { env: { memory: this.memory } });
-    this.run = instance.exports.run as (job: number) => number;
+    const columns = Object.fromEntries(Object.entries(this.at).filter(([name]) => name !== 'ring')) as SampleRunColumns;
+    this.engine = new SampleRunEngine(this.memory, false, job, 0, columns);
   }
 
   /** One pass over the ring: the rows it wrote (oldest first, at the top of the columns). */
@@ -182,7 +117,6 @@ export class WasmWalker {
     const buffer = this.memory.buffer;
     const u32 = new Uint32Array(buffer);
     const view = new DataView(buffer);
-    const job = this.job >>> 2;
     const end = this.end;
     const layout = this.layout;
     // The time base: the probable oldest record's time, as walker.c and the decoder take it.
@@ -192,37 +126,35 @@ export class WasmWalker {
       guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
         ? view.getBigUint64(guess + layout.time, true)
         : view.getBigUint64(layout.time, true);
-    const values: Record<JobField, number> = { o: 0, end, max: 0x7fffffff, row: this.capacity - 1, step: -1, idLo: -1, idHi: -1, event: this.defaultEvent };
-    JOB_I32.forEach((field, i) => {
-      u32[job + i] = values[field];
-    });
-    view.setBigUint64(this.job + JOB_BASE, base, true);
-    view.setFloat64(this.job + JOB_MIN, Infinity, true);
-    view.setFloat64(this.job + JOB_MAX, -Infinity, true);
-    const oAt = job + JOB_I32.indexOf('o');
-    const rowAt = job + JOB_I32.indexOf('row');
-    const idAt = job + JOB_I32.indexOf('idLo');
-    const eventAt = job + JOB_I32.indexOf('event');
+    const baseHi = Number(base >> 32n);
+    const baseLo = Number(base & 0xffffffffn);
+    const runLayout = { time: layout.time, pidTid: layout.pidTid, cpu: layout.cpu, ip: layout.ip, sampleMin: layout.sampleMin };
+    const state = this.state;
+    state.minRel = Infinity;
+    state.maxRel = -Infinity;
+    let idLo = -1;
+    let idHi = -1;
+    let event = this.defaultEvent;
     let o = 0;
     let row = this.capacity - 1;
     let rows = 0;
     // A record only the general code takes starts the walk (the run's id is not known yet), so
     // the loop alternates: the fast loop in WebAssembly, then one record here, as walker.c's does.
     for (;;) {
-      u32[oAt] = o;
-      u32[rowAt] = row;
-      const decoded = this.run(this.job);
+      state.offset = o;
+      state.row = row;
+      const decoded = layout.id < 0 || idHi >= 0 ? this.engine.decode(end, 0x7fffffff, -1, runLayout, layout.id, idLo, idHi, event, baseHi, baseLo, state) : 0;
       rows += decoded;
       row -= decoded;
-      o = u32[(this.job + JOB_END_OFFSET) >>> 2];
+      o = state.offset;
       if (o + 8 > end) break;
       const size = u32[(o >>> 2) + 1] >>> 16;
       if (size < 8 || (size & 7) !== 0 || o + size > end) break;
-      const event = this.generalRecord(buffer, o, size, row, base);
-      if (u32[o >>> 2] === RecordType.SAMPLE && layout.id >= 0 && event >= 0) {
-        u32[idAt] = u32[(o + layout.id) >>> 2];
-        u32[idAt + 1] = u32[(o + layout.id + 4) >>> 2];
-        u32[eventAt] = event;
+      const found = this.generalRecord(buffer, o, size, row, base);
+      if (u32[o >>> 2] === RecordType.SAMPLE && layout.id >= 0 && found >= 0) {
+        idLo = u32[(o + layout.id) >>> 2];
+        idHi = u32[(o + layout.id + 4) >>> 2];
+        event = found;
       }
       rows++;
       row--;
@@ -230,7 +162,7 @@ export class WasmWalker {
     }
     // Times relative to the oldest: a second pass only when the guessed base was not the smallest
     // time, as in walker.c.
-    const smallest = view.getFloat64(this.job + JOB_MIN, true);
+    const smallest = state.minRel;
     if (smallest !== 0 && smallest !== Infinity) {
       const time = new Float64Array(buffer, this.at.time, this.capacity);
       for (let k = this.capacity - rows; k < this.capacity; k++) time[k] -= smallest;
@@ -300,8 +232,8 @@ export class WasmWalker {
     if (t >= 0) {
       const rel = Number(BigInt.asIntN(64, view.getBigUint64(o + t, true) - base));
       view.setFloat64(at('time'), rel, true);
-      if (rel < view.getFloat64(this.job + JOB_MIN, true)) view.setFloat64(this.job + JOB_MIN, rel, true);
-      if (rel > view.getFloat64(this.job + JOB_MAX, true)) view.setFloat64(this.job + JOB_MAX, rel, true);
+      if (rel < this.state.minRel) this.state.minRel = rel;
+      if (rel > this.state.maxRel) this.state.maxRel = rel;
     } else {
       view.setFloat64(at('time'), NaN, true);
     }

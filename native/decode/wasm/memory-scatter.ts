@@ -28,7 +28,6 @@ import {
   ENTRY_UNIFORM,
   MergeScatterEngine,
   columnAddresses,
-  mergeScatterKey,
   type MergeScatterConstants,
   type MergeScatterEntry,
 } from './merge-scatter';
@@ -147,24 +146,14 @@ export function planScatter(
   };
 }
 
-/**
- * This thread's engines, by memory and constants. A memory posted to a worker arrives as a new
- * object with each request, so a worker makes an instance per request (the compiled module is
- * cached per thread); the thread that owns the memory reuses its engines.
- */
-const engines = new WeakMap<WebAssembly.Memory, Map<string, MergeScatterEngine>>();
+/** An engine per plan: a worker receives the plan (its memory included) anew with each request; the kernels' instance per memory is cached (kernels.ts). */
+const engines = new WeakMap<ScatterPlan, MergeScatterEngine>();
 
 function engineFor(plan: ScatterPlan): MergeScatterEngine {
-  let byConstants = engines.get(plan.memory);
-  if (!byConstants) {
-    byConstants = new Map();
-    engines.set(plan.memory, byConstants);
-  }
-  const key = mergeScatterKey(plan.kind, plan.constants);
-  let engine = byConstants.get(key);
+  let engine = engines.get(plan);
   if (!engine) {
     engine = new MergeScatterEngine(plan.memory, plan.kind, plan.constants);
-    byConstants.set(key, engine);
+    engines.set(plan, engine);
   }
   return engine;
 }

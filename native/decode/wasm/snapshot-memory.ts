@@ -8,8 +8,8 @@
 // until a ring asks again (its copy went to a snapshot): then a new memory is made. A snapshot's
 // copies are therefore in one memory whenever the recorder took every ring's spare together.
 //
-// Layout: job records (a key job, a merge job and a list of other records per thread), then per ring its sample-run job,
-// copy and key arrays (time f64, offset u32, position u16), then the side-band area (times of the
+// Layout: job records (a key job, a merge job and a list of other records per thread), then per ring its copy
+// (64 bytes into its slot), key arrays (time f64, offset u32, position u16) and sample-run job, then the side-band area (times of the
 // rows of rings decoded elsewhere, and where each goes), then the output column set, for as many
 // rows as every ring's keys plus the side-band area. Each ring's `whole` (what its owner faults in
 // while idle) runs from its slot to the next one; the last ring's runs to the end of the memory.
@@ -20,9 +20,9 @@
 import type { CopyBuffer, CopyGroup } from '../../abi/snapshot';
 import { ColumnSet, columnSetBytes } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
-import type { ImportedMemory } from './encoder';
+import type { MemoryKind } from './kernels';
 import type { KeyArrays, KeyArraysInMemory } from './key-run';
-import { KEY_RUN_JOB_BYTES, OTHER_BYTES, SAMPLE_RUN_JOB_BYTES, mergeScatterJobBytes } from './job-layout';
+import { KEY_RUN_JOB_BYTES, MERGE_ENTRY_BYTES, MERGE_HEADER_BYTES, OTHER_BYTES, SAMPLE_RUN_JOB_BYTES } from './job-layout';
 
 const PAGE_BYTES = 65536;
 const MAX_MEMORY_BYTES = 65536 * PAGE_BYTES;
@@ -35,10 +35,17 @@ export const OTHER_RECORDS = 1 << 12;
 
 const align = (n: number, to: number): number => Math.ceil(n / to) * to;
 
+/** Bytes a merge job of `rings` entries takes (job-layout.ts: the header, then an entry per ring). */
+export function mergeScatterJobBytes(rings: number): number {
+  return MERGE_HEADER_BYTES + rings * MERGE_ENTRY_BYTES;
+}
+
 /** One ring's place in a snapshot memory. */
 export interface MemorySlot {
   readonly member: object;
-  /** Where this ring's sample run keeps its job record. */
+  /** Where the slot starts: what its owner faults in runs from here to the next slot's start. */
+  readonly start: number;
+  /** Where this ring's sample run keeps its job record (after the key arrays: copy-room.ts says why not before the copy). */
   readonly sampleJobAddress: number;
   readonly copyAddress: number;
   readonly copyBytes: number;
@@ -50,7 +57,7 @@ export interface MemorySlot {
 
 export class SnapshotMemory {
   readonly buffer: ArrayBuffer | SharedArrayBuffer;
-  readonly kind: ImportedMemory;
+  readonly kind: MemoryKind;
   /** Threads that can key and merge in this memory at once, each with job records of its own (lanes 0 ... lanes - 1). */
   readonly lanes: number;
   /** Bytes of one thread's job records: the key job, the merge job and the list of other records. */
@@ -174,8 +181,8 @@ export function allocateInSnapshotMemory(copyBytes: number, shared: boolean, pre
   }
   slot.given = true;
   const index = memory.slots.indexOf(slot);
-  const start = index === 0 ? 0 : slot.sampleJobAddress;
-  const end = index + 1 < memory.slots.length ? memory.slots[index + 1].sampleJobAddress : memory.buffer.byteLength;
+  const start = index === 0 ? 0 : slot.start;
+  const end = index + 1 < memory.slots.length ? memory.slots[index + 1].start : memory.buffer.byteLength;
   return { bytes: new Uint8Array(memory.buffer, slot.copyAddress, copyBytes), whole: new Uint8Array(memory.buffer, start, end - start) };
 }
 
@@ -205,13 +212,14 @@ function makeMemory(
           ? newestRecordSize(prior!.buffer, before.copyAddress, before.copyBytes)
           : 0;
     const capacity = keyRowsFor(copyBytes, newestSize, before);
-    const sampleJobAddress = align(at, 64);
-    const copyAddress = align(sampleJobAddress + SAMPLE_RUN_JOB_BYTES, 64);
+    const start = align(at, 64);
+    const copyAddress = start + 64;
     const time = align(copyAddress + copyBytes, 64);
     const offset = align(time + capacity * 8, 64);
     const position = align(offset + capacity * 4, 64);
-    at = position + capacity * 2;
-    slots.push({ member, sampleJobAddress, copyAddress, copyBytes, keys: { ringAddress: copyAddress, time, offset, position, capacity }, given: false });
+    const sampleJobAddress = align(position + capacity * 2, 64);
+    at = sampleJobAddress + SAMPLE_RUN_JOB_BYTES;
+    slots.push({ member, start, sampleJobAddress, copyAddress, copyBytes, keys: { ringAddress: copyAddress, time, offset, position, capacity }, given: false });
     keyRows += capacity;
   }
   const sideBandTime = align(at, 64);
