@@ -57,7 +57,10 @@ describe("e2e scenario 2: Record Hits on This Line counts the demo's loop exactl
         [],
         JSON.stringify(facts.lanes),
       );
-      await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
+      await frame
+        .locator('.rs-snapshot-limit', { hasText: 'no hits can be seen on this machine: hardware breakpoints do not fire here' })
+        .first()
+        .waitFor({ state: 'visible' });
       // The line never reads "0 hits" as if it never ran: it says that no hit can be seen on this machine.
       await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
       let painted: string[] = [];
