@@ -122,6 +122,8 @@ export class LogpointEvaluator {
   constructor(
     private readonly locate: ObjectLocator,
     private readonly processMemory?: ProcessMemoryReader,
+    /** False: every location through the BigInt machine, the reference the numeric one is compared with (tests). */
+    private readonly numeric = true,
   ) {}
 
   private state(object: ObjectFile): ObjectState | null {
@@ -255,7 +257,7 @@ export class LogpointEvaluator {
         if (location.bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, totalSize + offset + location.bytes.length, totalSize + offset + size);
         continue;
       }
-      const outcome = variable.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
+      const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
       if (outcome === NUMERIC_DONE && frame.materialize(variable, out, buffer, this.processMemory, capture)) continue;
       if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
         (texts ??= [])[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
@@ -316,8 +318,17 @@ const TWO_64 = 2n ** 64n;
 
 /** A 64-bit register value as the exact signed number it stands for, NaN where no number is exact. */
 function exactNumber(value: bigint): number {
-  if (value < TWO_53) return value > -TWO_53 ? Number(value) : NaN;
+  // A conversion that lands within 2^53 was exact (the next value up, 2^53 + 1, rounds to 2^53): one BigInt operation.
+  const rounded = Number(value);
+  if (rounded <= Number.MAX_SAFE_INTEGER && rounded >= -Number.MAX_SAFE_INTEGER) return rounded;
   return value > TWO_64 - TWO_53 ? Number(value - TWO_64) : NaN;
+}
+
+/** The low `length` (1-8) bytes of an exact number's 64-bit two's complement, little-endian, at `at`. */
+function writeNumber(buffer: Uint8Array, at: number, length: number, value: number): void {
+  const low = value >>> 0;
+  const high = Math.floor(value / 0x100000000) >>> 0;
+  for (let i = 0; i < length; i++) buffer[at + i] = i < 4 ? (low >>> (8 * i)) & 0xff : (high >>> (8 * (i - 4))) & 0xff;
 }
 
 interface CaptureState {
@@ -426,13 +437,9 @@ class HitFrame implements NumericFrame {
           if (bytes.length < length) buffer.fill(BYTE_OPTIMIZED_OUT, states + at + bytes.length, states + at + length);
           break;
         }
-        case PIECE_VALUE: {
-          const value = out.value[n];
-          this.scratch.setUint32(0, value >>> 0, true);
-          this.scratch.setUint32(4, Math.floor(value / 0x100000000) >>> 0, true);
-          for (let i = 0; i < Math.min(length, 8); i++) buffer[base + at + i] = this.scratch.getUint8(i);
+        case PIECE_VALUE:
+          writeNumber(buffer, base + at, Math.min(length, 8), out.value[n]);
           break; // bytes past 8 of a computed value are zeros, known
-        }
         case PIECE_REGISTER: {
           const perf = this.plan.arch.perfRegOfDwarf[out.value[n]];
           const value = perf === undefined || perf < 0 ? undefined : this.hit.registers[perf];
@@ -440,8 +447,12 @@ class HitFrame implements NumericFrame {
             buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
             break;
           }
-          this.scratch.setBigUint64(0, BigInt.asUintN(64, value), true);
-          for (let i = 0; i < Math.min(length, 8); i++) buffer[base + at + i] = this.scratch.getUint8(i);
+          const exact = exactNumber(value);
+          if (exact === exact) writeNumber(buffer, base + at, Math.min(length, 8), exact);
+          else {
+            this.scratch.setBigUint64(0, BigInt.asUintN(64, value), true);
+            for (let i = 0; i < Math.min(length, 8); i++) buffer[base + at + i] = this.scratch.getUint8(i);
+          }
           // A register holds 8 bytes: vector registers are not sampled.
           if (length > 8) buffer.fill(BYTE_NOT_CAPTURED, states + at + 8, states + at + length);
           break;
@@ -458,7 +469,7 @@ class HitFrame implements NumericFrame {
           const fromFile = this.fileBytes(variable, address, length);
           if (fromFile) {
             // As materialize(): bytes the file holds but too few (the read crosses the segment's end) are not captured.
-            if (fromFile.length >= length) buffer.set(fromFile.subarray(0, length), base + at);
+            if (fromFile.length >= length) for (let i = 0; i < length; i++) buffer[base + at + i] = fromFile[i];
             else buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
             break;
           }
