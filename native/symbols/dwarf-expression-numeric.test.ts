@@ -225,6 +225,8 @@ describe('numeric DWARF expressions: the BigInt machine decides, numbers only go
       () => [[0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x21, 0x22, 0x24, 0x25, 0x26, 0x27][next(14)]], // arithmetic
       () => [[0x29, 0x2a, 0x2b, 0x2c, 0x2d, 0x2e][next(6)]], // comparisons
       () => [0x23, next(100)], // plus_uconst
+      () => [0x10, next(128)], // constu
+      () => [0x15, next(3)], // pick
       () => [0x94, [1, 2, 4, 8][next(4)]], // deref_size
       () => [0x06], // deref
     ];

@@ -185,7 +185,11 @@ export function compileNumeric(expression: Uint8Array, addressIndex?: (index: nu
     while (at < expression.length) {
       stepAt.set(at, ops.length);
       const op = expression[at++];
-      if (op >= 0x30 && op <= 0x4f) emit(Op.Push, op - 0x30);
+      const simple = SIMPLE_OPS.get(op);
+      const constant = CONSTANT_OPS.get(op);
+      if (simple !== undefined) emit(simple);
+      else if (constant) emit(Op.Push, fixed(constant.size, constant.signed));
+      else if (op >= 0x30 && op <= 0x4f) emit(Op.Push, op - 0x30);
       else if (op >= 0x50 && op <= 0x6f) emit(Op.Reg, op - 0x50);
       else if (op >= 0x70 && op <= 0x8f) emit(Op.Breg, op - 0x70, sleb());
       else
@@ -212,99 +216,18 @@ export function compileNumeric(expression: Uint8Array, addressIndex?: (index: nu
             emit(Op.Deref, size);
             break;
           }
-          case 0x08:
-            emit(Op.Push, fixed(1, false));
-            break;
-          case 0x09:
-            emit(Op.Push, fixed(1, true));
-            break;
-          case 0x0a:
-            emit(Op.Push, fixed(2, false));
-            break;
-          case 0x0b:
-            emit(Op.Push, fixed(2, true));
-            break;
-          case 0x0c:
-            emit(Op.Push, fixed(4, false));
-            break;
-          case 0x0d:
-            emit(Op.Push, fixed(4, true));
-            break;
-          case 0x0e:
-            emit(Op.Push, fixed(8, false));
-            break;
-          case 0x0f:
-            emit(Op.Push, fixed(8, true));
-            break;
-          case 0x10:
+          case 0x10: // constu
             emit(Op.Push, uleb());
             break;
-          case 0x11:
+          case 0x11: // consts
             emit(Op.Push, sleb());
             break;
-          case 0x12:
-            emit(Op.Dup);
-            break;
-          case 0x13:
-            emit(Op.Drop);
-            break;
-          case 0x14:
-            emit(Op.Over);
-            break;
-          case 0x15:
+          case 0x15: // pick
             need(1);
             emit(Op.Pick, expression[at++]);
             break;
-          case 0x16:
-            emit(Op.Swap);
-            break;
-          case 0x17:
-            emit(Op.Rot);
-            break;
-          case 0x19:
-            emit(Op.Abs);
-            break;
-          case 0x1a:
-            emit(Op.And);
-            break;
-          case 0x1b:
-            emit(Op.Div);
-            break;
-          case 0x1c:
-            emit(Op.Minus);
-            break;
-          case 0x1d:
-            emit(Op.Mod);
-            break;
-          case 0x1e:
-            emit(Op.Mul);
-            break;
-          case 0x1f:
-            emit(Op.Neg);
-            break;
-          case 0x20:
-            emit(Op.Not);
-            break;
-          case 0x21:
-            emit(Op.Or);
-            break;
-          case 0x22:
-            emit(Op.Plus);
-            break;
-          case 0x23:
+          case 0x23: // plus_uconst
             emit(Op.PlusConst, uleb());
-            break;
-          case 0x24:
-            emit(Op.Shl);
-            break;
-          case 0x25:
-            emit(Op.Shr);
-            break;
-          case 0x26:
-            emit(Op.Shra);
-            break;
-          case 0x27:
-            emit(Op.Xor);
             break;
           case 0x28: // bra
           case 0x2f: {
@@ -314,24 +237,6 @@ export function compileNumeric(expression: Uint8Array, addressIndex?: (index: nu
             emit(op === 0x28 ? Op.Bra : Op.Skip);
             break;
           }
-          case 0x29:
-            emit(Op.Eq);
-            break;
-          case 0x2a:
-            emit(Op.Ge);
-            break;
-          case 0x2b:
-            emit(Op.Gt);
-            break;
-          case 0x2c:
-            emit(Op.Le);
-            break;
-          case 0x2d:
-            emit(Op.Lt);
-            break;
-          case 0x2e:
-            emit(Op.Ne);
-            break;
           case 0x90: // regx
             emit(Op.Reg, uleb());
             break;
@@ -346,15 +251,6 @@ export function compileNumeric(expression: Uint8Array, addressIndex?: (index: nu
           }
           case 0x93: // piece
             emit(Op.Piece, uleb());
-            break;
-          case 0x96:
-            emit(Op.Nop);
-            break;
-          case 0x9c:
-            emit(Op.Cfa);
-            break;
-          case 0x9f:
-            emit(Op.StackValue);
             break;
           case 0x9e: {
             // implicit_value
@@ -405,6 +301,50 @@ export function compileNumeric(expression: Uint8Array, addressIndex?: (index: nu
 }
 
 class NotNumeric extends Error {}
+
+/** DW_OP_* without operands and what each becomes. */
+const SIMPLE_OPS = new Map<number, Op>([
+  [0x12, Op.Dup],
+  [0x13, Op.Drop],
+  [0x14, Op.Over],
+  [0x16, Op.Swap],
+  [0x17, Op.Rot],
+  [0x19, Op.Abs],
+  [0x1a, Op.And],
+  [0x1b, Op.Div],
+  [0x1c, Op.Minus],
+  [0x1d, Op.Mod],
+  [0x1e, Op.Mul],
+  [0x1f, Op.Neg],
+  [0x20, Op.Not],
+  [0x21, Op.Or],
+  [0x22, Op.Plus],
+  [0x24, Op.Shl],
+  [0x25, Op.Shr],
+  [0x26, Op.Shra],
+  [0x27, Op.Xor],
+  [0x29, Op.Eq],
+  [0x2a, Op.Ge],
+  [0x2b, Op.Gt],
+  [0x2c, Op.Le],
+  [0x2d, Op.Lt],
+  [0x2e, Op.Ne],
+  [0x96, Op.Nop],
+  [0x9c, Op.Cfa],
+  [0x9f, Op.StackValue],
+]);
+
+/** DW_OP_const1u .. DW_OP_const8s: the operand's size and sign. */
+const CONSTANT_OPS = new Map<number, { size: 1 | 2 | 4 | 8; signed: boolean }>([
+  [0x08, { size: 1, signed: false }],
+  [0x09, { size: 1, signed: true }],
+  [0x0a, { size: 2, signed: false }],
+  [0x0b, { size: 2, signed: true }],
+  [0x0c, { size: 4, signed: false }],
+  [0x0d, { size: 4, signed: true }],
+  [0x0e, { size: 8, signed: false }],
+  [0x0f, { size: 8, signed: true }],
+]);
 
 const stack = new Float64Array(MAX_STACK);
 const POWERS_OF_TWO = Float64Array.from({ length: 64 }, (_, i) => 2 ** i);
