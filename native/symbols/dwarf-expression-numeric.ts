@@ -578,3 +578,18 @@ export function runNumeric(program: CompiledExpression, frame: NumericFrame, out
   }
   return NUMERIC_DONE;
 }
+
+/** N of an expression that is only `DW_OP_fbreg N` (a local in a frame slot), else undefined. */
+export function frameBaseOffsetOf(program: CompiledExpression): number | undefined {
+  return program.ops.length === 1 && program.ops[0] === Op.Fbreg ? program.a[0] : undefined;
+}
+
+/** Whether an expression is only `DW_OP_call_frame_cfa` (gcc's frame base on x86_64 and aarch64). */
+export function isCallFrameCfa(program: CompiledExpression): boolean {
+  return program.ops.length === 1 && program.ops[0] === Op.Cfa;
+}
+
+/** The DWARF register of an expression that is only `DW_OP_regN` or `DW_OP_regx` (a value in a register), else undefined. */
+export function registerOf(program: CompiledExpression): number | undefined {
+  return program.ops.length === 1 && program.ops[0] === Op.Reg ? program.a[0] : undefined;
+}

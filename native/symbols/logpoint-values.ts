@@ -14,6 +14,8 @@ import { BYTE_NOT_CAPTURED, BYTE_OPTIMIZED_OUT, NOT_CAPTURED, OPTIMIZED_OUT, Val
 import { evaluateCfa, X86_64, AARCH64, unwindArchOf, type UnwindArch } from './unwind';
 import {
   compileNumeric,
+  frameBaseOffsetOf,
+  isCallFrameCfa,
   NumericLocation,
   NUMERIC_BAIL,
   NUMERIC_DONE,
@@ -25,6 +27,7 @@ import {
   PIECE_REGISTER,
   PIECE_VALUE,
   REGISTER_MISSING,
+  registerOf,
   runNumeric,
   type CompiledExpression,
   type NumericFrame,
@@ -82,6 +85,10 @@ interface VariablePlan {
   readonly location: VariableLocation | undefined;
   /** The location expression decoded for the numeric machine; undefined where only the BigInt machine can run it. */
   readonly numeric: CompiledExpression | undefined;
+  /** The shapes most locals have, read without running the expression: a slot at CFA + this (DW_OP_fbreg with the CFA as frame base)... */
+  readonly cfaSlot: number | undefined;
+  /** ...or this DWARF register (DW_OP_regN), for a value of at most 8 bytes. */
+  readonly register: number | undefined;
   /** Link-time address -> bytes read from the object's file (they cannot change), for the bias in `fileBias`. */
   fileBytes?: Map<number, Uint8Array | null>;
   fileBias?: bigint;
@@ -213,6 +220,8 @@ export class LogpointEvaluator {
     const found = names ? names.map((name) => scope.variables.find((v) => v.name === name) ?? this.globalNamed(object, name)) : scope.variables;
     let offset = 0;
     let usesFrameBase = false;
+    const frameBase = scope.frameBase.kind === 'expression' ? compileNumeric(scope.frameBase.expression, addressIndex) : undefined;
+    const frameBaseIsCfa = frameBase !== undefined && isCallFrameCfa(frameBase);
     const variables: VariablePlan[] = found.map((variable, i) => {
       const name = names ? names[i] : variable!.name;
       const size = variable ? state.formatter.size(variable.type) : undefined;
@@ -222,24 +231,35 @@ export class LogpointEvaluator {
         numeric = compileNumeric(location.expression, addressIndex);
         if (location.expression.includes(FBREG)) usesFrameBase = true; // a byte of an operand may look like it: then only a wasted frame base
       }
-      const plan: VariablePlan = { name, type: variable?.type, size, offset, location, numeric, fileBytes: undefined, fileBias: undefined };
+      const slot = numeric && frameBaseIsCfa ? frameBaseOffsetOf(numeric) : undefined;
+      const register = numeric && size !== undefined && size <= 8 ? registerOf(numeric) : undefined;
+      const plan: VariablePlan = {
+        name,
+        type: variable?.type,
+        size,
+        offset,
+        location,
+        numeric,
+        cfaSlot: slot,
+        register,
+        fileBytes: undefined,
+        fileBias: undefined,
+      };
       offset += size ?? 0;
       return plan;
     });
     const row = object.callFrameInfo()?.rowAt(vaddr);
     const cfaRegister = row?.cfa.kind === 'register' ? row.cfa.register : undefined;
     const cfaOffset = row?.cfa.kind === 'register' ? Number(row.cfa.offset) : 0;
-    const frameBase = scope.frameBase.kind === 'expression' ? compileNumeric(scope.frameBase.expression, addressIndex) : undefined;
     return { object, state, arch, vaddr, scope, variables, totalSize: offset, cfaRegister, cfaOffset, frameBase, usesFrameBase };
   }
 
   /** Reads every value's bytes of one hit into one buffer (the numeric machine, or the BigInt one where it gives up). */
   private capture(plan: ProbePlan, hit: LogpointHit, bias: bigint): LogpointValues {
-    const { arch, totalSize } = plan;
+    const { totalSize } = plan;
     const buffer = hitBuffer(totalSize * 2);
     const frame = this.frame;
-    const sp = hit.registers[arch.stackPointerPerf];
-    frame.reset(plan, hit, exactNumber(sp), bias);
+    frame.reset(plan, hit, bias);
     const out = this.pieces;
     let texts: (string | undefined)[] | undefined;
     let general: GeneralReader | undefined;
@@ -249,13 +269,20 @@ export class LogpointEvaluator {
       const { size, location, offset } = variable;
       if (size === undefined || !location) continue;
       if (location.kind === 'none') {
-        buffer.fill(BYTE_OPTIMIZED_OUT, totalSize + offset, totalSize + offset + size);
+        for (let at = totalSize + offset; at < totalSize + offset + size; at++) buffer[at] = BYTE_OPTIMIZED_OUT;
         continue;
       }
       if (location.kind === 'constant') {
         buffer.set(location.bytes.subarray(0, size), offset);
         if (location.bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, totalSize + offset + location.bytes.length, totalSize + offset + size);
         continue;
+      }
+      if (this.numeric) {
+        if (variable.cfaSlot !== undefined && frame.copyFromStack(frame.cfa() + variable.cfaSlot, size, buffer, offset)) continue;
+        if (variable.register !== undefined) {
+          frame.copyRegister(variable.register, size, buffer, offset);
+          continue;
+        }
       }
       const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
       if (outcome === NUMERIC_DONE && frame.materialize(variable, out, buffer, this.processMemory, capture)) continue;
@@ -348,12 +375,17 @@ class HitFrame implements NumericFrame {
   private frameBaseValue = NaN;
   private readonly scratch = new DataView(new ArrayBuffer(8));
   private readonly framePieces = new NumericLocation();
+  /** Registers converted this hit (generation), by perf_regs number. */
+  private readonly numbers = new Float64Array(64);
+  private readonly converted = new Int32Array(64).fill(-1);
+  private generation = 0;
 
-  reset(plan: ProbePlan, hit: LogpointHit, sp: number, bias: bigint): void {
+  reset(plan: ProbePlan, hit: LogpointHit, bias: bigint): void {
     this.plan = plan;
     this.hit = hit;
     this.stack = hit.stack;
-    this.sp = sp;
+    this.generation = (this.generation + 1) | 0;
+    this.sp = this.registerByPerf(plan.arch.stackPointerPerf);
     if (bias !== this.bias || this.addressBias !== this.addressBias) {
       this.bias = bias;
       this.addressBias = exactNumber(bias);
@@ -366,8 +398,19 @@ class HitFrame implements NumericFrame {
   register(dwarf: number): number {
     const perf = this.plan.arch.perfRegOfDwarf[dwarf];
     if (perf === undefined || perf < 0) return REGISTER_MISSING;
+    return this.registerByPerf(perf);
+  }
+
+  /** A sampled register (perf_regs number) as an exact number, converted once per hit (the stack pointer is also the CFA's). */
+  registerByPerf(perf: number): number {
+    if (perf < 64 && this.converted[perf] === this.generation) return this.numbers[perf];
     const value = this.hit.registers[perf];
-    return value === undefined ? REGISTER_MISSING : exactNumber(value);
+    const number = value === undefined ? REGISTER_MISSING : exactNumber(value);
+    if (perf < 64) {
+      this.numbers[perf] = number;
+      this.converted[perf] = this.generation;
+    }
+    return number;
   }
 
   read(address: number, size: number): number {
@@ -405,6 +448,31 @@ class HitFrame implements NumericFrame {
       return value === REGISTER_MISSING ? NaN : value;
     }
     return NaN;
+  }
+
+  /** `size` bytes of the stack copy at `address` into `buffer` at `to`; false where the copy does not hold them all (or address is NaN). */
+  copyFromStack(address: number, size: number, buffer: Uint8Array, to: number): boolean {
+    const from = address - this.sp;
+    const stack = this.stack;
+    if (!(from >= 0 && from + size <= stack.length)) return false;
+    for (let i = 0; i < size; i++) buffer[to + i] = stack[from + i];
+    return true;
+  }
+
+  /** A value of at most 8 bytes that is a whole register, as materialize() writes a register piece. */
+  copyRegister(dwarf: number, size: number, buffer: Uint8Array, to: number): void {
+    const perf = this.plan.arch.perfRegOfDwarf[dwarf];
+    const value = perf === undefined || perf < 0 ? undefined : this.hit.registers[perf];
+    if (value === undefined) {
+      buffer.fill(BYTE_NOT_CAPTURED, this.plan.totalSize + to, this.plan.totalSize + to + size);
+      return;
+    }
+    const exact = exactNumber(value);
+    if (exact === exact) writeNumber(buffer, to, size, exact);
+    else {
+      this.scratch.setBigUint64(0, BigInt.asUintN(64, value), true);
+      for (let i = 0; i < size; i++) buffer[to + i] = this.scratch.getUint8(i);
+    }
   }
 
   /**
