@@ -4,6 +4,9 @@
 // from the object's file where it is read-only there (string literals, constant tables), else from
 // the live process (globals, the heap) where that is allowed, which is memory as it is when the
 // record is decoded, not at the hit: those names are listed in `readLater`.
+// A logpoint's hits come at a handful of pcs: what reading there takes is worked out once per
+// (object, pc, names) as a ProbePlan, a hit only runs it on its registers and stack (numbers, not
+// BigInts, see dwarf-expression-numeric.ts), and the text is written when the values are first asked for.
 
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
 import type { ObjectFile } from './object-file';
@@ -148,6 +151,7 @@ export class LogpointEvaluator {
   /**
    * The values at one hit: every variable in scope, or only `names` (a name not in scope is looked up as
    * a global). The bytes are read now; the text of `values` (and `readLater`) is written when first asked for.
+   * A `names` array is read once and its plan kept by identity: pass a new array rather than changing one.
    */
   evaluate(hit: LogpointHit, names?: readonly string[]): LogpointValues {
     let located: ReturnType<ObjectLocator> | undefined;
