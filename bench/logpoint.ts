@@ -1,8 +1,13 @@
-// `node out/bench/logpoint.js [evaluations] [loop-iterations] [gdb-iterations]`: what a logpoint costs,
+// `node out/bench/logpoint.js [evaluations] [loop-iterations] [gdb-iterations]`: what a logpoint costs
+// (loop-iterations 0: the host part only),
 // each figure against a baseline measured in the same run.
 //  1. On the host: reading the values of recorded hits (LogpointEvaluator over real samples of
-//     test/fixtures/logpoint_values.c at -O2, every variable in scope and two named ones), hits per
-//     second, against decoding the same sample records (decodeRecordAt) without values.
+//     test/fixtures/logpoint_values.c at -O2 and -O0, every variable in scope, two named ones, and each
+//     kind of value alone: integers, a location list, DW_OP_piece, a struct, a fixed array, an enum, a
+//     double, pointers, C strings), hits per second, against decoding the same sample records
+//     (decodeRecordAt) without values, per CPU second. Each is timed twice: reading (the evaluator reads every value's
+//     bytes and leaves the text until it is asked for) and reading + text (every value written as gdb
+//     prints it, as a summary or an export does).
 //  2. In the target: the cost per hit on a tight loop (test/fixtures/logpoint_loop.c, which prints
 //     its loop's own time): unprobed, `line:` (a uprobe that counts), `log:` (a uprobe sampling
 //     registers + 8 KiB of stack), and gdb's `dprintf` on the same line. Per-hit cost is
@@ -16,13 +21,15 @@ import { Recorder } from '../native/perf/recorder';
 import { resolveEventSpec } from '../native/specs/resolve';
 import { lazyTargetSymbols } from '../native/symbols/target';
 import { predictedLoadBase } from '../native/symbols/resolve';
-import { openObjectFile } from '../native/symbols/object-file';
+import { openObjectFile, type ObjectFile } from '../native/symbols/object-file';
+import { AT, TAG } from '../native/symbols/dwarf-info';
+import { DwarfScopes } from '../native/symbols/dwarf-scopes';
 import { LogpointEvaluator, type LogpointHit } from '../native/symbols/logpoint-values';
 import { decodeSnapshot } from '../native/decode/columns';
 import { decodeRecordAt } from '../native/decode/record';
 import type { RegsBlock } from '../native/decode/record';
 import { RecordType } from '../native/abi/uapi';
-import { BenchUnavailableError, median, nowNs, repeat, round, Table } from './stats';
+import { BenchUnavailableError, cpuNs, median, repeat, round, Table } from './stats';
 
 const root = path.resolve(__dirname, '../..');
 const fixture = (name: string) => {
@@ -63,13 +70,55 @@ async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHi
   }
 }
 
+/** What each variable of the fixture's loop line shows of the evaluator (its type; its location is found in the DWARF). */
+const KINDS: ReadonlyArray<readonly [name: string, kind: string]> = [
+  ['i', 'int'],
+  ['total', 'long'],
+  ['mode', 'enum'],
+  ['span', 'struct {int, int}'],
+  ['pt', 'struct {int, int, double, char *}'],
+  ['hist', 'int[4]'],
+  ['code', 'char[6]'],
+  ['scale', 'double'],
+  ['tag', 'char * (C string)'],
+  ['label', 'char * (C string, address computed)'],
+];
+
+/** How the DWARF places `name` (a local of `function`): a location list, pieces, an expression. */
+function placement(object: ObjectFile, functionName: string, name: string, pc: bigint): string {
+  const info = object.dwarfInfo()!;
+  const scopes = new DwarfScopes(info);
+  const die = info.diesOfTag(TAG.variable).find(
+    (d) =>
+      scopes.nameOf(d) === name &&
+      (() => {
+        let up = d.parent;
+        while (up && up.tag !== TAG.subprogram) up = up.parent;
+        return up !== undefined && scopes.nameOf(up) === functionName;
+      })(),
+  );
+  const variable = scopes.scopeAt(pc)?.variables.find((v) => v.name === name);
+  const form = die === undefined ? undefined : info.attribute(die, AT.location)?.kind;
+  const list = form !== undefined && form !== 'block'; // a section offset or a loclistx index
+  const expression = variable?.location.kind === 'expression' ? variable.location.expression : undefined;
+  const pieces = expression?.includes(0x93) ? ', DW_OP_piece' : '';
+  const where = !expression
+    ? (variable?.location.kind ?? 'not in scope')
+    : expression[0] === 0x91 && !pieces && expression.length <= 4
+      ? 'frame base + offset'
+      : 'expression';
+  return `${list ? 'location list: ' : ''}${where}${pieces}`;
+}
+
 async function hostEvaluation(evaluations: number, table: Table): Promise<Record<string, number>> {
+  // Per CPU second of this process: the work is single-threaded and CPU-bound, and this machine's other jobs
+  // (which wall time would also count) vary from run to run.
   const rate = async (body: (k: number) => void) =>
     median(
       await repeat(1, 5, () => {
-        const start = nowNs();
+        const start = cpuNs();
         for (let k = 0; k < evaluations; k++) body(k);
-        return evaluations / ((nowNs() - start) / 1e9);
+        return evaluations / ((cpuNs() - start) / 1e9);
       }),
     );
   const result: Record<string, number> = {};
@@ -81,17 +130,29 @@ async function hostEvaluation(evaluations: number, table: Table): Promise<Record
     const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
     const check = evaluator.evaluate(hits[0]);
     if (check.error || Object.keys(check.values).length < 4) throw new BenchUnavailableError(`the recorded hits give no values: ${JSON.stringify(check)}`);
-    const decode = await rate(decodeOne);
-    const all = await rate((k) => evaluator.evaluate(hits[k % hits.length]));
-    const named = await rate((k) => evaluator.evaluate(hits[k % hits.length], ['i', 'total']));
-    table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), 1);
-    table.add(`-${optimization}: values of all ${Object.keys(check.values).length} variables in scope`, round(all), round(all / decode, 3));
-    table.add(`-${optimization}: values of i and total`, round(named), round(named / decode, 3));
-    Object.assign(result, {
-      [`${optimization}DecodePerSec`]: round(decode),
-      [`${optimization}AllInScopePerSec`]: round(all),
-      [`${optimization}TwoNamedPerSec`]: round(named),
+    // Read only, then read and write the text of every value (what a summary or an export does).
+    const both = async (names?: readonly string[]) => ({
+      read: await rate((k) => evaluator.evaluate(hits[k % hits.length], names)),
+      text: await rate((k) => {
+        for (const value of Object.values(evaluator.evaluate(hits[k % hits.length], names).values)) if (value.length === 0) throw new Error('empty text');
+      }),
     });
+    const decode = await rate(decodeOne);
+    table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), '', 1);
+    const row = (label: string, key: string, measured: { read: number; text: number }) => {
+      table.add(`-${optimization}: ${label}`, round(measured.read), round(measured.text), round(measured.read / decode, 3));
+      result[`${optimization}${key}PerSec`] = round(measured.read);
+      result[`${optimization}${key}WithTextPerSec`] = round(measured.text);
+    };
+    row(`all ${Object.keys(check.values).length} variables in scope`, 'AllInScope', await both());
+    row('i and total', 'TwoNamed', await both(['i', 'total']));
+    const pc = hits[0].registers[8] - base;
+    for (const [name, kind] of KINDS) {
+      const names = [name];
+      const sample = evaluator.evaluate(hits[hits.length - 1], names).values[name];
+      if (sample === undefined || sample.startsWith('<no variable')) continue;
+      row(`${name}: ${kind}, ${placement(object, check.function ?? 'work', name, pc)}`, `_${name}_`, await both(names));
+    }
   }
   return result;
 }
@@ -145,9 +206,13 @@ function targetCost(iterations: number, gdbIterations: number, table: Table): Re
 async function main(): Promise<void> {
   const [evaluations = 200_000, iterations = 20_000, gdbIterations = 500] = process.argv.slice(2).map(Number);
   if (process.getuid?.() !== 0) throw new BenchUnavailableError('uprobes need root (or CAP_PERFMON)');
-  const host = new Table(['host: reading values of recorded hits', 'hits/s', 'x baseline']);
+  const host = new Table(['host: reading values of recorded hits (per CPU second)', 'hits/s read', 'hits/s read + text', 'read x baseline']);
   const hostResult = await hostEvaluation(evaluations, host);
   console.log(host.toString());
+  if (iterations === 0) {
+    console.log(JSON.stringify({ logpoint: { ...hostResult, evaluations } }));
+    return;
+  }
   const target = new Table(['target: a tight loop', 'ns', 'x baseline']);
   const targetResult = targetCost(iterations, gdbIterations, target);
   console.log(`\n${target.toString()}`);

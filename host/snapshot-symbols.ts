@@ -142,7 +142,14 @@ export class SnapshotSymbols {
       names = ast.kind === 'logpoint' ? (ast.variables ?? null) : null;
       this.logpointNames.set(event.name, names);
     }
-    return { ...this.logpoints.evaluate({ pid, registers, stack }, names ?? undefined) };
+    // The text is written here, when the record is decoded (the evaluator reads the bytes and leaves the text until asked).
+    const read = this.logpoints.evaluate({ pid, registers, stack }, names ?? undefined);
+    return {
+      values: read.values,
+      ...(read.function ? { function: read.function } : {}),
+      ...(read.readLater ? { readLater: read.readLater } : {}),
+      ...(read.error ? { error: read.error } : {}),
+    };
   }
 
   /** What the tables need of a frame: its name (each address resolved once, see frames) and its object. */

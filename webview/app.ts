@@ -23,6 +23,8 @@ import { createButton, createCheckbox, createDropdown, createTextField, register
 
 /** How the recorder's limitation begins when this host's hardware breakpoints never fire (native/perf/breakpoint-delivery.ts). */
 const SILENT_BREAKPOINTS_PREFIX = 'hardware breakpoints do not fire on this machine';
+/** What an empty capture says on such a host, in the status line and on its chip (the evidence and the fix in its tooltip). */
+const HITS_UNSEEN = 'no hits can be seen on this machine: hardware breakpoints do not fire here';
 
 export interface VsCodeApi {
   postMessage(message: unknown, transfer?: Transferable[]): void;
@@ -763,16 +765,21 @@ export class App {
       shown === 0 ? 'no records match' : `${at > 0 ? `${at.toLocaleString('en-US')} of ` : ''}${shown.toLocaleString('en-US')} match${shown === 1 ? '' : 'es'}`;
   }
 
+  /** Breakpoint events with no record on a host whose breakpoints are silent: that is not "0 hits" (issue 38). */
+  private hitsUnseen(capture: SnapshotEntry): boolean {
+    return (
+      this.limitations.get(capture.id)?.some((line) => line.startsWith(SILENT_BREAKPOINTS_PREFIX)) === true &&
+      this.store.events.some((event) => event.kind === 'breakpoint') &&
+      this.store.events.every((event, index) => event.kind !== 'breakpoint' || (capture.eventRows[index] ?? 0) === 0)
+    );
+  }
+
   private updateStatus(): void {
     const snaps = this.store.snapshots;
     const loading = snaps.filter((s) => s.receivedRows < s.totalRows);
     const capture = snaps[this.timeline.shown];
     const userSpaceOnly = capture !== undefined && this.limitations.get(capture.id)?.some((line) => line.startsWith('user space only'));
-    // Breakpoint events with no record on a host whose breakpoints are silent: that is not "0 hits" (issue 38).
-    const unseen =
-      capture !== undefined &&
-      this.limitations.get(capture.id)?.some((line) => line.startsWith(SILENT_BREAKPOINTS_PREFIX)) === true &&
-      this.store.events.every((event, index) => event.kind !== 'breakpoint' || (capture.eventRows[index] ?? 0) === 0);
+    const unseen = capture !== undefined && this.hitsUnseen(capture);
     // The shown capture's records; with a filter on, what it shows out of them.
     const shown = this.filtering ? `${this.timeline.shownCount().toLocaleString('en-US')} of ` : '';
     const untimed = capture?.untimedRows ?? 0;
@@ -781,7 +788,7 @@ export class App {
       ` · ${snaps.length} snapshot${snaps.length === 1 ? '' : 's'}` +
       (untimed > 0 ? ` · ${untimed.toLocaleString('en-US')} without a time` : '') +
       (userSpaceOnly ? ' · user space only' : '') +
-      (unseen ? ' · no hits can be seen on this machine: hardware breakpoints do not fire here' : '') +
+      (unseen ? ` · ${HITS_UNSEEN}` : '') +
       (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '') +
       (this.followBox.checked && this.liveStatus ? ` · ${this.liveStatus}` : '');
   }
@@ -820,8 +827,11 @@ export class App {
       if (s.live) li.classList.add('rs-live');
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
-        // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip.
-        const note = el('span', 'rs-snapshot-limit', button, limitations.map((line) => line.split(':')[0]).join(' · '));
+        // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip. A capture
+        // whose breakpoints recorded nothing on a host where they are silent says that no hit can be seen, not why alone.
+        const unseen = this.hitsUnseen(s);
+        const clauses = limitations.map((line) => (unseen && line.startsWith(SILENT_BREAKPOINTS_PREFIX) ? HITS_UNSEEN : line.split(':')[0]));
+        const note = el('span', 'rs-snapshot-limit', button, clauses.join(' · '));
         note.title = limitations.join('\n');
       }
       const untimed = s.untimedRows > 0 ? [`${s.untimedRows.toLocaleString('en-US')} records without a time are counted but not placed on the axis`] : [];

@@ -37,6 +37,7 @@ import { noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { breakpointDelivery } from '../../native/perf/breakpoint-delivery';
 import type { LineProbeMode } from '../../native/specs/line-probe';
 import { readPerfAccess, uprobeRefusal } from '../../native/sys/access';
+import { activeSessionTarget, resolveContextOf, type ChosenTarget } from './session-target';
 
 interface Armed {
   readonly id: string;
@@ -59,7 +60,7 @@ interface Armed {
 }
 
 export interface TargetChooser {
-  (): Promise<{ target: RecordTarget; executable?: string } | undefined>;
+  (): Promise<ChosenTarget | undefined>;
 }
 
 export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensProvider, vscode.HoverProvider {
@@ -201,10 +202,10 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     const chosen =
       pid !== undefined
         ? { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) }
-        : ((await this.targetFromActiveSession()) ?? (await this.chooseTarget()));
+        : (activeSessionTarget(this.manager) ?? (await this.chooseTarget()));
     if (!chosen) return;
-    const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
-    const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
+    const context = resolveContextOf(chosen);
+    const executable = context.executable;
     // Source lines go to uprobes where the one rule says (line-probe.ts): breakpoints silent here, too few registers, or asked.
     const events = await this.manager.backend.resolveEvents(
       items.map((item) => item.spec),
@@ -286,18 +287,6 @@ export class HardwareBreakpoints implements vscode.Disposable, vscode.CodeLensPr
     throw Object.assign(new Error(`only ${free} of ${DEBUG_REGISTERS} debug registers are free${on}; held by: ${named.join(', ') || 'other tools'}`), {
       code: 'ENOSPC',
     });
-  }
-
-  private async targetFromActiveSession(): Promise<{ target: RecordTarget; executable?: string } | undefined> {
-    const active = this.manager.active();
-    const pid = active?.childPid;
-    if (!pid || active.targetExited) return undefined;
-    try {
-      return { target: { kind: 'pid', pid }, executable: readlinkSync(`/proc/${pid}/exe`) };
-    } catch {
-      // the process exited since the check above: no running target to offer
-      return undefined;
-    }
   }
 
   private async debuggeePid(debug: vscode.DebugSession): Promise<number> {

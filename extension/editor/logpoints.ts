@@ -5,11 +5,11 @@
 // values are in the record's fields (the timeline's details drawer) and in JSON Lines exports: the
 // session manager gives its snapshots the host's value reader (session-manager.ts, addSnapshot).
 
-import { readlinkSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { SessionManager } from '../session/session-manager';
 import type { TargetChooser } from './editor-integration';
+import { activeSessionTarget, resolveContextOf } from './session-target';
 import { describeVariable, logpointInlineText, tallyLogpoints, type LogpointTally } from '../../native/decode/logpoint-tally';
 
 interface ArmedLogpoint {
@@ -51,10 +51,9 @@ export class Logpoints implements vscode.Disposable, vscode.HoverProvider {
 
   /** Starts logging the values at `line` of the file, in the active session's process or a target the user picks. */
   async logValuesAtLine(uri: vscode.Uri, line: number): Promise<void> {
-    const chosen = this.activeSessionTarget() ?? (await this.chooseTarget());
+    const chosen = activeSessionTarget(this.manager) ?? (await this.chooseTarget());
     if (!chosen) return;
-    const executable = chosen.executable ?? (chosen.target.kind === 'pid' ? readlinkSync(`/proc/${chosen.target.pid}/exe`) : undefined);
-    const context = { ...(chosen.target.kind === 'pid' ? { pid: chosen.target.pid } : {}), ...(executable ? { executable } : {}) };
+    const context = resolveContextOf(chosen);
     const spec = logpointSpec(uri.fsPath, line);
     const events = await this.manager.backend.resolveEvents([spec], context);
     const pages = this.ringPages();
@@ -67,18 +66,6 @@ export class Logpoints implements vscode.Disposable, vscode.HoverProvider {
   /** The logpoints armed here: the line, and the tally of the last snapshot once there is one. */
   list(): readonly Readonly<ArmedLogpoint>[] {
     return this.armed;
-  }
-
-  private activeSessionTarget() {
-    const active = this.manager.active();
-    const pid = active?.childPid;
-    if (!pid || active.targetExited) return undefined;
-    try {
-      return { target: { kind: 'pid' as const, pid }, executable: readlinkSync(`/proc/${pid}/exe`) };
-    } catch {
-      // The target exited between the check and the read: there is nothing to attach a logpoint to.
-      return undefined;
-    }
   }
 
   private update(sessionId: string): void {

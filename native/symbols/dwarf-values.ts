@@ -38,10 +38,24 @@ const REPEAT_THRESHOLD = 10;
 const MAX_DEPTH = 16;
 
 export class ValueFormatter {
+  // What a type's DIE says, looked up once: a logpoint formats the same few types at every hit.
+  private readonly stripped = new Map<Die, Die | undefined>();
+  private readonly sizes = new Map<Die, number | undefined>();
+  private readonly encodings = new Map<Die, number | undefined>();
+  private readonly members = new Map<Die, readonly Member[]>();
+
   constructor(private readonly info: DwarfInfo) {}
 
   /** Typedefs, const, volatile, restrict, atomic peeled off. */
   strip(type: Die | undefined): Die | undefined {
+    if (!type) return undefined;
+    if (this.stripped.has(type)) return this.stripped.get(type);
+    const stripped = this.stripUncached(type);
+    this.stripped.set(type, stripped);
+    return stripped;
+  }
+
+  private stripUncached(type: Die | undefined): Die | undefined {
     for (let depth = 0; type && depth < 32; depth++) {
       if (
         type.tag !== TAG.typedef &&
@@ -58,7 +72,11 @@ export class ValueFormatter {
   }
 
   size(type: Die | undefined): number | undefined {
-    return this.info.typeSize(type);
+    if (!type) return undefined;
+    if (this.sizes.has(type)) return this.sizes.get(type);
+    const size = this.info.typeSize(type);
+    this.sizes.set(type, size);
+    return size;
   }
 
   /** The text of a value of `type` whose bytes start at `offset` of `value`. */
@@ -97,7 +115,10 @@ export class ValueFormatter {
   }
 
   private encoding(type: Die): number | undefined {
-    return this.info.numberAttr(type, AT.encoding);
+    if (this.encodings.has(type)) return this.encodings.get(type);
+    const encoding = this.info.numberAttr(type, AT.encoding);
+    this.encodings.set(type, encoding);
+    return encoding;
   }
 
   private isCharType(type: Die | undefined): boolean {
@@ -123,8 +144,11 @@ export class ValueFormatter {
         return size === 1 ? `${n} ${charLiteral(bytes[0])}` : n.toString();
       }
       case ATE.signed:
+        // Up to 4 bytes as a number: no BigInt for the common int.
+        if (size <= 4 && size > 0) return String(smallInteger(bytes, true));
         return BigInt.asIntN(size * 8, littleEndian(bytes)).toString();
       default:
+        if (size <= 4 && size > 0) return String(smallInteger(bytes, false));
         return littleEndian(bytes).toString();
     }
   }
@@ -221,24 +245,38 @@ export class ValueFormatter {
 
   private formatStruct(type: Die, value: ValueBytes, targets: PointerTargets, offset: number, depth: number): string {
     if (depth >= MAX_DEPTH) return '{...}';
-    const members = (type.children ?? []).filter((d) => d.tag === TAG.member);
+    const members = this.membersOf(type);
     if (members.length === 0) return '{<No data fields>}';
-    const parts: string[] = [];
-    for (const member of members) {
-      const name = this.info.stringAttr(member, AT.name);
-      const memberType = this.info.refAttr(member, AT.type);
-      const bitSize = this.info.numberAttr(member, AT.bit_size);
-      const memberOffset = this.memberOffset(member);
-      let text: string;
-      if (bitSize !== undefined) {
-        const bitOffset = this.info.numberAttr(member, AT.data_bit_offset) ?? memberOffset * 8;
-        text = this.formatBitfield(memberType, value, offset, bitOffset, bitSize);
-      } else {
-        text = this.format(memberType, value, targets, offset + memberOffset, depth + 1);
-      }
-      parts.push(name === undefined ? text : `${name} = ${text}`);
+    let text = '{';
+    for (let i = 0; i < members.length; i++) {
+      const { name, type: memberType, bitSize, bitOffset, offset: memberOffset } = members[i];
+      const shown =
+        bitSize !== undefined
+          ? this.formatBitfield(memberType, value, offset, bitOffset, bitSize)
+          : this.format(memberType, value, targets, offset + memberOffset, depth + 1);
+      text += `${i > 0 ? ', ' : ''}${name === undefined ? shown : `${name} = ${shown}`}`;
     }
-    return `{${parts.join(', ')}}`;
+    return `${text}}`;
+  }
+
+  private membersOf(type: Die): readonly Member[] {
+    let members = this.members.get(type);
+    if (!members) {
+      members = (type.children ?? [])
+        .filter((d) => d.tag === TAG.member)
+        .map((member) => {
+          const offset = this.memberOffset(member);
+          return {
+            name: this.info.stringAttr(member, AT.name),
+            type: this.info.refAttr(member, AT.type),
+            bitSize: this.info.numberAttr(member, AT.bit_size),
+            bitOffset: this.info.numberAttr(member, AT.data_bit_offset) ?? offset * 8,
+            offset,
+          };
+        });
+      this.members.set(type, members);
+    }
+    return members;
   }
 
   private memberOffset(member: Die): number {
@@ -271,6 +309,25 @@ export class ValueFormatter {
     }
     return n.toString();
   }
+}
+
+/** A struct or union member as formatting needs it. */
+interface Member {
+  readonly name: string | undefined;
+  readonly type: Die | undefined;
+  /** Set for a bitfield, whose bits start at bitOffset. */
+  readonly bitSize: number | undefined;
+  readonly bitOffset: number;
+  /** Bytes from the start of the struct. */
+  readonly offset: number;
+}
+
+/** A little-endian integer of 1-4 bytes as a number. */
+function smallInteger(bytes: Uint8Array, signed: boolean): number {
+  let n = 0;
+  for (let i = bytes.length - 1; i >= 0; i--) n = n * 256 + bytes[i];
+  if (signed && bytes.length > 0 && bytes[bytes.length - 1] & 0x80) n -= 2 ** (8 * bytes.length);
+  return n;
 }
 
 /** Why some byte of [offset, offset + size) is not known (optimized out wins), or undefined when all are. */
@@ -371,17 +428,48 @@ export function formatFloat(bytes: Uint8Array): string {
   return `<${bytes.length * 8}-bit float>`;
 }
 
-/** C's %.{precision}g (JavaScript's toExponential/toFixed round exactly, as glibc's printf does). */
+/**
+ * `value.toExponential(precision - 1)` rounded as glibc's printf rounds: to nearest, and a value exactly halfway to the
+ * even digit (-1402977.125 at 9 digits is -1402977.12), where JavaScript rounds away from zero.
+ */
+function roundHalfEven(value: number, precision: number): string {
+  const rounded = value.toExponential(precision - 1);
+  const longer = value.toExponential(precision);
+  if (longer.charCodeAt(longer.indexOf('e') - 1) !== 0x35) return rounded; // the next digit is not 5: no tie
+  // A tie has exactly precision + 1 significant digits, far fewer than the 101 toExponential writes exactly.
+  const exact = value.toExponential(100);
+  const negative = value < 0;
+  const at = exact.indexOf('e');
+  const digits = exact.slice(negative ? 1 : 0, at).replace('.', '');
+  if (digits[precision] !== '5' || !/^0*$/.test(digits.slice(precision + 1))) return rounded;
+  if ((digits.charCodeAt(precision - 1) - 0x30) % 2 === 1) return rounded; // odd: away from zero is to even
+  const kept = digits.slice(0, precision);
+  return `${negative ? '-' : ''}${kept[0]}${precision > 1 ? `.${kept.slice(1)}` : ''}${exact.slice(at)}`;
+}
+
+/**
+ * C's %.{precision}g, with glibc's rounding (see roundHalfEven). The fixed notation's
+ * digits are the exponential one's: both round at the same significant digit, so it is written from them.
+ */
 export function formatG(value: number, precision: number): string {
   if (value === Infinity) return 'inf';
   if (value === -Infinity) return '-inf';
   if (value === 0) return Object.is(value, -0) ? '-0' : '0';
-  const exponential = value.toExponential(precision - 1);
-  const [mantissa, exponentText] = exponential.split('e');
-  const exponent = Number(exponentText);
-  const strip = (text: string) => (text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text);
+  const exponential = roundHalfEven(value, precision);
+  const at = exponential.indexOf('e');
+  const exponent = Number(exponential.slice(at + 1));
+  const negative = value < 0;
+  // The significant digits without trailing zeros, which %g does not print.
+  let digits = exponential.slice(negative ? 1 : 0, at).replace('.', '');
+  let end = digits.length;
+  while (end > 1 && digits.charCodeAt(end - 1) === 48) end--;
+  digits = digits.slice(0, end);
+  const sign = negative ? '-' : '';
   if (exponent < -4 || exponent >= precision) {
-    return `${strip(mantissa)}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+    const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${mantissa}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
   }
-  return strip(value.toFixed(precision - 1 - exponent));
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+  if (digits.length <= exponent + 1) return sign + digits.padEnd(exponent + 1, '0');
+  return `${sign}${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}`;
 }

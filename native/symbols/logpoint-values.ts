@@ -4,6 +4,9 @@
 // from the object's file where it is read-only there (string literals, constant tables), else from
 // the live process (globals, the heap) where that is allowed, which is memory as it is when the
 // record is decoded, not at the hit: those names are listed in `readLater`.
+// A logpoint's hits come at a handful of pcs: what reading there takes is worked out once per
+// (object, pc, names) as a ProbePlan, a hit only runs it on its registers and stack (numbers, not
+// BigInts, see dwarf-expression-numeric.ts), and the text is written when the values are first asked for.
 
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
 import type { ObjectFile } from './object-file';
@@ -12,6 +15,26 @@ import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation 
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
 import { BYTE_NOT_CAPTURED, BYTE_OPTIMIZED_OUT, NOT_CAPTURED, OPTIMIZED_OUT, ValueFormatter, type PointerTargets, type ValueBytes } from './dwarf-values';
 import { evaluateCfa, X86_64, AARCH64, unwindArchOf, type UnwindArch } from './unwind';
+import {
+  compileNumeric,
+  frameBaseOffsetOf,
+  isCallFrameCfa,
+  NumericLocation,
+  NUMERIC_BAIL,
+  NUMERIC_DONE,
+  NUMERIC_NOT_CAPTURED,
+  NUMERIC_OPTIMIZED_OUT,
+  PIECE_IMPLICIT,
+  PIECE_MEMORY,
+  PIECE_OPTIMIZED_OUT,
+  PIECE_REGISTER,
+  PIECE_VALUE,
+  REGISTER_MISSING,
+  registerOf,
+  runNumeric,
+  type CompiledExpression,
+  type NumericFrame,
+} from './dwarf-expression-numeric';
 
 /** One hit: the registers by perf_regs bit and the valid stack bytes copied from the stack pointer up. */
 export interface LogpointHit {
@@ -39,169 +62,244 @@ export type ProcessMemoryReader = (pid: number, address: bigint, length: number)
 interface ObjectState {
   readonly scopes: DwarfScopes;
   readonly formatter: ValueFormatter;
+  readonly arch: UnwindArch | undefined;
+  /** Plans by link-time pc (see ProbePlan). */
+  readonly plans: Map<bigint, PlansAtPc>;
 }
+
+/** The plans at one pc: for every variable in scope, and per list of names asked. */
+interface PlansAtPc {
+  all?: ProbePlan | string;
+  /** The last names array asked (a logpoint asks with the same array every hit) and its plan. */
+  lastNames?: readonly string[];
+  lastNamed?: ProbePlan | string;
+  readonly named: Map<string, ProbePlan | string>;
+}
+
+/** How one variable of a plan is read at its pc. */
+interface VariablePlan {
+  readonly name: string;
+  readonly type: Die | undefined;
+  /** Undefined: the type has no size (`<incomplete type>`). */
+  readonly size: number | undefined;
+  /** Where its bytes go in a hit's buffer (and its byte states at totalSize + offset). */
+  readonly offset: number;
+  /** Undefined: a name asked that is neither in scope nor a global. */
+  readonly location: VariableLocation | undefined;
+  /** The location expression decoded for the numeric machine; undefined where only the BigInt machine can run it. */
+  readonly numeric: CompiledExpression | undefined;
+  /** The shapes most locals have, read without running the expression: a slot at CFA + this (DW_OP_fbreg with the CFA as frame base)... */
+  readonly cfaSlot: number | undefined;
+  /** ...or this DWARF register (DW_OP_regN), for a value of at most 8 bytes. */
+  readonly register: number | undefined;
+  /** Link-time address -> bytes read from the object's file (they cannot change), for the bias in `fileBias`. */
+  fileBytes?: Map<number, Uint8Array | null>;
+  fileBias?: bigint;
+}
+
+/**
+ * What reading the values at one (object, pc, names) takes, worked out once: the scope, each variable's
+ * location at that pc (a location list's entry already picked) decoded for the numeric machine, the
+ * CFA rule of the call frame information, and where each value's bytes go in a hit's buffer. A hit then
+ * only runs the decoded expressions on its registers and stack and copies bytes; the text is written
+ * when the values are first asked for.
+ */
+interface ProbePlan {
+  readonly object: ObjectFile;
+  readonly state: ObjectState;
+  readonly arch: UnwindArch;
+  readonly vaddr: bigint;
+  readonly scope: ScopeAtPc;
+  readonly variables: readonly VariablePlan[];
+  /** Bytes of all values (a hit's buffer holds twice that: the bytes, then their states). */
+  readonly totalSize: number;
+  /** CFA = DWARF register + offset at this pc; undefined where the rule is another (the BigInt path computes it). */
+  readonly cfaRegister: number | undefined;
+  readonly cfaOffset: number;
+  /** The frame base expression decoded, when some variable uses DW_OP_fbreg and it decodes. */
+  readonly frameBase: CompiledExpression | undefined;
+  readonly usesFrameBase: boolean;
+}
+
+const FBREG = 0x91;
 
 export class LogpointEvaluator {
   private readonly objects = new WeakMap<ObjectFile, ObjectState | null>();
-  /** Fast plans by pc and names asked (see fastPlan). */
-  private readonly plans = new WeakMap<ObjectFile, Map<string, FastPlan | null>>();
+  private readonly frame = new HitFrame();
+  private readonly pieces = new NumericLocation();
+  private last: { vaddr: bigint; names: readonly string[] | undefined; state: ObjectState; plan: ProbePlan | string } | undefined;
 
   constructor(
     private readonly locate: ObjectLocator,
     private readonly processMemory?: ProcessMemoryReader,
+    /** False: every location through the BigInt machine, the reference the numeric one is compared with (tests). */
+    private readonly numeric = true,
   ) {}
 
   private state(object: ObjectFile): ObjectState | null {
     let state = this.objects.get(object);
     if (state === undefined) {
       const info = object.dwarfInfo();
-      state = info ? { scopes: new DwarfScopes(info), formatter: new ValueFormatter(info) } : null;
+      state = info
+        ? { scopes: new DwarfScopes(info), formatter: new ValueFormatter(info), arch: unwindArchOf(object.elf.header.machine), plans: new Map() }
+        : null;
       this.objects.set(object, state);
     }
     return state;
   }
 
-  /** The values at one hit: every variable in scope, or only `names` (a name not in scope is looked up as a global). */
+  /**
+   * The values at one hit: every variable in scope, or only `names` (a name not in scope is looked up as
+   * a global). The bytes are read now; the text of `values` (and `readLater`) is written when first asked for.
+   * A `names` array is read once and its plan kept by identity: pass a new array rather than changing one.
+   */
   evaluate(hit: LogpointHit, names?: readonly string[]): LogpointValues {
-    const arch = archOf(hit.registers, this.locate, hit.pid);
-    if (!arch) return { values: {}, error: 'the sample holds no user registers of a known architecture' };
-    const pc = hit.registers[arch.pcPerf];
-    const sp = hit.registers[arch.stackPointerPerf];
-    const located = this.locate(hit.pid, pc);
-    if (!located) return { values: {}, error: `no mapped object with symbols at 0x${pc.toString(16)}` };
-    const state = this.state(located.object);
+    let located: ReturnType<ObjectLocator> | undefined;
+    let state: ObjectState | null = null;
+    let arch: UnwindArch | undefined;
+    let anyLocated: ReturnType<ObjectLocator> | undefined;
+    for (const candidate of ARCHES) {
+      const pc = hit.registers[candidate.pcPerf];
+      if (pc === undefined || hit.registers[candidate.stackPointerPerf] === undefined) continue;
+      const at = this.locate(hit.pid, pc);
+      if (!at) continue;
+      anyLocated ??= at;
+      const atState = this.state(at.object);
+      const atArch = atState ? atState.arch : unwindArchOf(at.object.elf.header.machine);
+      if (atArch !== candidate) continue;
+      located = at;
+      state = atState;
+      arch = candidate;
+      break;
+    }
+    if (!located || !arch) {
+      const pc = hit.registers[X86_64.pcPerf] ?? hit.registers[AARCH64.pcPerf];
+      if (anyLocated || pc === undefined) return { values: {}, error: 'the sample holds no user registers of a known architecture' };
+      return { values: {}, error: `no mapped object with symbols at 0x${pc.toString(16)}` };
+    }
     if (!state) return { values: {}, error: `${located.object.path} has no DWARF debug information (build with -g)` };
-    const bias = pc - located.vaddr;
-    let scope;
-    try {
-      scope = state.scopes.scopeAt(located.vaddr);
-    } catch (error) {
-      return { values: {}, error: `${located.object.path}: ${(error as Error).message}` };
-    }
-    if (!scope) return { values: {}, error: `the DWARF of ${located.object.path} describes no function at 0x${located.vaddr.toString(16)}` };
-    const fast = this.fastPlan(located.object, state, located.vaddr, scope, names, arch);
-    if (fast) {
-      const values = readFast(fast, hit, sp);
-      if (values) return { values, ...(scope.functionName ? { function: scope.functionName } : {}) };
-    }
-
-    const registers = new Map<number, bigint>();
-    arch.perfRegOfDwarf.forEach((perf, dwarf) => {
-      const value = hit.registers[perf];
-      if (perf >= 0 && value !== undefined) registers.set(dwarf, value);
-    });
-    const stackEnd = sp + BigInt(hit.stack.length);
-    const stackView = new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
-    const readStack = (address: bigint): bigint => {
-      if (address < sp || address + 8n > stackEnd) throw new LocationUnavailable('not-captured', `0x${address.toString(16)} is outside the stack copy`);
-      return stackView.getBigUint64(Number(address - sp), true);
-    };
-    let cfa: bigint | undefined;
-    const cfaOf = (): bigint => {
-      if (cfa !== undefined) return cfa;
-      const row = located.object.callFrameInfo()?.rowAt(located.vaddr);
-      if (!row) throw new LocationUnavailable('not-captured', 'no call frame information at this pc');
-      cfa = evaluateCfa(row.cfa, registers, readStack);
-      return cfa;
-    };
-    const unit = scope.subprogram.unit;
-    const info = located.object.dwarfInfo()!;
-    const base: ExpressionContext = {
-      registers,
-      read: readStack,
-      cfa: cfaOf,
-      addressBias: bias,
-      addressIndex: (index) => info.addressIndex(unit, index),
-    };
-    let frameBase: bigint | undefined;
-    const frameBaseOf = (): bigint => {
-      if (frameBase !== undefined) return frameBase;
-      if (scope.frameBase.kind !== 'expression') throw new LocationUnavailable('optimized-out', 'the function has no frame base at this pc');
-      frameBase = evaluateFrameBase(scope.frameBase.expression, base);
-      return frameBase;
-    };
-    const ctx: ExpressionContext = { ...base, frameBase: frameBaseOf };
-
-    let readLater: Set<string> | undefined;
-    let current = '';
-    const memory = (address: bigint, length: number): Uint8Array | undefined => {
-      if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
-      const fromFile = readOnlyFileBytes(located.object, address - bias, length, bias);
-      if (fromFile) return fromFile;
-      const live = this.processMemory?.(hit.pid, address, length);
-      if (live && live.length > 0) {
-        (readLater ??= new Set()).add(current);
-        return live;
-      }
-      return undefined;
-    };
-    const targets: PointerTargets = {
-      readBytes: (address, limit) => {
-        // A string in the stack copy may run past its end: take what is there, then the rest from elsewhere.
-        if (address >= sp && address < stackEnd) {
-          const inStack = hit.stack.subarray(Number(address - sp), Math.min(hit.stack.length, Number(address - sp) + limit));
-          if (inStack.includes(0) || inStack.length >= limit) return inStack;
-        }
-        return memory(address, limit) ?? shortestReadable(memory, address, limit);
-      },
-      symbolAt: (address) => symbolAt(located.object, address - bias),
-    };
-
-    const values: Record<string, string> = {};
-    const variables = names ? names.map((name) => scope.variables.find((v) => v.name === name) ?? this.globalNamed(located.object, name)) : scope.variables;
-    for (let i = 0; i < variables.length; i++) {
-      const variable = variables[i];
-      const name = names ? names[i] : variable!.name;
-      current = name;
-      values[name] = variable ? this.valueOf(variable, state.formatter, ctx, memory, targets) : '<no variable of that name in scope>';
-    }
-    return { values, ...(scope.functionName ? { function: scope.functionName } : {}), ...(readLater ? { readLater: [...readLater] } : {}) };
+    const plan = this.plan(located.object, state, located.vaddr, arch, names);
+    if (typeof plan === 'string') return { values: {}, error: plan };
+    const pc = hit.registers[arch.pcPerf];
+    return this.capture(plan, hit, pc - located.vaddr);
   }
 
-  /**
-   * The values' plan at a pc when every one is an integer in a register or in a stack slot at a fixed
-   * distance from the CFA (the common case at -O0, and for many locals at -O2): read with plain
-   * arithmetic instead of the expression machine. Null when some value needs the general path.
-   */
-  private fastPlan(
-    object: ObjectFile,
-    state: ObjectState,
-    vaddr: bigint,
-    scope: ScopeAtPc,
-    names: readonly string[] | undefined,
-    arch: UnwindArch,
-  ): FastPlan | null {
-    const key = `${vaddr}\0${names?.join(',') ?? ''}`;
-    let plans = this.plans.get(object);
-    if (!plans) this.plans.set(object, (plans = new Map()));
-    let plan = plans.get(key);
-    if (plan === undefined) {
-      plan = compileFastPlan(object, state.formatter, vaddr, scope, names, arch);
-      if (plans.size >= 4096) plans.clear();
-      plans.set(key, plan);
-    }
+  /** The plan at a link-time pc for `names` (all in scope when undefined), or why there is none. */
+  private plan(object: ObjectFile, state: ObjectState, vaddr: bigint, arch: UnwindArch, names: readonly string[] | undefined): ProbePlan | string {
+    // A logpoint's hits come at one pc, asking with one names array: the last plan, before any map.
+    const last = this.last;
+    if (last && last.vaddr === vaddr && last.names === names && last.state === state) return last.plan;
+    const plan = this.planAt(object, state, vaddr, arch, names);
+    this.last = { vaddr, names, state, plan };
     return plan;
   }
 
-  private valueOf(
-    variable: ScopeVariable,
-    formatter: ValueFormatter,
-    ctx: ExpressionContext,
-    memory: (address: bigint, length: number) => Uint8Array | undefined,
-    targets: PointerTargets,
-  ): string {
-    const size = formatter.size(variable.type);
-    if (size === undefined) return '<incomplete type>';
-    let value: ValueBytes;
-    try {
-      value = materialize(variable.location, size, ctx, memory);
-    } catch (error) {
-      if (error instanceof LocationUnavailable) {
-        return error.reason === 'optimized-out' ? OPTIMIZED_OUT : error.reason === 'not-captured' ? NOT_CAPTURED : `<unsupported: ${error.message}>`;
-      }
-      return `<error: ${(error as Error).message}>`;
+  private planAt(object: ObjectFile, state: ObjectState, vaddr: bigint, arch: UnwindArch, names: readonly string[] | undefined): ProbePlan | string {
+    let atPc = state.plans.get(vaddr);
+    if (!atPc) {
+      if (state.plans.size >= 4096) state.plans.clear();
+      state.plans.set(vaddr, (atPc = { named: new Map() }));
     }
-    return formatter.format(variable.type, value, targets);
+    if (!names) return (atPc.all ??= this.compile(object, state, vaddr, arch, undefined));
+    if (atPc.lastNames === names) return atPc.lastNamed!;
+    const key = names.join(',');
+    let plan = atPc.named.get(key);
+    if (plan === undefined) atPc.named.set(key, (plan = this.compile(object, state, vaddr, arch, names)));
+    atPc.lastNames = names;
+    atPc.lastNamed = plan;
+    return plan;
+  }
+
+  private compile(object: ObjectFile, state: ObjectState, vaddr: bigint, arch: UnwindArch, names: readonly string[] | undefined): ProbePlan | string {
+    let scope: ScopeAtPc | undefined;
+    try {
+      scope = state.scopes.scopeAt(vaddr);
+    } catch (error) {
+      return `${object.path}: ${(error as Error).message}`;
+    }
+    if (!scope) return `the DWARF of ${object.path} describes no function at 0x${vaddr.toString(16)}`;
+    const info = object.dwarfInfo()!;
+    const unit = scope.subprogram.unit;
+    const addressIndex = (index: number) => info.addressIndex(unit, index);
+    const found = names ? names.map((name) => scope.variables.find((v) => v.name === name) ?? this.globalNamed(object, name)) : scope.variables;
+    let offset = 0;
+    let usesFrameBase = false;
+    const frameBase = scope.frameBase.kind === 'expression' ? compileNumeric(scope.frameBase.expression, addressIndex) : undefined;
+    const frameBaseIsCfa = frameBase !== undefined && isCallFrameCfa(frameBase);
+    const variables: VariablePlan[] = found.map((variable, i) => {
+      const name = names ? names[i] : variable!.name;
+      const size = variable ? state.formatter.size(variable.type) : undefined;
+      const location = variable?.location;
+      let numeric: CompiledExpression | undefined;
+      if (location?.kind === 'expression') {
+        numeric = compileNumeric(location.expression, addressIndex);
+        if (location.expression.includes(FBREG)) usesFrameBase = true; // a byte of an operand may look like it: then only a wasted frame base
+      }
+      const slot = numeric && frameBaseIsCfa ? frameBaseOffsetOf(numeric) : undefined;
+      const register = numeric && size !== undefined && size <= 8 ? registerOf(numeric) : undefined;
+      const plan: VariablePlan = {
+        name,
+        type: variable?.type,
+        size,
+        offset,
+        location,
+        numeric,
+        cfaSlot: slot,
+        register,
+        fileBytes: undefined,
+        fileBias: undefined,
+      };
+      offset += size ?? 0;
+      return plan;
+    });
+    const row = object.callFrameInfo()?.rowAt(vaddr);
+    const cfaRegister = row?.cfa.kind === 'register' ? row.cfa.register : undefined;
+    const cfaOffset = row?.cfa.kind === 'register' ? Number(row.cfa.offset) : 0;
+    return { object, state, arch, vaddr, scope, variables, totalSize: offset, cfaRegister, cfaOffset, frameBase, usesFrameBase };
+  }
+
+  /** Reads every value's bytes of one hit into one buffer (the numeric machine, or the BigInt one where it gives up). */
+  private capture(plan: ProbePlan, hit: LogpointHit, bias: bigint): LogpointValues {
+    const { totalSize } = plan;
+    const buffer = hitBuffer(totalSize * 2);
+    const frame = this.frame;
+    frame.reset(plan, hit, bias);
+    const out = this.pieces;
+    let texts: (string | undefined)[] | undefined;
+    let general: GeneralReader | undefined;
+    const capture: CaptureState = { readLater: undefined };
+    for (let i = 0; i < plan.variables.length; i++) {
+      const variable = plan.variables[i];
+      const { size, location, offset } = variable;
+      if (size === undefined || !location) continue;
+      if (location.kind === 'none') {
+        for (let at = totalSize + offset; at < totalSize + offset + size; at++) buffer[at] = BYTE_OPTIMIZED_OUT;
+        continue;
+      }
+      if (location.kind === 'constant') {
+        buffer.set(location.bytes.subarray(0, size), offset);
+        if (location.bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, totalSize + offset + location.bytes.length, totalSize + offset + size);
+        continue;
+      }
+      if (this.numeric) {
+        if (variable.cfaSlot !== undefined && frame.copyFromStack(frame.cfa() + variable.cfaSlot, size, buffer, offset)) continue;
+        if (variable.register !== undefined) {
+          frame.copyRegister(variable.register, size, buffer, offset);
+          continue;
+        }
+      }
+      const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
+      if (outcome === NUMERIC_DONE && frame.materialize(variable, out, buffer, this.processMemory, capture)) continue;
+      if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
+        (texts ??= [])[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
+        continue;
+      }
+      general ??= new GeneralReader(plan, hit, bias, this.processMemory, capture);
+      general.current = variable.name;
+      const text = general.materializeInto(location, size, buffer, offset, totalSize);
+      if (text !== undefined) (texts ??= [])[i] = text;
+    }
+    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory);
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -226,131 +324,430 @@ export class LogpointEvaluator {
   }
 }
 
-/** One integer read without the expression machine: from a sampled register, or from the stack copy at (CFA register + offset). */
-interface FastValue {
-  readonly name: string;
-  readonly perfRegister: number;
-  /** Undefined: the value is the register itself; else the stack slot at register + offset. */
-  readonly offset?: number;
-  readonly size: 1 | 2 | 4 | 8;
-  readonly signed: boolean;
+const ARCHES = [X86_64, AARCH64] as const;
+
+/**
+ * A zeroed buffer for one hit's bytes, cut from a shared slab: a typed array of its own above 64
+ * bytes costs V8 an allocation outside its heap and a finalizer, more than reading the values does.
+ * A slab lives as long as one of its hits' values does.
+ */
+function hitBuffer(length: number): Uint8Array {
+  if (length > SLAB_BYTES / 8) return new Uint8Array(length);
+  if (slabUsed + length > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const buffer = new Uint8Array(slab, slabUsed, length);
+  slabUsed += (length + 7) & ~7;
+  return buffer;
+}
+const SLAB_BYTES = 64 * 1024;
+let slab = new ArrayBuffer(SLAB_BYTES);
+let slabUsed = 0;
+const TWO_53 = 2n ** 53n;
+const TWO_64 = 2n ** 64n;
+
+/** A 64-bit register value as the exact signed number it stands for, NaN where no number is exact. */
+function exactNumber(value: bigint): number {
+  // A conversion that lands within 2^53 was exact (the next value up, 2^53 + 1, rounds to 2^53): one BigInt operation.
+  const rounded = Number(value);
+  if (rounded <= Number.MAX_SAFE_INTEGER && rounded >= -Number.MAX_SAFE_INTEGER) return rounded;
+  return value > TWO_64 - TWO_53 ? Number(value - TWO_64) : NaN;
 }
 
-type FastPlan = readonly FastValue[];
+/** The low `length` (1-8) bytes of an exact number's 64-bit two's complement, little-endian, at `at`. */
+function writeNumber(buffer: Uint8Array, at: number, length: number, value: number): void {
+  const low = value >>> 0;
+  const high = Math.floor(value / 0x100000000) >>> 0;
+  for (let i = 0; i < length; i++) buffer[at + i] = i < 4 ? (low >>> (8 * i)) & 0xff : (high >>> (8 * (i - 4))) & 0xff;
+}
 
-const DW_OP_reg0 = 0x50;
-const DW_OP_fbreg = 0x91;
-const DW_OP_call_frame_cfa = 0x9c;
-// DW_ATE_signed, DW_ATE_unsigned.
-const ATE_SIGNED = 0x5;
-const ATE_UNSIGNED = 0x7;
+interface CaptureState {
+  /** Names whose bytes came from the live process. */
+  readLater: Set<string> | undefined;
+}
 
-function compileFastPlan(
-  object: ObjectFile,
-  formatter: ValueFormatter,
-  vaddr: bigint,
-  scope: ScopeAtPc,
-  names: readonly string[] | undefined,
-  arch: UnwindArch,
-): FastPlan | null {
-  const variables = names ? names.map((name) => scope.variables.find((v) => v.name === name)) : scope.variables;
-  const info = object.dwarfInfo()!;
-  let cfa: { perfRegister: number; offset: number } | null | undefined;
-  const cfaRule = () => {
-    if (cfa !== undefined) return cfa;
-    const row = object.callFrameInfo()?.rowAt(vaddr);
-    const perf = row?.cfa.kind === 'register' ? arch.perfRegOfDwarf[row.cfa.register] : undefined;
-    cfa = row && row.cfa.kind === 'register' && perf !== undefined && perf >= 0 ? { perfRegister: perf, offset: Number(row.cfa.offset) } : null;
-    return cfa;
+/** One hit as the numeric machine reads it (one instance per evaluator, reset per hit). */
+class HitFrame implements NumericFrame {
+  private plan!: ProbePlan;
+  private hit!: LogpointHit;
+  private stack!: Uint8Array;
+  private sp = NaN;
+  private bias = 0n;
+  addressBias = NaN;
+  private cfaValue: number | undefined;
+  private frameBaseValue = NaN;
+  private readonly scratch = new DataView(new ArrayBuffer(8));
+  private readonly framePieces = new NumericLocation();
+  /** Registers converted this hit (generation), by perf_regs number. */
+  private readonly numbers = new Float64Array(64);
+  private readonly converted = new Int32Array(64).fill(-1);
+  private generation = 0;
+
+  reset(plan: ProbePlan, hit: LogpointHit, bias: bigint): void {
+    this.plan = plan;
+    this.hit = hit;
+    this.stack = hit.stack;
+    this.generation = (this.generation + 1) | 0;
+    this.sp = this.registerByPerf(plan.arch.stackPointerPerf);
+    if (bias !== this.bias || this.addressBias !== this.addressBias) {
+      this.bias = bias;
+      this.addressBias = exactNumber(bias);
+    }
+    this.cfaValue = undefined;
+    // Worked out before any variable runs: the machine is not reentrant.
+    this.frameBaseValue = plan.usesFrameBase && plan.frameBase ? this.computeFrameBase(plan.frameBase) : NaN;
+  }
+
+  register(dwarf: number): number {
+    const perf = this.plan.arch.perfRegOfDwarf[dwarf];
+    if (perf === undefined || perf < 0) return REGISTER_MISSING;
+    return this.registerByPerf(perf);
+  }
+
+  /** A sampled register (perf_regs number) as an exact number, converted once per hit (the stack pointer is also the CFA's). */
+  registerByPerf(perf: number): number {
+    if (perf < 64 && this.converted[perf] === this.generation) return this.numbers[perf];
+    const value = this.hit.registers[perf];
+    const number = value === undefined ? REGISTER_MISSING : exactNumber(value);
+    if (perf < 64) {
+      this.numbers[perf] = number;
+      this.converted[perf] = this.generation;
+    }
+    return number;
+  }
+
+  read(address: number, size: number): number {
+    const at = address - this.sp;
+    // As the BigInt machine reads: 8 bytes from the stack copy, then the low `size` of them.
+    if (!(at >= 0 && at + 8 <= this.stack.length)) return at === at ? REGISTER_MISSING : NaN;
+    const stack = this.stack;
+    const low = (stack[at] | (stack[at + 1] << 8) | (stack[at + 2] << 16) | (stack[at + 3] << 24)) >>> 0;
+    if (size <= 4) return size === 4 ? low : low & ((1 << (size * 8)) - 1);
+    const fullHigh = (stack[at + 4] | (stack[at + 5] << 8) | (stack[at + 6] << 16) | (stack[at + 7] << 24)) >>> 0;
+    const high = size === 8 ? fullHigh : fullHigh & ((1 << ((size - 4) * 8)) - 1);
+    if (high < 0x200000) return high * 0x100000000 + low;
+    if (size === 8 && high >= 0xffe00000) return (high | 0) * 0x100000000 + low;
+    return NaN;
+  }
+
+  cfa(): number {
+    if (this.cfaValue !== undefined) return this.cfaValue;
+    const register = this.plan.cfaRegister;
+    const value = register === undefined ? NaN : this.register(register);
+    this.cfaValue = value === REGISTER_MISSING ? NaN : value + this.plan.cfaOffset;
+    return this.cfaValue;
+  }
+
+  frameBase(): number {
+    return this.frameBaseValue;
+  }
+
+  private computeFrameBase(program: CompiledExpression): number {
+    const out = this.framePieces;
+    if (runNumeric(program, this, out) !== NUMERIC_DONE || out.count !== 1) return NaN;
+    if (out.kind[0] === PIECE_MEMORY) return out.value[0];
+    if (out.kind[0] === PIECE_REGISTER) {
+      const value = this.register(out.value[0]);
+      return value === REGISTER_MISSING ? NaN : value;
+    }
+    return NaN;
+  }
+
+  /** `size` bytes of the stack copy at `address` into `buffer` at `to`; false where the copy does not hold them all (or address is NaN). */
+  copyFromStack(address: number, size: number, buffer: Uint8Array, to: number): boolean {
+    const from = address - this.sp;
+    const stack = this.stack;
+    if (!(from >= 0 && from + size <= stack.length)) return false;
+    for (let i = 0; i < size; i++) buffer[to + i] = stack[from + i];
+    return true;
+  }
+
+  /** A value of at most 8 bytes that is a whole register, as materialize() writes a register piece. */
+  copyRegister(dwarf: number, size: number, buffer: Uint8Array, to: number): void {
+    const perf = this.plan.arch.perfRegOfDwarf[dwarf];
+    const value = perf === undefined || perf < 0 ? undefined : this.hit.registers[perf];
+    if (value === undefined) {
+      buffer.fill(BYTE_NOT_CAPTURED, this.plan.totalSize + to, this.plan.totalSize + to + size);
+      return;
+    }
+    const exact = exactNumber(value);
+    if (exact === exact) writeNumber(buffer, to, size, exact);
+    else {
+      this.scratch.setBigUint64(0, BigInt.asUintN(64, value), true);
+      for (let i = 0; i < size; i++) buffer[to + i] = this.scratch.getUint8(i);
+    }
+  }
+
+  /**
+   * A variable's bytes from the pieces the numeric machine named, as materialize() writes them; false
+   * where a piece needs what only the BigInt path says right (then nothing it wrote matters).
+   */
+  materialize(
+    variable: VariablePlan,
+    out: NumericLocation,
+    buffer: Uint8Array,
+    processMemory: ProcessMemoryReader | undefined,
+    capture: CaptureState,
+  ): boolean {
+    const size = variable.size!;
+    const base = variable.offset;
+    const states = this.plan.totalSize + base;
+    let at = 0;
+    let split = false;
+    for (let n = 0; n < out.count && at < size; n++) {
+      const pieceSize = out.size[n];
+      if (pieceSize >= 0) split = true;
+      const length = Math.min(pieceSize < 0 ? size : pieceSize, size - at);
+      switch (out.kind[n]) {
+        case PIECE_OPTIMIZED_OUT:
+          buffer.fill(BYTE_OPTIMIZED_OUT, states + at, states + at + length);
+          break;
+        case PIECE_IMPLICIT: {
+          const bytes = variable.numeric!.implicit[out.value[n]];
+          buffer.set(bytes.subarray(0, length), base + at);
+          if (bytes.length < length) buffer.fill(BYTE_OPTIMIZED_OUT, states + at + bytes.length, states + at + length);
+          break;
+        }
+        case PIECE_VALUE:
+          writeNumber(buffer, base + at, Math.min(length, 8), out.value[n]);
+          break; // bytes past 8 of a computed value are zeros, known
+        case PIECE_REGISTER: {
+          const perf = this.plan.arch.perfRegOfDwarf[out.value[n]];
+          const value = perf === undefined || perf < 0 ? undefined : this.hit.registers[perf];
+          if (value === undefined) {
+            buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            break;
+          }
+          const exact = exactNumber(value);
+          if (exact === exact) writeNumber(buffer, base + at, Math.min(length, 8), exact);
+          else {
+            this.scratch.setBigUint64(0, BigInt.asUintN(64, value), true);
+            for (let i = 0; i < Math.min(length, 8); i++) buffer[base + at + i] = this.scratch.getUint8(i);
+          }
+          // A register holds 8 bytes: vector registers are not sampled.
+          if (length > 8) buffer.fill(BYTE_NOT_CAPTURED, states + at + 8, states + at + length);
+          break;
+        }
+        case PIECE_MEMORY: {
+          const address = out.value[n];
+          const inStack = address - this.sp;
+          if (inStack >= 0 && inStack + length <= this.stack.length) {
+            const stack = this.stack;
+            const to = base + at;
+            for (let i = 0; i < length; i++) buffer[to + i] = stack[inStack + i];
+            break;
+          }
+          const fromFile = this.fileBytes(variable, address, length);
+          if (fromFile) {
+            // As materialize(): bytes the file holds but too few (the read crosses the segment's end) are not captured.
+            if (fromFile.length >= length) for (let i = 0; i < length; i++) buffer[base + at + i] = fromFile[i];
+            else buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            break;
+          }
+          const live = processMemory?.(this.hit.pid, BigInt(address), length);
+          if (live && live.length > 0) (capture.readLater ??= new Set()).add(variable.name);
+          if (live && live.length >= length) buffer.set(live.subarray(0, length), base + at);
+          else buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+          break;
+        }
+      }
+      at += length;
+    }
+    if (at < size && split) buffer.fill(BYTE_OPTIMIZED_OUT, states + at, states + size);
+    return true;
+  }
+
+  /** Bytes at a runtime address that the object's file holds unchangeably, read once per address. */
+  private fileBytes(variable: VariablePlan, address: number, length: number): Uint8Array | undefined {
+    if (variable.fileBias !== this.bias || !variable.fileBytes) {
+      variable.fileBytes = new Map();
+      variable.fileBias = this.bias;
+    }
+    let bytes = variable.fileBytes.get(address);
+    if (bytes === undefined) {
+      bytes = readOnlyFileBytes(this.plan.object, BigInt(address) - this.bias, length, this.bias) ?? null;
+      if (variable.fileBytes.size >= 1024) variable.fileBytes.clear();
+      variable.fileBytes.set(address, bytes);
+    }
+    return bytes ?? undefined;
+  }
+}
+
+/** The BigInt expression machine over one hit, for the locations the numeric one gives up on. */
+class GeneralReader {
+  current = '';
+  private readonly ctx: ExpressionContext;
+  private readonly sp: bigint;
+  private readonly stackEnd: bigint;
+
+  constructor(
+    private readonly plan: ProbePlan,
+    private readonly hit: LogpointHit,
+    private readonly bias: bigint,
+    private readonly processMemory: ProcessMemoryReader | undefined,
+    private readonly capture: CaptureState,
+  ) {
+    const { arch, object, vaddr, scope } = plan;
+    const registers = new Map<number, bigint>();
+    arch.perfRegOfDwarf.forEach((perf, dwarf) => {
+      const value = hit.registers[perf];
+      if (perf >= 0 && value !== undefined) registers.set(dwarf, value);
+    });
+    const sp = (this.sp = hit.registers[arch.stackPointerPerf]);
+    const stackEnd = (this.stackEnd = sp + BigInt(hit.stack.length));
+    const stackView = new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
+    const readStack = (address: bigint): bigint => {
+      if (address < sp || address + 8n > stackEnd) throw new LocationUnavailable('not-captured', `0x${address.toString(16)} is outside the stack copy`);
+      return stackView.getBigUint64(Number(address - sp), true);
+    };
+    let cfa: bigint | undefined;
+    const cfaOf = (): bigint => {
+      if (cfa !== undefined) return cfa;
+      const row = object.callFrameInfo()?.rowAt(vaddr);
+      if (!row) throw new LocationUnavailable('not-captured', 'no call frame information at this pc');
+      cfa = evaluateCfa(row.cfa, registers, readStack);
+      return cfa;
+    };
+    const unit = scope.subprogram.unit;
+    const info = object.dwarfInfo()!;
+    const base: ExpressionContext = {
+      registers,
+      read: readStack,
+      cfa: cfaOf,
+      addressBias: bias,
+      addressIndex: (index) => info.addressIndex(unit, index),
+    };
+    let frameBase: bigint | undefined;
+    const frameBaseOf = (): bigint => {
+      if (frameBase !== undefined) return frameBase;
+      if (scope.frameBase.kind !== 'expression') throw new LocationUnavailable('optimized-out', 'the function has no frame base at this pc');
+      frameBase = evaluateFrameBase(scope.frameBase.expression, base);
+      return frameBase;
+    };
+    this.ctx = { ...base, frameBase: frameBaseOf };
+  }
+
+  /** Memory at the hit: the stack copy, else the object's read-only bytes, else the live process (read later). */
+  readonly memory = (address: bigint, length: number): Uint8Array | undefined => {
+    const { hit, sp, stackEnd } = this;
+    if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+    const fromFile = readOnlyFileBytes(this.plan.object, address - this.bias, length, this.bias);
+    if (fromFile) return fromFile;
+    const live = this.processMemory?.(hit.pid, address, length);
+    if (live && live.length > 0) {
+      (this.capture.readLater ??= new Set()).add(this.current);
+      return live;
+    }
+    return undefined;
   };
-  const plan: FastValue[] = [];
-  for (const variable of variables) {
-    if (!variable || variable.location.kind !== 'expression') return null;
-    const type = formatter.strip(variable.type);
-    const size = formatter.size(type);
-    const encoding = type ? info.numberAttr(type, AT.encoding) : undefined;
-    if (!type || type.tag !== TAG.base_type || (encoding !== ATE_SIGNED && encoding !== ATE_UNSIGNED) || (size !== 1 && size !== 2 && size !== 4 && size !== 8))
-      return null;
-    const expression = variable.location.expression;
-    const signed = encoding === ATE_SIGNED;
-    if (expression.length === 1 && expression[0] >= DW_OP_reg0 && expression[0] < DW_OP_reg0 + 32) {
-      const perf = arch.perfRegOfDwarf[expression[0] - DW_OP_reg0];
-      if (perf === undefined || perf < 0) return null;
-      plan.push({ name: variable.name, perfRegister: perf, size, signed });
-      continue;
+
+  /** The value's bytes into `buffer` at `offset` (states at totalSize + offset), or the text that says why there are none. */
+  materializeInto(location: VariableLocation, size: number, buffer: Uint8Array, offset: number, totalSize: number): string | undefined {
+    let value: ValueBytes;
+    try {
+      value = materialize(location, size, this.ctx, this.memory);
+    } catch (error) {
+      if (error instanceof LocationUnavailable) {
+        return error.reason === 'optimized-out' ? OPTIMIZED_OUT : error.reason === 'not-captured' ? NOT_CAPTURED : `<unsupported: ${error.message}>`;
+      }
+      return `<error: ${(error as Error).message}>`;
     }
-    const frameBase = scope.frameBase;
-    if (
-      expression[0] !== DW_OP_fbreg ||
-      frameBase.kind !== 'expression' ||
-      frameBase.expression.length !== 1 ||
-      frameBase.expression[0] !== DW_OP_call_frame_cfa
-    )
-      return null;
-    const offset = sleb128(expression, 1);
-    const rule = cfaRule();
-    if (!offset || !rule) return null;
-    plan.push({ name: variable.name, perfRegister: rule.perfRegister, offset: rule.offset + offset.value, size, signed });
+    buffer.set(value.bytes, offset);
+    buffer.set(value.state, totalSize + offset);
+    return undefined;
   }
-  return plan;
 }
 
-/** A whole-expression SLEB128 operand at `at`, or undefined when the expression holds more than it. */
-function sleb128(bytes: Uint8Array, at: number): { value: number } | undefined {
-  let value = 0;
-  let shift = 0;
-  let byte: number;
-  do {
-    if (at >= bytes.length || shift > 28) return undefined;
-    byte = bytes[at++];
-    value |= (byte & 0x7f) << shift;
-    shift += 7;
-  } while (byte & 0x80);
-  if (byte & 0x40 && shift < 32) value |= -1 << shift;
-  return at === bytes.length ? { value } : undefined;
-}
+/** One hit's values: bytes read at the hit, text written on first use (a summary or an export asks; a benchmark of reading need not). */
+class CapturedValues implements LogpointValues {
+  readonly function: string | undefined;
+  // Private (#) so that neither a spread nor JSON sees them: the values are what a record carries.
+  readonly #plan: ProbePlan;
+  readonly #hit: LogpointHit;
+  readonly #bias: bigint;
+  readonly #buffer: Uint8Array;
+  /** Per variable, its text where its bytes say nothing (optimized out, not captured, an error). */
+  readonly #texts: readonly (string | undefined)[] | undefined;
+  readonly #processMemory: ProcessMemoryReader | undefined;
+  #values: Record<string, string> | undefined;
+  #readLater: Set<string> | undefined;
 
-/** The plan's values from one hit, or undefined when a slot is outside the stack copy (the general path says why). */
-function readFast(plan: FastPlan, hit: LogpointHit, sp: bigint): Record<string, string> | undefined {
-  const values: Record<string, string> = {};
-  let view: DataView | undefined;
-  for (const value of plan) {
-    const register = hit.registers[value.perfRegister];
-    if (register === undefined) return undefined;
-    if (value.offset === undefined) {
-      values[value.name] = (value.signed ? BigInt.asIntN(value.size * 8, register) : BigInt.asUintN(value.size * 8, register)).toString();
-      continue;
-    }
-    const at = Number(register - sp) + value.offset;
-    if (at < 0 || at + value.size > hit.stack.length) return undefined;
-    view ??= new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
-    switch (value.size) {
-      case 1:
-        values[value.name] = String(value.signed ? view.getInt8(at) : view.getUint8(at));
-        break;
-      case 2:
-        values[value.name] = String(value.signed ? view.getInt16(at, true) : view.getUint16(at, true));
-        break;
-      case 4:
-        values[value.name] = String(value.signed ? view.getInt32(at, true) : view.getUint32(at, true));
-        break;
-      case 8:
-        values[value.name] = (value.signed ? view.getBigInt64(at, true) : view.getBigUint64(at, true)).toString();
-        break;
-    }
+  constructor(
+    plan: ProbePlan,
+    hit: LogpointHit,
+    bias: bigint,
+    buffer: Uint8Array,
+    texts: readonly (string | undefined)[] | undefined,
+    readLater: Set<string> | undefined,
+    processMemory: ProcessMemoryReader | undefined,
+  ) {
+    this.function = plan.scope.functionName;
+    this.#plan = plan;
+    this.#hit = hit;
+    this.#bias = bias;
+    this.#buffer = buffer;
+    this.#texts = texts;
+    this.#readLater = readLater;
+    this.#processMemory = processMemory;
   }
-  return values;
-}
 
-/** The architecture of the sampled pc's object (x86_64 or aarch64), as the unwinder picks it. */
-function archOf(registers: Readonly<Record<number, bigint>>, locate: ObjectLocator, pid: number): UnwindArch | undefined {
-  for (const arch of [X86_64, AARCH64]) {
-    const pc = registers[arch.pcPerf];
-    if (pc === undefined || registers[arch.stackPointerPerf] === undefined) continue;
-    const located = locate(pid, pc);
-    if (located && unwindArchOf(located.object.elf.header.machine) === arch) return arch;
+  get values(): Readonly<Record<string, string>> {
+    return (this.#values ??= this.#format());
   }
-  return undefined;
+
+  get readLater(): readonly string[] | undefined {
+    void this.values; // the text a pointer points at may come from the live process too
+    return this.#readLater ? [...this.#readLater] : undefined;
+  }
+
+  #format(): Record<string, string> {
+    const plan = this.#plan;
+    const hit = this.#hit;
+    const bias = this.#bias;
+    const buffer = this.#buffer;
+    const { totalSize, object } = plan;
+    const formatter = plan.state.formatter;
+    const value: ValueBytes = { bytes: buffer.subarray(0, totalSize), state: buffer.subarray(totalSize) };
+    const sp = hit.registers[plan.arch.stackPointerPerf];
+    const stackEnd = sp + BigInt(hit.stack.length);
+    let current = '';
+    const memory = (address: bigint, length: number): Uint8Array | undefined => {
+      if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+      const fromFile = readOnlyFileBytes(object, address - bias, length, bias);
+      if (fromFile) return fromFile;
+      const live = this.#processMemory?.(hit.pid, address, length);
+      if (live && live.length > 0) {
+        (this.#readLater ??= new Set()).add(current);
+        return live;
+      }
+      return undefined;
+    };
+    const targets: PointerTargets = {
+      readBytes: (address, limit) => {
+        // A string in the stack copy may run past its end: take what is there, then the rest from elsewhere.
+        if (address >= sp && address < stackEnd) {
+          const inStack = hit.stack.subarray(Number(address - sp), Math.min(hit.stack.length, Number(address - sp) + limit));
+          if (inStack.includes(0) || inStack.length >= limit) return inStack;
+        }
+        return memory(address, limit) ?? shortestReadable(memory, address, limit);
+      },
+      symbolAt: (address) => symbolAt(object, address - bias),
+    };
+    const values: Record<string, string> = {};
+    plan.variables.forEach((variable, i) => {
+      current = variable.name;
+      const text = this.#texts?.[i];
+      values[variable.name] =
+        text ??
+        (!variable.location
+          ? '<no variable of that name in scope>'
+          : variable.size === undefined
+            ? '<incomplete type>'
+            : formatter.format(variable.type, value, targets, variable.offset));
+    });
+    return values;
+  }
 }
 
 /** A variable's bytes from its location at this pc: each piece from its register, memory, value or constant. */

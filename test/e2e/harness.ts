@@ -751,3 +751,49 @@ export async function textsPaintedOnLine(page: Page, line: number): Promise<stri
 
 /** The title of the question Record Hits on This Line asks first (extension/ui/line-probe-pick.ts): auto, hardware breakpoint or uprobe. */
 export const LINE_PROBE_PICK = /count this line's hits with/;
+
+/**
+ * The gutter scenarios' start: in demo.c, right-click the line number of `line` → `item` ("Record Hits on This Line",
+ * "Log Values at This Line"), answer how to count the line when `probe` is given (LINE_PROBE_PICK), pick "Launch a
+ * program" and accept its prefilled command line; resolves with that command line once the session records.
+ */
+export async function armDemoLineFromGutter(page: Page, line: number, item: string, options: { probe?: string } = {}): Promise<string> {
+  await openFile(page, 'demo.c');
+  await lineNumberMenu(page, line, item);
+  if (options.probe) await answerQuickPick(page, LINE_PROBE_PICK, options.probe);
+  await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
+  const commandLine = await acceptQuickInput(page, 'Ringside: program and arguments');
+  await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
+  return commandLine;
+}
+
+/**
+ * Once the launched demo has run all its rounds (no process runs `program` any more), "Capture Snapshot" and the
+ * timeline with its first capture. Ringside snapshots a launched program's rings before closing them, so every hit is in.
+ */
+export async function snapshotAfterDemoExits(page: Page, program: string): Promise<{ frame: FrameLocator; facts: TimelineFacts }> {
+  for (const deadline = Date.now() + E2E_TIMEOUT_MS; pidsRunning(program).length > 0; await page.waitForTimeout(100)) {
+    if (Date.now() > deadline) throw new E2eError(`the demo (${program}) still runs after ${E2E_TIMEOUT_MS} ms`);
+  }
+  await runCommand(page, 'Ringside: Capture Snapshot');
+  return waitForTimeline(page, 1);
+}
+
+/** Back in demo.c: the texts painted on `line` once one of them includes `wanted` (all of them, whatever they are, at the timeout). */
+export async function waitForTextOnDemoLine(page: Page, line: number, wanted: string): Promise<string[]> {
+  await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
+  let texts: string[] = [];
+  for (const deadline = Date.now() + E2E_TIMEOUT_MS; Date.now() < deadline; await page.waitForTimeout(250)) {
+    texts = await textsPaintedOnLine(page, line);
+    if (texts.some((text) => text.includes(wanted))) break;
+  }
+  return texts;
+}
+
+/** Hovers `word` on the demo.c line holding `lineText`; the hover's text (whitespace folded) once it shows `wanted`. */
+export async function hoverOnDemoLine(page: Page, lineText: string, word: string, wanted: string): Promise<string> {
+  await page.locator('.editor-instance .view-lines .view-line', { hasText: lineText }).first().locator('span', { hasText: word }).first().hover();
+  const hover = page.locator('.monaco-hover', { hasText: wanted }).first();
+  await hover.waitFor({ state: 'visible' });
+  return (await hover.innerText()).replace(/\s+/g, ' ');
+}

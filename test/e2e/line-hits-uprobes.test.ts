@@ -5,20 +5,15 @@
 // the same run, which is also the demo's loop count.
 import assert from 'node:assert/strict';
 import {
-  acceptQuickInput,
-  answerQuickPick,
+  armDemoLineFromGutter,
   demo,
   E2E_TIMEOUT_MS,
-  LINE_PROBE_PICK,
-  lineNumberMenu,
-  openFile,
-  pidsRunning,
+  hoverOnDemoLine,
   ringsideErrors,
-  runCommand,
   scenarioLifecycle,
-  textsPaintedOnLine,
+  snapshotAfterDemoExits,
   waitForNotification,
-  waitForTimeline,
+  waitForTextOnDemoLine,
 } from './harness';
 import { perfProbeCountWhile } from '../host/perf-probes';
 
@@ -37,12 +32,7 @@ describe('e2e: Record Hits on This Line counts with uprobes where breakpoints ar
     const { page, workspace } = scenario;
     // The workspace's demo is a fresh build: every execution of its line on this machine is this scenario's.
     const { perf, value: painted } = await perfProbeCountWhile(workspace.program, [`demo.c:${workspace.counterLine}`], async () => {
-      await openFile(page, 'demo.c');
-      await lineNumberMenu(page, workspace.counterLine, 'Record Hits on This Line');
-      await answerQuickPick(page, LINE_PROBE_PICK, 'auto');
-      await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
-      await acceptQuickInput(page, 'Ringside: program and arguments');
-      await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
+      await armDemoLineFromGutter(page, workspace.counterLine, 'Record Hits on This Line', { probe: 'auto' });
       // Said at once: why the line is counted with uprobes (the probe's verdict), not that it will record nothing.
       await waitForNotification(
         page,
@@ -52,35 +42,17 @@ describe('e2e: Record Hits on This Line counts with uprobes where breakpoints ar
       );
       await scenario.screenshot('armed');
       // Snapshot once the demo has run all its rounds (a process that ended has no /proc/PID/exe).
-      for (const deadline = Date.now() + E2E_TIMEOUT_MS; pidsRunning(workspace.program).length > 0; await page.waitForTimeout(100)) {
-        if (Date.now() > deadline) throw new Error(`the demo (${workspace.program}) still runs after ${E2E_TIMEOUT_MS} ms`);
-      }
-      await runCommand(page, 'Ringside: Capture Snapshot');
-      await waitForTimeline(page, 1);
+      await snapshotAfterDemoExits(page, workspace.program);
       await scenario.screenshot('timeline');
       assert.deepEqual(await ringsideErrors(page), []);
-      await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
-      let texts: string[] = [];
-      for (const deadline = Date.now() + E2E_TIMEOUT_MS; Date.now() < deadline; await page.waitForTimeout(250)) {
-        texts = await textsPaintedOnLine(page, workspace.counterLine);
-        if (texts.some((text) => text.includes('hits in the last snapshot'))) break;
-      }
-      return texts;
+      return waitForTextOnDemoLine(page, workspace.counterLine, 'hits in the last snapshot');
     });
     await scenario.screenshot('editor-hit-count');
     assert.equal(perf, demo().demoIncrements(ROUNDS), "perf counts the demo's loop on its line");
     const shown = painted.filter((text) => text.includes('hits in the last snapshot'));
     assert.deepEqual(shown, [`${perf.toLocaleString('en-US')} hits in the last snapshot`], painted.join(' | '));
 
-    await page
-      .locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' })
-      .first()
-      .locator('span', { hasText: 'demo_counter' })
-      .first()
-      .hover();
-    const hover = page.locator('.monaco-hover', { hasText: 'hits in the last snapshot' }).first();
-    await hover.waitFor({ state: 'visible' });
-    const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
+    const hoverText = await hoverOnDemoLine(page, 'ringside-demo: counter-increment', 'demo_counter', 'hits in the last snapshot');
     await scenario.screenshot('editor-hover');
     assert.ok(hoverText.includes(`uprobe line:demo.c:${workspace.counterLine}: ${perf.toLocaleString('en-US')} hits in the last snapshot`), hoverText);
   });

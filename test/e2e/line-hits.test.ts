@@ -1,22 +1,17 @@
 // Scenario 2: right-click the gutter on the demo's counter-increment line → "Record Hits on This Line" → hardware
-// breakpoint, run
-// the demo for a known number of rounds, snapshot: the hit count the editor shows next to the line and the timeline's
+// breakpoint, run the demo for a known number of rounds, snapshot once it has run them: the hit count the editor shows next to the line and the timeline's
 // breakpoint lane both equal the demo's loop count (demoIncrements(rounds)), exactly.
 import assert from 'node:assert/strict';
 import {
-  acceptQuickInput,
-  answerQuickPick,
+  armDemoLineFromGutter,
   demo,
   E2E_TIMEOUT_MS,
-  lineNumberMenu,
-  openFile,
+  hoverOnDemoLine,
   scenarioLifecycle,
   ringsideErrors,
-  runCommand,
-  textsPaintedOnLine,
+  snapshotAfterDemoExits,
   waitForNotification,
-  waitForTimeline,
-  LINE_PROBE_PICK,
+  waitForTextOnDemoLine,
 } from './harness';
 import { hostBreakpoints, SILENT_BREAKPOINTS } from '../host/breakpoints';
 
@@ -32,22 +27,14 @@ describe("e2e scenario 2: Record Hits on This Line counts the demo's loop exactl
     const { page, workspace } = scenario;
     const expected = demo().demoIncrements(ROUNDS);
 
-    await openFile(page, 'demo.c');
-    await lineNumberMenu(page, workspace.counterLine, 'Record Hits on This Line');
     // The hardware breakpoint, picked: this scenario is the debug-register path (line-hits-uprobes.test.ts is auto's).
-    await answerQuickPick(page, LINE_PROBE_PICK, 'hardware breakpoint');
-    await answerQuickPick(page, 'Ringside: record what?', 'Launch', 'Launch a program');
-    const commandLine = await acceptQuickInput(page, 'Ringside: program and arguments');
+    const commandLine = await armDemoLineFromGutter(page, workspace.counterLine, 'Record Hits on This Line', { probe: 'hardware breakpoint' });
     assert.equal(commandLine, `${workspace.program} ${ROUNDS}`);
-    await page.locator('.statusbar-item', { hasText: 'recording' }).first().waitFor({ state: 'visible' });
     await scenario.screenshot('armed');
     // Where this host delivers no breakpoint hits (perf counts none), the user is told so at once.
     const fire = hostBreakpoints().fire;
     if (!fire) await waitForNotification(page, SILENT_BREAKPOINTS);
-    // The demo runs ROUNDS × 10 ms; give it time to finish before the snapshot.
-    await page.waitForTimeout(1000);
-    await runCommand(page, 'Ringside: Capture Snapshot');
-    const { frame, facts } = await waitForTimeline(page, 1);
+    const { frame, facts } = await snapshotAfterDemoExits(page, workspace.program);
     await scenario.screenshot('timeline');
     assert.deepEqual(await ringsideErrors(page), []);
     const breakpointLanes = facts.lanes.filter((lane) => lane.watch);
@@ -57,14 +44,12 @@ describe("e2e scenario 2: Record Hits on This Line counts the demo's loop exactl
         [],
         JSON.stringify(facts.lanes),
       );
-      await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
+      await frame
+        .locator('.rs-snapshot-limit', { hasText: 'no hits can be seen on this machine: hardware breakpoints do not fire here' })
+        .first()
+        .waitFor({ state: 'visible' });
       // The line never reads "0 hits" as if it never ran: it says that no hit can be seen on this machine.
-      await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
-      let painted: string[] = [];
-      for (const deadline = Date.now() + E2E_TIMEOUT_MS; Date.now() < deadline; await page.waitForTimeout(250)) {
-        painted = await textsPaintedOnLine(page, workspace.counterLine);
-        if (painted.some((text) => text.includes('can be seen'))) break;
-      }
+      const painted = await waitForTextOnDemoLine(page, workspace.counterLine, 'can be seen');
       await scenario.screenshot('editor-unseen-hits');
       assert.ok(painted.includes('no hits can be seen on this machine: hardware breakpoints do not fire here'), painted.join(' | '));
       assert.ok(!painted.some((text) => /\b0 hits\b/.test(text)), painted.join(' | '));
@@ -76,15 +61,8 @@ describe("e2e scenario 2: Record Hits on This Line counts the demo's loop exactl
     assert.ok(breakpointLanes[0].inkPixels > 0);
 
     // Back in the editor, the line says how often it ran.
-    await page.locator('.tabs-container .tab[aria-label^="demo.c"]').first().click();
     const hitText = `${expected.toLocaleString('en-US')} hits in the last snapshot`;
-    let painted: string[] = [];
-    const deadline = Date.now() + E2E_TIMEOUT_MS;
-    while (Date.now() < deadline) {
-      painted = await textsPaintedOnLine(page, workspace.counterLine);
-      if (painted.some((text) => text.includes('hits in the last snapshot'))) break;
-      await page.waitForTimeout(250);
-    }
+    const painted = await waitForTextOnDemoLine(page, workspace.counterLine, 'hits in the last snapshot');
     await scenario.screenshot('editor-hit-count');
     const shown = painted.filter((text) => text.includes('hits in the last snapshot'));
     assert.equal(shown.length, 1, `editor decorations: ${painted.join(' | ')}`);
@@ -92,15 +70,7 @@ describe("e2e scenario 2: Record Hits on This Line counts the demo's loop exactl
     assert.ok(painted.includes('◆'), `the armed line has its gutter mark: ${painted.join(' | ')}`);
 
     // Hovering the line gives the same count, with the last hits.
-    await page
-      .locator('.editor-instance .view-lines .view-line', { hasText: 'ringside-demo: counter-increment' })
-      .first()
-      .locator('span', { hasText: 'demo_counter' })
-      .first()
-      .hover();
-    const hover = page.locator('.monaco-hover', { hasText: 'hits in the last snapshot' }).first();
-    await hover.waitFor({ state: 'visible' });
-    const hoverText = (await hover.innerText()).replace(/\s+/g, ' ');
+    const hoverText = await hoverOnDemoLine(page, 'ringside-demo: counter-increment', 'demo_counter', 'hits in the last snapshot');
     await scenario.screenshot('editor-hover');
     assert.ok(hoverText.includes(`${expected.toLocaleString('en-US')} hits in the last snapshot`), hoverText);
     assert.match(hoverText, /in hot_loop\(\)/, hoverText);

@@ -104,7 +104,10 @@ describe('e2e scenario 1: Start Recording → Capture Snapshot shows the timelin
         [],
         JSON.stringify(facts.lanes),
       );
-      await frame.locator('.rs-snapshot-limit', { hasText: 'hardware breakpoints do not fire on this machine' }).first().waitFor({ state: 'visible' });
+      await frame
+        .locator('.rs-snapshot-limit', { hasText: 'no hits can be seen on this machine: hardware breakpoints do not fire here' })
+        .first()
+        .waitFor({ state: 'visible' });
     }
 
     // Grouped by event, the tracepoint gets its own lane with one record per 10 ms round of main (and per worker pause).

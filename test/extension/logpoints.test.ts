@@ -114,13 +114,15 @@ describe('extension: Log Values at This Line', function () {
       assert.equal(shown[0].range.start.line, line - 1);
       const text = shown[0].renderOptions.after.contentText;
       assert.ok(text.startsWith('log: 12 hits · rounds = 12 · tag = 0x'), text);
-      assert.ok(text.includes(' · i = 11 (12 distinct)'), text);
+      // The line is cut to its first 160 characters; the hover has every variable.
+      assert.ok(text.includes(' · slot = 3 (4 distinct) · '), text);
 
       const hover = logpoints.provideHover({ uri: { fsPath: source } } as never, { line: line - 1, character: 0 } as never) as unknown as {
         contents: { value: string };
       };
       assert.match(hover.contents.value, /^mode = MODE_DONE \(2 distinct: MODE_RUN ×11, MODE_DONE ×1\)$/m);
       assert.match(hover.contents.value, /^rounds = 12 \(always\)$/m);
+      assert.match(hover.contents.value, /^i = 11 \(12 distinct: 0 ×1, 1 ×1, 2 ×1, 3 ×1, 4 ×1, 7 more\)$/m);
 
       // The details drawer shows a record's decoded fields: the hit's values are among them.
       const rows: number[] = [];

@@ -275,7 +275,7 @@ int main(int argc, char **argv)
     for (long round = 0; rounds < 0 || round < rounds; round++) {
         hot_loop();
         breathe();
-        demo_rounds++;
+        demo_rounds++; // ringside-demo: round-done
     }
     workers_stop = 1;
     for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);

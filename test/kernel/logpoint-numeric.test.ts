@@ -1,0 +1,79 @@
+// The numeric DWARF machine that reads logpoint values hit after hit (native/symbols/dwarf-expression-numeric.ts),
+// against the BigInt machine it stands in for, on real hits: test/fixtures/logpoint_values.c's logged lines at -O0 and
+// -O2 (registers, stack slots, location lists, pieces, a RELRO table, the red zone, an inlined copy) recorded through
+// the uprobe, every hit read by both, every value's text equal. gdb referees the values themselves
+// (logpoint-gdb.test.ts); this checks that the fast path is the same reading, also where gdb's run and ours differ.
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Recorder } from '../../native/perf/recorder';
+import { resolveEventSpec } from '../../native/specs/resolve';
+import { lazyTargetSymbols } from '../../native/symbols/target';
+import { predictedLoadBase } from '../../native/symbols/resolve';
+import { openObjectFile } from '../../native/symbols/object-file';
+import { LogpointEvaluator, type LogpointHit } from '../../native/symbols/logpoint-values';
+import { decodeSnapshot } from '../../native/decode/columns';
+import { decodeRecordAt, type RegsBlock } from '../../native/decode/record';
+import { RecordType } from '../../native/abi/uapi';
+import { fixture, ROOT } from './helpers';
+
+function markedLine(mark: string): number {
+  const index = readFileSync(path.join(ROOT, 'test/fixtures/logpoint_values.c'), 'utf8')
+    .split('\n')
+    .findIndex((text) => text.includes(`// ${mark}`));
+  assert.ok(index >= 0, `${mark} is marked`);
+  return index + 1;
+}
+
+async function recordHits(binary: string, line: number): Promise<LogpointHit[]> {
+  const symbols = lazyTargetSymbols({ executable: binary })!.symbols;
+  const event = resolveEventSpec(`log:logpoint_values.c:${line}`, { symbols });
+  const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, '12'], stdio: 'ignore' }, pages: 64, sideband: false });
+  try {
+    await recorder.exited;
+    const decoded = decodeSnapshot(recorder.snapshot());
+    const hits: LogpointHit[] = [];
+    for (let row = 0; row < decoded.columns.length; row++) {
+      if (decoded.columns.kind[row] !== RecordType.SAMPLE) continue;
+      const record = decodeRecordAt(decoded, row);
+      const fields = record.fields as { regsUser: RegsBlock; stackUser: { data: Uint8Array; dynSize: bigint } };
+      hits.push({ pid: record.pid!, registers: fields.regsUser.regs, stack: fields.stackUser.data.subarray(0, Number(fields.stackUser.dynSize)) });
+    }
+    return hits;
+  } finally {
+    recorder.dispose();
+  }
+}
+
+describe('logpoints: the numeric machine reads every recorded hit as the BigInt machine does', function () {
+  this.timeout(120_000);
+  before(function () {
+    assert.equal(process.getuid?.(), 0, 'uprobes need CAP_PERFMON; the refusal is tested as uid 65534 (test/unprivileged)');
+  });
+
+  for (const optimization of ['O0', 'O2'])
+    for (const mark of ['LOG-LOOP', 'LOG-INLINE'])
+      it(`-${optimization}, ${mark}: every value of every hit, all in scope and named, the same text`, async () => {
+        const binary = fixture(`logpoint_values_${optimization}`);
+        const hits = await recordHits(binary, markedLine(mark));
+        assert.equal(hits.length, 12, 'one hit per round');
+        const object = openObjectFile(binary);
+        const base = predictedLoadBase(binary);
+        const locate = (_pid: number, ip: bigint) => ({ object, vaddr: ip - base });
+        const fast = new LogpointEvaluator(locate);
+        const reference = new LogpointEvaluator(locate, undefined, false);
+        let compared = 0;
+        for (const names of [undefined, ['total', 'i', 'no_such_name', 'span', 'label']]) {
+          for (const hit of hits) {
+            const got = fast.evaluate(hit, names);
+            const want = reference.evaluate(hit, names);
+            assert.equal(got.error, undefined);
+            assert.deepEqual({ ...got.values }, { ...want.values });
+            assert.equal(got.function, want.function);
+            assert.deepEqual(got.readLater, want.readLater);
+            compared += Object.keys(got.values).length;
+          }
+        }
+        assert.ok(compared >= hits.length * 6, `compared ${compared} values`);
+      });
+});
