@@ -8,8 +8,9 @@ import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
 import { ElfFile, ElfFormatError, type ElfSymbol, type SymbolColumns, crc32 } from './elf';
 import { FunctionIndex, type FunctionSource, type FunctionSymbol } from './function-index';
-import { DwarfInfo, type DwarfVariable } from './dwarf-info';
-import { LineTable } from './dwarf-line';
+import { DwarfInfo, codeUnitOffsets, type DwarfVariable } from './dwarf-info';
+import { LineTable, type LineSections, type LineUnit } from './dwarf-line';
+import { AddressRanges } from './dwarf-aranges';
 import { CallFrameInfo, type CfiSection } from './cfi';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
@@ -124,6 +125,9 @@ export class ObjectFile {
   readonly dwarfElf: ElfFile | undefined;
   readonly debugFile: DebugFileMatch | undefined;
   private lines: LineTable | undefined;
+  /** .debug_aranges once read (null: none or unreadable), and the line tables of single units read through it. */
+  private aranges: { ranges: AddressRanges; complete: boolean } | null | undefined;
+  private readonly unitLines = new Map<number, LineTable | undefined>();
   private info: DwarfInfo | undefined;
   private functions: FunctionIndex | undefined;
   private frames: CallFrameInfo | null | undefined;
@@ -173,7 +177,7 @@ export class ObjectFile {
   }
 
   /** The compile units' own DIEs only (what the line tables need), when the whole tree was not read already. */
-  private dwarfUnits(): DwarfInfo | undefined {
+  private dwarfUnits(unitOffsets?: readonly number[]): DwarfInfo | undefined {
     const e = this.dwarfElf;
     const info = e?.sectionData('.debug_info');
     const abbrev = e?.sectionData('.debug_abbrev');
@@ -189,14 +193,21 @@ export class ObjectFile {
         littleEndian: e.header.littleEndian,
       },
       true,
+      unitOffsets,
     );
   }
 
+  private lineSections(): LineSections | undefined {
+    const e = this.dwarfElf;
+    const line = e?.sectionData('.debug_line');
+    return e && line ? { line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian } : undefined;
+  }
+
+  /** Every unit's line program, run once. */
   lineTable(): LineTable | undefined {
     if (this.lines || !this.dwarfElf) return this.lines;
-    const e = this.dwarfElf;
-    const line = e.sectionData('.debug_line');
-    if (!line) return undefined;
+    const sections = this.lineSections();
+    if (!sections) return undefined;
     let info: DwarfInfo | undefined;
     try {
       info = this.info ?? this.dwarfUnits();
@@ -204,21 +215,73 @@ export class ObjectFile {
       // .debug_info this reader cannot follow: the line programs still work, only without comp_dir for v2-4.
       info = undefined;
     }
-    const units = info
-      ? info.units
-          .filter((u) => u.stmtList !== undefined)
-          .map((u) => ({
-            stmtList: u.stmtList as number,
-            compDir: u.compDir,
-            name: u.name,
-            addressSize: u.addressSize,
-          }))
-      : [];
-    this.lines = new LineTable(
-      { line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian },
-      units,
-    );
+    this.lines = new LineTable(sections, info ? lineUnitsOf(info) : []);
     return this.lines;
+  }
+
+  /**
+   * Source position of link-time address `vaddr`, as addr2line finds it: the line program of the unit .debug_aranges
+   * places the address in, run alone (libc's debug file has 2,063 programs; a profile's frames need a few dozen).
+   * Where that cannot answer — no .debug_aranges, units with code it does not name, an address two units claim — the
+   * whole table (every program, lineTable()) does.
+   */
+  lineForAddress(vaddr: bigint): ReturnType<LineTable['lineForAddress']> {
+    const ranges = this.lines ? undefined : this.addressRanges();
+    if (ranges) {
+      const unit = ranges.ranges.unitAt(vaddr);
+      // The unit whose ranges hold the address; else (padding after a unit's last function, which its program covers
+      // and its ranges do not) the unit of the range before it. Final when the ranges name every unit with code.
+      const owner = unit === undefined && ranges.complete ? ranges.ranges.unitBefore(vaddr) : unit;
+      if (owner === undefined && ranges.complete) return undefined;
+      if (typeof owner === 'number') {
+        const table = this.unitLineTable(owner);
+        if (table) {
+          const hit = table.lineForAddress(vaddr);
+          if (hit || ranges.complete) return hit;
+        }
+      }
+    }
+    return this.lineTable()?.lineForAddress(vaddr);
+  }
+
+  /** .debug_aranges, and whether it names every unit with code (then an address it does not hold has no line). */
+  private addressRanges(): { ranges: AddressRanges; complete: boolean } | undefined {
+    if (this.aranges === undefined) {
+      const e = this.dwarfElf;
+      const section = e?.sectionData('.debug_aranges');
+      const info = e?.sectionData('.debug_info');
+      const abbrev = e?.sectionData('.debug_abbrev');
+      try {
+        if (e && section && info && abbrev) {
+          const ranges = new AddressRanges(section, e.header.littleEndian);
+          const complete = codeUnitOffsets(info, abbrev, e.header.littleEndian).every((unit) => ranges.unitOffsets.has(unit));
+          this.aranges = { ranges, complete };
+        } else this.aranges = null;
+      } catch {
+        // ranges or units this reader cannot follow: every lookup runs the whole table, as without the section
+        this.aranges = null;
+      }
+    }
+    return this.aranges ?? undefined;
+  }
+
+  /** The line table of the one unit at .debug_info offset `unitOffset` (undefined when it cannot be read alone). */
+  private unitLineTable(unitOffset: number): LineTable | undefined {
+    if (!this.unitLines.has(unitOffset)) {
+      let table: LineTable | undefined;
+      try {
+        const sections = this.lineSections();
+        const units = this.dwarfUnits([unitOffset]);
+        const lineUnits = units ? lineUnitsOf(units) : [];
+        // An empty list would make LineTable run every program: only a unit with its own program is run alone.
+        table = sections && lineUnits.length === 1 ? new LineTable(sections, lineUnits) : undefined;
+      } catch {
+        // a unit this reader cannot follow on its own: the whole table answers for it
+        table = undefined;
+      }
+      this.unitLines.set(unitOffset, table);
+    }
+    return this.unitLines.get(unitOffset);
   }
 
   variables(): readonly DwarfVariable[] {
@@ -285,6 +348,13 @@ export class ObjectFile {
   functionAt(vaddr: bigint): FunctionSymbol | undefined {
     return this.functionIndex().functionAt(vaddr);
   }
+}
+
+/** The units of `info` that have a line program, as LineTable runs them. */
+function lineUnitsOf(info: DwarfInfo): LineUnit[] {
+  return info.units
+    .filter((u) => u.stmtList !== undefined)
+    .map((u) => ({ stmtList: u.stmtList as number, compDir: u.compDir, name: u.name, addressSize: u.addressSize }));
 }
 
 function hasSymtabRow(columns: SymbolColumns): boolean {
