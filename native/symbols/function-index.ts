@@ -36,6 +36,8 @@ function compareBySizeAndBinding(sizeA: number, bindA: number, sizeB: number, bi
 
 /** Of aliases that tie on size and binding, the first best by the names perf shows (demangled without parameters). */
 export function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
+  // Most ties are one symbol listed in both .symtab and .dynsym: one name, nothing to demangle or compare.
+  if (group.every((symbol) => symbol.name === group[0].name)) return group[0];
   let best = group[0];
   let bestAlias = { size: best.size, binding: best.binding, name: demangle(best.name) ?? best.name };
   for (const candidate of group.slice(1)) {
