@@ -461,6 +461,8 @@ export class ElfFile {
       if (end < 0) end = strings.length;
       return utf8.decode(strings.subarray(offset, end));
     };
+    /** Per suffix asked, per table: 1 some name ends with it, -1 none does, 0 not looked yet. */
+    const suffixPresent = new Map<string, Int8Array>();
     const readWhole = (): void => {
       for (let t = 0; t < sources.length; t++) readers[t] ??= stringTableReader(sources[t].strings, le);
     };
@@ -474,6 +476,12 @@ export class ElfFile {
       readNamesWhole: readWhole,
       nameAt,
       nameEndsWith: (i, suffix) => {
+        // Most tables hold no name with the suffix at all (no `@plt` in a symbol table): found out once per table.
+        let present = suffixPresent.get(suffix);
+        if (!present) suffixPresent.set(suffix, (present = new Int8Array(sources.length)));
+        const t = table[i];
+        if (present[t] === 0) present[t] = holdsSuffix(sources[t].strings, suffix) ? 1 : -1;
+        if (present[t] < 0) return false;
         const strings = sources[table[i]].strings;
         let end = strings.indexOf(0, nameOffset[i]);
         if (end < 0) end = strings.length;
@@ -665,6 +673,17 @@ function stringTableReader(table: Uint8Array, littleEndian: boolean): (offset: n
 }
 
 const latin1 = new TextDecoder('latin1');
+
+/** Whether some NUL-terminated string of `table` ends with ASCII `suffix`. */
+function holdsSuffix(table: Uint8Array, suffix: string): boolean {
+  const first = suffix.charCodeAt(0);
+  for (let at = table.indexOf(first); at >= 0; at = table.indexOf(first, at + 1)) {
+    let k = 1;
+    while (k < suffix.length && table[at + k] === suffix.charCodeAt(k)) k++;
+    if (k === suffix.length && (at + k === table.length || table[at + k] === 0)) return true;
+  }
+  return false;
+}
 
 function align4(n: number): number {
   return (n + 3) & ~3;

@@ -266,18 +266,31 @@ export class FunctionIndex {
     const { size, flags } = this.candidates;
     const { chosen, layout } = this;
     for (let g = 0; g < chosen.length; g++) {
-      if (start[g + 1] - start[g] === 1) {
-        chosen[g] = layout[g] = grouped[start[g]];
-        continue;
+      // aliasesAt without its array: the best so far, how many tie with it, and whether they differ in label or size.
+      let best = grouped[start[g]];
+      let tied = 1;
+      let differs = false;
+      for (let k = start[g] + 1; k < start[g + 1]; k++) {
+        const candidate = grouped[k];
+        const order = compareBySizeAndBinding(size[candidate], flags[candidate] >> 1, size[best], flags[best] >> 1);
+        if (order < 0 || this.isPltStub(candidate)) continue;
+        if (order > 0) {
+          best = candidate;
+          tied = 1;
+          differs = false;
+        } else {
+          tied++;
+          if ((flags[candidate] & 1) !== (flags[best] & 1) || size[candidate] !== size[best]) differs = true;
+        }
       }
-      const tied = this.aliasesAt(g);
-      if (tied.length === 1) chosen[g] = layout[g] = tied[0];
-      else if (tied.some((c) => (flags[c] & 1) !== (flags[tied[0]] & 1) || size[c] !== size[tied[0]])) {
-        const symbols = tied.map(this.symbolOf);
-        chosen[g] = layout[g] = tied[symbols.indexOf(bestShownAlias(symbols))];
+      if (tied === 1) chosen[g] = layout[g] = best;
+      else if (differs) {
+        const aliases = this.aliasesAt(g);
+        const symbols = aliases.map(this.symbolOf);
+        chosen[g] = layout[g] = aliases[symbols.indexOf(bestShownAlias(symbols))];
       } else {
         chosen[g] = -1;
-        layout[g] = tied[0];
+        layout[g] = best;
       }
     }
   }
@@ -289,11 +302,12 @@ export class FunctionIndex {
     let tied: number[] = [grouped[start[g]]];
     for (let k = start[g] + 1; k < start[g + 1]; k++) {
       const candidate = grouped[k];
-      if (this.isPltStub(candidate)) continue;
       const best = tied[0];
       const order = compareBySizeAndBinding(size[candidate], flags[candidate] >> 1, size[best], flags[best] >> 1);
+      // A PLT stub at an address already named is skipped; one that would lose anyway needs no name read.
+      if (order < 0 || this.isPltStub(candidate)) continue;
       if (order > 0) tied = [candidate];
-      else if (order === 0) tied.push(candidate);
+      else tied.push(candidate);
     }
     return tied;
   }
