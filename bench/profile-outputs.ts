@@ -6,7 +6,8 @@
 //     vs perf record -a (same event and period) -- sleep SEC, then perf script into a file;
 //   decode of perf's own `perf record -a -g` perf.data to JSON Lines vs perf script of it;
 //   the same decode to HTML, and to pprof (.pb.gz), each vs the decode to JSON Lines.
-// Prints a table per case (medians of the rounds, ratios paired by round) and one line of JSON.
+// `--decode-only` leaves the capture cases out. `--before CLI` (another build's dist/cli.js) runs that build's decodes in the same rounds, for a change's before
+// and after side by side. Prints a table per case (medians of the rounds, ratios paired by round) and one line of JSON.
 
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -16,6 +17,9 @@ import { checkPrerequisites } from './tools';
 import { BenchUnavailableError, median, round, Table } from './stats';
 
 const cli = path.resolve(__dirname, '../../dist/cli.js');
+/** `--before CLI`: another build's dist/cli.js, whose decodes run in the same rounds (a change's before and after). */
+const beforeAt = process.argv.indexOf('--before');
+const beforeCli = beforeAt > 0 ? path.resolve(process.argv[beforeAt + 1]) : undefined;
 
 interface Measured {
   readonly wallS: number;
@@ -89,7 +93,7 @@ function main(): void {
   ]);
   const json: Record<string, unknown> = { rounds, load_start: round(loadStart, 3) };
   try {
-    for (const seconds of [1, 3]) {
+    for (const seconds of process.argv.includes('--decode-only') ? [] : [1, 3]) {
       const row: PairRow & { ours: Measured[]; theirs: Measured[] } = {
         what: `capture -a -g ${seconds} s → JSONL vs perf record + perf script`,
         ours: [],
@@ -118,15 +122,19 @@ function main(): void {
     const data = path.join(dir, 'perf-a-g.data');
     const recorded = spawnSync(perf, ['record', '-q', '-a', '-g', '-o', data, '--', 'sleep', '1'], { encoding: 'utf8' });
     if (recorded.status !== 0) throw new BenchUnavailableError(`perf record -a -g failed: ${recorded.stderr}`);
-    const decodeTo = (out: string) => [process.execPath, cli, 'decode', data, '-o', path.join(dir, out)];
+    const decodeTo = (out: string, which = cli) => [process.execPath, which, 'decode', data, '-o', path.join(dir, out)];
     const jsonl: Measured[] = [];
     const perfScript: Measured[] = [];
     const html: Measured[] = [];
     const pprof: Measured[] = [];
+    const before = { jsonl: [] as Measured[], html: [] as Measured[], pprof: [] as Measured[] };
     for (let r = 0; r < rounds; r++) {
+      if (beforeCli) before.jsonl.push(timed(decodeTo('before.jsonl', beforeCli)));
       jsonl.push(timed(decodeTo('decode.jsonl')));
       perfScript.push(timed(['sh', '-c', '"$0" script -i "$1" > "$2"', perf, data, path.join(dir, 'decode.txt')]));
+      if (beforeCli) before.html.push(timed(decodeTo('before.html', beforeCli)));
       html.push(timed(decodeTo('decode.html')));
+      if (beforeCli) before.pprof.push(timed(decodeTo('before.pb.gz', beforeCli)));
       pprof.push(timed(decodeTo('decode.pb.gz')));
     }
     const size = `${(statSync(data).size / 1048576).toFixed(1)} MiB perf.data, ${lines(path.join(dir, 'decode.jsonl'))} lines`;
@@ -138,6 +146,24 @@ function main(): void {
     });
     json.decode_html_vs_jsonl = summarize(table, { what: 'decode → HTML vs → JSONL', ours: html, theirs: jsonl, note: '' });
     json.decode_pprof_vs_jsonl = summarize(table, { what: 'decode → pprof vs → JSONL', ours: pprof, theirs: jsonl, note: '' });
+    if (beforeCli) {
+      // The same rows for the other build, from the same rounds, then each output of this build against its own.
+      json.before_decode_jsonl_vs_perf_script = summarize(table, {
+        what: 'before: decode → JSONL vs perf script',
+        ours: before.jsonl,
+        theirs: perfScript,
+        note: beforeCli,
+      });
+      json.before_decode_html_vs_jsonl = summarize(table, { what: 'before: decode → HTML vs → JSONL', ours: before.html, theirs: before.jsonl, note: '' });
+      json.before_decode_pprof_vs_jsonl = summarize(table, { what: 'before: decode → pprof vs → JSONL', ours: before.pprof, theirs: before.jsonl, note: '' });
+      for (const [name, after, was] of [
+        ['jsonl', jsonl, before.jsonl],
+        ['html', html, before.html],
+        ['pprof', pprof, before.pprof],
+      ] as const) {
+        json[`decode_${name}_after_vs_before`] = summarize(table, { what: `after vs before: decode → ${name}`, ours: after, theirs: was, note: '' });
+      }
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
