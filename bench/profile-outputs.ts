@@ -23,16 +23,18 @@ const beforeCli = beforeAt > 0 ? path.resolve(process.argv[beforeAt + 1]) : unde
 
 interface Measured {
   readonly wallS: number;
+  /** User + system CPU seconds of the command and its children: steadier than wall on a machine shared with others. */
+  readonly cpuS: number;
   readonly rssMiB: number;
 }
 
-/** Runs `argv` under /usr/bin/time; its wall seconds and the peak RSS of its largest process. */
+/** Runs `argv` under /usr/bin/time; its wall and CPU seconds and the peak RSS of its largest process. */
 function timed(argv: readonly string[]): Measured {
-  const result = spawnSync('/usr/bin/time', ['-f', '%e %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'ignore', 'pipe'] });
+  const result = spawnSync('/usr/bin/time', ['-f', '%e %U %S %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'ignore', 'pipe'] });
   const last = result.stderr.trim().split('\n').pop() ?? '';
-  const match = /^([\d.]+) (\d+)$/.exec(last);
+  const match = /^([\d.]+) ([\d.]+) ([\d.]+) (\d+)$/.exec(last);
   if (result.status !== 0 || !match) throw new BenchUnavailableError(`${argv.join(' ')} failed (${result.status}): ${result.stderr.slice(-2000)}`);
-  return { wallS: Number(match[1]), rssMiB: Number(match[2]) / 1024 };
+  return { wallS: Number(match[1]), cpuS: Number(match[2]) + Number(match[3]), rssMiB: Number(match[4]) / 1024 };
 }
 
 function lines(file: string): number {
@@ -52,12 +54,18 @@ interface PairRow {
 function summarize(table: Table, row: PairRow): Record<string, number> {
   const wall = row.ours.map((m, i) => m.wallS / row.theirs[i].wallS);
   const rss = row.ours.map((m, i) => m.rssMiB / row.theirs[i].rssMiB);
+  const cpu = row.ours.map((m, i) => m.cpuS / row.theirs[i].cpuS);
   const figures = {
     ours_wall_s: median(row.ours.map((m) => m.wallS)),
     theirs_wall_s: median(row.theirs.map((m) => m.wallS)),
     wall_ratio: median(wall),
     wall_ratio_min: Math.min(...wall),
     wall_ratio_max: Math.max(...wall),
+    ours_cpu_s: median(row.ours.map((m) => m.cpuS)),
+    theirs_cpu_s: median(row.theirs.map((m) => m.cpuS)),
+    cpu_ratio: median(cpu),
+    cpu_ratio_min: Math.min(...cpu),
+    cpu_ratio_max: Math.max(...cpu),
     ours_rss_mib: median(row.ours.map((m) => m.rssMiB)),
     theirs_rss_mib: median(row.theirs.map((m) => m.rssMiB)),
     rss_ratio: median(rss),
@@ -67,6 +75,7 @@ function summarize(table: Table, row: PairRow): Record<string, number> {
     figures.ours_wall_s,
     figures.theirs_wall_s,
     `${round(figures.wall_ratio, 3)} (${round(figures.wall_ratio_min, 3)}-${round(figures.wall_ratio_max, 3)})`,
+    `${round(figures.cpu_ratio, 3)} (${round(figures.cpu_ratio_min, 3)}-${round(figures.cpu_ratio_max, 3)})`,
     round(figures.ours_rss_mib, 4),
     round(figures.theirs_rss_mib, 4),
     round(figures.rss_ratio, 3),
@@ -86,6 +95,7 @@ function main(): void {
     'ringside s',
     'baseline s',
     'wall ratio (range)',
+    'CPU ratio (range)',
     'ringside MiB',
     'baseline MiB',
     'RSS ratio',
