@@ -6,7 +6,7 @@
 //     vs perf record -a (same event and period) -- sleep SEC, then perf script into a file;
 //   decode of perf's own `perf record -a -g` perf.data to JSON Lines vs perf script of it;
 //   the same decode to HTML, and to pprof (.pb.gz), each vs the decode to JSON Lines.
-// `--decode-only` leaves the capture cases out. `--before CLI` (another build's dist/cli.js) runs that build's decodes in the same rounds, for a change's before
+// `--decode-only` leaves the capture cases out; `--data FILE` decodes that perf.data instead of recording one. `--before CLI` (another build's dist/cli.js) runs that build's decodes in the same rounds, for a change's before
 // and after side by side. Prints a table per case (medians of the rounds, ratios paired by round) and one line of JSON.
 
 import { spawnSync } from 'node:child_process';
@@ -128,10 +128,14 @@ function main(): void {
       json[`capture_${seconds}s_jsonl_vs_perf`] = { ...summarize(table, { ...row, note: counts }) };
     }
 
-    // perf's own file: perf record -a -g for 1 s, decoded by both.
-    const data = path.join(dir, 'perf-a-g.data');
-    const recorded = spawnSync(perf, ['record', '-q', '-a', '-g', '-o', data, '--', 'sleep', '1'], { encoding: 'utf8' });
-    if (recorded.status !== 0) throw new BenchUnavailableError(`perf record -a -g failed: ${recorded.stderr}`);
+    // perf's own file: perf record -a -g for 1 s, decoded by both; or `--data FILE`, one such file kept, so runs on a
+    // quiet and on a busy machine decode the same records (a quiet second records a fifth of a busy one's).
+    const dataAt = process.argv.indexOf('--data');
+    const data = dataAt > 0 ? path.resolve(process.argv[dataAt + 1]) : path.join(dir, 'perf-a-g.data');
+    if (dataAt < 0) {
+      const recorded = spawnSync(perf, ['record', '-q', '-a', '-g', '-o', data, '--', 'sleep', '1'], { encoding: 'utf8' });
+      if (recorded.status !== 0) throw new BenchUnavailableError(`perf record -a -g failed: ${recorded.stderr}`);
+    }
     const decodeTo = (out: string, which = cli) => [process.execPath, which, 'decode', data, '-o', path.join(dir, out)];
     const jsonl: Measured[] = [];
     const perfScript: Measured[] = [];
