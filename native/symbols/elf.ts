@@ -400,53 +400,9 @@ export class ElfFile {
     const symtab = new Uint8Array(capacity);
     const nameOffset = new Uint32Array(capacity);
     const { is64, littleEndian: le } = this.header;
+    const rows = { valueHigh, valueLow, size, info, table, symtab, nameOffset };
     let count = 0;
-    for (let t = 0; t < sources.length; t++) {
-      const { data, entSize } = sources[t];
-      const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-      for (let o = entSize; o + entSize <= data.length; o += entSize) {
-        let name: number;
-        let high: number;
-        let low: number;
-        let bytes: number;
-        let stInfo: number;
-        let other: number;
-        let shndx: number;
-        if (is64) {
-          name = view.getUint32(o, le);
-          stInfo = data[o + 4];
-          other = data[o + 5];
-          shndx = view.getUint16(o + 6, le);
-          low = view.getUint32(o + (le ? 8 : 12), le);
-          high = view.getUint32(o + (le ? 12 : 8), le);
-          bytes = view.getUint32(o + (le ? 20 : 16), le) * 4294967296 + view.getUint32(o + (le ? 16 : 20), le);
-        } else {
-          name = view.getUint32(o, le);
-          high = 0;
-          low = view.getUint32(o + 4, le);
-          bytes = view.getUint32(o + 8, le);
-          stInfo = data[o + 12];
-          other = data[o + 13];
-          shndx = view.getUint16(o + 14, le);
-        }
-        const symType = stInfo & 0xf;
-        if (shndx === 0) continue; // undefined: lives in another object
-        if (symType === STT_NOTYPE) {
-          const visibility = other & 3;
-          if (name === 0 || shndx >= SHN_LORESERVE || !inText[shndx] || visibility === STV_HIDDEN || visibility === STV_INTERNAL) continue;
-        } else if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) {
-          continue;
-        }
-        valueHigh[count] = high;
-        valueLow[count] = low;
-        size[count] = bytes;
-        info[count] = stInfo;
-        table[count] = t;
-        symtab[count] = sources[t].symtab ? 1 : 0;
-        nameOffset[count] = name;
-        count++;
-      }
-    }
+    for (let t = 0; t < sources.length; t++) count = readSymbolRows(sources[t].data, sources[t].entSize, t, sources[t].symtab, is64, le, inText, rows, count);
     // Names are cut one by one while few are asked for (a lookup names a few thousand functions of a table of a
     // hundred thousand); symbols(), which names every row, reads each table whole once instead.
     const readers: ((offset: number) => string)[] = [];
@@ -644,6 +600,80 @@ export class ElfFile {
     }
     return undefined;
   }
+}
+
+/** The columns symbolColumns fills. */
+interface SymbolRows {
+  readonly valueHigh: Uint32Array;
+  readonly valueLow: Uint32Array;
+  readonly size: Float64Array;
+  readonly info: Uint8Array;
+  readonly table: Uint8Array;
+  readonly symtab: Uint8Array;
+  readonly nameOffset: Uint32Array;
+}
+
+/**
+ * Appends the rows of symbol table `t` (`data`, entries of `entSize` bytes) that symbols() lists to `rows` from row
+ * `count` on; returns the new count. A function of its own: V8 optimizes a small hot loop early, and the loop inside
+ * symbolColumns ran unoptimized for most of a large table.
+ */
+function readSymbolRows(
+  data: Uint8Array,
+  entSize: number,
+  t: number,
+  isSymtab: boolean,
+  is64: boolean,
+  le: boolean,
+  inText: readonly boolean[],
+  rows: SymbolRows,
+  count: number,
+): number {
+  const { valueHigh, valueLow, size, info, table, symtab, nameOffset } = rows;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  for (let o = entSize; o + entSize <= data.length; o += entSize) {
+    let name: number;
+    let high: number;
+    let low: number;
+    let bytes: number;
+    let stInfo: number;
+    let other: number;
+    let shndx: number;
+    if (is64) {
+      name = view.getUint32(o, le);
+      stInfo = data[o + 4];
+      other = data[o + 5];
+      shndx = view.getUint16(o + 6, le);
+      low = view.getUint32(o + (le ? 8 : 12), le);
+      high = view.getUint32(o + (le ? 12 : 8), le);
+      bytes = view.getUint32(o + (le ? 20 : 16), le) * 4294967296 + view.getUint32(o + (le ? 16 : 20), le);
+    } else {
+      name = view.getUint32(o, le);
+      high = 0;
+      low = view.getUint32(o + 4, le);
+      bytes = view.getUint32(o + 8, le);
+      stInfo = data[o + 12];
+      other = data[o + 13];
+      shndx = view.getUint16(o + 14, le);
+    }
+    const symType = stInfo & 0xf;
+    if (shndx === 0) continue; // undefined: lives in another object
+    if (symType === STT_NOTYPE) {
+      const visibility = other & 3;
+      if (name === 0 || shndx >= SHN_LORESERVE || !inText[shndx] || visibility === STV_HIDDEN || visibility === STV_INTERNAL) continue;
+    } else if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) {
+      continue;
+    }
+    valueHigh[count] = high;
+    valueLow[count] = low;
+    size[count] = bytes;
+    info[count] = stInfo;
+    table[count] = t;
+    symtab[count] = isSymtab ? 1 : 0;
+    nameOffset[count] = name;
+    count++;
+  }
+  return count;
 }
 
 const utf8Encoder = new TextEncoder();
