@@ -21,13 +21,17 @@ export function escapeHtml(text: string): string {
 
 /** JSON safe inside a <script> data block: no "</script", no HTML comment openers, no line separators. */
 export function jsonForScript(value: unknown): string {
-  return JSON.stringify(value ?? null)
-    .replace(/</g, '\\u003c')
-    .replace(/>/g, '\\u003e')
-    .replace(/&/g, '\\u0026')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
+  // One pass: an export's data is tens of megabytes, and a pass per character copied it five times.
+  return JSON.stringify(value ?? null).replace(/[<>&\u2028\u2029]/g, (c) => SCRIPT_SAFE[c]);
 }
+
+const SCRIPT_SAFE: Readonly<Record<string, string>> = {
+  '<': '\\u003c',
+  '>': '\\u003e',
+  '&': '\\u0026',
+  '\u2028': '\\u2028',
+  '\u2029': '\\u2029',
+};
 
 /** 32 random bytes as base64url, from the platform's crypto (node 20 and browsers both have it). */
 export function makeNonce(): string {

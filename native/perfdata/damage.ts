@@ -10,7 +10,8 @@ import { DecodeError } from '../decode/errors';
 import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot } from '../decode/types';
 import type { RawSnapshot, RingCopy } from '../abi/snapshot';
-import { recordTypeName } from '../abi/uapi';
+import { RecordType, recordTypeName } from '../abi/uapi';
+import { sampleReaders, type SampleReader } from '../decode/sample-readers';
 import { PerfDataError } from './format';
 import type { PerfDataImport } from './reader';
 
@@ -88,8 +89,14 @@ export function decodeChecked(imported: PerfDataImport & { raw: RawSnapshot }, f
 
 function findDamage(imported: PerfDataImport, decoded: DecodedSnapshot): Damage[] {
   const damage: Damage[] = [];
-  const { ring, offset, kind } = decoded.columns;
+  const { ring, offset, kind, event } = decoded.columns;
+  const readers = sampleReaders(decoded);
+  const views = decoded.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
   for (let row = 0; row < decoded.columns.length; row++) {
+    if (kind[row] === RecordType.SAMPLE) {
+      const reader = readers.get(event[row]);
+      if (reader?.inPlace && sampleFits(views[ring[row]], offset[row], reader)) continue;
+    }
     try {
       decodeRecordAt(decoded, row);
     } catch (error) {
@@ -108,6 +115,21 @@ function findDamage(imported: PerfDataImport, decoded: DecodedSnapshot): Damage[
     }
   }
   return damage;
+}
+
+/**
+ * Whether a sample of an event the tables read in place (fixed fields, maybe a callchain) decodes: its fixed fields
+ * fit the record, and so do its callchain's entries. The record decoder fails on exactly these (and then says why);
+ * the samples that fit, nearly all of them, are not decoded whole just to learn that.
+ */
+function sampleFits(view: DataView, at: number, reader: SampleReader): boolean {
+  if (at + 8 > view.byteLength) return false;
+  const size = view.getUint16(at + 6, true);
+  const fixedEnd = reader.info.sample.fixedEnd;
+  if (size < fixedEnd || at + size > view.byteLength) return false;
+  if (!reader.hasCallchain) return true;
+  if (fixedEnd + 8 > size || view.getUint32(at + fixedEnd + 4, true) !== 0) return false;
+  return view.getUint32(at + fixedEnd, true) <= Math.floor((size - fixedEnd - 8) / 8);
 }
 
 /** Copies of `rings` without the damaged records (each ring is whole records from offset 0, as the reader writes it). */

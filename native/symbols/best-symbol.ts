@@ -24,30 +24,3 @@ export function compareAliases(a: AliasCandidate, b: AliasCandidate): number {
   if (ua !== ub) return ua < ub ? 1 : -1;
   return a.name.length - b.name.length;
 }
-
-export interface AddressedSymbol {
-  readonly value: bigint;
-  readonly size: number;
-  /** An untyped (STT_NOTYPE) label, as hand-written or generated assembly leaves inside functions. */
-  readonly label: boolean;
-}
-
-/**
- * Drops the labels that lie inside a sized function (`start < label < start + size`), so the samples after
- * such a label keep the function's name: V8's builtins have local labels like `construct_stub_create_deopt_addr`
- * inside `Builtins_JSConstructStubGeneric`, and perf names those samples `Builtins_JSConstructStubGeneric+0x102`.
- * Labels outside every sized function (ld.so's `_start`) stay: nothing else names that code. `sorted` is by address.
- */
-export function withoutEnclosedLabels<T extends AddressedSymbol>(sorted: readonly T[]): T[] {
-  const kept: T[] = [];
-  let enclosingEnd = 0n;
-  for (const symbol of sorted) {
-    if (symbol.label && symbol.value < enclosingEnd) continue;
-    if (!symbol.label && symbol.size > 0) {
-      const end = symbol.value + BigInt(symbol.size);
-      if (end > enclosingEnd) enclosingEnd = end;
-    }
-    kept.push(symbol);
-  }
-  return kept;
-}

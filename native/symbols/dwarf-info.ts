@@ -171,6 +171,8 @@ export class DwarfInfo {
   constructor(
     readonly sections: DwarfSections,
     private readonly unitsOnly = false,
+    /** With unitsOnly: read only the units that start at these .debug_info offsets (one a source line lookup needs). */
+    private readonly unitOffsets?: readonly number[],
   ) {
     this.parse();
   }
@@ -199,7 +201,9 @@ export class DwarfInfo {
     const { info, littleEndian } = this.sections;
     const c = new DwarfCursor(info, 0, littleEndian);
     const abbrevCache = new Map<number, Map<number, Abbrev>>();
-    while (!c.atEnd) {
+    const chosen = this.unitsOnly && this.unitOffsets ? [...this.unitOffsets] : undefined;
+    while (chosen ? chosen.length > 0 : !c.atEnd) {
+      if (chosen) c.offset = chosen.shift() as number;
       const unitOffset = c.offset;
       const { offsetSize, end } = c.initialLength();
       if (end > info.length) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} runs past the section end`);
@@ -486,5 +490,60 @@ export class DwarfInfo {
     }
     this.variableCache = out;
     return out;
+  }
+}
+
+/**
+ * The .debug_info offsets of the units that hold code of their own: DW_TAG_compile_unit or DW_TAG_skeleton_unit with
+ * DW_AT_low_pc or DW_AT_ranges (not a unit of data only, dwz's partial units or type units). Read from each unit's
+ * header and its first DIE's abbreviation alone: the cheap way to learn whether .debug_aranges names every unit with
+ * code (dwarf-aranges.ts).
+ */
+export function codeUnitOffsets(info: Uint8Array, abbrev: Uint8Array, littleEndian: boolean): number[] {
+  const out: number[] = [];
+  const c = new DwarfCursor(info, 0, littleEndian);
+  while (!c.atEnd) {
+    const unitOffset = c.offset;
+    const { offsetSize, end } = c.initialLength();
+    if (end > info.length || end <= unitOffset) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} runs past the section end`);
+    const version = c.u16();
+    if (version < 2 || version > 5) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} has unsupported version ${version}`);
+    let abbrevOffset: number;
+    if (version >= 5) {
+      const unitType = c.u8();
+      c.u8(); // address_size
+      abbrevOffset = c.offsetWord(offsetSize);
+      if (unitType !== 1 && unitType !== 4) {
+        c.offset = end; // DW_UT_compile and DW_UT_skeleton only
+        continue;
+      }
+      if (unitType === 4) c.u64(); // dwo_id
+    } else {
+      abbrevOffset = c.offsetWord(offsetSize);
+      c.u8(); // address_size
+    }
+    if (firstDieHoldsCode(abbrev, abbrevOffset, c.ulebNumber(), littleEndian, unitOffset)) out.push(unitOffset);
+    c.offset = end;
+  }
+  return out;
+}
+
+/** Whether abbreviation `code` of the table at `offset` is a compile or skeleton unit with low_pc or ranges. */
+function firstDieHoldsCode(abbrev: Uint8Array, offset: number, code: number, littleEndian: boolean, unitOffset: number): boolean {
+  const a = new DwarfCursor(abbrev, offset, littleEndian);
+  for (;;) {
+    const entry = a.ulebNumber();
+    if (entry === 0) throw new DwarfFormatError(`.debug_info unit at 0x${unitOffset.toString(16)} uses unknown abbreviation ${code}`);
+    const tag = a.ulebNumber();
+    a.u8(); // children
+    let holdsCode = false;
+    for (;;) {
+      const name = a.ulebNumber();
+      const form = a.ulebNumber();
+      if (name === 0 && form === 0) break;
+      if (form === 0x21) a.sleb(); // DW_FORM_implicit_const
+      if (name === AT.low_pc || name === AT.ranges) holdsCode = true;
+    }
+    if (entry === code) return (tag === TAG.compile_unit || tag === TAG.skeleton_unit) && holdsCode;
   }
 }

@@ -135,6 +135,32 @@ export function fileOffsetOfVaddr(programHeaders: readonly ProgramHeader[], vadd
   return segment === undefined ? undefined : vaddr - segment.vaddr + segment.offset;
 }
 
+/**
+ * The symbols of .symtab and .dynsym that ElfFile.symbols() lists, as columns (row i is symbols()[i]): the address
+ * as two 32-bit halves, the size as a double (exact below 2^53), st_info, and the name and whole symbol on demand.
+ */
+export interface SymbolColumns {
+  readonly count: number;
+  readonly valueHigh: Uint32Array;
+  readonly valueLow: Uint32Array;
+  readonly size: Float64Array;
+  /** st_info: type in the low nibble (STT_*), binding in the high one. */
+  readonly info: Uint8Array;
+  /** 1 for a row of .symtab, 0 for .dynsym. */
+  readonly symtab: Uint8Array;
+  nameAt(row: number): string;
+  /** Makes nameAt read each string table whole once (then slice names out of it): for callers that name every row. */
+  readNamesWhole(): void;
+  /** nameAt(row).endsWith(suffix) (ASCII), read in the string table without making the name. */
+  nameEndsWith(row: number, suffix: string): boolean;
+  symbolAt(row: number): ElfSymbol;
+}
+
+/** STT_OBJECT: a data symbol, never a function's name. */
+export const SYMBOL_TYPE_OBJECT = STT_OBJECT;
+/** STT_NOTYPE: an untyped code label (what symbols() keeps of them). */
+export const SYMBOL_TYPE_LABEL = STT_NOTYPE;
+
 export type Inflate = (compressed: Uint8Array) => Uint8Array;
 
 export class ElfFile {
@@ -143,6 +169,7 @@ export class ElfFile {
   readonly sections: readonly SectionHeader[];
   private readonly sectionCache = new Map<string, Uint8Array | undefined>();
   private symbolCache: readonly ElfSymbol[] | undefined;
+  private columnCache: SymbolColumns | undefined;
   private relocationCache: ReadonlyMap<bigint, bigint | undefined> | undefined;
 
   /**
@@ -334,61 +361,105 @@ export class ElfFile {
    */
   symbols(): readonly ElfSymbol[] {
     if (this.symbolCache) return this.symbolCache;
-    const out: ElfSymbol[] = [];
-    for (const table of this.sections.filter((s) => s.type === SHT_SYMTAB || s.type === SHT_DYNSYM)) {
+    const columns = this.symbolColumns();
+    columns.readNamesWhole();
+    const out: ElfSymbol[] = new Array<ElfSymbol>(columns.count);
+    for (let i = 0; i < columns.count; i++) out[i] = columns.symbolAt(i);
+    this.symbolCache = out;
+    return out;
+  }
+
+  /**
+   * The symbols symbols() lists, in the same order, as columns: no object, BigInt or name per symbol until one is
+   * asked for (symbolAt, nameAt). A large executable's hundred thousand symbols as objects took most of its first
+   * lookup; an address lookup needs only their addresses, sizes and kinds, and the names of the few it finds.
+   */
+  symbolColumns(): SymbolColumns {
+    if (this.columnCache) return this.columnCache;
+    const tables = this.sections.filter((s) => s.type === SHT_SYMTAB || s.type === SHT_DYNSYM);
+    const sources: { data: Uint8Array; strings: Uint8Array; entSize: number; symtab: boolean }[] = [];
+    let capacity = 0;
+    for (const table of tables) {
       const data = this.sectionBytes(table);
       const strings = this.sections[table.link];
       if (!data || !strings) continue;
       const strData = this.sectionBytes(strings);
       if (!strData) continue;
-      const r = new ByteReader(data, this.header.littleEndian);
-      const nameAt = stringTableReader(strData, this.header.littleEndian);
       const entSize = table.entSize || (this.header.is64 ? 24 : 16);
-      for (let o = entSize; o + entSize <= data.length; o += entSize) {
-        let nameOffset: number;
-        let value: bigint;
-        let size: number;
-        let info: number;
-        let other: number;
-        let shndx: number;
-        if (this.header.is64) {
-          nameOffset = r.u32(o);
-          info = r.u8(o + 4);
-          other = r.u8(o + 5);
-          shndx = r.u16(o + 6);
-          value = r.u64(o + 8);
-          size = Number(r.u64(o + 16));
-        } else {
-          nameOffset = r.u32(o);
-          value = BigInt(r.u32(o + 4));
-          size = r.u32(o + 8);
-          info = r.u8(o + 12);
-          other = r.u8(o + 13);
-          shndx = r.u16(o + 14);
-        }
-        const symType = info & 0xf;
-        const bind = info >> 4;
-        if (shndx === 0) continue; // undefined: lives in another object
-        if (symType === STT_NOTYPE) {
-          const visibility = other & 3;
-          const inText = shndx < SHN_LORESERVE && (this.sections[shndx]?.name.includes('text') ?? false);
-          if (nameOffset === 0 || !inText || visibility === STV_HIDDEN || visibility === STV_INTERNAL) continue;
-        } else if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) {
-          continue;
-        }
-        out.push({
-          name: nameAt(nameOffset),
-          value,
-          size,
+      if (entSize < (this.header.is64 ? 24 : 16)) throw new ElfFormatError(`symbol table ${table.name} has entries of ${entSize} bytes`);
+      sources.push({ data, strings: strData, entSize, symtab: table.type === SHT_SYMTAB });
+      capacity += Math.floor(data.length / entSize);
+    }
+    // Per section: whether its name says text (where perf counts untyped labels as functions).
+    const inText = this.sections.map((s) => s.name.includes('text'));
+    const valueHigh = new Uint32Array(capacity);
+    const valueLow = new Uint32Array(capacity);
+    const size = new Float64Array(capacity);
+    const info = new Uint8Array(capacity);
+    const table = new Uint8Array(capacity);
+    const symtab = new Uint8Array(capacity);
+    const nameOffset = new Uint32Array(capacity);
+    const { is64, littleEndian: le } = this.header;
+    const rows = { valueHigh, valueLow, size, info, table, symtab, nameOffset };
+    let count = 0;
+    for (let t = 0; t < sources.length; t++) count = readSymbolRows(sources[t].data, sources[t].entSize, t, sources[t].symtab, is64, le, inText, rows, count);
+    // Names are cut one by one while few are asked for (a lookup names a few thousand functions of a table of a
+    // hundred thousand); symbols(), which names every row, reads each table whole once instead.
+    const readers: ((offset: number) => string)[] = [];
+    const nameAt = (i: number): string => {
+      const t = table[i];
+      const whole = readers[t];
+      if (whole) return whole(nameOffset[i]);
+      const strings = sources[t].strings;
+      const offset = nameOffset[i];
+      if (offset > strings.length) throw new ElfFormatError(`string at offset ${offset} is past the end of its table (${strings.length} bytes)`);
+      let end = strings.indexOf(0, offset);
+      if (end < 0) end = strings.length;
+      return utf8.decode(strings.subarray(offset, end));
+    };
+    /** Per suffix asked, per table: 1 some name ends with it, -1 none does, 0 not looked yet. */
+    const suffixPresent = new Map<string, Int8Array>();
+    const readWhole = (): void => {
+      for (let t = 0; t < sources.length; t++) readers[t] ??= stringTableReader(sources[t].strings, le);
+    };
+    this.columnCache = {
+      count,
+      valueHigh,
+      valueLow,
+      size,
+      info,
+      symtab,
+      readNamesWhole: readWhole,
+      nameAt,
+      nameEndsWith: (i, suffix) => {
+        // Most tables hold no name with the suffix at all (no `@plt` in a symbol table): found out once per table.
+        let present = suffixPresent.get(suffix);
+        if (!present) suffixPresent.set(suffix, (present = new Int8Array(sources.length)));
+        const t = table[i];
+        if (present[t] === 0) present[t] = holdsSuffix(sources[t].strings, suffix) ? 1 : -1;
+        if (present[t] < 0) return false;
+        const strings = sources[table[i]].strings;
+        let end = strings.indexOf(0, nameOffset[i]);
+        if (end < 0) end = strings.length;
+        if (end - nameOffset[i] < suffix.length) return false;
+        for (let k = 0; k < suffix.length; k++) if (strings[end - suffix.length + k] !== suffix.charCodeAt(k)) return false;
+        return true;
+      },
+      symbolAt: (i) => {
+        const symType = info[i] & 0xf;
+        const bind = info[i] >> 4;
+        return {
+          name: nameAt(i),
+          value: (BigInt(valueHigh[i]) << 32n) | BigInt(valueLow[i]),
+          size: size[i],
           kind: symType === STT_OBJECT ? 'object' : 'function',
           label: symType === STT_NOTYPE,
           binding: bind === 0 ? 'local' : bind === 2 ? 'weak' : 'global',
-          table: table.type === SHT_SYMTAB ? 'symtab' : 'dynsym',
-        });
-      }
-    }
-    this.symbolCache = out;
-    return out;
+          table: symtab[i] ? 'symtab' : 'dynsym',
+        };
+      },
+    };
+    return this.columnCache;
   }
 
   /**
@@ -531,6 +602,80 @@ export class ElfFile {
   }
 }
 
+/** The columns symbolColumns fills. */
+interface SymbolRows {
+  readonly valueHigh: Uint32Array;
+  readonly valueLow: Uint32Array;
+  readonly size: Float64Array;
+  readonly info: Uint8Array;
+  readonly table: Uint8Array;
+  readonly symtab: Uint8Array;
+  readonly nameOffset: Uint32Array;
+}
+
+/**
+ * Appends the rows of symbol table `t` (`data`, entries of `entSize` bytes) that symbols() lists to `rows` from row
+ * `count` on; returns the new count. A function of its own: V8 optimizes a small hot loop early, and the loop inside
+ * symbolColumns ran unoptimized for most of a large table.
+ */
+function readSymbolRows(
+  data: Uint8Array,
+  entSize: number,
+  t: number,
+  isSymtab: boolean,
+  is64: boolean,
+  le: boolean,
+  inText: readonly boolean[],
+  rows: SymbolRows,
+  count: number,
+): number {
+  const { valueHigh, valueLow, size, info, table, symtab, nameOffset } = rows;
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  for (let o = entSize; o + entSize <= data.length; o += entSize) {
+    let name: number;
+    let high: number;
+    let low: number;
+    let bytes: number;
+    let stInfo: number;
+    let other: number;
+    let shndx: number;
+    if (is64) {
+      name = view.getUint32(o, le);
+      stInfo = data[o + 4];
+      other = data[o + 5];
+      shndx = view.getUint16(o + 6, le);
+      low = view.getUint32(o + (le ? 8 : 12), le);
+      high = view.getUint32(o + (le ? 12 : 8), le);
+      bytes = view.getUint32(o + (le ? 20 : 16), le) * 4294967296 + view.getUint32(o + (le ? 16 : 20), le);
+    } else {
+      name = view.getUint32(o, le);
+      high = 0;
+      low = view.getUint32(o + 4, le);
+      bytes = view.getUint32(o + 8, le);
+      stInfo = data[o + 12];
+      other = data[o + 13];
+      shndx = view.getUint16(o + 14, le);
+    }
+    const symType = stInfo & 0xf;
+    if (shndx === 0) continue; // undefined: lives in another object
+    if (symType === STT_NOTYPE) {
+      const visibility = other & 3;
+      if (name === 0 || shndx >= SHN_LORESERVE || !inText[shndx] || visibility === STV_HIDDEN || visibility === STV_INTERNAL) continue;
+    } else if (symType !== STT_FUNC && symType !== STT_OBJECT && symType !== STT_GNU_IFUNC) {
+      continue;
+    }
+    valueHigh[count] = high;
+    valueLow[count] = low;
+    size[count] = bytes;
+    info[count] = stInfo;
+    table[count] = t;
+    symtab[count] = isSymtab ? 1 : 0;
+    nameOffset[count] = name;
+    count++;
+  }
+  return count;
+}
+
 const utf8Encoder = new TextEncoder();
 
 /**
@@ -558,6 +703,17 @@ function stringTableReader(table: Uint8Array, littleEndian: boolean): (offset: n
 }
 
 const latin1 = new TextDecoder('latin1');
+
+/** Whether some NUL-terminated string of `table` ends with ASCII `suffix`. */
+function holdsSuffix(table: Uint8Array, suffix: string): boolean {
+  const first = suffix.charCodeAt(0);
+  for (let at = table.indexOf(first); at >= 0; at = table.indexOf(first, at + 1)) {
+    let k = 1;
+    while (k < suffix.length && table[at + k] === suffix.charCodeAt(k)) k++;
+    if (k === suffix.length && (at + k === table.length || table[at + k] === 0)) return true;
+  }
+  return false;
+}
 
 function align4(n: number): number {
   return (n + 3) & ~3;

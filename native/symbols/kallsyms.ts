@@ -16,54 +16,68 @@ export class Kallsyms {
   /** Code symbols sorted by address (stable: file order among aliases), as parallel columns. */
   private readonly high: Uint32Array;
   private readonly low: Uint32Array;
-  private readonly names: string[];
-  private readonly types: string[];
-  private readonly modules: (string | undefined)[];
+  /** Where each symbol's line starts in the text (its name and module are read from there on demand). */
+  private readonly lineStart: Int32Array;
   private list: KernelSymbol[] | undefined;
 
   /**
-   * Parses kallsyms text: about 200,000 lines, so each line is cut by index, its address read as two 32-bit halves
-   * (no BigInt, no object per symbol) and the names kept as slices of the text.
+   * Parses kallsyms text: about 200,000 lines, of which a decode names a few thousand addresses. So one pass over
+   * the characters reads each code symbol's address as two 32-bit halves and keeps where its line starts: no slice,
+   * parseInt, string or object per line; a name and module are cut from the text when a lookup finds them.
    */
-  constructor(text: string) {
-    const high: number[] = [];
-    const low: number[] = [];
-    const names: string[] = [];
-    const types: string[] = [];
-    const modules: (string | undefined)[] = [];
-    for (let at = 0; at < text.length;) {
-      let end = text.indexOf('\n', at);
-      if (end < 0) end = text.length;
-      const space = text.indexOf(' ', at);
-      if (space > at && space + 3 < end) {
-        const type = text[space + 1];
-        // Only code symbols make sense for IPs; absolute symbols (a/A) are per-cpu offsets etc.
-        if ((type === 'T' || type === 't' || type === 'W' || type === 'w') && text[space + 2] === ' ') {
-          const digits = space - at;
-          const hi = digits > 8 ? Number.parseInt(text.slice(at, space - 8), 16) : 0;
-          const lo = Number.parseInt(text.slice(Math.max(at, space - 8), space), 16);
-          // kptr_restrict hides addresses as zeros.
-          if ((hi !== 0 || lo !== 0) && Number.isFinite(hi) && Number.isFinite(lo)) {
-            // The rest of the line only: a search of the whole text for a module's tab made the parse quadratic.
-            const rest = text.slice(space + 3, end);
-            const tab = rest.indexOf('\t');
-            const module = tab >= 0 ? /^\s*\[(.*)\]/.exec(rest.slice(tab + 1))?.[1] : undefined;
-            high.push(hi);
-            low.push(lo);
-            names.push((tab >= 0 ? rest.slice(0, tab) : rest).trim());
-            types.push(type);
-            modules.push(module);
+  constructor(private readonly text: string) {
+    let high = new Uint32Array(1 << 16);
+    let low = new Uint32Array(1 << 16);
+    let lineStart = new Int32Array(1 << 16);
+    let count = 0;
+    let sorted = true;
+    const length = text.length;
+    for (let at = 0; at < length;) {
+      // The address: hex digits up to the first space.
+      let hi = 0;
+      let lo = 0;
+      let digits = 0;
+      let c = at;
+      for (; c < length; c++) {
+        const code = text.charCodeAt(c);
+        const nibble = code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : -1;
+        if (nibble < 0) break;
+        // Shift the 64-bit (hi, lo) left by four: the top nibble of lo moves into hi.
+        hi = ((hi << 4) | (lo >>> 28)) >>> 0;
+        lo = ((lo << 4) | nibble) >>> 0;
+        digits++;
+      }
+      let end = text.indexOf('\n', c);
+      if (end < 0) end = length;
+      // `ADDRESS TYPE NAME`: only code symbols make sense for IPs; absolute symbols (a/A) are per-cpu offsets etc.
+      if (digits > 0 && digits <= 16 && text.charCodeAt(c) === 32 && c + 3 < end && text.charCodeAt(c + 2) === 32) {
+        const type = text.charCodeAt(c + 1);
+        // T t W w; kptr_restrict hides addresses as zeros.
+        if ((type === 84 || type === 116 || type === 87 || type === 119) && (hi !== 0 || lo !== 0)) {
+          if (count === high.length) {
+            high = grow(high);
+            low = grow(low);
+            lineStart = grow(lineStart);
           }
+          if (count > 0 && (hi < high[count - 1] || (hi === high[count - 1] && lo < low[count - 1]))) sorted = false;
+          high[count] = hi;
+          low[count] = lo;
+          lineStart[count] = at;
+          count++;
         }
       }
       at = end + 1;
     }
-    const order = Array.from(high, (_, i) => i).sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
-    this.high = Uint32Array.from(order, (i) => high[i]);
-    this.low = Uint32Array.from(order, (i) => low[i]);
-    this.names = order.map((i) => names[i]);
-    this.types = order.map((i) => types[i]);
-    this.modules = order.map((i) => modules[i]);
+    if (sorted) {
+      this.high = high.slice(0, count);
+      this.low = low.slice(0, count);
+      this.lineStart = lineStart.slice(0, count);
+    } else {
+      const order = Array.from({ length: count }, (_, i) => i).sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
+      this.high = Uint32Array.from(order, (i) => high[i]);
+      this.low = Uint32Array.from(order, (i) => low[i]);
+      this.lineStart = Int32Array.from(order, (i) => lineStart[i]);
+    }
   }
 
   /**
@@ -81,21 +95,29 @@ export class Kallsyms {
 
   /** Text symbols sorted by address, as objects (built on first use: lookups do not need them). */
   get symbols(): readonly KernelSymbol[] {
-    this.list ??= this.names.map((_, i) => this.symbolAt(i));
+    this.list ??= Array.from(this.lineStart, (_, i) => this.symbolAt(i));
     return this.list;
   }
 
   /** True when addresses were readable (not all hidden by kptr_restrict). */
   get usable(): boolean {
-    return this.names.length > 0;
+    return this.lineStart.length > 0;
   }
 
   private addressAt(i: number): bigint {
     return (BigInt(this.high[i]) << 32n) | BigInt(this.low[i]);
   }
 
+  /** Symbol `i` as its line says: `ADDRESS TYPE NAME[\t[MODULE]]`. */
   private symbolAt(i: number): KernelSymbol {
-    return { address: this.addressAt(i), name: this.names[i], type: this.types[i], module: this.modules[i] };
+    const start = this.lineStart[i];
+    const space = this.text.indexOf(' ', start);
+    let end = this.text.indexOf('\n', space);
+    if (end < 0) end = this.text.length;
+    const rest = this.text.slice(space + 3, end);
+    const tab = rest.indexOf('\t');
+    const module = tab >= 0 ? /^\s*\[(.*)\]/.exec(rest.slice(tab + 1))?.[1] : undefined;
+    return { address: this.addressAt(i), name: (tab >= 0 ? rest.slice(0, tab) : rest).trim(), type: this.text[space + 1], module };
   }
 
   /** The symbol containing `address`: the last one starting at or below it. */
@@ -103,7 +125,7 @@ export class Kallsyms {
     const wantHigh = Number(address >> 32n);
     const wantLow = Number(address & 0xffffffffn);
     let lo = 0;
-    let hi = this.names.length - 1;
+    let hi = this.lineStart.length - 1;
     let best = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
@@ -121,9 +143,14 @@ export class Kallsyms {
   }
 
   byName(name: string): KernelSymbol | undefined {
-    const i = this.names.indexOf(name);
-    return i < 0 ? undefined : this.symbolAt(i);
+    return this.symbols.find((symbol) => symbol.name === name);
   }
 }
 
 const parsedByPath = new Map<string, Kallsyms>();
+
+function grow<T extends Uint32Array | Int32Array>(column: T): T {
+  const wider = new (column.constructor as new (length: number) => T)(column.length * 2);
+  wider.set(column);
+  return wider;
+}

@@ -6,48 +6,15 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
-import { ElfFile, ElfFormatError, type ElfSymbol, crc32 } from './elf';
-import { compareAliases, withoutEnclosedLabels } from './best-symbol';
-import { demangle } from './demangle';
-import { DwarfInfo, type DwarfSections, type DwarfVariable } from './dwarf-info';
-import { LineTable } from './dwarf-line';
+import { ElfFile, ElfFormatError, type ElfSymbol, type SymbolColumns, crc32 } from './elf';
+import { FunctionIndex, type FunctionSource, type FunctionSymbol } from './function-index';
+import { DwarfInfo, codeUnitOffsets, type DwarfSections, type DwarfVariable } from './dwarf-info';
+import { LineTable, type LineSections, type LineUnit } from './dwarf-line';
+import { AddressRanges } from './dwarf-aranges';
 import { CallFrameInfo, type CfiSection } from './cfi';
 import { VDSO_NAME } from '../abi/object-names';
 
 export const DEFAULT_DEBUG_ROOT = '/usr/lib/debug';
-
-/** compareAliases before names: a sized symbol over a zero-size one, non-weak over weak, global over local. */
-function compareBySizeAndBinding(a: ElfSymbol, b: ElfSymbol): number {
-  if (a.size > 0 !== b.size > 0) return a.size > 0 ? 1 : -1;
-  if ((a.binding === 'weak') !== (b.binding === 'weak')) return b.binding === 'weak' ? 1 : -1;
-  if ((a.binding === 'global') !== (b.binding === 'global')) return a.binding === 'global' ? 1 : -1;
-  return 0;
-}
-
-/** Of aliases that tie on size and binding, the first best by the names perf shows (demangled without parameters). */
-function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
-  const shown = group.map((s) => ({ symbol: s, alias: { size: s.size, binding: s.binding, name: demangle(s.name) ?? s.name } }));
-  let best = shown[0];
-  for (const candidate of shown.slice(1)) if (compareAliases(candidate.alias, best.alias) > 0) best = candidate;
-  return best.symbol;
-}
-
-/** A function whose name is chosen among tied aliases on first use: demangling every alias pair of a large C++ object took a fifth of its load. */
-class AliasedFunction implements FunctionSymbol {
-  private chosen: string | undefined;
-  constructor(
-    private readonly group: readonly ElfSymbol[],
-    readonly start: bigint,
-    readonly end: bigint,
-  ) {}
-  get name(): string {
-    this.chosen ??= bestShownAlias(this.group).name;
-    return this.chosen;
-  }
-}
-
-/** The largest address a double holds exactly (2^53). */
-const MAX_EXACT_ADDRESS = 2n ** 53n;
 
 const inflate = (data: Uint8Array): Uint8Array => inflateSync(data);
 
@@ -166,12 +133,7 @@ function isFile(p: string): boolean {
   }
 }
 
-export interface FunctionSymbol {
-  readonly name: string;
-  readonly start: bigint;
-  /** Exclusive end: start+size, or the next symbol's start for zero-size symbols (as perf does). */
-  readonly end: bigint;
-}
+export type { FunctionSymbol } from './function-index';
 
 /** One executable or shared object with everything symbols need, parsed on first use. */
 export class ObjectFile {
@@ -180,8 +142,11 @@ export class ObjectFile {
   readonly dwarfElf: ElfFile | undefined;
   readonly debugFile: DebugFileMatch | undefined;
   private lines: LineTable | undefined;
+  /** .debug_aranges once read (null: none or unreadable), and the line tables of single units read through it. */
+  private aranges: { ranges: AddressRanges; complete: boolean } | null | undefined;
+  private readonly unitLines = new Map<number, LineTable | undefined>();
   private info: DwarfInfo | undefined;
-  private functions: FunctionSymbol[] | undefined;
+  private functions: FunctionIndex | undefined;
   private frames: CallFrameInfo | null | undefined;
 
   /** `image`: the object's bytes when it is not a file (the vDSO), else read from `path`. */
@@ -222,16 +187,22 @@ export class ObjectFile {
   }
 
   /** The compile units' own DIEs only (what the line tables need), when the whole tree was not read already. */
-  private dwarfUnits(): DwarfInfo | undefined {
+  private dwarfUnits(unitOffsets?: readonly number[]): DwarfInfo | undefined {
     const units = this.dwarfElf && unitSections(this.dwarfElf);
-    return units && new DwarfInfo(units, true);
+    return units && new DwarfInfo(units, true, unitOffsets);
   }
 
+  private lineSections(): LineSections | undefined {
+    const e = this.dwarfElf;
+    const line = e?.sectionData('.debug_line');
+    return e && line ? { line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian } : undefined;
+  }
+
+  /** Every unit's line program, run once. */
   lineTable(): LineTable | undefined {
     if (this.lines || !this.dwarfElf) return this.lines;
-    const e = this.dwarfElf;
-    const line = e.sectionData('.debug_line');
-    if (!line) return undefined;
+    const sections = this.lineSections();
+    if (!sections) return undefined;
     let info: DwarfInfo | undefined;
     try {
       info = this.info ?? this.dwarfUnits();
@@ -239,21 +210,73 @@ export class ObjectFile {
       // .debug_info this reader cannot follow: the line programs still work, only without comp_dir for v2-4.
       info = undefined;
     }
-    const units = info
-      ? info.units
-          .filter((u) => u.stmtList !== undefined)
-          .map((u) => ({
-            stmtList: u.stmtList as number,
-            compDir: u.compDir,
-            name: u.name,
-            addressSize: u.addressSize,
-          }))
-      : [];
-    this.lines = new LineTable(
-      { line, lineStr: e.sectionData('.debug_line_str'), str: e.sectionData('.debug_str'), littleEndian: e.header.littleEndian },
-      units,
-    );
+    this.lines = new LineTable(sections, info ? lineUnitsOf(info) : []);
     return this.lines;
+  }
+
+  /**
+   * Source position of link-time address `vaddr`, as addr2line finds it: the line program of the unit .debug_aranges
+   * places the address in, run alone (libc's debug file has 2,063 programs; a profile's frames need a few dozen).
+   * Where that cannot answer — no .debug_aranges, units with code it does not name, an address two units claim — the
+   * whole table (every program, lineTable()) does.
+   */
+  lineForAddress(vaddr: bigint): ReturnType<LineTable['lineForAddress']> {
+    const ranges = this.lines ? undefined : this.addressRanges();
+    if (ranges) {
+      const unit = ranges.ranges.unitAt(vaddr);
+      // The unit whose ranges hold the address; else (padding after a unit's last function, which its program covers
+      // and its ranges do not) the unit of the range before it. Final when the ranges name every unit with code.
+      const owner = unit === undefined && ranges.complete ? ranges.ranges.unitBefore(vaddr) : unit;
+      if (owner === undefined && ranges.complete) return undefined;
+      if (typeof owner === 'number') {
+        const table = this.unitLineTable(owner);
+        if (table) {
+          const hit = table.lineForAddress(vaddr);
+          if (hit || ranges.complete) return hit;
+        }
+      }
+    }
+    return this.lineTable()?.lineForAddress(vaddr);
+  }
+
+  /** .debug_aranges, and whether it names every unit with code (then an address it does not hold has no line). */
+  private addressRanges(): { ranges: AddressRanges; complete: boolean } | undefined {
+    if (this.aranges === undefined) {
+      const e = this.dwarfElf;
+      const section = e?.sectionData('.debug_aranges');
+      const info = e?.sectionData('.debug_info');
+      const abbrev = e?.sectionData('.debug_abbrev');
+      try {
+        if (e && section && info && abbrev) {
+          const ranges = new AddressRanges(section, e.header.littleEndian);
+          const complete = codeUnitOffsets(info, abbrev, e.header.littleEndian).every((unit) => ranges.unitOffsets.has(unit));
+          this.aranges = { ranges, complete };
+        } else this.aranges = null;
+      } catch {
+        // ranges or units this reader cannot follow: every lookup runs the whole table, as without the section
+        this.aranges = null;
+      }
+    }
+    return this.aranges ?? undefined;
+  }
+
+  /** The line table of the one unit at .debug_info offset `unitOffset` (undefined when it cannot be read alone). */
+  private unitLineTable(unitOffset: number): LineTable | undefined {
+    if (!this.unitLines.has(unitOffset)) {
+      let table: LineTable | undefined;
+      try {
+        const sections = this.lineSections();
+        const units = this.dwarfUnits([unitOffset]);
+        const lineUnits = units ? lineUnitsOf(units) : [];
+        // An empty list would make LineTable run every program: only a unit with its own program is run alone.
+        table = sections && lineUnits.length === 1 ? new LineTable(sections, lineUnits) : undefined;
+      } catch {
+        // a unit this reader cannot follow on its own: the whole table answers for it
+        table = undefined;
+      }
+      this.unitLines.set(unitOffset, table);
+    }
+    return this.unitLines.get(unitOffset);
   }
 
   variables(): readonly DwarfVariable[] {
@@ -302,70 +325,35 @@ export class ObjectFile {
     return own;
   }
 
-  /** Function symbols sorted by address, with perf's rule for zero-size symbols (they run to the next one). */
-  functionSymbols(): readonly FunctionSymbol[] {
+  /**
+   * The functions by address as perf names them (see function-index.ts), built on first use from the symbol tables'
+   * columns: the object's own, then its debug file's .symtab when the object was stripped of its own, then PLT stubs.
+   */
+  private functionIndex(): FunctionIndex {
     if (this.functions) return this.functions;
-    // Keyed and sorted by the address as a double where every address is exact as one (any user-space object):
-    // bigint keys and a bigint comparator took most of a large executable's first lookup.
-    const candidates = [...this.symbols(), ...this.elf.pltSymbols()];
-    const exact = candidates.every((s) => s.value <= MAX_EXACT_ADDRESS);
-    const byStart = new Map<number | bigint, ElfSymbol>();
-    /** Per address with aliases that tie on size and binding: all of them, in table order (the first is byStart's). */
-    const ties = new Map<number | bigint, ElfSymbol[]>();
-    const keyOf = (value: bigint): number | bigint => (exact ? Number(value) : value);
-    // PLT stubs last: a real symbol at the same address (rare) keeps its name.
-    for (const s of candidates) {
-      if (s.kind !== 'function' || s.value === 0n) continue;
-      const key = keyOf(s.value);
-      if (s.name.endsWith('@plt') && byStart.has(key)) continue;
-      const existing = byStart.get(key);
-      // Aliases at one address: keep the one perf would show. Size and binding decide here; where they tie, the
-      // names decide (perf compares the names it shows, demangled: `operator new[]` beats `operator new`), which
-      // needs demangling, so it waits until the address is looked up. Symbols come symtab first: ties keep symtab's.
-      const order = existing ? compareBySizeAndBinding(s, existing) : 1;
-      if (order > 0) {
-        byStart.set(key, s);
-        ties.delete(key);
-      } else if (order === 0) {
-        const group = ties.get(key);
-        if (group) group.push(s);
-        else ties.set(key, [existing as ElfSymbol, s]);
-      }
-    }
-    for (const [key, group] of ties) {
-      // Aliases that differ in what the layout below reads (label, size) are settled now.
-      if (group.some((s) => s.label !== group[0].label || s.size !== group[0].size)) {
-        byStart.set(key, bestShownAlias(group));
-        ties.delete(key);
-      }
-    }
-    const byAddress = exact
-      ? Array.from(Float64Array.from(byStart.keys() as IterableIterator<number>).sort(), (key) => byStart.get(key) as ElfSymbol)
-      : [...byStart.values()].sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
-    const sorted = withoutEnclosedLabels(byAddress);
-    this.functions = sorted.map((s, i) => {
-      const end = s.size > 0 ? s.value + BigInt(s.size) : i + 1 < sorted.length ? sorted[i + 1].value : s.value + 1n;
-      const group = ties.get(keyOf(s.value));
-      return group ? new AliasedFunction(group, s.value, end) : { name: s.name, start: s.value, end };
-    });
+    const own = this.elf.symbolColumns();
+    const sources: FunctionSource[] = [{ columns: own }];
+    if (this.dwarfElf && this.dwarfElf !== this.elf && !hasSymtabRow(own)) sources.push({ columns: this.dwarfElf.symbolColumns(), symtabOnly: true });
+    sources.push({ symbols: this.elf.pltSymbols() });
+    this.functions = new FunctionIndex(sources);
     return this.functions;
   }
 
   /** Function containing link-time address `vaddr`. */
   functionAt(vaddr: bigint): FunctionSymbol | undefined {
-    const fns = this.functionSymbols();
-    let lo = 0;
-    let hi = fns.length - 1;
-    let best: FunctionSymbol | undefined;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (fns[mid].start <= vaddr) {
-        best = fns[mid];
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    return best && vaddr < best.end ? best : undefined;
+    return this.functionIndex().functionAt(vaddr);
   }
+}
+
+/** The units of `info` that have a line program, as LineTable runs them. */
+function lineUnitsOf(info: DwarfInfo): LineUnit[] {
+  return info.units
+    .filter((u) => u.stmtList !== undefined)
+    .map((u) => ({ stmtList: u.stmtList as number, compDir: u.compDir, name: u.name, addressSize: u.addressSize }));
+}
+
+function hasSymtabRow(columns: SymbolColumns): boolean {
+  return columns.symtab.subarray(0, columns.count).includes(1);
 }
 
 /**

@@ -112,7 +112,7 @@ export class Symbolizer {
     const located = this.locate(pid, ip);
     if (!located) return undefined;
     try {
-      const hit = located.object.lineTable()?.lineForAddress(located.vaddr);
+      const hit = located.object.lineForAddress(located.vaddr);
       return hit ? { file: hit.file, line: hit.line } : undefined;
     } catch {
       // a line table we cannot parse: remembered as broken, the frame keeps its symbol without a line

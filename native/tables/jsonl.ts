@@ -7,7 +7,8 @@
 import { RecordType, Sample } from '../abi/uapi';
 import { formatRecordJson, type Symbolizer } from '../decode/jsonl';
 import type { DecodedSnapshot } from '../decode/types';
-import { sampleReaders, type ProfileTables, type SampleReader } from './profile-tables';
+import { sampleReaders, type SampleReader } from '../decode/sample-readers';
+import type { ProfileTables } from './profile-tables';
 
 export class TableJsonl {
   /** Per frame: its address as a JSON string, and its symbol as JSON (`null` when unnamed). */

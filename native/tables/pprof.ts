@@ -7,7 +7,13 @@
 import { Function as PprofFunction, Line, Location, Mapping, Profile, Sample as PprofSample, StringTable, ValueType, Label } from 'pprof-format';
 import { RecordType, Sample } from '../abi/uapi';
 import { decodeRecordAt } from '../decode/record';
-import { sampleReaders, type ProfileTables } from './profile-tables';
+import { sampleReaders } from '../decode/sample-readers';
+import type { ProfileTables } from './profile-tables';
+import { IntTupleMap } from './int-tuple-map';
+
+/** (stack, event) keys: stack * EVENT_SLOTS + event, exact as a double for any count a profile reaches. */
+const EVENT_SLOTS = 1 << 16;
+const MAX_EXACT_PERIOD = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The profile of one or more symbolized snapshots' tables (a capture's snapshots add up). */
 export class PprofBuilder {
@@ -18,8 +24,17 @@ export class PprofBuilder {
   private readonly mappingOf = new Map<string, number>();
   private readonly functionOf = new Map<string, number>();
   private readonly locationOf = new Map<string, number>();
-  /** (location ids joined, event) → [samples, period]. */
-  private readonly totals = new Map<string, { locations: number[]; event: string; samples: number; period: bigint }>();
+  /**
+   * The profile's stacks as a trie across snapshots: stack id → its leaf location and the stack it is called from (-1:
+   * a root), so a stack is one number however deep, and samples add up by (stack, event) without a string per row.
+   */
+  private readonly stackIndex = new IntTupleMap(2);
+  private readonly stackLocation: number[] = [];
+  private readonly stackCaller: number[] = [];
+  private readonly eventIndex = new Map<string, number>();
+  private readonly eventNames: string[] = [];
+  /** (stack id, event index) → samples and period sum, in the order first seen. */
+  private readonly totals = new Map<number, { stack: number; event: number; samples: number; period: bigint }>();
   private earliestNs: bigint | undefined;
   private latestNs: bigint | undefined;
 
@@ -29,35 +44,33 @@ export class PprofBuilder {
     const { kind, event, length, time, ring, offset } = snapshot.columns;
     const readers = sampleReaders(snapshot);
     const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
-    // Per snapshot: table frame → pprof location id; per stack, its location ids leaf first.
+    // Per snapshot: table frame → pprof location id; table stack → profile stack id (-1: not mapped yet).
     const locationOfFrame = new Int32Array(tables.frameCount).fill(-1);
-    const stackKey: (string | undefined)[] = [];
-    const stackLocations: (number[] | undefined)[] = [];
+    const stackOfTableStack = new Int32Array(tables.stackCount).fill(-1);
+    const eventOf = new Map<number, number>();
     for (let row = 0; row < length; row++) {
       if (kind[row] !== RecordType.SAMPLE || !keep(row)) continue;
       const reader = readers.get(event[row]);
       if (!reader) continue;
-      let locations: number[];
-      let key: string;
-      const stack = tables.sampleStack[row];
-      if (stack >= 0) {
-        if (stackLocations[stack] === undefined) {
-          const ids = tables.framesOf(stack).map((frame) => this.location(tables, frame, locationOfFrame));
-          stackLocations[stack] = ids;
-          stackKey[stack] = ids.join(',');
+      let stack: number;
+      const tableStack = tables.sampleStack[row];
+      if (tableStack >= 0) stack = this.stackOfTable(tables, tableStack, locationOfFrame, stackOfTableStack);
+      else if (tables.sampleIpFrame[row] >= 0) stack = this.stackOf(-1, this.location(tables, tables.sampleIpFrame[row], locationOfFrame));
+      else continue;
+      let eventId = eventOf.get(event[row]);
+      if (eventId === undefined) {
+        const name = reader.event.name;
+        eventId = this.eventIndex.get(name);
+        if (eventId === undefined) {
+          eventId = this.eventNames.length;
+          this.eventNames.push(name);
+          this.eventIndex.set(name, eventId);
         }
-        locations = stackLocations[stack] as number[];
-        key = stackKey[stack] as string;
-      } else if (tables.sampleIpFrame[row] >= 0) {
-        locations = [this.location(tables, tables.sampleIpFrame[row], locationOfFrame)];
-        key = String(locations[0]);
-      } else {
-        continue;
+        eventOf.set(event[row], eventId);
       }
-      const name = reader.event.name;
-      const totalKey = `${name}\0${key}`;
-      let total = this.totals.get(totalKey);
-      if (!total) this.totals.set(totalKey, (total = { locations, event: name, samples: 0, period: 0n }));
+      const key = stack * EVENT_SLOTS + eventId;
+      let total = this.totals.get(key);
+      if (!total) this.totals.set(key, (total = { stack, event: eventId, samples: 0, period: 0n }));
       total.samples++;
       total.period += this.periodOf(
         tables,
@@ -78,15 +91,50 @@ export class PprofBuilder {
     }
   }
 
+  /** The profile stack of `location` called from profile stack `caller` (-1: a root), added when new. */
+  private stackOf(caller: number, location: number): number {
+    let stack = this.stackIndex.get(caller, location, 0);
+    if (stack < 0) {
+      stack = this.stackLocation.length;
+      this.stackLocation.push(location);
+      this.stackCaller.push(caller);
+      this.stackIndex.add(caller, location, 0, stack);
+    }
+    return stack;
+  }
+
+  /** The profile stack of a table stack; its locations are made leaf first (the ids the profile numbers them by). */
+  private stackOfTable(tables: ProfileTables, tableStack: number, locationOfFrame: Int32Array, stackOfTableStack: Int32Array): number {
+    if (stackOfTableStack[tableStack] >= 0) return stackOfTableStack[tableStack];
+    const unmapped: number[] = [];
+    for (let s = tableStack; s >= 0 && stackOfTableStack[s] < 0; s = tables.stackPrefix[s]) unmapped.push(s);
+    for (const s of unmapped) this.location(tables, tables.stackFrame[s], locationOfFrame);
+    for (let i = unmapped.length - 1; i >= 0; i--) {
+      const s = unmapped[i];
+      const prefix = tables.stackPrefix[s];
+      stackOfTableStack[s] = this.stackOf(prefix < 0 ? -1 : stackOfTableStack[prefix], locationOfFrame[tables.stackFrame[s]]);
+    }
+    return stackOfTableStack[tableStack];
+  }
+
+  /** A stack's location ids, leaf first. */
+  private locationsOf(stack: number): number[] {
+    const ids: number[] = [];
+    for (let s = stack; s >= 0; s = this.stackCaller[s]) ids.push(this.stackLocation[s]);
+    return ids;
+  }
+
   /** The profile: sample types `samples/count` and `period/count`, `samples` the default (what pprof -top shows). */
   profile(): Profile {
     const s = (text: string) => this.strings.dedup(text);
+    const eventLabels = this.eventNames.map((name) => new Label({ key: s('event'), str: s(name) }));
     const samples = [...this.totals.values()].map(
       (total) =>
         new PprofSample({
-          locationId: total.locations,
-          value: [total.samples, total.period],
-          label: [new Label({ key: s('event'), str: s(total.event) })],
+          locationId: this.locationsOf(total.stack),
+          // The period as a number where it is exact: the encoder writes numbers faster than bigints.
+          value: [total.samples, total.period <= MAX_EXACT_PERIOD ? Number(total.period) : total.period],
+          label: [eventLabels[total.event]],
         }),
     );
     return new Profile({

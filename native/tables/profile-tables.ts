@@ -7,11 +7,10 @@
 //
 // Pure (no node, no DOM): the decoded columns and the ring bytes in, tables out; symbols come in as a callback.
 
-import { CallchainContext, Misc, RecordType, Sample } from '../abi/uapi';
+import { CallchainContext, Misc, RecordType } from '../abi/uapi';
 import { decodeRecordAt, type CallchainFrame } from '../decode/record';
-import { parseInfoFor, type ParseInfo } from '../decode/parse-info';
+import { sampleReaders, type SampleReader } from '../decode/sample-readers';
 import type { DecodedSnapshot } from '../decode/types';
-import type { EventDescription } from '../abi/snapshot';
 import { IntTupleMap } from './int-tuple-map';
 import { functionName, KERNEL_FRAME, UNKNOWN_FRAME } from './symbol-name';
 
@@ -29,22 +28,10 @@ export interface FrameResolution {
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
-/** Sample fields the fast reader handles in place; a sample with any other field is read by the record decoder. */
-const IN_PLACE_FIELDS =
-  Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID | Sample.STREAM_ID | Sample.CPU | Sample.PERIOD | Sample.CALLCHAIN;
-
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
 /** Addresses from here up are the kernel's (x86-64 and arm64 canonical upper half), for entries of no known context. */
 const KERNEL_HALF_HIGH = 0xffff8000;
-
-/** An event's layout as the in-place reader uses it; `inPlace` false sends its samples through decodeRecordAt. */
-export interface SampleReader {
-  readonly event: EventDescription;
-  readonly info: ParseInfo;
-  readonly inPlace: boolean;
-  readonly hasCallchain: boolean;
-}
 
 export class ProfileTables {
   // The frame table.
@@ -242,20 +229,4 @@ const KNOWN_CONTEXTS: ReadonlySet<number> = new Set([
 
 function isKernelAddress(ip: bigint): boolean {
   return ip >= 0xffff800000000000n;
-}
-
-/** Per event index of the columns: how its samples are read. */
-export function sampleReaders(snapshot: DecodedSnapshot): Map<number, SampleReader> {
-  const readers = new Map<number, SampleReader>();
-  for (const event of snapshot.events) {
-    const info = parseInfoFor(event);
-    const sampleType = info.sampleType;
-    readers.set(event.index, {
-      event,
-      info,
-      inPlace: (sampleType & ~IN_PLACE_FIELDS) === 0,
-      hasCallchain: (sampleType & Sample.CALLCHAIN) !== 0,
-    });
-  }
-  return readers;
 }

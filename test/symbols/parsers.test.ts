@@ -2,7 +2,7 @@
 // address -> line equals addr2line, variables equal nm -S, functions equal nm, build ids equal readelf -n.
 
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ObjectFile, findDebugFile, readElf } from '../../native/symbols/object-file';
@@ -26,6 +26,32 @@ const VARIANTS = [
   'sym_cpp_o2',
   'sym_elf32',
 ];
+
+/**
+ * ObjectFile.lineForAddress, which runs only the line program of the unit .debug_aranges names, against the whole
+ * table (every program) of another ObjectFile of the same file: at every row, inside every range, at every function
+ * and past each function's start, and (where the file has .debug_aranges naming every unit with code) without
+ * building the whole table.
+ */
+function assertUnitLookupsMatch(file: string): void {
+  const whole = new ObjectFile(file);
+  const table = whole.lineTable();
+  assert.ok(table, 'no line table');
+  const addresses: bigint[] = [];
+  for (const seq of table.sequences) {
+    for (let i = 0; i + 1 < seq.rows.length; i++) {
+      addresses.push(seq.rows[i].address);
+      if (seq.rows[i + 1].address > seq.rows[i].address + 1n) addresses.push(seq.rows[i].address + 1n);
+    }
+    addresses.push(seq.end);
+  }
+  for (const symbol of whole.symbols()) if (symbol.kind === 'function') addresses.push(symbol.value, symbol.value + 3n);
+  addresses.push(0n, 0x7fffffffn);
+  const lazy = new ObjectFile(file);
+  for (const address of addresses) assert.deepEqual(lazy.lineForAddress(address), table.lineForAddress(address), `at ${hex(address)}`);
+  const hasAranges = (lazy.dwarfElf?.sectionData('.debug_aranges')?.length ?? 0) > 0;
+  if (hasAranges) assert.equal((lazy as unknown as { lines?: unknown }).lines, undefined, 'the whole table was built');
+}
 
 function hex(a: bigint): string {
   return '0x' + a.toString(16);
@@ -130,6 +156,10 @@ describe('symbols: ELF and DWARF against binutils', function () {
         assert.equal(table.lineForAddress(0x7fffffffn), undefined);
       });
 
+      it("lineForAddress through .debug_aranges (one unit's program) equals the whole table's", () => {
+        assertUnitLookupsMatch(file);
+      });
+
       it('every static variable address and size equals nm -S', () => {
         const symbols = nm(file);
         const variables = object.variables();
@@ -182,6 +212,13 @@ describe('symbols: ELF and DWARF against binutils', function () {
       });
     });
   }
+
+  it("libc's lineForAddress through .debug_aranges equals its whole table's (when its debug file is installed)", function () {
+    const libc = '/usr/lib/x86_64-linux-gnu/libc.so.6';
+    if (!existsSync(libc) || !new ObjectFile(libc).dwarfElf) this.skip(); // libc6-dbg is not installed here
+    this.timeout(300_000);
+    assertUnitLookupsMatch(libc);
+  });
 
   it("finds the stripped fixture's DWARF through .gnu_debuglink (CRC checked)", () => {
     const file = fixture('sym_stripped');

@@ -1,0 +1,369 @@
+// An object's functions by address, as perf names an address (tools/perf/util/symbol.c): aliases at one address
+// settled by choose_best_symbol, zero-size symbols running to the next one (symbols__fixup_end), untyped labels
+// inside a sized function dropped. Built from symbol columns (elf.ts SymbolColumns): addresses, sizes and kinds as
+// typed arrays, a name read only for the functions a lookup finds (and for aliases that need names to be told
+// apart). Objects of a hundred thousand symbols (the node executable) cost a few passes over typed arrays, not an
+// object, a BigInt and a string per symbol. Pure: no node imports.
+
+import { compareAliases } from './best-symbol';
+import { demangle } from './demangle';
+import { ElfFormatError, SYMBOL_TYPE_LABEL, SYMBOL_TYPE_OBJECT, type ElfSymbol, type SymbolColumns } from './elf';
+
+export interface FunctionSymbol {
+  readonly name: string;
+  readonly start: bigint;
+  /** Exclusive end: start+size, or the next symbol's start for zero-size symbols (as perf does). */
+  readonly end: bigint;
+}
+
+/** Where the candidates come from, in order: symbol columns (maybe only their .symtab rows), then plain symbols (PLT stubs). */
+export type FunctionSource = { readonly columns: SymbolColumns; readonly symtabOnly?: boolean } | { readonly symbols: readonly ElfSymbol[] };
+
+const BINDING_LOCAL = 0;
+const BINDING_GLOBAL = 1;
+const BINDING_WEAK = 2;
+const TWO_32 = 4294967296;
+/** The largest distance from the lowest function a double holds exactly (2^53). */
+const MAX_EXACT = 2 ** 53;
+
+/** compareAliases before names: a sized symbol over a zero-size one, non-weak over weak, global over local. */
+function compareBySizeAndBinding(sizeA: number, bindA: number, sizeB: number, bindB: number): number {
+  if (sizeA > 0 !== sizeB > 0) return sizeA > 0 ? 1 : -1;
+  if ((bindA === BINDING_WEAK) !== (bindB === BINDING_WEAK)) return bindB === BINDING_WEAK ? 1 : -1;
+  if ((bindA === BINDING_GLOBAL) !== (bindB === BINDING_GLOBAL)) return bindA === BINDING_GLOBAL ? 1 : -1;
+  return 0;
+}
+
+/** Of aliases that tie on size and binding, the first best by the names perf shows (demangled without parameters). */
+export function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
+  // Most ties are one symbol listed in both .symtab and .dynsym: one name, nothing to demangle or compare.
+  if (group.every((symbol) => symbol.name === group[0].name)) return group[0];
+  let best = group[0];
+  let bestAlias = { size: best.size, binding: best.binding, name: demangle(best.name) ?? best.name };
+  for (const candidate of group.slice(1)) {
+    const alias = { size: candidate.size, binding: candidate.binding, name: demangle(candidate.name) ?? candidate.name };
+    if (compareAliases(alias, bestAlias) > 0) {
+      best = candidate;
+      bestAlias = alias;
+    }
+  }
+  return best;
+}
+
+/** A function whose name is chosen among tied aliases on first use: demangling every alias pair of a large C++ object took a fifth of its load. */
+class AliasedFunction implements FunctionSymbol {
+  private chosen: string | undefined;
+  constructor(
+    private readonly group: () => readonly ElfSymbol[],
+    readonly start: bigint,
+    readonly end: bigint,
+  ) {}
+  get name(): string {
+    this.chosen ??= bestShownAlias(this.group()).name;
+    return this.chosen;
+  }
+}
+
+/** The function-kind symbols of the sources with a nonzero address, in table order, as columns. */
+interface Candidates {
+  readonly count: number;
+  readonly high: Uint32Array;
+  readonly low: Uint32Array;
+  readonly size: Float64Array;
+  /** Bit 0: an untyped label; bits 1-2: binding (BINDING_*). */
+  readonly flags: Uint8Array;
+  /** Which source and which row of it. */
+  readonly sourceOf: Uint8Array;
+  readonly rowOf: Uint32Array;
+}
+
+function collectCandidates(sources: readonly FunctionSource[]): Candidates {
+  let capacity = 0;
+  for (const source of sources) capacity += 'columns' in source ? source.columns.count : source.symbols.length;
+  const c = {
+    count: 0,
+    high: new Uint32Array(capacity),
+    low: new Uint32Array(capacity),
+    size: new Float64Array(capacity),
+    flags: new Uint8Array(capacity),
+    sourceOf: new Uint8Array(capacity),
+    rowOf: new Uint32Array(capacity),
+  };
+  for (let s = 0; s < sources.length; s++) {
+    const source = sources[s];
+    c.count = 'columns' in source ? addColumns(c, s, source.columns, source.symtabOnly === true) : addSymbols(c, s, source.symbols);
+  }
+  return c;
+}
+
+function addColumns(c: Candidates, source: number, columns: SymbolColumns, symtabOnly: boolean): number {
+  const { high, low, size, flags, sourceOf, rowOf } = c;
+  const { valueHigh, valueLow, info, symtab } = columns;
+  let count = c.count;
+  for (let row = 0; row < columns.count; row++) {
+    const type = info[row] & 0xf;
+    if (type === SYMBOL_TYPE_OBJECT || (valueHigh[row] === 0 && valueLow[row] === 0) || (symtabOnly && symtab[row] === 0)) continue;
+    const bind = info[row] >> 4;
+    high[count] = valueHigh[row];
+    low[count] = valueLow[row];
+    size[count] = columns.size[row];
+    flags[count] = (type === SYMBOL_TYPE_LABEL ? 1 : 0) | ((bind === 0 ? BINDING_LOCAL : bind === 2 ? BINDING_WEAK : BINDING_GLOBAL) << 1);
+    sourceOf[count] = source;
+    rowOf[count] = row;
+    count++;
+  }
+  return count;
+}
+
+function addSymbols(c: Candidates, source: number, symbols: readonly ElfSymbol[]): number {
+  let count = c.count;
+  for (let row = 0; row < symbols.length; row++) {
+    const symbol = symbols[row];
+    if (symbol.kind !== 'function' || symbol.value === 0n) continue;
+    c.high[count] = Number(symbol.value >> 32n);
+    c.low[count] = Number(symbol.value & 0xffffffffn);
+    c.size[count] = symbol.size;
+    c.flags[count] = (symbol.label ? 1 : 0) | ((symbol.binding === 'local' ? BINDING_LOCAL : symbol.binding === 'weak' ? BINDING_WEAK : BINDING_GLOBAL) << 1);
+    c.sourceOf[count] = source;
+    c.rowOf[count] = row;
+    count++;
+  }
+  return count;
+}
+
+/** The lowest candidate address (as halves), and every candidate's distance from it as an exact double. */
+function relativeAddresses(c: Candidates): { base: bigint; at: Float64Array } {
+  const { count, high, low, size } = c;
+  let baseHigh = TWO_32;
+  let baseLow = 0;
+  for (let i = 0; i < count; i++) {
+    if (high[i] < baseHigh || (high[i] === baseHigh && low[i] < baseLow)) {
+      baseHigh = high[i];
+      baseLow = low[i];
+    }
+  }
+  const at = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const relative = (high[i] - baseHigh) * TWO_32 + (low[i] - baseLow);
+    if (relative + size[i] >= MAX_EXACT) {
+      throw new ElfFormatError(`function symbols span more than 2^53 bytes (one at 0x${((BigInt(high[i]) << 32n) | BigInt(low[i])).toString(16)})`);
+    }
+    at[i] = relative;
+  }
+  return { base: count === 0 ? 0n : (BigInt(baseHigh) << 32n) | BigInt(baseLow), at };
+}
+
+/** Candidates grouped by address: the distinct addresses sorted, each group's candidates in table order. */
+interface Groups {
+  readonly addresses: Float64Array;
+  /** The candidates by address; group g is grouped[start[g]] up to grouped[start[g + 1]]. */
+  readonly start: Int32Array;
+  readonly grouped: Int32Array;
+}
+
+function groupByAddress(at: Float64Array): Groups {
+  const order = candidatesByAddress(at);
+  const count = order.length;
+  const addresses = new Float64Array(count);
+  const start = new Int32Array(count + 1);
+  let distinct = 0;
+  for (let k = 0; k < count; k++) {
+    const value = at[order[k]];
+    if (k === 0 || value !== addresses[distinct - 1]) {
+      start[distinct] = k;
+      addresses[distinct++] = value;
+    }
+  }
+  start[distinct] = count;
+  return { addresses: addresses.subarray(0, distinct), start: start.subarray(0, distinct + 1), grouped: order };
+}
+
+/**
+ * Candidate indexes sorted by address, table order among equals. Where address and index fit one double together
+ * (the address's span times the candidate count below 2^53: any object), a native sort of those keys; else a
+ * comparator sort.
+ */
+function candidatesByAddress(at: Float64Array): Int32Array {
+  const count = at.length;
+  let span = 0;
+  for (let i = 0; i < count; i++) if (at[i] > span) span = at[i];
+  const slots = 2 ** Math.ceil(Math.log2(count + 1));
+  const order = new Int32Array(count);
+  if ((span + 1) * slots <= MAX_EXACT) {
+    const keys = new Float64Array(count);
+    for (let i = 0; i < count; i++) keys[i] = at[i] * slots + i;
+    keys.sort();
+    for (let k = 0; k < count; k++) order[k] = keys[k] % slots;
+  } else {
+    const indexes = Array.from({ length: count }, (_, i) => i).sort((a, b) => at[a] - at[b] || a - b);
+    order.set(indexes);
+  }
+  return order;
+}
+
+export class FunctionIndex {
+  /** Addresses are kept as doubles relative to the lowest candidate's (exact: see MAX_EXACT). */
+  private readonly base: bigint;
+  /** Per function, by address: start and exclusive end (relative to base), and its address group. */
+  private readonly starts: Float64Array;
+  private readonly ends: Float64Array;
+  private readonly groupOf: Int32Array;
+  /** Per address group: the candidate that names it, or -1 where tied aliases are told apart by name on lookup. */
+  private readonly chosen: Int32Array;
+  /** Per address group: a candidate whose label flag and size stand for the group's (tied aliases agree on both). */
+  private readonly layout: Int32Array;
+  private readonly candidates: Candidates;
+  private readonly groups: Groups;
+  private readonly found = new Map<number, FunctionSymbol>();
+
+  constructor(private readonly sources: readonly FunctionSource[]) {
+    this.candidates = collectCandidates(sources);
+    const { base, at } = relativeAddresses(this.candidates);
+    this.base = base;
+    this.groups = groupByAddress(at);
+    this.chosen = new Int32Array(this.groups.addresses.length);
+    this.layout = new Int32Array(this.groups.addresses.length);
+    this.settleAliases();
+    const kept = this.withoutEnclosedLabels();
+    const { addresses } = this.groups;
+    const { size } = this.candidates;
+    this.starts = new Float64Array(kept.length);
+    this.ends = new Float64Array(kept.length);
+    this.groupOf = kept;
+    for (let f = 0; f < kept.length; f++) {
+      const g = kept[f];
+      const start = addresses[g];
+      const bytes = size[this.layout[g]];
+      this.starts[f] = start;
+      this.ends[f] = bytes > 0 ? start + bytes : f + 1 < kept.length ? addresses[kept[f + 1]] : start + 1;
+    }
+  }
+
+  /** How many functions the index holds. */
+  get size(): number {
+    return this.starts.length;
+  }
+
+  private symbolOf = (candidate: number): ElfSymbol => {
+    const source = this.sources[this.candidates.sourceOf[candidate]];
+    return 'columns' in source ? source.columns.symbolAt(this.candidates.rowOf[candidate]) : source.symbols[this.candidates.rowOf[candidate]];
+  };
+
+  private isPltStub(candidate: number): boolean {
+    const source = this.sources[this.candidates.sourceOf[candidate]];
+    const row = this.candidates.rowOf[candidate];
+    return 'columns' in source ? source.columns.nameEndsWith(row, '@plt') : source.symbols[row].name.endsWith('@plt');
+  }
+
+  /**
+   * Per address, the alias perf would show: size and binding decide; where they tie, names decide (perf compares the
+   * names it shows, demangled: `operator new[]` beats `operator new`), which needs demangling and so waits until the
+   * address is looked up (-1), unless the tied aliases differ in what the layout reads (label, size). Symbols come
+   * symtab first: ties keep symtab's. PLT stubs come last: a real symbol at the same address keeps its name.
+   */
+  private settleAliases(): void {
+    const { start, grouped } = this.groups;
+    const { size, flags } = this.candidates;
+    const { chosen, layout } = this;
+    for (let g = 0; g < chosen.length; g++) {
+      // aliasesAt without its array: the best so far, how many tie with it, and whether they differ in label or size.
+      let best = grouped[start[g]];
+      let tied = 1;
+      let differs = false;
+      for (let k = start[g] + 1; k < start[g + 1]; k++) {
+        const candidate = grouped[k];
+        const order = compareBySizeAndBinding(size[candidate], flags[candidate] >> 1, size[best], flags[best] >> 1);
+        if (order < 0 || this.isPltStub(candidate)) continue;
+        if (order > 0) {
+          best = candidate;
+          tied = 1;
+          differs = false;
+        } else {
+          tied++;
+          if ((flags[candidate] & 1) !== (flags[best] & 1) || size[candidate] !== size[best]) differs = true;
+        }
+      }
+      if (tied === 1) chosen[g] = layout[g] = best;
+      else if (differs) {
+        const aliases = this.aliasesAt(g);
+        const symbols = aliases.map(this.symbolOf);
+        chosen[g] = layout[g] = aliases[symbols.indexOf(bestShownAlias(symbols))];
+      } else {
+        chosen[g] = -1;
+        layout[g] = best;
+      }
+    }
+  }
+
+  /** The best of group g's candidates by size and binding: one, or several that tie (in table order). */
+  private aliasesAt(g: number): number[] {
+    const { start, grouped } = this.groups;
+    const { size, flags } = this.candidates;
+    let tied: number[] = [grouped[start[g]]];
+    for (let k = start[g] + 1; k < start[g + 1]; k++) {
+      const candidate = grouped[k];
+      const best = tied[0];
+      const order = compareBySizeAndBinding(size[candidate], flags[candidate] >> 1, size[best], flags[best] >> 1);
+      // A PLT stub at an address already named is skipped; one that would lose anyway needs no name read.
+      if (order < 0 || this.isPltStub(candidate)) continue;
+      if (order > 0) tied = [candidate];
+      else tied.push(candidate);
+    }
+    return tied;
+  }
+
+  /**
+   * The address groups kept, by address: labels that lie inside a sized function (start < label < start + size) are
+   * dropped, so the samples after such a label keep the function's name: V8's builtins have local labels like
+   * `construct_stub_create_deopt_addr` inside `Builtins_JSConstructStubGeneric`, and perf names those samples
+   * `Builtins_JSConstructStubGeneric+0x102`. Labels outside every sized function (ld.so's `_start`) stay: nothing
+   * else names that code.
+   */
+  private withoutEnclosedLabels(): Int32Array {
+    const { addresses } = this.groups;
+    const { size, flags } = this.candidates;
+    const kept = new Int32Array(addresses.length);
+    let count = 0;
+    let enclosingEnd = -1;
+    for (let g = 0; g < addresses.length; g++) {
+      const candidate = this.layout[g];
+      const at = addresses[g];
+      if (flags[candidate] & 1) {
+        if (at < enclosingEnd) continue;
+      } else if (size[candidate] > 0 && at + size[candidate] > enclosingEnd) {
+        enclosingEnd = at + size[candidate];
+      }
+      kept[count++] = g;
+    }
+    return kept.slice(0, count);
+  }
+
+  /** The function containing link-time address `vaddr`. */
+  functionAt(vaddr: bigint): FunctionSymbol | undefined {
+    if (vaddr < this.base || this.starts.length === 0) return undefined;
+    const distance = vaddr - this.base;
+    if (distance >= BigInt(MAX_EXACT)) return undefined; // past every end (each is below 2^53)
+    const relative = Number(distance);
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    let best = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid] <= relative) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    if (best < 0 || relative >= this.ends[best]) return undefined;
+    let fn = this.found.get(best);
+    if (!fn) {
+      const start = this.base + BigInt(this.starts[best]);
+      const end = this.base + BigInt(this.ends[best]);
+      const g = this.groupOf[best];
+      const chosen = this.chosen[g];
+      fn = chosen >= 0 ? { name: this.symbolOf(chosen).name, start, end } : new AliasedFunction(() => this.aliasesAt(g).map(this.symbolOf), start, end);
+      this.found.set(best, fn);
+    }
+    return fn;
+  }
+}
