@@ -475,9 +475,14 @@ export class App {
           return;
         }
         this.post({ type: 'batchAck', snapshotId: m.snapshotId, batchIndex: m.batchIndex });
-        // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
+        // A capture with callchains opens with the call tree of the whole capture, once all of it is here: counted after
+        // the timeline's first frame of it (sending the worker its columns copies them, which the first paint need not wait for).
         const received = this.store.getSnapshot(m.snapshotId);
-        if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();
+        if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) {
+          this.active.scheduler.afterNextFrame(() => {
+            if (!this.brushed && this.active.shown === received.index) this.showWholeCapture();
+          });
+        }
         if (m.stackIndex && this.compare && received && this.store.isComplete(received)) this.updateComparison();
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);

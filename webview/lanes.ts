@@ -182,15 +182,21 @@ export function buildLanes(
     }
   };
 
-  // Pass 1: the size of every group, and the group of every row (-1: left out). Rows of one group
-  // come in runs (one thread's or CPU's records are mostly consecutive), so the hot path is a
-  // compare and a store; counts are added per run, not per row. While every row so far is in one
-  // group, nothing is stored per row: `groupOf` is only allocated when a second group or a
-  // left-out row shows up, so a single-lane million-row store skips 8 MB of traffic. The rows
-  // before that point are all in group 0 (the first one interned), which is what a fresh
-  // Int32Array holds: allocating the table is the back-fill.
-  // Rows outside the ranges are left out from the start: the table is allocated filled with -1.
-  let groupOf: Int32Array | null = partial ? new Int32Array(n).fill(-1) : null;
+  // Pass 1: the size of every group, and which group each row is in. Rows of one group come in runs (one thread's or
+  // CPU's records are mostly consecutive), so the hot path is a compare; counts are added per run, not per row. When
+  // every row is placed (no filter, every row timed) the runs themselves are kept (first row and group of each, in
+  // growable typed arrays), not a group per row: pass 2 then writes each run's rows as consecutive numbers, and a
+  // capture of many lanes costs its runs, not a table of 4 bytes a row written and read again (a million rows over 54
+  // thread lanes took 100-300 ms that way). The general path (a filter, rows without a time) keeps a group per row
+  // (`groupOf`, -1: left out), allocated only when a second group or a left-out row shows up, so a single-lane
+  // capture stores nothing per row; rows before that point are all in group 0 (the first one interned), which is what
+  // a fresh Int32Array holds. Rows outside the ranges are left out from the start (the table is filled with -1).
+  let groupOf: Int32Array | null = null;
+  let runStarts = new Uint32Array(256);
+  let runGroups = new Int32Array(256);
+  let runCount = 0;
+  let useRuns = include === null && src.allTimed === true;
+  if (!useRuns && partial) groupOf = new Int32Array(n).fill(-1);
   let firstGroup = -1;
   let lastValue = NaN;
   let lastGroup = -1;
@@ -199,36 +205,47 @@ export function buildLanes(
   let column: Int32Array | Uint16Array | undefined;
   for (const [from, to] of scan) {
     const end = Math.min(to, n);
-    if (include === null && src.allTimed === true) {
-      // Every row is placed: only the grouping column is read, and a run's rows are stored with one fill
-      // (the first paint of a big snapshot runs this loop cold, so it is kept to a read and a compare).
+    if (useRuns) {
+      // Every row is placed: only the grouping column is read (the first paint of a big snapshot runs this loop cold,
+      // so it is kept to a read and a compare). A range starts a run of its own (rows between ranges are left out).
       let runStart = from;
+      lastValue = NaN;
       for (const { base, values } of (parts ??= partsOf())) {
         const last = Math.min(end, base + values.length);
         for (let row = Math.max(from, base); row < last; row++) {
           const value = values[row - base];
           if (value === lastValue) continue;
-          if (lastGroup >= 0) {
-            counts[lastGroup] += row - runStart;
-            // A native fill costs a call: short runs (threads taking turns) are stored directly.
-            if (groupOf !== null) {
-              if (row - runStart > 16) groupOf.fill(lastGroup, runStart, row);
-              else for (let r = runStart; r < row; r++) groupOf[r] = lastGroup;
-            }
-          }
+          if (lastGroup >= 0 && row > runStart) counts[lastGroup] += row - runStart;
           runStart = row;
           lastValue = value;
           const slot = value & (RECENT_GROUPS - 1); // the cache's hit here, without a call a row
           lastGroup = recentValue[slot] === value ? recentGroup[slot] : groupOfNumber(value, row);
           countSlot(lastGroup);
           if (firstGroup < 0) firstGroup = lastGroup;
-          else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
+          if (runCount === runStarts.length) {
+            const starts = new Uint32Array(runCount * 2);
+            starts.set(runStarts);
+            runStarts = starts;
+            const ofGroup = new Int32Array(runCount * 2);
+            ofGroup.set(runGroups);
+            runGroups = ofGroup;
+          }
+          runStarts[runCount] = row;
+          runGroups[runCount++] = lastGroup;
         }
       }
-      if (lastGroup >= 0) {
-        counts[lastGroup] += end - runStart;
-        if (groupOf !== null) groupOf.fill(lastGroup, runStart, end);
+      if (lastGroup >= 0 && end > runStart) counts[lastGroup] += end - runStart;
+      // The run ends where the range does: a left-out stretch up to the next range's first row.
+      if (runCount === runStarts.length) {
+        const starts = new Uint32Array(runCount * 2);
+        starts.set(runStarts);
+        runStarts = starts;
+        const ofGroup = new Int32Array(runCount * 2);
+        ofGroup.set(runGroups);
+        runGroups = ofGroup;
       }
+      runStarts[runCount] = end;
+      runGroups[runCount++] = -1;
       continue;
     }
     column ??= columnOf();
@@ -256,30 +273,38 @@ export function buildLanes(
     if (lastGroup >= 0) counts[lastGroup] += run;
     run = 0;
   }
-  // groupOf === null: every row 0..n-1 is in firstGroup.
+  // Runs of one group covering rows 0..n-1 are the single-lane case: no run list is needed.
+  if (useRuns) {
+    let singleGroup = firstGroup >= 0 && !partial;
+    for (let r = 0; singleGroup && r < runCount; r++) if (runGroups[r] !== firstGroup && runGroups[r] !== -1) singleGroup = false;
+    if (singleGroup) useRuns = false;
+  }
+  // groupOf === null && !useRuns: every row 0..n-1 is in firstGroup.
 
   // Watch lanes: a breakpoint event's rows also go to its own lane (only when such events exist).
   let watchRows = 0;
   if (anyWatch) {
-    for (let row = 0; row < n; row++) {
-      if (groupOf !== null && groupOf[row] < 0) continue;
-      const e = event[row];
-      if (e < eventCount && src.events[e].kind === 'breakpoint') {
-        let w = watchLaneOfEvent[e];
-        if (w < 0) {
-          const name = src.events[e].name;
-          w = watchLaneOfEvent[e] = intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, true);
-          countSlot(w);
+    for (const [from, to] of useRuns ? scan : [[0, n] as const]) {
+      for (let row = from; row < Math.min(to, n); row++) {
+        if (groupOf !== null && groupOf[row] < 0) continue;
+        const e = event[row];
+        if (e < eventCount && src.events[e].kind === 'breakpoint') {
+          let w = watchLaneOfEvent[e];
+          if (w < 0) {
+            const name = src.events[e].name;
+            w = watchLaneOfEvent[e] = intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, true);
+            countSlot(w);
+          }
+          counts[w]++;
+          watchRows++;
         }
-        counts[w]++;
-        watchRows++;
       }
     }
   }
 
   // Pass 2: each group's rows, in row order.
   // Every row in one group (no table was needed): its rows are 0..n-1, shared with the page's identity rows.
-  const onlyGroup = groupOf === null && firstGroup >= 0 ? firstGroup : -1;
+  const onlyGroup = groupOf === null && !useRuns && firstGroup >= 0 ? firstGroup : -1;
   for (let g = 0; g < groups.length; g++) {
     groups[g].count = counts[g];
     groups[g].rows = g === onlyGroup ? identityRows(n) : new Uint32Array(groups[g].count);
@@ -323,16 +348,38 @@ export function buildLanes(
     }
   }
   const processFill = new Int32Array(processRows.length);
-  if (groupOf !== null || watchRows > 0) {
-    for (let row = 0; row < n; row++) {
-      if (groupOf !== null) {
-        const g = groupOf[row];
-        if (g < 0) continue;
-        rowsOf[g][fill[g]++] = row;
-        const p = processOf[g];
-        if (p >= 0) processRows[p][processFill[p]++] = row;
+  if (useRuns) {
+    // Each run's rows are consecutive numbers, written into its lane (and its process header) in one tight loop.
+    for (let r = 0; r < runCount; r++) {
+      const g = runGroups[r];
+      if (g < 0) continue;
+      const first = runStarts[r];
+      const last = r + 1 < runCount ? runStarts[r + 1] : n;
+      const rows = rowsOf[g];
+      let at = fill[g];
+      for (let row = first; row < last; row++) rows[at++] = row;
+      fill[g] = at;
+      const p = processOf[g];
+      if (p >= 0) {
+        const header = processRows[p];
+        let h = processFill[p];
+        for (let row = first; row < last; row++) header[h++] = row;
+        processFill[p] = h;
       }
-      if (watchRows > 0) {
+    }
+  } else if (groupOf !== null) {
+    for (let row = 0; row < n; row++) {
+      const g = groupOf[row];
+      if (g < 0) continue;
+      rowsOf[g][fill[g]++] = row;
+      const p = processOf[g];
+      if (p >= 0) processRows[p][processFill[p]++] = row;
+    }
+  }
+  if (watchRows > 0) {
+    for (const [from, to] of useRuns ? scan : [[0, n] as const]) {
+      for (let row = from; row < Math.min(to, n); row++) {
+        if (groupOf !== null && groupOf[row] < 0) continue;
         const e = event[row];
         const w = e < eventCount ? watchLaneOfEvent[e] : -1;
         if (w >= 0) rowsOf[w][fill[w]++] = row;
@@ -382,9 +429,10 @@ export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): 
 }
 
 /**
- * Thread lanes (ordered by pid, then tid) under one header lane per process, as Perfetto groups tracks: the header is
- * named by the process's comm (its main thread's, else its first thread's) and pid, counts its threads (title), holds all
- * their rows in time order (drawn as a density summary). A collapsed header hides its thread lanes.
+ * Thread lanes (ordered by pid, then tid) under one header lane per process of several threads, as Perfetto groups
+ * tracks: the header is named by the process's comm (its main thread's, else its first thread's) and pid, counts its
+ * threads (title), holds all their rows in time order (drawn as a density summary). A collapsed header hides its thread
+ * lanes. A process of one thread is its thread's lane alone.
  */
 export function withProcessHeaders(
   lanes: readonly Lane[],
@@ -406,6 +454,15 @@ export function withProcessHeaders(
     const main = threads.find((t) => t.key === `thread:${pid}`) ?? threads[0];
     // The process's own name when the source knows it: a filter that hides the main thread must not rename the header.
     const comm = processComm?.(pid) || main.label.slice(0, main.label.lastIndexOf(' '));
+    if (threads.length === 1) {
+      // A process of one thread (lane) is shown once, as its thread's lane: a header over it would hold the same rows
+      // under the same name. When that thread is not the process's main one, its tooltip names the process.
+      const only = threads[0];
+      const process = `${comm} ${pid}`;
+      out.push(only.key === `thread:${pid}` ? only : { ...only, title: `${only.title ?? only.label}, a thread of ${process}` });
+      i = end;
+      continue;
+    }
     const rows =
       headerRows?.get(pid) ??
       mergeByTime(
