@@ -184,6 +184,10 @@ export class App {
         this.filterField.value = text;
         this.applyFilter(text);
       },
+      // The stack charts draw the samples through the same transforms as the trees and the flame graph.
+      transformsChanged: (transforms) => {
+        for (const t of this.timelines()) t.setStackTransforms(transforms);
+      },
     });
     this.coverageList = el('section', 'rs-coverage-list', side);
     this.coverageList.setAttribute('aria-label', 'Ring coverage');
@@ -300,6 +304,8 @@ export class App {
         if (this.editor) this.post({ type: 'revealRequest', requestId: this.nextRequestId++, file: at.file, line: at.line });
       },
     });
+    // A chart made while transforms apply (the second of two compared captures) draws through them too.
+    if (this.callTree) timeline.setStackTransforms(this.callTree.transforms);
     return timeline;
   }
 

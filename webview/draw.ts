@@ -188,6 +188,8 @@ export interface StacksInput {
   /** The store's stack id per row (-1: none; empty: no callchains) and the table they index. */
   readonly stack: Int32Array;
   readonly table: StackTable;
+  /** What the stack charts draw: the table, and each store stack id's stack in it (the call tree's transforms; null: none). */
+  readonly chart: { readonly table: StackTable; readonly map: Int32Array | null };
   /** The highlighted function (index into the table's names; -1: none) and which stacks hold it (null: none). */
   readonly highlight: number;
   readonly holding: Uint8Array | null;
@@ -262,7 +264,14 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
       if (f.stackDepth > 0) {
         drawStackColumns(
           ctx,
-          { rows: lane.rows, time, stack: stacks.stack, table: stacks.table, interval: stacks.intervalOf(f.lane) },
+          {
+            rows: lane.rows,
+            time,
+            stack: stacks.stack,
+            table: stacks.chart.table,
+            interval: stacks.intervalOf(f.lane),
+            ...(stacks.chart.map ? { map: stacks.chart.map } : {}),
+          },
           t0,
           t1,
           W,

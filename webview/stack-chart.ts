@@ -88,7 +88,12 @@ export function callNodes(table: StackTable): Int32Array {
   return nodes;
 }
 
-export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: Int32Array, table: StackTable): StackChart {
+/**
+ * `map` (the call tree's transforms, call-tree-transforms.ts transformStackView): per stack id of the store, the stack of
+ * `table` the chart draws instead, -1 where the transforms drop its samples (such a sample ends every box and draws
+ * nothing). Without it, the store's stack ids index `table` directly.
+ */
+export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: Int32Array, table: StackTable, map?: Int32Array): StackChart {
   const interval = samplingInterval(rows, time, stack);
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const { start: stackStart, frames } = table;
@@ -119,9 +124,12 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
     let t = 0;
     if (i < rows.length) {
       const row = rows[i];
-      s = row < stack.length ? stack[row] : -1;
+      const sampled = row < stack.length ? stack[row] : -1;
       // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
-      if (s < 0 || s + 1 >= stackStart.length) continue;
+      if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) continue;
+      // A sample the transforms drop is one of no frames (s = -1): it closes every box.
+      s = map ? map[sampled] : sampled;
+      if (s + 1 >= stackStart.length) s = -1;
       t = time[row];
       if (openDepth > 0 && t - previousTime > gap) {
         closeFrom = 0;
@@ -135,9 +143,11 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
     // Frames of s are leaf first: depth d (0: root) is frames[last - d]; the common part with the open boxes goes on.
     let depth = 0;
     let last = 0;
-    if (s >= 0 && s !== previousStack) {
-      last = stackStart[s + 1] - 1;
-      depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+    if (i < rows.length && s !== previousStack) {
+      if (s >= 0) {
+        last = stackStart[s + 1] - 1;
+        depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+      }
       // The deepest depth whose call node is the open box's (all above it are then the same too).
       let common = Math.min(depth, closeFrom);
       while (common > 0 && nodes[last - (common - 1)] !== openNode[common - 1]) common--;
@@ -242,14 +252,15 @@ function tableDepth(table: StackTable): number {
  * The pass over the rows ends at the first sample as deep as the table's deepest stack (nothing can be deeper), which
  * is soon in most captures: the first paint of a lane need not read its million rows for its height.
  */
-export function maxStackDepth(rows: Uint32Array, stack: Int32Array, table: StackTable): number {
+export function maxStackDepth(rows: Uint32Array, stack: Int32Array, table: StackTable, map?: Int32Array): number {
   const { start } = table;
   const limit = tableDepth(table);
   let deepest = 0;
   let previous = -1;
   for (let i = 0; i < rows.length && deepest < limit; i++) {
     const row = rows[i];
-    const s = row < stack.length ? stack[row] : -1;
+    const sampled = row < stack.length ? stack[row] : -1;
+    const s = map && sampled >= 0 ? (sampled < map.length ? map[sampled] : -1) : sampled;
     if (s === previous || s < 0 || s + 1 >= start.length) continue;
     previous = s;
     const depth = start[s + 1] - start[s];
@@ -273,6 +284,8 @@ export interface StackColumnsInput {
   readonly table: StackTable;
   /** The lane's sampling interval (samplingInterval): how long a sample lasts at a gap or at the end. */
   readonly interval: number;
+  /** The transforms' stack of each store stack id in `table` (-1: dropped), as buildStackChart's `map`; absent: none. */
+  readonly map?: Int32Array;
 }
 
 /** A box is drawn with a gap of one device pixel after it when it is wider than this (narrower ones touch). */
@@ -342,7 +355,7 @@ export function drawStackColumns(
   style: StackChartStyle,
   highlight: number,
 ): void {
-  const { rows, time, stack, table, interval } = input;
+  const { rows, time, stack, table, interval, map } = input;
   const { start: stackStart, frames } = table;
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const nsPerPx = (t1 - t0) / width;
@@ -420,8 +433,9 @@ export function drawStackColumns(
         const sampled = time[rows[p]];
         const end = q < rows.length && time[rows[q]] - sampled <= gap ? time[rows[q]] : sampled + interval;
         if (t < end) {
-          const id = stack[rows[p]];
-          if (id + 1 < stackStart.length) s = id;
+          const sampled = stack[rows[p]];
+          const id = map ? (sampled < map.length ? map[sampled] : -1) : sampled;
+          if (id >= 0 && id + 1 < stackStart.length) s = id;
         }
       }
     }

@@ -10,7 +10,8 @@ import type { Lane } from './lanes';
 import { bisectLeft, visibleRange } from './hit-test';
 import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
-import { TimelineLayout } from './layout';
+import { TimelineLayout, type StackView } from './layout';
+import { transformStackView, type CallTreeTransform } from './call-tree-transforms';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
 import { describeRow, handleKey, hitTest, laneAtY, Tooltip } from './interaction';
 import { markAt, type LossMark } from './losses';
@@ -23,7 +24,7 @@ import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
 import { boxAt, describeBox, entryOf, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
 import { stacksHolding, type ActivityGraph } from './activity-graph';
 import { LANE_HEIGHT } from './layout';
-import type { SourceLocation } from '../shared/stacks';
+import type { SourceLocation, StackTable } from '../shared/stacks';
 
 export const LABEL_WIDTH = 190;
 /**
@@ -80,6 +81,10 @@ export class Timeline {
   private holding: { name: number; stacks: number; table: Uint8Array } | null = null;
   /** Each activity graph the last frame drew, by lane index. */
   private readonly drawnActivity = new Map<number, ActivityGraph>();
+  /** The call tree's transforms, which the stack charts draw through too. */
+  private stackTransforms: readonly CallTreeTransform[] = [];
+  /** The stacks rewritten by them, for the stack table they were rewritten from. */
+  private transformedStacks: { table: StackTable; view: StackView } | null = null;
 
   readonly scheduler: RenderScheduler;
   private readonly scroll: HTMLDivElement;
@@ -114,7 +119,7 @@ export class Timeline {
     private readonly callbacks: TimelineCallbacks,
   ) {
     this.scheduler = new RenderScheduler(() => this.render());
-    this.layout = new TimelineLayout(store);
+    this.layout = new TimelineLayout(store, () => this.stackView());
     const root = (this.root = el('div', 'rs-timeline', host));
 
     const axisRow = el('div', 'rs-axis-row', root);
@@ -254,6 +259,29 @@ export class Timeline {
     this.scheduler.schedule();
   }
 
+  /**
+   * Draw the stack charts through the call tree's transforms (focus on a function, merge a function, collapse a library),
+   * as its trees and flame graph are: their boxes are the transformed callchains of the samples.
+   */
+  setStackTransforms(transforms: readonly CallTreeTransform[]): void {
+    if (JSON.stringify(transforms) === JSON.stringify(this.stackTransforms)) return;
+    this.stackTransforms = [...transforms];
+    this.transformedStacks = null;
+    this.layout.invalidate();
+    this.scheduler.schedule();
+  }
+
+  /** The stacks the charts draw: the store's, or rewritten by the transforms (once per stack table and transforms). */
+  private stackView(): StackView {
+    const table = this.store.stackTable();
+    if (this.stackTransforms.length === 0) return { table, map: null, key: '' };
+    if (this.transformedStacks?.table !== table) {
+      const { table: rewritten, map } = transformStackView(table, this.stackTransforms);
+      this.transformedStacks = { table, view: { table: rewritten, map, key: `${JSON.stringify(this.stackTransforms)}|${table.start.length}` } };
+    }
+    return this.transformedStacks.view;
+  }
+
   /** The highlighted function's index, once the stacks that name it have arrived (the filter's text is lower-cased). */
   private resolveHighlight(): void {
     if (this.highlightText === null || this.highlightName >= 0) return;
@@ -285,6 +313,11 @@ export class Timeline {
     this.ensureLayout();
     const li = this.lanes.findIndex((l) => l.key === key);
     return li < 0 ? undefined : this.layout.stackChart(li);
+  }
+
+  /** The stack table the charts' boxes name their functions in (the store's, with what the transforms added). */
+  stackChartTable(): StackTable {
+    return this.stackView().table;
   }
 
   /** The activity graph the last frame drew in the lane `key`, or undefined. */
@@ -682,6 +715,7 @@ export class Timeline {
       stacks: {
         stack: this.store.stack,
         table: this.store.stackTable(),
+        chart: this.stackView(),
         highlight: this.highlightName,
         holding: this.holdingStacks(),
         intervalOf: (lane) => this.layout.intervalOf(lane),
@@ -726,7 +760,7 @@ export class Timeline {
     if (box) {
       const chart = this.layout.stackChart(box.lane)!;
       this.hover = null;
-      this.tooltip.show(describeBox(chart, box.depth, box.box, this.store.stackTable()), e.clientX, e.clientY);
+      this.tooltip.show(describeBox(chart, box.depth, box.box, this.stackView().table), e.clientX, e.clientY);
       this.scheduler.schedule();
       return;
     }
@@ -769,7 +803,8 @@ export class Timeline {
   private chooseBox(hit: StackBoxHit): void {
     const chart = this.layout.stackChart(hit.lane)!;
     const name = chart.levels[hit.depth].name[hit.box];
-    const table = this.store.stackTable();
+    // The charts' table: the store's names first, then what the transforms added (a collapsed library's frame).
+    const table = this.stackView().table;
     this.highlightName = name;
     this.highlightText = table.names[name] ?? null;
     this.scheduler.schedule();
