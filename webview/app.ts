@@ -19,6 +19,7 @@ import { stateLegendEntries } from './state-lane';
 import { Drawer } from './drawer';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
+import { HitValueStore } from './value-lane';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
 
 /** How the recorder's limitation begins when this host's hardware breakpoints never fire (native/perf/breakpoint-delivery.ts). */
@@ -43,6 +44,17 @@ export class App {
   /** Which capture and how many untimed rows the list was rendered for. */
   private untimedKey = '';
   readonly callTree: CallTreeView;
+  /** The logpoint values of the value lanes' hits, asked of the host (the drawer's detailsRequest) as the lanes are drawn. */
+  private readonly hitValues = new HitValueStore(
+    (snapshotId, row) => {
+      const requestId = this.nextRequestId++;
+      this.post({ type: 'detailsRequest', requestId, snapshotId, row });
+      return requestId;
+    },
+    () => {
+      for (const t of this.timelines()) t.scheduler.schedule();
+    },
+  );
   private brushed = false;
   private readonly coverageList: HTMLElement;
   private readonly legend: HTMLElement;
@@ -304,6 +316,7 @@ export class App {
         if (this.editor) this.post({ type: 'revealRequest', requestId: this.nextRequestId++, file: at.file, line: at.line });
       },
     });
+    timeline.hitValues = this.hitValues;
     // A chart made while transforms apply (the second of two compared captures) draws through them too.
     if (this.callTree) timeline.setStackTransforms(this.callTree.transforms);
     return timeline;
@@ -510,7 +523,9 @@ export class App {
         }
         return;
       case 'detailsReply':
-        this.details.detailsReply(m);
+        // A logpoint hit's values for a value lane, or the drawer's record.
+        if (this.hitValues.owns(m.replyTo)) this.hitValues.reply(m.replyTo, m.details, m.error?.message);
+        else this.details.detailsReply(m);
         return;
       case 'watchReply':
         this.watch.reply(m.replyTo, m.ok, m.error);

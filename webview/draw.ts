@@ -15,6 +15,7 @@ import type { ThreadStateTable } from '../shared/thread-states';
 import type { StackTable } from '../shared/stacks';
 import { ACTIVITY_BUCKET_PX, buildActivityGraph, drawActivityGraph, type ActivityGraph } from './activity-graph';
 import { drawStackColumns, STACK_ROW_HEIGHT } from './stack-chart';
+import { drawValueLane, type ValueSeries } from './value-lane';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
@@ -182,6 +183,8 @@ export interface LanesInput {
   readonly stateTables: readonly ThreadStateTable[];
   /** The callchains: activity graphs coloured by function, and the stack charts of the lanes that are ones. */
   readonly stacks: StacksInput;
+  /** A logpoint's value lane's hits with the values read so far (its kind is 'values'); absent: drawn as ticks. */
+  valuesOf?(lane: number): ValueSeries | undefined;
 }
 
 export interface StacksInput {
@@ -244,6 +247,11 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     const s = f.first;
     const e = f.end;
     if (e - s === 0) continue;
+    const series = lane.kind === 'values' ? input.valuesOf?.(f.lane) : undefined;
+    if (series) {
+      drawValueLane(ctx, series, s, e, t0, t1, W, y, hp, dpr, { palette: colors.palette, foreground: colors.foreground });
+      continue;
+    }
     if (f.dense) {
       // The activity graph: over the whole lane, or over the top LANE_HEIGHT of a stack chart. A process header over one
       // thread holds that thread lane's rows (the same array): built once.

@@ -1,9 +1,11 @@
 // Lane grouping: which lane each record belongs to (by CPU, by thread, or by event), plus one
-// extra lane per hardware watchpoint/breakpoint event whatever the grouping. Each lane holds its
+// extra lane per hardware watchpoint/breakpoint event whatever the grouping, and one value lane per logpoint (its hits
+// with the values they recorded, value-lane.ts) in every grouping. Each lane holds its
 // row ids sorted by time so the renderer can cull and hit-test by bisection.
 
 import type { EventKind } from '../shared/protocol';
 import type { LaneGrouping } from './view-state';
+import { isLogpointEvent } from './value-lane';
 
 export interface LaneSource {
   readonly length: number;
@@ -29,14 +31,17 @@ export interface LaneSource {
 }
 
 export interface Lane {
-  /** Stable key (for collapse state): `cpu:3`, `process:1234`, `thread:1234`, `event:sched:sched_switch`, `watch:...`. */
+  /**
+   * Stable key (for collapse state): `cpu:3`, `process:1234`, `thread:1234`, `event:sched:sched_switch`, `watch:...`,
+   * `values:log:loop.c:42`.
+   */
   readonly key: string;
   readonly label: string;
   /**
    * group: the records of one CPU, thread or event; watch: a breakpoint's hits (also in a group lane unless grouped by
    * event); process: the header of a process's thread lanes, holding all their rows (a summary; collapsing it hides them).
    */
-  readonly kind: 'group' | 'watch' | 'process';
+  readonly kind: 'group' | 'watch' | 'process' | 'values';
   readonly rows: Uint32Array;
   /** Grouped by thread: the process of the lane (its header's and its threads'). */
   readonly pid?: number;
@@ -80,7 +85,8 @@ interface Group {
   key: string;
   label: string;
   order: number;
-  watch: boolean;
+  /** The extra lane an event's rows also go to: a breakpoint's hits (watch) or a logpoint's values; null: a group. */
+  extra: 'watch' | 'values' | null;
   count: number;
   rows?: Uint32Array;
   fill: number;
@@ -110,21 +116,25 @@ export function buildLanes(
   const partial = ranges !== undefined && !(ranges.length === 1 && ranges[0][0] === 0 && ranges[0][1] >= n);
   const groups: Group[] = [];
   const byKey = new Map<string, number>();
-  const intern = (key: string, label: string, order: number, watch = false): number => {
+  const intern = (key: string, label: string, order: number, extra: Group['extra'] = null): number => {
     let g = byKey.get(key);
     if (g === undefined) {
       g = groups.length;
-      groups.push({ key, label, order, watch, count: 0, fill: 0 });
+      groups.push({ key, label, order, extra, count: 0, fill: 0 });
       byKey.set(key, g);
     }
     return g;
   };
   const eventCount = src.events.length;
-  // Per event: its watch lane when it is a breakpoint and the grouping is not by event (-1 otherwise).
+  // Per event: its extra lane (-1: none, or not made yet): a breakpoint's watch lane when the grouping is not by event,
+  // a logpoint's value lane in every grouping. extraOfEvent says which (0: none).
   const watchLaneOfEvent = new Int32Array(eventCount).fill(-1);
+  const extraOfEvent = new Uint8Array(eventCount);
   let anyWatch = false;
-  if (grouping !== 'event') {
-    for (let e = 0; e < eventCount; e++) if (src.events[e].kind === 'breakpoint') anyWatch = true;
+  for (let e = 0; e < eventCount; e++) {
+    if (src.events[e].kind === 'breakpoint' && grouping !== 'event') extraOfEvent[e] = 1;
+    else if (isLogpointEvent(src.events[e].name)) extraOfEvent[e] = 2;
+    if (extraOfEvent[e] !== 0) anyWatch = true;
   }
   const groupByNumber = new Map<number, number>();
   // The last group found for each value's low bits, in front of the map: a multi-threaded capture's
@@ -157,7 +167,12 @@ export function buildLanes(
         const ev = src.events[value];
         const isBreakpoint = ev?.kind === 'breakpoint';
         const name = ev?.name ?? `event ${value}`;
-        g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name, isBreakpoint ? -1e18 + value : value, isBreakpoint);
+        g = intern(
+          isBreakpoint ? `watch:${name}` : `event:${name}`,
+          isBreakpoint ? `◆ ${name}` : name,
+          isBreakpoint ? -1e18 + value : value,
+          isBreakpoint ? 'watch' : null,
+        );
         groups[g].keep = name.length - name.lastIndexOf(':') - 1; // sys_enter_read, not syscalls:
         break;
       }
@@ -281,18 +296,19 @@ export function buildLanes(
   }
   // groupOf === null && !useRuns: every row 0..n-1 is in firstGroup.
 
-  // Watch lanes: a breakpoint event's rows also go to its own lane (only when such events exist).
+  // Watch and value lanes: a breakpoint's or a logpoint's rows also go to a lane of its own (only when such events exist).
   let watchRows = 0;
   if (anyWatch) {
     for (const [from, to] of useRuns ? scan : [[0, n] as const]) {
       for (let row = from; row < Math.min(to, n); row++) {
         if (groupOf !== null && groupOf[row] < 0) continue;
         const e = event[row];
-        if (e < eventCount && src.events[e].kind === 'breakpoint') {
+        if (e < eventCount && extraOfEvent[e] !== 0) {
           let w = watchLaneOfEvent[e];
           if (w < 0) {
             const name = src.events[e].name;
-            w = watchLaneOfEvent[e] = intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, true);
+            w = watchLaneOfEvent[e] =
+              extraOfEvent[e] === 1 ? intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, 'watch') : intern(`values:${name}`, `≈ ${name}`, -5e17 + e, 'values');
             countSlot(w);
           }
           counts[w]++;
@@ -391,7 +407,7 @@ export function buildLanes(
     .map((g) => ({
       key: g.key,
       label: g.label,
-      kind: g.watch ? ('watch' as const) : ('group' as const),
+      kind: g.extra ?? ('group' as const),
       rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows === sharedRows ? g.rows.slice() : g.rows!),
       ...(g.pid !== undefined ? { pid: g.pid } : {}),
       ...(g.keep !== undefined ? { keep: g.keep } : {}),

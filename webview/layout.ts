@@ -23,6 +23,8 @@ export interface StackView {
 }
 
 export const LANE_HEIGHT = 22;
+/** A logpoint's value lane: room for its step plots and labels (value-lane.ts). */
+export const VALUE_LANE_HEIGHT = 44;
 export const COLLAPSED_HEIGHT = 8;
 
 /** The spans of one lane sorted by start, with the running maximum of their ends (for bisection). */
@@ -164,7 +166,7 @@ export class TimelineLayout {
       this.laneTop.push(y);
       // A collapsed process header keeps its height: it is the summary of the threads it hides. A stack chart is as
       // tall as its deepest callchain, under its activity graph.
-      const records = LANE_HEIGHT + this.stackDepth[i] * STACK_ROW_HEIGHT;
+      const records = lane.kind === 'values' ? VALUE_LANE_HEIGHT : LANE_HEIGHT + this.stackDepth[i] * STACK_ROW_HEIGHT;
       const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : records + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
       this.laneHeight.push(h);
       y += h + 1;
@@ -229,7 +231,8 @@ export class TimelineLayout {
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
       const stackDepth = this.stackDepth[li] ?? 0;
-      const dense = stackDepth > 0 || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
+      // A value lane draws its hits and values however many (value-lane.ts), never as density.
+      const dense = lane.kind !== 'values' && (stackDepth > 0 || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3);
       const densityEvent = dense ? (this.laneDensityEvent[li] ??= this.densityEventOf(lane)) : -1;
       out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent, stackDepth });
     }

@@ -12,6 +12,7 @@ import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
 import { TimelineLayout, type StackView } from './layout';
 import { transformStackView, type CallTreeTransform } from './call-tree-transforms';
+import { describeHitValues, valueSeries, VALUE_HITS_MAX, type HitValues, type HitValueStore, type ValueSeries } from './value-lane';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
 import { describeRow, handleKey, hitTest, laneAtY, Tooltip } from './interaction';
 import { markAt, type LossMark } from './losses';
@@ -81,6 +82,10 @@ export class Timeline {
   private holding: { name: number; stacks: number; table: Uint8Array } | null = null;
   /** Each activity graph the last frame drew, by lane index. */
   private readonly drawnActivity = new Map<number, ActivityGraph>();
+  /** Where the value lanes' hits get their values (the page's one store of them; null: value lanes draw ticks only). */
+  hitValues: HitValueStore | null = null;
+  /** Each value lane's series, for the lane's rows and the values known when it was made. */
+  private readonly valueSeriesOf = new Map<number, { rows: Uint32Array; version: number; series: ValueSeries }>();
   /** The call tree's transforms, which the stack charts draw through too. */
   private stackTransforms: readonly CallTreeTransform[] = [];
   /** The stacks rewritten by them, for the stack table they were rewritten from. */
@@ -313,6 +318,31 @@ export class Timeline {
     this.ensureLayout();
     const li = this.lanes.findIndex((l) => l.key === key);
     return li < 0 ? undefined : this.layout.stackChart(li);
+  }
+
+  /** A value lane's hits and their values as read so far (asking the host for the first VALUE_HITS_MAX hits' values). */
+  valueSeries(lane: number): ValueSeries | undefined {
+    const store = this.hitValues;
+    const l = this.lanes[lane];
+    if (!store || l?.kind !== 'values') return undefined;
+    const cached = this.valueSeriesOf.get(lane);
+    if (cached && cached.rows === l.rows && cached.version === store.version) return cached.series;
+    const times = new Float64Array(l.rows.length);
+    const values: (HitValues | undefined)[] = [];
+    for (let i = 0; i < l.rows.length; i++) {
+      const row = l.rows[i];
+      times[i] = this.store.time[row];
+      values.push(this.hitValuesOf(row, i < VALUE_HITS_MAX));
+    }
+    const series = valueSeries(times, values);
+    this.valueSeriesOf.set(lane, { rows: l.rows, version: store.version, series });
+    return series;
+  }
+
+  /** A store row's logpoint values (undefined: not known yet; asked of the host when `ask`). */
+  private hitValuesOf(row: number, ask: boolean): HitValues | undefined {
+    const snap = this.store.snapshots[this.store.snapshotIndexOf(row)];
+    return snap ? this.hitValues?.valuesOf(snap.id, this.store.localRowOf(row), ask) : undefined;
   }
 
   /** The stack table the charts' boxes name their functions in (the store's, with what the transforms added). */
@@ -588,7 +618,15 @@ export class Timeline {
       const row = kept.get(lane.key) ?? this.labelRow(lane.key);
       kept.delete(lane.key);
       const kindClass =
-        lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane' : lane.pid !== undefined ? ' rs-thread-lane' : '';
+        lane.kind === 'watch'
+          ? ' rs-watch-lane'
+          : lane.kind === 'values'
+            ? ' rs-values-lane'
+            : lane.kind === 'process'
+              ? ' rs-process-lane'
+              : lane.pid !== undefined
+                ? ' rs-thread-lane'
+                : '';
       const chart = this.layout.stackDepth[i] > 0;
       row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}${chart ? ' rs-stack-lane' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
@@ -613,7 +651,7 @@ export class Timeline {
       name.replaceChildren();
       el('span', 'rs-lane-head', name, lane.label.slice(0, lane.label.length - keep));
       if (keep > 0) el('span', 'rs-lane-tail', name, lane.label.slice(lane.label.length - keep));
-      name.title = lane.title ?? lane.label;
+      name.title = lane.title ?? (lane.kind === 'values' ? `${lane.label}: each hit with the values it recorded (hover a hit)` : lane.label);
       count.textContent = lane.rows.length.toLocaleString('en-US');
       return row;
     });
@@ -712,6 +750,7 @@ export class Timeline {
       laneMarks: this.layout.laneMarks,
       laneStates: this.layout.laneStates,
       stateTables: this.store.threadStates,
+      valuesOf: (lane) => this.valueSeries(lane),
       stacks: {
         stack: this.store.stack,
         table: this.store.stackTable(),
@@ -781,7 +820,14 @@ export class Timeline {
     }
     const row = this.lanes[hit.lane].rows[hit.pos];
     this.hover = { ...hit, x: this.viewport.x()(this.store.time[row]), y: py };
-    this.tooltip.show(this.describeRow(row), e.clientX, e.clientY);
+    const lines = this.describeRow(row);
+    // A logpoint hit in its value lane: the values it recorded.
+    if (this.lanes[hit.lane].kind === 'values') {
+      const snap = this.store.snapshots[this.store.snapshotIndexOf(row)];
+      const local = this.store.localRowOf(row);
+      lines.push(...describeHitValues(this.hitValuesOf(row, true), snap ? this.hitValues?.errorOf(snap.id, local) : undefined));
+    }
+    this.tooltip.show(lines, e.clientX, e.clientY);
     this.scheduler.schedule();
   }
 
