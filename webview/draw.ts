@@ -91,11 +91,17 @@ export function drawAxis(axisSvg: SVGSVGElement, x: TimeScale, width: number, ba
   axisSvg.setAttribute('aria-label', `Time axis from ${base.format(d0)} to ${base.format(d1)} (${formatDuration(d1 - d0)} visible)`);
 }
 
+/** The hatch tiles by colour, drawn once: a frame draws its hatches from them without making canvases. */
+const hatchTiles = new Map<string, HTMLCanvasElement>();
+
 function hatchPattern(ctx: CanvasRenderingContext2D, color: string): CanvasPattern | string {
+  const made = hatchTiles.get(color);
+  if (made) return ctx.createPattern(made, 'repeat') ?? color;
   const tile = document.createElement('canvas');
   tile.width = tile.height = 6;
   const t = tile.getContext('2d');
   if (!t) return color;
+  hatchTiles.set(color, tile);
   t.strokeStyle = color;
   t.lineWidth = 1.5;
   t.beginPath();

@@ -365,23 +365,31 @@ export function buildLanes(
   }
   const processFill = new Int32Array(processRows.length);
   if (useRuns) {
-    // Each run's rows are consecutive numbers, written into its lane (and its process header) in one tight loop.
+    // Each run's rows are consecutive numbers, written into its lane (and its process header): a long run is a block
+    // copy from the page's 0..n-1 (identityRows, made once), a short one a loop.
+    const identity = identityRows(n);
     for (let r = 0; r < runCount; r++) {
       const g = runGroups[r];
       if (g < 0) continue;
       const first = runStarts[r];
       const last = r + 1 < runCount ? runStarts[r + 1] : n;
       const rows = rowsOf[g];
-      let at = fill[g];
-      for (let row = first; row < last; row++) rows[at++] = row;
-      fill[g] = at;
       const p = processOf[g];
-      if (p >= 0) {
-        const header = processRows[p];
-        let h = processFill[p];
-        for (let row = first; row < last; row++) header[h++] = row;
-        processFill[p] = h;
+      const header = p >= 0 ? processRows[p] : null;
+      if (last - first > 32) {
+        const block = identity.subarray(first, last);
+        rows.set(block, fill[g]);
+        if (header) header.set(block, processFill[p]);
+      } else {
+        let at = fill[g];
+        for (let row = first; row < last; row++) rows[at++] = row;
+        if (header) {
+          let h = processFill[p];
+          for (let row = first; row < last; row++) header[h++] = row;
+        }
       }
+      fill[g] += last - first;
+      if (header) processFill[p] += last - first;
     }
   } else if (groupOf !== null) {
     for (let row = 0; row < n; row++) {

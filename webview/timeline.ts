@@ -112,6 +112,8 @@ export class Timeline {
   private viewportHeight = 0;
   private dpr = 1;
   private colors: Colors | null = null;
+  /** The numbers of the canvas's aria-label as last set (set again only when they change). */
+  private canvasLabel = '';
   /** Time spent in the last render, ms (for benchmarks and the status line). */
   lastRenderMs = 0;
   renderCount = 0;
@@ -698,23 +700,30 @@ export class Timeline {
     const started = performance.now();
     this.ensureLayout();
     this.colors ??= readColors(this.scroll);
+    // Every read of the page's layout comes before this frame's first write of a style: a read after a write makes the
+    // browser lay the page out there and then (scrollTop read after the sizes were set took a zoom frame more than drawing).
     const width = this.viewport.plotWidth();
     const viewport = Math.max(40, this.scroll.clientHeight);
-    const resized = width !== this.width || viewport !== this.viewportHeight;
+    let scrollTop = this.scroll.scrollTop;
+    const dpr = window.devicePixelRatio || 1;
+    const resized = width !== this.width || viewport !== this.viewportHeight || dpr !== this.dpr || this.renderCount === 0;
     this.width = width;
     this.viewportHeight = viewport;
-    this.dpr = window.devicePixelRatio || 1;
-    if (resized) this.viewport.resized(viewport);
-    this.plot.style.width = `${width}px`;
-    this.plot.style.height = `${viewport}px`;
-    this.plot.style.marginLeft = `${LABEL_WIDTH}px`;
-    (this.labels.parentElement as HTMLElement).style.marginTop = `${-viewport}px`;
-    sizeCanvas(this.canvas, width, viewport, this.dpr);
-    this.overlay.setAttribute('width', String(width));
-    this.overlay.setAttribute('height', String(viewport));
+    this.dpr = dpr;
+    if (resized) {
+      this.viewport.resized(viewport);
+      this.plot.style.width = `${width}px`;
+      this.plot.style.height = `${viewport}px`;
+      this.plot.style.marginLeft = `${LABEL_WIDTH}px`;
+      (this.labels.parentElement as HTMLElement).style.marginTop = `${-viewport}px`;
+      sizeCanvas(this.canvas, width, viewport, this.dpr);
+      this.overlay.setAttribute('width', String(width));
+      this.overlay.setAttribute('height', String(viewport));
+      // New sizes may have moved the scroll position (a shorter plot): read it again, once.
+      scrollTop = this.scroll.scrollTop;
+    }
     const x = this.viewport.x();
     const [t0, t1] = x.domain();
-    const scrollTop = this.scroll.scrollTop;
     const deviceWidth = this.canvas.width;
     const frame = this.layout.frame(t0, t1, deviceWidth, scrollTop, this.viewportHeight);
     if (frame.some((f) => f.end > f.first && !f.dense) && !this.layout.spansReady) {
@@ -770,7 +779,12 @@ export class Timeline {
       hoverX: this.hover ? this.hover.x : null,
       colors,
     });
-    this.canvas.setAttribute('aria-label', `Timeline: ${(shown?.receivedRows ?? 0).toLocaleString('en-US')} records in ${this.lanes.length} lanes`);
+    // Formatted only when its numbers change (toLocaleString cost a zoom frame more than its axis).
+    const labelKey = `${shown?.receivedRows ?? 0}|${this.lanes.length}`;
+    if (labelKey !== this.canvasLabel) {
+      this.canvasLabel = labelKey;
+      this.canvas.setAttribute('aria-label', `Timeline: ${(shown?.receivedRows ?? 0).toLocaleString('en-US')} records in ${this.lanes.length} lanes`);
+    }
     this.lastRenderMs = performance.now() - started;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);

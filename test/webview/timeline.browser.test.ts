@@ -422,6 +422,7 @@ describe('timeline webview in Chromium', function () {
       // A process of one thread is shown once: its thread's lane.
       '<img src=x onerror="window.__pwned=1"> 200',
     ]);
+    assert.equal(await page.locator('.rs-lane-label[data-lane="process:200"]').count(), 0, 'no header over the one thread of process 200');
     const processTitle = await page.getAttribute('.rs-lane-label[data-lane="process:100"] .rs-lane-name', 'title');
     assert.equal(processTitle, 'worker 100: 2 threads');
     assert.deepEqual(
