@@ -5,10 +5,10 @@
 // of the frame each zoom step schedules (the renderer's own timing hook; compositing excluded).
 
 import { createServer, type Server } from 'node:http';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Page } from 'playwright-core';
+import { chromium, type CDPSession, type Page } from 'playwright-core';
 import { COLUMN_NAMES, DEFAULT_BATCH_ROWS } from '../shared/columns';
 import type { SnapshotStart } from '../shared/protocol';
 import type { RecordColumns } from '../native/decode/types';
@@ -221,13 +221,34 @@ export async function runRender(
     const paints: PaintTiming[] = [];
     const zooms: number[] = [];
     const pans: number[] = [];
+    // RINGSIDE_BENCH_CPUPROFILE=PREFIX: Chromium's CPU profiles (CDP Profiler) of the last run's first paint and of its zoom
+    // and pan frames, written to PREFIX.<snapshot id>.paint.cpuprofile and .frames.cpuprofile (the format DevTools
+    // opens), to see where a frame's time goes. That run is timed with the profiler on: read its figures as a profile's.
+    const profilePrefix = process.env.RINGSIDE_BENCH_CPUPROFILE;
+    let profiler: CDPSession | undefined;
+    const profiled = async <T>(part: string, measure: () => Promise<T>): Promise<T> => {
+      if (!profiler || !profilePrefix) return measure();
+      await profiler.send('Profiler.start');
+      const result = await measure();
+      const { profile } = await profiler.send('Profiler.stop');
+      writeFileSync(`${profilePrefix}.${start.snapshotId}.${part}.cpuprofile`, JSON.stringify(profile));
+      return result;
+    };
     for (let i = -warmup; i < runs; i++) {
       await prepare(page, url);
-      const paint = await firstPaint(page);
+      if (profilePrefix && i === runs - 1) {
+        profiler = await page.context().newCDPSession(page);
+        await profiler.send('Profiler.enable');
+        await profiler.send('Profiler.setSamplingInterval', { interval: 100 });
+      }
+      const paint = await profiled('paint', () => firstPaint(page));
       if (paint.rejected > 0) throw new Error(`the webview rejected ${paint.rejected} bench messages`);
       if (paint.rows !== columns.length) throw new Error(`the webview holds ${paint.rows} rows, sent ${columns.length}`);
-      const frames = await zoomFrames(page, 12);
-      const panned = await panFrames(page, 10);
+      const [frames, panned] = await profiled('frames', async () => [await zoomFrames(page, 12), await panFrames(page, 10)] as const);
+      if (profiler) {
+        await profiler.detach();
+        profiler = undefined;
+      }
       if (i < 0) continue;
       paints.push(paint);
       zooms.push(...frames);

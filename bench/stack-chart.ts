@@ -11,6 +11,7 @@ import type { SnapshotStart, ThreadInfo, WireStacks } from '../shared/protocol';
 import type { RecordColumns } from '../native/decode/types';
 import { runRender, type RenderResult } from './render';
 import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 
 const N = 1_000_000;
 const DEPTH = 20;
@@ -122,7 +123,8 @@ function walkStacks(n: number): { stacks: WireStacks; stackIndex: Int32Array } {
 function line(label: string, r: RenderResult, base?: RenderResult): string {
   const ratio = base ? ` (${(r.firstPaintMs / base.firstPaintMs).toFixed(2)}× one lane)` : '';
   return (
-    `${label.padEnd(12)} first paint ${r.firstPaintMs.toFixed(1)} ms${ratio} · first render ${r.firstRenderMs.toFixed(1)} ms` +
+    `${label.padEnd(12)} first paint ${r.firstPaintMs.toFixed(1)} ms${ratio} (receive ${r.receiveMs.toFixed(1)} ms)` +
+    ` · first render ${r.firstRenderMs.toFixed(1)} ms` +
     ` · zoom frame ${r.zoomFrameMs.toFixed(1)} ms (max ${r.zoomFrameMaxMs.toFixed(1)}) · pan frame ${r.panFrameMs.toFixed(1)} ms` +
     ` (max ${r.panFrameMaxMs.toFixed(1)}) · lanes ${r.laneRows.length}`
   );
@@ -141,6 +143,11 @@ async function main(): Promise<void> {
   const pidOf = (tid: number) => (tid < 3000 ? 2000 : 3000);
   const manyLanes = columnsOf(N, (i) => small.get(i) ?? 2000 + (Math.floor(i / 1000) % 4), pidOf);
   const manyThreads: ThreadInfo[] = [...new Set(manyLanes.tid)].map((tid) => ({ pid: pidOf(tid), tid, comm: tid < 3000 ? 'busy' : 'small' }));
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (${cpus().length} CPUs)`,
+  );
   console.log(`${N.toLocaleString('en-US')} records each; stack chart: ${stacks.start.length - 1} distinct ${DEPTH}-frame stacks; ${runs} runs, median`);
   const one = await runRender(DIST_WEBVIEW, oneThread, startOf('one-lane', oneThread, thread), runs, 1);
   console.log(line('one lane', one));
@@ -150,6 +157,11 @@ async function main(): Promise<void> {
   console.log(line('54 lanes', many, one));
   const small1to9 = many.laneRows.filter((rows) => rows >= 1 && rows <= 9).length;
   console.log(`54 lanes: ${many.laneRows.length} lanes laid out, ${small1to9} of them with 1–9 rows`);
+  console.log(
+    `load average at end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -11,7 +11,7 @@ import { visibleRange } from './hit-test';
 /** Width of one bucket in CSS pixels. */
 export const ACTIVITY_BUCKET_PX = 2;
 /** At most this many samples of a bucket are read for its colour (its count is always exact). */
-const COLOUR_SAMPLES = 128;
+const COLOUR_SAMPLES = 32;
 
 export interface ActivityGraph {
   readonly t0: number;

@@ -19,6 +19,7 @@ import { stateLegendEntries } from './state-lane';
 import { Drawer } from './drawer';
 import { compileFilter, fieldTermKey, parseFilter, type FilterTerm } from './filter';
 import { formatAddress } from './time-format';
+import { HitValueStore } from './value-lane';
 import { createButton, createCheckbox, createDropdown, createTextField, registerToolkit } from './toolkit';
 
 /** How the recorder's limitation begins when this host's hardware breakpoints never fire (native/perf/breakpoint-delivery.ts). */
@@ -45,6 +46,17 @@ export class App {
   /** Which capture and how many untimed rows the list was rendered for. */
   private untimedKey = '';
   readonly callTree: CallTreeView;
+  /** The logpoint values of the value lanes' hits, asked of the host (the drawer's detailsRequest) as the lanes are drawn. */
+  private readonly hitValues = new HitValueStore(
+    (snapshotId, row) => {
+      const requestId = this.nextRequestId++;
+      this.post({ type: 'detailsRequest', requestId, snapshotId, row });
+      return requestId;
+    },
+    () => {
+      for (const t of this.timelines()) t.scheduler.schedule();
+    },
+  );
   private brushed = false;
   private readonly coverageList: HTMLElement;
   private readonly legend: HTMLElement;
@@ -193,6 +205,10 @@ export class App {
       filterTo: (text) => {
         this.filterField.value = text;
         this.applyFilter(text);
+      },
+      // The stack charts draw the samples through the same transforms as the trees and the flame graph.
+      transformsChanged: (transforms) => {
+        for (const t of this.timelines()) t.setStackTransforms(transforms);
       },
     });
     this.coverageList = el('section', 'rs-coverage-list', side);
@@ -368,6 +384,9 @@ export class App {
         if (this.editor) this.post({ type: 'revealRequest', requestId: this.nextRequestId++, file: at.file, line: at.line });
       },
     });
+    timeline.hitValues = this.hitValues;
+    // A chart made while transforms apply (the second of two compared captures) draws through them too.
+    if (this.callTree) timeline.setStackTransforms(this.callTree.transforms);
     return timeline;
   }
 
@@ -550,9 +569,14 @@ export class App {
           this.painted.add(m.snapshotId);
           requestAnimationFrame(() => requestAnimationFrame(() => this.post({ type: 'painted', snapshotId: m.snapshotId })));
         }
-        // A capture with callchains opens with the call tree of the whole capture, once all of it is here.
+        // A capture with callchains opens with the call tree of the whole capture, once all of it is here: counted after
+        // the timeline's first frame of it (sending the worker its columns copies them, which the first paint need not wait for).
         const received = this.store.getSnapshot(m.snapshotId);
-        if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) this.showWholeCapture();
+        if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) {
+          this.active.scheduler.afterNextFrame(() => {
+            if (!this.brushed && this.active.shown === received.index) this.showWholeCapture();
+          });
+        }
         if (m.stackIndex && this.compare && received && this.store.isComplete(received)) this.updateComparison();
         if (this.restoreWindow && this.store.originNs !== null && BigInt(this.restoreWindow.originNs) === this.store.originNs) {
           this.timeline.restoreWindow(this.restoreWindow.start, this.restoreWindow.end);
@@ -574,7 +598,9 @@ export class App {
         }
         return;
       case 'detailsReply':
-        this.details.detailsReply(m);
+        // A logpoint hit's values for a value lane, or the drawer's record.
+        if (this.hitValues.owns(m.replyTo)) this.hitValues.reply(m.replyTo, m.details, m.error?.message);
+        else this.details.detailsReply(m);
         return;
       case 'watchReply':
         this.watch.reply(m.replyTo, m.ok, m.error);

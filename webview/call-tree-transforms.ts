@@ -40,6 +40,8 @@ export interface TransformedStacks {
   readonly table: StackTable;
   /** Samples per stack of `table`. */
   readonly weight: Float64Array;
+  /** Per stack of the input table: the stack of `table` its samples went to, or -1 (dropped, or of no weight). */
+  readonly map: Int32Array;
 }
 
 /**
@@ -48,9 +50,26 @@ export interface TransformedStacks {
  * the transformed tree names the same function in the store. No transform: the input, as it is.
  */
 export function transformStacks(table: StackTable, weight: Float64Array, transforms: readonly CallTreeTransform[]): TransformedStacks {
-  let out: TransformedStacks = { table, weight };
-  for (const t of transforms) out = applyOne(out.table, out.weight, t);
+  const stacks = Math.max(0, table.start.length - 1);
+  let out: TransformedStacks = { table, weight, map: Int32Array.from({ length: stacks }, (_, s) => ((weight[s] ?? 0) === 0 ? -1 : s)) };
+  for (const t of transforms) {
+    const next = applyOne(out.table, out.weight, t);
+    // Composed: each input stack through every transform so far.
+    const map = out.map.map((s) => (s < 0 ? -1 : next.map[s]));
+    out = { ...next, map };
+  }
   return out;
+}
+
+/**
+ * The stacks as the stack chart draws them through `transforms`: the rewritten table and, per stack of `table`, its
+ * rewritten stack (-1: the transforms drop its samples, as focus does for samples not through the function). The same
+ * rewrite as the call tree's and flame graph's (every stack counted once), so the chart's boxes are the transformed
+ * callchains of its samples.
+ */
+export function transformStackView(table: StackTable, transforms: readonly CallTreeTransform[]): { table: StackTable; map: Int32Array } {
+  const out = transformStacks(table, new Float64Array(Math.max(0, table.start.length - 1)).fill(1), transforms);
+  return { table: out.table, map: out.map };
 }
 
 /** The pane's answer for samples counted per stack, after the transforms: what the worker and the page both run. */
@@ -74,6 +93,7 @@ function applyOne(table: StackTable, weight: Float64Array, t: CallTreeTransform)
   const libraryName = t.kind === 'collapse-library' ? nameIndex(libraryFrameName(t.library)) : -1;
   const inLibrary = t.kind === 'collapse-library' ? libraryMembers(table, t.library) : null;
   const kept: number[] = [];
+  const map = new Int32Array(Math.max(0, start.length - 1)).fill(-1);
   for (let s = 0; s + 1 < start.length; s++) {
     const w = weight[s] ?? 0;
     if (w === 0) continue;
@@ -113,9 +133,9 @@ function applyOne(table: StackTable, weight: Float64Array, t: CallTreeTransform)
     }
     // A leaf that stays the leaf keeps its sampled line; a new leaf (its callee merged or collapsed away) has none known.
     const sameLeaf = kept.length > 0 && kept[0] === frames[from] && !(t.kind === 'collapse-library' && kept[0] === libraryName);
-    rewrite.add(kept, w, sameLeaf ? (table.leafLocation?.[s] ?? -1) : -1);
+    map[s] = rewrite.add(kept, w, sameLeaf ? (table.leafLocation?.[s] ?? -1) : -1);
   }
-  return rewrite.done(names);
+  return rewrite.done(names, map);
 }
 
 /** The names of `table` whose library is `library` (none when the table knows no libraries). */
@@ -137,8 +157,9 @@ function makeRewriter(table: StackTable) {
   const weights: number[] = [];
   const leafLocation: number[] = [];
   return {
-    add(kept: readonly number[], w: number, leaf: number): void {
-      if (kept.length === 0) return; // nothing left of the stack: its samples leave the tree
+    /** The rewritten stack's id, or -1 when nothing is left of it. */
+    add(kept: readonly number[], w: number, leaf: number): number {
+      if (kept.length === 0) return -1; // nothing left of the stack: its samples leave the tree
       const key = `${leaf}|${kept.join(',')}`;
       let id = ids.get(key);
       if (id === undefined) {
@@ -150,8 +171,9 @@ function makeRewriter(table: StackTable) {
         leafLocation.push(leaf);
       }
       weights[id] += w;
+      return id;
     },
-    done(names: string[]): TransformedStacks {
+    done(names: string[], map: Int32Array): TransformedStacks {
       const nameLocation = table.nameLocation ? Int32Array.from(names, (_, n) => (n < table.nameLocation!.length ? table.nameLocation![n] : -1)) : undefined;
       const nameLibrary = table.nameLibrary ? Int32Array.from(names, (_, n) => (n < table.nameLibrary!.length ? table.nameLibrary![n] : -1)) : undefined;
       return {
@@ -164,6 +186,7 @@ function makeRewriter(table: StackTable) {
           ...(table.libraries && nameLibrary ? { libraries: table.libraries, nameLibrary } : {}),
         },
         weight: Float64Array.from(weights),
+        map,
       };
     },
   };

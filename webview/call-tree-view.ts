@@ -50,6 +50,8 @@ export interface CallTreeActions {
   filterText(): string;
   /** Puts `text` in the filter box and applies it to the tracks. */
   filterTo(text: string): void;
+  /** The transforms changed (added or a breadcrumb removed): the stack charts draw through them too. */
+  transformsChanged?(transforms: readonly CallTreeTransform[]): void;
 }
 
 /** One flame graph box as the page drew it, in CSS pixels of the canvas (for hit-testing from outside and tests). */
@@ -161,6 +163,7 @@ export class CallTreeView {
     this.selection = el('div', 'rs-calltree-selection', this.section);
     this.selection.setAttribute('aria-live', 'polite');
     this.transformBar = new TransformBar(this.section, () => {
+      this.actions.transformsChanged?.(this.transformBar.transforms);
       if (this.lastSelection) this.setSelection(this.lastSelection, this.label);
       else this.render();
     });

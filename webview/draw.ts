@@ -15,6 +15,7 @@ import type { ThreadStateTable } from '../shared/thread-states';
 import type { StackTable } from '../shared/stacks';
 import { ACTIVITY_BUCKET_PX, buildActivityGraph, drawActivityGraph, type ActivityGraph } from './activity-graph';
 import { drawStackColumns, STACK_ROW_HEIGHT } from './stack-chart';
+import { drawValueLane, type ValueSeries } from './value-lane';
 
 export const AXIS_HEIGHT = 24;
 const COVERAGE_ROW = 7;
@@ -90,11 +91,17 @@ export function drawAxis(axisSvg: SVGSVGElement, x: TimeScale, width: number, ba
   axisSvg.setAttribute('aria-label', `Time axis from ${base.format(d0)} to ${base.format(d1)} (${formatDuration(d1 - d0)} visible)`);
 }
 
+/** The hatch tiles by colour, drawn once: a frame draws its hatches from them without making canvases. */
+const hatchTiles = new Map<string, HTMLCanvasElement>();
+
 function hatchPattern(ctx: CanvasRenderingContext2D, color: string): CanvasPattern | string {
+  const made = hatchTiles.get(color);
+  if (made) return ctx.createPattern(made, 'repeat') ?? color;
   const tile = document.createElement('canvas');
   tile.width = tile.height = 6;
   const t = tile.getContext('2d');
   if (!t) return color;
+  hatchTiles.set(color, tile);
   t.strokeStyle = color;
   t.lineWidth = 1.5;
   t.beginPath();
@@ -182,12 +189,16 @@ export interface LanesInput {
   readonly stateTables: readonly ThreadStateTable[];
   /** The callchains: activity graphs coloured by function, and the stack charts of the lanes that are ones. */
   readonly stacks: StacksInput;
+  /** A logpoint's value lane's hits with the values read so far (its kind is 'values'); absent: drawn as ticks. */
+  valuesOf?(lane: number): ValueSeries | undefined;
 }
 
 export interface StacksInput {
   /** The store's stack id per row (-1: none; empty: no callchains) and the table they index. */
   readonly stack: Int32Array;
   readonly table: StackTable;
+  /** What the stack charts draw: the table, and each store stack id's stack in it (the call tree's transforms; null: none). */
+  readonly chart: { readonly table: StackTable; readonly map: Int32Array | null };
   /** The highlighted function (index into the table's names; -1: none) and which stacks hold it (null: none). */
   readonly highlight: number;
   readonly holding: Uint8Array | null;
@@ -242,6 +253,11 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
     const s = f.first;
     const e = f.end;
     if (e - s === 0) continue;
+    const series = lane.kind === 'values' ? input.valuesOf?.(f.lane) : undefined;
+    if (series) {
+      drawValueLane(ctx, series, s, e, t0, t1, W, y, hp, dpr, { palette: colors.palette, foreground: colors.foreground });
+      continue;
+    }
     if (f.dense) {
       // The activity graph: over the whole lane, or over the top LANE_HEIGHT of a stack chart. A process header over one
       // thread holds that thread lane's rows (the same array): built once.
@@ -262,7 +278,14 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
       if (f.stackDepth > 0) {
         drawStackColumns(
           ctx,
-          { rows: lane.rows, time, stack: stacks.stack, table: stacks.table, interval: stacks.intervalOf(f.lane) },
+          {
+            rows: lane.rows,
+            time,
+            stack: stacks.stack,
+            table: stacks.chart.table,
+            interval: stacks.intervalOf(f.lane),
+            ...(stacks.chart.map ? { map: stacks.chart.map } : {}),
+          },
           t0,
           t1,
           W,

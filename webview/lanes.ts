@@ -1,9 +1,11 @@
 // Lane grouping: which lane each record belongs to (by CPU, by thread, or by event), plus one
-// extra lane per hardware watchpoint/breakpoint event whatever the grouping. Each lane holds its
+// extra lane per hardware watchpoint/breakpoint event whatever the grouping, and one value lane per logpoint (its hits
+// with the values they recorded, value-lane.ts) in every grouping. Each lane holds its
 // row ids sorted by time so the renderer can cull and hit-test by bisection.
 
 import type { EventKind } from '../shared/protocol';
 import type { LaneGrouping } from './view-state';
+import { isLogpointEvent } from './value-lane';
 
 export interface LaneSource {
   readonly length: number;
@@ -29,14 +31,17 @@ export interface LaneSource {
 }
 
 export interface Lane {
-  /** Stable key (for collapse state): `cpu:3`, `process:1234`, `thread:1234`, `event:sched:sched_switch`, `watch:...`. */
+  /**
+   * Stable key (for collapse state): `cpu:3`, `process:1234`, `thread:1234`, `event:sched:sched_switch`, `watch:...`,
+   * `values:log:loop.c:42`.
+   */
   readonly key: string;
   readonly label: string;
   /**
    * group: the records of one CPU, thread or event; watch: a breakpoint's hits (also in a group lane unless grouped by
    * event); process: the header of a process's thread lanes, holding all their rows (a summary; collapsing it hides them).
    */
-  readonly kind: 'group' | 'watch' | 'process';
+  readonly kind: 'group' | 'watch' | 'process' | 'values';
   readonly rows: Uint32Array;
   /** Grouped by thread: the process of the lane (its header's and its threads'). */
   readonly pid?: number;
@@ -80,7 +85,8 @@ interface Group {
   key: string;
   label: string;
   order: number;
-  watch: boolean;
+  /** The extra lane an event's rows also go to: a breakpoint's hits (watch) or a logpoint's values; null: a group. */
+  extra: 'watch' | 'values' | null;
   count: number;
   rows?: Uint32Array;
   fill: number;
@@ -110,21 +116,25 @@ export function buildLanes(
   const partial = ranges !== undefined && !(ranges.length === 1 && ranges[0][0] === 0 && ranges[0][1] >= n);
   const groups: Group[] = [];
   const byKey = new Map<string, number>();
-  const intern = (key: string, label: string, order: number, watch = false): number => {
+  const intern = (key: string, label: string, order: number, extra: Group['extra'] = null): number => {
     let g = byKey.get(key);
     if (g === undefined) {
       g = groups.length;
-      groups.push({ key, label, order, watch, count: 0, fill: 0 });
+      groups.push({ key, label, order, extra, count: 0, fill: 0 });
       byKey.set(key, g);
     }
     return g;
   };
   const eventCount = src.events.length;
-  // Per event: its watch lane when it is a breakpoint and the grouping is not by event (-1 otherwise).
+  // Per event: its extra lane (-1: none, or not made yet): a breakpoint's watch lane when the grouping is not by event,
+  // a logpoint's value lane in every grouping. extraOfEvent says which (0: none).
   const watchLaneOfEvent = new Int32Array(eventCount).fill(-1);
+  const extraOfEvent = new Uint8Array(eventCount);
   let anyWatch = false;
-  if (grouping !== 'event') {
-    for (let e = 0; e < eventCount; e++) if (src.events[e].kind === 'breakpoint') anyWatch = true;
+  for (let e = 0; e < eventCount; e++) {
+    if (src.events[e].kind === 'breakpoint' && grouping !== 'event') extraOfEvent[e] = 1;
+    else if (isLogpointEvent(src.events[e].name)) extraOfEvent[e] = 2;
+    if (extraOfEvent[e] !== 0) anyWatch = true;
   }
   const groupByNumber = new Map<number, number>();
   // The last group found for each value's low bits, in front of the map: a multi-threaded capture's
@@ -157,7 +167,12 @@ export function buildLanes(
         const ev = src.events[value];
         const isBreakpoint = ev?.kind === 'breakpoint';
         const name = ev?.name ?? `event ${value}`;
-        g = intern(isBreakpoint ? `watch:${name}` : `event:${name}`, isBreakpoint ? `◆ ${name}` : name, isBreakpoint ? -1e18 + value : value, isBreakpoint);
+        g = intern(
+          isBreakpoint ? `watch:${name}` : `event:${name}`,
+          isBreakpoint ? `◆ ${name}` : name,
+          isBreakpoint ? -1e18 + value : value,
+          isBreakpoint ? 'watch' : null,
+        );
         groups[g].keep = name.length - name.lastIndexOf(':') - 1; // sys_enter_read, not syscalls:
         break;
       }
@@ -182,15 +197,21 @@ export function buildLanes(
     }
   };
 
-  // Pass 1: the size of every group, and the group of every row (-1: left out). Rows of one group
-  // come in runs (one thread's or CPU's records are mostly consecutive), so the hot path is a
-  // compare and a store; counts are added per run, not per row. While every row so far is in one
-  // group, nothing is stored per row: `groupOf` is only allocated when a second group or a
-  // left-out row shows up, so a single-lane million-row store skips 8 MB of traffic. The rows
-  // before that point are all in group 0 (the first one interned), which is what a fresh
-  // Int32Array holds: allocating the table is the back-fill.
-  // Rows outside the ranges are left out from the start: the table is allocated filled with -1.
-  let groupOf: Int32Array | null = partial ? new Int32Array(n).fill(-1) : null;
+  // Pass 1: the size of every group, and which group each row is in. Rows of one group come in runs (one thread's or
+  // CPU's records are mostly consecutive), so the hot path is a compare; counts are added per run, not per row. When
+  // every row is placed (no filter, every row timed) the runs themselves are kept (first row and group of each, in
+  // growable typed arrays), not a group per row: pass 2 then writes each run's rows as consecutive numbers, and a
+  // capture of many lanes costs its runs, not a table of 4 bytes a row written and read again (a million rows over 54
+  // thread lanes took 100-300 ms that way). The general path (a filter, rows without a time) keeps a group per row
+  // (`groupOf`, -1: left out), allocated only when a second group or a left-out row shows up, so a single-lane
+  // capture stores nothing per row; rows before that point are all in group 0 (the first one interned), which is what
+  // a fresh Int32Array holds. Rows outside the ranges are left out from the start (the table is filled with -1).
+  let groupOf: Int32Array | null = null;
+  let runStarts = new Uint32Array(256);
+  let runGroups = new Int32Array(256);
+  let runCount = 0;
+  let useRuns = include === null && src.allTimed === true;
+  if (!useRuns && partial) groupOf = new Int32Array(n).fill(-1);
   let firstGroup = -1;
   let lastValue = NaN;
   let lastGroup = -1;
@@ -199,36 +220,47 @@ export function buildLanes(
   let column: Int32Array | Uint16Array | undefined;
   for (const [from, to] of scan) {
     const end = Math.min(to, n);
-    if (include === null && src.allTimed === true) {
-      // Every row is placed: only the grouping column is read, and a run's rows are stored with one fill
-      // (the first paint of a big snapshot runs this loop cold, so it is kept to a read and a compare).
+    if (useRuns) {
+      // Every row is placed: only the grouping column is read (the first paint of a big snapshot runs this loop cold,
+      // so it is kept to a read and a compare). A range starts a run of its own (rows between ranges are left out).
       let runStart = from;
+      lastValue = NaN;
       for (const { base, values } of (parts ??= partsOf())) {
         const last = Math.min(end, base + values.length);
         for (let row = Math.max(from, base); row < last; row++) {
           const value = values[row - base];
           if (value === lastValue) continue;
-          if (lastGroup >= 0) {
-            counts[lastGroup] += row - runStart;
-            // A native fill costs a call: short runs (threads taking turns) are stored directly.
-            if (groupOf !== null) {
-              if (row - runStart > 16) groupOf.fill(lastGroup, runStart, row);
-              else for (let r = runStart; r < row; r++) groupOf[r] = lastGroup;
-            }
-          }
+          if (lastGroup >= 0 && row > runStart) counts[lastGroup] += row - runStart;
           runStart = row;
           lastValue = value;
           const slot = value & (RECENT_GROUPS - 1); // the cache's hit here, without a call a row
           lastGroup = recentValue[slot] === value ? recentGroup[slot] : groupOfNumber(value, row);
           countSlot(lastGroup);
           if (firstGroup < 0) firstGroup = lastGroup;
-          else if (groupOf === null && lastGroup !== firstGroup) groupOf = new Int32Array(n);
+          if (runCount === runStarts.length) {
+            const starts = new Uint32Array(runCount * 2);
+            starts.set(runStarts);
+            runStarts = starts;
+            const ofGroup = new Int32Array(runCount * 2);
+            ofGroup.set(runGroups);
+            runGroups = ofGroup;
+          }
+          runStarts[runCount] = row;
+          runGroups[runCount++] = lastGroup;
         }
       }
-      if (lastGroup >= 0) {
-        counts[lastGroup] += end - runStart;
-        if (groupOf !== null) groupOf.fill(lastGroup, runStart, end);
+      if (lastGroup >= 0 && end > runStart) counts[lastGroup] += end - runStart;
+      // The run ends where the range does: a left-out stretch up to the next range's first row.
+      if (runCount === runStarts.length) {
+        const starts = new Uint32Array(runCount * 2);
+        starts.set(runStarts);
+        runStarts = starts;
+        const ofGroup = new Int32Array(runCount * 2);
+        ofGroup.set(runGroups);
+        runGroups = ofGroup;
       }
+      runStarts[runCount] = end;
+      runGroups[runCount++] = -1;
       continue;
     }
     column ??= columnOf();
@@ -256,30 +288,39 @@ export function buildLanes(
     if (lastGroup >= 0) counts[lastGroup] += run;
     run = 0;
   }
-  // groupOf === null: every row 0..n-1 is in firstGroup.
+  // Runs of one group covering rows 0..n-1 are the single-lane case: no run list is needed.
+  if (useRuns) {
+    let singleGroup = firstGroup >= 0 && !partial;
+    for (let r = 0; singleGroup && r < runCount; r++) if (runGroups[r] !== firstGroup && runGroups[r] !== -1) singleGroup = false;
+    if (singleGroup) useRuns = false;
+  }
+  // groupOf === null && !useRuns: every row 0..n-1 is in firstGroup.
 
-  // Watch lanes: a breakpoint event's rows also go to its own lane (only when such events exist).
+  // Watch and value lanes: a breakpoint's or a logpoint's rows also go to a lane of its own (only when such events exist).
   let watchRows = 0;
   if (anyWatch) {
-    for (let row = 0; row < n; row++) {
-      if (groupOf !== null && groupOf[row] < 0) continue;
-      const e = event[row];
-      if (e < eventCount && src.events[e].kind === 'breakpoint') {
-        let w = watchLaneOfEvent[e];
-        if (w < 0) {
-          const name = src.events[e].name;
-          w = watchLaneOfEvent[e] = intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, true);
-          countSlot(w);
+    for (const [from, to] of useRuns ? scan : [[0, n] as const]) {
+      for (let row = from; row < Math.min(to, n); row++) {
+        if (groupOf !== null && groupOf[row] < 0) continue;
+        const e = event[row];
+        if (e < eventCount && extraOfEvent[e] !== 0) {
+          let w = watchLaneOfEvent[e];
+          if (w < 0) {
+            const name = src.events[e].name;
+            w = watchLaneOfEvent[e] =
+              extraOfEvent[e] === 1 ? intern(`watch:${name}`, `◆ ${name}`, -1e18 + e, 'watch') : intern(`values:${name}`, `≈ ${name}`, -5e17 + e, 'values');
+            countSlot(w);
+          }
+          counts[w]++;
+          watchRows++;
         }
-        counts[w]++;
-        watchRows++;
       }
     }
   }
 
   // Pass 2: each group's rows, in row order.
   // Every row in one group (no table was needed): its rows are 0..n-1, shared with the page's identity rows.
-  const onlyGroup = groupOf === null && firstGroup >= 0 ? firstGroup : -1;
+  const onlyGroup = groupOf === null && !useRuns && firstGroup >= 0 ? firstGroup : -1;
   for (let g = 0; g < groups.length; g++) {
     groups[g].count = counts[g];
     groups[g].rows = g === onlyGroup ? identityRows(n) : new Uint32Array(groups[g].count);
@@ -323,16 +364,46 @@ export function buildLanes(
     }
   }
   const processFill = new Int32Array(processRows.length);
-  if (groupOf !== null || watchRows > 0) {
-    for (let row = 0; row < n; row++) {
-      if (groupOf !== null) {
-        const g = groupOf[row];
-        if (g < 0) continue;
-        rowsOf[g][fill[g]++] = row;
-        const p = processOf[g];
-        if (p >= 0) processRows[p][processFill[p]++] = row;
+  if (useRuns) {
+    // Each run's rows are consecutive numbers, written into its lane (and its process header): a long run is a block
+    // copy from the page's 0..n-1 (identityRows, made once), a short one a loop.
+    const identity = identityRows(n);
+    for (let r = 0; r < runCount; r++) {
+      const g = runGroups[r];
+      if (g < 0) continue;
+      const first = runStarts[r];
+      const last = r + 1 < runCount ? runStarts[r + 1] : n;
+      const rows = rowsOf[g];
+      const p = processOf[g];
+      const header = p >= 0 ? processRows[p] : null;
+      if (last - first > 32) {
+        const block = identity.subarray(first, last);
+        rows.set(block, fill[g]);
+        if (header) header.set(block, processFill[p]);
+      } else {
+        let at = fill[g];
+        for (let row = first; row < last; row++) rows[at++] = row;
+        if (header) {
+          let h = processFill[p];
+          for (let row = first; row < last; row++) header[h++] = row;
+        }
       }
-      if (watchRows > 0) {
+      fill[g] += last - first;
+      if (header) processFill[p] += last - first;
+    }
+  } else if (groupOf !== null) {
+    for (let row = 0; row < n; row++) {
+      const g = groupOf[row];
+      if (g < 0) continue;
+      rowsOf[g][fill[g]++] = row;
+      const p = processOf[g];
+      if (p >= 0) processRows[p][processFill[p]++] = row;
+    }
+  }
+  if (watchRows > 0) {
+    for (const [from, to] of useRuns ? scan : [[0, n] as const]) {
+      for (let row = from; row < Math.min(to, n); row++) {
+        if (groupOf !== null && groupOf[row] < 0) continue;
         const e = event[row];
         const w = e < eventCount ? watchLaneOfEvent[e] : -1;
         if (w >= 0) rowsOf[w][fill[w]++] = row;
@@ -344,7 +415,7 @@ export function buildLanes(
     .map((g) => ({
       key: g.key,
       label: g.label,
-      kind: g.watch ? ('watch' as const) : ('group' as const),
+      kind: g.extra ?? ('group' as const),
       rows: src.timeSorted ? g.rows! : sortRowsByTime(src.time, g.rows === sharedRows ? g.rows.slice() : g.rows!),
       ...(g.pid !== undefined ? { pid: g.pid } : {}),
       ...(g.keep !== undefined ? { keep: g.keep } : {}),
@@ -382,9 +453,10 @@ export function mergeByTime(time: Float64Array, lists: readonly Uint32Array[]): 
 }
 
 /**
- * Thread lanes (ordered by pid, then tid) under one header lane per process, as Perfetto groups tracks: the header is
- * named by the process's comm (its main thread's, else its first thread's) and pid, counts its threads (title), holds all
- * their rows in time order (drawn as a density summary). A collapsed header hides its thread lanes.
+ * Thread lanes (ordered by pid, then tid) under one header lane per process of several threads, as Perfetto groups
+ * tracks: the header is named by the process's comm (its main thread's, else its first thread's) and pid, counts its
+ * threads (title), holds all their rows in time order (drawn as a density summary). A collapsed header hides its thread
+ * lanes. A process of one thread is its thread's lane alone.
  */
 export function withProcessHeaders(
   lanes: readonly Lane[],
@@ -406,6 +478,15 @@ export function withProcessHeaders(
     const main = threads.find((t) => t.key === `thread:${pid}`) ?? threads[0];
     // The process's own name when the source knows it: a filter that hides the main thread must not rename the header.
     const comm = processComm?.(pid) || main.label.slice(0, main.label.lastIndexOf(' '));
+    if (threads.length === 1) {
+      // A process of one thread (lane) is shown once, as its thread's lane: a header over it would hold the same rows
+      // under the same name. When that thread is not the process's main one, its tooltip names the process.
+      const only = threads[0];
+      const process = `${comm} ${pid}`;
+      out.push(only.key === `thread:${pid}` ? only : { ...only, title: `${only.title ?? only.label}, a thread of ${process}` });
+      i = end;
+      continue;
+    }
     const rows =
       headerRows?.get(pid) ??
       mergeByTime(

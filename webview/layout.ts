@@ -10,8 +10,21 @@ import { visibleRange } from './hit-test';
 import { snapshotLossMarks, type LossMark } from './losses';
 import { laneStatesOf, STATE_BAND_HEIGHT, type LaneStates } from './state-lane';
 import { buildStackChart, maxStackDepth, samplingInterval, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
+import type { StackTable } from '../shared/stacks';
+
+/**
+ * The stacks the stack charts draw: the store's table, or its rewrite by the call tree's transforms with each store
+ * stack id's rewritten stack (`map`, -1: dropped; null: no transforms). `key` changes whenever either does.
+ */
+export interface StackView {
+  readonly table: StackTable;
+  readonly map: Int32Array | null;
+  readonly key: string;
+}
 
 export const LANE_HEIGHT = 22;
+/** A logpoint's value lane: room for its step plots and labels (value-lane.ts). */
+export const VALUE_LANE_HEIGHT = 44;
 export const COLLAPSED_HEIGHT = 8;
 
 /** The spans of one lane sorted by start, with the running maximum of their ends (for bisection). */
@@ -99,7 +112,11 @@ export class TimelineLayout {
   private shown = -1;
   private shownRanges: [number, number][] | undefined;
 
-  constructor(private readonly store: RecordStore) {}
+  constructor(
+    private readonly store: RecordStore,
+    /** The stacks the charts draw (the call tree's transforms applied); the store's own by default. */
+    private readonly stackView: () => StackView = () => ({ table: store.stackTable(), map: null, key: '' }),
+  ) {}
 
   /** Forget the lanes, so the next update rebuilds them (a lane was collapsed or expanded). */
   invalidate(): void {
@@ -118,7 +135,8 @@ export class TimelineLayout {
     shown: number,
     ticks: ReadonlySet<string> = new Set(),
   ): boolean {
-    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}`;
+    const view = this.store.stack.length > 0 ? this.stackView() : null;
+    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}|${view?.key ?? ''}`;
     if (key === this.builtKey) return false;
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
@@ -137,7 +155,9 @@ export class TimelineLayout {
     const chartLanes = this.lanes.filter((lane, i) => this.hasStacks[i] && !lane.collapsed).length;
     const chartByDefault = chartLanes <= 1;
     this.stackDepth = this.lanes.map((lane, i) =>
-      this.hasStacks[i] && !lane.collapsed && chartByDefault !== ticks.has(lane.key) && table !== null ? maxStackDepth(lane.rows, stack, table) : 0,
+      this.hasStacks[i] && !lane.collapsed && chartByDefault !== ticks.has(lane.key) && view !== null
+        ? maxStackDepth(lane.rows, stack, view.table, view.map ?? undefined)
+        : 0,
     );
     this.stackCharts = [];
     this.laneInterval = [];
@@ -146,7 +166,7 @@ export class TimelineLayout {
       this.laneTop.push(y);
       // A collapsed process header keeps its height: it is the summary of the threads it hides. A stack chart is as
       // tall as its deepest callchain, under its activity graph.
-      const records = LANE_HEIGHT + this.stackDepth[i] * STACK_ROW_HEIGHT;
+      const records = lane.kind === 'values' ? VALUE_LANE_HEIGHT : LANE_HEIGHT + this.stackDepth[i] * STACK_ROW_HEIGHT;
       const h = lane.collapsed && lane.kind !== 'process' ? COLLAPSED_HEIGHT : records + (this.laneStates[i] ? STATE_BAND_HEIGHT : 0);
       this.laneHeight.push(h);
       y += h + 1;
@@ -211,7 +231,8 @@ export class TimelineLayout {
       const lane = this.lanes[li];
       const [first, end] = visibleRange(this.store.time, lane.rows, t0, t1);
       const stackDepth = this.stackDepth[li] ?? 0;
-      const dense = stackDepth > 0 || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3;
+      // A value lane draws its hits and values however many (value-lane.ts), never as density.
+      const dense = lane.kind !== 'values' && (stackDepth > 0 || lane.collapsed || lane.kind === 'process' || end - first > deviceWidth / 3);
       const densityEvent = dense ? (this.laneDensityEvent[li] ??= this.densityEventOf(lane)) : -1;
       out.push({ lane: li, top, height, first, end, dense, band: this.laneStates[li] ? STATE_BAND_HEIGHT : 0, densityEvent, stackDepth });
     }
@@ -221,7 +242,8 @@ export class TimelineLayout {
   /** The boxes of stack chart lane `lane` (built now if they were not yet), or undefined when it is not one. */
   stackChart(lane: number): StackChart | undefined {
     if (!(this.stackDepth[lane] > 0)) return undefined;
-    return (this.stackCharts[lane] ??= buildStackChart(this.lanes[lane].rows, this.store.time, this.store.stack, this.store.stackTable()));
+    const view = this.stackView();
+    return (this.stackCharts[lane] ??= buildStackChart(this.lanes[lane].rows, this.store.time, this.store.stack, view.table, view.map ?? undefined));
   }
 
   /** True when every stack chart lane's boxes are built. */

@@ -88,7 +88,12 @@ export function callNodes(table: StackTable): Int32Array {
   return nodes;
 }
 
-export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: Int32Array, table: StackTable): StackChart {
+/**
+ * `map` (the call tree's transforms, call-tree-transforms.ts transformStackView): per stack id of the store, the stack of
+ * `table` the chart draws instead, -1 where the transforms drop its samples (such a sample ends every box and draws
+ * nothing). Without it, the store's stack ids index `table` directly.
+ */
+export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: Int32Array, table: StackTable, map?: Int32Array): StackChart {
   const interval = samplingInterval(rows, time, stack);
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const { start: stackStart, frames } = table;
@@ -119,9 +124,12 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
     let t = 0;
     if (i < rows.length) {
       const row = rows[i];
-      s = row < stack.length ? stack[row] : -1;
+      const sampled = row < stack.length ? stack[row] : -1;
       // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
-      if (s < 0 || s + 1 >= stackStart.length) continue;
+      if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) continue;
+      // A sample the transforms drop is one of no frames (s = -1): it closes every box.
+      s = map ? map[sampled] : sampled;
+      if (s + 1 >= stackStart.length) s = -1;
       t = time[row];
       if (openDepth > 0 && t - previousTime > gap) {
         closeFrom = 0;
@@ -135,9 +143,11 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
     // Frames of s are leaf first: depth d (0: root) is frames[last - d]; the common part with the open boxes goes on.
     let depth = 0;
     let last = 0;
-    if (s >= 0 && s !== previousStack) {
-      last = stackStart[s + 1] - 1;
-      depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+    if (i < rows.length && s !== previousStack) {
+      if (s >= 0) {
+        last = stackStart[s + 1] - 1;
+        depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+      }
       // The deepest depth whose call node is the open box's (all above it are then the same too).
       let common = Math.min(depth, closeFrom);
       while (common > 0 && nodes[last - (common - 1)] !== openNode[common - 1]) common--;
@@ -224,14 +234,33 @@ export function boxAt(level: StackLevel, t: number, slack = 0): number {
   return lo < level.count && level.start[lo] - slack <= t ? lo : -1;
 }
 
-/** The deepest callchain among `rows` (0: none has one): a stack chart lane's height, found without building its boxes. */
-export function maxStackDepth(rows: Uint32Array, stack: Int32Array, table: StackTable): number {
+/** Per stack table: its deepest stack (capped as the charts are), found once per table. */
+const tableDepthOf = new WeakMap<StackTable, number>();
+
+function tableDepth(table: StackTable): number {
+  let deepest = tableDepthOf.get(table);
+  if (deepest !== undefined) return deepest;
+  deepest = 0;
+  for (let s = 0; s + 1 < table.start.length; s++) deepest = Math.max(deepest, table.start[s + 1] - table.start[s]);
+  deepest = Math.min(255, deepest);
+  tableDepthOf.set(table, deepest);
+  return deepest;
+}
+
+/**
+ * The deepest callchain among `rows` (0: none has one): a stack chart lane's height, found without building its boxes.
+ * The pass over the rows ends at the first sample as deep as the table's deepest stack (nothing can be deeper), which
+ * is soon in most captures: the first paint of a lane need not read its million rows for its height.
+ */
+export function maxStackDepth(rows: Uint32Array, stack: Int32Array, table: StackTable, map?: Int32Array): number {
   const { start } = table;
+  const limit = tableDepth(table);
   let deepest = 0;
   let previous = -1;
-  for (let i = 0; i < rows.length; i++) {
+  for (let i = 0; i < rows.length && deepest < limit; i++) {
     const row = rows[i];
-    const s = row < stack.length ? stack[row] : -1;
+    const sampled = row < stack.length ? stack[row] : -1;
+    const s = map && sampled >= 0 ? (sampled < map.length ? map[sampled] : -1) : sampled;
     if (s === previous || s < 0 || s + 1 >= start.length) continue;
     previous = s;
     const depth = start[s + 1] - start[s];
@@ -255,15 +284,63 @@ export interface StackColumnsInput {
   readonly table: StackTable;
   /** The lane's sampling interval (samplingInterval): how long a sample lasts at a gap or at the end. */
   readonly interval: number;
+  /** The transforms' stack of each store stack id in `table` (-1: dropped), as buildStackChart's `map`; absent: none. */
+  readonly map?: Int32Array;
 }
+
+/** A box is drawn with a gap of one device pixel after it when it is wider than this (narrower ones touch). */
+const GAP_ABOVE_PX = 3;
+
+/**
+ * What drawStackColumns keeps from frame to frame so a frame allocates nothing per box: the rectangles of each colour
+ * batch (x, y, width as numbers), the labels (x, y, function, characters) and the outlines, reused with their length
+ * reset; and each function's label cut to a number of characters, made once (a frame cuts no string per box).
+ */
+class ColumnScratch {
+  batches: number[][] = [];
+  labelX: number[] = [];
+  labelY: number[] = [];
+  labelName: number[] = [];
+  labelChars: number[] = [];
+  outlines: number[] = [];
+  private readonly cut = new Map<StackTable, string[][]>();
+
+  reset(batchCount: number): void {
+    while (this.batches.length < batchCount) this.batches.push([]);
+    for (const batch of this.batches) batch.length = 0;
+    this.labelX.length = this.labelY.length = this.labelName.length = this.labelChars.length = 0;
+    this.outlines.length = 0;
+  }
+
+  /** Function `name`'s label in at most `chars` characters (an ellipsis where it is cut). */
+  label(table: StackTable, name: number, chars: number): string {
+    let byName = this.cut.get(table);
+    if (!byName) {
+      byName = [];
+      this.cut.set(table, byName);
+    }
+    const byChars = (byName[name] ??= []);
+    let text = byChars[chars];
+    if (text === undefined) {
+      const full = table.names[name] ?? '?';
+      text = byChars[chars] = full.length <= chars ? full : `${full.slice(0, chars - 1)}…`;
+    }
+    return text;
+  }
+}
+
+const scratch = new ColumnScratch();
 
 /**
  * The stack chart of one lane on `ctx` (device pixels), drawn without its boxes: each pixel column shows the callchain
- * of the sample that covers its left edge, depth d at y + d·rowHeight, and a run of columns sharing a call node at a
- * depth is one box. That is the picture buildStackChart's boxes give, whatever the zoom (a sample lasts until the next
- * one, or one interval at a gap of more than GAP_INTERVALS and at the end; records without a callchain are passed
- * over), at a cost of the columns, not the samples: a million samples need no boxes to be drawn. Boxes are coloured by
- * function, batched per colour; the `highlight` function's are outlined and the others dimmed while one is.
+ * of the sample that covers its left edge, depth d at y + d·rowHeight, and a run of columns whose samples share their
+ * call path from the root down to a depth is one box there. That is the picture buildStackChart's boxes give, whatever
+ * the zoom (a sample lasts until the next one, or one interval at a gap of more than GAP_INTERVALS and at the end;
+ * records without a callchain are passed over), at a cost of the columns, not the samples: a million samples need no
+ * boxes to be drawn, and a column costs one bisection (from the previous column's position) and, when its sample's
+ * stack is another one, a comparison of the two paths from the root. Boxes are coloured by function, batched per
+ * colour (touching slivers of one colour as one rectangle); the `highlight` function's are outlined and the others
+ * dimmed while one is.
  */
 export function drawStackColumns(
   ctx: CanvasRenderingContext2D,
@@ -278,40 +355,65 @@ export function drawStackColumns(
   style: StackChartStyle,
   highlight: number,
 ): void {
-  const { rows, time, stack, table, interval } = input;
+  const { rows, time, stack, table, interval, map } = input;
   const { start: stackStart, frames } = table;
-  const nodes = callNodes(table);
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const nsPerPx = (t1 - t0) / width;
   const palette = style.palette;
   const ALPHAS = [0.7, 1, 0.25]; // no highlight; the highlighted function; the others while one is
-  const batches: number[][] = Array.from({ length: palette.length * ALPHAS.length }, () => []);
-  const labels: { x: number; y: number; text: string }[] = [];
-  const outlines: number[] = [];
+  scratch.reset(palette.length * ALPHAS.length);
+  const { batches, labelX, labelY, labelName, labelChars, outlines } = scratch;
   const boxHeight = Math.max(1, rowHeight - Math.max(1, Math.round(dpr)));
   const charWidth = 6 * dpr;
-  // The run open at each depth: its call node, function and first column.
-  const runNode = new Int32Array(depth).fill(-1);
+  // The run open at each depth (open while runOpen): its function and first column. Its call path is the open stack's.
+  const runOpen = new Uint8Array(depth);
   const runName = new Int32Array(depth);
   const runX = new Int32Array(depth);
+  // A narrow box not yet written, per depth: touching slivers of one batch grow it instead of adding a rectangle.
+  const pendingBatch = new Int32Array(depth).fill(-1);
+  const pendingX0 = new Int32Array(depth);
+  const pendingX1 = new Int32Array(depth);
+  const flush = (d: number): void => {
+    const key = pendingBatch[d];
+    if (key < 0) return;
+    batches[key].push(pendingX0[d], y + d * rowHeight, pendingX1[d] - pendingX0[d]);
+    pendingBatch[d] = -1;
+  };
   const closeRun = (d: number, x: number): void => {
     const name = runName[d];
-    const w = x - runX[d];
+    const x0 = runX[d];
+    const w = x - x0;
     const highlighted = name === highlight;
-    batches[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)].push(runX[d], y + d * rowHeight, w > 3 ? w - 1 : w);
-    if (highlighted) outlines.push(runX[d], y + d * rowHeight, w);
+    const key = (name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2);
+    if (w > GAP_ABOVE_PX) {
+      flush(d);
+      batches[key].push(x0, y + d * rowHeight, w - 1);
+    } else if (pendingBatch[d] === key && pendingX1[d] === x0) {
+      pendingX1[d] = x;
+    } else {
+      flush(d);
+      pendingBatch[d] = key;
+      pendingX0[d] = x0;
+      pendingX1[d] = x;
+    }
+    if (highlighted) outlines.push(x0, y + d * rowHeight, w);
     const chars = Math.floor((w - 4 * dpr) / charWidth);
     if (chars >= 3) {
-      const text = table.names[name] ?? '?';
-      labels.push({ x: runX[d] + 2 * dpr, y: y + d * rowHeight + boxHeight / 2, text: text.length <= chars ? text : `${text.slice(0, chars - 1)}…` });
+      labelX.push(x0 + 2 * dpr);
+      labelY.push(y + d * rowHeight + boxHeight / 2);
+      labelName.push(name);
+      labelChars.push(chars);
     }
-    runNode[d] = -1;
+    runOpen[d] = 0;
   };
-  // The sample covering column x: the last row at or before its left edge (with a callchain), while it lasts.
+  // The stack of the previous column (-1: none) and where its frames end.
+  let openStack = -1;
+  let openLast = 0;
+  let openDepth = 0;
   let pos = 0;
   for (let x = 0; x <= width; x++) {
-    let last = 0;
-    let frameDepth = 0;
+    // The sample covering column x: the last row at or before its left edge (with a callchain), while it lasts.
+    let s = -1;
     if (x < width) {
       const t = t0 + x * nsPerPx;
       let lo = pos;
@@ -331,44 +433,54 @@ export function drawStackColumns(
         const sampled = time[rows[p]];
         const end = q < rows.length && time[rows[q]] - sampled <= gap ? time[rows[q]] : sampled + interval;
         if (t < end) {
-          const s = stack[rows[p]];
-          if (s + 1 < stackStart.length) {
-            last = stackStart[s + 1] - 1;
-            frameDepth = Math.min(depth, stackStart[s + 1] - stackStart[s]);
-          }
+          const sampled = stack[rows[p]];
+          const id = map ? (sampled < map.length ? map[sampled] : -1) : sampled;
+          if (id >= 0 && id + 1 < stackStart.length) s = id;
         }
       }
     }
-    for (let d = 0; d < depth; d++) {
-      const node = d < frameDepth ? nodes[last - d] : -1;
-      if (node === runNode[d]) continue;
-      if (runNode[d] >= 0) closeRun(d, x);
-      if (node >= 0) {
-        runNode[d] = node;
-        runName[d] = frames[last - d];
-        runX[d] = x;
-      }
+    if (s === openStack) continue;
+    // The depth down to which this column's call path is the open one's: those runs go on, the rest close.
+    let last = 0;
+    let frameDepth = 0;
+    if (s >= 0) {
+      last = stackStart[s + 1] - 1;
+      frameDepth = Math.min(depth, stackStart[s + 1] - stackStart[s]);
     }
+    let common = 0;
+    const shared = Math.min(frameDepth, openDepth);
+    while (common < shared && frames[last - common] === frames[openLast - common]) common++;
+    for (let d = common; d < openDepth; d++) if (runOpen[d] === 1) closeRun(d, x);
+    for (let d = common; d < frameDepth; d++) {
+      runOpen[d] = 1;
+      runName[d] = frames[last - d];
+      runX[d] = x;
+    }
+    openStack = s;
+    openLast = last;
+    openDepth = frameDepth;
   }
-  batches.forEach((rects, key) => {
-    if (rects.length === 0) return;
+  for (let d = 0; d < depth; d++) flush(d);
+  for (let key = 0; key < batches.length; key++) {
+    const rects = batches[key];
+    if (rects.length === 0) continue;
     ctx.globalAlpha = ALPHAS[key % ALPHAS.length];
     ctx.fillStyle = palette[Math.floor(key / ALPHAS.length)];
     ctx.beginPath();
     for (let r = 0; r < rects.length; r += 3) ctx.rect(rects[r], rects[r + 1], rects[r + 2], boxHeight);
     ctx.fill();
-  });
+  }
   ctx.globalAlpha = 1;
   if (outlines.length > 0) {
     ctx.strokeStyle = style.selection;
     ctx.lineWidth = Math.max(1, Math.round(dpr));
     for (let o = 0; o < outlines.length; o += 3) ctx.strokeRect(outlines[o] + 0.5, outlines[o + 1] + 0.5, Math.max(1, outlines[o + 2] - 1), boxHeight - 1);
   }
-  if (labels.length > 0) {
+  if (labelX.length > 0) {
     ctx.fillStyle = style.foreground;
     ctx.font = `${Math.round(10 * dpr)}px sans-serif`;
     ctx.textBaseline = 'middle';
-    for (const l of labels) ctx.fillText(l.text, l.x, l.y);
+    for (let l = 0; l < labelX.length; l++) ctx.fillText(scratch.label(table, labelName[l], labelChars[l]), labelX[l], labelY[l]);
   }
 }
 

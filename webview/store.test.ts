@@ -306,14 +306,14 @@ describe('record store', () => {
       { index: 1, name: 'b', kind: 'tracepoint' as const },
     ];
     const cases: { tids: number[]; events: number[]; times?: number[]; want: Record<string, number> }[] = [
-      // One thread: its lane and its process header hold every row. Event 0 has 4 rows, event 1 has 3.
-      { tids: [7, 7, 7, 7, 7, 7, 7], events: [1, 1, 0, 1, 0, 0, 0], want: { 'process:7': 0, 'thread:7': 0 } },
+      // One thread: its lane (a process of one thread has no header) holds every row. Event 0 has 4 rows, event 1 has 3.
+      { tids: [7, 7, 7, 7, 7, 7, 7], events: [1, 1, 0, 1, 0, 0, 0], want: { 'thread:7': 0 } },
       // A tie goes to the lower index.
-      { tids: [7, 7, 7, 7], events: [1, 0, 1, 0], want: { 'process:7': 0, 'thread:7': 0 } },
+      { tids: [7, 7, 7, 7], events: [1, 0, 1, 0], want: { 'thread:7': 0 } },
       // Two threads: each lane by its own rows (thread 7 mostly a, thread 8 all b), the header over both by all (b: 4 of 7).
       { tids: [7, 8, 8, 7, 8, 7, 7], events: [0, 1, 1, 0, 1, 1, 0], want: { 'process:7': 1, 'thread:7': 0, 'thread:8': 1 } },
       // An untimed row is counted by the store but placed in no lane: the lane's own rows decide (b: 2 of 3 placed).
-      { tids: [7, 7, 7, 7], events: [0, 1, 1, 0], times: [1, 2, 3, NaN], want: { 'process:7': 1, 'thread:7': 1 } },
+      { tids: [7, 7, 7, 7], events: [0, 1, 1, 0], times: [1, 2, 3, NaN], want: { 'thread:7': 1 } },
     ];
     for (const [k, c] of cases.entries()) {
       const store = new RecordStore();

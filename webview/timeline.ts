@@ -10,7 +10,9 @@ import type { Lane } from './lanes';
 import { bisectLeft, visibleRange } from './hit-test';
 import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
-import { TimelineLayout } from './layout';
+import { TimelineLayout, type StackView } from './layout';
+import { transformStackView, type CallTreeTransform } from './call-tree-transforms';
+import { describeHitValues, valueSeries, VALUE_HITS_MAX, type HitValues, type HitValueStore, type ValueSeries } from './value-lane';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
 import { describeRow, handleKey, hitTest, laneAtY, Tooltip } from './interaction';
 import { markAt, type LossMark } from './losses';
@@ -23,7 +25,7 @@ import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
 import { boxAt, describeBox, entryOf, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
 import { stacksHolding, type ActivityGraph } from './activity-graph';
 import { LANE_HEIGHT } from './layout';
-import type { SourceLocation } from '../shared/stacks';
+import type { SourceLocation, StackTable } from '../shared/stacks';
 
 export const LABEL_WIDTH = 190;
 /**
@@ -80,6 +82,14 @@ export class Timeline {
   private holding: { name: number; stacks: number; table: Uint8Array } | null = null;
   /** Each activity graph the last frame drew, by lane index. */
   private readonly drawnActivity = new Map<number, ActivityGraph>();
+  /** Where the value lanes' hits get their values (the page's one store of them; null: value lanes draw ticks only). */
+  hitValues: HitValueStore | null = null;
+  /** Each value lane's series, for the lane's rows and the values known when it was made. */
+  private readonly valueSeriesOf = new Map<number, { rows: Uint32Array; version: number; series: ValueSeries }>();
+  /** The call tree's transforms, which the stack charts draw through too. */
+  private stackTransforms: readonly CallTreeTransform[] = [];
+  /** The stacks rewritten by them, for the stack table they were rewritten from. */
+  private transformedStacks: { table: StackTable; view: StackView } | null = null;
 
   readonly scheduler: RenderScheduler;
   private readonly scroll: HTMLDivElement;
@@ -102,6 +112,8 @@ export class Timeline {
   private viewportHeight = 0;
   private dpr = 1;
   private colors: Colors | null = null;
+  /** The numbers of the canvas's aria-label as last set (set again only when they change). */
+  private canvasLabel = '';
   /** Time spent in the last render, ms (for benchmarks and the status line). */
   lastRenderMs = 0;
   renderCount = 0;
@@ -114,7 +126,7 @@ export class Timeline {
     private readonly callbacks: TimelineCallbacks,
   ) {
     this.scheduler = new RenderScheduler(() => this.render());
-    this.layout = new TimelineLayout(store);
+    this.layout = new TimelineLayout(store, () => this.stackView());
     const root = (this.root = el('div', 'rs-timeline', host));
 
     const axisRow = el('div', 'rs-axis-row', root);
@@ -254,6 +266,29 @@ export class Timeline {
     this.scheduler.schedule();
   }
 
+  /**
+   * Draw the stack charts through the call tree's transforms (focus on a function, merge a function, collapse a library),
+   * as its trees and flame graph are: their boxes are the transformed callchains of the samples.
+   */
+  setStackTransforms(transforms: readonly CallTreeTransform[]): void {
+    if (JSON.stringify(transforms) === JSON.stringify(this.stackTransforms)) return;
+    this.stackTransforms = [...transforms];
+    this.transformedStacks = null;
+    this.layout.invalidate();
+    this.scheduler.schedule();
+  }
+
+  /** The stacks the charts draw: the store's, or rewritten by the transforms (once per stack table and transforms). */
+  private stackView(): StackView {
+    const table = this.store.stackTable();
+    if (this.stackTransforms.length === 0) return { table, map: null, key: '' };
+    if (this.transformedStacks?.table !== table) {
+      const { table: rewritten, map } = transformStackView(table, this.stackTransforms);
+      this.transformedStacks = { table, view: { table: rewritten, map, key: `${JSON.stringify(this.stackTransforms)}|${table.start.length}` } };
+    }
+    return this.transformedStacks.view;
+  }
+
   /** The highlighted function's index, once the stacks that name it have arrived (the filter's text is lower-cased). */
   private resolveHighlight(): void {
     if (this.highlightText === null || this.highlightName >= 0) return;
@@ -285,6 +320,36 @@ export class Timeline {
     this.ensureLayout();
     const li = this.lanes.findIndex((l) => l.key === key);
     return li < 0 ? undefined : this.layout.stackChart(li);
+  }
+
+  /** A value lane's hits and their values as read so far (asking the host for the first VALUE_HITS_MAX hits' values). */
+  valueSeries(lane: number): ValueSeries | undefined {
+    const store = this.hitValues;
+    const l = this.lanes[lane];
+    if (!store || l?.kind !== 'values') return undefined;
+    const cached = this.valueSeriesOf.get(lane);
+    if (cached && cached.rows === l.rows && cached.version === store.version) return cached.series;
+    const times = new Float64Array(l.rows.length);
+    const values: (HitValues | undefined)[] = [];
+    for (let i = 0; i < l.rows.length; i++) {
+      const row = l.rows[i];
+      times[i] = this.store.time[row];
+      values.push(this.hitValuesOf(row, i < VALUE_HITS_MAX));
+    }
+    const series = valueSeries(times, values);
+    this.valueSeriesOf.set(lane, { rows: l.rows, version: store.version, series });
+    return series;
+  }
+
+  /** A store row's logpoint values (undefined: not known yet; asked of the host when `ask`). */
+  private hitValuesOf(row: number, ask: boolean): HitValues | undefined {
+    const snap = this.store.snapshots[this.store.snapshotIndexOf(row)];
+    return snap ? this.hitValues?.valuesOf(snap.id, this.store.localRowOf(row), ask) : undefined;
+  }
+
+  /** The stack table the charts' boxes name their functions in (the store's, with what the transforms added). */
+  stackChartTable(): StackTable {
+    return this.stackView().table;
   }
 
   /** The activity graph the last frame drew in the lane `key`, or undefined. */
@@ -574,7 +639,15 @@ export class Timeline {
       const row = kept.get(lane.key) ?? this.labelRow(lane.key);
       kept.delete(lane.key);
       const kindClass =
-        lane.kind === 'watch' ? ' rs-watch-lane' : lane.kind === 'process' ? ' rs-process-lane' : lane.pid !== undefined ? ' rs-thread-lane' : '';
+        lane.kind === 'watch'
+          ? ' rs-watch-lane'
+          : lane.kind === 'values'
+            ? ' rs-values-lane'
+            : lane.kind === 'process'
+              ? ' rs-process-lane'
+              : lane.pid !== undefined
+                ? ' rs-thread-lane'
+                : '';
       const chart = this.layout.stackDepth[i] > 0;
       row.className = `rs-lane-label${kindClass}${lane.collapsed ? ' rs-collapsed' : ''}${chart ? ' rs-stack-lane' : ''}`;
       row.style.top = `${this.layout.laneTop[i]}px`;
@@ -599,7 +672,7 @@ export class Timeline {
       name.replaceChildren();
       el('span', 'rs-lane-head', name, lane.label.slice(0, lane.label.length - keep));
       if (keep > 0) el('span', 'rs-lane-tail', name, lane.label.slice(lane.label.length - keep));
-      name.title = lane.title ?? lane.label;
+      name.title = lane.title ?? (lane.kind === 'values' ? `${lane.label}: each hit with the values it recorded (hover a hit)` : lane.label);
       count.textContent = lane.rows.length.toLocaleString('en-US');
       return row;
     });
@@ -646,23 +719,30 @@ export class Timeline {
     const started = performance.now();
     this.ensureLayout();
     this.colors ??= readColors(this.scroll);
+    // Every read of the page's layout comes before this frame's first write of a style: a read after a write makes the
+    // browser lay the page out there and then (scrollTop read after the sizes were set took a zoom frame more than drawing).
     const width = this.viewport.plotWidth();
     const viewport = Math.max(40, this.scroll.clientHeight);
-    const resized = width !== this.width || viewport !== this.viewportHeight;
+    let scrollTop = this.scroll.scrollTop;
+    const dpr = window.devicePixelRatio || 1;
+    const resized = width !== this.width || viewport !== this.viewportHeight || dpr !== this.dpr || this.renderCount === 0;
     this.width = width;
     this.viewportHeight = viewport;
-    this.dpr = window.devicePixelRatio || 1;
-    if (resized) this.viewport.resized(viewport);
-    this.plot.style.width = `${width}px`;
-    this.plot.style.height = `${viewport}px`;
-    this.plot.style.marginLeft = `${LABEL_WIDTH}px`;
-    (this.labels.parentElement as HTMLElement).style.marginTop = `${-viewport}px`;
-    sizeCanvas(this.canvas, width, viewport, this.dpr);
-    this.overlay.setAttribute('width', String(width));
-    this.overlay.setAttribute('height', String(viewport));
+    this.dpr = dpr;
+    if (resized) {
+      this.viewport.resized(viewport);
+      this.plot.style.width = `${width}px`;
+      this.plot.style.height = `${viewport}px`;
+      this.plot.style.marginLeft = `${LABEL_WIDTH}px`;
+      (this.labels.parentElement as HTMLElement).style.marginTop = `${-viewport}px`;
+      sizeCanvas(this.canvas, width, viewport, this.dpr);
+      this.overlay.setAttribute('width', String(width));
+      this.overlay.setAttribute('height', String(viewport));
+      // New sizes may have moved the scroll position (a shorter plot): read it again, once.
+      scrollTop = this.scroll.scrollTop;
+    }
     const x = this.viewport.x();
     const [t0, t1] = x.domain();
-    const scrollTop = this.scroll.scrollTop;
     const deviceWidth = this.canvas.width;
     const frame = this.layout.frame(t0, t1, deviceWidth, scrollTop, this.viewportHeight);
     if (frame.some((f) => f.end > f.first && !f.dense) && !this.layout.spansReady) {
@@ -698,9 +778,11 @@ export class Timeline {
       laneMarks: this.layout.laneMarks,
       laneStates: this.layout.laneStates,
       stateTables: this.store.threadStates,
+      valuesOf: (lane) => this.valueSeries(lane),
       stacks: {
         stack: this.store.stack,
         table: this.store.stackTable(),
+        chart: this.stackView(),
         highlight: this.highlightName,
         holding: this.holdingStacks(),
         intervalOf: (lane) => this.layout.intervalOf(lane),
@@ -716,7 +798,12 @@ export class Timeline {
       hoverX: this.hover ? this.hover.x : null,
       colors,
     });
-    this.canvas.setAttribute('aria-label', `Timeline: ${(shown?.receivedRows ?? 0).toLocaleString('en-US')} records in ${this.lanes.length} lanes`);
+    // Formatted only when its numbers change (toLocaleString cost a zoom frame more than its axis).
+    const labelKey = `${shown?.receivedRows ?? 0}|${this.lanes.length}`;
+    if (labelKey !== this.canvasLabel) {
+      this.canvasLabel = labelKey;
+      this.canvas.setAttribute('aria-label', `Timeline: ${(shown?.receivedRows ?? 0).toLocaleString('en-US')} records in ${this.lanes.length} lanes`);
+    }
     this.lastRenderMs = performance.now() - started;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);
@@ -745,7 +832,7 @@ export class Timeline {
     if (box) {
       const chart = this.layout.stackChart(box.lane)!;
       this.hover = null;
-      this.tooltip.show(describeBox(chart, box.depth, box.box, this.store.stackTable()), e.clientX, e.clientY);
+      this.tooltip.show(describeBox(chart, box.depth, box.box, this.stackView().table), e.clientX, e.clientY);
       this.scheduler.schedule();
       return;
     }
@@ -766,7 +853,14 @@ export class Timeline {
     }
     const row = this.lanes[hit.lane].rows[hit.pos];
     this.hover = { ...hit, x: this.viewport.x()(this.store.time[row]), y: py };
-    this.tooltip.show(this.describeRow(row), e.clientX, e.clientY);
+    const lines = this.describeRow(row);
+    // A logpoint hit in its value lane: the values it recorded.
+    if (this.lanes[hit.lane].kind === 'values') {
+      const snap = this.store.snapshots[this.store.snapshotIndexOf(row)];
+      const local = this.store.localRowOf(row);
+      lines.push(...describeHitValues(this.hitValuesOf(row, true), snap ? this.hitValues?.errorOf(snap.id, local) : undefined));
+    }
+    this.tooltip.show(lines, e.clientX, e.clientY);
     this.scheduler.schedule();
   }
 
@@ -788,7 +882,8 @@ export class Timeline {
   private chooseBox(hit: StackBoxHit): void {
     const chart = this.layout.stackChart(hit.lane)!;
     const name = chart.levels[hit.depth].name[hit.box];
-    const table = this.store.stackTable();
+    // The charts' table: the store's names first, then what the transforms added (a collapsed library's frame).
+    const table = this.stackView().table;
     this.highlightName = name;
     this.highlightText = table.names[name] ?? null;
     this.scheduler.schedule();

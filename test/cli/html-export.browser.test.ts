@@ -27,8 +27,8 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   });
 
   // A watchpoint lane where this host delivers breakpoint hits (elsewhere the capture must say it records nothing, and
-  // the page too: the test after these), and a tracepoint on every host: its records sit in the lanes of the thread
-  // that made them, under the process's header.
+  // the page too: the test after these), and a tracepoint on every host: its records sit in the lane of the thread
+  // that made them (a process of one thread has no header over its lane).
   const fire = () => hostBreakpoints().fire;
   it('shows every hit of a watchpoint in its lane, draws them, and opens a record', async function () {
     const capture = captureTo('watch-lane.html', 'mem:counter:w', 'kernel_writer', 400);
@@ -53,7 +53,9 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     const pid = Number(/pid (\d+) /.exec(capture.stderr)?.[1]);
     await showsLane(
       capture.file,
-      (page) => page.locator('.rs-lane-label.rs-process-lane', { has: page.locator('.rs-lane-name', { hasText: `kernel_getpid ${pid}` }) }),
+      // The program has one thread: its lane is the process's only one (no header repeats it), named as the process.
+      (page) =>
+        page.locator(`.rs-lane-label.rs-thread-lane[data-lane="thread:${pid}"]`, { has: page.locator('.rs-lane-name', { hasText: `kernel_getpid ${pid}` }) }),
       total,
       /kernel_getpid/,
     );

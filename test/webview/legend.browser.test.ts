@@ -82,9 +82,9 @@ describe('legend of the shown capture in Chromium', function () {
     const other = new Map(await legend(page));
     assert.equal(other.get('cpu-clock'), colours.get('cpu-clock'), 'cpu-clock keeps its colour in either capture');
     assert.ok(![...colours.values()].includes(other.get('page-faults')!), `page-faults has a colour of its own: ${[...other]}`);
-    // A lane drawn as density (a process's summary lane always is) takes the colour of the event most of its records
-    // belong to: 20 cpu-clock samples and 5 page faults of process 200.
-    assert.equal(await laneColour(page, 'process:200'), other.get('cpu-clock'), "the process lane is drawn in cpu-clock's colour");
+    // The lane of process 200's one thread (no header over it) is mostly the colour of the event most of its records belong
+    // to: 20 cpu-clock samples and 5 page faults.
+    assert.equal(await laneColour(page, 'thread:200'), other.get('cpu-clock'), "the thread's lane is drawn in cpu-clock's colour");
 
     await page.click('.rs-snapshot[data-snapshot="snap-1"] button');
     await legendIs(page, SMALL, 'back to the first capture');

@@ -30,8 +30,10 @@ interface ChartApi {
       highlightedFunction(): string | null;
       setWindow(a: number, b: number): void;
       window(): [number, number];
+      stackChartTable(): { names: string[] };
     };
     store: { stackTable(): { names: string[] } };
+    callTree: { addTransform(t: unknown): void };
   };
   __posted: { type: string; [k: string]: unknown }[];
   __lane(key: string): { top: number; height: number } | null;
@@ -52,9 +54,37 @@ function paths(): string[][] {
   });
 }
 
-/** What a stack chart of the fixture holds: per depth, runs of consecutive samples with the same path down to it. */
-function expectedBoxes(): Box[] {
-  const all = paths();
+/** The transforms of the call tree, worked out here on each sample's path (root first) from their definitions alone. */
+type Transform = { kind: 'focus-function'; name: string } | { kind: 'merge-function'; name: string } | { kind: 'collapse-library'; library: string };
+
+function transformPath(path: string[], t: Transform): string[] {
+  switch (t.kind) {
+    case 'focus-function': {
+      // Cut at the outermost call of the function, which becomes the root; a sample not through it is dropped.
+      const at = path.indexOf(t.name);
+      return at < 0 ? [] : path.slice(at);
+    }
+    case 'merge-function':
+      return path.filter((name) => name !== t.name);
+    case 'collapse-library': {
+      // Each run of the library's functions is one frame named by the library's file.
+      const members = new Set(CALL_PATH_STACKS.nameLibrary.flatMap((l, n) => (CALL_PATH_STACKS.libraries[l] === t.library ? [CALL_PATH_STACKS.names[n]] : [])));
+      const frame = `[${t.library.slice(t.library.lastIndexOf('/') + 1)}]`;
+      const out: string[] = [];
+      for (const name of path) {
+        const next = members.has(name) ? frame : name;
+        if (!(next === frame && out[out.length - 1] === frame)) out.push(next);
+      }
+      return out;
+    }
+  }
+}
+
+/**
+ * What a stack chart of the fixture holds: per depth, runs of consecutive samples with the same path down to it. `all`:
+ * each sample's path (empty: a sample the transforms dropped, which ends every box).
+ */
+function expectedBoxes(all: string[][] = paths()): Box[] {
   const out: Box[] = [];
   const deepest = Math.max(...all.map((p) => p.length));
   for (let depth = 0; depth < deepest; depth++) {
@@ -97,7 +127,8 @@ describe('stack chart and activity graphs (Chromium)', function () {
       const w = window as unknown as ChartApi;
       const chart = w.ringside.timeline.stackChartOf('thread:300');
       if (!chart) return null;
-      const names = w.ringside.store.stackTable().names;
+      // The charts' table: the store's names, and what the transforms added (a collapsed library's frame).
+      const names = w.ringside.timeline.stackChartTable().names;
       return chart.levels.flatMap((level, depth) =>
         Array.from({ length: level.count }, (_, b) => ({
           depth,
@@ -135,6 +166,42 @@ describe('stack chart and activity graphs (Chromium)', function () {
     assert.equal(lanes.ticks, 22);
     assert.equal(lanes.plain, true, 'a thread without callchains has no stack chart');
     assert.equal(await page.locator('.rs-lane-label[data-lane="thread:301"] .rs-lane-mode').isHidden(), true);
+  });
+
+  it("draws through the call tree's transforms: the boxes are the transformed callchains (focus, merge, collapse library)", async () => {
+    const transforms: Transform[] = [
+      { kind: 'focus-function', name: 'parse' },
+      { kind: 'merge-function', name: 'parse' },
+      { kind: 'collapse-library', library: '/usr/lib/libparse.so' },
+    ];
+    for (const t of transforms) {
+      await page.evaluate((transform) => (window as unknown as ChartApi).ringside.callTree.addTransform(transform), t);
+      await page.waitForSelector('.rs-transform-remove');
+      await afterFrames(page);
+      const expected = expectedBoxes(paths().map((p) => transformPath(p, t)));
+      assert.deepEqual(await boxes(), expected, `boxes through ${JSON.stringify(t)}`);
+      // The lane is as tall as the transformed chart's deepest path.
+      const depth = Math.max(...paths().map((p) => transformPath(p, t).length));
+      assert.equal(await page.evaluate(() => (window as unknown as ChartApi).__lane('thread:300')!.height), 22 + depth * 13, `height through ${t.kind}`);
+      // "Complete tree" removes it: the chart is the plain callchains' again.
+      await page.click('.rs-transform-crumb');
+      await page.waitForSelector('.rs-transform-remove', { state: 'detached' });
+      await afterFrames(page);
+      assert.deepEqual(await boxes(), expectedBoxes(), `back to the callchains after ${t.kind}`);
+    }
+    // Spelled out for the reader: merging parse leaves main with lex and eval under it; focusing on parse drops eval's samples.
+    assert.deepEqual(
+      expectedBoxes(paths().map((p) => transformPath(p, transforms[1])))
+        .filter((b) => b.depth === 1)
+        .map((b) => `${b.name}×${b.samples}`),
+      ['lex×3', 'eval×4', 'lex×1'],
+    );
+    assert.deepEqual(
+      expectedBoxes(paths().map((p) => transformPath(p, transforms[0])))
+        .filter((b) => b.depth === 0)
+        .map((b) => `${b.name}×${b.samples}`),
+      ['parse×6', 'parse×1'],
+    );
   });
 
   it('paints each depth exactly where a box covers it (the frame draws from the samples, not from the boxes)', async () => {

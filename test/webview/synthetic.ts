@@ -325,6 +325,9 @@ export const CALL_PATH_STACKS = {
   locations: [0, 1, 2, 3, 4].map((n) => ({ file: '/src/interp.c', line: 10 * n + 1 })),
   leafLocation: [-1, -1, -1, -1, -1],
   nameLocation: [0, 1, 2, 3, 4],
+  // parse and lex are in a library of their own (what Collapse library folds into one frame).
+  libraries: ['/usr/lib/libparse.so'],
+  nameLibrary: [-1, 0, 0, -1, -1],
 };
 
 /** The stack (index into CALL_PATH_STACKS) of each sample of thread 300, one every 10 µs from 1 ms (see callPaths). */

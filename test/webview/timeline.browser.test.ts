@@ -419,9 +419,10 @@ describe('timeline webview in Chromium', function () {
       'worker 100',
       'worker 100',
       'worker 101',
-      '<img src=x onerror="window.__pwned=1"> 200',
+      // A process of one thread is shown once: its thread's lane.
       '<img src=x onerror="window.__pwned=1"> 200',
     ]);
+    assert.equal(await page.locator('.rs-lane-label[data-lane="process:200"]').count(), 0, 'no header over the one thread of process 200');
     const processTitle = await page.getAttribute('.rs-lane-label[data-lane="process:100"] .rs-lane-name', 'title');
     assert.equal(processTitle, 'worker 100: 2 threads');
     assert.deepEqual(
@@ -430,7 +431,7 @@ describe('timeline webview in Chromium', function () {
       'threads are indented under their process header',
     );
     // A long comm is cut, never the pid that tells the lane apart.
-    const cut = await page.$eval('.rs-lane-label[data-lane="process:200"] .rs-lane-name', (name) => {
+    const cut = await page.$eval('.rs-lane-label[data-lane="thread:200"] .rs-lane-name', (name) => {
       const head = name.querySelector('.rs-lane-head') as HTMLElement;
       const tail = name.querySelector('.rs-lane-tail') as HTMLElement;
       return {
@@ -442,12 +443,13 @@ describe('timeline webview in Chromium', function () {
     assert.deepEqual(cut, { tail: '200', headCut: true, tailShown: true });
     // Hiding a process's threads keeps its header, which sums them.
     await page.click('.rs-lane-label[data-lane="process:100"] .rs-lane-toggle');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 4);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
     assert.equal(await text(page, '.rs-lane-label[data-lane="process:100"] .rs-lane-count'), '13');
     await page.click('.rs-lane-label[data-lane="process:100"] .rs-lane-toggle');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 5);
     await page.fill('#rs-filter input', 'tid:101');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+    // One thread of process 100 left: its lane alone, no header over it.
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
     assert.equal(await text(page, '.rs-lane-count'), '5');
     // The counts follow the filter, and Enter / Shift+Enter (or ↓ ↑) step through what it shows.
     await page.waitForFunction(() => document.querySelector('#rs-match-count')?.textContent === '5 matches');
@@ -469,13 +471,16 @@ describe('timeline webview in Chromium', function () {
     await page.fill('#rs-filter input', 'foo:bar');
     await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent?.startsWith('unknown key "foo:" in "foo:bar"'));
     assert.equal(await page.getAttribute('#rs-filter', 'aria-invalid'), 'true');
-    assert.equal(await page.locator('.rs-lane-label').count(), 2, 'the lanes are not emptied');
+    assert.equal(await page.locator('.rs-lane-label').count(), 1, 'the lanes are not emptied');
     await page.fill('#rs-filter input', 'pid:x');
     assert.equal(await text(page, '.rs-filter-error'), 'pid: expects a number, got "x"');
     await page.fill('#rs-filter input', 'sym:bump');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 3);
+    // The watchpoint's lane and the lane of process 200's one thread, whose hits they are (no header over it).
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('.rs-lane-label')].map((l) => (l as HTMLElement).dataset.lane).join() === 'watch:mem:counter:w,thread:200',
+    );
     await page.fill('#rs-filter input', '');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 5);
     // Persisted through the webview API's setState (debounced).
     await page.waitForFunction(() => {
       const s = (window as unknown as { __getState(): { grouping?: string; filter?: string } | undefined }).__getState();
@@ -501,18 +506,18 @@ describe('timeline webview in Chromium', function () {
     const [request] = (await waitPosted(page, 'fieldFilterRequest', before + 1)).slice(before);
     assert.deepEqual({ ...request, requestId: 0 }, { type: 'fieldFilterRequest', requestId: 0, snapshotId: 'snap-1', name: 'prev_pid', op: '=', value: '101' });
     assert.equal(await text(page, '.rs-filter-status'), 'filtering…');
-    assert.equal(await page.locator('.rs-lane-label').count(), 6, 'nothing is hidden before the host answers');
+    assert.equal(await page.locator('.rs-lane-label').count(), 5, 'nothing is hidden before the host answers');
     // The stand-in host: sched_switch records of thread 101 (snapshot-local rows).
     const matching = rows.flatMap((r, i) => (r.event === 0 && r.tid === 101 ? [i] : []));
     await answer(request.requestId as number, 'snap-1', { rows: matching });
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 2);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 1);
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(matching.length));
     assert.equal(await text(page, '.rs-filter-status'), '');
     // Negated and combined with a column term: the cached answer is reused, no new request.
     await page.fill('#rs-filter input', 'event:sched -field.prev_pid=101');
     await page.waitForFunction(
       () =>
-        document.querySelectorAll('.rs-lane-label').length === 2 && document.querySelectorAll('.rs-lane-label')[1]?.getAttribute('data-lane') === 'thread:100',
+        document.querySelectorAll('.rs-lane-label').length === 1 && document.querySelectorAll('.rs-lane-label')[0]?.getAttribute('data-lane') === 'thread:100',
     );
     assert.equal(await text(page, '.rs-lane-label .rs-lane-count'), String(rows.filter((r) => r.event === 0 && r.tid !== 101).length));
     assert.equal((await posted(page, 'fieldFilterRequest')).length, before + 1);
@@ -523,7 +528,7 @@ describe('timeline webview in Chromium', function () {
     await page.waitForFunction(() => document.querySelector('.rs-filter-error')?.textContent === 'field.nosuch: no event has that field');
     await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 0);
     await page.fill('#rs-filter input', '');
-    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 6);
+    await page.waitForFunction(() => document.querySelectorAll('.rs-lane-label').length === 5);
   });
 
   it('collapses a lane from its label', async () => {
@@ -942,6 +947,9 @@ describe('timeline webview in Chromium', function () {
     await page.click('#rs-zoom-reset');
     // Thread 200's samples have callchains: its lane is a stack chart until switched to ticks.
     await page.click('.rs-lane-label[data-lane="thread:200"] .rs-lane-mode');
+    // The frame that draws it as ticks, before its pixels are read.
+    await page.waitForSelector('.rs-lane-label[data-lane="thread:200"] .rs-lane-mode[aria-pressed="false"]');
+    await afterFrames(page);
     const tickColour = () =>
       page.evaluate(() => {
         const w = window as unknown as { __lane(k: string): { top: number; height: number }; __domain(): number[] };
