@@ -171,6 +171,8 @@ export function liveUnavailableReason(info: Pick<SessionInfo, 'kind' | 'state' |
 
 /** How soon a session notices that the process owning its borrowed rings (a keeper) died. */
 const OWNER_CHECK_MS = 1000;
+/** How long after a recording starts its symbols are read ahead (a launched program has mapped its libraries by then, most of the time). */
+const PREWARM_AFTER_MS = 300;
 
 export interface SessionManagerOptions {
   readonly backend: Backend;
@@ -249,12 +251,36 @@ export class SessionManager {
     const label = options.label ? `${describeRecordTarget(options.target, source.childPid)} · ${options.label}` : describeTarget(options, source.childPid);
     const info = this.adopt('recording', label, source, recordScope(options.target, source.childPid));
     this.session(info.id).placesOfEvent = options.events.map((event) => 1 + (event.extraSites?.length ?? 0));
+    this.prewarmSymbols(this.session(info.id));
     if (options.triggers && source.watchTriggers) {
       const session = this.session(info.id);
       const names = options.triggers.eventIndices.map((index) => options.events[index]?.name ?? `event ${index}`).join(', ');
       session.triggerWatch = source.watchTriggers(options.triggers, () => void this.snapshotOnTrigger(session, names));
     }
     return info;
+  }
+
+  /**
+   * While the recording runs and nothing is asked of it, the session's symbols read kallsyms and the target's objects,
+   * so the first Capture Snapshot does not wait for them. A moment after the start, when a launched program has mapped
+   * its libraries; given up once a snapshot is taken or the session stops (that snapshot reads what it needs itself).
+   */
+  private prewarmSymbols(session: Session): void {
+    const processesNow = session.source?.processesNow;
+    if (!processesNow) return;
+    const given = () => session.state === 'stopped' || session.snapshots.length > 0;
+    const timer = setTimeout(() => {
+      if (given()) return;
+      let processes: readonly ProcessSideband[];
+      try {
+        processes = processesNow.call(session.source);
+      } catch (error) {
+        void error; // the target is gone or unreadable: the first snapshot says so, a warm-up has nothing to add
+        return;
+      }
+      void session.symbols.prewarm(processes, given);
+    }, PREWARM_AFTER_MS);
+    timer.unref();
   }
 
   /** A trigger fired: the snapshot is taken like any other (it appears in the Sessions view), then the watch re-arms. */

@@ -329,6 +329,11 @@ export class ObjectFile {
    * The functions by address as perf names them (see function-index.ts), built on first use from the symbol tables'
    * columns: the object's own, then its debug file's .symtab when the object was stripped of its own, then PLT stubs.
    */
+  /** Whether the function table has been read (a symbolizer's warm-up reads it before the first lookup). */
+  get functionsRead(): boolean {
+    return this.functions !== undefined;
+  }
+
   private functionIndex(): FunctionIndex {
     if (this.functions) return this.functions;
     const own = this.elf.symbolColumns();

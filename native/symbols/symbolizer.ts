@@ -79,6 +79,30 @@ export class Symbolizer {
     this.processes.delete(pid);
   }
 
+  /**
+   * Reads, ahead of the first snapshot, what naming its addresses will need: kallsyms (when kernel frames are named)
+   * and the function table of each object mapped by `pid`s known so far, one step per next(), so a caller can run the
+   * steps between other work. Objects are cached per file (object-file.ts), so
+   * a later snapshot finds them parsed.
+   */
+  *prewarmSteps(pids: readonly number[]): Generator<void, void> {
+    const paths = new Set<string>();
+    for (const pid of pids) for (const m of this.processes.get(pid) ?? []) if (m.path !== VDSO_NAME) paths.add(m.path);
+    if (this.options.kallsyms || this.options.kallsymsText !== undefined) {
+      this.kallsyms();
+      yield;
+    }
+    for (const file of paths) {
+      if (this.unreadable.has(file)) continue;
+      try {
+        openObjectFile(file, this.options.debugRoot).functionAt(0n);
+      } catch (error) {
+        void error; // a file that cannot be read now is found unreadable again when a frame needs it, and said there
+      }
+      yield;
+    }
+  }
+
   /** `name+0xoff` like perf script's sym+symoff, or undefined where perf would print [unknown]. */
   symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {
     if (kernel) {

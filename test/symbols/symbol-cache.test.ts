@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { DecodedSnapshot } from '../../native/decode';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { openObjectFile } from '../../native/symbols/object-file';
+import { synthesizeSideband } from '../../native/perf/procfs';
 import type { ProcessSideband } from '../../native/perf/sideband-types';
 
 /** A snapshot with no records: what learn() reads of one when the /proc state carries the mappings. */
@@ -65,5 +66,32 @@ describe('symbol cache: objects read once, and again when they change on disk', 
     assert.notEqual(openObjectFile(program), first, 'the replaced file is read again');
     assert.equal(openObjectFile(program).buildId, oldBuildId, 'the rebuild has the same build-id: a cache by build-id alone would keep alpha_fn');
     assert.doesNotMatch(symbols.resolveFrame(4242, alpha, false).symbol ?? '', /alpha_fn/, 'no name of the old build is left');
+  });
+
+  it("a recording's warm-up reads the function table of every object its target maps, before any snapshot", async () => {
+    // This process as the target: its real mappings (node, libc, ...), as the recorder reads them from /proc.
+    const [self] = synthesizeSideband([process.pid]);
+    const objects = [...new Set(self.maps.map((map) => map.path).filter((file) => file.startsWith('/')))];
+    assert.ok(objects.length >= 2, `node maps its executable and libc: ${objects.join(', ')}`);
+    const symbols = new SnapshotSymbols();
+    await symbols.prewarm([self]);
+    for (const file of objects) {
+      let object;
+      try {
+        object = openObjectFile(file);
+      } catch (error) {
+        void error; // not an ELF file this process can read (a deleted or special mapping): nothing to warm
+        continue;
+      }
+      assert.ok(object.functionsRead, `${file}: function table read ahead`);
+    }
+    // Cancelled before its first step, it reads nothing.
+    const program = path.join(dir, 'cold');
+    build(dir, 'cold_fn', program);
+    const cold: ProcessSideband[] = [
+      { ...self, pid: 4343, tid: 4343, maps: [{ start: 0x400000n, end: 0x500000n, pgoff: 0n, path: program, perms: 'r-xp' }] },
+    ] as unknown as ProcessSideband[];
+    await new SnapshotSymbols().prewarm(cold, () => true);
+    assert.equal(openObjectFile(program).functionsRead, false, 'a cancelled warm-up stops');
   });
 });
