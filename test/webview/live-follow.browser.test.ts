@@ -62,10 +62,8 @@ describe('live follow on the page (Chromium)', function () {
     await append(page, 0, 0, 0, 100, 10 * US, -30e9);
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('100 records · 1 snapshot'));
     assert.match((await page.locator('.rs-snapshot-meta').textContent()) ?? '', /live · 100 records/);
-    assert.deepEqual(await laneCounts(page), [
-      ['process:100', '100'],
-      ['thread:100', '100'],
-    ]);
+    // A one-thread process is its thread's lane alone.
+    assert.deepEqual(await laneCounts(page), [['thread:100', '100']]);
     await append(page, 1, 100, 1000 * US, 100, 10 * US, -30e9);
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('200 records · 1 snapshot'));
     const [start, end] = await page.evaluate(() => (window as unknown as Probe).__domain());
@@ -81,10 +79,7 @@ describe('live follow on the page (Chromium)', function () {
     // The window now starts at 1500 µs: the 150 samples before it fall out (more than an eighth of 225 held).
     await append(page, 2, 200, 2000 * US, 25, 10 * US, 1500 * US);
     await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('75 records · 1 snapshot'));
-    assert.deepEqual(await laneCounts(page), [
-      ['process:100', '75'],
-      ['thread:100', '75'],
-    ]);
+    assert.deepEqual(await laneCounts(page), [['thread:100', '75']]);
     const [start] = await page.evaluate(() => (window as unknown as Probe).__domain());
     assert.ok(start > 1400 * US && start < 1500 * US, `the view starts at the window: ${start}`);
     // The selection followed its record down the store: the details ask for the same live row again.
