@@ -65,6 +65,48 @@ export const WIRE_COLUMN_NAMES = RECORD_COLUMN_NAMES.filter(
   (name): name is WireColumnName => !(HOST_ONLY_COLUMNS as readonly RecordColumnName[]).includes(name),
 );
 
+/**
+ * Where a plain sample's value of a column comes from: a sample of an event whose layout has every
+ * field a row reads (time, pid/tid, cpu, ip), the record the flight recorder is mostly made of and
+ * the one every hot row writer (decode-ring's sample runs, scatter's rows, the WebAssembly kernels
+ * in kernels/) writes without a test per field. The value is stored as the column's element kind.
+ */
+export type PlainSampleSource =
+  /** The sample's time field less the snapshot's timeOriginNs, as a double. */
+  | { readonly from: 'time' }
+  /** perf_event_header.type (PERF_RECORD_SAMPLE). */
+  | { readonly from: 'header-type' }
+  /** perf_event_header.misc. */
+  | { readonly from: 'header-misc' }
+  /** The index of the sample's event: a constant of a run of samples. */
+  | { readonly from: 'event' }
+  /** u32 word `word` (0: low, 1: high) of a sample field, at the offset the event's parse info gives. */
+  | { readonly from: 'sample-word'; readonly field: 'pidTid' | 'cpu' | 'ip'; readonly word: 0 | 1 }
+  /** The index of the ring copy the record is in: a constant of the ring. */
+  | { readonly from: 'ring' }
+  /** The record's byte offset in its ring copy. */
+  | { readonly from: 'offset' };
+
+/**
+ * Every column's source for a plain sample. A mapped type over the schema, so a column added to
+ * RECORD_COLUMNS does not compile until it says where its value comes from; row-writers.test.ts
+ * checks each row writer against this table in memory filled with garbage first, so a writer that
+ * forgets the column (or writes another value) fails there.
+ */
+export const PLAIN_SAMPLE_SOURCES: { readonly [K in RecordColumnName]: PlainSampleSource } = {
+  time: { from: 'time' },
+  kind: { from: 'header-type' },
+  misc: { from: 'header-misc' },
+  event: { from: 'event' },
+  pid: { from: 'sample-word', field: 'pidTid', word: 0 },
+  tid: { from: 'sample-word', field: 'pidTid', word: 1 },
+  cpu: { from: 'sample-word', field: 'cpu', word: 0 },
+  ipHi: { from: 'sample-word', field: 'ip', word: 1 },
+  ipLo: { from: 'sample-word', field: 'ip', word: 0 },
+  ring: { from: 'ring' },
+  offset: { from: 'offset' },
+};
+
 /** The typed array of column K. */
 export type ColumnArray<K extends RecordColumnName> = ElementArray[(typeof RECORD_COLUMNS)[K]];
 /** The typed-array constructor of column K. */
