@@ -15,17 +15,22 @@ import { parseInfoFor } from './parse-info';
 import { attrOf, eventOf, prng, ringFromRecords, sampleRecord } from './test-records';
 import type { DecodedSnapshot, RecordColumns } from './types';
 import { decodableCopyOf, hasRoom, returnRoom } from './wasm/copy-room';
+import { inSnapshotMemory, mergedInMemory } from './wasm/test-memory';
+import { DecodePool } from '../decode-pool/pool';
 
 const PLAIN = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
 const TIME_BASE = 1_700_000_000_000_000_000n;
 
 /**
- * `rings` flight-recorder rings of plain samples of two events (runs of one event, then the other),
- * every field a distinct value with high bits set (negative pids, kernel ips), times interleaved across rings.
+ * `rings` flight-recorder rings of plain samples of two events (runs of one event, then the other;
+ * with `oneEvent`, three ids of one event), every field a distinct value with high bits set (negative
+ * pids, kernel ips), times interleaved across rings.
  */
-function plainSamples(rings: number, perRing: number, seed: number): SnapshotInput {
+function plainSamples(rings: number, perRing: number, seed: number, oneEvent = false): SnapshotInput {
   const random = prng(seed);
-  const events = [eventOf(0, attrOf(PLAIN), [41n, 42n], 'first'), eventOf(1, attrOf(PLAIN), [43n], 'second')];
+  const events = oneEvent
+    ? [eventOf(0, attrOf(PLAIN), [41n, 42n, 43n], 'only')]
+    : [eventOf(0, attrOf(PLAIN), [41n, 42n], 'first'), eventOf(1, attrOf(PLAIN), [43n], 'second')];
   const copies: RingCopy[] = [];
   for (let r = 0; r < rings; r++) {
     const records: Uint8Array[] = [];
@@ -151,6 +156,42 @@ describe('decode/row-writers: every writer of plain samples stores what the colu
       assertEveryRecordOnce(again, perRing, `seed ${seed}`);
       assert.deepEqual(undeclaredRows(again, input), [], `seed ${seed}`);
       returnRoom(again.columns);
+    }
+  });
+
+  it('the merge of several rings in WebAssembly (a snapshot memory), into its output set left full of garbage', () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const input = inSnapshotMemory(plainSamples(4, perRing, seed, true), 2);
+      const first = decodeSnapshot(input);
+      assert.ok(mergedInMemory(first), `seed ${seed}: merged in the memory`);
+      fillWithGarbage(first.columns);
+      assert.ok(returnRoom(first.columns), `seed ${seed}: the memory takes its output set back`);
+      const again = decodeSnapshot(input);
+      assert.equal(again.columns.time.buffer, first.columns.time.buffer, `seed ${seed}: merged into the garbage`);
+      assertEveryRecordOnce(again, perRing, `seed ${seed}`);
+      assert.deepEqual(undeclaredRows(again, input), [], `seed ${seed}`);
+      returnRoom(again.columns);
+    }
+  });
+
+  it('the decode pool (keyed and merged as WebAssembly on its workers), into an output set left full of garbage', async () => {
+    const pool = new DecodePool({ minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' });
+    try {
+      for (let seed = 1; seed <= 4; seed++) {
+        const input = inSnapshotMemory(plainSamples(4, perRing, seed, true), 2);
+        const first = await pool.decode(input);
+        assert.ok(mergedInMemory(first), `seed ${seed}: merged in the memory`);
+        fillWithGarbage(first.columns);
+        assert.ok(returnRoom(first.columns), `seed ${seed}: the memory takes its output set back`);
+        const again = await pool.decode(input);
+        assert.equal(again.columns.time.buffer, first.columns.time.buffer, `seed ${seed}: merged into the garbage`);
+        assertEveryRecordOnce(again, perRing, `seed ${seed}`);
+        assert.deepEqual(undeclaredRows(again, input), [], `seed ${seed}`);
+        returnRoom(again.columns);
+      }
+      assert.ok(pool.parallelMerges >= 4, `${pool.parallelMerges} merges cut into slices for the workers`);
+    } finally {
+      await pool.close();
     }
   });
 });

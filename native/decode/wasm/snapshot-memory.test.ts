@@ -7,7 +7,7 @@
 import * as assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { RecordType, Sample } from '../../abi/uapi';
-import type { CopyGroup, RingCopy } from '../../abi/snapshot';
+import type { RingCopy } from '../../abi/snapshot';
 import { decodeSnapshot } from '../columns';
 import type { SnapshotInput } from '../assemble';
 import { eventTables } from '../decode-ring';
@@ -19,46 +19,17 @@ import type { DecodedSnapshot } from '../types';
 import { allocateDecodableCopy, hasRoom, returnRoom } from './copy-room';
 import { plannedSlicesFailed, plannedSlicesWritten } from './memory-scatter';
 import { SIDE_BAND_ROWS, snapshotMemoryOf } from './snapshot-memory';
+import { groupOf, inSnapshotMemory, mergedInMemory } from './test-memory';
 
+/** Lanes of the groups these tests copy (the decode pool's default). */
+const THREADS = availableParallelism();
 const BASIC = Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD;
-
-/** A group of `sizes.length` rings as a recorder describes them to the allocator. */
-function groupOf(sizes: readonly number[]): { members: object[]; askFor(member: number): CopyGroup } {
-  const key = {};
-  const members = sizes.map(() => ({}));
-  const list = () => members.map((member, i) => ({ member, copyBytes: sizes[i] }));
-  return { members, askFor: (member) => ({ key, member: members[member], members: list, threads: availableParallelism() }) };
-}
-
-/** The snapshot with every flight-recorder ring's copy in one snapshot memory, as a recorder's group copies them. */
-function inSnapshotMemory(input: SnapshotInput, shared = true): SnapshotInput {
-  const backward = input.rings.filter((ring) => ring.direction === 'backward');
-  const group = groupOf(backward.map((ring) => ring.bytes.length));
-  const rings = input.rings.map((ring): RingCopy => {
-    const member = backward.indexOf(ring);
-    if (member < 0) return ring;
-    const { bytes } = allocateDecodableCopy(ring.bytes.length, shared, null, group.askFor(member));
-    bytes.set(ring.bytes);
-    return { ...ring, bytes };
-  });
-  if (backward.length >= 2) {
-    const memory = snapshotMemoryOf(rings.find((ring) => ring.direction === 'backward')!.bytes);
-    assert.ok(memory, 'the group got a snapshot memory');
-    for (const ring of rings) if (ring.direction === 'backward') assert.equal(snapshotMemoryOf(ring.bytes), memory);
-  }
-  return { ...input, rings };
-}
 
 function assertSame(got: DecodedSnapshot, want: DecodedSnapshot, what: string): void {
   assert.deepEqual(columnByteDifferences(got.columns, want.columns), [], what);
   assert.equal(got.columns.timeOriginNs, want.columns.timeOriginNs, what);
   assert.deepEqual(got.coverage, want.coverage, what);
   assert.deepEqual(got.anomalies, want.anomalies, what);
-}
-
-/** True when the columns are the snapshot memory's output set. */
-function mergedInMemory(snapshot: DecodedSnapshot): boolean {
-  return snapshot.rings.some((ring) => ring.direction === 'backward' && ring.bytes.buffer === snapshot.columns.time.buffer);
 }
 
 /**
@@ -94,7 +65,7 @@ function withSideBand(seed: number, rings: readonly RingCopy[], ids: bigint[]): 
 describe('decode/wasm: a snapshot memory', () => {
   it("gives a group's rings one memory until one of them asks again, with a whole that covers its keys", () => {
     const sizes = [1 << 16, 1 << 16, 1 << 17];
-    const group = groupOf(sizes);
+    const group = groupOf(sizes, THREADS);
     const first = sizes.map((size, member) => allocateDecodableCopy(size, true, null, group.askFor(member)));
     const memory = snapshotMemoryOf(first[0].bytes);
     assert.ok(memory);
@@ -109,14 +80,14 @@ describe('decode/wasm: a snapshot memory', () => {
     assert.ok(next && next !== memory, 'a ring asking again starts a new memory');
     assert.equal(snapshotMemoryOf(allocateDecodableCopy(1 << 16, true, first[1].bytes, group.askFor(1)).bytes), next);
     // A group of one ring gets a room of its own, as before.
-    const alone = groupOf([1 << 16]);
+    const alone = groupOf([1 << 16], THREADS);
     const own = allocateDecodableCopy(1 << 16, true, null, alone.askFor(0));
     assert.equal(snapshotMemoryOf(own.bytes), undefined);
     assert.ok(hasRoom(own.bytes));
   });
 
   it("sizes a ring's keys by the newest record of its last copy", () => {
-    const group = groupOf([1 << 16, 1 << 16]);
+    const group = groupOf([1 << 16, 1 << 16], THREADS);
     const copies = [0, 1].map((member) => allocateDecodableCopy(1 << 16, true, null, group.askFor(member)).bytes);
     // The newest record of ring 1's copy is 128 bytes: its next keys are sized for 128-byte records.
     copies[1].set(sampleRecord(BASIC, { id: 7n, ip: 1n, pid: 1, tid: 1, time: 1n, cpu: 0, period: 1n, tail: new Uint8Array(72) }));
@@ -132,7 +103,7 @@ describe('decode/wasm: a snapshot memory', () => {
     let merged = 0;
     for (let seed = 1; seed <= 150; seed++) {
       const input = randomPerCpuSnapshot(seed);
-      const got = decodeSnapshot(inSnapshotMemory(input));
+      const got = decodeSnapshot(inSnapshotMemory(input, THREADS));
       assertSame(got, decodeSnapshot(input), `seed ${seed}`);
       if (mergedInMemory(got)) merged++;
       returnRoom(got.columns);
@@ -145,7 +116,7 @@ describe('decode/wasm: a snapshot memory', () => {
     let rows = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const input = oneEventRings(seed, 2 + (seed % 5), 400 + seed * 50);
-      const got = decodeSnapshot(inSnapshotMemory(input));
+      const got = decodeSnapshot(inSnapshotMemory(input, THREADS));
       assertSame(got, decodeSnapshot(input), `seed ${seed}`);
       assert.ok(mergedInMemory(got), `seed ${seed}: merged in the memory`);
       rows += got.columns.length;
@@ -170,7 +141,7 @@ describe('decode/wasm: a snapshot memory', () => {
         return { ...ring, bytes };
       });
       const mutated = { ...input, rings };
-      const got = decodeSnapshot(inSnapshotMemory(mutated));
+      const got = decodeSnapshot(inSnapshotMemory(mutated, THREADS));
       assertSame(got, decodeSnapshot(mutated), `seed ${seed}`);
       returnRoom(got.columns);
     }
@@ -181,7 +152,7 @@ describe('decode/wasm: a snapshot memory', () => {
     // The idle CPU's ring decoded before the busy one's (ring 0 empty) or after it.
     for (const idle of [0, 1]) {
       const alone = { ...input, rings: input.rings.map((ring) => (ring.ringId === idle ? { ...ring, validBytes: 0, bytesWritten: 0n } : ring)) };
-      const inMemory = inSnapshotMemory(alone);
+      const inMemory = inSnapshotMemory(alone, THREADS);
       const first = decodeSnapshot(inMemory);
       assertSame(first, decodeSnapshot(alone), `ring ${idle} empty: one ring with records`);
       assert.ok(mergedInMemory(first), `ring ${idle} empty: decoded into the output set`);
@@ -193,7 +164,7 @@ describe('decode/wasm: a snapshot memory', () => {
   });
 
   it('frees the output set when a ring decoded into it is merged elsewhere (scatter off), for the next decode', () => {
-    const input = inSnapshotMemory(oneEventRings(9, 3, 1500));
+    const input = inSnapshotMemory(oneEventRings(9, 3, 1500), THREADS);
     const sliced = decodeSnapshot(input, { scatter: false });
     assertSame(sliced, decodeSnapshot(oneEventRings(9, 3, 1500)), 'scatter off');
     assert.ok(!mergedInMemory(sliced), 'merged into a set of its own');
@@ -207,7 +178,7 @@ describe('decode/wasm: a snapshot memory', () => {
     try {
       for (let seed = 1; seed <= 30; seed++) {
         const input = seed % 3 === 0 ? randomPerCpuSnapshot(seed, 3000) : oneEventRings(seed, 2 + (seed % 4), 3000);
-        const got = await pool.decode(inSnapshotMemory(input));
+        const got = await pool.decode(inSnapshotMemory(input, THREADS));
         assertSame(got, decodeSnapshot(input), `seed ${seed}`);
         returnRoom(got.columns);
       }
@@ -333,7 +304,7 @@ describe('decode/wasm: uniform rings read in place', () => {
     const failedBefore = plannedSlicesFailed();
     for (let seed = 1; seed <= 40; seed++) {
       const input = uniformRings(seed, 2 + (seed % 4), 3000);
-      const got = decodeSnapshot(inSnapshotMemory(input));
+      const got = decodeSnapshot(inSnapshotMemory(input, THREADS));
       assertSame(got, decodeSnapshot(input), `seed ${seed}`);
       assert.ok(mergedInMemory(got), `seed ${seed}: merged into the memory's output set`);
       returnRoom(got.columns);
@@ -357,7 +328,7 @@ describe('decode/wasm: uniform rings read in place', () => {
       ];
       const input = uniformRings(seed, 2, 2000, damages[seed % damages.length]);
       const before = plannedSlicesFailed();
-      const got = decodeSnapshot(inSnapshotMemory(input));
+      const got = decodeSnapshot(inSnapshotMemory(input, THREADS));
       assertSame(got, decodeSnapshot(input), `seed ${seed}`);
       found += plannedSlicesFailed() - before;
       returnRoom(got.columns);
@@ -373,7 +344,7 @@ describe('decode/wasm: uniform rings read in place', () => {
         return { ...ring, bytes };
       });
       const mutated = { ...input, rings };
-      const got = decodeSnapshot(inSnapshotMemory(mutated));
+      const got = decodeSnapshot(inSnapshotMemory(mutated, THREADS));
       assertSame(got, decodeSnapshot(mutated), `mutated seed ${seed}`);
       returnRoom(got.columns);
     }
@@ -399,7 +370,7 @@ describe('decode/wasm: uniform rings read in place', () => {
         `seed ${seed}: taken as uniform`,
       );
       const want = decodeSnapshot(input);
-      const got = decodeSnapshot(inSnapshotMemory(input));
+      const got = decodeSnapshot(inSnapshotMemory(input, THREADS));
       assertSame(got, want, `seed ${seed}`);
       assert.ok(mergedInMemory(got), `seed ${seed}: merged into the memory's output set`);
       lostRecords += got.coverage.reduce((sum, ring) => sum + ring.lostRecords, 0n);
@@ -412,7 +383,7 @@ describe('decode/wasm: uniform rings read in place', () => {
     try {
       for (let at = 985; at <= 1015; at++) {
         const input = uniformRings(7, 2, 2000, (r, list) => withLostAfter(r, [at, at + 1, 300])(r, list));
-        const got = await pool.decode(inSnapshotMemory(input));
+        const got = await pool.decode(inSnapshotMemory(input, THREADS));
         assertSame(got, decodeSnapshot(input), `LOST records after ${at} and ${at + 1}`);
         returnRoom(got.columns);
       }
@@ -466,7 +437,7 @@ describe('decode/wasm: uniform rings read in place', () => {
       );
       const failedBefore = plannedSlicesFailed();
       const writtenBefore = plannedSlicesWritten();
-      const got = decodeSnapshot(inSnapshotMemory(input));
+      const got = decodeSnapshot(inSnapshotMemory(input, THREADS));
       assertSame(got, decodeSnapshot(input), what);
       assert.ok(plannedSlicesWritten() - writtenBefore >= 1, `${what}: the merge read the rings in place first`);
       assert.equal(plannedSlicesFailed() - failedBefore, 0, `${what}: the merge itself found nothing wrong`);
@@ -479,7 +450,7 @@ describe('decode/wasm: uniform rings read in place', () => {
     try {
       for (let seed = 1; seed <= 30; seed++) {
         const input = uniformRings(seed, 2 + (seed % 3), 3000);
-        const got = await pool.decode(inSnapshotMemory(input));
+        const got = await pool.decode(inSnapshotMemory(input, THREADS));
         assertSame(got, decodeSnapshot(input), `seed ${seed}`);
         returnRoom(got.columns);
       }
@@ -491,7 +462,7 @@ describe('decode/wasm: uniform rings read in place', () => {
       for (let at = 990; at <= 1010; at++) {
         const input = uniformRings(7, 2, 2000, timeFallsAt(at));
         const before = pool.mergesInPlace.redone;
-        const got = await pool.decode(inSnapshotMemory(input));
+        const got = await pool.decode(inSnapshotMemory(input, THREADS));
         assertSame(got, decodeSnapshot(input), `time falls at ${at}`);
         redone += pool.mergesInPlace.redone - before;
         returnRoom(got.columns);
