@@ -18,8 +18,8 @@ describe('extension: snapshots decode on worker threads', function () {
 
   it('decodes a per-CPU snapshot on the pool exactly as one thread does, and dispose ends the worker', async () => {
     const backend: Backend = {
-      // Sizes lowered so that a few hundred KiB of rings go to the worker.
-      ...createCoreBackend(undefined, { workers: 1, minWorkerBytes: 0, minMergeRows: 0 }),
+      // Sizes lowered so that a few hundred KiB of rings go to the worker, whatever else this machine runs.
+      ...createCoreBackend(undefined, { workers: 1, minWorkerBytes: 0, minMergeRows: 0, parallelWhen: 'always' }),
       resolveEvents: async () => {
         throw new Error('not used here');
       },
