@@ -1,14 +1,16 @@
 // A self-contained HTML export of snapshots: the same webview bundle inlined (nonce'd script),
 // the records embedded as base64 columnar batches, and a stand-in for acquireVsCodeApi that plays
 // the host: it answers `ready`, streams the batches with the same ack flow control, and answers
-// detail requests from embedded details when the export has them (and field-filter requests too,
+// detail requests from embedded details when the export has them (each distinct callchain embedded once, as a
+// stack table, and put back into a record's details on request) (and field-filter requests too,
 // when every row's details are embedded; else it says the filter needs the live panel). Opens
 // offline in any browser.
 // Pure string building, no node imports (the CLI and the extension both call it).
 
-import type { RecordBatch, RecordDetails, SnapshotStart, ThreadStates, WatchBudget, WatchInfo } from '../shared/protocol';
+import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadStates, WatchBudget, WatchInfo } from '../shared/protocol';
 import { THREAD_STATE_COLUMN_NAMES } from '../shared/thread-states';
 import { COLUMN_NAMES } from '../shared/columns';
+import { IntTupleMap } from '../native/tables/int-tuple-map';
 import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce, WORKER_SRC } from './html';
 
 export interface StandaloneSnapshot {
@@ -93,6 +95,99 @@ function encodeBatch(batch: RecordBatch): unknown {
   };
 }
 
+/**
+ * The callchains of an export's details, each distinct one once: a record's callchain repeats its callers' frames
+ * in record after record (85 % of the details of a `perf record -a -g` capture), so frames are stored once in a
+ * frame table and callchains as a stack table (a stack is a frame called from its prefix stack, -1: a root), as
+ * Firefox Profiler's processed profile stores them. The stand-in rebuilds a record's `callchain` and `symbols`
+ * from them exactly as the details had them (see detailsOf in STAND_IN).
+ */
+export interface EmbeddedCallchains {
+  /** Per frame: its `ip` (hex text as the details show it). */
+  readonly ip: string[];
+  /** Per frame: its name's index in `names`, -1 without one. */
+  readonly name: number[];
+  /** Per frame: 1 for a kernel frame (`kernel: true` in the details), else 0. */
+  readonly kernel: number[];
+  /** Per frame: its source file's index in `files`, -1 without a source line. */
+  readonly file: number[];
+  readonly line: number[];
+  readonly names: string[];
+  readonly files: string[];
+  readonly stackPrefix: number[];
+  readonly stackFrame: number[];
+  /** Per row with details: its callchain's leaf stack (-1: an empty callchain); rows without a callchain are absent. */
+  readonly rowStack: Record<number, number>;
+}
+
+/** The details without their callchains, and the callchains as tables (see EmbeddedCallchains). */
+export function embedCallchains(details: Readonly<Record<number, RecordDetails>>): { details: Record<number, RecordDetails>; callchains: EmbeddedCallchains } {
+  const callchains: EmbeddedCallchains = {
+    ip: [],
+    name: [],
+    kernel: [],
+    file: [],
+    line: [],
+    names: [],
+    files: [],
+    stackPrefix: [],
+    stackFrame: [],
+    rowStack: {},
+  };
+  const nameIndex = new Map<string, number>();
+  const fileIndex = new Map<string, number>();
+  const frameIndex = new Map<string, number>();
+  const stackIndex = new IntTupleMap(2);
+  const intern = (map: Map<string, number>, list: string[], text: string) => {
+    let index = map.get(text);
+    if (index === undefined) {
+      index = list.length;
+      list.push(text);
+      map.set(text, index);
+    }
+    return index;
+  };
+  const frameOf = (entry: CallchainEntry, symbols: readonly string[]) => {
+    const name = entry.symbol === undefined ? -1 : intern(nameIndex, callchains.names, symbols[entry.symbol]);
+    const file = entry.file === undefined ? -1 : intern(fileIndex, callchains.files, entry.file);
+    // Every property the entry shows is in the key: two frames are one only when they show the same.
+    const key = `${entry.ip} ${name} ${entry.kernel === true ? 1 : 0} ${file} ${entry.line ?? ''}`;
+    let frame = frameIndex.get(key);
+    if (frame === undefined) {
+      frame = callchains.ip.length;
+      callchains.ip.push(entry.ip);
+      callchains.name.push(name);
+      callchains.kernel.push(entry.kernel === true ? 1 : 0);
+      callchains.file.push(file);
+      callchains.line.push(file < 0 ? 0 : entry.line!);
+      frameIndex.set(key, frame);
+    }
+    return frame;
+  };
+  const rest: Record<number, RecordDetails> = {};
+  for (const key of Object.keys(details)) {
+    const row = Number(key);
+    const { callchain, symbols, ...others } = details[row];
+    rest[row] = others;
+    if (callchain === undefined) continue;
+    let stack = -1;
+    // Callers first (the root at the end of the leaf-first chain), so records that share callers share stacks.
+    for (let i = callchain.length - 1; i >= 0; i--) {
+      const frame = frameOf(callchain[i], symbols ?? []);
+      let next = stackIndex.get(stack, frame, 0);
+      if (next < 0) {
+        next = callchains.stackPrefix.length;
+        callchains.stackPrefix.push(stack);
+        callchains.stackFrame.push(frame);
+        stackIndex.add(stack, frame, 0, next);
+      }
+      stack = next;
+    }
+    callchains.rowStack[row] = stack;
+  }
+  return { details: rest, callchains };
+}
+
 function encodeThreadStates(states: ThreadStates): unknown {
   const columns: Record<string, string> = {};
   for (const name of THREAD_STATE_COLUMN_NAMES) columns[name] = base64Encode(states.columns[name]);
@@ -156,6 +251,33 @@ const STAND_IN = String.raw`(function () {
     }
     send({ type: 'fieldFilterReply', replyTo: m.requestId, snapshotId: m.snapshotId, rows: new Uint32Array(rows).buffer });
   }
+  /* A row's details as embedded, with its callchain and the names it refers to put back from the stack table
+     (embedCallchains, standalone.ts): leaf first, names numbered in the order the chain first shows them. */
+  function detailsOf(snap, row) {
+    var rest = snap.details[row], cc = snap.callchains;
+    var stack = cc && Object.prototype.hasOwnProperty.call(cc.rowStack, row) ? cc.rowStack[row] : undefined;
+    if (stack === undefined) return rest;
+    var chain = [], symbols = [], local = new Map();
+    for (var s = stack; s >= 0; s = cc.stackPrefix[s]) {
+      var f = cc.stackFrame[s], entry = { ip: cc.ip[f] }, name = cc.name[f];
+      if (name >= 0) {
+        var at = local.get(name);
+        if (at === undefined) { at = symbols.length; symbols.push(cc.names[name]); local.set(name, at); }
+        entry.symbol = at;
+      }
+      if (cc.kernel[f]) entry.kernel = true;
+      if (cc.file[f] >= 0) { entry.file = cc.files[cc.file[f]]; entry.line = cc.line[f]; }
+      chain.push(entry);
+    }
+    /* The details' own key order: the callchain and its names come before the source line. */
+    var out = {}, placed = false;
+    Object.keys(rest).forEach(function (key) {
+      if (key === 'source' && !placed) { out.callchain = chain; out.symbols = symbols; placed = true; }
+      out[key] = rest[key];
+    });
+    if (!placed) { out.callchain = chain; out.symbols = symbols; }
+    return out;
+  }
   function startSnapshot(s) {
     if (s >= data.snapshots.length) return;
     send(data.snapshots[s].start);
@@ -193,7 +315,7 @@ const STAND_IN = String.raw`(function () {
           case 'detailsRequest':
             var found = null;
             data.snapshots.forEach(function (snap) {
-              if (snap.start.snapshotId === m.snapshotId && snap.details && snap.details[m.row]) found = snap.details[m.row];
+              if (snap.start.snapshotId === m.snapshotId && snap.details && snap.details[m.row]) found = detailsOf(snap, m.row);
             });
             if (found) send({ type: 'detailsReply', replyTo: m.requestId, snapshotId: m.snapshotId, row: m.row, details: found });
             else send({ type: 'detailsReply', replyTo: m.requestId, snapshotId: m.snapshotId, row: m.row,
@@ -235,7 +357,7 @@ export function renderStandaloneHtml(options: StandaloneOptions): string {
       start: s.start,
       ...(s.threadStates ? { threadStates: encodeThreadStates(s.threadStates) } : {}),
       batches: s.batches.map(encodeBatch),
-      details: s.details,
+      ...(s.details ? embedCallchains(s.details) : {}),
     })),
   };
   // Everything is inline, so both scripts and styles go by the nonce ('unsafe-inline' would also
