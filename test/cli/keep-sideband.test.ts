@@ -14,14 +14,16 @@ const cli = path.join(root, 'dist/cli.js');
 
 /**
  * The load: a perl started first that sleeps, then makes a burst of getpid calls and creates DONE;
- * meanwhile short-lived processes (a fork, an exec and their mappings each) fill the side-band. It
- * ends in a sleep only this test names. perl's mappings are seconds older than its samples, and
+ * meanwhile short-lived processes (a fork, an exec and their mappings each) fill the side-band. Three more run after
+ * the burst, so the newest records of whichever ring the burst filled are theirs (on a busy machine the loop and perl
+ * may share one CPU, and the burst overwrote every earlier one). It ends in a sleep only this test names. perl's mappings are seconds older than its samples, and
  * perl is gone when the snapshot is taken: only kept side-band names its code.
  */
 const LOAD = `done=$1; getpid=$2; tag=$3
 perl -e 'select(undef, undef, undef, 4); syscall(39) for 1..20000; open(my $f, ">", $ARGV[0])' "$done" &
 while [ ! -e "$done" ]; do "$getpid" 50; done
 wait
+for i in 1 2 3; do "$getpid" 50; done
 exec sleep "$tag"`;
 
 describe('ringside snapshot of a keeper keeps the side-band its samples need (real kernel, perf script as referee)', function () {

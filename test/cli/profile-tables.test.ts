@@ -70,11 +70,14 @@ function assertNamesMatchPerf(decoded: DecodedSnapshot, tables: ProfileTables, p
       frames++;
       const pltAsInit = /@plt\+0x[0-9a-f]+$/.test(name) && /^_init\+0x[0-9a-f]+$/.test(theirs[i].name);
       const irelativeSlot = name === '[unknown]' && perfNamesPltSlotByPosition(theirs[i]);
-      if (name !== theirs[i].name && !pltAsInit && !irelativeSlot && /^_Z/.test(name)) {
+      // A PLT stub perf cannot name (some read [unknown] in perf script, e.g. in chromium's lld-linked .plt), named here.
+      const stubPerfCannotName = /@plt\+0x[0-9a-f]+$/.test(name) && theirs[i].name === '[unknown]';
+      if (name !== theirs[i].name && !pltAsInit && !irelativeSlot && !stubPerfCannotName && /^_Z/.test(name)) {
         leftMangled.push({ ours: name, perf: theirs[i].name, where: `${time} #${i}` });
         return;
       }
-      if (name !== theirs[i].name && !pltAsInit && !irelativeSlot) differ.push(`${time} #${i}: ours ${name}, perf ${theirs[i].name} (${theirs[i].dso})`);
+      if (name !== theirs[i].name && !pltAsInit && !irelativeSlot && !stubPerfCannotName)
+        differ.push(`${time} #${i}: ours ${name}, perf ${theirs[i].name} (${theirs[i].dso})`);
     });
   }
   // Names the demangler leaves mangled (a local class in a template argument, say): perf's name must be c++filt's
