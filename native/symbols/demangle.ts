@@ -590,6 +590,21 @@ function withArgs(name: string, args: string): string {
  */
 export function demangle(mangled: string, options: { verbose?: boolean } = {}): string | undefined {
   if (!mangled.startsWith('_Z')) return undefined;
+  if (options.verbose) return demangleOnce(mangled, true);
+  // perf's form, remembered: the function index chooses among aliases by their demangled names (best-symbol.ts) and
+  // the symbolizer then shows the chosen one demangled, so one decode asked 3,118 times for 2,717 names.
+  let shown = shownNames.get(mangled);
+  if (shown === undefined) {
+    shown = demangleOnce(mangled, false) ?? null;
+    shownNames.set(mangled, shown);
+  }
+  return shown ?? undefined;
+}
+
+/** demangle()'s results without verbose, null for a name it leaves mangled: as many as symbols were named. */
+const shownNames = new Map<string, string | null>();
+
+function demangleOnce(mangled: string, verbose: boolean): string | undefined {
   // A synthesized PLT name (`_ZdlPv@plt`) or a symbol version: perf demangles the part before the `@` and
   // keeps the rest (`operator delete@plt`).
   const at = mangled.indexOf('@');
@@ -598,7 +613,7 @@ export function demangle(mangled: string, options: { verbose?: boolean } = {}): 
   // Mangled names have no dots of their own: from the first one on are GCC clone suffixes (`.constprop.0`,
   // `.isra.0`, `.cold`), which libiberty leaves out when it prints no parameters.
   const dot = symbol.indexOf('.');
-  const d = new Demangler((dot < 0 ? symbol : symbol.slice(0, dot)).slice(2), options.verbose ?? false);
+  const d = new Demangler((dot < 0 ? symbol : symbol.slice(0, dot)).slice(2), verbose);
   try {
     return d.encoding('skip') + suffix;
   } catch (error) {
