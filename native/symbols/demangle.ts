@@ -12,6 +12,18 @@
 
 class Unsupported extends Error {}
 
+// Character tests on the one-character strings peek() returns ('' past the end): a RegExp per test was a tenth of
+// demangling a profile's names, most of them demangled once each, before the code is optimized.
+function isDigit(c: string): boolean {
+  return c >= '0' && c <= '9';
+}
+function isUpper(c: string): boolean {
+  return c >= 'A' && c <= 'Z';
+}
+function isCvQualifier(c: string): boolean {
+  return c === 'r' || c === 'V' || c === 'K';
+}
+
 const BUILTIN: Record<string, string> = {
   v: 'void',
   w: 'wchar_t',
@@ -154,7 +166,7 @@ class Demangler {
       this.pos++;
     }
     const start = this.pos;
-    while (/[0-9]/.test(this.peek())) this.pos++;
+    while (isDigit(this.peek())) this.pos++;
     if (start === this.pos) throw new Unsupported();
     const n = Number(this.s.slice(start, this.pos));
     return neg ? -n : n;
@@ -167,7 +179,7 @@ class Demangler {
       return 0;
     }
     let n = 0;
-    while (/[0-9A-Z]/.test(this.peek())) n = n * 36 + Number.parseInt(this.next(), 36);
+    while (isDigit(this.peek()) || isUpper(this.peek())) n = n * 36 + Number.parseInt(this.next(), 36);
     this.expect('_');
     return n + 1;
   }
@@ -196,8 +208,8 @@ class Demangler {
       this.pos++;
       return this.unqualifiedName(enclosing);
     } // internal linkage marker (GCC)
-    if (/[0-9]/.test(c)) return this.abiTags(this.sourceName());
-    if (c === 'C' && /[1-5I]/.test(this.peek(1))) {
+    if (isDigit(c)) return this.abiTags(this.sourceName());
+    if (c === 'C' && ((this.peek(1) >= '1' && this.peek(1) <= '5') || this.peek(1) === 'I')) {
       this.pos += 2;
       if (this.s[this.pos - 1] === 'I') {
         this.next();
@@ -206,7 +218,7 @@ class Demangler {
       this.lastWasStructor = true;
       return this.abiTags(stripTemplateArgs(enclosing));
     }
-    if (c === 'D' && /[0-5]/.test(this.peek(1))) {
+    if (c === 'D' && this.peek(1) >= '0' && this.peek(1) <= '5') {
       this.pos += 2;
       this.lastWasStructor = true;
       return this.abiTags('~' + stripTemplateArgs(enclosing));
@@ -226,7 +238,7 @@ class Demangler {
       this.expect('_');
       return `{lambda(${params.length === 1 && params[0] === 'void' ? '' : params.join(', ')})#${n}}`;
     }
-    if (/[a-z]/.test(c)) {
+    if (c >= 'a' && c <= 'z') {
       const code = this.s.slice(this.pos, this.pos + 2);
       this.pos += 2;
       if (code === 'cv') {
@@ -330,7 +342,7 @@ class Demangler {
     let result: string;
     if (c === 'r' || c === 'V' || c === 'K') {
       const quals: string[] = [];
-      while (/[rVK]/.test(this.peek())) {
+      while (isCvQualifier(this.peek())) {
         const q = this.next();
         quals.unshift(q === 'r' ? 'restrict' : q === 'V' ? 'volatile' : 'const');
       }
@@ -362,7 +374,7 @@ class Demangler {
       this.functionTypes.set(result, { returns, params: list });
     } else if (c === 'A') {
       this.pos++;
-      const size = /[0-9]/.test(this.peek()) ? String(this.number()) : '';
+      const size = isDigit(this.peek()) ? String(this.number()) : '';
       this.expect('_');
       result = `${this.type()} [${size}]`;
       this.arrayTypes.add(result);
@@ -376,7 +388,7 @@ class Demangler {
       result = this.substitution().text;
       if (this.peek() !== 'I') return result; // a plain substitution is not a new candidate
       result = withArgs(result, this.templateArgList());
-    } else if (c === 'N' || /[0-9]/.test(c) || c === 'S' || c === 'Z') {
+    } else if (c === 'N' || isDigit(c) || c === 'S' || c === 'Z') {
       result = this.name().text; // prefixes were added inside; the whole class type is added below
     } else {
       throw new Unsupported(); // function types, pointer-to-member, vendor types, decltype
@@ -388,7 +400,7 @@ class Demangler {
   /** <nested-name> after the N. */
   private nestedName(): Name {
     let qualifiers = '';
-    while (/[rVK]/.test(this.peek())) {
+    while (isCvQualifier(this.peek())) {
       const q = this.next();
       qualifiers += q === 'r' ? ' restrict' : q === 'V' ? ' volatile' : ' const';
     }
@@ -578,6 +590,21 @@ function withArgs(name: string, args: string): string {
  */
 export function demangle(mangled: string, options: { verbose?: boolean } = {}): string | undefined {
   if (!mangled.startsWith('_Z')) return undefined;
+  if (options.verbose) return demangleOnce(mangled, true);
+  // perf's form, remembered: the function index chooses among aliases by their demangled names (best-symbol.ts) and
+  // the symbolizer then shows the chosen one demangled, so one decode asked 3,118 times for 2,717 names.
+  let shown = shownNames.get(mangled);
+  if (shown === undefined) {
+    shown = demangleOnce(mangled, false) ?? null;
+    shownNames.set(mangled, shown);
+  }
+  return shown ?? undefined;
+}
+
+/** demangle()'s results without verbose, null for a name it leaves mangled: as many as symbols were named. */
+const shownNames = new Map<string, string | null>();
+
+function demangleOnce(mangled: string, verbose: boolean): string | undefined {
   // A synthesized PLT name (`_ZdlPv@plt`) or a symbol version: perf demangles the part before the `@` and
   // keeps the rest (`operator delete@plt`).
   const at = mangled.indexOf('@');
@@ -586,7 +613,7 @@ export function demangle(mangled: string, options: { verbose?: boolean } = {}): 
   // Mangled names have no dots of their own: from the first one on are GCC clone suffixes (`.constprop.0`,
   // `.isra.0`, `.cold`), which libiberty leaves out when it prints no parameters.
   const dot = symbol.indexOf('.');
-  const d = new Demangler((dot < 0 ? symbol : symbol.slice(0, dot)).slice(2), options.verbose ?? false);
+  const d = new Demangler((dot < 0 ? symbol : symbol.slice(0, dot)).slice(2), verbose);
   try {
     return d.encoding('skip') + suffix;
   } catch (error) {

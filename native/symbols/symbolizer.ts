@@ -41,7 +41,6 @@ export class Symbolizer {
    * [unknown] from now on for that object, while a new file at the same path is opened afresh.
    */
   private readonly broken = new WeakSet<ObjectFile>();
-  private readonly demangled = new Map<string, string>();
   /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
 
@@ -121,14 +120,9 @@ export class Symbolizer {
     }
   }
 
-  /** C++ names demangled without parameters, as perf shows them (`ns::Class::method`). */
+  /** C++ names demangled without parameters, as perf shows them (`ns::Class::method`; demangle() remembers them). */
   private displayName(name: string): string {
-    let shown = this.demangled.get(name);
-    if (shown === undefined) {
-      shown = demangle(name) ?? name;
-      this.demangled.set(name, shown);
-    }
-    return shown;
+    return demangle(name) ?? name;
   }
 
   /** Source file and line of a user-space IP from the DWARF line table. */

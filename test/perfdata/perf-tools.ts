@@ -217,7 +217,7 @@ export function perfFrames(file: string): Map<string, PerfFrame[]> {
   const out = new Map<string, PerfFrame[]>();
   let current: PerfFrame[] | undefined;
   for (const line of perfScript(file, ['--no-inline', '--ns', '-F', 'tid,time,ip,sym,symoff,dso']).lines) {
-    const header = /^\s*\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
+    const header = /^\s*-?\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
     if (header) {
       current = [];
       out.set((BigInt(header[1]) * 1_000_000_000n + BigInt(header[2])).toString(), current);
