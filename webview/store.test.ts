@@ -338,6 +338,44 @@ describe('record store', () => {
     }
   });
 
+  it('finds the same extent, untimed count and order for batches in order (read at their ends) as for others (row by row)', () => {
+    // Rows: NaN and side-band (kind 3) at both ends of ordered batches, then a batch out of order.
+    const times = [NaN, 1, 2, 3, 4, NaN, 5, 6, NaN, 9, 7, NaN];
+    const kinds = [9, 3, 9, 9, 3, 9, 9, 3, 9, 9, 9, 9];
+    const c = { ...columns(times, Array(12).fill(7), Array(12).fill(0)), kind: Uint8Array.from(kinds) };
+    const expected = (rows: number) => {
+      const timed = times.slice(0, rows).filter((t) => t === t);
+      const samples = times.slice(0, rows).filter((t, i) => t === t && kinds[i] === 9);
+      const sorted = timed.every((t, i) => i === 0 || t >= timed[i - 1]);
+      return { min: Math.min(...timed), max: Math.max(...timed), minS: Math.min(...samples), maxS: Math.max(...samples), untimed: rows - timed.length, sorted };
+    };
+    const store = new RecordStore();
+    store.beginSnapshot(start('a', '1', 12, 3, 'e'));
+    const batches = columnsToBatches(c, { snapshotId: 'a', batchRows: 4 });
+    for (const [k, batch] of batches.entries()) {
+      store.addBatch(batch);
+      const snap = store.getSnapshot('a')!;
+      const want = expected(4 * (k + 1));
+      const got = {
+        min: snap.minTime,
+        max: snap.maxTime,
+        minS: snap.minSampleTime,
+        maxS: snap.maxSampleTime,
+        untimed: snap.untimedRows,
+        sorted: store.timeSorted,
+      };
+      assert.deepEqual(got, want, `after batch ${k}`);
+    }
+  });
+
+  it("copies the first capture's stack ids as they are, and makes ids past its table none", () => {
+    const store = new RecordStore();
+    store.beginSnapshot({ ...start('a', '0', 4, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0] } });
+    for (const batch of columnsToBatches(columns([1, 2, 3, 4], [7, 7, 7, 7], [0, 0, 0, 0]), { snapshotId: 'a', stacks: Int32Array.from([1, 0, 2, -1]) }))
+      store.addBatch(batch);
+    assert.deepEqual(Array.from(store.stack.subarray(0, 4)), [1, 0, -1, -1]);
+  });
+
   it('merges the stacks of every snapshot into one table and maps each row to it', () => {
     const store = new RecordStore();
     // a: stack 0 = f ← main, stack 1 = main; b: its stack 0 is a's stack 0 under other name numbers, its stack 1 is new.
