@@ -453,6 +453,58 @@ describe('record store', () => {
       };
     }
 
+    it('extends its lanes by each append to what a build from scratch makes, through new threads, processes and dropped rows', () => {
+      const store = new RecordStore();
+      const layout = new TimelineLayout(store);
+      const described = (l: TimelineLayout) =>
+        l.lanes.map((lane, i) => ({ ...lane, rows: Array.from(lane.rows), hasStacks: l.hasStacks[i], depth: l.stackDepth[i] }));
+      // Thread 8 (of process 7) joins at append 3, process 9 at append 6; odd rows are breakpoint hits (a watch lane).
+      const tidsOf = (seq: number) => (seq < 3 ? [7, 7, 7, 7] : seq < 6 ? [7, 8, 7, 8] : [8, 9, 7, 9]);
+      let row = 0;
+      let t = 0;
+      let extendedInPlace = 0;
+      // 80 appends of 4 rows into a window of 160 rows: rows are dropped every 5 appends once it is full.
+      for (let seq = 0; seq < 80; seq++) {
+        const tids = tidsOf(seq);
+        const times = tids.map(() => (t += 100));
+        const c = {
+          ...columns(
+            times,
+            tids,
+            tids.map((_, i) => i % 2),
+          ),
+          pid: Int32Array.from(tids, (tid) => (tid === 9 ? 9 : 7)),
+        };
+        // The first appends have no callchain, so a lane's stack chart starts on a later one.
+        const stacks = Int32Array.from(tids, () => (seq < 2 ? -1 : 0));
+        const [batch] = columnsToBatches({ ...c, timeOriginNs: 1000n }, { snapshotId: 'live', stacks });
+        store.appendLive({
+          type: 'liveAppend',
+          snapshotId: 'live',
+          seq,
+          part: { ...start('live', '1000', tids.length, 1, 'cpu-clock'), stacks: { names: ['leaf', 'main'], start: [0, 2], frames: [0, 1] } },
+          batch: { ...batch, firstRow: row },
+          keepFromNs: String(1000 + Math.max(0, t - 16000)),
+        });
+        row += tids.length;
+        const before = new Map(layout.lanes.map((lane) => [lane.key, lane.rows]));
+        layout.update('thread', null, 0, new Set(), 0);
+        for (const lane of layout.lanes) {
+          const was = before.get(lane.key);
+          if (was && lane.rows.length > was.length && lane.rows.buffer === was.buffer) extendedInPlace++;
+        }
+        const rebuilt = new TimelineLayout(store);
+        rebuilt.update('thread', null, 0, new Set(), 0);
+        assert.deepEqual(described(layout), described(rebuilt), `after append ${seq}`);
+      }
+      assert.ok(store.snapshots[0].live!.droppedRows > 0, 'rows fell out of the window on the way');
+      assert.ok(extendedInPlace > 0, 'appends extended lanes in place, not by a build from scratch');
+      assert.deepEqual(
+        layout.lanes.map((lane) => lane.key),
+        ['watch:mem:x:w', 'process:7', 'thread:7', 'thread:8', 'thread:9'],
+      );
+    });
+
     it('grows by appends (each with its own origin) and drops the rows that fell out of its window, keeping every part consistent', () => {
       const store = new RecordStore();
       // A snapshot first (its origin is the store's), then the live capture, with another snapshot arriving between appends.
