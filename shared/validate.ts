@@ -31,6 +31,13 @@ function int(o: Obj, k: string, path: string, min = 0, max = Number.MAX_SAFE_INT
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(`${path}.${k}`, `an integer in [${min}, ${max}]`);
   return v;
 }
+/** Every entry of `list` an integer in [min, max] (a plain loop: stack tables hold 100k entries and more). */
+function intList(list: unknown[], path: string, min: number, max: number): void {
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) fail(`${path}.${i}`, `an integer in [${min}, ${max}]`);
+  }
+}
 function num(o: Obj, k: string, path: string): number {
   const v = o[k];
   if (typeof v !== 'number' || Number.isNaN(v)) fail(`${path}.${k}`, 'a number');
@@ -116,7 +123,7 @@ function validateSnapshotStart(o: Obj): void {
     const names = arr(s, 'names', p);
     names.forEach((_, i) => str(names as unknown as Obj, String(i), `${p}.names`, 4096));
     const frames = arr(s, 'frames', p);
-    frames.forEach((_, i) => int(frames as unknown as Obj, String(i), `${p}.frames`, 0, names.length - 1));
+    intList(frames, `${p}.frames`, 0, names.length - 1);
     const start = arr(s, 'start', p);
     if (start.length < 1) fail(`${p}.start`, 'at least [0]');
     let previous = 0;
@@ -139,7 +146,7 @@ function validateSnapshotStart(o: Obj): void {
       ] as const) {
         const list = arr(s, key, p);
         if (list.length !== count) fail(`${p}.${key}`, `${count} entries`);
-        list.forEach((_, i) => int(list as unknown as Obj, String(i), `${p}.${key}`, -1, locations.length - 1));
+        intList(list, `${p}.${key}`, -1, locations.length - 1);
       }
     }
     if (s.libraries !== undefined || s.nameLibrary !== undefined) {
@@ -147,7 +154,7 @@ function validateSnapshotStart(o: Obj): void {
       libraries.forEach((_, i) => str(libraries as unknown as Obj, String(i), `${p}.libraries`, 4096));
       const nameLibrary = arr(s, 'nameLibrary', p);
       if (nameLibrary.length !== names.length) fail(`${p}.nameLibrary`, `${names.length} entries`);
-      nameLibrary.forEach((_, i) => int(nameLibrary as unknown as Obj, String(i), `${p}.nameLibrary`, -1, libraries.length - 1));
+      intList(nameLibrary, `${p}.nameLibrary`, -1, libraries.length - 1);
     }
   }
   if (o.losses !== undefined) {

@@ -278,6 +278,20 @@ export class App {
     return undefined;
   }
 
+  /** The frame a loading capture's page chrome waits for (renderBatchChrome), if any. */
+  private batchChromeFrame: number | undefined;
+
+  /** What a batch changes beside the lanes: the snapshot strip, the untimed list, the legend and the status. */
+  private renderBatchChrome(): void {
+    if (this.batchChromeFrame !== undefined) cancelAnimationFrame(this.batchChromeFrame);
+    this.batchChromeFrame = undefined;
+    this.renderSnapshots();
+    this.renderUntimed();
+    // A batch of a shown capture may hold its first record of an event (or of one it did not announce).
+    this.renderLegend();
+    this.updateStatus();
+  }
+
   /** A live append: held and acknowledged, shown when it is the shown capture (the first one shows it). */
   private receiveLive(m: Extract<HostToWebview, { type: 'liveAppend' }>): void {
     const isNew = !this.store.getSnapshot(m.snapshotId);
@@ -583,11 +597,10 @@ export class App {
           this.restoreWindow = undefined;
         }
         for (const t of this.timelines()) t.dataChanged();
-        this.renderSnapshots();
-        this.renderUntimed();
-        // A batch of a shown capture may hold its first record of an event (or of one it did not announce).
-        this.renderLegend();
-        this.updateStatus();
+        // The snapshot strip, untimed list, legend and status rebuild DOM: once a capture is complete at once, while it
+        // loads once per frame (a big capture's batches arrive back to back: one rebuild each cost its first paint).
+        if (received && this.store.isComplete(received)) this.renderBatchChrome();
+        else if (this.batchChromeFrame === undefined) this.batchChromeFrame = requestAnimationFrame(() => this.renderBatchChrome());
         return;
       }
       case 'threadStates':

@@ -110,6 +110,24 @@ export function buildLanes(
   collapsed: ReadonlySet<string>,
   ranges?: readonly (readonly [number, number])[],
 ): Lane[] {
+  const built = buildGroupLanes(src, grouping, include, collapsed, ranges);
+  return grouping === 'thread' ? withProcessHeaders(built.lanes, src.time, collapsed, built.headerRows, src.processCommOf?.bind(src)) : built.lanes;
+}
+
+/** buildLanes' lanes before process headers are put over them, and (grouped by thread, rows in time order) each process's rows. */
+export interface GroupLanes {
+  readonly lanes: Lane[];
+  readonly headerRows?: ReadonlyMap<number, Uint32Array>;
+}
+
+/** buildLanes without its process headers (see there). */
+export function buildGroupLanes(
+  src: LaneSource,
+  grouping: LaneGrouping,
+  include: ((row: number) => boolean) | null,
+  collapsed: ReadonlySet<string>,
+  ranges?: readonly (readonly [number, number])[],
+): GroupLanes {
   const n = src.length;
   // Only the rows in `ranges` (one capture's) are placed; without them, every row.
   const scan = ranges ?? [[0, n] as const];
@@ -158,7 +176,7 @@ export function buildLanes(
       case 'thread': {
         const comm = src.commOf(row);
         const pid = src.pidOf(row);
-        g = intern(`thread:${value}`, `${comm === '' ? '?' : comm} ${value}`, pid * 4294967296 + value);
+        g = intern(`thread:${value}`, threadLabel(comm, value), pid * 4294967296 + value);
         groups[g].pid = pid;
         groups[g].keep = String(value).length;
         break;
@@ -421,7 +439,69 @@ export function buildLanes(
       ...(g.keep !== undefined ? { keep: g.keep } : {}),
       collapsed: collapsed.has(g.key),
     }));
-  return grouping === 'thread' ? withProcessHeaders(lanes, src.time, collapsed, headerRows ?? undefined, src.processCommOf?.bind(src)) : lanes;
+  return headerRows ? { lanes, headerRows } : { lanes };
+}
+
+/**
+ * A live capture's lanes extended by what each append brings, for the cost of the appended rows: each lane's rows sit
+ * at the front of a buffer of its own with room to grow (a full build's rows are copied into one the first time), so
+ * the rows of an append are written after them and the lane is a longer view of the same buffer. Rows in time order,
+ * every row placed, no filter: then the lanes of rows [0, b) are those of [0, a) each followed by those of [a, b), and
+ * the result equals buildLanes' over the whole range.
+ */
+export class GrowingLanes {
+  private groups: Lane[] = [];
+  private headers = new Map<number, Uint32Array>();
+  /** Per lane key (and `process:<pid>` for a header's rows): the buffer its rows are the front of. */
+  private readonly buffers = new Map<string, Uint32Array>();
+
+  /** Start again from a full build (buildGroupLanes of every row placed, rows in time order). */
+  reset(built: GroupLanes): void {
+    this.groups = built.lanes;
+    this.headers = new Map(built.headerRows ?? []);
+    this.buffers.clear();
+  }
+
+  /**
+   * The lanes once `added` (buildGroupLanes of the appended rows alone, same grouping and collapsed set) is appended;
+   * null when it brings a lane not held yet (the lanes and their order change: build them all again).
+   */
+  extend(added: GroupLanes, src: LaneSource, grouping: LaneGrouping, collapsed: ReadonlySet<string>): Lane[] | null {
+    const index = new Map(this.groups.map((lane, i) => [lane.key, i]));
+    if (added.lanes.some((lane) => !index.has(lane.key))) return null;
+    if (grouping === 'thread' && added.headerRows === undefined) return null;
+    const groups = [...this.groups];
+    for (const lane of added.lanes) {
+      const i = index.get(lane.key)!;
+      const rows = this.append(lane.key, groups[i].rows, lane.rows);
+      // A thread lane is named by its thread's comm as the store knows it now (an append may have brought it).
+      const label = lane.key.startsWith('thread:') ? threadLabel(src.commOf(rows[0]), lane.key.slice('thread:'.length)) : groups[i].label;
+      groups[i] = { ...groups[i], rows, label };
+    }
+    this.groups = groups;
+    for (const [pid, rows] of added.headerRows ?? []) this.headers.set(pid, this.append(`process:${pid}`, this.headers.get(pid) ?? new Uint32Array(0), rows));
+    return grouping === 'thread' ? withProcessHeaders(groups, src.time, collapsed, this.headers, src.processCommOf?.bind(src)) : groups;
+  }
+
+  /** `rows` followed by `more`, in the buffer of `key` (grown, or made from `rows`, when it has no room after them). */
+  private append(key: string, rows: Uint32Array, more: Uint32Array): Uint32Array {
+    if (more.length === 0) return rows;
+    const length = rows.length + more.length;
+    let buffer = this.buffers.get(key);
+    const inPlace = buffer !== undefined && rows.buffer === buffer.buffer && rows.byteOffset === buffer.byteOffset && buffer.length >= length;
+    if (!inPlace) {
+      buffer = new Uint32Array(Math.max(1024, Math.ceil(length * 1.5)));
+      buffer.set(rows);
+      this.buffers.set(key, buffer);
+    }
+    buffer!.set(more, rows.length);
+    return buffer!.subarray(0, length);
+  }
+}
+
+/** A thread lane's label: its comm ('?' unknown) and tid. */
+function threadLabel(comm: string, tid: number | string): string {
+  return `${comm === '' ? '?' : comm} ${tid}`;
 }
 
 /** Row lists each sorted by time merged into one (pairwise, so n·log k steps and no comparator calls); ties by row. */

@@ -4,7 +4,7 @@
 
 import type { RecordStore } from './store';
 import type { LaneGrouping } from './view-state';
-import { buildLanes, type Lane, type LaneSource } from './lanes';
+import { buildGroupLanes, GrowingLanes, withProcessHeaders, type Lane, type LaneSource } from './lanes';
 import { pairSpans, type Spans } from './spans';
 import { visibleRange } from './hit-test';
 import { snapshotLossMarks, type LossMark } from './losses';
@@ -108,6 +108,10 @@ export class TimelineLayout {
   /** builtKey the per-lane spans were built for. */
   private laneSpansKey = '';
   private idleSpansPending = false;
+  /** The lanes as a live capture's appends extend them, the inputs they were built for and the store's last drop then. */
+  private readonly growing = new GrowingLanes();
+  private growingInputs = '';
+  private growingDrop: RecordStore['lastDrop'] = null;
   /** The snapshot the lanes hold (index in the store; -1: every row) and its store row ranges. */
   private shown = -1;
   private shownRanges: [number, number][] | undefined;
@@ -136,17 +140,45 @@ export class TimelineLayout {
     ticks: ReadonlySet<string> = new Set(),
   ): boolean {
     const view = this.store.stack.length > 0 ? this.stackView() : null;
-    const key = `${this.store.version}|${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}|${view?.key ?? ''}`;
+    const inputs = `${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}|${view?.key ?? ''}`;
+    const key = `${this.store.version}|${inputs}`;
     if (key === this.builtKey) return false;
+    const previousRanges = this.shownRanges;
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
-    this.lanes = buildLanes(this.source(), grouping, include, collapsed, this.shownRanges);
+    const src = this.source();
+    // A live capture that only grew at its end (no rows dropped, same inputs): its lanes are extended by the new rows.
+    const appended = inputs === this.growingInputs && this.store.lastDrop === this.growingDrop ? appendedRows(previousRanges, this.shownRanges) : null;
+    const incremental =
+      appended !== null && include === null && src.timeSorted === true && src.allTimed === true && this.store.snapshots[shown]?.live !== undefined;
+    const previous = new Map(this.lanes.map((lane, i) => [lane.key, i]));
+    const extended = incremental ? this.growing.extend(buildGroupLanes(src, grouping, null, collapsed, appended), src, grouping, collapsed) : null;
+    if (extended) {
+      this.lanes = extended;
+    } else {
+      const built = buildGroupLanes(src, grouping, include, collapsed, this.shownRanges);
+      this.growing.reset(built);
+      this.lanes = grouping === 'thread' ? withProcessHeaders(built.lanes, src.time, collapsed, built.headerRows, src.processCommOf?.bind(src)) : built.lanes;
+    }
+    this.growingInputs = include === null ? inputs : '';
+    this.growingDrop = this.store.lastDrop;
     this.laneStates = laneStatesOf(this.store.threadStates, this.lanes, (t) => this.store.threadStatesSnapshot[t] === shown);
     this.laneTop = [];
     this.laneHeight = [];
     const stack = this.store.stack;
     const table = stack.length > 0 ? this.store.stackTable() : null;
-    this.hasStacks = this.lanes.map((lane) => table !== null && lane.kind === 'group' && lane.pid !== undefined && anyStack(stack, lane.rows));
+    // Extended lanes: a lane had a callchain before, or one of its appended rows has (appended: the rows after `from`).
+    const before = this.hasStacks;
+    const newRows = (lane: Lane): Uint32Array => {
+      const at = extended ? previous.get(lane.key) : undefined;
+      if (at === undefined) return lane.rows;
+      return lane.rows.subarray(bisectRows(lane.rows, appended![0][0]));
+    };
+    this.hasStacks = this.lanes.map((lane) => {
+      if (table === null || lane.kind !== 'group' || lane.pid === undefined) return false;
+      const at = extended ? previous.get(lane.key) : undefined;
+      return (at !== undefined && before[at]) || anyStack(stack, newRows(lane));
+    });
     // A thread lane with callchains is a stack chart by default when it is the only one shown (as Firefox Profiler's
     // stack chart shows one thread): several deep charts push every lane after the first out of sight, so with more
     // than one the overview keeps ticks and activity graphs, and each lane's button makes it a chart. `ticks` holds
@@ -154,11 +186,16 @@ export class TimelineLayout {
     // to draw it.
     const chartLanes = this.lanes.filter((lane, i) => this.hasStacks[i] && !lane.collapsed).length;
     const chartByDefault = chartLanes <= 1;
-    this.stackDepth = this.lanes.map((lane, i) =>
-      this.hasStacks[i] && !lane.collapsed && chartByDefault !== ticks.has(lane.key) && view !== null
-        ? maxStackDepth(lane.rows, stack, view.table, view.map ?? undefined)
-        : 0,
-    );
+    const depthBefore = this.stackDepth;
+    this.stackDepth = this.lanes.map((lane, i) => {
+      if (!(this.hasStacks[i] && !lane.collapsed && chartByDefault !== ticks.has(lane.key) && view !== null)) return 0;
+      // An extended chart is as deep as it was or as its appended rows are.
+      const at = extended ? previous.get(lane.key) : undefined;
+      const was = at !== undefined ? (depthBefore[at] ?? 0) : 0;
+      return was > 0
+        ? Math.max(was, maxStackDepth(newRows(lane), stack, view.table, view.map ?? undefined))
+        : maxStackDepth(lane.rows, stack, view.table, view.map ?? undefined);
+    });
     this.stackCharts = [];
     this.laneInterval = [];
     let y = 0;
@@ -336,6 +373,33 @@ export class TimelineLayout {
       processCommOf: (pid: number) => s.processCommOf(pid),
     };
   }
+}
+
+/**
+ * The store rows `after` holds beyond `before` when it only grew at its end (the same ranges, the last one longer, or
+ * ranges after them): those rows as ranges; null otherwise (or when nothing was added).
+ */
+function appendedRows(before: readonly [number, number][] | undefined, after: readonly [number, number][] | undefined): [number, number][] | null {
+  if (!before || !after || before.length === 0 || after.length < before.length) return null;
+  const last = before.length - 1;
+  for (let k = 0; k < last; k++) if (after[k][0] !== before[k][0] || after[k][1] !== before[k][1]) return null;
+  if (after[last][0] !== before[last][0] || after[last][1] < before[last][1]) return null;
+  const added: [number, number][] = [];
+  if (after[last][1] > before[last][1]) added.push([before[last][1], after[last][1]]);
+  for (let k = before.length; k < after.length; k++) added.push([after[k][0], after[k][1]]);
+  return added.length > 0 ? added : null;
+}
+
+/** The first index of `rows` (ascending) holding a row ≥ `row`. */
+function bisectRows(rows: Uint32Array, row: number): number {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid] < row) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Whether any of `rows` has a callchain (stack id ≥ 0). */

@@ -18,6 +18,9 @@ export interface EventMapping {
   readonly eventRows: number[];
 }
 
+/** The rows of a batch per local event index (every 16-bit one), all zero between two batches (StoreEvents.map). */
+const EVENT_COUNTS = new Uint32Array(65536);
+
 export class StoreEvents {
   readonly events: StoreEvent[] = [];
   private readonly ids = new Map<string, number>();
@@ -50,40 +53,41 @@ export class StoreEvents {
    */
   map(snap: EventMapping, localEvent: Uint16Array, event: Uint16Array, base: number): void {
     const n = localEvent.length;
-    let localCounts = new Uint32Array(Math.max(snap.eventTable.length, 1));
+    // Counted into a table of every 16-bit index (no bounds check a row: this loop runs cold on a big capture's batches),
+    // zeroed again up to the highest index seen once they are added up below.
+    const localCounts = EVENT_COUNTS;
+    let maxLocal = 0;
     for (let i = 0; i < n; i++) {
       const e = localEvent[i];
-      if (e >= localCounts.length) {
-        const grown = new Uint32Array(Math.max(e + 1, localCounts.length * 2));
-        grown.set(localCounts);
-        localCounts = grown;
-      }
       localCounts[e]++;
+      if (e > maxLocal) maxLocal = e;
     }
-    let maxLocal = localCounts.length - 1;
-    while (maxLocal > 0 && localCounts[maxLocal] === 0) maxLocal--;
-    let table = snap.eventTable;
-    let identity = maxLocal < table.length;
-    for (let e = 0; identity && e <= maxLocal; e++) if (localCounts[e] > 0 && table[e] !== e) identity = false;
-    if (identity) {
-      event.set(localEvent, base);
-    } else {
-      if (maxLocal >= table.length) {
-        const grown = new Int32Array(maxLocal + 1).fill(-1);
-        grown.set(table);
-        table = snap.eventTable = grown;
+    try {
+      let table = snap.eventTable;
+      let identity = maxLocal < table.length;
+      for (let e = 0; identity && e <= maxLocal; e++) if (localCounts[e] > 0 && table[e] !== e) identity = false;
+      if (identity) {
+        event.set(localEvent, base);
+      } else {
+        if (maxLocal >= table.length) {
+          const grown = new Int32Array(maxLocal + 1).fill(-1);
+          grown.set(table);
+          table = snap.eventTable = grown;
+        }
+        for (let local = 0; local <= maxLocal; local++) {
+          if (localCounts[local] === 0 || table[local] >= 0) continue;
+          // An event the snapshot did not announce: intern a placeholder name once and remember it.
+          table[local] = this.intern({ index: local, name: `event ${local}`, kind: 'other' });
+          snap.eventMap.set(local, table[local]);
+        }
+        for (let i = 0; i < n; i++) event[base + i] = table[localEvent[i]];
       }
+      const counts = snap.eventRows;
       for (let local = 0; local <= maxLocal; local++) {
-        if (localCounts[local] === 0 || table[local] >= 0) continue;
-        // An event the snapshot did not announce: intern a placeholder name once and remember it.
-        table[local] = this.intern({ index: local, name: `event ${local}`, kind: 'other' });
-        snap.eventMap.set(local, table[local]);
+        if (localCounts[local] > 0) counts[table[local]] = (counts[table[local]] ?? 0) + localCounts[local];
       }
-      for (let i = 0; i < n; i++) event[base + i] = table[localEvent[i]];
-    }
-    const counts = snap.eventRows;
-    for (let local = 0; local <= maxLocal; local++) {
-      if (localCounts[local] > 0) counts[table[local]] = (counts[table[local]] ?? 0) + localCounts[local];
+    } finally {
+      localCounts.fill(0, 0, maxLocal + 1);
     }
   }
 }

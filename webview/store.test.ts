@@ -338,6 +338,44 @@ describe('record store', () => {
     }
   });
 
+  it('finds the same extent, untimed count and order for batches in order (read at their ends) as for others (row by row)', () => {
+    // Rows: NaN and side-band (kind 3) at both ends of ordered batches, then a batch out of order.
+    const times = [NaN, 1, 2, 3, 4, NaN, 5, 6, NaN, 9, 7, NaN];
+    const kinds = [9, 3, 9, 9, 3, 9, 9, 3, 9, 9, 9, 9];
+    const c = { ...columns(times, Array(12).fill(7), Array(12).fill(0)), kind: Uint8Array.from(kinds) };
+    const expected = (rows: number) => {
+      const timed = times.slice(0, rows).filter((t) => t === t);
+      const samples = times.slice(0, rows).filter((t, i) => t === t && kinds[i] === 9);
+      const sorted = timed.every((t, i) => i === 0 || t >= timed[i - 1]);
+      return { min: Math.min(...timed), max: Math.max(...timed), minS: Math.min(...samples), maxS: Math.max(...samples), untimed: rows - timed.length, sorted };
+    };
+    const store = new RecordStore();
+    store.beginSnapshot(start('a', '1', 12, 3, 'e'));
+    const batches = columnsToBatches(c, { snapshotId: 'a', batchRows: 4 });
+    for (const [k, batch] of batches.entries()) {
+      store.addBatch(batch);
+      const snap = store.getSnapshot('a')!;
+      const want = expected(4 * (k + 1));
+      const got = {
+        min: snap.minTime,
+        max: snap.maxTime,
+        minS: snap.minSampleTime,
+        maxS: snap.maxSampleTime,
+        untimed: snap.untimedRows,
+        sorted: store.timeSorted,
+      };
+      assert.deepEqual(got, want, `after batch ${k}`);
+    }
+  });
+
+  it("copies the first capture's stack ids as they are, and makes ids past its table none", () => {
+    const store = new RecordStore();
+    store.beginSnapshot({ ...start('a', '0', 4, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2, 3], frames: [1, 0, 0] } });
+    for (const batch of columnsToBatches(columns([1, 2, 3, 4], [7, 7, 7, 7], [0, 0, 0, 0]), { snapshotId: 'a', stacks: Int32Array.from([1, 0, 2, -1]) }))
+      store.addBatch(batch);
+    assert.deepEqual(Array.from(store.stack.subarray(0, 4)), [1, 0, -1, -1]);
+  });
+
   it('merges the stacks of every snapshot into one table and maps each row to it', () => {
     const store = new RecordStore();
     // a: stack 0 = f ← main, stack 1 = main; b: its stack 0 is a's stack 0 under other name numbers, its stack 1 is new.
@@ -414,6 +452,58 @@ describe('record store', () => {
         keepFromNs: String(keepFromNs),
       };
     }
+
+    it('extends its lanes by each append to what a build from scratch makes, through new threads, processes and dropped rows', () => {
+      const store = new RecordStore();
+      const layout = new TimelineLayout(store);
+      const described = (l: TimelineLayout) =>
+        l.lanes.map((lane, i) => ({ ...lane, rows: Array.from(lane.rows), hasStacks: l.hasStacks[i], depth: l.stackDepth[i] }));
+      // Thread 8 (of process 7) joins at append 3, process 9 at append 6; odd rows are breakpoint hits (a watch lane).
+      const tidsOf = (seq: number) => (seq < 3 ? [7, 7, 7, 7] : seq < 6 ? [7, 8, 7, 8] : [8, 9, 7, 9]);
+      let row = 0;
+      let t = 0;
+      let extendedInPlace = 0;
+      // 80 appends of 4 rows into a window of 160 rows: rows are dropped every 5 appends once it is full.
+      for (let seq = 0; seq < 80; seq++) {
+        const tids = tidsOf(seq);
+        const times = tids.map(() => (t += 100));
+        const c = {
+          ...columns(
+            times,
+            tids,
+            tids.map((_, i) => i % 2),
+          ),
+          pid: Int32Array.from(tids, (tid) => (tid === 9 ? 9 : 7)),
+        };
+        // The first appends have no callchain, so a lane's stack chart starts on a later one.
+        const stacks = Int32Array.from(tids, () => (seq < 2 ? -1 : 0));
+        const [batch] = columnsToBatches({ ...c, timeOriginNs: 1000n }, { snapshotId: 'live', stacks });
+        store.appendLive({
+          type: 'liveAppend',
+          snapshotId: 'live',
+          seq,
+          part: { ...start('live', '1000', tids.length, 1, 'cpu-clock'), stacks: { names: ['leaf', 'main'], start: [0, 2], frames: [0, 1] } },
+          batch: { ...batch, firstRow: row },
+          keepFromNs: String(1000 + Math.max(0, t - 16000)),
+        });
+        row += tids.length;
+        const before = new Map(layout.lanes.map((lane) => [lane.key, lane.rows]));
+        layout.update('thread', null, 0, new Set(), 0);
+        for (const lane of layout.lanes) {
+          const was = before.get(lane.key);
+          if (was && lane.rows.length > was.length && lane.rows.buffer === was.buffer) extendedInPlace++;
+        }
+        const rebuilt = new TimelineLayout(store);
+        rebuilt.update('thread', null, 0, new Set(), 0);
+        assert.deepEqual(described(layout), described(rebuilt), `after append ${seq}`);
+      }
+      assert.ok(store.snapshots[0].live!.droppedRows > 0, 'rows fell out of the window on the way');
+      assert.ok(extendedInPlace > 0, 'appends extended lanes in place, not by a build from scratch');
+      assert.deepEqual(
+        layout.lanes.map((lane) => lane.key),
+        ['watch:mem:x:w', 'process:7', 'thread:7', 'thread:8', 'thread:9'],
+      );
+    });
 
     it('grows by appends (each with its own origin) and drops the rows that fell out of its window, keeping every part consistent', () => {
       const store = new RecordStore();

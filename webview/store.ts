@@ -416,9 +416,17 @@ export class RecordStore {
       const local = new Int32Array(msg.stackIndex);
       const map = stackMap;
       const stack = this.columns.stackColumn(base + n);
-      for (let i = 0; i < n; i++) {
-        const s = local[i];
-        stack[base + i] = s >= 0 && s < map.length ? map[s] : -1;
+      if (isIdentity(map)) {
+        // The first capture's stacks are the store's own numbers: a block copy, then only ids past its table (never
+        // sent by the host, still possible on the wire) made -1, as the mapping below makes them.
+        stack.set(local, base);
+        const count = map.length;
+        for (let i = 0; i < n; i++) if (local[i] >= count) stack[base + i] = -1;
+      } else {
+        for (let i = 0; i < n; i++) {
+          const s = local[i];
+          stack[base + i] = s >= 0 && s < map.length ? map[s] : -1;
+        }
       }
     } else if (this.stack.length > 0) {
       this.stack.fill(-1, base, base + n);
@@ -440,6 +448,7 @@ export class RecordStore {
     // perf stamps the records it synthesizes for what already ran (MMAP, COMM of existing processes) with time 0:
     // the decoder's origin is then 0, and those rows are untimed, not the start of the capture.
     if (originNs === 0n) for (let i = 0; i < n; i++) if (localTime[i] === 0) time[base + i] = NaN;
+    if (this.appendOrderedExtent(snap, time, base, n, kind)) return;
     let minTime = snap.minTime;
     let maxTime = snap.maxTime;
     let minSampleTime = snap.minSampleTime;
@@ -469,6 +478,40 @@ export class RecordStore {
     snap.untimedRows += untimed;
     this.lastTime = lastTime;
     this.timeSorted = sorted;
+  }
+
+  /**
+   * The usual batch, its times in order: one pass that only compares (order and untimed rows), its extent read at its
+   * first and last timed rows and samples. False, with nothing changed, when the batch is out of order (the caller's
+   * general pass then computes the extent row by row).
+   */
+  private appendOrderedExtent(snap: SnapshotEntry, time: Float64Array, base: number, n: number, kind: WireColumnArray<'kind'>): boolean {
+    const end = base + n;
+    let last = -Infinity;
+    let untimed = 0;
+    for (let i = base; i < end; i++) {
+      const t = time[i];
+      if (t >= last) last = t;
+      else if (t === t) return false;
+      else untimed++; // NaN (no time) neither breaks nor advances the order
+    }
+    snap.untimedRows += untimed;
+    if (untimed === n) return true;
+    let first = base;
+    while (time[first] !== time[first]) first++;
+    if (time[first] < this.lastTime) this.timeSorted = false;
+    this.lastTime = Math.max(this.lastTime, last);
+    if (time[first] < snap.minTime) snap.minTime = time[first];
+    if (last > snap.maxTime) snap.maxTime = last;
+    const isTimedSample = (i: number) => kind[i - base] === RecordType.SAMPLE && time[i] === time[i];
+    let firstSample = base;
+    while (firstSample < end && !isTimedSample(firstSample)) firstSample++;
+    if (firstSample === end) return true;
+    let lastSample = end - 1;
+    while (!isTimedSample(lastSample)) lastSample--;
+    if (time[firstSample] < snap.minSampleTime) snap.minSampleTime = time[firstSample];
+    if (time[lastSample] > snap.maxSampleTime) snap.maxSampleTime = time[lastSample];
+    return true;
   }
 
   /** The store event indexes that have records in any of the given snapshots (by index), ascending. */
@@ -563,4 +606,10 @@ export class RecordStore {
     for (const s of this.snapshots) rows += Math.max(0, s.totalRows - s.receivedRows);
     return rows;
   }
+}
+
+/** Whether `map` maps every id onto itself (a capture's stacks numbered as the store numbers them). */
+function isIdentity(map: Int32Array): boolean {
+  for (let i = 0; i < map.length; i++) if (map[i] !== i) return false;
+  return true;
 }
