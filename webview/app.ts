@@ -600,7 +600,12 @@ export class App {
         // The snapshot strip, untimed list, legend and status rebuild DOM: once a capture is complete at once, while it
         // loads once per frame (a big capture's batches arrive back to back: one rebuild each cost its first paint).
         if (received && this.store.isComplete(received)) this.renderBatchChrome();
-        else if (this.batchChromeFrame === undefined) this.batchChromeFrame = requestAnimationFrame(() => this.renderBatchChrome());
+        else if (this.batchChromeFrame === undefined)
+          this.batchChromeFrame = requestAnimationFrame(() => {
+            this.renderBatchChrome();
+            // The charts size their lane areas against the chrome above them (the snapshot strip may have grown a row).
+            for (const t of this.timelines()) t.dataChanged();
+          });
         return;
       }
       case 'threadStates':
