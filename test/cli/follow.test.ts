@@ -134,7 +134,8 @@ describe('capture --follow streams what the rings gain while the command runs (r
 
   it('a ring that fills between two reads keeps the newest records, whole, and the summary counts what was overwritten', async () => {
     const per = 5000;
-    // One 4 KiB ring and one read at the end: 5,000 close records do not fit.
+    // One 4 KiB ring and one read at the end: 5,000 close records do not fit. Pinned to one CPU, so one ring holds the
+    // sequence (a busy machine moved the program between CPUs mid-burst, and each CPU's ring kept its own newest part).
     const follower = new Follower(
       spawn(
         process.execPath,
@@ -148,6 +149,9 @@ describe('capture --follow streams what the rings gain while the command runs (r
           '-e',
           'syscalls:sys_enter_close',
           '--',
+          'taskset',
+          '-c',
+          '0',
           fixture('follow_bursts'),
           'close',
           '1',
