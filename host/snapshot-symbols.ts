@@ -62,20 +62,13 @@ export class SnapshotSymbols {
    * of the event loop so the host stays responsive. The mappings are learnt as a snapshot would learn them.
    */
   async prewarm(procState: readonly ProcessSideband[], isCancelled: () => boolean = () => false): Promise<void> {
-    for (const proc of procState) {
-      for (const map of proc.maps) {
-        if (map.path.startsWith('/') && map.perms.includes('x')) this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
-      }
-    }
+    this.learnProcesses(procState);
     const steps = this.symbolizer.prewarmSteps([...new Set(procState.map((proc) => proc.pid))]);
     while (!isCancelled() && !steps.next().done) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
-  /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
-  learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
-    // Every snapshot names addresses afresh: a file replaced on disk at the same mapping is named by what it holds
-    // now (the parsed objects themselves stay cached until the file changes, see symbols/object-file).
-    this.frames.forgetAddresses();
+  /** The names and executable mappings of the recorder's /proc synthesis. */
+  private learnProcesses(procState: readonly ProcessSideband[]): void {
     for (const proc of procState) {
       const entry = this.process(proc.pid);
       if (proc.comm) this.nameThread(proc.pid, proc.tid, proc.comm);
@@ -85,6 +78,14 @@ export class SnapshotSymbols {
         entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path, executable: true });
       }
     }
+  }
+
+  /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
+  learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
+    // Every snapshot names addresses afresh: a file replaced on disk at the same mapping is named by what it holds
+    // now (the parsed objects themselves stay cached until the file changes, see symbols/object-file).
+    this.frames.forgetAddresses();
+    this.learnProcesses(procState);
     const { kind } = snapshot.columns;
     for (let row = 0; row < snapshot.columns.length; row++) {
       const type = kind[row];

@@ -87,10 +87,8 @@ export class Symbolizer {
   *prewarmSteps(pids: readonly number[]): Generator<void, void> {
     const paths = new Set<string>();
     for (const pid of pids) for (const m of this.processes.get(pid) ?? []) if (m.path !== VDSO_NAME) paths.add(m.path);
-    if (this.options.kallsyms || this.options.kallsymsText !== undefined) {
-      this.kallsyms();
-      yield;
-    }
+    this.kallsyms(); // nothing to read where kernel frames are not named (kallsyms() knows)
+    yield;
     for (const file of paths) {
       if (this.unreadable.has(file)) continue;
       try {
