@@ -34,9 +34,93 @@ export interface RenderResult {
   readonly firstRenderMs: number;
   readonly zoomFrameMs: number;
   readonly zoomFrameMaxMs: number;
+  /** 95th percentile of the zoom frames of every run (a single spike of the machine's load shows in max, not here). */
+  readonly zoomFrameP95Ms: number;
   /** Timeline.lastRenderMs of pan steps (a tenth of the window each) at 8× zoom. */
   readonly panFrameMs: number;
   readonly panFrameMaxMs: number;
+  readonly panFrameP95Ms: number;
+  /**
+   * The same measures as the page's main thread's CPU time (Chromium's trace: thread time of the tasks), when asked for
+   * (`threadCpu`): what the page itself spent, where wall time also counts the time the machine's other work held the
+   * CPU. A frame whose wall time spikes and whose CPU time does not was the machine's, not the page's.
+   */
+  readonly cpu?: {
+    readonly firstPaintMs: number;
+    readonly zoomFrameMs: number;
+    readonly zoomFrameP95Ms: number;
+    readonly zoomFrameMaxMs: number;
+    readonly panFrameMs: number;
+    readonly panFrameP95Ms: number;
+    readonly panFrameMaxMs: number;
+  };
+}
+
+interface TraceEvent {
+  readonly name: string;
+  readonly ph: string;
+  readonly ts: number;
+  readonly dur?: number;
+  readonly tdur?: number;
+  readonly tid: number;
+}
+
+/** Marks the page sets (installThreadCpuMarks, firstPaint) to find its renders and its first paint in a trace. */
+const RENDER_MARK = 'ringside-bench-render ';
+const PAINT_START = 'ringside-bench-paint-start';
+const PAINT_END = 'ringside-bench-paint-end';
+
+/**
+ * From a trace of one run: the main thread's CPU time (ms) of its first paint (every task from its start mark to its end
+ * mark) and of render number `n` for each of `renders` (the animation frame task that ran it).
+ */
+function threadCpu(trace: Buffer, renders: readonly number[]): { paint: number; frames: number[] } {
+  const parsed = JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] } | TraceEvent[];
+  const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
+  const marks = new Map<string, TraceEvent>();
+  for (const e of events) if (e.name.startsWith(RENDER_MARK) || e.name === PAINT_START || e.name === PAINT_END) marks.set(e.name, e);
+  const start = marks.get(PAINT_START);
+  const end = marks.get(PAINT_END);
+  if (!start || !end) throw new Error('the trace lacks the first paint marks');
+  const tasks = events
+    .filter(
+      (e) => e.tid === start.tid && e.ph === 'X' && e.dur !== undefined && e.tdur !== undefined && (e.name === 'RunTask' || e.name === 'FireAnimationFrame'),
+    )
+    .sort((a, b) => a.ts - b.ts);
+  const covering = (name: string, at: number) => tasks.find((t) => t.name === name && t.ts <= at && at <= t.ts + t.dur!);
+  // Top-level tasks (not inside another one) from the one the first paint started in up to its end.
+  let paint = 0;
+  let reach = -Infinity;
+  for (const t of tasks) {
+    if (t.name !== 'RunTask' || t.ts < reach) continue;
+    reach = t.ts + t.dur!;
+    if (reach >= start.ts && t.ts <= end.ts) paint += t.tdur!;
+  }
+  const frames = renders.map((n) => {
+    const mark = marks.get(`${RENDER_MARK}${n}`);
+    const frame = mark && covering('FireAnimationFrame', mark.ts);
+    if (!frame) throw new Error(`the trace lacks render ${n}`);
+    return frame.tdur! / 1000;
+  });
+  return { paint: paint / 1000, frames };
+}
+
+/** Each render of the page's timeline sets a mark (its number), so a trace tells which animation frame ran it. */
+async function installThreadCpuMarks(page: Page): Promise<void> {
+  await page.evaluate((prefix) => {
+    const timeline = (window as unknown as { ringside: { timeline: { renderCount: number; render(): void } } }).ringside.timeline;
+    const render = timeline.render.bind(timeline);
+    timeline.render = () => {
+      performance.mark(`${prefix}${timeline.renderCount}`);
+      render();
+    };
+  }, RENDER_MARK);
+}
+
+/** The p-th percentile (nearest rank) of `values`. */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 function serve(distDir: string, columns: RecordColumns, start: SnapshotStart, stackIndex?: Int32Array): Promise<Server> {
@@ -123,37 +207,50 @@ interface PaintTiming {
 }
 
 async function firstPaint(page: Page): Promise<PaintTiming> {
-  return page.evaluate(async () => {
-    type Timeline = { renderCount: number; lastRenderMs: number; lanes: { rows: { length: number } }[] };
-    const w = window as unknown as {
-      ringside: { receive(m: unknown): void; timeline: Timeline; store: { length: number }; rejected: number };
-      benchMessages: unknown[];
-    };
-    const app = w.ringside;
-    const before = app.timeline.renderCount;
-    const started = performance.now();
-    for (const message of w.benchMessages) app.receive(message);
-    const received = performance.now();
-    await new Promise<void>((resolve) => {
-      const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
-      requestAnimationFrame(check);
-    });
-    return {
-      firstPaintMs: performance.now() - started,
-      receiveMs: received - started,
-      renderMs: app.timeline.lastRenderMs,
-      rows: app.store.length,
-      rejected: app.rejected,
-      laneRows: app.timeline.lanes.map((lane) => lane.rows.length).sort((a, b) => b - a),
-    };
-  });
+  return page.evaluate(
+    async (marks) => {
+      type Timeline = { renderCount: number; lastRenderMs: number; lanes: { rows: { length: number } }[] };
+      const w = window as unknown as {
+        ringside: { receive(m: unknown): void; timeline: Timeline; store: { length: number }; rejected: number };
+        benchMessages: unknown[];
+      };
+      const app = w.ringside;
+      const before = app.timeline.renderCount;
+      performance.mark(marks[0]);
+      const started = performance.now();
+      for (const message of w.benchMessages) app.receive(message);
+      const received = performance.now();
+      await new Promise<void>((resolve) => {
+        const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
+        requestAnimationFrame(check);
+      });
+      const firstPaintMs = performance.now() - started;
+      performance.mark(marks[1]);
+      return {
+        firstPaintMs,
+        receiveMs: received - started,
+        renderMs: app.timeline.lastRenderMs,
+        rows: app.store.length,
+        rejected: app.rejected,
+        laneRows: app.timeline.lanes.map((lane) => lane.rows.length).sort((a, b) => b - a),
+      };
+    },
+    [PAINT_START, PAINT_END],
+  );
 }
 
-async function zoomFrames(page: Page, steps: number): Promise<number[]> {
+/** Each measured frame's time (Timeline.lastRenderMs) and the number of the render it timed. */
+interface Frames {
+  readonly ms: number[];
+  readonly render: number[];
+}
+
+async function zoomFrames(page: Page, steps: number): Promise<Frames> {
   return page.evaluate(async (count) => {
     type Timeline = { renderCount: number; lastRenderMs: number; zoomBy(factor: number, center?: number): void; window(): [number, number] };
     const app = (window as unknown as { ringside: { timeline: Timeline } }).ringside;
     const frames: number[] = [];
+    const render: number[] = [];
     const [a, b] = app.timeline.window();
     const center = a + (b - a) * 0.37;
     for (let i = 0; i < count; i++) {
@@ -164,35 +261,39 @@ async function zoomFrames(page: Page, steps: number): Promise<number[]> {
         requestAnimationFrame(check);
       });
       frames.push(app.timeline.lastRenderMs);
+      render.push(app.timeline.renderCount - 1);
     }
-    return frames;
+    return { ms: frames, render };
   }, steps);
 }
 
 /** Pans a zoomed-in window step by step (a tenth of it each), timing each frame the step schedules. */
-async function panFrames(page: Page, steps: number): Promise<number[]> {
+async function panFrames(page: Page, steps: number): Promise<Frames> {
   return page.evaluate(async (count) => {
     type Timeline = { renderCount: number; lastRenderMs: number; window(): [number, number]; setWindow(a: number, b: number): void };
     const app = (window as unknown as { ringside: { timeline: Timeline } }).ringside;
-    const frame = async (change: () => void): Promise<number> => {
+    const frame = async (change: () => void): Promise<[number, number]> => {
       const before = app.timeline.renderCount;
       change();
       await new Promise<void>((resolve) => {
         const check = () => (app.timeline.renderCount > before ? resolve() : requestAnimationFrame(check));
         requestAnimationFrame(check);
       });
-      return app.timeline.lastRenderMs;
+      return [app.timeline.lastRenderMs, app.timeline.renderCount - 1];
     };
     const [a, b] = app.timeline.window();
     const width = (b - a) / 8;
     await frame(() => app.timeline.setWindow(a + (b - a) * 0.3, a + (b - a) * 0.3 + width));
     const frames: number[] = [];
+    const render: number[] = [];
     for (let i = 0; i < count; i++) {
       const [x, y] = app.timeline.window();
-      frames.push(await frame(() => app.timeline.setWindow(x + width / 10, y + width / 10)));
+      const [ms, n] = await frame(() => app.timeline.setWindow(x + width / 10, y + width / 10));
+      frames.push(ms);
+      render.push(n);
     }
     await frame(() => app.timeline.setWindow(a, b));
-    return frames;
+    return { ms: frames, render };
   }, steps);
 }
 
@@ -205,6 +306,8 @@ export async function runRender(
   warmup: number,
   screenshot?: string,
   stackIndex?: Int32Array,
+  /** Also time each run's main thread CPU (a Chromium trace of every run; RenderResult.cpu). */
+  threadCpuToo = false,
 ): Promise<RenderResult> {
   if (!existsSync(join(distDir, 'timeline.js'))) throw new BenchUnavailableError(`${distDir}/timeline.js is missing: run npm run build`);
   const server = await serve(distDir, columns, start, stackIndex);
@@ -221,6 +324,9 @@ export async function runRender(
     const paints: PaintTiming[] = [];
     const zooms: number[] = [];
     const pans: number[] = [];
+    const cpuPaints: number[] = [];
+    const cpuZooms: number[] = [];
+    const cpuPans: number[] = [];
     // RINGSIDE_BENCH_CPUPROFILE=PREFIX: Chromium's CPU profiles (CDP Profiler) of the last run's first paint and of its zoom
     // and pan frames, written to PREFIX.<snapshot id>.paint.cpuprofile and .frames.cpuprofile (the format DevTools
     // opens), to see where a frame's time goes. That run is timed with the profiler on: read its figures as a profile's.
@@ -241,15 +347,43 @@ export async function runRender(
         await profiler.send('Profiler.enable');
         await profiler.send('Profiler.setSamplingInterval', { interval: 100 });
       }
+      // RINGSIDE_BENCH_TRACE=PREFIX: a Chromium performance trace (GC, compilation, layout, paint and the rAF frames) of
+      // the last run, first paint to the last pan frame, written to PREFIX.<snapshot id>.trace.json (DevTools'
+      // Performance panel opens it).
+      const tracePrefix = process.env.RINGSIDE_BENCH_TRACE;
+      const traced = (tracePrefix !== undefined && i === runs - 1) || (threadCpuToo && i >= 0);
+      if (threadCpuToo) await installThreadCpuMarks(page);
+      if (traced)
+        await browser.startTracing(page, {
+          ...(tracePrefix !== undefined && i === runs - 1 ? { path: `${tracePrefix}.${start.snapshotId}.trace.json` } : {}),
+          categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute', 'disabled-by-default-v8.gc', 'blink.user_timing'],
+        });
       const paint = await profiled('paint', () => firstPaint(page));
       if (paint.rejected > 0) throw new Error(`the webview rejected ${paint.rejected} bench messages`);
       if (paint.rows !== columns.length) throw new Error(`the webview holds ${paint.rows} rows, sent ${columns.length}`);
-      const [frames, panned] = await profiled('frames', async () => [await zoomFrames(page, 12), await panFrames(page, 10)] as const);
+      const [zoomed, pannedFrames] = await profiled('frames', async () => [await zoomFrames(page, 12), await panFrames(page, 10)] as const);
+      const frames = zoomed.ms;
+      const panned = pannedFrames.ms;
+      const trace = traced ? await browser.stopTracing() : undefined;
+      let cpuLine = '';
+      if (threadCpuToo && trace && i >= 0) {
+        const { paint: cpuPaint, frames: cpuFrames } = threadCpu(trace, [...zoomed.render, ...pannedFrames.render]);
+        cpuPaints.push(cpuPaint);
+        cpuZooms.push(...cpuFrames.slice(0, zoomed.render.length));
+        cpuPans.push(...cpuFrames.slice(zoomed.render.length));
+        const list = (values: readonly number[]) => values.map((v) => v.toFixed(1)).join(' ');
+        cpuLine = ` | CPU: paint ${cpuPaint.toFixed(1)} · zoom ${list(cpuFrames.slice(0, zoomed.render.length))} · pan ${list(cpuFrames.slice(zoomed.render.length))}`;
+      }
       if (profiler) {
         await profiler.detach();
         profiler = undefined;
       }
       if (i < 0) continue;
+      // RINGSIDE_BENCH_FRAMES=1: each run's frames in order (which step of the zoom or the pan a spike is), on stderr.
+      if (process.env.RINGSIDE_BENCH_FRAMES === '1') {
+        const list = (values: readonly number[]) => values.map((v) => v.toFixed(1)).join(' ');
+        process.stderr.write(`${start.snapshotId} run ${i}: paint ${paint.firstPaintMs.toFixed(1)} · zoom ${list(frames)} · pan ${list(panned)}${cpuLine}\n`);
+      }
       paints.push(paint);
       zooms.push(...frames);
       pans.push(...panned);
@@ -263,8 +397,23 @@ export async function runRender(
       firstRenderMs: median(paints.map((p) => p.renderMs)),
       zoomFrameMs: median(zooms),
       zoomFrameMaxMs: Math.max(...zooms),
+      zoomFrameP95Ms: percentile(zooms, 95),
       panFrameMs: median(pans),
       panFrameMaxMs: Math.max(...pans),
+      panFrameP95Ms: percentile(pans, 95),
+      ...(cpuPaints.length > 0
+        ? {
+            cpu: {
+              firstPaintMs: median(cpuPaints),
+              zoomFrameMs: median(cpuZooms),
+              zoomFrameP95Ms: percentile(cpuZooms, 95),
+              zoomFrameMaxMs: Math.max(...cpuZooms),
+              panFrameMs: median(cpuPans),
+              panFrameP95Ms: percentile(cpuPans, 95),
+              panFrameMaxMs: Math.max(...cpuPans),
+            },
+          }
+        : {}),
     };
   } finally {
     await browser.close();

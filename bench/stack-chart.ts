@@ -17,7 +17,8 @@ const N = 1_000_000;
 const DEPTH = 20;
 /** Callees a function below its phase's path may call at each depth. */
 const FANOUT = 2;
-const DIST_WEBVIEW = join(__dirname, '..', '..', 'dist', 'webview');
+/** RINGSIDE_BENCH_DIST: another build's dist/webview (to set two builds side by side in alternating runs). */
+const DIST_WEBVIEW = process.env.RINGSIDE_BENCH_DIST ?? join(__dirname, '..', '..', 'dist', 'webview');
 
 /** A small deterministic PRNG (mulberry32), so every run draws the same capture. */
 function random(seed: number): () => number {
@@ -125,14 +126,24 @@ function line(label: string, r: RenderResult, base?: RenderResult): string {
   return (
     `${label.padEnd(12)} first paint ${r.firstPaintMs.toFixed(1)} ms${ratio} (receive ${r.receiveMs.toFixed(1)} ms)` +
     ` · first render ${r.firstRenderMs.toFixed(1)} ms` +
-    ` · zoom frame ${r.zoomFrameMs.toFixed(1)} ms (max ${r.zoomFrameMaxMs.toFixed(1)}) · pan frame ${r.panFrameMs.toFixed(1)} ms` +
-    ` (max ${r.panFrameMaxMs.toFixed(1)}) · lanes ${r.laneRows.length}`
+    ` · zoom frame ${r.zoomFrameMs.toFixed(1)} ms (p95 ${r.zoomFrameP95Ms.toFixed(1)}, max ${r.zoomFrameMaxMs.toFixed(1)})` +
+    ` · pan frame ${r.panFrameMs.toFixed(1)} ms (p95 ${r.panFrameP95Ms.toFixed(1)}, max ${r.panFrameMaxMs.toFixed(1)}) · lanes ${r.laneRows.length}` +
+    ` · load ${loadavg()[0].toFixed(2)}` +
+    (r.cpu
+      ? `\n${''.padEnd(12)} main thread CPU: first paint ${r.cpu.firstPaintMs.toFixed(1)} ms · zoom frame ${r.cpu.zoomFrameMs.toFixed(1)} ms` +
+        ` (p95 ${r.cpu.zoomFrameP95Ms.toFixed(1)}, max ${r.cpu.zoomFrameMaxMs.toFixed(1)}) · pan frame ${r.cpu.panFrameMs.toFixed(1)} ms` +
+        ` (p95 ${r.cpu.panFrameP95Ms.toFixed(1)}, max ${r.cpu.panFrameMaxMs.toFixed(1)})`
+      : '')
   );
 }
 
 async function main(): Promise<void> {
   const runsAt = process.argv.indexOf('--runs');
   const runs = runsAt > 0 ? Number(process.argv[runsAt + 1]) : 5;
+  // --only one-lane|stack-chart|many-lanes: that capture alone (to profile or iterate on one; no ratios then).
+  const onlyAt = process.argv.indexOf('--only');
+  const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
+  const wanted = (id: string) => only === undefined || only === id;
   const oneThread = columnsOf(N, () => 1000);
   const thread: ThreadInfo[] = [{ pid: 1000, tid: 1000, comm: 'walker' }];
   const { stacks, stackIndex } = walkStacks(N);
@@ -149,14 +160,20 @@ async function main(): Promise<void> {
       .join(' ')} (${cpus().length} CPUs)`,
   );
   console.log(`${N.toLocaleString('en-US')} records each; stack chart: ${stacks.start.length - 1} distinct ${DEPTH}-frame stacks; ${runs} runs, median`);
-  const one = await runRender(DIST_WEBVIEW, oneThread, startOf('one-lane', oneThread, thread), runs, 1);
-  console.log(line('one lane', one));
-  const chart = await runRender(DIST_WEBVIEW, oneThread, startOf('stack-chart', oneThread, thread, stacks), runs, 1, undefined, stackIndex);
-  console.log(line('stack chart', chart, one));
-  const many = await runRender(DIST_WEBVIEW, manyLanes, startOf('many-lanes', manyLanes, manyThreads), runs, 1);
-  console.log(line('54 lanes', many, one));
-  const small1to9 = many.laneRows.filter((rows) => rows >= 1 && rows <= 9).length;
-  console.log(`54 lanes: ${many.laneRows.length} lanes laid out, ${small1to9} of them with 1–9 rows`);
+  const one = wanted('one-lane')
+    ? await runRender(DIST_WEBVIEW, oneThread, startOf('one-lane', oneThread, thread), runs, 1, undefined, undefined, true)
+    : undefined;
+  if (one) console.log(line('one lane', one));
+  if (wanted('stack-chart')) {
+    const chart = await runRender(DIST_WEBVIEW, oneThread, startOf('stack-chart', oneThread, thread, stacks), runs, 1, undefined, stackIndex, true);
+    console.log(line('stack chart', chart, one));
+  }
+  if (wanted('many-lanes')) {
+    const many = await runRender(DIST_WEBVIEW, manyLanes, startOf('many-lanes', manyLanes, manyThreads), runs, 1, undefined, undefined, true);
+    console.log(line('54 lanes', many, one));
+    const small1to9 = many.laneRows.filter((rows) => rows >= 1 && rows <= 9).length;
+    console.log(`54 lanes: ${many.laneRows.length} lanes laid out, ${small1to9} of them with 1–9 rows`);
+  }
   console.log(
     `load average at end: ${loadavg()
       .map((l) => l.toFixed(2))
