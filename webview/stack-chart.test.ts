@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { boxAt, buildStackChart, callNodes } from './stack-chart';
+import { boxAt, buildStackChart, callNodes, StackChartBuilder } from './stack-chart';
 import { buildActivityGraph, drawActivityGraph, stacksHolding } from './activity-graph';
 import type { StackTable } from '../shared/stacks';
 
@@ -35,6 +35,25 @@ describe('stack chart boxes', () => {
     const nodes = callNodes(TABLE);
     assert.notEqual(nodes[0], nodes[7], 'main at the root and other at the root are different nodes');
     assert.equal(nodes[2], nodes[5], 'main under stacks 1 and 2 is the same node');
+  });
+
+  it('builds the same boxes in steps of any size as in one pass (idle time builds them a step at a time)', () => {
+    // A walk over the four stacks with records without a callchain (-1) and a gap, so steps end inside boxes, at a
+    // skipped record and at a gap.
+    const stacks = [1, 2, 2, -1, 1, 0, 3, 3, -1, 2, 1, 1, 0, 2, 3, -1, 1];
+    const times = stacks.map((_, i) => i * 10 + (i >= 9 ? 1000 : 0));
+    const rows = Uint32Array.from(stacks, (_, i) => i);
+    const whole = boxesOf(chartOf(stacks, times));
+    for (const step of [1, 2, 3, 5, 16, 17, 18]) {
+      const builder = new StackChartBuilder(rows, Float64Array.from(times), Int32Array.from(stacks), TABLE);
+      let steps = 1;
+      while (!builder.advance(step)) steps++;
+      assert.ok(steps >= Math.ceil(stacks.length / step), `step ${step}: took ${steps} steps`);
+      assert.deepEqual(boxesOf(builder.chart()), whole, `step ${step}`);
+    }
+    const unfinished = new StackChartBuilder(rows, Float64Array.from(times), Int32Array.from(stacks), TABLE);
+    unfinished.advance(4);
+    assert.throws(() => unfinished.chart(), /not built yet/);
   });
 
   it('passes over records without a callchain and ends every box at a gap of more than four intervals', () => {

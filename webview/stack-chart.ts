@@ -88,138 +88,192 @@ export function callNodes(table: StackTable): Int32Array {
   return nodes;
 }
 
+/** Deepest callchain a stack chart draws (deeper frames are left out). */
+const MAX_DEPTH = 255;
+
 /**
  * `map` (the call tree's transforms, call-tree-transforms.ts transformStackView): per stack id of the store, the stack of
  * `table` the chart draws instead, -1 where the transforms drop its samples (such a sample ends every box and draws
  * nothing). Without it, the store's stack ids index `table` directly.
  */
 export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: Int32Array, table: StackTable, map?: Int32Array): StackChart {
-  const interval = samplingInterval(rows, time, stack);
-  const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
-  const { start: stackStart, frames } = table;
-  const nodes = callNodes(table);
-  // Each depth's boxes in arrays of their own, grown by doubling, written as they close (in time order). The loop keeps
-  // its state in locals (no closure over them: V8 keeps captured variables in a heap context, which made it 10× slower).
-  const levelStart: Float64Array[] = [];
-  const levelEnd: Float64Array[] = [];
-  const levelName: Int32Array[] = [];
-  const levelSamples: Uint32Array[] = [];
-  let levelCount = new Uint32Array(0);
+  const builder = new StackChartBuilder(rows, time, stack, table, map);
+  builder.advance(Infinity);
+  return builder.chart();
+}
+
+/**
+ * buildStackChart in steps: `advance(n)` reads the next n rows, so the boxes of a lane of a million samples (about a
+ * tenth of a second of the page's main thread) are built in idle time a few milliseconds at a time, between the frames
+ * and the input they would otherwise hold up. The boxes are those of one pass over every row.
+ */
+export class StackChartBuilder {
+  private readonly interval: number;
+  private readonly gap: number;
+  private readonly nodes: Int32Array;
+  // Each depth's boxes in arrays of their own, grown by doubling, written as they close (in time order).
+  private readonly levelStart: Float64Array[] = [];
+  private readonly levelEnd: Float64Array[] = [];
+  private readonly levelName: Int32Array[] = [];
+  private readonly levelSamples: Uint32Array[] = [];
+  private levelCount = new Uint32Array(0);
   // The open box of each depth: its function, its call node, the samples before it and its start time.
-  const MAX_DEPTH = 255;
-  const openName = new Int32Array(MAX_DEPTH);
-  const openNode = new Int32Array(MAX_DEPTH);
-  const openSample = new Uint32Array(MAX_DEPTH);
-  const openStart = new Float64Array(MAX_DEPTH);
-  let openDepth = 0;
-  let deepest = 0;
-  let previousStack = -1;
-  let previousTime = NaN;
-  let sample = 0; // samples with a callchain so far
-  for (let i = 0; i <= rows.length; i++) {
-    // Past the last row: close every box (closeFrom 0).
-    let closeFrom = openDepth;
-    let endTime = 0;
-    let s = -1;
-    let t = 0;
-    if (i < rows.length) {
-      const row = rows[i];
-      const sampled = row < stack.length ? stack[row] : -1;
-      // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
-      if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) continue;
-      // A sample the transforms drop is one of no frames (s = -1): it closes every box.
-      s = map ? map[sampled] : sampled;
-      if (s + 1 >= stackStart.length) s = -1;
-      t = time[row];
-      if (openDepth > 0 && t - previousTime > gap) {
+  private readonly openName = new Int32Array(MAX_DEPTH);
+  private readonly openNode = new Int32Array(MAX_DEPTH);
+  private readonly openSample = new Uint32Array(MAX_DEPTH);
+  private readonly openStart = new Float64Array(MAX_DEPTH);
+  private openDepth = 0;
+  private deepest = 0;
+  private previousStack = -1;
+  private previousTime = NaN;
+  /** Samples with a callchain so far. */
+  private sample = 0;
+  /** The next row to read (rows.length + 1: done, every box closed). */
+  private next = 0;
+
+  constructor(
+    private readonly rows: Uint32Array,
+    private readonly time: Float64Array,
+    private readonly stack: Int32Array,
+    private readonly table: StackTable,
+    private readonly map?: Int32Array,
+  ) {
+    this.interval = samplingInterval(rows, time, stack);
+    this.gap = this.interval > 0 ? this.interval * GAP_INTERVALS : Infinity;
+    this.nodes = callNodes(table);
+  }
+
+  get done(): boolean {
+    return this.next > this.rows.length;
+  }
+
+  /**
+   * Reads up to `count` more rows; true once every row is read. The loop keeps its state in locals, written back at the
+   * end (no closure over them: V8 keeps captured variables in a heap context, which made it 10× slower).
+   */
+  advance(count: number): boolean {
+    const { rows, time, stack, map, interval, gap, nodes, levelStart, levelEnd, levelName, levelSamples, openName, openNode, openSample, openStart } = this;
+    const { start: stackStart, frames } = this.table;
+    let { levelCount, openDepth, deepest, previousStack, previousTime, sample } = this;
+    const last = Math.min(rows.length, this.next + count - 1);
+    let i = this.next;
+    for (; i <= last; i++) {
+      // Past the last row: close every box (closeFrom 0).
+      let closeFrom = openDepth;
+      let endTime = 0;
+      let s = -1;
+      let t = 0;
+      if (i < rows.length) {
+        const row = rows[i];
+        const sampled = row < stack.length ? stack[row] : -1;
+        // Records without a callchain (a tracepoint of the same thread) are not samples: they neither draw nor break boxes.
+        if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) continue;
+        // A sample the transforms drop is one of no frames (s = -1): it closes every box.
+        s = map ? map[sampled] : sampled;
+        if (s + 1 >= stackStart.length) s = -1;
+        t = time[row];
+        if (openDepth > 0 && t - previousTime > gap) {
+          closeFrom = 0;
+          endTime = previousTime + interval;
+          previousStack = -1;
+        }
+      } else {
         closeFrom = 0;
         endTime = previousTime + interval;
-        previousStack = -1;
       }
-    } else {
-      closeFrom = 0;
-      endTime = previousTime + interval;
-    }
-    // Frames of s are leaf first: depth d (0: root) is frames[last - d]; the common part with the open boxes goes on.
-    let depth = 0;
-    let last = 0;
-    if (i < rows.length && s !== previousStack) {
-      if (s >= 0) {
-        last = stackStart[s + 1] - 1;
-        depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
-      }
-      // The deepest depth whose call node is the open box's (all above it are then the same too).
-      let common = Math.min(depth, closeFrom);
-      while (common > 0 && nodes[last - (common - 1)] !== openNode[common - 1]) common--;
-      if (common < closeFrom) {
-        closeFrom = common;
-        endTime = t;
-      }
-    }
-    if (closeFrom < openDepth) {
-      for (let d = closeFrom; d < openDepth; d++) {
-        const k = levelCount[d]++;
-        if (k === levelStart[d].length) {
-          const size = k * 2;
-          const f1 = new Float64Array(size);
-          f1.set(levelStart[d]);
-          levelStart[d] = f1;
-          const f2 = new Float64Array(size);
-          f2.set(levelEnd[d]);
-          levelEnd[d] = f2;
-          const i1 = new Int32Array(size);
-          i1.set(levelName[d]);
-          levelName[d] = i1;
-          const u1 = new Uint32Array(size);
-          u1.set(levelSamples[d]);
-          levelSamples[d] = u1;
+      // Frames of s are leaf first: depth d (0: root) is frames[leaf - d]; the common part with the open boxes goes on.
+      let depth = 0;
+      let leaf = 0;
+      if (i < rows.length && s !== previousStack) {
+        if (s >= 0) {
+          leaf = stackStart[s + 1] - 1;
+          depth = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
         }
-        levelStart[d][k] = openStart[d];
-        levelEnd[d][k] = endTime;
-        levelName[d][k] = openName[d];
-        levelSamples[d][k] = sample - openSample[d];
-      }
-      openDepth = closeFrom;
-    }
-    if (i === rows.length) break;
-    previousTime = t;
-    if (s !== previousStack) {
-      previousStack = s;
-      for (let d = openDepth; d < depth; d++) {
-        openName[d] = frames[last - d];
-        openNode[d] = nodes[last - d];
-        openSample[d] = sample;
-        openStart[d] = t;
-      }
-      openDepth = depth;
-      if (depth > deepest) {
-        // A depth seen for the first time: its box arrays.
-        const counts = new Uint32Array(depth);
-        counts.set(levelCount);
-        levelCount = counts;
-        for (let d = deepest; d < depth; d++) {
-          levelStart.push(new Float64Array(256));
-          levelEnd.push(new Float64Array(256));
-          levelName.push(new Int32Array(256));
-          levelSamples.push(new Uint32Array(256));
+        // The deepest depth whose call node is the open box's (all above it are then the same too).
+        let common = Math.min(depth, closeFrom);
+        while (common > 0 && nodes[leaf - (common - 1)] !== openNode[common - 1]) common--;
+        if (common < closeFrom) {
+          closeFrom = common;
+          endTime = t;
         }
-        deepest = depth;
       }
+      if (closeFrom < openDepth) {
+        for (let d = closeFrom; d < openDepth; d++) {
+          const k = levelCount[d]++;
+          if (k === levelStart[d].length) {
+            const size = k * 2;
+            const f1 = new Float64Array(size);
+            f1.set(levelStart[d]);
+            levelStart[d] = f1;
+            const f2 = new Float64Array(size);
+            f2.set(levelEnd[d]);
+            levelEnd[d] = f2;
+            const i1 = new Int32Array(size);
+            i1.set(levelName[d]);
+            levelName[d] = i1;
+            const u1 = new Uint32Array(size);
+            u1.set(levelSamples[d]);
+            levelSamples[d] = u1;
+          }
+          levelStart[d][k] = openStart[d];
+          levelEnd[d][k] = endTime;
+          levelName[d][k] = openName[d];
+          levelSamples[d][k] = sample - openSample[d];
+        }
+        openDepth = closeFrom;
+      }
+      if (i === rows.length) {
+        // Every box closed: done (a step that ends just before this leaves it to the next one).
+        i = rows.length + 1;
+        break;
+      }
+      previousTime = t;
+      if (s !== previousStack) {
+        previousStack = s;
+        for (let d = openDepth; d < depth; d++) {
+          openName[d] = frames[leaf - d];
+          openNode[d] = nodes[leaf - d];
+          openSample[d] = sample;
+          openStart[d] = t;
+        }
+        openDepth = depth;
+        if (depth > deepest) {
+          // A depth seen for the first time: its box arrays.
+          const counts = new Uint32Array(depth);
+          counts.set(levelCount);
+          levelCount = counts;
+          for (let d = deepest; d < depth; d++) {
+            levelStart.push(new Float64Array(256));
+            levelEnd.push(new Float64Array(256));
+            levelName.push(new Int32Array(256));
+            levelSamples.push(new Uint32Array(256));
+          }
+          deepest = depth;
+        }
+      }
+      sample++;
     }
-    sample++;
+    this.next = i;
+    Object.assign(this, { levelCount, openDepth, deepest, previousStack, previousTime, sample });
+    return this.done;
   }
-  const levels: StackLevel[] = [];
-  for (let d = 0; d < deepest; d++) {
-    const n = levelCount[d];
-    levels.push({
-      count: n,
-      start: levelStart[d].subarray(0, n),
-      end: levelEnd[d].subarray(0, n),
-      name: levelName[d].subarray(0, n),
-      samples: levelSamples[d].subarray(0, n),
-    });
+
+  /** The chart, once every row is read (advance returned true). */
+  chart(): StackChart {
+    if (!this.done) throw new Error('the stack chart is not built yet');
+    const levels: StackLevel[] = [];
+    for (let d = 0; d < this.deepest; d++) {
+      const n = this.levelCount[d];
+      levels.push({
+        count: n,
+        start: this.levelStart[d].subarray(0, n),
+        end: this.levelEnd[d].subarray(0, n),
+        name: this.levelName[d].subarray(0, n),
+        samples: this.levelSamples[d].subarray(0, n),
+      });
+    }
+    return { depth: this.deepest, levels, interval: this.interval };
   }
-  return { depth: deepest, levels, interval };
 }
 
 /** The box of `level` that covers time t (within `slack` ns of its ends), or -1. */
@@ -242,7 +296,7 @@ function tableDepth(table: StackTable): number {
   if (deepest !== undefined) return deepest;
   deepest = 0;
   for (let s = 0; s + 1 < table.start.length; s++) deepest = Math.max(deepest, table.start[s + 1] - table.start[s]);
-  deepest = Math.min(255, deepest);
+  deepest = Math.min(MAX_DEPTH, deepest);
   tableDepthOf.set(table, deepest);
   return deepest;
 }
@@ -266,7 +320,7 @@ export function maxStackDepth(rows: Uint32Array, stack: Int32Array, table: Stack
     const depth = start[s + 1] - start[s];
     if (depth > deepest) deepest = depth;
   }
-  return Math.min(255, deepest);
+  return Math.min(MAX_DEPTH, deepest);
 }
 
 export interface StackChartStyle {

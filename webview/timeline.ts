@@ -738,8 +738,9 @@ export class Timeline {
       sizeCanvas(this.canvas, width, viewport, this.dpr);
       this.overlay.setAttribute('width', String(width));
       this.overlay.setAttribute('height', String(viewport));
-      // New sizes may have moved the scroll position (a shorter plot): read it again, once.
-      scrollTop = this.scroll.scrollTop;
+      // New sizes may have moved the scroll position (a shorter plot): read it again, once. A position of 0 cannot move,
+      // and reading it after the writes above lays the page out a second time (every label of a first paint, again).
+      if (scrollTop > 0) scrollTop = this.scroll.scrollTop;
     }
     const x = this.viewport.x();
     const [t0, t1] = x.domain();
@@ -807,17 +808,17 @@ export class Timeline {
     this.lastRenderMs = performance.now() - started;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);
-    this.layout.ensureSpansWhenIdle(() => {
-      // Lanes may have changed since: build spans for what the next frame will show.
-      if (this.scheduler.isPending) return;
+    this.layout.ensureSpansWhenIdle((timeLeft) => {
+      // Lanes may have changed since: build spans for what the next frame will show (the frame asks again after it).
+      if (this.scheduler.isPending) return false;
       this.ensureLayout();
       this.layout.ensureSpans(this.grouping, this.include);
-      // The stack charts' boxes, for hover and click (drawing does not need them).
-      for (let li = 0; li < this.lanes.length; li++) this.layout.stackChart(li);
       if (this.redrawWithSpans) {
         this.redrawWithSpans = false;
         this.scheduler.schedule();
       }
+      // The stack charts' boxes, for hover and click (drawing does not need them), a slice of idle time at a time.
+      return !this.layout.buildStackChartsIdle(timeLeft);
     });
   }
 
