@@ -70,6 +70,13 @@ export function identityRows(n: number): Uint32Array {
   return identityCache.subarray(0, n);
 }
 
+/** The first index in [from, to) of `values` whose value is not `value` (to: none). */
+function runEnd(values: Int32Array | Uint16Array, from: number, to: number, value: number): number {
+  let i = from;
+  while (i < to && values[i] === value) i++;
+  return i;
+}
+
 /** Slots of buildLanes' cache of recent groups by value (a power of two). */
 const RECENT_GROUPS = 64;
 
@@ -246,8 +253,11 @@ export function buildGroupLanes(
       for (const { base, values } of (parts ??= partsOf())) {
         const last = Math.min(end, base + values.length);
         for (let row = Math.max(from, base); row < last; row++) {
+          // The rest of the run in a function of its own: its loop is optimised soon after it starts, where the loop of
+          // this long function waited for an on-stack replacement that took a first paint's tens of milliseconds to come.
+          row = base + runEnd(values, row - base, last - base, lastValue);
+          if (row >= last) break;
           const value = values[row - base];
-          if (value === lastValue) continue;
           if (lastGroup >= 0 && row > runStart) counts[lastGroup] += row - runStart;
           runStart = row;
           lastValue = value;
