@@ -74,12 +74,15 @@ export class Timeline {
   selectedLane = -1;
   selectedPos = -1;
   private hover: { lane: number; pos: number; x: number; y: number } | null = null;
-  /** The function whose stack chart boxes and activity are highlighted (index into the store's stack names; -1: none). */
+  /**
+   * The function whose stack chart boxes and activity are highlighted (index into the charts' table's names, which start
+   * with the store's; -1: none).
+   */
   private highlightName = -1;
   /** The name asked for by setHighlightedFunction (null: none), resolved to highlightName as stacks arrive. */
   private highlightText: string | null = null;
-  /** Which stacks hold the highlighted function, for the stack table size it was found for. */
-  private holding: { name: number; stacks: number; table: Uint8Array } | null = null;
+  /** Which stacks hold the highlighted function, for the table they were found in. */
+  private holding: { name: number; of: StackTable; table: Uint8Array } | null = null;
   /** Each activity graph the last frame drew, by lane index. */
   private readonly drawnActivity = new Map<number, ActivityGraph>();
   /** Where the value lanes' hits get their values (the page's one store of them; null: value lanes draw ticks only). */
@@ -274,6 +277,8 @@ export class Timeline {
     if (JSON.stringify(transforms) === JSON.stringify(this.stackTransforms)) return;
     this.stackTransforms = [...transforms];
     this.transformedStacks = null;
+    // The highlighted name is found again in the new table (a collapsed library's frame is gone or elsewhere).
+    if (this.highlightText !== null) this.highlightName = -1;
     this.layout.invalidate();
     this.scheduler.schedule();
   }
@@ -292,7 +297,8 @@ export class Timeline {
   /** The highlighted function's index, once the stacks that name it have arrived (the filter's text is lower-cased). */
   private resolveHighlight(): void {
     if (this.highlightText === null || this.highlightName >= 0) return;
-    const names = this.store.stackTable().names;
+    // The charts' table: a collapsed library's frame, which the transforms added, can be highlighted too.
+    const names = this.stackView().table.names;
     const wanted = this.highlightText;
     let index = names.indexOf(wanted);
     if (index < 0) index = names.findIndex((n) => n.toLowerCase() === wanted.toLowerCase());
@@ -301,16 +307,18 @@ export class Timeline {
 
   /** The highlighted function's name, or null. */
   highlightedFunction(): string | null {
-    return this.highlightName < 0 ? null : (this.store.stackTable().names[this.highlightName] ?? null);
+    return this.highlightName < 0 ? null : (this.stackView().table.names[this.highlightName] ?? null);
   }
 
-  /** Which stacks hold the highlighted function (found again when stacks were added), or null without one. */
+  /**
+   * Which stacks of the charts' table (the transforms' rewrite) hold the highlighted function, found again when stacks
+   * were added or the transforms changed; null without one.
+   */
   private holdingStacks(): Uint8Array | null {
     if (this.highlightName < 0) return null;
-    const table = this.store.stackTable();
-    const stacks = table.start.length - 1;
-    if (this.holding?.name !== this.highlightName || this.holding.stacks !== stacks) {
-      this.holding = { name: this.highlightName, stacks, table: stacksHolding(table, this.highlightName) };
+    const table = this.stackView().table;
+    if (this.holding?.name !== this.highlightName || this.holding.of !== table) {
+      this.holding = { name: this.highlightName, of: table, table: stacksHolding(table, this.highlightName) };
     }
     return this.holding.table;
   }
