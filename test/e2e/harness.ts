@@ -147,6 +147,8 @@ export interface Scenario {
   readonly artifactsDir: string;
   /** Milliseconds from spawning code-server to /healthz answering. */
   readonly serverStartMs: number;
+  /** What the extension has written to its Output channel ("Ringside") so far, as the workbench's log files hold it. */
+  outputLog(): string;
   /** Saves a full-page screenshot as test-artifacts/e2e/<scenario>/<NN>-<label>.png and returns its path. */
   screenshot(label: string): Promise<string>;
   /** Closes the browser, kills the server's process group and removes the temp folders. Safe to call twice. */
@@ -247,15 +249,16 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       await server.stop();
     });
     // The Ringside output channel (what the extension logged: sessions, targets and how they ended).
-    cleanups.push(() => {
+    const outputLog = (): string => {
       const found = (dir: string): string[] =>
         readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
           const full = path.join(dir, entry.name);
           return entry.isDirectory() ? found(full) : /Ringside\.log$/.test(entry.name) ? [full] : [];
         });
       const logs = existsSync(path.join(userDataDir, 'logs')) ? found(path.join(userDataDir, 'logs')) : [];
-      writeFileSync(path.join(artifactsDir, 'ringside-output.log'), logs.map((file) => readFileSync(file, 'utf8')).join('\n'));
-    });
+      return logs.map((file) => readFileSync(file, 'utf8')).join('\n');
+    };
+    cleanups.push(() => writeFileSync(path.join(artifactsDir, 'ringside-output.log'), outputLog()));
 
     const context = await chromium.launchPersistentContext(path.join(base, 'chromium-profile'), {
       executablePath: chromiumPath,
@@ -285,6 +288,7 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       workspace,
       artifactsDir,
       serverStartMs: server.startMs,
+      outputLog,
       async screenshot(label: string): Promise<string> {
         step += 1;
         const file = path.join(artifactsDir, `${String(step).padStart(2, '0')}-${safeName(label)}.png`);
