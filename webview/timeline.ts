@@ -10,7 +10,7 @@ import type { Lane } from './lanes';
 import { bisectLeft, visibleRange } from './hit-test';
 import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
-import { TimelineLayout, type StackView } from './layout';
+import { TimelineLayout, type LaneMode, type StackView } from './layout';
 import { transformStackView, type CallTreeTransform } from './call-tree-transforms';
 import { describeHitValues, valueSeries, VALUE_HITS_MAX, type HitValues, type HitValueStore, type ValueSeries } from './value-lane';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
@@ -56,10 +56,10 @@ export class Timeline {
   grouping: LaneGrouping = 'thread';
   readonly collapsed = new Set<string>();
   /**
-   * Thread lanes with callchains the user switched away from their default, by key: a stack chart where one such lane
-   * is shown, ticks and an activity graph where several are (see LaneLayout.update).
+   * What the user chose, by lane key, for thread lanes with callchains (their button); the others have the default: a
+   * stack chart where one such lane is shown, ticks and an activity graph where several are (see LaneLayout.update).
    */
-  readonly ticks = new Set<string>();
+  readonly laneModes = new Map<string, LaneMode>();
   followLatest = false;
   /** The capture shown (index in the store's snapshots; -1 before any): its records alone are laid out. */
   shown = -1;
@@ -251,8 +251,10 @@ export class Timeline {
 
   /** Switch a thread lane with callchains between its stack chart and ticks. */
   toggleStackChart(key: string): void {
-    if (this.ticks.has(key)) this.ticks.delete(key);
-    else this.ticks.add(key);
+    this.ensureLayout();
+    const li = this.lanes.findIndex((l) => l.key === key);
+    const chart = li >= 0 && this.layout.stackDepth[li] > 0;
+    this.laneModes.set(key, chart ? 'ticks' : 'chart');
     this.layout.invalidate();
     this.scheduler.schedule();
     this.callbacks.onViewChange();
@@ -614,7 +616,7 @@ export class Timeline {
   private ensureLayout(): void {
     const previousKey = this.lanes[this.selectedLane]?.key;
     const previousRow = this.movedSelection ?? this.selectedRow();
-    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown, this.ticks)) return;
+    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown, this.laneModes)) return;
     this.movedSelection = null;
     this.selectedLane = -1;
     this.selectedPos = -1;
