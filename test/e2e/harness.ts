@@ -577,6 +577,20 @@ export async function waitForNotification(page: Page, text: RegExp, timeoutMs = 
   return toast.innerText();
 }
 
+/**
+ * Polls the scenario's Output log until `condition` holds for it (the workbench writes it to its log file a little
+ * after the extension logs), or throws after `timeoutMs`; the extension's error toasts fail it at once.
+ */
+export async function outputLogUntil(scenario: Scenario, what: string, condition: (log: string) => boolean, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition(scenario.outputLog())) {
+    if (Date.now() > deadline) throw new E2eError(`${what} did not happen within ${timeoutMs} ms`);
+    const errors = await ringsideErrors(scenario.page);
+    if (errors.length) throw new E2eError(`the extension reported: ${errors.join(' | ')}`);
+    await scenario.page.waitForTimeout(100);
+  }
+}
+
 /** Error toasts from Ringside, to fail a step with the extension's own explanation instead of a timeout. */
 export async function ringsideErrors(page: Page): Promise<string[]> {
   // The warning that this machine delivers no breakpoint hits is what a silent host must show, not an error.

@@ -8,6 +8,7 @@ import {
   E2E_TIMEOUT_MS,
   E2eError,
   openFile,
+  outputLogUntil,
   ringsideErrors,
   runCommand,
   scenarioLifecycle,
@@ -41,17 +42,6 @@ async function until(
     await page.waitForTimeout(100);
   }
   throw new E2eError(`${what} did not happen within ${timeoutMs} ms: last status ${JSON.stringify(last?.status)}`);
-}
-
-/** Polls `condition` (on the Output log) until it holds, or throws after LIVE_WAIT_MS; the extension's error toasts fail it at once. */
-async function logUntil(page: Page, what: string, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + LIVE_WAIT_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new E2eError(`${what} did not happen within ${LIVE_WAIT_MS} ms`);
-    const errors = await ringsideErrors(page);
-    if (errors.length) throw new E2eError(`the extension reported: ${errors.join(' | ')}`);
-    await page.waitForTimeout(100);
-  }
 }
 
 describe('e2e: live follow — the timeline of a running recording grows by itself', function () {
@@ -94,13 +84,13 @@ describe('e2e: live follow — the timeline of a running recording grows by itse
     // Hidden behind another editor of its group: the host stops reading the rings (its Output log says the follow
     // ended, and nothing starts another while the panel stays hidden). Shown again, the page is made anew (its context is
     // not kept while hidden), asks again from its saved box, and a new live capture grows.
-    const followsStarted = () => (scenario.outputLog().match(/timeline: following "demo[^"]*" live/g) ?? []).length;
-    const followsEnded = () => (scenario.outputLog().match(/timeline: live follow ended: /g) ?? []).length;
-    await logUntil(page, 'the Output log to say the follow started', () => followsStarted() === 1);
+    const followsStarted = (log = scenario.outputLog()) => (log.match(/timeline: following "demo[^"]*" live/g) ?? []).length;
+    const followsEnded = (log = scenario.outputLog()) => (log.match(/timeline: live follow ended: /g) ?? []).length;
+    await outputLogUntil(scenario, 'the Output log to say the follow started', (log) => followsStarted(log) === 1, LIVE_WAIT_MS);
     assert.equal(followsEnded(), 0, 'following while shown');
     await openFile(page, 'demo.c');
     await frame.locator('#rs-follow').first().waitFor({ state: 'detached' });
-    await logUntil(page, 'the host to stop following the hidden panel', () => followsEnded() === 1);
+    await outputLogUntil(scenario, 'the host to stop following the hidden panel', (log) => followsEnded(log) === 1, LIVE_WAIT_MS);
     const stoppedLine = scenario.outputLog().match(/timeline: live follow ended: .*/)![0];
     await scenario.screenshot('hidden');
     assert.equal(followsStarted(), 1, 'no follow starts while the panel is hidden');
@@ -113,14 +103,14 @@ describe('e2e: live follow — the timeline of a running recording grows by itse
       'a new live capture after the panel was shown again',
       (facts) => facts.records > 0 && facts.snapshots === 1 && /live: demo/.test(facts.status),
     );
-    await logUntil(page, 'the Output log to say the follow started again', () => followsStarted() === 2);
+    await outputLogUntil(scenario, 'the Output log to say the follow started again', (log) => followsStarted(log) === 2, LIVE_WAIT_MS);
     assert.equal(followsEnded(), 1);
     process.stdout.write(`      hidden: "${stoppedLine}"; shown again: ${again.records} records\n`);
 
     // Unticked: the host stops following and the page says nothing of it any more; the capture stays as it was.
     await shown.locator('#rs-follow').first().click();
     await until(page, shown, 'live follow to stop', (facts) => !/live:/.test(facts.status));
-    await logUntil(page, 'the Output log to say the follow ended', () => followsEnded() === 2);
+    await outputLogUntil(scenario, 'the Output log to say the follow ended', (log) => followsEnded(log) === 2, LIVE_WAIT_MS);
     assert.deepEqual(await ringsideErrors(page), []);
   });
 });
