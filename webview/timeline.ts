@@ -664,10 +664,10 @@ export class Timeline {
       row.style.height = `${this.layout.laneHeight[i]}px`;
       const [toggle, name, count] = row.children as unknown as [HTMLButtonElement, HTMLSpanElement, HTMLSpanElement];
       // Stack chart or ticks, on the thread lanes with callchains only (made when first needed: a label costs the first paint).
-      let mode = row.querySelector<HTMLButtonElement>('.rs-lane-mode');
+      // A new row is not in the document yet: its button is labelled all the same (no later frame may label it).
+      const mode = row.querySelector<HTMLButtonElement>('.rs-lane-mode');
       if (!this.layout.hasStacks[i] || lane.collapsed) mode?.remove();
-      else mode ??= this.modeButton(row, lane.key);
-      if (mode?.isConnected) this.updateModeButton(mode, lane.label, chart);
+      else this.updateModeButton(mode ?? this.modeButton(row, lane.key), lane.label, chart);
 
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));

@@ -463,6 +463,9 @@ describe('stack chart and activity graphs (Chromium)', function () {
     assert.equal(await sum('cpu:0'), 13, 'CPU 0 ran thread 300: its 12 samples and its sched_switch');
     await page.click('.rs-lane-label[data-lane="cpu:0"] .rs-lane-toggle');
     await groupLanes(page, 'thread');
+    // The thread lane's row is made anew, its stack chart / ticks button with it: labelled in the frame that made it.
+    const mode = page.locator('.rs-lane-label[data-lane="thread:300"] .rs-lane-mode');
+    assert.deepEqual([await mode.textContent(), await mode.getAttribute('aria-pressed')], ['ticks', 'true']);
     assert.deepEqual(errors, []);
   });
 });
