@@ -461,6 +461,17 @@ describe('stack chart and activity graphs (Chromium)', function () {
     await page.click('.rs-lane-label[data-lane="cpu:0"] .rs-lane-toggle');
     await afterFrames(page);
     assert.equal(await sum('cpu:0'), 13, 'CPU 0 ran thread 300: its 12 samples and its sched_switch');
+    // Through a focus on parse, a CPU lane sets apart the samples not through it as a thread lane does: the 5 of eval
+    // and main (samples 6-10); its records without a callchain are not the transform's to drop.
+    const filtered = () =>
+      page.evaluate(() => Array.from((window as unknown as ChartApi).ringside.timeline.activityOf('cpu:0')?.filtered ?? []).reduce((a, b) => a + b, 0));
+    assert.equal(await filtered(), 0);
+    await page.evaluate(() => (window as unknown as ChartApi).ringside.callTree.addTransform({ kind: 'focus-function', name: 'parse' }));
+    await page.waitForSelector('.rs-transform-remove');
+    await afterFrames(page);
+    assert.deepEqual([await sum('cpu:0'), await filtered()], [13, 5]);
+    await page.click('.rs-transform-crumb');
+    await page.waitForSelector('.rs-transform-remove', { state: 'detached' });
     await page.click('.rs-lane-label[data-lane="cpu:0"] .rs-lane-toggle');
     await groupLanes(page, 'thread');
     // The thread lane's row is made anew, its stack chart / ticks button with it: labelled in the frame that made it.
