@@ -199,7 +199,7 @@ export interface StacksInput {
   readonly table: StackTable;
   /** What the stack charts draw: the table, and each store stack id's stack in it (the call tree's transforms; null: none). */
   readonly chart: { readonly table: StackTable; readonly map: Int32Array | null };
-  /** The highlighted function (index into the table's names; -1: none) and which stacks hold it (null: none). */
+  /** The highlighted function (index into the chart table's names; -1: none) and which of that table's stacks hold it (null: none). */
   readonly highlight: number;
   readonly holding: Uint8Array | null;
   /** A lane's sampling interval (0: unknown), the activity graph's full height. */
@@ -265,7 +265,9 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
       const { stacks } = input;
       if (lane.rows !== binnedRows || !binned) {
         const buckets = Math.max(1, Math.floor(W / (ACTIVITY_BUCKET_PX * dpr)));
-        binned = buildActivityGraph(time, lane.rows, t0, t1, buckets, stacks.stack, stacks.table, stacks.holding, stacks.intervalOf(f.lane));
+        // Through the call tree's transforms, as the stack charts are (the highlighted function's stacks are the charts' too).
+        const { table, map } = stacks.chart;
+        binned = buildActivityGraph(time, lane.rows, t0, t1, buckets, stacks.stack, table, stacks.holding, stacks.intervalOf(f.lane), map);
         binnedRows = lane.rows;
       }
       stacks.drawn.set(f.lane, binned);

@@ -16,6 +16,9 @@ import type { StackTable } from '../shared/stacks';
  * The stacks the stack charts draw: the store's table, or its rewrite by the call tree's transforms with each store
  * stack id's rewritten stack (`map`, -1: dropped; null: no transforms). `key` changes whenever either does.
  */
+
+/** How a thread lane with callchains is shown: its stack chart, or ticks under an activity graph. */
+export type LaneMode = 'chart' | 'ticks';
 export interface StackView {
   readonly table: StackTable;
   readonly map: Int32Array | null;
@@ -146,10 +149,11 @@ export class TimelineLayout {
     filterVersion: number,
     collapsed: ReadonlySet<string>,
     shown: number,
-    ticks: ReadonlySet<string> = new Set(),
+    modes: ReadonlyMap<string, LaneMode> = new Map(),
   ): boolean {
     const view = this.store.stack.length > 0 ? this.stackView() : null;
-    const inputs = `${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${[...ticks].join(',')}|${view?.key ?? ''}`;
+    const chosen = [...modes].map(([lane, mode]) => `${lane}=${mode}`).join(',');
+    const inputs = `${shown}|${grouping}|${filterVersion}|${[...collapsed].join(',')}|${chosen}|${view?.key ?? ''}`;
     const key = `${this.store.version}|${inputs}`;
     if (key === this.builtKey) return false;
     const previousRanges = this.shownRanges;
@@ -190,14 +194,16 @@ export class TimelineLayout {
     });
     // A thread lane with callchains is a stack chart by default when it is the only one shown (as Firefox Profiler's
     // stack chart shows one thread): several deep charts push every lane after the first out of sight, so with more
-    // than one the overview keeps ticks and activity graphs, and each lane's button makes it a chart. `ticks` holds
-    // the lanes switched away from that default. A chart's depth is its height, found here; its boxes are not needed
-    // to draw it.
+    // than one the overview keeps ticks and activity graphs, and each lane's button makes it a chart. `modes` holds
+    // what the user chose for a lane with that button, which no filter or collapse changes (a default it was switched
+    // away from would flip when the number of such lanes does). A chart's depth is its height, found here; its boxes
+    // are not needed to draw it.
     const chartLanes = this.lanes.filter((lane, i) => this.hasStacks[i] && !lane.collapsed).length;
     const chartByDefault = chartLanes <= 1;
     const depthBefore = this.stackDepth;
     this.stackDepth = this.lanes.map((lane, i) => {
-      if (!(this.hasStacks[i] && !lane.collapsed && chartByDefault !== ticks.has(lane.key) && view !== null)) return 0;
+      const chart = (modes.get(lane.key) ?? (chartByDefault ? 'chart' : 'ticks')) === 'chart';
+      if (!(this.hasStacks[i] && !lane.collapsed && chart && view !== null)) return 0;
       // An extended chart is as deep as it was or as its appended rows are.
       const at = extended ? previous.get(lane.key) : undefined;
       const was = at !== undefined ? (depthBefore[at] ?? 0) : 0;

@@ -88,6 +88,52 @@ describe('activity graph', () => {
     assert.equal(graph.scale, 3);
   });
 
+  it("reads colours through the transforms' map and sets apart the samples it drops, drawn faint on top", () => {
+    // The transforms' view of TABLE: stack 1 (a ← main) becomes main alone (a merged), stack 2 (b ← a ← main) b ← main,
+    // stacks 0 and 3 dropped (a focus on something neither holds).
+    const view: StackTable = { names: TABLE.names, start: Uint32Array.from([0, 1, 3]), frames: Int32Array.from([0, 2, 0]) };
+    const map = Int32Array.from([-1, 0, 1, -1]);
+    const stacks = Int32Array.from([1, 2, 2, 0, -1, 3]);
+    const time = Float64Array.from([0, 1, 2, 5, 6, 9]);
+    const rows = Uint32Array.from(stacks, (_, i) => i);
+    const graph = buildActivityGraph(time, rows, 0, 10, 2, stacks, view, stacksHolding(view, 0), 0, map);
+    assert.deepEqual(Array.from(graph.counts), [3, 3], 'counts are every record, dropped or not');
+    assert.deepEqual(Array.from(graph.filtered!), [0, 2]);
+    assert.deepEqual(
+      Array.from(graph.top).map((n) => (n < 0 ? null : view.names[n])),
+      ['b', null],
+    );
+    assert.deepEqual(Array.from(graph.highlighted!), [3, 0], 'main is in every kept stack of the view');
+    const drawn: { colour: string; alpha: number; rects: number[] }[] = [];
+    const ctx = {
+      fillStyle: '',
+      globalAlpha: 1,
+      beginPath() {
+        drawn.push({ colour: String(this.fillStyle), alpha: this.globalAlpha, rects: [] });
+      },
+      fill() {},
+      rect(_x: number, y: number, _w: number, h: number) {
+        drawn[drawn.length - 1].rects.push(y, h);
+      },
+    };
+    const plain = buildActivityGraph(time, rows, 0, 10, 2, stacks, view, null, 0, map);
+    drawActivityGraph(ctx as unknown as Parameters<typeof drawActivityGraph>[0], plain, 100, 0, 30, -1, {
+      palette: ['#a', '#b', '#c'],
+      plain: '#p',
+      dim: '#d',
+    });
+    // The second bucket: 2 of its 3 records dropped (the top 20 px, faint), the third (no callchain) in the plain colour.
+    assert.deepEqual(
+      drawn.map((d) => [d.colour, d.rects]),
+      [
+        ['#c', [0, 30]],
+        ['#d', [0, 20]],
+        ['#p', [20, 10]],
+      ],
+    );
+    assert.ok(drawn[1].alpha < drawn[0].alpha / 2, 'the dropped part is faint');
+  });
+
   it('keeps a lone record visible next to a dense burst: a column is at least one pixel high', () => {
     const time = Float64Array.from({ length: 1001 }, (_, i) => (i < 1000 ? i / 1000 : 9));
     const rows = Uint32Array.from(time, (_, i) => i);

@@ -338,6 +338,36 @@ describe('record store', () => {
     }
   });
 
+  it('keeps the stack chart or ticks the user chose for a lane when a filter or a collapse changes how many charts are shown', () => {
+    // Threads 7 and 8 of process 7, each with callchains (stack 0: f ← main).
+    const store = new RecordStore();
+    store.beginSnapshot({ ...start('s', '0', 4, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2], frames: [1, 0] } });
+    const rows = { ...columns([1, 2, 3, 4], [7, 8, 7, 8], [0, 0, 0, 0]), pid: new Int32Array(4).fill(7) };
+    for (const b of columnsToBatches(rows, { snapshotId: 's', stacks: new Int32Array(4) })) store.addBatch(b);
+    const layout = new TimelineLayout(store);
+    const charts = () => layout.lanes.flatMap((lane, i) => (layout.stackDepth[i] > 0 ? [lane.key] : []));
+    const onlySeven = (row: number) => store.tid[row] === 7;
+    // Two such lanes: ticks by default; the user makes thread 7 a chart.
+    layout.update('thread', null, 0, new Set(), 0);
+    assert.deepEqual(charts(), []);
+    const chosen = new Map([['thread:7', 'chart' as const]]);
+    layout.update('thread', null, 0, new Set(), 0, chosen);
+    assert.deepEqual(charts(), ['thread:7']);
+    // A filter that leaves thread 7 alone (the default there is a chart) or a collapse of thread 8 keeps it a chart.
+    layout.update('thread', onlySeven, 1, new Set(), 0, chosen);
+    assert.deepEqual(charts(), ['thread:7']);
+    layout.update('thread', null, 2, new Set(['thread:8']), 0, chosen);
+    assert.deepEqual(charts(), ['thread:7']);
+    // Switched to ticks while alone, it stays ticks when the other lane comes back, and the other keeps its default.
+    const ticks = new Map([['thread:7', 'ticks' as const]]);
+    layout.update('thread', onlySeven, 3, new Set(), 0, ticks);
+    assert.deepEqual(charts(), []);
+    layout.update('thread', null, 4, new Set(), 0, ticks);
+    assert.deepEqual(charts(), []);
+    layout.update('thread', null, 5, new Set(['thread:7']), 0, ticks);
+    assert.deepEqual(charts(), ['thread:8'], 'the one lane left with callchains is a chart by default');
+  });
+
   it('finds the same extent, untimed count and order for batches in order (read at their ends) as for others (row by row)', () => {
     // Rows: NaN and side-band (kind 3) at both ends of ordered batches, then a batch out of order.
     const times = [NaN, 1, 2, 3, 4, NaN, 5, 6, NaN, 9, 7, NaN];

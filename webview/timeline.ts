@@ -10,7 +10,7 @@ import type { Lane } from './lanes';
 import { bisectLeft, visibleRange } from './hit-test';
 import { RenderScheduler } from './scheduler';
 import { Viewport } from './viewport';
-import { TimelineLayout, type StackView } from './layout';
+import { TimelineLayout, type LaneMode, type StackView } from './layout';
 import { transformStackView, type CallTreeTransform } from './call-tree-transforms';
 import { describeHitValues, valueSeries, VALUE_HITS_MAX, type HitValues, type HitValueStore, type ValueSeries } from './value-lane';
 import { drawAxis, drawCoverage, drawLanes, drawOverlay, readColors, sizeCanvas, type Colors } from './draw';
@@ -56,10 +56,10 @@ export class Timeline {
   grouping: LaneGrouping = 'thread';
   readonly collapsed = new Set<string>();
   /**
-   * Thread lanes with callchains the user switched away from their default, by key: a stack chart where one such lane
-   * is shown, ticks and an activity graph where several are (see LaneLayout.update).
+   * What the user chose, by lane key, for thread lanes with callchains (their button); the others have the default: a
+   * stack chart where one such lane is shown, ticks and an activity graph where several are (see LaneLayout.update).
    */
-  readonly ticks = new Set<string>();
+  readonly laneModes = new Map<string, LaneMode>();
   followLatest = false;
   /** The capture shown (index in the store's snapshots; -1 before any): its records alone are laid out. */
   shown = -1;
@@ -74,12 +74,15 @@ export class Timeline {
   selectedLane = -1;
   selectedPos = -1;
   private hover: { lane: number; pos: number; x: number; y: number } | null = null;
-  /** The function whose stack chart boxes and activity are highlighted (index into the store's stack names; -1: none). */
+  /**
+   * The function whose stack chart boxes and activity are highlighted (index into the charts' table's names, which start
+   * with the store's; -1: none).
+   */
   private highlightName = -1;
   /** The name asked for by setHighlightedFunction (null: none), resolved to highlightName as stacks arrive. */
   private highlightText: string | null = null;
-  /** Which stacks hold the highlighted function, for the stack table size it was found for. */
-  private holding: { name: number; stacks: number; table: Uint8Array } | null = null;
+  /** Which stacks hold the highlighted function, for the table they were found in. */
+  private holding: { name: number; of: StackTable; table: Uint8Array } | null = null;
   /** Each activity graph the last frame drew, by lane index. */
   private readonly drawnActivity = new Map<number, ActivityGraph>();
   /** Where the value lanes' hits get their values (the page's one store of them; null: value lanes draw ticks only). */
@@ -248,8 +251,10 @@ export class Timeline {
 
   /** Switch a thread lane with callchains between its stack chart and ticks. */
   toggleStackChart(key: string): void {
-    if (this.ticks.has(key)) this.ticks.delete(key);
-    else this.ticks.add(key);
+    this.ensureLayout();
+    const li = this.lanes.findIndex((l) => l.key === key);
+    const chart = li >= 0 && this.layout.stackDepth[li] > 0;
+    this.laneModes.set(key, chart ? 'ticks' : 'chart');
     this.layout.invalidate();
     this.scheduler.schedule();
     this.callbacks.onViewChange();
@@ -274,6 +279,8 @@ export class Timeline {
     if (JSON.stringify(transforms) === JSON.stringify(this.stackTransforms)) return;
     this.stackTransforms = [...transforms];
     this.transformedStacks = null;
+    // The highlighted name is found again in the new table (a collapsed library's frame is gone or elsewhere).
+    if (this.highlightText !== null) this.highlightName = -1;
     this.layout.invalidate();
     this.scheduler.schedule();
   }
@@ -292,7 +299,8 @@ export class Timeline {
   /** The highlighted function's index, once the stacks that name it have arrived (the filter's text is lower-cased). */
   private resolveHighlight(): void {
     if (this.highlightText === null || this.highlightName >= 0) return;
-    const names = this.store.stackTable().names;
+    // The charts' table: a collapsed library's frame, which the transforms added, can be highlighted too.
+    const names = this.stackView().table.names;
     const wanted = this.highlightText;
     let index = names.indexOf(wanted);
     if (index < 0) index = names.findIndex((n) => n.toLowerCase() === wanted.toLowerCase());
@@ -301,16 +309,18 @@ export class Timeline {
 
   /** The highlighted function's name, or null. */
   highlightedFunction(): string | null {
-    return this.highlightName < 0 ? null : (this.store.stackTable().names[this.highlightName] ?? null);
+    return this.highlightName < 0 ? null : (this.stackView().table.names[this.highlightName] ?? null);
   }
 
-  /** Which stacks hold the highlighted function (found again when stacks were added), or null without one. */
+  /**
+   * Which stacks of the charts' table (the transforms' rewrite) hold the highlighted function, found again when stacks
+   * were added or the transforms changed; null without one.
+   */
   private holdingStacks(): Uint8Array | null {
     if (this.highlightName < 0) return null;
-    const table = this.store.stackTable();
-    const stacks = table.start.length - 1;
-    if (this.holding?.name !== this.highlightName || this.holding.stacks !== stacks) {
-      this.holding = { name: this.highlightName, stacks, table: stacksHolding(table, this.highlightName) };
+    const table = this.stackView().table;
+    if (this.holding?.name !== this.highlightName || this.holding.of !== table) {
+      this.holding = { name: this.highlightName, of: table, table: stacksHolding(table, this.highlightName) };
     }
     return this.holding.table;
   }
@@ -606,7 +616,7 @@ export class Timeline {
   private ensureLayout(): void {
     const previousKey = this.lanes[this.selectedLane]?.key;
     const previousRow = this.movedSelection ?? this.selectedRow();
-    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown, this.ticks)) return;
+    if (!this.layout.update(this.grouping, this.include, this.filterVersion, this.collapsed, this.shown, this.laneModes)) return;
     this.movedSelection = null;
     this.selectedLane = -1;
     this.selectedPos = -1;
@@ -654,10 +664,10 @@ export class Timeline {
       row.style.height = `${this.layout.laneHeight[i]}px`;
       const [toggle, name, count] = row.children as unknown as [HTMLButtonElement, HTMLSpanElement, HTMLSpanElement];
       // Stack chart or ticks, on the thread lanes with callchains only (made when first needed: a label costs the first paint).
-      let mode = row.querySelector<HTMLButtonElement>('.rs-lane-mode');
+      // A new row is not in the document yet: its button is labelled all the same (no later frame may label it).
+      const mode = row.querySelector<HTMLButtonElement>('.rs-lane-mode');
       if (!this.layout.hasStacks[i] || lane.collapsed) mode?.remove();
-      else mode ??= this.modeButton(row, lane.key);
-      if (mode?.isConnected) this.updateModeButton(mode, lane.label, chart);
+      else this.updateModeButton(mode ?? this.modeButton(row, lane.key), lane.label, chart);
 
       toggle.textContent = lane.collapsed ? '▸' : '▾';
       toggle.setAttribute('aria-expanded', String(!lane.collapsed));

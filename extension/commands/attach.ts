@@ -117,17 +117,26 @@ export function registerAttachCommands(context: vscode.ExtensionContext, service
  */
 export async function reattachKeepers(services: Services): Promise<void> {
   const { sessions, keepers, log } = services;
-  for (const state of keepers.startedFromEditor()) {
-    if (attachedKeeperSession(sessions.list(), state.pid)) continue;
-    try {
-      noticeKeptSilentBreakpoints(state.limitations, log);
-      const session = await sessions.attachKeeper(state);
-      log(`attached again to ${session.label} (started ${state.startedAt})`);
-    } catch (error) {
-      log(`cannot attach again to keeper ${state.pid}: ${error instanceof Error ? error.message : String(error)}`);
+  try {
+    for (const state of keepers.startedFromEditor()) {
+      if (attachedKeeperSession(sessions.list(), state.pid)) continue;
+      try {
+        noticeKeptSilentBreakpoints(state.limitations, log);
+        const session = await sessions.attachKeeper(state);
+        log(`attached again to ${session.label} (started ${state.startedAt})`);
+      } catch (error) {
+        log(`cannot attach again to keeper ${state.pid}: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
+  } finally {
+    // The Sessions view's "No recording yet." waits for this (package.json viewsWelcome): until the kept recordings
+    // were looked for, it says so instead (a reloaded window's extension host can take seconds to get here).
+    await vscode.commands.executeCommand('setContext', SESSIONS_KNOWN, true);
   }
 }
+
+/** The context key set once the kept recordings of earlier windows were looked for and attached. */
+export const SESSIONS_KNOWN = 'ringside.sessionsKnown';
 
 /** The live session of this window that reads keeper `pid`'s rings, if any (its label is "keeper PID: events"). */
 function attachedKeeperSession<S extends { readonly kind: string; readonly state: string; readonly label: string }>(

@@ -118,6 +118,10 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     const chosen = await pickTarget();
     if (!chosen) return;
     if (kept || s.keeper) {
+      // The keeper resolves the specs itself; resolving them here too says what resolving decided (a watchpoint of
+      // user-space accesses only, a line moved to uprobes) as a plain recording does, and a bad spec fails before a
+      // keeper is started.
+      await resolveForTarget(specs, chosen);
       const target =
         chosen.target.kind === 'launch'
           ? { kind: 'launch' as const, argv: chosen.target.argv }

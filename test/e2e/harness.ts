@@ -147,6 +147,8 @@ export interface Scenario {
   readonly artifactsDir: string;
   /** Milliseconds from spawning code-server to /healthz answering. */
   readonly serverStartMs: number;
+  /** What the extension has written to its Output channel ("Ringside") so far, as the workbench's log files hold it. */
+  outputLog(): string;
   /** Saves a full-page screenshot as test-artifacts/e2e/<scenario>/<NN>-<label>.png and returns its path. */
   screenshot(label: string): Promise<string>;
   /** Closes the browser, kills the server's process group and removes the temp folders. Safe to call twice. */
@@ -247,15 +249,16 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       await server.stop();
     });
     // The Ringside output channel (what the extension logged: sessions, targets and how they ended).
-    cleanups.push(() => {
+    const outputLog = (): string => {
       const found = (dir: string): string[] =>
         readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
           const full = path.join(dir, entry.name);
           return entry.isDirectory() ? found(full) : /Ringside\.log$/.test(entry.name) ? [full] : [];
         });
       const logs = existsSync(path.join(userDataDir, 'logs')) ? found(path.join(userDataDir, 'logs')) : [];
-      writeFileSync(path.join(artifactsDir, 'ringside-output.log'), logs.map((file) => readFileSync(file, 'utf8')).join('\n'));
-    });
+      return logs.map((file) => readFileSync(file, 'utf8')).join('\n');
+    };
+    cleanups.push(() => writeFileSync(path.join(artifactsDir, 'ringside-output.log'), outputLog()));
 
     const context = await chromium.launchPersistentContext(path.join(base, 'chromium-profile'), {
       executablePath: chromiumPath,
@@ -285,6 +288,7 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       workspace,
       artifactsDir,
       serverStartMs: server.startMs,
+      outputLog,
       async screenshot(label: string): Promise<string> {
         step += 1;
         const file = path.join(artifactsDir, `${String(step).padStart(2, '0')}-${safeName(label)}.png`);
@@ -571,6 +575,20 @@ export async function waitForNotification(page: Page, text: RegExp, timeoutMs = 
   const toast = page.locator('.notifications-toasts .notification-list-item-message', { hasText: text }).first();
   await toast.waitFor({ state: 'visible', timeout: timeoutMs });
   return toast.innerText();
+}
+
+/**
+ * Polls the scenario's Output log until `condition` holds for it (the workbench writes it to its log file a little
+ * after the extension logs), or throws after `timeoutMs`; the extension's error toasts fail it at once.
+ */
+export async function outputLogUntil(scenario: Scenario, what: string, condition: (log: string) => boolean, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition(scenario.outputLog())) {
+    if (Date.now() > deadline) throw new E2eError(`${what} did not happen within ${timeoutMs} ms`);
+    const errors = await ringsideErrors(scenario.page);
+    if (errors.length) throw new E2eError(`the extension reported: ${errors.join(' | ')}`);
+    await scenario.page.waitForTimeout(100);
+  }
 }
 
 /** Error toasts from Ringside, to fail a step with the extension's own explanation instead of a timeout. */

@@ -7,6 +7,7 @@ import {
   answerQuickPick,
   E2E_TIMEOUT_MS,
   openViewPane,
+  outputLogUntil,
   scenarioLifecycle,
   pidsRunning,
   ringsideErrors,
@@ -48,6 +49,8 @@ describe('e2e scenario 5: reload the window with a kept recording running, re-at
     const scenario = await lifecycle.open('5-kept-reload');
     const { page, workspace } = scenario;
     await startRecordingDemo(page, { tracepoints: [SYSCALL_EVENT], kept: true });
+    // What resolving the events decided is said as for a plain recording: the demo's watchpoint sees user space only.
+    await outputLogUntil(scenario, 'the note of resolving the watchpoint', (log) => /mem:demo_rounds:w: user-space accesses only/.test(log));
 
     // The session row names the keeper: "keeper <pid>: <events>".
     const pane = await openViewPane(page, 'Ringside', 'Sessions');

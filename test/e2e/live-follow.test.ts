@@ -1,11 +1,14 @@
 // Scenario: live follow. "Ringside: Start Recording…" on the demo, "Ringside: Show Timeline", tick "Follow live":
 // the timeline shows a live capture of the recording that gains records by itself, without Capture Snapshot (the
-// page says what it follows; its record count grows on its own while the demo runs). Every wait is on a condition,
-// bounded; how long the first records and the growth took is printed.
+// page says what it follows; its record count grows on its own while the demo runs). Hidden behind another editor, the
+// host stops following (its Output log says so) and starts again when the panel is shown. Every wait is on a
+// condition, bounded; how long the first records and the growth took is printed.
 import assert from 'node:assert/strict';
 import {
   E2E_TIMEOUT_MS,
   E2eError,
+  openFile,
+  outputLogUntil,
   ringsideErrors,
   runCommand,
   scenarioLifecycle,
@@ -78,9 +81,36 @@ describe('e2e: live follow — the timeline of a running recording grows by itse
     );
     assert.match(painted.canvasLabel, /^Timeline: [\d,]+ records in \d+ lanes$/);
 
+    // Hidden behind another editor of its group: the host stops reading the rings (its Output log says the follow
+    // ended, and nothing starts another while the panel stays hidden). Shown again, the page is made anew (its context is
+    // not kept while hidden), asks again from its saved box, and a new live capture grows.
+    const followsStarted = (log = scenario.outputLog()) => (log.match(/timeline: following "demo[^"]*" live/g) ?? []).length;
+    const followsEnded = (log = scenario.outputLog()) => (log.match(/timeline: live follow ended: /g) ?? []).length;
+    await outputLogUntil(scenario, 'the Output log to say the follow started', (log) => followsStarted(log) === 1, LIVE_WAIT_MS);
+    assert.equal(followsEnded(), 0, 'following while shown');
+    await openFile(page, 'demo.c');
+    await frame.locator('#rs-follow').first().waitFor({ state: 'detached' });
+    await outputLogUntil(scenario, 'the host to stop following the hidden panel', (log) => followsEnded(log) === 1, LIVE_WAIT_MS);
+    const stoppedLine = scenario.outputLog().match(/timeline: live follow ended: .*/)![0];
+    await scenario.screenshot('hidden');
+    assert.equal(followsStarted(), 1, 'no follow starts while the panel is hidden');
+    await page.locator('.tabs-container .tab[aria-label^="Ringside Timeline"]').first().click();
+    const shown = await webviewFrame(page);
+    assert.equal(await shown.locator('#rs-follow').first().isChecked(), true, "the page's box is kept in its view state");
+    const again = await until(
+      page,
+      shown,
+      'a new live capture after the panel was shown again',
+      (facts) => facts.records > 0 && facts.snapshots === 1 && /live: demo/.test(facts.status),
+    );
+    await outputLogUntil(scenario, 'the Output log to say the follow started again', (log) => followsStarted(log) === 2, LIVE_WAIT_MS);
+    assert.equal(followsEnded(), 1);
+    process.stdout.write(`      hidden: "${stoppedLine}"; shown again: ${again.records} records\n`);
+
     // Unticked: the host stops following and the page says nothing of it any more; the capture stays as it was.
-    await frame.locator('#rs-follow').first().click();
-    await until(page, frame, 'live follow to stop', (facts) => !/live:/.test(facts.status));
+    await shown.locator('#rs-follow').first().click();
+    await until(page, shown, 'live follow to stop', (facts) => !/live:/.test(facts.status));
+    await outputLogUntil(scenario, 'the Output log to say the follow ended', (log) => followsEnded(log) === 2, LIVE_WAIT_MS);
     assert.deepEqual(await ringsideErrors(page), []);
   });
 });

@@ -308,11 +308,19 @@ describe('extension: activation with a stand-in vscode module', function () {
       extension.activate(context as never);
       type Node = { kind: string; session?: { id: string; label: string; kind: string }; snapshot?: { decoded: Parameters<typeof decodeRecordAt>[0] } };
       const tree = registered.providers!.get('ringside.sessions')! as { getChildren(node?: Node): Node[] };
-      const shown = await waitFor(
-        'the keeper in the Sessions view',
-        () => tree.getChildren().find((node) => node.session?.label.startsWith(`keeper ${state.pid}:`)),
+      // The view says "No recording yet." only once the kept recordings were looked for (its welcome's `when`): by
+      // then the keeper is in it.
+      await waitFor(
+        'the Sessions view told the kept recordings are known',
+        () => registered.calls.some(([id, key, value]) => id === 'setContext' && key === 'ringside.sessionsKnown' && value === true),
         30_000,
       );
+      const welcome = (
+        JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { contributes: { viewsWelcome: { contents: string; when?: string }[] } }
+      ).contributes.viewsWelcome;
+      assert.equal(welcome.find((w) => w.contents.startsWith('No recording yet.'))?.when, 'ringside.sessionsKnown');
+      const shown = tree.getChildren().find((node) => node.session?.label.startsWith(`keeper ${state.pid}:`));
+      assert.ok(shown, 'the keeper is in the Sessions view before it may say "No recording yet."');
       assert.equal(shown.session!.kind, 'keeper');
       await registered.commands.get('ringside.snapshotSession')!(shown);
       assert.deepEqual(registered.errors, []);

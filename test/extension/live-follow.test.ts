@@ -9,6 +9,7 @@ import path from 'node:path';
 import { SessionError, SessionManager } from '../../extension/session/session-manager';
 import { createBackend } from '../../extension/session/backend';
 import { LiveFollow } from '../../extension/panel/live-follow';
+import { rowsMatchingField } from '../../host/field-filter';
 import { validateHostToWebview } from '../../shared/validate';
 import type { HostToWebview } from '../../shared/protocol';
 import { RecordStore } from '../../webview/store';
@@ -148,6 +149,56 @@ describe('timeline live follow: the host loop on a real recording', function () 
       assert.throws(() => follow.details(0), /fell out of its window/);
     } finally {
       follow.stop();
+    }
+  });
+
+  it('reads nothing once stopped (the panel hidden) while the recording runs on, and a new follow reads what comes after', async () => {
+    const per = 100;
+    const events = await backend.resolveEvents(['syscalls:sys_enter_close'], {});
+    const session = await manager.startRecording({
+      events,
+      target: { kind: 'launch', argv: [fixture('follow_bursts'), 'close', '3', String(per), dir] },
+      pages: 64,
+    });
+    const page = new Page();
+    const first = (page.follow = new LiveFollow(manager.follow(session.id), page.post, {
+      snapshotId: 'live-a',
+      name: 'live',
+      windowNs: () => 60e9,
+      intervalMs: 20,
+    }));
+    writeFileSync(path.join(dir, 'go.0'), '');
+    await page.until(() => page.closeRows().length >= per);
+    first.stop();
+    const stopped = { reads: first.reads, appends: page.appends };
+    // Burst 1 while nothing follows: the recording keeps it (Capture Snapshot shows it), the stopped follow reads nothing.
+    writeFileSync(path.join(dir, 'go.1'), '');
+    // Burst 1's last call, as a snapshot of the rings holds it.
+    const holdsBurstOne = async () => rowsMatchingField((await manager.snapshot(session.id)).decoded, 'fd', '=', String(FIRST_FD + 2 * per - 1)).length === 1;
+    while (!(await holdsBurstOne()));
+    assert.deepEqual({ reads: first.reads, appends: page.appends }, stopped, 'no read after stop()');
+    // Followed again (the panel shown): only what the rings gain from then on, burst 2, reaches the page.
+    const again = new Page();
+    const second = (again.follow = new LiveFollow(manager.follow(session.id), again.post, {
+      snapshotId: 'live-b',
+      name: 'live',
+      windowNs: () => 60e9,
+      intervalMs: 20,
+    }));
+    try {
+      writeFileSync(path.join(dir, 'go.2'), '');
+      await again.until(() => again.closeRows().length >= per);
+      const fds = again
+        .closeRows()
+        .map((row) => Number((second.details(again.store.localRowOf(row)).tracepointFields as { fd?: string | number }).fd) - FIRST_FD);
+      assert.deepEqual(
+        fds,
+        Array.from({ length: per }, (_, i) => 2 * per + i),
+        'burst 2 alone, each call once',
+      );
+      assert.deepEqual({ reads: first.reads, appends: page.appends }, stopped, 'the stopped follow stayed stopped');
+    } finally {
+      second.stop();
     }
   });
 

@@ -26,8 +26,11 @@ interface ChartApi {
             levels: { count: number; start: Float64Array; end: Float64Array; name: Int32Array; samples: Uint32Array }[];
           }
         | undefined;
-      activityOf(key: string): { t0: number; t1: number; counts: Uint32Array; top: Int32Array; highlighted: Uint32Array | null } | undefined;
+      activityOf(
+        key: string,
+      ): { t0: number; t1: number; counts: Uint32Array; top: Int32Array; highlighted: Uint32Array | null; filtered: Uint32Array | null } | undefined;
       highlightedFunction(): string | null;
+      setHighlightedFunction(name: string | null): void;
       setWindow(a: number, b: number): void;
       window(): [number, number];
       stackChartTable(): { names: string[] };
@@ -317,6 +320,110 @@ describe('stack chart and activity graphs (Chromium)', function () {
     await afterFrames(page);
   });
 
+  it("colours the activity graph through the call tree's transforms and sets apart the samples they drop", async () => {
+    // The whole capture: each sample (and the sched_switch) in a bucket of its own.
+    await page.evaluate(([a, b]) => (window as unknown as ChartApi).ringside.timeline.setWindow(a, b), [FIRST - 5 * US, sampleTime(12)]);
+    await afterFrames(page);
+    /** The graph of thread 300 as drawn, its top functions by name, and the pixel alpha and colour at each sample's column. */
+    const drawn = () =>
+      page.evaluate(
+        (times) => {
+          const w = window as unknown as ChartApi & { __domain(): number[] };
+          const g = w.ringside.timeline.activityOf('thread:300')!;
+          const names = w.ringside.timeline.stackChartTable().names;
+          const n = g.counts.length;
+          const bucket = (t: number) => Math.min(n - 1, Math.floor(((t - g.t0) * n) / (g.t1 - g.t0)));
+          const canvas = document.querySelector('.rs-canvas') as HTMLCanvasElement;
+          const dpr = canvas.width / parseFloat(canvas.style.width);
+          const lane = w.__lane('thread:300')!;
+          const scroll = (document.querySelector('.rs-scroll') as HTMLElement).scrollTop;
+          const context = canvas.getContext('2d')!;
+          // The middle of the 22 px graph over the chart's boxes, in the middle of each sample's column.
+          const y = Math.round((lane.top - scroll + 11) * dpr);
+          return times.map((t) => {
+            const b = bucket(t);
+            const px = context.getImageData(Math.floor(((b + 0.5) * canvas.width) / n), y, 1, 1).data;
+            return {
+              count: g.counts[b],
+              filtered: g.filtered ? g.filtered[b] : 0,
+              top: g.top[b] < 0 ? null : names[g.top[b]],
+              pixel: Array.from(px).join(','),
+              alpha: px[3],
+            };
+          });
+        },
+        CALL_PATH_SEQUENCE.map((_, i) => sampleTime(i)),
+      );
+    const plain = await drawn();
+    // No transform: every sample kept, each bucket the colour of its leaf.
+    assert.deepEqual(
+      plain.map((b) => [b.count, b.filtered, b.top]),
+      paths().map((p) => [1, 0, p[p.length - 1]]),
+    );
+    const transforms: Transform[] = [
+      { kind: 'focus-function', name: 'parse' },
+      { kind: 'merge-function', name: 'lex' },
+      { kind: 'collapse-library', library: '/usr/lib/libparse.so' },
+    ];
+    for (const t of transforms) {
+      await page.evaluate((transform) => (window as unknown as ChartApi).ringside.callTree.addTransform(transform), t);
+      await page.waitForSelector('.rs-transform-remove');
+      await afterFrames(page);
+      const got = await drawn();
+      // Worked out here from each sample's path: a sample the transform drops is counted and set apart; the rest are
+      // coloured by their transformed leaf.
+      const expected = paths().map((p) => {
+        const out = transformPath(p, t);
+        return [1, out.length === 0 ? 1 : 0, out.length === 0 ? null : out[out.length - 1]];
+      });
+      assert.deepEqual(
+        got.map((b) => [b.count, b.filtered, b.top]),
+        expected,
+        `activity through ${JSON.stringify(t)}`,
+      );
+      // Drawn so: a column of one top function has the same pixel as any other of that function; a dropped one is faint.
+      // (Sample 0's column also holds the grey hatch of the ring's overwritten part, which ends at it: left out.)
+      for (let i = 1; i < got.length; i++) {
+        const same = got.findIndex((b, k) => k > 0 && b.top !== null && b.top === got[i].top);
+        if (got[i].top !== null) assert.equal(got[i].pixel, got[same].pixel, `sample ${i} (${got[i].top}) drawn as sample ${same} through ${t.kind}`);
+        else
+          assert.ok(
+            got[i].alpha > 0 && got[i].alpha < plain[i].alpha / 2,
+            `sample ${i} dropped by ${t.kind}: faint (alpha ${got[i].alpha} of ${plain[i].alpha})`,
+          );
+      }
+      if (t.kind === 'collapse-library') {
+        // The library's frame, which only the transform makes, can be highlighted: its share is the 7 samples through it.
+        await page.evaluate(() => (window as unknown as ChartApi).ringside.timeline.setHighlightedFunction('[libparse.so]'));
+        await afterFrames(page);
+        const through = await page.evaluate(() =>
+          Array.from((window as unknown as ChartApi).ringside.timeline.activityOf('thread:300')!.highlighted ?? []).reduce((a, b) => a + b, 0),
+        );
+        assert.equal(through, 7);
+        await page.evaluate(() => (window as unknown as ChartApi).ringside.timeline.setHighlightedFunction(null));
+      }
+      await page.click('.rs-transform-crumb');
+      await page.waitForSelector('.rs-transform-remove', { state: 'detached' });
+      await afterFrames(page);
+      assert.deepEqual(
+        (await drawn()).map((b) => [b.count, b.filtered, b.top, b.pixel]),
+        plain.map((b) => [b.count, b.filtered, b.top, b.pixel]),
+        `back to the plain graph after ${t.kind}`,
+      );
+    }
+    // Spelled out for the reader: merging lex colours its samples as parse's; focusing on parse sets apart eval's and main's.
+    assert.deepEqual(
+      paths().map((p) => transformPath(p, transforms[1]).pop()),
+      ['parse', 'parse', 'parse', 'parse', 'parse', 'parse', 'eval', 'add', 'add', 'eval', 'main', 'parse'],
+    );
+    assert.deepEqual(
+      paths().map((p) => transformPath(p, transforms[0]).length === 0),
+      [false, false, false, false, false, false, true, true, true, true, true, false],
+    );
+    await page.click('#rs-zoom-reset');
+    await afterFrames(page);
+  });
+
   it('switches a thread lane between its stack chart and ticks', async () => {
     const mode = page.locator('.rs-lane-label[data-lane="thread:300"] .rs-lane-mode');
     assert.equal(await mode.getAttribute('aria-pressed'), 'true');
@@ -354,8 +461,22 @@ describe('stack chart and activity graphs (Chromium)', function () {
     await page.click('.rs-lane-label[data-lane="cpu:0"] .rs-lane-toggle');
     await afterFrames(page);
     assert.equal(await sum('cpu:0'), 13, 'CPU 0 ran thread 300: its 12 samples and its sched_switch');
+    // Through a focus on parse, a CPU lane sets apart the samples not through it as a thread lane does: the 5 of eval
+    // and main (samples 6-10); its records without a callchain are not the transform's to drop.
+    const filtered = () =>
+      page.evaluate(() => Array.from((window as unknown as ChartApi).ringside.timeline.activityOf('cpu:0')?.filtered ?? []).reduce((a, b) => a + b, 0));
+    assert.equal(await filtered(), 0);
+    await page.evaluate(() => (window as unknown as ChartApi).ringside.callTree.addTransform({ kind: 'focus-function', name: 'parse' }));
+    await page.waitForSelector('.rs-transform-remove');
+    await afterFrames(page);
+    assert.deepEqual([await sum('cpu:0'), await filtered()], [13, 5]);
+    await page.click('.rs-transform-crumb');
+    await page.waitForSelector('.rs-transform-remove', { state: 'detached' });
     await page.click('.rs-lane-label[data-lane="cpu:0"] .rs-lane-toggle');
     await groupLanes(page, 'thread');
+    // The thread lane's row is made anew, its stack chart / ticks button with it: labelled in the frame that made it.
+    const mode = page.locator('.rs-lane-label[data-lane="thread:300"] .rs-lane-mode');
+    assert.deepEqual([await mode.textContent(), await mode.getAttribute('aria-pressed')], ['ticks', 'true']);
     assert.deepEqual(errors, []);
   });
 });
