@@ -86,6 +86,26 @@ describe('ring arithmetic and procfs parsing (synthetic)', () => {
     assert.deepEqual(mapping, { start: 0x555555554000n, end: 0x555555555000n, perms: 'r--p', pgoff: 0x1000n, inode: 42, path: '/usr/bin/x y' });
   });
 
+  it('parses only the executable mappings when asked, as the full parse filtered would give them', () => {
+    const text = [
+      '555555554000-555555555000 r--p 00000000 fd:00 42 /usr/bin/prog',
+      '555555555000-555555556000 r-xp 00001000 fd:00 42 /usr/bin/prog',
+      '555555556000-555555557000 rw-p 00000000 00:00 0 [heap]',
+      '7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0 [vdso]',
+      '7ffff7fc3000-7ffff7fc5000 rwxp 00000000 00:00 0 ',
+      '',
+    ].join('\n');
+    const executable = parseProcMaps(text, { executableOnly: true });
+    assert.deepEqual(
+      executable,
+      parseProcMaps(text).filter((entry) => entry.perms[2] === 'x'),
+    );
+    assert.deepEqual(
+      executable.map((entry) => entry.path),
+      ['/usr/bin/prog', '[vdso]', ''],
+    );
+  });
+
   it('finds the load base in MMAP2 records, lowest file offset first, and stops at a bad size', () => {
     const copy = copyOf([
       mmap2Record(7, 0x555555556000n, 0x2000n, '/bin/prog'),
