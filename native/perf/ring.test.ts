@@ -108,7 +108,8 @@ describe('ring arithmetic and procfs parsing (synthetic)', () => {
       allocatedAt.push(performance.now());
       return plainCopyBuffer(bytes, shared, previous);
     };
-    const rings = [{ spare: new SpareCopyBuffer(64 * 4096, false, allocate) }, { spare: new SpareCopyBuffer(64 * 4096, false, allocate) }];
+    // One spare small enough to be faulted in here, one faulted in on another thread.
+    const rings = [{ spare: new SpareCopyBuffer(64 * 4096, false, allocate) }, { spare: new SpareCopyBuffer(4 << 20, false, allocate) }];
     const warmer = new SpareBufferWarmer(() => rings);
     try {
       warmer.schedule();

@@ -100,6 +100,13 @@ export class SpareCopyBuffer {
 
 /** Bytes of spare copy buffer faulted in per event-loop turn where it is done here: a few ms, so the loop stays responsive. */
 const WARM_SLICE_BYTES = 8 << 20;
+/**
+ * Spares of rings this large or larger are faulted in on another thread; smaller ones here, in one
+ * slice of well under a millisecond. The kernel zeroes each page on the CPU that faults it, and a
+ * small copy then writes into what that CPU's cache still holds: at 1 MiB the bench's pause took
+ * 1.3x C's into a spare faulted in on another thread, 1.15x into one faulted in here.
+ */
+const OFF_THREAD_MIN_BYTES = 2 << 20;
 /** How often the warmer looks whether the caller's event loop has gone idle. */
 const IDLE_CHECK_MS = 10;
 /** The event loop counts as idle over a check when it ran callbacks for less than this share of it. */
@@ -115,9 +122,9 @@ export interface WarmedRing {
 /**
  * Warms the spare copy buffers of a set of backward rings in the background, once the caller's
  * event loop is idle (a snapshot is followed by its decode and output: warming then would compete
- * with them, and leave the loop busy when the next pause starts). Each spare is faulted in on a
- * thread of libuv's pool (SpareCopyBuffer.warmOffThread); where the kernel cannot, one slice per
- * event-loop turn here. Whoever owns the rings calls `schedule()` after opening them and after each
+ * with them, and leave the loop busy when the next pause starts). Each spare of OFF_THREAD_MIN_BYTES
+ * or more is faulted in on a thread of libuv's pool (SpareCopyBuffer.warmOffThread); smaller ones,
+ * and all where the kernel cannot, one slice per event-loop turn here. Whoever owns the rings calls `schedule()` after opening them and after each
  * snapshot (which takes the spares), and `dispose()` when it closes them.
  */
 export class SpareBufferWarmer {
@@ -181,7 +188,7 @@ export class SpareBufferWarmer {
       this.settle();
       return;
     }
-    if (this.offThread) {
+    if (this.offThread && cold.spare.size >= OFF_THREAD_MIN_BYTES) {
       this.inFlight = true;
       const started = performance.now();
       const mark = performance.eventLoopUtilization();
