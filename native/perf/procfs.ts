@@ -63,8 +63,8 @@ export function toProcessMapping(entry: MapEntry): ProcessMapping {
   return { start: entry.start, end: entry.end, perms: entry.perms, pgoff: entry.offset, inode: entry.inode, path: entry.path };
 }
 
-export function readMaps(pid: number): ProcessMapping[] {
-  return readProcMaps(pid).map(toProcessMapping);
+export function readMaps(pid: number, options: { executableOnly?: boolean } = {}): ProcessMapping[] {
+  return readProcMaps(pid, options).map(toProcessMapping);
 }
 
 /** Synthesised COMM/MMAP2 equivalents for each pid still alive (dead ones are skipped). */
@@ -74,18 +74,18 @@ export function synthesizeSideband(pids: Iterable<number>, options: { executable
     if (pid <= 0) continue;
     let maps: ProcessMapping[];
     let tids: number[];
+    const executableOnly = options.executableOnly !== false;
     try {
-      maps = readMaps(pid);
+      maps = readMaps(pid, { executableOnly });
       tids = threadsOf(pid);
     } catch {
       // the process exited between listing and reading: it has no side band left to synthesise
       continue;
     }
-    const kept = options.executableOnly === false ? maps : maps.filter((m) => m.perms[2] === 'x');
     for (const tid of tids) {
       const comm = commOf(pid, tid);
       if (comm === null) continue;
-      result.push({ pid, tid, comm, maps: kept });
+      result.push({ pid, tid, comm, maps });
     }
   }
   return result;

@@ -3,7 +3,8 @@
 // load bases from MMAP2 bytes.
 import assert from 'node:assert/strict';
 import { backwardBytesWritten } from './backward-ring';
-import { SpareCopyBuffer } from './spare-buffer';
+import { SpareBufferWarmer, SpareCopyBuffer } from './spare-buffer';
+import { plainCopyBuffer, type CopyAllocator } from '../abi/snapshot';
 import { parseCpuList, toProcessMapping } from './procfs';
 import { parseProcMaps } from '../sys/procmaps';
 import { loadBaseFromSideband } from './load-base';
@@ -79,11 +80,89 @@ describe('ring arithmetic and procfs parsing (synthetic)', () => {
     );
   });
 
+  it('faults the spare in on another thread, so writing it afterwards takes (nearly) no page faults here', async () => {
+    const pages = 4096;
+    const spare = new SpareCopyBuffer(pages * 4096);
+    assert.equal(await spare.warmOffThread(), 'warm');
+    assert.equal(spare.ready, true);
+    const bytes = spare.take();
+    const before = process.resourceUsage().minorPageFault;
+    for (let at = 0; at < bytes.length; at += 4096) bytes[at] = 1;
+    const faults = process.resourceUsage().minorPageFault - before;
+    // Untouched, every page faults here; the few left are other threads' of this process.
+    assert.ok(faults < pages / 4, `${faults} page faults writing ${pages} pages the kernel faulted in`);
+  });
+
+  it('never marks warm a spare a snapshot took while the kernel was faulting it in', async () => {
+    const spare = new SpareCopyBuffer(256 * 4096);
+    const warming = spare.warmOffThread();
+    const taken = spare.take();
+    assert.equal(await warming, 'taken');
+    assert.equal(spare.ready, false, 'the next spare is a new buffer, not yet warm');
+    assert.equal(taken.length, 256 * 4096);
+  });
+
+  it('warms spares only once the event loop is idle, then all of them', async () => {
+    const allocatedAt: number[] = [];
+    const allocate: CopyAllocator = (bytes, shared, previous) => {
+      allocatedAt.push(performance.now());
+      return plainCopyBuffer(bytes, shared, previous);
+    };
+    // One spare small enough to be faulted in here, one faulted in on another thread.
+    const rings = [{ spare: new SpareCopyBuffer(64 * 4096, false, allocate) }, { spare: new SpareCopyBuffer(4 << 20, false, allocate) }];
+    const warmer = new SpareBufferWarmer(() => rings);
+    try {
+      warmer.schedule();
+      // The loop kept busy by short callbacks (timers still run between them), as a decode and its output keep it.
+      let busyUntil = 0;
+      await new Promise<void>((resolve) => {
+        let left = 40;
+        const work = () => {
+          const until = performance.now() + 3;
+          while (performance.now() < until);
+          busyUntil = performance.now();
+          if (--left > 0) setImmediate(work);
+          else resolve();
+        };
+        setImmediate(work);
+      });
+      assert.deepEqual(allocatedAt, [], 'nothing warmed while the loop was busy');
+      await warmer.whenWarm();
+      assert.ok(
+        rings.every((ring) => ring.spare.ready),
+        'every spare warm',
+      );
+      assert.ok(allocatedAt.length === 2 && allocatedAt[0] >= busyUntil);
+    } finally {
+      warmer.dispose();
+    }
+  });
+
   it('parses CPU lists and maps lines', () => {
     assert.deepEqual(parseCpuList('0'), [0]);
     assert.deepEqual(parseCpuList('0-1,3'), [0, 1, 3]);
     const [mapping] = parseProcMaps('555555554000-555555555000 r--p 00001000 fd:00 42 /usr/bin/x y\n').map(toProcessMapping);
     assert.deepEqual(mapping, { start: 0x555555554000n, end: 0x555555555000n, perms: 'r--p', pgoff: 0x1000n, inode: 42, path: '/usr/bin/x y' });
+  });
+
+  it('parses only the executable mappings when asked, as the full parse filtered would give them', () => {
+    const text = [
+      '555555554000-555555555000 r--p 00000000 fd:00 42 /usr/bin/prog',
+      '555555555000-555555556000 r-xp 00001000 fd:00 42 /usr/bin/prog',
+      '555555556000-555555557000 rw-p 00000000 00:00 0 [heap]',
+      '7ffff7fc1000-7ffff7fc3000 r-xp 00000000 00:00 0 [vdso]',
+      '7ffff7fc3000-7ffff7fc5000 rwxp 00000000 00:00 0 ',
+      '',
+    ].join('\n');
+    const executable = parseProcMaps(text, { executableOnly: true });
+    assert.deepEqual(
+      executable,
+      parseProcMaps(text).filter((entry) => entry.perms[2] === 'x'),
+    );
+    assert.deepEqual(
+      executable.map((entry) => entry.path),
+      ['/usr/bin/prog', '[vdso]', ''],
+    );
   });
 
   it('finds the load base in MMAP2 records, lowest file offset first, and stops at a bad size', () => {

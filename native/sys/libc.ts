@@ -38,8 +38,14 @@ const getpidRaw = lib.func('int getpid(void)') as () => number;
 const gettidRaw = lib.func('int gettid(void)') as () => number;
 const getppidRaw = lib.func('int getppid(void)') as () => number;
 const dlsymRaw = lib.func('void *dlsym(void *handle, const char *symbol)') as (handle: null, symbol: string) => NativePointer | null;
+type Madvise = ((address: bigint, length: number, advice: number) => number) & {
+  async: (address: bigint, length: number, advice: number, done: (error: unknown, result: number) => void) => void;
+};
+const madviseRaw = lib.func('int madvise(uintptr_t addr, size_t length, int advice)') as Madvise;
 
 const SC_PAGESIZE = 30;
+/** madvise(2): fault the range in as if written (Linux 5.14+; older kernels answer EINVAL). */
+const MADV_POPULATE_WRITE = 23;
 const MAP_SHARED = 0x01;
 const MAP_FAILED = (1n << 64n) - 1n;
 export const PROT_READ = 0x1;
@@ -150,6 +156,37 @@ export function withCString<T>(text: string, use: (address: bigint) => T): T {
   } finally {
     koffi.free(pointer);
   }
+}
+
+/** Whether this kernel knows MADV_POPULATE_WRITE: asked once, with an empty range (the advice is checked before the length). */
+let populateWriteKnown: boolean | undefined;
+
+function populateWriteSupported(pageAlignedAddress: bigint): boolean {
+  populateWriteKnown ??= madviseRaw(pageAlignedAddress, 0, MADV_POPULATE_WRITE) === 0;
+  return populateWriteKnown;
+}
+
+/**
+ * Faults in every whole page inside `bytes` for writing, on a thread of libuv's pool (madvise
+ * MADV_POPULATE_WRITE): the page faults, and the kernel zeroing each page, are taken there, not on
+ * the caller's thread. The pages `bytes` only partly covers (at most one at each end) are left to
+ * the caller. Resolves false when the kernel has no MADV_POPULATE_WRITE (before 5.14) or the call
+ * failed (out of memory, say): the caller then writes a byte per page itself. `bytes` is held until
+ * the call returns, so its memory cannot be freed under it.
+ */
+export function populateForWrite(bytes: Uint8Array): Promise<boolean> {
+  const page = BigInt(pageSize());
+  const start = koffi.address(bytes);
+  const first = ((start + page - 1n) / page) * page;
+  const end = ((start + BigInt(bytes.byteLength)) / page) * page;
+  if (end <= first) return Promise.resolve(true);
+  if (!populateWriteSupported(first)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    madviseRaw.async(first, Number(end - first), MADV_POPULATE_WRITE, (error, result) => {
+      // `bytes` is referenced here, so it lives until the kernel is done with its pages.
+      resolve(!error && result === 0 && bytes.byteLength > 0);
+    });
+  });
 }
 
 /** True when this runtime can hand out ArrayBuffers over foreign memory (Electron's sandbox cannot). */

@@ -17,10 +17,18 @@ export interface MapEntry {
 
 const LINE = /^([0-9a-f]+)-([0-9a-f]+)\s+(\S{4})\s+([0-9a-f]+)\s+(\S+)\s+(\d+)\s*(.*)$/;
 
-export function parseProcMaps(text: string): MapEntry[] {
+/**
+ * `executableOnly`: only the mappings whose permissions have x, the others skipped before they are
+ * parsed. A CPU-wide recording reads every process's maps at each snapshot and keeps only those; a
+ * browser's process has hundreds of data mappings per code one, and parsing them (three BigInts a
+ * line) cost five times the rest (13,118 lines of 127 processes: 17-29 ms of CPU, 3-5 ms skipped).
+ */
+export function parseProcMaps(text: string, options: { executableOnly?: boolean } = {}): MapEntry[] {
   const out: MapEntry[] = [];
   for (const raw of text.split('\n')) {
     if (raw.trim() === '') continue;
+    // The permissions start after the first space ("start-end rwxp ..."): x is the third.
+    if (options.executableOnly && raw[raw.indexOf(' ') + 3] !== 'x') continue;
     const m = LINE.exec(raw);
     if (!m) throw new Error(`unparseable /proc/PID/maps line: ${JSON.stringify(raw)}`);
     let path = m[7];
@@ -40,8 +48,8 @@ export function parseProcMaps(text: string): MapEntry[] {
   return out;
 }
 
-export function readProcMaps(pid: number): MapEntry[] {
-  return parseProcMaps(readFileSync(`/proc/${pid}/maps`, 'utf8'));
+export function readProcMaps(pid: number, options: { executableOnly?: boolean } = {}): MapEntry[] {
+  return parseProcMaps(readFileSync(`/proc/${pid}/maps`, 'utf8'), options);
 }
 
 /** The mappings of `pid`, or [] when the process is gone (or its maps cannot be read). */
