@@ -163,16 +163,19 @@ function decodeSampleRun(
   run: SampleRunState,
 ): number {
   const { f64, u32: w32, u16: w16, u8: w8, at } = flat;
-  const timeAt = at.time,
-    kindAt = at.kind,
-    miscAt = at.misc,
-    eventAt = at.event,
-    pidAt = at.pid,
-    tidAt = at.tid;
-  const cpuAt = at.cpu,
-    ipHiAt = at.ipHi,
-    ipLoAt = at.ipLo,
-    offsetAt = at.offset;
+  // row-writer ts-flat-at omit=ring
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const timeAt = at.time;
+  const kindAt = at.kind;
+  const miscAt = at.misc;
+  const eventAt = at.event;
+  const pidAt = at.pid;
+  const tidAt = at.tid;
+  const cpuAt = at.cpu;
+  const ipHiAt = at.ipHi;
+  const ipLoAt = at.ipLo;
+  const offsetAt = at.offset;
+  // end row-writer
   const sTime = layout.time,
     sPidTid = layout.pidTid,
     sCpu = layout.cpu,
@@ -197,13 +200,8 @@ function decodeSampleRun(
       const idw = (o + sampleIdOffset) >>> 2;
       if (u32[idw] !== idLo || u32[idw + 1] !== idHi) break;
     }
-    w8[kindAt + row] = SAMPLE;
-    w16[miscAt + row] = sizeMisc;
-    w16[eventAt + row] = event;
-    w32[offsetAt + row] = o;
     const tw = (o + sTime) >>> 2;
     const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
-    f64[timeAt + row] = rel;
     if (rel < minRel) {
       minRel = rel;
       minAt = tw;
@@ -212,13 +210,21 @@ function decodeSampleRun(
       maxRel = rel;
       maxAt = tw;
     }
-    const pw = (o + sPidTid) >>> 2;
-    w32[pidAt + row] = u32[pw];
-    w32[tidAt + row] = u32[pw + 1];
+    // row-writer ts-flat-store omit=ring row=row o=o words=u32 time=rel sample=SAMPLE misc=sizeMisc event=event pidTid=sPidTid cpu=sCpu ip=sIp
+    // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+    const pidTidWord = (o + sPidTid) >>> 2;
+    const ipWord = (o + sIp) >>> 2;
+    f64[timeAt + row] = rel;
+    w8[kindAt + row] = SAMPLE;
+    w16[miscAt + row] = sizeMisc;
+    w16[eventAt + row] = event;
+    w32[pidAt + row] = u32[pidTidWord];
+    w32[tidAt + row] = u32[pidTidWord + 1];
     w32[cpuAt + row] = u32[(o + sCpu) >>> 2];
-    const iw = (o + sIp) >>> 2;
-    w32[ipLoAt + row] = u32[iw];
-    w32[ipHiAt + row] = u32[iw + 1];
+    w32[ipHiAt + row] = u32[ipWord + 1];
+    w32[ipLoAt + row] = u32[ipWord];
+    w32[offsetAt + row] = o;
+    // end row-writer
     o += size;
   }
   run.offset = o;

@@ -540,17 +540,20 @@ interface FastRuns {
 function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume: boolean): number {
   const { times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed } = fast;
   const { f64, u32: w32, u16: w16, u8: w8, at } = fast.flat;
-  const timeAt = at.time,
-    kindAt = at.kind,
-    miscAt = at.misc,
-    eventAt = at.event,
-    pidAt = at.pid,
-    tidAt = at.tid;
-  const cpuAt = at.cpu,
-    ipHiAt = at.ipHi,
-    ipLoAt = at.ipLo,
-    ringAt = at.ring,
-    offsetAt = at.offset;
+  // row-writer ts-flat-at
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const timeAt = at.time;
+  const kindAt = at.kind;
+  const miscAt = at.misc;
+  const eventAt = at.event;
+  const pidAt = at.pid;
+  const tidAt = at.tid;
+  const cpuAt = at.cpu;
+  const ipHiAt = at.ipHi;
+  const ipLoAt = at.ipLo;
+  const ringAt = at.ring;
+  const offsetAt = at.offset;
+  // end row-writer
   const position = fast.position,
     event = fast.event,
     pidTid = fast.pidTid,
@@ -584,19 +587,23 @@ function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume
       if (positions !== null && positions[k] !== position) break;
       const o = offsets[k];
       const row = k + rowFromKey;
-      f64[timeAt + row] = time[k + keyToTime] + amount;
+      const rowTime = time[k + keyToTime] + amount;
+      // row-writer ts-flat-store row=row o=o words=u32 time=rowTime sample=SAMPLE event=event ring=r pidTid=pidTid cpu=cpu ip=ip
+      // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+      const pidTidWord = (o + pidTid) >>> 2;
+      const ipWord = (o + ip) >>> 2;
+      f64[timeAt + row] = rowTime;
       w8[kindAt + row] = SAMPLE;
       w16[miscAt + row] = u32[(o >>> 2) + 1];
       w16[eventAt + row] = event;
-      w32[offsetAt + row] = o;
-      w16[ringAt + row] = r;
-      const pw = (o + pidTid) >>> 2;
-      w32[pidAt + row] = u32[pw];
-      w32[tidAt + row] = u32[pw + 1];
+      w32[pidAt + row] = u32[pidTidWord];
+      w32[tidAt + row] = u32[pidTidWord + 1];
       w32[cpuAt + row] = u32[(o + cpu) >>> 2];
-      const iw = (o + ip) >>> 2;
-      w32[ipLoAt + row] = u32[iw];
-      w32[ipHiAt + row] = u32[iw + 1];
+      w32[ipHiAt + row] = u32[ipWord + 1];
+      w32[ipLoAt + row] = u32[ipWord];
+      w16[ringAt + row] = r;
+      w32[offsetAt + row] = o;
+      // end row-writer
     }
     const done = k - start;
     to += done;

@@ -1,0 +1,254 @@
+// Writes the record columns into the decoder's hot row writers, from the column schema
+// (native/decode/column-schema.ts: RECORD_COLUMNS, and PLAIN_SAMPLE_SOURCES, where each column's
+// value comes from in a plain sample). The hot loops stay hand-written where they are; the part of
+// each that lists the columns sits between a marker line and `// end row-writer`, and this script
+// rewrites it: the column locals and the row's stores of the TypeScript fast loops (decode-ring.ts,
+// scatter.ts), the column addresses and stores of the AssemblyScript kernels (kernels/), and where
+// the jobs keep the column addresses (wasm/job-layout.ts). Written out as straight-line code, the
+// same shape the hand-written loops had, so no writer got slower (a writer driven by the schema at
+// run time could not be shown as fast).
+//
+// A marker: `// row-writer TEMPLATE key=value ...` (the values are the loop's own names: see each
+// template). The files are committed as generated; `npm run build` runs this first (before the
+// kernels are compiled from them), and row-writers.test.ts fails when a file is not what this gives.
+// `node scripts/build-row-writers.mjs` runs it alone (from the repository's root).
+import { build } from 'esbuild';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** The files holding row-writer regions, relative to the repository's root. */
+export const ROW_WRITER_FILES = [
+  'native/decode/decode-ring.ts',
+  'native/decode/scatter.ts',
+  'native/decode/wasm/job-layout.ts',
+  'native/decode/kernels/sample-run.ts',
+  'native/decode/kernels/merge-scatter.ts',
+];
+
+const SCHEMA = 'native/decode/column-schema.ts';
+const BEGIN = /^(\s*)\/\/ row-writer ([a-z-]+)((?: [A-Za-z]+=\S+)*)\s*$/;
+const END = /^\s*\/\/ end row-writer\s*$/;
+const GENERATED_NOTE = '// (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)';
+
+/** Element kind → bytes per element. */
+const WIDTH = { f64: 8, u32: 4, i32: 4, u16: 2, u8: 1 };
+/** Element kind → the flat view a TypeScript fast loop stores through (FlatColumns: i32 columns through the u32 view, same bits). */
+const FLAT_VIEW = { f64: 'f64', u32: 'w32', i32: 'w32', u16: 'w16', u8: 'w8' };
+/** Element kind → the AssemblyScript store type (i32 columns stored as their u32 bits). */
+const STORE_TYPE = { f64: 'f64', u32: 'u32', i32: 'u32', u16: 'u16', u8: 'u8' };
+
+/** The schema as the templates read it: each column's name, element kind, source and index in the schema's order. */
+function columnsOf(schema) {
+  return Object.entries(schema.columns).map(([name, kind], index) => {
+    const source = schema.sources[name];
+    if (!source) throw new Error(`${SCHEMA}: column ${name} has no entry in PLAIN_SAMPLE_SOURCES`);
+    if (!(kind in WIDTH)) throw new Error(`${SCHEMA}: column ${name} has element kind ${kind}, which no row writer stores`);
+    return { name, kind, source, index };
+  });
+}
+
+/** The columns a region writes: all but those whose source its `omit` names (e.g. omit=ring: the decoder fills the ring afterwards). */
+function written(columns, params) {
+  const omitted = new Set((params.omit ?? '').split(',').filter(Boolean));
+  return columns.filter((column) => !omitted.has(column.source.from));
+}
+
+function required(params, key, template) {
+  const value = params[key];
+  if (value === undefined) throw new Error(`row-writer ${template}: the marker lacks ${key}=`);
+  return value;
+}
+
+/** The expression of a sample field's offset in the loop (`pidTid=sPidTid` and so on). */
+function fieldOffset(params, field, template) {
+  return required(params, field, template);
+}
+
+/** Suffix of a column's local in the kernels: time → Time, ipHi → IpHi. */
+function capitalized(name) {
+  return name[0].toUpperCase() + name.slice(1);
+}
+
+/**
+ * The value of a plain sample's column in a TypeScript fast loop. Keys: row, o (the record's byte
+ * offset), words (the ring as u32), time, event, ring (expressions), sample (PERF_RECORD_SAMPLE),
+ * misc (the header's second word, if the loop has it), and each sample field's offset (pidTid, cpu, ip).
+ */
+function tsValue(column, params, wordLocals) {
+  const { source } = column;
+  const t = 'ts-flat-store';
+  switch (source.from) {
+    case 'time':
+      return required(params, 'time', t);
+    case 'header-type':
+      return required(params, 'sample', t);
+    case 'header-misc':
+      return params.misc ?? `${required(params, 'words', t)}[(${required(params, 'o', t)} >>> 2) + 1]`;
+    case 'event':
+      return required(params, 'event', t);
+    case 'ring':
+      return required(params, 'ring', t);
+    case 'offset':
+      return required(params, 'o', t);
+    case 'sample-word': {
+      const words = required(params, 'words', t);
+      const local = wordLocals.get(source.field);
+      if (local) return `${words}[${local}${source.word ? ` + ${source.word}` : ''}]`;
+      return `${words}[(${required(params, 'o', t)} + ${fieldOffset(params, source.field, t)}) >>> 2${source.word ? ` + ${source.word}` : ''}]`;
+    }
+    default:
+      throw new Error(`${SCHEMA}: column ${column.name} has source ${source.from}, which no row writer knows`);
+  }
+}
+
+/** The value of a plain sample's column in a kernel. Keys as tsValue's, with p (the record's byte address) for words and o. */
+function asValue(column, params) {
+  const { source } = column;
+  const t = 'as-store';
+  switch (source.from) {
+    case 'time':
+      return required(params, 'time', t);
+    case 'header-type':
+      return 'RECORD_SAMPLE';
+    case 'header-misc':
+      return params.misc ?? `load<u32>(${required(params, 'p', t)}, 4)`;
+    case 'event':
+      return required(params, 'event', t);
+    case 'ring':
+      return required(params, 'ring', t);
+    case 'offset':
+      return required(params, 'o', t);
+    case 'sample-word':
+      return `load<u32>(${required(params, 'p', t)} + ${fieldOffset(params, source.field, t)}${source.word ? `, ${4 * source.word}` : ''})`;
+    default:
+      throw new Error(`${SCHEMA}: column ${column.name} has source ${source.from}, which no row writer knows`);
+  }
+}
+
+/** Each template: the lines of its region (without indentation), from the columns and the marker's keys. */
+const TEMPLATES = {
+  /** A TypeScript fast loop's locals: each column's row 0 as an index into its flat view (`at` from FlatColumns). */
+  'ts-flat-at'(columns, params) {
+    return written(columns, params).map(({ name }) => `const ${name}At = at.${name};`);
+  },
+
+  /** A TypeScript fast loop's stores of one row through the flat views (f64, w32, w16, w8) and the ts-flat-at locals. */
+  'ts-flat-store'(columns, params) {
+    const lines = [];
+    const columnsHere = written(columns, params);
+    const row = required(params, 'row', 'ts-flat-store');
+    // A field read as two words (pid and tid, ip's halves) gets its word index once, as the hand-written loops had it.
+    const wordLocals = new Map();
+    for (const field of new Set(columnsHere.filter((c) => c.source.from === 'sample-word').map((c) => c.source.field))) {
+      const words = columnsHere.filter((c) => c.source.from === 'sample-word' && c.source.field === field);
+      if (words.length < 2) continue;
+      const local = `${field}Word`;
+      lines.push(`const ${local} = (${required(params, 'o', 'ts-flat-store')} + ${fieldOffset(params, field, 'ts-flat-store')}) >>> 2;`);
+      wordLocals.set(field, local);
+    }
+    for (const column of columnsHere) lines.push(`${FLAT_VIEW[column.kind]}[${column.name}At + ${row}] = ${tsValue(column, params, wordLocals)};`);
+    return lines;
+  },
+
+  /** A kernel's locals: each column's row 0 address, read from the job's column addresses at `base` (job-columns). */
+  'as-column-addresses'(columns, params) {
+    const job = required(params, 'job', 'as-column-addresses');
+    const base = required(params, 'base', 'as-column-addresses');
+    return written(columns, params).map(({ name, index }) => `const c${capitalized(name)} = load<u32>(${job}, ${base} + ${4 * index});`);
+  },
+
+  /** A kernel's stores of one row through the as-column-addresses locals. */
+  'as-store'(columns, params) {
+    const row = required(params, 'row', 'as-store');
+    return written(columns, params).map((column) => {
+      const width = WIDTH[column.kind];
+      const address = width === 1 ? `c${capitalized(column.name)} + ${row}` : `c${capitalized(column.name)} + (${row} << ${Math.log2(width)})`;
+      return `store<${STORE_TYPE[column.kind]}>(${address}, ${asValue(column, params)});`;
+    });
+  },
+
+  /**
+   * Where a job keeps its column addresses: `columns` at byte `at`, one u32 per record column in the
+   * schema's order, and the job's size `bytes` after them (a multiple of 8, as its f64 fields need).
+   */
+  'job-columns'(columns, params) {
+    const name = required(params, 'columns', 'job-columns');
+    const at = Number(required(params, 'at', 'job-columns'));
+    const bytes = required(params, 'bytes', 'job-columns');
+    if (!Number.isInteger(at) || at % 4 !== 0) throw new Error(`row-writer job-columns: at=${params.at} is not a multiple of 4`);
+    const end = Math.ceil((at + 4 * columns.length) / 8) * 8;
+    return [
+      `/** Byte address of row 0 of each record column, in the schema's order (${columns.map((c) => c.name).join(', ')}): u32 each. */`,
+      `export const ${name} = ${at};`,
+      `/** Bytes the job takes: to the end of its column addresses, rounded up to a multiple of 8. */`,
+      `export const ${bytes} = ${end};`,
+    ];
+  },
+};
+
+function paramsOf(text) {
+  const params = {};
+  for (const pair of text.trim().split(/\s+/).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    params[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return params;
+}
+
+/**
+ * `text` (a file's contents) with every row-writer region written from `schema` ({ columns:
+ * RECORD_COLUMNS, sources: PLAIN_SAMPLE_SOURCES }). `file` names the file in errors.
+ */
+export function writeRegions(text, schema, file) {
+  const columns = columnsOf(schema);
+  const lines = text.split('\n');
+  const out = [];
+  let regions = 0;
+  for (let i = 0; i < lines.length; i++) {
+    out.push(lines[i]);
+    const begin = BEGIN.exec(lines[i]);
+    if (!begin) continue;
+    const [, indent, template, keys] = begin;
+    const write = TEMPLATES[template];
+    if (!write) throw new Error(`${file}:${i + 1}: row-writer ${template} is no template (${Object.keys(TEMPLATES).join(', ')})`);
+    let end = i + 1;
+    while (end < lines.length && !END.test(lines[end])) {
+      if (BEGIN.test(lines[end])) throw new Error(`${file}:${end + 1}: a row-writer region starts inside the one from line ${i + 1}`);
+      end++;
+    }
+    if (end === lines.length) throw new Error(`${file}:${i + 1}: row-writer ${template} has no \`// end row-writer\``);
+    out.push(`${indent}${GENERATED_NOTE}`);
+    for (const line of write(columns, paramsOf(keys))) out.push(`${indent}${line}`);
+    out.push(lines[end]);
+    i = end;
+    regions++;
+  }
+  if (regions === 0) throw new Error(`${file} has no row-writer region (scripts/build-row-writers.mjs lists it)`);
+  return out.join('\n');
+}
+
+/** RECORD_COLUMNS and PLAIN_SAMPLE_SOURCES of the schema at `root`, read through esbuild (the schema is TypeScript). */
+export async function loadSchema(root) {
+  const bundled = await build({ entryPoints: [join(root, SCHEMA)], bundle: true, write: false, format: 'esm', platform: 'neutral', logLevel: 'silent' });
+  const url = `data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString('base64')}`;
+  const { RECORD_COLUMNS, PLAIN_SAMPLE_SOURCES } = await import(url);
+  return { columns: RECORD_COLUMNS, sources: PLAIN_SAMPLE_SOURCES };
+}
+
+/** Rewrites every row-writer region under `root` from its schema; a file whose regions are already current is left alone. */
+export async function buildRowWriters(root = '.') {
+  const schema = await loadSchema(root);
+  for (const file of ROW_WRITER_FILES) {
+    const path = join(root, file);
+    const before = readFileSync(path, 'utf8');
+    const after = writeRegions(before, schema, file);
+    if (after === before) continue;
+    // Written whole and renamed into place: a build interrupted halfway leaves the previous file.
+    const temporary = `${path}.${process.pid}.tmp`;
+    writeFileSync(temporary, after, { mode: 0o644, flag: 'wx' });
+    renameSync(temporary, path);
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await buildRowWriters();
