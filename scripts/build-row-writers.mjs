@@ -72,17 +72,16 @@ function capitalized(name) {
 
 /**
  * The value of a plain sample's column in a TypeScript fast loop. Keys: row, o (the record's byte
- * offset), words (the ring as u32), time, event, ring (expressions), sample (PERF_RECORD_SAMPLE),
+ * offset), words (the ring as u32), time, event, ring, type (the record's type: PERF_RECORD_SAMPLE) (expressions),
  * misc (the header's second word, if the loop has it), and each sample field's offset (pidTid, cpu, ip).
  */
-function tsValue(column, params, wordLocals) {
+function tsValue(column, params, wordLocals, t = 'ts-flat-store') {
   const { source } = column;
-  const t = 'ts-flat-store';
   switch (source.from) {
     case 'time':
       return required(params, 'time', t);
     case 'header-type':
-      return required(params, 'sample', t);
+      return required(params, 'type', t);
     case 'header-misc':
       return params.misc ?? `${required(params, 'words', t)}[(${required(params, 'o', t)} >>> 2) + 1]`;
     case 'event':
@@ -148,6 +147,53 @@ const TEMPLATES = {
       wordLocals.set(field, local);
     }
     for (const column of columnsHere) lines.push(`${FLAT_VIEW[column.kind]}[${column.name}At + ${row}] = ${tsValue(column, params, wordLocals)};`);
+    return lines;
+  },
+
+  /** A TypeScript loop's typed arrays of the columns, one local each (`const pidColumn = out.pid;`). */
+  'ts-typed-columns'(columns, params) {
+    const from = required(params, 'from', 'ts-typed-columns');
+    return written(columns, params).map(({ name }) => `const ${name}Column = ${from}.${name};`);
+  },
+
+  /**
+   * A TypeScript loop's stores of one row through the ts-typed-columns locals, for a record that may
+   * lack a sample field: a field whose offset is negative stores each of its columns' `absent` value
+   * (the schema's; 'ring-cpu': ringCpu), so every column of every row is written (rows may land in
+   * reused memory). A field's offset is relative to the record (fieldsFrom=o: o + offset) or, without
+   * fieldsFrom, its byte offset in the ring; `pidTidWritten=-2` (any field) names an offset that says
+   * the loop wrote that field's columns itself.
+   */
+  'ts-typed-store'(columns, params) {
+    const t = 'ts-typed-store';
+    const row = required(params, 'row', t);
+    const words = required(params, 'words', t);
+    const lines = [];
+    const done = new Set();
+    for (const column of written(columns, params)) {
+      const { source } = column;
+      if (source.from !== 'sample-word') {
+        lines.push(`${column.name}Column[${row}] = ${tsValue(column, params, new Map(), t)};`);
+        continue;
+      }
+      if (done.has(source.field)) continue;
+      done.add(source.field);
+      const offset = fieldOffset(params, source.field, t);
+      const local = `${source.field}Word`;
+      const fieldColumns = written(columns, params).filter((c) => c.source.from === 'sample-word' && c.source.field === source.field);
+      const address = params.fieldsFrom ? `(${params.fieldsFrom} + ${offset}) >>> 2` : `${offset} >>> 2`;
+      lines.push(`if (${offset} >= 0) {`, `  const ${local} = ${address};`);
+      for (const c of fieldColumns)
+        lines.push(`  ${c.name}Column[${row}] = ${words}[${local}${c.source.word ? ` + ${c.source.word}` : ''}]${c.kind === 'i32' ? ' | 0' : ''};`);
+      const writtenWhen = params[`${source.field}Written`];
+      lines.push(writtenWhen === undefined ? '} else {' : `} else if (${offset} !== ${writtenWhen}) {`);
+      for (const c of fieldColumns) {
+        if (c.source.absent === undefined) throw new Error(`${SCHEMA}: column ${c.name} does not say what it holds when its field is absent`);
+        const value = c.source.absent === 'ring-cpu' ? required(params, 'ringCpu', t) : String(c.source.absent);
+        lines.push(`  ${c.name}Column[${row}] = ${value};`);
+      }
+      lines.push('}');
+    }
     return lines;
   },
 

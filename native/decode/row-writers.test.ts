@@ -254,14 +254,14 @@ describe('decode/row-writers: written from the column schema at build time', () 
     // A column that is the cpu field again, and one that is the ring again, appended to the schema.
     const wider: Schema = {
       columns: { ...RECORD_COLUMNS, cpuAgain: 'i32', ringAgain: 'u16' },
-      sources: { ...PLAIN_SAMPLE_SOURCES, cpuAgain: { from: 'sample-word', field: 'cpu', word: 0 }, ringAgain: { from: 'ring' } },
+      sources: { ...PLAIN_SAMPLE_SOURCES, cpuAgain: { from: 'sample-word', field: 'cpu', word: 0, absent: 'ring-cpu' }, ringAgain: { from: 'ring' } },
     };
     const count = Object.keys(wider.columns).length;
     const seen = new Set<string>();
     for (const file of ROW_WRITER_FILES) {
       for (const region of regionsOf(writeRegions(readFileSync(join(ROOT, file), 'utf8'), wider, file))) {
         seen.add(region.template);
-        const omitsRing = region.keys.includes('omit=ring');
+        const omitsRing = /\bomit=(\S*,)?ring\b/.test(region.keys);
         const text = region.body.join('\n');
         switch (region.template) {
           case 'ts-flat-at':
@@ -273,6 +273,19 @@ describe('decode/row-writers: written from the column schema at build time', () 
             assert.match(text, /const cpuWord = \(o \+ (sCpu|cpu)\) >>> 2;/, file);
             assert.match(text, /w32\[cpuAgainAt \+ row\] = u32\[cpuWord\];/, file);
             assert.equal(/w16\[ringAgainAt \+ row\] = r;/.test(text), !omitsRing, `${file}: ringAgain stored where ring is`);
+            break;
+          case 'ts-typed-columns':
+            assert.match(text, /const cpuAgainColumn = out\.cpuAgain;/, file);
+            assert.equal(/ringAgainColumn/.test(text), !omitsRing, `${file}: ringAgain's local where ring's is`);
+            break;
+          case 'ts-typed-store':
+            assert.match(
+              text,
+              /const cpuWord = [^;]+;\n *cpuColumn\[(row|to)\] = u32\[cpuWord\] \| 0;\n *cpuAgainColumn\[(row|to)\] = u32\[cpuWord\] \| 0;/,
+              file,
+            );
+            assert.match(text, /cpuAgainColumn\[(row|to)\] = ringCpu;/, `${file}: without a cpu field, the ring's`);
+            assert.equal(/ringAgainColumn\[to\] = r;/.test(text), !omitsRing, `${file}: ringAgain stored where ring is`);
             break;
           case 'as-column-addresses':
             assert.match(text, new RegExp(`const cCpuAgain = load<u32>\\(job, [A-Z_]+ \\+ ${4 * (count - 2)}\\);`), file);
@@ -291,7 +304,7 @@ describe('decode/row-writers: written from the column schema at build time', () 
         }
       }
     }
-    assert.deepEqual([...seen].sort(), ['as-column-addresses', 'as-store', 'job-columns', 'ts-flat-at', 'ts-flat-store']);
+    assert.deepEqual([...seen].sort(), ['as-column-addresses', 'as-store', 'job-columns', 'ts-flat-at', 'ts-flat-store', 'ts-typed-columns', 'ts-typed-store']);
 
     // decodeSampleRun's generated row, run on one sample: every column of the wider schema gets its declared value.
     const ring = decodeRingRegions(writeRegions(readFileSync(join(ROOT, 'native/decode/decode-ring.ts'), 'utf8'), wider, 'decode-ring.ts'));
@@ -339,16 +352,47 @@ describe('decode/row-writers: written from the column schema at build time', () 
       const view = new ELEMENT_ARRAYS[wider.columns[name] as ElementKind](buffer);
       assert.equal(view[at[name] + row], want[name], `${name}: what the generated row stored`);
     }
+
+    // decodeRing's generated row for any record, run on the same sample with its fields and without them.
+    const general = regionsOf(writeRegions(readFileSync(join(ROOT, 'native/decode/decode-ring.ts'), 'utf8'), wider, 'decode-ring.ts'));
+    const columnsRegion = general.find((region) => region.template === 'ts-typed-columns');
+    const storeRegion = general.find((region) => region.template === 'ts-typed-store' && region.keys.includes('pidTid=ptOffset'));
+    assert.ok(columnsRegion && storeRegion, "decodeRing's typed regions");
+    const runGeneral = (ptOffset: number, cpuOffset: number, ipOffset: number) => {
+      const out = Object.fromEntries(names.map((name) => [name, new ELEMENT_ARRAYS[wider.columns[name] as ElementKind](8).fill(0xa5)]));
+      const body = [...columnsRegion.body, ...storeRegion.body].join('\n');
+      new Function('env', `const { out, u32, o, row, recordKind, sizeMisc, eventIndex, ptOffset, cpuOffset, ipOffset, ringCpu } = env;\n${body}`)({
+        out,
+        u32,
+        o: 8,
+        row,
+        recordKind: 9,
+        sizeMisc: u32[3],
+        eventIndex: 6,
+        ptOffset,
+        cpuOffset,
+        ipOffset,
+        ringCpu: 7,
+      });
+      return Object.fromEntries(names.filter((name) => name !== 'time' && wider.sources[name].from !== 'ring').map((name) => [name, out[name][row]]));
+    };
+    const { time: _time, ...present } = want;
+    assert.deepEqual(runGeneral(16, 24, 32), present, 'every field present');
+    assert.deepEqual(
+      runGeneral(-1, -1, -1),
+      { ...present, pid: -1, tid: -1, cpu: 7, cpuAgain: 7, ipHi: 0, ipLo: 0 },
+      "every field absent: the schema's absent values",
+    );
   });
 });
 
 /** decodeSampleRun's generated locals and row stores from decode-ring.ts as given, one piece of code. */
 function decodeRingRegions(text: string): string {
-  const regions = regionsOf(text);
+  const regions = regionsOf(text).filter((region) => region.template.startsWith('ts-flat-'));
   assert.deepEqual(
     regions.map((region) => region.template),
     ['ts-flat-at', 'ts-flat-store'],
-    "decode-ring.ts holds decodeSampleRun's regions only",
+    'decode-ring.ts holds the flat regions of decodeSampleRun only',
   );
   return regions.flatMap((region) => region.body).join('\n');
 }
