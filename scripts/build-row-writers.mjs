@@ -60,69 +60,48 @@ function required(params, key, template) {
   return value;
 }
 
-/** The expression of a sample field's offset in the loop (`pidTid=sPidTid` and so on). */
-function fieldOffset(params, field, template) {
-  return required(params, field, template);
-}
-
 /** Suffix of a column's local in the kernels: time → Time, ipHi → IpHi. */
 function capitalized(name) {
   return name[0].toUpperCase() + name.slice(1);
 }
 
 /**
- * The value of a plain sample's column in a TypeScript fast loop. Keys: row, o (the record's byte
- * offset), words (the ring as u32), time, event, ring, type (the record's type: PERF_RECORD_SAMPLE) (expressions),
- * misc (the header's second word, if the loop has it), and each sample field's offset (pidTid, cpu, ip).
+ * The sources whose value in a row is an expression the marker names, and the key naming it: time,
+ * type (the record's type: PERF_RECORD_SAMPLE in the plain-sample loops), event, ring, o (the
+ * record's byte offset in its ring). The other sources are read from the record, each language its way.
  */
-function tsValue(column, params, wordLocals, t = 'ts-flat-store') {
-  const { source } = column;
-  switch (source.from) {
-    case 'time':
-      return required(params, 'time', t);
-    case 'header-type':
-      return required(params, 'type', t);
-    case 'header-misc':
-      return params.misc ?? `${required(params, 'words', t)}[(${required(params, 'o', t)} >>> 2) + 1]`;
-    case 'event':
-      return required(params, 'event', t);
-    case 'ring':
-      return required(params, 'ring', t);
-    case 'offset':
-      return required(params, 'o', t);
-    case 'sample-word': {
-      const words = required(params, 'words', t);
-      const local = wordLocals.get(source.field);
-      if (local) return `${words}[${local}${source.word ? ` + ${source.word}` : ''}]`;
-      return `${words}[(${required(params, 'o', t)} + ${fieldOffset(params, source.field, t)}) >>> 2${source.word ? ` + ${source.word}` : ''}]`;
-    }
-    default:
-      throw new Error(`${SCHEMA}: column ${column.name} has source ${source.from}, which no row writer knows`);
-  }
+const MARKER_KEY = { time: 'time', 'header-type': 'type', event: 'event', ring: 'ring', offset: 'o' };
+
+function unknownSource(column) {
+  return new Error(`${SCHEMA}: column ${column.name} has source ${column.source.from}, which no row writer knows`);
 }
 
-/** The value of a plain sample's column in a kernel. Keys as tsValue's, with p (the record's byte address) for words and o. */
+/**
+ * The value of a plain sample's column in a TypeScript loop: MARKER_KEY's, or read through `words`
+ * (the ring as u32) at o plus a sample field's offset (keys pidTid, cpu, ip), or from a word index
+ * the region made a local of (`wordLocals`); misc: the header's second word, unless the loop has it.
+ */
+function tsValue(column, params, wordLocals, t) {
+  const { source } = column;
+  if (source.from in MARKER_KEY) return required(params, MARKER_KEY[source.from], t);
+  const words = required(params, 'words', t);
+  if (source.from === 'header-misc') return params.misc ?? `${words}[(${required(params, 'o', t)} >>> 2) + 1]`;
+  if (source.from !== 'sample-word') throw unknownSource(column);
+  const word = source.word ? ` + ${source.word}` : '';
+  const local = wordLocals.get(source.field);
+  if (local) return `${words}[${local}${word}]`;
+  return `${words}[(${required(params, 'o', t)} + ${required(params, source.field, t)}) >>> 2${word}]`;
+}
+
+/** The value of a plain sample's column in a kernel: MARKER_KEY's, or loaded from the record at address p. */
 function asValue(column, params) {
   const { source } = column;
   const t = 'as-store';
-  switch (source.from) {
-    case 'time':
-      return required(params, 'time', t);
-    case 'header-type':
-      return 'RECORD_SAMPLE';
-    case 'header-misc':
-      return params.misc ?? `load<u32>(${required(params, 'p', t)}, 4)`;
-    case 'event':
-      return required(params, 'event', t);
-    case 'ring':
-      return required(params, 'ring', t);
-    case 'offset':
-      return required(params, 'o', t);
-    case 'sample-word':
-      return `load<u32>(${required(params, 'p', t)} + ${fieldOffset(params, source.field, t)}${source.word ? `, ${4 * source.word}` : ''})`;
-    default:
-      throw new Error(`${SCHEMA}: column ${column.name} has source ${source.from}, which no row writer knows`);
-  }
+  if (source.from in MARKER_KEY) return required(params, MARKER_KEY[source.from], t);
+  const p = required(params, 'p', t);
+  if (source.from === 'header-misc') return params.misc ?? `load<u32>(${p}, 4)`;
+  if (source.from !== 'sample-word') throw unknownSource(column);
+  return `load<u32>(${p} + ${required(params, source.field, t)}${source.word ? `, ${4 * source.word}` : ''})`;
 }
 
 /** Each template: the lines of its region (without indentation), from the columns and the marker's keys. */
@@ -143,10 +122,11 @@ const TEMPLATES = {
       const words = columnsHere.filter((c) => c.source.from === 'sample-word' && c.source.field === field);
       if (words.length < 2) continue;
       const local = `${field}Word`;
-      lines.push(`const ${local} = (${required(params, 'o', 'ts-flat-store')} + ${fieldOffset(params, field, 'ts-flat-store')}) >>> 2;`);
+      lines.push(`const ${local} = (${required(params, 'o', 'ts-flat-store')} + ${required(params, field, 'ts-flat-store')}) >>> 2;`);
       wordLocals.set(field, local);
     }
-    for (const column of columnsHere) lines.push(`${FLAT_VIEW[column.kind]}[${column.name}At + ${row}] = ${tsValue(column, params, wordLocals)};`);
+    for (const column of columnsHere)
+      lines.push(`${FLAT_VIEW[column.kind]}[${column.name}At + ${row}] = ${tsValue(column, params, wordLocals, 'ts-flat-store')};`);
     return lines;
   },
 
@@ -178,7 +158,7 @@ const TEMPLATES = {
       }
       if (done.has(source.field)) continue;
       done.add(source.field);
-      const offset = fieldOffset(params, source.field, t);
+      const offset = required(params, source.field, t);
       const local = `${source.field}Word`;
       const fieldColumns = written(columns, params).filter((c) => c.source.from === 'sample-word' && c.source.field === source.field);
       const address = params.fieldsFrom ? `(${params.fieldsFrom} + ${offset}) >>> 2` : `${offset} >>> 2`;

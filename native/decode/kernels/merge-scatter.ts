@@ -162,7 +162,7 @@ function merge(job: usize, recorderLayout: bool): i32 {
           }
           const o = <u32>(p - src);
           const row = to;
-          // row-writer as-store row=row p=p o=o time=value event=event ring=best pidTid=sPidTid cpu=sCpu ip=sIp
+          // row-writer as-store type=RECORD_SAMPLE row=row p=p o=o time=value event=event ring=best pidTid=sPidTid cpu=sCpu ip=sIp
           // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
           store<f64>(cTime + (row << 3), value);
           store<u8>(cKind + row, RECORD_SAMPLE);
@@ -214,7 +214,7 @@ function merge(job: usize, recorderLayout: bool): i32 {
           const p = <usize>(src + o);
           const row = to;
           const rowTime = t + shift;
-          // row-writer as-store row=row p=p o=o time=rowTime event=event ring=best pidTid=sPidTid cpu=sCpu ip=sIp
+          // row-writer as-store type=RECORD_SAMPLE row=row p=p o=o time=rowTime event=event ring=best pidTid=sPidTid cpu=sCpu ip=sIp
           // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
           store<f64>(cTime + (row << 3), rowTime);
           store<u8>(cKind + row, RECORD_SAMPLE);

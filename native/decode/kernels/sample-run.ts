@@ -117,7 +117,7 @@ function run(job: usize, backwardRecorder: bool): i32 {
     const rel = <f64>(<i64>(t - base));
     const r = <u32>row;
     const o = p - src;
-    // row-writer as-store omit=ring row=r p=p o=o time=rel misc=sizeMisc event=event pidTid=sPidTid cpu=sCpu ip=sIp
+    // row-writer as-store type=RECORD_SAMPLE omit=ring row=r p=p o=o time=rel misc=sizeMisc event=event pidTid=sPidTid cpu=sCpu ip=sIp
     // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
     store<f64>(cTime + (r << 3), rel);
     store<u8>(cKind + r, RECORD_SAMPLE);
