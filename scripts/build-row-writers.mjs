@@ -54,6 +54,22 @@ function written(columns, params) {
   return columns.filter((column) => !omitted.has(column.source.from));
 }
 
+/**
+ * The order a row's stores are written in, as the hand-written loops had it: first the columns not
+ * read from a sample field (schema order), then each field's columns together, low word first,
+ * fields in the order the schema first names them.
+ */
+function storeOrder(columns) {
+  const fields = new Map();
+  for (const column of columns) {
+    if (column.source.from !== 'sample-word') continue;
+    if (!fields.has(column.source.field)) fields.set(column.source.field, []);
+    fields.get(column.source.field).push(column);
+  }
+  for (const group of fields.values()) group.sort((a, b) => a.source.word - b.source.word);
+  return { others: columns.filter((column) => column.source.from !== 'sample-word'), fields: [...fields] };
+}
+
 function required(params, key, template) {
   const value = params[key];
   if (value === undefined) throw new Error(`row-writer ${template}: the marker lacks ${key}=`);
@@ -113,20 +129,20 @@ const TEMPLATES = {
 
   /** A TypeScript fast loop's stores of one row through the flat views (f64, w32, w16, w8) and the ts-flat-at locals. */
   'ts-flat-store'(columns, params) {
-    const lines = [];
-    const columnsHere = written(columns, params);
-    const row = required(params, 'row', 'ts-flat-store');
-    // A field read as two words (pid and tid, ip's halves) gets its word index once, as the hand-written loops had it.
-    const wordLocals = new Map();
-    for (const field of new Set(columnsHere.filter((c) => c.source.from === 'sample-word').map((c) => c.source.field))) {
-      const words = columnsHere.filter((c) => c.source.from === 'sample-word' && c.source.field === field);
-      if (words.length < 2) continue;
-      const local = `${field}Word`;
-      lines.push(`const ${local} = (${required(params, 'o', 'ts-flat-store')} + ${required(params, field, 'ts-flat-store')}) >>> 2;`);
-      wordLocals.set(field, local);
+    const t = 'ts-flat-store';
+    const row = required(params, 'row', t);
+    const store = (column, wordLocals) => `${FLAT_VIEW[column.kind]}[${column.name}At + ${row}] = ${tsValue(column, params, wordLocals, t)};`;
+    const { others, fields } = storeOrder(written(columns, params));
+    const lines = others.map((column) => store(column, new Map()));
+    for (const [field, group] of fields) {
+      // A field read as two words (pid and tid, ip's halves) gets its word index once, as the hand-written loops had it.
+      const wordLocals = new Map();
+      if (group.length > 1) {
+        wordLocals.set(field, `${field}Word`);
+        lines.push(`const ${field}Word = (${required(params, 'o', t)} + ${required(params, field, t)}) >>> 2;`);
+      }
+      for (const column of group) lines.push(store(column, wordLocals));
     }
-    for (const column of columnsHere)
-      lines.push(`${FLAT_VIEW[column.kind]}[${column.name}At + ${row}] = ${tsValue(column, params, wordLocals, 'ts-flat-store')};`);
     return lines;
   },
 
@@ -148,26 +164,17 @@ const TEMPLATES = {
     const t = 'ts-typed-store';
     const row = required(params, 'row', t);
     const words = required(params, 'words', t);
-    const lines = [];
-    const done = new Set();
-    for (const column of written(columns, params)) {
-      const { source } = column;
-      if (source.from !== 'sample-word') {
-        lines.push(`${column.name}Column[${row}] = ${tsValue(column, params, new Map(), t)};`);
-        continue;
-      }
-      if (done.has(source.field)) continue;
-      done.add(source.field);
-      const offset = required(params, source.field, t);
-      const local = `${source.field}Word`;
-      const fieldColumns = written(columns, params).filter((c) => c.source.from === 'sample-word' && c.source.field === source.field);
+    const { others, fields } = storeOrder(written(columns, params));
+    const lines = others.map((column) => `${column.name}Column[${row}] = ${tsValue(column, params, new Map(), t)};`);
+    for (const [field, group] of fields) {
+      const offset = required(params, field, t);
       const address = params.fieldsFrom ? `(${params.fieldsFrom} + ${offset}) >>> 2` : `${offset} >>> 2`;
-      lines.push(`if (${offset} >= 0) {`, `  const ${local} = ${address};`);
-      for (const c of fieldColumns)
-        lines.push(`  ${c.name}Column[${row}] = ${words}[${local}${c.source.word ? ` + ${c.source.word}` : ''}]${c.kind === 'i32' ? ' | 0' : ''};`);
-      const writtenWhen = params[`${source.field}Written`];
+      lines.push(`if (${offset} >= 0) {`, `  const ${field}Word = ${address};`);
+      for (const c of group)
+        lines.push(`  ${c.name}Column[${row}] = ${words}[${field}Word${c.source.word ? ` + ${c.source.word}` : ''}]${c.kind === 'i32' ? ' | 0' : ''};`);
+      const writtenWhen = params[`${field}Written`];
       lines.push(writtenWhen === undefined ? '} else {' : `} else if (${offset} !== ${writtenWhen}) {`);
-      for (const c of fieldColumns) {
+      for (const c of group) {
         if (c.source.absent === undefined) throw new Error(`${SCHEMA}: column ${c.name} does not say what it holds when its field is absent`);
         const value = c.source.absent === 'ring-cpu' ? required(params, 'ringCpu', t) : String(c.source.absent);
         lines.push(`  ${c.name}Column[${row}] = ${value};`);
@@ -187,7 +194,8 @@ const TEMPLATES = {
   /** A kernel's stores of one row through the as-column-addresses locals. */
   'as-store'(columns, params) {
     const row = required(params, 'row', 'as-store');
-    return written(columns, params).map((column) => {
+    const { others, fields } = storeOrder(written(columns, params));
+    return [...others, ...fields.flatMap(([, group]) => group)].map((column) => {
       const width = WIDTH[column.kind];
       const address = width === 1 ? `c${capitalized(column.name)} + ${row}` : `c${capitalized(column.name)} + (${row} << ${Math.log2(width)})`;
       return `store<${STORE_TYPE[column.kind]}>(${address}, ${asValue(column, params)});`;

@@ -212,18 +212,18 @@ function decodeSampleRun(
     }
     // row-writer ts-flat-store omit=ring row=row o=o words=u32 time=rel type=SAMPLE misc=sizeMisc event=event pidTid=sPidTid cpu=sCpu ip=sIp
     // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
-    const pidTidWord = (o + sPidTid) >>> 2;
-    const ipWord = (o + sIp) >>> 2;
     f64[timeAt + row] = rel;
     w8[kindAt + row] = SAMPLE;
     w16[miscAt + row] = sizeMisc;
     w16[eventAt + row] = event;
+    w32[offsetAt + row] = o;
+    const pidTidWord = (o + sPidTid) >>> 2;
     w32[pidAt + row] = u32[pidTidWord];
     w32[tidAt + row] = u32[pidTidWord + 1];
     w32[cpuAt + row] = u32[(o + sCpu) >>> 2];
-    w32[ipHiAt + row] = u32[ipWord + 1];
+    const ipWord = (o + sIp) >>> 2;
     w32[ipLoAt + row] = u32[ipWord];
-    w32[offsetAt + row] = o;
+    w32[ipHiAt + row] = u32[ipWord + 1];
     // end row-writer
     o += size;
   }
@@ -392,6 +392,7 @@ function decodeRing(
         kindColumn[row] = SAMPLE;
         miscColumn[row] = sizeMisc;
         eventColumn[row] = fastEvent;
+        offsetColumn[row] = o;
         if (sPidTid >= 0) {
           const pidTidWord = (o + sPidTid) >>> 2;
           pidColumn[row] = u32[pidTidWord] | 0;
@@ -408,13 +409,12 @@ function decodeRing(
         }
         if (sIp >= 0) {
           const ipWord = (o + sIp) >>> 2;
-          ipHiColumn[row] = u32[ipWord + 1];
           ipLoColumn[row] = u32[ipWord];
+          ipHiColumn[row] = u32[ipWord + 1];
         } else {
-          ipHiColumn[row] = 0;
           ipLoColumn[row] = 0;
+          ipHiColumn[row] = 0;
         }
-        offsetColumn[row] = o;
         // end row-writer
         o += size;
       }
@@ -553,6 +553,7 @@ function decodeRing(
     kindColumn[row] = recordKind;
     miscColumn[row] = sizeMisc;
     eventColumn[row] = eventIndex;
+    offsetColumn[row] = o;
     if (ptOffset >= 0) {
       const pidTidWord = ptOffset >>> 2;
       pidColumn[row] = u32[pidTidWord] | 0;
@@ -569,13 +570,12 @@ function decodeRing(
     }
     if (ipOffset >= 0) {
       const ipWord = ipOffset >>> 2;
-      ipHiColumn[row] = u32[ipWord + 1];
       ipLoColumn[row] = u32[ipWord];
+      ipHiColumn[row] = u32[ipWord + 1];
     } else {
-      ipHiColumn[row] = 0;
       ipLoColumn[row] = 0;
+      ipHiColumn[row] = 0;
     }
-    offsetColumn[row] = o;
     // end row-writer
     o = recordEnd;
   }

@@ -498,6 +498,8 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
       kindColumn[to] = SAMPLE;
       miscColumn[to] = u32[(o >>> 2) + 1];
       eventColumn[to] = event;
+      ringColumn[to] = r;
+      offsetColumn[to] = o;
       if (pidTid >= 0) {
         const pidTidWord = (o + pidTid) >>> 2;
         pidColumn[to] = u32[pidTidWord] | 0;
@@ -514,14 +516,12 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
       }
       if (ip >= 0) {
         const ipWord = (o + ip) >>> 2;
-        ipHiColumn[to] = u32[ipWord + 1];
         ipLoColumn[to] = u32[ipWord];
+        ipHiColumn[to] = u32[ipWord + 1];
       } else {
-        ipHiColumn[to] = 0;
         ipLoColumn[to] = 0;
+        ipHiColumn[to] = 0;
       }
-      ringColumn[to] = r;
-      offsetColumn[to] = o;
       // end row-writer
     }
   }
@@ -611,19 +611,19 @@ function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume
       const rowTime = time[k + keyToTime] + amount;
       // row-writer ts-flat-store row=row o=o words=u32 time=rowTime type=SAMPLE event=event ring=r pidTid=pidTid cpu=cpu ip=ip
       // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
-      const pidTidWord = (o + pidTid) >>> 2;
-      const ipWord = (o + ip) >>> 2;
       f64[timeAt + row] = rowTime;
       w8[kindAt + row] = SAMPLE;
       w16[miscAt + row] = u32[(o >>> 2) + 1];
       w16[eventAt + row] = event;
+      w16[ringAt + row] = r;
+      w32[offsetAt + row] = o;
+      const pidTidWord = (o + pidTid) >>> 2;
       w32[pidAt + row] = u32[pidTidWord];
       w32[tidAt + row] = u32[pidTidWord + 1];
       w32[cpuAt + row] = u32[(o + cpu) >>> 2];
-      w32[ipHiAt + row] = u32[ipWord + 1];
+      const ipWord = (o + ip) >>> 2;
       w32[ipLoAt + row] = u32[ipWord];
-      w16[ringAt + row] = r;
-      w32[offsetAt + row] = o;
+      w32[ipHiAt + row] = u32[ipWord + 1];
       // end row-writer
     }
     const done = k - start;

@@ -168,13 +168,13 @@ function merge(job: usize, recorderLayout: bool): i32 {
           store<u8>(cKind + row, RECORD_SAMPLE);
           store<u16>(cMisc + (row << 1), load<u32>(p, 4));
           store<u16>(cEvent + (row << 1), event);
+          store<u16>(cRing + (row << 1), best);
+          store<u32>(cOffset + (row << 2), o);
           store<u32>(cPid + (row << 2), load<u32>(p + sPidTid));
           store<u32>(cTid + (row << 2), load<u32>(p + sPidTid, 4));
           store<u32>(cCpu + (row << 2), load<u32>(p + sCpu));
-          store<u32>(cIpHi + (row << 2), load<u32>(p + sIp, 4));
           store<u32>(cIpLo + (row << 2), load<u32>(p + sIp));
-          store<u16>(cRing + (row << 1), best);
-          store<u32>(cOffset + (row << 2), o);
+          store<u32>(cIpHi + (row << 2), load<u32>(p + sIp, 4));
           // end row-writer
         } else {
           listOther(list, others++, to, best, i);
@@ -220,13 +220,13 @@ function merge(job: usize, recorderLayout: bool): i32 {
           store<u8>(cKind + row, RECORD_SAMPLE);
           store<u16>(cMisc + (row << 1), load<u32>(p, 4));
           store<u16>(cEvent + (row << 1), event);
+          store<u16>(cRing + (row << 1), best);
+          store<u32>(cOffset + (row << 2), o);
           store<u32>(cPid + (row << 2), load<u32>(p + sPidTid));
           store<u32>(cTid + (row << 2), load<u32>(p + sPidTid, 4));
           store<u32>(cCpu + (row << 2), load<u32>(p + sCpu));
-          store<u32>(cIpHi + (row << 2), load<u32>(p + sIp, 4));
           store<u32>(cIpLo + (row << 2), load<u32>(p + sIp));
-          store<u16>(cRing + (row << 1), best);
-          store<u32>(cOffset + (row << 2), o);
+          store<u32>(cIpHi + (row << 2), load<u32>(p + sIp, 4));
           // end row-writer
         }
         to++;

@@ -123,12 +123,12 @@ function run(job: usize, backwardRecorder: bool): i32 {
     store<u8>(cKind + r, RECORD_SAMPLE);
     store<u16>(cMisc + (r << 1), sizeMisc);
     store<u16>(cEvent + (r << 1), event);
+    store<u32>(cOffset + (r << 2), o);
     store<u32>(cPid + (r << 2), load<u32>(p + sPidTid));
     store<u32>(cTid + (r << 2), load<u32>(p + sPidTid, 4));
     store<u32>(cCpu + (r << 2), load<u32>(p + sCpu));
-    store<u32>(cIpHi + (r << 2), load<u32>(p + sIp, 4));
     store<u32>(cIpLo + (r << 2), load<u32>(p + sIp));
-    store<u32>(cOffset + (r << 2), o);
+    store<u32>(cIpHi + (r << 2), load<u32>(p + sIp, 4));
     // end row-writer
     if (rel < minRel) {
       minRel = rel;
