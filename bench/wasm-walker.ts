@@ -26,7 +26,7 @@ import {
 import type { RecordColumns } from '../native/decode/types';
 import { columnOffsets } from '../native/decode/column-set';
 import { SAMPLE_RUN_JOB_BYTES } from '../native/decode/wasm/job-layout';
-import { SampleRunEngine, type SampleRunColumns, type SampleRunState } from '../native/decode/wasm/sample-run';
+import { SampleRunEngine, type SampleRunState } from '../native/decode/wasm/sample-run';
 import { columnChecksum, type SideMeasurement } from './checksum';
 import { median, nowNs } from './stats';
 
@@ -108,8 +108,7 @@ export class WasmWalker {
     bytes.set(ring.bytes.subarray(0, this.end), 0);
     // First-touch every column page before any timing, as walker.c does.
     bytes.fill(0, this.end);
-    const columns = Object.fromEntries(Object.entries(this.at).filter(([name]) => name !== 'ring')) as SampleRunColumns;
-    this.engine = new SampleRunEngine(this.memory, false, job, 0, columns);
+    this.engine = new SampleRunEngine(this.memory, false, job, 0, this.at);
   }
 
   /** One pass over the ring: the rows it wrote (oldest first, at the top of the columns). */

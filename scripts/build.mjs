@@ -1,14 +1,18 @@
-// Compiles the decoder's WebAssembly kernels (AssemblyScript, build-kernels.mjs), then bundles the three
+// Writes the record columns into the decoder's row writers (build-row-writers.mjs), compiles the decoder's
+// WebAssembly kernels (AssemblyScript, build-kernels.mjs), then bundles the three
 // programs Ringside ships: the extension host entry, the CLI and the webview page.
 // Type checking is tsc's job (npm run typecheck); esbuild only bundles, so builds stay fast.
 import { build } from 'esbuild';
 import { mkdirSync, copyFileSync, existsSync } from 'node:fs';
 import { buildKernels } from './build-kernels.mjs';
+import { buildRowWriters } from './build-row-writers.mjs';
 
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022' };
 
-// The decoder's WebAssembly kernels first: every bundle below includes them (native/decode/wasm/kernel-binaries.ts).
+// The row writers from the column schema first (the kernels are compiled from some of them), then the decoder's
+// WebAssembly kernels: every bundle below includes them (native/decode/wasm/kernel-binaries.ts).
+await buildRowWriters();
 await buildKernels();
 mkdirSync('dist/webview', { recursive: true });
 const jobs = [];

@@ -265,28 +265,14 @@ export function buildGroupLanes(
           lastGroup = recentValue[slot] === value ? recentGroup[slot] : groupOfNumber(value, row);
           countSlot(lastGroup);
           if (firstGroup < 0) firstGroup = lastGroup;
-          if (runCount === runStarts.length) {
-            const starts = new Uint32Array(runCount * 2);
-            starts.set(runStarts);
-            runStarts = starts;
-            const ofGroup = new Int32Array(runCount * 2);
-            ofGroup.set(runGroups);
-            runGroups = ofGroup;
-          }
+          if (runCount === runStarts.length) [runStarts, runGroups] = doubledRuns(runStarts, runGroups);
           runStarts[runCount] = row;
           runGroups[runCount++] = lastGroup;
         }
       }
       if (lastGroup >= 0 && end > runStart) counts[lastGroup] += end - runStart;
       // The run ends where the range does: a left-out stretch up to the next range's first row.
-      if (runCount === runStarts.length) {
-        const starts = new Uint32Array(runCount * 2);
-        starts.set(runStarts);
-        runStarts = starts;
-        const ofGroup = new Int32Array(runCount * 2);
-        ofGroup.set(runGroups);
-        runGroups = ofGroup;
-      }
+      if (runCount === runStarts.length) [runStarts, runGroups] = doubledRuns(runStarts, runGroups);
       runStarts[runCount] = end;
       runGroups[runCount++] = -1;
       continue;
@@ -507,6 +493,15 @@ export class GrowingLanes {
     buffer!.set(more, rows.length);
     return buffer!.subarray(0, length);
   }
+}
+
+/** The run lists (first row, group of each run) at twice their length, every entry kept: they were full. */
+function doubledRuns(starts: Uint32Array, groups: Int32Array): [Uint32Array<ArrayBuffer>, Int32Array<ArrayBuffer>] {
+  const moreStarts = new Uint32Array(starts.length * 2);
+  moreStarts.set(starts);
+  const moreGroups = new Int32Array(groups.length * 2);
+  moreGroups.set(groups);
+  return [moreStarts, moreGroups];
 }
 
 /** A thread lane's label: its comm ('?' unknown) and tid. */

@@ -70,6 +70,7 @@ export const WIRE_COLUMN_NAMES = RECORD_COLUMN_NAMES.filter(
  * field a row reads (time, pid/tid, cpu, ip), the record the flight recorder is mostly made of and
  * the one every hot row writer (decode-ring's sample runs, scatter's rows, the WebAssembly kernels
  * in kernels/) writes without a test per field. The value is stored as the column's element kind.
+ * scripts/build-row-writers.mjs writes those writers' column stores from this table at build time.
  */
 export type PlainSampleSource =
   /** The sample's time field less the snapshot's timeOriginNs, as a double. */
@@ -80,8 +81,11 @@ export type PlainSampleSource =
   | { readonly from: 'header-misc' }
   /** The index of the sample's event: a constant of a run of samples. */
   | { readonly from: 'event' }
-  /** u32 word `word` (0: low, 1: high) of a sample field, at the offset the event's parse info gives. */
-  | { readonly from: 'sample-word'; readonly field: 'pidTid' | 'cpu' | 'ip'; readonly word: 0 | 1 }
+  /**
+   * u32 word `word` (0: low, 1: high) of a sample field, at the offset the event's parse info gives;
+   * `absent`: what the column holds for a record without the field ('ring-cpu': the ring's cpu).
+   */
+  | { readonly from: 'sample-word'; readonly field: 'pidTid' | 'cpu' | 'ip'; readonly word: 0 | 1; readonly absent: number | 'ring-cpu' }
   /** The index of the ring copy the record is in: a constant of the ring. */
   | { readonly from: 'ring' }
   /** The record's byte offset in its ring copy. */
@@ -98,11 +102,11 @@ export const PLAIN_SAMPLE_SOURCES: { readonly [K in RecordColumnName]: PlainSamp
   kind: { from: 'header-type' },
   misc: { from: 'header-misc' },
   event: { from: 'event' },
-  pid: { from: 'sample-word', field: 'pidTid', word: 0 },
-  tid: { from: 'sample-word', field: 'pidTid', word: 1 },
-  cpu: { from: 'sample-word', field: 'cpu', word: 0 },
-  ipHi: { from: 'sample-word', field: 'ip', word: 1 },
-  ipLo: { from: 'sample-word', field: 'ip', word: 0 },
+  pid: { from: 'sample-word', field: 'pidTid', word: 0, absent: -1 },
+  tid: { from: 'sample-word', field: 'pidTid', word: 1, absent: -1 },
+  cpu: { from: 'sample-word', field: 'cpu', word: 0, absent: 'ring-cpu' },
+  ipHi: { from: 'sample-word', field: 'ip', word: 1, absent: 0 },
+  ipLo: { from: 'sample-word', field: 'ip', word: 0, absent: 0 },
   ring: { from: 'ring' },
   offset: { from: 'offset' },
 };

@@ -163,16 +163,19 @@ function decodeSampleRun(
   run: SampleRunState,
 ): number {
   const { f64, u32: w32, u16: w16, u8: w8, at } = flat;
-  const timeAt = at.time,
-    kindAt = at.kind,
-    miscAt = at.misc,
-    eventAt = at.event,
-    pidAt = at.pid,
-    tidAt = at.tid;
-  const cpuAt = at.cpu,
-    ipHiAt = at.ipHi,
-    ipLoAt = at.ipLo,
-    offsetAt = at.offset;
+  // row-writer ts-flat-at omit=ring
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const timeAt = at.time;
+  const kindAt = at.kind;
+  const miscAt = at.misc;
+  const eventAt = at.event;
+  const pidAt = at.pid;
+  const tidAt = at.tid;
+  const cpuAt = at.cpu;
+  const ipHiAt = at.ipHi;
+  const ipLoAt = at.ipLo;
+  const offsetAt = at.offset;
+  // end row-writer
   const sTime = layout.time,
     sPidTid = layout.pidTid,
     sCpu = layout.cpu,
@@ -197,13 +200,8 @@ function decodeSampleRun(
       const idw = (o + sampleIdOffset) >>> 2;
       if (u32[idw] !== idLo || u32[idw + 1] !== idHi) break;
     }
-    w8[kindAt + row] = SAMPLE;
-    w16[miscAt + row] = sizeMisc;
-    w16[eventAt + row] = event;
-    w32[offsetAt + row] = o;
     const tw = (o + sTime) >>> 2;
     const rel = (u32[tw + 1] - baseHi) * twoTo32 + (u32[tw] - baseLo);
-    f64[timeAt + row] = rel;
     if (rel < minRel) {
       minRel = rel;
       minAt = tw;
@@ -212,13 +210,21 @@ function decodeSampleRun(
       maxRel = rel;
       maxAt = tw;
     }
-    const pw = (o + sPidTid) >>> 2;
-    w32[pidAt + row] = u32[pw];
-    w32[tidAt + row] = u32[pw + 1];
+    // row-writer ts-flat-store omit=ring row=row o=o words=u32 time=rel type=SAMPLE misc=sizeMisc event=event pidTid=sPidTid cpu=sCpu ip=sIp
+    // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+    f64[timeAt + row] = rel;
+    w8[kindAt + row] = SAMPLE;
+    w16[miscAt + row] = sizeMisc;
+    w16[eventAt + row] = event;
+    w32[offsetAt + row] = o;
+    const pidTidWord = (o + sPidTid) >>> 2;
+    w32[pidAt + row] = u32[pidTidWord];
+    w32[tidAt + row] = u32[pidTidWord + 1];
     w32[cpuAt + row] = u32[(o + sCpu) >>> 2];
-    const iw = (o + sIp) >>> 2;
-    w32[ipLoAt + row] = u32[iw];
-    w32[ipHiAt + row] = u32[iw + 1];
+    const ipWord = (o + sIp) >>> 2;
+    w32[ipLoAt + row] = u32[ipWord];
+    w32[ipHiAt + row] = u32[ipWord + 1];
+    // end row-writer
     o += size;
   }
   run.offset = o;
@@ -258,7 +264,19 @@ function decodeRing(
   const otherIdFromEnd = ids.size > 0 ? locator.otherIdFromEnd : -1;
   const ringCpu = ring.cpu;
   const haveEvents = layouts.length > 0;
-  const { time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, offset } = out;
+  // row-writer ts-typed-columns omit=ring from=out
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const timeColumn = out.time;
+  const kindColumn = out.kind;
+  const miscColumn = out.misc;
+  const eventColumn = out.event;
+  const pidColumn = out.pid;
+  const tidColumn = out.tid;
+  const cpuColumn = out.cpu;
+  const ipHiColumn = out.ipHi;
+  const ipLoColumn = out.ipLo;
+  const offsetColumn = out.offset;
+  // end row-writer
   const flat = out.flat();
   // Rows going into the room of the ring's own copy: the sample runs go through WebAssembly.
   const engine = engineFor(ring.bytes, out);
@@ -347,10 +365,6 @@ function decodeRing(
           const idw = (o + sampleIdOffset) >>> 2;
           if (u32[idw] !== lastIdLo || u32[idw + 1] !== lastIdHi) break;
         }
-        kind[row] = SAMPLE;
-        misc[row] = sizeMisc & 0xffff;
-        event[row] = fastEvent;
-        offset[row] = o;
         if (sTime >= 0) {
           const tw = (o + sTime) >>> 2;
           const lo = u32[tw];
@@ -360,7 +374,7 @@ function decodeRing(
             baseLo = lo;
           }
           const rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
-          time[row] = rel;
+          timeColumn[row] = rel;
           if (rel < minRel) {
             minRel = rel;
             minAt = tw;
@@ -370,26 +384,38 @@ function decodeRing(
             maxAt = tw;
           }
         } else {
-          time[row] = NaN;
+          timeColumn[row] = NaN;
         }
+        // Every column of every row is written, absent fields' too: rows may land in reused (arena) memory.
+        // row-writer ts-typed-store omit=time,ring row=row words=u32 type=SAMPLE misc=sizeMisc event=fastEvent o=o fieldsFrom=o pidTid=sPidTid cpu=sCpu ip=sIp ringCpu=ringCpu
+        // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+        kindColumn[row] = SAMPLE;
+        miscColumn[row] = sizeMisc;
+        eventColumn[row] = fastEvent;
+        offsetColumn[row] = o;
         if (sPidTid >= 0) {
-          const pw = (o + sPidTid) >>> 2;
-          pid[row] = u32[pw] | 0;
-          tid[row] = u32[pw + 1] | 0;
+          const pidTidWord = (o + sPidTid) >>> 2;
+          pidColumn[row] = u32[pidTidWord] | 0;
+          tidColumn[row] = u32[pidTidWord + 1] | 0;
         } else {
-          pid[row] = -1;
-          tid[row] = -1;
+          pidColumn[row] = -1;
+          tidColumn[row] = -1;
         }
-        cpu[row] = sCpu >= 0 ? u32[(o + sCpu) >>> 2] | 0 : ringCpu;
+        if (sCpu >= 0) {
+          const cpuWord = (o + sCpu) >>> 2;
+          cpuColumn[row] = u32[cpuWord] | 0;
+        } else {
+          cpuColumn[row] = ringCpu;
+        }
         if (sIp >= 0) {
-          const iw = (o + sIp) >>> 2;
-          ipLo[row] = u32[iw];
-          ipHi[row] = u32[iw + 1];
+          const ipWord = (o + sIp) >>> 2;
+          ipLoColumn[row] = u32[ipWord];
+          ipHiColumn[row] = u32[ipWord + 1];
         } else {
-          // Every column of every row is written: rows may land in reused (arena) memory.
-          ipLo[row] = 0;
-          ipHi[row] = 0;
+          ipLoColumn[row] = 0;
+          ipHiColumn[row] = 0;
         }
+        // end row-writer
         o += size;
       }
       if (decoded >= maxCount || o + 8 > end) break;
@@ -477,8 +503,8 @@ function decodeRing(
         case RecordType.EXIT:
           if (size >= 32) {
             ptOffset = -2;
-            pid[row] = u32[w + 2] | 0;
-            tid[row] = u32[w + 4] | 0;
+            pidColumn[row] = u32[w + 2] | 0;
+            tidColumn[row] = u32[w + 4] | 0;
             if (t < 0) t = o + 24;
           }
           break;
@@ -498,10 +524,8 @@ function decodeRing(
       }
     }
 
-    kind[row] = type > 254 ? 255 : type;
-    misc[row] = sizeMisc & 0xffff;
-    event[row] = haveEvents ? indexOf[position] : 0;
-    offset[row] = o;
+    const recordKind = type > 254 ? 255 : type;
+    const eventIndex = haveEvents ? indexOf[position] : 0;
     if (t >= 0) {
       const tw = t >>> 2;
       const lo = u32[tw];
@@ -512,7 +536,7 @@ function decodeRing(
       }
       // Exact: both halves' differences are small integers, and the result is below 2^53 for any span under 104 days.
       const rel = (hi - baseHi) * twoTo32 + (lo - baseLo);
-      time[row] = rel;
+      timeColumn[row] = rel;
       if (rel < minRel) {
         minRel = rel;
         minAt = tw;
@@ -522,25 +546,37 @@ function decodeRing(
         maxAt = tw;
       }
     } else {
-      time[row] = NaN;
+      timeColumn[row] = NaN;
     }
+    // row-writer ts-typed-store omit=time,ring row=row words=u32 type=recordKind misc=sizeMisc event=eventIndex o=o pidTid=ptOffset cpu=cpuOffset ip=ipOffset ringCpu=ringCpu pidTidWritten=-2
+    // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+    kindColumn[row] = recordKind;
+    miscColumn[row] = sizeMisc;
+    eventColumn[row] = eventIndex;
+    offsetColumn[row] = o;
     if (ptOffset >= 0) {
-      const pw = ptOffset >>> 2;
-      pid[row] = u32[pw] | 0;
-      tid[row] = u32[pw + 1] | 0;
-    } else if (ptOffset === -1) {
-      pid[row] = -1;
-      tid[row] = -1;
+      const pidTidWord = ptOffset >>> 2;
+      pidColumn[row] = u32[pidTidWord] | 0;
+      tidColumn[row] = u32[pidTidWord + 1] | 0;
+    } else if (ptOffset !== -2) {
+      pidColumn[row] = -1;
+      tidColumn[row] = -1;
     }
-    cpu[row] = cpuOffset >= 0 ? u32[cpuOffset >>> 2] | 0 : ringCpu;
-    if (ipOffset >= 0) {
-      const iw = ipOffset >>> 2;
-      ipLo[row] = u32[iw];
-      ipHi[row] = u32[iw + 1];
+    if (cpuOffset >= 0) {
+      const cpuWord = cpuOffset >>> 2;
+      cpuColumn[row] = u32[cpuWord] | 0;
     } else {
-      ipLo[row] = 0;
-      ipHi[row] = 0;
+      cpuColumn[row] = ringCpu;
     }
+    if (ipOffset >= 0) {
+      const ipWord = ipOffset >>> 2;
+      ipLoColumn[row] = u32[ipWord];
+      ipHiColumn[row] = u32[ipWord + 1];
+    } else {
+      ipLoColumn[row] = 0;
+      ipHiColumn[row] = 0;
+    }
+    // end row-writer
     o = recordEnd;
   }
   state.offset = o;

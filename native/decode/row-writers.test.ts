@@ -5,11 +5,22 @@
 // and fails here, and a column added to the schema fails here until every writer writes it.
 
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Sample } from '../abi/uapi';
 import type { RingCopy } from '../abi/snapshot';
 import { ColumnArena } from './arena';
 import type { SnapshotInput } from './assemble';
-import { PLAIN_SAMPLE_SOURCES, RECORD_COLUMN_NAMES, newColumn, type PlainSampleSource, type RecordColumnName } from './column-schema';
+import {
+  ELEMENT_ARRAYS,
+  PLAIN_SAMPLE_SOURCES,
+  RECORD_COLUMNS,
+  RECORD_COLUMN_NAMES,
+  newColumn,
+  type ElementKind,
+  type PlainSampleSource,
+  type RecordColumnName,
+} from './column-schema';
 import { decodeSnapshot } from './columns';
 import { parseInfoFor } from './parse-info';
 import { attrOf, eventOf, prng, ringFromRecords, sampleRecord } from './test-records';
@@ -195,3 +206,193 @@ describe('decode/row-writers: every writer of plain samples stores what the colu
     }
   });
 });
+
+// The row writers above are written from the schema at build time (scripts/build-row-writers.mjs
+// rewrites each `// row-writer` region of the hot loops). These check that the committed files are
+// what the schema gives, and that a column added to the schema alone reaches every writer.
+
+interface RowWriterGenerator {
+  ROW_WRITER_FILES: readonly string[];
+  writeRegions(text: string, schema: Schema, file: string): string;
+}
+interface Schema {
+  readonly columns: Readonly<Record<string, string>>;
+  readonly sources: Readonly<Record<string, PlainSampleSource>>;
+}
+
+/** tsc compiles import() to require(), which cannot load an ES module in Node 20: this keeps it an import. */
+const importModule = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<RowWriterGenerator>;
+const ROOT = join(__dirname, '..', '..', '..');
+const generator = () => importModule(join(ROOT, 'scripts', 'build-row-writers.mjs'));
+const SCHEMA: Schema = { columns: RECORD_COLUMNS, sources: PLAIN_SAMPLE_SOURCES };
+
+/** Each region of `text`: its template, the marker's keys and its generated lines (the note line left out). */
+function regionsOf(text: string): { template: string; keys: string; body: string[] }[] {
+  const regions: { template: string; keys: string; body: string[] }[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const begin = /^\s*\/\/ row-writer ([a-z-]+)(.*)$/.exec(lines[i]);
+    if (!begin) continue;
+    const body: string[] = [];
+    for (i += 2; !/^\s*\/\/ end row-writer/.test(lines[i]); i++) body.push(lines[i].trim());
+    regions.push({ template: begin[1], keys: begin[2], body });
+  }
+  return regions;
+}
+
+describe('decode/row-writers: written from the column schema at build time', () => {
+  it('the committed row writers are what the schema gives (else: npm run build)', async () => {
+    const { ROW_WRITER_FILES, writeRegions } = await generator();
+    for (const file of ROW_WRITER_FILES) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      assert.ok(text === writeRegions(text, SCHEMA, file), `${file} is not what column-schema.ts gives: run npm run build`);
+    }
+  });
+
+  it('a column added to the schema alone is stored by every row writer, and the store writes its declared value', async () => {
+    const { ROW_WRITER_FILES, writeRegions } = await generator();
+    // A column that is the cpu field again, and one that is the ring again, appended to the schema.
+    const wider: Schema = {
+      columns: { ...RECORD_COLUMNS, cpuAgain: 'i32', ringAgain: 'u16' },
+      sources: { ...PLAIN_SAMPLE_SOURCES, cpuAgain: { from: 'sample-word', field: 'cpu', word: 0, absent: 'ring-cpu' }, ringAgain: { from: 'ring' } },
+    };
+    const count = Object.keys(wider.columns).length;
+    const seen = new Set<string>();
+    for (const file of ROW_WRITER_FILES) {
+      for (const region of regionsOf(writeRegions(readFileSync(join(ROOT, file), 'utf8'), wider, file))) {
+        seen.add(region.template);
+        const omitsRing = /\bomit=(\S*,)?ring\b/.test(region.keys);
+        const text = region.body.join('\n');
+        switch (region.template) {
+          case 'ts-flat-at':
+            assert.match(text, /const cpuAgainAt = at\.cpuAgain;/, file);
+            assert.equal(/ringAgainAt/.test(text), !omitsRing, `${file}: ringAgain's local where ring's is`);
+            break;
+          case 'ts-flat-store':
+            // cpu is read by two columns now: its word index is a local of its own, as pid/tid's is.
+            assert.match(text, /const cpuWord = \(o \+ (sCpu|cpu)\) >>> 2;/, file);
+            assert.match(text, /w32\[cpuAgainAt \+ row\] = u32\[cpuWord\];/, file);
+            assert.equal(/w16\[ringAgainAt \+ row\] = r;/.test(text), !omitsRing, `${file}: ringAgain stored where ring is`);
+            break;
+          case 'ts-typed-columns':
+            assert.match(text, /const cpuAgainColumn = out\.cpuAgain;/, file);
+            assert.equal(/ringAgainColumn/.test(text), !omitsRing, `${file}: ringAgain's local where ring's is`);
+            break;
+          case 'ts-typed-store':
+            assert.match(
+              text,
+              /const cpuWord = [^;]+;\n *cpuColumn\[(row|to)\] = u32\[cpuWord\] \| 0;\n *cpuAgainColumn\[(row|to)\] = u32\[cpuWord\] \| 0;/,
+              file,
+            );
+            assert.match(text, /cpuAgainColumn\[(row|to)\] = ringCpu;/, `${file}: without a cpu field, the ring's`);
+            assert.equal(/ringAgainColumn\[to\] = r;/.test(text), !omitsRing, `${file}: ringAgain stored where ring is`);
+            break;
+          case 'as-column-addresses':
+            assert.match(text, new RegExp(`const cCpuAgain = load<u32>\\(job, [A-Z_]+ \\+ ${4 * (count - 2)}\\);`), file);
+            break;
+          case 'as-store':
+            assert.match(text, /store<u32>\(cCpuAgain \+ \((row|r) << 2\), load<u32>\(p \+ sCpu\)\);/, file);
+            assert.equal(/store<u16>\(cRingAgain \+ \(row << 1\), best\);/.test(text), !omitsRing, `${file}: ringAgain stored where ring is`);
+            break;
+          case 'job-columns': {
+            const [, at, bytes] = /= (\d+);[^]*= (\d+);/.exec(text) ?? [];
+            assert.equal(Number(bytes), Math.ceil((Number(at) + 4 * count) / 8) * 8, `${file}: the job grows by the new columns' addresses`);
+            break;
+          }
+          default:
+            assert.fail(`${file}: region ${region.template} has no check here`);
+        }
+      }
+    }
+    assert.deepEqual([...seen].sort(), ['as-column-addresses', 'as-store', 'job-columns', 'ts-flat-at', 'ts-flat-store', 'ts-typed-columns', 'ts-typed-store']);
+
+    // decodeSampleRun's generated row, run on one sample: every column of the wider schema gets its declared value.
+    const ring = decodeRingRegions(writeRegions(readFileSync(join(ROOT, 'native/decode/decode-ring.ts'), 'utf8'), wider, 'decode-ring.ts'));
+    const names = Object.keys(wider.columns);
+    const buffer = new ArrayBuffer(64 * names.length);
+    const at: Record<string, number> = {};
+    names.forEach((name, i) => (at[name] = (64 * i) / ELEMENT_ARRAYS[wider.columns[name] as ElementKind].BYTES_PER_ELEMENT));
+    const flat = { f64: new Float64Array(buffer), u32: new Uint32Array(buffer), u16: new Uint16Array(buffer), u8: new Uint8Array(buffer), at };
+    // A sample at byte 8 of the ring: header, then pid/tid at +8, cpu at +16, ip at +24.
+    const u32 = new Uint32Array(16).fill(0xdeadbeef);
+    u32.set([9, (48 << 16) | 0x4002, 0xfffffff0, 77, 5, 0, 0x81000010, 0xffffffff], 2);
+    const row = 3;
+    new Function(
+      'env',
+      `const { f64, u32: w32, u16: w16, u8: w8, at } = env.flat; const { u32, o, row, rel, SAMPLE, sizeMisc, event, sPidTid, sCpu, sIp } = env;\n${ring}`,
+    )({
+      flat,
+      u32,
+      o: 8,
+      row,
+      rel: 12.5,
+      SAMPLE: 9,
+      sizeMisc: u32[3],
+      event: 6,
+      sPidTid: 8,
+      sCpu: 16,
+      sIp: 24,
+    });
+    const want: Record<string, number> = {
+      time: 12.5,
+      kind: 9,
+      misc: 0x4002,
+      event: 6,
+      pid: -16,
+      tid: 77,
+      cpu: 5,
+      ipHi: 0xffffffff,
+      ipLo: 0x81000010,
+      offset: 8,
+      cpuAgain: 5,
+    };
+    for (const name of names) {
+      const source = wider.sources[name];
+      if (source.from === 'ring') continue; // decodeSampleRun leaves the ring's columns to the decoder (omit=ring)
+      const view = new ELEMENT_ARRAYS[wider.columns[name] as ElementKind](buffer);
+      assert.equal(view[at[name] + row], want[name], `${name}: what the generated row stored`);
+    }
+
+    // decodeRing's generated row for any record, run on the same sample with its fields and without them.
+    const general = regionsOf(writeRegions(readFileSync(join(ROOT, 'native/decode/decode-ring.ts'), 'utf8'), wider, 'decode-ring.ts'));
+    const columnsRegion = general.find((region) => region.template === 'ts-typed-columns');
+    const storeRegion = general.find((region) => region.template === 'ts-typed-store' && region.keys.includes('pidTid=ptOffset'));
+    assert.ok(columnsRegion && storeRegion, "decodeRing's typed regions");
+    const runGeneral = (ptOffset: number, cpuOffset: number, ipOffset: number) => {
+      const out = Object.fromEntries(names.map((name) => [name, new ELEMENT_ARRAYS[wider.columns[name] as ElementKind](8).fill(0xa5)]));
+      const body = [...columnsRegion.body, ...storeRegion.body].join('\n');
+      new Function('env', `const { out, u32, o, row, recordKind, sizeMisc, eventIndex, ptOffset, cpuOffset, ipOffset, ringCpu } = env;\n${body}`)({
+        out,
+        u32,
+        o: 8,
+        row,
+        recordKind: 9,
+        sizeMisc: u32[3],
+        eventIndex: 6,
+        ptOffset,
+        cpuOffset,
+        ipOffset,
+        ringCpu: 7,
+      });
+      return Object.fromEntries(names.filter((name) => name !== 'time' && wider.sources[name].from !== 'ring').map((name) => [name, out[name][row]]));
+    };
+    const { time: _time, ...present } = want;
+    assert.deepEqual(runGeneral(16, 24, 32), present, 'every field present');
+    assert.deepEqual(
+      runGeneral(-1, -1, -1),
+      { ...present, pid: -1, tid: -1, cpu: 7, cpuAgain: 7, ipHi: 0, ipLo: 0 },
+      "every field absent: the schema's absent values",
+    );
+  });
+});
+
+/** decodeSampleRun's generated locals and row stores from decode-ring.ts as given, one piece of code. */
+function decodeRingRegions(text: string): string {
+  const regions = regionsOf(text).filter((region) => region.template.startsWith('ts-flat-'));
+  assert.deepEqual(
+    regions.map((region) => region.template),
+    ['ts-flat-at', 'ts-flat-store'],
+    'decode-ring.ts holds the flat regions of decodeSampleRun only',
+  );
+  return regions.flatMap((region) => region.body).join('\n');
+}

@@ -384,7 +384,20 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
     }
   }
   const { layouts, indexOf } = tables;
-  const { time: timeOut, kind, misc, event: eventOut, pid, tid, cpu, ipHi, ipLo, ring: ringOut, offset: offsetOut } = out;
+  // row-writer ts-typed-columns from=out
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const timeColumn = out.time;
+  const kindColumn = out.kind;
+  const miscColumn = out.misc;
+  const eventColumn = out.event;
+  const pidColumn = out.pid;
+  const tidColumn = out.tid;
+  const cpuColumn = out.cpu;
+  const ipHiColumn = out.ipHi;
+  const ipLoColumn = out.ipLo;
+  const ringColumn = out.ring;
+  const offsetColumn = out.offset;
+  // end row-writer
   const SAMPLE = RecordType.SAMPLE;
   // The layout of `layoutPosition` in locals: a snapshot's samples are mostly of one event.
   let layoutPosition = -1;
@@ -459,8 +472,8 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
         // decodeRing writes this row itself; its time is then the key moved onto the origin, as for the others.
         const state = source.keys.state;
         decodeOneRecord(u32, source.ring, validEnd(source.ring), o, out, to, state.baseHi, state.baseLo, tables);
-        timeOut[to] = time[from + j] + amount;
-        ringOut[to] = r;
+        timeColumn[to] = time[from + j] + amount;
+        ringColumn[to] = r;
         continue;
       }
       if (p !== layoutPosition) {
@@ -479,29 +492,37 @@ export function scatterSlice(out: ColumnSet, sources: readonly ScatterSource[], 
           fast.ip = ip;
         }
       }
-      timeOut[to] = time[from + j] + amount;
-      kind[to] = SAMPLE;
-      misc[to] = u32[(o >>> 2) + 1] & 0xffff;
-      eventOut[to] = event;
-      offsetOut[to] = o;
-      ringOut[to] = r;
+      timeColumn[to] = time[from + j] + amount;
+      // row-writer ts-typed-store omit=time row=to words=u32 type=SAMPLE event=event ring=r o=o fieldsFrom=o pidTid=pidTid cpu=cpuAt ip=ip ringCpu=ringCpu
+      // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+      kindColumn[to] = SAMPLE;
+      miscColumn[to] = u32[(o >>> 2) + 1];
+      eventColumn[to] = event;
+      ringColumn[to] = r;
+      offsetColumn[to] = o;
       if (pidTid >= 0) {
-        const pw = (o + pidTid) >>> 2;
-        pid[to] = u32[pw] | 0;
-        tid[to] = u32[pw + 1] | 0;
+        const pidTidWord = (o + pidTid) >>> 2;
+        pidColumn[to] = u32[pidTidWord] | 0;
+        tidColumn[to] = u32[pidTidWord + 1] | 0;
       } else {
-        pid[to] = -1;
-        tid[to] = -1;
+        pidColumn[to] = -1;
+        tidColumn[to] = -1;
       }
-      cpu[to] = cpuAt >= 0 ? u32[(o + cpuAt) >>> 2] | 0 : ringCpu;
+      if (cpuAt >= 0) {
+        const cpuWord = (o + cpuAt) >>> 2;
+        cpuColumn[to] = u32[cpuWord] | 0;
+      } else {
+        cpuColumn[to] = ringCpu;
+      }
       if (ip >= 0) {
-        const iw = (o + ip) >>> 2;
-        ipLo[to] = u32[iw];
-        ipHi[to] = u32[iw + 1];
+        const ipWord = (o + ip) >>> 2;
+        ipLoColumn[to] = u32[ipWord];
+        ipHiColumn[to] = u32[ipWord + 1];
       } else {
-        ipLo[to] = 0;
-        ipHi[to] = 0;
+        ipLoColumn[to] = 0;
+        ipHiColumn[to] = 0;
       }
+      // end row-writer
     }
   }
 }
@@ -540,17 +561,20 @@ interface FastRuns {
 function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume: boolean): number {
   const { times, shift, words, offsetsOf, positionsOf, onlyOf, firstOf, keyed } = fast;
   const { f64, u32: w32, u16: w16, u8: w8, at } = fast.flat;
-  const timeAt = at.time,
-    kindAt = at.kind,
-    miscAt = at.misc,
-    eventAt = at.event,
-    pidAt = at.pid,
-    tidAt = at.tid;
-  const cpuAt = at.cpu,
-    ipHiAt = at.ipHi,
-    ipLoAt = at.ipLo,
-    ringAt = at.ring,
-    offsetAt = at.offset;
+  // row-writer ts-flat-at
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const timeAt = at.time;
+  const kindAt = at.kind;
+  const miscAt = at.misc;
+  const eventAt = at.event;
+  const pidAt = at.pid;
+  const tidAt = at.tid;
+  const cpuAt = at.cpu;
+  const ipHiAt = at.ipHi;
+  const ipLoAt = at.ipLo;
+  const ringAt = at.ring;
+  const offsetAt = at.offset;
+  // end row-writer
   const position = fast.position,
     event = fast.event,
     pidTid = fast.pidTid,
@@ -584,19 +608,23 @@ function scatterFastRuns(cursor: MergeCursor, fast: FastRuns, to: number, resume
       if (positions !== null && positions[k] !== position) break;
       const o = offsets[k];
       const row = k + rowFromKey;
-      f64[timeAt + row] = time[k + keyToTime] + amount;
+      const rowTime = time[k + keyToTime] + amount;
+      // row-writer ts-flat-store row=row o=o words=u32 time=rowTime type=SAMPLE event=event ring=r pidTid=pidTid cpu=cpu ip=ip
+      // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+      f64[timeAt + row] = rowTime;
       w8[kindAt + row] = SAMPLE;
       w16[miscAt + row] = u32[(o >>> 2) + 1];
       w16[eventAt + row] = event;
-      w32[offsetAt + row] = o;
       w16[ringAt + row] = r;
-      const pw = (o + pidTid) >>> 2;
-      w32[pidAt + row] = u32[pw];
-      w32[tidAt + row] = u32[pw + 1];
+      w32[offsetAt + row] = o;
+      const pidTidWord = (o + pidTid) >>> 2;
+      w32[pidAt + row] = u32[pidTidWord];
+      w32[tidAt + row] = u32[pidTidWord + 1];
       w32[cpuAt + row] = u32[(o + cpu) >>> 2];
-      const iw = (o + ip) >>> 2;
-      w32[ipLoAt + row] = u32[iw];
-      w32[ipHiAt + row] = u32[iw + 1];
+      const ipWord = (o + ip) >>> 2;
+      w32[ipLoAt + row] = u32[ipWord];
+      w32[ipHiAt + row] = u32[ipWord + 1];
+      // end row-writer
     }
     const done = k - start;
     to += done;

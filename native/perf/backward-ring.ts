@@ -8,7 +8,7 @@ import type { Mapping } from '../sys/libc';
 import { MmapPage } from '../abi/uapi';
 import type { PerfEventFd } from './events';
 import type { CopyAllocator, RingCopy, SnapshotPath } from '../abi/snapshot';
-import { RingMapping, defaultCopyMode, lostByWriters, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring-mapping';
+import { EventRing, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring-mapping';
 import { SpareCopyBuffer } from './spare-buffer';
 
 const U64_RANGE = 1n << 64n;
@@ -51,28 +51,24 @@ export interface RingCopyGroup {
 /**
  * A flight-recorder ring: write_backward event, read-only mapping. Owns its event fd and mapping.
  */
-export class BackwardRing {
-  private readonly ring: RingMapping;
+export class BackwardRing extends EventRing {
   /** What the next snapshot copies into; warmed by whoever owns the ring when it is idle. */
   readonly spare: SpareCopyBuffer;
-  /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
-  private readonly writers: PerfEventFd[];
 
   /**
    * `sharedCopies`, `allocateCopy`: where snapshots copy into (see SpareCopyBuffer). `group`: the
    * rings one snapshot copies together (the recorder's), which the allocator is told of.
    */
   constructor(
-    readonly event: PerfEventFd,
+    event: PerfEventFd,
     dataPages: number,
-    readonly meta: RingMeta,
-    public mode: CopyMode = defaultCopyMode(),
+    meta: RingMeta,
+    mode: CopyMode = defaultCopyMode(),
     sharedCopies = false,
     allocateCopy?: CopyAllocator,
     group?: RingCopyGroup,
   ) {
-    if (!event.attr.flags.writeBackward) throw new Error(`BackwardRing needs an event opened with writeBackward (${event.name})`);
-    this.ring = new RingMapping(event.fd, dataPages, false, event.name);
+    super(event, dataPages, meta, mode, true);
     const allocate: CopyAllocator | undefined =
       allocateCopy && group
         ? (copyBytes, shared, previous) =>
@@ -84,21 +80,6 @@ export class BackwardRing {
             })
         : allocateCopy;
     this.spare = new SpareCopyBuffer(this.ring.dataSize, sharedCopies, allocate);
-    this.writers = [event];
-  }
-
-  /** Counts `fd` among the writers of this ring (it was redirected here with SET_OUTPUT). */
-  addWriter(fd: PerfEventFd): void {
-    this.writers.push(fd);
-  }
-
-  /** Records the kernel could not write into this ring since it opened (see lostByWriters). */
-  lostSinceOpen(): bigint | null {
-    return lostByWriters(this.writers);
-  }
-
-  get dataSize(): number {
-    return this.ring.dataSize;
   }
 
   get mapping(): Mapping {

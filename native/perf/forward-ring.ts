@@ -4,7 +4,7 @@
 import { MmapPage } from '../abi/uapi';
 import type { PerfEventFd } from './events';
 import type { RingCopy } from '../abi/snapshot';
-import { RingMapping, defaultCopyMode, lostByWriters, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring-mapping';
+import { EventRing, defaultCopyMode, type CopyMode, type RingMeta, type RingSnapshot, type RingStats } from './ring-mapping';
 
 /**
  * The side-band ring: writable mapping, consumed through data_tail, never paused. Owns its event.
@@ -15,10 +15,9 @@ import { RingMapping, defaultCopyMode, lostByWriters, type CopyMode, type RingMe
  * drained records are held here, oldest first, until the next read() hands them to a snapshot.
  * The held bytes are bounded: past MAX_HELD_BYTES the oldest chunks are dropped and counted.
  */
-export class ForwardRing {
+export class ForwardRing extends EventRing {
   /** Upper bound of drained-but-unread bytes kept per ring. */
   static readonly MAX_HELD_BYTES = 64 << 20;
-  private readonly ring: RingMapping;
   private consumed = 0n;
   private held: Uint8Array[] = [];
   private heldBytes = 0;
@@ -26,32 +25,8 @@ export class ForwardRing {
   private dropped = 0n;
   private readonly taps = new Set<ForwardTap>();
 
-  /** Every fd whose records go into this ring: its own event, then those redirected with SET_OUTPUT. */
-  private readonly writers: PerfEventFd[];
-
-  constructor(
-    readonly event: PerfEventFd,
-    dataPages: number,
-    readonly meta: RingMeta,
-    public mode: CopyMode = defaultCopyMode(),
-  ) {
-    if (event.attr.flags.writeBackward) throw new Error(`ForwardRing needs an event without writeBackward (${event.name})`);
-    this.ring = new RingMapping(event.fd, dataPages, true, event.name);
-    this.writers = [event];
-  }
-
-  /** Counts `fd` among the writers of this ring (it was redirected here with SET_OUTPUT). */
-  addWriter(fd: PerfEventFd): void {
-    this.writers.push(fd);
-  }
-
-  /** Records the kernel could not write into this ring since it opened (see lostByWriters). */
-  lostSinceOpen(): bigint | null {
-    return lostByWriters(this.writers);
-  }
-
-  get dataSize(): number {
-    return this.ring.dataSize;
+  constructor(event: PerfEventFd, dataPages: number, meta: RingMeta, mode: CopyMode = defaultCopyMode()) {
+    super(event, dataPages, meta, mode, false);
   }
 
   head(): bigint {

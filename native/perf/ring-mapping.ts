@@ -64,6 +64,44 @@ export function lostByWriters(writers: readonly PerfEventFd[]): bigint | null {
   return total;
 }
 
+/**
+ * What both ring kinds own (BackwardRing, ForwardRing): one event's ring mapping and every fd whose
+ * records go into it (the event, then those redirected with SET_OUTPUT), whose losses are the ring's.
+ * `backward`: the kind the subclass is, checked against the event before anything is mapped.
+ */
+export abstract class EventRing {
+  protected readonly ring: RingMapping;
+  private readonly writers: PerfEventFd[];
+
+  constructor(
+    readonly event: PerfEventFd,
+    dataPages: number,
+    readonly meta: RingMeta,
+    public mode: CopyMode,
+    backward: boolean,
+  ) {
+    if ((event.attr.flags.writeBackward === true) !== backward)
+      throw new Error(`${new.target.name} needs an event ${backward ? 'opened with' : 'without'} writeBackward (${event.name})`);
+    // A backward ring is mapped read-only, so the kernel overwrites unconditionally; a forward one is consumed through data_tail.
+    this.ring = new RingMapping(event.fd, dataPages, !backward, event.name);
+    this.writers = [event];
+  }
+
+  /** Counts `fd` among the writers of this ring (it was redirected here with SET_OUTPUT). */
+  addWriter(fd: PerfEventFd): void {
+    this.writers.push(fd);
+  }
+
+  /** Records the kernel could not write into this ring since it opened (see lostByWriters). */
+  lostSinceOpen(): bigint | null {
+    return lostByWriters(this.writers);
+  }
+
+  get dataSize(): number {
+    return this.ring.dataSize;
+  }
+}
+
 /** The mmap of one perf fd and the raw reads on it, shared by both ring kinds and by rings mapped from borrowed fds. */
 export class RingMapping {
   readonly mapping: Mapping;

@@ -30,17 +30,7 @@ import {
   ENTRY_TIME,
   ENTRY_UNIFORM,
   MERGE_AT,
-  MERGE_C_CPU,
-  MERGE_C_EVENT,
-  MERGE_C_IP_HI,
-  MERGE_C_IP_LO,
-  MERGE_C_KIND,
-  MERGE_C_MISC,
-  MERGE_C_OFFSET,
-  MERGE_C_PID,
-  MERGE_C_RING,
-  MERGE_C_TID,
-  MERGE_C_TIME,
+  MERGE_COLUMNS,
   MERGE_ENTRY_BYTES,
   MERGE_EVENT,
   MERGE_FAILED,
@@ -83,17 +73,20 @@ function merge(job: usize, recorderLayout: bool): i32 {
   const n = load<i32>(job, MERGE_RINGS);
   const at = load<i32>(job, MERGE_AT);
   const list = load<u32>(job, MERGE_LIST);
-  const cTime = load<u32>(job, MERGE_C_TIME);
-  const cKind = load<u32>(job, MERGE_C_KIND);
-  const cMisc = load<u32>(job, MERGE_C_MISC);
-  const cEvent = load<u32>(job, MERGE_C_EVENT);
-  const cPid = load<u32>(job, MERGE_C_PID);
-  const cTid = load<u32>(job, MERGE_C_TID);
-  const cCpu = load<u32>(job, MERGE_C_CPU);
-  const cIpHi = load<u32>(job, MERGE_C_IP_HI);
-  const cIpLo = load<u32>(job, MERGE_C_IP_LO);
-  const cRing = load<u32>(job, MERGE_C_RING);
-  const cOffset = load<u32>(job, MERGE_C_OFFSET);
+  // row-writer as-column-addresses job=job base=MERGE_COLUMNS
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const cTime = load<u32>(job, MERGE_COLUMNS + 0);
+  const cKind = load<u32>(job, MERGE_COLUMNS + 4);
+  const cMisc = load<u32>(job, MERGE_COLUMNS + 8);
+  const cEvent = load<u32>(job, MERGE_COLUMNS + 12);
+  const cPid = load<u32>(job, MERGE_COLUMNS + 16);
+  const cTid = load<u32>(job, MERGE_COLUMNS + 20);
+  const cCpu = load<u32>(job, MERGE_COLUMNS + 24);
+  const cIpHi = load<u32>(job, MERGE_COLUMNS + 28);
+  const cIpLo = load<u32>(job, MERGE_COLUMNS + 32);
+  const cRing = load<u32>(job, MERGE_COLUMNS + 36);
+  const cOffset = load<u32>(job, MERGE_COLUMNS + 40);
+  // end row-writer
   const sPidTid: u32 = recorderLayout ? RECORDER_S_PID_TID : load<u32>(job, MERGE_S_PID_TID);
   const sCpu: u32 = recorderLayout ? RECORDER_S_CPU : load<u32>(job, MERGE_S_CPU);
   const sIp: u32 = recorderLayout ? RECORDER_S_IP : load<u32>(job, MERGE_S_IP);
@@ -169,17 +162,20 @@ function merge(job: usize, recorderLayout: bool): i32 {
           }
           const o = <u32>(p - src);
           const row = to;
+          // row-writer as-store type=RECORD_SAMPLE row=row p=p o=o time=value event=event ring=best pidTid=sPidTid cpu=sCpu ip=sIp
+          // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
           store<f64>(cTime + (row << 3), value);
           store<u8>(cKind + row, RECORD_SAMPLE);
           store<u16>(cMisc + (row << 1), load<u32>(p, 4));
           store<u16>(cEvent + (row << 1), event);
-          store<u32>(cOffset + (row << 2), o);
           store<u16>(cRing + (row << 1), best);
+          store<u32>(cOffset + (row << 2), o);
           store<u32>(cPid + (row << 2), load<u32>(p + sPidTid));
           store<u32>(cTid + (row << 2), load<u32>(p + sPidTid, 4));
           store<u32>(cCpu + (row << 2), load<u32>(p + sCpu));
           store<u32>(cIpLo + (row << 2), load<u32>(p + sIp));
           store<u32>(cIpHi + (row << 2), load<u32>(p + sIp, 4));
+          // end row-writer
         } else {
           listOther(list, others++, to, best, i);
         }
@@ -217,17 +213,21 @@ function merge(job: usize, recorderLayout: bool): i32 {
           const o = load<u32>(aux + (<u32>i << 2));
           const p = <usize>(src + o);
           const row = to;
-          store<f64>(cTime + (row << 3), t + shift);
+          const rowTime = t + shift;
+          // row-writer as-store type=RECORD_SAMPLE row=row p=p o=o time=rowTime event=event ring=best pidTid=sPidTid cpu=sCpu ip=sIp
+          // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+          store<f64>(cTime + (row << 3), rowTime);
           store<u8>(cKind + row, RECORD_SAMPLE);
           store<u16>(cMisc + (row << 1), load<u32>(p, 4));
           store<u16>(cEvent + (row << 1), event);
-          store<u32>(cOffset + (row << 2), o);
           store<u16>(cRing + (row << 1), best);
+          store<u32>(cOffset + (row << 2), o);
           store<u32>(cPid + (row << 2), load<u32>(p + sPidTid));
           store<u32>(cTid + (row << 2), load<u32>(p + sPidTid, 4));
           store<u32>(cCpu + (row << 2), load<u32>(p + sCpu));
           store<u32>(cIpLo + (row << 2), load<u32>(p + sIp));
           store<u32>(cIpHi + (row << 2), load<u32>(p + sIp, 4));
+          // end row-writer
         }
         to++;
         i++;

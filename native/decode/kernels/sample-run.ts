@@ -17,16 +17,7 @@
 import {
   RECORD_SAMPLE,
   SAMPLE_BASE_LO,
-  SAMPLE_C_CPU,
-  SAMPLE_C_EVENT,
-  SAMPLE_C_IP_HI,
-  SAMPLE_C_IP_LO,
-  SAMPLE_C_KIND,
-  SAMPLE_C_MISC,
-  SAMPLE_C_OFFSET,
-  SAMPLE_C_PID,
-  SAMPLE_C_TID,
-  SAMPLE_C_TIME,
+  SAMPLE_COLUMNS,
   SAMPLE_END,
   SAMPLE_EVENT,
   SAMPLE_ID_HI,
@@ -84,16 +75,19 @@ function run(job: usize, backwardRecorder: bool): i32 {
   const sIp: u32 = backwardRecorder ? RECORDER_S_IP : load<u32>(job, SAMPLE_S_IP);
   const sMin: u32 = backwardRecorder ? RECORDER_S_MIN : load<u32>(job, SAMPLE_S_MIN);
   const sId: i32 = backwardRecorder ? RECORDER_S_ID : load<i32>(job, SAMPLE_S_ID);
-  const cTime = load<u32>(job, SAMPLE_C_TIME);
-  const cKind = load<u32>(job, SAMPLE_C_KIND);
-  const cMisc = load<u32>(job, SAMPLE_C_MISC);
-  const cEvent = load<u32>(job, SAMPLE_C_EVENT);
-  const cOffset = load<u32>(job, SAMPLE_C_OFFSET);
-  const cPid = load<u32>(job, SAMPLE_C_PID);
-  const cTid = load<u32>(job, SAMPLE_C_TID);
-  const cCpu = load<u32>(job, SAMPLE_C_CPU);
-  const cIpLo = load<u32>(job, SAMPLE_C_IP_LO);
-  const cIpHi = load<u32>(job, SAMPLE_C_IP_HI);
+  // row-writer as-column-addresses omit=ring job=job base=SAMPLE_COLUMNS
+  // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+  const cTime = load<u32>(job, SAMPLE_COLUMNS + 0);
+  const cKind = load<u32>(job, SAMPLE_COLUMNS + 4);
+  const cMisc = load<u32>(job, SAMPLE_COLUMNS + 8);
+  const cEvent = load<u32>(job, SAMPLE_COLUMNS + 12);
+  const cPid = load<u32>(job, SAMPLE_COLUMNS + 16);
+  const cTid = load<u32>(job, SAMPLE_COLUMNS + 20);
+  const cCpu = load<u32>(job, SAMPLE_COLUMNS + 24);
+  const cIpHi = load<u32>(job, SAMPLE_COLUMNS + 28);
+  const cIpLo = load<u32>(job, SAMPLE_COLUMNS + 32);
+  const cOffset = load<u32>(job, SAMPLE_COLUMNS + 40);
+  // end row-writer
   // The walk as an address (p) and the rows as a countdown to stopRow: fewer values live in the loop.
   let p = src + load<u32>(job, SAMPLE_O);
   const firstRow = load<i32>(job, SAMPLE_ROW);
@@ -122,16 +116,20 @@ function run(job: usize, backwardRecorder: bool): i32 {
     if (!differenceFits(t, base)) break;
     const rel = <f64>(<i64>(t - base));
     const r = <u32>row;
+    const o = p - src;
+    // row-writer as-store type=RECORD_SAMPLE omit=ring row=r p=p o=o time=rel misc=sizeMisc event=event pidTid=sPidTid cpu=sCpu ip=sIp
+    // (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+    store<f64>(cTime + (r << 3), rel);
     store<u8>(cKind + r, RECORD_SAMPLE);
     store<u16>(cMisc + (r << 1), sizeMisc);
     store<u16>(cEvent + (r << 1), event);
-    store<u32>(cOffset + (r << 2), p - src);
+    store<u32>(cOffset + (r << 2), o);
     store<u32>(cPid + (r << 2), load<u32>(p + sPidTid));
     store<u32>(cTid + (r << 2), load<u32>(p + sPidTid, 4));
     store<u32>(cCpu + (r << 2), load<u32>(p + sCpu));
     store<u32>(cIpLo + (r << 2), load<u32>(p + sIp));
     store<u32>(cIpHi + (r << 2), load<u32>(p + sIp, 4));
-    store<f64>(cTime + (r << 3), rel);
+    // end row-writer
     if (rel < minRel) {
       minRel = rel;
       minP = p;

@@ -21,7 +21,8 @@ import { plainCopyBuffer, type CopyAllocator } from '../../abi/snapshot';
 import { ColumnSet, columnSetBytes, type SetSource } from '../column-set';
 import { backwardCapacity } from '../row-capacity';
 import type { RecordColumns } from '../types';
-import { SampleRunEngine, sampleRunColumns } from './sample-run';
+import { SampleRunEngine } from './sample-run';
+import { columnAddresses } from './kernels';
 import { SAMPLE_RUN_JOB_BYTES } from './job-layout';
 import { allocateInSnapshotMemory, snapshotMemoryOf, snapshotMemoryOfSet, type MemorySlot, type SnapshotMemory } from './snapshot-memory';
 
@@ -225,6 +226,6 @@ export function releaseRoomSet(set: ColumnSet): boolean {
 export function engineFor(bytes: Uint8Array, out: ColumnSet): SampleRunEngine | null {
   const room = roomOf(bytes);
   if (!room || out !== room.set || bytes.byteOffset !== room.copyAddress) return null;
-  room.engine ??= new SampleRunEngine(room.memory, room.shared, room.jobAddress, room.copyAddress, sampleRunColumns(room.set));
+  room.engine ??= new SampleRunEngine(room.memory, room.shared, room.jobAddress, room.copyAddress, columnAddresses(room.set));
   return room.engine;
 }

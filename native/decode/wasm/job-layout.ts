@@ -31,19 +31,14 @@ export const SAMPLE_S_CPU = 76;
 export const SAMPLE_S_IP = 80;
 export const SAMPLE_S_MIN = 84;
 export const SAMPLE_S_ID = 88;
-/** Byte address of row 0 of each column the run writes (every record column but ring). */
-export const SAMPLE_C_TIME = 92;
-export const SAMPLE_C_KIND = 96;
-export const SAMPLE_C_MISC = 100;
-export const SAMPLE_C_EVENT = 104;
-export const SAMPLE_C_OFFSET = 108;
-export const SAMPLE_C_PID = 112;
-export const SAMPLE_C_TID = 116;
-export const SAMPLE_C_CPU = 120;
-export const SAMPLE_C_IP_LO = 124;
-export const SAMPLE_C_IP_HI = 128;
-/** Bytes a sample-run job takes (copy-room.ts and snapshot-memory.ts reserve them before each copy). */
+// The run's columns, and the bytes its job takes (copy-room.ts and snapshot-memory.ts reserve them before each copy).
+// row-writer job-columns columns=SAMPLE_COLUMNS at=92 bytes=SAMPLE_RUN_JOB_BYTES
+// (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+/** Byte address of row 0 of each record column, in the schema's order (time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset): u32 each. */
+export const SAMPLE_COLUMNS = 92;
+/** Bytes the job takes: to the end of its column addresses, rounded up to a multiple of 8. */
 export const SAMPLE_RUN_JOB_BYTES = 136;
+// end row-writer
 
 // The key run (kernels/key-run.ts): where the walk is (o, end), how many keys fit still (max), keys
 // written so far (rows), the run's id and event position, the time base, what the walk keeps (u32
@@ -83,7 +78,8 @@ export const KEY_RUN_JOB_BYTES = 96;
 // row, ring, key) as three u32 each), failed (written by the call: 1 when a uniform ring's record was
 // not one); then what the rows are written with: the sample's field offsets (pid/tid, cpu, ip, time;
 // id -1: none), bytes back from a record's end to its trailer time (-1: none), the event index, and
-// row 0's byte address of every output column.
+// row 0's byte address of every output column
+// (the sample run's job has them too; the run writes every column but ring, which the decoder fills).
 export const MERGE_RINGS = 0;
 export const MERGE_AT = 4;
 export const MERGE_OTHERS = 8;
@@ -96,18 +92,13 @@ export const MERGE_S_TIME = 32;
 export const MERGE_S_ID = 36;
 export const MERGE_OTHER_TIME_FROM_END = 40;
 export const MERGE_EVENT = 44;
-export const MERGE_C_TIME = 48;
-export const MERGE_C_KIND = 52;
-export const MERGE_C_MISC = 56;
-export const MERGE_C_EVENT = 60;
-export const MERGE_C_PID = 64;
-export const MERGE_C_TID = 68;
-export const MERGE_C_CPU = 72;
-export const MERGE_C_IP_HI = 76;
-export const MERGE_C_IP_LO = 80;
-export const MERGE_C_RING = 84;
-export const MERGE_C_OFFSET = 88;
+// row-writer job-columns columns=MERGE_COLUMNS at=48 bytes=MERGE_HEADER_BYTES
+// (generated from column-schema.ts by scripts/build-row-writers.mjs: edit the schema, then npm run build)
+/** Byte address of row 0 of each record column, in the schema's order (time, kind, misc, event, pid, tid, cpu, ipHi, ipLo, ring, offset): u32 each. */
+export const MERGE_COLUMNS = 48;
+/** Bytes the job takes: to the end of its column addresses, rounded up to a multiple of 8. */
 export const MERGE_HEADER_BYTES = 96;
+// end row-writer
 /**
  * One ring's entry (by ring number), after the header: i32 kind, next (its first row of the
  * slice), stop, the byte address of its time 0 (f64, before the shift; uniform: of its oldest

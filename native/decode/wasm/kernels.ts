@@ -3,6 +3,8 @@
 // (copy-room.ts) or a snapshot memory (snapshot-memory.ts). One module per memory kind, compiled
 // once per thread; one instance per memory object, made on first use.
 
+import { RECORD_COLUMN_NAMES, type RecordColumnName } from '../column-schema';
+import type { ColumnSet } from '../column-set';
 import { PLAIN_KERNELS, SHARED_KERNELS } from './kernel-binaries';
 
 /** The kind of memory a module imports: a module for a plain memory cannot take a shared one, nor the reverse. */
@@ -16,6 +18,23 @@ export interface Kernels {
   keyRun(job: number): number;
   /** One slice of the merge (kernels/merge-scatter.ts): rows placed. */
   mergeScatter(job: number): number;
+}
+
+/** Row 0's byte address of every column of a set in the kernels' memory. */
+export type ColumnAddresses = { readonly [K in RecordColumnName]: number };
+
+/** Row 0's byte address of every column of `set`. */
+export function columnAddresses(set: ColumnSet): ColumnAddresses {
+  return Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [name, set[name].byteOffset])) as ColumnAddresses;
+}
+
+/**
+ * Writes `columns` into the job whose first word `job` views, at byte `at` (job-layout.ts:
+ * SAMPLE_COLUMNS, MERGE_COLUMNS): one u32 per record column in the schema's order, where the
+ * kernels' generated loads read them (scripts/build-row-writers.mjs).
+ */
+export function writeColumnAddresses(job: Int32Array, at: number, columns: ColumnAddresses): void {
+  for (let i = 0; i < RECORD_COLUMN_NAMES.length; i++) job[at / 4 + i] = columns[RECORD_COLUMN_NAMES[i]];
 }
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

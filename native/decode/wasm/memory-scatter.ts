@@ -27,10 +27,10 @@ import {
   ENTRY_NONE,
   ENTRY_UNIFORM,
   MergeScatterEngine,
-  columnAddresses,
   type MergeScatterConstants,
   type MergeScatterEntry,
 } from './merge-scatter';
+import { columnAddresses } from './kernels';
 import { OTHER_RECORDS, SIDE_BAND_ROWS, type SnapshotMemory } from './snapshot-memory';
 
 /** How every ring of a snapshot enters the WebAssembly merge (from and to are each slice's). */

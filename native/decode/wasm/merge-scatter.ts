@@ -3,12 +3,10 @@
 // copies, keys and output columns live in one snapshot memory: it fills the slice's job record (the
 // header: the output columns and the sample layout; an entry per ring) and calls the kernel.
 
-import { RECORD_COLUMN_NAMES, type RecordColumnName } from '../column-schema';
-import type { ColumnSet } from '../column-set';
 import { uniformRecordTime } from '../uniform';
 import * as J from './job-layout';
 import { ENTRY_NONE, ENTRY_UNIFORM, MERGE_ENTRY_BYTES, MERGE_HEADER_BYTES } from './job-layout';
-import { kernelsFor, type Kernels, type MemoryKind } from './kernels';
+import { kernelsFor, writeColumnAddresses, type ColumnAddresses, type Kernels, type MemoryKind } from './kernels';
 import { mergeScatterJobBytes } from './snapshot-memory';
 
 export { ENTRY_HOLE, ENTRY_KEYED, ENTRY_KEYED_WITH_OTHERS, ENTRY_NONE, ENTRY_UNIFORM } from './job-layout';
@@ -39,7 +37,7 @@ export interface MergeScatterEntry {
  * sample's field offsets (the time and id: as uniform rings read them; id -1: none) and the event index.
  */
 export interface MergeScatterConstants {
-  readonly columns: { readonly [K in RecordColumnName]: number };
+  readonly columns: ColumnAddresses;
   readonly pidTid: number;
   readonly cpu: number;
   readonly ip: number;
@@ -47,26 +45,6 @@ export interface MergeScatterConstants {
   readonly id: number;
   readonly otherTimeFromEnd: number;
   readonly event: number;
-}
-
-/** Where each output column's row 0 address goes in the job's header. */
-const COLUMN_FIELDS: { readonly [K in RecordColumnName]: number } = {
-  time: J.MERGE_C_TIME,
-  kind: J.MERGE_C_KIND,
-  misc: J.MERGE_C_MISC,
-  event: J.MERGE_C_EVENT,
-  pid: J.MERGE_C_PID,
-  tid: J.MERGE_C_TID,
-  cpu: J.MERGE_C_CPU,
-  ipHi: J.MERGE_C_IP_HI,
-  ipLo: J.MERGE_C_IP_LO,
-  ring: J.MERGE_C_RING,
-  offset: J.MERGE_C_OFFSET,
-};
-
-/** Row 0's byte address of every column of `set`. */
-export function columnAddresses(set: ColumnSet): { readonly [K in RecordColumnName]: number } {
-  return Object.fromEntries(RECORD_COLUMN_NAMES.map((name) => [name, set[name].byteOffset])) as { readonly [K in RecordColumnName]: number };
 }
 
 /** The merge scatter of one memory and output layout, as seen from one thread: the kernels' instance, and a job record per call. */
@@ -103,7 +81,7 @@ export class MergeScatterEngine {
     i32[J.MERGE_S_ID / 4] = k.id;
     i32[J.MERGE_OTHER_TIME_FROM_END / 4] = k.otherTimeFromEnd;
     i32[J.MERGE_EVENT / 4] = k.event;
-    for (const name of RECORD_COLUMN_NAMES) i32[COLUMN_FIELDS[name] / 4] = k.columns[name];
+    writeColumnAddresses(i32, J.MERGE_COLUMNS, k.columns);
     const f64View = new Float64Array(buffer);
     const u32View = new Uint32Array(buffer);
     // A uniform record's time relative to its ring's base, as the call reads it.

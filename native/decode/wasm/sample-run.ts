@@ -2,31 +2,8 @@
 // WebAssembly) over one copy's room (copy-room.ts): it fills the run's job record and reads back
 // where the run stopped.
 
-import type { RecordColumnName } from '../column-schema';
-import type { ColumnSet } from '../column-set';
-import { RECORD_COLUMN_NAMES } from '../column-schema';
 import * as J from './job-layout';
-import { kernelsFor, type Kernels } from './kernels';
-
-/** The columns a sample run writes: every record column but ring, which the decoder fills after the run. */
-export type SampleRunColumnName = Exclude<RecordColumnName, 'ring'>;
-
-/** Byte address in the memory of row 0 of each column a run writes. */
-export type SampleRunColumns = { readonly [K in SampleRunColumnName]: number };
-
-/** Where each column's row 0 address goes in the job record. */
-const COLUMN_FIELDS: { readonly [K in SampleRunColumnName]: number } = {
-  time: J.SAMPLE_C_TIME,
-  kind: J.SAMPLE_C_KIND,
-  misc: J.SAMPLE_C_MISC,
-  event: J.SAMPLE_C_EVENT,
-  offset: J.SAMPLE_C_OFFSET,
-  pid: J.SAMPLE_C_PID,
-  tid: J.SAMPLE_C_TID,
-  cpu: J.SAMPLE_C_CPU,
-  ipLo: J.SAMPLE_C_IP_LO,
-  ipHi: J.SAMPLE_C_IP_HI,
-};
+import { kernelsFor, writeColumnAddresses, type ColumnAddresses, type Kernels } from './kernels';
 
 /** Byte offsets in a sample of the fields a run's rows take, and the smallest sample holding them all. */
 export interface SampleRunLayout {
@@ -64,13 +41,14 @@ export class SampleRunEngine {
     shared: boolean,
     private readonly jobAddress: number,
     ringAddress: number,
-    columns: SampleRunColumns,
+    columns: ColumnAddresses,
   ) {
     this.i32 = new Int32Array(memory.buffer, jobAddress, J.SAMPLE_RUN_JOB_BYTES / 4);
     this.f64 = new Float64Array(memory.buffer, jobAddress, J.SAMPLE_RUN_JOB_BYTES / 8);
     this.kernels = kernelsFor(memory, shared ? 'shared' : 'plain');
     this.i32[J.SAMPLE_SRC / 4] = ringAddress;
-    for (const name of Object.keys(COLUMN_FIELDS) as SampleRunColumnName[]) this.i32[COLUMN_FIELDS[name] / 4] = columns[name];
+    // Every column's address, ring's too: the run writes all but ring (kernels/sample-run.ts), which the decoder fills.
+    writeColumnAddresses(this.i32, J.SAMPLE_COLUMNS, columns);
   }
 
   /**
@@ -126,10 +104,4 @@ export class SampleRunEngine {
     state.maxRel = f[J.SAMPLE_MAX_REL / 8];
     return decoded;
   }
-}
-
-/** Where row 0 of each column a sample run writes is in `set`'s buffer, as byte addresses. */
-export function sampleRunColumns(set: ColumnSet): SampleRunColumns {
-  const names = RECORD_COLUMN_NAMES.filter((name): name is SampleRunColumnName => name !== 'ring');
-  return Object.fromEntries(names.map((name) => [name, set[name].byteOffset])) as SampleRunColumns;
 }
