@@ -1,7 +1,7 @@
 // /proc/kallsyms: kernel symbols sorted by address, looked up by bisection. A symbol's extent is up to
 // the next symbol's address (kallsyms has no sizes), which is what perf does for kernel maps too.
 
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 export interface KernelSymbol {
   readonly address: bigint;
@@ -19,17 +19,13 @@ export class Kallsyms {
   /** Where each symbol's line starts in the text (its name and module are read from there on demand). */
   private readonly lineStart: Int32Array;
   private list: KernelSymbol[] | undefined;
-  /** The kallsyms text as bytes: a name is decoded only when a lookup finds it. */
-  private readonly text: Uint8Array;
 
   /**
    * Parses kallsyms text: about 200,000 lines, of which a decode names a few thousand addresses. So one pass over
-   * the bytes reads each code symbol's address as two 32-bit halves and keeps where its line starts: no slice,
+   * the characters reads each code symbol's address as two 32-bit halves and keeps where its line starts: no slice,
    * parseInt, string or object per line; a name and module are cut from the text when a lookup finds them.
    */
-  constructor(source: string | Uint8Array) {
-    const text = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
-    this.text = text;
+  constructor(private readonly text: string) {
     let high = new Uint32Array(1 << 16);
     let low = new Uint32Array(1 << 16);
     let lineStart = new Int32Array(1 << 16);
@@ -43,7 +39,7 @@ export class Kallsyms {
       let digits = 0;
       let c = at;
       for (; c < length; c++) {
-        const code = text[c];
+        const code = text.charCodeAt(c);
         const nibble = code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : -1;
         if (nibble < 0) break;
         // Shift the 64-bit (hi, lo) left by four: the top nibble of lo moves into hi.
@@ -51,11 +47,11 @@ export class Kallsyms {
         lo = ((lo << 4) | nibble) >>> 0;
         digits++;
       }
-      let end = text.indexOf(NEWLINE, c);
+      let end = text.indexOf('\n', c);
       if (end < 0) end = length;
       // `ADDRESS TYPE NAME`: only code symbols make sense for IPs; absolute symbols (a/A) are per-cpu offsets etc.
-      if (digits > 0 && digits <= 16 && text[c] === 32 && c + 3 < end && text[c + 2] === 32) {
-        const type = text[c + 1];
+      if (digits > 0 && digits <= 16 && text.charCodeAt(c) === 32 && c + 3 < end && text.charCodeAt(c + 2) === 32) {
+        const type = text.charCodeAt(c + 1);
         // T t W w; kptr_restrict hides addresses as zeros.
         if ((type === 84 || type === 116 || type === 87 || type === 119) && (hi !== 0 || lo !== 0)) {
           if (count === high.length) {
@@ -91,7 +87,7 @@ export class Kallsyms {
   static read(path = '/proc/kallsyms'): Kallsyms {
     let parsed = parsedByPath.get(path);
     if (!parsed) {
-      parsed = new Kallsyms(readWhole(path));
+      parsed = new Kallsyms(readFileSync(path, 'utf8'));
       parsedByPath.set(path, parsed);
     }
     return parsed;
@@ -115,13 +111,13 @@ export class Kallsyms {
   /** Symbol `i` as its line says: `ADDRESS TYPE NAME[\t[MODULE]]`. */
   private symbolAt(i: number): KernelSymbol {
     const start = this.lineStart[i];
-    const space = this.text.indexOf(SPACE, start);
-    let end = this.text.indexOf(NEWLINE, space);
+    const space = this.text.indexOf(' ', start);
+    let end = this.text.indexOf('\n', space);
     if (end < 0) end = this.text.length;
-    const rest = Buffer.from(this.text.buffer, this.text.byteOffset + space + 3, Math.max(0, end - space - 3)).toString('utf8');
+    const rest = this.text.slice(space + 3, end);
     const tab = rest.indexOf('\t');
     const module = tab >= 0 ? /^\s*\[(.*)\]/.exec(rest.slice(tab + 1))?.[1] : undefined;
-    return { address: this.addressAt(i), name: (tab >= 0 ? rest.slice(0, tab) : rest).trim(), type: String.fromCharCode(this.text[space + 1]), module };
+    return { address: this.addressAt(i), name: (tab >= 0 ? rest.slice(0, tab) : rest).trim(), type: this.text[space + 1], module };
   }
 
   /** The symbol containing `address`: the last one starting at or below it. */
@@ -152,34 +148,6 @@ export class Kallsyms {
 }
 
 const parsedByPath = new Map<string, Kallsyms>();
-const NEWLINE = 10;
-const SPACE = 32;
-
-/**
- * A /proc file whole (its size reads as 0): into one buffer grown by doubling, in reads as large as the buffer's
- * free room. readFileSync's 64 KiB reads, their concatenation and a string decoded from it cost /proc/kallsyms'
- * 5 MB three times over at the peak, and more time in the kernel's text generation per read.
- */
-function readWhole(path: string): Uint8Array {
-  const fd = openSync(path, 'r');
-  try {
-    let bytes = Buffer.allocUnsafe(8 << 20);
-    let length = 0;
-    for (;;) {
-      if (length === bytes.length) {
-        const wider = Buffer.allocUnsafe(bytes.length * 2);
-        bytes.copy(wider, 0, 0, length);
-        bytes = wider;
-      }
-      const got = readSync(fd, bytes, length, bytes.length - length, null);
-      if (got === 0) break;
-      length += got;
-    }
-    return bytes.subarray(0, length);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function grow<T extends Uint32Array | Int32Array>(column: T): T {
   const wider = new (column.constructor as new (length: number) => T)(column.length * 2);
