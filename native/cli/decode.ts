@@ -7,16 +7,11 @@ import { decodeChecked, describeSkipped, importPerfDataFile } from '../perfdata/
 import { SnapshotWriter } from './output';
 import { mapLargeAllocations } from '../sys/libc';
 
-/**
- * From this size up an allocation is mapped on its own (see mapLargeAllocations): object images and output chunks.
- * At 1 MiB most of the saving was gone (136 against 125 MiB peak on perf's -a -g file).
- */
+/** From this size up an allocation is mapped on its own (see mapLargeAllocations): object images and output chunks. */
 const LARGE_ALLOCATION = 64 * 1024;
 
 export async function runDecode(options: DecodeOptions): Promise<number> {
-  // Not for the HTML page: its writer allocates many buffers of this size, each then a fresh mapping to fault in
-  // (0.1 s more system time a page, where the streamed outputs measured none).
-  if (options.format !== 'html') mapLargeAllocations(LARGE_ALLOCATION);
+  mapLargeAllocations(LARGE_ALLOCATION);
   const imported = importPerfDataFile(options.input, { keepGoing: options.keepGoing });
   for (const warning of imported.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
   const { decoded, skipped } = decodeChecked(imported, options.input, {
