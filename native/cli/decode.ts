@@ -5,13 +5,8 @@
 import type { DecodeOptions } from './args';
 import { decodeChecked, describeSkipped, importPerfDataFile } from '../perfdata/index';
 import { SnapshotWriter } from './output';
-import { mapLargeAllocations } from '../sys/libc';
-
-/** From this size up an allocation is mapped on its own (see mapLargeAllocations): object images and output chunks. */
-const LARGE_ALLOCATION = 64 * 1024;
 
 export async function runDecode(options: DecodeOptions): Promise<number> {
-  mapLargeAllocations(LARGE_ALLOCATION);
   const imported = importPerfDataFile(options.input, { keepGoing: options.keepGoing });
   for (const warning of imported.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
   const { decoded, skipped } = decodeChecked(imported, options.input, {

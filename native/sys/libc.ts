@@ -37,7 +37,6 @@ const sysconfRaw = lib.func('long sysconf(int name)') as (name: number) => numbe
 const getpidRaw = lib.func('int getpid(void)') as () => number;
 const gettidRaw = lib.func('int gettid(void)') as () => number;
 const getppidRaw = lib.func('int getppid(void)') as () => number;
-const malloptRaw = lib.func('int mallopt(int param, int value)') as (param: number, value: number) => number;
 const dlsymRaw = lib.func('void *dlsym(void *handle, const char *symbol)') as (handle: null, symbol: string) => NativePointer | null;
 
 const SC_PAGESIZE = 30;
@@ -64,22 +63,6 @@ function syscallNumbers() {
 function check(result: number, syscall: string, context?: ErrorContext): number {
   if (result < 0) throw new PerfError(syscall, koffi.errno(), context);
   return result;
-}
-
-/** mallopt's parameters. */
-const M_TRIM_THRESHOLD = -1;
-const M_MMAP_THRESHOLD = -3;
-
-/**
- * Every allocation of `bytes` or more gets its own mmap from now on, whatever was freed before. glibc raises its
- * threshold to the size of each large block freed (up to 32 MiB), and a later block under it then comes from the heap,
- * where calloc writes its zeros over every page: an object file's image, allocated at the file's size to be filled only
- * where its tables are (symbols/object-file.ts), was made resident whole (12 MiB of a decode's peak RSS). Fresh
- * mappings are zero without a write. False where this libc refused.
- */
-export function mapLargeAllocations(bytes: number): boolean {
-  // The trim threshold was raised with it (twice each block freed), and would keep the heap's free top resident.
-  return malloptRaw(M_MMAP_THRESHOLD, bytes) === 1 && malloptRaw(M_TRIM_THRESHOLD, bytes * 2) === 1;
 }
 
 export function pageSize(): number {
