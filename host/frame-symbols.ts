@@ -94,6 +94,17 @@ export class FrameSymbols {
     return name < 0 ? undefined : this.strings[name];
   }
 
+  /**
+   * What resolve() says of `ip` but its source line: the name's index (-1: none) and the object file. A stack's inner
+   * frames need no line (only leaves and function entries are placed), and looking one up runs DWARF line programs.
+   */
+  nameAndLibrary(pid: number, ip: bigint, kernel: boolean): { readonly name: number; readonly library: string | undefined } {
+    const resolved = this.byOwner.get(kernel ? -1 : pid)?.get(ip);
+    if (resolved) return { name: resolved.name, library: resolved.library };
+    const symbol = this.nameOf(pid, ip, kernel);
+    return { name: symbol === undefined ? -1 : this.intern(symbol), library: this.library?.(pid, ip, kernel) };
+  }
+
   private nameIndex(pid: number, ip: bigint, kernel: boolean): number {
     const name = this.symbolize(pid, ip, kernel);
     return name === undefined ? -1 : this.intern(name);

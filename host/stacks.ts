@@ -72,7 +72,7 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
     const kernel = tables.frameIsKernel(frame);
     const pid = tables.frameOwner[frame];
     const ip = tables.frameIp(frame);
-    const resolved = symbols.resolve(pid, ip, kernel);
+    const resolved = symbols.nameAndLibrary(pid, ip, kernel);
     const symbol = resolved.name < 0 ? undefined : symbols.strings[resolved.name];
     const name = intern(symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(symbol));
     if (nameLocation[name] === undefined && symbol !== undefined && !kernel) nameLocation[name] = entryLocation(symbols, pid, ip, symbol);
