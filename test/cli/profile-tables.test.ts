@@ -12,7 +12,17 @@ import { RecordType } from '../../native/abi/uapi';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { ProfileTables } from '../../native/tables/profile-tables';
 import { TableJsonl } from '../../native/tables/jsonl';
-import { captureAllCpus, fixture, importFile, perfFrames, perfNamesPltSlotByPosition, perfRecord, tempDir, type PerfFrame } from '../perfdata/perf-tools';
+import {
+  captureAllCpus,
+  fixture,
+  importFile,
+  perfFrames,
+  perfNamesPltSlotByPosition,
+  perfRecord,
+  perfSampleKey,
+  tempDir,
+  type PerfFrame,
+} from '../perfdata/perf-tools';
 
 function tablesOf(decoded: DecodedSnapshot): { tables: ProfileTables; symbols: SnapshotSymbols } {
   const symbols = new SnapshotSymbols();
@@ -61,8 +71,8 @@ function assertNamesMatchPerf(decoded: DecodedSnapshot, tables: ProfileTables, p
   for (let row = 0; row < decoded.columns.length; row++) {
     if (decoded.columns.kind[row] !== RecordType.SAMPLE || tables.sampleStack[row] < 0) continue;
     const time = (decoded.columns.timeOriginNs + BigInt(decoded.columns.time[row])).toString();
-    const theirs = perf.get(time);
-    assert.ok(theirs, `perf script has the sample at ${time}`);
+    const theirs = perf.get(perfSampleKey(decoded.columns.tid[row], time));
+    assert.ok(theirs, `perf script has the sample of thread ${decoded.columns.tid[row]} at ${time}`);
     const ours = tables.framesOf(tables.sampleStack[row]).map((frame) => tables.frameSymbol[frame] ?? '[unknown]');
     assert.equal(ours.length, theirs.length, `frames of the sample at ${time}: ours ${ours.join(' ')}, perf ${theirs.map((f) => f.name).join(' ')}`);
     samples++;

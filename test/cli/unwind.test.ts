@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ourUserFrames, perfUserFrames, type JsonCallchainSample } from '../perfdata/perf-tools';
+import { ourUserFrames, perfUserFrames, perfSampleKey, type JsonCallchainSample } from '../perfdata/perf-tools';
 
 const root = path.resolve(__dirname, '../../..');
 const cli = path.join(root, 'dist/cli.js');
@@ -144,7 +144,7 @@ describe('ringside capture -g dwarf (real kernel, perf as referee)', function ()
       const differ: string[] = [];
       let compared = 0;
       for (const sample of ours) {
-        const theirs = perf.get(sample.time);
+        const theirs = perf.get(perfSampleKey(sample.tid, sample.time));
         assert.ok(theirs, `perf has the sample at ${sample.time}`);
         // A sample in the launcher's execve, before the program's own mappings, has no user frames in either.
         if (theirs.length > 0) compared++;

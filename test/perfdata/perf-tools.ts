@@ -189,6 +189,7 @@ export function printLabels(printFormat: string): Map<string, string> {
 /** A SAMPLE line of Ringside's JSON Lines with its callchain (`time` kept as its exact digits). */
 export interface JsonCallchainSample {
   readonly time: string;
+  readonly tid?: number;
   readonly callchain?: string[];
   readonly callchainSyms?: (string | null)[];
 }
@@ -209,18 +210,28 @@ export interface PerfFrame {
 }
 
 /**
- * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by exact time), every
+ * `perf script --no-inline --ns -F tid,time,ip,sym,symoff,dso`: per sample (keyed by perfSampleKey), every
  * frame, kernel ones included. --no-inline: perf otherwise adds the functions inlined at each address
  * (from DWARF) as extra frames, which are not machine frames and not in a callchain of addresses.
  */
+/**
+ * A sample's key: its thread and exact time. The time alone is not one sample's: two CPUs' clocks can fire in the
+ * same nanosecond (a capture -a -g saw it), and a Map keyed by time then keeps one of the two.
+ */
+export function perfSampleKey(tid: number | undefined, time: string): string {
+  return `${tid ?? -1}@${time}`;
+}
+
 export function perfFrames(file: string): Map<string, PerfFrame[]> {
   const out = new Map<string, PerfFrame[]>();
   let current: PerfFrame[] | undefined;
   for (const line of perfScript(file, ['--no-inline', '--ns', '-F', 'tid,time,ip,sym,symoff,dso']).lines) {
-    const header = /^\s*-?\d+\s+(\d+)\.(\d{9}):\s*$/.exec(line);
+    const header = /^\s*(-?\d+)\s+(\d+)\.(\d{9}):\s*$/.exec(line);
     if (header) {
       current = [];
-      out.set((BigInt(header[1]) * 1_000_000_000n + BigInt(header[2])).toString(), current);
+      const key = perfSampleKey(Number(header[1]), (BigInt(header[2]) * 1_000_000_000n + BigInt(header[3])).toString());
+      if (out.has(key)) throw new Error(`perf script printed two samples of thread ${header[1]} at ${header[2]}.${header[3]}`);
+      out.set(key, current);
       continue;
     }
     const frame = /^\s+[0-9a-f]+ (.+) \((.*)\)$/.exec(line);

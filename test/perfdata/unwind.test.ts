@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fixture, ourUserFrames, perfRecord, perfUserFrames, repoRoot, tempDir, type JsonCallchainSample } from './perf-tools';
+import { fixture, ourUserFrames, perfRecord, perfUserFrames, perfSampleKey, repoRoot, tempDir, type JsonCallchainSample } from './perf-tools';
 
 const cli = path.join(repoRoot, 'dist/cli.js');
 
@@ -43,7 +43,7 @@ describe('DWARF unwinding of perf.data recorded with --call-graph dwarf (perf sc
     let deepSpin = 0;
     let deepSort = 0;
     for (const sample of ours) {
-      const theirs = perf.get(sample.time);
+      const theirs = perf.get(perfSampleKey(sample.tid, sample.time));
       assert.ok(theirs, `perf has the sample at ${sample.time}`);
       // Kernel-only samples (exec, before the program's own mappings) have no user frames in either.
       if (theirs.length > 0) compared++;

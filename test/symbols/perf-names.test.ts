@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { demangle } from '../../native/symbols/demangle';
 import { ElfFile } from '../../native/symbols/elf';
-import { fixture, nmAddress, perfFrames, repoRoot, tempDir, type PerfFrame } from '../perfdata/perf-tools';
+import { fixture, nmAddress, perfFrames, perfSampleKey, repoRoot, tempDir, type PerfFrame } from '../perfdata/perf-tools';
 
 const cli = path.join(repoRoot, 'dist/cli.js');
 
@@ -33,7 +33,7 @@ describe('C++ frame names equal perf script (real kernel, g++ fixture)', functio
     const ours = decoded.stdout
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as { type: string; time: string; callchainSyms?: (string | null)[] })
+      .map((line) => JSON.parse(line.replace(/"time":(\d+)/, '"time":"$1"')) as { type: string; time: string; tid?: number; callchainSyms?: (string | null)[] })
       .filter((record) => record.type === 'SAMPLE');
     const theirs = perfFrames(data);
     assert.equal(ours.length, theirs.size, 'the same samples');
@@ -55,7 +55,7 @@ describe('C++ frame names equal perf script (real kernel, g++ fixture)', functio
     const seen = new Map<string, number>();
     let frames = 0;
     for (const sample of ours) {
-      const perf = theirs.get(sample.time);
+      const perf = theirs.get(perfSampleKey(sample.tid, sample.time));
       assert.ok(perf, `perf has the sample at ${sample.time}`);
       const mine = (sample.callchainSyms ?? []).map((name) => name ?? '[unknown]');
       assert.equal(mine.length, perf.length, `frames of the sample at ${sample.time}`);
