@@ -147,6 +147,8 @@ export interface Scenario {
   readonly artifactsDir: string;
   /** Milliseconds from spawning code-server to /healthz answering. */
   readonly serverStartMs: number;
+  /** What the extension wrote to its Output channel ("Ringside") so far. */
+  ringsideLog(): string;
   /** Saves a full-page screenshot as test-artifacts/e2e/<scenario>/<NN>-<label>.png and returns its path. */
   screenshot(label: string): Promise<string>;
   /** Closes the browser, kills the server's process group and removes the temp folders. Safe to call twice. */
@@ -247,15 +249,16 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       await server.stop();
     });
     // The Ringside output channel (what the extension logged: sessions, targets and how they ended).
-    cleanups.push(() => {
+    const ringsideLog = (): string => {
       const found = (dir: string): string[] =>
         readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
           const full = path.join(dir, entry.name);
           return entry.isDirectory() ? found(full) : /Ringside\.log$/.test(entry.name) ? [full] : [];
         });
       const logs = existsSync(path.join(userDataDir, 'logs')) ? found(path.join(userDataDir, 'logs')) : [];
-      writeFileSync(path.join(artifactsDir, 'ringside-output.log'), logs.map((file) => readFileSync(file, 'utf8')).join('\n'));
-    });
+      return logs.map((file) => readFileSync(file, 'utf8')).join('\n');
+    };
+    cleanups.push(() => writeFileSync(path.join(artifactsDir, 'ringside-output.log'), ringsideLog()));
 
     const context = await chromium.launchPersistentContext(path.join(base, 'chromium-profile'), {
       executablePath: chromiumPath,
@@ -285,6 +288,7 @@ export async function openScenario(name: string, options: ScenarioOptions = {}):
       workspace,
       artifactsDir,
       serverStartMs: server.startMs,
+      ringsideLog,
       async screenshot(label: string): Promise<string> {
         step += 1;
         const file = path.join(artifactsDir, `${String(step).padStart(2, '0')}-${safeName(label)}.png`);
@@ -331,9 +335,9 @@ function succeeded(step: Promise<unknown>): Promise<boolean> {
 /**
  * Runs a command through the command palette like a user: F1, type the title, wait for its row, Enter.
  * Extension commands only appear a few seconds after the workbench looks ready, so the palette is closed and reopened
- * until the row shows.
+ * until the row shows. Returns when (Date.now()) its row was clicked: where a user's wait for the command begins.
  */
-export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIMEOUT_MS): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   const input = page.locator('.quick-input-widget input[type="text"], .quick-input-widget input').first();
   while (Date.now() < deadline) {
@@ -363,11 +367,12 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     }
     // The palette can also close between the row appearing and the click (the first screen's walkthrough editor
     // taking the focus as it loads, seen once on a quiet machine): then open it again, not wait a minute on a hidden row.
+    const clickedAt = Date.now();
     if (!(await succeeded(row.click({ timeout: 5000 })))) continue;
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
       // the palette closes as the command runs; the caller waits on what the command does
     });
-    return;
+    return clickedAt;
   }
   await page.keyboard.press('Escape');
   throw new E2eError(`command "${title}" never appeared in the command palette within ${timeoutMs / 1000} s`);
