@@ -98,7 +98,7 @@ describe('extension: timeline panel flow control', () => {
     assert.ok(first.type === 'batch' && first.firstRow === 200);
   });
 
-  it('sends the records at once and the names after the last batch, once named (in steps, the event loop free between them)', async () => {
+  it('sends the records at once and the names after the last batch, named once the page painted them (in steps)', async () => {
     const decoded = syntheticSnapshot(1000);
     const sent: HostToWebview[] = [];
     const asked: bigint[] = [];
@@ -123,6 +123,10 @@ describe('extension: timeline panel flow control', () => {
       const m = sent[k];
       if (m.type === 'batch') streamer.onAck('n', m.batchIndex);
     }
+    // Naming starts once the page painted the records.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(asked.length, 0, 'nothing named before the page painted');
+    streamer.onPainted('n');
     const names = await named;
     assert.ok(names !== null && names.symbolizeMs >= 0);
     assert.equal(asked.length, 1000, 'each distinct address once');

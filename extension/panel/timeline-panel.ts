@@ -244,6 +244,7 @@ export class TimelinePanel implements vscode.Disposable {
         return;
       case 'painted':
         this.logStages(message.snapshotId);
+        this.streamer.onPainted(message.snapshotId);
         return;
       case 'cancel':
         this.tasks.get(message.taskId)?.cancel();
