@@ -171,4 +171,21 @@ describe('a capture streamed records first, names after (Chromium)', function ()
     assert.deepEqual((await shown(page)).rows, expected.rows);
     assert.deepEqual(errors, []);
   });
+
+  it("shows the host's work once it has taken a second, with a Cancel that tells the host, until it is done", async () => {
+    const page = await session.newPage();
+    const progress = (extra: Record<string, unknown> = {}) => ({ type: 'progress', taskId: 'task-1', title: 'opening big.data', cancellable: true, ...extra });
+    await page.evaluate((m) => (window as unknown as Probe).__send(m), progress());
+    await page.evaluate((m) => (window as unknown as Probe).__send(m), progress({ step: 'reading and decoding' }));
+    await afterFrames(page);
+    assert.equal(await page.locator('.rs-task').count(), 0, 'nothing within the first second');
+    await page.locator('.rs-task', { hasText: 'opening big.data: reading and decoding' }).waitFor({ state: 'visible' });
+    await page.click('.rs-task-cancel');
+    await page.waitForFunction(() =>
+      (window as unknown as { __posted: { type: string; taskId?: string }[] }).__posted.some((m) => m.type === 'cancel' && m.taskId === 'task-1'),
+    );
+    await page.evaluate((m) => (window as unknown as Probe).__send(m), progress({ done: true }));
+    await page.locator('.rs-task').waitFor({ state: 'detached' });
+    assert.deepEqual(errors, []);
+  });
 });
