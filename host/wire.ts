@@ -19,6 +19,7 @@ import type {
   WireStacks,
 } from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
+import { stacksToBuffers } from '../shared/stacks-buffers';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import { snapshotStacksInSteps } from './stacks';
@@ -189,7 +190,7 @@ export interface WireSnapshot {
 
 /** What naming a snapshot's addresses gives: its sampled stacks (when any sample has a callchain) and a symbol per sample. */
 export interface SnapshotNames {
-  readonly stacks?: { readonly stackOf: Int32Array; readonly table: WireStacks };
+  readonly stacks?: { readonly stackOf: Int32Array; readonly table: StackTable };
   readonly symbols: SymbolColumn;
 }
 
@@ -202,7 +203,7 @@ export interface SnapshotNames {
 export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols): Generator<void, SnapshotNames> {
   const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
   const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols) : undefined;
-  const withStacks = stacks && stacks.table.start.length > 1 ? { stackOf: stacks.stackOf, table: wireStacks(stacks.table) } : undefined;
+  const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   yield;
   return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols) };
 }
@@ -227,7 +228,7 @@ export function snapshotNamesMessage(snapshotId: string, names: SnapshotNames): 
     snapshotId,
     symbolIndex: exactBuffer(symbols.index),
     symbolTable: symbols.table,
-    ...(stacks ? { stacks: stacks.table, stackIndex: exactBuffer(stacks.stackOf) } : {}),
+    ...(stacks ? { stacks: stacksToBuffers(stacks.table), stackIndex: exactBuffer(stacks.stackOf) } : {}),
   };
 }
 
@@ -250,7 +251,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions &
   const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
-    ...(names?.stacks ? { stacks: names.stacks.stackOf, stackTable: names.stacks.table } : {}),
+    ...(names?.stacks ? { stacks: names.stacks.stackOf, stackTable: wireStacks(names.stacks.table) } : {}),
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,

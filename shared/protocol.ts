@@ -82,8 +82,24 @@ export interface SnapshotSymbols {
   readonly snapshotId: string;
   readonly symbolIndex: ArrayBuffer;
   readonly symbolTable: readonly string[];
-  readonly stacks?: WireStacks;
+  readonly stacks?: BinaryStacks;
   readonly stackIndex?: ArrayBuffer;
+}
+
+/**
+ * WireStacks with its numbers as exact-length ArrayBuffers (Uint32 `start`, Int32 the others), as a big capture's
+ * stacks travel after its records: hundreds of thousands of frames as JSON arrays took code-server 18 s to carry to
+ * the page, as bytes a batch's time. shared/stacks-buffers.ts converts.
+ */
+export interface BinaryStacks {
+  readonly names: readonly string[];
+  readonly start: ArrayBuffer;
+  readonly frames: ArrayBuffer;
+  readonly locations?: readonly { readonly file: string; readonly line: number }[];
+  readonly leafLocation?: ArrayBuffer;
+  readonly nameLocation?: ArrayBuffer;
+  readonly libraries?: readonly string[];
+  readonly nameLibrary?: ArrayBuffer;
 }
 
 /**

@@ -1,7 +1,8 @@
 // Validation of every message either side receives, field by field, before it is used: a malformed or
 // unknown message is rejected with a reason naming the field. Pure.
 
-import type { HostToWebview, WebviewToHost } from './protocol';
+import type { BinaryStacks, HostToWebview, WebviewToHost } from './protocol';
+import { stacksFromBuffers } from './stacks-buffers';
 import { COLUMN_NAMES, COLUMN_TYPES } from './columns';
 import { StateFlag, THREAD_STATE_COLUMNS, THREAD_STATE_COLUMN_NAMES, THREAD_STATE_COUNT } from './thread-states';
 
@@ -215,9 +216,15 @@ function validateSnapshotSymbols(o: Obj): void {
   for (let i = 0; i < index.length; i++) if (index[i] < -1 || index[i] >= table.length) fail(`${p}.symbolIndex[${i}]`, `-1..${table.length - 1}`);
   if ((o.stacks === undefined) !== (o.stackIndex === undefined)) fail(p, 'stacks and stackIndex together');
   if (o.stacks === undefined) return;
-  validateStacks(o.stacks, `${p}.stacks`);
+  const binary = obj(o.stacks, `${p}.stacks`);
+  for (const key of ['start', 'frames', 'leafLocation', 'nameLocation', 'nameLibrary']) {
+    const v = binary[key];
+    if ((v !== undefined || key === 'start' || key === 'frames') && (!isArrayBuffer(v) || v.byteLength % 4 !== 0))
+      fail(`${p}.stacks.${key}`, 'an ArrayBuffer of 32-bit integers');
+  }
+  validateStacks(stacksFromBuffers(binary as unknown as BinaryStacks), `${p}.stacks`);
   buffer(o, 'stackIndex', p, symbolIndex.byteLength);
-  const stackCount = (o.stacks as { start: unknown[] }).start.length - 1;
+  const stackCount = (binary.start as ArrayBuffer).byteLength / 4 - 1;
   const stacks = new Int32Array(o.stackIndex as ArrayBuffer);
   for (let i = 0; i < stacks.length; i++) if (stacks[i] < -1 || stacks[i] >= stackCount) fail(`${p}.stackIndex[${i}]`, `-1..${stackCount - 1}`);
 }

@@ -13,6 +13,7 @@ import type { CoverageFact, LiveAppend, LossInfo, RecordBatch, SnapshotStart, Sn
 import type { ThreadStateTable } from '../shared/thread-states';
 import { COLUMN_NAMES, COLUMN_TYPES, RecordType, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { StackTable } from '../shared/stacks';
+import { stacksFromBuffers } from '../shared/stacks-buffers';
 import { DEFERRED_COLUMN_NAMES, RecordColumns, type ColumnPart, type DeferredBuffers, type StoreColumns } from './store-columns';
 import { BatchRuns } from './store-runs';
 import { StoreEvents, type StoreEvent } from './store-events';
@@ -268,7 +269,7 @@ export class RecordStore {
       throw new BatchRejected(`the names of ${snap.id} came before its rows (${snap.receivedRows} of ${snap.totalRows})`);
     const symbolMap = this.symbolNames.map(msg.symbolTable);
     const localSymbol = new Int32Array(msg.symbolIndex);
-    const stackMap = msg.stacks ? this.stacks.intern(msg.stacks) : undefined;
+    const stackMap = msg.stacks ? this.stacks.intern(stacksFromBuffers(msg.stacks)) : undefined;
     const localStack = msg.stackIndex ? new Int32Array(msg.stackIndex) : undefined;
     const symbol = localSymbol.length > 0 ? this.columns.symbolColumn(this.length) : undefined;
     const stack = stackMap && localStack ? this.columns.stackColumn(this.length) : undefined;
