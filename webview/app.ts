@@ -687,6 +687,9 @@ export class App {
       case 'removeSnapshot':
         // Rows stay in the store (the axis would jump); the list marks the snapshot as removed.
         this.snapshotList.querySelector(`[data-snapshot="${CSS.escape(m.snapshotId)}"]`)?.classList.add('rs-removed');
+        // Its names will not come (a capture cancelled while they were resolved).
+        this.store.namesWontCome(m.snapshotId);
+        this.updateStatus();
         return;
     }
   }

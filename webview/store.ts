@@ -293,6 +293,12 @@ export class RecordStore {
     return snap;
   }
 
+  /** A snapshot whose names were to follow is gone from the host: they will not come. */
+  namesWontCome(snapshotId: string): void {
+    const snap = this.snapshotById.get(snapshotId);
+    if (snap) snap.namesPending = false;
+  }
+
   /**
    * Live follow: adds what the rings gained to the live capture `msg.snapshotId` (made by its first append, shown
    * like any capture) and drops the rows that fell out of its window (see LIVE_EVICTION_SLACK; `slack` 0 drops them at

@@ -112,7 +112,14 @@ describe('e2e: the editor path — Capture Snapshot and Open perf.data to the fi
     // code-server's open dialog is VS Code's simple file dialog: a quick input holding a path.
     const pathBox = page.locator('.quick-input-widget .quick-input-box input').first();
     await pathBox.waitFor({ state: 'visible' });
+    // The dialog sets its box to the workspace folder once it has read it: filled before that, the path is replaced.
+    const deadline = Date.now() + E2E_TIMEOUT_MS;
+    while (!(await pathBox.inputValue()).startsWith(workspace.folder) && Date.now() < deadline) await page.waitForTimeout(50);
     await pathBox.fill(file);
+    while ((await pathBox.inputValue()) !== file && Date.now() < deadline) {
+      await page.waitForTimeout(50);
+      await pathBox.fill(file);
+    }
     const opened = paintedAt(frame, 2 + WARM_CAPTURES);
     const entered = Date.now();
     await pathBox.press('Enter');
