@@ -56,6 +56,8 @@ export function snapshotMessages(
     readonly limitations?: readonly string[];
     readonly stackTable?: WireStacks;
     readonly losses?: readonly LossInfo[];
+    /** The records go without their names, which follow in a snapshotSymbols message. */
+    readonly namesFollow?: boolean;
   },
 ): { start: SnapshotStart; batches: RecordBatch[] } {
   const batches = columnsToBatches(decoded.columns, options);
@@ -73,6 +75,7 @@ export function snapshotMessages(
     ...(options.limitations?.length ? { limitations: [...options.limitations] } : {}),
     ...(options.stackTable ? { stacks: options.stackTable } : {}),
     ...(options.losses?.length ? { losses: options.losses } : {}),
+    ...(options.namesFollow ? { namesFollow: true } : {}),
   };
   return { start, batches };
 }

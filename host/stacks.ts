@@ -20,6 +20,23 @@ export interface SnapshotStacks {
  * record, and each frame named once.
  */
 export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables = new ProfileTables(snapshot)): SnapshotStacks {
+  const steps = snapshotStacksInSteps(snapshot, symbols, tables);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Rows walked between two steps of snapshotStacksInSteps (each names a few new frames at most, once warm). */
+const ROWS_PER_STEP = 2048;
+
+/**
+ * snapshotStacks in steps: each `yield` (after the tables are built, then every ROWS_PER_STEP rows) is a point where
+ * the caller may let other work run; the stacks are the return value.
+ */
+export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols, given?: ProfileTables): Generator<void, SnapshotStacks> {
+  const tables = given ?? new ProfileTables(snapshot);
+  if (!given) yield;
   const { kind, length, event } = snapshot.columns;
   const names: string[] = [];
   const nameIndex = new Map<string, number>();
@@ -93,6 +110,7 @@ export function snapshotStacks(snapshot: DecodedSnapshot, symbols: FrameSymbols,
   // Only events that sample callchains are counted (the event column indexes snapshot.events).
   const withCallchain = snapshot.events.map((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
   for (let row = 0; row < length; row++) {
+    if (row % ROWS_PER_STEP === ROWS_PER_STEP - 1) yield;
     const tableStack = tables.sampleStack[row];
     if (tableStack < 0 || kind[row] !== RecordType.SAMPLE || withCallchain[event[row]] === false) continue;
     let id = idOfTableStack[tableStack];

@@ -7,11 +7,22 @@ import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc, Sample } from '../native/abi/uapi';
 import type { SymbolColumn } from '../shared/batches';
-import type { CallchainEntry, LossInfo, RecordBatch, RecordDetails, SnapshotStart, ThreadInfo, ThreadStates, WireStacks } from '../shared/protocol';
+import type {
+  CallchainEntry,
+  LossInfo,
+  RecordBatch,
+  RecordDetails,
+  SnapshotStart,
+  SnapshotSymbols,
+  ThreadInfo,
+  ThreadStates,
+  WireStacks,
+} from '../shared/protocol';
 import type { StackTable } from '../shared/stacks';
+import { stacksToBuffers } from '../shared/stacks-buffers';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
-import { snapshotStacks } from './stacks';
+import { snapshotStacksInSteps } from './stacks';
 import { threadStatesAndComms } from './thread-states';
 
 export interface WireOptions {
@@ -177,23 +188,70 @@ export interface WireSnapshot {
   readonly timing: { readonly symbolizeMs: number; readonly wireMs: number };
 }
 
-export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions): WireSnapshot {
-  const started = performance.now();
-  // Sampled call stacks for the call tree, when any sample has a callchain. Without an event that samples them there
-  // is none to find: the tables (which decode every sample) are not built at all (a live follow's read, five a second).
+/** What naming a snapshot's addresses gives: its sampled stacks (when any sample has a callchain) and a symbol per sample. */
+export interface SnapshotNames {
+  readonly stacks?: { readonly stackOf: Int32Array; readonly table: StackTable };
+  readonly symbols: SymbolColumn;
+}
+
+/**
+ * Names a snapshot's addresses through the capture's symbol table, in steps: each `yield` is a point where the caller
+ * may let other work run (the extension host answers the page between them); the return value is the names. Without an
+ * event that samples callchains there is no stack to find: the tables (which decode every sample) are not built at all
+ * (a live follow's read, five a second).
+ */
+export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols): Generator<void, SnapshotNames> {
   const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
-  const stacks = options.symbols && callchains ? snapshotStacks(snapshot, options.symbols) : undefined;
+  const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
-  const symbolColumn = options.symbols ? rowSymbols(snapshot, options.symbols) : undefined;
+  yield;
+  return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols) };
+}
+
+/** snapshotNamesInSteps run to its end. */
+export function snapshotNames(snapshot: DecodedSnapshot, symbols: FrameSymbols): SnapshotNames {
+  const steps = snapshotNamesInSteps(snapshot, symbols);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * A snapshot's names as one message, for a page that received its records without them (snapshotToWire with
+ * `namesFollow`): the page fills them in, and then shows what it would have shown had they come with the records.
+ */
+export function snapshotNamesMessage(snapshotId: string, names: SnapshotNames): SnapshotSymbols {
+  const { symbols, stacks } = names;
+  return {
+    type: 'snapshotSymbols',
+    snapshotId,
+    symbolIndex: exactBuffer(symbols.index),
+    symbolTable: symbols.table,
+    ...(stacks ? { stacks: stacksToBuffers(stacks.table), stackIndex: exactBuffer(stacks.stackOf) } : {}),
+  };
+}
+
+/** An Int32Array's elements in an ArrayBuffer of exactly their length (what a message to the page carries). */
+function exactBuffer(array: Int32Array): ArrayBuffer {
+  return array.byteOffset === 0 && array.buffer instanceof ArrayBuffer && array.buffer.byteLength === array.byteLength
+    ? array.buffer
+    : (new Int32Array(array).buffer as ArrayBuffer);
+}
+
+/**
+ * The messages of a snapshot. With `options.symbols` its names go with its records (the start holds the stacks, each
+ * batch its rows' symbols and stacks); with `namesFollow` the records go without them, the start says that names
+ * follow, and snapshotNamesMessage carries them once known (the panel paints the records first). Without either, the
+ * snapshot is sent unnamed.
+ */
+export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions & { readonly namesFollow?: boolean }): WireSnapshot {
+  const started = performance.now();
+  const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols) : undefined;
   const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
-    ...(withStacks
-      ? {
-          stacks: withStacks.stackOf,
-          stackTable: wireStacks(withStacks.table),
-        }
-      : {}),
+    ...(names?.stacks ? { stacks: names.stacks.stackOf, stackTable: wireStacks(names.stacks.table) } : {}),
     snapshotId: options.snapshotId,
     name: options.name,
     takenAtMs: options.takenAtMs,
@@ -201,7 +259,8 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions):
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
-    ...(symbolColumn ? { symbols: symbolColumn } : {}),
+    ...(names ? { symbols: names.symbols } : {}),
+    ...(options.namesFollow && options.symbols ? { namesFollow: true } : {}),
   });
   return { start, batches, ...(threadStates ? { threadStates } : {}), timing: { symbolizeMs, wireMs: performance.now() - started - symbolizeMs } };
 }

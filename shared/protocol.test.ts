@@ -3,6 +3,7 @@ import { COLUMN_NAMES } from './columns';
 import { batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf } from './batches';
 import { validateHostToWebview, validateWebviewToHost } from './validate';
 import type { SnapshotStart } from './protocol';
+import { stacksFromBuffers, stacksToBuffers } from './stacks-buffers';
 import type { RecordColumns } from '../native/decode/types';
 import type { PerfEventAttr } from '../native/abi/attr';
 
@@ -392,6 +393,27 @@ describe('webview protocol', () => {
     assert.ok(validateWebviewToHost({ type: 'liveAck', snapshotId: 'live-1', seq: 3 }).ok);
     assert.equal(validateWebviewToHost({ type: 'liveFollow', on: 'yes' }).ok, false);
     assert.equal(validateWebviewToHost({ type: 'liveAck', snapshotId: 'live-1', seq: -1 }).ok, false);
+  });
+  it('validates the names that follow a streamed capture (stacks as bytes, every index within its table), progress and cancel', () => {
+    const i32 = (values: number[]) => Int32Array.from(values).buffer;
+    const stacks = stacksToBuffers({ names: ['main', 'work'], start: Uint32Array.from([0, 1, 3]), frames: Int32Array.from([0, 1, 0]) });
+    const names = { type: 'snapshotSymbols', snapshotId: 's', symbolIndex: i32([-1, 0, 1]), symbolTable: ['a', 'b'], stacks, stackIndex: i32([-1, 0, 1]) };
+    assert.ok(validateHostToWebview(names).ok);
+    assert.deepEqual(stacksFromBuffers(stacks), { names: ['main', 'work'], start: [0, 1, 3], frames: [0, 1, 0] });
+    const reason = (m: unknown) => {
+      const v = validateHostToWebview(m);
+      return v.ok ? 'accepted' : v.reason;
+    };
+    assert.match(reason({ ...names, stackIndex: i32([-1, 0, 2]) }), /snapshotSymbols\.stackIndex\[2\]/);
+    assert.match(reason({ ...names, stackIndex: i32([0]) }), /snapshotSymbols\.stackIndex: expected exactly 12 bytes/);
+    assert.match(reason({ ...names, symbolIndex: i32([-1, 0, 2]) }), /snapshotSymbols\.symbolIndex\[2\]/);
+    assert.match(reason({ ...names, stacks: { ...stacks, frames: i32([0, 2, 0]) } }), /snapshotSymbols\.stacks\.frames\.1/);
+    assert.match(reason({ ...names, stacks: undefined }), /stacks and stackIndex together/);
+    assert.match(reason({ ...names, stacks: { ...stacks, start: [0, 1, 3] } }), /snapshotSymbols\.stacks\.start: expected an ArrayBuffer/);
+    assert.ok(validateHostToWebview({ type: 'progress', taskId: 't', title: 'opening x', step: 'decoding', cancellable: true }).ok);
+    assert.match(reason({ type: 'progress', taskId: 't', title: 'x' }), /progress\.cancellable/);
+    assert.ok(validateWebviewToHost({ type: 'cancel', taskId: 't' }).ok);
+    assert.ok(!validateWebviewToHost({ type: 'cancel' }).ok);
   });
 });
 

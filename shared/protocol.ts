@@ -65,6 +65,56 @@ export interface SnapshotStart {
   readonly stacks?: WireStacks;
   /** Its LOST and LOST_SAMPLES records, to draw where the records went missing; absent when none. */
   readonly losses?: readonly LossInfo[];
+  /**
+   * Its batches carry no names: the symbols and stacks of its rows follow in one snapshotSymbols message once the host
+   * has them (the panel paints the records first, then fills the names in).
+   */
+  readonly namesFollow?: boolean;
+}
+
+/**
+ * The names of a snapshot sent with `namesFollow`, for all its rows: per row a symbol (Int32 index into
+ * `symbolTable`, -1 none) and a stack (Int32 index into `stacks`, -1 none; both absent when no sample has a callchain).
+ * Once the page has it, the snapshot looks as it would had the names come with its records.
+ */
+export interface SnapshotSymbols {
+  readonly type: 'snapshotSymbols';
+  readonly snapshotId: string;
+  readonly symbolIndex: ArrayBuffer;
+  readonly symbolTable: readonly string[];
+  readonly stacks?: BinaryStacks;
+  readonly stackIndex?: ArrayBuffer;
+}
+
+/**
+ * WireStacks with its numbers as exact-length ArrayBuffers (Uint32 `start`, Int32 the others), as a big capture's
+ * stacks travel after its records: hundreds of thousands of frames as JSON arrays took code-server 18 s to carry to
+ * the page, as bytes a batch's time. shared/stacks-buffers.ts converts.
+ */
+export interface BinaryStacks {
+  readonly names: readonly string[];
+  readonly start: ArrayBuffer;
+  readonly frames: ArrayBuffer;
+  readonly locations?: readonly { readonly file: string; readonly line: number }[];
+  readonly leafLocation?: ArrayBuffer;
+  readonly nameLocation?: ArrayBuffer;
+  readonly libraries?: readonly string[];
+  readonly nameLibrary?: ArrayBuffer;
+}
+
+/**
+ * Work the host does for the page that may take a while (Capture Snapshot, Open perf.data, naming a capture's
+ * functions): the page shows it with a Cancel once it has taken a second. `step` names what is under way; `done` ends
+ * it (whether it finished, failed or was cancelled). The page's `cancel` with the same `taskId` cancels it, as the
+ * progress notification's Cancel does.
+ */
+export interface TaskProgress {
+  readonly type: 'progress';
+  readonly taskId: string;
+  readonly title: string;
+  readonly step?: string;
+  readonly cancellable: boolean;
+  readonly done?: boolean;
 }
 
 /** A LOST / LOST_SAMPLES record: how many records the kernel did not write, where and since when. */
@@ -258,6 +308,8 @@ export type HostToWebview =
   | SnapshotStart
   | RecordBatch
   | ThreadStates
+  | SnapshotSymbols
+  | TaskProgress
   | {
       readonly type: 'detailsReply';
       readonly replyTo: number;
@@ -306,6 +358,8 @@ export type WebviewToHost =
   | { readonly type: 'liveFollow'; readonly on: boolean }
   /** The page drew the first frame of a snapshot's records (its first batch): the last stage the Output log times. */
   | { readonly type: 'painted'; readonly snapshotId: string }
+  /** The user pressed the page's Cancel of a task the host announced (TaskProgress). */
+  | { readonly type: 'cancel'; readonly taskId: string }
   /** The page holds the live append `seq` of `snapshotId`: the host may read the rings again. */
   | { readonly type: 'liveAck'; readonly snapshotId: string; readonly seq: number }
   | { readonly type: 'resync'; readonly have: readonly { readonly snapshotId: string; readonly rows: number }[] }

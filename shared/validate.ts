@@ -1,7 +1,8 @@
 // Validation of every message either side receives, field by field, before it is used: a malformed or
 // unknown message is rejected with a reason naming the field. Pure.
 
-import type { HostToWebview, WebviewToHost } from './protocol';
+import type { BinaryStacks, HostToWebview, WebviewToHost } from './protocol';
+import { stacksFromBuffers } from './stacks-buffers';
 import { COLUMN_NAMES, COLUMN_TYPES } from './columns';
 import { StateFlag, THREAD_STATE_COLUMNS, THREAD_STATE_COLUMN_NAMES, THREAD_STATE_COUNT } from './thread-states';
 
@@ -117,46 +118,8 @@ function validateSnapshotStart(o: Obj): void {
   });
   if (o.limitations !== undefined)
     arr(o, 'limitations', 'snapshotStart').forEach((_, i) => str(o.limitations as Obj, String(i), 'snapshotStart.limitations', 4096));
-  if (o.stacks !== undefined) {
-    const p = 'snapshotStart.stacks';
-    const s = obj(o.stacks, p);
-    const names = arr(s, 'names', p);
-    names.forEach((_, i) => str(names as unknown as Obj, String(i), `${p}.names`, 4096));
-    const frames = arr(s, 'frames', p);
-    intList(frames, `${p}.frames`, 0, names.length - 1);
-    const start = arr(s, 'start', p);
-    if (start.length < 1) fail(`${p}.start`, 'at least [0]');
-    let previous = 0;
-    start.forEach((_, i) => {
-      previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length);
-    });
-    if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
-    if (s.locations !== undefined || s.leafLocation !== undefined || s.nameLocation !== undefined) {
-      const locations = arr(s, 'locations', p);
-      locations.forEach((l, i) => {
-        const at = `${p}.locations[${i}]`;
-        const lo = obj(l, at);
-        str(lo, 'file', at, 4096);
-        int(lo, 'line', at, 1);
-      });
-      // One entry per stack and per name, each -1 or a location.
-      for (const [key, count] of [
-        ['leafLocation', start.length - 1],
-        ['nameLocation', names.length],
-      ] as const) {
-        const list = arr(s, key, p);
-        if (list.length !== count) fail(`${p}.${key}`, `${count} entries`);
-        intList(list, `${p}.${key}`, -1, locations.length - 1);
-      }
-    }
-    if (s.libraries !== undefined || s.nameLibrary !== undefined) {
-      const libraries = arr(s, 'libraries', p);
-      libraries.forEach((_, i) => str(libraries as unknown as Obj, String(i), `${p}.libraries`, 4096));
-      const nameLibrary = arr(s, 'nameLibrary', p);
-      if (nameLibrary.length !== names.length) fail(`${p}.nameLibrary`, `${names.length} entries`);
-      intList(nameLibrary, `${p}.nameLibrary`, -1, libraries.length - 1);
-    }
-  }
+  if (o.namesFollow !== undefined) bool(o, 'namesFollow', 'snapshotStart');
+  if (o.stacks !== undefined) validateStacks(o.stacks, 'snapshotStart.stacks');
   if (o.losses !== undefined) {
     const totalRows = o.totalRows as number;
     arr(o, 'losses', 'snapshotStart').forEach((l, i) => {
@@ -168,6 +131,47 @@ function validateSnapshotStart(o: Obj): void {
       str(lo, 'ring', p, 4096);
       if (lo.sinceNs !== null) decimal(lo, 'sinceNs', p);
     });
+  }
+}
+
+/** A WireStacks (snapshotStart.stacks, snapshotSymbols.stacks): every index within its table. */
+function validateStacks(v: unknown, p: string): void {
+  const s = obj(v, p);
+  const names = arr(s, 'names', p);
+  names.forEach((_, i) => str(names as unknown as Obj, String(i), `${p}.names`, 4096));
+  const frames = arr(s, 'frames', p);
+  intList(frames, `${p}.frames`, 0, names.length - 1);
+  const start = arr(s, 'start', p);
+  if (start.length < 1) fail(`${p}.start`, 'at least [0]');
+  let previous = 0;
+  start.forEach((_, i) => {
+    previous = int(start as unknown as Obj, String(i), `${p}.start`, i === 0 ? 0 : previous, i === 0 ? 0 : frames.length);
+  });
+  if (previous !== frames.length) fail(`${p}.start`, `ending at ${frames.length} frames`);
+  if (s.locations !== undefined || s.leafLocation !== undefined || s.nameLocation !== undefined) {
+    const locations = arr(s, 'locations', p);
+    locations.forEach((l, i) => {
+      const at = `${p}.locations[${i}]`;
+      const lo = obj(l, at);
+      str(lo, 'file', at, 4096);
+      int(lo, 'line', at, 1);
+    });
+    // One entry per stack and per name, each -1 or a location.
+    for (const [key, count] of [
+      ['leafLocation', start.length - 1],
+      ['nameLocation', names.length],
+    ] as const) {
+      const list = arr(s, key, p);
+      if (list.length !== count) fail(`${p}.${key}`, `${count} entries`);
+      intList(list, `${p}.${key}`, -1, locations.length - 1);
+    }
+  }
+  if (s.libraries !== undefined || s.nameLibrary !== undefined) {
+    const libraries = arr(s, 'libraries', p);
+    libraries.forEach((_, i) => str(libraries as unknown as Obj, String(i), `${p}.libraries`, 4096));
+    const nameLibrary = arr(s, 'nameLibrary', p);
+    if (nameLibrary.length !== names.length) fail(`${p}.nameLibrary`, `${names.length} entries`);
+    intList(nameLibrary, `${p}.nameLibrary`, -1, libraries.length - 1);
   }
 }
 
@@ -198,6 +202,31 @@ function validateBatch(o: Obj): void {
       if (index[i] < -1 || index[i] >= table.length) fail(`${p}.symbolIndex[${i}]`, `-1..${table.length - 1}`);
     }
   }
+}
+
+/** A snapshotSymbols message; its row count is the snapshot's, which the store checks (the page knows it, this cannot). */
+function validateSnapshotSymbols(o: Obj): void {
+  const p = 'snapshotSymbols';
+  str(o, 'snapshotId', p, 256);
+  const symbolIndex = o.symbolIndex;
+  if (!isArrayBuffer(symbolIndex) || symbolIndex.byteLength % 4 !== 0) fail(`${p}.symbolIndex`, 'an ArrayBuffer of Int32 symbol indexes');
+  const table = arr(o, 'symbolTable', p);
+  table.forEach((_, i) => str(table as unknown as Obj, String(i), `${p}.symbolTable`, 4096));
+  const index = new Int32Array(symbolIndex);
+  for (let i = 0; i < index.length; i++) if (index[i] < -1 || index[i] >= table.length) fail(`${p}.symbolIndex[${i}]`, `-1..${table.length - 1}`);
+  if ((o.stacks === undefined) !== (o.stackIndex === undefined)) fail(p, 'stacks and stackIndex together');
+  if (o.stacks === undefined) return;
+  const binary = obj(o.stacks, `${p}.stacks`);
+  for (const key of ['start', 'frames', 'leafLocation', 'nameLocation', 'nameLibrary']) {
+    const v = binary[key];
+    if ((v !== undefined || key === 'start' || key === 'frames') && (!isArrayBuffer(v) || v.byteLength % 4 !== 0))
+      fail(`${p}.stacks.${key}`, 'an ArrayBuffer of 32-bit integers');
+  }
+  validateStacks(stacksFromBuffers(binary as unknown as BinaryStacks), `${p}.stacks`);
+  buffer(o, 'stackIndex', p, symbolIndex.byteLength);
+  const stackCount = (binary.start as ArrayBuffer).byteLength / 4 - 1;
+  const stacks = new Int32Array(o.stackIndex as ArrayBuffer);
+  for (let i = 0; i < stacks.length; i++) if (stacks[i] < -1 || stacks[i] >= stackCount) fail(`${p}.stackIndex[${i}]`, `-1..${stackCount - 1}`);
 }
 
 function validateThreadStates(o: Obj): void {
@@ -342,6 +371,16 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
       case 'threadStates':
         validateThreadStates(o);
         return;
+      case 'snapshotSymbols':
+        validateSnapshotSymbols(o);
+        return;
+      case 'progress':
+        str(o, 'taskId', type, 256);
+        str(o, 'title', type, 1024);
+        if (o.step !== undefined) str(o, 'step', type, 1024);
+        bool(o, 'cancellable', type);
+        if (o.done !== undefined) bool(o, 'done', type);
+        return;
       case 'detailsReply':
         int(o, 'replyTo', type);
         str(o, 'snapshotId', type, 256);
@@ -423,6 +462,9 @@ export function validateWebviewToHost(v: unknown): Validated<WebviewToHost> {
         return;
       case 'painted':
         str(o, 'snapshotId', type, 256);
+        return;
+      case 'cancel':
+        str(o, 'taskId', type, 256);
         return;
       case 'liveAck':
         str(o, 'snapshotId', type, 256);

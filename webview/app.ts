@@ -26,6 +26,8 @@ import { createButton, createCheckbox, createDropdown, createTextField, register
 const SILENT_BREAKPOINTS_PREFIX = 'hardware breakpoints do not fire on this machine';
 /** What an empty capture says on such a host, in the status line and on its chip (the evidence and the fix in its tooltip). */
 const HITS_UNSEEN = 'no hits can be seen on this machine: hardware breakpoints do not fire here';
+/** The host's work for the page is shown once it has taken this long (the progress notification's rule): no flash for short work. */
+const TASK_SHOWN_AFTER_MS = 1000;
 
 export interface VsCodeApi {
   postMessage(message: unknown, transfer?: Transferable[]): void;
@@ -81,6 +83,9 @@ export class App {
   private readonly filterField: ReturnType<typeof createTextField>;
   /** "3 of 24 matches" while a filter is on. */
   private readonly matchCount: HTMLElement;
+  /** The host's work in progress for this page (TaskProgress), each shown with its Cancel once it has taken a second. */
+  private readonly tasksElement: HTMLElement;
+  private readonly tasks = new Map<string, { title: string; step: string; cancellable: boolean; timer?: ReturnType<typeof setTimeout>; shown: boolean }>();
   /** Whether the applied filter has terms (the toolbar then counts "N of M"). */
   private filtering = false;
   rejected = 0;
@@ -152,6 +157,9 @@ export class App {
     });
     this.status = el('span', 'rs-status');
     this.status.setAttribute('aria-live', 'polite');
+    this.tasksElement = el('span', 'rs-tasks');
+    this.tasksElement.setAttribute('role', 'status');
+    this.tasksElement.hidden = true;
     toolbar.append(
       this.groupingBox,
       filter,
@@ -166,6 +174,7 @@ export class App {
       this.followBox,
       this.perfClockBox,
       exportButton,
+      this.tasksElement,
       this.status,
     );
 
@@ -608,6 +617,26 @@ export class App {
           });
         return;
       }
+      case 'snapshotSymbols': {
+        // The names of a capture whose records came first: it now looks as it would had they come with them.
+        let named: SnapshotEntry;
+        try {
+          named = this.store.addNames(m);
+        } catch (e) {
+          if (!(e instanceof BatchRejected)) throw e;
+          this.post({ type: 'webviewError', message: e.message });
+          return;
+        }
+        if (!this.brushed && named.index === this.active.shown) this.showWholeCapture();
+        if (this.compare) this.updateComparison();
+        if (this.filterText !== '') this.applyFilter(this.filterText); // sym: and stack: terms read the names
+        for (const t of this.timelines()) t.dataChanged();
+        this.renderBatchChrome();
+        return;
+      }
+      case 'progress':
+        this.taskProgress(m);
+        return;
       case 'threadStates':
         // Drawn as each thread lane's state band; the legend names the states.
         if (this.store.addThreadStates(m)) {
@@ -658,7 +687,54 @@ export class App {
       case 'removeSnapshot':
         // Rows stay in the store (the axis would jump); the list marks the snapshot as removed.
         this.snapshotList.querySelector(`[data-snapshot="${CSS.escape(m.snapshotId)}"]`)?.classList.add('rs-removed');
+        // Its names will not come (a capture cancelled while they were resolved).
+        this.store.namesWontCome(m.snapshotId);
+        this.updateStatus();
         return;
+    }
+  }
+
+  /**
+   * The host's progress of a task: kept from its first message, shown (what it does, and its Cancel) once it has
+   * taken a second, as the progress notification is; gone when it is done.
+   */
+  private taskProgress(m: Extract<HostToWebview, { type: 'progress' }>): void {
+    const known = this.tasks.get(m.taskId);
+    if (m.done) {
+      if (known?.timer !== undefined) clearTimeout(known.timer);
+      this.tasks.delete(m.taskId);
+      this.renderTasks();
+      return;
+    }
+    const task = known ?? { title: m.title, step: '', cancellable: m.cancellable, shown: false };
+    task.title = m.title;
+    task.step = m.step ?? task.step;
+    task.cancellable = m.cancellable;
+    if (!known) {
+      this.tasks.set(m.taskId, task);
+      task.timer = setTimeout(() => {
+        task.shown = true;
+        this.renderTasks();
+      }, TASK_SHOWN_AFTER_MS);
+    }
+    this.renderTasks();
+  }
+
+  private renderTasks(): void {
+    const shown = [...this.tasks].filter(([, task]) => task.shown);
+    this.tasksElement.hidden = shown.length === 0;
+    this.tasksElement.replaceChildren();
+    for (const [taskId, task] of shown) {
+      const item = el('span', 'rs-task', this.tasksElement);
+      item.dataset.task = taskId;
+      el('span', 'rs-task-text', item, task.step ? `${task.title}: ${task.step}` : task.title);
+      el('progress', 'rs-task-bar', item).setAttribute('aria-label', task.title);
+      if (task.cancellable) {
+        const cancel = createButton('Cancel', `Cancel: ${task.title}`, { appearance: 'secondary' });
+        cancel.classList.add('rs-task-cancel');
+        cancel.addEventListener('click', () => this.post({ type: 'cancel', taskId }));
+        item.append(cancel);
+      }
     }
   }
 
@@ -834,6 +910,7 @@ export class App {
       (userSpaceOnly ? ' · user space only' : '') +
       (unseen ? ` · ${HITS_UNSEEN}` : '') +
       (loading.length ? ` · loading ${loading.map((s) => `${Math.floor((100 * s.receivedRows) / Math.max(1, s.totalRows))}%`).join(', ')}` : '') +
+      (capture?.namesPending ? ' · function names still coming' : '') +
       (this.followBox.checked && this.liveStatus ? ` · ${this.liveStatus}` : '');
   }
 

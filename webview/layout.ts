@@ -160,10 +160,10 @@ export class TimelineLayout {
     this.shown = shown;
     this.shownRanges = shown >= 0 ? this.store.rangesOf(shown) : undefined;
     const src = this.source();
-    // A live capture that only grew at its end (no rows dropped, same inputs): its lanes are extended by the new rows.
+    // A capture that only grew at its end (a live capture's append, or the next batch of one being streamed; no rows
+    // dropped, same inputs): its lanes are extended by the new rows.
     const appended = inputs === this.growingInputs && this.store.lastDrop === this.growingDrop ? appendedRows(previousRanges, this.shownRanges) : null;
-    const incremental =
-      appended !== null && include === null && src.timeSorted === true && src.allTimed === true && this.store.snapshots[shown]?.live !== undefined;
+    const incremental = appended !== null && include === null && src.timeSorted === true && src.allTimed === true && shown >= 0;
     const previous = new Map(this.lanes.map((lane, i) => [lane.key, i]));
     const extended = incremental ? this.growing.extend(buildGroupLanes(src, grouping, null, collapsed, appended), src, grouping, collapsed) : null;
     if (extended) {

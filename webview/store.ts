@@ -9,10 +9,11 @@
 // (store-stacks.ts) and thread states (store-thread-states.ts). This module keeps the snapshots and puts a batch
 // into all of them.
 
-import type { CoverageFact, LiveAppend, LossInfo, RecordBatch, SnapshotStart, ThreadInfo, ThreadStates } from '../shared/protocol';
+import type { CoverageFact, LiveAppend, LossInfo, RecordBatch, SnapshotStart, SnapshotSymbols, ThreadInfo, ThreadStates } from '../shared/protocol';
 import type { ThreadStateTable } from '../shared/thread-states';
 import { COLUMN_NAMES, COLUMN_TYPES, RecordType, type ColumnName, type WireColumnArray } from '../shared/columns';
 import type { StackTable } from '../shared/stacks';
+import { stacksFromBuffers } from '../shared/stacks-buffers';
 import { DEFERRED_COLUMN_NAMES, RecordColumns, type ColumnPart, type DeferredBuffers, type StoreColumns } from './store-columns';
 import { BatchRuns } from './store-runs';
 import { StoreEvents, type StoreEvent } from './store-events';
@@ -57,8 +58,10 @@ export interface SnapshotEntry {
   maxSampleTime: number;
   /** Rows without a time (NaN in the time column): counted, never placed on the axis. */
   untimedRows: number;
-  /** Snapshot-local stack id → store stack id, when the snapshot sent stacks. */
-  readonly stackMap?: Int32Array;
+  /** Snapshot-local stack id → store stack id, when the snapshot sent stacks (with its start, or with its names). */
+  stackMap?: Int32Array;
+  /** Its names (symbols, stacks) follow its records (snapshotStart.namesFollow) and have not arrived yet. */
+  namesPending: boolean;
   /** Rows received per store event index (missing: none): the events the capture recorded, not just announced. */
   readonly eventRows: number[];
   /** Set on a live capture (live follow): it grows by appends and drops what falls out of its window. */
@@ -217,6 +220,7 @@ export class RecordStore {
       maxSampleTime: -Infinity,
       untimedRows: 0,
       eventRows: [],
+      namesPending: msg.namesFollow === true,
     };
     this.snapshots.push(entry);
     this.snapshotById.set(entry.id, entry);
@@ -249,6 +253,50 @@ export class RecordStore {
     snap.batchesReceived++;
     this.version++;
     return snap;
+  }
+
+  /**
+   * The names of a snapshot whose records came without them (snapshotStart.namesFollow), after all its rows: each row's
+   * symbol and stack, as its batches would have carried them. A second copy (a resend after a resync) changes nothing.
+   */
+  addNames(msg: SnapshotSymbols): SnapshotEntry {
+    const snap = this.snapshotById.get(msg.snapshotId);
+    if (!snap) throw new BatchRejected(`names for unknown snapshot ${JSON.stringify(msg.snapshotId)}`);
+    if (!snap.namesPending) return snap;
+    const rows = msg.symbolIndex.byteLength / 4;
+    if (rows !== snap.totalRows) throw new BatchRejected(`the names of ${snap.id} cover ${rows} rows, it has ${snap.totalRows}`);
+    if (snap.receivedRows !== snap.totalRows)
+      throw new BatchRejected(`the names of ${snap.id} came before its rows (${snap.receivedRows} of ${snap.totalRows})`);
+    const symbolMap = this.symbolNames.map(msg.symbolTable);
+    const localSymbol = new Int32Array(msg.symbolIndex);
+    const stackMap = msg.stacks ? this.stacks.intern(stacksFromBuffers(msg.stacks)) : undefined;
+    const localStack = msg.stackIndex ? new Int32Array(msg.stackIndex) : undefined;
+    const symbol = localSymbol.length > 0 ? this.columns.symbolColumn(this.length) : undefined;
+    const stack = stackMap && localStack ? this.columns.stackColumn(this.length) : undefined;
+    // Its rows in store order are its local rows in order (batches are appended in row order).
+    let local = 0;
+    for (const [a, b] of this.rangesOf(snap.index)) {
+      for (let row = a; row < b; row++, local++) {
+        if (symbol) {
+          const s = localSymbol[local];
+          symbol[row] = s >= 0 ? symbolMap[s] : -1;
+        }
+        if (stack) {
+          const s = localStack![local];
+          stack[row] = s >= 0 && s < stackMap!.length ? stackMap![s] : -1;
+        }
+      }
+    }
+    if (stackMap) snap.stackMap = stackMap;
+    snap.namesPending = false;
+    this.version++;
+    return snap;
+  }
+
+  /** A snapshot whose names were to follow is gone from the host: they will not come. */
+  namesWontCome(snapshotId: string): void {
+    const snap = this.snapshotById.get(snapshotId);
+    if (snap) snap.namesPending = false;
   }
 
   /**

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { KeeperState } from '../../native/keeper/state';
-import type { SnapshotEntry } from '../session/session-manager';
+import { CaptureCancelled, type SnapshotEntry } from '../session/session-manager';
 import { formatBytes } from '../../native/abi/units';
 import type { RecordTarget } from '../session/ports';
 import { TimelinePanel } from '../panel/timeline-panel';
@@ -13,7 +13,7 @@ import { pickEvents, pickRecordingsToStop, pickTarget } from '../ui/pickers';
 import { noticeKeptSilentBreakpoints, noticeSilentBreakpoints } from '../ui/breakpoint-notice';
 import { lineBreakpointSpec } from '../editor/hardware-breakpoints';
 import { registerCommand, samplingSettings, settings, type Services } from '../services';
-import { withProgressAfterASecond } from '../ui/progress';
+import { withProgressAfterASecond, type ProgressSink } from '../ui/progress';
 
 export function registerRecordingCommands(context: vscode.ExtensionContext, services: Services): void {
   const { sessions, keepers, backend, log, timelineHost, cliPath } = services;
@@ -25,30 +25,41 @@ export function registerRecordingCommands(context: vscode.ExtensionContext, serv
     return active.id;
   };
 
-  const capture = async (sessionId: string): Promise<SnapshotEntry> => {
+  /**
+   * Takes a snapshot and shows it: the panel opens (or comes forward) at once, so its page loads while the rings are
+   * copied and decoded; the records are painted first and the names follow (TimelinePanel.addSnapshot). Progress, with
+   * Cancel, for as long as that takes (a big snapshot at once, any other after a second), in a notification and in the
+   * panel. Cancelled, nothing is kept: undefined.
+   */
+  const capture = async (sessionId: string): Promise<SnapshotEntry | undefined> => {
     const stats = sessions.ringStats(sessionId);
     const bytes = stats.reduce((sum, ring) => sum + Math.min(ring.dataSize, Number(ring.bytesWritten)), 0);
-    const take = (progress?: vscode.Progress<{ message?: string; increment?: number }>) => {
-      let reported = 0;
-      return sessions.snapshot(sessionId, (message, fraction) => {
-        progress?.report({ message, increment: (fraction - reported) * 100 });
-        reported = fraction;
+    const panel = TimelinePanel.show(timelineHost);
+    const take = async (progress: ProgressSink): Promise<SnapshotEntry | undefined> => {
+      const entry = await sessions.snapshot(sessionId, (message) => progress.step(message), undefined, progress.cancelled);
+      log(
+        `snapshot ${entry.name}: ${entry.recordCount} records, ${formatBytes(entry.sizeBytes)}, longest pause ${(entry.maxPauseNs / 1e3).toFixed(1)} µs, decoded in ${entry.decodeMs.toFixed(1)} ms`,
+      );
+      // Cancelled while its names are resolved: the snapshot goes, and the page drops it.
+      const dropping = progress.onCancelled(() => {
+        if (sessions.allSnapshots().some((s) => s.id === entry.id)) sessions.deleteSnapshot(entry.id);
       });
+      try {
+        progress.step(`${entry.recordCount.toLocaleString('en-US')} records; naming functions`);
+        // Shown again: the panel may have been closed meanwhile.
+        await TimelinePanel.show(timelineHost).addSnapshot(entry);
+      } finally {
+        dropping.dispose();
+      }
+      return progress.cancelled() ? undefined : entry;
     };
-    // A big one says so at once; any other says so once it has taken a second (a loaded machine, a first symbolization).
-    const entry =
-      bytes >= settings().bigSnapshotBytes
-        ? await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Ringside: snapshot of ${formatBytes(bytes)}` }, take)
-        : await withProgressAfterASecond(
-            `Ringside: snapshot of ${formatBytes(bytes)}`,
-            (progress) => sessions.snapshot(sessionId, (message) => progress.step(message)),
-            false,
-          );
-    TimelinePanel.show(timelineHost, [entry]);
-    log(
-      `snapshot ${entry.name}: ${entry.recordCount} records, ${formatBytes(entry.sizeBytes)}, longest pause ${(entry.maxPauseNs / 1e3).toFixed(1)} µs, decoded in ${entry.decodeMs.toFixed(1)} ms`,
-    );
-    return entry;
+    try {
+      return await withProgressAfterASecond(`Ringside: snapshot of ${formatBytes(bytes)}`, take, { immediately: bytes >= settings().bigSnapshotBytes, panel });
+    } catch (error) {
+      if (!(error instanceof CaptureCancelled)) throw error;
+      log(error.message);
+      return undefined;
+    }
   };
 
   /**

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { TimelinePanel } from '../panel/timeline-panel';
 import { OpenCancelled } from '../session/session-manager';
-import { withProgressAfterASecond } from '../ui/progress';
+import { withProgressAfterASecond, type ProgressSink } from '../ui/progress';
 import type { SessionNode } from '../ui/sessions-view';
 import { registerCommand, type Services } from '../services';
 
@@ -45,18 +45,30 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
       const uris = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'perf.data': ['data', '*'] }, title: 'Open perf.data' });
       if (!uris?.[0]) return;
       const file = uris[0].fsPath;
-      // Reading, decoding and symbolizing a big file takes seconds on a loaded machine: say so, and let the user give up.
-      const session = await withProgressAfterASecond(`Ringside: opening ${path.basename(file)}`, (progress) => {
+      // The panel opens at once (its page loads while the file is read); the records are painted first, the names
+      // follow. Reading, decoding and naming a big file takes seconds on a loaded machine: progress says so, in a
+      // notification and in the panel, and either Cancel gives up (nothing is kept).
+      const panel = TimelinePanel.show(timelineHost);
+      const open = async (progress: ProgressSink) => {
         progress.step('reading and decoding');
-        return sessions.openPerfData(file, progress.cancelled).catch((error: unknown) => {
-          if (error instanceof OpenCancelled) {
-            log(error.message);
-            return undefined;
-          }
-          throw error;
+        const session = await sessions.openPerfData(file, progress.cancelled);
+        const dropping = progress.onCancelled(() => {
+          if (sessions.list().some((s) => s.id === session.id)) void sessions.remove(session.id);
         });
-      });
-      if (session) TimelinePanel.show(timelineHost, session.snapshots);
+        try {
+          progress.step(`${session.snapshots.reduce((n, s) => n + s.recordCount, 0).toLocaleString('en-US')} records; naming functions`);
+          const shown = TimelinePanel.show(timelineHost);
+          await Promise.all(session.snapshots.map((snapshot) => shown.addSnapshot(snapshot)));
+        } finally {
+          dropping.dispose();
+        }
+      };
+      try {
+        await withProgressAfterASecond(`Ringside: opening ${path.basename(file)}`, open, { panel });
+      } catch (error) {
+        if (!(error instanceof OpenCancelled)) throw error;
+        log(error.message);
+      }
     }),
   );
 }

@@ -5,6 +5,7 @@ import { PerfType, RecordType, Sample, SoftwareConfig } from '../../native/abi/u
 import type { HostToWebview, RecordBatch } from '../../shared/protocol';
 import { batchesToColumns } from '../../shared/batches';
 import { SnapshotStreamer } from './streamer';
+import { FrameSymbols } from '../../host/frame-symbols';
 
 /** A forward ring of `count` SAMPLE records (ip, tid, time) with increasing times. */
 function syntheticSnapshot(count: number) {
@@ -95,5 +96,60 @@ describe('extension: timeline panel flow control', () => {
     assert.deepEqual(types, ['removeSnapshot', 'batch'], 'the page knows b already: no new start; continues at the batch holding row 250');
     const first = sent[1];
     assert.ok(first.type === 'batch' && first.firstRow === 200);
+  });
+
+  it('sends the records at once and the names after the last batch, named once the page painted them (in steps)', async () => {
+    const decoded = syntheticSnapshot(1000);
+    const sent: HostToWebview[] = [];
+    const asked: bigint[] = [];
+    const symbols = new FrameSymbols((_pid, ip) => {
+      asked.push(ip);
+      return `f${ip - 0x401000n}`;
+    });
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 2, 100);
+    streamer.onReady();
+    const { named } = streamer.add('n', 'named', 1, decoded, symbols);
+    assert.deepEqual(
+      sent.map((m) => m.type),
+      ['snapshotStart', 'batch', 'batch'],
+      'the records go before anything is named',
+    );
+    assert.equal(asked.length, 0, 'nothing named before the first batches went');
+    const start = sent[0];
+    assert.ok(start.type === 'snapshotStart' && start.namesFollow === true && start.stacks === undefined);
+    assert.ok(sent.every((m) => m.type !== 'batch' || (m.symbolIndex === undefined && m.stackIndex === undefined)));
+    // Acknowledged as they come, as the page does.
+    for (let k = 0; k < sent.length; k++) {
+      const m = sent[k];
+      if (m.type === 'batch') streamer.onAck('n', m.batchIndex);
+    }
+    // Naming starts once the page painted the records.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(asked.length, 0, 'nothing named before the page painted');
+    streamer.onPainted('n');
+    const names = await named;
+    assert.ok(names !== null && names.symbolizeMs >= 0);
+    assert.equal(asked.length, 1000, 'each distinct address once');
+    const types = sent.map((m) => m.type);
+    assert.equal(types.filter((t) => t === 'batch').length, 10);
+    assert.equal(types[types.length - 1], 'snapshotSymbols', `the names after the last batch: ${types.join(' ')}`);
+    const message = sent[sent.length - 1];
+    assert.ok(message.type === 'snapshotSymbols');
+    assert.equal(message.symbolIndex.byteLength, 1000 * 4);
+    assert.equal(message.symbolTable[new Int32Array(message.symbolIndex)[7]], 'f7');
+    assert.ok(streamer.idle);
+  });
+
+  it('stops naming a snapshot removed before its names are known', async () => {
+    const decoded = syntheticSnapshot(20_000);
+    const sent: HostToWebview[] = [];
+    let asked = 0;
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 2);
+    streamer.onReady();
+    const { named } = streamer.add('r', 'removed', 1, decoded, new FrameSymbols(() => (asked++, 'f')));
+    streamer.remove('r');
+    assert.equal(await named, null);
+    assert.equal(asked, 0);
+    assert.ok(!sent.some((m) => m.type === 'snapshotSymbols'));
   });
 });

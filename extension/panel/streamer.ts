@@ -2,13 +2,27 @@
 // (and its thread states, when it has any) followed by columnar batches; at most `window` batches are unacknowledged at a time; nothing is
 // sent while the panel is hidden; on `resync` (the panel became visible again, or was restored)
 // each snapshot restarts from the batch holding the first row the page does not have.
+//
+// A snapshot's records go before its names: its start and batches are built without symbols (a few ms) and sent at
+// once, so the page paints them while this side names the snapshot's addresses in steps (snapshotNamesInSteps, the
+// event loop free between steps, so acknowledgements and the page's requests are answered meanwhile); the names
+// follow the last batch as one snapshotSymbols message.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
-import type { HostToWebview, RecordBatch, SnapshotStart, ThreadStates } from '../../shared/protocol';
-import { snapshotToWire, type WireSnapshot } from '../../host/wire';
+import type { HostToWebview, RecordBatch, SnapshotStart, SnapshotSymbols, ThreadStates } from '../../shared/protocol';
+import { snapshotNamesInSteps, snapshotNamesMessage, snapshotToWire } from '../../host/wire';
 import type { FrameSymbols } from '../../host/frame-symbols';
 
 export type Post = (message: HostToWebview) => void;
+
+/** Host time one step of naming may take before the event loop runs again, ms. */
+const NAMING_SLICE_MS = 10;
+/**
+ * How long naming waits for the page to paint the records before it starts all the same (a page that is hidden, or
+ * never says so). Naming while the records are on their way starved their transfer in code-server: a 16 MB perf.data's
+ * records took 11 s from this side to the page's first paint while its names were worked out, 3 s without.
+ */
+const NAMING_WAITS_FOR_PAINT_MS = 3000;
 
 interface Stream {
   readonly start: SnapshotStart;
@@ -19,6 +33,23 @@ interface Stream {
   next: number;
   startSent: boolean;
   readonly inFlight: Set<number>;
+  /** Its names once known (sent after its last batch), when its records went without them. */
+  names?: SnapshotSymbols;
+  namesSent: boolean;
+  /** Resolves when the page says it painted the records (onPainted). */
+  readonly painted: Promise<void>;
+  readonly markPainted: () => void;
+}
+
+/** How a snapshot was sent: building its records' messages, and, once known, naming it. */
+export interface StreamTiming {
+  /** ms building the start and the batches (no names). */
+  readonly wireMs: number;
+  /**
+   * Settles once its names are sent, or would be had the page been there, with the host time naming took and when it
+   * ended (performance.now()); with null when the snapshot was removed first or has no names to send.
+   */
+  readonly named: Promise<{ readonly symbolizeMs: number; readonly at: number } | null>;
 }
 
 export class SnapshotStreamer {
@@ -32,7 +63,7 @@ export class SnapshotStreamer {
     private readonly batchRows?: number,
   ) {}
 
-  /** Queues a snapshot (replacing one with the same id); returns how long naming it and building its messages took. */
+  /** Queues a snapshot (replacing one with the same id): its records at once, its names (given `symbols`) once known. */
   add(
     snapshotId: string,
     name: string,
@@ -40,22 +71,73 @@ export class SnapshotStreamer {
     decoded: DecodedSnapshot,
     symbols?: FrameSymbols,
     limitations: readonly string[] = [],
-  ): WireSnapshot['timing'] {
+  ): StreamTiming {
     const { start, threadStates, batches, timing } = snapshotToWire(decoded, {
       snapshotId,
       name,
       takenAtMs,
       symbols,
       limitations,
+      namesFollow: true,
       ...(this.batchRows ? { batchRows: this.batchRows } : {}),
     });
-    this.streams.set(snapshotId, { start, ...(threadStates ? { threadStates } : {}), batches, next: 0, startSent: false, inFlight: new Set() });
+    let markPainted = () => undefined as void;
+    const painted = new Promise<void>((resolve) => (markPainted = resolve));
+    const stream: Stream = {
+      start,
+      ...(threadStates ? { threadStates } : {}),
+      batches,
+      next: 0,
+      startSent: false,
+      inFlight: new Set(),
+      namesSent: false,
+      painted,
+      markPainted,
+    };
+    this.streams.set(snapshotId, stream);
     this.pump();
-    return timing;
+    return { wireMs: timing.wireMs, named: symbols ? this.name(snapshotId, stream, decoded, symbols) : Promise.resolve(null) };
+  }
+
+  /** The page drew the first batch of a snapshot (its `painted`): its naming may start. */
+  onPainted(snapshotId: string): void {
+    this.streams.get(snapshotId)?.markPainted();
+  }
+
+  /**
+   * Names the snapshot's addresses in steps while it is still queued, once the page painted its records (or a while
+   * went by without that); the names go out after its last batch.
+   */
+  private async name(snapshotId: string, stream: Stream, decoded: DecodedSnapshot, symbols: FrameSymbols): Promise<{ symbolizeMs: number; at: number } | null> {
+    let waiting: NodeJS.Timeout | undefined;
+    await Promise.race([stream.painted, new Promise<void>((resolve) => (waiting = setTimeout(resolve, NAMING_WAITS_FOR_PAINT_MS)))]);
+    clearTimeout(waiting);
+    const steps = snapshotNamesInSteps(decoded, symbols);
+    let symbolizeMs = 0;
+    for (;;) {
+      // The event loop runs between steps (timers too: the messages to and from the page need them).
+      await new Promise<void>((resolve) => setTimeout(resolve, 0));
+      if (this.streams.get(snapshotId) !== stream) return null;
+      const sliceStart = performance.now();
+      let step = steps.next();
+      while (!step.done && performance.now() - sliceStart < NAMING_SLICE_MS) step = steps.next();
+      symbolizeMs += performance.now() - sliceStart;
+      if (step.done) {
+        stream.names = snapshotNamesMessage(snapshotId, step.value);
+        this.pump();
+        return { symbolizeMs, at: performance.now() };
+      }
+    }
   }
 
   remove(snapshotId: string): void {
+    this.streams.get(snapshotId)?.markPainted(); // its naming, if it waits, ends at once
     if (this.streams.delete(snapshotId) && this.ready) this.post({ type: 'removeSnapshot', snapshotId });
+  }
+
+  /** The snapshots queued (sent or not). */
+  snapshotIds(): string[] {
+    return [...this.streams.keys()];
   }
 
   has(snapshotId: string): boolean {
@@ -94,13 +176,17 @@ export class SnapshotStreamer {
 
   /** True when every batch of every snapshot has been acknowledged. */
   get idle(): boolean {
-    for (const stream of this.streams.values()) if (stream.next < stream.batches.length || stream.inFlight.size > 0 || !stream.startSent) return false;
+    for (const stream of this.streams.values())
+      if (stream.next < stream.batches.length || stream.inFlight.size > 0 || !stream.startSent || (stream.start.namesFollow === true && !stream.namesSent))
+        return false;
     return true;
   }
 
   private rewind(stream: Stream, rowsHeld: number, pageKnowsIt = false): void {
     stream.inFlight.clear();
     stream.startSent = pageKnowsIt;
+    // A page that has them ignores them again; a new one needs them after its rows.
+    stream.namesSent = false;
     const index = stream.batches.findIndex((batch) => batch.firstRow + batch.rowCount > rowsHeld);
     stream.next = index === -1 ? stream.batches.length : index;
   }
@@ -118,6 +204,11 @@ export class SnapshotStreamer {
         stream.inFlight.add(batch.batchIndex);
         stream.next++;
         this.post(batch);
+      }
+      // The names after the last batch: the page has every row by the time it reads them.
+      if (stream.names && !stream.namesSent && stream.next === stream.batches.length) {
+        stream.namesSent = true;
+        this.post(stream.names);
       }
     }
   }

@@ -57,7 +57,7 @@ export class TimelinePanel implements vscode.Disposable {
     } else {
       TimelinePanel.current.panel.reveal(undefined, true);
     }
-    for (const snapshot of snapshots) TimelinePanel.current.addSnapshot(snapshot);
+    for (const snapshot of snapshots) void TimelinePanel.current.addSnapshot(snapshot);
     return TimelinePanel.current;
   }
 
@@ -72,7 +72,7 @@ export class TimelinePanel implements vscode.Disposable {
         TimelinePanel.current?.dispose();
         TimelinePanel.current = new TimelinePanel(panel, host, state);
         // Snapshots live in memory: after a reload the page comes back with its view state and whatever the sessions still hold.
-        for (const snapshot of host.manager.allSnapshots()) TimelinePanel.current.addSnapshot(snapshot);
+        for (const snapshot of host.manager.allSnapshots()) void TimelinePanel.current.addSnapshot(snapshot);
       },
     });
   }
@@ -121,21 +121,37 @@ export class TimelinePanel implements vscode.Disposable {
     if (this.host.watches) this.post(this.host.watches.listMessage());
   }
 
-  addSnapshot(entry: SnapshotEntry): void {
-    if (this.disposed || this.streamer.has(entry.id)) return;
+  /**
+   * Sends a snapshot to the page (once): its records at once, its names once known. Resolves when its names are sent
+   * (true), or false when it was removed first, or sent before.
+   */
+  addSnapshot(entry: SnapshotEntry): Promise<boolean> {
+    if (this.disposed || this.streamer.has(entry.id)) return Promise.resolve(false);
     const session = this.host.manager.list().find((s) => s.id === entry.sessionId);
-    const timing = this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
-    // Its stages so far; the page's first paint completes the line (a snapshot sent again after a reload is not timed).
-    if (entry.stages) this.timings.set(entry.id, { name: entry.name, maxPauseNs: entry.maxPauseNs, stages: entry.stages, ...timing, firstBatchAt: undefined });
+    // Its stages so far; the page's first paint and its names complete them (a snapshot sent again after a reload is not timed).
+    const timing = entry.stages
+      ? { name: entry.name, maxPauseNs: entry.maxPauseNs, stages: entry.stages, wireMs: 0, firstBatchAt: undefined as number | undefined }
+      : undefined;
+    if (timing) this.timings.set(entry.id, timing);
+    const { wireMs, named } = this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
+    if (timing) timing.wireMs = wireMs;
+    return named.then((names) => {
+      if (names && timing)
+        this.host.log(
+          `snapshot ${timing.name} names: symbolize ${(timing.stages.learnMs + names.symbolizeMs).toFixed(1)} ms (mappings ${timing.stages.learnMs.toFixed(1)} ms, ` +
+            `addresses ${names.symbolizeMs.toFixed(1)} ms in steps), sent ${(names.at - timing.stages.startedAt).toFixed(0)} ms after it was asked for`,
+        );
+      return names !== null;
+    });
   }
 
   /** Per snapshot on its way to the page: its stages, until its first paint is logged. */
   private readonly timings = new Map<
     string,
-    { name: string; maxPauseNs: number; stages: NonNullable<SnapshotEntry['stages']>; symbolizeMs: number; wireMs: number; firstBatchAt: number | undefined }
+    { name: string; maxPauseNs: number; stages: NonNullable<SnapshotEntry['stages']>; wireMs: number; firstBatchAt: number | undefined }
   >();
 
-  /** The page drew a snapshot's first batch: every stage of it, timed, in the Output log. */
+  /** The page drew a snapshot's first batch: every stage of it until then, timed, in the Output log (its names follow). */
   private logStages(snapshotId: string): void {
     const timing = this.timings.get(snapshotId);
     if (!timing) return;
@@ -145,22 +161,44 @@ export class TimelinePanel implements vscode.Disposable {
     const paintMs = timing.firstBatchAt === undefined ? NaN : now - timing.firstBatchAt;
     this.host.log(
       `snapshot ${timing.name} stages: pause ${(timing.maxPauseNs / 1e3).toFixed(1)} µs, copy ${stages.copyMs.toFixed(1)} ms, ` +
-        `decode ${stages.decodeMs.toFixed(1)} ms, symbolize ${(stages.learnMs + timing.symbolizeMs).toFixed(1)} ms, wire ${timing.wireMs.toFixed(1)} ms, ` +
-        `first paint ${paintMs.toFixed(1)} ms after its first batch was sent; asked for → painted ${(now - stages.startedAt).toFixed(0)} ms`,
+        `decode ${stages.decodeMs.toFixed(1)} ms, wire ${timing.wireMs.toFixed(1)} ms, ` +
+        `first paint ${paintMs.toFixed(1)} ms after its first batch was sent; asked for → painted ${(now - stages.startedAt).toFixed(0)} ms (names follow)`,
     );
+  }
+
+  /** Work shown in the page with its Cancel (beginTask), by task id. */
+  private readonly tasks = new Map<string, { title: string; step?: string; cancel: () => void }>();
+  private taskNumber = 0;
+
+  /**
+   * Shows work in progress in the page (the page shows it once it has taken a second) with a Cancel that calls
+   * `cancel`, until `end`. The same work's progress notification shares the cancellation (extension/ui/progress.ts).
+   */
+  beginTask(title: string, cancel: () => void): { step(text: string): void; end(): void } {
+    const taskId = `task-${++this.taskNumber}`;
+    const task: { title: string; step?: string; cancel: () => void } = { title, cancel };
+    this.tasks.set(taskId, task);
+    this.post({ type: 'progress', taskId, title, cancellable: true });
+    return {
+      step: (text) => {
+        if (!this.tasks.has(taskId)) return;
+        task.step = text;
+        this.post({ type: 'progress', taskId, title, step: text, cancellable: true });
+      },
+      end: () => {
+        if (this.tasks.delete(taskId)) this.post({ type: 'progress', taskId, title, cancellable: true, done: true });
+      },
+    };
   }
 
   private dropMissingSnapshots(): void {
     const alive = new Set(this.host.manager.allSnapshots().map((s) => s.id));
-    for (const snapshot of this.known) if (!alive.has(snapshot)) this.streamer.remove(snapshot);
-    this.known = [...alive];
+    // Every snapshot queued, sent or not yet (its naming stops with it).
+    for (const snapshot of this.streamer.snapshotIds()) if (!alive.has(snapshot)) this.streamer.remove(snapshot);
   }
-
-  private known: string[] = [];
 
   private post(message: HostToWebview): void {
     if (this.disposed) return;
-    if (message.type === 'snapshotStart') this.known.push(message.snapshotId);
     if (message.type === 'batch' && message.firstRow === 0) {
       const timing = this.timings.get(message.snapshotId);
       if (timing && timing.firstBatchAt === undefined) timing.firstBatchAt = performance.now();
@@ -188,6 +226,9 @@ export class TimelinePanel implements vscode.Disposable {
         this.liveSaid = '';
         this.updateLive();
         this.post({ type: 'init', protocolVersion: PROTOCOL_VERSION, title: 'Ringside', editor: true, recorder: true });
+        // Work still under way is shown again in the new page.
+        for (const [taskId, task] of this.tasks)
+          this.post({ type: 'progress', taskId, title: task.title, ...(task.step ? { step: task.step } : {}), cancellable: true });
         this.streamer.onReady();
         if (this.host.watches) this.post(this.host.watches.listMessage());
         return;
@@ -203,6 +244,10 @@ export class TimelinePanel implements vscode.Disposable {
         return;
       case 'painted':
         this.logStages(message.snapshotId);
+        this.streamer.onPainted(message.snapshotId);
+        return;
+      case 'cancel':
+        this.tasks.get(message.taskId)?.cancel();
         return;
       case 'resync':
         this.streamer.setVisible(true);
@@ -383,6 +428,8 @@ export class TimelinePanel implements vscode.Disposable {
     if (this.disposed) return;
     this.disposed = true;
     this.stopLive();
+    // Snapshots still being named stop being named.
+    for (const snapshot of this.streamer.snapshotIds()) this.streamer.remove(snapshot);
     if (TimelinePanel.current === this) TimelinePanel.current = undefined;
     for (const disposable of this.disposables.splice(0)) disposable.dispose();
     this.panel.dispose();

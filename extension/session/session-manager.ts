@@ -96,6 +96,14 @@ export class OpenCancelled extends Error {
   }
 }
 
+/** The user cancelled a snapshot before it was added: the rings were copied (and resumed), nothing was kept. */
+export class CaptureCancelled extends Error {
+  constructor(readonly session: string) {
+    super(`the snapshot of ${session} was cancelled`);
+    this.name = 'CaptureCancelled';
+  }
+}
+
 export class SessionError extends Error {
   constructor(message: string) {
     super(message);
@@ -359,7 +367,13 @@ export class SessionManager {
     return this.info(session);
   }
 
-  async snapshot(sessionId: string, progress?: (message: string, fraction: number) => void, trigger?: string): Promise<SnapshotEntry> {
+  /** `cancelled` is asked after the copy and after decoding: when it says so, nothing is added and CaptureCancelled is thrown. */
+  async snapshot(
+    sessionId: string,
+    progress?: (message: string, fraction: number) => void,
+    trigger?: string,
+    cancelled?: () => boolean,
+  ): Promise<SnapshotEntry> {
     const session = this.session(sessionId);
     if (!session.source || session.state === 'stopped') throw new SessionError(`session "${session.label}" is stopped: nothing to snapshot`);
     // Two clicks while a big copy is running must not pause the rings twice.
@@ -371,10 +385,12 @@ export class SessionManager {
       const raw: SourceSnapshot = await source.snapshot();
       const copyMs = performance.now() - startedAt;
       const sizeBytes = raw.rings.reduce((sum, ring) => sum + ring.validBytes, 0);
+      if (cancelled?.()) throw new CaptureCancelled(session.label);
       progress?.(`decoding ${formatBytes(sizeBytes)}`, 0.3);
       const decodeStart = performance.now();
       const decoded = await this.backend.decode(raw);
       const decodeMs = performance.now() - decodeStart;
+      if (cancelled?.()) throw new CaptureCancelled(session.label);
       progress?.(`${decoded.columns.length} records`, 1);
       const maxPauseNs = raw.pauseWindowNs.reduce((max, ns) => Math.max(max, ns), 0);
       // What this snapshot lost (rings that overwrote the start, side-band not spooled) joins the recording's limitations.

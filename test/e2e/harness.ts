@@ -335,9 +335,9 @@ function succeeded(step: Promise<unknown>): Promise<boolean> {
 /**
  * Runs a command through the command palette like a user: F1, type the title, wait for its row, Enter.
  * Extension commands only appear a few seconds after the workbench looks ready, so the palette is closed and reopened
- * until the row shows.
+ * until the row shows. Returns when (Date.now()) its row was clicked: where a user's wait for the command begins.
  */
-export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIMEOUT_MS): Promise<void> {
+export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIMEOUT_MS): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   const input = page.locator('.quick-input-widget input[type="text"], .quick-input-widget input').first();
   while (Date.now() < deadline) {
@@ -367,11 +367,12 @@ export async function runCommand(page: Page, title: string, timeoutMs = E2E_TIME
     }
     // The palette can also close between the row appearing and the click (the first screen's walkthrough editor
     // taking the focus as it loads, seen once on a quiet machine): then open it again, not wait a minute on a hidden row.
+    const clickedAt = Date.now();
     if (!(await succeeded(row.click({ timeout: 5000 })))) continue;
     await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
       // the palette closes as the command runs; the caller waits on what the command does
     });
-    return;
+    return clickedAt;
   }
   await page.keyboard.press('Escape');
   throw new E2eError(`command "${title}" never appeared in the command palette within ${timeoutMs / 1000} s`);

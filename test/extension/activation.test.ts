@@ -103,6 +103,11 @@ function fakeVscode(registered: Registered, config: Record<string, unknown>) {
         return undefined;
       },
       showInformationMessage: async () => undefined,
+      // A capture's progress notification (after a second): the work runs to its end, nobody cancels it.
+      withProgress: async <T>(
+        _options: unknown,
+        task: (progress: { report(value: unknown): void }, token: { onCancellationRequested(): unknown }) => Promise<T>,
+      ) => task({ report() {} }, { onCancellationRequested: () => disposable }),
       showInputBox: async (options: { title?: string; value?: string } = {}) => {
         registered.inputBoxes.push({ title: options.title ?? '', value: options.value ?? '' });
         return undefined;
