@@ -13,7 +13,16 @@ import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
-import { BYTE_NOT_CAPTURED, BYTE_OPTIMIZED_OUT, NOT_CAPTURED, OPTIMIZED_OUT, ValueFormatter, type PointerTargets, type ValueBytes } from './dwarf-values';
+import {
+  BYTE_NOT_CAPTURED,
+  BYTE_OPTIMIZED_OUT,
+  NOT_CAPTURED,
+  OPTIMIZED_OUT,
+  PRINT_ELEMENTS,
+  ValueFormatter,
+  type PointerTargets,
+  type ValueBytes,
+} from './dwarf-values';
 import { evaluateCfa, X86_64, AARCH64, unwindArchOf, type UnwindArch } from './unwind';
 import {
   compileNumeric,
@@ -95,7 +104,27 @@ interface VariablePlan {
   /** Link-time address -> bytes read from the object's file (they cannot change), for the bias in `fileBias`. */
   fileBytes?: Map<number, Uint8Array | null>;
   fileBias?: bigint;
+  /**
+   * Texts written for this variable by its bytes and byte states (for load bias `textsBias`): a hit with the
+   * same bytes has the same text, unless writing it read memory that can change (the stack copy, the live
+   * process), which is then not kept. A logpoint's variables take few distinct values at most lines (a loop's
+   * bounds, its strings, modes, small counters), and the UI and the export write the text of every hit.
+   */
+  texts?: TextCache;
+  textsBias?: bigint;
 }
+
+/**
+ * Texts by a hash of their bytes and states, each with those bytes to check: TEXT_CACHE_SIZE slots, a text
+ * in the first free of the TEXT_CACHE_PROBES slots from the one its hash picks, else in that one (replacing
+ * what was there): a lookup is a few array reads, and the cache never grows.
+ */
+type TextCache = ({ readonly hash: number; readonly key: DataView; readonly text: string } | undefined)[];
+const TEXT_CACHE_BITS = 8;
+const TEXT_CACHE_SIZE = 1 << TEXT_CACHE_BITS;
+const TEXT_CACHE_PROBES = 4;
+/** The slot of a hash: its top bits after a multiply (Fibonacci hashing), which every bit of the hash moves. */
+const textSlot = (hash: number) => Math.imul(hash, 0x9e3779b1) >>> (32 - TEXT_CACHE_BITS);
 
 /**
  * What reading the values at one (object, pc, names) takes, worked out once: the scope, each variable's
@@ -119,6 +148,11 @@ interface ProbePlan {
   /** The frame base expression decoded, when some variable uses DW_OP_fbreg and it decodes. */
   readonly frameBase: CompiledExpression | undefined;
   readonly usesFrameBase: boolean;
+  /** An object with a property per variable name, in order, that each hit's values are a copy of. */
+  valuesTemplate?: Record<string, string>;
+  /** What pointers of this plan pointed at in the object's read-only bytes (C strings), by address, for load bias `fileTargetsBias`. */
+  fileTargets?: Map<bigint, Uint8Array>;
+  fileTargetsBias?: bigint;
 }
 
 const FBREG = 0x91;
@@ -703,51 +737,169 @@ class CapturedValues implements LogpointValues {
 
   #format(): Record<string, string> {
     const plan = this.#plan;
-    const hit = this.#hit;
     const bias = this.#bias;
     const buffer = this.#buffer;
+    const { totalSize } = plan;
+    // A copy of an object that has every name already: storing to a property it has is fast, adding 13 is not.
+    const values: Record<string, string> = { ...(plan.valuesTemplate ??= Object.fromEntries(plan.variables.map((v) => [v.name, '']))) };
+    const variables = plan.variables;
+    const texts = this.#texts;
+    let writer: ValueWriter | undefined;
+    let view: DataView | undefined;
+    for (let i = 0; i < variables.length; i++) {
+      const variable = variables[i];
+      const text = texts?.[i];
+      if (text !== undefined) values[variable.name] = text;
+      else if (!variable.location) values[variable.name] = '<no variable of that name in scope>';
+      else if (variable.size === undefined) values[variable.name] = '<incomplete type>';
+      else {
+        const { offset, size } = variable;
+        if (variable.textsBias !== bias || !variable.texts) {
+          variable.texts = new Array<TextCache[number]>(TEXT_CACHE_SIZE).fill(undefined);
+          variable.textsBias = bias;
+        }
+        view ??= viewOf(buffer);
+        const at = buffer.byteOffset + offset;
+        const hash = hashBytes(view, at, size, totalSize);
+        const slot = textSlot(hash);
+        const cache = variable.texts;
+        let text: string | undefined;
+        let free = -1;
+        for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
+          const known = cache[(slot + probe) & (TEXT_CACHE_SIZE - 1)];
+          if (known === undefined) {
+            free = (slot + probe) & (TEXT_CACHE_SIZE - 1);
+            break;
+          }
+          if (known.hash === hash && sameBytes(known.key, view, at, size, totalSize)) {
+            text = known.text;
+            break;
+          }
+        }
+        if (text !== undefined) {
+          values[variable.name] = text;
+          continue;
+        }
+        writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
+        const written = writer.write(variable);
+        values[variable.name] = written;
+        if (!writer.changeable) {
+          const key = new Uint8Array(size * 2);
+          for (let b = 0; b < size; b++) {
+            key[b] = buffer[offset + b];
+            key[size + b] = buffer[totalSize + offset + b];
+          }
+          cache[free >= 0 ? free : slot] = { hash, key: new DataView(key.buffer), text: written };
+        }
+      }
+    }
+    return values;
+  }
+}
+
+/** Writes the text of one hit's values whose text is not known already (see VariablePlan.texts). */
+class ValueWriter {
+  /** Set when the last value written read memory that another hit with the same bytes may find different. */
+  changeable = false;
+  private current = '';
+  private readonly value: ValueBytes;
+  private readonly targets: PointerTargets;
+
+  constructor(
+    private readonly plan: ProbePlan,
+    hit: LogpointHit,
+    bias: bigint,
+    buffer: Uint8Array,
+    processMemory: ProcessMemoryReader | undefined,
+    readLater: (name: string) => void,
+  ) {
     const { totalSize, object } = plan;
-    const formatter = plan.state.formatter;
-    const value: ValueBytes = { bytes: buffer.subarray(0, totalSize), state: buffer.subarray(totalSize) };
+    this.value = { bytes: buffer.subarray(0, totalSize), state: buffer.subarray(totalSize) };
     const sp = hit.registers[plan.arch.stackPointerPerf];
     const stackEnd = sp + BigInt(hit.stack.length);
-    let current = '';
     const memory = (address: bigint, length: number): Uint8Array | undefined => {
-      if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+      if (address >= sp && address + BigInt(length) <= stackEnd) {
+        this.changeable = true;
+        return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+      }
       const fromFile = readOnlyFileBytes(object, address - bias, length, bias);
       if (fromFile) return fromFile;
-      const live = this.#processMemory?.(hit.pid, address, length);
+      this.changeable = true;
+      const live = processMemory?.(hit.pid, address, length);
       if (live && live.length > 0) {
-        (this.#readLater ??= new Set()).add(current);
+        readLater(this.current);
         return live;
       }
       return undefined;
     };
-    const targets: PointerTargets = {
+    if (plan.fileTargetsBias !== bias || !plan.fileTargets) {
+      plan.fileTargets = new Map();
+      plan.fileTargetsBias = bias;
+    }
+    const fileTargets = plan.fileTargets;
+    this.targets = {
       readBytes: (address, limit) => {
         // A string in the stack copy may run past its end: take what is there, then the rest from elsewhere.
         if (address >= sp && address < stackEnd) {
+          this.changeable = true;
           const inStack = hit.stack.subarray(Number(address - sp), Math.min(hit.stack.length, Number(address - sp) + limit));
           if (inStack.includes(0) || inStack.length >= limit) return inStack;
         }
-        return memory(address, limit) ?? shortestReadable(memory, address, limit);
+        // The object's read-only bytes cannot change: read once per address (the few strings a logpoint's pointers point at).
+        const known = fileTargets.get(address);
+        if (known !== undefined && known.length >= limit) return known;
+        const wasChangeable = this.changeable;
+        this.changeable = false;
+        const bytes = memory(address, limit) ?? shortestReadable(memory, address, limit);
+        if (!this.changeable && bytes && limit === PRINT_ELEMENTS + 1) {
+          if (fileTargets.size >= 1024) fileTargets.clear();
+          fileTargets.set(address, bytes);
+        }
+        this.changeable ||= wasChangeable;
+        return bytes;
       },
       symbolAt: (address) => symbolAt(object, address - bias),
     };
-    const values: Record<string, string> = {};
-    plan.variables.forEach((variable, i) => {
-      current = variable.name;
-      const text = this.#texts?.[i];
-      values[variable.name] =
-        text ??
-        (!variable.location
-          ? '<no variable of that name in scope>'
-          : variable.size === undefined
-            ? '<incomplete type>'
-            : formatter.format(variable.type, value, targets, variable.offset));
-    });
-    return values;
   }
+
+  write(variable: VariablePlan): string {
+    this.current = variable.name;
+    this.changeable = false;
+    return this.plan.state.formatter.format(variable.type, this.value, this.targets, variable.offset);
+  }
+}
+
+/** A DataView on a hit buffer's memory (the slab's, made once per slab: making one costs more than what it reads). */
+function viewOf(buffer: Uint8Array): DataView {
+  if (buffer.buffer !== lastView.buffer) lastView = new DataView(buffer.buffer);
+  return lastView;
+}
+let lastView: DataView = new DataView(slab);
+
+/** A hash of a variable's bytes and then its byte states in a hit's buffer (`view` on its memory, the bytes at `offset`). */
+function hashBytes(view: DataView, offset: number, size: number, totalSize: number): number {
+  return hashRange(view, hashRange(view, 0x811c9dc5, offset, size), totalSize + offset, size);
+}
+
+/** FNV-1a over `size` bytes at `start`, 4 at a time. */
+function hashRange(view: DataView, hash: number, start: number, size: number): number {
+  const end = start + size;
+  let b = start;
+  for (; b + 4 <= end; b += 4) hash = Math.imul(hash ^ view.getInt32(b, true), 0x01000193);
+  for (; b < end; b++) hash = Math.imul(hash ^ view.getUint8(b), 0x01000193);
+  return hash;
+}
+
+/** Whether a variable's bytes and byte states in a hit's buffer (`view` on its memory, the bytes at `offset`) are `key` (its bytes, then its states). */
+function sameBytes(key: DataView, view: DataView, offset: number, size: number, totalSize: number): boolean {
+  return sameRange(key, 0, view, offset, size) && sameRange(key, size, view, totalSize + offset, size);
+}
+
+function sameRange(a: DataView, aStart: number, b: DataView, bStart: number, size: number): boolean {
+  let i = 0;
+  for (; i + 4 <= size; i += 4) if (a.getInt32(aStart + i, true) !== b.getInt32(bStart + i, true)) return false;
+  for (; i < size; i++) if (a.getUint8(aStart + i) !== b.getUint8(bStart + i)) return false;
+  return true;
 }
 
 /** A variable's bytes from its location at this pc: each piece from its register, memory, value or constant. */
