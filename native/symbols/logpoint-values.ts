@@ -9,6 +9,7 @@
 // BigInts, see dwarf-expression-numeric.ts), and the text is written when the values are first asked for.
 
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
+import { RED_ZONE_BYTES, RED_ZONE_RAW_OFFSET } from '../abi/uapi';
 import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
@@ -50,7 +51,23 @@ export interface LogpointHit {
   readonly pid: number;
   readonly registers: Readonly<Record<number, bigint>>;
   readonly stack: Uint8Array;
+  /**
+   * The address of stack[0] where it is not the stack pointer: the stack copy then starts with bytes below
+   * it that the kernel fetched at the hit (the x86-64 red zone, through a tracefs uprobe's fetch arguments).
+   */
+  readonly stackStart?: bigint;
 }
+
+/**
+ * Why a value in the x86-64 red zone (the 128 bytes below the stack pointer where a function that calls
+ * none keeps its locals, as gcc -O0 does) reads <not captured> when the kernel did not fetch them.
+ */
+export const RED_ZONE_NOT_CAPTURED =
+  'below the stack pointer (the x86-64 red zone, where a function that calls none keeps locals), and the stack sample starts at the stack pointer: ' +
+  'the kernel fetches those bytes at the hit only through a uprobe defined in tracefs with fetch arguments, which needs root (write access to uprobe_events)';
+
+/** The x86-64 ABI's red zone: bytes below the stack pointer a leaf function may use (the stack sample does not hold them). */
+const X86_64_RED_ZONE = RED_ZONE_BYTES;
 
 export interface LogpointValues {
   /** Variable name -> its value as gdb prints it; parameters first, then locals innermost first, or the names asked for in their order. */
@@ -61,6 +78,8 @@ export interface LogpointValues {
   readonly readLater?: readonly string[];
   /** Why no values could be read at all (no DWARF at the pc, registers not sampled). */
   readonly error?: string;
+  /** Per name shown as <not captured> for a reason the text cannot say (the red zone): the reason. */
+  readonly notCaptured?: Readonly<Record<string, string>>;
 }
 
 /** The object mapped at a runtime address and that address's link-time value in it. */
@@ -333,7 +352,7 @@ export class LogpointEvaluator {
       const text = general.materializeInto(location, size, buffer, offset, totalSize);
       if (text !== undefined) (texts ??= [])[i] = text;
     }
-    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory);
+    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack);
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -399,6 +418,8 @@ function writeNumber(buffer: Uint8Array, at: number, length: number, value: numb
 interface CaptureState {
   /** Names whose bytes came from the live process. */
   readLater: Set<string> | undefined;
+  /** Names whose bytes are in the red zone below the stack copy (see RED_ZONE_NOT_CAPTURED). */
+  belowStack?: Set<string>;
 }
 
 /** One hit as the numeric machine reads it (one instance per evaluator, reset per hit). */
@@ -406,7 +427,10 @@ class HitFrame implements NumericFrame {
   private plan!: ProbePlan;
   private hit!: LogpointHit;
   private stack!: Uint8Array;
+  /** The address of the stack copy's first byte (the stack pointer unless the red zone was fetched too). */
   private sp = NaN;
+  /** The stack pointer on x86-64 (the red zone is the 128 bytes below), NaN elsewhere. */
+  private redZoneEnd = NaN;
   private bias = 0n;
   addressBias = NaN;
   private cfaValue: number | undefined;
@@ -423,7 +447,9 @@ class HitFrame implements NumericFrame {
     this.hit = hit;
     this.stack = hit.stack;
     this.generation = (this.generation + 1) | 0;
-    this.sp = this.registerByPerf(plan.arch.stackPointerPerf);
+    const sp = this.registerByPerf(plan.arch.stackPointerPerf);
+    this.sp = hit.stackStart === undefined ? sp : exactNumber(hit.stackStart);
+    this.redZoneEnd = plan.arch === X86_64 ? sp : NaN;
     if (bias !== this.bias || this.addressBias !== this.addressBias) {
       this.bias = bias;
       this.addressBias = exactNumber(bias);
@@ -572,6 +598,12 @@ class HitFrame implements NumericFrame {
             for (let i = 0; i < length; i++) buffer[to + i] = stack[inStack + i];
             break;
           }
+          if (address < this.sp && address + length > this.redZoneEnd - X86_64_RED_ZONE) {
+            // Not in the process later either: the next call there overwrites it.
+            buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            (capture.belowStack ??= new Set()).add(variable.name);
+            break;
+          }
           const fromFile = this.fileBytes(variable, address, length);
           if (fromFile) {
             // As materialize(): bytes the file holds but too few (the read crosses the segment's end) are not captured.
@@ -612,8 +644,11 @@ class HitFrame implements NumericFrame {
 class GeneralReader {
   current = '';
   private readonly ctx: ExpressionContext;
+  /** The address of the stack copy's first byte. */
   private readonly sp: bigint;
   private readonly stackEnd: bigint;
+  /** The stack pointer on x86-64 (the red zone is the 128 bytes below). */
+  private readonly redZoneEnd: bigint | undefined;
 
   constructor(
     private readonly plan: ProbePlan,
@@ -628,8 +663,9 @@ class GeneralReader {
       const value = hit.registers[perf];
       if (perf >= 0 && value !== undefined) registers.set(dwarf, value);
     });
-    const sp = (this.sp = hit.registers[arch.stackPointerPerf]);
+    const sp = (this.sp = hit.stackStart ?? hit.registers[arch.stackPointerPerf]);
     const stackEnd = (this.stackEnd = sp + BigInt(hit.stack.length));
+    this.redZoneEnd = arch === X86_64 ? hit.registers[arch.stackPointerPerf] : undefined;
     const stackView = new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
     const readStack = (address: bigint): bigint => {
       if (address < sp || address + 8n > stackEnd) throw new LocationUnavailable('not-captured', `0x${address.toString(16)} is outside the stack copy`);
@@ -666,6 +702,10 @@ class GeneralReader {
   readonly memory = (address: bigint, length: number): Uint8Array | undefined => {
     const { hit, sp, stackEnd } = this;
     if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+    if (this.redZoneEnd !== undefined && address < sp && address + BigInt(length) > this.redZoneEnd - BigInt(X86_64_RED_ZONE)) {
+      (this.capture.belowStack ??= new Set()).add(this.current);
+      return undefined;
+    }
     const fromFile = readOnlyFileBytes(this.plan.object, address - this.bias, length, this.bias);
     if (fromFile) return fromFile;
     const live = this.processMemory?.(hit.pid, address, length);
@@ -696,6 +736,7 @@ class GeneralReader {
 /** One hit's values: bytes read at the hit, text written on first use (a summary or an export asks; a benchmark of reading need not). */
 class CapturedValues implements LogpointValues {
   readonly function: string | undefined;
+  readonly notCaptured: Readonly<Record<string, string>> | undefined;
   // Private (#) so that neither a spread nor JSON sees them: the values are what a record carries.
   readonly #plan: ProbePlan;
   readonly #hit: LogpointHit;
@@ -715,8 +756,10 @@ class CapturedValues implements LogpointValues {
     texts: readonly (string | undefined)[] | undefined,
     readLater: Set<string> | undefined,
     processMemory: ProcessMemoryReader | undefined,
+    belowStack: Set<string> | undefined,
   ) {
     this.function = plan.scope.functionName;
+    if (belowStack) this.notCaptured = Object.fromEntries([...belowStack].map((name) => [name, RED_ZONE_NOT_CAPTURED]));
     this.#plan = plan;
     this.#hit = hit;
     this.#bias = bias;
@@ -815,7 +858,7 @@ class ValueWriter {
   ) {
     const { totalSize, object } = plan;
     this.value = { bytes: buffer.subarray(0, totalSize), state: buffer.subarray(totalSize) };
-    const sp = hit.registers[plan.arch.stackPointerPerf];
+    const sp = hit.stackStart ?? hit.registers[plan.arch.stackPointerPerf];
     const stackEnd = sp + BigInt(hit.stack.length);
     const memory = (address: bigint, length: number): Uint8Array | undefined => {
       if (address >= sp && address + BigInt(length) <= stackEnd) {
@@ -1014,4 +1057,18 @@ function symbolAt(object: ObjectFile, vaddr: bigint): string | undefined {
     if (vaddr > symbol.value && vaddr < symbol.value + BigInt(symbol.size)) return `${symbol.name}+${vaddr - symbol.value}`;
   }
   return undefined;
+}
+
+/**
+ * A logpoint hit whose uprobe fetched the x86-64 red zone (the raw data, see tracefs-uprobes.ts): its stack
+ * copy starts with those bytes, 128 below the stack pointer, so the locals of a function that calls none read
+ * as any other stack slot.
+ */
+export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined): LogpointHit {
+  const sp = hit.registers[X86_64.stackPointerPerf];
+  if (!raw || raw.length < RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES || sp === undefined) return hit;
+  const stack = new Uint8Array(RED_ZONE_BYTES + hit.stack.length);
+  stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
+  stack.set(hit.stack, RED_ZONE_BYTES);
+  return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
 }
