@@ -167,8 +167,8 @@ interface ProbePlan {
   /** The frame base expression decoded, when some variable uses DW_OP_fbreg and it decodes. */
   readonly frameBase: CompiledExpression | undefined;
   readonly usesFrameBase: boolean;
-  /** An object with a property per variable name, in order, that each hit's values are a copy of. */
-  valuesTemplate?: Record<string, string>;
+  /** Each hit's values object from its texts in variable order (see valuesMaker). */
+  makeValues?: (texts: readonly string[]) => Record<string, string>;
   /** What pointers of this plan pointed at in the object's read-only bytes (C strings), by address, for load bias `fileTargetsBias`. */
   fileTargets?: Map<bigint, Uint8Array>;
   fileTargetsBias?: bigint;
@@ -783,27 +783,26 @@ class CapturedValues implements LogpointValues {
     const bias = this.#bias;
     const buffer = this.#buffer;
     const { totalSize } = plan;
-    // A copy of an object that has every name already: storing to a property it has is fast, adding 13 is not.
-    const values: Record<string, string> = { ...(plan.valuesTemplate ??= Object.fromEntries(plan.variables.map((v) => [v.name, '']))) };
     const variables = plan.variables;
+    const out = new Array<string>(variables.length);
     const texts = this.#texts;
     let writer: ValueWriter | undefined;
-    let view: DataView | undefined;
+    const view = viewOf(buffer);
+    const base = buffer.byteOffset;
     for (let i = 0; i < variables.length; i++) {
       const variable = variables[i];
       const text = texts?.[i];
-      if (text !== undefined) values[variable.name] = text;
-      else if (!variable.location) values[variable.name] = '<no variable of that name in scope>';
-      else if (variable.size === undefined) values[variable.name] = '<incomplete type>';
+      if (text !== undefined) out[i] = text;
+      else if (!variable.location) out[i] = '<no variable of that name in scope>';
+      else if (variable.size === undefined) out[i] = '<incomplete type>';
       else {
         const { offset, size } = variable;
         if (variable.textsBias !== bias || !variable.texts) {
           variable.texts = new Array<TextCache[number]>(TEXT_CACHE_SIZE).fill(undefined);
           variable.textsBias = bias;
         }
-        view ??= viewOf(buffer);
-        const at = buffer.byteOffset + offset;
-        const hash = hashBytes(view, at, size, totalSize);
+        const at = base + offset;
+        const hash = hashBytes(view, at, size);
         const slot = textSlot(hash);
         const cache = variable.texts;
         let text: string | undefined;
@@ -820,12 +819,12 @@ class CapturedValues implements LogpointValues {
           }
         }
         if (text !== undefined) {
-          values[variable.name] = text;
+          out[i] = text;
           continue;
         }
         writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
         const written = writer.write(variable);
-        values[variable.name] = written;
+        out[i] = written;
         if (!writer.changeable) {
           const key = new Uint8Array(size * 2);
           for (let b = 0; b < size; b++) {
@@ -836,7 +835,7 @@ class CapturedValues implements LogpointValues {
         }
       }
     }
-    return values;
+    return (plan.makeValues ??= valuesMaker(variables.map((variable) => variable.name)))(out);
   }
 }
 
@@ -912,6 +911,18 @@ class ValueWriter {
   }
 }
 
+/**
+ * A function that makes the values object of a plan's names from their texts: an object literal of those
+ * names, which V8 creates from one template, where storing 13 names one by one into an object goes through
+ * its slowest property path (every hit of every logpoint writes one). A name appears once, at its first
+ * place, with the text of its last (as assigning in order would); `__proto__` is a computed key, an own property.
+ */
+function valuesMaker(names: readonly string[]): (texts: readonly string[]) => Record<string, string> {
+  const last = new Map(names.map((name, i) => [name, i]));
+  const properties = [...last].map(([name, i]) => `${name === '__proto__' ? `[${JSON.stringify(name)}]` : JSON.stringify(name)}: texts[${i}]`);
+  return new Function('texts', `return { ${properties.join(', ')} };`) as (texts: readonly string[]) => Record<string, string>;
+}
+
 /** A DataView on a hit buffer's memory (the slab's, made once per slab: making one costs more than what it reads). */
 function viewOf(buffer: Uint8Array): DataView {
   if (buffer.buffer !== lastView.buffer) lastView = new DataView(buffer.buffer);
@@ -919,9 +930,12 @@ function viewOf(buffer: Uint8Array): DataView {
 }
 let lastView: DataView = new DataView(slab);
 
-/** A hash of a variable's bytes and then its byte states in a hit's buffer (`view` on its memory, the bytes at `offset`). */
-function hashBytes(view: DataView, offset: number, size: number, totalSize: number): number {
-  return hashRange(view, hashRange(view, 0x811c9dc5, offset, size), totalSize + offset, size);
+/**
+ * A hash of a variable's bytes in a hit's buffer (`view` on its memory, the bytes at `offset`). Not of their
+ * states: a value whose bytes are known rarely has the bytes of one that is not, and sameBytes compares both.
+ */
+function hashBytes(view: DataView, offset: number, size: number): number {
+  return hashRange(view, 0x811c9dc5, offset, size);
 }
 
 /** FNV-1a over `size` bytes at `start`, 4 at a time. */
