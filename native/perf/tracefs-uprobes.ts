@@ -83,7 +83,14 @@ export class TracefsUprobes {
   /** The host reads the red zone at RED_ZONE_RAW_OFFSET of the raw data: the event's format must say the kernel put it there. */
   private checkRedZoneLayout(event: string): void {
     const formatFile = `${this.tracefs}/events/${this.group}/${event}/format`;
-    const format = readFileSync(formatFile, 'utf8');
+    let format: string;
+    try {
+      format = readFileSync(formatFile, 'utf8');
+    } catch (error) {
+      throw new TracefsUprobeError(
+        `${formatFile}: cannot read the layout of the uprobe just defined (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    }
     for (let i = 0; i < RED_ZONE_WORDS; i++) {
       const field = new RegExp(`field:u64 rz${i};\\s*offset:(\\d+);\\s*size:8;`).exec(format);
       if (!field || Number(field[1]) !== RED_ZONE_RAW_OFFSET + 8 * i)
