@@ -187,6 +187,8 @@ export class LogpointEvaluator {
     private readonly processMemory?: ProcessMemoryReader,
     /** False: every location through the BigInt machine, the reference the numeric one is compared with (tests). */
     private readonly numeric = true,
+    /** False: every value's text written at every hit, none kept by its bytes (see VariablePlan.texts): the reference, and a benchmark's cold case. */
+    private readonly cacheTexts = true,
   ) {}
 
   private state(object: ObjectFile): ObjectState | null {
@@ -352,7 +354,7 @@ export class LogpointEvaluator {
       const text = general.materializeInto(location, size, buffer, offset, totalSize);
       if (text !== undefined) (texts ??= [])[i] = text;
     }
-    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack);
+    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack, this.cacheTexts);
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -747,6 +749,7 @@ class CapturedValues implements LogpointValues {
   readonly #processMemory: ProcessMemoryReader | undefined;
   #values: Record<string, string> | undefined;
   #readLater: Set<string> | undefined;
+  readonly #cacheTexts: boolean;
 
   constructor(
     plan: ProbePlan,
@@ -757,8 +760,10 @@ class CapturedValues implements LogpointValues {
     readLater: Set<string> | undefined,
     processMemory: ProcessMemoryReader | undefined,
     belowStack: Set<string> | undefined,
+    cacheTexts: boolean,
   ) {
     this.function = plan.scope.functionName;
+    this.#cacheTexts = cacheTexts;
     if (belowStack) this.notCaptured = Object.fromEntries([...belowStack].map((name) => [name, RED_ZONE_NOT_CAPTURED]));
     this.#plan = plan;
     this.#hit = hit;
@@ -795,7 +800,10 @@ class CapturedValues implements LogpointValues {
       if (text !== undefined) out[i] = text;
       else if (!variable.location) out[i] = '<no variable of that name in scope>';
       else if (variable.size === undefined) out[i] = '<incomplete type>';
-      else {
+      else if (!this.#cacheTexts) {
+        writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
+        out[i] = writer.write(variable);
+      } else {
         const { offset, size } = variable;
         if (variable.textsBias !== bias || !variable.texts) {
           variable.texts = new Array<TextCache[number]>(TEXT_CACHE_SIZE).fill(undefined);

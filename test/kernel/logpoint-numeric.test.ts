@@ -63,7 +63,8 @@ describe('logpoints: the numeric machine reads every recorded hit as the BigInt 
         const base = predictedLoadBase(binary);
         const locate = (_pid: number, ip: bigint) => ({ object, vaddr: ip - base });
         const fast = new LogpointEvaluator(locate);
-        const reference = new LogpointEvaluator(locate, undefined, false);
+        // The BigInt machine, every text written at every hit: the reference for the numeric machine and the text cache.
+        const reference = new LogpointEvaluator(locate, undefined, false, false);
         let compared = 0;
         for (const names of [undefined, ['total', 'i', 'no_such_name', 'span', 'label']]) {
           for (const hit of hits.flatMap((h) => [h.withRedZone, h.stackOnly])) {
