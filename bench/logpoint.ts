@@ -7,7 +7,8 @@
 //     double, pointers, C strings), hits per second, against decoding the same sample records
 //     (decodeRecordAt) without values, per CPU second. Each is timed twice: reading (the evaluator reads every value's
 //     bytes and leaves the text until it is asked for) and reading + text (every value written as gdb
-//     prints it, as a summary or an export does).
+//     prints it, as a summary or an export does: a text already written for the same bytes is reused), and
+//     all in scope once more with every text written anew at every hit (the cost of values never seen before).
 //  2. In the target: the cost per hit on a tight loop (test/fixtures/logpoint_loop.c, which prints
 //     its loop's own time): unprobed, `line:` (a uprobe that counts), `log:` (a uprobe sampling
 //     registers + 8 KiB of stack), and gdb's `dprintf` on the same line. Per-hit cost is
@@ -145,6 +146,13 @@ async function hostEvaluation(evaluations: number, table: Table): Promise<Record
       result[`${optimization}${key}WithTextPerSec`] = round(measured.text);
     };
     row(`all ${Object.keys(check.values).length} variables in scope`, 'AllInScope', await both());
+    // The same, every value's text written at every hit (no text kept by its bytes): what a hit of values never seen costs.
+    const cold = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }), undefined, true, false);
+    const coldText = await rate((k) => {
+      for (const value of Object.values(cold.evaluate(hits[k % hits.length]).values)) if (value.length === 0) throw new Error('empty text');
+    });
+    table.add(`-${optimization}: all variables in scope, every text written (no text cache)`, '', round(coldText), '');
+    result[`${optimization}AllInScopeWithTextUncachedPerSec`] = round(coldText);
     row('i and total', 'TwoNamed', await both(['i', 'total']));
     const pc = hits[0].registers[8] - base;
     for (const [name, kind] of KINDS) {

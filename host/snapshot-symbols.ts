@@ -6,7 +6,7 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import type { EventDescription } from '../native/abi/snapshot';
-import { LogpointEvaluator } from '../native/symbols/logpoint-values';
+import { LogpointEvaluator, withRedZone } from '../native/symbols/logpoint-values';
 import { readProcessMemory } from '../native/sys/process-memory';
 import { isLogpointSpec, parseEventSpec } from '../native/specs/parse';
 import { decodeRecordAt } from '../native/decode/record';
@@ -150,6 +150,7 @@ export class SnapshotSymbols {
     pid: number,
     registers: Readonly<Record<number, bigint>>,
     stack: Uint8Array,
+    raw?: Uint8Array,
   ): Readonly<Record<string, unknown>> | undefined {
     if (!isLogpointSpec(event.name)) return undefined;
     let names = this.logpointNames.get(event.name);
@@ -159,12 +160,13 @@ export class SnapshotSymbols {
       this.logpointNames.set(event.name, names);
     }
     // The text is written here, when the record is decoded (the evaluator reads the bytes and leaves the text until asked).
-    const read = this.logpoints.evaluate({ pid, registers, stack }, names ?? undefined);
+    const read = this.logpoints.evaluate(withRedZone({ pid, registers, stack }, raw), names ?? undefined);
     return {
       values: read.values,
       ...(read.function ? { function: read.function } : {}),
       ...(read.readLater ? { readLater: read.readLater } : {}),
       ...(read.error ? { error: read.error } : {}),
+      ...(read.notCaptured ? { notCaptured: read.notCaptured } : {}),
     };
   }
 

@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import type { SessionManager } from '../session/session-manager';
 import type { TargetChooser } from './editor-integration';
 import { activeSessionTarget, resolveContextOf } from './session-target';
-import { describeVariable, logpointInlineText, tallyLogpoints, type LogpointTally } from '../../native/decode/logpoint-tally';
+import { describeVariable, logpointInlineText, notCapturedLines, tallyLogpoints, type LogpointTally } from '../../native/decode/logpoint-tally';
 
 interface ArmedLogpoint {
   readonly spec: string;
@@ -101,6 +101,7 @@ export class Logpoints implements vscode.Disposable, vscode.HoverProvider {
     markdown.isTrusted = false;
     for (const [name, variable] of armed.tally.variables) markdown.appendText(`${describeVariable(name, variable)}\n`);
     if (armed.tally.error) markdown.appendText(`no values: ${armed.tally.error}\n`);
+    for (const line of notCapturedLines(armed.tally)) markdown.appendText(`${line}\n`);
     return new vscode.Hover(markdown);
   }
 

@@ -437,7 +437,7 @@ export class SessionManager {
         reads++;
         session.symbols.learn(decoded, processes);
         return {
-          decoded: { ...decoded, sampleValues: (event, pid, registers, stack) => session.symbols.sampleValues(event, pid, registers, stack) },
+          decoded: { ...decoded, sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw) },
           symbols: session.symbols.frames,
           skippedBytes: raw.skippedBytes,
           limitations: raw.limitations ?? [],
@@ -630,7 +630,7 @@ export class SessionManager {
     // A logpoint's records carry the values read from their registers and stack (details drawer, JSON Lines, the editor's line).
     const withValues: DecodedSnapshot = {
       ...decoded,
-      sampleValues: (event, pid, registers, stack) => session.symbols.sampleValues(event, pid, registers, stack),
+      sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw),
     };
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,

@@ -173,3 +173,11 @@ export const MmapPage = {
 } as const;
 
 export const PERF_RECORD_HEADER_SIZE = 8;
+
+/**
+ * The x86-64 red zone as a logpoint's tracefs uprobe fetches it (native/perf/tracefs-uprobes.ts): the 128
+ * bytes below the stack pointer, as 16 u64 fetch arguments right after the uprobe event's trace entry
+ * header (8 bytes) and __probe_ip (8), in the sample's PERF_SAMPLE_RAW data.
+ */
+export const RED_ZONE_BYTES = 128;
+export const RED_ZONE_RAW_OFFSET = 16;

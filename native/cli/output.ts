@@ -128,7 +128,7 @@ export class SnapshotWriter {
     return {
       ...snapshot,
       unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack),
-      sampleValues: (event, pid, registers, stack) => this.symbols.sampleValues(event, pid, registers, stack),
+      sampleValues: (event, pid, registers, stack, raw) => this.symbols.sampleValues(event, pid, registers, stack, raw),
     };
   }
 

@@ -21,13 +21,15 @@ export interface LogpointTally {
   readonly variables: Map<string, VariableTally>;
   /** The last reason a hit had no values (no DWARF at the pc...), if any hit had one. */
   error?: string;
+  /** Per variable some hit read as <not captured> for a reason the value cannot say (the red zone): the reason. */
+  readonly notCaptured: Map<string, string>;
 }
 
 /** The tallies of every event `isLogpoint` accepts, in event order; rows oldest first, so `last` is the newest hit. */
 export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName: string) => boolean): LogpointTally[] {
   const tallies = new Map<number, LogpointTally>();
   for (const event of snapshot.events)
-    if (isLogpoint(event.name)) tallies.set(event.index, { event: event.name, eventIndex: event.index, hits: 0, variables: new Map() });
+    if (isLogpoint(event.name)) tallies.set(event.index, { event: event.name, eventIndex: event.index, hits: 0, variables: new Map(), notCaptured: new Map() });
   if (tallies.size === 0) return [];
   const { kind, event, length } = snapshot.columns;
   for (let row = 0; row < length; row++) {
@@ -43,6 +45,8 @@ export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName
       continue;
     }
     if (typeof fields.error === 'string') tally.error = fields.error;
+    const why = fields.notCaptured as Readonly<Record<string, string>> | undefined;
+    for (const [name, reason] of Object.entries(why ?? {})) tally.notCaptured.set(name, reason);
     const values = fields.values as Readonly<Record<string, string>> | undefined;
     for (const [name, value] of Object.entries(values ?? {})) {
       let variable = tally.variables.get(name);
@@ -70,7 +74,13 @@ export function describeLogpointTally(tally: LogpointTally): string[] {
   const lines = [`${tally.event}: ${tally.hits} hit${tally.hits === 1 ? '' : 's'}${tally.hits > 0 ? '; last value, then distinct values' : ''}`];
   for (const [name, variable] of tally.variables) lines.push(`  ${describeVariable(name, variable)}`);
   if (tally.error) lines.push(`  no values: ${tally.error}`);
+  lines.push(...notCapturedLines(tally).map((line) => `  ${line}`));
   return lines;
+}
+
+/** `NAME <not captured>: why`, per variable a hit could not read for a reason its value does not say. */
+export function notCapturedLines(tally: LogpointTally): string[] {
+  return [...tally.notCaptured].map(([name, reason]) => `${name} <not captured>: ${reason}`);
 }
 
 /**

@@ -549,11 +549,12 @@ export function decodeRecordAt(snapshot: DecodedSnapshot, row: number): DecodedR
 
 /** A sample whose registers and stack a host reads values from: the values in their place (see SampleValuesReader). */
 function withSampleValues(record: DecodedRecord, event: EventDescription, read: SampleValuesReader): DecodedRecord {
-  const { regsUser, stackUser, ...rest } = record.fields as { regsUser?: RegsBlock; stackUser?: { data: Uint8Array; dynSize: bigint } };
+  const { regsUser, stackUser, raw, ...rest } = record.fields as { regsUser?: RegsBlock; stackUser?: { data: Uint8Array; dynSize: bigint }; raw?: Uint8Array };
   if (record.type !== 'SAMPLE' || record.pid === undefined || !regsUser || !stackUser) return record;
   const valid = stackUser.data.subarray(0, Number(stackUser.dynSize < BigInt(stackUser.data.length) ? stackUser.dynSize : BigInt(stackUser.data.length)));
-  const values = read(event, record.pid, regsUser.regs, valid);
+  const values = read(event, record.pid, regsUser.regs, valid, raw);
   if (!values) return record;
+  // The raw data of a logpoint is the memory its uprobe fetched (the red zone), now in its values.
   return { ...record, fields: { ...rest, ...values } };
 }
 

@@ -77,6 +77,8 @@ export type SampleValuesReader = (
   pid: number,
   registers: Readonly<Record<number, bigint>>,
   stack: Uint8Array,
+  /** The sample's PERF_SAMPLE_RAW, where its event has one (a logpoint's uprobe that fetched memory, see tracefs-uprobes.ts). */
+  raw?: Uint8Array,
 ) => Readonly<Record<string, unknown>> | undefined;
 
 /** What decodeSnapshot returns. */

@@ -133,6 +133,8 @@ export class Recorder {
   private drainTimer: NodeJS.Timeout | undefined;
   /** The uprobes of this recording defined in tracefs, so that new threads inherit them (null: none, or the PMU's). */
   private tracefsUprobes: TracefsUprobes | null = null;
+  /** The logpoints' tracefs uprobes fetch the red zone: their samples carry it as PERF_SAMPLE_RAW (see tracefs-uprobes.ts). */
+  private redZoneFetched = false;
   /** Per event, the sites of a multi-site source line no debug register was left for (address -> function). */
   private readonly unarmedSites = new Map<number, Map<bigint, string>>();
 
@@ -250,6 +252,7 @@ export class Recorder {
       throw error;
     }
     recorder.tracefsUprobes = uprobes.definitions;
+    recorder.redZoneFetched = uprobes.redZone;
     try {
       if (options.target.kind === 'launch') {
         await recorder.launch(options.target);
@@ -289,21 +292,32 @@ export class Recorder {
     events: readonly ResolvedEvent[],
     target: RecorderTarget,
     access: PerfAccess,
-  ): { definitions: TracefsUprobes | null; note: string | null } {
+  ): { definitions: TracefsUprobes | null; note: string | null; redZone: boolean } {
     const probed = events.filter((event) => event.uprobe !== undefined);
-    if (probed.length === 0 || !followsNewThreads(target, events)) return { definitions: null, note: null };
-    const sites = probed.flatMap((event) => event.uprobe!.sites.map((site) => ({ path: event.uprobe!.path, offset: site.offset })));
+    const follow = followsNewThreads(target, events);
+    const redZoneWanted = probed.filter(wantsRedZone);
+    if (probed.length === 0 || (!follow && redZoneWanted.length === 0)) return { definitions: null, note: null, redZone: false };
+    const sites = probed.flatMap((event) =>
+      event.uprobe!.sites.map((site) => ({ path: event.uprobe!.path, offset: site.offset, ...(wantsRedZone(event) ? { redZone: true } : {}) })),
+    );
     try {
-      return { definitions: TracefsUprobes.define(access.tracefs.path, sites), note: null };
+      return { definitions: TracefsUprobes.define(access.tracefs.path, sites), note: null, redZone: redZoneWanted.length > 0 };
     } catch (error) {
       if (!(error instanceof TracefsUprobeError)) throw error;
-      const names = probed.map((event) => event.name).join(', ');
-      return {
-        definitions: null,
-        note:
-          `${names}: uprobes watch only the threads there are when the recording starts, not threads or children created later: ` +
-          `following them needs uprobes defined in tracefs, and ${error.message}`,
-      };
+      const notes: string[] = [];
+      if (follow) {
+        notes.push(
+          `${probed.map((event) => event.name).join(', ')}: uprobes watch only the threads there are when the recording starts, not threads or children created later: ` +
+            `following them needs uprobes defined in tracefs, and ${error.message}`,
+        );
+      }
+      if (redZoneWanted.length > 0) {
+        notes.push(
+          `${redZoneWanted.map((event) => event.name).join(', ')}: locals below the stack pointer (the x86-64 red zone of a function that calls none) ` +
+            `read <not captured>: the kernel fetches them at the hit only through uprobes defined in tracefs, and ${error.message}`,
+        );
+      }
+      return { definitions: null, note: notes.join('\n'), redZone: false };
     }
   }
 
@@ -357,7 +371,8 @@ export class Recorder {
     const disabledUntilSwap = (attr: PerfEventAttr): PerfEventAttr => ({ ...attr, flags: { ...attr.flags, disabled: true, enableOnExec: false } });
     if (!only) {
       events.forEach((event, index) => {
-        this.attrs[index] = flightRecorderAttr(event, target, followsNewThreads(target, events));
+        const attr = flightRecorderAttr(event, target, followsNewThreads(target, events));
+        this.attrs[index] = this.redZoneFetched && wantsRedZone(event) ? { ...attr, sampleType: attr.sampleType | Sample.RAW } : attr;
         this.fdsByEvent[index] = [];
       });
     }
@@ -904,4 +919,9 @@ export class Recorder {
     this.launched?.dispose();
     if (errors.length) throw errors[0];
   }
+}
+
+/** A logpoint on x86-64 reads its leaf functions' locals from the red zone below the stack pointer (see tracefs-uprobes.ts). */
+function wantsRedZone(event: ResolvedEvent): boolean {
+  return event.logpoint !== undefined && event.uprobe !== undefined && process.arch === 'x64';
 }

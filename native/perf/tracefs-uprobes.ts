@@ -7,6 +7,7 @@
 // (their group names its pid) are removed by the next one.
 
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { RED_ZONE_BYTES, RED_ZONE_RAW_OFFSET } from '../abi/uapi';
 
 export class TracefsUprobeError extends Error {
   override readonly name = 'TracefsUprobeError';
@@ -20,7 +21,18 @@ let nextGroup = 0;
 export interface UprobeSite {
   readonly path: string;
   readonly offset: bigint;
+  /** Fetch the x86-64 red zone at each hit (see RED_ZONE_FETCH): the site's samples then carry it in PERF_SAMPLE_RAW. */
+  readonly redZone?: boolean;
 }
+
+/**
+ * The fetch arguments that copy the 128 bytes below the stack pointer (the x86-64 red zone, where a function that
+ * calls none keeps its locals and which the kernel's stack sample, starting at the stack pointer, leaves out) into
+ * the event's record, as `perf probe` does for a variable there: 16 words, each fetched on its own (a word in a
+ * page the process never touched fails alone).
+ */
+const RED_ZONE_WORDS = RED_ZONE_BYTES / 8;
+const RED_ZONE_FETCH = Array.from({ length: RED_ZONE_WORDS }, (_, i) => `rz${i}=-${(RED_ZONE_WORDS - i) * 8}(%sp):x64`).join(' ');
 
 export class TracefsUprobes {
   private readonly defined: string[] = [];
@@ -39,7 +51,7 @@ export class TracefsUprobes {
     removeLeftovers(control);
     const probes = new TracefsUprobes(tracefs, `ringside_${process.pid}_${nextGroup++}`);
     try {
-      for (const site of sites) probes.add(site);
+      for (const site of [...sites].sort((a, b) => Number(b.redZone ?? false) - Number(a.redZone ?? false))) probes.add(site);
     } catch (error) {
       probes.dispose();
       throw error;
@@ -53,8 +65,9 @@ export class TracefsUprobes {
     if (/\s/.test(site.path)) throw new TracefsUprobeError(`${site.path}: uprobe_events cannot name a path with white space`);
     const event = `s${this.ids.size}`;
     // O_APPEND without O_TRUNC: opening uprobe_events with O_TRUNC would remove every uprobe of the system (perf's too).
-    write(`${this.tracefs}/uprobe_events`, `p:${this.group}/${event} ${site.path}:0x${site.offset.toString(16)}`);
+    write(`${this.tracefs}/uprobe_events`, `p:${this.group}/${event} ${site.path}:0x${site.offset.toString(16)}${site.redZone ? ` ${RED_ZONE_FETCH}` : ''}`);
     this.defined.push(event);
+    if (site.redZone) this.checkRedZoneLayout(event);
     const idFile = `${this.tracefs}/events/${this.group}/${event}/id`;
     let id: number;
     try {
@@ -65,6 +78,26 @@ export class TracefsUprobes {
       );
     }
     this.ids.set(key, id);
+  }
+
+  /** The host reads the red zone at RED_ZONE_RAW_OFFSET of the raw data: the event's format must say the kernel put it there. */
+  private checkRedZoneLayout(event: string): void {
+    const formatFile = `${this.tracefs}/events/${this.group}/${event}/format`;
+    let format: string;
+    try {
+      format = readFileSync(formatFile, 'utf8');
+    } catch (error) {
+      throw new TracefsUprobeError(
+        `${formatFile}: cannot read the layout of the uprobe just defined (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
+    }
+    for (let i = 0; i < RED_ZONE_WORDS; i++) {
+      const field = new RegExp(`field:u64 rz${i};\\s*offset:(\\d+);\\s*size:8;`).exec(format);
+      if (!field || Number(field[1]) !== RED_ZONE_RAW_OFFSET + 8 * i)
+        throw new TracefsUprobeError(
+          `${formatFile}: the red zone's word ${i} is not at offset ${RED_ZONE_RAW_OFFSET + 8 * i} of the record (a kernel that lays out uprobe events differently)`,
+        );
+    }
   }
 
   /** The tracepoint id of a defined site. */
@@ -90,6 +123,7 @@ export class TracefsUprobes {
   }
 }
 
+/** A place is defined once: with the red zone where any event there wants it (an event that does not sample RAW never sees it). */
 function siteKey(site: UprobeSite): string {
   return `${site.path}\0${site.offset}`;
 }

@@ -43,6 +43,9 @@ export class ValueFormatter {
   private readonly sizes = new Map<Die, number | undefined>();
   private readonly encodings = new Map<Die, number | undefined>();
   private readonly members = new Map<Die, readonly Member[]>();
+  private readonly shapes = new Map<Die, Shape>();
+  /** Per enumeration type: enumerator name by value, for values that are exact numbers. */
+  private readonly enumerators = new Map<Die, Map<number, string>>();
 
   constructor(private readonly info: DwarfInfo) {}
 
@@ -79,12 +82,26 @@ export class ValueFormatter {
     return size;
   }
 
+  /** What formatting needs of a type, looked up once per type: the type stripped, its size and tag, a base type's encoding. */
+  private shape(type: Die): Shape {
+    let shape = this.shapes.get(type);
+    if (!shape) {
+      const t = this.strip(type);
+      const size = this.size(t);
+      const tag = t ? t.tag : -1;
+      const composite = tag === TAG.structure_type || tag === TAG.class_type || tag === TAG.union_type || tag === TAG.array_type;
+      shape = { type: t, size, tag, composite, encoding: t && tag === TAG.base_type ? this.encoding(t) : undefined };
+      this.shapes.set(type, shape);
+    }
+    return shape;
+  }
+
   /** The text of a value of `type` whose bytes start at `offset` of `value`. */
   format(type: Die | undefined, value: ValueBytes, targets: PointerTargets, offset = 0, depth = 0): string {
-    const t = this.strip(type);
-    const size = this.size(t);
+    if (!type) return '<void>';
+    const { type: t, size, tag, composite, encoding } = this.shape(type);
     if (!t) return '<void>';
-    if (size !== undefined && t.tag !== TAG.structure_type && t.tag !== TAG.class_type && t.tag !== TAG.union_type && t.tag !== TAG.array_type) {
+    if (size !== undefined && !composite) {
       const missing = unknownReason(value, offset, size);
       if (missing) return missing;
     } else if (size !== undefined) {
@@ -92,9 +109,9 @@ export class ValueFormatter {
       const whole = wholeReason(value, offset, size);
       if (whole) return whole;
     }
-    switch (t.tag) {
+    switch (tag) {
       case TAG.base_type:
-        return this.formatBase(t, value, offset, size ?? 0);
+        return formatBase(encoding, value.bytes, offset, size ?? 0);
       case TAG.enumeration_type:
         return this.formatEnum(t, value, offset, size ?? 0);
       case TAG.pointer_type:
@@ -128,35 +145,14 @@ export class ValueFormatter {
     return encoding === ATE.signedChar || encoding === ATE.unsignedChar;
   }
 
-  private formatBase(type: Die, value: ValueBytes, offset: number, size: number): string {
-    const encoding = this.encoding(type);
-    const bytes = value.bytes.subarray(offset, offset + size);
-    switch (encoding) {
-      case ATE.float:
-        return formatFloat(bytes);
-      case ATE.boolean: {
-        const n = littleEndian(bytes);
-        return n === 0n ? 'false' : n === 1n ? 'true' : n.toString();
-      }
-      case ATE.signedChar:
-      case ATE.unsignedChar: {
-        const n = encoding === ATE.signedChar ? BigInt.asIntN(size * 8, littleEndian(bytes)) : littleEndian(bytes);
-        return size === 1 ? `${n} ${charLiteral(bytes[0])}` : n.toString();
-      }
-      case ATE.signed:
-        // Up to 4 bytes as a number: no BigInt for the common int.
-        if (size <= 4 && size > 0) return String(smallInteger(bytes, true));
-        return BigInt.asIntN(size * 8, littleEndian(bytes)).toString();
-      default:
-        if (size <= 4 && size > 0) return String(smallInteger(bytes, false));
-        return littleEndian(bytes).toString();
-    }
-  }
-
   private formatEnum(type: Die, value: ValueBytes, offset: number, size: number): string {
     const underlying = this.strip(this.info.refAttr(type, AT.type));
-    const raw = littleEndian(value.bytes.subarray(offset, offset + size));
     const signed = underlying ? this.encoding(underlying) === ATE.signed : false;
+    if (size <= 4 && size > 0) {
+      const n = smallInteger(value.bytes, offset, size, signed);
+      return this.enumeratorsOf(type, size, signed).get(n) ?? String(n);
+    }
+    const raw = littleEndian(value.bytes.subarray(offset, offset + size));
     const n = signed ? BigInt.asIntN(size * 8, raw) : raw;
     for (const enumerator of type.children ?? []) {
       if (enumerator.tag !== TAG.enumerator) continue;
@@ -168,10 +164,37 @@ export class ValueFormatter {
     return n.toString();
   }
 
+  /** An enumeration of at most 4 bytes: its enumerators by value (the first of a value wins, as the scan above). */
+  private enumeratorsOf(type: Die, size: number, signed: boolean): Map<number, string> {
+    let names = this.enumerators.get(type);
+    if (!names) {
+      names = new Map();
+      for (const enumerator of type.children ?? []) {
+        if (enumerator.tag !== TAG.enumerator) continue;
+        const constant = this.info.attribute(enumerator, AT.const_value);
+        if (!constant || (constant.kind !== 'uint' && constant.kind !== 'sint')) continue;
+        const c = Number(constant.kind === 'sint' ? constant.value : signed ? BigInt.asIntN(size * 8, constant.value) : constant.value);
+        const name = this.info.stringAttr(enumerator, AT.name);
+        if (name !== undefined && !names.has(c)) names.set(c, name);
+      }
+      this.enumerators.set(type, names);
+    }
+    return names;
+  }
+
   private formatPointer(type: Die, value: ValueBytes, offset: number, size: number, targets: PointerTargets): string {
-    const address = littleEndian(value.bytes.subarray(offset, offset + size));
-    const text = `0x${address.toString(16)}`;
-    if (address === 0n) return text;
+    const bytes = value.bytes;
+    let text: string;
+    if (size === 8) {
+      const low = smallInteger(bytes, offset, 4, false);
+      const high = smallInteger(bytes, offset + 4, 4, false);
+      if (high === 0 && low === 0) return '0x0';
+      text = high === 0 ? `0x${low.toString(16)}` : `0x${high.toString(16)}${low.toString(16).padStart(8, '0')}`;
+    } else {
+      text = `0x${littleEndian(bytes.subarray(offset, offset + size)).toString(16)}`;
+      if (text === '0x0') return text;
+    }
+    const address = BigInt(text);
     const pointee = this.strip(this.info.refAttr(type, AT.type));
     if (pointee && this.isCharType(pointee)) {
       const bytes = targets.readBytes(address, PRINT_ELEMENTS + 1);
@@ -322,12 +345,55 @@ interface Member {
   readonly offset: number;
 }
 
-/** A little-endian integer of 1-4 bytes as a number. */
-function smallInteger(bytes: Uint8Array, signed: boolean): number {
+/** A little-endian integer of 1-4 bytes at `offset` as a number. */
+function smallInteger(bytes: Uint8Array, offset: number, size: number, signed: boolean): number {
   let n = 0;
-  for (let i = bytes.length - 1; i >= 0; i--) n = n * 256 + bytes[i];
-  if (signed && bytes.length > 0 && bytes[bytes.length - 1] & 0x80) n -= 2 ** (8 * bytes.length);
+  for (let i = offset + size - 1; i >= offset; i--) n = n * 256 + bytes[i];
+  if (signed && size > 0 && bytes[offset + size - 1] & 0x80) n -= 2 ** (8 * size);
   return n;
+}
+
+/** A base type's value as gdb prints it: integers in decimal, chars with their literal, bools, floats with %g. */
+function formatBase(encoding: number | undefined, bytes: Uint8Array, offset: number, size: number): string {
+  switch (encoding) {
+    case ATE.float:
+      return formatFloatAt(bytes, offset, size);
+    case ATE.boolean: {
+      const n = littleEndian(bytes.subarray(offset, offset + size));
+      return n === 0n ? 'false' : n === 1n ? 'true' : n.toString();
+    }
+    case ATE.signedChar:
+    case ATE.unsignedChar: {
+      if (size === 1) return `${encoding === ATE.signedChar ? (bytes[offset] << 24) >> 24 : bytes[offset]} ${charLiteral(bytes[offset])}`;
+      const n = littleEndian(bytes.subarray(offset, offset + size));
+      return (encoding === ATE.signedChar ? BigInt.asIntN(size * 8, n) : n).toString();
+    }
+    case ATE.signed:
+    default: {
+      const signed = encoding === ATE.signed;
+      // Up to 4 bytes, and 8 whose value is an exact number: no BigInt for the common int and long.
+      if (size <= 4 && size > 0) return String(smallInteger(bytes, offset, size, signed));
+      if (size === 8) {
+        const low = smallInteger(bytes, offset, 4, false);
+        const high = smallInteger(bytes, offset + 4, 4, signed);
+        if (high >= -0x200000 && high < 0x200000) return String(high * 0x100000000 + low);
+      }
+      const n = littleEndian(bytes.subarray(offset, offset + size));
+      return (signed ? BigInt.asIntN(size * 8, n) : n).toString();
+    }
+  }
+}
+
+/** What ValueFormatter needs of a type at every value of it. */
+interface Shape {
+  /** Typedefs and qualifiers peeled off. */
+  readonly type: Die | undefined;
+  readonly size: number | undefined;
+  readonly tag: number;
+  /** A struct, class, union or array: absent as a whole or member by member. */
+  readonly composite: boolean;
+  /** A base type's DW_ATE_*. */
+  readonly encoding: number | undefined;
 }
 
 /** Why some byte of [offset, offset + size) is not known (optimized out wins), or undefined when all are. */
@@ -410,66 +476,110 @@ export function formatCharacters(bytes: Uint8Array, emptyQuoted = true): string 
   return parts.join(', ');
 }
 
+const floatScratch = new DataView(new ArrayBuffer(8));
+
 /** A float or double as gdb prints it: %.9g / %.17g, inf, and nan(0xMANTISSA). */
 export function formatFloat(bytes: Uint8Array): string {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (bytes.length === 4) {
-    const bits = view.getUint32(0, true);
+  return formatFloatAt(bytes, 0, bytes.length);
+}
+
+function formatFloatAt(bytes: Uint8Array, offset: number, size: number): string {
+  const view = floatScratch;
+  if (size === 4) {
+    for (let i = 0; i < 4; i++) view.setUint8(i, bytes[offset + i]);
     const value = view.getFloat32(0, true);
-    if (Number.isNaN(value)) return `${bits >>> 31 ? '-' : ''}nan(0x${(bits & 0x7fffff).toString(16)})`;
+    if (Number.isNaN(value)) {
+      const bits = view.getUint32(0, true);
+      return `${bits >>> 31 ? '-' : ''}nan(0x${(bits & 0x7fffff).toString(16)})`;
+    }
     return formatG(value, 9);
   }
-  if (bytes.length === 8) {
-    const bits = view.getBigUint64(0, true);
+  if (size === 8) {
+    for (let i = 0; i < 8; i++) view.setUint8(i, bytes[offset + i]);
     const value = view.getFloat64(0, true);
-    if (Number.isNaN(value)) return `${bits >> 63n ? '-' : ''}nan(0x${(bits & ((1n << 52n) - 1n)).toString(16)})`;
+    if (Number.isNaN(value)) {
+      const bits = view.getBigUint64(0, true);
+      return `${bits >> 63n ? '-' : ''}nan(0x${(bits & ((1n << 52n) - 1n)).toString(16)})`;
+    }
     return formatG(value, 17);
   }
-  return `<${bytes.length * 8}-bit float>`;
+  return `<${size * 8}-bit float>`;
 }
 
-/**
- * `value.toExponential(precision - 1)` rounded as glibc's printf rounds: to nearest, and a value exactly halfway to the
- * even digit (-1402977.125 at 9 digits is -1402977.12), where JavaScript rounds away from zero.
- */
-function roundHalfEven(value: number, precision: number): string {
-  const rounded = value.toExponential(precision - 1);
-  const longer = value.toExponential(precision);
-  if (longer.charCodeAt(longer.indexOf('e') - 1) !== 0x35) return rounded; // the next digit is not 5: no tie
-  // A tie has exactly precision + 1 significant digits, far fewer than the 101 toExponential writes exactly.
-  const exact = value.toExponential(100);
-  const negative = value < 0;
-  const at = exact.indexOf('e');
-  const digits = exact.slice(negative ? 1 : 0, at).replace('.', '');
-  if (digits[precision] !== '5' || !/^0*$/.test(digits.slice(precision + 1))) return rounded;
-  if ((digits.charCodeAt(precision - 1) - 0x30) % 2 === 1) return rounded; // odd: away from zero is to even
-  const kept = digits.slice(0, precision);
-  return `${negative ? '-' : ''}${kept[0]}${precision > 1 ? `.${kept.slice(1)}` : ''}${exact.slice(at)}`;
-}
+/** 10^p for the precisions formatG is asked (an integer below both it and 2^53 is written as itself). */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, p) => 10 ** p);
 
 /**
- * C's %.{precision}g, with glibc's rounding (see roundHalfEven). The fixed notation's
- * digits are the exponential one's: both round at the same significant digit, so it is written from them.
+ * C's %.{precision}g as glibc writes it. Integers that fit in `precision` digits are their own text (most
+ * counters a float holds); a short binary fraction (M / 2^k, whose exact expansion is the digits of M * 5^k)
+ * whose exact expansion fits is written from those digits, with no rounding to do. Other values take their
+ * significant digits from `toExponential`, which rounds the exact binary value correctly but, exactly
+ * halfway between two roundings, away from zero where glibc keeps the even digit (-1402977.125 at 9 digits
+ * is -1402977.12).
  */
 export function formatG(value: number, precision: number): string {
+  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
   if (value === Infinity) return 'inf';
   if (value === -Infinity) return '-inf';
-  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
-  const exponential = roundHalfEven(value, precision);
-  const at = exponential.indexOf('e');
-  const exponent = Number(exponential.slice(at + 1));
+  if (value !== value) return value.toString(); // NaN: formatFloat writes it from its bits, as gdb does
   const negative = value < 0;
-  // The significant digits without trailing zeros, which %g does not print.
-  let digits = exponential.slice(negative ? 1 : 0, at).replace('.', '');
-  let end = digits.length;
-  while (end > 1 && digits.charCodeAt(end - 1) === 48) end--;
-  digits = digits.slice(0, end);
+  const magnitude = negative ? -value : value;
+  if (Number.isInteger(magnitude) && magnitude < POWERS_OF_TEN[precision] && magnitude <= 9007199254740992) return String(value);
+  // M and k with magnitude = M / 2^k (M odd), for k up to 26: 5^26 alone has more digits than any precision asked.
+  let scaled = magnitude;
+  let k = 0;
+  while (!Number.isInteger(scaled) && k <= 26) {
+    scaled *= 2; // exact: a value with a fraction is below 2^52
+    k++;
+  }
+  const fractionBits = Number.isInteger(scaled) ? k : -1;
+  if (fractionBits > 0) {
+    const exact = scaled * 5 ** fractionBits; // exact below 2^53
+    if (exact < 1e15) {
+      const digits = String(exact);
+      if (digits.length <= precision) return writeG(negative, digits, digits.length - 1 - fractionBits, precision);
+    }
+  }
+  let text = value.toExponential(precision - 1); // [-]d[.ddd]e±N
+  const e = text.indexOf('e');
+  // Halfway: toExponential rounded away from zero, making the last kept digit k+1; glibc keeps k where k is even.
+  if (precision > 1 && fractionBits >= 0 && halfway(scaled, fractionBits, precision)) {
+    const last = text.charCodeAt(e - 1) - 48;
+    if (last % 2 === 1) text = `${text.slice(0, e - 1)}${last - 1}${text.slice(e)}`;
+  }
+  const start = negative ? 1 : 0;
+  // The digits without the trailing zeros %g does not print.
+  let end = e;
+  while (end > start + 2 && text.charCodeAt(end - 1) === 48) end--;
+  const digits = end > start + 2 ? `${text[start]}${text.slice(start + 2, end)}` : text[start];
+  return writeG(negative, digits, Number(text.slice(e + 1)), precision);
+}
+
+/** %g's text of digits d.ddd × 10^exponent (no trailing zeros): fixed notation for exponents -4 to precision - 1. */
+function writeG(negative: boolean, digits: string, exponent: number, precision: number): string {
   const sign = negative ? '-' : '';
   if (exponent < -4 || exponent >= precision) {
     const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-    return `${sign}${mantissa}e${exponent < 0 ? '-' : '+'}${String(Math.abs(exponent)).padStart(2, '0')}`;
+    const power = exponent < 0 ? (exponent > -10 ? `-0${-exponent}` : `-${-exponent}`) : exponent < 10 ? `+0${exponent}` : `+${exponent}`;
+    return `${sign}${mantissa}e${power}`;
   }
   if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  if (digits.length <= exponent + 1) return sign + digits.padEnd(exponent + 1, '0');
+  if (digits.length <= exponent + 1) return `${sign}${digits}${'0'.repeat(exponent + 1 - digits.length)}`;
   return `${sign}${digits.slice(0, exponent + 1)}.${digits.slice(exponent + 1)}`;
+}
+
+/**
+ * Whether M / 2^k (M odd, or an integer when k is 0) lies exactly halfway between two `precision`-digit
+ * decimals: its exact expansion has precision + 1 significant digits, the last a 5. For k > 0 those are the
+ * digits of M * 5^k, estimated in doubles and counted exactly only near precision + 1.
+ */
+function halfway(scaled: number, k: number, precision: number): boolean {
+  if (k === 0) {
+    // An integer of more digits than precision (the only ones that get here): halfway where its digits are d..d5 and then zeros.
+    const digits = (scaled <= 9007199254740992 ? String(scaled) : BigInt(scaled).toString()).replace(/0+$/, '');
+    return digits.length === precision + 1 && digits.endsWith('5');
+  }
+  const estimate = scaled * 5 ** k;
+  if (estimate < POWERS_OF_TEN[precision] * 0.999 || estimate >= POWERS_OF_TEN[precision + 1] * 1.001) return false;
+  return (BigInt(scaled) * 5n ** BigInt(k)).toString().length === precision + 1;
 }

@@ -9,11 +9,21 @@
 // BigInts, see dwarf-expression-numeric.ts), and the text is written when the values are first asked for.
 
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
+import { RED_ZONE_BYTES, RED_ZONE_RAW_OFFSET } from '../abi/uapi';
 import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
-import { BYTE_NOT_CAPTURED, BYTE_OPTIMIZED_OUT, NOT_CAPTURED, OPTIMIZED_OUT, ValueFormatter, type PointerTargets, type ValueBytes } from './dwarf-values';
+import {
+  BYTE_NOT_CAPTURED,
+  BYTE_OPTIMIZED_OUT,
+  NOT_CAPTURED,
+  OPTIMIZED_OUT,
+  PRINT_ELEMENTS,
+  ValueFormatter,
+  type PointerTargets,
+  type ValueBytes,
+} from './dwarf-values';
 import { evaluateCfa, X86_64, AARCH64, unwindArchOf, type UnwindArch } from './unwind';
 import {
   compileNumeric,
@@ -41,7 +51,23 @@ export interface LogpointHit {
   readonly pid: number;
   readonly registers: Readonly<Record<number, bigint>>;
   readonly stack: Uint8Array;
+  /**
+   * The address of stack[0] where it is not the stack pointer: the stack copy then starts with bytes below
+   * it that the kernel fetched at the hit (the x86-64 red zone, through a tracefs uprobe's fetch arguments).
+   */
+  readonly stackStart?: bigint;
 }
+
+/**
+ * Why a value in the x86-64 red zone (the 128 bytes below the stack pointer where a function that calls
+ * none keeps its locals, as gcc -O0 does) reads <not captured> when the kernel did not fetch them.
+ */
+export const RED_ZONE_NOT_CAPTURED =
+  'below the stack pointer (the x86-64 red zone, where a function that calls none keeps locals), and the stack sample starts at the stack pointer: ' +
+  'the kernel fetches those bytes at the hit only through a uprobe defined in tracefs with fetch arguments, which needs root (write access to uprobe_events)';
+
+/** The x86-64 ABI's red zone: bytes below the stack pointer a leaf function may use (the stack sample does not hold them). */
+const X86_64_RED_ZONE = RED_ZONE_BYTES;
 
 export interface LogpointValues {
   /** Variable name -> its value as gdb prints it; parameters first, then locals innermost first, or the names asked for in their order. */
@@ -52,6 +78,8 @@ export interface LogpointValues {
   readonly readLater?: readonly string[];
   /** Why no values could be read at all (no DWARF at the pc, registers not sampled). */
   readonly error?: string;
+  /** Per name shown as <not captured> for a reason the text cannot say (the red zone): the reason. */
+  readonly notCaptured?: Readonly<Record<string, string>>;
 }
 
 /** The object mapped at a runtime address and that address's link-time value in it. */
@@ -95,7 +123,27 @@ interface VariablePlan {
   /** Link-time address -> bytes read from the object's file (they cannot change), for the bias in `fileBias`. */
   fileBytes?: Map<number, Uint8Array | null>;
   fileBias?: bigint;
+  /**
+   * Texts written for this variable by its bytes and byte states (for load bias `textsBias`): a hit with the
+   * same bytes has the same text, unless writing it read memory that can change (the stack copy, the live
+   * process), which is then not kept. A logpoint's variables take few distinct values at most lines (a loop's
+   * bounds, its strings, modes, small counters), and the UI and the export write the text of every hit.
+   */
+  texts?: TextCache;
+  textsBias?: bigint;
 }
+
+/**
+ * Texts by a hash of their bytes and states, each with those bytes to check: TEXT_CACHE_SIZE slots, a text
+ * in the first free of the TEXT_CACHE_PROBES slots from the one its hash picks, else in that one (replacing
+ * what was there): a lookup is a few array reads, and the cache never grows.
+ */
+type TextCache = ({ readonly hash: number; readonly key: DataView; readonly text: string } | undefined)[];
+const TEXT_CACHE_BITS = 8;
+const TEXT_CACHE_SIZE = 1 << TEXT_CACHE_BITS;
+const TEXT_CACHE_PROBES = 4;
+/** The slot of a hash: its top bits after a multiply (Fibonacci hashing), which every bit of the hash moves. */
+const textSlot = (hash: number) => Math.imul(hash, 0x9e3779b1) >>> (32 - TEXT_CACHE_BITS);
 
 /**
  * What reading the values at one (object, pc, names) takes, worked out once: the scope, each variable's
@@ -119,6 +167,11 @@ interface ProbePlan {
   /** The frame base expression decoded, when some variable uses DW_OP_fbreg and it decodes. */
   readonly frameBase: CompiledExpression | undefined;
   readonly usesFrameBase: boolean;
+  /** Each hit's values object from its texts in variable order (see valuesMaker). */
+  makeValues?: (texts: readonly string[]) => Record<string, string>;
+  /** What pointers of this plan pointed at in the object's read-only bytes (C strings), by address, for load bias `fileTargetsBias`. */
+  fileTargets?: Map<bigint, Uint8Array>;
+  fileTargetsBias?: bigint;
 }
 
 const FBREG = 0x91;
@@ -134,6 +187,8 @@ export class LogpointEvaluator {
     private readonly processMemory?: ProcessMemoryReader,
     /** False: every location through the BigInt machine, the reference the numeric one is compared with (tests). */
     private readonly numeric = true,
+    /** False: every value's text written at every hit, none kept by its bytes (see VariablePlan.texts): the reference, and a benchmark's cold case. */
+    private readonly cacheTexts = true,
   ) {}
 
   private state(object: ObjectFile): ObjectState | null {
@@ -299,7 +354,7 @@ export class LogpointEvaluator {
       const text = general.materializeInto(location, size, buffer, offset, totalSize);
       if (text !== undefined) (texts ??= [])[i] = text;
     }
-    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory);
+    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack, this.cacheTexts);
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -365,6 +420,8 @@ function writeNumber(buffer: Uint8Array, at: number, length: number, value: numb
 interface CaptureState {
   /** Names whose bytes came from the live process. */
   readLater: Set<string> | undefined;
+  /** Names whose bytes are in the red zone below the stack copy (see RED_ZONE_NOT_CAPTURED). */
+  belowStack?: Set<string>;
 }
 
 /** One hit as the numeric machine reads it (one instance per evaluator, reset per hit). */
@@ -372,7 +429,10 @@ class HitFrame implements NumericFrame {
   private plan!: ProbePlan;
   private hit!: LogpointHit;
   private stack!: Uint8Array;
+  /** The address of the stack copy's first byte (the stack pointer unless the red zone was fetched too). */
   private sp = NaN;
+  /** The stack pointer on x86-64 (the red zone is the 128 bytes below), NaN elsewhere. */
+  private redZoneEnd = NaN;
   private bias = 0n;
   addressBias = NaN;
   private cfaValue: number | undefined;
@@ -389,7 +449,9 @@ class HitFrame implements NumericFrame {
     this.hit = hit;
     this.stack = hit.stack;
     this.generation = (this.generation + 1) | 0;
-    this.sp = this.registerByPerf(plan.arch.stackPointerPerf);
+    const sp = this.registerByPerf(plan.arch.stackPointerPerf);
+    this.sp = hit.stackStart === undefined ? sp : exactNumber(hit.stackStart);
+    this.redZoneEnd = plan.arch === X86_64 ? sp : NaN;
     if (bias !== this.bias || this.addressBias !== this.addressBias) {
       this.bias = bias;
       this.addressBias = exactNumber(bias);
@@ -538,6 +600,12 @@ class HitFrame implements NumericFrame {
             for (let i = 0; i < length; i++) buffer[to + i] = stack[inStack + i];
             break;
           }
+          if (address < this.sp && address + length > this.redZoneEnd - X86_64_RED_ZONE) {
+            // Not in the process later either: the next call there overwrites it.
+            buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            (capture.belowStack ??= new Set()).add(variable.name);
+            break;
+          }
           const fromFile = this.fileBytes(variable, address, length);
           if (fromFile) {
             // As materialize(): bytes the file holds but too few (the read crosses the segment's end) are not captured.
@@ -578,8 +646,11 @@ class HitFrame implements NumericFrame {
 class GeneralReader {
   current = '';
   private readonly ctx: ExpressionContext;
+  /** The address of the stack copy's first byte. */
   private readonly sp: bigint;
   private readonly stackEnd: bigint;
+  /** The stack pointer on x86-64 (the red zone is the 128 bytes below). */
+  private readonly redZoneEnd: bigint | undefined;
 
   constructor(
     private readonly plan: ProbePlan,
@@ -594,8 +665,9 @@ class GeneralReader {
       const value = hit.registers[perf];
       if (perf >= 0 && value !== undefined) registers.set(dwarf, value);
     });
-    const sp = (this.sp = hit.registers[arch.stackPointerPerf]);
+    const sp = (this.sp = hit.stackStart ?? hit.registers[arch.stackPointerPerf]);
     const stackEnd = (this.stackEnd = sp + BigInt(hit.stack.length));
+    this.redZoneEnd = arch === X86_64 ? hit.registers[arch.stackPointerPerf] : undefined;
     const stackView = new DataView(hit.stack.buffer, hit.stack.byteOffset, hit.stack.byteLength);
     const readStack = (address: bigint): bigint => {
       if (address < sp || address + 8n > stackEnd) throw new LocationUnavailable('not-captured', `0x${address.toString(16)} is outside the stack copy`);
@@ -632,6 +704,10 @@ class GeneralReader {
   readonly memory = (address: bigint, length: number): Uint8Array | undefined => {
     const { hit, sp, stackEnd } = this;
     if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+    if (this.redZoneEnd !== undefined && address < sp && address + BigInt(length) > this.redZoneEnd - BigInt(X86_64_RED_ZONE)) {
+      (this.capture.belowStack ??= new Set()).add(this.current);
+      return undefined;
+    }
     const fromFile = readOnlyFileBytes(this.plan.object, address - this.bias, length, this.bias);
     if (fromFile) return fromFile;
     const live = this.processMemory?.(hit.pid, address, length);
@@ -662,6 +738,7 @@ class GeneralReader {
 /** One hit's values: bytes read at the hit, text written on first use (a summary or an export asks; a benchmark of reading need not). */
 class CapturedValues implements LogpointValues {
   readonly function: string | undefined;
+  readonly notCaptured: Readonly<Record<string, string>> | undefined;
   // Private (#) so that neither a spread nor JSON sees them: the values are what a record carries.
   readonly #plan: ProbePlan;
   readonly #hit: LogpointHit;
@@ -672,6 +749,7 @@ class CapturedValues implements LogpointValues {
   readonly #processMemory: ProcessMemoryReader | undefined;
   #values: Record<string, string> | undefined;
   #readLater: Set<string> | undefined;
+  readonly #cacheTexts: boolean;
 
   constructor(
     plan: ProbePlan,
@@ -681,8 +759,12 @@ class CapturedValues implements LogpointValues {
     texts: readonly (string | undefined)[] | undefined,
     readLater: Set<string> | undefined,
     processMemory: ProcessMemoryReader | undefined,
+    belowStack: Set<string> | undefined,
+    cacheTexts: boolean,
   ) {
     this.function = plan.scope.functionName;
+    this.#cacheTexts = cacheTexts;
+    if (belowStack) this.notCaptured = Object.fromEntries([...belowStack].map((name) => [name, RED_ZONE_NOT_CAPTURED]));
     this.#plan = plan;
     this.#hit = hit;
     this.#bias = bias;
@@ -703,51 +785,186 @@ class CapturedValues implements LogpointValues {
 
   #format(): Record<string, string> {
     const plan = this.#plan;
-    const hit = this.#hit;
     const bias = this.#bias;
     const buffer = this.#buffer;
+    const { totalSize } = plan;
+    const variables = plan.variables;
+    const out = new Array<string>(variables.length);
+    const texts = this.#texts;
+    let writer: ValueWriter | undefined;
+    const view = viewOf(buffer);
+    const base = buffer.byteOffset;
+    for (let i = 0; i < variables.length; i++) {
+      const variable = variables[i];
+      const text = texts?.[i];
+      if (text !== undefined) out[i] = text;
+      else if (!variable.location) out[i] = '<no variable of that name in scope>';
+      else if (variable.size === undefined) out[i] = '<incomplete type>';
+      else if (!this.#cacheTexts) {
+        writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
+        out[i] = writer.write(variable);
+      } else {
+        const { offset, size } = variable;
+        if (variable.textsBias !== bias || !variable.texts) {
+          variable.texts = new Array<TextCache[number]>(TEXT_CACHE_SIZE).fill(undefined);
+          variable.textsBias = bias;
+        }
+        const at = base + offset;
+        const hash = hashBytes(view, at, size);
+        const slot = textSlot(hash);
+        const cache = variable.texts;
+        let text: string | undefined;
+        let free = -1;
+        for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
+          const known = cache[(slot + probe) & (TEXT_CACHE_SIZE - 1)];
+          if (known === undefined) {
+            free = (slot + probe) & (TEXT_CACHE_SIZE - 1);
+            break;
+          }
+          if (known.hash === hash && sameBytes(known.key, view, at, size, totalSize)) {
+            text = known.text;
+            break;
+          }
+        }
+        if (text !== undefined) {
+          out[i] = text;
+          continue;
+        }
+        writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
+        const written = writer.write(variable);
+        out[i] = written;
+        if (!writer.changeable) {
+          const key = new Uint8Array(size * 2);
+          for (let b = 0; b < size; b++) {
+            key[b] = buffer[offset + b];
+            key[size + b] = buffer[totalSize + offset + b];
+          }
+          cache[free >= 0 ? free : slot] = { hash, key: new DataView(key.buffer), text: written };
+        }
+      }
+    }
+    return (plan.makeValues ??= valuesMaker(variables.map((variable) => variable.name)))(out);
+  }
+}
+
+/** Writes the text of one hit's values whose text is not known already (see VariablePlan.texts). */
+class ValueWriter {
+  /** Set when the last value written read memory that another hit with the same bytes may find different. */
+  changeable = false;
+  private current = '';
+  private readonly value: ValueBytes;
+  private readonly targets: PointerTargets;
+
+  constructor(
+    private readonly plan: ProbePlan,
+    hit: LogpointHit,
+    bias: bigint,
+    buffer: Uint8Array,
+    processMemory: ProcessMemoryReader | undefined,
+    readLater: (name: string) => void,
+  ) {
     const { totalSize, object } = plan;
-    const formatter = plan.state.formatter;
-    const value: ValueBytes = { bytes: buffer.subarray(0, totalSize), state: buffer.subarray(totalSize) };
-    const sp = hit.registers[plan.arch.stackPointerPerf];
+    this.value = { bytes: buffer.subarray(0, totalSize), state: buffer.subarray(totalSize) };
+    const sp = hit.stackStart ?? hit.registers[plan.arch.stackPointerPerf];
     const stackEnd = sp + BigInt(hit.stack.length);
-    let current = '';
     const memory = (address: bigint, length: number): Uint8Array | undefined => {
-      if (address >= sp && address + BigInt(length) <= stackEnd) return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+      if (address >= sp && address + BigInt(length) <= stackEnd) {
+        this.changeable = true;
+        return hit.stack.subarray(Number(address - sp), Number(address - sp) + length);
+      }
       const fromFile = readOnlyFileBytes(object, address - bias, length, bias);
       if (fromFile) return fromFile;
-      const live = this.#processMemory?.(hit.pid, address, length);
+      this.changeable = true;
+      const live = processMemory?.(hit.pid, address, length);
       if (live && live.length > 0) {
-        (this.#readLater ??= new Set()).add(current);
+        readLater(this.current);
         return live;
       }
       return undefined;
     };
-    const targets: PointerTargets = {
+    if (plan.fileTargetsBias !== bias || !plan.fileTargets) {
+      plan.fileTargets = new Map();
+      plan.fileTargetsBias = bias;
+    }
+    const fileTargets = plan.fileTargets;
+    this.targets = {
       readBytes: (address, limit) => {
         // A string in the stack copy may run past its end: take what is there, then the rest from elsewhere.
         if (address >= sp && address < stackEnd) {
+          this.changeable = true;
           const inStack = hit.stack.subarray(Number(address - sp), Math.min(hit.stack.length, Number(address - sp) + limit));
           if (inStack.includes(0) || inStack.length >= limit) return inStack;
         }
-        return memory(address, limit) ?? shortestReadable(memory, address, limit);
+        // The object's read-only bytes cannot change: read once per address (the few strings a logpoint's pointers point at).
+        const known = fileTargets.get(address);
+        if (known !== undefined && known.length >= limit) return known;
+        const wasChangeable = this.changeable;
+        this.changeable = false;
+        const bytes = memory(address, limit) ?? shortestReadable(memory, address, limit);
+        if (!this.changeable && bytes && limit === PRINT_ELEMENTS + 1) {
+          if (fileTargets.size >= 1024) fileTargets.clear();
+          fileTargets.set(address, bytes);
+        }
+        this.changeable ||= wasChangeable;
+        return bytes;
       },
       symbolAt: (address) => symbolAt(object, address - bias),
     };
-    const values: Record<string, string> = {};
-    plan.variables.forEach((variable, i) => {
-      current = variable.name;
-      const text = this.#texts?.[i];
-      values[variable.name] =
-        text ??
-        (!variable.location
-          ? '<no variable of that name in scope>'
-          : variable.size === undefined
-            ? '<incomplete type>'
-            : formatter.format(variable.type, value, targets, variable.offset));
-    });
-    return values;
   }
+
+  write(variable: VariablePlan): string {
+    this.current = variable.name;
+    this.changeable = false;
+    return this.plan.state.formatter.format(variable.type, this.value, this.targets, variable.offset);
+  }
+}
+
+/**
+ * A function that makes the values object of a plan's names from their texts: an object literal of those
+ * names, which V8 creates from one template, where storing 13 names one by one into an object goes through
+ * its slowest property path (every hit of every logpoint writes one). A name appears once, at its first
+ * place, with the text of its last (as assigning in order would); `__proto__` is a computed key, an own property.
+ */
+function valuesMaker(names: readonly string[]): (texts: readonly string[]) => Record<string, string> {
+  const last = new Map(names.map((name, i) => [name, i]));
+  const properties = [...last].map(([name, i]) => `${name === '__proto__' ? `[${JSON.stringify(name)}]` : JSON.stringify(name)}: texts[${i}]`);
+  return new Function('texts', `return { ${properties.join(', ')} };`) as (texts: readonly string[]) => Record<string, string>;
+}
+
+/** A DataView on a hit buffer's memory (the slab's, made once per slab: making one costs more than what it reads). */
+function viewOf(buffer: Uint8Array): DataView {
+  if (buffer.buffer !== lastView.buffer) lastView = new DataView(buffer.buffer);
+  return lastView;
+}
+let lastView: DataView = new DataView(slab);
+
+/**
+ * A hash of a variable's bytes in a hit's buffer (`view` on its memory, the bytes at `offset`). Not of their
+ * states: a value whose bytes are known rarely has the bytes of one that is not, and sameBytes compares both.
+ */
+function hashBytes(view: DataView, offset: number, size: number): number {
+  return hashRange(view, 0x811c9dc5, offset, size);
+}
+
+/** FNV-1a over `size` bytes at `start`, 4 at a time. */
+function hashRange(view: DataView, hash: number, start: number, size: number): number {
+  const end = start + size;
+  let b = start;
+  for (; b + 4 <= end; b += 4) hash = Math.imul(hash ^ view.getInt32(b, true), 0x01000193);
+  for (; b < end; b++) hash = Math.imul(hash ^ view.getUint8(b), 0x01000193);
+  return hash;
+}
+
+/** Whether a variable's bytes and byte states in a hit's buffer (`view` on its memory, the bytes at `offset`) are `key` (its bytes, then its states). */
+function sameBytes(key: DataView, view: DataView, offset: number, size: number, totalSize: number): boolean {
+  return sameRange(key, 0, view, offset, size) && sameRange(key, size, view, totalSize + offset, size);
+}
+
+function sameRange(a: DataView, aStart: number, b: DataView, bStart: number, size: number): boolean {
+  let i = 0;
+  for (; i + 4 <= size; i += 4) if (a.getInt32(aStart + i, true) !== b.getInt32(bStart + i, true)) return false;
+  for (; i < size; i++) if (a.getUint8(aStart + i) !== b.getUint8(bStart + i)) return false;
+  return true;
 }
 
 /** A variable's bytes from its location at this pc: each piece from its register, memory, value or constant. */
@@ -862,4 +1079,18 @@ function symbolAt(object: ObjectFile, vaddr: bigint): string | undefined {
     if (vaddr > symbol.value && vaddr < symbol.value + BigInt(symbol.size)) return `${symbol.name}+${vaddr - symbol.value}`;
   }
   return undefined;
+}
+
+/**
+ * A logpoint hit whose uprobe fetched the x86-64 red zone (the raw data, see tracefs-uprobes.ts): its stack
+ * copy starts with those bytes, 128 below the stack pointer, so the locals of a function that calls none read
+ * as any other stack slot.
+ */
+export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined): LogpointHit {
+  const sp = hit.registers[X86_64.stackPointerPerf];
+  if (!raw || raw.length < RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES || sp === undefined) return hit;
+  const stack = new Uint8Array(RED_ZONE_BYTES + hit.stack.length);
+  stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
+  stack.set(hit.stack, RED_ZONE_BYTES);
+  return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
 }

@@ -11,7 +11,7 @@ import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { predictedLoadBase } from '../../native/symbols/resolve';
 import { openObjectFile } from '../../native/symbols/object-file';
-import { LogpointEvaluator, type LogpointHit } from '../../native/symbols/logpoint-values';
+import { LogpointEvaluator, RED_ZONE_NOT_CAPTURED, withRedZone, type LogpointHit } from '../../native/symbols/logpoint-values';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { decodeRecordAt, type RegsBlock } from '../../native/decode/record';
 import { RecordType } from '../../native/abi/uapi';
@@ -25,19 +25,21 @@ function markedLine(mark: string): number {
   return index + 1;
 }
 
-async function recordHits(binary: string, line: number): Promise<LogpointHit[]> {
+/** Each hit as the host reads it (with the red zone its uprobe fetched, as root) and as its stack sample alone holds it. */
+async function recordHits(binary: string, line: number): Promise<{ withRedZone: LogpointHit; stackOnly: LogpointHit }[]> {
   const symbols = lazyTargetSymbols({ executable: binary })!.symbols;
   const event = resolveEventSpec(`log:logpoint_values.c:${line}`, { symbols });
   const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, '12'], stdio: 'ignore' }, pages: 64, sideband: false });
   try {
     await recorder.exited;
     const decoded = decodeSnapshot(recorder.snapshot());
-    const hits: LogpointHit[] = [];
+    const hits: { withRedZone: LogpointHit; stackOnly: LogpointHit }[] = [];
     for (let row = 0; row < decoded.columns.length; row++) {
       if (decoded.columns.kind[row] !== RecordType.SAMPLE) continue;
       const record = decodeRecordAt(decoded, row);
-      const fields = record.fields as { regsUser: RegsBlock; stackUser: { data: Uint8Array; dynSize: bigint } };
-      hits.push({ pid: record.pid!, registers: fields.regsUser.regs, stack: fields.stackUser.data.subarray(0, Number(fields.stackUser.dynSize)) });
+      const fields = record.fields as { regsUser: RegsBlock; stackUser: { data: Uint8Array; dynSize: bigint }; raw?: Uint8Array };
+      const stackOnly = { pid: record.pid!, registers: fields.regsUser.regs, stack: fields.stackUser.data.subarray(0, Number(fields.stackUser.dynSize)) };
+      hits.push({ stackOnly, withRedZone: withRedZone(stackOnly, fields.raw) });
     }
     return hits;
   } finally {
@@ -61,19 +63,42 @@ describe('logpoints: the numeric machine reads every recorded hit as the BigInt 
         const base = predictedLoadBase(binary);
         const locate = (_pid: number, ip: bigint) => ({ object, vaddr: ip - base });
         const fast = new LogpointEvaluator(locate);
-        const reference = new LogpointEvaluator(locate, undefined, false);
+        // The BigInt machine, every text written at every hit: the reference for the numeric machine and the text cache.
+        const reference = new LogpointEvaluator(locate, undefined, false, false);
         let compared = 0;
         for (const names of [undefined, ['total', 'i', 'no_such_name', 'span', 'label']]) {
-          for (const hit of hits) {
+          for (const hit of hits.flatMap((h) => [h.withRedZone, h.stackOnly])) {
             const got = fast.evaluate(hit, names);
             const want = reference.evaluate(hit, names);
             assert.equal(got.error, undefined);
             assert.deepEqual({ ...got.values }, { ...want.values });
             assert.equal(got.function, want.function);
             assert.deepEqual(got.readLater, want.readLater);
+            assert.deepEqual(got.notCaptured, want.notCaptured);
             compared += Object.keys(got.values).length;
           }
         }
         assert.ok(compared >= hits.length * 6, `compared ${compared} values`);
       });
+
+  it("-O0, LOG-INLINE: a leaf function's locals in the red zone are read from the bytes the uprobe fetched, and without them say why not", async () => {
+    const binary = fixture('logpoint_values_O0');
+    const hits = await recordHits(binary, markedLine('LOG-INLINE'));
+    assert.equal(hits.length, 12, 'one hit per round');
+    const object = openObjectFile(binary);
+    const base = predictedLoadBase(binary);
+    const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
+    const locals = ['a', 'b', 'product', 'folded'];
+    hits.forEach((hit, k) => {
+      assert.notEqual(hit.withRedZone.stackStart, undefined, `hit ${k}: the uprobe fetched the red zone (root defines it in tracefs)`);
+      const read = evaluator.evaluate(hit.withRedZone);
+      // mix(i, i % 4) at round i: the fixture's arithmetic.
+      const [a, b] = [k, k % 4];
+      assert.deepEqual({ ...read.values }, { a: String(a), b: String(b), product: String(a * b), folded: String((a * b) ^ (a + b)) }, `hit ${k}`);
+      assert.equal(read.notCaptured, undefined);
+      const alone = evaluator.evaluate(hit.stackOnly);
+      for (const name of locals) assert.equal(alone.values[name], '<not captured>', `hit ${k}: ${name} without the red zone`);
+      assert.deepEqual(alone.notCaptured, Object.fromEntries(locals.map((name) => [name, RED_ZONE_NOT_CAPTURED])), `hit ${k}: why, per name`);
+    });
+  });
 });

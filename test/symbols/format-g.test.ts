@@ -7,7 +7,27 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { formatG } from '../../native/symbols/dwarf-values';
+import { formatFloat, formatG } from '../../native/symbols/dwarf-values';
+
+/** What gdb 13 (Debian) printed for doubles and floats with these bits (`print` of a variable holding them). */
+const GDB_PRINTED: ReadonlyArray<readonly [bits: string, text: string]> = [
+  ['3fb999999999999a', '0.10000000000000001'],
+  ['4341c37937e08000', '10000000000000000'],
+  ['4376345785d8a000', '1e+17'],
+  ['8000000000000000', '-0'],
+  ['0000000000000001', '4.9406564584124654e-324'],
+  ['43118b54f22aeb01', '1234567890123456.2'],
+  ['3e7ad7f29abcaf48', '9.9999999999999995e-08'],
+  ['403c000500000000', '28.000076293945312'],
+  ['7ff0000000000000', 'inf'],
+  ['fff8000000000000', '-nan(0x8000000000000)'],
+  ['80000000', '-0'],
+  ['3dcccccd', '0.100000001'],
+  ['c9ab4309', '-1402977.12'],
+  ['00000001', '1.40129846e-45'],
+  ['7f800000', 'inf'],
+  ['7fc00000', 'nan(0x400000)'],
+];
 
 const SPECIAL = [
   0.1,
@@ -41,6 +61,27 @@ const SPECIAL = [
   12345678.9,
   999999999.5,
   0.000123456789,
+  -0,
+  0,
+  Infinity,
+  -Infinity,
+  // Exactly halfway at 17 digits: glibc keeps the even digit (…56.2 and …56.8), toExponential rounds away.
+  1234567890123456.25,
+  1234567890123456.75,
+  -1234567890123456.25,
+  // Subnormals, and the edge of the normal range.
+  4.9406564584124654e-324,
+  1.4821969375237396e-323,
+  1e-310,
+  2.2250738585072009e-308,
+  2.2250738585072014e-308,
+  0.30000000000000004,
+  2 ** 53 + 2,
+  2 ** 60,
+  1.5e20,
+  // Exactly halfway at 9 digits as floats.
+  1402977.375,
+  16777217,
 ];
 
 function values(): number[] {
@@ -52,10 +93,29 @@ function values(): number[] {
   };
   for (let i = 0; i < 400; i++) out.push((next() - 0.5) * 10 ** Math.floor(next() * 40 - 20));
   for (let i = 0; i < 100; i++) out.push(Math.round(next() * 1e6) / 64);
+  // The fixture's doubles: 0.5 * 1.5^n (3^n / 2^(n+1): exact expansions of every length, some halfway) and s = s / 2 + n.
+  let weight = 0.5;
+  let scale = 1;
+  for (let n = 0; n < 80; n++) {
+    weight *= 1.5;
+    scale = scale * 0.5 + n;
+    out.push(weight, -weight, scale, Math.fround(weight));
+  }
+  // Every short binary fraction near the 9 and 17 digit boundaries.
+  for (let k = 1; k <= 30; k++) for (const m of [1, 3, 5, 123457, 98765431, 1234567890123]) out.push(m / 2 ** k, (m * 1e9 + 1) / 2 ** k);
   return out;
 }
 
 describe("formatG: floats as glibc's printf writes them (gdb's %.9g and %.17g)", () => {
+  it('writes the text gdb printed for the same bits (negative zero, subnormals, halfway, inf, nan)', () => {
+    for (const [bits, text] of GDB_PRINTED) {
+      const bytes = new Uint8Array(bits.length / 2);
+      // Little-endian, as the value sits in memory.
+      for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(bits.slice(bits.length - 2 * (i + 1), bits.length - 2 * i), 16);
+      assert.equal(formatFloat(bytes), text, bits);
+    }
+  });
+
   it('every value, as a double (%.17g) and as a float (%.9g), is the text glibc prints', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'ringside-format-g-'));
     try {
