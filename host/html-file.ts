@@ -8,6 +8,7 @@ import type { RecordDetails } from '../shared/protocol';
 import { renderStandaloneHtml } from './standalone';
 import { snapshotToWire, rowDetails } from './wire';
 import type { FrameSymbols } from './frame-symbols';
+import { CallchainEmbedder } from './embedded-callchains';
 
 /** Details embedded per row up to this many rows; past it the page shows the columns only. */
 const MAX_EMBEDDED_DETAILS = 20000;
@@ -27,10 +28,11 @@ export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, sym
   const takenAtMs = Date.now();
   const { start, threadStates, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations });
   const details: Record<number, RecordDetails> = {};
+  const embedder = new CallchainEmbedder();
   const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
   for (let row = 0; row < rows; row++) {
     try {
-      details[row] = rowDetails(snapshot, row, symbols);
+      details[row] = rowDetails(snapshot, row, symbols, embedder);
     } catch {
       // a record that does not decode is still on the timeline; its pane says it has no details
     }
@@ -41,7 +43,10 @@ export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, sym
     renderStandaloneHtml({
       script,
       css,
-      data: { title: `Ringside — ${path.basename(file)}`, snapshots: [{ start, ...(threadStates ? { threadStates } : {}), batches, details }] },
+      data: {
+        title: `Ringside — ${path.basename(file)}`,
+        snapshots: [{ start, ...(threadStates ? { threadStates } : {}), batches, details, callchains: embedder.callchains }],
+      },
     }),
   );
 }

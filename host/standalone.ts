@@ -7,11 +7,13 @@
 // offline in any browser.
 // Pure string building, no node imports (the CLI and the extension both call it).
 
-import type { CallchainEntry, RecordBatch, RecordDetails, SnapshotStart, ThreadStates, WatchBudget, WatchInfo } from '../shared/protocol';
+import type { RecordBatch, RecordDetails, SnapshotStart, ThreadStates, WatchBudget, WatchInfo } from '../shared/protocol';
 import { THREAD_STATE_COLUMN_NAMES } from '../shared/thread-states';
 import { COLUMN_NAMES } from '../shared/columns';
-import { IntTupleMap } from '../native/tables/int-tuple-map';
+import { CallchainEmbedder, type EmbeddedCallchains } from './embedded-callchains';
 import { assertNonce, cspNonceMeta, escapeHtml, jsonForScript, makeNonce, WORKER_SRC } from './html';
+
+export type { EmbeddedCallchains } from './embedded-callchains';
 
 export interface StandaloneSnapshot {
   readonly start: SnapshotStart;
@@ -20,6 +22,8 @@ export interface StandaloneSnapshot {
   readonly batches: readonly RecordBatch[];
   /** Details by snapshot row, for the details pane (optional: without them the pane shows columns only). */
   readonly details?: Readonly<Record<number, RecordDetails>>;
+  /** The details' callchains as tables, when the details were built without them (CallchainEmbedder). */
+  readonly callchains?: EmbeddedCallchains;
 }
 
 export interface StandaloneData {
@@ -95,97 +99,21 @@ function encodeBatch(batch: RecordBatch): unknown {
   };
 }
 
-/**
- * The callchains of an export's details, each distinct one once: a record's callchain repeats its callers' frames
- * in record after record (85 % of the details of a `perf record -a -g` capture), so frames are stored once in a
- * frame table and callchains as a stack table (a stack is a frame called from its prefix stack, -1: a root), as
- * Firefox Profiler's processed profile stores them. The stand-in rebuilds a record's `callchain` and `symbols`
- * from them exactly as the details had them (see detailsOf in STAND_IN).
- */
-export interface EmbeddedCallchains {
-  /** Per frame: its `ip` (hex text as the details show it). */
-  readonly ip: string[];
-  /** Per frame: its name's index in `names`, -1 without one. */
-  readonly name: number[];
-  /** Per frame: 1 for a kernel frame (`kernel: true` in the details), else 0. */
-  readonly kernel: number[];
-  /** Per frame: its source file's index in `files`, -1 without a source line. */
-  readonly file: number[];
-  readonly line: number[];
-  readonly names: string[];
-  readonly files: string[];
-  readonly stackPrefix: number[];
-  readonly stackFrame: number[];
-  /** Per row with details: its callchain's leaf stack (-1: an empty callchain); rows without a callchain are absent. */
-  readonly rowStack: Record<number, number>;
-}
-
 /** The details without their callchains, and the callchains as tables (see EmbeddedCallchains). */
 export function embedCallchains(details: Readonly<Record<number, RecordDetails>>): { details: Record<number, RecordDetails>; callchains: EmbeddedCallchains } {
-  const callchains: EmbeddedCallchains = {
-    ip: [],
-    name: [],
-    kernel: [],
-    file: [],
-    line: [],
-    names: [],
-    files: [],
-    stackPrefix: [],
-    stackFrame: [],
-    rowStack: {},
-  };
-  const nameIndex = new Map<string, number>();
-  const fileIndex = new Map<string, number>();
-  const frameIndex = new Map<string, number>();
-  const stackIndex = new IntTupleMap(2);
-  const intern = (map: Map<string, number>, list: string[], text: string) => {
-    let index = map.get(text);
-    if (index === undefined) {
-      index = list.length;
-      list.push(text);
-      map.set(text, index);
-    }
-    return index;
-  };
-  const frameOf = (entry: CallchainEntry, symbols: readonly string[]) => {
-    const name = entry.symbol === undefined ? -1 : intern(nameIndex, callchains.names, symbols[entry.symbol]);
-    const file = entry.file === undefined ? -1 : intern(fileIndex, callchains.files, entry.file);
-    // Every property the entry shows is in the key: two frames are one only when they show the same.
-    const key = `${entry.ip} ${name} ${entry.kernel === true ? 1 : 0} ${file} ${entry.line ?? ''}`;
-    let frame = frameIndex.get(key);
-    if (frame === undefined) {
-      frame = callchains.ip.length;
-      callchains.ip.push(entry.ip);
-      callchains.name.push(name);
-      callchains.kernel.push(entry.kernel === true ? 1 : 0);
-      callchains.file.push(file);
-      callchains.line.push(file < 0 ? 0 : entry.line!);
-      frameIndex.set(key, frame);
-    }
-    return frame;
-  };
+  const embedder = new CallchainEmbedder();
   const rest: Record<number, RecordDetails> = {};
   for (const key of Object.keys(details)) {
     const row = Number(key);
     const { callchain, symbols, ...others } = details[row];
     rest[row] = others;
     if (callchain === undefined) continue;
-    let stack = -1;
-    // Callers first (the root at the end of the leaf-first chain), so records that share callers share stacks.
-    for (let i = callchain.length - 1; i >= 0; i--) {
-      const frame = frameOf(callchain[i], symbols ?? []);
-      let next = stackIndex.get(stack, frame, 0);
-      if (next < 0) {
-        next = callchains.stackPrefix.length;
-        callchains.stackPrefix.push(stack);
-        callchains.stackFrame.push(frame);
-        stackIndex.add(stack, frame, 0, next);
-      }
-      stack = next;
-    }
-    callchains.rowStack[row] = stack;
+    embedder.addChain(
+      row,
+      callchain.map((entry) => embedder.frameOfEntry(entry, symbols ?? [])),
+    );
   }
-  return { details: rest, callchains };
+  return { details: rest, callchains: embedder.callchains };
 }
 
 function encodeThreadStates(states: ThreadStates): unknown {
@@ -357,7 +285,7 @@ export function renderStandaloneHtml(options: StandaloneOptions): string {
       start: s.start,
       ...(s.threadStates ? { threadStates: encodeThreadStates(s.threadStates) } : {}),
       batches: s.batches.map(encodeBatch),
-      ...(s.details ? embedCallchains(s.details) : {}),
+      ...(s.details ? (s.callchains ? { details: s.details, callchains: s.callchains } : embedCallchains(s.details)) : {}),
     })),
   };
   // Everything is inline, so both scripts and styles go by the nonce ('unsafe-inline' would also

@@ -22,6 +22,7 @@ import type { StackTable } from '../shared/stacks';
 import { stacksToBuffers } from '../shared/stacks-buffers';
 import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
+import type { CallchainEmbedder } from './embedded-callchains';
 import { snapshotStacksInSteps } from './stacks';
 import { threadStatesAndComms } from './thread-states';
 
@@ -272,14 +273,23 @@ const hex = (value: bigint) => '0x' + value.toString(16);
  * (names sent once per record as a string table, frames referring to them by index), kernel frames
  * marked so the page can say [kernel] where kallsyms was unreadable, and source lines where known.
  */
-export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: FrameSymbols): RecordDetails {
+export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: FrameSymbols, embedder?: CallchainEmbedder): RecordDetails {
   const record = decodeRecordAt(snapshot, row);
   const { callchain, tracepoint, ...fields } = record.fields as Record<string, unknown> & { callchain?: unknown; tracepoint?: Record<string, unknown> };
   const pid = record.pid ?? -1;
   let chain: CallchainEntry[] | undefined;
   const names: string[] = [];
   const localIndex = new Map<number, number>();
-  if (Array.isArray(callchain)) {
+  if (Array.isArray(callchain) && embedder) {
+    // An export's details: the callchain goes to the embedder's tables, frame by frame, and not into the details.
+    const frames: number[] = [];
+    for (const frame of callchain as CallchainFrame[]) {
+      if (frame.isMarker) continue;
+      const kernel = frame.context === 'kernel' || frame.context === 'guest-kernel';
+      frames.push(embedder.frameOfResolved(frame.ip, symbols?.resolve(pid, frame.ip, kernel), kernel, symbols?.strings ?? []));
+    }
+    embedder.addChain(row, frames);
+  } else if (Array.isArray(callchain)) {
     chain = [];
     for (const frame of callchain as CallchainFrame[]) {
       if (frame.isMarker) continue;
