@@ -3,7 +3,7 @@
 
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { release } from 'node:os';
-import { loadKallsymsColumns, storeKallsymsColumns, type KallsymsColumns } from './symbol-cache';
+import { loadKallsymsColumns, storeKallsymsColumns, symbolCacheEnabled, type KallsymsColumns } from './symbol-cache';
 
 export interface KernelSymbol {
   readonly address: bigint;
@@ -185,11 +185,11 @@ const PROC_KALLSYMS = '/proc/kallsyms';
  * this boot, kernel release and set of loaded modules (the key); written only when the addresses read were real.
  */
 function readThroughDiskCache(): Kallsyms {
-  const key = kallsymsCacheKey();
+  const key = symbolCacheEnabled() ? kallsymsCacheKey() : undefined;
   const cached = key === undefined ? undefined : loadKallsymsColumns(key);
   if (cached) return new Kallsyms(cached.text, cached);
   const parsed = new Kallsyms(readFileSync(PROC_KALLSYMS, 'utf8'));
-  if (key !== undefined && parsed.usable) storeKallsymsColumns(key, parsed.compactColumns());
+  if (key !== undefined && parsed.usable) storeKallsymsColumns(key, () => parsed.compactColumns());
   return parsed;
 }
 

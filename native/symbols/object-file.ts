@@ -375,7 +375,7 @@ export class ObjectFile {
     if (this.dwarfElf && this.dwarfElf !== this.elf && !hasSymtabRow(own)) sources.push({ columns: this.dwarfElf.symbolColumns(), symtabOnly: true });
     sources.push({ symbols: this.elf.pltSymbols() });
     const built = new FunctionIndex(sources);
-    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, built.storedColumns());
+    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns());
     this.functions = built;
     return built;
   }

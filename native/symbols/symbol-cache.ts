@@ -10,7 +10,7 @@ import { closeSync, constants, fstatSync, futimesSync, lstatSync, openSync, read
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { ensurePrivateDirectory, openPrivateDirectory, pathInDirectoryFd, writeFileAtomic } from '../sys/safe-file';
+import { AtomicFile, ensurePrivateDirectory, openPrivateDirectory, pathInDirectoryFd } from '../sys/safe-file';
 import type { StoredFunctionColumns } from './function-index';
 
 /** Set (to anything but `0` or empty) to neither read nor write the cache; `--no-symbol-cache` does the same. */
@@ -48,7 +48,8 @@ export function onSymbolCacheProblem(report: (message: string) => void): void {
   reportProblem = report;
 }
 
-function enabled(): boolean {
+/** Whether this process reads and writes the cache (not turned off by --no-symbol-cache or the environment). */
+export function symbolCacheEnabled(): boolean {
   const env = process.env[NO_SYMBOL_CACHE_ENV];
   return !disabled && (env === undefined || env === '' || env === '0');
 }
@@ -61,7 +62,7 @@ export function symbolCacheDir(): string {
 
 /** The cache directory, created private when missing; null (told once) when it is a link, someone else's, or cannot be made. */
 function cacheDir(): string | null {
-  if (!enabled()) return null;
+  if (!symbolCacheEnabled()) return null;
   const dir = symbolCacheDir();
   if (checkedDir !== undefined && (checkedDir === null || checkedDir === dir)) return checkedDir;
   const made = ensurePrivateDirectory(dir);
@@ -77,42 +78,62 @@ function entryName(kind: CacheKind, key: string): string {
   return createHash('sha1').update(key).digest('hex') + EXTENSION[kind];
 }
 
-/** A 32-bit FNV-1a over the words of `body` (its length is a multiple of 8): a damaged or cut name table misses. */
-function checksum(body: Uint8Array): number {
-  const words = new Int32Array(body.buffer, body.byteOffset, body.byteLength >>> 2);
-  let hash = 0x811c9dc5 | 0;
+const FNV_OFFSET = 0x811c9dc5 | 0;
+
+/**
+ * A 32-bit FNV-1a over the 32-bit words of `part` (a multiple of 4 bytes long), continuing from `hash`: a damaged
+ * name table or column misses. A few milliseconds for node's 13 MB entry, where a cryptographic hash took several times that.
+ */
+function checksumWords(hash: number, part: Uint8Array): number {
+  const aligned = part.byteOffset % 4 === 0 ? part : part.slice();
+  const words = new Int32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >>> 2);
   for (let i = 0; i < words.length; i++) hash = Math.imul(hash ^ words[i], 16777619);
-  return hash >>> 0;
+  return hash;
 }
 
 const padded = (length: number): number => (length + 7) & ~7;
 
-/** The file: header, key, section byte lengths, then each section at an 8-byte boundary. */
-function encode(kind: CacheKind, key: string, sections: readonly ArrayBufferView[]): Uint8Array {
+const bytesOf = (view: ArrayBufferView): Uint8Array => new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+
+/**
+ * The file as the parts written one after another (no copy of the columns into one buffer: that held a second copy
+ * of node's 13 MB): header, key, the sections' byte lengths, then each section at an 8-byte boundary. The header's
+ * checksum covers every part after it.
+ */
+function layout(kind: CacheKind, key: string, sections: readonly ArrayBufferView[]): Uint8Array[] {
   const keyBytes = Buffer.from(key, 'utf8');
-  const tableBytes = padded(sections.length * 4);
-  let length = HEADER_BYTES + padded(keyBytes.length) + tableBytes;
-  for (const section of sections) length += padded(section.byteLength);
-  const file = Buffer.alloc(length);
-  MAGIC.copy(file, 0);
-  file.writeUInt32LE(FORMAT_VERSION, 8);
-  file.writeUInt32LE(kind, 12);
-  file.writeUInt32LE(keyBytes.length, 16);
-  file.writeUInt32LE(sections.length, 20);
-  file.writeUInt32LE(length % 2 ** 32, 24);
-  file.writeUInt32LE(Math.floor(length / 2 ** 32), 28);
-  let at = HEADER_BYTES;
-  keyBytes.copy(file, at);
-  at += padded(keyBytes.length);
-  sections.forEach((section, i) => file.writeUInt32LE(section.byteLength, at + i * 4));
-  at += tableBytes;
-  const bodyStart = HEADER_BYTES;
+  const keyPart = new Uint8Array(padded(keyBytes.length));
+  keyPart.set(keyBytes);
+  const table = Buffer.alloc(padded(sections.length * 4));
+  sections.forEach((section, i) => table.writeUInt32LE(section.byteLength, i * 4));
+  const body: Uint8Array[] = [keyPart, table];
   for (const section of sections) {
-    file.set(new Uint8Array(section.buffer, section.byteOffset, section.byteLength), at);
-    at += padded(section.byteLength);
+    const bytes = bytesOf(section);
+    const whole = bytes.byteLength - (bytes.byteLength % 8);
+    body.push(bytes.subarray(0, whole));
+    if (whole < bytes.byteLength) {
+      // The last bytes with the zeros that pad them to 8: every part then holds whole words.
+      const tail = new Uint8Array(8);
+      tail.set(bytes.subarray(whole));
+      body.push(tail);
+    }
   }
-  file.writeUInt32LE(checksum(file.subarray(bodyStart)), 32);
-  return file;
+  let length = HEADER_BYTES;
+  let hash = FNV_OFFSET;
+  for (const part of body) {
+    length += part.byteLength;
+    hash = checksumWords(hash, part);
+  }
+  const header = Buffer.alloc(HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  header.writeUInt32LE(FORMAT_VERSION, 8);
+  header.writeUInt32LE(kind, 12);
+  header.writeUInt32LE(keyBytes.length, 16);
+  header.writeUInt32LE(sections.length, 20);
+  header.writeUInt32LE(length % 2 ** 32, 24);
+  header.writeUInt32LE(Math.floor(length / 2 ** 32), 28);
+  header.writeUInt32LE(hash >>> 0, 32);
+  return [header, ...body];
 }
 
 /** The sections of a file read whole, or undefined when anything about it is not what this version wrote for `key`. */
@@ -124,7 +145,7 @@ function decode(file: Buffer, kind: CacheKind, key: string, sectionCount: number
   const keyLength = file.readUInt32LE(16);
   let at = HEADER_BYTES;
   if (keyLength !== keyBytes.length || at + padded(keyLength) > file.length || !file.subarray(at, at + keyLength).equals(keyBytes)) return undefined;
-  if (checksum(file.subarray(HEADER_BYTES)) !== file.readUInt32LE(32)) return undefined;
+  if (checksumWords(FNV_OFFSET, file.subarray(HEADER_BYTES)) >>> 0 !== file.readUInt32LE(32)) return undefined;
   at += padded(keyLength);
   const tableAt = at;
   at += padded(sectionCount * 4);
@@ -174,12 +195,21 @@ function readEntry(kind: CacheKind, key: string, sectionCount: number): Uint8Arr
   }
 }
 
-/** Writes an entry (temporary file + rename in the private directory), then keeps the directory within its bound. Never throws. */
-function writeEntry(kind: CacheKind, key: string, sections: readonly ArrayBufferView[]): void {
+/**
+ * Writes an entry (temporary file + rename in the private directory), then keeps the directory within its bound. The
+ * sections are asked for only when the cache is on. Never throws.
+ */
+function writeEntry(kind: CacheKind, key: string, sections: () => readonly ArrayBufferView[]): void {
   const dir = cacheDir();
   if (!dir) return;
   try {
-    writeFileAtomic(path.join(dir, entryName(kind, key)), encode(kind, key, sections), { privateDirectory: true, durable: false });
+    const out = new AtomicFile(path.join(dir, entryName(kind, key)), { privateDirectory: true, durable: false });
+    try {
+      for (const part of layout(kind, key, sections())) out.write(part);
+      out.commit();
+    } finally {
+      out.abort();
+    }
     evictOldest(dir, SYMBOL_CACHE_MAX_BYTES);
   } catch {
     // a full disk or a directory replaced meanwhile: the cache is an optimisation, the names were built anyway
@@ -250,9 +280,12 @@ function functionColumnsAgree({ starts, ends, nameFirst, nameStart, nameBytes }:
   return true;
 }
 
-export function storeFunctionColumns(key: string, columns: StoredFunctionColumns): void {
-  const base = new Uint32Array([Number(columns.base & 0xffffffffn), Number(columns.base >> 32n)]);
-  writeEntry(CacheKind.Functions, key, [base, columns.starts, columns.ends, columns.nameFirst, columns.nameStart, columns.nameBytes]);
+/** Stores the function index `columns()` gives (asked for only when the cache is on: building them reads every name). */
+export function storeFunctionColumns(key: string, columns: () => StoredFunctionColumns): void {
+  writeEntry(CacheKind.Functions, key, () => {
+    const { base, starts, ends, nameFirst, nameStart, nameBytes } = columns();
+    return [new Uint32Array([Number(base & 0xffffffffn), Number(base >> 32n)]), starts, ends, nameFirst, nameStart, nameBytes];
+  });
 }
 
 /** Kallsyms' code symbols as columns: addresses as halves, each symbol's line in `text` (only the kept lines, in address order). */
@@ -282,6 +315,10 @@ export function loadKallsymsColumns(key: string): KallsymsColumns | undefined {
   return columns;
 }
 
-export function storeKallsymsColumns(key: string, columns: KallsymsColumns): void {
-  writeEntry(CacheKind.Kallsyms, key, [columns.high, columns.low, columns.lineStart, Buffer.from(columns.text, 'utf8')]);
+/** Stores kallsyms' compact columns (`columns()` asked for only when the cache is on). */
+export function storeKallsymsColumns(key: string, columns: () => KallsymsColumns): void {
+  writeEntry(CacheKind.Kallsyms, key, () => {
+    const { high, low, lineStart, text } = columns();
+    return [high, low, lineStart, Buffer.from(text, 'utf8')];
+  });
 }
