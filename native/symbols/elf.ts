@@ -149,8 +149,12 @@ export interface SymbolColumns {
   /** 1 for a row of .symtab, 0 for .dynsym. */
   readonly symtab: Uint8Array;
   nameAt(row: number): string;
-  /** The UTF-8 bytes of nameAt(row), as the string table holds them (a view, not a copy): for storing names without decoding them. */
-  nameBytesAt(row: number): Uint8Array;
+  /**
+   * The string table holding row's name, and where in it the name starts (it runs to a NUL or the table's end): for
+   * copying names as bytes without decoding them or making a view per name.
+   */
+  nameTableOf(row: number): Uint8Array;
+  nameOffsetOf(row: number): number;
   /** Makes nameAt read each string table whole once (then slice names out of it): for callers that name every row. */
   readNamesWhole(): void;
   /** nameAt(row).endsWith(suffix) (ASCII), read in the string table without making the name. */
@@ -408,17 +412,16 @@ export class ElfFile {
     // Names are cut one by one while few are asked for (a lookup names a few thousand functions of a table of a
     // hundred thousand); symbols(), which names every row, reads each table whole once instead.
     const readers: ((offset: number) => string)[] = [];
-    const nameBytesAt = (i: number): Uint8Array => {
-      const strings = sources[table[i]].strings;
+    const nameAt = (i: number): string => {
+      const t = table[i];
+      const whole = readers[t];
+      if (whole) return whole(nameOffset[i]);
+      const strings = sources[t].strings;
       const offset = nameOffset[i];
       if (offset > strings.length) throw new ElfFormatError(`string at offset ${offset} is past the end of its table (${strings.length} bytes)`);
       let end = strings.indexOf(0, offset);
       if (end < 0) end = strings.length;
-      return strings.subarray(offset, end);
-    };
-    const nameAt = (i: number): string => {
-      const whole = readers[table[i]];
-      return whole ? whole(nameOffset[i]) : utf8.decode(nameBytesAt(i));
+      return utf8.decode(strings.subarray(offset, end));
     };
     /** Per suffix asked, per table: 1 some name ends with it, -1 none does, 0 not looked yet. */
     const suffixPresent = new Map<string, Int8Array>();
@@ -434,7 +437,8 @@ export class ElfFile {
       symtab,
       readNamesWhole: readWhole,
       nameAt,
-      nameBytesAt,
+      nameTableOf: (i) => sources[table[i]].strings,
+      nameOffsetOf: (i) => nameOffset[i],
       nameEndsWith: (i, suffix) => {
         // Most tables hold no name with the suffix at all (no `@plt` in a symbol table): found out once per table.
         let present = suffixPresent.get(suffix);

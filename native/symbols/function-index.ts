@@ -210,7 +210,8 @@ export interface FunctionLookup {
 /**
  * A FunctionIndex as columns, for the on-disk cache: per function its start and exclusive end (relative to `base`)
  * and its names — one, or the tied aliases whose shown name waits for a lookup (nameFirst[f] up to nameFirst[f + 1]
- * in the name list; name n is nameBytes[nameStart[n]] up to nameStart[n + 1], UTF-8).
+ * in the name list; name n is the UTF-8 bytes of nameBytes from nameStart[n] up to the next NUL, and nameBytes ends
+ * with a NUL).
  */
 export interface StoredFunctionColumns {
   readonly base: bigint;
@@ -257,7 +258,7 @@ export class StoredFunctionIndex implements FunctionLookup {
 
   private nameAt(n: number): string {
     const { nameStart, nameBytes } = this.columns;
-    return utf8.decode(nameBytes.subarray(nameStart[n], nameStart[n + 1]));
+    return utf8.decode(nameBytes.subarray(nameStart[n], nameBytes.indexOf(0, nameStart[n])));
   }
 
   functionAt(vaddr: bigint): FunctionSymbol | undefined {
@@ -455,21 +456,45 @@ export class FunctionIndex implements FunctionLookup {
       else named.push(...this.aliasesAt(g));
     }
     nameFirst[count] = named.length;
+    // Names are not copied one by one (153k names of node took 0.15 s so): the string tables they lie in are stored
+    // whole, each followed by a NUL, and each name as where it starts there (it runs to the next NUL). PLT stub names,
+    // which no table holds, follow them.
+    const tableBase = new Map<Uint8Array, number>();
+    const tables: Uint8Array[] = [];
+    let tablesEnd = 0;
+    const pltNames: Uint8Array[] = [];
     const encoder = new TextEncoder();
-    const bytesOf = (candidate: number): Uint8Array => {
-      const source = this.sources[this.candidates.sourceOf[candidate]];
-      const row = this.candidates.rowOf[candidate];
-      return 'columns' in source ? source.columns.nameBytesAt(row) : encoder.encode(source.symbols[row].name);
-    };
-    const nameStart = new Uint32Array(named.length + 1);
-    let bytes = 0;
+    const nameStart = new Uint32Array(named.length);
+    const pltName = new Uint8Array(named.length);
     for (let n = 0; n < named.length; n++) {
-      nameStart[n] = bytes;
-      bytes += bytesOf(named[n]).length;
+      const source = this.sources[this.candidates.sourceOf[named[n]]];
+      const row = this.candidates.rowOf[named[n]];
+      if ('columns' in source) {
+        const strings = source.columns.nameTableOf(row);
+        let base = tableBase.get(strings);
+        if (base === undefined) {
+          base = tablesEnd;
+          tableBase.set(strings, base);
+          tables.push(strings);
+          tablesEnd += strings.length + 1;
+        }
+        nameStart[n] = base + Math.min(source.columns.nameOffsetOf(row), strings.length);
+      } else {
+        nameStart[n] = pltNames.length;
+        pltName[n] = 1;
+        pltNames.push(encoder.encode(source.symbols[row].name));
+      }
     }
-    nameStart[named.length] = bytes;
-    const nameBytes = new Uint8Array(bytes);
-    for (let n = 0; n < named.length; n++) nameBytes.set(bytesOf(named[n]), nameStart[n]);
+    let size = tablesEnd;
+    const pltStart = pltNames.map((name) => {
+      const start = size;
+      size += name.length + 1;
+      return start;
+    });
+    for (let n = 0; n < named.length; n++) if (pltName[n]) nameStart[n] = pltStart[nameStart[n]];
+    const nameBytes = new Uint8Array(Math.max(size, 1));
+    for (const table of tables) nameBytes.set(table, tableBase.get(table));
+    pltNames.forEach((name, i) => nameBytes.set(name, pltStart[i]));
     return { base: this.base, starts: this.starts, ends: this.ends, nameFirst, nameStart, nameBytes };
   }
 }

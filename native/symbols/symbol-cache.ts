@@ -257,7 +257,7 @@ export function loadFunctionColumns(key: string): StoredFunctionColumns | undefi
   const [base, starts, ends, nameFirst, nameStart, nameBytes] = sections;
   if (base.byteLength !== 8 || starts.byteLength % 8 !== 0 || starts.byteLength !== ends.byteLength) return undefined;
   const count = starts.byteLength / 8;
-  if (nameFirst.byteLength !== (count + 1) * 4 || nameStart.byteLength % 4 !== 0 || nameStart.byteLength < 4) return undefined;
+  if (nameFirst.byteLength !== (count + 1) * 4 || nameStart.byteLength % 4 !== 0) return undefined;
   const columns: StoredFunctionColumns = {
     base: (BigInt(new Uint32Array(base.buffer, base.byteOffset, 2)[1]) << 32n) | BigInt(new Uint32Array(base.buffer, base.byteOffset, 2)[0]),
     starts: new Float64Array(starts.buffer, starts.byteOffset, count),
@@ -269,14 +269,14 @@ export function loadFunctionColumns(key: string): StoredFunctionColumns | undefi
   return functionColumnsAgree(columns) ? columns : undefined;
 }
 
-/** Starts ascending with each end past its start, name ranges ascending within their tables: what lookups rely on. */
+/** Starts ascending with each end past its start, every function named, every name inside a NUL-ended table: what lookups rely on. */
 function functionColumnsAgree({ starts, ends, nameFirst, nameStart, nameBytes }: StoredFunctionColumns): boolean {
-  const names = nameStart.length - 1;
-  if (nameFirst[0] !== 0 || nameFirst[starts.length] !== names || nameStart[0] !== 0 || nameStart[names] !== nameBytes.length) return false;
+  const names = nameStart.length;
+  if (nameFirst[0] !== 0 || nameFirst[starts.length] !== names || nameBytes.length === 0 || nameBytes[nameBytes.length - 1] !== 0) return false;
   for (let f = 0; f < starts.length; f++) {
     if (!(ends[f] > starts[f]) || (f > 0 && !(starts[f] > starts[f - 1])) || !(nameFirst[f + 1] > nameFirst[f])) return false;
   }
-  for (let n = 0; n < names; n++) if (nameStart[n + 1] < nameStart[n]) return false;
+  for (let n = 0; n < names; n++) if (nameStart[n] >= nameBytes.length) return false;
   return true;
 }
 
