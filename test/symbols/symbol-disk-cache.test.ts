@@ -5,11 +5,12 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FunctionIndex, StoredFunctionIndex } from '../../native/symbols/function-index';
 import { readElf } from '../../native/symbols/object-file';
+import { evictOldest } from '../../native/symbols/symbol-cache';
 
 const objectFileModule = path.resolve(__dirname, '../../native/symbols/object-file.js');
 const kallsymsModule = path.resolve(__dirname, '../../native/symbols/kallsyms.js');
@@ -129,6 +130,23 @@ describe('symbol cache on disk: warm across processes, never stale', function ()
     writeFileSync(entry, Buffer.alloc(whole.length, 0x5a));
     assert.deepEqual(nameInNewProcess(cacheHome, program, alpha), { name: 'alpha_fn', fromCache: false }, 'garbage');
     assert.deepEqual(nameInNewProcess(cacheHome, program, alpha), { name: 'alpha_fn', fromCache: true });
+  });
+
+  it('past its bound, the least recently used entries are removed first, and only entries', () => {
+    const cache = path.join(cacheHome, 'ringside');
+    mkdirSync(cache, { recursive: true, mode: 0o700 });
+    const entry = (n: number, extension: string) => path.join(cache, `${String(n).repeat(40).slice(0, 40)}${extension}`);
+    const files = [entry(1, '.fidx'), entry(2, '.ksym'), entry(3, '.fidx'), entry(4, '.fidx')];
+    files.forEach((file, i) => {
+      writeFileSync(file, Buffer.alloc(1000));
+      // Used in order: the first longest ago.
+      utimesSync(file, new Date(Date.UTC(2020, 0, 1 + i)), new Date(Date.UTC(2020, 0, 1 + i)));
+    });
+    const stranger = path.join(cache, 'notes.txt');
+    writeFileSync(stranger, Buffer.alloc(5000));
+    utimesSync(stranger, new Date(0), new Date(0));
+    evictOldest(cache, 2500);
+    assert.deepEqual(readdirSync(cache).sort(), [path.basename(files[2]), path.basename(files[3]), 'notes.txt'].sort());
   });
 
   it('kallsyms is cached for this boot when its addresses are visible, and served only under this boot id', function () {
