@@ -6,6 +6,9 @@
 //     vs perf record -a (same event and period) -- sleep SEC, then perf script into a file;
 //   decode of perf's own `perf record -a -g` perf.data to JSON Lines vs perf script of it;
 //   the same decode to HTML, and to pprof (.pb.gz), each vs the decode to JSON Lines.
+// Those decodes run without the symbol cache (RINGSIDE_NO_SYMBOL_CACHE=1: every run cold, as before there was one);
+// two more rows run the decode to JSON Lines with a fresh cache per round: its first run (cold, writing the cache)
+// and its second (warm), each vs perf script.
 // `--decode-only` leaves the capture cases out; `--data FILE` decodes that perf.data instead of recording one. `--before CLI` (another build's dist/cli.js) runs that build's decodes in the same rounds, for a change's before
 // and after side by side. Prints a table per case (medians of the rounds, ratios paired by round) and one line of JSON.
 
@@ -28,9 +31,17 @@ interface Measured {
   readonly rssMiB: number;
 }
 
-/** Runs `argv` under /usr/bin/time; its wall and CPU seconds and the peak RSS of its largest process. */
-function timed(argv: readonly string[]): Measured {
-  const result = spawnSync('/usr/bin/time', ['-f', '%e %U %S %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'ignore', 'pipe'] });
+/** The symbol cache off: what the rows measured before there was one, and what another build (--before) ignores. */
+const NO_CACHE = { RINGSIDE_NO_SYMBOL_CACHE: '1' };
+
+/** Runs `argv` under /usr/bin/time with `env` added; its wall and CPU seconds and the peak RSS of its largest process. */
+function timed(argv: readonly string[], env: Record<string, string> = NO_CACHE): Measured {
+  const result = spawnSync('/usr/bin/time', ['-f', '%e %U %S %M', ...argv], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   const last = result.stderr.trim().split('\n').pop() ?? '';
   const match = /^([\d.]+) ([\d.]+) ([\d.]+) (\d+)$/.exec(last);
   if (result.status !== 0 || !match) throw new BenchUnavailableError(`${argv.join(' ')} failed (${result.status}): ${result.stderr.slice(-2000)}`);
@@ -142,7 +153,13 @@ function main(): void {
     const html: Measured[] = [];
     const pprof: Measured[] = [];
     const before = { jsonl: [] as Measured[], html: [] as Measured[], pprof: [] as Measured[] };
+    const cached = { cold: [] as Measured[], warm: [] as Measured[], perfScript: [] as Measured[] };
     for (let r = 0; r < rounds; r++) {
+      // A cache of this round's own: its first decode builds and writes it, the second loads it; perf script between.
+      const cacheHome = { XDG_CACHE_HOME: mkdtempSync(path.join(dir, 'cache-')) };
+      cached.cold.push(timed(decodeTo('cold.jsonl'), cacheHome));
+      cached.perfScript.push(timed(['sh', '-c', '"$0" script -i "$1" > "$2"', perf, data, path.join(dir, 'decode.txt')]));
+      cached.warm.push(timed(decodeTo('warm.jsonl'), cacheHome));
       if (beforeCli) before.jsonl.push(timed(decodeTo('before.jsonl', beforeCli)));
       jsonl.push(timed(decodeTo('decode.jsonl')));
       perfScript.push(timed(['sh', '-c', '"$0" script -i "$1" > "$2"', perf, data, path.join(dir, 'decode.txt')]));
@@ -158,6 +175,19 @@ function main(): void {
       theirs: perfScript,
       note: size,
     });
+    json.decode_jsonl_cache_cold_vs_perf_script = summarize(table, {
+      what: 'decode → JSONL, symbol cache cold (first run) vs perf script',
+      ours: cached.cold,
+      theirs: cached.perfScript,
+      note: '',
+    });
+    json.decode_jsonl_cache_warm_vs_perf_script = summarize(table, {
+      what: 'decode → JSONL, symbol cache warm (second run) vs perf script',
+      ours: cached.warm,
+      theirs: cached.perfScript,
+      note: '',
+    });
+    json.decode_jsonl_cache_warm_vs_cold = summarize(table, { what: 'decode → JSONL, warm vs cold', ours: cached.warm, theirs: cached.cold, note: '' });
     json.decode_html_vs_jsonl = summarize(table, { what: 'decode → HTML vs → JSONL', ours: html, theirs: jsonl, note: '' });
     json.decode_pprof_vs_jsonl = summarize(table, { what: 'decode → pprof vs → JSONL', ours: pprof, theirs: jsonl, note: '' });
     if (beforeCli) {

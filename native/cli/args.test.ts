@@ -144,6 +144,18 @@ describe('cli args', () => {
     );
   });
 
+  it('--no-symbol-cache turns the disk cache off for the commands that symbolize; after -- it belongs to the launched command', () => {
+    assert.equal(parseArgs(['decode', 'perf.data', '--no-symbol-cache', '-o', 'x.jsonl']).symbolCache, false);
+    assert.equal(parseArgs(['decode', 'perf.data']).symbolCache, undefined);
+    const capture = parseArgs(['capture', '--no-symbol-cache', '--', 'prog', '--no-symbol-cache']);
+    assert.equal(capture.symbolCache, false);
+    assert.deepEqual(capture.command === 'capture' && capture.target, { kind: 'launch', argv: ['prog', '--no-symbol-cache'] });
+    assert.equal(parseArgs(['capture', '--', 'prog', '--no-symbol-cache']).symbolCache, undefined);
+    assert.equal(parseArgs(['snapshot', '42', '--no-symbol-cache']).symbolCache, false);
+    assert.throws(() => parseArgs(['events', '--no-symbol-cache']), UsageError);
+    assert.match(COMMAND_USAGE.decode, /--no-symbol-cache/);
+  });
+
   it('parses triggers and refuses half of them', () => {
     const options = parseArgs(['capture', '--snapshot-on', 'syscalls:sys_enter_getppid', '--snapshot-dir', 'out', '--post', '0.5', '--', 'x']);
     assert.ok(options.command === 'capture');

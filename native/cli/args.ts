@@ -107,6 +107,9 @@ const OUTPUT_HELP = `-o FILE: .jsonl (default stdout), .data (perf.data), .html 
 stack, for go tool pprof, Parca, Pyroscope); a character device such as /dev/null gets JSON Lines (everything is still
 decoded and formatted: useful for timing).`;
 
+const SYMBOL_CACHE_HELP = `--no-symbol-cache: neither read nor write the symbol cache (each object's function table and this boot's kallsyms,
+kept in $XDG_CACHE_HOME/ringside or ~/.cache/ringside so the next run starts warm); RINGSIDE_NO_SYMBOL_CACHE=1 does the same.`;
+
 const TRIGGER_HELP = `--snapshot-on SPEC: every record of SPEC (recorded with the others) writes a snapshot, --post SEC later,
 to DIR/ringside-N-TIME.data (perf.data with the side-band needed to read it); at most one per --min-interval SEC (1).
 --snapshot-on-exit-signal: when COMMAND is killed by a signal (SIGSEGV, SIGABRT...), also write one there.
@@ -122,30 +125,33 @@ export const COMMAND_USAGE: Readonly<Record<CommandName, string>> = {
 Lists the events this machine offers (software, tracepoints, PMUs, breakpoints); --json for a machine-readable list.`,
   capture: `usage: ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [--leave-running] [--window SEC] [--follow[=MS]] [-q]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [--follow[=MS]] [--no-symbol-cache] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
 ${SPEC_HELP}
 ${OUTPUT_HELP}
 ${FOLLOW_HELP}
+${SYMBOL_CACHE_HELP}
 capture snapshots when COMMAND exits, on SIGUSR2 (repeatable), and at the end: after --duration or on
 SIGINT/SIGTERM/SIGHUP, which also end COMMAND and its process group (SIGTERM, then SIGKILL after 2 s) unless --leave-running.
 Exit status: COMMAND's own (128+N if signal N killed it), 128+N if signal N ended the capture, else 0.
 ${TRIGGER_HELP}`,
-  decode: `usage: ringside decode FILE.data [-o OUT] [--keep-going]
+  decode: `usage: ringside decode FILE.data [-o OUT] [--keep-going] [--no-symbol-cache]
 Decodes a perf.data file (perf record's) to JSON Lines (stdout or OUT.jsonl), OUT.data, OUT.html or OUT.pb.gz (pprof).
 ${OUTPUT_HELP}
 --keep-going: a damaged record is skipped (and counted, with the file offset of the first, on stderr and in the output's
-summary) instead of ending the decode; damage that breaks the record framing ends it, keeping what came before.`,
+summary) instead of ending the decode; damage that breaks the record framing ends it, keeping what came before.
+${SYMBOL_CACHE_HELP}`,
   keep: `usage: ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]]
                 [--window SEC] [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
 Holds flight-recorder rings until SIGTERM/SIGINT, for \`ringside snapshot\`, \`ringside list\` and VS Code to attach to.
 ${SPEC_HELP}
 ${TRIGGER_HELP}
 A keeper publishes each resize as a new generation of its state file; snapshot, list and VS Code follow it.`,
-  snapshot: `usage: ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [-q]
+  snapshot: `usage: ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [--no-symbol-cache] [-q]
 One snapshot of a running keeper's rings (see ringside list), without pausing it for longer than the copy.
 ${OUTPUT_HELP}
---all-sideband: every side-band record the keeper spooled, not only what the kept samples need.`,
+--all-sideband: every side-band record the keeper spooled, not only what the kept samples need.
+${SYMBOL_CACHE_HELP}`,
   list: `usage: ringside list [--json]
 The keepers this user runs, with their rings, retired rings and resizes.`,
 };
@@ -154,12 +160,12 @@ export const USAGE = `usage:
   ringside events [--json]
   ringside capture [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...])
                    [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--duration SEC] [-o FILE] [--no-gap-free] [--no-sideband]
-                   [--no-warm-copy] [--leave-running] [--window SEC] [--follow[=MS]] [-q]
+                   [--no-warm-copy] [--leave-running] [--window SEC] [--follow[=MS]] [--no-symbol-cache] [-q]
                    [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
-  ringside decode FILE.data [-o OUT] [--keep-going]
+  ringside decode FILE.data [-o OUT] [--keep-going] [--no-symbol-cache]
   ringside keep [-e SPEC]... (-p PID | -a | -- COMMAND [ARGS...]) [--pages N] [-c PERIOD | -F FREQ] [-g [fp|dwarf[,BYTES]]] [--window SEC]
                 [--snapshot-on SPEC]... [--snapshot-on-exit-signal] [--snapshot-dir DIR] [--post SEC] [--min-interval SEC]
-  ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [-q]
+  ringside snapshot KEEPER_PID [-o FILE] [--all-sideband] [--no-symbol-cache] [-q]
   ringside list [--json]
   ringside COMMAND --help     (that command's usage and notes)
 
@@ -202,7 +208,20 @@ function asksForHelp(args: readonly string[]): boolean {
   return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
-export function parseArgs(argv: readonly string[]): CliOptions {
+/** Commands that symbolize, and so take --no-symbol-cache. */
+const SYMBOLIZING: readonly string[] = ['capture', 'decode', 'snapshot'];
+
+/** The command line's options; `symbolCache: false` when --no-symbol-cache (any symbolizing command's own option) was given. */
+export function parseArgs(argv: readonly string[]): CliOptions & { readonly symbolCache?: false } {
+  const [command, ...rest] = argv;
+  const end = rest.indexOf('--');
+  const own = end < 0 ? rest : rest.slice(0, end);
+  const at = own.indexOf('--no-symbol-cache');
+  if (command === undefined || !SYMBOLIZING.includes(command) || at < 0) return parseCommand(argv);
+  return { ...parseCommand([command, ...rest.slice(0, at), ...rest.slice(at + 1)]), symbolCache: false };
+}
+
+function parseCommand(argv: readonly string[]): CliOptions {
   const [command, ...rest] = argv;
   if (isCommandName(command) && asksForHelp(rest)) return { command: 'help', topic: command };
   switch (command) {

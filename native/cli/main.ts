@@ -5,6 +5,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { COMMAND_USAGE, parseArgs, USAGE, UsageError } from './args';
 import { describeError } from './errors';
+import { disableSymbolCache, onSymbolCacheProblem } from '../symbols/symbol-cache';
 
 /**
  * A streamed output's garbage dies young (per-record strings, each output chunk): new space grown to V8's default
@@ -20,6 +21,9 @@ function keepNewSpaceSmall(): void {
 
 async function run(argv: readonly string[]): Promise<number> {
   const options = parseArgs(argv);
+  if (options.symbolCache === false) disableSymbolCache();
+  // A cache directory refused (a link, someone else's): said once, and the run goes on without the cache.
+  onSymbolCacheProblem((message) => process.stderr.write(`ringside: ${message}\n`));
   if (!('format' in options) || options.format !== 'html') keepNewSpaceSmall();
   switch (options.command) {
     case 'help':

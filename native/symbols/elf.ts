@@ -149,6 +149,12 @@ export interface SymbolColumns {
   /** 1 for a row of .symtab, 0 for .dynsym. */
   readonly symtab: Uint8Array;
   nameAt(row: number): string;
+  /**
+   * The string table holding row's name, and where in it the name starts (it runs to a NUL or the table's end): for
+   * copying names as bytes without decoding them or making a view per name.
+   */
+  nameTableOf(row: number): Uint8Array;
+  nameOffsetOf(row: number): number;
   /** Makes nameAt read each string table whole once (then slice names out of it): for callers that name every row. */
   readNamesWhole(): void;
   /** nameAt(row).endsWith(suffix) (ASCII), read in the string table without making the name. */
@@ -431,6 +437,8 @@ export class ElfFile {
       symtab,
       readNamesWhole: readWhole,
       nameAt,
+      nameTableOf: (i) => sources[table[i]].strings,
+      nameOffsetOf: (i) => nameOffset[i],
       nameEndsWith: (i, suffix) => {
         // Most tables hold no name with the suffix at all (no `@plt` in a symbol table): found out once per table.
         let present = suffixPresent.get(suffix);

@@ -5,7 +5,7 @@
 // apart). Objects of a hundred thousand symbols (the node executable) cost a few passes over typed arrays, not an
 // object, a BigInt and a string per symbol. Pure: no node imports.
 
-import { compareAliases } from './best-symbol';
+import { compareAliases, type AliasCandidate } from './best-symbol';
 import { demangle } from './demangle';
 import { ElfFormatError, SYMBOL_TYPE_LABEL, SYMBOL_TYPE_OBJECT, type ElfSymbol, type SymbolColumns } from './elf';
 
@@ -35,7 +35,7 @@ function compareBySizeAndBinding(sizeA: number, bindA: number, sizeB: number, bi
 }
 
 /** Of aliases that tie on size and binding, the first best by the names perf shows (demangled without parameters). */
-export function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
+export function bestShownAlias<Alias extends AliasCandidate>(group: readonly Alias[]): Alias {
   // Most ties are one symbol listed in both .symtab and .dynsym: one name, nothing to demangle or compare.
   if (group.every((symbol) => symbol.name === group[0].name)) return group[0];
   let best = group[0];
@@ -54,7 +54,7 @@ export function bestShownAlias(group: readonly ElfSymbol[]): ElfSymbol {
 class AliasedFunction implements FunctionSymbol {
   private chosen: string | undefined;
   constructor(
-    private readonly group: () => readonly ElfSymbol[],
+    private readonly group: () => readonly AliasCandidate[],
     readonly start: bigint,
     readonly end: bigint,
   ) {}
@@ -201,7 +201,91 @@ function candidatesByAddress(at: Float64Array): Int32Array {
   return order;
 }
 
-export class FunctionIndex {
+/** What the symbolizer asks of an object's functions: built from the symbol tables, or loaded from the disk cache. */
+export interface FunctionLookup {
+  readonly size: number;
+  functionAt(vaddr: bigint): FunctionSymbol | undefined;
+}
+
+/**
+ * A FunctionIndex as columns, for the on-disk cache: per function its start and exclusive end (relative to `base`)
+ * and its names — one, or the tied aliases whose shown name waits for a lookup (nameFirst[f] up to nameFirst[f + 1]
+ * in the name list; name n is the UTF-8 bytes of nameBytes from nameStart[n] up to the next NUL, and nameBytes ends
+ * with a NUL).
+ */
+export interface StoredFunctionColumns {
+  readonly base: bigint;
+  readonly starts: Float64Array;
+  readonly ends: Float64Array;
+  readonly nameFirst: Uint32Array;
+  readonly nameStart: Uint32Array;
+  readonly nameBytes: Uint8Array;
+}
+
+/** The function slot holding `vaddr` in sorted starts/ends relative to `base`, or -1. */
+function slotAt(base: bigint, starts: Float64Array, ends: Float64Array, vaddr: bigint): number {
+  if (vaddr < base || starts.length === 0) return -1;
+  const distance = vaddr - base;
+  if (distance >= BigInt(MAX_EXACT)) return -1; // past every end (each is below 2^53)
+  const relative = Number(distance);
+  let lo = 0;
+  let hi = starts.length - 1;
+  let best = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid] <= relative) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return best >= 0 && relative < ends[best] ? best : -1;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * Functions loaded from the disk cache: the columns as read (no per-symbol work), a name decoded when a lookup finds
+ * its function. Tied aliases are settled by bestShownAlias on first use, as FunctionIndex does (they tie on size and
+ * binding, so only their names decide).
+ */
+export class StoredFunctionIndex implements FunctionLookup {
+  private readonly found = new Map<number, FunctionSymbol>();
+  constructor(private readonly columns: StoredFunctionColumns) {}
+
+  get size(): number {
+    return this.columns.starts.length;
+  }
+
+  private nameAt(n: number): string {
+    const { nameStart, nameBytes } = this.columns;
+    return utf8.decode(nameBytes.subarray(nameStart[n], nameBytes.indexOf(0, nameStart[n])));
+  }
+
+  functionAt(vaddr: bigint): FunctionSymbol | undefined {
+    const { base, starts, ends, nameFirst } = this.columns;
+    const slot = slotAt(base, starts, ends, vaddr);
+    if (slot < 0) return undefined;
+    let fn = this.found.get(slot);
+    if (!fn) {
+      const start = base + BigInt(starts[slot]);
+      const end = base + BigInt(ends[slot]);
+      const first = nameFirst[slot];
+      const count = nameFirst[slot + 1] - first;
+      fn =
+        count === 1
+          ? { name: this.nameAt(first), start, end }
+          : new AliasedFunction(
+              () => Array.from({ length: count }, (_, k) => ({ name: this.nameAt(first + k), size: 0, binding: 'global' as const })),
+              start,
+              end,
+            );
+      this.found.set(slot, fn);
+    }
+    return fn;
+  }
+}
+
+export class FunctionIndex implements FunctionLookup {
   /** Addresses are kept as doubles relative to the lowest candidate's (exact: see MAX_EXACT). */
   private readonly base: bigint;
   /** Per function, by address: start and exclusive end (relative to base), and its address group. */
@@ -340,21 +424,8 @@ export class FunctionIndex {
 
   /** The function containing link-time address `vaddr`. */
   functionAt(vaddr: bigint): FunctionSymbol | undefined {
-    if (vaddr < this.base || this.starts.length === 0) return undefined;
-    const distance = vaddr - this.base;
-    if (distance >= BigInt(MAX_EXACT)) return undefined; // past every end (each is below 2^53)
-    const relative = Number(distance);
-    let lo = 0;
-    let hi = this.starts.length - 1;
-    let best = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.starts[mid] <= relative) {
-        best = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    if (best < 0 || relative >= this.ends[best]) return undefined;
+    const best = slotAt(this.base, this.starts, this.ends, vaddr);
+    if (best < 0) return undefined;
     let fn = this.found.get(best);
     if (!fn) {
       const start = this.base + BigInt(this.starts[best]);
@@ -365,5 +436,65 @@ export class FunctionIndex {
       this.found.set(best, fn);
     }
     return fn;
+  }
+
+  /**
+   * The index as columns for the disk cache: every function's name read now (the tied aliases' names, unsettled),
+   * so a later process looks names up without the symbol tables.
+   */
+  storedColumns(): StoredFunctionColumns {
+    const count = this.starts.length;
+    // The candidates named, in order: each function's chosen one, or its tied aliases. Their bytes are copied from
+    // the string tables as they are (no string made per name: that doubled the cold run's cost of storing node's).
+    const named: number[] = [];
+    const nameFirst = new Uint32Array(count + 1);
+    for (let f = 0; f < count; f++) {
+      nameFirst[f] = named.length;
+      const g = this.groupOf[f];
+      const chosen = this.chosen[g];
+      if (chosen >= 0) named.push(chosen);
+      else named.push(...this.aliasesAt(g));
+    }
+    nameFirst[count] = named.length;
+    // Names are not copied one by one (153k names of node took 0.15 s so): the string tables they lie in are stored
+    // whole, each followed by a NUL, and each name as where it starts there (it runs to the next NUL). PLT stub names,
+    // which no table holds, follow them.
+    const tableBase = new Map<Uint8Array, number>();
+    const tables: Uint8Array[] = [];
+    let tablesEnd = 0;
+    const pltNames: Uint8Array[] = [];
+    const encoder = new TextEncoder();
+    const nameStart = new Uint32Array(named.length);
+    const pltName = new Uint8Array(named.length);
+    for (let n = 0; n < named.length; n++) {
+      const source = this.sources[this.candidates.sourceOf[named[n]]];
+      const row = this.candidates.rowOf[named[n]];
+      if ('columns' in source) {
+        const strings = source.columns.nameTableOf(row);
+        let base = tableBase.get(strings);
+        if (base === undefined) {
+          base = tablesEnd;
+          tableBase.set(strings, base);
+          tables.push(strings);
+          tablesEnd += strings.length + 1;
+        }
+        nameStart[n] = base + Math.min(source.columns.nameOffsetOf(row), strings.length);
+      } else {
+        nameStart[n] = pltNames.length;
+        pltName[n] = 1;
+        pltNames.push(encoder.encode(source.symbols[row].name));
+      }
+    }
+    let size = tablesEnd;
+    const pltStart = pltNames.map((name) => {
+      const start = size;
+      size += name.length + 1;
+      return start;
+    });
+    for (let n = 0; n < named.length; n++) if (pltName[n]) nameStart[n] = pltStart[nameStart[n]];
+    const nameBytes = new Uint8Array(Math.max(size, 1));
+    for (const table of tables) nameBytes.set(table, tableBase.get(table));
+    pltNames.forEach((name, i) => nameBytes.set(name, pltStart[i]));
+    return { base: this.base, starts: this.starts, ends: this.ends, nameFirst, nameStart, nameBytes };
   }
 }

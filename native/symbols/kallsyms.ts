@@ -1,7 +1,9 @@
 // /proc/kallsyms: kernel symbols sorted by address, looked up by bisection. A symbol's extent is up to
 // the next symbol's address (kallsyms has no sizes), which is what perf does for kernel maps too.
 
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { release } from 'node:os';
+import { loadKallsymsColumns, storeKallsymsColumns, symbolCacheEnabled, type KallsymsColumns } from './symbol-cache';
 
 export interface KernelSymbol {
   readonly address: bigint;
@@ -25,7 +27,17 @@ export class Kallsyms {
    * the characters reads each code symbol's address as two 32-bit halves and keeps where its line starts: no slice,
    * parseInt, string or object per line; a name and module are cut from the text when a lookup finds them.
    */
-  constructor(private readonly text: string) {
+  constructor(
+    private readonly text: string,
+    columns?: Omit<KallsymsColumns, 'text'>,
+  ) {
+    if (columns) {
+      // Columns parsed by an earlier process of this boot (the disk cache): nothing to parse.
+      this.high = columns.high;
+      this.low = columns.low;
+      this.lineStart = columns.lineStart;
+      return;
+    }
     let high = new Uint32Array(1 << 16);
     let low = new Uint32Array(1 << 16);
     let lineStart = new Int32Array(1 << 16);
@@ -84,13 +96,29 @@ export class Kallsyms {
    * /proc/kallsyms, parsed once per process (per path): a capture's snapshots, the editor's sessions and every
    * Symbolizer share it. Modules loaded later are not seen, as perf record sees the kallsyms of its start.
    */
-  static read(path = '/proc/kallsyms'): Kallsyms {
+  static read(path = PROC_KALLSYMS): Kallsyms {
     let parsed = parsedByPath.get(path);
     if (!parsed) {
-      parsed = new Kallsyms(readFileSync(path, 'utf8'));
+      parsed = path === PROC_KALLSYMS ? readThroughDiskCache() : new Kallsyms(readFileSync(path, 'utf8'));
       parsedByPath.set(path, parsed);
     }
     return parsed;
+  }
+
+  /** The code symbols as compact columns: only their lines, in address order (what the disk cache keeps). */
+  compactColumns(): KallsymsColumns {
+    const lines: string[] = [];
+    const lineStart = new Int32Array(this.lineStart.length);
+    let at = 0;
+    for (let i = 0; i < this.lineStart.length; i++) {
+      let end = this.text.indexOf('\n', this.lineStart[i]);
+      if (end < 0) end = this.text.length;
+      const line = this.text.slice(this.lineStart[i], end + 1);
+      lines.push(line.endsWith('\n') ? line : `${line}\n`);
+      lineStart[i] = at;
+      at += lines[i].length;
+    }
+    return { text: lines.join(''), high: this.high, low: this.low, lineStart };
   }
 
   /** Text symbols sorted by address, as objects (built on first use: lookups do not need them). */
@@ -148,6 +176,65 @@ export class Kallsyms {
 }
 
 const parsedByPath = new Map<string, Kallsyms>();
+
+const PROC_KALLSYMS = '/proc/kallsyms';
+
+/**
+ * /proc/kallsyms through the disk cache: served from it only while this process sees real addresses (kptr_restrict,
+ * read from the file's first line now, so a reader that may no longer see them is not handed them), and only for
+ * this boot, kernel release and set of loaded modules (the key); written only when the addresses read were real.
+ */
+function readThroughDiskCache(): Kallsyms {
+  const key = symbolCacheEnabled() ? kallsymsCacheKey() : undefined;
+  const cached = key === undefined ? undefined : loadKallsymsColumns(key);
+  if (cached) return new Kallsyms(cached.text, cached);
+  const parsed = new Kallsyms(readFileSync(PROC_KALLSYMS, 'utf8'));
+  if (key !== undefined && parsed.usable) storeKallsymsColumns(key, () => parsed.compactColumns());
+  return parsed;
+}
+
+/** boot id, kernel release and the loaded modules with their addresses; undefined when addresses read as zeros here. */
+function kallsymsCacheKey(): string | undefined {
+  try {
+    if (!firstAddressVisible()) return undefined;
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    // Name, size and load address of each module: its refcount and users change without moving a symbol.
+    const modules = readModuleList()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .map((fields) => `${fields[0]} ${fields[1]} ${fields[5] ?? ''}`)
+      .join('\n');
+    return `kallsyms\0${bootId}\0${release()}\0${modules}`;
+  } catch {
+    // no boot id or module list (not Linux's /proc): no cache
+    return undefined;
+  }
+}
+
+/** /proc/modules, or nothing for a kernel built without modules (no such file). */
+function readModuleList(): string {
+  try {
+    return readFileSync('/proc/modules', 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
+}
+
+/**
+ * Whether the first lines of /proc/kallsyms show a nonzero address: kptr_restrict prints every address as zeros to
+ * who may not see them (the first line alone can be a zero absolute symbol, such as fixed_percpu_data).
+ */
+function firstAddressVisible(): boolean {
+  const fd = openSync(PROC_KALLSYMS, 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    const got = readSync(fd, head, 0, head.length, 0);
+    return /^0*[1-9a-fA-F][0-9a-fA-F]* /m.test(head.toString('latin1', 0, got));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 function grow<T extends Uint32Array | Int32Array>(column: T): T {
   const wider = new (column.constructor as new (length: number) => T)(column.length * 2);

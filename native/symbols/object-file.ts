@@ -7,7 +7,8 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, sta
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
 import { ElfFile, ElfFormatError, type ElfSymbol, type SymbolColumns, crc32 } from './elf';
-import { FunctionIndex, type FunctionSource, type FunctionSymbol } from './function-index';
+import { FunctionIndex, StoredFunctionIndex, type FunctionLookup, type FunctionSource, type FunctionSymbol } from './function-index';
+import { loadFunctionColumns, storeFunctionColumns } from './symbol-cache';
 import { DwarfInfo, codeUnitOffsets, type DwarfSections, type DwarfVariable } from './dwarf-info';
 import { LineTable, type LineSections, type LineUnit } from './dwarf-line';
 import { AddressRanges } from './dwarf-aranges';
@@ -26,6 +27,11 @@ const inflate = (data: Uint8Array): Uint8Array => inflateSync(data);
  * meanwhile is an ElfFormatError, never a mix of two files' bytes.
  */
 export function readElf(filePath: string): ElfFile {
+  return readElfWithIdentity(filePath).elf;
+}
+
+/** readElf, and the identity (size, mtime, inode) of the file it reads: what its bytes are checked against. */
+export function readElfWithIdentity(filePath: string): { elf: ElfFile; identity: string } {
   const fd = openSync(filePath, 'r');
   let identity: string;
   let image: Uint8Array;
@@ -69,7 +75,7 @@ export function readElf(filePath: string): ElfFile {
       closeSync(again);
     }
   };
-  return new ElfFile(image, inflate, load);
+  return { elf: new ElfFile(image, inflate, load), identity };
 }
 
 /** Lazily read ELF images are filled in runs of whole 64 KiB pages. */
@@ -125,6 +131,9 @@ function unitSections(e: ElfFile): DwarfSections | undefined {
   };
 }
 
+/** path.resolve, for where a parameter named `path` hides the module. */
+const absolute = (file: string): string => path.resolve(file);
+
 function isFile(p: string): boolean {
   try {
     return existsSync(p) && statSync(p).isFile();
@@ -146,7 +155,13 @@ export class ObjectFile {
   private aranges: { ranges: AddressRanges; complete: boolean } | null | undefined;
   private readonly unitLines = new Map<number, LineTable | undefined>();
   private info: DwarfInfo | undefined;
-  private functions: FunctionIndex | undefined;
+  private functions: FunctionLookup | undefined;
+  /**
+   * What the on-disk function cache is keyed by (undefined for an image that is no file: the vDSO): the build-id, and
+   * the identity of every file the index is built from. Not the build-id alone: GNU ld's hash does not cover .symtab,
+   * so two builds that differ only in a function's name share one (test/symbols/symbol-cache.test.ts rebuilds that).
+   */
+  private readonly functionCacheKey: string | undefined;
   private frames: CallFrameInfo | null | undefined;
 
   /** `image`: the object's bytes when it is not a file (the vDSO), else read from `path`. */
@@ -155,16 +170,25 @@ export class ObjectFile {
     debugRoot = DEFAULT_DEBUG_ROOT,
     image?: Uint8Array,
   ) {
-    this.elf = image ? new ElfFile(image, inflate) : readElf(path);
+    let identity: string | undefined;
+    if (image) this.elf = new ElfFile(image, inflate);
+    else {
+      const read = readElfWithIdentity(path);
+      this.elf = read.elf;
+      identity = read.identity;
+    }
+    let debugIdentity = '';
     if (this.elf.hasDwarf() || image) {
       this.dwarfElf = this.elf;
     } else {
       this.debugFile = findDebugFile(path, this.elf, debugRoot);
       if (this.debugFile) {
-        const debugElf = readElf(this.debugFile.path);
-        if (debugElf.hasDwarf()) this.dwarfElf = debugElf;
+        const debugRead = readElfWithIdentity(this.debugFile.path);
+        debugIdentity = `${absolute(this.debugFile.path)}\0${debugRead.identity}`;
+        if (debugRead.elf.hasDwarf()) this.dwarfElf = debugRead.elf;
       }
     }
+    if (identity !== undefined) this.functionCacheKey = `functions\0${this.elf.buildId() ?? ''}\0${absolute(path)}\0${identity}\0${debugIdentity}`;
   }
 
   get buildId(): string | undefined {
@@ -334,14 +358,26 @@ export class ObjectFile {
     return this.functions !== undefined;
   }
 
-  private functionIndex(): FunctionIndex {
+  /** Whether the function table was loaded from the disk cache (symbol-cache.ts) rather than built from the symbol tables. */
+  get functionsFromCache(): boolean {
+    return this.functions instanceof StoredFunctionIndex;
+  }
+
+  private functionIndex(): FunctionLookup {
     if (this.functions) return this.functions;
+    const stored = this.functionCacheKey === undefined ? undefined : loadFunctionColumns(this.functionCacheKey);
+    if (stored) {
+      this.functions = new StoredFunctionIndex(stored);
+      return this.functions;
+    }
     const own = this.elf.symbolColumns();
     const sources: FunctionSource[] = [{ columns: own }];
     if (this.dwarfElf && this.dwarfElf !== this.elf && !hasSymtabRow(own)) sources.push({ columns: this.dwarfElf.symbolColumns(), symtabOnly: true });
     sources.push({ symbols: this.elf.pltSymbols() });
-    this.functions = new FunctionIndex(sources);
-    return this.functions;
+    const built = new FunctionIndex(sources);
+    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns());
+    this.functions = built;
+    return built;
   }
 
   /** Function containing link-time address `vaddr`. */
