@@ -119,6 +119,141 @@ const OPERATORS: Record<string, string> = {
   qu: '?',
 };
 
+/**
+ * A parsed type, kept as structure until printed: a function type's declarator goes inside its return type
+ * (`R (*(B))(A)`), a pointer to an array prints as `int (*) [4]`, and a pack expansion needs the pack it expands.
+ */
+type Type =
+  | { readonly kind: 'name'; readonly text: string }
+  | { readonly kind: 'pointer'; readonly sigil: '*' | '&' | '&&'; readonly inner: Type }
+  | { readonly kind: 'cv'; readonly qualifiers: string; readonly inner: Type }
+  | { readonly kind: 'function'; readonly returns: Type; readonly params: readonly Type[] }
+  | { readonly kind: 'array'; readonly size: string; readonly inner: Type }
+  /** A template argument pack (`J…E`), or the types a pack expansion (`Dp`) stands for: printed comma-separated. */
+  | { readonly kind: 'pack'; readonly items: readonly Type[] }
+  /** A template parameter (`T_`), standing for its argument: reference collapsing and `Dp` look for it. */
+  | { readonly kind: 'param'; readonly arg: Type }
+  /** A template parameter in a lambda's signature: a generic lambda's `auto:1`, printed only there. */
+  | { readonly kind: 'auto'; readonly index: number };
+
+function named(text: string): Type {
+  return { kind: 'name', text };
+}
+
+/** What a template parameter stands for. */
+function resolved(type: Type): Type {
+  return type.kind === 'param' ? resolved(type.arg) : type;
+}
+
+/** A declarator (`*`, `(*)(int)`) written after a type: libiberty puts a space before one that opens a parenthesis. */
+function after(text: string, declarator: string): string {
+  return declarator.startsWith('(') ? `${text} ${declarator}` : text + declarator;
+}
+
+/** libiberty's form of `type` declaring `declarator` (empty for the type alone); `lambda`: in a lambda's signature. */
+function printType(type: Type, declarator = '', lambda = false): string {
+  switch (type.kind) {
+    case 'name':
+      return after(type.text, declarator);
+    case 'param':
+      return printType(type.arg, declarator, lambda);
+    case 'auto':
+      if (!lambda) throw new Unsupported(); // libiberty prints the argument of the function called, which we do not track
+      return after(`auto:${type.index + 1}`, declarator);
+    case 'pack':
+      if (declarator !== '') throw new Unsupported();
+      return printList(type.items, lambda);
+    case 'cv': {
+      const inner = resolved(type.inner);
+      if (inner.kind === 'function' || inner.kind === 'array') throw new Unsupported(); // `void () const`: not covered
+      return printType(type.inner, type.qualifiers + declarator, lambda);
+    }
+    case 'pointer': {
+      const inner = resolved(type.inner);
+      // Pointer to a function or array: the sigil goes in the declarator, `void (*)(int)`.
+      if (inner.kind === 'function' || inner.kind === 'array') return printType(inner, type.sigil + declarator, lambda);
+      return after(printType(type.inner, type.sigil, lambda), declarator);
+    }
+    case 'function': {
+      const params = printList(type.params, lambda);
+      return printType(type.returns, declarator === '' ? `(${params})` : `(${declarator})(${params})`, lambda);
+    }
+    case 'array': {
+      const inner = resolved(type.inner);
+      if (inner.kind === 'function' || inner.kind === 'array') throw new Unsupported(); // `int [2][3]`: not covered
+      return `${printType(inner, '', lambda)}${declarator === '' ? '' : ` (${declarator})`} [${type.size}]`;
+    }
+  }
+}
+
+/** Parameters or a pack, comma-separated as libiberty joins them (joinArgs); `(void)` prints `()`. */
+function printList(types: readonly Type[], lambda = false): string {
+  if (types.length === 1 && types[0].kind === 'name' && types[0].text === 'void') return '';
+  return joinArgs(types.map((t) => printType(t, '', lambda)));
+}
+
+/**
+ * libiberty writes `, ` before each argument after the first and takes it back when the argument printed nothing
+ * (an empty pack); one that comes first has nothing to take back: `CallOnce<, void>`.
+ */
+function joinArgs(printed: readonly string[]): string {
+  let out = printed[0] ?? '';
+  for (let i = 1; i < printed.length; i++) if (printed[i] !== '') out += `, ${printed[i]}`;
+  return out;
+}
+
+/** The first template parameter in `type` that stands for a pack: what a `Dp` expands over. */
+function findPack(type: Type): readonly Type[] | undefined {
+  switch (type.kind) {
+    case 'name':
+    case 'auto':
+      return undefined;
+    case 'param':
+      return type.arg.kind === 'pack' ? type.arg.items : undefined;
+    case 'pack':
+      for (const item of type.items) {
+        const found = findPack(item);
+        if (found) return found;
+      }
+      return undefined;
+    case 'function':
+      return findPack(type.returns) ?? findPack({ kind: 'pack', items: type.params });
+    default:
+      return findPack(type.inner);
+  }
+}
+
+/** `type` with every parameter standing for a pack replaced by the pack's `index`th element. */
+function packElement(type: Type, index: number): Type {
+  switch (type.kind) {
+    case 'name':
+    case 'auto':
+      return type;
+    case 'param':
+      return type.arg.kind === 'pack' ? { kind: 'param', arg: type.arg.items[index] } : type;
+    case 'pack':
+      return { kind: 'pack', items: type.items.map((t) => packElement(t, index)) };
+    case 'function':
+      return { kind: 'function', returns: packElement(type.returns, index), params: type.params.map((t) => packElement(t, index)) };
+    case 'pointer':
+      return reference(type.sigil, packElement(type.inner, index));
+    default:
+      return { ...type, inner: packElement(type.inner, index) };
+  }
+}
+
+/**
+ * A pointer or reference to `inner`. A reference to a template parameter that stands for a reference collapses as
+ * libiberty does it (`T&&` with T = `int&` is `int&`); through anything else it does not.
+ */
+function reference(sigil: '*' | '&' | '&&', inner: Type): Type {
+  if (sigil !== '*' && inner.kind === 'param') {
+    const arg = resolved(inner);
+    if (arg.kind === 'pointer' && arg.sigil !== '*') return sigil === '&' || arg.sigil === '&' ? { kind: 'pointer', sigil: '&', inner: arg.inner } : arg;
+  }
+  return { kind: 'pointer', sigil, inner };
+}
+
 interface Name {
   /** Printed form. */
   readonly text: string;
@@ -134,14 +269,12 @@ interface Name {
 
 class Demangler {
   private pos = 0;
-  private readonly subs: string[] = [];
-  private templateArgs: string[] = [];
+  private readonly subs: Type[] = [];
+  private templateArgs: Type[] = [];
   /** Set by unqualifiedName: the component just read was a constructor, destructor or conversion operator. */
   private lastWasStructor = false;
-  /** Printed types that are arrays: a pointer or reference to one needs libiberty's `int (*) [4]` form. */
-  private readonly arrayTypes = new Set<string>();
-  /** Function types met so far, by their printed form: a pointer to one prints as `ret (*)(params)`. */
-  private readonly functionTypes = new Map<string, { readonly returns: string; readonly params: string }>();
+  /** Inside a lambda's signature (`Ul…E`), where a template parameter is a generic lambda's `auto:N`. */
+  private lambdaSignatures = 0;
 
   constructor(
     private readonly s: string,
@@ -231,18 +364,23 @@ class Demangler {
     }
     if (c === 'U' && this.peek(1) === 'l') {
       this.pos += 2;
-      const params: string[] = [];
-      while (this.peek() !== 'E') params.push(this.type());
+      const params: Type[] = [];
+      this.lambdaSignatures++;
+      try {
+        while (this.peek() !== 'E') params.push(this.type());
+      } finally {
+        this.lambdaSignatures--;
+      }
       this.pos++;
       const n = this.peek() === '_' ? 1 : this.number() + 2;
       this.expect('_');
-      return `{lambda(${params.length === 1 && params[0] === 'void' ? '' : params.join(', ')})#${n}}`;
+      return `{lambda(${printList(params, true)})#${n}}`;
     }
     if (c >= 'a' && c <= 'z') {
       const code = this.s.slice(this.pos, this.pos + 2);
       this.pos += 2;
       if (code === 'cv') {
-        const target = this.type();
+        const target = printType(this.type());
         this.lastWasStructor = true;
         return `operator ${target}`;
       }
@@ -256,26 +394,27 @@ class Demangler {
 
   private templateArgList(): string {
     this.expect('I');
-    const args: string[] = [];
+    const args: Type[] = [];
     while (this.peek() !== 'E') args.push(this.templateArg());
     this.pos++;
     this.templateArgs = args;
     // An empty pack (`JE`) prints nothing, not an empty slot between commas: `Run<Phase>`, as libiberty prints it.
-    const joined = args.filter((arg) => arg !== '').join(', ');
+    const printed = args.map((arg) => printType(arg));
+    const joined = joinArgs(printed);
     // libiberty's space between `> >` follows the last thing it printed, which after an empty pack is not a `>`.
-    return `<${joined}${args.join(', ').endsWith('>') ? ' ' : ''}>`;
+    return `<${joined}${printed.join(', ').endsWith('>') ? ' ' : ''}>`;
   }
 
-  private templateArg(): string {
+  private templateArg(): Type {
     const c = this.peek();
-    if (c === 'L') return this.exprPrimary();
+    if (c === 'L') return named(this.exprPrimary());
     if (c === 'X') throw new Unsupported(); // template argument expressions
     if (c === 'J') {
       this.pos++;
-      const pack: string[] = [];
+      const pack: Type[] = [];
       while (this.peek() !== 'E') pack.push(this.templateArg());
       this.pos++;
-      return pack.join(', ');
+      return { kind: 'pack', items: pack };
     }
     return this.type();
   }
@@ -288,7 +427,7 @@ class Demangler {
       this.expect('E');
       return inner;
     }
-    const type = this.type();
+    const type = printType(this.type());
     const value = this.number();
     this.expect('E');
     if (type === 'bool') return value === 0 ? 'false' : 'true';
@@ -300,98 +439,107 @@ class Demangler {
   }
 
   /** `prefix`: used as the qualifier of a nested name, where libiberty expands `Ss` before a constructor/destructor. */
-  private substitution(prefix = false): { text: string; last: string } {
+  private substitution(prefix = false): { text: string; last: string; type: Type } {
     this.expect('S');
     const c = this.peek();
     const std = STD_ABBREVIATION[c];
     if (std) {
       this.pos++;
       const full = this.verbose || (prefix && (this.peek() === 'C' || this.peek() === 'D'));
-      return { text: full ? std[1] : std[0], last: std[2] };
+      const text = full ? std[1] : std[0];
+      return { text, last: std[2], type: named(text) };
     }
     const index = this.seqId();
     const sub = this.subs[index];
     if (sub === undefined) throw new Unsupported();
-    return { text: sub, last: lastComponent(sub) };
+    const text = printType(sub);
+    return { text, last: lastComponent(text), type: sub };
   }
 
-  private templateParam(): string {
+  private templateParam(): Type {
     this.expect('T');
     const index = this.seqId();
+    if (this.lambdaSignatures > 0) return { kind: 'auto', index };
     const arg = this.templateArgs[index];
     if (arg === undefined) throw new Unsupported();
-    return arg;
+    return { kind: 'param', arg };
   }
 
-  type(): string {
+  /** A class name with template arguments: they are not the enclosing function's, which `T_` goes on naming. */
+  private withOwnArgs(text: string): string {
+    const saved = this.templateArgs;
+    const args = this.templateArgList();
+    this.templateArgs = saved;
+    return withArgs(text, args);
+  }
+
+  type(): Type {
     const c = this.peek();
     if (BUILTIN[c]) {
       this.pos++;
-      return BUILTIN[c];
+      return named(BUILTIN[c]);
     }
     if (c === 'D' && BUILTIN_D[this.peek(1)]) {
       this.pos += 2;
-      return BUILTIN_D[this.s[this.pos - 1]];
+      return named(BUILTIN_D[this.s[this.pos - 1]]);
     }
     if (c === 'u') {
       this.pos++;
-      const t = this.sourceName();
+      const t = named(this.sourceName());
       this.subs.push(t);
       return t;
     }
-    let result: string;
+    let result: Type;
     if (c === 'r' || c === 'V' || c === 'K') {
       const quals: string[] = [];
       while (isCvQualifier(this.peek())) {
         const q = this.next();
         quals.unshift(q === 'r' ? 'restrict' : q === 'V' ? 'volatile' : 'const');
       }
-      result = `${this.type()} ${quals.join(' ')}`;
+      result = { kind: 'cv', qualifiers: ` ${quals.join(' ')}`, inner: this.type() };
     } else if (c === 'P' || c === 'R' || c === 'O') {
       this.pos++;
-      const inner = this.type();
-      if (this.arrayTypes.has(inner)) throw new Unsupported(); // `int (*) [4]`: not covered
-      const sigil = c === 'P' ? '*' : c === 'R' ? '&' : '&&';
-      const fn = this.functionTypes.get(inner);
-      // A pointer (or reference) to a function type: `void (*)(uv_fs_s*)`.
-      result = fn ? `${fn.returns} (${sigil})(${fn.params})` : inner + sigil;
+      result = reference(c === 'P' ? '*' : c === 'R' ? '&' : '&&', this.type());
+    } else if (c === 'D' && this.peek(1) === 'p') {
+      // A pack expansion: the type once per element of the pack it names, `Args&&...` as `int&, char const*&`.
+      this.pos += 2;
+      const pattern = this.type();
+      const pack = findPack(pattern);
+      if (pack === undefined) throw new Unsupported();
+      result = { kind: 'pack', items: pack.map((_, i) => packElement(pattern, i)) };
     } else if (c === 'F') {
       // <function-type> ::= F [Y] <return type> <parameter types>+ [<ref-qualifier>] E
       this.pos++;
       if (this.peek() === 'Y') this.pos++;
       const returns = this.type();
-      const params: string[] = [];
+      const params: Type[] = [];
       while (this.peek() !== 'E') {
-        if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') {
-          this.pos++;
-          continue;
-        }
+        if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') throw new Unsupported(); // `void () &`
         params.push(this.type());
       }
       this.pos++;
-      const list = params.length === 1 && params[0] === 'void' ? '' : params.join(', ');
-      result = `${returns} (${list})`;
-      this.functionTypes.set(result, { returns, params: list });
+      result = { kind: 'function', returns, params };
     } else if (c === 'A') {
       this.pos++;
       const size = isDigit(this.peek()) ? String(this.number()) : '';
       this.expect('_');
-      result = `${this.type()} [${size}]`;
-      this.arrayTypes.add(result);
+      result = { kind: 'array', size, inner: this.type() };
     } else if (c === 'T') {
       result = this.templateParam();
       if (this.peek() === 'I') {
         this.subs.push(result);
-        result = withArgs(result, this.templateArgList());
+        result = named(this.withOwnArgs(printType(result)));
       }
     } else if (c === 'S' && !(this.peek(1) === 't')) {
-      result = this.substitution().text;
-      if (this.peek() !== 'I') return result; // a plain substitution is not a new candidate
-      result = withArgs(result, this.templateArgList());
+      const sub = this.substitution();
+      if (this.peek() !== 'I') return sub.type; // a plain substitution is not a new candidate
+      result = named(this.withOwnArgs(sub.text));
     } else if (c === 'N' || isDigit(c) || c === 'S' || c === 'Z') {
-      result = this.name().text; // prefixes were added inside; the whole class type is added below
+      const saved = this.templateArgs;
+      result = named(this.name().text); // prefixes were added inside; the whole class type is added below
+      this.templateArgs = saved;
     } else {
-      throw new Unsupported(); // function types, pointer-to-member, vendor types, decltype
+      throw new Unsupported(); // pointer-to-member, vendor types, decltype
     }
     this.subs.push(result);
     return result;
@@ -430,14 +578,14 @@ class Demangler {
         ({ text, last } = this.substitution(true));
         fromSubstitution = true;
       } else if (c === 'T') {
-        text = this.templateParam();
+        text = printType(this.templateParam());
         last = text;
       } else {
         last = this.unqualifiedName(last);
         text = text ? `${text}::${last}` : last;
         noReturnType = this.lastWasStructor;
       }
-      if (!fromSubstitution && this.peek() !== 'E') this.subs.push(text);
+      if (!fromSubstitution && this.peek() !== 'E') this.subs.push(named(text));
     }
     return { text, last, template, noReturnType, qualifiers };
   }
@@ -478,7 +626,7 @@ class Demangler {
     }
     const noReturnType = this.lastWasStructor;
     if (this.peek() === 'I') {
-      this.subs.push(text);
+      this.subs.push(named(text));
       return { text: withArgs(text, this.templateArgList()), last: lastComponent(text), template: true, noReturnType };
     }
     return { text, last: lastComponent(text) };
@@ -505,11 +653,10 @@ class Demangler {
     const name = this.name();
     if (parameters === 'skip' || this.peek() === '' || this.peek() === 'E') return name.text;
     if (name.template && !name.noReturnType) this.type(); // the return type, which libiberty leaves out here
-    const types: string[] = [];
+    const types: Type[] = [];
     while (this.peek() !== '' && this.peek() !== 'E') types.push(this.type());
     if (parameters === 'read') return name.text;
-    const list = types.length === 1 && types[0] === 'void' ? '' : types.join(', ');
-    return `${name.text}(${list})${name.qualifiers ?? ''}`;
+    return `${name.text}(${printList(types)})${name.qualifiers ?? ''}`;
   }
 
   /** <call-offset>: h <offset> _ or v <offset> _ <virtual offset> _; not printed. */
@@ -545,13 +692,13 @@ class Demangler {
       case 'TW':
         return `TLS wrapper function for ${this.name().text}`;
       case 'TV':
-        return `vtable for ${this.type()}`;
+        return `vtable for ${printType(this.type())}`;
       case 'TT':
-        return `VTT for ${this.type()}`;
+        return `VTT for ${printType(this.type())}`;
       case 'TI':
-        return `typeinfo for ${this.type()}`;
+        return `typeinfo for ${printType(this.type())}`;
       case 'TS':
-        return `typeinfo name for ${this.type()}`;
+        return `typeinfo name for ${printType(this.type())}`;
       case 'GV':
         return `guard variable for ${this.name().text}`;
       default:
