@@ -133,6 +133,8 @@ type Type =
   | { readonly kind: 'pack'; readonly items: readonly Type[] }
   /** A template parameter (`T_`), standing for its argument: reference collapsing and `Dp` look for it. */
   | { readonly kind: 'param'; readonly arg: Type }
+  /** A pointer to a member of class `owner`: `int (A::*)(char const*)`, `int A::*`. */
+  | { readonly kind: 'member'; readonly owner: string; readonly inner: Type }
   /** A template parameter in a lambda's signature: a generic lambda's `auto:1`, printed only there. */
   | { readonly kind: 'auto'; readonly index: number };
 
@@ -173,6 +175,21 @@ function printType(type: Type, declarator = '', lambda = false): string {
       // Pointer to a function or array: the sigil goes in the declarator, `void (*)(int)`.
       if (inner.kind === 'function' || inner.kind === 'array') return printType(inner, type.sigil + declarator, lambda);
       return after(printType(type.inner, type.sigil, lambda), declarator);
+    }
+    case 'member': {
+      if (declarator !== '') throw new Unsupported(); // a pointer to a member pointer: not covered
+      let inner = resolved(type.inner);
+      let qualifiers = '';
+      // A const member function's type is a cv-qualified function type, its qualifiers printed after the parameters.
+      if (inner.kind === 'cv' && resolved(inner.inner).kind === 'function') {
+        qualifiers = inner.qualifiers;
+        inner = resolved(inner.inner);
+      }
+      if (inner.kind === 'function') {
+        return printType(inner.returns, `(${type.owner}::*)(${printList(inner.params, lambda)})${qualifiers}`, lambda);
+      }
+      if (inner.kind === 'array') throw new Unsupported();
+      return `${printType(type.inner, '', lambda)} ${type.owner}::*`;
     }
     case 'function': {
       const params = printList(type.params, lambda);
@@ -408,7 +425,16 @@ class Demangler {
   private templateArg(): Type {
     const c = this.peek();
     if (c === 'L') return named(this.exprPrimary());
-    if (c === 'X') throw new Unsupported(); // template argument expressions
+    if (c === 'X') {
+      // Of expressions, only a function's or member's address (`&A::f`), the one node's binary has by the hundred.
+      this.pos++;
+      if (this.peek() !== 'a' || this.peek(1) !== 'd' || this.peek(2) !== 'L' || this.peek(3) !== '_' || this.peek(4) !== 'Z') throw new Unsupported();
+      this.pos += 5;
+      const target = this.encoding('address');
+      this.expect('E');
+      this.expect('E');
+      return named(target);
+    }
     if (c === 'J') {
       this.pos++;
       const pack: Type[] = [];
@@ -507,6 +533,10 @@ class Demangler {
       const pack = findPack(pattern);
       if (pack === undefined) throw new Unsupported();
       result = { kind: 'pack', items: pack.map((_, i) => packElement(pattern, i)) };
+    } else if (c === 'M') {
+      this.pos++;
+      const owner = printType(this.type());
+      result = { kind: 'member', owner, inner: this.type() };
     } else if (c === 'F') {
       // <function-type> ::= F [Y] <return type> <parameter types>+ [<ref-qualifier>] E
       this.pos++;
@@ -648,14 +678,31 @@ class Demangler {
    * function around a local name, a thunk's target) print their parameters and member qualifiers as
    * libiberty does without DMGL_PARAMS: `f(char const*, int&)`, `A::f() const`, no return type.
    */
-  encoding(parameters: 'skip' | 'read' | 'print'): string {
-    if (this.peek() === 'T' || (this.peek() === 'G' && this.peek(1) === 'V')) return this.specialName();
+  encoding(parameters: 'skip' | 'read' | 'print' | 'address'): string {
+    if (this.peek() === 'T' || (this.peek() === 'G' && this.peek(1) === 'V')) {
+      if (parameters === 'address') throw new Unsupported();
+      return this.specialName();
+    }
+    const qualified = this.peek() === 'N';
+    if (parameters === 'address' && !qualified && this.peek() === 'S') throw new Unsupported(); // std:: names: not covered
     const name = this.name();
-    if (parameters === 'skip' || this.peek() === '' || this.peek() === 'E') return name.text;
-    if (name.template && !name.noReturnType) this.type(); // the return type, which libiberty leaves out here
+    if (parameters === 'skip' || this.peek() === '' || this.peek() === 'E') return parameters === 'address' ? `&${name.text}` : name.text;
+    // The return type, which libiberty leaves out but where a function's address prints in full.
+    const returns = name.template && !name.noReturnType ? this.type() : undefined;
     const types: Type[] = [];
     while (this.peek() !== '' && this.peek() !== 'E') types.push(this.type());
     if (parameters === 'read') return name.text;
+    if (parameters === 'address') {
+      // libiberty drops the parameters of a qualified, plain function's address (`&A::f`) and prints any other in
+      // full, in parentheses: `&(void f<int>())`, `&(A::f() const)`.
+      if (qualified && !name.template && !name.qualifiers) return `&${name.text}`;
+      const declaration = `${name.text}(${printList(types)})${name.qualifiers ?? ''}`;
+      if (returns === undefined) return `&(${declaration})`;
+      // The declaration goes where the return type puts its declarator: `void (*f<int>())(int)`, else after a space.
+      const marker = '\u0000';
+      const withMarker = printType(returns, marker);
+      return `&(${withMarker.endsWith(marker) ? `${printType(returns)} ${declaration}` : withMarker.replace(marker, declaration)})`;
+    }
     return `${name.text}(${printList(types)})${name.qualifiers ?? ''}`;
   }
 
@@ -687,6 +734,12 @@ class Demangler {
         this.callOffset();
         this.callOffset();
         return `covariant return thunk to ${this.encoding('print')}`;
+      case 'TC': {
+        const derived = printType(this.type());
+        if (this.number() < 0) throw new Unsupported();
+        this.expect('_');
+        return `construction vtable for ${printType(this.type())}-in-${derived}`;
+      }
       case 'TH':
         return `TLS init function for ${this.name().text}`;
       case 'TW':
