@@ -3,12 +3,14 @@
 // `ringside::Meter::record` and `_ZN8ringside5twiceIiEET_S1_` as `ringside::twice<int>`. Only the top
 // level loses its parameters: the function enclosing a local name, and the target of a thunk, keep
 // theirs (`spin(long, int)::{lambda(long)#1}::operator()`, `non-virtual thunk to A::f(long)`), with
-// return types dropped. Covers nested and unscoped names, templates (types, literals, template params),
-// substitutions, std abbreviations, constructors/destructors, operators, ABI tags, local names, thunks
-// and special names (vtable for ...); clone suffixes are dropped as libiberty does without DMGL_PARAMS.
-// Function types print as perf prints them (`void (*)(uv_fs_s*)`). Anything outside that (transaction clones,
-// pointers to members, expressions in template arguments)
-// returns undefined so callers keep the mangled name. Pure.
+// return types dropped. Covers nested and unscoped names, templates (types, literals, template params,
+// packs and pack expansions), substitutions, std abbreviations, constructors/destructors, operators, ABI tags,
+// local names and lambdas, thunks, transaction clones and special names (vtable for ...); clone suffixes are
+// dropped as libiberty does without DMGL_PARAMS. Types are kept as structure until printed, so function types,
+// pointers to them and to members print in libiberty's declarator order (`void (*)(uv_fs_s*)`, `R (*(B))(A)`,
+// `int (A::*)() const`). Of expressions in template arguments only a function's address (`&A::f`) is covered;
+// anything else (other expressions, noexcept function types, decltype) returns undefined so callers keep the
+// mangled name: a name left mangled is better than a wrong one. Pure.
 
 class Unsupported extends Error {}
 
@@ -679,7 +681,7 @@ class Demangler {
    * libiberty does without DMGL_PARAMS: `f(char const*, int&)`, `A::f() const`, no return type.
    */
   encoding(parameters: 'skip' | 'read' | 'print' | 'address'): string {
-    if (this.peek() === 'T' || (this.peek() === 'G' && this.peek(1) === 'V')) {
+    if (this.peek() === 'T' || (this.peek() === 'G' && (this.peek(1) === 'V' || this.peek(1) === 'T'))) {
       if (parameters === 'address') throw new Unsupported();
       return this.specialName();
     }
@@ -752,6 +754,12 @@ class Demangler {
         return `typeinfo for ${printType(this.type())}`;
       case 'TS':
         return `typeinfo name for ${printType(this.type())}`;
+      case 'GT': {
+        // Transactional-memory clones (libstdc++'s exceptions have them): the target printed like a thunk's.
+        const kind = this.next();
+        if (kind !== 't' && kind !== 'n') throw new Unsupported();
+        return `${kind === 't' ? 'transaction clone' : 'non-transaction clone'} for ${this.encoding('print')}`;
+      }
       case 'GV':
         return `guard variable for ${this.name().text}`;
       default:

@@ -42,7 +42,8 @@ describe('symbols: C++ demangling', () => {
       if (ours !== expected[i]) wrong.push(`${n}: ours ${ours}, c++filt ${expected[i]}`);
     });
     assert.deepEqual(wrong.slice(0, 10), []);
-    assert.ok(covered / names.length > 0.95, `covered ${covered} of ${names.length}`);
+    // All 5,866 of GCC 12's are demangled; 1 in 1,000 leaves room for another version's new forms, not for a group.
+    assert.ok(names.length - covered <= names.length / 1000, `covered ${covered} of ${names.length}`);
   });
 
   it("node's own binary: no C++ symbol demangled otherwise than c++filt -p, and all but a few demangled", () => {
