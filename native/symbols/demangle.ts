@@ -262,11 +262,11 @@ function packElement(type: Type, index: number): Type {
 }
 
 /**
- * A pointer or reference to `inner`. A reference to a template parameter that stands for a reference collapses as
- * libiberty does it (`T&&` with T = `int&` is `int&`); through anything else it does not.
+ * A pointer or reference to `inner`. A reference to a reference collapses as libiberty does it, whether the inner one
+ * came from a template parameter (`T&&` with T = `int&` is `int&`) or a substitution: `&` if either is.
  */
 function reference(sigil: '*' | '&' | '&&', inner: Type): Type {
-  if (sigil !== '*' && inner.kind === 'param') {
+  if (sigil !== '*') {
     const arg = resolved(inner);
     if (arg.kind === 'pointer' && arg.sigil !== '*') return sigil === '&' || arg.sigil === '&' ? { kind: 'pointer', sigil: '&', inner: arg.inner } : arg;
   }
@@ -292,6 +292,11 @@ class Demangler {
   private templateArgs: Type[] = [];
   /** Set by unqualifiedName: the component just read was a constructor, destructor or conversion operator. */
   private lastWasStructor = false;
+  /**
+   * The last source name read outside template arguments, or the class a standard abbreviation names: libiberty's
+   * name for a constructor or destructor (`MicroProps::{unnamed type#1}::~MicroProps`).
+   */
+  private lastName = '';
   /** Inside a lambda's signature (`Ul…E`), where a template parameter is a generic lambda's `auto:N`. */
   private lambdaSignatures = 0;
 
@@ -341,24 +346,27 @@ class Demangler {
     if (length <= 0 || this.pos + length > this.s.length) throw new Unsupported();
     const id = this.s.slice(this.pos, this.pos + length);
     this.pos += length;
-    return id.startsWith('_GLOBAL_') && (id[8] === '.' || id[8] === '_' || id[8] === '$') && id[9] === 'N' ? '(anonymous namespace)' : id;
+    this.lastName = id.startsWith('_GLOBAL_') && (id[8] === '.' || id[8] === '_' || id[8] === '$') && id[9] === 'N' ? '(anonymous namespace)' : id;
+    return this.lastName;
   }
 
   private abiTags(text: string): string {
+    const lastName = this.lastName; // a tag is no class name
     while (this.peek() === 'B') {
       this.pos++;
       text += `[abi:${this.sourceName()}]`;
     }
+    this.lastName = lastName;
     return text;
   }
 
-  /** <unqualified-name>; `enclosing` is the class name, for constructors and destructors. */
-  private unqualifiedName(enclosing: string): string {
+  /** <unqualified-name>. */
+  private unqualifiedName(): string {
     this.lastWasStructor = false;
     const c = this.peek();
     if (c === 'L') {
       this.pos++;
-      return this.unqualifiedName(enclosing);
+      return this.unqualifiedName();
     } // internal linkage marker (GCC)
     if (isDigit(c)) return this.abiTags(this.sourceName());
     if (c === 'C' && ((this.peek(1) >= '1' && this.peek(1) <= '5') || this.peek(1) === 'I')) {
@@ -368,12 +376,12 @@ class Demangler {
         this.type();
       }
       this.lastWasStructor = true;
-      return this.abiTags(stripTemplateArgs(enclosing));
+      return this.abiTags(this.structorName());
     }
     if (c === 'D' && this.peek(1) >= '0' && this.peek(1) <= '5') {
       this.pos += 2;
       this.lastWasStructor = true;
-      return this.abiTags('~' + stripTemplateArgs(enclosing));
+      return this.abiTags('~' + this.structorName());
     }
     if (c === 'U' && this.peek(1) === 't') {
       this.pos += 2;
@@ -411,10 +419,17 @@ class Demangler {
     throw new Unsupported();
   }
 
+  private structorName(): string {
+    if (this.lastName === '') throw new Unsupported();
+    return this.lastName;
+  }
+
   private templateArgList(): string {
     this.expect('I');
     const args: Type[] = [];
+    const lastName = this.lastName;
     while (this.peek() !== 'E') args.push(this.templateArg());
+    this.lastName = lastName;
     this.pos++;
     this.templateArgs = args;
     // An empty pack (`JE`) prints nothing, not an empty slot between commas: `Run<Phase>`, as libiberty prints it.
@@ -456,13 +471,19 @@ class Demangler {
       return inner;
     }
     const type = printType(this.type());
-    const value = this.number();
+    // As written: a 64-bit value (`13043109905998158313ul`) does not survive a double.
+    const start = this.pos;
+    const negative = this.peek() === 'n';
+    this.number();
+    const value = (negative ? '-' : '') + this.s.slice(negative ? start + 1 : start, this.pos);
     this.expect('E');
-    if (type === 'bool') return value === 0 ? 'false' : 'true';
-    if (type === 'int') return String(value);
+    if (type === 'bool') return value === '0' ? 'false' : value === '1' ? 'true' : `(bool)${value}`;
+    if (type === 'int') return value;
     if (type === 'unsigned int') return `${value}u`;
     if (type === 'long') return `${value}l`;
     if (type === 'unsigned long') return `${value}ul`;
+    if (type === 'long long') return `${value}ll`;
+    if (type === 'unsigned long long') return `${value}ull`;
     return `(${type})${value}`;
   }
 
@@ -475,6 +496,7 @@ class Demangler {
       this.pos++;
       const full = this.verbose || (prefix && (this.peek() === 'C' || this.peek() === 'D'));
       const text = full ? std[1] : std[0];
+      this.lastName = std[2];
       return { text, last: std[2], type: named(text) };
     }
     const index = this.seqId();
@@ -597,14 +619,16 @@ class Demangler {
       }
       let fromSubstitution = false;
       template = c === 'I';
+      // A constructor template's arguments come after it: read before they reset lastWasStructor.
+      const afterStructor: boolean = noReturnType;
       noReturnType = false;
       if (c === 'I') {
         if (!text) throw new Unsupported();
         text = withArgs(text, this.templateArgList());
-        noReturnType = this.lastWasStructor;
+        noReturnType = afterStructor;
       } else if (c === 'S' && this.peek(1) === 't') {
         this.pos += 2;
-        last = this.unqualifiedName(last);
+        last = this.unqualifiedName();
         text = text ? `${text}::${last}` : `std::${last}`;
       } else if (c === 'S') {
         ({ text, last } = this.substitution(true));
@@ -613,7 +637,7 @@ class Demangler {
         text = printType(this.templateParam());
         last = text;
       } else {
-        last = this.unqualifiedName(last);
+        last = this.unqualifiedName();
         text = text ? `${text}::${last}` : last;
         noReturnType = this.lastWasStructor;
       }
@@ -647,14 +671,14 @@ class Demangler {
     let text: string;
     if (c === 'S' && this.peek(1) === 't') {
       this.pos += 2;
-      text = `std::${this.unqualifiedName('')}`;
+      text = `std::${this.unqualifiedName()}`;
     } else if (c === 'S') {
       this.lastWasStructor = false;
       const sub = this.substitution();
       if (this.peek() !== 'I') return sub;
       return { text: withArgs(sub.text, this.templateArgList()), last: sub.last, template: true };
     } else {
-      text = this.unqualifiedName('');
+      text = this.unqualifiedName();
     }
     const noReturnType = this.lastWasStructor;
     if (this.peek() === 'I') {
@@ -777,12 +801,6 @@ function lastComponent(text: string): string {
     else if (depth === 0 && ch === ':' && text[i - 1] === ':') return text.slice(i + 1);
   }
   return text;
-}
-
-/** A class name as its constructor is named: no template arguments, no ABI tags. */
-function stripTemplateArgs(name: string): string {
-  const i = name.indexOf('<');
-  return (i < 0 ? name : name.slice(0, i)).replace(/\[abi:[^\]]*\]/g, '');
 }
 
 /** `operator<` followed by `<int>` needs a space, as libiberty prints it. */
