@@ -129,7 +129,7 @@ type Type =
   | { readonly kind: 'name'; readonly text: string }
   | { readonly kind: 'pointer'; readonly sigil: '*' | '&' | '&&'; readonly inner: Type }
   | { readonly kind: 'cv'; readonly qualifiers: string; readonly inner: Type }
-  | { readonly kind: 'function'; readonly returns: Type; readonly params: readonly Type[] }
+  | { readonly kind: 'function'; readonly returns: Type; readonly params: readonly Type[]; readonly noexcept?: boolean }
   | { readonly kind: 'array'; readonly size: string; readonly inner: Type }
   /** A template argument pack (`J…E`), or the types a pack expansion (`Dp`) stands for: printed comma-separated. */
   | { readonly kind: 'pack'; readonly items: readonly Type[] }
@@ -175,11 +175,10 @@ function printType(type: Type, declarator = '', lambda = false): string {
     case 'pointer': {
       const inner = resolved(type.inner);
       // Pointer to a function or array: the sigil goes in the declarator, `void (*)(int)`.
-      if (inner.kind === 'function' || inner.kind === 'array') return printType(inner, type.sigil + declarator, lambda);
+      if (inner.kind === 'function' || inner.kind === 'array' || inner.kind === 'member') return printType(inner, type.sigil + declarator, lambda);
       return after(printType(type.inner, type.sigil, lambda), declarator);
     }
     case 'member': {
-      if (declarator !== '') throw new Unsupported(); // a pointer to a member pointer: not covered
       let inner = resolved(type.inner);
       let qualifiers = '';
       // A const member function's type is a cv-qualified function type, its qualifiers printed after the parameters.
@@ -188,14 +187,15 @@ function printType(type: Type, declarator = '', lambda = false): string {
         inner = resolved(inner.inner);
       }
       if (inner.kind === 'function') {
-        return printType(inner.returns, `(${type.owner}::*)(${printList(inner.params, lambda)})${qualifiers}`, lambda);
+        const params = `(${printList(inner.params, lambda)})${qualifiers}${inner.noexcept ? ' noexcept' : ''}`;
+        return printType(inner.returns, `(${type.owner}::*${declarator})${params}`, lambda);
       }
       if (inner.kind === 'array') throw new Unsupported();
-      return `${printType(type.inner, '', lambda)} ${type.owner}::*`;
+      return after(`${printType(type.inner, '', lambda)} ${type.owner}::*`, declarator);
     }
     case 'function': {
-      const params = printList(type.params, lambda);
-      return printType(type.returns, declarator === '' ? `(${params})` : `(${declarator})(${params})`, lambda);
+      const params = printList(type.params, lambda) + (type.noexcept ? ') noexcept' : ')');
+      return printType(type.returns, declarator === '' ? `(${params}` : `(${declarator})(${params}`, lambda);
     }
     case 'array': {
       const inner = resolved(type.inner);
@@ -523,6 +523,20 @@ class Demangler {
     return withArgs(text, args);
   }
 
+  /** <function-type> ::= F [Y] <return type> <parameter types>+ [<ref-qualifier>] E */
+  private functionType(noexcept: boolean): Type {
+    this.expect('F');
+    if (this.peek() === 'Y') this.pos++;
+    const returns = this.type();
+    const params: Type[] = [];
+    while (this.peek() !== 'E') {
+      if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') throw new Unsupported(); // `void () &`
+      params.push(this.type());
+    }
+    this.pos++;
+    return { kind: 'function', returns, params, noexcept };
+  }
+
   type(): Type {
     const c = this.peek();
     if (BUILTIN[c]) {
@@ -562,17 +576,11 @@ class Demangler {
       const owner = printType(this.type());
       result = { kind: 'member', owner, inner: this.type() };
     } else if (c === 'F') {
-      // <function-type> ::= F [Y] <return type> <parameter types>+ [<ref-qualifier>] E
-      this.pos++;
-      if (this.peek() === 'Y') this.pos++;
-      const returns = this.type();
-      const params: Type[] = [];
-      while (this.peek() !== 'E') {
-        if ((this.peek() === 'R' || this.peek() === 'O') && this.peek(1) === 'E') throw new Unsupported(); // `void () &`
-        params.push(this.type());
-      }
-      this.pos++;
-      result = { kind: 'function', returns, params };
+      result = this.functionType(false);
+    } else if (c === 'D' && this.peek(1) === 'o' && this.peek(2) === 'F') {
+      // A noexcept function type, one substitution candidate with its F: `bool (*)(char) noexcept`.
+      this.pos += 2;
+      result = this.functionType(true);
     } else if (c === 'A') {
       this.pos++;
       const size = isDigit(this.peek()) ? String(this.number()) : '';
