@@ -284,6 +284,11 @@ interface Name {
   readonly noReturnType?: boolean;
   /** cv and ref qualifiers of a member function (` const`), printed after its parameters. */
   readonly qualifiers?: string;
+  /**
+   * An entity in a default argument: libiberty strips a member function's qualifiers at the top level only when its
+   * local name is not wrapped in `{default arg#N}`, so `f()::{default arg#1}::{lambda()#1}::operator() const`.
+   */
+  readonly inDefaultArgument?: boolean;
 }
 
 class Demangler {
@@ -443,8 +448,17 @@ class Demangler {
     const c = this.peek();
     if (c === 'L') return named(this.exprPrimary());
     if (c === 'X') {
-      // Of expressions, only a function's or member's address (`&A::f`), the one node's binary has by the hundred.
+      // Of expressions, only a function's or member's address (`&A::f`), the one node's binary has by the hundred,
+      // and a static member of a class (`std::__or_<…>::value`, libstdc++'s enable_if conditions).
       this.pos++;
+      if (this.peek() === 's' && this.peek(1) === 'r' && this.peek(2) !== 'N') {
+        this.pos += 2;
+        const owner = printType(this.type());
+        const member = this.sourceName();
+        const text = `${owner}::${this.peek() === 'I' ? this.withOwnArgs(member) : member}`;
+        this.expect('E');
+        return named(text);
+      }
       if (this.peek() !== 'a' || this.peek(1) !== 'd' || this.peek(2) !== 'L' || this.peek(3) !== '_' || this.peek(4) !== 'Z') throw new Unsupported();
       this.pos += 5;
       const target = this.encoding('address');
@@ -670,11 +684,19 @@ class Demangler {
         this.discriminator();
         return { text: `${outer}::string literal`, last: 'string literal' };
       }
+      let scope = outer;
+      if (this.peek() === 'd') {
+        // An entity in a default argument (a lambda there): Z <encoding> E d [<number>] _ <name>.
+        this.pos++;
+        const index = this.peek() === '_' ? 0 : this.number() + 1;
+        this.expect('_');
+        scope = `${outer}::{default arg#${index + 1}}`;
+      }
       const saved = this.templateArgs;
       const inner = this.name();
       this.templateArgs = saved;
       this.discriminator();
-      return { ...inner, text: `${outer}::${inner.text}` };
+      return { ...inner, text: `${scope}::${inner.text}`, inDefaultArgument: scope !== outer };
     }
     let text: string;
     if (c === 'S' && this.peek(1) === 't') {
@@ -696,8 +718,9 @@ class Demangler {
     return { text, last: lastComponent(text) };
   }
 
+  /** <discriminator> ::= _ <digit> | __ <number> _ ; a lone `_` is not one (a reference temporary's number). */
   private discriminator(): void {
-    if (this.peek() !== '_') return;
+    if (this.peek() !== '_' || !(isDigit(this.peek(1)) || this.peek(1) === '_')) return;
     this.pos++;
     if (this.peek() === '_') {
       this.pos++;
@@ -713,13 +736,14 @@ class Demangler {
    * libiberty does without DMGL_PARAMS: `f(char const*, int&)`, `A::f() const`, no return type.
    */
   encoding(parameters: 'skip' | 'read' | 'print' | 'address'): string {
-    if (this.peek() === 'T' || (this.peek() === 'G' && (this.peek(1) === 'V' || this.peek(1) === 'T'))) {
+    if (this.peek() === 'T' || (this.peek() === 'G' && (this.peek(1) === 'V' || this.peek(1) === 'T' || this.peek(1) === 'R'))) {
       if (parameters === 'address') throw new Unsupported();
       return this.specialName();
     }
     const qualified = this.peek() === 'N';
     if (parameters === 'address' && !qualified && this.peek() === 'S') throw new Unsupported(); // std:: names: not covered
     const name = this.name();
+    if (parameters === 'skip' && name.inDefaultArgument) return name.text + (name.qualifiers ?? '');
     if (parameters === 'skip' || this.peek() === '' || this.peek() === 'E') return parameters === 'address' ? `&${name.text}` : name.text;
     // The return type, which libiberty leaves out but where a function's address prints in full.
     const returns = name.template && !name.noReturnType ? this.type() : undefined;
@@ -791,6 +815,13 @@ class Demangler {
         const kind = this.next();
         if (kind !== 't' && kind !== 'n') throw new Unsupported();
         return `${kind === 't' ? 'transaction clone' : 'non-transaction clone'} for ${this.encoding('print')}`;
+      }
+      case 'GR': {
+        // GR <name> [<seq-id>] _ : only the first temporary (`_`), whose number libiberty prints as #0.
+        const name = this.name().text;
+        this.expect('_');
+        if (this.peek() !== '') throw new Unsupported();
+        return `reference temporary #0 for ${name}`;
       }
       case 'GV':
         return `guard variable for ${this.name().text}`;
