@@ -882,7 +882,9 @@ function demangleOnce(mangled: string, verbose: boolean): string | undefined {
   try {
     return d.encoding('skip') + suffix;
   } catch (error) {
-    if (error instanceof Unsupported) return undefined;
+    // A RangeError is the call stack running out on a name nested thousands deep (`PPPP…`): left mangled, as
+    // libiberty leaves names past its own recursion limit.
+    if (error instanceof Unsupported || error instanceof RangeError) return undefined;
     throw error;
   }
 }

@@ -149,5 +149,6 @@ describe('symbols: C++ demangling', () => {
     assert.equal(demangle('main'), undefined);
     assert.equal(demangle('_Z'), undefined);
     assert.equal(demangle('_ZN3foo'), undefined, 'truncated');
+    assert.equal(demangle(`_ZZ1f${'P'.repeat(200_000)}iE1x`), undefined, 'nested past the call stack');
   });
 });
