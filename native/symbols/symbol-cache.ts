@@ -69,9 +69,24 @@ function cacheDir(): string | null {
   checkedDir = made.ok ? dir : null;
   if (!made.ok && !reported) {
     reported = true;
-    reportProblem(`symbol cache off: ${dir}: ${made.reason} (remove it, or set XDG_CACHE_HOME to a directory only you can write)`);
+    // "Remove it" is the fix only for a directory that is there (a link, someone else's); one that cannot be made
+    // (a home that does not exist or is not writable, as for system users) needs another place.
+    const there = pathIsThere(dir);
+    reportProblem(
+      `symbol cache off: ${dir}: ${made.reason} (${there ? 'remove it, or ' : ''}set XDG_CACHE_HOME to a directory only you can write, or --no-symbol-cache to be quiet)`,
+    );
   }
   return checkedDir;
+}
+
+/** Whether `dir` exists as a name (a link counts); a parent this user cannot search says no. */
+function pathIsThere(dir: string): boolean {
+  try {
+    return lstatSync(dir, { throwIfNoEntry: false }) !== undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EACCES') return false;
+    throw error;
+  }
 }
 
 function entryName(kind: CacheKind, key: string): string {
