@@ -5,6 +5,7 @@
 import type { CallchainEntry } from '../shared/protocol';
 import { IntTupleMap } from '../native/tables/int-tuple-map';
 import type { FrameSymbol } from './frame-symbols';
+import { StringTable } from '../shared/string-table';
 
 /**
  * The callchains of an export's details, each distinct one once: a record's callchain repeats its callers' frames
@@ -33,20 +34,21 @@ export interface EmbeddedCallchains {
 
 /** Builds EmbeddedCallchains frame by frame and chain by chain. */
 export class CallchainEmbedder {
+  // Before the tables: their string lists are the tables' names and files.
+  private readonly nameTable = new StringTable();
+  private readonly fileTable = new StringTable();
   readonly callchains: EmbeddedCallchains = {
     ip: [],
     name: [],
     kernel: [],
     file: [],
     line: [],
-    names: [],
-    files: [],
+    names: this.nameTable.strings,
+    files: this.fileTable.strings,
     stackPrefix: [],
     stackFrame: [],
     rowStack: {},
   };
-  private readonly nameIndex = new Map<string, number>();
-  private readonly fileIndex = new Map<string, number>();
   private readonly frameIndex = new Map<string, number>();
   private readonly stackIndex = new IntTupleMap(2);
   /**
@@ -110,8 +112,8 @@ export class CallchainEmbedder {
   }
 
   private frameOf(ip: string, name: string | undefined, kernel: boolean, source: { file: string; line: number } | undefined): number {
-    const nameAt = name === undefined ? -1 : intern(this.nameIndex, this.callchains.names, name);
-    const fileAt = source === undefined ? -1 : intern(this.fileIndex, this.callchains.files, source.file);
+    const nameAt = name === undefined ? -1 : this.nameTable.indexOf(name);
+    const fileAt = source === undefined ? -1 : this.fileTable.indexOf(source.file);
     const key = `${ip} ${nameAt} ${kernel ? 1 : 0} ${fileAt} ${source?.line ?? ''}`;
     let frame = this.frameIndex.get(key);
     if (frame === undefined) {
@@ -126,14 +128,4 @@ export class CallchainEmbedder {
     }
     return frame;
   }
-}
-
-function intern(map: Map<string, number>, list: string[], text: string): number {
-  let index = map.get(text);
-  if (index === undefined) {
-    index = list.length;
-    list.push(text);
-    map.set(text, index);
-  }
-  return index;
 }

@@ -8,6 +8,7 @@ import { ProfileTables } from '../native/tables/profile-tables';
 import { RecordType, Sample } from '../native/abi/uapi';
 import { functionName, KERNEL_FRAME, UNKNOWN_FRAME, type StackTable } from '../shared/stacks';
 import type { FrameSymbols } from './frame-symbols';
+import { StringTable } from '../shared/string-table';
 
 export interface SnapshotStacks {
   readonly table: StackTable;
@@ -38,17 +39,9 @@ export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: Frame
   const tables = given ?? new ProfileTables(snapshot);
   if (!given) yield;
   const { kind, length, event } = snapshot.columns;
-  const names: string[] = [];
-  const nameIndex = new Map<string, number>();
-  const intern = (name: string) => {
-    let index = nameIndex.get(name);
-    if (index === undefined) {
-      index = names.length;
-      names.push(name);
-      nameIndex.set(name, index);
-    }
-    return index;
-  };
+  const nameTable = new StringTable();
+  const names = nameTable.strings;
+  const intern = (name: string) => nameTable.indexOf(name);
   const stackIds = new Map<string, number>();
   const start: number[] = [0];
   const frames: number[] = [];

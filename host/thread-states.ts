@@ -7,6 +7,7 @@ import { rawFieldsReader } from '../native/decode/raw-fields';
 import type { TracepointValue } from '../native/decode/tracepoint';
 import { RecordType } from '../native/abi/uapi';
 import type { ThreadStates } from '../shared/protocol';
+import { StringTable } from '../shared/string-table';
 import {
   StateFlag,
   ThreadState,
@@ -53,17 +54,9 @@ export function buildThreadStates(switches: readonly SwitchRecord[], edges: Swit
     flags: number[] = [];
   const nextTid: number[] = [],
     nextComm: number[] = [];
-  const comms: string[] = [];
-  const commIds = new Map<string, number>();
-  const commId = (comm: string): number => {
-    let id = commIds.get(comm);
-    if (id === undefined) {
-      id = comms.length;
-      comms.push(comm);
-      commIds.set(comm, id);
-    }
-    return id;
-  };
+  const commTable = new StringTable();
+  const comms = commTable.strings;
+  const commId = (comm: string): number => commTable.indexOf(comm);
   const push = (t0: number, t1: number, thread: number, onCpu: number, code: number, flag: number, next: number, nextName: number): number => {
     start.push(t0);
     end.push(t1);
