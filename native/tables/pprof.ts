@@ -78,6 +78,9 @@ export class PprofBuilder {
       functionOfTableFunction: new Int32Array(tables.functionName.length).fill(-1),
     };
     const stackOfTableStack = new Int32Array(tables.stackCount).fill(-1);
+    // At most one new profile stack per table stack or sampled IP, one new location per frame.
+    this.stackIndex.reserve(this.stackIndex.size + tables.stackCount + tables.frameCount);
+    this.locationIndex.reserve(this.locationIndex.size + tables.frameCount);
     const eventOf = new Map<number, number>();
     for (let row = 0; row < length; row++) {
       if (kind[row] !== RecordType.SAMPLE || !keep(row)) continue;
