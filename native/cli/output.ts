@@ -3,7 +3,7 @@
 
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { CaptureOptions } from './args';
 import type { DecodedSnapshot, RingCoverage } from '../decode/types';
 import type { RawSnapshot } from '../abi/snapshot';
@@ -83,7 +83,8 @@ export class SnapshotWriter {
       tables.symbolize((pid, ip, kernel) => this.symbols.resolveFrame(pid, ip, kernel));
       const builder = new PprofBuilder();
       builder.add(tables);
-      writeFileAtomic(file, gzipSync(builder.profile().encode()));
+      // Fastest gzip level, as Go's runtime/pprof writes its profiles: half the default level's time for ~8 % more bytes.
+      writeFileAtomic(file, gzipSync(builder.profile().encode(), { level: zlibConstants.Z_BEST_SPEED }));
     } else {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);

@@ -36,6 +36,16 @@ export class IntTupleMap {
     }
   }
 
+  /**
+   * Makes room for `entries` entries in all, rehashing once now instead of at every doubling on the way there (the
+   * doublings of a map filled from empty cost as much as the filling).
+   */
+  reserve(entries: number): void {
+    let capacity = this.mask + 1;
+    while (entries * 2 > capacity) capacity *= 2;
+    if (capacity > this.mask + 1) this.grow(capacity);
+  }
+
   /** Stores `value` (≥ 0) for a key that get() did not find. */
   add(a: number, b: number, c: number, value: number): void {
     this.insert(a, b, c, value);
@@ -54,10 +64,9 @@ export class IntTupleMap {
     this.count++;
   }
 
-  private grow(): void {
+  private grow(capacity = (this.mask + 1) * 2): void {
     const stride = this.keysPerEntry + 1;
     const old = this.slots;
-    const capacity = (this.mask + 1) * 2;
     this.slots = new Int32Array(capacity * stride).fill(-1);
     this.mask = capacity - 1;
     this.count = 0;

@@ -13,7 +13,29 @@ import { IntTupleMap } from './int-tuple-map';
 
 /** (stack, event) keys: stack * EVENT_SLOTS + event, exact as a double for any count a profile reaches. */
 const EVENT_SLOTS = 1 << 16;
-const MAX_EXACT_PERIOD = BigInt(Number.MAX_SAFE_INTEGER);
+/** The largest bigint a number holds exactly (periods and addresses go to the encoder as numbers up to it). */
+const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A pprof sample whose encoded length is measured once: the encoder asks every sample its length twice (to size
+ * the profile's buffer, then for the sample's length prefix), and each ask walks its location ids again — with one
+ * sample per distinct stack of an -a -g profile, those walks were the encoder's largest cost.
+ */
+class MeasuredOnceSample extends PprofSample {
+  private measured: number | undefined;
+
+  override get length(): number {
+    return (this.measured ??= super.length);
+  }
+}
+
+/** One snapshot's tables → the profile's ids (-1: not mapped yet). */
+interface SnapshotIds {
+  /** Table frame → pprof location id. */
+  readonly locationOfFrame: Int32Array;
+  /** Table function → pprof function id. */
+  readonly functionOfTableFunction: Int32Array;
+}
 
 /** The profile of one or more symbolized snapshots' tables (a capture's snapshots add up). */
 export class PprofBuilder {
@@ -23,7 +45,13 @@ export class PprofBuilder {
   private readonly mappings: Mapping[] = [];
   private readonly mappingOf = new Map<string, number>();
   private readonly functionOf = new Map<string, number>();
+  /** (owner, address low half, function id) → location id; locationIpHigh (by id - 1) tells addresses 4 GiB apart. */
+  private readonly locationIndex = new IntTupleMap(3);
+  private readonly locationIpHigh: number[] = [];
+  /** The rare location whose (owner, low half, function) another location already holds, by its full key. */
   private readonly locationOf = new Map<string, number>();
+  /** Per function (by id - 1): its DSO's mapping id. */
+  private readonly functionMapping: number[] = [];
   /**
    * The profile's stacks as a trie across snapshots: stack id → its leaf location and the stack it is called from (-1:
    * a root), so a stack is one number however deep, and samples add up by (stack, event) without a string per row.
@@ -44,9 +72,15 @@ export class PprofBuilder {
     const { kind, event, length, time, ring, offset } = snapshot.columns;
     const readers = sampleReaders(snapshot);
     const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
-    // Per snapshot: table frame → pprof location id; table stack → profile stack id (-1: not mapped yet).
-    const locationOfFrame = new Int32Array(tables.frameCount).fill(-1);
+    // Table stack → profile stack id (-1: not mapped yet), per snapshot like the ids.
+    const ids: SnapshotIds = {
+      locationOfFrame: new Int32Array(tables.frameCount).fill(-1),
+      functionOfTableFunction: new Int32Array(tables.functionName.length).fill(-1),
+    };
     const stackOfTableStack = new Int32Array(tables.stackCount).fill(-1);
+    // At most one new profile stack per table stack or sampled IP, one new location per frame.
+    this.stackIndex.reserve(this.stackIndex.size + tables.stackCount + tables.frameCount);
+    this.locationIndex.reserve(this.locationIndex.size + tables.frameCount);
     const eventOf = new Map<number, number>();
     for (let row = 0; row < length; row++) {
       if (kind[row] !== RecordType.SAMPLE || !keep(row)) continue;
@@ -54,8 +88,8 @@ export class PprofBuilder {
       if (!reader) continue;
       let stack: number;
       const tableStack = tables.sampleStack[row];
-      if (tableStack >= 0) stack = this.stackOfTable(tables, tableStack, locationOfFrame, stackOfTableStack);
-      else if (tables.sampleIpFrame[row] >= 0) stack = this.stackOf(-1, this.location(tables, tables.sampleIpFrame[row], locationOfFrame));
+      if (tableStack >= 0) stack = this.stackOfTable(tables, tableStack, ids, stackOfTableStack);
+      else if (tables.sampleIpFrame[row] >= 0) stack = this.stackOf(-1, this.location(tables, tables.sampleIpFrame[row], ids));
       else continue;
       let eventId = eventOf.get(event[row]);
       if (eventId === undefined) {
@@ -104,15 +138,15 @@ export class PprofBuilder {
   }
 
   /** The profile stack of a table stack; its locations are made leaf first (the ids the profile numbers them by). */
-  private stackOfTable(tables: ProfileTables, tableStack: number, locationOfFrame: Int32Array, stackOfTableStack: Int32Array): number {
+  private stackOfTable(tables: ProfileTables, tableStack: number, ids: SnapshotIds, stackOfTableStack: Int32Array): number {
     if (stackOfTableStack[tableStack] >= 0) return stackOfTableStack[tableStack];
     const unmapped: number[] = [];
     for (let s = tableStack; s >= 0 && stackOfTableStack[s] < 0; s = tables.stackPrefix[s]) unmapped.push(s);
-    for (const s of unmapped) this.location(tables, tables.stackFrame[s], locationOfFrame);
+    for (const s of unmapped) this.location(tables, tables.stackFrame[s], ids);
     for (let i = unmapped.length - 1; i >= 0; i--) {
       const s = unmapped[i];
       const prefix = tables.stackPrefix[s];
-      stackOfTableStack[s] = this.stackOf(prefix < 0 ? -1 : stackOfTableStack[prefix], locationOfFrame[tables.stackFrame[s]]);
+      stackOfTableStack[s] = this.stackOf(prefix < 0 ? -1 : stackOfTableStack[prefix], ids.locationOfFrame[tables.stackFrame[s]]);
     }
     return stackOfTableStack[tableStack];
   }
@@ -130,10 +164,10 @@ export class PprofBuilder {
     const eventLabels = this.eventNames.map((name) => new Label({ key: s('event'), str: s(name) }));
     const samples = [...this.totals.values()].map(
       (total) =>
-        new PprofSample({
+        new MeasuredOnceSample({
           locationId: this.locationsOf(total.stack),
           // The period as a number where it is exact: the encoder writes numbers faster than bigints.
-          value: [total.samples, total.period <= MAX_EXACT_PERIOD ? Number(total.period) : total.period],
+          value: [total.samples, total.period <= MAX_SAFE_BIGINT ? Number(total.period) : total.period],
           label: [eventLabels[total.event]],
         }),
     );
@@ -150,21 +184,36 @@ export class PprofBuilder {
     });
   }
 
-  /** The pprof location of a table frame: one per (DSO, address, function), shared across snapshots. */
-  private location(tables: ProfileTables, frame: number, cache: Int32Array): number {
-    if (cache[frame] >= 0) return cache[frame];
-    const fn = tables.frameFunction[frame];
-    const name = tables.functionName[fn];
-    const dso = tables.functionDso[fn] ?? '';
-    const ip = tables.frameIp(frame);
-    const key = `${tables.frameOwner[frame]}\0${ip}\0${name}\0${dso}`;
-    let id = this.locationOf.get(key);
-    if (id === undefined) {
-      id = this.locations.length + 1;
-      this.locations.push(new Location({ id, mappingId: this.mapping(dso), address: ip, line: [new Line({ functionId: this.function(name, dso), line: 0 })] }));
+  /** The pprof location of a table frame: one per (owner, address, function), shared across snapshots. */
+  private location(tables: ProfileTables, frame: number, ids: SnapshotIds): number {
+    if (ids.locationOfFrame[frame] >= 0) return ids.locationOfFrame[frame];
+    const tableFunction = tables.frameFunction[frame];
+    let fn = ids.functionOfTableFunction[tableFunction];
+    if (fn < 0) fn = ids.functionOfTableFunction[tableFunction] = this.function(tables.functionName[tableFunction], tables.functionDso[tableFunction] ?? '');
+    const owner = tables.frameOwner[frame];
+    const high = tables.frameIpHigh[frame];
+    const low = tables.frameIpLow[frame];
+    // Found by numbers, not by a text key per frame (that key and its bigint were most of this method's cost). The
+    // high half is checked, not hashed: the same function at addresses 4 GiB apart in one owner goes to the text key.
+    let id = this.locationIndex.get(owner, low | 0, fn);
+    if (id >= 0 && this.locationIpHigh[id - 1] !== high) {
+      const key = `${owner}\0${high}\0${low}\0${fn}`;
+      id = this.locationOf.get(key) ?? this.newLocation(high, low, fn);
       this.locationOf.set(key, id);
+    } else if (id < 0) {
+      id = this.newLocation(high, low, fn);
+      this.locationIndex.add(owner, low | 0, fn, id);
     }
-    cache[frame] = id;
+    ids.locationOfFrame[frame] = id;
+    return id;
+  }
+
+  private newLocation(high: number, low: number, fn: number): number {
+    const id = this.locations.length + 1;
+    // A user-space address as a number (exact below 2^53): the encoder splits a bigint with bigint arithmetic.
+    const address = high < 0x200000 ? high * 2 ** 32 + low : (BigInt(high) << 32n) | BigInt(low);
+    this.locations.push(new Location({ id, mappingId: this.functionMapping[fn - 1], address, line: [new Line({ functionId: fn, line: 0 })] }));
+    this.locationIpHigh.push(high);
     return id;
   }
 
@@ -173,8 +222,10 @@ export class PprofBuilder {
     let id = this.functionOf.get(key);
     if (id === undefined) {
       id = this.functions.length + 1;
+      const mapping = this.mapping(dso);
       const text = this.strings.dedup(name);
       this.functions.push(new PprofFunction({ id, name: text, systemName: text, filename: this.strings.dedup('') }));
+      this.functionMapping.push(mapping);
       this.functionOf.set(key, id);
     }
     return id;
