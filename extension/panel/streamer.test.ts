@@ -98,6 +98,25 @@ describe('extension: timeline panel flow control', () => {
     assert.ok(first.type === 'batch' && first.firstRow === 200);
   });
 
+  it('sends nothing to a page shown again until it says ready, then each batch once', () => {
+    const decoded = syntheticSnapshot(500);
+    const sent: HostToWebview[] = [];
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 8, 100);
+    streamer.onReady();
+    streamer.setVisible(false);
+    // Shown again by Capture Snapshot, whose capture comes while the panel's new page is still loading.
+    streamer.setVisible(true);
+    streamer.add('c', 'after showing', 1, decoded);
+    assert.equal(sent.length, 0, 'nothing before the new page is ready');
+    streamer.onReady();
+    const batches = sent.filter((m) => m.type === 'batch');
+    assert.deepEqual(
+      batches.map((m) => (m.type === 'batch' ? m.firstRow : -1)),
+      [0, 100, 200, 300, 400],
+      'every batch once, in order',
+    );
+  });
+
   it('sends the records at once and the names after the last batch, named once the page painted them (in steps)', async () => {
     const decoded = syntheticSnapshot(1000);
     const sent: HostToWebview[] = [];

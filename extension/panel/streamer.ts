@@ -156,6 +156,10 @@ export class SnapshotStreamer {
     if (!visible) {
       // Messages to a hidden webview may be dropped: forget what is in flight, resync decides later.
       for (const stream of this.streams.values()) stream.inFlight.clear();
+      // A hidden panel's page is destroyed (retainContextWhenHidden is off) and a new one loads when it is shown:
+      // nothing goes out until that page says `ready` (or a page that lived on says `resync`). Sent on showing, the
+      // batches reached the new page before its `ready`, which then had them all sent again from row 0.
+      this.ready = false;
     }
   }
 
@@ -168,6 +172,7 @@ export class SnapshotStreamer {
 
   /** The page reports how many rows of each snapshot it holds. */
   onResync(have: readonly { snapshotId: string; rows: number }[]): void {
+    this.ready = true;
     const rows = new Map(have.map((h) => [h.snapshotId, h.rows]));
     for (const [id, stream] of this.streams) this.rewind(stream, rows.get(id) ?? 0, rows.has(id));
     for (const id of rows.keys()) if (!this.streams.has(id)) this.post({ type: 'removeSnapshot', snapshotId: id });
