@@ -3,6 +3,7 @@
 // records and callchains repeat it; names are interned in a string table that messages refer to by
 // index. Pure: the symbolizer comes in as callbacks (the CLI's and the extension's SnapshotSymbols).
 
+import { StringTable } from '../shared/string-table';
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
 /** The comm of a thread as the capture's side-band and /proc synthesis name it (undefined: unknown). */
@@ -24,8 +25,8 @@ const NONE: FrameSymbol = { name: -1 };
 
 export class FrameSymbols {
   /** Interned names; an index stays valid for the life of the table. */
-  readonly strings: string[] = [];
-  private readonly positionOf = new Map<string, number>();
+  private readonly names = new StringTable();
+  readonly strings: readonly string[] = this.names.strings;
   /** (kernel ? -1 : pid) → ip → resolution. */
   private readonly byOwner = new Map<number, Map<bigint, FrameSymbol>>();
   /**
@@ -125,12 +126,6 @@ export class FrameSymbols {
   }
 
   intern(name: string): number {
-    let position = this.positionOf.get(name);
-    if (position === undefined) {
-      position = this.strings.length;
-      this.strings.push(name);
-      this.positionOf.set(name, position);
-    }
-    return position;
+    return this.names.indexOf(name);
   }
 }

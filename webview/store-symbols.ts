@@ -1,18 +1,14 @@
 // The sample symbols of every snapshot, each distinct name once: batches carry their own small tables, the store's
 // symbol column refers to this one. Pure (no DOM).
 
+import { StringTable } from '../shared/string-table';
+
 export class SymbolNames {
-  readonly names: string[] = [];
-  private readonly ids = new Map<string, number>();
+  private readonly table = new StringTable();
+  readonly names: readonly string[] = this.table.strings;
 
   intern(name: string): number {
-    let id = this.ids.get(name);
-    if (id === undefined) {
-      id = this.names.length;
-      this.names.push(name);
-      this.ids.set(name, id);
-    }
-    return id;
+    return this.table.indexOf(name);
   }
 
   /** A batch's symbol table as ids of this one. */
