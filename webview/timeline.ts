@@ -45,6 +45,9 @@ export interface TimelineCallbacks {
   onRevealSource?(location: SourceLocation): void;
 }
 
+/** Stack chart boxes found under the pointer that are kept for the pointer's next moves (Timeline.foundBoxes). */
+const FOUND_BOXES_KEPT = 32;
+
 /** A stack chart box under the pointer, and its lane. */
 export interface StackBoxHit {
   readonly lane: number;
@@ -370,8 +373,12 @@ export class Timeline {
     return li < 0 ? undefined : this.drawnActivity.get(li);
   }
 
-  /** The box last found under the pointer, with what it was found in (a move inside it finds it again without a search). */
-  private lastBox: { hit: StackBoxHit; rows: Uint32Array; table: StackTable; map: Int32Array | null } | null = null;
+  /**
+   * The boxes last found under the pointer, newest first, and what they were found in: a pointer moving inside one, or
+   * back to one (down a depth and up again), finds it without a search (a root box of a million samples is a pass over
+   * them, ~20 ms). Forgotten when the lanes or the stacks they were found in change.
+   */
+  private foundBoxes: { hits: StackBoxHit[]; lanes: readonly Lane[]; table: StackTable; map: Int32Array | null } | null = null;
 
   /** The stack chart box under a point of the plot, or null: found from the lane's samples (stackBoxAt), none built. */
   stackBoxAt(px: number, py: number): StackBoxHit | null {
@@ -384,16 +391,19 @@ export class Timeline {
     const t = x.invert(px);
     // Half a pixel either side: a box of a single sample at wide zoom is still under the pointer it is drawn under.
     const slack = Math.abs(x.invert(px + 0.5) - t);
-    const rows = this.lanes[li].rows;
     const view = this.stackView();
-    const last = this.lastBox;
-    // The box found last, while the pointer stays inside it (a root box of a million samples is a pass over them).
-    const same = last !== null && last.rows === rows && last.table === view.table && last.map === view.map && last.hit.lane === li;
-    if (same && last.hit.box.depth === depth && last.hit.box.start <= t && t < last.hit.box.end) return last.hit;
+    let found = this.foundBoxes;
+    // (Lanes built again are a new list: a live append or a filter changes their rows.)
+    if (!found || found.lanes !== this.lanes || found.table !== view.table || found.map !== view.map) {
+      found = this.foundBoxes = { hits: [], lanes: this.lanes, table: view.table, map: view.map };
+    }
+    const known = found.hits.find((h) => h.lane === li && h.box.depth === depth && h.box.start <= t && t < h.box.end);
+    if (known) return known;
     const box = stackBoxAt(this.stackInput(li, view), t, depth, slack);
     if (!box) return null;
     const hit = { lane: li, box };
-    this.lastBox = { hit, rows, table: view.table, map: view.map };
+    found.hits.unshift(hit);
+    if (found.hits.length > FOUND_BOXES_KEPT) found.hits.pop();
     return hit;
   }
 
