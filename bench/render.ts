@@ -53,6 +53,15 @@ export interface RenderResult {
     readonly panFrameMs: number;
     readonly panFrameP95Ms: number;
     readonly panFrameMaxMs: number;
+    /**
+     * The zoom and pan frames' whole task on the main thread (the browser's frame: the animation frame callbacks, then
+     * the style, layout, paint and commit of what they changed): what the frame cost the page even when its layout is
+     * not forced inside the callback (it then runs after it, in this task, and the callback's time above leaves it out).
+     */
+    readonly zoomTaskMs: number;
+    readonly zoomTaskMaxMs: number;
+    readonly panTaskMs: number;
+    readonly panTaskMaxMs: number;
   };
 }
 
@@ -72,9 +81,10 @@ const PAINT_END = 'ringside-bench-paint-end';
 
 /**
  * From a trace of one run: the main thread's CPU time (ms) of its first paint (every task from its start mark to its end
- * mark) and of render number `n` for each of `renders` (the animation frame task that ran it).
+ * mark) and of render number `n` for each of `renders` (the animation frame task that ran it, and the top-level task that
+ * holds that one: the browser's whole frame).
  */
-function threadCpu(trace: Buffer, renders: readonly number[]): { paint: number; frames: number[] } {
+function threadCpu(trace: Buffer, renders: readonly number[]): { paint: number; frames: number[]; tasks: number[] } {
   const parsed = JSON.parse(trace.toString('utf8')) as { traceEvents: TraceEvent[] } | TraceEvent[];
   const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
   const marks = new Map<string, TraceEvent>();
@@ -96,13 +106,18 @@ function threadCpu(trace: Buffer, renders: readonly number[]): { paint: number; 
     reach = t.ts + t.dur!;
     if (reach >= start.ts && t.ts <= end.ts) paint += t.tdur!;
   }
-  const frames = renders.map((n) => {
+  const frames: number[] = [];
+  const frameTasks: number[] = [];
+  for (const n of renders) {
     const mark = marks.get(`${RENDER_MARK}${n}`);
     const frame = mark && covering('FireAnimationFrame', mark.ts);
     if (!frame) throw new Error(`the trace lacks render ${n}`);
-    return frame.tdur! / 1000;
-  });
-  return { paint: paint / 1000, frames };
+    frames.push(frame.tdur! / 1000);
+    // The outermost task around it (RunTask nests when the browser runs a task inside another).
+    const task = tasks.find((t) => t.name === 'RunTask' && t.ts <= frame.ts && frame.ts + frame.dur! <= t.ts + t.dur!);
+    frameTasks.push((task ?? frame).tdur! / 1000);
+  }
+  return { paint: paint / 1000, frames, tasks: frameTasks };
 }
 
 /** Each render of the page's timeline sets a mark (its number), so a trace tells which animation frame ran it. */
@@ -327,6 +342,8 @@ export async function runRender(
     const cpuPaints: number[] = [];
     const cpuZooms: number[] = [];
     const cpuPans: number[] = [];
+    const taskZooms: number[] = [];
+    const taskPans: number[] = [];
     // RINGSIDE_BENCH_CPUPROFILE=PREFIX: Chromium's CPU profiles (CDP Profiler) of the last run's first paint and of its zoom
     // and pan frames, written to PREFIX.<snapshot id>.paint.cpuprofile and .frames.cpuprofile (the format DevTools
     // opens), to see where a frame's time goes. That run is timed with the profiler on: read its figures as a profile's.
@@ -367,12 +384,16 @@ export async function runRender(
       const trace = traced ? await browser.stopTracing() : undefined;
       let cpuLine = '';
       if (threadCpuToo && trace && i >= 0) {
-        const { paint: cpuPaint, frames: cpuFrames } = threadCpu(trace, [...zoomed.render, ...pannedFrames.render]);
+        const { paint: cpuPaint, frames: cpuFrames, tasks: cpuTasks } = threadCpu(trace, [...zoomed.render, ...pannedFrames.render]);
         cpuPaints.push(cpuPaint);
         cpuZooms.push(...cpuFrames.slice(0, zoomed.render.length));
         cpuPans.push(...cpuFrames.slice(zoomed.render.length));
+        taskZooms.push(...cpuTasks.slice(0, zoomed.render.length));
+        taskPans.push(...cpuTasks.slice(zoomed.render.length));
         const list = (values: readonly number[]) => values.map((v) => v.toFixed(1)).join(' ');
-        cpuLine = ` | CPU: paint ${cpuPaint.toFixed(1)} · zoom ${list(cpuFrames.slice(0, zoomed.render.length))} · pan ${list(cpuFrames.slice(zoomed.render.length))}`;
+        cpuLine =
+          ` | CPU: paint ${cpuPaint.toFixed(1)} · zoom ${list(cpuFrames.slice(0, zoomed.render.length))} · pan ${list(cpuFrames.slice(zoomed.render.length))}` +
+          ` | frame task: zoom ${list(cpuTasks.slice(0, zoomed.render.length))} · pan ${list(cpuTasks.slice(zoomed.render.length))}`;
       }
       if (profiler) {
         await profiler.detach();
@@ -411,6 +432,10 @@ export async function runRender(
               panFrameMs: median(cpuPans),
               panFrameP95Ms: percentile(cpuPans, 95),
               panFrameMaxMs: Math.max(...cpuPans),
+              zoomTaskMs: median(taskZooms),
+              zoomTaskMaxMs: Math.max(...taskZooms),
+              panTaskMs: median(taskPans),
+              panTaskMaxMs: Math.max(...taskPans),
             },
           }
         : {}),

@@ -132,7 +132,9 @@ function line(label: string, r: RenderResult, base?: RenderResult): string {
     (r.cpu
       ? `\n${''.padEnd(12)} main thread CPU: first paint ${r.cpu.firstPaintMs.toFixed(1)} ms · zoom frame ${r.cpu.zoomFrameMs.toFixed(1)} ms` +
         ` (p95 ${r.cpu.zoomFrameP95Ms.toFixed(1)}, max ${r.cpu.zoomFrameMaxMs.toFixed(1)}) · pan frame ${r.cpu.panFrameMs.toFixed(1)} ms` +
-        ` (p95 ${r.cpu.panFrameP95Ms.toFixed(1)}, max ${r.cpu.panFrameMaxMs.toFixed(1)})`
+        ` (p95 ${r.cpu.panFrameP95Ms.toFixed(1)}, max ${r.cpu.panFrameMaxMs.toFixed(1)})` +
+        `\n${''.padEnd(12)} whole frame task (callbacks, style, layout, paint, commit): zoom ${r.cpu.zoomTaskMs.toFixed(1)} ms` +
+        ` (max ${r.cpu.zoomTaskMaxMs.toFixed(1)}) · pan ${r.cpu.panTaskMs.toFixed(1)} ms (max ${r.cpu.panTaskMaxMs.toFixed(1)})`
       : '')
   );
 }

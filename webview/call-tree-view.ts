@@ -30,6 +30,7 @@ import type { HostToWebview } from '../shared/protocol';
 import type { HostRequests } from './details';
 import { readColors, sizeCanvas } from './draw';
 import { el } from './dom';
+import { VirtualRows } from './virtual-rows';
 
 export type CallTreeMode = TreeDirection | 'flame' | 'functions' | 'lines' | 'diff';
 
@@ -125,6 +126,10 @@ export class CallTreeView {
   private lastSelection: Selection | null = null;
   private comparison: Comparison | null = null;
   private diffState: DiffViewState = { mode: 'functions', sort: 'self-delta' };
+  /** The list shown (tree, functions or lines), which holds only the rows in view; null in the other modes. */
+  private list: VirtualRows | null = null;
+  /** Where the body is scrolled to and how tall it shows, as its scroll events and resizes said (no layout read). */
+  private readonly bodyView = { scrollTop: 0, height: 0 };
 
   constructor(
     parent: HTMLElement,
@@ -168,8 +173,22 @@ export class CallTreeView {
       else this.render();
     });
     this.body = el('div', 'rs-calltree-body', this.section);
-    // The flame graph is laid out for one width: lay it out again when the pane around it is resized.
-    new ResizeObserver(() => {
+    // A scroll event comes after the page is laid out: its position is read there, and the list's rows follow it.
+    this.body.addEventListener(
+      'scroll',
+      () => {
+        this.bodyView.scrollTop = this.body.scrollTop;
+        this.list?.update();
+      },
+      { passive: true },
+    );
+    new ResizeObserver((entries) => {
+      const height = entries[entries.length - 1]?.contentRect.height ?? 0;
+      if (height !== this.bodyView.height) {
+        this.bodyView.height = height;
+        this.list?.update();
+      }
+      // The flame graph is laid out for one width: lay it out again when the pane around it is resized.
       if (this.mode === 'flame' && this.flameWidth > 0 && Math.abs(this.layoutWidth() - this.flameWidth) >= 1) this.render();
     }).observe(this.body);
     this.render();
@@ -250,6 +269,7 @@ export class CallTreeView {
   render(): void {
     for (const [mode, button] of this.buttons) button.setAttribute('aria-selected', String(mode === this.mode));
     this.body.replaceChildren();
+    this.list = null;
     this.drawnBoxes = [];
     this.flameWidth = 0;
     const table = this.store.stackTable();
@@ -301,17 +321,17 @@ export class CallTreeView {
     return { name: label, path, library };
   }
 
-  /** Right-click and the f / F / m / C keys on `element` offer the transforms of `target`. */
-  private transformable(element: HTMLElement, target: () => TransformTarget | null): void {
+  /** Right-click and the f / F / m / C keys on `element` offer the transforms of `target` (of the event's row, in a list). */
+  private transformable(element: HTMLElement, target: (e: Event) => TransformTarget | null): void {
     element.addEventListener('contextmenu', (e) => {
-      const t = target();
+      const t = target(e);
       if (!t) return;
       e.preventDefault();
       openTransformMenu(this.section, e.clientX, e.clientY, t, (transform) => this.addTransform(transform));
     });
     element.addEventListener('keydown', (e) => {
       if (e.ctrlKey || e.altKey || e.metaKey) return;
-      const t = target();
+      const t = target(e);
       const choice = t ? transformChoices(t).find((c) => c.key === e.key) : undefined;
       if (!choice) return;
       e.preventDefault();
@@ -334,9 +354,7 @@ export class CallTreeView {
       this.pendingReveal.add(requestId);
       this.actions.host.post({ type: 'revealRequest', requestId, file: location.file, line: location.line });
     }
-    for (const row of this.body.querySelectorAll<HTMLElement>('[data-name]')) {
-      row.classList.toggle('rs-chosen', Number(row.dataset.name) === name);
-    }
+    for (const row of this.list?.renderedRows() ?? []) row.classList.toggle('rs-chosen', Number(row.dataset.name) === name);
   }
 
   private entryOf(table: StackTable, name: number): SourceLocation | undefined {
@@ -367,78 +385,123 @@ export class CallTreeView {
     el('span', 'rs-reveal-status rs-hint', this.selection);
   }
 
-  /** Makes `row` choose function `name` on click and Enter (and `at`, a line to reveal instead of the entry). */
-  private choosable(row: HTMLElement, name: number, title: string, at?: SourceLocation): void {
+  /** Marks `row` as choosing function `name` (the list's click and Enter handlers read it): focusable, titled, chosen or not. */
+  private choosable(row: HTMLElement, name: number, title: string): void {
     row.dataset.name = String(name);
     row.tabIndex = 0;
     row.title = title;
     if (name === this.chosen) row.classList.add('rs-chosen');
-    row.addEventListener('click', () => this.choose(name, at));
-    row.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter') {
-        e.preventDefault();
-        this.choose(name, at);
-      }
+  }
+
+  /**
+   * A list of `count` rows in the body, holding only those in view (virtual-rows.ts), its rows' clicks, Enter, right-click
+   * and transform keys handled once on the table: row i chooses `choice(i)` (its function, and a line to reveal instead
+   * of the entry) and offers the transforms of `target(i)`.
+   */
+  private virtualList(
+    className: string,
+    columns: readonly { heading: string; width?: string }[],
+    count: number,
+    fill: (tr: HTMLTableRowElement, index: number) => void,
+    choice: (index: number) => { name: number; at?: SourceLocation },
+    target: ((index: number) => TransformTarget | null) | null,
+  ): void {
+    const list = (this.list = new VirtualRows(this.body, () => this.bodyView, { className, columns, count, fill }));
+    const indexOf = (e: Event): number => {
+      const row = e.target instanceof Element ? e.target.closest<HTMLElement>('tr[data-index]') : null;
+      return row ? Number(row.dataset.index) : -1;
+    };
+    const choose = (e: Event) => {
+      const index = indexOf(e);
+      if (index < 0) return;
+      const { name, at } = choice(index);
+      this.choose(name, at);
+    };
+    list.table.addEventListener('click', choose);
+    list.table.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter') return;
+      e.preventDefault();
+      choose(e);
     });
+    if (target)
+      this.transformable(list.table, (e) => {
+        const index = indexOf(e);
+        return index < 0 ? null : target(index);
+      });
   }
 
   private renderList(tree: CallTree, names: readonly string[], direction: TreeDirection): void {
-    const list = el('table', 'rs-calltree-list', this.body);
-    const head = list.createTHead().insertRow();
-    for (const h of ['Total', 'Self', 'Function']) el('th', '', head, h).scope = 'col';
-    const tbody = list.createTBody();
     const all = tree.total[0];
     const percent = (n: number) => `${((100 * n) / all).toFixed(1)}%`;
+    // The rows in order: every root (in the inverted tree they are the self counts per function), each followed by its
+    // subtree, heaviest first; the subtrees share a row budget.
+    const order: number[] = [];
     let shown = 0;
-    const row = (node: number) => {
-      const tr = tbody.insertRow();
-      tr.className = 'rs-calltree-node';
-      tr.dataset.depth = String(tree.depth[node]);
-      el('td', 'rs-num rs-calltree-total', tr, `${tree.total[node]} (${percent(tree.total[node])})`).dataset.count = String(tree.total[node]);
-      el('td', 'rs-num rs-calltree-self', tr, String(tree.self[node]));
-      const name = names[tree.name[node]] ?? '?';
-      const cell = el('td', 'rs-calltree-fn', tr, name);
-      cell.style.paddingLeft = `${(tree.depth[node] - 1) * 12 + 4}px`;
-      this.choosable(tr, tree.name[node], `Show the samples through ${name} on the tracks (right-click or f, F, m, C: transform the tree)`);
-      // A top-down path is a call path from the root; a bottom-up one is not, so it offers no subtree.
-      this.transformable(tr, () =>
-        this.transformTarget(names, tree.name[node], direction === 'top-down' ? pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?') : null),
-      );
-    };
     const visit = (node: number) => {
       for (const child of childrenByTotal(tree, node)) {
         if (shown >= MAX_LIST_ROWS) return;
         shown++;
-        row(child);
+        order.push(child);
         visit(child);
       }
     };
-    // Every root is listed (in the inverted tree they are the self counts per function); their subtrees share a row budget.
     for (const root of childrenByTotal(tree, 0)) {
-      row(root);
+      order.push(root);
       visit(root);
     }
+    const digits = String(all).length;
+    this.virtualList(
+      'rs-calltree-list',
+      [{ heading: 'Total', width: `${digits + 10}ch` }, { heading: 'Self', width: `${digits + 2}ch` }, { heading: 'Function' }],
+      order.length,
+      (tr, index) => {
+        const node = order[index];
+        tr.className = 'rs-calltree-node';
+        tr.dataset.depth = String(tree.depth[node]);
+        el('td', 'rs-num rs-calltree-total', tr, `${tree.total[node]} (${percent(tree.total[node])})`).dataset.count = String(tree.total[node]);
+        el('td', 'rs-num rs-calltree-self', tr, String(tree.self[node]));
+        const name = names[tree.name[node]] ?? '?';
+        const cell = el('td', 'rs-calltree-fn', tr, name);
+        cell.style.paddingLeft = `${(tree.depth[node] - 1) * 12 + 4}px`;
+        this.choosable(tr, tree.name[node], `Show the samples through ${name} on the tracks (right-click or f, F, m, C: transform the tree)`);
+      },
+      (index) => ({ name: tree.name[order[index]] }),
+      // A top-down path is a call path from the root; a bottom-up one is not, so it offers no subtree.
+      (index) => {
+        const node = order[index];
+        return this.transformTarget(names, tree.name[node], direction === 'top-down' ? pathTo(tree, node).map((n) => names[tree.name[n]] ?? '?') : null);
+      },
+    );
   }
 
   private renderFunctions(table: StackTable, names: readonly string[], functions: readonly FunctionCount[], all: number): void {
-    const list = el('table', 'rs-calltree-list rs-functions', this.body);
-    const head = list.createTHead().insertRow();
-    for (const h of ['Self', 'Total', 'Function', 'Source']) el('th', '', head, h).scope = 'col';
-    const tbody = list.createTBody();
     const percent = (n: number) => `${((100 * n) / all).toFixed(1)}%`;
-    for (const f of functions.slice(0, MAX_TABLE_ROWS)) {
-      const tr = tbody.insertRow();
-      tr.className = 'rs-function-row';
-      el('td', 'rs-num rs-function-self', tr, `${f.self} (${percent(f.self)})`).dataset.count = String(f.self);
-      el('td', 'rs-num rs-function-total', tr, `${f.total} (${percent(f.total)})`).dataset.count = String(f.total);
-      const name = names[f.name] ?? '?';
-      el('td', 'rs-calltree-fn', tr, name);
-      const entry = this.entryOf(table, f.name);
-      const source = el('td', 'rs-calltree-source', tr, entry ? `${baseName(entry.file)}:${entry.line}` : '');
-      if (entry) source.title = `${entry.file}:${entry.line}`;
-      this.choosable(tr, f.name, `Show the samples through ${name} on the tracks${entry ? ' and reveal its source' : ''}`);
-      this.transformable(tr, () => this.transformTarget(names, f.name, null));
-    }
+    const listed = functions.slice(0, MAX_TABLE_ROWS);
+    const digits = String(all).length;
+    this.virtualList(
+      'rs-calltree-list rs-functions',
+      [
+        { heading: 'Self', width: `${digits + 10}ch` },
+        { heading: 'Total', width: `${digits + 10}ch` },
+        { heading: 'Function' },
+        { heading: 'Source', width: '30%' },
+      ],
+      listed.length,
+      (tr, index) => {
+        const f = listed[index];
+        tr.className = 'rs-function-row';
+        el('td', 'rs-num rs-function-self', tr, `${f.self} (${percent(f.self)})`).dataset.count = String(f.self);
+        el('td', 'rs-num rs-function-total', tr, `${f.total} (${percent(f.total)})`).dataset.count = String(f.total);
+        const name = names[f.name] ?? '?';
+        el('td', 'rs-calltree-fn', tr, name);
+        const entry = this.entryOf(table, f.name);
+        const source = el('td', 'rs-calltree-source', tr, entry ? `${baseName(entry.file)}:${entry.line}` : '');
+        if (entry) source.title = `${entry.file}:${entry.line}`;
+        this.choosable(tr, f.name, `Show the samples through ${name} on the tracks${entry ? ' and reveal its source' : ''}`);
+      },
+      (index) => ({ name: listed[index].name }),
+      (index) => this.transformTarget(names, listed[index].name, null),
+    );
   }
 
   private renderLines(table: StackTable, names: readonly string[], lines: readonly LineCount[], all: number): void {
@@ -450,23 +513,29 @@ export class CallTreeView {
     if (known < all) {
       el('p', 'rs-hint', this.body, `${(all - known).toLocaleString('en-US')} samples without a source line are not listed.`);
     }
-    const list = el('table', 'rs-calltree-list rs-lines', this.body);
-    const head = list.createTHead().insertRow();
-    for (const h of ['Self', 'Line', 'Function']) el('th', '', head, h).scope = 'col';
-    const tbody = list.createTBody();
-    for (const l of lines.slice(0, MAX_TABLE_ROWS)) {
-      const at = table.locations?.[l.location];
-      if (!at) continue;
-      const tr = tbody.insertRow();
-      tr.className = 'rs-line-row';
-      tr.dataset.file = at.file;
-      tr.dataset.line = String(at.line);
-      el('td', 'rs-num rs-line-self', tr, `${l.self} (${((100 * l.self) / all).toFixed(1)}%)`).dataset.count = String(l.self);
-      el('td', 'rs-calltree-source', tr, `${baseName(at.file)}:${at.line}`).title = `${at.file}:${at.line}`;
-      const name = names[l.name] ?? '?';
-      el('td', 'rs-calltree-fn', tr, name);
-      this.choosable(tr, l.name, `Show the samples through ${name} on the tracks and reveal ${at.file}:${at.line}`, at);
+    const listed: { line: LineCount; at: SourceLocation }[] = [];
+    for (const line of lines.slice(0, MAX_TABLE_ROWS)) {
+      const at = table.locations?.[line.location];
+      if (at) listed.push({ line, at });
     }
+    this.virtualList(
+      'rs-calltree-list rs-lines',
+      [{ heading: 'Self', width: `${String(all).length + 10}ch` }, { heading: 'Line', width: '35%' }, { heading: 'Function' }],
+      listed.length,
+      (tr, index) => {
+        const { line: l, at } = listed[index];
+        tr.className = 'rs-line-row';
+        tr.dataset.file = at.file;
+        tr.dataset.line = String(at.line);
+        el('td', 'rs-num rs-line-self', tr, `${l.self} (${((100 * l.self) / all).toFixed(1)}%)`).dataset.count = String(l.self);
+        el('td', 'rs-calltree-source', tr, `${baseName(at.file)}:${at.line}`).title = `${at.file}:${at.line}`;
+        const name = names[l.name] ?? '?';
+        el('td', 'rs-calltree-fn', tr, name);
+        this.choosable(tr, l.name, `Show the samples through ${name} on the tracks and reveal ${at.file}:${at.line}`);
+      },
+      (index) => ({ name: listed[index].line.name, at: listed[index].at }),
+      null,
+    );
   }
 
   /** The node of the zoom path in this tree: as deep as the path still exists (the range may have changed). */

@@ -9,7 +9,7 @@ import { pairSpans, type Spans } from './spans';
 import { visibleRange } from './hit-test';
 import { snapshotLossMarks, type LossMark } from './losses';
 import { laneStatesOf, STATE_BAND_HEIGHT, type LaneStates } from './state-lane';
-import { maxStackDepth, samplingInterval, STACK_ROW_HEIGHT, StackChartBuilder, type StackChart } from './stack-chart';
+import { buildStackChart, maxStackDepth, samplingInterval, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
 import type { StackTable } from '../shared/stacks';
 
 /**
@@ -29,13 +29,6 @@ export const LANE_HEIGHT = 22;
 /** A logpoint's value lane: room for its step plots and labels (value-lane.ts). */
 export const VALUE_LANE_HEIGHT = 44;
 export const COLLAPSED_HEIGHT = 8;
-/** The longest an idle callback builds spans and boxes for, ms (the rest waits for the next idle period). */
-const IDLE_SLICE_MS = 8;
-/**
- * Rows of a stack chart lane read per step of its idle build: a few milliseconds (a million rows took 70-150 ms of the
- * main thread in one piece, which held up the first zoom after a first paint).
- */
-const STACK_CHART_STEP_ROWS = 32_768;
 
 /** The spans of one lane sorted by start, with the running maximum of their ends (for bisection). */
 export interface LaneSpans {
@@ -102,10 +95,8 @@ export class TimelineLayout {
   laneStates: (LaneStates | undefined)[] = [];
   /** Per lane shown as a stack chart (a thread lane with callchains the user did not switch to ticks): its depth; 0: not one. */
   stackDepth: number[] = [];
-  /** Per stack chart lane: its boxes, once built (stackChart: after the first frame in idle time, or when first pointed at). */
+  /** Per stack chart lane: its boxes, once asked for (stackChart). */
   private stackCharts: (StackChart | undefined)[] = [];
-  /** Per stack chart lane whose boxes idle time is building: where it is (buildStackChartsIdle). */
-  private chartBuilders: (StackChartBuilder | undefined)[] = [];
   /** Per lane: whether any of its rows has a callchain (a stack chart can be shown), found when the lanes are built. */
   hasStacks: boolean[] = [];
   /** Per lane: its sampling interval for the activity graph's scale (0: unknown), found the first time it is drawn. */
@@ -212,7 +203,6 @@ export class TimelineLayout {
         : maxStackDepth(lane.rows, stack, view.table, view.map ?? undefined);
     });
     this.stackCharts = [];
-    this.chartBuilders = [];
     this.laneInterval = [];
     let y = 0;
     for (const [i, lane] of this.lanes.entries()) {
@@ -260,47 +250,16 @@ export class TimelineLayout {
     return this.spansVersion === this.store.version && this.laneSpansKey === this.builtKey;
   }
 
-  /**
-   * After a frame: build the spans (and the stack charts' boxes) in idle time, unless a frame is due (`build` then
-   * rebuilds what it will show).
-   */
-  ensureSpansWhenIdle(build: (timeLeft: () => number) => boolean): void {
-    if (this.idleSpansPending || (this.spansReady && this.stackChartsReady)) return;
+  /** After a frame: build the spans in idle time, unless a frame is due (`build` then rebuilds what it will show). */
+  ensureSpansWhenIdle(build: () => void): void {
+    if (this.idleSpansPending || this.spansReady) return;
     this.idleSpansPending = true;
-    const run = (deadline?: IdleDeadline) => {
+    const run = () => {
       this.idleSpansPending = false;
-      // At most IDLE_SLICE_MS of the idle period: a pointer or a key that comes meanwhile waits no longer than that.
-      const end = performance.now() + Math.min(IDLE_SLICE_MS, deadline ? deadline.timeRemaining() : IDLE_SLICE_MS);
-      // `build` says whether work is left (what it could not do in the slice): it goes on in the next idle period.
-      if (build(() => end - performance.now())) this.ensureSpansWhenIdle(build);
+      build();
     };
     if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 1000 });
     else setTimeout(run, 50);
-  }
-
-  /**
-   * The stack chart lanes' boxes, built a step of STACK_CHART_STEP_ROWS rows at a time while `timeLeft()` is positive
-   * (at least one step per call); true once every lane's are.
-   */
-  buildStackChartsIdle(timeLeft: () => number): boolean {
-    for (let li = 0; li < this.lanes.length; li++) {
-      if (!(this.stackDepth[li] > 0) || this.stackCharts[li] !== undefined) continue;
-      const builder = this.stackChartBuilder(li);
-      while (!builder.advance(STACK_CHART_STEP_ROWS)) if (timeLeft() <= 0) return false;
-      this.stackCharts[li] = builder.chart();
-      this.chartBuilders[li] = undefined;
-    }
-    return true;
-  }
-
-  /** Lane `li`'s stack chart builder: the one idle time started, or a new one. */
-  private stackChartBuilder(li: number): StackChartBuilder {
-    let builder = this.chartBuilders[li];
-    if (!builder) {
-      const view = this.stackView();
-      builder = this.chartBuilders[li] = new StackChartBuilder(this.lanes[li].rows, this.store.time, this.store.stack, view.table, view.map ?? undefined);
-    }
-    return builder;
   }
 
   /** The lanes a frame shows: visible in the scrolled viewport, with the rows inside [t0, t1]. */
@@ -322,23 +281,14 @@ export class TimelineLayout {
     return out;
   }
 
-  /** The boxes of stack chart lane `lane` (built now if they were not yet), or undefined when it is not one. */
+  /**
+   * The boxes of stack chart lane `lane` (undefined when it is not one): a pass over its samples, made when first asked
+   * for these lanes (tests and tools read them; drawing, hover and click do not).
+   */
   stackChart(lane: number): StackChart | undefined {
     if (!(this.stackDepth[lane] > 0)) return undefined;
-    let chart = this.stackCharts[lane];
-    if (!chart) {
-      // Pointed at before idle time built it: the rest of it now (what idle time read is kept).
-      const builder = this.stackChartBuilder(lane);
-      builder.advance(Infinity);
-      chart = this.stackCharts[lane] = builder.chart();
-      this.chartBuilders[lane] = undefined;
-    }
-    return chart;
-  }
-
-  /** True when every stack chart lane's boxes are built. */
-  get stackChartsReady(): boolean {
-    return this.stackDepth.every((depth, lane) => depth === 0 || this.stackCharts[lane] !== undefined);
+    const view = this.stackView();
+    return (this.stackCharts[lane] ??= buildStackChart(this.lanes[lane].rows, this.store.time, this.store.stack, view.table, view.map ?? undefined));
   }
 
   /** The sampling interval of a lane's callchain samples (the activity graph's full height), found once per lane. */

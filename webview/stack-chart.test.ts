@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { boxAt, buildStackChart, callNodes, StackChartBuilder } from './stack-chart';
+import { boxAt, buildStackChart, callNodes, stackBoxAt, StackChartBuilder } from './stack-chart';
 import { buildActivityGraph, drawActivityGraph, stacksHolding } from './activity-graph';
 import type { StackTable } from '../shared/stacks';
 
@@ -70,6 +70,48 @@ describe('stack chart boxes', () => {
   it('is empty without callchains', () => {
     const chart = chartOf([-1, -1], [0, 10]);
     assert.equal(chart.depth, 0);
+  });
+
+  it("finds the box under a time from the samples alone: the whole chart's box there, for every time, depth and slack", function () {
+    this.timeout(20000);
+    // Random walks over the four stacks with records without a callchain (-1), gaps, and through a transforms' view that
+    // drops two stacks (a dropped sample ends every box): stackBoxAt must give what boxAt finds in buildStackChart's levels.
+    const view: StackTable = { names: TABLE.names, start: Uint32Array.from([0, 1, 3]), frames: Int32Array.from([0, 2, 0]) };
+    const viewMap = Int32Array.from([-1, 0, 1, -1]);
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+    let compared = 0;
+    for (let walk = 0; walk < 40; walk++) {
+      const n = 5 + Math.floor(next() * 40);
+      const stacks = Array.from({ length: n }, () => (next() < 0.15 ? -1 : Math.floor(next() * 4)));
+      let at = 0;
+      const times = stacks.map(() => (at += next() < 0.1 ? 100 : 10));
+      const rows = Uint32Array.from(stacks, (_, i) => i);
+      const time = Float64Array.from(times);
+      const stack = Int32Array.from(stacks);
+      for (const [table, map] of [
+        [TABLE, undefined],
+        [view, viewMap],
+      ] as const) {
+        const chart = buildStackChart(rows, time, stack, table, map);
+        const input = { rows, time, stack, table, interval: chart.interval, ...(map ? { map } : {}) };
+        for (let t = times[0] - 15; t <= at + 30; t += 2.5) {
+          for (const slack of [0, 4, 30]) {
+            for (let depth = 0; depth <= chart.depth; depth++) {
+              const level = chart.levels[depth];
+              const b = level ? boxAt(level, t, slack) : -1;
+              const expected = b < 0 ? null : { depth, start: level.start[b], end: level.end[b], name: level.name[b], samples: level.samples[b] };
+              const got = stackBoxAt(input, t, depth, slack);
+              // (The message is made only for a difference: this runs some 100k times.)
+              if (JSON.stringify(got) !== JSON.stringify(expected))
+                assert.deepEqual(got, expected, `walk ${walk} ${JSON.stringify(stacks)} t ${t} depth ${depth} slack ${slack}`);
+              compared += expected ? 1 : 0;
+            }
+          }
+        }
+      }
+    }
+    assert.ok(compared > 1000, `${compared} boxes compared`);
   });
 });
 

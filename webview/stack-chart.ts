@@ -1,9 +1,10 @@
 // The stack chart of a thread lane (as Firefox Profiler's Stack Chart): every sample's callchain as stacked boxes over
 // time, root at the top, consecutive samples with the same call path down to a depth merged into one box at that depth,
-// from the stacks the store already interns (shared/stacks.ts: a stack id per row, frames leaf first). A frame draws it
-// per pixel column from the samples themselves (drawStackColumns: the cost of the columns, not of the samples, and
-// nothing to build before the first paint but the lane's depth); the boxes (buildStackChart), which hover and click
-// read, are built after the frame in idle time, or when first pointed at.
+// from the stacks the store already interns (shared/stacks.ts: a stack id per row, frames leaf first). Nothing is built
+// ahead of a frame but the lane's depth: a frame draws it per pixel column from the samples themselves (drawStackColumns:
+// the cost of the columns, not of the samples), and hover and click find the one box under the pointer from the samples
+// too (stackBoxAt: the run of samples around it). The whole chart's boxes (buildStackChart, a pass over every sample of
+// the lane: 70-150 ms for a million) are built only when asked for (tests and tools read them).
 
 import type { SourceLocation, StackTable } from '../shared/stacks';
 import { formatDuration } from './time-format';
@@ -103,9 +104,9 @@ export function buildStackChart(rows: Uint32Array, time: Float64Array, stack: In
 }
 
 /**
- * buildStackChart in steps: `advance(n)` reads the next n rows, so the boxes of a lane of a million samples (about a
- * tenth of a second of the page's main thread) are built in idle time a few milliseconds at a time, between the frames
- * and the input they would otherwise hold up. The boxes are those of one pass over every row.
+ * buildStackChart in steps: `advance(n)` reads the next n rows (the boxes of a lane of a million samples are about a
+ * tenth of a second of a thread: a caller that cannot wait for them all can spread them). The boxes are those of one pass
+ * over every row.
  */
 export class StackChartBuilder {
   private readonly interval: number;
@@ -544,15 +545,125 @@ export function entryOf(table: StackTable, name: number): SourceLocation | undef
   return at >= 0 ? table.locations?.[at] : undefined;
 }
 
-/** The tooltip of box `box` at depth `depth`: function, source line, duration and sample count. */
-export function describeBox(chart: StackChart, depth: number, box: number, table: StackTable): string[] {
-  const level = chart.levels[depth];
-  const name = level.name[box];
-  const at = entryOf(table, name);
-  const samples = level.samples[box];
+/** One box of a stack chart: what buildStackChart's levels hold at one index of one depth. */
+export interface StackBox {
+  readonly depth: number;
+  /** Times (store ns) it covers: from its first sample to the end of its last. */
+  readonly start: number;
+  readonly end: number;
+  /** The function (index into the chart table's names). */
+  readonly name: number;
+  /** How many samples it merges. */
+  readonly samples: number;
+}
+
+/**
+ * The box of depth `depth` under time t (within `slack` ns of its ends: the earliest such box, as boxAt finds it in
+ * buildStackChart's levels), found from the samples alone: the first sample whose time covers that window and has a frame
+ * at that depth, and the run of samples around it with the same call path down to the depth (no gap of more than
+ * GAP_INTERVALS intervals, no sample the transforms drop, records without a callchain passed over). It costs the samples
+ * of that box (a root box of a million samples, a few milliseconds), not of the lane, and nothing before it is asked.
+ */
+export function stackBoxAt(input: StackColumnsInput, t: number, depth: number, slack = 0): StackBox | null {
+  const { rows, time, stack, table, interval, map } = input;
+  const { start: stackStart, frames } = table;
+  if (depth < 0 || depth >= MAX_DEPTH) return null;
+  const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
+  const nodes = callNodes(table);
+  // The chart's stack of the row at lane position i: -2 a record without a callchain (passed over), -1 a sample the
+  // transforms drop (it ends every box), else its stack in `table` (as StackChartBuilder reads a row).
+  const stackOf = (i: number): number => {
+    const row = rows[i];
+    const sampled = row < stack.length ? stack[row] : -1;
+    if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) return -2;
+    const s = map ? map[sampled] : sampled;
+    return s + 1 >= stackStart.length ? -1 : s;
+  };
+  // Its frame's index at the depth (-1: it has none there).
+  const frameAt = (s: number): number => (s >= 0 && Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]) > depth ? stackStart[s + 1] - 1 - depth : -1);
+  const nextSample = (i: number): number => {
+    let k = i + 1;
+    while (k < rows.length && stackOf(k) === -2) k++;
+    return k;
+  };
+  // The last row at or before t - slack: the first sample that may cover the window is there or after it.
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (time[rows[mid]] <= t - slack) lo = mid + 1;
+    else hi = mid;
+  }
+  let i = lo - 1;
+  while (i >= 0 && stackOf(i) === -2) i--;
+  if (i < 0) i = nextSample(-1);
+  let found = -1;
+  for (; i < rows.length && time[rows[i]] <= t + slack; i = nextSample(i)) {
+    const k = nextSample(i);
+    const sampled = time[rows[i]];
+    const end = k < rows.length && time[rows[k]] - sampled <= gap ? time[rows[k]] : sampled + interval;
+    if (end + slack > t && frameAt(stackOf(i)) >= 0) {
+      found = i;
+      break;
+    }
+  }
+  if (found < 0) return null;
+  const foundStack = stackOf(found);
+  const frame = frameAt(foundStack);
+  const node = nodes[frame];
+  // The runs are walked with the reads written out (a root box is every sample of the lane): a sample of the same stack
+  // as the one before it needs no look at its frames.
+  let samples = 1;
+  // Back to the first sample of its run.
+  let firstTime = time[rows[found]];
+  let same = foundStack;
+  for (let k = found - 1; k >= 0; k--) {
+    const row = rows[k];
+    const sampled = row < stack.length ? stack[row] : -1;
+    if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) continue;
+    const s = map ? map[sampled] : sampled;
+    const at = time[row];
+    if (s < 0 || s + 1 >= stackStart.length || firstTime - at > gap) break;
+    if (s !== same) {
+      const n = Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+      if (n <= depth || nodes[stackStart[s + 1] - 1 - depth] !== node) break;
+      same = s;
+    }
+    firstTime = at;
+    samples++;
+  }
+  // On to its last: it ends at the next sample that is not of it, or one interval after the last at a gap or the end.
+  let lastTime = time[rows[found]];
+  let end = NaN;
+  same = foundStack;
+  for (let k = found + 1; k < rows.length; k++) {
+    const row = rows[k];
+    const sampled = row < stack.length ? stack[row] : -1;
+    if (sampled < 0 || (map ? sampled >= map.length : sampled + 1 >= stackStart.length)) continue;
+    const at = time[row];
+    if (at - lastTime > gap) break;
+    const s = map ? map[sampled] : sampled;
+    if (s !== same) {
+      const n = s < 0 || s + 1 >= stackStart.length ? 0 : Math.min(MAX_DEPTH, stackStart[s + 1] - stackStart[s]);
+      if (n <= depth || nodes[stackStart[s + 1] - 1 - depth] !== node) {
+        end = at;
+        break;
+      }
+      same = s;
+    }
+    lastTime = at;
+    samples++;
+  }
+  if (end !== end) end = lastTime + interval;
+  return { depth, start: firstTime, end, name: frames[frame], samples };
+}
+
+/** The tooltip of a box: function, source line, duration and sample count. */
+export function describeBox(box: StackBox, table: StackTable): string[] {
+  const at = entryOf(table, box.name);
   return [
-    table.names[name] ?? '?',
+    table.names[box.name] ?? '?',
     at ? `${at.file}:${at.line}` : 'source line unknown',
-    `${formatDuration(level.end[box] - level.start[box])} · ${samples.toLocaleString('en-US')} sample${samples === 1 ? '' : 's'} · depth ${depth}`,
+    `${formatDuration(box.end - box.start)} · ${box.samples.toLocaleString('en-US')} sample${box.samples === 1 ? '' : 's'} · depth ${box.depth}`,
   ];
 }

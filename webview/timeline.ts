@@ -22,7 +22,7 @@ import { el } from './dom';
 import { TimeBase } from './time-format';
 import type { Selection } from './aggregation';
 import { describeState, stateAt, STATE_BAND_HEIGHT } from './state-lane';
-import { boxAt, describeBox, entryOf, STACK_ROW_HEIGHT, type StackChart } from './stack-chart';
+import { describeBox, entryOf, stackBoxAt, STACK_ROW_HEIGHT, type StackBox, type StackChart, type StackColumnsInput } from './stack-chart';
 import { stacksHolding, type ActivityGraph } from './activity-graph';
 import { LANE_HEIGHT } from './layout';
 import type { SourceLocation, StackTable } from '../shared/stacks';
@@ -45,11 +45,13 @@ export interface TimelineCallbacks {
   onRevealSource?(location: SourceLocation): void;
 }
 
-/** A stack chart box under the pointer: its lane, depth and index in that depth's boxes. */
+/** Stack chart boxes found under the pointer that are kept for the pointer's next moves (Timeline.foundBoxes). */
+const FOUND_BOXES_KEPT = 32;
+
+/** A stack chart box under the pointer, and its lane. */
 export interface StackBoxHit {
   readonly lane: number;
-  readonly depth: number;
-  readonly box: number;
+  readonly box: StackBox;
 }
 
 export class Timeline {
@@ -325,7 +327,10 @@ export class Timeline {
     return this.holding.table;
   }
 
-  /** The stack chart of the lane `key` as laid out (undefined: the lane is not one). */
+  /**
+   * The boxes of the stack chart of the lane `key` as laid out (undefined: the lane is not one): a pass over the lane's
+   * samples, made when asked (for tests and tools; drawing, hover and click need none of it).
+   */
   stackChartOf(key: string): StackChart | undefined {
     this.ensureLayout();
     const li = this.lanes.findIndex((l) => l.key === key);
@@ -368,19 +373,50 @@ export class Timeline {
     return li < 0 ? undefined : this.drawnActivity.get(li);
   }
 
-  /** The stack chart box under a point of the plot, or null. */
+  /**
+   * The boxes last found under the pointer, newest first, and what they were found in: a pointer moving inside one, or
+   * back to one (down a depth and up again), finds it without a search (a root box of a million samples is a pass over
+   * them, ~20 ms). Forgotten when the lanes or the stacks they were found in change.
+   */
+  private foundBoxes: { hits: StackBoxHit[]; lanes: readonly Lane[]; table: StackTable; map: Int32Array | null } | null = null;
+
+  /** The stack chart box under a point of the plot, or null: found from the lane's samples (stackBoxAt), none built. */
   stackBoxAt(px: number, py: number): StackBoxHit | null {
     const y = py + this.scroll.scrollTop;
     const li = laneAtY(this.layout, y);
     if (li < 0 || !(this.layout.stackDepth[li] > 0)) return null;
-    const chart = this.layout.stackChart(li)!;
     const depth = Math.floor((y - this.layout.laneTop[li] - LANE_HEIGHT) / STACK_ROW_HEIGHT);
-    if (depth < 0 || depth >= chart.depth) return null;
+    if (depth < 0 || depth >= this.layout.stackDepth[li]) return null;
     const x = this.viewport.x();
     const t = x.invert(px);
     // Half a pixel either side: a box of a single sample at wide zoom is still under the pointer it is drawn under.
-    const box = boxAt(chart.levels[depth], t, Math.abs(x.invert(px + 0.5) - t));
-    return box < 0 ? null : { lane: li, depth, box };
+    const slack = Math.abs(x.invert(px + 0.5) - t);
+    const view = this.stackView();
+    let found = this.foundBoxes;
+    // (Lanes built again are a new list: a live append or a filter changes their rows.)
+    if (!found || found.lanes !== this.lanes || found.table !== view.table || found.map !== view.map) {
+      found = this.foundBoxes = { hits: [], lanes: this.lanes, table: view.table, map: view.map };
+    }
+    const known = found.hits.find((h) => h.lane === li && h.box.depth === depth && h.box.start <= t && t < h.box.end);
+    if (known) return known;
+    const box = stackBoxAt(this.stackInput(li, view), t, depth, slack);
+    if (!box) return null;
+    const hit = { lane: li, box };
+    found.hits.unshift(hit);
+    if (found.hits.length > FOUND_BOXES_KEPT) found.hits.pop();
+    return hit;
+  }
+
+  /** What stack chart lane `li` is drawn from (drawStackColumns and stackBoxAt read the same). */
+  private stackInput(li: number, view: StackView = this.stackView()): StackColumnsInput {
+    return {
+      rows: this.lanes[li].rows,
+      time: this.store.time,
+      stack: this.store.stack,
+      table: view.table,
+      interval: this.layout.intervalOf(li),
+      ...(view.map ? { map: view.map } : {}),
+    };
   }
 
   /** The selected record's row after the store dropped rows (a live capture's window moved on), until the lanes are rebuilt. */
@@ -818,17 +854,15 @@ export class Timeline {
     this.lastRenderMs = performance.now() - started;
     this.renderCount++;
     this.canvas.dataset.renders = String(this.renderCount);
-    this.layout.ensureSpansWhenIdle((timeLeft) => {
+    this.layout.ensureSpansWhenIdle(() => {
       // Lanes may have changed since: build spans for what the next frame will show (the frame asks again after it).
-      if (this.scheduler.isPending) return false;
+      if (this.scheduler.isPending) return;
       this.ensureLayout();
       this.layout.ensureSpans(this.grouping, this.include);
       if (this.redrawWithSpans) {
         this.redrawWithSpans = false;
         this.scheduler.schedule();
       }
-      // The stack charts' boxes, for hover and click (drawing does not need them), a slice of idle time at a time.
-      return !this.layout.buildStackChartsIdle(timeLeft);
     });
   }
 
@@ -841,9 +875,8 @@ export class Timeline {
     const py = e.clientY - r.top;
     const box = this.stackBoxAt(px, py);
     if (box) {
-      const chart = this.layout.stackChart(box.lane)!;
       this.hover = null;
-      this.tooltip.show(describeBox(chart, box.depth, box.box, this.stackView().table), e.clientX, e.clientY);
+      this.tooltip.show(describeBox(box.box, this.stackView().table), e.clientX, e.clientY);
       this.scheduler.schedule();
       return;
     }
@@ -891,8 +924,7 @@ export class Timeline {
 
   /** A click on a stack chart box: its function is highlighted and its source revealed. */
   private chooseBox(hit: StackBoxHit): void {
-    const chart = this.layout.stackChart(hit.lane)!;
-    const name = chart.levels[hit.depth].name[hit.box];
+    const name = hit.box.name;
     // The charts' table: the store's names first, then what the transforms added (a collapsed library's frame).
     const table = this.stackView().table;
     this.highlightName = name;

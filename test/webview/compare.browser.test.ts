@@ -271,11 +271,11 @@ describe('two compared captures and the call tree drawer in Chromium', function 
   it('applies transforms from the menu and the keys as removable breadcrumbs', async () => {
     await page.click('#rs-calltree .rs-calltree-mode[data-mode="top-down"]');
     const tree = () =>
-      page.$$eval('#rs-calltree .rs-calltree-list tbody tr', (trs) =>
+      page.$$eval('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node', (trs) =>
         trs.map((tr) => [tr.querySelector('.rs-calltree-fn')!.textContent, tr.querySelector('.rs-calltree-self')!.textContent]),
       );
     const crumbs = () => page.$$eval('.rs-transforms .rs-transform-crumb', (els) => els.map((e) => e.textContent));
-    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 3);
+    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node').length === 3);
     assert.deepEqual(await tree(), [
       ['main', '0'],
       ['busy_loop', '76'],
@@ -283,9 +283,9 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     ]);
     assert.equal(await page.locator('.rs-transforms').isHidden(), true, 'no transforms: no breadcrumbs');
 
-    await page.click('#rs-calltree .rs-calltree-list tbody tr:nth-child(3)', { button: 'right' });
+    await page.click('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node[data-index="2"]', { button: 'right' });
     await page.click('.rs-transform-menu .rs-transform-item[data-kind="merge-function"]');
-    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 2);
+    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node').length === 2);
     assert.deepEqual(
       await tree(),
       [
@@ -297,15 +297,15 @@ describe('two compared captures and the call tree drawer in Chromium', function 
     assert.deepEqual(await crumbs(), ['Complete tree', 'Merge: helper']);
 
     // F on the focused busy_loop row: focus on the function.
-    await page.focus('#rs-calltree .rs-calltree-list tbody tr:nth-child(2)');
+    await page.focus('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node[data-index="1"]');
     await page.keyboard.press('Shift+F');
-    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 1);
+    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node').length === 1);
     assert.deepEqual(await tree(), [['busy_loop', '101']]);
     assert.deepEqual(await crumbs(), ['Complete tree', 'Merge: helper', 'Focus: busy_loop']);
 
     // × on the merge: only the focus stays, helper is back under busy_loop.
     await page.click('.rs-transform[data-kind="merge-function"] .rs-transform-remove');
-    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr').length === 2);
+    await page.waitForFunction(() => document.querySelectorAll('#rs-calltree .rs-calltree-list tbody tr.rs-calltree-node').length === 2);
     assert.deepEqual(await tree(), [
       ['busy_loop', '76'],
       ['helper', '25'],

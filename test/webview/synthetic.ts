@@ -429,3 +429,24 @@ export function liveAppend(seq: number, firstRow: number, from: number, count: n
     keepFromNs: (SMALL_ORIGIN + BigInt(keepFrom)).toString(),
   };
 }
+
+/** Functions `wideCalls` has main call, f0 … f(WIDE_CALLS − 1). */
+export const WIDE_CALLS = 300;
+
+/**
+ * A call tree too tall to show at once: thread 300 sampled every 10 µs in main → f<k>, f<k> sampled k + 1 times (so every
+ * row of the tree has a count of its own and the order by total is known: main, then f299 … f0).
+ */
+export function wideCalls(): SyntheticSnapshot {
+  const rows: SyntheticRow[] = [];
+  for (let k = 0; k < WIDE_CALLS; k++) for (let j = 0; j <= k; j++) rows.push({ t: rows.length * 10 * US, event: 4, pid: 300, tid: 300, cpu: 0, stack: k });
+  const names = ['main', ...Array.from({ length: WIDE_CALLS }, (_, k) => `f${k}`)];
+  const stacks = {
+    names,
+    start: Array.from({ length: WIDE_CALLS + 1 }, (_, k) => 2 * k),
+    frames: Array.from({ length: 2 * WIDE_CALLS }, (_, f) => (f % 2 === 0 ? 1 + f / 2 : 0)),
+  };
+  const threads = [{ pid: 300, tid: 300, comm: 'wide' }];
+  const { start, batches } = snapshot('wide', 'wide calls', rows, SMALL_ORIGIN, 4096, SMALL_EVENTS, threads);
+  return { start: { ...start, stacks }, batches };
+}
