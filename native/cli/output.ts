@@ -11,6 +11,7 @@ import type { ProcessSideband } from '../perf/sideband-types';
 import { ProfileTables } from '../tables/profile-tables';
 import { TableJsonl } from '../tables/jsonl';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
+import { BatchLines } from '../../host/batch-lines';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
@@ -40,6 +41,8 @@ export class SnapshotWriter {
   private snapshotIndex = 0;
   /** The first error of the output (a full disk, say): every later write fails with it. */
   private streamError: Error | undefined;
+  /** A file decoded a batch at a time (writeBatch): one table of frames and stacks for all its batches. */
+  private readonly batchLines = new BatchLines(this.symbols);
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
   constructor(
@@ -89,6 +92,30 @@ export class SnapshotWriter {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);
     }
+  }
+
+  /**
+   * One batch of a file decoded a batch at a time (JSON Lines only): records in time order after the previous batch's,
+   * every one written (nothing is a repeat, unlike snapshots of one recorder). Frames and stacks of an earlier batch
+   * are not named or formatted again, except those of a process whose mappings this batch changed.
+   */
+  async writeBatch(snapshot: DecodedSnapshot): Promise<void> {
+    this.snapshotIndex = 1;
+    const jsonl = this.batchLines.next(snapshot, (s) => this.withHostReaders(s));
+    let chunk = '';
+    for (let row = 0; row < snapshot.columns.length; row++) {
+      chunk += jsonl.line(row) + '\n';
+      if (chunk.length > 1 << 20) {
+        await this.flush(chunk);
+        chunk = '';
+      }
+    }
+    if (chunk) await this.flush(chunk);
+  }
+
+  /** After a failure part way (a damaged record): no -o file is left behind. */
+  discard(): void {
+    this.file?.abort();
   }
 
   /**

@@ -12,21 +12,30 @@ import type { ProfileTables } from './profile-tables';
 
 export class TableJsonl {
   /** Per frame: its address as a JSON string, and its symbol as JSON (`null` when unnamed). */
-  private readonly frameIpJson: string[] = [];
-  private readonly frameSymJson: string[] = [];
+  private readonly frameIpJson: string[];
+  private readonly frameSymJson: string[];
   /** Per stack: the inside of its "callchain" and "callchainSyms" arrays, leaf first (built on the prefix's). */
-  private readonly stackIpsJson: (string | undefined)[] = [];
-  private readonly stackSymsJson: (string | undefined)[] = [];
+  private readonly stackIpsJson: (string | undefined)[];
+  private readonly stackSymsJson: (string | undefined)[];
   private readonly readers: Map<number, SampleReader>;
   private readonly eventJson = new Map<number, string>();
   private readonly views: DataView[];
 
-  /** `symbolize` names what the tables do not hold (records formatted by the record decoder); the tables must be symbolized. */
+  /**
+   * `symbolize` names what the tables do not hold (records formatted by the record decoder); the tables must be
+   * symbolized. `previous`: the lines of the batch before (its tables the ones `tables` continues), whose formatted
+   * frames and stacks this one reuses.
+   */
   constructor(
     private readonly snapshot: DecodedSnapshot,
-    private readonly tables: ProfileTables,
+    readonly tables: ProfileTables,
     private readonly symbolize: Symbolizer,
+    previous?: TableJsonl,
   ) {
+    this.frameIpJson = previous?.frameIpJson ?? [];
+    this.frameSymJson = previous?.frameSymJson ?? [];
+    this.stackIpsJson = previous?.stackIpsJson ?? [];
+    this.stackSymsJson = previous?.stackSymsJson ?? [];
     this.readers = sampleReaders(snapshot);
     for (const [index, reader] of this.readers) this.eventJson.set(index, JSON.stringify(reader.event.name));
     this.views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
