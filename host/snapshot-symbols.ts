@@ -181,9 +181,12 @@ export class SnapshotSymbols {
     };
   }
 
-  /** What the tables need of a frame: its name (each address resolved once, see frames) and its object. */
+  /**
+   * What the tables need of a frame: its name and its object. Straight from the symbolizer: the tables ask once per
+   * frame, so the per-address table of `frames` would only hold a second copy of every name.
+   */
   resolveFrame(pid: number, ip: bigint, kernel: boolean): FrameResolution {
-    return { symbol: this.frames.nameOf(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
+    return { symbol: this.symbolizer.symbolize(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
   }
 
   sourceLine(pid: number, ip: bigint) {

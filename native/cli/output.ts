@@ -9,7 +9,7 @@ import type { DecodedSnapshot, RingCoverage } from '../decode/types';
 import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { ProfileTables } from '../tables/profile-tables';
-import { TableJsonl } from '../tables/jsonl';
+import { LineBytes, TableJsonl } from '../tables/jsonl';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { BatchLines } from '../../host/batch-lines';
 import { RecordType } from '../abi/uapi';
@@ -21,6 +21,9 @@ import { AtomicFile, FileWriteError, writeFileAtomic } from '../sys/safe-file';
 import { describeLogpointTally, tallyLogpoints } from '../decode/logpoint-tally';
 import { isLogpointSpec } from '../specs/parse';
 import { PprofBuilder } from '../tables/pprof';
+
+/** JSON Lines go out in writes of about this many bytes. */
+const FLUSH_BYTES = 1 << 20;
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -102,15 +105,12 @@ export class SnapshotWriter {
   async writeBatch(snapshot: DecodedSnapshot): Promise<void> {
     this.snapshotIndex = 1;
     const jsonl = this.batchLines.next(snapshot, (s) => this.withHostReaders(s));
-    let chunk = '';
+    const out = new LineBytes();
     for (let row = 0; row < snapshot.columns.length; row++) {
-      chunk += jsonl.line(row) + '\n';
-      if (chunk.length > 1 << 20) {
-        await this.flush(chunk);
-        chunk = '';
-      }
+      jsonl.write(row, out);
+      if (out.length > FLUSH_BYTES) await this.flush(out.take());
     }
-    if (chunk) await this.flush(chunk);
+    if (out.length) await this.flush(out.take());
   }
 
   /** After a failure part way (a damaged record): no -o file is left behind. */
@@ -181,7 +181,7 @@ export class SnapshotWriter {
     // a double: both are recent perf clock values), and the newest relative time printed now.
     const printedBefore = new Map<string, number | undefined>();
     const newestNow = new Map<string, number>();
-    let chunk = '';
+    const out = new LineBytes();
     for (let row = 0; row < columns.length; row++) {
       const label = rings[columns.ring[row]]?.label ?? '';
       let threshold = printedBefore.get(label);
@@ -194,19 +194,16 @@ export class SnapshotWriter {
       // A record at or before what was printed (or without a time, once the label was printed) is a repeat.
       if (threshold !== undefined && !(time > threshold)) continue;
       if (time > (newestNow.get(label) ?? -Infinity)) newestNow.set(label, time);
-      chunk += jsonl.line(row) + '\n';
-      if (chunk.length > 1 << 20) {
-        await this.flush(chunk);
-        chunk = '';
-      }
+      jsonl.write(row, out);
+      if (out.length > FLUSH_BYTES) await this.flush(out.take());
     }
     for (const [label, newest] of newestNow) this.newestEmitted.set(label, origin + BigInt(newest));
-    if (chunk) await this.flush(chunk);
+    if (out.length) await this.flush(out.take());
     // A later snapshot that fails (a full disk) leaves this one whole in the file, never a cut line.
     this.file?.checkpoint();
   }
 
-  private flush(text: string): Promise<void> {
+  private flush(text: string | Uint8Array): Promise<void> {
     if (this.streamError) return Promise.reject(this.streamError);
     if (this.file) {
       try {
@@ -264,8 +261,8 @@ class DeviceOutput {
     }
   }
 
-  write(text: string): void {
-    const bytes = Buffer.from(text, 'utf8');
+  write(text: string | Uint8Array): void {
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     try {
       for (let offset = 0; offset < bytes.length;) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
     } catch (error) {
