@@ -108,9 +108,9 @@ export class SnapshotWriter {
     const out = new LineBytes();
     for (let row = 0; row < snapshot.columns.length; row++) {
       jsonl.write(row, out);
-      if (out.length > FLUSH_BYTES) await this.flush(out.take());
+      if (out.length > FLUSH_BYTES) await this.flushLines(out);
     }
-    if (out.length) await this.flush(out.take());
+    if (out.length) await this.flushLines(out);
   }
 
   /** After a failure part way (a damaged record): no -o file is left behind. */
@@ -195,12 +195,23 @@ export class SnapshotWriter {
       if (threshold !== undefined && !(time > threshold)) continue;
       if (time > (newestNow.get(label) ?? -Infinity)) newestNow.set(label, time);
       jsonl.write(row, out);
-      if (out.length > FLUSH_BYTES) await this.flush(out.take());
+      if (out.length > FLUSH_BYTES) await this.flushLines(out);
     }
     for (const [label, newest] of newestNow) this.newestEmitted.set(label, origin + BigInt(newest));
-    if (out.length) await this.flush(out.take());
+    if (out.length) await this.flushLines(out);
     // A later snapshot that fails (a full disk) leaves this one whole in the file, never a cut line.
     this.file?.checkpoint();
+  }
+
+  /**
+   * Writes what `out` holds and empties it. A file (or device) is written synchronously, so the same bytes are reused
+   * for the next lines; stdout may keep them until it drains, so it is handed them and `out` starts new ones.
+   */
+  private async flushLines(out: LineBytes): Promise<void> {
+    if (this.file && !this.streamError) {
+      await this.flush(out.bytes.subarray(0, out.length));
+      out.length = 0;
+    } else await this.flush(out.take());
   }
 
   private flush(text: string | Uint8Array): Promise<void> {
