@@ -80,8 +80,12 @@ export class SnapshotSymbols {
     }
   }
 
-  /** Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. */
-  learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): void {
+  /**
+   * Learns from the /proc synthesis the recorder made and from every side-band record, oldest first. Returns the pids
+   * whose mappings the snapshot's records changed (MMAP, MMAP2, FORK).
+   */
+  learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): ReadonlySet<number> {
+    const remapped = new Set<number>();
     // Every snapshot names addresses afresh: a file replaced on disk at the same mapping is named by what it holds
     // now (the parsed objects themselves stay cached until the file changes, see symbols/object-file).
     this.frames.forgetAddresses();
@@ -103,7 +107,10 @@ export class SnapshotSymbols {
       } else if (type === RecordType.FORK) {
         const parent = Number(f.ppid);
         const tid = Number(f.tid);
-        if (parent !== pid) this.symbolizer.forkProcess(parent, pid);
+        if (parent !== pid) {
+          this.symbolizer.forkProcess(parent, pid);
+          remapped.add(pid);
+        }
         const from = this.known.get(parent);
         const child = this.process(pid);
         if (from && from !== child) for (const [key, map] of from.maps) child.maps.set(key, map);
@@ -117,10 +124,14 @@ export class SnapshotSymbols {
         const pgoff = BigInt(f.pgoff as bigint);
         // Data mappings (side-band with mmap_data, for -g dwarf) hold no code to name, but an exported
         // perf.data needs them: perf's unwinder reads .eh_frame_hdr through them.
-        if (!f.data) this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
+        if (!f.data) {
+          this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
+          remapped.add(pid);
+        }
         if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });
       }
     }
+    return remapped;
   }
 
   /**
@@ -170,9 +181,12 @@ export class SnapshotSymbols {
     };
   }
 
-  /** What the tables need of a frame: its name (each address resolved once, see frames) and its object. */
+  /**
+   * What the tables need of a frame: its name and its object. Straight from the symbolizer: the tables ask once per
+   * frame, so the per-address table of `frames` would only hold a second copy of every name.
+   */
   resolveFrame(pid: number, ip: bigint, kernel: boolean): FrameResolution {
-    return { symbol: this.frames.nameOf(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
+    return { symbol: this.symbolizer.symbolize(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
   }
 
   sourceLine(pid: number, ip: bigint) {

@@ -17,9 +17,14 @@ declare var TextDecoder: {
   prototype: TextDecoder;
   new (label?: string, options?: TextDecoderOptions): TextDecoder;
 };
+interface TextEncoderEncodeIntoResult {
+  read: number;
+  written: number;
+}
 interface TextEncoder {
   readonly encoding: string;
   encode(input?: string): Uint8Array<ArrayBuffer>;
+  encodeInto(source: string, destination: Uint8Array): TextEncoderEncodeIntoResult;
 }
 declare var TextEncoder: {
   prototype: TextEncoder;

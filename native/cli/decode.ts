@@ -1,18 +1,25 @@
 // `ringside decode FILE.data`: perf.data written by `perf record` to the same outputs as capture
-// (JSON Lines, perf.data, HTML). Every record is decoded in full before anything is written
+// (JSON Lines, perf.data, HTML, pprof). Every record is decoded in full before it is written
 // (perfdata/damage.ts): a damaged one stops the decode naming its file offset, or with
 // --keep-going is left out of the output and counted, on stderr and in the output's notes.
+//
+// JSON Lines is written a batch at a time: the file is read, decoded, named and written DECODE_BATCH_BYTES of
+// records at a time, in time order, so what is held is a batch and the tables (frames, stacks, names), not the file.
+// The other outputs are whole-file formats and decode the file whole.
 import type { DecodeOptions } from './args';
-import { decodeChecked, describeSkipped, importPerfDataFile } from '../perfdata/index';
+import { addSkipped, decodeChecked, describeSkipped, importPerfDataFile, openPerfDataFile, type SkippedRecords } from '../perfdata/index';
 import { SnapshotWriter } from './output';
 
+/** Records per batch of a streamed decode: a few reads of the file, and far fewer bytes than a file worth streaming. */
+const DECODE_BATCH_BYTES = 4 << 20;
+
+const KEEP_GOING_HINT = 'ringside decode --keep-going leaves damaged records out and counts them';
+
 export async function runDecode(options: DecodeOptions): Promise<number> {
+  if (options.format === 'jsonl') return runStreamedDecode(options);
   const imported = importPerfDataFile(options.input, { keepGoing: options.keepGoing });
   for (const warning of imported.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
-  const { decoded, skipped } = decodeChecked(imported, options.input, {
-    keepGoing: options.keepGoing,
-    hint: 'ringside decode --keep-going leaves damaged records out and counts them',
-  });
+  const { decoded, skipped } = decodeChecked(imported, options.input, { keepGoing: options.keepGoing, hint: KEEP_GOING_HINT });
   const skippedText = skipped ? describeSkipped(skipped) : undefined;
   // What the file could not give, shown on the timeline page as a recording's limitations are.
   const notes = [...imported.warnings, ...(skippedText ? [skippedText] : [])];
@@ -22,7 +29,45 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
   } finally {
     await writer.close();
   }
-  const anomalies = decoded.anomalies.length ? `, ${decoded.anomalies.length} anomalies` : '';
-  process.stderr.write(`ringside: ${options.input}: ${decoded.columns.length} records${anomalies}${skipped ? `, ${skippedText}` : ''}\n`);
+  summarize(options.input, decoded.columns.length, decoded.anomalies.length, skipped);
   return 0;
+}
+
+/**
+ * JSON Lines a batch at a time. A damaged record found in a later batch stops the decode after the batches before it
+ * were written: an -o file is then removed (no output, as for a damage found first); on stdout those lines are out.
+ */
+async function runStreamedDecode(options: DecodeOptions): Promise<number> {
+  const stream = openPerfDataFile(options.input, { keepGoing: options.keepGoing });
+  let records = 0;
+  let anomalies = 0;
+  let skipped: SkippedRecords | undefined;
+  try {
+    for (const warning of stream.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
+    const writer = new SnapshotWriter({ format: options.format, output: options.output, fromFile: true });
+    try {
+      const takenAtMs = Date.now();
+      for (const batch of stream.batches(DECODE_BATCH_BYTES)) {
+        const raw = { events: stream.events, rings: [batch.ring], takenAtMs, pauseWindowNs: [] };
+        const checked = decodeChecked({ raw, fileOffsetOf: batch.fileOffsetOf }, options.input, { keepGoing: options.keepGoing, hint: KEEP_GOING_HINT });
+        skipped = addSkipped(skipped, checked.skipped);
+        records += checked.decoded.columns.length;
+        anomalies += checked.decoded.anomalies.length;
+        await writer.writeBatch(checked.decoded);
+      }
+    } catch (error) {
+      writer.discard();
+      throw error;
+    }
+    await writer.close();
+  } finally {
+    stream.close();
+  }
+  summarize(options.input, records, anomalies, skipped);
+  return 0;
+}
+
+function summarize(input: string, records: number, anomalies: number, skipped: SkippedRecords | undefined): void {
+  const anomalyText = anomalies ? `, ${anomalies} anomalies` : '';
+  process.stderr.write(`ringside: ${input}: ${records} records${anomalyText}${skipped ? `, ${describeSkipped(skipped)}` : ''}\n`);
 }

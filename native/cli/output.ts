@@ -9,8 +9,9 @@ import type { DecodedSnapshot, RingCoverage } from '../decode/types';
 import type { RawSnapshot } from '../abi/snapshot';
 import type { ProcessSideband } from '../perf/sideband-types';
 import { ProfileTables } from '../tables/profile-tables';
-import { TableJsonl } from '../tables/jsonl';
+import { LineBytes, TableJsonl } from '../tables/jsonl';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
+import { BatchLines } from '../../host/batch-lines';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
@@ -20,6 +21,9 @@ import { AtomicFile, FileWriteError, writeFileAtomic } from '../sys/safe-file';
 import { describeLogpointTally, tallyLogpoints } from '../decode/logpoint-tally';
 import { isLogpointSpec } from '../specs/parse';
 import { PprofBuilder } from '../tables/pprof';
+
+/** JSON Lines go out in writes of about this many bytes. */
+const FLUSH_BYTES = 1 << 20;
 
 /** perf.data / HTML files get one file per snapshot: FILE for the first, FILE.N.ext after. */
 function numberedPath(file: string, index: number): string {
@@ -40,6 +44,8 @@ export class SnapshotWriter {
   private snapshotIndex = 0;
   /** The first error of the output (a full disk, say): every later write fails with it. */
   private streamError: Error | undefined;
+  /** A file decoded a batch at a time (writeBatch): one table of frames and stacks for all its batches. */
+  private readonly batchLines = new BatchLines(this.symbols);
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
   constructor(
@@ -89,6 +95,27 @@ export class SnapshotWriter {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);
     }
+  }
+
+  /**
+   * One batch of a file decoded a batch at a time (JSON Lines only): records in time order after the previous batch's,
+   * every one written (nothing is a repeat, unlike snapshots of one recorder). Frames and stacks of an earlier batch
+   * are not named or formatted again, except those of a process whose mappings this batch changed.
+   */
+  async writeBatch(snapshot: DecodedSnapshot): Promise<void> {
+    this.snapshotIndex = 1;
+    const jsonl = this.batchLines.next(snapshot, (s) => this.withHostReaders(s));
+    const out = new LineBytes();
+    for (let row = 0; row < snapshot.columns.length; row++) {
+      jsonl.write(row, out);
+      if (out.length > FLUSH_BYTES) await this.flushLines(out);
+    }
+    if (out.length) await this.flushLines(out);
+  }
+
+  /** After a failure part way (a damaged record): no -o file is left behind. */
+  discard(): void {
+    this.file?.abort();
   }
 
   /**
@@ -154,7 +181,7 @@ export class SnapshotWriter {
     // a double: both are recent perf clock values), and the newest relative time printed now.
     const printedBefore = new Map<string, number | undefined>();
     const newestNow = new Map<string, number>();
-    let chunk = '';
+    const out = new LineBytes();
     for (let row = 0; row < columns.length; row++) {
       const label = rings[columns.ring[row]]?.label ?? '';
       let threshold = printedBefore.get(label);
@@ -167,19 +194,27 @@ export class SnapshotWriter {
       // A record at or before what was printed (or without a time, once the label was printed) is a repeat.
       if (threshold !== undefined && !(time > threshold)) continue;
       if (time > (newestNow.get(label) ?? -Infinity)) newestNow.set(label, time);
-      chunk += jsonl.line(row) + '\n';
-      if (chunk.length > 1 << 20) {
-        await this.flush(chunk);
-        chunk = '';
-      }
+      jsonl.write(row, out);
+      if (out.length > FLUSH_BYTES) await this.flushLines(out);
     }
     for (const [label, newest] of newestNow) this.newestEmitted.set(label, origin + BigInt(newest));
-    if (chunk) await this.flush(chunk);
+    if (out.length) await this.flushLines(out);
     // A later snapshot that fails (a full disk) leaves this one whole in the file, never a cut line.
     this.file?.checkpoint();
   }
 
-  private flush(text: string): Promise<void> {
+  /**
+   * Writes what `out` holds and empties it. A file (or device) is written synchronously, so the same bytes are reused
+   * for the next lines; stdout may keep them until it drains, so it is handed them and `out` starts new ones.
+   */
+  private async flushLines(out: LineBytes): Promise<void> {
+    if (this.file && !this.streamError) {
+      await this.flush(out.bytes.subarray(0, out.length));
+      out.length = 0;
+    } else await this.flush(out.take());
+  }
+
+  private flush(text: string | Uint8Array): Promise<void> {
     if (this.streamError) return Promise.reject(this.streamError);
     if (this.file) {
       try {
@@ -237,8 +272,8 @@ class DeviceOutput {
     }
   }
 
-  write(text: string): void {
-    const bytes = Buffer.from(text, 'utf8');
+  write(text: string | Uint8Array): void {
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     try {
       for (let offset = 0; offset < bytes.length;) offset += writeSync(this.fd, bytes, offset, bytes.length - offset);
     } catch (error) {

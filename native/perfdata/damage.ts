@@ -61,6 +61,19 @@ export function describeSkipped(skipped: SkippedRecords): string {
   return `skipped ${records} (the first at offset ${skipped.firstOffset}: ${skipped.firstReason})`;
 }
 
+/** Records read from a file (all of it, or one batch): their snapshot, and where each of its one ring's records was in the file. */
+export interface RecordsOfFile {
+  readonly raw: RawSnapshot;
+  readonly fileOffsetOf: PerfDataImport['fileOffsetOf'];
+}
+
+/** The skipped records of two parts of one file as one count, whose first is the one earlier in the file. */
+export function addSkipped(a: SkippedRecords | undefined, b: SkippedRecords | undefined): SkippedRecords | undefined {
+  if (!a || !b) return a ?? b;
+  const first = a.firstOffset <= b.firstOffset ? a : b;
+  return { count: a.count + b.count, firstOffset: first.firstOffset, firstReason: first.firstReason };
+}
+
 interface Damage {
   readonly ring: number;
   readonly ringOffset: number;
@@ -74,7 +87,7 @@ interface Damage {
  * removed from the rings and the rest decoded again; else the first damaged record (in the file)
  * is a DamagedRecordError naming the file, the record's offset and the bad field's.
  */
-export function decodeChecked(imported: PerfDataImport & { raw: RawSnapshot }, file: string, options: CheckOptions): CheckedDecode {
+export function decodeChecked(imported: RecordsOfFile, file: string, options: CheckOptions): CheckedDecode {
   const decoded = decodeSnapshot(imported.raw);
   const damage = findDamage(imported, decoded);
   if (damage.length === 0) return { raw: imported.raw, decoded };
@@ -87,7 +100,7 @@ export function decodeChecked(imported: PerfDataImport & { raw: RawSnapshot }, f
   return { raw, decoded: decodeSnapshot(raw), skipped: { count: damage.length, firstOffset: first.fileOffset, firstReason: first.reason } };
 }
 
-function findDamage(imported: PerfDataImport, decoded: DecodedSnapshot): Damage[] {
+function findDamage(imported: RecordsOfFile, decoded: DecodedSnapshot): Damage[] {
   const damage: Damage[] = [];
   const { ring, offset, kind, event } = decoded.columns;
   const readers = sampleReaders(decoded);

@@ -1,7 +1,7 @@
 // perf.data import/export for the CLI and the extension: the pure reader/writer plus the host
 // facts (hostname, kallsyms, /proc maps, ELF build ids, tracefs headers) only node can gather.
 
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import os from 'node:os';
 import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot } from '../decode/types';
@@ -12,13 +12,13 @@ import { readProcMaps } from '../sys/procmaps';
 import { commOf } from '../perf/procfs';
 import { writeFileAtomic } from '../sys/safe-file';
 import { PerfDataError } from './format';
-import { readPerfData, type PerfDataImport, type ReadOptions } from './reader';
+import { bytesSource, streamPerfData, wholeImport, type ByteSource, type PerfDataImport, type PerfDataStream, type ReadOptions } from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
 
 export { PerfDataError, Feature, UserRecord } from './format';
-export { readPerfData, RecordLocator } from './reader';
-export { decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type SkippedRecords } from './damage';
-export type { BuildIdEntry, PerfDataFeatures, PerfDataImport, ReadOptions } from './reader';
+export { readPerfData, RecordLocator, streamPerfData } from './reader';
+export { addSkipped, decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type RecordsOfFile, type SkippedRecords } from './damage';
+export type { BuildIdEntry, ByteSource, PerfDataBatch, PerfDataFeatures, PerfDataImport, PerfDataStream, ReadOptions } from './reader';
 export { writePerfData } from './writer';
 export type { SynthesizedMap, SynthesizedProcess, WriteOptions } from './writer';
 export { parseTracingData, buildTracingData, formatToText } from './tracing';
@@ -86,15 +86,61 @@ export function buildExport(snapshot: DecodedSnapshot, options: ExportOptions = 
 
 /** Reads a perf.data file; damage becomes a PerfDataError naming the file and offset. */
 export function importPerfDataFile(file: string, options: ReadOptions = {}): PerfDataImport & { raw: RawSnapshot } {
-  let bytes: Uint8Array;
+  const stream = openPerfDataFile(file, options);
   try {
-    bytes = readFileSync(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
-    throw new PerfDataError(file, 0, `cannot read the file (${code})`);
+    const imported = wholeImport(stream, file);
+    return { ...imported, raw: { events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] } };
+  } finally {
+    stream.close();
   }
-  const imported = readPerfData(bytes, file, options);
-  return { ...imported, raw: { events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] } };
+}
+
+/**
+ * Opens a perf.data file as a PerfDataStream; close() it when done. A regular file is read a range at a time (what is
+ * held is a batch, not the file); anything else (a pipe, /dev/stdin) cannot be read at offsets and is read whole.
+ * Damage becomes a PerfDataError naming the file and offset.
+ */
+export function openPerfDataFile(file: string, options: ReadOptions = {}): PerfDataStream & { close(): void } {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
+  }
+  try {
+    let source: ByteSource;
+    try {
+      const stat = fstatSync(fd);
+      source = stat.isFile() ? fileSource(fd, stat.size, file) : bytesSource(readFileSync(fd));
+    } catch (error) {
+      throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
+    }
+    return Object.assign(streamPerfData(source, file, options), { close: () => closeSync(fd) });
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/** A regular file's bytes read where asked (each range a fresh buffer the caller may keep). */
+function fileSource(fd: number, size: number, file: string): ByteSource {
+  return {
+    size,
+    read(offset: number, length: number): Uint8Array {
+      const bytes = Buffer.allocUnsafe(length);
+      for (let done = 0; done < length;) {
+        let count: number;
+        try {
+          count = readSync(fd, bytes, done, length - done, offset + done);
+        } catch (error) {
+          throw new PerfDataError(file, offset + done, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
+        }
+        if (count === 0) throw new PerfDataError(file, offset + done, 'the file ended while it was being read (it was cut short since it was opened)');
+        done += count;
+      }
+      return bytes;
+    },
+  };
 }
 
 /** Build ids of the executable files the snapshot's own MMAP/MMAP2 records map, as perf record collects them. */

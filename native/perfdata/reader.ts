@@ -1,13 +1,18 @@
 // Reads perf.data files (file mode and pipe mode) into what the decoder already understands:
 // EventDescription[] built from the attrs (with their sample ids, EVENT_DESC names and tracepoint
-// formats from TRACING_DATA) and one forward RingCopy holding the data section's kernel records.
+// formats from TRACING_DATA) and forward RingCopy batches holding the data section's kernel records.
 //
 // The data section is not in time order (perf writes each CPU's buffer per round, and
 // --overwrite rounds come newest first), and it interleaves records that only exist in files
 // (HEADER_ATTR, FINISHED_ROUND, ID_INDEX, ...). So the reader interprets and strips the file-only
 // records, then stably sorts the kernel records by their timestamp (perf's ordered-events rule:
-// a record without time keeps its place after its predecessor) and copies them into one linear
-// buffer. The decoder then walks that buffer like any forward ring.
+// a record without time keeps its place after its predecessor) and copies them into linear buffers.
+// The decoder then walks each buffer like any forward ring.
+//
+// A file is read a range at a time (ByteSource), never whole: a first walk of the data section keeps
+// only each kernel record's offset and size, a second reads their times, and the records are then
+// copied out in time order a batch of a few MiB at a time (PerfDataStream), so what is held at once
+// is a batch and an index of the records, not the file.
 
 import { decodeAttr, PERF_ATTR_SIZE_VER0, type PerfEventAttr } from '../abi/attr';
 import { PerfType, RecordType, recordTypeName, Sample } from '../abi/uapi';
@@ -88,16 +93,104 @@ interface MutableEvent {
   name?: string;
 }
 
-interface KernelRecord {
-  readonly offset: number;
-  readonly size: number;
-}
-
 /** Largest attr entry (attr plus ids section) a file may declare: the reader's bound on a damaged header. */
 export const MAX_ATTR_SIZE = 4096;
 
+/** Where a perf.data file's bytes come from: the whole file in memory, or the file read a range at a time. */
+export interface ByteSource {
+  readonly size: number;
+  /** The `size` bytes at `offset` (within the source); they stay valid (a copy, or a view of bytes never changed). */
+  read(offset: number, size: number): Uint8Array;
+}
+
+/** A file in memory as a ByteSource: ranges are views, nothing is copied. */
+export function bytesSource(bytes: Uint8Array): ByteSource {
+  return { size: bytes.length, read: (offset, size) => bytes.subarray(offset, offset + size) };
+}
+
+/** How much of the data section one read of the walks takes: big enough that reads are few, small beside any file worth streaming. */
+const WALK_CHUNK_BYTES = 4 << 20;
+
+/** One batch of a PerfDataStream: kernel records in time order as a forward ring, and where each came from. */
+export interface PerfDataBatch {
+  readonly ring: RingCopy;
+  /** Where in the file the record at `ringOffset` of `ring` was read from. */
+  readonly fileOffsetOf: (ringOffset: number) => number | undefined;
+}
+
+/** What a perf.data file says besides its records, and its kernel records in time order, a batch at a time. */
+export interface PerfDataStream extends Omit<PerfDataImport, 'rings' | 'fileOffsetOf'> {
+  /** How many kernel records the batches hold in all. */
+  readonly recordCount: number;
+  /**
+   * The kernel records in time order (the order readPerfData's one ring has), in batches of at least `batchBytes`
+   * (the last may be smaller; a batch holds whole records), each read from the source when it is asked for.
+   */
+  batches(batchBytes: number): Generator<PerfDataBatch, void>;
+}
+
 export function readPerfData(bytes: Uint8Array, name: string, options: ReadOptions = {}): PerfDataImport {
-  return new PerfDataReader(bytes, name, options).read();
+  return wholeImport(streamPerfData(bytesSource(bytes), name, options), name);
+}
+
+/** All of a stream's records in one batch: one ring (empty for a file without kernel records). */
+export function wholeImport(stream: PerfDataStream, name: string): PerfDataImport {
+  const { value: only } = stream.batches(Infinity).next();
+  const batch = only ?? emptyBatch(name);
+  const { mode, events, features, tracing, recordCounts, warnings } = stream;
+  return { mode, events, features, tracing, recordCounts, warnings, rings: [batch.ring], fileOffsetOf: batch.fileOffsetOf };
+}
+
+/**
+ * Reads what a perf.data file says about its records (header, attrs, features, and the file-only records of the data
+ * section) and indexes its kernel records; their bytes are read again, in time order, when the batches are asked for.
+ */
+export function streamPerfData(source: ByteSource, name: string, options: ReadOptions = {}): PerfDataStream {
+  return new PerfDataReader(source, name, options).read();
+}
+
+function linearRing(file: string, bytes: Uint8Array): RingCopy {
+  return {
+    ringId: 0,
+    label: file,
+    cpu: -1,
+    tid: -1,
+    direction: 'forward',
+    defaultEvent: 0,
+    bytes,
+    validBytes: bytes.length,
+    dataSize: bytes.length,
+    bytesWritten: BigInt(bytes.length),
+    path: 'file',
+  };
+}
+
+function emptyBatch(file: string): PerfDataBatch {
+  return { ring: linearRing(file, new Uint8Array(0)), fileOffsetOf: () => undefined };
+}
+
+/** The kernel records of the data section in file order: where each is and (after timeRecords) its time. */
+class RecordIndex {
+  length = 0;
+  offset = new Float64Array(1024);
+  size = new Uint16Array(1024);
+  /** The record's time as u32 halves; an untimed record has its predecessor's (perf's ordered-events rule). */
+  timeHigh = new Uint32Array(0);
+  timeLow = new Uint32Array(0);
+
+  push(offset: number, size: number): void {
+    if (this.length === this.offset.length) {
+      const offsets = new Float64Array(this.length * 2);
+      offsets.set(this.offset);
+      this.offset = offsets;
+      const sizes = new Uint16Array(this.length * 2);
+      sizes.set(this.size);
+      this.size = sizes;
+    }
+    this.offset[this.length] = offset;
+    this.size[this.length] = size;
+    this.length++;
+  }
 }
 
 class PerfDataReader {
@@ -107,19 +200,19 @@ class PerfDataReader {
   private readonly features: PerfDataFeatures = { buildIds: [], present: [] };
   private tracing?: TracingData;
   private readonly counts: Record<string, number> = {};
-  private readonly kernelRecords: KernelRecord[] = [];
+  private readonly kernelRecords = new RecordIndex();
   private littleEndian = true;
 
   constructor(
-    private readonly bytes: Uint8Array,
+    private readonly source: ByteSource,
     private readonly file: string,
     private readonly options: ReadOptions,
   ) {}
 
-  read(): PerfDataImport {
+  read(): PerfDataStream {
     const mode = this.readMagic();
     if (mode === 'pipe') {
-      this.guarded(() => this.walkData(PIPE_HEADER_SIZE, this.bytes.length, true));
+      this.guarded(() => this.walkData(PIPE_HEADER_SIZE, this.source.size, true));
     } else {
       const header = this.cursor(0, FILE_HEADER_SIZE, 'file header');
       header.skip(8, 'magic');
@@ -153,29 +246,31 @@ class PerfDataReader {
   }
 
   private cursor(offset: number, size: number, context: string): Cursor {
-    if (offset < 0 || size < 0 || offset + size > this.bytes.length) {
+    if (offset < 0 || size < 0 || offset + size > this.source.size) {
       this.fail(
-        Math.min(offset, this.bytes.length),
-        `${context} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`,
+        Math.min(offset, this.source.size),
+        `${context} (${size} bytes at offset ${offset}) extends past the end of the file (${this.source.size} bytes)`,
       );
     }
-    return new Cursor(this.bytes.subarray(offset, offset + size), this.littleEndian, this.file, offset, context);
+    return new Cursor(this.source.read(offset, size), this.littleEndian, this.file, offset, context);
   }
 
   private readMagic(): 'file' | 'pipe' {
-    if (this.bytes.length < 16) this.fail(0, `too short for a perf.data header (${this.bytes.length} bytes)`);
-    const view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    const size = this.source.size;
+    if (size < 16) this.fail(0, `too short for a perf.data header (${size} bytes)`);
+    const start = this.source.read(0, 16);
+    const view = new DataView(start.buffer, start.byteOffset, start.byteLength);
     const magic = view.getBigUint64(0, true);
     if (magic === PERF_MAGIC2_SWAPPED) this.fail(0, 'big-endian perf.data files are not supported');
     if (magic !== PERF_MAGIC2) {
-      const text = String.fromCharCode(...this.bytes.subarray(0, 8));
+      const text = String.fromCharCode(...start.subarray(0, 8));
       if (text === PERF_MAGIC1_TEXT) this.fail(0, 'this is an old version-1 perf.data file ("PERFFILE"), which is not supported');
-      const printable = /^[\x20-\x7e]*$/.test(text) ? `"${text}"` : toHex(this.bytes.subarray(0, 8));
+      const printable = /^[\x20-\x7e]*$/.test(text) ? `"${text}"` : toHex(start.subarray(0, 8));
       this.fail(0, `not a perf.data file: magic is ${printable}, expected "PERFILE2"`);
     }
     const headerSize = view.getBigUint64(8, true);
     if (headerSize === BigInt(PIPE_HEADER_SIZE)) return 'pipe';
-    if (this.bytes.length < FILE_HEADER_SIZE) this.fail(this.bytes.length, `file ends inside the ${FILE_HEADER_SIZE}-byte header`);
+    if (size < FILE_HEADER_SIZE) this.fail(size, `file ends inside the ${FILE_HEADER_SIZE}-byte header`);
     return 'file';
   }
 
@@ -183,11 +278,11 @@ class PerfDataReader {
     const at = header.absolute;
     const offset = header.u64Number(`${what} section offset`);
     const size = header.u64Number(`${what} section size`);
-    if (offset + size > this.bytes.length) {
-      const message = `${what} section (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`;
-      if (!mayBeTruncated || !this.options.keepGoing || offset > this.bytes.length) this.fail(at, message);
+    if (offset + size > this.source.size) {
+      const message = `${what} section (${size} bytes at offset ${offset}) extends past the end of the file (${this.source.size} bytes)`;
+      if (!mayBeTruncated || !this.options.keepGoing || offset > this.source.size) this.fail(at, message);
       this.warnings.push(`${message}, at offset ${at}; reading what is there`);
-      return { offset, size: this.bytes.length - offset };
+      return { offset, size: this.source.size - offset };
     }
     return { offset, size };
   }
@@ -236,9 +331,9 @@ class PerfDataReader {
       const at = table.absolute;
       const offset = table.u64Number(`feature ${bit} offset`);
       const size = table.u64Number(`feature ${bit} size`);
-      if (offset + size > this.bytes.length) {
+      if (offset + size > this.source.size) {
         if (!this.options.keepGoing)
-          this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file (${this.bytes.length} bytes)`);
+          this.fail(at, `feature ${featureName(bit)} (${size} bytes at offset ${offset}) extends past the end of the file (${this.source.size} bytes)`);
         cutOff.push({ name: featureName(bit), at, offset, size });
         continue;
       }
@@ -247,7 +342,7 @@ class PerfDataReader {
     if (cutOff.length > 0) {
       const first = cutOff[0];
       const names = cutOff.map((c) => c.name).join(', ');
-      this.warnings.push(`feature sections ${names} extend past the end of the file (${this.bytes.length} bytes) and are not read, at offset ${first.at}`);
+      this.warnings.push(`feature sections ${names} extend past the end of the file (${this.source.size} bytes) and are not read, at offset ${first.at}`);
     }
   }
 
@@ -338,14 +433,24 @@ class PerfDataReader {
     }
   }
 
-  /** Walks records from `start` to `end`, keeping kernel records and interpreting file-only ones. */
+  /** Walks records from `start` to `end` a chunk at a time, indexing kernel records and interpreting file-only ones. */
   private walkData(start: number, end: number, pipe: boolean): void {
-    const view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
+    let chunk: Uint8Array = new Uint8Array(0);
+    let chunkStart = start;
+    let view = new DataView(chunk.buffer);
+    /** Makes [pos, pos + size) readable in `chunk` (size ≤ what is left of the section). */
+    const have = (pos: number, size: number) => {
+      if (pos >= chunkStart && pos + size <= chunkStart + chunk.length) return;
+      chunkStart = pos;
+      chunk = this.source.read(pos, Math.min(Math.max(WALK_CHUNK_BYTES, size), end - pos));
+      view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    };
     let pos = start;
     while (pos < end) {
       if (end - pos < 8) this.fail(pos, `data section ends inside a record header (${end - pos} bytes left)`);
-      const type = view.getUint32(pos, true);
-      const size = view.getUint16(pos + 6, true);
+      have(pos, 8);
+      const type = view.getUint32(pos - chunkStart, true);
+      const size = view.getUint16(pos - chunkStart + 6, true);
       if (size < 8) this.fail(pos, `record of type ${type} has size ${size}, smaller than its header`);
       if (pos + size > end) this.fail(pos, `record of type ${type} (${size} bytes) runs past the end of the data section`);
       const typeName = type < USER_TYPE_START ? recordTypeName(type) : (USER_RECORD_NAMES[type] ?? `USER_TYPE_${type}`);
@@ -353,22 +458,29 @@ class PerfDataReader {
       let next = pos + size;
       if (type < USER_TYPE_START) {
         if (size % 8 !== 0) this.fail(pos, `record of type ${type} has size ${size}, not a multiple of 8`);
-        this.kernelRecords.push({ offset: pos, size });
-      } else {
-        next += this.userRecord(type, pos, size, end, pipe);
+        this.kernelRecords.push(pos, size);
+      } else if (type !== UserRecord.FINISHED_ROUND) {
+        have(pos, size);
+        const body = new Cursor(
+          chunk.subarray(pos - chunkStart, pos - chunkStart + size),
+          this.littleEndian,
+          this.file,
+          pos,
+          `${USER_RECORD_NAMES[type] ?? `record type ${type}`} record`,
+        );
+        next += this.userRecord(type, body, pos, size, end, pipe);
       }
       pos = next;
     }
   }
 
   /** Interprets one file-only record; returns how many payload bytes follow it beyond header.size. */
-  private userRecord(type: number, pos: number, size: number, end: number, pipe: boolean): number {
-    const body = this.cursor(pos, size, `${USER_RECORD_NAMES[type] ?? `record type ${type}`} record`);
+  private userRecord(type: number, body: Cursor, pos: number, size: number, end: number, pipe: boolean): number {
     body.skip(8, 'header');
     switch (type) {
       case UserRecord.HEADER_ATTR: {
         const attrSizeAt = pos + 8 + 4;
-        const declared = body.remaining >= 8 ? new DataView(this.bytes.buffer, this.bytes.byteOffset).getUint32(attrSizeAt, true) : 0;
+        const declared = body.remaining >= 8 ? new DataView(body.bytes.buffer, body.bytes.byteOffset, body.bytes.byteLength).getUint32(12, true) : 0;
         const attrSize = declared || PERF_ATTR_SIZE_VER0;
         if (attrSize > size - 8) this.fail(attrSizeAt, `HEADER_ATTR: attr.size ${attrSize} does not fit the ${size}-byte record`);
         const attr = this.decodeAttrAt(pos + 8, attrSize, 'HEADER_ATTR attr');
@@ -421,7 +533,7 @@ class PerfDataReader {
     }
   }
 
-  private finish(mode: 'file' | 'pipe'): PerfDataImport {
+  private finish(mode: 'file' | 'pipe'): PerfDataStream {
     if (this.events.length === 0) this.fail(0, 'the file describes no events');
     const formats = new Map<number, TracepointFormat>();
     for (const { system, formats: texts } of this.tracing?.systems ?? []) {
@@ -445,55 +557,104 @@ class PerfDataReader {
         this.warnings.push(`no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
       }
     }
-    const { bytes, fileOffsetOf } = this.linearise(events);
-    const ring: RingCopy = {
-      ringId: 0,
-      label: this.file,
-      cpu: -1,
-      tid: -1,
-      direction: 'forward',
-      defaultEvent: 0,
-      bytes,
-      validBytes: bytes.length,
-      dataSize: bytes.length,
-      bytesWritten: BigInt(bytes.length),
-      path: 'file',
+    this.timeRecords(events);
+    const order = this.timeOrder();
+    return {
+      mode,
+      events,
+      features: this.features,
+      tracing: this.tracing,
+      recordCounts: this.counts,
+      warnings: this.warnings,
+      recordCount: order.length,
+      batches: (batchBytes: number) => this.batches(order, batchBytes),
     };
-    return { mode, events, rings: [ring], features: this.features, tracing: this.tracing, recordCounts: this.counts, warnings: this.warnings, fileOffsetOf };
+  }
+
+  private *batches(order: Uint32Array, batchBytes: number): Generator<PerfDataBatch, void> {
+    const sizes = this.kernelRecords.size;
+    for (let first = 0; first < order.length;) {
+      let last = first;
+      let bytes = 0;
+      while (last < order.length && bytes < batchBytes) bytes += sizes[order[last++]];
+      yield this.batch(order.subarray(first, last), bytes);
+      first = last;
+    }
+  }
+
+  /** Reads the time of every kernel record, a chunk of the file at a time (untimed records take their predecessor's). */
+  private timeRecords(events: readonly EventDescription[]): void {
+    const records = this.kernelRecords;
+    const locate = new RecordLocator(events);
+    records.timeHigh = new Uint32Array(records.length);
+    records.timeLow = new Uint32Array(records.length);
+    let prevHigh = 0;
+    let prevLow = 0;
+    for (let first = 0; first < records.length;) {
+      const start = records.offset[first];
+      let last = first;
+      while (last < records.length && records.offset[last] + records.size[last] - start <= WALK_CHUNK_BYTES) last++;
+      if (last === first) last++; // cannot happen: a record is at most 64 KiB
+      const bytes = this.source.read(start, records.offset[last - 1] + records.size[last - 1] - start);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let i = first; i < last; i++) {
+        const time = locate.time(view, records.offset[i] - start, records.size[i]);
+        if (time) {
+          prevHigh = time[0];
+          prevLow = time[1];
+        }
+        records.timeHigh[i] = prevHigh;
+        records.timeLow[i] = prevLow;
+      }
+      first = last;
+    }
+  }
+
+  /** The kernel records' indexes in time order (stable: equal times keep file order). */
+  private timeOrder(): Uint32Array {
+    const { timeHigh: high, timeLow: low, length } = this.kernelRecords;
+    const order = new Uint32Array(length);
+    for (let i = 0; i < length; i++) order[i] = i;
+    // Already in order (one CPU's file, or perf's ordered rounds written so): nothing to sort.
+    let sorted = true;
+    for (let i = 1; i < length && sorted; i++) sorted = high[i - 1] < high[i] || (high[i - 1] === high[i] && low[i - 1] <= low[i]);
+    if (!sorted) order.sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
+    return order;
   }
 
   /**
-   * Copies the kernel records into one buffer in time order (stable; untimed records follow their
-   * predecessor), remembering where each came from in the file.
+   * Copies the records `indexes` (in that order) into one buffer, reading them from the file in runs of nearby
+   * records, and remembers where each came from.
    */
-  private linearise(events: readonly EventDescription[]): { bytes: Uint8Array; fileOffsetOf: (ringOffset: number) => number | undefined } {
+  private batch(indexes: Uint32Array, total: number): PerfDataBatch {
     const records = this.kernelRecords;
-    const locate = new RecordLocator(events, this.bytes);
-    const hi = new Uint32Array(records.length);
-    const lo = new Uint32Array(records.length);
-    let prevHi = 0;
-    let prevLo = 0;
-    let total = 0;
-    for (let i = 0; i < records.length; i++) {
-      const time = locate.time(records[i].offset, records[i].size);
-      if (time) {
-        prevHi = time[0];
-        prevLo = time[1];
-      }
-      hi[i] = prevHi;
-      lo[i] = prevLo;
-      total += records[i].size;
+    // File order, to read each run of nearby records with one read.
+    const byOffset = Uint32Array.from(indexes).sort();
+    const runOf = new Map<number, { start: number; bytes: Uint8Array }>();
+    for (let i = 0; i < byOffset.length;) {
+      const start = records.offset[byOffset[i]];
+      let j = i + 1;
+      let end = start + records.size[byOffset[i]];
+      // Records closer than this are read with what lies between them: one read instead of two.
+      while (j < byOffset.length && records.offset[byOffset[j]] - end <= NEARBY_BYTES) end = records.offset[byOffset[j]] + records.size[byOffset[j++]];
+      const run = { start, bytes: this.source.read(start, end - start) };
+      for (let k = i; k < j; k++) runOf.set(byOffset[k], run);
+      i = j;
     }
-    const order = Array.from(records.keys());
-    order.sort((a, b) => hi[a] - hi[b] || lo[a] - lo[b] || a - b);
     const out = new Uint8Array(total);
     // Ring offset and file offset of the i-th record in ring order (ascending ring offsets: binary search).
-    const ringOffsets = new Float64Array(records.length);
-    const fileOffsets = new Float64Array(records.length);
+    const ringOffsets = new Float64Array(indexes.length);
+    const fileOffsets = new Float64Array(indexes.length);
     let at = 0;
-    for (let i = 0; i < order.length; i++) {
-      const { offset, size } = records[order[i]];
-      out.set(this.bytes.subarray(offset, offset + size), at);
+    for (let i = 0; i < indexes.length; i++) {
+      const index = indexes[i];
+      const offset = records.offset[index];
+      const size = records.size[index];
+      const run = runOf.get(index)!;
+      const from = offset - run.start;
+      // The first walk read this size here: a file written to since then is not read as if it were the same.
+      if ((run.bytes[from + 6] | (run.bytes[from + 7] << 8)) !== size) this.fail(offset, 'the file changed while it was being read');
+      out.set(run.bytes.subarray(from, from + size), at);
       ringOffsets[i] = at;
       fileOffsets[i] = offset;
       at += size;
@@ -509,9 +670,12 @@ class PerfDataReader {
       }
       return undefined;
     };
-    return { bytes: out, fileOffsetOf };
+    return { ring: linearRing(this.file, out), fileOffsetOf };
   }
 }
+
+/** Records at most this far apart in the file are read together with the bytes between them. */
+const NEARBY_BYTES = 64 << 10;
 
 /**
  * Finds the event and timestamp of a raw record the way perf does: the sample id sits at a
@@ -519,18 +683,13 @@ class PerfDataReader {
  * IP/TID/TIME/ADDR), and in a sample_id_all trailer it is counted from the end.
  */
 export class RecordLocator {
-  private readonly view: DataView;
   private readonly byId = new Map<bigint, number>();
   /** u64 index (after the header) of the id in a SAMPLE; -1 when there is none. */
   private readonly idPos: number;
   /** u64 index counted back from the end of a non-sample record's trailer; -1 when none. */
   private readonly isPos: number;
 
-  constructor(
-    private readonly events: readonly EventDescription[],
-    bytes: Uint8Array,
-  ) {
-    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  constructor(private readonly events: readonly EventDescription[]) {
     for (const event of events) for (const id of event.ids) this.byId.set(id, event.index);
     const first = events[0].attr.sampleType;
     const has = (bit: number) => (first & bit ? 1 : 0);
@@ -538,9 +697,10 @@ export class RecordLocator {
     this.isPos = first & Sample.IDENTIFIER ? 1 : first & Sample.ID ? 1 + has(Sample.CPU) + has(Sample.STREAM_ID) : -1;
   }
 
-  eventOf(offset: number, size: number): number {
+  /** The event of the record at `offset` of `view`. */
+  eventOf(view: DataView, offset: number, size: number): number {
     if (this.events.length === 1) return 0;
-    const type = this.view.getUint32(offset, true);
+    const type = view.getUint32(offset, true);
     let at = -1;
     if (type === RecordType.SAMPLE) {
       if (this.idPos >= 0) at = offset + 8 + this.idPos * 8;
@@ -548,16 +708,16 @@ export class RecordLocator {
       at = offset + size - this.isPos * 8;
     }
     if (at < offset + 8 || at + 8 > offset + size) return 0;
-    return this.byId.get(this.view.getBigUint64(at, true)) ?? 0;
+    return this.byId.get(view.getBigUint64(at, true)) ?? 0;
   }
 
   /** [hi, lo] u32 halves of the record's time, or null when it carries none. */
-  time(offset: number, size: number): [number, number] | null {
-    const event = this.events[this.eventOf(offset, size)];
+  time(view: DataView, offset: number, size: number): [number, number] | null {
+    const event = this.events[this.eventOf(view, offset, size)];
     const sampleType = event.attr.sampleType;
     if (!(sampleType & Sample.TIME)) return null;
     const bit = (mask: number) => (sampleType & mask ? 8 : 0);
-    const type = this.view.getUint32(offset, true);
+    const type = view.getUint32(offset, true);
     let at: number;
     if (type === RecordType.SAMPLE) {
       at = offset + 8 + bit(Sample.IDENTIFIER) + bit(Sample.IP) + bit(Sample.TID);
@@ -567,7 +727,7 @@ export class RecordLocator {
       at = offset + size - trailer + bit(Sample.TID);
     }
     if (at < offset + 8 || at + 8 > offset + size) return null;
-    return [this.view.getUint32(at + 4, true), this.view.getUint32(at, true)];
+    return [view.getUint32(at + 4, true), view.getUint32(at, true)];
   }
 }
 

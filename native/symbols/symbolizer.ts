@@ -43,6 +43,8 @@ export class Symbolizer {
   private readonly broken = new WeakSet<ObjectFile>();
   /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
+  /** What symbolize() named each link-time address of an object (null: nothing), for as long as the object is current. */
+  private readonly namedIn = new WeakMap<ObjectFile, Map<bigint, string | null>>();
 
   constructor(private readonly options: SymbolizerOptions = {}) {}
 
@@ -109,13 +111,21 @@ export class Symbolizer {
     }
     const located = this.locate(pid, ip);
     if (!located) return undefined;
-    try {
-      const fn = located.object.functionAt(located.vaddr);
-      return fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : undefined;
-    } catch {
-      this.broken.add(located.object); // malformed symbol table: [unknown] from now on
-      return undefined;
+    // Processes running the same object (every node, every chromium of a -a recording) share its addresses' names.
+    let named = this.namedIn.get(located.object);
+    if (!named) this.namedIn.set(located.object, (named = new Map()));
+    let name = named.get(located.vaddr);
+    if (name === undefined) {
+      try {
+        const fn = located.object.functionAt(located.vaddr);
+        name = fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : null;
+      } catch {
+        this.broken.add(located.object); // malformed symbol table: [unknown] from now on
+        return undefined;
+      }
+      named.set(located.vaddr, name);
     }
+    return name ?? undefined;
   }
 
   /** C++ names demangled without parameters, as perf shows them (`ns::Class::method`; demangle() remembers them). */

@@ -3,6 +3,10 @@
 // frame and once per stack instead of once per record. Samples of an event whose fields the tables read in place
 // are written from the ring bytes; every other record (side-band, tracepoints, read groups, user stacks) goes
 // through the record decoder as before.
+//
+// Lines are written as UTF-8 bytes (LineBytes), a frame's address and name encoded once and copied from there into
+// every callchain that holds it: a -a -g capture's JSON Lines are tens of MB of callchains, and built as strings
+// they were that much garbage twice over (the strings, then their flattened copies for the write).
 
 import { RecordType, Sample } from '../abi/uapi';
 import { formatRecordJson, type Symbolizer } from '../decode/jsonl';
@@ -10,23 +14,116 @@ import type { DecodedSnapshot } from '../decode/types';
 import { sampleReaders, type SampleReader } from '../decode/sample-readers';
 import type { ProfileTables } from './profile-tables';
 
+/** Bytes of JSON Lines being written: grows as needed; take() hands over what was written. */
+export class LineBytes {
+  bytes: Uint8Array = new Uint8Array(1 << 16);
+  length = 0;
+  private static readonly encoder = new TextEncoder();
+
+  /** Room for `count` more bytes. */
+  reserve(count: number): void {
+    if (this.length + count <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + count));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+
+  /** A string known to be ASCII (JSON punctuation, field names, hex and decimal digits). */
+  ascii(text: string): void {
+    this.reserve(text.length);
+    const { bytes } = this;
+    let at = this.length;
+    for (let i = 0; i < text.length; i++) bytes[at++] = text.charCodeAt(i);
+    this.length = at;
+  }
+
+  utf8(text: string): void {
+    this.reserve(text.length * 3);
+    this.length += LineBytes.encoder.encodeInto(text, this.bytes.subarray(this.length)).written;
+  }
+
+  byte(value: number): void {
+    this.reserve(1);
+    this.bytes[this.length++] = value;
+  }
+
+  /** `source[start, end)` appended (a copy loop: the runs are a frame's few dozen bytes, where subarray+set costs more). */
+  copy(source: Uint8Array, start: number, end: number): void {
+    this.reserve(end - start);
+    const { bytes } = this;
+    let at = this.length;
+    for (let i = start; i < end; i++) bytes[at++] = source[i];
+    this.length = at;
+  }
+
+  /** A u64 given as u32 halves, in decimal. */
+  u64(high: number, low: number): void {
+    if (high < 0x200000) this.decimal(high * 0x100000000 + low);
+    else this.ascii(((BigInt(high) << 32n) | BigInt(low)).toString());
+  }
+
+  /** A signed 32-bit value in decimal. */
+  i32(value: number): void {
+    if (value < 0) {
+      this.byte(0x2d);
+      this.decimal(-value);
+    } else this.decimal(value);
+  }
+
+  /** A non-negative integer below 2^53 in decimal. */
+  private decimal(value: number): void {
+    let digits = 1;
+    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    this.reserve(digits);
+    const { bytes } = this;
+    let at = this.length + digits;
+    this.length = at;
+    let rest = value;
+    do {
+      const next = Math.floor(rest / 10);
+      bytes[--at] = 0x30 + (rest - next * 10);
+      rest = next;
+    } while (rest > 0);
+  }
+
+  /** What was written, handed over (the next writes go to new bytes). */
+  take(): Uint8Array {
+    const written = this.bytes.subarray(0, this.length);
+    this.bytes = new Uint8Array(this.bytes.length);
+    this.length = 0;
+    return written;
+  }
+}
+
+const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
+const NEWLINE = 0x0a;
+
 export class TableJsonl {
-  /** Per frame: its address as a JSON string, and its symbol as JSON (`null` when unnamed). */
-  private readonly frameIpJson: string[] = [];
-  private readonly frameSymJson: string[] = [];
-  /** Per stack: the inside of its "callchain" and "callchainSyms" arrays, leaf first (built on the prefix's). */
-  private readonly stackIpsJson: (string | undefined)[] = [];
-  private readonly stackSymsJson: (string | undefined)[] = [];
+  /**
+   * Per frame: where its address as a JSON string, and its symbol as JSON (`null` when unnamed), are in `framePool`
+   * (start and end of each; undefined until the frame is first written).
+   */
+  private readonly frameJson: { readonly pool: LineBytes; readonly ipStart: number[]; readonly ipEnd: number[]; readonly symEnd: number[] };
   private readonly readers: Map<number, SampleReader>;
   private readonly eventJson = new Map<number, string>();
   private readonly views: DataView[];
+  /** One line's bytes, for line(). */
+  private readonly scratch = new LineBytes();
+  private static readonly decoder = new TextDecoder();
 
-  /** `symbolize` names what the tables do not hold (records formatted by the record decoder); the tables must be symbolized. */
+  /**
+   * `symbolize` names what the tables do not hold (records formatted by the record decoder); the tables must be
+   * symbolized. `previous`: the lines of the batch before (its tables the ones `tables` continues), whose formatted
+   * frames this one reuses.
+   */
   constructor(
     private readonly snapshot: DecodedSnapshot,
-    private readonly tables: ProfileTables,
+    readonly tables: ProfileTables,
     private readonly symbolize: Symbolizer,
+    previous?: TableJsonl,
   ) {
+    this.frameJson = previous?.frameJson ?? { pool: new LineBytes(), ipStart: [], ipEnd: [], symEnd: [] };
     this.readers = sampleReaders(snapshot);
     for (const [index, reader] of this.readers) this.eventJson.set(index, JSON.stringify(reader.event.name));
     this.views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
@@ -34,19 +131,28 @@ export class TableJsonl {
 
   /** One JSON line (without the newline) for `row`. */
   line(row: number): string {
-    const { kind, event, ring, offset } = this.snapshot.columns;
-    if (kind[row] === RecordType.SAMPLE) {
-      const reader = this.readers.get(event[row]);
-      if (reader?.inPlace) {
-        const line = this.sampleLine(row, reader, this.views[ring[row]], offset[row]);
-        if (line !== undefined) return line;
-      }
-    }
-    return formatRecordJson(this.snapshot, row, this.symbolize);
+    const out = this.scratch;
+    out.length = 0;
+    if (!this.sampleBytes(row, out)) return formatRecordJson(this.snapshot, row, this.symbolize);
+    return TableJsonl.decoder.decode(out.bytes.subarray(0, out.length));
   }
 
-  /** A sample read in place; undefined when its bytes are not what the layout says (the record decoder then says why). */
-  private sampleLine(row: number, reader: SampleReader, view: DataView, at: number): string | undefined {
+  /** One JSON line for `row`, with its newline, appended to `out`. */
+  write(row: number, out: LineBytes): void {
+    if (!this.sampleBytes(row, out)) out.utf8(formatRecordJson(this.snapshot, row, this.symbolize));
+    out.byte(NEWLINE);
+  }
+
+  /** Writes `row` read in place when it is a sample the tables read so; false (nothing written) for the record decoder. */
+  private sampleBytes(row: number, out: LineBytes): boolean {
+    const { kind, event, ring, offset } = this.snapshot.columns;
+    if (kind[row] !== RecordType.SAMPLE) return false;
+    const reader = this.readers.get(event[row]);
+    return reader?.inPlace === true && this.sampleLine(row, reader, this.views[ring[row]], offset[row], out);
+  }
+
+  /** A sample read in place; false when its bytes are not what the layout says (the record decoder then says why). */
+  private sampleLine(row: number, reader: SampleReader, view: DataView, at: number, out: LineBytes): boolean {
     const { info } = reader;
     const layout = info.sample;
     const st = info.sampleType;
@@ -54,37 +160,82 @@ export class TableJsonl {
     let end = layout.fixedEnd;
     let stack = -1;
     if (reader.hasCallchain) {
-      if (end + 8 > size || view.getUint32(at + end + 4, true) !== 0) return undefined;
+      if (end + 8 > size || view.getUint32(at + end + 4, true) !== 0) return false;
       const count = view.getUint32(at + end, true);
       end += 8 + count * 8;
       stack = this.tables.sampleStack[row];
-      if (count > 0 && stack < 0 && !this.onlyMarkers(view, at + layout.fixedEnd + 8, count)) return undefined;
+      if (count > 0 && stack < 0 && !this.onlyMarkers(view, at + layout.fixedEnd + 8, count)) return false;
     }
     // Bytes after the last field are shown by the record decoder (trailingBytes): leave such a record to it.
-    if (end !== size) return undefined;
-    let text = `{"type":"SAMPLE","event":${this.eventJson.get(reader.event.index)}`;
-    if (st & Sample.TIME) text += `,"time":${view.getBigUint64(at + layout.time, true)}`;
-    if (st & Sample.TID) text += `,"pid":${view.getInt32(at + layout.pidTid, true)},"tid":${view.getInt32(at + layout.pidTid + 4, true)}`;
-    if (st & Sample.CPU) text += `,"cpu":${view.getInt32(at + layout.cpu, true)}`;
-    else {
+    if (end !== size) return false;
+    out.ascii('{"type":"SAMPLE","event":');
+    out.utf8(this.eventJson.get(reader.event.index)!);
+    if (st & Sample.TIME) {
+      out.ascii(',"time":');
+      this.u64At(view, at + layout.time, out);
+    }
+    if (st & Sample.TID) {
+      out.ascii(',"pid":');
+      out.i32(view.getInt32(at + layout.pidTid, true));
+      out.ascii(',"tid":');
+      out.i32(view.getInt32(at + layout.pidTid + 4, true));
+    }
+    if (st & Sample.CPU) {
+      out.ascii(',"cpu":');
+      out.i32(view.getInt32(at + layout.cpu, true));
+    } else {
       const cpu = this.snapshot.rings[this.snapshot.columns.ring[row]].cpu;
-      if (cpu >= 0) text += `,"cpu":${cpu}`;
+      if (cpu >= 0) {
+        out.ascii(',"cpu":');
+        out.i32(cpu);
+      }
     }
     if (st & Sample.IP) {
       const frame = this.tables.sampleIpFrame[row];
-      text += `,"ip":${this.ipJson(frame)}`;
-      const sym = this.symJson(frame);
-      if (sym !== 'null') text += `,"sym":${sym}`;
+      this.encodeFrame(frame);
+      const json = this.frameJson;
+      out.ascii(',"ip":');
+      const pool = json.pool.bytes;
+      out.copy(pool, json.ipStart[frame], json.ipEnd[frame]);
+      // "null": no sym field at all.
+      if (pool[json.ipEnd[frame]] !== 0x6e) {
+        out.ascii(',"sym":');
+        out.copy(pool, json.ipEnd[frame], json.symEnd[frame]);
+      }
     }
-    if (st & Sample.PERIOD) text += `,"period":${view.getBigUint64(at + layout.period, true)}`;
-    if (st & Sample.ADDR) text += `,"addr":"0x${view.getBigUint64(at + layout.addr, true).toString(16)}"`;
+    if (st & Sample.PERIOD) {
+      out.ascii(',"period":');
+      this.u64At(view, at + layout.period, out);
+    }
+    if (st & Sample.ADDR) out.ascii(`,"addr":"0x${view.getBigUint64(at + layout.addr, true).toString(16)}"`);
     if (reader.hasCallchain) {
-      text += stack < 0 ? ',"callchain":[],"callchainSyms":[]' : `,"callchain":[${this.stackIps(stack)}],"callchainSyms":[${this.stackSyms(stack)}]`;
+      if (stack < 0) out.ascii(',"callchain":[],"callchainSyms":[]');
+      else {
+        out.ascii(',"callchain":[');
+        this.stackJson(stack, out, false);
+        out.ascii('],"callchainSyms":[');
+        this.stackJson(stack, out, true);
+        out.byte(0x5d);
+      }
     }
-    if (st & Sample.IDENTIFIER) text += `,"identifier":${view.getBigUint64(at + layout.identifier, true)}`;
-    if (st & Sample.ID) text += `,"id":${view.getBigUint64(at + layout.id, true)}`;
-    if (st & Sample.STREAM_ID) text += `,"streamId":${view.getBigUint64(at + layout.streamId, true)}`;
-    return text + '}';
+    if (st & Sample.IDENTIFIER) {
+      out.ascii(',"identifier":');
+      this.u64At(view, at + layout.identifier, out);
+    }
+    if (st & Sample.ID) {
+      out.ascii(',"id":');
+      this.u64At(view, at + layout.id, out);
+    }
+    if (st & Sample.STREAM_ID) {
+      out.ascii(',"streamId":');
+      this.u64At(view, at + layout.streamId, out);
+    }
+    out.byte(CLOSE_BRACE);
+    return true;
+  }
+
+  private u64At(view: DataView, at: number, out: LineBytes): void {
+    out.u64(view.getUint32(at + 4, true), view.getUint32(at, true));
   }
 
   /** True when every entry of a callchain is a context marker (an empty stack, not a damaged one). */
@@ -94,42 +245,43 @@ export class TableJsonl {
     return true;
   }
 
-  private ipJson(frame: number): string {
-    let json = this.frameIpJson[frame];
-    if (json === undefined) {
-      json = `"0x${this.tables.frameIp(frame).toString(16)}"`;
-      this.frameIpJson[frame] = json;
+  /** A stack's addresses (or symbols), leaf first, comma-separated. */
+  private stackJson(stack: number, out: LineBytes, symbols: boolean): void {
+    const { stackPrefix, stackFrame } = this.tables;
+    const json = this.frameJson;
+    const { ipStart, ipEnd, symEnd } = json;
+    // The hottest loop of a -g decode (a few dozen frames a sample): the copy is inlined, `out` grown only when short.
+    let bytes = out.bytes;
+    let at = out.length;
+    for (let s = stack; s >= 0; s = stackPrefix[s]) {
+      const frame = stackFrame[s];
+      if (ipStart[frame] === undefined) this.encodeFrame(frame);
+      const pool = json.pool.bytes;
+      const start = symbols ? ipEnd[frame] : ipStart[frame];
+      const end = symbols ? symEnd[frame] : ipEnd[frame];
+      if (at + end - start + 1 > bytes.length) {
+        out.length = at;
+        out.reserve(end - start + 1);
+        bytes = out.bytes;
+      }
+      if (s !== stack) bytes[at++] = COMMA;
+      for (let i = start; i < end; i++) bytes[at++] = pool[i];
     }
-    return json;
+    out.length = at;
   }
 
-  private symJson(frame: number): string {
-    let json = this.frameSymJson[frame];
-    if (json === undefined) {
-      const symbol = this.tables.frameSymbol[frame];
-      json = symbol === undefined ? 'null' : JSON.stringify(symbol);
-      this.frameSymJson[frame] = json;
-    }
-    return json;
-  }
-
-  private stackIps(stack: number): string {
-    let json = this.stackIpsJson[stack];
-    if (json === undefined) {
-      const prefix = this.tables.stackPrefix[stack];
-      json = this.ipJson(this.tables.stackFrame[stack]) + (prefix < 0 ? '' : ',' + this.stackIps(prefix));
-      this.stackIpsJson[stack] = json;
-    }
-    return json;
-  }
-
-  private stackSyms(stack: number): string {
-    let json = this.stackSymsJson[stack];
-    if (json === undefined) {
-      const prefix = this.tables.stackPrefix[stack];
-      json = this.symJson(this.tables.stackFrame[stack]) + (prefix < 0 ? '' : ',' + this.stackSyms(prefix));
-      this.stackSymsJson[stack] = json;
-    }
-    return json;
+  /** Puts a frame's address and symbol JSON in the pool, the first time it is written. */
+  private encodeFrame(frame: number): void {
+    const json = this.frameJson;
+    if (json.ipStart[frame] !== undefined) return;
+    const symbol = this.tables.frameSymbol[frame];
+    const text = `"0x${this.tables.frameIp(frame).toString(16)}"`;
+    const sym = symbol === undefined ? 'null' : JSON.stringify(symbol);
+    const pool = json.pool;
+    json.ipStart[frame] = pool.length;
+    pool.ascii(text);
+    json.ipEnd[frame] = pool.length;
+    pool.utf8(sym);
+    json.symEnd[frame] = pool.length;
   }
 }

@@ -35,32 +35,59 @@ const KERNEL_HALF_HIGH = 0xffff8000;
 
 export class ProfileTables {
   // The frame table.
-  readonly frameOwner: number[] = [];
-  readonly frameIpHigh: number[] = [];
-  readonly frameIpLow: number[] = [];
+  readonly frameOwner: number[];
+  readonly frameIpHigh: number[];
+  readonly frameIpLow: number[];
   /** Per frame: the function it is in (index into the function table), -1 until symbolized. */
-  readonly frameFunction: number[] = [];
+  readonly frameFunction: number[];
   /** Per frame: `function+0xoff`, undefined where perf prints [unknown]; filled by symbolize(). */
-  readonly frameSymbol: (string | undefined)[] = [];
+  readonly frameSymbol: (string | undefined)[];
   // The stack table: stack s is frame stackFrame[s] called from stack stackPrefix[s] (-1: a root).
-  readonly stackPrefix: number[] = [];
-  readonly stackFrame: number[] = [];
+  readonly stackPrefix: number[];
+  readonly stackFrame: number[];
   // The function table.
-  readonly functionName: string[] = [];
-  readonly functionDso: (string | undefined)[] = [];
+  readonly functionName: string[];
+  readonly functionDso: (string | undefined)[];
   /** Per row of the snapshot: its stack, -1 for rows without a callchain (not a sample, no callchain, damaged). */
   readonly sampleStack: Int32Array;
   /** Per row: the frame of the sample's own IP, -1 for rows without one. */
   readonly sampleIpFrame: Int32Array;
 
-  private readonly frameIndex = new IntTupleMap(3);
-  private readonly stackIndex = new IntTupleMap(2);
-  private readonly functionIndex = new Map<string, number>();
-  private symbolizedFrames = 0;
+  private readonly frameIndex: IntTupleMap;
+  private readonly stackIndex: IntTupleMap;
+  private readonly functionIndex: Map<string, number>;
+  /**
+   * The key a process's frames are found by in frameIndex: its pid, or a fresh one once its mappings changed after
+   * frames of it were named (remapOwner), so that an address named before the change is named again after it.
+   */
+  private readonly ownerKeys: { readonly byPid: Map<number, number>; next: number };
+  private symbolizedFrames: number;
   /** Reused for one callchain's frames, leaf first. */
   private readonly chain: number[] = [];
 
-  constructor(readonly snapshot: DecodedSnapshot) {
+  /**
+   * `previous`: the tables of the batch before this one of the same recording (a file decoded a batch at a time): its
+   * frames, stacks and functions are this one's too, and only what is new is added (and named).
+   */
+  constructor(
+    readonly snapshot: DecodedSnapshot,
+    previous?: ProfileTables,
+  ) {
+    this.frameOwner = previous?.frameOwner ?? [];
+    this.frameIpHigh = previous?.frameIpHigh ?? [];
+    this.frameIpLow = previous?.frameIpLow ?? [];
+    this.frameFunction = previous?.frameFunction ?? [];
+    this.frameSymbol = previous?.frameSymbol ?? [];
+    this.stackPrefix = previous?.stackPrefix ?? [];
+    this.stackFrame = previous?.stackFrame ?? [];
+    this.functionName = previous?.functionName ?? [];
+    this.functionDso = previous?.functionDso ?? [];
+    this.frameIndex = previous?.frameIndex ?? new IntTupleMap(3);
+    this.stackIndex = previous?.stackIndex ?? new IntTupleMap(2);
+    this.functionIndex = previous?.functionIndex ?? new Map();
+    // Keys below KERNEL_OWNER are never a pid.
+    this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), next: KERNEL_OWNER - 1 };
+    this.symbolizedFrames = previous?.symbolizedFrames ?? 0;
     const { length } = snapshot.columns;
     this.sampleStack = new Int32Array(length).fill(-1);
     this.sampleIpFrame = new Int32Array(length).fill(-1);
@@ -76,6 +103,15 @@ export class ProfileTables {
     }
   }
 
+  /**
+   * The mappings of process `pid` changed (a batch after this one learnt its MMAPs): its addresses from the next
+   * tables on are new frames, named afresh; frames named before keep their names (their rows are written).
+   */
+  remapOwner(pid: number): void {
+    if (pid === KERNEL_OWNER) return;
+    this.ownerKeys.byPid.set(pid, this.ownerKeys.next--);
+  }
+
   get frameCount(): number {
     return this.frameOwner.length;
   }
@@ -86,7 +122,9 @@ export class ProfileTables {
 
   /** The frame of `ip` (as two u32 halves) in `owner`'s address space, added when new. */
   frameOf(owner: number, high: number, low: number): number {
-    let frame = this.frameIndex.get(owner, high | 0, low | 0);
+    const keys = this.ownerKeys.byPid;
+    const key = keys.size === 0 ? owner : (keys.get(owner) ?? owner);
+    let frame = this.frameIndex.get(key, high | 0, low | 0);
     if (frame < 0) {
       frame = this.frameOwner.length;
       this.frameOwner.push(owner);
@@ -94,7 +132,7 @@ export class ProfileTables {
       this.frameIpLow.push(low >>> 0);
       this.frameFunction.push(-1);
       this.frameSymbol.push(undefined);
-      this.frameIndex.add(owner, high | 0, low | 0, frame);
+      this.frameIndex.add(key, high | 0, low | 0, frame);
     }
     return frame;
   }

@@ -1,0 +1,93 @@
+// perf.data read a batch at a time, as `ringside decode` reads it: the batches hold the very records, in the very
+// order, of the file read whole (also a --overwrite file, whose data section is not in time order), each record's
+// file offset is the same, and JSON Lines written batch by batch with one table of frames and stacks are the lines
+// of the whole file written at once.
+
+import assert from 'node:assert/strict';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { decodeSnapshot } from '../../native/decode';
+import { openPerfDataFile, readPerfData, type PerfDataImport } from '../../native/perfdata';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
+import { BatchLines } from '../../host/batch-lines';
+import { ProfileTables } from '../../native/tables/profile-tables';
+import { TableJsonl } from '../../native/tables/jsonl';
+import { fixture, perfRecord, tempDir } from './perf-tools';
+
+/** Every line of the file decoded whole, from one snapshot. */
+function wholeLines(whole: PerfDataImport): string[] {
+  const decoded = decodeSnapshot({ events: whole.events, rings: whole.rings });
+  const symbols = new SnapshotSymbols();
+  symbols.learn(decoded);
+  const tables = new ProfileTables(decoded);
+  tables.symbolize((pid, ip, kernel) => symbols.resolveFrame(pid, ip, kernel));
+  const jsonl = new TableJsonl(decoded, tables, (pid, ip, kernel) => symbols.frames.nameOf(pid, ip, kernel));
+  return Array.from({ length: decoded.columns.length }, (_, row) => jsonl.line(row));
+}
+
+describe('perf.data read a batch at a time', function () {
+  this.timeout(120_000);
+  let dir: string;
+  const file = (name: string) => path.join(dir, name);
+
+  before(() => {
+    const work = fixture('pd_work');
+    dir = tempDir();
+    // Two processes, so the batches interleave their samples, each with a callchain to name.
+    perfRecord(file('g.data'), ['-g', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], ['/bin/sh', '-c', `${work} 1 3000000 & ${work} 1 3000000; wait`]);
+    perfRecord(file('ow.data'), ['--overwrite', '-m', '2', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], [work, '1', '6000000']);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  for (const name of ['g.data', 'ow.data']) {
+    it(`${name}: the batches are the whole file's ring cut at record boundaries, with the same file offsets`, () => {
+      const whole = readPerfData(readFileSync(file(name)), file(name));
+      const ring = whole.rings[0].bytes;
+      const stream = openPerfDataFile(file(name));
+      try {
+        assert.equal(stream.recordCount > 0, true);
+        let at = 0;
+        let batches = 0;
+        // About eight batches, whatever the file's size (a --overwrite file keeps only what its small ring held).
+        const batchBytes = Math.max(64, ring.length >> 3);
+        for (const batch of stream.batches(batchBytes)) {
+          batches++;
+          const bytes = batch.ring.bytes;
+          assert.deepEqual(bytes, ring.subarray(at, at + bytes.length), `batch ${batches} holds the whole ring's bytes at ${at}`);
+          const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+          for (let offset = 0; offset < bytes.length; offset += view.getUint16(offset + 6, true)) {
+            assert.equal(batch.fileOffsetOf(offset), whole.fileOffsetOf(at + offset), `file offset of the record at ${at + offset}`);
+          }
+          at += bytes.length;
+        }
+        assert.equal(at, ring.length, 'the batches hold every record');
+        assert.ok(batches >= 4, `${ring.length} bytes in ${batchBytes}-byte batches make ${batches} batches`);
+      } finally {
+        stream.close();
+      }
+    });
+  }
+
+  it('JSON Lines written batch by batch are the lines of the whole file', () => {
+    const whole = readPerfData(readFileSync(file('g.data')), file('g.data'));
+    const expected = wholeLines(whole);
+    const stream = openPerfDataFile(file('g.data'));
+    const lines: string[] = [];
+    let batches = 0;
+    try {
+      const batchLines = new BatchLines(new SnapshotSymbols());
+      for (const batch of stream.batches(64 << 10)) {
+        batches++;
+        const decoded = decodeSnapshot({ events: stream.events, rings: [batch.ring] });
+        const jsonl = batchLines.next(decoded);
+        for (let row = 0; row < decoded.columns.length; row++) lines.push(jsonl.line(row));
+      }
+    } finally {
+      stream.close();
+    }
+    assert.ok(batches >= 3, `${batches} batches`);
+    assert.ok(expected.filter((line) => line.includes('"callchainSyms":["')).length > 100, 'named callchains to compare');
+    assert.equal(lines.length, expected.length);
+    for (let i = 0; i < expected.length; i++) assert.equal(lines[i], expected[i], `line ${i}`);
+  });
+});
