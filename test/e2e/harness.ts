@@ -483,12 +483,25 @@ export async function clickContextMenuItem(page: Page, item: string, timeoutMs =
 /** Opens a view container from the activity bar (e.g. "Ringside") and returns the pane of the named view. */
 export async function openViewPane(page: Page, container: string, view: string, timeoutMs = E2E_TIMEOUT_MS): Promise<Locator> {
   const item = page.locator('.activitybar .action-item', { has: page.locator(`a.action-label[aria-label^="${container}"]`) }).first();
-  await item.waitFor({ state: 'visible', timeout: timeoutMs });
-  // Clicking the selected container would collapse the side bar.
-  if (!(await item.getAttribute('class'))?.split(/\s+/).includes('checked')) await item.click();
   const pane = page.locator('.pane', { has: page.locator(`.pane-header[aria-label^="${view}"]`) }).first();
-  await pane.waitFor({ state: 'visible', timeout: timeoutMs });
-  return pane;
+  const sideBar = page.locator('.monaco-workbench .part.sidebar').first();
+  const deadline = Date.now() + timeoutMs;
+  await item.waitFor({ state: 'visible', timeout: timeoutMs });
+  // Clicking the selected container collapses the side bar, and right after a window reload the container can be
+  // selected (its side bar restored, "Drag a view here to display.") before the extension has registered the view: a
+  // click then hid the side bar for good (the loaded CI run's scenario 5). So the container is clicked only while it is
+  // not selected or the side bar is hidden, and looked at again until the pane shows.
+  for (;;) {
+    if (await pane.isVisible()) return pane;
+    const selected = (await item.getAttribute('class'))?.split(/\s+/).includes('checked') ?? false;
+    if (!selected || !(await sideBar.isVisible())) await item.click();
+    try {
+      await pane.waitFor({ state: 'visible', timeout: Math.min(5000, Math.max(1, deadline - Date.now())) });
+      return pane;
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+    }
+  }
 }
 
 /**
