@@ -13,8 +13,22 @@ const isRoot = process.getuid?.() === 0;
 
 // perf is the referee for the decoder and perf.data tests, chromium drives the browser and VS Code
 // tests, binutils checks the ELF/DWARF reader, ripgrep + libkrb5-dev let code-server install offline, golang-go's
-// go tool pprof reads the pprof output back.
-const debianPackages = ['linux-perf', 'chromium', 'binutils', 'gcc', 'g++', 'ripgrep', 'libkrb5-dev', 'util-linux', 'golang-go', 'libc6-dbg'];
+// go tool pprof reads the pprof output back, gdb referees logpoint values, libcap2-bin's setcap gives a copy of node
+// the capability for uprobes in the unprivileged logpoint test.
+const debianPackages = [
+  'linux-perf',
+  'chromium',
+  'binutils',
+  'gcc',
+  'g++',
+  'ripgrep',
+  'libkrb5-dev',
+  'util-linux',
+  'golang-go',
+  'libc6-dbg',
+  'gdb',
+  'libcap2-bin',
+];
 
 function main() {
   if (!process.argv.includes('--no-apt')) {

@@ -6,8 +6,9 @@
 // its id alone. Definitions are removed when the recording ends; those a killed Ringside left behind
 // (their group names its pid) are removed by the next one.
 
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { RED_ZONE_BYTES, RED_ZONE_RAW_OFFSET } from '../abi/uapi';
+import { describeMode, describeUid } from '../sys/access';
 
 export class TracefsUprobeError extends Error {
   override readonly name = 'TracefsUprobeError';
@@ -47,7 +48,22 @@ export class TracefsUprobes {
   /** Defines one uprobe per site (each file and offset once). TracefsUprobeError names the file and the reason. */
   static define(tracefs: string, sites: readonly UprobeSite[]): TracefsUprobes {
     const control = `${tracefs}/uprobe_events`;
-    if (!existsSync(control)) throw new TracefsUprobeError(`${control} does not exist (tracefs not mounted there, or a kernel without CONFIG_UPROBE_EVENTS)`);
+    try {
+      statSync(control);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // A tracefs mounted mode 0700 hides its files from other users: they are there, not missing.
+      if (code === 'EACCES' || code === 'EPERM') {
+        const euid = typeof process.geteuid === 'function' ? process.geteuid() : -1;
+        throw new TracefsUprobeError(
+          `${control} cannot be reached: ${tracefs} is ${describeMode(tracefs) ?? 'closed to this user'}, and ${describeUid(euid)} may not enter it ` +
+            `(defining uprobes there needs root, as perf probe does: run as root)`,
+        );
+      }
+      throw new TracefsUprobeError(
+        `${control} does not exist (tracefs not mounted there, or a kernel without CONFIG_UPROBE_EVENTS) (${code ?? (error as Error).message})`,
+      );
+    }
     removeLeftovers(control);
     const probes = new TracefsUprobes(tracefs, `ringside_${process.pid}_${nextGroup++}`);
     try {
@@ -135,7 +151,7 @@ function write(control: string, line: string): void {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     const why =
       code === 'EACCES' || code === 'EPERM'
-        ? `${control} is writable only by root (defining a uprobe there needs it, as perf probe does)`
+        ? `${control} is writable only by root (defining a uprobe there needs it, as perf probe does: run as root)`
         : code === 'EBUSY'
           ? 'the uprobe is still in use'
           : `the kernel refused '${line}'`;

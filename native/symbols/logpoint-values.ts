@@ -124,21 +124,143 @@ interface VariablePlan {
   fileBytes?: Map<number, Uint8Array | null>;
   fileBias?: bigint;
   /**
-   * Texts written for this variable by its bytes and byte states (for load bias `textsBias`): a hit with the
+   * Texts written for this variable by its bytes and byte states (for the plan's `textsBias`): a hit with the
    * same bytes has the same text, unless writing it read memory that can change (the stack copy, the live
    * process), which is then not kept. A logpoint's variables take few distinct values at most lines (a loop's
    * bounds, its strings, modes, small counters), and the UI and the export write the text of every hit.
    */
-  texts?: TextCache;
-  textsBias?: bigint;
+  texts?: TextTable;
 }
 
 /**
- * Texts by a hash of their bytes and states, each with those bytes to check: TEXT_CACHE_SIZE slots, a text
- * in the first free of the TEXT_CACHE_PROBES slots from the one its hash picks, else in that one (replacing
- * what was there): a lookup is a few array reads, and the cache never grows.
+ * Texts of one variable by its bytes and their states, read in place (from the stack copy where the value is
+ * a frame slot, so a hit whose text is known copies nothing): TEXT_CACHE_SIZE slots, a text in the first
+ * free of the TEXT_CACHE_PROBES slots from the one its key's hash picks, else in that one (replacing what
+ * was there). A key is the value's bytes then their states, as little-endian 32-bit words: a lookup is a
+ * hash over a few words and a compare, and the table never grows.
  */
-type TextCache = ({ readonly hash: number; readonly key: DataView; readonly text: string } | undefined)[];
+class TextTable {
+  /** 32-bit words of a key: the bytes, then their states. */
+  readonly words: number;
+  private readonly valueWords: number;
+  private readonly keys: Int32Array;
+  private readonly hashes = new Int32Array(TEXT_CACHE_SIZE);
+  private readonly texts = new Array<string | undefined>(TEXT_CACHE_SIZE).fill(undefined);
+  /** The key of the last lookup (and its hash), for store() after a miss. */
+  private readonly key: Int32Array;
+  private hash = 0;
+
+  constructor(size: number) {
+    this.valueWords = (size + 3) >>> 2;
+    this.words = this.valueWords * 2;
+    this.keys = new Int32Array(TEXT_CACHE_SIZE * this.words);
+    this.key = new Int32Array(this.words);
+  }
+
+  /** The text kept for the `size` bytes at `at` of `bytes` whose states are `size` bytes at `statesAt` of `states` (undefined: all known). */
+  lookup(bytes: Uint8Array, at: number, size: number, states: Uint8Array | undefined, statesAt: number): string | undefined {
+    if (states === undefined && size <= 8) return this.lookupSmall(bytes, at, size);
+    const key = this.key;
+    const valueWords = this.valueWords;
+    // The hash is of the bytes only: a value whose bytes are known rarely has the bytes of one that is not, and the compare sees both.
+    const hash = wordsOf(bytes, at, size, key, 0, 0x811c9dc5 | 0);
+    if (states === undefined)
+      for (let w = valueWords; w < key.length; w++) key[w] = 0; // (fill() is a builtin call, dearer for a few words)
+    else wordsOf(states, statesAt, size, key, valueWords, 0);
+    this.hash = hash;
+    const slot = textSlot(hash);
+    const { words, keys, hashes, texts } = this;
+    for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
+      const at = (slot + probe) & (TEXT_CACHE_SIZE - 1);
+      const text = texts[at];
+      if (text === undefined) return undefined;
+      if (hashes[at] !== hash) continue;
+      let same = true;
+      for (let w = 0, k = at * words; w < words; w++, k++) {
+        if (keys[k] !== key[w]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return text;
+    }
+    return undefined;
+  }
+
+  /** lookup() of a value of at most 8 known bytes (most are: integers, pointers, enums, doubles): two words without loops. */
+  private lookupSmall(bytes: Uint8Array, at: number, size: number): string | undefined {
+    let low: number;
+    let high = 0;
+    if (size >= 4) {
+      low = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+      if (size === 8) high = bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24);
+      else for (let b = 4, shift = 0; b < size; b++, shift += 8) high |= bytes[at + b] << shift;
+    } else {
+      low = 0;
+      for (let b = 0, shift = 0; b < size; b++, shift += 8) low |= bytes[at + b] << shift;
+    }
+    const key = this.key;
+    key[0] = low;
+    let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
+    if (size > 4) {
+      key[1] = high;
+      hash = Math.imul(hash ^ high, 0x01000193);
+    }
+    for (let w = this.valueWords; w < key.length; w++) key[w] = 0;
+    this.hash = hash;
+    const slot = textSlot(hash);
+    const { words, keys, hashes, texts } = this;
+    for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
+      const to = (slot + probe) & (TEXT_CACHE_SIZE - 1);
+      const text = texts[to];
+      if (text === undefined) return undefined;
+      const k = to * words;
+      // The states' words of a stored key are zero where it was stored from known bytes.
+      if (hashes[to] === hash && keys[k] === low && (size <= 4 || keys[k + 1] === high) && keys[k + words - 1] === 0 && keys[k + (words >>> 1)] === 0)
+        return text;
+    }
+    return undefined;
+  }
+
+  /** Keeps `text` for the key of the last lookup. */
+  store(text: string): void {
+    const { words, keys, hashes, texts, key, hash } = this;
+    const slot = textSlot(hash);
+    let to = slot;
+    for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
+      const at = (slot + probe) & (TEXT_CACHE_SIZE - 1);
+      if (texts[at] === undefined) {
+        to = at;
+        break;
+      }
+    }
+    keys.set(key, to * words);
+    hashes[to] = hash;
+    texts[to] = text;
+  }
+}
+
+/**
+ * `size` bytes at `at` as little-endian 32-bit words into `key` from `to` (the last one zero-padded), and
+ * FNV-1a over them continued from `hash`.
+ */
+function wordsOf(bytes: Uint8Array, at: number, size: number, key: Int32Array, to: number, hash: number): number {
+  let b = at;
+  const end = at + size;
+  for (; b + 4 <= end; b += 4, to++) {
+    const word = bytes[b] | (bytes[b + 1] << 8) | (bytes[b + 2] << 16) | (bytes[b + 3] << 24);
+    key[to] = word;
+    hash = Math.imul(hash ^ word, 0x01000193);
+  }
+  if (b < end) {
+    let word = 0;
+    for (let shift = 0; b < end; b++, shift += 8) word |= bytes[b] << shift;
+    key[to] = word;
+    hash = Math.imul(hash ^ word, 0x01000193);
+  }
+  return hash;
+}
+
 const TEXT_CACHE_BITS = 8;
 const TEXT_CACHE_SIZE = 1 << TEXT_CACHE_BITS;
 const TEXT_CACHE_PROBES = 4;
@@ -172,6 +294,8 @@ interface ProbePlan {
   /** What pointers of this plan pointed at in the object's read-only bytes (C strings), by address, for load bias `fileTargetsBias`. */
   fileTargets?: Map<bigint, Uint8Array>;
   fileTargetsBias?: bigint;
+  /** The load bias the variables' kept texts are for (see VariablePlan.texts). */
+  textsBias?: bigint;
 }
 
 const FBREG = 0x91;
@@ -303,6 +427,7 @@ export class LogpointEvaluator {
         register,
         fileBytes: undefined,
         fileBias: undefined,
+        texts: undefined, // every field from the start: one object shape for every variable, as the hot loop reads them
       };
       offset += size ?? 0;
       return plan;
@@ -310,51 +435,87 @@ export class LogpointEvaluator {
     const row = object.callFrameInfo()?.rowAt(vaddr);
     const cfaRegister = row?.cfa.kind === 'register' ? row.cfa.register : undefined;
     const cfaOffset = row?.cfa.kind === 'register' ? Number(row.cfa.offset) : 0;
-    return { object, state, arch, vaddr, scope, variables, totalSize: offset, cfaRegister, cfaOffset, frameBase, usesFrameBase };
+    return {
+      object,
+      state,
+      arch,
+      vaddr,
+      scope,
+      variables,
+      totalSize: offset,
+      cfaRegister,
+      cfaOffset,
+      frameBase,
+      usesFrameBase,
+      makeValues: undefined,
+      fileTargets: undefined,
+      fileTargetsBias: undefined,
+      textsBias: undefined,
+    };
   }
 
-  /** Reads every value's bytes of one hit into one buffer (the numeric machine, or the BigInt one where it gives up). */
+  /**
+   * Reads every value's bytes of one hit into one buffer (the numeric machine, or the BigInt one where it gives
+   * up). Where a value's text is kept for its bytes (see TextTable), the hit takes that text instead, and a
+   * frame slot's bytes are then not even copied: a logpoint's values mostly repeat.
+   */
   private capture(plan: ProbePlan, hit: LogpointHit, bias: bigint): LogpointValues {
-    const { totalSize } = plan;
+    const { totalSize, variables } = plan;
     const buffer = hitBuffer(totalSize * 2);
     const frame = this.frame;
     frame.reset(plan, hit, bias);
     const out = this.pieces;
-    let texts: (string | undefined)[] | undefined;
+    const cacheTexts = this.cacheTexts;
+    if (cacheTexts && plan.textsBias !== bias) {
+      // Texts of pointers name what they point at, which moves with the load address.
+      for (const variable of variables) variable.texts = undefined;
+      plan.textsBias = bias;
+    }
+    const texts = new Array<string | undefined>(variables.length);
     let general: GeneralReader | undefined;
     const capture: CaptureState = { readLater: undefined };
-    for (let i = 0; i < plan.variables.length; i++) {
-      const variable = plan.variables[i];
+    for (let i = 0; i < variables.length; i++) {
+      const variable = variables[i];
       const { size, location, offset } = variable;
       if (size === undefined || !location) continue;
       if (location.kind === 'none') {
         for (let at = totalSize + offset; at < totalSize + offset + size; at++) buffer[at] = BYTE_OPTIMIZED_OUT;
-        continue;
-      }
-      if (location.kind === 'constant') {
+      } else if (location.kind === 'constant') {
         buffer.set(location.bytes.subarray(0, size), offset);
         if (location.bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, totalSize + offset + location.bytes.length, totalSize + offset + size);
+      } else if (this.numeric && variable.cfaSlot !== undefined && frame.stackHolds(frame.cfa() + variable.cfaSlot, size)) {
+        const from = frame.stackOffset(frame.cfa() + variable.cfaSlot);
+        if (cacheTexts) {
+          const text = (variable.texts ??= new TextTable(size)).lookup(hit.stack, from, size, undefined, 0);
+          if (text !== undefined) {
+            texts[i] = text;
+            continue;
+          }
+        }
+        const stack = hit.stack;
+        for (let b = 0; b < size; b++) buffer[offset + b] = stack[from + b];
         continue;
-      }
-      if (this.numeric) {
-        if (variable.cfaSlot !== undefined && frame.copyFromStack(frame.cfa() + variable.cfaSlot, size, buffer, offset)) continue;
-        if (variable.register !== undefined) {
-          frame.copyRegister(variable.register, size, buffer, offset);
+      } else if (this.numeric && variable.register !== undefined) {
+        frame.copyRegister(variable.register, size, buffer, offset);
+      } else {
+        const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
+        if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
+          texts[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
           continue;
         }
+        if (outcome !== NUMERIC_DONE || !frame.materialize(variable, out, buffer, this.processMemory, capture)) {
+          general ??= new GeneralReader(plan, hit, bias, this.processMemory, capture);
+          general.current = variable.name;
+          const text = general.materializeInto(location, size, buffer, offset, totalSize);
+          if (text !== undefined) {
+            texts[i] = text;
+            continue;
+          }
+        }
       }
-      const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
-      if (outcome === NUMERIC_DONE && frame.materialize(variable, out, buffer, this.processMemory, capture)) continue;
-      if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
-        (texts ??= [])[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
-        continue;
-      }
-      general ??= new GeneralReader(plan, hit, bias, this.processMemory, capture);
-      general.current = variable.name;
-      const text = general.materializeInto(location, size, buffer, offset, totalSize);
-      if (text !== undefined) (texts ??= [])[i] = text;
+      if (cacheTexts) texts[i] = (variable.texts ??= new TextTable(size)).lookup(buffer, offset, size, buffer, totalSize + offset);
     }
-    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack, this.cacheTexts);
+    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack, cacheTexts);
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -516,13 +677,15 @@ class HitFrame implements NumericFrame {
     return NaN;
   }
 
-  /** `size` bytes of the stack copy at `address` into `buffer` at `to`; false where the copy does not hold them all (or address is NaN). */
-  copyFromStack(address: number, size: number, buffer: Uint8Array, to: number): boolean {
+  /** Whether the stack copy holds `size` bytes at `address` (false for NaN). */
+  stackHolds(address: number, size: number): boolean {
     const from = address - this.sp;
-    const stack = this.stack;
-    if (!(from >= 0 && from + size <= stack.length)) return false;
-    for (let i = 0; i < size; i++) buffer[to + i] = stack[from + i];
-    return true;
+    return from >= 0 && from + size <= this.stack.length;
+  }
+
+  /** Where `address` is in the stack copy (see stackHolds). */
+  stackOffset(address: number): number {
+    return address - this.sp;
   }
 
   /** A value of at most 8 bytes that is a whole register, as materialize() writes a register piece. */
@@ -744,8 +907,8 @@ class CapturedValues implements LogpointValues {
   readonly #hit: LogpointHit;
   readonly #bias: bigint;
   readonly #buffer: Uint8Array;
-  /** Per variable, its text where its bytes say nothing (optimized out, not captured, an error). */
-  readonly #texts: readonly (string | undefined)[] | undefined;
+  /** Per variable, its text where capture() found it: kept for its bytes, or where its bytes say nothing (optimized out, not captured, an error). */
+  readonly #texts: (string | undefined)[];
   readonly #processMemory: ProcessMemoryReader | undefined;
   #values: Record<string, string> | undefined;
   #readLater: Set<string> | undefined;
@@ -756,7 +919,7 @@ class CapturedValues implements LogpointValues {
     hit: LogpointHit,
     bias: bigint,
     buffer: Uint8Array,
-    texts: readonly (string | undefined)[] | undefined,
+    texts: (string | undefined)[],
     readLater: Set<string> | undefined,
     processMemory: ProcessMemoryReader | undefined,
     belowStack: Set<string> | undefined,
@@ -785,65 +948,28 @@ class CapturedValues implements LogpointValues {
 
   #format(): Record<string, string> {
     const plan = this.#plan;
-    const bias = this.#bias;
     const buffer = this.#buffer;
-    const { totalSize } = plan;
-    const variables = plan.variables;
-    const out = new Array<string>(variables.length);
-    const texts = this.#texts;
+    const { totalSize, variables } = plan;
+    // The texts capture() found (kept ones, and those its bytes cannot say), the rest written here.
+    const out = this.#texts;
     let writer: ValueWriter | undefined;
-    const view = viewOf(buffer);
-    const base = buffer.byteOffset;
     for (let i = 0; i < variables.length; i++) {
+      if (out[i] !== undefined) continue;
       const variable = variables[i];
-      const text = texts?.[i];
-      if (text !== undefined) out[i] = text;
-      else if (!variable.location) out[i] = '<no variable of that name in scope>';
+      if (!variable.location) out[i] = '<no variable of that name in scope>';
       else if (variable.size === undefined) out[i] = '<incomplete type>';
-      else if (!this.#cacheTexts) {
-        writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
-        out[i] = writer.write(variable);
-      } else {
-        const { offset, size } = variable;
-        if (variable.textsBias !== bias || !variable.texts) {
-          variable.texts = new Array<TextCache[number]>(TEXT_CACHE_SIZE).fill(undefined);
-          variable.textsBias = bias;
-        }
-        const at = base + offset;
-        const hash = hashBytes(view, at, size);
-        const slot = textSlot(hash);
-        const cache = variable.texts;
-        let text: string | undefined;
-        let free = -1;
-        for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
-          const known = cache[(slot + probe) & (TEXT_CACHE_SIZE - 1)];
-          if (known === undefined) {
-            free = (slot + probe) & (TEXT_CACHE_SIZE - 1);
-            break;
-          }
-          if (known.hash === hash && sameBytes(known.key, view, at, size, totalSize)) {
-            text = known.text;
-            break;
-          }
-        }
-        if (text !== undefined) {
-          out[i] = text;
-          continue;
-        }
-        writer ??= new ValueWriter(plan, this.#hit, bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
+      else {
+        writer ??= new ValueWriter(plan, this.#hit, this.#bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
         const written = writer.write(variable);
         out[i] = written;
-        if (!writer.changeable) {
-          const key = new Uint8Array(size * 2);
-          for (let b = 0; b < size; b++) {
-            key[b] = buffer[offset + b];
-            key[size + b] = buffer[totalSize + offset + b];
-          }
-          cache[free >= 0 ? free : slot] = { hash, key: new DataView(key.buffer), text: written };
+        // Kept for its bytes unless it read memory that changes; the table still holds this hit's key from capture()'s lookup.
+        if (this.#cacheTexts && !writer.changeable && plan.textsBias === this.#bias) {
+          const table = variable.texts;
+          if (table && table.lookup(buffer, variable.offset, variable.size, buffer, totalSize + variable.offset) === undefined) table.store(written);
         }
       }
     }
-    return (plan.makeValues ??= valuesMaker(variables.map((variable) => variable.name)))(out);
+    return (plan.makeValues ??= valuesMaker(variables.map((variable) => variable.name)))(out as string[]);
   }
 }
 
@@ -929,42 +1055,6 @@ function valuesMaker(names: readonly string[]): (texts: readonly string[]) => Re
   const last = new Map(names.map((name, i) => [name, i]));
   const properties = [...last].map(([name, i]) => `${name === '__proto__' ? `[${JSON.stringify(name)}]` : JSON.stringify(name)}: texts[${i}]`);
   return new Function('texts', `return { ${properties.join(', ')} };`) as (texts: readonly string[]) => Record<string, string>;
-}
-
-/** A DataView on a hit buffer's memory (the slab's, made once per slab: making one costs more than what it reads). */
-function viewOf(buffer: Uint8Array): DataView {
-  if (buffer.buffer !== lastView.buffer) lastView = new DataView(buffer.buffer);
-  return lastView;
-}
-let lastView: DataView = new DataView(slab);
-
-/**
- * A hash of a variable's bytes in a hit's buffer (`view` on its memory, the bytes at `offset`). Not of their
- * states: a value whose bytes are known rarely has the bytes of one that is not, and sameBytes compares both.
- */
-function hashBytes(view: DataView, offset: number, size: number): number {
-  return hashRange(view, 0x811c9dc5, offset, size);
-}
-
-/** FNV-1a over `size` bytes at `start`, 4 at a time. */
-function hashRange(view: DataView, hash: number, start: number, size: number): number {
-  const end = start + size;
-  let b = start;
-  for (; b + 4 <= end; b += 4) hash = Math.imul(hash ^ view.getInt32(b, true), 0x01000193);
-  for (; b < end; b++) hash = Math.imul(hash ^ view.getUint8(b), 0x01000193);
-  return hash;
-}
-
-/** Whether a variable's bytes and byte states in a hit's buffer (`view` on its memory, the bytes at `offset`) are `key` (its bytes, then its states). */
-function sameBytes(key: DataView, view: DataView, offset: number, size: number, totalSize: number): boolean {
-  return sameRange(key, 0, view, offset, size) && sameRange(key, size, view, totalSize + offset, size);
-}
-
-function sameRange(a: DataView, aStart: number, b: DataView, bStart: number, size: number): boolean {
-  let i = 0;
-  for (; i + 4 <= size; i += 4) if (a.getInt32(aStart + i, true) !== b.getInt32(bStart + i, true)) return false;
-  for (; i < size; i++) if (a.getUint8(aStart + i) !== b.getUint8(bStart + i)) return false;
-  return true;
 }
 
 /** A variable's bytes from its location at this pc: each piece from its register, memory, value or constant. */

@@ -68,7 +68,8 @@ export interface PerfAccess extends AccessFacts {
   readonly lockedPagesBudget: number | null;
 }
 
-function hasCap(caps: bigint, bit: number): boolean {
+/** Whether the capability `bit` (see Capability) is in `caps`. */
+export function hasCap(caps: bigint, bit: number): boolean {
   return ((caps >> BigInt(bit)) & 1n) === 1n;
 }
 
@@ -110,7 +111,8 @@ export function parseMemlockLimit(limitsText: string): number | null {
   return Number(match[1]);
 }
 
-function describeMode(path: string): string | undefined {
+/** `mode 0700 (drwx------), owner uid 0 gid 0` for a directory, undefined where it cannot be stat'ed. */
+export function describeMode(path: string): string | undefined {
   try {
     const stat = statSync(path);
     const bits = stat.mode & 0o777;

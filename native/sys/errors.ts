@@ -4,8 +4,10 @@
 
 import { readFileSync } from 'node:fs';
 import {
+  Capability,
   describeUid,
   grantAdvice,
+  hasCap,
   MLOCK_SYSCTL,
   PARANOID_SYSCTL,
   paranoidText,
@@ -138,6 +140,15 @@ function paranoidHint(code: string, context: ErrorContext): string {
   }
   const uprobe = context.uprobePath !== undefined ? uprobeRefusal(access) : null;
   if (uprobe) return `${uprobe.reason}; ${uprobe.hint}.`;
+  if (context.uprobePath !== undefined && code === 'EACCES' && !hasCap(access.effectiveCaps, Capability.SYS_ADMIN)) {
+    // perf_uprobe_event_init() checks perfmon_capable() since 5.8; a kernel that still answers EACCES wants CAP_SYS_ADMIN (seen on 6.18 Firecracker guests).
+    const release = readProcValue('/proc/sys/kernel/osrelease') ?? 'this kernel';
+    return (
+      `${describeUid(access.euid)} has CAP_PERFMON, yet the kernel (${release}) answered EACCES to a uprobe: it allows the uprobe PMU only with CAP_SYS_ADMIN ` +
+      `(as kernels before 5.8 did), or a Linux Security Module denies it (\`journalctl -k | grep -i denied\`); give the copy of node CAP_SYS_ADMIN instead ` +
+      `(\`sudo setcap cap_sys_admin,cap_ipc_lock+ep ~/.local/bin/node-perf\`), or run as root.`
+    );
+  }
   const level = access.paranoid;
   const cpuWide = context.pid === -1;
   const tracepoint = context.attrType === PERF_TYPE_TRACEPOINT;
