@@ -698,7 +698,7 @@ function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: n
   if (newest.baseHi < 0) return;
   const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
   const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
-  const start = oldestRecordStart(u32, end, newestSize);
+  const start = oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize));
   const oldest = start > 0 ? probeTime(u32, ring, end, start, tables) : null;
   const oldestSpan = oldest && oldest.baseHi >= 0 ? before(oldest.baseHi, oldest.baseLo) : -1;
   if (known.hi >= 0) {
@@ -715,27 +715,55 @@ function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: n
   }
 }
 
+/** How many records at a backward ring's start give the sizes its oldest record is looked for with. */
+const SIZES_SAMPLED = 4;
+
 /**
- * Where a backward ring's oldest whole record starts, found without walking to it: a SAMPLE of the
- * newest record's size whose end leaves no whole record before `end` (the copy ends inside the
- * record the kernel was overwriting, or at a record's end). Tried first where it would be if every
- * record had that size; then at each 8-byte boundary of the two record lengths before `end`, from
- * the top: records of another size (the LOST record each pause leaves) move it off that stride,
- * and the stride's guess then hit the middle of a record, whose bytes gave no time or a wrong one.
- * -1 when nothing fits: the caller bases the times elsewhere, which costs a pass over them, never
- * a wrong time (any base gives the same exact times).
+ * The distinct sizes of the SAMPLE records among the first SIZES_SAMPLED of a backward ring (the
+ * newest one's first). Samples with callchains differ in size by their depth: in a ring of the
+ * bench's callchain+raw layout the newest record had 112 bytes and nearly all others 136, and a
+ * search by the newest size alone missed the oldest record, which cost every decode a pass over
+ * its times (a sixth of the decode at 1 MiB).
  */
-export function oldestRecordStart(u32: Uint32Array, end: number, newestSize: number): number {
+export function sampleSizesAtStart(u32: Uint32Array, end: number, newestSize: number): number[] {
+  const sizes = [newestSize];
+  for (let at = 0, k = 0; k < SIZES_SAMPLED && isWholeRecord(u32, at, end); k++) {
+    const size = u32[(at >>> 2) + 1] >>> 16;
+    if (u32[at >>> 2] === RecordType.SAMPLE && !sizes.includes(size)) sizes.push(size);
+    at += size;
+  }
+  return sizes;
+}
+
+/**
+ * Where a backward ring's oldest whole record starts, found without walking to it: a SAMPLE of one
+ * of `sizes` (the newest record's first, see sampleSizesAtStart) whose end leaves no whole record
+ * before `end` (the copy ends inside the record the kernel was overwriting, or at a record's end).
+ * Tried first where it would be if every record had one size; then at each 8-byte boundary of the
+ * two largest record lengths before `end`, from the top: records of another size (the LOST record
+ * each pause leaves, callchains of other depths) move it off that stride, and the stride's guess
+ * then hit the middle of a record, whose bytes gave no time or a wrong one. -1 when nothing fits:
+ * the caller bases the times elsewhere, which costs a pass over them, never a wrong time (any base
+ * gives the same exact times).
+ */
+export function oldestRecordStart(u32: Uint32Array, end: number, newestSize: number, sizes: readonly number[] = [newestSize]): number {
   const fits = (at: number): boolean => {
     const w = at >>> 2;
     const size = u32[w + 1] >>> 16;
-    if (u32[w] !== RecordType.SAMPLE || size !== newestSize || at + size > end) return false;
+    if (u32[w] !== RecordType.SAMPLE || !sizes.includes(size) || at + size > end) return false;
     const next = at + size;
     return next + 8 > end || next + (u32[(next >>> 2) + 1] >>> 16) > end;
   };
-  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
-  if (guessed > 0 && fits(guessed)) return guessed;
-  for (let at = (end - newestSize) & ~7; at > 0 && at >= end - 2 * newestSize; at -= 8) if (fits(at)) return at;
+  let smallest = newestSize;
+  let largest = newestSize;
+  for (const size of sizes) {
+    if (size < 8) continue;
+    smallest = Math.min(smallest, size);
+    largest = Math.max(largest, size);
+    const guessed = (Math.floor(end / size) - 1) * size;
+    if (guessed > 0 && fits(guessed)) return guessed;
+  }
+  for (let at = (end - smallest) & ~7; at > 0 && at >= end - 2 * largest; at -= 8) if (fits(at)) return at;
   return -1;
 }
 
