@@ -100,6 +100,7 @@ export class ProcessTable {
       }
       case RecordType.FORK:
       case RecordType.EXIT: {
+        if (size < HEADER_BYTES + 12) return;
         const tid = view.getUint32(offset + HEADER_BYTES + 8, true);
         // A new process (or a pid reused) is read whole.
         if (type === RecordType.FORK && tid === pid) {

@@ -92,6 +92,19 @@ describe('kernel: a CPU-wide recording keeps /proc state from the side-band', fu
         assert.ok(!hasLibrary(execed), 'the exec left the dlopened library behind');
         assert.ok(execed[0].maps.some((map) => map.path === exe));
         assert.deepEqual(tasksOf(r.processesNow(), pid), execed);
+
+        // A process born under the recording is known from its FORK, and gone once it has exited and been reaped.
+        const late = spawn('sleep', ['1000'], { stdio: 'ignore' });
+        await new Promise((resolve) => late.once('spawn', resolve));
+        try {
+          assert.deepEqual(tasksOf(r.snapshot().processes, late.pid!), synthesizeSideband([late.pid!]));
+          assert.equal(tasksOf(r.snapshot().processes, late.pid!)[0]?.comm, 'sleep');
+        } finally {
+          const reaped = new Promise((resolve) => late.once('exit', resolve));
+          late.kill('SIGKILL');
+          await reaped;
+        }
+        assert.deepEqual(tasksOf(r.snapshot().processes, late.pid!), []);
       } finally {
         recorder?.dispose();
         // A step that failed leaves the program waiting for a file that never comes.
