@@ -121,7 +121,7 @@ export class WasmWalker {
     const layout = this.layout;
     // The time base: the probable oldest record's time, as walker.c and the decoder take it.
     const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
-    const guess = newestSize >= 8 ? oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize)) : -1;
+    const guess = newestSize >= 8 ? oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize), layout.id) : -1;
     const base =
       guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
         ? view.getBigUint64(guess + layout.time, true)

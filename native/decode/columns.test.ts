@@ -157,6 +157,16 @@ describe('decode/columns', () => {
       assert.equal(snapshot.columns.time[0], 0);
       assert.equal(snapshot.columns.timeOriginNs, BASE + BigInt(3000 - snapshot.columns.length));
     }
+    // An oldest record of a depth none of the newest records has: found by the newest sample's id (IDENTIFIER at 8).
+    const deep = Array.from({ length: 3000 }, (_, i) =>
+      sampleRecord(st, { id: 7n, ip: 0x1000n, pid: 1, tid: 1, time: BASE + BigInt(i), cpu: 0, period: 1n, tail: chain(i >= 2990 ? 1 : 7) }),
+    );
+    const ring = ringFromRecords(deep, 4096, 'backward');
+    const u32 = u32View(ring.bytes);
+    const end = validEnd(ring);
+    const sizes = sampleSizesAtStart(u32, end, u32[1] >>> 16);
+    assert.equal(oldestRecordStart(u32, end, u32[1] >>> 16, sizes), -1);
+    assert.equal(oldestRecordStart(u32, end, u32[1] >>> 16, sizes, 8), Math.max(...walkRing(ring).offsets));
   });
 
   it('merges a forward side-band ring (sample_id_all trailers) with flight-recorder samples', () => {
