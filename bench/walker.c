@@ -13,9 +13,9 @@
 // The baseline is the best this layout allows in C: the columns are allocated and first-touched
 // once, before any timing, and reused by every run; ONE pass over the bytes writes each record
 // straight to its oldest-first row (the copy is newest first, so rows fill from the end). Times are
-// written as doubles relative to the time of the probable oldest record (where it starts if every
-// record had the newest one's size), so they need no second pass unless that guess was not the
-// smallest time; runs of samples of one event with every field present go through a loop with no
+// written as doubles relative to the time of the probable oldest record (found without walking, as
+// the decoder finds it: oldest_record_start), so they need no second pass unless that guess was not
+// the smallest time; runs of samples of one event with every field present go through a loop with no
 // per-field test. The same tricks as Ringside's decoder: a baseline without them would flatter it.
 // FRESH = 1 measures instead what it costs to allocate and first-touch the columns inside the timed
 // region (page faults), the way a decoder without reusable columns pays it.
@@ -91,6 +91,61 @@ static double now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static int whole_record(const uint8_t *bytes, size_t at, size_t end) {
+  if (at + 8 > end) return 0;
+  size_t size = *(const uint16_t *)(bytes + at + 6);
+  return size >= 8 && !(size & 7) && at + size <= end;
+}
+
+// Where the oldest whole record starts, found without walking to it, as the decoder finds it
+// (decode-ring.ts, sampleSizesAtStart and oldestRecordStart): a SAMPLE whose end leaves no whole
+// record before the end, carrying the newest sample's id (at o_ident) or else of one of the sizes of
+// the first samples; tried where it would be if every record had one size, then at each 8-byte
+// boundary of the two largest record lengths (by id: of ID_SEARCH_BYTES at least) before the end.
+enum { SIZES_SAMPLED = 4, ID_SEARCH_BYTES = 4096 };
+
+static int oldest_fits(const uint8_t *bytes, size_t at, size_t end, const size_t *sizes, int n, int o_ident, int by_id, uint64_t id) {
+  if (at + 8 > end || *(const uint32_t *)(bytes + at) != R_SAMPLE) return 0;
+  size_t size = *(const uint16_t *)(bytes + at + 6);
+  if (size < 8 || (size & 7) || at + size > end) return 0;
+  if (by_id) {
+    if (size < (size_t)o_ident + 8 || *(const uint64_t *)(bytes + at + o_ident) != id) return 0;
+  } else {
+    int known = 0;
+    for (int k = 0; k < n; k++) known |= sizes[k] == size;
+    if (!known) return 0;
+  }
+  return !whole_record(bytes, at + size, end);
+}
+
+static long oldest_record_start(const uint8_t *bytes, size_t end, int o_ident) {
+  size_t sizes[SIZES_SAMPLED + 1];
+  int n = 0;
+  sizes[n++] = *(const uint16_t *)(bytes + 6);
+  for (size_t at = 0, k = 0; k < SIZES_SAMPLED && whole_record(bytes, at, end); k++) {
+    size_t size = *(const uint16_t *)(bytes + at + 6);
+    int known = 0;
+    for (int j = 0; j < n; j++) known |= sizes[j] == size;
+    if (*(const uint32_t *)(bytes + at) == R_SAMPLE && !known) sizes[n++] = size;
+    at += size;
+  }
+  const int by_id = o_ident >= 0 && *(const uint32_t *)bytes == R_SAMPLE && sizes[0] >= (size_t)o_ident + 8 && !(o_ident & 3);
+  const uint64_t id = by_id ? *(const uint64_t *)(bytes + o_ident) : 0;
+  size_t smallest = sizes[0], largest = sizes[0];
+  for (int k = 0; k < n; k++) {
+    if (sizes[k] < 8) continue;
+    if (sizes[k] < smallest) smallest = sizes[k];
+    if (sizes[k] > largest) largest = sizes[k];
+    size_t guess = (end / sizes[k] - 1) * sizes[k];
+    if (end / sizes[k] >= 2 && oldest_fits(bytes, guess, end, sizes, n, o_ident, by_id, id)) return (long)guess;
+  }
+  if (end < smallest) return -1;
+  size_t searched = by_id && 2 * largest < ID_SEARCH_BYTES ? ID_SEARCH_BYTES : 2 * largest;
+  for (long at = (long)((end - (by_id ? 8 : smallest)) & ~(size_t)7); at > 0 && at + (long)searched >= (long)end; at -= 8)
+    if (oldest_fits(bytes, (size_t)at, end, sizes, n, o_ident, by_id, id)) return at;
+  return -1;
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -170,13 +225,12 @@ int main(int argc, char **argv) {
       uint64_t last_id = 0; int last_event = -1;
       // The time base: the probable oldest record's time (see the top of this file).
       uint64_t base = 0; int have_base = 0;
-      if (end >= 8 && o_time >= 0) {
-        size_t newest = *(const uint16_t *)(bytes + 6);
-        size_t guess = newest >= 8 ? (end / newest - 1) * newest : 0;
-        const uint8_t *g = bytes + guess;
-        if (guess > 0 && guess + 8 <= end && *(const uint32_t *)g == R_SAMPLE) {
+      if (end >= 8 && o_time >= 0 && *(const uint16_t *)(bytes + 6) >= 8) {
+        long guess = oldest_record_start(bytes, end, o_ident);
+        if (guess > 0) {
+          const uint8_t *g = bytes + guess;
           size_t size = *(const uint16_t *)(g + 6);
-          if (size >= (size_t)sample_min && guess + size <= end) { base = *(const uint64_t *)(g + o_time); have_base = 1; }
+          if (size >= (size_t)sample_min) { base = *(const uint64_t *)(g + o_time); have_base = 1; }
         }
       }
       double smallest = __builtin_inf();

@@ -25,6 +25,7 @@ import {
 } from '../native/decode/column-schema';
 import type { RecordColumns } from '../native/decode/types';
 import { columnOffsets } from '../native/decode/column-set';
+import { oldestRecordStart, sampleSizesAtStart } from '../native/decode/decode-ring';
 import { SAMPLE_RUN_JOB_BYTES } from '../native/decode/wasm/job-layout';
 import { SampleRunEngine, type SampleRunState } from '../native/decode/wasm/sample-run';
 import { columnChecksum, type SideMeasurement } from './checksum';
@@ -120,7 +121,7 @@ export class WasmWalker {
     const layout = this.layout;
     // The time base: the probable oldest record's time, as walker.c and the decoder take it.
     const newestSize = end >= 8 ? u32[1] >>> 16 : 0;
-    const guess = newestSize >= 8 ? (Math.floor(end / newestSize) - 1) * newestSize : 0;
+    const guess = newestSize >= 8 ? oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize), layout.id) : -1;
     const base =
       guess > 0 && guess + layout.sampleMin <= end && u32[guess >>> 2] === RecordType.SAMPLE
         ? view.getBigUint64(guess + layout.time, true)

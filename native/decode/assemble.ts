@@ -143,7 +143,8 @@ export function assembleSnapshot(
     total += rows.count;
     if (rows.count > 0) nonEmpty++;
   }
-  const anomalies = decodes.flatMap((decode) => decode.anomalies);
+  const anomalies: DecodedSnapshot['anomalies'][number][] = [];
+  for (const decode of decodes) for (const anomaly of decode.anomalies) anomalies.push(anomaly);
   const { timeOriginNs, shift } = timeAxis(rings, decodes);
 
   let result: RingRows;

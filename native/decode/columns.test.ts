@@ -3,7 +3,7 @@ import { RecordType, Sample } from '../abi/uapi';
 import { decodeSnapshot } from './columns';
 import { COLUMN_BYTES_PER_ROW, COLUMNS_WIDEST_FIRST, columnConstructor } from './column-schema';
 import { ColumnSet, columnOffsets, columnSetBytes } from './column-set';
-import { MAX_ANOMALIES_KEPT_PER_RING, oldestRecordStart } from './decode-ring';
+import { MAX_ANOMALIES_KEPT_PER_RING, oldestRecordStart, sampleSizesAtStart } from './decode-ring';
 import { mergeRuns } from './merge';
 import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from './test-records';
 import type { RecordColumns } from './types';
@@ -122,6 +122,51 @@ describe('decode/columns', () => {
       }
     }
     assert.equal(found, 12);
+  });
+
+  it("finds a wrapped backward ring's oldest whole record when the newest samples' callchains are shorter than the others'", () => {
+    const st = HOT | Sample.CALLCHAIN;
+    const chain = (depth: number) => {
+      const w = new ByteWriter().u64(BigInt(depth));
+      for (let k = 0; k < depth; k++) w.u64(0x400000n + BigInt(k));
+      return w.toBytes();
+    };
+    for (const dataSize of [1024, 4096, 65536]) {
+      // Oldest first: depth 3, a few of depth 5, and the two newest of depth 1 (the bench's callchain ring had 112-byte newest records among 136-byte ones).
+      const records = Array.from({ length: 3000 }, (_, i) =>
+        sampleRecord(st, {
+          id: 7n,
+          ip: 0x1000n,
+          pid: 1,
+          tid: 1,
+          time: BASE + BigInt(i),
+          cpu: 0,
+          period: 1n,
+          tail: chain(i >= 2998 ? 1 : i % 97 === 0 ? 5 : 3),
+        }),
+      );
+      const ring = ringFromRecords(records, dataSize, 'backward');
+      const u32 = u32View(ring.bytes);
+      const end = validEnd(ring);
+      const newestSize = u32[1] >>> 16;
+      const oldest = Math.max(...walkRing(ring).offsets);
+      assert.equal(oldestRecordStart(u32, end, newestSize), -1, `${dataSize} bytes: the newest size alone does not find it`);
+      assert.equal(oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize)), oldest, `${dataSize} bytes`);
+      // Based there, the times need no pass after the decode: the oldest record's time is the base, 0.
+      const snapshot = decodeSnapshot({ events: [eventOf(0, attrOf(st), [7n])], rings: [ring] });
+      assert.equal(snapshot.columns.time[0], 0);
+      assert.equal(snapshot.columns.timeOriginNs, BASE + BigInt(3000 - snapshot.columns.length));
+    }
+    // An oldest record of a depth none of the newest records has: found by the newest sample's id (IDENTIFIER at 8).
+    const deep = Array.from({ length: 3000 }, (_, i) =>
+      sampleRecord(st, { id: 7n, ip: 0x1000n, pid: 1, tid: 1, time: BASE + BigInt(i), cpu: 0, period: 1n, tail: chain(i >= 2990 ? 1 : 7) }),
+    );
+    const ring = ringFromRecords(deep, 4096, 'backward');
+    const u32 = u32View(ring.bytes);
+    const end = validEnd(ring);
+    const sizes = sampleSizesAtStart(u32, end, u32[1] >>> 16);
+    assert.equal(oldestRecordStart(u32, end, u32[1] >>> 16, sizes), -1);
+    assert.equal(oldestRecordStart(u32, end, u32[1] >>> 16, sizes, 8), Math.max(...walkRing(ring).offsets));
   });
 
   it('merges a forward side-band ring (sample_id_all trailers) with flight-recorder samples', () => {

@@ -24,7 +24,7 @@ import type { EventDescription, RingCopy } from '../abi/snapshot';
 import { isWholeRecord, placeLostBeforePartner, scanRing, u32View, validEnd, walkEndAnomaly } from './walk';
 import { ColumnSet, type FlatColumns, type SetSource } from './column-set';
 import { backwardCapacity, withSlack } from './row-capacity';
-import { engineFor, releaseRoomSet, roomFirst, roomOf } from './wasm/copy-room';
+import { engineFor, noteRowsDecoded, releaseRoomSet, roomFirst, roomOf } from './wasm/copy-room';
 import type { SampleRunState } from './wasm/sample-run';
 
 /** No arena: fresh sets, left to the GC. */
@@ -698,7 +698,9 @@ function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: n
   if (newest.baseHi < 0) return;
   const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
   const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
-  const start = oldestRecordStart(u32, end, newestSize);
+  const position = tables.positionOf.get(ring.defaultEvent) ?? 0;
+  const idOffset = tables.ids.size > 0 && tables.infos[position] ? idLocator(tables.infos[position]).sampleIdOffset : -1;
+  const start = oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize), idOffset);
   const oldest = start > 0 ? probeTime(u32, ring, end, start, tables) : null;
   const oldestSpan = oldest && oldest.baseHi >= 0 ? before(oldest.baseHi, oldest.baseLo) : -1;
   if (known.hi >= 0) {
@@ -715,27 +717,67 @@ function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: n
   }
 }
 
+/** How many records at a backward ring's start give the sizes its oldest record is looked for with. */
+const SIZES_SAMPLED = 4;
+
 /**
- * Where a backward ring's oldest whole record starts, found without walking to it: a SAMPLE of the
- * newest record's size whose end leaves no whole record before `end` (the copy ends inside the
- * record the kernel was overwriting, or at a record's end). Tried first where it would be if every
- * record had that size; then at each 8-byte boundary of the two record lengths before `end`, from
- * the top: records of another size (the LOST record each pause leaves) move it off that stride,
- * and the stride's guess then hit the middle of a record, whose bytes gave no time or a wrong one.
- * -1 when nothing fits: the caller bases the times elsewhere, which costs a pass over them, never
- * a wrong time (any base gives the same exact times).
+ * The distinct sizes of the SAMPLE records among the first SIZES_SAMPLED of a backward ring (the
+ * newest one's first). Samples with callchains differ in size by their depth: in a ring of the
+ * bench's callchain+raw layout the newest record had 112 bytes and nearly all others 136, and a
+ * search by the newest size alone missed the oldest record, which cost every decode a pass over
+ * its times (a sixth of the decode at 1 MiB).
  */
-export function oldestRecordStart(u32: Uint32Array, end: number, newestSize: number): number {
+export function sampleSizesAtStart(u32: Uint32Array, end: number, newestSize: number): number[] {
+  const sizes = [newestSize];
+  for (let at = 0, k = 0; k < SIZES_SAMPLED && isWholeRecord(u32, at, end); k++) {
+    const size = u32[(at >>> 2) + 1] >>> 16;
+    if (u32[at >>> 2] === RecordType.SAMPLE && !sizes.includes(size)) sizes.push(size);
+    at += size;
+  }
+  return sizes;
+}
+
+/** Bytes before a backward ring's end searched for its oldest record by the sample id (see oldestRecordStart). */
+const ID_SEARCH_BYTES = 4096;
+
+/**
+ * Where a backward ring's oldest whole record starts, found without walking to it: a SAMPLE whose
+ * end leaves no whole record before `end` (the copy ends inside the record the kernel was
+ * overwriting, or at a record's end), and that carries the newest sample's id at `idOffset` (samples
+ * told apart by id) or else is of one of `sizes` (the newest record's first, see sampleSizesAtStart).
+ * Tried first where it would be if every record had one size; then at each 8-byte boundary of the
+ * two largest record lengths before `end` (by id: of ID_SEARCH_BYTES at least, since the oldest
+ * record's size need not be among those seen), from the top: records of another size (the LOST
+ * record each pause leaves, callchains of other depths) move it off that stride, and the stride's
+ * guess then hit the middle of a record, whose bytes gave no time or a wrong one. -1 when nothing
+ * fits: the caller bases the times elsewhere, which costs a pass over them, never a wrong time (any
+ * base gives the same exact times).
+ */
+export function oldestRecordStart(u32: Uint32Array, end: number, newestSize: number, sizes: readonly number[] = [newestSize], idOffset = -1): number {
+  // The id of the newest record when it is a sample that has one: the ring's samples are mostly of its event.
+  const byId = idOffset >= 0 && u32[0] === RecordType.SAMPLE && newestSize >= idOffset + 8 && (idOffset & 3) === 0;
+  const idLo = byId ? u32[idOffset >>> 2] : 0;
+  const idHi = byId ? u32[(idOffset >>> 2) + 1] : 0;
   const fits = (at: number): boolean => {
     const w = at >>> 2;
     const size = u32[w + 1] >>> 16;
-    if (u32[w] !== RecordType.SAMPLE || size !== newestSize || at + size > end) return false;
-    const next = at + size;
-    return next + 8 > end || next + (u32[(next >>> 2) + 1] >>> 16) > end;
+    if (u32[w] !== RecordType.SAMPLE || size < 8 || (size & 7) !== 0 || at + size > end) return false;
+    if (byId ? size < idOffset + 8 || u32[(at + idOffset) >>> 2] !== idLo || u32[((at + idOffset) >>> 2) + 1] !== idHi : !sizes.includes(size)) return false;
+    // What follows is no whole record (the walk stops there too): a remnant, or nothing.
+    return !isWholeRecord(u32, at + size, end);
   };
-  const guessed = (Math.floor(end / newestSize) - 1) * newestSize;
-  if (guessed > 0 && fits(guessed)) return guessed;
-  for (let at = (end - newestSize) & ~7; at > 0 && at >= end - 2 * newestSize; at -= 8) if (fits(at)) return at;
+  let smallest = newestSize;
+  let largest = newestSize;
+  for (const size of sizes) {
+    if (size < 8) continue;
+    smallest = Math.min(smallest, size);
+    largest = Math.max(largest, size);
+    const guessed = (Math.floor(end / size) - 1) * size;
+    if (guessed > 0 && fits(guessed)) return guessed;
+  }
+  const searched = byId ? Math.max(2 * largest, ID_SEARCH_BYTES) : 2 * largest;
+  // By id the oldest record may be smaller than every size seen: looked for from the last header's place on.
+  for (let at = (end - (byId ? 8 : smallest)) & ~7; at > 0 && at >= end - searched; at -= 8) if (fits(at)) return at;
   return -1;
 }
 
@@ -765,16 +807,20 @@ function decodeForward(
 
 /** The decoding tables of a snapshot's events, computed once per snapshot. */
 export function eventTables(events: readonly EventDescription[]): EventTables {
-  const infos = events.map(parseInfoFor);
+  // Plain loops: every decode builds these, and at 1 MiB a decode takes some 50 µs (Uint16Array.from with a mapping
+  // function alone cost a microsecond or two).
+  const infos: ParseInfo[] = [];
+  const layouts: HotLayout[] = [];
+  const indexOf = new Uint16Array(events.length);
   const positionOf = new Map<number, number>();
-  events.forEach((event, position) => positionOf.set(event.index, position));
-  return {
-    layouts: infos.map(hotLayout),
-    infos,
-    indexOf: Uint16Array.from(events, (event) => event.index),
-    ids: new IdTable(events),
-    positionOf,
-  };
+  for (let position = 0; position < events.length; position++) {
+    const info = parseInfoFor(events[position]);
+    infos.push(info);
+    layouts.push(hotLayout(info));
+    indexOf[position] = events[position].index;
+    positionOf.set(events[position].index, position);
+  }
+  return { layouts, infos, indexOf, ids: new IdTable(events), positionOf };
 }
 
 /** One ring decoded: its rows, what the decode accumulated, and its anomalies in walk order. */
@@ -815,6 +861,8 @@ export function decodeRingRows(ring: RingCopy, ringNumber: number, tables: Event
     source.give(rows.set);
     rows = decodeRows(state);
   }
+  // The ring's next copy gets a room for as many rows (copy-room.ts).
+  if (room) noteRowsDecoded(ring.bytes, rows.count);
   if (backward && state.lostRecords > 0) {
     // A LOST record shares one reservation with the record after it (see placeLostBeforePartner).
     const { set, first, count } = rows;

@@ -23,7 +23,8 @@ export class ForwardRing extends EventRing {
   private heldBytes = 0;
   /** Bytes dropped from `held` (oldest first) because the bound was reached, since the last read(). */
   private dropped = 0n;
-  private readonly taps = new Set<ForwardTap>();
+  /** Followers' taps and watchers (see tap, watch): each is given every chunk consumed. */
+  private readonly taps = new Set<{ push(chunk: Uint8Array): void }>();
 
   constructor(event: PerfEventFd, dataPages: number, meta: RingMeta, mode: CopyMode = defaultCopyMode()) {
     super(event, dataPages, meta, mode, false);
@@ -73,6 +74,17 @@ export class ForwardRing extends EventRing {
     if (includeHeld) for (const chunk of this.held) tap.push(chunk);
     this.taps.add(tap);
     return tap;
+  }
+
+  /**
+   * Calls `seen` with every chunk consumed from now on (by drain, read or takePending), whoever consumes it, as it is
+   * consumed: whole records, oldest first, to be read at once and not kept (the ring's held store or a tap keeps
+   * them). Returns what stops it.
+   */
+  watch(seen: (chunk: Uint8Array) => void): () => void {
+    const watcher = { push: seen };
+    this.taps.add(watcher);
+    return () => this.taps.delete(watcher);
   }
 
   /** Everything held and not yet consumed, without consuming it (the next read() returns it again). */

@@ -101,9 +101,15 @@ export function synthesizeSideband(pids: Iterable<number>, options: { executable
 export function mergeTasks(atStart: readonly ProcessSideband[], now: readonly ProcessSideband[]): ProcessSideband[] {
   if (atStart.length === 0) return [...now];
   const livePids = new Set(now.map((task) => task.pid));
-  const liveTasks = new Set(now.map((task) => `${task.pid}/${task.tid}`));
-  const gone = atStart.filter((task) => !liveTasks.has(`${task.pid}/${task.tid}`)).map((task) => (livePids.has(task.pid) ? { ...task, maps: [] } : task));
+  // Numbers, not `pid/tid` strings: a CPU-wide snapshot merges every task of the machine each time.
+  const liveTasks = new Set(now.map(taskKey));
+  const gone = atStart.filter((task) => !liveTasks.has(taskKey(task))).map((task) => (livePids.has(task.pid) ? { ...task, maps: [] } : task));
   return [...gone, ...now];
+}
+
+/** Pids and tids are below 2^22 (the kernel's PID_MAX_LIMIT): one exact number per task. */
+function taskKey(task: ProcessSideband): number {
+  return task.pid * 4194304 + task.tid;
 }
 
 /** Pids of every process on the machine (for -a synthesis). */

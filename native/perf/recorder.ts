@@ -17,6 +17,7 @@ import { GapFreeRingPair } from './gap-free-pair';
 import { SpareBufferWarmer } from './spare-buffer';
 import { defaultCopyMode, type CopyMode, type RingMeta, type RingStats } from './ring-mapping';
 import { onlineCpus, threadsOf, synthesizeSideband, allPids, mergeTasks } from './procfs';
+import { ProcessTable } from './process-table';
 import type { ProcessSideband } from './sideband-types';
 import type { EventDescription, RawSnapshot, ResolvedEvent, RingCopy, UprobeTarget } from '../abi/snapshot';
 import { TracefsUprobeError, TracefsUprobes } from './tracefs-uprobes';
@@ -155,6 +156,15 @@ export class Recorder {
   private growthTimer: NodeJS.Timeout | undefined;
   /** Pages of the rings a resize leaves alone (trigger events' own rings). */
   private readonly fixedPages: number;
+  /**
+   * A CPU-wide recording's /proc state, read again per process only where the side-band says it changed (see
+   * ProcessTable); null: every snapshot reads /proc whole (another target, or no side-band to learn changes from).
+   */
+  private processTable: ProcessTable | null = null;
+  /** Side-band rings on the online CPUs a CPU-wide recording has none on: read by the process table alone, never snapshot. */
+  private readonly watchRings: ForwardRing[] = [];
+  /** The CPUs whose side-band the process table sees. */
+  private readonly watchedCpus = new Set<number>();
   /** COMM/MMAP2 equivalents of every task of the target when the recording started (see open). */
   private tasksAtStart: readonly ProcessSideband[] = [];
   /** Wall-clock ms when the events began recording (RawSnapshot.recordingStartedAtMs). */
@@ -268,7 +278,10 @@ export class Recorder {
     // Every task there is now, read once the events record, as perf record synthesises them: threads
     // that exit before a snapshot are named by this alone. A launched command has none yet (its
     // tasks are all born under the recording, their FORK/COMM/MMAP2 in the side-band).
-    if (options.target.kind !== 'launch') recorder.tasksAtStart = recorder.synthesize();
+    if (options.target.kind !== 'launch') {
+      recorder.watchProcesses();
+      recorder.tasksAtStart = recorder.synthesize();
+    }
     recorder.warmer.schedule();
     if (options.windowSec !== undefined) {
       recorder.growthTimer = setInterval(() => recorder.checkGrowth(), GROWTH_CHECK_MS);
@@ -325,6 +338,48 @@ export class Recorder {
   drainSideband(): void {
     if (this.disposed) return;
     for (const ring of this.forwardRings) ring.drain();
+    // Nothing reads these rings' records but the process table, which has seen them once drained.
+    for (const ring of this.watchRings) ring.takePending();
+  }
+
+  /**
+   * A CPU-wide recording keeps its /proc state in a ProcessTable fed by the side-band of every online CPU: its own
+   * side-band rings, and on the CPUs it does not record, rings of the side-band event alone. Where those cannot be
+   * opened (the locked-memory budget), or the side-band is not drained here, snapshots read /proc whole, as before.
+   */
+  private watchProcesses(): void {
+    const { target } = this.options;
+    const sidebandIndex = this.plan.events.length;
+    const sideband = this.attrs[sidebandIndex];
+    if (target.kind !== 'cpus' || this.options.synthesize === false || this.options.drainSideband === false || !sideband) return;
+    const table = new ProcessTable();
+    const observe = (chunk: Uint8Array) => table.observe(chunk);
+    const covered = new Set(this.forwardRings.map((ring) => ring.meta.cpu));
+    try {
+      for (const cpu of onlineCpus()) {
+        if (covered.has(cpu)) continue;
+        // The records that say a process changed, not the context switches the recording may ask for.
+        const attr: PerfEventAttr = { ...sideband, flags: { ...sideband.flags, contextSwitch: false } };
+        const fd = openEvent(attr, -1, cpu, -1, undefined, { name: 'sideband (process watch)' });
+        const meta: RingMeta = { ringId: this.nextRingId++, label: `cpu${cpu} process watch`, cpu, tid: -1, defaultEvent: sidebandIndex };
+        let ring: ForwardRing;
+        try {
+          ring = new ForwardRing(fd, this.sizes.sidebandPages, meta, this.mode);
+        } catch (error) {
+          fd.dispose();
+          throw error;
+        }
+        this.watchRings.push(ring);
+        covered.add(cpu);
+      }
+    } catch (error) {
+      void error; // no room for the watch rings: snapshots read /proc whole, which costs time and nothing else
+      for (const ring of this.watchRings.splice(0)) ring.dispose();
+      return;
+    }
+    for (const ring of [...this.forwardRings, ...this.watchRings]) ring.watch(observe);
+    for (const cpu of covered) this.watchedCpus.add(cpu);
+    this.processTable = table;
   }
 
   /** Resolves once every spare copy buffer is warm (at once when warming is off or the recorder is disposed). */
@@ -786,7 +841,7 @@ export class Recorder {
       this.gapFreeSinceMs = takenAtMs;
     }
     this.warmer.schedule();
-    const processes = mergeTasks(this.tasksAtStart, this.synthesize());
+    const processes = this.processesNow();
     return {
       events: this.eventDescriptions(),
       rings,
@@ -816,6 +871,14 @@ export class Recorder {
     const target = this.options.target;
     if (target.kind === 'launch') return this.childPid ? synthesizeSideband([this.childPid]) : [];
     if (target.kind === 'pid') return synthesizeSideband([target.pid]);
+    const table = this.processTable;
+    if (table && onlineCpus().every((cpu) => this.watchedCpus.has(cpu))) {
+      // What the side-band wrote up to now, peeked side-band included, is what the table knows.
+      this.drainSideband();
+      return table.now();
+    }
+    // A CPU brought online since the start is not watched: what runs there changes nothing the table would learn of.
+    table?.forgetAll();
     return synthesizeSideband(allPids());
   }
 
@@ -892,6 +955,13 @@ export class Recorder {
     if (this.growthTimer) clearInterval(this.growthTimer);
     this.retired = [];
     const errors: unknown[] = [];
+    for (const ring of this.watchRings.splice(0)) {
+      try {
+        ring.dispose();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
     for (const retired of [...this.retiredOpen]) {
       try {
         this.closeRetired(retired);

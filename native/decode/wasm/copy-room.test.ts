@@ -13,7 +13,7 @@ import { columnSetBytes } from '../column-set';
 import { decodeSnapshot } from '../columns';
 import type { SnapshotInput } from '../assemble';
 import { DecodePool } from '../../decode-pool/pool';
-import { attrOf, columnByteDifferences, eventOf, prng, randomPerCpuSnapshot, ringFromRecords, sampleRecord } from '../test-records';
+import { attrOf, ByteWriter, columnByteDifferences, eventOf, prng, randomPerCpuSnapshot, ringFromRecords, sampleRecord } from '../test-records';
 import type { DecodedSnapshot } from '../types';
 import type { RingCopy } from '../../abi/snapshot';
 import { allocateDecodableCopy, decodableCopyOf, hasRoom, roomOf } from './copy-room';
@@ -181,6 +181,38 @@ describe('decode/wasm: a copy decoded in its room', () => {
     assert.equal(after(96), roomRows(sized));
     assert.equal(after(48), Math.ceil(Math.floor((1 << 20) / 48) * 1.0625) + 16, 'smaller records: more rows');
     assert.equal(after(248), Math.ceil(Math.floor((1 << 20) / 248) * 1.0625) + 16, 'records over twice as large: fewer rows');
+  });
+
+  it("sizes a ring's next room by the rows its copy held when its newest record was larger than the others (callchains of other depths)", () => {
+    const st = BASIC | Sample.CALLCHAIN;
+    const chain = (depth: number) => {
+      const w = new ByteWriter().u64(BigInt(depth));
+      for (let k = 0; k < depth; k++) w.u64(0x400000n + BigInt(k));
+      return w.toBytes();
+    };
+    // Oldest first: 2-frame callchains (96 bytes), the newest with 40 frames (400 bytes).
+    const records = Array.from({ length: 800 }, (_, i) =>
+      sampleRecord(st, { id: 7n, ip: 0x1000n, pid: 1, tid: 1, time: 1000n + BigInt(i), cpu: 0, period: 1n, tail: chain(i === 799 ? 40 : 2) }),
+    );
+    const ring = ringFromRecords(records, 32768, 'backward');
+    const events = [eventOf(0, attrOf(st), [7n])];
+    const plain = decodeSnapshot({ events, rings: [ring] });
+    // A copy with the room a ring's copy gets when sized by its newest record alone: too small for its rows.
+    const bySize = allocateDecodableCopy(ring.bytes.length, false, ring.bytes);
+    assert.ok(roomOf(bySize.bytes)!.set.length < plain.columns.length, 'the newest record alone sizes the room too small');
+    bySize.bytes.set(ring.bytes);
+    const first = decodeSnapshot({ events, rings: [{ ...ring, bytes: bySize.bytes }] });
+    assertSame(first, plain, 'the first copy');
+    assert.ok(!decodedInRoom(first), 'its rows did not fit its room: the JavaScript loop decoded them');
+    // The ring's next copy: a room for the rows the first held, decoded there.
+    const next = allocateDecodableCopy(ring.bytes.length, false, bySize.bytes);
+    assert.ok(roomOf(next.bytes)!.set.length >= plain.columns.length);
+    next.bytes.set(ring.bytes);
+    const second = decodeSnapshot({ events, rings: [{ ...ring, bytes: next.bytes }] });
+    assertSame(second, plain, 'the next copy');
+    assert.ok(decodedInRoom(second), 'the next copy is decoded in its room');
+    // decodableCopyOf (tests, the bench) gives a copy the room of that steady state at once.
+    assert.ok(decodedInRoom(decodeSnapshot({ events, rings: [{ ...ring, bytes: decodableCopyOf(ring.bytes) }] })));
   });
 
   it('decodes shared-memory copies in their rooms, and the pool gives the same bytes from them', async () => {

@@ -17,9 +17,10 @@
 // 32-bit memory with guard pages, or more than 4 GiB needed), the copy goes into a plain buffer
 // and the JavaScript loop decodes it: the same columns, slower.
 
-import { plainCopyBuffer, type CopyAllocator } from '../../abi/snapshot';
+import { plainCopyBuffer, type CopyAllocator, type CopyBuffer } from '../../abi/snapshot';
 import { ColumnSet, columnSetBytes, type SetSource } from '../column-set';
-import { backwardCapacity } from '../row-capacity';
+import { backwardCapacity, withSlack } from '../row-capacity';
+import { isWholeRecord, u32View } from '../walk';
 import type { RecordColumns } from '../types';
 import { SampleRunEngine } from './sample-run';
 import { columnAddresses } from './kernels';
@@ -49,6 +50,8 @@ interface Room {
   lent: boolean;
   /** True once a decode took the room: the ring is decoded on its own, so its next copy gets a room too. */
   used: boolean;
+  /** Rows the last decode of this copy found (0: not decoded yet): what the ring's next room is sized by. */
+  rowsDecoded: number;
   engine: SampleRunEngine | null;
 }
 
@@ -62,6 +65,7 @@ class SlotRoom implements Room {
   readonly copyAddress: number;
   readonly copyBytes: number;
   used = false;
+  rowsDecoded = 0;
   engine: SampleRunEngine | null = null;
 
   constructor(
@@ -120,8 +124,17 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
   if (inSnapshotMemory) return inSnapshotMemory;
   const prior = previous ? rooms.get(previous.buffer) : undefined;
   if (prior && !prior.used) return plainCopyBuffer(copyBytes, shared, null);
+  // The rows the previous copy held, scaled to this one's size: a ring's newest record alone misjudged
+  // rings of samples with callchains, whose sizes vary with their depth (a 1 MiB copy whose newest sample
+  // had 424 bytes got a room of 2,644 rows for 7,701 records, and every decode of it ran the JavaScript loop).
+  const previousRows = prior && prior.rowsDecoded > 0 ? withSlack(Math.ceil((prior.rowsDecoded * copyBytes) / prior.copyBytes)) : 0;
+  return allocateWithRoom(copyBytes, shared, previous, prior, previousRows);
+};
+
+/** A copy of `copyBytes` with a room of at least `leastRows` rows (and of what its previous copy's newest record asks). */
+function allocateWithRoom(copyBytes: number, shared: boolean, previous: Uint8Array | null, prior: Room | undefined, leastRows: number): CopyBuffer {
   const newestSize = previous && previous.length >= 8 ? previous[6] | (previous[7] << 8) : 0;
-  const needed = backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES);
+  const needed = Math.max(leastRows, backwardCapacity(copyBytes, newestSize >= 8 ? newestSize : FIRST_COPY_RECORD_BYTES));
   // The previous room's rows while they hold what is needed and not twice that: a ring's copies then
   // keep one geometry (where the copy and each column start) as their newest records' sizes vary,
   // and the sample run one module compiled for it (sample-run.ts).
@@ -146,14 +159,29 @@ export const allocateDecodableCopy: CopyAllocator = (copyBytes, shared, previous
     set: new ColumnSet(rows, buffer, roomAddress),
     lent: false,
     used: false,
+    rowsDecoded: 0,
     engine: null,
   });
   return { bytes: new Uint8Array(buffer, copyAddress, copyBytes), whole: new Uint8Array(buffer, 0, total) };
-};
+}
 
-/** `source` copied into a decodable copy's memory, as if a pause had copied it there (for tests and the bench). */
+/** Notes the rows a decode found in the copy `bytes` (a backward ring's), when it has a room of its own: its ring's next room is sized by them. */
+export function noteRowsDecoded(bytes: Uint8Array, rows: number): void {
+  const room = rooms.get(bytes.buffer);
+  if (room) room.rowsDecoded = rows;
+}
+
+/**
+ * `source` (a backward ring's copy) copied into a decodable copy's memory, as if a pause had copied it there
+ * (for tests and the bench): with the room a recording's next copy has once it has decoded a copy like it
+ * (allocateDecodableCopy sizes it by the rows the previous copy held), here the rows `source` holds.
+ */
 export function decodableCopyOf(source: Uint8Array, shared = false): Uint8Array {
-  const { bytes, whole } = allocateDecodableCopy(source.length, shared, source);
+  const aligned = source.byteOffset % 4 === 0 ? source : source.slice();
+  const words = u32View(aligned);
+  let records = 0;
+  for (let at = 0; isWholeRecord(words, at, aligned.length); at += words[(at >>> 2) + 1] >>> 16) records++;
+  const { bytes, whole } = allocateWithRoom(source.length, shared, source, undefined, withSlack(records));
   bytes.set(source);
   // Fault the room in, as the copy's owner does while idle: a write per page (a read would map the shared zero page).
   for (let at = 0; at < whole.length; at += 4096) whole[at] |= 0;
