@@ -24,6 +24,7 @@ import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import type { CallchainEmbedder } from './embedded-callchains';
 import { snapshotStacksInSteps } from './stacks';
+import type { ProfileTables } from '../native/tables/profile-tables';
 import { threadStatesAndComms } from './thread-states';
 
 export interface WireOptions {
@@ -37,6 +38,8 @@ export interface WireOptions {
   readonly batchRows?: number;
   /** What the recording could not see and why, shown with the snapshot. */
   readonly limitations?: readonly string[];
+  /** The snapshot's stack and frame tables when the caller built them (the HTML export reads its details' callchains from them too). */
+  readonly tables?: ProfileTables;
 }
 
 /**
@@ -201,17 +204,17 @@ export interface SnapshotNames {
  * event that samples callchains there is no stack to find: the tables (which decode every sample) are not built at all
  * (a live follow's read, five a second).
  */
-export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols): Generator<void, SnapshotNames> {
+export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables?: ProfileTables): Generator<void, SnapshotNames> {
   const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
-  const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols) : undefined;
+  const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols, tables) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   yield;
   return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols) };
 }
 
 /** snapshotNamesInSteps run to its end. */
-export function snapshotNames(snapshot: DecodedSnapshot, symbols: FrameSymbols): SnapshotNames {
-  const steps = snapshotNamesInSteps(snapshot, symbols);
+export function snapshotNames(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables?: ProfileTables): SnapshotNames {
+  const steps = snapshotNamesInSteps(snapshot, symbols, tables);
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
@@ -248,7 +251,7 @@ function exactBuffer(array: Int32Array): ArrayBuffer {
  */
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions & { readonly namesFollow?: boolean }): WireSnapshot {
   const started = performance.now();
-  const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols) : undefined;
+  const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols, options.tables) : undefined;
   const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
@@ -281,14 +284,8 @@ export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: Fra
   const names: string[] = [];
   const localIndex = new Map<number, number>();
   if (Array.isArray(callchain) && embedder) {
-    // An export's details: the callchain goes to the embedder's tables, frame by frame, and not into the details.
-    const frames: number[] = [];
-    for (const frame of callchain as CallchainFrame[]) {
-      if (frame.isMarker) continue;
-      const kernel = frame.context === 'kernel' || frame.context === 'guest-kernel';
-      frames.push(embedder.frameOfResolved(frame.ip, symbols?.resolve(pid, frame.ip, kernel), kernel, symbols?.strings ?? []));
-    }
-    embedder.addChain(row, frames);
+    // An export's details: the callchain goes to the embedder's tables, and not into the details.
+    embedder.addRecordChain(row, callchain as CallchainFrame[], pid, symbols);
   } else if (Array.isArray(callchain)) {
     chain = [];
     for (const frame of callchain as CallchainFrame[]) {
