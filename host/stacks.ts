@@ -175,7 +175,7 @@ export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: Frame
   /** The line of the entry of the function `symbol` (`name+0xoff`) that `ip` is in: its start is ip − off. */
   function entryLocation(frameSymbols: FrameSymbols, pid: number, ip: bigint, symbol: string): number {
     const offset = /\+0x([0-9a-f]+)$/.exec(symbol);
-    const entry = frameSymbols.resolve(pid, offset ? ip - BigInt('0x' + offset[1]) : ip, false);
-    return locate(entry.file, entry.line);
+    const entry = frameSymbols.lineOf(pid, offset ? ip - BigInt('0x' + offset[1]) : ip);
+    return locate(entry?.file, entry?.line);
   }
 }
