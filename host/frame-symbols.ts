@@ -80,6 +80,12 @@ export class FrameSymbols {
 
   /** The name of `ip`, or undefined where perf would print [unknown]; its source line is looked up only when resolve() asks. */
   nameOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
+    const name = this.nameNumber(pid, ip, kernel);
+    return name < 0 ? undefined : this.strings[name];
+  }
+
+  /** nameOf's answer as its index in `strings` (-1: none). */
+  private nameNumber(pid: number, ip: bigint, kernel: boolean): number {
     const owner = kernel ? -1 : pid;
     let name = this.byOwner.get(owner)?.get(ip)?.name;
     if (name === undefined) {
@@ -94,7 +100,7 @@ export class FrameSymbols {
         named.set(ip, name);
       }
     }
-    return name < 0 ? undefined : this.strings[name];
+    return name;
   }
 
   /**
@@ -104,8 +110,7 @@ export class FrameSymbols {
   nameAndLibrary(pid: number, ip: bigint, kernel: boolean): { readonly name: number; readonly library: string | undefined } {
     const resolved = this.byOwner.get(kernel ? -1 : pid)?.get(ip);
     if (resolved) return { name: resolved.name, library: resolved.library };
-    const symbol = this.nameOf(pid, ip, kernel);
-    return { name: symbol === undefined ? -1 : this.intern(symbol), library: this.library?.(pid, ip, kernel) };
+    return { name: this.nameNumber(pid, ip, kernel), library: this.library?.(pid, ip, kernel) };
   }
 
   /**
