@@ -24,7 +24,7 @@ import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import type { CallchainEmbedder } from './embedded-callchains';
 import { snapshotStacksInSteps } from './stacks';
-import type { ProfileTables } from '../native/tables/profile-tables';
+import { ProfileTables } from '../native/tables/profile-tables';
 import { threadStatesAndComms } from './thread-states';
 
 export interface WireOptions {
@@ -88,8 +88,12 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
  * The capture's FrameSymbols resolves each address once; this pass adds a numeric cache in front of it
  * (no per-row strings or BigInts), since hot loops repeat the same few IPs millions of times.
  */
-function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolColumn {
+function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables?: ProfileTables): SymbolColumn {
   const { kind, pid, ipHi, ipLo, misc, length } = snapshot.columns;
+  // With the snapshot's tables, a row's IP is its frame there: a symbol's position is kept per frame (-2: not yet), in
+  // place of the maps below, for rows whose frame is the same address in the same address space (not by construction
+  // only where the tables place an IP of an unknown or guest-kernel mode, or a row without a pid).
+  const positionOfFrame = tables ? new Int32Array(tables.frameCount).fill(-2) : undefined;
   // (kernel ? -1 : pid) → ipHi → ipLo → table position (-1: no symbol).
   const cache = new Map<number, Map<number, Map<number, number>>>();
   const table: string[] = [];
@@ -110,6 +114,20 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
     const owner = kernel ? -1 : pid[row];
     if (owner === lastOwner && hi === lastHi && lo === lastLo) {
       index[row] = lastId;
+      continue;
+    }
+    const frame = tables && row < tables.sampleIpFrame.length ? tables.sampleIpFrame[row] : -1;
+    const sameFrame =
+      frame >= 0 &&
+      tables!.frameOwner[frame] === owner &&
+      tables!.frameIsKernel(frame) === kernel &&
+      tables!.frameIpHigh[frame] === hi >>> 0 &&
+      tables!.frameIpLow[frame] === lo >>> 0;
+    if (sameFrame && positionOfFrame![frame] !== -2) {
+      lastOwner = owner;
+      lastHi = hi;
+      lastLo = lo;
+      lastId = index[row] = positionOfFrame![frame];
       continue;
     }
     let byHi = cache.get(owner);
@@ -136,6 +154,7 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
       }
       byLo.set(lo, id);
     }
+    if (sameFrame) positionOfFrame![frame] = id;
     lastOwner = owner;
     lastHi = hi;
     lastLo = lo;
@@ -204,12 +223,17 @@ export interface SnapshotNames {
  * event that samples callchains there is no stack to find: the tables (which decode every sample) are not built at all
  * (a live follow's read, five a second).
  */
-export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables?: ProfileTables): Generator<void, SnapshotNames> {
+export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols, given?: ProfileTables): Generator<void, SnapshotNames> {
   const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
+  let tables = given;
+  if (callchains && !tables) {
+    tables = new ProfileTables(snapshot);
+    yield;
+  }
   const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols, tables) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   yield;
-  return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols) };
+  return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols, tables) };
 }
 
 /** snapshotNamesInSteps run to its end. */
