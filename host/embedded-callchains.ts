@@ -4,7 +4,9 @@
 
 import type { CallchainEntry } from '../shared/protocol';
 import { IntTupleMap } from '../native/tables/int-tuple-map';
-import type { FrameSymbol } from './frame-symbols';
+import type { FrameSymbol, FrameSymbols } from './frame-symbols';
+import type { CallchainFrame } from '../native/decode/record';
+import { KERNEL_OWNER, type ProfileTables } from '../native/tables/profile-tables';
 import { StringTable } from '../shared/string-table';
 
 /**
@@ -61,6 +63,19 @@ export class CallchainEmbedder {
   private readonly frameIp: bigint[] = [];
   /** Frames without a name or line by address: [user, kernel]. */
   private readonly unnamedByIp = [new Map<bigint, number>(), new Map<bigint, number>()];
+  /** Per stack of the snapshot's tables: its stack here (-2: not made yet); per frame of the tables: its frame here (-1). */
+  private readonly stackOfTableStack: Int32Array;
+  private readonly frameOfTableFrame: Int32Array;
+
+  /**
+   * `tables`: the snapshot's stack and frame tables, when built. A record's callchain is then taken from its row's
+   * stack there, each distinct stack and frame of the tables made here once, instead of every frame of every record
+   * being looked up again (a record's callers repeat in record after record).
+   */
+  constructor(private readonly tables?: ProfileTables) {
+    this.stackOfTableStack = new Int32Array(tables?.stackCount ?? 0).fill(-2);
+    this.frameOfTableFrame = new Int32Array(tables?.frameCount ?? 0).fill(-1);
+  }
 
   /** The frame a details entry shows (every property it shows is in the key: two frames are one only when they show the same). */
   frameOfEntry(entry: CallchainEntry, symbols: readonly string[]): number {
@@ -97,18 +112,79 @@ export class CallchainEmbedder {
   addChain(row: number, leafFirst: readonly number[]): void {
     let stack = -1;
     // Callers first (the root at the end of the leaf-first chain), so records that share callers share stacks.
-    for (let i = leafFirst.length - 1; i >= 0; i--) {
-      const frame = leafFirst[i];
-      let next = this.stackIndex.get(stack, frame, 0);
-      if (next < 0) {
-        next = this.callchains.stackPrefix.length;
-        this.callchains.stackPrefix.push(stack);
-        this.callchains.stackFrame.push(frame);
-        this.stackIndex.add(stack, frame, 0, next);
-      }
-      stack = next;
-    }
+    for (let i = leafFirst.length - 1; i >= 0; i--) stack = this.stackOf(stack, leafFirst[i]);
     this.callchains.rowStack[row] = stack;
+  }
+
+  /**
+   * Records `row`'s decoded callchain, its frames in `pid` (or the kernel) named through `symbols` as rowDetails shows
+   * them. From the tables when its row's stack there holds the same frames in the same address spaces (it is read
+   * from the same bytes; only a frame of no context marker, or a record without a pid, can be placed otherwise).
+   */
+  addRecordChain(row: number, callchain: readonly CallchainFrame[], pid: number, symbols: FrameSymbols | undefined): void {
+    const tableStack = this.tables && pid !== KERNEL_OWNER && row < this.tables.sampleStack.length ? this.tables.sampleStack[row] : -1;
+    if (tableStack >= 0 && this.tableStackHolds(tableStack, callchain, pid)) {
+      this.callchains.rowStack[row] = this.stackOfTable(tableStack, pid, symbols);
+      return;
+    }
+    const frames: number[] = [];
+    for (const frame of callchain) {
+      if (frame.isMarker) continue;
+      const kernel = isKernelContext(frame);
+      frames.push(this.frameOfResolved(frame.ip, symbols?.resolve(pid, frame.ip, kernel), kernel, symbols?.strings ?? []));
+    }
+    this.addChain(row, frames);
+  }
+
+  /** Whether table stack `tableStack` is `callchain`'s frames, each in the address space its context marker says. */
+  private tableStackHolds(tableStack: number, callchain: readonly CallchainFrame[], pid: number): boolean {
+    const tables = this.tables!;
+    let stack = tableStack;
+    for (const frame of callchain) {
+      if (frame.isMarker) continue;
+      if (stack < 0 || tables.frameOwner[tables.stackFrame[stack]] !== (isKernelContext(frame) ? KERNEL_OWNER : pid)) return false;
+      stack = tables.stackPrefix[stack];
+    }
+    return stack < 0;
+  }
+
+  /**
+   * The stack here of a table stack, made from its first caller made before: its new frames leaf first, then its
+   * new stacks callers first, the order addChain's per-frame path makes them in (the export is the same either way).
+   */
+  private stackOfTable(tableStack: number, pid: number, symbols: FrameSymbols | undefined): number {
+    const tables = this.tables!;
+    const unmapped: number[] = [];
+    for (let s = tableStack; s >= 0 && this.stackOfTableStack[s] === -2; s = tables.stackPrefix[s]) unmapped.push(s);
+    const frames = unmapped.map((s) => this.frameOfTable(tables.stackFrame[s], pid, symbols));
+    for (let i = unmapped.length - 1; i >= 0; i--) {
+      const prefix = tables.stackPrefix[unmapped[i]];
+      this.stackOfTableStack[unmapped[i]] = this.stackOf(prefix < 0 ? -1 : this.stackOfTableStack[prefix], frames[i]);
+    }
+    return this.stackOfTableStack[tableStack];
+  }
+
+  private frameOfTable(tableFrame: number, pid: number, symbols: FrameSymbols | undefined): number {
+    let frame = this.frameOfTableFrame[tableFrame];
+    if (frame < 0) {
+      const tables = this.tables!;
+      const kernel = tables.frameIsKernel(tableFrame);
+      const ip = tables.frameIp(tableFrame);
+      frame = this.frameOfTableFrame[tableFrame] = this.frameOfResolved(ip, symbols?.resolve(pid, ip, kernel), kernel, symbols?.strings ?? []);
+    }
+    return frame;
+  }
+
+  /** The stack of `frame` called from `prefix` (-1: a root), added when new. */
+  private stackOf(prefix: number, frame: number): number {
+    let stack = this.stackIndex.get(prefix, frame, 0);
+    if (stack < 0) {
+      stack = this.callchains.stackPrefix.length;
+      this.callchains.stackPrefix.push(prefix);
+      this.callchains.stackFrame.push(frame);
+      this.stackIndex.add(prefix, frame, 0, stack);
+    }
+    return stack;
   }
 
   private frameOf(ip: string, name: string | undefined, kernel: boolean, source: { file: string; line: number } | undefined): number {
@@ -128,4 +204,9 @@ export class CallchainEmbedder {
     }
     return frame;
   }
+}
+
+/** A callchain entry in the kernel's address space, as rowDetails places it: after a kernel context marker. */
+function isKernelContext(frame: CallchainFrame): boolean {
+  return frame.context === 'kernel' || frame.context === 'guest-kernel';
 }

@@ -65,6 +65,31 @@ describe('host symbol table (FrameSymbols)', () => {
     assert.equal(asked.length, 4, 'after new mappings an address is named again');
   });
 
+  it('lineOf places a user address without naming it, once; an address resolved before answers from its resolution', () => {
+    const asked: string[] = [];
+    const table = new FrameSymbols(
+      (pid, ip) => {
+        asked.push(`name ${pid}:${ip.toString(16)}`);
+        return 'fn+0x0';
+      },
+      (pid, ip) => {
+        asked.push(`line ${pid}:${ip.toString(16)}`);
+        return ip === 0x401000n ? { file: '/src/a.c', line: 3 } : undefined;
+      },
+    );
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(table.lineOf(1, 0x401000n), { file: '/src/a.c', line: 3 });
+      assert.equal(table.lineOf(1, 0x402000n), undefined);
+    }
+    assert.deepEqual(asked, ['line 1:401000', 'line 1:402000'], 'no name looked up, each line once');
+    assert.deepEqual(table.resolve(1, 0x403000n, false), { name: 0 });
+    assert.equal(table.lineOf(1, 0x403000n), undefined);
+    assert.deepEqual(asked, ['line 1:401000', 'line 1:402000', 'name 1:403000', 'line 1:403000'], 'a resolved address is not placed again');
+    table.forgetAddresses();
+    table.lineOf(1, 0x401000n);
+    assert.equal(asked.length, 5, 'after new mappings an address is placed again');
+  });
+
   it('a snapshot names each distinct frame once across records; details carry their own string table and mark kernel frames', () => {
     const type = Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN;
     const chain = (ips: bigint[]) => {
@@ -98,6 +123,6 @@ describe('host symbol table (FrameSymbols)', () => {
       const valid = validateHostToWebview({ type: 'detailsReply', replyTo: 1, snapshotId: 's', row, details });
       assert.ok(valid.ok, valid.ok ? '' : valid.reason);
     }
-    assert.equal(calls, 5, '50 records × 3 frames, 3 distinct addresses, and the entries of hot_loop and main (for their source lines)');
+    assert.equal(calls, 3, '50 records × 3 frames, 3 distinct addresses (the entries of hot_loop and main are placed for their source lines, not named)');
   });
 });

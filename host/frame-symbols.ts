@@ -35,6 +35,8 @@ export class FrameSymbols {
    * 1.4 s for libc with its debug info, most of a `ringside snapshot -o x.jsonl`).
    */
   private readonly namedOnly = new Map<number, Map<bigint, number>>();
+  /** pid → user ip → source line (null: none), for addresses only placed so far (lineOf). */
+  private readonly placedOnly = new Map<number, Map<bigint, { readonly file: string; readonly line: number } | null>>();
 
   /**
    * `threadName`: what the capture knows of its threads' names, beside its addresses (the timeline names a thread no
@@ -78,6 +80,12 @@ export class FrameSymbols {
 
   /** The name of `ip`, or undefined where perf would print [unknown]; its source line is looked up only when resolve() asks. */
   nameOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
+    const name = this.nameNumber(pid, ip, kernel);
+    return name < 0 ? undefined : this.strings[name];
+  }
+
+  /** nameOf's answer as its index in `strings` (-1: none). */
+  private nameNumber(pid: number, ip: bigint, kernel: boolean): number {
     const owner = kernel ? -1 : pid;
     let name = this.byOwner.get(owner)?.get(ip)?.name;
     if (name === undefined) {
@@ -92,7 +100,7 @@ export class FrameSymbols {
         named.set(ip, name);
       }
     }
-    return name < 0 ? undefined : this.strings[name];
+    return name;
   }
 
   /**
@@ -102,8 +110,27 @@ export class FrameSymbols {
   nameAndLibrary(pid: number, ip: bigint, kernel: boolean): { readonly name: number; readonly library: string | undefined } {
     const resolved = this.byOwner.get(kernel ? -1 : pid)?.get(ip);
     if (resolved) return { name: resolved.name, library: resolved.library };
-    const symbol = this.nameOf(pid, ip, kernel);
-    return { name: symbol === undefined ? -1 : this.intern(symbol), library: this.library?.(pid, ip, kernel) };
+    return { name: this.nameNumber(pid, ip, kernel), library: this.library?.(pid, ip, kernel) };
+  }
+
+  /**
+   * The source line of user address `ip` in `pid`, without naming it: what resolve() would place it at. A function's
+   * entry is placed for "reveal", and naming that address too cost a symbol lookup per function for a name never shown.
+   */
+  lineOf(pid: number, ip: bigint): { readonly file: string; readonly line: number } | undefined {
+    const resolved = this.byOwner.get(pid)?.get(ip);
+    if (resolved) return resolved.file !== undefined && resolved.line !== undefined ? { file: resolved.file, line: resolved.line } : undefined;
+    let placed = this.placedOnly.get(pid);
+    if (!placed) {
+      placed = new Map();
+      this.placedOnly.set(pid, placed);
+    }
+    let position = placed.get(ip);
+    if (position === undefined) {
+      position = this.sourceLine?.(pid, ip) ?? null;
+      placed.set(ip, position);
+    }
+    return position ?? undefined;
   }
 
   private nameIndex(pid: number, ip: bigint, kernel: boolean): number {
@@ -123,6 +150,7 @@ export class FrameSymbols {
   forgetAddresses(): void {
     this.byOwner.clear();
     this.namedOnly.clear();
+    this.placedOnly.clear();
   }
 
   intern(name: string): number {

@@ -9,6 +9,8 @@ import { renderStandaloneHtml } from './standalone';
 import { snapshotToWire, rowDetails } from './wire';
 import type { FrameSymbols } from './frame-symbols';
 import { CallchainEmbedder } from './embedded-callchains';
+import { ProfileTables } from '../native/tables/profile-tables';
+import { Sample } from '../native/abi/uapi';
 
 /** Details embedded per row up to this many rows; past it the page shows the columns only. */
 const MAX_EMBEDDED_DETAILS = 20000;
@@ -26,9 +28,11 @@ function webviewAssets(): { script: string; css: string } {
 /** Writes the page to `file`: mode 0600 (it holds comms, addresses, command lines), whole or not at all. */
 export function writeStandaloneHtml(file: string, snapshot: DecodedSnapshot, symbols?: FrameSymbols, limitations: readonly string[] = []): void {
   const takenAtMs = Date.now();
-  const { start, threadStates, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations });
+  // One stack and frame table for the page's stacks and its details' callchains, built only when a sample has a callchain.
+  const tables = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0) ? new ProfileTables(snapshot) : undefined;
+  const { start, threadStates, batches } = snapshotToWire(snapshot, { snapshotId: 's1', name: path.basename(file), takenAtMs, symbols, limitations, tables });
   const details: Record<number, RecordDetails> = {};
-  const embedder = new CallchainEmbedder();
+  const embedder = new CallchainEmbedder(tables);
   const rows = Math.min(snapshot.columns.length, MAX_EMBEDDED_DETAILS);
   for (let row = 0; row < rows; row++) {
     try {

@@ -9,6 +9,7 @@ import { RecordType, Sample } from '../native/abi/uapi';
 import { functionName, KERNEL_FRAME, UNKNOWN_FRAME, type StackTable } from '../shared/stacks';
 import type { FrameSymbols } from './frame-symbols';
 import { StringTable } from '../shared/string-table';
+import { IntTupleMap } from '../native/tables/int-tuple-map';
 
 export interface SnapshotStacks {
   readonly table: StackTable;
@@ -42,7 +43,14 @@ export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: Frame
   const nameTable = new StringTable();
   const names = nameTable.strings;
   const intern = (name: string) => nameTable.indexOf(name);
-  const stackIds = new Map<string, number>();
+  // A stack's identity is its names leaf to root and its leaf's line. The names go into a trie, callers first (a node
+  // is a name called from its parent node, -1: a root), so a stack is one node however deep and found by numbers:
+  // a text key per stack joining its names was this walk's largest cost on an -a -g capture's thousands of stacks.
+  const nameNodeIndex = new IntTupleMap(2);
+  const nodeName: number[] = [];
+  const nodeParent: number[] = [];
+  /** (name node, leaf line) → stack id. */
+  const stackIds = new IntTupleMap(2);
   const start: number[] = [0];
   const frames: number[] = [];
   const stackOf = new Int32Array(length).fill(-1);
@@ -100,6 +108,29 @@ export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: Frame
   };
   // Per stack of the tables: its id here (-2: not made yet). Two table stacks (distinct addresses) can be one here.
   const idOfTableStack = new Int32Array(tables.stackCount).fill(-2);
+  // Per stack of the tables: its names' trie node (-2: not named yet); a stack's node is its leaf's name under its
+  // prefix's node, so a stack is named from the first of its callers named before.
+  const nodeOfTableStack = new Int32Array(tables.stackCount).fill(-2);
+  const unnamed: number[] = [];
+  const nameNodeOf = (tableStack: number): number => {
+    unnamed.length = 0;
+    for (let s = tableStack; s >= 0 && nodeOfTableStack[s] === -2; s = tables.stackPrefix[s]) unnamed.push(s);
+    // Leaf first, as the names were interned when each stack named all its frames leaf first.
+    const named = unnamed.map((s) => nameFrame(tables.stackFrame[s]));
+    for (let i = unnamed.length - 1; i >= 0; i--) {
+      const prefix = tables.stackPrefix[unnamed[i]];
+      const parent = prefix < 0 ? -1 : nodeOfTableStack[prefix];
+      let node = nameNodeIndex.get(parent, named[i], 0);
+      if (node < 0) {
+        node = nodeName.length;
+        nodeName.push(named[i]);
+        nodeParent.push(parent);
+        nameNodeIndex.add(parent, named[i], 0, node);
+      }
+      nodeOfTableStack[unnamed[i]] = node;
+    }
+    return nodeOfTableStack[tableStack];
+  };
   // Only events that sample callchains are counted (the event column indexes snapshot.events).
   const withCallchain = snapshot.events.map((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
   for (let row = 0; row < length; row++) {
@@ -110,17 +141,16 @@ export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: Frame
     if (id === -2) {
       // The leaf's line first, then the names: locations get their indexes in the order the per-record walk gave them.
       const leaf = leafLine(tables.stackFrame[tableStack]);
-      const current = tables.framesOf(tableStack).map(nameFrame);
+      const node = nameNodeOf(tableStack);
       // The leaf's line is part of the stack's identity: the same functions at another line count apart.
-      const key = `${leaf}|${current.join(',')}`;
-      const known = stackIds.get(key);
-      if (known === undefined) {
+      id = stackIds.get(node, leaf, 0);
+      if (id < 0) {
         id = start.length - 1;
-        stackIds.set(key, id);
-        frames.push(...current);
+        stackIds.add(node, leaf, 0, id);
+        for (let n = node; n >= 0; n = nodeParent[n]) frames.push(nodeName[n]);
         start.push(frames.length);
         leafLocation.push(leaf);
-      } else id = known;
+      }
       idOfTableStack[tableStack] = id;
     }
     stackOf[row] = id;
@@ -145,7 +175,7 @@ export function* snapshotStacksInSteps(snapshot: DecodedSnapshot, symbols: Frame
   /** The line of the entry of the function `symbol` (`name+0xoff`) that `ip` is in: its start is ip − off. */
   function entryLocation(frameSymbols: FrameSymbols, pid: number, ip: bigint, symbol: string): number {
     const offset = /\+0x([0-9a-f]+)$/.exec(symbol);
-    const entry = frameSymbols.resolve(pid, offset ? ip - BigInt('0x' + offset[1]) : ip, false);
-    return locate(entry.file, entry.line);
+    const entry = frameSymbols.lineOf(pid, offset ? ip - BigInt('0x' + offset[1]) : ip);
+    return locate(entry?.file, entry?.line);
   }
 }

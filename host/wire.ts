@@ -24,6 +24,7 @@ import { recordDetailsOf, snapshotMessages } from './messages';
 import type { FrameSymbols } from './frame-symbols';
 import type { CallchainEmbedder } from './embedded-callchains';
 import { snapshotStacksInSteps } from './stacks';
+import { ProfileTables } from '../native/tables/profile-tables';
 import { threadStatesAndComms } from './thread-states';
 
 export interface WireOptions {
@@ -37,6 +38,8 @@ export interface WireOptions {
   readonly batchRows?: number;
   /** What the recording could not see and why, shown with the snapshot. */
   readonly limitations?: readonly string[];
+  /** The snapshot's stack and frame tables when the caller built them (the HTML export reads its details' callchains from them too). */
+  readonly tables?: ProfileTables;
 }
 
 /**
@@ -85,8 +88,12 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
  * The capture's FrameSymbols resolves each address once; this pass adds a numeric cache in front of it
  * (no per-row strings or BigInts), since hot loops repeat the same few IPs millions of times.
  */
-function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolColumn {
+function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables?: ProfileTables): SymbolColumn {
   const { kind, pid, ipHi, ipLo, misc, length } = snapshot.columns;
+  // With the snapshot's tables, a row's IP is its frame there: a symbol's position is kept per frame (-2: not yet), in
+  // place of the maps below, for rows whose frame is the same address in the same address space (not by construction
+  // only where the tables place an IP of an unknown or guest-kernel mode, or a row without a pid).
+  const positionOfFrame = tables ? new Int32Array(tables.frameCount).fill(-2) : undefined;
   // (kernel ? -1 : pid) → ipHi → ipLo → table position (-1: no symbol).
   const cache = new Map<number, Map<number, Map<number, number>>>();
   const table: string[] = [];
@@ -107,6 +114,20 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
     const owner = kernel ? -1 : pid[row];
     if (owner === lastOwner && hi === lastHi && lo === lastLo) {
       index[row] = lastId;
+      continue;
+    }
+    const frame = tables && row < tables.sampleIpFrame.length ? tables.sampleIpFrame[row] : -1;
+    const sameFrame =
+      frame >= 0 &&
+      tables!.frameOwner[frame] === owner &&
+      tables!.frameIsKernel(frame) === kernel &&
+      tables!.frameIpHigh[frame] === hi >>> 0 &&
+      tables!.frameIpLow[frame] === lo >>> 0;
+    if (sameFrame && positionOfFrame![frame] !== -2) {
+      lastOwner = owner;
+      lastHi = hi;
+      lastLo = lo;
+      lastId = index[row] = positionOfFrame![frame];
       continue;
     }
     let byHi = cache.get(owner);
@@ -133,6 +154,7 @@ function rowSymbols(snapshot: DecodedSnapshot, symbols: FrameSymbols): SymbolCol
       }
       byLo.set(lo, id);
     }
+    if (sameFrame) positionOfFrame![frame] = id;
     lastOwner = owner;
     lastHi = hi;
     lastLo = lo;
@@ -201,17 +223,22 @@ export interface SnapshotNames {
  * event that samples callchains there is no stack to find: the tables (which decode every sample) are not built at all
  * (a live follow's read, five a second).
  */
-export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols): Generator<void, SnapshotNames> {
+export function* snapshotNamesInSteps(snapshot: DecodedSnapshot, symbols: FrameSymbols, given?: ProfileTables): Generator<void, SnapshotNames> {
   const callchains = snapshot.events.some((e) => (e.attr.sampleType & Sample.CALLCHAIN) !== 0);
-  const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols) : undefined;
+  let tables = given;
+  if (callchains && !tables) {
+    tables = new ProfileTables(snapshot);
+    yield;
+  }
+  const stacks = callchains ? yield* snapshotStacksInSteps(snapshot, symbols, tables) : undefined;
   const withStacks = stacks && stacks.table.start.length > 1 ? stacks : undefined;
   yield;
-  return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols) };
+  return { ...(withStacks ? { stacks: withStacks } : {}), symbols: rowSymbols(snapshot, symbols, tables) };
 }
 
 /** snapshotNamesInSteps run to its end. */
-export function snapshotNames(snapshot: DecodedSnapshot, symbols: FrameSymbols): SnapshotNames {
-  const steps = snapshotNamesInSteps(snapshot, symbols);
+export function snapshotNames(snapshot: DecodedSnapshot, symbols: FrameSymbols, tables?: ProfileTables): SnapshotNames {
+  const steps = snapshotNamesInSteps(snapshot, symbols, tables);
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
@@ -248,7 +275,7 @@ function exactBuffer(array: Int32Array): ArrayBuffer {
  */
 export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions & { readonly namesFollow?: boolean }): WireSnapshot {
   const started = performance.now();
-  const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols) : undefined;
+  const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols, options.tables) : undefined;
   const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
   const { start, batches } = snapshotMessages(snapshot, {
@@ -281,14 +308,8 @@ export function rowDetails(snapshot: DecodedSnapshot, row: number, symbols?: Fra
   const names: string[] = [];
   const localIndex = new Map<number, number>();
   if (Array.isArray(callchain) && embedder) {
-    // An export's details: the callchain goes to the embedder's tables, frame by frame, and not into the details.
-    const frames: number[] = [];
-    for (const frame of callchain as CallchainFrame[]) {
-      if (frame.isMarker) continue;
-      const kernel = frame.context === 'kernel' || frame.context === 'guest-kernel';
-      frames.push(embedder.frameOfResolved(frame.ip, symbols?.resolve(pid, frame.ip, kernel), kernel, symbols?.strings ?? []));
-    }
-    embedder.addChain(row, frames);
+    // An export's details: the callchain goes to the embedder's tables, and not into the details.
+    embedder.addRecordChain(row, callchain as CallchainFrame[], pid, symbols);
   } else if (Array.isArray(callchain)) {
     chain = [];
     for (const frame of callchain as CallchainFrame[]) {

@@ -90,7 +90,7 @@ export class SnapshotWriter {
       const builder = new PprofBuilder();
       builder.add(tables);
       // Fastest gzip level, as Go's runtime/pprof writes its profiles: half the default level's time for ~8 % more bytes.
-      writeFileAtomic(file, gzipSync(builder.profile().encode(), { level: zlibConstants.Z_BEST_SPEED }));
+      writeFileAtomic(file, gzipSync(builder.encode(), { level: zlibConstants.Z_BEST_SPEED }));
     } else {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);

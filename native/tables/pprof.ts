@@ -4,17 +4,32 @@
 // the profile's size follows the tables, not the record count. Encoded by the maintained `pprof-format` package;
 // the caller gzips it (profile.pb.gz).
 
-import { Function as PprofFunction, Line, Location, Mapping, Profile, Sample as PprofSample, StringTable, ValueType, Label } from 'pprof-format';
+import {
+  emptyTableToken,
+  Function as PprofFunction,
+  Line,
+  Location,
+  Mapping,
+  Profile,
+  Sample as PprofSample,
+  StringTable,
+  ValueType,
+  Label,
+} from 'pprof-format';
 import { RecordType, Sample } from '../abi/uapi';
 import { decodeRecordAt } from '../decode/record';
 import { sampleReaders } from '../decode/sample-readers';
 import type { ProfileTables } from './profile-tables';
 import { IntTupleMap } from './int-tuple-map';
 
-/** (stack, event) keys: stack * EVENT_SLOTS + event, exact as a double for any count a profile reaches. */
-const EVENT_SLOTS = 1 << 16;
 /** The largest bigint a number holds exactly (periods and addresses go to the encoder as numbers up to it). */
 const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
+/**
+ * Samples made and encoded at a time: a profile is the concatenation of its fields' encodings (protobuf merges
+ * repeated fields), so samples go to the encoder a batch at a time and their objects die young, instead of every
+ * sample of an -a -g profile (one per distinct stack, tens of thousands) living until the whole profile is encoded.
+ */
+const SAMPLES_PER_BATCH = 1024;
 
 /**
  * A pprof sample whose encoded length is measured once: the encoder asks every sample its length twice (to size
@@ -22,6 +37,15 @@ const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
  * sample per distinct stack of an -a -g profile, those walks were the encoder's largest cost.
  */
 class MeasuredOnceSample extends PprofSample {
+  private measured: number | undefined;
+
+  override get length(): number {
+    return (this.measured ??= super.length);
+  }
+}
+
+/** A location whose encoded length is measured once: the encoder asks it twice (the profile's size, its length prefix). */
+class MeasuredOnceLocation extends Location {
   private measured: number | undefined;
 
   override get length(): number {
@@ -61,8 +85,14 @@ export class PprofBuilder {
   private readonly stackCaller: number[] = [];
   private readonly eventIndex = new Map<string, number>();
   private readonly eventNames: string[] = [];
-  /** (stack id, event index) → samples and period sum, in the order first seen. */
-  private readonly totals = new Map<number, { stack: number; event: number; samples: number; period: bigint }>();
+  /** (stack id, event index) → total, numbered in the order first seen; per total its stack, event, samples and period sum. */
+  private readonly totalIndex = new IntTupleMap(2);
+  private readonly totalStack: number[] = [];
+  private readonly totalEvent: number[] = [];
+  private readonly totalSamples: number[] = [];
+  /** The period sum while a number holds it exactly (-1: past that, in largePeriod): a bigint add per sample cost more than the rest of a row. */
+  private readonly totalPeriod: number[] = [];
+  private readonly largePeriod = new Map<number, bigint>();
   private earliestNs: bigint | undefined;
   private latestNs: bigint | undefined;
 
@@ -81,7 +111,12 @@ export class PprofBuilder {
     // At most one new profile stack per table stack or sampled IP, one new location per frame.
     this.stackIndex.reserve(this.stackIndex.size + tables.stackCount + tables.frameCount);
     this.locationIndex.reserve(this.locationIndex.size + tables.frameCount);
+    // At most one new total per new profile stack and event, and never more than the snapshot has samples.
+    this.totalIndex.reserve(this.totalIndex.size + Math.min(length, tables.stackCount + tables.frameCount));
     const eventOf = new Map<number, number>();
+    // The snapshot's earliest and latest sample times as numbers (relative ns, exact), made absolute once at the end.
+    let earliest = Infinity;
+    let latest = -Infinity;
     for (let row = 0; row < length; row++) {
       if (kind[row] !== RecordType.SAMPLE || !keep(row)) continue;
       const reader = readers.get(event[row]);
@@ -102,27 +137,52 @@ export class PprofBuilder {
         }
         eventOf.set(event[row], eventId);
       }
-      const key = stack * EVENT_SLOTS + eventId;
-      let total = this.totals.get(key);
-      if (!total) this.totals.set(key, (total = { stack, event: eventId, samples: 0, period: 0n }));
-      total.samples++;
-      total.period += this.periodOf(
-        tables,
-        row,
-        reader.info.sample.period,
-        views[ring[row]],
-        offset[row],
-        (reader.info.sampleType & Sample.PERIOD) !== 0,
-        reader.inPlace,
-        reader.event.attr.samplePeriod,
-        reader.event.attr.flags.freq === true,
-      );
-      if (!Number.isNaN(time[row])) {
-        const ns = snapshot.columns.timeOriginNs + BigInt(time[row]);
-        if (this.earliestNs === undefined || ns < this.earliestNs) this.earliestNs = ns;
-        if (this.latestNs === undefined || ns > this.latestNs) this.latestNs = ns;
+      let total = this.totalIndex.get(stack, eventId, 0);
+      if (total < 0) {
+        total = this.totalStack.length;
+        this.totalStack.push(stack);
+        this.totalEvent.push(eventId);
+        this.totalSamples.push(0);
+        this.totalPeriod.push(0);
+        this.totalIndex.add(stack, eventId, 0, total);
       }
+      this.totalSamples[total]++;
+      this.addPeriod(
+        total,
+        this.periodOf(
+          tables,
+          row,
+          reader.info.sample.period,
+          views[ring[row]],
+          offset[row],
+          (reader.info.sampleType & Sample.PERIOD) !== 0,
+          reader.inPlace,
+          reader.event.attr.samplePeriod,
+          reader.event.attr.flags.freq === true,
+        ),
+      );
+      const at = time[row];
+      if (at < earliest) earliest = at;
+      if (at > latest) latest = at;
     }
+    if (earliest <= latest) {
+      const earliestNs = snapshot.columns.timeOriginNs + BigInt(earliest);
+      const latestNs = snapshot.columns.timeOriginNs + BigInt(latest);
+      if (this.earliestNs === undefined || earliestNs < this.earliestNs) this.earliestNs = earliestNs;
+      if (this.latestNs === undefined || latestNs > this.latestNs) this.latestNs = latestNs;
+    }
+  }
+
+  /** Adds `period` to total `total`'s sum: as a number while the sum stays exact, else as a bigint. */
+  private addPeriod(total: number, period: number | bigint): void {
+    const sum = this.totalPeriod[total];
+    if (sum >= 0 && typeof period === 'number' && sum + period <= Number.MAX_SAFE_INTEGER) {
+      this.totalPeriod[total] = sum + period;
+      return;
+    }
+    const large = this.largePeriod.get(total) ?? BigInt(sum);
+    this.largePeriod.set(total, large + BigInt(period));
+    this.totalPeriod[total] = -1;
   }
 
   /** The profile stack of `location` called from profile stack `caller` (-1: a root), added when new. */
@@ -158,30 +218,53 @@ export class PprofBuilder {
     return ids;
   }
 
-  /** The profile: sample types `samples/count` and `period/count`, `samples` the default (what pprof -top shows). */
-  profile(): Profile {
+  /**
+   * The profile, encoded: sample types `samples/count` and `period/count`, `samples` the default (what pprof -top
+   * shows). Its fields are encoded in the order one Profile's encode() writes them (sample types, samples, mappings,
+   * locations, functions, strings, the rest), the samples a batch at a time: the bytes are those of the whole Profile.
+   */
+  encode(): Uint8Array {
     const s = (text: string) => this.strings.dedup(text);
+    // Strings numbered in the order they always were: the labels', then the sample types'.
     const eventLabels = this.eventNames.map((name) => new Label({ key: s('event'), str: s(name) }));
-    const samples = [...this.totals.values()].map(
-      (total) =>
-        new MeasuredOnceSample({
-          locationId: this.locationsOf(total.stack),
-          // The period as a number where it is exact: the encoder writes numbers faster than bigints.
-          value: [total.samples, total.period <= MAX_SAFE_BIGINT ? Number(total.period) : total.period],
-          label: [eventLabels[total.event]],
-        }),
+    const sampleType = [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('period'), unit: s('count') })];
+    const defaultSampleType = s('samples');
+    // Parts without strings of their own: an empty table, not the one with '' that a Profile starts with.
+    const part = (fields: ConstructorParameters<typeof Profile>[0]) => new Profile({ ...fields, stringTable: new StringTable(emptyTableToken) }).encode();
+    const parts = [part({ sampleType })];
+    for (let first = 0; first < this.totalStack.length; first += SAMPLES_PER_BATCH) {
+      const samples: PprofSample[] = [];
+      for (let total = first; total < Math.min(first + SAMPLES_PER_BATCH, this.totalStack.length); total++) {
+        // The period as a number where it is exact: the encoder writes numbers faster than bigints.
+        const large = this.totalPeriod[total] < 0 ? this.largePeriod.get(total)! : undefined;
+        samples.push(
+          new MeasuredOnceSample({
+            locationId: this.locationsOf(this.totalStack[total]),
+            value: [this.totalSamples[total], large === undefined ? this.totalPeriod[total] : large <= MAX_SAFE_BIGINT ? Number(large) : large],
+            label: [eventLabels[this.totalEvent[total]]],
+          }),
+        );
+      }
+      parts.push(part({ sample: samples }));
+    }
+    parts.push(
+      new Profile({
+        mapping: this.mappings,
+        location: this.locations,
+        function: this.functions,
+        stringTable: this.strings,
+        defaultSampleType,
+        timeNanos: this.earliestNs ?? 0n,
+        durationNanos: this.earliestNs !== undefined && this.latestNs !== undefined ? this.latestNs - this.earliestNs : 0n,
+      }).encode(),
     );
-    return new Profile({
-      sampleType: [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('period'), unit: s('count') })],
-      sample: samples,
-      mapping: this.mappings,
-      location: this.locations,
-      function: this.functions,
-      stringTable: this.strings,
-      defaultSampleType: s('samples'),
-      timeNanos: this.earliestNs ?? 0n,
-      durationNanos: this.earliestNs !== undefined && this.latestNs !== undefined ? this.latestNs - this.earliestNs : 0n,
-    });
+    const bytes = new Uint8Array(parts.reduce((size, encoded) => size + encoded.length, 0));
+    let offset = 0;
+    for (const encoded of parts) {
+      bytes.set(encoded, offset);
+      offset += encoded.length;
+    }
+    return bytes;
   }
 
   /** The pprof location of a table frame: one per (owner, address, function), shared across snapshots. */
@@ -212,7 +295,7 @@ export class PprofBuilder {
     const id = this.locations.length + 1;
     // A user-space address as a number (exact below 2^53): the encoder splits a bigint with bigint arithmetic.
     const address = high < 0x200000 ? high * 2 ** 32 + low : (BigInt(high) << 32n) | BigInt(low);
-    this.locations.push(new Location({ id, mappingId: this.functionMapping[fn - 1], address, line: [new Line({ functionId: fn, line: 0 })] }));
+    this.locations.push(new MeasuredOnceLocation({ id, mappingId: this.functionMapping[fn - 1], address, line: [new Line({ functionId: fn, line: 0 })] }));
     this.locationIpHigh.push(high);
     return id;
   }
@@ -257,15 +340,25 @@ export class PprofBuilder {
     inPlace: boolean,
     fixed: bigint,
     freq: boolean,
-  ): bigint {
-    if (!sampled) return freq ? 0n : fixed;
-    if (inPlace) return view.getBigUint64(offset + at, true);
+  ): number | bigint {
+    if (!sampled) return freq ? 0 : exactNumber(fixed);
+    if (inPlace) {
+      // Two halves, a number where it is exact: no bigint per sample.
+      const high = view.getUint32(offset + at + 4, true);
+      const low = view.getUint32(offset + at, true);
+      return high < 0x200000 ? high * 2 ** 32 + low : view.getBigUint64(offset + at, true);
+    }
     try {
       const period = (decodeRecordAt(tables.snapshot, row).fields as { period?: unknown }).period;
-      return typeof period === 'bigint' ? period : 0n;
+      return typeof period === 'bigint' ? exactNumber(period) : 0;
     } catch {
       // A damaged record: the decode already counted it; it weighs nothing in the profile.
-      return 0n;
+      return 0;
     }
   }
+}
+
+/** A bigint as a number where the number is exact. */
+function exactNumber(value: bigint): number | bigint {
+  return value <= MAX_SAFE_BIGINT ? Number(value) : value;
 }
