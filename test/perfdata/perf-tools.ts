@@ -276,34 +276,36 @@ export function withFirstPltStubAsInit(counts: ReadonlyMap<string, number>, bina
 
 /**
  * `Samples  [x] symbol` lines of perf report --no-children -n: symbol → samples; unresolved addresses summed apart.
- * `pltStubsOfLibrariesAsUnresolved`: a shared library's `x@plt` counts as unresolved (see perfNamesPltSlotByPosition),
- * its names listed in `libraryPltNames` so the other side can count the same names apart too.
+ * `pltStubsOfLibrariesAsUnresolved`: a shared library's `x@plt` counts as unresolved (see perfNamesPltSlotByPosition).
+ * `byDso`: every named line's count per DSO (perf's short name, e.g. `libc.so.6`) and symbol, so a comparison that
+ * sets some PLT stubs apart can do it per binary: the same `x@plt` name is a different stub in each binary.
  */
 export function perfSelfCounts(
   file: string,
   options: { pltStubsOfLibrariesAsUnresolved?: boolean } = {},
-): { named: Map<string, number>; unresolved: number; total: number; libraryPltNames: Set<string> } {
-  const columns = options.pltStubsOfLibrariesAsUnresolved ? 'sample,dso,sym' : 'sample,sym';
-  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', columns, '-g', 'none', '--percent-limit', '0']);
+): { named: Map<string, number>; unresolved: number; total: number; byDso: Map<string, Map<string, number>> } {
+  const report = perfOutput(['report', '-i', file, '--no-children', '-n', '--stdio', '-F', 'sample,dso,sym', '-g', 'none', '--percent-limit', '0']);
   if (report.status !== 0) throw new Error(`perf report -i ${file} failed (${report.status}): ${report.stderr}`);
   const named = new Map<string, number>();
-  const libraryPltNames = new Set<string>();
+  const byDso = new Map<string, Map<string, number>>();
   let unresolved = 0;
   let total = 0;
   for (const line of report.stdout.split('\n')) {
-    const match = options.pltStubsOfLibrariesAsUnresolved
-      ? /^\s+(\d+)\s+(.+?)\s+\[(.)\]\s+(.+?)\s*$/.exec(line) // a DSO may have spaces: `[JIT] tid 23552`
-      : /^\s+(\d+)()\s+\[(.)\]\s+(.+?)\s*$/.exec(line);
+    const match = /^\s+(\d+)\s+(.+?)\s+\[(.)\]\s+(.+?)\s*$/.exec(line); // a DSO may have spaces: `[JIT] tid 23552`
     if (!match) continue;
     const count = Number(match[1]);
-    const symbol = match[4];
+    const [, , dso, , symbol] = match;
     total += count;
-    if (/^0x[0-9a-f]+$/.test(symbol) || (options.pltStubsOfLibrariesAsUnresolved && perfNamesPltSlotByPosition({ name: `${symbol}+0x0`, dso: match[2] }))) {
+    if (/^0x[0-9a-f]+$/.test(symbol)) {
       unresolved += count;
-      if (!/^0x/.test(symbol)) libraryPltNames.add(symbol);
-    } else named.set(symbol, (named.get(symbol) ?? 0) + count);
+      continue;
+    }
+    const ofDso = byDso.get(dso) ?? new Map<string, number>();
+    byDso.set(dso, ofDso.set(symbol, (ofDso.get(symbol) ?? 0) + count));
+    if (options.pltStubsOfLibrariesAsUnresolved && perfNamesPltSlotByPosition({ name: `${symbol}+0x0`, dso })) unresolved += count;
+    else named.set(symbol, (named.get(symbol) ?? 0) + count);
   }
-  return { named, unresolved, total, libraryPltNames };
+  return { named, unresolved, total, byDso };
 }
 
 /** `ringside capture -a -g` for a second into `file` (perf.data), with pd_work spinning meanwhile so there is a known workload. */
