@@ -406,7 +406,16 @@ export class CallTreeView {
     choice: (index: number) => { name: number; at?: SourceLocation },
     target: ((index: number) => TransformTarget | null) | null,
   ): void {
-    const list = (this.list = new VirtualRows(this.body, () => this.bodyView, { className, columns, count, fill }));
+    const list = (this.list = new VirtualRows(this.body, () => this.bodyView, {
+      className,
+      columns,
+      count,
+      fill,
+      scrollTo: (top) => {
+        this.body.scrollTop = top;
+        this.bodyView.scrollTop = this.body.scrollTop;
+      },
+    }));
     const indexOf = (e: Event): number => {
       const row = e.target instanceof Element ? e.target.closest<HTMLElement>('tr[data-index]') : null;
       return row ? Number(row.dataset.index) : -1;

@@ -21,7 +21,15 @@ export interface VirtualRowsOptions {
   readonly count: number;
   /** Fills a (new or reused) row with row `index`'s cells; its data-index and aria-rowindex are set already. */
   fill(tr: HTMLTableRowElement, index: number): void;
+  /**
+   * Scrolls the element that scrolls the table to `top` (CSS px) and records it where `view` reads it, so a row the
+   * keyboard moves to is put in the page before it is focused (the scroll event comes only after the next layout).
+   */
+  scrollTo(top: number): void;
 }
+
+/** The keys that move the focus between rows, as in a list: by one, by a page, to either end. */
+const NAVIGATION_KEYS = new Set(['ArrowDown', 'ArrowUp', 'PageDown', 'PageUp', 'Home', 'End']);
 
 export class VirtualRows {
   readonly table: HTMLTableElement;
@@ -66,7 +74,54 @@ export class VirtualRows {
     };
     [this.above, this.aboveCell] = spacer();
     [this.below, this.belowCell] = spacer();
+    // Only the rows near the view are in the page, so Tab alone would leave the table after them: the arrow, page and
+    // Home/End keys move the focus to any row, bringing it into the page first.
+    table.addEventListener('keydown', (e) => {
+      if (!NAVIGATION_KEYS.has(e.key) || e.ctrlKey || e.altKey || e.metaKey || e.shiftKey) return;
+      const row = e.target instanceof Element ? e.target.closest<HTMLElement>('tr[data-index]') : null;
+      if (!row) return;
+      e.preventDefault();
+      this.focusRow(this.targetOf(e.key, Number(row.dataset.index)));
+    });
     this.update();
+  }
+
+  private targetOf(key: string, from: number): number {
+    const pageRows = Math.max(1, Math.floor(this.viewHeight() / VIRTUAL_ROW_HEIGHT) - 1);
+    const last = this.options.count - 1;
+    const to =
+      key === 'ArrowDown'
+        ? from + 1
+        : key === 'ArrowUp'
+          ? from - 1
+          : key === 'PageDown'
+            ? from + pageRows
+            : key === 'PageUp'
+              ? from - pageRows
+              : key === 'Home'
+                ? 0
+                : last;
+    return Math.max(0, Math.min(last, to));
+  }
+
+  private viewHeight(): number {
+    const { height } = this.view();
+    return height > 0 ? height : DEFAULT_VIEW_HEIGHT;
+  }
+
+  /**
+   * Scrolls to about row `index` (the heading row above the list counted), puts it in the page and focuses it; focus
+   * then scrolls it exactly into view, the overscan rows covering what sits above the table.
+   */
+  focusRow(index: number): void {
+    if (index < 0 || index >= this.options.count) return;
+    const { scrollTop } = this.view();
+    const height = this.viewHeight();
+    const top = index * VIRTUAL_ROW_HEIGHT;
+    if (top < scrollTop) this.options.scrollTo(top);
+    else if (top + 2 * VIRTUAL_ROW_HEIGHT > scrollTop + height) this.options.scrollTo(top + 2 * VIRTUAL_ROW_HEIGHT - height);
+    this.update();
+    this.rows[index - this.first]?.focus();
   }
 
   /** The rows in the body now, in order (each with its index in the list as data-index). */
@@ -77,8 +132,8 @@ export class VirtualRows {
   /** Shows the rows in view (after a scroll or a resize): the rows that stay are kept, with their focus. */
   update(): void {
     const { count } = this.options;
-    const { scrollTop, height } = this.view();
-    const view = height > 0 ? height : DEFAULT_VIEW_HEIGHT;
+    const { scrollTop } = this.view();
+    const view = this.viewHeight();
     // Rows are laid out from the table's top, which may sit below the scroller's (a hint line above it): the overscan
     // rows cover that.
     const from = Math.max(0, Math.min(count, Math.floor(scrollTop / VIRTUAL_ROW_HEIGHT) - OVERSCAN_ROWS));

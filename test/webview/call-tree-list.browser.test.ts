@@ -132,4 +132,33 @@ describe('call tree list: only the rows in view (Chromium)', function () {
     );
     assert.deepEqual(errors, []);
   });
+
+  it('moves the focus to any row with the arrow, page, Home and End keys, bringing the row into the page', async () => {
+    const focused = () =>
+      page.evaluate(() => {
+        const tr = document.activeElement?.closest('tr.rs-calltree-node') as HTMLElement | null;
+        if (!tr) return null;
+        const body = (tr.closest('.rs-calltree-body') as HTMLElement).getBoundingClientRect();
+        const r = tr.getBoundingClientRect();
+        return { index: Number(tr.dataset.index), inView: r.top >= body.top - 1 && r.bottom <= body.bottom + 1 };
+      });
+    await scrollBodyTo(0);
+    await page.waitForFunction(() => document.querySelector('#rs-calltree tr.rs-calltree-node[data-index="0"]') !== null);
+    await page.locator('#rs-calltree tr.rs-calltree-node[data-index="0"]').focus();
+    await page.keyboard.press('End');
+    assert.deepEqual(await focused(), { index: EXPECTED.length - 1, inView: true }, 'End: the last row, which was not in the page');
+    await page.keyboard.press('ArrowUp');
+    assert.deepEqual(await focused(), { index: EXPECTED.length - 2, inView: true });
+    await page.keyboard.press('Home');
+    assert.deepEqual(await focused(), { index: 0, inView: true }, 'Home: the first row, scrolled out of the page before');
+    // Down one row at a time past the rows the page held at the top: the focus never leaves the list.
+    for (let i = 1; i <= 60; i++) await page.keyboard.press('ArrowDown');
+    assert.deepEqual(await focused(), { index: 60, inView: true });
+    await page.keyboard.press('PageDown');
+    const paged = await focused();
+    assert.ok(paged && paged.index > 61 && paged.inView, `PageDown from 60 went to ${JSON.stringify(paged)}`);
+    await page.keyboard.press('PageUp');
+    assert.deepEqual(await focused(), { index: 60, inView: true });
+    assert.deepEqual(errors, []);
+  });
 });
