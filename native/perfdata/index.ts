@@ -12,11 +12,22 @@ import { readProcMaps } from '../sys/procmaps';
 import { commOf } from '../perf/procfs';
 import { writeFileAtomic } from '../sys/safe-file';
 import { PerfDataError } from './format';
-import { bytesSource, streamPerfData, wholeImport, type ByteSource, type PerfDataImport, type PerfDataStream, type ReadOptions } from './reader';
+import {
+  bytesSource,
+  indexPerfData,
+  joinBatches,
+  streamPerfData,
+  wholeImport,
+  type ByteSource,
+  type PerfDataBatch,
+  type PerfDataImport,
+  type PerfDataStream,
+  type ReadOptions,
+} from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
 
 export { PerfDataError, Feature, UserRecord } from './format';
-export { readPerfData, RecordLocator, streamPerfData } from './reader';
+export { indexPerfData, joinBatches, readPerfData, RecordLocator, streamPerfData } from './reader';
 export { addSkipped, decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type RecordsOfFile, type SkippedRecords } from './damage';
 export type { BuildIdEntry, ByteSource, PerfDataBatch, PerfDataFeatures, PerfDataImport, PerfDataStream, ReadOptions } from './reader';
 export { writePerfData } from './writer';
@@ -101,6 +112,71 @@ export function importPerfDataFile(file: string, options: ReadOptions = {}): Per
  * Damage becomes a PerfDataError naming the file and offset.
  */
 export function openPerfDataFile(file: string, options: ReadOptions = {}): PerfDataStream & { close(): void } {
+  const source = openByteSource(file);
+  try {
+    return Object.assign(streamPerfData(source, file, options), { close: source.close });
+  } catch (error) {
+    source.close();
+    throw error;
+  }
+}
+
+/** What readPerfDataFileInSteps gives: readPerfData's import without the file offsets, and how long its stages took, ms. */
+export interface SteppedImport extends Omit<PerfDataImport, 'fileOffsetOf'> {
+  /** Header, features and the walk that indexes the kernel records, their times and their time order. */
+  readonly indexMs: number;
+  /** The kernel records read in time order, a batch at a time, and joined into the one ring. */
+  readonly readMs: number;
+}
+
+/** How much of the records one step of readPerfDataFileInSteps reads: a few ms of copying even on a loaded machine. */
+const STEP_BATCH_BYTES = 1 << 20;
+
+/**
+ * A perf.data file read as readPerfData reads it (the same events and the same one ring) without holding the thread
+ * for more than a step: the index is built a few MiB at a time (indexPerfData), then the records are read a batch at a
+ * time, and `between(stage)` is awaited after every step. It is where the caller yields to its event loop, and it
+ * throws to stop: the file is closed and nothing read is kept. Damage becomes a PerfDataError naming the file and offset.
+ */
+export async function readPerfDataFileInSteps(
+  file: string,
+  between: (stage: 'index' | 'read') => Promise<void>,
+  options: ReadOptions = {},
+): Promise<SteppedImport> {
+  const source = openByteSource(file);
+  try {
+    const indexStarted = performance.now();
+    const steps = indexPerfData(source, file, options);
+    let stream: PerfDataStream;
+    for (;;) {
+      const step = steps.next();
+      if (step.done) {
+        stream = step.value;
+        break;
+      }
+      await between('index');
+    }
+    const indexMs = performance.now() - indexStarted;
+    const readStarted = performance.now();
+    const batches: PerfDataBatch[] = [];
+    for (const batch of stream.batches(STEP_BATCH_BYTES)) {
+      batches.push(batch);
+      await between('read');
+    }
+    const ring = joinBatches(batches, file);
+    const readMs = performance.now() - readStarted;
+    const { mode, events, features, tracing, recordCounts, warnings } = stream;
+    return { mode, events, features, tracing, recordCounts, warnings, rings: [ring], indexMs, readMs };
+  } finally {
+    source.close();
+  }
+}
+
+/**
+ * A perf.data file as a ByteSource; close() it when done. A regular file is read a range at a time; anything else
+ * (a pipe, /dev/stdin) cannot be read at offsets and is read whole.
+ */
+function openByteSource(file: string): ByteSource & { close(): void } {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -108,17 +184,12 @@ export function openPerfDataFile(file: string, options: ReadOptions = {}): PerfD
     throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
   }
   try {
-    let source: ByteSource;
-    try {
-      const stat = fstatSync(fd);
-      source = stat.isFile() ? fileSource(fd, stat.size, file) : bytesSource(readFileSync(fd));
-    } catch (error) {
-      throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
-    }
-    return Object.assign(streamPerfData(source, file, options), { close: () => closeSync(fd) });
+    const stat = fstatSync(fd);
+    const source = stat.isFile() ? fileSource(fd, stat.size, file) : bytesSource(readFileSync(fd));
+    return { size: source.size, read: (offset, size) => source.read(offset, size), close: () => closeSync(fd) };
   } catch (error) {
     closeSync(fd);
-    throw error;
+    throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
   }
 }
 
