@@ -12,8 +12,9 @@ import type { PerfDataStage } from '../session/ports';
 
 /** What the progress of Open perf.data says in each stage of reading the file. */
 const OPEN_STAGE_STEPS: Readonly<Record<PerfDataStage, string>> = {
+  read: 'reading the file',
   index: 'indexing records',
-  read: 'reading records',
+  order: 'putting records in time order',
   decode: 'decoding',
 };
 

@@ -159,9 +159,9 @@ export class TimelinePanel implements vscode.Disposable {
     const now = performance.now();
     const { stages } = timing;
     const paintMs = timing.firstBatchAt === undefined ? NaN : now - timing.firstBatchAt;
-    // A perf.data file is not paused nor copied: it is indexed, then read in time order.
+    // A perf.data file is not paused nor copied: it is read, its records indexed, then put in time order.
     const before = stages.file
-      ? `index ${stages.file.indexMs.toFixed(1)} ms, read ${stages.file.readMs.toFixed(1)} ms`
+      ? `read ${stages.file.readMs.toFixed(1)} ms, index ${stages.file.indexMs.toFixed(1)} ms, order ${stages.file.orderMs.toFixed(1)} ms`
       : `pause ${(timing.maxPauseNs / 1e3).toFixed(1)} µs, copy ${stages.copyMs.toFixed(1)} ms`;
     this.host.log(
       `snapshot ${timing.name} stages: ${before}, ` +

@@ -50,7 +50,8 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
       await between('decode');
       const decodeStarted = performance.now();
       const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
-      return { decoded, indexMs: imported.indexMs, readMs: imported.readMs, decodeMs: performance.now() - decodeStarted };
+      const { readMs, indexMs, orderMs } = imported;
+      return { decoded, readMs, indexMs, orderMs, decodeMs: performance.now() - decodeStarted };
     },
     async writePerfData(snapshot, file): Promise<void> {
       await exportSnapshot(file, snapshot);

@@ -141,8 +141,8 @@ export interface SnapshotStages {
   /** Pause → copy → resume of every ring (a perf.data: 0, its `file` stages say how it was read). */
   readonly copyMs: number;
   readonly decodeMs: number;
-  /** A perf.data file's: indexing its records (header, walk, time order) and reading them in time order, ms. */
-  readonly file?: { readonly indexMs: number; readonly readMs: number };
+  /** A perf.data file's: reading its bytes, indexing its records (header, walk, times) and copying them in time order, ms. */
+  readonly file?: { readonly readMs: number; readonly indexMs: number; readonly orderMs: number };
   /** Learning the mappings and comms that name its addresses (the session's symbol table). */
   readonly learnMs: number;
 }
@@ -340,13 +340,13 @@ export class SessionManager {
       if (cancelled?.()) throw new OpenCancelled(file);
     });
     if (cancelled?.()) throw new OpenCancelled(file);
-    const { decoded, indexMs, readMs, decodeMs } = opened;
+    const { decoded, readMs, indexMs, orderMs, decodeMs } = opened;
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
     this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, decodeMs, [], [], undefined, {
       startedAt,
       copyMs: 0,
-      file: { indexMs, readMs },
+      file: { readMs, indexMs, orderMs },
     });
     return this.info(session);
   }

@@ -174,7 +174,7 @@ export function joinBatches(batches: readonly PerfDataBatch[], file: string): Ri
 }
 
 /** How many records the walks index between two steps of indexPerfData: a few ms of work even on a loaded machine. */
-const INDEX_STEP_RECORDS = 8192;
+const INDEX_STEP_RECORDS = 4096;
 
 function linearRing(file: string, bytes: Uint8Array): RingCopy {
   return {

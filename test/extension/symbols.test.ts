@@ -94,7 +94,7 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
     dir = tempDir();
     file = path.join(dir, 'all.data');
     // Every CPU with callchains, into rings of two pages: megabytes of records, and rings that overflow (LOST records).
-    perfRecord(file, ['-a', '-g', '-m', '2', '-e', 'cpu-clock', '-c', '20000'], ['sleep', '1']);
+    perfRecord(file, ['-a', '-g', '-m', '2', '-e', 'cpu-clock', '-c', '20000'], ['sleep', '2']);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -109,7 +109,7 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
         () => false,
         (stage) => stages.push(stage),
       );
-      assert.deepEqual(stages, ['index', 'read', 'decode']);
+      assert.deepEqual(stages, ['read', 'index', 'order', 'decode']);
       const opened = session.snapshots[0].decoded;
       assert.ok(whole.columns.length > 10000, `${whole.columns.length} records`);
       assert.equal(opened.columns.length, whole.columns.length, 'rows');
@@ -129,75 +129,57 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
     }
   });
 
-  it('a Cancel while the records are read stops the read there: no decode, nothing kept, and the file opens again', async () => {
-    const manager = new SessionManager({ backend: coreOnly() });
-    try {
-      // How many steps of reading the records a whole open takes.
-      let stage: PerfDataStage | undefined;
-      let readSteps = 0;
-      await manager.openPerfData(
-        file,
-        () => {
-          if (stage === 'read') readSteps++;
-          return false;
-        },
-        (next) => (stage = next),
-      );
-      await manager.remove(manager.list()[0].id);
-      assert.ok(readSteps >= 4, `${readSteps} read steps`);
-
-      // The Cancel comes as a timer set when the read begins: it runs only if the event loop is free while the file is read.
-      const stages: PerfDataStage[] = [];
-      let clicked = false;
-      let readStepsBeforeCancel = 0;
-      let askedAfterCancel = 0;
-      await assert.rejects(
-        manager.openPerfData(
+  // The Cancel comes as a timer set when a stage begins: it runs only if the event loop is free during that stage.
+  for (const cancelIn of ['read', 'index', 'order'] as const) {
+    it(`a Cancel during the ${cancelIn} stage stops it at its next step: no decode, nothing kept, and the file opens again`, async () => {
+      const manager = new SessionManager({ backend: coreOnly() });
+      try {
+        // How many steps that stage takes in a whole open.
+        let stage: PerfDataStage | undefined;
+        let stepsOfStage = 0;
+        await manager.openPerfData(
           file,
           () => {
-            if (clicked) askedAfterCancel++;
-            else if (stages.at(-1) === 'read') readStepsBeforeCancel++;
-            return clicked;
+            if (stage === cancelIn) stepsOfStage++;
+            return false;
           },
-          (next) => {
-            stages.push(next);
-            if (next === 'read') setTimeout(() => (clicked = true), 0);
-          },
-        ),
-        (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message),
-      );
-      assert.ok(clicked, 'the Cancel ran during the read');
-      assert.equal(askedAfterCancel, 1, 'the first step after the Cancel stopped the read');
-      assert.deepEqual(stages, ['index', 'read'], 'stopped before the decode');
-      assert.ok(readStepsBeforeCancel < readSteps, `stopped after ${readStepsBeforeCancel} of ${readSteps} read steps`);
-      assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
+          (next) => (stage = next),
+        );
+        await manager.remove(manager.list()[0].id);
+        assert.ok(stepsOfStage >= 2, `${stepsOfStage} steps of ${cancelIn}`);
 
-      const opened = await manager.openPerfData(file, () => false);
-      assert.equal(manager.list().length, 1);
-      assert.ok(opened.snapshots[0].recordCount > 0);
-    } finally {
-      await manager.dispose();
-    }
-  });
+        const stages: PerfDataStage[] = [];
+        let clicked = false;
+        let stepsBeforeCancel = 0;
+        let askedAfterCancel = 0;
+        await assert.rejects(
+          manager.openPerfData(
+            file,
+            () => {
+              if (clicked) askedAfterCancel++;
+              else if (stages.at(-1) === cancelIn) stepsBeforeCancel++;
+              return clicked;
+            },
+            (next) => {
+              stages.push(next);
+              if (next === cancelIn) setTimeout(() => (clicked = true), 0);
+            },
+          ),
+          (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message),
+        );
+        assert.ok(clicked, `the Cancel ran during ${cancelIn}`);
+        assert.equal(askedAfterCancel, 1, 'the first step after the Cancel stopped the open');
+        const all: PerfDataStage[] = ['read', 'index', 'order', 'decode'];
+        assert.deepEqual(stages, all.slice(0, all.indexOf(cancelIn) + 1), 'stopped in that stage, before the decode');
+        assert.ok(stepsBeforeCancel < stepsOfStage, `stopped after ${stepsBeforeCancel} of ${stepsOfStage} steps`);
+        assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
 
-  it('a Cancel while the file is indexed stops there', async () => {
-    const manager = new SessionManager({ backend: coreOnly() });
-    try {
-      const stages: PerfDataStage[] = [];
-      let asked = 0;
-      await assert.rejects(
-        manager.openPerfData(
-          file,
-          () => ++asked > 1,
-          (next) => stages.push(next),
-        ),
-        (error: unknown) => error instanceof OpenCancelled,
-      );
-      assert.equal(asked, 2, 'asked after each step until it said so');
-      assert.deepEqual(stages, ['index']);
-      assert.deepEqual(manager.list(), []);
-    } finally {
-      await manager.dispose();
-    }
-  });
+        const opened = await manager.openPerfData(file, () => false);
+        assert.equal(manager.list().length, 1);
+        assert.ok(opened.snapshots[0].recordCount > 0);
+      } finally {
+        await manager.dispose();
+      }
+    });
+  }
 });
