@@ -12,6 +12,8 @@ import { rowDetails, snapshotToWire } from '../../host/wire';
 import { decodeSnapshot } from '../../native/decode/columns';
 import type { DecodedSnapshot } from '../../native/decode/types';
 import { readPerfData } from '../../native/perfdata/reader';
+import { PerfDataError } from '../../native/perfdata/format';
+import { openFdCount, waitFor } from './helpers';
 import { RecordType } from '../../native/abi/uapi';
 import { fixture, perfRecord, perfScript, tempDir } from '../perfdata/perf-tools';
 
@@ -148,6 +150,7 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
         await manager.remove(manager.list()[0].id);
         assert.ok(stepsOfStage >= 2, `${stepsOfStage} steps of ${cancelIn}`);
 
+        const fdsBefore = openFdCount();
         const stages: PerfDataStage[] = [];
         let clicked = false;
         let stepsBeforeCancel = 0;
@@ -173,6 +176,7 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
         assert.deepEqual(stages, all.slice(0, all.indexOf(cancelIn) + 1), 'stopped in that stage, before the decode');
         assert.ok(stepsBeforeCancel < stepsOfStage, `stopped after ${stepsBeforeCancel} of ${stepsOfStage} steps`);
         assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
+        await waitFor('the file closed', () => openFdCount() === fdsBefore);
 
         const opened = await manager.openPerfData(file, () => false);
         assert.equal(manager.list().length, 1);
@@ -182,4 +186,18 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
       }
     });
   }
+
+  it('a file that cannot be read is a PerfDataError naming it and why, and nothing is kept', async () => {
+    const manager = new SessionManager({ backend: coreOnly() });
+    try {
+      const missing = path.join(dir, 'missing.data');
+      await assert.rejects(
+        manager.openPerfData(missing, () => false),
+        (error: unknown) => error instanceof PerfDataError && error.message.includes(missing) && /ENOENT/.test(error.message),
+      );
+      assert.deepEqual(manager.list(), []);
+    } finally {
+      await manager.dispose();
+    }
+  });
 });
