@@ -8,6 +8,15 @@ import { OpenCancelled } from '../session/session-manager';
 import { withProgressAfterASecond, type ProgressSink } from '../ui/progress';
 import type { SessionNode } from '../ui/sessions-view';
 import { registerCommand, type Services } from '../services';
+import type { PerfDataStage } from '../session/ports';
+
+/** What the progress of Open perf.data says in each stage of reading the file. */
+const OPEN_STAGE_STEPS: Readonly<Record<PerfDataStage, string>> = {
+  read: 'reading the file',
+  index: 'indexing records',
+  order: 'putting records in time order',
+  decode: 'decoding',
+};
 
 export function registerSnapshotCommands(context: vscode.ExtensionContext, services: Services): void {
   const { sessions, timelineHost, log } = services;
@@ -50,8 +59,7 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
       // notification and in the panel, and either Cancel gives up (nothing is kept).
       const panel = TimelinePanel.show(timelineHost);
       const open = async (progress: ProgressSink) => {
-        progress.step('reading and decoding');
-        const session = await sessions.openPerfData(file, progress.cancelled);
+        const session = await sessions.openPerfData(file, progress.cancelled, (stage) => progress.step(OPEN_STAGE_STEPS[stage]));
         const dropping = progress.onCancelled(() => {
           if (sessions.list().some((s) => s.id === session.id)) void sessions.remove(session.id);
         });

@@ -159,8 +159,12 @@ export class TimelinePanel implements vscode.Disposable {
     const now = performance.now();
     const { stages } = timing;
     const paintMs = timing.firstBatchAt === undefined ? NaN : now - timing.firstBatchAt;
+    // A perf.data file is not paused nor copied: it is read, its records indexed, then put in time order.
+    const before = stages.file
+      ? `read ${stages.file.readMs.toFixed(1)} ms, index ${stages.file.indexMs.toFixed(1)} ms, order ${stages.file.orderMs.toFixed(1)} ms`
+      : `pause ${(timing.maxPauseNs / 1e3).toFixed(1)} µs, copy ${stages.copyMs.toFixed(1)} ms`;
     this.host.log(
-      `snapshot ${timing.name} stages: pause ${(timing.maxPauseNs / 1e3).toFixed(1)} µs, copy ${stages.copyMs.toFixed(1)} ms, ` +
+      `snapshot ${timing.name} stages: ${before}, ` +
         `decode ${stages.decodeMs.toFixed(1)} ms, wire ${timing.wireMs.toFixed(1)} ms, ` +
         `first paint ${paintMs.toFixed(1)} ms after its first batch was sent; asked for → painted ${(now - stages.startedAt).toFixed(0)} ms (names follow)`,
     );

@@ -1,19 +1,16 @@
 // The pure-core half of the Backend: decoding, JSON Lines, perf.data import, and attaching to rings
 // we did not open. backend.ts adds recording (our own Recorder) on top.
 
-import { readFile } from 'node:fs/promises';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { ColumnArena } from '../../native/decode/arena';
 import { DecodePool, type DecodePoolOptions } from '../../native/decode-pool/pool';
 import { formatRecordJson } from '../../native/decode/jsonl';
-import { readPerfData } from '../../native/perfdata/reader';
-import { exportSnapshot } from '../../native/perfdata/index';
+import { exportSnapshot, readPerfDataFileInSteps } from '../../native/perfdata/index';
 import { writeStandaloneHtml } from '../../host/html-file';
-import type { DecodedSnapshot } from '../../native/decode/types';
 import { borrowForeignRing } from '../../native/attach/foreign';
 import { attachKeeperRings } from '../../native/keeper/attach';
 import type { CopyBufferOptions } from '../../native/perf/borrowed';
-import type { Backend } from './ports';
+import type { Backend, OpenedPerfData } from './ports';
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
 
@@ -46,10 +43,15 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
       await pool.close();
     },
     recordJson: (snapshot, row) => formatRecordJson(snapshot, row),
-    async readPerfData(file: string): Promise<DecodedSnapshot> {
-      const bytes = new Uint8Array(await readFile(file));
-      const imported = readPerfData(bytes, file, { keepGoing: true });
-      return decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
+    async readPerfData(file, between = async () => {}): Promise<OpenedPerfData> {
+      // Read a step at a time so the host's event loop (and so a Cancel) is served while a big file is read; the
+      // records are decoded once, as one ring, so the capture is the one the whole file read at once gives.
+      const imported = await readPerfDataFileInSteps(file, between, { keepGoing: true });
+      await between('decode');
+      const decodeStarted = performance.now();
+      const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
+      const { readMs, indexMs, orderMs } = imported;
+      return { decoded, readMs, indexMs, orderMs, decodeMs: performance.now() - decodeStarted };
     },
     async writePerfData(snapshot, file): Promise<void> {
       await exportSnapshot(file, snapshot);

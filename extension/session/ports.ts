@@ -3,6 +3,7 @@
 // sees these shapes, so it runs in plain node (tests, CLI) exactly as in the extension host.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
+import type { SteppedStage } from '../../native/perfdata/index';
 import type { EventDescription, RawSnapshot, ResolvedEvent } from '../../native/abi/snapshot';
 import type { KeeperState } from '../../native/keeper/state';
 import type { ForeignFdHint } from '../../native/attach/foreign';
@@ -83,6 +84,21 @@ export interface LineProbeRequest {
   readonly freeRegisters?: () => number;
 }
 
+/** The steps of opening a perf.data file, in order. */
+export type PerfDataStage = SteppedStage | 'decode';
+
+/** A perf.data file decoded, and how long its stages took, ms. */
+export interface OpenedPerfData {
+  readonly decoded: DecodedSnapshot;
+  /** Reading the file's bytes (awaited reads). */
+  readonly readMs: number;
+  /** Header, features and the walk that indexes the kernel records and their time order. */
+  readonly indexMs: number;
+  /** The records copied in time order, a batch at a time. */
+  readonly orderMs: number;
+  readonly decodeMs: number;
+}
+
 export interface Backend {
   /**
    * Specs resolved against the target's symbols, with each source-line breakpoint moved to uprobes where the rule of
@@ -100,7 +116,12 @@ export interface Backend {
   /** One record as a JSON object line (JSON Lines export). */
   recordJson(snapshot: DecodedSnapshot, row: number): string;
   writePerfData(snapshot: DecodedSnapshot, file: string): Promise<void>;
-  readPerfData(file: string): Promise<DecodedSnapshot>;
+  /**
+   * A perf.data file decoded as one snapshot, read a step at a time with the event loop free between steps:
+   * `between(stage)` is awaited after each step of reading, indexing and ordering its records, and before the decode;
+   * a cancelled open throws from it (nothing is kept).
+   */
+  readPerfData(file: string, between?: (stage: PerfDataStage) => Promise<void>): Promise<OpenedPerfData>;
   /** A self-contained HTML timeline page (same webview bundle, data embedded). */
   writeHtml(snapshot: DecodedSnapshot, file: string, symbols?: FrameSymbols): Promise<void>;
 }

@@ -14,7 +14,7 @@ import { PerfType } from '../../native/abi/uapi';
 import { describeLosses } from '../../native/decode/losses';
 import { pageSize } from '../../native/sys/libc';
 import { writeFileAtomic } from '../../native/sys/safe-file';
-import type { Backend, ForeignFdHint, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
+import type { Backend, ForeignFdHint, PerfDataStage, RecordOptions, RingSource, RingStatus, SourceSnapshot } from './ports';
 
 export type SessionKind = 'recording' | 'keeper' | 'borrowed' | 'file';
 export type SessionState = 'running' | 'paused' | 'stopped';
@@ -138,9 +138,11 @@ interface Session {
 /** The stages of a snapshot before the panel gets it, ms; `startedAt` is performance.now() when it was asked for. */
 export interface SnapshotStages {
   readonly startedAt: number;
-  /** Pause → copy → resume of every ring (a perf.data: reading and decoding the file, `decodeMs` then 0). */
+  /** Pause → copy → resume of every ring (a perf.data: 0, its `file` stages say how it was read). */
   readonly copyMs: number;
   readonly decodeMs: number;
+  /** A perf.data file's: reading its bytes, indexing its records (header, walk, times) and copying them in time order, ms. */
+  readonly file?: { readonly readMs: number; readonly indexMs: number; readonly orderMs: number };
   /** Learning the mappings and comms that name its addresses (the session's symbol table). */
   readonly learnMs: number;
 }
@@ -323,19 +325,28 @@ export class SessionManager {
   }
 
   /**
-   * A perf.data file as a session with one snapshot and no rings. `cancelled` is asked once the file is read and decoded:
-   * when it says so, nothing is added and OpenCancelled is thrown.
+   * A perf.data file as a session with one snapshot and no rings. The file is read a step at a time, the event loop
+   * served between steps (a Cancel is heard while a big file is read); `cancelled` is asked after every step and once
+   * it is decoded: when it says so, reading stops there, nothing is added and OpenCancelled is thrown. `stage` is told
+   * as each stage begins (for progress).
    */
-  async openPerfData(file: string, cancelled?: () => boolean): Promise<SessionInfo> {
+  async openPerfData(file: string, cancelled?: () => boolean, stage?: (stage: PerfDataStage) => void): Promise<SessionInfo> {
     this.assertLive();
-    const started = Date.now();
-    const decoded = await this.backend.readPerfData(file);
+    const startedAt = performance.now();
+    let current: PerfDataStage | undefined;
+    const opened = await this.backend.readPerfData(file, async (next) => {
+      if (next !== current) stage?.((current = next));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (cancelled?.()) throw new OpenCancelled(file);
+    });
     if (cancelled?.()) throw new OpenCancelled(file);
+    const { decoded, readMs, indexMs, orderMs, decodeMs } = opened;
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
-    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, Date.now() - started, [], [], undefined, {
-      startedAt: performance.now() - (Date.now() - started),
+    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, decodeMs, [], [], undefined, {
+      startedAt,
       copyMs: 0,
+      file: { readMs, indexMs, orderMs },
     });
     return this.info(session);
   }
@@ -618,7 +629,7 @@ export class SessionManager {
     limitations: readonly string[] = [],
     processes: readonly ProcessSideband[] = [],
     trigger?: string,
-    timing?: { readonly startedAt: number; readonly copyMs: number },
+    timing?: Pick<SnapshotStages, 'startedAt' | 'copyMs' | 'file'>,
   ): SnapshotEntry {
     // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
     const learnStarted = performance.now();
@@ -645,7 +656,7 @@ export class SessionManager {
       limitations,
       symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
-      ...(timing ? { stages: { startedAt: timing.startedAt, copyMs: timing.copyMs, decodeMs, learnMs } } : {}),
+      ...(timing ? { stages: { ...timing, decodeMs, learnMs } } : {}),
     };
     session.snapshots.push(entry);
     this.trim(session);

@@ -2,6 +2,7 @@
 // facts (hostname, kallsyms, /proc maps, ELF build ids, tracefs headers) only node can gather.
 
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import os from 'node:os';
 import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot } from '../decode/types';
@@ -12,11 +13,22 @@ import { readProcMaps } from '../sys/procmaps';
 import { commOf } from '../perf/procfs';
 import { writeFileAtomic } from '../sys/safe-file';
 import { PerfDataError } from './format';
-import { bytesSource, streamPerfData, wholeImport, type ByteSource, type PerfDataImport, type PerfDataStream, type ReadOptions } from './reader';
+import {
+  bytesSource,
+  indexPerfData,
+  joinBatches,
+  streamPerfData,
+  wholeImport,
+  type ByteSource,
+  type PerfDataBatch,
+  type PerfDataImport,
+  type PerfDataStream,
+  type ReadOptions,
+} from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
 
 export { PerfDataError, Feature, UserRecord } from './format';
-export { readPerfData, RecordLocator, streamPerfData } from './reader';
+export { indexPerfData, joinBatches, readPerfData, RecordLocator, streamPerfData } from './reader';
 export { addSkipped, decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type RecordsOfFile, type SkippedRecords } from './damage';
 export type { BuildIdEntry, ByteSource, PerfDataBatch, PerfDataFeatures, PerfDataImport, PerfDataStream, ReadOptions } from './reader';
 export { writePerfData } from './writer';
@@ -101,6 +113,118 @@ export function importPerfDataFile(file: string, options: ReadOptions = {}): Per
  * Damage becomes a PerfDataError naming the file and offset.
  */
 export function openPerfDataFile(file: string, options: ReadOptions = {}): PerfDataStream & { close(): void } {
+  const source = openByteSource(file);
+  try {
+    return Object.assign(streamPerfData(source, file, options), { close: source.close });
+  } catch (error) {
+    source.close();
+    throw error;
+  }
+}
+
+/** What readPerfDataFileInSteps gives: readPerfData's import without the file offsets, and how long its stages took, ms. */
+export interface SteppedImport extends Omit<PerfDataImport, 'fileOffsetOf'> {
+  /** The file's bytes, read with awaited reads a chunk at a time. */
+  readonly readMs: number;
+  /** Header, features and the walk that indexes the kernel records, their times and their time order. */
+  readonly indexMs: number;
+  /** The kernel records copied in time order, a batch at a time, into the one ring. */
+  readonly orderMs: number;
+}
+
+/** The stages of readPerfDataFileInSteps, in order. */
+export type SteppedStage = 'read' | 'index' | 'order';
+
+/** How much of the file one awaited read takes, and how much of the records one ordering step copies: a few ms each. */
+const STEP_READ_BYTES = 4 << 20;
+const STEP_BATCH_BYTES = 256 << 10;
+
+/**
+ * A perf.data file read as readPerfData reads it (the same events and the same one ring) without holding the thread
+ * for more than a step: the file is read with awaited reads a chunk at a time (as readFile holds it whole, so does
+ * this), the index is built a few MiB at a time (indexPerfData), then the records are put in time order a batch at a
+ * time; `between(stage)` is awaited after every step. It is where the caller yields to its event loop, and it throws
+ * to stop: the file is closed and nothing read is kept. Damage becomes a PerfDataError naming the file and offset.
+ */
+export async function readPerfDataFileInSteps(
+  file: string,
+  between: (stage: SteppedStage) => Promise<void>,
+  options: ReadOptions = {},
+): Promise<SteppedImport> {
+  const readStarted = performance.now();
+  const bytes = await readFileInSteps(file, () => between('read'));
+  const readMs = performance.now() - readStarted;
+  const indexStarted = performance.now();
+  const steps = indexPerfData(bytesSource(bytes), file, options);
+  let stream: PerfDataStream;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      stream = step.value;
+      break;
+    }
+    await between('index');
+  }
+  const indexMs = performance.now() - indexStarted;
+  const orderStarted = performance.now();
+  const batches: PerfDataBatch[] = [];
+  for (const batch of stream.batches(STEP_BATCH_BYTES)) {
+    batches.push(batch);
+    await between('order');
+  }
+  const ring = joinBatches(batches, file);
+  const orderMs = performance.now() - orderStarted;
+  const { mode, events, features, tracing, recordCounts, warnings } = stream;
+  return { mode, events, features, tracing, recordCounts, warnings, rings: [ring], readMs, indexMs, orderMs };
+}
+
+/**
+ * A file's bytes, read STEP_READ_BYTES at a time with `between()` awaited after each read (what it throws ends the
+ * read as it is); a pipe is read to its end.
+ */
+async function readFileInSteps(file: string, between: () => Promise<void>): Promise<Uint8Array> {
+  /** A file system call whose failure is the file's, named with the offset it was at. */
+  const io = async <T>(offset: number, call: () => Promise<T>): Promise<T> => {
+    try {
+      return await call();
+    } catch (error) {
+      throw new PerfDataError(file, offset, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
+    }
+  };
+  const handle = await io(0, () => open(file, 'r'));
+  try {
+    const stat = await io(0, () => handle.stat());
+    let done = 0;
+    if (!stat.isFile()) {
+      // A pipe has no size: its chunks, joined at its end.
+      const chunks: Uint8Array[] = [];
+      for (;;) {
+        const chunk = Buffer.allocUnsafe(STEP_READ_BYTES);
+        const { bytesRead } = await io(done, () => handle.read(chunk, 0, chunk.length, null));
+        if (bytesRead === 0) return Buffer.concat(chunks);
+        chunks.push(chunk.subarray(0, bytesRead));
+        done += bytesRead;
+        await between();
+      }
+    }
+    const bytes = Buffer.allocUnsafe(stat.size);
+    while (done < bytes.length) {
+      const { bytesRead } = await io(done, () => handle.read(bytes, done, Math.min(STEP_READ_BYTES, bytes.length - done), done));
+      if (bytesRead === 0) throw new PerfDataError(file, done, 'the file ended while it was being read (it was cut short since it was opened)');
+      done += bytesRead;
+      await between();
+    }
+    return bytes;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A perf.data file as a ByteSource; close() it when done. A regular file is read a range at a time; anything else
+ * (a pipe, /dev/stdin) cannot be read at offsets and is read whole.
+ */
+function openByteSource(file: string): ByteSource & { close(): void } {
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -108,17 +232,12 @@ export function openPerfDataFile(file: string, options: ReadOptions = {}): PerfD
     throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
   }
   try {
-    let source: ByteSource;
-    try {
-      const stat = fstatSync(fd);
-      source = stat.isFile() ? fileSource(fd, stat.size, file) : bytesSource(readFileSync(fd));
-    } catch (error) {
-      throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
-    }
-    return Object.assign(streamPerfData(source, file, options), { close: () => closeSync(fd) });
+    const stat = fstatSync(fd);
+    const source = stat.isFile() ? fileSource(fd, stat.size, file) : bytesSource(readFileSync(fd));
+    return { size: source.size, read: (offset, size) => source.read(offset, size), close: () => closeSync(fd) };
   } catch (error) {
     closeSync(fd);
-    throw error;
+    throw new PerfDataError(file, 0, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
   }
 }
 

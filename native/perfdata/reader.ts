@@ -146,8 +146,35 @@ export function wholeImport(stream: PerfDataStream, name: string): PerfDataImpor
  * section) and indexes its kernel records; their bytes are read again, in time order, when the batches are asked for.
  */
 export function streamPerfData(source: ByteSource, name: string, options: ReadOptions = {}): PerfDataStream {
+  const steps = indexPerfData(source, name, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * streamPerfData in steps, for a caller that must not hold its thread for a whole file (the extension host): each
+ * `next()` reads and indexes at most a few MiB (INDEX_STEP_RECORDS records, or one WALK_CHUNK_BYTES read), and the
+ * last returns the stream. A caller that stops asking has nothing to undo (the source is the caller's to close).
+ */
+export function indexPerfData(source: ByteSource, name: string, options: ReadOptions = {}): Generator<void, PerfDataStream> {
   return new PerfDataReader(source, name, options).read();
 }
+
+/** The kernel records of batches (in their order) as one ring: what readPerfData's one ring holds, when they are all of a stream's. */
+export function joinBatches(batches: readonly PerfDataBatch[], file: string): RingCopy {
+  const bytes = new Uint8Array(batches.reduce((total, batch) => total + batch.ring.bytes.length, 0));
+  let at = 0;
+  for (const batch of batches) {
+    bytes.set(batch.ring.bytes, at);
+    at += batch.ring.bytes.length;
+  }
+  return linearRing(file, bytes);
+}
+
+/** How many records the walks index between two steps of indexPerfData: a few ms of work even on a loaded machine. */
+const INDEX_STEP_RECORDS = 4096;
 
 function linearRing(file: string, bytes: Uint8Array): RingCopy {
   return {
@@ -209,10 +236,10 @@ class PerfDataReader {
     private readonly options: ReadOptions,
   ) {}
 
-  read(): PerfDataStream {
+  *read(): Generator<void, PerfDataStream> {
     const mode = this.readMagic();
     if (mode === 'pipe') {
-      this.guarded(() => this.walkData(PIPE_HEADER_SIZE, this.source.size, true));
+      yield* this.guardedSteps(() => this.walkData(PIPE_HEADER_SIZE, this.source.size, true));
     } else {
       const header = this.cursor(0, FILE_HEADER_SIZE, 'file header');
       header.skip(8, 'magic');
@@ -225,9 +252,9 @@ class PerfDataReader {
       this.section(header, 'event_types', true);
       this.readAttrs(attrs, attrSize);
       this.guarded(() => this.readFeatures(data.offset + data.size));
-      this.guarded(() => this.walkData(data.offset, data.offset + data.size, false));
+      yield* this.guardedSteps(() => this.walkData(data.offset, data.offset + data.size, false));
     }
-    return this.finish(mode);
+    return yield* this.finish(mode);
   }
 
   /** Runs a step that may hit damage; with keepGoing, damage becomes a warning and reading stops there. */
@@ -237,6 +264,16 @@ class PerfDataReader {
     } catch (error) {
       if (!(error instanceof PerfDataError) || !this.options.keepGoing) throw error;
       // Callers prefix warnings with the file name, as they do for errors.
+      this.warnings.push(`${error.what}, at offset ${error.offset}`);
+    }
+  }
+
+  /** guarded, for a step taken in steps (the walks). */
+  private *guardedSteps(steps: () => Generator<void, void>): Generator<void, void> {
+    try {
+      yield* steps();
+    } catch (error) {
+      if (!(error instanceof PerfDataError) || !this.options.keepGoing) throw error;
       this.warnings.push(`${error.what}, at offset ${error.offset}`);
     }
   }
@@ -434,19 +471,28 @@ class PerfDataReader {
   }
 
   /** Walks records from `start` to `end` a chunk at a time, indexing kernel records and interpreting file-only ones. */
-  private walkData(start: number, end: number, pipe: boolean): void {
+  private *walkData(start: number, end: number, pipe: boolean): Generator<void, void> {
     let chunk: Uint8Array = new Uint8Array(0);
     let chunkStart = start;
     let view = new DataView(chunk.buffer);
+    let chunksRead = 0;
     /** Makes [pos, pos + size) readable in `chunk` (size ≤ what is left of the section). */
     const have = (pos: number, size: number) => {
       if (pos >= chunkStart && pos + size <= chunkStart + chunk.length) return;
       chunkStart = pos;
       chunk = this.source.read(pos, Math.min(Math.max(WALK_CHUNK_BYTES, size), end - pos));
       view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      chunksRead++;
     };
     let pos = start;
+    let sinceStep = 0;
     while (pos < end) {
+      // A step ends after every chunk read and every INDEX_STEP_RECORDS records, whichever comes first.
+      if (++sinceStep >= INDEX_STEP_RECORDS || chunksRead > 0) {
+        sinceStep = 0;
+        chunksRead = 0;
+        yield;
+      }
       if (end - pos < 8) this.fail(pos, `data section ends inside a record header (${end - pos} bytes left)`);
       have(pos, 8);
       const type = view.getUint32(pos - chunkStart, true);
@@ -533,7 +579,7 @@ class PerfDataReader {
     }
   }
 
-  private finish(mode: 'file' | 'pipe'): PerfDataStream {
+  private *finish(mode: 'file' | 'pipe'): Generator<void, PerfDataStream> {
     if (this.events.length === 0) this.fail(0, 'the file describes no events');
     const formats = new Map<number, TracepointFormat>();
     for (const { system, formats: texts } of this.tracing?.systems ?? []) {
@@ -557,7 +603,8 @@ class PerfDataReader {
         this.warnings.push(`no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
       }
     }
-    this.timeRecords(events);
+    yield* this.timeRecords(events);
+    yield;
     const order = this.timeOrder();
     return {
       mode,
@@ -583,7 +630,7 @@ class PerfDataReader {
   }
 
   /** Reads the time of every kernel record, a chunk of the file at a time (untimed records take their predecessor's). */
-  private timeRecords(events: readonly EventDescription[]): void {
+  private *timeRecords(events: readonly EventDescription[]): Generator<void, void> {
     const records = this.kernelRecords;
     const locate = new RecordLocator(events);
     records.timeHigh = new Uint32Array(records.length);
@@ -593,7 +640,7 @@ class PerfDataReader {
     for (let first = 0; first < records.length;) {
       const start = records.offset[first];
       let last = first;
-      while (last < records.length && records.offset[last] + records.size[last] - start <= WALK_CHUNK_BYTES) last++;
+      while (last < records.length && last - first < INDEX_STEP_RECORDS && records.offset[last] + records.size[last] - start <= WALK_CHUNK_BYTES) last++;
       if (last === first) last++; // cannot happen: a record is at most 64 KiB
       const bytes = this.source.read(start, records.offset[last - 1] + records.size[last - 1] - start);
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -607,6 +654,7 @@ class PerfDataReader {
         records.timeLow[i] = prevLow;
       }
       first = last;
+      if (first < records.length) yield;
     }
   }
 

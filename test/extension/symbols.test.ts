@@ -1,13 +1,19 @@
 // The extension's sessions name callchain frames as perf does: a perf.data recorded by `perf record -g`
 // on a binary with known functions, opened through the SessionManager (as "Open perf.data" does), and
 // every sample's frames as the panel's details reply carries them, against `perf script` on the same file.
+// Opening a big file: its capture equals the file decoded whole, and a Cancel stops its read at once.
 import * as assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { captureName, OpenCancelled, SessionManager } from '../../extension/session/session-manager';
 import { createCoreBackend } from '../../extension/session/core-backend';
-import type { Backend } from '../../extension/session/ports';
-import { rowDetails } from '../../host/wire';
+import type { Backend, PerfDataStage } from '../../extension/session/ports';
+import { rowDetails, snapshotToWire } from '../../host/wire';
+import { decodeSnapshot } from '../../native/decode/columns';
+import type { DecodedSnapshot } from '../../native/decode/types';
+import { readPerfData } from '../../native/perfdata/reader';
+import { PerfDataError } from '../../native/perfdata/format';
+import { openFdCount, waitFor } from './helpers';
 import { RecordType } from '../../native/abi/uapi';
 import { fixture, perfRecord, perfScript, tempDir } from '../perfdata/perf-tools';
 
@@ -78,25 +84,118 @@ describe('extension: callchain frames of an opened perf.data are named as perf s
       await manager.dispose();
     }
   });
+});
 
-  it('opening cancelled while the file was read adds nothing and says so', async () => {
-    const file = path.join(dir, 'cancelled.data');
-    perfRecord(file, ['-e', 'task-clock', '-c', '500000'], [fixture('pd_work'), '1', '1000000']);
+// Open perf.data reads a big file a step at a time with the host's event loop free between steps, so a Cancel (a message,
+// handled by that loop) stops the read at once; and what it keeps is what the file read and decoded at once gives.
+describe('extension: Open perf.data of a big perf record -a -g file', function () {
+  this.timeout(120000);
+  let dir = '';
+  let file = '';
+  before(() => {
+    dir = tempDir();
+    file = path.join(dir, 'all.data');
+    // Every CPU with callchains, into rings of two pages: megabytes of records, and rings that overflow (LOST records).
+    perfRecord(file, ['-a', '-g', '-m', '2', '-e', 'cpu-clock', '-c', '20000'], ['sleep', '2']);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps the capture the whole file read and decoded at once gives: rows, threads and losses', async () => {
+    const imported = readPerfData(new Uint8Array(readFileSync(file)), file, { keepGoing: true });
+    const whole = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
     const manager = new SessionManager({ backend: coreOnly() });
     try {
-      let asked = 0;
-      await assert.rejects(
-        manager.openPerfData(file, () => {
-          asked++;
-          return true;
-        }),
-        (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message),
+      const stages: PerfDataStage[] = [];
+      const session = await manager.openPerfData(
+        file,
+        () => false,
+        (stage) => stages.push(stage),
       );
-      assert.equal(asked, 1, 'asked once the file was read');
-      assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
-      const opened = await manager.openPerfData(file, () => false);
-      assert.equal(manager.list().length, 1);
-      assert.ok(opened.snapshots[0].recordCount > 0);
+      assert.deepEqual(stages, ['read', 'index', 'order', 'decode']);
+      const opened = session.snapshots[0].decoded;
+      assert.ok(whole.columns.length > 10000, `${whole.columns.length} records`);
+      assert.equal(opened.columns.length, whole.columns.length, 'rows');
+      assert.deepEqual(opened.rings[0].bytes, whole.rings[0].bytes, 'the records, in the same order');
+      for (const [name, column] of Object.entries(whole.columns)) {
+        assert.deepEqual((opened.columns as unknown as Record<string, unknown>)[name], column, `column ${name}`);
+      }
+      const wire = (decoded: DecodedSnapshot) => snapshotToWire(decoded, { snapshotId: 's', name: 'all.data', takenAtMs: 0 }).start;
+      const [ours, theirs] = [wire(opened), wire(whole)];
+      assert.ok(theirs.threads.length > 1, `${theirs.threads.length} threads`);
+      assert.deepEqual(ours.threads, theirs.threads, 'threads');
+      assert.ok((theirs.losses ?? []).length > 0, 'two-page rings of every CPU lost records');
+      assert.deepEqual(ours.losses, theirs.losses, 'losses');
+      assert.deepEqual(opened.anomalies, whole.anomalies, 'anomalies');
+    } finally {
+      await manager.dispose();
+    }
+  });
+
+  // The Cancel comes as a timer set when a stage begins: it runs only if the event loop is free during that stage.
+  for (const cancelIn of ['read', 'index', 'order'] as const) {
+    it(`a Cancel during the ${cancelIn} stage stops it at its next step: no decode, nothing kept, and the file opens again`, async () => {
+      const manager = new SessionManager({ backend: coreOnly() });
+      try {
+        // How many steps that stage takes in a whole open.
+        let stage: PerfDataStage | undefined;
+        let stepsOfStage = 0;
+        await manager.openPerfData(
+          file,
+          () => {
+            if (stage === cancelIn) stepsOfStage++;
+            return false;
+          },
+          (next) => (stage = next),
+        );
+        await manager.remove(manager.list()[0].id);
+        assert.ok(stepsOfStage >= 2, `${stepsOfStage} steps of ${cancelIn}`);
+
+        const fdsBefore = openFdCount();
+        const stages: PerfDataStage[] = [];
+        let clicked = false;
+        let stepsBeforeCancel = 0;
+        let askedAfterCancel = 0;
+        await assert.rejects(
+          manager.openPerfData(
+            file,
+            () => {
+              if (clicked) askedAfterCancel++;
+              else if (stages.at(-1) === cancelIn) stepsBeforeCancel++;
+              return clicked;
+            },
+            (next) => {
+              stages.push(next);
+              if (next === cancelIn) setTimeout(() => (clicked = true), 0);
+            },
+          ),
+          (error: unknown) => error instanceof OpenCancelled && error.file === file && /cancelled/.test(error.message),
+        );
+        assert.ok(clicked, `the Cancel ran during ${cancelIn}`);
+        assert.equal(askedAfterCancel, 1, 'the first step after the Cancel stopped the open');
+        const all: PerfDataStage[] = ['read', 'index', 'order', 'decode'];
+        assert.deepEqual(stages, all.slice(0, all.indexOf(cancelIn) + 1), 'stopped in that stage, before the decode');
+        assert.ok(stepsBeforeCancel < stepsOfStage, `stopped after ${stepsBeforeCancel} of ${stepsOfStage} steps`);
+        assert.deepEqual(manager.list(), [], 'no session for a cancelled open');
+        await waitFor('the file closed', () => openFdCount() === fdsBefore);
+
+        const opened = await manager.openPerfData(file, () => false);
+        assert.equal(manager.list().length, 1);
+        assert.ok(opened.snapshots[0].recordCount > 0);
+      } finally {
+        await manager.dispose();
+      }
+    });
+  }
+
+  it('a file that cannot be read is a PerfDataError naming it and why, and nothing is kept', async () => {
+    const manager = new SessionManager({ backend: coreOnly() });
+    try {
+      const missing = path.join(dir, 'missing.data');
+      await assert.rejects(
+        manager.openPerfData(missing, () => false),
+        (error: unknown) => error instanceof PerfDataError && error.message.includes(missing) && /ENOENT/.test(error.message),
+      );
+      assert.deepEqual(manager.list(), []);
     } finally {
       await manager.dispose();
     }
