@@ -393,6 +393,26 @@ class FunctionIndexBuilder {
     return 'columns' in source ? source.columns.nameEndsWith(row, '@plt') : source.symbols[row].name.endsWith('@plt');
   }
 
+  /** Whether two candidates have one name, compared as bytes in their string tables where both come from columns. */
+  private sameName(a: number, b: number): boolean {
+    const sourceA = this.sources[this.candidates.sourceOf[a]];
+    const sourceB = this.sources[this.candidates.sourceOf[b]];
+    if (!('columns' in sourceA) || !('columns' in sourceB)) return this.symbolOf(a).name === this.symbolOf(b).name;
+    const rowA = this.candidates.rowOf[a];
+    const rowB = this.candidates.rowOf[b];
+    const stringsA = sourceA.columns.nameTableOf(rowA);
+    const stringsB = sourceB.columns.nameTableOf(rowB);
+    let at = sourceA.columns.nameOffsetOf(rowA);
+    let bt = sourceB.columns.nameOffsetOf(rowB);
+    // Past a table's end reads as a NUL: a name runs to a NUL or its table's end.
+    for (; ; at++, bt++) {
+      const byteA = at < stringsA.length ? stringsA[at] : 0;
+      const byteB = bt < stringsB.length ? stringsB[bt] : 0;
+      if (byteA !== byteB) return false;
+      if (byteA === 0) return true;
+    }
+  }
+
   /**
    * Per address, the alias perf would show: size and binding decide; where they tie, names decide (perf compares the
    * names it shows, demangled: `operator new[]` beats `operator new`), which needs demangling and so waits until the
@@ -407,6 +427,7 @@ class FunctionIndexBuilder {
       // aliasesAt without its array: the best so far, how many tie with it, and whether they differ in label or size.
       let best = grouped[start[g]];
       let tied = 1;
+      let second = -1;
       let differs = false;
       for (let k = start[g] + 1; k < start[g + 1]; k++) {
         const candidate = grouped[k];
@@ -417,11 +438,13 @@ class FunctionIndexBuilder {
           tied = 1;
           differs = false;
         } else {
-          tied++;
+          if (++tied === 2) second = candidate;
           if ((flags[candidate] & 1) !== (flags[best] & 1) || size[candidate] !== size[best]) differs = true;
         }
       }
-      if (tied === 1) chosen[g] = layout[g] = best;
+      // Two tied aliases of one name (a symbol in both .symtab and .dynsym, most ties of node's 62k): bestShownAlias
+      // would keep the first, so it is chosen now, and the index keeps one name for the function, not two.
+      if (tied === 1 || (tied === 2 && !differs && this.sameName(best, second))) chosen[g] = layout[g] = best;
       else if (differs) {
         const aliases = this.aliasesAt(g);
         const symbols = aliases.map(this.symbolOf);
@@ -482,35 +505,51 @@ class FunctionIndexBuilder {
    */
   nameColumns(): NameColumns {
     const count = this.starts.length;
-    const named: number[] = [];
+    // The candidates named, in order: each function's chosen one, or its tied aliases (rare: a typed array sized for
+    // one name a function, grown when ties need more).
+    let named = new Int32Array(count);
+    let names = 0;
     const nameFirst = new Uint32Array(count + 1);
     for (let f = 0; f < count; f++) {
-      nameFirst[f] = named.length;
-      const g = this.groupOf[f];
-      const chosen = this.chosen[g];
-      if (chosen >= 0) named.push(chosen);
-      else for (const alias of this.aliasesAt(g)) named.push(alias);
+      nameFirst[f] = names;
+      const chosen = this.chosen[this.groupOf[f]];
+      const aliases = chosen >= 0 ? undefined : this.aliasesAt(this.groupOf[f]);
+      const needed = names + (aliases ? aliases.length : 1) + (count - f - 1);
+      if (needed > named.length) {
+        const wider = new Int32Array(needed * 2);
+        wider.set(named.subarray(0, names));
+        named = wider;
+      }
+      if (aliases) for (const alias of aliases) named[names++] = alias;
+      else named[names++] = chosen;
     }
-    nameFirst[count] = named.length;
+    nameFirst[count] = names;
+    const { sourceOf, rowOf } = this.candidates;
     const tableIndex = new Map<Uint8Array, number>();
     const tables: Uint8Array[] = [];
     const pltNames: Uint8Array[] = [];
     const encoder = new TextEncoder();
-    const nameStart = new Uint32Array(named.length);
-    const nameTable = new Uint8Array(named.length);
-    const pltName = new Uint8Array(named.length);
-    for (let n = 0; n < named.length; n++) {
-      const source = this.sources[this.candidates.sourceOf[named[n]]];
-      const row = this.candidates.rowOf[named[n]];
+    const nameStart = new Uint32Array(names);
+    const nameTable = new Uint8Array(names);
+    const pltName = new Uint8Array(names);
+    let lastStrings: Uint8Array | undefined;
+    let lastTable = 0;
+    for (let n = 0; n < names; n++) {
+      const source = this.sources[sourceOf[named[n]]];
+      const row = rowOf[named[n]];
       if ('columns' in source) {
         const strings = source.columns.nameTableOf(row);
-        let t = tableIndex.get(strings);
-        if (t === undefined) {
-          t = tables.length;
-          tableIndex.set(strings, t);
-          tables.push(strings);
+        if (strings !== lastStrings) {
+          let t = tableIndex.get(strings);
+          if (t === undefined) {
+            t = tables.length;
+            tableIndex.set(strings, t);
+            tables.push(strings);
+          }
+          lastStrings = strings;
+          lastTable = t;
         }
-        nameTable[n] = t;
+        nameTable[n] = lastTable;
         nameStart[n] = source.columns.nameOffsetOf(row);
       } else {
         pltName[n] = 1;
@@ -527,7 +566,7 @@ class FunctionIndexBuilder {
       });
       const pltBytes = new Uint8Array(size);
       pltNames.forEach((name, i) => pltBytes.set(name, pltStart[i]));
-      for (let n = 0; n < named.length; n++) {
+      for (let n = 0; n < names; n++) {
         if (!pltName[n]) continue;
         nameTable[n] = tables.length;
         nameStart[n] = pltStart[nameStart[n]];

@@ -84,20 +84,22 @@ export class Kallsyms {
       at = end + 1;
     }
     const order = sorted ? undefined : Array.from({ length: count }, (_, i) => i).sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
-    const at = (i: number): number => (order ? order[i] : i);
-    this.high = Uint32Array.from({ length: count }, (_, i) => high[at(i)]);
-    this.low = Uint32Array.from({ length: count }, (_, i) => low[at(i)]);
+    this.high = new Uint32Array(count);
+    this.low = new Uint32Array(count);
+    this.lineStart = new Int32Array(count);
     // The kept lines from their type letter on, in address order, each ending with a newline.
     const kept: string[] = new Array<string>(count);
-    this.lineStart = new Int32Array(count);
     let start = 0;
     for (let i = 0; i < count; i++) {
-      const from = lineStart[at(i)];
-      let end = text.indexOf('\n', from);
+      const from = order ? order[i] : i;
+      this.high[i] = high[from];
+      this.low[i] = low[from];
+      const lineAt = lineStart[from];
+      let end = text.indexOf('\n', lineAt);
       if (end < 0) end = text.length;
-      kept[i] = text.slice(from, end);
+      kept[i] = text.slice(lineAt, end);
       this.lineStart[i] = start;
-      start += end - from + 1;
+      start += end - lineAt + 1;
     }
     this.lines = count === 0 ? '' : kept.join('\n') + '\n';
   }
