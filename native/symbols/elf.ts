@@ -175,18 +175,21 @@ export class ElfFile {
   readonly sections: readonly SectionHeader[];
   private readonly sectionCache = new Map<string, Uint8Array | undefined>();
   private symbolCache: readonly ElfSymbol[] | undefined;
-  private columnCache: SymbolColumns | undefined;
   private relocationCache: ReadonlyMap<bigint, bigint | undefined> | undefined;
 
   /**
    * `bytes` is the whole file, or (with `load`) an image of the file's size whose ranges are filled on demand:
    * load(offset, size) must make those bytes present before they are read. The reading layer passes one that reads
    * only the headers and the sections asked for, so an object costs what its symbol tables cost, not its size.
+   * `readApart(offset, size)`, when given, reads bytes of the file into a buffer of their own: the symbol and string
+   * tables are read so (symbolTableBytes), not into `bytes`, which lives as long as the object does; they then go
+   * once what was built from them (a function index) no longer needs them.
    */
   constructor(
     readonly bytes: Uint8Array,
     private readonly inflate?: Inflate,
     private readonly load?: (offset: number, size: number) => void,
+    private readonly readApart?: (offset: number, size: number) => Uint8Array,
   ) {
     load?.(0, Math.min(bytes.length, 64));
     if (bytes.length < 16 || bytes[0] !== 0x7f || bytes[1] !== 0x45 || bytes[2] !== 0x4c || bytes[3] !== 0x46) {
@@ -336,6 +339,13 @@ export class ElfFile {
     return this.decompress(header.name, raw.subarray(headerSize), size);
   }
 
+  /** A symbol or string table's bytes: read apart from `bytes` when the reading layer can (and it is stored plain). */
+  private symbolTableBytes(header: SectionHeader): Uint8Array | undefined {
+    if (!this.readApart || header.type === SHT_NOBITS || (header.flags & BigInt(SHF_COMPRESSED)) !== 0n) return this.sectionBytes(header);
+    if (header.offset + header.size > this.bytes.length) return this.sectionBytes(header); // its error
+    return this.readApart(header.offset, header.size);
+  }
+
   private legacyZdebug(header: SectionHeader): Uint8Array | undefined {
     const raw = this.sectionBytes(header);
     if (!raw) return undefined;
@@ -379,17 +389,18 @@ export class ElfFile {
    * The symbols symbols() lists, in the same order, as columns: no object, BigInt or name per symbol until one is
    * asked for (symbolAt, nameAt). A large executable's hundred thousand symbols as objects took most of its first
    * lookup; an address lookup needs only their addresses, sizes and kinds, and the names of the few it finds.
+   * Built anew on each call and not kept: a function index keeps only what it built from them, so node's columns
+   * (a few MB, and the tables read apart) go once its index is built.
    */
   symbolColumns(): SymbolColumns {
-    if (this.columnCache) return this.columnCache;
     const tables = this.sections.filter((s) => s.type === SHT_SYMTAB || s.type === SHT_DYNSYM);
     const sources: { data: Uint8Array; strings: Uint8Array; entSize: number; symtab: boolean }[] = [];
     let capacity = 0;
     for (const table of tables) {
-      const data = this.sectionBytes(table);
+      const data = this.symbolTableBytes(table);
       const strings = this.sections[table.link];
       if (!data || !strings) continue;
-      const strData = this.sectionBytes(strings);
+      const strData = this.symbolTableBytes(strings);
       if (!strData) continue;
       const entSize = table.entSize || (this.header.is64 ? 24 : 16);
       if (entSize < (this.header.is64 ? 24 : 16)) throw new ElfFormatError(`symbol table ${table.name} has entries of ${entSize} bytes`);
@@ -428,7 +439,7 @@ export class ElfFile {
     const readWhole = (): void => {
       for (let t = 0; t < sources.length; t++) readers[t] ??= stringTableReader(sources[t].strings, le);
     };
-    this.columnCache = {
+    const columns: SymbolColumns = {
       count,
       valueHigh,
       valueLow,
@@ -467,7 +478,7 @@ export class ElfFile {
         };
       },
     };
-    return this.columnCache;
+    return columns;
   }
 
   /**
@@ -507,8 +518,8 @@ export class ElfFile {
     const dynsym = this.sections[relocations.link];
     const strings = dynsym ? this.sections[dynsym.link] : undefined;
     const relData = this.sectionBytes(relocations);
-    const symData = dynsym ? this.sectionBytes(dynsym) : undefined;
-    const strData = strings ? this.sectionBytes(strings) : undefined;
+    const symData = dynsym ? this.symbolTableBytes(dynsym) : undefined;
+    const strData = strings ? this.symbolTableBytes(strings) : undefined;
     const code = this.sectionBytes(plt);
     if (!relData || !symData || !strData || !code) return [];
     const le = this.header.littleEndian;

@@ -244,21 +244,41 @@ function slotAt(base: bigint, starts: Float64Array, ends: Float64Array, vaddr: b
 const utf8 = new TextDecoder();
 
 /**
- * Functions loaded from the disk cache: the columns as read (no per-symbol work), a name decoded when a lookup finds
- * its function. Tied aliases are settled by bestShownAlias on first use, as FunctionIndex does (they tie on size and
- * binding, so only their names decide).
+ * A function index as the lookups need it, whether built from symbol tables or loaded from the disk cache: starts and
+ * ends as in StoredFunctionColumns, and names as where they start in a few byte tables (a name runs to a NUL or its
+ * table's end). Built ones point into the object's own string tables (nameTable says which), so nothing per symbol
+ * outlives the build: no candidate columns, no address groups, no string per name until a lookup finds it.
  */
-export class StoredFunctionIndex implements FunctionLookup {
+interface NameColumns {
+  readonly base: bigint;
+  readonly starts: Float64Array;
+  readonly ends: Float64Array;
+  readonly nameFirst: Uint32Array;
+  readonly nameStart: Uint32Array;
+  /** Per name, its table in `tables`; undefined: every name is in tables[0]. */
+  readonly nameTable: Uint8Array | undefined;
+  readonly tables: readonly Uint8Array[];
+}
+
+/**
+ * Lookups over NameColumns: a name decoded when a lookup finds its function. Tied aliases are settled by
+ * bestShownAlias on first use (they tie on size and binding, so only their names decide).
+ */
+class ColumnFunctionIndex implements FunctionLookup {
   private readonly found = new Map<number, FunctionSymbol>();
-  constructor(private readonly columns: StoredFunctionColumns) {}
+  constructor(protected readonly columns: NameColumns) {}
 
   get size(): number {
     return this.columns.starts.length;
   }
 
   private nameAt(n: number): string {
-    const { nameStart, nameBytes } = this.columns;
-    return utf8.decode(nameBytes.subarray(nameStart[n], nameBytes.indexOf(0, nameStart[n])));
+    const { nameStart, nameTable, tables } = this.columns;
+    const strings = tables[nameTable ? nameTable[n] : 0];
+    const offset = nameStart[n];
+    if (offset > strings.length) throw new ElfFormatError(`string at offset ${offset} is past the end of its table (${strings.length} bytes)`);
+    const end = strings.indexOf(0, offset);
+    return utf8.decode(strings.subarray(offset, end < 0 ? strings.length : end));
   }
 
   functionAt(vaddr: bigint): FunctionSymbol | undefined {
@@ -285,7 +305,47 @@ export class StoredFunctionIndex implements FunctionLookup {
   }
 }
 
-export class FunctionIndex implements FunctionLookup {
+/** Functions loaded from the disk cache: the columns as read (no per-symbol work). */
+export class StoredFunctionIndex extends ColumnFunctionIndex {
+  constructor(stored: StoredFunctionColumns) {
+    super({ ...stored, nameTable: undefined, tables: [stored.nameBytes] });
+  }
+}
+
+/** An object's functions built from its symbol columns (see FunctionIndexBuilder), kept as NameColumns only. */
+export class FunctionIndex extends ColumnFunctionIndex {
+  constructor(sources: readonly FunctionSource[]) {
+    super(new FunctionIndexBuilder(sources).nameColumns());
+  }
+
+  /**
+   * The index as columns for the disk cache: the string tables the names lie in stored whole, each followed by a
+   * NUL, and each name as where it starts there (names were not copied one by one: 153k names of node took 0.15 s so).
+   */
+  storedColumns(): StoredFunctionColumns {
+    const { base, starts, ends, nameFirst, nameStart, nameTable, tables } = this.columns;
+    const tableBase = new Uint32Array(tables.length);
+    let size = 0;
+    tables.forEach((table, t) => {
+      tableBase[t] = size;
+      size += table.length + 1;
+    });
+    const nameBytes = new Uint8Array(Math.max(size, 1));
+    tables.forEach((table, t) => nameBytes.set(table, tableBase[t]));
+    const storedStart = new Uint32Array(nameStart.length);
+    for (let n = 0; n < nameStart.length; n++) {
+      const t = nameTable ? nameTable[n] : 0;
+      storedStart[n] = tableBase[t] + Math.min(nameStart[n], tables[t].length);
+    }
+    return { base, starts, ends, nameFirst, nameStart: storedStart, nameBytes };
+  }
+}
+
+/**
+ * Builds an index from symbol columns: the candidates, their address groups and the alias choices live only while
+ * it builds; nameColumns() is what is kept.
+ */
+class FunctionIndexBuilder {
   /** Addresses are kept as doubles relative to the lowest candidate's (exact: see MAX_EXACT). */
   private readonly base: bigint;
   /** Per function, by address: start and exclusive end (relative to base), and its address group. */
@@ -298,7 +358,6 @@ export class FunctionIndex implements FunctionLookup {
   private readonly layout: Int32Array;
   private readonly candidates: Candidates;
   private readonly groups: Groups;
-  private readonly found = new Map<number, FunctionSymbol>();
 
   constructor(private readonly sources: readonly FunctionSource[]) {
     this.candidates = collectCandidates(sources);
@@ -323,11 +382,6 @@ export class FunctionIndex implements FunctionLookup {
     }
   }
 
-  /** How many functions the index holds. */
-  get size(): number {
-    return this.starts.length;
-  }
-
   private symbolOf = (candidate: number): ElfSymbol => {
     const source = this.sources[this.candidates.sourceOf[candidate]];
     return 'columns' in source ? source.columns.symbolAt(this.candidates.rowOf[candidate]) : source.symbols[this.candidates.rowOf[candidate]];
@@ -337,6 +391,26 @@ export class FunctionIndex implements FunctionLookup {
     const source = this.sources[this.candidates.sourceOf[candidate]];
     const row = this.candidates.rowOf[candidate];
     return 'columns' in source ? source.columns.nameEndsWith(row, '@plt') : source.symbols[row].name.endsWith('@plt');
+  }
+
+  /** Whether two candidates have one name, compared as bytes in their string tables where both come from columns. */
+  private sameName(a: number, b: number): boolean {
+    const sourceA = this.sources[this.candidates.sourceOf[a]];
+    const sourceB = this.sources[this.candidates.sourceOf[b]];
+    if (!('columns' in sourceA) || !('columns' in sourceB)) return this.symbolOf(a).name === this.symbolOf(b).name;
+    const rowA = this.candidates.rowOf[a];
+    const rowB = this.candidates.rowOf[b];
+    const stringsA = sourceA.columns.nameTableOf(rowA);
+    const stringsB = sourceB.columns.nameTableOf(rowB);
+    let at = sourceA.columns.nameOffsetOf(rowA);
+    let bt = sourceB.columns.nameOffsetOf(rowB);
+    // Past a table's end reads as a NUL: a name runs to a NUL or its table's end.
+    for (; ; at++, bt++) {
+      const byteA = at < stringsA.length ? stringsA[at] : 0;
+      const byteB = bt < stringsB.length ? stringsB[bt] : 0;
+      if (byteA !== byteB) return false;
+      if (byteA === 0) return true;
+    }
   }
 
   /**
@@ -353,6 +427,7 @@ export class FunctionIndex implements FunctionLookup {
       // aliasesAt without its array: the best so far, how many tie with it, and whether they differ in label or size.
       let best = grouped[start[g]];
       let tied = 1;
+      let second = -1;
       let differs = false;
       for (let k = start[g] + 1; k < start[g + 1]; k++) {
         const candidate = grouped[k];
@@ -363,11 +438,13 @@ export class FunctionIndex implements FunctionLookup {
           tied = 1;
           differs = false;
         } else {
-          tied++;
+          if (++tied === 2) second = candidate;
           if ((flags[candidate] & 1) !== (flags[best] & 1) || size[candidate] !== size[best]) differs = true;
         }
       }
-      if (tied === 1) chosen[g] = layout[g] = best;
+      // Two tied aliases of one name (a symbol in both .symtab and .dynsym, most ties of node's 62k): bestShownAlias
+      // would keep the first, so it is chosen now, and the index keeps one name for the function, not two.
+      if (tied === 1 || (tied === 2 && !differs && this.sameName(best, second))) chosen[g] = layout[g] = best;
       else if (differs) {
         const aliases = this.aliasesAt(g);
         const symbols = aliases.map(this.symbolOf);
@@ -422,79 +499,81 @@ export class FunctionIndex implements FunctionLookup {
     return kept.slice(0, count);
   }
 
-  /** The function containing link-time address `vaddr`. */
-  functionAt(vaddr: bigint): FunctionSymbol | undefined {
-    const best = slotAt(this.base, this.starts, this.ends, vaddr);
-    if (best < 0) return undefined;
-    let fn = this.found.get(best);
-    if (!fn) {
-      const start = this.base + BigInt(this.starts[best]);
-      const end = this.base + BigInt(this.ends[best]);
-      const g = this.groupOf[best];
-      const chosen = this.chosen[g];
-      fn = chosen >= 0 ? { name: this.symbolOf(chosen).name, start, end } : new AliasedFunction(() => this.aliasesAt(g).map(this.symbolOf), start, end);
-      this.found.set(best, fn);
-    }
-    return fn;
-  }
-
   /**
-   * The index as columns for the disk cache: every function's name read now (the tied aliases' names, unsettled),
-   * so a later process looks names up without the symbol tables.
+   * Every function's names as where they lie in the string tables (the chosen alias, or the tied aliases, unsettled),
+   * PLT stub names, which no table holds, in one more table after them.
    */
-  storedColumns(): StoredFunctionColumns {
+  nameColumns(): NameColumns {
     const count = this.starts.length;
-    // The candidates named, in order: each function's chosen one, or its tied aliases. Their bytes are copied from
-    // the string tables as they are (no string made per name: that doubled the cold run's cost of storing node's).
-    const named: number[] = [];
+    // The candidates named, in order: each function's chosen one, or its tied aliases (rare: a typed array sized for
+    // one name a function, grown when ties need more).
+    let named = new Int32Array(count);
+    let names = 0;
     const nameFirst = new Uint32Array(count + 1);
     for (let f = 0; f < count; f++) {
-      nameFirst[f] = named.length;
-      const g = this.groupOf[f];
-      const chosen = this.chosen[g];
-      if (chosen >= 0) named.push(chosen);
-      else named.push(...this.aliasesAt(g));
+      nameFirst[f] = names;
+      const chosen = this.chosen[this.groupOf[f]];
+      const aliases = chosen >= 0 ? undefined : this.aliasesAt(this.groupOf[f]);
+      const needed = names + (aliases ? aliases.length : 1) + (count - f - 1);
+      if (needed > named.length) {
+        const wider = new Int32Array(needed * 2);
+        wider.set(named.subarray(0, names));
+        named = wider;
+      }
+      if (aliases) for (const alias of aliases) named[names++] = alias;
+      else named[names++] = chosen;
     }
-    nameFirst[count] = named.length;
-    // Names are not copied one by one (153k names of node took 0.15 s so): the string tables they lie in are stored
-    // whole, each followed by a NUL, and each name as where it starts there (it runs to the next NUL). PLT stub names,
-    // which no table holds, follow them.
-    const tableBase = new Map<Uint8Array, number>();
+    nameFirst[count] = names;
+    const { sourceOf, rowOf } = this.candidates;
+    const tableIndex = new Map<Uint8Array, number>();
     const tables: Uint8Array[] = [];
-    let tablesEnd = 0;
     const pltNames: Uint8Array[] = [];
     const encoder = new TextEncoder();
-    const nameStart = new Uint32Array(named.length);
-    const pltName = new Uint8Array(named.length);
-    for (let n = 0; n < named.length; n++) {
-      const source = this.sources[this.candidates.sourceOf[named[n]]];
-      const row = this.candidates.rowOf[named[n]];
+    const nameStart = new Uint32Array(names);
+    const nameTable = new Uint8Array(names);
+    const pltName = new Uint8Array(names);
+    let lastStrings: Uint8Array | undefined;
+    let lastTable = 0;
+    for (let n = 0; n < names; n++) {
+      const source = this.sources[sourceOf[named[n]]];
+      const row = rowOf[named[n]];
       if ('columns' in source) {
         const strings = source.columns.nameTableOf(row);
-        let base = tableBase.get(strings);
-        if (base === undefined) {
-          base = tablesEnd;
-          tableBase.set(strings, base);
-          tables.push(strings);
-          tablesEnd += strings.length + 1;
+        if (strings !== lastStrings) {
+          let t = tableIndex.get(strings);
+          if (t === undefined) {
+            t = tables.length;
+            tableIndex.set(strings, t);
+            tables.push(strings);
+          }
+          lastStrings = strings;
+          lastTable = t;
         }
-        nameStart[n] = base + Math.min(source.columns.nameOffsetOf(row), strings.length);
+        nameTable[n] = lastTable;
+        nameStart[n] = source.columns.nameOffsetOf(row);
       } else {
-        nameStart[n] = pltNames.length;
         pltName[n] = 1;
+        nameStart[n] = pltNames.length;
         pltNames.push(encoder.encode(source.symbols[row].name));
       }
     }
-    let size = tablesEnd;
-    const pltStart = pltNames.map((name) => {
-      const start = size;
-      size += name.length + 1;
-      return start;
-    });
-    for (let n = 0; n < named.length; n++) if (pltName[n]) nameStart[n] = pltStart[nameStart[n]];
-    const nameBytes = new Uint8Array(Math.max(size, 1));
-    for (const table of tables) nameBytes.set(table, tableBase.get(table));
-    pltNames.forEach((name, i) => nameBytes.set(name, pltStart[i]));
-    return { base: this.base, starts: this.starts, ends: this.ends, nameFirst, nameStart, nameBytes };
+    if (pltNames.length > 0) {
+      let size = 0;
+      const pltStart = pltNames.map((name) => {
+        const start = size;
+        size += name.length + 1;
+        return start;
+      });
+      const pltBytes = new Uint8Array(size);
+      pltNames.forEach((name, i) => pltBytes.set(name, pltStart[i]));
+      for (let n = 0; n < names; n++) {
+        if (!pltName[n]) continue;
+        nameTable[n] = tables.length;
+        nameStart[n] = pltStart[nameStart[n]];
+      }
+      tables.push(pltBytes);
+    }
+    if (tables.length > 256) throw new ElfFormatError(`function names in ${tables.length} string tables (at most 256)`);
+    return { base: this.base, starts: this.starts, ends: this.ends, nameFirst, nameStart, nameTable, tables };
   }
 }

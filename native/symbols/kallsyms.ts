@@ -18,8 +18,13 @@ export class Kallsyms {
   /** Code symbols sorted by address (stable: file order among aliases), as parallel columns. */
   private readonly high: Uint32Array;
   private readonly low: Uint32Array;
-  /** Where each symbol's line starts in the text (its name and module are read from there on demand). */
+  /**
+   * Where each symbol's line starts in `lines`: the code symbols' lines of kallsyms in address order without their
+   * addresses (`TYPE NAME[\tMODULE]`), the type, name and module read from there on demand. The whole text (5.4 MB,
+   * 17 bytes a line of addresses the columns hold) is not kept.
+   */
   private readonly lineStart: Int32Array;
+  private readonly lines: string;
   private list: KernelSymbol[] | undefined;
 
   /**
@@ -27,15 +32,13 @@ export class Kallsyms {
    * the characters reads each code symbol's address as two 32-bit halves and keeps where its line starts: no slice,
    * parseInt, string or object per line; a name and module are cut from the text when a lookup finds them.
    */
-  constructor(
-    private readonly text: string,
-    columns?: Omit<KallsymsColumns, 'text'>,
-  ) {
+  constructor(text: string, columns?: KallsymsColumns) {
     if (columns) {
       // Columns parsed by an earlier process of this boot (the disk cache): nothing to parse.
       this.high = columns.high;
       this.low = columns.low;
       this.lineStart = columns.lineStart;
+      this.lines = columns.text;
       return;
     }
     let high = new Uint32Array(1 << 16);
@@ -74,22 +77,31 @@ export class Kallsyms {
           if (count > 0 && (hi < high[count - 1] || (hi === high[count - 1] && lo < low[count - 1]))) sorted = false;
           high[count] = hi;
           low[count] = lo;
-          lineStart[count] = at;
+          lineStart[count] = c + 1;
           count++;
         }
       }
       at = end + 1;
     }
-    if (sorted) {
-      this.high = high.slice(0, count);
-      this.low = low.slice(0, count);
-      this.lineStart = lineStart.slice(0, count);
-    } else {
-      const order = Array.from({ length: count }, (_, i) => i).sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
-      this.high = Uint32Array.from(order, (i) => high[i]);
-      this.low = Uint32Array.from(order, (i) => low[i]);
-      this.lineStart = Int32Array.from(order, (i) => lineStart[i]);
+    const order = sorted ? undefined : Array.from({ length: count }, (_, i) => i).sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
+    this.high = new Uint32Array(count);
+    this.low = new Uint32Array(count);
+    this.lineStart = new Int32Array(count);
+    // The kept lines from their type letter on, in address order, each ending with a newline.
+    const kept: string[] = new Array<string>(count);
+    let start = 0;
+    for (let i = 0; i < count; i++) {
+      const from = order ? order[i] : i;
+      this.high[i] = high[from];
+      this.low[i] = low[from];
+      const lineAt = lineStart[from];
+      let end = text.indexOf('\n', lineAt);
+      if (end < 0) end = text.length;
+      kept[i] = text.slice(lineAt, end);
+      this.lineStart[i] = start;
+      start += end - lineAt + 1;
     }
+    this.lines = count === 0 ? '' : kept.join('\n') + '\n';
   }
 
   /**
@@ -105,20 +117,9 @@ export class Kallsyms {
     return parsed;
   }
 
-  /** The code symbols as compact columns: only their lines, in address order (what the disk cache keeps). */
+  /** The code symbols as columns: their lines without addresses, in address order (what the disk cache keeps). */
   compactColumns(): KallsymsColumns {
-    const lines: string[] = [];
-    const lineStart = new Int32Array(this.lineStart.length);
-    let at = 0;
-    for (let i = 0; i < this.lineStart.length; i++) {
-      let end = this.text.indexOf('\n', this.lineStart[i]);
-      if (end < 0) end = this.text.length;
-      const line = this.text.slice(this.lineStart[i], end + 1);
-      lines.push(line.endsWith('\n') ? line : `${line}\n`);
-      lineStart[i] = at;
-      at += lines[i].length;
-    }
-    return { text: lines.join(''), high: this.high, low: this.low, lineStart };
+    return { text: this.lines, high: this.high, low: this.low, lineStart: this.lineStart };
   }
 
   /** Text symbols sorted by address, as objects (built on first use: lookups do not need them). */
@@ -136,16 +137,15 @@ export class Kallsyms {
     return (BigInt(this.high[i]) << 32n) | BigInt(this.low[i]);
   }
 
-  /** Symbol `i` as its line says: `ADDRESS TYPE NAME[\t[MODULE]]`. */
+  /** Symbol `i` as its kept line says: `TYPE NAME[\t[MODULE]]`. */
   private symbolAt(i: number): KernelSymbol {
     const start = this.lineStart[i];
-    const space = this.text.indexOf(' ', start);
-    let end = this.text.indexOf('\n', space);
-    if (end < 0) end = this.text.length;
-    const rest = this.text.slice(space + 3, end);
+    let end = this.lines.indexOf('\n', start);
+    if (end < 0) end = this.lines.length;
+    const rest = this.lines.slice(start + 2, end);
     const tab = rest.indexOf('\t');
     const module = tab >= 0 ? /^\s*\[(.*)\]/.exec(rest.slice(tab + 1))?.[1] : undefined;
-    return { address: this.addressAt(i), name: (tab >= 0 ? rest.slice(0, tab) : rest).trim(), type: this.text[space + 1], module };
+    return { address: this.addressAt(i), name: (tab >= 0 ? rest.slice(0, tab) : rest).trim(), type: this.lines[start], module };
   }
 
   /** The symbol containing `address`: the last one starting at or below it. */

@@ -43,6 +43,24 @@ export function readElfWithIdentity(filePath: string): { elf: ElfFile; identity:
   } finally {
     closeSync(fd);
   }
+  /** Runs `read` on the file opened again, after checking it is still the file first read (size, mtime, inode). */
+  const fromSameFile = (read: (fd: number) => void): void => {
+    const again = openSync(filePath, 'r');
+    try {
+      const st = fstatSync(again);
+      if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
+      read(again);
+    } finally {
+      closeSync(again);
+    }
+  };
+  const readInto = (fd: number, into: Uint8Array, from: number, to: number, fileOffset: number): void => {
+    for (let at = from; at < to;) {
+      const got = readSync(fd, into, at, to - at, fileOffset + at - from);
+      if (got === 0) throw new ElfFormatError(`${filePath} ended at ${fileOffset + at - from} bytes while it was read`);
+      at += got;
+    }
+  };
   const pages = new Uint8Array(Math.ceil(image.length / LOAD_PAGE));
   const load = (offset: number, size: number): void => {
     const first = Math.max(0, Math.floor(offset / LOAD_PAGE));
@@ -50,10 +68,7 @@ export function readElfWithIdentity(filePath: string): { elf: ElfFile; identity:
     let page = first;
     while (page < last && pages[page]) page++;
     if (page >= last) return;
-    const again = openSync(filePath, 'r');
-    try {
-      const st = fstatSync(again);
-      if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
+    fromSameFile((fd) => {
       while (page < last) {
         if (pages[page]) {
           page++;
@@ -62,20 +77,23 @@ export function readElfWithIdentity(filePath: string): { elf: ElfFile; identity:
         let end = page;
         while (end < last && !pages[end]) end++;
         const from = page * LOAD_PAGE;
-        const to = Math.min(image.length, end * LOAD_PAGE);
-        for (let at = from; at < to;) {
-          const got = readSync(again, image, at, to - at, at);
-          if (got === 0) throw new ElfFormatError(`${filePath} ended at ${at} bytes while it was read`);
-          at += got;
-        }
+        readInto(fd, image, from, Math.min(image.length, end * LOAD_PAGE), from);
         pages.fill(1, page, end);
         page = end;
       }
-    } finally {
-      closeSync(again);
-    }
+    });
   };
-  return { elf: new ElfFile(image, inflate, load), identity };
+  // Symbol and string tables in buffers of their own (see ElfFile): bytes the image already holds are copied from it.
+  const readApart = (offset: number, size: number): Uint8Array => {
+    const apart = new Uint8Array(size);
+    if (size === 0) return apart;
+    const first = Math.floor(offset / LOAD_PAGE);
+    const last = Math.ceil((offset + size) / LOAD_PAGE);
+    if (pages.subarray(first, last).every((loaded) => loaded === 1)) apart.set(image.subarray(offset, offset + size));
+    else fromSameFile((fd) => readInto(fd, apart, 0, size, offset));
+    return apart;
+  };
+  return { elf: new ElfFile(image, inflate, load, readApart), identity };
 }
 
 /** Lazily read ELF images are filled in runs of whole 64 KiB pages. */

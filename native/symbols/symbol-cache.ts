@@ -21,8 +21,11 @@ export const SYMBOL_CACHE_MAX_BYTES = 256 * 1024 * 1024;
 const MAX_ENTRY_BYTES = 128 * 1024 * 1024;
 
 const MAGIC = Buffer.from('RSYMCACH', 'latin1');
-/** Raised whenever a layout or what a kind holds changes: older files then miss and are rewritten. */
-const FORMAT_VERSION = 1;
+/**
+ * Raised whenever a layout or what a kind holds changes: older files then miss and are rewritten. 2: kallsyms lines
+ * are kept without their addresses (the columns hold those).
+ */
+const FORMAT_VERSION = 2;
 /** magic, version, kind, key length, section count, file length (two u32 halves), checksum, reserved. */
 const HEADER_BYTES = 40;
 
@@ -303,7 +306,10 @@ export function storeFunctionColumns(key: string, columns: () => StoredFunctionC
   });
 }
 
-/** Kallsyms' code symbols as columns: addresses as halves, each symbol's line in `text` (only the kept lines, in address order). */
+/**
+ * Kallsyms' code symbols as columns: addresses as halves, each symbol's line in `text` (only the kept lines, in
+ * address order, without their addresses: `TYPE NAME[\tMODULE]`).
+ */
 export interface KallsymsColumns {
   readonly text: string;
   readonly high: Uint32Array;
