@@ -15,7 +15,7 @@ import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import type { DrawnFlameBox } from '../../webview/call-tree-view';
-import { launchChromium } from '../webview/harness';
+import { allCallTreeRows, launchChromium } from '../webview/harness';
 import { fixture, perfOutput, perfRecord, perfScript, repoRoot, tempDir, withFirstPltStubAsInit } from './perf-tools';
 
 interface PageApp {
@@ -87,15 +87,8 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
     await tab.goto('file://' + page);
     // The capture opens with the call tree of the whole capture in view.
     await tab.locator('#rs-calltree .rs-calltree-node').first().waitFor({ timeout: 30000 });
-    const rows = () =>
-      tab.$$eval('#rs-calltree .rs-calltree-node', (trs) =>
-        trs.map((tr) => ({
-          depth: Number((tr as HTMLElement).dataset.depth),
-          fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
-          total: Number((tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count),
-          self: Number(tr.querySelector('.rs-calltree-self')?.textContent),
-        })),
-      );
+    // Every row of the list, not only those the page holds near the view.
+    const rows = () => allCallTreeRows(tab);
     const topDown = await rows();
     // Counted by the aggregation worker, which the offline page (file://, its policy allows blob: workers) starts too.
     const where = await tab.evaluate(() =>

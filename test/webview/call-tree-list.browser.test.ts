@@ -5,7 +5,7 @@
 
 import * as assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
-import { openTimelinePage, type TimelineSession } from './harness';
+import { allCallTreeRows, openTimelinePage, type TimelineSession } from './harness';
 import { WIDE_CALLS } from './synthetic';
 
 interface Row {
@@ -131,6 +131,14 @@ describe('call tree list: only the rows in view (Chromium)', function () {
       ['f1'],
     );
     assert.deepEqual(errors, []);
+  });
+
+  it('gives the tests every row of the list through allCallTreeRows, scrolling (the harness the perf.data tests read it by)', async () => {
+    const rows = await allCallTreeRows(page);
+    assert.deepEqual(
+      rows.map((r) => ({ fn: r.fn, total: r.total })),
+      EXPECTED,
+    );
   });
 
   it('moves the focus to any row with the arrow, page, Home and End keys, bringing the row into the page', async () => {

@@ -236,6 +236,43 @@ export function afterFrames(page: Page): Promise<void> {
   return page.evaluate(() => new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r()))));
 }
 
+/** What a call tree row shows: its depth, function, total samples (its count, exact) and self samples. */
+export interface CallTreeRowFacts {
+  readonly depth: number;
+  readonly fn: string;
+  readonly total: number;
+  readonly self: number;
+}
+
+/**
+ * Every row of the call tree's shown list, in order: the list holds only the rows near its view
+ * (webview/virtual-rows.ts), so it is scrolled from the top to the bottom, each step waiting for the rows the scroll
+ * brings, and the rows are gathered by their data-index.
+ */
+export async function allCallTreeRows(page: Page): Promise<CallTreeRowFacts[]> {
+  const body = '#rs-calltree .rs-calltree-body';
+  const count = Number(await page.getAttribute('#rs-calltree table.rs-virtual-rows', 'aria-rowcount')) - 1;
+  const rows = new Map<number, CallTreeRowFacts>();
+  await page.$eval(body, (el) => (el.scrollTop = 0));
+  for (let next = 0; next < count;) {
+    await page.waitForSelector(`#rs-calltree tr.rs-calltree-node[data-index="${next}"]`, { state: 'attached' });
+    const shown = await page.$$eval('#rs-calltree tr.rs-calltree-node', (trs) =>
+      trs.map((tr) => ({
+        index: Number((tr as HTMLElement).dataset.index),
+        depth: Number((tr as HTMLElement).dataset.depth),
+        fn: tr.querySelector('.rs-calltree-fn')?.textContent ?? '',
+        total: Number((tr.querySelector('.rs-calltree-total') as HTMLElement).dataset.count),
+        self: Number(tr.querySelector('.rs-calltree-self')?.textContent),
+      })),
+    );
+    for (const { index, ...facts } of shown) rows.set(index, facts);
+    while (rows.has(next)) next++;
+    // The first row not gathered yet is brought into the page by scrolling the last gathered one to the top.
+    if (next < count) await page.$eval(body, (el, top) => (el.scrollTop = top), (next - 1) * 18);
+  }
+  return Array.from({ length: count }, (_, i) => rows.get(i)!);
+}
+
 /** Groups the page's lanes by CPU, thread or event, as a user does from the toolbar's dropdown. */
 export async function groupLanes(page: Page, grouping: 'cpu' | 'thread' | 'event'): Promise<void> {
   await page.click('#rs-grouping');
