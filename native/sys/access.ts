@@ -236,6 +236,16 @@ const PERFMON_COPY_ADVICE =
   '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`), or run as root';
 
 /**
+ * The copy of node for uprobes: CAP_PERFMON where the kernel's uprobe PMU takes it, CAP_SYS_ADMIN where it does not (a
+ * 6.18 Firecracker guest answered EACCES to CAP_PERFMON and opened the uprobe with CAP_SYS_ADMIN; errors.ts says so
+ * when it happens).
+ */
+const UPROBE_COPY_ADVICE =
+  'give CAP_PERFMON to a copy of node used only for Ringside ' +
+  '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`; ' +
+  'where the kernel still refuses uprobes with it, cap_sys_admin instead of cap_perfmon), or run as root';
+
+/**
  * Why the kernel refuses this process a uprobe, or null when it allows one. perf_uprobe_event_init()
  * answers EACCES to anyone without CAP_PERFMON (or CAP_SYS_ADMIN), whatever the paranoid level, so
  * no sysctl helps: the capability on a copy of node does.
@@ -246,7 +256,7 @@ export function uprobeRefusal(access: PerfAccess): { readonly reason: string; re
     reason:
       `the kernel allows uprobes only to a process with CAP_PERFMON (or CAP_SYS_ADMIN), at every ${PARANOID_SYSCTL}, ` +
       `and ${describeUid(access.euid)} has neither (perf_event_open answers EACCES)`,
-    hint: PERFMON_COPY_ADVICE,
+    hint: UPROBE_COPY_ADVICE,
   };
 }
 
