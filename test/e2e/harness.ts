@@ -569,6 +569,32 @@ export async function answerQuickPick(
     });
 }
 
+/**
+ * Runs `command` from the palette and answers the quick pick it opens (answerQuickPick). A webview restored after a
+ * window reload can take the focus back a moment after the pick opens, which closes it before it is answered (the
+ * palette itself does the same, see runCommand); then the command is run again, until `timeoutMs`. Nothing is picked
+ * twice: a pick is retried only when it closed before Enter.
+ */
+export async function runCommandAndPick(
+  page: Page,
+  command: string,
+  title: string | RegExp,
+  typed: string,
+  row: string | RegExp = typed,
+  timeoutMs = E2E_TIMEOUT_MS,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await runCommand(page, command, Math.max(1000, deadline - Date.now()));
+    try {
+      await answerQuickPick(page, title, typed, row, Math.min(15000, Math.max(1000, deadline - Date.now())));
+      return;
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+    }
+  }
+}
+
 /** Accepts the input box or multi-select quick pick titled `title` as it is (its defaults) with Enter; returns the value it showed. */
 export async function acceptQuickInput(page: Page, title: string | RegExp, timeoutMs = E2E_TIMEOUT_MS): Promise<string> {
   const widget = await waitForQuickInput(page, title, timeoutMs);
