@@ -136,7 +136,12 @@ export interface SteppedImport extends Omit<PerfDataImport, 'fileOffsetOf'> {
 export type SteppedStage = 'read' | 'index' | 'order';
 
 /** How much of the file one awaited read takes, and how much of the records one ordering step copies: a few ms each. */
-const STEP_READ_BYTES = 4 << 20;
+/**
+ * Bytes read per awaited read: small enough that a Cancel is served within a fraction of a millisecond of reading, and
+ * that a file of a few thousand callchain samples already takes several steps (a 4 MiB step read a quiet machine's
+ * 2-second `perf record -a -g` in one, before any Cancel could be seen); each step costs one await and one yield.
+ */
+const STEP_READ_BYTES = 512 << 10;
 const STEP_BATCH_BYTES = 256 << 10;
 
 /**

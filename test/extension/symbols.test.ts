@@ -96,7 +96,13 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
     dir = tempDir();
     file = path.join(dir, 'all.data');
     // Every CPU with callchains, into rings of two pages: megabytes of records, and rings that overflow (LOST records).
-    perfRecord(file, ['-a', '-g', '-m', '2', '-e', 'cpu-clock', '-c', '20000'], ['sleep', '2']);
+    // A shell busy for 2 s keeps one CPU sampled at every period however quiet the machine is (with `sleep`, a quiet
+    // machine gave a file too small to take two read steps).
+    perfRecord(
+      file,
+      ['-a', '-g', '-m', '2', '-e', 'cpu-clock', '-c', '20000'],
+      ['sh', '-c', 'end=$(($(date +%s) + 2)); while [ "$(date +%s)" -lt "$end" ]; do :; done'],
+    );
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
