@@ -231,9 +231,11 @@ export function grantAdvice(level: number): string {
   return `run \`sudo sysctl ${PARANOID_SYSCTL}=${level}\` (add it to /etc/sysctl.d/ to keep it), or ${PERFMON_COPY_ADVICE}`;
 }
 
-const PERFMON_COPY_ADVICE =
-  'give CAP_PERFMON to a copy of node used only for Ringside ' +
-  '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`), or run as root';
+/** The commands that make a copy of node with CAP_PERFMON (one home for them: both pieces of advice below quote it). */
+const PERFMON_COPY_COMMANDS =
+  '`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`';
+
+const PERFMON_COPY_ADVICE = `give CAP_PERFMON to a copy of node used only for Ringside (${PERFMON_COPY_COMMANDS}), or run as root`;
 
 /**
  * The copy of node for uprobes: CAP_PERFMON where the kernel's uprobe PMU takes it, CAP_SYS_ADMIN where it does not (a
@@ -241,8 +243,7 @@ const PERFMON_COPY_ADVICE =
  * when it happens).
  */
 const UPROBE_COPY_ADVICE =
-  'give CAP_PERFMON to a copy of node used only for Ringside ' +
-  '(`cp "$(readlink -f "$(command -v node)")" ~/.local/bin/node-perf && sudo setcap cap_perfmon,cap_ipc_lock+ep ~/.local/bin/node-perf`; ' +
+  `give CAP_PERFMON to a copy of node used only for Ringside (${PERFMON_COPY_COMMANDS}; ` +
   'where the kernel still refuses uprobes with it, cap_sys_admin instead of cap_perfmon), or run as root';
 
 /**
