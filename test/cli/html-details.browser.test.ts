@@ -2,42 +2,25 @@
 // makes (rowDetails): the export embeds each distinct callchain once, as a stack table, and its stand-in host puts a
 // record's callchain back on request. Checked in Chromium, record by record, as JSON text (key order included).
 import * as assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { decodeSnapshot } from '../../native/decode';
-import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { rowDetails } from '../../host/wire';
-import { launchChromium } from '../webview/harness';
-import { perfRecord, tempDir } from '../perfdata/perf-tools';
+import { chromiumAndTempDir } from '../webview/harness';
+import { perfRecord, openNamed } from '../perfdata/perf-tools';
 
 /** What the page answers for one row: its details as JSON text, or the error code. */
 type Answer = { readonly json: string } | { readonly error: string };
 
 describe('exported page: every record’s details rebuilt from the stack table (perf record -a -g)', function () {
   this.timeout(300000);
-  let dir = '';
-  let browser: Browser;
-  before(async () => {
-    dir = tempDir();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const env = chromiumAndTempDir('ringside-perfdata-');
 
   it('gives, for every record, exactly the details rowDetails makes', async () => {
-    const data = path.join(dir, 'a.data');
+    const data = path.join(env.dir, 'a.data');
     // System-wide with callchains while a shell loop runs: user and kernel frames of many processes.
     perfRecord(data, ['-a', '-g'], ['sh', '-c', 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done']);
-    const imported = readPerfData(new Uint8Array(readFileSync(data)), data, { keepGoing: true });
-    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
-    const symbols = new SnapshotSymbols();
-    symbols.learn(decoded);
-    const page = path.join(dir, 'a.html');
+    const { decoded, symbols } = openNamed(data);
+    const page = path.join(env.dir, 'a.html');
     writeStandaloneHtml(page, decoded, symbols.frames);
     // The details as the export embedded them before it had a stack table: rowDetails per row.
     const expected: (string | undefined)[] = [];
@@ -50,7 +33,7 @@ describe('exported page: every record’s details rebuilt from the stack table (
       }
     }
 
-    const tab = await browser.newPage();
+    const tab = await env.browser.newPage();
     const problems: string[] = [];
     tab.on('pageerror', (error) => problems.push(String(error)));
     await tab.goto('file://' + page);

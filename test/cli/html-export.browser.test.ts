@@ -3,28 +3,18 @@
 // would see: a lane per event with the right count, pixels drawn in it, and details on click.
 import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { DELIVERY_OVERRIDE_VARIABLE } from '../../native/perf/breakpoint-delivery';
 import { assertSilentBreakpoints, hostBreakpoints, otherHostVerdict, SILENT_BREAKPOINTS } from '../host/breakpoints';
-import { ARTIFACTS, launchChromium } from '../webview/harness';
+import { ARTIFACTS, chromiumAndTempDir } from '../webview/harness';
 
 const root = path.resolve(__dirname, '../../..');
 
 describe('ringside capture -o FILE.html in Chromium (real capture)', function () {
   this.timeout(120000);
-  let browser: Browser;
-  let dir: string;
-  before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'ringside-html-'));
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const env = chromiumAndTempDir('ringside-html-');
 
   // A watchpoint lane where this host delivers breakpoint hits (elsewhere the capture must say it records nothing, and
   // the page too: the test after these), and a tracepoint on every host: its records sit in the lane of the thread
@@ -62,7 +52,7 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   });
 
   function captureTo(name: string, event: string, workload: string, n: number) {
-    const file = path.join(dir, name);
+    const file = path.join(env.dir, name);
     const capture = spawnSync(
       process.execPath,
       [path.join(root, 'dist/cli.js'), 'capture', '-e', event, '-o', file, '--', path.join(root, 'fixtures-bin', workload), String(n)],
@@ -79,7 +69,7 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
 
   /** Opens the page: the lane shows `count` records, its canvas row is painted, End opens a record whose details match. */
   async function showsLane(file: string, laneOf: (page: Page) => Locator, count: number, detail: RegExp): Promise<void> {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+    const page = await env.browser.newPage({ viewport: { width: 1400, height: 800 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(String(error)));
     // blob: is the call tree's worker, started from the page's own memory (webview/aggregation.ts), not the network.
@@ -128,14 +118,14 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   // (issue 38): there the status says no hit can be seen. Both verdicts, on this host; the variable is never written.
   it('a watchpoint with no hit reads "no hits can be seen on this machine" only where breakpoints are silent', async () => {
     for (const verdict of ['silent', 'fires'] as const) {
-      const file = path.join(dir, `unseen-${verdict}.html`);
+      const file = path.join(env.dir, `unseen-${verdict}.html`);
       const capture = spawnSync(
         process.execPath,
         [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '0'],
         { encoding: 'utf8', env: { ...process.env, [DELIVERY_OVERRIDE_VARIABLE]: verdict } },
       );
       assert.equal(capture.status, 0, capture.stderr);
-      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      const page = await env.browser.newPage({ viewport: { width: 1400, height: 800 } });
       await page.goto('file://' + file);
       await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
       const status = (await page.locator('.rs-status').textContent()) ?? '';
@@ -148,14 +138,14 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   // On this host's verdict and, assumed, on the other kind's: the page says so exactly when breakpoints are silent.
   it('a watchpoint page says what the recording could not see when breakpoints are silent, on either kind of host', async () => {
     for (const verdict of [undefined, otherHostVerdict()]) {
-      const file = path.join(dir, `watch-${verdict ?? 'probed'}.html`);
+      const file = path.join(env.dir, `watch-${verdict ?? 'probed'}.html`);
       const capture = spawnSync(
         process.execPath,
         [path.join(root, 'dist/cli.js'), 'capture', '-e', 'mem:counter:w', '-o', file, '--', path.join(root, 'fixtures-bin/kernel_writer'), '50'],
         { encoding: 'utf8', env: { ...process.env, ...(verdict ? { [DELIVERY_OVERRIDE_VARIABLE]: verdict } : {}) } },
       );
       assert.equal(capture.status, 0, capture.stderr);
-      const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
+      const page = await env.browser.newPage({ viewport: { width: 1400, height: 800 } });
       await page.goto('file://' + file);
       // The snapshot list shows each limitation's first clause; its tooltip holds the whole text.
       await page.locator('.rs-lane-label').first().waitFor({ timeout: 30000 });
@@ -185,7 +175,7 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
   });
 
   it('names every callchain frame of a -g capture of a binary with known functions, with its source line', async () => {
-    const file = path.join(dir, 'callchains.html');
+    const file = path.join(env.dir, 'callchains.html');
     // pd_work spins in pd_inner, called from pd_outer, called from main: task-clock samples with frame-pointer callchains.
     const capture = spawnSync(
       process.execPath,
@@ -195,7 +185,7 @@ describe('ringside capture -o FILE.html in Chromium (real capture)', function ()
     assert.equal(capture.status, 0, capture.stderr);
     const source = readFileSync(path.join(root, 'test/fixtures/pd_work.c'), 'utf8').split('\n');
     const lineOf = (text: string) => source.findIndex((line) => line.includes(text)) + 1;
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await env.browser.newPage({ viewport: { width: 1400, height: 900 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(String(error)));
     await page.goto('file://' + file);

@@ -9,14 +9,11 @@ import * as assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { decodeSnapshot } from '../../native/decode';
-import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import type { DrawnFlameBox } from '../../webview/call-tree-view';
-import { allCallTreeRows, launchChromium } from '../webview/harness';
-import { fixture, perfOutput, perfRecord, perfScript, repoRoot, tempDir, withFirstPltStubAsInit } from './perf-tools';
+import { allCallTreeRows, chromiumAndTempDir, launchChromium } from '../webview/harness';
+import { fixture, perfOutput, perfRecord, perfScript, repoRoot, tempDir, withFirstPltStubAsInit, openNamed } from './perf-tools';
 
 interface PageApp {
   ringside: { callTree: { flameBoxes(): DrawnFlameBox[] }; timeline: { rowsInRange(t0: number, t1: number): number[] } };
@@ -50,25 +47,13 @@ function samplesThrough(file: string, name: string): number {
 
 describe('call tree pane of an imported perf.data in Chromium', function () {
   this.timeout(120000);
-  let dir = '';
-  let browser: Browser;
-  before(async () => {
-    dir = tempDir();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const env = chromiumAndTempDir('ringside-perfdata-');
 
   it('bottom-up roots equal perf report --no-children -n; top-down starts at the callers; the flame graph draws', async () => {
-    const data = path.join(dir, 'g.data');
+    const data = path.join(env.dir, 'g.data');
     perfRecord(data, ['-g', '-e', 'task-clock', '-c', '250000'], [fixture('pd_work'), '3', '60000000']);
-    const imported = readPerfData(new Uint8Array(readFileSync(data)), data, { keepGoing: true });
-    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
-    const symbols = new SnapshotSymbols();
-    symbols.learn(decoded);
-    const page = path.join(dir, 'g.html');
+    const { decoded, symbols } = openNamed(data);
+    const page = path.join(env.dir, 'g.html');
     writeStandaloneHtml(page, decoded, symbols.frames);
 
     const report = perfOutput(['report', '-i', data, '--no-children', '-n', '--stdio', '-F', 'sample,sym', '-g', 'none', '--percent-limit', '0']);
@@ -81,7 +66,7 @@ describe('call tree pane of an imported perf.data in Chromium', function () {
       theirs.set(name, (theirs.get(name) ?? 0) + Number(match[1]));
     }
 
-    const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const tab = await env.browser.newPage({ viewport: { width: 1400, height: 900 } });
     const problems: string[] = [];
     tab.on('pageerror', (error) => problems.push(String(error)));
     await tab.goto('file://' + page);
@@ -171,10 +156,7 @@ describe('flame graph, functions and lines of an imported perf.data in Chromium'
     browser = await launchChromium();
     data = path.join(dir, 'g.data');
     perfRecord(data, ['-g', '-e', 'task-clock', '-c', '250000'], [fixture('pd_work'), '3', '60000000']);
-    const imported = readPerfData(new Uint8Array(readFileSync(data)), data, { keepGoing: true });
-    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
-    const symbols = new SnapshotSymbols();
-    symbols.learn(decoded);
+    const { decoded, symbols } = openNamed(data);
     page = path.join(dir, 'g.html');
     writeStandaloneHtml(page, decoded, symbols.frames);
   });

@@ -2,15 +2,12 @@
 // known functions, imported by Ringside's perf.data reader, symbolized by the host's FrameSymbols, its
 // stacks fed to the page's call tree, and the counts compared with `perf report --no-children -n`.
 import * as assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { decodeSnapshot } from '../../native/decode';
-import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { snapshotStacks } from '../../host/stacks';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
 import { buildCallTree, selfByFunction } from '../../webview/call-tree';
-import { fixture, perfRecord, perfSelfCounts, tempDir, withFirstPltStubAsInit } from './perf-tools';
+import { fixture, perfRecord, perfSelfCounts, tempDir, withFirstPltStubAsInit, openNamed } from './perf-tools';
 
 describe('call tree of a perf.data equals perf report --no-children', function () {
   this.timeout(120000);
@@ -23,10 +20,7 @@ describe('call tree of a perf.data equals perf report --no-children', function (
   it('exact self sample counts per function, the whole capture', () => {
     const file = path.join(dir, 'g.data');
     perfRecord(file, ['-g', '-e', 'task-clock', '-c', '250000'], [fixture('pd_work'), '3', '60000000']);
-    const imported = readPerfData(new Uint8Array(readFileSync(file)), file, { keepGoing: true });
-    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
-    const symbols = new SnapshotSymbols();
-    symbols.learn(decoded); // the file's own MMAP2/COMM/FORK records, as the panel's session does
+    const { decoded, symbols } = openNamed(file); // the file's own MMAP2/COMM/FORK records, as the panel's session does
     const { table, stackOf } = snapshotStacks(decoded, symbols.frames);
     const named = new Map<string, number>();
     for (const [name, count] of selfByFunction(table, stackOf)) named.set(table.names[name], count);

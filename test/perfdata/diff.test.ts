@@ -4,24 +4,18 @@
 // "Delta" (the change of each symbol's percentage of the samples, new minus baseline). The same captures collapse
 // their kernel frames into one node by the library the host named.
 import * as assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { decodeSnapshot } from '../../native/decode';
-import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { snapshotStacks } from '../../host/stacks';
 import { KERNEL_LIBRARY } from '../../shared/stacks';
 import { stackWeights } from '../../webview/call-tree';
 import { diffCaptures, type DiffSide } from '../../webview/call-tree-diff';
 import { libraryFrameName, transformStacks } from '../../webview/call-tree-transforms';
-import { fixture, perfOutput, perfRecord, tempDir } from './perf-tools';
+import { fixture, perfOutput, perfRecord, tempDir, openNamed } from './perf-tools';
 
 /** The page's view of a perf.data: its stack table and samples per stack. */
 function sideOf(file: string): DiffSide {
-  const imported = readPerfData(new Uint8Array(readFileSync(file)), file, { keepGoing: true });
-  const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
-  const symbols = new SnapshotSymbols();
-  symbols.learn(decoded);
+  const { decoded, symbols } = openNamed(file);
   const { table, stackOf } = snapshotStacks(decoded, symbols.frames);
   return { table, weight: stackWeights(table, stackOf) };
 }

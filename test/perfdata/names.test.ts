@@ -2,13 +2,10 @@
 // by its FORK record: perf calls it "bash", as its parent) and a child that execs the fixture (named by its COMM/EXEC
 // record), recorded by the installed `perf record`, imported and turned into the page's messages as Open perf.data does.
 import * as assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { decodeSnapshot } from '../../native/decode';
-import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { snapshotToWire } from '../../host/wire';
-import { fixture, perfRecord, perfScript, tempDir } from './perf-tools';
+import { fixture, perfRecord, perfScript, tempDir, openNamed } from './perf-tools';
 
 describe("thread names of an opened perf.data equal perf script's", function () {
   this.timeout(120000);
@@ -29,10 +26,7 @@ describe("thread names of an opened perf.data equal perf script's", function () 
       assert.ok(match, `unexpected perf script line: ${line}`);
       perfNames.set(`${match[2]}/${match[3]}`, match[1]);
     }
-    const imported = readPerfData(new Uint8Array(readFileSync(file)), file, { keepGoing: true });
-    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
-    const symbols = new SnapshotSymbols();
-    symbols.learn(decoded);
+    const { decoded, symbols } = openNamed(file);
     const { start } = snapshotToWire(decoded, { snapshotId: 's', name: 'names.data', takenAtMs: 0, symbols: symbols.frames });
     const ours = new Map(start.threads.map((t) => [`${t.pid}/${t.tid}`, t.comm]));
     assert.ok([...perfNames.values()].filter((n) => n === 'bash').length >= 2, `the shell and its subshell: ${JSON.stringify([...perfNames])}`);

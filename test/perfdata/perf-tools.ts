@@ -10,6 +10,7 @@ import { RecordType } from '../../native/abi/uapi';
 import { readPerfData, type PerfDataImport } from '../../native/perfdata';
 import { ElfFile } from '../../native/symbols/elf';
 import { Symbolizer } from '../../native/symbols/symbolizer';
+import { SnapshotSymbols } from '../../host/snapshot-symbols';
 
 export const repoRoot = path.resolve(__dirname, '../../..');
 export const fixture = (name: string) => {
@@ -104,6 +105,18 @@ export function formatNs(ns: bigint): string {
 export function importFile(file: string): { imported: PerfDataImport; decoded: DecodedSnapshot } {
   const imported = readPerfData(readFileSync(file), file);
   return { imported, decoded: decodeSnapshot({ events: imported.events, rings: imported.rings }) };
+}
+
+/**
+ * A perf.data file as the panel's session opens it: read past damage (keepGoing), decoded, and named from the file's
+ * own MMAP2/COMM/FORK records.
+ */
+export function openNamed(file: string): { imported: PerfDataImport; decoded: DecodedSnapshot; symbols: SnapshotSymbols } {
+  const imported = readPerfData(new Uint8Array(readFileSync(file)), file, { keepGoing: true });
+  const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
+  const symbols = new SnapshotSymbols();
+  symbols.learn(decoded);
+  return { imported, decoded, symbols };
 }
 
 /** Ringside's samples of a decoded file in the same shape as parsePerfScriptLine's. */

@@ -3,31 +3,17 @@
 // them, places none of them, counts times from the first record that has one, and fits the axis to the samples
 // (from the first to the last sample time `perf script` prints), not from the boot.
 import * as assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { decodeSnapshot } from '../../native/decode';
-import { readPerfData } from '../../native/perfdata';
-import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { writeStandaloneHtml } from '../../host/html-file';
-import { launchChromium } from '../webview/harness';
-import { perfRecord, perfScript, tempDir } from './perf-tools';
+import { chromiumAndTempDir } from '../webview/harness';
+import { openNamed, perfRecord, perfScript } from './perf-tools';
 
 describe('time axis of an opened perf.data in Chromium (perf script is the referee)', function () {
   this.timeout(120000);
-  let dir = '';
-  let browser: Browser;
-  before(async () => {
-    dir = tempDir();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const env = chromiumAndTempDir('ringside-perfdata-');
 
   it("fits the axis to the samples; perf's time-0 side-band records are counted, not placed", async () => {
-    const data = path.join(dir, 'all.data');
+    const data = path.join(env.dir, 'all.data');
     perfRecord(data, ['-a', '-e', 'cpu-clock', '-c', '1000000'], ['sleep', '0.2']);
     // Every record perf script reads, side-band included, with its time in ns.
     const times = perfScript(data, ['--ns', '-F', 'time', '--show-mmap-events', '--show-task-events']).lines.map((line) => {
@@ -46,15 +32,12 @@ describe('time axis of an opened perf.data in Chromium (perf script is the refer
     const firstSample = samples.reduce((a, b) => (b < a ? b : a));
     const lastSample = samples.reduce((a, b) => (b > a ? b : a));
 
-    const imported = readPerfData(new Uint8Array(readFileSync(data)), data, { keepGoing: true });
-    const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: 0, pauseWindowNs: [] });
+    const { decoded, symbols } = openNamed(data);
     assert.equal(decoded.columns.length, times.length, 'Ringside reads every record perf script lists');
-    const symbols = new SnapshotSymbols();
-    symbols.learn(decoded);
-    const page = path.join(dir, 'all.html');
+    const page = path.join(env.dir, 'all.html');
     writeStandaloneHtml(page, decoded, symbols.frames);
 
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const tab = await env.browser.newPage({ viewport: { width: 1280, height: 800 } });
     const problems: string[] = [];
     tab.on('pageerror', (error) => problems.push(String(error)));
     await tab.goto('file://' + page);

@@ -7,6 +7,8 @@
 import * as http from 'node:http';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as os from 'node:os';
+import * as assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
@@ -167,6 +169,37 @@ export const CHROMIUM_ARGS = [
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** What `chromiumAndTempDir` holds for the tests of one describe block. */
+export interface BrowserAndDir {
+  readonly browser: Browser;
+  readonly dir: string;
+}
+
+/**
+ * Registers the describe block's mocha hooks: a private temporary directory (mkdtemp, mode 0700) and one Chromium,
+ * both there before its first test and gone after its last, whichever way the tests ended.
+ */
+export function chromiumAndTempDir(prefix: string): BrowserAndDir {
+  let browser: Browser | undefined;
+  let dir: string | undefined;
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get browser(): Browser {
+      return browser ?? assert.fail('Chromium is started in the before hook');
+    },
+    get dir(): string {
+      return dir ?? assert.fail('the temporary directory is made in the before hook');
+    },
+  };
 }
 
 /**
