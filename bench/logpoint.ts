@@ -5,10 +5,12 @@
 //     test/fixtures/logpoint_values.c at -O2 and -O0, every variable in scope, two named ones, and each
 //     kind of value alone: integers, a location list, DW_OP_piece, a struct, a fixed array, an enum, a
 //     double, pointers, C strings), hits per second, against decoding the same sample records
-//     (decodeRecordAt) without values, per CPU second. Each is timed twice: reading (the evaluator reads every value's
-//     bytes and leaves the text until it is asked for) and reading + text (every value written as gdb
-//     prints it, as a summary or an export does: a text already written for the same bytes is reused), and
-//     all in scope once more with every text written anew at every hit (the cost of values never seen before).
+//     (decodeRecordAt) without values, per CPU second. Every value of every hit is read and its text as gdb
+//     prints it is there (a text already written for the same bytes is reused), timed two ways: into columns
+//     (evaluateInto, one text id per value, what a tally of many hits reads; the bench then reads every id's text)
+//     and as one record's values object (evaluate, what a record's details and an export line carry; the bench
+//     reads every text of it), and all in scope once more into columns with every text written anew at every hit
+//     (the cost of values never seen before).
 //  2. In the target: the cost per hit on a tight loop (test/fixtures/logpoint_loop.c, which prints
 //     its loop's own time): unprobed, `line:` (a uprobe that counts), `log:` (a uprobe sampling
 //     registers + 8 KiB of stack), and gdb's `dprintf` on the same line. Per-hit cost is
@@ -26,6 +28,7 @@ import { openObjectFile, type ObjectFile } from '../native/symbols/object-file';
 import { AT, TAG } from '../native/symbols/dwarf-info';
 import { DwarfScopes } from '../native/symbols/dwarf-scopes';
 import { LogpointEvaluator, type LogpointHit } from '../native/symbols/logpoint-values';
+import { LogpointColumns } from '../native/symbols/logpoint-columns';
 import { decodeSnapshot } from '../native/decode/columns';
 import { decodeRecordAt } from '../native/decode/record';
 import type { RegsBlock } from '../native/decode/record';
@@ -113,46 +116,57 @@ function placement(object: ObjectFile, functionName: string, name: string, pc: b
 
 async function hostEvaluation(evaluations: number, table: Table): Promise<Record<string, number>> {
   // Per CPU second of this process: the work is single-threaded and CPU-bound, and this machine's other jobs
-  // (which wall time would also count) vary from run to run.
-  const rate = async (body: (k: number) => void) =>
+  // (which wall time would also count) vary from run to run. `start` runs untimed before each round.
+  const rate = async (body: (k: number) => void, start: () => void = () => {}) =>
     median(
       await repeat(1, 5, () => {
-        const start = cpuNs();
+        start();
+        const begin = cpuNs();
         for (let k = 0; k < evaluations; k++) body(k);
-        return evaluations / ((cpuNs() - start) / 1e9);
+        return evaluations / ((cpuNs() - begin) / 1e9);
       }),
     );
   const result: Record<string, number> = {};
   for (const optimization of ['O2', 'O0'] as const) {
     const { hits, decodeOne, binary } = await recordHits(optimization);
-    if (hits.length === 0) throw new BenchUnavailableError('the logpoint recorded no hits');
+    if (hits.length === 0) throw new BenchUnavailableError('the recorded hits are none: the logpoint did not fire');
     const object = openObjectFile(binary);
     const base = predictedLoadBase(binary);
-    const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
+    const locate = (_pid: number, ip: bigint) => ({ object, vaddr: ip - base });
+    const evaluator = new LogpointEvaluator(locate);
     const check = evaluator.evaluate(hits[0]);
     if (check.error || Object.keys(check.values).length < 4) throw new BenchUnavailableError(`the recorded hits give no values: ${JSON.stringify(check)}`);
-    // Read only, then read and write the text of every value (what a summary or an export does).
+    // Into columns, a fresh set per round (as a tally of one snapshot makes), every id's text read; then as objects.
+    const intoColumns = (reader: LogpointEvaluator, names?: readonly string[]) => {
+      let columns = new LogpointColumns();
+      return rate(
+        (k) => {
+          const row = reader.evaluateInto(hits[k % hits.length], names, columns);
+          for (const column of columns.layoutColumns[columns.layouts[row]])
+            if (columns.texts[columns.columns[column][row]].length === 0) throw new Error('empty text');
+        },
+        () => (columns = new LogpointColumns()),
+      );
+    };
     const both = async (names?: readonly string[]) => ({
-      read: await rate((k) => evaluator.evaluate(hits[k % hits.length], names)),
-      text: await rate((k) => {
-        for (const value of Object.values(evaluator.evaluate(hits[k % hits.length], names).values)) if (value.length === 0) throw new Error('empty text');
+      columns: await intoColumns(evaluator, names),
+      object: await rate((k) => {
+        const values = evaluator.evaluate(hits[k % hits.length], names).values;
+        for (const name in values) if (values[name].length === 0) throw new Error('empty text');
       }),
     });
     const decode = await rate(decodeOne);
     table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), '', 1);
-    const row = (label: string, key: string, measured: { read: number; text: number }) => {
-      table.add(`-${optimization}: ${label}`, round(measured.read), round(measured.text), round(measured.read / decode, 3));
-      result[`${optimization}${key}PerSec`] = round(measured.read);
-      result[`${optimization}${key}WithTextPerSec`] = round(measured.text);
+    const row = (label: string, key: string, measured: { columns: number; object: number }) => {
+      table.add(`-${optimization}: ${label}`, round(measured.columns), round(measured.object), round(measured.columns / decode, 3));
+      result[`${optimization}${key}IntoColumnsPerSec`] = round(measured.columns);
+      result[`${optimization}${key}AsObjectPerSec`] = round(measured.object);
     };
     row(`all ${Object.keys(check.values).length} variables in scope`, 'AllInScope', await both());
     // The same, every value's text written at every hit (no text kept by its bytes): what a hit of values never seen costs.
-    const cold = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }), undefined, true, false);
-    const coldText = await rate((k) => {
-      for (const value of Object.values(cold.evaluate(hits[k % hits.length]).values)) if (value.length === 0) throw new Error('empty text');
-    });
-    table.add(`-${optimization}: all variables in scope, every text written (no text cache)`, '', round(coldText), '');
-    result[`${optimization}AllInScopeWithTextUncachedPerSec`] = round(coldText);
+    const coldText = await intoColumns(new LogpointEvaluator(locate, undefined, true, false));
+    table.add(`-${optimization}: all variables in scope, every text written (no text kept)`, round(coldText), '', '');
+    result[`${optimization}AllInScopeUncachedIntoColumnsPerSec`] = round(coldText);
     row('i and total', 'TwoNamed', await both(['i', 'total']));
     const pc = hits[0].registers[8] - base;
     for (const [name, kind] of KINDS) {
@@ -214,7 +228,7 @@ function targetCost(iterations: number, gdbIterations: number, table: Table): Re
 async function main(): Promise<void> {
   const [evaluations = 200_000, iterations = 20_000, gdbIterations = 500] = process.argv.slice(2).map(Number);
   if (process.getuid?.() !== 0) throw new BenchUnavailableError('uprobes need root (or CAP_PERFMON)');
-  const host = new Table(['host: reading values of recorded hits (per CPU second)', 'hits/s read', 'hits/s read + text', 'read x baseline']);
+  const host = new Table(['host: values and text of recorded hits (per CPU second)', 'hits/s into columns', 'hits/s as object', 'columns x baseline']);
   const hostResult = await hostEvaluation(evaluations, host);
   console.log(host.toString());
   if (iterations === 0) {
