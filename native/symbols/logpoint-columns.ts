@@ -80,6 +80,14 @@ export class LogpointColumns {
     return row;
   }
 
+  /** A new hit that has no values (its sample holds no registers or stack; `error`: why not, where known): its row. */
+  addHitWithoutValues(error?: string): number {
+    const row = this.addHit();
+    for (const column of this.columns) column[row] = -1;
+    if (error !== undefined) this.errors.set(row, error);
+    return row;
+  }
+
   /**
    * Gives hit `row` the columns of `layout`, which its caller then writes; every other column reads -1 there.
    * A snapshot's hits mostly share one layout that covers every column, which writes nothing more.
@@ -89,12 +97,6 @@ export class LogpointColumns {
     const own = this.layoutColumns[layout];
     if (own.length === this.columns.length && this.layoutColumns.length === 1) return;
     for (let c = 0; c < this.columns.length; c++) if (!own.includes(c)) this.columns[c][row] = -1;
-  }
-
-  /** Hit `row` has no values: why. */
-  setError(row: number, error: string): void {
-    this.errors.set(row, error);
-    for (const column of this.columns) column[row] = -1;
   }
 
   /** The text of variable column `column` at hit `row`, undefined where that hit has no such variable. */

@@ -467,12 +467,9 @@ export class LogpointEvaluator {
    * them. Returns the hit's row.
    */
   evaluateInto(hit: LogpointHit, names: readonly string[] | undefined, columns: LogpointColumns): number {
-    const row = columns.addHit();
     const plan = this.planOf(hit, names);
-    if (typeof plan === 'string') {
-      columns.setError(row, plan);
-      return row;
-    }
+    if (typeof plan === 'string') return columns.addHitWithoutValues(plan);
+    const row = columns.addHit();
     this.read(plan, hit, this.planBias);
     const layout = columns.layoutOf(plan, plan.names);
     columns.setLayout(row, layout);
