@@ -31,6 +31,8 @@ export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
   private readonly logpoints = new LogpointEvaluator((pid, ip) => this.symbolizer.objectAt(pid, ip), readProcessMemory);
+  /** Where a hit's red zone and stack are put together (see withRedZone), reused from hit to hit. */
+  private readonly redZoneRoom = { bytes: new Uint8Array(0) };
   /** The NAMEs of each logpoint spec (null: all in scope). */
   private readonly logpointNames = new Map<string, readonly string[] | null>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
@@ -166,7 +168,7 @@ export class SnapshotSymbols {
   ): Readonly<Record<string, unknown>> | undefined {
     if (!isLogpointSpec(event.name)) return undefined;
     // The text is written here, when the record is decoded.
-    const read = this.logpoints.evaluate(withRedZone({ pid, registers, stack }, raw), this.namesOf(event));
+    const read = this.logpoints.evaluate(withRedZone({ pid, registers, stack }, raw, this.redZoneRoom), this.namesOf(event));
     return {
       values: read.values,
       ...(read.function ? { function: read.function } : {}),
@@ -193,7 +195,7 @@ export class SnapshotSymbols {
         continue;
       }
       if (!state) columns.addHitWithoutValues();
-      else this.logpoints.evaluateInto(withRedZone(state, state.raw), names, columns);
+      else this.logpoints.evaluateInto(withRedZone(state, state.raw, this.redZoneRoom), names, columns);
     }
     return columns;
   }

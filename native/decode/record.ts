@@ -220,13 +220,21 @@ export interface RegsBlock {
 function decodeRegs(cursor: RecordCursor, mask: bigint, what: string): RegsBlock {
   const abi = cursor.u64(`${what}.abi`);
   const regs: Record<number, bigint> = {};
-  if (abi !== 0n) {
-    for (let bit = 0; bit < 64; bit++) {
-      if ((mask >> BigInt(bit)) & 1n) regs[bit] = cursor.u64(`${what}.r${bit}`);
-    }
-  }
+  if (abi !== 0n) for (const bit of maskBits(mask)) regs[bit] = cursor.u64(`${what}.r${bit}`);
   return { abi, regs };
 }
+
+/** The set bits of a sample_regs mask, lowest first: the registers' order in a sample (worked out once per mask). */
+function maskBits(mask: bigint): readonly number[] {
+  let bits = MASK_BITS.get(mask);
+  if (!bits) {
+    bits = [];
+    for (let bit = 0; bit < 64; bit++) if ((mask >> BigInt(bit)) & 1n) bits.push(bit);
+    MASK_BITS.set(mask, bits);
+  }
+  return bits;
+}
+const MASK_BITS = new Map<bigint, number[]>();
 
 function hex(bytes: Uint8Array): string {
   let out = '';
@@ -630,6 +638,9 @@ export function sampleUserState(snapshot: DecodedSnapshot, row: number): SampleU
   return inPlace ?? userStateOf(decodeRecordBytes(ring.bytes, offset, event));
 }
 
+/** A view of each ring copy userStateInPlace reads, made once per copy (and gone with it). */
+const RING_VIEWS = new WeakMap<Uint8Array, DataView>();
+
 /** sampleUserState read in place; undefined where the record decoder must read it. */
 function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescription): SampleUserState | undefined {
   const info = parseInfoFor(event);
@@ -637,7 +648,8 @@ function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescrip
   const needed = Sample.TID | Sample.REGS_USER | Sample.STACK_USER;
   if ((st & needed) !== needed || (st & LEFT_TO_THE_RECORD_DECODER) !== 0) return undefined;
   if (offset + 8 > bytes.length) return undefined;
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let view = RING_VIEWS.get(bytes);
+  if (!view) RING_VIEWS.set(bytes, (view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
   const end = offset + view.getUint16(offset + 6, true);
   if (end > bytes.length) return undefined;
   let at = offset + info.sample.fixedEnd;
@@ -663,9 +675,7 @@ function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescrip
   const registers: Record<number, bigint> = {};
   if (abi !== 0n) {
     if (at + 8 * info.regsUserCount > end) return undefined;
-    const mask = info.regsUserMask;
-    for (let bit = 0; bit < 64; bit++) {
-      if (((mask >> BigInt(bit)) & 1n) === 0n) continue;
+    for (const bit of maskBits(info.regsUserMask)) {
       registers[bit] = view.getBigUint64(at, true);
       at += 8;
     }

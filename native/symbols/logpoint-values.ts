@@ -1372,12 +1372,15 @@ function symbolAt(object: ObjectFile, vaddr: bigint): string | undefined {
 /**
  * A logpoint hit whose uprobe fetched the x86-64 red zone (the raw data, see tracefs-uprobes.ts): its stack
  * copy starts with those bytes, 128 below the stack pointer, so the locals of a function that calls none read
- * as any other stack slot.
+ * as any other stack slot. With `room`, that copy is made in room.bytes (grown when short) instead of a new array
+ * per hit, for a caller that reads each hit's values before the next (the evaluator keeps no stack bytes).
  */
-export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined): LogpointHit {
+export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined, room?: { bytes: Uint8Array }): LogpointHit {
   const sp = hit.registers[X86_64.stackPointerPerf];
   if (!raw || raw.length < RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES || sp === undefined) return hit;
-  const stack = new Uint8Array(RED_ZONE_BYTES + hit.stack.length);
+  const length = RED_ZONE_BYTES + hit.stack.length;
+  if (room && room.bytes.length < length) room.bytes = new Uint8Array(Math.max(length, room.bytes.length * 2));
+  const stack = room ? room.bytes.subarray(0, length) : new Uint8Array(length);
   stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
   stack.set(hit.stack, RED_ZONE_BYTES);
   return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
