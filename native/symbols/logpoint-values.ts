@@ -6,7 +6,10 @@
 // record is decoded, not at the hit: those names are listed in `readLater`.
 // A logpoint's hits come at a handful of pcs: what reading there takes is worked out once per
 // (object, pc, names) as a ProbePlan, a hit only runs it on its registers and stack (numbers, not
-// BigInts, see dwarf-expression-numeric.ts), and the text is written when the values are first asked for.
+// BigInts, see dwarf-expression-numeric.ts), and takes each value's text from those its variable kept
+// by their bytes, writing only texts not seen before. A hit allocates nothing then: it goes into
+// columns of text ids (LogpointColumns, what a tally of many hits reads) or, for one record, into an
+// object of its texts.
 
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
 import { RED_ZONE_BYTES, RED_ZONE_RAW_OFFSET } from '../abi/uapi';
@@ -337,8 +340,8 @@ const textSlot = (hash: number) => Math.imul(hash, 0x9e3779b1) >>> (32 - TEXT_CA
  * What reading the values at one (object, pc, names) takes, worked out once: the scope, each variable's
  * location at that pc (a location list's entry already picked) decoded for the numeric machine, the
  * CFA rule of the call frame information, and where each value's bytes go in a hit's buffer. A hit then
- * only runs the decoded expressions on its registers and stack and copies bytes; the text is written
- * when the values are first asked for.
+ * only runs the decoded expressions on its registers and stack, looks each value's text up by its bytes
+ * and writes the ones not seen before.
  */
 interface ProbePlan {
   readonly object: ObjectFile;
