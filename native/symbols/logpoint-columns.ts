@@ -16,7 +16,7 @@ export class LogpointColumns {
   readonly columns: Int32Array[] = [];
   /** Per hit: the text id of the function its pc is in, -1 where none is known. */
   functions = new Int32Array(0);
-  /** Per hit: the index in `layouts` of the columns it wrote, in its variables' order; -1: no values (see errors). */
+  /** Per hit: the index in `layoutColumns` of the columns it wrote, in its variables' order; -1: no values (see errors). */
   layouts = new Int32Array(0);
   /** The columns of each set of variables a hit was read with, in the order the evaluator read them. */
   readonly layoutColumns: Int32Array[] = [];
