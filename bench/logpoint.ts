@@ -5,10 +5,14 @@
 //     test/fixtures/logpoint_values.c at -O2 and -O0, every variable in scope, two named ones, and each
 //     kind of value alone: integers, a location list, DW_OP_piece, a struct, a fixed array, an enum, a
 //     double, pointers, C strings), hits per second, against decoding the same sample records
-//     (decodeRecordAt) without values, per CPU second. Each is timed twice: reading (the evaluator reads every value's
-//     bytes and leaves the text until it is asked for) and reading + text (every value written as gdb
-//     prints it, as a summary or an export does: a text already written for the same bytes is reused), and
-//     all in scope once more with every text written anew at every hit (the cost of values never seen before).
+//     (decodeRecordAt) without values, per CPU second. Every value of every hit is read and its text as gdb
+//     prints it is there (a text already written for the same bytes is reused), timed two ways: into columns
+//     (evaluateInto, one text id per value, what a tally of many hits reads; the bench then reads every id's text)
+//     and as one record's values object (evaluate, what a record's details and an export line carry; the bench
+//     reads every text of it), and all in scope once more into columns with every text written anew at every hit
+//     (the cost of values never seen before). And what the editor's line and the CLI's summary do with a snapshot:
+//     its hits read from the ring and tallied (hits, last and distinct values per variable), from columns the host
+//     reads in place against the tally of every record decoded with its values, as it was made before.
 //  2. In the target: the cost per hit on a tight loop (test/fixtures/logpoint_loop.c, which prints
 //     its loop's own time): unprobed, `line:` (a uprobe that counts), `log:` (a uprobe sampling
 //     registers + 8 KiB of stack), and gdb's `dprintf` on the same line. Per-hit cost is
@@ -26,11 +30,16 @@ import { openObjectFile, type ObjectFile } from '../native/symbols/object-file';
 import { AT, TAG } from '../native/symbols/dwarf-info';
 import { DwarfScopes } from '../native/symbols/dwarf-scopes';
 import { LogpointEvaluator, type LogpointHit } from '../native/symbols/logpoint-values';
+import { LogpointColumns } from '../native/symbols/logpoint-columns';
 import { decodeSnapshot } from '../native/decode/columns';
 import { decodeRecordAt } from '../native/decode/record';
 import type { RegsBlock } from '../native/decode/record';
 import { RecordType } from '../native/abi/uapi';
-import { BenchUnavailableError, cpuNs, median, repeat, round, Table } from './stats';
+import type { DecodedSnapshot } from '../native/decode/types';
+import { tallyLogpoints } from '../native/decode/logpoint-tally';
+import { isLogpointSpec } from '../native/specs/parse';
+import { SnapshotSymbols } from '../host/snapshot-symbols';
+import { BenchUnavailableError, cpuNs, median, round, Table } from './stats';
 
 const root = path.resolve(__dirname, '../..');
 const fixture = (name: string) => {
@@ -43,15 +52,33 @@ const markedLine = (source: string, mark: string) =>
     .split('\n')
     .findIndex((text) => text.includes(mark)) + 1;
 
-/** Records the hits of the fixture's loop line (12 rounds) and returns them with the decoded snapshot's sample rows. */
-async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHit[]; decodeOne: (index: number) => void; binary: string }> {
+/**
+ * Records the hits of the fixture's loop line (`rounds` of them, in a ring of `pages`) and returns them with the decoded
+ * snapshot's sample rows, and a tally of the snapshot as the editor's line makes it (from columns the host reads) and
+ * as it was made before (from every record decoded with its values).
+ */
+async function recordHits(
+  optimization: 'O0' | 'O2',
+  rounds = 12,
+  pages = 64,
+): Promise<{ hits: LogpointHit[]; decodeOne: (index: number) => void; binary: string; tally: { columns: () => number; records: () => number } }> {
   const binary = fixture(`logpoint_values_${optimization}`);
   const symbols = lazyTargetSymbols({ executable: binary })!.symbols;
   const event = resolveEventSpec(`log:logpoint_values.c:${markedLine('logpoint_values.c', '// LOG-LOOP')}`, { symbols });
-  const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, '12'], stdio: 'ignore' }, pages: 64, sideband: false });
+  const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, String(rounds)], stdio: 'ignore' }, pages });
   try {
     await recorder.exited;
     const decoded = decodeSnapshot(recorder.snapshot());
+    const host = new SnapshotSymbols();
+    host.learn(decoded, recorder.processesNow());
+    const sampleValues = host.sampleValues.bind(host);
+    const byRecords = { ...decoded, sampleValues };
+    const byColumns = { ...byRecords, logpointColumns: host.logpointColumns.bind(host) };
+    const tallied = (snapshot: DecodedSnapshot) => () => {
+      const [tally] = tallyLogpoints(snapshot, isLogpointSpec);
+      if (tally.variables.size < 4) throw new BenchUnavailableError(`the tally has no values: ${tally.error ?? ''}`);
+      return tally.hits;
+    };
     const rows: number[] = [];
     for (let row = 0; row < decoded.columns.length; row++) if (decoded.columns.kind[row] === RecordType.SAMPLE) rows.push(row);
     const hits = rows.map((row) => {
@@ -65,6 +92,7 @@ async function recordHits(optimization: 'O0' | 'O2'): Promise<{ hits: LogpointHi
         decodeRecordAt(decoded, rows[index % rows.length]);
       },
       binary,
+      tally: { columns: tallied(byColumns), records: tallied(byRecords) },
     };
   } finally {
     recorder.dispose();
@@ -111,55 +139,97 @@ function placement(object: ObjectFile, functionName: string, name: string, pc: b
   return `${list ? 'location list: ' : ''}${where}${pieces}`;
 }
 
+/** The snapshot a tally is timed on: this many hits of 8 KiB of stack each, in a ring that holds them all. */
+const TALLY_ROUNDS = 1000;
+const TALLY_PAGES = 4096;
+
 async function hostEvaluation(evaluations: number, table: Table): Promise<Record<string, number>> {
   // Per CPU second of this process: the work is single-threaded and CPU-bound, and this machine's other jobs
-  // (which wall time would also count) vary from run to run.
-  const rate = async (body: (k: number) => void) =>
-    median(
-      await repeat(1, 5, () => {
-        const start = cpuNs();
-        for (let k = 0; k < evaluations; k++) body(k);
-        return evaluations / ((cpuNs() - start) / 1e9);
-      }),
-    );
+  // (which wall time would also count) vary from run to run. `start` runs untimed before each round. Ways compared
+  // run in turn within each of 5 rounds (after one warm-up round each), so that neither has the quieter moments
+  // of the machine or the other's JIT warm-up to itself.
+  interface Way {
+    readonly body: (k: number) => void;
+    readonly start?: () => void;
+  }
+  const round1 = (way: Way) => {
+    way.start?.();
+    const begin = cpuNs();
+    for (let k = 0; k < evaluations; k++) way.body(k);
+    return evaluations / ((cpuNs() - begin) / 1e9);
+  };
+  const rates = (...ways: Way[]): number[] => {
+    for (const way of ways) round1(way);
+    const runs: number[][] = ways.map(() => []);
+    for (let run = 0; run < 5; run++) ways.forEach((way, i) => runs[i].push(round1(way)));
+    return runs.map(median);
+  };
+  const rate = (body: (k: number) => void) => rates({ body })[0];
   const result: Record<string, number> = {};
   for (const optimization of ['O2', 'O0'] as const) {
     const { hits, decodeOne, binary } = await recordHits(optimization);
-    if (hits.length === 0) throw new BenchUnavailableError('the logpoint recorded no hits');
+    if (hits.length === 0) throw new BenchUnavailableError('the recorded hits are none: the logpoint did not fire');
     const object = openObjectFile(binary);
     const base = predictedLoadBase(binary);
-    const evaluator = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }));
+    const locate = (_pid: number, ip: bigint) => ({ object, vaddr: ip - base });
+    const evaluator = new LogpointEvaluator(locate);
     const check = evaluator.evaluate(hits[0]);
     if (check.error || Object.keys(check.values).length < 4) throw new BenchUnavailableError(`the recorded hits give no values: ${JSON.stringify(check)}`);
-    // Read only, then read and write the text of every value (what a summary or an export does).
-    const both = async (names?: readonly string[]) => ({
-      read: await rate((k) => evaluator.evaluate(hits[k % hits.length], names)),
-      text: await rate((k) => {
-        for (const value of Object.values(evaluator.evaluate(hits[k % hits.length], names).values)) if (value.length === 0) throw new Error('empty text');
-      }),
-    });
-    const decode = await rate(decodeOne);
-    table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), '', 1);
-    const row = (label: string, key: string, measured: { read: number; text: number }) => {
-      table.add(`-${optimization}: ${label}`, round(measured.read), round(measured.text), round(measured.read / decode, 3));
-      result[`${optimization}${key}PerSec`] = round(measured.read);
-      result[`${optimization}${key}WithTextPerSec`] = round(measured.text);
+    // Into columns, a fresh set per round (as a tally of one snapshot makes), every id's text read; then as objects.
+    const intoColumns = (reader: LogpointEvaluator, names?: readonly string[]): Way => {
+      let columns = new LogpointColumns(evaluations);
+      return {
+        body: (k) => {
+          const row = reader.evaluateInto(hits[k % hits.length], names, columns);
+          const own = columns.layoutColumns[columns.layouts[row]];
+          for (let c = 0; c < own.length; c++) if (columns.texts[columns.columns[own[c]][row]].length === 0) throw new Error('empty text');
+        },
+        start: () => (columns = new LogpointColumns(evaluations)),
+      };
     };
-    row(`all ${Object.keys(check.values).length} variables in scope`, 'AllInScope', await both());
-    // The same, every value's text written at every hit (no text kept by its bytes): what a hit of values never seen costs.
-    const cold = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }), undefined, true, false);
-    const coldText = await rate((k) => {
-      for (const value of Object.values(cold.evaluate(hits[k % hits.length]).values)) if (value.length === 0) throw new Error('empty text');
+    const asObject = (names?: readonly string[]): Way => ({
+      body: (k) => {
+        const values = evaluator.evaluate(hits[k % hits.length], names).values;
+        for (const name in values) if (values[name].length === 0) throw new Error('empty text');
+      },
     });
-    table.add(`-${optimization}: all variables in scope, every text written (no text cache)`, '', round(coldText), '');
-    result[`${optimization}AllInScopeWithTextUncachedPerSec`] = round(coldText);
-    row('i and total', 'TwoNamed', await both(['i', 'total']));
+    const both = (names?: readonly string[]) => {
+      const [columns, object] = rates(intoColumns(evaluator, names), asObject(names));
+      return { columns, object };
+    };
+    const decode = rate(decodeOne);
+    table.add(`-${optimization}: decode the sample record (baseline)`, round(decode), '', 1);
+    const row = (label: string, key: string, measured: { columns: number; object: number }) => {
+      table.add(`-${optimization}: ${label}`, round(measured.columns), round(measured.object), round(measured.columns / decode, 3));
+      result[`${optimization}${key}IntoColumnsPerSec`] = round(measured.columns);
+      result[`${optimization}${key}AsObjectPerSec`] = round(measured.object);
+    };
+    row(`all ${Object.keys(check.values).length} variables in scope`, 'AllInScope', both());
+    // What the editor's line and the summary do with a snapshot: read its hits from the ring and tally them, as columns
+    // (the columns column) and as it was done before, from every record decoded with its values (the object column).
+    // Per hit: every snapshotHits-th step tallies the whole snapshot, one of TALLY_ROUNDS hits (a loop's counters
+    // take a new value at every hit there, as they do in a real snapshot of many hits).
+    const { tally } = await recordHits(optimization, TALLY_ROUNDS, TALLY_PAGES);
+    const snapshotHits = tally.columns();
+    if (snapshotHits !== TALLY_ROUNDS) throw new BenchUnavailableError(`the tally's snapshot holds ${snapshotHits} hits of ${TALLY_ROUNDS}`);
+    const perHit = (body: () => number): Way => ({
+      body: (k) => {
+        if (k % snapshotHits === 0) body();
+      },
+    });
+    const [columns, records] = rates(perHit(tally.columns), perHit(tally.records));
+    row(`tally of a snapshot's ${snapshotHits} hits, every variable (columns; records)`, 'Tally', { columns, object: records });
+    // The same, every value's text written at every hit (no text kept by its bytes): what a hit of values never seen costs.
+    const [coldText] = rates(intoColumns(new LogpointEvaluator(locate, undefined, true, false)));
+    table.add(`-${optimization}: all variables in scope, every text written (no text kept)`, round(coldText), '', '');
+    result[`${optimization}AllInScopeUncachedIntoColumnsPerSec`] = round(coldText);
+    row('i and total', 'TwoNamed', both(['i', 'total']));
     const pc = hits[0].registers[8] - base;
     for (const [name, kind] of KINDS) {
       const names = [name];
       const sample = evaluator.evaluate(hits[hits.length - 1], names).values[name];
       if (sample === undefined || sample.startsWith('<no variable')) continue;
-      row(`${name}: ${kind}, ${placement(object, check.function ?? 'work', name, pc)}`, `_${name}_`, await both(names));
+      row(`${name}: ${kind}, ${placement(object, check.function ?? 'work', name, pc)}`, `_${name}_`, both(names));
     }
   }
   return result;
@@ -214,7 +284,7 @@ function targetCost(iterations: number, gdbIterations: number, table: Table): Re
 async function main(): Promise<void> {
   const [evaluations = 200_000, iterations = 20_000, gdbIterations = 500] = process.argv.slice(2).map(Number);
   if (process.getuid?.() !== 0) throw new BenchUnavailableError('uprobes need root (or CAP_PERFMON)');
-  const host = new Table(['host: reading values of recorded hits (per CPU second)', 'hits/s read', 'hits/s read + text', 'read x baseline']);
+  const host = new Table(['host: values and text of recorded hits (per CPU second)', 'hits/s into columns', 'hits/s as object', 'columns x baseline']);
   const hostResult = await hostEvaluation(evaluations, host);
   console.log(host.toString());
   if (iterations === 0) {

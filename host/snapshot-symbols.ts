@@ -7,9 +7,10 @@
 import type { DecodedSnapshot } from '../native/decode/types';
 import type { EventDescription } from '../native/abi/snapshot';
 import { LogpointEvaluator, withRedZone } from '../native/symbols/logpoint-values';
+import { LogpointColumns } from '../native/symbols/logpoint-columns';
 import { readProcessMemory } from '../native/sys/process-memory';
 import { isLogpointSpec, parseEventSpec } from '../native/specs/parse';
-import { decodeRecordAt } from '../native/decode/record';
+import { decodeRecordAt, sampleUserState, type SampleUserState } from '../native/decode/record';
 import { RecordType } from '../native/abi/uapi';
 import type { ProcessSideband } from '../native/perf/sideband-types';
 import { Symbolizer } from '../native/symbols/symbolizer';
@@ -30,6 +31,8 @@ export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
   private readonly logpoints = new LogpointEvaluator((pid, ip) => this.symbolizer.objectAt(pid, ip), readProcessMemory);
+  /** Where a hit's red zone and stack are put together (see withRedZone), reused from hit to hit. */
+  private readonly redZoneRoom = { bytes: new Uint8Array(0) };
   /** The NAMEs of each logpoint spec (null: all in scope). */
   private readonly logpointNames = new Map<string, readonly string[] | null>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
@@ -164,14 +167,8 @@ export class SnapshotSymbols {
     raw?: Uint8Array,
   ): Readonly<Record<string, unknown>> | undefined {
     if (!isLogpointSpec(event.name)) return undefined;
-    let names = this.logpointNames.get(event.name);
-    if (names === undefined) {
-      const ast = parseEventSpec(event.name);
-      names = ast.kind === 'logpoint' ? (ast.variables ?? null) : null;
-      this.logpointNames.set(event.name, names);
-    }
-    // The text is written here, when the record is decoded (the evaluator reads the bytes and leaves the text until asked).
-    const read = this.logpoints.evaluate(withRedZone({ pid, registers, stack }, raw), names ?? undefined);
+    // The text is written here, when the record is decoded.
+    const read = this.logpoints.evaluate(withRedZone({ pid, registers, stack }, raw, this.redZoneRoom), this.namesOf(event));
     return {
       values: read.values,
       ...(read.function ? { function: read.function } : {}),
@@ -179,6 +176,39 @@ export class SnapshotSymbols {
       ...(read.error ? { error: read.error } : {}),
       ...(read.notCaptured ? { notCaptured: read.notCaptured } : {}),
     };
+  }
+
+  /**
+   * The values of a logpoint's hits (`rows`, its samples in `snapshot`) as columns, read as sampleValues reads one
+   * record's, without decoding the rest of each record (see sampleUserState): what the editor's line and the summary
+   * tally. A row that does not decode is a hit without values that says why.
+   */
+  logpointColumns(snapshot: DecodedSnapshot, event: EventDescription, rows: readonly number[]): LogpointColumns {
+    const columns = new LogpointColumns(rows.length);
+    const names = this.namesOf(event);
+    for (const row of rows) {
+      let state: SampleUserState | undefined;
+      try {
+        state = sampleUserState(snapshot, row);
+      } catch (error) {
+        columns.addHitWithoutValues((error as Error).message);
+        continue;
+      }
+      if (!state) columns.addHitWithoutValues();
+      else this.logpoints.evaluateInto(withRedZone(state, state.raw, this.redZoneRoom), names, columns);
+    }
+    return columns;
+  }
+
+  /** The NAMEs a logpoint spec asks for (undefined: every variable in scope), the same array every time (see LogpointEvaluator). */
+  private namesOf(event: EventDescription): readonly string[] | undefined {
+    let names = this.logpointNames.get(event.name);
+    if (names === undefined) {
+      const ast = parseEventSpec(event.name);
+      names = ast.kind === 'logpoint' ? (ast.variables ?? null) : null;
+      this.logpointNames.set(event.name, names);
+    }
+    return names ?? undefined;
   }
 
   /**

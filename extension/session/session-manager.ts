@@ -448,7 +448,11 @@ export class SessionManager {
         reads++;
         session.symbols.learn(decoded, processes);
         return {
-          decoded: { ...decoded, sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw) },
+          decoded: {
+            ...decoded,
+            sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw),
+            logpointColumns: (snapshot, event, rows) => session.symbols.logpointColumns(snapshot, event, rows),
+          },
           symbols: session.symbols.frames,
           skippedBytes: raw.skippedBytes,
           limitations: raw.limitations ?? [],
@@ -642,6 +646,7 @@ export class SessionManager {
     const withValues: DecodedSnapshot = {
       ...decoded,
       sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw),
+      logpointColumns: (snapshot, event, rows) => session.symbols.logpointColumns(snapshot, event, rows),
     };
     const entry: SnapshotEntry = {
       id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,

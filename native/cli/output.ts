@@ -157,6 +157,7 @@ export class SnapshotWriter {
       ...snapshot,
       unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack),
       sampleValues: (event, pid, registers, stack, raw) => this.symbols.sampleValues(event, pid, registers, stack, raw),
+      logpointColumns: (withReaders, event, rows) => this.symbols.logpointColumns(withReaders, event, rows),
     };
   }
 

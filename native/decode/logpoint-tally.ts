@@ -1,10 +1,11 @@
 // What a snapshot's logpoint hits add up to, per logpoint and variable: the hit count, the last
 // value, and each distinct value with how often it was seen. The CLI prints it after a snapshot and
-// the editor shows it at the line. Pure: reads records whose values a host has filled in.
+// the editor shows it at the line. Pure: counts the text ids of the columns a host read the hits into
+// (LogpointColumnsView), or, without such a host, the records whose values a host has filled in.
 
 import { RecordType } from '../abi/uapi';
 import { decodeRecordAt } from './record';
-import type { DecodedSnapshot } from './types';
+import type { DecodedSnapshot, LogpointColumnsView } from './types';
 
 export interface VariableTally {
   /** The value at the newest hit. */
@@ -32,6 +33,16 @@ export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName
     if (isLogpoint(event.name)) tallies.set(event.index, { event: event.name, eventIndex: event.index, hits: 0, variables: new Map(), notCaptured: new Map() });
   if (tallies.size === 0) return [];
   const { kind, event, length } = snapshot.columns;
+  const read = snapshot.logpointColumns;
+  if (read) {
+    const rows = new Map<number, number[]>([...tallies.keys()].map((index) => [index, []]));
+    for (let row = 0; row < length; row++) if (kind[row] === RecordType.SAMPLE) rows.get(event[row])?.push(row);
+    for (const description of snapshot.events) {
+      const tally = tallies.get(description.index);
+      if (tally) addColumns(tally, read(snapshot, description, rows.get(description.index)!));
+    }
+    return [...tallies.values()];
+  }
   for (let row = 0; row < length; row++) {
     if (kind[row] !== RecordType.SAMPLE) continue;
     const tally = tallies.get(event[row]);
@@ -56,6 +67,41 @@ export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName
     }
   }
   return [...tallies.values()];
+}
+
+/**
+ * Adds hits read as columns to a tally, as the records would add them one by one: per variable the text of its
+ * newest hit and its distinct texts in order of first appearance with their counts, counted by text id.
+ */
+function addColumns(tally: LogpointTally, hits: LogpointColumnsView): void {
+  tally.hits += hits.length;
+  for (const [, error] of hits.errors) tally.error = error; // the newest
+  for (const [, why] of hits.notCaptured) for (const [name, reason] of Object.entries(why)) tally.notCaptured.set(name, reason);
+  // Variables in the order the hits first name them (a column's first hit, then its place among that hit's names).
+  const firstRow = hits.columns.map((ids) => ids.findIndex((id) => id >= 0));
+  const order = hits.names.map((_, column) => column).filter((column) => firstRow[column] >= 0);
+  order.sort((a, b) => firstRow[a] - firstRow[b] || a - b);
+  const counts = new Int32Array(hits.texts.length);
+  for (const column of order) {
+    const ids = hits.columns[column];
+    const seen: number[] = [];
+    let last = -1;
+    for (let row = 0; row < hits.length; row++) {
+      const id = ids[row];
+      if (id < 0) continue;
+      if (counts[id]++ === 0) seen.push(id);
+      last = id;
+    }
+    const name = hits.names[column];
+    let variable = tally.variables.get(name);
+    if (!variable) tally.variables.set(name, (variable = { last: hits.texts[last], distinct: new Map() }));
+    variable.last = hits.texts[last];
+    for (const id of seen) {
+      const text = hits.texts[id];
+      variable.distinct.set(text, (variable.distinct.get(text) ?? 0) + counts[id]);
+      counts[id] = 0;
+    }
+  }
 }
 
 /** How many distinct values a summary names before it only counts them. */

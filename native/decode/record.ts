@@ -220,13 +220,21 @@ export interface RegsBlock {
 function decodeRegs(cursor: RecordCursor, mask: bigint, what: string): RegsBlock {
   const abi = cursor.u64(`${what}.abi`);
   const regs: Record<number, bigint> = {};
-  if (abi !== 0n) {
-    for (let bit = 0; bit < 64; bit++) {
-      if ((mask >> BigInt(bit)) & 1n) regs[bit] = cursor.u64(`${what}.r${bit}`);
-    }
-  }
+  if (abi !== 0n) for (const bit of maskBits(mask)) regs[bit] = cursor.u64(`${what}.r${bit}`);
   return { abi, regs };
 }
+
+/** The set bits of a sample_regs mask, lowest first: the registers' order in a sample (worked out once per mask). */
+function maskBits(mask: bigint): readonly number[] {
+  let bits = MASK_BITS.get(mask);
+  if (!bits) {
+    bits = [];
+    for (let bit = 0; bit < 64; bit++) if ((mask >> BigInt(bit)) & 1n) bits.push(bit);
+    MASK_BITS.set(mask, bits);
+  }
+  return bits;
+}
+const MASK_BITS = new Map<bigint, number[]>();
 
 function hex(bytes: Uint8Array): string {
   let out = '';
@@ -549,13 +557,21 @@ export function decodeRecordAt(snapshot: DecodedSnapshot, row: number): DecodedR
 
 /** A sample whose registers and stack a host reads values from: the values in their place (see SampleValuesReader). */
 function withSampleValues(record: DecodedRecord, event: EventDescription, read: SampleValuesReader): DecodedRecord {
-  const { regsUser, stackUser, raw, ...rest } = record.fields as { regsUser?: RegsBlock; stackUser?: { data: Uint8Array; dynSize: bigint }; raw?: Uint8Array };
-  if (record.type !== 'SAMPLE' || record.pid === undefined || !regsUser || !stackUser) return record;
-  const valid = stackUser.data.subarray(0, Number(stackUser.dynSize < BigInt(stackUser.data.length) ? stackUser.dynSize : BigInt(stackUser.data.length)));
-  const values = read(event, record.pid, regsUser.regs, valid, raw);
+  const state = userStateOf(record);
+  if (!state) return record;
+  const values = read(event, state.pid, state.registers, state.stack, state.raw);
   if (!values) return record;
   // The raw data of a logpoint is the memory its uprobe fetched (the red zone), now in its values.
+  const { regsUser: _regs, stackUser: _stack, raw: _raw, ...rest } = record.fields;
   return { ...record, fields: { ...rest, ...values } };
+}
+
+/** The user registers and valid stack (and raw data) of a decoded sample, undefined where it has none. */
+function userStateOf(record: DecodedRecord): SampleUserState | undefined {
+  const { regsUser, stackUser, raw } = record.fields as { regsUser?: RegsBlock; stackUser?: { data: Uint8Array; dynSize: bigint }; raw?: Uint8Array };
+  if (record.type !== 'SAMPLE' || record.pid === undefined || !regsUser || !stackUser) return undefined;
+  const valid = stackUser.data.subarray(0, Number(stackUser.dynSize < BigInt(stackUser.data.length) ? stackUser.dynSize : BigInt(stackUser.data.length)));
+  return { pid: record.pid, registers: regsUser.regs, stack: valid, raw };
 }
 
 const PERF_CONTEXT_USER = 0xffffffff00000000n | BigInt(CallchainContext.USER);
@@ -579,4 +595,97 @@ function withUnwoundUserStack(record: DecodedRecord, unwind: UserStackUnwinder):
     ...frames.map((ip) => ({ ip, context: 'user' as const, isMarker: false })),
   ];
   return { ...record, fields: { ...record.fields, callchain: [...(callchain ?? []), ...user] } };
+}
+
+/**
+ * Sample fields sampleUserState does not walk: READ and BRANCH_STACK before the user registers, and every field after
+ * the user stack (whose bytes the record decoder checks; a logpoint's samples have none of them).
+ */
+const LEFT_TO_THE_RECORD_DECODER =
+  Sample.READ |
+  Sample.BRANCH_STACK |
+  Sample.WEIGHT |
+  Sample.WEIGHT_STRUCT |
+  Sample.DATA_SRC |
+  Sample.TRANSACTION |
+  Sample.REGS_INTR |
+  Sample.PHYS_ADDR |
+  Sample.CGROUP |
+  Sample.DATA_PAGE_SIZE |
+  Sample.CODE_PAGE_SIZE |
+  Sample.AUX;
+
+/** What a host reads a logpoint hit's values from (see SampleValuesReader), read in place by sampleUserState. */
+export interface SampleUserState {
+  readonly pid: number;
+  /** Register values keyed by their bit in sample_regs_user (empty where the sample holds none: ABI 0). */
+  readonly registers: Readonly<Record<number, bigint>>;
+  /** The valid bytes of the user stack copy (dyn_size of them). */
+  readonly stack: Uint8Array;
+  readonly raw: Uint8Array | undefined;
+}
+
+/**
+ * The pid, user registers, user stack and raw data of record `row` as withSampleValues gives them to a host's
+ * SampleValuesReader (undefined where the record has none of them), read where they lie without decoding the rest
+ * of the record: a tally reads them for every hit of a logpoint, and decoding a record costs several times reading
+ * its values. A record the in-place reader does not walk (see LEFT_TO_THE_RECORD_DECODER), or whose bytes do not
+ * fit its event's layout, is decoded, and throws the DecodeError that decodeRecordAt would.
+ */
+export function sampleUserState(snapshot: DecodedSnapshot, row: number): SampleUserState | undefined {
+  const { ring, offset, event } = rowSource(snapshot, row);
+  const inPlace = event && snapshot.columns.kind[row] === RecordType.SAMPLE ? userStateInPlace(ring.bytes, offset, event) : undefined;
+  return inPlace ?? userStateOf(decodeRecordBytes(ring.bytes, offset, event));
+}
+
+/** A view of each ring copy userStateInPlace reads, made once per copy (and gone with it). */
+const RING_VIEWS = new WeakMap<Uint8Array, DataView>();
+
+/** sampleUserState read in place; undefined where the record decoder must read it. */
+function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescription): SampleUserState | undefined {
+  const info = parseInfoFor(event);
+  const st = info.sampleType;
+  const needed = Sample.TID | Sample.REGS_USER | Sample.STACK_USER;
+  if ((st & needed) !== needed || (st & LEFT_TO_THE_RECORD_DECODER) !== 0) return undefined;
+  if (offset + 8 > bytes.length) return undefined;
+  let view = RING_VIEWS.get(bytes);
+  if (!view) RING_VIEWS.set(bytes, (view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)));
+  const end = offset + view.getUint16(offset + 6, true);
+  if (end > bytes.length) return undefined;
+  let at = offset + info.sample.fixedEnd;
+  if (at > end) return undefined;
+  const pid = view.getInt32(offset + info.sample.pidTid, true);
+  if (st & Sample.CALLCHAIN) {
+    if (at + 8 > end) return undefined;
+    const count = view.getUint32(at, true);
+    if (view.getUint32(at + 4, true) !== 0 || count > (end - at - 8) / 8) return undefined;
+    at += 8 + count * 8;
+  }
+  let raw: Uint8Array | undefined;
+  if (st & Sample.RAW) {
+    if (at + 4 > end) return undefined;
+    const size = view.getUint32(at, true);
+    if (size > end - at - 4) return undefined;
+    raw = bytes.subarray(at + 4, at + 4 + size);
+    at += 4 + size;
+  }
+  if (at + 8 > end) return undefined;
+  const abi = view.getBigUint64(at, true);
+  at += 8;
+  const registers: Record<number, bigint> = {};
+  if (abi !== 0n) {
+    if (at + 8 * info.regsUserCount > end) return undefined;
+    for (const bit of maskBits(info.regsUserMask)) {
+      registers[bit] = view.getBigUint64(at, true);
+      at += 8;
+    }
+  }
+  if (at + 8 > end) return undefined;
+  const size = view.getBigUint64(at, true);
+  at += 8;
+  if (size === 0n) return { pid, registers, stack: new Uint8Array(0), raw };
+  if (size > BigInt(end - at - 8)) return undefined;
+  const data = bytes.subarray(at, at + Number(size));
+  const dynSize = view.getBigUint64(at + Number(size), true);
+  return { pid, registers, stack: data.subarray(0, dynSize < size ? Number(dynSize) : Number(size)), raw };
 }

@@ -81,6 +81,29 @@ export type SampleValuesReader = (
   raw?: Uint8Array,
 ) => Readonly<Record<string, unknown>> | undefined;
 
+/**
+ * A logpoint's hits as columns, as a host reads them (native/symbols/logpoint-columns.ts makes them): per variable
+ * a column with one text id per hit, each distinct text once. What a tally of many hits reads instead of a record
+ * per hit (logpoint-tally.ts).
+ */
+export interface LogpointColumnsView {
+  /** Hits, in the order of the rows asked for. */
+  readonly length: number;
+  /** Column c holds the values of the variable names[c]. */
+  readonly names: readonly string[];
+  /** The text of each id. */
+  readonly texts: readonly string[];
+  /** Per column, per hit: the text id of the variable's value, -1 where that hit has no such variable. */
+  readonly columns: readonly Int32Array[];
+  /** Per hit with no values at all: why. */
+  readonly errors: ReadonlyMap<number, string>;
+  /** Per hit: the names read as <not captured> for a reason their text cannot say, and that reason. */
+  readonly notCaptured: ReadonlyMap<number, Readonly<Record<string, string>>>;
+}
+
+/** Reads the values of a logpoint's hits (its sample rows of `snapshot`, oldest first) as columns, one hit per row. */
+export type LogpointColumnsReader = (snapshot: DecodedSnapshot, event: EventDescription, rows: readonly number[]) => LogpointColumnsView;
+
 /** What decodeSnapshot returns. */
 export interface DecodedSnapshot {
   readonly events: readonly EventDescription[];
@@ -95,4 +118,6 @@ export interface DecodedSnapshot {
   readonly unwindUserStack?: UserStackUnwinder;
   /** Set by a host that reads logpoint values (native/symbols/logpoint-values.ts): decodeRecordAt adds them to the record's fields. */
   readonly sampleValues?: SampleValuesReader;
+  /** Set by the same host: the values of many hits at once, for a tally (see LogpointColumnsReader). */
+  readonly logpointColumns?: LogpointColumnsReader;
 }

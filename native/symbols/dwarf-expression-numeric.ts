@@ -584,6 +584,16 @@ export function frameBaseOffsetOf(program: CompiledExpression): number | undefin
   return program.ops.length === 1 && program.ops[0] === Op.Fbreg ? program.a[0] : undefined;
 }
 
+/**
+ * The DWARF register and addend of an expression that is only `DW_OP_bregN OFFSET; DW_OP_stack_value` (a value that is
+ * a register plus a constant, as -O2 keeps loop counters), else undefined.
+ */
+export function registerValueOf(program: CompiledExpression): { readonly register: number; readonly offset: number } | undefined {
+  return program.ops.length === 2 && program.ops[0] === Op.Breg && program.ops[1] === Op.StackValue
+    ? { register: program.a[0], offset: program.b[0] }
+    : undefined;
+}
+
 /** Whether an expression is only `DW_OP_call_frame_cfa` (gcc's frame base on x86_64 and aarch64). */
 export function isCallFrameCfa(program: CompiledExpression): boolean {
   return program.ops.length === 1 && program.ops[0] === Op.Cfa;

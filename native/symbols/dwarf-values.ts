@@ -37,6 +37,13 @@ export const PRINT_ELEMENTS = 200;
 const REPEAT_THRESHOLD = 10;
 const MAX_DEPTH = 16;
 
+/** What formatting an array type needs (see ValueFormatter.arrayShape). */
+interface ArrayShape {
+  readonly element: Die | undefined;
+  readonly elementSize: number;
+  readonly dimensions: readonly number[];
+}
+
 export class ValueFormatter {
   // What a type's DIE says, looked up once: a logpoint formats the same few types at every hit.
   private readonly stripped = new Map<Die, Die | undefined>();
@@ -44,6 +51,7 @@ export class ValueFormatter {
   private readonly encodings = new Map<Die, number | undefined>();
   private readonly members = new Map<Die, readonly Member[]>();
   private readonly shapes = new Map<Die, Shape>();
+  private readonly arrays = new Map<Die, ArrayShape | undefined>();
   /** Per enumeration type: enumerator name by value, for values that are exact numbers. */
   private readonly enumerators = new Map<Die, Map<number, string>>();
 
@@ -209,6 +217,14 @@ export class ValueFormatter {
   }
 
   private formatArray(type: Die, value: ValueBytes, targets: PointerTargets, offset: number, depth: number): string {
+    const shape = this.arrayShape(type);
+    if (!shape) return '<array of unknown size>';
+    return this.formatDimensions(shape.element, shape.elementSize, shape.dimensions, value, targets, offset, depth);
+  }
+
+  /** An array type's element, its size and the dimensions, looked up once per type (a logpoint writes the same arrays at every hit); undefined where a size is unknown. */
+  private arrayShape(type: Die): ArrayShape | undefined {
+    if (this.arrays.has(type)) return this.arrays.get(type);
     const element = this.info.refAttr(type, AT.type);
     const elementSize = this.size(element);
     const dimensions = (type.children ?? [])
@@ -219,8 +235,12 @@ export class ValueFormatter {
         const upper = this.info.numberAttr(range, AT.upper_bound);
         return upper === undefined ? undefined : upper - (this.info.numberAttr(range, AT.lower_bound) ?? 0) + 1;
       });
-    if (elementSize === undefined || dimensions.length === 0 || dimensions.some((d) => d === undefined)) return '<array of unknown size>';
-    return this.formatDimensions(element, elementSize, dimensions as number[], value, targets, offset, depth);
+    const shape =
+      elementSize === undefined || dimensions.length === 0 || dimensions.some((d) => d === undefined)
+        ? undefined
+        : { element, elementSize, dimensions: dimensions as number[] };
+    this.arrays.set(type, shape);
+    return shape;
   }
 
   private formatDimensions(

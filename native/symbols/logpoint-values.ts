@@ -6,7 +6,10 @@
 // record is decoded, not at the hit: those names are listed in `readLater`.
 // A logpoint's hits come at a handful of pcs: what reading there takes is worked out once per
 // (object, pc, names) as a ProbePlan, a hit only runs it on its registers and stack (numbers, not
-// BigInts, see dwarf-expression-numeric.ts), and the text is written when the values are first asked for.
+// BigInts, see dwarf-expression-numeric.ts), and takes each value's text from those its variable kept
+// by their bytes, writing only texts not seen before. A hit allocates nothing then: it goes into
+// columns of text ids (LogpointColumns, what a tally of many hits reads) or, for one record, into an
+// object of its texts.
 
 import { PF_W, PT_GNU_RELRO, PT_LOAD } from './elf';
 import { RED_ZONE_BYTES, RED_ZONE_RAW_OFFSET } from '../abi/uapi';
@@ -14,6 +17,7 @@ import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
+import type { LogpointColumns } from './logpoint-columns';
 import {
   BYTE_NOT_CAPTURED,
   BYTE_OPTIMIZED_OUT,
@@ -41,6 +45,7 @@ import {
   PIECE_VALUE,
   REGISTER_MISSING,
   registerOf,
+  registerValueOf,
   runNumeric,
   type CompiledExpression,
   type NumericFrame,
@@ -123,13 +128,27 @@ interface VariablePlan {
   /** Link-time address -> bytes read from the object's file (they cannot change), for the bias in `fileBias`. */
   fileBytes?: Map<number, Uint8Array | null>;
   fileBias?: bigint;
-  /**
-   * Texts written for this variable by its bytes and byte states (for the plan's `textsBias`): a hit with the
-   * same bytes has the same text, unless writing it read memory that can change (the stack copy, the live
-   * process), which is then not kept. A logpoint's variables take few distinct values at most lines (a loop's
-   * bounds, its strings, modes, small counters), and the UI and the export write the text of every hit.
-   */
-  texts?: TextTable;
+}
+
+/**
+ * How read() takes one variable of a plan, chosen once when the plan is made: its location at that pc as the
+ * smallest reader that does it, so that a hit runs the DWARF expression machine only where nothing simpler reads it.
+ */
+const enum VariableRead {
+  /** No bytes to read: a name neither in scope nor a global, or a type without a size; the plan's fixed text. */
+  Text,
+  /** A slot at CFA + offset in the stack copy (DW_OP_fbreg with the CFA as frame base), read in place. */
+  Slot,
+  /** A whole register (DW_OP_regN) of at most 8 bytes. */
+  Register,
+  /** A register plus a constant (DW_OP_bregN OFFSET; DW_OP_stack_value), the value itself. */
+  RegisterValue,
+  /** No location at this pc (a location list without an entry here): every byte optimized out. */
+  OptimizedOut,
+  /** DW_AT_const_value. */
+  Constant,
+  /** Anything else: the numeric machine runs the decoded expression (the BigInt one where it gives up). */
+  Expression,
 }
 
 /**
@@ -137,29 +156,40 @@ interface VariablePlan {
  * a frame slot, so a hit whose text is known copies nothing): TEXT_CACHE_SIZE slots, a text in the first
  * free of the TEXT_CACHE_PROBES slots from the one its key's hash picks, else in that one (replacing what
  * was there). A key is the value's bytes then their states, as little-endian 32-bit words: a lookup is a
- * hash over a few words and a compare, and the table never grows.
+ * hash over a few words and a compare, and the table never grows. A slot's numbers (whether it is used, the
+ * hash, the text's id in some columns, the key) lie together in one typed array, so a lookup that finds its
+ * value touches one or two cache lines, and the text itself only where the caller needs the string.
  */
 class TextTable {
   /** 32-bit words of a key: the bytes, then their states. */
   readonly words: number;
   private readonly valueWords: number;
-  private readonly keys: Int32Array;
-  private readonly hashes = new Int32Array(TEXT_CACHE_SIZE);
+  /** Numbers of a slot: ENTRY_* then the key's words. */
+  private readonly stride: number;
+  private readonly entries: Int32Array;
   private readonly texts = new Array<string | undefined>(TEXT_CACHE_SIZE).fill(undefined);
   /** The key of the last lookup (and its hash), for store() after a miss. */
   private readonly key: Int32Array;
   private hash = 0;
+  /** Set by lookupKnown(), which leaves the key in `low` and `high` (a hit needs no key words): store() writes them. */
+  private knownKey = false;
+  private low = 0;
+  private high = 0;
 
   constructor(size: number) {
     this.valueWords = (size + 3) >>> 2;
     this.words = this.valueWords * 2;
-    this.keys = new Int32Array(TEXT_CACHE_SIZE * this.words);
+    this.stride = ENTRY_KEY + this.words;
+    this.entries = new Int32Array(TEXT_CACHE_SIZE * this.stride);
     this.key = new Int32Array(this.words);
   }
 
-  /** The text kept for the `size` bytes at `at` of `bytes` whose states are `size` bytes at `statesAt` of `states` (undefined: all known). */
-  lookup(bytes: Uint8Array, at: number, size: number, states: Uint8Array | undefined, statesAt: number): string | undefined {
-    if (states === undefined && size <= 8) return this.lookupSmall(bytes, at, size);
+  /**
+   * The slot of the text kept for the `size` bytes at `at` of `bytes` whose states are `size` bytes at `statesAt` of
+   * `states` (undefined: all known), -1 where none is.
+   */
+  lookup(bytes: Uint8Array, at: number, size: number, states: Uint8Array | undefined, statesAt: number): number {
+    if (states === undefined && size <= 8) return this.lookupKnown(bytes, at, size);
     const key = this.key;
     const valueWords = this.valueWords;
     // The hash is of the bytes only: a value whose bytes are known rarely has the bytes of one that is not, and the compare sees both.
@@ -168,27 +198,28 @@ class TextTable {
       for (let w = valueWords; w < key.length; w++) key[w] = 0; // (fill() is a builtin call, dearer for a few words)
     else wordsOf(states, statesAt, size, key, valueWords, 0);
     this.hash = hash;
+    this.knownKey = false;
     const slot = textSlot(hash);
-    const { words, keys, hashes, texts } = this;
+    const { words, stride, entries } = this;
     for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
       const at = (slot + probe) & (TEXT_CACHE_SIZE - 1);
-      const text = texts[at];
-      if (text === undefined) return undefined;
-      if (hashes[at] !== hash) continue;
+      const e = at * stride;
+      if (entries[e + ENTRY_USED] === 0) return -1;
+      if (entries[e + ENTRY_HASH] !== hash) continue;
       let same = true;
-      for (let w = 0, k = at * words; w < words; w++, k++) {
-        if (keys[k] !== key[w]) {
+      for (let w = 0, k = e + ENTRY_KEY; w < words; w++, k++) {
+        if (entries[k] !== key[w]) {
           same = false;
           break;
         }
       }
-      if (same) return text;
+      if (same) return at;
     }
-    return undefined;
+    return -1;
   }
 
   /** lookup() of a value of at most 8 known bytes (most are: integers, pointers, enums, doubles): two words without loops. */
-  private lookupSmall(bytes: Uint8Array, at: number, size: number): string | undefined {
+  lookupKnown(bytes: Uint8Array, at: number, size: number): number {
     let low: number;
     let high = 0;
     if (size >= 4) {
@@ -199,46 +230,84 @@ class TextTable {
       low = 0;
       for (let b = 0, shift = 0; b < size; b++, shift += 8) low |= bytes[at + b] << shift;
     }
-    const key = this.key;
-    key[0] = low;
     let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
-    if (size > 4) {
-      key[1] = high;
-      hash = Math.imul(hash ^ high, 0x01000193);
-    }
-    for (let w = this.valueWords; w < key.length; w++) key[w] = 0;
+    if (size > 4) hash = Math.imul(hash ^ high, 0x01000193);
     this.hash = hash;
+    this.low = low;
+    this.high = high;
+    this.knownKey = true;
     const slot = textSlot(hash);
-    const { words, keys, hashes, texts } = this;
+    const { words, stride, entries } = this;
     for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
       const to = (slot + probe) & (TEXT_CACHE_SIZE - 1);
-      const text = texts[to];
-      if (text === undefined) return undefined;
-      const k = to * words;
+      const e = to * stride;
+      if (entries[e + ENTRY_USED] === 0) return -1;
+      const k = e + ENTRY_KEY;
       // The states' words of a stored key are zero where it was stored from known bytes.
-      if (hashes[to] === hash && keys[k] === low && (size <= 4 || keys[k + 1] === high) && keys[k + words - 1] === 0 && keys[k + (words >>> 1)] === 0)
-        return text;
+      if (
+        entries[e + ENTRY_HASH] === hash &&
+        entries[k] === low &&
+        (size <= 4 || entries[k + 1] === high) &&
+        entries[k + words - 1] === 0 &&
+        entries[k + (words >>> 1)] === 0
+      )
+        return to;
     }
-    return undefined;
+    return -1;
   }
 
-  /** Keeps `text` for the key of the last lookup. */
-  store(text: string): void {
-    const { words, keys, hashes, texts, key, hash } = this;
+  /** The text in a slot lookup() or store() gave. */
+  textAt(slot: number): string {
+    return this.texts[slot]!;
+  }
+
+  /** The id of a slot's text in the columns of `generation` (see LogpointColumns), -1 where it has none there yet. */
+  idIn(slot: number, generation: number): number {
+    const e = slot * this.stride;
+    return this.entries[e + ENTRY_ID_SET] === generation ? this.entries[e + ENTRY_ID] : -1;
+  }
+
+  /** Keeps the id a slot's text has in the columns of `generation`. */
+  setId(slot: number, generation: number, id: number): void {
+    const e = slot * this.stride;
+    this.entries[e + ENTRY_ID_SET] = generation;
+    this.entries[e + ENTRY_ID] = id;
+  }
+
+  /** Keeps `text` for the key of the last lookup: its slot. */
+  store(text: string): number {
+    const { stride, entries, texts, key, hash } = this;
+    if (this.knownKey) {
+      // lookupKnown's key: its one or two words of bytes, every state known (zero).
+      key.fill(0);
+      key[0] = this.low;
+      if (this.valueWords > 1) key[1] = this.high;
+    }
     const slot = textSlot(hash);
     let to = slot;
     for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
       const at = (slot + probe) & (TEXT_CACHE_SIZE - 1);
-      if (texts[at] === undefined) {
+      if (entries[at * stride + ENTRY_USED] === 0) {
         to = at;
         break;
       }
     }
-    keys.set(key, to * words);
-    hashes[to] = hash;
+    const e = to * stride;
+    entries[e + ENTRY_USED] = 1;
+    entries[e + ENTRY_HASH] = hash;
+    entries[e + ENTRY_ID_SET] = 0; // no columns have its id yet (generations start at 1)
+    entries.set(key, e + ENTRY_KEY);
     texts[to] = text;
+    return to;
   }
 }
+
+/** A TextTable slot's numbers: used (1) or free (0), the key's hash, the columns generation its id is for, that id; then the key. */
+const ENTRY_USED = 0;
+const ENTRY_HASH = 1;
+const ENTRY_ID_SET = 2;
+const ENTRY_ID = 3;
+const ENTRY_KEY = 4;
 
 /**
  * `size` bytes at `at` as little-endian 32-bit words into `key` from `to` (the last one zero-padded), and
@@ -271,8 +340,8 @@ const textSlot = (hash: number) => Math.imul(hash, 0x9e3779b1) >>> (32 - TEXT_CA
  * What reading the values at one (object, pc, names) takes, worked out once: the scope, each variable's
  * location at that pc (a location list's entry already picked) decoded for the numeric machine, the
  * CFA rule of the call frame information, and where each value's bytes go in a hit's buffer. A hit then
- * only runs the decoded expressions on its registers and stack and copies bytes; the text is written
- * when the values are first asked for.
+ * only runs the decoded expressions on its registers and stack, looks each value's text up by its bytes
+ * and writes the ones not seen before.
  */
 interface ProbePlan {
   readonly object: ObjectFile;
@@ -289,8 +358,32 @@ interface ProbePlan {
   /** The frame base expression decoded, when some variable uses DW_OP_fbreg and it decodes. */
   readonly frameBase: CompiledExpression | undefined;
   readonly usesFrameBase: boolean;
+  /** The frame base is the CFA (DW_OP_call_frame_cfa, as gcc writes it): read as the CFA, without running it. */
+  readonly frameBaseIsCfa: boolean;
+  /** The variables' names, in their order. */
+  readonly names: readonly string[];
+  /** Per variable, in their order: how read() takes it (VariableRead), its size (0 where none), where its bytes go, its CFA offset (Slot). */
+  readonly reads: Uint8Array;
+  readonly sizes: Int32Array;
+  readonly offsets: Int32Array;
+  readonly slotOffsets: Int32Array;
+  /** Per variable read as VariableRead.RegisterValue: the DWARF register and the constant added to it. */
+  readonly valueRegisters: Int32Array;
+  readonly valueOffsets: Float64Array;
+  /** Per variable read as VariableRead.Text: that text. */
+  readonly fixedTexts: readonly (string | undefined)[];
+  /**
+   * Per variable, the texts written for it by its bytes and byte states (for `textsBias`), undefined where the
+   * evaluator keeps none: a hit with the same bytes has the same text, unless writing it read memory that can change
+   * (the stack copy, the live process), which is then not kept. A logpoint's variables take few distinct values at
+   * most lines (a loop's bounds, its strings, modes, small counters), and the UI and the export write every hit's.
+   */
+  readonly tables: (TextTable | undefined)[];
   /** Each hit's values object from its texts in variable order (see valuesMaker). */
   makeValues?: (texts: readonly string[]) => Record<string, string>;
+  /** The text id of the function's name in the columns of generation functionIdSet (see evaluateInto). */
+  functionId: number;
+  functionIdSet: number;
   /** What pointers of this plan pointed at in the object's read-only bytes (C strings), by address, for load bias `fileTargetsBias`. */
   fileTargets?: Map<bigint, Uint8Array>;
   fileTargetsBias?: bigint;
@@ -299,12 +392,32 @@ interface ProbePlan {
 }
 
 const FBREG = 0x91;
+const NO_VARIABLE = '<no variable of that name in scope>';
+const INCOMPLETE_TYPE = '<incomplete type>';
+
+/** Per name read in the red zone, why it is <not captured>. */
+function notCapturedOf(belowStack: ReadonlySet<string>): Record<string, string> {
+  return Object.fromEntries([...belowStack].map((name) => [name, RED_ZONE_NOT_CAPTURED]));
+}
 
 export class LogpointEvaluator {
   private readonly objects = new WeakMap<ObjectFile, ObjectState | null>();
   private readonly frame = new HitFrame();
   private readonly pieces = new NumericLocation();
   private last: { vaddr: bigint; names: readonly string[] | undefined; state: ObjectState; plan: ProbePlan | string } | undefined;
+  /** The load bias (runtime - link-time pc) of the hit planOf() located last. */
+  private planBias = 0n;
+  private biasPc = -1n;
+  private biasVaddr = -1n;
+  /** The state of the object located last (before the WeakMap). */
+  private lastObject: ObjectFile | undefined;
+  private lastState: ObjectState | null = null;
+  /** What read() found, per variable of its plan: the text, and its slot in the variable's TextTable (-1: not kept). */
+  private readonly readTexts: string[] = [];
+  private readSlots = new Int32Array(16);
+  private readonly readState: CaptureState = { readLater: undefined, belowStack: undefined };
+  /** One hit's value bytes, then their states (see ValueBytes): reused from hit to hit, as the texts are written in read(). */
+  private buffer = new Uint8Array(256);
 
   constructor(
     private readonly locate: ObjectLocator,
@@ -316,6 +429,7 @@ export class LogpointEvaluator {
   ) {}
 
   private state(object: ObjectFile): ObjectState | null {
+    if (object === this.lastObject) return this.lastState;
     let state = this.objects.get(object);
     if (state === undefined) {
       const info = object.dwarfInfo();
@@ -324,15 +438,74 @@ export class LogpointEvaluator {
         : null;
       this.objects.set(object, state);
     }
+    this.lastObject = object;
+    this.lastState = state;
     return state;
   }
 
   /**
-   * The values at one hit: every variable in scope, or only `names` (a name not in scope is looked up as
-   * a global). The bytes are read now; the text of `values` (and `readLater`) is written when first asked for.
-   * A `names` array is read once and its plan kept by identity: pass a new array rather than changing one.
+   * The values at one hit (one record's details, an export's line): every variable in scope, or only `names` (a
+   * name not in scope is looked up as a global), each as gdb prints it. A `names` array is read once and its plan
+   * kept by identity: pass a new array rather than changing one. Hits read in bulk go to evaluateInto.
    */
   evaluate(hit: LogpointHit, names?: readonly string[]): LogpointValues {
+    const plan = this.planOf(hit, names);
+    if (typeof plan === 'string') return { values: {}, error: plan };
+    this.read(plan, hit, this.planBias);
+    const texts = this.readTexts;
+    const slots = this.readSlots;
+    for (let i = 0; i < plan.variables.length; i++) if (slots[i] >= 0) texts[i] = plan.tables[i]!.textAt(slots[i]);
+    const state = this.readState;
+    return {
+      values: (plan.makeValues ??= valuesMaker(plan.names))(this.readTexts),
+      function: plan.scope.functionName,
+      readLater: state.readLater ? [...state.readLater] : undefined,
+      notCaptured: state.belowStack ? notCapturedOf(state.belowStack) : undefined,
+    };
+  }
+
+  /**
+   * The values at one hit as evaluate() reads them, appended to `columns` as a row of text ids (a value whose text
+   * was kept for its bytes adds no text and makes no object): what reads many hits (a tally, a summary) and counts
+   * them. Returns the hit's row.
+   */
+  evaluateInto(hit: LogpointHit, names: readonly string[] | undefined, columns: LogpointColumns): number {
+    const plan = this.planOf(hit, names);
+    if (typeof plan === 'string') return columns.addHitWithoutValues(plan);
+    const row = columns.addHit();
+    this.read(plan, hit, this.planBias);
+    const layout = columns.layoutOf(plan, plan.names);
+    columns.setLayout(row, layout);
+    const targets = columns.layoutColumns[layout];
+    const generation = columns.generation;
+    const { variables } = plan;
+    const texts = this.readTexts;
+    const slots = this.readSlots;
+    for (let i = 0; i < variables.length; i++) {
+      const slot = slots[i];
+      let id: number;
+      if (slot < 0) id = columns.intern(texts[i]);
+      else {
+        // A kept text has its id in these columns from the first hit that had it: the string is not even touched.
+        const table = plan.tables[i]!;
+        id = table.idIn(slot, generation);
+        if (id < 0) table.setId(slot, generation, (id = columns.intern(table.textAt(slot))));
+      }
+      columns.columns[targets[i]][row] = id;
+    }
+    if (plan.functionIdSet !== generation && plan.scope.functionName !== undefined) {
+      plan.functionId = columns.intern(plan.scope.functionName);
+      plan.functionIdSet = generation;
+    }
+    if (plan.functionIdSet === generation) columns.functions[row] = plan.functionId;
+    const state = this.readState;
+    if (state.readLater) columns.readLater.set(row, [...state.readLater]);
+    if (state.belowStack) columns.notCaptured.set(row, notCapturedOf(state.belowStack));
+    return row;
+  }
+
+  /** The plan at the hit's pc for `names`, with its load bias in planBias, or why the hit has no values. */
+  private planOf(hit: LogpointHit, names: readonly string[] | undefined): ProbePlan | string {
     let located: ReturnType<ObjectLocator> | undefined;
     let state: ObjectState | null = null;
     let arch: UnwindArch | undefined;
@@ -353,14 +526,20 @@ export class LogpointEvaluator {
     }
     if (!located || !arch) {
       const pc = hit.registers[X86_64.pcPerf] ?? hit.registers[AARCH64.pcPerf];
-      if (anyLocated || pc === undefined) return { values: {}, error: 'the sample holds no user registers of a known architecture' };
-      return { values: {}, error: `no mapped object with symbols at 0x${pc.toString(16)}` };
+      if (anyLocated || pc === undefined) return 'the sample holds no user registers of a known architecture';
+      return `no mapped object with symbols at 0x${pc.toString(16)}`;
     }
-    if (!state) return { values: {}, error: `${located.object.path} has no DWARF debug information (build with -g)` };
+    if (!state) return `${located.object.path} has no DWARF debug information (build with -g)`;
     const plan = this.plan(located.object, state, located.vaddr, arch, names);
-    if (typeof plan === 'string') return { values: {}, error: plan };
+    if (typeof plan === 'string') return plan;
+    // A logpoint's hits come at one pc of one mapping: the bias of the last, without a BigInt made per hit.
     const pc = hit.registers[arch.pcPerf];
-    return this.capture(plan, hit, pc - located.vaddr);
+    if (pc !== this.biasPc || located.vaddr !== this.biasVaddr) {
+      this.biasPc = pc;
+      this.biasVaddr = located.vaddr;
+      this.planBias = pc - located.vaddr;
+    }
+    return plan;
   }
 
   /** The plan at a link-time pc for `names` (all in scope when undefined), or why there is none. */
@@ -427,11 +606,21 @@ export class LogpointEvaluator {
         register,
         fileBytes: undefined,
         fileBias: undefined,
-        texts: undefined, // every field from the start: one object shape for every variable, as the hot loop reads them
       };
       offset += size ?? 0;
       return plan;
     });
+    const reads = Uint8Array.from(variables, (variable): VariableRead => {
+      const location = variable.location;
+      if (!location || variable.size === undefined) return VariableRead.Text;
+      if (location.kind === 'none') return VariableRead.OptimizedOut;
+      if (location.kind === 'constant') return VariableRead.Constant;
+      if (this.numeric && variable.cfaSlot !== undefined) return VariableRead.Slot;
+      if (this.numeric && variable.register !== undefined) return VariableRead.Register;
+      if (this.numeric && variable.numeric && registerValueOf(variable.numeric)) return VariableRead.RegisterValue;
+      return VariableRead.Expression;
+    });
+    const registerValues = variables.map((variable) => (variable.numeric ? registerValueOf(variable.numeric) : undefined));
     const row = object.callFrameInfo()?.rowAt(vaddr);
     const cfaRegister = row?.cfa.kind === 'register' ? row.cfa.register : undefined;
     const cfaOffset = row?.cfa.kind === 'register' ? Number(row.cfa.offset) : 0;
@@ -447,7 +636,19 @@ export class LogpointEvaluator {
       cfaOffset,
       frameBase,
       usesFrameBase,
+      frameBaseIsCfa,
+      names: variables.map((variable) => variable.name),
+      reads,
+      sizes: Int32Array.from(variables, (variable) => variable.size ?? 0),
+      offsets: Int32Array.from(variables, (variable) => variable.offset),
+      slotOffsets: Int32Array.from(variables, (variable) => variable.cfaSlot ?? 0),
+      valueRegisters: Int32Array.from(registerValues, (value) => value?.register ?? 0),
+      valueOffsets: Float64Array.from(registerValues, (value) => value?.offset ?? 0),
+      fixedTexts: variables.map((variable) => (!variable.location ? NO_VARIABLE : variable.size === undefined ? INCOMPLETE_TYPE : undefined)),
+      tables: variables.map((variable) => (this.cacheTexts && variable.location && variable.size !== undefined ? new TextTable(variable.size) : undefined)),
       makeValues: undefined,
+      functionId: -1,
+      functionIdSet: 0,
       fileTargets: undefined,
       fileTargetsBias: undefined,
       textsBias: undefined,
@@ -455,67 +656,130 @@ export class LogpointEvaluator {
   }
 
   /**
-   * Reads every value's bytes of one hit into one buffer (the numeric machine, or the BigInt one where it gives
-   * up). Where a value's text is kept for its bytes (see TextTable), the hit takes that text instead, and a
-   * frame slot's bytes are then not even copied: a logpoint's values mostly repeat.
+   * Reads every value of one hit (the numeric machine, or the BigInt one where it gives up): into readSlots the slot
+   * of its text in its variable's TextTable where the text is kept there, else -1 and the text into readTexts. A value whose text is
+   * kept for its bytes takes that text, and a frame slot's bytes are then not even copied: a logpoint's values mostly
+   * repeat. Allocates nothing for such a hit. Each variable is read as its plan's `reads` says (see VariableRead).
    */
-  private capture(plan: ProbePlan, hit: LogpointHit, bias: bigint): LogpointValues {
-    const { totalSize, variables } = plan;
-    const buffer = hitBuffer(totalSize * 2);
+  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint): void {
+    const { totalSize, variables, reads, sizes, offsets, slotOffsets, tables, valueRegisters, valueOffsets } = plan;
+    const count = variables.length;
+    if (this.buffer.length < totalSize * 2) this.buffer = new Uint8Array(Math.max(totalSize * 2, this.buffer.length * 2));
+    const buffer = this.buffer;
+    if (this.readSlots.length < count) this.readSlots = new Int32Array(Math.max(count, this.readSlots.length * 2));
+    const texts = this.readTexts;
+    while (texts.length < count) texts.push('');
+    const slots = this.readSlots;
     const frame = this.frame;
     frame.reset(plan, hit, bias);
     const out = this.pieces;
-    const cacheTexts = this.cacheTexts;
-    if (cacheTexts && plan.textsBias !== bias) {
+    if (plan.textsBias !== bias) {
       // Texts of pointers name what they point at, which moves with the load address.
-      for (const variable of variables) variable.texts = undefined;
+      for (let i = 0; i < count; i++) if (tables[i] !== undefined) tables[i] = new TextTable(sizes[i]);
       plan.textsBias = bias;
     }
-    const texts = new Array<string | undefined>(variables.length);
+    const state = this.readState;
+    state.readLater = undefined;
+    state.belowStack = undefined;
+    const stack = hit.stack;
+    /** Where the CFA is in the stack copy (worked out at the first frame slot; NaN: unknown, no slot reads from it). */
+    let cfaAt = NaN;
+    /**
+     * Whether the buffer is zero (every byte known and zero until read: a piece may leave bytes unwritten, which its
+     * states then name), done at the first value read into it: a hit whose values are all kept frame slots needs none.
+     */
+    let zeroed = false;
+    let registerValue: number;
     let general: GeneralReader | undefined;
-    const capture: CaptureState = { readLater: undefined };
-    for (let i = 0; i < variables.length; i++) {
-      const variable = variables[i];
-      const { size, location, offset } = variable;
-      if (size === undefined || !location) continue;
-      if (location.kind === 'none') {
-        for (let at = totalSize + offset; at < totalSize + offset + size; at++) buffer[at] = BYTE_OPTIMIZED_OUT;
-      } else if (location.kind === 'constant') {
-        buffer.set(location.bytes.subarray(0, size), offset);
-        if (location.bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, totalSize + offset + location.bytes.length, totalSize + offset + size);
-      } else if (this.numeric && variable.cfaSlot !== undefined && frame.stackHolds(frame.cfa() + variable.cfaSlot, size)) {
-        const from = frame.stackOffset(frame.cfa() + variable.cfaSlot);
-        if (cacheTexts) {
-          const text = (variable.texts ??= new TextTable(size)).lookup(hit.stack, from, size, undefined, 0);
-          if (text !== undefined) {
-            texts[i] = text;
+    let writer: ValueWriter | undefined;
+    for (let i = 0; i < count; i++) {
+      slots[i] = -1;
+      const how = reads[i];
+      if (how === VariableRead.Text) {
+        texts[i] = plan.fixedTexts[i]!;
+        continue;
+      }
+      const size = sizes[i];
+      const offset = offsets[i];
+      const states = totalSize + offset;
+      const table = tables[i];
+      read: {
+        if (how === VariableRead.Slot) {
+          if (cfaAt !== cfaAt) cfaAt = frame.stackOffset(frame.cfa());
+          const from = cfaAt + slotOffsets[i];
+          if (from >= 0 && from + size <= stack.length) {
+            if (table !== undefined) {
+              const slot = size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
+              if (slot >= 0) {
+                slots[i] = slot;
+                continue;
+              }
+            }
+            if (!zeroed) {
+              buffer.fill(0, 0, 2 * totalSize);
+              zeroed = true;
+            }
+            for (let b = 0; b < size; b++) buffer[offset + b] = stack[from + b];
+            // The table holds this value's key from its lookup: written below, the text is kept under it.
+            break read;
+          }
+          // Outside the stack copy: the expression says what then (the live process, or not captured).
+        }
+        if (!zeroed) {
+          buffer.fill(0, 0, 2 * totalSize);
+          zeroed = true;
+        }
+        const variable = variables[i];
+        const location = variable.location!;
+        if (how === VariableRead.OptimizedOut) {
+          for (let at = states; at < states + size; at++) buffer[at] = BYTE_OPTIMIZED_OUT;
+        } else if (how === VariableRead.Constant) {
+          const bytes = (location as { bytes: Uint8Array }).bytes;
+          buffer.set(bytes.subarray(0, size), offset);
+          if (bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, states + bytes.length, states + size);
+        } else if (how === VariableRead.Register) {
+          frame.copyRegister(variable.register!, size, buffer, offset);
+        } else if (
+          how === VariableRead.RegisterValue &&
+          (registerValue = frame.registerValueInto(valueRegisters[i], valueOffsets[i], size, buffer, offset)) !== REGISTER_VALUE_INEXACT
+        ) {
+          if (registerValue === REGISTER_VALUE_MISSING) {
+            texts[i] = NOT_CAPTURED;
             continue;
           }
+        } else {
+          const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
+          if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
+            texts[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
+            continue;
+          }
+          if (outcome !== NUMERIC_DONE || !frame.materialize(variable, out, buffer, this.processMemory, state)) {
+            general ??= new GeneralReader(plan, hit, bias, this.processMemory, state);
+            general.current = variable.name;
+            const text = general.materializeInto(location, size, buffer, offset, totalSize);
+            if (text !== undefined) {
+              texts[i] = text;
+              continue;
+            }
+          }
         }
-        const stack = hit.stack;
-        for (let b = 0; b < size; b++) buffer[offset + b] = stack[from + b];
-        continue;
-      } else if (this.numeric && variable.register !== undefined) {
-        frame.copyRegister(variable.register, size, buffer, offset);
-      } else {
-        const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
-        if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
-          texts[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
-          continue;
-        }
-        if (outcome !== NUMERIC_DONE || !frame.materialize(variable, out, buffer, this.processMemory, capture)) {
-          general ??= new GeneralReader(plan, hit, bias, this.processMemory, capture);
-          general.current = variable.name;
-          const text = general.materializeInto(location, size, buffer, offset, totalSize);
-          if (text !== undefined) {
-            texts[i] = text;
+        if (table !== undefined) {
+          // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
+          let known = size <= 8;
+          for (let b = 0; known && b < size; b++) known = buffer[states + b] === 0;
+          const slot = known ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
+          if (slot >= 0) {
+            slots[i] = slot;
             continue;
           }
         }
       }
-      if (cacheTexts) texts[i] = (variable.texts ??= new TextTable(size)).lookup(buffer, offset, size, buffer, totalSize + offset);
+      // A value not seen before (or no texts kept): written now, and kept for its bytes unless it read memory that changes.
+      writer ??= new ValueWriter(plan, hit, bias, buffer, this.processMemory, (name) => (state.readLater ??= new Set()).add(name));
+      const written = writer.write(variables[i]);
+      texts[i] = written;
+      if (table !== undefined && !writer.changeable) slots[i] = table.store(written);
     }
-    return new CapturedValues(plan, hit, bias, buffer, texts, capture.readLater, this.processMemory, capture.belowStack, cacheTexts);
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -543,33 +807,22 @@ export class LogpointEvaluator {
 const ARCHES = [X86_64, AARCH64] as const;
 
 /**
- * A zeroed buffer for one hit's bytes, cut from a shared slab: a typed array of its own above 64
- * bytes costs V8 an allocation outside its heap and a finalizer, more than reading the values does.
- * A slab lives as long as one of its hits' values does.
+ * A 64-bit register value as the exact signed number it stands for, NaN where no number is exact. Through a
+ * BigInt64Array's halves: Number() of a BigInt is a call into the runtime that cost more than reading a frame slot
+ * (a hit converts its stack pointer and the CFA's register).
  */
-function hitBuffer(length: number): Uint8Array {
-  if (length > SLAB_BYTES / 8) return new Uint8Array(length);
-  if (slabUsed + length > SLAB_BYTES) {
-    slab = new ArrayBuffer(SLAB_BYTES);
-    slabUsed = 0;
-  }
-  const buffer = new Uint8Array(slab, slabUsed, length);
-  slabUsed += (length + 7) & ~7;
-  return buffer;
+export function exactNumber(value: bigint): number {
+  WORD64[0] = value; // modulo 2^64, as a register holds it
+  const number = HALVES_SIGNED[HIGH_HALF] * 0x100000000 + HALVES[LOW_HALF];
+  // Exact wherever it lands within 2^53 (the high half is then within 2^21 and the sum needs no rounding).
+  return number <= Number.MAX_SAFE_INTEGER && number >= -Number.MAX_SAFE_INTEGER ? number : NaN;
 }
-const SLAB_BYTES = 64 * 1024;
-let slab = new ArrayBuffer(SLAB_BYTES);
-let slabUsed = 0;
-const TWO_53 = 2n ** 53n;
-const TWO_64 = 2n ** 64n;
-
-/** A 64-bit register value as the exact signed number it stands for, NaN where no number is exact. */
-function exactNumber(value: bigint): number {
-  // A conversion that lands within 2^53 was exact (the next value up, 2^53 + 1, rounds to 2^53): one BigInt operation.
-  const rounded = Number(value);
-  if (rounded <= Number.MAX_SAFE_INTEGER && rounded >= -Number.MAX_SAFE_INTEGER) return rounded;
-  return value > TWO_64 - TWO_53 ? Number(value - TWO_64) : NaN;
-}
+const WORD64 = new BigInt64Array(1);
+const HALVES = new Uint32Array(WORD64.buffer);
+const HALVES_SIGNED = new Int32Array(WORD64.buffer);
+/** Which 32-bit half of WORD64 is the low one on this machine. */
+const LOW_HALF = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HIGH_HALF = 1 - LOW_HALF;
 
 /** The low `length` (1-8) bytes of an exact number's 64-bit two's complement, little-endian, at `at`. */
 function writeNumber(buffer: Uint8Array, at: number, length: number, value: number): void {
@@ -578,11 +831,16 @@ function writeNumber(buffer: Uint8Array, at: number, length: number, value: numb
   for (let i = 0; i < length; i++) buffer[at + i] = i < 4 ? (low >>> (8 * i)) & 0xff : (high >>> (8 * (i - 4))) & 0xff;
 }
 
+/** What HitFrame.registerValueInto did. */
+const REGISTER_VALUE_WRITTEN = 0;
+const REGISTER_VALUE_MISSING = 1;
+const REGISTER_VALUE_INEXACT = 2;
+
 interface CaptureState {
   /** Names whose bytes came from the live process. */
   readLater: Set<string> | undefined;
   /** Names whose bytes are in the red zone below the stack copy (see RED_ZONE_NOT_CAPTURED). */
-  belowStack?: Set<string>;
+  belowStack: Set<string> | undefined;
 }
 
 /** One hit as the numeric machine reads it (one instance per evaluator, reset per hit). */
@@ -596,7 +854,9 @@ class HitFrame implements NumericFrame {
   private redZoneEnd = NaN;
   private bias = 0n;
   addressBias = NaN;
-  private cfaValue: number | undefined;
+  /** The CFA once worked out this hit (cfaKnown): a field that only ever holds numbers, which V8 keeps unboxed. */
+  private cfaValue = NaN;
+  private cfaKnown = false;
   private frameBaseValue = NaN;
   private readonly scratch = new DataView(new ArrayBuffer(8));
   private readonly framePieces = new NumericLocation();
@@ -617,9 +877,10 @@ class HitFrame implements NumericFrame {
       this.bias = bias;
       this.addressBias = exactNumber(bias);
     }
-    this.cfaValue = undefined;
+    this.cfaKnown = false;
     // Worked out before any variable runs: the machine is not reentrant.
-    this.frameBaseValue = plan.usesFrameBase && plan.frameBase ? this.computeFrameBase(plan.frameBase) : NaN;
+    // (The CFA needs no run of the machine: cfa() works it out when first asked.)
+    this.frameBaseValue = plan.usesFrameBase && plan.frameBase && !plan.frameBaseIsCfa ? this.computeFrameBase(plan.frameBase) : NaN;
   }
 
   register(dwarf: number): number {
@@ -655,15 +916,16 @@ class HitFrame implements NumericFrame {
   }
 
   cfa(): number {
-    if (this.cfaValue !== undefined) return this.cfaValue;
+    if (this.cfaKnown) return this.cfaValue;
     const register = this.plan.cfaRegister;
     const value = register === undefined ? NaN : this.register(register);
     this.cfaValue = value === REGISTER_MISSING ? NaN : value + this.plan.cfaOffset;
+    this.cfaKnown = true;
     return this.cfaValue;
   }
 
   frameBase(): number {
-    return this.frameBaseValue;
+    return this.plan.frameBaseIsCfa ? this.cfa() : this.frameBaseValue;
   }
 
   private computeFrameBase(program: CompiledExpression): number {
@@ -686,6 +948,20 @@ class HitFrame implements NumericFrame {
   /** Where `address` is in the stack copy (see stackHolds). */
   stackOffset(address: number): number {
     return address - this.sp;
+  }
+
+  /**
+   * A value that is a register plus a constant, as the numeric machine and materialize() write it: the low bytes
+   * (at most 8; any more are zeros, known) at `to`; REGISTER_VALUE_MISSING where the sample lacks the register,
+   * REGISTER_VALUE_INEXACT (nothing written) where the sum is not an exact number (the BigInt machine reads it).
+   */
+  registerValueInto(dwarf: number, add: number, size: number, buffer: Uint8Array, to: number): number {
+    const x = this.register(dwarf);
+    if (x === REGISTER_MISSING) return REGISTER_VALUE_MISSING;
+    const value = x + add;
+    if (!(value <= Number.MAX_SAFE_INTEGER && value >= -Number.MAX_SAFE_INTEGER)) return REGISTER_VALUE_INEXACT;
+    writeNumber(buffer, to, size < 8 ? size : 8, value);
+    return REGISTER_VALUE_WRITTEN;
   }
 
   /** A value of at most 8 bytes that is a whole register, as materialize() writes a register piece. */
@@ -898,81 +1174,6 @@ class GeneralReader {
   }
 }
 
-/** One hit's values: bytes read at the hit, text written on first use (a summary or an export asks; a benchmark of reading need not). */
-class CapturedValues implements LogpointValues {
-  readonly function: string | undefined;
-  readonly notCaptured: Readonly<Record<string, string>> | undefined;
-  // Private (#) so that neither a spread nor JSON sees them: the values are what a record carries.
-  readonly #plan: ProbePlan;
-  readonly #hit: LogpointHit;
-  readonly #bias: bigint;
-  readonly #buffer: Uint8Array;
-  /** Per variable, its text where capture() found it: kept for its bytes, or where its bytes say nothing (optimized out, not captured, an error). */
-  readonly #texts: (string | undefined)[];
-  readonly #processMemory: ProcessMemoryReader | undefined;
-  #values: Record<string, string> | undefined;
-  #readLater: Set<string> | undefined;
-  readonly #cacheTexts: boolean;
-
-  constructor(
-    plan: ProbePlan,
-    hit: LogpointHit,
-    bias: bigint,
-    buffer: Uint8Array,
-    texts: (string | undefined)[],
-    readLater: Set<string> | undefined,
-    processMemory: ProcessMemoryReader | undefined,
-    belowStack: Set<string> | undefined,
-    cacheTexts: boolean,
-  ) {
-    this.function = plan.scope.functionName;
-    this.#cacheTexts = cacheTexts;
-    if (belowStack) this.notCaptured = Object.fromEntries([...belowStack].map((name) => [name, RED_ZONE_NOT_CAPTURED]));
-    this.#plan = plan;
-    this.#hit = hit;
-    this.#bias = bias;
-    this.#buffer = buffer;
-    this.#texts = texts;
-    this.#readLater = readLater;
-    this.#processMemory = processMemory;
-  }
-
-  get values(): Readonly<Record<string, string>> {
-    return (this.#values ??= this.#format());
-  }
-
-  get readLater(): readonly string[] | undefined {
-    void this.values; // the text a pointer points at may come from the live process too
-    return this.#readLater ? [...this.#readLater] : undefined;
-  }
-
-  #format(): Record<string, string> {
-    const plan = this.#plan;
-    const buffer = this.#buffer;
-    const { totalSize, variables } = plan;
-    // The texts capture() found (kept ones, and those its bytes cannot say), the rest written here.
-    const out = this.#texts;
-    let writer: ValueWriter | undefined;
-    for (let i = 0; i < variables.length; i++) {
-      if (out[i] !== undefined) continue;
-      const variable = variables[i];
-      if (!variable.location) out[i] = '<no variable of that name in scope>';
-      else if (variable.size === undefined) out[i] = '<incomplete type>';
-      else {
-        writer ??= new ValueWriter(plan, this.#hit, this.#bias, buffer, this.#processMemory, (name) => (this.#readLater ??= new Set()).add(name));
-        const written = writer.write(variable);
-        out[i] = written;
-        // Kept for its bytes unless it read memory that changes; the table still holds this hit's key from capture()'s lookup.
-        if (this.#cacheTexts && !writer.changeable && plan.textsBias === this.#bias) {
-          const table = variable.texts;
-          if (table && table.lookup(buffer, variable.offset, variable.size, buffer, totalSize + variable.offset) === undefined) table.store(written);
-        }
-      }
-    }
-    return (plan.makeValues ??= valuesMaker(variables.map((variable) => variable.name)))(out as string[]);
-  }
-}
-
 /** Writes the text of one hit's values whose text is not known already (see VariablePlan.texts). */
 class ValueWriter {
   /** Set when the last value written read memory that another hit with the same bytes may find different. */
@@ -1174,12 +1375,15 @@ function symbolAt(object: ObjectFile, vaddr: bigint): string | undefined {
 /**
  * A logpoint hit whose uprobe fetched the x86-64 red zone (the raw data, see tracefs-uprobes.ts): its stack
  * copy starts with those bytes, 128 below the stack pointer, so the locals of a function that calls none read
- * as any other stack slot.
+ * as any other stack slot. With `room`, that copy is made in room.bytes (grown when short) instead of a new array
+ * per hit, for a caller that reads each hit's values before the next (the evaluator keeps no stack bytes).
  */
-export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined): LogpointHit {
+export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined, room?: { bytes: Uint8Array }): LogpointHit {
   const sp = hit.registers[X86_64.stackPointerPerf];
   if (!raw || raw.length < RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES || sp === undefined) return hit;
-  const stack = new Uint8Array(RED_ZONE_BYTES + hit.stack.length);
+  const length = RED_ZONE_BYTES + hit.stack.length;
+  if (room && room.bytes.length < length) room.bytes = new Uint8Array(Math.max(length, room.bytes.length * 2));
+  const stack = room ? room.bytes.subarray(0, length) : new Uint8Array(length);
   stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
   stack.set(hit.stack, RED_ZONE_BYTES);
   return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };

@@ -12,6 +12,7 @@ import { lazyTargetSymbols } from '../../native/symbols/target';
 import { predictedLoadBase } from '../../native/symbols/resolve';
 import { openObjectFile } from '../../native/symbols/object-file';
 import { LogpointEvaluator, RED_ZONE_NOT_CAPTURED, withRedZone, type LogpointHit } from '../../native/symbols/logpoint-values';
+import { LogpointColumns } from '../../native/symbols/logpoint-columns';
 import { decodeSnapshot } from '../../native/decode/columns';
 import { decodeRecordAt, type RegsBlock } from '../../native/decode/record';
 import { RecordType } from '../../native/abi/uapi';
@@ -63,20 +64,36 @@ describe('logpoints: the numeric machine reads every recorded hit as the BigInt 
         const base = predictedLoadBase(binary);
         const locate = (_pid: number, ip: bigint) => ({ object, vaddr: ip - base });
         const fast = new LogpointEvaluator(locate);
+        // The same fast reading into columns (what a tally reads), by an evaluator of its own so that its kept texts are
+        // first written there, and into a second set of columns on the second pass (ids are per set).
+        const columnar = new LogpointEvaluator(locate);
         // The BigInt machine, every text written at every hit: the reference for the numeric machine and the text cache.
         const reference = new LogpointEvaluator(locate, undefined, false, false);
         let compared = 0;
         for (const names of [undefined, ['total', 'i', 'no_such_name', 'span', 'label']]) {
           // Twice: the second pass takes every value whose text was kept for its bytes from the kept text.
-          for (const hit of [...hits, ...hits].flatMap((h) => [h.withRedZone, h.stackOnly])) {
-            const got = fast.evaluate(hit, names);
-            const want = reference.evaluate(hit, names);
-            assert.equal(got.error, undefined);
-            assert.deepEqual({ ...got.values }, { ...want.values });
-            assert.equal(got.function, want.function);
-            assert.deepEqual(got.readLater, want.readLater);
-            assert.deepEqual(got.notCaptured, want.notCaptured);
-            compared += Object.keys(got.values).length;
+          for (const pass of [1, 2]) {
+            const columns = new LogpointColumns();
+            for (const hit of hits.flatMap((h) => [h.withRedZone, h.stackOnly])) {
+              const got = fast.evaluate(hit, names);
+              const want = reference.evaluate(hit, names);
+              assert.equal(got.error, undefined);
+              assert.deepEqual({ ...got.values }, { ...want.values });
+              assert.equal(got.function, want.function);
+              assert.deepEqual(got.readLater, want.readLater);
+              assert.deepEqual(got.notCaptured, want.notCaptured);
+              compared += Object.keys(got.values).length;
+              const row = columnar.evaluateInto(hit, names, columns);
+              const where = `pass ${pass}, row ${row}`;
+              assert.equal(columns.errors.get(row), undefined, where);
+              // Same names in the same order, same texts.
+              assert.deepEqual(Object.entries(columns.valuesOf(row)), Object.entries(want.values), where);
+              assert.equal(columns.functions[row] < 0 ? undefined : columns.texts[columns.functions[row]], want.function, where);
+              assert.deepEqual(columns.readLater.get(row), want.readLater, where);
+              assert.deepEqual(columns.notCaptured.get(row), want.notCaptured, where);
+            }
+            // Each distinct text once.
+            assert.equal(new Set(columns.texts).size, columns.texts.length);
           }
         }
         assert.ok(compared >= hits.length * 12, `compared ${compared} values`);
