@@ -266,6 +266,40 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
     });
   }
 
+  it('a Cancel once its first part is on the page stops the read at its next step: nothing kept, no fd left', async () => {
+    const manager = new SessionManager({ backend: coreOnly() });
+    try {
+      const fdsBefore = openFdCount();
+      const stages: PerfDataStage[] = [];
+      let clicked = false;
+      let askedAfterCancel = 0;
+      let parts = 0;
+      await assert.rejects(
+        manager.openPerfData(
+          file,
+          () => {
+            if (clicked) askedAfterCancel++;
+            return clicked;
+          },
+          (next) => stages.push(next),
+          () => {
+            parts++;
+            // The user sees the first records and cancels: the Cancel is a message, served between two steps.
+            if (parts === 1) setTimeout(() => (clicked = true), 0);
+          },
+        ),
+        (error: unknown) => error instanceof OpenCancelled,
+      );
+      assert.ok(clicked, 'the Cancel ran');
+      assert.equal(askedAfterCancel, 1, 'the first step after the Cancel stopped the open');
+      assert.equal(stages.at(-1), 'read', 'stopped while the file was read, where its first part was told');
+      assert.deepEqual(manager.list(), []);
+      await waitFor('the file closed', () => openFdCount() === fdsBefore);
+    } finally {
+      await manager.dispose();
+    }
+  });
+
   it('a file that cannot be read is a PerfDataError naming it and why, and nothing is kept', async () => {
     const manager = new SessionManager({ backend: coreOnly() });
     try {
