@@ -67,8 +67,9 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
           progress.cancelled,
           (stage) => progress.step(OPEN_STAGE_STEPS[stage]),
           (part, snapshotId) => {
+            const first = partsOf === undefined;
             partsOf = snapshotId;
-            TimelinePanel.instance?.addPart(snapshotId, path.basename(file), part, startedAt);
+            TimelinePanel.instance?.addPart(snapshotId, path.basename(file), part, startedAt, first);
           },
         );
         const dropping = progress.onCancelled(() => {

@@ -155,9 +155,11 @@ export class TimelinePanel implements vscode.Disposable {
    * capture, painted while the rest is read; addSnapshot of its snapshot (the same id) ends it. `startedAt`:
    * performance.now() when the open was asked for.
    */
-  addPart(snapshotId: string, name: string, part: DecodedSnapshot, startedAt: number): void {
+  addPart(snapshotId: string, name: string, part: DecodedSnapshot, startedAt: number, first: boolean): void {
     if (this.disposed) return;
     let opening = this.openings.get(snapshotId);
+    // A panel opened after the file's first part went to another (closed meanwhile) gets the snapshot whole at the end.
+    if (!opening && !first) return;
     if (!opening) {
       opening = { name, startedAt, records: 0, wireMs: 0 };
       this.openings.set(snapshotId, opening);
@@ -166,6 +168,12 @@ export class TimelinePanel implements vscode.Disposable {
     this.streamer.grow(snapshotId, name, part);
     opening.wireMs += performance.now() - started;
     opening.records += part.columns.length;
+  }
+
+  /** The details of a file's records are the snapshot's, which exists once the whole file is read. */
+  private assertRead(snapshotId: string): void {
+    if (this.streamer.growing(snapshotId))
+      throw new Error(`${this.openings.get(snapshotId)?.name ?? 'the file'} is still being read: its records' details come once all of it is read`);
   }
 
   /** A file being opened that will not become a snapshot (cancelled, failed, or its parts were not its rows): the page drops it. */
@@ -318,6 +326,7 @@ export class TimelinePanel implements vscode.Disposable {
             this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
             return;
           }
+          this.assertRead(message.snapshotId);
           const entry = this.host.manager.snapshotById(message.snapshotId);
           if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
           const details = rowDetails(entry.decoded, message.row, entry.symbols);
@@ -335,6 +344,7 @@ export class TimelinePanel implements vscode.Disposable {
       }
       case 'fieldFilterRequest': {
         try {
+          if (message.snapshotId !== this.live?.snapshotId) this.assertRead(message.snapshotId);
           const rows =
             message.snapshotId === this.live?.snapshotId
               ? this.live.rowsMatchingField(message.name, message.op, message.value)
