@@ -325,7 +325,7 @@ async function openInSteps(file: string): Promise<SteppedFile> {
           else if (front < end) tailStart = tailDone = end;
         }
       },
-      readyToWalk: () => section !== undefined && (section === null || (front >= section.offset && tailDone >= size)),
+      readyToWalk: () => front >= size || (section !== undefined && (section === null || (front >= section.offset && tailDone >= size))),
       whole: () => front >= size,
       close,
     };

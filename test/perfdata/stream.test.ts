@@ -5,10 +5,10 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeSnapshot } from '../../native/decode';
-import { openPerfDataFile, readPerfData, readPerfDataFileInSteps, type PerfDataImport, type SteppedStage } from '../../native/perfdata';
+import { openPerfDataFile, PerfDataError, readPerfData, readPerfDataFileInSteps, type PerfDataImport, type SteppedStage } from '../../native/perfdata';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { BatchLines } from '../../host/batch-lines';
 import { ProfileTables } from '../../native/tables/profile-tables';
@@ -109,6 +109,19 @@ describe('perf.data read a batch at a time', function () {
       if (when === 'end') assert.equal(indexStepsAfter, 0, 'told once the whole file was indexed');
     });
   }
+
+  it('an empty file, or one cut inside its header, read in steps is a PerfDataError naming it (not a read that waits for bytes)', async () => {
+    for (const [name, bytes] of [
+      ['empty.data', ''],
+      ['cut.data', 'PERFILE2'],
+    ] as const) {
+      writeFileSync(file(name), bytes);
+      await assert.rejects(
+        readPerfDataFileInSteps(file(name), async () => {}, { onRound: () => assert.fail('no record to tell') }),
+        (error: unknown) => error instanceof PerfDataError && error.message.includes(file(name)) && /too short/.test(error.message),
+      );
+    }
+  });
 
   it('JSON Lines written batch by batch are the lines of the whole file', () => {
     const whole = readPerfData(readFileSync(file('g.data')), file('g.data'));
