@@ -110,8 +110,9 @@ export interface ByteSource {
   /** The `size` bytes at `offset` (within the source); they stay valid (a copy, or a view of bytes never changed). */
   read(offset: number, size: number): Uint8Array;
   /**
-   * For a file still being read in steps: bytes [0, available()) of the data section may be read now (and all outside
-   * it); the walk of the data section yields (indexPerfData's step) until what it needs is there. Absent: all of it.
+   * For a file still being read in steps: the bytes before offset available() may be read now, and so may those after
+   * the data section; the walk of the data section yields (indexPerfData's step) until the bytes it needs are there.
+   * Absent: all of it.
    */
   available?(): number;
 }
