@@ -195,6 +195,26 @@ describe('extension: timeline panel flow control', () => {
     assert.deepEqual(types(), ['snapshotStart', 'batch', 'batch']);
   });
 
+  it('a file being opened goes on, after a resync, from the first part the page does not hold', () => {
+    const sent: HostToWebview[] = [];
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 2, 100);
+    const parts = () => sent.splice(0).map((m) => (m.type === 'liveAppend' ? m.batch.firstRow : m.type));
+    streamer.onReady();
+    for (let k = 0; k < 3; k++) streamer.grow('f', 'all.data', syntheticSnapshot(100));
+    streamer.onLiveAck('f', 0);
+    streamer.onLiveAck('f', 1);
+    assert.deepEqual(parts(), [0, 100, 200]);
+    // Hidden while part 2 was on its way (dropped), shown again: the page that lived on holds 200 rows.
+    streamer.setVisible(false);
+    streamer.setVisible(true);
+    streamer.onResync([{ snapshotId: 'f', rows: 200 }]);
+    assert.deepEqual(parts(), [200]);
+    streamer.add('f', 'all.data', 1, syntheticSnapshot(300));
+    streamer.onLiveAck('f', 2);
+    assert.deepEqual(parts(), []);
+    assert.ok(streamer.idle);
+  });
+
   it('stops naming a snapshot removed before its names are known', async () => {
     const decoded = syntheticSnapshot(20_000);
     const sent: HostToWebview[] = [];

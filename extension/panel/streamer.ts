@@ -270,16 +270,16 @@ export class SnapshotStreamer {
   private rewind(stream: Stream, rowsHeld: number, pageKnowsIt = false): void {
     stream.inFlight.clear();
     const growth = stream.growth;
-    if (growth) {
-      // The parts from the first the page does not hold (all of them, to a page that does not know it).
+    if (growth && (pageKnowsIt || !stream.start)) {
+      // The parts from the first the page does not hold (all of them, to a page that does not know it); pump ends the
+      // growth once the page holds them all and the snapshot is added.
       const index = pageKnowsIt ? growth.appends.findIndex((append) => append.batch.firstRow >= rowsHeld) : 0;
       growth.next = index === -1 ? growth.appends.length : index;
       growth.awaiting = -1;
-      if (!stream.start || growth.next < growth.appends.length || !pageKnowsIt) {
-        if (!pageKnowsIt && stream.start) stream.growth = undefined;
-        else return;
-      }
+      return;
     }
+    // A page that lost a file read meanwhile gets its snapshot whole.
+    stream.growth = undefined;
     stream.startSent = pageKnowsIt;
     // A page that has them ignores them again; a new one needs them after its rows.
     stream.namesSent = false;
