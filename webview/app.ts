@@ -331,7 +331,8 @@ export class App {
       }
     }
     for (const t of this.timelines()) t.dataChanged();
-    if (entry.index === this.active.shown && !this.brushed) this.followLiveTree();
+    // A file being opened has no names before it is all read: its call tree is counted once they come (snapshotSymbols).
+    if (entry.index === this.active.shown && !this.brushed && !m.opening) this.followLiveTree();
     this.renderSnapshots();
     this.renderLegend();
     this.updateStatus();
