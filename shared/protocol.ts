@@ -280,6 +280,13 @@ export interface LiveAppend {
   readonly batch: RecordBatch;
   readonly threadStates?: ThreadStates;
   readonly keepFromNs: string;
+  /**
+   * The capture is a perf.data file being opened, not a recording followed: it grows by these appends while the host
+   * reads the file (each part in time order after the previous), keeps every row (`keepFromNs` is not a window), is
+   * shown at once and its first paint reported (`painted`), is not the capture "Follow live" shows, and has its names
+   * (part.namesFollow) in one snapshotSymbols once the whole file is read. Its rows are then the snapshot's.
+   */
+  readonly opening?: boolean;
 }
 
 /**

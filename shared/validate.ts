@@ -411,6 +411,7 @@ export function validateHostToWebview(v: unknown): Validated<HostToWebview> {
         const id = str(o, 'snapshotId', type, 256);
         int(o, 'seq', type);
         decimal(o, 'keepFromNs', type);
+        if (o.opening !== undefined) bool(o, 'opening', type);
         const part = obj(o.part, `${type}.part`);
         validateSnapshotStart(part);
         const batch = obj(o.batch, `${type}.batch`);

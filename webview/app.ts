@@ -148,7 +148,7 @@ export class App {
         this.status.textContent = 'Nothing to export yet.';
         return;
       }
-      if (shown.live) {
+      if (shown.live && !shown.live.opening) {
         // The host keeps only the reads of its window, not a capture it can write: a snapshot freezes one.
         this.status.textContent = 'A live capture is not exported: Capture Snapshot freezes a copy that can be.';
         return;
@@ -264,9 +264,13 @@ export class App {
       this.saveStateSoon();
     });
     document.addEventListener('visibilitychange', () => {
-      // A live capture is the host's follower's, not a snapshot it streams: it is not asked for again.
+      // A live capture is the host's follower's, not a snapshot it streams: it is not asked for again (a file being
+      // opened is the host's streamer's: it is).
       if (document.visibilityState === 'visible')
-        this.post({ type: 'resync', have: this.store.snapshots.filter((s) => !s.live).map((s) => ({ snapshotId: s.id, rows: s.receivedRows })) });
+        this.post({
+          type: 'resync',
+          have: this.store.snapshots.filter((s) => !s.live || s.live.opening).map((s) => ({ snapshotId: s.id, rows: s.receivedRows })),
+        });
     });
     this.updateStatus();
     this.timeline.scheduler.schedule();
@@ -283,7 +287,8 @@ export class App {
 
   /** The live capture the host appends to now (the newest one), if any. */
   private liveCapture(): SnapshotEntry | undefined {
-    for (let k = this.store.snapshots.length - 1; k >= 0; k--) if (this.store.snapshots[k].live) return this.store.snapshots[k];
+    for (let k = this.store.snapshots.length - 1; k >= 0; k--)
+      if (this.store.snapshots[k].live && !this.store.snapshots[k].live?.opening) return this.store.snapshots[k];
     return undefined;
   }
 
@@ -318,10 +323,16 @@ export class App {
     if (this.store.lastDrop !== dropsBefore) for (const t of this.timelines()) t.rowsDropped();
     if (isNew) {
       if (m.part.limitations?.length) this.limitations.set(m.snapshotId, m.part.limitations);
-      if (this.followBox.checked) this.showSnapshot(entry.index);
+      // A file being opened is what the user asked to see, as a new snapshot is; its first frame is timed as theirs.
+      if (this.followBox.checked || m.opening) this.showSnapshot(entry.index);
+      if (m.opening && !this.painted.has(m.snapshotId)) {
+        this.painted.add(m.snapshotId);
+        requestAnimationFrame(() => requestAnimationFrame(() => this.post({ type: 'painted', snapshotId: m.snapshotId })));
+      }
     }
     for (const t of this.timelines()) t.dataChanged();
-    if (entry.index === this.active.shown && !this.brushed) this.followLiveTree();
+    // A file being opened has no names before it is all read: its call tree is counted once they come (snapshotSymbols).
+    if (entry.index === this.active.shown && !this.brushed && !m.opening) this.followLiveTree();
     this.renderSnapshots();
     this.renderLegend();
     this.updateStatus();
@@ -943,9 +954,9 @@ export class App {
       const meta = el('span', 'rs-snapshot-meta', button);
       meta.append(
         time,
-        ` · ${s.live ? 'live · ' : ''}${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`,
+        ` · ${s.live && !s.live.opening ? 'live · ' : ''}${s.receivedRows.toLocaleString('en-US')}${s.receivedRows < s.totalRows ? `/${s.totalRows.toLocaleString('en-US')}` : ''} records`,
       );
-      if (s.live) li.classList.add('rs-live');
+      if (s.live && !s.live.opening) li.classList.add('rs-live');
       const limitations = this.limitations.get(s.id) ?? [];
       if (limitations.length) {
         // The first clause ("user space only", "rings are 16 pages") on the page; the reason in the tooltip. A capture

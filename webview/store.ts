@@ -78,6 +78,8 @@ export interface LiveRows {
   keepFrom: number;
   /** Appends received. */
   appends: number;
+  /** A perf.data file being opened (LiveAppend.opening): it keeps every row and ends as a snapshot. */
+  opening?: boolean;
 }
 
 /**
@@ -309,7 +311,7 @@ export class RecordStore {
     let snap = this.snapshotById.get(msg.snapshotId);
     if (!snap) {
       snap = this.beginSnapshot({ ...part, totalRows: 0, batchCount: 0 });
-      snap.live = { nextRow: 0, droppedRows: 0, keepFrom: -Infinity, appends: 0 };
+      snap.live = { nextRow: 0, droppedRows: 0, keepFrom: -Infinity, appends: 0, ...(msg.opening ? { opening: true } : {}) };
     }
     const live = snap.live;
     if (!live) throw new BatchRejected(`${snap.id} is a snapshot, not a live capture`);
@@ -342,7 +344,9 @@ export class RecordStore {
     snap.batchesReceived++;
     snap.batchCount = snap.batchesReceived;
     this.version++;
-    this.keepLiveWindow(snap, Number(BigInt(msg.keepFromNs) - this.originNs!), slack);
+    // A file being opened has no window: its extent grows with each part.
+    if (live.opening) this.liveExtent(snap);
+    else this.keepLiveWindow(snap, Number(BigInt(msg.keepFromNs) - this.originNs!), slack);
     return snap;
   }
 

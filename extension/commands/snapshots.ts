@@ -54,18 +54,32 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
       const uris = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'perf.data': ['data', '*'] }, title: 'Open perf.data' });
       if (!uris?.[0]) return;
       const file = uris[0].fsPath;
-      // The panel opens at once (its page loads while the file is read); the records are painted first, the names
-      // follow. Reading, decoding and naming a big file takes seconds on a loaded machine: progress says so, in a
-      // notification and in the panel, and either Cancel gives up (nothing is kept).
+      // The panel opens at once (its page loads while the file is read); the records are painted as perf's rounds let
+      // them go, while the rest of the file is read, the names follow once it is all read. Reading, decoding and naming
+      // a big file takes seconds on a loaded machine: progress says so, in a notification and in the panel, and either
+      // Cancel gives up (nothing is kept, and what the page was shown of it goes).
       const panel = TimelinePanel.show(timelineHost);
+      const startedAt = performance.now();
+      let partsOf: string | undefined;
       const open = async (progress: ProgressSink) => {
-        const session = await sessions.openPerfData(file, progress.cancelled, (stage) => progress.step(OPEN_STAGE_STEPS[stage]));
+        const session = await sessions.openPerfData(
+          file,
+          progress.cancelled,
+          (stage) => progress.step(OPEN_STAGE_STEPS[stage]),
+          (part, snapshotId) => {
+            const first = partsOf === undefined;
+            partsOf = snapshotId;
+            TimelinePanel.instance?.addPart(snapshotId, path.basename(file), part, startedAt, first);
+          },
+        );
         const dropping = progress.onCancelled(() => {
           if (sessions.list().some((s) => s.id === session.id)) void sessions.remove(session.id);
         });
         try {
           progress.step(`${session.snapshots.reduce((n, s) => n + s.recordCount, 0).toLocaleString('en-US')} records; naming functions`);
           const shown = TimelinePanel.show(timelineHost);
+          // Parts that were not the snapshot's rows (a record of a later round came earlier than one painted) go.
+          if (partsOf !== undefined && !session.snapshots.some((s) => s.id === partsOf)) shown.dropOpening(partsOf);
           await Promise.all(session.snapshots.map((snapshot) => shown.addSnapshot(snapshot)));
         } finally {
           dropping.dispose();
@@ -74,6 +88,8 @@ export function registerSnapshotCommands(context: vscode.ExtensionContext, servi
       try {
         await withProgressAfterASecond(`Ringside: opening ${path.basename(file)}`, open, { panel });
       } catch (error) {
+        // What the page was shown of a file that did not open goes with it.
+        if (partsOf !== undefined && !sessions.allSnapshots().some((s) => s.id === partsOf)) TimelinePanel.instance?.dropOpening(partsOf);
         if (!(error instanceof OpenCancelled)) throw error;
         log(error.message);
       }

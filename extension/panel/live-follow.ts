@@ -144,24 +144,16 @@ export class LiveFollow {
       this.coverage.set(ring.ringId, list);
     }
     this.dropBefore(keepFromNs);
-    const seq = this.seq++;
-    const { start, threadStates, batches } = snapshotToWire(decoded, {
+    const message = liveAppendOf(decoded, {
       snapshotId: this.options.snapshotId,
       name: this.options.name,
-      takenAtMs: Date.now(),
+      seq: this.seq++,
+      firstRow: this.nextRow,
+      keepFromNs,
       symbols,
       limitations: read.limitations,
-      batchRows: rows,
+      coverage: this.heldCoverage(),
     });
-    const message: LiveAppend = {
-      type: 'liveAppend',
-      snapshotId: this.options.snapshotId,
-      seq,
-      part: { ...start, coverage: this.heldCoverage() },
-      batch: { ...batches[0], firstRow: this.nextRow },
-      ...(threadStates ? { threadStates } : {}),
-      keepFromNs: keepFromNs.toString(),
-    };
     this.nextRow += rows;
     this.records += rows;
     this.appends++;
@@ -247,6 +239,45 @@ export class LiveFollow {
     this.held = [];
     this.coverage.clear();
   }
+}
+
+/** What a liveAppend says besides its rows (LiveAppend). */
+export interface LiveAppendOptions {
+  readonly snapshotId: string;
+  readonly name: string;
+  readonly seq: number;
+  /** The capture's row number of the first row. */
+  readonly firstRow: number;
+  readonly keepFromNs: bigint;
+  /** Names its rows; absent, the part says its names follow (namesFollow). */
+  readonly symbols?: FrameSymbols;
+  readonly limitations?: readonly string[];
+  /** The capture's coverage now (absent: the part's own). */
+  readonly coverage?: CoverageFact[];
+  readonly opening?: boolean;
+}
+
+/** `decoded`'s rows as one liveAppend of a growing capture: a followed recording's read, or a part of an opened file. */
+export function liveAppendOf(decoded: DecodedSnapshot, options: LiveAppendOptions): LiveAppend {
+  const { start, threadStates, batches } = snapshotToWire(decoded, {
+    snapshotId: options.snapshotId,
+    name: options.name,
+    takenAtMs: Date.now(),
+    ...(options.symbols ? { symbols: options.symbols } : {}),
+    limitations: options.limitations ?? [],
+    batchRows: Math.max(1, decoded.columns.length),
+  });
+  return {
+    type: 'liveAppend',
+    snapshotId: options.snapshotId,
+    seq: options.seq,
+    // Unnamed rows: the page waits for the capture's names (one snapshotSymbols for all its rows).
+    part: { ...start, ...(options.symbols ? {} : { namesFollow: true }), ...(options.coverage ? { coverage: options.coverage } : {}) },
+    batch: { ...batches[0], firstRow: options.firstRow },
+    ...(threadStates ? { threadStates } : {}),
+    keepFromNs: options.keepFromNs.toString(),
+    ...(options.opening ? { opening: true } : {}),
+  };
 }
 
 /** Absolute ns of the newest timed record of a read (null: none has a time), as its rings' coverage says. */

@@ -159,6 +159,62 @@ describe('extension: timeline panel flow control', () => {
     assert.ok(streamer.idle);
   });
 
+  it('a file being opened grows by parts, one unacknowledged at a time, sent again to a new page; its snapshot then adds only what the page lacks', () => {
+    const sent: HostToWebview[] = [];
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 2, 100);
+    const types = () =>
+      sent.splice(0).map((m) => (m.type === 'liveAppend' ? `part ${m.seq} from ${m.batch.firstRow}${m.opening ? '' : ' (not opening)'}` : m.type));
+    streamer.onReady();
+    streamer.grow('f', 'all.data', syntheticSnapshot(100));
+    streamer.grow('f', 'all.data', syntheticSnapshot(100));
+    assert.deepEqual(types(), ['part 0 from 0'], 'the second waits for the page to hold the first');
+    assert.ok(streamer.growing('f') && !streamer.idle);
+    streamer.onLiveAck('f', 0);
+    assert.deepEqual(types(), ['part 1 from 100']);
+    // The page reloads: its new page holds none of it.
+    streamer.setVisible(false);
+    streamer.setVisible(true);
+    streamer.onReady();
+    assert.deepEqual(types(), ['part 0 from 0']);
+    streamer.onLiveAck('f', 0);
+    streamer.onLiveAck('f', 1);
+    assert.deepEqual(types(), ['part 1 from 100']);
+    streamer.onLiveAck('f', 1);
+    streamer.grow('f', 'all.data', syntheticSnapshot(100));
+    assert.deepEqual(types(), ['part 2 from 200']);
+    // The whole file is read before the page holds its last part: its snapshot has the parts' rows.
+    streamer.add('f', 'all.data', 1, syntheticSnapshot(300));
+    assert.ok(!streamer.growing('f'));
+    assert.deepEqual(types(), [], 'its records are on their way already');
+    assert.ok(!streamer.idle);
+    streamer.onLiveAck('f', 2);
+    assert.deepEqual(types(), [], 'the page holds every row: nothing more (no names without symbols)');
+    assert.ok(streamer.idle);
+    // A page that lost it (reloaded after the file was read) gets the snapshot whole.
+    streamer.onReady();
+    assert.deepEqual(types(), ['snapshotStart', 'batch', 'batch']);
+  });
+
+  it('a file being opened goes on, after a resync, from the first part the page does not hold', () => {
+    const sent: HostToWebview[] = [];
+    const streamer = new SnapshotStreamer((message) => sent.push(message), 2, 100);
+    const parts = () => sent.splice(0).map((m) => (m.type === 'liveAppend' ? m.batch.firstRow : m.type));
+    streamer.onReady();
+    for (let k = 0; k < 3; k++) streamer.grow('f', 'all.data', syntheticSnapshot(100));
+    streamer.onLiveAck('f', 0);
+    streamer.onLiveAck('f', 1);
+    assert.deepEqual(parts(), [0, 100, 200]);
+    // Hidden while part 2 was on its way (dropped), shown again: the page that lived on holds 200 rows.
+    streamer.setVisible(false);
+    streamer.setVisible(true);
+    streamer.onResync([{ snapshotId: 'f', rows: 200 }]);
+    assert.deepEqual(parts(), [200]);
+    streamer.add('f', 'all.data', 1, syntheticSnapshot(300));
+    streamer.onLiveAck('f', 2);
+    assert.deepEqual(parts(), []);
+    assert.ok(streamer.idle);
+  });
+
   it('stops naming a snapshot removed before its names are known', async () => {
     const decoded = syntheticSnapshot(20_000);
     const sent: HostToWebview[] = [];

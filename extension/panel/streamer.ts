@@ -7,11 +7,16 @@
 // once, so the page paints them while this side names the snapshot's addresses in steps (snapshotNamesInSteps, the
 // event loop free between steps, so acknowledgements and the page's requests are answered meanwhile); the names
 // follow the last batch as one snapshotSymbols message.
+//
+// A perf.data file being opened grows on the page while it is read (grow): its parts go as liveAppends marked
+// `opening`, one unacknowledged at a time, and once the file is read its snapshot is added with the same id: the page
+// holds its rows already, so only its names follow (a page that lost them, reloaded, gets the snapshot whole).
 
 import type { DecodedSnapshot } from '../../native/decode/types';
-import type { HostToWebview, RecordBatch, SnapshotStart, SnapshotSymbols, ThreadStates } from '../../shared/protocol';
+import type { HostToWebview, LiveAppend, RecordBatch, SnapshotStart, SnapshotSymbols, ThreadStates } from '../../shared/protocol';
 import { snapshotNamesInSteps, snapshotNamesMessage, snapshotToWire } from '../../host/wire';
 import type { FrameSymbols } from '../../host/frame-symbols';
+import { liveAppendOf } from './live-follow';
 
 export type Post = (message: HostToWebview) => void;
 
@@ -24,11 +29,25 @@ const NAMING_SLICE_MS = 10;
  */
 const NAMING_WAITS_FOR_PAINT_MS = 3000;
 
+/** The parts of a file being opened, as the page is sent them (liveAppends marked `opening`). */
+interface Growth {
+  readonly name: string;
+  readonly appends: LiveAppend[];
+  /** Rows in the parts so far. */
+  rows: number;
+  /** Index of the next part to send, and the seq of the one the page has not acknowledged (-1: none). */
+  next: number;
+  awaiting: number;
+}
+
 interface Stream {
-  readonly start: SnapshotStart;
+  /** Absent while only its parts are known (grow). */
+  start?: SnapshotStart;
   /** Sent with the start (the page keeps it with the snapshot). */
-  readonly threadStates?: ThreadStates;
-  readonly batches: readonly RecordBatch[];
+  threadStates?: ThreadStates;
+  batches: readonly RecordBatch[];
+  /** A file being opened: its parts, until the page holds them all and the snapshot is added. */
+  growth?: Growth;
   /** Index of the next batch to send. */
   next: number;
   startSent: boolean;
@@ -63,7 +82,46 @@ export class SnapshotStreamer {
     private readonly batchRows?: number,
   ) {}
 
-  /** Queues a snapshot (replacing one with the same id): its records at once, its names (given `symbols`) once known. */
+  /**
+   * A part of a file being opened (its records in time order, after the previous part's): the first makes the
+   * snapshot `snapshotId` on the page, shown at once; add() with the same id ends it.
+   */
+  grow(snapshotId: string, name: string, part: DecodedSnapshot): void {
+    let stream = this.streams.get(snapshotId);
+    if (!stream) {
+      let markPainted = () => undefined as void;
+      const painted = new Promise<void>((resolve) => (markPainted = resolve));
+      stream = { batches: [], next: 0, startSent: false, inFlight: new Set(), namesSent: false, painted, markPainted };
+      stream.growth = { name, appends: [], rows: 0, next: 0, awaiting: -1 };
+      this.streams.set(snapshotId, stream);
+    }
+    const growth = stream.growth;
+    if (!growth || stream.start || part.columns.length === 0) return;
+    growth.appends.push(
+      liveAppendOf(part, { snapshotId, name: growth.name, seq: growth.appends.length, firstRow: growth.rows, keepFromNs: 0n, opening: true }),
+    );
+    growth.rows += part.columns.length;
+    this.pump();
+  }
+
+  /** True while `snapshotId` is a file being opened whose snapshot is not added yet. */
+  growing(snapshotId: string): boolean {
+    const stream = this.streams.get(snapshotId);
+    return stream?.growth !== undefined && stream.start === undefined;
+  }
+
+  /** The page holds part `seq` of a file being opened: the next may go. */
+  onLiveAck(snapshotId: string, seq: number): void {
+    const growth = this.streams.get(snapshotId)?.growth;
+    if (!growth || growth.awaiting !== seq) return;
+    growth.awaiting = -1;
+    this.pump();
+  }
+
+  /**
+   * Queues a snapshot (replacing one with the same id): its records at once, its names (given `symbols`) once known.
+   * A file being opened with this id (grow) becomes this snapshot: its rows are the parts' (the page keeps them).
+   */
   add(
     snapshotId: string,
     name: string,
@@ -81,19 +139,29 @@ export class SnapshotStreamer {
       namesFollow: true,
       ...(this.batchRows ? { batchRows: this.batchRows } : {}),
     });
-    let markPainted = () => undefined as void;
-    const painted = new Promise<void>((resolve) => (markPainted = resolve));
-    const stream: Stream = {
-      start,
-      ...(threadStates ? { threadStates } : {}),
-      batches,
-      next: 0,
-      startSent: false,
-      inFlight: new Set(),
-      namesSent: false,
-      painted,
-      markPainted,
-    };
+    const grown = this.streams.get(snapshotId);
+    let stream: Stream;
+    if (grown?.growth && !grown.start && grown.growth.rows === decoded.columns.length) {
+      // Its parts are its rows: they go on to the page (if they have not all gone yet), then its names.
+      stream = grown;
+      stream.start = start;
+      if (threadStates) stream.threadStates = threadStates;
+      stream.batches = batches;
+    } else {
+      let markPainted = () => undefined as void;
+      const painted = new Promise<void>((resolve) => (markPainted = resolve));
+      stream = {
+        start,
+        ...(threadStates ? { threadStates } : {}),
+        batches,
+        next: 0,
+        startSent: false,
+        inFlight: new Set(),
+        namesSent: false,
+        painted,
+        markPainted,
+      };
+    }
     this.streams.set(snapshotId, stream);
     this.pump();
     return { wireMs: timing.wireMs, named: symbols ? this.name(snapshotId, stream, decoded, symbols) : Promise.resolve(null) };
@@ -147,6 +215,8 @@ export class SnapshotStreamer {
   /** The page said `ready`: everything is (re)sent from the start. */
   onReady(): void {
     this.ready = true;
+    // A new page holds no part of a file being opened: they go again (a snapshot already added goes whole).
+    for (const stream of this.streams.values()) if (stream.growth && stream.start) stream.growth = undefined;
     for (const stream of this.streams.values()) this.rewind(stream, 0);
     this.pump();
   }
@@ -155,7 +225,10 @@ export class SnapshotStreamer {
     this.visible = visible;
     if (!visible) {
       // Messages to a hidden webview may be dropped: forget what is in flight, resync decides later.
-      for (const stream of this.streams.values()) stream.inFlight.clear();
+      for (const stream of this.streams.values()) {
+        stream.inFlight.clear();
+        if (stream.growth) stream.growth.awaiting = -1;
+      }
       // A hidden panel's page is destroyed (retainContextWhenHidden is off) and a new one loads when it is shown:
       // nothing goes out until that page says `ready` (or a page that lived on says `resync`). Sent on showing, the
       // batches reached the new page before its `ready`, which then had them all sent again from row 0.
@@ -182,13 +255,31 @@ export class SnapshotStreamer {
   /** True when every batch of every snapshot has been acknowledged. */
   get idle(): boolean {
     for (const stream of this.streams.values())
-      if (stream.next < stream.batches.length || stream.inFlight.size > 0 || !stream.startSent || (stream.start.namesFollow === true && !stream.namesSent))
+      if (
+        stream.growth ||
+        !stream.start ||
+        stream.next < stream.batches.length ||
+        stream.inFlight.size > 0 ||
+        !stream.startSent ||
+        (stream.start.namesFollow === true && !stream.namesSent)
+      )
         return false;
     return true;
   }
 
   private rewind(stream: Stream, rowsHeld: number, pageKnowsIt = false): void {
     stream.inFlight.clear();
+    const growth = stream.growth;
+    if (growth && (pageKnowsIt || !stream.start)) {
+      // The parts from the first the page does not hold (all of them, to a page that does not know it); pump ends the
+      // growth once the page holds them all and the snapshot is added.
+      const index = pageKnowsIt ? growth.appends.findIndex((append) => append.batch.firstRow >= rowsHeld) : 0;
+      growth.next = index === -1 ? growth.appends.length : index;
+      growth.awaiting = -1;
+      return;
+    }
+    // A page that lost a file read meanwhile gets its snapshot whole.
+    stream.growth = undefined;
     stream.startSent = pageKnowsIt;
     // A page that has them ignores them again; a new one needs them after its rows.
     stream.namesSent = false;
@@ -199,6 +290,20 @@ export class SnapshotStreamer {
   private pump(): void {
     if (!this.ready || !this.visible) return;
     for (const stream of this.streams.values()) {
+      const growth = stream.growth;
+      if (growth) {
+        if (growth.awaiting === -1 && growth.next < growth.appends.length) {
+          const append = growth.appends[growth.next++];
+          growth.awaiting = append.seq;
+          this.post(append);
+        }
+        // Until the snapshot is added and the page holds every part, nothing else of it goes.
+        if (!stream.start || growth.awaiting !== -1 || growth.next < growth.appends.length) continue;
+        stream.growth = undefined;
+        stream.startSent = true;
+        stream.next = stream.batches.length;
+      }
+      if (!stream.start) continue;
       if (!stream.startSent) {
         this.post(stream.start);
         if (stream.threadStates) this.post(stream.threadStates);

@@ -10,6 +10,7 @@ import { validateWebviewToHost } from '../../shared/validate';
 import { rowDetails } from '../../host/wire';
 import { rowsMatchingField } from '../../host/field-filter';
 import { captureName, liveUnavailableReason, type SessionManager, type SnapshotEntry } from '../session/session-manager';
+import type { DecodedSnapshot } from '../../native/decode/types';
 import { SnapshotStreamer } from './streamer';
 import { LiveFollow } from './live-follow';
 
@@ -126,15 +127,19 @@ export class TimelinePanel implements vscode.Disposable {
    * (true), or false when it was removed first, or sent before.
    */
   addSnapshot(entry: SnapshotEntry): Promise<boolean> {
-    if (this.disposed || this.streamer.has(entry.id)) return Promise.resolve(false);
+    if (this.disposed || (this.streamer.has(entry.id) && !this.streamer.growing(entry.id))) return Promise.resolve(false);
     const session = this.host.manager.list().find((s) => s.id === entry.sessionId);
     // Its stages so far; the page's first paint and its names complete them (a snapshot sent again after a reload is not timed).
+    const opening = this.openings.get(entry.id);
+    this.openings.delete(entry.id);
     const timing = entry.stages
-      ? { name: entry.name, maxPauseNs: entry.maxPauseNs, stages: entry.stages, wireMs: 0, firstBatchAt: undefined as number | undefined }
+      ? { name: entry.name, maxPauseNs: entry.maxPauseNs, stages: entry.stages, wireMs: 0, firstBatchAt: opening?.firstPartAt }
       : undefined;
     if (timing) this.timings.set(entry.id, timing);
     const { wireMs, named } = this.streamer.add(entry.id, captureName(session, entry), entry.takenAtMs, entry.decoded, entry.symbols, entry.limitations);
-    if (timing) timing.wireMs = wireMs;
+    if (timing) timing.wireMs = wireMs + (opening?.wireMs ?? 0);
+    // A file painted while it was read: its stages are all known now.
+    if (opening?.paintedAt !== undefined) this.logStages(entry.id, opening.paintedAt);
     return named.then((names) => {
       if (names && timing)
         this.host.log(
@@ -145,6 +150,44 @@ export class TimelinePanel implements vscode.Disposable {
     });
   }
 
+  /**
+   * Shows a part of a perf.data file being opened (SessionManager.openPerfData's onRecords): the first shows the file's
+   * capture, painted while the rest is read; addSnapshot of its snapshot (the same id) ends it. `startedAt`:
+   * performance.now() when the open was asked for.
+   */
+  addPart(snapshotId: string, name: string, part: DecodedSnapshot, startedAt: number, first: boolean): void {
+    if (this.disposed) return;
+    let opening = this.openings.get(snapshotId);
+    // A panel opened after the file's first part went to another (closed meanwhile) gets the snapshot whole at the end.
+    if (!opening && !first) return;
+    if (!opening) {
+      opening = { name, startedAt, records: 0, wireMs: 0 };
+      this.openings.set(snapshotId, opening);
+    }
+    const started = performance.now();
+    this.streamer.grow(snapshotId, name, part);
+    opening.wireMs += performance.now() - started;
+    opening.records += part.columns.length;
+  }
+
+  /** The details of a file's records are the snapshot's, which exists once the whole file is read. */
+  private assertRead(snapshotId: string): void {
+    if (this.streamer.growing(snapshotId))
+      throw new Error(`${this.openings.get(snapshotId)?.name ?? 'the file'} is still being read: its records' details come once all of it is read`);
+  }
+
+  /** A file being opened that will not become a snapshot (cancelled, failed, or its parts were not its rows): the page drops it. */
+  dropOpening(snapshotId: string): void {
+    this.openings.delete(snapshotId);
+    if (this.streamer.growing(snapshotId)) this.streamer.remove(snapshotId);
+  }
+
+  /** Per perf.data file being opened (addPart), until its snapshot is added: what its first paint is timed by. */
+  private readonly openings = new Map<
+    string,
+    { name: string; startedAt: number; records: number; wireMs: number; firstPartAt?: number; paintedAt?: number; firstPartRecords?: number }
+  >();
+
   /** Per snapshot on its way to the page: its stages, until its first paint is logged. */
   private readonly timings = new Map<
     string,
@@ -152,11 +195,22 @@ export class TimelinePanel implements vscode.Disposable {
   >();
 
   /** The page drew a snapshot's first batch: every stage of it until then, timed, in the Output log (its names follow). */
-  private logStages(snapshotId: string): void {
+  private logStages(snapshotId: string, paintedAt = performance.now()): void {
+    const opening = this.openings.get(snapshotId);
+    if (opening && opening.paintedAt === undefined) {
+      // A file still being read: its first parts are on the page; the stages of the whole follow once it is read.
+      opening.paintedAt = paintedAt;
+      this.host.log(
+        `snapshot ${opening.name} first paint: ${(opening.firstPartRecords ?? 0).toLocaleString('en-US')} records of perf's first rounds painted ` +
+          `${(paintedAt - (opening.firstPartAt ?? NaN)).toFixed(1)} ms after they were sent; asked for → painted ${(paintedAt - opening.startedAt).toFixed(0)} ms ` +
+          `(the rest of the file is read meanwhile)`,
+      );
+      return;
+    }
     const timing = this.timings.get(snapshotId);
     if (!timing) return;
     this.timings.delete(snapshotId);
-    const now = performance.now();
+    const now = paintedAt;
     const { stages } = timing;
     const paintMs = timing.firstBatchAt === undefined ? NaN : now - timing.firstBatchAt;
     // A perf.data file is not paused nor copied: it is read, its records indexed, then put in time order.
@@ -198,7 +252,7 @@ export class TimelinePanel implements vscode.Disposable {
   private dropMissingSnapshots(): void {
     const alive = new Set(this.host.manager.allSnapshots().map((s) => s.id));
     // Every snapshot queued, sent or not yet (its naming stops with it).
-    for (const snapshot of this.streamer.snapshotIds()) if (!alive.has(snapshot)) this.streamer.remove(snapshot);
+    for (const snapshot of this.streamer.snapshotIds()) if (!alive.has(snapshot) && !this.streamer.growing(snapshot)) this.streamer.remove(snapshot);
   }
 
   private post(message: HostToWebview): void {
@@ -206,6 +260,13 @@ export class TimelinePanel implements vscode.Disposable {
     if (message.type === 'batch' && message.firstRow === 0) {
       const timing = this.timings.get(message.snapshotId);
       if (timing && timing.firstBatchAt === undefined) timing.firstBatchAt = performance.now();
+    }
+    if (message.type === 'liveAppend' && message.opening && message.batch.firstRow === 0) {
+      const opening = this.openings.get(message.snapshotId);
+      if (opening && opening.firstPartAt === undefined) {
+        opening.firstPartAt = performance.now();
+        opening.firstPartRecords = message.batch.rowCount;
+      }
     }
     // postMessage serialises ArrayBuffers natively (no JSON), so the columnar batches stay binary.
     void this.panel.webview.postMessage(message);
@@ -245,6 +306,7 @@ export class TimelinePanel implements vscode.Disposable {
         return;
       case 'liveAck':
         this.live?.onAck(message.snapshotId, message.seq);
+        this.streamer.onLiveAck(message.snapshotId, message.seq);
         return;
       case 'painted':
         this.logStages(message.snapshotId);
@@ -264,6 +326,7 @@ export class TimelinePanel implements vscode.Disposable {
             this.post({ type: 'detailsReply', replyTo: message.requestId, snapshotId: message.snapshotId, row: message.row, details });
             return;
           }
+          this.assertRead(message.snapshotId);
           const entry = this.host.manager.snapshotById(message.snapshotId);
           if (message.row >= entry.decoded.columns.length) throw new RangeError(`row ${message.row} is past the ${entry.decoded.columns.length} records`);
           const details = rowDetails(entry.decoded, message.row, entry.symbols);
@@ -281,6 +344,7 @@ export class TimelinePanel implements vscode.Disposable {
       }
       case 'fieldFilterRequest': {
         try {
+          if (message.snapshotId !== this.live?.snapshotId) this.assertRead(message.snapshotId);
           const rows =
             message.snapshotId === this.live?.snapshotId
               ? this.live.rowsMatchingField(message.name, message.op, message.value)

@@ -5,7 +5,8 @@ import { decodeSnapshot } from '../../native/decode/columns';
 import { ColumnArena } from '../../native/decode/arena';
 import { DecodePool, type DecodePoolOptions } from '../../native/decode-pool/pool';
 import { formatRecordJson } from '../../native/decode/jsonl';
-import { exportSnapshot, readPerfDataFileInSteps } from '../../native/perfdata/index';
+import { exportSnapshot, joinBatches, readPerfDataFileInSteps, type PerfDataBatch } from '../../native/perfdata/index';
+import type { EventDescription } from '../../native/abi/snapshot';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { borrowForeignRing } from '../../native/attach/foreign';
 import { attachKeeperRings } from '../../native/keeper/attach';
@@ -13,6 +14,12 @@ import type { CopyBufferOptions } from '../../native/perf/borrowed';
 import type { Backend, OpenedPerfData } from './ports';
 
 export type CoreBackend = Omit<Backend, 'record' | 'resolveEvents'>;
+
+/**
+ * Records of an opened perf.data decoded together for the panel while the file is read: a part holds this much (a few
+ * of perf's rounds, which are often a few KiB each), so the page gets a few dozen appends of a big file, not thousands.
+ */
+const OPEN_PART_BYTES = 512 << 10;
 
 /** Column memory faulted in per event-loop turn while idle: a few ms, so the loop stays responsive. */
 const COLUMN_WARM_SLICE_BYTES = 8 << 20;
@@ -43,15 +50,39 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
       await pool.close();
     },
     recordJson: (snapshot, row) => formatRecordJson(snapshot, row),
-    async readPerfData(file, between = async () => {}): Promise<OpenedPerfData> {
+    async readPerfData(file, between = async () => {}, onRecords): Promise<OpenedPerfData> {
       // Read a step at a time so the host's event loop (and so a Cancel) is served while a big file is read; the
-      // records are decoded once, as one ring, so the capture is the one the whole file read at once gives.
-      const imported = await readPerfDataFileInSteps(file, between, { keepGoing: true });
+      // records are decoded once, as one ring, so the capture is the one the whole file read at once gives. Meanwhile
+      // the records perf's rounds let go are decoded a part at a time for the panel to paint while the rest is read.
+      let part: PerfDataBatch[] = [];
+      let partBytes = 0;
+      let events: readonly EventDescription[] = [];
+      const tell = () => {
+        if (part.length === 0 || !onRecords) return;
+        const ring = joinBatches(part, file);
+        part = [];
+        partBytes = 0;
+        onRecords(decodeSnapshot({ events: [...events], rings: [ring], takenAtMs: Date.now(), pauseWindowNs: [] }));
+      };
+      const imported = await readPerfDataFileInSteps(file, between, {
+        keepGoing: true,
+        ...(onRecords
+          ? {
+              onRound: (batch: PerfDataBatch, described: readonly EventDescription[]) => {
+                events = described;
+                part.push(batch);
+                partBytes += batch.ring.bytes.length;
+                if (partBytes >= OPEN_PART_BYTES) tell();
+              },
+            }
+          : {}),
+      });
+      tell();
       await between('decode');
       const decodeStarted = performance.now();
       const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
-      const { readMs, indexMs, orderMs } = imported;
-      return { decoded, readMs, indexMs, orderMs, decodeMs: performance.now() - decodeStarted };
+      const { readMs, indexMs, orderMs, roundsInOrder } = imported;
+      return { decoded, readMs, indexMs, orderMs, decodeMs: performance.now() - decodeStarted, partsInOrder: roundsInOrder };
     },
     async writePerfData(snapshot, file): Promise<void> {
       await exportSnapshot(file, snapshot);

@@ -97,6 +97,8 @@ export interface OpenedPerfData {
   /** The records copied in time order, a batch at a time. */
   readonly orderMs: number;
   readonly decodeMs: number;
+  /** The parts told to onRecords are, in order, the rows of `decoded` (false: they are not, and must not be taken for them). */
+  readonly partsInOrder: boolean;
 }
 
 export interface Backend {
@@ -119,9 +121,11 @@ export interface Backend {
   /**
    * A perf.data file decoded as one snapshot, read a step at a time with the event loop free between steps:
    * `between(stage)` is awaited after each step of reading, indexing and ordering its records, and before the decode;
-   * a cancelled open throws from it (nothing is kept).
+   * a cancelled open throws from it (nothing is kept). `onRecords` is told of the records as they can be shown, decoded
+   * a part at a time in time order (the first as soon as perf's first rounds let them go, while the rest is read);
+   * when OpenedPerfData.partsInOrder says so, its parts are, in order, the rows of the capture.
    */
-  readPerfData(file: string, between?: (stage: PerfDataStage) => Promise<void>): Promise<OpenedPerfData>;
+  readPerfData(file: string, between?: (stage: PerfDataStage) => Promise<void>, onRecords?: (part: DecodedSnapshot) => void): Promise<OpenedPerfData>;
   /** A self-contained HTML timeline page (same webview bundle, data embedded). */
   writeHtml(snapshot: DecodedSnapshot, file: string, symbols?: FrameSymbols): Promise<void>;
 }

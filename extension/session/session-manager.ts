@@ -328,28 +328,51 @@ export class SessionManager {
    * A perf.data file as a session with one snapshot and no rings. The file is read a step at a time, the event loop
    * served between steps (a Cancel is heard while a big file is read); `cancelled` is asked after every step and once
    * it is decoded: when it says so, reading stops there, nothing is added and OpenCancelled is thrown. `stage` is told
-   * as each stage begins (for progress).
+   * as each stage begins (for progress). `onRecords` is told of its records a part at a time while the file is read
+   * (Backend.readPerfData), with the id its snapshot will have: when the parts are, in order, the snapshot's rows, the
+   * snapshot gets that id; otherwise another (the parts were not its rows).
    */
-  async openPerfData(file: string, cancelled?: () => boolean, stage?: (stage: PerfDataStage) => void): Promise<SessionInfo> {
+  async openPerfData(
+    file: string,
+    cancelled?: () => boolean,
+    stage?: (stage: PerfDataStage) => void,
+    onRecords?: (part: DecodedSnapshot, snapshotId: string) => void,
+  ): Promise<SessionInfo> {
     this.assertLive();
     const startedAt = performance.now();
     let current: PerfDataStage | undefined;
-    const opened = await this.backend.readPerfData(file, async (next) => {
-      if (next !== current) stage?.((current = next));
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (cancelled?.()) throw new OpenCancelled(file);
-    });
+    const partsId = `file-${++this.openNumber}-${Math.random().toString(36).slice(2, 8)}`;
+    const opened = await this.backend.readPerfData(
+      file,
+      async (next) => {
+        if (next !== current) stage?.((current = next));
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (cancelled?.()) throw new OpenCancelled(file);
+      },
+      onRecords ? (part) => onRecords(part, partsId) : undefined,
+    );
     if (cancelled?.()) throw new OpenCancelled(file);
-    const { decoded, readMs, indexMs, orderMs, decodeMs } = opened;
+    const { decoded, readMs, indexMs, orderMs, decodeMs, partsInOrder } = opened;
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
-    this.addSnapshot(session, decoded, Date.now(), sizeOfRings(decoded), 0, decodeMs, [], [], undefined, {
-      startedAt,
-      copyMs: 0,
-      file: { readMs, indexMs, orderMs },
-    });
+    this.addSnapshot(
+      session,
+      decoded,
+      Date.now(),
+      sizeOfRings(decoded),
+      0,
+      decodeMs,
+      [],
+      [],
+      undefined,
+      { startedAt, copyMs: 0, file: { readMs, indexMs, orderMs } },
+      onRecords && partsInOrder ? partsId : undefined,
+    );
     return this.info(session);
   }
+
+  /** Numbers the opens of perf.data files (the ids of the snapshots they grow). */
+  private openNumber = 0;
 
   /** Adds an already-open source (used by the tests and the keeper client); without `scope` (or a child pid to name it), its rings tell. */
   adopt(kind: SessionKind, label: string, source: RingSource, scope?: SessionScope): SessionInfo {
@@ -634,6 +657,7 @@ export class SessionManager {
     processes: readonly ProcessSideband[] = [],
     trigger?: string,
     timing?: Pick<SnapshotStages, 'startedAt' | 'copyMs' | 'file'>,
+    id?: string,
   ): SnapshotEntry {
     // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
     const learnStarted = performance.now();
@@ -649,7 +673,7 @@ export class SessionManager {
       logpointColumns: (snapshot, event, rows) => session.symbols.logpointColumns(snapshot, event, rows),
     };
     const entry: SnapshotEntry = {
-      id: `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
+      id: id ?? `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
       name,
       sessionId: session.id,
       takenAtMs,

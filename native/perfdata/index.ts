@@ -6,15 +6,16 @@ import { open } from 'node:fs/promises';
 import os from 'node:os';
 import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot } from '../decode/types';
-import type { RawSnapshot } from '../abi/snapshot';
+import type { EventDescription, RawSnapshot } from '../abi/snapshot';
 import { RecordType } from '../abi/uapi';
 import { ElfFile } from '../symbols/elf';
 import { readProcMaps } from '../sys/procmaps';
 import { commOf } from '../perf/procfs';
 import { writeFileAtomic } from '../sys/safe-file';
-import { PerfDataError } from './format';
+import { FILE_HEADER_SIZE, PerfDataError } from './format';
 import {
   bytesSource,
+  dataSectionOf,
   indexPerfData,
   joinBatches,
   streamPerfData,
@@ -28,7 +29,7 @@ import {
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
 
 export { PerfDataError, Feature, UserRecord } from './format';
-export { indexPerfData, joinBatches, readPerfData, RecordLocator, streamPerfData } from './reader';
+export { dataSectionOf, indexPerfData, joinBatches, readPerfData, RecordLocator, streamPerfData } from './reader';
 export { addSkipped, decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type RecordsOfFile, type SkippedRecords } from './damage';
 export type { BuildIdEntry, ByteSource, PerfDataBatch, PerfDataFeatures, PerfDataImport, PerfDataStream, ReadOptions } from './reader';
 export { writePerfData } from './writer';
@@ -124,70 +125,117 @@ export function openPerfDataFile(file: string, options: ReadOptions = {}): PerfD
 
 /** What readPerfDataFileInSteps gives: readPerfData's import without the file offsets, and how long its stages took, ms. */
 export interface SteppedImport extends Omit<PerfDataImport, 'fileOffsetOf'> {
-  /** The file's bytes, read with awaited reads a chunk at a time. */
+  /** The file's bytes, read with awaited reads a chunk at a time (the data section's walk runs between them). */
   readonly readMs: number;
-  /** Header, features and the walk that indexes the kernel records, their times and their time order. */
+  /** Header, features and the walk that indexes the kernel records, their times and their time order (beside the reads). */
   readonly indexMs: number;
   /** The kernel records copied in time order, a batch at a time, into the one ring. */
   readonly orderMs: number;
+  /**
+   * With ReadOptions.onRound: true when the batches it was told of, in order, are the one ring's records (the rounds
+   * perf wrote let them go in time order, and the rest followed them); false when a record of a later round was
+   * earlier than one let go (what it was told is then not the start of the ring).
+   */
+  readonly roundsInOrder: boolean;
 }
 
 /** The stages of readPerfDataFileInSteps, in order. */
 export type SteppedStage = 'read' | 'index' | 'order';
 
-/** How much of the file one awaited read takes, and how much of the records one ordering step copies: a few ms each. */
 /**
  * Bytes read per awaited read: small enough that a Cancel is served within a fraction of a millisecond of reading, and
  * that a file of a few thousand callchain samples already takes several steps (a 4 MiB step read a quiet machine's
  * 2-second `perf record -a -g` in one, before any Cancel could be seen); each step costs one await and one yield.
  */
 const STEP_READ_BYTES = 512 << 10;
+/** How much of the records one ordering step copies: a few ms. */
 const STEP_BATCH_BYTES = 256 << 10;
 
 /**
  * A perf.data file read as readPerfData reads it (the same events and the same one ring) without holding the thread
  * for more than a step: the file is read with awaited reads a chunk at a time (as readFile holds it whole, so does
- * this), the index is built a few MiB at a time (indexPerfData), then the records are put in time order a batch at a
- * time; `between(stage)` is awaited after every step. It is where the caller yields to its event loop, and it throws
- * to stop: the file is closed and nothing read is kept. Damage becomes a PerfDataError naming the file and offset.
+ * this), the data section walked as its bytes come (so ReadOptions.onRound hears of each FINISHED_ROUND's records
+ * while the rest is read), the times indexed, then the records put in time order a batch at a time; `between(stage)`
+ * is awaited after every step. It is where the caller yields to its event loop, and it throws to stop: the file is
+ * closed and nothing read is kept. Damage becomes a PerfDataError naming the file and offset.
  */
 export async function readPerfDataFileInSteps(
   file: string,
   between: (stage: SteppedStage) => Promise<void>,
   options: ReadOptions = {},
 ): Promise<SteppedImport> {
-  const readStarted = performance.now();
-  const bytes = await readFileInSteps(file, () => between('read'));
-  const readMs = performance.now() - readStarted;
-  const indexStarted = performance.now();
-  const steps = indexPerfData(bytesSource(bytes), file, options);
+  const started = performance.now();
+  let readMs = 0;
+  /** The batches told to onRound, in order (joined, they are the one ring when the rounds were in time order). */
+  const told: PerfDataBatch[] = [];
+  const onRound = options.onRound;
+  const reading = await openInSteps(file);
   let stream: PerfDataStream;
-  for (;;) {
-    const step = steps.next();
-    if (step.done) {
-      stream = step.value;
-      break;
+  try {
+    const readStep = async () => {
+      const readStarted = performance.now();
+      await reading.readStep();
+      readMs += performance.now() - readStarted;
+      await between('read');
+    };
+    // The header, the sections before the data (attrs, ids) and those after it (features) first: the walk of the data
+    // section then runs as its bytes come.
+    while (!reading.readyToWalk()) await readStep();
+    const steps = indexPerfData(reading.source, file, {
+      ...options,
+      ...(onRound
+        ? {
+            onRound: (batch: PerfDataBatch, events: readonly EventDescription[]) => {
+              told.push(batch);
+              onRound(batch, events);
+            },
+          }
+        : {}),
+    });
+    for (;;) {
+      const step = steps.next();
+      if (step.done) {
+        stream = step.value;
+        break;
+      }
+      if (!reading.whole()) await readStep();
+      else await between('index');
     }
-    await between('index');
+  } finally {
+    await reading.close();
   }
-  const indexMs = performance.now() - indexStarted;
+  const indexMs = performance.now() - started - readMs;
   const orderStarted = performance.now();
-  const batches: PerfDataBatch[] = [];
-  for (const batch of stream.batches(STEP_BATCH_BYTES)) {
+  const { mode, events, features, tracing, recordCounts, warnings, released } = stream;
+  // What the rounds let go is the ring's start when they were in time order: the rest follows it (and is told too).
+  const roundsInOrder = released === told.reduce((n, batch) => n + batch.recordCount, 0);
+  const batches: PerfDataBatch[] = roundsInOrder ? [...told] : [];
+  for (const batch of stream.batches(STEP_BATCH_BYTES, roundsInOrder ? released : 0)) {
     batches.push(batch);
+    if (roundsInOrder) onRound?.(batch, events);
     await between('order');
   }
   const ring = joinBatches(batches, file);
   const orderMs = performance.now() - orderStarted;
-  const { mode, events, features, tracing, recordCounts, warnings } = stream;
-  return { mode, events, features, tracing, recordCounts, warnings, rings: [ring], readMs, indexMs, orderMs };
+  return { mode, events, features, tracing, recordCounts, warnings, rings: [ring], readMs, indexMs, orderMs, roundsInOrder };
 }
 
 /**
- * A file's bytes, read STEP_READ_BYTES at a time with `between()` awaited after each read (what it throws ends the
- * read as it is); a pipe is read to its end.
+ * A file read with awaited reads of STEP_READ_BYTES into one buffer (the reader's ByteSource over it): first the
+ * header, what lies before the data section and what follows it, then the data section in order. A pipe (no size, no
+ * offsets) is read to its end before anything is walked.
  */
-async function readFileInSteps(file: string, between: () => Promise<void>): Promise<Uint8Array> {
+interface SteppedFile {
+  readonly source: ByteSource;
+  /** Reads the next chunk (throws a PerfDataError naming the file when it cannot). */
+  readStep(): Promise<void>;
+  /** The header and every section but the data are read: the data section may be walked as it comes. */
+  readyToWalk(): boolean;
+  whole(): boolean;
+  close(): Promise<void>;
+}
+
+async function openInSteps(file: string): Promise<SteppedFile> {
   /** A file system call whose failure is the file's, named with the offset it was at. */
   const io = async <T>(offset: number, call: () => Promise<T>): Promise<T> => {
     try {
@@ -199,29 +247,91 @@ async function readFileInSteps(file: string, between: () => Promise<void>): Prom
   const handle = await io(0, () => open(file, 'r'));
   try {
     const stat = await io(0, () => handle.stat());
-    let done = 0;
+    const close = () => handle.close();
     if (!stat.isFile()) {
       // A pipe has no size: its chunks, joined at its end.
       const chunks: Uint8Array[] = [];
-      for (;;) {
-        const chunk = Buffer.allocUnsafe(STEP_READ_BYTES);
-        const { bytesRead } = await io(done, () => handle.read(chunk, 0, chunk.length, null));
-        if (bytesRead === 0) return Buffer.concat(chunks);
-        chunks.push(chunk.subarray(0, bytesRead));
-        done += bytesRead;
-        await between();
-      }
+      let done = 0;
+      let ended = false;
+      let bytes: Uint8Array = new Uint8Array(0);
+      return {
+        get source() {
+          return bytesSource(bytes);
+        },
+        async readStep() {
+          const chunk = Buffer.allocUnsafe(STEP_READ_BYTES);
+          const { bytesRead } = await io(done, () => handle.read(chunk, 0, chunk.length, null));
+          if (bytesRead === 0) {
+            ended = true;
+            bytes = Buffer.concat(chunks);
+            return;
+          }
+          chunks.push(chunk.subarray(0, bytesRead));
+          done += bytesRead;
+        },
+        readyToWalk: () => ended,
+        whole: () => ended,
+        close,
+      };
     }
-    const bytes = Buffer.allocUnsafe(stat.size);
-    while (done < bytes.length) {
-      const { bytesRead } = await io(done, () => handle.read(bytes, done, Math.min(STEP_READ_BYTES, bytes.length - done), done));
-      if (bytesRead === 0) throw new PerfDataError(file, done, 'the file ended while it was being read (it was cut short since it was opened)');
-      done += bytesRead;
-      await between();
-    }
-    return bytes;
-  } finally {
+    const size = stat.size;
+    const bytes = Buffer.allocUnsafe(size);
+    /** Bytes [0, front) are read, and [tailStart, tailDone): what follows the data section, read before the data. */
+    let front = 0;
+    let tailStart = size;
+    let tailDone = size;
+    /** The data section as the header says (null: a pipe-mode file, or no header: read in order); unknown before the header is read. */
+    let section: { readonly offset: number; readonly size: number } | null | undefined;
+    const readInto = async (at: number, length: number) => {
+      const { bytesRead } = await io(at, () => handle.read(bytes, at, length, at));
+      if (bytesRead === 0) throw new PerfDataError(file, at, 'the file ended while it was being read (it was cut short since it was opened)');
+      return bytesRead;
+    };
+    const source: ByteSource = {
+      size,
+      read(offset, length) {
+        const loaded = offset + length <= front || (offset >= tailStart && offset + length <= tailDone);
+        // A section the header placed inside the data section (perf never does): read now, as it is asked for.
+        for (let done = 0; !loaded && done < length;) {
+          let count: number;
+          try {
+            count = readSync(handle.fd, bytes, offset + done, length - done, offset + done);
+          } catch (error) {
+            throw new PerfDataError(file, offset + done, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'EIO'})`);
+          }
+          if (count === 0) throw new PerfDataError(file, offset + done, 'the file ended while it was being read (it was cut short since it was opened)');
+          done += count;
+        }
+        return bytes.subarray(offset, offset + length);
+      },
+      available: () => front,
+    };
+    return {
+      source,
+      async readStep() {
+        if (tailDone < size && section && front >= section.offset) {
+          tailDone += await readInto(tailDone, Math.min(STEP_READ_BYTES, size - tailDone));
+          return;
+        }
+        if (front >= size) return;
+        front += await readInto(front, Math.min(STEP_READ_BYTES, (front < tailStart ? tailStart : size) - front));
+        if (front >= tailStart && tailDone >= size) front = size;
+        if (section === undefined && front >= Math.min(FILE_HEADER_SIZE, size)) {
+          section = dataSectionOf(bytes.subarray(0, front));
+          const end = section ? section.offset + section.size : Infinity;
+          // The sections after the data (features) are read before the data's own bytes; a header that says nothing
+          // sensible has its file read in order, and the reader says what is wrong with it.
+          if (!section || end > size) section = null;
+          else if (front < end) tailStart = tailDone = end;
+        }
+      },
+      readyToWalk: () => front >= size || (section !== undefined && (section === null || (front >= section.offset && tailDone >= size))),
+      whole: () => front >= size,
+      close,
+    };
+  } catch (error) {
     await handle.close();
+    throw error;
   }
 }
 

@@ -6,8 +6,8 @@ import type { DecodedSnapshot } from '../decode/types';
 import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
 import { PerfType, RecordType, Sample, SoftwareConfig } from '../abi/uapi';
 import { parseTracepointFormat } from '../specs/tracepoint-format';
-import { Cursor, Feature, PerfDataError } from './format';
-import { readPerfData } from './reader';
+import { Cursor, Feature, PerfDataError, UserRecord } from './format';
+import { bytesSource, readPerfData, streamPerfData, wholeImport } from './reader';
 import { buildTracingData, DEFAULT_HEADER_EVENT, DEFAULT_HEADER_PAGE, formatToText, parseTracingData } from './tracing';
 import { writePerfData, type WriteOptions } from './writer';
 
@@ -177,6 +177,54 @@ describe('perfdata (synthetic bytes)', () => {
     const decoded = decodeSnapshot({ events: read.events, rings: read.rings });
     const ips = Array.from({ length: decoded.columns.length }, (_, row) => decodeRecordAt(decoded, row).fields.ip);
     assert.deepEqual(ips, [0x1n, 0x2n, 0x3n]);
+  });
+
+  // perf's ordered-events rule, round by round: nothing goes at the first round (its limit is time 0), the second lets
+  // go what is at or before the first's newest time. A record of a later round earlier than one let go (perf warns
+  // "Timestamp below last timeslice flush") stops the rounds: what they told is not the start of the time order, and
+  // `released` says so; the ring is the whole data section sorted all the same.
+  it('rounds let records go in time order, and a record earlier than one let go stops them', () => {
+    const file = writePerfData(snapshotOf([100n, 200n, 300n, 400n, 500n, 600n].map((time, k) => sample(BigInt(k + 1), 1, time, 1n))), {
+      ...OPTIONS,
+      synthesized: [],
+    });
+    const view = new DataView(file.buffer);
+    const dataStart = Number(view.getBigUint64(40, true));
+    const slot = (k: number) => dataStart + 48 * k;
+    const original = file.slice(dataStart, dataStart + 48 * 6);
+    const put = (k: number, record: number) => file.set(original.subarray(48 * record, 48 * record + 48), slot(k));
+    /** A FINISHED_ROUND, then a 40-byte file-only record the reader skips (THREAD_MAP), in one 48-byte slot. */
+    const finishRound = (k: number) => {
+      view.setUint32(slot(k), UserRecord.FINISHED_ROUND, true);
+      view.setUint16(slot(k) + 6, 8, true);
+      view.setUint32(slot(k) + 8, UserRecord.THREAD_MAP, true);
+      view.setUint16(slot(k) + 14, 40, true);
+      view.setBigUint64(slot(k) + 16, 0n, true);
+    };
+    // File order: ip 1 (t 100), ip 3 (t 300), round, ip 2 (t 200), round, ip 5 with its time set to 50.
+    put(0, 0);
+    put(1, 2);
+    finishRound(2);
+    put(3, 1);
+    finishRound(4);
+    put(5, 4);
+    view.setBigUint64(slot(5) + 32, 50n, true);
+    const ipsOf = (ring: RingCopy) => {
+      const decoded = decodeSnapshot({ events: readPerfData(file, 'rounds.data').events, rings: [ring] });
+      return Array.from({ length: decoded.columns.length }, (_, row) => decodeRecordAt(decoded, row).fields.ip);
+    };
+    const told: RingCopy[] = [];
+    const stream = streamPerfData(bytesSource(file), 'rounds.data', { onRound: (batch) => told.push(batch.ring) });
+    assert.deepEqual(told.map(ipsOf), [[0x1n, 0x2n, 0x3n]], 'the second round let go what is at or before 300, in time order');
+    assert.equal(stream.released, 0, 'ip 5 at 50 came after 300 was let go');
+    assert.deepEqual(ipsOf(wholeImport(stream, 'rounds.data').rings[0]), [0x5n, 0x1n, 0x2n, 0x3n]);
+
+    // Without the late record the rounds are the start of the time order.
+    view.setBigUint64(slot(5) + 32, 500n, true);
+    const inOrder: RingCopy[] = [];
+    const kept = streamPerfData(bytesSource(file), 'rounds.data', { onRound: (batch) => inOrder.push(batch.ring) });
+    assert.equal(kept.released, 3);
+    assert.deepEqual(ipsOf(wholeImport(kept, 'rounds.data').rings[0]), [0x1n, 0x2n, 0x3n, 0x5n]);
   });
 
   it('a damaged feature section is an error, or with keepGoing a warning while the samples survive', () => {

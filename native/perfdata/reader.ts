@@ -85,6 +85,14 @@ export interface PerfDataImport {
 export interface ReadOptions {
   /** On damage, return what was read before it (plus a warning) instead of throwing. */
   readonly keepGoing?: boolean;
+  /**
+   * Told, while the data section is walked, of each batch of kernel records perf's ordered-events rule lets go at a
+   * FINISHED_ROUND (tools/perf/util/ordered-events.c, process_finished_round): the records queued so far whose time is
+   * at most the newest time seen at the previous FINISHED_ROUND, in time order. While every later record is at least
+   * as late as the last one let go, these batches are, in order, the first records of the stream's time order
+   * (PerfDataStream.released says how many); file mode only (a pipe's events may still be announced in its data).
+   */
+  readonly onRound?: (batch: PerfDataBatch, events: readonly EventDescription[]) => void;
 }
 
 interface MutableEvent {
@@ -101,6 +109,12 @@ export interface ByteSource {
   readonly size: number;
   /** The `size` bytes at `offset` (within the source); they stay valid (a copy, or a view of bytes never changed). */
   read(offset: number, size: number): Uint8Array;
+  /**
+   * For a file still being read in steps: the bytes before offset available() may be read now, and so may those after
+   * the data section; the walk of the data section yields (indexPerfData's step) until the bytes it needs are there.
+   * Absent: all of it.
+   */
+  available?(): number;
 }
 
 /** A file in memory as a ByteSource: ranges are views, nothing is copied. */
@@ -114,6 +128,8 @@ const WALK_CHUNK_BYTES = 4 << 20;
 /** One batch of a PerfDataStream: kernel records in time order as a forward ring, and where each came from. */
 export interface PerfDataBatch {
   readonly ring: RingCopy;
+  /** How many records `ring` holds. */
+  readonly recordCount: number;
   /** Where in the file the record at `ringOffset` of `ring` was read from. */
   readonly fileOffsetOf: (ringOffset: number) => number | undefined;
 }
@@ -123,10 +139,16 @@ export interface PerfDataStream extends Omit<PerfDataImport, 'rings' | 'fileOffs
   /** How many kernel records the batches hold in all. */
   readonly recordCount: number;
   /**
-   * The kernel records in time order (the order readPerfData's one ring has), in batches of at least `batchBytes`
-   * (the last may be smaller; a batch holds whole records), each read from the source when it is asked for.
+   * How many of the first records in time order ReadOptions.onRound was told of, in that order (0 when a record
+   * came earlier than one already let go: the rounds' batches are then not the start of the time order).
    */
-  batches(batchBytes: number): Generator<PerfDataBatch, void>;
+  readonly released: number;
+  /**
+   * The kernel records in time order (the order readPerfData's one ring has) from the `from`-th on, in batches of at
+   * least `batchBytes` (the last may be smaller; a batch holds whole records), each read from the source when it is
+   * asked for.
+   */
+  batches(batchBytes: number, from?: number): Generator<PerfDataBatch, void>;
 }
 
 export function readPerfData(bytes: Uint8Array, name: string, options: ReadOptions = {}): PerfDataImport {
@@ -173,6 +195,18 @@ export function joinBatches(batches: readonly PerfDataBatch[], file: string): Ri
   return linearRing(file, bytes);
 }
 
+/**
+ * Where a file-mode perf.data's data section is, from the file's first FILE_HEADER_SIZE bytes (what the reader checks
+ * of them, it checks again when it reads the file); null for a pipe-mode file or bytes that are not such a header.
+ */
+export function dataSectionOf(head: Uint8Array): { readonly offset: number; readonly size: number } | null {
+  if (head.length < FILE_HEADER_SIZE) return null;
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  if (view.getBigUint64(0, true) !== PERF_MAGIC2 || view.getBigUint64(8, true) !== BigInt(FILE_HEADER_SIZE)) return null;
+  // magic, size, attr_size, then the attrs section and the data section: { u64 offset, u64 size } each.
+  return { offset: Number(view.getBigUint64(40, true)), size: Number(view.getBigUint64(48, true)) };
+}
+
 /** How many records the walks index between two steps of indexPerfData: a few ms of work even on a loaded machine. */
 const INDEX_STEP_RECORDS = 4096;
 
@@ -193,7 +227,7 @@ function linearRing(file: string, bytes: Uint8Array): RingCopy {
 }
 
 function emptyBatch(file: string): PerfDataBatch {
-  return { ring: linearRing(file, new Uint8Array(0)), fileOffsetOf: () => undefined };
+  return { ring: linearRing(file, new Uint8Array(0)), recordCount: 0, fileOffsetOf: () => undefined };
 }
 
 /** The kernel records of the data section in file order: where each is and (after timeRecords) its time. */
@@ -201,18 +235,20 @@ class RecordIndex {
   length = 0;
   offset = new Float64Array(1024);
   size = new Uint16Array(1024);
-  /** The record's time as u32 halves; an untimed record has its predecessor's (perf's ordered-events rule). */
-  timeHigh = new Uint32Array(0);
-  timeLow = new Uint32Array(0);
+  /** The record's time as u32 halves (once timed); an untimed record has its predecessor's (perf's ordered-events rule). */
+  timeHigh = new Uint32Array(1024);
+  timeLow = new Uint32Array(1024);
 
   push(offset: number, size: number): void {
     if (this.length === this.offset.length) {
-      const offsets = new Float64Array(this.length * 2);
-      offsets.set(this.offset);
-      this.offset = offsets;
-      const sizes = new Uint16Array(this.length * 2);
-      sizes.set(this.size);
-      this.size = sizes;
+      const grow = <T extends Float64Array | Uint16Array | Uint32Array>(from: T, to: T): T => {
+        to.set(from as never);
+        return to;
+      };
+      this.offset = grow(this.offset, new Float64Array(this.length * 2));
+      this.size = grow(this.size, new Uint16Array(this.length * 2));
+      this.timeHigh = grow(this.timeHigh, new Uint32Array(this.length * 2));
+      this.timeLow = grow(this.timeLow, new Uint32Array(this.length * 2));
     }
     this.offset[this.length] = offset;
     this.size[this.length] = size;
@@ -229,6 +265,23 @@ class PerfDataReader {
   private readonly counts: Record<string, number> = {};
   private readonly kernelRecords = new RecordIndex();
   private littleEndian = true;
+  /** Kernel records whose time is read (timeRange), and the last time read (an untimed record takes it). */
+  private timed = 0;
+  private lastTime: [number, number] = [0, 0];
+  /** The events (describeEvents), once described. */
+  private described?: EventDescription[];
+  private locator?: RecordLocator;
+  /** Round release (ReadOptions.onRound): records timed and not let go yet, by index, in file order. */
+  private queued: number[] = [];
+  /** perf's next_flush: what the next FINISHED_ROUND lets go is at most this time (u32 halves); and the newest time seen. */
+  private flushLimit: [number, number] = [0, 0];
+  private newest: [number, number] = [0, 0];
+  /** The records let go so far, in the order they were, and the time of the last one. */
+  private releasedOrder = new Uint32Array(1024);
+  private releasedCount = 0;
+  private lastReleased: [number, number] | null = null;
+  /** A record came earlier than one already let go: rounds let nothing more go, and `released` is 0. */
+  private roundsBroken = false;
 
   constructor(
     private readonly source: ByteSource,
@@ -476,11 +529,12 @@ class PerfDataReader {
     let chunkStart = start;
     let view = new DataView(chunk.buffer);
     let chunksRead = 0;
-    /** Makes [pos, pos + size) readable in `chunk` (size ≤ what is left of the section). */
+    const available = () => (this.source.available ? this.source.available() : end);
+    /** Makes [pos, pos + size) readable in `chunk` (size ≤ what is left of the section, and available). */
     const have = (pos: number, size: number) => {
       if (pos >= chunkStart && pos + size <= chunkStart + chunk.length) return;
       chunkStart = pos;
-      chunk = this.source.read(pos, Math.min(Math.max(WALK_CHUNK_BYTES, size), end - pos));
+      chunk = this.source.read(pos, Math.min(Math.max(WALK_CHUNK_BYTES, size), end - pos, Math.max(size, available() - pos)));
       view = new DataView(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       chunksRead++;
     };
@@ -494,6 +548,8 @@ class PerfDataReader {
         yield;
       }
       if (end - pos < 8) this.fail(pos, `data section ends inside a record header (${end - pos} bytes left)`);
+      // A file still being read: its next bytes come with the next steps.
+      while (pos + 8 > available()) yield;
       have(pos, 8);
       const type = view.getUint32(pos - chunkStart, true);
       const size = view.getUint16(pos - chunkStart + 6, true);
@@ -505,7 +561,10 @@ class PerfDataReader {
       if (type < USER_TYPE_START) {
         if (size % 8 !== 0) this.fail(pos, `record of type ${type} has size ${size}, not a multiple of 8`);
         this.kernelRecords.push(pos, size);
-      } else if (type !== UserRecord.FINISHED_ROUND) {
+      } else if (type === UserRecord.FINISHED_ROUND) {
+        if (!pipe && this.options.onRound && !this.roundsBroken) this.finishRound();
+      } else {
+        while (pos + size > available()) yield;
         have(pos, size);
         const body = new Cursor(
           chunk.subarray(pos - chunkStart, pos - chunkStart + size),
@@ -579,7 +638,9 @@ class PerfDataReader {
     }
   }
 
-  private *finish(mode: 'file' | 'pipe'): Generator<void, PerfDataStream> {
+  /** The events, with their names and tracepoint formats (described once: its warnings are said once). */
+  private describeEvents(): EventDescription[] {
+    if (this.described) return this.described;
     if (this.events.length === 0) this.fail(0, 'the file describes no events');
     const formats = new Map<number, TracepointFormat>();
     for (const { system, formats: texts } of this.tracing?.systems ?? []) {
@@ -603,9 +664,19 @@ class PerfDataReader {
         this.warnings.push(`no tracepoint format for event ${event.name} (config ${event.attr.config}); its fields stay raw`);
       }
     }
-    yield* this.timeRecords(events);
+    this.described = events;
+    this.locator = new RecordLocator(events);
+    return events;
+  }
+
+  private *finish(mode: 'file' | 'pipe'): Generator<void, PerfDataStream> {
+    const events = this.describeEvents();
+    yield* this.timeRecords();
     yield;
     const order = this.timeOrder();
+    // What the rounds let go is the start of the time order (perf's rule held): checked, not assumed.
+    let released = this.roundsBroken ? 0 : this.releasedCount;
+    for (let i = 0; i < released; i++) if (order[i] !== this.releasedOrder[i]) released = 0;
     return {
       mode,
       events,
@@ -614,13 +685,55 @@ class PerfDataReader {
       recordCounts: this.counts,
       warnings: this.warnings,
       recordCount: order.length,
-      batches: (batchBytes: number) => this.batches(order, batchBytes),
+      released,
+      batches: (batchBytes: number, from = 0) => this.batches(order, batchBytes, from),
     };
   }
 
-  private *batches(order: Uint32Array, batchBytes: number): Generator<PerfDataBatch, void> {
+  /**
+   * A FINISHED_ROUND: times the records indexed since the last one and lets go, in time order, those queued at or
+   * before perf's flush limit (the newest time seen at the previous round), as perf's ordered-events queue does.
+   */
+  private finishRound(): void {
+    const events = this.describeEvents();
+    const first = this.timed;
+    this.timeRange(first, this.kernelRecords.length);
+    const { timeHigh: high, timeLow: low } = this.kernelRecords;
+    const before = (a: number, time: [number, number]) => high[a] < time[0] || (high[a] === time[0] && low[a] < time[1]);
+    for (let i = first; i < this.kernelRecords.length; i++) {
+      // Earlier than a record let go: the batches let go are no longer the start of the time order.
+      if (this.lastReleased && before(i, this.lastReleased)) {
+        this.roundsBroken = true;
+        this.queued = [];
+        return;
+      }
+      if (!before(i, this.newest)) this.newest = [high[i], low[i]];
+      this.queued.push(i);
+    }
+    const limit = this.flushLimit;
+    const due = (i: number) => high[i] < limit[0] || (high[i] === limit[0] && low[i] <= limit[1]);
+    const go = this.queued.filter(due);
+    this.flushLimit = this.newest;
+    if (go.length === 0) return;
+    this.queued = this.queued.filter((i) => !due(i));
+    const indexes = Uint32Array.from(go).sort((a, b) => high[a] - high[b] || low[a] - low[b] || a - b);
+    const last = indexes[indexes.length - 1];
+    this.lastReleased = [high[last], low[last]];
+    if (this.releasedCount + indexes.length > this.releasedOrder.length) {
+      const grown = new Uint32Array(Math.max(this.releasedOrder.length * 2, this.releasedCount + indexes.length));
+      grown.set(this.releasedOrder.subarray(0, this.releasedCount));
+      this.releasedOrder = grown;
+    }
+    this.releasedOrder.set(indexes, this.releasedCount);
+    this.releasedCount += indexes.length;
+    let bytes = 0;
+    for (const i of indexes) bytes += this.kernelRecords.size[i];
+    this.options.onRound!(this.batch(indexes, bytes), events);
+  }
+
+  private *batches(order: Uint32Array, batchBytes: number, from: number): Generator<PerfDataBatch, void> {
     const sizes = this.kernelRecords.size;
-    for (let first = 0; first < order.length;) {
+    for (let first = from; first < order.length;) {
       let last = first;
       let bytes = 0;
       while (last < order.length && bytes < batchBytes) bytes += sizes[order[last++]];
@@ -629,33 +742,42 @@ class PerfDataReader {
     }
   }
 
-  /** Reads the time of every kernel record, a chunk of the file at a time (untimed records take their predecessor's). */
-  private *timeRecords(events: readonly EventDescription[]): Generator<void, void> {
+  /** Reads the time of every kernel record not timed yet, a chunk of the file at a time (untimed records take their predecessor's). */
+  private *timeRecords(): Generator<void, void> {
     const records = this.kernelRecords;
-    const locate = new RecordLocator(events);
-    records.timeHigh = new Uint32Array(records.length);
-    records.timeLow = new Uint32Array(records.length);
-    let prevHigh = 0;
-    let prevLow = 0;
-    for (let first = 0; first < records.length;) {
+    while (this.timed < records.length) {
+      const first = this.timed;
       const start = records.offset[first];
       let last = first;
       while (last < records.length && last - first < INDEX_STEP_RECORDS && records.offset[last] + records.size[last] - start <= WALK_CHUNK_BYTES) last++;
       if (last === first) last++; // cannot happen: a record is at most 64 KiB
-      const bytes = this.source.read(start, records.offset[last - 1] + records.size[last - 1] - start);
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      for (let i = first; i < last; i++) {
-        const time = locate.time(view, records.offset[i] - start, records.size[i]);
-        if (time) {
-          prevHigh = time[0];
-          prevLow = time[1];
-        }
-        records.timeHigh[i] = prevHigh;
-        records.timeLow[i] = prevLow;
-      }
-      first = last;
-      if (first < records.length) yield;
+      this.timeRange(first, last);
+      if (this.timed < records.length) yield;
     }
+  }
+
+  /** Reads the times of kernel records [first, last) (first is the next one not timed) with one read. */
+  private timeRange(first: number, last: number): void {
+    if (first >= last) return;
+    const records = this.kernelRecords;
+    const locate = this.locator!;
+    const start = records.offset[first];
+    const bytes = this.source.read(start, records.offset[last - 1] + records.size[last - 1] - start);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let [prevHigh, prevLow] = this.lastTime;
+    for (let i = first; i < last; i++) {
+      const time = locate.time(view, records.offset[i] - start, records.size[i]);
+      // Time 0 is perf's for records it synthesized, which it delivers where it meets them (session.c: queueing such an
+      // event returns -ETIME): the LOST_SAMPLES perf record writes at its end stay there, after their predecessor.
+      if (time && (time[0] !== 0 || time[1] !== 0)) {
+        prevHigh = time[0];
+        prevLow = time[1];
+      }
+      records.timeHigh[i] = prevHigh;
+      records.timeLow[i] = prevLow;
+    }
+    this.lastTime = [prevHigh, prevLow];
+    this.timed = last;
   }
 
   /** The kernel records' indexes in time order (stable: equal times keep file order). */
@@ -718,7 +840,7 @@ class PerfDataReader {
       }
       return undefined;
     };
-    return { ring: linearRing(this.file, out), fileOffsetOf };
+    return { ring: linearRing(this.file, out), recordCount: indexes.length, fileOffsetOf };
   }
 }
 

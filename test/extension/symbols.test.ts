@@ -1,7 +1,8 @@
 // The extension's sessions name callchain frames as perf does: a perf.data recorded by `perf record -g`
 // on a binary with known functions, opened through the SessionManager (as "Open perf.data" does), and
 // every sample's frames as the panel's details reply carries them, against `perf script` on the same file.
-// Opening a big file: its capture equals the file decoded whole, and a Cancel stops its read at once.
+// Opening a big file: its capture equals the file decoded whole, its first records reach the panel while the rest is
+// read, and a Cancel stops its read at once.
 import * as assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,8 @@ import { captureName, OpenCancelled, SessionManager } from '../../extension/sess
 import { createCoreBackend } from '../../extension/session/core-backend';
 import type { Backend, PerfDataStage } from '../../extension/session/ports';
 import { rowDetails, snapshotToWire } from '../../host/wire';
+import { SnapshotStreamer } from '../../extension/panel/streamer';
+import type { HostToWebview } from '../../shared/protocol';
 import { decodeSnapshot } from '../../native/decode/columns';
 import type { DecodedSnapshot } from '../../native/decode/types';
 import { readPerfData } from '../../native/perfdata/reader';
@@ -137,6 +140,76 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
     }
   });
 
+  // The editor path as the panel has it, the page answered as it answers: the first records of the file reach the page
+  // while the file is still being read (counted in read steps, not timed), and the page's rows, part after part, are
+  // the rows of the capture the open keeps, so only the names follow them.
+  it('posts the first part of the file to the page before the file is read, and its parts are the capture the open keeps', async () => {
+    const manager = new SessionManager({ backend: coreOnly() });
+    const events: string[] = [];
+    const sent: HostToWebview[] = [];
+    let acknowledged = 0;
+    const streamer = new SnapshotStreamer((message) => {
+      sent.push(message);
+      if (message.type !== 'liveAppend') return;
+      events.push(`part ${message.seq}`);
+      // The page acknowledges each part as it holds it (app.ts receiveLive), later, as a message does.
+      setImmediate(() => {
+        acknowledged++;
+        streamer.onLiveAck(message.snapshotId, message.seq);
+      });
+    });
+    streamer.onReady();
+    const parts: DecodedSnapshot[] = [];
+    let partsId = '';
+    try {
+      let stage: PerfDataStage | undefined;
+      const session = await manager.openPerfData(
+        file,
+        () => {
+          events.push(stage ?? 'start');
+          return false;
+        },
+        (next) => (stage = next),
+        (part, snapshotId) => {
+          parts.push(part);
+          partsId = snapshotId;
+          streamer.grow(snapshotId, 'all.data', part);
+        },
+      );
+      const reads = events.filter((event) => event === 'read').length;
+      const firstPart = events.indexOf('part 0');
+      assert.ok(firstPart >= 0, 'a part was posted');
+      const readsBefore = events.slice(0, firstPart).filter((event) => event === 'read').length;
+      assert.ok(reads >= 4, `${reads} read steps`);
+      assert.ok(readsBefore < reads, `the first part was posted after ${readsBefore} of the ${reads} read steps`);
+      assert.ok(parts.length >= 2, `${parts.length} parts`);
+
+      const entry = session.snapshots[0];
+      assert.equal(entry.id, partsId, "the capture is the parts' (perf's rounds let them go in time order)");
+      const joined = Buffer.concat(parts.map((part) => part.rings[0].bytes));
+      assert.deepEqual(new Uint8Array(joined), entry.decoded.rings[0].bytes, 'the parts, joined, are its records in its order');
+      assert.equal(
+        parts.reduce((n, part) => n + part.columns.length, 0),
+        entry.recordCount,
+        'as many rows',
+      );
+      const appended = sent.filter((message) => message.type === 'liveAppend');
+      assert.ok(appended.every((message) => message.opening === true && message.part.namesFollow === true));
+
+      // The snapshot added with the parts' id: nothing of its records goes again, its names follow.
+      await waitFor('every part acknowledged', () => acknowledged === parts.length);
+      const before = sent.length;
+      streamer.onPainted(entry.id);
+      const { named } = streamer.add(entry.id, 'all.data', entry.takenAtMs, entry.decoded, entry.symbols);
+      assert.ok(await named, 'named');
+      await waitFor('the names sent', () => streamer.idle);
+      const after = sent.slice(before).map((message) => message.type);
+      assert.deepEqual(after, ['snapshotSymbols']);
+    } finally {
+      await manager.dispose();
+    }
+  });
+
   // The Cancel comes as a timer set when a stage begins: it runs only if the event loop is free during that stage.
   for (const cancelIn of ['read', 'index', 'order'] as const) {
     it(`a Cancel during the ${cancelIn} stage stops it at its next step: no decode, nothing kept, and the file opens again`, async () => {
@@ -192,6 +265,40 @@ describe('extension: Open perf.data of a big perf record -a -g file', function (
       }
     });
   }
+
+  it('a Cancel once its first part is on the page stops the read at its next step: nothing kept, no fd left', async () => {
+    const manager = new SessionManager({ backend: coreOnly() });
+    try {
+      const fdsBefore = openFdCount();
+      const stages: PerfDataStage[] = [];
+      let clicked = false;
+      let askedAfterCancel = 0;
+      let parts = 0;
+      await assert.rejects(
+        manager.openPerfData(
+          file,
+          () => {
+            if (clicked) askedAfterCancel++;
+            return clicked;
+          },
+          (next) => stages.push(next),
+          () => {
+            parts++;
+            // The user sees the first records and cancels: the Cancel is a message, served between two steps.
+            if (parts === 1) setTimeout(() => (clicked = true), 0);
+          },
+        ),
+        (error: unknown) => error instanceof OpenCancelled,
+      );
+      assert.ok(clicked, 'the Cancel ran');
+      assert.equal(askedAfterCancel, 1, 'the first step after the Cancel stopped the open');
+      assert.equal(stages.at(-1), 'read', 'stopped while the file was read, where its first part was told');
+      assert.deepEqual(manager.list(), []);
+      await waitFor('the file closed', () => openFdCount() === fdsBefore);
+    } finally {
+      await manager.dispose();
+    }
+  });
 
   it('a file that cannot be read is a PerfDataError naming it and why, and nothing is kept', async () => {
     const manager = new SessionManager({ backend: coreOnly() });

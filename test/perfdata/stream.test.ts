@@ -4,10 +4,11 @@
 // of the whole file written at once.
 
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeSnapshot } from '../../native/decode';
-import { openPerfDataFile, readPerfData, type PerfDataImport } from '../../native/perfdata';
+import { openPerfDataFile, PerfDataError, readPerfData, readPerfDataFileInSteps, type PerfDataImport, type SteppedStage } from '../../native/perfdata';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
 import { BatchLines } from '../../host/batch-lines';
 import { ProfileTables } from '../../native/tables/profile-tables';
@@ -36,6 +37,8 @@ describe('perf.data read a batch at a time', function () {
     // Two processes, so the batches interleave their samples, each with a callchain to name.
     perfRecord(file('g.data'), ['-g', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], ['/bin/sh', '-c', `${work} 1 3000000 & ${work} 1 3000000; wait`]);
     perfRecord(file('ow.data'), ['--overwrite', '-m', '2', '-e', 'task-clock', '-c', '20000', '--sample-cpu'], [work, '1', '6000000']);
+    // Pipe mode: events announced in the data section, no rounds let go while it is read.
+    execFileSync('/bin/sh', ['-c', `perf record -q -o - -e task-clock -c 20000 --sample-cpu -- ${work} 1 3000000 > ${file('pipe.data')}`], { stdio: 'ignore' });
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -67,6 +70,58 @@ describe('perf.data read a batch at a time', function () {
       }
     });
   }
+
+  // Open perf.data's read: what onRound is told, in order, is the whole file's ring; perf's rounds let the first of it
+  // go while the file is read (g.data), a --overwrite file's (its rings written newest first at the end) as they may,
+  // and a file without rounds (pipe mode, where they are not read) is told all of it at the end, in the same order.
+  for (const [name, when] of [
+    ['g.data', 'early'],
+    ['ow.data', 'any'],
+    ['pipe.data', 'end'],
+  ] as const) {
+    it(`${name}: read in steps, the batches told are the whole file's ring in order${when === 'any' ? '' : when === 'early' ? ', the first as a round ends' : ', at the end'}`, async () => {
+      const whole = readPerfData(readFileSync(file(name)), file(name));
+      const told: Uint8Array[] = [];
+      const steps: SteppedStage[] = [];
+      let stepsBeforeFirst: number | undefined;
+      const stepped = await readPerfDataFileInSteps(
+        file(name),
+        async (stage) => {
+          steps.push(stage);
+        },
+        {
+          onRound: (batch, events) => {
+            stepsBeforeFirst ??= steps.length;
+            assert.deepEqual(
+              events.map((event) => event.name),
+              whole.events.map((event) => event.name),
+            );
+            told.push(batch.ring.bytes);
+          },
+        },
+      );
+      assert.equal(stepped.roundsInOrder, true);
+      assert.deepEqual(stepped.rings[0].bytes, whole.rings[0].bytes, 'the one ring');
+      assert.deepEqual(new Uint8Array(Buffer.concat(told)), whole.rings[0].bytes, 'what was told, joined');
+      // Told while the data section was walked (a round's end: index steps follow), or once it was all indexed.
+      const indexStepsAfter = steps.slice(stepsBeforeFirst).filter((stage) => stage === 'index').length;
+      if (when === 'early') assert.ok(indexStepsAfter > 0, 'told before the whole file was indexed');
+      if (when === 'end') assert.equal(indexStepsAfter, 0, 'told once the whole file was indexed');
+    });
+  }
+
+  it('an empty file, or one cut inside its header, read in steps is a PerfDataError naming it (not a read that waits for bytes)', async () => {
+    for (const [name, bytes] of [
+      ['empty.data', ''],
+      ['cut.data', 'PERFILE2'],
+    ] as const) {
+      writeFileSync(file(name), bytes);
+      await assert.rejects(
+        readPerfDataFileInSteps(file(name), async () => {}, { onRound: () => assert.fail('no record to tell') }),
+        (error: unknown) => error instanceof PerfDataError && error.message.includes(file(name)) && /too short/.test(error.message),
+      );
+    }
+  });
 
   it('JSON Lines written batch by batch are the lines of the whole file', () => {
     const whole = readPerfData(readFileSync(file('g.data')), file('g.data'));

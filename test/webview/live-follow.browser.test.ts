@@ -113,3 +113,71 @@ describe('live follow on the page (Chromium)', function () {
     assert.deepEqual(errors, []);
   });
 });
+
+// Open perf.data on the page: the file's capture grows by the host's parts (liveAppends marked `opening`, what
+// extension/panel/streamer.ts grow sends) while the host reads the file: shown at once without "Follow live", its first
+// paint reported, every row kept whatever `keepFromNs` says, not a live capture (nor the one Follow live shows), named
+// by one snapshotSymbols at the end, and asked for again on resync like a snapshot.
+describe('a perf.data being opened grows on the page (Chromium)', function () {
+  this.timeout(60000);
+  let session: TimelineSession;
+  let page: Page;
+  const errors: string[] = [];
+
+  before(async () => {
+    session = await openTimelinePage({ errors });
+    page = session.page;
+  });
+  after(() => session?.close());
+
+  /** Part `seq` of the file (see synthetic.ts liveAppend), marked opening, its names to follow; waits for its acknowledgement. */
+  async function part(seq: number, firstRow: number, from: number, count: number): Promise<void> {
+    await page.evaluate(
+      (a) => {
+        const w = window as unknown as Probe;
+        // A window that would drop every row of a followed recording: a file keeps them all.
+        const message = w.RingsideSynthetic.liveAppend(a.seq, a.firstRow, a.from, a.count, 10_000, 1e12) as { part: object; batch: object };
+        const batch = { ...message.batch } as Record<string, unknown>;
+        delete batch.symbolIndex;
+        delete batch.symbolTable;
+        w.__send({ ...message, part: { ...message.part, namesFollow: true }, batch, opening: true });
+      },
+      { seq, firstRow, from, count },
+    );
+    await page.waitForFunction((s) => (window as unknown as Probe).__posted.some((m) => m.type === 'liveAck' && m.seq === s && m.snapshotId === 'live-1'), seq);
+    await afterFrames(page);
+  }
+
+  it('shows the first part at once and reports its paint, keeps every row of the next, and fills the names in at the end', async () => {
+    assert.equal(await page.locator('#rs-follow').isChecked(), false);
+    await part(0, 0, 0, 100);
+    await page.waitForFunction(() => (window as unknown as Probe).__posted.some((m) => m.type === 'painted' && m.snapshotId === 'live-1'));
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('100 records · 1 snapshot'));
+    assert.match(await status(page), /function names still coming/);
+    assert.equal(await page.locator('.rs-snapshot-button').getAttribute('aria-pressed'), 'true', 'shown');
+    assert.doesNotMatch((await page.locator('.rs-snapshot-meta').textContent()) ?? '', /live/);
+    await part(1, 100, 1000 * US, 150);
+    await page.waitForFunction(() => document.querySelector('.rs-status')?.textContent?.startsWith('250 records · 1 snapshot'));
+    assert.deepEqual(await laneCounts(page), [['thread:100', '250']]);
+    assert.equal((await posted(page, 'painted')).length, 1, 'its first paint, once');
+
+    await page.evaluate(() =>
+      (window as unknown as Probe).__send({
+        type: 'snapshotSymbols',
+        snapshotId: 'live-1',
+        symbolIndex: new Int32Array(250).fill(0).buffer,
+        symbolTable: ['busy_loop'],
+      }),
+    );
+    await page.waitForFunction(() => !document.querySelector('.rs-status')?.textContent?.includes('names'));
+
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    await page.waitForFunction(() => (window as unknown as Probe).__posted.some((m) => m.type === 'resync'));
+    const [resync] = await posted(page, 'resync');
+    assert.deepEqual(resync.have, [{ snapshotId: 'live-1', rows: 250 }], "the file's capture is the host streamer's: asked for again");
+    assert.deepEqual(errors, []);
+  });
+});
