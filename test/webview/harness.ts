@@ -206,7 +206,15 @@ export function chromiumAndTempDir(prefix: string): BrowserAndDir {
  * Build the product bundle (scripts/build.mjs) and the synthetic-data helper. Other programs in
  * the tree may fail to bundle while being written, so only the webview output is checked.
  */
-export async function buildWebview(): Promise<{ bundle: string; css: string }> {
+export function buildWebview(): Promise<{ bundle: string; css: string }> {
+  // Once per test process: the tree does not change while mocha runs, and a whole product build per describe block
+  // took over a minute of a before hook at load 15-20 (two browser suites' hooks timed out that way).
+  built ??= buildWebviewNow();
+  return built;
+}
+let built: Promise<{ bundle: string; css: string }> | undefined;
+
+async function buildWebviewNow(): Promise<{ bundle: string; css: string }> {
   fs.mkdirSync(HELPER_DIR, { recursive: true });
   const started = Date.now();
   const run = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
