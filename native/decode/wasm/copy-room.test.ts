@@ -134,6 +134,37 @@ describe('decode/wasm: a copy decoded in its room', () => {
     }
   });
 
+  it('gives the same bytes when times do not fall record after record (ties, steps forward), in a room that holds them all and in one too small', () => {
+    // Newest first in the copy: the sample run takes falling times in a loop of its own and every
+    // other record through the loop that tracks each time, then goes on falling; with a room too
+    // small it stops where the room is full, wherever that is.
+    const st = BASIC | Sample.CALLCHAIN;
+    const chain = (depth: number) => {
+      const w = new ByteWriter().u64(BigInt(depth));
+      for (let k = 0; k < depth; k++) w.u64(0x400000n + BigInt(k));
+      return w.toBytes();
+    };
+    const random = prng(77);
+    let time = 50_000n;
+    const records = Array.from({ length: 900 }, (_, i) => {
+      const roll = random();
+      // Oldest first: mostly later and later, some ties, some steps back (a clock or an interrupted write).
+      time += roll < 0.1 ? 0n : roll < 0.2 ? -BigInt(1 + Math.floor(random() * 40)) : BigInt(1 + Math.floor(random() * 30));
+      return sampleRecord(st, { id: 7n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time, cpu: 0, period: 1n, tail: chain(i === 899 ? 40 : 2) });
+    });
+    const ring = ringFromRecords(records, 1 << 17, 'backward');
+    const events = [eventOf(0, attrOf(st), [7n])];
+    const plain = decodeSnapshot({ events, rings: [ring] });
+    assert.equal(plain.columns.length, 900);
+    const whole = decodeSnapshot({ events, rings: [{ ...ring, bytes: decodableCopyOf(ring.bytes) }] });
+    assert.ok(decodedInRoom(whole), 'decoded in its room');
+    assertSame(whole, plain, 'a room for every row');
+    const small = allocateDecodableCopy(ring.bytes.length, false, ring.bytes);
+    assert.ok(roomOf(small.bytes)!.set.length < plain.columns.length, 'the room holds fewer rows than the ring');
+    small.bytes.set(ring.bytes);
+    assertSame(decodeSnapshot({ events, rings: [{ ...ring, bytes: small.bytes }] }), plain, 'a room too small');
+  });
+
   it('decodes into the room again once its columns are handed back, and in the arena while they are held', () => {
     const input = inRooms(
       basicRing(
