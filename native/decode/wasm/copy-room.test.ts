@@ -134,7 +134,7 @@ describe('decode/wasm: a copy decoded in its room', () => {
     }
   });
 
-  it('gives the same bytes when times do not fall record after record (ties, steps forward), in a room that holds them all and in one too small', () => {
+  it('gives the same bytes when times do not fall record after record (ties, steps forward) and sizes vary, in a room that holds them all and in one too small', () => {
     // Newest first in the copy: the sample run takes falling times in a loop of its own and every
     // other record through the loop that tracks each time, then goes on falling; with a room too
     // small it stops where the room is full, wherever that is.
@@ -150,7 +150,9 @@ describe('decode/wasm: a copy decoded in its room', () => {
       const roll = random();
       // Oldest first: mostly later and later, some ties, some steps back (a clock or an interrupted write).
       time += roll < 0.1 ? 0n : roll < 0.2 ? -BigInt(1 + Math.floor(random() * 40)) : BigInt(1 + Math.floor(random() * 30));
-      return sampleRecord(st, { id: 7n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time, cpu: 0, period: 1n, tail: chain(i === 899 ? 40 : 2) });
+      // Callchains of 2 frames mostly, some of 3 or 4: the loop's next record is where the size before says, when it is that.
+      const depth = i === 899 ? 40 : random() < 0.2 ? 3 + Math.floor(random() * 2) : 2;
+      return sampleRecord(st, { id: 7n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time, cpu: 0, period: 1n, tail: chain(depth) });
     });
     const ring = ringFromRecords(records, 1 << 17, 'backward');
     const events = [eventOf(0, attrOf(st), [7n])];
