@@ -53,6 +53,8 @@ export function sampleRun(job: usize): i32 {
     // A backward ring is newest first, so its times fall record after record: the loop that takes
     // only such records keeps no smallest and largest time per record (see run). A record whose time
     // does not fall goes through the loop that does, alone, and then the falling loop goes on.
+    // (The falling loop's test of a time's difference needs a base below 2^63.)
+    if (<i64>load<u64>(job, SAMPLE_BASE_LO) < 0) return run(job, true, false);
     let decoded = 0;
     for (;;) {
       const falling = run(job, true, true);
@@ -131,11 +133,15 @@ function run(job: usize, backwardRecorder: bool, falling: bool): i32 {
     if (size & 7) break;
     if (p + size > end) break;
     if (sId >= 0) {
-      if (<u32>sId + 8 > size) break;
+      // (The recorder's layout has its id inside the sMin bytes just tested.)
+      if (!backwardRecorder && <u32>sId + 8 > size) break;
       if (load<u64>(p + sId) != id) break;
     }
     const t = load<u64>(p + sTime);
-    if (!differenceFits(t, base)) break;
+    // falling: the base is below 2^63 (sampleRun sees to it), so a time below 2^63 too is a difference
+    // that fits: one test instead of differenceFits's three. A time past 2^63 (damaged) goes to the
+    // loop that tracks each time, whose test decides as before.
+    if (falling ? <i64>t < 0 : !differenceFits(t, base)) break;
     const rel = <f64>(<i64>(t - base));
     if (falling && !(rel < previous)) break;
     const r = <u32>row;

@@ -124,6 +124,11 @@ describe('decode/wasm: a copy decoded in its room', () => {
       ['2^63 + 5 ns later', [...near.slice(0, 100), (1n << 63n) + 5n, ...near.slice(100)]],
       ['the largest u64', [...near.slice(0, 50), (1n << 64n) - 1n, ...near.slice(50)]],
       ['the newest record the damaged one', [...near, (1n << 64n) - 8n]],
+      ['the oldest record (the time base) past 2^63 ns', [(1n << 63n) + 5n, ...near]],
+      [
+        'times on both sides of 2^63 ns',
+        [...near.slice(0, 100).map((t) => (1n << 63n) - 3000n + t - 5_000_000n), ...near.slice(0, 100).map((t) => (1n << 63n) + t - 5_000_000n)],
+      ],
     ];
     for (const [what, times] of cases) {
       const input = basicRing(times, 1 << 14);
