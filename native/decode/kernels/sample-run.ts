@@ -110,6 +110,8 @@ function run(job: usize, backwardRecorder: bool, falling: bool): i32 {
   // end row-writer
   // The walk as an address (p) and the rows as a countdown to stopRow: fewer values live in the loop.
   let p = src + load<u32>(job, SAMPLE_O);
+  // Where the run starts (the falling loop writes the job's o on the way: see its end).
+  const firstP = p;
   const firstRow = load<i32>(job, SAMPLE_ROW);
   let row = firstRow;
   const stopRow = firstRow + load<i32>(job, SAMPLE_MAX) * step;
@@ -191,7 +193,7 @@ function run(job: usize, backwardRecorder: bool, falling: bool): i32 {
     const first = load<f64>(cTime + (<u32>firstRow << 3));
     if (first > maxRel) {
       maxRel = first;
-      maxP = src + load<u32>(job, SAMPLE_O);
+      maxP = firstP;
     }
     if (previous < minRel) {
       minRel = previous;

@@ -149,27 +149,40 @@ describe('decode/wasm: a copy decoded in its room', () => {
       for (let k = 0; k < depth; k++) w.u64(0x400000n + BigInt(k));
       return w.toBytes();
     };
+    // Oldest first: `step` gives each record's time after the one before. Random: mostly later and
+    // later, some ties, some steps back (a clock or an interrupted write). Then steadily later but
+    // the newest a step back: the run after it starts with the ring's largest time.
     const random = prng(77);
-    let time = 50_000n;
-    const records = Array.from({ length: 900 }, (_, i) => {
-      const roll = random();
-      // Oldest first: mostly later and later, some ties, some steps back (a clock or an interrupted write).
-      time += roll < 0.1 ? 0n : roll < 0.2 ? -BigInt(1 + Math.floor(random() * 40)) : BigInt(1 + Math.floor(random() * 30));
-      // Callchains of 2 frames mostly, some of 3 or 4: the loop's next record is where the size before says, when it is that.
-      const depth = i === 899 ? 40 : random() < 0.2 ? 3 + Math.floor(random() * 2) : 2;
-      return sampleRecord(st, { id: 7n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time, cpu: 0, period: 1n, tail: chain(depth) });
-    });
-    const ring = ringFromRecords(records, 1 << 17, 'backward');
-    const events = [eventOf(0, attrOf(st), [7n])];
-    const plain = decodeSnapshot({ events, rings: [ring] });
-    assert.equal(plain.columns.length, 900);
-    const whole = decodeSnapshot({ events, rings: [{ ...ring, bytes: decodableCopyOf(ring.bytes) }] });
-    assert.ok(decodedInRoom(whole), 'decoded in its room');
-    assertSame(whole, plain, 'a room for every row');
-    const small = allocateDecodableCopy(ring.bytes.length, false, ring.bytes);
-    assert.ok(roomOf(small.bytes)!.set.length < plain.columns.length, 'the room holds fewer rows than the ring');
-    small.bytes.set(ring.bytes);
-    assertSame(decodeSnapshot({ events, rings: [{ ...ring, bytes: small.bytes }] }), plain, 'a room too small');
+    const patterns: [string, (i: number) => bigint][] = [
+      [
+        'random',
+        () => {
+          const roll = random();
+          return roll < 0.1 ? 0n : roll < 0.2 ? -BigInt(1 + Math.floor(random() * 40)) : BigInt(1 + Math.floor(random() * 30));
+        },
+      ],
+      ['the newest a step back', (i) => (i === 899 ? -7n : 10n)],
+    ];
+    for (const [what, step] of patterns) {
+      let time = 50_000n;
+      const records = Array.from({ length: 900 }, (_, i) => {
+        time += step(i);
+        // Callchains of 2 frames mostly, some of 3 or 4: the loop's next record is where the size before says, when it is that.
+        const depth = i === 899 ? 40 : random() < 0.2 ? 3 + Math.floor(random() * 2) : 2;
+        return sampleRecord(st, { id: 7n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time, cpu: 0, period: 1n, tail: chain(depth) });
+      });
+      const ring = ringFromRecords(records, 1 << 17, 'backward');
+      const events = [eventOf(0, attrOf(st), [7n])];
+      const plain = decodeSnapshot({ events, rings: [ring] });
+      assert.equal(plain.columns.length, 900, what);
+      const whole = decodeSnapshot({ events, rings: [{ ...ring, bytes: decodableCopyOf(ring.bytes) }] });
+      assert.ok(decodedInRoom(whole), `${what}: decoded in its room`);
+      assertSame(whole, plain, `${what}: a room for every row`);
+      const small = allocateDecodableCopy(ring.bytes.length, false, ring.bytes);
+      assert.ok(roomOf(small.bytes)!.set.length < plain.columns.length, `${what}: the room holds fewer rows than the ring`);
+      small.bytes.set(ring.bytes);
+      assertSame(decodeSnapshot({ events, rings: [{ ...ring, bytes: small.bytes }] }), plain, `${what}: a room too small`);
+    }
   });
 
   it('decodes into the room again once its columns are handed back, and in the arena while they are held', () => {
