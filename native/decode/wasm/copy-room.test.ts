@@ -124,6 +124,11 @@ describe('decode/wasm: a copy decoded in its room', () => {
       ['2^63 + 5 ns later', [...near.slice(0, 100), (1n << 63n) + 5n, ...near.slice(100)]],
       ['the largest u64', [...near.slice(0, 50), (1n << 64n) - 1n, ...near.slice(50)]],
       ['the newest record the damaged one', [...near, (1n << 64n) - 8n]],
+      ['the oldest record (the time base) past 2^63 ns', [(1n << 63n) + 5n, ...near]],
+      [
+        'times on both sides of 2^63 ns',
+        [...near.slice(0, 100).map((t) => (1n << 63n) - 3000n + t - 5_000_000n), ...near.slice(0, 100).map((t) => (1n << 63n) + t - 5_000_000n)],
+      ],
     ];
     for (const [what, times] of cases) {
       const input = basicRing(times, 1 << 14);
@@ -131,6 +136,52 @@ describe('decode/wasm: a copy decoded in its room', () => {
       const room = decodeSnapshot(inRooms(input));
       assertSame(room, plain, what);
       assert.equal(room.columns.length, times.length, what);
+    }
+  });
+
+  it('gives the same bytes when times do not fall record after record (ties, steps forward) and sizes vary, in a room that holds them all and in one too small', () => {
+    // Newest first in the copy: the sample run takes falling times in a loop of its own and every
+    // other record through the loop that tracks each time, then goes on falling; with a room too
+    // small it stops where the room is full, wherever that is.
+    const st = BASIC | Sample.CALLCHAIN;
+    const chain = (depth: number) => {
+      const w = new ByteWriter().u64(BigInt(depth));
+      for (let k = 0; k < depth; k++) w.u64(0x400000n + BigInt(k));
+      return w.toBytes();
+    };
+    // Oldest first: `step` gives each record's time after the one before. Random: mostly later and
+    // later, some ties, some steps back (a clock or an interrupted write). Then steadily later but
+    // the newest a step back: the run after it starts with the ring's largest time.
+    const random = prng(77);
+    const patterns: [string, (i: number) => bigint][] = [
+      [
+        'random',
+        () => {
+          const roll = random();
+          return roll < 0.1 ? 0n : roll < 0.2 ? -BigInt(1 + Math.floor(random() * 40)) : BigInt(1 + Math.floor(random() * 30));
+        },
+      ],
+      ['the newest a step back', (i) => (i === 899 ? -7n : 10n)],
+    ];
+    for (const [what, step] of patterns) {
+      let time = 50_000n;
+      const records = Array.from({ length: 900 }, (_, i) => {
+        time += step(i);
+        // Callchains of 2 frames mostly, some of 3 or 4: the loop's next record is where the size before says, when it is that.
+        const depth = i === 899 ? 40 : random() < 0.2 ? 3 + Math.floor(random() * 2) : 2;
+        return sampleRecord(st, { id: 7n, ip: 0x1000n + BigInt(i), pid: 1, tid: 2, time, cpu: 0, period: 1n, tail: chain(depth) });
+      });
+      const ring = ringFromRecords(records, 1 << 17, 'backward');
+      const events = [eventOf(0, attrOf(st), [7n])];
+      const plain = decodeSnapshot({ events, rings: [ring] });
+      assert.equal(plain.columns.length, 900, what);
+      const whole = decodeSnapshot({ events, rings: [{ ...ring, bytes: decodableCopyOf(ring.bytes) }] });
+      assert.ok(decodedInRoom(whole), `${what}: decoded in its room`);
+      assertSame(whole, plain, `${what}: a room for every row`);
+      const small = allocateDecodableCopy(ring.bytes.length, false, ring.bytes);
+      assert.ok(roomOf(small.bytes)!.set.length < plain.columns.length, `${what}: the room holds fewer rows than the ring`);
+      small.bytes.set(ring.bytes);
+      assertSame(decodeSnapshot({ events, rings: [{ ...ring, bytes: small.bytes }] }), plain, `${what}: a room too small`);
     }
   });
 
