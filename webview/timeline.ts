@@ -814,7 +814,8 @@ export class Timeline {
     }
     const colors = this.colors;
     const shown = this.store.snapshots[this.shown];
-    drawAxis(this.axisSvg, x, this.width, this.timeBase());
+    // The canvases first, the axis's and overlay's DOM after: a canvas's font set after a DOM write makes the browser
+    // recalculate the page's style there and then (the stack chart's labels did, after the axis's new ticks).
     drawCoverage(this.coverageCanvas, x, {
       snapshots: shown ? [shown] : [],
       origin: this.store.originNs,
@@ -849,6 +850,7 @@ export class Timeline {
         drawn: this.drawnActivity,
       },
     });
+    drawAxis(this.axisSvg, x, this.width, this.timeBase());
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
       boundaries: shown && Number.isFinite(shown.maxTime) ? [shown] : [],
