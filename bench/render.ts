@@ -373,7 +373,16 @@ export async function runRender(
       if (traced)
         await browser.startTracing(page, {
           ...(tracePrefix !== undefined && i === runs - 1 ? { path: `${tracePrefix}.${start.snapshotId}.trace.json` } : {}),
-          categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute', 'disabled-by-default-v8.gc', 'blink.user_timing'],
+          // RINGSIDE_BENCH_TRACE_CATEGORIES=a,b: more trace categories (e.g. cc,blink,skia: what a frame's Commit does).
+          categories: [
+            'devtools.timeline',
+            'disabled-by-default-devtools.timeline',
+            'v8',
+            'v8.execute',
+            'disabled-by-default-v8.gc',
+            'blink.user_timing',
+            ...(process.env.RINGSIDE_BENCH_TRACE_CATEGORIES?.split(',').filter(Boolean) ?? []),
+          ],
         });
       const paint = await profiled('paint', () => firstPaint(page));
       if (paint.rejected > 0) throw new Error(`the webview rejected ${paint.rejected} bench messages`);

@@ -45,6 +45,21 @@ export function stacksHolding(table: StackTable, name: number): Uint8Array {
   return out;
 }
 
+/** Per stack table: each stack's leaf function (its first frame), read once per sample of a bucket (leavesOf). */
+const leavesOfTable = new WeakMap<StackTable, Int32Array>();
+
+/** Each stack's leaf function, found once per table: a bucket's sample then costs one read, not two scattered ones. */
+function leavesOf(table: StackTable): Int32Array {
+  let leaves = leavesOfTable.get(table);
+  if (!leaves) {
+    const count = Math.max(0, table.start.length - 1);
+    leaves = new Int32Array(count);
+    for (let s = 0; s < count; s++) leaves[s] = table.frames[table.start[s]];
+    leavesOfTable.set(table, leaves);
+  }
+  return leaves;
+}
+
 /**
  * The activity graph of `rows` (sorted by time) over [t0, t1] in `buckets` buckets. `stack` gives each row's stack id
  * (-1: none); `map`, each such id's stack in `table` after the call tree's transforms (-1: dropped; null: no transforms,
@@ -76,6 +91,7 @@ export function buildActivityGraph(
   const touched: number[] = [];
   let pos = visibleRange(time, rows, t0, t1)[0];
   const hasStacks = stack.length > 0 && table.start.length > 1;
+  const leaves = leavesOf(table);
   for (let b = 0; b < n; b++) {
     const count = counts[b];
     if (count === 0 || !hasStacks) {
@@ -98,7 +114,7 @@ export function buildActivityGraph(
         continue;
       }
       if (holding !== null && holding[s] === 1) held++;
-      const leaf = table.frames[table.start[s]];
+      const leaf = leaves[s];
       if (tally[leaf]++ === 0) touched.push(leaf);
       if (tally[leaf] > bestCount || (tally[leaf] === bestCount && leaf < best)) {
         best = leaf;

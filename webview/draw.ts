@@ -61,10 +61,14 @@ export function readColors(element: Element): Colors {
 export function sizeCanvas(canvas: HTMLCanvasElement, width: number, height: number, dpr: number): void {
   const w = Math.round(width * dpr);
   const h = Math.round(height * dpr);
+  // Each written only when it changes: a canvas's backing store is cleared and made again when sized, and the coverage
+  // strip is sized every frame.
   if (canvas.width !== w) canvas.width = w;
   if (canvas.height !== h) canvas.height = h;
-  canvas.style.width = `${width}px`;
-  canvas.style.height = `${height}px`;
+  const cssWidth = `${width}px`;
+  const cssHeight = `${height}px`;
+  if (canvas.style.width !== cssWidth) canvas.style.width = cssWidth;
+  if (canvas.style.height !== cssHeight) canvas.style.height = cssHeight;
 }
 
 /** The time axis of the visible window, labelled in `base` (time since the shown capture's start, or the perf clock). */

@@ -89,7 +89,8 @@ export class Tooltip {
   }
 
   hide(): void {
-    this.element.hidden = true;
+    // Every zoom step hides it: an attribute written again, even unchanged, costs the next frame a style pass.
+    if (!this.element.hidden) this.element.hidden = true;
   }
 }
 

@@ -346,25 +346,69 @@ export interface StackColumnsInput {
 /** A box is drawn with a gap of one device pixel after it when it is wider than this (narrower ones touch). */
 const GAP_ABOVE_PX = 3;
 
+/** The opacity of a box: no function highlighted; the highlighted function's; the others' while one is. */
+const ALPHAS = [0.7, 1, 0.25];
+
 /**
- * What drawStackColumns keeps from frame to frame so a frame allocates nothing per box: the rectangles of each colour
- * batch (x, y, width as numbers), the labels (x, y, function, characters) and the outlines, reused with their length
- * reset; and each function's label cut to a number of characters, made once (a frame cuts no string per box).
+ * A CSS colour as the 32-bit pixel an ImageData holds (RGBA bytes, unpremultiplied) at `alpha` times its own opacity,
+ * found by painting it once on a 1×1 canvas; the palette's few colours are cached (a theme change brings new strings).
+ */
+const pixelOfColour = new Map<string, number>();
+let colourProbe: CanvasRenderingContext2D | null = null;
+
+function colourPixel(colour: string, alpha: number): number {
+  const key = `${alpha} ${colour}`;
+  const known = pixelOfColour.get(key);
+  if (known !== undefined) return known;
+  colourProbe ??= document.createElement('canvas').getContext('2d', { willReadFrequently: true });
+  let pixel = 0;
+  if (colourProbe) {
+    colourProbe.clearRect(0, 0, 1, 1);
+    colourProbe.fillStyle = colour;
+    colourProbe.fillRect(0, 0, 1, 1);
+    const [r, g, b, a] = colourProbe.getImageData(0, 0, 1, 1).data;
+    // The bytes in memory order, read back as the platform's 32-bit word.
+    pixel = new Uint32Array(new Uint8ClampedArray([r, g, b, Math.round(a * alpha)]).buffer)[0];
+  }
+  pixelOfColour.set(key, pixel);
+  return pixel;
+}
+
+/**
+ * What drawStackColumns keeps from frame to frame so a frame allocates nothing per box: the boxes' pixels (an ImageData
+ * and the canvas it is put on, grown only when a chart needs more: resizing a canvas reallocates it), the labels (x, y,
+ * function, characters) and the outlines, reused with their length reset; and each function's label cut to a number of
+ * characters, made once (a frame cuts no string per box).
  */
 class ColumnScratch {
-  batches: number[][] = [];
   labelX: number[] = [];
   labelY: number[] = [];
   labelName: number[] = [];
   labelChars: number[] = [];
   outlines: number[] = [];
+  private canvas: HTMLCanvasElement | null = null;
+  private image: ImageData | null = null;
+  private pixels = new Uint32Array(0);
   private readonly cut = new Map<StackTable, string[][]>();
 
-  reset(batchCount: number): void {
-    while (this.batches.length < batchCount) this.batches.push([]);
-    for (const batch of this.batches) batch.length = 0;
+  reset(): void {
     this.labelX.length = this.labelY.length = this.labelName.length = this.labelChars.length = 0;
     this.outlines.length = 0;
+  }
+
+  /** Cleared pixels for a chart of `width` × `height` device pixels (rows of `width` words), and where to put them. */
+  pixelsFor(width: number, height: number): { pixels: Uint32Array; image: ImageData; canvas: HTMLCanvasElement } | null {
+    if (!this.canvas) this.canvas = document.createElement('canvas');
+    if (!this.image || this.image.width !== width || this.image.height < height) {
+      this.image = new ImageData(width, Math.max(height, this.image?.width === width ? this.image.height : 0));
+      this.pixels = new Uint32Array(this.image.data.buffer);
+      this.canvas.width = this.image.width;
+      this.canvas.height = this.image.height;
+    }
+    const context = this.canvas.getContext('2d');
+    if (!context) return null;
+    this.pixels.fill(0, 0, width * height);
+    return { pixels: this.pixels, image: this.image, canvas: this.canvas };
   }
 
   /** Function `name`'s label in at most `chars` characters (an ellipsis where it is cut). */
@@ -393,9 +437,12 @@ const scratch = new ColumnScratch();
  * the zoom (a sample lasts until the next one, or one interval at a gap of more than GAP_INTERVALS and at the end;
  * records without a callchain are passed over), at a cost of the columns, not the samples: a million samples need no
  * boxes to be drawn, and a column costs one bisection (from the previous column's position) and, when its sample's
- * stack is another one, a comparison of the two paths from the root. Boxes are coloured by function, batched per
- * colour (touching slivers of one colour as one rectangle); the `highlight` function's are outlined and the others
- * dimmed while one is.
+ * stack is another one, a comparison of the two paths from the root. Boxes are coloured by function; the `highlight`
+ * function's are outlined and the others dimmed while one is.
+ *
+ * The boxes are written as pixels (one row per depth, copied down the box's height) and put on the canvas as one image:
+ * thousands of one- and two-pixel slivers filled as paths cost this software-composited Chromium 3-5 ms a frame to
+ * rasterise at commit, the pixels well under one.
  */
 export function drawStackColumns(
   ctx: CanvasRenderingContext2D,
@@ -415,42 +462,34 @@ export function drawStackColumns(
   const gap = interval > 0 ? interval * GAP_INTERVALS : Infinity;
   const nsPerPx = (t1 - t0) / width;
   const palette = style.palette;
-  const ALPHAS = [0.7, 1, 0.25]; // no highlight; the highlighted function; the others while one is
-  scratch.reset(palette.length * ALPHAS.length);
-  const { batches, labelX, labelY, labelName, labelChars, outlines } = scratch;
+  scratch.reset();
+  const { labelX, labelY, labelName, labelChars, outlines } = scratch;
   const boxHeight = Math.max(1, rowHeight - Math.max(1, Math.round(dpr)));
   const charWidth = 6 * dpr;
+  const imageWidth = Math.max(1, Math.ceil(width));
+  const target = scratch.pixelsFor(imageWidth, depth * rowHeight);
+  if (!target) return;
+  const { pixels } = target;
+  // The pixel of each colour and opacity (palette index × ALPHAS), for this palette.
+  const colours = new Uint32Array(palette.length * ALPHAS.length);
+  for (let k = 0; k < palette.length; k++) for (let a = 0; a < ALPHAS.length; a++) colours[k * ALPHAS.length + a] = colourPixel(palette[k], ALPHAS[a]);
   // The run open at each depth (open while runOpen): its function and first column. Its call path is the open stack's.
   const runOpen = new Uint8Array(depth);
   const runName = new Int32Array(depth);
   const runX = new Int32Array(depth);
-  // A narrow box not yet written, per depth: touching slivers of one batch grow it instead of adding a rectangle.
-  const pendingBatch = new Int32Array(depth).fill(-1);
-  const pendingX0 = new Int32Array(depth);
-  const pendingX1 = new Int32Array(depth);
-  const flush = (d: number): void => {
-    const key = pendingBatch[d];
-    if (key < 0) return;
-    batches[key].push(pendingX0[d], y + d * rowHeight, pendingX1[d] - pendingX0[d]);
-    pendingBatch[d] = -1;
-  };
   const closeRun = (d: number, x: number): void => {
     const name = runName[d];
     const x0 = runX[d];
     const w = x - x0;
     const highlighted = name === highlight;
-    const key = (name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2);
-    if (w > GAP_ABOVE_PX) {
-      flush(d);
-      batches[key].push(x0, y + d * rowHeight, w - 1);
-    } else if (pendingBatch[d] === key && pendingX1[d] === x0) {
-      pendingX1[d] = x;
-    } else {
-      flush(d);
-      pendingBatch[d] = key;
-      pendingX0[d] = x0;
-      pendingX1[d] = x;
-    }
+    const colour = colours[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)];
+    // The top row of the box; the rows under it are copied from it once every box is written.
+    const row = d * rowHeight * imageWidth;
+    const from = row + x0;
+    const to = row + Math.min(imageWidth, w > GAP_ABOVE_PX ? x - 1 : x);
+    // Most boxes of a wide view are slivers: a loop writes a few pixels faster than a call of fill.
+    if (to - from > 32) pixels.fill(colour, from, to);
+    else for (let i = from; i < to; i++) pixels[i] = colour;
     if (highlighted) outlines.push(x0, y + d * rowHeight, w);
     const chars = Math.floor((w - 4 * dpr) / charWidth);
     if (chars >= 3) {
@@ -466,18 +505,30 @@ export function drawStackColumns(
   let openLast = 0;
   let openDepth = 0;
   let pos = 0;
+  // How many rows the previous column moved past: the next one is looked for that far on first.
+  let advance = 1;
   for (let x = 0; x <= width; x++) {
     // The sample covering column x: the last row at or before its left edge (with a callchain), while it lasts.
     let s = -1;
     if (x < width) {
       const t = t0 + x * nsPerPx;
+      // The first row after t, galloping from the previous column's by its advance and bisecting what that brackets:
+      // the probes stay near each other (a bisection of the whole rest of a million-row lane per column missed the
+      // cache on most of its 20 probes, most of this function's time).
       let lo = pos;
-      let hi = rows.length;
+      let hi = Math.min(rows.length, pos + advance - 1);
+      let step = Math.max(1, advance >> 3);
+      while (hi < rows.length && time[rows[hi]] <= t) {
+        lo = hi + 1;
+        hi = Math.min(rows.length, hi + step);
+        step *= 2;
+      }
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
         if (time[rows[mid]] <= t) lo = mid + 1;
         else hi = mid;
       }
+      advance = Math.max(1, lo - pos);
       pos = lo; // later columns search from here
       let p = lo - 1;
       while (p >= 0 && (rows[p] >= stack.length || stack[rows[p]] < 0)) p--;
@@ -515,17 +566,15 @@ export function drawStackColumns(
     openLast = last;
     openDepth = frameDepth;
   }
-  for (let d = 0; d < depth; d++) flush(d);
-  for (let key = 0; key < batches.length; key++) {
-    const rects = batches[key];
-    if (rects.length === 0) continue;
-    ctx.globalAlpha = ALPHAS[key % ALPHAS.length];
-    ctx.fillStyle = palette[Math.floor(key / ALPHAS.length)];
-    ctx.beginPath();
-    for (let r = 0; r < rects.length; r += 3) ctx.rect(rects[r], rects[r + 1], rects[r + 2], boxHeight);
-    ctx.fill();
+  for (let d = 0; d < depth; d++) {
+    const row = d * rowHeight * imageWidth;
+    for (let k = 1; k < boxHeight; k++) pixels.copyWithin(row + k * imageWidth, row, row + imageWidth);
   }
-  ctx.globalAlpha = 1;
+  const height = depth * rowHeight;
+  // Put on the scratch canvas and drawn over what the lane holds (its loss marks), as filled boxes would be.
+  const scratchContext = target.canvas.getContext('2d');
+  scratchContext?.putImageData(target.image, 0, 0, 0, 0, imageWidth, height);
+  ctx.drawImage(target.canvas, 0, 0, imageWidth, height, 0, y, imageWidth, height);
   if (outlines.length > 0) {
     ctx.strokeStyle = style.selection;
     ctx.lineWidth = Math.max(1, Math.round(dpr));

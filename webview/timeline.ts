@@ -174,7 +174,7 @@ export class Timeline {
     this.labels.setAttribute('aria-label', 'Lanes');
     this.tooltip = new Tooltip(el('div', 'rs-tooltip', root));
 
-    this.viewport = new Viewport(this.overlay, this.brushLayer, () => Math.max(50, this.scroll.clientWidth - LABEL_WIDTH), {
+    this.viewport = new Viewport(this.overlay, this.brushLayer, () => this.measurePlotWidth(), {
       onZoom: (byUser) => {
         if (byUser) this.followLatest = false;
         this.tooltip.hide();
@@ -194,6 +194,10 @@ export class Timeline {
     this.scroll.addEventListener('scroll', () => this.scheduler.schedule());
     this.scroll.addEventListener('keydown', (e) => this.onKey(e));
     this.resizes = new ResizeObserver(() => {
+      // The frames set the lane area's height themselves (renderLabels): a size the last frame was drawn at is no
+      // resize (it asked for a second frame of the same view after every first paint). Layout is clean here: the reads
+      // cost nothing.
+      if (this.renderCount > 0 && this.measurePlotWidth() === this.width && this.measurePlotHeight() === this.viewportHeight) return;
       this.viewport.invalidateWidth();
       this.scheduler.schedule();
     });
@@ -760,6 +764,15 @@ export class Timeline {
   // ---------------------------------------------------------------------------------------------
   // Rendering
 
+  /** The plot's width and the lane area's visible height, CSS px (reading them lays the page out when it is not). */
+  private measurePlotWidth(): number {
+    return Math.max(50, this.scroll.clientWidth - LABEL_WIDTH);
+  }
+
+  private measurePlotHeight(): number {
+    return Math.max(40, this.scroll.clientHeight);
+  }
+
   render(): void {
     if (this.disposed) return;
     const started = performance.now();
@@ -768,7 +781,7 @@ export class Timeline {
     // Every read of the page's layout comes before this frame's first write of a style: a read after a write makes the
     // browser lay the page out there and then (scrollTop read after the sizes were set took a zoom frame more than drawing).
     const width = this.viewport.plotWidth();
-    const viewport = Math.max(40, this.scroll.clientHeight);
+    const viewport = this.measurePlotHeight();
     let scrollTop = this.scroll.scrollTop;
     const dpr = window.devicePixelRatio || 1;
     const resized = width !== this.width || viewport !== this.viewportHeight || dpr !== this.dpr || this.renderCount === 0;
@@ -801,7 +814,8 @@ export class Timeline {
     }
     const colors = this.colors;
     const shown = this.store.snapshots[this.shown];
-    drawAxis(this.axisSvg, x, this.width, this.timeBase());
+    // The canvases first, the axis's and overlay's DOM after: a canvas's font set after a DOM write makes the browser
+    // recalculate the page's style there and then (the stack chart's labels did, after the axis's new ticks).
     drawCoverage(this.coverageCanvas, x, {
       snapshots: shown ? [shown] : [],
       origin: this.store.originNs,
@@ -836,6 +850,7 @@ export class Timeline {
         drawn: this.drawnActivity,
       },
     });
+    drawAxis(this.axisSvg, x, this.width, this.timeBase());
     const row = this.selectedRow();
     drawOverlay(this.marks, x, {
       boundaries: shown && Number.isFinite(shown.maxTime) ? [shown] : [],

@@ -47,6 +47,11 @@ export class Viewport {
   /** The extent the brush was last applied with (configure). */
   private brushWidth = -1;
   private brushHeight = -1;
+  /**
+   * Set while resized() applies the same window to a new width: the zoom event it raises moves nothing the frame that
+   * resized the plot is not already drawing, so the owner is not told (it would ask for a second frame of the same view).
+   */
+  private quiet = false;
 
   constructor(
     private readonly overlay: SVGSVGElement,
@@ -67,7 +72,7 @@ export class Viewport {
         const byUser = Boolean(event.sourceEvent);
         if (byUser) this.userAdjusted = true;
         this.syncBrush();
-        this.callbacks.onZoom(byUser);
+        if (!this.quiet) this.callbacks.onZoom(byUser);
       });
     d3.select(this.overlay).call(this.zoom).on('dblclick.zoom', null);
     this.overlay.addEventListener('wheel', (event) => this.panByWheel(event), { passive: false });
@@ -198,7 +203,13 @@ export class Viewport {
     const current = this.hasData ? this.window() : null;
     this.height = height;
     this.configure();
-    if (current) this.setWindow(current[0], current[1]);
+    if (!current) return;
+    this.quiet = true;
+    try {
+      this.setWindow(current[0], current[1]);
+    } finally {
+      this.quiet = false;
+    }
   }
 
   clearBrush(): void {
