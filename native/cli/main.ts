@@ -6,6 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { COMMAND_USAGE, parseArgs, USAGE, UsageError } from './args';
 import { describeError } from './errors';
 import { disableSymbolCache, onSymbolCacheProblem } from '../symbols/symbol-cache';
+import { pinMmapThreshold } from '../sys/libc';
 
 /**
  * A streamed output's garbage dies young (per-record strings, each output chunk): new space grown to V8's default
@@ -19,7 +20,14 @@ function keepNewSpaceSmall(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
 }
 
+/**
+ * Large buffers unmapped when freed (libc.ts pinMmapThreshold): glibc's rising threshold otherwise put decode's
+ * buffers of a few MB on the brk heap after the first large one was freed, where they stayed resident as holes.
+ */
+const MMAP_THRESHOLD_BYTES = 128 * 1024;
+
 async function run(argv: readonly string[]): Promise<number> {
+  pinMmapThreshold(MMAP_THRESHOLD_BYTES);
   const options = parseArgs(argv);
   if (options.symbolCache === false) disableSymbolCache();
   // A cache directory refused (a link, someone else's): said once, and the run goes on without the cache.
