@@ -12,7 +12,7 @@ import type { DecodeOptions } from './args';
 import { addSkipped, decodeChecked, describeSkipped, importPerfDataFile, openPerfDataFile, type SkippedRecords } from '../perfdata/index';
 import { SnapshotWriter } from './output';
 import { prefetchObjects, startSymbolPrefetch, stopSymbolPrefetch } from '../symbols/prefetch';
-import { keepNewSpaceSmall } from './heap';
+import { keepHeapSmall } from './heap';
 import { symbolCacheEnabled } from '../symbols/symbol-cache';
 import { secondCoreFree } from '../decode-pool/parallel-choice';
 import type { BuildIdEntry } from '../perfdata/reader';
@@ -46,7 +46,7 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
  */
 async function runStreamedDecode(options: DecodeOptions): Promise<number> {
   // Kallsyms needs no list: the worker parses it while this thread opens and indexes the file.
-  if (prefetchWanted()) startSymbolPrefetch({ kallsyms: true, cacheEnabled: symbolCacheEnabled(), onRunning: keepNewSpaceSmall });
+  if (prefetchWanted()) startSymbolPrefetch({ kallsyms: true, cacheEnabled: symbolCacheEnabled(), onRunning: keepHeapSmall });
   let stream: ReturnType<typeof openPerfDataFile>;
   try {
     stream = openPerfDataFile(options.input, { keepGoing: options.keepGoing });

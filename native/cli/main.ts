@@ -6,7 +6,7 @@ import { COMMAND_USAGE, parseArgs, USAGE, UsageError } from './args';
 import { describeError } from './errors';
 import { disableSymbolCache, onSymbolCacheProblem } from '../symbols/symbol-cache';
 import { pinMmapThreshold } from '../sys/libc';
-import { keepNewSpaceSmall } from './heap';
+import { keepHeapSmall } from './heap';
 
 /**
  * Large buffers unmapped when freed (libc.ts pinMmapThreshold): glibc's rising threshold otherwise put decode's
@@ -20,7 +20,7 @@ async function run(argv: readonly string[]): Promise<number> {
   if (options.symbolCache === false) disableSymbolCache();
   // A cache directory refused (a link, someone else's): said once, and the run goes on without the cache.
   onSymbolCacheProblem((message) => process.stderr.write(`ringside: ${message}\n`));
-  if (!('format' in options) || options.format !== 'html') keepNewSpaceSmall();
+  if (!('format' in options) || options.format !== 'html') keepHeapSmall();
   switch (options.command) {
     case 'help':
       process.stdout.write((options.topic ? COMMAND_USAGE[options.topic] : USAGE) + '\n');
