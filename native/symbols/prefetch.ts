@@ -51,9 +51,6 @@ export type PrefetchReply =
  */
 const GIVE_UP_MS = 20_000;
 
-/** How long objects() waits for the worker to start running (see onRunning) before it goes on without waiting. */
-const RUNNING_WAIT_MS = 1000;
-
 const WORKER_FILE = join(__dirname, 'prefetch-worker.js');
 
 /** What take() waits on: a claim and its posted flag, and which reply answers it. */
@@ -74,12 +71,11 @@ class Prefetch {
   private readonly objectOf = new Map<string, number>();
   private readonly replies: PrefetchReply[] = [];
   private stopped = false;
+  /** Called once this thread has seen the worker's code run (then cleared). */
+  private onRunning: (() => void) | undefined;
 
-  constructor(
-    kallsyms: boolean,
-    cacheEnabled: boolean,
-    private readonly onRunning: (() => void) | undefined,
-  ) {
+  constructor(kallsyms: boolean, cacheEnabled: boolean, onRunning: (() => void) | undefined) {
+    this.onRunning = onRunning;
     const control = new SharedArrayBuffer(Control.Length * 4);
     this.control = new Int32Array(control);
     if (!kallsyms) this.control[Control.KallsymsClaim] = Claim.Here;
@@ -102,8 +98,18 @@ class Prefetch {
     this.port.postMessage(message);
     Atomics.store(this.control, Control.Objects, 1);
     Atomics.notify(this.control, Control.Objects);
-    // By now the worker has been starting for as long as the file took to index: it is running, or about to.
-    if (this.onRunning && Atomics.wait(this.control, Control.Running, 0, RUNNING_WAIT_MS) !== 'timed-out') this.onRunning();
+    this.seeRunning();
+  }
+
+  /**
+   * Calls onRunning once the worker's code has run: looked at where this thread meets the worker anyway (never waited
+   * for), by the time the file is indexed, and again at each table taken.
+   */
+  private seeRunning(): void {
+    if (!this.onRunning || Atomics.load(this.control, Control.Running) !== 1) return;
+    const onRunning = this.onRunning;
+    this.onRunning = undefined;
+    onRunning();
   }
 
   functions(file: string, key: string): StoredFunctionColumns | undefined {
@@ -133,6 +139,7 @@ class Prefetch {
   /** The worker's reply for `work` (waited for while it works on it), or undefined when this thread is to do it. */
   private take(work: Work): PrefetchReply | undefined {
     if (this.stopped) return undefined;
+    this.seeRunning();
     if (Atomics.compareExchange(work.claims, work.claimAt, Claim.Free, Claim.Here) !== Claim.Worker) return undefined;
     const deadline = performance.now() + GIVE_UP_MS;
     for (;;) {
@@ -177,8 +184,9 @@ let active: Prefetch | undefined;
 /**
  * Starts a worker thread that reads kallsyms (when `kallsyms`) and then the function index of each object
  * prefetchObjects() names; stopSymbolPrefetch() ends it. One at a time per process: a second start stops the first.
- * `onRunning` is called on this thread once the worker's code runs (from prefetchObjects): starting a worker
- * resets the V8 heap flags the process set at run time (the CLI's small new space), which are to be set again then.
+ * `onRunning` is called on this thread once it sees the worker's code run (in prefetchObjects or a later take,
+ * never waiting for it): starting a worker resets the V8 heap flags the process set at run time (the CLI's small new
+ * space), which are to be set again then.
  */
 export function startSymbolPrefetch(options: { readonly kallsyms: boolean; readonly cacheEnabled: boolean; readonly onRunning?: () => void }): void {
   stopSymbolPrefetch();
