@@ -42,6 +42,18 @@ if (existsSync('native/decode-pool/decode-worker.ts')) {
     }),
   );
 }
+if (existsSync('native/symbols/prefetch-worker.ts')) {
+  // The worker that reads symbol tables ahead (native/symbols/prefetch.ts), next to the cli bundle that starts it.
+  jobs.push(
+    build({
+      ...common,
+      platform: 'node',
+      format: 'cjs',
+      entryPoints: ['native/symbols/prefetch-worker.ts'],
+      outfile: 'dist/prefetch-worker.js',
+    }),
+  );
+}
 if (existsSync('extension/extension.ts')) {
   jobs.push(
     build({

@@ -6,9 +6,16 @@
 // JSON Lines is written a batch at a time: the file is read, decoded, named and written DECODE_BATCH_BYTES of
 // records at a time, in time order, so what is held is a batch and the tables (frames, stacks, names), not the file.
 // The other outputs are whole-file formats and decode the file whole.
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import type { DecodeOptions } from './args';
 import { addSkipped, decodeChecked, describeSkipped, importPerfDataFile, openPerfDataFile, type SkippedRecords } from '../perfdata/index';
 import { SnapshotWriter } from './output';
+import { prefetchObjects, startSymbolPrefetch, stopSymbolPrefetch } from '../symbols/prefetch';
+import { keepHeapSmall } from './heap';
+import { symbolCacheEnabled } from '../symbols/symbol-cache';
+import { secondCoreFree } from '../decode-pool/parallel-choice';
+import type { BuildIdEntry } from '../perfdata/reader';
 
 /** Records per batch of a streamed decode: a few reads of the file, and far fewer bytes than a file worth streaming. */
 const DECODE_BATCH_BYTES = 4 << 20;
@@ -38,7 +45,16 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
  * were written: an -o file is then removed (no output, as for a damage found first); on stdout those lines are out.
  */
 async function runStreamedDecode(options: DecodeOptions): Promise<number> {
-  const stream = openPerfDataFile(options.input, { keepGoing: options.keepGoing });
+  // Kallsyms needs no list: the worker parses it while this thread opens and indexes the file.
+  if (prefetchWanted()) startSymbolPrefetch({ kallsyms: true, cacheEnabled: symbolCacheEnabled(), onRunning: keepHeapSmall });
+  let stream: ReturnType<typeof openPerfDataFile>;
+  try {
+    stream = openPerfDataFile(options.input, { keepGoing: options.keepGoing });
+  } catch (error) {
+    stopSymbolPrefetch();
+    throw error;
+  }
+  prefetchObjects(objectsToPrefetch(stream.features.buildIds));
   let records = 0;
   let anomalies = 0;
   let skipped: SkippedRecords | undefined;
@@ -61,10 +77,45 @@ async function runStreamedDecode(options: DecodeOptions): Promise<number> {
     }
     await writer.close();
   } finally {
+    stopSymbolPrefetch();
     stream.close();
   }
   summarize(options.input, records, anomalies, skipped);
   return 0;
+}
+
+/**
+ * Set to `1` to read symbol tables ahead on a worker thread whatever the load, `0` never to (tests and the bench
+ * measure both ways); by default only when a second core is free now.
+ */
+export const SYMBOL_PREFETCH_ENV = 'RINGSIDE_SYMBOL_PREFETCH';
+
+function prefetchWanted(): boolean {
+  const forced = process.env[SYMBOL_PREFETCH_ENV];
+  return forced === '1' || (forced !== '0' && secondCoreFree());
+}
+
+/** perf's cpumode of a user-space DSO in the build-id table (PERF_RECORD_MISC_USER). */
+const CPUMODE_USER = 2;
+
+/**
+ * The objects whose function indexes the file's frames will need, for the worker that builds them on a second core:
+ * each user object perf listed in its build-id table (the DSOs with samples), the largest first (the longest to
+ * build, and the worker starts them before the frames ask). Files that are no longer here are left to the frames,
+ * which say so.
+ */
+function objectsToPrefetch(buildIds: readonly BuildIdEntry[]): string[] {
+  const objects = new Map<string, number>();
+  for (const entry of buildIds) {
+    if ((entry.cpumode & 7) !== CPUMODE_USER || !entry.path.startsWith('/')) continue;
+    try {
+      const stats = statSync(entry.path);
+      if (stats.isFile()) objects.set(path.resolve(entry.path), stats.size);
+    } catch {
+      // gone since the recording: its frames say so when they are named
+    }
+  }
+  return [...objects].sort((a, b) => b[1] - a[1]).map(([file]) => file);
 }
 
 function summarize(input: string, records: number, anomalies: number, skipped: SkippedRecords | undefined): void {

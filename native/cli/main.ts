@@ -2,29 +2,25 @@
 // Contract: JSON Lines on stdout or -o, a human summary on stderr, the exit status runCapture reports
 // (see USAGE), and exit 1 with one `ringside: <message>` line on any user or system error, never a stack trace.
 
-import { setFlagsFromString } from 'node:v8';
 import { COMMAND_USAGE, parseArgs, USAGE, UsageError } from './args';
 import { describeError } from './errors';
 import { disableSymbolCache, onSymbolCacheProblem } from '../symbols/symbol-cache';
+import { pinMmapThreshold } from '../sys/libc';
+import { keepHeapSmall } from './heap';
 
 /**
- * A streamed output's garbage dies young (per-record strings, each output chunk): new space grown to V8's default
- * 16 MiB semi-spaces held a sixth of `decode`'s peak RSS (169 → 145 MiB kept at its start size, on perf's -a -g file),
- * for 2-6 % more CPU in interleaved pairs (more scavenges). Not for the HTML page, which holds its whole page anyway:
- * there it cost 9 % more CPU for 7 % of the RSS. Set at run time only the growth factor takes effect (the maximum is
- * read at heap setup).
+ * Large buffers unmapped when freed (libc.ts pinMmapThreshold): glibc's rising threshold otherwise put decode's
+ * buffers of a few MB on the brk heap after the first large one was freed, where they stayed resident as holes.
  */
-function keepNewSpaceSmall(): void {
-  setFlagsFromString('--max-semi-space-size=2');
-  setFlagsFromString('--semi-space-growth-factor=1');
-}
+const MMAP_THRESHOLD_BYTES = 128 * 1024;
 
 async function run(argv: readonly string[]): Promise<number> {
+  pinMmapThreshold(MMAP_THRESHOLD_BYTES);
   const options = parseArgs(argv);
   if (options.symbolCache === false) disableSymbolCache();
   // A cache directory refused (a link, someone else's): said once, and the run goes on without the cache.
   onSymbolCacheProblem((message) => process.stderr.write(`ringside: ${message}\n`));
-  if (!('format' in options) || options.format !== 'html') keepNewSpaceSmall();
+  if (!('format' in options) || options.format !== 'html') keepHeapSmall();
   switch (options.command) {
     case 'help':
       process.stdout.write((options.topic ? COMMAND_USAGE[options.topic] : USAGE) + '\n');

@@ -35,6 +35,14 @@ export function procsRunningNow(): number | null {
   return match ? Number(match[1]) : null;
 }
 
+/**
+ * Whether a CPU besides this thread's is free now: `running` runnable tasks (this thread among them) on `cpus` CPUs.
+ * Unknown (no /proc/stat) counts as free.
+ */
+export function secondCoreFree(running: number | null = procsRunningNow(), cpus: number = availableParallelism()): boolean {
+  return cpus >= 2 && (running === null || running - 1 <= cpus - 2);
+}
+
 export interface ParallelChoiceProbes {
   /** Runnable tasks now (default: procsRunningNow). */
   readonly procsRunning?: () => number | null;
@@ -59,9 +67,9 @@ export class ParallelChoice {
   /** The way for a decode the pool could give its workers. */
   choose(): DecodeWay {
     if (this.when === 'always') return 'parallel';
-    const running = this.procsRunning();
     // This thread is one of the running tasks; a worker needs another CPU besides it.
-    if (running !== null && running - 1 > this.cpus - 2) return 'one-thread';
+    const running = this.procsRunning();
+    if (running !== null && !secondCoreFree(running, this.cpus)) return 'one-thread';
     const parallel = this.nsPerByte.parallel;
     const one = this.nsPerByte['one-thread'];
     // Each way is timed once before they are compared: the workers first, then one thread.

@@ -307,7 +307,7 @@ class ColumnFunctionIndex implements FunctionLookup {
 
 /** Functions loaded from the disk cache: the columns as read (no per-symbol work). */
 export class StoredFunctionIndex extends ColumnFunctionIndex {
-  constructor(stored: StoredFunctionColumns) {
+  constructor(readonly stored: StoredFunctionColumns) {
     super({ ...stored, nameTable: undefined, tables: [stored.nameBytes] });
   }
 }

@@ -3,6 +3,7 @@
 
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { release } from 'node:os';
+import { prefetchedKallsyms } from './prefetch';
 import { loadKallsymsColumns, storeKallsymsColumns, symbolCacheEnabled, type KallsymsColumns } from './symbol-cache';
 
 export interface KernelSymbol {
@@ -111,7 +112,9 @@ export class Kallsyms {
   static read(path = PROC_KALLSYMS): Kallsyms {
     let parsed = parsedByPath.get(path);
     if (!parsed) {
-      parsed = path === PROC_KALLSYMS ? readThroughDiskCache() : new Kallsyms(readFileSync(path, 'utf8'));
+      const prefetched = path === PROC_KALLSYMS ? prefetchedKallsyms() : undefined;
+      if (prefetched) parsed = new Kallsyms(prefetched.text, prefetched);
+      else parsed = path === PROC_KALLSYMS ? readThroughDiskCache() : new Kallsyms(readFileSync(path, 'utf8'));
       parsedByPath.set(path, parsed);
     }
     return parsed;

@@ -7,8 +7,16 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, sta
 import { inflateSync } from 'node:zlib';
 import * as path from 'node:path';
 import { ElfFile, ElfFormatError, type ElfSymbol, type SymbolColumns, crc32 } from './elf';
-import { FunctionIndex, StoredFunctionIndex, type FunctionLookup, type FunctionSource, type FunctionSymbol } from './function-index';
+import {
+  FunctionIndex,
+  StoredFunctionIndex,
+  type FunctionLookup,
+  type FunctionSource,
+  type FunctionSymbol,
+  type StoredFunctionColumns,
+} from './function-index';
 import { loadFunctionColumns, storeFunctionColumns } from './symbol-cache';
+import { prefetchedFunctions } from './prefetch';
 import { DwarfInfo, codeUnitOffsets, type DwarfSections, type DwarfVariable } from './dwarf-info';
 import { LineTable, type LineSections, type LineUnit } from './dwarf-line';
 import { AddressRanges } from './dwarf-aranges';
@@ -174,6 +182,8 @@ export class ObjectFile {
   private readonly unitLines = new Map<number, LineTable | undefined>();
   private info: DwarfInfo | undefined;
   private functions: FunctionLookup | undefined;
+  /** Whether `functions` was loaded from the disk cache. */
+  private functionsFromDisk = false;
   /**
    * What the on-disk function cache is keyed by (undefined for an image that is no file: the vDSO): the build-id, and
    * the identity of every file the index is built from. Not the build-id alone: GNU ld's hash does not cover .symtab,
@@ -378,14 +388,28 @@ export class ObjectFile {
 
   /** Whether the function table was loaded from the disk cache (symbol-cache.ts) rather than built from the symbol tables. */
   get functionsFromCache(): boolean {
-    return this.functions instanceof StoredFunctionIndex;
+    return this.functionsFromDisk;
+  }
+
+  /**
+   * The function index as the disk cache holds it, with the key it is cached by (prefetch-worker.ts hands both to the
+   * thread that names frames). Throws for an image that is no file (the vDSO: no key).
+   */
+  functionColumns(): { key: string; functions: StoredFunctionColumns } {
+    const key = this.functionCacheKey;
+    if (key === undefined) throw new ElfFormatError(`${this.path} is not a file: its function index has no cache key`);
+    const index = this.functionIndex();
+    return { key, functions: index instanceof FunctionIndex ? index.storedColumns() : (index as StoredFunctionIndex).stored };
   }
 
   private functionIndex(): FunctionLookup {
     if (this.functions) return this.functions;
-    const stored = this.functionCacheKey === undefined ? undefined : loadFunctionColumns(this.functionCacheKey);
+    const key = this.functionCacheKey;
+    const prefetched = key === undefined ? undefined : prefetchedFunctions(absolute(this.path), key);
+    const stored = prefetched ?? (key === undefined ? undefined : loadFunctionColumns(key));
     if (stored) {
       this.functions = new StoredFunctionIndex(stored);
+      this.functionsFromDisk = prefetched === undefined;
       return this.functions;
     }
     const own = this.elf.symbolColumns();

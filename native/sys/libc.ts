@@ -27,6 +27,7 @@ const mmapRaw = lib.func('void *mmap(void *addr, size_t length, int prot, int fl
 ) => NativePointer;
 const munmapRaw = lib.func('int munmap(void *addr, size_t length)') as (addr: NativePointer, length: number) => number;
 const closeRaw = lib.func('int close(int fd)') as (fd: number) => number;
+const malloptRaw = lib.func('int mallopt(int param, int value)') as (param: number, value: number) => number;
 const readRaw = lib.func('long read(int fd, void *buf, size_t count)') as (fd: number, buf: Uint8Array, count: number) => number;
 const pollRaw = lib.func('int poll(void *fds, unsigned long nfds, int timeout)') as (fds: Uint8Array, nfds: number, timeoutMs: number) => number;
 // Two memcpy shapes: mapping -> JS buffer (the copying snapshot path) and JS buffer -> mapping (data_tail).
@@ -270,4 +271,17 @@ export class Mapping {
     this.zeroCopyView = null;
     check(munmapRaw(pointer, this.length), 'munmap');
   }
+}
+
+/** M_MMAP_THRESHOLD (glibc malloc.h). */
+const M_MMAP_THRESHOLD = -3;
+
+/**
+ * Pins glibc's mmap threshold at `bytes`, which also turns off its dynamic adjustment: by default, once a block
+ * mapped on its own (an ArrayBuffer of a few MB: a symbol table, a decode batch) is freed, the threshold rises to
+ * that size, and every later buffer up to it comes from the brk heap, whose freed middle is never given back. Pinned,
+ * a freed large buffer is unmapped. False when glibc refused the value.
+ */
+export function pinMmapThreshold(bytes: number): boolean {
+  return malloptRaw(M_MMAP_THRESHOLD, bytes) === 1;
 }

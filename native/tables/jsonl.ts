@@ -106,11 +106,13 @@ export class TableJsonl {
    */
   private readonly frameJson: { readonly pool: LineBytes; readonly ipStart: number[]; readonly ipEnd: number[]; readonly symEnd: number[] };
   private readonly readers: Map<number, SampleReader>;
-  private readonly eventJson = new Map<number, string>();
+  /** Per event: its name as a JSON string, in UTF-8 (encoded once, not per sample). */
+  private readonly eventJson = new Map<number, Uint8Array>();
   private readonly views: DataView[];
   /** One line's bytes, for line(). */
   private readonly scratch = new LineBytes();
   private static readonly decoder = new TextDecoder();
+  private static readonly encoder = new TextEncoder();
 
   /**
    * `symbolize` names what the tables do not hold (records formatted by the record decoder); the tables must be
@@ -125,7 +127,7 @@ export class TableJsonl {
   ) {
     this.frameJson = previous?.frameJson ?? { pool: new LineBytes(), ipStart: [], ipEnd: [], symEnd: [] };
     this.readers = sampleReaders(snapshot);
-    for (const [index, reader] of this.readers) this.eventJson.set(index, JSON.stringify(reader.event.name));
+    for (const [index, reader] of this.readers) this.eventJson.set(index, TableJsonl.encoder.encode(JSON.stringify(reader.event.name)));
     this.views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
   }
 
@@ -169,7 +171,8 @@ export class TableJsonl {
     // Bytes after the last field are shown by the record decoder (trailingBytes): leave such a record to it.
     if (end !== size) return false;
     out.ascii('{"type":"SAMPLE","event":');
-    out.utf8(this.eventJson.get(reader.event.index)!);
+    const eventName = this.eventJson.get(reader.event.index)!;
+    out.copy(eventName, 0, eventName.length);
     if (st & Sample.TIME) {
       out.ascii(',"time":');
       this.u64At(view, at + layout.time, out);
