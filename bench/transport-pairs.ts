@@ -2,7 +2,7 @@
 // root, gcc and perf needed, no browser): a real 64 MiB ring of the bench's workload, its first 1M records moved to the
 // page's stand-in as transport.ts moves them, in rounds; each round also takes a warm memcpy of the same bytes and,
 // with --before, runs another build's transport case on the same records between this build's runs (before, after,
-// memcpy, ...), so a change is measured side by side on a machine other work shares instead of in runs minutes apart.
+// memcpy, ...; which build goes first alternates), so a change is measured side by side on a machine other work shares instead of in runs minutes apart.
 // Prints each round, then the medians of the times and of the per-round ratios, with the load average at start and end.
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,8 +52,10 @@ async function main(): Promise<void> {
       const memcpy = cases[cases.length - 1].transport.memcpy();
       const line: string[] = [`memcpy ${memcpy.toFixed(2)}`];
       const ofRound = new Map<string, number>();
+      // The builds take turns going first: a run pays for the garbage of the one before it.
+      const order = round_ % 2 === 0 ? cases : [...cases].reverse();
       for (const transfer of [true, false]) {
-        for (const { name, transport } of cases) {
+        for (const { name, transport } of order) {
           const ms = await transport.measure(transfer);
           const key = `${name} ${transfer ? 'transfer' : 'clone'}`;
           ofRound.set(key, ms);
