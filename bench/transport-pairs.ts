@@ -4,6 +4,8 @@
 // with --before, runs another build's transport case on the same records between this build's runs (before, after,
 // memcpy, ...; which build goes first alternates), so a change is measured side by side on a machine other work shares instead of in runs minutes apart.
 // Prints each round, then the medians of the times and of the per-round ratios, with the load average at start and end.
+// Each run's CPU time (this process: both sides' threads) is printed beside its wall time: on a machine other work
+// shares, wall time also measures the others, CPU time mostly the run.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -56,10 +58,11 @@ async function main(): Promise<void> {
       const order = round_ % 2 === 0 ? cases : [...cases].reverse();
       for (const transfer of [true, false]) {
         for (const { name, transport } of order) {
-          const ms = await transport.measure(transfer);
+          const { wallMs, cpuMs } = await transport.measure(transfer);
           const key = `${name} ${transfer ? 'transfer' : 'clone'}`;
-          ofRound.set(key, ms);
-          line.push(`${key} ${ms.toFixed(1)}`);
+          ofRound.set(key, wallMs);
+          ofRound.set(`${key} cpu`, cpuMs);
+          line.push(`${key} ${wallMs.toFixed(1)} (cpu ${cpuMs.toFixed(1)})`);
         }
       }
       if (round_ < 0) continue;
@@ -67,9 +70,11 @@ async function main(): Promise<void> {
       add('memcpy', memcpy);
       for (const [key, ms] of ofRound) {
         add(key, ms);
-        add(`${key} / memcpy`, ms / memcpy);
+        if (!key.endsWith(' cpu')) add(`${key} / memcpy`, ms / memcpy);
       }
-      if (beforePath) for (const mode of ['transfer', 'clone']) add(`after/before ${mode}`, ofRound.get(`after ${mode}`)! / ofRound.get(`before ${mode}`)!);
+      if (beforePath)
+        for (const mode of ['transfer', 'clone', 'transfer cpu', 'clone cpu'])
+          add(`after/before ${mode}`, ofRound.get(`after ${mode}`)! / ofRound.get(`before ${mode}`)!);
     }
     const result: Record<string, unknown> = { records: columns.length, rounds };
     for (const [key, values] of times) result[key] = round(median(values));

@@ -21,7 +21,7 @@ import type { DecodedSnapshot, RecordColumns } from '../native/decode/types';
 import { columnRows } from '../native/decode/column-set';
 import { coverageFactOf, eventInfoOf } from '../host/messages';
 import { SnapshotStreamer } from '../extension/panel/streamer';
-import { median, nowNs } from './stats';
+import { cpuNs, median, nowNs } from './stats';
 
 /** The first `rows` rows of `columns` (views, no copy). */
 export function firstRows(columns: RecordColumns, rows: number): RecordColumns {
@@ -97,8 +97,11 @@ export class TransportCase {
     });
   }
 
-  /** One run: ms from the decoded snapshot to the page holding all its rows. */
-  async measure(transfer: boolean): Promise<number> {
+  /**
+   * One run: ms from the decoded snapshot to the page holding all its rows (wall), and the CPU this process spent
+   * meanwhile (both sides' threads and V8's helpers: steadier than wall time when other work shares the machine).
+   */
+  async measure(transfer: boolean): Promise<{ readonly wallMs: number; readonly cpuMs: number }> {
     await this.exchange(
       (resolve) => resolve(),
       () => this.worker.postMessage('reset'),
@@ -109,6 +112,7 @@ export class TransportCase {
       this.worker.postMessage(message, transfer && message.type === 'batch' ? transferablesOf(message) : []);
     const streamer = new SnapshotStreamer(post);
     let rows = -1;
+    const cpuStarted = cpuNs();
     const started = nowNs();
     await this.exchange(
       (resolve, reject, reply) => {
@@ -124,8 +128,9 @@ export class TransportCase {
       },
     );
     const elapsed = nowNs() - started;
+    const cpu = cpuNs() - cpuStarted;
     if (rows !== this.rows) throw new Error(`the webview stand-in holds ${rows} rows, sent ${this.rows}`);
-    return elapsed / 1e6;
+    return { wallMs: elapsed / 1e6, cpuMs: cpu / 1e6 };
   }
 
   /** A warm memcpy of the bytes the batches carry, ms. */
@@ -154,8 +159,8 @@ export async function runTransport(snapshot: DecodedSnapshot, columns: RecordCol
     const ratios: number[] = [];
     for (let i = -warmup; i < runs; i++) {
       const m = transportCase.memcpy();
-      const t = await transportCase.measure(true);
-      const c = await transportCase.measure(false);
+      const t = (await transportCase.measure(true)).wallMs;
+      const c = (await transportCase.measure(false)).wallMs;
       if (i >= 0) {
         transfer.push(t);
         clone.push(c);
