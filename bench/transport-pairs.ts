@@ -5,7 +5,8 @@
 // memcpy, ...; which build goes first alternates), so a change is measured side by side on a machine other work shares instead of in runs minutes apart.
 // Prints each round, then the medians of the times and of the per-round ratios, with the load average at start and end.
 // Each run's CPU time (this process: both sides' threads) is printed beside its wall time: on a machine other work
-// shares, wall time also measures the others, CPU time mostly the run.
+// shares, wall time also measures the others, CPU time mostly the run. And the time to the page holding the first
+// batch: what the panel's first paint waits for.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -58,11 +59,12 @@ async function main(): Promise<void> {
       const order = round_ % 2 === 0 ? cases : [...cases].reverse();
       for (const transfer of [true, false]) {
         for (const { name, transport } of order) {
-          const { wallMs, cpuMs } = await transport.measure(transfer);
+          const { wallMs, cpuMs, firstBatchMs } = await transport.measure(transfer);
           const key = `${name} ${transfer ? 'transfer' : 'clone'}`;
           ofRound.set(key, wallMs);
           ofRound.set(`${key} cpu`, cpuMs);
-          line.push(`${key} ${wallMs.toFixed(1)} (cpu ${cpuMs.toFixed(1)})`);
+          ofRound.set(`${key} first batch`, firstBatchMs);
+          line.push(`${key} ${wallMs.toFixed(1)} (cpu ${cpuMs.toFixed(1)}, first batch ${firstBatchMs.toFixed(1)})`);
         }
       }
       if (round_ < 0) continue;
@@ -70,7 +72,7 @@ async function main(): Promise<void> {
       add('memcpy', memcpy);
       for (const [key, ms] of ofRound) {
         add(key, ms);
-        if (!key.endsWith(' cpu')) add(`${key} / memcpy`, ms / memcpy);
+        if (!key.endsWith(' cpu') && !key.endsWith(' first batch')) add(`${key} / memcpy`, ms / memcpy);
       }
       if (beforePath)
         for (const mode of ['transfer', 'clone', 'transfer cpu', 'clone cpu'])
