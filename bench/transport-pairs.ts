@@ -75,7 +75,7 @@ async function main(): Promise<void> {
         if (!key.endsWith(' cpu') && !key.endsWith(' first batch')) add(`${key} / memcpy`, ms / memcpy);
       }
       if (beforePath)
-        for (const mode of ['transfer', 'clone', 'transfer cpu', 'clone cpu'])
+        for (const mode of ['transfer', 'clone', 'transfer cpu', 'clone cpu', 'transfer first batch', 'clone first batch'])
           add(`after/before ${mode}`, ofRound.get(`after ${mode}`)! / ofRound.get(`before ${mode}`)!);
     }
     const result: Record<string, unknown> = { records: columns.length, rounds };
