@@ -6,7 +6,7 @@
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc, Sample } from '../native/abi/uapi';
-import type { SymbolColumn } from '../shared/batches';
+import type { BatchBuilder, SymbolColumn } from '../shared/batches';
 import type {
   CallchainEntry,
   LossInfo,
@@ -233,8 +233,11 @@ function* rowsOfKinds(kind: Uint8Array, ...kinds: readonly number[]): Generator<
 export interface WireSnapshot {
   readonly start: SnapshotStart;
   readonly threadStates?: ThreadStates;
+  /** Every batch, built on first read. */
   readonly batches: RecordBatch[];
-  /** ms spent naming its addresses (symbols per sample, stacks) and building the rest of the messages. */
+  /** Its batches one at a time, for a sender that builds each as it sends it (SnapshotStreamer). */
+  readonly batchBuilder: BatchBuilder;
+  /** ms spent naming its addresses (symbols per sample, stacks) and building the start (not the batches: built when read). */
   readonly timing: { readonly symbolizeMs: number; readonly wireMs: number };
 }
 
@@ -305,7 +308,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions &
   const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols, options.tables) : undefined;
   const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
-  const { start, batches } = snapshotMessages(snapshot, {
+  const messages = snapshotMessages(snapshot, {
     ...(names?.stacks ? { stacks: names.stacks.stackOf, stackTable: wireStacks(names.stacks.table) } : {}),
     snapshotId: options.snapshotId,
     name: options.name,
@@ -317,7 +320,16 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions &
     ...(names ? { symbols: names.symbols } : {}),
     ...(options.namesFollow && options.symbols ? { namesFollow: true } : {}),
   });
-  return { start, batches, ...(threadStates ? { threadStates } : {}), timing: { symbolizeMs, wireMs: performance.now() - started - symbolizeMs } };
+  const timing = { symbolizeMs, wireMs: performance.now() - started - symbolizeMs };
+  return {
+    start: messages.start,
+    batchBuilder: messages.batchBuilder,
+    get batches() {
+      return messages.batches;
+    },
+    ...(threadStates ? { threadStates } : {}),
+    timing,
+  };
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);

@@ -3,13 +3,15 @@
 // sent while the panel is hidden; on `resync` (the panel became visible again, or was restored)
 // each snapshot restarts from the batch holding the first row the page does not have.
 //
-// A snapshot's records go before its names: its start and batches are built without symbols (a few ms) and sent at
-// once, so the page paints them while this side names the snapshot's addresses in steps (snapshotNamesInSteps, the
+// A snapshot's records go before its names: its start is built without symbols (a few ms) and sent at once, each batch
+// as it is sent (a copy of its rows: the first goes out without waiting for a copy of every row, and no copy is held
+// here), so the page paints them while this side names the snapshot's addresses in steps (snapshotNamesInSteps, the
 // event loop free between steps, so acknowledgements and the page's requests are answered meanwhile); the names
 // follow the last batch as one snapshotSymbols message.
 
 import type { DecodedSnapshot } from '../../native/decode/types';
-import type { HostToWebview, RecordBatch, SnapshotStart, SnapshotSymbols, ThreadStates } from '../../shared/protocol';
+import type { HostToWebview, SnapshotStart, SnapshotSymbols, ThreadStates } from '../../shared/protocol';
+import type { BatchBuilder } from '../../shared/batches';
 import { snapshotNamesInSteps, snapshotNamesMessage, snapshotToWire } from '../../host/wire';
 import type { FrameSymbols } from '../../host/frame-symbols';
 
@@ -28,7 +30,11 @@ interface Stream {
   readonly start: SnapshotStart;
   /** Sent with the start (the page keeps it with the snapshot). */
   readonly threadStates?: ThreadStates;
-  readonly batches: readonly RecordBatch[];
+  /**
+   * Its batches, each built as it is sent (again after a resync): the first goes out without waiting for the copy of
+   * every row, the page adopts one while the next is copied, and nothing here holds a second copy of the snapshot's rows.
+   */
+  readonly batches: BatchBuilder;
   /** Index of the next batch to send. */
   next: number;
   startSent: boolean;
@@ -43,7 +49,7 @@ interface Stream {
 
 /** How a snapshot was sent: building its records' messages, and, once known, naming it. */
 export interface StreamTiming {
-  /** ms building the start and the batches (no names). */
+  /** ms building the start (no names; each batch is built as it is sent). */
   readonly wireMs: number;
   /**
    * Settles once its names are sent, or would be had the page been there, with the host time naming took and when it
@@ -72,7 +78,7 @@ export class SnapshotStreamer {
     symbols?: FrameSymbols,
     limitations: readonly string[] = [],
   ): StreamTiming {
-    const { start, threadStates, batches, timing } = snapshotToWire(decoded, {
+    const { start, threadStates, batchBuilder, timing } = snapshotToWire(decoded, {
       snapshotId,
       name,
       takenAtMs,
@@ -86,7 +92,7 @@ export class SnapshotStreamer {
     const stream: Stream = {
       start,
       ...(threadStates ? { threadStates } : {}),
-      batches,
+      batches: batchBuilder,
       next: 0,
       startSent: false,
       inFlight: new Set(),
@@ -182,7 +188,7 @@ export class SnapshotStreamer {
   /** True when every batch of every snapshot has been acknowledged. */
   get idle(): boolean {
     for (const stream of this.streams.values())
-      if (stream.next < stream.batches.length || stream.inFlight.size > 0 || !stream.startSent || (stream.start.namesFollow === true && !stream.namesSent))
+      if (stream.next < stream.batches.count || stream.inFlight.size > 0 || !stream.startSent || (stream.start.namesFollow === true && !stream.namesSent))
         return false;
     return true;
   }
@@ -192,8 +198,11 @@ export class SnapshotStreamer {
     stream.startSent = pageKnowsIt;
     // A page that has them ignores them again; a new one needs them after its rows.
     stream.namesSent = false;
-    const index = stream.batches.findIndex((batch) => batch.firstRow + batch.rowCount > rowsHeld);
-    stream.next = index === -1 ? stream.batches.length : index;
+    // The first batch holding a row the page does not have (past the last when it has them all).
+    const { batches } = stream;
+    let index = 0;
+    while (index < batches.count && batches.firstRowOf(index) + batches.rowCountOf(index) <= rowsHeld) index++;
+    stream.next = index;
   }
 
   private pump(): void {
@@ -204,14 +213,14 @@ export class SnapshotStreamer {
         if (stream.threadStates) this.post(stream.threadStates);
         stream.startSent = true;
       }
-      while (stream.inFlight.size < this.window && stream.next < stream.batches.length) {
-        const batch = stream.batches[stream.next];
+      while (stream.inFlight.size < this.window && stream.next < stream.batches.count) {
+        const batch = stream.batches.batch(stream.next);
         stream.inFlight.add(batch.batchIndex);
         stream.next++;
         this.post(batch);
       }
       // The names after the last batch: the page has every row by the time it reads them.
-      if (stream.names && !stream.namesSent && stream.next === stream.batches.length) {
+      if (stream.names && !stream.namesSent && stream.next === stream.batches.count) {
         stream.namesSent = true;
         this.post(stream.names);
       }
