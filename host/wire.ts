@@ -6,7 +6,7 @@
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc, Sample } from '../native/abi/uapi';
-import type { BatchBuilder, SymbolColumn } from '../shared/batches';
+import type { BatchBuilder, BatchOptions, SymbolColumn } from '../shared/batches';
 import type {
   CallchainEntry,
   LossInfo,
@@ -40,6 +40,8 @@ export interface WireOptions {
   readonly limitations?: readonly string[];
   /** The snapshot's stack and frame tables when the caller built them (the HTML export reads its details' callchains from them too). */
   readonly tables?: ProfileTables;
+  /** Where the batches' buffers come from (BatchOptions.allocate). */
+  readonly allocate?: BatchOptions['allocate'];
 }
 
 /**
@@ -317,6 +319,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions &
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
+    ...(options.allocate ? { allocate: options.allocate } : {}),
     ...(names ? { symbols: names.symbols } : {}),
     ...(options.namesFollow && options.symbols ? { namesFollow: true } : {}),
   });

@@ -20,6 +20,11 @@ export interface BatchOptions {
   readonly symbols?: SymbolColumn | readonly (string | null)[];
   /** Optional stack id per row (-1: none), same length as the columns. */
   readonly stacks?: Int32Array;
+  /**
+   * Where a batch's buffers come from: a fresh ArrayBuffer of exactly `byteLength` bytes, every one of which the batch
+   * then writes, so it may be uninitialized memory (a node host's Buffer.allocUnsafeSlow). Default: a zeroed buffer.
+   */
+  readonly allocate?: (byteLength: number) => ArrayBuffer;
 }
 
 function isSymbolColumn(symbols: BatchOptions['symbols']): symbols is SymbolColumn {
@@ -52,17 +57,23 @@ function sliceColumn(
   column: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; BYTES_PER_ELEMENT: number },
   start: number,
   end: number,
+  allocate: BatchOptions['allocate'],
 ): ArrayBuffer {
   const size = column.BYTES_PER_ELEMENT;
   const begin = column.byteOffset + start * size;
   const finish = column.byteOffset + end * size;
-  // slice() copies into a fresh exact-length buffer, which is what makes it transferable.
-  if (column.buffer instanceof ArrayBuffer) return column.buffer.slice(begin, finish);
-  // Columns decoded on worker threads live in shared memory, whose slice() is shared memory again:
-  // a message to the page carries (and its validation asks for) a plain ArrayBuffer.
-  const copy = new ArrayBuffer(finish - begin);
+  // A fresh exact-length buffer is what makes it transferable. Columns decoded on worker threads live in shared memory,
+  // whose slice() is shared memory again: a message to the page carries (and its validation asks for) a plain ArrayBuffer.
+  if (!allocate && column.buffer instanceof ArrayBuffer) return column.buffer.slice(begin, finish);
+  const copy = allocate ? allocate(finish - begin) : new ArrayBuffer(finish - begin);
+  // Every byte of the copy is written below: an allocator that handed out another size would leave some unwritten.
+  if (!isPlainArrayBuffer(copy) || copy.byteLength !== finish - begin) throw new RangeError(`allocate(${finish - begin}) gave another buffer`);
   new Uint8Array(copy).set(new Uint8Array(column.buffer, begin, finish - begin));
   return copy;
+}
+
+function isPlainArrayBuffer(buffer: ArrayBufferLike): buffer is ArrayBuffer {
+  return buffer instanceof ArrayBuffer;
 }
 
 function batchRowsOf(batchRows: number | undefined): number {
@@ -122,7 +133,7 @@ export class BatchBuilder {
     const start = this.firstRowOf(index);
     const end = start + this.rowCountOf(index);
     const buffers = {} as Record<ColumnName, ArrayBuffer>;
-    for (const name of COLUMN_NAMES) buffers[name] = sliceColumn(columns[name], start, end);
+    for (const name of COLUMN_NAMES) buffers[name] = sliceColumn(columns[name], start, end, options.allocate);
     let symbolIndex: ArrayBuffer | undefined;
     let symbolTable: string[] | undefined;
     if (symbols && localId) {
@@ -161,7 +172,7 @@ export class BatchBuilder {
       rowCount: end - start,
       columns: buffers,
       ...(symbolIndex ? { symbolIndex, symbolTable } : {}),
-      ...(options.stacks ? { stackIndex: sliceColumn(options.stacks, start, end) } : {}),
+      ...(options.stacks ? { stackIndex: sliceColumn(options.stacks, start, end, options.allocate) } : {}),
     };
   }
 }

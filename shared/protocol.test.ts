@@ -155,6 +155,22 @@ describe('webview protocol', () => {
     assert.deepEqual(bad.batch(0).symbolTable, ['a', 'b']);
   });
 
+  it('copies the rows into the buffers a given allocator hands out, every byte written, and refuses one of another size', () => {
+    const cols = makeColumns(10);
+    const given: number[] = [];
+    // Garbage in every byte the allocator gives: what an uninitialized buffer may hold.
+    const dirty = (byteLength: number) => {
+      given.push(byteLength);
+      return new Uint8Array(byteLength).fill(0xa5).buffer;
+    };
+    const stacks = Int32Array.from({ length: 10 }, (_, i) => i - 1);
+    const batches = columnsToBatches(cols, { snapshotId: 's', batchRows: 4, stacks, allocate: dirty });
+    assert.deepEqual(batches, columnsToBatches(cols, { snapshotId: 's', batchRows: 4, stacks }));
+    assert.equal(given.length, batches.length * (COLUMN_NAMES.length + 1), 'every column and the stack ids of every batch');
+    const short = (byteLength: number) => new ArrayBuffer(Math.max(0, byteLength - 1));
+    assert.throws(() => columnsToBatches(cols, { snapshotId: 's', allocate: short }), /gave another buffer/);
+  });
+
   it('works on columns that are views into a larger buffer', () => {
     const big = makeColumns(20);
     const view = { ...big, length: 5 } as RecordColumns;

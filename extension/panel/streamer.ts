@@ -17,6 +17,14 @@ import type { FrameSymbols } from '../../host/frame-symbols';
 
 export type Post = (message: HostToWebview) => void;
 
+/**
+ * A batch's buffer, left uninitialized: the batch writes every byte of it (BatchOptions.allocate), and zeroing a fresh
+ * buffer first made copying a batch's rows about 1.4 times as long.
+ */
+function uninitializedBuffer(byteLength: number): ArrayBuffer {
+  return Buffer.allocUnsafeSlow(byteLength).buffer as ArrayBuffer;
+}
+
 /** Host time one step of naming may take before the event loop runs again, ms. */
 const NAMING_SLICE_MS = 10;
 /**
@@ -85,6 +93,7 @@ export class SnapshotStreamer {
       symbols,
       limitations,
       namesFollow: true,
+      allocate: uninitializedBuffer,
       ...(this.batchRows ? { batchRows: this.batchRows } : {}),
     });
     let markPainted = () => undefined as void;
