@@ -1,6 +1,7 @@
-// The webview side of the transport case, in a worker thread. Mode 'move': every message is
-// validated (as App.receive does first) and the batch buffers are held: the records have arrived.
-// Mode 'store': each batch is also appended to the webview's real RecordStore, as App does next.
+// The webview side of the transport case, in a worker thread, doing what App.receive does with a snapshot's messages:
+// every message validated, the snapshot begun in the webview's real RecordStore, its thread states added, each batch
+// appended and acknowledged (the host's streamer sends the next one on the acknowledgement). 'reset' starts an empty
+// store; 'done' says every announced row is held.
 
 import { parentPort } from 'node:worker_threads';
 import { validateHostToWebview } from '../shared/validate';
@@ -9,17 +10,10 @@ import { RecordStore } from '../webview/store';
 if (!parentPort) throw new Error('transport-worker must run as a worker thread');
 const port = parentPort;
 let store = new RecordStore();
-let mode: 'move' | 'store' = 'move';
-let expected = 0;
-let received = 0;
-let rows = 0;
-let held: unknown[] = [];
 
 port.on('message', (data: unknown) => {
-  if (data === 'move' || data === 'store') {
+  if (data === 'reset') {
     store = new RecordStore();
-    mode = data;
-    held = [];
     port.postMessage({ type: 'reset' });
     return;
   }
@@ -29,15 +23,15 @@ port.on('message', (data: unknown) => {
     return;
   }
   const message = checked.message;
-  if (message.type === 'snapshotStart') {
-    if (mode === 'store') store.beginSnapshot(message);
-    expected = message.batchCount;
-    received = 0;
-    rows = 0;
-  } else if (message.type === 'batch') {
-    if (mode === 'store') store.addBatch(message);
-    else held.push(message);
-    rows += message.rowCount;
-    if (++received === expected) port.postMessage({ type: 'done', rows: mode === 'store' ? store.length : rows });
+  try {
+    if (message.type === 'snapshotStart') store.beginSnapshot(message);
+    else if (message.type === 'threadStates') store.addThreadStates(message);
+    else if (message.type === 'batch') {
+      const snapshot = store.addBatch(message);
+      port.postMessage({ type: 'batchAck', snapshotId: message.snapshotId, batchIndex: message.batchIndex });
+      if (store.isComplete(snapshot)) port.postMessage({ type: 'done', rows: store.length });
+    }
+  } catch (error) {
+    port.postMessage({ type: 'error', reason: (error as Error).message });
   }
 });

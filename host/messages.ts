@@ -4,7 +4,7 @@
 import type { DecodedRecord, DecodedSnapshot, RingCoverage } from '../native/decode/types';
 import type { EventDescription } from '../native/abi/snapshot';
 import { PerfType } from '../native/abi/uapi';
-import { columnsToBatches, type BatchOptions } from '../shared/batches';
+import { BatchBuilder, type BatchOptions } from '../shared/batches';
 import type {
   WireStacks,
   CallchainEntry,
@@ -46,7 +46,16 @@ export function coverageFactOf(c: RingCoverage): CoverageFact {
   };
 }
 
-/** The snapshotStart message for a decoded snapshot plus its batches (send start, then batch 0, then one per ack). */
+/** A snapshot's start and its batches (send start, then batch 0, then one per ack). */
+export interface SnapshotMessages {
+  readonly start: SnapshotStart;
+  /** Its batches one at a time, for a sender that builds each as it sends it: nothing copied before, nothing kept after. */
+  readonly batchBuilder: BatchBuilder;
+  /** Every batch, built on first read. */
+  readonly batches: RecordBatch[];
+}
+
+/** The snapshotStart message for a decoded snapshot plus its batches. */
 export function snapshotMessages(
   decoded: DecodedSnapshot,
   options: BatchOptions & {
@@ -59,15 +68,15 @@ export function snapshotMessages(
     /** The records go without their names, which follow in a snapshotSymbols message. */
     readonly namesFollow?: boolean;
   },
-): { start: SnapshotStart; batches: RecordBatch[] } {
-  const batches = columnsToBatches(decoded.columns, options);
+): SnapshotMessages {
+  const batchBuilder = new BatchBuilder(decoded.columns, options);
   const start: SnapshotStart = {
     type: 'snapshotStart',
     snapshotId: options.snapshotId,
     name: options.name,
     timeOriginNs: decoded.columns.timeOriginNs.toString(),
     totalRows: decoded.columns.length,
-    batchCount: batches.length,
+    batchCount: batchBuilder.count,
     takenAtMs: options.takenAtMs,
     events: decoded.events.map(eventInfoOf),
     threads: options.threads,
@@ -77,7 +86,14 @@ export function snapshotMessages(
     ...(options.losses?.length ? { losses: options.losses } : {}),
     ...(options.namesFollow ? { namesFollow: true } : {}),
   };
-  return { start, batches };
+  let batches: RecordBatch[] | undefined;
+  return {
+    start,
+    batchBuilder,
+    get batches() {
+      return (batches ??= batchBuilder.all());
+    },
+  };
 }
 
 /** Any decoded value as JSON: bigints to decimal strings, byte arrays to hex, undefined dropped. */

@@ -121,6 +121,42 @@ describe('host-side wire: decoded snapshot → protocol messages', () => {
   });
 });
 
+describe('host-side wire: threads', () => {
+  it('names each thread by the COMM and FORK records in row order, then by its process', () => {
+    const comm = (pid: number, tid: number, name: string) => otherRecord(RecordType.COMM, 0, new ByteWriter().u32(pid).u32(tid).cstring(name).toBytes());
+    const fork = (pid: number, ppid: number) => otherRecord(RecordType.FORK, 0, new ByteWriter().u32(pid).u32(ppid).u32(pid).u32(ppid).u64(0n).toBytes());
+    const sample = (pid: number, tid: number, time: bigint) => sampleRecord(Sample.TID | Sample.TIME, { pid, tid, time });
+    const records = [
+      fork(16, 10), // before its parent's COMM: nothing names it (taken out of row order, it would be "parent")
+      comm(10, 10, 'parent'),
+      fork(11, 10), // named "parent" until its own COMM below
+      comm(12, 12, 'other'),
+      sample(10, 10, 100n),
+      fork(13, 12), // "other": its parent's name at the fork
+      comm(11, 11, 'child'),
+      sample(11, 11, 200n),
+      sample(11, 15, 300n), // a thread no record names: its process's name
+      sample(14, 14, 400n), // nothing names it
+      sample(16, 16, 500n),
+    ];
+    const decoded = decodeSnapshot({
+      events: [eventOf(0, attrOf(Sample.TID | Sample.TIME), [], 'task-clock')],
+      rings: [ringFromRecords(records, 4096, 'forward')],
+    });
+    const { start } = snapshotToWire(decoded, { snapshotId: 's', name: 'S', takenAtMs: 1 });
+    assert.deepEqual(start.threads, [
+      { pid: 10, tid: 10, comm: 'parent' },
+      { pid: 11, tid: 11, comm: 'child' },
+      { pid: 12, tid: 12, comm: 'other' },
+      { pid: 13, tid: 13, comm: 'other' },
+      { pid: 16, tid: 16, comm: '' }, // the FORK's row carries its pid and tid
+      { pid: 11, tid: 15, comm: 'child' },
+      { pid: 14, tid: 14, comm: '' },
+    ]);
+    assert.deepEqual(lossesOf(decoded), [], 'no LOST or LOST_SAMPLES record: no losses');
+  });
+});
+
 describe('host-side wire: losses', () => {
   it("sends each LOST / LOST_SAMPLES record with its count, ring and the time of the ring's previous record", () => {
     const idType = Sample.TID | Sample.TIME;

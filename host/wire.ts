@@ -6,7 +6,7 @@
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
 import { RecordType, Misc, Sample } from '../native/abi/uapi';
-import type { SymbolColumn } from '../shared/batches';
+import type { BatchBuilder, BatchOptions, SymbolColumn } from '../shared/batches';
 import type {
   CallchainEntry,
   LossInfo,
@@ -40,6 +40,8 @@ export interface WireOptions {
   readonly limitations?: readonly string[];
   /** The snapshot's stack and frame tables when the caller built them (the HTML export reads its details' callchains from them too). */
   readonly tables?: ProfileTables;
+  /** Where the batches' buffers come from (BatchOptions.allocate). */
+  readonly allocate?: BatchOptions['allocate'];
 }
 
 /**
@@ -49,8 +51,7 @@ export interface WireOptions {
 function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchComms?: ReadonlyMap<number, string>): ThreadInfo[] {
   const { pid, tid, kind, length } = snapshot.columns;
   const names = new Map<string, ThreadInfo>();
-  for (let row = 0; row < length; row++) {
-    if (kind[row] !== RecordType.COMM && kind[row] !== RecordType.FORK) continue;
+  for (const row of rowsOfKinds(kind.subarray(0, length), RecordType.COMM, RecordType.FORK)) {
     let fields: { pid?: number; tid?: number; ppid?: number; ptid?: number; comm?: string };
     try {
       fields = decodeRecordAt(snapshot, row).fields as typeof fields;
@@ -68,13 +69,16 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
     const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
     if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
-  // Rows of one thread come in runs: the thread of the previous row is known already (no key built per row).
-  let lastPid = NaN;
-  let lastTid = NaN;
+  // Rows of one thread come in runs: the thread of the previous row is known already (no key built per row). The
+  // loop's state stays small integers (-1 is a tid no row is named by, so a row equal to it is skipped either way).
+  let lastPid = -1;
+  let lastTid = -1;
   for (let row = 0; row < length; row++) {
-    if (tid[row] < 0 || (pid[row] === lastPid && tid[row] === lastTid)) continue;
+    const rowTid = tid[row];
+    if (rowTid === lastTid && pid[row] === lastPid) continue;
+    if (rowTid < 0) continue;
     lastPid = pid[row];
-    lastTid = tid[row];
+    lastTid = rowTid;
     const key = `${pid[row]}/${tid[row]}`;
     if (names.has(key)) continue;
     const processComm = names.get(`${pid[row]}/${pid[row]}`)?.comm;
@@ -182,32 +186,60 @@ function wireStacks(table: StackTable): WireStacks {
  */
 export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
   const { kind, time, ring, length, timeOriginNs } = snapshot.columns;
+  const kinds = kind.subarray(0, length);
+  // Most snapshots lose nothing: the kind column's native scans say so without a pass over the rows of our own (a
+  // Map.set of the ring's time per row took 20-75 ms at 1M rows).
+  const lastLoss = Math.max(kinds.lastIndexOf(RecordType.LOST), kinds.lastIndexOf(RecordType.LOST_SAMPLES));
+  if (lastLoss < 0) return [];
   const out: LossInfo[] = [];
-  const lastTimeOfRing = new Map<number, number>();
-  for (let row = 0; row < length; row++) {
+  // Each ring's latest time so far by ring index (a u16 column; NaN: none yet), up to the last loss.
+  const lastTimeOfRing = new Float64Array(RING_INDEXES).fill(NaN);
+  for (let row = 0; row <= lastLoss; row++) {
     const k = kind[row];
     if (k === RecordType.LOST || k === RecordType.LOST_SAMPLES) {
       const lost = (decodeRecordAt(snapshot, row).fields as { lost?: bigint }).lost ?? 0n;
-      const since = lastTimeOfRing.get(ring[row]);
+      const since = lastTimeOfRing[ring[row]];
       out.push({
         row,
         kind: k === RecordType.LOST ? 'LOST' : 'LOST_SAMPLES',
         lost: lost.toString(),
         ring: snapshot.coverage[ring[row]]?.label ?? `ring ${ring[row]}`,
-        sinceNs: since === undefined ? null : (timeOriginNs + BigInt(since)).toString(),
+        sinceNs: since !== since ? null : (timeOriginNs + BigInt(since)).toString(),
       });
     }
-    if (time[row] === time[row]) lastTimeOfRing.set(ring[row], time[row]);
+    if (time[row] === time[row]) lastTimeOfRing[ring[row]] = time[row];
   }
   return out;
+}
+
+/** How many ring indexes the ring column can hold (it is 16 bits a row). */
+const RING_INDEXES = 1 << 16;
+
+/**
+ * The rows whose kind is one of `kinds`, in row order, found by the kind column's native indexOf: a big snapshot has few
+ * such rows (its COMM, FORK, LOST records), and a pass of our own over every row costs milliseconds per million.
+ */
+function* rowsOfKinds(kind: Uint8Array, ...kinds: readonly number[]): Generator<number> {
+  const next = kinds.map((k) => kind.indexOf(k));
+  for (;;) {
+    let at = -1;
+    for (let i = 0; i < next.length; i++) if (next[i] >= 0 && (at < 0 || next[i] < next[at])) at = i;
+    if (at < 0) return;
+    const row = next[at];
+    yield row;
+    next[at] = kind.indexOf(kinds[at], row + 1);
+  }
 }
 
 /** A snapshot as the page receives it: its start, its thread states when it recorded sched_switch (sent right after), its batches. */
 export interface WireSnapshot {
   readonly start: SnapshotStart;
   readonly threadStates?: ThreadStates;
+  /** Every batch, built on first read. */
   readonly batches: RecordBatch[];
-  /** ms spent naming its addresses (symbols per sample, stacks) and building the rest of the messages. */
+  /** Its batches one at a time, for a sender that builds each as it sends it (SnapshotStreamer). */
+  readonly batchBuilder: BatchBuilder;
+  /** ms spent naming its addresses (symbols per sample, stacks) and building the start (not the batches: built when read). */
   readonly timing: { readonly symbolizeMs: number; readonly wireMs: number };
 }
 
@@ -278,7 +310,7 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions &
   const names = options.symbols && !options.namesFollow ? snapshotNames(snapshot, options.symbols, options.tables) : undefined;
   const symbolizeMs = performance.now() - started;
   const { threadStates, comms: switchComms } = threadStatesAndComms(snapshot, options.snapshotId);
-  const { start, batches } = snapshotMessages(snapshot, {
+  const messages = snapshotMessages(snapshot, {
     ...(names?.stacks ? { stacks: names.stacks.stackOf, stackTable: wireStacks(names.stacks.table) } : {}),
     snapshotId: options.snapshotId,
     name: options.name,
@@ -287,10 +319,20 @@ export function snapshotToWire(snapshot: DecodedSnapshot, options: WireOptions &
     losses: lossesOf(snapshot),
     ...(options.limitations?.length ? { limitations: options.limitations } : {}),
     ...(options.batchRows ? { batchRows: options.batchRows } : {}),
+    ...(options.allocate ? { allocate: options.allocate } : {}),
     ...(names ? { symbols: names.symbols } : {}),
     ...(options.namesFollow && options.symbols ? { namesFollow: true } : {}),
   });
-  return { start, batches, ...(threadStates ? { threadStates } : {}), timing: { symbolizeMs, wireMs: performance.now() - started - symbolizeMs } };
+  const timing = { symbolizeMs, wireMs: performance.now() - started - symbolizeMs };
+  return {
+    start: messages.start,
+    batchBuilder: messages.batchBuilder,
+    get batches() {
+      return messages.batches;
+    },
+    ...(threadStates ? { threadStates } : {}),
+    timing,
+  };
 }
 
 const hex = (value: bigint) => '0x' + value.toString(16);

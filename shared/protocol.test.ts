@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { COLUMN_NAMES } from './columns';
-import { batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf } from './batches';
+import { BatchBuilder, batchCountOf, batchesToColumns, columnsToBatches, symbolColumnOf, transferablesOf } from './batches';
 import { validateHostToWebview, validateWebviewToHost } from './validate';
 import type { SnapshotStart } from './protocol';
 import { stacksFromBuffers, stacksToBuffers } from './stacks-buffers';
@@ -126,6 +126,49 @@ describe('webview protocol', () => {
     assert.deepEqual(batchesToColumns(fromColumn, 0n).symbols, strings);
     assert.throws(() => columnsToBatches(cols, { snapshotId: 's', symbols: { index: new Int32Array(10).fill(3), table: ['a'] } }), /past the table/);
     assert.throws(() => columnsToBatches(cols, { snapshotId: 's', symbols: { index: new Int32Array(9), table: ['a'] } }), /9 entries for 10 rows/);
+  });
+
+  it('builds any batch alone, as columnsToBatches builds it, in buffers of its own each time', () => {
+    const cols = makeColumns(10);
+    const symbols = symbolColumnOf(Array.from({ length: 10 }, (_, i) => (i % 4 === 3 ? null : `fn${i % 3}`)));
+    const options = { snapshotId: 's', batchRows: 4, symbols, stacks: Int32Array.from({ length: 10 }, (_, i) => i - 1) };
+    const all = columnsToBatches(cols, options);
+    const builder = new BatchBuilder(cols, options);
+    assert.equal(builder.count, all.length);
+    // Out of order and twice: a sender builds a batch when it sends it, and again after a resync.
+    for (const index of [2, 0, 1, 2]) {
+      const batch = builder.batch(index);
+      assert.deepEqual(batch, all[index]);
+      assert.equal(builder.firstRowOf(index), batch.firstRow);
+      assert.equal(builder.rowCountOf(index), batch.rowCount);
+    }
+    assert.notEqual(builder.batch(1).columns.time, builder.batch(1).columns.time, 'a fresh copy: the caller may transfer it');
+    assert.throws(() => builder.batch(3), /batch 3 of 3/);
+    // A batch whose symbols are past the table throws, and the next batch is built from an empty table all the same.
+    const bad = new BatchBuilder(cols, {
+      snapshotId: 's',
+      batchRows: 4,
+      symbols: { index: Int32Array.from([0, 1, 0, 1, 1, 7, 0, 0, 1, 0]), table: ['a', 'b'] },
+    });
+    assert.throws(() => bad.batch(1), /past the table/);
+    assert.deepEqual(bad.batch(2).symbolTable, ['b', 'a']);
+    assert.deepEqual(bad.batch(0).symbolTable, ['a', 'b']);
+  });
+
+  it('copies the rows into the buffers a given allocator hands out, every byte written, and refuses one of another size', () => {
+    const cols = makeColumns(10);
+    const given: number[] = [];
+    // Garbage in every byte the allocator gives: what an uninitialized buffer may hold.
+    const dirty = (byteLength: number) => {
+      given.push(byteLength);
+      return new Uint8Array(byteLength).fill(0xa5).buffer;
+    };
+    const stacks = Int32Array.from({ length: 10 }, (_, i) => i - 1);
+    const batches = columnsToBatches(cols, { snapshotId: 's', batchRows: 4, stacks, allocate: dirty });
+    assert.deepEqual(batches, columnsToBatches(cols, { snapshotId: 's', batchRows: 4, stacks }));
+    assert.equal(given.length, batches.length * (COLUMN_NAMES.length + 1), 'every column and the stack ids of every batch');
+    const short = (byteLength: number) => new ArrayBuffer(Math.max(0, byteLength - 1));
+    assert.throws(() => columnsToBatches(cols, { snapshotId: 's', allocate: short }), /gave another buffer/);
   });
 
   it('works on columns that are views into a larger buffer', () => {

@@ -56,8 +56,21 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   'extension/session': ['node', 'type:vscode', 'native', 'shared', 'host'],
   // Tests and benchmarks reach everything but the native boundary and the editor's runtime.
   test: ['node', 'native', 'shared', 'host', 'webview', 'extension', 'test', 'bench', 'playwright-core', 'esbuild', 'eslint'],
-  // The panel's live follow is measured on its session logic and host loop, which never load the editor's runtime.
-  bench: ['node', 'native', 'shared', 'host', 'webview', 'bench', 'playwright-core', 'esbuild', 'extension/session', 'extension/panel/live-follow.ts'],
+  // The panel's live follow and its snapshot streamer (the transport case's host side) are measured on their session
+  // logic and host loop, which never load the editor's runtime.
+  bench: [
+    'node',
+    'native',
+    'shared',
+    'host',
+    'webview',
+    'bench',
+    'playwright-core',
+    'esbuild',
+    'extension/session',
+    'extension/panel/live-follow.ts',
+    'extension/panel/streamer.ts',
+  ],
 };
 
 /** The runtime-neutral core, run by Node and the browser alike (tsconfig.neutral.json builds exactly these). */
