@@ -156,6 +156,18 @@ export class SnapshotSymbols {
   }
 
   /**
+   * `snapshot` with the logpoint readers only this side has (sampleValues, logpointColumns): a logpoint's records then
+   * carry the values read from their registers and stack (details drawer, JSON Lines, the editor's line, the summary).
+   */
+  withValueReaders(snapshot: DecodedSnapshot): DecodedSnapshot {
+    return {
+      ...snapshot,
+      sampleValues: (event, pid, registers, stack, raw) => this.sampleValues(event, pid, registers, stack, raw),
+      logpointColumns: (withReaders, event, rows) => this.logpointColumns(withReaders, event, rows),
+    };
+  }
+
+  /**
    * A logpoint hit's values (see LogpointEvaluator), or undefined for an event that is not a logpoint.
    * Memory beyond the sampled stack is read from the live process where this user may (/proc/PID/mem).
    */

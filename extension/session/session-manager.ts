@@ -471,11 +471,7 @@ export class SessionManager {
         reads++;
         session.symbols.learn(decoded, processes);
         return {
-          decoded: {
-            ...decoded,
-            sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw),
-            logpointColumns: (snapshot, event, rows) => session.symbols.logpointColumns(snapshot, event, rows),
-          },
+          decoded: session.symbols.withValueReaders(decoded),
           symbols: session.symbols.frames,
           skippedBytes: raw.skippedBytes,
           limitations: raw.limitations ?? [],
@@ -667,11 +663,7 @@ export class SessionManager {
     // Two snapshots in the same millisecond still need distinct names.
     for (let n = 2; session.snapshots.some((s) => s.name === name); n++) name = `${formatClock(takenAtMs)} (${n})`;
     // A logpoint's records carry the values read from their registers and stack (details drawer, JSON Lines, the editor's line).
-    const withValues: DecodedSnapshot = {
-      ...decoded,
-      sampleValues: (event, pid, registers, stack, raw) => session.symbols.sampleValues(event, pid, registers, stack, raw),
-      logpointColumns: (snapshot, event, rows) => session.symbols.logpointColumns(snapshot, event, rows),
-    };
+    const withValues = session.symbols.withValueReaders(decoded);
     const entry: SnapshotEntry = {
       id: id ?? `${session.id}-${takenAtMs}-${session.snapshots.length + 1}-${Math.random().toString(36).slice(2, 8)}`,
       name,

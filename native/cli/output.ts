@@ -154,10 +154,8 @@ export class SnapshotWriter {
   /** The snapshot with what only the host can read: unwound user stacks (-g dwarf) and logpoint values. */
   private withHostReaders(snapshot: DecodedSnapshot): DecodedSnapshot {
     return {
-      ...snapshot,
+      ...this.symbols.withValueReaders(snapshot),
       unwindUserStack: (pid, registers, stack) => this.symbols.unwindUserStack(pid, registers, stack),
-      sampleValues: (event, pid, registers, stack, raw) => this.symbols.sampleValues(event, pid, registers, stack, raw),
-      logpointColumns: (withReaders, event, rows) => this.symbols.logpointColumns(withReaders, event, rows),
     };
   }
 
