@@ -16,6 +16,7 @@ import { keepHeapSmall } from './heap';
 import { symbolCacheEnabled } from '../symbols/symbol-cache';
 import { secondCoreFree } from '../decode-pool/parallel-choice';
 import type { BuildIdEntry } from '../perfdata/reader';
+import { Misc } from '../abi/uapi';
 
 /** Records per batch of a streamed decode: a few reads of the file, and far fewer bytes than a file worth streaming. */
 const DECODE_BATCH_BYTES = 4 << 20;
@@ -95,9 +96,6 @@ function prefetchWanted(): boolean {
   return forced === '1' || (forced !== '0' && secondCoreFree());
 }
 
-/** perf's cpumode of a user-space DSO in the build-id table (PERF_RECORD_MISC_USER). */
-const CPUMODE_USER = 2;
-
 /**
  * The objects whose function indexes the file's frames will need, for the worker that builds them on a second core:
  * each user object perf listed in its build-id table (the DSOs with samples), the largest first (the longest to
@@ -107,7 +105,7 @@ const CPUMODE_USER = 2;
 function objectsToPrefetch(buildIds: readonly BuildIdEntry[]): string[] {
   const objects = new Map<string, number>();
   for (const entry of buildIds) {
-    if ((entry.cpumode & 7) !== CPUMODE_USER || !entry.path.startsWith('/')) continue;
+    if ((entry.cpumode & Misc.CPUMODE_MASK) !== Misc.USER || !entry.path.startsWith('/')) continue;
     try {
       const stats = statSync(entry.path);
       if (stats.isFile()) objects.set(path.resolve(entry.path), stats.size);
