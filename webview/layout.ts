@@ -183,17 +183,20 @@ export class TimelineLayout {
       const at = extended ? previous.get(lane.key) : undefined;
       return (at !== undefined && before[at]) || anyStack(stack, newRows(lane));
     });
-    // A thread lane with callchains is a stack chart by default when it is the only one shown (as Firefox Profiler's
-    // stack chart shows one thread): several deep charts push every lane after the first out of sight, so with more
-    // than one the overview keeps ticks and activity graphs, and each lane's button makes it a chart. `modes` holds
-    // what the user chose for a lane with that button, which no filter or collapse changes (a default it was switched
-    // away from would flip when the number of such lanes does). A chart's depth is its height, found here; its boxes
-    // are not needed to draw it.
-    const chartLanes = this.lanes.filter((lane, i) => this.hasStacks[i] && !lane.collapsed).length;
-    const chartByDefault = chartLanes <= 1;
+    // One thread lane with callchains is a stack chart by default, the busiest (as Firefox Profiler opens on its busiest
+    // thread; ties go to the first): several deep charts would push every lane after the first out of sight, so the
+    // others keep ticks and activity graphs, and each lane's button makes it a chart. A forked child with three samples
+    // must not turn the main thread's chart into ticks. It is found from the lanes alone, so lanes a live capture's
+    // growth extends choose as lanes built anew do. `modes` holds what the user chose for a lane with that button,
+    // which no filter or collapse changes. A chart's depth is its height, found here; its boxes are not needed to draw it.
+    let defaultChart = -1;
+    for (let i = 0; i < this.lanes.length; i++) {
+      if (!this.hasStacks[i] || this.lanes[i].collapsed) continue;
+      if (defaultChart < 0 || this.lanes[i].rows.length > this.lanes[defaultChart].rows.length) defaultChart = i;
+    }
     const depthBefore = this.stackDepth;
     this.stackDepth = this.lanes.map((lane, i) => {
-      const chart = (modes.get(lane.key) ?? (chartByDefault ? 'chart' : 'ticks')) === 'chart';
+      const chart = (modes.get(lane.key) ?? (i === defaultChart ? 'chart' : 'ticks')) === 'chart';
       if (!(this.hasStacks[i] && !lane.collapsed && chart && view !== null)) return 0;
       // An extended chart is as deep as it was or as its appended rows are.
       const at = extended ? previous.get(lane.key) : undefined;

@@ -338,34 +338,38 @@ describe('record store', () => {
     }
   });
 
-  it('keeps the stack chart or ticks the user chose for a lane when a filter or a collapse changes how many charts are shown', () => {
-    // Threads 7 and 8 of process 7, each with callchains (stack 0: f ← main).
+  it('makes the busiest thread with callchains a stack chart by default and keeps what the user chose for a lane', () => {
+    // Threads 7 (three samples) and 8 (one, as a forked child's) of process 7, each with callchains (stack 0: f ← main).
     const store = new RecordStore();
     store.beginSnapshot({ ...start('s', '0', 4, 1, 'e'), stacks: { names: ['main', 'f'], start: [0, 2], frames: [1, 0] } });
-    const rows = { ...columns([1, 2, 3, 4], [7, 8, 7, 8], [0, 0, 0, 0]), pid: new Int32Array(4).fill(7) };
+    const rows = { ...columns([1, 2, 3, 4], [7, 8, 7, 7], [0, 0, 0, 0]), pid: new Int32Array(4).fill(7) };
     for (const b of columnsToBatches(rows, { snapshotId: 's', stacks: new Int32Array(4) })) store.addBatch(b);
     const layout = new TimelineLayout(store);
     const charts = () => layout.lanes.flatMap((lane, i) => (layout.stackDepth[i] > 0 ? [lane.key] : []));
     const onlySeven = (row: number) => store.tid[row] === 7;
-    // Two such lanes: ticks by default; the user makes thread 7 a chart.
+    // The busiest lane is the chart; the other keeps ticks (its button makes it one).
     layout.update('thread', null, 0, new Set(), 0);
-    assert.deepEqual(charts(), []);
-    const chosen = new Map([['thread:7', 'chart' as const]]);
-    layout.update('thread', null, 0, new Set(), 0, chosen);
     assert.deepEqual(charts(), ['thread:7']);
-    // A filter that leaves thread 7 alone (the default there is a chart) or a collapse of thread 8 keeps it a chart.
-    layout.update('thread', onlySeven, 1, new Set(), 0, chosen);
+    const both = new Map([['thread:8', 'chart' as const]]);
+    layout.update('thread', null, 1, new Set(), 0, both);
+    assert.deepEqual(charts(), ['thread:7', 'thread:8']);
+    // A filter that leaves thread 7 alone keeps it a chart; a collapse of thread 7 leaves thread 8 the one lane that
+    // can be a chart, and expanding thread 7 gives it back its default.
+    layout.update('thread', onlySeven, 2, new Set(), 0);
     assert.deepEqual(charts(), ['thread:7']);
-    layout.update('thread', null, 2, new Set(['thread:8']), 0, chosen);
-    assert.deepEqual(charts(), ['thread:7']);
-    // Switched to ticks while alone, it stays ticks when the other lane comes back, and the other keeps its default.
-    const ticks = new Map([['thread:7', 'ticks' as const]]);
-    layout.update('thread', onlySeven, 3, new Set(), 0, ticks);
-    assert.deepEqual(charts(), []);
-    layout.update('thread', null, 4, new Set(), 0, ticks);
-    assert.deepEqual(charts(), []);
-    layout.update('thread', null, 5, new Set(['thread:7']), 0, ticks);
+    layout.update('thread', null, 3, new Set(['thread:7']), 0);
     assert.deepEqual(charts(), ['thread:8'], 'the one lane left with callchains is a chart by default');
+    layout.update('thread', null, 4, new Set(), 0);
+    assert.deepEqual(charts(), ['thread:7']);
+    // Switched to ticks, the busiest lane stays ticks whatever filter or collapse comes and goes, and the chart does
+    // not move to another lane.
+    const ticks = new Map([['thread:7', 'ticks' as const]]);
+    layout.update('thread', null, 5, new Set(), 0, ticks);
+    assert.deepEqual(charts(), []);
+    layout.update('thread', onlySeven, 6, new Set(), 0, ticks);
+    assert.deepEqual(charts(), []);
+    layout.update('thread', null, 7, new Set(['thread:8']), 0, ticks);
+    assert.deepEqual(charts(), []);
   });
 
   it('finds the same extent, untimed count and order for batches in order (read at their ends) as for others (row by row)', () => {
