@@ -43,8 +43,8 @@ describe('e2e: Ringside in code-server (smoke)', function () {
       'demo.c',
     );
     // The extension says when its first screen is done. On a loaded machine VS Code may answer its first walkthrough
-    // request with its own fallback ("Walkthrough: Setup VS Code Web"), which the extension closes once Ringside's is
-    // shown, and the workbench may draw Ringside's tab before the extension host has seen it: so the tabs are read
+    // requests with its own fallback ("Walkthrough: Setup VS Code Web"), which the extension closes before asking
+    // again, and the workbench may draw Ringside's tab before the extension host has seen it: so the tabs are read
     // once the extension has finished, until they are the two Ringside put there (a stray that stays fails).
     await outputLogUntil(scenario, 'the first screen', (log) => /first screen of /.test(log));
     const tabTexts = async () => (await page.locator('.tabs-container .tab').allInnerTexts()).map((text) => text.trim()).sort();
