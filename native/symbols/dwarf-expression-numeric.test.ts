@@ -194,6 +194,26 @@ describe('numeric DWARF expressions: the BigInt machine decides, numbers only go
     assert.equal(reference(bytes(0x77, 8, 0x06, 0x31, 0x25, 0x9f), m).kind, 'pieces');
   });
 
+  it('sign and zero extension of the low bits (`k shl k shra`, `k shl k shr`) at every width, as the BigInt machine', () => {
+    // Widths up to 32 run on int32 operations, wider ones on a floating-point modulus: both against the reference.
+    const values = [0n, 1n, -1n, 3n, -3n, 0x7fn, 0x80n, 0xffn, 0x7fffffffn, 0x80000000n, 0xfffffffdn, -0x80000000n, 0x123456789abcdn, -0x123456789abcdn];
+    values.push(BigInt(Number.MAX_SAFE_INTEGER), -BigInt(Number.MAX_SAFE_INTEGER), 0x1fffff00000000n);
+    let answered = 0;
+    for (let k = 11; k <= 63; k++)
+      for (const value of values)
+        for (const shift of [0x26, 0x25]) {
+          // const8s VALUE; const1u k; shl; const1u k; shra|shr; stack_value
+          const expression = bytes(0x0f, ...u64(BigInt.asUintN(64, value)), 0x08, k, 0x24, 0x08, k, shift, 0x9f);
+          const m = machine();
+          const got = numeric(expression, m);
+          assert.notEqual(got, 'not compiled');
+          if (got === 'bail') continue;
+          assert.deepEqual(got, reference(expression, m), `${value} ${k} ${shift === 0x26 ? 'shra' : 'shr'}`);
+          answered++;
+        }
+    assert.ok(answered > 53 * values.length, `the numeric machine answered ${answered}`);
+  });
+
   it('says optimized out and not captured exactly where the BigInt machine does', () => {
     const m = machine();
     for (const expression of [

@@ -443,9 +443,16 @@ export function runNumeric(program: CompiledExpression, frame: NumericFrame, out
         else if (op === Op.Neg) x = -v;
         else if (op === Op.Not) x = -v - 1;
         else if (op === Op.PlusConst) x = v + a[pc];
-        else {
+        else if (a[pc] <= 32) {
+          // Up to 32 bits (an int read into a 64-bit word, the common case) with the int32 operations, which take
+          // an exact number modulo 2^32 as the word's low half: the floating-point modulus below is a call, not an instruction.
+          const shift = 32 - a[pc];
+          x = op === Op.SignExtend ? (v << shift) >> shift : (v << shift) >>> shift;
+        } else {
           const modulus = b[pc]; // 2 ** a[pc]
-          x = ((v % modulus) + modulus) % modulus;
+          // Not ((v % m) + m) % m: at 53 bits a small positive v plus m rounds to m (and gives 0).
+          x = v % modulus;
+          if (x < 0) x += modulus;
           if (op === Op.SignExtend && x >= modulus / 2) x -= modulus;
         }
         break;
