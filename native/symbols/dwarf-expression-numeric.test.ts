@@ -19,6 +19,7 @@ import {
   PIECE_REGISTER,
   PIECE_VALUE,
   REGISTER_MISSING,
+  numericRunner,
   runNumeric,
   type NumericFrame,
 } from './dwarf-expression-numeric';
@@ -94,12 +95,24 @@ function reference(expression: Uint8Array, machine: Machine): Outcome {
   }
 }
 
-/** The numeric machine's outcome, or 'bail'. */
+/**
+ * The numeric machine's outcome, or 'bail'; its compiled runner (numericRunner, what a logpoint runs at every hit)
+ * must give the same outcome and the same pieces.
+ */
 function numeric(expression: Uint8Array, machine: Machine): Outcome | 'bail' | 'not compiled' {
   const program = compileNumeric(expression);
   if (!program) return 'not compiled';
   const out = new NumericLocation();
   const outcome = runNumeric(program, numericFrame(machine), out);
+  const compiled = new NumericLocation();
+  const hex = Buffer.from(expression).toString('hex');
+  assert.equal(numericRunner(program)(numericFrame(machine), compiled), outcome, `the runner's outcome of ${hex}`);
+  if (outcome === NUMERIC_DONE) {
+    assert.equal(compiled.count, out.count, `the runner's pieces of ${hex}`);
+    for (let n = 0; n < out.count; n++) {
+      assert.deepEqual([compiled.kind[n], compiled.value[n], compiled.size[n]], [out.kind[n], out.value[n], out.size[n]], `piece ${n} of ${hex}`);
+    }
+  }
   if (outcome === NUMERIC_BAIL) return 'bail';
   if (outcome === NUMERIC_OPTIMIZED_OUT) return { kind: 'unavailable', reason: 'optimized-out' };
   if (outcome === NUMERIC_NOT_CAPTURED) return { kind: 'unavailable', reason: 'not-captured' };
@@ -267,5 +280,41 @@ describe('numeric DWARF expressions: the BigInt machine decides, numbers only go
       answered++;
     }
     assert.ok(answered > 1000, `the numeric machine answered ${answered} of 4000`);
+  });
+
+  it('random locations of pieces (registers, stack values, memory, implicit values, empty pieces): the same, compiled or run', () => {
+    let seed = 777;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const value: (() => number[])[] = [
+      () => [0x70 + [0, 1, 3, 4, 6, 7, 13][next(7)], ...sleb(next(400) - 200)], // breg
+      () => [0x91, ...sleb(-8 * next(20)), 0x94, [1, 2, 4, 8][next(4)]], // a slot's value
+      () => [0x30 + next(32), 0x30 + next(32), [0x1e, 0x22, 0x1c, 0x24, 0x26, 0x1a][next(6)]], // arithmetic of two literals
+      () => [0x9c, 0x23, next(64)], // cfa + n
+    ];
+    const location: (() => number[])[] = [
+      () => [...value[next(value.length)](), 0x9f], // stack_value
+      () => [0x50 + [0, 1, 3, 7, 13, 2][next(6)]], // reg (2 is not sampled)
+      () => value[next(value.length)](), // memory at the value
+      () => [0x9e, 2, next(256), next(256)], // implicit_value
+      () => [], // an empty piece: optimized out
+    ];
+    let answered = 0;
+    for (let round = 0; round < 3000; round++) {
+      const ops: number[] = [];
+      const pieces = 1 + next(4);
+      for (let p = 0; p < pieces; p++) ops.push(...location[next(location.length)](), 0x93, [1, 2, 4, 8][next(4)]);
+      if (next(4) === 0) ops.splice(0, ops.length, ...location[next(3)]()); // sometimes a location that is not split
+      const expression = Uint8Array.from(ops);
+      const m = machine();
+      for (let k = -32n; k < 64n; k++) if (!m.stack.has(SP + 8n * k)) m.stack.set(SP + 8n * k, BigInt(next(1 << 30)));
+      const got = numeric(expression, m);
+      if (got === 'bail' || got === 'not compiled') continue;
+      assert.deepEqual(got, reference(expression, m), `expression ${Buffer.from(expression).toString('hex')}`);
+      answered++;
+    }
+    assert.ok(answered > 1500, `the numeric machine answered ${answered} of 3000`);
   });
 });

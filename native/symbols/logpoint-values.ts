@@ -46,9 +46,11 @@ import {
   REGISTER_MISSING,
   registerOf,
   registerValueOf,
+  numericRunner,
   runNumeric,
   type CompiledExpression,
   type NumericFrame,
+  type NumericRunner,
 } from './dwarf-expression-numeric';
 
 /** One hit: the registers by perf_regs bit and the valid stack bytes copied from the stack pointer up. */
@@ -121,6 +123,8 @@ interface VariablePlan {
   readonly location: VariableLocation | undefined;
   /** The location expression decoded for the numeric machine; undefined where only the BigInt machine can run it. */
   readonly numeric: CompiledExpression | undefined;
+  /** `numeric` as the function a hit runs (see numericRunner), made at the first hit that runs the expression. */
+  run: NumericRunner | undefined;
   /** The shapes most locals have, read without running the expression: a slot at CFA + this (DW_OP_fbreg with the CFA as frame base)... */
   readonly cfaSlot: number | undefined;
   /** ...or this DWARF register (DW_OP_regN), for a value of at most 8 bytes. */
@@ -638,6 +642,7 @@ export class LogpointEvaluator {
         offset,
         location,
         numeric,
+        run: undefined,
         cfaSlot: slot,
         register,
         fileBytes: undefined,
@@ -787,7 +792,7 @@ export class LogpointEvaluator {
             continue;
           }
         } else {
-          const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
+          const outcome = variable.numeric && this.numeric ? (variable.run ??= numericRunner(variable.numeric))(frame, out) : NUMERIC_BAIL;
           if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
             texts[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
             continue;
