@@ -223,28 +223,18 @@ class TextTable {
 
   /** lookup() of a value of at most 8 known bytes (most are: integers, pointers, enums, doubles): two words without loops. */
   lookupKnown(bytes: Uint8Array, at: number, size: number): number {
-    let low: number;
-    let high = 0;
-    if (size >= 4) {
-      low = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
-      if (size === 8) high = bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24);
-      else for (let b = 4, shift = 0; b < size; b++, shift += 8) high |= bytes[at + b] << shift;
-    } else {
-      low = 0;
-      for (let b = 0, shift = 0; b < size; b++, shift += 8) low |= bytes[at + b] << shift;
-    }
+    // Kept small (the odd sizes and a miss's bookkeeping in functions of their own): V8 inlines it where it is small enough.
+    const low = size >= 4 ? bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24) : partialWord(bytes, at, size);
+    const high =
+      size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : size > 4 ? partialWord(bytes, at + 4, size - 4) : 0;
     let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
     if (size > 4) hash = Math.imul(hash ^ high, 0x01000193);
-    this.hash = hash;
-    this.low = low;
-    this.high = high;
-    this.knownKey = true;
     const slot = textSlot(hash);
     const { words, stride, entries } = this;
     for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
       const to = (slot + probe) & (TEXT_CACHE_SIZE - 1);
       const e = to * stride;
-      if (entries[e + ENTRY_USED] === 0) return -1;
+      if (entries[e + ENTRY_USED] === 0) break;
       const k = e + ENTRY_KEY;
       // The states' words of a stored key are zero where it was stored from known bytes.
       if (
@@ -256,6 +246,15 @@ class TextTable {
       )
         return to;
     }
+    return this.missKnown(hash, low, high);
+  }
+
+  /** Not kept: the key of lookupKnown() for store(), which a found value does not need; -1. */
+  private missKnown(hash: number, low: number, high: number): number {
+    this.hash = hash;
+    this.low = low;
+    this.high = high;
+    this.knownKey = true;
     return -1;
   }
 
@@ -311,6 +310,13 @@ const ENTRY_HASH = 1;
 const ENTRY_ID_SET = 2;
 const ENTRY_ID = 3;
 const ENTRY_KEY = 4;
+
+/** The `size` (1-3) bytes at `at` as a little-endian word. */
+function partialWord(bytes: Uint8Array, at: number, size: number): number {
+  let word = 0;
+  for (let b = 0, shift = 0; b < size; b++, shift += 8) word |= bytes[at + b] << shift;
+  return word;
+}
 
 /**
  * `size` bytes at `at` as little-endian 32-bit words into `key` from `to` (the last one zero-padded), and
