@@ -66,6 +66,7 @@ export class SnapshotSymbols {
    */
   async prewarm(procState: readonly ProcessSideband[], isCancelled: () => boolean = () => false): Promise<void> {
     this.learnProcesses(procState);
+    this.logpoints.forgetLocations();
     const steps = this.symbolizer.prewarmSteps([...new Set(procState.map((proc) => proc.pid))]);
     while (!isCancelled() && !steps.next().done) await new Promise<void>((resolve) => setImmediate(resolve));
   }
@@ -92,6 +93,8 @@ export class SnapshotSymbols {
     // Every snapshot names addresses afresh: a file replaced on disk at the same mapping is named by what it holds
     // now (the parsed objects themselves stay cached until the file changes, see symbols/object-file).
     this.frames.forgetAddresses();
+    // The same for the logpoints' hits: their pcs are located again with the mappings learnt here.
+    this.logpoints.forgetLocations();
     this.learnProcesses(procState);
     const { kind } = snapshot.columns;
     for (let row = 0; row < snapshot.columns.length; row++) {

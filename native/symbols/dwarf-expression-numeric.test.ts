@@ -19,6 +19,7 @@ import {
   PIECE_REGISTER,
   PIECE_VALUE,
   REGISTER_MISSING,
+  numericRunner,
   runNumeric,
   type NumericFrame,
 } from './dwarf-expression-numeric';
@@ -94,12 +95,24 @@ function reference(expression: Uint8Array, machine: Machine): Outcome {
   }
 }
 
-/** The numeric machine's outcome, or 'bail'. */
+/**
+ * The numeric machine's outcome, or 'bail'; its compiled runner (numericRunner, what a logpoint runs at every hit)
+ * must give the same outcome and the same pieces.
+ */
 function numeric(expression: Uint8Array, machine: Machine): Outcome | 'bail' | 'not compiled' {
   const program = compileNumeric(expression);
   if (!program) return 'not compiled';
   const out = new NumericLocation();
   const outcome = runNumeric(program, numericFrame(machine), out);
+  const compiled = new NumericLocation();
+  const hex = Buffer.from(expression).toString('hex');
+  assert.equal(numericRunner(program)(numericFrame(machine), compiled), outcome, `the runner's outcome of ${hex}`);
+  if (outcome === NUMERIC_DONE) {
+    assert.equal(compiled.count, out.count, `the runner's pieces of ${hex}`);
+    for (let n = 0; n < out.count; n++) {
+      assert.deepEqual([compiled.kind[n], compiled.value[n], compiled.size[n]], [out.kind[n], out.value[n], out.size[n]], `piece ${n} of ${hex}`);
+    }
+  }
   if (outcome === NUMERIC_BAIL) return 'bail';
   if (outcome === NUMERIC_OPTIMIZED_OUT) return { kind: 'unavailable', reason: 'optimized-out' };
   if (outcome === NUMERIC_NOT_CAPTURED) return { kind: 'unavailable', reason: 'not-captured' };
@@ -194,6 +207,26 @@ describe('numeric DWARF expressions: the BigInt machine decides, numbers only go
     assert.equal(reference(bytes(0x77, 8, 0x06, 0x31, 0x25, 0x9f), m).kind, 'pieces');
   });
 
+  it('sign and zero extension of the low bits (`k shl k shra`, `k shl k shr`) at every width, as the BigInt machine', () => {
+    // Widths up to 32 run on int32 operations, wider ones on a floating-point modulus: both against the reference.
+    const values = [0n, 1n, -1n, 3n, -3n, 0x7fn, 0x80n, 0xffn, 0x7fffffffn, 0x80000000n, 0xfffffffdn, -0x80000000n, 0x123456789abcdn, -0x123456789abcdn];
+    values.push(BigInt(Number.MAX_SAFE_INTEGER), -BigInt(Number.MAX_SAFE_INTEGER), 0x1fffff00000000n);
+    let answered = 0;
+    for (let k = 11; k <= 63; k++)
+      for (const value of values)
+        for (const shift of [0x26, 0x25]) {
+          // const8s VALUE; const1u k; shl; const1u k; shra|shr; stack_value
+          const expression = bytes(0x0f, ...u64(BigInt.asUintN(64, value)), 0x08, k, 0x24, 0x08, k, shift, 0x9f);
+          const m = machine();
+          const got = numeric(expression, m);
+          assert.notEqual(got, 'not compiled');
+          if (got === 'bail') continue;
+          assert.deepEqual(got, reference(expression, m), `${value} ${k} ${shift === 0x26 ? 'shra' : 'shr'}`);
+          answered++;
+        }
+    assert.ok(answered > 53 * values.length, `the numeric machine answered ${answered}`);
+  });
+
   it('says optimized out and not captured exactly where the BigInt machine does', () => {
     const m = machine();
     for (const expression of [
@@ -247,5 +280,41 @@ describe('numeric DWARF expressions: the BigInt machine decides, numbers only go
       answered++;
     }
     assert.ok(answered > 1000, `the numeric machine answered ${answered} of 4000`);
+  });
+
+  it('random locations of pieces (registers, stack values, memory, implicit values, empty pieces): the same, compiled or run', () => {
+    let seed = 777;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const value: (() => number[])[] = [
+      () => [0x70 + [0, 1, 3, 4, 6, 7, 13][next(7)], ...sleb(next(400) - 200)], // breg
+      () => [0x91, ...sleb(-8 * next(20)), 0x94, [1, 2, 4, 8][next(4)]], // a slot's value
+      () => [0x30 + next(32), 0x30 + next(32), [0x1e, 0x22, 0x1c, 0x24, 0x26, 0x1a][next(6)]], // arithmetic of two literals
+      () => [0x9c, 0x23, next(64)], // cfa + n
+    ];
+    const location: (() => number[])[] = [
+      () => [...value[next(value.length)](), 0x9f], // stack_value
+      () => [0x50 + [0, 1, 3, 7, 13, 2][next(6)]], // reg (2 is not sampled)
+      () => value[next(value.length)](), // memory at the value
+      () => [0x9e, 2, next(256), next(256)], // implicit_value
+      () => [], // an empty piece: optimized out
+    ];
+    let answered = 0;
+    for (let round = 0; round < 3000; round++) {
+      const ops: number[] = [];
+      const pieces = 1 + next(4);
+      for (let p = 0; p < pieces; p++) ops.push(...location[next(location.length)](), 0x93, [1, 2, 4, 8][next(4)]);
+      if (next(4) === 0) ops.splice(0, ops.length, ...location[next(3)]()); // sometimes a location that is not split
+      const expression = Uint8Array.from(ops);
+      const m = machine();
+      for (let k = -32n; k < 64n; k++) if (!m.stack.has(SP + 8n * k)) m.stack.set(SP + 8n * k, BigInt(next(1 << 30)));
+      const got = numeric(expression, m);
+      if (got === 'bail' || got === 'not compiled') continue;
+      assert.deepEqual(got, reference(expression, m), `expression ${Buffer.from(expression).toString('hex')}`);
+      answered++;
+    }
+    assert.ok(answered > 1500, `the numeric machine answered ${answered} of 3000`);
   });
 });

@@ -443,9 +443,16 @@ export function runNumeric(program: CompiledExpression, frame: NumericFrame, out
         else if (op === Op.Neg) x = -v;
         else if (op === Op.Not) x = -v - 1;
         else if (op === Op.PlusConst) x = v + a[pc];
-        else {
+        else if (a[pc] <= 32) {
+          // Up to 32 bits (an int read into a 64-bit word, the common case) with the int32 operations, which take
+          // an exact number modulo 2^32 as the word's low half: the floating-point modulus below is a call, not an instruction.
+          const shift = 32 - a[pc];
+          x = op === Op.SignExtend ? (v << shift) >> shift : (v << shift) >>> shift;
+        } else {
           const modulus = b[pc]; // 2 ** a[pc]
-          x = ((v % modulus) + modulus) % modulus;
+          // Not ((v % m) + m) % m: at 53 bits a small positive v plus m rounds to m (and gives 0).
+          x = v % modulus;
+          if (x < 0) x += modulus;
           if (op === Op.SignExtend && x >= modulus / 2) x -= modulus;
         }
         break;
@@ -603,3 +610,247 @@ export function isCallFrameCfa(program: CompiledExpression): boolean {
 export function registerOf(program: CompiledExpression): number | undefined {
   return program.ops.length === 1 && program.ops[0] === Op.Reg ? program.a[0] : undefined;
 }
+
+/** A compiled expression as a function of the frame: runNumeric's contract (see numericRunner). */
+export type NumericRunner = (frame: NumericFrame, out: NumericLocation) => number;
+
+/**
+ * `program` as a function that does what runNumeric does with it, step for step, for a logpoint's plan to run at
+ * every hit: without branches an expression's stack depth at each step is known before it runs, so each step
+ * becomes a statement on locals and what runNumeric checks of the depth (and of pieces and named locations) is
+ * decided here once; V8 then compiles the few statements of each location to machine code instead of running
+ * the dispatch loop over the decoded operations. A program with branches runs in runNumeric.
+ */
+export function numericRunner(program: CompiledExpression): NumericRunner {
+  const body = branchFreeBody(program);
+  if (body === undefined) return (frame, out) => runNumeric(program, frame, out);
+  return new Function(
+    'DONE',
+    'BAIL',
+    'OPTIMIZED_OUT',
+    'NOT_CAPTURED',
+    'MISSING',
+    'SAFE',
+    'TWO_32',
+    'POWERS',
+    `"use strict";\nreturn function numericRunner(frame, out) {\n${body}\n};`,
+  )(NUMERIC_DONE, NUMERIC_BAIL, NUMERIC_OPTIMIZED_OUT, NUMERIC_NOT_CAPTURED, REGISTER_MISSING, Number.MAX_SAFE_INTEGER, TWO_32, POWERS_OF_TWO) as NumericRunner;
+}
+
+/** The statements numericRunner runs for a program without branches, undefined for one with. */
+function branchFreeBody(program: CompiledExpression): string | undefined {
+  const { ops, a, b } = program;
+  if (ops.some((op) => op === Op.Skip || op === Op.Bra)) return undefined;
+  const lines: string[] = ['out.count = 0;'];
+  if (ops.length === 0) {
+    lines.push('out.kind[0] = ' + PIECE_OPTIMIZED_OUT + '; out.size[0] = -1; out.count = 1; return DONE;');
+    return lines.join('\n');
+  }
+  const literal = (value: number) => (Object.is(value, -0) ? '-0' : String(value));
+  let top = 0;
+  let deepest = 0;
+  /** The named location so far (runNumeric's namedKind), known here; its value in `named` where it is one. */
+  let namedKind = -1;
+  let pieces = 0;
+  const s = (depth: number) => `s${depth}`;
+  /** Pushes x after runNumeric's exactness check. */
+  const push = () => {
+    lines.push(`if (!(x <= SAFE && x >= -SAFE)) return BAIL;`, `${s(top)} = x;`);
+    top++;
+    deepest = Math.max(deepest, top);
+  };
+  let ended = false;
+  for (let pc = 0; pc < ops.length && !ended; pc++) {
+    if (pc + 1 > MAX_STEPS || top >= MAX_STACK - 2) {
+      lines.push('return BAIL;');
+      ended = true;
+      break;
+    }
+    const op = ops[pc] as Op;
+    const bail = () => {
+      lines.push('return BAIL;');
+      ended = true;
+    };
+    switch (op) {
+      case Op.Push:
+        lines.push(`${s(top)} = ${literal(a[pc])};`);
+        top++;
+        deepest = Math.max(deepest, top);
+        break;
+      case Op.PushBiased:
+        lines.push(`x = ${literal(a[pc])} + frame.addressBias;`);
+        push();
+        break;
+      case Op.Breg:
+        lines.push(`x = frame.register(${a[pc]});`, 'if (x === MISSING) return NOT_CAPTURED;', `x += ${literal(b[pc])};`);
+        push();
+        break;
+      case Op.Fbreg:
+        lines.push(`x = frame.frameBase() + ${literal(a[pc])};`);
+        push();
+        break;
+      case Op.Cfa:
+        lines.push('x = frame.cfa();');
+        push();
+        break;
+      case Op.Reg:
+        namedKind = PIECE_REGISTER;
+        lines.push(`named = ${literal(a[pc])};`);
+        break;
+      case Op.Deref:
+        if (top < 1) {
+          bail();
+          break;
+        }
+        top--;
+        lines.push(`x = ${s(top)};`, 'if (x < 0) return BAIL;', `x = frame.read(x, ${a[pc]});`, 'if (x === MISSING) return NOT_CAPTURED;');
+        push();
+        break;
+      case Op.Dup:
+        if (top < 1) bail();
+        else {
+          lines.push(`x = ${s(top - 1)};`);
+          push();
+        }
+        break;
+      case Op.Drop:
+        if (top < 1) bail();
+        else top--;
+        break;
+      case Op.Over:
+        if (top < 2) bail();
+        else {
+          lines.push(`x = ${s(top - 2)};`);
+          push();
+        }
+        break;
+      case Op.Pick:
+        if (a[pc] >= top) bail();
+        else {
+          lines.push(`x = ${s(top - 1 - a[pc])};`);
+          push();
+        }
+        break;
+      case Op.Swap:
+        if (top < 2) bail();
+        else lines.push(`x = ${s(top - 1)}; ${s(top - 1)} = ${s(top - 2)}; ${s(top - 2)} = x;`);
+        break;
+      case Op.Rot:
+        if (top < 3) bail();
+        else lines.push(`x = ${s(top - 1)}; ${s(top - 1)} = ${s(top - 2)}; ${s(top - 2)} = ${s(top - 3)}; ${s(top - 3)} = x;`);
+        break;
+      case Op.Abs:
+      case Op.Neg:
+      case Op.Not:
+      case Op.PlusConst:
+      case Op.SignExtend:
+      case Op.ZeroExtend: {
+        if (top < 1) {
+          bail();
+          break;
+        }
+        top--;
+        const v = s(top);
+        if (op === Op.Abs) lines.push(`x = Math.abs(${v});`);
+        else if (op === Op.Neg) lines.push(`x = -${v};`);
+        else if (op === Op.Not) lines.push(`x = -${v} - 1;`);
+        else if (op === Op.PlusConst) lines.push(`x = ${v} + ${literal(a[pc])};`);
+        else if (a[pc] <= 32) {
+          const shift = 32 - a[pc];
+          lines.push(op === Op.SignExtend ? `x = (${v} << ${shift}) >> ${shift};` : `x = (${v} << ${shift}) >>> ${shift};`);
+        } else {
+          const modulus = literal(b[pc]);
+          lines.push(`x = ${v} % ${modulus};`, `if (x < 0) x += ${modulus};`);
+          if (op === Op.SignExtend) lines.push(`if (x >= ${modulus} / 2) x -= ${modulus};`);
+        }
+        push();
+        break;
+      }
+      case Op.StackValue:
+        if (top < 1) {
+          bail();
+          break;
+        }
+        top--;
+        namedKind = PIECE_VALUE;
+        lines.push(`named = ${s(top)};`);
+        break;
+      case Op.ImplicitValue:
+        namedKind = PIECE_IMPLICIT;
+        lines.push(`named = ${literal(a[pc])};`);
+        break;
+      case Op.Piece: {
+        if (pieces >= MAX_PIECES) {
+          bail();
+          break;
+        }
+        const n = pieces++;
+        lines.push(`out.count = ${pieces};`, `out.size[${n}] = ${literal(a[pc])};`);
+        if (namedKind >= 0) lines.push(`out.kind[${n}] = ${namedKind};`, `out.value[${n}] = named;`);
+        else if (top > 0) {
+          top--;
+          lines.push(`out.kind[${n}] = ${PIECE_MEMORY};`, `out.value[${n}] = ${s(top)};`, `if (out.value[${n}] < 0) return BAIL;`);
+        } else lines.push(`out.kind[${n}] = ${PIECE_OPTIMIZED_OUT};`, `out.value[${n}] = 0;`);
+        namedKind = -1;
+        break;
+      }
+      case Op.OptimizedOut:
+        lines.push('return OPTIMIZED_OUT;');
+        ended = true;
+        break;
+      case Op.Nop:
+        break;
+      default: {
+        if (top < 2) {
+          bail();
+          break;
+        }
+        const y = s(--top);
+        const v = s(--top);
+        const binary = BINARY_STATEMENTS[op];
+        if (binary === undefined) {
+          bail();
+          break;
+        }
+        lines.push(binary.replace(/\bv\b/g, v).replace(/\by\b/g, y));
+        push();
+      }
+    }
+  }
+  if (!ended) {
+    if (pieces === 0) {
+      lines.push('out.size[0] = -1;');
+      if (namedKind >= 0) lines.push(`out.kind[0] = ${namedKind};`, 'out.value[0] = named;');
+      else if (top < 1) lines.push('return BAIL;');
+      else lines.push(`if (${s(top - 1)} < 0) return BAIL;`, `out.kind[0] = ${PIECE_MEMORY};`, `out.value[0] = ${s(top - 1)};`);
+      lines.push('out.count = 1;');
+    }
+    lines.push('return DONE;');
+  }
+  const locals = ['x = 0', 'named = 0', ...Array.from({ length: deepest }, (_, i) => `${s(i)} = 0`)];
+  return `let ${locals.join(', ')};\n${lines.join('\n')}`;
+}
+
+/**
+ * runNumeric's binary operations as statements of `v` (DWARF's first operand) and `y` (the top) into `x`, with
+ * its reasons to give up (`return BAIL`): the same expressions, for numericRunner.
+ */
+const BINARY_STATEMENTS: Partial<Record<Op, string>> = {
+  [Op.Plus]: 'x = v + y;',
+  [Op.Minus]: 'x = v - y;',
+  [Op.Mul]: 'x = v * y;',
+  [Op.Div]: 'if (y === 0 || Math.abs(v) >= 2147483648 || Math.abs(y) >= 2147483648) return BAIL; x = Math.trunc(v / y);',
+  [Op.Mod]: 'if (y <= 0 || v < 0) return BAIL; x = v % y;',
+  [Op.And]: 'x = (Math.floor(v / TWO_32) & Math.floor(y / TWO_32)) * TWO_32 + ((v & y) >>> 0);',
+  [Op.Or]: 'x = (Math.floor(v / TWO_32) | Math.floor(y / TWO_32)) * TWO_32 + ((v | y) >>> 0);',
+  [Op.Xor]: 'x = (Math.floor(v / TWO_32) ^ Math.floor(y / TWO_32)) * TWO_32 + ((v ^ y) >>> 0);',
+  [Op.Shl]: 'if (y < 0) return BAIL; x = y >= 64 ? 0 : v * POWERS[y];',
+  [Op.Shr]: 'if (y < 0 || v < 0) return BAIL; x = y >= 64 ? 0 : Math.floor(v / POWERS[y]);',
+  [Op.Shra]: 'if (y < 0) return BAIL; x = Math.floor(v / POWERS[Math.min(y, 63)]);',
+  [Op.Eq]: 'x = v === y ? 1 : 0;',
+  [Op.Ge]: 'x = v >= y ? 1 : 0;',
+  [Op.Gt]: 'x = v > y ? 1 : 0;',
+  [Op.Le]: 'x = v <= y ? 1 : 0;',
+  [Op.Lt]: 'x = v < y ? 1 : 0;',
+  [Op.Ne]: 'x = v !== y ? 1 : 0;',
+};

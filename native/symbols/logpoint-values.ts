@@ -46,9 +46,11 @@ import {
   REGISTER_MISSING,
   registerOf,
   registerValueOf,
+  numericRunner,
   runNumeric,
   type CompiledExpression,
   type NumericFrame,
+  type NumericRunner,
 } from './dwarf-expression-numeric';
 
 /** One hit: the registers by perf_regs bit and the valid stack bytes copied from the stack pointer up. */
@@ -121,13 +123,14 @@ interface VariablePlan {
   readonly location: VariableLocation | undefined;
   /** The location expression decoded for the numeric machine; undefined where only the BigInt machine can run it. */
   readonly numeric: CompiledExpression | undefined;
+  /** `numeric` as the function a hit runs (see numericRunner), made at the first hit that runs the expression. */
+  run: NumericRunner | undefined;
   /** The shapes most locals have, read without running the expression: a slot at CFA + this (DW_OP_fbreg with the CFA as frame base)... */
   readonly cfaSlot: number | undefined;
   /** ...or this DWARF register (DW_OP_regN), for a value of at most 8 bytes. */
   readonly register: number | undefined;
-  /** Link-time address -> bytes read from the object's file (they cannot change), for the bias in `fileBias`. */
-  fileBytes?: Map<number, Uint8Array | null>;
-  fileBias?: bigint;
+  /** Bytes read from the object's file (they cannot change) by runtime address, made at the first such read. */
+  fileBytes?: FileBytesCache;
 }
 
 /**
@@ -220,28 +223,18 @@ class TextTable {
 
   /** lookup() of a value of at most 8 known bytes (most are: integers, pointers, enums, doubles): two words without loops. */
   lookupKnown(bytes: Uint8Array, at: number, size: number): number {
-    let low: number;
-    let high = 0;
-    if (size >= 4) {
-      low = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
-      if (size === 8) high = bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24);
-      else for (let b = 4, shift = 0; b < size; b++, shift += 8) high |= bytes[at + b] << shift;
-    } else {
-      low = 0;
-      for (let b = 0, shift = 0; b < size; b++, shift += 8) low |= bytes[at + b] << shift;
-    }
+    // Kept small (the odd sizes and a miss's bookkeeping in functions of their own): V8 inlines it where it is small enough.
+    const low = size >= 4 ? bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24) : partialWord(bytes, at, size);
+    const high =
+      size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : size > 4 ? partialWord(bytes, at + 4, size - 4) : 0;
     let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
     if (size > 4) hash = Math.imul(hash ^ high, 0x01000193);
-    this.hash = hash;
-    this.low = low;
-    this.high = high;
-    this.knownKey = true;
     const slot = textSlot(hash);
     const { words, stride, entries } = this;
     for (let probe = 0; probe < TEXT_CACHE_PROBES; probe++) {
       const to = (slot + probe) & (TEXT_CACHE_SIZE - 1);
       const e = to * stride;
-      if (entries[e + ENTRY_USED] === 0) return -1;
+      if (entries[e + ENTRY_USED] === 0) break;
       const k = e + ENTRY_KEY;
       // The states' words of a stored key are zero where it was stored from known bytes.
       if (
@@ -253,6 +246,15 @@ class TextTable {
       )
         return to;
     }
+    return this.missKnown(hash, low, high);
+  }
+
+  /** Not kept: the key of lookupKnown() for store(), which a found value does not need; -1. */
+  private missKnown(hash: number, low: number, high: number): number {
+    this.hash = hash;
+    this.low = low;
+    this.high = high;
+    this.knownKey = true;
     return -1;
   }
 
@@ -308,6 +310,13 @@ const ENTRY_HASH = 1;
 const ENTRY_ID_SET = 2;
 const ENTRY_ID = 3;
 const ENTRY_KEY = 4;
+
+/** The `size` (1-3) bytes at `at` as a little-endian word. */
+function partialWord(bytes: Uint8Array, at: number, size: number): number {
+  let word = 0;
+  for (let b = 0, shift = 0; b < size; b++, shift += 8) word |= bytes[at + b] << shift;
+  return word;
+}
 
 /**
  * `size` bytes at `at` as little-endian 32-bit words into `key` from `to` (the last one zero-padded), and
@@ -373,6 +382,11 @@ interface ProbePlan {
   /** Per variable read as VariableRead.Text: that text. */
   readonly fixedTexts: readonly (string | undefined)[];
   /**
+   * Per variable read as VariableRead.OptimizedOut or Constant (the same bytes at every hit): the slot of its text in
+   * its TextTable once written and kept, -1 before (and for every other variable). A table holding one key never moves it.
+   */
+  readonly fixedSlots: Int32Array;
+  /**
    * Per variable, the texts written for it by its bytes and byte states (for `textsBias`), undefined where the
    * evaluator keeps none: a hit with the same bytes has the same text, unless writing it read memory that can change
    * (the stack copy, the live process), which is then not kept. A logpoint's variables take few distinct values at
@@ -407,8 +421,19 @@ export class LogpointEvaluator {
   private last: { vaddr: bigint; names: readonly string[] | undefined; state: ObjectState; plan: ProbePlan | string } | undefined;
   /** The load bias (runtime - link-time pc) of the hit planOf() located last. */
   private planBias = 0n;
+  /** planBias as an exact number (NaN where none is), what the numeric machine adds to DW_OP_addr. */
+  private planAddressBias = 0;
   private biasPc = -1n;
   private biasVaddr = -1n;
+  /**
+   * The pid, pc and names array of the last hit planOf() found a plan for, and that plan: a logpoint's next hit
+   * (same process, same pc) takes it without asking the locator again, whose answer for the same address does not
+   * change until forgetLocations().
+   */
+  private memoPid = -1;
+  private memoPc = -1n;
+  private memoNames: readonly string[] | undefined;
+  private memoPlan: ProbePlan | undefined;
   /** The state of the object located last (before the WeakMap). */
   private lastObject: ObjectFile | undefined;
   private lastState: ObjectState | null = null;
@@ -451,7 +476,7 @@ export class LogpointEvaluator {
   evaluate(hit: LogpointHit, names?: readonly string[]): LogpointValues {
     const plan = this.planOf(hit, names);
     if (typeof plan === 'string') return { values: {}, error: plan };
-    this.read(plan, hit, this.planBias);
+    this.read(plan, hit, this.planBias, this.planAddressBias);
     const texts = this.readTexts;
     const slots = this.readSlots;
     for (let i = 0; i < plan.variables.length; i++) if (slots[i] >= 0) texts[i] = plan.tables[i]!.textAt(slots[i]);
@@ -473,7 +498,7 @@ export class LogpointEvaluator {
     const plan = this.planOf(hit, names);
     if (typeof plan === 'string') return columns.addHitWithoutValues(plan);
     const row = columns.addHit();
-    this.read(plan, hit, this.planBias);
+    this.read(plan, hit, this.planBias, this.planAddressBias);
     const layout = columns.layoutOf(plan, plan.names);
     columns.setLayout(row, layout);
     const targets = columns.layoutColumns[layout];
@@ -504,8 +529,22 @@ export class LogpointEvaluator {
     return row;
   }
 
+  /**
+   * Forgets where the hits' addresses were found (see planOf): the locator's answers change, e.g. after new
+   * mappings were learnt. Plans stay, per object and pc.
+   */
+  forgetLocations(): void {
+    this.memoPlan = undefined;
+    this.memoPid = -1;
+  }
+
   /** The plan at the hit's pc for `names`, with its load bias in planBias, or why the hit has no values. */
   private planOf(hit: LogpointHit, names: readonly string[] | undefined): ProbePlan | string {
+    const memo = this.memoPlan;
+    // Only for the first architecture tried, which the search below would take again for the same answer of the locator.
+    if (memo !== undefined && hit.pid === this.memoPid && names === this.memoNames) {
+      if (hit.registers[X86_64.pcPerf] === this.memoPc && hit.registers[X86_64.stackPointerPerf] !== undefined) return memo;
+    }
     let located: ReturnType<ObjectLocator> | undefined;
     let state: ObjectState | null = null;
     let arch: UnwindArch | undefined;
@@ -538,7 +577,14 @@ export class LogpointEvaluator {
       this.biasPc = pc;
       this.biasVaddr = located.vaddr;
       this.planBias = pc - located.vaddr;
+      this.planAddressBias = exactNumber(this.planBias);
     }
+    if (arch === ARCHES[0]) {
+      this.memoPlan = plan;
+      this.memoPid = hit.pid;
+      this.memoPc = pc;
+      this.memoNames = names;
+    } else this.memoPlan = undefined;
     return plan;
   }
 
@@ -602,10 +648,10 @@ export class LogpointEvaluator {
         offset,
         location,
         numeric,
+        run: undefined,
         cfaSlot: slot,
         register,
         fileBytes: undefined,
-        fileBias: undefined,
       };
       offset += size ?? 0;
       return plan;
@@ -645,6 +691,7 @@ export class LogpointEvaluator {
       valueRegisters: Int32Array.from(registerValues, (value) => value?.register ?? 0),
       valueOffsets: Float64Array.from(registerValues, (value) => value?.offset ?? 0),
       fixedTexts: variables.map((variable) => (!variable.location ? NO_VARIABLE : variable.size === undefined ? INCOMPLETE_TYPE : undefined)),
+      fixedSlots: new Int32Array(variables.length).fill(-1),
       tables: variables.map((variable) => (this.cacheTexts && variable.location && variable.size !== undefined ? new TextTable(variable.size) : undefined)),
       makeValues: undefined,
       functionId: -1,
@@ -661,8 +708,8 @@ export class LogpointEvaluator {
    * kept for its bytes takes that text, and a frame slot's bytes are then not even copied: a logpoint's values mostly
    * repeat. Allocates nothing for such a hit. Each variable is read as its plan's `reads` says (see VariableRead).
    */
-  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint): void {
-    const { totalSize, variables, reads, sizes, offsets, slotOffsets, tables, valueRegisters, valueOffsets } = plan;
+  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number): void {
+    const { totalSize, variables, reads, sizes, offsets, slotOffsets, tables, valueRegisters, valueOffsets, fixedSlots } = plan;
     const count = variables.length;
     if (this.buffer.length < totalSize * 2) this.buffer = new Uint8Array(Math.max(totalSize * 2, this.buffer.length * 2));
     const buffer = this.buffer;
@@ -671,11 +718,12 @@ export class LogpointEvaluator {
     while (texts.length < count) texts.push('');
     const slots = this.readSlots;
     const frame = this.frame;
-    frame.reset(plan, hit, bias);
+    frame.reset(plan, hit, bias, addressBias);
     const out = this.pieces;
     if (plan.textsBias !== bias) {
       // Texts of pointers name what they point at, which moves with the load address.
       for (let i = 0; i < count; i++) if (tables[i] !== undefined) tables[i] = new TextTable(sizes[i]);
+      fixedSlots.fill(-1);
       plan.textsBias = bias;
     }
     const state = this.readState;
@@ -684,11 +732,6 @@ export class LogpointEvaluator {
     const stack = hit.stack;
     /** Where the CFA is in the stack copy (worked out at the first frame slot; NaN: unknown, no slot reads from it). */
     let cfaAt = NaN;
-    /**
-     * Whether the buffer is zero (every byte known and zero until read: a piece may leave bytes unwritten, which its
-     * states then name), done at the first value read into it: a hit whose values are all kept frame slots needs none.
-     */
-    let zeroed = false;
     let registerValue: number;
     let general: GeneralReader | undefined;
     let writer: ValueWriter | undefined;
@@ -697,6 +740,11 @@ export class LogpointEvaluator {
       const how = reads[i];
       if (how === VariableRead.Text) {
         texts[i] = plan.fixedTexts[i]!;
+        continue;
+      }
+      // A value that reads nothing of the hit (no location here, a constant) has one text, kept at its first hit.
+      if (fixedSlots[i] >= 0) {
+        slots[i] = fixedSlots[i];
         continue;
       }
       const size = sizes[i];
@@ -715,30 +763,32 @@ export class LogpointEvaluator {
                 continue;
               }
             }
-            if (!zeroed) {
-              buffer.fill(0, 0, 2 * totalSize);
-              zeroed = true;
-            }
             for (let b = 0; b < size; b++) buffer[offset + b] = stack[from + b];
+            clearStates(buffer, states, size);
             // The table holds this value's key from its lookup: written below, the text is kept under it.
             break read;
           }
           // Outside the stack copy: the expression says what then (the live process, or not captured).
         }
-        if (!zeroed) {
-          buffer.fill(0, 0, 2 * totalSize);
-          zeroed = true;
-        }
+        // Only this value's own bytes and states: every byte known and zero until read (a piece may leave bytes
+        // unwritten, which its states then name). Each value is written from its own bytes alone.
+        clearValue(buffer, offset, states, size);
+        /** Whether every byte of the value is known (no state written): a table's two-word lookup then takes it. */
+        let known = true;
         const variable = variables[i];
         const location = variable.location!;
         if (how === VariableRead.OptimizedOut) {
           for (let at = states; at < states + size; at++) buffer[at] = BYTE_OPTIMIZED_OUT;
+          known = false;
         } else if (how === VariableRead.Constant) {
           const bytes = (location as { bytes: Uint8Array }).bytes;
           buffer.set(bytes.subarray(0, size), offset);
-          if (bytes.length < size) buffer.fill(BYTE_OPTIMIZED_OUT, states + bytes.length, states + size);
+          if (bytes.length < size) {
+            buffer.fill(BYTE_OPTIMIZED_OUT, states + bytes.length, states + size);
+            known = false;
+          }
         } else if (how === VariableRead.Register) {
-          frame.copyRegister(variable.register!, size, buffer, offset);
+          known = frame.copyRegister(variable.register!, size, buffer, offset);
         } else if (
           how === VariableRead.RegisterValue &&
           (registerValue = frame.registerValueInto(valueRegisters[i], valueOffsets[i], size, buffer, offset)) !== REGISTER_VALUE_INEXACT
@@ -748,12 +798,13 @@ export class LogpointEvaluator {
             continue;
           }
         } else {
-          const outcome = variable.numeric && this.numeric ? runNumeric(variable.numeric, frame, out) : NUMERIC_BAIL;
+          const outcome = variable.numeric && this.numeric ? (variable.run ??= numericRunner(variable.numeric))(frame, out) : NUMERIC_BAIL;
           if (outcome === NUMERIC_OPTIMIZED_OUT || outcome === NUMERIC_NOT_CAPTURED) {
             texts[i] = outcome === NUMERIC_OPTIMIZED_OUT ? OPTIMIZED_OUT : NOT_CAPTURED;
             continue;
           }
-          if (outcome !== NUMERIC_DONE || !frame.materialize(variable, out, buffer, this.processMemory, state)) {
+          if (outcome === NUMERIC_DONE) known = frame.materialize(variable, out, buffer, this.processMemory, state);
+          else {
             general ??= new GeneralReader(plan, hit, bias, this.processMemory, state);
             general.current = variable.name;
             const text = general.materializeInto(location, size, buffer, offset, totalSize);
@@ -761,13 +812,12 @@ export class LogpointEvaluator {
               texts[i] = text;
               continue;
             }
+            for (let b = 0; known && b < size; b++) known = buffer[states + b] === 0;
           }
         }
         if (table !== undefined) {
           // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
-          let known = size <= 8;
-          for (let b = 0; known && b < size; b++) known = buffer[states + b] === 0;
-          const slot = known ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
+          const slot = known && size <= 8 ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
           if (slot >= 0) {
             slots[i] = slot;
             continue;
@@ -778,7 +828,10 @@ export class LogpointEvaluator {
       writer ??= new ValueWriter(plan, hit, bias, buffer, this.processMemory, (name) => (state.readLater ??= new Set()).add(name));
       const written = writer.write(variables[i]);
       texts[i] = written;
-      if (table !== undefined && !writer.changeable) slots[i] = table.store(written);
+      if (table !== undefined && !writer.changeable) {
+        slots[i] = table.store(written);
+        if (how === VariableRead.OptimizedOut || how === VariableRead.Constant) fixedSlots[i] = slots[i];
+      }
     }
   }
 
@@ -826,9 +879,40 @@ const HIGH_HALF = 1 - LOW_HALF;
 
 /** The low `length` (1-8) bytes of an exact number's 64-bit two's complement, little-endian, at `at`. */
 function writeNumber(buffer: Uint8Array, at: number, length: number, value: number): void {
+  // A Uint8Array store keeps the low 8 bits of what it is given: no masks.
   const low = value >>> 0;
-  const high = Math.floor(value / 0x100000000) >>> 0;
-  for (let i = 0; i < length; i++) buffer[at + i] = i < 4 ? (low >>> (8 * i)) & 0xff : (high >>> (8 * (i - 4))) & 0xff;
+  buffer[at] = low;
+  if (length === 1) return;
+  buffer[at + 1] = low >>> 8;
+  if (length === 2) return;
+  buffer[at + 2] = low >>> 16;
+  if (length === 3) return;
+  buffer[at + 3] = low >>> 24;
+  if (length === 4) return;
+  // value - low is a multiple of 2^32 below 2^53 + 2^32 in magnitude: exact, and so is its quotient (|high| <= 2^21).
+  const high = ((value - low) / 0x100000000) | 0;
+  for (let i = 4, shift = 0; i < length; i++, shift += 8) buffer[at + i] = high >> shift;
+}
+
+/**
+ * Zeroes (every byte known) the states of a value of `size` bytes at `states`: a loop for the few bytes most values
+ * have, where fill() is a call into the runtime that costs more than the value's whole read.
+ */
+function clearStates(buffer: Uint8Array, states: number, size: number): void {
+  if (size > 32) buffer.fill(0, states, states + size);
+  else for (let b = states; b < states + size; b++) buffer[b] = 0;
+}
+
+/** Zeroes a value's bytes at `offset` and their states at `states` (see clearStates). */
+function clearValue(buffer: Uint8Array, offset: number, states: number, size: number): void {
+  if (size > 32) {
+    buffer.fill(0, offset, offset + size);
+    buffer.fill(0, states, states + size);
+  } else
+    for (let b = 0; b < size; b++) {
+      buffer[offset + b] = 0;
+      buffer[states + b] = 0;
+    }
 }
 
 /** What HitFrame.registerValueInto did. */
@@ -865,7 +949,8 @@ class HitFrame implements NumericFrame {
   private readonly converted = new Int32Array(64).fill(-1);
   private generation = 0;
 
-  reset(plan: ProbePlan, hit: LogpointHit, bias: bigint): void {
+  /** `addressBias`: `bias` as an exact number (NaN where none is), worked out once per plan's location (see planOf). */
+  reset(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number): void {
     this.plan = plan;
     this.hit = hit;
     this.stack = hit.stack;
@@ -873,10 +958,8 @@ class HitFrame implements NumericFrame {
     const sp = this.registerByPerf(plan.arch.stackPointerPerf);
     this.sp = hit.stackStart === undefined ? sp : exactNumber(hit.stackStart);
     this.redZoneEnd = plan.arch === X86_64 ? sp : NaN;
-    if (bias !== this.bias || this.addressBias !== this.addressBias) {
-      this.bias = bias;
-      this.addressBias = exactNumber(bias);
-    }
+    this.bias = bias;
+    this.addressBias = addressBias;
     this.cfaKnown = false;
     // Worked out before any variable runs: the machine is not reentrant.
     // (The CFA needs no run of the machine: cfa() works it out when first asked.)
@@ -964,13 +1047,13 @@ class HitFrame implements NumericFrame {
     return REGISTER_VALUE_WRITTEN;
   }
 
-  /** A value of at most 8 bytes that is a whole register, as materialize() writes a register piece. */
-  copyRegister(dwarf: number, size: number, buffer: Uint8Array, to: number): void {
+  /** A value of at most 8 bytes that is a whole register, as materialize() writes a register piece; false where the sample lacks it (not captured). */
+  copyRegister(dwarf: number, size: number, buffer: Uint8Array, to: number): boolean {
     const perf = this.plan.arch.perfRegOfDwarf[dwarf];
     const value = perf === undefined || perf < 0 ? undefined : this.hit.registers[perf];
     if (value === undefined) {
       buffer.fill(BYTE_NOT_CAPTURED, this.plan.totalSize + to, this.plan.totalSize + to + size);
-      return;
+      return false;
     }
     const exact = exactNumber(value);
     if (exact === exact) writeNumber(buffer, to, size, exact);
@@ -978,11 +1061,12 @@ class HitFrame implements NumericFrame {
       this.scratch.setBigUint64(0, BigInt.asUintN(64, value), true);
       for (let i = 0; i < size; i++) buffer[to + i] = this.scratch.getUint8(i);
     }
+    return true;
   }
 
   /**
-   * A variable's bytes from the pieces the numeric machine named, as materialize() writes them; false
-   * where a piece needs what only the BigInt path says right (then nothing it wrote matters).
+   * A variable's bytes from the pieces the numeric machine named, as materialize() writes them (into bytes and states
+   * the caller zeroed); whether every byte is known (no state written), which spares the caller a look at the states.
    */
   materialize(
     variable: VariablePlan,
@@ -996,6 +1080,7 @@ class HitFrame implements NumericFrame {
     const states = this.plan.totalSize + base;
     let at = 0;
     let split = false;
+    let known = true;
     for (let n = 0; n < out.count && at < size; n++) {
       const pieceSize = out.size[n];
       if (pieceSize >= 0) split = true;
@@ -1003,11 +1088,15 @@ class HitFrame implements NumericFrame {
       switch (out.kind[n]) {
         case PIECE_OPTIMIZED_OUT:
           buffer.fill(BYTE_OPTIMIZED_OUT, states + at, states + at + length);
+          known = false;
           break;
         case PIECE_IMPLICIT: {
           const bytes = variable.numeric!.implicit[out.value[n]];
           buffer.set(bytes.subarray(0, length), base + at);
-          if (bytes.length < length) buffer.fill(BYTE_OPTIMIZED_OUT, states + at + bytes.length, states + at + length);
+          if (bytes.length < length) {
+            buffer.fill(BYTE_OPTIMIZED_OUT, states + at + bytes.length, states + at + length);
+            known = false;
+          }
           break;
         }
         case PIECE_VALUE:
@@ -1018,6 +1107,7 @@ class HitFrame implements NumericFrame {
           const value = perf === undefined || perf < 0 ? undefined : this.hit.registers[perf];
           if (value === undefined) {
             buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            known = false;
             break;
           }
           const exact = exactNumber(value);
@@ -1027,7 +1117,10 @@ class HitFrame implements NumericFrame {
             for (let i = 0; i < Math.min(length, 8); i++) buffer[base + at + i] = this.scratch.getUint8(i);
           }
           // A register holds 8 bytes: vector registers are not sampled.
-          if (length > 8) buffer.fill(BYTE_NOT_CAPTURED, states + at + 8, states + at + length);
+          if (length > 8) {
+            buffer.fill(BYTE_NOT_CAPTURED, states + at + 8, states + at + length);
+            known = false;
+          }
           break;
         }
         case PIECE_MEMORY: {
@@ -1042,6 +1135,7 @@ class HitFrame implements NumericFrame {
           if (address < this.sp && address + length > this.redZoneEnd - X86_64_RED_ZONE) {
             // Not in the process later either: the next call there overwrites it.
             buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            known = false;
             (capture.belowStack ??= new Set()).add(variable.name);
             break;
           }
@@ -1049,37 +1143,82 @@ class HitFrame implements NumericFrame {
           if (fromFile) {
             // As materialize(): bytes the file holds but too few (the read crosses the segment's end) are not captured.
             if (fromFile.length >= length) for (let i = 0; i < length; i++) buffer[base + at + i] = fromFile[i];
-            else buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            else {
+              buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+              known = false;
+            }
             break;
           }
           const live = processMemory?.(this.hit.pid, BigInt(address), length);
           if (live && live.length > 0) (capture.readLater ??= new Set()).add(variable.name);
           if (live && live.length >= length) buffer.set(live.subarray(0, length), base + at);
-          else buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+          else {
+            buffer.fill(BYTE_NOT_CAPTURED, states + at, states + at + length);
+            known = false;
+          }
           break;
         }
       }
       at += length;
     }
-    if (at < size && split) buffer.fill(BYTE_OPTIMIZED_OUT, states + at, states + size);
-    return true;
+    if (at < size && split) {
+      buffer.fill(BYTE_OPTIMIZED_OUT, states + at, states + size);
+      known = false;
+    }
+    return known;
   }
 
-  /** Bytes at a runtime address that the object's file holds unchangeably, read once per address. */
+  /** Bytes at a runtime address that the object's file holds unchangeably, read once per address and length. */
   private fileBytes(variable: VariablePlan, address: number, length: number): Uint8Array | undefined {
-    if (variable.fileBias !== this.bias || !variable.fileBytes) {
-      variable.fileBytes = new Map();
-      variable.fileBias = this.bias;
-    }
-    let bytes = variable.fileBytes.get(address);
-    if (bytes === undefined) {
-      bytes = readOnlyFileBytes(this.plan.object, BigInt(address) - this.bias, length, this.bias) ?? null;
-      if (variable.fileBytes.size >= 1024) variable.fileBytes.clear();
-      variable.fileBytes.set(address, bytes);
-    }
-    return bytes ?? undefined;
+    const cache = (variable.fileBytes ??= new FileBytesCache());
+    if (cache.bias !== this.addressBias) cache.clear(this.addressBias);
+    const entry = cache.find(address, length);
+    if (entry >= 0) return cache.bytes[entry] ?? undefined;
+    const bytes = readOnlyFileBytes(this.plan.object, BigInt(address) - this.bias, length, this.bias);
+    cache.keep(address, length, bytes ?? null);
+    return bytes;
   }
 }
+
+/**
+ * What a variable's pointers read of the object's file, by runtime address and length (-O2's `labels[slot]`
+ * reads a table of string pointers at every hit): FILE_BYTES_CACHE_SIZE entries, an address in the one its
+ * hash picks (replacing what was there). Numbers in typed arrays, not a Map: a Map's key that is not a small
+ * integer (an address is not) is a new heap number at every lookup.
+ */
+class FileBytesCache {
+  /** The load bias (runtime - link-time) the entries are for. */
+  bias = NaN;
+  private readonly addresses = new Float64Array(FILE_BYTES_CACHE_SIZE);
+  /** 0: no entry. */
+  private readonly lengths = new Int32Array(FILE_BYTES_CACHE_SIZE);
+  /** The file's bytes at an entry's address, null where the file holds none unchangeably. */
+  readonly bytes = new Array<Uint8Array | null>(FILE_BYTES_CACHE_SIZE).fill(null);
+
+  clear(bias: number): void {
+    this.lengths.fill(0);
+    this.bytes.fill(null);
+    this.bias = bias;
+  }
+
+  /** The entry of `address` read for `length` bytes, -1 where none is. */
+  find(address: number, length: number): number {
+    const entry = fileBytesEntry(address);
+    return this.lengths[entry] === length && this.addresses[entry] === address ? entry : -1;
+  }
+
+  keep(address: number, length: number, bytes: Uint8Array | null): void {
+    const entry = fileBytesEntry(address);
+    this.addresses[entry] = address;
+    this.lengths[entry] = length;
+    this.bytes[entry] = bytes;
+  }
+}
+
+const FILE_BYTES_CACHE_BITS = 8;
+const FILE_BYTES_CACHE_SIZE = 1 << FILE_BYTES_CACHE_BITS;
+/** The entry of an address: its low 32 bits (the ones that differ between a table's slots) hashed (Fibonacci hashing). */
+const fileBytesEntry = (address: number) => Math.imul(address >>> 0, 0x9e3779b1) >>> (32 - FILE_BYTES_CACHE_BITS);
 
 /** The BigInt expression machine over one hit, for the locations the numeric one gives up on. */
 class GeneralReader {

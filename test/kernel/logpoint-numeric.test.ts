@@ -99,6 +99,30 @@ describe('logpoints: the numeric machine reads every recorded hit as the BigInt 
         assert.ok(compared >= hits.length * 12, `compared ${compared} values`);
       });
 
+  it("a hit at the last hit's pid and pc takes its plan without asking the locator again, until forgetLocations()", async () => {
+    const binary = fixture('logpoint_values_O2');
+    const hits = await recordHits(binary, markedLine('LOG-LOOP'));
+    assert.equal(hits.length, 12, 'one hit per round');
+    const object = openObjectFile(binary);
+    const base = predictedLoadBase(binary);
+    let asked = 0;
+    let mapped = true;
+    const evaluator = new LogpointEvaluator((_pid, ip) => {
+      asked++;
+      return mapped ? { object, vaddr: ip - base } : undefined;
+    });
+    const reference = new LogpointEvaluator((_pid, ip) => ({ object, vaddr: ip - base }), undefined, false, false);
+    for (const { stackOnly } of hits) assert.deepEqual({ ...evaluator.evaluate(stackOnly).values }, { ...reference.evaluate(stackOnly).values });
+    assert.equal(asked, 1, 'twelve hits at one pc of one process: located once');
+    // The locator's answer changes (the mapping went away, as a new snapshot's side band may say): the evaluator is told.
+    mapped = false;
+    evaluator.forgetLocations();
+    const after = evaluator.evaluate(hits[0].stackOnly);
+    assert.equal(asked, 2);
+    assert.match(after.error ?? '', /^no mapped object with symbols at 0x[0-9a-f]+$/);
+    assert.deepEqual(after.values, {});
+  });
+
   it("-O0, LOG-INLINE: a leaf function's locals in the red zone are read from the bytes the uprobe fetched, and without them say why not", async () => {
     const binary = fixture('logpoint_values_O0');
     const hits = await recordHits(binary, markedLine('LOG-INLINE'));
