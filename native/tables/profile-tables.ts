@@ -57,6 +57,11 @@ export class ProfileTables {
   private readonly stackIndex: IntTupleMap;
   private readonly functionIndex: Map<string, number>;
   /**
+   * Per DSO (undefined: none), per symbol as the resolver gave it (or the name of an unnamed frame): its function.
+   * A symbol is its function's name, an offset maybe, so symbol and DSO decide the function.
+   */
+  private readonly functionBySymbol: Map<string | undefined, Map<string, number>>;
+  /**
    * The key a process's frames are found by in frameIndex: its pid, or a fresh one once its mappings changed after
    * frames of it were named (remapOwner), so that an address named before the change is named again after it.
    */
@@ -67,6 +72,14 @@ export class ProfileTables {
    * `length = 0` dropped its storage, and pushing grew it back: a fifth of a -g decode's allocations.)
    */
   private chain = new Int32Array(256);
+  /**
+   * Per thread, its last callchain read in place: consecutive samples of a thread share most of their callers (about
+   * two thirds of a -a -g file's entries), and the part shared from the root is found by comparing entries instead of
+   * looking up a frame and a stack for each.
+   */
+  private readonly lastChains: Map<number, LastChain>;
+  /** The callchain being read: per entry its low and high halves and kind (ENTRY_*), and the stack from it up to the root. */
+  private entries = new LastChain(-1, 256);
 
   /**
    * `previous`: the tables of the batch before this one of the same recording (a file decoded a batch at a time): its
@@ -88,6 +101,7 @@ export class ProfileTables {
     this.frameIndex = previous?.frameIndex ?? new IntTupleMap(3);
     this.stackIndex = previous?.stackIndex ?? new IntTupleMap(2);
     this.functionIndex = previous?.functionIndex ?? new Map();
+    this.functionBySymbol = previous?.functionBySymbol ?? new Map();
     // Keys below KERNEL_OWNER are never a pid.
     this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), next: KERNEL_OWNER - 1 };
     this.symbolizedFrames = previous?.symbolizedFrames ?? 0;
@@ -95,13 +109,14 @@ export class ProfileTables {
     this.sampleStack = new Int32Array(length).fill(-1);
     this.sampleIpFrame = new Int32Array(length).fill(-1);
     const readers = sampleReaders(snapshot);
-    const { kind, event, ring, offset, pid, misc } = snapshot.columns;
+    this.lastChains = previous?.lastChains ?? new Map();
+    const { kind, event, ring, offset, pid, tid, misc } = snapshot.columns;
     const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
     for (let row = 0; row < length; row++) {
       if (kind[row] !== RecordType.SAMPLE) continue;
       const reader = readers.get(event[row]);
       if (!reader) continue;
-      if (reader.inPlace) this.readInPlace(row, reader, views[ring[row]], offset[row], pid[row], misc[row]);
+      if (reader.inPlace) this.readInPlace(row, reader, views[ring[row]], offset[row], pid[row], tid[row], misc[row]);
       else this.readDecoded(row, reader);
     }
   }
@@ -113,6 +128,8 @@ export class ProfileTables {
   remapOwner(pid: number): void {
     if (pid === KERNEL_OWNER) return;
     this.ownerKeys.byPid.set(pid, this.ownerKeys.next--);
+    // Its threads' last callchains hold its old frames.
+    for (const [tid, last] of this.lastChains) if (last.pid === pid) this.lastChains.delete(tid);
   }
 
   get frameCount(): number {
@@ -176,23 +193,38 @@ export class ProfileTables {
     for (let frame = this.symbolizedFrames; frame < this.frameOwner.length; frame++) {
       const kernel = this.frameOwner[frame] === KERNEL_OWNER;
       const resolution = resolve(kernel ? -1 : this.frameOwner[frame], this.frameIp(frame), kernel);
-      this.frameSymbol[frame] = resolution.symbol;
-      const name = resolution.symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(resolution.symbol);
-      const key = `${name}\0${resolution.dso ?? ''}`;
-      let fn = this.functionIndex.get(key);
+      const { symbol, dso } = resolution;
+      this.frameSymbol[frame] = symbol;
+      // Most frames repeat a `function+0xoff` of their object already met (other processes running it, other
+      // batches): its function is found by the symbol itself, without taking its name apart again.
+      let bySymbol = this.functionBySymbol.get(dso);
+      if (!bySymbol) this.functionBySymbol.set(dso, (bySymbol = new Map()));
+      const symbolKey = symbol ?? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME);
+      let fn = bySymbol.get(symbolKey);
       if (fn === undefined) {
-        fn = this.functionName.length;
-        this.functionName.push(name);
-        this.functionDso.push(resolution.dso);
-        this.functionIndex.set(key, fn);
+        fn = this.functionOf(symbol === undefined ? symbolKey : functionName(symbol), dso);
+        bySymbol.set(symbolKey, fn);
       }
       this.frameFunction[frame] = fn;
     }
     this.symbolizedFrames = this.frameOwner.length;
   }
 
+  /** The function `name` in `dso`, added when new. */
+  private functionOf(name: string, dso: string | undefined): number {
+    const key = `${name}\0${dso ?? ''}`;
+    let fn = this.functionIndex.get(key);
+    if (fn === undefined) {
+      fn = this.functionName.length;
+      this.functionName.push(name);
+      this.functionDso.push(dso);
+      this.functionIndex.set(key, fn);
+    }
+    return fn;
+  }
+
   /** A sample of an event whose every field the reader knows: its IP and callchain read straight from the ring. */
-  private readInPlace(row: number, reader: SampleReader, view: DataView, at: number, pid: number, misc: number): void {
+  private readInPlace(row: number, reader: SampleReader, view: DataView, at: number, pid: number, tid: number, misc: number): void {
     const { info } = reader;
     const size = view.getUint16(at + 6, true);
     const end = at + size;
@@ -208,20 +240,40 @@ export class ProfileTables {
     if (countAt + 8 > end || view.getUint32(countAt + 4, true) !== 0) return; // damaged: no stack
     const count = view.getUint32(countAt, true);
     if (countAt + 8 + count * 8 > end) return;
-    const chain = this.chainRoom(count);
-    let length = 0;
+    let current = this.entries;
+    if (current.capacity < count) current = this.entries = new LastChain(-1, Math.max(count, current.capacity * 2));
+    const { low, high, kind, stackFrom } = current;
     let context: 'kernel' | 'user' | 'unknown' = 'unknown';
     for (let i = 0, entry = countAt + 8; i < count; i++, entry += 8) {
-      const low = view.getUint32(entry, true);
-      const high = view.getUint32(entry + 4, true);
-      if (high === MARKER_HIGH && low >= CallchainContext.MAX_LOW) {
-        context = low === CallchainContext.KERNEL || low === CallchainContext.GUEST_KERNEL ? 'kernel' : KNOWN_CONTEXTS.has(low) ? 'user' : 'unknown';
-        continue;
-      }
-      const kernel = context === 'kernel' || (context === 'unknown' && high >= KERNEL_HALF_HIGH);
-      chain[length++] = this.frameOf(kernel ? KERNEL_OWNER : pid, high, low);
+      const lo = view.getUint32(entry, true);
+      const hi = view.getUint32(entry + 4, true);
+      low[i] = lo;
+      high[i] = hi;
+      if (hi === MARKER_HIGH && lo >= CallchainContext.MAX_LOW) {
+        context = lo === CallchainContext.KERNEL || lo === CallchainContext.GUEST_KERNEL ? 'kernel' : KNOWN_CONTEXTS.has(lo) ? 'user' : 'unknown';
+        kind[i] = ENTRY_MARKER;
+      } else kind[i] = context === 'kernel' || (context === 'unknown' && hi >= KERNEL_HALF_HIGH) ? ENTRY_KERNEL : ENTRY_USER;
     }
-    this.sampleStack[row] = this.stackOfChain(chain, length);
+    current.count = count;
+    // From the root: the entries equal (address and kind) to the end of this thread's last callchain keep its stacks.
+    const last = this.lastChains.get(tid);
+    let i = count - 1;
+    let stack = -1;
+    if (last !== undefined && last.pid === pid) {
+      for (let j = last.count - 1; i >= 0 && j >= 0 && low[i] === last.low[j] && high[i] === last.high[j] && kind[i] === last.kind[j]; i--, j--) {
+        stack = last.stackFrom[j];
+        stackFrom[i] = stack;
+      }
+    }
+    for (; i >= 0; i--) {
+      if (kind[i] !== ENTRY_MARKER) stack = this.stackOf(stack, this.frameOf(kind[i] === ENTRY_KERNEL ? KERNEL_OWNER : pid, high[i], low[i]));
+      stackFrom[i] = stack;
+    }
+    this.sampleStack[row] = stack;
+    // This callchain becomes the thread's last; the last one's storage is what the next callchain is read into.
+    current.pid = pid;
+    this.lastChains.set(tid, current);
+    this.entries = last !== undefined && last.capacity >= current.capacity ? last : new LastChain(-1, current.capacity);
   }
 
   /** A sample with fields the in-place reader does not know (read groups, user stacks to unwind): decoded whole. */
@@ -262,6 +314,32 @@ export class ProfileTables {
     let stack = -1;
     for (let i = length - 1; i >= 0; i--) stack = this.stackOf(stack, chain[i]);
     return stack;
+  }
+}
+
+/** What a callchain entry is: a context marker, or an address of the kernel's or of the sampled process's. */
+const ENTRY_MARKER = 0;
+const ENTRY_KERNEL = 1;
+const ENTRY_USER = 2;
+
+/** A callchain as read in place (see ProfileTables.lastChains), leaf first. */
+class LastChain {
+  count = 0;
+  readonly low: Uint32Array;
+  readonly high: Uint32Array;
+  /** ENTRY_* of each entry. */
+  readonly kind: Uint8Array;
+  /** The stack of the frames from this entry up to the root (-1: none, only markers). */
+  readonly stackFrom: Int32Array;
+
+  constructor(
+    public pid: number,
+    readonly capacity: number,
+  ) {
+    this.low = new Uint32Array(capacity);
+    this.high = new Uint32Array(capacity);
+    this.kind = new Uint8Array(capacity);
+    this.stackFrom = new Int32Array(capacity);
   }
 }
 
