@@ -72,14 +72,6 @@ export class ProfileTables {
    * `length = 0` dropped its storage, and pushing grew it back: a fifth of a -g decode's allocations.)
    */
   private chain = new Int32Array(256);
-  /**
-   * Per thread, its last callchain read in place: consecutive samples of a thread share most of their callers (about
-   * two thirds of a -a -g file's entries), and the part shared from the root is found by comparing entries instead of
-   * looking up a frame and a stack for each.
-   */
-  private readonly lastChains: Map<number, LastChain>;
-  /** The callchain being read: per entry its low and high halves and kind (ENTRY_*), and the stack from it up to the root. */
-  private entries = new LastChain(-1, 256);
 
   /**
    * `previous`: the tables of the batch before this one of the same recording (a file decoded a batch at a time): its
@@ -109,14 +101,13 @@ export class ProfileTables {
     this.sampleStack = new Int32Array(length).fill(-1);
     this.sampleIpFrame = new Int32Array(length).fill(-1);
     const readers = sampleReaders(snapshot);
-    this.lastChains = previous?.lastChains ?? new Map();
-    const { kind, event, ring, offset, pid, tid, misc } = snapshot.columns;
+    const { kind, event, ring, offset, pid, misc } = snapshot.columns;
     const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
     for (let row = 0; row < length; row++) {
       if (kind[row] !== RecordType.SAMPLE) continue;
       const reader = readers.get(event[row]);
       if (!reader) continue;
-      if (reader.inPlace) this.readInPlace(row, reader, views[ring[row]], offset[row], pid[row], tid[row], misc[row]);
+      if (reader.inPlace) this.readInPlace(row, reader, views[ring[row]], offset[row], pid[row], misc[row]);
       else this.readDecoded(row, reader);
     }
   }
@@ -128,8 +119,6 @@ export class ProfileTables {
   remapOwner(pid: number): void {
     if (pid === KERNEL_OWNER) return;
     this.ownerKeys.byPid.set(pid, this.ownerKeys.next--);
-    // Its threads' last callchains hold its old frames.
-    for (const [tid, last] of this.lastChains) if (last.pid === pid) this.lastChains.delete(tid);
   }
 
   get frameCount(): number {
@@ -142,8 +131,17 @@ export class ProfileTables {
 
   /** The frame of `ip` (as two u32 halves) in `owner`'s address space, added when new. */
   frameOf(owner: number, high: number, low: number): number {
+    return this.frameIn(owner, this.ownerKey(owner), high, low);
+  }
+
+  /** The key `owner`'s frames are found by (see ownerKeys). */
+  private ownerKey(owner: number): number {
     const keys = this.ownerKeys.byPid;
-    const key = keys.size === 0 ? owner : (keys.get(owner) ?? owner);
+    return keys.size === 0 ? owner : (keys.get(owner) ?? owner);
+  }
+
+  /** frameOf with `owner`'s key already found: a callchain's entries share two owners, looked up once per sample. */
+  private frameIn(owner: number, key: number, high: number, low: number): number {
     let frame = this.frameIndex.get(key, high | 0, low | 0);
     if (frame < 0) {
       frame = this.frameOwner.length;
@@ -224,7 +222,7 @@ export class ProfileTables {
   }
 
   /** A sample of an event whose every field the reader knows: its IP and callchain read straight from the ring. */
-  private readInPlace(row: number, reader: SampleReader, view: DataView, at: number, pid: number, tid: number, misc: number): void {
+  private readInPlace(row: number, reader: SampleReader, view: DataView, at: number, pid: number, misc: number): void {
     const { info } = reader;
     const size = view.getUint16(at + 6, true);
     const end = at + size;
@@ -240,40 +238,22 @@ export class ProfileTables {
     if (countAt + 8 > end || view.getUint32(countAt + 4, true) !== 0) return; // damaged: no stack
     const count = view.getUint32(countAt, true);
     if (countAt + 8 + count * 8 > end) return;
-    let current = this.entries;
-    if (current.capacity < count) current = this.entries = new LastChain(-1, Math.max(count, current.capacity * 2));
-    const { low, high, kind, stackFrom } = current;
+    const chain = this.chainRoom(count);
+    let length = 0;
     let context: 'kernel' | 'user' | 'unknown' = 'unknown';
+    const kernelKey = this.ownerKey(KERNEL_OWNER);
+    const userKey = this.ownerKey(pid);
     for (let i = 0, entry = countAt + 8; i < count; i++, entry += 8) {
-      const lo = view.getUint32(entry, true);
-      const hi = view.getUint32(entry + 4, true);
-      low[i] = lo;
-      high[i] = hi;
-      if (hi === MARKER_HIGH && lo >= CallchainContext.MAX_LOW) {
-        context = lo === CallchainContext.KERNEL || lo === CallchainContext.GUEST_KERNEL ? 'kernel' : KNOWN_CONTEXTS.has(lo) ? 'user' : 'unknown';
-        kind[i] = ENTRY_MARKER;
-      } else kind[i] = context === 'kernel' || (context === 'unknown' && hi >= KERNEL_HALF_HIGH) ? ENTRY_KERNEL : ENTRY_USER;
-    }
-    current.count = count;
-    // From the root: the entries equal (address and kind) to the end of this thread's last callchain keep its stacks.
-    const last = this.lastChains.get(tid);
-    let i = count - 1;
-    let stack = -1;
-    if (last !== undefined && last.pid === pid) {
-      for (let j = last.count - 1; i >= 0 && j >= 0 && low[i] === last.low[j] && high[i] === last.high[j] && kind[i] === last.kind[j]; i--, j--) {
-        stack = last.stackFrom[j];
-        stackFrom[i] = stack;
+      const low = view.getUint32(entry, true);
+      const high = view.getUint32(entry + 4, true);
+      if (high === MARKER_HIGH && low >= CallchainContext.MAX_LOW) {
+        context = low === CallchainContext.KERNEL || low === CallchainContext.GUEST_KERNEL ? 'kernel' : KNOWN_CONTEXTS.has(low) ? 'user' : 'unknown';
+        continue;
       }
+      const kernel = context === 'kernel' || (context === 'unknown' && high >= KERNEL_HALF_HIGH);
+      chain[length++] = kernel ? this.frameIn(KERNEL_OWNER, kernelKey, high, low) : this.frameIn(pid, userKey, high, low);
     }
-    for (; i >= 0; i--) {
-      if (kind[i] !== ENTRY_MARKER) stack = this.stackOf(stack, this.frameOf(kind[i] === ENTRY_KERNEL ? KERNEL_OWNER : pid, high[i], low[i]));
-      stackFrom[i] = stack;
-    }
-    this.sampleStack[row] = stack;
-    // This callchain becomes the thread's last; the last one's storage is what the next callchain is read into.
-    current.pid = pid;
-    this.lastChains.set(tid, current);
-    this.entries = last !== undefined && last.capacity >= current.capacity ? last : new LastChain(-1, current.capacity);
+    this.sampleStack[row] = this.stackOfChain(chain, length);
   }
 
   /** A sample with fields the in-place reader does not know (read groups, user stacks to unwind): decoded whole. */
@@ -314,32 +294,6 @@ export class ProfileTables {
     let stack = -1;
     for (let i = length - 1; i >= 0; i--) stack = this.stackOf(stack, chain[i]);
     return stack;
-  }
-}
-
-/** What a callchain entry is: a context marker, or an address of the kernel's or of the sampled process's. */
-const ENTRY_MARKER = 0;
-const ENTRY_KERNEL = 1;
-const ENTRY_USER = 2;
-
-/** A callchain as read in place (see ProfileTables.lastChains), leaf first. */
-class LastChain {
-  count = 0;
-  readonly low: Uint32Array;
-  readonly high: Uint32Array;
-  /** ENTRY_* of each entry. */
-  readonly kind: Uint8Array;
-  /** The stack of the frames from this entry up to the root (-1: none, only markers). */
-  readonly stackFrom: Int32Array;
-
-  constructor(
-    public pid: number,
-    readonly capacity: number,
-  ) {
-    this.low = new Uint32Array(capacity);
-    this.high = new Uint32Array(capacity);
-    this.kind = new Uint8Array(capacity);
-    this.stackFrom = new Int32Array(capacity);
   }
 }
 
