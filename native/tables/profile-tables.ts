@@ -28,6 +28,9 @@ export interface FrameResolution {
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
+/** High halves below this make addresses below 2^53, exact as doubles. */
+const EXACT_HIGH_LIMIT = 0x200000;
+
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
 /** Addresses from here up are the kernel's (x86-64 and arm64 canonical upper half), for entries of no known context. */
@@ -169,7 +172,10 @@ export class ProfileTables {
 
   /** The address of frame `frame`. */
   frameIp(frame: number): bigint {
-    return (BigInt(this.frameIpHigh[frame]) << 32n) | BigInt(this.frameIpLow[frame]);
+    const high = this.frameIpHigh[frame];
+    // One bigint, not four, where the address is exact as a double (every user-space one: named once per frame).
+    if (high < EXACT_HIGH_LIMIT) return BigInt(high * 0x100000000 + this.frameIpLow[frame]);
+    return (BigInt(high) << 32n) | BigInt(this.frameIpLow[frame]);
   }
 
   frameIsKernel(frame: number): boolean {
