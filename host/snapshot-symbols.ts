@@ -231,7 +231,7 @@ export class SnapshotSymbols {
    * frame, so the per-address table of `frames` would only hold a second copy of every name.
    */
   resolveFrame(pid: number, ip: bigint, kernel: boolean): FrameResolution {
-    return { symbol: this.symbolizer.symbolize(pid, ip, kernel), dso: this.symbolizer.dsoOf(pid, ip, kernel) };
+    return this.symbolizer.resolve(pid, ip, kernel);
   }
 
   sourceLine(pid: number, ip: bigint) {

@@ -12,7 +12,7 @@ import type { DecodeOptions } from './args';
 import { addSkipped, decodeChecked, describeSkipped, importPerfDataFile, openPerfDataFile, type SkippedRecords } from '../perfdata/index';
 import { SnapshotWriter } from './output';
 import { prefetchObjects, startSymbolPrefetch, stopSymbolPrefetch } from '../symbols/prefetch';
-import { keepHeapSmall } from './heap';
+import { inlineLess, keepHeapSmall } from './heap';
 import { symbolCacheEnabled } from '../symbols/symbol-cache';
 import { secondCoreFree } from '../decode-pool/parallel-choice';
 import type { BuildIdEntry } from '../perfdata/reader';
@@ -24,6 +24,7 @@ const DECODE_BATCH_BYTES = 4 << 20;
 const KEEP_GOING_HINT = 'ringside decode --keep-going leaves damaged records out and counts them';
 
 export async function runDecode(options: DecodeOptions): Promise<number> {
+  inlineLess();
   if (options.format === 'jsonl') return runStreamedDecode(options);
   const imported = importPerfDataFile(options.input, { keepGoing: options.keepGoing });
   for (const warning of imported.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
@@ -47,7 +48,7 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
  */
 async function runStreamedDecode(options: DecodeOptions): Promise<number> {
   // Kallsyms needs no list: the worker parses it while this thread opens and indexes the file.
-  if (prefetchWanted()) startSymbolPrefetch({ kallsyms: true, cacheEnabled: symbolCacheEnabled(), onRunning: keepHeapSmall });
+  if (prefetchWanted()) startSymbolPrefetch({ kallsyms: true, cacheEnabled: symbolCacheEnabled(), onRunning: settleFlagsAgain });
   let stream: ReturnType<typeof openPerfDataFile>;
   try {
     stream = openPerfDataFile(options.input, { keepGoing: options.keepGoing });
@@ -83,6 +84,12 @@ async function runStreamedDecode(options: DecodeOptions): Promise<number> {
   }
   summarize(options.input, records, anomalies, skipped);
   return 0;
+}
+
+/** What the CLI set of V8's flags, set again once a worker thread has started (which resets them). */
+function settleFlagsAgain(): void {
+  keepHeapSmall();
+  inlineLess();
 }
 
 /**

@@ -46,6 +46,8 @@ export class SnapshotWriter {
   private streamError: Error | undefined;
   /** A file decoded a batch at a time (writeBatch): one table of frames and stacks for all its batches. */
   private readonly batchLines = new BatchLines(this.symbols);
+  /** The lines of those batches being written: one buffer for them all (a new one per batch was a megabyte of garbage each). */
+  private readonly batchOut = new LineBytes();
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
   constructor(
@@ -105,7 +107,7 @@ export class SnapshotWriter {
   async writeBatch(snapshot: DecodedSnapshot): Promise<void> {
     this.snapshotIndex = 1;
     const jsonl = this.batchLines.next(snapshot, (s) => this.withHostReaders(s));
-    const out = new LineBytes();
+    const out = this.batchOut;
     for (let row = 0; row < snapshot.columns.length; row++) {
       jsonl.write(row, out);
       if (out.length > FLUSH_BYTES) await this.flushLines(out);

@@ -766,12 +766,11 @@ class PerfDataReader {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let [prevHigh, prevLow] = this.lastTime;
     for (let i = first; i < last; i++) {
-      const time = locate.time(view, records.offset[i] - start, records.size[i]);
       // Time 0 is perf's for records it synthesized, which it delivers where it meets them (session.c: queueing such an
       // event returns -ETIME): the LOST_SAMPLES perf record writes at its end stay there, after their predecessor.
-      if (time && (time[0] !== 0 || time[1] !== 0)) {
-        prevHigh = time[0];
-        prevLow = time[1];
+      if (locate.readTime(view, records.offset[i] - start, records.size[i]) && (locate.timeHigh !== 0 || locate.timeLow !== 0)) {
+        prevHigh = locate.timeHigh;
+        prevLow = locate.timeLow;
       }
       records.timeHigh[i] = prevHigh;
       records.timeLow[i] = prevLow;
@@ -881,23 +880,32 @@ export class RecordLocator {
     return this.byId.get(view.getBigUint64(at, true)) ?? 0;
   }
 
-  /** [hi, lo] u32 halves of the record's time, or null when it carries none. */
-  time(view: DataView, offset: number, size: number): [number, number] | null {
+  /** The u32 halves of the time readTime() read last. */
+  timeHigh = 0;
+  timeLow = 0;
+
+  /**
+   * Reads the record's time into timeHigh and timeLow; false when it carries none. (Fields, not a pair returned: it is
+   * asked once per record of the file.)
+   */
+  readTime(view: DataView, offset: number, size: number): boolean {
     const event = this.events[this.eventOf(view, offset, size)];
     const sampleType = event.attr.sampleType;
-    if (!(sampleType & Sample.TIME)) return null;
+    if (!(sampleType & Sample.TIME)) return false;
     const bit = (mask: number) => (sampleType & mask ? 8 : 0);
     const type = view.getUint32(offset, true);
     let at: number;
     if (type === RecordType.SAMPLE) {
       at = offset + 8 + bit(Sample.IDENTIFIER) + bit(Sample.IP) + bit(Sample.TID);
     } else {
-      if (!event.attr.flags.sampleIdAll) return null;
+      if (!event.attr.flags.sampleIdAll) return false;
       const trailer = bit(Sample.TID) + bit(Sample.TIME) + bit(Sample.ID) + bit(Sample.STREAM_ID) + bit(Sample.CPU) + bit(Sample.IDENTIFIER);
       at = offset + size - trailer + bit(Sample.TID);
     }
-    if (at < offset + 8 || at + 8 > offset + size) return null;
-    return [view.getUint32(at + 4, true), view.getUint32(at, true)];
+    if (at < offset + 8 || at + 8 > offset + size) return false;
+    this.timeHigh = view.getUint32(at + 4, true);
+    this.timeLow = view.getUint32(at, true);
+    return true;
   }
 }
 

@@ -6,7 +6,7 @@ import { mapRange } from '../abi/mappings';
 import { KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
 import { Kallsyms } from './kallsyms';
 import { type MapEntry, parseProcMaps } from '../sys/procmaps';
-import { type ObjectFile, openObjectFile, openVdsoObject } from './object-file';
+import { type FunctionSymbol, type ObjectFile, openObjectFile, openVdsoObject } from './object-file';
 import { demangle } from './demangle';
 import { AARCH64, X86_64, unwindArchOf, unwindStack } from './unwind';
 
@@ -44,7 +44,9 @@ export class Symbolizer {
   /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
   /** What symbolize() named each link-time address of an object (null: nothing), for as long as the object is current. */
-  private readonly namedIn = new WeakMap<ObjectFile, Map<bigint, string | null>>();
+  private readonly namedIn = new WeakMap<ObjectFile, Map<bigint | number, string | null>>();
+  /** Each function's shown name (displayName), for as long as its object's index holds it. */
+  private readonly shownNames = new WeakMap<FunctionSymbol, string>();
 
   constructor(private readonly options: SymbolizerOptions = {}) {}
 
@@ -104,33 +106,59 @@ export class Symbolizer {
 
   /** `name+0xoff` like perf script's sym+symoff, or undefined where perf would print [unknown]. */
   symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {
-    if (kernel) {
-      const k = this.kallsyms();
-      const hit = k?.lookup(ip);
-      return hit ? `${hit.symbol.name}+0x${hit.offset.toString(16)}` : undefined;
-    }
-    const located = this.locate(pid, ip);
+    if (kernel) return this.kernelSymbol(ip);
+    return this.userSymbol(pid, ip, this.mappingAt(pid, ip));
+  }
+
+  /**
+   * symbolize() and dsoOf() together, the mapping found once: what the frame tables ask of every distinct address
+   * (`symbol` undefined where perf prints [unknown]).
+   */
+  resolve(pid: number, ip: bigint, kernel: boolean): { symbol: string | undefined; dso: string | undefined } {
+    if (kernel) return { symbol: this.kernelSymbol(ip), dso: KERNEL_LIBRARY };
+    const mapping = this.mappingAt(pid, ip);
+    return { symbol: this.userSymbol(pid, ip, mapping), dso: mapping?.path };
+  }
+
+  private kernelSymbol(ip: bigint): string | undefined {
+    const hit = this.kallsyms()?.lookup(ip);
+    return hit ? `${hit.symbol.name}+0x${hit.offset.toString(16)}` : undefined;
+  }
+
+  private userSymbol(pid: number, ip: bigint, mapping: Mapping | undefined): string | undefined {
+    const located = this.locateIn(mapping, ip);
     if (!located) return undefined;
     // Processes running the same object (every node, every chromium of a -a recording) share its addresses' names.
     let named = this.namedIn.get(located.object);
     if (!named) this.namedIn.set(located.object, (named = new Map()));
-    let name = named.get(located.vaddr);
+    // Keyed by the address as a number where that is exact (every user-space one): a Map finds numbers far faster
+    // than bigints, and it is asked once per distinct frame.
+    const key = located.vaddr <= MAX_EXACT_ADDRESS ? Number(located.vaddr) : located.vaddr;
+    let name = named.get(key);
     if (name === undefined) {
       try {
         const fn = located.object.functionAt(located.vaddr);
-        name = fn ? `${this.displayName(fn.name)}+0x${(located.vaddr - fn.start).toString(16)}` : null;
+        name = fn ? `${this.displayName(fn)}+0x${(located.vaddr - fn.start).toString(16)}` : null;
       } catch {
         this.broken.add(located.object); // malformed symbol table: [unknown] from now on
         return undefined;
       }
-      named.set(located.vaddr, name);
+      named.set(key, name);
     }
     return name ?? undefined;
   }
 
-  /** C++ names demangled without parameters, as perf shows them (`ns::Class::method`; demangle() remembers them). */
-  private displayName(name: string): string {
-    return demangle(name) ?? name;
+  /**
+   * C++ names demangled without parameters, as perf shows them (`ns::Class::method`), remembered per function: its
+   * addresses are named one by one, and demangle()'s own memory is keyed by the whole mangled name.
+   */
+  private displayName(fn: FunctionSymbol): string {
+    let shown = this.shownNames.get(fn);
+    if (shown === undefined) {
+      shown = demangle(fn.name) ?? fn.name;
+      this.shownNames.set(fn, shown);
+    }
+    return shown;
   }
 
   /** Source file and line of a user-space IP from the DWARF line table. */
@@ -202,7 +230,11 @@ export class Symbolizer {
 
   /** The mapped file, parsed, and the link-time address of `ip` in it. */
   private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
-    const found = this.mappingAt(pid, ip);
+    return this.locateIn(this.mappingAt(pid, ip), ip);
+  }
+
+  /** locate() in the mapping already found at `ip` (none: not in a file with symbols). */
+  private locateIn(found: Mapping | undefined, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
     if (!found || this.unreadable.has(found.path)) return undefined;
     let object = this.opened.get(found);
     if (!object) {
@@ -241,6 +273,9 @@ export class Symbolizer {
     return this.kernel ?? undefined;
   }
 }
+
+/** The largest address a double holds exactly (2^53 - 1). */
+const MAX_EXACT_ADDRESS = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */
 function hasSymbols(path: string): boolean {

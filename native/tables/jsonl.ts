@@ -17,6 +17,8 @@ import type { ProfileTables } from './profile-tables';
 /** Bytes of JSON Lines being written: grows as needed; take() hands over what was written. */
 export class LineBytes {
   bytes: Uint8Array = new Uint8Array(1 << 16);
+  /** A view of `bytes`, for copies a word at a time (stackJson). */
+  view = new DataView(this.bytes.buffer);
   length = 0;
   private static readonly encoder = new TextEncoder();
 
@@ -26,6 +28,7 @@ export class LineBytes {
     const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + count));
     grown.set(this.bytes.subarray(0, this.length));
     this.bytes = grown;
+    this.view = new DataView(grown.buffer);
   }
 
   /** A string known to be ASCII (JSON punctuation, field names, hex and decimal digits). */
@@ -53,6 +56,20 @@ export class LineBytes {
     const { bytes } = this;
     let at = this.length;
     for (let i = start; i < end; i++) bytes[at++] = source[i];
+    this.length = at;
+  }
+
+  /** A u64 given as u32 halves, as `0x` and lowercase hex without leading zeros (BigInt's toString(16)). */
+  hexAddress(high: number, low: number): void {
+    this.reserve(18);
+    const { bytes } = this;
+    let at = this.length;
+    bytes[at++] = 0x30;
+    bytes[at++] = 0x78;
+    if (high !== 0) {
+      at = writeHex(bytes, at, high >>> 0, false);
+      at = writeHex(bytes, at, low >>> 0, true);
+    } else at = writeHex(bytes, at, low >>> 0, false);
     this.length = at;
   }
 
@@ -90,21 +107,73 @@ export class LineBytes {
   take(): Uint8Array {
     const written = this.bytes.subarray(0, this.length);
     this.bytes = new Uint8Array(this.bytes.length);
+    this.view = new DataView(this.bytes.buffer);
     this.length = 0;
     return written;
   }
 }
 
+const HEX_DIGITS = '0123456789abcdef';
+
+/** `value` (u32) in hex at `bytes[at]`, all 8 digits when `padded`, else from its first non-zero one; the end. */
+function writeHex(bytes: Uint8Array, at: number, value: number, padded: boolean): number {
+  let shift = 28;
+  if (!padded) while (shift > 0 && value >>> shift === 0) shift -= 4;
+  for (; shift >= 0; shift -= 4) bytes[at++] = HEX_DIGITS.charCodeAt((value >>> shift) & 15);
+  return at;
+}
+
+/** Bytes a copy a word at a time may touch past what it copies. */
+const WORD_SLACK = 4;
+
 const COMMA = 0x2c;
 const CLOSE_BRACE = 0x7d;
 const NEWLINE = 0x0a;
 
+/**
+ * Every frame's address as a JSON string and its symbol as JSON (`null` when unnamed), UTF-8, one after the other in
+ * frame order: frame f's address is `pool[bounds[2f], bounds[2f + 1])`, its symbol `pool[bounds[2f + 1], bounds[2f +
+ * 2])`. Shared by the lines of every batch of one recording (frames are only ever added), encoded as the tables grow.
+ */
+class FrameJson {
+  readonly pool = new LineBytes();
+  bounds = new Int32Array(1 << 12);
+  /** Frames encoded so far: 0 until the first. */
+  count = 0;
+
+  /** Encodes frames `count` up to `tables.frameCount` (the tables must be symbolized that far). */
+  encodeUpTo(tables: ProfileTables): void {
+    const total = tables.frameCount;
+    if (this.count >= total) return;
+    if (this.bounds.length < 2 * total + 1) {
+      const grown = new Int32Array(Math.max(2 * total + 1, this.bounds.length * 2));
+      grown.set(this.bounds);
+      this.bounds = grown;
+    }
+    const { pool, bounds } = this;
+    const { frameIpHigh, frameIpLow, frameSymbol } = tables;
+    bounds[2 * this.count] = pool.length;
+    for (let frame = this.count; frame < total; frame++) {
+      pool.byte(QUOTE);
+      pool.hexAddress(frameIpHigh[frame], frameIpLow[frame]);
+      pool.byte(QUOTE);
+      bounds[2 * frame + 1] = pool.length;
+      const symbol = frameSymbol[frame];
+      if (symbol === undefined) pool.ascii('null');
+      else pool.utf8(JSON.stringify(symbol));
+      bounds[2 * frame + 2] = pool.length;
+    }
+    this.count = total;
+    // stackJson reads a word at a time, up to three bytes past a frame's end: there are always bytes there to read.
+    pool.reserve(WORD_SLACK);
+  }
+}
+
+const QUOTE = 0x22;
+const LOWER_N = 0x6e;
+
 export class TableJsonl {
-  /**
-   * Per frame: where its address as a JSON string, and its symbol as JSON (`null` when unnamed), are in `framePool`
-   * (start and end of each; undefined until the frame is first written).
-   */
-  private readonly frameJson: { readonly pool: LineBytes; readonly ipStart: number[]; readonly ipEnd: number[]; readonly symEnd: number[] };
+  private readonly frameJson: FrameJson;
   private readonly readers: Map<number, SampleReader>;
   /** Per event: its name as a JSON string, in UTF-8 (encoded once, not per sample). */
   private readonly eventJson = new Map<number, Uint8Array>();
@@ -125,7 +194,8 @@ export class TableJsonl {
     private readonly symbolize: Symbolizer,
     previous?: TableJsonl,
   ) {
-    this.frameJson = previous?.frameJson ?? { pool: new LineBytes(), ipStart: [], ipEnd: [], symEnd: [] };
+    this.frameJson = previous?.frameJson ?? new FrameJson();
+    this.frameJson.encodeUpTo(tables);
     this.readers = sampleReaders(snapshot);
     for (const [index, reader] of this.readers) this.eventJson.set(index, TableJsonl.encoder.encode(JSON.stringify(reader.event.name)));
     this.views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
@@ -195,15 +265,14 @@ export class TableJsonl {
     }
     if (st & Sample.IP) {
       const frame = this.tables.sampleIpFrame[row];
-      this.encodeFrame(frame);
-      const json = this.frameJson;
+      const { pool, bounds } = this.frameJson;
+      const symStart = bounds[2 * frame + 1];
       out.ascii(',"ip":');
-      const pool = json.pool.bytes;
-      out.copy(pool, json.ipStart[frame], json.ipEnd[frame]);
+      out.copy(pool.bytes, bounds[2 * frame], symStart);
       // "null": no sym field at all.
-      if (pool[json.ipEnd[frame]] !== 0x6e) {
+      if (pool.bytes[symStart] !== LOWER_N) {
         out.ascii(',"sym":');
-        out.copy(pool, json.ipEnd[frame], json.symEnd[frame]);
+        out.copy(pool.bytes, symStart, bounds[2 * frame + 2]);
       }
     }
     if (st & Sample.PERIOD) {
@@ -251,40 +320,29 @@ export class TableJsonl {
   /** A stack's addresses (or symbols), leaf first, comma-separated. */
   private stackJson(stack: number, out: LineBytes, symbols: boolean): void {
     const { stackPrefix, stackFrame } = this.tables;
-    const json = this.frameJson;
-    const { ipStart, ipEnd, symEnd } = json;
-    // The hottest loop of a -g decode (a few dozen frames a sample): the copy is inlined, `out` grown only when short.
+    const pool = this.frameJson.pool.view;
+    const { bounds } = this.frameJson;
+    const side = symbols ? 1 : 0;
+    // The hottest loop of a -g decode (a few dozen frames a sample, tens of MB in all): each frame's bytes are copied
+    // four at a time (half the time of a byte loop), the last word running up to three bytes past the frame's end,
+    // which the next frame (or the next line) writes over; `out` keeps room for that, grown only when short.
     let bytes = out.bytes;
+    let view = out.view;
     let at = out.length;
     for (let s = stack; s >= 0; s = stackPrefix[s]) {
-      const frame = stackFrame[s];
-      if (ipStart[frame] === undefined) this.encodeFrame(frame);
-      const pool = json.pool.bytes;
-      const start = symbols ? ipEnd[frame] : ipStart[frame];
-      const end = symbols ? symEnd[frame] : ipEnd[frame];
-      if (at + end - start + 1 > bytes.length) {
+      const which = 2 * stackFrame[s] + side;
+      const start = bounds[which];
+      const size = bounds[which + 1] - start;
+      if (at + size + 1 + WORD_SLACK > bytes.length) {
         out.length = at;
-        out.reserve(end - start + 1);
+        out.reserve(size + 1 + WORD_SLACK);
         bytes = out.bytes;
+        view = out.view;
       }
       if (s !== stack) bytes[at++] = COMMA;
-      for (let i = start; i < end; i++) bytes[at++] = pool[i];
+      for (let i = 0; i < size; i += 4) view.setUint32(at + i, pool.getUint32(start + i, true), true);
+      at += size;
     }
     out.length = at;
-  }
-
-  /** Puts a frame's address and symbol JSON in the pool, the first time it is written. */
-  private encodeFrame(frame: number): void {
-    const json = this.frameJson;
-    if (json.ipStart[frame] !== undefined) return;
-    const symbol = this.tables.frameSymbol[frame];
-    const text = `"0x${this.tables.frameIp(frame).toString(16)}"`;
-    const sym = symbol === undefined ? 'null' : JSON.stringify(symbol);
-    const pool = json.pool;
-    json.ipStart[frame] = pool.length;
-    pool.ascii(text);
-    json.ipEnd[frame] = pool.length;
-    pool.utf8(sym);
-    json.symEnd[frame] = pool.length;
   }
 }

@@ -28,6 +28,9 @@ export interface FrameResolution {
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
+/** High halves below this make addresses below 2^53, exact as doubles. */
+const EXACT_HIGH_LIMIT = 0x200000;
+
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
 /** Addresses from here up are the kernel's (x86-64 and arm64 canonical upper half), for entries of no known context. */
@@ -56,6 +59,11 @@ export class ProfileTables {
   private readonly frameIndex: IntTupleMap;
   private readonly stackIndex: IntTupleMap;
   private readonly functionIndex: Map<string, number>;
+  /**
+   * Per DSO (undefined: none), per symbol as the resolver gave it (or the name of an unnamed frame): its function.
+   * A symbol is its function's name, an offset maybe, so symbol and DSO decide the function.
+   */
+  private readonly functionBySymbol: Map<string | undefined, Map<string, number>>;
   /**
    * The key a process's frames are found by in frameIndex: its pid, or a fresh one once its mappings changed after
    * frames of it were named (remapOwner), so that an address named before the change is named again after it.
@@ -88,6 +96,7 @@ export class ProfileTables {
     this.frameIndex = previous?.frameIndex ?? new IntTupleMap(3);
     this.stackIndex = previous?.stackIndex ?? new IntTupleMap(2);
     this.functionIndex = previous?.functionIndex ?? new Map();
+    this.functionBySymbol = previous?.functionBySymbol ?? new Map();
     // Keys below KERNEL_OWNER are never a pid.
     this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), next: KERNEL_OWNER - 1 };
     this.symbolizedFrames = previous?.symbolizedFrames ?? 0;
@@ -125,8 +134,17 @@ export class ProfileTables {
 
   /** The frame of `ip` (as two u32 halves) in `owner`'s address space, added when new. */
   frameOf(owner: number, high: number, low: number): number {
+    return this.frameIn(owner, this.ownerKey(owner), high, low);
+  }
+
+  /** The key `owner`'s frames are found by (see ownerKeys). */
+  private ownerKey(owner: number): number {
     const keys = this.ownerKeys.byPid;
-    const key = keys.size === 0 ? owner : (keys.get(owner) ?? owner);
+    return keys.size === 0 ? owner : (keys.get(owner) ?? owner);
+  }
+
+  /** frameOf with `owner`'s key already found: a callchain's entries share two owners, looked up once per sample. */
+  private frameIn(owner: number, key: number, high: number, low: number): number {
     let frame = this.frameIndex.get(key, high | 0, low | 0);
     if (frame < 0) {
       frame = this.frameOwner.length;
@@ -154,7 +172,10 @@ export class ProfileTables {
 
   /** The address of frame `frame`. */
   frameIp(frame: number): bigint {
-    return (BigInt(this.frameIpHigh[frame]) << 32n) | BigInt(this.frameIpLow[frame]);
+    const high = this.frameIpHigh[frame];
+    // One bigint, not four, where the address is exact as a double (every user-space one: named once per frame).
+    if (high < EXACT_HIGH_LIMIT) return BigInt(high * 0x100000000 + this.frameIpLow[frame]);
+    return (BigInt(high) << 32n) | BigInt(this.frameIpLow[frame]);
   }
 
   frameIsKernel(frame: number): boolean {
@@ -176,19 +197,34 @@ export class ProfileTables {
     for (let frame = this.symbolizedFrames; frame < this.frameOwner.length; frame++) {
       const kernel = this.frameOwner[frame] === KERNEL_OWNER;
       const resolution = resolve(kernel ? -1 : this.frameOwner[frame], this.frameIp(frame), kernel);
-      this.frameSymbol[frame] = resolution.symbol;
-      const name = resolution.symbol === undefined ? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME) : functionName(resolution.symbol);
-      const key = `${name}\0${resolution.dso ?? ''}`;
-      let fn = this.functionIndex.get(key);
+      const { symbol, dso } = resolution;
+      this.frameSymbol[frame] = symbol;
+      // Most frames repeat a `function+0xoff` of their object already met (other processes running it, other
+      // batches): its function is found by the symbol itself, without taking its name apart again.
+      let bySymbol = this.functionBySymbol.get(dso);
+      if (!bySymbol) this.functionBySymbol.set(dso, (bySymbol = new Map()));
+      const symbolKey = symbol ?? (kernel ? KERNEL_FRAME : UNKNOWN_FRAME);
+      let fn = bySymbol.get(symbolKey);
       if (fn === undefined) {
-        fn = this.functionName.length;
-        this.functionName.push(name);
-        this.functionDso.push(resolution.dso);
-        this.functionIndex.set(key, fn);
+        fn = this.functionOf(symbol === undefined ? symbolKey : functionName(symbol), dso);
+        bySymbol.set(symbolKey, fn);
       }
       this.frameFunction[frame] = fn;
     }
     this.symbolizedFrames = this.frameOwner.length;
+  }
+
+  /** The function `name` in `dso`, added when new. */
+  private functionOf(name: string, dso: string | undefined): number {
+    const key = `${name}\0${dso ?? ''}`;
+    let fn = this.functionIndex.get(key);
+    if (fn === undefined) {
+      fn = this.functionName.length;
+      this.functionName.push(name);
+      this.functionDso.push(dso);
+      this.functionIndex.set(key, fn);
+    }
+    return fn;
   }
 
   /** A sample of an event whose every field the reader knows: its IP and callchain read straight from the ring. */
@@ -211,6 +247,8 @@ export class ProfileTables {
     const chain = this.chainRoom(count);
     let length = 0;
     let context: 'kernel' | 'user' | 'unknown' = 'unknown';
+    const kernelKey = this.ownerKey(KERNEL_OWNER);
+    const userKey = this.ownerKey(pid);
     for (let i = 0, entry = countAt + 8; i < count; i++, entry += 8) {
       const low = view.getUint32(entry, true);
       const high = view.getUint32(entry + 4, true);
@@ -219,7 +257,7 @@ export class ProfileTables {
         continue;
       }
       const kernel = context === 'kernel' || (context === 'unknown' && high >= KERNEL_HALF_HIGH);
-      chain[length++] = this.frameOf(kernel ? KERNEL_OWNER : pid, high, low);
+      chain[length++] = kernel ? this.frameIn(KERNEL_OWNER, kernelKey, high, low) : this.frameIn(pid, userKey, high, low);
     }
     this.sampleStack[row] = this.stackOfChain(chain, length);
   }
