@@ -393,13 +393,14 @@ export class ObjectFile {
 
   /**
    * The function index as the disk cache holds it, with the key it is cached by (prefetch-worker.ts hands both to the
-   * thread that names frames). Throws for an image that is no file (the vDSO: no key).
+   * thread that names frames), except that names still in the object's files are placed there (nameTables), not read
+   * again: the thread that takes the columns reads them from there. Throws for an image that is no file (the vDSO: no key).
    */
   functionColumns(): { key: string; functions: StoredFunctionColumns } {
     const key = this.functionCacheKey;
     if (key === undefined) throw new ElfFormatError(`${this.path} is not a file: its function index has no cache key`);
     const index = this.functionIndex();
-    return { key, functions: index instanceof FunctionIndex ? index.storedColumns() : (index as StoredFunctionIndex).stored };
+    return { key, functions: index instanceof FunctionIndex ? index.storedColumns(true) : (index as StoredFunctionIndex).stored };
   }
 
   private functionIndex(): FunctionLookup {
@@ -408,7 +409,7 @@ export class ObjectFile {
     const prefetched = key === undefined ? undefined : prefetchedFunctions(absolute(this.path), key);
     const stored = prefetched ?? (key === undefined ? undefined : loadFunctionColumns(key));
     if (stored) {
-      this.functions = new StoredFunctionIndex(stored);
+      this.functions = new StoredFunctionIndex(stored, (file, offset, size) => this.elfOf(file)?.fileStringTable(offset, size));
       this.functionsFromDisk = prefetched === undefined;
       return this.functions;
     }
@@ -418,8 +419,22 @@ export class ObjectFile {
     sources.push({ symbols: this.elf.pltSymbols() });
     const built = new FunctionIndex(sources);
     if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns());
+    // Names read from the file as lookups find them: the string tables (13 MB of node's) are not held for the run.
+    built.readNamesFrom((table) => {
+      const own = this.elf.stringTableReader(table);
+      if (own) return Object.assign(own, { path: absolute(this.path) });
+      const debug = this.debugFile && this.dwarfElf !== this.elf ? this.dwarfElf?.stringTableReader(table) : undefined;
+      return debug && Object.assign(debug, { path: absolute(this.debugFile!.path) });
+    });
     this.functions = built;
     return built;
+  }
+
+  /** The ELF this object reads from `file`: its own, or its separate debug file's (undefined: neither). */
+  private elfOf(file: string): ElfFile | undefined {
+    if (absolute(file) === absolute(this.path)) return this.elf;
+    if (this.debugFile && this.dwarfElf !== this.elf && absolute(file) === absolute(this.debugFile.path)) return this.dwarfElf;
+    return undefined;
   }
 
   /** Function containing link-time address `vaddr`. */
