@@ -51,16 +51,29 @@ export function readElfWithIdentity(filePath: string): { elf: ElfFile; identity:
   } finally {
     closeSync(fd);
   }
-  /** Runs `read` on the file opened again, after checking it is still the file first read (size, mtime, inode). */
+  /**
+   * Runs `read` on the file opened again, after checking it is still the file first read (size, mtime, inode). The
+   * descriptor is kept for the reads that follow until this thread next yields (then closed): names read one by one
+   * as lookups find them (stringTableReader) cost a read each, not an open, a stat and a close each.
+   */
+  let kept = -1;
   const fromSameFile = (read: (fd: number) => void): void => {
-    const again = openSync(filePath, 'r');
-    try {
-      const st = fstatSync(again);
-      if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
-      read(again);
-    } finally {
-      closeSync(again);
+    if (kept < 0) {
+      const again = openSync(filePath, 'r');
+      try {
+        const st = fstatSync(again);
+        if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
+      } catch (error) {
+        closeSync(again);
+        throw error;
+      }
+      kept = again;
+      setImmediate(() => {
+        closeSync(kept);
+        kept = -1;
+      }).unref();
     }
+    read(kept);
   };
   const readInto = (fd: number, into: Uint8Array, from: number, to: number, fileOffset: number): void => {
     for (let at = from; at < to;) {

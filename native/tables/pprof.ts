@@ -4,18 +4,7 @@
 // the profile's size follows the tables, not the record count. Encoded by the maintained `pprof-format` package;
 // the caller gzips it (profile.pb.gz).
 
-import {
-  emptyTableToken,
-  Function as PprofFunction,
-  Line,
-  Location,
-  Mapping,
-  Profile,
-  Sample as PprofSample,
-  StringTable,
-  ValueType,
-  Label,
-} from 'pprof-format';
+import { emptyTableToken, Function as PprofFunction, Location, Mapping, Profile, Sample as PprofSample, StringTable, ValueType, Label } from 'pprof-format';
 import { RecordType, Sample } from '../abi/uapi';
 import { decodeRecordAt } from '../decode/record';
 import { sampleReaders } from '../decode/sample-readers';
@@ -34,7 +23,7 @@ const SAMPLES_PER_BATCH = 1024;
 const ENCODE_START_BYTES = 1 << 20;
 
 /** The profile's stacks as a trie (see PprofBuilder): per stack its leaf location and the stack it is called from. */
-interface StackTrie {
+export interface StackTrie {
   readonly stackLocation: readonly number[];
   readonly stackCaller: readonly number[];
 }
@@ -48,7 +37,7 @@ interface StackTrie {
  * ids then listed as an array. The length is measured once (the encoder asks it twice: the profile's size, the
  * sample's length prefix).
  */
-class PackedSample extends PprofSample {
+export class PackedSample extends PprofSample {
   private readonly packed: boolean;
   /** Bytes of the location ids' varints, and of the whole sample, once measured. */
   private locationBytes = -1;
@@ -109,6 +98,41 @@ const SAMPLE_LOCATION_ID_TAG = (1 << 3) | 2;
 const SAMPLE_VALUE_TAG = (2 << 3) | 2;
 const SAMPLE_LABEL_TAG = (3 << 3) | 2;
 
+/** profile.proto Location's and Line's fields as the encoder writes them (wire type 0: varint, 2: length-delimited). */
+const LOCATION_ID_TAG = (1 << 3) | 0;
+const LOCATION_MAPPING_TAG = (2 << 3) | 0;
+const LOCATION_ADDRESS_TAG = (3 << 3) | 0;
+const LOCATION_LINE_TAG = (4 << 3) | 2;
+const LINE_FUNCTION_TAG = (1 << 3) | 0;
+
+/** Bytes of the u64 `high`:`low` (u32 halves) as a varint. */
+function varint64Length(high: number, low: number): number {
+  if (high === 0) return varintLength(low);
+  let length = 4; // the low 28 bits
+  let rest = ((low >>> 28) | (high << 4)) >>> 0;
+  let top = high >>> 28;
+  for (; rest >= 0x80 || top > 0; length++) {
+    rest = ((rest >>> 7) | (top << 25)) >>> 0;
+    top >>>= 7;
+  }
+  return length + 1;
+}
+
+/** The u64 `high`:`low` as a varint, as the encoder writes it (7 bits at a time, low first). */
+function writeVarint64(buffer: Uint8Array, offset: number, high: number, low: number): number {
+  while (high) {
+    buffer[offset++] = (low & 0x7f) | 0x80;
+    low = ((low >>> 7) | (high << 25)) >>> 0;
+    high >>>= 7;
+  }
+  while (low > 0x7f) {
+    buffer[offset++] = (low & 0x7f) | 0x80;
+    low >>>= 7;
+  }
+  buffer[offset++] = low;
+  return offset;
+}
+
 /** Bytes of `value` (a non-negative integer below 2^53) as a varint. */
 function varintLength(value: number): number {
   if (value < 0x80) return 1;
@@ -145,12 +169,56 @@ function writePackedField(buffer: Uint8Array, offset: number, tag: number, value
   return offset;
 }
 
-/** A location whose encoded length is measured once: the encoder asks it twice (the profile's size, its length prefix). */
-class MeasuredOnceLocation extends Location {
-  private measured: number | undefined;
+/**
+ * A location written without the encoder's garbage (see PackedSample): its id, mapping, address (from its u32 halves)
+ * and one line naming its function, in the bytes the encoder's Location and Line write, measured once.
+ */
+export class PackedLocation extends Location {
+  private measured = -1;
+  private lineBytes = 0;
+
+  constructor(
+    id: number,
+    mappingId: number,
+    private readonly ipHigh: number,
+    private readonly ipLow: number,
+    private readonly functionId: number,
+  ) {
+    super({ id, mappingId });
+  }
 
   override get length(): number {
-    return (this.measured ??= super.length);
+    if (this.measured >= 0) return this.measured;
+    this.lineBytes = this.functionId ? 1 + varintLength(this.functionId) : 0;
+    let total = this.lineBytes ? 1 + varintLength(this.lineBytes) + this.lineBytes : 0;
+    if (this.id) total += 1 + varintLength(this.id as number);
+    if (this.mappingId) total += 1 + varintLength(this.mappingId as number);
+    if (this.ipHigh || this.ipLow) total += 1 + varint64Length(this.ipHigh, this.ipLow);
+    return (this.measured = total);
+  }
+
+  override _encodeToBuffer(buffer: Uint8Array, offset = 0): number {
+    if (this.measured < 0) void this.length;
+    if (this.id) {
+      buffer[offset++] = LOCATION_ID_TAG;
+      offset = writeVarint(buffer, offset, this.id as number);
+    }
+    if (this.mappingId) {
+      buffer[offset++] = LOCATION_MAPPING_TAG;
+      offset = writeVarint(buffer, offset, this.mappingId as number);
+    }
+    if (this.ipHigh || this.ipLow) {
+      buffer[offset++] = LOCATION_ADDRESS_TAG;
+      offset = writeVarint64(buffer, offset, this.ipHigh, this.ipLow);
+    }
+    // One line: its function (line 0, column 0 are not written).
+    buffer[offset++] = LOCATION_LINE_TAG;
+    offset = writeVarint(buffer, offset, this.lineBytes);
+    if (this.functionId) {
+      buffer[offset++] = LINE_FUNCTION_TAG;
+      offset = writeVarint(buffer, offset, this.functionId);
+    }
+    return offset;
   }
 }
 
@@ -390,11 +458,7 @@ export class PprofBuilder {
       const locations: Location[] = [];
       for (let id = first + 1; id <= Math.min(first + SAMPLES_PER_BATCH, this.locationFunction.length); id++) {
         const fn = this.locationFunction[id - 1];
-        const high = this.locationIpHigh[id - 1];
-        const low = this.locationIpLow[id - 1];
-        // A user-space address as a number (exact below 2^53): the encoder splits a bigint with bigint arithmetic.
-        const address = high < 0x200000 ? high * 2 ** 32 + low : (BigInt(high) << 32n) | BigInt(low);
-        locations.push(new MeasuredOnceLocation({ id, mappingId: this.functionMapping[fn - 1], address, line: [new Line({ functionId: fn, line: 0 })] }));
+        locations.push(new PackedLocation(id, this.functionMapping[fn - 1], this.locationIpHigh[id - 1], this.locationIpLow[id - 1], fn));
       }
       part({ location: locations });
     }
