@@ -221,16 +221,20 @@ export interface StoredFunctionColumns {
   readonly nameStart: Uint32Array;
   readonly nameBytes: Uint8Array;
   /**
-   * Present when the names are not all in nameBytes (storedColumns with `inPlace`): the name list's tables in order,
-   * each from `at` in the names' numbering, held in nameBytes from `at` (no path) or lying in file `path` at `offset`.
+   * Present when the names are not all in nameBytes (storedColumns with `inPlace`): the name list's tables in order
+   * (StoredNameTable), nameBytes then holding only those not in a file.
    */
   readonly nameTables?: readonly StoredNameTable[];
 }
 
-/** One string table of StoredFunctionColumns.nameTables. */
+/**
+ * One string table of StoredFunctionColumns.nameTables: names numbered from `at` up to `at + size` are in nameBytes
+ * from `held`, or in file `path` from `offset`.
+ */
 export interface StoredNameTable {
   readonly at: number;
   readonly size: number;
+  readonly held?: number;
   readonly path?: string;
   readonly offset?: number;
 }
@@ -339,26 +343,32 @@ function tablesReader(
   fileTable?: (path: string, offset: number, size: number) => StringTableReader | undefined,
 ): StringTableReader {
   const tables = stored.nameTables!.map((table) => {
-    if (table.path === undefined || table.offset === undefined) return { at: table.at, reader: undefined };
+    if (table.path === undefined || table.offset === undefined) return { ...table, reader: undefined };
     const reader = fileTable?.(table.path, table.offset, table.size);
     if (!reader) throw new ElfFormatError(`${table.path}: its string table at ${table.offset} cannot be read`);
-    return { at: table.at, reader };
+    return { ...table, reader };
   });
-  const size = stored.nameBytes.length;
+  const last = tables[tables.length - 1];
+  const size = last ? last.at + last.size + 1 : 0;
   return {
     offset: 0,
     size,
     nameAt: (offset) => {
       let t = tables.length - 1;
       while (t > 0 && tables[t].at > offset) t--;
-      const { at, reader } = tables[t];
-      if (reader) return reader.nameAt(offset - at);
-      const end = stored.nameBytes.indexOf(0, offset);
-      return utf8.decode(stored.nameBytes.subarray(offset, end < 0 ? size : end));
+      const table = tables[t];
+      const within = Math.min(offset - table.at, table.size);
+      if (table.reader) return table.reader.nameAt(within);
+      const start = (table.held ?? 0) + within;
+      const end = stored.nameBytes.indexOf(0, start);
+      return utf8.decode(stored.nameBytes.subarray(start, end < 0 ? stored.nameBytes.length : end));
     },
     whole: () => {
-      const bytes = stored.nameBytes.slice();
-      for (const { at, reader } of tables) if (reader) bytes.set(reader.whole(), at);
+      const bytes = new Uint8Array(size);
+      for (const table of tables) {
+        if (table.reader) bytes.set(table.reader.whole(), table.at);
+        else bytes.set(stored.nameBytes.subarray(table.held ?? 0, (table.held ?? 0) + table.size), table.at);
+      }
       return bytes;
     },
   };
@@ -392,9 +402,18 @@ export class FunctionIndex extends ColumnFunctionIndex {
       size += (table instanceof Uint8Array ? table.length : table.size) + 1;
     });
     const held = tables.every((table) => table instanceof Uint8Array);
-    const nameBytes = new Uint8Array(held ? Math.max(size, 1) : size + 1);
+    // The tables held, each followed by a NUL: all of them (each then where the names' numbering puts it), or only
+    // those not placed in a file.
+    let heldSize = 0;
+    const heldAt = tables.map((table) => {
+      if (!(table instanceof Uint8Array)) return -1;
+      const at = heldSize;
+      heldSize += table.length + 1;
+      return at;
+    });
+    const nameBytes = new Uint8Array(Math.max(heldSize, 1));
     tables.forEach((table, t) => {
-      if (table instanceof Uint8Array) nameBytes.set(table, tableBase[t]);
+      if (table instanceof Uint8Array) nameBytes.set(table, heldAt[t]);
     });
     const storedStart = new Uint32Array(nameStart.length);
     for (let n = 0; n < nameStart.length; n++) {
@@ -405,7 +424,7 @@ export class FunctionIndex extends ColumnFunctionIndex {
     if (held) return { base, starts, ends, nameFirst, nameStart: storedStart, nameBytes };
     const nameTables = tables.map((table, t): StoredNameTable => {
       const at = tableBase[t];
-      return table instanceof Uint8Array ? { at, size: table.length } : { at, size: table.size, path: table.path, offset: table.offset };
+      return table instanceof Uint8Array ? { at, size: table.length, held: heldAt[t] } : { at, size: table.size, path: table.path, offset: table.offset };
     });
     return { base, starts, ends, nameFirst, nameStart: storedStart, nameBytes, nameTables };
   }

@@ -421,24 +421,32 @@ export class ObjectFile {
     const key = this.functionCacheKey;
     const prefetched = key === undefined ? undefined : prefetchedFunctions(absolute(this.path), key);
     const stored = prefetched ?? (key === undefined ? undefined : loadFunctionColumns(key));
-    if (stored) {
-      this.functions = new StoredFunctionIndex(stored, (file, offset, size) => this.elfOf(file)?.fileStringTable(offset, size));
+    let taken: StoredFunctionIndex | undefined;
+    try {
+      taken = stored && new StoredFunctionIndex(stored, (file, offset, size) => this.elfOf(file)?.fileStringTable(offset, size));
+    } catch (error) {
+      // Names placed in a file this object does not read (or past its end): built here instead.
+      if (!(error instanceof ElfFormatError)) throw error;
+    }
+    if (taken) {
+      this.functions = taken;
       this.functionsFromDisk = prefetched === undefined;
-      return this.functions;
+      return taken;
     }
     const own = this.elf.symbolColumns();
     const sources: FunctionSource[] = [{ columns: own }];
     if (this.dwarfElf && this.dwarfElf !== this.elf && !hasSymtabRow(own)) sources.push({ columns: this.dwarfElf.symbolColumns(), symtabOnly: true });
     sources.push({ symbols: this.elf.pltSymbols() });
     const built = new FunctionIndex(sources);
-    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns());
-    // Names read from the file as lookups find them: the string tables (13 MB of node's) are not held for the run.
+    // Names read from the file as lookups find them: the string tables (13 MB of node's) are not held for the run,
+    // nor copied into the disk cache, whose entry places them in the file (its key holds the file's identity).
     built.readNamesFrom((table) => {
       const own = this.elf.stringTableReader(table);
       if (own) return Object.assign(own, { path: absolute(this.path) });
       const debug = this.debugFile && this.dwarfElf !== this.elf ? this.dwarfElf?.stringTableReader(table) : undefined;
       return debug && Object.assign(debug, { path: absolute(this.debugFile!.path) });
     });
+    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns(true));
     this.functions = built;
     return built;
   }
