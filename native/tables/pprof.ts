@@ -388,13 +388,16 @@ export class PprofBuilder {
 
   /** The profile stack of `location` called from profile stack `caller` (-1: a root), added when new. */
   private stackOf(caller: number, location: number): number {
-    let stack = this.stackIndex.get(caller, location, 0);
-    if (stack < 0) {
-      stack = this.stackLocation.length;
-      this.stackLocation.push(location);
-      this.stackCaller.push(caller);
-      this.stackIndex.add(caller, location, 0, stack);
-    }
+    const stack = this.stackIndex.get(caller, location, 0);
+    return stack >= 0 ? stack : this.newStack(caller, location);
+  }
+
+  /** A profile stack known not to exist yet (its caller was made just now: nothing is called from it yet). */
+  private newStack(caller: number, location: number): number {
+    const stack = this.stackLocation.length;
+    this.stackLocation.push(location);
+    this.stackCaller.push(caller);
+    this.stackIndex.add(caller, location, 0, stack);
     return stack;
   }
 
@@ -408,10 +411,19 @@ export class PprofBuilder {
     }
     const unmapped = this.unmapped;
     for (let i = 0; i < count; i++) this.location(tables, tables.stackFrame[unmapped[i]], ids);
+    // Callers first: once one is new, every stack below it is new too, and is not looked up.
+    let fresh = false;
     for (let i = count - 1; i >= 0; i--) {
       const s = unmapped[i];
       const prefix = tables.stackPrefix[s];
-      stackOfTableStack[s] = this.stackOf(prefix < 0 ? -1 : stackOfTableStack[prefix], ids.locationOfFrame[tables.stackFrame[s]]);
+      const caller = prefix < 0 ? -1 : stackOfTableStack[prefix];
+      const location = ids.locationOfFrame[tables.stackFrame[s]];
+      const known = fresh ? -1 : this.stackIndex.get(caller, location, 0);
+      if (known >= 0) stackOfTableStack[s] = known;
+      else {
+        stackOfTableStack[s] = this.newStack(caller, location);
+        fresh = true;
+      }
     }
     return stackOfTableStack[tableStack];
   }
