@@ -3,9 +3,10 @@
 // (perfdata/damage.ts): a damaged one stops the decode naming its file offset, or with
 // --keep-going is left out of the output and counted, on stderr and in the output's notes.
 //
-// JSON Lines is written a batch at a time: the file is read, decoded, named and written DECODE_BATCH_BYTES of
-// records at a time, in time order, so what is held is a batch and the tables (frames, stacks, names), not the file.
-// The other outputs are whole-file formats and decode the file whole.
+// JSON Lines and pprof are made a batch at a time: the file is read, decoded and named DECODE_BATCH_BYTES of records
+// at a time, in time order, each batch written out (JSON Lines) or added to the profile (pprof, written at the end),
+// so what is held is a batch and the tables (frames, stacks, names), not the file. perf.data and HTML decode the
+// file whole.
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { DecodeOptions } from './args';
@@ -25,7 +26,7 @@ const KEEP_GOING_HINT = 'ringside decode --keep-going leaves damaged records out
 
 export async function runDecode(options: DecodeOptions): Promise<number> {
   inlineLess();
-  if (options.format === 'jsonl') return runStreamedDecode(options);
+  if (options.format === 'jsonl' || options.format === 'pprof') return runStreamedDecode(options);
   const imported = importPerfDataFile(options.input, { keepGoing: options.keepGoing });
   for (const warning of imported.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
   const { decoded, skipped } = decodeChecked(imported, options.input, { keepGoing: options.keepGoing, hint: KEEP_GOING_HINT });
@@ -43,8 +44,9 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
 }
 
 /**
- * JSON Lines a batch at a time. A damaged record found in a later batch stops the decode after the batches before it
- * were written: an -o file is then removed (no output, as for a damage found first); on stdout those lines are out.
+ * JSON Lines or pprof a batch at a time. A damaged record found in a later batch stops the decode after the batches
+ * before it were written: an -o file is then removed (no output, as for a damage found first); on stdout those lines
+ * are out. (A pprof file is written only once every batch was added.)
  */
 async function runStreamedDecode(options: DecodeOptions): Promise<number> {
   // Kallsyms needs no list: the worker parses it while this thread opens and indexes the file.
@@ -63,6 +65,7 @@ async function runStreamedDecode(options: DecodeOptions): Promise<number> {
   try {
     for (const warning of stream.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
     const writer = new SnapshotWriter({ format: options.format, output: options.output, fromFile: true });
+    writer.beginBatches();
     try {
       const takenAtMs = Date.now();
       for (const batch of stream.batches(DECODE_BATCH_BYTES)) {

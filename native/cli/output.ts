@@ -11,7 +11,7 @@ import type { ProcessSideband } from '../perf/sideband-types';
 import { ProfileTables } from '../tables/profile-tables';
 import { LineBytes, TableJsonl } from '../tables/jsonl';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
-import { BatchLines } from '../../host/batch-lines';
+import { BatchLines, BatchTables } from '../../host/batch-lines';
 import { RecordType } from '../abi/uapi';
 import { checkWritableFile, isCharacterDevice } from '../sys/writable';
 import { pageSize } from '../sys/libc';
@@ -48,6 +48,8 @@ export class SnapshotWriter {
   private readonly batchLines = new BatchLines(this.symbols);
   /** The lines of those batches being written: one buffer for them all (a new one per batch was a megabyte of garbage each). */
   private readonly batchOut = new LineBytes();
+  /** pprof of a file decoded a batch at a time (beginBatches): each batch's samples added up, the file written by close(). */
+  private batchProfile: { readonly tables: BatchTables; readonly builder: PprofBuilder } | undefined;
 
   /** Throws an OutputPathError, before anything is recorded, when the output file cannot be written. */
   constructor(
@@ -91,8 +93,7 @@ export class SnapshotWriter {
       tables.symbolize((pid, ip, kernel) => this.symbols.resolveFrame(pid, ip, kernel));
       const builder = new PprofBuilder();
       builder.add(tables);
-      // Fastest gzip level, as Go's runtime/pprof writes its profiles: half the default level's time for ~8 % more bytes.
-      writeFileAtomic(file, gzipSync(builder.encode(), { level: zlibConstants.Z_BEST_SPEED }));
+      writePprof(file, builder);
     } else {
       const { writeStandaloneHtml } = await import('../../host/html-file');
       writeStandaloneHtml(file, decoded, this.symbols.frames, limitations);
@@ -100,12 +101,25 @@ export class SnapshotWriter {
   }
 
   /**
-   * One batch of a file decoded a batch at a time (JSON Lines only): records in time order after the previous batch's,
-   * every one written (nothing is a repeat, unlike snapshots of one recorder). Frames and stacks of an earlier batch
-   * are not named or formatted again, except those of a process whose mappings this batch changed.
+   * A file decoded a batch at a time follows (writeBatch, then close): for pprof, the profile is written by close()
+   * even when no batch comes (a file without records gives an empty profile, as its whole-file decode did).
+   */
+  beginBatches(): void {
+    if (this.options.format === 'pprof') this.batchProfile ??= { tables: new BatchTables(this.symbols), builder: new PprofBuilder() };
+  }
+
+  /**
+   * One batch of a file decoded a batch at a time (JSON Lines, or pprof after beginBatches): records in time order
+   * after the previous batch's, every one written (nothing is a repeat, unlike snapshots of one recorder). Frames and
+   * stacks of an earlier batch are not named or formatted again, except those of a process whose mappings this batch
+   * changed. pprof adds the batch's samples to the profile close() writes: memory follows the tables, not the file.
    */
   async writeBatch(snapshot: DecodedSnapshot): Promise<void> {
     this.snapshotIndex = 1;
+    if (this.batchProfile) {
+      this.batchProfile.builder.add(this.batchProfile.tables.next(snapshot, (s) => this.withHostReaders(s)).tables);
+      return;
+    }
     const jsonl = this.batchLines.next(snapshot, (s) => this.withHostReaders(s));
     const out = this.batchOut;
     for (let row = 0; row < snapshot.columns.length; row++) {
@@ -117,6 +131,7 @@ export class SnapshotWriter {
 
   /** After a failure part way (a damaged record): no -o file is left behind. */
   discard(): void {
+    this.batchProfile = undefined;
     this.file?.abort();
   }
 
@@ -248,6 +263,11 @@ export class SnapshotWriter {
 
   /** Renames the finished -o file into place (a failed write already removed it, or kept its whole snapshots). */
   async close(): Promise<void> {
+    if (this.batchProfile) {
+      const { builder } = this.batchProfile;
+      this.batchProfile = undefined;
+      writePprof(numberedPath(this.options.output!, 1), builder);
+    }
     if (!this.file) return;
     if (this.snapshotIndex === 0 && this.streamError === undefined) {
       // Nothing was ever written (the recording failed to start): no empty file where none was asked for.
@@ -256,6 +276,12 @@ export class SnapshotWriter {
     }
     this.file.commit();
   }
+}
+
+/** The profile `builder` holds, gzipped, as `file` (temporary file + rename). */
+function writePprof(file: string, builder: PprofBuilder): void {
+  // Fastest gzip level, as Go's runtime/pprof writes its profiles: half the default level's time for ~8 % more bytes.
+  writeFileAtomic(file, gzipSync(builder.encode(), { level: zlibConstants.Z_BEST_SPEED }));
 }
 
 /**

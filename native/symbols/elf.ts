@@ -82,6 +82,8 @@ export class ByteReader {
 }
 
 const utf8 = new TextDecoder('utf-8');
+/** Bytes read for a name read from its file (stringTableReader): longer than nearly every symbol name. */
+const NAME_READ_BYTES = 256;
 
 export interface ElfHeader {
   readonly is64: boolean;
@@ -169,12 +171,29 @@ export const SYMBOL_TYPE_LABEL = STT_NOTYPE;
 
 export type Inflate = (compressed: Uint8Array) => Uint8Array;
 
+/**
+ * A string table read a name at a time where it lies (the object file, see object-file.ts) instead of held whole:
+ * node's .strtab and .dynstr are 13 MB, and a profile names a few thousand of their 150k functions.
+ */
+export interface StringTableReader {
+  /** The name at `offset`: its bytes up to a NUL or the table's end, decoded. */
+  nameAt(offset: number): string;
+  /** The whole table, read again (for the disk cache's columns). */
+  whole(): Uint8Array;
+  /** Where the table lies in its file (the reading layer adds the file's path). */
+  readonly offset: number;
+  readonly size: number;
+  path?: string;
+}
+
 export class ElfFile {
   readonly header: ElfHeader;
   readonly programHeaders: readonly ProgramHeader[];
   readonly sections: readonly SectionHeader[];
   private readonly sectionCache = new Map<string, Uint8Array | undefined>();
   private symbolCache: readonly ElfSymbol[] | undefined;
+  /** Symbol and string tables read apart (symbolTableBytes) → where they lie in the file, to read a name there again. */
+  private readonly apartAt = new WeakMap<Uint8Array, { readonly offset: number; readonly size: number }>();
   private relocationCache: ReadonlyMap<bigint, bigint | undefined> | undefined;
 
   /**
@@ -343,7 +362,38 @@ export class ElfFile {
   private symbolTableBytes(header: SectionHeader): Uint8Array | undefined {
     if (!this.readApart || header.type === SHT_NOBITS || (header.flags & BigInt(SHF_COMPRESSED)) !== 0n) return this.sectionBytes(header);
     if (header.offset + header.size > this.bytes.length) return this.sectionBytes(header); // its error
-    return this.readApart(header.offset, header.size);
+    const bytes = this.readApart(header.offset, header.size);
+    this.apartAt.set(bytes, { offset: header.offset, size: header.size });
+    return bytes;
+  }
+
+  /**
+   * A reader of the string table `bytes` (as symbolColumns read it apart from this file) that reads each name from the
+   * file when asked, so the table itself need not be held; undefined for bytes not read so.
+   */
+  stringTableReader(bytes: Uint8Array): StringTableReader | undefined {
+    const at = this.apartAt.get(bytes);
+    return at && this.fileStringTable(at.offset, at.size);
+  }
+
+  /** A reader of the string table at file offset `tableOffset` (`size` bytes), each name read from the file when asked. */
+  fileStringTable(tableOffset: number, size: number): StringTableReader | undefined {
+    const readApart = this.readApart;
+    if (!readApart || tableOffset + size > this.bytes.length) return undefined;
+    return {
+      offset: tableOffset,
+      size,
+      nameAt: (offset) => {
+        if (offset > size) throw new ElfFormatError(`string at offset ${offset} is past the end of its table (${size} bytes)`);
+        // Most names are shorter than a first read; a longer one is read again, twice as far, until its NUL.
+        for (let length = NAME_READ_BYTES; ; length *= 2) {
+          const chunk = readApart(tableOffset + offset, Math.min(length, size - offset));
+          const end = chunk.indexOf(0);
+          if (end >= 0 || offset + chunk.length >= size) return utf8.decode(end >= 0 ? chunk.subarray(0, end) : chunk);
+        }
+      },
+      whole: () => readApart(tableOffset, size),
+    };
   }
 
   private legacyZdebug(header: SectionHeader): Uint8Array | undefined {

@@ -7,7 +7,7 @@
 
 import { compareAliases, type AliasCandidate } from './best-symbol';
 import { demangle } from './demangle';
-import { ElfFormatError, SYMBOL_TYPE_LABEL, SYMBOL_TYPE_OBJECT, type ElfSymbol, type SymbolColumns } from './elf';
+import { ElfFormatError, SYMBOL_TYPE_LABEL, SYMBOL_TYPE_OBJECT, type ElfSymbol, type StringTableReader, type SymbolColumns } from './elf';
 
 export interface FunctionSymbol {
   readonly name: string;
@@ -220,6 +220,23 @@ export interface StoredFunctionColumns {
   readonly nameFirst: Uint32Array;
   readonly nameStart: Uint32Array;
   readonly nameBytes: Uint8Array;
+  /**
+   * Present when the names are not all in nameBytes (storedColumns with `inPlace`): the name list's tables in order
+   * (StoredNameTable), nameBytes then holding only those not in a file.
+   */
+  readonly nameTables?: readonly StoredNameTable[];
+}
+
+/**
+ * One string table of StoredFunctionColumns.nameTables: names numbered from `at` up to `at + size` are in nameBytes
+ * from `held`, or in file `path` from `offset`.
+ */
+export interface StoredNameTable {
+  readonly at: number;
+  readonly size: number;
+  readonly held?: number;
+  readonly path?: string;
+  readonly offset?: number;
 }
 
 /** The function slot holding `vaddr` in sorted starts/ends relative to `base`, or -1. */
@@ -257,7 +274,8 @@ interface NameColumns {
   readonly nameStart: Uint32Array;
   /** Per name, its table in `tables`; undefined: every name is in tables[0]. */
   readonly nameTable: Uint8Array | undefined;
-  readonly tables: readonly Uint8Array[];
+  /** Held, or read a name at a time (readNamesFrom). */
+  readonly tables: readonly (Uint8Array | StringTableReader)[];
 }
 
 /**
@@ -266,7 +284,7 @@ interface NameColumns {
  */
 class ColumnFunctionIndex implements FunctionLookup {
   private readonly found = new Map<number, FunctionSymbol>();
-  constructor(protected readonly columns: NameColumns) {}
+  constructor(protected columns: NameColumns) {}
 
   get size(): number {
     return this.columns.starts.length;
@@ -276,6 +294,7 @@ class ColumnFunctionIndex implements FunctionLookup {
     const { nameStart, nameTable, tables } = this.columns;
     const strings = tables[nameTable ? nameTable[n] : 0];
     const offset = nameStart[n];
+    if (!(strings instanceof Uint8Array)) return strings.nameAt(offset);
     if (offset > strings.length) throw new ElfFormatError(`string at offset ${offset} is past the end of its table (${strings.length} bytes)`);
     const end = strings.indexOf(0, offset);
     return utf8.decode(strings.subarray(offset, end < 0 ? strings.length : end));
@@ -305,11 +324,54 @@ class ColumnFunctionIndex implements FunctionLookup {
   }
 }
 
-/** Functions loaded from the disk cache: the columns as read (no per-symbol work). */
+/**
+ * Functions loaded from the disk cache or built by the prefetch worker: the columns as read (no per-symbol work).
+ * Names the columns place in files (nameTables) are read through `fileTable(path, offset, size)`.
+ */
 export class StoredFunctionIndex extends ColumnFunctionIndex {
-  constructor(readonly stored: StoredFunctionColumns) {
-    super({ ...stored, nameTable: undefined, tables: [stored.nameBytes] });
+  constructor(
+    readonly stored: StoredFunctionColumns,
+    fileTable?: (path: string, offset: number, size: number) => StringTableReader | undefined,
+  ) {
+    super({ ...stored, nameTable: undefined, tables: [stored.nameTables ? tablesReader(stored, fileTable) : stored.nameBytes] });
   }
+}
+
+/** One reader over stored names some of whose tables lie in files (StoredFunctionColumns.nameTables). */
+function tablesReader(
+  stored: StoredFunctionColumns,
+  fileTable?: (path: string, offset: number, size: number) => StringTableReader | undefined,
+): StringTableReader {
+  const tables = stored.nameTables!.map((table) => {
+    if (table.path === undefined || table.offset === undefined) return { ...table, reader: undefined };
+    const reader = fileTable?.(table.path, table.offset, table.size);
+    if (!reader) throw new ElfFormatError(`${table.path}: its string table at ${table.offset} cannot be read`);
+    return { ...table, reader };
+  });
+  const last = tables[tables.length - 1];
+  const size = last ? last.at + last.size + 1 : 0;
+  return {
+    offset: 0,
+    size,
+    nameAt: (offset) => {
+      let t = tables.length - 1;
+      while (t > 0 && tables[t].at > offset) t--;
+      const table = tables[t];
+      const within = Math.min(offset - table.at, table.size);
+      if (table.reader) return table.reader.nameAt(within);
+      const start = (table.held ?? 0) + within;
+      const end = stored.nameBytes.indexOf(0, start);
+      return utf8.decode(stored.nameBytes.subarray(start, end < 0 ? stored.nameBytes.length : end));
+    },
+    whole: () => {
+      const bytes = new Uint8Array(size);
+      for (const table of tables) {
+        if (table.reader) bytes.set(table.reader.whole(), table.at);
+        else bytes.set(stored.nameBytes.subarray(table.held ?? 0, (table.held ?? 0) + table.size), table.at);
+      }
+      return bytes;
+    },
+  };
 }
 
 /** An object's functions built from its symbol columns (see FunctionIndexBuilder), kept as NameColumns only. */
@@ -318,26 +380,53 @@ export class FunctionIndex extends ColumnFunctionIndex {
     super(new FunctionIndexBuilder(sources).nameColumns());
   }
 
+  /** Reads names through the readers `readerOf` gives for its string tables, and lets go of those tables. */
+  readNamesFrom(readerOf: (table: Uint8Array) => StringTableReader | undefined): void {
+    this.columns = { ...this.columns, tables: this.columns.tables.map((table) => (table instanceof Uint8Array ? (readerOf(table) ?? table) : table)) };
+  }
+
   /**
    * The index as columns for the disk cache: the string tables the names lie in stored whole, each followed by a
    * NUL, and each name as where it starts there (names were not copied one by one: 153k names of node took 0.15 s so).
    */
-  storedColumns(): StoredFunctionColumns {
-    const { base, starts, ends, nameFirst, nameStart, nameTable, tables } = this.columns;
+  storedColumns(inPlace = false): StoredFunctionColumns {
+    const { base, starts, ends, nameFirst, nameStart, nameTable } = this.columns;
+    // In place: the tables read from a file are named by where they lie there, not read again (the prefetch worker's
+    // reply: the other thread reads the names from the file as it does for an index it built).
+    const onFile = (table: Uint8Array | StringTableReader): boolean => inPlace && !(table instanceof Uint8Array) && table.path !== undefined;
+    const tables = this.columns.tables.map((table) => (table instanceof Uint8Array || onFile(table) ? table : table.whole()));
     const tableBase = new Uint32Array(tables.length);
     let size = 0;
     tables.forEach((table, t) => {
       tableBase[t] = size;
-      size += table.length + 1;
+      size += (table instanceof Uint8Array ? table.length : table.size) + 1;
     });
-    const nameBytes = new Uint8Array(Math.max(size, 1));
-    tables.forEach((table, t) => nameBytes.set(table, tableBase[t]));
+    const held = tables.every((table) => table instanceof Uint8Array);
+    // The tables held, each followed by a NUL: all of them (each then where the names' numbering puts it), or only
+    // those not placed in a file.
+    let heldSize = 0;
+    const heldAt = tables.map((table) => {
+      if (!(table instanceof Uint8Array)) return -1;
+      const at = heldSize;
+      heldSize += table.length + 1;
+      return at;
+    });
+    const nameBytes = new Uint8Array(Math.max(heldSize, 1));
+    tables.forEach((table, t) => {
+      if (table instanceof Uint8Array) nameBytes.set(table, heldAt[t]);
+    });
     const storedStart = new Uint32Array(nameStart.length);
     for (let n = 0; n < nameStart.length; n++) {
       const t = nameTable ? nameTable[n] : 0;
-      storedStart[n] = tableBase[t] + Math.min(nameStart[n], tables[t].length);
+      const table = tables[t];
+      storedStart[n] = tableBase[t] + Math.min(nameStart[n], table instanceof Uint8Array ? table.length : table.size);
     }
-    return { base, starts, ends, nameFirst, nameStart: storedStart, nameBytes };
+    if (held) return { base, starts, ends, nameFirst, nameStart: storedStart, nameBytes };
+    const nameTables = tables.map((table, t): StoredNameTable => {
+      const at = tableBase[t];
+      return table instanceof Uint8Array ? { at, size: table.length, held: heldAt[t] } : { at, size: table.size, path: table.path, offset: table.offset };
+    });
+    return { base, starts, ends, nameFirst, nameStart: storedStart, nameBytes, nameTables };
   }
 }
 

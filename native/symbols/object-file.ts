@@ -51,16 +51,29 @@ export function readElfWithIdentity(filePath: string): { elf: ElfFile; identity:
   } finally {
     closeSync(fd);
   }
-  /** Runs `read` on the file opened again, after checking it is still the file first read (size, mtime, inode). */
+  /**
+   * Runs `read` on the file opened again, after checking it is still the file first read (size, mtime, inode). The
+   * descriptor is kept for the reads that follow until this thread next yields (then closed): names read one by one
+   * as lookups find them (stringTableReader) cost a read each, not an open, a stat and a close each.
+   */
+  let kept = -1;
   const fromSameFile = (read: (fd: number) => void): void => {
-    const again = openSync(filePath, 'r');
-    try {
-      const st = fstatSync(again);
-      if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
-      read(again);
-    } finally {
-      closeSync(again);
+    if (kept < 0) {
+      const again = openSync(filePath, 'r');
+      try {
+        const st = fstatSync(again);
+        if (`${st.size}\0${st.mtimeMs}\0${st.ino}` !== identity) throw new ElfFormatError(`${filePath} changed on disk while it was read`);
+      } catch (error) {
+        closeSync(again);
+        throw error;
+      }
+      kept = again;
+      setImmediate(() => {
+        closeSync(kept);
+        kept = -1;
+      }).unref();
     }
+    read(kept);
   };
   const readInto = (fd: number, into: Uint8Array, from: number, to: number, fileOffset: number): void => {
     for (let at = from; at < to;) {
@@ -393,13 +406,14 @@ export class ObjectFile {
 
   /**
    * The function index as the disk cache holds it, with the key it is cached by (prefetch-worker.ts hands both to the
-   * thread that names frames). Throws for an image that is no file (the vDSO: no key).
+   * thread that names frames), except that names still in the object's files are placed there (nameTables), not read
+   * again: the thread that takes the columns reads them from there. Throws for an image that is no file (the vDSO: no key).
    */
   functionColumns(): { key: string; functions: StoredFunctionColumns } {
     const key = this.functionCacheKey;
     if (key === undefined) throw new ElfFormatError(`${this.path} is not a file: its function index has no cache key`);
     const index = this.functionIndex();
-    return { key, functions: index instanceof FunctionIndex ? index.storedColumns() : (index as StoredFunctionIndex).stored };
+    return { key, functions: index instanceof FunctionIndex ? index.storedColumns(true) : (index as StoredFunctionIndex).stored };
   }
 
   private functionIndex(): FunctionLookup {
@@ -407,19 +421,41 @@ export class ObjectFile {
     const key = this.functionCacheKey;
     const prefetched = key === undefined ? undefined : prefetchedFunctions(absolute(this.path), key);
     const stored = prefetched ?? (key === undefined ? undefined : loadFunctionColumns(key));
-    if (stored) {
-      this.functions = new StoredFunctionIndex(stored);
+    let taken: StoredFunctionIndex | undefined;
+    try {
+      taken = stored && new StoredFunctionIndex(stored, (file, offset, size) => this.elfOf(file)?.fileStringTable(offset, size));
+    } catch (error) {
+      // Names placed in a file this object does not read (or past its end): built here instead.
+      if (!(error instanceof ElfFormatError)) throw error;
+    }
+    if (taken) {
+      this.functions = taken;
       this.functionsFromDisk = prefetched === undefined;
-      return this.functions;
+      return taken;
     }
     const own = this.elf.symbolColumns();
     const sources: FunctionSource[] = [{ columns: own }];
     if (this.dwarfElf && this.dwarfElf !== this.elf && !hasSymtabRow(own)) sources.push({ columns: this.dwarfElf.symbolColumns(), symtabOnly: true });
     sources.push({ symbols: this.elf.pltSymbols() });
     const built = new FunctionIndex(sources);
-    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns());
+    // Names read from the file as lookups find them: the string tables (13 MB of node's) are not held for the run,
+    // nor copied into the disk cache, whose entry places them in the file (its key holds the file's identity).
+    built.readNamesFrom((table) => {
+      const own = this.elf.stringTableReader(table);
+      if (own) return Object.assign(own, { path: absolute(this.path) });
+      const debug = this.debugFile && this.dwarfElf !== this.elf ? this.dwarfElf?.stringTableReader(table) : undefined;
+      return debug && Object.assign(debug, { path: absolute(this.debugFile!.path) });
+    });
+    if (this.functionCacheKey !== undefined) storeFunctionColumns(this.functionCacheKey, () => built.storedColumns(true));
     this.functions = built;
     return built;
+  }
+
+  /** The ELF this object reads from `file`: its own, or its separate debug file's (undefined: neither). */
+  private elfOf(file: string): ElfFile | undefined {
+    if (absolute(file) === absolute(this.path)) return this.elf;
+    if (this.debugFile && this.dwarfElf !== this.elf && absolute(file) === absolute(this.debugFile.path)) return this.dwarfElf;
+    return undefined;
   }
 
   /** Function containing link-time address `vaddr`. */

@@ -1,7 +1,9 @@
 // The symbol cache on disk: each object's function index (function-index.ts StoredFunctionColumns) and the parsed
 // /proc/kallsyms, kept across processes so a second `ringside decode` or `capture` starts warm. Building node's index
 // from its 181k symbols took 100-280 ms a run and parsing kallsyms 110-150 ms; loading either is one read of typed
-// columns. Files live in a private directory of this user (XDG_CACHE_HOME/ringside, else ~/.cache/ringside), opened
+// columns. A function index's names stay where they are, in the object's own string tables (the entry says where;
+// its key holds the object's identity): node's entry is 2 MB, not 15, and a process holds the names it looks up,
+// not all 150k of them. Files live in a private directory of this user (XDG_CACHE_HOME/ringside, else ~/.cache/ringside), opened
 // and written through safe-file.ts (no links followed, 0700/0600, temporary file + rename). A file is trusted only
 // when its magic, version, kind, length, key and checksum all agree: anything else is a miss, and the rebuilt
 // entry replaces it. The total size is bounded; the least recently used files go first.
@@ -11,11 +13,11 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { AtomicFile, ensurePrivateDirectory, openPrivateDirectory, pathInDirectoryFd } from '../sys/safe-file';
-import type { StoredFunctionColumns } from './function-index';
+import type { StoredFunctionColumns, StoredNameTable } from './function-index';
 
 /** Set (to anything but `0` or empty) to neither read nor write the cache; `--no-symbol-cache` does the same. */
 export const NO_SYMBOL_CACHE_ENV = 'RINGSIDE_NO_SYMBOL_CACHE';
-/** The cache's bound: past it, the least recently used files are removed (node's index is about 9 MB). */
+/** The cache's bound: past it, the least recently used files are removed (node's index is about 2 MB, its names read from node itself). */
 export const SYMBOL_CACHE_MAX_BYTES = 256 * 1024 * 1024;
 /** No entry is larger than this: a bigger file in the directory is not ours to read whole. */
 const MAX_ENTRY_BYTES = 128 * 1024 * 1024;
@@ -23,9 +25,10 @@ const MAX_ENTRY_BYTES = 128 * 1024 * 1024;
 const MAGIC = Buffer.from('RSYMCACH', 'latin1');
 /**
  * Raised whenever a layout or what a kind holds changes: older files then miss and are rewritten. 2: kallsyms lines
- * are kept without their addresses (the columns hold those).
+ * are kept without their addresses (the columns hold those). 3: a function index places names that are in the
+ * object's files there (a seventh section lists its string tables) instead of holding them.
  */
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 3;
 /** magic, version, kind, key length, section count, file length (two u32 halves), checksum, reserved. */
 const HEADER_BYTES = 40;
 
@@ -100,7 +103,7 @@ const FNV_OFFSET = 0x811c9dc5 | 0;
 
 /**
  * A 32-bit FNV-1a over the 32-bit words of `part` (a multiple of 4 bytes long), continuing from `hash`: a damaged
- * name table or column misses. A few milliseconds for node's 13 MB entry, where a cryptographic hash took several times that.
+ * name table or column misses. A few milliseconds for a 13 MB entry, where a cryptographic hash took several times that.
  */
 function checksumWords(hash: number, part: Uint8Array): number {
   const aligned = part.byteOffset % 4 === 0 ? part : part.slice();
@@ -115,7 +118,7 @@ const bytesOf = (view: ArrayBufferView): Uint8Array => new Uint8Array(view.buffe
 
 /**
  * The file as the parts written one after another (no copy of the columns into one buffer: that held a second copy
- * of node's 13 MB): header, key, the sections' byte lengths, then each section at an 8-byte boundary. The header's
+ * of a 13 MB entry): header, key, the sections' byte lengths, then each section at an 8-byte boundary. The header's
  * checksum covers every part after it.
  */
 function layout(kind: CacheKind, key: string, sections: readonly ArrayBufferView[]): Uint8Array[] {
@@ -270,9 +273,13 @@ export function evictOldest(dir: string, maxBytes: number): void {
 
 /** The stored function index of the object `key` names (see ObjectFile: build-id and the file's identity), when cached and whole. */
 export function loadFunctionColumns(key: string): StoredFunctionColumns | undefined {
-  const sections = readEntry(CacheKind.Functions, key, 6);
+  const sections = readEntry(CacheKind.Functions, key, 7);
   if (!sections) return undefined;
-  const [base, starts, ends, nameFirst, nameStart, nameBytes] = sections;
+  const [base, starts, ends, nameFirst, nameStart, nameBytes, tablesText] = sections;
+  const nameTables = tablesText.byteLength
+    ? storedNameTables(Buffer.from(tablesText.buffer, tablesText.byteOffset, tablesText.byteLength).toString('utf8'))
+    : undefined;
+  if (nameTables === null) return undefined;
   if (base.byteLength !== 8 || starts.byteLength % 8 !== 0 || starts.byteLength !== ends.byteLength) return undefined;
   const count = starts.byteLength / 8;
   if (nameFirst.byteLength !== (count + 1) * 4 || nameStart.byteLength % 4 !== 0) return undefined;
@@ -283,26 +290,55 @@ export function loadFunctionColumns(key: string): StoredFunctionColumns | undefi
     nameFirst: new Uint32Array(nameFirst.buffer, nameFirst.byteOffset, count + 1),
     nameStart: new Uint32Array(nameStart.buffer, nameStart.byteOffset, nameStart.byteLength / 4),
     nameBytes,
+    ...(nameTables ? { nameTables } : {}),
   };
   return functionColumnsAgree(columns) ? columns : undefined;
 }
 
+/** The string tables a stored index's names lie in (StoredNameTable[] as JSON); null when they are not that. */
+function storedNameTables(text: string): StoredNameTable[] | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON (a damaged entry the checksum happened to pass): a miss, rebuilt
+    return null;
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) return null;
+  const count = (value: unknown): boolean => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+  const tables = parsed as StoredNameTable[];
+  const whole = tables.every(
+    (table, t) =>
+      typeof table === 'object' &&
+      table !== null &&
+      count(table.at) &&
+      count(table.size) &&
+      (t === 0 ? table.at === 0 : table.at === tables[t - 1].at + tables[t - 1].size + 1) &&
+      (typeof table.path === 'string' ? count(table.offset) && table.held === undefined : count(table.held) && table.path === undefined),
+  );
+  return whole ? tables : null;
+}
+
 /** Starts ascending with each end past its start, every function named, every name inside a NUL-ended table: what lookups rely on. */
-function functionColumnsAgree({ starts, ends, nameFirst, nameStart, nameBytes }: StoredFunctionColumns): boolean {
+function functionColumnsAgree({ starts, ends, nameFirst, nameStart, nameBytes, nameTables }: StoredFunctionColumns): boolean {
   const names = nameStart.length;
   if (nameFirst[0] !== 0 || nameFirst[starts.length] !== names || nameBytes.length === 0 || nameBytes[nameBytes.length - 1] !== 0) return false;
   for (let f = 0; f < starts.length; f++) {
     if (!(ends[f] > starts[f]) || (f > 0 && !(starts[f] > starts[f - 1])) || !(nameFirst[f + 1] > nameFirst[f])) return false;
   }
-  for (let n = 0; n < names; n++) if (nameStart[n] >= nameBytes.length) return false;
+  const last = nameTables?.[nameTables.length - 1];
+  const numbered = last ? last.at + last.size + 1 : nameBytes.length;
+  if (nameTables?.some((table) => table.held !== undefined && table.held + table.size >= nameBytes.length)) return false;
+  for (let n = 0; n < names; n++) if (nameStart[n] >= numbered) return false;
   return true;
 }
 
 /** Stores the function index `columns()` gives (asked for only when the cache is on: building them reads every name). */
 export function storeFunctionColumns(key: string, columns: () => StoredFunctionColumns): void {
   writeEntry(CacheKind.Functions, key, () => {
-    const { base, starts, ends, nameFirst, nameStart, nameBytes } = columns();
-    return [new Uint32Array([Number(base & 0xffffffffn), Number(base >> 32n)]), starts, ends, nameFirst, nameStart, nameBytes];
+    const { base, starts, ends, nameFirst, nameStart, nameBytes, nameTables } = columns();
+    const tablesText = Buffer.from(nameTables ? JSON.stringify(nameTables) : '', 'utf8');
+    return [new Uint32Array([Number(base & 0xffffffffn), Number(base >> 32n)]), starts, ends, nameFirst, nameStart, nameBytes, tablesText];
   });
 }
 

@@ -55,7 +55,7 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   extension: ['node', 'vscode', 'native', 'shared', 'host'],
   'extension/session': ['node', 'type:vscode', 'native', 'shared', 'host'],
   // Tests and benchmarks reach everything but the native boundary and the editor's runtime.
-  test: ['node', 'native', 'shared', 'host', 'webview', 'extension', 'test', 'bench', 'playwright-core', 'esbuild', 'eslint'],
+  test: ['node', 'native', 'shared', 'host', 'webview', 'extension', 'test', 'bench', 'playwright-core', 'esbuild', 'eslint', 'pprof-format'],
   // The panel's live follow and its snapshot streamer (the transport case's host side) are measured on their session
   // logic and host loop, which never load the editor's runtime.
   bench: [

@@ -1,7 +1,7 @@
 // perf.data read a batch at a time, as `ringside decode` reads it: the batches hold the very records, in the very
 // order, of the file read whole (also a --overwrite file, whose data section is not in time order), each record's
 // file offset is the same, and JSON Lines written batch by batch with one table of frames and stacks are the lines
-// of the whole file written at once.
+// of the whole file written at once; a pprof profile added up batch by batch is, byte for byte, the whole file's.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -10,7 +10,8 @@ import path from 'node:path';
 import { decodeSnapshot } from '../../native/decode';
 import { openPerfDataFile, PerfDataError, readPerfData, readPerfDataFileInSteps, type PerfDataImport, type SteppedStage } from '../../native/perfdata';
 import { SnapshotSymbols } from '../../host/snapshot-symbols';
-import { BatchLines } from '../../host/batch-lines';
+import { BatchLines, BatchTables } from '../../host/batch-lines';
+import { PprofBuilder } from '../../native/tables/pprof';
 import { ProfileTables } from '../../native/tables/profile-tables';
 import { TableJsonl } from '../../native/tables/jsonl';
 import { fixture, perfRecord, tempDir } from './perf-tools';
@@ -144,5 +145,32 @@ describe('perf.data read a batch at a time', function () {
     assert.ok(expected.filter((line) => line.includes('"callchainSyms":["')).length > 100, 'named callchains to compare');
     assert.equal(lines.length, expected.length);
     for (let i = 0; i < expected.length; i++) assert.equal(lines[i], expected[i], `line ${i}`);
+  });
+
+  it('a pprof profile added up batch by batch is the profile of the whole file, byte for byte', () => {
+    const whole = readPerfData(readFileSync(file('g.data')), file('g.data'));
+    const decoded = decodeSnapshot({ events: whole.events, rings: whole.rings });
+    const symbols = new SnapshotSymbols();
+    symbols.learn(decoded);
+    const tables = new ProfileTables(decoded);
+    tables.symbolize((pid, ip, kernel) => symbols.resolveFrame(pid, ip, kernel));
+    const wholeProfile = new PprofBuilder();
+    wholeProfile.add(tables);
+    const expected = wholeProfile.encode();
+    const stream = openPerfDataFile(file('g.data'));
+    const batched = new PprofBuilder();
+    let batches = 0;
+    try {
+      const batchTables = new BatchTables(new SnapshotSymbols());
+      for (const batch of stream.batches(64 << 10)) {
+        batches++;
+        batched.add(batchTables.next(decodeSnapshot({ events: stream.events, rings: [batch.ring] })).tables);
+      }
+    } finally {
+      stream.close();
+    }
+    assert.ok(batches >= 3, `${batches} batches`);
+    assert.ok(tables.stackCount > 100, `${tables.stackCount} stacks to compare`);
+    assert.deepEqual(batched.encode(), expected);
   });
 });

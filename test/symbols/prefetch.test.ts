@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Kallsyms } from '../../native/symbols/kallsyms';
-import { ObjectFile } from '../../native/symbols/object-file';
+import { ObjectFile, readElf } from '../../native/symbols/object-file';
+import { FunctionIndex, StoredFunctionIndex } from '../../native/symbols/function-index';
 import {
   prefetchedFunctions,
   prefetchedKallsyms,
@@ -61,6 +62,31 @@ describe('symbol tables read ahead on a worker thread', function () {
     assert.deepEqual(kallsyms, new Kallsyms(readFileSync('/proc/kallsyms', 'utf8')).compactColumns());
     stopSymbolPrefetch();
     assert.equal(prefetchedFunctions(objects[0], expected[0].key), undefined, 'nothing once stopped');
+  });
+
+  it('names read from the object file where a lookup finds them (the string tables not held) are the names of the tables held', () => {
+    const file = realpathSync(process.execPath);
+    const elf = readElf(file);
+    const held = new FunctionIndex([{ columns: elf.symbolColumns() }, { symbols: elf.pltSymbols() }]);
+    const object = new ObjectFile(file);
+    // The columns handed to another thread place the names in node's file instead of copying them.
+    const handed = object.functionColumns().functions;
+    assert.ok(
+      handed.nameTables?.some((table) => table.path === file),
+      'names placed in the file',
+    );
+    const taken = new StoredFunctionIndex(handed, (path, offset, size) => (path === file ? elf.fileStringTable(offset, size) : undefined));
+    const { base, starts } = held.storedColumns();
+    assert.ok(starts.length > 50_000, `${starts.length} functions`);
+    let compared = 0;
+    for (let f = 0; f < starts.length; f += 37, compared++) {
+      const vaddr = base + BigInt(starts[f]);
+      const name = held.functionAt(vaddr)?.name;
+      assert.ok(name !== undefined, `a function at 0x${vaddr.toString(16)}`);
+      assert.equal(object.functionAt(vaddr)?.name, name, `built here: 0x${vaddr.toString(16)}`);
+      assert.equal(taken.functionAt(vaddr)?.name, name, `taken from another thread: 0x${vaddr.toString(16)}`);
+    }
+    assert.ok(compared > 1000);
   });
 
   it('an index asked for with another key (a file replaced since) is built here', () => {

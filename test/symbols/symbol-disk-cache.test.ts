@@ -117,11 +117,12 @@ describe('symbol cache on disk: warm across processes, never stale', function ()
     assert.deepEqual(nameInNewProcess(cacheHome, program, alpha), { name: 'alpha_fn', fromCache: false }, 'truncated');
     assert.deepEqual(readFileSync(entry), whole, 'rewritten whole');
 
-    // One byte of the names changed (the length, version and key still agree): the checksum refuses it.
+    // One byte of where the names lie changed (the program's path in the string tables' section, after the key's;
+    // the length, version and key still agree): the checksum refuses it.
     const damaged = Buffer.from(whole);
-    const at = damaged.lastIndexOf(Buffer.from('alpha_fn'));
-    assert.ok(at > 0, 'the name is in the file');
-    damaged[at] = 'o'.charCodeAt(0);
+    const at = damaged.lastIndexOf(Buffer.from(`"path":${JSON.stringify(program)}`));
+    assert.ok(at > 0, 'the string tables are placed in the program');
+    damaged[at + '"path":"'.length] = 'o'.charCodeAt(0);
     writeFileSync(entry, damaged);
     assert.deepEqual(nameInNewProcess(cacheHome, program, alpha), { name: 'alpha_fn', fromCache: false }, 'damaged');
     assert.deepEqual(readFileSync(entry), whole, 'rewritten whole');
