@@ -474,16 +474,31 @@ export function drawStackColumns(
     let s = -1;
     if (x < width) {
       const t = t0 + x * nsPerPx;
-      // The first row after t, galloping from the previous column's by its advance and bisecting what that brackets:
-      // the probes stay near each other (a bisection of the whole rest of a million-row lane per column missed the
-      // cache on most of its 20 probes, most of this function's time).
+      // The first row after t: first looked for where the previous column's advance puts it (samples come at a steady
+      // rate: two neighbouring probes when that is right), else galloped to, up or down from there, and what that
+      // brackets bisected. The probes stay near each other (a bisection of the whole rest of a million-row lane per
+      // column missed the cache on most of its 20 probes), and a wide view's column costs a few of them, not a
+      // bisection of its advance (~9 probes at full view of a million samples, most of a cold zoom frame's time).
+      const guess = Math.min(rows.length, pos + advance);
       let lo = pos;
-      let hi = Math.min(rows.length, pos + advance - 1);
-      let step = Math.max(1, advance >> 3);
-      while (hi < rows.length && time[rows[hi]] <= t) {
-        lo = hi + 1;
-        hi = Math.min(rows.length, hi + step);
-        step *= 2;
+      let hi = guess;
+      if (guess > pos && time[rows[guess - 1]] > t) {
+        // At or before guess - 1: gallop down while the probe is still after t.
+        hi = guess - 1;
+        for (let step = 1; hi - step >= pos; step *= 2) {
+          if (time[rows[hi - step]] <= t) {
+            lo = hi - step + 1;
+            break;
+          }
+          hi -= step;
+        }
+      } else {
+        // At or after guess: gallop up while the probe is not after t.
+        lo = guess;
+        for (let step = 1; hi < rows.length && time[rows[hi]] <= t; step *= 2) {
+          lo = hi + 1;
+          hi = Math.min(rows.length, hi + step);
+        }
       }
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
