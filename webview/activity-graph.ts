@@ -10,7 +10,7 @@
 import type { StackTable } from '../shared/stacks';
 import { binDensity } from './density';
 import { visibleRange } from './hit-test';
-import { colourPixel, fillPixels, lanePixels } from './pixel-image';
+import { colourPixel, lanePixels } from './pixel-image';
 
 /** Width of one bucket in CSS pixels. */
 export const ACTIVITY_BUCKET_PX = 2;
@@ -223,24 +223,44 @@ export function writeActivityGraph(
   const columnWidth = width / n;
   const bottom = y + height;
   const paletteSize = colours.palette.length;
+  // Each bucket's column, top down: what the transforms drop (filtered) from `top`, then the part not through the
+  // highlighted function (dim) from `dimFrom`, then its main colour from `mainFrom` to the bottom.
+  const x0 = new Int32Array(n);
+  const x1 = new Int32Array(n);
+  const top = new Int32Array(n).fill(bottom);
+  const dimFrom = new Int32Array(n);
+  const mainFrom = new Int32Array(n);
+  const main = new Uint32Array(n);
+  let highest = bottom;
   for (let b = 0; b < n; b++) {
     const count = graph.counts[b];
     if (count === 0) continue;
-    const x0 = Math.round(b * columnWidth);
-    const w = Math.max(1, Math.round((b + 1) * columnWidth) - x0);
+    x0[b] = Math.round(b * columnWidth);
+    x1[b] = Math.min(stride, x0[b] + Math.max(1, Math.round((b + 1) * columnWidth) - x0[b]));
     const whole = Math.max(1, Math.round((height * Math.min(count, graph.scale)) / graph.scale));
     const dropped = graph.filtered ? Math.min(whole, Math.round((whole * graph.filtered[b]) / count)) : 0;
-    if (dropped > 0) fillPixels(pixels, stride, x0, bottom - whole, w, dropped, colours.filtered);
     const h = whole - dropped;
-    if (h === 0) continue;
+    top[b] = bottom - whole;
+    dimFrom[b] = bottom - h;
     if (graph.highlighted) {
-      const through = Math.min(h, Math.round((whole * graph.highlighted[b]) / count));
-      if (h > through) fillPixels(pixels, stride, x0, bottom - h, w, h - through, colours.dim);
-      if (through > 0) fillPixels(pixels, stride, x0, bottom - through, w, through, colours.highlighted[highlight % paletteSize]);
-      continue;
+      mainFrom[b] = bottom - Math.min(h, Math.round((whole * graph.highlighted[b]) / count));
+      main[b] = colours.highlighted[highlight % paletteSize];
+    } else {
+      mainFrom[b] = bottom - h;
+      const fn = graph.top[b];
+      main[b] = fn >= 0 ? colours.palette[fn % paletteSize] : colours.plain;
     }
-    const top = graph.top[b];
-    fillPixels(pixels, stride, x0, bottom - h, w, h, top >= 0 ? colours.palette[top % paletteSize] : colours.plain);
+    if (top[b] < highest) highest = top[b];
+  }
+  // Written a row at a time, every bucket in one loop: a frame's first run of this code is cold, and a long loop is
+  // compiled within it where a rectangle per bucket (a call and two short loops each) ran interpreted.
+  for (let row = highest; row < bottom; row++) {
+    const at = row * stride;
+    for (let b = 0; b < n; b++) {
+      if (row < top[b]) continue;
+      const colour = row < dimFrom[b] ? colours.filtered : row < mainFrom[b] ? colours.dim : main[b];
+      for (let i = at + x0[b]; i < at + x1[b]; i++) pixels[i] = colour;
+    }
   }
 }
 

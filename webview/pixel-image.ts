@@ -27,17 +27,6 @@ export function colourPixel(colour: string, alpha: number): number {
   return pixel;
 }
 
-/** Fills the rectangle [x, x + w) × [y, y + h) of `pixels` (rows of `stride` words) with `colour`, clipped to the row. */
-export function fillPixels(pixels: Uint32Array, stride: number, x: number, y: number, w: number, h: number, colour: number): void {
-  const x0 = Math.max(0, x);
-  const x1 = Math.min(stride, x + w);
-  if (x1 <= x0) return;
-  for (let row = y; row < y + h; row++) {
-    const at = row * stride;
-    for (let i = at + x0; i < at + x1; i++) pixels[i] = colour;
-  }
-}
-
 /**
  * The pixels a frame writes and the canvas they are put on before being drawn, kept from frame to frame (grown only when
  * a frame needs more: resizing a canvas reallocates it), so a frame allocates nothing for them.

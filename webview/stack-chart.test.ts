@@ -162,6 +162,24 @@ describe('activity graph', () => {
     );
     assert.deepEqual(Array.from(graph.highlighted!), [2, 0]);
     assert.equal(graph.scale, 3);
+    // Drawn: each column the highlighted function's share (bright, at the bottom) under the rest (dim).
+    const pixels = new Uint32Array(100 * 30);
+    writeActivityGraph(pixels, 100, graph, 100, 0, 30, 2, COLOURS);
+    assert.deepEqual(
+      [0, 49, 50, 99].map((x) => runsOf(pixels, 100, x, 30)),
+      [
+        [
+          ['dim', 0, 10],
+          ['highlighted 2', 10, 30],
+        ],
+        [
+          ['dim', 0, 10],
+          ['highlighted 2', 10, 30],
+        ],
+        [['dim', 0, 30]],
+        [['dim', 0, 30]],
+      ],
+    );
   });
 
   it("reads colours through the transforms' map and sets apart the samples it drops, drawn faint on top", () => {
