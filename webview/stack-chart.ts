@@ -439,29 +439,6 @@ export function drawStackColumns(
   const runOpen = new Uint8Array(depth);
   const runName = new Int32Array(depth);
   const runX = new Int32Array(depth);
-  const closeRun = (d: number, x: number): void => {
-    const name = runName[d];
-    const x0 = runX[d];
-    const w = x - x0;
-    const highlighted = name === highlight;
-    const colour = colours[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)];
-    // The top row of the box; the rows under it are copied from it once every box is written.
-    const row = chartAt + d * rowHeight * imageWidth;
-    const from = row + x0;
-    const to = row + Math.min(imageWidth, w > GAP_ABOVE_PX ? x - 1 : x);
-    // Most boxes of a wide view are slivers: a loop writes a few pixels faster than a call of fill.
-    if (to - from > 32) pixels.fill(colour, from, to);
-    else for (let i = from; i < to; i++) pixels[i] = colour;
-    if (highlighted) outlines.push(x0, y + d * rowHeight, w);
-    const chars = Math.floor((w - 4 * dpr) / charWidth);
-    if (chars >= 3) {
-      labelX.push(x0 + 2 * dpr);
-      labelY.push(y + d * rowHeight + boxHeight / 2);
-      labelName.push(name);
-      labelChars.push(chars);
-    }
-    runOpen[d] = 0;
-  };
   // The stack of the previous column (-1: none) and where its frames end.
   let openStack = -1;
   let openLast = 0;
@@ -533,7 +510,33 @@ export function drawStackColumns(
     let common = 0;
     const shared = Math.min(frameDepth, openDepth);
     while (common < shared && frames[last - common] === frames[openLast - common]) common++;
-    for (let d = common; d < openDepth; d++) if (runOpen[d] === 1) closeRun(d, x);
+    // Close the runs below the shared path: each is a box from its first column to this one. Written here, not in a
+    // closure: a closure over this function's variables put them all in a context object, read and written from there
+    // in the loop over columns, and its call per box ran interpreted in a cold frame.
+    for (let d = common; d < openDepth; d++) {
+      if (runOpen[d] !== 1) continue;
+      runOpen[d] = 0;
+      const name = runName[d];
+      const x0 = runX[d];
+      const w = x - x0;
+      const highlighted = name === highlight;
+      const colour = colours[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)];
+      // The top row of the box; the rows under it are copied from it once every box is written.
+      const row = chartAt + d * rowHeight * imageWidth;
+      const from = row + x0;
+      const to = row + Math.min(imageWidth, w > GAP_ABOVE_PX ? x - 1 : x);
+      // Most boxes of a wide view are slivers: a loop writes a few pixels faster than a call of fill.
+      if (to - from > 32) pixels.fill(colour, from, to);
+      else for (let i = from; i < to; i++) pixels[i] = colour;
+      if (highlighted) outlines.push(x0, y + d * rowHeight, w);
+      const chars = Math.floor((w - 4 * dpr) / charWidth);
+      if (chars >= 3) {
+        labelX.push(x0 + 2 * dpr);
+        labelY.push(y + d * rowHeight + boxHeight / 2);
+        labelName.push(name);
+        labelChars.push(chars);
+      }
+    }
     for (let d = common; d < frameDepth; d++) {
       runOpen[d] = 1;
       runName[d] = frames[last - d];
