@@ -10,6 +10,7 @@
 import type { StackTable } from '../shared/stacks';
 import { binDensity } from './density';
 import { visibleRange } from './hit-test';
+import { colourPixel, lanePixels } from './pixel-image';
 
 /** Width of one bucket in CSS pixels. */
 export const ACTIVITY_BUCKET_PX = 2;
@@ -85,19 +86,42 @@ export function buildActivityGraph(
   const top = new Int32Array(n).fill(-1);
   const highlighted = holding ? new Uint32Array(n) : null;
   const filtered = map ? new Uint32Array(n) : null;
-  let anyFiltered = false;
   const names = table.names.length;
   const tally = scratch && scratch.length >= names ? scratch : new Int32Array(names);
+  const anyFiltered =
+    stack.length > 0 && table.start.length > 1
+      ? colourBuckets(counts, rows, visibleRange(time, rows, t0, t1)[0], stack, leavesOf(table), map, holding, tally, top, highlighted, filtered)
+      : false;
+  const bucketNs = (t1 - t0) / n;
+  const expected = interval > 0 ? bucketNs / interval : 0;
+  return { t0, t1, counts, top, highlighted, filtered: anyFiltered ? filtered : null, scale: Math.max(1, max, expected) };
+}
+
+/**
+ * Each bucket's top self function (`top`) and, when asked for, its records through the highlighted function and those the
+ * transforms drop, from an even subsample of its rows (from position `pos` on, `counts[b]` a bucket); true when any are
+ * dropped. The loop alone in a function: V8 compiles a long loop on its first run (on-stack replacement) before the code
+ * after it has run, and every later frame re-entering that compiled loop fell back to the interpreter at the first
+ * property write after it (buildActivityGraph's result, once a frame).
+ */
+function colourBuckets(
+  counts: Uint32Array,
+  rows: Uint32Array,
+  pos: number,
+  stack: Int32Array,
+  leaves: Int32Array,
+  map: Int32Array | null,
+  holding: Uint8Array | null,
+  tally: Int32Array,
+  top: Int32Array,
+  highlighted: Uint32Array | null,
+  filtered: Uint32Array | null,
+): boolean {
   const touched: number[] = [];
-  let pos = visibleRange(time, rows, t0, t1)[0];
-  const hasStacks = stack.length > 0 && table.start.length > 1;
-  const leaves = leavesOf(table);
-  for (let b = 0; b < n; b++) {
+  let anyFiltered = false;
+  for (let b = 0; b < counts.length; b++) {
     const count = counts[b];
-    if (count === 0 || !hasStacks) {
-      pos += count;
-      continue;
-    }
+    if (count === 0) continue;
     const step = count > COLOUR_SAMPLES ? count / COLOUR_SAMPLES : 1;
     let read = 0;
     let held = 0;
@@ -124,17 +148,14 @@ export function buildActivityGraph(
     for (const leaf of touched) tally[leaf] = 0;
     touched.length = 0;
     top[b] = best;
-    const estimate = (part: number) => (read === count ? part : Math.round((part * count) / read));
-    if (highlighted) highlighted[b] = estimate(held);
+    if (highlighted) highlighted[b] = read === count ? held : Math.round((held * count) / read);
     if (filtered && dropped > 0) {
-      filtered[b] = estimate(dropped);
+      filtered[b] = read === count ? dropped : Math.round((dropped * count) / read);
       anyFiltered = true;
     }
     pos += count;
   }
-  const bucketNs = (t1 - t0) / n;
-  const expected = interval > 0 ? bucketNs / interval : 0;
-  return { t0, t1, counts, top, highlighted, filtered: anyFiltered ? filtered : null, scale: Math.max(1, max, expected) };
+  return anyFiltered;
 }
 
 export interface ActivityStyle {
@@ -145,11 +166,109 @@ export interface ActivityStyle {
   readonly dim: string;
 }
 
-/** The keys of the dim part's and the filtered part's rectangles (not CSS colours, so no palette colour can be one). */
-const DIM = '\0dim';
-const FILTERED = '\0filtered';
+/** The pixels (pixel-image.ts colourPixel: RGBA words at their opacity) of an activity graph's colours. */
+export interface ActivityPixels {
+  /** Per palette colour: a bucket's top self function's, nearly opaque. */
+  readonly palette: Uint32Array;
+  /** Per palette colour: the highlighted function's share, opaque. */
+  readonly highlighted: Uint32Array;
+  /** A bucket without callchains. */
+  readonly plain: number;
+  /** The part of a highlighted graph not through its function (the theme's foreground, faint), and what the transforms drop (fainter still). */
+  readonly dim: number;
+  readonly filtered: number;
+}
 
-/** The graph on `ctx` in device pixels: one filled column per bucket, rising from the bottom of [y, y + height). */
+/** Per palette (the theme's, one array until it changes): the pixels of each plain and dim colour with it. */
+const pixelsOfStyle = new WeakMap<readonly string[], Map<string, ActivityPixels>>();
+
+/** The pixels of `style`'s colours, found once per theme (a frame reads them for every graph it draws). */
+export function activityPixels(style: ActivityStyle): ActivityPixels {
+  let byColours = pixelsOfStyle.get(style.palette);
+  if (!byColours) {
+    byColours = new Map();
+    pixelsOfStyle.set(style.palette, byColours);
+  }
+  const key = `${style.plain}\0${style.dim}`;
+  let pixels = byColours.get(key);
+  if (!pixels) {
+    pixels = {
+      palette: Uint32Array.from(style.palette, (c) => colourPixel(c, 0.85)),
+      highlighted: Uint32Array.from(style.palette, (c) => colourPixel(c, 1)),
+      plain: colourPixel(style.plain, 0.85),
+      dim: colourPixel(style.dim, 0.45),
+      filtered: colourPixel(style.dim, 0.18),
+    };
+    byColours.set(key, pixels);
+  }
+  return pixels;
+}
+
+/**
+ * The graph written into `pixels` (rows of `stride` words, device pixels): one column per bucket over `width`, rising
+ * from the bottom of rows [y, y + height); coloured by its top self function, or, while `highlight` is a function, split
+ * into its share (bright) and the rest (dim); what the transforms drop tops the column, faint.
+ */
+export function writeActivityGraph(
+  pixels: Uint32Array,
+  stride: number,
+  graph: ActivityGraph,
+  width: number,
+  y: number,
+  height: number,
+  highlight: number,
+  colours: ActivityPixels,
+): void {
+  const n = graph.counts.length;
+  const columnWidth = width / n;
+  const bottom = y + height;
+  const paletteSize = colours.palette.length;
+  // Each bucket's column, top down: what the transforms drop (filtered) from `top`, then the part not through the
+  // highlighted function (dim) from `dimFrom`, then its main colour from `mainFrom` to the bottom.
+  const x0 = new Int32Array(n);
+  const x1 = new Int32Array(n);
+  const top = new Int32Array(n).fill(bottom);
+  const dimFrom = new Int32Array(n);
+  const mainFrom = new Int32Array(n);
+  const main = new Uint32Array(n);
+  let highest = bottom;
+  for (let b = 0; b < n; b++) {
+    const count = graph.counts[b];
+    if (count === 0) continue;
+    x0[b] = Math.round(b * columnWidth);
+    x1[b] = Math.min(stride, x0[b] + Math.max(1, Math.round((b + 1) * columnWidth) - x0[b]));
+    const whole = Math.max(1, Math.round((height * Math.min(count, graph.scale)) / graph.scale));
+    const dropped = graph.filtered ? Math.min(whole, Math.round((whole * graph.filtered[b]) / count)) : 0;
+    const h = whole - dropped;
+    top[b] = bottom - whole;
+    dimFrom[b] = bottom - h;
+    if (graph.highlighted) {
+      mainFrom[b] = bottom - Math.min(h, Math.round((whole * graph.highlighted[b]) / count));
+      main[b] = colours.highlighted[highlight % paletteSize];
+    } else {
+      mainFrom[b] = bottom - h;
+      const fn = graph.top[b];
+      main[b] = fn >= 0 ? colours.palette[fn % paletteSize] : colours.plain;
+    }
+    if (top[b] < highest) highest = top[b];
+  }
+  // Written a row at a time, every bucket in one loop: a frame's first run of this code is cold, and a long loop is
+  // compiled within it where a rectangle per bucket (a call and two short loops each) ran interpreted.
+  for (let row = highest; row < bottom; row++) {
+    const at = row * stride;
+    for (let b = 0; b < n; b++) {
+      if (row < top[b]) continue;
+      const colour = row < dimFrom[b] ? colours.filtered : row < mainFrom[b] ? colours.dim : main[b];
+      for (let i = at + x0[b]; i < at + x1[b]; i++) pixels[i] = colour;
+    }
+  }
+}
+
+/**
+ * The graph on `ctx` in device pixels, in rows [y, y + height): written as pixels (writeActivityGraph) and drawn as one
+ * image. Filled as paths, a graph's hundreds of columns were rasterised one by one at commit in software-composited
+ * Chromium, and gathering them per colour cost the frame's script as much again.
+ */
 export function drawActivityGraph(
   ctx: CanvasRenderingContext2D,
   graph: ActivityGraph,
@@ -159,48 +278,9 @@ export function drawActivityGraph(
   highlight: number,
   style: ActivityStyle,
 ): void {
-  const n = graph.counts.length;
-  const columnWidth = width / n;
-  const bottom = y + height;
-  // Columns are gathered per colour and filled as one path each (a fill style set per column cost a frame most of its time).
-  const byColour = new Map<string, number[]>();
-  const add = (colour: string, x: number, top: number, w: number, h: number) => {
-    let list = byColour.get(colour);
-    if (!list) {
-      list = [];
-      byColour.set(colour, list);
-    }
-    list.push(x, top, w, h);
-  };
-  for (let b = 0; b < n; b++) {
-    const count = graph.counts[b];
-    if (count === 0) continue;
-    const x0 = Math.round(b * columnWidth);
-    const w = Math.max(1, Math.round((b + 1) * columnWidth) - x0);
-    const whole = Math.max(1, Math.round((height * Math.min(count, graph.scale)) / graph.scale));
-    // What the transforms drop tops the column; the samples they keep fill it from the bottom.
-    const dropped = graph.filtered ? Math.min(whole, Math.round((whole * graph.filtered[b]) / count)) : 0;
-    if (dropped > 0) add(FILTERED, x0, bottom - whole, w, dropped);
-    const h = whole - dropped;
-    if (h === 0) continue;
-    if (graph.highlighted) {
-      const through = Math.min(h, Math.round((whole * graph.highlighted[b]) / count));
-      if (h > through) add(DIM, x0, bottom - h, w, h - through);
-      if (through > 0) add(style.palette[highlight % style.palette.length], x0, bottom - through, w, through);
-      continue;
-    }
-    const top = graph.top[b];
-    add(top >= 0 ? style.palette[top % style.palette.length] : style.plain, x0, bottom - h, w, h);
-  }
-  for (const [colour, rects] of byColour) {
-    // The rest of a highlighted graph is the theme's foreground, faint, and what the transforms drop fainter still;
-    // every other colour nearly opaque.
-    const faint = colour === DIM || colour === FILTERED;
-    ctx.globalAlpha = colour === FILTERED ? 0.18 : colour === DIM ? 0.45 : graph.highlighted ? 1 : 0.85;
-    ctx.fillStyle = faint ? style.dim : colour;
-    ctx.beginPath();
-    for (let r = 0; r < rects.length; r += 4) ctx.rect(rects[r], rects[r + 1], rects[r + 2], rects[r + 3]);
-    ctx.fill();
-  }
-  ctx.globalAlpha = 1;
+  const stride = Math.max(1, Math.ceil(width));
+  const pixels = lanePixels.pixelsFor(stride, height);
+  if (!pixels) return;
+  writeActivityGraph(pixels, stride, graph, width, 0, height, highlight, activityPixels(style));
+  lanePixels.drawOn(ctx, y, height);
 }

@@ -603,11 +603,13 @@ export class App {
           this.painted.add(m.snapshotId);
           requestAnimationFrame(() => requestAnimationFrame(() => this.post({ type: 'painted', snapshotId: m.snapshotId })));
         }
-        // A capture with callchains opens with the call tree of the whole capture, once all of it is here: counted after
-        // the timeline's first frame of it (sending the worker its columns copies them, which the first paint need not wait for).
+        // A capture with callchains opens with the call tree of the whole capture, once all of it is here: counted once
+        // the timeline's frames pause after its first one (sending the worker its columns copies them, which the first
+        // paint need not wait for, and the worker's pass took the CPU of the zoom frames of a busy machine).
         const received = this.store.getSnapshot(m.snapshotId);
         if (!this.brushed && m.stackIndex && received?.index === this.active.shown && this.store.isComplete(received)) {
-          this.active.scheduler.afterNextFrame(() => {
+          this.callTree.countingSoon('whole capture');
+          this.active.scheduler.whenFramesPause(() => {
             if (!this.brushed && this.active.shown === received.index) this.showWholeCapture();
           });
         }

@@ -198,6 +198,21 @@ export class CallTreeView {
     return Math.max(200, this.body.clientWidth || this.section.clientWidth || 320);
   }
 
+  /**
+   * The pane says a count of `label` is coming, before it is asked for (the page asks once the timeline's frames pause):
+   * whoever waits for the tree waits for that count's answer, not for the tree shown before it.
+   */
+  countingSoon(label: string): void {
+    if (this.store.stackTable().start.length > 1) this.markCounting(label);
+  }
+
+  private markCounting(label: string): void {
+    this.label = label;
+    this.pending = true;
+    this.section.dataset.pending = 'true';
+    this.summary.textContent = `Counting samples with callchains… · ${label}`;
+  }
+
   /** Show the samples of a selection (every row with a stack when its range is null): asks the worker, draws its answer. */
   setSelection(selection: Selection, label: string): void {
     this.label = label;
@@ -207,9 +222,7 @@ export class CallTreeView {
       this.render();
       return;
     }
-    this.pending = true;
-    this.section.dataset.pending = 'true';
-    this.summary.textContent = `Counting samples with callchains… · ${label}`;
+    this.markCounting(label);
     this.aggregation.query(this.store, { ...selection, transforms: this.transformBar.transforms }, (aggregate) => {
       if (aggregate === null) return; // a newer selection replaced this one
       this.aggregate = aggregate;

@@ -13,7 +13,7 @@ import { formatDuration, type TimeBase } from './time-format';
 import { drawStateBand, readStateColors, type LaneStates } from './state-lane';
 import type { ThreadStateTable } from '../shared/thread-states';
 import type { StackTable } from '../shared/stacks';
-import { ACTIVITY_BUCKET_PX, buildActivityGraph, drawActivityGraph, type ActivityGraph } from './activity-graph';
+import { ACTIVITY_BUCKET_PX, activityPixels, buildActivityGraph, drawActivityGraph, writeActivityGraph, type ActivityGraph } from './activity-graph';
 import { drawStackColumns, STACK_ROW_HEIGHT } from './stack-chart';
 import { drawValueLane, type ValueSeries } from './value-lane';
 
@@ -275,13 +275,16 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
         binnedRows = lane.rows;
       }
       stacks.drawn.set(f.lane, binned);
-      drawActivityGraph(ctx, binned, W, y + 1, graphHeight - 2, stacks.highlight, {
+      const graph = binned;
+      const activityStyle = {
         palette: colors.palette,
         // In the legend colour of the event most of the lane's records belong to (a lane mostly holds one event).
         plain: f.densityEvent >= 0 ? colors.palette[f.densityEvent % colors.palette.length] : colors.mark,
         dim: colors.foreground,
-      });
-      if (f.stackDepth > 0) {
+      };
+      if (f.stackDepth === 0) drawActivityGraph(ctx, graph, W, y + 1, graphHeight - 2, stacks.highlight, activityStyle);
+      else {
+        // The graph is written into the chart's image, over its boxes: the lane is one image.
         drawStackColumns(
           ctx,
           {
@@ -301,6 +304,10 @@ export function drawLanes(canvas: HTMLCanvasElement, input: LanesInput): void {
           dpr,
           { palette: colors.palette, foreground: colors.foreground, selection: colors.selection },
           stacks.highlight,
+          {
+            height: graphHeight,
+            write: (pixels, stride) => writeActivityGraph(pixels, stride, graph, W, 1, graphHeight - 2, stacks.highlight, activityPixels(activityStyle)),
+          },
         );
       }
       continue;

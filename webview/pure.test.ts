@@ -9,7 +9,7 @@ import { legendEntries, PALETTE_SIZE } from './legend';
 import { pairSpans, SpanType, type SpanSource } from './spans';
 import { compileFilter, parseFilter, type FilterSubject } from './filter';
 import { breakpointFits, explainEnospc } from './budget';
-import { RenderScheduler } from './scheduler';
+import { FRAME_PAUSE_MS, RenderScheduler } from './scheduler';
 import { parseWatchLocation, parseWatchTarget } from './watch-spec';
 import type { WatchBudget } from '../shared/protocol';
 import { prng } from '../native/decode/test-records';
@@ -564,5 +564,44 @@ describe('render scheduler', () => {
     frames.shift()!();
     assert.equal(renders, 1);
     assert.equal(s.schedule(), true);
+  });
+
+  it('runs the work that waits for a pause once no frame was drawn or asked for during FRAME_PAUSE_MS', () => {
+    const frames: (() => void)[] = [];
+    let now = 0;
+    const timers: { at: number; task: () => void }[] = [];
+    const s = new RenderScheduler(
+      () => {},
+      (cb) => frames.push(cb),
+      { now: () => now, after: (ms, task) => timers.push({ at: now + ms, task }) },
+    );
+    /** Moves the clock to `t`, firing the timers due by then in order. */
+    const advance = (t: number) => {
+      for (let due = timers.sort((a, b) => a.at - b.at)[0]; due && due.at <= t; due = timers.sort((a, b) => a.at - b.at)[0]) {
+        timers.shift();
+        now = due.at;
+        due.task();
+      }
+      now = t;
+    };
+    let ran = 0;
+    s.whenFramesPause(() => ran++);
+    assert.equal(frames.length, 1, 'it asks for the frame it waits after');
+    frames.shift()!();
+    // A zoom: a frame every 16 ms for a second, each asked for after the last.
+    let last = 0;
+    for (let t = 16; t <= 1000; t += 16) {
+      advance(t);
+      s.schedule();
+      frames.shift()!();
+      last = t;
+    }
+    assert.equal(ran, 0, 'nothing runs while frames keep coming');
+    advance(last + FRAME_PAUSE_MS - 1);
+    assert.equal(ran, 0);
+    advance(last + 2 * FRAME_PAUSE_MS);
+    assert.equal(ran, 1, 'it runs once the frames pause');
+    advance(5000);
+    assert.equal(ran, 1, 'and once');
   });
 });

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { boxAt, buildStackChart, callNodes, stackBoxAt, StackChartBuilder } from './stack-chart';
-import { buildActivityGraph, drawActivityGraph, stacksHolding } from './activity-graph';
+import { buildActivityGraph, stacksHolding, writeActivityGraph, type ActivityPixels } from './activity-graph';
 import type { StackTable } from '../shared/stacks';
 
 // Stacks, leaf first: 0 main; 1 a ← main; 2 b ← a ← main; 3 a ← other (a different path to a function named a).
@@ -13,6 +13,40 @@ const TABLE: StackTable = {
 function chartOf(stacks: number[], times: number[]) {
   const rows = Uint32Array.from(stacks, (_, i) => i);
   return buildStackChart(rows, Float64Array.from(times), Int32Array.from(stacks), TABLE);
+}
+
+/** Pixels standing for the activity graph's colours (the page finds them by painting CSS colours, which node cannot). */
+const COLOURS: ActivityPixels = {
+  palette: Uint32Array.from([1, 2, 3]),
+  highlighted: Uint32Array.from([11, 12, 13]),
+  plain: 20,
+  dim: 21,
+  filtered: 22,
+};
+const COLOUR_NAMES = new Map<number, string>([
+  [1, 'palette 0'],
+  [2, 'palette 1'],
+  [3, 'palette 2'],
+  [11, 'highlighted 0'],
+  [12, 'highlighted 1'],
+  [13, 'highlighted 2'],
+  [20, 'plain'],
+  [21, 'dim'],
+  [22, 'filtered'],
+]);
+
+/** Column x of `pixels` (rows of `stride`) from the top, as runs of one colour: [colour, first row, end row]; empty pixels left out. */
+function runsOf(pixels: Uint32Array, stride: number, x: number, height: number): [string, number, number][] {
+  const runs: [string, number, number][] = [];
+  for (let y = 0; y < height; y++) {
+    const p = pixels[y * stride + x];
+    if (p === 0) continue;
+    const name = COLOUR_NAMES.get(p) ?? String(p);
+    const last = runs[runs.length - 1];
+    if (last && last[0] === name && last[2] === y) last[2] = y + 1;
+    else runs.push([name, y, y + 1]);
+  }
+  return runs;
 }
 
 const boxesOf = (chart: ReturnType<typeof chartOf>) =>
@@ -128,6 +162,24 @@ describe('activity graph', () => {
     );
     assert.deepEqual(Array.from(graph.highlighted!), [2, 0]);
     assert.equal(graph.scale, 3);
+    // Drawn: each column the highlighted function's share (bright, at the bottom) under the rest (dim).
+    const pixels = new Uint32Array(100 * 30);
+    writeActivityGraph(pixels, 100, graph, 100, 0, 30, 2, COLOURS);
+    assert.deepEqual(
+      [0, 49, 50, 99].map((x) => runsOf(pixels, 100, x, 30)),
+      [
+        [
+          ['dim', 0, 10],
+          ['highlighted 2', 10, 30],
+        ],
+        [
+          ['dim', 0, 10],
+          ['highlighted 2', 10, 30],
+        ],
+        [['dim', 0, 30]],
+        [['dim', 0, 30]],
+      ],
+    );
   });
 
   it("reads colours through the transforms' map and sets apart the samples it drops, drawn faint on top", () => {
@@ -146,34 +198,25 @@ describe('activity graph', () => {
       ['b', null],
     );
     assert.deepEqual(Array.from(graph.highlighted!), [3, 0], 'main is in every kept stack of the view');
-    const drawn: { colour: string; alpha: number; rects: number[] }[] = [];
-    const ctx = {
-      fillStyle: '',
-      globalAlpha: 1,
-      beginPath() {
-        drawn.push({ colour: String(this.fillStyle), alpha: this.globalAlpha, rects: [] });
-      },
-      fill() {},
-      rect(_x: number, y: number, _w: number, h: number) {
-        drawn[drawn.length - 1].rects.push(y, h);
-      },
-    };
     const plain = buildActivityGraph(time, rows, 0, 10, 2, stacks, view, null, 0, map);
-    drawActivityGraph(ctx as unknown as Parameters<typeof drawActivityGraph>[0], plain, 100, 0, 30, -1, {
-      palette: ['#a', '#b', '#c'],
-      plain: '#p',
-      dim: '#d',
-    });
-    // The second bucket: 2 of its 3 records dropped (the top 20 px, faint), the third (no callchain) in the plain colour.
+    const pixels = new Uint32Array(100 * 30);
+    writeActivityGraph(pixels, 100, plain, 100, 0, 30, -1, COLOURS);
+    // The second bucket: 2 of its 3 records dropped (the top 20 px, in the filtered colour), the third (no callchain) in the plain colour.
     assert.deepEqual(
-      drawn.map((d) => [d.colour, d.rects]),
+      [0, 49, 50, 99].map((x) => runsOf(pixels, 100, x, 30)),
       [
-        ['#c', [0, 30]],
-        ['#d', [0, 20]],
-        ['#p', [20, 10]],
+        [['palette 2', 0, 30]],
+        [['palette 2', 0, 30]],
+        [
+          ['filtered', 0, 20],
+          ['plain', 20, 30],
+        ],
+        [
+          ['filtered', 0, 20],
+          ['plain', 20, 30],
+        ],
       ],
     );
-    assert.ok(drawn[1].alpha < drawn[0].alpha / 2, 'the dropped part is faint');
   });
 
   it('keeps a lone record visible next to a dense burst: a column is at least one pixel high', () => {
@@ -181,17 +224,9 @@ describe('activity graph', () => {
     const rows = Uint32Array.from(time, (_, i) => i);
     const graph = buildActivityGraph(time, rows, 0, 10, 10, new Int32Array(0), TABLE, null, 0);
     assert.deepEqual([graph.counts[0], graph.counts[9], graph.scale], [1000, 1, 1000]);
-    const drawn: number[] = [];
-    const ctx = {
-      fillStyle: '',
-      globalAlpha: 1,
-      beginPath() {},
-      fill() {},
-      rect(_x: number, _y: number, _w: number, h: number) {
-        drawn.push(h);
-      },
-    };
-    drawActivityGraph(ctx as unknown as Parameters<typeof drawActivityGraph>[0], graph, 100, 0, 20, -1, { palette: ['#000'], plain: '#fff', dim: '#888' });
+    const pixels = new Uint32Array(100 * 20);
+    writeActivityGraph(pixels, 100, graph, 100, 0, 20, -1, COLOURS);
+    const drawn = [0, 90].map((x) => runsOf(pixels, 100, x, 20).reduce((h, [, from, to]) => h + to - from, 0));
     assert.deepEqual(drawn, [20, 1]);
   });
 });

@@ -8,6 +8,7 @@
 
 import type { SourceLocation, StackTable } from '../shared/stacks';
 import { formatDuration } from './time-format';
+import { colourPixel, lanePixels } from './pixel-image';
 
 /** Height of one depth of the stack chart, CSS pixels. */
 export const STACK_ROW_HEIGHT = 13;
@@ -350,35 +351,9 @@ const GAP_ABOVE_PX = 3;
 const ALPHAS = [0.7, 1, 0.25];
 
 /**
- * A CSS colour as the 32-bit pixel an ImageData holds (RGBA bytes, unpremultiplied) at `alpha` times its own opacity,
- * found by painting it once on a 1×1 canvas; the palette's few colours are cached (a theme change brings new strings).
- */
-const pixelOfColour = new Map<string, number>();
-let colourProbe: CanvasRenderingContext2D | null = null;
-
-function colourPixel(colour: string, alpha: number): number {
-  const key = `${alpha} ${colour}`;
-  const known = pixelOfColour.get(key);
-  if (known !== undefined) return known;
-  colourProbe ??= document.createElement('canvas').getContext('2d', { willReadFrequently: true });
-  let pixel = 0;
-  if (colourProbe) {
-    colourProbe.clearRect(0, 0, 1, 1);
-    colourProbe.fillStyle = colour;
-    colourProbe.fillRect(0, 0, 1, 1);
-    const [r, g, b, a] = colourProbe.getImageData(0, 0, 1, 1).data;
-    // The bytes in memory order, read back as the platform's 32-bit word.
-    pixel = new Uint32Array(new Uint8ClampedArray([r, g, b, Math.round(a * alpha)]).buffer)[0];
-  }
-  pixelOfColour.set(key, pixel);
-  return pixel;
-}
-
-/**
- * What drawStackColumns keeps from frame to frame so a frame allocates nothing per box: the boxes' pixels (an ImageData
- * and the canvas it is put on, grown only when a chart needs more: resizing a canvas reallocates it), the labels (x, y,
- * function, characters) and the outlines, reused with their length reset; and each function's label cut to a number of
- * characters, made once (a frame cuts no string per box).
+ * What drawStackColumns keeps from frame to frame so a frame allocates nothing per box (its pixels are lanePixels'): the
+ * labels (x, y, function, characters) and the outlines, reused with their length reset; and each function's label cut to
+ * a number of characters, made once (a frame cuts no string per box).
  */
 class ColumnScratch {
   labelX: number[] = [];
@@ -386,29 +361,11 @@ class ColumnScratch {
   labelName: number[] = [];
   labelChars: number[] = [];
   outlines: number[] = [];
-  private canvas: HTMLCanvasElement | null = null;
-  private image: ImageData | null = null;
-  private pixels = new Uint32Array(0);
   private readonly cut = new Map<StackTable, string[][]>();
 
   reset(): void {
     this.labelX.length = this.labelY.length = this.labelName.length = this.labelChars.length = 0;
     this.outlines.length = 0;
-  }
-
-  /** Cleared pixels for a chart of `width` × `height` device pixels (rows of `width` words), and where to put them. */
-  pixelsFor(width: number, height: number): { pixels: Uint32Array; image: ImageData; canvas: HTMLCanvasElement } | null {
-    if (!this.canvas) this.canvas = document.createElement('canvas');
-    if (!this.image || this.image.width !== width || this.image.height < height) {
-      this.image = new ImageData(width, Math.max(height, this.image?.width === width ? this.image.height : 0));
-      this.pixels = new Uint32Array(this.image.data.buffer);
-      this.canvas.width = this.image.width;
-      this.canvas.height = this.image.height;
-    }
-    const context = this.canvas.getContext('2d');
-    if (!context) return null;
-    this.pixels.fill(0, 0, width * height);
-    return { pixels: this.pixels, image: this.image, canvas: this.canvas };
   }
 
   /** Function `name`'s label in at most `chars` characters (an ellipsis where it is cut). */
@@ -442,7 +399,8 @@ const scratch = new ColumnScratch();
  *
  * The boxes are written as pixels (one row per depth, copied down the box's height) and put on the canvas as one image:
  * thousands of one- and two-pixel slivers filled as paths cost this software-composited Chromium 3-5 ms a frame to
- * rasterise at commit, the pixels well under one.
+ * rasterise at commit, the pixels well under one. `above`, when given, writes the rows over the chart (its lane's
+ * activity graph) into the same image, which is then drawn from `above.height` pixels over `y`.
  */
 export function drawStackColumns(
   ctx: CanvasRenderingContext2D,
@@ -456,6 +414,7 @@ export function drawStackColumns(
   dpr: number,
   style: StackChartStyle,
   highlight: number,
+  above?: { readonly height: number; write(pixels: Uint32Array, stride: number): void },
 ): void {
   const { rows, time, stack, table, interval, map } = input;
   const { start: stackStart, frames } = table;
@@ -467,9 +426,12 @@ export function drawStackColumns(
   const boxHeight = Math.max(1, rowHeight - Math.max(1, Math.round(dpr)));
   const charWidth = 6 * dpr;
   const imageWidth = Math.max(1, Math.ceil(width));
-  const target = scratch.pixelsFor(imageWidth, depth * rowHeight);
-  if (!target) return;
-  const { pixels } = target;
+  const aboveHeight = above?.height ?? 0;
+  const pixels = lanePixels.pixelsFor(imageWidth, aboveHeight + depth * rowHeight);
+  if (!pixels) return;
+  above?.write(pixels, imageWidth);
+  // Where the chart's rows start in the image, under what `above` wrote.
+  const chartAt = aboveHeight * imageWidth;
   // The pixel of each colour and opacity (palette index × ALPHAS), for this palette.
   const colours = new Uint32Array(palette.length * ALPHAS.length);
   for (let k = 0; k < palette.length; k++) for (let a = 0; a < ALPHAS.length; a++) colours[k * ALPHAS.length + a] = colourPixel(palette[k], ALPHAS[a]);
@@ -477,29 +439,6 @@ export function drawStackColumns(
   const runOpen = new Uint8Array(depth);
   const runName = new Int32Array(depth);
   const runX = new Int32Array(depth);
-  const closeRun = (d: number, x: number): void => {
-    const name = runName[d];
-    const x0 = runX[d];
-    const w = x - x0;
-    const highlighted = name === highlight;
-    const colour = colours[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)];
-    // The top row of the box; the rows under it are copied from it once every box is written.
-    const row = d * rowHeight * imageWidth;
-    const from = row + x0;
-    const to = row + Math.min(imageWidth, w > GAP_ABOVE_PX ? x - 1 : x);
-    // Most boxes of a wide view are slivers: a loop writes a few pixels faster than a call of fill.
-    if (to - from > 32) pixels.fill(colour, from, to);
-    else for (let i = from; i < to; i++) pixels[i] = colour;
-    if (highlighted) outlines.push(x0, y + d * rowHeight, w);
-    const chars = Math.floor((w - 4 * dpr) / charWidth);
-    if (chars >= 3) {
-      labelX.push(x0 + 2 * dpr);
-      labelY.push(y + d * rowHeight + boxHeight / 2);
-      labelName.push(name);
-      labelChars.push(chars);
-    }
-    runOpen[d] = 0;
-  };
   // The stack of the previous column (-1: none) and where its frames end.
   let openStack = -1;
   let openLast = 0;
@@ -512,16 +451,31 @@ export function drawStackColumns(
     let s = -1;
     if (x < width) {
       const t = t0 + x * nsPerPx;
-      // The first row after t, galloping from the previous column's by its advance and bisecting what that brackets:
-      // the probes stay near each other (a bisection of the whole rest of a million-row lane per column missed the
-      // cache on most of its 20 probes, most of this function's time).
+      // The first row after t: first looked for where the previous column's advance puts it (samples come at a steady
+      // rate: two neighbouring probes when that is right), else galloped to, up or down from there, and what that
+      // brackets bisected. The probes stay near each other (a bisection of the whole rest of a million-row lane per
+      // column missed the cache on most of its 20 probes), and a wide view's column costs a few of them, not a
+      // bisection of its advance (~9 probes at full view of a million samples, most of a cold zoom frame's time).
+      const guess = Math.min(rows.length, pos + advance);
       let lo = pos;
-      let hi = Math.min(rows.length, pos + advance - 1);
-      let step = Math.max(1, advance >> 3);
-      while (hi < rows.length && time[rows[hi]] <= t) {
-        lo = hi + 1;
-        hi = Math.min(rows.length, hi + step);
-        step *= 2;
+      let hi = guess;
+      if (guess > pos && time[rows[guess - 1]] > t) {
+        // At or before guess - 1: gallop down while the probe is still after t.
+        hi = guess - 1;
+        for (let step = 1; hi - step >= pos; step *= 2) {
+          if (time[rows[hi - step]] <= t) {
+            lo = hi - step + 1;
+            break;
+          }
+          hi -= step;
+        }
+      } else {
+        // At or after guess: gallop up while the probe is not after t.
+        lo = guess;
+        for (let step = 1; hi < rows.length && time[rows[hi]] <= t; step *= 2) {
+          lo = hi + 1;
+          hi = Math.min(rows.length, hi + step);
+        }
       }
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
@@ -556,7 +510,33 @@ export function drawStackColumns(
     let common = 0;
     const shared = Math.min(frameDepth, openDepth);
     while (common < shared && frames[last - common] === frames[openLast - common]) common++;
-    for (let d = common; d < openDepth; d++) if (runOpen[d] === 1) closeRun(d, x);
+    // Close the runs below the shared path: each is a box from its first column to this one. Written here, not in a
+    // closure: a closure over this function's variables put them all in a context object, read and written from there
+    // in the loop over columns, and its call per box ran interpreted in a cold frame.
+    for (let d = common; d < openDepth; d++) {
+      if (runOpen[d] !== 1) continue;
+      runOpen[d] = 0;
+      const name = runName[d];
+      const x0 = runX[d];
+      const w = x - x0;
+      const highlighted = name === highlight;
+      const colour = colours[(name % palette.length) * ALPHAS.length + (highlight < 0 ? 0 : highlighted ? 1 : 2)];
+      // The top row of the box; the rows under it are copied from it once every box is written.
+      const row = chartAt + d * rowHeight * imageWidth;
+      const from = row + x0;
+      const to = row + Math.min(imageWidth, w > GAP_ABOVE_PX ? x - 1 : x);
+      // Most boxes of a wide view are slivers: a loop writes a few pixels faster than a call of fill.
+      if (to - from > 32) pixels.fill(colour, from, to);
+      else for (let i = from; i < to; i++) pixels[i] = colour;
+      if (highlighted) outlines.push(x0, y + d * rowHeight, w);
+      const chars = Math.floor((w - 4 * dpr) / charWidth);
+      if (chars >= 3) {
+        labelX.push(x0 + 2 * dpr);
+        labelY.push(y + d * rowHeight + boxHeight / 2);
+        labelName.push(name);
+        labelChars.push(chars);
+      }
+    }
     for (let d = common; d < frameDepth; d++) {
       runOpen[d] = 1;
       runName[d] = frames[last - d];
@@ -567,14 +547,11 @@ export function drawStackColumns(
     openDepth = frameDepth;
   }
   for (let d = 0; d < depth; d++) {
-    const row = d * rowHeight * imageWidth;
+    const row = chartAt + d * rowHeight * imageWidth;
     for (let k = 1; k < boxHeight; k++) pixels.copyWithin(row + k * imageWidth, row, row + imageWidth);
   }
-  const height = depth * rowHeight;
-  // Put on the scratch canvas and drawn over what the lane holds (its loss marks), as filled boxes would be.
-  const scratchContext = target.canvas.getContext('2d');
-  scratchContext?.putImageData(target.image, 0, 0, 0, 0, imageWidth, height);
-  ctx.drawImage(target.canvas, 0, 0, imageWidth, height, 0, y, imageWidth, height);
+  // Drawn over what the lane holds (its loss marks), as filled boxes would be.
+  lanePixels.drawOn(ctx, y - aboveHeight, aboveHeight + depth * rowHeight);
   if (outlines.length > 0) {
     ctx.strokeStyle = style.selection;
     ctx.lineWidth = Math.max(1, Math.round(dpr));

@@ -117,6 +117,14 @@ export class Timeline {
   private viewportHeight = 0;
   private dpr = 1;
   private colors: Colors | null = null;
+  /**
+   * The lane area's visible height and scroll position as last read, or -1: read them again. Reading either lays the
+   * page out when anything changed it since the last frame (the call tree's rows just drawn, a tooltip), inside the
+   * frame's callback; a zoom or pan frame changes neither, and what does is known: the resize observer, the scroll
+   * event, and this chart's own writes of the lane area's height and scroll position.
+   */
+  private knownHeight = -1;
+  private knownScrollTop = -1;
   /** The numbers of the canvas's aria-label as last set (set again only when they change). */
   private canvasLabel = '';
   /** Time spent in the last render, ms (for benchmarks and the status line). */
@@ -191,7 +199,10 @@ export class Timeline {
       this.scheduler.schedule();
     });
     this.overlay.addEventListener('click', (e) => this.onClick(e));
-    this.scroll.addEventListener('scroll', () => this.scheduler.schedule());
+    this.scroll.addEventListener('scroll', () => {
+      this.knownScrollTop = -1;
+      this.scheduler.schedule();
+    });
     this.scroll.addEventListener('keydown', (e) => this.onKey(e));
     this.resizes = new ResizeObserver(() => {
       // The frames set the lane area's height themselves (renderLabels): a size the last frame was drawn at is no
@@ -199,6 +210,8 @@ export class Timeline {
       // cost nothing.
       if (this.renderCount > 0 && this.measurePlotWidth() === this.width && this.measurePlotHeight() === this.viewportHeight) return;
       this.viewport.invalidateWidth();
+      this.knownHeight = -1;
+      this.knownScrollTop = -1;
       this.scheduler.schedule();
     });
     this.resizes.observe(this.scroll);
@@ -681,6 +694,8 @@ export class Timeline {
     this.labels.style.height = `${this.layout.totalHeight}px`;
     // The lane area is as tall as its lanes (flex shrinks it when the drawer needs the room); the drawer takes the rest.
     this.scroll.style.height = `${this.layout.totalHeight}px`;
+    this.knownHeight = -1;
+    this.knownScrollTop = -1;
     // Rows are kept per lane and updated in place, not rebuilt: a label row replaced between a pointer's press and its
     // release swallows the click (seen when lanes were rebuilt while a busy page caught up), and a kept row keeps focus.
     const kept = new Map<string, HTMLDivElement>();
@@ -781,8 +796,8 @@ export class Timeline {
     // Every read of the page's layout comes before this frame's first write of a style: a read after a write makes the
     // browser lay the page out there and then (scrollTop read after the sizes were set took a zoom frame more than drawing).
     const width = this.viewport.plotWidth();
-    const viewport = this.measurePlotHeight();
-    let scrollTop = this.scroll.scrollTop;
+    const viewport = this.knownHeight >= 0 ? this.knownHeight : (this.knownHeight = this.measurePlotHeight());
+    let scrollTop = this.knownScrollTop >= 0 ? this.knownScrollTop : (this.knownScrollTop = this.scroll.scrollTop);
     const dpr = window.devicePixelRatio || 1;
     const resized = width !== this.width || viewport !== this.viewportHeight || dpr !== this.dpr || this.renderCount === 0;
     this.width = width;
@@ -799,7 +814,7 @@ export class Timeline {
       this.overlay.setAttribute('height', String(viewport));
       // New sizes may have moved the scroll position (a shorter plot): read it again, once. A position of 0 cannot move,
       // and reading it after the writes above lays the page out a second time (every label of a first paint, again).
-      if (scrollTop > 0) scrollTop = this.scroll.scrollTop;
+      if (scrollTop > 0) scrollTop = this.knownScrollTop = this.scroll.scrollTop;
     }
     const x = this.viewport.x();
     const [t0, t1] = x.domain();
@@ -961,6 +976,7 @@ export class Timeline {
     else if (top + height > this.scroll.scrollTop + this.viewportHeight) {
       this.scroll.scrollTop = top + height - this.viewportHeight;
     }
+    this.knownScrollTop = -1;
   }
 
   private onKey(e: KeyboardEvent): void {

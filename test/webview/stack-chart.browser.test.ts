@@ -481,8 +481,8 @@ describe('stack chart and activity graphs (Chromium)', function () {
   });
 
   // Software-composited Chromium rasterises a canvas's rectangles at commit, one by one: a zoom frame of a million
-  // samples' stack chart drew 8,600 of them (boxes and slivers), 4.5 ms of the frame. The boxes are one image, whatever
-  // their number: a frame's rectangles are its activity graph's bars (one a bucket at most) and its lane rules.
+  // samples' stack chart drew 8,600 of them (boxes and slivers), 4.5 ms of the frame. The boxes and the activity graph's
+  // bars over them are one image, whatever their number: a frame's rectangles are its lane rules.
   it('draws the boxes of a zoom frame as one image, not as one rectangle each', async () => {
     const big = await session.newPage({ viewport: { width: 1280, height: 800 } });
     try {
@@ -535,10 +535,10 @@ describe('stack chart and activity graphs (Chromium)', function () {
         const charts = document.querySelectorAll('.rs-lane-label.rs-stack-lane').length;
         return { ...counts, lanes, charts, buckets: Math.floor(canvas.width / (2 * (canvas.width / parseFloat(canvas.style.width)))) };
       });
-      assert.deepEqual([drawn.lanes, drawn.charts, drawn.images], [1, 1, 1], 'one stack chart lane, its boxes one image');
-      // Each lane's activity graph (a bar a bucket at most) and its rule under it.
-      const bound = drawn.lanes * (drawn.buckets + 1);
-      assert.ok(drawn.rects <= bound, `${drawn.rects} rectangles for ${drawn.lanes} activity graphs of ${drawn.buckets} buckets`);
+      assert.deepEqual([drawn.lanes, drawn.charts, drawn.images], [1, 1, 1], 'one stack chart lane, its boxes and activity graph one image');
+      // Each lane's rule under it; none of its activity graph's hundreds of bars is a rectangle of its own.
+      assert.ok(drawn.buckets > 100, `${drawn.buckets} buckets`);
+      assert.equal(drawn.rects, drawn.lanes, `${drawn.rects} rectangles for ${drawn.lanes} lanes`);
     } finally {
       await big.close();
     }
