@@ -4,6 +4,7 @@
 
 import { mapRange } from '../abi/mappings';
 import { KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
+import { numberIfExact } from '../abi/u64';
 import { Kallsyms } from './kallsyms';
 import { type MapEntry, parseProcMaps } from '../sys/procmaps';
 import { type FunctionSymbol, type ObjectFile, openObjectFile, openVdsoObject } from './object-file';
@@ -133,7 +134,7 @@ export class Symbolizer {
     if (!named) this.namedIn.set(located.object, (named = new Map()));
     // Keyed by the address as a number where that is exact (every user-space one): a Map finds numbers far faster
     // than bigints, and it is asked once per distinct frame.
-    const key = located.vaddr <= MAX_EXACT_ADDRESS ? Number(located.vaddr) : located.vaddr;
+    const key = numberIfExact(located.vaddr);
     let name = named.get(key);
     if (name === undefined) {
       try {
@@ -273,9 +274,6 @@ export class Symbolizer {
     return this.kernel ?? undefined;
   }
 }
-
-/** The largest address a double holds exactly (2^53 - 1). */
-const MAX_EXACT_ADDRESS = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */
 function hasSymbols(path: string): boolean {

@@ -9,6 +9,7 @@
 // they were that much garbage twice over (the strings, then their flattened copies for the write).
 
 import { RecordType, Sample } from '../abi/uapi';
+import { EXACT_HIGH_HALF_LIMIT } from '../abi/u64';
 import { formatRecordJson, type Symbolizer } from '../decode/jsonl';
 import type { DecodedSnapshot } from '../decode/types';
 import { sampleReaders, type SampleReader } from '../decode/sample-readers';
@@ -75,7 +76,7 @@ export class LineBytes {
 
   /** A u64 given as u32 halves, in decimal. */
   u64(high: number, low: number): void {
-    if (high < 0x200000) this.decimal(high * 0x100000000 + low);
+    if (high < EXACT_HIGH_HALF_LIMIT) this.decimal(high * 0x100000000 + low);
     else this.ascii(((BigInt(high) << 32n) | BigInt(low)).toString());
   }
 

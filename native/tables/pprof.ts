@@ -6,13 +6,13 @@
 
 import { emptyTableToken, Function as PprofFunction, Location, Mapping, Profile, Sample as PprofSample, StringTable, ValueType, Label } from 'pprof-format';
 import { RecordType, Sample } from '../abi/uapi';
+import { EXACT_HIGH_HALF_LIMIT, numberIfExact } from '../abi/u64';
 import { decodeRecordAt } from '../decode/record';
 import { sampleReaders } from '../decode/sample-readers';
 import type { ProfileTables } from './profile-tables';
 import { IntTupleMap } from './int-tuple-map';
 
 /** The largest bigint a number holds exactly (periods and addresses go to the encoder as numbers up to it). */
-const MAX_SAFE_BIGINT = BigInt(Number.MAX_SAFE_INTEGER);
 /**
  * Samples made and encoded at a time: a profile is the concatenation of its fields' encodings (protobuf merges
  * repeated fields), so samples go to the encoder a batch at a time and their objects die young, instead of every
@@ -460,7 +460,7 @@ export class PprofBuilder {
       for (let total = first; total < Math.min(first + SAMPLES_PER_BATCH, this.totalStack.length); total++) {
         // The period as a number where it is exact: the encoder writes numbers faster than bigints.
         const large = this.totalPeriod[total] < 0 ? this.largePeriod.get(total)! : undefined;
-        const period = large === undefined ? this.totalPeriod[total] : large <= MAX_SAFE_BIGINT ? Number(large) : large;
+        const period = large === undefined ? this.totalPeriod[total] : numberIfExact(large);
         samples.push(new PackedSample(trie, this.totalStack[total], [this.totalSamples[total], period], [eventLabels[this.totalEvent[total]]]));
       }
       part({ sample: samples });
@@ -559,16 +559,16 @@ export class PprofBuilder {
     fixed: bigint,
     freq: boolean,
   ): number | bigint {
-    if (!sampled) return freq ? 0 : exactNumber(fixed);
+    if (!sampled) return freq ? 0 : numberIfExact(fixed);
     if (inPlace) {
       // Two halves, a number where it is exact: no bigint per sample.
       const high = view.getUint32(offset + at + 4, true);
       const low = view.getUint32(offset + at, true);
-      return high < 0x200000 ? high * 2 ** 32 + low : view.getBigUint64(offset + at, true);
+      return high < EXACT_HIGH_HALF_LIMIT ? high * 2 ** 32 + low : view.getBigUint64(offset + at, true);
     }
     try {
       const period = (decodeRecordAt(tables.snapshot, row).fields as { period?: unknown }).period;
-      return typeof period === 'bigint' ? exactNumber(period) : 0;
+      return typeof period === 'bigint' ? numberIfExact(period) : 0;
     } catch {
       // A damaged record: the decode already counted it; it weighs nothing in the profile.
       return 0;
@@ -585,9 +585,4 @@ function widened(ids: Int32Array | undefined, length: number): Int32Array {
   const wider = new Int32Array(ids ? Math.max(length, ids.length * 2) : length).fill(-1);
   if (ids) wider.set(ids);
   return wider;
-}
-
-/** A bigint as a number where the number is exact. */
-function exactNumber(value: bigint): number | bigint {
-  return value <= MAX_SAFE_BIGINT ? Number(value) : value;
 }

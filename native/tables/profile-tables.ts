@@ -8,6 +8,7 @@
 // Pure (no node, no DOM): the decoded columns and the ring bytes in, tables out; symbols come in as a callback.
 
 import { CallchainContext, Misc, RecordType } from '../abi/uapi';
+import { EXACT_HIGH_HALF_LIMIT } from '../abi/u64';
 import { decodeRecordAt, type CallchainFrame } from '../decode/record';
 import { sampleReaders, type SampleReader } from '../decode/sample-readers';
 import type { DecodedSnapshot } from '../decode/types';
@@ -27,9 +28,6 @@ export interface FrameResolution {
 
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
-
-/** High halves below this make addresses below 2^53, exact as doubles. */
-const EXACT_HIGH_LIMIT = 0x200000;
 
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
@@ -174,7 +172,7 @@ export class ProfileTables {
   frameIp(frame: number): bigint {
     const high = this.frameIpHigh[frame];
     // One bigint, not four, where the address is exact as a double (every user-space one: named once per frame).
-    if (high < EXACT_HIGH_LIMIT) return BigInt(high * 0x100000000 + this.frameIpLow[frame]);
+    if (high < EXACT_HIGH_HALF_LIMIT) return BigInt(high * 0x100000000 + this.frameIpLow[frame]);
     return (BigInt(high) << 32n) | BigInt(this.frameIpLow[frame]);
   }
 
