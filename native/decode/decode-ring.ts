@@ -18,6 +18,7 @@
 // order; every platform Ringside runs on (x86_64, aarch64) is little endian, as record.ts assumes.
 
 import { RecordType } from '../abi/uapi';
+import { EXACT_HIGH_HALF_LIMIT } from '../abi/u64';
 import { idLocator, parseInfoFor, type ParseInfo } from './parse-info';
 import type { DecodeAnomaly } from './types';
 import type { EventDescription, RingCopy } from '../abi/snapshot';
@@ -76,7 +77,7 @@ class IdTable {
         const u = BigInt.asUintN(64, id);
         const hi = Number(u >> 32n);
         const lo = Number(u & 0xffffffffn);
-        if (hi < 0x200000) this.small.set(hi * TWO_32 + lo, position);
+        if (hi < EXACT_HIGH_HALF_LIMIT) this.small.set(hi * TWO_32 + lo, position);
         else this.large.set(`${hi}:${lo}`, position);
         size++;
       }
@@ -85,7 +86,7 @@ class IdTable {
   }
 
   lookup(hi: number, lo: number): number {
-    const found = hi < 0x200000 ? this.small.get(hi * TWO_32 + lo) : this.large.get(`${hi}:${lo}`);
+    const found = hi < EXACT_HIGH_HALF_LIMIT ? this.small.get(hi * TWO_32 + lo) : this.large.get(`${hi}:${lo}`);
     return found === undefined ? -1 : found;
   }
 }
