@@ -13,7 +13,7 @@ import { isLogpointSpec, parseEventSpec } from '../native/specs/parse';
 import { decodeRecordAt, sampleUserState, type SampleUserState } from '../native/decode/record';
 import { RecordType } from '../native/abi/uapi';
 import type { ProcessSideband } from '../native/perf/sideband-types';
-import { Symbolizer } from '../native/symbols/symbolizer';
+import { DELETED_SUFFIX, Symbolizer } from '../native/symbols/symbolizer';
 import type { SynthesizedProcess } from '../native/perfdata/index';
 import { FrameSymbols } from './frame-symbols';
 import type { FrameResolution } from '../native/tables/profile-tables';
@@ -78,8 +78,10 @@ export class SnapshotSymbols {
       if (proc.comm) this.nameThread(proc.pid, proc.tid, proc.comm);
       for (const map of proc.maps) {
         if (!map.path.startsWith('/') || !map.perms.includes('x')) continue;
-        this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path);
-        entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path: map.path, executable: true });
+        this.symbolizer.addMmap(proc.pid, map.start, map.end - map.start, map.pgoff, map.path, map.deleted ? { inode: map.inode } : undefined);
+        // An exported perf.data names an unlinked file as the kernel does, so perf does not read the file at its path now.
+        const path = map.deleted ? map.path + DELETED_SUFFIX : map.path;
+        entry.maps.set(`${map.start}`, { start: map.start, end: map.end, pgoff: map.pgoff, path, executable: true });
       }
     }
   }
@@ -131,7 +133,10 @@ export class SnapshotSymbols {
         // Data mappings (side-band with mmap_data, for -g dwarf) hold no code to name, but an exported
         // perf.data needs them: perf's unwinder reads .eh_frame_hdr through them.
         if (!f.data) {
-          this.symbolizer.addMmap(pid, start, length, pgoff, f.filename);
+          // The kernel marks a file unlinked before it was mapped (or before this record was made) as it marks /proc's.
+          const deleted = f.filename.endsWith(DELETED_SUFFIX);
+          const path = deleted ? f.filename.slice(0, -DELETED_SUFFIX.length) : f.filename;
+          this.symbolizer.addMmap(pid, start, length, pgoff, path, deleted ? { inode: typeof f.ino === 'bigint' ? Number(f.ino) : 0 } : undefined);
           remapped.add(pid);
         }
         if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });

@@ -356,6 +356,7 @@ interface StoredMapping {
   readonly pgoff: string;
   readonly inode: number;
   readonly path: string;
+  readonly deleted?: boolean;
 }
 
 /** One process: its mappings once, then each thread's comm (the threads of a process share their mappings). */
@@ -381,6 +382,7 @@ export function writeStartTasks(keeperPid: number, dir: string, tasks: readonly 
           pgoff: map.pgoff.toString(16),
           inode: map.inode,
           path: map.path,
+          ...(map.deleted ? { deleted: true } : {}),
         })),
       };
       processes.set(task.pid, stored);
@@ -451,6 +453,7 @@ export function readStartTasks(keeperPid: number, dir: string): ProcessSideband[
         pgoff: BigInt(`0x${map.pgoff}`),
         inode: Number(map.inode),
         path: String(map.path),
+        ...(map.deleted === true ? { deleted: true } : {}),
       }));
     } catch {
       // BigInt's SyntaxError says only "cannot convert": the file and the field are what the user needs.

@@ -60,7 +60,8 @@ export function exeOf(pid: number): string | null {
 
 /** A /proc/PID/maps entry as the side-band carries it (the file offset named as MMAP2 names it). */
 export function toProcessMapping(entry: MapEntry): ProcessMapping {
-  return { start: entry.start, end: entry.end, perms: entry.perms, pgoff: entry.offset, inode: entry.inode, path: entry.path };
+  const mapping = { start: entry.start, end: entry.end, perms: entry.perms, pgoff: entry.offset, inode: entry.inode, path: entry.path };
+  return entry.deleted ? { ...mapping, deleted: true } : mapping;
 }
 
 export function readMaps(pid: number, options: { executableOnly?: boolean } = {}): ProcessMapping[] {

@@ -12,6 +12,8 @@ export interface ProcessMapping {
   readonly inode: number;
   /** File path, `[vdso]`, `[heap]`..., or '' for anonymous memory. */
   readonly path: string;
+  /** The file was unlinked after it was mapped (` (deleted)` in the maps): the file at `path` now is another one. */
+  readonly deleted?: boolean;
 }
 
 /** The COMM + MMAP2 equivalent of one thread as /proc shows it at snapshot time. */

@@ -2,6 +2,7 @@
 // user-space IPs through each process's mappings (/proc/PID/maps or MMAP2 records) and for kernel IPs
 // through /proc/kallsyms. ELF/DWARF files are parsed once per path (+size+mtime) and shared.
 
+import { readdirSync, statSync } from 'node:fs';
 import { mapRange } from '../abi/mappings';
 import { KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
 import { numberIfExact } from '../abi/u64';
@@ -25,7 +26,22 @@ interface Mapping {
   readonly end: bigint;
   readonly pgoff: bigint;
   readonly path: string;
+  /** Set when the mapped file was unlinked after it was mapped (see ReplacedFile). */
+  readonly replaced?: ReplacedFile;
 }
+
+/**
+ * A mapping of a file unlinked since it was mapped, as the kernel marks it (` (deleted)` in /proc/PID/maps and in MMAP
+ * records): a program rebuilt or a library upgraded while the process runs. The file at its path now is another one,
+ * whose symbols would name the old code wrongly (perf names it [unknown]); the mapped file is read through /proc.
+ */
+export interface ReplacedFile {
+  /** The mapped file's inode (/proc/PID/maps, MMAP2), 0 where unknown (MMAP). */
+  readonly inode: number;
+}
+
+/** The kernel's mark of a mapped file that was unlinked (/proc/PID/maps, MMAP records). */
+export const DELETED_SUFFIX = ' (deleted)';
 
 export interface SourcePosition {
   readonly file: string;
@@ -44,6 +60,8 @@ export class Symbolizer {
   private readonly broken = new WeakSet<ObjectFile>();
   /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
+  /** Mappings of unlinked files that /proc did not give (see locateReplaced): not asked again for every IP. */
+  private readonly unopenable = new WeakSet<Mapping>();
   /** What symbolize() named each link-time address of an object (null: nothing), for as long as the object is current. */
   private readonly namedIn = new WeakMap<ObjectFile, Map<bigint | number, string | null>>();
   /** Each function's shown name (displayName), for as long as its object's index holds it. */
@@ -55,7 +73,10 @@ export class Symbolizer {
   addProcessMaps(pid: number, maps: string | readonly MapEntry[]): void {
     const entries = typeof maps === 'string' ? parseProcMaps(maps) : maps;
     const list: Mapping[] = [];
-    for (const m of entries) if (hasSymbols(m.path)) list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path });
+    for (const m of entries) {
+      if (!hasSymbols(m.path)) continue;
+      list.push({ start: m.start, end: m.end, pgoff: m.offset, path: m.path, ...(m.deleted ? { replaced: { inode: m.inode } } : {}) });
+    }
     list.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
     this.processes.set(pid, list);
   }
@@ -65,12 +86,13 @@ export class Symbolizer {
    * list stays sorted and disjoint, so only the overlapped run is touched: a process that maps tens of
    * thousands of regions cost a filter and a sort of its whole list per record (20,000 took 4 s).
    */
-  addMmap(pid: number, start: bigint, length: bigint, pgoff: bigint, path: string): void {
+  addMmap(pid: number, start: bigint, length: bigint, pgoff: bigint, path: string, replaced?: ReplacedFile): void {
     let list = this.processes.get(pid);
     if (!list) this.processes.set(pid, (list = []));
     const end = start + length;
     const cut = (m: Mapping, from: bigint, to: bigint): Mapping => ({ ...m, start: from, end: to, pgoff: m.pgoff + (from - m.start) });
-    mapRange(list, start, end, hasSymbols(path) ? { start, end, pgoff, path } : null, cut);
+    const mapping = hasSymbols(path) ? { start, end, pgoff, path, ...(replaced ? { replaced } : {}) } : null;
+    mapRange(list, start, end, mapping, cut);
   }
 
   /** A forked child starts with its parent's mappings (PERF_RECORD_FORK). */
@@ -118,7 +140,7 @@ export class Symbolizer {
   resolve(pid: number, ip: bigint, kernel: boolean): { symbol: string | undefined; dso: string | undefined } {
     if (kernel) return { symbol: this.kernelSymbol(ip), dso: KERNEL_LIBRARY };
     const mapping = this.mappingAt(pid, ip);
-    return { symbol: this.userSymbol(pid, ip, mapping), dso: mapping?.path };
+    return { symbol: this.userSymbol(pid, ip, mapping), dso: mapping && dsoName(mapping) };
   }
 
   private kernelSymbol(ip: bigint): string | undefined {
@@ -127,7 +149,7 @@ export class Symbolizer {
   }
 
   private userSymbol(pid: number, ip: bigint, mapping: Mapping | undefined): string | undefined {
-    const located = this.locateIn(mapping, ip);
+    const located = this.locateIn(pid, mapping, ip);
     if (!located) return undefined;
     // Processes running the same object (every node, every chromium of a -a recording) share its addresses' names.
     let named = this.namedIn.get(located.object);
@@ -210,7 +232,9 @@ export class Symbolizer {
 
   /** The object `ip` is in, as perf's dso column names it: the mapped file's path, or the kernel's. */
   dsoOf(pid: number, ip: bigint, kernel: boolean): string | undefined {
-    return kernel ? KERNEL_LIBRARY : this.mappingAt(pid, ip)?.path;
+    if (kernel) return KERNEL_LIBRARY;
+    const mapping = this.mappingAt(pid, ip);
+    return mapping && dsoName(mapping);
   }
 
   private mappingAt(pid: number, ip: bigint): Mapping | undefined {
@@ -231,12 +255,14 @@ export class Symbolizer {
 
   /** The mapped file, parsed, and the link-time address of `ip` in it. */
   private locate(pid: number, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
-    return this.locateIn(this.mappingAt(pid, ip), ip);
+    return this.locateIn(pid, this.mappingAt(pid, ip), ip);
   }
 
   /** locate() in the mapping already found at `ip` (none: not in a file with symbols). */
-  private locateIn(found: Mapping | undefined, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
-    if (!found || this.unreadable.has(found.path)) return undefined;
+  private locateIn(pid: number, found: Mapping | undefined, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
+    if (!found) return undefined;
+    if (found.replaced) return this.locateReplaced(pid, found, found.replaced, ip);
+    if (this.unreadable.has(found.path)) return undefined;
     let object = this.opened.get(found);
     if (!object) {
       try {
@@ -253,10 +279,62 @@ export class Symbolizer {
       }
       this.opened.set(found, object);
     }
+    return this.linkTimeAddress(object, found, ip);
+  }
+
+  /** `ip` of `found` as a link-time address in `object`, the object's own file. */
+  private linkTimeAddress(object: ObjectFile, found: Mapping, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
     if (this.broken.has(object)) return undefined;
     const fileOffset = ip - found.start + found.pgoff;
     const vaddr = object.elf.fileOffsetToVaddr(fileOffset);
     return vaddr === undefined ? undefined : { object, vaddr };
+  }
+
+  /**
+   * locateIn() for a mapping whose file was unlinked since it was mapped: the object is read through /proc, never from
+   * the file at its path now; none (its frames unnamed, as perf leaves them) where /proc does not give it.
+   */
+  private locateReplaced(pid: number, found: Mapping, replaced: ReplacedFile, ip: bigint): { object: ObjectFile; vaddr: bigint } | undefined {
+    let object = this.opened.get(found);
+    if (!object) {
+      if (this.unopenable.has(found)) return undefined;
+      object = this.openReplaced(pid, replaced.inode, ip);
+      if (!object) {
+        this.unopenable.add(found);
+        return undefined;
+      }
+      this.opened.set(found, object);
+    }
+    return this.linkTimeAddress(object, found, ip);
+  }
+
+  /**
+   * The file mapped at `ip` of `pid`, unlinked since: its /proc/PID/map_files entry (root or CAP_SYS_ADMIN may open it)
+   * or, for the executable, /proc/PID/exe (the process's owner may). Undefined once the process is gone.
+   */
+  private openReplaced(pid: number, inode: number, ip: bigint): ObjectFile | undefined {
+    const candidates: string[] = [];
+    try {
+      for (const range of readdirSync(`/proc/${pid}/map_files`)) {
+        const dash = range.indexOf('-');
+        if (BigInt(`0x${range.slice(0, dash)}`) <= ip && ip < BigInt(`0x${range.slice(dash + 1)}`)) candidates.push(`/proc/${pid}/map_files/${range}`);
+      }
+    } catch {
+      // the process is gone, or its map_files are not ours to list: /proc/PID/exe may still do
+    }
+    try {
+      if (inode !== 0 && statSync(`/proc/${pid}/exe`).ino === inode) candidates.push(`/proc/${pid}/exe`);
+    } catch {
+      // gone, or not ours to follow
+    }
+    for (const candidate of candidates) {
+      try {
+        return openObjectFile(candidate, this.options.debugRoot);
+      } catch {
+        // not permitted (map_files without CAP_SYS_ADMIN), or not an object: the next one, if any
+      }
+    }
+    return undefined;
   }
 
   private kallsyms(): Kallsyms | undefined {
@@ -273,6 +351,11 @@ export class Symbolizer {
     }
     return this.kernel ?? undefined;
   }
+}
+
+/** A mapping's object as perf's dso column names it: its path, marked as the kernel marks an unlinked file. */
+function dsoName(mapping: Mapping): string {
+  return mapping.replaced ? mapping.path + DELETED_SUFFIX : mapping.path;
 }
 
 /** Real files and the vDSO: not `[heap]`/`[stack]`, not perf's `//anon` or anonymous memory. */

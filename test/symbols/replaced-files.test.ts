@@ -1,0 +1,220 @@
+// A program rebuilt, or a library upgraded, while the process runs: the kernel keeps the old files mapped and marks
+// them ` (deleted)`, and the file at their paths now is another build. Its symbols would name the old code wrongly
+// (the first version of this test caught Ringside naming a v1 loop `pad_b+0x2e`, a v2 function); perf names it
+// [unknown]. Ringside reads the mapped file itself through /proc: map_files as root, /proc/PID/exe as the owner.
+// Referee: `nm` of a copy of the first build, kept before it was replaced (the bytes the process runs).
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { NOBODY_UID, SETPRIV, parseJsonLines, prepareNobodyDir, type NobodyDir } from '../unprivileged/nobody';
+import { Symbolizer } from '../../native/symbols/symbolizer';
+import { fixture } from './binutils';
+
+const CLI = path.resolve(__dirname, '../../../dist/cli.js');
+
+/** Each build's functions: v2's names are all new and lie where v1's were, so a name read from v2 is caught. */
+const LIBRARY = {
+  v1: `__attribute__((noinline)) long lib_spin_v1(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += i; return s; }
+long lib_entry(long n) { return lib_spin_v1(n); }
+`,
+  v2: `__attribute__((noinline)) long lib_pad_v2(long n) { volatile long s = 1; for (long i = 0; i < n; i++) s ^= i * 3; return s; }
+__attribute__((noinline)) long lib_other_v2(long n) { volatile long s = 2; for (long i = 0; i < n; i++) s += i * lib_pad_v2(1); return s; }
+long lib_entry(long n) { return lib_other_v2(n); }
+`,
+};
+const PROGRAM = {
+  v1: `#include <stdio.h>
+long lib_entry(long n);
+__attribute__((noinline)) long exe_spin_v1(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += i; return s; }
+int main(void) { puts("ready"); fflush(stdout); for (;;) { exe_spin_v1(2000000); lib_entry(2000000); } }
+`,
+  v2: `#include <stdio.h>
+long lib_entry(long n);
+__attribute__((noinline)) long exe_pad_v2(long n) { volatile long s = 1; for (long i = 0; i < n; i++) s ^= i * 5; return s; }
+__attribute__((noinline)) long exe_other_v2(long n) { volatile long s = 2; for (long i = 0; i < n; i++) s += i * exe_pad_v2(1); return s; }
+int main(void) { puts("ready"); fflush(stdout); for (;;) { exe_other_v2(2000000); lib_entry(2000000); } }
+`,
+};
+
+interface Builds {
+  readonly dir: string;
+  readonly program: string;
+  readonly library: string;
+  /** Copies of the first builds, kept before they were replaced: what the running process maps. */
+  readonly keptProgram: string;
+  readonly keptLibrary: string;
+}
+
+/** Builds v1 of the program and its library in `dir`, keeps copies, and writes v2's builds beside them (not yet in place). */
+function build(dir: string): Builds {
+  const compile = (source: string, out: string, args: string[]): void => {
+    const file = `${out}.c`;
+    writeFileSync(file, source);
+    execFileSync('gcc', ['-O1', '-g', '-fno-omit-frame-pointer', '-o', out, file, ...args], { cwd: dir });
+  };
+  const library = path.join(dir, 'libspin.so');
+  const program = path.join(dir, 'spin');
+  compile(LIBRARY.v1, library, ['-shared', '-fPIC']);
+  compile(PROGRAM.v1, program, ['-L.', '-lspin', `-Wl,-rpath,${dir}`]);
+  copyFileSync(library, `${library}.kept`);
+  copyFileSync(program, `${program}.kept`);
+  compile(LIBRARY.v2, `${library}.v2`, ['-shared', '-fPIC']);
+  compile(PROGRAM.v2, `${program}.v2`, ['-L.', '-lspin', `-Wl,-rpath,${dir}`]);
+  return { dir, program, library, keptProgram: `${program}.kept`, keptLibrary: `${library}.kept` };
+}
+
+/** As a compiler or a package manager replaces a file: the new one renamed over it, the mapped one unlinked. */
+function replaceBoth(builds: Builds): void {
+  renameSync(`${builds.library}.v2`, builds.library);
+  renameSync(`${builds.program}.v2`, builds.program);
+}
+
+/** Starts `argv` (as `asUser` when given) and waits for its "ready" line: its code and library are mapped then. */
+async function startReady(argv: string[], asUser?: readonly string[]): Promise<ChildProcess> {
+  const child = asUser
+    ? spawn(asUser[0], [...asUser.slice(1), ...argv], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${argv[0]} exited (${code}) before it was ready`)));
+    child.stdout!.once('data', () => resolve());
+  });
+  return child;
+}
+
+/** The function names `nm` lists in `file` (text symbols). */
+function functionNames(file: string): Set<string> {
+  const names = new Set<string>();
+  for (const line of execFileSync('nm', ['--defined-only', file], { encoding: 'utf8' }).split('\n')) {
+    const m = /^[0-9a-f]+ [tT] (\S+)$/.exec(line);
+    if (m) names.add(m[1]);
+  }
+  return names;
+}
+
+/** The leaf names of the capture's samples, as `function` without its offset (null: unnamed). */
+function leafFunctions(jsonl: string): (string | null)[] {
+  return parseJsonLines(jsonl)
+    .filter((record) => record.type === 'SAMPLE')
+    .map((record) => (record.sym ? record.sym.replace(/\+0x[0-9a-f]+$/, '') : null));
+}
+
+/** The pid `capture -p` targets: the spawned program itself, or setpriv's exec of it (the same pid). */
+function pidOf(child: ChildProcess): number {
+  assert.ok(child.pid, 'the program has a pid');
+  return child.pid;
+}
+
+function stop(child: ChildProcess | undefined): void {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+describe('symbols: files replaced on disk while their process runs', function () {
+  this.timeout(180_000);
+
+  it('names a rebuilt program and an upgraded library by the files the process maps (root: /proc/PID/map_files), never by the new builds', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-replaced-'));
+    let child: ChildProcess | undefined;
+    try {
+      const builds = build(dir);
+      child = await startReady([builds.program]);
+      replaceBoth(builds);
+      const maps = readFileSync(`/proc/${pidOf(child)}/maps`, 'utf8');
+      assert.match(maps, /\/spin \(deleted\)$/m, 'the kernel marks the mapped program as unlinked');
+      assert.match(maps, /\/libspin\.so \(deleted\)$/m, 'and the mapped library');
+      const out = path.join(dir, 'out.jsonl');
+      execFileSync(process.execPath, [CLI, 'capture', '-e', 'task-clock', '-F', '2000', '-p', String(pidOf(child)), '--duration', '1', '-o', out], {
+        stdio: 'pipe',
+      });
+      const leaves = leafFunctions(readFileSync(out, 'utf8'));
+      const old = new Set([...functionNames(builds.keptProgram), ...functionNames(builds.keptLibrary)]);
+      const replacements = new Set([...functionNames(builds.program), ...functionNames(builds.library)].filter((name) => !old.has(name)));
+      const named = leaves.filter((name): name is string => name !== null);
+      assert.deepEqual(
+        named.filter((name) => replacements.has(name)),
+        [],
+        'no sample is named by the builds that replaced the mapped files',
+      );
+      assert.ok(
+        named.filter((name) => name === 'exe_spin_v1').length > 0,
+        `the program's loop is named from its mapped file: ${[...new Set(named)].join(', ')}`,
+      );
+      assert.ok(
+        named.filter((name) => name === 'lib_spin_v1').length > 0,
+        `the library's loop is named from its mapped file: ${[...new Set(named)].join(', ')}`,
+      );
+    } finally {
+      stop(child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it(`as uid ${NOBODY_UID}: the program is named through /proc/PID/exe; the library, which only map_files would give, is left unnamed, never misnamed`, async () => {
+    let nobody: NobodyDir | undefined;
+    let child: ChildProcess | undefined;
+    try {
+      nobody = prepareNobodyDir();
+      const dir = path.join(nobody.dir, 'replaced');
+      nobody.run(['mkdir', dir]);
+      const builds = build(dir);
+      execFileSync('chown', ['-R', `${NOBODY_UID}:${NOBODY_UID}`, dir]);
+      child = await startReady([builds.program], SETPRIV);
+      nobody.run(['mv', `${builds.library}.v2`, builds.library]);
+      nobody.run(['mv', `${builds.program}.v2`, builds.program]);
+      const capture = nobody.ringside([
+        'capture',
+        '-e',
+        'task-clock',
+        '-F',
+        '2000',
+        '-p',
+        String(pidOf(child)),
+        '--duration',
+        '1',
+        '-o',
+        path.join(dir, 'out.jsonl'),
+      ]);
+      assert.equal(capture.status, 0, capture.stderr);
+      const leaves = leafFunctions(readFileSync(path.join(dir, 'out.jsonl'), 'utf8'));
+      const programNames = functionNames(builds.keptProgram);
+      const libraryNames = functionNames(builds.keptLibrary);
+      const replacements = new Set(
+        [...functionNames(builds.program), ...functionNames(builds.library)].filter((name) => !programNames.has(name) && !libraryNames.has(name)),
+      );
+      const named = leaves.filter((name): name is string => name !== null);
+      assert.deepEqual(
+        named.filter((name) => replacements.has(name) || libraryNames.has(name)),
+        [],
+        'nothing is named by the new builds, and the library (not readable through /proc by its owner) not at all',
+      );
+      assert.ok(named.includes('exe_spin_v1'), `the program's loop is named through /proc/PID/exe: ${[...new Set(named)].join(', ')}`);
+      assert.ok(
+        leaves.some((name) => name === null),
+        "the library's samples are left unnamed",
+      );
+    } finally {
+      // setpriv execs the program: the pid is the program's, and root may kill it.
+      stop(child);
+      nobody?.dispose();
+    }
+  });
+
+  it('a mapping marked deleted is never read from the file at its path now, and its dso says (deleted) as perf does', () => {
+    // A real object at the path (the fixture), but the mapping says its file was unlinked, and no such process runs:
+    // there is nothing to read it from, so the frame is unnamed rather than named from the file at the path.
+    const file = fixture('sym_o2_pie');
+    assert.ok(existsSync(file));
+    const symbolizer = new Symbolizer();
+    const pid = 2 ** 22 + 1; // above PID_MAX_LIMIT: no such process
+    symbolizer.addProcessMaps(pid, `555555554000-555555556000 r-xp 00000000 fe:00 12345 ${file} (deleted)\n`);
+    assert.equal(symbolizer.symbolize(pid, 0x555555555100n, false), undefined);
+    assert.equal(symbolizer.dsoOf(pid, 0x555555555100n, false), `${file} (deleted)`);
+    // The same mapping not marked: named from the file.
+    const live = new Symbolizer();
+    live.addProcessMaps(pid, `555555554000-555555556000 r-xp 00000000 fe:00 12345 ${file}\n`);
+    assert.equal(live.dsoOf(pid, 0x555555555100n, false), file);
+  });
+});
