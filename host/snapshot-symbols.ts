@@ -154,6 +154,22 @@ export class SnapshotSymbols {
     return (tid === pid ? entry?.comm : entry?.threads.get(tid)) || undefined;
   }
 
+  /** See Symbolizer.expectBuildIds: a recording's build-ids, for a file read back (decode, Open perf.data). */
+  expectBuildIds(entries: readonly { readonly path: string; readonly buildId: string }[]): void {
+    this.symbolizer.expectBuildIds(entries);
+  }
+
+  /**
+   * What the user is told of objects rebuilt or upgraded since the recording and not found as recorded: one line each,
+   * with the fix (perf record keeps a copy in ~/.debug unless told not to).
+   */
+  changedObjectNotes(): string[] {
+    return [...this.symbolizer.changedSinceRecording()].map(
+      ([file, { recorded, now }]) =>
+        `${file} was rebuilt or upgraded since the recording (build-id ${recorded} then, ${now} now) and perf's build-id cache (~/.debug) holds no copy of the recorded build: its frames are left unnamed (record with perf's default build-id cache, or keep the binary)`,
+    );
+  }
+
   symbolize(pid: number, ip: bigint, kernel: boolean): string | undefined {
     return this.symbolizer.symbolize(pid, ip, kernel);
   }

@@ -5,7 +5,7 @@ import { decodeSnapshot } from '../../native/decode/columns';
 import { ColumnArena } from '../../native/decode/arena';
 import { DecodePool, type DecodePoolOptions } from '../../native/decode-pool/pool';
 import { formatRecordJson } from '../../native/decode/jsonl';
-import { exportSnapshot, joinBatches, readPerfDataFileInSteps, type PerfDataBatch } from '../../native/perfdata/index';
+import { exportSnapshot, joinBatches, readPerfDataFileInSteps, recordedUserBuildIds, type PerfDataBatch } from '../../native/perfdata/index';
 import type { EventDescription } from '../../native/abi/snapshot';
 import { writeStandaloneHtml } from '../../host/html-file';
 import { borrowForeignRing } from '../../native/attach/foreign';
@@ -82,7 +82,8 @@ export function createCoreBackend(copyBuffers: () => CopyBufferOptions = () => (
       const decodeStarted = performance.now();
       const decoded = decodeSnapshot({ events: imported.events, rings: imported.rings, takenAtMs: Date.now(), pauseWindowNs: [] });
       const { readMs, indexMs, orderMs, roundsInOrder } = imported;
-      return { decoded, readMs, indexMs, orderMs, decodeMs: performance.now() - decodeStarted, partsInOrder: roundsInOrder };
+      const buildIds = recordedUserBuildIds(imported.features.buildIds);
+      return { decoded, readMs, indexMs, orderMs, decodeMs: performance.now() - decodeStarted, partsInOrder: roundsInOrder, buildIds };
     },
     async writePerfData(snapshot, file): Promise<void> {
       await exportSnapshot(file, snapshot);

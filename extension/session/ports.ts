@@ -97,6 +97,8 @@ export interface OpenedPerfData {
   /** The records copied in time order, a batch at a time. */
   readonly orderMs: number;
   readonly decodeMs: number;
+  /** The user-space objects the file's build-id table lists, with their build-ids then (Symbolizer.expectBuildIds). */
+  readonly buildIds: readonly { readonly path: string; readonly buildId: string }[];
   /** The parts told to onRecords are, in order, the rows of `decoded` (false: they are not, and must not be taken for them). */
   readonly partsInOrder: boolean;
 }

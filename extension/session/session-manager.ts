@@ -355,6 +355,8 @@ export class SessionManager {
     const { decoded, readMs, indexMs, orderMs, decodeMs, partsInOrder } = opened;
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
+    // A program rebuilt since the recording is named from perf's copy of the recorded build, or not at all.
+    session.symbols.expectBuildIds(opened.buildIds);
     this.addSnapshot(
       session,
       decoded,

@@ -10,14 +10,13 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { DecodeOptions } from './args';
-import { addSkipped, decodeChecked, describeSkipped, importPerfDataFile, openPerfDataFile, type SkippedRecords } from '../perfdata/index';
+import { addSkipped, decodeChecked, describeSkipped, importPerfDataFile, openPerfDataFile, recordedUserBuildIds, type SkippedRecords } from '../perfdata/index';
 import { SnapshotWriter } from './output';
 import { prefetchObjects, startSymbolPrefetch, stopSymbolPrefetch } from '../symbols/prefetch';
 import { inlineLess, keepHeapSmall } from './heap';
 import { symbolCacheEnabled } from '../symbols/symbol-cache';
 import { secondCoreFree } from '../decode-pool/parallel-choice';
 import type { BuildIdEntry } from '../perfdata/reader';
-import { Misc } from '../abi/uapi';
 
 /** Records per batch of a streamed decode: a few reads of the file, and far fewer bytes than a file worth streaming. */
 const DECODE_BATCH_BYTES = 4 << 20;
@@ -34,11 +33,13 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
   // What the file could not give, shown on the timeline page as a recording's limitations are.
   const notes = [...imported.warnings, ...(skippedText ? [skippedText] : [])];
   const writer = new SnapshotWriter({ format: options.format, output: options.output, fromFile: true });
+  writer.expectBuildIds(recordedUserBuildIds(imported.features.buildIds));
   try {
     await writer.write(decoded, [], notes);
   } finally {
     await writer.close();
   }
+  warnChangedObjects(options.input, writer);
   summarize(options.input, decoded.columns.length, decoded.anomalies.length, skipped);
   return 0;
 }
@@ -65,6 +66,7 @@ async function runStreamedDecode(options: DecodeOptions): Promise<number> {
   try {
     for (const warning of stream.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
     const writer = new SnapshotWriter({ format: options.format, output: options.output, fromFile: true });
+    writer.expectBuildIds(recordedUserBuildIds(stream.features.buildIds));
     writer.beginBatches();
     try {
       const takenAtMs = Date.now();
@@ -81,6 +83,7 @@ async function runStreamedDecode(options: DecodeOptions): Promise<number> {
       throw error;
     }
     await writer.close();
+    warnChangedObjects(options.input, writer);
   } finally {
     stopSymbolPrefetch();
     stream.close();
@@ -114,8 +117,7 @@ function prefetchWanted(): boolean {
  */
 function objectsToPrefetch(buildIds: readonly BuildIdEntry[]): string[] {
   const objects = new Map<string, number>();
-  for (const entry of buildIds) {
-    if ((entry.cpumode & Misc.CPUMODE_MASK) !== Misc.USER || !entry.path.startsWith('/')) continue;
+  for (const entry of recordedUserBuildIds(buildIds)) {
     try {
       const stats = statSync(entry.path);
       if (stats.isFile()) objects.set(path.resolve(entry.path), stats.size);
@@ -124,6 +126,10 @@ function objectsToPrefetch(buildIds: readonly BuildIdEntry[]): string[] {
     }
   }
   return [...objects].sort((a, b) => b[1] - a[1]).map(([file]) => file);
+}
+
+function warnChangedObjects(input: string, writer: SnapshotWriter): void {
+  for (const note of writer.changedObjectNotes()) process.stderr.write(`ringside: ${input}: ${note}\n`);
 }
 
 function summarize(input: string, records: number, anomalies: number, skipped: SkippedRecords | undefined): void {

@@ -182,6 +182,16 @@ export class SnapshotWriter {
     return tallies.flatMap((tally) => describeLogpointTally(tally).map((line) => `  ${line}\n`)).join('');
   }
 
+  /** A recording read back (decode): the build-ids it found, so that objects rebuilt since are not named from the new build. */
+  expectBuildIds(entries: readonly { readonly path: string; readonly buildId: string }[]): void {
+    this.symbols.expectBuildIds(entries);
+  }
+
+  /** What decode tells the user of objects rebuilt since the recording (see SnapshotSymbols.changedObjectNotes). */
+  changedObjectNotes(): string[] {
+    return this.symbols.changedObjectNotes();
+  }
+
   /** Samples are formatted from the stack and frame tables: each distinct address named and formatted once. */
   private tableJsonl(decoded: DecodedSnapshot): TableJsonl {
     const tables = new ProfileTables(decoded);

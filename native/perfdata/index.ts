@@ -7,7 +7,7 @@ import os from 'node:os';
 import { decodeRecordAt } from '../decode/record';
 import type { DecodedSnapshot } from '../decode/types';
 import type { EventDescription, RawSnapshot } from '../abi/snapshot';
-import { RecordType } from '../abi/uapi';
+import { Misc, RecordType } from '../abi/uapi';
 import { ElfFile } from '../symbols/elf';
 import { readProcMaps } from '../sys/procmaps';
 import { commOf } from '../perf/procfs';
@@ -26,6 +26,7 @@ import {
   type PerfDataStream,
   type ReadOptions,
 } from './reader';
+import type { BuildIdEntry } from './reader';
 import { writePerfData, type SynthesizedMap, type SynthesizedProcess, type WriteOptions } from './writer';
 
 export { PerfDataError, Feature, UserRecord } from './format';
@@ -33,6 +34,14 @@ export { dataSectionOf, indexPerfData, joinBatches, readPerfData, RecordLocator,
 export { addSkipped, decodeChecked, describeSkipped, DamagedRecordError, type CheckedDecode, type RecordsOfFile, type SkippedRecords } from './damage';
 export type { BuildIdEntry, ByteSource, PerfDataBatch, PerfDataFeatures, PerfDataImport, PerfDataStream, ReadOptions } from './reader';
 export { writePerfData } from './writer';
+
+/**
+ * The user-space objects of a perf.data's build-id table (the DSOs with samples), with the build-id each had when it
+ * was recorded: what the symbolizer checks the files at those paths against (Symbolizer.expectBuildIds).
+ */
+export function recordedUserBuildIds(buildIds: readonly BuildIdEntry[]): BuildIdEntry[] {
+  return buildIds.filter((entry) => (entry.cpumode & Misc.CPUMODE_MASK) === Misc.USER && entry.path.startsWith('/'));
+}
 export type { SynthesizedMap, SynthesizedProcess, WriteOptions } from './writer';
 export { parseTracingData, buildTracingData, formatToText } from './tracing';
 export type { TracingData } from './tracing';

@@ -229,7 +229,10 @@ export class ObjectFile {
         if (debugRead.elf.hasDwarf()) this.dwarfElf = debugRead.elf;
       }
     }
-    if (identity !== undefined) this.functionCacheKey = `functions\0${this.elf.buildId() ?? ''}\0${absolute(path)}\0${identity}\0${debugIdentity}`;
+    // A file read through /proc (a mapped file unlinked since, see Symbolizer.locateReplaced) is one process's, for as
+    // long as it runs: not worth an entry in the disk cache, which would keep one per pid.
+    if (identity !== undefined && !absolute(path).startsWith('/proc/'))
+      this.functionCacheKey = `functions\0${this.elf.buildId() ?? ''}\0${absolute(path)}\0${identity}\0${debugIdentity}`;
   }
 
   get buildId(): string | undefined {

@@ -3,12 +3,15 @@
 // through /proc/kallsyms. ELF/DWARF files are parsed once per path (+size+mtime) and shared.
 
 import { readdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { mapRange } from '../abi/mappings';
 import { KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
 import { numberIfExact } from '../abi/u64';
 import { Kallsyms } from './kallsyms';
 import { type MapEntry, parseProcMaps } from '../sys/procmaps';
 import { type FunctionSymbol, type ObjectFile, openObjectFile, openVdsoObject } from './object-file';
+import { ElfFormatError } from './elf';
 import { demangle } from './demangle';
 import { AARCH64, X86_64, unwindArchOf, unwindStack } from './unwind';
 
@@ -60,6 +63,10 @@ export class Symbolizer {
   private readonly broken = new WeakSet<ObjectFile>();
   /** The object of each mapping once opened: unwinding looks up several pcs per sample. */
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
+  /** Per path, the build-id a recording found there (perf.data's build-id table): another build there now is not it. */
+  private readonly recordedBuildIds = new Map<string, string>();
+  /** Files rebuilt or upgraded since the recording, whose recorded build was found nowhere: their frames are unnamed. */
+  private readonly changed = new Map<string, { readonly recorded: string; readonly now: string }>();
   /** Mappings of unlinked files that /proc did not give (see locateReplaced): not asked again for every IP. */
   private readonly unopenable = new WeakSet<Mapping>();
   /** What symbolize() named each link-time address of an object (null: nothing), for as long as the object is current. */
@@ -93,6 +100,20 @@ export class Symbolizer {
     const cut = (m: Mapping, from: bigint, to: bigint): Mapping => ({ ...m, start: from, end: to, pgoff: m.pgoff + (from - m.start) });
     const mapping = hasSymbols(path) ? { start, end, pgoff, path, ...(replaced ? { replaced } : {}) } : null;
     mapRange(list, start, end, mapping, cut);
+  }
+
+  /**
+   * The build-ids a recording found at its objects' paths (perf.data's build-id table, user-space entries). A file
+   * whose build-id differs now was rebuilt or upgraded since: its addresses are named from the recorded build's copy
+   * in perf's build-id cache (perf record keeps one, as perf script finds it), or not at all, never from the new build.
+   */
+  expectBuildIds(entries: readonly { readonly path: string; readonly buildId: string }[]): void {
+    for (const entry of entries) this.recordedBuildIds.set(entry.path, entry.buildId);
+  }
+
+  /** The objects expectBuildIds() found rebuilt with no copy of the recorded build: path → recorded and current build-id. */
+  changedSinceRecording(): ReadonlyMap<string, { readonly recorded: string; readonly now: string }> {
+    return this.changed;
   }
 
   /** A forked child starts with its parent's mappings (PERF_RECORD_FORK). */
@@ -271,7 +292,7 @@ export class Symbolizer {
           this.unreadable.add(found.path);
           return undefined;
         }
-        object = vdso ?? openObjectFile(found.path, this.options.debugRoot);
+        object = vdso ?? this.openRecorded(found.path);
       } catch {
         // an object we cannot read or parse: remembered as unreadable, its frames stay unnamed
         this.unreadable.add(found.path);
@@ -288,6 +309,24 @@ export class Symbolizer {
     const fileOffset = ip - found.start + found.pgoff;
     const vaddr = object.elf.fileOffsetToVaddr(fileOffset);
     return vaddr === undefined ? undefined : { object, vaddr };
+  }
+
+  /** The object at `file`, or the recorded build's copy where the file was rebuilt since the recording (expectBuildIds). */
+  private openRecorded(file: string): ObjectFile {
+    const object = openObjectFile(file, this.options.debugRoot);
+    const recorded = this.recordedBuildIds.get(file);
+    const now = object.buildId;
+    if (recorded === undefined || now === undefined || sameBuildId(recorded, now)) return object;
+    for (const copy of perfBuildIdCopies(recorded)) {
+      try {
+        const kept = openObjectFile(copy, this.options.debugRoot);
+        if (kept.buildId !== undefined && sameBuildId(recorded, kept.buildId)) return kept;
+      } catch {
+        // no copy there (or not an object): the next place, if any
+      }
+    }
+    this.changed.set(file, { recorded, now });
+    throw new ElfFormatError(`${file} is build ${now}, the recording's was ${recorded}`);
   }
 
   /**
@@ -351,6 +390,28 @@ export class Symbolizer {
     }
     return this.kernel ?? undefined;
   }
+}
+
+/** Build-ids as hex, the same when one is the other padded with zero bytes (perf.data's older 20-byte entries). */
+function sameBuildId(a: string, b: string): boolean {
+  const [long, short] = a.length >= b.length ? [a, b] : [b, a];
+  return long.startsWith(short) && /^0*$/.test(long.slice(short.length));
+}
+
+/**
+ * Where perf record keeps a copy of each object it recorded samples in: `$PERF_BUILDID_DIR` or `~/.debug`, under
+ * .build-id/XX/REST/elf (perf 4.x on; before, .build-id/XX/REST was the file itself).
+ */
+function perfBuildIdCopies(buildId: string): string[] {
+  // An entry padded with zero bytes is kept under its id without them (which may end in a real zero byte: both).
+  const ids = [...new Set([buildId, buildId.replace(/(00)+$/, '')])];
+  const roots = [process.env.PERF_BUILDID_DIR, path.join(process.env.HOME || homedir(), '.debug')].filter((root): root is string => !!root);
+  return roots.flatMap((root) =>
+    ids.flatMap((id) => {
+      const entry = path.join(root, '.build-id', id.slice(0, 2), id.slice(2));
+      return [path.join(entry, 'elf'), entry];
+    }),
+  );
 }
 
 /** A mapping's object as perf's dso column names it: its path, marked as the kernel marks an unlinked file. */

@@ -5,7 +5,7 @@
 // Referee: `nm` of a copy of the first build, kept before it was replaced (the bytes the process runs).
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,6 +36,19 @@ long lib_entry(long n);
 __attribute__((noinline)) long exe_pad_v2(long n) { volatile long s = 1; for (long i = 0; i < n; i++) s ^= i * 5; return s; }
 __attribute__((noinline)) long exe_other_v2(long n) { volatile long s = 2; for (long i = 0; i < n; i++) s += i * exe_pad_v2(1); return s; }
 int main(void) { puts("ready"); fflush(stdout); for (;;) { exe_other_v2(2000000); lib_entry(2000000); } }
+`,
+};
+
+/** A program recorded by perf whole (it exits), then rebuilt: v2's loop lies where v1's was. */
+const RECORDED = {
+  v1: `#include <stdlib.h>
+__attribute__((noinline)) long spin_v1(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += i; return s; }
+int main(int argc, char **argv) { return (int)spin_v1(atol(argv[1])) & 1; }
+`,
+  v2: `#include <stdlib.h>
+__attribute__((noinline)) long pad_v2(long n) { volatile long s = 1; for (long i = 0; i < n; i++) s ^= i * 3; return s; }
+__attribute__((noinline)) long other_v2(long n) { volatile long s = 2; for (long i = 0; i < n; i++) s += i * pad_v2(1); return s; }
+int main(int argc, char **argv) { return (int)other_v2(atol(argv[1])) & 1; }
 `,
 };
 
@@ -199,6 +212,87 @@ describe('symbols: files replaced on disk while their process runs', function ()
       // setpriv execs the program: the pid is the program's, and root may kill it.
       stop(child);
       nobody?.dispose();
+    }
+  });
+
+  /** v1 recorded by perf (HOME in `dir`: its own build-id cache), then replaced by v2 at the same path. */
+  function recordThenRebuild(dir: string, perfArgs: readonly string[]): { program: string; data: string } {
+    const program = path.join(dir, 'spin');
+    writeFileSync(`${program}.c`, RECORDED.v1);
+    writeFileSync(`${program}.v2.c`, RECORDED.v2);
+    execFileSync('gcc', ['-O1', '-g', '-o', program, `${program}.c`]);
+    execFileSync('gcc', ['-O1', '-g', '-o', `${program}.v2`, `${program}.v2.c`]);
+    const data = path.join(dir, 'perf.data');
+    execFileSync('perf', ['record', '-q', '-g', ...perfArgs, '-o', data, '--', program, '200000000'], { env: { ...process.env, HOME: dir }, stdio: 'pipe' });
+    renameSync(`${program}.v2`, program);
+    return { program, data };
+  }
+
+  /** `ip sym+off` of each sample whose IP is in `program`, as perf script prints them (-G: the sample IP, not its callchain; the file's own build-id cache). */
+  function perfNames(dir: string, data: string, program: string): string[] {
+    const text = execFileSync('perf', ['script', '-G', '-i', data, '-F', 'ip,sym,symoff,dso'], {
+      env: { ...process.env, HOME: dir },
+      encoding: 'utf8',
+      maxBuffer: 1 << 28,
+    });
+    return text
+      .split('\n')
+      .map((line) => /^\s*([0-9a-f]+) (\S+) \((.*)\)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null && m[3] === program)
+      .map((m) => `${BigInt(`0x${m[1]}`)} ${m[2]}`)
+      .sort();
+  }
+
+  /** The same of Ringside's decode of `data` to JSON Lines. */
+  function ringsideNames(dir: string, data: string, program: string): { names: string[]; stderr: string } {
+    const out = path.join(dir, 'out.jsonl');
+    const run = spawnSync(process.execPath, [CLI, 'decode', data, '-o', out], { env: { ...process.env, HOME: dir }, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    const mapped = parseJsonLines(readFileSync(out, 'utf8')).filter(
+      (record) => (record.type === 'MMAP' || record.type === 'MMAP2') && record.filename === program,
+    );
+    assert.ok(mapped.length > 0, `perf.data maps ${program}`);
+    const inProgram = (ip: bigint): boolean => mapped.some((m) => ip >= BigInt(m.addr!) && ip < BigInt(m.addr!) + BigInt(m.len!));
+    const names = parseJsonLines(readFileSync(out, 'utf8'))
+      .filter((record) => record.type === 'SAMPLE' && record.ip !== undefined && inProgram(BigInt(record.ip)))
+      .map((record) => `${BigInt(record.ip!)} ${record.sym ?? '[unknown]'}`)
+      .sort();
+    return { names, stderr: run.stderr };
+  }
+
+  it('decode of a perf.data whose program was rebuilt since: named from the recorded build perf keeps in ~/.debug, as perf script names it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-rebuilt-'));
+    try {
+      const { program, data } = recordThenRebuild(dir, []);
+      const perf = perfNames(dir, data, program);
+      assert.ok(perf.length > 100 && perf.every((line) => / spin_v1\+0x/.test(line)), `perf names the recorded build's loop: ${perf.slice(0, 3).join(', ')}`);
+      const ours = ringsideNames(dir, data, program);
+      assert.deepEqual(ours.names, perf);
+      assert.doesNotMatch(ours.stderr, /was rebuilt or upgraded/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('decode of a perf.data whose program was rebuilt since, recorded without a build-id cache (perf record -N): unnamed as perf leaves it, and said why', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-rebuilt-'));
+    try {
+      const { program, data } = recordThenRebuild(dir, ['-N']);
+      const perf = perfNames(dir, data, program);
+      assert.ok(
+        perf.length > 100 && perf.every((line) => line.endsWith(' [unknown]')),
+        `perf leaves the rebuilt program's frames unnamed: ${perf.slice(0, 3).join(', ')}`,
+      );
+      const ours = ringsideNames(dir, data, program);
+      assert.deepEqual(ours.names, perf);
+      assert.match(
+        ours.stderr,
+        new RegExp(
+          `${program.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} was rebuilt or upgraded since the recording \\(build-id [0-9a-f]+ then, [0-9a-f]+ now\\)`,
+        ),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
