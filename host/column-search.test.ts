@@ -92,5 +92,9 @@ describe('column search', () => {
     assert.equal(kinds.lastIndexOf(9), 3);
     assert.equal(kinds.lastIndexOf(3), 4);
     assert.equal(kinds.lastIndexOf(7), -1);
+    // A value no byte holds is nowhere (not taken modulo 256).
+    assert.equal(kinds.indexOf(3 + 256), -1);
+    assert.equal(kinds.lastIndexOf(9 + 256), -1);
+    assert.equal(kinds.indexOf(-253), -1);
   });
 });

@@ -10,6 +10,11 @@ function bytesOf(array: ArrayBufferView): Buffer {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
+/** Whether a byte column can hold `value` (Buffer's searches would take it modulo 256). */
+function isByte(value: number): boolean {
+  return Number.isInteger(value) && value >= 0 && value <= 0xff;
+}
+
 /** Byte-valued searches over a column of bytes (the kind column). */
 export class ByteColumn {
   private readonly bytes: Buffer;
@@ -20,12 +25,12 @@ export class ByteColumn {
 
   /** The first row at or after `from` holding `value`, or -1. */
   indexOf(value: number, from = 0): number {
-    return this.bytes.indexOf(value & 0xff, from);
+    return isByte(value) ? this.bytes.indexOf(value, from) : -1;
   }
 
   /** The last row holding `value`, or -1. */
   lastIndexOf(value: number): number {
-    return this.bytes.lastIndexOf(value & 0xff);
+    return isByte(value) ? this.bytes.lastIndexOf(value) : -1;
   }
 }
 
