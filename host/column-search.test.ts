@@ -49,10 +49,22 @@ describe('column search', () => {
     assert.deepEqual(runStarts(pid, tid), expected);
   });
 
+  it('finds the changes of runs longer than its largest block, wherever they fall in it', () => {
+    const length = 400_000;
+    // After runs of 70k, 263k and 67k rows (blocks double to 64k rows and halve around each change), one row apart,
+    // and on the last row.
+    const changes = [70_001, 70_002, 333_333, 333_334 + 65_536, 399_999];
+    const { pid, tid } = columnsChangingAt(length, changes);
+    assert.deepEqual(runStarts(pid, tid), [0, ...changes]);
+    for (const prefix of [70_001, 70_002, 200_000, 333_334 + 65_536 + 1]) {
+      assert.deepEqual(runStarts(pid, tid, prefix), runStartsOneByOne(pid, tid, prefix), `first ${prefix} rows`);
+    }
+  });
+
   it('sees a change of the pid alone and of the tid alone inside a long run', () => {
-    for (const change of [1500, 2047, 4096]) {
+    for (const change of [1500, 2047, 4096, 100_000, 199_999]) {
       for (const column of ['pid', 'tid'] as const) {
-        const { pid, tid } = columnsChangingAt(6000, []);
+        const { pid, tid } = columnsChangingAt(200_001, []);
         (column === 'pid' ? pid : tid)[change] = 7;
         assert.deepEqual(runStarts(pid, tid), [0, change, change + 1], `${column} changed at row ${change}`);
       }

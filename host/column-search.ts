@@ -34,26 +34,42 @@ export class ByteColumn {
   }
 }
 
-/** Rows checked one by one after a run's first row before the rest of the run is compared a block at a time. */
-const BLOCK_ROWS = 1024;
+/** Rows checked one by one after a run's first row before the rest of the run is compared by blocks. */
+const BLOCK_ROWS = 256;
+/** The largest block compared at once (blocks double from BLOCK_ROWS while the run goes on). */
+const MAX_BLOCK_ROWS = 65536;
 
 /**
  * The first row of every run of rows of one thread (equal pid and tid), in row order: `visit(row)` for each. Rows of a
  * thread come in long runs (a CPU's ring holds what ran there), so after a run's first BLOCK_ROWS rows the rest of it is
- * compared with memcmp, a block at a time; rows whose thread changes often are compared one by one as before.
+ * compared with memcmp against a block of the thread's pid and tid: blocks that double while the rows are equal, then
+ * halve around the change (a few dozen calls for a run of a million rows); rows whose thread changes often are compared
+ * one by one.
  */
 export function forEachThreadRun(pid: Int32Array, tid: Int32Array, length: number, visit: (row: number) => void): void {
   if (pid.length < length || tid.length < length) throw new RangeError(`pid and tid hold ${pid.length} and ${tid.length} rows, not ${length}`);
   const pidBytes = bytesOf(pid);
   const tidBytes = bytesOf(tid);
-  const pidBlock = new Int32Array(BLOCK_ROWS);
-  const tidBlock = new Int32Array(BLOCK_ROWS);
+  const blockRows = Math.min(MAX_BLOCK_ROWS, length);
+  const pidBlock = new Int32Array(blockRows);
+  const tidBlock = new Int32Array(blockRows);
   const pidBlockBytes = bytesOf(pidBlock);
   const tidBlockBytes = bytesOf(tidBlock);
-  const blockBytes = BLOCK_ROWS * Int32Array.BYTES_PER_ELEMENT;
-  // The thread the blocks hold (filled only for a run longer than BLOCK_ROWS; NaN: none yet).
-  let blockPid = NaN;
-  let blockTid = NaN;
+  // The thread the blocks hold in their first `filled` rows.
+  let blockPid = 0;
+  let blockTid = 0;
+  let filled = 0;
+  /** Whether rows [from, from + rows) are all of the thread the blocks hold (rows <= blockRows). */
+  const sameThread = (from: number, rows: number): boolean => {
+    if (filled < rows) {
+      pidBlock.fill(blockPid, filled, rows);
+      tidBlock.fill(blockTid, filled, rows);
+      filled = rows;
+    }
+    const at = from * 4;
+    const bytes = rows * 4;
+    return tidBytes.compare(tidBlockBytes, 0, bytes, at, at + bytes) === 0 && pidBytes.compare(pidBlockBytes, 0, bytes, at, at + bytes) === 0;
+  };
   let row = 0;
   while (row < length) {
     visit(row);
@@ -63,19 +79,26 @@ export function forEachThreadRun(pid: Int32Array, tid: Int32Array, length: numbe
     row = endOfThread(pid, tid, row + 1, checked, p, t);
     if (row < checked || row === length) continue;
     if (blockPid !== p || blockTid !== t) {
-      pidBlock.fill(p);
-      tidBlock.fill(t);
       blockPid = p;
       blockTid = t;
+      filled = 0;
     }
-    while (
-      row + BLOCK_ROWS <= length &&
-      tidBytes.compare(tidBlockBytes, 0, blockBytes, row * 4, row * 4 + blockBytes) === 0 &&
-      pidBytes.compare(pidBlockBytes, 0, blockBytes, row * 4, row * 4 + blockBytes) === 0
-    )
-      row += BLOCK_ROWS;
-    // The block that differs (or the rows past the last whole block): the change is in it.
-    row = endOfThread(pid, tid, row, Math.min(length, row + BLOCK_ROWS), p, t);
+    // Blocks that double while every row is the thread's; then [row, row + span) holds the change (or is the rest).
+    let block = BLOCK_ROWS;
+    while (row + block <= length && sameThread(row, block)) {
+      row += block;
+      block = Math.min(2 * block, blockRows);
+    }
+    let span = Math.min(block, length - row);
+    // Halves: the change is in the second half when the first is the thread's, else in the first.
+    while (span > BLOCK_ROWS) {
+      const half = span >>> 1;
+      if (sameThread(row, half)) {
+        row += half;
+        span -= half;
+      } else span = half;
+    }
+    row = endOfThread(pid, tid, row, row + span, p, t);
   }
 }
 
