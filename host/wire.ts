@@ -1,7 +1,8 @@
 // Host side of the protocol: turns a DecodedSnapshot into what the panel receives, adding what only
 // the host knows (symbols, comms, source lines) to the builders in messages.ts (snapshotMessages,
 // recordDetailsOf). Shared by the extension's panel host and the CLI's HTML export so both show the
-// same thing. Pure: symbols and comms come in as callbacks; no node, koffi or vscode imports.
+// same thing. Pure: symbols and comms come in as callbacks; no koffi or vscode imports (node's only for memchr and memcmp
+// over columns, column-search.ts).
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import { decodeRecordAt, type CallchainFrame } from '../native/decode/record';
@@ -26,6 +27,7 @@ import type { CallchainEmbedder } from './embedded-callchains';
 import { snapshotStacksInSteps } from './stacks';
 import { ProfileTables } from '../native/tables/profile-tables';
 import { threadStatesAndComms } from './thread-states';
+import { ByteColumn, forEachThreadRun } from './column-search';
 
 export interface WireOptions {
   readonly snapshotId: string;
@@ -51,7 +53,7 @@ export interface WireOptions {
 function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchComms?: ReadonlyMap<number, string>): ThreadInfo[] {
   const { pid, tid, kind, length } = snapshot.columns;
   const names = new Map<string, ThreadInfo>();
-  for (const row of rowsOfKinds(kind.subarray(0, length), RecordType.COMM, RecordType.FORK)) {
+  for (const row of rowsOfKinds(new ByteColumn(kind.subarray(0, length)), RecordType.COMM, RecordType.FORK)) {
     let fields: { pid?: number; tid?: number; ppid?: number; ptid?: number; comm?: string };
     try {
       fields = decodeRecordAt(snapshot, row).fields as typeof fields;
@@ -69,21 +71,16 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
     const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
     if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
-  // Rows of one thread come in runs: the thread of the previous row is known already (no key built per row). The
-  // loop's state stays small integers (-1 is a tid no row is named by, so a row equal to it is skipped either way).
-  let lastPid = -1;
-  let lastTid = -1;
-  for (let row = 0; row < length; row++) {
+  // Rows of one thread come in runs: only each run's first row is looked at (no key built per row).
+  forEachThreadRun(pid, tid, length, (row) => {
+    const rowPid = pid[row];
     const rowTid = tid[row];
-    if (rowTid === lastTid && pid[row] === lastPid) continue;
-    if (rowTid < 0) continue;
-    lastPid = pid[row];
-    lastTid = rowTid;
-    const key = `${pid[row]}/${tid[row]}`;
-    if (names.has(key)) continue;
-    const processComm = names.get(`${pid[row]}/${pid[row]}`)?.comm;
-    names.set(key, { pid: pid[row], tid: tid[row], comm: comm?.(pid[row], tid[row]) ?? switchComms?.get(tid[row]) ?? processComm ?? '' });
-  }
+    if (rowTid < 0) return; // a row without a thread
+    const key = `${rowPid}/${rowTid}`;
+    if (names.has(key)) return;
+    const processComm = names.get(`${rowPid}/${rowPid}`)?.comm;
+    names.set(key, { pid: rowPid, tid: rowTid, comm: comm?.(rowPid, rowTid) ?? switchComms?.get(rowTid) ?? processComm ?? '' });
+  });
   return [...names.values()];
 }
 
@@ -186,9 +183,9 @@ function wireStacks(table: StackTable): WireStacks {
  */
 export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
   const { kind, time, ring, length, timeOriginNs } = snapshot.columns;
-  const kinds = kind.subarray(0, length);
-  // Most snapshots lose nothing: the kind column's native scans say so without a pass over the rows of our own (a
-  // Map.set of the ring's time per row took 20-75 ms at 1M rows).
+  const kinds = new ByteColumn(kind.subarray(0, length));
+  // Most snapshots lose nothing: the kind column's native scans (memrchr) say so without a pass over the rows of our own
+  // (a Map.set of the ring's time per row took 20-75 ms at 1M rows; the typed array's own lastIndexOf, 0.5-2 ms each).
   const lastLoss = Math.max(kinds.lastIndexOf(RecordType.LOST), kinds.lastIndexOf(RecordType.LOST_SAMPLES));
   if (lastLoss < 0) return [];
   const out: LossInfo[] = [];
@@ -216,10 +213,10 @@ export function lossesOf(snapshot: DecodedSnapshot): LossInfo[] {
 const RING_INDEXES = 1 << 16;
 
 /**
- * The rows whose kind is one of `kinds`, in row order, found by the kind column's native indexOf: a big snapshot has few
+ * The rows whose kind is one of `kinds`, in row order, found by memchr over the kind column: a big snapshot has few
  * such rows (its COMM, FORK, LOST records), and a pass of our own over every row costs milliseconds per million.
  */
-function* rowsOfKinds(kind: Uint8Array, ...kinds: readonly number[]): Generator<number> {
+function* rowsOfKinds(kind: ByteColumn, ...kinds: readonly number[]): Generator<number> {
   const next = kinds.map((k) => kind.indexOf(k));
   for (;;) {
     let at = -1;

@@ -90,15 +90,27 @@ export class StoreEvents {
 // before the code after it has run, and each later batch re-entering that compiled loop fell back to the interpreter at
 // the first property read after it (map did so on 15 of a million-row capture's 16 batches).
 
-/** Adds each row's event to `counts` (by local index); returns the highest index seen. */
+/**
+ * Adds each row's event to `counts` (by local index); returns the highest index seen. Rows of one event come in runs:
+ * a run is added once it ends, so the loop's work per row is a comparison (a count written per row made each row
+ * wait for the previous row's write: 4.4 against 2.3 ns a row on the bench's VM).
+ */
 function countEvents(localEvent: Uint16Array, counts: Uint32Array): number {
+  const n = localEvent.length;
+  if (n === 0) return 0;
   let maxLocal = 0;
-  for (let i = 0; i < localEvent.length; i++) {
+  let current = localEvent[0];
+  let runStart = 0;
+  for (let i = 1; i < n; i++) {
     const e = localEvent[i];
-    counts[e]++;
-    if (e > maxLocal) maxLocal = e;
+    if (e === current) continue;
+    counts[current] += i - runStart;
+    if (current > maxLocal) maxLocal = current;
+    current = e;
+    runStart = i;
   }
-  return maxLocal;
+  counts[current] += n - runStart;
+  return current > maxLocal ? current : maxLocal;
 }
 
 /** event[base + i] = table[localEvent[i]] for every row. */

@@ -372,6 +372,25 @@ describe('record store', () => {
     assert.deepEqual(charts(), []);
   });
 
+  it('counts the rows of each event across runs of one event, the last run and a new highest index included', () => {
+    const events = [0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 4, 4, 0, 0, 1, 7, 7, 7];
+    const store = new RecordStore();
+    store.beginSnapshot(start('a', '0', events.length, 2, 'e'));
+    const times = events.map((_, i) => i);
+    for (const b of columnsToBatches(columns(times, Array(events.length).fill(7), events), { snapshotId: 'a', batchRows: 10 })) store.addBatch(b);
+    const snap = store.getSnapshot('a')!;
+    // Store events: e (0), mem:x:w (1), then the unannounced local 4 and 7 as placeholders (2, 3).
+    assert.deepEqual(
+      store.events.map((e) => e.name),
+      ['e', 'mem:x:w', 'event 4', 'event 7'],
+    );
+    assert.deepEqual(snap.eventRows, [6, 7, 2, 3]);
+    assert.deepEqual(
+      Array.from(store.event.subarray(0, events.length)),
+      events.map((e) => (e === 4 ? 2 : e === 7 ? 3 : e)),
+    );
+  });
+
   it('finds the same extent, untimed count and order for batches in order (read at their ends) as for others (row by row)', () => {
     // Rows: NaN and side-band (kind 3) at both ends of ordered batches, then a batch out of order.
     const times = [NaN, 1, 2, 3, 4, NaN, 5, 6, NaN, 9, 7, NaN];

@@ -659,9 +659,17 @@ function isIdentity(map: Int32Array): boolean {
  * million-row capture's 16 batches did, in its first paint).
  */
 function untimedIfOrdered(time: Float64Array, base: number, end: number): number {
+  // The usual batch is every row timed and in order: a first loop that only compares (2.4 against 4 ns a row on the
+  // bench's VM), left at the first row out of order or untimed (NaN fails the comparison), where the full loop goes on.
   let last = -Infinity;
+  let at = base;
+  for (; at < end; at++) {
+    const t = time[at];
+    if (!(t >= last)) break;
+    last = t;
+  }
   let untimed = 0;
-  for (let i = base; i < end; i++) {
+  for (let i = at; i < end; i++) {
     const t = time[i];
     if (t >= last) last = t;
     else if (t === t) return -1;
