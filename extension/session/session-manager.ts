@@ -355,8 +355,10 @@ export class SessionManager {
     const { decoded, readMs, indexMs, orderMs, decodeMs, partsInOrder } = opened;
     const session = this.create('file', file.split('/').pop() ?? file);
     session.state = 'stopped';
-    // A program rebuilt since the recording is named from perf's copy of the recorded build, or not at all.
+    // A program rebuilt since the recording is named from perf's copy of the recorded build, or not at all, and the
+    // timeline says which (as a recording's limitations are shown).
     session.symbols.expectBuildIds(opened.buildIds);
+    const rebuilt = session.symbols.changedObjectNotes();
     this.addSnapshot(
       session,
       decoded,
@@ -364,7 +366,7 @@ export class SessionManager {
       sizeOfRings(decoded),
       0,
       decodeMs,
-      [],
+      rebuilt,
       [],
       undefined,
       { startedAt, copyMs: 0, file: { readMs, indexMs, orderMs } },

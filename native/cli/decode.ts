@@ -30,10 +30,10 @@ export async function runDecode(options: DecodeOptions): Promise<number> {
   for (const warning of imported.warnings) process.stderr.write(`ringside: ${options.input}: ${warning}\n`);
   const { decoded, skipped } = decodeChecked(imported, options.input, { keepGoing: options.keepGoing, hint: KEEP_GOING_HINT });
   const skippedText = skipped ? describeSkipped(skipped) : undefined;
-  // What the file could not give, shown on the timeline page as a recording's limitations are.
-  const notes = [...imported.warnings, ...(skippedText ? [skippedText] : [])];
   const writer = new SnapshotWriter({ format: options.format, output: options.output, fromFile: true });
   writer.expectBuildIds(recordedUserBuildIds(imported.features.buildIds));
+  // What the file could not give, shown on the timeline page as a recording's limitations are.
+  const notes = [...imported.warnings, ...(skippedText ? [skippedText] : []), ...writer.changedObjectNotes()];
   try {
     await writer.write(decoded, [], notes);
   } finally {

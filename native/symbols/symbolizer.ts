@@ -65,6 +65,8 @@ export class Symbolizer {
   private readonly opened = new WeakMap<Mapping, ObjectFile>();
   /** Per path, the build-id a recording found there (perf.data's build-id table): another build there now is not it. */
   private readonly recordedBuildIds = new Map<string, string>();
+  /** The paths changedSinceRecording() has checked already. */
+  private readonly checkedBuilds = new Set<string>();
   /** Files rebuilt or upgraded since the recording, whose recorded build was found nowhere: their frames are unnamed. */
   private readonly changed = new Map<string, { readonly recorded: string; readonly now: string }>();
   /** Mappings of unlinked files that /proc did not give (see locateReplaced): not asked again for every IP. */
@@ -111,8 +113,21 @@ export class Symbolizer {
     for (const entry of entries) this.recordedBuildIds.set(entry.path, entry.buildId);
   }
 
-  /** The objects expectBuildIds() found rebuilt with no copy of the recorded build: path → recorded and current build-id. */
+  /**
+   * The objects expectBuildIds() named that were rebuilt with no copy of the recorded build found: path → recorded and
+   * current build-id. Each is checked (its ELF headers read) whether or not a frame has asked yet, so a caller can say
+   * so before the names are needed.
+   */
   changedSinceRecording(): ReadonlyMap<string, { readonly recorded: string; readonly now: string }> {
+    for (const file of this.recordedBuildIds.keys()) {
+      if (this.checkedBuilds.has(file)) continue;
+      this.checkedBuilds.add(file);
+      try {
+        this.openRecorded(file);
+      } catch {
+        // rebuilt (openRecorded noted it), or gone or unreadable: its frames say so when they are named
+      }
+    }
     return this.changed;
   }
 

@@ -11,6 +11,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NOBODY_UID, SETPRIV, parseJsonLines, prepareNobodyDir, type NobodyDir } from '../unprivileged/nobody';
 import { Symbolizer } from '../../native/symbols/symbolizer';
+import { SessionManager } from '../../extension/session/session-manager';
+import { createCoreBackend } from '../../extension/session/core-backend';
+import type { Backend } from '../../extension/session/ports';
+import { rowDetails } from '../../host/wire';
+import { RecordType } from '../../native/abi/uapi';
 import { fixture } from './binutils';
 
 const CLI = path.resolve(__dirname, '../../../dist/cli.js');
@@ -96,6 +101,15 @@ async function startReady(argv: string[], asUser?: readonly string[]): Promise<C
     child.stdout!.once('data', () => resolve());
   });
   return child;
+}
+
+/** The extension's session manager with the core backend alone (opening files needs no recorder). */
+function coreOnly(): Backend {
+  return {
+    ...createCoreBackend(),
+    resolveEvents: () => Promise.reject(new Error('not used here')),
+    record: () => Promise.reject(new Error('not used here')),
+  };
 }
 
 /** The function names `nm` lists in `file` (text symbols). */
@@ -292,6 +306,38 @@ describe('symbols: files replaced on disk while their process runs', function ()
         ),
       );
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('Open perf.data of a program rebuilt since, with no copy of the recorded build: its frames unnamed as perf leaves them, and the capture says why', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-rebuilt-'));
+    const manager = new SessionManager({ backend: coreOnly() });
+    try {
+      const { program, data } = recordThenRebuild(dir, ['-N']);
+      const session = await manager.openPerfData(data);
+      const entry = session.snapshots[0];
+      assert.ok(
+        entry.limitations.some((line) => line.startsWith(`${program} was rebuilt or upgraded since the recording (build-id `)),
+        `the capture's limitations say so: ${JSON.stringify(entry.limitations)}`,
+      );
+      const leaves: string[] = [];
+      const { kind } = entry.decoded.columns;
+      for (let row = 0; row < entry.decoded.columns.length; row++) {
+        if (kind[row] !== RecordType.SAMPLE) continue;
+        const details = rowDetails(entry.decoded, row, entry.symbols);
+        const leaf = details.callchain?.[0];
+        if (leaf) leaves.push(leaf.symbol !== undefined ? details.symbols![leaf.symbol] : '[unknown]');
+      }
+      const perfLeaves = perfNames(dir, data, program).map((line) => line.slice(line.indexOf(' ') + 1));
+      assert.ok(perfLeaves.length > 100);
+      assert.deepEqual(
+        leaves.filter((name) => /_v[12]\+/.test(name)),
+        [],
+        `no frame is named from either build: ${[...new Set(leaves)].slice(0, 8).join(', ')}`,
+      );
+    } finally {
+      await manager.dispose();
       rmSync(dir, { recursive: true, force: true });
     }
   });
