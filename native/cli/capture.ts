@@ -64,6 +64,17 @@ export function prepareEvents(options: CaptureOptions): PreparedCapture {
 
 export async function runCapture(options: CaptureOptions): Promise<number> {
   const prepared = prepareEvents(options);
+  // Caught from before the command is launched: a Ctrl-C while the rings are set up (the command already running)
+  // ends the capture with its snapshot, as one a moment later does, instead of killing Ringside with nothing written.
+  const stops = new StopSignals();
+  try {
+    return await captureWith(options, prepared, stops);
+  } finally {
+    stops.dispose();
+  }
+}
+
+async function captureWith(options: CaptureOptions, prepared: PreparedCapture, stops: StopSignals): Promise<number> {
   if (!options.quiet) for (const note of prepared.notes) process.stderr.write(`ringside: ${note}\n`);
   // Per-CPU rings decode on worker threads when the machine has more than one core and a snapshot
   // is big enough to pay for it (DecodePool.usesWorkers); the rings are then copied into shared
@@ -113,7 +124,7 @@ export async function runCapture(options: CaptureOptions): Promise<number> {
     };
     // A timed follow read that fails (stdout closed, a full disk) ends the capture now, through the same last read that rethrows it.
     const watchFollow = follow ? (end: (reason: string) => void) => follow.onFailure(() => end('a follow read failed')) : undefined;
-    return await waitForTriggers(options, recorder, take, prepared, takeTriggered, watchFollow);
+    return await waitForTriggers(options, recorder, take, prepared, stops, takeTriggered, watchFollow);
   } finally {
     follow?.stop();
     // A capture that failed part way still ends the group it launched (at once when it is gone already).
@@ -238,6 +249,34 @@ export function recorderTarget(options: CaptureOptions, prepared: PreparedCaptur
 
 /** Signals that end a capture: each takes a final snapshot first. */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The stop signals of one capture, caught from its start: the first one is kept until someone listens. */
+class StopSignals {
+  private first: NodeJS.Signals | undefined;
+  private listener: ((signal: NodeJS.Signals) => void) | undefined;
+  private readonly handler = (signal: NodeJS.Signals): void => {
+    if (this.listener) this.listener(signal);
+    else this.first ??= signal;
+  };
+
+  constructor() {
+    for (const signal of STOP_SIGNALS) process.on(signal, this.handler);
+  }
+
+  /** `listener` is told of every stop signal from now on, and at once of one that came before. */
+  listen(listener: ((signal: NodeJS.Signals) => void) | undefined): void {
+    this.listener = listener;
+    if (listener && this.first !== undefined) {
+      const signal = this.first;
+      this.first = undefined;
+      listener(signal);
+    }
+  }
+
+  dispose(): void {
+    for (const signal of STOP_SIGNALS) process.off(signal, this.handler);
+  }
+}
 /** How long a launched command gets between SIGTERM and SIGKILL when the capture ends before it does. */
 const LAUNCHED_GRACE_MS = 2000;
 
@@ -259,6 +298,7 @@ async function waitForTriggers(
   recorder: Recorder,
   take: (reason: string) => Promise<void>,
   prepared: PreparedCapture,
+  stops: StopSignals,
   takeTriggered: (reason: string) => Promise<void> = take,
   /** Given a way to end the capture (as --duration does), by something outside these triggers. */
   endOn?: (end: (reason: string) => void) => void,
@@ -275,7 +315,7 @@ async function waitForTriggers(
   // snapshot is taken, then the command's whole group is ended (unless --leave-running).
   const onStop = (signal: NodeJS.Signals) => push({ kind: 'done', reason: signal, status: 128 + (osConstants.signals[signal] ?? 0), endLaunched: true });
   process.on('SIGUSR2', onUsr2);
-  for (const signal of STOP_SIGNALS) process.on(signal, onStop);
+  stops.listen(onStop);
   const watcher =
     prepared.triggerIndices.length > 0
       ? new TriggerWatcher(
@@ -349,6 +389,6 @@ async function waitForTriggers(
     watcher?.stop();
     for (const timer of timers) clearTimeout(timer);
     process.off('SIGUSR2', onUsr2);
-    for (const signal of STOP_SIGNALS) process.off(signal, onStop);
+    stops.listen(undefined);
   }
 }

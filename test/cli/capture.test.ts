@@ -627,6 +627,39 @@ describe('ringside capture ends cleanly (signals, --duration, the launched comma
     });
   }
 
+  it('a Ctrl-C the moment the launched command runs (the rings still being set up) still ends with its snapshot, status 130, the command ended', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-signal-'));
+    const out = path.join(dir, 'out.jsonl');
+    // The command itself sends the Ctrl-C to capture (its parent) as its first act, before it becomes the spinner.
+    const capture = spawn(
+      process.execPath,
+      [cli, 'capture', '-e', 'task-clock', '-o', out, '--', 'sh', '-c', `kill -INT $PPID; exec ${fixture('kernel_busy')} 30000`],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    capture.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      capture.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let child = 0;
+    try {
+      assert.deepEqual(await exited, { code: 130, signal: null }, stderr);
+      assert.match(stderr, /snapshot 1 \(SIGINT\)/);
+      child = Number(/ended the launched command \(pid (\d+)\)/.exec(stderr)?.[1]);
+      assert.ok(child > 0, stderr);
+      assert.equal(alive(child), false, 'no launched command outlives the capture');
+      assert.ok(existsSync(out), 'the snapshot was written');
+    } finally {
+      if (capture.exitCode === null && capture.signalCode === null) capture.kill('SIGKILL');
+      if (child > 0 && alive(child)) process.kill(child, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--duration ends the launched command too, with status 0; --leave-running leaves it running', async () => {
     const timed = ringside(['capture', '-e', 'task-clock', '--duration', '0.5', '-o', '/tmp/ringside-duration.jsonl', '--', fixture('kernel_busy'), '30000']);
     try {
