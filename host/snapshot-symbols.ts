@@ -98,6 +98,7 @@ export class SnapshotSymbols {
     // The same for the logpoints' hits: their pcs are located again with the mappings learnt here.
     this.logpoints.forgetLocations();
     this.learnProcesses(procState);
+    const unlinked = unlinkedInodes(procState);
     const { kind } = snapshot.columns;
     for (let row = 0; row < snapshot.columns.length; row++) {
       const type = kind[row];
@@ -133,10 +134,13 @@ export class SnapshotSymbols {
         // Data mappings (side-band with mmap_data, for -g dwarf) hold no code to name, but an exported
         // perf.data needs them: perf's unwinder reads .eh_frame_hdr through them.
         if (!f.data) {
-          // The kernel marks a file unlinked before it was mapped (or before this record was made) as it marks /proc's.
-          const deleted = f.filename.endsWith(DELETED_SUFFIX);
-          const path = deleted ? f.filename.slice(0, -DELETED_SUFFIX.length) : f.filename;
-          this.symbolizer.addMmap(pid, start, length, pgoff, path, deleted ? { inode: typeof f.ino === 'bigint' ? Number(f.ino) : 0 } : undefined);
+          // The kernel marks a file unlinked before this record was made as it marks /proc's; one unlinked since (a
+          // launched program rebuilt while it runs) is known by its inode, which /proc now marks deleted.
+          const marked = f.filename.endsWith(DELETED_SUFFIX);
+          const path = marked ? f.filename.slice(0, -DELETED_SUFFIX.length) : f.filename;
+          const inode = typeof f.ino === 'bigint' ? Number(f.ino) : 0;
+          const deleted = marked || (inode !== 0 && unlinked.get(pid)?.has(inode) === true);
+          this.symbolizer.addMmap(pid, start, length, pgoff, path, deleted ? { inode } : undefined);
           remapped.add(pid);
         }
         if (f.filename.startsWith('/')) this.process(pid).maps.set(`${start}`, { start, end: start + length, pgoff, path: f.filename, executable: !f.data });
@@ -274,4 +278,18 @@ export class SnapshotSymbols {
         ...[...p.threads].map(([tid, comm]) => ({ pid: p.pid, tid, comm, maps: [] })),
       ]);
   }
+}
+
+/** Per process, the inodes of the files its /proc maps mark ` (deleted)`: mapped files unlinked since they were mapped. */
+function unlinkedInodes(procState: readonly ProcessSideband[]): Map<number, Set<number>> {
+  const unlinked = new Map<number, Set<number>>();
+  for (const proc of procState) {
+    for (const map of proc.maps) {
+      if (!map.deleted || map.inode === 0) continue;
+      let inodes = unlinked.get(proc.pid);
+      if (!inodes) unlinked.set(proc.pid, (inodes = new Set()));
+      inodes.add(map.inode);
+    }
+  }
+  return unlinked;
 }

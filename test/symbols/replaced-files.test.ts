@@ -179,6 +179,35 @@ describe('symbols: files replaced on disk while their process runs', function ()
     }
   });
 
+  it('a program launched by capture and rebuilt while it runs (its mappings in the side band, not yet marked) is named by the build it runs', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ringside-replaced-'));
+    let capture: ChildProcess | undefined;
+    try {
+      const builds = build(dir);
+      const out = path.join(dir, 'out.jsonl');
+      // The command's stdout is capture's (-o FILE): its "ready" says it runs, mapped, recorded from its first instruction.
+      capture = await startReady([process.execPath, CLI, 'capture', '-e', 'task-clock', '-F', '2000', '-o', out, '--', builds.program]);
+      replaceBoth(builds);
+      // The snapshot is taken when capture stops: after the files were replaced.
+      const exited = new Promise<number | null>((resolve) => capture!.once('exit', (code) => resolve(code)));
+      capture.kill('SIGINT');
+      const code = await exited;
+      assert.equal(code, 130, `capture stopped by SIGINT (128 + 2), after its final snapshot: exit ${code}`);
+      const named = leafFunctions(readFileSync(out, 'utf8')).filter((name): name is string => name !== null);
+      const old = new Set([...functionNames(builds.keptProgram), ...functionNames(builds.keptLibrary)]);
+      const replacements = new Set([...functionNames(builds.program), ...functionNames(builds.library)].filter((name) => !old.has(name)));
+      assert.deepEqual(
+        named.filter((name) => replacements.has(name)),
+        [],
+        'no sample is named by the builds that replaced the mapped files',
+      );
+      assert.ok(named.includes('exe_spin_v1') && named.includes('lib_spin_v1'), `named from the mapped files: ${[...new Set(named)].join(', ')}`);
+    } finally {
+      stop(capture);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it(`as uid ${NOBODY_UID}: the program is named through /proc/PID/exe; the library, which only map_files would give, is left unnamed, never misnamed`, async () => {
     let nobody: NobodyDir | undefined;
     let child: ChildProcess | undefined;
