@@ -304,24 +304,34 @@ export async function runKeeperUntilSignal(
   log: (line: string) => void = (line) => process.stderr.write(line + '\n'),
   whileRunning?: (keeper: RunningKeeper) => () => void,
 ): Promise<number> {
-  const keeper = await startKeeper(options);
-  const stopWork = whileRunning?.(keeper);
-  for (const note of keeper.notes) log(`ringside keep: ${note}`);
-  log(
-    `ringside keep: pid ${process.pid} holds ${keeper.state.rings.length} ring(s) of ${keeper.state.events.map((e) => e.name).join(', ')}; state in ${keeper.statePath}; stop with kill -TERM ${process.pid}`,
-  );
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      process.off('SIGTERM', done);
-      process.off('SIGINT', done);
-      resolve();
-    };
-    process.on('SIGTERM', done);
-    process.on('SIGINT', done);
-  });
-  stopWork?.();
-  // A keeper that launched its program ends it too (SIGTERM, then SIGKILL): nothing it started outlives it.
-  await keeper.recorder.endLaunched();
-  keeper.stop();
-  return 0;
+  // Caught from before the program is launched: a stop while the rings are set up (the program already running) ends
+  // the keeper once it holds them, cleaning up as a later one does, instead of killing it with its files and program left.
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const stop = (): void => {
+    stopped = true;
+    wake?.();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  try {
+    const keeper = await startKeeper(options);
+    const stopWork = whileRunning?.(keeper);
+    for (const note of keeper.notes) log(`ringside keep: ${note}`);
+    log(
+      `ringside keep: pid ${process.pid} holds ${keeper.state.rings.length} ring(s) of ${keeper.state.events.map((e) => e.name).join(', ')}; state in ${keeper.statePath}; stop with kill -TERM ${process.pid}`,
+    );
+    if (!stopped)
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    stopWork?.();
+    // A keeper that launched its program ends it too (SIGTERM, then SIGKILL): nothing it started outlives it.
+    await keeper.recorder.endLaunched();
+    keeper.stop();
+    return 0;
+  } finally {
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  }
 }

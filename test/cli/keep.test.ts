@@ -201,6 +201,25 @@ describe('ringside keep, list and snapshot (real kernel, perf script as referee)
     }
   });
 
+  it('a stop the moment the launched command runs (the rings still being set up) ends the keeper cleanly: status 0, nothing left published, the command ended', async () => {
+    // The command stops the keeper (its parent) as its first act; 30017 ms marks it among this machine's spinners.
+    keeper = spawn(process.execPath, [cli, 'keep', '-e', 'task-clock', '--', 'sh', '-c', `kill -TERM $PPID; exec ${fixture('kernel_busy')} 30017`], {
+      env: env(),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    keeper.stderr!.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    const code = await new Promise((resolve) => keeper!.once('exit', (exitCode, signal) => resolve(exitCode ?? signal)));
+    assert.equal(code, 0, stderr);
+    const left = spawnSync('pgrep', ['-f', 'kernel_busy 30017'], { encoding: 'utf8' }).stdout.trim();
+    assert.equal(left, '', 'no launched command outlives the keeper');
+    const listed = ringside(['list', '--json']);
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout), [], 'no keeper is published any more');
+  });
+
   it('keep --snapshot-on writes a perf.data each time the trigger fires, with nobody attached, and the trigger records are in it', async () => {
     const snapshots = path.join(dir, 'triggered');
     // kernel_getpid 3 4000: three getpid() calls at once, then 4 s asleep while the keeper holds on.
