@@ -9,3 +9,6 @@ export const PERF_EVENT_INODE = 'anon_inode:[perf_event]';
 
 /** What perf calls the kernel's object (its dso column, `perf script`'s `(dso)`): the library kernel frames are in. */
 export const KERNEL_LIBRARY = '[kernel.kallsyms]';
+
+/** The kernel's mark of a mapped file that was unlinked since it was mapped (/proc/PID/maps and MMAP records). */
+export const DELETED_SUFFIX = ' (deleted)';

@@ -6,7 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { mapRange } from '../abi/mappings';
-import { KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
+import { DELETED_SUFFIX, KERNEL_LIBRARY, VDSO_NAME } from '../abi/object-names';
 import { numberIfExact } from '../abi/u64';
 import { Kallsyms } from './kallsyms';
 import { type MapEntry, parseProcMaps } from '../sys/procmaps';
@@ -42,9 +42,6 @@ export interface ReplacedFile {
   /** The mapped file's inode (/proc/PID/maps, MMAP2), 0 where unknown (MMAP). */
   readonly inode: number;
 }
-
-/** The kernel's mark of a mapped file that was unlinked (/proc/PID/maps, MMAP records). */
-export const DELETED_SUFFIX = ' (deleted)';
 
 export interface SourcePosition {
   readonly file: string;

@@ -2,6 +2,7 @@
 // " (deleted)" suffix the kernel appends for unlinked files.
 
 import { readFileSync } from 'node:fs';
+import { DELETED_SUFFIX } from '../abi/object-names';
 
 export interface MapEntry {
   readonly start: bigint;
@@ -32,8 +33,8 @@ export function parseProcMaps(text: string, options: { executableOnly?: boolean 
     const m = LINE.exec(raw);
     if (!m) throw new Error(`unparseable /proc/PID/maps line: ${JSON.stringify(raw)}`);
     let path = m[7];
-    const deleted = path.endsWith(' (deleted)');
-    if (deleted) path = path.slice(0, -' (deleted)'.length);
+    const deleted = path.endsWith(DELETED_SUFFIX);
+    if (deleted) path = path.slice(0, -DELETED_SUFFIX.length);
     out.push({
       start: BigInt('0x' + m[1]),
       end: BigInt('0x' + m[2]),

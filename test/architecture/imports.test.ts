@@ -18,7 +18,8 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
   // The kernel side, bottom to top. native/abi is the ground floor: the kernel's ABI and the
   // snapshot shapes perf produces and decode reads; it imports nothing.
   'native/abi': [],
-  'native/sys': ['node'],
+  // native/sys reads what the kernel writes (/proc's formats), whose marks are the ABI's facts.
+  'native/sys': ['node', 'native/abi'],
   'native/sys/libc.ts': ['node', 'koffi'],
   'native/decode': ['native/abi'],
   'native/perf': ['node', 'native/sys', 'native/abi'],
