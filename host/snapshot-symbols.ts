@@ -31,6 +31,8 @@ interface KnownProcess {
 export class SnapshotSymbols {
   private readonly symbolizer = new Symbolizer({ kallsyms: true });
   private readonly known = new Map<number, KnownProcess>();
+  /** The processes the last learn() was told of by /proc (the live ones): whose replaced files replacedFileNotes() checks. */
+  private learntPids: ReadonlySet<number> = new Set();
   private readonly logpoints = new LogpointEvaluator((pid, ip) => this.symbolizer.objectAt(pid, ip), readProcessMemory);
   /** Where a hit's red zone and stack are put together (see withRedZone), reused from hit to hit. */
   private readonly redZoneRoom = { bytes: new Uint8Array(0) };
@@ -93,6 +95,7 @@ export class SnapshotSymbols {
    */
   learn(snapshot: DecodedSnapshot, procState: readonly ProcessSideband[] = []): ReadonlySet<number> {
     const remapped = new Set<number>();
+    this.learntPids = new Set(procState.map((proc) => proc.pid));
     // Every snapshot names addresses afresh: a file replaced on disk at the same mapping is named by what it holds
     // now (the parsed objects themselves stay cached until the file changes, see symbols/object-file).
     this.frames.forgetAddresses();
@@ -157,6 +160,19 @@ export class SnapshotSymbols {
   commOf(pid: number, tid: number): string | undefined {
     const entry = this.known.get(pid);
     return (tid === pid ? entry?.comm : entry?.threads.get(tid)) || undefined;
+  }
+
+  /**
+   * What the user is told of files replaced on disk while the processes of the last learn() ran, whose mapped copy this
+   * user cannot read: one line each, with the cause and the fix.
+   */
+  replacedFileNotes(): string[] {
+    return this.symbolizer
+      .unreadableReplacedFiles(this.learntPids)
+      .map(
+        ({ pid, path }) =>
+          `${path} was replaced on disk after pid ${pid} mapped it, and the copy it runs is readable only through /proc/${pid}/map_files, which needs CAP_SYS_ADMIN: its frames are left unnamed (restart the process, or record as root)`,
+      );
   }
 
   /** See Symbolizer.expectBuildIds: a recording's build-ids, for a file read back (decode, Open perf.data). */

@@ -662,6 +662,8 @@ export class SessionManager {
     // Mappings from /proc at snapshot time and from the side-band (a perf.data file's MMAP2 records) name its IPs.
     const learnStarted = performance.now();
     session.symbols.learn(decoded, processes);
+    // Files replaced on disk whose running copy this user cannot read: why their frames have no names.
+    const unnamed = session.symbols.replacedFileNotes();
     const learnMs = performance.now() - learnStarted;
     let name = formatClock(takenAtMs);
     // Two snapshots in the same millisecond still need distinct names.
@@ -678,7 +680,7 @@ export class SessionManager {
       recordCount: decoded.columns.length,
       maxPauseNs,
       decodeMs,
-      limitations,
+      limitations: unnamed.length ? [...limitations, ...unnamed] : limitations,
       symbols: session.symbols.frames,
       ...(trigger !== undefined ? { trigger } : {}),
       ...(timing ? { stages: { ...timing, decodeMs, learnMs } } : {}),

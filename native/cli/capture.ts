@@ -114,6 +114,7 @@ async function captureWith(options: CaptureOptions, prepared: PreparedCapture, s
       const losses = cliLosses(raw, decoded);
       await writer.write(decoded, raw.processes, snapshotLimitations(raw, losses));
       if (!options.quiet) process.stderr.write(summarizeSnapshot(snapshots, reason, raw, decoded, losses) + writer.logpointSummary(decoded));
+      if (!options.quiet) for (const note of writer.replacedFileNotes()) process.stderr.write(`ringside: ${note}\n`);
     };
     let triggered = 0;
     // A triggered snapshot goes to a file of its own and takes nothing from -o's: its moments are in the next regular snapshot too.

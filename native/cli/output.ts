@@ -187,6 +187,11 @@ export class SnapshotWriter {
     this.symbols.expectBuildIds(entries);
   }
 
+  /** Files replaced on disk under the processes of the snapshot written last, whose running copy cannot be read here. */
+  replacedFileNotes(): string[] {
+    return this.symbols.replacedFileNotes();
+  }
+
   /** What decode tells the user of objects rebuilt since the recording (see SnapshotSymbols.changedObjectNotes). */
   changedObjectNotes(): string[] {
     return this.symbols.changedObjectNotes();

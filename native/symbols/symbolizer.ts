@@ -128,6 +128,24 @@ export class Symbolizer {
     return this.changed;
   }
 
+  /**
+   * The files of `pids` that were replaced on disk after the process mapped them and that /proc does not give here
+   * (map_files needs CAP_SYS_ADMIN; the process may be gone): their frames stay unnamed. One entry per pid and path.
+   */
+  unreadableReplacedFiles(pids: Iterable<number>): { readonly pid: number; readonly path: string }[] {
+    const found: { pid: number; path: string }[] = [];
+    for (const pid of new Set(pids)) {
+      const paths = new Set<string>();
+      for (const mapping of this.processes.get(pid) ?? []) {
+        if (!mapping.replaced || paths.has(mapping.path)) continue;
+        if (!this.opened.has(mapping) && !this.unopenable.has(mapping)) this.locateReplaced(pid, mapping, mapping.replaced, mapping.start);
+        if (this.unopenable.has(mapping)) paths.add(mapping.path);
+      }
+      for (const path of paths) found.push({ pid, path });
+    }
+    return found;
+  }
+
   /** A forked child starts with its parent's mappings (PERF_RECORD_FORK). */
   forkProcess(parentPid: number, childPid: number): void {
     const parent = this.processes.get(parentPid);

@@ -93,8 +93,8 @@ function replaceBoth(builds: Builds): void {
 /** Starts `argv` (as `asUser` when given) and waits for its "ready" line: its code and library are mapped then. */
 async function startReady(argv: string[], asUser?: readonly string[]): Promise<ChildProcess> {
   const child = asUser
-    ? spawn(asUser[0], [...asUser.slice(1), ...argv], { stdio: ['ignore', 'pipe', 'inherit'] })
-    : spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+    ? spawn(asUser[0], [...asUser.slice(1), ...argv], { stdio: ['ignore', 'pipe', 'ignore'] })
+    : spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
   await new Promise<void>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${argv[0]} exited (${code}) before it was ready`)));
@@ -251,6 +251,14 @@ describe('symbols: files replaced on disk while their process runs', function ()
         leaves.some((name) => name === null),
         "the library's samples are left unnamed",
       );
+      // And the user is told why, with the fix; the executable, which /proc/PID/exe gives, is not named in it.
+      assert.ok(
+        capture.stderr.includes(
+          `ringside: ${builds.library} was replaced on disk after pid ${pidOf(child)} mapped it, and the copy it runs is readable only through /proc/${pidOf(child)}/map_files, which needs CAP_SYS_ADMIN`,
+        ),
+        capture.stderr,
+      );
+      assert.ok(!capture.stderr.includes(`${builds.program} was replaced`), capture.stderr);
     } finally {
       // setpriv execs the program: the pid is the program's, and root may kill it.
       stop(child);
