@@ -1,9 +1,14 @@
 // PackedSample and PackedLocation write the bytes pprof-format's own Sample and Location write, for every width of
 // varint up to 64 bits (location ids, counts, periods, user and kernel addresses), without its per-number garbage.
+// PprofBuilder's stacks are the tables' own: table stacks whose frames are the same locations add up as one.
 
 import assert from 'node:assert/strict';
-import { Label, Line, Location, Sample } from 'pprof-format';
-import { PackedLocation, PackedSample, type StackTrie } from './pprof';
+import { Label, Line, Location, Profile, Sample } from 'pprof-format';
+import { Sample as SampleType } from '../abi/uapi';
+import { decodeSnapshot } from '../decode/columns';
+import { attrOf, ByteWriter, eventOf, ringFromRecords, sampleRecord } from '../decode/test-records';
+import { PackedLocation, PackedSample, PprofBuilder, type StackTrie } from './pprof';
+import { ProfileTables } from './profile-tables';
 
 /** 0, and each power of two from 2^0 to 2^63 with its neighbours, as u32 halves. */
 function widths(): [number, number][] {
@@ -34,18 +39,90 @@ describe('pprof encoding without garbage: the bytes of pprof-format', () => {
     }
   });
 
-  it('a sample: location ids from the stack trie, leaf first; counts and periods up to 2^53, and a bigint period past it', () => {
-    // Stack 3 is location 300000 called from 2^21 called from 127 called from 1 (stack 0, the root).
-    const trie: StackTrie = { stackLocation: [1, 127, 2 ** 21, 300_000], stackCaller: [-1, 0, 1, 2] };
+  it('a sample: location ids from the stack table, leaf first; counts and periods up to 2^53, and a bigint period past it', () => {
+    // Stack 3 is frame 0 (location 300000) called from frame 3 (2^21) called from frame 1 (127) called from frame 2
+    // (location 1: stack 0, the root).
+    const trie: StackTrie = { stackPrefix: [-1, 0, 1, 2], stackFrame: [2, 1, 3, 0], locationOfFrame: [300_000, 127, 1, 2 ** 21] };
     const label = new Label({ key: 1, str: 2 });
     const periods: (number | bigint)[] = [0, 1, 127, 128, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, 2n ** 60n];
     for (const stack of [-1, 0, 3]) {
       for (const period of periods) {
         const locationId: number[] = [];
-        for (let s = stack; s >= 0; s = trie.stackCaller[s]) locationId.push(trie.stackLocation[s]);
+        for (let s = stack; s >= 0; s = trie.stackPrefix[s]) locationId.push(trie.locationOfFrame[trie.stackFrame[s]]);
         const expected = new Sample({ locationId, value: [3, period], label: [label] });
         assert.deepEqual(encoded(new PackedSample(trie, stack, [3, period], [label])), encoded(expected), `stack ${stack}, period ${period}`);
       }
     }
+  });
+});
+
+describe('PprofBuilder: the tables stacks are the profile stacks', () => {
+  const USER_MARK = 0xfffffffffffffe00n;
+  // Two events in one ring, told apart by their ids.
+  const withChain = SampleType.IDENTIFIER | SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.PERIOD | SampleType.CALLCHAIN;
+  const ipOnly = SampleType.IDENTIFIER | SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.PERIOD;
+  const events = [eventOf(0, attrOf(withChain), [1n], 'cycles'), eventOf(1, attrOf(ipOnly), [2n], 'ip-only')];
+  const [A, B, C, D] = [0x401000n, 0x402000n, 0x403000n, 0x404000n];
+  let time = 1000n;
+  /** A sample of process 50: a callchain (leaf first) of event 0, or the IP alone of event 1. */
+  const sample = (chain: readonly bigint[] | bigint, period: bigint): Uint8Array => {
+    time += 10n;
+    if (typeof chain === 'bigint') return sampleRecord(ipOnly, { id: 2n, ip: chain, pid: 50, tid: 50, time, period }, 2);
+    const tail = new ByteWriter().u64(BigInt(chain.length + 1)).u64(USER_MARK);
+    for (const ip of chain) tail.u64(ip);
+    return sampleRecord(withChain, { id: 1n, ip: chain[0], pid: 50, tid: 50, time, period, tail: tail.toBytes() }, 2);
+  };
+  const snapshot = (records: readonly Uint8Array[]) => decodeSnapshot({ events, rings: [ringFromRecords(records, 1 << 14, 'forward')] });
+  /** Every address is a function of its own, named the same before and after a remap. */
+  const name = (tables: ProfileTables) => tables.symbolize((_pid, ip) => ({ symbol: `f${ip.toString(16)}+0x0`, dso: '/bin/prog' }));
+  /** The profile's samples as `leaf;...;root event count period`, in its order. */
+  const samplesOf = (bytes: Uint8Array): string[] => {
+    const profile = Profile.decode(bytes);
+    const text = (index: number | bigint) => profile.stringTable.strings[Number(index)];
+    const functionName = new Map(profile.function.map((f) => [Number(f.id), text(f.name)]));
+    const locationName = new Map(profile.location.map((l) => [Number(l.id), functionName.get(Number(l.line[0].functionId))]));
+    return profile.sample.map((s) => `${s.locationId.map((id) => locationName.get(Number(id))).join(';')} ${text(s.label[0].str)} ${s.value[0]} ${s.value[1]}`);
+  };
+
+  it("a process's frames named again after its mappings changed: the same stacks add up, as in the whole file's profile", () => {
+    const first = [sample([A, B, C], 1n), sample(C, 2n), sample([B, C], 3n)];
+    // After a remap every address of process 50 is a new frame: the same stack, a stack under one seen before through
+    // those frames (twice), and an IP alone that was never a root stack before. After the next, those two again, each
+    // now through a third set of frames.
+    const second = [sample([A, B, C], 4n), sample([D, B, C], 5n), sample([D, B, C], 6n), sample(B, 7n), sample(C, 8n), sample([B, C], 9n)];
+    const third = [sample([D, B, C], 10n), sample(B, 11n)];
+    const batched = new PprofBuilder();
+    let previous: ProfileTables | undefined;
+    for (const records of [first, second, third]) {
+      previous?.remapOwner(50);
+      const tables = new ProfileTables(snapshot(records), previous);
+      name(tables);
+      batched.add(tables);
+      previous = tables;
+    }
+    const whole = new ProfileTables(snapshot([...first, ...second, ...third]));
+    name(whole);
+    const wholeProfile = new PprofBuilder();
+    wholeProfile.add(whole);
+    assert.equal(previous!.frameCount, 3 + 4 + 3, 'A, B, C, then A, B, C and D as new frames, then D, B and C');
+    assert.equal(whole.frameCount, 4);
+    assert.deepEqual(samplesOf(batched.encode()), [
+      'f401000;f402000;f403000 cycles 2 5',
+      'f403000 ip-only 2 10',
+      'f402000;f403000 cycles 2 12',
+      'f404000;f402000;f403000 cycles 3 21',
+      'f402000 ip-only 2 18',
+    ]);
+    assert.deepEqual(batched.encode(), wholeProfile.encode());
+  });
+
+  it('tables of another recording are refused, not numbered as the first', () => {
+    const builder = new PprofBuilder();
+    const tables = new ProfileTables(snapshot([sample([A, B], 1n)]));
+    name(tables);
+    builder.add(tables);
+    const other = new ProfileTables(snapshot([sample([A, B], 1n)]));
+    name(other);
+    assert.throws(() => builder.add(other), /do not continue the ones added before/);
   });
 });

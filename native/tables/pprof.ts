@@ -12,7 +12,6 @@ import { sampleReaders } from '../decode/sample-readers';
 import type { ProfileTables } from './profile-tables';
 import { IntTupleMap } from './int-tuple-map';
 
-/** The largest bigint a number holds exactly (periods and addresses go to the encoder as numbers up to it). */
 /**
  * Samples made and encoded at a time: a profile is the concatenation of its fields' encodings (protobuf merges
  * repeated fields), so samples go to the encoder a batch at a time and their objects die young, instead of every
@@ -22,10 +21,14 @@ const SAMPLES_PER_BATCH = 1024;
 /** The encoded profile's first buffer: an -a -g profile of a few seconds is a few MB (doubled as needed). */
 const ENCODE_START_BYTES = 1 << 20;
 
-/** The profile's stacks as a trie (see PprofBuilder): per stack its leaf location and the stack it is called from. */
+/**
+ * The profile's stacks: the tables' stack table (per stack the stack it is called from, -1 for a root, and its frame)
+ * and each frame's location id (see PprofBuilder).
+ */
 export interface StackTrie {
-  readonly stackLocation: readonly number[];
-  readonly stackCaller: readonly number[];
+  readonly stackPrefix: ArrayLike<number>;
+  readonly stackFrame: ArrayLike<number>;
+  readonly locationOfFrame: ArrayLike<number>;
 }
 
 /**
@@ -53,7 +56,7 @@ export class PackedSample extends PprofSample {
     this.packed = value.every((v) => typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER);
     if (!this.packed) {
       const ids: number[] = [];
-      for (let s = stack; s >= 0; s = trie.stackCaller[s]) ids.push(trie.stackLocation[s]);
+      for (let s = stack; s >= 0; s = trie.stackPrefix[s]) ids.push(trie.locationOfFrame[trie.stackFrame[s]]);
       this.locationId = ids;
     }
   }
@@ -61,9 +64,9 @@ export class PackedSample extends PprofSample {
   override get length(): number {
     if (this.measured >= 0) return this.measured;
     if (!this.packed) return (this.measured = super.length);
-    const { stackLocation, stackCaller } = this.trie;
+    const { stackPrefix, stackFrame, locationOfFrame } = this.trie;
     let payload = 0;
-    for (let s = this.stack; s >= 0; s = stackCaller[s]) payload += varintLength(stackLocation[s]);
+    for (let s = this.stack; s >= 0; s = stackPrefix[s]) payload += varintLength(locationOfFrame[stackFrame[s]]);
     this.locationBytes = payload;
     let total = payload === 0 ? 0 : 1 + varintLength(payload) + payload;
     total += packedFieldLength(this.value as number[]);
@@ -78,10 +81,10 @@ export class PackedSample extends PprofSample {
     if (!this.packed) return super._encodeToBuffer(buffer, offset);
     if (this.locationBytes < 0) void this.length;
     if (this.locationBytes > 0) {
-      const { stackLocation, stackCaller } = this.trie;
+      const { stackPrefix, stackFrame, locationOfFrame } = this.trie;
       buffer[offset++] = SAMPLE_LOCATION_ID_TAG;
       offset = writeVarint(buffer, offset, this.locationBytes);
-      for (let s = this.stack; s >= 0; s = stackCaller[s]) offset = writeVarint(buffer, offset, stackLocation[s]);
+      for (let s = this.stack; s >= 0; s = stackPrefix[s]) offset = writeVarint(buffer, offset, locationOfFrame[stackFrame[s]]);
     }
     offset = writePackedField(buffer, offset, SAMPLE_VALUE_TAG, this.value as number[]);
     for (const label of this.label) {
@@ -222,79 +225,82 @@ export class PackedLocation extends Location {
   }
 }
 
-/** One snapshot's tables (or one file's batches of them) → the profile's ids (-1: not mapped yet). */
-interface SnapshotIds {
-  /** Table frame → pprof location id. */
-  readonly locationOfFrame: Int32Array;
-  /** Table function → pprof function id. */
-  readonly functionOfTableFunction: Int32Array;
-}
+/** Room for the first locations, totals and functions of a profile (columns doubled as needed). */
+const FIRST_ROWS = 1024;
 
-/** The profile of one or more symbolized snapshots' tables (a capture's snapshots add up). */
+/**
+ * The profile of one recording's symbolized tables: one snapshot's, or the batches of one file (ProfileTables that
+ * continue each other, see their `previous`), added in order; a capture writes a profile per snapshot.
+ *
+ * Its stacks are the tables' own. A pprof sample lists its stack's location ids leaf first, and the tables' stack table
+ * already holds every callchain as (prefix, frame), so the profile keeps per table stack only the table stack that
+ * stands for its profile stack, instead of a trie of its own as large as the stack table (and a hash lookup per stack
+ * to build it). A table stack stands for itself unless frames the tables tell apart are one location in the profile
+ * (an address of a process named again after its mappings changed, to the same function): two table stacks whose
+ * frames make the same locations are one profile stack, so their samples add up in one pprof sample, as perf's would.
+ */
 export class PprofBuilder {
   private readonly strings = new StringTable();
   private readonly functions: PprofFunction[] = [];
-  /**
-   * The locations as columns, by id - 1: their function and address halves (the mapping is the function's). Made
-   * into encoder objects only while encoded, a batch at a time: a Location, its Line and their arrays per location
-   * (90k of an -a -g profile) lived until the end, and every full GC of the decode walked them.
-   */
-  private readonly locationFunction: number[] = [];
-  private readonly locationIpLow: number[] = [];
   private readonly mappings: Mapping[] = [];
   private readonly mappingOf = new Map<string, number>();
   private readonly functionOf = new Map<string, number>();
-  /** (owner, address low half, function id) → location id; locationIpHigh (by id - 1) tells addresses 4 GiB apart. */
+  /** Per function (by id - 1): its DSO's mapping id. */
+  private functionMapping = new Int32Array(FIRST_ROWS);
+  /**
+   * The locations as columns, by id - 1: their function, address halves (the mapping is the function's), and the frame
+   * that made each (the first of the tables' frames found to be it). Made into encoder objects only while encoded, a
+   * batch at a time: an object per location (90k of an -a -g profile) lived until the end, and every full GC walked it.
+   */
+  private locationCount = 0;
+  private locationFunction = new Int32Array(FIRST_ROWS);
+  private locationIpHigh = new Uint32Array(FIRST_ROWS);
+  private locationIpLow = new Uint32Array(FIRST_ROWS);
+  private locationFrame = new Int32Array(FIRST_ROWS);
+  /** (owner, address low half, function id) → location id; locationIpHigh tells addresses 4 GiB apart. */
   private readonly locationIndex = new IntTupleMap(3);
-  private readonly locationIpHigh: number[] = [];
   /** The rare location whose (owner, low half, function) another location already holds, by its full key. */
   private readonly locationOf = new Map<string, number>();
-  /** Per function (by id - 1): its DSO's mapping id. */
-  private readonly functionMapping: number[] = [];
+  /** The recording's tables (their columns, shared by every batch) once one is added. */
+  private tables: ProfileTables | undefined;
+  /** Per table frame: its location id; per table function: its function id (-1: not met yet). */
+  private locationOfFrame = new Int32Array(0);
+  private functionOfTableFunction = new Int32Array(0);
+  /** Per table stack: the table stack that stands for its profile stack (-1: not met yet). */
+  private profileStackOf = new Int32Array(0);
+  /** Per table stack standing for a profile stack (and for the roots): 1 when a stack called from it is in mergedStacks. */
+  private hasMergedCallee = new Uint8Array(0);
+  private rootHasMergedCallee = false;
   /**
-   * The profile's stacks as a trie across snapshots: stack id → its leaf location and the stack it is called from (-1:
-   * a root), so a stack is one number however deep, and samples add up by (stack, event) without a string per row.
+   * (profile stack or -1, location id) → the table stack standing for that profile stack, where the stack table has no
+   * stack of that caller and the frame that made the location (a stack seen only through merged frames).
    */
-  private readonly stackIndex = new IntTupleMap(2);
-  private readonly stackLocation: number[] = [];
-  private readonly stackCaller: number[] = [];
+  private readonly mergedStacks = new IntTupleMap(2);
   private readonly eventIndex = new Map<string, number>();
   private readonly eventNames: string[] = [];
-  /** (stack id, event index) → total, numbered in the order first seen; per total its stack, event, samples and period sum. */
-  private readonly totalIndex = new IntTupleMap(2);
-  private readonly totalStack: number[] = [];
-  private readonly totalEvent: number[] = [];
-  private readonly totalSamples: number[] = [];
+  /** Per event, per table stack standing for a profile stack: its total (-1: none yet). */
+  private readonly totalOfStack: Int32Array[] = [];
+  /** The totals, numbered in the order first seen: per total its profile stack, event, samples and period sum. */
+  private totalCount = 0;
+  private totalStack = new Int32Array(FIRST_ROWS);
+  private totalEvent = new Int32Array(FIRST_ROWS);
+  private totalSamples = new Float64Array(FIRST_ROWS);
   /** The period sum while a number holds it exactly (-1: past that, in largePeriod): a bigint add per sample cost more than the rest of a row. */
-  private readonly totalPeriod: number[] = [];
+  private totalPeriod = new Float64Array(FIRST_ROWS);
   private readonly largePeriod = new Map<number, bigint>();
   private earliestNs: bigint | undefined;
   private latestNs: bigint | undefined;
-  /** Reused by stackOfTable for a stack's table stacks not mapped yet (an array per sample was most of add's garbage). */
+  /** Reused by profileStack for a stack's table stacks not met yet (an array per sample was most of add's garbage). */
   private unmapped: Int32Array = new Int32Array(256);
-  /** The tables added last (by their frame table) and their ids: the next batch's tables continue them. */
-  private lastTables:
-    | {
-        readonly frameOwner: readonly number[];
-        readonly frameCount: number;
-        readonly stackCount: number;
-        readonly ids: SnapshotIds;
-        readonly stackOfTableStack: Int32Array;
-      }
-    | undefined;
 
   /** Adds every sample of `tables` (symbolized) whose row `keep(row)` accepts. */
   add(tables: ProfileTables, keep: (row: number) => boolean = () => true): void {
+    const newFrames = this.follow(tables);
     const { snapshot } = tables;
     const { kind, event, length, time, ring, offset } = snapshot.columns;
     const readers = sampleReaders(snapshot);
     const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
-    const { ids, stackOfTableStack, newFrames, newStacks } = this.idsOf(tables);
-    // At most one new profile stack per new table stack or sampled IP, one new location per new frame.
-    this.stackIndex.reserve(this.stackIndex.size + newStacks + newFrames);
     this.locationIndex.reserve(this.locationIndex.size + newFrames);
-    // At most one new total per new profile stack and event, and never more than the snapshot has samples.
-    this.totalIndex.reserve(this.totalIndex.size + Math.min(length, newStacks + newFrames));
     const eventOf = new Map<number, number>();
     // The snapshot's earliest and latest sample times as numbers (relative ns, exact), made absolute once at the end.
     let earliest = Infinity;
@@ -303,11 +309,15 @@ export class PprofBuilder {
       if (kind[row] !== RecordType.SAMPLE || !keep(row)) continue;
       const reader = readers.get(event[row]);
       if (!reader) continue;
-      let stack: number;
-      const tableStack = tables.sampleStack[row];
-      if (tableStack >= 0) stack = this.stackOfTable(tables, tableStack, ids, stackOfTableStack);
-      else if (tables.sampleIpFrame[row] >= 0) stack = this.stackOf(-1, this.location(tables, tables.sampleIpFrame[row], ids));
-      else continue;
+      let tableStack = tables.sampleStack[row];
+      if (tableStack < 0) {
+        // A sample without a callchain is its IP's frame alone: a root stack of the table, added where it has none.
+        const ipFrame = tables.sampleIpFrame[row];
+        if (ipFrame < 0) continue;
+        tableStack = tables.stackOf(-1, ipFrame);
+        if (tableStack >= this.profileStackOf.length) this.widenStacks(tableStack + 1);
+      }
+      const stack = this.profileStack(tables, tableStack);
       let eventId = eventOf.get(event[row]);
       if (eventId === undefined) {
         const name = reader.event.name;
@@ -316,18 +326,14 @@ export class PprofBuilder {
           eventId = this.eventNames.length;
           this.eventNames.push(name);
           this.eventIndex.set(name, eventId);
+          this.totalOfStack.push(new Int32Array(0));
         }
         eventOf.set(event[row], eventId);
       }
-      let total = this.totalIndex.get(stack, eventId, 0);
-      if (total < 0) {
-        total = this.totalStack.length;
-        this.totalStack.push(stack);
-        this.totalEvent.push(eventId);
-        this.totalSamples.push(0);
-        this.totalPeriod.push(0);
-        this.totalIndex.add(stack, eventId, 0, total);
-      }
+      let totals = this.totalOfStack[eventId];
+      if (stack >= totals.length) totals = this.totalOfStack[eventId] = grown(totals, Math.max(stack + 1, tables.stackCount), -1);
+      let total = totals[stack];
+      if (total < 0) total = totals[stack] = this.newTotal(stack, eventId);
       this.totalSamples[total]++;
       this.addPeriod(
         total,
@@ -356,22 +362,40 @@ export class PprofBuilder {
   }
 
   /**
-   * The ids of `tables`' frames, functions and stacks in this profile (-1: not mapped yet). Tables that continue the
-   * ones added last (the next batch of one file, see ProfileTables' `previous`) share their frames, stacks and
-   * functions, so they continue those ids too, and a batch maps only what it added; other tables start afresh.
+   * Takes `tables` as the recording's (the first added) or as its next batch, and makes room for their frames,
+   * functions and stacks; the number of frames not met before. Tables of another recording are refused: their frames
+   * and stacks are numbered afresh, and the ids kept per frame and stack would name others'.
    */
-  private idsOf(tables: ProfileTables): { ids: SnapshotIds; stackOfTableStack: Int32Array; newFrames: number; newStacks: number } {
-    const last = this.lastTables;
-    const continued = last !== undefined && last.frameOwner === tables.frameOwner;
-    const frames = continued ? last.frameCount : 0;
-    const stacks = continued ? last.stackCount : 0;
-    const ids: SnapshotIds = {
-      locationOfFrame: widened(continued ? last.ids.locationOfFrame : undefined, tables.frameCount),
-      functionOfTableFunction: widened(continued ? last.ids.functionOfTableFunction : undefined, tables.functionName.length),
-    };
-    const stackOfTableStack = widened(continued ? last.stackOfTableStack : undefined, tables.stackCount);
-    this.lastTables = { frameOwner: tables.frameOwner, frameCount: tables.frameCount, stackCount: tables.stackCount, ids, stackOfTableStack };
-    return { ids, stackOfTableStack, newFrames: tables.frameCount - frames, newStacks: tables.stackCount - stacks };
+  private follow(tables: ProfileTables): number {
+    if (this.tables !== undefined && this.tables.frameOwner !== tables.frameOwner) {
+      throw new Error('PprofBuilder.add: these tables do not continue the ones added before (a profile adds the batches of one recording)');
+    }
+    const known = this.tables?.frameCount ?? 0;
+    this.tables = tables;
+    if (this.locationOfFrame.length < tables.frameCount) this.locationOfFrame = grown(this.locationOfFrame, tables.frameCount, -1);
+    if (this.functionOfTableFunction.length < tables.functionName.length) {
+      this.functionOfTableFunction = grown(this.functionOfTableFunction, tables.functionName.length, -1);
+    }
+    if (this.profileStackOf.length < tables.stackCount) this.widenStacks(tables.stackCount);
+    return tables.frameCount - known;
+  }
+
+  private widenStacks(length: number): void {
+    this.profileStackOf = grown(this.profileStackOf, length, -1);
+    this.hasMergedCallee = grown(this.hasMergedCallee, length, 0);
+  }
+
+  private newTotal(stack: number, eventId: number): number {
+    const total = this.totalCount++;
+    if (total === this.totalStack.length) {
+      this.totalStack = grown(this.totalStack, total + 1, 0);
+      this.totalEvent = grown(this.totalEvent, total + 1, 0);
+      this.totalSamples = grown(this.totalSamples, total + 1, 0);
+      this.totalPeriod = grown(this.totalPeriod, total + 1, 0);
+    }
+    this.totalStack[total] = stack;
+    this.totalEvent[total] = eventId;
+    return total;
   }
 
   /** Adds `period` to total `total`'s sum: as a number while the sum stays exact, else as a bigint. */
@@ -386,46 +410,53 @@ export class PprofBuilder {
     this.totalPeriod[total] = -1;
   }
 
-  /** The profile stack of `location` called from profile stack `caller` (-1: a root), added when new. */
-  private stackOf(caller: number, location: number): number {
-    const stack = this.stackIndex.get(caller, location, 0);
-    return stack >= 0 ? stack : this.newStack(caller, location);
-  }
-
-  /** A profile stack known not to exist yet (its caller was made just now: nothing is called from it yet). */
-  private newStack(caller: number, location: number): number {
-    const stack = this.stackLocation.length;
-    this.stackLocation.push(location);
-    this.stackCaller.push(caller);
-    this.stackIndex.add(caller, location, 0, stack);
-    return stack;
-  }
-
-  /** The profile stack of a table stack; its locations are made leaf first (the ids the profile numbers them by). */
-  private stackOfTable(tables: ProfileTables, tableStack: number, ids: SnapshotIds, stackOfTableStack: Int32Array): number {
-    if (stackOfTableStack[tableStack] >= 0) return stackOfTableStack[tableStack];
+  /**
+   * The table stack standing for table stack `tableStack`'s profile stack. Its frames not met before get their
+   * locations leaf first (the order the profile numbers them in), then its table stacks not met before their stand-ins,
+   * callers first.
+   */
+  private profileStack(tables: ProfileTables, tableStack: number): number {
+    const profileStackOf = this.profileStackOf;
+    if (profileStackOf[tableStack] >= 0) return profileStackOf[tableStack];
+    const { stackPrefix, stackFrame } = tables;
     let count = 0;
-    for (let s = tableStack; s >= 0 && stackOfTableStack[s] < 0; s = tables.stackPrefix[s]) {
-      if (count === this.unmapped.length) this.unmapped = widened(this.unmapped, count * 2);
+    for (let s = tableStack; s >= 0 && profileStackOf[s] < 0; s = stackPrefix[s]) {
+      if (count === this.unmapped.length) this.unmapped = grown(this.unmapped, count * 2, 0);
       this.unmapped[count++] = s;
     }
     const unmapped = this.unmapped;
-    for (let i = 0; i < count; i++) this.location(tables, tables.stackFrame[unmapped[i]], ids);
-    // Callers first: once one is new, every stack below it is new too, and is not looked up.
-    let fresh = false;
+    for (let i = 0; i < count; i++) this.location(tables, stackFrame[unmapped[i]]);
     for (let i = count - 1; i >= 0; i--) {
       const s = unmapped[i];
-      const prefix = tables.stackPrefix[s];
-      const caller = prefix < 0 ? -1 : stackOfTableStack[prefix];
-      const location = ids.locationOfFrame[tables.stackFrame[s]];
-      const known = fresh ? -1 : this.stackIndex.get(caller, location, 0);
-      if (known >= 0) stackOfTableStack[s] = known;
-      else {
-        stackOfTableStack[s] = this.newStack(caller, location);
-        fresh = true;
-      }
+      const prefix = stackPrefix[s];
+      profileStackOf[s] = this.standIn(tables, s, prefix, prefix < 0 ? -1 : profileStackOf[prefix], stackFrame[s]);
     }
-    return stackOfTableStack[tableStack];
+    return profileStackOf[tableStack];
+  }
+
+  /**
+   * The stand-in of table stack `s` (frame `frame` called from table stack `prefix`), whose caller's stand-in is
+   * `caller`. It is `s` itself when `caller` is its prefix and `frame` made its location, as every stack of a recording
+   * whose processes kept their mappings is: no lookup. Else the stack (caller, the frame that made the location) of
+   * the table, where there is one, or the stand-in kept for (caller, location) in mergedStacks, or `s`, kept there.
+   * One profile stack gets one stand-in whichever of its table stacks comes first: mergedStacks is asked first (a
+   * stack the table adds in a later batch finds the stand-in given before it existed), and is given a stand-in only
+   * while the table has no such stack.
+   */
+  private standIn(tables: ProfileTables, s: number, prefix: number, caller: number, frame: number): number {
+    const location = this.locationOfFrame[frame];
+    if (caller < 0 ? this.rootHasMergedCallee : this.hasMergedCallee[caller] === 1) {
+      const merged = this.mergedStacks.get(caller, location, 0);
+      if (merged >= 0) return merged;
+    }
+    const maker = this.locationFrame[location - 1];
+    if (caller === prefix && frame === maker) return s;
+    const known = tables.knownStack(caller, maker);
+    if (known >= 0) return known;
+    this.mergedStacks.add(caller, location, 0, s);
+    if (caller < 0) this.rootHasMergedCallee = true;
+    else this.hasMergedCallee[caller] = 1;
+    return s;
   }
 
   /**
@@ -440,24 +471,28 @@ export class PprofBuilder {
     const eventLabels = this.eventNames.map((name) => new Label({ key: s('event'), str: s(name) }));
     const sampleType = [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('period'), unit: s('count') })];
     const defaultSampleType = s('samples');
-    const trie: StackTrie = { stackLocation: this.stackLocation, stackCaller: this.stackCaller };
+    const trie: StackTrie = {
+      stackPrefix: this.tables?.stackPrefix ?? [],
+      stackFrame: this.tables?.stackFrame ?? [],
+      locationOfFrame: this.locationOfFrame,
+    };
     // Parts without strings of their own: an empty table, not the one with '' that a Profile starts with. Each is
     // encoded where it goes in one buffer grown as needed (no copy of each part, then of them all).
     const out = { bytes: new Uint8Array(0), length: 0 };
     const encodeInto = (profile: Profile) => {
       const size = profile.length;
       if (out.length + size > out.bytes.length) {
-        const grown = new Uint8Array(Math.max(out.bytes.length * 2, out.length + size, ENCODE_START_BYTES));
-        grown.set(out.bytes.subarray(0, out.length));
-        out.bytes = grown;
+        const grownBytes = new Uint8Array(Math.max(out.bytes.length * 2, out.length + size, ENCODE_START_BYTES));
+        grownBytes.set(out.bytes.subarray(0, out.length));
+        out.bytes = grownBytes;
       }
       out.length = profile._encodeToBuffer(out.bytes, out.length);
     };
     const part = (fields: ConstructorParameters<typeof Profile>[0]) => encodeInto(new Profile({ ...fields, stringTable: new StringTable(emptyTableToken) }));
     part({ sampleType });
-    for (let first = 0; first < this.totalStack.length; first += SAMPLES_PER_BATCH) {
+    for (let first = 0; first < this.totalCount; first += SAMPLES_PER_BATCH) {
       const samples: PprofSample[] = [];
-      for (let total = first; total < Math.min(first + SAMPLES_PER_BATCH, this.totalStack.length); total++) {
+      for (let total = first; total < Math.min(first + SAMPLES_PER_BATCH, this.totalCount); total++) {
         // The period as a number where it is exact: the encoder writes numbers faster than bigints.
         const large = this.totalPeriod[total] < 0 ? this.largePeriod.get(total)! : undefined;
         const period = large === undefined ? this.totalPeriod[total] : numberIfExact(large);
@@ -466,9 +501,9 @@ export class PprofBuilder {
       part({ sample: samples });
     }
     part({ mapping: this.mappings });
-    for (let first = 0; first < this.locationFunction.length; first += SAMPLES_PER_BATCH) {
+    for (let first = 0; first < this.locationCount; first += SAMPLES_PER_BATCH) {
       const locations: Location[] = [];
-      for (let id = first + 1; id <= Math.min(first + SAMPLES_PER_BATCH, this.locationFunction.length); id++) {
+      for (let id = first + 1; id <= Math.min(first + SAMPLES_PER_BATCH, this.locationCount); id++) {
         const fn = this.locationFunction[id - 1];
         locations.push(new PackedLocation(id, this.functionMapping[fn - 1], this.locationIpHigh[id - 1], this.locationIpLow[id - 1], fn));
       }
@@ -486,12 +521,12 @@ export class PprofBuilder {
     return out.bytes.subarray(0, out.length);
   }
 
-  /** The pprof location of a table frame: one per (owner, address, function), shared across snapshots. */
-  private location(tables: ProfileTables, frame: number, ids: SnapshotIds): number {
-    if (ids.locationOfFrame[frame] >= 0) return ids.locationOfFrame[frame];
+  /** The pprof location of a table frame: one per (owner, address, function). */
+  private location(tables: ProfileTables, frame: number): number {
+    if (this.locationOfFrame[frame] >= 0) return this.locationOfFrame[frame];
     const tableFunction = tables.frameFunction[frame];
-    let fn = ids.functionOfTableFunction[tableFunction];
-    if (fn < 0) fn = ids.functionOfTableFunction[tableFunction] = this.function(tables.functionName[tableFunction], tables.functionDso[tableFunction] ?? '');
+    let fn = this.functionOfTableFunction[tableFunction];
+    if (fn < 0) fn = this.functionOfTableFunction[tableFunction] = this.function(tables.functionName[tableFunction], tables.functionDso[tableFunction] ?? '');
     const owner = tables.frameOwner[frame];
     const high = tables.frameIpHigh[frame];
     const low = tables.frameIpLow[frame];
@@ -500,22 +535,29 @@ export class PprofBuilder {
     let id = this.locationIndex.get(owner, low | 0, fn);
     if (id >= 0 && this.locationIpHigh[id - 1] !== high) {
       const key = `${owner}\0${high}\0${low}\0${fn}`;
-      id = this.locationOf.get(key) ?? this.newLocation(high, low, fn);
+      id = this.locationOf.get(key) ?? this.newLocation(high, low, fn, frame);
       this.locationOf.set(key, id);
     } else if (id < 0) {
-      id = this.newLocation(high, low, fn);
+      id = this.newLocation(high, low, fn, frame);
       this.locationIndex.add(owner, low | 0, fn, id);
     }
-    ids.locationOfFrame[frame] = id;
+    this.locationOfFrame[frame] = id;
     return id;
   }
 
-  private newLocation(high: number, low: number, fn: number): number {
-    const id = this.locationFunction.length + 1;
-    this.locationFunction.push(fn);
-    this.locationIpLow.push(low);
-    this.locationIpHigh.push(high);
-    return id;
+  private newLocation(high: number, low: number, fn: number, frame: number): number {
+    const index = this.locationCount++;
+    if (index === this.locationFunction.length) {
+      this.locationFunction = grown(this.locationFunction, index + 1, 0);
+      this.locationIpHigh = grown(this.locationIpHigh, index + 1, 0);
+      this.locationIpLow = grown(this.locationIpLow, index + 1, 0);
+      this.locationFrame = grown(this.locationFrame, index + 1, 0);
+    }
+    this.locationFunction[index] = fn;
+    this.locationIpHigh[index] = high;
+    this.locationIpLow[index] = low;
+    this.locationFrame[index] = frame;
+    return index + 1;
   }
 
   private function(name: string, dso: string): number {
@@ -526,12 +568,12 @@ export class PprofBuilder {
       const mapping = this.mapping(dso);
       const text = this.strings.dedup(name);
       this.functions.push(new PprofFunction({ id, name: text, systemName: text, filename: this.strings.dedup('') }));
-      this.functionMapping.push(mapping);
+      if (id > this.functionMapping.length) this.functionMapping = grown(this.functionMapping, id, 0);
+      this.functionMapping[id - 1] = mapping;
       this.functionOf.set(key, id);
     }
     return id;
   }
-
   /** One mapping per DSO (its file name; addresses are not placed in it: locations carry their functions). */
   private mapping(dso: string): number {
     let id = this.mappingOf.get(dso);
@@ -577,12 +619,13 @@ export class PprofBuilder {
 }
 
 /**
- * Ids for `length` table rows, -1 where not mapped yet: `ids` itself when it has room, else a copy with room to spare
- * (batches add rows a few thousand at a time).
+ * `array` with room for `length` entries: itself when it has it, else a copy at least twice as long, the new entries
+ * `fill` (columns grow a batch at a time: doubling copies each entry a few times at most).
  */
-function widened(ids: Int32Array | undefined, length: number): Int32Array {
-  if (ids && ids.length >= length) return ids;
-  const wider = new Int32Array(ids ? Math.max(length, ids.length * 2) : length).fill(-1);
-  if (ids) wider.set(ids);
+function grown<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(array: T, length: number, fill: number): T {
+  if (array.length >= length) return array;
+  const wider = new (array.constructor as new (length: number) => T)(Math.max(length, array.length * 2));
+  wider.set(array);
+  if (fill !== 0) wider.fill(fill, array.length);
   return wider;
 }

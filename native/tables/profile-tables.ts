@@ -168,6 +168,11 @@ export class ProfileTables {
     return stack;
   }
 
+  /** The stack of `frame` called from `prefix` (-1: a root) if the table has it, else -1 (nothing is added). */
+  knownStack(prefix: number, frame: number): number {
+    return this.stackIndex.get(prefix, frame, 0);
+  }
+
   /** The address of frame `frame`. */
   frameIp(frame: number): bigint {
     const high = this.frameIpHigh[frame];
