@@ -1,13 +1,13 @@
-// PackedSample and PackedLocation write the bytes pprof-format's own Sample and Location write, for every width of
+// ProfileWriter writes the bytes pprof-format's own Profile writes for its samples and locations, for every width of
 // varint up to 64 bits (location ids, counts, periods, user and kernel addresses), without its per-number garbage.
 // PprofBuilder's stacks are the tables' own: table stacks whose frames are the same locations add up as one.
 
 import assert from 'node:assert/strict';
-import { Label, Line, Location, Profile, Sample } from 'pprof-format';
+import { emptyTableToken, Label, Line, Location, Profile, Sample, StringTable } from 'pprof-format';
 import { Sample as SampleType } from '../abi/uapi';
 import { decodeSnapshot } from '../decode/columns';
 import { attrOf, ByteWriter, eventOf, ringFromRecords, sampleRecord } from '../decode/test-records';
-import { PackedLocation, PackedSample, PprofBuilder, type StackTrie } from './pprof';
+import { PprofBuilder, ProfileWriter, stackLocationBytes, type StackTrie } from './pprof';
 import { ProfileTables } from './profile-tables';
 
 /** 0, and each power of two from 2^0 to 2^63 with its neighbours, as u32 halves. */
@@ -18,14 +18,14 @@ function widths(): [number, number][] {
   return values.filter((v) => v >= 0n && v < 1n << 64n).map((v) => [Number(v >> 32n), Number(v & 0xffffffffn)]);
 }
 
-const encoded = (message: { length: number; _encodeToBuffer(buffer: Uint8Array, offset: number): number }): Uint8Array => {
-  const bytes = new Uint8Array(message.length);
-  assert.equal(message._encodeToBuffer(bytes, 0), bytes.length, 'as long as it measured');
-  return bytes;
-};
+/** What pprof-format writes for a profile of these samples or locations alone. */
+const encoded = (fields: { sample?: Sample[]; location?: Location[] }): Uint8Array =>
+  new Profile({ ...fields, stringTable: new StringTable(emptyTableToken) }).encode();
 
 describe('pprof encoding without garbage: the bytes of pprof-format', () => {
-  it('a location: id, mapping, address of every varint width, one line naming its function', () => {
+  it('locations: id, mapping, address of every varint width, one line naming its function', () => {
+    const writer = new ProfileWriter();
+    const expected: Location[] = [];
     for (const [high, low] of widths()) {
       for (const [id, mappingId, functionId] of [
         [1, 1, 1],
@@ -33,26 +33,33 @@ describe('pprof encoding without garbage: the bytes of pprof-format', () => {
         [2 ** 31 - 1, 0, 2 ** 21],
       ]) {
         const address = (BigInt(high) << 32n) | BigInt(low);
-        const expected = new Location({ id, mappingId, address, line: [new Line({ functionId, line: 0 })] });
-        assert.deepEqual(encoded(new PackedLocation(id, mappingId, high, low, functionId)), encoded(expected), `0x${address.toString(16)}`);
+        expected.push(new Location({ id, mappingId, address, line: [new Line({ functionId, line: 0 })] }));
+        writer.location(id, mappingId, high, low, functionId);
       }
     }
+    assert.deepEqual(writer.bytes(), encoded({ location: expected }));
   });
 
-  it('a sample: location ids from the stack table, leaf first; counts and periods up to 2^53, and a bigint period past it', () => {
+  it('samples: location ids from the stack table, leaf first; counts and periods up to 2^53, and a bigint period past it', () => {
     // Stack 3 is frame 0 (location 300000) called from frame 3 (2^21) called from frame 1 (127) called from frame 2
     // (location 1: stack 0, the root).
     const trie: StackTrie = { stackPrefix: [-1, 0, 1, 2], stackFrame: [2, 1, 3, 0], locationOfFrame: [300_000, 127, 1, 2 ** 21] };
+    const locationBytes = stackLocationBytes(trie, 4);
     const label = new Label({ key: 1, str: 2 });
-    const periods: (number | bigint)[] = [0, 1, 127, 128, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, 2n ** 60n];
+    const periods: (number | bigint)[] = [0, 1, 127, 128, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, 2n ** 60n, 2n ** 64n - 1n];
+    const writer = new ProfileWriter();
+    const expected: Sample[] = [];
     for (const stack of [-1, 0, 3]) {
       for (const period of periods) {
-        const locationId: number[] = [];
-        for (let s = stack; s >= 0; s = trie.stackPrefix[s]) locationId.push(trie.locationOfFrame[trie.stackFrame[s]]);
-        const expected = new Sample({ locationId, value: [3, period], label: [label] });
-        assert.deepEqual(encoded(new PackedSample(trie, stack, [3, period], [label])), encoded(expected), `stack ${stack}, period ${period}`);
+        for (const count of [1, 200, 2 ** 31]) {
+          const locationId: number[] = [];
+          for (let s = stack; s >= 0; s = trie.stackPrefix[s]) locationId.push(trie.locationOfFrame[trie.stackFrame[s]]);
+          expected.push(new Sample({ locationId, value: [count, period], label: [label] }));
+          writer.sample(trie, stack, stack < 0 ? 0 : locationBytes[stack], count, period, label.encode());
+        }
       }
     }
+    assert.deepEqual(writer.bytes(), encoded({ sample: expected }));
   });
 });
 

@@ -1,10 +1,10 @@
 // A snapshot's samples as a pprof profile (profile.proto, what Parca, Pyroscope, Google Cloud Profiler and
 // `go tool pprof` read), built from the tables: a location per frame, a function per function of the function
 // table, a mapping per DSO, and one pprof sample per distinct (stack, event) with its sample count and period sum —
-// the profile's size follows the tables, not the record count. Encoded by the maintained `pprof-format` package;
-// the caller gzips it (profile.pb.gz).
+// the profile's size follows the tables, not the record count. Encoded by the maintained `pprof-format` package,
+// its samples and locations in its bytes by ProfileWriter; the caller gzips it (profile.pb.gz).
 
-import { emptyTableToken, Function as PprofFunction, Location, Mapping, Profile, Sample as PprofSample, StringTable, ValueType, Label } from 'pprof-format';
+import { emptyTableToken, Function as PprofFunction, Mapping, Profile, StringTable, ValueType, Label } from 'pprof-format';
 import { RecordType, Sample } from '../abi/uapi';
 import { EXACT_HIGH_HALF_LIMIT, numberIfExact } from '../abi/u64';
 import { decodeRecordAt } from '../decode/record';
@@ -12,12 +12,6 @@ import { sampleReaders } from '../decode/sample-readers';
 import type { ProfileTables } from './profile-tables';
 import { IntTupleMap } from './int-tuple-map';
 
-/**
- * Samples made and encoded at a time: a profile is the concatenation of its fields' encodings (protobuf merges
- * repeated fields), so samples go to the encoder a batch at a time and their objects die young, instead of every
- * sample of an -a -g profile (one per distinct stack, tens of thousands) living until the whole profile is encoded.
- */
-const SAMPLES_PER_BATCH = 1024;
 /** The encoded profile's first buffer: an -a -g profile of a few seconds is a few MB (doubled as needed). */
 const ENCODE_START_BYTES = 1 << 20;
 
@@ -31,72 +25,11 @@ export interface StackTrie {
   readonly locationOfFrame: ArrayLike<number>;
 }
 
-/**
- * A pprof sample written straight from the stack trie, without allocating: the encoder's own varint code splits each
- * number into a fresh [high, low] array, three times per location id (its length for the profile's size, again for
- * the field's length prefix, then its bytes), and an -a -g profile's samples hold a million location ids, which also
- * needed an array per sample. The bytes are the encoder's (profile.proto's packed varints, leaf first). A value that
- * is not a non-negative integer below 2^53 (a bigint period past that) leaves the sample to the encoder, its location
- * ids then listed as an array. The length is measured once (the encoder asks it twice: the profile's size, the
- * sample's length prefix).
- */
-export class PackedSample extends PprofSample {
-  private readonly packed: boolean;
-  /** Bytes of the location ids' varints, and of the whole sample, once measured. */
-  private locationBytes = -1;
-  private measured = -1;
+/** profile.proto Profile's sample and location fields: (field << 3) | wire type (2: length-delimited). */
+const PROFILE_SAMPLE_TAG = (2 << 3) | 2;
+const PROFILE_LOCATION_TAG = (4 << 3) | 2;
 
-  constructor(
-    private readonly trie: StackTrie,
-    private readonly stack: number,
-    value: (number | bigint)[],
-    label: Label[],
-  ) {
-    super({ value, label });
-    this.packed = value.every((v) => typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER);
-    if (!this.packed) {
-      const ids: number[] = [];
-      for (let s = stack; s >= 0; s = trie.stackPrefix[s]) ids.push(trie.locationOfFrame[trie.stackFrame[s]]);
-      this.locationId = ids;
-    }
-  }
-
-  override get length(): number {
-    if (this.measured >= 0) return this.measured;
-    if (!this.packed) return (this.measured = super.length);
-    const { stackPrefix, stackFrame, locationOfFrame } = this.trie;
-    let payload = 0;
-    for (let s = this.stack; s >= 0; s = stackPrefix[s]) payload += varintLength(locationOfFrame[stackFrame[s]]);
-    this.locationBytes = payload;
-    let total = payload === 0 ? 0 : 1 + varintLength(payload) + payload;
-    total += packedFieldLength(this.value as number[]);
-    for (const label of this.label) {
-      const length = label.length;
-      total += 1 + varintLength(length) + length;
-    }
-    return (this.measured = total);
-  }
-
-  override _encodeToBuffer(buffer: Uint8Array, offset = 0): number {
-    if (!this.packed) return super._encodeToBuffer(buffer, offset);
-    if (this.locationBytes < 0) void this.length;
-    if (this.locationBytes > 0) {
-      const { stackPrefix, stackFrame, locationOfFrame } = this.trie;
-      buffer[offset++] = SAMPLE_LOCATION_ID_TAG;
-      offset = writeVarint(buffer, offset, this.locationBytes);
-      for (let s = this.stack; s >= 0; s = stackPrefix[s]) offset = writeVarint(buffer, offset, locationOfFrame[stackFrame[s]]);
-    }
-    offset = writePackedField(buffer, offset, SAMPLE_VALUE_TAG, this.value as number[]);
-    for (const label of this.label) {
-      buffer[offset++] = SAMPLE_LABEL_TAG;
-      offset = writeVarint(buffer, offset, label.length);
-      offset = label._encodeToBuffer(buffer, offset);
-    }
-    return offset;
-  }
-}
-
-/** profile.proto Sample's fields as the encoder writes them: (field << 3) | wire type (2: length-delimited). */
+/** profile.proto Sample's fields as the encoder writes them. */
 const SAMPLE_LOCATION_ID_TAG = (1 << 3) | 2;
 const SAMPLE_VALUE_TAG = (2 << 3) | 2;
 const SAMPLE_LABEL_TAG = (3 << 3) | 2;
@@ -154,75 +87,124 @@ function writeVarint(buffer: Uint8Array, offset: number, value: number): number 
   return offset;
 }
 
-/** A packed repeated varint field: nothing when empty, else its tag, its payload's length and the payload. */
-function packedFieldLength(values: readonly number[]): number {
-  if (values.length === 0) return 0;
-  let payload = 0;
-  for (const value of values) payload += varintLength(value);
-  return 1 + varintLength(payload) + payload;
-}
+/**
+ * The encoded profile, written into one buffer grown as needed (no copy of each part, then of them all): the parts
+ * pprof-format encodes (sample types, mappings, functions, strings and the rest) as it encodes them, and the samples
+ * and locations (tens of thousands of each in an -a -g profile, a million location ids) straight from the builder's
+ * columns and the stack table, in the bytes pprof-format writes for them: profile.proto's fields in its order, packed
+ * varints, tag and length before each. pprof-format would need an object per sample and location, and its varint code
+ * makes a [high, low] array per number three times over (measured for the profile, for the field's length, then
+ * written): those were most of the encoding's time and garbage. The tests hold these bytes to pprof-format's.
+ */
+export class ProfileWriter {
+  private buffer = new Uint8Array(ENCODE_START_BYTES);
+  private length = 0;
 
-function writePackedField(buffer: Uint8Array, offset: number, tag: number, values: readonly number[]): number {
-  if (values.length === 0) return offset;
-  let payload = 0;
-  for (const value of values) payload += varintLength(value);
-  buffer[offset++] = tag;
-  offset = writeVarint(buffer, offset, payload);
-  for (const value of values) offset = writeVarint(buffer, offset, value);
-  return offset;
+  /** A part as pprof-format encodes it: a Profile of some of the fields (an empty string table unless the profile's). */
+  part(profile: Profile): void {
+    const buffer = this.room(profile.length);
+    this.length = profile._encodeToBuffer(buffer, this.length);
+  }
+
+  /**
+   * A Profile.sample: the location ids of table stack `stack` (-1: none), leaf first, whose varints take
+   * `locationBytes` (see stackLocationBytes); its two values; its label (one, encoded).
+   */
+  sample(trie: StackTrie, stack: number, locationBytes: number, count: number, period: number | bigint, label: Uint8Array): void {
+    // A period past 2^53 (a bigint) is written from its u32 halves.
+    const large = typeof period === 'bigint';
+    const periodHigh = large ? Number(period >> 32n) : 0;
+    const periodLow = large ? Number(period & 0xffffffffn) : 0;
+    const valueBytes = varintLength(count) + (large ? varint64Length(periodHigh, periodLow) : varintLength(period));
+    const sampleBytes =
+      (locationBytes ? 1 + varintLength(locationBytes) + locationBytes : 0) +
+      1 +
+      varintLength(valueBytes) +
+      valueBytes +
+      1 +
+      varintLength(label.length) +
+      label.length;
+    const buffer = this.room(1 + varintLength(sampleBytes) + sampleBytes);
+    let at = this.length;
+    buffer[at++] = PROFILE_SAMPLE_TAG;
+    at = writeVarint(buffer, at, sampleBytes);
+    if (locationBytes) {
+      const { stackPrefix, stackFrame, locationOfFrame } = trie;
+      buffer[at++] = SAMPLE_LOCATION_ID_TAG;
+      at = writeVarint(buffer, at, locationBytes);
+      for (let s = stack; s >= 0; s = stackPrefix[s]) at = writeVarint(buffer, at, locationOfFrame[stackFrame[s]]);
+    }
+    buffer[at++] = SAMPLE_VALUE_TAG;
+    at = writeVarint(buffer, at, valueBytes);
+    at = writeVarint(buffer, at, count);
+    at = large ? writeVarint64(buffer, at, periodHigh, periodLow) : writeVarint(buffer, at, period);
+    buffer[at++] = SAMPLE_LABEL_TAG;
+    at = writeVarint(buffer, at, label.length);
+    for (let i = 0; i < label.length; i++) buffer[at++] = label[i];
+    this.length = at;
+  }
+
+  /** A Profile.location: its id, mapping, address (u32 halves) and one line naming its function (line 0 not written). */
+  location(id: number, mappingId: number, high: number, low: number, functionId: number): void {
+    const lineBytes = functionId ? 1 + varintLength(functionId) : 0;
+    let locationBytes = 1 + varintLength(lineBytes) + lineBytes;
+    if (id) locationBytes += 1 + varintLength(id);
+    if (mappingId) locationBytes += 1 + varintLength(mappingId);
+    if (high || low) locationBytes += 1 + varint64Length(high, low);
+    const buffer = this.room(1 + varintLength(locationBytes) + locationBytes);
+    let at = this.length;
+    buffer[at++] = PROFILE_LOCATION_TAG;
+    at = writeVarint(buffer, at, locationBytes);
+    if (id) {
+      buffer[at++] = LOCATION_ID_TAG;
+      at = writeVarint(buffer, at, id);
+    }
+    if (mappingId) {
+      buffer[at++] = LOCATION_MAPPING_TAG;
+      at = writeVarint(buffer, at, mappingId);
+    }
+    if (high || low) {
+      buffer[at++] = LOCATION_ADDRESS_TAG;
+      at = writeVarint64(buffer, at, high, low);
+    }
+    buffer[at++] = LOCATION_LINE_TAG;
+    at = writeVarint(buffer, at, lineBytes);
+    if (functionId) {
+      buffer[at++] = LINE_FUNCTION_TAG;
+      at = writeVarint(buffer, at, functionId);
+    }
+    this.length = at;
+  }
+
+  /** What was written. */
+  bytes(): Uint8Array {
+    return this.buffer.subarray(0, this.length);
+  }
+
+  /** The buffer, with room for `count` more bytes. */
+  private room(count: number): Uint8Array {
+    if (this.length + count > this.buffer.length) {
+      const wider = new Uint8Array(Math.max(this.buffer.length * 2, this.length + count));
+      wider.set(this.buffer.subarray(0, this.length));
+      this.buffer = wider;
+    }
+    return this.buffer;
+  }
 }
 
 /**
- * A location written without the encoder's garbage (see PackedSample): its id, mapping, address (from its u32 halves)
- * and one line naming its function, in the bytes the encoder's Location and Line write, measured once.
+ * Per table stack: the bytes its location ids take as varints, in one pass over the stack table (a stack comes after
+ * its prefix), instead of a walk of each sample's stack before the walk that writes it. Stacks with a frame not met
+ * (never sampled) get a figure that is never read.
  */
-export class PackedLocation extends Location {
-  private measured = -1;
-  private lineBytes = 0;
-
-  constructor(
-    id: number,
-    mappingId: number,
-    private readonly ipHigh: number,
-    private readonly ipLow: number,
-    private readonly functionId: number,
-  ) {
-    super({ id, mappingId });
+export function stackLocationBytes(trie: StackTrie, stacks: number): Int32Array {
+  const { stackPrefix, stackFrame, locationOfFrame } = trie;
+  const bytes = new Int32Array(stacks);
+  for (let s = 0; s < stacks; s++) {
+    const prefix = stackPrefix[s];
+    bytes[s] = varintLength(locationOfFrame[stackFrame[s]]) + (prefix < 0 ? 0 : bytes[prefix]);
   }
-
-  override get length(): number {
-    if (this.measured >= 0) return this.measured;
-    this.lineBytes = this.functionId ? 1 + varintLength(this.functionId) : 0;
-    let total = this.lineBytes ? 1 + varintLength(this.lineBytes) + this.lineBytes : 0;
-    if (this.id) total += 1 + varintLength(this.id as number);
-    if (this.mappingId) total += 1 + varintLength(this.mappingId as number);
-    if (this.ipHigh || this.ipLow) total += 1 + varint64Length(this.ipHigh, this.ipLow);
-    return (this.measured = total);
-  }
-
-  override _encodeToBuffer(buffer: Uint8Array, offset = 0): number {
-    if (this.measured < 0) void this.length;
-    if (this.id) {
-      buffer[offset++] = LOCATION_ID_TAG;
-      offset = writeVarint(buffer, offset, this.id as number);
-    }
-    if (this.mappingId) {
-      buffer[offset++] = LOCATION_MAPPING_TAG;
-      offset = writeVarint(buffer, offset, this.mappingId as number);
-    }
-    if (this.ipHigh || this.ipLow) {
-      buffer[offset++] = LOCATION_ADDRESS_TAG;
-      offset = writeVarint64(buffer, offset, this.ipHigh, this.ipLow);
-    }
-    // One line: its function (line 0, column 0 are not written).
-    buffer[offset++] = LOCATION_LINE_TAG;
-    offset = writeVarint(buffer, offset, this.lineBytes);
-    if (this.functionId) {
-      buffer[offset++] = LINE_FUNCTION_TAG;
-      offset = writeVarint(buffer, offset, this.functionId);
-    }
-    return offset;
-  }
+  return bytes;
 }
 
 /** Room for the first locations, totals and functions of a profile (columns doubled as needed). */
@@ -461,14 +443,14 @@ export class PprofBuilder {
 
   /**
    * The profile, encoded: sample types `samples/count` and `period/count`, `samples` the default (what pprof -top
-   * shows). Its fields are encoded in the order one Profile's encode() writes them (sample types, samples, mappings,
-   * locations, functions, strings, the rest), the samples and the locations a batch at a time: the bytes are those of
+   * shows). Its fields are written in the order one Profile's encode() writes them (sample types, samples, mappings,
+   * locations, functions, strings, the rest), the samples and the locations by ProfileWriter: the bytes are those of
    * the whole Profile.
    */
   encode(): Uint8Array {
     const s = (text: string) => this.strings.dedup(text);
     // Strings numbered in the order they always were: the labels', then the sample types'.
-    const eventLabels = this.eventNames.map((name) => new Label({ key: s('event'), str: s(name) }));
+    const eventLabels = this.eventNames.map((name) => new Label({ key: s('event'), str: s(name) }).encode());
     const sampleType = [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('period'), unit: s('count') })];
     const defaultSampleType = s('samples');
     const trie: StackTrie = {
@@ -476,40 +458,24 @@ export class PprofBuilder {
       stackFrame: this.tables?.stackFrame ?? [],
       locationOfFrame: this.locationOfFrame,
     };
-    // Parts without strings of their own: an empty table, not the one with '' that a Profile starts with. Each is
-    // encoded where it goes in one buffer grown as needed (no copy of each part, then of them all).
-    const out = { bytes: new Uint8Array(0), length: 0 };
-    const encodeInto = (profile: Profile) => {
-      const size = profile.length;
-      if (out.length + size > out.bytes.length) {
-        const grownBytes = new Uint8Array(Math.max(out.bytes.length * 2, out.length + size, ENCODE_START_BYTES));
-        grownBytes.set(out.bytes.subarray(0, out.length));
-        out.bytes = grownBytes;
-      }
-      out.length = profile._encodeToBuffer(out.bytes, out.length);
-    };
-    const part = (fields: ConstructorParameters<typeof Profile>[0]) => encodeInto(new Profile({ ...fields, stringTable: new StringTable(emptyTableToken) }));
-    part({ sampleType });
-    for (let first = 0; first < this.totalCount; first += SAMPLES_PER_BATCH) {
-      const samples: PprofSample[] = [];
-      for (let total = first; total < Math.min(first + SAMPLES_PER_BATCH, this.totalCount); total++) {
-        // The period as a number where it is exact: the encoder writes numbers faster than bigints.
-        const large = this.totalPeriod[total] < 0 ? this.largePeriod.get(total)! : undefined;
-        const period = large === undefined ? this.totalPeriod[total] : numberIfExact(large);
-        samples.push(new PackedSample(trie, this.totalStack[total], [this.totalSamples[total], period], [eventLabels[this.totalEvent[total]]]));
-      }
-      part({ sample: samples });
+    const locationBytes = stackLocationBytes(trie, this.tables?.stackCount ?? 0);
+    // Parts without strings of their own: an empty table, not the one with '' that a Profile starts with.
+    const emptyStrings = () => new StringTable(emptyTableToken);
+    const out = new ProfileWriter();
+    out.part(new Profile({ sampleType, stringTable: emptyStrings() }));
+    for (let total = 0; total < this.totalCount; total++) {
+      const stack = this.totalStack[total];
+      // The period as a number where it is exact.
+      const large = this.totalPeriod[total] < 0 ? this.largePeriod.get(total)! : undefined;
+      const period = large === undefined ? this.totalPeriod[total] : numberIfExact(large);
+      out.sample(trie, stack, locationBytes[stack], this.totalSamples[total], period, eventLabels[this.totalEvent[total]]);
     }
-    part({ mapping: this.mappings });
-    for (let first = 0; first < this.locationCount; first += SAMPLES_PER_BATCH) {
-      const locations: Location[] = [];
-      for (let id = first + 1; id <= Math.min(first + SAMPLES_PER_BATCH, this.locationCount); id++) {
-        const fn = this.locationFunction[id - 1];
-        locations.push(new PackedLocation(id, this.functionMapping[fn - 1], this.locationIpHigh[id - 1], this.locationIpLow[id - 1], fn));
-      }
-      part({ location: locations });
+    out.part(new Profile({ mapping: this.mappings, stringTable: emptyStrings() }));
+    for (let id = 1; id <= this.locationCount; id++) {
+      const fn = this.locationFunction[id - 1];
+      out.location(id, this.functionMapping[fn - 1], this.locationIpHigh[id - 1], this.locationIpLow[id - 1], fn);
     }
-    encodeInto(
+    out.part(
       new Profile({
         function: this.functions,
         stringTable: this.strings,
@@ -518,7 +484,7 @@ export class PprofBuilder {
         durationNanos: this.earliestNs !== undefined && this.latestNs !== undefined ? this.latestNs - this.earliestNs : 0n,
       }),
     );
-    return out.bytes.subarray(0, out.length);
+    return out.bytes();
   }
 
   /** The pprof location of a table frame: one per (owner, address, function). */
