@@ -7,7 +7,7 @@ import { emptyTableToken, Label, Line, Location, Profile, Sample, StringTable } 
 import { Sample as SampleType } from '../abi/uapi';
 import { decodeSnapshot } from '../decode/columns';
 import { attrOf, ByteWriter, eventOf, ringFromRecords, sampleRecord } from '../decode/test-records';
-import { PprofBuilder, ProfileWriter, stackLocationBytes, type StackTrie } from './pprof';
+import { PprofBuilder, ProfileWriter, type StackTrie } from './pprof';
 import { ProfileTables } from './profile-tables';
 
 /** 0, and each power of two from 2^0 to 2^63 with its neighbours, as u32 halves. */
@@ -24,7 +24,7 @@ const encoded = (fields: { sample?: Sample[]; location?: Location[] }): Uint8Arr
 
 describe('pprof encoding without garbage: the bytes of pprof-format', () => {
   it('locations: id, mapping, address of every varint width, one line naming its function', () => {
-    const writer = new ProfileWriter();
+    const writer = new ProfileWriter({ stackPrefix: [], stackFrame: [], locationOfFrame: [] }, 0);
     const expected: Location[] = [];
     for (const [high, low] of widths()) {
       for (const [id, mappingId, functionId] of [
@@ -42,20 +42,20 @@ describe('pprof encoding without garbage: the bytes of pprof-format', () => {
 
   it('samples: location ids from the stack table, leaf first; counts and periods up to 2^53, and a bigint period past it', () => {
     // Stack 3 is frame 0 (location 300000) called from frame 3 (2^21) called from frame 1 (127) called from frame 2
-    // (location 1: stack 0, the root).
-    const trie: StackTrie = { stackPrefix: [-1, 0, 1, 2], stackFrame: [2, 1, 3, 0], locationOfFrame: [300_000, 127, 1, 2 ** 21] };
-    const locationBytes = stackLocationBytes(trie, 4);
+    // (location 1: stack 0, the root); stack 4 is frame 4 (location 5) called from stack 2, stack 5 frame 3 called
+    // from stack 4. Each stack is written after one of its callers was, and before.
+    const trie: StackTrie = { stackPrefix: [-1, 0, 1, 2, 2, 4], stackFrame: [2, 1, 3, 0, 4, 3], locationOfFrame: [300_000, 127, 1, 2 ** 21, 5] };
     const label = new Label({ key: 1, str: 2 });
     const periods: (number | bigint)[] = [0, 1, 127, 128, 2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER, 2n ** 60n, 2n ** 64n - 1n];
-    const writer = new ProfileWriter();
+    const writer = new ProfileWriter(trie, 6);
     const expected: Sample[] = [];
-    for (const stack of [-1, 0, 3]) {
+    for (const stack of [-1, 3, 0, 5, 4, 2]) {
       for (const period of periods) {
         for (const count of [1, 200, 2 ** 31]) {
           const locationId: number[] = [];
           for (let s = stack; s >= 0; s = trie.stackPrefix[s]) locationId.push(trie.locationOfFrame[trie.stackFrame[s]]);
           expected.push(new Sample({ locationId, value: [count, period], label: [label] }));
-          writer.sample(trie, stack, stack < 0 ? 0 : locationBytes[stack], count, period, label.encode());
+          writer.sample(stack, count, period, label.encode());
         }
       }
     }

@@ -8,7 +8,7 @@ import { emptyTableToken, Function as PprofFunction, Mapping, Profile, StringTab
 import { RecordType, Sample } from '../abi/uapi';
 import { EXACT_HIGH_HALF_LIMIT, numberIfExact } from '../abi/u64';
 import { decodeRecordAt } from '../decode/record';
-import { sampleReaders } from '../decode/sample-readers';
+import { sampleReaders, type SampleReader } from '../decode/sample-readers';
 import type { ProfileTables } from './profile-tables';
 import { IntTupleMap } from './int-tuple-map';
 
@@ -28,6 +28,13 @@ export interface StackTrie {
 /** profile.proto Profile's sample and location fields: (field << 3) | wire type (2: length-delimited). */
 const PROFILE_SAMPLE_TAG = (2 << 3) | 2;
 const PROFILE_LOCATION_TAG = (4 << 3) | 2;
+
+/**
+ * At most the bytes of a sample but its location ids and its label, and of a location: tags, varints of lengths and
+ * ids below 2^35, counts below 2^35, periods and addresses of 64 bits.
+ */
+const SAMPLE_BOUND = 1 + 5 + (1 + 5) + (1 + 1 + 5 + 10) + (1 + 1);
+const LOCATION_BOUND = 1 + 5 + (1 + 5) + (1 + 5) + (1 + 10) + (1 + 1 + 1 + 5);
 
 /** profile.proto Sample's fields as the encoder writes them. */
 const SAMPLE_LOCATION_ID_TAG = (1 << 3) | 2;
@@ -97,20 +104,51 @@ function writeVarint(buffer: Uint8Array, offset: number, value: number): number 
  * written): those were most of the encoding's time and garbage. The tests hold these bytes to pprof-format's.
  */
 export class ProfileWriter {
-  private buffer = new Uint8Array(ENCODE_START_BYTES);
+  private buffer = new Uint8Array(0);
   private length = 0;
+  /** Per table stack: the bytes its location ids take as varints (see stackLocationBytes). */
+  private readonly stackBytes: Int32Array;
+  /**
+   * Per table stack: where its location ids were written last (-1: not yet). A stack's ids are its own then its
+   * prefix's, so a sample's are written only down to the first stack written before, and that stack's ids are copied
+   * from there: a stack's callers are written once, not once per sample under them (a million ids in all for the -a -g
+   * file's 257k stacks).
+   */
+  private readonly stackAt: Float64Array;
 
-  /** A part as pprof-format encodes it: a Profile of some of the fields (an empty string table unless the profile's). */
-  part(profile: Profile): void {
-    const buffer = this.room(profile.length);
-    this.length = profile._encodeToBuffer(buffer, this.length);
+  /** A profile whose samples' stacks are those of `trie`'s first `stacks` stacks. */
+  constructor(
+    private readonly trie: StackTrie,
+    stacks: number,
+  ) {
+    this.stackBytes = stackLocationBytes(trie, stacks);
+    this.stackAt = new Float64Array(stacks).fill(-1);
   }
 
   /**
-   * A Profile.sample: the location ids of table stack `stack` (-1: none), leaf first, whose varints take
-   * `locationBytes` (see stackLocationBytes); its two values; its label (one, encoded).
+   * A part as pprof-format encodes it: a Profile of some of the fields (an empty string table unless the profile's),
+   * `length` its length when measured already.
    */
-  sample(trie: StackTrie, stack: number, locationBytes: number, count: number, period: number | bigint, label: Uint8Array): void {
+  part(profile: Profile, length = profile.length): void {
+    const buffer = this.room(length);
+    this.length = profile._encodeToBuffer(buffer, this.length);
+  }
+
+  /** Room for `count` more bytes now, instead of the buffer doubled as it fills. */
+  reserve(count: number): void {
+    this.room(count);
+  }
+
+  /** At most the bytes of the samples of stacks `stacks[0, count)`, with labels of at most `labelBytes`. */
+  samplesBound(stacks: ArrayLike<number>, count: number, labelBytes: number): number {
+    let bytes = count * (SAMPLE_BOUND + labelBytes);
+    for (let i = 0; i < count; i++) bytes += stacks[i] < 0 ? 0 : this.stackBytes[stacks[i]];
+    return bytes;
+  }
+
+  /** A Profile.sample: the location ids of table stack `stack` (-1: none), leaf first; its two values; its label (one, encoded). */
+  sample(stack: number, count: number, period: number | bigint, label: Uint8Array): void {
+    const locationBytes = stack < 0 ? 0 : this.stackBytes[stack];
     // A period past 2^53 (a bigint) is written from its u32 halves.
     const large = typeof period === 'bigint';
     const periodHigh = large ? Number(period >> 32n) : 0;
@@ -129,10 +167,23 @@ export class ProfileWriter {
     buffer[at++] = PROFILE_SAMPLE_TAG;
     at = writeVarint(buffer, at, sampleBytes);
     if (locationBytes) {
-      const { stackPrefix, stackFrame, locationOfFrame } = trie;
+      const { stackPrefix, stackFrame, locationOfFrame } = this.trie;
+      const stackAt = this.stackAt;
       buffer[at++] = SAMPLE_LOCATION_ID_TAG;
       at = writeVarint(buffer, at, locationBytes);
-      for (let s = stack; s >= 0; s = stackPrefix[s]) at = writeVarint(buffer, at, locationOfFrame[stackFrame[s]]);
+      let s = stack;
+      for (; s >= 0 && stackAt[s] < 0; s = stackPrefix[s]) {
+        stackAt[s] = at;
+        // Location ids are below 2^31: shifts.
+        let id = locationOfFrame[stackFrame[s]];
+        for (; id >= 0x80; id >>>= 7) buffer[at++] = (id & 0x7f) | 0x80;
+        buffer[at++] = id;
+      }
+      if (s >= 0) {
+        const from = stackAt[s];
+        buffer.copyWithin(at, from, from + this.stackBytes[s]);
+        at += this.stackBytes[s];
+      }
     }
     buffer[at++] = SAMPLE_VALUE_TAG;
     at = writeVarint(buffer, at, valueBytes);
@@ -184,7 +235,7 @@ export class ProfileWriter {
   /** The buffer, with room for `count` more bytes. */
   private room(count: number): Uint8Array {
     if (this.length + count > this.buffer.length) {
-      const wider = new Uint8Array(Math.max(this.buffer.length * 2, this.length + count));
+      const wider = new Uint8Array(Math.max(this.buffer.length * 2, this.length + count, ENCODE_START_BYTES));
       wider.set(this.buffer.subarray(0, this.length));
       this.buffer = wider;
     }
@@ -197,7 +248,7 @@ export class ProfileWriter {
  * its prefix), instead of a walk of each sample's stack before the walk that writes it. Stacks with a frame not met
  * (never sampled) get a figure that is never read.
  */
-export function stackLocationBytes(trie: StackTrie, stacks: number): Int32Array {
+function stackLocationBytes(trie: StackTrie, stacks: number): Int32Array {
   const { stackPrefix, stackFrame, locationOfFrame } = trie;
   const bytes = new Int32Array(stacks);
   for (let s = 0; s < stacks; s++) {
@@ -226,7 +277,6 @@ export class PprofBuilder {
   private readonly functions: PprofFunction[] = [];
   private readonly mappings: Mapping[] = [];
   private readonly mappingOf = new Map<string, number>();
-  private readonly functionOf = new Map<string, number>();
   /** Per function (by id - 1): its DSO's mapping id. */
   private functionMapping = new Int32Array(FIRST_ROWS);
   /**
@@ -239,10 +289,6 @@ export class PprofBuilder {
   private locationIpHigh = new Uint32Array(FIRST_ROWS);
   private locationIpLow = new Uint32Array(FIRST_ROWS);
   private locationFrame = new Int32Array(FIRST_ROWS);
-  /** (owner, address low half, function id) → location id; locationIpHigh tells addresses 4 GiB apart. */
-  private readonly locationIndex = new IntTupleMap(3);
-  /** The rare location whose (owner, low half, function) another location already holds, by its full key. */
-  private readonly locationOf = new Map<string, number>();
   /** The recording's tables (their columns, shared by every batch) once one is added. */
   private tables: ProfileTables | undefined;
   /** Per table frame: its location id; per table function: its function id (-1: not met yet). */
@@ -275,23 +321,32 @@ export class PprofBuilder {
   /** Reused by profileStack for a stack's table stacks not met yet (an array per sample was most of add's garbage). */
   private unmapped: Int32Array = new Int32Array(256);
 
-  /** Adds every sample of `tables` (symbolized) whose row `keep(row)` accepts. */
-  add(tables: ProfileTables, keep: (row: number) => boolean = () => true): void {
-    const newFrames = this.follow(tables);
-    const { snapshot } = tables;
+  /** Adds every sample of `tables` (symbolized) whose row `keep(row)` accepts (every one without `keep`). */
+  add(tables: ProfileTables, keep?: (row: number) => boolean): void {
+    this.follow(tables);
+    const { snapshot, sampleStack } = tables;
     const { kind, event, length, time, ring, offset } = snapshot.columns;
     const readers = sampleReaders(snapshot);
     const views = snapshot.rings.map((copy) => new DataView(copy.bytes.buffer, copy.bytes.byteOffset, copy.bytes.byteLength));
-    this.locationIndex.reserve(this.locationIndex.size + newFrames);
-    const eventOf = new Map<number, number>();
+    // Per event index of the columns: its profile event and how its periods are read (null: not a sample event here);
+    // the last one found kept at hand (a file's samples are of one event, or a few).
+    const sides = new Map<number, EventSide | null>();
+    let lastEvent = NaN;
+    let lastSide: EventSide | null = null;
     // The snapshot's earliest and latest sample times as numbers (relative ns, exact), made absolute once at the end.
     let earliest = Infinity;
     let latest = -Infinity;
     for (let row = 0; row < length; row++) {
-      if (kind[row] !== RecordType.SAMPLE || !keep(row)) continue;
-      const reader = readers.get(event[row]);
-      if (!reader) continue;
-      let tableStack = tables.sampleStack[row];
+      if (kind[row] !== RecordType.SAMPLE || (keep !== undefined && !keep(row))) continue;
+      if (event[row] !== lastEvent) {
+        lastEvent = event[row];
+        let found = sides.get(lastEvent);
+        if (found === undefined) sides.set(lastEvent, (found = this.eventSide(readers.get(lastEvent))));
+        lastSide = found;
+      }
+      const side = lastSide;
+      if (side === null) continue;
+      let tableStack = sampleStack[row];
       if (tableStack < 0) {
         // A sample without a callchain is its IP's frame alone: a root stack of the table, added where it has none.
         const ipFrame = tables.sampleIpFrame[row];
@@ -299,67 +354,75 @@ export class PprofBuilder {
         tableStack = tables.stackOf(-1, ipFrame);
         if (tableStack >= this.profileStackOf.length) this.widenStacks(tableStack + 1);
       }
-      const stack = this.profileStack(tables, tableStack);
-      let eventId = eventOf.get(event[row]);
-      if (eventId === undefined) {
-        const name = reader.event.name;
-        eventId = this.eventIndex.get(name);
-        if (eventId === undefined) {
-          eventId = this.eventNames.length;
-          this.eventNames.push(name);
-          this.eventIndex.set(name, eventId);
-          this.totalOfStack.push(new Int32Array(0));
-        }
-        eventOf.set(event[row], eventId);
-      }
-      let totals = this.totalOfStack[eventId];
-      if (stack >= totals.length) totals = this.totalOfStack[eventId] = grown(totals, Math.max(stack + 1, tables.stackCount), -1);
+      const stack = this.profileStackOf[tableStack] >= 0 ? this.profileStackOf[tableStack] : this.profileStack(tables, tableStack);
+      // Events are numbered as their first sample in the profile is met.
+      if (side.id < 0) side.id = this.eventId(side.name);
+      let totals = this.totalOfStack[side.id];
+      if (stack >= totals.length) totals = this.totalOfStack[side.id] = grown(totals, Math.max(stack + 1, tables.stackCount), -1);
       let total = totals[stack];
-      if (total < 0) total = totals[stack] = this.newTotal(stack, eventId);
+      if (total < 0) total = totals[stack] = this.newTotal(stack, side.id);
       this.totalSamples[total]++;
-      this.addPeriod(
-        total,
-        this.periodOf(
-          tables,
-          row,
-          reader.info.sample.period,
-          views[ring[row]],
-          offset[row],
-          (reader.info.sampleType & Sample.PERIOD) !== 0,
-          reader.inPlace,
-          reader.event.attr.samplePeriod,
-          reader.event.attr.flags.freq === true,
-        ),
-      );
+      let period: number | bigint;
+      if (side.periodAt >= 0) {
+        // Read in place as two halves, a number where it is exact: no bigint per sample.
+        const view = views[ring[row]];
+        const at = offset[row] + side.periodAt;
+        const high = view.getUint32(at + 4, true);
+        period = high < EXACT_HIGH_HALF_LIMIT ? high * 2 ** 32 + view.getUint32(at, true) : view.getBigUint64(at, true);
+      } else period = side.fixedPeriod ?? decodedPeriod(tables, row);
+      this.addPeriod(total, period);
       const at = time[row];
       if (at < earliest) earliest = at;
       if (at > latest) latest = at;
     }
-    if (earliest <= latest) {
-      const earliestNs = snapshot.columns.timeOriginNs + BigInt(earliest);
-      const latestNs = snapshot.columns.timeOriginNs + BigInt(latest);
-      if (this.earliestNs === undefined || earliestNs < this.earliestNs) this.earliestNs = earliestNs;
-      if (this.latestNs === undefined || latestNs > this.latestNs) this.latestNs = latestNs;
+    if (earliest <= latest) this.spans(snapshot.columns.timeOriginNs, earliest, latest);
+  }
+
+  /** The profile spans the relative times `earliest` to `latest` of a snapshot whose times start at `originNs`. */
+  private spans(originNs: bigint, earliest: number, latest: number): void {
+    const earliestNs = originNs + BigInt(earliest);
+    const latestNs = originNs + BigInt(latest);
+    if (this.earliestNs === undefined || earliestNs < this.earliestNs) this.earliestNs = earliestNs;
+    if (this.latestNs === undefined || latestNs > this.latestNs) this.latestNs = latestNs;
+  }
+
+  /** How a sample event's periods are read: in place, decoded, or the event's fixed period (perf's rule when the sample has none). Null without a reader. */
+  private eventSide(reader: SampleReader | undefined): EventSide | null {
+    if (reader === undefined) return null;
+    const { name } = reader.event;
+    if ((reader.info.sampleType & Sample.PERIOD) === 0) {
+      return { name, id: -1, periodAt: -1, fixedPeriod: reader.event.attr.flags.freq === true ? 0 : numberIfExact(reader.event.attr.samplePeriod) };
     }
+    return { name, id: -1, periodAt: reader.inPlace ? reader.info.sample.period : -1, fixedPeriod: undefined };
+  }
+
+  /** The profile's event `name` (by name: the batches' events add up), added when new. */
+  private eventId(name: string): number {
+    let id = this.eventIndex.get(name);
+    if (id === undefined) {
+      id = this.eventNames.length;
+      this.eventNames.push(name);
+      this.eventIndex.set(name, id);
+      this.totalOfStack.push(new Int32Array(0));
+    }
+    return id;
   }
 
   /**
    * Takes `tables` as the recording's (the first added) or as its next batch, and makes room for their frames,
-   * functions and stacks; the number of frames not met before. Tables of another recording are refused: their frames
+   * functions and stacks. Tables of another recording are refused: their frames
    * and stacks are numbered afresh, and the ids kept per frame and stack would name others'.
    */
-  private follow(tables: ProfileTables): number {
+  private follow(tables: ProfileTables): void {
     if (this.tables !== undefined && this.tables.frameOwner !== tables.frameOwner) {
       throw new Error('PprofBuilder.add: these tables do not continue the ones added before (a profile adds the batches of one recording)');
     }
-    const known = this.tables?.frameCount ?? 0;
     this.tables = tables;
     if (this.locationOfFrame.length < tables.frameCount) this.locationOfFrame = grown(this.locationOfFrame, tables.frameCount, -1);
     if (this.functionOfTableFunction.length < tables.functionName.length) {
       this.functionOfTableFunction = grown(this.functionOfTableFunction, tables.functionName.length, -1);
     }
     if (this.profileStackOf.length < tables.stackCount) this.widenStacks(tables.stackCount);
-    return tables.frameCount - known;
   }
 
   private widenStacks(length: number): void {
@@ -458,55 +521,71 @@ export class PprofBuilder {
       stackFrame: this.tables?.stackFrame ?? [],
       locationOfFrame: this.locationOfFrame,
     };
-    const locationBytes = stackLocationBytes(trie, this.tables?.stackCount ?? 0);
     // Parts without strings of their own: an empty table, not the one with '' that a Profile starts with.
-    const emptyStrings = () => new StringTable(emptyTableToken);
-    const out = new ProfileWriter();
-    out.part(new Profile({ sampleType, stringTable: emptyStrings() }));
+    const head = new Profile({ sampleType, stringTable: new StringTable(emptyTableToken) });
+    const mappings = new Profile({ mapping: this.mappings, stringTable: new StringTable(emptyTableToken) });
+    const tail = new Profile({
+      function: this.functions,
+      stringTable: this.strings,
+      defaultSampleType,
+      timeNanos: this.earliestNs ?? 0n,
+      durationNanos: this.earliestNs !== undefined && this.latestNs !== undefined ? this.latestNs - this.earliestNs : 0n,
+    });
+    const out = new ProfileWriter(trie, this.tables?.stackCount ?? 0);
+    const [headBytes, mappingBytes, tailBytes] = [head.length, mappings.length, tail.length];
+    // Room for it all at once (a bound: the buffer doubled from a megabyte copied 7 MB to hold a 6 MB profile).
+    out.reserve(
+      headBytes +
+        out.samplesBound(this.totalStack, this.totalCount, Math.max(0, ...eventLabels.map((label) => label.length))) +
+        mappingBytes +
+        this.locationCount * LOCATION_BOUND +
+        tailBytes,
+    );
+    out.part(head, headBytes);
+    this.writeSamples(out, eventLabels);
+    out.part(mappings, mappingBytes);
+    this.writeLocations(out);
+    out.part(tail, tailBytes);
+    return out.bytes();
+  }
+
+  /** The samples, one per total. (A loop of its own: compiled alone, not with what follows it in encode.) */
+  private writeSamples(out: ProfileWriter, eventLabels: readonly Uint8Array[]): void {
     for (let total = 0; total < this.totalCount; total++) {
-      const stack = this.totalStack[total];
       // The period as a number where it is exact.
       const large = this.totalPeriod[total] < 0 ? this.largePeriod.get(total)! : undefined;
       const period = large === undefined ? this.totalPeriod[total] : numberIfExact(large);
-      out.sample(trie, stack, locationBytes[stack], this.totalSamples[total], period, eventLabels[this.totalEvent[total]]);
+      out.sample(this.totalStack[total], this.totalSamples[total], period, eventLabels[this.totalEvent[total]]);
     }
-    out.part(new Profile({ mapping: this.mappings, stringTable: emptyStrings() }));
+  }
+
+  /** The locations, by id. */
+  private writeLocations(out: ProfileWriter): void {
     for (let id = 1; id <= this.locationCount; id++) {
       const fn = this.locationFunction[id - 1];
       out.location(id, this.functionMapping[fn - 1], this.locationIpHigh[id - 1], this.locationIpLow[id - 1], fn);
     }
-    out.part(
-      new Profile({
-        function: this.functions,
-        stringTable: this.strings,
-        defaultSampleType,
-        timeNanos: this.earliestNs ?? 0n,
-        durationNanos: this.earliestNs !== undefined && this.latestNs !== undefined ? this.latestNs - this.earliestNs : 0n,
-      }),
-    );
-    return out.bytes();
   }
 
-  /** The pprof location of a table frame: one per (owner, address, function). */
+  /**
+   * The pprof location of a table frame: one per (owner, address, function). The tables have one frame per owner and
+   * address, but for a process whose mappings changed (a frame per address and mappings): such a frame shares the
+   * location of another of them named to the same function.
+   */
   private location(tables: ProfileTables, frame: number): number {
     if (this.locationOfFrame[frame] >= 0) return this.locationOfFrame[frame];
     const tableFunction = tables.frameFunction[frame];
     let fn = this.functionOfTableFunction[tableFunction];
     if (fn < 0) fn = this.functionOfTableFunction[tableFunction] = this.function(tables.functionName[tableFunction], tables.functionDso[tableFunction] ?? '');
-    const owner = tables.frameOwner[frame];
-    const high = tables.frameIpHigh[frame];
-    const low = tables.frameIpLow[frame];
-    // Found by numbers, not by a text key per frame (that key and its bigint were most of this method's cost). The
-    // high half is checked, not hashed: the same function at addresses 4 GiB apart in one owner goes to the text key.
-    let id = this.locationIndex.get(owner, low | 0, fn);
-    if (id >= 0 && this.locationIpHigh[id - 1] !== high) {
-      const key = `${owner}\0${high}\0${low}\0${fn}`;
-      id = this.locationOf.get(key) ?? this.newLocation(high, low, fn, frame);
-      this.locationOf.set(key, id);
-    } else if (id < 0) {
-      id = this.newLocation(high, low, fn, frame);
-      this.locationIndex.add(owner, low | 0, fn, id);
+    let id = -1;
+    for (const other of tables.sameAddressFrames(frame)) {
+      const location = this.locationOfFrame[other];
+      if (location > 0 && this.locationFunction[location - 1] === fn) {
+        id = location;
+        break;
+      }
     }
+    if (id < 0) id = this.newLocation(tables.frameIpHigh[frame], tables.frameIpLow[frame], fn, frame);
     this.locationOfFrame[frame] = id;
     return id;
   }
@@ -526,20 +605,17 @@ export class PprofBuilder {
     return index + 1;
   }
 
+  /** The pprof function of a table function (one per name and DSO, as the table's). */
   private function(name: string, dso: string): number {
-    const key = `${name}\0${dso}`;
-    let id = this.functionOf.get(key);
-    if (id === undefined) {
-      id = this.functions.length + 1;
-      const mapping = this.mapping(dso);
-      const text = this.strings.dedup(name);
-      this.functions.push(new PprofFunction({ id, name: text, systemName: text, filename: this.strings.dedup('') }));
-      if (id > this.functionMapping.length) this.functionMapping = grown(this.functionMapping, id, 0);
-      this.functionMapping[id - 1] = mapping;
-      this.functionOf.set(key, id);
-    }
+    const id = this.functions.length + 1;
+    const mapping = this.mapping(dso);
+    const text = this.strings.dedup(name);
+    this.functions.push(new PprofFunction({ id, name: text, systemName: text, filename: this.strings.dedup('') }));
+    if (id > this.functionMapping.length) this.functionMapping = grown(this.functionMapping, id, 0);
+    this.functionMapping[id - 1] = mapping;
     return id;
   }
+
   /** One mapping per DSO (its file name; addresses are not placed in it: locations carry their functions). */
   private mapping(dso: string): number {
     let id = this.mappingOf.get(dso);
@@ -554,33 +630,27 @@ export class PprofBuilder {
     }
     return id;
   }
+}
 
-  /** A sample's period: read in place, decoded, or the event's fixed period (perf's rule when the sample has none). */
-  private periodOf(
-    tables: ProfileTables,
-    row: number,
-    at: number,
-    view: DataView,
-    offset: number,
-    sampled: boolean,
-    inPlace: boolean,
-    fixed: bigint,
-    freq: boolean,
-  ): number | bigint {
-    if (!sampled) return freq ? 0 : numberIfExact(fixed);
-    if (inPlace) {
-      // Two halves, a number where it is exact: no bigint per sample.
-      const high = view.getUint32(offset + at + 4, true);
-      const low = view.getUint32(offset + at, true);
-      return high < EXACT_HIGH_HALF_LIMIT ? high * 2 ** 32 + low : view.getBigUint64(offset + at, true);
-    }
-    try {
-      const period = (decodeRecordAt(tables.snapshot, row).fields as { period?: unknown }).period;
-      return typeof period === 'bigint' ? numberIfExact(period) : 0;
-    } catch {
-      // A damaged record: the decode already counted it; it weighs nothing in the profile.
-      return 0;
-    }
+/** How the samples of one event go into the profile (see PprofBuilder.eventSide). */
+interface EventSide {
+  readonly name: string;
+  /** The profile's event (-1: until a sample of it is added). */
+  id: number;
+  /** Where in a sample its period is read in place (-1: not). */
+  readonly periodAt: number;
+  /** The period of every sample of an event whose samples carry none; undefined where they are decoded for it. */
+  readonly fixedPeriod: number | bigint | undefined;
+}
+
+/** The period of a sample the in-place reader does not know: decoded whole. */
+function decodedPeriod(tables: ProfileTables, row: number): number | bigint {
+  try {
+    const period = (decodeRecordAt(tables.snapshot, row).fields as { period?: unknown }).period;
+    return typeof period === 'bigint' ? numberIfExact(period) : 0;
+  } catch {
+    // A damaged record: the decode already counted it; it weighs nothing in the profile.
+    return 0;
   }
 }
 

@@ -29,6 +29,9 @@ export interface FrameResolution {
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
+/** sameAddressFrames of a frame whose process was never remapped (one per frame: no array made for it). */
+const NO_FRAMES: readonly number[] = [];
+
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
 /** Addresses from here up are the kernel's (x86-64 and arm64 canonical upper half), for entries of no known context. */
@@ -66,7 +69,12 @@ export class ProfileTables {
    * The key a process's frames are found by in frameIndex: its pid, or a fresh one once its mappings changed after
    * frames of it were named (remapOwner), so that an address named before the change is named again after it.
    */
-  private readonly ownerKeys: { readonly byPid: Map<number, number>; next: number };
+  private readonly ownerKeys: {
+    readonly byPid: Map<number, number>;
+    /** Per process remapped: every key its frames were found by, its pid first. */
+    readonly eras: Map<number, number[]>;
+    next: number;
+  };
   private symbolizedFrames: number;
   /**
    * Reused for one callchain's frames, leaf first, grown to the longest callchain met. (An array emptied with
@@ -96,7 +104,7 @@ export class ProfileTables {
     this.functionIndex = previous?.functionIndex ?? new Map();
     this.functionBySymbol = previous?.functionBySymbol ?? new Map();
     // Keys below KERNEL_OWNER are never a pid.
-    this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), next: KERNEL_OWNER - 1 };
+    this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), eras: new Map(), next: KERNEL_OWNER - 1 };
     this.symbolizedFrames = previous?.symbolizedFrames ?? 0;
     const { length } = snapshot.columns;
     this.sampleStack = new Int32Array(length).fill(-1);
@@ -119,7 +127,26 @@ export class ProfileTables {
    */
   remapOwner(pid: number): void {
     if (pid === KERNEL_OWNER) return;
-    this.ownerKeys.byPid.set(pid, this.ownerKeys.next--);
+    const key = this.ownerKeys.next--;
+    this.ownerKeys.byPid.set(pid, key);
+    const eras = this.ownerKeys.eras.get(pid);
+    if (eras) eras.push(key);
+    else this.ownerKeys.eras.set(pid, [pid, key]);
+  }
+
+  /**
+   * The other frames of frame `frame`'s process at its address: those found under the keys of the process's other
+   * mappings (see remapOwner); none for a process never remapped, or the kernel.
+   */
+  sameAddressFrames(frame: number): readonly number[] {
+    const eras = this.ownerKeys.eras.get(this.frameOwner[frame]);
+    if (eras === undefined) return NO_FRAMES;
+    const frames: number[] = [];
+    for (const key of eras) {
+      const other = this.frameIndex.get(key, this.frameIpHigh[frame] | 0, this.frameIpLow[frame] | 0);
+      if (other >= 0 && other !== frame) frames.push(other);
+    }
+    return frames;
   }
 
   get frameCount(): number {
