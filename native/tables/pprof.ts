@@ -570,7 +570,8 @@ export class PprofBuilder {
   /**
    * The pprof location of a table frame: one per (owner, address, function). The tables have one frame per owner and
    * address, but for a process whose mappings changed (a frame per address and mappings): such a frame shares the
-   * location of another of them named to the same function.
+   * location of an earlier one named to the same function. (An earlier one has its location already when it is ever
+   * sampled: its samples are in the batches before, added before.)
    */
   private location(tables: ProfileTables, frame: number): number {
     if (this.locationOfFrame[frame] >= 0) return this.locationOfFrame[frame];
@@ -578,7 +579,7 @@ export class PprofBuilder {
     let fn = this.functionOfTableFunction[tableFunction];
     if (fn < 0) fn = this.functionOfTableFunction[tableFunction] = this.function(tables.functionName[tableFunction], tables.functionDso[tableFunction] ?? '');
     let id = -1;
-    for (const other of tables.sameAddressFrames(frame)) {
+    for (const other of tables.earlierFramesAt(frame)) {
       const location = this.locationOfFrame[other];
       if (location > 0 && this.locationFunction[location - 1] === fn) {
         id = location;

@@ -29,7 +29,7 @@ export interface FrameResolution {
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
-/** sameAddressFrames of a frame whose process was never remapped (one per frame: no array made for it). */
+/** earlierFramesAt of most frames (asked once per frame: no array made for it). */
 const NO_FRAMES: readonly number[] = [];
 
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
@@ -71,8 +71,11 @@ export class ProfileTables {
    */
   private readonly ownerKeys: {
     readonly byPid: Map<number, number>;
-    /** Per process remapped: every key its frames were found by, its pid first. */
-    readonly eras: Map<number, number[]>;
+    /**
+     * Per process remapped: every key its frames were found by, its pid first, and from which frame on each was
+     * (frames are added in order, and a key replaces the one before it for every frame added after it).
+     */
+    readonly eras: Map<number, { readonly keys: number[]; readonly firstFrames: number[] }>;
     next: number;
   };
   private symbolizedFrames: number;
@@ -130,23 +133,29 @@ export class ProfileTables {
     const key = this.ownerKeys.next--;
     this.ownerKeys.byPid.set(pid, key);
     const eras = this.ownerKeys.eras.get(pid);
-    if (eras) eras.push(key);
-    else this.ownerKeys.eras.set(pid, [pid, key]);
+    if (eras) {
+      eras.keys.push(key);
+      eras.firstFrames.push(this.frameCount);
+    } else this.ownerKeys.eras.set(pid, { keys: [pid, key], firstFrames: [0, this.frameCount] });
   }
 
   /**
-   * The other frames of frame `frame`'s process at its address: those found under the keys of the process's other
-   * mappings (see remapOwner); none for a process never remapped, or the kernel.
+   * The frames of frame `frame`'s process at its address found before it, under the keys of the process's mappings
+   * before the ones it was found under (see remapOwner); none for a frame of a process's first mappings, or the kernel.
    */
-  sameAddressFrames(frame: number): readonly number[] {
+  earlierFramesAt(frame: number): readonly number[] {
     const eras = this.ownerKeys.eras.get(this.frameOwner[frame]);
     if (eras === undefined) return NO_FRAMES;
-    const frames: number[] = [];
-    for (const key of eras) {
-      const other = this.frameIndex.get(key, this.frameIpHigh[frame] | 0, this.frameIpLow[frame] | 0);
-      if (other >= 0 && other !== frame) frames.push(other);
+    const { keys, firstFrames } = eras;
+    const high = this.frameIpHigh[frame] | 0;
+    const low = this.frameIpLow[frame] | 0;
+    let frames: number[] | undefined;
+    // The keys of the eras before the frame's own: the frame was added after the next one began.
+    for (let era = 0; era + 1 < keys.length && firstFrames[era + 1] <= frame; era++) {
+      const other = this.frameIndex.get(keys[era], high, low);
+      if (other >= 0) (frames ??= []).push(other);
     }
-    return frames;
+    return frames ?? NO_FRAMES;
   }
 
   get frameCount(): number {
