@@ -7,7 +7,7 @@ import { emptyTableToken, Label, Line, Location, Profile, Sample, StringTable } 
 import { Sample as SampleType } from '../abi/uapi';
 import { decodeSnapshot } from '../decode/columns';
 import { attrOf, ByteWriter, eventOf, ringFromRecords, sampleRecord } from '../decode/test-records';
-import { PprofBuilder, ProfileWriter, type StackTrie } from './pprof';
+import { PprofBuilder, ProfileStrings, ProfileWriter, type StackTrie } from './pprof';
 import { ProfileTables } from './profile-tables';
 
 /** 0, and each power of two from 2^0 to 2^63 with its neighbours, as u32 halves. */
@@ -60,6 +60,16 @@ describe('pprof encoding without garbage: the bytes of pprof-format', () => {
       }
     }
     assert.deepEqual(writer.bytes(), encoded({ sample: expected }));
+  });
+
+  it('the string table: empty, ASCII, 2-, 3- and 4-byte UTF-8, lone surrogates, lengths past one varint byte', () => {
+    const texts = ['', 'main', 'caf\u00e9', '\u20ac', 'x\u{1f600}y', '\ud800', 'a\udc00', '\ud83d', 'n'.repeat(200), 'main'];
+    const ours = new ProfileStrings();
+    const theirs = new StringTable();
+    for (const text of texts) assert.equal(ours.dedup(text), theirs.dedup(text), JSON.stringify(text));
+    const writer = new ProfileWriter({ stackPrefix: [], stackFrame: [], locationOfFrame: [] }, 0);
+    writer.strings(ours);
+    assert.deepEqual(writer.bytes(), new Profile({ stringTable: theirs }).encode());
   });
 });
 

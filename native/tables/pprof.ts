@@ -28,6 +28,24 @@ export interface StackTrie {
 /** profile.proto Profile's sample and location fields: (field << 3) | wire type (2: length-delimited). */
 const PROFILE_SAMPLE_TAG = (2 << 3) | 2;
 const PROFILE_LOCATION_TAG = (4 << 3) | 2;
+const PROFILE_STRING_TAG = (6 << 3) | 2;
+
+const UTF8 = new TextEncoder();
+
+/** The bytes of `text` in UTF-8 as TextEncoder (and Node's Buffer) write it: a lone surrogate as U+FFFD, 3 bytes. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
 
 /**
  * At most the bytes of a sample but its location ids and its label, and of a location: tags, varints of lengths and
@@ -92,6 +110,29 @@ function writeVarint(buffer: Uint8Array, offset: number, value: number): number 
   for (; value >= 0x80; value >>>= 7) buffer[offset++] = (value & 0x7f) | 0x80;
   buffer[offset++] = value;
   return offset;
+}
+
+/**
+ * The profile's string table: each distinct string's index, '' first. Written by ProfileWriter.strings in
+ * pprof-format's bytes, straight into the profile's buffer: pprof-format's StringTable encodes each string into arrays
+ * of its own as it is added (three allocations for each of an -a -g profile's 6k function names).
+ */
+export class ProfileStrings {
+  readonly strings: string[] = [];
+  private readonly index = new Map<string, number>();
+
+  constructor() {
+    this.dedup('');
+  }
+
+  dedup(text: string): number {
+    let at = this.index.get(text);
+    if (at === undefined) {
+      at = this.strings.push(text) - 1;
+      this.index.set(text, at);
+    }
+    return at;
+  }
 }
 
 /**
@@ -227,6 +268,21 @@ export class ProfileWriter {
     this.length = at;
   }
 
+  /** A string table: each string as a Profile.string_table field (tag, length, UTF-8), in its order. */
+  strings(table: ProfileStrings): void {
+    let bytes = 0;
+    const lengths = table.strings.map((text) => utf8Length(text));
+    for (const length of lengths) bytes += 1 + varintLength(length) + length;
+    const buffer = this.room(bytes);
+    let at = this.length;
+    for (let i = 0; i < lengths.length; i++) {
+      buffer[at++] = PROFILE_STRING_TAG;
+      at = writeVarint(buffer, at, lengths[i]);
+      if (lengths[i] > 0) at += UTF8.encodeInto(table.strings[i], buffer.subarray(at, at + lengths[i])).written;
+    }
+    this.length = at;
+  }
+
   /** What was written. */
   bytes(): Uint8Array {
     return this.buffer.subarray(0, this.length);
@@ -273,7 +329,7 @@ const FIRST_ROWS = 1024;
  * frames make the same locations are one profile stack, so their samples add up in one pprof sample, as perf's would.
  */
 export class PprofBuilder {
-  private readonly strings = new StringTable();
+  private readonly strings = new ProfileStrings();
   private readonly functions: PprofFunction[] = [];
   private readonly mappings: Mapping[] = [];
   private readonly mappingOf = new Map<string, number>();
@@ -521,31 +577,35 @@ export class PprofBuilder {
       stackFrame: this.tables?.stackFrame ?? [],
       locationOfFrame: this.locationOfFrame,
     };
-    // Parts without strings of their own: an empty table, not the one with '' that a Profile starts with.
+    // Parts as pprof-format encodes them, without its string table (the profile's is written by ProfileWriter).
     const head = new Profile({ sampleType, stringTable: new StringTable(emptyTableToken) });
     const mappings = new Profile({ mapping: this.mappings, stringTable: new StringTable(emptyTableToken) });
-    const tail = new Profile({
-      function: this.functions,
-      stringTable: this.strings,
+    const functions = new Profile({ function: this.functions, stringTable: new StringTable(emptyTableToken) });
+    const rest = new Profile({
+      stringTable: new StringTable(emptyTableToken),
       defaultSampleType,
       timeNanos: this.earliestNs ?? 0n,
       durationNanos: this.earliestNs !== undefined && this.latestNs !== undefined ? this.latestNs - this.earliestNs : 0n,
     });
     const out = new ProfileWriter(trie, this.tables?.stackCount ?? 0);
-    const [headBytes, mappingBytes, tailBytes] = [head.length, mappings.length, tail.length];
-    // Room for it all at once (a bound: the buffer doubled from a megabyte copied 7 MB to hold a 6 MB profile).
+    const [headBytes, mappingBytes, functionBytes, restBytes] = [head.length, mappings.length, functions.length, rest.length];
+    // Room for all but the strings at once (a bound: the buffer doubled from a megabyte copied 7 MB to hold a 6 MB
+    // profile).
     out.reserve(
       headBytes +
         out.samplesBound(this.totalStack, this.totalCount, Math.max(0, ...eventLabels.map((label) => label.length))) +
         mappingBytes +
         this.locationCount * LOCATION_BOUND +
-        tailBytes,
+        functionBytes +
+        restBytes,
     );
     out.part(head, headBytes);
     this.writeSamples(out, eventLabels);
     out.part(mappings, mappingBytes);
     this.writeLocations(out);
-    out.part(tail, tailBytes);
+    out.part(functions, functionBytes);
+    out.strings(this.strings);
+    out.part(rest, restBytes);
     return out.bytes();
   }
 
