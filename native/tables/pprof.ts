@@ -513,20 +513,21 @@ export class PprofBuilder {
 
   /**
    * The table stack standing for table stack `tableStack`'s profile stack. Its frames not met before get their
-   * locations leaf first (the order the profile numbers them in), then its table stacks not met before their stand-ins,
-   * callers first.
+   * locations leaf first (the order the profile numbers them in) as its table stacks not met before are gathered, then
+   * those their stand-ins, callers first.
    */
   private profileStack(tables: ProfileTables, tableStack: number): number {
     const profileStackOf = this.profileStackOf;
     if (profileStackOf[tableStack] >= 0) return profileStackOf[tableStack];
     const { stackPrefix, stackFrame } = tables;
+    const locationOfFrame = this.locationOfFrame;
     let count = 0;
     for (let s = tableStack; s >= 0 && profileStackOf[s] < 0; s = stackPrefix[s]) {
       if (count === this.unmapped.length) this.unmapped = grown(this.unmapped, count * 2, 0);
       this.unmapped[count++] = s;
+      if (locationOfFrame[stackFrame[s]] < 0) this.location(tables, stackFrame[s]);
     }
     const unmapped = this.unmapped;
-    for (let i = 0; i < count; i++) this.location(tables, stackFrame[unmapped[i]]);
     for (let i = count - 1; i >= 0; i--) {
       const s = unmapped[i];
       const prefix = stackPrefix[s];
