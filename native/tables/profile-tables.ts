@@ -29,6 +29,9 @@ export interface FrameResolution {
 /** (owner pid or KERNEL_OWNER, address, kernel?) → what it is. Called once per distinct frame. */
 export type FrameResolver = (pid: number, ip: bigint, kernel: boolean) => FrameResolution;
 
+/** earlierFramesAt of most frames (asked once per frame: no array made for it). */
+const NO_FRAMES: readonly number[] = [];
+
 /** A callchain entry at or above PERF_CONTEXT_MAX ((u64)-4095) is a context marker, not an address. */
 const MARKER_HIGH = 0xffffffff;
 /** Addresses from here up are the kernel's (x86-64 and arm64 canonical upper half), for entries of no known context. */
@@ -66,7 +69,15 @@ export class ProfileTables {
    * The key a process's frames are found by in frameIndex: its pid, or a fresh one once its mappings changed after
    * frames of it were named (remapOwner), so that an address named before the change is named again after it.
    */
-  private readonly ownerKeys: { readonly byPid: Map<number, number>; next: number };
+  private readonly ownerKeys: {
+    readonly byPid: Map<number, number>;
+    /**
+     * Per process remapped: every key its frames were found by, its pid first, and from which frame on each was
+     * (frames are added in order, and a key replaces the one before it for every frame added after it).
+     */
+    readonly eras: Map<number, { readonly keys: number[]; readonly firstFrames: number[] }>;
+    next: number;
+  };
   private symbolizedFrames: number;
   /**
    * Reused for one callchain's frames, leaf first, grown to the longest callchain met. (An array emptied with
@@ -96,7 +107,7 @@ export class ProfileTables {
     this.functionIndex = previous?.functionIndex ?? new Map();
     this.functionBySymbol = previous?.functionBySymbol ?? new Map();
     // Keys below KERNEL_OWNER are never a pid.
-    this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), next: KERNEL_OWNER - 1 };
+    this.ownerKeys = previous?.ownerKeys ?? { byPid: new Map(), eras: new Map(), next: KERNEL_OWNER - 1 };
     this.symbolizedFrames = previous?.symbolizedFrames ?? 0;
     const { length } = snapshot.columns;
     this.sampleStack = new Int32Array(length).fill(-1);
@@ -119,7 +130,32 @@ export class ProfileTables {
    */
   remapOwner(pid: number): void {
     if (pid === KERNEL_OWNER) return;
-    this.ownerKeys.byPid.set(pid, this.ownerKeys.next--);
+    const key = this.ownerKeys.next--;
+    this.ownerKeys.byPid.set(pid, key);
+    const eras = this.ownerKeys.eras.get(pid);
+    if (eras) {
+      eras.keys.push(key);
+      eras.firstFrames.push(this.frameCount);
+    } else this.ownerKeys.eras.set(pid, { keys: [pid, key], firstFrames: [0, this.frameCount] });
+  }
+
+  /**
+   * The frames of frame `frame`'s process at its address found before it, under the keys of the process's mappings
+   * before the ones it was found under (see remapOwner); none for a frame of a process's first mappings, or the kernel.
+   */
+  earlierFramesAt(frame: number): readonly number[] {
+    const eras = this.ownerKeys.eras.get(this.frameOwner[frame]);
+    if (eras === undefined) return NO_FRAMES;
+    const { keys, firstFrames } = eras;
+    const high = this.frameIpHigh[frame] | 0;
+    const low = this.frameIpLow[frame] | 0;
+    let frames: number[] | undefined;
+    // The keys of the eras before the frame's own: the frame was added after the next one began.
+    for (let era = 0; era + 1 < keys.length && firstFrames[era + 1] <= frame; era++) {
+      const other = this.frameIndex.get(keys[era], high, low);
+      if (other >= 0) (frames ??= []).push(other);
+    }
+    return frames ?? NO_FRAMES;
   }
 
   get frameCount(): number {
@@ -166,6 +202,11 @@ export class ProfileTables {
       this.stackIndex.add(prefix, frame, 0, stack);
     }
     return stack;
+  }
+
+  /** The stack of `frame` called from `prefix` (-1: a root) if the table has it, else -1 (nothing is added). */
+  knownStack(prefix: number, frame: number): number {
+    return this.stackIndex.get(prefix, frame, 0);
   }
 
   /** The address of frame `frame`. */
