@@ -17,6 +17,7 @@ import {
   withFirstPltStubAsInit,
 } from '../perfdata/perf-tools';
 import { UNKNOWN_FRAME } from '../../shared/stacks';
+import { DELETED_SUFFIX } from '../../native/abi/object-names';
 
 const cli = path.join(repoRoot, 'dist/cli.js');
 
@@ -108,8 +109,13 @@ function assertSameAsPerfReport(data: string, profile: string, firstPltStubAsIni
       // as unresolved (perfSelfCounts) and ours are set apart the same way. A binary's stubs perf cannot name at all
       // (it prints [unknown] for chromium's lld-linked .plt, which objdump and Ringside name from .rela.plt): those
       // perf never names in that binary count as unresolved on our side too.
+      // A file unlinked since its process mapped it (a program rebuilt, a library upgraded, on this machine while the
+      // capture ran): perf cannot read it and counts its samples unresolved; Ringside reads the mapped copy through
+      // /proc (test/symbols/replaced-files.test.ts holds those names to nm's).
       const setApart =
-        name === UNKNOWN_FRAME || (name.endsWith('@plt') && (perfNamesPltSlotByPosition({ name: `${name}+0x0`, dso: mapping }) || !perfNamed.has(name)));
+        name === UNKNOWN_FRAME ||
+        mapping.endsWith(DELETED_SUFFIX) ||
+        (name.endsWith('@plt') && (perfNamesPltSlotByPosition({ name: `${name}+0x0`, dso: mapping }) || !perfNamed.has(name)));
       if (setApart) unknown += count;
       else ours.set(name, (ours.get(name) ?? 0) + count);
     }

@@ -247,7 +247,9 @@ export function perfFrames(file: string): Map<string, PerfFrame[]> {
       out.set(key, current);
       continue;
     }
-    const frame = /^\s+[0-9a-f]+ (.+) \((.*)\)$/.exec(line);
+    // The dso is the parenthesized path or [name] at the end, which may itself end in " (deleted)": the name ends at
+    // the first " (/" or " ([" (C++ names hold "(anonymous namespace)", never a path).
+    const frame = /^\s+[0-9a-f]+ (.+?) \(([/[].*)\)$/.exec(line);
     if (!frame || !current) throw new Error(`unexpected perf script line: ${line}`);
     current.push({ name: frame[1], dso: frame[2] });
   }
