@@ -31,6 +31,8 @@ import { join, resolve } from 'node:path';
 import { PerfType, Sample } from '../native/abi/uapi';
 import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import type { ThreadStates } from '../shared/protocol';
+import type * as ThreadStatesModule from '../host/thread-states';
+import type * as WireModule from '../host/wire';
 import { BenchUnavailableError, median, nowNs, round } from './stats';
 
 /** n switches on two CPUs among eight threads, 1 µs apart, in one ring. */
@@ -84,7 +86,6 @@ function measure(label: string, snapshot: DecodedSnapshot): void {
   console.log(`  snapshotSwitches (all of it)     ${round(whole / 1000, 3)} µs/record`);
 }
 
-
 /** The mixed snapshot's events: sched_switch and cpu-clock, told apart by IDENTIFIER (ids 1 and 2). */
 const MIXED_SWITCH: EventDescription = {
   ...SCHED_SWITCH,
@@ -95,7 +96,14 @@ const CPU_CLOCK: EventDescription = {
   index: 1,
   name: 'cpu-clock',
   ids: [2n],
-  attr: { type: PerfType.SOFTWARE, config: 0n, samplePeriod: 10000n, sampleType: Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD, readFormat: 0, flags: {} },
+  attr: {
+    type: PerfType.SOFTWARE,
+    config: 0n,
+    samplePeriod: 10000n,
+    sampleType: Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD,
+    readFormat: 0,
+    flags: {},
+  },
 };
 const SWITCH_BYTES = 8 + 8 + 8 + 8 + 8 + 4 + 68;
 const SAMPLE_BYTES = 8 + 8 + 8 + 8 + 8 + 8 + 8;
@@ -204,12 +212,12 @@ const LATER_CALLS = 6;
  * In a fresh process: `what` of the build in `outDir` on two snapshots of the same records, alternating (a panel's
  * snapshots are different objects), first call then LATER_CALLS more.
  */
-function child(outDir: string, what: string, rows: number, switchEvery: number): ChildReport {
+async function child(outDir: string, what: string, rows: number, switchEvery: number): Promise<ChildReport> {
   const snapshots = [mixedSnapshot(rows, switchEvery), mixedSnapshot(rows, switchEvery)];
   const times: number[] = [];
   let digest = '';
   if (what === 'states') {
-    const { threadStatesAndComms } = require(join(outDir, 'host', 'thread-states.js')) as typeof import('../host/thread-states');
+    const { threadStatesAndComms } = (await import(join(outDir, 'host', 'thread-states.js'))) as typeof ThreadStatesModule;
     for (let i = 0; i <= LATER_CALLS; i++) {
       const t0 = nowNs();
       const { threadStates, comms } = threadStatesAndComms(snapshots[i % 2], 'bench');
@@ -217,12 +225,13 @@ function child(outDir: string, what: string, rows: number, switchEvery: number):
       if (i === 0) digest = digestOf(threadStates, comms);
     }
   } else if (what === 'wire') {
-    const { snapshotToWire } = require(join(outDir, 'host', 'wire.js')) as typeof import('../host/wire');
+    const { snapshotToWire } = (await import(join(outDir, 'host', 'wire.js'))) as typeof WireModule;
     for (let i = 0; i <= LATER_CALLS; i++) {
       const t0 = nowNs();
       const wire = snapshotToWire(snapshots[i % 2], { snapshotId: 'bench', name: 'bench', takenAtMs: 0, namesFollow: true });
       times.push((nowNs() - t0) / 1e6);
-      if (i === 0) digest = digestOf(wire.threadStates, new Map()) + '/' + createHash('sha256').update(JSON.stringify(wire.start.threads)).digest('hex').slice(0, 16);
+      if (i === 0)
+        digest = digestOf(wire.threadStates, new Map()) + '/' + createHash('sha256').update(JSON.stringify(wire.start.threads)).digest('hex').slice(0, 16);
     }
   } else throw new BenchUnavailableError(`--child takes states or wire, not ${what}`);
   return { firstMs: times[0], laterMs: times.slice(1), digest };
@@ -251,7 +260,10 @@ function pairs(args: readonly string[]): void {
       const order = r % 2 === 0 ? builds : [...builds].reverse();
       const ofRound = new Map<string, ChildReport>();
       for (const { name, outDir } of order) {
-        const output = execFileSync(process.execPath, [__filename, '--child', outDir, what, String(rows), String(switchEvery)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+        const output = execFileSync(process.execPath, [__filename, '--child', outDir, what, String(rows), String(switchEvery)], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 20,
+        });
         const report = JSON.parse(output.trim().split('\n').pop()!) as ChildReport;
         ofRound.set(name, report);
         const warm = median(report.laterMs);
@@ -269,17 +281,18 @@ function pairs(args: readonly string[]): void {
   }
   for (const [what, set] of digests) if (set.size !== 1) throw new Error(`${what}: the builds gave different results (${[...set].join(', ')})`);
   const result: Record<string, unknown> = { rows, switchEvery, rounds };
-  for (const [key, values] of results) result[`${key} ms`.replace('/before first ms', '/before first').replace('/before later ms', '/before later')] = round(median(values), 3);
+  for (const [key, values] of results)
+    result[`${key} ms`.replace('/before first ms', '/before first').replace('/before later ms', '/before later')] = round(median(values), 3);
   result.load_before = loadBefore.map((v) => round(v, 3));
   result.load_after = loadavg().map((v) => round(v, 3));
   for (const [key, value] of Object.entries(result)) console.log(`${key.padEnd(32)} ${JSON.stringify(value)}`);
   console.log(JSON.stringify(result));
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args[0] === '--child') {
-    console.log(JSON.stringify(child(args[1], args[2], Number(args[3]), Number(args[4]))));
+    console.log(JSON.stringify(await child(args[1], args[2], Number(args[3]), Number(args[4]))));
     return;
   }
   if (args[0] === '--pairs') {
@@ -294,9 +307,7 @@ function main(): void {
   }
 }
 
-try {
-  main();
-} catch (error: unknown) {
+main().catch((error: unknown) => {
   process.stderr.write(`${error instanceof BenchUnavailableError ? error.message : ((error as Error).stack ?? String(error))}\n`);
   process.exitCode = 1;
-}
+});

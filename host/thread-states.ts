@@ -3,7 +3,9 @@
 // the host decodes. Pure: the interval builder works on plain switch records, so it is tested on synthetic sequences.
 
 import type { DecodedSnapshot } from '../native/decode/types';
-import { rawFieldsReader } from '../native/decode/raw-fields';
+import { rawFieldsReader, rawPayloadLocator, tracepointFieldNamed, type PayloadPlace, type RawFieldsReader } from '../native/decode/raw-fields';
+import { stringAt } from '../native/decode/tracepoint';
+import type { EventDescription, TracepointField } from '../native/abi/snapshot';
 import type { TracepointValue } from '../native/decode/tracepoint';
 import { RecordType } from '../native/abi/uapi';
 import type { ThreadStates } from '../shared/protocol';
@@ -77,6 +79,11 @@ class SwitchColumnsBuilder {
   }
 
   add(time: number, cpu: number, prevTid: number, prevState: ThreadStateCode, nextTid: number, nextComm: string, prevComm: string): void {
+    this.addIndexed(time, cpu, prevTid, prevState, nextTid, this.comms.indexOf(nextComm), this.comms.indexOf(prevComm));
+  }
+
+  /** A switch whose names are indexes of commIndex. */
+  addIndexed(time: number, cpu: number, prevTid: number, prevState: ThreadStateCode, nextTid: number, nextComm: number, prevComm: number): void {
     if (this.count === this.time.length) this.grow();
     const i = this.count++;
     this.time[i] = time;
@@ -84,8 +91,13 @@ class SwitchColumnsBuilder {
     this.prevTid[i] = prevTid;
     this.prevState[i] = prevState;
     this.nextTid[i] = nextTid;
-    this.nextComm[i] = this.comms.indexOf(nextComm);
-    this.prevComm[i] = this.comms.indexOf(prevComm);
+    this.nextComm[i] = nextComm;
+    this.prevComm[i] = prevComm;
+  }
+
+  /** The index of a name in the columns' `comms`. */
+  commIndex(comm: string): number {
+    return this.comms.indexOf(comm);
   }
 
   private grow(): void {
@@ -153,9 +165,7 @@ function timeOrder(time: Float64Array, count: number): Int32Array | null {
     last = t;
   }
   if (i === count) return null;
-  return Int32Array.from(
-    Array.from({ length: count }, (_, k) => k).sort((a, b) => time[a] - time[b] || a - b),
-  );
+  return Int32Array.from(Array.from({ length: count }, (_, k) => k).sort((a, b) => time[a] - time[b] || a - b));
 }
 
 /** The table's columns as they are filled: at most two intervals per switch, then one per thread still running. */
@@ -356,6 +366,114 @@ function firstOfOtherCpu(otherCpus: Map<number, number>, c: number, t: number): 
   if (first === undefined || t < first) otherCpus.set(c, t);
 }
 
+/** prev_state's code by its low 9 bits, all threadStateOfPrevState reads (255: not yet worked out). */
+const stateOfLowBits = new Uint8Array(0x200).fill(255);
+
+function stateOf(lowBits: number): ThreadStateCode {
+  let code = stateOfLowBits[lowBits];
+  if (code === 255) code = stateOfLowBits[lowBits] = threadStateOfPrevState(lowBits);
+  return code as ThreadStateCode;
+}
+
+/** A plain integer field read in place as readScalar reads it: inline, not an array, not a pointer, not a string. */
+function isPlainInteger(field: TracepointField | undefined, sizes: readonly number[]): field is TracepointField {
+  return (
+    field !== undefined &&
+    field.location === 'inline' &&
+    field.arrayLength === 0 &&
+    !field.isString &&
+    !field.declaration.includes('*') &&
+    sizes.includes(field.size)
+  );
+}
+
+/**
+ * Where a sched_switch event's five fields are in its payload, when they are what 6.x kernels and most before them
+ * write (pids as 4-byte integers, prev_state as an integer, the comms as inline char arrays or absent), so a switch is
+ * read with a few DataView loads and its names interned from their bytes. Null otherwise: its rows are read through
+ * rawFieldsReader, field by field, as decodeRecordAt would decode them.
+ */
+interface SwitchLayout {
+  readonly prevPid: TracepointField;
+  readonly nextPid: TracepointField;
+  readonly prevState: TracepointField;
+  readonly nextComm: TracepointField | undefined;
+  readonly prevComm: TracepointField | undefined;
+}
+
+function switchLayoutOf(event: EventDescription): SwitchLayout | null {
+  const [prevPid, nextPid, prevState, nextComm, prevComm] = SWITCH_FIELDS.map((name) => tracepointFieldNamed(event, name));
+  const isComm = (field: TracepointField | undefined) => field === undefined || (field.location === 'inline' && field.isString);
+  if (!isPlainInteger(prevPid, [4]) || !isPlainInteger(nextPid, [4]) || !isPlainInteger(prevState, [1, 2, 4, 8])) return null;
+  if (!isComm(nextComm) || !isComm(prevComm)) return null;
+  return { prevPid, nextPid, prevState, nextComm, prevComm };
+}
+
+function readInt32(view: DataView, at: number, signed: boolean): number {
+  return signed ? view.getInt32(at, true) : view.getUint32(at, true);
+}
+
+/** prev_state's low 9 bits (two's complement, as BigInt's & reads a negative value). */
+function lowBitsOfState(view: DataView, at: number, field: TracepointField): number {
+  switch (field.size) {
+    case 1:
+      return (field.signed ? view.getInt8(at) : view.getUint8(at)) & 0x1ff;
+    case 2:
+      return view.getUint16(at, true) & 0x1ff;
+    default:
+      // 4 or 8 bytes: the low 32 bits, little-endian first.
+      return view.getUint32(at, true) & 0x1ff;
+  }
+}
+
+/**
+ * Names interned from their bytes: a switch's two comms are mostly a few names seen again and again, and decoding
+ * each (TextDecoder) cost more than the rest of the switch. Keyed by a hash of the bytes up to the NUL, checked byte for
+ * byte; a miss decodes them as stringAt does.
+ */
+class CommInterner {
+  /** hash → entries: start in `seen`, length, index. */
+  private readonly byHash = new Map<number, number[]>();
+  private seen = new Uint8Array(256);
+  private used = 0;
+
+  constructor(private readonly indexOf: (comm: string) => number) {}
+
+  /** The index of the comm in bytes [start, start + size) of `bytes` (up to its first NUL). */
+  index(bytes: Uint8Array, start: number, size: number): number {
+    let end = start;
+    const stop = start + size;
+    let hash = 0x811c9dc5;
+    for (; end < stop; end++) {
+      const b = bytes[end];
+      if (b === 0) break;
+      hash = Math.imul(hash ^ b, 0x01000193);
+    }
+    const length = end - start;
+    const entries = this.byHash.get(hash);
+    if (entries) {
+      for (let k = 0; k < entries.length; k += 3) if (entries[k + 1] === length && this.same(bytes, start, entries[k], length)) return entries[k + 2];
+    }
+    const index = this.indexOf(stringAt(bytes, start, size));
+    if (this.used + length > this.seen.length) {
+      const grown = new Uint8Array(2 * (this.used + length));
+      grown.set(this.seen.subarray(0, this.used));
+      this.seen = grown;
+    }
+    this.seen.set(bytes.subarray(start, end), this.used);
+    const entry = [this.used, length, index];
+    this.used += length;
+    if (entries) entries.push(...entry);
+    else this.byHash.set(hash, entry);
+    return index;
+  }
+
+  private same(bytes: Uint8Array, start: number, at: number, length: number): boolean {
+    for (let i = 0; i < length; i++) if (bytes[start + i] !== this.seen[at + i]) return false;
+    return true;
+  }
+}
+
 /**
  * The sched_switch records of a snapshot, with the edges their intervals need; null when it has none. Only the fields
  * it needs are read, in place (rawFieldsReader); a record that does not decode is left out, as the field filter leaves it out.
@@ -378,11 +496,37 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchC
   const lastTime = new Float64Array(1);
   const count = scanSamples(snapshot.columns, isSwitch, firstOfCpu, otherCpus, rows, lastTime);
   if (count === 0) return null;
-  const read = rawFieldsReader(snapshot, SWITCH_FIELDS);
-  const values: (TracepointValue | undefined)[] = [];
   const switches = new SwitchColumnsBuilder(count);
+  const locate = rawPayloadLocator(snapshot);
+  const place: PayloadPlace = { bytes: new Uint8Array(0), view: new DataView(new ArrayBuffer(0)), raw: 0, rawLength: 0 };
+  const layouts = new Map<number, SwitchLayout | null>();
+  const comms = new CommInterner((comm) => switches.commIndex(comm));
+  const noComm = switches.commIndex('');
+  let read: RawFieldsReader | undefined;
+  const values: (TracepointValue | undefined)[] = [];
+  const { event } = snapshot.columns;
   for (let k = 0; k < count; k++) {
     const row = rows[k];
+    const path = locate(row, place);
+    if (path === 'none') continue;
+    let layout = layouts.get(event[row]);
+    if (layout === undefined) {
+      const description = snapshot.events.find((e) => e.index === event[row]);
+      layout = description ? switchLayoutOf(description) : null;
+      layouts.set(event[row], layout);
+    }
+    if (path === 'fast' && layout) {
+      const { view, bytes, raw } = place;
+      const prevPid = readInt32(view, raw + layout.prevPid.offset, layout.prevPid.signed);
+      const nextPid = readInt32(view, raw + layout.nextPid.offset, layout.nextPid.signed);
+      const state = stateOf(lowBitsOfState(view, raw + layout.prevState.offset, layout.prevState));
+      const nextComm = layout.nextComm ? comms.index(bytes, raw + layout.nextComm.offset, layout.nextComm.size) : noComm;
+      const prevComm = layout.prevComm ? comms.index(bytes, raw + layout.prevComm.offset, layout.prevComm.size) : noComm;
+      switches.addIndexed(time[row], cpu[row], prevPid, state, nextPid, nextComm, prevComm);
+      continue;
+    }
+    // Any other layout, or samples only decodeRecordAt reads: field by field, as the full decode gives them.
+    read ??= rawFieldsReader(snapshot, SWITCH_FIELDS);
     if (!read(row, values)) continue;
     const [prevPid, nextPid, prevState, nextCommValue, prevCommValue] = values;
     if (typeof prevPid !== 'number' || typeof nextPid !== 'number' || (typeof prevState !== 'bigint' && typeof prevState !== 'number')) continue;
