@@ -413,11 +413,14 @@ function readInt32(view: DataView, at: number, signed: boolean): number {
   return signed ? view.getInt32(at, true) : view.getUint32(at, true);
 }
 
-/** prev_state's low 9 bits (two's complement, as BigInt's & reads a negative value). */
-function lowBitsOfState(view: DataView, at: number, field: TracepointField): number {
-  switch (field.size) {
+/**
+ * prev_state's low 9 bits (as BigInt's & reads a negative value: two's complement). A 1-byte field's bit 8 would be its
+ * sign, set only with a low byte that is not zero, where threadStateOfPrevState does not read bit 8: read unsigned.
+ */
+function lowBitsOfState(view: DataView, at: number, size: number): number {
+  switch (size) {
     case 1:
-      return (field.signed ? view.getInt8(at) : view.getUint8(at)) & 0x1ff;
+      return view.getUint8(at);
     case 2:
       return view.getUint16(at, true) & 0x1ff;
     default:
@@ -519,7 +522,7 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchC
       const { view, bytes, raw } = place;
       const prevPid = readInt32(view, raw + layout.prevPid.offset, layout.prevPid.signed);
       const nextPid = readInt32(view, raw + layout.nextPid.offset, layout.nextPid.signed);
-      const state = stateOf(lowBitsOfState(view, raw + layout.prevState.offset, layout.prevState));
+      const state = stateOf(lowBitsOfState(view, raw + layout.prevState.offset, layout.prevState.size));
       const nextComm = layout.nextComm ? comms.index(bytes, raw + layout.nextComm.offset, layout.nextComm.size) : noComm;
       const prevComm = layout.prevComm ? comms.index(bytes, raw + layout.prevComm.offset, layout.prevComm.size) : noComm;
       switches.addIndexed(time[row], cpu[row], prevPid, state, nextPid, nextComm, prevComm);
