@@ -33,7 +33,7 @@ import type { EventDescription, RingCopy } from '../native/abi/snapshot';
 import type { ThreadStates } from '../shared/protocol';
 import type * as ThreadStatesModule from '../host/thread-states';
 import type * as WireModule from '../host/wire';
-import { BenchUnavailableError, median, nowNs, round } from './stats';
+import { BenchUnavailableError, cpuNs, median, nowNs, round } from './stats';
 
 /** n switches on two CPUs among eight threads, 1 µs apart, in one ring. */
 function synthetic(n: number): DecodedSnapshot {
@@ -193,6 +193,9 @@ export function mixedSnapshot(rows: number, switchEvery: number): DecodedSnapsho
 interface ChildReport {
   readonly firstMs: number;
   readonly laterMs: number[];
+  /** The same calls' CPU time (every thread of the process: V8's compiler and GC helpers too), ms. */
+  readonly firstCpuMs: number;
+  readonly laterCpuMs: number[];
   readonly digest: string;
 }
 
@@ -215,26 +218,31 @@ const LATER_CALLS = 6;
 async function child(outDir: string, what: string, rows: number, switchEvery: number): Promise<ChildReport> {
   const snapshots = [mixedSnapshot(rows, switchEvery), mixedSnapshot(rows, switchEvery)];
   const times: number[] = [];
+  const cpu: number[] = [];
   let digest = '';
   if (what === 'states') {
     const { threadStatesAndComms } = (await import(join(outDir, 'host', 'thread-states.js'))) as typeof ThreadStatesModule;
     for (let i = 0; i <= LATER_CALLS; i++) {
       const t0 = nowNs();
+      const c0 = cpuNs();
       const { threadStates, comms } = threadStatesAndComms(snapshots[i % 2], 'bench');
       times.push((nowNs() - t0) / 1e6);
+      cpu.push((cpuNs() - c0) / 1e6);
       if (i === 0) digest = digestOf(threadStates, comms);
     }
   } else if (what === 'wire') {
     const { snapshotToWire } = (await import(join(outDir, 'host', 'wire.js'))) as typeof WireModule;
     for (let i = 0; i <= LATER_CALLS; i++) {
       const t0 = nowNs();
+      const c0 = cpuNs();
       const wire = snapshotToWire(snapshots[i % 2], { snapshotId: 'bench', name: 'bench', takenAtMs: 0, namesFollow: true });
       times.push((nowNs() - t0) / 1e6);
+      cpu.push((cpuNs() - c0) / 1e6);
       if (i === 0)
         digest = digestOf(wire.threadStates, new Map()) + '/' + createHash('sha256').update(JSON.stringify(wire.start.threads)).digest('hex').slice(0, 16);
     }
   } else throw new BenchUnavailableError(`--child takes states or wire, not ${what}`);
-  return { firstMs: times[0], laterMs: times.slice(1), digest };
+  return { firstMs: times[0], laterMs: times.slice(1), firstCpuMs: cpu[0], laterCpuMs: cpu.slice(1), digest };
 }
 
 function argValue(args: readonly string[], name: string): string | undefined {
@@ -269,20 +277,25 @@ function pairs(args: readonly string[]): void {
         const warm = median(report.laterMs);
         add(`${what} ${name} first`, report.firstMs);
         add(`${what} ${name} later`, warm);
-        line.push(`${what} ${name} first ${report.firstMs.toFixed(1)} later ${warm.toFixed(1)} (${report.laterMs.map((m) => m.toFixed(1)).join(' ')})`);
+        add(`${what} ${name} first cpu`, report.firstCpuMs);
+        add(`${what} ${name} later cpu`, median(report.laterCpuMs));
+        line.push(
+          `${what} ${name} first ${report.firstMs.toFixed(1)} (cpu ${report.firstCpuMs.toFixed(1)}) later ${warm.toFixed(1)} (${report.laterMs.map((m) => m.toFixed(1)).join(' ')}; cpu ${median(report.laterCpuMs).toFixed(1)})`,
+        );
         digests.set(what, (digests.get(what) ?? new Set()).add(report.digest));
       }
       if (before) {
         add(`${what} after/before first`, ofRound.get('after')!.firstMs / ofRound.get('before')!.firstMs);
         add(`${what} after/before later`, median(ofRound.get('after')!.laterMs) / median(ofRound.get('before')!.laterMs));
+        add(`${what} after/before first cpu`, ofRound.get('after')!.firstCpuMs / ofRound.get('before')!.firstCpuMs);
+        add(`${what} after/before later cpu`, median(ofRound.get('after')!.laterCpuMs) / median(ofRound.get('before')!.laterCpuMs));
       }
     }
     process.stderr.write(`round ${r + 1}: ${line.join(', ')}\n`);
   }
   for (const [what, set] of digests) if (set.size !== 1) throw new Error(`${what}: the builds gave different results (${[...set].join(', ')})`);
   const result: Record<string, unknown> = { rows, switchEvery, rounds };
-  for (const [key, values] of results)
-    result[`${key} ms`.replace('/before first ms', '/before first').replace('/before later ms', '/before later')] = round(median(values), 3);
+  for (const [key, values] of results) result[key.includes('/') ? key : `${key} ms`] = round(median(values), 3);
   result.load_before = loadBefore.map((v) => round(v, 3));
   result.load_after = loadavg().map((v) => round(v, 3));
   for (const [key, value] of Object.entries(result)) console.log(`${key.padEnd(32)} ${JSON.stringify(value)}`);
