@@ -320,7 +320,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof BenchUnavailableError ? error.message : ((error as Error).stack ?? String(error))}\n`);
-  process.exitCode = 1;
-});
+// Run, unless imported (for mixedSnapshot).
+if (require.main === module)
+  main().catch((error: unknown) => {
+    process.stderr.write(`${error instanceof BenchUnavailableError ? error.message : ((error as Error).stack ?? String(error))}\n`);
+    process.exitCode = 1;
+  });
