@@ -7,7 +7,7 @@
 
 import * as assert from 'node:assert/strict';
 import { decodeSnapshot } from '../native/decode/columns';
-import { ByteWriter, commRecord, prng, SCHED_SWITCH, sampleRecord } from '../native/decode/test-records';
+import { ByteWriter, commRecord, prng, SCHED_SWITCH, sampleRecord, throttleRecord } from '../native/decode/test-records';
 import type { EventDescription, RingCopy, TracepointField } from '../native/abi/snapshot';
 import { PerfType, RecordType, Sample } from '../native/abi/uapi';
 import type { DecodedSnapshot } from '../native/decode/types';
@@ -128,7 +128,7 @@ function switchEvent(
     index,
     name,
     ids: [id],
-    attr: { ...SCHED_SWITCH.attr, sampleType: Sample.IDENTIFIER | sampleType, ...extra },
+    attr: { ...SCHED_SWITCH.attr, sampleType: Sample.IDENTIFIER | sampleType, flags: { sampleIdAll: true }, ...extra },
     tracepoint: { ...SCHED_SWITCH.tracepoint!, fields },
   };
 }
@@ -162,12 +162,19 @@ const EVENTS: EventDescription[] = [
   switchEvent(3, 'sched:sched_switch', 4n, BASE | Sample.REGS_USER, fieldsWith({ prev_state: field('prev_state', 'char prev_state', 32, 1, true) })),
   // Named sched_switch but without prev_state: not a switch.
   switchEvent(4, 'sched:sched_switch', 5n, BASE, fieldsWith({ prev_state: undefined })),
-  // Samples without a time (NaN rows: they place nothing).
+  // Samples without a time (NaN rows: they place nothing). Every event with sample_id_all: the COMM records carry a time.
   {
     index: 5,
     name: 'untimed',
     ids: [6n],
-    attr: { type: PerfType.SOFTWARE, config: 0n, samplePeriod: 1n, sampleType: Sample.IDENTIFIER | Sample.TID | Sample.CPU, readFormat: 0, flags: {} },
+    attr: {
+      type: PerfType.SOFTWARE,
+      config: 0n,
+      samplePeriod: 1n,
+      sampleType: Sample.IDENTIFIER | Sample.TID | Sample.CPU,
+      readFormat: 0,
+      flags: { sampleIdAll: true },
+    },
   },
 ];
 
@@ -191,8 +198,11 @@ function payload(e: EventDescription, bytes: number, prev: [string, number, numb
   return new ByteWriter().u32(size).raw(raw).toBytes();
 }
 
-/** A seeded snapshot: three rings (CPUs 0, 1 and 5000), each a mix of every event above and COMM side-band. */
-function mixedSnapshot(seed: number, recordsPerRing: number): DecodedSnapshot {
+/**
+ * A seeded snapshot: three rings (CPUs 0, 1 and 5000), each a mix of every event above and COMM side-band, in time
+ * order (`inOrder`: the rows merged by time are too) or now and then back in time.
+ */
+function mixedSnapshot(seed: number, recordsPerRing: number, inOrder = false): DecodedSnapshot {
   const random = prng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   // The last two: of the same length and the same 32-bit FNV-1a hash (the interner must tell them apart by their bytes).
@@ -204,7 +214,7 @@ function mixedSnapshot(seed: number, recordsPerRing: number): DecodedSnapshot {
     let current = 0;
     for (let i = 0; i < recordsPerRing; i++) {
       // Mostly forward, now and then back in time (a ring's order is its write order).
-      time = random() < 0.03 ? time - BigInt(1 + Math.floor(random() * 500)) : time + BigInt(1 + Math.floor(random() * 300));
+      time = !inOrder && random() < 0.03 ? time - BigInt(1 + Math.floor(random() * 500)) : time + BigInt(1 + Math.floor(random() * 300));
       const tid = current === 0 ? 0 : current;
       const roll = random();
       if (roll < 0.35) {
@@ -222,9 +232,11 @@ function mixedSnapshot(seed: number, recordsPerRing: number): DecodedSnapshot {
       } else if (roll < 0.95) {
         records.push(sampleRecord(EVENTS[5].attr.sampleType, { id: 6n, pid: tid, tid, cpu }));
       } else {
-        records.push(commRecord(0, pick(names), time, 0n));
+        records.push(commRecord(EVENTS[2].attr.sampleType, pick(names), time, 3n));
       }
     }
+    // Last, a timed record that is not a sample (THROTTLE: its time in its body): the latest time is the last sample's, not the last record's.
+    records.push(throttleRecord(EVENTS[2].attr.sampleType, time + 1000n, 3n));
     const bytes = new Uint8Array(records.reduce((n, b) => n + b.length, 0));
     let at = 0;
     for (const b of records) {
@@ -249,10 +261,16 @@ function mixedSnapshot(seed: number, recordsPerRing: number): DecodedSnapshot {
 }
 
 describe('thread states from columns, against the plain per-row way', () => {
-  it('gives the same intervals, names and edges on mixed snapshots (several layouts, damaged payloads, untimed rows)', () => {
+  it('gives the same intervals, names and edges on mixed snapshots (rows in time order or not, several layouts, damaged payloads, untimed rows)', () => {
     let switches = 0;
-    for (let seed = 1; seed <= 12; seed++) {
-      const snapshot = mixedSnapshot(seed, 60 + seed * 40);
+    const inOrder = (snapshot: DecodedSnapshot) => {
+      const timed = Array.from(snapshot.columns.time).filter((t) => t === t);
+      return timed.every((t, i) => i === 0 || t >= timed[i - 1]);
+    };
+    for (let seed = 1; seed <= 16; seed++) {
+      // Odd seeds: rows in time order (switches and edges found by the typed arrays' searches), even: not (a pass over every row).
+      const snapshot = mixedSnapshot(seed, 60 + seed * 30, seed % 2 === 1);
+      assert.equal(inOrder(snapshot), seed % 2 === 1, `seed ${seed}: rows in time order`);
       const { kind } = snapshot.columns;
       assert.ok(kind.includes(RecordType.COMM) && kind.includes(RecordType.SAMPLE), `seed ${seed}: side-band and samples`);
       const reference = referenceStatesAndComms(snapshot);

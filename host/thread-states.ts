@@ -477,6 +477,92 @@ class CommInterner {
   }
 }
 
+/** The rows of a snapshot's timed sched_switch samples (rows[0, count)), and the edges of its samples. */
+interface SwitchRows {
+  readonly rows: Int32Array;
+  readonly count: number;
+  readonly edges: SwitchEdges;
+}
+
+/** The switch rows and edges by scanSamples: a pass over every row. */
+function switchRowsByScan(columns: DecodedSnapshot['columns'], isSwitch: Uint8Array): SwitchRows {
+  const firstOfCpu = new Float64Array(DENSE_CPUS).fill(NaN);
+  const otherCpus = new Map<number, number>();
+  const rows = new Int32Array(columns.length);
+  const lastTime = new Float64Array(1);
+  const count = scanSamples(columns, isSwitch, firstOfCpu, otherCpus, rows, lastTime);
+  const cpuStart = (c: number): number => {
+    const first = c >= 0 && c < DENSE_CPUS ? firstOfCpu[c] : otherCpus.get(c);
+    return first === undefined || first !== first ? -Infinity : first;
+  };
+  return { rows, count, edges: { cpuStart, end: lastTime[0] } };
+}
+
+/**
+ * Whether the timed rows' times never decrease (untimed rows, NaN, aside), as rows merged by time from rings in time
+ * order are. The loop alone in a function, and a short one: it runs cold on a snapshot's first call.
+ */
+function timesInOrder(time: Float64Array, length: number): boolean {
+  let last = -Infinity;
+  for (let row = 0; row < length; row++) {
+    const t = time[row];
+    if (t >= last) last = t;
+    else if (t === t) return false;
+  }
+  return true;
+}
+
+/**
+ * The switch rows and edges where the rows are in time order: then the last timed sample holds the latest time and a
+ * CPU's first timed sample its first, so both are found by the typed arrays' own searches (builtins, fast on a first
+ * call), as are the rows of each switch event (event column), instead of scanSamples' pass over every row. Null where
+ * the rows are not in time order (or a zero's sign could tell the two ways apart): scanSamples then.
+ */
+function switchRowsInOrder(columns: DecodedSnapshot['columns'], isSwitch: Uint8Array): SwitchRows | null {
+  const { kind, event, time, cpu, length } = columns;
+  if (!timesInOrder(time, length)) return null;
+  const isTimedSample = (row: number) => kind[row] === RecordType.SAMPLE && time[row] === time[row];
+  let lastSample = length - 1;
+  while (lastSample >= 0 && !isTimedSample(lastSample)) lastSample--;
+  const end = lastSample < 0 ? -Infinity : time[lastSample];
+  // scanSamples keeps the first of equal times, this the last: only +0 and -0 are equal and not the same.
+  if (end === 0) return null;
+  let rows = new Int32Array(64);
+  let count = 0;
+  let events = 0;
+  for (let e = 0; e < isSwitch.length; e++) {
+    if (isSwitch[e] === 0) continue;
+    events++;
+    for (let row = event.indexOf(e); row >= 0; row = row + 1 < length ? event.indexOf(e, row + 1) : -1) {
+      if (!isTimedSample(row)) continue;
+      if (count === rows.length) {
+        const grown = new Int32Array(2 * count);
+        grown.set(rows);
+        rows = grown;
+      }
+      rows[count++] = row;
+    }
+  }
+  // Two switch events: their rows in row order, as the pass gives them.
+  if (events > 1) rows = rows.subarray(0, count).sort();
+  const firstOfCpu = new Map<number, number>();
+  const cpuStart = (c: number): number => {
+    let first = firstOfCpu.get(c);
+    if (first === undefined) {
+      first = -Infinity;
+      for (let row = cpu.indexOf(c); row >= 0; row = row + 1 < length ? cpu.indexOf(c, row + 1) : -1) {
+        if (isTimedSample(row)) {
+          first = time[row];
+          break;
+        }
+      }
+      firstOfCpu.set(c, first);
+    }
+    return first;
+  };
+  return { rows, count, edges: { cpuStart, end } };
+}
+
 /**
  * The sched_switch records of a snapshot, with the edges their intervals need; null when it has none. Only the fields
  * it needs are read, in place (rawFieldsReader); a record that does not decode is left out, as the field filter leaves it out.
@@ -492,12 +578,9 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchC
     }
   });
   if (!any) return null;
-  const { time, cpu, length } = snapshot.columns;
-  const firstOfCpu = new Float64Array(DENSE_CPUS).fill(NaN);
-  const otherCpus = new Map<number, number>();
-  const rows = new Int32Array(length);
-  const lastTime = new Float64Array(1);
-  const count = scanSamples(snapshot.columns, isSwitch, firstOfCpu, otherCpus, rows, lastTime);
+  const { time, cpu } = snapshot.columns;
+  const found = switchRowsInOrder(snapshot.columns, isSwitch) ?? switchRowsByScan(snapshot.columns, isSwitch);
+  const { rows, count } = found;
   if (count === 0) return null;
   const switches = new SwitchColumnsBuilder(count);
   const locate = rawPayloadLocator(snapshot);
@@ -538,11 +621,7 @@ export function snapshotSwitches(snapshot: DecodedSnapshot): { switches: SwitchC
     switches.add(time[row], cpu[row], prevPid, threadStateOfPrevState(prevState), nextPid, nextComm, prevComm);
   }
   if (switches.count === 0) return null;
-  const cpuStart = (c: number): number => {
-    const first = c >= 0 && c < DENSE_CPUS ? firstOfCpu[c] : otherCpus.get(c);
-    return first === undefined || first !== first ? -Infinity : first;
-  };
-  return { switches: switches.build(), edges: { cpuStart, end: lastTime[0] } };
+  return { switches: switches.build(), edges: found.edges };
 }
 
 /** A table as its message: each column an exact-length ArrayBuffer (transferable). */
