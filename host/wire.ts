@@ -71,17 +71,52 @@ function threadsOf(snapshot: DecodedSnapshot, comm: WireOptions['comm'], switchC
     const parent = names.get(`${fields.ppid}/${fields.ptid}`) ?? names.get(`${fields.ppid}/${fields.ppid}`);
     if (!names.has(key) && parent?.comm) names.set(key, { pid: fields.pid, tid: fields.tid, comm: parent.comm });
   }
-  // Rows of one thread come in runs: only each run's first row is looked at (no key built per row).
+  // Rows of one thread come in runs: only each run's first row is looked at. On a capture of several CPUs the rows of
+  // their threads alternate, a run per row: those already named are told by a numeric set, no key built per row.
+  const seen = new ThreadSet();
   forEachThreadRun(pid, tid, length, (row) => {
     const rowPid = pid[row];
     const rowTid = tid[row];
-    if (rowTid < 0) return; // a row without a thread
+    if (rowTid < 0 || !seen.add(rowPid, rowTid)) return; // a row without a thread, or one already looked at
     const key = `${rowPid}/${rowTid}`;
     if (names.has(key)) return;
     const processComm = names.get(`${rowPid}/${rowPid}`)?.comm;
     names.set(key, { pid: rowPid, tid: rowTid, comm: comm?.(rowPid, rowTid) ?? switchComms?.get(rowTid) ?? processComm ?? '' });
   });
   return [...names.values()];
+}
+
+/** A set of (pid, tid) pairs, open addressing over typed arrays: a test per row that builds no string. */
+class ThreadSet {
+  private pids = new Int32Array(64);
+  private tids = new Int32Array(64);
+  /** 1 where a slot holds a pair. */
+  private used = new Uint8Array(64);
+  private size = 0;
+
+  /** Adds the pair; false when it was in the set already. */
+  add(pid: number, tid: number): boolean {
+    const mask = this.used.length - 1;
+    let slot = (Math.imul(pid, 0x9e3779b1) ^ tid) & mask;
+    while (this.used[slot] !== 0) {
+      if (this.pids[slot] === pid && this.tids[slot] === tid) return false;
+      slot = (slot + 1) & mask;
+    }
+    this.used[slot] = 1;
+    this.pids[slot] = pid;
+    this.tids[slot] = tid;
+    if (++this.size * 2 > this.used.length) this.grow();
+    return true;
+  }
+
+  private grow(): void {
+    const { pids, tids, used } = this;
+    this.pids = new Int32Array(2 * used.length);
+    this.tids = new Int32Array(2 * used.length);
+    this.used = new Uint8Array(2 * used.length);
+    this.size = 0;
+    for (let slot = 0; slot < used.length; slot++) if (used[slot] !== 0) this.add(pids[slot], tids[slot]);
+  }
 }
 
 /**

@@ -94,7 +94,8 @@ function readScalar(view: DataView, at: number, size: number, signed: boolean, p
   }
 }
 
-function stringAt(raw: Uint8Array, start: number, length: number): string {
+/** The string a char array field of `length` bytes at `start` holds: its bytes up to the first NUL, as UTF-8. */
+export function stringAt(raw: Uint8Array, start: number, length: number): string {
   let nul = start;
   const stop = start + length;
   while (nul < stop && raw[nul] !== 0) nul++;

@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import type { DecodedSnapshot } from '../../native/decode/types';
 import { decodeRecordAt } from '../../native/decode/record';
 import { RecordType } from '../../native/abi/uapi';
-import { isSchedSwitch, snapshotSwitches, type SwitchRecord } from '../../host/thread-states';
+import { isSchedSwitch, snapshotSwitches, switchRecordsOf, type SwitchRecord } from '../../host/thread-states';
 import { threadStateOfPrevState } from '../../shared/thread-states';
 
 /** snapshotSwitches by full decode: its switches, its last time and each CPU's first time (null: no switches). */
@@ -53,7 +53,7 @@ export function assertSwitchesAsFullDecode(snapshot: DecodedSnapshot): number {
     assert.equal(fast, full);
     return 0;
   }
-  assert.deepEqual(fast.switches, full.switches);
+  assert.deepEqual(switchRecordsOf(fast.switches), full.switches);
   assert.equal(fast.edges.end, full.end);
   for (const [c, first] of full.cpuStart) assert.equal(fast.edges.cpuStart(c), first, `cpu ${c}'s first record`);
   return full.switches.length;

@@ -60,7 +60,7 @@ describe('thread states from a real sched_switch capture, against perf script an
     const found = snapshotSwitches(decoded);
     assert.ok(found, 'the capture has sched_switch records');
     // The fields read in place are the full decode's, switch for switch.
-    assert.equal(assertSwitchesAsFullDecode(decoded), found.switches.length);
+    assert.equal(assertSwitchesAsFullDecode(decoded), found.switches.count);
     const table = buildThreadStates(found.switches, found.edges);
     const origin = decoded.columns.timeOriginNs;
     const at = (t: number) => origin + BigInt(t);
@@ -89,7 +89,7 @@ describe('thread states from a real sched_switch capture, against perf script an
       states.add(state);
       checked++;
     }
-    assert.equal(checked, found.switches.filter((s) => s.prevTid !== 0).length, 'as many switch-outs as perf script shows');
+    assert.equal(checked, found.switches.prevTid.filter((tid) => tid !== 0).length, 'as many switch-outs as perf script shows');
     assert.ok(checked > 100, `${checked} switch-outs`);
     assert.ok(states.has('S'), 'the sleeper sleeps');
 
