@@ -182,7 +182,7 @@ async function hostEvaluation(evaluations: number, table: Table): Promise<Record
         body: (k) => {
           const row = reader.evaluateInto(hits[k % hits.length], names, columns);
           const own = columns.layoutColumns[columns.layouts[row]];
-          for (let c = 0; c < own.length; c++) if (columns.texts[columns.columns[own[c]][row]].length === 0) throw new Error('empty text');
+          for (let c = 0; c < own.length; c++) if (columns.textOf(columns.columns[own[c]][row]).length === 0) throw new Error('empty text');
         },
         start: () => (columns = new LogpointColumns(evaluations)),
       };

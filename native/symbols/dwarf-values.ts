@@ -54,6 +54,8 @@ export class ValueFormatter {
   private readonly arrays = new Map<Die, ArrayShape | undefined>();
   /** Per enumeration type: enumerator name by value, for values that are exact numbers. */
   private readonly enumerators = new Map<Die, Map<number, string>>();
+  /** Per type: see textIsOneToOne. */
+  private readonly oneToOne = new Map<Die, boolean>();
 
   constructor(private readonly info: DwarfInfo) {}
 
@@ -102,6 +104,53 @@ export class ValueFormatter {
       this.shapes.set(type, shape);
     }
     return shape;
+  }
+
+  /**
+   * Whether the text format() writes of a value of `type` whose bytes are all known depends on those bytes alone (no
+   * pointer, whose text reads memory and names symbols where the object is loaded) and tells every two byte patterns
+   * apart: integers, bools, chars, floats and doubles, enums, and arrays and structs of those that print every byte
+   * (no padding, no bitfield, no union, at most PRINT_ELEMENTS elements). Hits can then be counted by their bytes, and
+   * a text written only for the values that are shown (see LogpointColumns).
+   */
+  textIsOneToOne(type: Die | undefined): boolean {
+    if (!type) return false;
+    let known = this.oneToOne.get(type);
+    if (known === undefined) this.oneToOne.set(type, (known = this.oneToOneUncached(type, 0)));
+    return known;
+  }
+
+  private oneToOneUncached(type: Die | undefined, depth: number): boolean {
+    if (!type || depth >= 8) return false;
+    const { type: t, size, tag, encoding } = this.shape(type);
+    if (!t || size === undefined || size <= 0) return false;
+    switch (tag) {
+      case TAG.base_type:
+        // A float of another size than 4 or 8 prints `<N-bit float>`.
+        return encoding !== ATE.float || size === 4 || size === 8;
+      case TAG.enumeration_type:
+        return true;
+      case TAG.array_type: {
+        const shape = this.arrayShape(t);
+        if (!shape || shape.dimensions.some((count) => count > PRINT_ELEMENTS)) return false;
+        if (shape.dimensions.length === 1 && this.isCharType(shape.element)) return true;
+        return shape.elementSize > 0 && this.size(shape.element) === shape.elementSize && this.oneToOneUncached(shape.element, depth + 1);
+      }
+      case TAG.structure_type:
+      case TAG.class_type: {
+        // Every byte in exactly one member, in order: no padding a text would not show.
+        let covered = 0;
+        for (const member of this.membersOf(t)) {
+          if (member.bitSize !== undefined || member.offset !== covered) return false;
+          const memberSize = this.size(member.type);
+          if (memberSize === undefined || !this.oneToOneUncached(member.type, depth + 1)) return false;
+          covered += memberSize;
+        }
+        return covered === size && covered > 0;
+      }
+      default:
+        return false;
+    }
   }
 
   /** The text of a value of `type` whose bytes start at `offset` of `value`. */

@@ -1,18 +1,30 @@
-// A logpoint's hits as columns: per variable, one text id per hit, and each distinct text once. The
-// evaluator (logpoint-values.ts) appends a hit without making an object for it, and what reads many
-// hits (the editor's tally at the line, the CLI's summary) counts ids instead of comparing strings.
-// Most hits repeat values (a loop's bounds, its strings, its modes), so most hits add no text.
+// A logpoint's hits as columns: per variable, one value id per hit. The evaluator (logpoint-values.ts)
+// appends a hit without making an object for it, and what reads many hits (the editor's tally at the
+// line, the CLI's summary) counts ids instead of comparing strings. A value whose text depends on its
+// bytes alone and tells them apart (ValueFormatter.textIsOneToOne: integers, enums, floats, structs and
+// arrays of them) is kept by its bytes, and its text written only when asked (textOf): a snapshot's loop
+// counters take a new value at every hit, and a tally shows a handful of them. Any other value (a
+// pointer, whose text reads memory; a value some of whose bytes are not there) is kept by its text.
 
-/** Set of columns an evaluator wrote into, for the texts it keeps per value (see TextTable): ids are per set. */
+import { StringTable } from '../abi/string-table';
+
+/** Set of columns an evaluator wrote into, for the texts it keeps per value: text ids are per set. */
 let nextGeneration = 1;
+
+/** The text of a value from its bytes (all known), for a variable whose text depends on them alone. */
+export type BytesFormatter = (bytes: Uint8Array) => string;
+
+/** Id of "no such variable at this hit" in a column (the decoder's NO_VALUE, which this layer cannot import). */
+const NO_VALUE = -1;
 
 /** Hits of one or more logpoints read into columns (see LogpointEvaluator.evaluateInto). */
 export class LogpointColumns {
-  /** Every distinct text of the hits once (values, function names); a text id indexes here. */
-  readonly texts: string[] = [];
   /** Column c holds the values of the variable names[c], columns in the order their names first came. */
   readonly names: string[] = [];
-  /** Per column, per hit: the text id of the variable's value, -1 where that hit has no such variable. */
+  /**
+   * Per column, per hit: the id of the variable's value (see textOf), NO_VALUE where that hit has no such variable.
+   * An id >= 0 is a text's (textIds); an id <= -2 is a value kept by its bytes (its text written when first asked).
+   */
   readonly columns: Int32Array[] = [];
   /** Per hit: the text id of the function its pc is in, -1 where none is known. */
   functions = new Int32Array(0);
@@ -20,6 +32,8 @@ export class LogpointColumns {
   layouts = new Int32Array(0);
   /** The columns of each set of variables a hit was read with, in the order the evaluator read them. */
   readonly layoutColumns: Int32Array[] = [];
+  /** Per layout, per its variable: where that variable's values are kept by their bytes, undefined where by their text. */
+  readonly layoutValues: (ValueKeys | undefined)[][] = [];
   /** Hits held. */
   length = 0;
   /** Per hit that has no values at all: why (no DWARF at the pc, registers not sampled). */
@@ -30,45 +44,83 @@ export class LogpointColumns {
   readonly notCaptured = new Map<number, Readonly<Record<string, string>>>();
   /** Tells apart the sets the evaluator's kept texts have ids in (an id means nothing in another set). */
   readonly generation = nextGeneration++;
+  /** Every distinct text of the hits once (values kept by their text, function names): a text id indexes here. */
+  readonly textIds = new StringTable();
 
-  private readonly textIds = new Map<string, number>();
+  /** Per value kept by its bytes (id -2 - index): where its bytes are, their index there, and its text once written. */
+  private readonly byteOwners: ValueKeys[] = [];
+  private byteEntries = new Int32Array(64);
+  private readonly byteTexts: (string | undefined)[] = [];
+  /** Per column: the layouts that write it and whether any keeps values by bytes (see sameIdSameText). */
+  private readonly columnWriters: number[] = [];
+  private readonly columnByBytes: boolean[] = [];
+  private readonly columnRepeated: boolean[] = [];
   private readonly columnOfName = new Map<string, number>();
   private readonly layoutOfKey = new Map<object, number>();
   private lastLayoutKey: object | undefined;
   private lastLayout = -1;
   private capacity = 0;
 
-  /** The id of `text`, added when it is new. */
+  /** `expectedHits`: room for that many hits from the start (a tally knows its rows), else it grows as hits come. */
+  constructor(expectedHits = 64) {
+    this.grow(Math.max(1, expectedHits));
+  }
+
+  /** The id of `text` (kept by its text), added when it is new. */
   intern(text: string): number {
-    let id = this.textIds.get(text);
-    if (id === undefined) {
-      id = this.texts.length;
-      this.texts.push(text);
-      this.textIds.set(text, id);
-    }
-    return id;
+    return this.textIds.indexOf(text);
+  }
+
+  /** How many ids textOf() knows: text ids 0..textCount-1, byte-kept ids -2..-(byteCount+1). */
+  get textCount(): number {
+    return this.textIds.strings.length;
+  }
+
+  get byteCount(): number {
+    return this.byteOwners.length;
+  }
+
+  /** The text of an id of `columns` or `functions` (written here, once, for a value kept by its bytes). */
+  textOf(id: number): string {
+    if (id >= 0) return this.textIds.strings[id];
+    const index = -2 - id;
+    let text = this.byteTexts[index];
+    if (text === undefined) this.byteTexts[index] = text = this.byteOwners[index].textOf(this.byteEntries[index]);
+    return text;
+  }
+
+  /**
+   * Whether two different ids of column `column` always have different texts, so that its distinct values can be
+   * counted by id: true unless values kept by their bytes meet other values there (two layouts, or one that reads the
+   * name twice), whose texts may then be the same.
+   */
+  sameIdSameText(column: number): boolean {
+    return !this.columnByBytes[column] || (this.columnWriters[column] === 1 && !this.columnRepeated[column]);
   }
 
   /**
    * The layout (index in layoutColumns) of a set of variables named `names`, made once per `key` (the evaluator's
-   * plan, which reads those names in that order at every hit of its pc).
+   * plan, which reads those names in that order at every hit of its pc). `byBytes[i]`: how the i-th variable's
+   * values are written from their bytes where they may be kept by them (see BytesFormatter), with their size.
    */
-  layoutOf(key: object, names: readonly string[]): number {
+  layoutOf(key: object, names: readonly string[], byBytes?: readonly ({ readonly size: number; readonly format: BytesFormatter } | undefined)[]): number {
     if (key === this.lastLayoutKey) return this.lastLayout;
     let layout = this.layoutOfKey.get(key);
     if (layout === undefined) {
       layout = this.layoutColumns.length;
-      this.layoutColumns.push(Int32Array.from(names, (name) => this.columnOf(name)));
+      const columns = Int32Array.from(names, (name) => this.columnOf(name));
+      this.layoutColumns.push(columns);
+      this.layoutValues.push(names.map((_, i) => (byBytes?.[i] ? new ValueKeys(this, byBytes[i]!.size, byBytes[i]!.format) : undefined)));
+      columns.forEach((column, i) => {
+        this.columnWriters[column]++;
+        if (byBytes?.[i]) this.columnByBytes[column] = true;
+        if (columns.indexOf(column) !== i) this.columnRepeated[column] = true;
+      });
       this.layoutOfKey.set(key, layout);
     }
     this.lastLayoutKey = key;
     this.lastLayout = layout;
     return layout;
-  }
-
-  /** `expectedHits`: room for that many hits from the start (a tally knows its rows), else it grows as hits come. */
-  constructor(expectedHits = 64) {
-    this.grow(Math.max(1, expectedHits));
   }
 
   /** A new hit without values yet (no function, no layout: setLayout() gives its columns): its row. */
@@ -83,26 +135,26 @@ export class LogpointColumns {
   /** A new hit that has no values (its sample holds no registers or stack; `error`: why not, where known): its row. */
   addHitWithoutValues(error?: string): number {
     const row = this.addHit();
-    for (const column of this.columns) column[row] = -1;
+    for (const column of this.columns) column[row] = NO_VALUE;
     if (error !== undefined) this.errors.set(row, error);
     return row;
   }
 
   /**
-   * Gives hit `row` the columns of `layout`, which its caller then writes; every other column reads -1 there.
+   * Gives hit `row` the columns of `layout`, which its caller then writes; every other column reads NO_VALUE there.
    * A snapshot's hits mostly share one layout that covers every column, which writes nothing more.
    */
   setLayout(row: number, layout: number): void {
     this.layouts[row] = layout;
     const own = this.layoutColumns[layout];
     if (own.length === this.columns.length && this.layoutColumns.length === 1) return;
-    for (let c = 0; c < this.columns.length; c++) if (!own.includes(c)) this.columns[c][row] = -1;
+    for (let c = 0; c < this.columns.length; c++) if (!own.includes(c)) this.columns[c][row] = NO_VALUE;
   }
 
   /** The text of variable column `column` at hit `row`, undefined where that hit has no such variable. */
   textAt(column: number, row: number): string | undefined {
     const id = this.columns[column][row];
-    return id < 0 ? undefined : this.texts[id];
+    return id === NO_VALUE ? undefined : this.textOf(id);
   }
 
   /** One hit's values as a record carries them: name -> text, in the order its variables were read. */
@@ -113,13 +165,28 @@ export class LogpointColumns {
     for (const column of this.layoutColumns[layout]) {
       const id = this.columns[column][row];
       // A name a plan reads twice holds its last text in its column, at the place of its first (as assignment in order).
-      if (id < 0) continue;
+      if (id === NO_VALUE) continue;
       const name = this.names[column];
+      const text = this.textOf(id);
       // `__proto__` as an own property, as the evaluator's object literal makes it.
-      if (name === '__proto__') Object.defineProperty(values, name, { value: this.texts[id], enumerable: true, writable: true, configurable: true });
-      else values[name] = this.texts[id];
+      if (name === '__proto__') Object.defineProperty(values, name, { value: text, enumerable: true, writable: true, configurable: true });
+      else values[name] = text;
     }
     return values;
+  }
+
+  /** A new value kept by its bytes (entry `entry` of `owner`): its id. */
+  addByBytes(owner: ValueKeys, entry: number): number {
+    const index = this.byteOwners.length;
+    if (index === this.byteEntries.length) {
+      const wider = new Int32Array(index * 2);
+      wider.set(this.byteEntries);
+      this.byteEntries = wider;
+    }
+    this.byteOwners.push(owner);
+    this.byteEntries[index] = entry;
+    this.byteTexts.push(undefined);
+    return -2 - index;
   }
 
   private columnOf(name: string): number {
@@ -128,8 +195,11 @@ export class LogpointColumns {
       column = this.names.length;
       this.names.push(name);
       this.columnOfName.set(name, column);
-      // -1 for the hits before it (none of them had this variable); the rows to come are written by setLayout's caller.
-      this.columns.push(new Int32Array(this.capacity).fill(-1, 0, this.length));
+      this.columnWriters.push(0);
+      this.columnByBytes.push(false);
+      this.columnRepeated.push(false);
+      // NO_VALUE for the hits before it (none of them had this variable); the rows to come are written by setLayout's caller.
+      this.columns.push(new Int32Array(this.capacity).fill(NO_VALUE, 0, this.length));
     }
     return column;
   }
@@ -146,4 +216,155 @@ export class LogpointColumns {
     this.layouts = widen(this.layouts);
     this.capacity = capacity;
   }
+}
+
+/**
+ * The distinct values of one variable of one layout, kept by their bytes (every byte known): each pattern once, as
+ * little-endian 32-bit words, found by a hash over them in an open-addressed table that grows (a snapshot's counters
+ * are all distinct), each with its id in the columns. The text of a pattern is written only when asked.
+ */
+export class ValueKeys {
+  private readonly words: number;
+  /** Per entry: its key's words. */
+  private keys: Int32Array;
+  /** Per entry: its id in the columns. */
+  private ids: Int32Array;
+  /** Per table slot: the entry there + 1, 0 where none is; and that entry's hash. */
+  private slots: Int32Array;
+  private hashes: Int32Array;
+  /** 32 - log2 of the table's slots (see slotOf). */
+  private shift = 27;
+  private count = 0;
+  private readonly scratch: Int32Array;
+
+  constructor(
+    private readonly columns: LogpointColumns,
+    readonly size: number,
+    private readonly format: BytesFormatter,
+  ) {
+    this.words = Math.max(1, (size + 3) >>> 2);
+    this.keys = new Int32Array(16 * this.words);
+    this.ids = new Int32Array(16);
+    this.slots = new Int32Array(32);
+    this.hashes = new Int32Array(32);
+    this.scratch = new Int32Array(this.words);
+  }
+
+  /** Distinct patterns held. */
+  get length(): number {
+    return this.count;
+  }
+
+  /** The id of the `size` bytes at `at` of `bytes` (added when new). */
+  idOf(bytes: Uint8Array, at: number): number {
+    const size = this.size;
+    if (size <= 8) {
+      // Most values (integers, enums, doubles): one or two words, no loop.
+      const low = size >= 4 ? bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24) : partialWord(bytes, at, size);
+      const high =
+        size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : size > 4 ? partialWord(bytes, at + 4, size - 4) : 0;
+      let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
+      hash = Math.imul(hash ^ high, 0x01000193);
+      const mask = this.slots.length - 1;
+      const { slots, hashes, keys } = this;
+      const two = this.words === 2;
+      for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
+        const entry = slots[slot] - 1;
+        if (entry < 0) break;
+        if (hashes[slot] === hash && keys[entry * this.words] === low && (!two || keys[entry * 2 + 1] === high)) return this.ids[entry];
+      }
+      const key = this.scratch;
+      key[0] = low;
+      if (two) key[1] = high;
+      return this.add(hash);
+    }
+    const key = this.scratch;
+    const hash = wordsOf(bytes, at, size, key);
+    const { slots, hashes, keys, words } = this;
+    const mask = slots.length - 1;
+    for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
+      const entry = slots[slot] - 1;
+      if (entry < 0) break;
+      if (hashes[slot] !== hash) continue;
+      let same = true;
+      for (let w = 0, k = entry * words; w < words; w++, k++)
+        if (keys[k] !== key[w]) {
+          same = false;
+          break;
+        }
+      if (same) return this.ids[entry];
+    }
+    return this.add(hash);
+  }
+
+  /** The text of entry `entry` (see LogpointColumns.textOf, which keeps it). */
+  textOf(entry: number): string {
+    const bytes = new Uint8Array(this.size);
+    for (let b = 0; b < this.size; b++) bytes[b] = this.keys[entry * this.words + (b >>> 2)] >>> ((b & 3) * 8);
+    return this.format(bytes);
+  }
+
+  /** Adds the key in `scratch` with its hash: its new id. */
+  private add(hash: number): number {
+    const entry = this.count++;
+    if ((entry + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
+    if (entry === this.ids.length) {
+      const ids = new Int32Array(entry * 2);
+      ids.set(this.ids);
+      this.ids = ids;
+      const keys = new Int32Array(entry * 2 * this.words);
+      keys.set(this.keys);
+      this.keys = keys;
+    }
+    this.keys.set(this.scratch, entry * this.words);
+    const id = this.columns.addByBytes(this, entry);
+    this.ids[entry] = id;
+    this.place(entry, hash);
+    return id;
+  }
+
+  private place(entry: number, hash: number): void {
+    const mask = this.slots.length - 1;
+    let slot = slotOf(hash, this.shift);
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    this.slots[slot] = entry + 1;
+    this.hashes[slot] = hash;
+  }
+
+  private rehash(size: number): void {
+    const { slots, hashes } = this;
+    this.shift = 32 - Math.log2(size);
+    this.slots = new Int32Array(size);
+    this.hashes = new Int32Array(size);
+    for (let slot = 0; slot < slots.length; slot++) if (slots[slot] !== 0) this.place(slots[slot] - 1, hashes[slot]);
+  }
+}
+
+/** The slot of a hash in a table of 2^(32 - shift) slots: its top bits after a multiply (Fibonacci hashing), which every bit of the hash moves. */
+const slotOf = (hash: number, shift: number) => Math.imul(hash, 0x9e3779b1) >>> shift;
+
+/** The `size` (0-3) bytes at `at` as a little-endian word. */
+function partialWord(bytes: Uint8Array, at: number, size: number): number {
+  let word = 0;
+  for (let b = 0, shift = 0; b < size; b++, shift += 8) word |= bytes[at + b] << shift;
+  return word;
+}
+
+/** `size` bytes at `at` as little-endian 32-bit words into `key` (the last one zero-padded), and FNV-1a over them. */
+function wordsOf(bytes: Uint8Array, at: number, size: number, key: Int32Array): number {
+  let hash = 0x811c9dc5 | 0;
+  let b = at;
+  let to = 0;
+  const end = at + size;
+  for (; b + 4 <= end; b += 4, to++) {
+    const word = bytes[b] | (bytes[b + 1] << 8) | (bytes[b + 2] << 16) | (bytes[b + 3] << 24);
+    key[to] = word;
+    hash = Math.imul(hash ^ word, 0x01000193);
+  }
+  if (b < end) {
+    const word = partialWord(bytes, b, end - b);
+    key[to] = word;
+    hash = Math.imul(hash ^ word, 0x01000193);
+  }
+  return hash;
 }

@@ -17,7 +17,7 @@ import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
-import type { LogpointColumns } from './logpoint-columns';
+import type { BytesFormatter, LogpointColumns, ValueKeys } from './logpoint-columns';
 import {
   BYTE_NOT_CAPTURED,
   BYTE_OPTIMIZED_OUT,
@@ -393,6 +393,12 @@ interface ProbePlan {
    * most lines (a loop's bounds, its strings, modes, small counters), and the UI and the export write every hit's.
    */
   readonly tables: (TextTable | undefined)[];
+  /**
+   * Per variable: how its text is written from its bytes alone, where that text tells every two byte patterns apart
+   * (ValueFormatter.textIsOneToOne) and texts are kept: columns then keep its values by their bytes (see ValueKeys),
+   * and write a text only when it is shown.
+   */
+  readonly byBytes: readonly ({ readonly size: number; readonly format: BytesFormatter } | undefined)[];
   /** Each hit's values object from its texts in variable order (see valuesMaker). */
   makeValues?: (texts: readonly string[]) => Record<string, string>;
   /** The text id of the function's name in the columns of generation functionIdSet (see evaluateInto). */
@@ -406,6 +412,10 @@ interface ProbePlan {
 }
 
 const FBREG = 0x91;
+/** readSlots of a value kept by its bytes in columns (see read()). */
+const SLOT_BY_BYTES = -2;
+/** What a text written from bytes alone reads of memory: nothing (see ValueFormatter.textIsOneToOne). */
+const NO_TARGETS: PointerTargets = { readBytes: () => undefined };
 const NO_VARIABLE = '<no variable of that name in scope>';
 const INCOMPLETE_TYPE = '<incomplete type>';
 
@@ -440,6 +450,8 @@ export class LogpointEvaluator {
   /** What read() found, per variable of its plan: the text, and its slot in the variable's TextTable (-1: not kept). */
   private readonly readTexts: string[] = [];
   private readSlots = new Int32Array(16);
+  /** Per variable read() kept by its bytes (readSlots SLOT_BY_BYTES): its id in the columns. */
+  private readIds = new Int32Array(16);
   private readonly readState: CaptureState = { readLater: undefined, belowStack: undefined };
   /** One hit's value bytes, then their states (see ValueBytes): reused from hit to hit, as the texts are written in read(). */
   private buffer = new Uint8Array(256);
@@ -498,8 +510,8 @@ export class LogpointEvaluator {
     const plan = this.planOf(hit, names);
     if (typeof plan === 'string') return columns.addHitWithoutValues(plan);
     const row = columns.addHit();
-    this.read(plan, hit, this.planBias, this.planAddressBias);
-    const layout = columns.layoutOf(plan, plan.names);
+    const layout = columns.layoutOf(plan, plan.names, plan.byBytes);
+    this.read(plan, hit, this.planBias, this.planAddressBias, columns.layoutValues[layout]);
     columns.setLayout(row, layout);
     const targets = columns.layoutColumns[layout];
     const generation = columns.generation;
@@ -509,7 +521,8 @@ export class LogpointEvaluator {
     for (let i = 0; i < variables.length; i++) {
       const slot = slots[i];
       let id: number;
-      if (slot < 0) id = columns.intern(texts[i]);
+      if (slot === SLOT_BY_BYTES) id = this.readIds[i];
+      else if (slot < 0) id = columns.intern(texts[i]);
       else {
         // A kept text has its id in these columns from the first hit that had it: the string is not even touched.
         const table = plan.tables[i]!;
@@ -693,6 +706,12 @@ export class LogpointEvaluator {
       fixedTexts: variables.map((variable) => (!variable.location ? NO_VARIABLE : variable.size === undefined ? INCOMPLETE_TYPE : undefined)),
       fixedSlots: new Int32Array(variables.length).fill(-1),
       tables: variables.map((variable) => (this.cacheTexts && variable.location && variable.size !== undefined ? new TextTable(variable.size) : undefined)),
+      byBytes: variables.map((variable) => {
+        const { type, size } = variable;
+        if (!this.cacheTexts || !variable.location || size === undefined || !state.formatter.textIsOneToOne(type)) return undefined;
+        const states = new Uint8Array(size); // every byte known
+        return { size, format: (bytes: Uint8Array) => state.formatter.format(type, { bytes, state: states }, NO_TARGETS, 0) };
+      }),
       makeValues: undefined,
       functionId: -1,
       functionIdSet: 0,
@@ -707,13 +726,19 @@ export class LogpointEvaluator {
    * of its text in its variable's TextTable where the text is kept there, else -1 and the text into readTexts. A value whose text is
    * kept for its bytes takes that text, and a frame slot's bytes are then not even copied: a logpoint's values mostly
    * repeat. Allocates nothing for such a hit. Each variable is read as its plan's `reads` says (see VariableRead).
+   * With `byBytes` (columns' ValueKeys per variable), a value whose bytes are all known is kept there by them instead:
+   * readSlots SLOT_BY_BYTES, and its id in readIds; no text is looked up or written.
    */
-  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number): void {
+  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number, byBytes?: readonly (ValueKeys | undefined)[]): void {
     const { totalSize, variables, reads, sizes, offsets, slotOffsets, tables, valueRegisters, valueOffsets, fixedSlots } = plan;
     const count = variables.length;
     if (this.buffer.length < totalSize * 2) this.buffer = new Uint8Array(Math.max(totalSize * 2, this.buffer.length * 2));
     const buffer = this.buffer;
-    if (this.readSlots.length < count) this.readSlots = new Int32Array(Math.max(count, this.readSlots.length * 2));
+    if (this.readSlots.length < count) {
+      this.readSlots = new Int32Array(Math.max(count, this.readSlots.length * 2));
+      this.readIds = new Int32Array(this.readSlots.length);
+    }
+    const ids = this.readIds;
     const texts = this.readTexts;
     while (texts.length < count) texts.push('');
     const slots = this.readSlots;
@@ -742,8 +767,10 @@ export class LogpointEvaluator {
         texts[i] = plan.fixedTexts[i]!;
         continue;
       }
-      // A value that reads nothing of the hit (no location here, a constant) has one text, kept at its first hit.
-      if (fixedSlots[i] >= 0) {
+      const keys = byBytes === undefined ? undefined : byBytes[i];
+      // A value that reads nothing of the hit (no location here, a constant) has one text, kept at its first hit
+      // (in columns that keep it by its bytes, it is kept there: one value, one id).
+      if (fixedSlots[i] >= 0 && keys === undefined) {
         slots[i] = fixedSlots[i];
         continue;
       }
@@ -756,6 +783,11 @@ export class LogpointEvaluator {
           if (cfaAt !== cfaAt) cfaAt = frame.stackOffset(frame.cfa());
           const from = cfaAt + slotOffsets[i];
           if (from >= 0 && from + size <= stack.length) {
+            if (keys !== undefined) {
+              ids[i] = keys.idOf(stack, from);
+              slots[i] = SLOT_BY_BYTES;
+              continue;
+            }
             if (table !== undefined) {
               const slot = size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
               if (slot >= 0) {
@@ -814,6 +846,11 @@ export class LogpointEvaluator {
             }
             for (let b = 0; known && b < size; b++) known = buffer[states + b] === 0;
           }
+        }
+        if (keys !== undefined && known) {
+          ids[i] = keys.idOf(buffer, offset);
+          slots[i] = SLOT_BY_BYTES;
+          continue;
         }
         if (table !== undefined) {
           // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
