@@ -27,7 +27,7 @@ function signedFormatter(asked: Uint8Array[]) {
 /** One column `name` of `size`-byte values kept by their bytes, written with `format`; a row per value. */
 function columnOf(values: readonly Uint8Array[], size: number, format: (bytes: Uint8Array) => string, name = 'v') {
   const columns = new LogpointColumns(1);
-  const layout = columns.layoutOf({}, [name], [{ size, format }]);
+  const layout = columns.layoutOf({}, [name], [{ size, hasPointers: false, format }]);
   const keys = columns.layoutValues[layout][0]!;
   for (const bytes of values) {
     const row = columns.addHit();
@@ -89,7 +89,7 @@ describe('logpoint columns: values kept by their bytes', () => {
     // Two layouts (two pcs of one logpoint) write `x`, one by its bytes, the other by its texts; bytes 1 and 3 both read "odd".
     const columns = new LogpointColumns(1);
     const parity = (bytes: Uint8Array) => (bytes[0] % 2 ? 'odd' : 'even');
-    const byBytes = columns.layoutOf({}, ['x'], [{ size: 1, format: parity }]);
+    const byBytes = columns.layoutOf({}, ['x'], [{ size: 1, hasPointers: false, format: parity }]);
     const byText = columns.layoutOf({}, ['x']);
     const keys = columns.layoutValues[byBytes][0]!;
     const hit = (layout: number, id: number) => {
@@ -116,18 +116,41 @@ describe('logpoint columns: values kept by their bytes', () => {
   it('a column read by one layout, by bytes or by text, counts its ids as its texts; one that reads a name twice does not', () => {
     const columns = new LogpointColumns(1);
     const format = (bytes: Uint8Array) => String(bytes[0]);
-    columns.layoutOf({}, ['a', 'b'], [{ size: 1, format }, undefined]);
+    columns.layoutOf({}, ['a', 'b'], [{ size: 1, hasPointers: false, format }, undefined]);
     columns.layoutOf(
       {},
       ['c', 'c'],
       [
-        { size: 1, format },
-        { size: 1, format },
+        { size: 1, hasPointers: false, format },
+        { size: 1, hasPointers: false, format },
       ],
     );
     assert.deepEqual(
       columns.names.map((_, column) => columns.sameIdSameText(column)),
       [true, true, false],
     );
+  });
+
+  it('values with pointers are kept by their bytes at one load address; at another, the column counts by text', () => {
+    const columns = new LogpointColumns(1);
+    const format = (bytes: Uint8Array, bias: bigint) => `0x${(BigInt(bytes[0]) + bias).toString(16)}`;
+    const layout = columns.layoutOf(
+      {},
+      ['p', 'n'],
+      [
+        { size: 1, hasPointers: true, format },
+        { size: 1, hasPointers: false, format },
+      ],
+    );
+    const [pointers, numbers] = columns.layoutValues[layout];
+    assert.equal(pointers!.biasOf(0x1000n, 0x1000), true);
+    assert.equal(pointers!.biasOf(0x1000n, 0x1000), true);
+    assert.equal(numbers!.biasOf(0x2000n, 0x2000), true, 'no pointer: any load address');
+    assert.equal(columns.sameIdSameText(0), true);
+    const id = pointers!.idOf(Uint8Array.of(5), 0);
+    assert.equal(columns.textOf(id), '0x1005', 'written for the load address of its hit');
+    assert.equal(pointers!.biasOf(0x2000n, 0x2000), false);
+    assert.equal(columns.sameIdSameText(0), false);
+    assert.equal(columns.sameIdSameText(1), true);
   });
 });

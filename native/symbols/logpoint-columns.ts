@@ -1,18 +1,29 @@
 // A logpoint's hits as columns: per variable, one value id per hit. The evaluator (logpoint-values.ts)
 // appends a hit without making an object for it, and what reads many hits (the editor's tally at the
-// line, the CLI's summary) counts ids instead of comparing strings. A value whose text depends on its
-// bytes alone and tells them apart (ValueFormatter.textIsOneToOne: integers, enums, floats, structs and
-// arrays of them) is kept by its bytes, and its text written only when asked (textOf): a snapshot's loop
-// counters take a new value at every hit, and a tally shows a handful of them. Any other value (a
-// pointer, whose text reads memory; a value some of whose bytes are not there) is kept by its text.
+// line, the CLI's summary) counts ids instead of comparing strings. A value whose text tells its bytes
+// apart (ValueFormatter.oneToOneText: integers, enums, floats, pointers, structs and arrays of them) is
+// kept by its bytes, and its text written only when asked (textOf): a snapshot's loop counters take a new
+// value at every hit, and a tally shows a handful of them. Any other value (a union, a value some of whose
+// bytes are not there, a C string pointer to memory that can change) is kept by its text.
 
 import { StringTable } from '../abi/string-table';
 
 /** Set of columns an evaluator wrote into, for the texts it keeps per value: text ids are per set. */
 let nextGeneration = 1;
 
-/** The text of a value from its bytes (all known), for a variable whose text depends on them alone. */
-export type BytesFormatter = (bytes: Uint8Array) => string;
+/**
+ * The text of a value from its bytes (all known) and the load bias of its object (runtime - link-time address) at its
+ * hit, for a variable whose text tells its bytes apart (what its pointers point at is read from the object's file).
+ */
+export type BytesFormatter = (bytes: Uint8Array, bias: bigint) => string;
+
+/** How a layout's variable is kept by its bytes (see LogpointColumns.layoutOf). */
+export interface ByBytes {
+  readonly size: number;
+  /** The text names what pointers point at, which moves with the load address: bytes at another bias are another value. */
+  readonly hasPointers: boolean;
+  readonly format: BytesFormatter;
+}
 
 /** Id of "no such variable at this hit" in a column (the decoder's NO_VALUE, which this layer cannot import). */
 const NO_VALUE = -1;
@@ -55,6 +66,8 @@ export class LogpointColumns {
   private readonly columnWriters: number[] = [];
   private readonly columnByBytes: boolean[] = [];
   private readonly columnRepeated: boolean[] = [];
+  /** Per column: some of its values were kept by their text because their bytes meant another value (see ValueKeys.biasOf). */
+  private readonly columnMixed: boolean[] = [];
   private readonly columnOfName = new Map<string, number>();
   private readonly layoutOfKey = new Map<object, number>();
   private lastLayoutKey: object | undefined;
@@ -95,7 +108,7 @@ export class LogpointColumns {
    * name twice), whose texts may then be the same.
    */
   sameIdSameText(column: number): boolean {
-    return !this.columnByBytes[column] || (this.columnWriters[column] === 1 && !this.columnRepeated[column]);
+    return !this.columnByBytes[column] || (this.columnWriters[column] === 1 && !this.columnRepeated[column] && !this.columnMixed[column]);
   }
 
   /**
@@ -103,14 +116,14 @@ export class LogpointColumns {
    * plan, which reads those names in that order at every hit of its pc). `byBytes[i]`: how the i-th variable's
    * values are written from their bytes where they may be kept by them (see BytesFormatter), with their size.
    */
-  layoutOf(key: object, names: readonly string[], byBytes?: readonly ({ readonly size: number; readonly format: BytesFormatter } | undefined)[]): number {
+  layoutOf(key: object, names: readonly string[], byBytes?: readonly (ByBytes | undefined)[]): number {
     if (key === this.lastLayoutKey) return this.lastLayout;
     let layout = this.layoutOfKey.get(key);
     if (layout === undefined) {
       layout = this.layoutColumns.length;
       const columns = Int32Array.from(names, (name) => this.columnOf(name));
       this.layoutColumns.push(columns);
-      this.layoutValues.push(names.map((_, i) => (byBytes?.[i] ? new ValueKeys(this, byBytes[i]!.size, byBytes[i]!.format) : undefined)));
+      this.layoutValues.push(names.map((_, i) => (byBytes?.[i] ? new ValueKeys(this, columns[i], byBytes[i]!) : undefined)));
       columns.forEach((column, i) => {
         this.columnWriters[column]++;
         if (byBytes?.[i]) this.columnByBytes[column] = true;
@@ -175,8 +188,13 @@ export class LogpointColumns {
     return values;
   }
 
-  /** A new value kept by its bytes (entry `entry` of `owner`): its id. */
-  addByBytes(owner: ValueKeys, entry: number): number {
+  /** Column `column` holds values kept by their text that may read as some kept by their bytes (see sameIdSameText). */
+  markMixed(column: number): void {
+    this.columnMixed[column] = true;
+  }
+
+  /** A new value kept by its bytes (entry `entry` of `owner`), its text when already written: its id. */
+  addByBytes(owner: ValueKeys, entry: number, text?: string): number {
     const index = this.byteOwners.length;
     if (index === this.byteEntries.length) {
       const wider = new Int32Array(index * 2);
@@ -185,7 +203,7 @@ export class LogpointColumns {
     }
     this.byteOwners.push(owner);
     this.byteEntries[index] = entry;
-    this.byteTexts.push(undefined);
+    this.byteTexts.push(text);
     return -2 - index;
   }
 
@@ -198,6 +216,7 @@ export class LogpointColumns {
       this.columnWriters.push(0);
       this.columnByBytes.push(false);
       this.columnRepeated.push(false);
+      this.columnMixed.push(false);
       // NO_VALUE for the hits before it (none of them had this variable); the rows to come are written by setLayout's caller.
       this.columns.push(new Int32Array(this.capacity).fill(NO_VALUE, 0, this.length));
     }
@@ -224,7 +243,11 @@ export class LogpointColumns {
  * are all distinct), each with its id in the columns. The text of a pattern is written only when asked.
  */
 export class ValueKeys {
+  readonly size: number;
   private readonly words: number;
+  /** The load bias its values' bytes are for, where they hold pointers (set by the first, see biasOf), and as a number. */
+  private bias: bigint | undefined;
+  private biasNumber = NaN;
   /** Per entry: its key's words. */
   private keys: Int32Array;
   /** Per entry: its id in the columns. */
@@ -236,12 +259,22 @@ export class ValueKeys {
   private shift = 27;
   private count = 0;
   private readonly scratch: Int32Array;
+  /** The hash of the key find() left in `scratch`. */
+  private lastHash = 0;
+  /** The entry find() found or addFound() added last, -1 before any. */
+  private lastEntry = -1;
+  private readonly format: BytesFormatter;
+  private readonly hasPointers: boolean;
 
   constructor(
     private readonly columns: LogpointColumns,
-    readonly size: number,
-    private readonly format: BytesFormatter,
+    private readonly column: number,
+    how: ByBytes,
   ) {
+    this.size = how.size;
+    this.format = how.format;
+    this.hasPointers = how.hasPointers;
+    const size = how.size;
     this.words = Math.max(1, (size + 3) >>> 2);
     this.keys = new Int32Array(16 * this.words);
     this.ids = new Int32Array(16);
@@ -255,57 +288,93 @@ export class ValueKeys {
     return this.count;
   }
 
+  /**
+   * Whether values read at load bias `bias` can be kept here: the bias of the first (one process, or several
+   * that load the object at one address), or any where the text has no pointer. Else (another process's
+   * pointers) they are kept by their text, and the column's distinct values are then counted by their texts.
+   */
+  biasOf(bias: bigint, exact: number): boolean {
+    // `exact`: `bias` as an exact number (NaN where none is), compared at every hit instead of the bigint.
+    if (!this.hasPointers || exact === this.biasNumber) return true; // no pointer: the text does not depend on it
+    if (this.bias === undefined) {
+      this.bias = bias;
+      this.biasNumber = exact;
+      if (exact === exact) return true;
+    }
+    this.columns.markMixed(this.column);
+    return false;
+  }
+
   /** The id of the `size` bytes at `at` of `bytes` (added when new). */
   idOf(bytes: Uint8Array, at: number): number {
+    const id = this.find(bytes, at);
+    return id === NOT_FOUND ? this.addFound() : id;
+  }
+
+  /** The id of the `size` bytes at `at` of `bytes`, NOT_FOUND where they are new (addFound() then adds them). */
+  find(bytes: Uint8Array, at: number): number {
+    return this.size <= 8 ? this.findSmall(bytes, at) : this.findLarge(bytes, at);
+  }
+
+  /** find() of a value of at most 8 bytes (integers, enums, doubles, pointers): one or two words, no loop. */
+  findSmall(bytes: Uint8Array, at: number): number {
     const size = this.size;
-    if (size <= 8) {
-      // Most values (integers, enums, doubles): one or two words, no loop.
-      const low = size >= 4 ? bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24) : partialWord(bytes, at, size);
-      const high =
-        size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : size > 4 ? partialWord(bytes, at + 4, size - 4) : 0;
-      let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
-      hash = Math.imul(hash ^ high, 0x01000193);
-      const mask = this.slots.length - 1;
-      const { slots, hashes, keys } = this;
-      const two = this.words === 2;
-      for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
-        const entry = slots[slot] - 1;
-        if (entry < 0) break;
-        if (hashes[slot] === hash && keys[entry * this.words] === low && (!two || keys[entry * 2 + 1] === high)) return this.ids[entry];
-      }
-      const key = this.scratch;
-      key[0] = low;
-      if (two) key[1] = high;
-      return this.add(hash);
-    }
-    const key = this.scratch;
-    const hash = wordsOf(bytes, at, size, key);
-    const { slots, hashes, keys, words } = this;
+    const low = size >= 4 ? bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24) : partialWord(bytes, at, size);
+    const high =
+      size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : size > 4 ? partialWord(bytes, at + 4, size - 4) : 0;
+    const { keys, words } = this;
+    // The value of the hit before, before any hash: most variables of a line keep theirs from hit to hit.
+    const last = this.lastEntry;
+    if (last >= 0 && keys[last * words] === low && (words === 1 || keys[last * 2 + 1] === high)) return this.ids[last];
+    let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
+    hash = Math.imul(hash ^ high, 0x01000193);
+    const { slots, hashes } = this;
     const mask = slots.length - 1;
     for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
       const entry = slots[slot] - 1;
       if (entry < 0) break;
-      if (hashes[slot] !== hash) continue;
-      let same = true;
-      for (let w = 0, k = entry * words; w < words; w++, k++)
-        if (keys[k] !== key[w]) {
-          same = false;
-          break;
-        }
-      if (same) return this.ids[entry];
+      if (hashes[slot] === hash && keys[entry * words] === low && (words === 1 || keys[entry * 2 + 1] === high)) {
+        this.lastEntry = entry;
+        return this.ids[entry];
+      }
     }
-    return this.add(hash);
+    const key = this.scratch;
+    key[0] = low;
+    if (words === 2) key[1] = high;
+    this.lastHash = hash;
+    return NOT_FOUND;
+  }
+
+  /** find() of a longer value (structs, arrays). */
+  findLarge(bytes: Uint8Array, at: number): number {
+    const key = this.scratch;
+    const hash = wordsOf(bytes, at, this.size, key);
+    const { slots, hashes, keys, words } = this;
+    const last = this.lastEntry;
+    if (last >= 0 && sameKey(keys, last * words, key, words)) return this.ids[last];
+    const mask = slots.length - 1;
+    for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
+      const entry = slots[slot] - 1;
+      if (entry < 0) break;
+      if (hashes[slot] === hash && sameKey(keys, entry * words, key, words)) {
+        this.lastEntry = entry;
+        return this.ids[entry];
+      }
+    }
+    this.lastHash = hash;
+    return NOT_FOUND;
   }
 
   /** The text of entry `entry` (see LogpointColumns.textOf, which keeps it). */
   textOf(entry: number): string {
     const bytes = new Uint8Array(this.size);
     for (let b = 0; b < this.size; b++) bytes[b] = this.keys[entry * this.words + (b >>> 2)] >>> ((b & 3) * 8);
-    return this.format(bytes);
+    return this.format(bytes, this.bias ?? 0n);
   }
 
-  /** Adds the key in `scratch` with its hash: its new id. */
-  private add(hash: number): number {
+  /** Adds the bytes the last find() did not find (`text`: their text, where already written): their new id. */
+  addFound(text?: string): number {
+    const hash = this.lastHash;
     const entry = this.count++;
     if ((entry + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     if (entry === this.ids.length) {
@@ -317,7 +386,8 @@ export class ValueKeys {
       this.keys = keys;
     }
     this.keys.set(this.scratch, entry * this.words);
-    const id = this.columns.addByBytes(this, entry);
+    this.lastEntry = entry;
+    const id = this.columns.addByBytes(this, entry, text);
     this.ids[entry] = id;
     this.place(entry, hash);
     return id;
@@ -340,6 +410,9 @@ export class ValueKeys {
   }
 }
 
+/** find(): the bytes are not there yet. */
+export const NOT_FOUND = -1;
+
 /** The slot of a hash in a table of 2^(32 - shift) slots: its top bits after a multiply (Fibonacci hashing), which every bit of the hash moves. */
 const slotOf = (hash: number, shift: number) => Math.imul(hash, 0x9e3779b1) >>> shift;
 
@@ -348,6 +421,12 @@ function partialWord(bytes: Uint8Array, at: number, size: number): number {
   let word = 0;
   for (let b = 0, shift = 0; b < size; b++, shift += 8) word |= bytes[at + b] << shift;
   return word;
+}
+
+/** Whether the `words` words of `keys` from `from` are those of `key`. */
+function sameKey(keys: Int32Array, from: number, key: Int32Array, words: number): boolean {
+  for (let w = 0; w < words; w++) if (keys[from + w] !== key[w]) return false;
+  return true;
 }
 
 /** `size` bytes at `at` as little-endian 32-bit words into `key` (the last one zero-padded), and FNV-1a over them. */

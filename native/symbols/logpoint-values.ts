@@ -17,7 +17,7 @@ import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
-import type { BytesFormatter, LogpointColumns, ValueKeys } from './logpoint-columns';
+import { NOT_FOUND, type ByBytes, type LogpointColumns, type ValueKeys } from './logpoint-columns';
 import {
   BYTE_NOT_CAPTURED,
   BYTE_OPTIMIZED_OUT,
@@ -394,11 +394,15 @@ interface ProbePlan {
    */
   readonly tables: (TextTable | undefined)[];
   /**
-   * Per variable: how its text is written from its bytes alone, where that text tells every two byte patterns apart
-   * (ValueFormatter.textIsOneToOne) and texts are kept: columns then keep its values by their bytes (see ValueKeys),
-   * and write a text only when it is shown.
+   * Per variable: how its text is written from its bytes, where that text tells every two byte patterns apart
+   * (ValueFormatter.oneToOneText) and texts are kept: columns then keep its values by their bytes (see ValueKeys),
+   * and write a text only when it is shown. Where its C string pointers point at memory that can change (not the
+   * object's read-only bytes), a value is kept by its text, written at its hit.
    */
-  readonly byBytes: readonly ({ readonly size: number; readonly format: BytesFormatter } | undefined)[];
+  readonly byBytes: readonly (ByBytesPlan | undefined)[];
+  /** Runtime [start, end) pairs of the object's bytes that cannot change (see stringsStay), for load bias `rangesBias`. */
+  readOnlyRanges?: Float64Array;
+  rangesBias?: bigint;
   /** Each hit's values object from its texts in variable order (see valuesMaker). */
   makeValues?: (texts: readonly string[]) => Record<string, string>;
   /** The text id of the function's name in the columns of generation functionIdSet (see evaluateInto). */
@@ -414,7 +418,12 @@ interface ProbePlan {
 const FBREG = 0x91;
 /** readSlots of a value kept by its bytes in columns (see read()). */
 const SLOT_BY_BYTES = -2;
-/** What a text written from bytes alone reads of memory: nothing (see ValueFormatter.textIsOneToOne). */
+/** How a variable is kept by its bytes: as columns keep it, and where its C string pointers are (see OneToOneText). */
+interface ByBytesPlan extends ByBytes {
+  readonly stringPointers: Int32Array;
+}
+
+/** What a text written from bytes that hold no pointer reads of memory: nothing (see ValueFormatter.oneToOneText). */
 const NO_TARGETS: PointerTargets = { readBytes: () => undefined };
 const NO_VARIABLE = '<no variable of that name in scope>';
 const INCOMPLETE_TYPE = '<incomplete type>';
@@ -706,11 +715,22 @@ export class LogpointEvaluator {
       fixedTexts: variables.map((variable) => (!variable.location ? NO_VARIABLE : variable.size === undefined ? INCOMPLETE_TYPE : undefined)),
       fixedSlots: new Int32Array(variables.length).fill(-1),
       tables: variables.map((variable) => (this.cacheTexts && variable.location && variable.size !== undefined ? new TextTable(variable.size) : undefined)),
-      byBytes: variables.map((variable) => {
+      byBytes: variables.map((variable): ByBytesPlan | undefined => {
         const { type, size } = variable;
-        if (!this.cacheTexts || !variable.location || size === undefined || !state.formatter.textIsOneToOne(type)) return undefined;
+        const oneToOne = this.cacheTexts && variable.location && size !== undefined ? state.formatter.oneToOneText(type) : undefined;
+        if (!oneToOne || size === undefined) return undefined;
         const states = new Uint8Array(size); // every byte known
-        return { size, format: (bytes: Uint8Array) => state.formatter.format(type, { bytes, state: states }, NO_TARGETS, 0) };
+        // Pointers kept by their bytes point at the object's read-only bytes (see stringsStay): read from its file, as at the hit.
+        const targets = (bias: bigint): PointerTargets => ({
+          readBytes: (address, limit) => readOnlyFileBytes(object, address - bias, limit, bias),
+          symbolAt: (address) => symbolAt(object, address - bias),
+        });
+        return {
+          size,
+          hasPointers: oneToOne.hasPointers,
+          stringPointers: Int32Array.from(oneToOne.stringPointers),
+          format: (bytes, bias) => state.formatter.format(type, { bytes, state: states }, oneToOne.hasPointers ? targets(bias) : NO_TARGETS, 0),
+        };
       }),
       makeValues: undefined,
       functionId: -1,
@@ -767,7 +787,9 @@ export class LogpointEvaluator {
         texts[i] = plan.fixedTexts[i]!;
         continue;
       }
-      const keys = byBytes === undefined ? undefined : byBytes[i];
+      let keys = byBytes === undefined ? undefined : byBytes[i];
+      // Pointers' texts name what is where the object is loaded: kept by their bytes at one load address.
+      if (keys !== undefined && !keys.biasOf(bias, addressBias)) keys = undefined;
       // A value that reads nothing of the hit (no location here, a constant) has one text, kept at its first hit
       // (in columns that keep it by its bytes, it is kept there: one value, one id).
       if (fixedSlots[i] >= 0 && keys === undefined) {
@@ -784,9 +806,14 @@ export class LogpointEvaluator {
           const from = cfaAt + slotOffsets[i];
           if (from >= 0 && from + size <= stack.length) {
             if (keys !== undefined) {
-              ids[i] = keys.idOf(stack, from);
-              slots[i] = SLOT_BY_BYTES;
-              continue;
+              // Most values were seen before: found without a call more (see keptByBytes).
+              let id = size <= 8 ? keys.findSmall(stack, from) : keys.findLarge(stack, from);
+              if (id === NOT_FOUND) id = this.addByBytes(plan, i, keys, stack, from, bias);
+              if (id !== NOT_FOUND) {
+                ids[i] = id;
+                slots[i] = SLOT_BY_BYTES;
+                continue;
+              }
             }
             if (table !== undefined) {
               const slot = size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
@@ -848,9 +875,13 @@ export class LogpointEvaluator {
           }
         }
         if (keys !== undefined && known) {
-          ids[i] = keys.idOf(buffer, offset);
-          slots[i] = SLOT_BY_BYTES;
-          continue;
+          let id = size <= 8 ? keys.findSmall(buffer, offset) : keys.findLarge(buffer, offset);
+          if (id === NOT_FOUND) id = this.addByBytes(plan, i, keys, buffer, offset, bias);
+          if (id !== NOT_FOUND) {
+            ids[i] = id;
+            slots[i] = SLOT_BY_BYTES;
+            continue;
+          }
         }
         if (table !== undefined) {
           // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
@@ -870,6 +901,15 @@ export class LogpointEvaluator {
         if (how === VariableRead.OptimizedOut || how === VariableRead.Constant) fixedSlots[i] = slots[i];
       }
     }
+  }
+
+  /**
+   * After keys' find() did not find variable i's bytes (at `at` of `bytes`): their new id, or NOT_FOUND where a C string
+   * pointer among them points at memory that can change: its text is then written at this hit and kept by it.
+   */
+  private addByBytes(plan: ProbePlan, i: number, keys: ValueKeys, bytes: Uint8Array, at: number, bias: bigint): number {
+    const strings = plan.byBytes[i]!.stringPointers;
+    return strings.length === 0 || stringsStay(plan, strings, bytes, at, bias) ? keys.addFound() : NOT_FOUND;
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -895,6 +935,42 @@ export class LogpointEvaluator {
 }
 
 const ARCHES = [X86_64, AARCH64] as const;
+
+/**
+ * Whether every C string pointer of a value (at `strings` from `at` of `bytes`) is null or points at bytes of the
+ * plan's object that cannot change: in a read-only segment's file bytes (outside RELRO, whose pointers ld.so writes),
+ * where its text reads the same from the file at any later time. Memory anywhere else (the stack, the heap, writable
+ * data) may hold another string at the next hit, or when the text is written.
+ */
+function stringsStay(plan: ProbePlan, strings: Int32Array, bytes: Uint8Array, at: number, bias: bigint): boolean {
+  if (plan.rangesBias !== bias || !plan.readOnlyRanges) {
+    const headers = plan.object.elf.programHeaders;
+    const relro = headers.filter((p) => p.type === PT_GNU_RELRO);
+    const ranges: number[] = [];
+    for (const segment of headers) {
+      if (segment.type !== PT_LOAD || (segment.flags & PF_W) !== 0) continue;
+      if (relro.some((p) => p.vaddr < segment.vaddr + segment.fileSize && segment.vaddr < p.vaddr + p.memSize)) continue;
+      const start = exactNumber(segment.vaddr + bias);
+      const end = exactNumber(segment.vaddr + segment.fileSize + bias);
+      if (start === start && end === end) ranges.push(start, end);
+    }
+    plan.readOnlyRanges = Float64Array.from(ranges);
+    plan.rangesBias = bias;
+  }
+  const ranges = plan.readOnlyRanges;
+  for (let s = 0; s < strings.length; s++) {
+    const p = at + strings[s];
+    const low = (bytes[p] | (bytes[p + 1] << 8) | (bytes[p + 2] << 16) | (bytes[p + 3] << 24)) >>> 0;
+    const high = (bytes[p + 4] | (bytes[p + 5] << 8) | (bytes[p + 6] << 16) | (bytes[p + 7] << 24)) >>> 0;
+    if (low === 0 && high === 0) continue;
+    if (high >= 0x200000) return false;
+    const address = high * 0x100000000 + low;
+    let inside = false;
+    for (let r = 0; r < ranges.length && !inside; r += 2) inside = address >= ranges[r] && address < ranges[r + 1];
+    if (!inside) return false;
+  }
+  return true;
+}
 
 /**
  * A 64-bit register value as the exact signed number it stands for, NaN where no number is exact. Through a
@@ -1548,19 +1624,47 @@ function symbolAt(object: ObjectFile, vaddr: bigint): string | undefined {
   return undefined;
 }
 
+/** Where withRedZone puts a hit's red zone and stack together, reused from hit to hit (see withRedZone). */
+export interface RedZoneRoom {
+  bytes: Uint8Array;
+  /** bytes.subarray(0, view.length), kept while hits have that length (most of a logpoint's have one). */
+  view?: Uint8Array;
+  /** The hit returned last, whose fields the next one overwrites. */
+  hit?: { pid: number; registers: Readonly<Record<number, bigint>>; stack: Uint8Array; stackStart: bigint };
+}
+
 /**
  * A logpoint hit whose uprobe fetched the x86-64 red zone (the raw data, see tracefs-uprobes.ts): its stack
  * copy starts with those bytes, 128 below the stack pointer, so the locals of a function that calls none read
- * as any other stack slot. With `room`, that copy is made in room.bytes (grown when short) instead of a new array
- * per hit, for a caller that reads each hit's values before the next (the evaluator keeps no stack bytes).
+ * as any other stack slot. With `room`, that copy is made in room.bytes (grown when short), and the hit returned is
+ * room's, instead of new ones per hit, for a caller that reads each hit's values before the next (the evaluator keeps
+ * neither the hit nor its stack bytes).
  */
-export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined, room?: { bytes: Uint8Array }): LogpointHit {
+export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined, room?: RedZoneRoom): LogpointHit {
   const sp = hit.registers[X86_64.stackPointerPerf];
   if (!raw || raw.length < RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES || sp === undefined) return hit;
   const length = RED_ZONE_BYTES + hit.stack.length;
-  if (room && room.bytes.length < length) room.bytes = new Uint8Array(Math.max(length, room.bytes.length * 2));
-  const stack = room ? room.bytes.subarray(0, length) : new Uint8Array(length);
+  if (!room) {
+    const stack = new Uint8Array(length);
+    stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
+    stack.set(hit.stack, RED_ZONE_BYTES);
+    return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
+  }
+  if (room.bytes.length < length) {
+    room.bytes = new Uint8Array(Math.max(length, room.bytes.length * 2));
+    room.view = undefined;
+  }
+  if (room.view?.length !== length) room.view = room.bytes.subarray(0, length);
+  const stack = room.view;
   stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
   stack.set(hit.stack, RED_ZONE_BYTES);
-  return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
+  const stackStart = sp - RED_ZONE_BIGINT;
+  const reused = room.hit;
+  if (!reused) return (room.hit = { pid: hit.pid, registers: hit.registers, stack, stackStart });
+  reused.pid = hit.pid;
+  reused.registers = hit.registers;
+  reused.stack = stack;
+  reused.stackStart = stackStart;
+  return reused;
 }
+const RED_ZONE_BIGINT = BigInt(RED_ZONE_BYTES);

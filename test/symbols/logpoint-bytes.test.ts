@@ -1,8 +1,8 @@
-// Which values logpoint columns keep by their bytes (ValueFormatter.textIsOneToOne): those whose text gdb-style
-// depends on their bytes alone and tells every two patterns apart. On the DWARF of test/fixtures/logpoint_values.c at
-// -O0 and -O2: integers, enums, doubles, a struct of ints, arrays of ints and of chars are; a struct with a pointer and
-// pointers (whose text reads the memory they point at) are not. And a value some of whose bytes are not there says so
-// in its text, so that it never reads as a value whose bytes all are.
+// Which values logpoint columns keep by their bytes (ValueFormatter.oneToOneText): those whose text gdb-style tells
+// every two byte patterns apart, and where their C string pointers are (whose text reads the memory they point at).
+// On the DWARF of test/fixtures/logpoint_values.c at -O0 and -O2: integers, enums, doubles, structs, arrays of ints and
+// of chars, pointers. And a value some of whose bytes are not there says so in its text, so that it never reads as a
+// value whose bytes all are.
 import assert from 'node:assert/strict';
 import { openObjectFile } from '../../native/symbols/object-file';
 import { AT, TAG, type Die } from '../../native/symbols/dwarf-info';
@@ -10,18 +10,19 @@ import { DwarfScopes } from '../../native/symbols/dwarf-scopes';
 import { BYTE_NOT_CAPTURED, BYTE_OPTIMIZED_OUT, ValueFormatter } from '../../native/symbols/dwarf-values';
 import { fixture } from './binutils';
 
-const KEPT_BY_BYTES: Readonly<Record<string, boolean>> = {
-  i: true, // int
-  total: true, // long
-  mode: true, // enum
-  span: true, // struct {int, int}
-  hist: true, // int[4]
-  code: true, // char[6]
-  scale: true, // double
-  slot: true,
-  before: true,
-  pt: false, // struct {int, int, double, const char *}
-  label: false, // const char *
+const NUMBERS = { hasPointers: false, stringPointers: [] };
+const KEPT_BY_BYTES: Readonly<Record<string, { hasPointers: boolean; stringPointers: number[] } | undefined>> = {
+  i: NUMBERS, // int
+  total: NUMBERS, // long
+  mode: NUMBERS, // enum
+  span: NUMBERS, // struct {int, int}
+  hist: NUMBERS, // int[4]
+  code: NUMBERS, // char[6]
+  scale: NUMBERS, // double
+  slot: NUMBERS,
+  before: NUMBERS,
+  pt: { hasPointers: true, stringPointers: [16] }, // struct {int, int, double, const char *}
+  label: { hasPointers: true, stringPointers: [0] }, // const char *
 };
 
 describe('logpoint values kept by their bytes: which types', () => {
@@ -42,7 +43,7 @@ describe('logpoint values kept by their bytes: which types', () => {
         if (name === undefined || !(name in KEPT_BY_BYTES) || !inWork(die)) continue;
         let type: Die | undefined;
         for (let d: Die | undefined = die; d && !type; d = info.refAttr(d, AT.abstract_origin)) type = info.refAttr(d, AT.type);
-        assert.equal(formatter.textIsOneToOne(type), KEPT_BY_BYTES[name], name);
+        assert.deepEqual(formatter.oneToOneText(type), KEPT_BY_BYTES[name], name);
         seen.add(name);
         if (!KEPT_BY_BYTES[name]) continue;
         // Bytes not all there: the text names why, for each way a byte can be missing.
