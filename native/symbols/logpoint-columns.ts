@@ -57,6 +57,8 @@ export class LogpointColumns {
   readonly generation = nextGeneration++;
   /** Every distinct text of the hits once (values kept by their text, function names): a text id indexes here. */
   readonly textIds = new StringTable();
+  /** textIds.strings: a text id indexes here. */
+  private readonly texts = this.textIds.strings;
 
   /** Per value kept by its bytes (id -2 - index): where its bytes are, their index there, and its text once written. */
   private readonly byteOwners: ValueKeys[] = [];
@@ -95,7 +97,11 @@ export class LogpointColumns {
 
   /** The text of an id of `columns` or `functions` (written here, once, for a value kept by its bytes). */
   textOf(id: number): string {
-    if (id >= 0) return this.textIds.strings[id];
+    return id >= 0 ? this.texts[id] : (this.byteTexts[-2 - id] ?? this.byteText(id));
+  }
+
+  /** textOf() of a value kept by its bytes (kept apart: textOf() is small enough to inline where it is called per value). */
+  private byteText(id: number): string {
     const index = -2 - id;
     let text = this.byteTexts[index];
     if (text === undefined) this.byteTexts[index] = text = this.byteOwners[index].textOf(this.byteEntries[index]);
@@ -248,21 +254,24 @@ export class ValueKeys {
   /** The load bias its values' bytes are for, where they hold pointers (set by the first, see biasOf), and as a number. */
   private bias: bigint | undefined;
   private biasNumber = NaN;
-  /** Per entry: its key's words. */
-  private keys: Int32Array;
-  /** Per entry: its id in the columns. */
-  private ids: Int32Array;
-  /** Per table slot: the entry there + 1, 0 where none is; and that entry's hash. */
-  private slots: Int32Array;
-  private hashes: Int32Array;
+  /**
+   * The open-addressed table: per slot (STRIDE numbers) the id (0: empty; ids are <= -2), the hash, then the key's
+   * words. One typed array, so that a lookup touches one or two cache lines.
+   */
+  private table: Int32Array;
+  private readonly stride: number;
   /** 32 - log2 of the table's slots (see slotOf). */
   private shift = 27;
+  /** Per entry (in order of addition): its key's words, what textOf() writes from. */
+  private keys: Int32Array;
   private count = 0;
   private readonly scratch: Int32Array;
   /** The hash of the key find() left in `scratch`. */
   private lastHash = 0;
-  /** The entry find() found or addFound() added last, -1 before any. */
-  private lastEntry = -1;
+  /** The key (of at most 8 bytes) findSmall() found or addFound() added last, and its id (0: none yet). */
+  private lastLow = 0;
+  private lastHigh = 0;
+  private lastId = 0;
   private readonly format: BytesFormatter;
   private readonly hasPointers: boolean;
 
@@ -274,12 +283,10 @@ export class ValueKeys {
     this.size = how.size;
     this.format = how.format;
     this.hasPointers = how.hasPointers;
-    const size = how.size;
-    this.words = Math.max(1, (size + 3) >>> 2);
+    this.words = Math.max(1, (how.size + 3) >>> 2);
+    this.stride = 2 + this.words;
+    this.table = new Int32Array(32 * this.stride);
     this.keys = new Int32Array(16 * this.words);
-    this.ids = new Int32Array(16);
-    this.slots = new Int32Array(32);
-    this.hashes = new Int32Array(32);
     this.scratch = new Int32Array(this.words);
   }
 
@@ -313,53 +320,59 @@ export class ValueKeys {
 
   /** The id of the `size` bytes at `at` of `bytes`, NOT_FOUND where they are new (addFound() then adds them). */
   find(bytes: Uint8Array, at: number): number {
-    return this.size <= 8 ? this.findSmall(bytes, at) : this.findLarge(bytes, at);
+    return this.findSmall(bytes, at);
   }
 
-  /** find() of a value of at most 8 bytes (integers, enums, doubles, pointers): one or two words, no loop. */
+  /**
+   * find() of a value of 4 or 8 bytes (ints, longs, enums, doubles, pointers): one or two words, no loop; kept small,
+   * so that V8 inlines it where it is called per value (other sizes go to findLarge).
+   */
   findSmall(bytes: Uint8Array, at: number): number {
     const size = this.size;
-    const low = size >= 4 ? bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24) : partialWord(bytes, at, size);
-    const high =
-      size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : size > 4 ? partialWord(bytes, at + 4, size - 4) : 0;
-    const { keys, words } = this;
+    if (size !== 4 && size !== 8) return this.findLarge(bytes, at);
+    const low = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
+    const high = size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : 0;
     // The value of the hit before, before any hash: most variables of a line keep theirs from hit to hit.
-    const last = this.lastEntry;
-    if (last >= 0 && keys[last * words] === low && (words === 1 || keys[last * 2 + 1] === high)) return this.ids[last];
+    if (low === this.lastLow && high === this.lastHigh && this.lastId !== 0) return this.lastId;
     let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
     hash = Math.imul(hash ^ high, 0x01000193);
-    const { slots, hashes } = this;
-    const mask = slots.length - 1;
+    const { table, stride } = this;
+    const mask = table.length / stride - 1;
+    const two = this.words === 2;
     for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
-      const entry = slots[slot] - 1;
-      if (entry < 0) break;
-      if (hashes[slot] === hash && keys[entry * words] === low && (words === 1 || keys[entry * 2 + 1] === high)) {
-        this.lastEntry = entry;
-        return this.ids[entry];
+      const e = slot * stride;
+      const id = table[e];
+      if (id === 0) break;
+      if (table[e + 1] === hash && table[e + 2] === low && (!two || table[e + 3] === high)) {
+        this.lastLow = low;
+        this.lastHigh = high;
+        this.lastId = id;
+        return id;
       }
     }
+    return this.missSmall(hash, low, high);
+  }
+
+  /** Not there: the key for addFound(). */
+  private missSmall(hash: number, low: number, high: number): number {
     const key = this.scratch;
     key[0] = low;
-    if (words === 2) key[1] = high;
+    if (this.words === 2) key[1] = high;
     this.lastHash = hash;
     return NOT_FOUND;
   }
 
-  /** find() of a longer value (structs, arrays). */
+  /** find() of a value of any size (structs, arrays). */
   findLarge(bytes: Uint8Array, at: number): number {
     const key = this.scratch;
     const hash = wordsOf(bytes, at, this.size, key);
-    const { slots, hashes, keys, words } = this;
-    const last = this.lastEntry;
-    if (last >= 0 && sameKey(keys, last * words, key, words)) return this.ids[last];
-    const mask = slots.length - 1;
+    const { table, stride, words } = this;
+    const mask = table.length / stride - 1;
     for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
-      const entry = slots[slot] - 1;
-      if (entry < 0) break;
-      if (hashes[slot] === hash && sameKey(keys, entry * words, key, words)) {
-        this.lastEntry = entry;
-        return this.ids[entry];
-      }
+      const e = slot * stride;
+      const id = table[e];
+      if (id === 0) break;
+      if (table[e + 1] === hash && sameKey(table, e + 2, key, words)) return id;
     }
     this.lastHash = hash;
     return NOT_FOUND;
@@ -376,37 +389,42 @@ export class ValueKeys {
   addFound(text?: string): number {
     const hash = this.lastHash;
     const entry = this.count++;
-    if ((entry + 1) * 2 > this.slots.length) this.rehash(this.slots.length * 2);
-    if (entry === this.ids.length) {
-      const ids = new Int32Array(entry * 2);
-      ids.set(this.ids);
-      this.ids = ids;
-      const keys = new Int32Array(entry * 2 * this.words);
+    const { words, scratch } = this;
+    if ((entry + 1) * 2 > this.table.length / this.stride) this.rehash((this.table.length / this.stride) * 2);
+    if ((entry + 1) * words > this.keys.length) {
+      const keys = new Int32Array(this.keys.length * 2);
       keys.set(this.keys);
       this.keys = keys;
     }
-    this.keys.set(this.scratch, entry * this.words);
-    this.lastEntry = entry;
+    this.keys.set(scratch, entry * words);
     const id = this.columns.addByBytes(this, entry, text);
-    this.ids[entry] = id;
-    this.place(entry, hash);
+    this.place(this.table, id, hash, scratch, 0);
+    if (this.size === 4 || this.size === 8) {
+      this.lastLow = scratch[0];
+      this.lastHigh = words === 2 ? scratch[1] : 0;
+      this.lastId = id;
+    }
     return id;
   }
 
-  private place(entry: number, hash: number): void {
-    const mask = this.slots.length - 1;
+  /** Puts an id with its hash and key (`words` words of `from` at `at`) in the first free slot of `table`. */
+  private place(table: Int32Array, id: number, hash: number, from: Int32Array, at: number): void {
+    const stride = this.stride;
+    const mask = table.length / stride - 1;
     let slot = slotOf(hash, this.shift);
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
-    this.slots[slot] = entry + 1;
-    this.hashes[slot] = hash;
+    while (table[slot * stride] !== 0) slot = (slot + 1) & mask;
+    const e = slot * stride;
+    table[e] = id;
+    table[e + 1] = hash;
+    for (let w = 0; w < this.words; w++) table[e + 2 + w] = from[at + w];
   }
 
-  private rehash(size: number): void {
-    const { slots, hashes } = this;
-    this.shift = 32 - Math.log2(size);
-    this.slots = new Int32Array(size);
-    this.hashes = new Int32Array(size);
-    for (let slot = 0; slot < slots.length; slot++) if (slots[slot] !== 0) this.place(slots[slot] - 1, hashes[slot]);
+  private rehash(slots: number): void {
+    const old = this.table;
+    const stride = this.stride;
+    this.shift = 32 - Math.log2(slots);
+    this.table = new Int32Array(slots * stride);
+    for (let e = 0; e < old.length; e += stride) if (old[e] !== 0) this.place(this.table, old[e], old[e + 1], old, e + 2);
   }
 }
 

@@ -523,32 +523,45 @@ export class LogpointEvaluator {
     this.read(plan, hit, this.planBias, this.planAddressBias, columns.layoutValues[layout]);
     columns.setLayout(row, layout);
     const targets = columns.layoutColumns[layout];
-    const generation = columns.generation;
-    const { variables } = plan;
-    const texts = this.readTexts;
+    const count = plan.variables.length;
     const slots = this.readSlots;
-    for (let i = 0; i < variables.length; i++) {
+    const ids = this.readIds;
+    for (let i = 0; i < count; i++) {
       const slot = slots[i];
-      let id: number;
-      if (slot === SLOT_BY_BYTES) id = this.readIds[i];
-      else if (slot < 0) id = columns.intern(texts[i]);
-      else {
-        // A kept text has its id in these columns from the first hit that had it: the string is not even touched.
-        const table = plan.tables[i]!;
-        id = table.idIn(slot, generation);
-        if (id < 0) table.setId(slot, generation, (id = columns.intern(table.textAt(slot))));
-      }
-      columns.columns[targets[i]][row] = id;
+      columns.columns[targets[i]][row] = slot === SLOT_BY_BYTES ? ids[i] : this.textIdOf(plan, i, slot, columns);
     }
-    if (plan.functionIdSet !== generation && plan.scope.functionName !== undefined) {
-      plan.functionId = columns.intern(plan.scope.functionName);
-      plan.functionIdSet = generation;
-    }
+    const generation = columns.generation;
     if (plan.functionIdSet === generation) columns.functions[row] = plan.functionId;
+    else this.functionInto(plan, row, columns);
+    const state = this.readState;
+    if (state.readLater || state.belowStack) this.captureInto(row, columns);
+    return row;
+  }
+
+  /** The id in `columns` of the text read() gave variable i (in its TextTable's `slot`, or in readTexts where -1). */
+  private textIdOf(plan: ProbePlan, i: number, slot: number, columns: LogpointColumns): number {
+    if (slot < 0) return columns.intern(this.readTexts[i]);
+    // A kept text has its id in these columns from the first hit that had it: the string is not even touched.
+    const table = plan.tables[i]!;
+    const generation = columns.generation;
+    let id = table.idIn(slot, generation);
+    if (id < 0) table.setId(slot, generation, (id = columns.intern(table.textAt(slot))));
+    return id;
+  }
+
+  /** The function's name of a plan's hit `row`, at the plan's first hit in `columns`. */
+  private functionInto(plan: ProbePlan, row: number, columns: LogpointColumns): void {
+    if (plan.scope.functionName === undefined) return;
+    plan.functionId = columns.intern(plan.scope.functionName);
+    plan.functionIdSet = columns.generation;
+    columns.functions[row] = plan.functionId;
+  }
+
+  /** What read() noted of hit `row` beyond its values: names read later, names in the red zone. */
+  private captureInto(row: number, columns: LogpointColumns): void {
     const state = this.readState;
     if (state.readLater) columns.readLater.set(row, [...state.readLater]);
     if (state.belowStack) columns.notCaptured.set(row, notCapturedOf(state.belowStack));
-    return row;
   }
 
   /**
@@ -807,7 +820,7 @@ export class LogpointEvaluator {
           if (from >= 0 && from + size <= stack.length) {
             if (keys !== undefined) {
               // Most values were seen before: found without a call more (see keptByBytes).
-              let id = size <= 8 ? keys.findSmall(stack, from) : keys.findLarge(stack, from);
+              let id = keys.findSmall(stack, from);
               if (id === NOT_FOUND) id = this.addByBytes(plan, i, keys, stack, from, bias);
               if (id !== NOT_FOUND) {
                 ids[i] = id;
@@ -875,7 +888,7 @@ export class LogpointEvaluator {
           }
         }
         if (keys !== undefined && known) {
-          let id = size <= 8 ? keys.findSmall(buffer, offset) : keys.findLarge(buffer, offset);
+          let id = keys.findSmall(buffer, offset);
           if (id === NOT_FOUND) id = this.addByBytes(plan, i, keys, buffer, offset, bias);
           if (id !== NOT_FOUND) {
             ids[i] = id;
