@@ -649,6 +649,8 @@ export interface SampleUserStateRoom {
   registers?: Record<number, bigint>;
   view?: DataView;
   registersAt?: number;
+  /** Counts the rows read (never 0): a register read in this row is kept for it. */
+  row?: number;
   state?: { pid: number; registers: Readonly<Record<number, bigint>>; stack: Uint8Array; raw: Uint8Array | undefined };
 }
 
@@ -694,14 +696,28 @@ function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescrip
       // the CFA's, the variables'), and making a bigint of each of the others cost more than the rest of the row.
       if (room.mask !== info.regsUserMask || !room.registers) {
         const lazy: Record<number, bigint> = {};
-        maskBits(info.regsUserMask).forEach((bit, index) =>
-          Object.defineProperty(lazy, bit, { enumerable: true, get: () => room.view!.getBigUint64(room.registersAt! + index * 8, true) }),
+        const bits = maskBits(info.regsUserMask);
+        const values = new Array<bigint>(bits.length).fill(0n);
+        const readAt = new Int32Array(bits.length);
+        // Each made once per row (the stack pointer is asked by the red zone, the plan and the frame).
+        bits.forEach((bit, index) =>
+          Object.defineProperty(lazy, bit, {
+            enumerable: true,
+            get: () => {
+              if (readAt[index] !== room.row) {
+                values[index] = room.view!.getBigUint64(room.registersAt! + index * 8, true);
+                readAt[index] = room.row!;
+              }
+              return values[index];
+            },
+          }),
         );
         room.registers = lazy;
         room.mask = info.regsUserMask;
       }
       room.view = view;
       room.registersAt = at;
+      room.row = ((room.row ?? 0) + 1) | 0 || 1; // never 0, what readAt starts with
       registers = room.registers;
       at += 8 * info.regsUserCount;
     } else
