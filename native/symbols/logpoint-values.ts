@@ -263,6 +263,17 @@ class TextTable {
     return this.texts[slot]!;
   }
 
+  /** Whether a slot holds its text (not one kept for columns that keep the value by its bytes, see read()). */
+  hasText(slot: number): boolean {
+    return this.texts[slot] !== undefined;
+  }
+
+  /** Gives a slot kept without its text that text: the slot. */
+  setText(slot: number, text: string): number {
+    this.texts[slot] = text;
+    return slot;
+  }
+
   /** The id of a slot's text in the columns of `generation` (see LogpointColumns), -1 where it has none there yet. */
   idIn(slot: number, generation: number): number {
     const e = slot * this.stride;
@@ -276,8 +287,11 @@ class TextTable {
     this.entries[e + ENTRY_ID] = id;
   }
 
-  /** Keeps `text` for the key of the last lookup: its slot. */
-  store(text: string): number {
+  /**
+   * Keeps `text` for the key of the last lookup: its slot. Undefined: the slot only holds the value's id in columns
+   * that keep it by its bytes (see setId), until a record's values need its text (setText).
+   */
+  store(text: string | undefined): number {
     const { stride, entries, texts, key, hash } = this;
     if (this.knownKey) {
       // lookupKnown's key: its one or two words of bytes, every state known (zero).
@@ -520,7 +534,7 @@ export class LogpointEvaluator {
     if (typeof plan === 'string') return columns.addHitWithoutValues(plan);
     const row = columns.addHit();
     const layout = columns.layoutOf(plan, plan.names, plan.byBytes);
-    this.read(plan, hit, this.planBias, this.planAddressBias, columns.layoutValues[layout]);
+    this.read(plan, hit, this.planBias, this.planAddressBias, columns.layoutValues[layout], columns.generation);
     columns.setLayout(row, layout);
     const targets = columns.layoutColumns[layout];
     const count = plan.variables.length;
@@ -762,7 +776,7 @@ export class LogpointEvaluator {
    * With `byBytes` (columns' ValueKeys per variable), a value whose bytes are all known is kept there by them instead:
    * readSlots SLOT_BY_BYTES, and its id in readIds; no text is looked up or written.
    */
-  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number, byBytes?: readonly (ValueKeys | undefined)[]): void {
+  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number, byBytes?: readonly (ValueKeys | undefined)[], generation = 0): void {
     const { totalSize, variables, reads, sizes, offsets, slotOffsets, tables, valueRegisters, valueOffsets, fixedSlots } = plan;
     const count = variables.length;
     if (this.buffer.length < totalSize * 2) this.buffer = new Uint8Array(Math.max(totalSize * 2, this.buffer.length * 2));
@@ -813,28 +827,28 @@ export class LogpointEvaluator {
       const offset = offsets[i];
       const states = totalSize + offset;
       const table = tables[i];
+      /** The table's slot of this value where it holds no text yet (kept for columns by its bytes): the text goes there. */
+      let textless: number;
       read: {
         if (how === VariableRead.Slot) {
           if (cfaAt !== cfaAt) cfaAt = frame.stackOffset(frame.cfa());
           const from = cfaAt + slotOffsets[i];
           if (from >= 0 && from + size <= stack.length) {
+            const slot = table === undefined ? -1 : size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
             if (keys !== undefined) {
-              // Most values were seen before: found without a call more (see keptByBytes).
-              let id = keys.findSmall(stack, from);
-              if (id === NOT_FOUND) id = this.addByBytes(plan, i, keys, stack, from, bias);
+              // In columns that keep it by its bytes, its table's slot holds its id there from its first hit: most hits end here.
+              const kept = slot >= 0 ? table!.idIn(slot, generation) : -1;
+              const id = kept <= SLOT_BY_BYTES ? kept : this.byBytesId(plan, i, keys, table, slot, generation, stack, from, bias);
               if (id !== NOT_FOUND) {
                 ids[i] = id;
                 slots[i] = SLOT_BY_BYTES;
                 continue;
               }
+            } else if (slot >= 0 && table!.hasText(slot)) {
+              slots[i] = slot;
+              continue;
             }
-            if (table !== undefined) {
-              const slot = size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
-              if (slot >= 0) {
-                slots[i] = slot;
-                continue;
-              }
-            }
+            textless = slot;
             for (let b = 0; b < size; b++) buffer[offset + b] = stack[from + b];
             clearStates(buffer, states, size);
             // The table holds this value's key from its lookup: written below, the text is kept under it.
@@ -887,42 +901,59 @@ export class LogpointEvaluator {
             for (let b = 0; known && b < size; b++) known = buffer[states + b] === 0;
           }
         }
+        // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
+        const slot =
+          table === undefined ? -1 : known && size <= 8 ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
         if (keys !== undefined && known) {
-          let id = keys.findSmall(buffer, offset);
-          if (id === NOT_FOUND) id = this.addByBytes(plan, i, keys, buffer, offset, bias);
+          const kept = slot >= 0 ? table!.idIn(slot, generation) : -1;
+          const id = kept <= SLOT_BY_BYTES ? kept : this.byBytesId(plan, i, keys, table, slot, generation, buffer, offset, bias);
           if (id !== NOT_FOUND) {
             ids[i] = id;
             slots[i] = SLOT_BY_BYTES;
             continue;
           }
+        } else if (slot >= 0 && table!.hasText(slot)) {
+          slots[i] = slot;
+          continue;
         }
-        if (table !== undefined) {
-          // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
-          const slot = known && size <= 8 ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
-          if (slot >= 0) {
-            slots[i] = slot;
-            continue;
-          }
-        }
+        textless = slot;
       }
       // A value not seen before (or no texts kept): written now, and kept for its bytes unless it read memory that changes.
       writer ??= new ValueWriter(plan, hit, bias, buffer, this.processMemory, (name) => (state.readLater ??= new Set()).add(name));
       const written = writer.write(variables[i]);
       texts[i] = written;
       if (table !== undefined && !writer.changeable) {
-        slots[i] = table.store(written);
+        slots[i] = textless >= 0 ? table.setText(textless, written) : table.store(written);
         if (how === VariableRead.OptimizedOut || how === VariableRead.Constant) fixedSlots[i] = slots[i];
       }
     }
   }
 
   /**
-   * After keys' find() did not find variable i's bytes (at `at` of `bytes`): their new id, or NOT_FOUND where a C string
-   * pointer among them points at memory that can change: its text is then written at this hit and kept by it.
+   * The id in `keys` of variable i's bytes (at `at` of `bytes`) where its table (`slot`: its lookup there) did not hold
+   * it for these columns, added when new and then kept in the table's slot too; NOT_FOUND where they are new and a C
+   * string pointer among them points at memory that can change: its text is then written at this hit and kept by it.
    */
-  private addByBytes(plan: ProbePlan, i: number, keys: ValueKeys, bytes: Uint8Array, at: number, bias: bigint): number {
-    const strings = plan.byBytes[i]!.stringPointers;
-    return strings.length === 0 || stringsStay(plan, strings, bytes, at, bias) ? keys.addFound() : NOT_FOUND;
+  private byBytesId(
+    plan: ProbePlan,
+    i: number,
+    keys: ValueKeys,
+    table: TextTable | undefined,
+    slot: number,
+    generation: number,
+    bytes: Uint8Array,
+    at: number,
+    bias: bigint,
+  ): number {
+    let id = keys.find(bytes, at);
+    if (id === NOT_FOUND) {
+      const strings = plan.byBytes[i]!.stringPointers;
+      if (strings.length > 0 && !stringsStay(plan, strings, bytes, at, bias)) return NOT_FOUND;
+      id = keys.addFound();
+    }
+    // The table's lookup left its key for store(): a slot without text, until a record's values need it.
+    if (table !== undefined) table.setId(slot >= 0 ? slot : table.store(undefined), generation, id);
+    return id;
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
