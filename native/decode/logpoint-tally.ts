@@ -97,9 +97,7 @@ function addColumns(tally: LogpointTally, hits: LogpointColumnsView): void {
   const firstRow = hits.columns.map((ids) => ids.findIndex((id) => id !== NO_VALUE));
   const order = hits.names.map((_, column) => column).filter((column) => firstRow[column] >= 0);
   order.sort((a, b) => firstRow[a] - firstRow[b] || a - b);
-  // Counts of text ids (>= 0) at [id], of values kept by their bytes (<= -2) at [textCount - 2 - id].
-  const textCount = hits.textCount;
-  const counts = new Int32Array(textCount + hits.byteCount);
+  const counts = new Int32Array(hits.idCount);
   for (const column of order) {
     const ids = hits.columns[column];
     const seen: number[] = [];
@@ -107,11 +105,11 @@ function addColumns(tally: LogpointTally, hits: LogpointColumnsView): void {
     for (let row = 0; row < hits.length; row++) {
       const id = ids[row];
       if (id === NO_VALUE) continue;
-      if (counts[id >= 0 ? id : textCount - 2 - id]++ === 0) seen.push(id);
+      if (counts[id]++ === 0) seen.push(id);
       last = id;
     }
-    const seenCounts = Int32Array.from(seen, (id) => counts[id >= 0 ? id : textCount - 2 - id]);
-    for (const id of seen) counts[id >= 0 ? id : textCount - 2 - id] = 0;
+    const seenCounts = Int32Array.from(seen, (id) => counts[id]);
+    for (const id of seen) counts[id] = 0;
     const lastText = hits.textOf(last);
     if (hits.sameIdSameText(column)) {
       tally.variables.set(hits.names[column], {

@@ -98,9 +98,8 @@ export interface LogpointColumnsView {
   readonly columns: readonly Int32Array[];
   /** The text of an id (written when first asked, for a value kept by its bytes). */
   textOf(id: number): string;
-  /** Ids are text ids 0..textCount-1 and values kept by their bytes -2..-(byteCount + 1). */
-  readonly textCount: number;
-  readonly byteCount: number;
+  /** Ids are 0..idCount-1. */
+  readonly idCount: number;
   /** Whether two different ids of a column always have different texts (its distinct values can be counted by id). */
   sameIdSameText(column: number): boolean;
   /** Per hit with no values at all: why. */

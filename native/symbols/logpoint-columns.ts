@@ -33,8 +33,9 @@ export class LogpointColumns {
   /** Column c holds the values of the variable names[c], columns in the order their names first came. */
   readonly names: string[] = [];
   /**
-   * Per column, per hit: the id of the variable's value (see textOf), NO_VALUE where that hit has no such variable.
-   * An id >= 0 is a text's (textIds); an id <= -2 is a value kept by its bytes (its text written when first asked).
+   * Per column, per hit: the id of the variable's value (see textOf), NO_VALUE where that hit has no such variable:
+   * a value kept by its text (each distinct text one id) or by its bytes (each pattern one id, its text written when
+   * first asked).
    */
   readonly columns: Int32Array[] = [];
   /** Per hit: the text id of the function its pc is in, -1 where none is known. */
@@ -55,15 +56,14 @@ export class LogpointColumns {
   readonly notCaptured = new Map<number, Readonly<Record<string, string>>>();
   /** Tells apart the sets the evaluator's kept texts have ids in (an id means nothing in another set). */
   readonly generation = nextGeneration++;
-  /** Every distinct text of the hits once (values kept by their text, function names): a text id indexes here. */
-  readonly textIds = new StringTable();
-  /** textIds.strings: a text id indexes here. */
-  private readonly texts = this.textIds.strings;
-
-  /** Per value kept by its bytes (id -2 - index): where its bytes are, their index there, and its text once written. */
-  private readonly byteOwners: ValueKeys[] = [];
-  private byteEntries = new Int32Array(64);
-  private readonly byteTexts: (string | undefined)[] = [];
+  /** The texts values are kept by (and function names), each once: their ids by their index here (idOfText). */
+  private readonly textTable = new StringTable();
+  private readonly idOfText: number[] = [];
+  /** Per id: its text, undefined until asked for a value kept by its bytes. */
+  private readonly texts: (string | undefined)[] = [];
+  /** Per id of a value kept by its bytes: where its bytes are and their index there. */
+  private readonly owners: (ValueKeys | undefined)[] = [];
+  private entries = new Int32Array(64);
   /** Per column: the layouts that write it and whether any keeps values by bytes (see sameIdSameText). */
   private readonly columnWriters: number[] = [];
   private readonly columnByBytes: boolean[] = [];
@@ -83,29 +83,24 @@ export class LogpointColumns {
 
   /** The id of `text` (kept by its text), added when it is new. */
   intern(text: string): number {
-    return this.textIds.indexOf(text);
+    const index = this.textTable.indexOf(text);
+    if (index === this.idOfText.length) this.idOfText.push(this.add(text, undefined, 0));
+    return this.idOfText[index];
   }
 
-  /** How many ids textOf() knows: text ids 0..textCount-1, byte-kept ids -2..-(byteCount+1). */
-  get textCount(): number {
-    return this.textIds.strings.length;
-  }
-
-  get byteCount(): number {
-    return this.byteOwners.length;
+  /** Ids are 0..idCount-1. */
+  get idCount(): number {
+    return this.texts.length;
   }
 
   /** The text of an id of `columns` or `functions` (written here, once, for a value kept by its bytes). */
   textOf(id: number): string {
-    return id >= 0 ? this.texts[id] : (this.byteTexts[-2 - id] ?? this.byteText(id));
+    return this.texts[id] ?? this.writeText(id);
   }
 
-  /** textOf() of a value kept by its bytes (kept apart: textOf() is small enough to inline where it is called per value). */
-  private byteText(id: number): string {
-    const index = -2 - id;
-    let text = this.byteTexts[index];
-    if (text === undefined) this.byteTexts[index] = text = this.byteOwners[index].textOf(this.byteEntries[index]);
-    return text;
+  /** textOf() of a value kept by its bytes, first asked (apart: textOf() is small enough to inline where it runs per value). */
+  private writeText(id: number): string {
+    return (this.texts[id] = this.owners[id]!.textOf(this.entries[id]));
   }
 
   /**
@@ -201,16 +196,21 @@ export class LogpointColumns {
 
   /** A new value kept by its bytes (entry `entry` of `owner`), its text when already written: its id. */
   addByBytes(owner: ValueKeys, entry: number, text?: string): number {
-    const index = this.byteOwners.length;
-    if (index === this.byteEntries.length) {
-      const wider = new Int32Array(index * 2);
-      wider.set(this.byteEntries);
-      this.byteEntries = wider;
+    return this.add(text, owner, entry);
+  }
+
+  /** A new id: its text (undefined: not written yet), and where its bytes are for a value kept by them. */
+  private add(text: string | undefined, owner: ValueKeys | undefined, entry: number): number {
+    const id = this.texts.length;
+    if (id === this.entries.length) {
+      const wider = new Int32Array(id * 2);
+      wider.set(this.entries);
+      this.entries = wider;
     }
-    this.byteOwners.push(owner);
-    this.byteEntries[index] = entry;
-    this.byteTexts.push(text);
-    return -2 - index;
+    this.texts.push(text);
+    this.owners.push(owner);
+    this.entries[id] = entry;
+    return id;
   }
 
   private columnOf(name: string): number {
@@ -255,8 +255,8 @@ export class ValueKeys {
   private bias: bigint | undefined;
   private biasNumber = NaN;
   /**
-   * The open-addressed table: per slot (STRIDE numbers) the id (0: empty; ids are <= -2), the hash, then the key's
-   * words. One typed array, so that a lookup touches one or two cache lines.
+   * The open-addressed table: per slot (`stride` numbers) the id + 1 (0: empty), the hash, then the key's words. One
+   * typed array, so that a lookup touches one or two cache lines.
    */
   private table: Int32Array;
   private readonly stride: number;
@@ -268,7 +268,7 @@ export class ValueKeys {
   private readonly scratch: Int32Array;
   /** The hash of the key find() left in `scratch`. */
   private lastHash = 0;
-  /** The key (of at most 8 bytes) findSmall() found or addFound() added last, and its id (0: none yet). */
+  /** The key (of 4 or 8 bytes) findSmall() found or addFound() added last, and its id + 1 (0: none yet). */
   private lastLow = 0;
   private lastHigh = 0;
   private lastId = 0;
@@ -333,7 +333,7 @@ export class ValueKeys {
     const low = bytes[at] | (bytes[at + 1] << 8) | (bytes[at + 2] << 16) | (bytes[at + 3] << 24);
     const high = size === 8 ? bytes[at + 4] | (bytes[at + 5] << 8) | (bytes[at + 6] << 16) | (bytes[at + 7] << 24) : 0;
     // The value of the hit before, before any hash: most variables of a line keep theirs from hit to hit.
-    if (low === this.lastLow && high === this.lastHigh && this.lastId !== 0) return this.lastId;
+    if (low === this.lastLow && high === this.lastHigh && this.lastId !== 0) return this.lastId - 1;
     let hash = Math.imul((0x811c9dc5 | 0) ^ low, 0x01000193);
     hash = Math.imul(hash ^ high, 0x01000193);
     const { table, stride } = this;
@@ -341,13 +341,13 @@ export class ValueKeys {
     const two = this.words === 2;
     for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
       const e = slot * stride;
-      const id = table[e];
-      if (id === 0) break;
+      const stored = table[e];
+      if (stored === 0) break;
       if (table[e + 1] === hash && table[e + 2] === low && (!two || table[e + 3] === high)) {
         this.lastLow = low;
         this.lastHigh = high;
-        this.lastId = id;
-        return id;
+        this.lastId = stored;
+        return stored - 1;
       }
     }
     return this.missSmall(hash, low, high);
@@ -370,9 +370,9 @@ export class ValueKeys {
     const mask = table.length / stride - 1;
     for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
       const e = slot * stride;
-      const id = table[e];
-      if (id === 0) break;
-      if (table[e + 1] === hash && sameKey(table, e + 2, key, words)) return id;
+      const stored = table[e];
+      if (stored === 0) break;
+      if (table[e + 1] === hash && sameKey(table, e + 2, key, words)) return stored - 1;
     }
     this.lastHash = hash;
     return NOT_FOUND;
@@ -398,16 +398,16 @@ export class ValueKeys {
     }
     this.keys.set(scratch, entry * words);
     const id = this.columns.addByBytes(this, entry, text);
-    this.place(this.table, id, hash, scratch, 0);
+    this.place(this.table, id + 1, hash, scratch, 0);
     if (this.size === 4 || this.size === 8) {
       this.lastLow = scratch[0];
       this.lastHigh = words === 2 ? scratch[1] : 0;
-      this.lastId = id;
+      this.lastId = id + 1;
     }
     return id;
   }
 
-  /** Puts an id with its hash and key (`words` words of `from` at `at`) in the first free slot of `table`. */
+  /** Puts an id + 1 with its hash and key (`words` words of `from` at `at`) in the first free slot of `table`. */
   private place(table: Int32Array, id: number, hash: number, from: Int32Array, at: number): void {
     const stride = this.stride;
     const mask = table.length / stride - 1;

@@ -836,9 +836,10 @@ export class LogpointEvaluator {
           if (from >= 0 && from + size <= stack.length) {
             const slot = table === undefined ? -1 : size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
             if (keys !== undefined) {
-              // In columns that keep it by its bytes, its table's slot holds its id there from its first hit: most hits end here.
+              // In columns that keep it by its bytes, its table's slot holds its id there (as SLOT_BY_BYTES - id) from its
+              // first hit: most hits end here.
               const kept = slot >= 0 ? table!.idIn(slot, generation) : -1;
-              const id = kept <= SLOT_BY_BYTES ? kept : this.byBytesId(plan, i, keys, table, slot, generation, stack, from, bias);
+              const id = kept <= SLOT_BY_BYTES ? SLOT_BY_BYTES - kept : this.byBytesId(plan, i, keys, table, slot, generation, stack, from, bias);
               if (id !== NOT_FOUND) {
                 ids[i] = id;
                 slots[i] = SLOT_BY_BYTES;
@@ -906,7 +907,7 @@ export class LogpointEvaluator {
           table === undefined ? -1 : known && size <= 8 ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
         if (keys !== undefined && known) {
           const kept = slot >= 0 ? table!.idIn(slot, generation) : -1;
-          const id = kept <= SLOT_BY_BYTES ? kept : this.byBytesId(plan, i, keys, table, slot, generation, buffer, offset, bias);
+          const id = kept <= SLOT_BY_BYTES ? SLOT_BY_BYTES - kept : this.byBytesId(plan, i, keys, table, slot, generation, buffer, offset, bias);
           if (id !== NOT_FOUND) {
             ids[i] = id;
             slots[i] = SLOT_BY_BYTES;
@@ -952,7 +953,8 @@ export class LogpointEvaluator {
       id = keys.addFound();
     }
     // The table's lookup left its key for store(): a slot without text, until a record's values need it.
-    if (table !== undefined) table.setId(slot >= 0 ? slot : table.store(undefined), generation, id);
+    // Kept there as SLOT_BY_BYTES - id, apart from the text ids (>= 0) of the values kept by their text.
+    if (table !== undefined) table.setId(slot >= 0 ? slot : table.store(undefined), generation, SLOT_BY_BYTES - id);
     return id;
   }
 
