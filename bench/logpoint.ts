@@ -7,7 +7,8 @@
 //     double, pointers, C strings), hits per second, against decoding the same sample records
 //     (decodeRecordAt) without values, per CPU second. Every value of every hit is read and its text as gdb
 //     prints it is there (a text already written for the same bytes is reused), timed two ways: into columns
-//     (evaluateInto, one text id per value, what a tally of many hits reads; the bench then reads every id's text)
+//     (evaluateInto, one id per value, kept by its bytes where its text tells them apart and written when first asked,
+//     what a tally of many hits reads; the bench then reads every id's text)
 //     and as one record's values object (evaluate, what a record's details and an export line carry; the bench
 //     reads every text of it), and all in scope once more into columns with every text written anew at every hit
 //     (the cost of values never seen before). And what the editor's line and the CLI's summary do with a snapshot:
@@ -182,7 +183,7 @@ async function hostEvaluation(evaluations: number, table: Table): Promise<Record
         body: (k) => {
           const row = reader.evaluateInto(hits[k % hits.length], names, columns);
           const own = columns.layoutColumns[columns.layouts[row]];
-          for (let c = 0; c < own.length; c++) if (columns.texts[columns.columns[own[c]][row]].length === 0) throw new Error('empty text');
+          for (let c = 0; c < own.length; c++) if (columns.textOf(columns.columns[own[c]][row]).length === 0) throw new Error('empty text');
         },
         start: () => (columns = new LogpointColumns(evaluations)),
       };

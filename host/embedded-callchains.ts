@@ -7,7 +7,7 @@ import { IntTupleMap } from '../native/tables/int-tuple-map';
 import type { FrameSymbol, FrameSymbols } from './frame-symbols';
 import type { CallchainFrame } from '../native/decode/record';
 import { KERNEL_OWNER, type ProfileTables } from '../native/tables/profile-tables';
-import { StringTable } from '../shared/string-table';
+import { StringTable } from '../native/abi/string-table';
 
 /**
  * The callchains of an export's details, each distinct one once: a record's callchain repeats its callers' frames

@@ -3,7 +3,7 @@
 // records and callchains repeat it; names are interned in a string table that messages refer to by
 // index. Pure: the symbolizer comes in as callbacks (the CLI's and the extension's SnapshotSymbols).
 
-import { StringTable } from '../shared/string-table';
+import { StringTable } from '../native/abi/string-table';
 export type SymbolizeFn = (pid: number, ip: bigint, kernel: boolean) => string | undefined;
 export type SourceLineFn = (pid: number, ip: bigint) => { file: string; line: number } | undefined;
 /** The comm of a thread as the capture's side-band and /proc synthesis name it (undefined: unknown). */

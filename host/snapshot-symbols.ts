@@ -6,11 +6,11 @@
 
 import type { DecodedSnapshot } from '../native/decode/types';
 import type { EventDescription } from '../native/abi/snapshot';
-import { LogpointEvaluator, withRedZone } from '../native/symbols/logpoint-values';
+import { LogpointEvaluator, withRedZone, type RedZoneRoom } from '../native/symbols/logpoint-values';
 import { LogpointColumns } from '../native/symbols/logpoint-columns';
 import { readProcessMemory } from '../native/sys/process-memory';
 import { isLogpointSpec, parseEventSpec } from '../native/specs/parse';
-import { decodeRecordAt, sampleUserState, type SampleUserState } from '../native/decode/record';
+import { decodeRecordAt, sampleUserState, type SampleUserState, type SampleUserStateRoom } from '../native/decode/record';
 import { RecordType } from '../native/abi/uapi';
 import type { ProcessSideband } from '../native/perf/sideband-types';
 import { Symbolizer } from '../native/symbols/symbolizer';
@@ -35,7 +35,9 @@ export class SnapshotSymbols {
   private learntPids: ReadonlySet<number> = new Set();
   private readonly logpoints = new LogpointEvaluator((pid, ip) => this.symbolizer.objectAt(pid, ip), readProcessMemory);
   /** Where a hit's red zone and stack are put together (see withRedZone), reused from hit to hit. */
-  private readonly redZoneRoom = { bytes: new Uint8Array(0) };
+  private readonly redZoneRoom: RedZoneRoom = { bytes: new Uint8Array(0) };
+  /** What sampleUserState reuses from row to row of a tally (see logpointColumns). */
+  private readonly userStateRoom: SampleUserStateRoom = {};
   /** The NAMEs of each logpoint spec (null: all in scope). */
   private readonly logpointNames = new Map<string, readonly string[] | null>();
   /** Each address resolved once (until the next learn(), whose mappings may name it differently). */
@@ -246,7 +248,7 @@ export class SnapshotSymbols {
     for (const row of rows) {
       let state: SampleUserState | undefined;
       try {
-        state = sampleUserState(snapshot, row);
+        state = sampleUserState(snapshot, row, this.userStateRoom);
       } catch (error) {
         columns.addHitWithoutValues((error as Error).message);
         continue;

@@ -8,7 +8,7 @@ import { ProfileTables } from '../native/tables/profile-tables';
 import { RecordType, Sample } from '../native/abi/uapi';
 import { functionName, KERNEL_FRAME, UNKNOWN_FRAME, type StackTable } from '../shared/stacks';
 import type { FrameSymbols } from './frame-symbols';
-import { StringTable } from '../shared/string-table';
+import { StringTable } from '../native/abi/string-table';
 import { IntTupleMap } from '../native/tables/int-tuple-map';
 
 export interface SnapshotStacks {

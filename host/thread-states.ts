@@ -9,7 +9,7 @@ import type { EventDescription, TracepointField } from '../native/abi/snapshot';
 import type { TracepointValue } from '../native/decode/tracepoint';
 import { RecordType } from '../native/abi/uapi';
 import type { ThreadStates } from '../shared/protocol';
-import { StringTable } from '../shared/string-table';
+import { StringTable } from '../native/abi/string-table';
 import {
   StateFlag,
   ThreadState,

@@ -1,7 +1,7 @@
 // The sample symbols of every snapshot, each distinct name once: batches carry their own small tables, the store's
 // symbol column refers to this one. Pure (no DOM).
 
-import { StringTable } from '../shared/string-table';
+import { StringTable } from '../native/abi/string-table';
 
 export class SymbolNames {
   private readonly table = new StringTable();

@@ -1,17 +1,21 @@
 // What a snapshot's logpoint hits add up to, per logpoint and variable: the hit count, the last
 // value, and each distinct value with how often it was seen. The CLI prints it after a snapshot and
-// the editor shows it at the line. Pure: counts the text ids of the columns a host read the hits into
-// (LogpointColumnsView), or, without such a host, the records whose values a host has filled in.
+// the editor shows it at the line. Pure: counts the value ids of the columns a host read the hits into
+// (LogpointColumnsView), or, without such a host, the records whose values a host has filled in. From
+// columns, a value's text is written only where it is shown: the last value, and the distinct values a
+// summary lists (values kept by their bytes are counted by their bytes, see LogpointColumns).
 
 import { RecordType } from '../abi/uapi';
 import { decodeRecordAt } from './record';
-import type { DecodedSnapshot, LogpointColumnsView } from './types';
+import { NO_VALUE, type DecodedSnapshot, type LogpointColumnsView } from './types';
 
 export interface VariableTally {
   /** The value at the newest hit. */
-  last: string;
-  /** Each distinct value and its number of hits, in order of first appearance. */
-  readonly distinct: Map<string, number>;
+  readonly last: string;
+  /** How many distinct values (texts) it took. */
+  readonly distinctCount: number;
+  /** The first `limit` (all by default) distinct values with their number of hits, in order of first appearance. */
+  distinct(limit?: number): Array<[value: string, hits: number]>;
 }
 
 export interface LogpointTally {
@@ -43,6 +47,8 @@ export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName
     }
     return [...tallies.values()];
   }
+  // Per event, per variable: its last text and its distinct texts with their counts.
+  const seenByEvent = new Map<number, Map<string, { last: string; distinct: Map<string, number> }>>();
   for (let row = 0; row < length; row++) {
     if (kind[row] !== RecordType.SAMPLE) continue;
     const tally = tallies.get(event[row]);
@@ -59,47 +65,65 @@ export function tallyLogpoints(snapshot: DecodedSnapshot, isLogpoint: (eventName
     const why = fields.notCaptured as Readonly<Record<string, string>> | undefined;
     for (const [name, reason] of Object.entries(why ?? {})) tally.notCaptured.set(name, reason);
     const values = fields.values as Readonly<Record<string, string>> | undefined;
+    let seen = seenByEvent.get(event[row]);
+    if (!seen) seenByEvent.set(event[row], (seen = new Map()));
     for (const [name, value] of Object.entries(values ?? {})) {
-      let variable = tally.variables.get(name);
-      if (!variable) tally.variables.set(name, (variable = { last: value, distinct: new Map() }));
+      let variable = seen.get(name);
+      if (!variable) seen.set(name, (variable = { last: value, distinct: new Map() }));
       variable.last = value;
       variable.distinct.set(value, (variable.distinct.get(value) ?? 0) + 1);
     }
   }
+  for (const [index, seen] of seenByEvent) for (const [name, { last, distinct }] of seen) tallies.get(index)!.variables.set(name, tallyOfTexts(last, distinct));
   return [...tallies.values()];
+}
+
+/** A variable's tally from its last text and its distinct texts with their counts, in order of first appearance. */
+function tallyOfTexts(last: string, distinct: ReadonlyMap<string, number>): VariableTally {
+  return { last, distinctCount: distinct.size, distinct: (limit = Infinity) => [...distinct].slice(0, limit) };
 }
 
 /**
  * Adds hits read as columns to a tally, as the records would add them one by one: per variable the text of its
- * newest hit and its distinct texts in order of first appearance with their counts, counted by text id.
+ * newest hit and its distinct values in order of first appearance with their counts, counted by value id. Where a
+ * column's ids are its texts one to one (LogpointColumnsView.sameIdSameText), only the texts shown are written;
+ * elsewhere every distinct id's text is, and ids of one text add up.
  */
 function addColumns(tally: LogpointTally, hits: LogpointColumnsView): void {
   tally.hits += hits.length;
   for (const [, error] of hits.errors) tally.error = error; // the newest
   for (const [, why] of hits.notCaptured) for (const [name, reason] of Object.entries(why)) tally.notCaptured.set(name, reason);
   // Variables in the order the hits first name them (a column's first hit, then its place among that hit's names).
-  const firstRow = hits.columns.map((ids) => ids.findIndex((id) => id >= 0));
+  const firstRow = hits.columns.map((ids) => ids.findIndex((id) => id !== NO_VALUE));
   const order = hits.names.map((_, column) => column).filter((column) => firstRow[column] >= 0);
   order.sort((a, b) => firstRow[a] - firstRow[b] || a - b);
-  const counts = new Int32Array(hits.texts.length);
+  const counts = new Int32Array(hits.idCount);
   for (const column of order) {
     const ids = hits.columns[column];
     const seen: number[] = [];
-    let last = -1;
+    let last = NO_VALUE;
     for (let row = 0; row < hits.length; row++) {
       const id = ids[row];
-      if (id < 0) continue;
+      if (id === NO_VALUE) continue;
       if (counts[id]++ === 0) seen.push(id);
       last = id;
     }
-    const name = hits.names[column];
-    let variable = tally.variables.get(name);
-    if (!variable) tally.variables.set(name, (variable = { last: hits.texts[last], distinct: new Map() }));
-    variable.last = hits.texts[last];
-    for (const id of seen) {
-      const text = hits.texts[id];
-      variable.distinct.set(text, (variable.distinct.get(text) ?? 0) + counts[id]);
-      counts[id] = 0;
+    const seenCounts = Int32Array.from(seen, (id) => counts[id]);
+    for (const id of seen) counts[id] = 0;
+    const lastText = hits.textOf(last);
+    if (hits.sameIdSameText(column)) {
+      tally.variables.set(hits.names[column], {
+        last: lastText,
+        distinctCount: seen.length,
+        distinct: (limit = Infinity) => seen.slice(0, limit).map((id, i) => [hits.textOf(id), seenCounts[i]]),
+      });
+    } else {
+      const distinct = new Map<string, number>();
+      seen.forEach((id, i) => {
+        const text = hits.textOf(id);
+        distinct.set(text, (distinct.get(text) ?? 0) + seenCounts[i]);
+      });
+      tally.variables.set(hits.names[column], tallyOfTexts(lastText, distinct));
     }
   }
 }
@@ -109,10 +133,11 @@ export const DISTINCT_SHOWN = 5;
 
 /** One variable in a line: `i = 7 (10 distinct: 0 ×1, 1 ×1, ...)` or `mode = RUN (always)`. */
 export function describeVariable(name: string, variable: VariableTally): string {
-  if (variable.distinct.size === 1) return `${name} = ${variable.last} (always)`;
-  const shown = [...variable.distinct].slice(0, DISTINCT_SHOWN).map(([value, count]) => `${value} ×${count}`);
-  const more = variable.distinct.size > DISTINCT_SHOWN ? `, ${variable.distinct.size - DISTINCT_SHOWN} more` : '';
-  return `${name} = ${variable.last} (${variable.distinct.size} distinct: ${shown.join(', ')}${more})`;
+  const count = variable.distinctCount;
+  if (count === 1) return `${name} = ${variable.last} (always)`;
+  const shown = variable.distinct(DISTINCT_SHOWN).map(([value, hits]) => `${value} ×${hits}`);
+  const more = count > DISTINCT_SHOWN ? `, ${count - DISTINCT_SHOWN} more` : '';
+  return `${name} = ${variable.last} (${count} distinct: ${shown.join(', ')}${more})`;
 }
 
 /** The lines a summary prints for one logpoint. */
@@ -137,7 +162,7 @@ export function logpointInlineText(tally: LogpointTally, maxLength = 160): strin
   if (tally.hits === 0) return 'log: no hits in the last snapshot';
   const parts = [`${tally.hits} hit${tally.hits === 1 ? '' : 's'}`];
   for (const [name, variable] of tally.variables) {
-    parts.push(`${name} = ${variable.last}${variable.distinct.size > 1 ? ` (${variable.distinct.size} distinct)` : ''}`);
+    parts.push(`${name} = ${variable.last}${variable.distinctCount > 1 ? ` (${variable.distinctCount} distinct)` : ''}`);
   }
   if (tally.variables.size === 0 && tally.error) parts.push(`no values: ${tally.error}`);
   const text = `log: ${parts.join(' · ')}`;

@@ -632,17 +632,33 @@ export interface SampleUserState {
  * its values. A record the in-place reader does not walk (see LEFT_TO_THE_RECORD_DECODER), or whose bytes do not
  * fit its event's layout, is decoded, and throws the DecodeError that decodeRecordAt would.
  */
-export function sampleUserState(snapshot: DecodedSnapshot, row: number): SampleUserState | undefined {
+export function sampleUserState(snapshot: DecodedSnapshot, row: number, room?: SampleUserStateRoom): SampleUserState | undefined {
   const { ring, offset, event } = rowSource(snapshot, row);
-  const inPlace = event && snapshot.columns.kind[row] === RecordType.SAMPLE ? userStateInPlace(ring.bytes, offset, event) : undefined;
+  const inPlace = event && snapshot.columns.kind[row] === RecordType.SAMPLE ? userStateInPlace(ring.bytes, offset, event, room) : undefined;
   return inPlace ?? userStateOf(decodeRecordBytes(ring.bytes, offset, event));
+}
+
+/**
+ * What sampleUserState may reuse from row to row, for a caller that is done with a row's state before it asks the next
+ * (a tally's reader): the registers object, whose keys are the same at every sample of one event, and the state itself.
+ */
+export interface SampleUserStateRoom {
+  /** The register mask `registers` has the keys of. */
+  mask?: bigint;
+  /** The registers of the row read last, each read from its bytes when asked (at registersAt of view). */
+  registers?: Record<number, bigint>;
+  view?: DataView;
+  registersAt?: number;
+  /** Counts the rows read (never 0): a register read in this row is kept for it. */
+  row?: number;
+  state?: { pid: number; registers: Readonly<Record<number, bigint>>; stack: Uint8Array; raw: Uint8Array | undefined };
 }
 
 /** A view of each ring copy userStateInPlace reads, made once per copy (and gone with it). */
 const RING_VIEWS = new WeakMap<Uint8Array, DataView>();
 
 /** sampleUserState read in place; undefined where the record decoder must read it. */
-function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescription): SampleUserState | undefined {
+function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescription, room?: SampleUserStateRoom): SampleUserState | undefined {
   const info = parseInfoFor(event);
   const st = info.sampleType;
   const needed = Sample.TID | Sample.REGS_USER | Sample.STACK_USER;
@@ -672,20 +688,66 @@ function userStateInPlace(bytes: Uint8Array, offset: number, event: EventDescrip
   if (at + 8 > end) return undefined;
   const abi = view.getBigUint64(at, true);
   at += 8;
-  const registers: Record<number, bigint> = {};
+  let registers: Record<number, bigint> = {};
   if (abi !== 0n) {
     if (at + 8 * info.regsUserCount > end) return undefined;
-    for (const bit of maskBits(info.regsUserMask)) {
-      registers[bit] = view.getBigUint64(at, true);
-      at += 8;
-    }
+    if (room) {
+      // Read when asked, from this row's bytes: a hit's values read a few of the registers (the pc, the stack pointer,
+      // the CFA's, the variables'), and making a bigint of each of the others cost more than the rest of the row.
+      if (room.mask !== info.regsUserMask || !room.registers) {
+        const lazy: Record<number, bigint> = {};
+        const bits = maskBits(info.regsUserMask);
+        const values = new Array<bigint>(bits.length).fill(0n);
+        const readAt = new Int32Array(bits.length);
+        // Each made once per row (the stack pointer is asked by the red zone, the plan and the frame).
+        bits.forEach((bit, index) =>
+          Object.defineProperty(lazy, bit, {
+            enumerable: true,
+            get: () => {
+              if (readAt[index] !== room.row) {
+                values[index] = room.view!.getBigUint64(room.registersAt! + index * 8, true);
+                readAt[index] = room.row!;
+              }
+              return values[index];
+            },
+          }),
+        );
+        room.registers = lazy;
+        room.mask = info.regsUserMask;
+      }
+      room.view = view;
+      room.registersAt = at;
+      room.row = ((room.row ?? 0) + 1) | 0 || 1; // never 0, what readAt starts with
+      registers = room.registers;
+      at += 8 * info.regsUserCount;
+    } else
+      for (const bit of maskBits(info.regsUserMask)) {
+        registers[bit] = view.getBigUint64(at, true);
+        at += 8;
+      }
   }
   if (at + 8 > end) return undefined;
   const size = view.getBigUint64(at, true);
   at += 8;
-  if (size === 0n) return { pid, registers, stack: new Uint8Array(0), raw };
+  if (size === 0n) return stateOf(room, pid, registers, new Uint8Array(0), raw);
   if (size > BigInt(end - at - 8)) return undefined;
-  const data = bytes.subarray(at, at + Number(size));
   const dynSize = view.getBigUint64(at + Number(size), true);
-  return { pid, registers, stack: data.subarray(0, dynSize < size ? Number(dynSize) : Number(size)), raw };
+  return stateOf(room, pid, registers, bytes.subarray(at, at + (dynSize < size ? Number(dynSize) : Number(size))), raw);
+}
+
+/** A row's state, in `room`'s object where there is a room. */
+function stateOf(
+  room: SampleUserStateRoom | undefined,
+  pid: number,
+  registers: Readonly<Record<number, bigint>>,
+  stack: Uint8Array,
+  raw: Uint8Array | undefined,
+): SampleUserState {
+  if (!room) return { pid, registers, stack, raw };
+  const state = (room.state ??= { pid, registers, stack, raw });
+  state.pid = pid;
+  state.registers = registers;
+  state.stack = stack;
+  state.raw = raw;
+  return state;
 }

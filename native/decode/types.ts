@@ -86,15 +86,22 @@ export type SampleValuesReader = (
  * a column with one text id per hit, each distinct text once. What a tally of many hits reads instead of a record
  * per hit (logpoint-tally.ts).
  */
+/** Id of "no such variable at this hit" in a LogpointColumnsView column. */
+export const NO_VALUE = -1;
+
 export interface LogpointColumnsView {
   /** Hits, in the order of the rows asked for. */
   readonly length: number;
   /** Column c holds the values of the variable names[c]. */
   readonly names: readonly string[];
-  /** The text of each id. */
-  readonly texts: readonly string[];
-  /** Per column, per hit: the text id of the variable's value, -1 where that hit has no such variable. */
+  /** Per column, per hit: the id of the variable's value, NO_VALUE where that hit has no such variable. */
   readonly columns: readonly Int32Array[];
+  /** The text of an id (written when first asked, for a value kept by its bytes). */
+  textOf(id: number): string;
+  /** Ids are 0..idCount-1. */
+  readonly idCount: number;
+  /** Whether two different ids of a column always have different texts (its distinct values can be counted by id). */
+  sameIdSameText(column: number): boolean;
   /** Per hit with no values at all: why. */
   readonly errors: ReadonlyMap<number, string>;
   /** Per hit: the names read as <not captured> for a reason their text cannot say, and that reason. */

@@ -37,6 +37,14 @@ export const PRINT_ELEMENTS = 200;
 const REPEAT_THRESHOLD = 10;
 const MAX_DEPTH = 16;
 
+/** What the text of a type's values depends on, where it tells every two byte patterns apart (see ValueFormatter.oneToOneText). */
+export interface OneToOneText {
+  /** Some byte is a pointer's: the text names the symbol at that address where the object is loaded. */
+  readonly hasPointers: boolean;
+  /** Where the value's C string pointers are (the text shows the memory they point at), in bytes from its start. */
+  readonly stringPointers: readonly number[];
+}
+
 /** What formatting an array type needs (see ValueFormatter.arrayShape). */
 interface ArrayShape {
   readonly element: Die | undefined;
@@ -54,6 +62,8 @@ export class ValueFormatter {
   private readonly arrays = new Map<Die, ArrayShape | undefined>();
   /** Per enumeration type: enumerator name by value, for values that are exact numbers. */
   private readonly enumerators = new Map<Die, Map<number, string>>();
+  /** Per type: see oneToOneText. */
+  private readonly oneToOne = new Map<Die, OneToOneText | undefined>();
 
   constructor(private readonly info: DwarfInfo) {}
 
@@ -102,6 +112,65 @@ export class ValueFormatter {
       this.shapes.set(type, shape);
     }
     return shape;
+  }
+
+  /**
+   * Whether the text format() writes of a value of `type` whose bytes are all known tells every two byte patterns apart
+   * (integers, bools, chars, floats and doubles, enums, pointers, and arrays and structs of those that print every
+   * byte: no padding, no bitfield, no union, at most PRINT_ELEMENTS elements), and what else it depends on: undefined
+   * where it does not tell them apart. Hits can then be counted by their bytes, and a text written only for the values
+   * that are shown (see LogpointColumns).
+   */
+  oneToOneText(type: Die | undefined): OneToOneText | undefined {
+    if (!type) return undefined;
+    if (this.oneToOne.has(type)) return this.oneToOne.get(type);
+    const pointers = { any: false, strings: [] as number[] };
+    const known = this.oneToOneUncached(type, 0, 0, pointers) ? { hasPointers: pointers.any, stringPointers: pointers.strings } : undefined;
+    this.oneToOne.set(type, known);
+    return known;
+  }
+
+  private oneToOneUncached(type: Die | undefined, depth: number, offset: number, pointers: { any: boolean; strings: number[] }): boolean {
+    if (!type || depth >= 8) return false;
+    const { type: t, size, tag, encoding } = this.shape(type);
+    if (!t || size === undefined || size <= 0) return false;
+    switch (tag) {
+      case TAG.base_type:
+        // A float of another size than 4 or 8 prints `<N-bit float>`.
+        return encoding !== ATE.float || size === 4 || size === 8;
+      case TAG.enumeration_type:
+        return true;
+      case TAG.pointer_type: {
+        // Its address in hex, then a symbol (where the object is loaded) or, for a C string, the text it points at.
+        if (size !== 8) return false;
+        pointers.any = true;
+        if (this.isCharType(this.strip(this.info.refAttr(t, AT.type)))) pointers.strings.push(offset);
+        return true;
+      }
+      case TAG.array_type: {
+        const shape = this.arrayShape(t);
+        if (!shape || shape.dimensions.some((count) => count > PRINT_ELEMENTS)) return false;
+        if (shape.dimensions.length === 1 && this.isCharType(shape.element)) return true;
+        const count = shape.dimensions.reduce((product, d) => product * d, 1);
+        if (shape.elementSize <= 0 || this.size(shape.element) !== shape.elementSize) return false;
+        for (let i = 0; i < count; i++) if (!this.oneToOneUncached(shape.element, depth + 1, offset + i * shape.elementSize, pointers)) return false;
+        return true;
+      }
+      case TAG.structure_type:
+      case TAG.class_type: {
+        // Every byte in exactly one member, in order: no padding a text would not show.
+        let covered = 0;
+        for (const member of this.membersOf(t)) {
+          if (member.bitSize !== undefined || member.offset !== covered) return false;
+          const memberSize = this.size(member.type);
+          if (memberSize === undefined || !this.oneToOneUncached(member.type, depth + 1, offset + covered, pointers)) return false;
+          covered += memberSize;
+        }
+        return covered === size && covered > 0;
+      }
+      default:
+        return false;
+    }
   }
 
   /** The text of a value of `type` whose bytes start at `offset` of `value`. */

@@ -17,7 +17,7 @@ import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
-import type { LogpointColumns } from './logpoint-columns';
+import { NOT_FOUND, type ByBytes, type LogpointColumns, type ValueKeys } from './logpoint-columns';
 import {
   BYTE_NOT_CAPTURED,
   BYTE_OPTIMIZED_OUT,
@@ -263,6 +263,17 @@ class TextTable {
     return this.texts[slot]!;
   }
 
+  /** Whether a slot holds its text (not one kept for columns that keep the value by its bytes, see read()). */
+  hasText(slot: number): boolean {
+    return this.texts[slot] !== undefined;
+  }
+
+  /** Gives a slot kept without its text that text: the slot. */
+  setText(slot: number, text: string): number {
+    this.texts[slot] = text;
+    return slot;
+  }
+
   /** The id of a slot's text in the columns of `generation` (see LogpointColumns), -1 where it has none there yet. */
   idIn(slot: number, generation: number): number {
     const e = slot * this.stride;
@@ -276,8 +287,11 @@ class TextTable {
     this.entries[e + ENTRY_ID] = id;
   }
 
-  /** Keeps `text` for the key of the last lookup: its slot. */
-  store(text: string): number {
+  /**
+   * Keeps `text` for the key of the last lookup: its slot. Undefined: the slot only holds the value's id in columns
+   * that keep it by its bytes (see setId), until a record's values need its text (setText).
+   */
+  store(text: string | undefined): number {
     const { stride, entries, texts, key, hash } = this;
     if (this.knownKey) {
       // lookupKnown's key: its one or two words of bytes, every state known (zero).
@@ -393,6 +407,16 @@ interface ProbePlan {
    * most lines (a loop's bounds, its strings, modes, small counters), and the UI and the export write every hit's.
    */
   readonly tables: (TextTable | undefined)[];
+  /**
+   * Per variable: how its text is written from its bytes, where that text tells every two byte patterns apart
+   * (ValueFormatter.oneToOneText) and texts are kept: columns then keep its values by their bytes (see ValueKeys),
+   * and write a text only when it is shown. Where its C string pointers point at memory that can change (not the
+   * object's read-only bytes), a value is kept by its text, written at its hit.
+   */
+  readonly byBytes: readonly (ByBytesPlan | undefined)[];
+  /** Runtime [start, end) pairs of the object's bytes that cannot change (see stringsStay), for load bias `rangesBias`. */
+  readOnlyRanges?: Float64Array;
+  rangesBias?: bigint;
   /** Each hit's values object from its texts in variable order (see valuesMaker). */
   makeValues?: (texts: readonly string[]) => Record<string, string>;
   /** The text id of the function's name in the columns of generation functionIdSet (see evaluateInto). */
@@ -406,6 +430,15 @@ interface ProbePlan {
 }
 
 const FBREG = 0x91;
+/** readSlots of a value kept by its bytes in columns (see read()). */
+const SLOT_BY_BYTES = -2;
+/** How a variable is kept by its bytes: as columns keep it, and where its C string pointers are (see OneToOneText). */
+interface ByBytesPlan extends ByBytes {
+  readonly stringPointers: Int32Array;
+}
+
+/** What a text written from bytes that hold no pointer reads of memory: nothing (see ValueFormatter.oneToOneText). */
+const NO_TARGETS: PointerTargets = { readBytes: () => undefined };
 const NO_VARIABLE = '<no variable of that name in scope>';
 const INCOMPLETE_TYPE = '<incomplete type>';
 
@@ -440,6 +473,8 @@ export class LogpointEvaluator {
   /** What read() found, per variable of its plan: the text, and its slot in the variable's TextTable (-1: not kept). */
   private readonly readTexts: string[] = [];
   private readSlots = new Int32Array(16);
+  /** Per variable read() kept by its bytes (readSlots SLOT_BY_BYTES): its id in the columns. */
+  private readIds = new Int32Array(16);
   private readonly readState: CaptureState = { readLater: undefined, belowStack: undefined };
   /** One hit's value bytes, then their states (see ValueBytes): reused from hit to hit, as the texts are written in read(). */
   private buffer = new Uint8Array(256);
@@ -498,35 +533,49 @@ export class LogpointEvaluator {
     const plan = this.planOf(hit, names);
     if (typeof plan === 'string') return columns.addHitWithoutValues(plan);
     const row = columns.addHit();
-    this.read(plan, hit, this.planBias, this.planAddressBias);
-    const layout = columns.layoutOf(plan, plan.names);
+    const layout = columns.layoutOf(plan, plan.names, plan.byBytes);
+    this.read(plan, hit, this.planBias, this.planAddressBias, columns.layoutValues[layout], columns.generation);
     columns.setLayout(row, layout);
     const targets = columns.layoutColumns[layout];
-    const generation = columns.generation;
-    const { variables } = plan;
-    const texts = this.readTexts;
+    const count = plan.variables.length;
     const slots = this.readSlots;
-    for (let i = 0; i < variables.length; i++) {
+    const ids = this.readIds;
+    for (let i = 0; i < count; i++) {
       const slot = slots[i];
-      let id: number;
-      if (slot < 0) id = columns.intern(texts[i]);
-      else {
-        // A kept text has its id in these columns from the first hit that had it: the string is not even touched.
-        const table = plan.tables[i]!;
-        id = table.idIn(slot, generation);
-        if (id < 0) table.setId(slot, generation, (id = columns.intern(table.textAt(slot))));
-      }
-      columns.columns[targets[i]][row] = id;
+      columns.columns[targets[i]][row] = slot === SLOT_BY_BYTES ? ids[i] : this.textIdOf(plan, i, slot, columns);
     }
-    if (plan.functionIdSet !== generation && plan.scope.functionName !== undefined) {
-      plan.functionId = columns.intern(plan.scope.functionName);
-      plan.functionIdSet = generation;
-    }
+    const generation = columns.generation;
     if (plan.functionIdSet === generation) columns.functions[row] = plan.functionId;
+    else this.functionInto(plan, row, columns);
+    const state = this.readState;
+    if (state.readLater || state.belowStack) this.captureInto(row, columns);
+    return row;
+  }
+
+  /** The id in `columns` of the text read() gave variable i (in its TextTable's `slot`, or in readTexts where -1). */
+  private textIdOf(plan: ProbePlan, i: number, slot: number, columns: LogpointColumns): number {
+    if (slot < 0) return columns.intern(this.readTexts[i]);
+    // A kept text has its id in these columns from the first hit that had it: the string is not even touched.
+    const table = plan.tables[i]!;
+    const generation = columns.generation;
+    let id = table.idIn(slot, generation);
+    if (id < 0) table.setId(slot, generation, (id = columns.intern(table.textAt(slot))));
+    return id;
+  }
+
+  /** The function's name of a plan's hit `row`, at the plan's first hit in `columns`. */
+  private functionInto(plan: ProbePlan, row: number, columns: LogpointColumns): void {
+    if (plan.scope.functionName === undefined) return;
+    plan.functionId = columns.intern(plan.scope.functionName);
+    plan.functionIdSet = columns.generation;
+    columns.functions[row] = plan.functionId;
+  }
+
+  /** What read() noted of hit `row` beyond its values: names read later, names in the red zone. */
+  private captureInto(row: number, columns: LogpointColumns): void {
     const state = this.readState;
     if (state.readLater) columns.readLater.set(row, [...state.readLater]);
     if (state.belowStack) columns.notCaptured.set(row, notCapturedOf(state.belowStack));
-    return row;
   }
 
   /**
@@ -693,6 +742,23 @@ export class LogpointEvaluator {
       fixedTexts: variables.map((variable) => (!variable.location ? NO_VARIABLE : variable.size === undefined ? INCOMPLETE_TYPE : undefined)),
       fixedSlots: new Int32Array(variables.length).fill(-1),
       tables: variables.map((variable) => (this.cacheTexts && variable.location && variable.size !== undefined ? new TextTable(variable.size) : undefined)),
+      byBytes: variables.map((variable): ByBytesPlan | undefined => {
+        const { type, size } = variable;
+        const oneToOne = this.cacheTexts && variable.location && size !== undefined ? state.formatter.oneToOneText(type) : undefined;
+        if (!oneToOne || size === undefined) return undefined;
+        const states = new Uint8Array(size); // every byte known
+        // Pointers kept by their bytes point at the object's read-only bytes (see stringsStay): read from its file, as at the hit.
+        const targets = (bias: bigint): PointerTargets => ({
+          readBytes: (address, limit) => readOnlyFileBytes(object, address - bias, limit, bias),
+          symbolAt: (address) => symbolAt(object, address - bias),
+        });
+        return {
+          size,
+          hasPointers: oneToOne.hasPointers,
+          stringPointers: Int32Array.from(oneToOne.stringPointers),
+          format: (bytes, bias) => state.formatter.format(type, { bytes, state: states }, oneToOne.hasPointers ? targets(bias) : NO_TARGETS, 0),
+        };
+      }),
       makeValues: undefined,
       functionId: -1,
       functionIdSet: 0,
@@ -707,13 +773,19 @@ export class LogpointEvaluator {
    * of its text in its variable's TextTable where the text is kept there, else -1 and the text into readTexts. A value whose text is
    * kept for its bytes takes that text, and a frame slot's bytes are then not even copied: a logpoint's values mostly
    * repeat. Allocates nothing for such a hit. Each variable is read as its plan's `reads` says (see VariableRead).
+   * With `byBytes` (columns' ValueKeys per variable), a value whose bytes are all known is kept there by them instead:
+   * readSlots SLOT_BY_BYTES, and its id in readIds; no text is looked up or written.
    */
-  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number): void {
+  private read(plan: ProbePlan, hit: LogpointHit, bias: bigint, addressBias: number, byBytes?: readonly (ValueKeys | undefined)[], generation = 0): void {
     const { totalSize, variables, reads, sizes, offsets, slotOffsets, tables, valueRegisters, valueOffsets, fixedSlots } = plan;
     const count = variables.length;
     if (this.buffer.length < totalSize * 2) this.buffer = new Uint8Array(Math.max(totalSize * 2, this.buffer.length * 2));
     const buffer = this.buffer;
-    if (this.readSlots.length < count) this.readSlots = new Int32Array(Math.max(count, this.readSlots.length * 2));
+    if (this.readSlots.length < count) {
+      this.readSlots = new Int32Array(Math.max(count, this.readSlots.length * 2));
+      this.readIds = new Int32Array(this.readSlots.length);
+    }
+    const ids = this.readIds;
     const texts = this.readTexts;
     while (texts.length < count) texts.push('');
     const slots = this.readSlots;
@@ -742,8 +814,12 @@ export class LogpointEvaluator {
         texts[i] = plan.fixedTexts[i]!;
         continue;
       }
-      // A value that reads nothing of the hit (no location here, a constant) has one text, kept at its first hit.
-      if (fixedSlots[i] >= 0) {
+      let keys = byBytes === undefined ? undefined : byBytes[i];
+      // Pointers' texts name what is where the object is loaded: kept by their bytes at one load address.
+      if (keys !== undefined && !keys.biasOf(bias, addressBias)) keys = undefined;
+      // A value that reads nothing of the hit (no location here, a constant) has one text, kept at its first hit
+      // (in columns that keep it by its bytes, it is kept there: one value, one id).
+      if (fixedSlots[i] >= 0 && keys === undefined) {
         slots[i] = fixedSlots[i];
         continue;
       }
@@ -751,18 +827,29 @@ export class LogpointEvaluator {
       const offset = offsets[i];
       const states = totalSize + offset;
       const table = tables[i];
+      /** The table's slot of this value where it holds no text yet (kept for columns by its bytes): the text goes there. */
+      let textless: number;
       read: {
         if (how === VariableRead.Slot) {
           if (cfaAt !== cfaAt) cfaAt = frame.stackOffset(frame.cfa());
           const from = cfaAt + slotOffsets[i];
           if (from >= 0 && from + size <= stack.length) {
-            if (table !== undefined) {
-              const slot = size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
-              if (slot >= 0) {
-                slots[i] = slot;
+            const slot = table === undefined ? -1 : size <= 8 ? table.lookupKnown(stack, from, size) : table.lookup(stack, from, size, undefined, 0);
+            if (keys !== undefined) {
+              // In columns that keep it by its bytes, its table's slot holds its id there (as SLOT_BY_BYTES - id) from its
+              // first hit: most hits end here.
+              const kept = slot >= 0 ? table!.idIn(slot, generation) : -1;
+              const id = kept <= SLOT_BY_BYTES ? SLOT_BY_BYTES - kept : this.byBytesId(plan, i, keys, table, slot, generation, stack, from, bias);
+              if (id !== NOT_FOUND) {
+                ids[i] = id;
+                slots[i] = SLOT_BY_BYTES;
                 continue;
               }
+            } else if (slot >= 0 && table!.hasText(slot)) {
+              slots[i] = slot;
+              continue;
             }
+            textless = slot;
             for (let b = 0; b < size; b++) buffer[offset + b] = stack[from + b];
             clearStates(buffer, states, size);
             // The table holds this value's key from its lookup: written below, the text is kept under it.
@@ -815,24 +902,60 @@ export class LogpointEvaluator {
             for (let b = 0; known && b < size; b++) known = buffer[states + b] === 0;
           }
         }
-        if (table !== undefined) {
-          // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
-          const slot = known && size <= 8 ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
-          if (slot >= 0) {
-            slots[i] = slot;
+        // Most values are of at most 8 bytes, every one known: the table's two-word lookup.
+        const slot =
+          table === undefined ? -1 : known && size <= 8 ? table.lookupKnown(buffer, offset, size) : table.lookup(buffer, offset, size, buffer, states);
+        if (keys !== undefined && known) {
+          const kept = slot >= 0 ? table!.idIn(slot, generation) : -1;
+          const id = kept <= SLOT_BY_BYTES ? SLOT_BY_BYTES - kept : this.byBytesId(plan, i, keys, table, slot, generation, buffer, offset, bias);
+          if (id !== NOT_FOUND) {
+            ids[i] = id;
+            slots[i] = SLOT_BY_BYTES;
             continue;
           }
+        } else if (slot >= 0 && table!.hasText(slot)) {
+          slots[i] = slot;
+          continue;
         }
+        textless = slot;
       }
       // A value not seen before (or no texts kept): written now, and kept for its bytes unless it read memory that changes.
       writer ??= new ValueWriter(plan, hit, bias, buffer, this.processMemory, (name) => (state.readLater ??= new Set()).add(name));
       const written = writer.write(variables[i]);
       texts[i] = written;
       if (table !== undefined && !writer.changeable) {
-        slots[i] = table.store(written);
+        slots[i] = textless >= 0 ? table.setText(textless, written) : table.store(written);
         if (how === VariableRead.OptimizedOut || how === VariableRead.Constant) fixedSlots[i] = slots[i];
       }
     }
+  }
+
+  /**
+   * The id in `keys` of variable i's bytes (at `at` of `bytes`) where its table (`slot`: its lookup there) did not hold
+   * it for these columns, added when new and then kept in the table's slot too; NOT_FOUND where they are new and a C
+   * string pointer among them points at memory that can change: its text is then written at this hit and kept by it.
+   */
+  private byBytesId(
+    plan: ProbePlan,
+    i: number,
+    keys: ValueKeys,
+    table: TextTable | undefined,
+    slot: number,
+    generation: number,
+    bytes: Uint8Array,
+    at: number,
+    bias: bigint,
+  ): number {
+    let id = keys.find(bytes, at);
+    if (id === NOT_FOUND) {
+      const strings = plan.byBytes[i]!.stringPointers;
+      if (strings.length > 0 && !stringsStay(plan, strings, bytes, at, bias)) return NOT_FOUND;
+      id = keys.addFound();
+    }
+    // The table's lookup left its key for store(): a slot without text, until a record's values need it.
+    // Kept there as SLOT_BY_BYTES - id, apart from the text ids (>= 0) of the values kept by their text.
+    if (table !== undefined) table.setId(slot >= 0 ? slot : table.store(undefined), generation, SLOT_BY_BYTES - id);
+    return id;
   }
 
   /** A global or file-static variable by name (the external one first), as a scope variable. */
@@ -858,6 +981,42 @@ export class LogpointEvaluator {
 }
 
 const ARCHES = [X86_64, AARCH64] as const;
+
+/**
+ * Whether every C string pointer of a value (at `strings` from `at` of `bytes`) is null or points at bytes of the
+ * plan's object that cannot change: in a read-only segment's file bytes (outside RELRO, whose pointers ld.so writes),
+ * where its text reads the same from the file at any later time. Memory anywhere else (the stack, the heap, writable
+ * data) may hold another string at the next hit, or when the text is written.
+ */
+function stringsStay(plan: ProbePlan, strings: Int32Array, bytes: Uint8Array, at: number, bias: bigint): boolean {
+  if (plan.rangesBias !== bias || !plan.readOnlyRanges) {
+    const headers = plan.object.elf.programHeaders;
+    const relro = headers.filter((p) => p.type === PT_GNU_RELRO);
+    const ranges: number[] = [];
+    for (const segment of headers) {
+      if (segment.type !== PT_LOAD || (segment.flags & PF_W) !== 0) continue;
+      if (relro.some((p) => p.vaddr < segment.vaddr + segment.fileSize && segment.vaddr < p.vaddr + p.memSize)) continue;
+      const start = exactNumber(segment.vaddr + bias);
+      const end = exactNumber(segment.vaddr + segment.fileSize + bias);
+      if (start === start && end === end) ranges.push(start, end);
+    }
+    plan.readOnlyRanges = Float64Array.from(ranges);
+    plan.rangesBias = bias;
+  }
+  const ranges = plan.readOnlyRanges;
+  for (let s = 0; s < strings.length; s++) {
+    const p = at + strings[s];
+    const low = (bytes[p] | (bytes[p + 1] << 8) | (bytes[p + 2] << 16) | (bytes[p + 3] << 24)) >>> 0;
+    const high = (bytes[p + 4] | (bytes[p + 5] << 8) | (bytes[p + 6] << 16) | (bytes[p + 7] << 24)) >>> 0;
+    if (low === 0 && high === 0) continue;
+    if (high >= 0x200000) return false;
+    const address = high * 0x100000000 + low;
+    let inside = false;
+    for (let r = 0; r < ranges.length && !inside; r += 2) inside = address >= ranges[r] && address < ranges[r + 1];
+    if (!inside) return false;
+  }
+  return true;
+}
 
 /**
  * A 64-bit register value as the exact signed number it stands for, NaN where no number is exact. Through a
@@ -1511,19 +1670,47 @@ function symbolAt(object: ObjectFile, vaddr: bigint): string | undefined {
   return undefined;
 }
 
+/** Where withRedZone puts a hit's red zone and stack together, reused from hit to hit (see withRedZone). */
+export interface RedZoneRoom {
+  bytes: Uint8Array;
+  /** bytes.subarray(0, view.length), kept while hits have that length (most of a logpoint's have one). */
+  view?: Uint8Array;
+  /** The hit returned last, whose fields the next one overwrites. */
+  hit?: { pid: number; registers: Readonly<Record<number, bigint>>; stack: Uint8Array; stackStart: bigint };
+}
+
 /**
  * A logpoint hit whose uprobe fetched the x86-64 red zone (the raw data, see tracefs-uprobes.ts): its stack
  * copy starts with those bytes, 128 below the stack pointer, so the locals of a function that calls none read
- * as any other stack slot. With `room`, that copy is made in room.bytes (grown when short) instead of a new array
- * per hit, for a caller that reads each hit's values before the next (the evaluator keeps no stack bytes).
+ * as any other stack slot. With `room`, that copy is made in room.bytes (grown when short), and the hit returned is
+ * room's, instead of new ones per hit, for a caller that reads each hit's values before the next (the evaluator keeps
+ * neither the hit nor its stack bytes).
  */
-export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined, room?: { bytes: Uint8Array }): LogpointHit {
+export function withRedZone(hit: LogpointHit, raw: Uint8Array | undefined, room?: RedZoneRoom): LogpointHit {
   const sp = hit.registers[X86_64.stackPointerPerf];
   if (!raw || raw.length < RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES || sp === undefined) return hit;
   const length = RED_ZONE_BYTES + hit.stack.length;
-  if (room && room.bytes.length < length) room.bytes = new Uint8Array(Math.max(length, room.bytes.length * 2));
-  const stack = room ? room.bytes.subarray(0, length) : new Uint8Array(length);
+  if (!room) {
+    const stack = new Uint8Array(length);
+    stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
+    stack.set(hit.stack, RED_ZONE_BYTES);
+    return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
+  }
+  if (room.bytes.length < length) {
+    room.bytes = new Uint8Array(Math.max(length, room.bytes.length * 2));
+    room.view = undefined;
+  }
+  if (room.view?.length !== length) room.view = room.bytes.subarray(0, length);
+  const stack = room.view;
   stack.set(raw.subarray(RED_ZONE_RAW_OFFSET, RED_ZONE_RAW_OFFSET + RED_ZONE_BYTES));
   stack.set(hit.stack, RED_ZONE_BYTES);
-  return { ...hit, stack, stackStart: sp - BigInt(RED_ZONE_BYTES) };
+  const stackStart = sp - RED_ZONE_BIGINT;
+  const reused = room.hit;
+  if (!reused) return (room.hit = { pid: hit.pid, registers: hit.registers, stack, stackStart });
+  reused.pid = hit.pid;
+  reused.registers = hit.registers;
+  reused.stack = stack;
+  reused.stackStart = stackStart;
+  return reused;
 }
+const RED_ZONE_BIGINT = BigInt(RED_ZONE_BYTES);

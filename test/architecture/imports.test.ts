@@ -49,8 +49,9 @@ const RULES: Readonly<Record<string, readonly string[]>> = {
     'type:native/perf/sideband-types',
     'type:native/perfdata',
   ],
-  // The ring's units (byte counts as people read them) have one home below both hosts and the page.
-  webview: ['shared', 'd3', 'native/abi/units.ts'],
+  // The ring's units (byte counts as people read them) and the table that numbers names (which the logpoint columns
+  // below use too) have one home below both hosts and the page.
+  webview: ['shared', 'd3', 'native/abi/units.ts', 'native/abi/string-table.ts'],
   'webview/toolkit.ts': ['@vscode/webview-ui-toolkit'],
   // The VS Code extension; its session logic is tested in plain Node, so it sees vscode's types only.
   extension: ['node', 'vscode', 'native', 'shared', 'host'],

@@ -11,7 +11,7 @@ import { Recorder } from '../../native/perf/recorder';
 import { resolveEventSpec } from '../../native/specs/resolve';
 import { lazyTargetSymbols } from '../../native/symbols/target';
 import { decodeSnapshot } from '../../native/decode/columns';
-import { tallyLogpoints, type LogpointTally } from '../../native/decode/logpoint-tally';
+import { DISTINCT_SHOWN, describeLogpointTally, logpointInlineText, tallyLogpoints, type LogpointTally } from '../../native/decode/logpoint-tally';
 import { decodeRecordAt, sampleUserState, type RegsBlock } from '../../native/decode/record';
 import { RecordType } from '../../native/abi/uapi';
 import { isLogpointSpec } from '../../native/specs/parse';
@@ -30,7 +30,13 @@ function markedLine(mark: string): number {
 function ordered(tally: LogpointTally): unknown {
   return {
     ...tally,
-    variables: [...tally.variables].map(([name, variable]) => [name, variable.last, [...variable.distinct]]),
+    variables: [...tally.variables].map(([name, variable]) => [
+      name,
+      variable.last,
+      variable.distinctCount,
+      variable.distinct(),
+      variable.distinct(DISTINCT_SHOWN),
+    ]),
     notCaptured: [...tally.notCaptured],
   };
 }
@@ -41,17 +47,25 @@ describe('logpoints: the tally read as columns equals the tally of every record'
     assert.equal(process.getuid?.(), 0, 'uprobes need CAP_PERFMON; the refusal is tested as uid 65534 (test/unprivileged)');
   });
 
+  // 12 rounds, and 1000 whose counters (i, total, span, pt, hist, scale, code) take a new value at every hit, as in a
+  // real snapshot: the columns count those by their bytes and write only the texts shown.
   for (const optimization of ['O0', 'O2'])
-    for (const [mark, names] of [
-      ['LOG-LOOP', ''],
-      ['LOG-LOOP', ':total,i,no_such_name,span,label,i'],
-      ['LOG-INLINE', ''],
-    ])
-      it(`-${optimization}, ${mark}${names}`, async () => {
+    for (const [mark, names, rounds] of [
+      ['LOG-LOOP', '', 12],
+      ['LOG-LOOP', ':total,i,no_such_name,span,label,i', 12],
+      ['LOG-INLINE', '', 12],
+      ['LOG-LOOP', '', 1000],
+      ['LOG-LOOP', ':total,i,no_such_name,span,label,i', 1000],
+    ] as const)
+      it(`-${optimization}, ${mark}${names}, ${rounds} rounds`, async () => {
         const binary = fixture(`logpoint_values_${optimization}`);
         const symbols = lazyTargetSymbols({ executable: binary })!.symbols;
         const event = resolveEventSpec(`log:logpoint_values.c:${markedLine(mark)}${names}`, { symbols });
-        const recorder = await Recorder.open({ events: [event], target: { kind: 'launch', argv: [binary, '12'], stdio: 'ignore' }, pages: 64 });
+        const recorder = await Recorder.open({
+          events: [event],
+          target: { kind: 'launch', argv: [binary, String(rounds)], stdio: 'ignore' },
+          pages: rounds > 12 ? 4096 : 64,
+        });
         try {
           await recorder.exited;
           const decoded = decodeSnapshot(recorder.snapshot());
@@ -61,10 +75,17 @@ describe('logpoints: the tally read as columns equals the tally of every record'
           const byRecords = tallyLogpoints({ ...decoded, sampleValues }, isLogpointSpec);
           const byColumns = tallyLogpoints({ ...decoded, sampleValues, logpointColumns: host.logpointColumns.bind(host) }, isLogpointSpec);
           assert.equal(byRecords.length, 1);
-          assert.equal(byRecords[0].hits, 12, 'one hit per round');
+          assert.equal(byRecords[0].hits, rounds, 'one hit per round');
           assert.equal(byRecords[0].error, undefined);
           assert.ok(byRecords[0].variables.size >= 4, `values read: ${[...byRecords[0].variables.keys()].join(', ')}`);
           assert.deepEqual(byColumns.map(ordered), byRecords.map(ordered));
+          // What the summary and the line print, to the character.
+          assert.deepEqual(byColumns.map(describeLogpointTally), byRecords.map(describeLogpointTally));
+          assert.deepEqual(
+            byColumns.map((tally) => logpointInlineText(tally)),
+            byRecords.map((tally) => logpointInlineText(tally)),
+          );
+          if (rounds > 12 && mark === 'LOG-LOOP') assert.equal(byColumns[0].variables.get('i')?.distinctCount, rounds, 'i takes a new value at every hit');
           // What the host read each hit from, in place, is what the record decoder gives.
           for (let row = 0; row < decoded.columns.length; row++) {
             if (decoded.columns.kind[row] !== RecordType.SAMPLE) continue;
