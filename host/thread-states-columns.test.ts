@@ -11,7 +11,7 @@ import { ByteWriter, commRecord, prng, SCHED_SWITCH, sampleRecord, throttleRecor
 import type { EventDescription, RingCopy, TracepointField } from '../native/abi/snapshot';
 import { PerfType, RecordType, Sample } from '../native/abi/uapi';
 import type { DecodedSnapshot } from '../native/decode/types';
-import { StringTable } from '../shared/string-table';
+import { StringTable } from '../native/abi/string-table';
 import { StateFlag, ThreadState, type ThreadStateTable } from '../shared/thread-states';
 import { buildThreadStates, threadStatesAndComms, threadStatesMessage, type SwitchEdges, type SwitchRecord } from './thread-states';
 import { fullDecodeSwitches } from '../test/cli/full-decode-switches';
