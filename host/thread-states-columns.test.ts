@@ -7,7 +7,7 @@
 
 import * as assert from 'node:assert/strict';
 import { decodeSnapshot } from '../native/decode/columns';
-import { ByteWriter, commRecord, prng, SCHED_SWITCH, sampleRecord, throttleRecord } from '../native/decode/test-records';
+import { ByteWriter, commRecord, prng, SCHED_SWITCH, sampleRecord, throttleRecord, tracepointField } from '../native/decode/test-records';
 import type { EventDescription, RingCopy, TracepointField } from '../native/abi/snapshot';
 import { PerfType, RecordType, Sample } from '../native/abi/uapi';
 import type { DecodedSnapshot } from '../native/decode/types';
@@ -102,16 +102,7 @@ function referenceStatesAndComms(snapshot: DecodedSnapshot): { table?: ThreadSta
   return { table, comms };
 }
 
-const field = (name: string, declaration: string, offset: number, size: number, signed: boolean): TracepointField => ({
-  name,
-  declaration,
-  offset,
-  size,
-  signed,
-  arrayLength: 0,
-  location: 'inline',
-  isString: false,
-});
+const field = tracepointField;
 /** SCHED_SWITCH's fields with `name` replaced (undefined: left out). */
 function fieldsWith(replaced: Record<string, TracepointField | undefined>): TracepointField[] {
   return SCHED_SWITCH.tracepoint!.fields.flatMap((f) => (f.name in replaced ? (replaced[f.name] ? [replaced[f.name]!] : []) : [f]));

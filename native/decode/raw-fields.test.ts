@@ -1,24 +1,14 @@
 import * as assert from 'node:assert/strict';
-import type { EventDescription, RingCopy, TracepointField, TracepointFormat } from '../abi/snapshot';
+import type { EventDescription, RingCopy, TracepointFormat } from '../abi/snapshot';
 import { ReadFormat, RecordType, Sample } from '../abi/uapi';
 import { newColumn, RECORD_COLUMN_NAMES } from './column-schema';
 import { rawFieldsReader } from './raw-fields';
 import { decodeRecordAt } from './record';
-import { attrOf, ByteWriter, concat, eventOf, prng, readBlock, sampleRecord } from './test-records';
+import { attrOf, ByteWriter, concat, eventOf, prng, readBlock, sampleRecord, tracepointField } from './test-records';
 import type { TracepointValue } from './tracepoint';
 import type { DecodedSnapshot, RecordColumns } from './types';
 
-const field = (name: string, declaration: string, offset: number, size: number, signed: boolean, extra: Partial<TracepointField> = {}): TracepointField => ({
-  name,
-  declaration,
-  offset,
-  size,
-  signed,
-  arrayLength: 0,
-  location: 'inline',
-  isString: false,
-  ...extra,
-});
+const field = tracepointField;
 
 /** A format with every kind of field decodeTracepoint knows, its dynamic data from byte 72. */
 const FORMAT: TracepointFormat = {

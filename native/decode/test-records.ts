@@ -448,3 +448,15 @@ export function schedSwitchRing(switches: readonly SwitchSample[]): RingCopy {
     path: 'paused',
   };
 }
+
+/** An inline tracepoint field as tracefs's format file describes it (`extra`: an array, a string, another location). */
+export function tracepointField(
+  name: string,
+  declaration: string,
+  offset: number,
+  size: number,
+  signed: boolean,
+  extra: Partial<TracepointField> = {},
+): TracepointField {
+  return { name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra };
+}

@@ -365,7 +365,7 @@ export class ValueKeys {
   /** find() of a value of any size (structs, arrays). */
   findLarge(bytes: Uint8Array, at: number): number {
     const key = this.scratch;
-    const hash = wordsOf(bytes, at, this.size, key);
+    const hash = wordsOf(bytes, at, this.size, key, 0, FNV_OFFSET);
     const { table, stride, words } = this;
     const mask = table.length / stride - 1;
     for (let slot = slotOf(hash, this.shift); ; slot = (slot + 1) & mask) {
@@ -435,7 +435,7 @@ export const NOT_FOUND = -1;
 const slotOf = (hash: number, shift: number) => Math.imul(hash, 0x9e3779b1) >>> shift;
 
 /** The `size` (0-3) bytes at `at` as a little-endian word. */
-function partialWord(bytes: Uint8Array, at: number, size: number): number {
+export function partialWord(bytes: Uint8Array, at: number, size: number): number {
   let word = 0;
   for (let b = 0, shift = 0; b < size; b++, shift += 8) word |= bytes[at + b] << shift;
   return word;
@@ -447,11 +447,15 @@ function sameKey(keys: Int32Array, from: number, key: Int32Array, words: number)
   return true;
 }
 
-/** `size` bytes at `at` as little-endian 32-bit words into `key` (the last one zero-padded), and FNV-1a over them. */
-function wordsOf(bytes: Uint8Array, at: number, size: number, key: Int32Array): number {
-  let hash = 0x811c9dc5 | 0;
+/** FNV-1a's offset basis: what wordsOf() starts a key's hash from. */
+export const FNV_OFFSET = 0x811c9dc5 | 0;
+
+/**
+ * `size` bytes at `at` as little-endian 32-bit words into `key` from `to` (the last one zero-padded), and FNV-1a over
+ * them continued from `hash` (FNV_OFFSET for a key of its own). One home for the value keys here and logpoint-values'.
+ */
+export function wordsOf(bytes: Uint8Array, at: number, size: number, key: Int32Array, to: number, hash: number): number {
   let b = at;
-  let to = 0;
   const end = at + size;
   for (; b + 4 <= end; b += 4, to++) {
     const word = bytes[b] | (bytes[b + 1] << 8) | (bytes[b + 2] << 16) | (bytes[b + 3] << 24);

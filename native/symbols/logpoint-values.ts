@@ -17,7 +17,7 @@ import type { ObjectFile } from './object-file';
 import { AT, TAG, type Die } from './dwarf-info';
 import { DwarfScopes, type ScopeAtPc, type ScopeVariable, type VariableLocation } from './dwarf-scopes';
 import { evaluateFrameBase, evaluateLocation, LocationUnavailable, type ExpressionContext, type LocationPiece } from './dwarf-expression';
-import { NOT_FOUND, type ByBytes, type LogpointColumns, type ValueKeys } from './logpoint-columns';
+import { FNV_OFFSET, NOT_FOUND, partialWord, wordsOf, type ByBytes, type LogpointColumns, type ValueKeys } from './logpoint-columns';
 import {
   BYTE_NOT_CAPTURED,
   BYTE_OPTIMIZED_OUT,
@@ -196,7 +196,7 @@ class TextTable {
     const key = this.key;
     const valueWords = this.valueWords;
     // The hash is of the bytes only: a value whose bytes are known rarely has the bytes of one that is not, and the compare sees both.
-    const hash = wordsOf(bytes, at, size, key, 0, 0x811c9dc5 | 0);
+    const hash = wordsOf(bytes, at, size, key, 0, FNV_OFFSET);
     if (states === undefined)
       for (let w = valueWords; w < key.length; w++) key[w] = 0; // (fill() is a builtin call, dearer for a few words)
     else wordsOf(states, statesAt, size, key, valueWords, 0);
@@ -324,34 +324,6 @@ const ENTRY_HASH = 1;
 const ENTRY_ID_SET = 2;
 const ENTRY_ID = 3;
 const ENTRY_KEY = 4;
-
-/** The `size` (1-3) bytes at `at` as a little-endian word. */
-function partialWord(bytes: Uint8Array, at: number, size: number): number {
-  let word = 0;
-  for (let b = 0, shift = 0; b < size; b++, shift += 8) word |= bytes[at + b] << shift;
-  return word;
-}
-
-/**
- * `size` bytes at `at` as little-endian 32-bit words into `key` from `to` (the last one zero-padded), and
- * FNV-1a over them continued from `hash`.
- */
-function wordsOf(bytes: Uint8Array, at: number, size: number, key: Int32Array, to: number, hash: number): number {
-  let b = at;
-  const end = at + size;
-  for (; b + 4 <= end; b += 4, to++) {
-    const word = bytes[b] | (bytes[b + 1] << 8) | (bytes[b + 2] << 16) | (bytes[b + 3] << 24);
-    key[to] = word;
-    hash = Math.imul(hash ^ word, 0x01000193);
-  }
-  if (b < end) {
-    let word = 0;
-    for (let shift = 0; b < end; b++, shift += 8) word |= bytes[b] << shift;
-    key[to] = word;
-    hash = Math.imul(hash ^ word, 0x01000193);
-  }
-  return hash;
-}
 
 const TEXT_CACHE_BITS = 8;
 const TEXT_CACHE_SIZE = 1 << TEXT_CACHE_BITS;
