@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { decodeSnapshot } from '../native/decode/columns';
 import { decodeRecordAt } from '../native/decode/record';
-import { attrOf, ByteWriter, eventOf, otherRecord, ringFromRecords, sampleRecord } from '../native/decode/test-records';
+import { attrOf, ByteWriter, eventOf, otherRecord, prng, ringFromRecords, sampleRecord } from '../native/decode/test-records';
 import { RecordType, Sample } from '../native/abi/uapi';
 import { validateHostToWebview } from '../shared/validate';
 import { lossesOf, rowDetails, snapshotToWire } from './wire';
@@ -190,6 +190,68 @@ describe('host-side wire: losses', () => {
     const pastTheEnd = { ...start, losses: [{ ...start.losses![0], row: 5 }] };
     assert.equal(validateHostToWebview(pastTheEnd).ok, false, 'a row past the snapshot is rejected');
   });
+});
+
+describe('host-side wire: losses of many rings', () => {
+  /** The plain way: every row in order, each ring's latest time kept, read at each loss. */
+  function referenceLosses(decoded: ReturnType<typeof decodeSnapshot>): { row: number; lost: string; sinceNs: string | null }[] {
+    const { kind, time, ring, length, timeOriginNs } = decoded.columns;
+    const latest = new Map<number, number>();
+    const out: { row: number; lost: string; sinceNs: string | null }[] = [];
+    for (let row = 0; row < length; row++) {
+      if (kind[row] === RecordType.LOST || kind[row] === RecordType.LOST_SAMPLES) {
+        const since = latest.get(ring[row]);
+        const lost = String((decodeRecordAt(decoded, row).fields as { lost?: bigint }).lost ?? 0n);
+        out.push({ row, lost, sinceNs: since === undefined ? null : (timeOriginNs + BigInt(since)).toString() });
+      }
+      if (!Number.isNaN(time[row])) latest.set(ring[row], time[row]);
+    }
+    return out;
+  }
+
+  for (const seed of [1, 2, 3, 4, 5, 6]) {
+    // Odd seeds record without sample_id_all: the LOST records carry no time, and a run of them shares one "since".
+    const timedLosses = seed % 2 === 0;
+    it(`seed ${seed}: three rings merged by time, losses ${timedLosses ? 'timed' : 'untimed'}, in runs and alone, some rings silent for long stretches: each loss's "since" is the plain pass's`, () => {
+      const random = prng(seed);
+      const idType = Sample.TID | Sample.TIME;
+      const rings = [0, 1, 2].map((r) => {
+        const records: Uint8Array[] = [];
+        let time = 1000n + BigInt(r);
+        // Ring 2 writes only at the start and the end: its losses walk back past the other rings' rows.
+        const count = r === 2 ? 6 : 300;
+        for (let i = 0; i < count; i++) {
+          time += r === 2 && i === 3 ? 100_000n : BigInt(1 + Math.floor(random() * 50));
+          const ids = { pid: 42, tid: 43 + r, time };
+          const pick = random();
+          if (pick < 0.12)
+            records.push(
+              otherRecord(
+                RecordType.LOST,
+                0,
+                new ByteWriter()
+                  .u64(7n)
+                  .u64(BigInt(i + 1))
+                  .toBytes(),
+                idType,
+                true,
+                ids,
+              ),
+            );
+          else if (pick < 0.18) records.push(otherRecord(RecordType.LOST_SAMPLES, 0, new ByteWriter().u64(BigInt(i + 2)).toBytes(), idType, timedLosses, ids));
+          else records.push(sampleRecord(idType, ids));
+        }
+        return ringFromRecords(records, 1 << 16, 'forward');
+      });
+      const decoded = decodeSnapshot({ events: [eventOf(0, attrOf(idType, { flags: { sampleIdAll: timedLosses } }), [], 'task-clock')], rings });
+      const expected = referenceLosses(decoded);
+      assert.ok(expected.length > 20, `${expected.length} losses`);
+      assert.deepEqual(
+        lossesOf(decoded).map(({ row, lost, sinceNs }) => ({ row, lost, sinceNs })),
+        expected,
+      );
+    });
+  }
 });
 
 describe('host-side wire: rows matching a decoded field', () => {
