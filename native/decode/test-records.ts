@@ -360,15 +360,7 @@ export function randomPerCpuSnapshot(seed: number, maxRecords = 400, secondEvent
   return { events, rings };
 }
 
-const schedField = (
-  name: string,
-  declaration: string,
-  offset: number,
-  size: number,
-  signed: boolean,
-  extra: Partial<TracepointField> = {},
-): TracepointField => ({ name, declaration, offset, size, signed, arrayLength: 0, location: 'inline', isString: false, ...extra });
-const schedComm = (name: string, offset: number) => schedField(name, `char ${name}[16]`, offset, 16, false, { arrayLength: 16, isString: true });
+const schedComm = (name: string, offset: number) => tracepointField(name, `char ${name}[16]`, offset, 16, false, { arrayLength: 16, isString: true });
 
 /** sched:sched_switch as the tracefs of 6.x kernels describes it, recorded with TID, TIME, CPU and RAW. */
 export const SCHED_SWITCH: EventDescription = {
@@ -382,17 +374,17 @@ export const SCHED_SWITCH: EventDescription = {
     id: 372,
     printFormat: '',
     fields: [
-      schedField('common_type', 'unsigned short common_type', 0, 2, false),
-      schedField('common_flags', 'unsigned char common_flags', 2, 1, false),
-      schedField('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false),
-      schedField('common_pid', 'int common_pid', 4, 4, true),
+      tracepointField('common_type', 'unsigned short common_type', 0, 2, false),
+      tracepointField('common_flags', 'unsigned char common_flags', 2, 1, false),
+      tracepointField('common_preempt_count', 'unsigned char common_preempt_count', 3, 1, false),
+      tracepointField('common_pid', 'int common_pid', 4, 4, true),
       schedComm('prev_comm', 8),
-      schedField('prev_pid', 'pid_t prev_pid', 24, 4, true),
-      schedField('prev_prio', 'int prev_prio', 28, 4, true),
-      schedField('prev_state', 'long prev_state', 32, 8, true),
+      tracepointField('prev_pid', 'pid_t prev_pid', 24, 4, true),
+      tracepointField('prev_prio', 'int prev_prio', 28, 4, true),
+      tracepointField('prev_state', 'long prev_state', 32, 8, true),
       schedComm('next_comm', 40),
-      schedField('next_pid', 'pid_t next_pid', 56, 4, true),
-      schedField('next_prio', 'int next_prio', 60, 4, true),
+      tracepointField('next_pid', 'pid_t next_pid', 56, 4, true),
+      tracepointField('next_prio', 'int next_prio', 60, 4, true),
     ],
   },
 };
