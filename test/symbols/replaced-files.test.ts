@@ -34,13 +34,25 @@ const PROGRAM = {
   v1: `#include <stdio.h>
 long lib_entry(long n);
 __attribute__((noinline)) long exe_spin_v1(long n) { volatile long s = 0; for (long i = 0; i < n; i++) s += i; return s; }
-int main(void) { puts("ready"); fflush(stdout); for (;;) { exe_spin_v1(2000000); lib_entry(2000000); } }
+int main(void) {
+  for (int round = 0;; round++) {
+    exe_spin_v1(2000000);
+    lib_entry(2000000);
+    if (round == 20) { puts("ready"); fflush(stdout); }
+  }
+}
 `,
   v2: `#include <stdio.h>
 long lib_entry(long n);
 __attribute__((noinline)) long exe_pad_v2(long n) { volatile long s = 1; for (long i = 0; i < n; i++) s ^= i * 5; return s; }
 __attribute__((noinline)) long exe_other_v2(long n) { volatile long s = 2; for (long i = 0; i < n; i++) s += i * exe_pad_v2(1); return s; }
-int main(void) { puts("ready"); fflush(stdout); for (;;) { exe_other_v2(2000000); lib_entry(2000000); } }
+int main(void) {
+  for (int round = 0;; round++) {
+    exe_other_v2(2000000);
+    lib_entry(2000000);
+    if (round == 20) { puts("ready"); fflush(stdout); }
+  }
+}
 `,
 };
 
@@ -90,7 +102,11 @@ function replaceBoth(builds: Builds): void {
   renameSync(`${builds.program}.v2`, builds.program);
 }
 
-/** Starts `argv` (as `asUser` when given) and waits for its "ready" line: its code and library are mapped then. */
+/**
+ * Starts `argv` (as `asUser` when given) and waits for its "ready" line, printed after 20 rounds of both loops: its code
+ * and library are mapped, and a recording from its start holds samples of both (a capture stopped at once after a
+ * first-line "ready" held only the loader's and the first loop's).
+ */
 async function startReady(argv: string[], asUser?: readonly string[]): Promise<ChildProcess> {
   const child = asUser
     ? spawn(asUser[0], [...asUser.slice(1), ...argv], { stdio: ['ignore', 'pipe', 'ignore'] })
