@@ -2,6 +2,7 @@
 // cannot build them: it receives the record columns, not the tracepoint fields (prev_state, next_pid, ...), which only
 // the host decodes. Pure: the interval builder works on plain switch records, so it is tested on synthetic sequences.
 
+import { grown } from '../native/abi/grown';
 import type { DecodedSnapshot } from '../native/decode/types';
 import { rawFieldsReader, rawPayloadLocator, tracepointFieldNamed, type PayloadPlace, type RawFieldsReader } from '../native/decode/raw-fields';
 import { stringAt } from '../native/decode/tracepoint';
@@ -102,18 +103,13 @@ class SwitchColumnsBuilder {
 
   private grow(): void {
     const n = 2 * this.time.length;
-    const grown = <A extends Float64Array | Int32Array | Uint8Array>(a: A, make: (n: number) => A): A => {
-      const b = make(n);
-      b.set(a);
-      return b;
-    };
-    this.time = grown(this.time, (k) => new Float64Array(k));
-    this.cpu = grown(this.cpu, (k) => new Int32Array(k));
-    this.prevTid = grown(this.prevTid, (k) => new Int32Array(k));
-    this.prevState = grown(this.prevState, (k) => new Uint8Array(k));
-    this.nextTid = grown(this.nextTid, (k) => new Int32Array(k));
-    this.nextComm = grown(this.nextComm, (k) => new Int32Array(k));
-    this.prevComm = grown(this.prevComm, (k) => new Int32Array(k));
+    this.time = grown(this.time, n);
+    this.cpu = grown(this.cpu, n);
+    this.prevTid = grown(this.prevTid, n);
+    this.prevState = grown(this.prevState, n);
+    this.nextTid = grown(this.nextTid, n);
+    this.nextComm = grown(this.nextComm, n);
+    this.prevComm = grown(this.prevComm, n);
   }
 
   build(): SwitchColumns {

@@ -1,6 +1,7 @@
 // /proc/kallsyms: kernel symbols sorted by address, looked up by bisection. A symbol's extent is up to
 // the next symbol's address (kallsyms has no sizes), which is what perf does for kernel maps too.
 
+import { grown } from '../abi/grown';
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { release } from 'node:os';
 import { prefetchedKallsyms } from './prefetch';
@@ -71,9 +72,9 @@ export class Kallsyms {
         // T t W w; kptr_restrict hides addresses as zeros.
         if ((type === 84 || type === 116 || type === 87 || type === 119) && (hi !== 0 || lo !== 0)) {
           if (count === high.length) {
-            high = grow(high);
-            low = grow(low);
-            lineStart = grow(lineStart);
+            high = grown(high, high.length * 2);
+            low = grown(low, low.length * 2);
+            lineStart = grown(lineStart, lineStart.length * 2);
           }
           if (count > 0 && (hi < high[count - 1] || (hi === high[count - 1] && lo < low[count - 1]))) sorted = false;
           high[count] = hi;
@@ -237,10 +238,4 @@ function firstAddressVisible(): boolean {
   } finally {
     closeSync(fd);
   }
-}
-
-function grow<T extends Uint32Array | Int32Array>(column: T): T {
-  const wider = new (column.constructor as new (length: number) => T)(column.length * 2);
-  wider.set(column);
-  return wider;
 }

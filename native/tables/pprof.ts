@@ -4,6 +4,7 @@
 // the profile's size follows the tables, not the record count. Encoded by the maintained `pprof-format` package,
 // its samples and locations in its bytes by ProfileWriter; the caller gzips it (profile.pb.gz).
 
+import { grown } from '../abi/grown';
 import { emptyTableToken, Function as PprofFunction, Mapping, Profile, StringTable, ValueType, Label } from 'pprof-format';
 import { RecordType, Sample } from '../abi/uapi';
 import { EXACT_HIGH_HALF_LIMIT, numberIfExact } from '../abi/u64';
@@ -714,16 +715,4 @@ function decodedPeriod(tables: ProfileTables, row: number): number | bigint {
     // A damaged record: the decode already counted it; it weighs nothing in the profile.
     return 0;
   }
-}
-
-/**
- * `array` with room for `length` entries: itself when it has it, else a copy at least twice as long, the new entries
- * `fill` (columns grow a batch at a time: doubling copies each entry a few times at most).
- */
-function grown<T extends Int32Array | Uint32Array | Float64Array | Uint8Array>(array: T, length: number, fill: number): T {
-  if (array.length >= length) return array;
-  const wider = new (array.constructor as new (length: number) => T)(Math.max(length, array.length * 2));
-  wider.set(array);
-  if (fill !== 0) wider.fill(fill, array.length);
-  return wider;
 }
